@@ -1,0 +1,236 @@
+#include "ember/autograd/engine.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/core/shape.h"
+#include "ember/ops/ops.h"
+
+namespace ember::autograd {
+
+// Note [Engine]
+// Backward runs in two passes. The first walks the graph from the roots and counts, per node,
+// how many edges point at it (restricted to nodes that lead to the requested inputs, if any).
+// The second runs a node once all its incoming gradients have arrived, highest sequence number
+// first among ready nodes (so the most recent forward op runs first, as in PyTorch). Gradients
+// for one node are summed in its input buffer. Every gradient is reduced to the shape and dtype of
+// the forward input it belongs to, which is how broadcasting and type promotion are undone.
+
+namespace {
+
+struct Buffer {
+  variable_list grads;
+};
+
+Tensor make_ones_like_root(const Tensor& root) {
+  EMBER_CHECK(root.numel() == 1, "grad can be implicitly created only for scalar outputs; got shape ",
+              root.sizes());
+  EMBER_CHECK(is_floating_point(root.dtype()),
+              "grad can be implicitly created only for real scalar outputs but got ",
+              dtype_name(root.dtype()));
+  return ones_like(root);
+}
+
+// Brings a gradient to its input's shape (sum over broadcast dims) and dtype.
+Tensor conform(Tensor g, const TensorMeta& m, const Node& node, size_t i) {
+  if (!g.defined()) return g;
+  if (!g.sizes().equals(m.shape)) {
+    EMBER_CHECK(numel_of(m.shape) == g.numel() || is_expandable_to(m.shape, g.sizes()),
+                "Function ", node.name(), " returned an invalid gradient at index ", i,
+                " - got ", g.sizes(), " but expected shape compatible with ",
+                IntArrayRef(m.shape));
+    g = is_expandable_to(m.shape, g.sizes()) ? sum_to(g, m.shape) : reshape(g, m.shape);
+  }
+  if (g.dtype() != m.dtype && is_floating_point(m.dtype)) g = to_dtype(g, m.dtype);
+  return g;
+}
+
+void accumulate(variable_list& slot_grads, size_t idx, Tensor g) {
+  if (!g.defined()) return;
+  Tensor& slot = slot_grads[idx];
+  if (!slot.defined()) slot = std::move(g);
+  else slot = add(slot, g);
+}
+
+struct Task {
+  uint64_t seq;
+  Node* node;
+  bool operator<(const Task& o) const { return seq < o.seq; }
+};
+
+// Runs the graph. `captures` maps (node, input_nr) -> output slot for autograd.grad.
+void run(const variable_list& roots, const variable_list& grad_roots, bool keep_graph,
+         bool create_graph, const std::vector<Edge>& targets, variable_list* captured,
+         bool accumulate_leaves) {
+  AutoGradMode mode(create_graph);
+  std::vector<Edge> root_edges;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& r = roots[i];
+    EMBER_CHECK(r.requires_grad(),
+                "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    root_edges.push_back(gradient_edge(r));
+  }
+
+  // Pass 1: dependencies, and which nodes lead to a target (when targets are given).
+  std::unordered_map<Node*, int> deps;
+  std::vector<Node*> order;
+  {
+    std::vector<Node*> stack;
+    std::unordered_set<Node*> seen;
+    for (auto& e : root_edges)
+      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      order.push_back(n);
+      for (auto& e : n->next_edges) {
+        if (!e.valid()) continue;
+        deps[e.fn.get()] += 1;
+        if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      }
+    }
+  }
+  std::unordered_set<Node*> needed;  // empty = everything is needed
+  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> capture_at;
+  if (!targets.empty()) {
+    for (size_t i = 0; i < targets.size(); ++i)
+      if (targets[i].valid()) capture_at[targets[i].fn.get()].push_back({targets[i].input_nr, i});
+    // A node is needed if it is a target or any successor is needed: iterate to a fixed point in
+    // reverse discovery order (successors were discovered later).
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        Node* n = *it;
+        if (needed.count(n)) continue;
+        bool need = capture_at.count(n) > 0;
+        for (auto& e : n->next_edges)
+          if (e.valid() && needed.count(e.fn.get())) need = true;
+        if (need) {
+          needed.insert(n);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  std::unordered_map<Node*, Buffer> buffers;
+  std::priority_queue<Task> ready;
+  auto buffer_of = [&](Node* n) -> Buffer& {
+    auto& b = buffers[n];
+    if (b.grads.empty()) b.grads.resize(n->num_outputs);
+    return b;
+  };
+  for (size_t i = 0; i < roots.size(); ++i) {
+    Tensor g = grad_roots.size() > i && grad_roots[i].defined() ? grad_roots[i]
+                                                                  : make_ones_like_root(roots[i]);
+    EMBER_CHECK(g.sizes().equals(roots[i].sizes()), "Mismatch in shape: grad_output[", i,
+                "] has a shape of ", g.sizes(), " and output[", i, "] has a shape of ",
+                roots[i].sizes(), ".");
+    Node* n = root_edges[i].fn.get();
+    accumulate(buffer_of(n).grads, root_edges[i].input_nr, g);
+  }
+  for (auto& e : root_edges) {
+    Node* n = e.fn.get();
+    if (deps[n] == 0) {
+      ready.push({n->sequence_nr(), n});
+      deps[n] = -1;  // queued
+    }
+  }
+
+  while (!ready.empty()) {
+    Node* n = ready.top().node;
+    ready.pop();
+    variable_list grads = std::move(buffer_of(n).grads);
+    buffers.erase(n);
+    for (auto& [nr, hook] : n->tensor_pre_hooks) {
+      if (!grads[nr].defined()) continue;
+      Tensor r = hook(grads[nr]);
+      if (r.defined()) grads[nr] = r;
+    }
+    for (auto& hook : n->pre_hooks) {
+      variable_list r = hook(grads);
+      if (!r.empty()) grads = std::move(r);
+    }
+    if (auto it = capture_at.find(n); it != capture_at.end())
+      for (auto [nr, slot] : it->second) accumulate(*captured, slot, grads[nr]);
+
+    bool is_leaf_acc = dynamic_cast<AccumulateGrad*>(n) != nullptr;
+    bool any_grad = false;
+    for (auto& g : grads) any_grad = any_grad || g.defined();
+    bool run_node = any_grad && (targets.empty() || needed.count(n)) &&
+                    !(is_leaf_acc && !accumulate_leaves);
+    variable_list outs;
+    if (run_node) {
+      variable_list grads_in = grads;
+      outs = n->apply(std::move(grads));
+      for (auto& hook : n->post_hooks) {
+        variable_list r = hook(outs, grads_in);
+        if (!r.empty()) outs = std::move(r);
+      }
+      if (!keep_graph) n->release_variables();
+    }
+    for (size_t i = 0; i < n->next_edges.size(); ++i) {
+      const Edge& e = n->next_edges[i];
+      if (!e.valid()) continue;
+      Node* next = e.fn.get();
+      if (run_node && i < outs.size() && outs[i].defined()) {
+        Tensor g = conform(outs[i], n->input_meta[i], *n, i);
+        accumulate(buffer_of(next).grads, e.input_nr, std::move(g));
+      }
+      // Every node is visited once its last producer ran, even without a gradient, so that
+      // its successors' counts still reach zero.
+      if (--deps[next] == 0) ready.push({next->sequence_nr(), next});
+    }
+  }
+}
+
+std::vector<Edge> edges_of(const variable_list& inputs) {
+  std::vector<Edge> edges;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    EMBER_CHECK(t.requires_grad(), "One of the differentiated Tensors does not require grad");
+    edges.push_back(gradient_edge(t));
+  }
+  return edges;
+}
+
+}  // namespace
+
+void backward(const variable_list& roots, const variable_list& grad_roots, bool keep_graph,
+              bool create_graph, const variable_list& inputs) {
+  if (inputs.empty()) {
+    run(roots, grad_roots, keep_graph, create_graph, {}, nullptr, true);
+    return;
+  }
+  // backward(inputs=...) accumulates into just those tensors.
+  variable_list captured(inputs.size());
+  run(roots, grad_roots, keep_graph, create_graph, edges_of(inputs), &captured, false);
+  AutoGradMode mode(create_graph);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!captured[i].defined()) continue;
+    auto& m = meta(inputs[i]);
+    if (!m.grad.defined()) m.grad = create_graph ? captured[i] : captured[i].detach();
+    else m.grad = add(m.grad, captured[i]);
+  }
+}
+
+variable_list grad(const variable_list& outputs, const variable_list& inputs,
+                   const variable_list& grad_outputs, std::optional<bool> retain_graph,
+                   bool create_graph, bool allow_unused) {
+  EMBER_CHECK(!inputs.empty(), "grad requires at least one input tensor");
+  variable_list captured(inputs.size());
+  run(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, edges_of(inputs),
+      &captured, false);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EMBER_CHECK(allow_unused || captured[i].defined(),
+                "One of the differentiated Tensors appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior.");
+    if (captured[i].defined() && !create_graph) captured[i] = captured[i].detach();
+  }
+  return captured;
+}
+
+}  // namespace ember::autograd

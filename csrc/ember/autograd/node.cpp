@@ -1,0 +1,176 @@
+#include "ember/autograd/node.h"
+
+#include <atomic>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/ops/ops.h"
+
+namespace ember::autograd {
+
+namespace {
+std::atomic<uint64_t> g_sequence_nr{0};
+}
+
+Node::Node() : sequence_nr_(g_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+void raise_freed(const std::string& node) {
+  EMBER_ERROR(ErrorKind::Runtime,
+              "Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the graph "
+              "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+              "you need to backward through the graph a second time or if you need to access saved "
+              "tensors after calling backward. (node: ", node, ")");
+}
+
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
+  if (!t.defined()) return;
+  was_defined_ = true;
+  version_ = t._version();
+  requires_grad_ = t.requires_grad();
+  if (is_output) {
+    data_ = t.detach();
+    output_nr_ = t.output_nr();
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
+  if (!was_defined_) return Tensor();
+  if (!data_.defined()) raise_freed(owner ? owner->name() : "unknown");
+  if (data_._version() != version_) {
+    std::ostringstream os;
+    os << "one of the variables needed for gradient computation has been modified by an inplace "
+          "operation: [" << scalar_type_name(data_.dtype()) << "Tensor " << data_.sizes() << "]";
+    if (is_output_ && owner) os << ", which is output " << output_nr_ << " of " << owner->name();
+    os << ", is at version " << data_._version() << "; expected version " << version_
+       << " instead. Hint: the backtrace further above can show the operation that failed to "
+          "compute its gradient.";
+    EMBER_ERROR(ErrorKind::Runtime, os.str());
+  }
+  if (!is_output_ || !requires_grad_) return data_;
+  // Re-attach the output to its node so double backward flows through it.
+  Tensor t = data_.detach();
+  auto& m = meta(t);
+  m.requires_grad = true;
+  m.grad_fn = owner;
+  m.output_nr = output_nr_;
+  return t;
+}
+
+void SavedTensor::reset() { data_ = Tensor(); }
+
+AutogradMeta& meta(const Tensor& t) {
+  auto& slot = t.impl()->autograd_meta;
+  if (!slot) slot = std::make_unique<AutogradMeta>();
+  return static_cast<AutogradMeta&>(*slot);
+}
+
+AutogradMeta* meta_if(const Tensor& t) {
+  return static_cast<AutogradMeta*>(t.impl()->autograd_meta.get());
+}
+
+Edge gradient_edge(const Tensor& t) {
+  auto* m = meta_if(t);
+  if (!m) return {};
+  if (m->grad_fn) return {m->grad_fn, m->output_nr};
+  if (!m->requires_grad) return {};
+  auto acc = m->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    m->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+void set_history(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  auto& m = meta(out);
+  m.grad_fn = node;
+  m.output_nr = output_nr;
+  m.requires_grad = true;
+}
+
+AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
+  input_meta.emplace_back(variable);
+}
+
+variable_list AccumulateGrad::apply(variable_list&& grads) {
+  Tensor g = std::move(grads[0]);
+  if (!g.defined()) return {};
+  auto& m = meta(variable);
+  for (auto& hook : m.leaf_hooks) {
+    Tensor r = hook(g);
+    if (r.defined()) g = r;
+  }
+  if (!m.grad.defined()) {
+    // Steal the buffer when nobody else holds it; otherwise keep the caller's tensor intact.
+    bool exclusive = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
+    m.grad = GradMode::is_enabled() ? g : (exclusive ? g.detach() : clone(g.detach()));
+  } else if (GradMode::is_enabled()) {
+    m.grad = add(m.grad, g);
+  } else {
+    add_(m.grad, g);
+  }
+  return {};
+}
+
+variable_list FunctionNode::apply(variable_list&& grads) {
+  if (released_) raise_freed(name_);
+  return fn_(*this, grads);
+}
+
+void FunctionNode::release_variables() {
+  for (auto& s : saved_) s.reset();
+  released_ = true;
+}
+
+size_t FunctionNode::save(const Tensor& t, bool is_output) {
+  saved_.emplace_back(t, is_output);
+  return saved_.size() - 1;
+}
+
+Tensor FunctionNode::saved(size_t i) { return saved_[i].unpack(shared_from_this()); }
+
+bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : ts)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+bool any_requires_grad(TensorList ts) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : ts)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+void collect_next_edges(Node& node, TensorList inputs) {
+  node.next_edges.reserve(inputs.size());
+  node.input_meta.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    if (t.defined()) {
+      node.next_edges.push_back(gradient_edge(t));
+      node.input_meta.emplace_back(t);
+    } else {
+      node.next_edges.emplace_back();
+      node.input_meta.emplace_back();
+    }
+  }
+}
+
+std::shared_ptr<FunctionNode> record(const char* name, TensorList inputs, TensorList outputs,
+                                     FunctionNode::Backward backward) {
+  if (!any_requires_grad(inputs)) return nullptr;
+  auto node = std::make_shared<FunctionNode>(name, std::move(backward));
+  collect_next_edges(*node, inputs);
+  node->num_outputs = uint32_t(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    // Integer and bool outputs (indices, comparisons) never carry gradients.
+    if (out.defined() && is_floating_point(out.dtype())) set_history(out, node, uint32_t(i));
+  }
+  return node;
+}
+
+}  // namespace ember::autograd

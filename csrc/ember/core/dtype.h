@@ -1,0 +1,106 @@
+#pragma once
+// Element types: one X-macro list drives the enum, names, sizes and every dtype dispatch.
+#include <cstdint>
+#include <string_view>
+
+#include "ember/core/error.h"
+#include "ember/core/half.h"
+
+namespace ember {
+
+// (C++ type, enum name, Python name). The order is PyTorch's, so promotion reads like its table.
+#define EMBER_FORALL_DTYPES(_)     \
+  _(uint8_t, Byte, uint8)          \
+  _(int8_t, Char, int8)            \
+  _(int16_t, Short, int16)         \
+  _(int32_t, Int, int32)           \
+  _(int64_t, Long, int64)          \
+  _(::ember::Half, Half, float16)  \
+  _(float, Float, float32)         \
+  _(double, Double, float64)       \
+  _(bool, Bool, bool)              \
+  _(::ember::BFloat16, BFloat16, bfloat16)
+
+/// The element type of a tensor (libtorch's `ScalarType`).
+enum class ScalarType : int8_t {
+#define EMBER_ENUM(cpp, name, py) name,
+  EMBER_FORALL_DTYPES(EMBER_ENUM)
+#undef EMBER_ENUM
+      Undefined,
+  NumOptions = Undefined
+};
+using DType = ScalarType;
+
+constexpr ScalarType kBool = ScalarType::Bool;
+constexpr ScalarType kByte = ScalarType::Byte;
+constexpr ScalarType kUInt8 = ScalarType::Byte;
+constexpr ScalarType kChar = ScalarType::Char;
+constexpr ScalarType kInt8 = ScalarType::Char;
+constexpr ScalarType kShort = ScalarType::Short;
+constexpr ScalarType kInt16 = ScalarType::Short;
+constexpr ScalarType kInt = ScalarType::Int;
+constexpr ScalarType kInt32 = ScalarType::Int;
+constexpr ScalarType kLong = ScalarType::Long;
+constexpr ScalarType kInt64 = ScalarType::Long;
+constexpr ScalarType kHalf = ScalarType::Half;
+constexpr ScalarType kFloat16 = ScalarType::Half;
+constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kFloat = ScalarType::Float;
+constexpr ScalarType kFloat32 = ScalarType::Float;
+constexpr ScalarType kDouble = ScalarType::Double;
+constexpr ScalarType kFloat64 = ScalarType::Double;
+
+/// Bytes per element.
+size_t element_size(ScalarType t);
+/// PyTorch's Python-facing name without the "torch." prefix, e.g. "float32".
+std::string_view dtype_name(ScalarType t);
+/// libtorch-style name used in error messages, e.g. "Float".
+std::string_view scalar_type_name(ScalarType t);
+
+constexpr bool is_floating_point(ScalarType t) {
+  return t == kHalf || t == kBFloat16 || t == kFloat || t == kDouble;
+}
+constexpr bool is_integral(ScalarType t, bool include_bool) {
+  return (include_bool && t == kBool) || t == kByte || t == kChar || t == kShort || t == kInt ||
+         t == kLong;
+}
+constexpr bool is_signed(ScalarType t) { return t != kBool && t != kByte; }
+
+/// PyTorch's pairwise promotion table (`torch.promote_types`).
+ScalarType promote_types(ScalarType a, ScalarType b);
+
+/// The default floating dtype (`torch.get_default_dtype`), float32 unless changed.
+ScalarType default_dtype();
+/// Sets the default floating dtype; only float types are allowed, as in PyTorch.
+void set_default_dtype(ScalarType t);
+
+template <class T>
+struct CppTypeToScalarType;
+#define EMBER_CPP_TO_DTYPE(cpp, name, py) \
+  template <>                             \
+  struct CppTypeToScalarType<cpp> {       \
+    static constexpr ScalarType value = ScalarType::name; \
+  };
+EMBER_FORALL_DTYPES(EMBER_CPP_TO_DTYPE)
+#undef EMBER_CPP_TO_DTYPE
+/// The ScalarType of a C++ element type.
+template <class T>
+constexpr ScalarType dtype_of = CppTypeToScalarType<T>::value;
+
+/// Accumulation type: 16-bit floats compute in float, small ints in int64 where sums need it.
+template <class T>
+struct AccType {
+  using type = T;
+};
+template <>
+struct AccType<Half> {
+  using type = float;
+};
+template <>
+struct AccType<BFloat16> {
+  using type = float;
+};
+template <class T>
+using acc_t = typename AccType<T>::type;
+
+}  // namespace ember

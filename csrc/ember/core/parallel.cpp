@@ -1,0 +1,165 @@
+#include "ember/core/parallel.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ember/core/error.h"
+
+namespace ember {
+
+namespace {
+
+// CPUs this process may run on: the affinity mask, capped by a cgroup v2 quota if any.
+int available_cpus() {
+  int n = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) n = std::max(1, CPU_COUNT(&set));
+  std::ifstream f("/sys/fs/cgroup/cpu.max");
+  std::string quota, period;
+  if (f >> quota >> period && quota != "max") {
+    double q = std::stod(quota) / std::stod(period);
+    n = std::min(n, std::max(1, int(q + 0.5)));
+  }
+  return n;
+}
+
+thread_local bool t_in_parallel = false;
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int n) { resize(n); }
+  ~ThreadPool() { stop(); }
+
+  int size() const { return int(workers_.size()) + 1; }  // the caller works too
+
+  void resize(int n) {
+    stop();
+    stopping_ = false;
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
+  }
+
+  // Runs task(chunk) for chunk in [0, nchunks), the caller participating.
+  void run(int64_t nchunks, const std::function<void(int64_t)>& task) {
+    std::unique_lock<std::mutex> run_lock(run_mutex_);  // one parallel region at a time
+    {
+      std::lock_guard<std::mutex> g(m_);
+      task_ = &task;
+      nchunks_ = nchunks;
+      next_.store(0);
+      pending_ = nchunks;
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    finish(work(task, nchunks));
+    std::unique_lock<std::mutex> g(m_);
+    // Workers that joined hold a pointer to `task`: wait for them to leave, not just the chunks.
+    done_cv_.wait(g, [&] { return pending_ == 0 && active_ == 0; });
+    task_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  int64_t work(const std::function<void(int64_t)>& task, int64_t nchunks) {
+    t_in_parallel = true;
+    int64_t i, done = 0;
+    while ((i = next_.fetch_add(1)) < nchunks) {
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(m_);
+        if (!error_) error_ = std::current_exception();
+      }
+      ++done;
+    }
+    t_in_parallel = false;
+    return done;
+  }
+
+  void finish(int64_t done, bool worker = false) {
+    std::lock_guard<std::mutex> g(m_);
+    pending_ -= done;
+    if (worker) --active_;
+    if (pending_ == 0 && active_ == 0) done_cv_.notify_all();
+  }
+
+  void loop() {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(int64_t)>* task;
+      int64_t nchunks;
+      {
+        std::unique_lock<std::mutex> g(m_);
+        cv_.wait(g, [&] { return stopping_ || (generation_ != seen && task_); });
+        if (stopping_) return;
+        seen = generation_;
+        task = task_;
+        nchunks = nchunks_;
+        ++active_;
+      }
+      finish(work(*task, nchunks), true);
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex m_, run_mutex_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t)>* task_ = nullptr;
+  int64_t nchunks_ = 0;
+  std::atomic<int64_t> next_{0};
+  int64_t pending_ = 0;
+  int active_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+};
+
+ThreadPool& pool() {
+  static ThreadPool* p = new ThreadPool(available_cpus());  // leaked: threads outlive statics
+  return *p;
+}
+
+}  // namespace
+
+int get_num_threads() { return pool().size(); }
+
+void set_num_threads(int n) {
+  EMBER_CHECK(n > 0, "set_num_threads expects a positive integer; got ", n);
+  if (n != pool().size()) pool().resize(n);
+}
+
+bool in_parallel_region() { return t_in_parallel; }
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& f) {
+  if (begin >= end) return;
+  grain = std::max<int64_t>(grain, 1);
+  int64_t n = end - begin;
+  int64_t nchunks = (n + grain - 1) / grain;
+  if (nchunks == 1 || t_in_parallel || pool().size() == 1) {
+    // Same chunk boundaries as the parallel path, so results don't depend on the thread count.
+    for (int64_t c = 0; c < nchunks; ++c) f(begin + c * grain, std::min(end, begin + (c + 1) * grain));
+    return;
+  }
+  pool().run(nchunks, [&](int64_t c) { f(begin + c * grain, std::min(end, begin + (c + 1) * grain)); });
+}
+
+}  // namespace ember

@@ -1,0 +1,108 @@
+#include "ember/core/shape.h"
+
+namespace ember {
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size());
+  int64_t s = 1;
+  for (int64_t i = int64_t(sizes.size()) - 1; i >= 0; --i) {
+    strides[size_t(i)] = s;
+    s *= std::max<int64_t>(sizes[size_t(i)], 1);
+  }
+  return strides;
+}
+
+int64_t numel_of(IntArrayRef sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    EMBER_CHECK(da == db || da == 1 || db == 1, op, ": the size of tensor a (", da,
+                ") must match the size of tensor b (", db, ") at non-singleton dimension ", i,
+                "; shapes ", a, " and ", b, " are not broadcastable");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+DimVector infer_size(IntArrayRef shape, int64_t numel) {
+  DimVector out(shape);
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      EMBER_CHECK(!infer, "only one dimension can be inferred");
+      infer = i;
+    } else {
+      EMBER_CHECK(shape[i] >= 0, "invalid shape dimension ", shape[i]);
+      known *= shape[i];
+    }
+  }
+  if (infer) {
+    EMBER_CHECK(known != 0 && numel % known == 0, "shape '", shape, "' is invalid for input of size ",
+                numel);
+    out[*infer] = numel / known;
+  } else {
+    EMBER_CHECK(known == numel, "shape '", shape, "' is invalid for input of size ", numel);
+  }
+  return out;
+}
+
+// Walks chunks of the old shape that are contiguous among themselves and splits/merges them
+// into the new sizes; fails where a merge would cross a stride discontinuity.
+std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
+                                      IntArrayRef new_sizes) {
+  DimVector out(new_sizes.size());
+  if (sizes.empty() || numel_of(sizes) == 0) return contiguous_strides(new_sizes);
+  int64_t view_d = int64_t(new_sizes.size()) - 1;
+  int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= sizes[size_t(d)];
+    if (d == 0 || (sizes[size_t(d - 1)] != 1 &&
+                   strides[size_t(d - 1)] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[size_t(view_d)] == 1)) {
+        out[size_t(view_d)] = view_numel * chunk_base_stride;
+        view_numel *= new_sizes[size_t(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = strides[size_t(d - 1)];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+uint64_t dim_mask(IntArrayRef dims, int64_t ndim, const char* op) {
+  uint64_t mask = 0;
+  for (int64_t d : dims) {
+    int64_t w = maybe_wrap_dim(d, ndim);
+    EMBER_CHECK(!(mask >> w & 1), op, ": dim ", w, " appears multiple times in the list of dims");
+    mask |= uint64_t(1) << w;
+  }
+  return mask;
+}
+
+}  // namespace ember
+
+namespace ember {
+bool is_expandable_to(IntArrayRef shape, IntArrayRef target) {
+  if (shape.size() > target.size()) return false;
+  size_t off = target.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1 && shape[i] != target[off + i]) return false;
+  return true;
+}
+}  // namespace ember

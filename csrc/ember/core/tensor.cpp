@@ -1,0 +1,78 @@
+#include "ember/core/tensor.h"
+
+#include <limits>
+
+#include "ember/core/shape.h"
+
+namespace ember {
+
+int64_t Tensor::size(int64_t d) const { return sizes()[size_t(maybe_wrap_dim(d, dim()))]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[size_t(maybe_wrap_dim(d, dim()))]; }
+
+Scalar Tensor::item() const {
+  EMBER_CHECK(numel() == 1, "a Tensor with ", numel(),
+              " elements cannot be converted to Scalar");
+  const char* p = impl_->data();
+  switch (dtype()) {
+#define EMBER_ITEM(cpp, name, py) \
+  case ScalarType::name:          \
+    return Scalar(*reinterpret_cast<const cpp*>(p));
+    EMBER_FORALL_DTYPES(EMBER_ITEM)
+#undef EMBER_ITEM
+    default:
+      EMBER_ASSERT(false);
+  }
+}
+
+Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
+  return Tensor(make_intrusive<TensorImpl>(storage(), dtype(), sizes, strides, offset));
+}
+
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
+  EMBER_CHECK(device.is_cpu(), "empty: ember has kernels for cpu only; got device ", device.str());
+  int64_t extent = 1;  // 1 + largest reachable offset
+  bool empty_tensor = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EMBER_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ",
+                sizes);
+    if (sizes[i] == 0) empty_tensor = true;
+    else extent += (sizes[i] - 1) * strides[i];
+  }
+  size_t itemsize = element_size(dtype);
+  int64_t elems = empty_tensor ? 0 : extent;
+  EMBER_CHECK(elems <= std::numeric_limits<int64_t>::max() / int64_t(itemsize),
+              "empty: tensor of shape ", sizes, " overflows the addressable size");
+  auto storage = make_intrusive<StorageImpl>(size_t(elems) * itemsize, device);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, strides, 0));
+}
+
+Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
+  return empty_strided(sizes, contiguous_strides(sizes), dtype, device);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                 Deleter deleter) {
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  auto storage = make_intrusive<StorageImpl>(data, size_t(extent) * element_size(dtype), Device(),
+                                             std::move(deleter));
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, strides, 0));
+}
+
+Tensor scalar_tensor(const Scalar& s, ScalarType dtype, bool wrapped) {
+  Tensor t = empty({}, dtype);
+  switch (dtype) {
+#define EMBER_FILL(cpp, name, py)                  \
+  case ScalarType::name:                           \
+    *static_cast<cpp*>(t.data_ptr()) = s.to<cpp>(); \
+    break;
+    EMBER_FORALL_DTYPES(EMBER_FILL)
+#undef EMBER_FILL
+    default:
+      EMBER_ASSERT(false);
+  }
+  t.impl()->is_wrapped_number = wrapped;
+  return t;
+}
+
+}  // namespace ember

@@ -1,0 +1,249 @@
+// CPU kernels of the binary ops: one functor each, a result-dtype rule, shared loops.
+#include "ember/core/shape.h"
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/loops.h"
+#include "ember/cpu/math.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/inplace.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+namespace {
+
+enum class Out { Same, Float, Bool };
+
+template <class T>
+constexpr bool is_float_v = std::is_floating_point_v<T>;
+
+ScalarType compute_type(Out kind, ScalarType common) {
+  if (kind == Out::Float && !is_floating_point(common)) return default_dtype();
+  return common;
+}
+
+void check_zero_div(bool is_int_zero) {
+  EMBER_CHECK(!is_int_zero, "ZeroDivisionError");
+}
+
+// out = f(a, b) computed in `ct`; out has dtype ct (or bool for Out::Bool).
+template <uint32_t Allowed, Out kind, class F>
+void binary_into(const char* name, const Tensor& out, const Tensor& a, const Tensor& b,
+                 ScalarType ct, F f) {
+  Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);
+  Tensor cb = b.dtype() == ct ? b : to_dtype(b, ct);
+  TensorIter it({&out, &ca, &cb});
+  dispatch<Allowed>(ct, name, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kind == Out::Bool) binary_loop<bool, T, T>(it, f);
+    else binary_loop<T, T, T>(it, f);
+  });
+}
+
+template <uint32_t Allowed, Out kind, class F>
+Tensor binary_out_of_place(const char* name, const Tensor& a, const Tensor& b, F f) {
+  ScalarType ct = compute_type(kind, result_type({a, b}));
+  DimVector shape = broadcast_shapes(a.sizes(), b.sizes(), name);
+  Tensor out = empty(shape, kind == Out::Bool ? kBool : ct);
+  binary_into<Allowed, kind>(name, out, a, b, ct, f);
+  return out;
+}
+
+template <uint32_t Allowed, Out kind, class F>
+Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f) {
+  ScalarType ct = compute_type(kind, result_type({self, other}));
+  DimVector shape = broadcast_shapes(self.sizes(), other.sizes(), name);
+  EMBER_CHECK(shape.vec() == self.sizes().vec(), name, ": output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", shape);
+  ScalarType out_t = kind == Out::Bool ? kBool : ct;
+  check_inplace_dtype(self, out_t, name);
+  if (out_t == self.dtype()) {
+    binary_into<Allowed, kind>(name, self, self, other, ct, f);
+  } else {
+    Tensor tmp = empty(shape, out_t);
+    binary_into<Allowed, kind>(name, tmp, self, other, ct, f);
+    copy_(self, tmp);
+  }
+  return self;
+}
+
+#define EMBER_BINARY_KERNEL(name, allowed, kind, ...)                                   \
+  Tensor name##_kernel(const Tensor& a, const Tensor& b) {                              \
+    return binary_out_of_place<allowed, kind>(#name, a, b, __VA_ARGS__);                \
+  }                                                                                     \
+  Tensor& name##_inplace_kernel(Tensor& a, const Tensor& b) {                           \
+    return binary_in_place<allowed, kind>(#name "_", a, b, __VA_ARGS__);                \
+  }                                                                                     \
+  EMBER_REGISTER_KERNEL(#name, CPU, name##_kernel);                                     \
+  EMBER_REGISTER_KERNEL(#name "_", CPU, name##_inplace_kernel);
+
+EMBER_BINARY_KERNEL(mul, kAllTypes, Out::Same, [](auto x, auto y) {
+  if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
+  else return x * y;
+})
+EMBER_BINARY_KERNEL(true_divide, kFloatTypes, Out::Float, [](auto x, auto y) { return x / y; })
+EMBER_BINARY_KERNEL(div_trunc, kNumericTypes, Out::Same, [](auto x, auto y) {
+  using T = decltype(x);
+  if constexpr (is_float_v<T>) return std::trunc(x / y);
+  else {
+    check_zero_div(y == 0);
+    return y == T(-1) ? T(-x) : T(x / y);
+  }
+})
+EMBER_BINARY_KERNEL(floor_divide, kNumericTypes, Out::Same, [](auto x, auto y) {
+  using T = decltype(x);
+  if constexpr (!is_float_v<T>) check_zero_div(y == 0);
+  return floor_div(x, y);
+})
+EMBER_BINARY_KERNEL(remainder, kNumericTypes, Out::Same, [](auto x, auto y) {
+  using T = decltype(x);
+  if constexpr (!is_float_v<T>) check_zero_div(y == 0);
+  return python_mod(x, y);
+})
+EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Same, [](auto x, auto y) {
+  using T = decltype(x);
+  if constexpr (is_float_v<T>) return std::fmod(x, y);
+  else {
+    check_zero_div(y == 0);
+    return y == T(-1) ? T(0) : T(x % y);
+  }
+})
+EMBER_BINARY_KERNEL(pow, kNumericTypes, Out::Same, [](auto x, auto y) {
+  using T = decltype(x);
+  if constexpr (is_float_v<T>) {
+    return std::pow(x, y);
+  } else {
+    if (y < 0) {
+      // Exact for bases 1 and -1; other bases truncate to 0.
+      return x == 1 ? T(1) : x == T(-1) ? T((y % 2) ? -1 : 1) : T(0);
+    }
+    T result = 1, base = x;
+    auto e = y;
+    while (e) {
+      if (e & 1) result = T(result * base);
+      e >>= 1;
+      base = T(base * base);
+    }
+    return result;
+  }
+})
+EMBER_BINARY_KERNEL(atan2, kFloatTypes, Out::Float, [](auto x, auto y) { return std::atan2(x, y); })
+EMBER_BINARY_KERNEL(hypot, kFloatTypes, Out::Same, [](auto x, auto y) { return std::hypot(x, y); })
+EMBER_BINARY_KERNEL(copysign, kFloatTypes, Out::Float, [](auto x, auto y) { return std::copysign(x, y); })
+EMBER_BINARY_KERNEL(minimum, kAllTypes, Out::Same, [](auto x, auto y) {
+  if constexpr (is_float_v<decltype(x)>) return (std::isnan(x) || x < y) ? x : y;
+  else return x < y ? x : y;
+})
+EMBER_BINARY_KERNEL(maximum, kAllTypes, Out::Same, [](auto x, auto y) {
+  if constexpr (is_float_v<decltype(x)>) return (std::isnan(x) || x > y) ? x : y;
+  else return x > y ? x : y;
+})
+EMBER_BINARY_KERNEL(fmin, kAllTypes, Out::Same, [](auto x, auto y) {
+  if constexpr (is_float_v<decltype(x)>) return std::fmin(x, y);
+  else return x < y ? x : y;
+})
+EMBER_BINARY_KERNEL(fmax, kAllTypes, Out::Same, [](auto x, auto y) {
+  if constexpr (is_float_v<decltype(x)>) return std::fmax(x, y);
+  else return x > y ? x : y;
+})
+EMBER_BINARY_KERNEL(bitwise_and, kIntBoolTypes, Out::Same, [](auto x, auto y) { return x & y; })
+EMBER_BINARY_KERNEL(bitwise_or, kIntBoolTypes, Out::Same, [](auto x, auto y) { return x | y; })
+EMBER_BINARY_KERNEL(bitwise_xor, kIntBoolTypes, Out::Same, [](auto x, auto y) { return x ^ y; })
+EMBER_BINARY_KERNEL(bitwise_left_shift, kIntTypes, Out::Same, [](auto x, auto y) {
+  using T = decltype(x);
+  using U = std::make_unsigned_t<T>;
+  return (y < 0 || y >= T(sizeof(T) * 8)) ? T(0) : T(U(x) << y);
+})
+EMBER_BINARY_KERNEL(bitwise_right_shift, kIntTypes, Out::Same, [](auto x, auto y) {
+  using T = decltype(x);
+  if (y < 0 || y >= T(sizeof(T) * 8)) return T(std::is_signed_v<T> && x < 0 ? -1 : 0);
+  return T(x >> y);
+})
+EMBER_BINARY_KERNEL(logical_and, kAllTypes, Out::Bool, [](auto x, auto y) { return bool(x) && bool(y); })
+EMBER_BINARY_KERNEL(logical_or, kAllTypes, Out::Bool, [](auto x, auto y) { return bool(x) || bool(y); })
+EMBER_BINARY_KERNEL(logical_xor, kAllTypes, Out::Bool, [](auto x, auto y) { return bool(x) != bool(y); })
+EMBER_BINARY_KERNEL(eq, kAllTypes, Out::Bool, [](auto x, auto y) { return x == y; })
+EMBER_BINARY_KERNEL(ne, kAllTypes, Out::Bool, [](auto x, auto y) { return x != y; })
+EMBER_BINARY_KERNEL(lt, kAllTypes, Out::Bool, [](auto x, auto y) { return x < y; })
+EMBER_BINARY_KERNEL(le, kAllTypes, Out::Bool, [](auto x, auto y) { return x <= y; })
+EMBER_BINARY_KERNEL(gt, kAllTypes, Out::Bool, [](auto x, auto y) { return x > y; })
+EMBER_BINARY_KERNEL(ge, kAllTypes, Out::Bool, [](auto x, auto y) { return x >= y; })
+#undef EMBER_BINARY_KERNEL
+
+// add/sub carry alpha: out = a + alpha * b.
+template <class T>
+using acc = acc_t<T>;
+
+Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Tensor& b,
+                 const Scalar& alpha, ScalarType ct) {
+  dispatch<kAllTypes>(ct, name, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      bool al = alpha.to_bool();
+      binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](bool x, bool y) { return x || (al && y); });
+    } else {
+      acc<T> al = alpha.to<acc<T>>();
+      if (alpha.is_integral(true) && alpha.to_long() == 1)
+        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [](auto x, auto y) { return x + y; });
+      else
+        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](auto x, auto y) { return x + al * y; });
+    }
+  });
+  return const_cast<Tensor&>(out);
+}
+
+void check_alpha(const Scalar& alpha, ScalarType ct) {
+  EMBER_CHECK(is_floating_point(ct) || !alpha.is_floating_point(),
+              "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+Tensor add_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  ScalarType ct = result_type({a, b});
+  check_alpha(alpha, ct);
+  Tensor out = empty(broadcast_shapes(a.sizes(), b.sizes(), "add"), ct);
+  return add_into("add", out, a, b, alpha, ct);
+}
+
+Tensor& add_inplace_kernel(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  ScalarType ct = result_type({self, b});
+  check_alpha(alpha, ct);
+  DimVector shape = broadcast_shapes(self.sizes(), b.sizes(), "add_");
+  EMBER_CHECK(shape.vec() == self.sizes().vec(), "add_: output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", shape);
+  check_inplace_dtype(self, ct, "add_");
+  if (ct == self.dtype()) return add_into("add_", self, self, b, alpha, ct);
+  Tensor tmp = empty(shape, ct);
+  add_into("add_", tmp, self, b, alpha, ct);
+  return copy_(self, tmp);
+}
+
+Tensor sub_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return add_kernel(a, b, -alpha);
+}
+Tensor& sub_inplace_kernel(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  return add_inplace_kernel(self, b, -alpha);
+}
+
+EMBER_REGISTER_KERNEL("add", CPU, add_kernel);
+EMBER_REGISTER_KERNEL("add_", CPU, add_inplace_kernel);
+EMBER_REGISTER_KERNEL("sub", CPU, sub_kernel);
+EMBER_REGISTER_KERNEL("sub_", CPU, sub_inplace_kernel);
+
+Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  ScalarType ct = result_type({a, b});
+  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
+  Tensor out = empty(shape, ct);
+  Tensor c = cond.dtype() == kBool ? cond : to_dtype(cond, kBool);
+  Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);
+  Tensor cb = b.dtype() == ct ? b : to_dtype(b, ct);
+  TensorIter it({&out, &c, &ca, &cb});
+  dispatch<kAllTypes>(ct, "where", [&](auto tag) {
+    using T = decltype(tag);
+    ternary_loop<T, bool, T, T>(it, [](bool m, auto x, auto y) { return m ? x : y; });
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL("where", CPU, where_kernel);
+
+}  // namespace
+
+}  // namespace ember::cpu

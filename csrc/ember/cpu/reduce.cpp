@@ -1,0 +1,295 @@
+// CPU reduction kernels: each is a small Op for the engine in reduce_engine.h.
+#include <cmath>
+#include <limits>
+
+#include "ember/core/shape.h"
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/reduce_engine.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+ReducePlan plan_reduction(const Tensor& self, uint64_t mask) {
+  ReducePlan p;
+  int64_t n = self.dim();
+  DimVector order;
+  for (int64_t d = 0; d < n; ++d)
+    if (!(mask >> d & 1)) order.push_back(d);
+  size_t nkept = order.size();
+  for (int64_t d = 0; d < n; ++d)
+    if (mask >> d & 1) order.push_back(d);
+  p.M = 1;
+  p.K = 1;
+  for (size_t i = 0; i < order.size(); ++i) (i < nkept ? p.M : p.K) *= self.sizes()[size_t(order[i])];
+  // Try to express kept and reduced parts each as one strided dim over self's storage.
+  auto collapse = [&](size_t b, size_t e, int64_t& stride) {
+    stride = 0;
+    int64_t expect = -1;
+    for (size_t i = e; i-- > b;) {
+      int64_t d = order[i], size = self.sizes()[size_t(d)], st = self.strides()[size_t(d)];
+      if (size == 1) continue;
+      if (expect == -1) stride = st;
+      else if (st != expect) return false;
+      expect = st * size;
+    }
+    if (expect == -1) stride = 1;
+    return true;
+  };
+  int64_t ms = 0, ks = 0;
+  if (collapse(0, nkept, ms) && collapse(nkept, order.size(), ks) && (ks == 1 || ms == 1)) {
+    p.input = self;
+    p.row_stride = ms;
+    p.k_stride = ks;
+    if (p.M == 1) p.row_stride = 0;
+    return p;
+  }
+  p.input = contiguous(permute(self, order));
+  p.row_stride = p.K;
+  p.k_stride = 1;
+  return p;
+}
+
+namespace {
+
+// The reduced shape, with size-1 dims kept where keepdim.
+DimVector reduced_shape(const Tensor& self, uint64_t mask, bool keepdim) {
+  DimVector out;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (mask >> d & 1) {
+      if (keepdim) out.push_back(1);
+    } else {
+      out.push_back(self.sizes()[size_t(d)]);
+    }
+  }
+  return out;
+}
+
+uint64_t mask_of(const Tensor& self, IntArrayRef dims, const char* op) {
+  if (dims.empty()) return self.dim() == 0 ? 0 : (uint64_t(-1) >> (64 - self.dim()));
+  return self.dim() == 0 ? (dim_mask(dims, 1, op), 0) : dim_mask(dims, self.dim(), op);
+}
+
+template <class A>
+struct SumOp {
+  using acc_t = A;
+  A init() const { return A(0); }
+  template <class V>
+  void step(A& a, V x, int64_t) const { a += A(x); }
+  A combine(A a, A b) const { return a + b; }
+};
+
+template <class A>
+struct ProdOp {
+  using acc_t = A;
+  A init() const { return A(1); }
+  template <class V>
+  void step(A& a, V x, int64_t) const { a *= A(x); }
+  A combine(A a, A b) const { return a * b; }
+};
+
+// Widest accumulator per input type: sums of floats in double, of ints in int64.
+template <class T>
+using sum_acc_t = std::conditional_t<std::is_floating_point_v<acc_t<T>>, double, int64_t>;
+
+// Integer and bool inputs accumulate and return int64; a requested dtype converts the input first
+// (and an integer one converts the int64 result back).
+template <template <class> class Op>
+Tensor sum_like(const char* name, const Tensor& self_in, IntArrayRef dims, bool keepdim,
+                std::optional<ScalarType> dtype) {
+  Tensor self = dtype ? to_dtype(self_in, *dtype) : self_in;
+  uint64_t mask = mask_of(self, dims, name);
+  bool integral = is_integral(self.dtype(), true);
+  Tensor out = empty(reduced_shape(self, mask, keepdim), integral ? kLong : self.dtype());
+  ReducePlan plan = plan_reduction(self, mask);
+  dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    using A = sum_acc_t<T>;
+    using O = std::conditional_t<std::is_floating_point_v<acc_t<T>>, T, int64_t>;
+    O* o = reinterpret_cast<O*>(out.data_ptr());
+    run_reduction<T>(plan, Op<A>(), [&](int64_t m, A a) { o[m] = O(a); });
+  });
+  return dtype && *dtype != out.dtype() ? to_dtype(out, *dtype) : out;
+}
+
+Tensor sum_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  return sum_like<SumOp>("sum", self, dims, keepdim, dtype);
+}
+Tensor prod_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  return sum_like<ProdOp>("prod", self, dims, keepdim, dtype);
+}
+EMBER_REGISTER_KERNEL("sum", CPU, sum_kernel);
+EMBER_REGISTER_KERNEL("prod", CPU, prod_kernel);
+
+// max/min keep the first NaN they meet; index tracks where the winner was found.
+template <class A, bool Max>
+struct ExtremeOp {
+  struct acc_t {
+    A v;
+    int64_t i;
+  };
+  acc_t init() const {
+    return {Max ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max(), -1};
+  }
+  static bool better(A x, A cur) {
+    if constexpr (std::is_floating_point_v<A>) {
+      if (std::isnan(cur)) return false;
+      if (std::isnan(x)) return true;
+    }
+    return Max ? x > cur : x < cur;
+  }
+  template <class V>
+  void step(acc_t& a, V x, int64_t k) const {
+    A v = A(x);
+    if (a.i < 0 || better(v, a.v)) a = {v, k};
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    return better(b.v, a.v) ? b : a;
+  }
+};
+
+template <bool Max>
+void extreme(const char* name, const Tensor& self, uint64_t mask, Tensor* values, Tensor* indices) {
+  ReducePlan plan = plan_reduction(self, mask);
+  dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_t<T>;
+    T* vo = values ? reinterpret_cast<T*>(values->data_ptr()) : nullptr;
+    int64_t* io = indices ? reinterpret_cast<int64_t*>(indices->data_ptr()) : nullptr;
+    run_reduction<T>(plan, ExtremeOp<A, Max>(), [&](int64_t m, auto a) {
+      if (vo) vo[m] = T(a.v);
+      if (io) io[m] = a.i;
+    });
+  });
+}
+
+void check_nonempty(const Tensor& self, uint64_t mask, const char* name, bool has_dim) {
+  if (self.numel() != 0) return;
+  EMBER_CHECK(has_dim, name, "(): Expected reduction dim to be specified for input.numel() == 0. "
+              "Specify the reduction dim with the 'dim' argument.");
+  for (int64_t d = 0; d < self.dim(); ++d)
+    EMBER_CHECK_INDEX(!((mask >> d & 1) && self.sizes()[size_t(d)] == 0), name,
+                      "(): Expected reduction dim ", d, " to have non-zero size.");
+}
+
+template <bool Max>
+Tensor amax_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  const char* name = Max ? "amax" : "amin";
+  uint64_t mask = mask_of(self, dims, name);
+  check_nonempty(self, mask, name, !dims.empty());
+  Tensor out = empty(reduced_shape(self, mask, keepdim), self.dtype());
+  extreme<Max>(name, self, mask, &out, nullptr);
+  return out;
+}
+EMBER_REGISTER_KERNEL("amax", CPU, amax_kernel<true>);
+EMBER_REGISTER_KERNEL("amin", CPU, amax_kernel<false>);
+
+template <bool Max>
+std::tuple<Tensor, Tensor> max_dim_kernel(const Tensor& self, int64_t dim, bool keepdim) {
+  const char* name = Max ? "max" : "min";
+  int64_t d = maybe_wrap_dim(dim, self.dim());
+  uint64_t mask = self.dim() == 0 ? 0 : uint64_t(1) << d;
+  check_nonempty(self, mask, name, true);
+  DimVector shape = reduced_shape(self, mask, keepdim);
+  Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
+  extreme<Max>(name, self, mask, &values, &indices);
+  return {values, indices};
+}
+EMBER_REGISTER_KERNEL("max.dim", CPU, max_dim_kernel<true>);
+EMBER_REGISTER_KERNEL("min.dim", CPU, max_dim_kernel<false>);
+
+template <bool Max>
+Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  const char* name = Max ? "argmax" : "argmin";
+  Tensor src = dim ? self : reshape(self, {-1});
+  uint64_t mask = src.dim() == 0 ? 0 : uint64_t(1) << maybe_wrap_dim(dim.value_or(0), src.dim());
+  check_nonempty(src, mask, name, dim.has_value() || src.numel() != 0);
+  DimVector shape = dim ? reduced_shape(src, mask, keepdim)
+                        : (keepdim ? DimVector(size_t(self.dim()), 1) : DimVector());
+  Tensor indices = empty(shape, kLong);
+  extreme<Max>(name, src, mask, nullptr, &indices);
+  return indices;
+}
+EMBER_REGISTER_KERNEL("argmax", CPU, argmax_kernel<true>);
+EMBER_REGISTER_KERNEL("argmin", CPU, argmax_kernel<false>);
+
+// Welford's online mean/variance, merged with Chan's formula.
+struct WelfordOp {
+  struct acc_t {
+    double mean = 0, m2 = 0;
+    int64_t n = 0;
+  };
+  acc_t init() const { return {}; }
+  template <class V>
+  void step(acc_t& a, V x, int64_t) const {
+    double v = double(x);
+    ++a.n;
+    double delta = v - a.mean;
+    a.mean += delta / double(a.n);
+    a.m2 += delta * (v - a.mean);
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    int64_t n = a.n + b.n;
+    double delta = b.mean - a.mean;
+    return {a.mean + delta * double(b.n) / double(n),
+            a.m2 + b.m2 + delta * delta * double(a.n) * double(b.n) / double(n), n};
+  }
+};
+
+std::tuple<Tensor, Tensor> var_mean_kernel(const Tensor& self, IntArrayRef dims, double correction,
+                                           bool keepdim) {
+  EMBER_CHECK(is_floating_point(self.dtype()), "std and var only support floating point and "
+              "complex dtypes; got ", dtype_name(self.dtype()));
+  uint64_t mask = mask_of(self, dims, "var");
+  DimVector shape = reduced_shape(self, mask, keepdim);
+  Tensor var = empty(shape, self.dtype()), mean = empty(shape, self.dtype());
+  ReducePlan plan = plan_reduction(self, mask);
+  dispatch<kFloatTypes>(self.dtype(), "var", [&](auto tag) {
+    using T = decltype(tag);
+    T* vo = reinterpret_cast<T*>(var.data_ptr());
+    T* mo = reinterpret_cast<T*>(mean.data_ptr());
+    run_reduction<T>(plan, WelfordOp(), [&](int64_t m, WelfordOp::acc_t a) {
+      // As PyTorch: m2 / max(0, n - correction), so 0/0 gives NaN and x/0 gives inf.
+      vo[m] = T(a.m2 / std::max(0.0, double(a.n) - correction));
+      mo[m] = T(a.n == 0 ? std::numeric_limits<double>::quiet_NaN() : a.mean);
+    });
+  });
+  return {var, mean};
+}
+EMBER_REGISTER_KERNEL("var_mean", CPU, var_mean_kernel);
+
+template <bool All>
+struct LogicalOp {
+  using acc_t = bool;
+  bool init() const { return All; }
+  template <class V>
+  void step(bool& a, V x, int64_t) const {
+    if constexpr (All) a = a && bool(x);
+    else a = a || bool(x);
+  }
+  bool combine(bool a, bool b) const { return All ? (a && b) : (a || b); }
+};
+
+template <bool All>
+Tensor all_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  const char* name = All ? "all" : "any";
+  uint64_t mask = mask_of(self, dims, name);
+  Tensor out = empty(reduced_shape(self, mask, keepdim), self.dtype() == kByte ? kByte : kBool);
+  ReducePlan plan = plan_reduction(self, mask);
+  dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    char* o = static_cast<char*>(out.data_ptr());
+    run_reduction<T>(plan, LogicalOp<All>(), [&](int64_t m, bool a) { o[m] = char(a); });
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL("all", CPU, all_kernel<true>);
+EMBER_REGISTER_KERNEL("any", CPU, all_kernel<false>);
+
+}  // namespace
+
+}  // namespace ember::cpu

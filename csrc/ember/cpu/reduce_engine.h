@@ -1,0 +1,86 @@
+#pragma once
+// The one reduction engine. See Note [Reductions].
+//
+// Note [Reductions]
+// The input is permuted to [kept dims..., reduced dims...] and seen as an (M, K) problem: M
+// outputs, each reducing K elements. Two layouts run without copying: rows (each output's K
+// elements contiguous) and columns (the K elements strided, the M outputs contiguous); any other
+// layout is first copied contiguous. Work is split into chunks whose boundaries depend only on
+// M and K, and partial results combine in chunk order, so the result is bitwise identical for
+// any thread count.
+#include <vector>
+
+#include "ember/core/parallel.h"
+#include "ember/core/tensor.h"
+
+namespace ember::cpu {
+
+struct ReducePlan {
+  Tensor input;        // whose data the kernel reads
+  int64_t M = 1, K = 1;
+  int64_t row_stride = 0;  // elements between consecutive outputs' data
+  int64_t k_stride = 1;    // elements between consecutive reduced elements
+};
+
+/// Plans the reduction of `self` over the dims set in `mask`.
+ReducePlan plan_reduction(const Tensor& self, uint64_t mask);
+
+/// Elements per chunk of a long reduction (fixed so results don't depend on threads).
+constexpr int64_t kReduceChunk = 16384;
+
+/// Reduces each of the M outputs. Op: acc_t, init(), step(acc&, value, k), combine(acc, acc).
+/// store(m, acc) writes output m.
+template <class T, class Op, class Store>
+void run_reduction(const ReducePlan& p, const Op& op, Store store) {
+  using Acc = typename Op::acc_t;
+  const T* x = reinterpret_cast<const T*>(p.input.data_ptr());
+  const int64_t M = p.M, K = p.K, rs = p.row_stride, ks = p.k_stride;
+  auto reduce_range = [&](int64_t m, int64_t k0, int64_t k1) {
+    Acc acc = op.init();
+    const T* row = x + m * rs;
+    if (ks == 1)
+      for (int64_t k = k0; k < k1; ++k) op.step(acc, row[k], k);
+    else
+      for (int64_t k = k0; k < k1; ++k) op.step(acc, row[k * ks], k);
+    return acc;
+  };
+  if (M == 0) return;
+  if (M == 1 && K > 2 * kReduceChunk) {
+    // One long reduction: fixed chunks in parallel, combined in order.
+    int64_t nchunks = (K + kReduceChunk - 1) / kReduceChunk;
+    std::vector<Acc> partial(size_t(nchunks), op.init());
+    parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c)
+        partial[size_t(c)] = reduce_range(0, c * kReduceChunk, std::min(K, (c + 1) * kReduceChunk));
+    });
+    Acc acc = partial[0];
+    for (int64_t c = 1; c < nchunks; ++c) acc = op.combine(acc, partial[size_t(c)]);
+    store(0, acc);
+    return;
+  }
+  if (ks != 1 && rs == 1) {
+    // Columns: sweep k outside so each output's reads are a contiguous run across m.
+    constexpr int64_t kBlock = 256;
+    int64_t nblocks = (M + kBlock - 1) / kBlock;
+    int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K * kBlock, 1));
+    parallel_for(0, nblocks, grain, [&](int64_t b, int64_t e) {
+      Acc acc[kBlock];
+      for (int64_t blk = b; blk < e; ++blk) {
+        int64_t m0 = blk * kBlock, m1 = std::min(M, m0 + kBlock);
+        for (int64_t m = m0; m < m1; ++m) acc[m - m0] = op.init();
+        for (int64_t k = 0; k < K; ++k) {
+          const T* src = x + k * ks;
+          for (int64_t m = m0; m < m1; ++m) op.step(acc[m - m0], src[m], k);
+        }
+        for (int64_t m = m0; m < m1; ++m) store(m, acc[m - m0]);
+      }
+    });
+    return;
+  }
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K, 1));
+  parallel_for(0, M, grain, [&](int64_t b, int64_t e) {
+    for (int64_t m = b; m < e; ++m) store(m, reduce_range(m, 0, K));
+  });
+}
+
+}  // namespace ember::cpu

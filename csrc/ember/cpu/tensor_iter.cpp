@@ -1,0 +1,73 @@
+#include "ember/cpu/tensor_iter.h"
+
+#include <numeric>
+
+#include "ember/core/shape.h"
+
+namespace ember::cpu {
+
+TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutputs) {
+  n_ = int(operands.size());
+  EMBER_ASSERT(n_ <= kMaxOperands && noutputs >= 1);
+  const Tensor& out = **operands.begin();
+  size_t ndim = out.sizes().size();
+  EMBER_CHECK(ndim <= kMaxDims, "tensors with more than ", kMaxDims, " dims are not supported");
+  numel_ = out.numel();
+  // Byte strides aligned to the output's dims (right-aligned broadcasting).
+  std::array<DimVector, kMaxOperands> st;
+  int k = 0;
+  for (const Tensor* t : operands) {
+    st[k] = DimVector(ndim, 0);
+    size_t off = ndim - t->sizes().size();
+    int64_t es = int64_t(t->element_size());
+    for (size_t d = 0; d < t->sizes().size(); ++d) {
+      EMBER_ASSERT(t->sizes()[d] == out.sizes()[off + d] || t->sizes()[d] == 1);
+      st[k][off + d] = t->sizes()[d] == 1 ? 0 : t->strides()[d] * es;
+    }
+    base_[k] = static_cast<char*>(t->data_ptr());
+    ++k;
+  }
+  // Order dims fastest first by the output's strides (ties: the inputs' strides), stable.
+  std::vector<size_t> perm(ndim);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::reverse(perm.begin(), perm.end());
+  auto faster = [&](size_t a, size_t b) {
+    for (int i = 0; i < n_; ++i) {
+      int64_t sa = st[i][a], sb = st[i][b];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return std::abs(sa) < std::abs(sb);
+    }
+    return false;
+  };
+  // Insertion sort: `faster` is not a strict weak order (stride-0 operands abstain).
+  for (size_t i = 1; i < ndim; ++i)
+    for (size_t j = i; j > 0 && faster(perm[j], perm[j - 1]); --j) std::swap(perm[j], perm[j - 1]);
+  shape_.resize(0);
+  for (int i = 0; i < n_; ++i) strides_[i].resize(0);
+  for (size_t p : perm) {
+    int64_t size = out.sizes()[p];
+    if (size == 1) continue;
+    // Merge with the previous (faster) dim when every operand continues contiguously.
+    if (!shape_.empty()) {
+      bool merge = true;
+      for (int i = 0; i < n_ && merge; ++i)
+        merge = st[i][p] == shape_.back() * strides_[i].back();
+      if (merge) {
+        shape_.back() *= size;
+        continue;
+      }
+    }
+    shape_.push_back(size);
+    for (int i = 0; i < n_; ++i) strides_[i].push_back(st[i][p]);
+  }
+  if (shape_.empty()) {
+    shape_.push_back(numel_ == 0 ? 0 : 1);
+    for (int i = 0; i < n_; ++i) strides_[i].push_back(0);
+  }
+  if (numel_ == 0) {
+    shape_.resize(1);
+    shape_[0] = 0;
+  }
+}
+
+}  // namespace ember::cpu

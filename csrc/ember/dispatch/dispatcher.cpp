@@ -1,0 +1,67 @@
+#include "ember/dispatch/dispatcher.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace ember {
+
+namespace {
+struct Table {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<OperatorEntry>, std::less<>> ops;
+};
+Table& table() {
+  static Table* t = new Table();  // leaked: registrations may run during static destruction
+  return *t;
+}
+const char* key_name(DispatchKey k) {
+  const char* names[] = {"CPU", "CUDA", "Meta", "PrivateUse1", "Autograd"};
+  return names[size_t(k)];
+}
+}  // namespace
+
+void OperatorEntry::set_kernel(DispatchKey k, void* fn, const std::type_info& sig) {
+  EMBER_CHECK(!sig_ || *sig_ == sig, "operator '", name_, "': kernel for ", key_name(k),
+              " has a different signature from earlier registrations");
+  sig_ = &sig;
+  kernels_[size_t(k)] = fn;
+}
+
+Dispatcher& Dispatcher::singleton() {
+  static Dispatcher d;
+  return d;
+}
+
+OperatorEntry& Dispatcher::op(std::string_view name) {
+  auto& t = table();
+  std::lock_guard<std::mutex> g(t.mutex);
+  auto it = t.ops.find(name);
+  if (it == t.ops.end())
+    it = t.ops.emplace(std::string(name), std::make_unique<OperatorEntry>(std::string(name))).first;
+  return *it->second;
+}
+
+const OperatorEntry* Dispatcher::find(std::string_view name) const {
+  auto& t = table();
+  std::lock_guard<std::mutex> g(t.mutex);
+  auto it = t.ops.find(name);
+  return it == t.ops.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> Dispatcher::op_names() const {
+  auto& t = table();
+  std::lock_guard<std::mutex> g(t.mutex);
+  std::vector<std::string> names;
+  for (auto& [n, e] : t.ops) names.push_back(n);
+  return names;
+}
+
+namespace detail {
+void missing_kernel(const OperatorEntry& e, DispatchKey k) {
+  EMBER_ERROR(ErrorKind::NotImplemented, "Could not run '", e.name(), "' with arguments from the '",
+              key_name(k), "' backend: no kernel is registered for it");
+}
+}  // namespace detail
+
+}  // namespace ember

@@ -1,0 +1,130 @@
+#pragma once
+// Operators by name with one kernel per dispatch key. See Note [Dispatch].
+//
+// Note [Dispatch]
+// A call computes its key from the arguments: Autograd when grad mode is on and a tensor
+// argument requires grad (and the op registered an Autograd kernel), else the backend of the
+// tensors' device. The Autograd kernel records the graph node and redispatches to the backend.
+// Ops and backends register from their own files through EMBER_REGISTER_KERNEL, so nothing
+// central changes when either is added.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <vector>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+enum class DispatchKey : uint8_t { CPU, CUDA, Meta, PrivateUse1, Autograd, NumKeys };
+constexpr size_t kNumDispatchKeys = size_t(DispatchKey::NumKeys);
+
+/// The backend key for a device.
+inline DispatchKey backend_key(Device d) { return DispatchKey(uint8_t(d.type)); }
+
+/// One operator: its name and a kernel pointer per key, all of the same signature.
+class OperatorEntry {
+ public:
+  explicit OperatorEntry(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const { return name_; }
+  void* kernel(DispatchKey k) const { return kernels_[size_t(k)]; }
+  /// Registers a kernel; a signature different from earlier registrations raises.
+  void set_kernel(DispatchKey k, void* fn, const std::type_info& sig);
+
+ private:
+  std::string name_;
+  std::array<void*, kNumDispatchKeys> kernels_{};
+  const std::type_info* sig_ = nullptr;
+};
+
+/// The process-wide operator table.
+class Dispatcher {
+ public:
+  static Dispatcher& singleton();
+  /// The entry for `name`, created on first use; entries are never removed.
+  OperatorEntry& op(std::string_view name);
+  const OperatorEntry* find(std::string_view name) const;
+  std::vector<std::string> op_names() const;
+};
+
+namespace detail {
+struct KeyState {
+  bool requires_grad = false;
+  std::optional<Device> device;
+  void visit(const Tensor& t) {
+    if (!t.defined()) return;
+    if (!device || (device->is_cpu() && !t.device().is_cpu())) device = t.device();
+    requires_grad = requires_grad || t.requires_grad();
+  }
+  void visit(const std::optional<Tensor>& t) {
+    if (t) visit(*t);
+  }
+  void visit(TensorList ts) {
+    for (const Tensor& t : ts) visit(t);
+  }
+  void visit(const std::vector<Tensor>& ts) { visit(TensorList(ts)); }
+  template <class T>
+  void visit(const T&) {}
+};
+[[noreturn]] void missing_kernel(const OperatorEntry& e, DispatchKey k);
+}  // namespace detail
+
+template <class Sig>
+class TypedOperator;
+
+/// A typed handle to an operator; ops keep one in a function-local static.
+template <class R, class... Args>
+class TypedOperator<R(Args...)> {
+ public:
+  explicit TypedOperator(std::string_view name) : entry_(&Dispatcher::singleton().op(name)) {}
+
+  R call(Args... args) const {
+    detail::KeyState st;
+    (st.visit(args), ...);
+    DispatchKey backend = backend_key(st.device.value_or(Device()));
+    if (st.requires_grad && GradMode::is_enabled() && entry_->kernel(DispatchKey::Autograd))
+      return redispatch(DispatchKey::Autograd, std::forward<Args>(args)...);
+    return redispatch(backend, std::forward<Args>(args)...);
+  }
+
+  /// Calls the kernel of a given key (the Autograd kernel uses this to reach the backend).
+  R redispatch(DispatchKey k, Args... args) const {
+    void* fn = entry_->kernel(k);
+    if (!fn) [[unlikely]]
+      detail::missing_kernel(*entry_, k);
+    return reinterpret_cast<R (*)(Args...)>(fn)(std::forward<Args>(args)...);
+  }
+
+  const OperatorEntry& entry() const { return *entry_; }
+
+ private:
+  OperatorEntry* entry_;
+};
+
+/// The backend key of a call's tensors (what the Autograd kernel redispatches to).
+template <class... Args>
+DispatchKey backend_of(const Args&... args) {
+  detail::KeyState st;
+  (st.visit(args), ...);
+  return backend_key(st.device.value_or(Device()));
+}
+
+/// Static registration helper behind EMBER_REGISTER_KERNEL.
+struct KernelRegistrar {
+  template <class R, class... Args>
+  KernelRegistrar(const char* op, DispatchKey k, R (*fn)(Args...)) {
+    Dispatcher::singleton().op(op).set_kernel(k, reinterpret_cast<void*>(fn), typeid(R(Args...)));
+  }
+};
+
+}  // namespace ember
+
+#define EMBER_CONCAT_(a, b) a##b
+#define EMBER_CONCAT(a, b) EMBER_CONCAT_(a, b)
+/// Registers `fn` as the kernel of operator `op` (a string) for dispatch key `key`.
+#define EMBER_REGISTER_KERNEL(op, key, fn)                                             \
+  static ::ember::KernelRegistrar EMBER_CONCAT(ember_kernel_registrar_, __COUNTER__)( \
+      op, ::ember::DispatchKey::key, fn)

@@ -1,0 +1,315 @@
+// Binary ops: promotion rules, dispatch entry points and derivatives.
+#include "ember/autograd/node.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/inplace.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+// Note [Wrapped numbers]
+// A Python number becomes a 0-d tensor flagged is_wrapped_number. Promotion ranks operands in
+// three tiers — tensors with dims, 0-d tensors, wrapped numbers — and a lower tier only matters
+// when it is of a higher kind (bool < integer < floating), as in PyTorch's result_type.
+Tensor wrap_scalar(const Scalar& s) { return scalar_tensor(s, s.dtype(), true); }
+
+namespace {
+int kind_of(ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; }
+
+ScalarType combine(ScalarType higher, ScalarType lower) {
+  if (higher == ScalarType::Undefined) return lower;
+  if (lower == ScalarType::Undefined) return higher;
+  if (kind_of(lower) > kind_of(higher)) return promote_types(higher, lower);
+  return higher;
+}
+}  // namespace
+
+ScalarType result_type(TensorList tensors) {
+  ScalarType dim = ScalarType::Undefined, zero = ScalarType::Undefined,
+             wrapped = ScalarType::Undefined;
+  auto merge = [](ScalarType& acc, ScalarType t) {
+    acc = acc == ScalarType::Undefined ? t : promote_types(acc, t);
+  };
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    if (t.impl()->is_wrapped_number) {
+      // A Python float takes the default dtype; ints and bools keep int64/bool.
+      merge(wrapped, is_floating_point(t.dtype()) ? default_dtype() : t.dtype());
+    } else if (t.dim() == 0) {
+      merge(zero, t.dtype());
+    } else {
+      merge(dim, t.dtype());
+    }
+  }
+  return combine(combine(dim, zero), wrapped);
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating_point(from) && is_integral(to, true)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+namespace {
+using BinaryOp = TypedOperator<Tensor(const Tensor&, const Tensor&)>;
+using BinaryInplaceOp = TypedOperator<Tensor&(Tensor&, const Tensor&)>;
+}  // namespace
+
+#define EMBER_DEFINE_BINARY(name, node)                                     \
+  namespace {                                                               \
+  const BinaryOp& name##_op() {                                             \
+    static const BinaryOp op(#name);                                        \
+    return op;                                                              \
+  }                                                                         \
+  const BinaryInplaceOp& name##_inplace_op() {                              \
+    static const BinaryInplaceOp op(#name "_");                             \
+    return op;                                                              \
+  }                                                                         \
+  constexpr const char* name##_node = #node;                                \
+  }                                                                         \
+  Tensor name(const Tensor& self, const Tensor& other) {                    \
+    return name##_op().call(self, other);                                   \
+  }                                                                         \
+  Tensor& name##_(Tensor& self, const Tensor& other) {                      \
+    name##_inplace_op().call(self, other);                                  \
+    self.bump_version();                                                    \
+    return self;                                                            \
+  }
+EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)
+EMBER_DEFINE_BINARY(div_trunc, DivBackward1)
+#undef EMBER_DEFINE_BINARY
+
+namespace {
+Tensor zero_grad_like(const Tensor& g) { return zeros_like(g); }
+
+// Gradient of maximum/minimum: the winner takes it, ties split it.
+Tensor pick_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool max) {
+  Tensor win = max ? gt(self, other) : lt(self, other);
+  Tensor tie = eq(self, other);
+  return grad * (to_dtype(win, grad.dtype()) + to_dtype(tie, grad.dtype()) * 0.5);
+}
+
+// pow's gradients mask the points where the formula is 0 * inf.
+Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  Tensor g = grad * exponent * pow(self, exponent - 1);
+  return where(eq(exponent, wrap_scalar(0)), zeros({}, TensorOptions(g.dtype())), g);
+}
+Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent,
+                         const Tensor& result) {
+  Tensor g = grad * result * log(self);
+  Tensor zero_base = logical_and(eq(self, wrap_scalar(0)), ge(exponent, wrap_scalar(0)));
+  return where(zero_base, zeros({}, TensorOptions(g.dtype())), g);
+}
+}  // namespace
+
+// (name, grad wrt self, grad wrt other): formulas in public ops over grad, self, other, result.
+#define EMBER_BINARY_DERIVATIVES(_)                                                          \
+  _(mul, grad * other, grad * self)                                                          \
+  _(true_divide, grad / other, -(grad * self) / (other * other))                             \
+  _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                   \
+  _(remainder, grad, -(grad * floor_divide(self, other)))                                    \
+  _(fmod, grad, -(grad * div_trunc(self, other)))                                            \
+  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))     \
+  _(atan2, grad * other / (self * self + other * other),                                     \
+    -(grad * self) / (self * self + other * other))                                          \
+  _(hypot, grad * self / result, grad * other / result)                                      \
+  _(copysign, where(eq(self, wrap_scalar(0)), zeros({}, TensorOptions(grad.dtype())),        \
+                    grad * result / self),                                                   \
+    zero_grad_like(grad))                                                                    \
+  _(minimum, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))       \
+  _(maximum, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))         \
+  _(fmin, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))          \
+  _(fmax, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))
+
+namespace {
+#define EMBER_BINARY_AUTOGRAD(name, grad_self, grad_other)                                 \
+  Tensor name##_autograd(const Tensor& self_in, const Tensor& other_in) {                  \
+    Tensor out = name##_op().redispatch(backend_of(self_in, other_in), self_in, other_in); \
+    auto node = autograd::record(name##_node, {self_in, other_in}, {out},                  \
+                                 [](FunctionNode& n, const variable_list& g) {             \
+                                   const Tensor& grad = g[0];                              \
+                                   Tensor self = n.saved(0), other = n.saved(1),           \
+                                          result = n.saved(2);                             \
+                                   (void)result;                                           \
+                                   return variable_list{grad_self, grad_other};            \
+                                 });                                                       \
+    if (node) {                                                                            \
+      node->save(self_in);                                                                 \
+      node->save(other_in);                                                                \
+      node->save(out, true);                                                               \
+    }                                                                                      \
+    return out;                                                                            \
+  }                                                                                        \
+  Tensor& name##_inplace_autograd(Tensor& self, const Tensor& other) {                     \
+    return apply_inplace(self, [&](const Tensor& s) { return name(s, other); });          \
+  }                                                                                        \
+  EMBER_REGISTER_KERNEL(#name, Autograd, name##_autograd);                                 \
+  EMBER_REGISTER_KERNEL(#name "_", Autograd, name##_inplace_autograd);
+EMBER_BINARY_DERIVATIVES(EMBER_BINARY_AUTOGRAD)
+#undef EMBER_BINARY_AUTOGRAD
+
+// add/sub: alpha rides along.
+using AddOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
+using AddInplaceOp = TypedOperator<Tensor&(Tensor&, const Tensor&, const Scalar&)>;
+const AddOp& add_op() {
+  static const AddOp op("add");
+  return op;
+}
+const AddInplaceOp& add_inplace_op() {
+  static const AddInplaceOp op("add_");
+  return op;
+}
+
+Tensor add_autograd(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  Tensor out = add_op().redispatch(backend_of(self, other), self, other, alpha);
+  autograd::record("AddBackward0", {self, other}, {out},
+                   [alpha](FunctionNode&, const variable_list& g) {
+                     bool unit = alpha.is_integral(true) && alpha.to_long() == 1;
+                     return variable_list{g[0], unit ? g[0] : g[0] * alpha};
+                   });
+  return out;
+}
+Tensor& add_inplace_autograd(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return apply_inplace(self, [&](const Tensor& s) { return add(s, other, alpha); });
+}
+EMBER_REGISTER_KERNEL("add", Autograd, add_autograd);
+EMBER_REGISTER_KERNEL("add_", Autograd, add_inplace_autograd);
+
+void check_sub(const Tensor& self, const Tensor& other) {
+  bool a = self.dtype() == kBool, b = other.dtype() == kBool;
+  EMBER_CHECK(!(a && b), "Subtraction, the `-` operator, with two bool tensors is not supported. "
+              "Use the `^` or `logical_xor()` operator instead.");
+  EMBER_CHECK(!(a || b), "Subtraction, the `-` operator, with a bool tensor is not supported. If "
+              "you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+const AddOp& sub_op() {
+  static const AddOp op("sub");
+  return op;
+}
+const AddInplaceOp& sub_inplace_op() {
+  static const AddInplaceOp op("sub_");
+  return op;
+}
+Tensor sub_autograd(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  Tensor out = sub_op().redispatch(backend_of(self, other), self, other, alpha);
+  autograd::record("SubBackward0", {self, other}, {out},
+                   [alpha](FunctionNode&, const variable_list& g) {
+                     return variable_list{g[0], g[0] * -alpha};
+                   });
+  return out;
+}
+Tensor& sub_inplace_autograd(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return apply_inplace(self, [&](const Tensor& s) { return sub(s, other, alpha); });
+}
+EMBER_REGISTER_KERNEL("sub", Autograd, sub_autograd);
+EMBER_REGISTER_KERNEL("sub_", Autograd, sub_inplace_autograd);
+}  // namespace
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return add_op().call(self, other, alpha);
+}
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  add_inplace_op().call(self, other, alpha);
+  self.bump_version();
+  return self;
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  check_sub(self, other);
+  return sub_op().call(self, other, alpha);
+}
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  check_sub(self, other);
+  sub_inplace_op().call(self, other, alpha);
+  self.bump_version();
+  return self;
+}
+
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string> mode) {
+  if (!mode) return true_divide(self, other);
+  if (*mode == "trunc") return div_trunc(self, other);
+  EMBER_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, 'trunc', or "
+              "'floor' but found '", *mode, "'");
+  return floor_divide(self, other);
+}
+Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> mode) {
+  if (!mode) return true_divide_(self, other);
+  if (*mode == "trunc") return div_trunc_(self, other);
+  EMBER_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, 'trunc', or "
+              "'floor' but found '", *mode, "'");
+  return floor_divide_(self, other);
+}
+
+namespace {
+using WhereOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+const WhereOp& where_op() {
+  static const WhereOp op("where");
+  return op;
+}
+Tensor where_autograd(const Tensor& cond, const Tensor& self, const Tensor& other) {
+  Tensor out = where_op().redispatch(backend_of(cond, self, other), cond, self, other);
+  auto node = autograd::record("WhereBackward0", {self, other}, {out},
+                               [](FunctionNode& n, const variable_list& g) {
+                                 Tensor c = n.saved(0);
+                                 Tensor z = zeros({}, TensorOptions(g[0].dtype()));
+                                 return variable_list{where(c, g[0], z), where(c, z, g[0])};
+                               });
+  if (node) node->save(cond);
+  return out;
+}
+EMBER_REGISTER_KERNEL("where", Autograd, where_autograd);
+}  // namespace
+
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  EMBER_CHECK(condition.dtype() == kBool || condition.dtype() == kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              scalar_type_name(condition.dtype()));
+  return where_op().call(condition, self, other);
+}
+
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  EMBER_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  Tensor r = self;
+  // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
+  if (min) r = maximum(r, *min);
+  if (max) r = minimum(r, *max);
+  return r;
+}
+
+Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  apply_inplace(self, [&](const Tensor& s) { return clamp(s, min, max); });
+  self.bump_version();
+  return self;
+}
+
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
+  return self + weight * (end - self);
+}
+
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return add(self, t1 * t2, value);
+}
+
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  EMBER_CHECK(is_floating_point(t1.dtype()) || is_floating_point(t2.dtype()),
+              "Integer division with addcdiv is no longer supported, and in a future release "
+              "addcdiv will perform a true division of tensor1 and tensor2.");
+  return add(self, t1 / t2, value);
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return true_divide(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, wrap_scalar(b)); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, wrap_scalar(b)); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, wrap_scalar(b)); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return true_divide(a, wrap_scalar(b)); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(wrap_scalar(a), b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(wrap_scalar(a), b); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return sub(wrap_scalar(a), b); }
+
+}  // namespace ember

@@ -1,0 +1,167 @@
+// Factories. Filling goes through fill_/copy_ and one arange kernel; the rest is composite.
+#include <cmath>
+
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+namespace {
+Tensor finish(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad_) t.requires_grad_(true);
+  return t;
+}
+
+const TypedOperator<Tensor&(Tensor&, const Scalar&, const Scalar&)>& arange_fill_op() {
+  static const TypedOperator<Tensor&(Tensor&, const Scalar&, const Scalar&)> op("_arange_fill");
+  return op;
+}
+}  // namespace
+
+Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
+  return finish(empty(sizes, o.dtype_or_default(), o.device_), o);
+}
+
+Tensor zeros(IntArrayRef sizes, const TensorOptions& o) {
+  Tensor t = empty(sizes, o.dtype_or_default(), o.device_);
+  fill_(t, 0);
+  return finish(t, o);
+}
+
+Tensor ones(IntArrayRef sizes, const TensorOptions& o) {
+  Tensor t = empty(sizes, o.dtype_or_default(), o.device_);
+  fill_(t, 1);
+  return finish(t, o);
+}
+
+Tensor full(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) {
+  Tensor t = empty(sizes, o.dtype_.value_or(value.dtype()), o.device_);
+  fill_(t, value);
+  return finish(t, o);
+}
+
+namespace {
+TensorOptions like(const Tensor& self, const TensorOptions& o) {
+  TensorOptions r = o;
+  if (!r.dtype_) r.dtype_ = self.dtype();
+  return r;
+}
+}  // namespace
+
+Tensor empty_like(const Tensor& self, const TensorOptions& o) { return empty(self.sizes(), like(self, o)); }
+Tensor zeros_like(const Tensor& self, const TensorOptions& o) { return zeros(self.sizes(), like(self, o)); }
+Tensor ones_like(const Tensor& self, const TensorOptions& o) { return ones(self.sizes(), like(self, o)); }
+Tensor full_like(const Tensor& self, const Scalar& value, const TensorOptions& o) {
+  return full(self.sizes(), value, like(self, o));
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+  bool all_int = start.is_integral(true) && end.is_integral(true) && step.is_integral(true);
+  ScalarType dtype = o.dtype_.value_or(all_int ? kLong : default_dtype());
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  EMBER_CHECK(st != 0, "arange: step must be nonzero");
+  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", s, " -> ", e);
+  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+              "arange: upper bound and larger bound inconsistent with step sign");
+  int64_t n = all_int ? (end.to_long() - start.to_long() + step.to_long() - (st > 0 ? 1 : -1)) /
+                            step.to_long()
+                      : int64_t(std::ceil((e - s) / st));
+  Tensor t = empty({std::max<int64_t>(n, 0)}, dtype, o.device_);
+  arange_fill_op().call(t, start, step);
+  return finish(t, o);
+}
+
+Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
+  EMBER_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
+  ScalarType dtype = o.dtype_or_default();
+  double s = start.to_double(), e = end.to_double();
+  double step = steps > 1 ? (e - s) / double(steps - 1) : 0.0;
+  // Filled from both ends (as PyTorch does) so the last value is exactly `end`.
+  Tensor idx = arange(0, steps, 1, TensorOptions(kDouble));
+  Tensor lo = add(wrap_scalar(s), mul(idx, wrap_scalar(step)));
+  Tensor hi = sub(wrap_scalar(e), mul(sub(wrap_scalar(double(steps - 1)), idx), wrap_scalar(step)));
+  Tensor vals = where(lt(idx, wrap_scalar(double(steps / 2))), lo, hi);
+  if (is_integral(dtype, true)) vals = trunc(vals);
+  return finish(to_dtype(vals, dtype, true), o);
+}
+
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base,
+                const TensorOptions& o) {
+  Tensor exps = linspace(start, end, steps, TensorOptions(kDouble));
+  Tensor vals = pow(wrap_scalar(base), exps);
+  return finish(to_dtype(vals, o.dtype_or_default(), true), o);
+}
+
+Tensor eye(int64_t n, std::optional<int64_t> m, const TensorOptions& o) {
+  EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  int64_t cols = m.value_or(n);
+  EMBER_CHECK(cols >= 0, "m must be greater or equal to 0, got ", cols);
+  Tensor t = zeros({n, cols}, TensorOptions(o.dtype_or_default()).device(o.device_));
+  Tensor d = diagonal(t, 0, 0, 1);
+  fill_(d, 1);
+  return finish(t, o);
+}
+
+namespace {
+// mask[i, j] = (j - i <= diagonal) for tril, (j - i >= diagonal) for triu, over the last two dims.
+Tensor tri_mask(const Tensor& self, int64_t diagonal, bool lower) {
+  EMBER_CHECK(self.dim() >= 2, lower ? "tril" : "triu", ": input tensor must have at least 2 "
+              "dimensions; got shape ", self.sizes());
+  int64_t r = self.size(-2), c = self.size(-1);
+  Tensor rows = unsqueeze(arange(0, r, 1, TensorOptions(kLong)), 1);
+  Tensor cols = arange(0, c, 1, TensorOptions(kLong));
+  Tensor diff = sub(cols, rows);
+  return lower ? le(diff, wrap_scalar(diagonal)) : ge(diff, wrap_scalar(diagonal));
+}
+}  // namespace
+
+Tensor tril(const Tensor& self, int64_t diagonal) {
+  return where(tri_mask(self, diagonal, true), self, zeros({}, TensorOptions(self.dtype())));
+}
+
+Tensor triu(const Tensor& self, int64_t diagonal) {
+  return where(tri_mask(self, diagonal, false), self, zeros({}, TensorOptions(self.dtype())));
+}
+
+Tensor diag(const Tensor& self, int64_t k) {
+  EMBER_CHECK(self.dim() == 1 || self.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ",
+              self.dim(), "D");
+  if (self.dim() == 2) return clone(diagonal(self, k, 0, 1));
+  int64_t n = self.size(0), a = std::abs(k), size = n + a;
+  // M[i, j] = v[i] where j - i == k (k >= 0) or v[j] where i - j == -k (k < 0), built from
+  // differentiable ops so the vector gets its gradient.
+  Tensor rows = unsqueeze(arange(0, size, 1, TensorOptions(kLong)), 1);
+  Tensor cols = arange(0, size, 1, TensorOptions(kLong));
+  Tensor mask = eq(sub(cols, rows), wrap_scalar(k));
+  Tensor padded = a ? cat({self, zeros({a}, TensorOptions(self.dtype()))}, 0) : self;
+  Tensor spread = k >= 0 ? unsqueeze(padded, 1) : unsqueeze(padded, 0);
+  return where(mask, spread, zeros({}, TensorOptions(self.dtype())));
+}
+
+namespace cpu {
+namespace {
+Tensor& arange_fill_kernel(Tensor& out, const Scalar& start, const Scalar& step) {
+  dispatch<kNumericTypes>(out.dtype(), "arange", [&](auto tag) {
+    using T = decltype(tag);
+    T* p = out.data_ptr<T>();
+    int64_t n = out.numel();
+    if constexpr (std::is_integral_v<T>) {
+      if (start.is_integral(false) && step.is_integral(false)) {
+        int64_t s = start.to_long(), st = step.to_long();
+        for (int64_t i = 0; i < n; ++i) p[i] = T(s + i * st);
+        return;
+      }
+    }
+    double s = start.to_double(), st = step.to_double();
+    for (int64_t i = 0; i < n; ++i) p[i] = T(s + double(i) * st);
+  });
+  return out;
+}
+}  // namespace
+EMBER_REGISTER_KERNEL("_arange_fill", CPU, arange_fill_kernel);
+}  // namespace cpu
+
+}  // namespace ember

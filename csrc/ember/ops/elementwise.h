@@ -1,0 +1,156 @@
+#pragma once
+// Elementwise operators. The X-macro lists drive declarations, kernels, derivatives and bindings.
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// Unary ops that compute in floating point (integer inputs promote to the default dtype).
+// (name, PyTorch backward node name)
+#define EMBER_UNARY_FLOAT_OPS(_) \
+  _(exp, ExpBackward0)           \
+  _(exp2, Exp2Backward0)         \
+  _(expm1, Expm1Backward0)       \
+  _(log, LogBackward0)           \
+  _(log2, Log2Backward0)         \
+  _(log10, Log10Backward0)       \
+  _(log1p, Log1PBackward0)       \
+  _(sqrt, SqrtBackward0)         \
+  _(rsqrt, RsqrtBackward0)       \
+  _(sin, SinBackward0)           \
+  _(cos, CosBackward0)           \
+  _(tan, TanBackward0)           \
+  _(asin, AsinBackward0)         \
+  _(acos, AcosBackward0)         \
+  _(atan, AtanBackward0)         \
+  _(sinh, SinhBackward0)         \
+  _(cosh, CoshBackward0)         \
+  _(tanh, TanhBackward0)         \
+  _(asinh, AsinhBackward0)       \
+  _(acosh, AcoshBackward0)       \
+  _(atanh, AtanhBackward0)       \
+  _(sigmoid, SigmoidBackward0)   \
+  _(erf, ErfBackward0)           \
+  _(erfc, ErfcBackward0)         \
+  _(erfinv, ErfinvBackward0)     \
+  _(reciprocal, ReciprocalBackward0)
+
+// Unary ops that keep the input dtype.
+#define EMBER_UNARY_SAME_OPS(_) \
+  _(abs, AbsBackward0)          \
+  _(neg, NegBackward0)          \
+  _(sign, SignBackward0)        \
+  _(floor, FloorBackward0)      \
+  _(ceil, CeilBackward0)        \
+  _(round, RoundBackward0)      \
+  _(trunc, TruncBackward0)      \
+  _(frac, FracBackward0)        \
+  _(square, PowBackward0)       \
+  _(relu, ReluBackward0)        \
+  _(bitwise_not, NotImplemented)
+
+#define EMBER_DECLARE_UNARY(name, node) \
+  Tensor name(const Tensor& self);      \
+  Tensor& name##_(Tensor& self);
+EMBER_UNARY_FLOAT_OPS(EMBER_DECLARE_UNARY)
+EMBER_UNARY_SAME_OPS(EMBER_DECLARE_UNARY)
+#undef EMBER_DECLARE_UNARY
+
+/// Unary predicates returning bool tensors.
+Tensor isnan(const Tensor& self);
+Tensor isinf(const Tensor& self);
+Tensor isfinite(const Tensor& self);
+Tensor isposinf(const Tensor& self);
+Tensor isneginf(const Tensor& self);
+Tensor logical_not(const Tensor& self);
+Tensor signbit(const Tensor& self);
+/// Replaces NaN and infinities (defaults: 0, largest and lowest finite value).
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt,
+                  std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+/// Rounds to `decimals` places (half to even, as torch.round).
+Tensor round(const Tensor& self, int64_t decimals);
+
+// Binary ops: (name, backward node name). Each has Tensor-Tensor and in-place forms;
+// Python numbers arrive as wrapped 0-d tensors (see Note [Wrapped numbers]).
+#define EMBER_BINARY_OPS(_)               \
+  _(mul, MulBackward0)                    \
+  _(true_divide, DivBackward0)            \
+  _(floor_divide, NotImplemented)         \
+  _(remainder, RemainderBackward0)        \
+  _(fmod, FmodBackward0)                  \
+  _(pow, PowBackward1)                    \
+  _(atan2, Atan2Backward0)                \
+  _(hypot, HypotBackward0)                \
+  _(copysign, CopysignBackward0)          \
+  _(minimum, MinimumBackward0)            \
+  _(maximum, MaximumBackward0)            \
+  _(fmin, FminBackward0)                  \
+  _(fmax, FmaxBackward0)                  \
+  _(bitwise_and, NotImplemented)          \
+  _(bitwise_or, NotImplemented)           \
+  _(bitwise_xor, NotImplemented)          \
+  _(bitwise_left_shift, NotImplemented)   \
+  _(bitwise_right_shift, NotImplemented)  \
+  _(logical_and, NotImplemented)          \
+  _(logical_or, NotImplemented)           \
+  _(logical_xor, NotImplemented)          \
+  _(eq, NotImplemented)                   \
+  _(ne, NotImplemented)                   \
+  _(lt, NotImplemented)                   \
+  _(le, NotImplemented)                   \
+  _(gt, NotImplemented)                   \
+  _(ge, NotImplemented)
+
+#define EMBER_DECLARE_BINARY(name, node)                    \
+  Tensor name(const Tensor& self, const Tensor& other);     \
+  Tensor& name##_(Tensor& self, const Tensor& other);
+EMBER_BINARY_OPS(EMBER_DECLARE_BINARY)
+#undef EMBER_DECLARE_BINARY
+
+/// self + alpha * other.
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+/// self - alpha * other.
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+/// Division with rounding_mode: none (true division), "trunc" or "floor".
+Tensor div(const Tensor& self, const Tensor& other,
+           std::optional<std::string> rounding_mode = std::nullopt);
+Tensor& div_(Tensor& self, const Tensor& other,
+             std::optional<std::string> rounding_mode = std::nullopt);
+
+/// Clamps into [min, max]; either bound may be absent.
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+/// cond ? self : other, broadcasting all three.
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
+/// self + weight * (end - self).
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
+/// self + value * t1 * t2.
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+/// self + value * t1 / t2.
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+
+/// A 0-d tensor for a Python number, marked so it promotes like a scalar.
+Tensor wrap_scalar(const Scalar& s);
+
+/// PyTorch's result_type over tensors with dim, 0-d tensors and wrapped numbers.
+ScalarType result_type(TensorList tensors);
+/// Whether a value of type `from` may be written into `to` by an in-place op.
+bool can_cast(ScalarType from, ScalarType to);
+
+// Operators for C++ users.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+
+}  // namespace ember

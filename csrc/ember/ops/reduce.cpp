@@ -1,0 +1,287 @@
+// Reductions: dispatch entry points, dtype rules and derivatives; composites at the end.
+#include <cmath>
+
+#include "ember/autograd/node.h"
+#include "ember/core/shape.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+namespace {
+
+using SumOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, bool, std::optional<ScalarType>)>;
+using ExtremeOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, bool)>;
+using MaxDimOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool)>;
+using ArgOp = TypedOperator<Tensor(const Tensor&, std::optional<int64_t>, bool)>;
+using VarMeanOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, double, bool)>;
+
+#define EMBER_OP_HANDLE(fn, type, name) \
+  const type& fn() {                    \
+    static const type op(name);         \
+    return op;                          \
+  }
+EMBER_OP_HANDLE(sum_op, SumOp, "sum")
+EMBER_OP_HANDLE(prod_op, SumOp, "prod")
+EMBER_OP_HANDLE(amax_op, ExtremeOp, "amax")
+EMBER_OP_HANDLE(amin_op, ExtremeOp, "amin")
+EMBER_OP_HANDLE(max_dim_op, MaxDimOp, "max.dim")
+EMBER_OP_HANDLE(min_dim_op, MaxDimOp, "min.dim")
+EMBER_OP_HANDLE(argmax_op, ArgOp, "argmax")
+EMBER_OP_HANDLE(argmin_op, ArgOp, "argmin")
+EMBER_OP_HANDLE(var_mean_op, VarMeanOp, "var_mean")
+EMBER_OP_HANDLE(all_op, ExtremeOp, "all")
+EMBER_OP_HANDLE(any_op, ExtremeOp, "any")
+#undef EMBER_OP_HANDLE
+
+// Dims a reduction covered, wrapped; empty `dims` means all of them.
+DimVector reduced_dims(int64_t ndim, IntArrayRef dims) {
+  DimVector out;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+  } else if (ndim > 0) {
+    uint64_t mask = dim_mask(dims, ndim, "reduce");
+    for (int64_t d = 0; d < ndim; ++d)
+      if (mask >> d & 1) out.push_back(d);
+  }
+  return out;
+}
+
+// Brings a reduced gradient back to the input's shape (re-inserting dropped dims).
+Tensor unreduce(const Tensor& grad, IntArrayRef in_shape, const DimVector& dims, bool keepdim) {
+  Tensor g = grad;
+  if (!keepdim)
+    for (int64_t d : dims) g = unsqueeze(g, d);
+  return expand(g, in_shape);
+}
+
+int64_t count_of(IntArrayRef shape, const DimVector& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= shape[size_t(d)];
+  return n;
+}
+
+Tensor sum_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  Tensor out = sum_op().redispatch(backend_of(self), self, dims, keepdim, dtype);
+  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
+  autograd::record(dims.empty() ? "SumBackward0" : "SumBackward1", {self}, {out},
+                   [in, rd, keepdim](FunctionNode&, const variable_list& g) {
+                     return variable_list{unreduce(g[0], in, rd, keepdim)};
+                   });
+  return out;
+}
+EMBER_REGISTER_KERNEL("sum", Autograd, sum_autograd);
+
+Tensor prod_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  Tensor out = prod_op().redispatch(backend_of(self), self, dims, keepdim, dtype);
+  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
+  auto node = autograd::record(
+      dims.empty() ? "ProdBackward0" : "ProdBackward1", {self}, {out},
+      [in, rd, keepdim](FunctionNode& n, const variable_list& g) {
+        // Exact with zeros: a lone zero gets the product of the others; two or more give 0.
+        Tensor self = n.saved(0), result = n.saved(1);
+        Tensor is_zero = eq(self, wrap_scalar(0));
+        Tensor zeros_in_slice = sum(is_zero, rd, true, std::nullopt);
+        Tensor others = where(is_zero, ones({}, TensorOptions(self.dtype())), self);
+        for (int64_t d : rd) others = prod(others, d, true, std::nullopt);
+        Tensor res = unreduce(result, in, rd, keepdim);
+        Tensor gin = unreduce(g[0], in, rd, keepdim);
+        Tensor lone = logical_and(is_zero, eq(zeros_in_slice, wrap_scalar(1)));
+        Tensor zero = zeros({}, TensorOptions(self.dtype()));
+        Tensor d = where(is_zero, where(lone, expand(others, in), zero), res / self);
+        return variable_list{gin * d};
+      });
+  if (node) {
+    node->save(self);
+    node->save(out, true);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL("prod", Autograd, prod_autograd);
+
+// amax/amin: the gradient is shared evenly among the tied extremes.
+template <bool Max>
+Tensor amax_autograd(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  Tensor out = (Max ? amax_op() : amin_op()).redispatch(backend_of(self), self, dims, keepdim);
+  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
+  auto node = autograd::record(Max ? "AmaxBackward0" : "AminBackward0", {self}, {out},
+                               [in, rd, keepdim](FunctionNode& n, const variable_list& g) {
+                                 Tensor self = n.saved(0), result = n.saved(1);
+                                 Tensor mask = eq(self, unreduce(result, in, rd, keepdim));
+                                 Tensor fm = to_dtype(mask, g[0].dtype());
+                                 Tensor count = sum(fm, rd, true, std::nullopt);
+                                 return variable_list{unreduce(g[0], in, rd, keepdim) * fm / count};
+                               });
+  if (node) {
+    node->save(self);
+    node->save(out, true);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL("amax", Autograd, amax_autograd<true>);
+EMBER_REGISTER_KERNEL("amin", Autograd, amax_autograd<false>);
+
+// max/min along a dim: the gradient goes to the returned index.
+template <bool Max>
+std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, bool keepdim) {
+  auto [values, indices] = (Max ? max_dim_op() : min_dim_op()).redispatch(backend_of(self), self, dim, keepdim);
+  int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim());
+  DimVector in(self.sizes());
+  auto node = autograd::record(Max ? "MaxBackward0" : "MinBackward0", {self}, {values},
+                               [in, d, keepdim](FunctionNode& n, const variable_list& g) {
+                                 Tensor idx = n.saved(0);
+                                 if (in.empty()) return variable_list{g[0]};
+                                 Tensor gi = keepdim ? g[0] : unsqueeze(g[0], d);
+                                 Tensor ii = keepdim ? idx : unsqueeze(idx, d);
+                                 DimVector shape(in.size(), 1);
+                                 shape[size_t(d)] = in[size_t(d)];
+                                 Tensor pos = reshape(arange(0, in[size_t(d)], 1, TensorOptions(kLong)), shape);
+                                 Tensor hit = to_dtype(eq(pos, ii), gi.dtype());
+                                 return variable_list{hit * gi};
+                               });
+  if (node) node->save(indices);
+  return {values, indices};
+}
+EMBER_REGISTER_KERNEL("max.dim", Autograd, max_dim_autograd<true>);
+EMBER_REGISTER_KERNEL("min.dim", Autograd, max_dim_autograd<false>);
+
+std::tuple<Tensor, Tensor> var_mean_autograd(const Tensor& self, IntArrayRef dims, double correction,
+                                             bool keepdim) {
+  auto [var, mean] = var_mean_op().redispatch(backend_of(self), self, dims, correction, keepdim);
+  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
+  int64_t n = count_of(in, rd);
+  auto node = autograd::record(
+      "VarMeanBackward0", {self}, {var, mean},
+      [in, rd, keepdim, n, correction](FunctionNode& nd, const variable_list& g) {
+        Tensor self = nd.saved(0);
+        Tensor total;
+        if (g[0].defined()) {
+          Tensor centered = self - ember::mean(self, rd, true, std::nullopt);
+          total = unreduce(g[0], in, rd, keepdim) * centered * (2.0 / (double(n) - correction));
+        }
+        if (g[1].defined()) {
+          Tensor gm = unreduce(g[1], in, rd, keepdim) / double(n);
+          total = total.defined() ? total + gm : gm;
+        }
+        return variable_list{total};
+      });
+  if (node) node->save(self);
+  return {var, mean};
+}
+EMBER_REGISTER_KERNEL("var_mean", Autograd, var_mean_autograd);
+
+double correction_of(std::optional<double> c) { return c.value_or(1.0); }
+IntArrayRef dims_of(const std::optional<std::vector<int64_t>>& d) {
+  return d ? IntArrayRef(*d) : IntArrayRef();
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return sum_op().call(self, {}, false, dtype); }
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return sum_op().call(self, dim, keepdim, dtype);
+}
+
+Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType t = dtype.value_or(self.dtype());
+  EMBER_CHECK(is_floating_point(t), "mean(): could not infer output dtype. Input dtype must be "
+              "either a floating point or complex dtype. Got: ", scalar_type_name(t));
+  DimVector rd = reduced_dims(self.dim(), dim);
+  int64_t n = count_of(self.sizes(), rd);
+  return sum(self, dim, keepdim, dtype) / double(n);
+}
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) { return mean(self, {}, false, dtype); }
+
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) { return prod_op().call(self, {}, false, dtype); }
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return prod_op().call(self, {dim}, keepdim, dtype);
+}
+
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return amax_op().call(self, dim, keepdim); }
+Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return amin_op().call(self, dim, keepdim); }
+
+Tensor max(const Tensor& self) {
+  EMBER_CHECK(self.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() "
+              "== 0. Specify the reduction dim with the 'dim' argument.");
+  return amax(self);
+}
+Tensor min(const Tensor& self) {
+  EMBER_CHECK(self.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() "
+              "== 0. Specify the reduction dim with the 'dim' argument.");
+  return amin(self);
+}
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) {
+  return max_dim_op().call(self, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
+  return min_dim_op().call(self, dim, keepdim);
+}
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return argmax_op().call(self, dim, keepdim);
+}
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return argmin_op().call(self, dim, keepdim);
+}
+
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<std::vector<int64_t>> dim,
+                                    std::optional<double> correction, bool keepdim) {
+  return var_mean_op().call(self, dims_of(dim), correction_of(correction), keepdim);
+}
+Tensor var(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<double> correction,
+           bool keepdim) {
+  return std::get<0>(var_mean(self, dim, correction, keepdim));
+}
+Tensor std(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<double> correction,
+           bool keepdim) {
+  return sqrt(var(self, dim, correction, keepdim));
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<std::vector<int64_t>> dim,
+                                    std::optional<double> correction, bool keepdim) {
+  auto [v, m] = var_mean(self, dim, correction, keepdim);
+  return {sqrt(v), m};
+}
+
+Tensor norm(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  EMBER_CHECK(is_floating_point(x.dtype()), "linalg.vector_norm: Expected a floating point or "
+              "complex tensor as input. Got ", scalar_type_name(x.dtype()));
+  double order = p ? p->to_double() : 2.0;
+  Tensor a = abs(x);
+  if (std::isinf(order)) {
+    if (x.numel() == 0 && order < 0) return amin(a, dim, keepdim);
+    return order > 0 ? amax(a, dim, keepdim) : amin(a, dim, keepdim);
+  }
+  if (order == 0) return sum(to_dtype(ne(x, wrap_scalar(0)), x.dtype()), dim, keepdim, std::nullopt);
+  if (order == 1) return sum(a, dim, keepdim, std::nullopt);
+  if (order == 2) return sqrt(sum(x * x, dim, keepdim, std::nullopt));
+  return pow(sum(pow(a, wrap_scalar(order)), dim, keepdim, std::nullopt), wrap_scalar(1.0 / order));
+}
+
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  Tensor x = is_floating_point(self.dtype()) ? self : to_dtype(self, default_dtype());
+  if (x.numel() == 0) return log(sum(exp(x), dim, keepdim, std::nullopt));
+  // Shift by the (detached) max; infinite maxima shift by 0 so inf - inf never appears.
+  Tensor m = amax(x, dim, true).detach();
+  m = where(isinf(m), zeros({}, TensorOptions(m.dtype())), m);
+  Tensor r = log(sum(exp(x - m), dim, true, std::nullopt)) + m;
+  if (!keepdim) {
+    DimVector rd = reduced_dims(x.dim(), dim);
+    for (size_t i = rd.size(); i-- > 0;) r = squeeze(r, {rd[i]});
+  }
+  return r;
+}
+
+Tensor all(const Tensor& self) { return all_op().call(self, {}, false); }
+Tensor all(const Tensor& self, IntArrayRef dim, bool keepdim) { return all_op().call(self, dim, keepdim); }
+Tensor any(const Tensor& self) { return any_op().call(self, {}, false); }
+Tensor any(const Tensor& self, IntArrayRef dim, bool keepdim) { return any_op().call(self, dim, keepdim); }
+
+Tensor count_nonzero(const Tensor& self, IntArrayRef dim) {
+  return sum(ne(self, wrap_scalar(0)), dim, false, std::nullopt);
+}
+
+}  // namespace ember

@@ -1,0 +1,1008 @@
+"""Tensor basics: dtypes, promotion, creation, random, views/storage, in-place ops, Python protocol.
+
+Every expectation here is what PyTorch does; ember must behave identically.
+"""
+
+import operator
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def np_of(t):
+    """A numpy copy of a tensor's values (float dtypes numpy lacks go through float32)."""
+    t = t.detach()
+    if t.dtype == ember.bfloat16:
+        t = t.float()
+    return t.numpy().copy()
+
+
+def assert_equal(t, expected, dtype=None):
+    """Values (and optionally dtype) of tensor `t` equal the array-like `expected`."""
+    if dtype is not None:
+        assert t.dtype == dtype
+    np.testing.assert_array_equal(np_of(t), np.asarray(expected))
+
+
+# ----------------------------------------------------------------------------------------------
+# dtypes
+# ----------------------------------------------------------------------------------------------
+
+DTYPE_INFO = [
+    # name, element size, is_floating_point, is_signed
+    ("bool", 1, False, False),
+    ("uint8", 1, False, False),
+    ("int8", 1, False, True),
+    ("int16", 2, False, True),
+    ("int32", 4, False, True),
+    ("int64", 8, False, True),
+    ("float16", 2, True, True),
+    ("bfloat16", 2, True, True),
+    ("float32", 4, True, True),
+    ("float64", 8, True, True),
+]
+
+
+@pytest.mark.parametrize("name,size,is_float,is_signed", DTYPE_INFO)
+def test_dtype_attributes(name, size, is_float, is_signed):
+    dt = getattr(ember, name)
+    assert isinstance(dt, ember.dtype)
+    assert dt.is_floating_point == is_float
+    assert dt.is_signed == is_signed
+    assert dt.itemsize == size
+    assert repr(dt).endswith("." + name)  # the exact "torch.<name>" is checked in test_repr.py
+    t = ember.zeros(3, dtype=dt)
+    assert t.dtype == dt
+    assert t.element_size() == size
+    assert t.is_floating_point() == is_float
+
+
+@pytest.mark.parametrize(
+    "alias,canonical",
+    [
+        ("float", "float32"),
+        ("double", "float64"),
+        ("half", "float16"),
+        ("long", "int64"),
+        ("int", "int32"),
+        ("short", "int16"),
+    ],
+)
+def test_dtype_aliases(alias, canonical):
+    assert getattr(ember, alias) is getattr(ember, canonical)
+
+
+def test_dtype_conversion_methods():
+    t = ember.tensor([1.7, -2.2])
+    assert t.int().dtype == ember.int32
+    assert t.long().dtype == ember.int64
+    assert t.double().dtype == ember.float64
+    assert t.half().dtype == ember.float16
+    assert t.bfloat16().dtype == ember.bfloat16
+    assert t.bool().dtype == ember.bool
+    assert t.to(ember.int16).dtype == ember.int16
+    assert t.type(ember.float64).dtype == ember.float64
+    # float -> int conversion truncates toward zero
+    assert t.long().tolist() == [1, -2]
+    # .to with the same dtype returns self (no copy)
+    assert t.to(ember.float32) is t
+    assert t.float() is t
+
+
+# ----------------------------------------------------------------------------------------------
+# type promotion
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "a,b,expected",
+    [
+        ("bool", "bool", "bool"),
+        ("bool", "uint8", "uint8"),
+        ("uint8", "int8", "int16"),  # no common 8-bit type: goes up
+        ("int8", "int16", "int16"),
+        ("int32", "int64", "int64"),
+        ("uint8", "float16", "float16"),
+        ("int64", "float16", "float16"),  # any float beats any int
+        ("float16", "bfloat16", "float32"),  # neither contains the other
+        ("bfloat16", "float32", "float32"),
+        ("float32", "float64", "float64"),
+        ("bool", "float64", "float64"),
+        ("int64", "bfloat16", "bfloat16"),
+    ],
+)
+def test_promote_types(a, b, expected):
+    da, db, de = getattr(ember, a), getattr(ember, b), getattr(ember, expected)
+    assert ember.promote_types(da, db) == de
+    assert ember.promote_types(db, da) == de
+    # the same rule for binary ops on dimensioned tensors
+    x = ember.ones(2, dtype=da)
+    y = ember.ones(2, dtype=db)
+    assert (x + y).dtype == de
+    assert ember.result_type(x, y) == de
+
+
+@pytest.mark.parametrize(
+    "dtype,scalar,expected",
+    [
+        # a Python scalar only matters if it is of a higher *category* (bool < int < float)
+        ("float32", 2, "float32"),
+        ("float16", 2, "float16"),
+        ("int8", 1000, "int8"),  # value is not inspected (it wraps)
+        ("uint8", 1, "uint8"),
+        ("int32", 2.5, "float32"),  # -> default dtype
+        ("int64", 2.5, "float32"),
+        ("bool", 2.5, "float32"),
+        ("bool", 2, "int64"),
+        ("bool", True, "bool"),
+        ("int16", True, "int16"),
+        ("float16", 2.5, "float16"),
+        ("bfloat16", 2.5, "bfloat16"),
+        ("float64", 2.5, "float64"),
+    ],
+)
+def test_promotion_with_python_scalars(dtype, scalar, expected):
+    t = ember.ones(3, dtype=getattr(ember, dtype))
+    exp = getattr(ember, expected)
+    assert (t + scalar).dtype == exp
+    assert (scalar + t).dtype == exp
+    assert (t * scalar).dtype == exp
+    assert ember.result_type(t, scalar) == exp
+
+
+def test_zero_dim_tensors_promote_like_scalars():
+    # a 0-d tensor of the same category does not promote a dimensioned tensor
+    f32 = ember.ones(3, dtype=ember.float32)
+    assert (f32 + ember.tensor(1.0, dtype=ember.float64)).dtype == ember.float32
+    i8 = ember.ones(3, dtype=ember.int8)
+    assert (i8 + ember.tensor(1, dtype=ember.int64)).dtype == ember.int8
+    # ... but a higher category does, and keeps its own dtype
+    assert (i8 + ember.tensor(1.0, dtype=ember.float64)).dtype == ember.float64
+    assert (i8 + ember.tensor(1.0, dtype=ember.float16)).dtype == ember.float16
+    # two 0-d tensors promote normally
+    z = ember.tensor(1.0, dtype=ember.float32) + ember.tensor(1.0, dtype=ember.float64)
+    assert z.dtype == ember.float64
+    assert z.dim() == 0
+    # a 1-element 1-d tensor is dimensioned: normal promotion
+    assert (f32 + ember.ones(1, dtype=ember.float64)).dtype == ember.float64
+
+
+def test_true_division_of_ints_gives_default_float():
+    a = ember.tensor([3, 4])
+    out = a / 2
+    assert out.dtype == ember.float32
+    assert out.tolist() == [1.5, 2.0]
+    assert (a // 2).dtype == ember.int64
+    assert (a // 2).tolist() == [1, 2]
+
+
+def test_comparisons_return_bool():
+    a = ember.tensor([1, 2, 3])
+    for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+        assert op(a, 2).dtype == ember.bool
+        assert op(a, 2.5).dtype == ember.bool
+
+
+@pytest.fixture
+def restore_default_dtype():
+    old = ember.get_default_dtype()
+    yield
+    ember.set_default_dtype(old)
+
+
+def test_default_dtype(restore_default_dtype):
+    assert ember.get_default_dtype() == ember.float32
+    ember.set_default_dtype(ember.float64)
+    assert ember.get_default_dtype() == ember.float64
+    assert ember.tensor([1.5]).dtype == ember.float64
+    assert ember.zeros(2).dtype == ember.float64
+    assert ember.arange(0.0, 1.0, 0.5).dtype == ember.float64
+    assert (ember.tensor([1, 2]) / 2).dtype == ember.float64
+    assert (ember.tensor([1, 2]) * 0.5).dtype == ember.float64
+    # ints are unaffected
+    assert ember.tensor([1]).dtype == ember.int64
+    ember.set_default_dtype(ember.float32)
+    assert ember.tensor([1.5]).dtype == ember.float32
+
+
+def test_set_default_dtype_rejects_ints(restore_default_dtype):
+    with pytest.raises(TypeError):
+        ember.set_default_dtype(ember.int64)
+
+
+# ----------------------------------------------------------------------------------------------
+# creation
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "data,dtype,shape",
+    [
+        (1, "int64", ()),
+        (1.5, "float32", ()),
+        (True, "bool", ()),
+        ([1, 2, 3], "int64", (3,)),
+        ([1, 2.0], "float32", (2,)),  # any float -> default float
+        ([True, False], "bool", (2,)),
+        ([True, 2], "int64", (2,)),  # bool + int -> int
+        ([[1, 2], [3, 4], [5, 6]], "int64", (3, 2)),
+        ([], "float32", (0,)),  # empty list -> default float
+        ([[], []], "float32", (2, 0)),
+        ([[[1.0]]], "float32", (1, 1, 1)),
+    ],
+)
+def test_tensor_dtype_inference(data, dtype, shape):
+    t = ember.tensor(data)
+    assert t.dtype == getattr(ember, dtype)
+    assert tuple(t.shape) == shape
+    assert t.tolist() == data
+
+
+def test_tensor_explicit_dtype_and_copy():
+    t = ember.tensor([1, 2], dtype=ember.float64)
+    assert t.dtype == ember.float64 and t.tolist() == [1.0, 2.0]
+    src = ember.tensor([1.0, 2.0])
+    with pytest.warns(UserWarning):  # torch warns: use clone().detach()
+        c = ember.tensor(src)
+    c[0] = 9
+    assert src[0].item() == 1.0  # tensor() always copies
+
+
+def test_tensor_ragged_list_raises():
+    with pytest.raises((ValueError, TypeError)):
+        ember.tensor([[1, 2], [3]])
+
+
+@pytest.mark.parametrize(
+    "np_dtype,dtype",
+    [
+        (np.bool_, "bool"),
+        (np.uint8, "uint8"),
+        (np.int8, "int8"),
+        (np.int16, "int16"),
+        (np.int32, "int32"),
+        (np.int64, "int64"),
+        (np.float16, "float16"),
+        (np.float32, "float32"),
+        (np.float64, "float64"),  # numpy float64 stays float64 (not the default dtype)
+    ],
+)
+def test_tensor_from_numpy_keeps_dtype(np_dtype, dtype):
+    arr = np.arange(6).reshape(2, 3).astype(np_dtype)
+    t = ember.tensor(arr)
+    assert t.dtype == getattr(ember, dtype)
+    assert t.shape == (2, 3)
+    np.testing.assert_array_equal(t.numpy(), arr)
+    arr[0, 0] = 1  # tensor() copies
+    assert t[0, 0].item() == 0
+    f = ember.from_numpy(arr)
+    assert f.dtype == getattr(ember, dtype)
+
+
+def test_numpy_scalar_and_python_float_list_inference():
+    assert ember.tensor(np.float64(1.5)).dtype == ember.float64
+    assert ember.tensor(np.float32(1.5)).dtype == ember.float32
+    assert ember.tensor(np.int32(3)).dtype == ember.int32
+
+
+def test_from_numpy_shares_memory_both_ways():
+    arr = np.zeros((2, 3), dtype=np.float32)
+    t = ember.from_numpy(arr)
+    arr[1, 2] = 5.0
+    assert t[1, 2].item() == 5.0
+    t[0, 0] = 7.0
+    assert arr[0, 0] == 7.0
+    # non-contiguous numpy arrays keep their strides (in elements)
+    sl = arr[:, ::2]
+    ts = ember.from_numpy(sl)
+    assert ts.stride() == (3, 2)
+    ts.fill_(1.0)
+    assert arr[0, 0] == 1.0 and arr[0, 1] == 0.0
+
+
+def test_as_tensor_shares_when_possible():
+    arr = np.arange(4, dtype=np.float32)
+    t = ember.as_tensor(arr)
+    arr[0] = 10
+    assert t[0].item() == 10  # same dtype: no copy
+    t2 = ember.as_tensor(arr, dtype=ember.float64)
+    arr[1] = 20
+    assert t2[1].item() == 1  # dtype change: copy
+    src = ember.tensor([1.0, 2.0])
+    assert ember.as_tensor(src) is src
+    assert ember.as_tensor([1, 2]).dtype == ember.int64
+
+
+def test_numpy_method_shares_memory():
+    t = ember.zeros(2, 2)
+    a = t.numpy()
+    a[0, 1] = 3.0
+    assert t[0, 1].item() == 3.0
+    t.add_(1)
+    assert a[1, 1] == 1.0
+    # views keep their layout
+    v = t.t().numpy()
+    assert v[1, 0] == 4.0
+
+
+def test_numpy_method_refuses_requires_grad():
+    t = ember.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        t.numpy()
+    assert t.detach().numpy().shape == (2,)
+
+
+@pytest.mark.parametrize("fn,value", [("zeros", 0), ("ones", 1)])
+def test_zeros_ones(fn, value):
+    f = getattr(ember, fn)
+    for shape_args in [(2, 3), ((2, 3),), ([2, 3],)]:
+        t = f(*shape_args)
+        assert t.shape == (2, 3) and t.dtype == ember.float32
+        assert_equal(t, np.full((2, 3), value, dtype=np.float32))
+    t = f(4, dtype=ember.int32)
+    assert t.dtype == ember.int32 and t.tolist() == [value] * 4
+    like = getattr(ember, fn + "_like")(ember.empty(2, 1, dtype=ember.float64))
+    assert like.shape == (2, 1) and like.dtype == ember.float64
+    assert f(0, 3).numel() == 0
+    assert f(()).shape == ()  # 0-d
+
+
+def test_full_and_empty():
+    t = ember.full((2, 2), 7)
+    assert t.dtype == ember.int64  # dtype inferred from the fill value
+    assert ember.full((2,), 1.5).dtype == ember.float32
+    assert ember.full((2,), True).dtype == ember.bool
+    assert ember.full((2,), 3, dtype=ember.float64).tolist() == [3.0, 3.0]
+    fl = ember.full_like(ember.zeros(3, dtype=ember.int16), 4)
+    assert fl.dtype == ember.int16 and fl.tolist() == [4, 4, 4]
+    e = ember.empty(3, 4)
+    assert e.shape == (3, 4) and e.dtype == ember.float32
+    el = ember.empty_like(ember.zeros(2, dtype=ember.uint8))
+    assert el.shape == (2,) and el.dtype == ember.uint8
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,expected,dtype",
+    [
+        ((5,), {}, [0, 1, 2, 3, 4], "int64"),
+        ((2, 5), {}, [2, 3, 4], "int64"),
+        ((0, 10, 3), {}, [0, 3, 6, 9], "int64"),
+        ((5, 0, -2), {}, [5, 3, 1], "int64"),
+        ((0, -3, -1), {}, [0, -1, -2], "int64"),
+        ((3, 3), {}, [], "int64"),
+        ((0.0, 1.0, 0.25), {}, [0.0, 0.25, 0.5, 0.75], "float32"),
+        ((1, 0, -0.5), {}, [1.0, 0.5], "float32"),
+        ((3,), {"dtype": "float64"}, [0.0, 1.0, 2.0], "float64"),
+        ((0, 2.5), {}, [0.0, 1.0, 2.0], "float32"),
+    ],
+)
+def test_arange(args, kwargs, expected, dtype):
+    kwargs = {k: getattr(ember, v) for k, v in kwargs.items()}
+    t = ember.arange(*args, **kwargs)
+    assert t.dtype == getattr(ember, dtype)
+    assert t.tolist() == expected
+
+
+def test_arange_wrong_sign_step_raises():
+    with pytest.raises(RuntimeError):
+        ember.arange(0, 5, -1)
+    with pytest.raises(RuntimeError):
+        ember.arange(0, 5, 0)
+
+
+def test_linspace_logspace():
+    t = ember.linspace(0, 1, 5)
+    assert t.dtype == ember.float32
+    np.testing.assert_allclose(t.numpy(), np.linspace(0, 1, 5), rtol=1e-6)
+    t = ember.linspace(-2, 3, 11, dtype=ember.float64)
+    np.testing.assert_allclose(t.numpy(), np.linspace(-2, 3, 11), rtol=1e-12)
+    assert ember.linspace(5, 5, 1).tolist() == [5.0]
+    assert ember.linspace(0, 1, 0).shape == (0,)
+    assert ember.linspace(1, 0, 3).tolist() == [1.0, 0.5, 0.0]
+    t = ember.logspace(0, 3, 4)
+    np.testing.assert_allclose(t.numpy(), [1, 10, 100, 1000], rtol=1e-6)
+    t = ember.logspace(0, 3, 4, base=2)
+    np.testing.assert_allclose(t.numpy(), [1, 2, 4, 8], rtol=1e-6)
+
+
+def test_eye():
+    assert_equal(ember.eye(3), np.eye(3, dtype=np.float32), ember.float32)
+    assert_equal(ember.eye(2, 4), np.eye(2, 4))
+    assert_equal(ember.eye(3, dtype=ember.int64), np.eye(3, dtype=np.int64), ember.int64)
+    assert ember.eye(0).shape == (0, 0)
+
+
+@pytest.mark.parametrize("diagonal", [-2, -1, 0, 1, 3])
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 2), (2, 3, 4)])
+def test_tril_triu(shape, diagonal):
+    a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + 1
+    t = ember.tensor(a)
+    assert_equal(ember.tril(t, diagonal), np.tril(a, diagonal))
+    assert_equal(ember.triu(t, diagonal), np.triu(a, diagonal))
+    assert_equal(t.tril(diagonal), np.tril(a, diagonal))
+    c = t.clone()
+    c.triu_(diagonal)
+    assert_equal(c, np.triu(a, diagonal))
+
+
+@pytest.mark.parametrize("k", [-2, 0, 1])
+def test_diag_both_directions(k):
+    v = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    assert_equal(ember.diag(ember.tensor(v), k), np.diag(v, k))
+    m = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert_equal(ember.diag(ember.tensor(m), k), np.diag(m, k))
+    assert_equal(ember.tensor(m).diagonal(k), np.diagonal(m, k))
+
+
+# ----------------------------------------------------------------------------------------------
+# random
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ember.rand(5),
+        lambda: ember.randn(2, 3),
+        lambda: ember.randint(0, 10, (6,)),
+        lambda: ember.randperm(7),
+        lambda: ember.empty(4).normal_(),
+        lambda: ember.empty(4).uniform_(-1, 1),
+        lambda: ember.multinomial(ember.tensor([0.2, 0.3, 0.5]), 5, replacement=True),
+    ],
+)
+def test_manual_seed_reproducible(make):
+    ember.manual_seed(1234)
+    a = make()
+    ember.manual_seed(1234)
+    b = make()
+    assert a.tolist() == b.tolist()
+    c = make()  # the state advanced
+    if a.numel() > 3:
+        assert a.tolist() != c.tolist()
+
+
+def test_generator_is_independent_of_global_state():
+    g = ember.Generator()
+    assert g.manual_seed(7) is g
+    a = ember.randn(5, generator=g)
+    ember.manual_seed(0)
+    ember.rand(10)  # consuming the global generator does not affect g
+    g.manual_seed(7)
+    b = ember.randn(5, generator=g)
+    assert a.tolist() == b.tolist()
+    g2 = ember.Generator().manual_seed(7)
+    assert ember.randn(5, generator=g2).tolist() == a.tolist()
+    assert g.initial_seed() == 7
+
+
+def test_rand_family_shapes_and_ranges():
+    ember.manual_seed(0)
+    r = ember.rand(1000)
+    assert r.dtype == ember.float32
+    assert float(r.min()) >= 0.0 and float(r.max()) < 1.0
+    assert abs(float(r.mean()) - 0.5) < 0.05
+    n = ember.randn(4000, dtype=ember.float64)
+    assert n.dtype == ember.float64
+    assert abs(float(n.mean())) < 0.1 and abs(float(n.std()) - 1) < 0.1
+    ri = ember.randint(3, 8, (500,))
+    assert ri.dtype == ember.int64
+    assert int(ri.min()) == 3 and int(ri.max()) == 7  # high is exclusive
+    assert ember.randint(5, (2, 2)).shape == (2, 2)  # low defaults to 0
+    assert ember.randint(0, 5, (3,), dtype=ember.int32).dtype == ember.int32
+    p = ember.randperm(20)
+    assert p.dtype == ember.int64 and sorted(p.tolist()) == list(range(20))
+    base = ember.zeros(3, 2, dtype=ember.float64)
+    assert ember.rand_like(base).shape == (3, 2) and ember.rand_like(base).dtype == ember.float64
+    assert ember.randn_like(base).dtype == ember.float64
+    assert ember.rand(2, 3).shape == (2, 3) and ember.rand((2, 3)).shape == (2, 3)
+
+
+def test_inplace_random_fills():
+    ember.manual_seed(0)
+    t = ember.empty(2000)
+    assert t.normal_(3.0, 0.5) is t
+    assert abs(float(t.mean()) - 3.0) < 0.05 and abs(float(t.std()) - 0.5) < 0.05
+    t.uniform_(2, 4)
+    assert float(t.min()) >= 2 and float(t.max()) < 4
+    assert abs(float(t.mean()) - 3.0) < 0.1
+
+
+def test_bernoulli():
+    ember.manual_seed(0)
+    p = ember.full((4000,), 0.3)
+    b = ember.bernoulli(p)
+    assert b.dtype == ember.float32 and b.shape == p.shape
+    assert set(b.unique().tolist()) <= {0.0, 1.0}
+    assert abs(float(b.mean()) - 0.3) < 0.05
+    assert ember.bernoulli(ember.zeros(10)).sum().item() == 0
+    assert ember.bernoulli(ember.ones(10)).sum().item() == 10
+    t = ember.empty(2000).bernoulli_(0.8)
+    assert abs(float(t.mean()) - 0.8) < 0.05
+
+
+def test_multinomial():
+    ember.manual_seed(0)
+    w = ember.tensor([1.0, 0.0, 3.0])  # unnormalised weights are fine
+    s = ember.multinomial(w, 2000, replacement=True)
+    assert s.dtype == ember.int64 and s.shape == (2000,)
+    counts = np.bincount(s.numpy(), minlength=3)
+    assert counts[1] == 0  # zero weight never drawn
+    assert abs(counts[2] / 2000 - 0.75) < 0.05
+    # without replacement: distinct indices, all non-zero weights used
+    s = ember.multinomial(ember.tensor([1.0, 1.0, 1.0, 0.0]), 3)
+    assert sorted(s.tolist()) == [0, 1, 2]
+    # 2-d input: one row of samples per distribution
+    rows = ember.multinomial(ember.tensor([[0.0, 1.0], [1.0, 0.0]]), 3, replacement=True)
+    assert rows.shape == (2, 3)
+    assert rows[0].tolist() == [1, 1, 1] and rows[1].tolist() == [0, 0, 0]
+    # more samples than categories without replacement is an error
+    with pytest.raises(RuntimeError):
+        ember.multinomial(ember.tensor([0.5, 0.5]), 3)
+    with pytest.raises(RuntimeError):
+        ember.multinomial(ember.tensor([-1.0, 2.0]), 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# views and storage
+# ----------------------------------------------------------------------------------------------
+
+def test_view_shares_storage():
+    t = ember.arange(12.0)
+    v = t.view(3, 4)
+    assert v.shape == (3, 4) and v.stride() == (4, 1)
+    assert v.data_ptr() == t.data_ptr()
+    v[1, 1] = -1
+    assert t[5].item() == -1
+    assert t.view(2, -1).shape == (2, 6)
+    assert t.view(-1, 2, 3).shape == (2, 2, 3)
+    assert t.view(12).is_contiguous()
+    assert t.view(ember.int32).dtype == ember.int32  # same element size: reinterprets bits
+    with pytest.raises(RuntimeError):
+        t.view(5, -1)
+    with pytest.raises(RuntimeError):
+        t.view(3, 4).t().view(12)  # not viewable: view never copies
+
+
+def test_reshape_shares_or_copies():
+    t = ember.arange(6.0).view(2, 3)
+    r = t.reshape(3, 2)  # contiguous: a view
+    r[0, 0] = 42
+    assert t[0, 0].item() == 42
+    assert r.data_ptr() == t.data_ptr()
+    tt = t.t()
+    assert not tt.is_contiguous()
+    c = tt.reshape(6)  # must copy
+    c[1] = -5
+    assert t.view(-1).tolist() == [42, 1, 2, 3, 4, 5]
+    assert c.tolist() == [42, -5, 1, 4, 2, 5]
+    # a non-contiguous tensor can still be reshaped as a view when strides allow
+    s = ember.arange(24.0).view(2, 3, 4)[:, :, ::2]  # shape (2, 3, 2), strides (12, 4, 2)
+    v = s.reshape(6, 2)
+    v[0, 0] = -1
+    assert s[0, 0, 0].item() == -1
+    assert v.stride() == (4, 2)
+
+
+def test_transpose_t_permute_mT():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = ember.tensor(a)
+    tr = t.transpose(0, 2)
+    assert tr.shape == (4, 3, 2) and tr.stride() == (1, 4, 12)
+    assert_equal(tr, a.transpose(2, 1, 0))
+    assert_equal(t.transpose(-1, -2), a.swapaxes(-1, -2))
+    assert_equal(t.permute(1, 2, 0), a.transpose(1, 2, 0))
+    assert_equal(t.permute((2, 0, 1)), a.transpose(2, 0, 1))
+    assert_equal(t.mT, a.swapaxes(-1, -2))
+    assert_equal(ember.tensor(a[0]).t(), a[0].T)
+    assert ember.tensor([1, 2]).t().shape == (2,)  # t() on 1-d is a no-op
+    assert ember.tensor(3.0).t().shape == ()
+    with pytest.raises(RuntimeError):
+        t.t()  # t() needs <= 2 dims
+    tr[0, 0, 1] = -1
+    assert t[1, 0, 0].item() == -1  # a view
+    with pytest.raises(RuntimeError):
+        t.permute(0, 0, 1)
+
+
+def test_squeeze_unsqueeze():
+    t = ember.zeros(1, 3, 1, 2)
+    assert t.squeeze().shape == (3, 2)
+    assert t.squeeze(0).shape == (3, 1, 2)
+    assert t.squeeze(1).shape == (1, 3, 1, 2)  # size != 1: unchanged
+    assert t.squeeze(-2).shape == (1, 3, 2)
+    assert t.squeeze((0, 2)).shape == (3, 2)
+    assert t.unsqueeze(0).shape == (1, 1, 3, 1, 2)
+    assert t.unsqueeze(-1).shape == (1, 3, 1, 2, 1)
+    assert t.unsqueeze(4).shape == (1, 3, 1, 2, 1)
+    assert ember.tensor(5).unsqueeze(0).shape == (1,)
+    assert ember.zeros(1).squeeze().shape == ()
+    with pytest.raises(IndexError):
+        t.unsqueeze(6)
+    u = t.unsqueeze(1)
+    u.fill_(1)
+    assert t.sum().item() == 6  # views
+    c = t.clone()
+    c.unsqueeze_(0)
+    assert c.shape == (1, 1, 3, 1, 2)
+    c.squeeze_()
+    assert c.shape == (3, 2)
+
+
+def test_expand():
+    t = ember.tensor([[1], [2], [3]])
+    e = t.expand(3, 4)
+    assert e.shape == (3, 4) and e.stride() == (1, 0)
+    assert e.tolist() == [[1] * 4, [2] * 4, [3] * 4]
+    assert t.expand(-1, 2).shape == (3, 2)
+    assert t.expand(2, 3, 2).shape == (2, 3, 2)  # new leading dims
+    assert t.expand_as(ember.zeros(5, 3, 2)).shape == (5, 3, 2)
+    assert not e.is_contiguous()
+    with pytest.raises(RuntimeError):
+        t.expand(4, 4)
+    t[0, 0] = 9
+    assert e[0].tolist() == [9, 9, 9, 9]  # expand is a view
+
+
+def test_narrow_select_and_step_slices():
+    a = np.arange(30, dtype=np.float32).reshape(5, 6)
+    t = ember.tensor(a)
+    n = t.narrow(1, 2, 3)
+    assert_equal(n, a[:, 2:5])
+    assert n.storage_offset() == 2 and n.stride() == (6, 1)
+    assert_equal(t.narrow(0, -2, 2), a[-2:])
+    s = t.select(0, 3)
+    assert_equal(s, a[3])
+    assert s.storage_offset() == 18 and s.stride() == (1,)
+    assert_equal(t.select(1, -1), a[:, -1])
+    st = t[1::2, ::3]
+    assert_equal(st, a[1::2, ::3])
+    assert st.stride() == (12, 3) and st.storage_offset() == 6
+    st.zero_()
+    assert t[1, 3].item() == 0 and t[1, 4].item() == 10
+    with pytest.raises((IndexError, RuntimeError)):
+        t.narrow(0, 4, 3)
+
+
+def test_unfold():
+    t = ember.arange(7.0)
+    u = t.unfold(0, 3, 2)
+    assert u.shape == (3, 3) and u.stride() == (2, 1)
+    assert u.tolist() == [[0, 1, 2], [2, 3, 4], [4, 5, 6]]
+    m = ember.arange(12.0).view(3, 4)
+    u2 = m.unfold(1, 2, 1)
+    assert u2.shape == (3, 3, 2)
+    assert u2[1, 2].tolist() == [6, 7]
+
+
+def test_as_strided():
+    t = ember.arange(10.0)
+    s = t.as_strided((3, 3), (1, 1))  # overlapping windows
+    assert s.tolist() == [[0, 1, 2], [1, 2, 3], [2, 3, 4]]
+    s2 = t.as_strided((2, 2), (3, 2), 1)
+    assert s2.storage_offset() == 1
+    assert s2.tolist() == [[1, 3], [4, 6]]
+    s2[0, 0] = -1
+    assert t[1].item() == -1
+
+
+def test_flatten_unflatten():
+    t = ember.zeros(2, 3, 4, 5)
+    assert t.flatten().shape == (120,)
+    assert t.flatten(1).shape == (2, 60)
+    assert t.flatten(1, 2).shape == (2, 12, 5)
+    assert t.flatten(-2).shape == (2, 3, 20)
+    assert ember.flatten(t, 0, 1).shape == (6, 4, 5)
+    assert ember.tensor(3.0).flatten().shape == (1,)  # 0-d -> 1-d
+    assert t.unflatten(1, (3, 1)).shape == (2, 3, 1, 4, 5)
+    assert t.unflatten(-1, (-1, 5)).shape == (2, 3, 4, 1, 5)
+    f = ember.arange(6).view(2, 3)
+    assert f.flatten().data_ptr() == f.data_ptr()  # contiguous: a view
+    assert f.flatten(0, 0).shape == (2, 3)  # a one-dim range is a no-op
+
+
+def test_contiguous_and_clone():
+    t = ember.arange(6.0).view(2, 3)
+    assert t.is_contiguous()
+    assert t.contiguous() is t  # already contiguous: returns self
+    tt = t.t()
+    assert not tt.is_contiguous()
+    c = tt.contiguous()
+    assert c.is_contiguous() and c.stride() == (2, 1)
+    assert c.tolist() == tt.tolist()
+    c[0, 0] = 99
+    assert t[0, 0].item() == 0  # a copy
+    cl = tt.clone()  # clone keeps the (dense) strides
+    assert cl.stride() == tt.stride()
+    cl[0, 1] = 5
+    assert t[1, 0].item() == 3
+    assert ember.zeros(3, 1).expand(3, 4).clone().stride() == (4, 1)  # overlapping -> contiguous
+    # size-1 dims do not affect contiguity
+    assert ember.zeros(1, 3).t().is_contiguous()
+
+
+def test_detach_shares_storage():
+    x = ember.ones(3, requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    d[0] = 5
+    assert x[0].item() == 5
+
+
+def test_shape_queries():
+    t = ember.zeros(2, 3, 4)
+    assert t.size() == (2, 3, 4)
+    assert isinstance(t.size(), ember.Size) and isinstance(t.shape, tuple)
+    assert t.shape == t.size()
+    assert t.size(1) == 3 and t.size(-1) == 4 and t.shape[0] == 2
+    assert t.dim() == 3 and t.ndim == 3 and t.ndimension() == 3
+    assert t.numel() == 24 and t.nelement() == 24 and ember.numel(t) == 24
+    assert t.stride() == (12, 4, 1) and t.stride(1) == 4 and t.stride(-1) == 1
+    assert t.storage_offset() == 0
+    z = ember.tensor(1.0)
+    assert z.shape == () and z.dim() == 0 and z.numel() == 1 and z.stride() == ()
+    assert ember.zeros(3, 0).numel() == 0
+    assert ember.Size([2, 3]).numel() == 6
+
+
+# ----------------------------------------------------------------------------------------------
+# in-place ops and versions
+# ----------------------------------------------------------------------------------------------
+
+def test_inplace_ops_return_self_and_bump_version():
+    t = ember.tensor([1.0, -2.0, 3.0])
+    v0 = t._version
+    assert t.add_(1) is t
+    assert t.tolist() == [2.0, -1.0, 4.0]
+    assert t.mul_(2) is t
+    assert t.tolist() == [4.0, -2.0, 8.0]
+    assert t.add_(ember.ones(3), alpha=2).tolist() == [6.0, 0.0, 10.0]
+    assert t.clamp_(0, 7).tolist() == [6.0, 0.0, 7.0]
+    assert t.clamp_(min=1).tolist() == [6.0, 1.0, 7.0]
+    assert t.fill_(2.5).tolist() == [2.5] * 3
+    assert t.zero_().tolist() == [0.0] * 3
+    assert t._version > v0
+    # every in-place op bumps the version counter by (at least) one
+    v = t._version
+    t.add_(1)
+    assert t._version == v + 1
+    t[0] = 3
+    assert t._version == v + 2
+    # views share the version counter with their base
+    view = t[1:]
+    view.mul_(2)
+    assert t._version == v + 3 and view._version == t._version
+
+
+def test_inplace_op_keeps_dtype():
+    t = ember.tensor([1, 2, 3])
+    t.mul_(2)
+    assert t.dtype == ember.int64
+    with pytest.raises(RuntimeError):
+        t.mul_(1.5)  # result float can't be cast to int in place
+    f = ember.tensor([1.0, 2.0], dtype=ember.float16)
+    f.add_(ember.tensor([1.0, 1.0], dtype=ember.float64))  # downcast into self is fine
+    assert f.dtype == ember.float16 and f.tolist() == [2.0, 3.0]
+
+
+def test_inplace_broadcasting_rules():
+    t = ember.zeros(2, 3)
+    t.add_(ember.tensor([1.0, 2.0, 3.0]))
+    assert t.tolist() == [[1, 2, 3], [1, 2, 3]]
+    with pytest.raises(RuntimeError):
+        ember.zeros(3).add_(ember.zeros(2, 3))  # result shape must equal self's
+
+
+def test_copy_():
+    t = ember.zeros(2, 3)
+    assert t.copy_(ember.tensor([1, 2, 3])) is t  # broadcasts, converts int -> float
+    assert t.dtype == ember.float32
+    assert t.tolist() == [[1, 2, 3], [1, 2, 3]]
+    i = ember.zeros(3, dtype=ember.int32)
+    i.copy_(ember.tensor([1.9, -1.9, 2.5]))
+    assert i.tolist() == [1, -1, 2]  # truncation toward zero
+    b = ember.zeros(3, dtype=ember.bool)
+    b.copy_(ember.tensor([0.0, 0.5, -2.0]))
+    assert b.tolist() == [False, True, True]
+    # copy into a non-contiguous view
+    m = ember.zeros(3, 3)
+    m.t()[0].copy_(ember.tensor([1.0, 2.0, 3.0]))
+    assert m[:, 0].tolist() == [1, 2, 3]
+    with pytest.raises(RuntimeError):
+        ember.zeros(2).copy_(ember.zeros(3))
+
+
+# ----------------------------------------------------------------------------------------------
+# Python protocol
+# ----------------------------------------------------------------------------------------------
+
+def test_isinstance_tensor():
+    t = ember.zeros(1)
+    assert isinstance(t, ember.Tensor)
+    assert ember.is_tensor(t) and not ember.is_tensor([1])
+    assert type(t) is ember.Tensor
+    assert isinstance(ember.nn.Parameter(ember.zeros(1)), ember.Tensor)
+
+
+def test_item_tolist():
+    assert ember.tensor(3).item() == 3 and isinstance(ember.tensor(3).item(), int)
+    assert isinstance(ember.tensor(3.5).item(), float)
+    assert ember.tensor(True).item() is True
+    assert ember.tensor([[7]]).item() == 7  # any one-element tensor
+    with pytest.raises(RuntimeError):
+        ember.tensor([1, 2]).item()
+    assert ember.tensor([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
+    assert ember.tensor(2.5).tolist() == 2.5
+    assert ember.zeros(2, 0).tolist() == [[], []]
+    assert ember.tensor([0.1], dtype=ember.float64).tolist()[0] == 0.1
+    assert ember.tensor([0.1]).tolist()[0] == float(np.float32(0.1))
+    assert type(ember.tensor([True]).tolist()[0]) is bool
+
+
+def test_len_and_iteration():
+    t = ember.arange(6).view(3, 2)
+    assert len(t) == 3
+    rows = list(t)
+    assert len(rows) == 3 and all(isinstance(r, ember.Tensor) for r in rows)
+    assert rows[2].tolist() == [4, 5]
+    rows[0][0] = 100  # iteration yields views
+    assert t[0, 0].item() == 100
+    with pytest.raises(TypeError):
+        len(ember.tensor(1))
+    with pytest.raises(TypeError):
+        iter(ember.tensor(1))
+    assert [x.item() for x in ember.tensor([1.0, 2.0])] == [1.0, 2.0]
+
+
+def test_bool_int_float_index_conversions():
+    assert bool(ember.tensor([1])) is True
+    assert bool(ember.tensor(0.0)) is False
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(ember.tensor([1, 1]))
+    with pytest.raises(RuntimeError):
+        bool(ember.zeros(0))
+    assert int(ember.tensor(3.9)) == 3
+    assert int(ember.tensor(-3.9)) == -3
+    assert float(ember.tensor([2])) == 2.0
+    assert operator.index(ember.tensor(4)) == 4
+    assert [10, 20, 30][ember.tensor(1)] == 20
+    with pytest.raises(TypeError):
+        operator.index(ember.tensor(1.0))  # only integer tensors act as indices
+    with pytest.raises((TypeError, RuntimeError)):
+        operator.index(ember.tensor([1, 2]))
+    with pytest.raises((ValueError, RuntimeError, TypeError)):
+        int(ember.tensor([1, 2]))
+
+
+BINARY_OPS = [
+    operator.add, operator.sub, operator.mul, operator.truediv,
+    operator.floordiv, operator.mod, operator.pow,
+]
+
+
+@pytest.mark.parametrize("op", BINARY_OPS, ids=lambda o: o.__name__)
+def test_arithmetic_operators_match_numpy(op):
+    a = np.array([[1.5, -2.0, 3.0], [4.0, 5.5, -6.0]], dtype=np.float64)
+    b = np.array([2.0, -3.0, 0.5], dtype=np.float64)
+    ta, tb = ember.tensor(a), ember.tensor(b)
+    with np.errstate(invalid="ignore"):  # (-2.0) ** 0.5 is nan in both libraries
+        expected = op(a, b)
+    np.testing.assert_allclose(op(ta, tb).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(op(ta, 2).numpy(), op(a, 2), rtol=1e-12)
+    np.testing.assert_allclose(op(2, tb).numpy(), op(2, b), rtol=1e-12)  # reflected
+    np.testing.assert_allclose(op(2.5, tb).numpy(), op(2.5, b), rtol=1e-12)
+
+
+def test_reflected_operators_on_ints():
+    t = ember.tensor([1, 2, 3])
+    assert (2 - t).tolist() == [1, 0, -1]
+    assert (2 ** t).tolist() == [2, 4, 8] and (2 ** t).dtype == ember.int64
+    assert (2.0 ** t).dtype == ember.float32
+    assert (10 // t).tolist() == [10, 5, 3]
+    assert (7 % t).tolist() == [0, 1, 1]
+    assert (1 / t).dtype == ember.float32
+    assert (6 / t).tolist() == [6.0, 3.0, 2.0]
+
+
+def test_int_division_semantics():
+    a = ember.tensor([7, -7, 7, -7])
+    b = ember.tensor([2, 2, -2, -2])
+    # floor division and Python-style modulo (sign of the divisor), like numpy
+    assert (a // b).tolist() == [3, -4, -4, 3]
+    assert (a % b).tolist() == [1, 1, -1, -1]
+    assert ember.fmod(a, b).tolist() == [1, -1, 1, -1]
+    assert ember.div(a, b, rounding_mode="trunc").tolist() == [3, -3, -3, 3]
+    with pytest.raises(RuntimeError):
+        ember.tensor([1]) // ember.tensor([0])  # integer division by zero
+
+
+def test_comparison_operators():
+    a = ember.tensor([1, 2, 3])
+    assert (a < 2).tolist() == [True, False, False]
+    assert (a <= 2).tolist() == [True, True, False]
+    assert (a > ember.tensor([0, 2, 4])).tolist() == [True, False, False]
+    assert (a >= 2).tolist() == [False, True, True]
+    assert (a == 2).tolist() == [False, True, False]
+    assert (a != 2).tolist() == [True, False, True]
+    assert (2 < a).tolist() == [False, False, True]  # reflected
+
+
+def test_bitwise_operators():
+    a = ember.tensor([0b1100, 0b1010], dtype=ember.int32)
+    b = ember.tensor([0b1010, 0b0110], dtype=ember.int32)
+    assert (a & b).tolist() == [0b1000, 0b0010]
+    assert (a | b).tolist() == [0b1110, 0b1110]
+    assert (a ^ b).tolist() == [0b0110, 0b1100]
+    assert (~a).tolist() == [~0b1100, ~0b1010]
+    assert (a << 1).tolist() == [24, 20]
+    assert (a >> 2).tolist() == [3, 2]
+    assert (1 << ember.tensor([1, 2])).tolist() == [2, 4]
+    assert (3 & ember.tensor([1, 2])).tolist() == [1, 2]
+    m = ember.tensor([True, False])
+    assert (~m).tolist() == [False, True]  # logical not on bool
+    assert (m & ember.tensor([True, True])).tolist() == [True, False]
+    assert (m | False).dtype == ember.bool
+    assert (~ember.tensor([0], dtype=ember.uint8)).tolist() == [255]
+    # no bitwise ops on floats: a kernel-dtype error (RuntimeError) for binary ops, but
+    # TypeError for ~ (torch checks that one in Python)
+    with pytest.raises(RuntimeError):
+        ember.tensor([1.0]) & ember.tensor([1.0])
+    with pytest.raises(TypeError):
+        ~ember.tensor([1.0])
+
+
+def test_unary_operators():
+    t = ember.tensor([1.5, -2.0])
+    assert (-t).tolist() == [-1.5, 2.0]
+    assert (+t).tolist() == [1.5, -2.0]
+    assert abs(t).tolist() == [1.5, 2.0]
+    assert (-ember.tensor([1], dtype=ember.uint8)).tolist() == [255]  # wraps
+    with pytest.raises(RuntimeError):
+        -ember.tensor([True])  # negation of bool is refused
+
+
+def test_matmul_operator():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    v = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    ta, tb, tv = ember.tensor(a), ember.tensor(b), ember.tensor(v)
+    np.testing.assert_allclose((ta @ tb).numpy(), a @ b)
+    np.testing.assert_allclose((ta @ tv).numpy(), a @ v)
+    assert (tv @ tv).shape == ()
+    assert (tv @ tv).item() == 14.0
+    batched = ember.ones(5, 2, 3) @ tb
+    assert batched.shape == (5, 2, 4)
+    with pytest.raises(RuntimeError):
+        ta @ ta
+
+
+def test_augmented_assignment_is_inplace():
+    t = ember.tensor([1, 2])
+    alias = t
+    ptr = t.data_ptr()
+    t += 1
+    t *= 3
+    t -= ember.tensor([1, 1])
+    t //= 2
+    assert t is alias and t.data_ptr() == ptr
+    assert t.tolist() == [2, 4]
+    t |= 1
+    assert t.tolist() == [3, 5]
+    with pytest.raises(RuntimeError):
+        t += 1.5  # float result can't be stored in an int tensor
+    with pytest.raises(RuntimeError):
+        t /= 2
+    f = ember.tensor([1.0])
+    f += 1  # ints into float tensors are fine
+    f **= 2
+    assert f.tolist() == [4.0]
+
+
+def test_equality_and_allclose_helpers():
+    a = ember.tensor([1.0, 2.0])
+    assert ember.equal(a, ember.tensor([1.0, 2.0]))
+    assert not ember.equal(a, ember.tensor([1.0, 2.0, 3.0]))
+    assert ember.allclose(a, a + 1e-9)
+    assert ember.isclose(a, ember.tensor([1.0, 2.1])).tolist() == [True, False]
+    # tensors hash by identity, so they can be dict keys / set members
+    assert {a: 1}[a] == 1
+    assert len({a, ember.tensor([1.0, 2.0])}) == 2
