@@ -75,3 +75,42 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     elif isinstance(p, str):
         raise RuntimeError(f"norm: unknown p '{p}'")
     return _C._norm(input, float(p), dim, keepdim, dtype)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    return return_types.sort(*_C._sort(input, dim, descending, bool(stable)))
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
+
+
+def median(input, dim=None, keepdim=False):
+    if dim is None:
+        return _C._median_all(input)
+    return return_types.median(*_C._median_dim(input, dim, keepdim))
+
+
+def mode(input, dim=-1, keepdim=False):
+    return return_types.mode(*_C._mode(input, dim, keepdim))
+
+
+def cummax(input, dim):
+    return return_types.cummax(*_C._cummax(input, dim))
+
+
+def cummin(input, dim):
+    return return_types.cummin(*_C._cummin(input, dim))
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    values, inverse, counts = _C._unique(input, sorted, return_inverse, return_counts, dim)
+    out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+__all__ += ["sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "unique"]

@@ -273,9 +273,9 @@ def _method_from(fn_name):
     return method
 
 
-for _fn in ("max", "min", "var", "std", "var_mean", "std_mean", "norm", "where"):
-    if _fn not in ("var_mean", "std_mean"):
-        setattr(Tensor, _fn, _method_from(_fn))
+for _fn in ("max", "min", "var", "std", "norm", "where", "sort", "topk", "kthvalue", "median",
+            "mode", "cummax", "cummin", "unique"):
+    setattr(Tensor, _fn, _method_from(_fn))
 
 
 @_patch

@@ -45,6 +45,7 @@ void bind_tensor(nb::module_& m);
 void bind_creation(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_autograd(nb::module_& m);
+void bind_families(nb::module_& m);
 
 }  // namespace ember::py
 

@@ -171,6 +171,7 @@ NB_MODULE(_C, m) {
   bind_creation(m);
   bind_ops(m);
   bind_autograd(m);
+  bind_families(m);
   m.def("manual_seed", [](uint64_t s) { ember::manual_seed(s); });
   m.def("get_num_threads", &ember::get_num_threads);
   m.def("set_num_threads", &ember::set_num_threads);
