@@ -1,0 +1,289 @@
+// Matrix products: argument checks, dispatch entry points and derivatives of mm, bmm, mv, dot,
+// addmm, baddbmm; matmul and outer as composites over them. Kernels are in cpu/gemm.cpp.
+#include "ember/ops/linalg.h"
+
+#include "ember/autograd/node.h"
+#include "ember/core/shape.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+namespace {
+
+using MatOp = TypedOperator<Tensor(const Tensor&, const Tensor&)>;
+using AddMatOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&,
+                                      const Scalar&)>;
+
+#define EMBER_OP_HANDLE(fn, type, name) \
+  const type& fn() {                    \
+    static const type op(name);         \
+    return op;                          \
+  }
+EMBER_OP_HANDLE(mm_op, MatOp, "mm")
+EMBER_OP_HANDLE(bmm_op, MatOp, "bmm")
+EMBER_OP_HANDLE(mv_op, MatOp, "mv")
+EMBER_OP_HANDLE(dot_op, MatOp, "dot")
+EMBER_OP_HANDLE(addmm_op, AddMatOp, "addmm")
+EMBER_OP_HANDLE(baddbmm_op, AddMatOp, "baddbmm")
+#undef EMBER_OP_HANDLE
+
+// The C++ type names PyTorch prints in "expected m1 and m2 to have the same dtype".
+const char* cpp_type_name(ScalarType t) {
+  switch (t) {
+    case kByte: return "unsigned char";
+    case kChar: return "signed char";
+    case kShort: return "short int";
+    case kInt: return "int";
+    case kLong: return "long int";
+    case kHalf: return "c10::Half";
+    case kBFloat16: return "c10::BFloat16";
+    case kFloat: return "float";
+    case kDouble: return "double";
+    case kBool: return "bool";
+    default: return "undefined";
+  }
+}
+
+// Whether backward must produce the gradient of input i (an input that needs none is skipped).
+bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
+bool is_one(const Scalar& s) { return s.to_double() == 1; }
+Tensor scaled(const Tensor& t, const Scalar& s) { return is_one(s) ? t : t * s; }
+
+void check_mm(const Tensor& m1, const Tensor& m2, const char* first) {
+  EMBER_CHECK(m1.dim() == 2, first, " must be a matrix, got ", m1.dim(), "-D tensor");
+  EMBER_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
+  EMBER_CHECK(m1.size(1) == m2.size(0), "mat1 and mat2 shapes cannot be multiplied (", m1.size(0),
+              "x", m1.size(1), " and ", m2.size(0), "x", m2.size(1), ")");
+  EMBER_CHECK(m1.dtype() == m2.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
+              cpp_type_name(m1.dtype()), " != ", cpp_type_name(m2.dtype()));
+}
+
+void check_bmm(const Tensor& b1, const Tensor& b2) {
+  EMBER_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  EMBER_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  EMBER_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2),
+              "Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ",
+              b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "].");
+  EMBER_CHECK(b1.dtype() == b2.dtype(), "expected scalar type ", scalar_type_name(b1.dtype()),
+              " but found ", scalar_type_name(b2.dtype()));
+}
+
+// `self` of addmm/baddbmm must broadcast to the product's shape and share its dtype.
+void check_input(const Tensor& self, IntArrayRef shape, const Tensor& mat) {
+  EMBER_CHECK(is_expandable_to(self.sizes(), shape), "The expanded size of the tensor (",
+              shape.back(), ") must match the existing size (",
+              self.sizes().empty() ? 1 : self.sizes().back(), ") at non-singleton dimension ",
+              shape.size() - 1, ".  Target sizes: ", shape, ".  Tensor sizes: ", self.sizes());
+  EMBER_CHECK(self.dtype() == mat.dtype(), "self and mat2 must have the same dtype, but got ",
+              scalar_type_name(self.dtype()), " and ", scalar_type_name(mat.dtype()));
+}
+
+// Derivatives: mm(a, b)' = (g @ b^T, a^T @ g), in public ops so double backward works.
+template <bool Batched>
+Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
+  const MatOp& op = Batched ? bmm_op() : mm_op();
+  Tensor out = op.redispatch(backend_of(self, mat2), self, mat2);
+  auto node = autograd::record(
+      Batched ? "BmmBackward0" : "MmBackward0", {self, mat2}, {out},
+      [](FunctionNode& n, const variable_list& g) {
+        auto prod = Batched ? &bmm : &mm;
+        Tensor a = n.saved(0), b = n.saved(1), ga, gb;
+        if (needs(n, 0)) ga = prod(g[0], matrix_transpose(b));
+        if (needs(n, 1)) gb = prod(matrix_transpose(a), g[0]);
+        return variable_list{ga, gb};
+      });
+  if (node) {
+    node->save(self);
+    node->save(mat2);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL("mm", Autograd, mm_autograd<false>);
+EMBER_REGISTER_KERNEL("bmm", Autograd, mm_autograd<true>);
+
+Tensor mv_autograd(const Tensor& self, const Tensor& vec) {
+  Tensor out = mv_op().redispatch(backend_of(self, vec), self, vec);
+  auto node = autograd::record("MvBackward0", {self, vec}, {out},
+                               [](FunctionNode& n, const variable_list& g) {
+                                 Tensor a = n.saved(0), v = n.saved(1), ga, gv;
+                                 if (needs(n, 0)) ga = outer(g[0], v);
+                                 if (needs(n, 1)) gv = mv(matrix_transpose(a), g[0]);
+                                 return variable_list{ga, gv};
+                               });
+  if (node) {
+    node->save(self);
+    node->save(vec);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL("mv", Autograd, mv_autograd);
+
+Tensor dot_autograd(const Tensor& self, const Tensor& other) {
+  Tensor out = dot_op().redispatch(backend_of(self, other), self, other);
+  auto node = autograd::record("DotBackward0", {self, other}, {out},
+                               [](FunctionNode& n, const variable_list& g) {
+                                 Tensor a = n.saved(0), b = n.saved(1), ga, gb;
+                                 if (needs(n, 0)) ga = g[0] * b;
+                                 if (needs(n, 1)) gb = g[0] * a;
+                                 return variable_list{ga, gb};
+                               });
+  if (node) {
+    node->save(self);
+    node->save(other);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL("dot", Autograd, dot_autograd);
+
+// addmm(s, a, b) = beta * s + alpha * a @ b: s gets beta * g (the engine sums it to s's shape).
+template <bool Batched>
+Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+                      const Scalar& alpha) {
+  const AddMatOp& op = Batched ? baddbmm_op() : addmm_op();
+  Tensor out = op.redispatch(backend_of(self, m1, m2), self, m1, m2, beta, alpha);
+  auto node = autograd::record(
+      Batched ? "BaddbmmBackward0" : "AddmmBackward0", {self, m1, m2}, {out},
+      [beta, alpha](FunctionNode& n, const variable_list& g) {
+        auto prod = Batched ? &bmm : &mm;
+        Tensor a = n.saved(0), b = n.saved(1), gs, ga, gb;
+        if (needs(n, 0)) gs = scaled(g[0], beta);
+        if (needs(n, 1)) ga = scaled(prod(g[0], matrix_transpose(b)), alpha);
+        if (needs(n, 2)) gb = scaled(prod(matrix_transpose(a), g[0]), alpha);
+        return variable_list{gs, ga, gb};
+      });
+  if (node) {
+    node->save(m1);
+    node->save(m2);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL("addmm", Autograd, addmm_autograd<false>);
+EMBER_REGISTER_KERNEL("baddbmm", Autograd, addmm_autograd<true>);
+
+// Note [matmul folding]
+// As in PyTorch, an N-d @ 1-d/2-d product (N >= 3) folds the batch into the rows and runs one
+// mm/mv when that needs no copy (or when autograd is recording: one mm's backward beats summing
+// a bmm's expanded gradient); 1-d/2-d @ N-d folds the transposed problem. Everything else
+// broadcasts the batch dims, flattens them and runs bmm.
+bool should_fold(const Tensor& t1, const Tensor& t2) {
+  bool larger = t1.dim() >= t2.dim();
+  const Tensor& big = larger ? t1 : t2;
+  int64_t small_dim = larger ? t2.dim() : t1.dim();
+  if (!(big.dim() >= 3 && small_dim <= 2)) return false;
+  if (autograd::any_requires_grad({&t1, &t2})) return true;
+  if (t1.dim() == 2) return false;  // the folded result would need a transposing copy
+  if (big.numel() == 0) return true;
+  Tensor b = larger ? t1 : matrix_transpose(t2);
+  for (int64_t i = 0; i + 2 < b.dim(); ++i)
+    if (b.stride(i) != b.stride(i + 1) * b.size(i + 1)) return false;
+  return true;
+}
+
+Tensor fold_matmul(const Tensor& tensor1, const Tensor& tensor2) {
+  bool transpose = tensor2.dim() > tensor1.dim();
+  Tensor t1 = transpose ? matrix_transpose(tensor2) : tensor1;
+  Tensor t2 = !transpose ? tensor2 : tensor1.dim() == 2 ? t(tensor1) : tensor1;
+  DimVector out_shape(t1.sizes());
+  int64_t k = out_shape.back();
+  out_shape.resize(out_shape.size() - 1);
+  int64_t rows = numel_of(out_shape);
+  Tensor folded = reshape(t1, {rows, k});
+  if (t2.dim() == 2) {
+    out_shape.push_back(t2.size(1));
+    Tensor out = view(mm(folded, t2), out_shape);
+    return transpose ? contiguous(matrix_transpose(out)) : out;
+  }
+  return view(mv(folded, t2), out_shape);
+}
+
+Tensor batched_matmul(const Tensor& t1, const Tensor& t2) {
+  int64_t d1 = t1.dim(), d2 = t2.dim();
+  int64_t n = d1 > 1 ? t1.size(-2) : 1, m1 = t1.size(-1);
+  int64_t m2 = d2 > 1 ? t2.size(-2) : t2.size(0), p = d2 > 1 ? t2.size(-1) : 1;
+  IntArrayRef batch1 = t1.sizes().slice(0, size_t(std::max<int64_t>(d1 - 2, 0)));
+  IntArrayRef batch2 = t2.sizes().slice(0, size_t(std::max<int64_t>(d2 - 2, 0)));
+  DimVector out_shape = broadcast_shapes(batch1, batch2, "matmul");
+  int64_t nbatch = numel_of(out_shape);
+  DimVector s1 = out_shape, s2 = out_shape;
+  s1.push_back(n);
+  s1.push_back(m1);
+  s2.push_back(m2);
+  s2.push_back(p);
+  Tensor a = reshape(expand(d1 == 1 ? unsqueeze(t1, 0) : t1, s1), {nbatch, n, m1});
+  Tensor b = reshape(expand(d2 == 1 ? unsqueeze(t2, -1) : t2, s2), {nbatch, m2, p});
+  if (d1 > 1) out_shape.push_back(n);
+  if (d2 > 1) out_shape.push_back(p);
+  return view(bmm(a, b), out_shape);
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& self, const Tensor& mat2) {
+  check_mm(self, mat2, "self");
+  return mm_op().call(self, mat2);
+}
+
+Tensor bmm(const Tensor& self, const Tensor& mat2) {
+  check_bmm(self, mat2);
+  return bmm_op().call(self, mat2);
+}
+
+Tensor mv(const Tensor& self, const Tensor& vec) {
+  EMBER_CHECK(self.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got 1, ",
+              self.dim(), ", ", vec.dim());
+  EMBER_CHECK(self.size(1) == vec.size(0), "size mismatch, got input (", self.size(0), "), mat (",
+              self.size(0), "x", self.size(1), "), vec (", vec.size(0), ")");
+  EMBER_CHECK(self.dtype() == vec.dtype(), "addmv input tensors must have the same dtype, but got ",
+              scalar_type_name(vec.dtype()), ", ", scalar_type_name(self.dtype()), ", and ",
+              scalar_type_name(vec.dtype()));
+  return mv_op().call(self, vec);
+}
+
+Tensor dot(const Tensor& self, const Tensor& other) {
+  EMBER_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
+              "D and ", other.dim(), "D tensors");
+  EMBER_CHECK(self.dtype() == other.dtype(), "dot : expected both vectors to have same dtype, but "
+              "found ", scalar_type_name(self.dtype()), " and ", scalar_type_name(other.dtype()));
+  EMBER_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
+              self.numel(), "] and src [", other.numel(), "] to have the same number of elements, "
+              "but got ", self.numel(), " and ", other.numel(), " elements respectively");
+  return dot_op().call(self, other);
+}
+
+Tensor outer(const Tensor& self, const Tensor& vec2) {
+  EMBER_CHECK(self.dim() == 1, "outer: Expected 1-D argument self, but got ", self.dim(), "-D");
+  EMBER_CHECK(vec2.dim() == 1, "outer: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
+  return unsqueeze(self, 1) * vec2;
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+             const Scalar& alpha) {
+  check_mm(mat1, mat2, "mat1");
+  check_input(self, {mat1.size(0), mat2.size(1)}, mat1);
+  return addmm_op().call(self, mat1, mat2, beta, alpha);
+}
+
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
+               const Scalar& alpha) {
+  check_bmm(batch1, batch2);
+  check_input(self, {batch1.size(0), batch1.size(1), batch2.size(2)}, batch1);
+  return baddbmm_op().call(self, batch1, batch2, beta, alpha);
+}
+
+Tensor matmul(const Tensor& t1, const Tensor& t2) {
+  int64_t d1 = t1.dim(), d2 = t2.dim();
+  EMBER_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are ",
+              d1, "D and ", d2, "D");
+  if (d1 == 1 && d2 == 1) return dot(t1, t2);
+  if (d1 == 2 && d2 == 1) return mv(t1, t2);
+  if (d1 == 1 && d2 == 2) return squeeze(mm(unsqueeze(t1, 0), t2), {0});
+  if (d1 == 2 && d2 == 2) return mm(t1, t2);
+  if (should_fold(t1, t2)) return fold_matmul(t1, t2);
+  return batched_matmul(t1, t2);
+}
+
+}  // namespace ember

@@ -1,0 +1,270 @@
+// Random sampling: the generator, argument checks, dispatch entry points and the (zero)
+// derivatives of the sampling ops. Kernels are in cpu/random.cpp. See Note [Philox counters].
+#include "ember/ops/random.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "ember/autograd/node.h"
+#include "ember/core/shape.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/inplace.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+Generator::Generator(uint64_t seed) : seed_(seed) {}
+
+void Generator::manual_seed(uint64_t seed) { set_state(seed, 0); }
+
+uint64_t Generator::seed() {
+  std::random_device rd;
+  uint64_t s = (uint64_t(rd()) << 32) ^ rd();
+  manual_seed(s);
+  return s;
+}
+
+uint64_t Generator::initial_seed() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return seed_;
+}
+
+uint64_t Generator::advance(uint64_t n) { return reserve(n).second; }
+
+std::pair<uint64_t, uint64_t> Generator::reserve(uint64_t n) {
+  std::lock_guard<std::mutex> g(mutex_);
+  uint64_t first = offset_;
+  offset_ += n;
+  return {seed_, first};
+}
+
+std::pair<uint64_t, uint64_t> Generator::state() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return {seed_, offset_};
+}
+
+void Generator::set_state(uint64_t seed, uint64_t offset) {
+  std::lock_guard<std::mutex> g(mutex_);
+  seed_ = seed;
+  offset_ = offset;
+}
+
+const GeneratorPtr& default_generator() {
+  static const GeneratorPtr gen = std::make_shared<Generator>();
+  return gen;
+}
+
+void manual_seed(uint64_t seed) { default_generator()->manual_seed(seed); }
+
+namespace {
+
+const GeneratorPtr& gen_or_default(const GeneratorPtr& gen) {
+  return gen ? gen : default_generator();
+}
+
+using RangeOp = TypedOperator<Tensor&(Tensor&, double, double, const GeneratorPtr&)>;
+using BernoulliScalarOp = TypedOperator<Tensor&(Tensor&, double, const GeneratorPtr&)>;
+using RandomOp =
+    TypedOperator<Tensor&(Tensor&, int64_t, std::optional<int64_t>, const GeneratorPtr&)>;
+using BernoulliOp = TypedOperator<Tensor(const Tensor&, const GeneratorPtr&)>;
+using MultinomialOp = TypedOperator<Tensor(const Tensor&, int64_t, bool, const GeneratorPtr&)>;
+using RandpermOp = TypedOperator<Tensor&(Tensor&, const GeneratorPtr&)>;
+
+#define EMBER_OP_HANDLE(fn, type, name) \
+  const type& fn() {                    \
+    static const type op(name);         \
+    return op;                          \
+  }
+EMBER_OP_HANDLE(uniform_op, RangeOp, "uniform_")
+EMBER_OP_HANDLE(normal_op, RangeOp, "normal_")
+EMBER_OP_HANDLE(bernoulli_scalar_op, BernoulliScalarOp, "bernoulli_")
+EMBER_OP_HANDLE(random_op, RandomOp, "random_")
+EMBER_OP_HANDLE(bernoulli_op, BernoulliOp, "bernoulli")
+EMBER_OP_HANDLE(multinomial_op, MultinomialOp, "multinomial")
+EMBER_OP_HANDLE(randperm_op, RandpermOp, "_randperm_fill")
+#undef EMBER_OP_HANDLE
+
+// Sampling ops have zero derivatives: an in-place fill cuts self's old history (as fill_ does),
+// an out-of-place sample gets a node that sends zeros to its parameters.
+Tensor zero_grad(const Tensor& g) { return zeros_like(g); }
+
+template <class Run>
+Tensor& fill_random_autograd(Tensor& self, const char* node, Run run) {
+  check_inplace(self);
+  {
+    NoGradGuard g;
+    run();
+  }
+  auto n = autograd::record(node, {self}, {}, [](FunctionNode&, const variable_list& g) {
+    return variable_list{zero_grad(g[0])};
+  });
+  if (n) {
+    n->num_outputs = 1;  // record() counted no outputs: self becomes output 0 here
+    autograd::set_history(self, n);
+  }
+  return self;
+}
+
+Tensor& uniform_autograd(Tensor& self, double from, double to, const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "UniformBackward0", [&] {
+    uniform_op().redispatch(backend_of(self), self, from, to, gen);
+  });
+}
+Tensor& normal_autograd(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "NormalBackward0", [&] {
+    normal_op().redispatch(backend_of(self), self, mean, std, gen);
+  });
+}
+Tensor& bernoulli_scalar_autograd(Tensor& self, double p, const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "BernoulliBackward1", [&] {
+    bernoulli_scalar_op().redispatch(backend_of(self), self, p, gen);
+  });
+}
+Tensor& random_autograd(Tensor& self, int64_t from, std::optional<int64_t> to,
+                        const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "RandomBackward1", [&] {
+    random_op().redispatch(backend_of(self), self, from, to, gen);
+  });
+}
+EMBER_REGISTER_KERNEL("uniform_", Autograd, uniform_autograd);
+EMBER_REGISTER_KERNEL("normal_", Autograd, normal_autograd);
+EMBER_REGISTER_KERNEL("bernoulli_", Autograd, bernoulli_scalar_autograd);
+EMBER_REGISTER_KERNEL("random_", Autograd, random_autograd);
+
+Tensor bernoulli_autograd(const Tensor& self, const GeneratorPtr& gen) {
+  Tensor out = bernoulli_op().redispatch(backend_of(self), self, gen);
+  autograd::record("BernoulliBackward0", {self}, {out}, [](FunctionNode&, const variable_list& g) {
+    return variable_list{zero_grad(g[0])};
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL("bernoulli", Autograd, bernoulli_autograd);
+
+// Bounds of random_ for a dtype: [from, to) must fit, as in torch's random_from_to checks.
+void check_random_bounds(ScalarType t, int64_t from, std::optional<int64_t> to) {
+  if (to) EMBER_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=",
+                      from, " >= to=", *to);
+  if (!is_integral(t, false)) return;
+  int64_t lo = 0, hi = 0;
+  switch (t) {
+    case kByte: lo = 0, hi = 255; break;
+    case kChar: lo = -128, hi = 127; break;
+    case kShort: lo = -32768, hi = 32767; break;
+    case kInt: lo = INT32_MIN, hi = INT32_MAX; break;
+    default: lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  }
+  const char* name = t == kByte ? "unsigned char" : t == kChar ? "signed char" :
+                     t == kShort ? "short int" : t == kInt ? "int" : "long int";
+  EMBER_CHECK(from >= lo && from <= hi, "from is out of bounds for ", name);
+  if (to) EMBER_CHECK(*to - 1 >= lo && *to - 1 <= hi, "to - 1 is out of bounds for ", name);
+}
+
+}  // namespace
+
+Tensor& uniform_(Tensor& self, double from, double to, const GeneratorPtr& gen) {
+  EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
+  EMBER_CHECK(to - from <= std::numeric_limits<double>::max(), "uniform_ expects to-from <= "
+              "std::numeric_limits<double>::max(), but found to=", to, " and from=", from,
+              " which result in to-from to exceed the limit");
+  uniform_op().call(self, from, to, gen_or_default(gen));
+  self.bump_version();
+  return self;
+}
+
+Tensor& normal_(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
+  EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  normal_op().call(self, mean, std, gen_or_default(gen));
+  self.bump_version();
+  return self;
+}
+
+Tensor& bernoulli_(Tensor& self, double p, const GeneratorPtr& gen) {
+  EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  bernoulli_scalar_op().call(self, p, gen_or_default(gen));
+  self.bump_version();
+  return self;
+}
+
+Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, const GeneratorPtr& gen) {
+  check_random_bounds(self.dtype(), from, to);
+  random_op().call(self, from, to, gen_or_default(gen));
+  self.bump_version();
+  return self;
+}
+
+Tensor rand(IntArrayRef size, const GeneratorPtr& gen, ScalarType dtype) {
+  Tensor t = empty(size, dtype);
+  return uniform_(t, 0, 1, gen);
+}
+
+Tensor randn(IntArrayRef size, const GeneratorPtr& gen, ScalarType dtype) {
+  Tensor t = empty(size, dtype);
+  return normal_(t, 0, 1, gen);
+}
+
+Tensor rand_like(const Tensor& self, const GeneratorPtr& gen) {
+  return rand(self.sizes(), gen, self.dtype());
+}
+
+Tensor randn_like(const Tensor& self, const GeneratorPtr& gen) {
+  return randn(self.sizes(), gen, self.dtype());
+}
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const GeneratorPtr& gen,
+               ScalarType dtype) {
+  Tensor t = empty(size, dtype);
+  return random_(t, low, high, gen);
+}
+
+Tensor randperm(int64_t n, const GeneratorPtr& gen, ScalarType dtype) {
+  Tensor t = empty({n}, dtype);  // a negative n raises here, with PyTorch's message
+  randperm_op().call(t, gen_or_default(gen));
+  return t;
+}
+
+Tensor bernoulli(const Tensor& self, const GeneratorPtr& gen) {
+  return bernoulli_op().call(self, gen_or_default(gen));
+}
+
+Tensor multinomial(const Tensor& self, int64_t n, bool replacement, const GeneratorPtr& gen) {
+  EMBER_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  EMBER_CHECK(is_floating_point(self.dtype()), "multinomial only supports floating-point dtypes "
+              "for input, got: ", scalar_type_name(self.dtype()));
+  EMBER_CHECK(n > 0, "cannot sample n_sample <= 0 samples");
+  int64_t categories = self.size(-1);
+  EMBER_CHECK(replacement || n <= categories,
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  EMBER_CHECK(categories <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
+  return multinomial_op().call(self, n, replacement, gen_or_default(gen));
+}
+
+Tensor normal(const Tensor& mean, const Tensor& stddev, const GeneratorPtr& gen) {
+  EMBER_CHECK(stddev.numel() == 0 || all(ge(stddev.detach(), wrap_scalar(0))).item<bool>(),
+              "normal expects all elements of std >= 0.0");
+  ScalarType dtype = promote_types(mean.dtype(), stddev.dtype());
+  Tensor out;
+  {
+    NoGradGuard g;
+    Tensor z = empty(broadcast_shapes(mean.sizes(), stddev.sizes(), "normal"), dtype);
+    normal_(z, 0, 1, gen);
+    out = mean.detach() + stddev.detach() * z;
+  }
+  autograd::record("NormalBackward3", {mean, stddev}, {out},
+                   [](FunctionNode&, const variable_list& g) {
+                     return variable_list{zero_grad(g[0]), zero_grad(g[0])};
+                   });
+  return out;
+}
+
+Tensor normal(double mean, double std, IntArrayRef size, const GeneratorPtr& gen,
+              ScalarType dtype) {
+  Tensor t = empty(size, dtype);
+  return normal_(t, mean, std, gen);
+}
+
+}  // namespace ember
