@@ -39,6 +39,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             UserWarning,
             stacklevel=2,
         )
+    if isinstance(data, _np.generic):  # numpy scalars keep their dtype, as in torch
+        data = _np.asarray(data)
     return _finish(_C._tensor(data, dtype), requires_grad)
 
 

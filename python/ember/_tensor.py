@@ -142,7 +142,7 @@ def to(self, *args, **kwargs):
         elif a is not None:
             device = a
     check_device(device, "to")
-    if dtype is None:
+    if dtype is None or (dtype == self.dtype and not copy):
         return self.clone() if copy else self
     return _C._to_dtype(self, dtype, copy)
 
@@ -159,8 +159,10 @@ def type(self, dtype=None, non_blocking=False):
 
 
 def _caster(dtype_name):
+    target = getattr(_C, dtype_name)
+
     def cast(self, memory_format=None):
-        return _C._to_dtype(self, getattr(_C, dtype_name), False)
+        return self if self.dtype == target else _C._to_dtype(self, target, False)
 
     return cast
 
@@ -273,8 +275,13 @@ def _method_from(fn_name):
     return method
 
 
-for _fn in ("max", "min", "var", "std", "norm", "where", "sort", "topk", "kthvalue", "median",
-            "mode", "cummax", "cummin", "unique"):
+@_patch
+def where(self, condition, other):
+    return _C._where(condition, self, other)
+
+
+for _fn in ("max", "min", "var", "std", "norm", "sort", "topk", "kthvalue", "median",
+            "mode", "cummax", "cummin", "unique", "tril", "triu", "diag", "logsumexp"):
     setattr(Tensor, _fn, _method_from(_fn))
 
 

@@ -143,6 +143,8 @@ void bind_operators(nb::class_<Tensor>& cls) {
       .def("__rxor__", [](const Tensor& a, const TL& b) { return bitwise_xor(b.t, a); }, op)
       .def("__lshift__", [](const Tensor& a, const TL& b) { return bitwise_left_shift(a, b.t); }, op)
       .def("__rshift__", [](const Tensor& a, const TL& b) { return bitwise_right_shift(a, b.t); }, op)
+      .def("__rlshift__", [](const Tensor& a, const TL& b) { return bitwise_left_shift(b.t, a); }, op)
+      .def("__rrshift__", [](const Tensor& a, const TL& b) { return bitwise_right_shift(b.t, a); }, op)
       .def("__eq__", [](const Tensor& a, const TL& b) { return eq(a, b.t); }, op)
       .def("__ne__", [](const Tensor& a, const TL& b) { return ne(a, b.t); }, op)
       .def("__lt__", [](const Tensor& a, const TL& b) { return lt(a, b.t); }, op)

@@ -239,8 +239,11 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
       Tensor* t = nullptr;
       if (nb::try_cast<Tensor*>(h, t) && t) out.emplace_back(*t);
       else if (PyIndex_Check(o)) out.emplace_back(int64_t(PyNumber_AsSsize_t(o, PyExc_IndexError)));
-      else if (PySequence_Check(o) || nb::hasattr(h, "__array_interface__"))
-        out.emplace_back(tensor_from_data(h, std::nullopt));
+      else if (PySequence_Check(o) || nb::hasattr(h, "__array_interface__")) {
+        Tensor t = tensor_from_data(h, std::nullopt);
+        // An empty list indexes nothing; torch reads it as int64, not the default float.
+        out.emplace_back(t.numel() == 0 && t.is_floating_point() ? to_dtype(t, kLong) : t);
+      }
       else
         throw nb::index_error("only integers, slices (`:`), ellipsis (`...`), None and long or "
                               "byte Variables are valid indices");
@@ -311,7 +314,8 @@ void bind_tensor(nb::module_& m) {
         if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
         return t.sizes()[0];
       })
-      .def("__getitem__", [](const Tensor& t, nb::handle idx) { return getitem(t, parse_index(idx)); })
+      .def("__getitem__", [](const Tensor& t, nb::handle idx) { return getitem(t, parse_index(idx)); },
+           nb::arg("index").none())
       .def("__setitem__", [](Tensor& t, nb::handle idx, nb::handle value) {
         Tensor v;
         Tensor* vt = nullptr;
@@ -320,7 +324,7 @@ void bind_tensor(nb::module_& m) {
         else if (scalar_from_python(value, s)) v = scalar_tensor(s, t.dtype());
         else v = tensor_from_data(value, t.dtype());
         setitem(t, parse_index(idx), v);
-      });
+      }, nb::arg("index").none(), nb::arg("value").none());
   m.def("_tensor", &tensor_from_data, nb::arg("data"), nb::arg("dtype") = nb::none());
   m.def("from_numpy", [](AnyArray a) { return from_numpy(a); });
   m.def("_from_numpy_any", [](nb::handle h) -> Tensor {

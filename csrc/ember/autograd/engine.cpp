@@ -49,6 +49,7 @@ Tensor conform(Tensor g, const TensorMeta& m, const Node& node, size_t i) {
 
 void accumulate(variable_list& slot_grads, size_t idx, Tensor g) {
   if (!g.defined()) return;
+  EMBER_ASSERT(idx < slot_grads.size());
   Tensor& slot = slot_grads[idx];
   if (!slot.defined()) slot = std::move(g);
   else slot = add(slot, g);

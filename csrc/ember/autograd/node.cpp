@@ -164,7 +164,8 @@ std::shared_ptr<FunctionNode> record(const char* name, TensorList inputs, Tensor
   if (!any_requires_grad(inputs)) return nullptr;
   auto node = std::make_shared<FunctionNode>(name, std::move(backward));
   collect_next_edges(*node, inputs);
-  node->num_outputs = uint32_t(outputs.size());
+  // Nodes for in-place writes get their output attached by the caller (set_history).
+  node->num_outputs = std::max<uint32_t>(1, uint32_t(outputs.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
     // Integer and bool outputs (indices, comparisons) never carry gradients.

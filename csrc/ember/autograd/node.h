@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ember/core/tensor.h"
@@ -140,6 +141,17 @@ class FunctionNode : public Node {
   std::vector<SavedTensor> saved_;
   bool released_ = false;
 };
+
+/// Formulas written as macro text save only the tensors they read (see ops/unary.cpp).
+constexpr bool formula_uses(std::string_view formula, std::string_view name) {
+  for (size_t i = formula.find(name); i != std::string_view::npos; i = formula.find(name, i + 1)) {
+    auto word = [](char c) { return (c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'); };
+    bool before = i == 0 || !word(formula[i - 1]);
+    bool after = i + name.size() >= formula.size() || !word(formula[i + name.size()]);
+    if (before && after) return true;
+  }
+  return false;
+}
 
 /// True if grad mode is on and any tensor requires grad.
 bool any_requires_grad(std::initializer_list<const Tensor*> ts);

@@ -86,7 +86,7 @@ class DimVector {
   void insert(size_t pos, int64_t v) {
     reserve(size_ + 1);
     int64_t* d = data();
-    std::memmove(d + pos + 1, d + pos, (size_ - pos) * sizeof(int64_t));
+    if (size_ > pos) std::memmove(d + pos + 1, d + pos, (size_ - pos) * sizeof(int64_t));
     d[pos] = v;
     ++size_;
   }
@@ -102,7 +102,7 @@ class DimVector {
   void assign(const int64_t* b, const int64_t* e) {
     size_t n = size_t(e - b);
     reserve(n);
-    std::memmove(data(), b, n * sizeof(int64_t));
+    if (n) std::memmove(data(), b, n * sizeof(int64_t));
     size_ = n;
   }
 

@@ -7,7 +7,7 @@
 namespace ember::cpu {
 
 void unsupported_dtype(const char* op, ScalarType t) {
-  EMBER_ERROR(ErrorKind::Runtime, "\"", op, "\" not implemented for '", scalar_type_name(t), "'");
+  EMBER_ERROR(ErrorKind::NotImplemented, "\"", op, "\" not implemented for '", scalar_type_name(t), "'");
 }
 
 namespace {

@@ -91,11 +91,16 @@ class TypedOperator<R(Args...)> {
   }
 
   /// Calls the kernel of a given key (the Autograd kernel uses this to reach the backend).
+  /// Backend kernels run with grad mode off: the Autograd kernel already recorded the node, and
+  /// composites inside a kernel must not record their own.
   R redispatch(DispatchKey k, Args... args) const {
     void* fn = entry_->kernel(k);
     if (!fn) [[unlikely]]
       detail::missing_kernel(*entry_, k);
-    return reinterpret_cast<R (*)(Args...)>(fn)(std::forward<Args>(args)...);
+    auto kernel = reinterpret_cast<R (*)(Args...)>(fn);
+    if (k == DispatchKey::Autograd || !GradMode::is_enabled()) return kernel(std::forward<Args>(args)...);
+    AutoGradMode below_autograd(false);
+    return kernel(std::forward<Args>(args)...);
   }
 
   const OperatorEntry& entry() const { return *entry_; }

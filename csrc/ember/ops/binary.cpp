@@ -135,10 +135,11 @@ namespace {
                                    (void)result;                                           \
                                    return variable_list{grad_self, grad_other};            \
                                  });                                                       \
-    if (node) {                                                                            \
-      node->save(self_in);                                                                 \
-      node->save(other_in);                                                                \
-      node->save(out, true);                                                               \
+    if (node) { /* save only what the formulas read */                                    \
+      constexpr std::string_view f = #grad_self " " #grad_other;                           \
+      node->save(autograd::formula_uses(f, "self") ? self_in : Tensor());                                    \
+      node->save(autograd::formula_uses(f, "other") ? other_in : Tensor());                                  \
+      node->save(autograd::formula_uses(f, "result") ? out : Tensor(), true);                                \
     }                                                                                      \
     return out;                                                                            \
   }                                                                                        \

@@ -164,8 +164,29 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
   return out;
 }
 
-Tensor clone(const Tensor& self) {
-  Tensor out = empty(self.sizes(), self.dtype(), self.device());
+namespace {
+// Strides of `t` if its elements tile memory densely in some dim order (a transpose, say), so a
+// clone keeps the layout as torch's preserve_format does; nullopt otherwise.
+std::optional<DimVector> dense_strides(const Tensor& t) {
+  std::vector<size_t> order(size_t(t.dim()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return t.strides()[a] > t.strides()[b]; });
+  int64_t expected = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    size_t d = order[k];
+    if (t.sizes()[d] != 1 && t.strides()[d] != expected) return std::nullopt;
+    expected *= t.sizes()[d];
+  }
+  return DimVector(t.strides());
+}
+}  // namespace
+
+namespace {
+// A copy with its own storage and the given strides (contiguous if none), recorded for autograd.
+Tensor copy_with_layout(const Tensor& self, const std::optional<DimVector>& strides) {
+  Tensor out = strides ? empty_strided(self.sizes(), *strides, self.dtype(), self.device())
+                       : empty(self.sizes(), self.dtype(), self.device());
   {
     NoGradGuard g;
     copy_op().redispatch(backend_of(self), out, self);
@@ -173,6 +194,15 @@ Tensor clone(const Tensor& self) {
   autograd::record("CloneBackward0", {self}, {out},
                    [](FunctionNode&, const variable_list& g) { return g; });
   return out;
+}
+}  // namespace
+
+Tensor clone(const Tensor& self) {
+  return copy_with_layout(self, self.is_contiguous() ? std::nullopt : dense_strides(self));
+}
+
+Tensor contiguous(const Tensor& self) {
+  return self.is_contiguous() ? self : copy_with_layout(self, std::nullopt);
 }
 
 }  // namespace ember

@@ -34,15 +34,21 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
                  const Scalar& alpha = 1);
 Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                    const Scalar& alpha = 1);
+/// A copy of self with the entries at `index` along dim set to `value` (negative indices wrap).
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor& index_fill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+/// self where mask is false, `value` (a 0-d tensor or a number) where it is true; broadcasts.
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value);
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value);
 /// The elements where `mask` is true, as a 1-d tensor.
 Tensor masked_select(const Tensor& self, const Tensor& mask);
 /// self.flatten()[index].
 Tensor take(const Tensor& self, const Tensor& index);
 /// Indices of nonzero elements, shape (n, ndim).
 Tensor nonzero(const Tensor& self);
+/// nonzero(as_tuple=True): one 1-d index tensor per dim (a 0-d input counts as 1-d).
 std::vector<Tensor> nonzero_tuple(const Tensor& self);
 /// Advanced indexing self[indices] where each entry is a tensor or absent (a full slice).
 Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices);
@@ -65,7 +71,24 @@ constexpr NoneIndex None{};
 
 /// self[idx...] with Python semantics (views for basic indices, copies for advanced).
 Tensor getitem(const Tensor& self, const std::vector<TensorIndex>& indices);
-/// self[idx...] = value.
+/// self[idx...] = value (value broadcast and converted to self's dtype; writes in place).
 void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Tensor& value);
+void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Scalar& value);
+
+namespace detail {
+/// Advanced indexing in the kernels' terms. See Note [Advanced indexing] in ops/index.cpp.
+struct AdvancedIndex {
+  Tensor src;                   // self restrided to the result shape, stride 0 over index dims
+  std::vector<Tensor> indices;  // int64, each broadcast to index_shape
+  DimVector sizes;              // self's size along each indexed dim (the bound)
+  DimVector strides;            // self's stride along each indexed dim (elements)
+  DimVector dims;               // the indexed dims as the user numbered them (for messages)
+  int64_t before = 0;           // result dims in front of the index dims
+  DimVector index_shape;
+};
+/// Expands masks, checks dtypes and counts, broadcasts, and moves separated index dims first.
+AdvancedIndex make_advanced_index(const Tensor& self,
+                                  const std::vector<std::optional<Tensor>>& indices);
+}  // namespace detail
 
 }  // namespace ember

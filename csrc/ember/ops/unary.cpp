@@ -94,9 +94,9 @@ EMBER_UNARY_SAME_OPS(EMBER_NODE_NAME)
                                    (void)result;                                          \
                                    return variable_list{formula};                         \
                                  });                                                      \
-    if (node) {                                                                           \
-      node->save(self_in);                                                                \
-      node->save(out, true);                                                              \
+    if (node) { /* save only what the formula reads, so later in-place ops stay legal */  \
+      node->save(autograd::formula_uses(#formula, "self") ? self_in : Tensor());                            \
+      node->save(autograd::formula_uses(#formula, "result") ? out : Tensor(), true);                        \
     }                                                                                     \
     return out;                                                                           \
   }                                                                                       \

@@ -72,7 +72,7 @@ Tensor view_dtype(const Tensor& self, ScalarType dtype) {
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
   DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
-  return view(clone(self), sizes);
+  return view(contiguous(self), sizes);
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
@@ -365,8 +365,6 @@ Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) 
   }
   return permute(self, order);
 }
-
-Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self); }
 
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   DimVector shape;
