@@ -280,6 +280,9 @@ TEST(ShapeRoll, ErrorsAndGradient) {
   Tensor y = leaf({1, 2, 3});
   backward_weighted(roll(y, {-1}));  // out = [y1, y2, y0]
   expect_vals(y.grad(), {3, 1, 2});
+  Tensor z = leaf({1, 2});
+  backward_weighted(roll(z, {2}, {0}));  // a full turn moves nothing
+  expect_vals(z.grad(), {1, 2});
 }
 
 // ------------------------------------------------------------ repeat / tile / repeat_interleave

@@ -108,6 +108,7 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
   Tensor x = contiguous(self);
   DimVector shape(self.sizes());
   if (!shape.empty()) shape[size_t(dim)] = k;
+  else k = 1;  // a 0-d input yields itself even for k = 0, as in PyTorch
   Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
   if (values.numel() == 0) return {values, indices};
   dispatch<kNumericTypes>(self.dtype(), "topk_cpu", [&](auto tag) {
@@ -368,8 +369,10 @@ Tensor bincount_kernel(const Tensor& self, const std::optional<Tensor>& weights,
 }
 EMBER_REGISTER_KERNEL("bincount", CPU, bincount_kernel);
 
-// Elements per chunk of histc: partial histograms per chunk, summed in chunk order.
+// histc counts fixed chunks into partial histograms, summed in chunk order (deterministic for
+// any thread count); chunks grow when many bins would make the partials too large.
 constexpr int64_t kHistChunk = 65536;
+constexpr int64_t kHistPartialBudget = int64_t(1) << 22;  // bins x chunks
 
 Tensor histc_kernel(const Tensor& self, int64_t bins, double min, double max) {
   Tensor x = contiguous(self);
@@ -401,12 +404,14 @@ Tensor histc_kernel(const Tensor& self, int64_t bins, double min, double max) {
                 "] is not finite");
     // Bin edges are in T, like PyTorch's linspace of them; positions follow its formula.
     const A left = A(T(lo)), right = A(T(hi));
-    int64_t nchunks = (n + kHistChunk - 1) / kHistChunk;
+    int64_t nchunks = std::min((n + kHistChunk - 1) / kHistChunk,
+                               std::max<int64_t>(1, kHistPartialBudget / bins));
+    int64_t chunk = nchunks ? (n + nchunks - 1) / nchunks : 0;
     std::vector<std::vector<A>> partial(size_t(nchunks), std::vector<A>(size_t(bins), A(0)));
     parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) {
         std::vector<A>& h = partial[size_t(c)];
-        for (int64_t i = c * kHistChunk; i < std::min(n, (c + 1) * kHistChunk); ++i) {
+        for (int64_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
           A v = A(in[i]);
           if (!(v >= left && v <= right)) continue;
           int64_t pos = int64_t((v - left) * A(bins) / (right - left));

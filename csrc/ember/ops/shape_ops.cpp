@@ -85,7 +85,7 @@ Tensor roll_autograd(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   DimVector back, d(dims);
   for (int64_t s : shifts) back.push_back(-s);
   autograd::record("RollBackward0", {self}, {out}, [back, d](FunctionNode&, const variable_list& g) {
-    return variable_list{roll(g[0], back, d)};
+    return variable_list{d.empty() ? g[0] : roll(g[0], back, d)};
   });
   return out;
 }

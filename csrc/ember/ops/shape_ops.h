@@ -68,7 +68,8 @@ Tensor median(const Tensor& self);
 std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim = false);
 /// The most frequent value along dim (the smallest on ties) and the last index holding it.
 std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim = -1, bool keepdim = false);
-/// (values, inverse, counts); inverse/counts are undefined unless requested.
+/// (values, inverse, counts); inverse/counts are undefined unless requested. Values come out
+/// sorted even when `sorted` is false (any order is allowed then); each NaN is its own value.
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool sorted = true,
                                           bool return_inverse = false, bool return_counts = false,
                                           std::optional<int64_t> dim = std::nullopt);
