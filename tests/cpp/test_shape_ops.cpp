@@ -509,6 +509,18 @@ TEST(ShapeSort, LayoutsAndEdgeShapes) {
   EXPECT_ERROR(sort(scalar(3), 1), ErrorKind::Index, "Dimension out of range");
 }
 
+TEST(ShapeSort, ManyRowsInParallel) {
+  Tensor x = reshape(remainder(arange(0, 60000, 1, TensorOptions(kFloat)) * 7919.0, wrap_scalar(1009.0)),
+                     {300, 200});
+  auto [v, i] = sort(x, 1, true);
+  D sorted = vals(v);
+  for (size_t r = 0; r < 300; ++r)
+    for (size_t c = 1; c < 200; ++c) ASSERT_GE(sorted[r * 200 + c - 1], sorted[r * 200 + c]);
+  expect_vals(_take_along_dim(x, 1, i), sorted);
+  auto [tv, ti] = topk(transpose(x, 0, 1), 3, 0);
+  expect_vals(tv, vals(transpose(narrow(v, 1, 0, 3), 0, 1)));
+}
+
 TEST(ShapeSort, Gradient) {
   Tensor x = leaf({3, 1, 2, 6, 4, 5}, {2, 3});
   backward_weighted(std::get<0>(sort(x, 1)));  // both rows take positions [1, 2, 0]
@@ -539,6 +551,7 @@ TEST(ShapeTopk, ValuesAndGradient) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (D{4, 5}));
   expect_vals(std::get<0>(topk(scalar(2), 1)), {2});
+  expect_vals(std::get<0>(topk(scalar(2), 0)), {2});  // a 0-d input yields itself
   EXPECT_EQ(shape(std::get<0>(topk(zeros({2, 0}), 0))), (S{2, 0}));
   EXPECT_EQ(shape(std::get<0>(topk(zeros({2, 3}), 0))), (S{2, 0}));
   EXPECT_ERROR(topk(ones({3}), 4), ErrorKind::Runtime, "selected index k out of range");

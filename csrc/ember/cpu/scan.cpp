@@ -61,6 +61,17 @@ Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
     const T* in = reinterpret_cast<const T*>(x.data_ptr());
     T* o = reinterpret_cast<T*>(out.data_ptr());
     for_each_block(r, [&](int64_t base, int64_t width) {
+      if (width == 1) {  // scanning the last dim: one running value
+        A acc = A(Prod ? 1 : 0);
+        const T* src = in + base;
+        T* dst = o + base;
+        for (int64_t k = 0; k < r.size; ++k) {
+          if constexpr (Prod) acc *= A(src[k * r.inner]);
+          else acc += A(src[k * r.inner]);
+          dst[k * r.inner] = T(acc);
+        }
+        return;
+      }
       A acc[kBlock];
       for (int64_t i = 0; i < width; ++i) acc[i] = A(Prod ? 1 : 0);
       for (int64_t k = 0; k < r.size; ++k) {
