@@ -12,8 +12,8 @@
 #include <limits>
 #include <numeric>
 
-#include "ember/core/shape.h"
 #include "ember/core/parallel.h"
+#include "ember/core/shape.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
@@ -36,14 +36,18 @@ Rows rows_of(IntArrayRef sizes, int64_t dim) {
 
 template <class K>
 bool is_nan(K v) {
-  if constexpr (std::is_floating_point_v<K>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<K>)
+    return std::isnan(v);
+  else
+    return false;
 }
 // a < b with NaN largest.
 template <class K>
 bool less(K a, K b) {
-  if constexpr (std::is_floating_point_v<K>) return a < b || (std::isnan(b) && !std::isnan(a));
-  else return a < b;
+  if constexpr (std::is_floating_point_v<K>)
+    return a < b || (std::isnan(b) && !std::isnan(a));
+  else
+    return a < b;
 }
 
 template <class K>
@@ -65,9 +69,11 @@ struct Order {
 template <class K>
 void sort_by_value(std::vector<Item<K>>& items, bool descending) {
   if (descending)
-    std::stable_sort(items.begin(), items.end(), [](const Item<K>& a, const Item<K>& b) { return less(b.first, a.first); });
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item<K>& a, const Item<K>& b) { return less(b.first, a.first); });
   else
-    std::stable_sort(items.begin(), items.end(), [](const Item<K>& a, const Item<K>& b) { return less(a.first, b.first); });
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item<K>& a, const Item<K>& b) { return less(a.first, b.first); });
 }
 
 // Runs f(row, out_base) for every row of a contiguous (outer, size, inner) input, with `row`
@@ -91,7 +97,8 @@ void for_each_row(const Tensor& x, int64_t dim, int64_t out_size, F f) {
   });
 }
 
-std::tuple<Tensor, Tensor> sort_kernel(const Tensor& self, int64_t dim, bool descending, bool stable) {
+std::tuple<Tensor, Tensor> sort_kernel(const Tensor& self, int64_t dim, bool descending,
+                                       bool stable) {
   Tensor x = contiguous(self);
   Tensor values = empty(self.sizes(), self.dtype()), indices = empty(self.sizes(), kLong);
   if (x.numel() == 0) return {values, indices};
@@ -117,8 +124,10 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
                                        bool sorted) {
   Tensor x = contiguous(self);
   DimVector shape(self.sizes());
-  if (!shape.empty()) shape[size_t(dim)] = k;
-  else k = 1;  // a 0-d input yields itself even for k = 0, as in PyTorch
+  if (!shape.empty())
+    shape[size_t(dim)] = k;
+  else
+    k = 1;  // a 0-d input yields itself even for k = 0, as in PyTorch
   Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
   if (values.numel() == 0) return {values, indices};
   dispatch<kNumericTypes>(self.dtype(), "topk_cpu", [&](auto tag) {
@@ -128,8 +137,10 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
     for_each_row<T>(x, dim, k, [&](auto& row, auto out) {
       using K = typename std::decay_t<decltype(row)>::value_type::first_type;
       Order<K> order{largest};
-      if (sorted) std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
-      else std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), order);
+      if (sorted)
+        std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
+      else
+        std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), order);
       for (int64_t j = 0; j < k; ++j) {
         vo[out(j)] = T(row[size_t(j)].first);
         io[out(j)] = row[size_t(j)].second;
@@ -143,8 +154,10 @@ EMBER_REGISTER_KERNEL("topk", CPU, topk_kernel);
 DimVector reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
   DimVector shape(self.sizes());
   if (shape.empty()) return shape;
-  if (keepdim) shape[size_t(dim)] = 1;
-  else shape.erase(size_t(dim));
+  if (keepdim)
+    shape[size_t(dim)] = 1;
+  else
+    shape.erase(size_t(dim));
   return shape;
 }
 
@@ -212,7 +225,8 @@ struct ModePick {
   }
 };
 
-std::tuple<Tensor, Tensor> kthvalue_kernel(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> kthvalue_kernel(const Tensor& self, int64_t k, int64_t dim,
+                                           bool keepdim) {
   return select_rows<kNumericTypes>("kthvalue_cpu", self, dim, keepdim, KthPick{k - 1});
 }
 EMBER_REGISTER_KERNEL("kthvalue", CPU, kthvalue_kernel);
@@ -228,8 +242,10 @@ Tensor median_kernel(const Tensor& self) {
     Tensor out = empty({}, self.dtype());
     dispatch<kNumericTypes>(self.dtype(), "median_cpu", [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_integral_v<T>) *out.data_ptr<T>() = std::numeric_limits<T>::lowest();
-      else *out.data_ptr<T>() = T(std::numeric_limits<float>::quiet_NaN());
+      if constexpr (std::is_integral_v<T>)
+        *out.data_ptr<T>() = std::numeric_limits<T>::lowest();
+      else
+        *out.data_ptr<T>() = T(std::numeric_limits<float>::quiet_NaN());
     });
     return out;
   }
@@ -337,14 +353,16 @@ std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, b
   return {values, inverse, counts};
 }
 
-std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& self, bool sorted, bool return_inverse,
-                                                 bool return_counts, std::optional<int64_t> dim) {
+std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& self, bool sorted,
+                                                 bool return_inverse, bool return_counts,
+                                                 std::optional<int64_t> dim) {
   if (dim) return unique_dim(self, *dim, return_inverse, return_counts);
   return unique_all(self, return_inverse, return_counts);
 }
 EMBER_REGISTER_KERNEL("unique", CPU, unique_kernel);
 
-Tensor bincount_kernel(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
+Tensor bincount_kernel(const Tensor& self, const std::optional<Tensor>& weights,
+                       int64_t minlength) {
   Tensor x = contiguous(self);
   int64_t n = x.numel();
   Tensor out;
