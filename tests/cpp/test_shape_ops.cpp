@@ -36,8 +36,10 @@ void expect_vals(const Tensor& t, const D& want) {
   D got = vals(t);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
-    else EXPECT_DOUBLE_EQ(got[i], want[i]) << "at " << i;
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
+    else
+      EXPECT_DOUBLE_EQ(got[i], want[i]) << "at " << i;
   }
 }
 
@@ -45,7 +47,8 @@ void expect_vals(const Tensor& t, const D& want) {
 void expect_close(const Tensor& t, const D& want) {
   D got = vals(t);
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i])));
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-6 * (1 + std::abs(want[i])));
 }
 
 // The error kind `f` raises (and its message), failing the test if it raises nothing.
@@ -59,11 +62,11 @@ std::pair<ErrorKind, std::string> error_of(F f) {
   ADD_FAILURE() << "expected an ember::Error";
   return {ErrorKind::NotImplemented, ""};
 }
-#define EXPECT_ERROR(expr, kind, substr)                                     \
-  do {                                                                       \
-    auto err_ = error_of([&] { (void)(expr); });                             \
-    EXPECT_EQ(err_.first, kind);                                             \
-    EXPECT_NE(err_.second.find(substr), std::string::npos) << err_.second;   \
+#define EXPECT_ERROR(expr, kind, substr)                                   \
+  do {                                                                     \
+    auto err_ = error_of([&] { (void)(expr); });                           \
+    EXPECT_EQ(err_.first, kind);                                           \
+    EXPECT_NE(err_.second.find(substr), std::string::npos) << err_.second; \
   } while (0)
 
 Tensor leaf(D v, S s = {-1}) {
@@ -93,7 +96,7 @@ TEST(ShapeCat, ValuesAlongDims) {
 TEST(ShapeCat, StridedInputsAndDtypePromotion) {
   Tensor base = make({0, 1, 2, 3, 4, 5, 6, 7, 8}, {3, 3});
   Tensor tr = transpose(narrow(base, 0, 0, 2), 0, 1);  // [[0,3],[1,4],[2,5]]
-  Tensor sl = narrow(narrow(base, 0, 1, 2), 1, 1, 2);   // offset view [[4,5],[7,8]]
+  Tensor sl = narrow(narrow(base, 0, 1, 2), 1, 1, 2);  // offset view [[4,5],[7,8]]
   Tensor i = make({9, 10, 11}, {3, 1}, kInt);
   Tensor r = cat({tr, i}, 1);
   EXPECT_EQ(r.dtype(), kFloat);
@@ -163,8 +166,9 @@ TEST(ShapeStack, Values) {
 
 TEST(ShapeStack, ErrorsAndGradient) {
   EXPECT_ERROR(stack({}), ErrorKind::Runtime, "stack expects a non-empty TensorList");
-  EXPECT_ERROR(stack({ones({2}), ones({3})}), ErrorKind::Runtime,
-               "stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1");
+  EXPECT_ERROR(
+      stack({ones({2}), ones({3})}), ErrorKind::Runtime,
+      "stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1");
   EXPECT_ERROR(stack({ones({2}), ones({2})}, 2), ErrorKind::Index, "Dimension out of range");
   EXPECT_ERROR(hstack({}), ErrorKind::Runtime, "hstack expects a non-empty TensorList");
   Tensor a = leaf({1, 2}), b = leaf({3, 4});
@@ -211,14 +215,18 @@ TEST(ShapeSplit, Chunk) {
 TEST(ShapeSplit, ErrorsAndGradient) {
   EXPECT_ERROR(split(ones({4}), 0), ErrorKind::Runtime,
                "split_size can only be 0 if dimension size is 0, but got dimension size of 4");
-  EXPECT_ERROR(split(ones({4}), -1), ErrorKind::Runtime, "split expects split_size be non-negative");
-  EXPECT_ERROR(split(scalar(1), 1), ErrorKind::Runtime, "split expects at least a 1-dimensional tensor");
+  EXPECT_ERROR(split(ones({4}), -1), ErrorKind::Runtime,
+               "split expects split_size be non-negative");
+  EXPECT_ERROR(split(scalar(1), 1), ErrorKind::Runtime,
+               "split expects at least a 1-dimensional tensor");
   EXPECT_ERROR(split_with_sizes(ones({4}), {1, 2}), ErrorKind::Runtime,
                "split_with_sizes expects split_sizes to sum exactly to 4 (input tensor's size at "
                "dimension 0), but got split_sizes=[1, 2]");
   EXPECT_ERROR(split_with_sizes(ones({4}), {2, -1, 3}), ErrorKind::Runtime, "non-negative entries");
-  EXPECT_ERROR(chunk(ones({4}), 0), ErrorKind::Runtime, "chunk expects `chunks` to be greater than 0, got: 0");
-  EXPECT_ERROR(chunk(scalar(1), 2), ErrorKind::Runtime, "chunk expects at least a 1-dimensional tensor");
+  EXPECT_ERROR(chunk(ones({4}), 0), ErrorKind::Runtime,
+               "chunk expects `chunks` to be greater than 0, got: 0");
+  EXPECT_ERROR(chunk(scalar(1), 2), ErrorKind::Runtime,
+               "chunk expects at least a 1-dimensional tensor");
   EXPECT_ERROR(unbind(scalar(1)), ErrorKind::Index, "tensor has no dimensions");
   EXPECT_ERROR(split(ones({4}), 1, 1), ErrorKind::Index, "Dimension out of range");
   Tensor x = leaf({1, 2, 3, 4, 5});
@@ -280,6 +288,9 @@ TEST(ShapeRoll, ErrorsAndGradient) {
   Tensor y = leaf({1, 2, 3});
   backward_weighted(roll(y, {-1}));  // out = [y1, y2, y0]
   expect_vals(y.grad(), {3, 1, 2});
+  Tensor z = leaf({1, 2});
+  backward_weighted(roll(z, {2}, {0}));  // a full turn moves nothing
+  expect_vals(z.grad(), {1, 2});
 }
 
 // ------------------------------------------------------------ repeat / tile / repeat_interleave
@@ -328,10 +339,10 @@ TEST(ShapeRepeat, RepeatInterleave) {
   EXPECT_ERROR(repeat_interleave(make({1, 2, 3}), make({1, 2}, {-1}, kLong)), ErrorKind::Runtime,
                "repeats must have the same size as input along dim, but got repeats.size(0) = 2 "
                "and input.size(0) = 3");
-  EXPECT_ERROR(repeat_interleave(make({1, 2, 3}), make({1, -2, 1}, {-1}, kLong)), ErrorKind::Runtime,
-               "repeats can not be negative");
-  EXPECT_ERROR(repeat_interleave(make({1, 2, 3}), make({1, 2, 1}, {1, 3}, kLong)), ErrorKind::Runtime,
-               "repeats must be 0-dim or 1-dim tensor");
+  EXPECT_ERROR(repeat_interleave(make({1, 2, 3}), make({1, -2, 1}, {-1}, kLong)),
+               ErrorKind::Runtime, "repeats can not be negative");
+  EXPECT_ERROR(repeat_interleave(make({1, 2, 3}), make({1, 2, 1}, {1, 3}, kLong)),
+               ErrorKind::Runtime, "repeats must be 0-dim or 1-dim tensor");
   EXPECT_ERROR(repeat_interleave(scalar(2, kLong)), ErrorKind::Runtime,
                "repeat_interleave only accept 1D vector as repeat");
   EXPECT_ERROR(repeat_interleave(scalar(5), 3, 0), ErrorKind::Index, "Dimension out of range");
@@ -455,7 +466,8 @@ TEST(ShapeScan, CummaxCummin) {
   EXPECT_EQ(v2.dtype(), kLong);
   expect_vals(v2, {1, 1, 0, 0, 0});
   expect_vals(i2, {0, 1, 2, 3, 3});
-  auto [v3, i3] = cummax(transpose(make({3, 1, 2, 5, 0, 4}, {2, 3}), 0, 1), 0);  // [[3,5],[1,0],[2,4]]
+  auto [v3, i3] =
+      cummax(transpose(make({3, 1, 2, 5, 0, 4}, {2, 3}), 0, 1), 0);  // [[3,5],[1,0],[2,4]]
   expect_vals(v3, {3, 5, 3, 5, 3, 5});
   expect_vals(i3, {0, 0, 0, 0, 0, 0});
   auto [v4, i4] = cummax(make({1, 0}, {-1}, kBool), 0);
@@ -506,6 +518,19 @@ TEST(ShapeSort, LayoutsAndEdgeShapes) {
   EXPECT_ERROR(sort(scalar(3), 1), ErrorKind::Index, "Dimension out of range");
 }
 
+TEST(ShapeSort, ManyRowsInParallel) {
+  Tensor x =
+      reshape(remainder(arange(0, 60000, 1, TensorOptions(kFloat)) * 7919.0, wrap_scalar(1009.0)),
+              {300, 200});
+  auto [v, i] = sort(x, 1, true);
+  D sorted = vals(v);
+  for (size_t r = 0; r < 300; ++r)
+    for (size_t c = 1; c < 200; ++c) ASSERT_GE(sorted[r * 200 + c - 1], sorted[r * 200 + c]);
+  expect_vals(_take_along_dim(x, 1, i), sorted);
+  auto [tv, ti] = topk(transpose(x, 0, 1), 3, 0);
+  expect_vals(tv, vals(transpose(narrow(v, 1, 0, 3), 0, 1)));
+}
+
 TEST(ShapeSort, Gradient) {
   Tensor x = leaf({3, 1, 2, 6, 4, 5}, {2, 3});
   backward_weighted(std::get<0>(sort(x, 1)));  // both rows take positions [1, 2, 0]
@@ -536,11 +561,13 @@ TEST(ShapeTopk, ValuesAndGradient) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (D{4, 5}));
   expect_vals(std::get<0>(topk(scalar(2), 1)), {2});
+  expect_vals(std::get<0>(topk(scalar(2), 0)), {2});  // a 0-d input yields itself
   EXPECT_EQ(shape(std::get<0>(topk(zeros({2, 0}), 0))), (S{2, 0}));
   EXPECT_EQ(shape(std::get<0>(topk(zeros({2, 3}), 0))), (S{2, 0}));
   EXPECT_ERROR(topk(ones({3}), 4), ErrorKind::Runtime, "selected index k out of range");
   EXPECT_ERROR(topk(ones({3}), -1), ErrorKind::Runtime, "selected index k out of range");
-  EXPECT_ERROR(topk(make({1, 0}, {-1}, kBool), 1), ErrorKind::Runtime, "topk does not support bool");
+  EXPECT_ERROR(topk(make({1, 0}, {-1}, kBool), 1), ErrorKind::Runtime,
+               "topk does not support bool");
   Tensor g = leaf({1, 5, 3, 4});
   backward_weighted(std::get<0>(topk(g, 2)));  // [5, 4] at [1, 3]
   expect_vals(g.grad(), {0, 1, 0, 2});
@@ -624,7 +651,8 @@ TEST(ShapeMode, ValuesAndGradient) {
   expect_vals(ib, {2});
   expect_vals(std::get<0>(mode(transpose(make({1, 2, 1, 2}, {2, 2}), 0, 1), 1)), {1, 2});
   expect_vals(std::get<0>(mode(scalar(3))), {3});
-  EXPECT_ERROR(mode(zeros({0}), 0), ErrorKind::Index, "mode(): Expected reduction dim 0 to have non-zero size.");
+  EXPECT_ERROR(mode(zeros({0}), 0), ErrorKind::Index,
+               "mode(): Expected reduction dim 0 to have non-zero size.");
   Tensor g = leaf({4, 7, 4});
   sum(std::get<0>(mode(g)) * 5.0).backward();
   expect_vals(g.grad(), {0, 0, 5});
@@ -668,7 +696,8 @@ TEST(ShapeUnique, AlongDim) {
   EXPECT_EQ(shape(std::get<0>(unique(zeros({0, 2}), true, true, true, 0))), (S{0, 2}));
   EXPECT_ERROR(unique(zeros({0, 2}), true, false, false, 1), ErrorKind::Runtime,
                "There are 0 sized dimensions, and they aren't selected");
-  EXPECT_ERROR(unique(scalar(3), true, false, false, 0), ErrorKind::Index, "tensor has no dimensions");
+  EXPECT_ERROR(unique(scalar(3), true, false, false, 0), ErrorKind::Index,
+               "tensor has no dimensions");
 }
 
 TEST(ShapeBincount, Values) {
@@ -708,7 +737,8 @@ TEST(ShapeHistc, Values) {
   Tensor big = histc(arange(0, 200000, 1, TensorOptions(kFloat)), 4, 0, 200000);
   expect_vals(big, {50000, 50000, 50000, 50000});
   EXPECT_ERROR(histc(make({1}), 0), ErrorKind::Runtime, "bins must be > 0");
-  EXPECT_ERROR(histc(make({1}), 3, 3, 1), ErrorKind::Runtime, "torch.histc: max must be larger than min");
+  EXPECT_ERROR(histc(make({1}), 3, 3, 1), ErrorKind::Runtime,
+               "torch.histc: max must be larger than min");
   EXPECT_ERROR(histc(make({1, INFINITY}), 4), ErrorKind::Runtime, "is not finite");
   EXPECT_ERROR(histc(make({1, kNaN}), 4), ErrorKind::Runtime, "is not finite");
   EXPECT_ERROR(histc(make({1, 2}, {-1}, kLong), 4), ErrorKind::Runtime, "histogram_cpu");

@@ -34,7 +34,8 @@ template <class F>
 void for_each_block(const Rows& r, F f) {
   int64_t nblocks = (r.inner + kBlock - 1) / kBlock;
   int64_t tasks = r.outer * nblocks;
-  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(r.size * std::min(r.inner, kBlock), 1));
+  int64_t grain =
+      std::max<int64_t>(1, kGrainSize / std::max<int64_t>(r.size * std::min(r.inner, kBlock), 1));
   parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       int64_t o = t / nblocks, i0 = (t % nblocks) * kBlock;
@@ -61,14 +62,29 @@ Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
     const T* in = reinterpret_cast<const T*>(x.data_ptr());
     T* o = reinterpret_cast<T*>(out.data_ptr());
     for_each_block(r, [&](int64_t base, int64_t width) {
+      if (width == 1) {  // scanning the last dim: one running value
+        A acc = A(Prod ? 1 : 0);
+        const T* src = in + base;
+        T* dst = o + base;
+        for (int64_t k = 0; k < r.size; ++k) {
+          if constexpr (Prod)
+            acc *= A(src[k * r.inner]);
+          else
+            acc += A(src[k * r.inner]);
+          dst[k * r.inner] = T(acc);
+        }
+        return;
+      }
       A acc[kBlock];
       for (int64_t i = 0; i < width; ++i) acc[i] = A(Prod ? 1 : 0);
       for (int64_t k = 0; k < r.size; ++k) {
         const T* src = in + base + k * r.inner;
         T* dst = o + base + k * r.inner;
         for (int64_t i = 0; i < width; ++i) {
-          if constexpr (Prod) acc[i] *= A(src[i]);
-          else acc[i] += A(src[i]);
+          if constexpr (Prod)
+            acc[i] *= A(src[i]);
+          else
+            acc[i] += A(src[i]);
           dst[i] = T(acc[i]);
         }
       }
@@ -103,7 +119,8 @@ std::tuple<Tensor, Tensor> cum_extreme_kernel(const Tensor& self, int64_t dim) {
           A v = A(in[off + i]);
           bool take = k == 0;
           if constexpr (std::is_floating_point_v<A>)
-            take = take || std::isnan(v) || (!std::isnan(best[i]) && (Max ? v >= best[i] : v <= best[i]));
+            take = take || std::isnan(v) ||
+                   (!std::isnan(best[i]) && (Max ? v >= best[i] : v <= best[i]));
           else
             take = take || (Max ? v >= best[i] : v <= best[i]);
           if (take) {

@@ -2,8 +2,8 @@
 // and the take/place pair along a dim that the sort family's derivatives use.
 #include <cstring>
 
-#include "ember/core/shape.h"
 #include "ember/core/parallel.h"
+#include "ember/core/shape.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
@@ -36,7 +36,8 @@ Rows rows_of(IntArrayRef sizes, int64_t dim) {
 Tensor narrow_view(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   DimVector sizes(t.sizes());
   sizes[size_t(dim)] = length;
-  return t.as_strided_view(sizes, t.strides(), t.storage_offset() + start * t.strides()[size_t(dim)]);
+  return t.as_strided_view(sizes, t.strides(),
+                           t.storage_offset() + start * t.strides()[size_t(dim)]);
 }
 
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
@@ -58,7 +59,8 @@ Tensor cat_kernel(TensorList tensors, int64_t dim) {
   Tensor out = empty(shape, dtype);
   if (out.numel() == 0) return out;
   bool fast = true;
-  for (const Tensor& t : tensors) fast = fast && (skipped_in_cat(t) || (t.dtype() == dtype && t.is_contiguous()));
+  for (const Tensor& t : tensors)
+    fast = fast && (skipped_in_cat(t) || (t.dtype() == dtype && t.is_contiguous()));
   if (!fast) {
     int64_t offset = 0;
     for (const Tensor& t : tensors) {
@@ -82,7 +84,8 @@ Tensor cat_kernel(TensorList tensors, int64_t dim) {
       for (const Tensor& t : tensors) {
         if (skipped_in_cat(t)) continue;
         int64_t bytes = t.sizes()[size_t(dim)] * r.inner * es;
-        if (bytes) std::memcpy(dst, static_cast<const char*>(t.data_ptr()) + i * bytes, size_t(bytes));
+        if (bytes)
+          std::memcpy(dst, static_cast<const char*>(t.data_ptr()) + i * bytes, size_t(bytes));
         dst += bytes;
       }
     }
@@ -133,27 +136,29 @@ EMBER_REGISTER_KERNEL("roll", CPU, roll_kernel);
 // torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats is 1-d, validated).
 Tensor repeat_interleave_index_kernel(const Tensor& repeats) {
   Tensor out;
-  dispatch<type_bit(kInt) | type_bit(kLong)>(repeats.dtype(), "repeat_interleave_cpu", [&](auto tag) {
-    using T = decltype(tag);
-    Tensor r = contiguous(repeats);
-    const T* p = r.data_ptr<T>();
-    int64_t n = r.numel(), total = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      EMBER_CHECK(p[i] >= 0, "repeats can not be negative");
-      total += int64_t(p[i]);
-    }
-    out = empty({total}, kLong);
-    int64_t* o = out.data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i)
-      for (T j = 0; j < p[i]; ++j) *o++ = i;
-  });
+  dispatch<type_bit(kInt) | type_bit(kLong)>(
+      repeats.dtype(), "repeat_interleave_cpu", [&](auto tag) {
+        using T = decltype(tag);
+        Tensor r = contiguous(repeats);
+        const T* p = r.data_ptr<T>();
+        int64_t n = r.numel(), total = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          EMBER_CHECK(p[i] >= 0, "repeats can not be negative");
+          total += int64_t(p[i]);
+        }
+        out = empty({total}, kLong);
+        int64_t* o = out.data_ptr<int64_t>();
+        for (int64_t i = 0; i < n; ++i)
+          for (T j = 0; j < p[i]; ++j) *o++ = i;
+      });
   return out;
 }
 EMBER_REGISTER_KERNEL("repeat_interleave.Tensor", CPU, repeat_interleave_index_kernel);
 
 // Index bounds are user-visible only through repeat_interleave; elsewhere they come from kernels.
 void check_index(int64_t i, int64_t size) {
-  EMBER_CHECK_INDEX(i >= 0 && i < size, "index ", i, " is out of bounds for dimension with size ", size);
+  EMBER_CHECK_INDEX(i >= 0 && i < size, "index ", i, " is out of bounds for dimension with size ",
+                    size);
 }
 
 // out[o, j, i] = self[o, index[o, j, i], i]. `index` has self's sizes except in `dim`.
@@ -184,7 +189,8 @@ Tensor take_along_dim_kernel(const Tensor& self_in, int64_t dim, const Tensor& i
 EMBER_REGISTER_KERNEL("_take_along_dim", CPU, take_along_dim_kernel);
 
 // out = zeros with `size` in `dim`; out[o, index[o, j, i], i] += src[o, j, i].
-Tensor place_along_dim_kernel(const Tensor& src_in, int64_t dim, const Tensor& index_in, int64_t size) {
+Tensor place_along_dim_kernel(const Tensor& src_in, int64_t dim, const Tensor& index_in,
+                              int64_t size) {
   Tensor src = contiguous(src_in), index = contiguous(index_in);
   DimVector shape(src.sizes());
   if (!shape.empty()) shape[size_t(dim)] = size;

@@ -43,7 +43,8 @@ Tensor cat_autograd(TensorList tensors, int64_t dim) {
     out = cat_op().redispatch(backend_of(tensors), tensors, dim);
   }
   std::vector<int64_t> lengths;  // -1 marks a skipped input
-  for (const Tensor& t : tensors) lengths.push_back(skipped_in_cat(t) ? -1 : t.sizes()[size_t(dim)]);
+  for (const Tensor& t : tensors)
+    lengths.push_back(skipped_in_cat(t) ? -1 : t.sizes()[size_t(dim)]);
   autograd::record("CatBackward0", tensors, {out},
                    [lengths, dim](FunctionNode&, const variable_list& g) {
                      variable_list grads;
@@ -84,9 +85,10 @@ Tensor roll_autograd(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   }
   DimVector back, d(dims);
   for (int64_t s : shifts) back.push_back(-s);
-  autograd::record("RollBackward0", {self}, {out}, [back, d](FunctionNode&, const variable_list& g) {
-    return variable_list{roll(g[0], back, d)};
-  });
+  autograd::record("RollBackward0", {self}, {out},
+                   [back, d](FunctionNode&, const variable_list& g) {
+                     return variable_list{d.empty() ? g[0] : roll(g[0], back, d)};
+                   });
   return out;
 }
 EMBER_REGISTER_KERNEL("roll", Autograd, roll_autograd);
@@ -99,10 +101,10 @@ Tensor take_autograd(const Tensor& self, int64_t dim, const Tensor& index) {
     out = take_op().redispatch(backend_of(self), self, dim, index);
   }
   int64_t size = self.dim() == 0 ? 1 : self.sizes()[size_t(dim)];
-  auto node = autograd::record("TakeAlongDimBackward0", {self}, {out},
-                               [dim, size](FunctionNode& n, const variable_list& g) {
-                                 return variable_list{_place_along_dim(g[0], dim, n.saved(0), size)};
-                               });
+  auto node = autograd::record(
+      "TakeAlongDimBackward0", {self}, {out}, [dim, size](FunctionNode& n, const variable_list& g) {
+        return variable_list{_place_along_dim(g[0], dim, n.saved(0), size)};
+      });
   if (node) node->save(index);
   return out;
 }
@@ -184,8 +186,8 @@ Tensor vstack(TensorList tensors) {
 
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   EMBER_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
-  EMBER_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=",
-              split_size);
+  EMBER_CHECK(split_size >= 0,
+              "split expects split_size be non-negative, but got split_size=", split_size);
   dim = maybe_wrap_dim(dim, self.dim());
   int64_t size = self.sizes()[size_t(dim)];
   EMBER_CHECK(split_size != 0 || size == 0,
@@ -204,8 +206,10 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int6
   dim = maybe_wrap_dim(dim, self.dim());
   int64_t size = self.sizes()[size_t(dim)], total = 0;
   for (int64_t s : sizes) {
-    EMBER_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but "
-                "got split_sizes=", sizes);
+    EMBER_CHECK(s >= 0,
+                "split_with_sizes expects split_sizes have only non-negative entries, but "
+                "got split_sizes=",
+                sizes);
     total += s;
   }
   EMBER_CHECK(total == size, "split_with_sizes expects split_sizes to sum exactly to ", size,
@@ -226,7 +230,8 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   int64_t size = self.sizes()[size_t(dim)];
   int64_t split_size = (size + chunks - 1) / chunks;
   // split would return one piece for an empty dim; chunk keeps the `chunks` empty pieces.
-  if (split_size == 0 && size == 0) return split_with_sizes(self, DimVector(size_t(chunks), 0), dim);
+  if (split_size == 0 && size == 0)
+    return split_with_sizes(self, DimVector(size_t(chunks), 0), dim);
   return split(self, split_size, dim);
 }
 
@@ -252,8 +257,8 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
                 ", dims:", dims.size());
     return view(roll(reshape(self, {-1}), shifts, {0}), self.sizes());
   }
-  EMBER_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
-              shifts.size(), ", dims:", dims.size());
+  EMBER_CHECK(shifts.size() == dims.size(),
+              "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
   // Repeated dims add up; shifts are normalized to [0, size) and no-op dims dropped.
   DimVector total(size_t(self.dim()), 0);
   for (size_t i = 0; i < dims.size(); ++i)
@@ -270,7 +275,8 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 }
 
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
-  EMBER_CHECK(int64_t(repeats.size()) >= self.dim(), "Number of dimensions of repeat dims can not "
+  EMBER_CHECK(int64_t(repeats.size()) >= self.dim(),
+              "Number of dimensions of repeat dims can not "
               "be smaller than number of dimensions of tensor");
   size_t pad = repeats.size() - size_t(self.dim());
   DimVector target, inner, expanded;  // [s0, ...], [1, s0, 1, s1, ...], [r0, s0, r1, s1, ...]
@@ -312,11 +318,14 @@ Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optiona
     return repeat_interleave(self, repeats.item<int64_t>(), dim);
   Tensor x = dim ? self : reshape(self, {-1});
   int64_t d = maybe_wrap_dim(dim.value_or(0), x.dim());
-  EMBER_CHECK_INDEX(x.dim() > 0, "Dimension out of range (expected to be in range of [-1, 0], but "
+  EMBER_CHECK_INDEX(x.dim() > 0,
+                    "Dimension out of range (expected to be in range of [-1, 0], but "
                     "got 1)");  // PyTorch's error here, from its unsqueeze(dim + 1)
   int64_t size = x.sizes()[size_t(d)];
-  EMBER_CHECK(repeats.numel() == size, "repeats must have the same size as input along dim, but "
-              "got repeats.size(0) = ", repeats.numel(), " and input.size(", d, ") = ", size);
+  EMBER_CHECK(repeats.numel() == size,
+              "repeats must have the same size as input along dim, but "
+              "got repeats.size(0) = ",
+              repeats.numel(), " and input.size(", d, ") = ", size);
   Tensor idx = repeat_interleave(repeats);
   DimVector ishape(size_t(x.dim()), 1), shape(x.sizes());
   ishape[size_t(d)] = shape[size_t(d)] = idx.numel();
@@ -330,12 +339,17 @@ Tensor repeat_interleave(const Tensor& repeats) {
 
 std::vector<Tensor> meshgrid(TensorList tensors, const std::string& indexing) {
   EMBER_CHECK(!tensors.empty(), "meshgrid expects a non-empty TensorList");
-  EMBER_CHECK(indexing == "ij" || indexing == "xy", "torch.meshgrid: indexing must be one of "
-              "\"xy\" or \"ij\", but received: ", indexing);
+  EMBER_CHECK(indexing == "ij" || indexing == "xy",
+              "torch.meshgrid: indexing must be one of "
+              "\"xy\" or \"ij\", but received: ",
+              indexing);
   for (const Tensor& t : tensors) {
-    EMBER_CHECK(t.dim() <= 1, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
-                "got a tensor of shape ", t.sizes());
-    EMBER_CHECK(t.dtype() == tensors[0].dtype(), "meshgrid expects all tensors to have the same dtype");
+    EMBER_CHECK(t.dim() <= 1,
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                "got a tensor of shape ",
+                t.sizes());
+    EMBER_CHECK(t.dtype() == tensors[0].dtype(),
+                "meshgrid expects all tensors to have the same dtype");
   }
   // "xy" is "ij" with the first two inputs' roles swapped in the output shape.
   std::vector<Tensor> in(tensors.begin(), tensors.end());

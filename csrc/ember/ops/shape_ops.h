@@ -34,7 +34,8 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats);
 /// Repeats each element (of the flattened tensor if dim is absent) repeats[i] times.
 Tensor repeat_interleave(const Tensor& self, const Tensor& repeats,
                          std::optional<int64_t> dim = std::nullopt);
-Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor repeat_interleave(const Tensor& self, int64_t repeats,
+                         std::optional<int64_t> dim = std::nullopt);
 /// torch.repeat_interleave(repeats): index i repeated repeats[i] times (1-d int tensor).
 Tensor repeat_interleave(const Tensor& repeats);
 /// repeat with `reps` padded by leading 1s to the tensor's dims.
@@ -57,8 +58,8 @@ std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool desce
                                 bool stable = false);
 Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false, bool stable = false);
 /// The k largest (or smallest) values along dim and their indices.
-std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1, bool largest = true,
-                                bool sorted = true);
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1,
+                                bool largest = true, bool sorted = true);
 /// The k-th smallest value (1-based) along dim and its index.
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim = -1,
                                     bool keepdim = false);
@@ -68,7 +69,8 @@ Tensor median(const Tensor& self);
 std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim = false);
 /// The most frequent value along dim (the smallest on ties) and the last index holding it.
 std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim = -1, bool keepdim = false);
-/// (values, inverse, counts); inverse/counts are undefined unless requested.
+/// (values, inverse, counts); inverse/counts are undefined unless requested. Values come out
+/// sorted even when `sorted` is false (any order is allowed then); each NaN is its own value.
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool sorted = true,
                                           bool return_inverse = false, bool return_counts = false,
                                           std::optional<int64_t> dim = std::nullopt);

@@ -17,12 +17,13 @@ namespace {
 using CumOp = TypedOperator<Tensor(const Tensor&, int64_t, std::optional<ScalarType>)>;
 using CumExtremeOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t)>;
 using SortOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool)>;
-using TopkOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool, bool)>;
+using TopkOp =
+    TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool, bool)>;
 using KthOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool)>;
 using SelectOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool)>;
 using MedianOp = TypedOperator<Tensor(const Tensor&)>;
 using UniqueOp = TypedOperator<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool, bool,
-                                                                   std::optional<int64_t>)>;
+                                                                  std::optional<int64_t>)>;
 using BincountOp = TypedOperator<Tensor(const Tensor&, const std::optional<Tensor>&, int64_t)>;
 using HistcOp = TypedOperator<Tensor(const Tensor&, int64_t, double, double)>;
 
@@ -65,11 +66,12 @@ Tensor cumsum_autograd(const Tensor& self, int64_t dim, std::optional<ScalarType
     out = cumsum_op().redispatch(backend_of(self), self, dim, dtype);
   }
   int64_t nd = self.dim();
-  autograd::record("CumsumBackward0", {self}, {out}, [dim, nd](FunctionNode&, const variable_list& g) {
-    // The gradient of a prefix sum is the suffix sum of the gradient.
-    if (nd == 0) return variable_list{g[0]};
-    return variable_list{flip(cumsum(flip(g[0], {dim}), dim), {dim})};
-  });
+  autograd::record("CumsumBackward0", {self}, {out},
+                   [dim, nd](FunctionNode&, const variable_list& g) {
+                     // The gradient of a prefix sum is the suffix sum of the gradient.
+                     if (nd == 0) return variable_list{g[0]};
+                     return variable_list{flip(cumsum(flip(g[0], {dim}), dim), {dim})};
+                   });
   return out;
 }
 EMBER_REGISTER_KERNEL("cumsum", Autograd, cumsum_autograd);
@@ -102,7 +104,8 @@ Tensor cumprod_autograd(const Tensor& self, int64_t dim, std::optional<ScalarTyp
                                [dim, nd](FunctionNode& n, const variable_list& g) {
                                  if (nd == 0) return variable_list{g[0]};
                                  Tensor self = n.saved(0), out = n.saved(1);
-                                 if (self.dtype() != out.dtype()) self = to_dtype(self, out.dtype());
+                                 if (self.dtype() != out.dtype())
+                                   self = to_dtype(self, out.dtype());
                                  return variable_list{cumprod_backward(g[0], self, out, dim)};
                                });
   if (node) {
@@ -118,13 +121,15 @@ std::tuple<Tensor, Tensor> cum_extreme_autograd(const Tensor& self, int64_t dim)
   Tensor values, indices;
   {
     NoGradGuard g;
-    std::tie(values, indices) = (Max ? cummax_op() : cummin_op()).redispatch(backend_of(self), self, dim);
+    std::tie(values, indices) =
+        (Max ? cummax_op() : cummin_op()).redispatch(backend_of(self), self, dim);
   }
   int64_t size = dim_size(self, dim), nd = self.dim();
-  auto node = autograd::record(Max ? "CummaxBackward0" : "CumminBackward0", {self}, {values},
-                               [dim, size, nd](FunctionNode& n, const variable_list& g) {
-                                 return variable_list{place_picked(g[0], n.saved(0), dim, size, true, nd)};
-                               });
+  auto node =
+      autograd::record(Max ? "CummaxBackward0" : "CumminBackward0", {self}, {values},
+                       [dim, size, nd](FunctionNode& n, const variable_list& g) {
+                         return variable_list{place_picked(g[0], n.saved(0), dim, size, true, nd)};
+                       });
   if (node) node->save(indices);
   return {values, indices};
 }
@@ -135,19 +140,20 @@ EMBER_REGISTER_KERNEL("cummin", Autograd, cum_extreme_autograd<false>);
 void record_picked(const char* name, const Tensor& self, const Tensor& values,
                    const Tensor& indices, int64_t dim, bool keepdim) {
   int64_t size = dim_size(self, dim), nd = self.dim();
-  auto node = autograd::record(name, {self}, {values},
-                               [dim, size, keepdim, nd](FunctionNode& n, const variable_list& g) {
-                                 return variable_list{
-                                     place_picked(g[0], n.saved(0), dim, size, keepdim, nd)};
-                               });
+  auto node = autograd::record(
+      name, {self}, {values}, [dim, size, keepdim, nd](FunctionNode& n, const variable_list& g) {
+        return variable_list{place_picked(g[0], n.saved(0), dim, size, keepdim, nd)};
+      });
   if (node) node->save(indices);
 }
 
-std::tuple<Tensor, Tensor> sort_autograd(const Tensor& self, int64_t dim, bool descending, bool stable) {
+std::tuple<Tensor, Tensor> sort_autograd(const Tensor& self, int64_t dim, bool descending,
+                                         bool stable) {
   Tensor values, indices;
   {
     NoGradGuard g;
-    std::tie(values, indices) = sort_op().redispatch(backend_of(self), self, dim, descending, stable);
+    std::tie(values, indices) =
+        sort_op().redispatch(backend_of(self), self, dim, descending, stable);
   }
   record_picked("SortBackward0", self, values, indices, dim, true);
   return {values, indices};
@@ -159,14 +165,16 @@ std::tuple<Tensor, Tensor> topk_autograd(const Tensor& self, int64_t k, int64_t 
   Tensor values, indices;
   {
     NoGradGuard g;
-    std::tie(values, indices) = topk_op().redispatch(backend_of(self), self, k, dim, largest, sorted);
+    std::tie(values, indices) =
+        topk_op().redispatch(backend_of(self), self, k, dim, largest, sorted);
   }
   record_picked("TopkBackward0", self, values, indices, dim, true);
   return {values, indices};
 }
 EMBER_REGISTER_KERNEL("topk", Autograd, topk_autograd);
 
-std::tuple<Tensor, Tensor> kthvalue_autograd(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> kthvalue_autograd(const Tensor& self, int64_t k, int64_t dim,
+                                             bool keepdim) {
   Tensor values, indices;
   {
     NoGradGuard g;
@@ -199,12 +207,13 @@ Tensor median_autograd(const Tensor& self) {
     NoGradGuard g;
     out = median_op().redispatch(backend_of(self), self);
   }
-  auto node = autograd::record("MedianBackward0", {self}, {out}, [](FunctionNode& n, const variable_list& g) {
-    Tensor self = n.saved(0), result = n.saved(1);
-    Tensor hit = logical_or(eq(self, result), logical_and(isnan(self), isnan(result)));
-    Tensor mask = to_dtype(hit, g[0].dtype());
-    return variable_list{mask * (g[0] / sum(mask))};
-  });
+  auto node = autograd::record(
+      "MedianBackward0", {self}, {out}, [](FunctionNode& n, const variable_list& g) {
+        Tensor self = n.saved(0), result = n.saved(1);
+        Tensor hit = logical_or(eq(self, result), logical_and(isnan(self), isnan(result)));
+        Tensor mask = to_dtype(hit, g[0].dtype());
+        return variable_list{mask * (g[0] / sum(mask))};
+      });
   if (node) {
     node->save(self);
     node->save(out, true);
@@ -246,7 +255,8 @@ Tensor argsort(const Tensor& self, int64_t dim, bool descending, bool stable) {
   return std::get<1>(sort(self, dim, descending, stable));
 }
 
-std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                                bool sorted) {
   dim = maybe_wrap_dim(dim, self.dim());
   EMBER_CHECK(k >= 0 && k <= dim_size(self, dim), "selected index k out of range");
   EMBER_CHECK(self.dtype() != kBool, "topk does not support bool dtypes on CPU");
@@ -255,8 +265,10 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
   dim = maybe_wrap_dim(dim, self.dim());
-  EMBER_CHECK(k >= 1 && k <= dim_size(self, dim), "kthvalue(): selected number k out of range for "
-              "dimension ", dim);
+  EMBER_CHECK(k >= 1 && k <= dim_size(self, dim),
+              "kthvalue(): selected number k out of range for "
+              "dimension ",
+              dim);
   return kthvalue_op().call(self, k, dim, keepdim);
 }
 
@@ -280,7 +292,8 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool sorted, bool 
     dim = maybe_wrap_dim(*dim, self.dim(), /*scalar_ok=*/false);
     if (self.numel() == 0) {
       for (int64_t d = 0; d < self.dim(); ++d)
-        EMBER_CHECK(d == *dim || self.sizes()[size_t(d)] != 0, "There are 0 sized dimensions, and "
+        EMBER_CHECK(d == *dim || self.sizes()[size_t(d)] != 0,
+                    "There are 0 sized dimensions, and "
                     "they aren't selected, so unique cannot be applied");
     }
   }
