@@ -1,0 +1,747 @@
+// Indexing ops: argument checks, dispatch entry points and derivatives, side by side. The loops
+// are in cpu/index.cpp; getitem/setitem are in ops/indexing.cpp.
+#include "ember/autograd/node.h"
+#include "ember/core/shape.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/inplace.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+using IndexList = std::vector<std::optional<Tensor>>;
+
+// Note [Advanced indexing]
+// self[i0, i1, ...] with index tensors follows numpy: a bool (or uint8) mask becomes its
+// nonzero() coordinates, one int64 tensor per mask dim; all index tensors broadcast to one index
+// shape; the result is self's shape with the indexed dims replaced by that shape — where they
+// were if the indexed dims are adjacent, in front if an unindexed dim separates them. The kernels
+// see `src`, self restrided to the result shape with stride 0 over the index dims, so element
+// i of the result lives at src's address for i plus sum_k index_k[i] * stride_k: one offset per
+// index position, computed and bounds-checked before any element moves.
+
+namespace detail {
+
+AdvancedIndex make_advanced_index(const Tensor& self, const IndexList& indices) {
+  DimVector sizes(self.sizes()), strides(self.strides()), user_dims;
+  for (int64_t d = 0; d < self.dim(); ++d) user_dims.push_back(d);
+  auto too_many = [&] {
+    EMBER_ERROR(ErrorKind::Index, "too many indices for tensor of dimension ", self.dim());
+  };
+  IndexList idx;  // one entry per dim of `sizes`
+  for (const auto& entry : indices) {
+    if (!entry || !entry->defined()) {
+      if (idx.size() >= sizes.size()) too_many();
+      idx.emplace_back();
+      continue;
+    }
+    ScalarType t = entry->dtype();
+    EMBER_CHECK_INDEX(t == kLong || t == kInt || t == kByte || t == kBool,
+                      "tensors used as indices must be long, int, byte or bool tensors");
+    if (t == kLong || t == kInt) {
+      if (idx.size() >= sizes.size()) too_many();
+      idx.push_back(t == kLong ? *entry : to_dtype(*entry, kLong));
+      continue;
+    }
+    Tensor mask = *entry;
+    size_t d = idx.size();
+    if (mask.dim() == 0) {
+      // A 0-d mask indexes a new size-1 dim: all of it (true) or none of it (false).
+      sizes.insert(d, 1);
+      strides.insert(d, 0);
+      user_dims.insert(d, int64_t(d));
+      mask = reshape(mask, {1});
+    }
+    if (d + size_t(mask.dim()) > sizes.size()) too_many();
+    for (int64_t j = 0; j < mask.dim(); ++j)
+      EMBER_CHECK_INDEX(mask.sizes()[size_t(j)] == sizes[d + size_t(j)], "The shape of the mask ",
+                        mask.sizes(), " at index ", j,
+                        " does not match the shape of the indexed tensor ", sizes, " at index ",
+                        d + size_t(j));
+    Tensor nz = nonzero(mask);
+    for (int64_t j = 0; j < mask.dim(); ++j) idx.push_back(select(nz, 1, j));
+  }
+  idx.resize(sizes.size());
+
+  std::vector<size_t> pos;
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i]) pos.push_back(i);
+  AdvancedIndex r;
+  try {
+    for (size_t p : pos) r.index_shape = broadcast_shapes(r.index_shape, idx[p]->sizes());
+  } catch (const Error&) {
+    std::ostringstream shapes;
+    for (size_t k = 0; k < pos.size(); ++k) shapes << (k ? ", " : "") << idx[pos[k]]->sizes();
+    EMBER_ERROR(ErrorKind::Index,
+                "shape mismatch: indexing tensors could not be broadcast "
+                "together with shapes ",
+                shapes.str());
+  }
+  // Separated index dims go to the front, in order; adjacent ones stay where they are.
+  bool adjacent = pos.empty() || pos.back() - pos.front() + 1 == pos.size();
+  if (!adjacent) {
+    std::vector<size_t> order = pos;
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (!idx[i]) order.push_back(i);
+    DimVector s2, st2, u2;
+    IndexList i2;
+    for (size_t o : order) {
+      s2.push_back(sizes[o]);
+      st2.push_back(strides[o]);
+      u2.push_back(user_dims[o]);
+      i2.push_back(idx[o]);
+    }
+    sizes = s2, strides = st2, user_dims = u2, idx = std::move(i2);
+    for (size_t k = 0; k < pos.size(); ++k) pos[k] = k;
+  }
+  r.before = pos.empty() ? int64_t(sizes.size()) : int64_t(pos.front());
+  size_t after = pos.empty() ? sizes.size() : pos.back() + 1;
+  DimVector src_sizes, src_strides;
+  for (size_t d = 0; d < size_t(r.before); ++d) {
+    src_sizes.push_back(sizes[d]);
+    src_strides.push_back(strides[d]);
+  }
+  for (int64_t s : r.index_shape) {
+    src_sizes.push_back(s);
+    src_strides.push_back(0);
+  }
+  for (size_t d = after; d < sizes.size(); ++d) {
+    src_sizes.push_back(sizes[d]);
+    src_strides.push_back(strides[d]);
+  }
+  r.src = self.as_strided_view(src_sizes, src_strides, self.storage_offset());
+  for (size_t p : pos) {
+    r.indices.push_back(expand(*idx[p], r.index_shape));
+    r.sizes.push_back(sizes[p]);
+    r.strides.push_back(strides[p]);
+    r.dims.push_back(user_dims[p]);
+  }
+  return r;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Operator handles.
+using DimIndexOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&)>;
+using ScatterOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&)>;
+using ScatterInplaceOp = TypedOperator<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&)>;
+using ScatterReduceOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&,
+                                             const std::string&, bool)>;
+using ScatterReduceInplaceOp = TypedOperator<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&,
+                                                     const std::string&, bool)>;
+using IndexAddOp =
+    TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&, const Scalar&)>;
+using IndexAddInplaceOp =
+    TypedOperator<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&, const Scalar&)>;
+using MaskedFillOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+using MaskedFillInplaceOp = TypedOperator<Tensor&(Tensor&, const Tensor&, const Tensor&)>;
+using IndexOp = TypedOperator<Tensor(const Tensor&, const IndexList&)>;
+using IndexPutOp = TypedOperator<Tensor(const Tensor&, const IndexList&, const Tensor&, bool)>;
+using IndexPutInplaceOp = TypedOperator<Tensor&(Tensor&, const IndexList&, const Tensor&, bool)>;
+using NonzeroOp = TypedOperator<Tensor(const Tensor&)>;
+
+#define EMBER_OP_HANDLE(fn, type, name) \
+  const type& fn() {                    \
+    static const type op(name);         \
+    return op;                          \
+  }
+EMBER_OP_HANDLE(index_select_op, DimIndexOp, "index_select")
+EMBER_OP_HANDLE(gather_op, DimIndexOp, "gather")
+EMBER_OP_HANDLE(scatter_op, ScatterOp, "scatter")
+EMBER_OP_HANDLE(scatter_inplace_op, ScatterInplaceOp, "scatter_")
+EMBER_OP_HANDLE(scatter_add_op, ScatterOp, "scatter_add")
+EMBER_OP_HANDLE(scatter_add_inplace_op, ScatterInplaceOp, "scatter_add_")
+EMBER_OP_HANDLE(scatter_reduce_op, ScatterReduceOp, "scatter_reduce")
+EMBER_OP_HANDLE(scatter_reduce_inplace_op, ScatterReduceInplaceOp, "scatter_reduce_")
+EMBER_OP_HANDLE(index_add_op, IndexAddOp, "index_add")
+EMBER_OP_HANDLE(index_add_inplace_op, IndexAddInplaceOp, "index_add_")
+EMBER_OP_HANDLE(masked_fill_op, MaskedFillOp, "masked_fill")
+EMBER_OP_HANDLE(masked_fill_inplace_op, MaskedFillInplaceOp, "masked_fill_")
+EMBER_OP_HANDLE(index_op, IndexOp, "index")
+EMBER_OP_HANDLE(index_put_op, IndexPutOp, "index_put")
+EMBER_OP_HANDLE(index_put_inplace_op, IndexPutInplaceOp, "index_put_")
+EMBER_OP_HANDLE(nonzero_op, NonzeroOp, "nonzero")
+#undef EMBER_OP_HANDLE
+
+// ---- checks -------------------------------------------------------------------------------------
+
+int64_t nonempty_dim(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
+int64_t nonempty_size(const Tensor& t, int64_t d) {
+  return t.dim() == 0 ? 1 : t.sizes()[size_t(d)];
+}
+
+// A 1-d (or 0-d) index; `dim_error` is the class PyTorch raises for more dims (it varies by op).
+void check_index_vector(const char* op, const Tensor& index, bool allow_int, ErrorKind dim_error) {
+  EMBER_CHECK(index.dtype() == kLong || (allow_int && index.dtype() == kInt), op,
+              "(): Expected dtype ", allow_int ? "int32 or int64" : "int64", " for index; got ",
+              scalar_type_name(index.dtype()));
+  EMBER_CHECK_KIND(index.dim() <= 1, dim_error, op,
+                   "(): Index is supposed to be a vector; got shape ", index.sizes());
+}
+
+// gather: index no larger than self off `dim`; returns dim wrapped.
+int64_t check_gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  dim = maybe_wrap_dim(dim, self.dim());
+  EMBER_CHECK(index.dtype() == kLong, "gather(): Expected dtype int64 for index; got ",
+              scalar_type_name(index.dtype()));
+  EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index),
+              "Index tensor must have the same number of dimensions as input tensor; got ",
+              index.sizes(), " and ", self.sizes());
+  for (int64_t d = 0; d < nonempty_dim(self); ++d)
+    EMBER_CHECK(d == dim || nonempty_size(index, d) <= nonempty_size(self, d),
+                "Size does not match at dimension ", d, " expected index ", index.sizes(),
+                " to be smaller than self ", self.sizes(), " apart from dimension ", dim);
+  return dim;
+}
+
+// scatter family: index no larger than src, nor than self off `dim`; returns dim wrapped.
+int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                      const Tensor& src) {
+  dim = maybe_wrap_dim(dim, self.dim());
+  EMBER_CHECK(index.dtype() == kLong, op, "(): Expected dtype int64 for index; got ",
+              scalar_type_name(index.dtype()));
+  EMBER_CHECK(self.dtype() == src.dtype(), op,
+              "(): Expected self.dtype to be equal to "
+              "src.dtype; got ",
+              scalar_type_name(self.dtype()), " and ", scalar_type_name(src.dtype()));
+  EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index) && nonempty_dim(src) == nonempty_dim(index),
+              op,
+              "(): Index tensor must have the same number of dimensions as self and src; "
+              "got index ",
+              index.sizes(), ", self ", self.sizes(), ", src ", src.sizes());
+  for (int64_t d = 0; d < nonempty_dim(self); ++d)
+    EMBER_CHECK(nonempty_size(index, d) <= nonempty_size(src, d) &&
+                    (d == dim || nonempty_size(index, d) <= nonempty_size(self, d)),
+                op, "(): Expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
+                " apart from dimension ", dim, " and to be smaller size than src ", src.sizes());
+  return dim;
+}
+
+int64_t check_index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                        const Scalar& alpha) {
+  dim = maybe_wrap_dim(dim, self.dim());
+  check_index_vector("index_add_", index, true, ErrorKind::Index);
+  EMBER_CHECK(self.dtype() == source.dtype(), "index_add_(): self (",
+              scalar_type_name(self.dtype()), ") and source (", scalar_type_name(source.dtype()),
+              ") must have the same scalar type");
+  EMBER_CHECK(nonempty_dim(self) == nonempty_dim(source),
+              "index_add_(): source and self must "
+              "have the same number of dimensions; got ",
+              source.sizes(), " and ", self.sizes());
+  EMBER_CHECK(index.numel() == nonempty_size(source, dim), "index_add_(): Number of indices (",
+              index.numel(), ") should be equal to source.size(dim) (", nonempty_size(source, dim),
+              ")");
+  for (int64_t d = 0; d < nonempty_dim(self); ++d)
+    EMBER_CHECK(d == dim || nonempty_size(self, d) == nonempty_size(source, d),
+                "index_add_(): source tensor shape must match self tensor shape, excluding the "
+                "specified dimension. Got self.shape = ",
+                self.sizes(), " source.shape = ", source.sizes());
+  EMBER_CHECK(is_floating_point(self.dtype()) || !alpha.is_floating_point(),
+              "For integral input tensors, argument alpha must not be a floating point number.");
+  return dim;
+}
+
+void check_reduce(const std::string& reduce, const Tensor& self) {
+  EMBER_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" ||
+                  reduce == "amin",
+              "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+  EMBER_CHECK_KIND(!(reduce == "mean" && self.dtype() == kBool), ErrorKind::NotImplemented,
+                   "\"scatter_reduce\" with reduce='mean' not implemented for 'Bool'");
+}
+
+void check_masked_fill(const Tensor& mask, const Tensor& value) {
+  EMBER_CHECK(mask.dtype() == kBool,
+              "masked_fill_ only supports boolean masks, but got mask "
+              "with dtype ",
+              scalar_type_name(mask.dtype()));
+  EMBER_CHECK(value.dim() == 0,
+              "masked_fill_ only supports a 0-dimensional value tensor, but "
+              "got tensor with ",
+              value.dim(), " dimension(s).");
+}
+
+void check_index_put(const Tensor& self, const Tensor& values) {
+  EMBER_CHECK(self.dtype() == values.dtype(),
+              "Index put requires the source and destination "
+              "dtypes match, got ",
+              scalar_type_name(self.dtype()), " for the destination and ",
+              scalar_type_name(values.dtype()), " for the source.");
+}
+
+// ---- helpers for derivatives --------------------------------------------------------------------
+
+bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
+
+// The gradient of src when only its index-sized corner was read: `g` there, zeros elsewhere.
+Tensor pad_to(const Tensor& g, IntArrayRef shape) {
+  if (g.sizes().equals(shape)) return g;
+  IndexList corner;
+  for (int64_t d = 0; d < g.dim(); ++d) {
+    DimVector s(size_t(g.dim()), 1);
+    s[size_t(d)] = g.size(d);
+    corner.push_back(reshape(arange(g.size(d)), s));
+  }
+  return index_put(zeros(shape, g.dtype()), corner, g);
+}
+
+// src cut to the index's extent (the part a scatter reads).
+Tensor narrow_to(const Tensor& src, const Tensor& index) {
+  Tensor r = src;
+  for (int64_t d = 0; d < index.dim(); ++d)
+    if (r.size(d) != index.size(d)) r = narrow(r, d, 0, index.size(d));
+  return r;
+}
+
+// Index tensors are saved like any input (version-checked); absent entries keep their place.
+std::vector<char> presence(const IndexList& indices) {
+  std::vector<char> p;
+  for (const auto& i : indices) p.push_back(i && i->defined());
+  return p;
+}
+void save_indices(FunctionNode& n, const IndexList& indices) {
+  for (const auto& i : indices)
+    if (i && i->defined()) n.save(*i);
+}
+IndexList unpack_indices(FunctionNode& n, const std::vector<char>& present, size_t first) {
+  IndexList r;
+  for (char p : present) r.push_back(p ? std::optional<Tensor>(n.saved(first++)) : std::nullopt);
+  return r;
+}
+
+Tensor zero_like_dtype(const Tensor& g) { return zeros({}, TensorOptions(g.dtype())); }
+
+// ---- autograd kernels ---------------------------------------------------------------------------
+
+Tensor index_select_autograd(const Tensor& self, int64_t dim, const Tensor& index) {
+  Tensor out = index_select_op().redispatch(backend_of(self, index), self, dim, index);
+  DimVector shape(self.sizes());
+  auto node = autograd::record("IndexSelectBackward0", {self}, {out},
+                               [shape, dim](FunctionNode& n, const variable_list& g) {
+                                 Tensor zero = zeros(shape, g[0].dtype());
+                                 return variable_list{index_add(zero, dim, n.saved(0), g[0])};
+                               });
+  if (node) node->save(index);
+  return out;
+}
+
+Tensor gather_autograd(const Tensor& self, int64_t dim, const Tensor& index) {
+  Tensor out = gather_op().redispatch(backend_of(self, index), self, dim, index);
+  DimVector shape(self.sizes());
+  auto node = autograd::record("GatherBackward0", {self}, {out},
+                               [shape, dim](FunctionNode& n, const variable_list& g) {
+                                 Tensor zero = zeros(shape, g[0].dtype());
+                                 return variable_list{scatter_add(zero, dim, n.saved(0), g[0])};
+                               });
+  if (node) node->save(index);
+  return out;
+}
+
+// scatter: the overwritten slots of self get no gradient; src gets the grad it was written to.
+Tensor scatter_autograd(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = scatter_op().redispatch(backend_of(self, index, src), self, dim, index, src);
+  DimVector src_shape(src.sizes());
+  auto node = autograd::record(
+      "ScatterBackward0", {self, src}, {out},
+      [dim, src_shape](FunctionNode& n, const variable_list& g) {
+        Tensor index = n.saved(0);
+        Tensor gs = needs(n, 0) ? scatter(g[0], dim, index, Scalar(0)) : Tensor();
+        Tensor gsrc = needs(n, 1) ? pad_to(gather(g[0], dim, index), src_shape) : Tensor();
+        return variable_list{gs, gsrc};
+      });
+  if (node) node->save(index);
+  return out;
+}
+
+Tensor scatter_add_autograd(const Tensor& self, int64_t dim, const Tensor& index,
+                            const Tensor& src) {
+  Tensor out = scatter_add_op().redispatch(backend_of(self, index, src), self, dim, index, src);
+  DimVector src_shape(src.sizes());
+  auto node = autograd::record(
+      "ScatterAddBackward0", {self, src}, {out},
+      [dim, src_shape](FunctionNode& n, const variable_list& g) {
+        Tensor gsrc = needs(n, 1) ? pad_to(gather(g[0], dim, n.saved(0)), src_shape) : Tensor();
+        return variable_list{g[0], gsrc};
+      });
+  if (node) node->save(index);
+  return out;
+}
+
+// PyTorch's formulas (FunctionsManual.cpp, scatter_reduce_backward), except that for amax/amin
+// with include_self=false the excluded self no longer counts among the tied winners.
+variable_list scatter_reduce_backward(FunctionNode& n, const Tensor& grad, int64_t dim,
+                                      const std::string& reduce, bool include_self) {
+  Tensor index = n.saved(0), self = n.saved(1), src_full = n.saved(2), result = n.saved(3);
+  Tensor src = narrow_to(src_full, index);
+  Tensor zero = wrap_scalar(0), one = wrap_scalar(1);
+  Tensor gs, gsrc;
+  if (reduce == "sum") {
+    gs = grad;
+    gsrc = gather(grad, dim, index);
+  } else if (reduce == "mean") {
+    Tensor count =
+        scatter_add(include_self ? ones_like(grad) : zeros_like(grad), dim, index, ones_like(src));
+    count = masked_fill(count, eq(count, zero), Scalar(1));
+    gs = grad / count;
+    gsrc = gather(grad, dim, index) / gather(count, dim, index);
+  } else if (reduce == "prod") {
+    // Exclusive products, computed directly where a factor is zero.
+    Tensor masked_self = masked_fill(self, eq(self, zero), Scalar(1));
+    Tensor masked_self_result = scatter_reduce(masked_self, dim, index, src, reduce, include_self);
+    gs = grad * masked_self_result / masked_self;
+    Tensor src_zero = eq(src, zero);
+    Tensor zeros_per_slot = gather(
+        scatter_add(zeros_like(self), dim, index, to_dtype(src_zero, self.dtype())), dim, index);
+    Tensor single_zero = logical_and(src_zero, eq(zeros_per_slot, one));
+    Tensor masked_src_result = scatter_reduce(
+        self, dim, index, masked_fill(src, single_zero, Scalar(1)), reduce, include_self);
+    gsrc = where(single_zero, gather(grad * masked_src_result, dim, index),
+                 gather(grad * result, dim, index) / masked_fill(src, src_zero, Scalar(1)));
+  } else {  // amax, amin: ties share the gradient equally
+    Tensor value = gather(result, dim, index);
+    Tensor self_is_result = to_dtype(eq(self, result), grad.dtype());
+    if (!include_self) self_is_result = scatter(self_is_result, dim, index, Scalar(0));
+    Tensor src_is_result = to_dtype(eq(src, value), grad.dtype());
+    Tensor share = grad / scatter_add(self_is_result, dim, index, src_is_result);
+    gs = self_is_result * share;
+    gsrc = src_is_result * gather(share, dim, index);
+  }
+  if (!include_self) gs = scatter(gs, dim, index, Scalar(0));
+  return {needs(n, 0) ? gs : Tensor(), needs(n, 1) ? pad_to(gsrc, src_full.sizes()) : Tensor()};
+}
+
+Tensor scatter_reduce_autograd(const Tensor& self, int64_t dim, const Tensor& index,
+                               const Tensor& src, const std::string& reduce, bool include_self) {
+  Tensor out = scatter_reduce_op().redispatch(backend_of(self, index, src), self, dim, index, src,
+                                              reduce, include_self);
+  auto node =
+      autograd::record("ScatterReduceBackward0", {self, src}, {out},
+                       [dim, reduce, include_self](FunctionNode& n, const variable_list& g) {
+                         return scatter_reduce_backward(n, g[0], dim, reduce, include_self);
+                       });
+  if (node) {
+    node->save(index);
+    node->save(self);
+    node->save(src);
+    node->save(out, true);
+  }
+  return out;
+}
+
+Tensor index_add_autograd(const Tensor& self, int64_t dim, const Tensor& index,
+                          const Tensor& source, const Scalar& alpha) {
+  Tensor out =
+      index_add_op().redispatch(backend_of(self, index, source), self, dim, index, source, alpha);
+  auto node = autograd::record("IndexAddBackward0", {self, source}, {out},
+                               [dim, alpha](FunctionNode& n, const variable_list& g) {
+                                 Tensor gsrc;
+                                 if (needs(n, 1)) {
+                                   gsrc = index_select(g[0], dim, n.saved(0));
+                                   if (!(alpha.is_integral(true) && alpha.to_long() == 1))
+                                     gsrc = gsrc * alpha;
+                                 }
+                                 return variable_list{g[0], gsrc};
+                               });
+  if (node) node->save(index);
+  return out;
+}
+
+Tensor masked_fill_autograd(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  Tensor out = masked_fill_op().redispatch(backend_of(self, mask, value), self, mask, value);
+  bool number = value.impl()->is_wrapped_number;
+  auto node = autograd::record(
+      number ? "MaskedFillBackward0" : "MaskedFillBackward1", {self, value}, {out},
+      [](FunctionNode& n, const variable_list& g) {
+        Tensor mask = n.saved(0);
+        Tensor gs = needs(n, 0) ? masked_fill(g[0], mask, Scalar(0)) : Tensor();
+        Tensor gv = needs(n, 1) ? sum(masked_fill(g[0], logical_not(mask), Scalar(0))) : Tensor();
+        return variable_list{gs, gv};
+      });
+  if (node) node->save(mask);
+  return out;
+}
+
+Tensor index_autograd(const Tensor& self, const IndexList& indices) {
+  Tensor out = index_op().redispatch(backend_of(self), self, indices);
+  DimVector shape(self.sizes());
+  auto present = presence(indices);
+  auto node = autograd::record("IndexBackward0", {self}, {out},
+                               [shape, present](FunctionNode& n, const variable_list& g) {
+                                 IndexList idx = unpack_indices(n, present, 0);
+                                 Tensor zero = zeros(shape, g[0].dtype());
+                                 return variable_list{index_put(zero, idx, g[0], true)};
+                               });
+  if (node) save_indices(*node, indices);
+  return out;
+}
+
+Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Tensor& values,
+                          bool accumulate) {
+  Tensor out =
+      index_put_op().redispatch(backend_of(self, values), self, indices, values, accumulate);
+  auto present = presence(indices);
+  auto node =
+      autograd::record("IndexPutBackward0", {self, values}, {out},
+                       [present, accumulate](FunctionNode& n, const variable_list& g) {
+                         IndexList idx = unpack_indices(n, present, 0);
+                         Tensor gs;
+                         if (needs(n, 0))
+                           gs = accumulate ? g[0] : index_put(g[0], idx, zero_like_dtype(g[0]));
+                         Tensor gv = needs(n, 1) ? index(g[0], idx) : Tensor();
+                         return variable_list{gs, gv};
+                       });
+  if (node) save_indices(*node, indices);
+  return out;
+}
+
+// In-place forms under autograd run their out-of-place twin (Note [In-place under autograd]).
+Tensor& scatter_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
+                                 const Tensor& src) {
+  return apply_inplace(self, [&](const Tensor& s) { return scatter(s, dim, index, src); });
+}
+Tensor& scatter_add_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
+                                     const Tensor& src) {
+  return apply_inplace(self, [&](const Tensor& s) { return scatter_add(s, dim, index, src); });
+}
+Tensor& scatter_reduce_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
+                                        const Tensor& src, const std::string& reduce,
+                                        bool include_self) {
+  return apply_inplace(self, [&](const Tensor& s) {
+    return scatter_reduce(s, dim, index, src, reduce, include_self);
+  });
+}
+Tensor& index_add_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
+                                   const Tensor& source, const Scalar& alpha) {
+  return apply_inplace(self,
+                       [&](const Tensor& s) { return index_add(s, dim, index, source, alpha); });
+}
+Tensor& masked_fill_inplace_autograd(Tensor& self, const Tensor& mask, const Tensor& value) {
+  return apply_inplace(self, [&](const Tensor& s) { return masked_fill(s, mask, value); });
+}
+Tensor& index_put_inplace_autograd(Tensor& self, const IndexList& indices, const Tensor& values,
+                                   bool accumulate) {
+  return apply_inplace(self,
+                       [&](const Tensor& s) { return index_put(s, indices, values, accumulate); });
+}
+
+EMBER_REGISTER_KERNEL("index_select", Autograd, index_select_autograd);
+EMBER_REGISTER_KERNEL("gather", Autograd, gather_autograd);
+EMBER_REGISTER_KERNEL("scatter", Autograd, scatter_autograd);
+EMBER_REGISTER_KERNEL("scatter_", Autograd, scatter_inplace_autograd);
+EMBER_REGISTER_KERNEL("scatter_add", Autograd, scatter_add_autograd);
+EMBER_REGISTER_KERNEL("scatter_add_", Autograd, scatter_add_inplace_autograd);
+EMBER_REGISTER_KERNEL("scatter_reduce", Autograd, scatter_reduce_autograd);
+EMBER_REGISTER_KERNEL("scatter_reduce_", Autograd, scatter_reduce_inplace_autograd);
+EMBER_REGISTER_KERNEL("index_add", Autograd, index_add_autograd);
+EMBER_REGISTER_KERNEL("index_add_", Autograd, index_add_inplace_autograd);
+EMBER_REGISTER_KERNEL("masked_fill", Autograd, masked_fill_autograd);
+EMBER_REGISTER_KERNEL("masked_fill_", Autograd, masked_fill_inplace_autograd);
+EMBER_REGISTER_KERNEL("index", Autograd, index_autograd);
+EMBER_REGISTER_KERNEL("index_put", Autograd, index_put_autograd);
+EMBER_REGISTER_KERNEL("index_put_", Autograd, index_put_inplace_autograd);
+
+bool is_multiply(const std::string& reduce) {
+  EMBER_CHECK(reduce == "add" || reduce == "multiply",
+              "reduce argument must be either add or multiply; got ", reduce);
+  return reduce == "multiply";
+}
+
+// A scalar as a src tensor of index's shape (stride 0, no copy).
+Tensor scalar_src(const Tensor& self, const Tensor& index, const Scalar& value) {
+  return expand(scalar_tensor(value, self.dtype()), index.sizes());
+}
+
+}  // namespace
+
+// ---- public functions ---------------------------------------------------------------------------
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  dim = maybe_wrap_dim(dim, self.dim());
+  check_index_vector("index_select", index, true, ErrorKind::Index);
+  EMBER_CHECK_INDEX(self.dim() > 0 || index.numel() == 1,
+                    "index_select(): Index to scalar can "
+                    "have only 1 value, got ",
+                    index.numel(), " value(s)");
+  return index_select_op().call(self, dim, index);
+}
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  dim = check_gather(self, dim, index);
+  return gather_op().call(self, dim, index);
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+               std::optional<std::string> reduce) {
+  if (reduce)
+    return is_multiply(*reduce) ? scatter_reduce(self, dim, index, src, "prod", true)
+                                : scatter_add(self, dim, index, src);
+  dim = check_scatter("scatter", self, dim, index, src);
+  return scatter_op().call(self, dim, index, src);
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+               std::optional<std::string> reduce) {
+  return scatter(self, dim, index, scalar_src(self, index, value), std::move(reduce));
+}
+
+Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                 std::optional<std::string> reduce) {
+  if (reduce)
+    return is_multiply(*reduce) ? scatter_reduce_(self, dim, index, src, "prod", true)
+                                : scatter_add_(self, dim, index, src);
+  dim = check_scatter("scatter", self, dim, index, src);
+  scatter_inplace_op().call(self, dim, index, src);
+  self.bump_version();
+  return self;
+}
+
+Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                 std::optional<std::string> reduce) {
+  return scatter_(self, dim, index, scalar_src(self, index, value), std::move(reduce));
+}
+
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  dim = check_scatter("scatter_add", self, dim, index, src);
+  return scatter_add_op().call(self, dim, index, src);
+}
+
+Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  dim = check_scatter("scatter_add", self, dim, index, src);
+  scatter_add_inplace_op().call(self, dim, index, src);
+  self.bump_version();
+  return self;
+}
+
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                      const std::string& reduce, bool include_self) {
+  dim = check_scatter("scatter_reduce", self, dim, index, src);
+  check_reduce(reduce, self);
+  return scatter_reduce_op().call(self, dim, index, src, reduce, include_self);
+}
+
+Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                        const std::string& reduce, bool include_self) {
+  dim = check_scatter("scatter_reduce", self, dim, index, src);
+  check_reduce(reduce, self);
+  scatter_reduce_inplace_op().call(self, dim, index, src, reduce, include_self);
+  self.bump_version();
+  return self;
+}
+
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                 const Scalar& alpha) {
+  dim = check_index_add(self, dim, index, source, alpha);
+  return index_add_op().call(self, dim, index, source, alpha);
+}
+
+Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha) {
+  dim = check_index_add(self, dim, index, source, alpha);
+  index_add_inplace_op().call(self, dim, index, source, alpha);
+  self.bump_version();
+  return self;
+}
+
+// index_fill is index_put along one dim: negative indices wrap, out of range raises IndexError.
+namespace {
+IndexList fill_indices(const Tensor& self, int64_t& dim, const Tensor& index) {
+  dim = maybe_wrap_dim(dim, self.dim());
+  check_index_vector("index_fill_", index, false, ErrorKind::Runtime);
+  IndexList idx(size_t(self.dim() == 0 ? 0 : dim));
+  idx.push_back(reshape(index, {-1}));
+  return idx;
+}
+}  // namespace
+
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  IndexList idx = fill_indices(self, dim, index);
+  Tensor v = scalar_tensor(value, self.dtype());
+  if (self.dim() == 0) return reshape(index_put(reshape(self, {1}), idx, v), {});
+  return index_put(self, idx, v);
+}
+
+Tensor& index_fill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  IndexList idx = fill_indices(self, dim, index);
+  Tensor v = scalar_tensor(value, self.dtype());
+  if (self.dim() == 0) {
+    Tensor flat = reshape(self, {1});
+    index_put_(flat, idx, v);
+    return self;
+  }
+  return index_put_(self, idx, v);
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  check_masked_fill(mask, value);
+  return masked_fill_op().call(self, mask, value);
+}
+
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value) {
+  check_masked_fill(mask, value);
+  EMBER_CHECK(is_expandable_to(mask.sizes(), self.sizes()), "masked_fill_: mask of shape ",
+              mask.sizes(), " cannot be broadcast to self of shape ", self.sizes());
+  masked_fill_inplace_op().call(self, mask, value);
+  self.bump_version();
+  return self;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_fill(self, mask, scalar_tensor(value, value.dtype(), true));
+}
+
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_fill_(self, mask, scalar_tensor(value, value.dtype(), true));
+}
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  EMBER_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask; got ",
+              scalar_type_name(mask.dtype()));
+  auto b = broadcast_tensors({self, mask});
+  return index(b[0], {b[1]});
+}
+
+Tensor take(const Tensor& self, const Tensor& index) {
+  EMBER_CHECK(index.dtype() == kLong, "take(): Expected a long tensor for index, but got ",
+              scalar_type_name(index.dtype()));
+  return ember::index(reshape(self, {-1}), {index});
+}
+
+Tensor nonzero(const Tensor& self) { return nonzero_op().call(self); }
+
+std::vector<Tensor> nonzero_tuple(const Tensor& self) {
+  Tensor nz = nonzero(self.dim() == 0 ? reshape(self, {1}) : self);
+  std::vector<Tensor> out;
+  for (int64_t d = 0; d < nz.size(1); ++d) out.push_back(contiguous(select(nz, 1, d)));
+  return out;
+}
+
+Tensor index(const Tensor& self, const IndexList& indices) {
+  return index_op().call(self, indices);
+}
+
+Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& values,
+                 bool accumulate) {
+  check_index_put(self, values);
+  return index_put_op().call(self, indices, values, accumulate);
+}
+
+Tensor& index_put_(Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
+  check_index_put(self, values);
+  // self[mask] = number (x[x < 0] = 0) is a masked_fill: no nonzero(), no offsets.
+  const Tensor* mask = indices.size() == 1 && indices[0] ? &*indices[0] : nullptr;
+  if (mask && mask->dtype() == kBool && !accumulate && values.numel() == 1 && values.dim() <= 1 &&
+      mask->dim() <= self.dim() &&
+      mask->sizes().equals(self.sizes().slice(0, size_t(mask->dim()))) &&
+      !autograd::any_requires_grad({&self, &values})) {
+    DimVector trailing(mask->sizes());
+    trailing.resize(size_t(self.dim()), 1);
+    return masked_fill_(self, reshape(*mask, trailing), reshape(values, {}));
+  }
+  index_put_inplace_op().call(self, indices, values, accumulate);
+  self.bump_version();
+  return self;
+}
+
+}  // namespace ember
