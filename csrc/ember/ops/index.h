@@ -76,7 +76,7 @@ void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Tensor
 void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Scalar& value);
 
 namespace detail {
-/// Advanced indexing in the kernels' terms. See Note [Advanced indexing] in ops/index.cpp.
+/// Advanced indexing in the kernels' terms. See Note [Advanced indexing] in ops/indexing.cpp.
 struct AdvancedIndex {
   Tensor src;                   // self restrided to the result shape, stride 0 over index dims
   std::vector<Tensor> indices;  // int64, each broadcast to index_shape
