@@ -783,6 +783,15 @@ TEST(IndexSetitem, Backward) {
   setitem(y3, {Slice{}, idx({2})}, reshape(w, {2, 1}));
   sum(y3 * make({1, 2, 3, 4, 5, 6}, {2, 3})).backward();
   EXPECT_EQ(values(w.grad()), (V{3, 6}));
+  // writing through a view of a view still reaches the base's history
+  Tensor x4 = leaf(make({1, 2, 3})), w4 = leaf(make({5}));
+  Tensor base = add(x4, x4);
+  Tensor part = getitem(base, {Slice{0, 2}});
+  setitem(part, {1}, w4);
+  EXPECT_EQ(values(base), (V{2, 5, 6}));
+  sum(base * make({1, 10, 100})).backward();
+  EXPECT_EQ(values(x4.grad()), (V{2, 0, 200}));
+  EXPECT_EQ(values(w4.grad()), V{10});
   // a leaf that requires grad can't be written in place
   Tensor l = leaf(make({1, 2}));
   EXPECT_EQ(error_kind([&] { setitem(l, {0}, 1.0); }), ErrorKind::Runtime);

@@ -122,7 +122,6 @@ Tensor on_copy(const Tensor& self, F&& inplace) {
 // ---- gather / scatter ---------------------------------------------------------------------------
 
 Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
-  NoGradGuard no_grad;
   Tensor out = empty(index.sizes(), self.dtype());
   if (out.numel() == 0) return out;
   Along o = along(out, index.sizes(), dim), s = along(self, index.sizes(), dim),
@@ -227,7 +226,6 @@ Tensor& scatter_kernel_(Tensor& self, int64_t dim, const Tensor& index, const Te
   return self;
 }
 Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  NoGradGuard no_grad;
   return on_copy(self, [&](Tensor& out) { scatter_kernel_(out, dim, index, src); });
 }
 
@@ -236,7 +234,6 @@ Tensor& scatter_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, cons
   return self;
 }
 Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  NoGradGuard no_grad;
   return on_copy(self, [&](Tensor& out) { scatter_add_kernel_(out, dim, index, src); });
 }
 
@@ -269,7 +266,6 @@ void divide_by_count(Tensor& self, int64_t dim, const Tensor& index, bool includ
 
 Tensor& scatter_reduce_kernel_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                                const std::string& reduce, bool include_self) {
-  NoGradGuard no_grad;
   Reduce op = parse_reduce(reduce);
   if (index.numel() == 0) return self;
   if (!include_self) {
@@ -286,7 +282,6 @@ Tensor& scatter_reduce_kernel_(Tensor& self, int64_t dim, const Tensor& index, c
 }
 Tensor scatter_reduce_kernel(const Tensor& self, int64_t dim, const Tensor& index,
                              const Tensor& src, const std::string& reduce, bool include_self) {
-  NoGradGuard no_grad;
   return on_copy(self, [&](Tensor& out) {
     scatter_reduce_kernel_(out, dim, index, src, reduce, include_self);
   });
@@ -308,7 +303,6 @@ std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim,
 }
 
 Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
-  NoGradGuard no_grad;
   std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_select");
   DimVector shape(self.sizes());
   if (self.dim() > 0) shape[size_t(dim)] = int64_t(idx.size());
@@ -346,7 +340,6 @@ T add_scaled(T d, T x, A alpha) {
 
 Tensor& index_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                           const Scalar& alpha) {
-  NoGradGuard no_grad;
   std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_add_");
   if (source.numel() == 0) return self;
   Along d = along(self, source.sizes(), dim), s = along(source, source.sizes(), dim);
@@ -376,14 +369,12 @@ Tensor& index_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, const 
 }
 Tensor index_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                         const Scalar& alpha) {
-  NoGradGuard no_grad;
   return on_copy(self, [&](Tensor& out) { index_add_kernel_(out, dim, index, source, alpha); });
 }
 
 // ---- masked_fill --------------------------------------------------------------------------------
 
 Tensor& masked_fill_kernel_(Tensor& self, const Tensor& mask, const Tensor& value) {
-  NoGradGuard no_grad;
   if (self.numel() == 0) return self;
   Tensor v = to_dtype(value, self.dtype());
   Tensor m = expand_view(mask, self.sizes());
@@ -399,7 +390,6 @@ Tensor& masked_fill_kernel_(Tensor& self, const Tensor& mask, const Tensor& valu
   return self;
 }
 Tensor masked_fill_kernel(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  NoGradGuard no_grad;
   Tensor out = empty(broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill"), self.dtype());
   copy_(out, self);
   return masked_fill_kernel_(out, mask, value);
@@ -433,7 +423,6 @@ Tensor index_offsets(const detail::AdvancedIndex& ai, int64_t itemsize) {
 }
 
 Tensor index_kernel(const Tensor& self, const IndexList& indices) {
-  NoGradGuard no_grad;
   detail::AdvancedIndex ai = detail::make_advanced_index(self, indices);
   const int64_t es = int64_t(self.element_size());
   Tensor off = index_offsets(ai, es);
@@ -456,7 +445,6 @@ Tensor index_kernel(const Tensor& self, const IndexList& indices) {
 
 Tensor& index_put_kernel_(Tensor& self, const IndexList& indices, const Tensor& values,
                           bool accumulate) {
-  NoGradGuard no_grad;
   detail::AdvancedIndex ai = detail::make_advanced_index(self, indices);
   EMBER_CHECK(is_expandable_to(values.sizes(), ai.src.sizes()),
               "shape mismatch: value tensor "
@@ -500,7 +488,6 @@ Tensor& index_put_kernel_(Tensor& self, const IndexList& indices, const Tensor& 
 }
 Tensor index_put_kernel(const Tensor& self, const IndexList& indices, const Tensor& values,
                         bool accumulate) {
-  NoGradGuard no_grad;
   return on_copy(self, [&](Tensor& out) { index_put_kernel_(out, indices, values, accumulate); });
 }
 
@@ -509,7 +496,6 @@ Tensor index_put_kernel(const Tensor& self, const IndexList& indices, const Tens
 // Two passes over fixed chunks: count per chunk, then write each chunk's coordinates at its
 // prefix offset (the output is in row-major order for any thread count).
 Tensor nonzero_kernel(const Tensor& self) {
-  NoGradGuard no_grad;
   Tensor m = contiguous(self.dtype() == kBool ? self : ne(self, wrap_scalar(0)));
   const bool* flag = m.data_ptr<bool>();
   const int64_t n = m.numel(), nd = self.dim();

@@ -1,14 +1,10 @@
 // Indexing with Python's rules: advanced indexing reduced to the kernels' terms, and
 // self[idx...] / self[idx...] = value (Tensor.__getitem__/__setitem__).
-#include "ember/autograd/node.h"
 #include "ember/core/shape.h"
-#include "ember/ops/inplace.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
 
-using autograd::FunctionNode;
-using autograd::variable_list;
 using IndexList = std::vector<std::optional<Tensor>>;
 
 // Note [Advanced indexing]
@@ -210,27 +206,6 @@ Tensor strip_leading_ones(const Tensor& value) {
   return view(value, value.sizes().slice(size_t(k), size_t(value.dim() - k)));
 }
 
-// self with self[indices] = value as a new tensor: the whole write as one differentiable op, for
-// writes through views under autograd (PyTorch's CopySlices).
-Tensor copy_slices(const Tensor& self, const std::vector<TensorIndex>& indices,
-                   const Tensor& value) {
-  Tensor out;
-  {
-    NoGradGuard no_grad;
-    out = clone(self);
-    setitem(out, indices, value);
-  }
-  autograd::record("CopySlices", {self, value}, {out},
-                   [indices](FunctionNode& n, const variable_list& g) {
-                     Tensor gs, gv;
-                     if (n.next_edges[0].valid())
-                       gs = copy_slices(g[0], indices, zeros({}, TensorOptions(g[0].dtype())));
-                     if (n.next_edges[1].valid()) gv = getitem(g[0], indices);
-                     return variable_list{gs, gv};
-                   });
-  return out;
-}
-
 }  // namespace
 
 Tensor getitem(const Tensor& self, const std::vector<TensorIndex>& indices) {
@@ -246,18 +221,11 @@ void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Tensor
   // Python number gets here and a tensor must already have, as in PyTorch.
   bool convert = value_in.impl()->is_wrapped_number && value_in.dtype() != self.dtype();
   Tensor value = strip_leading_ones(convert ? to_dtype(value_in, self.dtype()) : value_in);
-  bool grad = GradMode::is_enabled() && (self.requires_grad() || value.requires_grad());
-  if (!a.advanced.empty() && a.view.is_same(self)) {
-    index_put_(self, a.advanced, value);  // records IndexPutBackward0 itself
-  } else if (!grad) {
-    if (a.advanced.empty())
-      copy_(a.view, value);
-    else
-      index_put_(a.view, a.advanced, value);
-  } else {
-    apply_inplace(self, [&](const Tensor& s) { return copy_slices(s, indices, value); });
-    self.bump_version();
-  }
+  // A write through a view of self rebases self's history (Note [Writes into views]).
+  if (a.advanced.empty())
+    copy_(a.view, value);
+  else
+    index_put_(a.view, a.advanced, value);
 }
 
 void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Scalar& value) {
