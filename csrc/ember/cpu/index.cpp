@@ -447,9 +447,8 @@ Tensor& index_put_kernel_(Tensor& self, const IndexList& indices, const Tensor& 
                           bool accumulate) {
   detail::AdvancedIndex ai = detail::make_advanced_index(self, indices);
   EMBER_CHECK(is_expandable_to(values.sizes(), ai.src.sizes()),
-              "shape mismatch: value tensor "
-              "of shape ",
-              values.sizes(), " cannot be broadcast to indexing result of shape ", ai.src.sizes());
+              "shape mismatch: value tensor of shape ", values.sizes(),
+              " cannot be broadcast to indexing result of shape ", ai.src.sizes());
   const int64_t es = int64_t(self.element_size());
   Tensor off = index_offsets(ai, es);  // every index checked before the first write
   if (ai.src.numel() == 0) return self;

@@ -94,14 +94,12 @@ int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Ten
   EMBER_CHECK(index.dtype() == kLong, op, "(): Expected dtype int64 for index; got ",
               scalar_type_name(index.dtype()));
   EMBER_CHECK(self.dtype() == src.dtype(), op,
-              "(): Expected self.dtype to be equal to "
-              "src.dtype; got ",
+              "(): Expected self.dtype to be equal to src.dtype; got ",
               scalar_type_name(self.dtype()), " and ", scalar_type_name(src.dtype()));
-  EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index) && nonempty_dim(src) == nonempty_dim(index),
-              op,
-              "(): Index tensor must have the same number of dimensions as self and src; "
-              "got index ",
-              index.sizes(), ", self ", self.sizes(), ", src ", src.sizes());
+  EMBER_CHECK(
+      nonempty_dim(self) == nonempty_dim(index) && nonempty_dim(src) == nonempty_dim(index), op,
+      "(): Index tensor must have the same number of dimensions as self and src; got index ",
+      index.sizes(), ", self ", self.sizes(), ", src ", src.sizes());
   for (int64_t d = 0; d < nonempty_dim(self); ++d)
     EMBER_CHECK(nonempty_size(index, d) <= nonempty_size(src, d) &&
                     (d == dim || nonempty_size(index, d) <= nonempty_size(self, d)),
@@ -118,8 +116,7 @@ int64_t check_index_add(const Tensor& self, int64_t dim, const Tensor& index, co
               scalar_type_name(self.dtype()), ") and source (", scalar_type_name(source.dtype()),
               ") must have the same scalar type");
   EMBER_CHECK(nonempty_dim(self) == nonempty_dim(source),
-              "index_add_(): source and self must "
-              "have the same number of dimensions; got ",
+              "index_add_(): source and self must have the same number of dimensions; got ",
               source.sizes(), " and ", self.sizes());
   EMBER_CHECK(index.numel() == nonempty_size(source, dim), "index_add_(): Number of indices (",
               index.numel(), ") should be equal to source.size(dim) (", nonempty_size(source, dim),
@@ -144,19 +141,16 @@ void check_reduce(const std::string& reduce, const Tensor& self) {
 
 void check_masked_fill(const Tensor& mask, const Tensor& value) {
   EMBER_CHECK(mask.dtype() == kBool,
-              "masked_fill_ only supports boolean masks, but got mask "
-              "with dtype ",
+              "masked_fill_ only supports boolean masks, but got mask with dtype ",
               scalar_type_name(mask.dtype()));
   EMBER_CHECK(value.dim() == 0,
-              "masked_fill_ only supports a 0-dimensional value tensor, but "
-              "got tensor with ",
+              "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
 }
 
 void check_index_put(const Tensor& self, const Tensor& values) {
   EMBER_CHECK(self.dtype() == values.dtype(),
-              "Index put requires the source and destination "
-              "dtypes match, got ",
+              "Index put requires the source and destination dtypes match, got ",
               scalar_type_name(self.dtype()), " for the destination and ",
               scalar_type_name(values.dtype()), " for the source.");
 }
@@ -451,9 +445,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = maybe_wrap_dim(dim, self.dim());
   check_index_vector("index_select", index, true, ErrorKind::Index);
   EMBER_CHECK_INDEX(self.dim() > 0 || index.numel() == 1,
-                    "index_select(): Index to scalar can "
-                    "have only 1 value, got ",
-                    index.numel(), " value(s)");
+                    "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
+                    " value(s)");
   return index_select_op().call(self, dim, index);
 }
 

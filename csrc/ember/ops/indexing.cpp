@@ -69,8 +69,7 @@ AdvancedIndex make_advanced_index(const Tensor& self, const IndexList& indices) 
     std::ostringstream shapes;
     for (size_t k = 0; k < pos.size(); ++k) shapes << (k ? ", " : "") << idx[pos[k]]->sizes();
     EMBER_ERROR(ErrorKind::Index,
-                "shape mismatch: indexing tensors could not be broadcast "
-                "together with shapes ",
+                "shape mismatch: indexing tensors could not be broadcast together with shapes ",
                 shapes.str());
   }
   // Separated index dims go to the front, in order; adjacent ones stay where they are.
@@ -150,9 +149,8 @@ Applied apply_indices(const Tensor& self, const std::vector<TensorIndex>& indice
   int64_t specified = 0;
   for (const auto& entry : indices) specified += claimed(entry);
   EMBER_CHECK_INDEX(self.dim() > 0 || specified == 0,
-                    "invalid index of a 0-dim tensor. Use "
-                    "`tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim "
-                    "tensor to a number");
+                    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                    "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
   EMBER_CHECK_INDEX(specified <= self.dim(), "too many indices for tensor of dimension ",
                     self.dim());
   Applied r{self, {}};
