@@ -126,7 +126,6 @@ EMBER_SAME_KERNEL(trunc, kNumericTypes, [](auto x) {
   else return x;
 })
 EMBER_SAME_KERNEL(frac, kFloatTypes, [](auto x) { return x - std::trunc(x); })
-EMBER_SAME_KERNEL(square, kNumericTypes, [](auto x) { return x * x; })
 EMBER_SAME_KERNEL(relu, kNumericTypes, [](auto x) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) return std::isnan(x) ? x : (x > 0 ? x : T(0));
@@ -210,8 +209,8 @@ Tensor nan_to_num_kernel(const Tensor& self, std::optional<double> nan, std::opt
     using T = decltype(tag);
     using A = acc_t<T>;
     A n = A(nan.value_or(0.0));
-    A hi = posinf ? A(*posinf) : A(float(std::numeric_limits<T>::max()));
-    A lo = neginf ? A(*neginf) : A(float(std::numeric_limits<T>::lowest()));
+    A hi = posinf ? A(*posinf) : A(acc_t<T>(std::numeric_limits<T>::max()));
+    A lo = neginf ? A(*neginf) : A(acc_t<T>(std::numeric_limits<T>::lowest()));
     unary_loop<T, T>(it, [=](A x) { return std::isnan(x) ? n : std::isinf(x) ? (x > 0 ? hi : lo) : x; });
   });
   return out;

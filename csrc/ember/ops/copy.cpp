@@ -20,9 +20,55 @@ const TypedOperator<Tensor&(Tensor&, const Scalar&)>& fill_op() {
   return op;
 }
 
+// Flat indices (into base's own element order) of every element of `view`.
+Tensor positions_in_base(const Tensor& view, const Tensor& base) {
+  NoGradGuard g;
+  int64_t extent = int64_t(base.storage()->nbytes() / base.element_size());
+  Tensor labels = full({extent}, Scalar(-1), TensorOptions(kLong));
+  Tensor slots = as_strided(labels, base.sizes(), base.strides(), base.storage_offset());
+  copy_(slots, reshape(arange(0, base.numel(), 1, TensorOptions(kLong)), base.sizes()));
+  return reshape(as_strided(labels, view.sizes(), view.strides(), view.storage_offset()), {-1});
+}
+
+// Note [Writes into views]
+// An in-place write into a view changes its base, so the base's history is rebased: a CopySlices
+// node sends the base's gradient outside the written region to the old base and inside it to the
+// written value. The view is then re-derived from the new base so its own grad_fn stays right.
+Tensor& write_into_view(Tensor& view, const Tensor& base_in, const Tensor& src) {
+  Tensor base = base_in;
+  {
+    NoGradGuard g;
+    copy_op().redispatch(backend_of(view, src), view, src);
+  }
+  Tensor idx = positions_in_base(view, base);
+  DimVector base_shape(base.sizes()), view_shape(view.sizes());
+  auto node = autograd::record(
+      "CopySlices", {base, src}, {}, [idx, base_shape, view_shape](FunctionNode&, const variable_list& g) {
+        Tensor flat = reshape(g[0], {-1});
+        Tensor outside = reshape(index_fill(flat, 0, idx, 0), base_shape);
+        Tensor inside = reshape(index_select(flat, 0, idx), view_shape);
+        return variable_list{outside, inside};
+      });
+  if (!node) return view;
+  autograd::set_history(base, node);
+  auto rebased = autograd::record(
+      "AsStridedBackward0", {base}, {}, [idx, base_shape](FunctionNode&, const variable_list& g) {
+        Tensor z = zeros({numel_of(base_shape)}, TensorOptions(g[0].dtype()));
+        return variable_list{reshape(index_add(z, 0, idx, reshape(g[0], {-1})), base_shape)};
+      });
+  autograd::set_history(view, rebased);
+  return view;
+}
+
+bool is_view_of_base(const Tensor& t) {
+  auto* m = autograd::meta_if(t);
+  return m && m->is_view && m->view_base.defined();
+}
+
 // dst.copy_(src) with history: the old dst contributes nothing, src gets the grad.
 Tensor& copy_autograd(Tensor& self, const Tensor& src) {
   check_inplace(self);
+  if (is_view_of_base(self)) return write_into_view(self, autograd::meta(self).view_base, src);
   {
     NoGradGuard g;
     copy_op().redispatch(backend_of(self, src), self, src);
@@ -74,6 +120,8 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& 
   check_inplace(self);
   Tensor result = outofplace(autograd::any_requires_grad({&self}) ? clone(self) : self);
   check_inplace_dtype(self, result.dtype(), "in-place op");
+  if (is_view_of_base(self) && result.requires_grad())
+    return write_into_view(self, autograd::meta(self).view_base, result);
   {
     NoGradGuard g;
     copy_op().redispatch(backend_of(self), self, result);

@@ -44,7 +44,6 @@ namespace ember {
   _(round, RoundBackward0)      \
   _(trunc, TruncBackward0)      \
   _(frac, FracBackward0)        \
-  _(square, PowBackward0)       \
   _(relu, ReluBackward0)        \
   _(bitwise_not, NotImplemented)
 
@@ -55,6 +54,8 @@ EMBER_UNARY_FLOAT_OPS(EMBER_DECLARE_UNARY)
 EMBER_UNARY_SAME_OPS(EMBER_DECLARE_UNARY)
 #undef EMBER_DECLARE_UNARY
 
+/// self * self with pow's dtype rule (bool squares to int64).
+Tensor square(const Tensor& self);
 /// Unary predicates returning bool tensors.
 Tensor isnan(const Tensor& self);
 Tensor isinf(const Tensor& self);

@@ -48,7 +48,6 @@ using autograd::variable_list;
   _(round, zeros_like(grad))                                                           \
   _(trunc, zeros_like(grad))                                                           \
   _(frac, grad)                                                                        \
-  _(square, grad * self * 2)                                                           \
   _(relu, grad * gt(result, wrap_scalar(0)))
 
 namespace {
@@ -158,6 +157,8 @@ Tensor round_decimals_autograd(const Tensor& self, int64_t decimals) {
 }
 EMBER_REGISTER_KERNEL("round.decimals", Autograd, round_decimals_autograd);
 }  // namespace
+
+Tensor square(const Tensor& self) { return pow(self, wrap_scalar(2)); }
 
 Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {

@@ -26,7 +26,9 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
                        return variable_list{backward(g[0])};
                      });
   }
-  if (grad || (autograd::meta_if(self) && autograd::meta_if(self)->is_view)) {
+  // Views remember their base whenever grad mode is on: a later in-place write through the view
+  // must rebase the base's history (Note [Writes into views]).
+  if (GradMode::is_enabled()) {
     auto& m = autograd::meta(out);
     m.is_view = true;
     auto* sm = autograd::meta_if(self);

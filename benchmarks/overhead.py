@@ -1,0 +1,81 @@
+"""Per-op overhead on tiny tensors, ember beside torch in one run.
+
+Usage: .venv/bin/python benchmarks/overhead.py [--repeat N]
+Prints median time per call (microseconds) for each library and the ratio ember/torch
+(lower is better). Both run with one intra-op thread so the numbers measure dispatch overhead.
+"""
+
+import argparse
+import statistics
+import timeit
+
+
+def workloads(lib):
+    a = lib.ones(4)
+    b = lib.ones(4)
+    x = lib.ones(4, 4)
+    w = lib.ones(4, requires_grad=True)
+    idx = lib.tensor([0, 2])
+
+    def fwd_bwd():
+        (w * a).sum().backward()
+
+    return {
+        "add (4 elements)": lambda: a + b,
+        "mul + scalar": lambda: a * 2.0,
+        "sum": lambda: x.sum(),
+        "view + transpose": lambda: x.view(16).view(4, 4).t(),
+        "forward+backward (mul, sum)": fwd_bwd,
+        "basic index x[1, 2:]": lambda: x[1, 2:],
+        "advanced index x[idx]": lambda: x[idx],
+    }
+
+
+def measure(fn, repeat, number):
+    times = timeit.repeat(fn, repeat=repeat, number=number)
+    return statistics.median(times) / number * 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--number", type=int, default=2000)
+    args = parser.parse_args()
+
+    import ember
+
+    libs = {"ember": ember}
+    try:
+        import torch
+
+        libs["torch"] = torch
+    except ImportError:
+        print("torch is not installed: printing ember only")
+    for lib in libs.values():
+        lib.set_num_threads(1)
+
+    results = {name: {} for name in libs}
+    for name, lib in libs.items():
+        for wname, fn in workloads(lib).items():
+            fn()  # warm up
+            results[name][wname] = measure(fn, args.repeat, args.number)
+
+    header = f"{'workload':32s} {'ember us':>10s}"
+    if "torch" in libs:
+        header += f" {'torch us':>10s} {'ember/torch':>12s}"
+    print(header)
+    ratios = []
+    for wname in results["ember"]:
+        e = results["ember"][wname]
+        line = f"{wname:32s} {e:10.2f}"
+        if "torch" in libs:
+            t = results["torch"][wname]
+            ratios.append(e / t)
+            line += f" {t:10.2f} {e / t:12.2f}"
+        print(line)
+    if ratios:
+        print(f"{'geometric mean ratio':32s} {statistics.geometric_mean(ratios):>34.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+// CPU scans along one dim: cumsum, cumprod, cummax, cummin.
+//
+// The input is made contiguous and seen as (outer, size, inner) around the scanned dim. Each
+// task takes one outer index and a block of up to kBlock inner positions and walks the dim
+// once, so for inner > 1 the innermost loop runs over contiguous memory and vectorizes.
+#include <cmath>
+
+#include "ember/core/parallel.h"
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+namespace {
+
+constexpr int64_t kBlock = 64;
+
+struct Rows {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+Rows rows_of(IntArrayRef sizes, int64_t dim) {
+  Rows r;
+  if (sizes.empty()) return r;
+  for (int64_t d = 0; d < dim; ++d) r.outer *= sizes[size_t(d)];
+  r.size = sizes[size_t(dim)];
+  for (size_t d = size_t(dim) + 1; d < sizes.size(); ++d) r.inner *= sizes[d];
+  return r;
+}
+
+// Calls f(base, width) for every (outer, inner block): `base` is the flat offset of the block's
+// first element at position 0 of the dim, `width` its number of inner positions.
+template <class F>
+void for_each_block(const Rows& r, F f) {
+  int64_t nblocks = (r.inner + kBlock - 1) / kBlock;
+  int64_t tasks = r.outer * nblocks;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(r.size * std::min(r.inner, kBlock), 1));
+  parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      int64_t o = t / nblocks, i0 = (t % nblocks) * kBlock;
+      f(o * r.size * r.inner + i0, std::min(kBlock, r.inner - i0));
+    }
+  });
+}
+
+// Sums and products accumulate like PyTorch on CPU: floats in double, integers in int64.
+template <class T>
+using scan_acc_t = std::conditional_t<std::is_floating_point_v<acc_t<T>>, double, int64_t>;
+
+template <bool Prod>
+Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  const char* name = Prod ? "cumprod" : "cumsum";
+  ScalarType out_t = dtype.value_or(is_integral(self.dtype(), true) ? kLong : self.dtype());
+  Tensor x = contiguous(to_dtype(self, out_t));
+  Tensor out = empty(self.sizes(), out_t);
+  Rows r = rows_of(x.sizes(), dim);
+  if (out.numel() == 0) return out;
+  dispatch<kAllTypes>(out_t, name, [&](auto tag) {
+    using T = decltype(tag);
+    using A = scan_acc_t<T>;
+    const T* in = reinterpret_cast<const T*>(x.data_ptr());
+    T* o = reinterpret_cast<T*>(out.data_ptr());
+    for_each_block(r, [&](int64_t base, int64_t width) {
+      A acc[kBlock];
+      for (int64_t i = 0; i < width; ++i) acc[i] = A(Prod ? 1 : 0);
+      for (int64_t k = 0; k < r.size; ++k) {
+        const T* src = in + base + k * r.inner;
+        T* dst = o + base + k * r.inner;
+        for (int64_t i = 0; i < width; ++i) {
+          if constexpr (Prod) acc[i] *= A(src[i]);
+          else acc[i] += A(src[i]);
+          dst[i] = T(acc[i]);
+        }
+      }
+    });
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL("cumsum", CPU, cum_kernel<false>);
+EMBER_REGISTER_KERNEL("cumprod", CPU, cum_kernel<true>);
+
+// The running extreme takes a new value on ties too (so the index is the latest), and a NaN
+// sticks once seen while later NaNs move the index, as in PyTorch.
+template <bool Max>
+std::tuple<Tensor, Tensor> cum_extreme_kernel(const Tensor& self, int64_t dim) {
+  const char* name = Max ? "cummax" : "cummin";
+  Tensor x = contiguous(self);
+  Tensor values = empty(self.sizes(), self.dtype()), indices = empty(self.sizes(), kLong);
+  if (x.numel() == 0) return {values, indices};
+  Rows r = rows_of(x.sizes(), dim);
+  dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_t<T>;
+    const T* in = reinterpret_cast<const T*>(x.data_ptr());
+    T* vo = reinterpret_cast<T*>(values.data_ptr());
+    int64_t* io = indices.data_ptr<int64_t>();
+    for_each_block(r, [&](int64_t base, int64_t width) {
+      A best[kBlock];
+      int64_t at[kBlock];
+      for (int64_t k = 0; k < r.size; ++k) {
+        int64_t off = base + k * r.inner;
+        for (int64_t i = 0; i < width; ++i) {
+          A v = A(in[off + i]);
+          bool take = k == 0;
+          if constexpr (std::is_floating_point_v<A>)
+            take = take || std::isnan(v) || (!std::isnan(best[i]) && (Max ? v >= best[i] : v <= best[i]));
+          else
+            take = take || (Max ? v >= best[i] : v <= best[i]);
+          if (take) {
+            best[i] = v;
+            at[i] = k;
+          }
+          vo[off + i] = T(best[i]);
+          io[off + i] = at[i];
+        }
+      }
+    });
+  });
+  return {values, indices};
+}
+EMBER_REGISTER_KERNEL("cummax", CPU, cum_extreme_kernel<true>);
+EMBER_REGISTER_KERNEL("cummin", CPU, cum_extreme_kernel<false>);
+
+}  // namespace
+
+}  // namespace ember::cpu

@@ -1,0 +1,431 @@
+// CPU kernels of the sort family (sort, topk, kthvalue, median, mode) and of the counting ops
+// (unique, bincount, histc). See Note [Sort order].
+//
+// Note [Sort order]
+// Every kernel orders values as PyTorch does: NaN above everything (so it sorts last ascending,
+// first descending, and is "largest" for topk), equal values by position. Ordering by
+// (value, position) makes results deterministic where PyTorch leaves ties unspecified and makes
+// sort stable always. 16-bit floats are widened to float keys, so the templates below are
+// instantiated for 8 key types, not 10.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "ember/core/shape.h"
+#include "ember/core/parallel.h"
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+namespace {
+
+struct Rows {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+Rows rows_of(IntArrayRef sizes, int64_t dim) {
+  Rows r;
+  if (sizes.empty()) return r;
+  for (int64_t d = 0; d < dim; ++d) r.outer *= sizes[size_t(d)];
+  r.size = sizes[size_t(dim)];
+  for (size_t d = size_t(dim) + 1; d < sizes.size(); ++d) r.inner *= sizes[d];
+  return r;
+}
+
+template <class K>
+bool is_nan(K v) {
+  if constexpr (std::is_floating_point_v<K>) return std::isnan(v);
+  else return false;
+}
+// a < b with NaN largest.
+template <class K>
+bool less(K a, K b) {
+  if constexpr (std::is_floating_point_v<K>) return a < b || (std::isnan(b) && !std::isnan(a));
+  else return a < b;
+}
+
+template <class K>
+using Item = std::pair<K, int64_t>;
+
+// (value, position) order, ascending or descending in value; positions always ascend.
+template <class K>
+struct Order {
+  bool descending;
+  bool operator()(const Item<K>& a, const Item<K>& b) const {
+    if (less(a.first, b.first)) return !descending;
+    if (less(b.first, a.first)) return descending;
+    return a.second < b.second;
+  }
+};
+
+// Runs f(row, out_base) for every row of a contiguous (outer, size, inner) input, with `row`
+// holding its (key, position) pairs; `out_base(j)` is the flat output offset of result j of the
+// row in an output whose dim has `out_size` elements.
+template <class T, class F>
+void for_each_row(const Tensor& x, int64_t dim, int64_t out_size, F f) {
+  using K = acc_t<T>;
+  Rows r = rows_of(x.sizes(), dim);
+  const T* in = reinterpret_cast<const T*>(x.data_ptr());
+  int64_t rows = r.outer * r.inner;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(r.size * 8, 1));
+  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+    std::vector<Item<K>> row(size_t(r.size));
+    for (int64_t m = b; m < e; ++m) {
+      int64_t o = m / r.inner, i = m % r.inner;
+      const T* src = in + o * r.size * r.inner + i;
+      for (int64_t k = 0; k < r.size; ++k) row[size_t(k)] = {K(src[k * r.inner]), k};
+      f(row, [&](int64_t j) { return (o * out_size + j) * r.inner + i; });
+    }
+  });
+}
+
+std::tuple<Tensor, Tensor> sort_kernel(const Tensor& self, int64_t dim, bool descending, bool stable) {
+  Tensor x = contiguous(self);
+  Tensor values = empty(self.sizes(), self.dtype()), indices = empty(self.sizes(), kLong);
+  if (x.numel() == 0) return {values, indices};
+  int64_t n = x.dim() == 0 ? 1 : x.sizes()[size_t(dim)];
+  dispatch<kAllTypes>(self.dtype(), "sort", [&](auto tag) {
+    using T = decltype(tag);
+    T* vo = reinterpret_cast<T*>(values.data_ptr());
+    int64_t* io = indices.data_ptr<int64_t>();
+    for_each_row<T>(x, dim, n, [&](auto& row, auto out) {
+      using K = typename std::decay_t<decltype(row)>::value_type::first_type;
+      std::sort(row.begin(), row.end(), Order<K>{descending});
+      for (int64_t j = 0; j < n; ++j) {
+        vo[out(j)] = T(row[size_t(j)].first);
+        io[out(j)] = row[size_t(j)].second;
+      }
+    });
+  });
+  return {values, indices};
+}
+EMBER_REGISTER_KERNEL("sort", CPU, sort_kernel);
+
+std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                                       bool sorted) {
+  Tensor x = contiguous(self);
+  DimVector shape(self.sizes());
+  if (!shape.empty()) shape[size_t(dim)] = k;
+  Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
+  if (values.numel() == 0) return {values, indices};
+  dispatch<kNumericTypes>(self.dtype(), "topk_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    T* vo = reinterpret_cast<T*>(values.data_ptr());
+    int64_t* io = indices.data_ptr<int64_t>();
+    for_each_row<T>(x, dim, k, [&](auto& row, auto out) {
+      using K = typename std::decay_t<decltype(row)>::value_type::first_type;
+      Order<K> order{largest};
+      if (sorted) std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
+      else std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), order);
+      for (int64_t j = 0; j < k; ++j) {
+        vo[out(j)] = T(row[size_t(j)].first);
+        io[out(j)] = row[size_t(j)].second;
+      }
+    });
+  });
+  return {values, indices};
+}
+EMBER_REGISTER_KERNEL("topk", CPU, topk_kernel);
+
+DimVector reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
+  DimVector shape(self.sizes());
+  if (shape.empty()) return shape;
+  if (keepdim) shape[size_t(dim)] = 1;
+  else shape.erase(size_t(dim));
+  return shape;
+}
+
+// One value per row, picked by `pick(row)` (which may reorder the row and returns the position
+// of the winner in it); outputs have the reduced shape (with or without the kept dim).
+template <uint32_t Allowed, class Pick>
+std::tuple<Tensor, Tensor> select_rows(const char* name, const Tensor& self, int64_t dim,
+                                       bool keepdim, Pick pick) {
+  Tensor x = contiguous(self);
+  DimVector shape = reduced_shape(self, dim, keepdim);
+  Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
+  if (values.numel() == 0) return {values, indices};
+  dispatch<Allowed>(self.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    T* vo = reinterpret_cast<T*>(values.data_ptr());
+    int64_t* io = indices.data_ptr<int64_t>();
+    for_each_row<T>(x, dim, 1, [&](auto& row, auto out) {
+      size_t w = pick(row);
+      vo[out(0)] = T(row[w].first);
+      io[out(0)] = row[w].second;
+    });
+  });
+  return {values, indices};
+}
+
+// The k-th smallest (0-based) of a row.
+struct KthPick {
+  int64_t k;
+  template <class Row>
+  size_t operator()(Row& row) const {
+    using K = typename Row::value_type::first_type;
+    std::nth_element(row.begin(), row.begin() + k, row.end(), Order<K>{false});
+    return size_t(k);
+  }
+};
+
+// The lower median of a row, or its first NaN.
+struct MedianPick {
+  template <class Row>
+  size_t operator()(Row& row) const {
+    for (size_t i = 0; i < row.size(); ++i)
+      if (is_nan(row[i].first)) return i;
+    return KthPick{int64_t(row.size() - 1) / 2}(row);
+  }
+};
+
+// The most frequent value (the smallest on ties) and the last position holding it. NaNs never
+// compare equal, so each is its own run, as in PyTorch.
+struct ModePick {
+  template <class Row>
+  size_t operator()(Row& row) const {
+    using K = typename Row::value_type::first_type;
+    std::sort(row.begin(), row.end(), Order<K>{false});
+    size_t best = 0, best_count = 0, run = 0;
+    for (size_t i = 0; i < row.size(); ++i) {
+      ++run;
+      if (i + 1 == row.size() || row[i].first != row[i + 1].first) {
+        if (run > best_count) {
+          best = i;
+          best_count = run;
+        }
+        run = 0;
+      }
+    }
+    return best;
+  }
+};
+
+std::tuple<Tensor, Tensor> kthvalue_kernel(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
+  return select_rows<kNumericTypes>("kthvalue_cpu", self, dim, keepdim, KthPick{k - 1});
+}
+EMBER_REGISTER_KERNEL("kthvalue", CPU, kthvalue_kernel);
+
+std::tuple<Tensor, Tensor> median_dim_kernel(const Tensor& self, int64_t dim, bool keepdim) {
+  return select_rows<kNumericTypes>("median_cpu", self, dim, keepdim, MedianPick{});
+}
+EMBER_REGISTER_KERNEL("median.dim", CPU, median_dim_kernel);
+
+Tensor median_kernel(const Tensor& self) {
+  if (self.numel() == 0) {
+    // PyTorch returns NaN for floats and the lowest value for integers.
+    Tensor out = empty({}, self.dtype());
+    dispatch<kNumericTypes>(self.dtype(), "median_cpu", [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T>) *out.data_ptr<T>() = std::numeric_limits<T>::lowest();
+      else *out.data_ptr<T>() = T(std::numeric_limits<float>::quiet_NaN());
+    });
+    return out;
+  }
+  return std::get<0>(median_dim_kernel(reshape(self, {-1}), 0, false));
+}
+EMBER_REGISTER_KERNEL("median", CPU, median_kernel);
+
+std::tuple<Tensor, Tensor> mode_kernel(const Tensor& self, int64_t dim, bool keepdim) {
+  return select_rows<kAllTypes>("mode", self, dim, keepdim, ModePick{});
+}
+EMBER_REGISTER_KERNEL("mode", CPU, mode_kernel);
+
+// unique over all elements: sort (value, position) pairs, then runs of equal values.
+std::tuple<Tensor, Tensor, Tensor> unique_all(const Tensor& self, bool return_inverse,
+                                              bool return_counts) {
+  Tensor x = contiguous(self);
+  int64_t n = x.numel();
+  Tensor values, inverse = return_inverse ? empty(self.sizes(), kLong) : Tensor(), counts;
+  dispatch<kAllTypes>(self.dtype(), "unique", [&](auto tag) {
+    using T = decltype(tag);
+    using K = acc_t<T>;
+    const T* in = reinterpret_cast<const T*>(x.data_ptr());
+    std::vector<Item<K>> items(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) items[size_t(i)] = {K(in[i]), i};
+    std::sort(items.begin(), items.end(), Order<K>{false});
+    std::vector<int64_t> starts;  // first item of each run
+    for (int64_t i = 0; i < n; ++i)
+      if (i == 0 || items[size_t(i)].first != items[size_t(i - 1)].first) starts.push_back(i);
+    int64_t groups = int64_t(starts.size());
+    values = empty({groups}, self.dtype());
+    T* vo = reinterpret_cast<T*>(values.data_ptr());
+    for (int64_t g = 0; g < groups; ++g) vo[g] = T(items[size_t(starts[size_t(g)])].first);
+    if (return_counts) {
+      counts = empty({groups}, kLong);
+      int64_t* co = counts.data_ptr<int64_t>();
+      for (int64_t g = 0; g < groups; ++g)
+        co[g] = (g + 1 < groups ? starts[size_t(g + 1)] : n) - starts[size_t(g)];
+    }
+    if (return_inverse) {
+      int64_t* iv = inverse.data_ptr<int64_t>();
+      int64_t g = -1;
+      for (int64_t i = 0; i < n; ++i) {
+        if (g + 1 < groups && starts[size_t(g + 1)] == i) ++g;
+        iv[items[size_t(i)].second] = g;
+      }
+    }
+  });
+  return {values, inverse, counts};
+}
+
+// unique slices along `dim`: rows of the input moved to (n, rest) compared lexicographically.
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool return_inverse,
+                                              bool return_counts) {
+  int64_t n = self.sizes()[size_t(dim)];
+  Tensor x = contiguous(movedim(self, {dim}, {0}));
+  int64_t m = n == 0 ? 0 : x.numel() / n;
+  std::vector<int64_t> order(static_cast<size_t>(n)), starts;
+  std::iota(order.begin(), order.end(), 0);
+  dispatch<kAllTypes>(self.dtype(), "unique_dim", [&](auto tag) {
+    using T = decltype(tag);
+    using K = acc_t<T>;
+    const T* in = reinterpret_cast<const T*>(x.data_ptr());
+    auto row_less = [&](int64_t a, int64_t b) {
+      for (int64_t j = 0; j < m; ++j) {
+        K u = K(in[a * m + j]), v = K(in[b * m + j]);
+        if (less(u, v)) return true;
+        if (less(v, u)) return false;
+      }
+      return a < b;
+    };
+    auto row_equal = [&](int64_t a, int64_t b) {
+      for (int64_t j = 0; j < m; ++j)
+        if (K(in[a * m + j]) != K(in[b * m + j])) return false;
+      return true;
+    };
+    std::sort(order.begin(), order.end(), row_less);
+    for (int64_t i = 0; i < n; ++i)
+      if (i == 0 || !row_equal(order[size_t(i)], order[size_t(i - 1)])) starts.push_back(i);
+  });
+  int64_t groups = int64_t(starts.size());
+  Tensor first = empty({groups}, kLong);
+  int64_t* fp = first.data_ptr<int64_t>();
+  for (int64_t g = 0; g < groups; ++g) fp[g] = order[size_t(starts[size_t(g)])];
+  DimVector pick_shape(x.sizes());
+  pick_shape[0] = groups;
+  DimVector ishape(size_t(x.dim()), 1);
+  ishape[0] = groups;
+  Tensor picked = _take_along_dim(x, 0, expand(reshape(first, ishape), pick_shape));
+  Tensor values = contiguous(movedim(picked, {0}, {dim}));
+  Tensor inverse, counts;
+  if (return_inverse) {
+    inverse = empty({n}, kLong);
+    int64_t* iv = inverse.data_ptr<int64_t>();
+    for (int64_t g = 0, i = 0; i < n; ++i) {
+      if (g + 1 < groups && starts[size_t(g + 1)] == i) ++g;
+      iv[order[size_t(i)]] = g;
+    }
+  }
+  if (return_counts) {
+    counts = empty({groups}, kLong);
+    int64_t* co = counts.data_ptr<int64_t>();
+    for (int64_t g = 0; g < groups; ++g)
+      co[g] = (g + 1 < groups ? starts[size_t(g + 1)] : n) - starts[size_t(g)];
+  }
+  return {values, inverse, counts};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& self, bool sorted, bool return_inverse,
+                                                 bool return_counts, std::optional<int64_t> dim) {
+  if (dim) return unique_dim(self, *dim, return_inverse, return_counts);
+  return unique_all(self, return_inverse, return_counts);
+}
+EMBER_REGISTER_KERNEL("unique", CPU, unique_kernel);
+
+Tensor bincount_kernel(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
+  Tensor x = contiguous(self);
+  int64_t n = x.numel();
+  Tensor out;
+  dispatch<kIntTypes>(self.dtype(), "bincount_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = reinterpret_cast<const T*>(x.data_ptr());
+    int64_t top = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      EMBER_CHECK(int64_t(in[i]) >= 0, "bincount only supports 1-d non-negative integral inputs.");
+      top = std::max<int64_t>(top, int64_t(in[i]));
+    }
+    int64_t bins = std::max(top + 1, minlength);
+    if (!weights) {
+      out = zeros({bins}, kLong);
+      int64_t* o = out.data_ptr<int64_t>();
+      for (int64_t i = 0; i < n; ++i) ++o[int64_t(in[i])];
+      return;
+    }
+    // Like PyTorch: float32 weights count in float32, any other dtype in float64.
+    ScalarType wt = weights->dtype() == kFloat ? kFloat : kDouble;
+    Tensor w = contiguous(to_dtype(*weights, wt));
+    out = zeros({bins}, wt);
+    dispatch<type_bit(kFloat) | type_bit(kDouble)>(wt, "bincount_cpu", [&](auto wtag) {
+      using W = decltype(wtag);
+      const W* wp = w.data_ptr<W>();
+      W* o = out.data_ptr<W>();
+      for (int64_t i = 0; i < n; ++i) o[int64_t(in[i])] += wp[i];
+    });
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL("bincount", CPU, bincount_kernel);
+
+// Elements per chunk of histc: partial histograms per chunk, summed in chunk order.
+constexpr int64_t kHistChunk = 65536;
+
+Tensor histc_kernel(const Tensor& self, int64_t bins, double min, double max) {
+  Tensor x = contiguous(self);
+  Tensor out = zeros({bins}, self.dtype());
+  int64_t n = x.numel();
+  dispatch<kFloatTypes>(self.dtype(), "histogram_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_t<T>;
+    const T* in = reinterpret_cast<const T*>(x.data_ptr());
+    double lo = min, hi = max;
+    if (lo == hi && n > 0) {
+      // The data's range; a NaN makes it NaN, which the finiteness check below rejects.
+      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+      bool nan = false;
+      for (int64_t i = 0; i < n; ++i) {
+        double v = double(A(in[i]));
+        nan = nan || std::isnan(v);
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+      }
+      lo = nan ? std::numeric_limits<double>::quiet_NaN() : mn;
+      hi = nan ? lo : mx;
+    }
+    if (lo == hi) {
+      lo -= 1;
+      hi += 1;
+    }
+    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi,
+                "] is not finite");
+    // Bin edges are in T, like PyTorch's linspace of them; positions follow its formula.
+    const A left = A(T(lo)), right = A(T(hi));
+    int64_t nchunks = (n + kHistChunk - 1) / kHistChunk;
+    std::vector<std::vector<A>> partial(size_t(nchunks), std::vector<A>(size_t(bins), A(0)));
+    parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        std::vector<A>& h = partial[size_t(c)];
+        for (int64_t i = c * kHistChunk; i < std::min(n, (c + 1) * kHistChunk); ++i) {
+          A v = A(in[i]);
+          if (!(v >= left && v <= right)) continue;
+          int64_t pos = int64_t((v - left) * A(bins) / (right - left));
+          if (pos == bins) --pos;
+          h[size_t(pos)] += A(1);
+        }
+      }
+    });
+    T* o = reinterpret_cast<T*>(out.data_ptr());
+    for (int64_t b = 0; b < bins; ++b) {
+      A total = 0;
+      for (const auto& h : partial) total += h[size_t(b)];
+      o[b] = T(total);
+    }
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL("histc", CPU, histc_kernel);
+
+}  // namespace
+
+}  // namespace ember::cpu

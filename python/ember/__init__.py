@@ -1,0 +1,208 @@
+"""ember: PyTorch's programming model on a fast C++ core. Use it as ``import ember as torch``."""
+
+import builtins as _builtins
+
+from . import _C
+from ._C import (  # noqa: F401
+    Generator,
+    Tensor,
+    abs,
+    acos,
+    acosh,
+    amax,
+    amin,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+    broadcast_shapes,
+    broadcast_tensors,
+    can_cast,
+    ceil,
+    clamp,
+    clone,
+    copysign,
+    cos,
+    cosh,
+    count_nonzero,
+    diag,
+    diagonal,
+    div,
+    dtype,
+    eq,
+    erf,
+    erfc,
+    erfinv,
+    exp,
+    exp2,
+    expm1,
+    flatten,
+    floor,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    frac,
+    from_numpy,
+    ge,
+    get_default_dtype,
+    get_num_threads,
+    gt,
+    hypot,
+    isfinite,
+    isinf,
+    isnan,
+    isneginf,
+    isposinf,
+    le,
+    lerp,
+    log,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    logsumexp,
+    lt,
+    maximum,
+    minimum,
+    movedim,
+    moveaxis,
+    mul,
+    nan_to_num,
+    narrow,
+    ne,
+    neg,
+    permute,
+    pow,
+    promote_types,
+    reciprocal,
+    relu,
+    remainder,
+    reshape,
+    round,
+    rsqrt,
+    select,
+    set_num_threads,
+    sigmoid,
+    sign,
+    signbit,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    squeeze,
+    swapaxes,
+    swapdims,
+    t,
+    tan,
+    tanh,
+    transpose,
+    tril,
+    triu,
+    true_divide,
+    trunc,
+    unflatten,
+    unsqueeze,
+    addcdiv,
+    addcmul,
+    as_strided,
+    add,
+    sub,
+    sum,
+    mean,
+    prod,
+    all,
+    any,
+    argmax,
+    argmin,
+)
+from ._C import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
+from ._C import bool as _bool_dtype
+
+bool = _bool_dtype  # noqa: A001  (torch.bool)
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+
+multiply = mul
+divide = div
+subtract = sub
+clip = clamp
+greater = gt
+greater_equal = ge
+less = lt
+less_equal = le
+not_equal = ne
+negative = neg
+absolute = abs
+arctan2 = atan2
+fix = trunc
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints like PyTorch's."""
+
+    def __repr__(self):
+        return "torch.Size([" + ", ".join(str(s) for s in self) + "])"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key):
+        r = tuple.__getitem__(self, key)
+        return Size(r) if isinstance(key, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+_C._set_size_class(Size)
+
+from ._device import device  # noqa: E402
+from . import _tensor  # noqa: E402,F401  (Tensor's Python-level methods)
+from ._creation import *  # noqa: E402,F401,F403
+from ._functions import *  # noqa: E402,F401,F403
+from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
+from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
+from . import autograd, testing  # noqa: E402,F401
+
+set_default_dtype = _C.set_default_dtype
+is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_nonzero(input):
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return _builtins.bool(input.item())
+
+
+__version__ = "0.1.0"

@@ -1,0 +1,116 @@
+"""autograd.Function: custom forward/backward written in Python."""
+
+from .. import _C
+from .._C import Tensor
+from .grad_mode import no_grad
+
+
+class FunctionCtx:
+    """The `ctx` passed to forward and backward."""
+
+    def __init__(self):
+        self.to_save = ()
+        self.saved_versions = ()
+        self.non_differentiable = ()
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+        self.saved_versions = tuple(t._version if isinstance(t, Tensor) else None for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        if self.to_save is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or if "
+                "you need to access saved tensors after calling backward."
+            )
+        for t, v in zip(self.to_save, self.saved_versions):
+            if isinstance(t, Tensor) and t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an "
+                    f"inplace operation: is at version {t._version}; expected version {v} instead."
+                )
+        return self.to_save
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+    def mark_dirty(self, *tensors):
+        self.dirty = tensors
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = value
+
+
+class _FunctionMeta(type):
+    pass
+
+
+class Function(metaclass=_FunctionMeta):
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `apply`."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx()
+        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        uses_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if uses_setup:
+                output = cls.forward(*args, **kwargs)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        if uses_setup:
+            cls.setup_context(ctx, args, output)
+        is_tuple = isinstance(output, tuple)
+        outputs = output if is_tuple else (output,)
+        if not (_C.is_grad_enabled() and any(t.requires_grad for t in tensor_args)):
+            return output
+        # Outputs that alias inputs get fresh handles so the inputs keep their own history.
+        outputs = tuple(o.detach() if isinstance(o, Tensor) and any(o is a for a in tensor_args) else o
+                        for o in outputs)
+        arg_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensor_outputs = [o for o in outputs if isinstance(o, Tensor)]
+
+        def backward(grads):
+            grads = list(grads)
+            if ctx.materialize_grads:
+                import ember
+
+                grads = [ember.zeros_like(o) if g is None else g for g, o in zip(grads, tensor_outputs)]
+            result = cls.backward(ctx, *grads)
+            if not isinstance(result, tuple):
+                result = (result,)
+            if len(result) < len(args):
+                raise RuntimeError(
+                    f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                    f"(expected {len(args)}, got {len(result)})"
+                )
+            return tuple(result[i] for i in arg_positions)
+
+        _C._attach_function(cls.__name__ + "Backward", backward, tensor_args, tensor_outputs,
+                            list(ctx.non_differentiable))
+        return outputs if is_tuple else outputs[0]
+
+
+class once_differentiable:
+    def __new__(cls, fn):
+        return fn

@@ -1,0 +1,85 @@
+"""Grad-mode switches usable as context managers and as decorators."""
+
+import functools
+
+from .. import _C
+
+
+class _DecoratorContextManager:
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    _args = ()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disables gradient recording inside the block."""
+
+    def __init__(self):
+        self._prev = None
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enables gradient recording inside the block (e.g. within no_grad)."""
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Sets grad mode now (as a function) or for a block (as a context manager)."""
+
+    def __init__(self, mode):
+        self._prev = _C.is_grad_enabled()
+        self._mode = bool(mode)
+        self._args = (mode,)
+        _C._set_grad_enabled(self._mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+
+    def __call__(self, fn):
+        _C._set_grad_enabled(self._prev)
+        return super().__call__(fn)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, for code that will never need gradients."""
+
+    def __init__(self, mode=True):
+        self._mode = bool(mode)
+        self._args = (mode,)
+
+    def __enter__(self):
+        self._prev = (_C.is_grad_enabled(), _C.is_inference_mode_enabled())
+        if self._mode:
+            _C._set_grad_enabled(False)
+        _C._set_inference_mode(self._mode)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev[0])
+        _C._set_inference_mode(self._prev[1])
+
+    def __call__(self, fn):
+        if isinstance(fn, bool):
+            return inference_mode(fn)
+        return super().__call__(fn)

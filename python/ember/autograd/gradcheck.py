@@ -1,0 +1,115 @@
+"""Finite-difference checks of analytical gradients (float64 inputs recommended)."""
+
+from .. import _C
+from .._C import Tensor
+
+
+class GradcheckError(RuntimeError):
+    pass
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def _numerical_jacobian(fn, inputs, out_index, eps):
+    import ember
+
+    with ember.no_grad():
+        out = _as_tuple(fn(*inputs))[out_index]
+    jac = []
+    for x in inputs:
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            jac.append(None)
+            continue
+        cols = []
+        flat = x.detach().reshape(-1)
+        for i in range(flat.numel()):
+            orig = flat[i].item()
+            with ember.no_grad():
+                flat[i] = orig + eps
+                plus = _as_tuple(fn(*inputs))[out_index].detach().reshape(-1).double()
+                flat[i] = orig - eps
+                minus = _as_tuple(fn(*inputs))[out_index].detach().reshape(-1).double()
+                flat[i] = orig
+            cols.append((plus - minus) / (2 * eps))
+        jac.append(ember.stack(cols, 1) if cols else ember.zeros(out.numel(), 0, dtype=ember.float64))
+    return jac
+
+
+def _analytical_jacobian(fn, inputs, out_index, create=False):
+    import ember
+
+    out = _as_tuple(fn(*inputs))[out_index]
+    diff_inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    rows = [[] for _ in diff_inputs]
+    flat_n = out.numel()
+    for j in range(flat_n):
+        g = ember.zeros(flat_n, dtype=out.dtype)
+        g[j] = 1
+        grads = ember.autograd.grad(out, diff_inputs, g.reshape(out.shape), retain_graph=True,
+                                    allow_unused=True)
+        for k, (gi, x) in enumerate(zip(grads, diff_inputs)):
+            rows[k].append(ember.zeros(x.numel(), dtype=ember.float64) if gi is None
+                           else gi.detach().reshape(-1).double())
+    return [ember.stack(r, 0) if r else ember.zeros(0, x.numel(), dtype=ember.float64)
+            for r, x in zip(rows, diff_inputs)]
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_backward_ad=True, fast_mode=False, masked=None, **_):
+    """True if the analytical Jacobian of `func` matches central differences."""
+    inputs = _as_tuple(inputs)
+    with _C_no_grad():
+        n_out = len(_as_tuple(func(*inputs)))
+    for o in range(n_out):
+        with _C_no_grad():
+            out = _as_tuple(func(*inputs))[o]
+        if not (isinstance(out, Tensor) and out.is_floating_point()):
+            continue
+        numerical = [j for j in _numerical_jacobian(func, inputs, o, eps) if j is not None]
+        analytical = _analytical_jacobian(func, inputs, o)
+        for k, (a, n) in enumerate(zip(analytical, numerical)):
+            if a.shape != n.shape or not bool(((a - n).abs() <= atol + rtol * n.abs()).all()):
+                if raise_exception:
+                    raise GradcheckError(
+                        f"Jacobian mismatch for output {o} with respect to input {k},\n"
+                        f"numerical:{n}\nanalytical:{a}\n"
+                    )
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, **_):
+    """gradcheck of the gradient function itself (second derivatives)."""
+    import ember
+
+    inputs = _as_tuple(inputs)
+    with _C_no_grad():
+        outs = _as_tuple(func(*inputs))
+    if grad_outputs is None:
+        grad_outputs = tuple(ember.randn(o.shape, dtype=o.dtype, requires_grad=True) for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_grads(*args):
+        xs, gos = args[: len(inputs)], args[len(inputs):]
+        out = _as_tuple(func(*xs))
+        d = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
+        grads = ember.autograd.grad(out, d, gos, create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else ember.zeros_like(x) for g, x in zip(grads, d))
+
+    _ = diff
+    return gradcheck(first_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
+
+
+class _C_no_grad:
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)

@@ -1,0 +1,103 @@
+#pragma once
+// Shared binding helpers: type casters for dtype, Scalar and tensor-or-number arguments.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "ember/ember.h"
+
+namespace nb = nanobind;
+
+namespace ember::py {
+
+/// A Python-facing dtype object (ember.float32 ...): one immortal instance per ScalarType.
+struct DType {
+  ScalarType type;
+};
+
+/// The Python dtype object for `t`.
+nb::object dtype_object(ScalarType t);
+/// The ScalarType of a dtype object or of the Python types float/int/bool; nullopt otherwise.
+std::optional<ScalarType> to_scalar_type(nb::handle h);
+
+/// An argument that may be a Tensor or a Python number (which becomes a wrapped 0-d tensor).
+struct TensorLike {
+  Tensor t;
+};
+
+/// Parses an int, or a sequence of ints, or *ints passed as varargs.
+std::vector<int64_t> int_list(nb::handle h, const char* what);
+std::vector<int64_t> int_varargs(const nb::args& args, const char* what);
+/// dim=None/int/tuple/list -> empty vector for None.
+std::vector<int64_t> dims_arg(nb::handle h);
+/// Builds ember.Size from sizes.
+nb::object make_size(IntArrayRef sizes);
+
+/// A Scalar from a Python bool/int/float/0-d tensor/numpy scalar.
+bool scalar_from_python(nb::handle h, Scalar& out);
+
+void bind_dtype(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_creation(nb::module_& m);
+void bind_ops(nb::module_& m);
+void bind_autograd(nb::module_& m);
+void bind_families(nb::module_& m);
+
+}  // namespace ember::py
+
+namespace nanobind::detail {
+
+template <>
+struct type_caster<ember::ScalarType> {
+  NB_TYPE_CASTER(ember::ScalarType, const_name("dtype"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    auto t = ember::py::to_scalar_type(src);
+    if (!t) return false;
+    value = *t;
+    return true;
+  }
+  static handle from_cpp(ember::ScalarType t, rv_policy, cleanup_list*) noexcept {
+    return ember::py::dtype_object(t).release();
+  }
+};
+
+template <>
+struct type_caster<ember::Scalar> {
+  NB_TYPE_CASTER(ember::Scalar, const_name("Number"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    return ember::py::scalar_from_python(src, value);
+  }
+  static handle from_cpp(const ember::Scalar& s, rv_policy, cleanup_list*) noexcept {
+    if (s.is_bool()) return PyBool_FromLong(s.to_bool());
+    if (s.is_integral(false)) return PyLong_FromLongLong(s.to_long());
+    return PyFloat_FromDouble(s.to_double());
+  }
+};
+
+template <>
+struct type_caster<ember::py::TensorLike> {
+  NB_TYPE_CASTER(ember::py::TensorLike, const_name("Tensor | Number"))
+  bool from_python(handle src, uint8_t flags, cleanup_list* cleanup) noexcept {
+    ember::Tensor* t = nullptr;
+    if (nb::try_cast<ember::Tensor*>(src, t) && t) {
+      value.t = *t;
+      return true;
+    }
+    ember::Scalar s;
+    if (PyBool_Check(src.ptr()) || PyLong_Check(src.ptr()) || PyFloat_Check(src.ptr())) {
+      if (!ember::py::scalar_from_python(src, s)) return false;
+      value.t = ember::wrap_scalar(s);
+      return true;
+    }
+    return false;
+  }
+  static handle from_cpp(const ember::py::TensorLike&, rv_policy, cleanup_list*) noexcept {
+    return none().release();
+  }
+};
+
+}  // namespace nanobind::detail

@@ -1,0 +1,179 @@
+// The ember._C extension: error translation, dtype objects and shared argument parsing.
+#include <Python.h>
+
+#include "common.h"
+
+namespace ember::py {
+
+namespace {
+// Leaked on purpose: these live as long as the interpreter, and static destructors run after it.
+nb::handle g_dtypes[int(ScalarType::NumOptions)];
+nb::handle g_size_class;
+
+PyObject* exception_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Index: return PyExc_IndexError;
+    case ErrorKind::Type: return PyExc_TypeError;
+    case ErrorKind::Value: return PyExc_ValueError;
+    case ErrorKind::NotImplemented: return PyExc_NotImplementedError;
+    default: return PyExc_RuntimeError;
+  }
+}
+}  // namespace
+
+nb::object dtype_object(ScalarType t) { return nb::borrow(g_dtypes[int(t)]); }
+
+std::optional<ScalarType> to_scalar_type(nb::handle h) {
+  DType* d = nullptr;
+  if (nb::try_cast<DType*>(h, d) && d) return d->type;
+  if (h.ptr() == (PyObject*)&PyFloat_Type) return kDouble;
+  if (h.ptr() == (PyObject*)&PyLong_Type) return kLong;
+  if (h.ptr() == (PyObject*)&PyBool_Type) return kBool;
+  return std::nullopt;
+}
+
+bool scalar_from_python(nb::handle h, Scalar& out) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) {
+    out = Scalar(o == Py_True);
+    return true;
+  }
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+      PyErr_Clear();
+      return false;
+    }
+    out = Scalar(int64_t(v));
+    return true;
+  }
+  if (PyFloat_Check(o)) {
+    out = Scalar(PyFloat_AS_DOUBLE(o));
+    return true;
+  }
+  Tensor* t = nullptr;
+  if (nb::try_cast<Tensor*>(h, t) && t) {
+    if (t->numel() != 1) return false;
+    out = t->item();
+    return true;
+  }
+  // numpy scalars and other number-likes.
+  if (PyObject_HasAttrString(o, "dtype") && PyIndex_Check(o)) {
+    long long v = PyLong_AsLongLong(o);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    out = Scalar(int64_t(v));
+    return true;
+  }
+  if (PyObject_HasAttrString(o, "dtype") && PyNumber_Check(o)) {
+    double v = PyFloat_AsDouble(o);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    out = Scalar(v);
+    return true;
+  }
+  return false;
+}
+
+std::vector<int64_t> int_list(nb::handle h, const char* what) {
+  std::vector<int64_t> out;
+  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) {
+    out.push_back(nb::cast<int64_t>(h));
+    return out;
+  }
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr())) {
+    Tensor* t = nullptr;
+    if (nb::try_cast<Tensor*>(h, t) && t && t->numel() == 1 && is_integral(t->dtype(), false)) {
+      out.push_back(t->item().to_long());
+      return out;
+    }
+    throw nb::type_error((std::string(what) + " must be tuple of ints, not " +
+                          nb::type_name(h.type()).c_str()).c_str());
+  }
+  nb::sequence seq = nb::borrow<nb::sequence>(h);
+  size_t n = nb::len(seq);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    nb::object item = seq[i];
+    if (!PyIndex_Check(item.ptr()) || PyBool_Check(item.ptr()))
+      throw nb::type_error((std::string(what) + " must be tuple of ints, but found element of type " +
+                            nb::type_name(item.type()).c_str() + " at pos " + std::to_string(i)).c_str());
+    out.push_back(PyLong_AsLongLong(item.ptr()));
+  }
+  return out;
+}
+
+std::vector<int64_t> int_varargs(const nb::args& args, const char* what) {
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return int_list(args[0], what);
+  return int_list(args, what);
+}
+
+std::vector<int64_t> dims_arg(nb::handle h) {
+  if (h.is_none()) return {};
+  return int_list(h, "dim");
+}
+
+nb::object make_size(IntArrayRef sizes) {
+  nb::object tup = nb::steal(PyTuple_New(Py_ssize_t(sizes.size())));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    PyTuple_SET_ITEM(tup.ptr(), Py_ssize_t(i), PyLong_FromLongLong(sizes[i]));
+  return g_size_class.is_valid() ? g_size_class(tup) : tup;
+}
+
+void bind_dtype(nb::module_& m) {
+  nb::class_<DType>(m, "dtype")
+      .def_prop_ro("is_floating_point", [](const DType& d) { return is_floating_point(d.type); })
+      .def_prop_ro("is_signed", [](const DType& d) { return is_signed(d.type); })
+      .def_prop_ro("is_complex", [](const DType&) { return false; })
+      .def_prop_ro("itemsize", [](const DType& d) { return element_size(d.type); })
+      .def("__repr__", [](const DType& d) { return "torch." + std::string(dtype_name(d.type)); })
+      .def("__reduce__", [](const DType& d) { return std::string(dtype_name(d.type)); })
+      .def("__hash__", [](const DType& d) { return int(d.type); })
+      .def("__eq__", [](const DType& a, nb::handle b) {
+        auto t = to_scalar_type(b);
+        return t && nb::isinstance<DType>(b) && *t == a.type;
+      });
+#define EMBER_DTYPE_OBJ(cpp, name, pyname)                                             \
+  g_dtypes[int(ScalarType::name)] = nb::cast(DType{ScalarType::name}, nb::rv_policy::move).release(); \
+  m.attr(#pyname) = g_dtypes[int(ScalarType::name)];
+  EMBER_FORALL_DTYPES(EMBER_DTYPE_OBJ)
+#undef EMBER_DTYPE_OBJ
+  m.def("_set_size_class", [](nb::object cls) { g_size_class = cls.release(); });
+  m.def("promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); });
+  m.def("get_default_dtype", [] { return default_dtype(); });
+  m.def("set_default_dtype", [](nb::handle d) {
+    auto t = to_scalar_type(d);
+    if (!t || !nb::isinstance<DType>(d)) throw nb::type_error("set_default_dtype expects a dtype");
+    set_default_dtype(*t);
+  });
+  m.def("can_cast", [](ScalarType from, ScalarType to) { return can_cast(from, to); });
+}
+
+}  // namespace ember::py
+
+NB_MODULE(_C, m) {
+  using namespace ember::py;
+  nb::set_leak_warnings(false);  // dtype objects are immortal by design
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ember::Error& e) {
+      PyErr_SetString(exception_for(e.kind()), e.what());
+    }
+  });
+  bind_dtype(m);
+  bind_tensor(m);
+  bind_creation(m);
+  bind_ops(m);
+  bind_autograd(m);
+  bind_families(m);
+  m.def("manual_seed", [](uint64_t s) { ember::manual_seed(s); });
+  m.def("get_num_threads", &ember::get_num_threads);
+  m.def("set_num_threads", &ember::set_num_threads);
+  m.def("_registered_ops", [] { return ember::Dispatcher::singleton().op_names(); });
+}

@@ -1,0 +1,333 @@
+// The Tensor class: geometry, conversion to and from Python data and numpy, indexing.
+#include <nanobind/ndarray.h>
+
+#include <cstring>
+
+#include "common.h"
+
+namespace ember::py {
+
+namespace {
+
+// --- numpy interop --------------------------------------------------------------------------
+
+std::optional<ScalarType> from_dlpack(nb::dlpack::dtype d) {
+  using nb::dlpack::dtype_code;
+  switch (dtype_code(d.code)) {
+    case dtype_code::Bool: return kBool;
+    case dtype_code::Int:
+      return d.bits == 8 ? kChar : d.bits == 16 ? kShort : d.bits == 32 ? kInt : d.bits == 64 ? std::optional(kLong) : std::nullopt;
+    case dtype_code::UInt:
+      return d.bits == 8 ? std::optional(kByte) : std::nullopt;
+    case dtype_code::Float:
+      return d.bits == 16 ? kHalf : d.bits == 32 ? kFloat : d.bits == 64 ? std::optional(kDouble) : std::nullopt;
+    case dtype_code::Bfloat: return kBFloat16;
+    default: return std::nullopt;
+  }
+}
+
+nb::dlpack::dtype to_dlpack(ScalarType t) {
+  using nb::dlpack::dtype_code;
+  nb::dlpack::dtype d;
+  d.lanes = 1;
+  d.bits = uint8_t(element_size(t) * 8);
+  switch (t) {
+    case kBool: d.code = uint8_t(dtype_code::Bool); break;
+    case kByte: d.code = uint8_t(dtype_code::UInt); break;
+    case kChar: case kShort: case kInt: case kLong: d.code = uint8_t(dtype_code::Int); break;
+    default: d.code = uint8_t(dtype_code::Float); break;
+  }
+  return d;
+}
+
+using AnyArray = nb::ndarray<nb::numpy, nb::device::cpu>;
+
+// Wraps a numpy array's memory; the tensor keeps the array alive.
+Tensor from_numpy(AnyArray a) {
+  auto dt = from_dlpack(a.dtype());
+  if (!dt)
+    throw nb::type_error("can't convert np.ndarray of this dtype. The only supported types are: "
+                         "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.");
+  std::vector<int64_t> sizes(a.ndim()), strides(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    sizes[i] = int64_t(a.shape(i));
+    strides[i] = int64_t(a.stride(i));
+    if (strides[i] < 0)
+      throw nb::value_error("At least one stride in the given numpy array is negative, and "
+                            "tensors with negative strides are not currently supported. (You can "
+                            "probably work around this by making a copy of your array  with "
+                            "array.copy().) ");
+  }
+  nb::object owner = nb::find(a);
+  PyObject* keep = owner.release().ptr();
+  return from_blob(a.data(), sizes, strides, *dt, [keep](void*) {
+    nb::gil_scoped_acquire g;
+    Py_DECREF(keep);
+  });
+}
+
+nb::object to_numpy(const Tensor& t) {
+  EMBER_CHECK(t.dtype() != kBFloat16, "Got unsupported ScalarType BFloat16");
+  auto* holder = new Tensor(t);
+  nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  std::vector<size_t> shape(t.sizes().begin(), t.sizes().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  AnyArray arr(t.data_ptr(), t.dim(), shape.data(), owner, strides.data(), to_dlpack(t.dtype()));
+  return nb::cast(arr, nb::rv_policy::reference);
+}
+
+// --- Python data -> tensor ------------------------------------------------------------------
+
+struct DataScan {
+  std::vector<int64_t> shape;
+  int kind = -1;  // 0 bool, 1 int, 2 float (the widest seen)
+  std::optional<ScalarType> tensor_dtype;  // element tensors carry their own dtype
+};
+
+bool is_sequence(nb::handle h) {
+  return (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) ||
+         (!PyUnicode_Check(h.ptr()) && !nb::isinstance<Tensor>(h) && PySequence_Check(h.ptr()) &&
+          !PyObject_HasAttrString(h.ptr(), "dtype"));
+}
+
+void scan(nb::handle h, size_t depth, DataScan& s) {
+  if (is_sequence(h)) {
+    int64_t n = int64_t(PySequence_Size(h.ptr()));
+    if (depth == s.shape.size()) s.shape.push_back(n);
+    else if (depth > s.shape.size() || s.shape[depth] != n)
+      throw nb::value_error(("expected sequence of length " +
+                             std::to_string(depth < s.shape.size() ? s.shape[depth] : -1) +
+                             " at dim " + std::to_string(depth) + " (got " + std::to_string(n) + ")")
+                                .c_str());
+    nb::sequence seq = nb::borrow<nb::sequence>(h);
+    for (int64_t i = 0; i < n; ++i) scan(seq[size_t(i)], depth + 1, s);
+    return;
+  }
+  if (depth != s.shape.size() && !(depth < s.shape.size()))
+    throw nb::value_error("inconsistent nesting of sequences");
+  if (depth < s.shape.size())
+    throw nb::value_error(("expected sequence of length " + std::to_string(s.shape[depth]) +
+                           " at dim " + std::to_string(depth) + " (got a scalar)").c_str());
+  PyObject* o = h.ptr();
+  int k;
+  if (PyBool_Check(o)) k = 0;
+  else if (PyLong_Check(o)) k = 1;
+  else if (PyFloat_Check(o)) k = 2;
+  else {
+    Tensor* t = nullptr;
+    if (nb::try_cast<Tensor*>(h, t) && t) {
+      if (t->numel() != 1)
+        throw nb::value_error("only one element tensors can be converted to Python scalars");
+      s.tensor_dtype = s.tensor_dtype ? promote_types(*s.tensor_dtype, t->dtype()) : t->dtype();
+      k = t->dtype() == kBool ? 0 : is_floating_point(t->dtype()) ? 2 : 1;
+    } else if (PyObject_HasAttrString(o, "dtype") && PyNumber_Check(o)) {
+      k = PyIndex_Check(o) ? 1 : 2;
+    } else {
+      throw nb::type_error((std::string("new(): invalid data type '") +
+                            nb::type_name(h.type()).c_str() + "'").c_str());
+    }
+  }
+  s.kind = std::max(s.kind, k);
+}
+
+template <class T>
+void fill(nb::handle h, T*& out) {
+  if (is_sequence(h)) {
+    nb::sequence seq = nb::borrow<nb::sequence>(h);
+    size_t n = nb::len(seq);
+    for (size_t i = 0; i < n; ++i) fill(seq[i], out);
+    return;
+  }
+  Scalar s;
+  if (!scalar_from_python(h, s)) throw nb::type_error("could not convert element to a number");
+  *out++ = s.to<T>();
+}
+
+}  // namespace
+
+Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
+  Tensor* t = nullptr;
+  if (nb::try_cast<Tensor*>(data, t) && t) return to_dtype(clone(t->detach()), dtype.value_or(t->dtype()));
+  AnyArray arr;
+  if (nb::hasattr(data, "__array_interface__") && nb::try_cast(data, arr)) {
+    Tensor src = from_numpy(arr);
+    Tensor out = empty(src.sizes(), dtype.value_or(src.dtype()));
+    copy_(out, src);
+    return out;
+  }
+  DataScan s;
+  scan(data, 0, s);
+  ScalarType inferred = s.kind == 0 ? kBool : s.kind == 1 ? kLong : s.kind == 2 ? default_dtype() : default_dtype();
+  if (s.tensor_dtype && s.kind <= (is_floating_point(*s.tensor_dtype) ? 2 : 1)) inferred = *s.tensor_dtype;
+  ScalarType out_t = dtype.value_or(inferred);
+  Tensor out = empty(s.shape, out_t);
+  switch (out_t) {
+#define EMBER_FILL_CASE(cpp, name, py)                  \
+  case ScalarType::name: {                              \
+    cpp* p = static_cast<cpp*>(out.data_ptr());         \
+    fill<cpp>(data, p);                                 \
+    break;                                              \
+  }
+    EMBER_FORALL_DTYPES(EMBER_FILL_CASE)
+#undef EMBER_FILL_CASE
+    default:
+      break;
+  }
+  return out;
+}
+
+nb::object tolist(const Tensor& self) {
+  Tensor t = contiguous(self);
+  auto elem = [&](int64_t i) -> nb::object {
+    const char* p = static_cast<const char*>(t.data_ptr()) + i * int64_t(t.element_size());
+    switch (t.dtype()) {
+      case kBool: return nb::bool_(*reinterpret_cast<const bool*>(p));
+      case kByte: return nb::int_(*reinterpret_cast<const uint8_t*>(p));
+      case kChar: return nb::int_(*reinterpret_cast<const int8_t*>(p));
+      case kShort: return nb::int_(*reinterpret_cast<const int16_t*>(p));
+      case kInt: return nb::int_(*reinterpret_cast<const int32_t*>(p));
+      case kLong: return nb::int_(*reinterpret_cast<const int64_t*>(p));
+      case kHalf: return nb::float_(float(*reinterpret_cast<const Half*>(p)));
+      case kBFloat16: return nb::float_(float(*reinterpret_cast<const BFloat16*>(p)));
+      case kFloat: return nb::float_(*reinterpret_cast<const float*>(p));
+      default: return nb::float_(*reinterpret_cast<const double*>(p));
+    }
+  };
+  if (t.dim() == 0) return elem(0);
+  std::function<nb::object(int64_t, int64_t)> build = [&](int64_t d, int64_t offset) -> nb::object {
+    nb::list l;
+    int64_t size = t.sizes()[size_t(d)], stride = t.strides()[size_t(d)];
+    for (int64_t i = 0; i < size; ++i) {
+      if (d == t.dim() - 1) l.append(elem(offset + i * stride));
+      else l.append(build(d + 1, offset + i * stride));
+    }
+    return l;
+  };
+  return build(0, 0);
+}
+
+// --- indexing -------------------------------------------------------------------------------
+
+std::vector<TensorIndex> parse_index(nb::handle idx) {
+  std::vector<TensorIndex> out;
+  auto one = [&](nb::handle h) {
+    PyObject* o = h.ptr();
+    if (o == Py_None) out.emplace_back(NoneIndex{});
+    else if (o == Py_Ellipsis) out.emplace_back(EllipsisIndex{});
+    else if (PyBool_Check(o)) out.emplace_back(o == Py_True);
+    else if (PyLong_Check(o)) out.emplace_back(int64_t(PyLong_AsLongLong(o)));
+    else if (PySlice_Check(o)) {
+      Slice s;
+      auto* sl = reinterpret_cast<PySliceObject*>(o);
+      auto get = [](PyObject* v) -> std::optional<int64_t> {
+        if (v == Py_None) return std::nullopt;
+        if (!PyIndex_Check(v)) {
+          Tensor* t = nullptr;
+          if (nb::try_cast<Tensor*>(nb::handle(v), t) && t) return t->item().to_long();
+          throw nb::type_error("slice indices must be integers or None or have an __index__ method");
+        }
+        nb::object i = nb::steal(PyNumber_Index(v));
+        return int64_t(PyLong_AsLongLong(i.ptr()));
+      };
+      s.start = get(sl->start);
+      s.stop = get(sl->stop);
+      auto st = get(sl->step);
+      s.step = st.value_or(1);
+      if (s.step == 0) throw nb::value_error("slice step cannot be zero");
+      out.emplace_back(s);
+    } else {
+      Tensor* t = nullptr;
+      if (nb::try_cast<Tensor*>(h, t) && t) out.emplace_back(*t);
+      else if (PyIndex_Check(o)) out.emplace_back(int64_t(PyNumber_AsSsize_t(o, PyExc_IndexError)));
+      else if (PySequence_Check(o) || nb::hasattr(h, "__array_interface__"))
+        out.emplace_back(tensor_from_data(h, std::nullopt));
+      else
+        throw nb::index_error("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                              "byte Variables are valid indices");
+    }
+  };
+  if (PyTuple_Check(idx.ptr())) {
+    for (nb::handle h : nb::borrow<nb::tuple>(idx)) one(h);
+  } else {
+    one(idx);
+  }
+  return out;
+}
+
+void bind_tensor(nb::module_& m) {
+  nb::class_<Tensor> cls(m, "Tensor", nb::dynamic_attr());
+  cls.def("__init__", [](Tensor* self, nb::args args) {
+        if (args.size() == 0) {
+          new (self) Tensor(empty({0}, default_dtype()));
+        } else if (args.size() == 1 && nb::isinstance<Tensor>(args[0])) {
+          new (self) Tensor(nb::cast<Tensor&>(args[0]));
+        } else if (args.size() == 1 && !PyLong_Check(args[0].ptr())) {
+          new (self) Tensor(tensor_from_data(args[0], default_dtype()));
+        } else {
+          new (self) Tensor(empty(int_varargs(args, "size"), default_dtype()));
+        }
+      })
+      .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.sizes()); })
+      .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); })
+      .def_prop_ro("ndim", &Tensor::dim)
+      .def_prop_ro("_device_str", [](const Tensor& t) { return t.device().str(); })
+      .def_prop_ro("is_cuda", [](const Tensor&) { return false; })
+      .def_prop_ro("is_sparse", [](const Tensor&) { return false; })
+      .def_prop_ro("is_quantized", [](const Tensor&) { return false; })
+      .def_prop_ro("is_meta", [](const Tensor&) { return false; })
+      .def_prop_ro("_version", &Tensor::_version)
+      .def_prop_ro("_is_view", [](const Tensor& t) {
+        auto* m = autograd::meta_if(t);
+        return m && m->is_view;
+      })
+      .def("size", [](const Tensor& t, nb::object dim) -> nb::object {
+        if (dim.is_none()) return make_size(t.sizes());
+        return nb::int_(t.size(nb::cast<int64_t>(dim)));
+      }, nb::arg("dim") = nb::none())
+      .def("stride", [](const Tensor& t, nb::object dim) -> nb::object {
+        if (dim.is_none()) return nb::tuple(nb::cast(t.strides().vec()));
+        return nb::int_(t.stride(nb::cast<int64_t>(dim)));
+      }, nb::arg("dim") = nb::none())
+      .def("dim", &Tensor::dim)
+      .def("ndimension", &Tensor::dim)
+      .def("numel", &Tensor::numel)
+      .def("nelement", &Tensor::numel)
+      .def("element_size", &Tensor::element_size)
+      .def("storage_offset", &Tensor::storage_offset)
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
+      .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); })
+      .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
+           nb::arg("memory_format") = nb::none())
+      .def("is_floating_point", &Tensor::is_floating_point)
+      .def("is_complex", [](const Tensor&) { return false; })
+      .def("item", [](const Tensor& t) { return t.item(); })
+      .def("tolist", &tolist)
+      .def("numpy", [](const Tensor& t, bool force) {
+        EMBER_CHECK(force || !t.requires_grad(), "Can't call numpy() on Tensor that requires grad. "
+                    "Use tensor.detach().numpy() instead.");
+        return to_numpy(t);
+      }, nb::arg("force") = false)
+      .def("__len__", [](const Tensor& t) {
+        if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
+        return t.sizes()[0];
+      })
+      .def("__getitem__", [](const Tensor& t, nb::handle idx) { return getitem(t, parse_index(idx)); })
+      .def("__setitem__", [](Tensor& t, nb::handle idx, nb::handle value) {
+        Tensor v;
+        Tensor* vt = nullptr;
+        Scalar s;
+        if (nb::try_cast<Tensor*>(value, vt) && vt) v = *vt;
+        else if (scalar_from_python(value, s)) v = scalar_tensor(s, t.dtype());
+        else v = tensor_from_data(value, t.dtype());
+        setitem(t, parse_index(idx), v);
+      });
+  m.def("_tensor", &tensor_from_data, nb::arg("data"), nb::arg("dtype") = nb::none());
+  m.def("from_numpy", [](AnyArray a) { return from_numpy(a); });
+  m.def("_from_numpy_any", [](nb::handle h) -> Tensor {
+    AnyArray a;
+    if (!nb::try_cast(h, a)) throw nb::type_error(("expected np.ndarray (got " + std::string(nb::type_name(h.type()).c_str()) + ")").c_str());
+    return from_numpy(a);
+  });
+}
+
+}  // namespace ember::py

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The README's test command: set up (scripts/setup.sh), then run the C++ and Python suites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+echo "== C++ tests (GoogleTest via CTest)"
+ctest --test-dir build/wheel --output-on-failure -j "$(nproc)"
+
+echo "== Python tests (pytest)"
+# Run from tests/ so the installed ember (not the source tree) is imported.
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/python "$@"
