@@ -54,9 +54,10 @@ void sync_blas_threads() {
   if (current.exchange(n) != n) openblas_set_num_threads(n);
 }
 
-// OpenBLAS runs a GEMM of at most this many multiply-adds on the calling thread; batches of such
-// small products are spread over ember's pool instead.
-constexpr int64_t kBlasSerialWork = 65536 * 4;
+// OpenBLAS runs a product on the calling thread below these sizes (its GEMM and GEMV
+// multithreading thresholds with the default GEMM_MULTITHREAD_THRESHOLD of 4); batches of such
+// small products are spread over ember's pool instead, so the two pools never nest.
+constexpr int64_t kBlasSerialGemm = 65536 * 4, kBlasSerialGemv = 2304 * 4;
 
 CBLAS_TRANSPOSE flag(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
@@ -138,8 +139,10 @@ void blas_batched(const Tensor& out, const Tensor& a_in, const Tensor& b_in, T b
               int(b.layout.ld), beta, pc, std::max(N, 1));
   };
   sync_blas_threads();
-  if (d.B > 1 && d.M * d.N * d.K <= kBlasSerialWork) {
-    int64_t grain = std::max<int64_t>(1, kBlasSerialWork / std::max<int64_t>(d.M * d.N * d.K, 1));
+  const int64_t work = d.M * d.N * d.K;
+  const int64_t serial = (d.M == 1 || d.N == 1) ? kBlasSerialGemv : kBlasSerialGemm;
+  if (d.B > 1 && work < serial) {
+    int64_t grain = std::max<int64_t>(1, kBlasSerialGemm / std::max<int64_t>(work, 1));
     parallel_for(0, d.B, grain, [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; ++i) one(i);
     });
