@@ -114,3 +114,24 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 __all__ += ["sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "unique"]
+
+
+def equal(input, other):
+    """True if both tensors have the same shape and elements."""
+    return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    diff = (input - other).abs()
+    close = diff <= atol + rtol * other.abs()
+    close = close | (input == other)
+    if equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+__all__ += ["equal", "isclose", "allclose"]

@@ -336,3 +336,39 @@ def exponential_(self, lambd=1.0, *, generator=None):
 del _fn, _name, _dt
 _ = return_types
 _ = _np
+
+
+@_patch
+def tril_(self, diagonal=0):
+    return self.copy_(self.tril(diagonal))
+
+
+@_patch
+def triu_(self, diagonal=0):
+    return self.copy_(self.triu(diagonal))
+
+
+@_patch
+def is_inference(self):
+    return False
+
+
+@_patch
+def equal(self, other):
+    import ember
+
+    return ember.equal(self, other)
+
+
+@_patch
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    import ember
+
+    return ember.allclose(self, other, rtol, atol, equal_nan)
+
+
+@_patch
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    import ember
+
+    return ember.isclose(self, other, rtol, atol, equal_nan)

@@ -27,6 +27,20 @@ except ImportError:  # the suite passes without torch; only the comparisons skip
     HAVE_TORCH = False
 
 
+_KNOWN = os.path.join(os.path.dirname(__file__), "known_failures.txt")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks the listed not-yet-implemented behaviours as strict xfail (see known_failures.txt)."""
+    if os.environ.get("EMBER_TEST_AGAINST") == "torch":
+        return
+    with open(_KNOWN) as f:
+        known = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+    for item in items:
+        if item.nodeid.split("/")[-1] in known:
+            item.add_marker(pytest.mark.xfail(reason="not implemented in ember yet", strict=True))
+
+
 @pytest.fixture
 def torch():
     """Real PyTorch for reference comparisons; skips the test where it is not installed."""
