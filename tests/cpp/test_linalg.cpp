@@ -96,7 +96,7 @@ ErrorKind error_kind(F f, std::string* msg = nullptr) {
 void expect_error(const std::function<void()>& f, const std::string& part,
                   ErrorKind kind = ErrorKind::Runtime) {
   std::string msg;
-  EXPECT_EQ(error_kind(f, &msg), kind);
+  EXPECT_TRUE(is_a(error_kind(f, &msg), kind));
   EXPECT_NE(msg.find(part), std::string::npos) << "message: " << msg;
 }
 

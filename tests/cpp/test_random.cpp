@@ -42,7 +42,7 @@ void expect_error(const std::function<void()>& f, const std::string& part,
     f();
     ADD_FAILURE() << "expected an error containing: " << part;
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind);
+    EXPECT_TRUE(is_a(e.kind(), kind));
     EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << "message: " << e.what();
   }
 }

@@ -65,7 +65,7 @@ std::pair<ErrorKind, std::string> error_of(F f) {
 #define EXPECT_ERROR(expr, kind, substr)                                   \
   do {                                                                     \
     auto err_ = error_of([&] { (void)(expr); });                           \
-    EXPECT_EQ(err_.first, kind);                                           \
+    EXPECT_TRUE(is_a(err_.first, kind));                                           \
     EXPECT_NE(err_.second.find(substr), std::string::npos) << err_.second; \
   } while (0)
 

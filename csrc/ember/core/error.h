@@ -19,6 +19,12 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
+/// Whether an error of kind `actual` is caught as `expected` (Python's NotImplementedError is a
+/// RuntimeError, so NotImplemented counts as Runtime).
+constexpr bool is_a(ErrorKind actual, ErrorKind expected) {
+  return actual == expected || (expected == ErrorKind::Runtime && actual == ErrorKind::NotImplemented);
+}
+
 namespace detail {
 template <class... Args>
 std::string str_cat(const Args&... args) {
