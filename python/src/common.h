@@ -40,6 +40,19 @@ nb::object make_size(IntArrayRef sizes);
 /// A Scalar from a Python bool/int/float/0-d tensor/numpy scalar.
 bool scalar_from_python(nb::handle h, Scalar& out);
 
+/// Wraps an in-place op as a method returning the same Python object, as torch does.
+template <class F, class R, class... A>
+auto inplace_impl(F f, R (F::*)(Tensor&, A...) const) {
+  return [f](nb::handle self, A... args) {
+    f(nb::cast<Tensor&>(self), args...);
+    return nb::borrow(self);
+  };
+}
+template <class F>
+auto inplace(F f) {
+  return inplace_impl(f, &F::operator());
+}
+
 void bind_dtype(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_creation(nb::module_& m);

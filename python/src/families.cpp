@@ -17,17 +17,6 @@ std::vector<Tensor> tensor_seq(nb::handle seq, const char* op) {
   return out;
 }
 
-template <class F, class R, class... A>
-auto inplace_impl(F f, R (F::*)(Tensor&, A...) const) {
-  return [f](nb::handle self, A... args) {
-    f(nb::cast<Tensor&>(self), args...);
-    return nb::borrow(self);
-  };
-}
-template <class F>
-auto inplace(F f) {
-  return inplace_impl(f, &F::operator());
-}
 
 // Binds `fn` as ember.<name>(input, ...) and Tensor.<name>(...).
 template <class F, class... Extra>

@@ -8,18 +8,6 @@ namespace {
 using Dt = std::optional<ScalarType>;
 using TL = TensorLike;
 
-// In-place methods return the same Python object, as torch does.
-template <class F, class R, class... A>
-auto inplace_impl(F f, R (F::*)(Tensor&, A...) const) {
-  return [f](nb::handle self, A... args) {
-    f(nb::cast<Tensor&>(self), args...);
-    return nb::borrow(self);
-  };
-}
-template <class F>
-auto inplace(F f) {
-  return inplace_impl(f, &F::operator());
-}
 
 void bind_elementwise(nb::module_& m, nb::class_<Tensor>& cls) {
 #define EMBER_BIND_UNARY(name, node)                                           \

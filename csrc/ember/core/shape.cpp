@@ -85,6 +85,15 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
   return out;
 }
 
+Rows rows_of(IntArrayRef sizes, int64_t dim) {
+  Rows r;
+  if (sizes.empty()) return r;
+  for (int64_t d = 0; d < dim; ++d) r.outer *= sizes[size_t(d)];
+  r.size = sizes[size_t(dim)];
+  for (size_t d = size_t(dim) + 1; d < sizes.size(); ++d) r.inner *= sizes[d];
+  return r;
+}
+
 uint64_t dim_mask(IntArrayRef dims, int64_t ndim, const char* op) {
   uint64_t mask = 0;
   for (int64_t d : dims) {

@@ -29,6 +29,11 @@ DimVector infer_size(IntArrayRef shape, int64_t numel);
 /// Strides for viewing (sizes, strides) as `new_sizes` without a copy, if possible.
 std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
                                       IntArrayRef new_sizes);
+/// A contiguous shape seen as (outer, size, inner) around `dim`; a 0-d shape is (1, 1, 1).
+struct Rows {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+Rows rows_of(IntArrayRef sizes, int64_t dim);
 /// Marks dims in a bitmask from a dim list (wrapped); duplicates raise RuntimeError.
 uint64_t dim_mask(IntArrayRef dims, int64_t ndim, const char* op);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ember/core/parallel.h"
+#include "ember/core/shape.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
@@ -15,18 +16,6 @@ namespace ember::cpu {
 namespace {
 
 constexpr int64_t kBlock = 64;
-
-struct Rows {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-Rows rows_of(IntArrayRef sizes, int64_t dim) {
-  Rows r;
-  if (sizes.empty()) return r;
-  for (int64_t d = 0; d < dim; ++d) r.outer *= sizes[size_t(d)];
-  r.size = sizes[size_t(dim)];
-  for (size_t d = size_t(dim) + 1; d < sizes.size(); ++d) r.inner *= sizes[d];
-  return r;
-}
 
 // Calls f(base, width) for every (outer, inner block): `base` is the flat offset of the block's
 // first element at position 0 of the dim, `width` its number of inner positions.

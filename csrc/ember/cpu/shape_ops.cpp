@@ -19,19 +19,6 @@ const TypedOperator<Tensor&(Tensor&, const Tensor&)>& copy_op() {
 // dst <- src (same shape) through the CPU copy kernel: strides and dtype conversion handled there.
 void copy_into(Tensor dst, const Tensor& src) { copy_op().redispatch(DispatchKey::CPU, dst, src); }
 
-// A contiguous tensor seen as (outer, size, inner) around `dim`; a 0-d tensor is (1, 1, 1).
-struct Rows {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-Rows rows_of(IntArrayRef sizes, int64_t dim) {
-  Rows r;
-  if (sizes.empty()) return r;
-  for (int64_t d = 0; d < dim; ++d) r.outer *= sizes[size_t(d)];
-  r.size = sizes[size_t(dim)];
-  for (size_t d = size_t(dim) + 1; d < sizes.size(); ++d) r.inner *= sizes[d];
-  return r;
-}
-
 // A narrow view without autograd (kernels never record).
 Tensor narrow_view(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   DimVector sizes(t.sizes());

@@ -22,18 +22,6 @@ namespace ember::cpu {
 
 namespace {
 
-struct Rows {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-Rows rows_of(IntArrayRef sizes, int64_t dim) {
-  Rows r;
-  if (sizes.empty()) return r;
-  for (int64_t d = 0; d < dim; ++d) r.outer *= sizes[size_t(d)];
-  r.size = sizes[size_t(dim)];
-  for (size_t d = size_t(dim) + 1; d < sizes.size(); ++d) r.inner *= sizes[d];
-  return r;
-}
-
 template <class K>
 bool is_nan(K v) {
   if constexpr (std::is_floating_point_v<K>)
