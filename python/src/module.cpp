@@ -172,6 +172,14 @@ NB_MODULE(_C, m) {
   bind_ops(m);
   bind_autograd(m);
   bind_families(m);
+  nb::module_ nn = m.def_submodule("_nn", "Kernels behind ember.nn.functional");
+  bind_nn_spatial(nn);
+  bind_nn_activation(nn);
+  bind_nn_loss(nn);
+  nb::module_ optim = m.def_submodule("_optim", "Fused optimizer updates");
+  bind_optim(optim);
+  nb::module_ ser = m.def_submodule("_serialize", "Checkpoint reader and writer");
+  bind_serialize(ser);
   m.def("manual_seed", [](uint64_t s) { ember::manual_seed(s); });
   m.def("get_num_threads", &ember::get_num_threads);
   m.def("set_num_threads", &ember::set_num_threads);

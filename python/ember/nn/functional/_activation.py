@@ -1,0 +1,3 @@
+"""Activations, softmax family, normalization, dropout, linear, attention."""
+
+__all__ = []

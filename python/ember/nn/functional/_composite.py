@@ -1,0 +1,3 @@
+"""Recurrent and multi-head attention functionals built from the others."""
+
+__all__ = []

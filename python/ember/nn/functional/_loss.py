@@ -1,0 +1,3 @@
+"""Loss functions."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""Convolution, pooling, padding, interpolation, fold/unfold, embedding."""
+
+__all__ = []

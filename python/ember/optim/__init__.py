@@ -1,0 +1,1 @@
+"""ember.optim: optimizers and learning-rate schedulers, as torch.optim."""

@@ -1,0 +1,3 @@
+"""ember.save and ember.load."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""ember.utils, as torch.utils."""
+
+from . import data  # noqa: F401
