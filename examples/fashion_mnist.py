@@ -1,0 +1,198 @@
+"""Train a small CNN on Fashion-MNIST with ember (or, with --backend torch, with PyTorch).
+
+The model code below is plain PyTorch code: only the import differs between the two backends,
+so `--backend torch` runs the very same program under real PyTorch for a side-by-side comparison
+of time per epoch and accuracy.
+
+    python examples/fashion_mnist.py                   # 3 epochs with ember
+    python examples/fashion_mnist.py --backend torch   # the same under PyTorch
+    python examples/fashion_mnist.py --resume          # continue from the last checkpoint
+"""
+
+import argparse
+import importlib
+import math
+import os
+import sys
+import time
+
+# Fashion-MNIST's mean and standard deviation of pixel values in [0, 1].
+MEAN, STD = 0.2860, 0.3530
+CLASSES = 10
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", choices=("ember", "torch"), default="ember")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--lr", type=float, default=2e-3, help="Adam's learning rate")
+    p.add_argument("--threads", type=int, default=None, help="intra-op threads (default: all)")
+    p.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--out-dir", default="runs/fashion_mnist", help="checkpoints and the plot")
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="stop each epoch after this many batches (quick runs and tests)")
+    p.add_argument("--train-limit", type=int, default=None, help="use only the first N images")
+    p.add_argument("--no-plot", action="store_true")
+    return p.parse_args(argv)
+
+
+def build_model(nn):
+    """Two conv blocks (conv, BatchNorm, ReLU, max-pool) and a two-layer classifier."""
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25),
+        nn.Linear(128, CLASSES),
+    )
+
+
+def load_data(torch, args):
+    """(train_x, train_y, test_x, test_y): normalized float32 images (N,1,28,28), int64 labels."""
+    from ember.datasets import FashionMNIST  # the IDX reader; its arrays feed either backend
+
+    def tensors(train):
+        ds = FashionMNIST(args.data_dir, train=train)
+        images = ds.data.numpy()
+        labels = ds.targets.numpy()
+        if train and args.train_limit:
+            images, labels = images[: args.train_limit], labels[: args.train_limit]
+        x = torch.from_numpy(images).float().div_(255).sub_(MEAN).div_(STD).unsqueeze(1)
+        return x, torch.from_numpy(labels).long()
+
+    return (*tensors(True), *tensors(False))
+
+
+class Progress:
+    """A one-line progress bar with the running loss and throughput."""
+
+    def __init__(self, epoch, total):
+        self.epoch, self.total, self.start = epoch, total, time.perf_counter()
+        self.tty = sys.stdout.isatty()
+
+    def update(self, step, seen, loss):
+        if not self.tty and step != self.total:
+            return
+        width = 30
+        done = int(width * step / self.total)
+        rate = seen / max(time.perf_counter() - self.start, 1e-9)
+        bar = "#" * done + "." * (width - done)
+        end = "\n" if step == self.total else ""
+        print(f"\repoch {self.epoch} [{bar}] {step}/{self.total} loss {loss:.4f} "
+              f"{rate:,.0f} samples/s", end=end, flush=True)
+
+
+def evaluate(torch, model, x, y, batch_size=1000):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(x), batch_size):
+            logits = model(x[i:i + batch_size])
+            correct += int((logits.argmax(1) == y[i:i + batch_size]).sum())
+    return correct / len(x)
+
+
+def train_epoch(torch, model, optimizer, loader, epoch, max_steps):
+    model.train()
+    F = torch.nn.functional
+    total = len(loader) if max_steps is None else min(len(loader), max_steps)
+    bar = Progress(epoch, total)
+    seen, loss_sum = 0, 0.0
+    for step, (xb, yb) in enumerate(loader, 1):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        seen += len(xb)
+        loss_sum += float(loss) * len(xb)
+        bar.update(step, seen, loss_sum / seen)
+        if step == total:
+            break
+    return loss_sum / seen, seen / (time.perf_counter() - bar.start)
+
+
+def plot(history, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    epochs = [h["epoch"] for h in history]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
+    a.plot(epochs, [h["loss"] for h in history], marker="o")
+    a.set(xlabel="epoch", ylabel="training loss", title="Loss")
+    b.plot(epochs, [h["accuracy"] for h in history], marker="o", color="tab:green")
+    b.set(xlabel="epoch", ylabel="test accuracy", title="Accuracy")
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=100)
+    os.replace(tmp, path)
+
+
+def save_checkpoint(torch, state, path):
+    """Writes to a temporary file first, so an interrupted save keeps the previous checkpoint."""
+    tmp = path + ".tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch = importlib.import_module(args.backend)
+    data = importlib.import_module(args.backend + ".utils.data")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+
+    train_x, train_y, test_x, test_y = load_data(torch, args)
+    dataset = data.TensorDataset(train_x, train_y)
+    order = torch.Generator()
+    # Whole batches are gathered with one index per batch instead of collating single images.
+    batches = data.BatchSampler(data.RandomSampler(dataset, generator=order), args.batch_size,
+                                drop_last=False)
+    loader = data.DataLoader(dataset, sampler=batches, batch_size=None)
+
+    model = build_model(torch.nn)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    os.makedirs(args.out_dir, exist_ok=True)
+    checkpoint = os.path.join(args.out_dir, f"checkpoint_{args.backend}.pt")
+    history, first_epoch = [], 1
+    if args.resume and os.path.exists(checkpoint):
+        state = torch.load(checkpoint)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        history, first_epoch = state["history"], state["epoch"] + 1
+        print(f"resumed from {checkpoint} after epoch {state['epoch']}")
+
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{args.backend}: {n_params:,} parameters, {len(train_x):,} training images, "
+          f"batch {args.batch_size}, {torch.get_num_threads()} threads")
+    for epoch in range(first_epoch, args.epochs + 1):
+        order.manual_seed(args.seed * 1000 + epoch)  # a resumed run sees the same batches
+        start = time.perf_counter()
+        loss, rate = train_epoch(torch, model, optimizer, loader, epoch, args.max_steps)
+        seconds = time.perf_counter() - start
+        accuracy = evaluate(torch, model, test_x, test_y)
+        history.append({"epoch": epoch, "loss": loss, "accuracy": accuracy, "seconds": seconds})
+        print(f"epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}, "
+              f"{seconds:.1f} s ({rate:,.0f} samples/s)")
+        save_checkpoint(torch, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                "epoch": epoch, "history": history}, checkpoint)
+
+    if history and not args.no_plot:
+        png = os.path.join(args.out_dir, f"curves_{args.backend}.png")
+        plot(history, png)
+        print(f"curves: {png}")
+    if history:
+        mean_time = math.fsum(h["seconds"] for h in history) / len(history)
+        print(f"final test accuracy {history[-1]['accuracy']:.4f}; "
+              f"mean epoch time {mean_time:.1f} s")
+    return history
+
+
+if __name__ == "__main__":
+    main()
