@@ -108,7 +108,7 @@ def train_epoch(torch, model, optimizer, loader, epoch, max_steps):
         loss.backward()
         optimizer.step()
         seen += len(xb)
-        loss_sum += float(loss) * len(xb)
+        loss_sum += loss.item() * len(xb)
         bar.update(step, seen, loss_sum / seen)
         if step == total:
             break

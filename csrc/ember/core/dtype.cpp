@@ -38,6 +38,22 @@ std::string_view scalar_type_name(ScalarType t) {
   }
 }
 
+std::string_view cpp_type_name(ScalarType t) {
+  switch (t) {
+    case kByte: return "unsigned char";
+    case kChar: return "signed char";
+    case kShort: return "short int";
+    case kInt: return "int";
+    case kLong: return "long int";
+    case kHalf: return "c10::Half";
+    case kBFloat16: return "c10::BFloat16";
+    case kFloat: return "float";
+    case kDouble: return "double";
+    case kBool: return "bool";
+    default: return "undefined";
+  }
+}
+
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == kBool) return b;

@@ -56,6 +56,8 @@ size_t element_size(ScalarType t);
 std::string_view dtype_name(ScalarType t);
 /// libtorch-style name used in error messages, e.g. "Float".
 std::string_view scalar_type_name(ScalarType t);
+/// The C++ type name some PyTorch messages print, e.g. "long int" or "c10::Half".
+std::string_view cpp_type_name(ScalarType t);
 
 constexpr bool is_floating_point(ScalarType t) {
   return t == kHalf || t == kBFloat16 || t == kFloat || t == kDouble;

@@ -107,7 +107,14 @@ EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Same, [](auto x, auto y) {
     return y == T(-1) ? T(0) : T(x % y);
   }
 })
-EMBER_BINARY_KERNEL(pow, kNumericTypes, Out::Same, [](auto x, auto y) {
+// PyTorch rejects a negative Python-number exponent of an integer base (tensor exponents
+// truncate instead), so the check needs the wrapped-number flag only a kernel sees.
+void check_integer_pow(const Tensor& a, const Tensor& b) {
+  bool ints = !is_floating_point(a.dtype()) && !is_floating_point(b.dtype());
+  EMBER_CHECK(!(ints && b.impl()->is_wrapped_number && b.item().to_double() < 0),
+              "Integers to negative integer powers are not allowed.");
+}
+constexpr auto pow_fn = [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) {
     return std::pow(x, y);
@@ -125,7 +132,17 @@ EMBER_BINARY_KERNEL(pow, kNumericTypes, Out::Same, [](auto x, auto y) {
     }
     return result;
   }
-})
+};
+Tensor pow_kernel(const Tensor& a, const Tensor& b) {
+  check_integer_pow(a, b);
+  return binary_out_of_place<kNumericTypes, Out::Same>("pow", a, b, pow_fn);
+}
+Tensor& pow_inplace_kernel(Tensor& a, const Tensor& b) {
+  check_integer_pow(a, b);
+  return binary_in_place<kNumericTypes, Out::Same>("pow_", a, b, pow_fn);
+}
+EMBER_REGISTER_KERNEL("pow", CPU, pow_kernel);
+EMBER_REGISTER_KERNEL("pow_", CPU, pow_inplace_kernel);
 EMBER_BINARY_KERNEL(atan2, kFloatTypes, Out::Float, [](auto x, auto y) { return std::atan2(x, y); })
 EMBER_BINARY_KERNEL(hypot, kFloatTypes, Out::Same, [](auto x, auto y) { return std::hypot(x, y); })
 EMBER_BINARY_KERNEL(copysign, kFloatTypes, Out::Float, [](auto x, auto y) { return std::copysign(x, y); })

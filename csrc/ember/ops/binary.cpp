@@ -109,6 +109,7 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
   _(mul, grad * other, grad * self)                                                          \
   _(true_divide, grad / other, -(grad * self) / (other * other))                             \
   _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                   \
+  _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                \
   _(remainder, grad, -(grad * floor_divide(self, other)))                                    \
   _(fmod, grad, -(grad * div_trunc(self, other)))                                            \
   _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))     \
@@ -286,6 +287,11 @@ Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::option
 }
 
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
+  EMBER_CHECK(end.dtype() == self.dtype(), "expected dtype ", cpp_type_name(self.dtype()),
+              " for `end` but got dtype ", cpp_type_name(end.dtype()));
+  EMBER_CHECK_KIND(is_floating_point(self.dtype()), ErrorKind::NotImplemented, "\"lerp_kernel_",
+                   weight.impl()->is_wrapped_number ? "scalar" : "tensor",
+                   "\" not implemented for '", scalar_type_name(self.dtype()), "'");
   return self + weight * (end - self);
 }
 

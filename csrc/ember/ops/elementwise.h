@@ -76,7 +76,7 @@ Tensor round(const Tensor& self, int64_t decimals);
 #define EMBER_BINARY_OPS(_)               \
   _(mul, MulBackward0)                    \
   _(true_divide, DivBackward0)            \
-  _(floor_divide, NotImplemented)         \
+  _(floor_divide, FloorDivideBackward0)   \
   _(remainder, RemainderBackward0)        \
   _(fmod, FmodBackward0)                  \
   _(pow, PowBackward1)                    \

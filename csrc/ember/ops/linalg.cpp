@@ -31,23 +31,6 @@ EMBER_OP_HANDLE(addmm_op, AddMatOp, "addmm")
 EMBER_OP_HANDLE(baddbmm_op, AddMatOp, "baddbmm")
 #undef EMBER_OP_HANDLE
 
-// The C++ type names PyTorch prints in "expected m1 and m2 to have the same dtype".
-const char* cpp_type_name(ScalarType t) {
-  switch (t) {
-    case kByte: return "unsigned char";
-    case kChar: return "signed char";
-    case kShort: return "short int";
-    case kInt: return "int";
-    case kLong: return "long int";
-    case kHalf: return "c10::Half";
-    case kBFloat16: return "c10::BFloat16";
-    case kFloat: return "float";
-    case kDouble: return "double";
-    case kBool: return "bool";
-    default: return "undefined";
-  }
-}
-
 // Whether backward must produce the gradient of input i (an input that needs none is skipped).
 bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 bool is_one(const Scalar& s) { return s.to_double() == 1; }

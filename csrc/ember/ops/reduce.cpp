@@ -220,9 +220,11 @@ std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
   return min_dim_op().call(self, dim, keepdim);
 }
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(self.dtype() != kBool, "argmax(): does not support bool input");
   return argmax_op().call(self, dim, keepdim);
 }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(self.dtype() != kBool, "argmin(): does not support bool input");
   return argmin_op().call(self, dim, keepdim);
 }
 
