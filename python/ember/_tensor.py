@@ -349,11 +349,6 @@ def triu_(self, diagonal=0):
 
 
 @_patch
-def is_inference(self):
-    return False
-
-
-@_patch
 def equal(self, other):
     import ember
 

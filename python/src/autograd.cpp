@@ -54,6 +54,8 @@ void bind_autograd(nb::module_& m) {
      nb::arg("value").none());
   cls.def_prop_ro("_grad_fn", [](const Tensor& t) { return t.grad_fn(); });
   cls.def_prop_ro("is_leaf", &Tensor::is_leaf);
+  cls.def("is_inference", [](const Tensor& t) { return t.storage()->is_inference(); },
+          "Whether the tensor was allocated under inference_mode.");
   cls.def_prop_ro("output_nr", &Tensor::output_nr);
   cls.def("retain_grad", [](const Tensor& t) { t.retain_grad(); });
   cls.def_prop_ro("retains_grad", &Tensor::retains_grad);

@@ -24,6 +24,9 @@ void raise_freed(const std::string& node) {
 
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
   if (!t.defined()) return;
+  EMBER_CHECK(!t.storage()->is_inference() || InferenceMode::is_enabled(),
+              "Inference tensors cannot be saved for backward. To work around you can make a "
+              "clone to get a normal tensor and use it in autograd.");
   was_defined_ = true;
   version_ = t._version();
   requires_grad_ = t.requires_grad();

@@ -27,6 +27,9 @@ class StorageImpl : public RefCounted {
   /// Bumped by every in-place write; saved tensors compare it at backward time.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  /// Allocated under inference_mode: its tensors may not be saved for backward.
+  bool is_inference() const { return is_inference_; }
+  void set_inference(bool on) { is_inference_ = on; }
 
  private:
   void* data_;
@@ -34,6 +37,7 @@ class StorageImpl : public RefCounted {
   Device device_;
   Deleter deleter_;
   std::atomic<uint32_t> version_{0};
+  bool is_inference_ = false;
 };
 
 using Storage = IntrusivePtr<StorageImpl>;

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/core/shape.h"
 
 namespace ember {
@@ -43,6 +44,7 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
   EMBER_CHECK(elems <= std::numeric_limits<int64_t>::max() / int64_t(itemsize),
               "empty: tensor of shape ", sizes, " overflows the addressable size");
   auto storage = make_intrusive<StorageImpl>(size_t(elems) * itemsize, device);
+  storage->set_inference(InferenceMode::is_enabled());
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, strides, 0));
 }
 
@@ -53,9 +55,13 @@ Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                  Deleter deleter) {
   int64_t extent = 1;
-  for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) extent = 0;
+    if (extent) extent += (sizes[i] - 1) * strides[i];
+  }
   auto storage = make_intrusive<StorageImpl>(data, size_t(extent) * element_size(dtype), Device(),
                                              std::move(deleter));
+  storage->set_inference(InferenceMode::is_enabled());
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, strides, 0));
 }
 
