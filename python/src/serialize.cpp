@@ -112,6 +112,7 @@ void bind_serialize(nb::module_& ser) {
     nb::gil_scoped_release nogil;
     return data::read_idx(path);
   }, "Reads an IDX file (gzipped or not) into a tensor.");
+  ser.def("find_idx_file", &data::find_idx_file, "The path of root/name or root/name.gz; raises if neither exists.");
 }
 
 }  // namespace ember::py
