@@ -12,6 +12,10 @@ from . import _C
 __all__ = ["FashionMNIST"]
 
 
+def _idx(root, name):
+    return _C._serialize.read_idx(_C._serialize.find_idx_file(root, name))
+
+
 class FashionMNIST:
     """Fashion-MNIST: 28x28 grayscale images of 10 kinds of clothing (60,000 train, 10,000 test).
 
@@ -30,8 +34,8 @@ class FashionMNIST:
         self.transform = transform
         self.target_transform = target_transform
         split = "train" if train else "t10k"
-        self.data = _C._serialize.read_idx(_C._serialize.find_idx_file(self.root, f"{split}-images-idx3-ubyte"))
-        self.targets = _C._serialize.read_idx(_C._serialize.find_idx_file(self.root, f"{split}-labels-idx1-ubyte")).long()
+        self.data = _idx(self.root, f"{split}-images-idx3-ubyte")
+        self.targets = _idx(self.root, f"{split}-labels-idx1-ubyte").long()
         if self.data.dim() != 3 or tuple(self.data.shape[1:]) != (28, 28) or self.targets.dim() != 1 \
                 or self.targets.shape[0] != self.data.shape[0]:
             raise RuntimeError(f"FashionMNIST: expected images (N, 28, 28) and N labels; got "

@@ -60,7 +60,7 @@ def default_collate(batch):
             if _np_str_obj_array_pattern.search(elem.dtype.str) is not None:
                 raise TypeError(_collate_err.format(elem.dtype))
             return default_collate([ember.as_tensor(b) for b in batch])
-        return ember.as_tensor(batch)
+        return ember.as_tensor(sys.modules["numpy"].asarray(batch))  # keeps the scalars' dtype
     if isinstance(elem, float):
         return ember.tensor(batch, dtype=ember.float64)
     if isinstance(elem, int):  # bool too: a bool tensor

@@ -292,8 +292,9 @@ class _MultiProcessIter(_BaseIter):
             dead = [w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()]
             if dead:
                 self._shutdown_workers()
-                details = ", ".join(f"{w.pid} with exit code {w.exitcode}" for w in dead)
-                raise RuntimeError(f"DataLoader worker (pid(s) {details}) exited unexpectedly")
+                pids = ", ".join(str(w.pid) for w in dead)
+                codes = ", ".join(str(w.exitcode) for w in dead)
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code {codes})")
             if self._timeout > 0 and time.monotonic() - start > self._timeout:
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
