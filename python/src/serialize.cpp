@@ -56,7 +56,14 @@ nb::object from_value(const Value& v, nb::handle ordered_dict, std::unordered_ma
     case Value::Kind::Bool: return nb::bool_(v.b);
     case Value::Kind::Int: return nb::int_(v.i);
     case Value::Kind::Double: return nb::float_(v.d);
-    case Value::Kind::String: return nb::str(v.s.data(), v.s.size());
+    case Value::Kind::String: {
+      PyObject* str = PyUnicode_DecodeUTF8(v.s.data(), Py_ssize_t(v.s.size()), "strict");
+      if (!str) {
+        PyErr_Clear();
+        EMBER_ERROR(ErrorKind::Runtime, "ember.load: corrupt checkpoint (a string is not valid UTF-8)");
+      }
+      return nb::steal(str);
+    }
     case Value::Kind::Tensor: {
       // The same stored tensor referenced twice loads as one Python object.
       auto [it, fresh] = seen.try_emplace(v.tensor.impl());

@@ -119,6 +119,22 @@ struct TensorEntry {
   bool requires_grad;
 };
 
+// A name read from the file, safe to put in an error message (ASCII, at most 32 characters).
+std::string printable(const std::string& s) {
+  std::string out;
+  for (size_t k = 0; k < s.size() && k < 32; ++k) {
+    unsigned char c = uint8_t(s[k]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += char(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 [[noreturn]] void corrupt(const std::string& what) {
   EMBER_ERROR(ErrorKind::Runtime, "ember.load: corrupt checkpoint (", what, ")");
 }
@@ -134,7 +150,7 @@ ScalarType dtype_from_name(const std::string& name) {
   if (name == #py) return ScalarType::n;
   EMBER_FORALL_DTYPES(EMBER_DTYPE_NAME)
 #undef EMBER_DTYPE_NAME
-  corrupt("unknown dtype '" + name.substr(0, 32) + "'");
+  corrupt("unknown dtype '" + printable(name) + "'");
 }
 
 TensorEntry tensor_entry(const Json& j, uint64_t data_size) {
@@ -209,7 +225,7 @@ class Reader {
       for (const Json& item : body.items) items.push_back(node(item));
       return tag == "list" ? Value::list(std::move(items)) : Value::tuple(std::move(items));
     }
-    if (tag != "dict") corrupt("unknown node '" + tag.substr(0, 32) + "'");
+    if (tag != "dict") corrupt("unknown node '" + printable(tag) + "'");
     std::vector<std::pair<Value, Value>> entries;
     for (const Json& kv : body.items) {
       if (kv.kind != Json::Kind::Array || kv.items.size() != 2) corrupt("dict entry");
