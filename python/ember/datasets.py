@@ -24,11 +24,23 @@ class FashionMNIST:
     not supported: ember never reaches the network.
     """
 
-    classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
-               "Ankle boot"]
+    classes = [
+        "T-shirt/top",
+        "Trouser",
+        "Pullover",
+        "Dress",
+        "Coat",
+        "Sandal",
+        "Shirt",
+        "Sneaker",
+        "Bag",
+        "Ankle boot",
+    ]
     default_root = "/usr/share/datasets/fashion-mnist"
 
-    def __init__(self, root=default_root, train=True, transform=None, target_transform=None, download=False):
+    def __init__(
+        self, root=default_root, train=True, transform=None, target_transform=None, download=False
+    ):
         self.root = os.fspath(root)
         self.train = train
         self.transform = transform
@@ -36,10 +48,16 @@ class FashionMNIST:
         split = "train" if train else "t10k"
         self.data = _idx(self.root, f"{split}-images-idx3-ubyte")
         self.targets = _idx(self.root, f"{split}-labels-idx1-ubyte").long()
-        if self.data.dim() != 3 or tuple(self.data.shape[1:]) != (28, 28) or self.targets.dim() != 1 \
-                or self.targets.shape[0] != self.data.shape[0]:
-            raise RuntimeError(f"FashionMNIST: expected images (N, 28, 28) and N labels; got "
-                               f"{tuple(self.data.shape)} and {tuple(self.targets.shape)}")
+        if (
+            self.data.dim() != 3
+            or tuple(self.data.shape[1:]) != (28, 28)
+            or self.targets.dim() != 1
+            or self.targets.shape[0] != self.data.shape[0]
+        ):
+            raise RuntimeError(
+                f"FashionMNIST: expected images (N, 28, 28) and N labels; got "
+                f"{tuple(self.data.shape)} and {tuple(self.targets.shape)}"
+            )
 
     @property
     def class_to_idx(self):
@@ -65,5 +83,7 @@ class FashionMNIST:
 
     def __repr__(self):
         split = "Train" if self.train else "Test"
-        return (f"Dataset FashionMNIST\n    Number of datapoints: {len(self)}\n    Root location: {self.root}\n"
-                f"    Split: {split}")
+        return (
+            f"Dataset FashionMNIST\n    Number of datapoints: {len(self)}\n"
+            f"    Root location: {self.root}\n    Split: {split}"
+        )

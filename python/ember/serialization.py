@@ -18,8 +18,14 @@ def _is_path(f):
     return isinstance(f, (str, bytes, os.PathLike))
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False):
+def save(
+    obj,
+    f,
+    pickle_module=None,
+    pickle_protocol=None,
+    _use_new_zipfile_serialization=True,
+    _disable_byteorder_record=False,
+):
     """Saves ``obj`` (tensors inside dicts, lists, tuples, str, int, float, bool, None) to ``f``.
 
     ``f`` is a path, written atomically (temporary file, fsync, rename), or a binary file object.
@@ -31,7 +37,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         _ser.save_stream(obj, f.write, collections.OrderedDict)
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+def load(
+    f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args
+):
     """Loads what :func:`save` wrote; ``f`` is a path or a binary file object.
 
     Tensors are fresh copies, or views of a private memory map of the file when ``mmap=True``
@@ -44,7 +52,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if mmap:
         raise ValueError("ember.load: mmap=True requires f to be a path (str or os.PathLike)")
     if isinstance(f, (io.BufferedIOBase, io.RawIOBase)) and hasattr(f, "getbuffer"):
-        data = bytes(f.getbuffer()[f.tell():])
+        data = bytes(f.getbuffer()[f.tell() :])
     else:
         data = f.read()
     return _ser.load_bytes(bytes(data), collections.OrderedDict)

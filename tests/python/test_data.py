@@ -7,13 +7,26 @@ import multiprocessing
 import os
 import random
 
+import ember
 import numpy as np
 import pytest
-
-import ember
-from ember.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, IterableDataset, RandomSampler,
-                              SequentialSampler, Subset, SubsetRandomSampler, TensorDataset, WeightedRandomSampler,
-                              default_collate, default_convert, get_worker_info, random_split)
+from ember.utils.data import (
+    BatchSampler,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    Subset,
+    SubsetRandomSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    default_collate,
+    default_convert,
+    get_worker_info,
+    random_split,
+)
 
 FMNIST = "/usr/share/datasets/fashion-mnist"
 
@@ -27,7 +40,12 @@ def _gen(seed):
 def _same(a, b):
     """Structural equality of batches (tensors compared exactly)."""
     if isinstance(a, ember.Tensor):
-        return isinstance(b, ember.Tensor) and a.dtype == b.dtype and a.shape == b.shape and bool(ember.equal(a, b))
+        return (
+            isinstance(b, ember.Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and bool(ember.equal(a, b))
+        )
     if isinstance(a, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
@@ -86,6 +104,7 @@ class RandomDraws(Dataset):
 
 # ---- datasets ----
 
+
 def test_tensor_dataset_and_size_mismatch():
     x, y = ember.arange(10).view(5, 2), ember.arange(5)
     ds = TensorDataset(x, y)
@@ -118,8 +137,17 @@ def test_random_split_lengths_fractions_and_determinism():
     again = random_split(ds, [3, 7], generator=_gen(1))
     assert parts[0].indices == again[0].indices
     # torch's remainder rule: floor each fraction, then hand out the rest round-robin.
-    assert [len(p) for p in random_split(Squares(11), [0.3, 0.3, 0.4], generator=_gen(0))] == [4, 3, 4]
-    assert [len(p) for p in random_split(Squares(10), [0.25] * 4, generator=_gen(0))] == [3, 3, 2, 2]
+    assert [len(p) for p in random_split(Squares(11), [0.3, 0.3, 0.4], generator=_gen(0))] == [
+        4,
+        3,
+        4,
+    ]
+    assert [len(p) for p in random_split(Squares(10), [0.25] * 4, generator=_gen(0))] == [
+        3,
+        3,
+        2,
+        2,
+    ]
     with pytest.raises(ValueError, match="Sum of input lengths"):
         random_split(ds, [3, 3])
     with pytest.raises(ValueError, match="not between 0 and 1"):
@@ -127,6 +155,7 @@ def test_random_split_lengths_fractions_and_determinism():
 
 
 # ---- samplers ----
+
 
 def test_sequential_and_random_sampler():
     ds = Squares(10)
@@ -178,6 +207,7 @@ def test_batch_sampler():
 
 # ---- collate ----
 
+
 def test_default_collate_types():
     t = default_collate([ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0])])
     assert t.shape == (2, 2) and t.dtype == ember.float32
@@ -188,7 +218,11 @@ def test_default_collate_types():
     assert default_collate([True, False]).dtype == ember.bool
     assert default_collate(["a", "b"]) == ["a", "b"]
     arr = default_collate([np.zeros((2,), np.float32), np.ones((2,), np.float32)])
-    assert isinstance(arr, ember.Tensor) and arr.dtype == ember.float32 and arr.tolist() == [[0, 0], [1, 1]]
+    assert (
+        isinstance(arr, ember.Tensor)
+        and arr.dtype == ember.float32
+        and arr.tolist() == [[0, 0], [1, 1]]
+    )
     sc = default_collate([np.float64(1.0), np.float64(2.0)])
     assert isinstance(sc, ember.Tensor) and sc.dtype == ember.float64
     Point = collections.namedtuple("Point", "x y")
@@ -212,27 +246,42 @@ def test_default_collate_errors():
 def test_default_convert():
     out = default_convert({"a": np.arange(3), "b": (np.float32(1.0), "s")})
     assert isinstance(out["a"], ember.Tensor) and out["a"].tolist() == [0, 1, 2]
-    assert isinstance(out["b"], list) and isinstance(out["b"][0], ember.Tensor) and out["b"][1] == "s"
+    assert (
+        isinstance(out["b"], list) and isinstance(out["b"][0], ember.Tensor) and out["b"][1] == "s"
+    )
     t = ember.ones(2)
     assert default_convert(t) is t
 
 
 # ---- DataLoader: argument checks ----
 
+
 def test_loader_argument_errors():
     ds = Squares(4)
     cases = [
         (dict(num_workers=-1), "num_workers option should be non-negative"),
         (dict(timeout=-1), "timeout option should be non-negative"),
-        (dict(prefetch_factor=2), "prefetch_factor option could only be specified in multiprocessing"),
+        (
+            dict(prefetch_factor=2),
+            "prefetch_factor option could only be specified in multiprocessing",
+        ),
         (dict(persistent_workers=True), "persistent_workers option needs num_workers > 0"),
-        (dict(sampler=SequentialSampler(ds), shuffle=True), "sampler option is mutually exclusive with shuffle"),
-        (dict(batch_sampler=BatchSampler(SequentialSampler(ds), 2, False), batch_size=2),
-         "batch_sampler option is mutually exclusive"),
-        (dict(batch_sampler=BatchSampler(SequentialSampler(ds), 2, False), shuffle=True),
-         "batch_sampler option is mutually exclusive"),
-        (dict(batch_sampler=BatchSampler(SequentialSampler(ds), 2, False), drop_last=True),
-         "batch_sampler option is mutually exclusive"),
+        (
+            dict(sampler=SequentialSampler(ds), shuffle=True),
+            "sampler option is mutually exclusive with shuffle",
+        ),
+        (
+            dict(batch_sampler=BatchSampler(SequentialSampler(ds), 2, False), batch_size=2),
+            "batch_sampler option is mutually exclusive",
+        ),
+        (
+            dict(batch_sampler=BatchSampler(SequentialSampler(ds), 2, False), shuffle=True),
+            "batch_sampler option is mutually exclusive",
+        ),
+        (
+            dict(batch_sampler=BatchSampler(SequentialSampler(ds), 2, False), drop_last=True),
+            "batch_sampler option is mutually exclusive",
+        ),
         (dict(batch_size=None, drop_last=True), "batch_size=None option disables auto-batching"),
         (dict(multiprocessing_context="fork"), "multiprocessing_context can only be used"),
     ]
@@ -250,11 +299,16 @@ def test_loader_argument_errors():
 
 # ---- DataLoader: single process ----
 
+
 def test_loader_len_drop_last_and_batches():
     ds = TensorDataset(ember.arange(10.0).view(10, 1), ember.arange(10))
     loader = DataLoader(ds, batch_size=4)
     batches = list(loader)
-    assert len(loader) == 3 and [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert len(loader) == 3 and [b[1].tolist() for b in batches] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [8, 9],
+    ]
     dl = DataLoader(ds, batch_size=4, drop_last=True)
     assert len(dl) == 2 and len(list(dl)) == 2
     single = list(DataLoader(ds, batch_size=None))
@@ -279,10 +333,14 @@ def test_iterable_dataset_single_process():
     loader = DataLoader(Counter(7), batch_size=3)
     assert [b.tolist() for b in loader] == [[0, 1, 2], [3, 4, 5], [6]]
     assert len(loader) == 3
-    assert [b.tolist() for b in DataLoader(Counter(7), batch_size=3, drop_last=True)] == [[0, 1, 2], [3, 4, 5]]
+    assert [b.tolist() for b in DataLoader(Counter(7), batch_size=3, drop_last=True)] == [
+        [0, 1, 2],
+        [3, 4, 5],
+    ]
 
 
 # ---- DataLoader: workers ----
+
 
 def test_workers_match_single_process():
     ds = Squares(23)
@@ -297,11 +355,18 @@ def test_workers_match_single_process():
 
 def test_worker_dtypes_and_zero_copy_lifetime():
     x = ember.arange(24).view(6, 4)
-    ds = TensorDataset(x.to(ember.float16), x.to(ember.uint8), x > 5, x.to(ember.float64), ember.zeros(6, 0))
+    ds = TensorDataset(
+        x.to(ember.float16), x.to(ember.uint8), x > 5, x.to(ember.float64), ember.zeros(6, 0)
+    )
     batches = list(DataLoader(ds, batch_size=3, num_workers=2))
     for b, start in zip(batches, (0, 3)):
-        assert b[0].dtype == ember.float16 and b[1].dtype == ember.uint8 and b[2].dtype == ember.bool
-        assert b[3].tolist() == x[start:start + 3].to(ember.float64).tolist() and b[4].shape == (3, 0)
+        assert (
+            b[0].dtype == ember.float16 and b[1].dtype == ember.uint8 and b[2].dtype == ember.bool
+        )
+        assert b[3].tolist() == x[start : start + 3].to(ember.float64).tolist() and b[4].shape == (
+            3,
+            0,
+        )
     # The batch files are unlinked once mapped: nothing of ours stays in /dev/shm.
     assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"ember_dl_{os.getpid()}_")]
     b = batches[0][3]
@@ -313,10 +378,12 @@ def test_iterable_dataset_with_workers():
     loader = DataLoader(Counter(10), batch_size=2, num_workers=2)
     got = sorted(sum((b.tolist() for b in loader), []))
     assert got == list(range(10))
+
     # Without sharding each worker yields the whole dataset.
     class Whole(IterableDataset):
         def __iter__(self):
             return iter(range(3))
+
     assert sorted(DataLoader(Whole(), batch_size=None, num_workers=2)) == [0, 0, 1, 1, 2, 2]
 
 
@@ -366,7 +433,9 @@ def test_dead_worker_is_reported():
         def __getitem__(self, i):
             os._exit(3)
 
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
+    with pytest.raises(
+        RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"
+    ):
         list(DataLoader(Killer(), num_workers=1))
     assert multiprocessing.active_children() == []
 
@@ -385,11 +454,12 @@ def test_persistent_workers_two_epochs():
 
 # ---- Fashion-MNIST ----
 
+
 def _raw_idx(path):
     with gzip.open(path, "rb") as f:
         raw = f.read()
     ndim = raw[3]
-    dims = [int.from_bytes(raw[4 + 4 * k:8 + 4 * k], "big") for k in range(ndim)]
+    dims = [int.from_bytes(raw[4 + 4 * k : 8 + 4 * k], "big") for k in range(ndim)]
     return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
@@ -398,15 +468,26 @@ def test_fashion_mnist_against_raw_files():
     test = ember.datasets.FashionMNIST(train=False)
     images = _raw_idx(f"{FMNIST}/t10k-images-idx3-ubyte.gz")
     labels = _raw_idx(f"{FMNIST}/t10k-labels-idx1-ubyte.gz")
-    assert len(test) == 10000 and test.data.shape == (10000, 28, 28) and test.data.dtype == ember.uint8
-    assert test.targets.dtype == ember.int64 and test.targets.tolist() == labels.astype(np.int64).tolist()
+    assert (
+        len(test) == 10000 and test.data.shape == (10000, 28, 28) and test.data.dtype == ember.uint8
+    )
+    assert (
+        test.targets.dtype == ember.int64
+        and test.targets.tolist() == labels.astype(np.int64).tolist()
+    )
     assert int(test.data.to(ember.int64).sum().item()) == int(images.astype(np.int64).sum())
     img, label = test[0]
     assert img.shape == (1, 28, 28) and img.dtype == ember.float32 and label == int(labels[0])
     np.testing.assert_allclose(img.numpy()[0], images[0] / np.float32(255), rtol=1e-6)
     x, y = test.tensors()
-    assert x.shape == (10000, 1, 28, 28) and x.dtype == ember.float32 and 0 <= x.min().item() <= x.max().item() <= 1
-    assert bool(ember.equal(y, test.targets)) and test.tensors(normalize=False)[0].dtype == ember.uint8
+    assert (
+        x.shape == (10000, 1, 28, 28)
+        and x.dtype == ember.float32
+        and 0 <= x.min().item() <= x.max().item() <= 1
+    )
+    assert (
+        bool(ember.equal(y, test.targets)) and test.tensors(normalize=False)[0].dtype == ember.uint8
+    )
     assert len(ember.datasets.FashionMNIST.classes) == 10
     tr = ember.datasets.FashionMNIST(transform=lambda t: t * 2, target_transform=lambda c: c + 100)
     assert len(tr) == 60000 and tr[1][1] == int(tr.targets[1]) + 100 and tr[1][0].max().item() <= 2
@@ -416,14 +497,17 @@ def test_fashion_mnist_uncompressed_and_missing(tmp_path):
     with pytest.raises(RuntimeError, match="dataset-fashion-mnist"):
         ember.datasets.FashionMNIST(root=tmp_path)
     imgs = np.arange(2 * 28 * 28, dtype=np.uint32).astype(np.uint8).reshape(2, 28, 28)
-    (tmp_path / "t10k-images-idx3-ubyte").write_bytes(bytes([0, 0, 8, 3]) + b"".join(
-        d.to_bytes(4, "big") for d in (2, 28, 28)) + imgs.tobytes())
+    (tmp_path / "t10k-images-idx3-ubyte").write_bytes(
+        bytes([0, 0, 8, 3]) + b"".join(d.to_bytes(4, "big") for d in (2, 28, 28)) + imgs.tobytes()
+    )
     with gzip.open(tmp_path / "t10k-labels-idx1-ubyte.gz", "wb") as f:
         f.write(bytes([0, 0, 8, 1]) + (2).to_bytes(4, "big") + bytes([7, 3]))
     ds = ember.datasets.FashionMNIST(root=tmp_path, train=False)
     assert ds.targets.tolist() == [7, 3] and ds.data.numpy().tolist() == imgs.tolist()
     (tmp_path / "t10k-labels-idx1-ubyte.gz").unlink()
-    (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(bytes([0, 0, 8, 1]) + (3).to_bytes(4, "big") + bytes([7, 3]))
+    (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(
+        bytes([0, 0, 8, 1]) + (3).to_bytes(4, "big") + bytes([7, 3])
+    )
     with pytest.raises(RuntimeError, match="truncated or corrupt"):
         ember.datasets.FashionMNIST(root=tmp_path, train=False)
     (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(b"\x01\x02\x08\x01")

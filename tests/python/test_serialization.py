@@ -10,13 +10,22 @@ import struct
 import time
 import zipfile
 
+import ember
 import numpy as np
 import pytest
 
-import ember
-
-DTYPES = [ember.uint8, ember.int8, ember.int16, ember.int32, ember.int64, ember.float16, ember.bfloat16,
-          ember.float32, ember.float64, ember.bool]
+DTYPES = [
+    ember.uint8,
+    ember.int8,
+    ember.int16,
+    ember.int32,
+    ember.int64,
+    ember.float16,
+    ember.bfloat16,
+    ember.float32,
+    ember.float64,
+    ember.bool,
+]
 
 
 def _roundtrip(obj, tmp_path, via="path"):
@@ -74,13 +83,34 @@ def test_every_dtype_and_layout(tmp_path, via, dtype):
 
 def test_python_values_and_containers(tmp_path):
     Point = collections.namedtuple("Point", "x y")
-    obj = collections.OrderedDict([
-        ("none", None), ("t", True), ("f", False), ("int", -(2 ** 63)), ("big", 2 ** 63 - 1),
-        ("floats", [0.1, -0.0, float("inf"), float("-inf"), float("nan"), 5e-324, 1.7976931348623157e308]),
-        ("str", "héllo \"quoted\" \\ \n\t\x00 ☃ 𝄞"), ("empty", ["", [], (), {}]),
-        ("tuple", (1, (2, [3, {"k": 4}]))), (7, "int key"), (-1, {0: "zero"}),
-        ("point", Point(1, 2)), ("size", ember.zeros(2, 3).shape),
-    ])
+    obj = collections.OrderedDict(
+        [
+            ("none", None),
+            ("t", True),
+            ("f", False),
+            ("int", -(2**63)),
+            ("big", 2**63 - 1),
+            (
+                "floats",
+                [
+                    0.1,
+                    -0.0,
+                    float("inf"),
+                    float("-inf"),
+                    float("nan"),
+                    5e-324,
+                    1.7976931348623157e308,
+                ],
+            ),
+            ("str", 'héllo "quoted" \\ \n\t\x00 ☃ 𝄞'),
+            ("empty", ["", [], (), {}]),
+            ("tuple", (1, (2, [3, {"k": 4}]))),
+            (7, "int key"),
+            (-1, {0: "zero"}),
+            ("point", Point(1, 2)),
+            ("size", ember.zeros(2, 3).shape),
+        ]
+    )
     loaded = _roundtrip(obj, tmp_path)
     assert isinstance(loaded, collections.OrderedDict)
     expected = collections.OrderedDict(obj)
@@ -92,11 +122,29 @@ def test_python_values_and_containers(tmp_path):
 
 def test_optimizer_state_dict_round_trips_exactly(tmp_path):
     state = {
-        "state": {0: {"step": ember.tensor(3.0), "exp_avg": ember.randn(4, 3), "exp_avg_sq": ember.rand(4, 3)},
-                  1: {"step": ember.tensor(3.0), "exp_avg": ember.randn(3), "exp_avg_sq": ember.rand(3)}},
-        "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0,
-                          "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
-                          "differentiable": False, "fused": None, "params": [0, 1]}],
+        "state": {
+            0: {
+                "step": ember.tensor(3.0),
+                "exp_avg": ember.randn(4, 3),
+                "exp_avg_sq": ember.rand(4, 3),
+            },
+            1: {"step": ember.tensor(3.0), "exp_avg": ember.randn(3), "exp_avg_sq": ember.rand(3)},
+        },
+        "param_groups": [
+            {
+                "lr": 1e-3,
+                "betas": (0.9, 0.999),
+                "eps": 1e-8,
+                "weight_decay": 0.0,
+                "amsgrad": False,
+                "maximize": False,
+                "foreach": None,
+                "capturable": False,
+                "differentiable": False,
+                "fused": None,
+                "params": [0, 1],
+            }
+        ],
     }
     loaded = _roundtrip(state, tmp_path)
     _assert_same(state, loaded)
@@ -148,10 +196,17 @@ def test_unsupported_objects_raise(tmp_path):
 
 # ---- corrupt files ----
 
+
 def _checkpoint_bytes():
     buf = io.BytesIO()
-    ember.save({"w": ember.randn(7, 5), "b": ember.arange(3), "meta": {"lr": 0.5, "name": "net", 1: [True, None]}},
-               buf)
+    ember.save(
+        {
+            "w": ember.randn(7, 5),
+            "b": ember.arange(3),
+            "meta": {"lr": 0.5, "name": "net", 1: [True, None]},
+        },
+        buf,
+    )
     return buf.getvalue()
 
 
@@ -195,19 +250,29 @@ def test_bit_flips_in_header_never_crash():
 def _handmade(header, payload=b""):
     h = header.encode()
     start = -(-(24 + len(h)) // 64) * 64
-    return b"EMBERCKP" + struct.pack("<IIQ", 1, 0, len(h)) + h + b"\0" * (start - 24 - len(h)) + payload
+    return (
+        b"EMBERCKP"
+        + struct.pack("<IIQ", 1, 0, len(h))
+        + h
+        + b"\0" * (start - 24 - len(h))
+        + payload
+    )
+
+
+def _one_tensor(entry):
+    return '{"tensors":[{' + entry + '}],"root":{"tensor":0}}'
 
 
 def test_hostile_headers():
     tb = 1 << 40
     cases = {
-        "truncated": '{"tensors":[{"dtype":"uint8","shape":[%d],"offset":0,"nbytes":%d}],"root":{"tensor":0}}'
-                     % (tb, tb),
-        "byte length": '{"tensors":[{"dtype":"float32","shape":[4],"offset":0,"nbytes":4}],"root":{"tensor":0}}',
-        "overflows": '{"tensors":[{"dtype":"float32","shape":[4294967296,4294967296,16],"offset":0,"nbytes":0}],'
-                     '"root":null}',
-        "non-negative": '{"tensors":[{"dtype":"float32","shape":[-1],"offset":0,"nbytes":4}],"root":null}',
-        "unknown dtype": '{"tensors":[{"dtype":"complex64","shape":[],"offset":0,"nbytes":8}],"root":null}',
+        "truncated": _one_tensor(f'"dtype":"uint8","shape":[{tb}],"offset":0,"nbytes":{tb}'),
+        "byte length": _one_tensor('"dtype":"float32","shape":[4],"offset":0,"nbytes":4'),
+        "overflows": _one_tensor(
+            '"dtype":"float32","shape":[4294967296,4294967296,16],"offset":0,"nbytes":0'
+        ),
+        "non-negative": _one_tensor('"dtype":"float32","shape":[-1],"offset":0,"nbytes":4'),
+        "unknown dtype": _one_tensor('"dtype":"complex64","shape":[],"offset":0,"nbytes":8'),
         "out of range": '{"tensors":[],"root":{"tensor":0}}',
         "nesting too deep": '{"tensors":[],"root":' + '{"list":[' * 5000 + "]}" * 5000 + "}",
         "unknown node": '{"tensors":[],"root":{"set":[1]}}',
@@ -223,7 +288,9 @@ def test_hostile_headers():
         ember.load(io.BytesIO(claim))
     with pytest.raises(RuntimeError, match="version"):
         ember.load(io.BytesIO(b"EMBERCKP" + struct.pack("<IIQ", 99, 0, 2) + b"{}"))
-    ok = ember.load(io.BytesIO(_handmade('{"tensors":[],"root":{"dict":[["a",{"float":"0x1.8p+1"}]]}}')))
+    ok = ember.load(
+        io.BytesIO(_handmade('{"tensors":[],"root":{"dict":[["a",{"float":"0x1.8p+1"}]]}}'))
+    )
     assert ok == {"a": 3.0}
 
 
@@ -247,6 +314,7 @@ def test_torch_checkpoint_gives_clear_error(tmp_path):
 
 
 # ---- atomic saves ----
+
 
 def test_failed_save_keeps_the_old_checkpoint(tmp_path):
     path = tmp_path / "c.pt"

@@ -10,12 +10,18 @@ import ember
 __all__ = ["default_collate", "default_convert"]
 
 _np_str_obj_array_pattern = re.compile(r"[SaUO]")
-_collate_err = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+_collate_err = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
 
 
 def _is_numpy(obj):
     np = sys.modules.get("numpy")
-    return np is not None and isinstance(obj, (np.ndarray, np.generic)) and not isinstance(obj, (np.str_, np.bytes_))
+    return (
+        np is not None
+        and isinstance(obj, (np.ndarray, np.generic))
+        and not isinstance(obj, (np.str_, np.bytes_))
+    )
 
 
 def default_convert(data):

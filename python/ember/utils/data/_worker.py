@@ -41,7 +41,10 @@ class WorkerInfo:
         raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
 
     def __repr__(self):
-        return f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, dataset={self.dataset})"
+        return (
+            f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, "
+            f"dataset={self.dataset})"
+        )
 
 
 def get_worker_info():
@@ -80,6 +83,7 @@ class ResumeIteration:
 
 
 # ---- fetching ----
+
 
 class MapFetcher:
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
@@ -120,11 +124,17 @@ class IterableFetcher:
 
 # ---- shared-memory transport, Note [Batches through shared memory] ----
 
+
 class _Slot:
     """Where one tensor of a shared batch lies in the batch's file."""
 
     def __init__(self, dtype, shape, offset, requires_grad):
-        self.dtype, self.shape, self.offset, self.requires_grad = dtype, shape, offset, requires_grad
+        self.dtype, self.shape, self.offset, self.requires_grad = (
+            dtype,
+            shape,
+            offset,
+            requires_grad,
+        )
 
 
 class SharedBatch:
@@ -237,24 +247,50 @@ def _numel(shape):
     return n
 
 
-_NP_DTYPES = {ember.uint8: "uint8", ember.int8: "int8", ember.int16: "int16", ember.int32: "int32",
-              ember.int64: "int64", ember.float16: "float16", ember.float32: "float32",
-              ember.float64: "float64", ember.bool: "bool"}
+_NP_DTYPES = {
+    ember.uint8: "uint8",
+    ember.int8: "int8",
+    ember.int16: "int16",
+    ember.int32: "int32",
+    ember.int64: "int64",
+    ember.float16: "float16",
+    ember.float32: "float32",
+    ember.float64: "float64",
+    ember.bool: "bool",
+}
 
 
 # ---- the worker process ----
+
 
 def _seed_worker(seed, base_seed, worker_id):
     random.seed(seed)
     ember.manual_seed(seed)
     np = sys.modules.get("numpy")
     if np is not None:
-        np.random.seed(np.random.SeedSequence([worker_id, base_seed & 0xFFFFFFFFFFFFFFFF]).generate_state(4))
+        np.random.seed(
+            np.random.SeedSequence([worker_id, base_seed & 0xFFFFFFFFFFFFFFFF]).generate_state(4)
+        )
 
 
-def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
-                drop_last, base_seed, init_fn, worker_id, num_workers, prefix, parent_pid):
-    """The body of a worker: fetch the batches whose indices arrive, send them back in shared memory."""
+def worker_loop(
+    dataset_kind,
+    dataset,
+    index_queue,
+    data_queue,
+    done_event,
+    auto_collation,
+    collate_fn,
+    drop_last,
+    base_seed,
+    init_fn,
+    worker_id,
+    num_workers,
+    prefix,
+    parent_pid,
+):
+    """The body of a worker: fetches the batches whose indices arrive and sends them back
+    through shared memory."""
     global _worker_info
     try:
         seed = base_seed + worker_id
@@ -267,7 +303,9 @@ def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto
                 init_fn(worker_id)
             fetcher = dataset_kind(dataset, auto_collation, collate_fn, drop_last)
         except Exception:
-            init_exception = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
+            init_exception = ExceptionWrapper(
+                sys.exc_info(), f"in DataLoader worker process {worker_id}"
+            )
         iteration_end = False
         seq = 0
         while True:
@@ -298,7 +336,9 @@ def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto
                         data = IterableStop(worker_id)
                         iteration_end = True
                     else:
-                        data = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
+                        data = ExceptionWrapper(
+                            sys.exc_info(), f"in DataLoader worker process {worker_id}"
+                        )
             data_queue.put((idx, data))
     except KeyboardInterrupt:
         pass

@@ -38,18 +38,39 @@ class DataLoader:
 
     _initialized = False
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
-                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
-                 pin_memory_device="", in_order=True):
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=None,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        pin_memory=False,
+        drop_last=False,
+        timeout=0,
+        worker_init_fn=None,
+        multiprocessing_context=None,
+        generator=None,
+        *,
+        prefetch_factor=None,
+        persistent_workers=False,
+        pin_memory_device="",
+        in_order=True,
+    ):
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
-                             "multiprocessing.")
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to disable "
+                "multiprocessing."
+            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers "
-                             "> 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing.let num_workers "
+                "> 0 to enable multiprocessing, otherwise set prefetch_factor to None."
+            )
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         elif prefetch_factor is not None and prefetch_factor < 0:
@@ -57,8 +78,10 @@ class DataLoader:
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.")
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, then device "
+                "pinned memory won't be used."
+            )
 
         self.dataset = dataset
         self.num_workers = num_workers
@@ -72,14 +95,20 @@ class DataLoader:
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _worker.IterableFetcher
             if shuffle not in {False, None}:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                                 f"shuffle={shuffle}")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified shuffle option, "
+                    f"but got shuffle={shuffle}"
+                )
             if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                                 f"sampler={sampler}")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified sampler option, "
+                    f"but got sampler={sampler}"
+                )
             if batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                                 f"got batch_sampler={batch_sampler}")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified batch_sampler "
+                    f"option, but got batch_sampler={batch_sampler}"
+                )
         else:
             shuffle = bool(shuffle)
             self._dataset_kind = _worker.MapFetcher
@@ -88,13 +117,17 @@ class DataLoader:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
-                                 "and drop_last")
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                    "and drop_last"
+                )
             batch_size = None
             drop_last = False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
-                             "drop_last")
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually exclusive with "
+                "drop_last"
+            )
 
         if sampler is None:
             if self._dataset_kind is _worker.IterableFetcher:
@@ -127,23 +160,37 @@ class DataLoader:
     def multiprocessing_context(self, ctx):
         if ctx is not None:
             if self.num_workers == 0:
-                raise ValueError("multiprocessing_context can only be used with multi-process loading "
-                                 f"(num_workers > 0), but got num_workers={self.num_workers}")
+                raise ValueError(
+                    "multiprocessing_context can only be used with multi-process loading "
+                    f"(num_workers > 0), but got num_workers={self.num_workers}"
+                )
             if isinstance(ctx, str):
                 valid = multiprocessing.get_all_start_methods()
                 if ctx not in valid:
-                    raise ValueError(f"multiprocessing_context option should specify a valid start method in "
-                                     f"{valid!r}, but got multiprocessing_context={ctx!r}")
+                    raise ValueError(
+                        f"multiprocessing_context option should specify a valid start method in "
+                        f"{valid!r}, but got multiprocessing_context={ctx!r}"
+                    )
                 ctx = multiprocessing.get_context(ctx)
             elif not isinstance(ctx, multiprocessing.context.BaseContext):
-                raise TypeError("multiprocessing_context option should be a valid context object or a string "
-                                f"specifying the start method, but got multiprocessing_context={ctx}")
+                raise TypeError(
+                    "multiprocessing_context option should be a valid context object or a string "
+                    f"specifying the start method, but got multiprocessing_context={ctx}"
+                )
         self._mp_context = ctx
 
     def __setattr__(self, attr, val):
-        if self._initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
-                                          "persistent_workers"):
-            raise ValueError(f"{attr} attribute should not be set after {self.__class__.__name__} is initialized")
+        if self._initialized and attr in (
+            "batch_size",
+            "batch_sampler",
+            "sampler",
+            "drop_last",
+            "dataset",
+            "persistent_workers",
+        ):
+            raise ValueError(
+                f"{attr} attribute should not be set after {self.__class__.__name__} is initialized"
+            )
         super().__setattr__(attr, val)
 
     @property
@@ -172,7 +219,9 @@ class DataLoader:
         if self._dataset_kind is _worker.IterableFetcher:
             length = len(self.dataset)
             if self.batch_size is not None:
-                length = length // self.batch_size if self.drop_last else -(-length // self.batch_size)
+                length = (
+                    length // self.batch_size if self.drop_last else -(-length // self.batch_size)
+                )
             return length
         return len(self._index_sampler)
 
@@ -192,7 +241,9 @@ class _BaseIter:
         self._sampler_iter = iter(self._index_sampler)
         # Drawn whether or not there are workers, so workers=0 and workers=N consume the same
         # random numbers and shuffle the same way.
-        self._base_seed = int(ember.empty((), dtype=ember.int64).random_(generator=loader.generator).item())
+        self._base_seed = int(
+            ember.empty((), dtype=ember.int64).random_(generator=loader.generator).item()
+        )
 
     def __iter__(self):
         return self
@@ -207,7 +258,9 @@ class _BaseIter:
 class _SingleProcessIter(_BaseIter):
     def _reset(self, loader, first=False):
         super()._reset(loader, first)
-        self._fetcher = self._dataset_kind(self._dataset, self._auto_collation, self._collate_fn, self._drop_last)
+        self._fetcher = self._dataset_kind(
+            self._dataset, self._auto_collation, self._collate_fn, self._drop_last
+        )
 
     def __next__(self):
         return self._fetcher.fetch(self._next_index())
@@ -221,9 +274,12 @@ class _MultiProcessIter(_BaseIter):
         self._prefetch_factor = loader.prefetch_factor
         self._persistent_workers = loader.persistent_workers
         self._shutdown = True  # until the workers exist
-        ctx = loader.multiprocessing_context or multiprocessing.get_context("fork" if sys.platform == "linux"
-                                                                            else None)
-        self._prefix = os.path.join(_worker._SHM_DIR, f"ember_dl_{os.getpid()}_{next(self._counter)}_")
+        ctx = loader.multiprocessing_context or multiprocessing.get_context(
+            "fork" if sys.platform == "linux" else None
+        )
+        self._prefix = os.path.join(
+            _worker._SHM_DIR, f"ember_dl_{os.getpid()}_{next(self._counter)}_"
+        )
         self._data_queue = ctx.Queue()
         self._done_event = ctx.Event()
         super().__init__(loader)  # draws the base seed the workers need
@@ -232,10 +288,26 @@ class _MultiProcessIter(_BaseIter):
         for i in range(self._num_workers):
             index_queue = ctx.Queue()
             index_queue.cancel_join_thread()
-            w = ctx.Process(target=_worker.worker_loop, daemon=True, args=(
-                self._dataset_kind, self._dataset, index_queue, self._data_queue, self._done_event,
-                self._auto_collation, self._collate_fn, self._drop_last, self._base_seed, loader.worker_init_fn,
-                i, self._num_workers, self._prefix, os.getpid()))
+            w = ctx.Process(
+                target=_worker.worker_loop,
+                daemon=True,
+                args=(
+                    self._dataset_kind,
+                    self._dataset,
+                    index_queue,
+                    self._data_queue,
+                    self._done_event,
+                    self._auto_collation,
+                    self._collate_fn,
+                    self._drop_last,
+                    self._base_seed,
+                    loader.worker_init_fn,
+                    i,
+                    self._num_workers,
+                    self._prefix,
+                    os.getpid(),
+                ),
+            )
             w.start()
             self._index_queues.append(index_queue)
             self._workers.append(w)
@@ -253,7 +325,9 @@ class _MultiProcessIter(_BaseIter):
         self._tasks_outstanding = 0
         self._workers_status = [True] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
-        if not first:  # a persistent worker restarts its iterator; results of the last epoch are dropped
+        if (
+            not first
+        ):  # a persistent worker restarts its iterator; results of the last epoch are dropped
             for q in self._index_queues:
                 q.put(_worker.ResumeIteration())
             pending = self._num_workers
@@ -289,12 +363,18 @@ class _MultiProcessIter(_BaseIter):
                 return self._data_queue.get(timeout=_POLL_S)
             except queue.Empty:
                 pass
-            dead = [w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()]
+            dead = [
+                w
+                for i, w in enumerate(self._workers)
+                if self._workers_status[i] and not w.is_alive()
+            ]
             if dead:
                 self._shutdown_workers()
                 pids = ", ".join(str(w.pid) for w in dead)
                 codes = ", ".join(str(w.exitcode) for w in dead)
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code {codes})")
+                raise RuntimeError(
+                    f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code {codes})"
+                )
             if self._timeout > 0 and time.monotonic() - start > self._timeout:
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 

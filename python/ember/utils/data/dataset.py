@@ -7,8 +7,15 @@ import warnings
 
 import ember
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
-           "random_split"]
+__all__ = [
+    "Dataset",
+    "IterableDataset",
+    "TensorDataset",
+    "ConcatDataset",
+    "ChainDataset",
+    "Subset",
+    "random_split",
+]
 
 
 class Dataset:
@@ -36,7 +43,9 @@ class TensorDataset(Dataset):
     """Samples are tuples of the rows of ``tensors`` along the first dimension."""
 
     def __init__(self, *tensors):
-        assert all(tensors[0].size(0) == t.size(0) for t in tensors), "Size mismatch between tensors"
+        assert all(tensors[0].size(0) == t.size(0) for t in tensors), (
+            "Size mismatch between tensors"
+        )
         self.tensors = tensors
 
     def __getitem__(self, index):
@@ -61,7 +70,9 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         assert len(self.datasets) > 0, "datasets should not be an empty iterable"
         for d in self.datasets:
-            assert not isinstance(d, IterableDataset), "ConcatDataset does not support IterableDataset"
+            assert not isinstance(d, IterableDataset), (
+                "ConcatDataset does not support IterableDataset"
+            )
         self.cumulative_sizes = self.cumsum(self.datasets)
 
     def __len__(self):
@@ -134,9 +145,13 @@ def random_split(dataset, lengths, generator=None):
         lengths = subset_lengths
         for i, length in enumerate(lengths):
             if length == 0:
-                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.")
+                warnings.warn(
+                    f"Length of split at index {i} is 0. This might result in an empty dataset."
+                )
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = ember.randperm(sum(lengths), generator=generator).tolist()
-    return [Subset(dataset, indices[offset - length:offset])
-            for offset, length in zip(itertools.accumulate(lengths), lengths)]
+    return [
+        Subset(dataset, indices[offset - length : offset])
+        for offset, length in zip(itertools.accumulate(lengths), lengths)
+    ]

@@ -4,8 +4,14 @@ import itertools
 
 import ember
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
-           "BatchSampler"]
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+]
 
 
 class Sampler:
@@ -48,9 +54,14 @@ class RandomSampler(Sampler):
         self._num_samples = num_samples
         self.generator = generator
         if not isinstance(self.replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={self.replacement}"
+            )
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={self.num_samples}"
+            )
 
     @property
     def num_samples(self):
@@ -61,13 +72,16 @@ class RandomSampler(Sampler):
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from ember.randint(high=n, size=(32,), dtype=ember.int64, generator=generator).tolist()
-            yield from ember.randint(high=n, size=(self.num_samples % 32,), dtype=ember.int64,
-                                     generator=generator).tolist()
+                yield from ember.randint(
+                    high=n, size=(32,), dtype=ember.int64, generator=generator
+                ).tolist()
+            yield from ember.randint(
+                high=n, size=(self.num_samples % 32,), dtype=ember.int64, generator=generator
+            ).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from ember.randperm(n, generator=generator).tolist()
-            yield from ember.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+            yield from ember.randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -93,20 +107,28 @@ class WeightedRandomSampler(Sampler):
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
         if not isinstance(replacement, bool):
-            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         weights_tensor = ember.as_tensor(weights, dtype=ember.float64)
         if len(weights_tensor.shape) != 1:
-            raise ValueError("weights should be a 1d sequence but given weights have shape "
-                             f"{tuple(weights_tensor.shape)}")
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(weights_tensor.shape)}"
+            )
         self.weights = weights_tensor
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
 
     def __iter__(self):
-        rand_tensor = ember.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        rand_tensor = ember.multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
         yield from iter(rand_tensor.tolist())
 
     def __len__(self):
@@ -118,7 +140,9 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler, batch_size, drop_last):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler = sampler
