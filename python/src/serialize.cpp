@@ -32,7 +32,8 @@ Value to_value(nb::handle h, nb::handle ordered_dict, int depth) {
   if (nb::try_cast<Tensor*>(h, t) && t) return Value(*t);
   if (PyTuple_Check(o) || PyList_Check(o)) {
     std::vector<Value> items;
-    for (nb::handle item : nb::borrow<nb::sequence>(h)) items.push_back(to_value(item, ordered_dict, depth + 1));
+    for (nb::handle item : nb::borrow<nb::sequence>(h))
+      items.push_back(to_value(item, ordered_dict, depth + 1));
     return PyList_Check(o) ? Value::list(std::move(items)) : Value::tuple(std::move(items));
   }
   if (PyDict_Check(o)) {
@@ -40,17 +41,21 @@ Value to_value(nb::handle h, nb::handle ordered_dict, int depth) {
     for (auto [k, v] : nb::borrow<nb::dict>(h)) {
       if (!PyUnicode_Check(k.ptr()) && !(PyLong_Check(k.ptr()) && !PyBool_Check(k.ptr())))
         throw nb::type_error(("ember.save: dict keys must be str or int; got " +
-                              std::string(nb::type_name(k.type()).c_str())).c_str());
-      entries.emplace_back(to_value(k, ordered_dict, depth + 1), to_value(v, ordered_dict, depth + 1));
+                              std::string(nb::type_name(k.type()).c_str()))
+                                 .c_str());
+      entries.emplace_back(to_value(k, ordered_dict, depth + 1),
+                           to_value(v, ordered_dict, depth + 1));
     }
     return Value::dict(std::move(entries), PyObject_IsInstance(o, ordered_dict.ptr()) == 1);
   }
-  throw nb::type_error(("ember.save: cannot save an object of type " + std::string(nb::type_name(h.type()).c_str()) +
-                        "; checkpoints hold tensors, dicts, lists, tuples, str, int, float, bool and None")
-                           .c_str());
+  throw nb::type_error(
+      ("ember.save: cannot save an object of type " + std::string(nb::type_name(h.type()).c_str()) +
+       "; checkpoints hold tensors, dicts, lists, tuples, str, int, float, bool and None")
+          .c_str());
 }
 
-nb::object from_value(const Value& v, nb::handle ordered_dict, std::unordered_map<const TensorImpl*, nb::object>& seen) {
+nb::object from_value(const Value& v, nb::handle ordered_dict,
+                      std::unordered_map<const TensorImpl*, nb::object>& seen) {
   switch (v.kind) {
     case Value::Kind::None: return nb::none();
     case Value::Kind::Bool: return nb::bool_(v.b);
@@ -60,7 +65,8 @@ nb::object from_value(const Value& v, nb::handle ordered_dict, std::unordered_ma
       PyObject* str = PyUnicode_DecodeUTF8(v.s.data(), Py_ssize_t(v.s.size()), "strict");
       if (!str) {
         PyErr_Clear();
-        EMBER_ERROR(ErrorKind::Runtime, "ember.load: corrupt checkpoint (a string is not valid UTF-8)");
+        EMBER_ERROR(ErrorKind::Runtime,
+                    "ember.load: corrupt checkpoint (a string is not valid UTF-8)");
       }
       return nb::steal(str);
     }
@@ -78,7 +84,8 @@ nb::object from_value(const Value& v, nb::handle ordered_dict, std::unordered_ma
     }
     case Value::Kind::Dict: {
       nb::object d = v.ordered ? ordered_dict() : nb::dict();
-      for (const auto& [k, val] : v.entries) d[from_value(k, ordered_dict, seen)] = from_value(val, ordered_dict, seen);
+      for (const auto& [k, val] : v.entries)
+        d[from_value(k, ordered_dict, seen)] = from_value(val, ordered_dict, seen);
       return d;
     }
   }
@@ -93,33 +100,49 @@ nb::object to_python(const Value& v, nb::handle ordered_dict) {
 }  // namespace
 
 void bind_serialize(nb::module_& ser) {
-  ser.def("save_file", [](nb::handle obj, const std::string& path, nb::handle ordered_dict) {
-    Value v = to_value(obj, ordered_dict, 0);
-    nb::gil_scoped_release nogil;
-    serialize::save_file(v, path);
-  }, "Saves obj to path atomically.");
-  ser.def("save_stream", [](nb::handle obj, nb::object write, nb::handle ordered_dict) {
-    Value v = to_value(obj, ordered_dict, 0);
-    serialize::write(v, [&](const void* data, size_t n) {
-      if (n) write(nb::bytes(static_cast<const char*>(data), n));
-    });
-  }, "Writes obj through a file object's write method.");
-  ser.def("load_fd", [](int fd, bool mmap, nb::handle ordered_dict) {
-    Value v;
-    {
-      nb::gil_scoped_release nogil;
-      v = serialize::load_fd(fd, mmap);
-    }
-    return to_python(v, ordered_dict);
-  }, "Loads a checkpoint from an open file descriptor.");
-  ser.def("load_bytes", [](nb::bytes data, nb::handle ordered_dict) {
-    return to_python(serialize::load_bytes(data.c_str(), data.size()), ordered_dict);
-  }, "Loads a checkpoint from bytes.");
-  ser.def("read_idx", [](const std::string& path) {
-    nb::gil_scoped_release nogil;
-    return data::read_idx(path);
-  }, "Reads an IDX file (gzipped or not) into a tensor.");
-  ser.def("find_idx_file", &data::find_idx_file, "The path of root/name or root/name.gz; raises if neither exists.");
+  ser.def(
+      "save_file",
+      [](nb::handle obj, const std::string& path, nb::handle ordered_dict) {
+        Value v = to_value(obj, ordered_dict, 0);
+        nb::gil_scoped_release nogil;
+        serialize::save_file(v, path);
+      },
+      "Saves obj to path atomically.");
+  ser.def(
+      "save_stream",
+      [](nb::handle obj, nb::object write, nb::handle ordered_dict) {
+        Value v = to_value(obj, ordered_dict, 0);
+        serialize::write(v, [&](const void* data, size_t n) {
+          if (n) write(nb::bytes(static_cast<const char*>(data), n));
+        });
+      },
+      "Writes obj through a file object's write method.");
+  ser.def(
+      "load_fd",
+      [](int fd, bool mmap, nb::handle ordered_dict) {
+        Value v;
+        {
+          nb::gil_scoped_release nogil;
+          v = serialize::load_fd(fd, mmap);
+        }
+        return to_python(v, ordered_dict);
+      },
+      "Loads a checkpoint from an open file descriptor.");
+  ser.def(
+      "load_bytes",
+      [](nb::bytes data, nb::handle ordered_dict) {
+        return to_python(serialize::load_bytes(data.c_str(), data.size()), ordered_dict);
+      },
+      "Loads a checkpoint from bytes.");
+  ser.def(
+      "read_idx",
+      [](const std::string& path) {
+        nb::gil_scoped_release nogil;
+        return data::read_idx(path);
+      },
+      "Reads an IDX file (gzipped or not) into a tensor.");
+  ser.def("find_idx_file", &data::find_idx_file,
+          "The path of root/name or root/name.gz; raises if neither exists.");
 }
 
 }  // namespace ember::py

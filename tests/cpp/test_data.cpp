@@ -1,6 +1,5 @@
 // ember::data: the IDX reader, Fashion-MNIST and TensorLoader.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,7 +12,9 @@ using namespace ember;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("ember_test_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("ember_test_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 }  // namespace
@@ -22,7 +23,8 @@ TEST(Data, ReadIdxAndFashionMNIST) {
   std::string path = temp_path("labels-idx1-ubyte");
   {
     std::ofstream f(path, std::ios::binary);
-    const unsigned char bytes[] = {0, 0, 0x0B, 1, 0, 0, 0, 2, 0x01, 0x02, 0xFF, 0xFE};  // int16, big-endian
+    const unsigned char bytes[] = {0, 0, 0x0B, 1,    0,    0,
+                                   0, 2, 0x01, 0x02, 0xFF, 0xFE};  // int16, big-endian
     f.write(reinterpret_cast<const char*>(bytes), sizeof bytes);
   }
   Tensor t = data::read_idx(path);
@@ -33,7 +35,8 @@ TEST(Data, ReadIdxAndFashionMNIST) {
   std::filesystem::remove(path);
   EXPECT_THROW(data::FashionMNIST("/nonexistent/fashion-mnist"), Error);
 
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "no dataset-fashion-mnist";
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist"))
+    GTEST_SKIP() << "no dataset-fashion-mnist";
   data::FashionMNIST test("/usr/share/datasets/fashion-mnist", /*train=*/false);
   EXPECT_EQ(test.size(), 10000);
   EXPECT_EQ(test.images.sizes().vec(), (std::vector<int64_t>{10000, 1, 28, 28}));

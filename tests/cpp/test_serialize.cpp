@@ -1,6 +1,5 @@
 // Checkpoints from C++: round trips of tensors, maps and trees; corrupt files raise.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -15,7 +14,9 @@ using serialize::Value;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("ember_test_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("ember_test_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
@@ -54,13 +55,16 @@ TEST(Serialize, TensorAndMapRoundTrip) {
 }
 
 TEST(Serialize, TreeRoundTrip) {
-  Value tree = Value::dict({
-      {Value::from_string("lr"), Value::from_double(0.1)},
-      {Value::from_int(3), Value::tuple({Value::from_double(0.9), Value::from_double(-0.0)})},
-      {Value::from_string("flags"), Value::list({Value::from_bool(true), Value(), Value::from_string("x\"\n")})},
-      {Value::from_string("nan"), Value::from_double(NAN)},
-      {Value::from_string("step"), Value(scalar_tensor(Scalar(int64_t(7)), kLong))},
-  }, /*ordered=*/true);
+  Value tree = Value::dict(
+      {
+          {Value::from_string("lr"), Value::from_double(0.1)},
+          {Value::from_int(3), Value::tuple({Value::from_double(0.9), Value::from_double(-0.0)})},
+          {Value::from_string("flags"),
+           Value::list({Value::from_bool(true), Value(), Value::from_string("x\"\n")})},
+          {Value::from_string("nan"), Value::from_double(NAN)},
+          {Value::from_string("step"), Value(scalar_tensor(Scalar(int64_t(7)), kLong))},
+      },
+      /*ordered=*/true);
   std::string bytes = bytes_of(tree);
   Value v = serialize::load_bytes(bytes.data(), bytes.size());
   ASSERT_EQ(v.kind, Value::Kind::Dict);

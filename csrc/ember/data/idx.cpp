@@ -45,10 +45,13 @@ ScalarType idx_dtype(uint8_t code, const std::string& path) {
     case 0x0D: return kFloat;
     case 0x0E: return kDouble;
   }
-  EMBER_ERROR(ErrorKind::Runtime, "read_idx: '", path, "' has unknown element type 0x", std::hex, int(code));
+  EMBER_ERROR(ErrorKind::Runtime, "read_idx: '", path, "' has unknown element type 0x", std::hex,
+              int(code));
 }
 
-uint32_t be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
+uint32_t be32(const uint8_t* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
 
 }  // namespace
 
@@ -56,7 +59,8 @@ Tensor read_idx(const std::string& path) {
   auto bytes = std::make_shared<std::vector<uint8_t>>(read_all(path));
   const uint8_t* p = bytes->data();
   size_t n = bytes->size();
-  EMBER_CHECK(n >= 4 && p[0] == 0 && p[1] == 0, "read_idx: '", path, "' is not an IDX file (bad magic number)");
+  EMBER_CHECK(n >= 4 && p[0] == 0 && p[1] == 0, "read_idx: '", path,
+              "' is not an IDX file (bad magic number)");
   ScalarType dtype = idx_dtype(p[2], path);
   size_t ndim = p[3];
   EMBER_CHECK(ndim >= 1 && n >= 4 + 4 * ndim, "read_idx: '", path, "' is truncated in its header");
@@ -68,10 +72,12 @@ Tensor read_idx(const std::string& path) {
                 "' has impossible dims");
   }
   size_t start = 4 + 4 * ndim, esize = element_size(dtype);
-  EMBER_CHECK(numel <= (n - start) / esize && (n - start) == numel * esize, "read_idx: '", path, "' holds ",
-              n - start, " data bytes but its dims need ", numel * esize, " (truncated or corrupt)");
+  EMBER_CHECK(numel <= (n - start) / esize && (n - start) == numel * esize, "read_idx: '", path,
+              "' holds ", n - start, " data bytes but its dims need ", numel * esize,
+              " (truncated or corrupt)");
   uint8_t* data = bytes->data() + start;
-  for (size_t k = 0; esize > 1 && k < numel; ++k) std::reverse(data + k * esize, data + (k + 1) * esize);
+  for (size_t k = 0; esize > 1 && k < numel; ++k)
+    std::reverse(data + k * esize, data + (k + 1) * esize);
   std::vector<int64_t> strides(ndim);
   int64_t s = 1;
   for (size_t d = ndim; d-- > 0;) {
@@ -89,9 +95,10 @@ std::string find_idx_file(const std::string& root, const std::string& name) {
     fs::path p = fs::path(root) / (name + ext);
     if (fs::is_regular_file(p)) return p.string();
   }
-  EMBER_ERROR(ErrorKind::Runtime, "FashionMNIST: '", (fs::path(root) / name).string(), "(.gz)' not found; ",
-              "install the Debian package dataset-fashion-mnist (apt-get install dataset-fashion-mnist) "
-              "or pass the directory holding the IDX files as root");
+  EMBER_ERROR(
+      ErrorKind::Runtime, "FashionMNIST: '", (fs::path(root) / name).string(), "(.gz)' not found; ",
+      "install the Debian package dataset-fashion-mnist (apt-get install dataset-fashion-mnist) "
+      "or pass the directory holding the IDX files as root");
 }
 
 FashionMNIST::FashionMNIST(const std::string& root, bool train) {

@@ -14,7 +14,8 @@ Tensor read_idx(const std::string& path);
 /// installs them in /usr/share/datasets/fashion-mnist).
 struct FashionMNIST {
   /// Loads the training (60,000) or test (10,000) split; raises naming the missing files.
-  explicit FashionMNIST(const std::string& root = "/usr/share/datasets/fashion-mnist", bool train = true);
+  explicit FashionMNIST(const std::string& root = "/usr/share/datasets/fashion-mnist",
+                        bool train = true);
   /// Images (N, 1, 28, 28) float32 scaled to [0, 1].
   Tensor images;
   /// Labels (N,) int64 in [0, 10).

@@ -6,11 +6,17 @@
 
 namespace ember::data {
 
-TensorLoader::TensorLoader(Tensor data, Tensor targets, int64_t batch_size, bool shuffle, bool drop_last,
-                           uint64_t seed)
-    : data_(std::move(data)), targets_(std::move(targets)), batch_size_(batch_size), shuffle_(shuffle),
-      drop_last_(drop_last), gen_(std::make_shared<Generator>(seed)) {
-  EMBER_CHECK_VALUE(batch_size > 0, "TensorLoader: batch_size should be a positive integer value; got ", batch_size);
+TensorLoader::TensorLoader(Tensor data, Tensor targets, int64_t batch_size, bool shuffle,
+                           bool drop_last, uint64_t seed)
+    : data_(std::move(data)),
+      targets_(std::move(targets)),
+      batch_size_(batch_size),
+      shuffle_(shuffle),
+      drop_last_(drop_last),
+      gen_(std::make_shared<Generator>(seed)) {
+  EMBER_CHECK_VALUE(batch_size > 0,
+                    "TensorLoader: batch_size should be a positive integer value; got ",
+                    batch_size);
   EMBER_CHECK(data_.dim() >= 1 && targets_.dim() >= 1 && data_.size(0) == targets_.size(0),
               "TensorLoader: expected data and targets with the same first dimension");
 }

@@ -26,7 +26,8 @@ class TensorLoader {
 
   class Iterator {
    public:
-    Iterator(const TensorLoader* loader, Tensor order, int64_t batch) : loader_(loader), order_(std::move(order)), batch_(batch) {}
+    Iterator(const TensorLoader* loader, Tensor order, int64_t batch)
+        : loader_(loader), order_(std::move(order)), batch_(batch) {}
     Batch operator*() const;
     Iterator& operator++() {
       ++batch_;

@@ -29,8 +29,8 @@ class FdSource : public Source {
     while (nbytes > 0) {
       ssize_t n = pread(fd_, p, nbytes, off_t(offset));
       if (n < 0 && errno == EINTR) continue;
-      EMBER_CHECK(n > 0, "ember.load: file is truncated or unreadable while reading at byte ", offset,
-                  n < 0 ? ": " + errno_text() : std::string());
+      EMBER_CHECK(n > 0, "ember.load: file is truncated or unreadable while reading at byte ",
+                  offset, n < 0 ? ": " + errno_text() : std::string());
       p += n;
       offset += uint64_t(n);
       nbytes -= size_t(n);
@@ -59,7 +59,8 @@ class MemorySource : public Source {
 // unmapped when the last tensor viewing it dies.
 class MmapSource : public MemorySource {
  public:
-  MmapSource(std::shared_ptr<void> map, size_t n) : MemorySource(map.get(), n), map_(std::move(map)) {}
+  MmapSource(std::shared_ptr<void> map, size_t n)
+      : MemorySource(map.get(), n), map_(std::move(map)) {}
   Tensor view(uint64_t offset, IntArrayRef sizes, ScalarType dtype) const override {
     std::vector<int64_t> strides(sizes.size());
     int64_t s = 1;
@@ -133,8 +134,12 @@ Value load_bytes(const void* data, size_t nbytes) { return read(MemorySource(dat
 
 namespace ember {
 
-void save(const serialize::Value& value, const std::string& path) { serialize::save_file(value, path); }
-void save(const std::string& path, const serialize::Value& value) { serialize::save_file(value, path); }
+void save(const serialize::Value& value, const std::string& path) {
+  serialize::save_file(value, path);
+}
+void save(const std::string& path, const serialize::Value& value) {
+  serialize::save_file(value, path);
+}
 serialize::Value load(const std::string& path) { return serialize::load_file(path); }
 void load(Tensor& tensor, const std::string& path) { tensor = load(path).to_tensor(); }
 void load(std::map<std::string, Tensor>& tensors, const std::string& path) {

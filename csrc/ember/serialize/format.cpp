@@ -38,7 +38,8 @@ class Writer {
       if (k) out += ',';
       out += "{\"dtype\":\"" + std::string(dtype_name(t.dtype())) + "\",\"shape\":[";
       for (int64_t d = 0; d < t.dim(); ++d) out += (d ? "," : "") + std::to_string(t.size(d));
-      out += "],\"offset\":" + std::to_string(offsets_[k]) + ",\"nbytes\":" + std::to_string(t.nbytes());
+      out += "],\"offset\":" + std::to_string(offsets_[k]) +
+             ",\"nbytes\":" + std::to_string(t.nbytes());
       if (t.requires_grad()) out += ",\"requires_grad\":true";
       out += '}';
     }
@@ -50,7 +51,8 @@ class Writer {
 
  private:
   void node(const Value& v, std::string& out, int depth) {
-    EMBER_CHECK(depth <= kMaxDepth, "ember.save: the object nests deeper than ", kMaxDepth, " levels");
+    EMBER_CHECK(depth <= kMaxDepth, "ember.save: the object nests deeper than ", kMaxDepth,
+                " levels");
     switch (v.kind) {
       case Value::Kind::None: out += "null"; return;
       case Value::Kind::Bool: out += v.b ? "true" : "false"; return;
@@ -63,7 +65,9 @@ class Writer {
         return;
       }
       case Value::Kind::String: append_json_string(out, v.s); return;
-      case Value::Kind::Tensor: out += "{\"tensor\":" + std::to_string(tensor_index(v.tensor)) + "}"; return;
+      case Value::Kind::Tensor:
+        out += "{\"tensor\":" + std::to_string(tensor_index(v.tensor)) + "}";
+        return;
       case Value::Kind::List:
       case Value::Kind::Tuple: {
         out += v.kind == Value::Kind::List ? "{\"list\":[" : "{\"tuple\":[";
@@ -162,21 +166,25 @@ TensorEntry tensor_entry(const Json& j, uint64_t data_size) {
   TensorEntry e{dtype_from_name(dt->s), {}, 0, 0, false};
   uint64_t numel = 1;
   for (const Json& d : shape->items) {
-    if (d.kind != Json::Kind::Int || d.i < 0) corrupt("tensor shape must hold non-negative integers");
+    if (d.kind != Json::Kind::Int || d.i < 0)
+      corrupt("tensor shape must hold non-negative integers");
     e.shape.push_back(d.i);
     if (__builtin_mul_overflow(numel, uint64_t(d.i), &numel)) corrupt("tensor shape overflows");
   }
   int64_t offset = get_int(j, "offset"), nbytes = get_int(j, "nbytes");
   uint64_t expect;
-  if (offset < 0 || nbytes < 0 || __builtin_mul_overflow(numel, uint64_t(element_size(e.dtype)), &expect) ||
+  if (offset < 0 || nbytes < 0 ||
+      __builtin_mul_overflow(numel, uint64_t(element_size(e.dtype)), &expect) ||
       expect != uint64_t(nbytes))
     corrupt("tensor byte length does not match its shape and dtype");
   e.offset = uint64_t(offset);
   e.nbytes = uint64_t(nbytes);
   if (e.offset > data_size || e.nbytes > data_size - e.offset)
-    EMBER_ERROR(ErrorKind::Runtime, "ember.load: file is truncated: a tensor needs bytes [", e.offset, ", ",
-                e.offset + e.nbytes, ") of the data section but it holds only ", data_size);
-  if (const Json* rg = j.find("requires_grad")) e.requires_grad = rg->kind == Json::Kind::Bool && rg->b;
+    EMBER_ERROR(ErrorKind::Runtime, "ember.load: file is truncated: a tensor needs bytes [",
+                e.offset, ", ", e.offset + e.nbytes, ") of the data section but it holds only ",
+                data_size);
+  if (const Json* rg = j.find("requires_grad"))
+    e.requires_grad = rg->kind == Json::Kind::Bool && rg->b;
   return e;
 }
 
@@ -188,7 +196,8 @@ class Reader {
     if (header.kind != Json::Kind::Object) corrupt("header is not an object");
     const Json* tensors = header.find("tensors");
     const Json* root = header.find("root");
-    if (!tensors || tensors->kind != Json::Kind::Array || !root) corrupt("header lacks tensors or root");
+    if (!tensors || tensors->kind != Json::Kind::Array || !root)
+      corrupt("header lacks tensors or root");
     uint64_t data_size = src_.size() - data_start_;
     for (const Json& t : tensors->items) entries_.push_back(tensor_entry(t, data_size));
     loaded_.resize(entries_.size());
@@ -234,7 +243,8 @@ class Reader {
       entries.emplace_back(std::move(key), node(kv.items[1]));
     }
     const Json* ordered = j.find("ordered");
-    return Value::dict(std::move(entries), ordered && ordered->kind == Json::Kind::Bool && ordered->b);
+    return Value::dict(std::move(entries),
+                       ordered && ordered->kind == Json::Kind::Bool && ordered->b);
   }
 
   const Tensor& tensor(size_t k) {
@@ -290,12 +300,14 @@ Value read(const Source& src) {
   uint8_t prelude[kPrelude] = {};
   src.read(0, prelude, std::min<uint64_t>(size, kPrelude));
   if (size >= 2 && prelude[0] == 'P' && prelude[1] == 'K')
-    EMBER_ERROR(ErrorKind::Runtime, "ember.load: this is a zip archive (PyTorch's .pt checkpoint format); "
+    EMBER_ERROR(ErrorKind::Runtime,
+                "ember.load: this is a zip archive (PyTorch's .pt checkpoint format); "
                 "loading PyTorch checkpoints is not yet supported");
   // Room for more readers (safetensors: an 8-byte header length, then '{') goes here.
   EMBER_CHECK(size >= 8 && std::memcmp(prelude, kMagic, 8) == 0,
               "ember.load: not an ember checkpoint (bad magic number)");
-  EMBER_CHECK(size >= kPrelude, "ember.load: file is truncated (", size, " bytes, shorter than the prelude)");
+  EMBER_CHECK(size >= kPrelude, "ember.load: file is truncated (", size,
+              " bytes, shorter than the prelude)");
   uint32_t version;
   std::memcpy(&version, prelude + 8, 4);
   EMBER_CHECK(version == kVersion, "ember.load: unsupported checkpoint version ", version,

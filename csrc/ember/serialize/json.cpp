@@ -1,7 +1,5 @@
 #include "ember/serialize/json.h"
 
-#include <cstring>
-
 #include "ember/core/error.h"
 
 namespace ember::serialize {
@@ -25,11 +23,14 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const char* what) {
-    EMBER_ERROR(ErrorKind::Runtime, "ember.load: corrupt checkpoint header (", what, " at byte ", pos_, ")");
+    EMBER_ERROR(ErrorKind::Runtime, "ember.load: corrupt checkpoint header (", what, " at byte ",
+                pos_, ")");
   }
 
   void skip_ws() {
-    while (pos_ < text_.size() && std::strchr(" \t\r\n", text_[pos_]) && text_[pos_]) ++pos_;
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r' ||
+                                   text_[pos_] == '\n'))
+      ++pos_;
   }
 
   char peek() {
@@ -123,7 +124,9 @@ class Parser {
       if (pos_ >= text_.size()) fail("unterminated string");
       char e = text_[pos_++];
       switch (e) {
-        case '"': case '\\': case '/': out += e; break;
+        case '"':
+        case '\\':
+        case '/': out += e; break;
         case 'b': out += '\b'; break;
         case 'f': out += '\f'; break;
         case 'n': out += '\n'; break;
@@ -141,10 +144,14 @@ class Parser {
     for (int k = 0; k < 4; ++k) {
       char c = text_[pos_++];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= uint32_t(c - 'A' + 10);
-      else fail("bad \\u escape");
+      if (c >= '0' && c <= '9')
+        v |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= uint32_t(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= uint32_t(c - 'A' + 10);
+      else
+        fail("bad \\u escape");
     }
     return v;
   }

@@ -61,10 +61,12 @@ const Tensor& Value::to_tensor() const {
 }
 
 std::map<std::string, Tensor> Value::to_tensor_map() const {
-  EMBER_CHECK(kind == Kind::Dict, "ember::load: expected a dict of tensors; got a ", kind_name(kind));
+  EMBER_CHECK(kind == Kind::Dict, "ember::load: expected a dict of tensors; got a ",
+              kind_name(kind));
   std::map<std::string, Tensor> out;
   for (const auto& [k, v] : entries) {
-    EMBER_CHECK(k.kind == Kind::String, "ember::load: expected string keys; got a ", kind_name(k.kind));
+    EMBER_CHECK(k.kind == Kind::String, "ember::load: expected string keys; got a ",
+                kind_name(k.kind));
     out[k.s] = v.to_tensor();
   }
   return out;

@@ -40,7 +40,7 @@ struct Value {
   double d = 0;
   std::string s;
   Tensor tensor;
-  std::vector<Value> items;                       // List, Tuple
+  std::vector<Value> items;                      // List, Tuple
   std::vector<std::pair<Value, Value>> entries;  // Dict; keys are String or Int
   bool ordered = false;
 };
