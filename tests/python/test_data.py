@@ -387,6 +387,14 @@ def test_iterable_dataset_with_workers():
     assert sorted(DataLoader(Whole(), batch_size=None, num_workers=2)) == [0, 0, 1, 1, 2, 2]
 
 
+def test_worker_key_error_keeps_readable_message():
+    with pytest.raises(KeyError) as info:
+        list(DataLoader({0: 1}, batch_size=None, sampler=[5], num_workers=1))
+    assert "\nOriginal Traceback" in str(info.value)
+    del info
+    gc.collect()
+
+
 def test_worker_exception_reraised_with_traceback():
     with pytest.raises(ValueError) as info:
         list(DataLoader(Failing(), batch_size=2, num_workers=2))
@@ -396,6 +404,34 @@ def test_worker_exception_reraised_with_traceback():
     del info  # its traceback holds the iterator, which owns the workers
     gc.collect()
     assert multiprocessing.active_children() == []
+
+
+def test_unpicklable_batches_and_local_exceptions_do_not_hang():
+    if ember.__name__ == "torch":
+        pytest.skip("torch's workers drop unpicklable batches silently (the loader then waits)")
+
+    class LocalError(Exception):
+        pass
+
+    class Odd(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            if i == 2:
+                raise LocalError("local")
+            return {"f": lambda: i} if i == 1 else i
+
+    it = iter(DataLoader(Odd(), batch_size=None, num_workers=1))
+    assert next(it) == 0
+    with pytest.raises(Exception, match="Can't pickle|pickle") as info:
+        next(it)
+    assert "in DataLoader worker process 0" in str(info.value)
+    with pytest.raises(RuntimeError, match="Caught LocalError in DataLoader worker process 0"):
+        next(it)
+    assert next(it) == 3
+    del it, info
+    gc.collect()
 
 
 def test_worker_init_fn_ids_and_seeds(tmp_path):

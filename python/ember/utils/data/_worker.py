@@ -12,6 +12,7 @@ import copy
 import glob
 import mmap
 import os
+import pickle
 import queue
 import random
 import sys
@@ -57,18 +58,42 @@ class ExceptionWrapper:
 
     def __init__(self, exc_info, where):
         self.exc_type = exc_info[0]
+        self.type_name = self.exc_type.__name__
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
+        try:  # a class defined inside a function cannot travel; raise RuntimeError instead
+            pickle.dumps(self.exc_type)
+        except Exception:
+            self.exc_type = RuntimeError
 
     def reraise(self):
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        msg = f"Caught {self.type_name} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
-            raise KeyError(msg)  # KeyError would repr() a plain message; keep it readable
+            raise KeyError(_KeyErrorMessage(msg))
         try:
             exception = self.exc_type(msg)
         except Exception:
             raise RuntimeError(msg) from None
         raise exception
+
+
+class _KeyErrorMessage(str):
+    """KeyError shows repr() of its argument; this keeps the traceback's line breaks readable."""
+
+    def __repr__(self):
+        return self
+
+
+def send(data_queue, idx, data, worker_id):
+    """Pickles ``(idx, data)`` here rather than in the queue's feeder thread, where a failure
+    would silently drop the batch and leave the main process waiting for it."""
+    try:
+        payload = pickle.dumps((idx, data), pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        discard(data)
+        error = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
+        payload = pickle.dumps((idx, error), pickle.HIGHEST_PROTOCOL)
+    data_queue.put(payload)
 
 
 class IterableStop:
@@ -316,7 +341,7 @@ def worker_loop(
                     break  # the main process died: nobody will read our batches
                 continue
             if isinstance(r, ResumeIteration):
-                data_queue.put((r, None))
+                send(data_queue, r, None, worker_id)
                 iteration_end = False
                 fetcher = dataset_kind(dataset, auto_collation, collate_fn, drop_last)
                 continue
@@ -339,7 +364,7 @@ def worker_loop(
                         data = ExceptionWrapper(
                             sys.exc_info(), f"in DataLoader worker process {worker_id}"
                         )
-            data_queue.put((idx, data))
+            send(data_queue, idx, data, worker_id)
     except KeyboardInterrupt:
         pass
     if done_event.is_set():

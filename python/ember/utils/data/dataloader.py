@@ -4,6 +4,7 @@ worker processes (see _worker.py)."""
 import itertools
 import multiprocessing
 import os
+import pickle
 import queue
 import sys
 import time
@@ -360,7 +361,7 @@ class _MultiProcessIter(_BaseIter):
         start = time.monotonic()
         while True:
             try:
-                return self._data_queue.get(timeout=_POLL_S)
+                return pickle.loads(self._data_queue.get(timeout=_POLL_S))
             except queue.Empty:
                 pass
             dead = [
