@@ -374,6 +374,14 @@ def test_worker_dtypes_and_zero_copy_lifetime():
     assert b.sum().item() == float(sum(range(12)))  # the mapping lives as long as a tensor uses it
 
 
+def test_spawn_context():
+    ds = TensorDataset(ember.arange(20.0).view(10, 2), ember.arange(10))
+    loader = DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="spawn")
+    assert [b[1].tolist() for b in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    with pytest.raises(ValueError, match="valid start method"):
+        DataLoader(ds, num_workers=1, multiprocessing_context="nope")
+
+
 def test_iterable_dataset_with_workers():
     loader = DataLoader(Counter(10), batch_size=2, num_workers=2)
     got = sorted(sum((b.tolist() for b in loader), []))

@@ -436,4 +436,7 @@ class _MultiProcessIter(_BaseIter):
             _worker.remove_leftovers(self._prefix)
 
     def __del__(self):
-        self._shutdown_workers()
+        try:
+            self._shutdown_workers()
+        except Exception:  # at interpreter exit modules may already be gone
+            pass
