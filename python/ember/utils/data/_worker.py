@@ -153,13 +153,19 @@ class IterableFetcher:
 class _Slot:
     """Where one tensor of a shared batch lies in the batch's file."""
 
+    __slots__ = ("dtype", "shape", "offset", "requires_grad")
+
     def __init__(self, dtype, shape, offset, requires_grad):
-        self.dtype, self.shape, self.offset, self.requires_grad = (
-            dtype,
-            shape,
-            offset,
-            requires_grad,
-        )
+        self.dtype = dtype
+        self.shape = shape
+        self.offset = offset
+        self.requires_grad = requires_grad
+
+    def __getstate__(self):
+        return (self.dtype, self.shape, self.offset, self.requires_grad)
+
+    def __setstate__(self, state):
+        self.dtype, self.shape, self.offset, self.requires_grad = state
 
 
 class SharedBatch:
@@ -193,27 +199,30 @@ def _raw(t):
 
 def share(data, prefix, seq):
     """Moves the tensors of ``data`` into one shared-memory file named after ``prefix``."""
-    arrays = []
+    placed = []  # (array, offset)
+    end = 0
 
     def place(t):
+        nonlocal end
         arr = _raw(t)
-        offset = sum(-(-a.nbytes // _ALIGN) * _ALIGN for a in arrays)
-        arrays.append(arr)
-        return _Slot(t.dtype, tuple(t.shape), offset, t.requires_grad)
+        placed.append((arr, end))
+        slot = _Slot(t.dtype, tuple(t.shape), end, t.requires_grad)
+        end += -(-arr.nbytes // _ALIGN) * _ALIGN
+        return slot
 
     tree = _map_tree(data, ember.Tensor, place)
-    if not arrays:
+    if not placed:
         return data
-    size = max(sum(-(-a.nbytes // _ALIGN) * _ALIGN for a in arrays), 1)
+    size = max(end, 1)
     path = f"{prefix}{os.getpid()}_{seq}"
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.ftruncate(fd, size)
-        offset = 0
-        for a in arrays:
-            if a.nbytes:
-                os.pwrite(fd, a.reshape(-1).view("uint8"), offset)
-            offset += -(-a.nbytes // _ALIGN) * _ALIGN
+        for arr, offset in placed:
+            view = memoryview(arr.reshape(-1).view("uint8"))
+            while view:  # pwrite may write less than asked (over 2 GiB)
+                n = os.pwrite(fd, view, offset)
+                view, offset = view[n:], offset + n
     except BaseException:
         os.unlink(path)
         raise
