@@ -320,15 +320,16 @@ class _MultiProcessIter(_BaseIter):
             self._start_epoch(first=False)
 
     def _start_epoch(self, first):
+        if not first:  # persistent workers: drop what is left of the last epoch
+            for info in self._task_info.values():
+                if len(info) == 2:
+                    _worker.discard(info[1])
         self._send_idx = 0
         self._rcvd_idx = 0
         self._task_info = {}
-        self._tasks_outstanding = 0
         self._workers_status = [True] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
-        if (
-            not first
-        ):  # a persistent worker restarts its iterator; results of the last epoch are dropped
+        if not first:  # each worker restarts its iterator, then acknowledges
             for q in self._index_queues:
                 q.put(_worker.ResumeIteration())
             pending = self._num_workers
@@ -354,7 +355,6 @@ class _MultiProcessIter(_BaseIter):
             return
         self._index_queues[worker_id].put((self._send_idx, index))
         self._task_info[self._send_idx] = (worker_id,)
-        self._tasks_outstanding += 1
         self._send_idx += 1
 
     def _get_data(self):
@@ -394,7 +394,6 @@ class _MultiProcessIter(_BaseIter):
             if len(self._task_info[self._rcvd_idx]) == 2:
                 return self._process(self._task_info.pop(self._rcvd_idx)[1])
             idx, data = self._get_data()
-            self._tasks_outstanding -= 1
             if isinstance(data, _worker.IterableStop):
                 self._workers_status[data.worker_id] = False
                 if not self._persistent_workers:
