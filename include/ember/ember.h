@@ -8,3 +8,6 @@
 #include "ember/core/tensor.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/serialize/serialize.h"
+#include "ember/data/idx.h"
+#include "ember/data/loader.h"

@@ -67,6 +67,7 @@ from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from . import autograd, testing  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403
 from . import nn, optim, utils  # noqa: E402,F401
+from . import datasets  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731

@@ -1,0 +1,100 @@
+"""default_collate and default_convert, as torch.utils.data._utils.collate."""
+
+import collections.abc
+import copy
+import re
+import sys
+
+import ember
+
+__all__ = ["default_collate", "default_convert"]
+
+_np_str_obj_array_pattern = re.compile(r"[SaUO]")
+_collate_err = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
+
+
+def _is_numpy(obj):
+    np = sys.modules.get("numpy")
+    return (
+        np is not None
+        and isinstance(obj, (np.ndarray, np.generic))
+        and not isinstance(obj, (np.str_, np.bytes_))
+    )
+
+
+def default_convert(data):
+    """Converts numpy arrays (and those inside mappings and sequences) to tensors; no batching."""
+    if isinstance(data, ember.Tensor):
+        return data
+    if _is_numpy(data):
+        if data.ndim > 0 and _np_str_obj_array_pattern.search(data.dtype.str) is not None:
+            return data
+        return ember.as_tensor(data)
+    if isinstance(data, collections.abc.Mapping):
+        try:
+            clone = copy.copy(data)
+            clone.update({key: default_convert(data[key]) for key in data})
+            return clone
+        except TypeError:
+            return {key: default_convert(data[key]) for key in data}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            clone = copy.copy(data)
+            for i, d in enumerate(data):
+                clone[i] = default_convert(d)
+            return clone
+        except TypeError:
+            return [default_convert(d) for d in data]
+    return data
+
+
+def default_collate(batch):
+    """Stacks a list of samples into a batch: tensors, numpy arrays and numbers become tensors
+    with a leading batch dimension; dicts, tuples, lists and namedtuples are collated per field;
+    strings stay a list."""
+    elem = batch[0]
+    if isinstance(elem, ember.Tensor):
+        return ember.stack(batch, 0)
+    if _is_numpy(elem):
+        if elem.ndim > 0:
+            if _np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+                raise TypeError(_collate_err.format(elem.dtype))
+            return default_collate([ember.as_tensor(b) for b in batch])
+        return ember.as_tensor(sys.modules["numpy"].asarray(batch))  # keeps the scalars' dtype
+    if isinstance(elem, float):
+        return ember.tensor(batch, dtype=ember.float64)
+    if isinstance(elem, int):  # bool too: a bool tensor
+        return ember.tensor(batch)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        try:
+            clone = copy.copy(elem)
+            clone.update({key: default_collate([d[key] for d in batch]) for key in elem})
+            return clone
+        except TypeError:
+            return {key: default_collate([d[key] for d in batch]) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        it = iter(batch)
+        elem_size = len(next(it))
+        if not all(len(e) == elem_size for e in it):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [default_collate(samples) for samples in transposed]
+        try:
+            clone = copy.copy(elem)
+            for i, samples in enumerate(transposed):
+                clone[i] = default_collate(samples)
+            return clone
+        except TypeError:
+            return [default_collate(samples) for samples in transposed]
+    raise TypeError(_collate_err.format(type(elem)))

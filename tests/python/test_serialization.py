@@ -1,0 +1,344 @@
+"""ember.save / ember.load: round trips of every supported type, and corrupt-file handling."""
+
+import collections
+import io
+import os
+import pathlib
+import random
+import signal
+import struct
+import time
+import zipfile
+
+import ember
+import numpy as np
+import pytest
+
+DTYPES = [
+    ember.uint8,
+    ember.int8,
+    ember.int16,
+    ember.int32,
+    ember.int64,
+    ember.float16,
+    ember.bfloat16,
+    ember.float32,
+    ember.float64,
+    ember.bool,
+]
+
+
+def _roundtrip(obj, tmp_path, via="path"):
+    if via == "path":
+        ember.save(obj, tmp_path / "ckpt.pt")
+        return ember.load(tmp_path / "ckpt.pt")
+    buf = io.BytesIO()
+    ember.save(obj, buf)
+    buf.seek(0)
+    return ember.load(buf)
+
+
+def _assert_same(a, b):
+    assert type(a) is type(b), (type(a), type(b))
+    if isinstance(a, ember.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.requires_grad == b.requires_grad
+        assert b.is_contiguous()
+        if a.dtype == ember.bfloat16:
+            a, b = a.view(ember.int16), b.view(ember.int16)
+        assert np.array_equal(a.detach().numpy(), b.numpy())
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    elif isinstance(a, dict):
+        assert list(a.keys()) == list(b.keys())
+        for k in a:
+            _assert_same(a[k], b[k])
+    elif isinstance(a, float) and a != a:
+        assert b != b
+    else:
+        assert a == b and (not isinstance(a, float) or struct.pack("<d", a) == struct.pack("<d", b))
+
+
+def _tensors():
+    base = ember.arange(24, dtype=ember.float64).view(2, 3, 4)
+    return {
+        "contiguous": base.clone(),
+        "transposed": base.transpose(0, 2),
+        "sliced": base[:, 1:, ::2],
+        "expanded": ember.arange(3.0).expand(4, 3),
+        "zero_d": ember.tensor(3.5),
+        "zero_size": ember.zeros(0, 5),
+        "empty_1d": ember.empty(0, dtype=ember.int64),
+    }
+
+
+@pytest.mark.parametrize("via", ["path", "bytesio"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_every_dtype_and_layout(tmp_path, via, dtype):
+    obj = {k: (v > 3 if dtype == ember.bool else v.to(dtype)) for k, v in _tensors().items()}
+    loaded = _roundtrip(obj, tmp_path, via)
+    _assert_same(obj, loaded)
+
+
+def test_python_values_and_containers(tmp_path):
+    Point = collections.namedtuple("Point", "x y")
+    obj = collections.OrderedDict(
+        [
+            ("none", None),
+            ("t", True),
+            ("f", False),
+            ("int", -(2**63)),
+            ("big", 2**63 - 1),
+            (
+                "floats",
+                [
+                    0.1,
+                    -0.0,
+                    float("inf"),
+                    float("-inf"),
+                    float("nan"),
+                    5e-324,
+                    1.7976931348623157e308,
+                ],
+            ),
+            ("str", 'héllo "quoted" \\ \n\t\x00 ☃ 𝄞'),
+            ("empty", ["", [], (), {}]),
+            ("tuple", (1, (2, [3, {"k": 4}]))),
+            (7, "int key"),
+            (-1, {0: "zero"}),
+            ("point", Point(1, 2)),
+            ("size", ember.zeros(2, 3).shape),
+        ]
+    )
+    loaded = _roundtrip(obj, tmp_path)
+    assert isinstance(loaded, collections.OrderedDict)
+    expected = collections.OrderedDict(obj)
+    expected["point"] = (1, 2)  # namedtuples and Size load as plain tuples
+    expected["size"] = (2, 3)
+    _assert_same(expected, loaded)
+    assert type(_roundtrip({"a": {}}, tmp_path)["a"]) is dict
+
+
+def test_optimizer_state_dict_round_trips_exactly(tmp_path):
+    state = {
+        "state": {
+            0: {
+                "step": ember.tensor(3.0),
+                "exp_avg": ember.randn(4, 3),
+                "exp_avg_sq": ember.rand(4, 3),
+            },
+            1: {"step": ember.tensor(3.0), "exp_avg": ember.randn(3), "exp_avg_sq": ember.rand(3)},
+        },
+        "param_groups": [
+            {
+                "lr": 1e-3,
+                "betas": (0.9, 0.999),
+                "eps": 1e-8,
+                "weight_decay": 0.0,
+                "amsgrad": False,
+                "maximize": False,
+                "foreach": None,
+                "capturable": False,
+                "differentiable": False,
+                "fused": None,
+                "params": [0, 1],
+            }
+        ],
+    }
+    loaded = _roundtrip(state, tmp_path)
+    _assert_same(state, loaded)
+    assert list(loaded["state"].keys()) == [0, 1]
+
+
+def test_shared_and_grad_tensors(tmp_path):
+    w = ember.randn(3, 3, requires_grad=True)
+    loaded = _roundtrip({"a": w, "b": w, "c": [w]}, tmp_path)
+    assert loaded["a"] is loaded["b"] is loaded["c"][0]
+    assert loaded["a"].requires_grad and loaded["a"].is_leaf
+    assert np.array_equal(loaded["a"].detach().numpy(), w.detach().numpy())
+
+
+def test_loaded_tensors_are_fresh_and_mmap_views(tmp_path):
+    t = ember.arange(1000.0)
+    ember.save({"x": t, "y": t[:10].clone()}, tmp_path / "c.pt")
+    a = ember.load(tmp_path / "c.pt")
+    a["x"].add_(1)
+    b = ember.load(tmp_path / "c.pt")
+    assert b["x"][0].item() == 0.0 and a["x"]._storage_ptr() != a["y"]._storage_ptr()
+    m = ember.load(str(tmp_path / "c.pt"), mmap=True)
+    assert m["x"][999].item() == 999.0 and m["x"].data_ptr() % 64 == 0
+    m["x"].add_(1)  # a private mapping: the file does not change
+    assert ember.load(tmp_path / "c.pt")["x"][0].item() == 0.0
+    with pytest.raises(ValueError, match="mmap"):
+        ember.load(io.BytesIO(b""), mmap=True)
+
+
+def test_single_tensor_and_pathlike(tmp_path):
+    t = ember.randn(5)
+    p = pathlib.Path(tmp_path) / "t.pt"
+    ember.save(t, p)
+    _assert_same(t, ember.load(p, map_location="cpu", weights_only=True))
+    _assert_same(t, ember.load(str(p), weights_only=False))
+
+
+def test_unsupported_objects_raise(tmp_path):
+    with pytest.raises(TypeError, match="cannot save an object of type"):
+        ember.save({"f": lambda: 0}, tmp_path / "x.pt")
+    with pytest.raises(TypeError, match="dict keys must be str or int"):
+        ember.save({(1, 2): 0}, tmp_path / "x.pt")
+    assert not os.listdir(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        ember.load(tmp_path / "missing.pt")
+    with pytest.raises(RuntimeError, match="ember.save"):
+        ember.save({}, tmp_path / "no" / "such" / "dir.pt")
+
+
+# ---- corrupt files ----
+
+
+def _checkpoint_bytes():
+    buf = io.BytesIO()
+    ember.save(
+        {
+            "w": ember.randn(7, 5),
+            "b": ember.arange(3),
+            "meta": {"lr": 0.5, "name": "net", 1: [True, None]},
+        },
+        buf,
+    )
+    return buf.getvalue()
+
+
+def test_truncated_files_at_many_cut_points():
+    data = _checkpoint_bytes()
+    cuts = sorted(set(range(0, 80)) | set(range(0, len(data), 7)) | {len(data) - 1})
+    for cut in cuts:
+        with pytest.raises(RuntimeError, match="ember.load"):
+            ember.load(io.BytesIO(data[:cut]))
+    assert ember.load(io.BytesIO(data))["meta"]["name"] == "net"
+
+
+def test_truncated_file_on_disk(tmp_path):
+    data = _checkpoint_bytes()
+    for cut in (10, 30, len(data) // 2, len(data) - 1):
+        (tmp_path / "t.pt").write_bytes(data[:cut])
+        with pytest.raises(RuntimeError, match="truncated|corrupt"):
+            ember.load(tmp_path / "t.pt")
+        with pytest.raises(RuntimeError, match="truncated|corrupt"):
+            ember.load(tmp_path / "t.pt", mmap=True)
+
+
+def test_bit_flips_in_header_never_crash():
+    data = _checkpoint_bytes()
+    hlen = struct.unpack_from("<Q", data, 16)[0]
+    rng = random.Random(0)
+    outcomes = collections.Counter()
+    for pos in range(0, 24 + hlen):
+        for bit in (rng.randrange(8), 7):
+            bad = bytearray(data)
+            bad[pos] ^= 1 << bit
+            try:
+                ember.load(io.BytesIO(bytes(bad)))
+                outcomes["loaded"] += 1
+            except RuntimeError as e:
+                assert "ember.load" in str(e)
+                outcomes["error"] += 1
+    assert outcomes["error"] > outcomes["loaded"] > 0
+
+
+def _handmade(header, payload=b""):
+    h = header.encode()
+    start = -(-(24 + len(h)) // 64) * 64
+    return (
+        b"EMBERCKP"
+        + struct.pack("<IIQ", 1, 0, len(h))
+        + h
+        + b"\0" * (start - 24 - len(h))
+        + payload
+    )
+
+
+def _one_tensor(entry):
+    return '{"tensors":[{' + entry + '}],"root":{"tensor":0}}'
+
+
+def test_hostile_headers():
+    tb = 1 << 40
+    cases = {
+        "truncated": _one_tensor(f'"dtype":"uint8","shape":[{tb}],"offset":0,"nbytes":{tb}'),
+        "byte length": _one_tensor('"dtype":"float32","shape":[4],"offset":0,"nbytes":4'),
+        "overflows": _one_tensor(
+            '"dtype":"float32","shape":[4294967296,4294967296,16],"offset":0,"nbytes":0'
+        ),
+        "non-negative": _one_tensor('"dtype":"float32","shape":[-1],"offset":0,"nbytes":4'),
+        "unknown dtype": _one_tensor('"dtype":"complex64","shape":[],"offset":0,"nbytes":8'),
+        "out of range": '{"tensors":[],"root":{"tensor":0}}',
+        "nesting too deep": '{"tensors":[],"root":' + '{"list":[' * 5000 + "]}" * 5000 + "}",
+        "unknown node": '{"tensors":[],"root":{"set":[1]}}',
+        "trailing": '{"tensors":[],"root":null} x',
+        "integer out of range": '{"tensors":[],"root":99999999999999999999}',
+        "float node": '{"tensors":[],"root":{"float":"1.5junk"}}',
+    }
+    for what, header in cases.items():
+        with pytest.raises(RuntimeError, match=f"ember.load.*{what}"):
+            ember.load(io.BytesIO(_handmade(header, b"\0" * 64)))
+    claim = b"EMBERCKP" + struct.pack("<IIQ", 1, 0, 1 << 50) + b"{}"
+    with pytest.raises(RuntimeError, match="truncated"):
+        ember.load(io.BytesIO(claim))
+    with pytest.raises(RuntimeError, match="version"):
+        ember.load(io.BytesIO(b"EMBERCKP" + struct.pack("<IIQ", 99, 0, 2) + b"{}"))
+    ok = ember.load(
+        io.BytesIO(_handmade('{"tensors":[],"root":{"dict":[["a",{"float":"0x1.8p+1"}]]}}'))
+    )
+    assert ok == {"a": 3.0}
+
+
+def test_foreign_files(tmp_path):
+    with pytest.raises(RuntimeError, match="not an ember checkpoint"):
+        ember.load(io.BytesIO(b"\x89PNG\r\n\x1a\n" + b"\0" * 40))
+    with pytest.raises(RuntimeError, match="ember.load"):
+        ember.load(io.BytesIO(b""))
+    zpath = tmp_path / "torch.pt"
+    with zipfile.ZipFile(zpath, "w") as z:
+        z.writestr("archive/data.pkl", b"\x80\x02}q\x00.")
+    with pytest.raises(RuntimeError, match="not yet supported"):
+        ember.load(zpath)
+
+
+def test_torch_checkpoint_gives_clear_error(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.save({"w": torch.ones(2)}, tmp_path / "t.pt")
+    with pytest.raises(RuntimeError, match="PyTorch.*not yet supported"):
+        ember.load(tmp_path / "t.pt")
+
+
+# ---- atomic saves ----
+
+
+def test_failed_save_keeps_the_old_checkpoint(tmp_path):
+    path = tmp_path / "c.pt"
+    ember.save({"v": ember.ones(3)}, path)
+    with pytest.raises(TypeError):
+        ember.save({"v": ember.zeros(3), "bad": object()}, path)
+    assert ember.load(path)["v"].tolist() == [1.0, 1.0, 1.0]
+    assert os.listdir(tmp_path) == ["c.pt"]
+
+
+def test_killed_save_keeps_a_complete_checkpoint(tmp_path):
+    path = tmp_path / "c.pt"
+    ember.save({"v": ember.zeros(10)}, path)
+    big = ember.ones(8 * 1024 * 1024)  # 32 MiB: the save takes a while
+    for delay in (0.0, 0.01, 0.03, 0.08):
+        pid = os.fork()
+        if pid == 0:  # child: save over and over until killed
+            try:
+                while True:
+                    ember.save({"v": big}, path)
+            finally:
+                os._exit(1)
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        v = ember.load(path)["v"]  # the old checkpoint or a whole new one, never a torn one
+        assert v.shape in ((10,), (8 * 1024 * 1024,)) and v.min().item() == v.max().item()
