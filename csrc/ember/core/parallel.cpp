@@ -1,5 +1,6 @@
 #include "ember/core/parallel.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -132,9 +133,21 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
+// Leaked on purpose: threads outlive static destructors.
+ThreadPool* g_pool = nullptr;
+
+// A forked child (DataLoader workers) has none of the parent's threads and may have inherited a
+// locked mutex: it abandons the copied pool and starts single-threaded, as PyTorch's workers do.
+void reset_pool_in_child() { g_pool = new ThreadPool(1); }
+
 ThreadPool& pool() {
-  static ThreadPool* p = new ThreadPool(available_cpus());  // leaked: threads outlive statics
-  return *p;
+  static bool init = [] {
+    g_pool = new ThreadPool(available_cpus());
+    pthread_atfork(nullptr, nullptr, reset_pool_in_child);
+    return true;
+  }();
+  (void)init;
+  return *g_pool;
 }
 
 }  // namespace
