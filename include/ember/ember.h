@@ -8,3 +8,8 @@
 #include "ember/core/tensor.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/optim/adagrad.h"
+#include "ember/optim/adam.h"
+#include "ember/optim/optimizer.h"
+#include "ember/optim/rmsprop.h"
+#include "ember/optim/sgd.h"
