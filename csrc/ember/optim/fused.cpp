@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/parallel.h"
@@ -10,9 +11,30 @@
 #include "ember/ops/creation.h"
 #include "ember/ops/view.h"
 
+// Note [Vectorized optimizer loops]
+// The update loops must vectorize to keep up with torch's vector kernels. At -O2 GCC's "very
+// cheap" vectorizer skips loops that need an epilogue, and sqrt's errno path blocks them, so
+// CMakeLists.txt builds this file alone with -O3 -fno-math-errno -fno-trapping-math (as torch
+// builds its kernels; the comparisons of amsgrad need the latter)
+// and -ffp-contract=off, so that only the explicit std::fma calls fuse (Note [FMA in optimizer
+// kernels]).
+// Loop-invariant options are template flags (with_flags) and the buffers are __restrict, so each
+// loop body is branch-free.
+
 namespace ember::optim::detail {
 
 namespace {
+
+// Calls f(std::bool_constant<b>...) for the runtime flags: each combination is one instantiation.
+template <class F>
+void with_flags(F&& f) {
+  f();
+}
+template <class F, class... Bs>
+void with_flags(F&& f, bool b, Bs... rest) {
+  if (b) with_flags([&](auto... c) { f(std::true_type{}, c...); }, rest...);
+  else with_flags([&](auto... c) { f(std::false_type{}, c...); }, rest...);
+}
 
 // Note [FMA in optimizer kernels]
 // torch's vectorized CPU kernels compute add-with-alpha, lerp and addcmul with fused multiply-adds,
@@ -129,30 +151,36 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
   const bool use_momentum = cfg.momentum != 0;
   if (use_momentum) momentum_buffers.resize(params.size());
   check_sizes("sgd", params.size(), {grads.size()});
+  const double sgn = cfg.maximize ? -1.0 : 1.0;  // negation is exact: maximize is a sign flip
   for (size_t i = 0; i < params.size(); ++i) {
     const bool first = use_momentum && !momentum_buffers[i].defined();
     if (first) momentum_buffers[i] = empty(params[i].sizes(), params[i].dtype());
     Operands ops = use_momentum ? Operands("sgd", params[i], grads[i], {&momentum_buffers[i]})
                                 : Operands("sgd", params[i], grads[i], {});
-    ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-      using T = decltype(tag);
-      using A = acc_t<T>;
-      T* p = ops.ptr<T>(0);
-      const T* g = ops.ptr<T>(1);
-      T* m = use_momentum ? ops.ptr<T>(2) : nullptr;
-      const A wd = A(cfg.weight_decay), mom = A(cfg.momentum), damp = A(1 - cfg.dampening);
-      const A neg_lr = A(-cfg.lr);
-      for (int64_t j = b; j < e; ++j) {
-        A d = cfg.maximize ? -A(g[j]) : A(g[j]);
-        if (cfg.weight_decay != 0) d = std::fma(A(p[j]), wd, d);
-        if (use_momentum) {
-          A buf_j = first ? d : std::fma(d, damp, A(T(A(m[j]) * mom)));
-          m[j] = T(buf_j);
-          d = cfg.nesterov ? std::fma(A(m[j]), mom, d) : A(m[j]);
+    with_flags([&](auto has_wd, auto has_mom, auto is_first, auto nesterov) {
+      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+        using T = decltype(tag);
+        using A = acc_t<T>;
+        T* __restrict p = ops.ptr<T>(0);
+        const T* __restrict g = ops.ptr<T>(1);
+        T* __restrict m = has_mom ? ops.ptr<T>(2) : nullptr;
+        const A s = A(sgn), wd = A(cfg.weight_decay), mom = A(cfg.momentum);
+        const A damp = A(1 - cfg.dampening), neg_lr = A(-cfg.lr);
+        for (int64_t j = b; j < e; ++j) {
+          A d = s * A(g[j]);
+          if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
+          if constexpr (decltype(has_mom)::value) {
+            A buf;
+            if constexpr (decltype(is_first)::value) buf = A(T(d));
+            else buf = A(T(std::fma(d, damp, A(T(A(m[j]) * mom)))));
+            m[j] = T(buf);
+            if constexpr (decltype(nesterov)::value) d = std::fma(buf, mom, d);
+            else d = buf;
+          }
+          p[j] = T(std::fma(d, neg_lr, A(p[j])));
         }
-        p[j] = T(std::fma(d, neg_lr, A(p[j])));
-      }
-    });
+      });
+    }, cfg.weight_decay != 0, use_momentum, first, cfg.nesterov);
     ops.finish();
   }
 }
@@ -163,6 +191,8 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
                const AdamConfig& cfg) {
   check_sizes("adam", params.size(), {grads.size(), exp_avgs.size(), exp_avg_sqs.size(), steps.size()});
   if (cfg.amsgrad) check_sizes("adam", params.size(), {max_exp_avg_sqs.size()});
+  const double sgn = cfg.maximize ? -1.0 : 1.0;
+  const bool has_wd = cfg.weight_decay != 0;
   for (size_t i = 0; i < params.size(); ++i) {
     Operands ops = cfg.amsgrad
                        ? Operands("adam", params[i], grads[i],
@@ -173,38 +203,37 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
     const double bias_correction2 = 1 - std::pow(cfg.beta2, step);
     const double step_size = cfg.lr / bias_correction1;
     const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-    ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-      using T = decltype(tag);
-      using A = acc_t<T>;
-      T* p = ops.ptr<T>(0);
-      const T* g = ops.ptr<T>(1);
-      T* m = ops.ptr<T>(2);
-      T* v = ops.ptr<T>(3);
-      T* vmax = cfg.amsgrad ? ops.ptr<T>(4) : nullptr;
-      const A wd = A(cfg.weight_decay), decay = A(1 - cfg.lr * cfg.weight_decay);
-      const A w1 = A(1 - cfg.beta1), beta2 = A(cfg.beta2), w2 = A(1 - cfg.beta2);
-      const A bc2 = A(bias_correction2_sqrt), eps = A(cfg.eps), neg_step = A(-step_size);
-      for (int64_t j = b; j < e; ++j) {
-        A d = cfg.maximize ? -A(g[j]) : A(g[j]);
-        A pj = A(p[j]);
-        if (cfg.weight_decay != 0) {
-          if (cfg.decoupled) pj = A(T(pj * decay));
-          else d = std::fma(pj, wd, d);
+    with_flags([&](auto coupled_wd, auto decoupled_wd, auto amsgrad) {
+      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+        using T = decltype(tag);
+        using A = acc_t<T>;
+        T* __restrict p = ops.ptr<T>(0);
+        const T* __restrict g = ops.ptr<T>(1);
+        T* __restrict m = ops.ptr<T>(2);
+        T* __restrict v = ops.ptr<T>(3);
+        T* __restrict vmax = amsgrad ? ops.ptr<T>(4) : nullptr;
+        const A s = A(sgn), wd = A(cfg.weight_decay), decay = A(1 - cfg.lr * cfg.weight_decay);
+        const A w1 = A(1 - cfg.beta1), beta2 = A(cfg.beta2), w2 = A(1 - cfg.beta2);
+        const A bc2 = A(bias_correction2_sqrt), eps = A(cfg.eps), neg_step = A(-step_size);
+        for (int64_t j = b; j < e; ++j) {
+          A d = s * A(g[j]);
+          A pj = A(p[j]);
+          if constexpr (decltype(decoupled_wd)::value) pj = A(T(pj * decay));
+          if constexpr (decltype(coupled_wd)::value) d = std::fma(pj, wd, d);
+          const A mj = A(T(lerp(A(m[j]), d, w1)));
+          A vj = A(T(std::fma(w2 * d, d, A(T(A(v[j]) * beta2)))));
+          m[j] = T(mj);
+          v[j] = T(vj);
+          if constexpr (decltype(amsgrad)::value) {
+            const A old = A(vmax[j]);
+            vj = ((old < vj) | (vj != vj)) ? vj : old;  // torch.maximum propagates NaN
+            vmax[j] = T(vj);
+          }
+          const A denom = A(T(A(T(std::sqrt(vj))) / bc2)) + eps;
+          p[j] = T(pj + (neg_step * mj) / A(T(denom)));
         }
-        const T mj = T(lerp(A(m[j]), d, w1));
-        const T vj = T(std::fma(w2 * d, d, A(T(A(v[j]) * beta2))));
-        m[j] = mj;
-        v[j] = vj;
-        A second = A(vj);
-        if (cfg.amsgrad) {
-          const T mx = std::max(vmax[j], vj, [](T x, T y) { return A(x) < A(y); });
-          vmax[j] = mx;
-          second = A(mx);
-        }
-        const A denom = A(T(std::sqrt(second) / bc2)) + eps;
-        p[j] = T(pj + (neg_step * A(mj)) / A(T(denom)));
-      }
-    });
+      });
+    }, has_wd && !cfg.decoupled, has_wd && cfg.decoupled, cfg.amsgrad);
     ops.finish();
   }
 }
@@ -217,6 +246,7 @@ void rmsprop_step(const std::vector<Tensor>& params, const std::vector<Tensor>& 
   check_sizes("rmsprop", params.size(), {grads.size(), square_avgs.size(), steps.size()});
   if (cfg.centered) check_sizes("rmsprop", params.size(), {grad_avgs.size()});
   if (use_momentum) check_sizes("rmsprop", params.size(), {momentum_buffers.size()});
+  const double sgn = cfg.maximize ? -1.0 : 1.0;
   for (size_t i = 0; i < params.size(); ++i) {
     // Slots after the grad: square_avg, then grad_avg if centered, then the buffer if momentum.
     Operands ops = cfg.centered && use_momentum
@@ -227,39 +257,41 @@ void rmsprop_step(const std::vector<Tensor>& params, const std::vector<Tensor>& 
                        ? Operands("rmsprop", params[i], grads[i], {&square_avgs[i], &momentum_buffers[i]})
                        : Operands("rmsprop", params[i], grads[i], {&square_avgs[i]});
     increment_step(steps[i]);
-    ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-      using T = decltype(tag);
-      using A = acc_t<T>;
-      T* p = ops.ptr<T>(0);
-      const T* g = ops.ptr<T>(1);
-      T* sq = ops.ptr<T>(2);
-      T* ga = cfg.centered ? ops.ptr<T>(3) : nullptr;
-      T* buf = use_momentum ? ops.ptr<T>(cfg.centered ? 4 : 3) : nullptr;
-      const A wd = A(cfg.weight_decay), alpha = A(cfg.alpha), w = A(1 - cfg.alpha);
-      const A eps = A(cfg.eps), mom = A(cfg.momentum), neg_lr = A(-cfg.lr);
-      for (int64_t j = b; j < e; ++j) {
-        A d = cfg.maximize ? -A(g[j]) : A(g[j]);
-        if (cfg.weight_decay != 0) d = std::fma(A(p[j]), wd, d);
-        const T sqj = T(std::fma(w * d, d, A(T(A(sq[j]) * alpha))));
-        sq[j] = sqj;
-        A avg;
-        if (cfg.centered) {
-          const T gaj = T(lerp(A(ga[j]), d, w));
-          ga[j] = gaj;
-          avg = std::sqrt(A(T(std::fma(-A(gaj), A(gaj), A(sqj)))));
-        } else {
-          avg = std::sqrt(A(sqj));
+    with_flags([&](auto has_wd, auto centered, auto has_mom) {
+      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+        using T = decltype(tag);
+        using A = acc_t<T>;
+        T* __restrict p = ops.ptr<T>(0);
+        const T* __restrict g = ops.ptr<T>(1);
+        T* __restrict sq = ops.ptr<T>(2);
+        T* __restrict ga = centered ? ops.ptr<T>(3) : nullptr;
+        T* __restrict buf = has_mom ? ops.ptr<T>(centered ? 4 : 3) : nullptr;
+        const A s = A(sgn), wd = A(cfg.weight_decay), alpha = A(cfg.alpha), w = A(1 - cfg.alpha);
+        const A eps = A(cfg.eps), mom = A(cfg.momentum), neg_lr = A(-cfg.lr);
+        for (int64_t j = b; j < e; ++j) {
+          A d = s * A(g[j]);
+          if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
+          const A sqj = A(T(std::fma(w * d, d, A(T(A(sq[j]) * alpha)))));
+          sq[j] = T(sqj);
+          A avg;
+          if constexpr (decltype(centered)::value) {
+            const A gaj = A(T(lerp(A(ga[j]), d, w)));
+            ga[j] = T(gaj);
+            avg = A(T(std::sqrt(A(T(std::fma(-gaj, gaj, sqj))))));
+          } else {
+            avg = A(T(std::sqrt(sqj)));
+          }
+          avg = A(T(avg + eps));
+          if constexpr (decltype(has_mom)::value) {
+            const A bj = A(T(A(T(A(buf[j]) * mom)) + d / avg));
+            buf[j] = T(bj);
+            p[j] = T(std::fma(bj, neg_lr, A(p[j])));
+          } else {
+            p[j] = T(A(p[j]) + (neg_lr * d) / avg);
+          }
         }
-        avg = A(T(A(T(avg)) + eps));
-        if (use_momentum) {
-          const T bj = T(A(T(A(buf[j]) * mom)) + d / avg);
-          buf[j] = bj;
-          p[j] = T(std::fma(A(bj), neg_lr, A(p[j])));
-        } else {
-          p[j] = T(A(p[j]) + (neg_lr * d) / avg);
-        }
-      }
-    });
+      });
+    }, cfg.weight_decay != 0, cfg.centered, use_momentum);
     ops.finish();
   }
 }
@@ -268,26 +300,29 @@ void adagrad_step(const std::vector<Tensor>& params, const std::vector<Tensor>& 
                   const std::vector<Tensor>& sums, const std::vector<Tensor>& steps,
                   const AdagradConfig& cfg) {
   check_sizes("adagrad", params.size(), {grads.size(), sums.size(), steps.size()});
+  const double sgn = cfg.maximize ? -1.0 : 1.0;
   for (size_t i = 0; i < params.size(); ++i) {
     Operands ops("adagrad", params[i], grads[i], {&sums[i]});
     const double step = increment_step(steps[i]);
     const double clr = cfg.lr / (1 + (step - 1) * cfg.lr_decay);
-    ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-      using T = decltype(tag);
-      using A = acc_t<T>;
-      T* p = ops.ptr<T>(0);
-      const T* g = ops.ptr<T>(1);
-      T* sum = ops.ptr<T>(2);
-      const A wd = A(cfg.weight_decay), eps = A(cfg.eps), neg_clr = A(-clr);
-      for (int64_t j = b; j < e; ++j) {
-        A d = cfg.maximize ? -A(g[j]) : A(g[j]);
-        if (cfg.weight_decay != 0) d = std::fma(A(p[j]), wd, d);
-        const T sj = T(std::fma(d, d, A(sum[j])));
-        sum[j] = sj;
-        const A std_j = A(T(std::sqrt(A(sj)))) + eps;
-        p[j] = T(A(p[j]) + (neg_clr * d) / A(T(std_j)));
-      }
-    });
+    with_flags([&](auto has_wd) {
+      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+        using T = decltype(tag);
+        using A = acc_t<T>;
+        T* __restrict p = ops.ptr<T>(0);
+        const T* __restrict g = ops.ptr<T>(1);
+        T* __restrict sum = ops.ptr<T>(2);
+        const A s = A(sgn), wd = A(cfg.weight_decay), eps = A(cfg.eps), neg_clr = A(-clr);
+        for (int64_t j = b; j < e; ++j) {
+          A d = s * A(g[j]);
+          if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
+          const A sj = A(T(std::fma(d, d, A(sum[j]))));
+          sum[j] = T(sj);
+          const A std_j = A(T(A(T(std::sqrt(sj))) + eps));
+          p[j] = T(A(p[j]) + (neg_clr * d) / std_j);
+        }
+      });
+    }, cfg.weight_decay != 0);
     ops.finish();
   }
 }
