@@ -60,6 +60,12 @@ CASES = {
     "onecycle": lambda m, o: m.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=STEPS),
     "onecycle_linear3": lambda m, o: m.OneCycleLR(o, max_lr=0.8, epochs=4, steps_per_epoch=10,
                                                   anneal_strategy="linear", three_phase=True),
+    "cyclic": lambda m, o: m.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=4,
+                                      step_size_down=6),
+    "cyclic_triangular2": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=5,
+                                                  mode="triangular2"),
+    "cyclic_exp_range": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=3, mode="exp_range",
+                                                gamma=0.97, cycle_momentum=False),
     "sequential": lambda m, o: m.SequentialLR(
         o, [m.LinearLR(o, start_factor=0.1, total_iters=5), m.ExponentialLR(o, gamma=0.9),
             m.CosineAnnealingLR(o, T_max=10)], milestones=[5, 20]),
@@ -75,10 +81,21 @@ def test_matches_torch(name):
     assert_same(run(ember, CASES[name]), run(torch, CASES[name]))
 
 
-def test_onecycle_adam_betas_match_torch():
+@pytest.mark.parametrize("name", ["onecycle", "cyclic"])
+def test_cycled_adam_betas_match_torch(name):
     torch = pytest.importorskip("torch")
-    make = lambda m, o: m.OneCycleLR(o, max_lr=0.01, total_steps=STEPS, pct_start=0.25)
+    make = {"onecycle": lambda m, o: m.OneCycleLR(o, max_lr=0.01, total_steps=STEPS,
+                                                   pct_start=0.25),
+            "cyclic": lambda m, o: m.CyclicLR(o, 0.001, 0.01, step_size_up=7)}[name]
     assert_same(run(ember, make, cls="Adam"), run(torch, make, cls="Adam"))
+
+
+def test_cyclic_hand_formula():
+    lrs = [r[0][0] for r in run(ember, CASES["cyclic"])]
+    for e, lr in enumerate(lrs):
+        x = e % 10
+        frac = x / 4 if x <= 4 else 1 - (x - 4) / 6
+        assert lr == pytest.approx(0.01 + 0.09 * frac)
 
 
 @pytest.mark.parametrize("kw", [

@@ -16,7 +16,8 @@ from .optimizer import Optimizer, _to_scalar
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR"]
+           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
+           "PolynomialLR"]
 
 _EPOCH_DEPRECATION = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -635,104 +636,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
-class OneCycleLR(LRScheduler):
-    """The 1cycle policy: warm up to max_lr, then anneal far below the initial lr."""
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
-                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
-                 last_epoch=-1):
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
-        elif epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError("Expected positive integer steps_per_epoch, but got "
-                                 f"{steps_per_epoch}")
-            self.total_steps = epochs * steps_per_epoch
-        else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        # Phases as (end_step, start_lr, end_lr, start_momentum, end_momentum) group keys.
-        warmup_end = float(pct_start * self.total_steps) - 1
-        if three_phase:
-            self._schedule_phases = [
-                self._phase(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                self._phase(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr",
-                            "base_momentum", "max_momentum"),
-                self._phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum",
-                            "max_momentum")]
-        else:
-            self._schedule_phases = [
-                self._phase(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                self._phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum",
-                            "max_momentum")]
-        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ("cos", "linear"):
-            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
-        self._anneal_func_type = anneal_strategy
-        max_lrs = _per_group("max_lr", optimizer, max_lr)
-        if last_epoch == -1:
-            for group, top in zip(optimizer.param_groups, max_lrs):
-                group["initial_lr"] = top / div_factor
-                group["max_lr"] = top
-                group["min_lr"] = group["initial_lr"] / final_div_factor
-        self.cycle_momentum = cycle_momentum
-        if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                                 "option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            max_moms = _per_group("max_momentum", optimizer, max_momentum)
-            base_moms = _per_group("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for top, base, group in zip(max_moms, base_moms, optimizer.param_groups):
-                    self._set_momentum(group, top)
-                    group["max_momentum"] = top
-                    group["base_momentum"] = base
-        super().__init__(optimizer, last_epoch)
-
-    @staticmethod
-    def _phase(end_step, start_lr, end_lr, start_momentum, end_momentum):
-        return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr,
-                "start_momentum": start_momentum, "end_momentum": end_momentum}
-
-    def _set_momentum(self, group, value):
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
-
-    def _anneal(self, start, end, pct):
-        if self._anneal_func_type == "cos":
-            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-        return (end - start) * pct + start
-
-    def get_lr(self):
-        """The lrs for the current step (also sets the cycled momentum or beta1)."""
-        self._warn_outside_step()
-        step = self.last_epoch
-        if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps "
-                             f"is {self.total_steps}")
-        lrs = []
-        last = len(self._schedule_phases) - 1
-        for group in self.optimizer.param_groups:
-            start_step = 0.0
-            for i, phase in enumerate(self._schedule_phases):
-                end_step = phase["end_step"]
-                if step <= end_step or i == last:
-                    pct = (step - start_step) / (end_step - start_step)
-                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
-                    if self.cycle_momentum:
-                        self._set_momentum(group, self._anneal(
-                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct))
-                    break
-                start_step = end_step
-        return lrs
+# The cyclical schedules live in their own module; they subclass LRScheduler defined above.
+from ._cyclic_lr import CyclicLR, OneCycleLR  # noqa: E402
