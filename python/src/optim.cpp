@@ -14,10 +14,12 @@ void bind_optim(nb::module_& optim) {
          double momentum, double dampening, double weight_decay, bool nesterov, bool maximize) {
         // None entries are buffers torch creates on this step; the updated list is returned.
         TensorVec bufs;
-        for (nb::handle h : momentum_buffers) bufs.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
+        for (nb::handle h : momentum_buffers)
+          bufs.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
         {
           nb::gil_scoped_release release;
-          od::sgd_step(params, grads, bufs, {lr, momentum, dampening, weight_decay, nesterov, maximize});
+          od::sgd_step(params, grads, bufs,
+                       {lr, momentum, dampening, weight_decay, nesterov, maximize});
         }
         nb::list out;
         for (const Tensor& b : bufs) out.append(b.defined() ? nb::cast(b) : nb::none());
@@ -35,7 +37,8 @@ void bind_optim(nb::module_& optim) {
          bool maximize, bool decoupled_weight_decay) {
         nb::gil_scoped_release release;
         od::adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
-                      {lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay});
+                      {lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
+                       decoupled_weight_decay});
       },
       nb::arg("params"), nb::arg("grads"), nb::arg("exp_avgs"), nb::arg("exp_avg_sqs"),
       nb::arg("max_exp_avg_sqs"), nb::arg("state_steps"), nb::arg("lr"), nb::arg("beta1"),

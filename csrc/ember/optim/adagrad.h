@@ -30,7 +30,8 @@ class Adagrad : public Optimizer {
  public:
   Adagrad(std::vector<OptimizerParamGroup> param_groups, AdagradOptions defaults = {});
   Adagrad(std::vector<Tensor> params, AdagradOptions defaults = {})
-      : Adagrad(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
+      : Adagrad(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))},
+                defaults) {}
   Tensor step(LossClosure closure = nullptr) override;
 };
 

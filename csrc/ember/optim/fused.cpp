@@ -56,12 +56,13 @@ void range_plain(const F& f, Tag tag, int64_t b, int64_t e) {
 class Operands {
  public:
   Operands(const char* op, const Tensor& param, const Tensor& grad,
-           std::initializer_list<const Tensor*> states)
+           const std::vector<const Tensor*>& states)
       : op_(op) {
     EMBER_CHECK(param.defined() && grad.defined(), "[", op, "] expected defined params and grads");
     EMBER_CHECK(grad.dtype() == param.dtype() && grad.sizes().equals(param.sizes()), "[", op,
-                "] expected grad of the param's dtype and shape; got param ", dtype_name(param.dtype()),
-                " ", param.sizes(), " and grad ", dtype_name(grad.dtype()), " ", grad.sizes());
+                "] expected grad of the param's dtype and shape; got param ",
+                dtype_name(param.dtype()), " ", param.sizes(), " and grad ",
+                dtype_name(grad.dtype()), " ", grad.sizes());
     add(param);
     work_.push_back(contiguous(grad));
     orig_.push_back(Tensor());
@@ -155,8 +156,9 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
   for (size_t i = 0; i < params.size(); ++i) {
     const bool first = use_momentum && !momentum_buffers[i].defined();
     if (first) momentum_buffers[i] = empty(params[i].sizes(), params[i].dtype());
-    Operands ops = use_momentum ? Operands("sgd", params[i], grads[i], {&momentum_buffers[i]})
-                                : Operands("sgd", params[i], grads[i], {});
+    std::vector<const Tensor*> states;
+    if (use_momentum) states.push_back(&momentum_buffers[i]);
+    Operands ops("sgd", params[i], grads[i], states);
     with_flags([&](auto has_wd, auto has_mom, auto is_first, auto nesterov) {
       ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
         using T = decltype(tag);
@@ -189,15 +191,15 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
                const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                const std::vector<Tensor>& max_exp_avg_sqs, const std::vector<Tensor>& steps,
                const AdamConfig& cfg) {
-  check_sizes("adam", params.size(), {grads.size(), exp_avgs.size(), exp_avg_sqs.size(), steps.size()});
+  check_sizes("adam", params.size(),
+              {grads.size(), exp_avgs.size(), exp_avg_sqs.size(), steps.size()});
   if (cfg.amsgrad) check_sizes("adam", params.size(), {max_exp_avg_sqs.size()});
   const double sgn = cfg.maximize ? -1.0 : 1.0;
   const bool has_wd = cfg.weight_decay != 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    Operands ops = cfg.amsgrad
-                       ? Operands("adam", params[i], grads[i],
-                                  {&exp_avgs[i], &exp_avg_sqs[i], &max_exp_avg_sqs[i]})
-                       : Operands("adam", params[i], grads[i], {&exp_avgs[i], &exp_avg_sqs[i]});
+    std::vector<const Tensor*> states{&exp_avgs[i], &exp_avg_sqs[i]};
+    if (cfg.amsgrad) states.push_back(&max_exp_avg_sqs[i]);
+    Operands ops("adam", params[i], grads[i], states);
     const double step = increment_step(steps[i]);
     const double bias_correction1 = 1 - std::pow(cfg.beta1, step);
     const double bias_correction2 = 1 - std::pow(cfg.beta2, step);
@@ -249,13 +251,10 @@ void rmsprop_step(const std::vector<Tensor>& params, const std::vector<Tensor>& 
   const double sgn = cfg.maximize ? -1.0 : 1.0;
   for (size_t i = 0; i < params.size(); ++i) {
     // Slots after the grad: square_avg, then grad_avg if centered, then the buffer if momentum.
-    Operands ops = cfg.centered && use_momentum
-                       ? Operands("rmsprop", params[i], grads[i],
-                                  {&square_avgs[i], &grad_avgs[i], &momentum_buffers[i]})
-                   : cfg.centered ? Operands("rmsprop", params[i], grads[i], {&square_avgs[i], &grad_avgs[i]})
-                   : use_momentum
-                       ? Operands("rmsprop", params[i], grads[i], {&square_avgs[i], &momentum_buffers[i]})
-                       : Operands("rmsprop", params[i], grads[i], {&square_avgs[i]});
+    std::vector<const Tensor*> states{&square_avgs[i]};
+    if (cfg.centered) states.push_back(&grad_avgs[i]);
+    if (use_momentum) states.push_back(&momentum_buffers[i]);
+    Operands ops("rmsprop", params[i], grads[i], states);
     increment_step(steps[i]);
     with_flags([&](auto has_wd, auto centered, auto has_mom) {
       ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {

@@ -94,16 +94,18 @@ class Optimizer {
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  /// Updates the parameters once; `closure` (run with grad enabled) recomputes and returns the loss.
+  /// Updates the parameters once; `closure` (run with grad enabled) returns the recomputed loss.
   virtual Tensor step(LossClosure closure = nullptr) = 0;
-  /// Adds a group; options it lacks are taken from the defaults. Raises if a param is already optimized.
+  /// Adds a group (without options it takes the defaults); a param may be in one group only.
   void add_param_group(const OptimizerParamGroup& param_group);
   /// Resets the gradients of all parameters (to undefined by default, like torch).
   void zero_grad(bool set_to_none = true);
 
   std::vector<OptimizerParamGroup>& param_groups() noexcept { return param_groups_; }
   const std::vector<OptimizerParamGroup>& param_groups() const noexcept { return param_groups_; }
-  std::unordered_map<void*, std::unique_ptr<OptimizerParamState>>& state() noexcept { return state_; }
+  std::unordered_map<void*, std::unique_ptr<OptimizerParamState>>& state() noexcept {
+    return state_;
+  }
   OptimizerOptions& defaults() noexcept { return *defaults_; }
   const OptimizerOptions& defaults() const noexcept { return *defaults_; }
   /// Number of parameters over all groups.

@@ -33,7 +33,8 @@ class RMSprop : public Optimizer {
  public:
   RMSprop(std::vector<OptimizerParamGroup> param_groups, RMSpropOptions defaults = {});
   RMSprop(std::vector<Tensor> params, RMSpropOptions defaults = {})
-      : RMSprop(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
+      : RMSprop(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))},
+                defaults) {}
   Tensor step(LossClosure closure = nullptr) override;
 };
 

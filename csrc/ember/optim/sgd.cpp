@@ -25,12 +25,14 @@ Tensor SGD::step(LossClosure closure) {
     std::vector<SGDParamState*> states;
     if (o.momentum() != 0) {
       for (const Tensor& p : params) {
-        states.push_back(&state_for<SGDParamState>(p, [] { return std::make_unique<SGDParamState>(); }));
+        states.push_back(
+            &state_for<SGDParamState>(p, [] { return std::make_unique<SGDParamState>(); }));
         buffers.push_back(states.back()->momentum_buffer());
       }
     }
     detail::sgd_step(params, grads, buffers,
-                     {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), o.maximize()});
+                     {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(),
+                      o.maximize()});
     for (size_t i = 0; i < states.size(); ++i) states[i]->momentum_buffer(buffers[i]);
   }
   return loss;

@@ -11,7 +11,8 @@ __all__ = ["Adam"]
 def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
     if isinstance(lr, ember.Tensor):
         if foreach and not capturable:
-            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
         if lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:

@@ -365,7 +365,8 @@ class CosineAnnealingLR(LRScheduler):
         groups = self.optimizer.param_groups
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             bump = (1 - math.cos(math.pi / self.T_max)) / 2
-            return [g["lr"] + (base - self.eta_min) * bump for base, g in zip(self.base_lrs, groups)]
+            return [g["lr"] + (base - self.eta_min) * bump
+                    for base, g in zip(self.base_lrs, groups)]
         ratio = ((1 + math.cos(math.pi * self.last_epoch / self.T_max))
                  / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)))
         return [ratio * (g["lr"] - self.eta_min) + self.eta_min for g in groups]
@@ -580,7 +581,7 @@ class ReduceLROnPlateau(LRScheduler):
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
-    """Cosine annealing restarted every T_i epochs, with T_i growing by T_mult after each restart."""
+    """Cosine annealing restarted every T_i epochs; T_i grows by T_mult at each restart."""
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
         if T_0 <= 0 or not isinstance(T_0, int):

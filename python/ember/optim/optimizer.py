@@ -104,7 +104,9 @@ def _hooked_step(step):
         finally:
             self._in_step = False
         self._opt_called = True
-        for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
+        post_hooks = chain(self._optimizer_step_post_hooks.values(),
+                           _global_step_post_hooks.values())
+        for hook in post_hooks:
             hook(self, args, kwargs)
         return out
 
@@ -270,7 +272,7 @@ class Optimizer:
         return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def state_dict(self):
-        """The optimizer state as {'state': {index: {...}}, 'param_groups': [{..., 'params': [index]}]}."""
+        """The state as {'state': {index: {...}}, 'param_groups': [{..., 'params': [index]}]}."""
         for hook in self._optimizer_state_dict_pre_hooks.values():
             hook(self)
         mapping = {}
