@@ -11,3 +11,8 @@
 #include "ember/serialize/serialize.h"
 #include "ember/data/idx.h"
 #include "ember/data/loader.h"
+#include "ember/optim/adagrad.h"
+#include "ember/optim/adam.h"
+#include "ember/optim/optimizer.h"
+#include "ember/optim/rmsprop.h"
+#include "ember/optim/sgd.h"

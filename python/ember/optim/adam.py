@@ -1,0 +1,101 @@
+"""torch.optim.Adam over the fused ember._C._optim.adam kernel."""
+
+import ember
+from ember import _C
+
+from .optimizer import Optimizer, _get_scalar_dtype, _to_scalar
+
+__all__ = ["Adam"]
+
+
+def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
+    if isinstance(lr, ember.Tensor):
+        if foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    both_float = isinstance(betas[0], float) and isinstance(betas[1], float)
+    both_tensor = isinstance(betas[0], ember.Tensor) and isinstance(betas[1], ember.Tensor)
+    if not (both_float or both_tensor):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, beta in enumerate(betas):
+        if isinstance(beta, ember.Tensor):
+            if not capturable and foreach:
+                raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False "
+                                 "and foreach=True")
+            if beta.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), with AMSGrad and optionally decoupled (AdamW) weight decay."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable)
+        betas = tuple(map(_to_scalar, betas))
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], ember.Tensor):
+                    p_state["step"] = ember.tensor(float(p_state["step"]),
+                                                   dtype=_get_scalar_dtype())
+
+    def step(self, closure=None):
+        """Performs one Adam step; `closure` re-evaluates the model and returns the loss."""
+        loss = self._call_closure(closure)
+        for group in self.param_groups:
+            params, grads = self._params_with_grad(group)
+            if not params:
+                continue
+            amsgrad = group["amsgrad"]
+            states = []
+            for p in params:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
+                    state["exp_avg"] = ember.zeros_like(p)
+                    state["exp_avg_sq"] = ember.zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = ember.zeros_like(p)
+                states.append(state)
+            beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+            _C._optim.adam(
+                params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                [s["max_exp_avg_sq"] for s in states] if amsgrad else [],
+                [s["step"] for s in states], _to_scalar(group["lr"]), beta1, beta2,
+                _to_scalar(group["eps"]), _to_scalar(group["weight_decay"]), amsgrad,
+                group["maximize"], group["decoupled_weight_decay"])
+        return loss

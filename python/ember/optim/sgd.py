@@ -1,0 +1,62 @@
+"""torch.optim.SGD over the fused ember._C._optim.sgd kernel."""
+
+from ember import _C
+
+from .optimizer import Optimizer, _to_scalar
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum, Nesterov and weight decay."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if hasattr(lr, "numel") and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    def step(self, closure=None):
+        """Performs one SGD step; `closure` re-evaluates the model and returns the loss."""
+        loss = self._call_closure(closure)
+        for group in self.param_groups:
+            params, grads = self._params_with_grad(group)
+            if not params:
+                continue
+            momentum = _to_scalar(group["momentum"])
+            buffers = ([self.state[p].get("momentum_buffer") for p in params]
+                       if momentum != 0 else [])
+            buffers = _C._optim.sgd(params, grads, buffers, _to_scalar(group["lr"]), momentum,
+                                    _to_scalar(group["dampening"]),
+                                    _to_scalar(group["weight_decay"]), group["nesterov"],
+                                    group["maximize"])
+            if momentum != 0:
+                for p, buf in zip(params, buffers):
+                    self.state[p]["momentum_buffer"] = buf
+        return loss
