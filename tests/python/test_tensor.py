@@ -1006,3 +1006,11 @@ def test_equality_and_allclose_helpers():
     # tensors hash by identity, so they can be dict keys / set members
     assert {a: 1}[a] == 1
     assert len({a, ember.tensor([1.0, 2.0])}) == 2
+
+
+def test_python_float_keeps_double_precision():
+    a = ember.tensor([0.1, 1 / 3], dtype=ember.float64)
+    expected = np.array([0.1, 1 / 3]) * 0.01
+    assert (a * 0.01).numpy().tolist() == expected.tolist()
+    assert (a * 0.01).dtype == ember.float64
+    assert (ember.tensor([1, 2]) * 2.5).dtype == ember.float32  # still the default dtype

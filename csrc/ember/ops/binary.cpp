@@ -13,7 +13,10 @@ using autograd::variable_list;
 // A Python number becomes a 0-d tensor flagged is_wrapped_number. Promotion ranks operands in
 // three tiers — tensors with dims, 0-d tensors, wrapped numbers — and a lower tier only matters
 // when it is of a higher kind (bool < integer < floating), as in PyTorch's result_type.
-Tensor wrap_scalar(const Scalar& s) { return scalar_tensor(s, s.dtype(), true); }
+// Python floats are held in double precision; result_type still gives them the default dtype.
+Tensor wrap_scalar(const Scalar& s) {
+  return scalar_tensor(s, s.is_integral(true) ? s.dtype() : kDouble, true);
+}
 
 namespace {
 int kind_of(ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; }
