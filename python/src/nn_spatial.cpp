@@ -80,11 +80,11 @@ void bind_nn_spatial(nb::module_& nn) {
   }, "Columns summed back into an image (F.fold).");
   nn.def("upsample_nearest", [](const Tensor& x, Ints size, std::vector<std::optional<double>> sc,
                                 bool exact) { return upsample_nearest(x, size, sc, exact); },
-         "Nearest or nearest-exact resize of the trailing 1 or 2 dims.");
+         "Nearest or nearest-exact resize of the trailing 1 to 3 dims.");
   nn.def("upsample_linear", [](const Tensor& x, Ints size, bool align,
                                std::vector<std::optional<double>> sc) {
     return upsample_linear(x, size, align, sc);
-  }, "Linear or bilinear resize of the trailing 1 or 2 dims.");
+  }, "Linear, bilinear or trilinear resize of the trailing 1 to 3 dims.");
   nn.def("embedding", [](const Tensor& w, const Tensor& idx, int64_t pad, bool freq, bool sparse) {
     return embedding(w, idx, pad, freq, sparse);
   }, "Rows of weight picked by indices.");

@@ -53,8 +53,10 @@ Windows adaptive(int64_t in, int64_t out) {
   return w;
 }
 
+// Accumulators: float for 16-bit floats, int64 for integers (means truncate like PyTorch's).
 template <class T>
-using acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using acc = std::conditional_t<std::is_integral_v<T>, int64_t,
+                               std::conditional_t<std::is_same_v<T, double>, double, float>>;
 
 // Max over each window; the index is the flat (h * W + w) position; ties keep the first.
 std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, const Windows& ww) {
@@ -64,7 +66,7 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
   Tensor out = empty({N, C, OH, OW}, x.dtype(), x.device());
   Tensor idx = empty({N, C, OH, OW}, kLong, x.device());
   if (out.numel() == 0) return {out, idx};
-  dispatch<kFloatTypes>(x.dtype(), "max_pool2d", [&](auto tag) {
+  dispatch<kNumericTypes>(x.dtype(), "max_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc<T>;
     const T* px = x.data_ptr<T>();
@@ -77,14 +79,16 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
         int64_t* oi = pi + c * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
           for (int64_t ow = 0; ow < OW; ++ow) {
-            A best = -std::numeric_limits<A>::infinity();
+            A best = std::numeric_limits<A>::lowest();
             int64_t arg = -1;
             for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
               const int64_t h = wh.taps[size_t(a)];
               for (int64_t b = ww.first[size_t(ow)]; b < ww.first[size_t(ow + 1)]; ++b) {
                 const int64_t pos = h * W + ww.taps[size_t(b)];
                 const A v = A(plane[pos]);
-                if (arg < 0 || v > best || std::isnan(v)) {  // as PyTorch: the last NaN wins
+                bool nan = false;
+                if constexpr (!std::is_integral_v<T>) nan = std::isnan(v);
+                if (arg < 0 || v > best || nan) {  // as PyTorch: the last NaN wins
                   best = v;
                   arg = pos;
                 }
@@ -108,7 +112,7 @@ Tensor avg_pool(const Tensor& input, const Windows& wh, const Windows& ww, bool 
   const int64_t OH = wh.size(), OW = ww.size();
   Tensor out = empty({N, C, OH, OW}, x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  dispatch<kFloatTypes>(x.dtype(), "avg_pool2d", [&](auto tag) {
+  dispatch<kNumericTypes>(x.dtype(), "avg_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc<T>;
     const T* px = x.data_ptr<T>();

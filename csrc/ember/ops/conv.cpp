@@ -41,14 +41,14 @@ DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op
   return out;
 }
 
-// Runs a float32/float64 computation on half inputs by widening to float32 and back.
+// The kernels run in float32/float64: 16-bit floats widen to float32 and integers to float64
+// (exact while sums stay below 2^53), and the result converts back.
 template <class F>
 Tensor in_wide_dtype(const Tensor& input, const char* kernel, F&& f) {
   ScalarType t = input.dtype();
-  EMBER_CHECK(is_floating_point(t), "\"", kernel, "\" not implemented for '",
-              scalar_type_name(t), "'");
+  EMBER_CHECK(t != kBool, "\"", kernel, "\" not implemented for '", scalar_type_name(t), "'");
   if (t == kFloat || t == kDouble) return f(t);
-  return to_dtype(f(kFloat), t);
+  return to_dtype(f(is_floating_point(t) ? kFloat : kDouble), t);
 }
 
 struct Conv2dArgs {
@@ -212,8 +212,7 @@ Tensor conv_nd_mode(const Tensor& input, const Tensor& weight, const std::option
                     int64_t groups, int64_t nd, const char* op) {
   if (padding == "valid")
     return conv_nd(input, weight, bias, stride, {0}, dilation, groups, nd, op);
-  EMBER_CHECK_VALUE(padding == "same", "Invalid padding string '", padding,
-                    "', should be one of {'valid', 'same'}");
+  EMBER_CHECK(padding == "same", "Invalid padding string: '", padding, "'");
   for (int64_t s : stride)
     EMBER_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
   EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,

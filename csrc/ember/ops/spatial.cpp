@@ -177,7 +177,7 @@ std::optional<double> scale_at(ArrayRef<std::optional<double>> scales, size_t i)
 
 void check_resize(const Tensor& input, IntArrayRef output_size, const char* op) {
   const int64_t nd = int64_t(output_size.size());
-  EMBER_CHECK(nd == 1 || nd == 2, "[", op, "] expected 1 or 2 output sizes; got ", output_size);
+  EMBER_CHECK(nd >= 1 && nd <= 3, "[", op, "] expected 1 to 3 output sizes; got ", output_size);
   EMBER_CHECK(input.dim() == nd + 2, "[", op, "] expected a ", nd + 2, "-D input for ", nd,
               " output sizes; got input of size ", input.sizes());
   for (size_t i = 0; i < output_size.size(); ++i) {
@@ -330,7 +330,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices,
                      int64_t padding_idx) {
   EMBER_CHECK_VALUE(mode == "sum" || mode == "mean" || mode == "max", "mode has to be one of ",
                     "sum, mean or max; got ", mode);
-  EMBER_CHECK_VALUE(!per_sample_weights || mode == "sum",
+  EMBER_CHECK_KIND(!per_sample_weights || mode == "sum", ErrorKind::NotImplemented,
                     "embedding_bag: per_sample_weights was not None. per_sample_weights is only ",
                     "supported for mode='sum' (got mode='", mode, "'). Please open a feature ",
                     "request on GitHub.");

@@ -18,12 +18,12 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
 /// Sums columns (N, C * kH * kW, L) or (C * kH * kW, L) back into an image of `output_size`.
 Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size,
               IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride);
-/// Nearest-neighbour resize of the trailing 1 or 2 dims to `output_size`; `scales` (one per dim,
+/// Nearest-neighbour resize of the trailing 1 to 3 dims to `output_size`; `scales` (one per dim,
 /// optional) replace in/out as the source step, as when interpolate gets a scale_factor.
 /// `exact` selects "nearest-exact" (pixel centres) over "nearest".
 Tensor upsample_nearest(const Tensor& input, IntArrayRef output_size,
                         ArrayRef<std::optional<double>> scales = {}, bool exact = false);
-/// Linear (1 trailing dim) or bilinear (2 trailing dims) resize to `output_size`.
+/// Linear, bilinear or trilinear (1 to 3 trailing dims) resize to `output_size`.
 Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_corners,
                        ArrayRef<std::optional<double>> scales = {});
 /// Rows of `weight` picked by `indices`; no gradient reaches row `padding_idx` (-1: none).

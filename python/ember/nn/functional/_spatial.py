@@ -165,11 +165,14 @@ _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resizes the trailing spatial dims by 'nearest', 'nearest-exact', 'linear', 'bilinear' or
-    'area', to `size` or by `scale_factor`."""
+    """Resizes the trailing spatial dims by 'nearest', 'nearest-exact', 'linear', 'bilinear',
+    'trilinear' or 'area', to `size` or by `scale_factor`."""
     dim = input.dim() - 2
-    if dim < 1:
-        raise ValueError(f"interpolate expects an input with at least 3 dims; got {input.dim()}")
+    if dim < 1 or dim > 3:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
+            f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+            f"(got {mode})")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -207,8 +210,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         raise NotImplementedError("ember: interpolate(antialias=True) is not supported")
     if mode in ("nearest", "nearest-exact"):
-        if dim > 2:
-            raise NotImplementedError(f"ember: {mode} interpolation of {input.dim()}D input")
         return _nn.upsample_nearest(input, output_size, scales, mode == "nearest-exact")
     if mode == "area":
         pool = adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d
@@ -220,8 +221,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if dim != need:
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                       f"{need + 2}D input")
-        if mode != "linear" and mode != "bilinear":
-            raise NotImplementedError(f"ember: {mode} interpolation is not supported")
+        if mode == "bicubic":
+            raise NotImplementedError("ember: bicubic interpolation is not supported")
         return _nn.upsample_linear(input, output_size, align_corners, scales)
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
