@@ -308,6 +308,17 @@ def test_pool_gradcheck():
     assert gradcheck(lambda x: F.adaptive_max_pool1d(x, 3), (x1,))
 
 
+def test_pool_noncontiguous_and_zero_batch():
+    x = rand(2, 3, 6, 8)
+    xt = E(x).transpose(2, 3)  # (2, 3, 8, 6) non-contiguous
+    xs = np.ascontiguousarray(x.transpose(0, 1, 3, 2))
+    np.testing.assert_allclose(F.max_pool2d(xt, 2).numpy(), xs.reshape(2, 3, 4, 2, 3, 2).max(axis=(3, 5)))
+    np.testing.assert_allclose(F.avg_pool2d(xt, 2).numpy(), xs.reshape(2, 3, 4, 2, 3, 2).mean(axis=(3, 5)))
+    np.testing.assert_allclose(F.adaptive_avg_pool2d(xt, 1).numpy(), xs.mean(axis=(2, 3), keepdims=True))
+    assert tuple(F.max_pool2d(ember.zeros(0, 3, 4, 4), 2).shape) == (0, 3, 2, 2)
+    assert tuple(F.avg_pool2d(ember.zeros(0, 3, 4, 4), 2).shape) == (0, 3, 2, 2)
+
+
 def test_pool_errors():
     x = ember.zeros(1, 1, 4, 4)
     with pytest.raises(RuntimeError):

@@ -293,16 +293,18 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
 }
-Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-              IntArrayRef stride, std::string_view padding, IntArrayRef dilation, int64_t groups) {
+Tensor conv1d_padding_mode(const Tensor& input, const Tensor& weight,
+                           const std::optional<Tensor>& bias, IntArrayRef stride,
+                           std::string_view padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd_mode(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
 }
-Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-              IntArrayRef stride, std::string_view padding, IntArrayRef dilation, int64_t groups) {
+Tensor conv2d_padding_mode(const Tensor& input, const Tensor& weight,
+                           const std::optional<Tensor>& bias, IntArrayRef stride,
+                           std::string_view padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd_mode(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
 }
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
