@@ -11,14 +11,17 @@ import numpy as np
 import ember
 
 
-def best_time(fn, repeat):
-    fn()  # warm-up (allocations, thread pools)
-    times = []
+def best_times(fns, repeat):
+    """Best wall time of each function; runs alternate so load changes hit both sides alike."""
+    for fn in fns:
+        fn()  # warm-up (allocations, thread pools)
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
 
 
 def conv_case(lib, x, w, b):
@@ -70,8 +73,7 @@ def main():
     print(f"threads={args.threads}, best of {args.repeat}")
     print(f"{'case':45s} {'ember ms':>9s} {'torch ms':>9s} {'ratio':>6s}")
     for name, make in cases:
-        te = best_time(make(ember), args.repeat) * 1e3
-        tt = best_time(make(torch), args.repeat) * 1e3
+        te, tt = (t * 1e3 for t in best_times([make(ember), make(torch)], args.repeat))
         print(f"{name:45s} {te:9.2f} {tt:9.2f} {te / tt:6.2f}")
 
 
