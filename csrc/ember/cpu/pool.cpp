@@ -1,0 +1,267 @@
+// CPU pooling over (N, C, H, W) planes, one plane per task. Every pooling window is described
+// per dim by its valid input taps (Note [Pool windows]), so one max loop and one mean loop serve
+// the fixed and the adaptive forms.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ember/core/parallel.h"
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+namespace {
+
+// Note [Pool windows]
+// Along one dim, output o reads the input positions taps[first[o] .. first[o + 1]) (already
+// clipped to the input) and, for means, divides by span[o] (the window length counting padding)
+// or by the number of taps, as count_include_pad asks. A 2-d window is the product of its
+// row and column windows.
+struct Windows {
+  std::vector<int64_t> taps, first{0}, span;
+  int64_t size() const { return int64_t(first.size()) - 1; }
+  void add(int64_t start, int64_t count, int64_t step, int64_t in, int64_t padded_len) {
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t i = start + j * step;
+      if (i >= 0 && i < in) taps.push_back(i);
+    }
+    first.push_back(int64_t(taps.size()));
+    span.push_back(padded_len);
+  }
+  int64_t count(int64_t o) const { return first[size_t(o + 1)] - first[size_t(o)]; }
+};
+
+// Sliding windows: output o starts at o * s - p; a mean's padded span stops at in + p.
+Windows sliding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d) {
+  Windows w;
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = o * s - p;
+    w.add(start, k, d, in, std::min(start + k, in + p) - start);
+  }
+  return w;
+}
+
+// Adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)).
+Windows adaptive(int64_t in, int64_t out) {
+  Windows w;
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = o * in / out, end = ((o + 1) * in + out - 1) / out;
+    w.add(start, end - start, 1, in, end - start);
+  }
+  return w;
+}
+
+// Accumulators: float for 16-bit floats, int64 for integers (means truncate like PyTorch's).
+template <class T>
+using acc = std::conditional_t<std::is_integral_v<T>, int64_t,
+                               std::conditional_t<std::is_same_v<T, double>, double, float>>;
+
+// Max over each window; the index is the flat (h * W + w) position; ties keep the first.
+std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, const Windows& ww) {
+  Tensor x = contiguous(input);
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t OH = wh.size(), OW = ww.size();
+  Tensor out = empty({N, C, OH, OW}, x.dtype(), x.device());
+  Tensor idx = empty({N, C, OH, OW}, kLong, x.device());
+  if (out.numel() == 0) return {out, idx};
+  dispatch<kNumericTypes>(x.dtype(), "max_pool2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc<T>;
+    const T* px = x.data_ptr<T>();
+    T* po = out.data_ptr<T>();
+    int64_t* pi = idx.data_ptr<int64_t>();
+    parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const T* plane = px + c * H * W;
+        T* o = po + c * OH * OW;
+        int64_t* oi = pi + c * OH * OW;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            A best = std::numeric_limits<A>::lowest();
+            int64_t arg = -1;
+            for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
+              const int64_t h = wh.taps[size_t(a)];
+              for (int64_t b = ww.first[size_t(ow)]; b < ww.first[size_t(ow + 1)]; ++b) {
+                const int64_t pos = h * W + ww.taps[size_t(b)];
+                const A v = A(plane[pos]);
+                bool nan = false;
+                if constexpr (!std::is_integral_v<T>) nan = std::isnan(v);
+                if (arg < 0 || v > best || nan) {  // as PyTorch: the last NaN wins
+                  best = v;
+                  arg = pos;
+                }
+              }
+            }
+            o[oh * OW + ow] = T(best);
+            oi[oh * OW + ow] = arg;
+          }
+        }
+      }
+    });
+  });
+  return {out, idx};
+}
+
+// Mean over each window, divided as Note [Pool windows] says (or by divisor_override).
+Tensor avg_pool(const Tensor& input, const Windows& wh, const Windows& ww, bool count_pad,
+                std::optional<int64_t> divisor) {
+  Tensor x = contiguous(input);
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t OH = wh.size(), OW = ww.size();
+  Tensor out = empty({N, C, OH, OW}, x.dtype(), x.device());
+  if (out.numel() == 0) return out;
+  dispatch<kNumericTypes>(x.dtype(), "avg_pool2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc<T>;
+    const T* px = x.data_ptr<T>();
+    T* po = out.data_ptr<T>();
+    parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const T* plane = px + c * H * W;
+        T* o = po + c * OH * OW;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            A s = 0;
+            for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
+              const T* row = plane + wh.taps[size_t(a)] * W;
+              for (int64_t b = ww.first[size_t(ow)]; b < ww.first[size_t(ow + 1)]; ++b)
+                s += A(row[ww.taps[size_t(b)]]);
+            }
+            int64_t div = divisor ? *divisor
+                          : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
+                                      : wh.count(oh) * ww.count(ow);
+            o[oh * OW + ow] = T(s / A(div));
+          }
+        }
+      }
+    });
+  });
+  return out;
+}
+
+// The adjoint of avg_pool: each output gradient spread evenly over its window.
+Tensor avg_pool_backward(const Tensor& grad, IntArrayRef input_size, const Windows& wh,
+                         const Windows& ww, bool count_pad, std::optional<int64_t> divisor) {
+  Tensor g = contiguous(grad);
+  const int64_t H = input_size[2], W = input_size[3], OH = wh.size(), OW = ww.size();
+  Tensor gi = zeros(input_size, TensorOptions(g.dtype()));
+  if (gi.numel() == 0 || g.numel() == 0) return gi;
+  dispatch<kFloatTypes>(g.dtype(), "avg_pool2d_backward", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc<T>;
+    const T* pg = g.data_ptr<T>();
+    T* pi = gi.data_ptr<T>();
+    parallel_for(0, input_size[0] * input_size[1], std::max<int64_t>(1, kGrainSize / (H * W * 4)),
+                 [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const T* go = pg + c * OH * OW;
+        T* plane = pi + c * H * W;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int64_t div = divisor ? *divisor
+                          : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
+                                      : wh.count(oh) * ww.count(ow);
+            const A v = A(go[oh * OW + ow]) / A(div);
+            for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
+              T* row = plane + wh.taps[size_t(a)] * W;
+              for (int64_t b = ww.first[size_t(ow)]; b < ww.first[size_t(ow + 1)]; ++b) {
+                T& dst = row[ww.taps[size_t(b)]];
+                dst = T(A(dst) + v);
+              }
+            }
+          }
+        }
+      }
+    });
+  });
+  return gi;
+}
+
+// Output size of a sliding pool along one dim (PyTorch's pooling_output_shape).
+int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+Windows sliding_dim(const Tensor& x, size_t i, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                    IntArrayRef d, bool ceil_mode) {
+  const int64_t in = x.size(int64_t(i) + 2);
+  return sliding(in, pooled(in, k[i], s[i], p[i], d[i], ceil_mode), k[i], s[i], p[i], d[i]);
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_kernel(const Tensor& input, IntArrayRef k, IntArrayRef s,
+                                             IntArrayRef p, IntArrayRef d, bool ceil_mode) {
+  return max_pool(input, sliding_dim(input, 0, k, s, p, d, ceil_mode),
+                  sliding_dim(input, 1, k, s, p, d, ceil_mode));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_kernel(const Tensor& input, IntArrayRef size) {
+  return max_pool(input, adaptive(input.size(2), size[0]), adaptive(input.size(3), size[1]));
+}
+
+// Sums each output gradient into the input position its maximum came from.
+Tensor max_pool2d_backward_kernel(const Tensor& grad, const Tensor& indices,
+                                  IntArrayRef input_size) {
+  Tensor g = contiguous(grad), idx = contiguous(indices);
+  Tensor gi = zeros(input_size, TensorOptions(g.dtype()));
+  const int64_t planes = input_size[0] * input_size[1], HW = input_size[2] * input_size[3];
+  const int64_t L = planes ? g.numel() / planes : 0;
+  if (gi.numel() == 0 || L == 0) return gi;
+  dispatch<kFloatTypes>(g.dtype(), "max_pool2d_backward", [&](auto tag) {
+    using T = decltype(tag);
+    const T* pg = g.data_ptr<T>();
+    const int64_t* px = idx.data_ptr<int64_t>();
+    T* pi = gi.data_ptr<T>();
+    parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / (L * 4)), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t j = 0; j < L; ++j) {
+          T& dst = pi[c * HW + px[c * L + j]];
+          dst = T(acc<T>(dst) + acc<T>(pg[c * L + j]));
+        }
+    });
+  });
+  return gi;
+}
+
+Tensor avg_pool2d_kernel(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                         bool ceil_mode, bool count_pad, std::optional<int64_t> divisor) {
+  const DimVector one{1, 1};
+  return avg_pool(input, sliding_dim(input, 0, k, s, p, one, ceil_mode),
+                  sliding_dim(input, 1, k, s, p, one, ceil_mode), count_pad, divisor);
+}
+
+Tensor avg_pool2d_backward_kernel(const Tensor& grad, IntArrayRef input_size, IntArrayRef k,
+                                  IntArrayRef s, IntArrayRef p, bool ceil_mode, bool count_pad,
+                                  std::optional<int64_t> divisor) {
+  auto dim = [&](size_t i) {
+    const int64_t in = input_size[i + 2];
+    return sliding(in, pooled(in, k[i], s[i], p[i], 1, ceil_mode), k[i], s[i], p[i], 1);
+  };
+  return avg_pool_backward(grad, input_size, dim(0), dim(1), count_pad, divisor);
+}
+
+Tensor adaptive_avg_pool2d_kernel(const Tensor& input, IntArrayRef size) {
+  return avg_pool(input, adaptive(input.size(2), size[0]), adaptive(input.size(3), size[1]), false,
+                  std::nullopt);
+}
+
+Tensor adaptive_avg_pool2d_backward_kernel(const Tensor& grad, IntArrayRef input_size) {
+  return avg_pool_backward(grad, input_size, adaptive(input_size[2], grad.size(2)),
+                           adaptive(input_size[3], grad.size(3)), false, std::nullopt);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL("max_pool2d_with_indices", CPU, max_pool2d_kernel);
+EMBER_REGISTER_KERNEL("adaptive_max_pool2d", CPU, adaptive_max_pool2d_kernel);
+EMBER_REGISTER_KERNEL("max_pool2d_backward", CPU, max_pool2d_backward_kernel);
+EMBER_REGISTER_KERNEL("avg_pool2d", CPU, avg_pool2d_kernel);
+EMBER_REGISTER_KERNEL("avg_pool2d_backward", CPU, avg_pool2d_backward_kernel);
+EMBER_REGISTER_KERNEL("adaptive_avg_pool2d", CPU, adaptive_avg_pool2d_kernel);
+EMBER_REGISTER_KERNEL("adaptive_avg_pool2d_backward", CPU, adaptive_avg_pool2d_backward_kernel);
+
+}  // namespace ember::cpu

@@ -1,0 +1,325 @@
+// Convolutions: argument checks, shape rules and derivatives. conv1d is conv2d over a height of 1;
+// the forward and backward kernels are in cpu/conv.cpp; transposed convolutions are composites
+// (GEMM + col2im), so they and the create_graph backward need no derivative of their own.
+#include "ember/ops/conv.h"
+
+#include "ember/autograd/node.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+namespace {
+
+using ConvOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                                    IntArrayRef, IntArrayRef, IntArrayRef, int64_t)>;
+using ConvBackwardOp = TypedOperator<std::tuple<Tensor, Tensor, Tensor>(
+    const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t,
+    std::array<bool, 3>)>;
+
+const ConvOp& conv_op() {
+  static const ConvOp op("conv2d_forward");
+  return op;
+}
+const ConvBackwardOp& conv_backward_op() {
+  static const ConvBackwardOp op("convolution_backward");
+  return op;
+}
+
+bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
+
+// A parameter list of `n` values: one value broadcasts, as in PyTorch's expand_param_if_needed.
+DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op) {
+  EMBER_CHECK(v.size() == 1 || v.size() == n, "[", op, "] expected ", name,
+              " to be a single integer value or a list of ", n,
+              " values to match the convolution dimensions, but got ", name, "=", v);
+  DimVector out;
+  for (size_t i = 0; i < n; ++i) out.push_back(v.size() == 1 ? v[0] : v[i]);
+  return out;
+}
+
+// The kernels run in float32/float64: 16-bit floats widen to float32 and integers to float64
+// (exact while sums stay below 2^53), and the result converts back.
+template <class F>
+Tensor in_wide_dtype(const Tensor& input, const char* kernel, F&& f) {
+  ScalarType t = input.dtype();
+  EMBER_CHECK(t != kBool, "\"", kernel, "\" not implemented for '", scalar_type_name(t), "'");
+  if (t == kFloat || t == kDouble) return f(t);
+  return to_dtype(f(is_floating_point(t) ? kFloat : kDouble), t);
+}
+
+struct Conv2dArgs {
+  DimVector stride, padding, dilation, output_padding;
+  int64_t groups;
+};
+
+// Checks shared by the forward and transposed forms; input is batched 4-d, params expanded.
+void check_conv(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                const Conv2dArgs& a, bool transposed, const char* op) {
+  EMBER_CHECK(a.groups > 0, "non-positive groups is not supported");
+  for (int64_t s : a.stride) EMBER_CHECK(s > 0, "non-positive stride is not supported");
+  for (int64_t p : a.padding) EMBER_CHECK(p >= 0, "negative padding is not supported");
+  for (int64_t d : a.dilation) EMBER_CHECK(d > 0, "dilation should be greater than zero");
+  EMBER_CHECK(input.dtype() == weight.dtype(), "[", op, "] expected input and weight to have the ",
+              "same dtype; got input ", scalar_type_name(input.dtype()), " and weight ",
+              scalar_type_name(weight.dtype()));
+  EMBER_CHECK(!bias || bias->dtype() == input.dtype(), "[", op,
+              "] expected input and bias to have the same dtype; got input ",
+              scalar_type_name(input.dtype()), " and bias ", scalar_type_name(bias->dtype()));
+  const int64_t out_ch = transposed ? weight.size(1) * a.groups : weight.size(0);
+  const int64_t in_ch = transposed ? weight.size(0) : weight.size(1) * a.groups;
+  if (!transposed)
+    EMBER_CHECK(weight.size(0) % a.groups == 0, "Given groups=", a.groups,
+                ", expected weight to be divisible by ", a.groups,
+                " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+  else
+    EMBER_CHECK(weight.size(0) % a.groups == 0, "Given transposed=1, groups=", a.groups,
+                ", expected weight to be divisible by ", a.groups,
+                " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+  EMBER_CHECK(input.size(1) == in_ch, "Given ", transposed ? "transposed=1, " : "", "groups=",
+              a.groups, ", weight of size ", weight.sizes(), ", expected input", input.sizes(),
+              " to have ", in_ch, " channels, but got ", input.size(1), " channels instead");
+  EMBER_CHECK(!bias || (bias->dim() == 1 && bias->size(0) == out_ch), "Given weight of size ",
+              weight.sizes(), ", expected bias to be 1-dimensional with ", out_ch,
+              " elements, but got bias of size ", bias ? bias->sizes() : IntArrayRef{},
+              " instead");
+  if (transposed) {
+    for (size_t i = 0; i < 2; ++i)
+      EMBER_CHECK(a.output_padding[i] < a.stride[i] || a.output_padding[i] < a.dilation[i],
+                  "output padding must be smaller than either stride or dilation, but got ",
+                  "output_padding=", a.output_padding, " stride=", a.stride,
+                  " dilation=", a.dilation);
+    return;
+  }
+  int64_t ph = input.size(2) + 2 * a.padding[0], pw = input.size(3) + 2 * a.padding[1];
+  int64_t kh = (weight.size(2) - 1) * a.dilation[0] + 1, kw = (weight.size(3) - 1) * a.dilation[1] + 1;
+  EMBER_CHECK(ph >= kh && pw >= kw, "Calculated padded input size per channel: (", ph, " x ", pw,
+              "). Kernel size: (", kh, " x ", kw,
+              "). Kernel size can't be greater than actual input size");
+}
+
+Tensor conv2d_autograd(const Tensor& input, const Tensor& weight,
+                       const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                       IntArrayRef dilation, int64_t groups) {
+  Tensor out = conv_op().redispatch(backend_of(input, weight, bias), input, weight, bias, stride,
+                                    padding, dilation, groups);
+  auto node = autograd::record(
+      "ConvolutionBackward0", {input, weight, bias.value_or(Tensor())}, {out},
+      [s = DimVector(stride), p = DimVector(padding), d = DimVector(dilation), groups](
+          FunctionNode& n, const variable_list& g) {
+        if (!g[0].defined()) return variable_list(3);
+        auto [gi, gw, gb] = convolution_backward(g[0], n.saved(0), n.saved(1), s, p, d, groups,
+                                                 {needs(n, 0), needs(n, 1), needs(n, 2)});
+        return variable_list{gi, gw, gb};
+      });
+  if (node) {
+    node->save(input);
+    node->save(weight);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL("conv2d_forward", Autograd, conv2d_autograd);
+
+// Transposed convolution over batched 4-d input with expanded, checked params.
+Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
+                              const Conv2dArgs& a) {
+  const int64_t N = x.size(0), G = a.groups, Cg = x.size(1) / G, Og = w.size(1);
+  const int64_t kh = w.size(2), kw = w.size(3), H = x.size(2), W = x.size(3);
+  // Every tap lands on the canvas (the output before padding is cropped); the output is its
+  // window [p, canvas - p + output_padding), zero-extended where output_padding passes its end.
+  const int64_t CH = (H - 1) * a.stride[0] + a.dilation[0] * (kh - 1) + 1;
+  const int64_t CW = (W - 1) * a.stride[1] + a.dilation[1] * (kw - 1) + 1;
+  const int64_t OH = CH - 2 * a.padding[0] + a.output_padding[0];
+  const int64_t OW = CW - 2 * a.padding[1] + a.output_padding[1];
+  EMBER_CHECK(OH > 0 && OW > 0, "Given input size per channel: (", H, " x ", W,
+              "). Calculated output size per channel: (", OH, " x ", OW,
+              "). Output size is too small");
+  Tensor xg = reshape(x, {N, G, Cg, H * W});
+  Tensor wg = reshape(w, {G, Cg, Og * kh * kw});
+  Tensor cols = reshape(matmul(transpose(wg, 1, 2), xg), {N, G * Og * kh * kw, H * W});
+  Tensor out = col2im(cols, {CH, CW}, {kh, kw}, a.dilation, {0, 0}, a.stride);
+  if (CH != OH || CW != OW || a.padding[0] || a.padding[1])
+    out = pad(out, {-a.padding[1], a.output_padding[1] - a.padding[1], -a.padding[0],
+                    a.output_padding[0] - a.padding[0]});
+  if (bias) out = out + view(*bias, {1, -1, 1, 1});
+  return out;
+}
+
+// The gradients as compositions of differentiable ops, for create_graph backward.
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_composite(
+    const Tensor& go, const Tensor& x, const Tensor& w, const Conv2dArgs& a,
+    std::array<bool, 3> mask) {
+  Tensor gi, gw, gb;
+  const int64_t N = x.size(0), G = a.groups, O = w.size(0), L = go.size(2) * go.size(3);
+  if (mask[0]) {
+    Conv2dArgs t = a;
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t base = (go.size(i + 2) - 1) * a.stride[i] - 2 * a.padding[i] +
+                     a.dilation[i] * (w.size(i + 2) - 1) + 1;
+      t.output_padding[i] = x.size(i + 2) - base;
+    }
+    gi = conv_transpose_batched(go, w, std::nullopt, t);
+  }
+  if (mask[1]) {
+    Tensor cols = im2col(x, {w.size(2), w.size(3)}, a.dilation, a.padding, a.stride);
+    Tensor gg = reshape(go, {N, G, O / G, L});
+    Tensor cg = reshape(cols, {N, G, -1, L});
+    gw = reshape(sum(matmul(gg, transpose(cg, 2, 3)), {0}), w.sizes());
+  }
+  if (mask[2]) gb = sum(go, {0, 2, 3});
+  return {gi, gw, gb};
+}
+
+// conv1d and conv2d: rank checks, unbatched inputs, then the 2-d kernel.
+Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+               int64_t nd, const char* op) {
+  EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1,
+              "D (unbatched) or ", nd + 2, "D (batched) input to ", op,
+              ", but got input of size: ", input.sizes());
+  EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,
+              "-dimensional; got weight of size ", weight.sizes());
+  const size_t n = size_t(nd);
+  Conv2dArgs a{expand_param(stride, n, "stride", op), expand_param(padding, n, "padding", op),
+               expand_param(dilation, n, "dilation", op), {}, groups};
+  Tensor x = input.dim() == nd + 1 ? unsqueeze(input, 0) : input, w = weight;
+  if (nd == 1) {
+    x = unsqueeze(x, 2);
+    w = unsqueeze(w, 2);
+    a.stride.insert(0, 1);
+    a.padding.insert(0, 0);
+    a.dilation.insert(0, 1);
+  }
+  a.output_padding = {0, 0};
+  check_conv(x, w, bias, a, false, op);
+  Tensor out = in_wide_dtype(x, "slow_conv2d_cpu", [&](ScalarType t) {
+    std::optional<Tensor> b;
+    if (bias) b = to_dtype(*bias, t);
+    return conv_op().call(to_dtype(x, t), to_dtype(w, t), b, a.stride, a.padding, a.dilation,
+                          groups);
+  });
+  if (nd == 1) out = squeeze(out, {2});
+  return input.dim() == nd + 1 ? squeeze(out, {0}) : out;
+}
+
+// padding="same"/"valid": "same" pads (total / 2) on the left and the odd remainder on the right,
+// like PyTorch, which needs an explicit pad when a total is odd.
+Tensor conv_nd_mode(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                    IntArrayRef stride, std::string_view padding, IntArrayRef dilation,
+                    int64_t groups, int64_t nd, const char* op) {
+  if (padding == "valid")
+    return conv_nd(input, weight, bias, stride, {0}, dilation, groups, nd, op);
+  EMBER_CHECK(padding == "same", "Invalid padding string: '", padding, "'");
+  for (int64_t s : stride)
+    EMBER_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
+  EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,
+              "-dimensional; got weight of size ", weight.sizes());
+  DimVector d = expand_param(dilation, size_t(nd), "dilation", op), left, extra;
+  bool asymmetric = false;
+  for (int64_t i = 0; i < nd; ++i) {
+    int64_t total = d[size_t(i)] * (weight.size(i + 2) - 1);
+    left.push_back(total / 2);
+    extra.push_back(total % 2);
+    asymmetric = asymmetric || total % 2;
+  }
+  Tensor x = input;
+  if (asymmetric) {
+    DimVector p;  // F.pad order: last dim first
+    for (int64_t i = nd - 1; i >= 0; --i) {
+      p.push_back(0);
+      p.push_back(extra[size_t(i)]);
+    }
+    x = pad(input, p);
+  }
+  return conv_nd(x, weight, bias, stride, left, d, groups, nd, op);
+}
+
+Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
+                         const std::optional<Tensor>& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                         IntArrayRef dilation, int64_t nd, const char* op) {
+  EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1,
+              "D (unbatched) or ", nd + 2, "D (batched) input to ", op,
+              ", but got input of size: ", input.sizes());
+  EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,
+              "-dimensional; got weight of size ", weight.sizes());
+  const size_t n = size_t(nd);
+  Conv2dArgs a{expand_param(stride, n, "stride", op), expand_param(padding, n, "padding", op),
+               expand_param(dilation, n, "dilation", op),
+               expand_param(output_padding, n, "output_padding", op), groups};
+  Tensor x = input.dim() == nd + 1 ? unsqueeze(input, 0) : input, w = weight;
+  if (nd == 1) {
+    x = unsqueeze(x, 2);
+    w = unsqueeze(w, 2);
+    a.stride.insert(0, 1);
+    a.padding.insert(0, 0);
+    a.dilation.insert(0, 1);
+    a.output_padding.insert(0, 0);
+  }
+  check_conv(x, w, bias, a, true, op);
+  EMBER_CHECK(is_floating_point(x.dtype()), "\"slow_conv_transpose2d_cpu\" not implemented for '",
+              scalar_type_name(x.dtype()), "'");
+  Tensor out = conv_transpose_batched(x, w, bias, a);
+  if (nd == 1) out = squeeze(out, {2});
+  return input.dim() == nd + 1 ? squeeze(out, {0}) : out;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight, IntArrayRef stride,
+    IntArrayRef padding, IntArrayRef dilation, int64_t groups, std::array<bool, 3> output_mask) {
+  Conv2dArgs a{expand_param(stride, 2, "stride", "convolution_backward"),
+               expand_param(padding, 2, "padding", "convolution_backward"),
+               expand_param(dilation, 2, "dilation", "convolution_backward"), {0, 0}, groups};
+  if (GradMode::is_enabled() &&
+      (grad_output.requires_grad() || input.requires_grad() || weight.requires_grad()))
+    return convolution_backward_composite(grad_output, input, weight, a, output_mask);
+  ScalarType t = input.dtype();
+  if (t == kFloat || t == kDouble)
+    return conv_backward_op().call(grad_output, input, weight, a.stride, a.padding, a.dilation,
+                                   groups, output_mask);
+  auto [gi, gw, gb] = conv_backward_op().call(to_dtype(grad_output, kFloat), to_dtype(input, kFloat),
+                                              to_dtype(weight, kFloat), a.stride, a.padding,
+                                              a.dilation, groups, output_mask);
+  auto back = [t](const Tensor& g) { return g.defined() ? to_dtype(g, t) : g; };
+  return {back(gi), back(gw), back(gb)};
+}
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
+}
+Tensor conv1d_padding_mode(const Tensor& input, const Tensor& weight,
+                           const std::optional<Tensor>& bias, IntArrayRef stride,
+                           std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd_mode(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
+}
+Tensor conv2d_padding_mode(const Tensor& input, const Tensor& weight,
+                           const std::optional<Tensor>& bias, IntArrayRef stride,
+                           std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd_mode(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
+}
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           1, "conv_transpose1d");
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           2, "conv_transpose2d");
+}
+
+}  // namespace ember

@@ -1,0 +1,311 @@
+// Pooling: argument checks, output shapes and derivatives. Each pooling kernel has a backward
+// kernel that is its adjoint, and each is registered as the other's derivative, so double
+// backward works; max pooling's backward scatters through the saved indices (its adjoint is
+// a gather). Kernels are in cpu/pool.cpp.
+#include "ember/ops/pool.h"
+
+#include "ember/autograd/node.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+namespace {
+
+using MaxOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef,
+                                                       IntArrayRef, IntArrayRef, bool)>;
+using AdaptiveMaxOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef)>;
+using MaxBackOp = TypedOperator<Tensor(const Tensor&, const Tensor&, IntArrayRef)>;
+using AvgOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+                                   bool, std::optional<int64_t>)>;
+using AvgBackOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
+                                       IntArrayRef, bool, bool, std::optional<int64_t>)>;
+using AdaptiveAvgOp = TypedOperator<Tensor(const Tensor&, IntArrayRef)>;
+
+#define EMBER_OP_HANDLE(fn, type, name) \
+  const type& fn() {                    \
+    static const type op(name);         \
+    return op;                          \
+  }
+EMBER_OP_HANDLE(max_op, MaxOp, "max_pool2d_with_indices")
+EMBER_OP_HANDLE(adaptive_max_op, AdaptiveMaxOp, "adaptive_max_pool2d")
+EMBER_OP_HANDLE(max_back_op, MaxBackOp, "max_pool2d_backward")
+EMBER_OP_HANDLE(avg_op, AvgOp, "avg_pool2d")
+EMBER_OP_HANDLE(avg_back_op, AvgBackOp, "avg_pool2d_backward")
+EMBER_OP_HANDLE(adaptive_avg_op, AdaptiveAvgOp, "adaptive_avg_pool2d")
+EMBER_OP_HANDLE(adaptive_avg_back_op, AdaptiveAvgOp, "adaptive_avg_pool2d_backward")
+#undef EMBER_OP_HANDLE
+
+// The adjoint of max_pool2d_backward in its gradient: read the gradient at the saved indices.
+Tensor max_backward_autograd(const Tensor& grad, const Tensor& indices, IntArrayRef input_size) {
+  Tensor out = max_back_op().redispatch(backend_of(grad), grad, indices, input_size);
+  auto node = autograd::record(
+      "MaxPool2DWithIndicesBackwardBackward0", {grad}, {out},
+      [](FunctionNode& n, const variable_list& g) {
+        Tensor idx = n.saved(0);
+        const int64_t N = idx.size(0), C = idx.size(1);
+        Tensor picked = gather(reshape(g[0], {N, C, -1}), 2, reshape(idx, {N, C, -1}));
+        return variable_list{reshape(picked, idx.sizes())};
+      });
+  if (node) node->save(indices);
+  return out;
+}
+EMBER_REGISTER_KERNEL("max_pool2d_backward", Autograd, max_backward_autograd);
+
+// The derivative of a max pool: gradients go back to the saved argmax positions.
+void record_max(const char* name, const Tensor& input, const Tensor& out, const Tensor& idx) {
+  auto node = autograd::record(
+      name, {input}, {out, idx},
+      [size = DimVector(input.sizes())](FunctionNode& n, const variable_list& g) {
+        return variable_list{max_back_op().call(g[0], n.saved(0), size)};
+      });
+  if (node) node->save(idx);
+}
+
+std::tuple<Tensor, Tensor> max_autograd(const Tensor& input, IntArrayRef k, IntArrayRef s,
+                                        IntArrayRef p, IntArrayRef d, bool ceil_mode) {
+  auto [out, idx] = max_op().redispatch(backend_of(input), input, k, s, p, d, ceil_mode);
+  record_max("MaxPool2DWithIndicesBackward0", input, out, idx);
+  return {out, idx};
+}
+EMBER_REGISTER_KERNEL("max_pool2d_with_indices", Autograd, max_autograd);
+
+std::tuple<Tensor, Tensor> adaptive_max_autograd(const Tensor& input, IntArrayRef size) {
+  auto [out, idx] = adaptive_max_op().redispatch(backend_of(input), input, size);
+  record_max("AdaptiveMaxPool2DBackward0", input, out, idx);
+  return {out, idx};
+}
+EMBER_REGISTER_KERNEL("adaptive_max_pool2d", Autograd, adaptive_max_autograd);
+
+Tensor avg_autograd(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil,
+                    bool count_pad, std::optional<int64_t> div) {
+  Tensor out = avg_op().redispatch(backend_of(input), input, k, s, p, ceil, count_pad, div);
+  autograd::record("AvgPool2DBackward0", {input}, {out},
+                   [size = DimVector(input.sizes()), k = DimVector(k), s = DimVector(s),
+                    p = DimVector(p), ceil, count_pad, div](FunctionNode&, const variable_list& g) {
+                     return variable_list{
+                         avg_back_op().call(g[0], size, k, s, p, ceil, count_pad, div)};
+                   });
+  return out;
+}
+EMBER_REGISTER_KERNEL("avg_pool2d", Autograd, avg_autograd);
+
+Tensor avg_back_autograd(const Tensor& grad, IntArrayRef size, IntArrayRef k, IntArrayRef s,
+                         IntArrayRef p, bool ceil, bool count_pad, std::optional<int64_t> div) {
+  Tensor out =
+      avg_back_op().redispatch(backend_of(grad), grad, size, k, s, p, ceil, count_pad, div);
+  autograd::record("AvgPool2DBackwardBackward0", {grad}, {out},
+                   [k = DimVector(k), s = DimVector(s), p = DimVector(p), ceil, count_pad, div](
+                       FunctionNode&, const variable_list& g) {
+                     return variable_list{avg_op().call(g[0], k, s, p, ceil, count_pad, div)};
+                   });
+  return out;
+}
+EMBER_REGISTER_KERNEL("avg_pool2d_backward", Autograd, avg_back_autograd);
+
+Tensor adaptive_avg_autograd(const Tensor& input, IntArrayRef size) {
+  Tensor out = adaptive_avg_op().redispatch(backend_of(input), input, size);
+  autograd::record("AdaptiveAvgPool2DBackward0", {input}, {out},
+                   [in = DimVector(input.sizes())](FunctionNode&, const variable_list& g) {
+                     return variable_list{adaptive_avg_back_op().call(g[0], in)};
+                   });
+  return out;
+}
+EMBER_REGISTER_KERNEL("adaptive_avg_pool2d", Autograd, adaptive_avg_autograd);
+
+Tensor adaptive_avg_back_autograd(const Tensor& grad, IntArrayRef input_size) {
+  Tensor out = adaptive_avg_back_op().redispatch(backend_of(grad), grad, input_size);
+  autograd::record("AdaptiveAvgPool2DBackwardBackward0", {grad}, {out},
+                   [out_size = DimVector{grad.size(2), grad.size(3)}](FunctionNode&,
+                                                                      const variable_list& g) {
+                     return variable_list{adaptive_avg_op().call(g[0], out_size)};
+                   });
+  return out;
+}
+EMBER_REGISTER_KERNEL("adaptive_avg_pool2d_backward", Autograd, adaptive_avg_back_autograd);
+
+DimVector pair(IntArrayRef v, const char* name, const char* op) {
+  EMBER_CHECK(v.size() == 1 || v.size() == 2, op, ": ", name,
+              " must either be a single int, or a tuple of two ints");
+  return v.size() == 1 ? DimVector{v[0], v[0]} : DimVector(v);
+}
+
+// A pooling call in 2-d form: batched 4-d input and two-element params. 1-d pooling runs over a
+// height of 1; `finish` undoes both reshapes.
+struct Pool2d {
+  Tensor x;
+  DimVector k, s, p, d;
+  bool unbatched, one_d;
+  Tensor finish(const Tensor& t) const {
+    Tensor r = one_d ? squeeze(t, {2}) : t;
+    return unbatched ? squeeze(r, {0}) : r;
+  }
+};
+
+Pool2d prepare(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d,
+               bool one_d, const char* op) {
+  const int64_t nd = one_d ? 1 : 2;
+  EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, op, ": Expected ", nd + 1, "D or ",
+              nd + 2, "D (batch mode) tensor for input; got input of size ", input.sizes());
+  Pool2d r;
+  r.unbatched = input.dim() == nd + 1;
+  r.one_d = one_d;
+  r.x = r.unbatched ? unsqueeze(input, 0) : input;
+  if (one_d) {
+    auto one = [&](IntArrayRef v, const char* name) {
+      EMBER_CHECK(v.size() == 1, op, ": ", name, " must be a single int; got ", v);
+      return v[0];
+    };
+    r.x = unsqueeze(r.x, 2);
+    r.k = {1, one(k, "kernel_size")};
+    r.s = {1, s.empty() ? r.k[1] : one(s, "stride")};
+    r.p = {0, one(p, "padding")};
+    r.d = {1, one(d, "dilation")};
+  } else {
+    r.k = pair(k, "kernel_size", op);
+    r.s = s.empty() ? r.k : pair(s, "stride", op);
+    r.p = pair(p, "padding", op);
+    r.d = pair(d, "dilation", op);
+  }
+  EMBER_CHECK(r.k[0] > 0 && r.k[1] > 0, "kernel size should be greater than zero, but got kH: ",
+              r.k[0], " kW: ", r.k[1]);
+  EMBER_CHECK(r.s[0] > 0 && r.s[1] > 0, "stride should be greater than zero, but got dH: ",
+              r.s[0], " dW: ", r.s[1]);
+  EMBER_CHECK(r.d[0] > 0 && r.d[1] > 0,
+              "dilation should be greater than zero, but got dilationH: ", r.d[0],
+              " dilationW: ", r.d[1]);
+  EMBER_CHECK(r.p[0] >= 0 && r.p[1] >= 0, "pad must be non-negative, but got pad: ", r.p);
+  for (int64_t i = 1; i < 4; ++i)
+    EMBER_CHECK(r.x.size(i) > 0, op,
+                ": Expected input's non-batch dimensions to have positive length, but input has ",
+                "a shape of ", input.sizes());
+  return r;
+}
+
+int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+void check_output(const Pool2d& r, bool ceil_mode) {
+  const int64_t oh = pooled(r.x.size(2), r.k[0], r.s[0], r.p[0], r.d[0], ceil_mode);
+  const int64_t ow = pooled(r.x.size(3), r.k[1], r.s[1], r.p[1], r.d[1], ceil_mode);
+  EMBER_CHECK(oh >= 1 && ow >= 1, "Given input size: (", r.x.size(1), "x", r.x.size(2), "x",
+              r.x.size(3), "). Calculated output size: (", r.x.size(1), "x", oh, "x", ow,
+              "). Output size is too small");
+}
+
+std::tuple<Tensor, Tensor> max_pool_nd(const Tensor& input, IntArrayRef k, IntArrayRef s,
+                                       IntArrayRef p, IntArrayRef d, bool ceil_mode, bool one_d) {
+  const char* op = one_d ? "max_pool1d" : "max_pool2d";
+  Pool2d r = prepare(input, k, s, p, d, one_d, op);
+  for (size_t i = 0; i < 2; ++i)
+    EMBER_CHECK(r.p[i] <= ((r.k[i] - 1) * r.d[i] + 1) / 2,
+                "pad should be at most half of effective kernel size, but got pad=", r.p[i],
+                ", kernel_size=", r.k[i], " and dilation=", r.d[i]);
+  check_output(r, ceil_mode);
+  auto [out, idx] = max_op().call(r.x, r.k, r.s, r.p, r.d, ceil_mode);
+  return {r.finish(out), r.finish(idx)};
+}
+
+Tensor avg_pool_nd(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                   bool ceil_mode, bool count_pad, std::optional<int64_t> div, bool one_d) {
+  const char* op = one_d ? "avg_pool1d" : "avg_pool2d";
+  Pool2d r = prepare(input, k, s, p, {1}, one_d, op);
+  for (size_t i = 0; i < 2; ++i)
+    EMBER_CHECK(r.p[i] <= r.k[i] / 2, "pad should be at most half of kernel size, but got pad=",
+                r.p[i], " and kernel_size=", r.k[i]);
+  EMBER_CHECK(!div || *div != 0, "divisor must be not zero");
+  check_output(r, ceil_mode);
+  return r.finish(avg_op().call(r.x, r.k, r.s, r.p, ceil_mode, count_pad, div));
+}
+
+// Adaptive pools: checks and the 2-d form; returns the prepared call.
+Pool2d prepare_adaptive(const Tensor& input, IntArrayRef output_size, bool one_d,
+                        const char* op, DimVector& size) {
+  const int64_t nd = one_d ? 1 : 2;
+  EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, op, "(): Expected ", nd + 1,
+              "D or ", nd + 2, "D tensor, but got ", input.sizes());
+  EMBER_CHECK(int64_t(output_size.size()) == nd || (!one_d && output_size.size() == 1), op,
+              "(): internal error: output_size.size() must be ", nd);
+  for (int64_t i = input.dim() - nd; i < input.dim(); ++i)
+    EMBER_CHECK(input.size(i) > 0, op, "(): Expected input to have non-zero size for non-batch ",
+                "dimensions, but input has sizes ", input.sizes(), " with dimension ", i,
+                " being empty");
+  for (int64_t v : output_size)
+    EMBER_CHECK(v >= 0, op, "(): Expected output_size to be non-negative; got ", output_size);
+  Pool2d r;
+  r.unbatched = input.dim() == nd + 1;
+  r.one_d = one_d;
+  r.x = r.unbatched ? unsqueeze(input, 0) : input;
+  if (one_d) {
+    r.x = unsqueeze(r.x, 2);
+    size = {1, output_size[0]};
+  } else {
+    size = output_size.size() == 1 ? DimVector{output_size[0], output_size[0]}
+                                   : DimVector(output_size);
+  }
+  return r;
+}
+
+}  // namespace
+
+Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, true));
+}
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, false));
+}
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  return max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, true);
+}
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  return max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, false);
+}
+Tensor avg_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad) {
+  return avg_pool_nd(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     std::nullopt, true);
+}
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
+  return avg_pool_nd(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, false);
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size) {
+  DimVector size;
+  Pool2d r = prepare_adaptive(input, output_size, true, "adaptive_avg_pool1d", size);
+  return r.finish(adaptive_avg_op().call(r.x, size));
+}
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
+  DimVector size;
+  Pool2d r = prepare_adaptive(input, output_size, false, "adaptive_avg_pool2d", size);
+  return r.finish(adaptive_avg_op().call(r.x, size));
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& input, IntArrayRef output_size) {
+  DimVector size;
+  Pool2d r = prepare_adaptive(input, output_size, true, "adaptive_max_pool1d", size);
+  auto [out, idx] = adaptive_max_op().call(r.x, size);
+  return {r.finish(out), r.finish(idx)};
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size) {
+  DimVector size;
+  Pool2d r = prepare_adaptive(input, output_size, false, "adaptive_max_pool2d", size);
+  auto [out, idx] = adaptive_max_op().call(r.x, size);
+  return {r.finish(out), r.finish(idx)};
+}
+
+}  // namespace ember
