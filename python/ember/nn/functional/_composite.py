@@ -1,3 +1,281 @@
-"""Recurrent and multi-head attention functionals built from the others."""
+"""Attention, RMS norm and the recurrent-layer loops, built from the other F functions and tensor ops."""
 
-__all__ = []
+import math
+import sys
+import warnings
+
+import ember
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "rms_norm", "_canonical_mask",
+           "_none_or_dtype", "_in_projection_packed", "_in_projection", "_rnn_forward", "_cell_step"]
+
+
+# The package itself (partially initialised while this file loads): the sibling files fill it with the
+# F names, which are looked up at call time.
+F = sys.modules[__package__]
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2 over the trailing dims) + eps) * weight; eps defaults to finfo(dtype).eps."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    n = len(normalized_shape)
+    if tuple(input.shape[input.dim() - n:]) != tuple(normalized_shape):
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = {ember.float64: 2.220446049250313e-16, ember.float16: 0.0009765625,
+               ember.bfloat16: 0.0078125}.get(input.dtype, 1.1920928955078125e-07)
+    dims = list(range(input.dim() - n, input.dim()))
+    out = input * ember.rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
+    return out * weight if weight is not None else out
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V, with a boolean mask (True = attend) or an additive float mask."""
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                           "is_causal=True")
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
+        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
+    scores = ember.matmul(query * scale_factor, key.transpose(-2, -1))
+    if is_causal:
+        keep = ember.ones(L, S, dtype=ember.bool).tril(0)
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == ember.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    attn = F.softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        attn = F.dropout(attn, dropout_p, training=True)
+    return ember.matmul(attn, value)
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, ember.Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """Turns a boolean mask (True = masked out) into an additive float mask of `target_type`."""
+    if mask is None:
+        return None
+    is_float = mask.is_floating_point()
+    if mask.dtype != ember.bool and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for "
+                      "both instead.", stacklevel=3)
+    if not is_float:
+        mask = ember.zeros(mask.shape, dtype=target_type).masked_fill(mask, float("-inf"))
+    return mask
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    if k is v and q is k:
+        return F.linear(q, w, b).chunk(3, dim=-1)
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D "
+                                 f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                                 f"but found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                                 f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or "
+                                     f"3-D but found {attn_mask.dim()}-D tensor instead")
+            if attn_mask.dim() == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D "
+                         "query tensor")
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """Multi-head attention over sequence-first (L, N, E) or unbatched (L, E) inputs, as torch's."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask),
+                                       "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        # sdpa builds the causal mask itself.
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v)
+    else:
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    def pad_last(mask):
+        return None if mask is None else ember.cat([mask, ember.zeros(list(mask.shape[:-1]) + [1],
+                                                                      dtype=mask.dtype)], -1)
+
+    if bias_k is not None and bias_v is not None:
+        k = ember.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = ember.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = pad_last(attn_mask), pad_last(key_padding_mask)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
+    if add_zero_attn:
+        zeros = ember.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype)
+        k = ember.cat([k, zeros], dim=1)
+        v = ember.cat([v, zeros], dim=1)
+        attn_mask, key_padding_mask = pad_last(attn_mask), pad_last(key_padding_mask)
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(
+            bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scores = ember.bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = F.softmax(scores, dim=-1)
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        out = ember.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    if not is_batched:
+        out = out.squeeze(1)
+    return out, None
+
+
+def _cell_step(mode, gi, h, c, w_hh, b_hh, w_hr):
+    """One time step given the precomputed input projection `gi`; returns (h, c)."""
+    gh = F.linear(h, w_hh, b_hh)
+    if mode == "LSTM":
+        i, f, g, o = (gi + gh).chunk(4, -1)
+        c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
+        h = ember.sigmoid(o) * ember.tanh(c)
+        if w_hr is not None:
+            h = F.linear(h, w_hr)
+        return h, c
+    if mode == "GRU":
+        i_r, i_z, i_n = gi.chunk(3, -1)
+        h_r, h_z, h_n = gh.chunk(3, -1)
+        r = ember.sigmoid(i_r + h_r)
+        z = ember.sigmoid(i_z + h_z)
+        n = ember.tanh(i_n + r * h_n)
+        return n + z * (h - n), None
+    pre = gi + gh
+    return (ember.tanh(pre) if mode == "RNN_TANH" else ember.relu(pre)), None
+
+
+def _rnn_forward(mode, input, hx, cx, weights, num_layers, bidirectional, dropout, training):
+    """Runs a stacked (bi)directional RNN over sequence-first `input` (T, B, I).
+
+    `weights[layer * dirs + d]` is (w_ih, w_hh, b_ih, b_hh, w_hr) with None for absent ones; hx/cx are
+    (layers * dirs, B, H). Returns (output, h_n, c_n) with c_n None unless mode is LSTM."""
+    dirs = 2 if bidirectional else 1
+    steps = input.size(0)
+    h_n, c_n = [], []
+    layer_input = input
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            idx = layer * dirs + d
+            w_ih, w_hh, b_ih, b_hh, w_hr = weights[idx]
+            # One GEMM for the whole sequence's input projection.
+            gi_all = F.linear(layer_input, w_ih, b_ih)
+            h = hx[idx]
+            c = cx[idx] if cx is not None else None
+            seq = [None] * steps
+            order = range(steps - 1, -1, -1) if d == 1 else range(steps)
+            for t in order:
+                h, c = _cell_step(mode, gi_all[t], h, c, w_hh, b_hh, w_hr)
+                seq[t] = h
+            outs.append(ember.stack(seq, 0) if steps else ember.zeros(0, hx.size(1), hx.size(2), dtype=hx.dtype))
+            h_n.append(h)
+            c_n.append(c)
+        layer_input = outs[0] if dirs == 1 else ember.cat(outs, -1)
+        if dropout > 0 and training and layer < num_layers - 1:
+            layer_input = F.dropout(layer_input, dropout, True)
+    return layer_input, ember.stack(h_n, 0), (ember.stack(c_n, 0) if mode == "LSTM" else None)
