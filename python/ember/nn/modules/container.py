@@ -298,12 +298,12 @@ class ModuleDict(Module):
                 self[m[0]] = m[1]
 
 
-def _param_repr(kind, p):
+def _param_repr(kind, p, type_name=False):
     if isinstance(p, Tensor):
         size_str = "x".join(str(size) for size in p.size())
         name = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"({kind}): {name} containing: [{p.type()} of size {size_str}]"
-    return f"({kind}): Object of type: {type(p).__name__}"
+        return f"  ({kind}): {name} containing: [{p.type() if type_name else p.dtype} of size {size_str}]"
+    return f"  ({kind}): Object of type: {type(p).__name__}"
 
 
 class ParameterList(Module):
@@ -461,7 +461,7 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self):
-        return "\n".join(_param_repr(k, p) for k, p in self.items())
+        return "\n".join(_param_repr(k, p, type_name=True) for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")

@@ -87,10 +87,10 @@ class Module:
         d["_backward_hooks"] = OrderedDict()
         d["_is_full_backward_hook"] = None
         d["_forward_hooks"] = OrderedDict()
-        d["_forward_hooks_with_kwargs"] = {}
-        d["_forward_hooks_always_called"] = {}
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
-        d["_forward_pre_hooks_with_kwargs"] = {}
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
         d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
@@ -281,7 +281,7 @@ class Module:
         self.__dict__.update(state)
         for name in ("_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                      "_forward_pre_hooks_with_kwargs"):
-            self.__dict__.setdefault(name, {})
+            self.__dict__.setdefault(name, OrderedDict())
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
     # ---- traversal -------------------------------------------------------------------------

@@ -123,7 +123,7 @@ class EmbeddingBag(Module):
         s += ", mode={mode}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
-        return s.format(**{**self.__dict__, "mode": self.mode})
+        return s.format(**{**self.__dict__, "mode": repr(self.mode)})
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
