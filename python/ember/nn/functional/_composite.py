@@ -249,15 +249,21 @@ def _cell_step(mode, gi, h, c, w_hh, b_hh, w_hr):
     return (ember.tanh(pre) if mode == "RNN_TANH" else ember.relu(pre)), None
 
 
-def _rnn_forward(mode, input, hx, cx, weights, num_layers, bidirectional, dropout, training):
+def _rnn_forward(mode, input, hx, cx, weights, num_layers, bidirectional, dropout, training, lengths=None):
     """Runs a stacked (bi)directional RNN over sequence-first `input` (T, B, I).
 
     `weights[layer * dirs + d]` is (w_ih, w_hh, b_ih, b_hh, w_hr) with None for absent ones; hx/cx are
-    (layers * dirs, B, H). Returns (output, h_n, c_n) with c_n None unless mode is LSTM."""
+    (layers * dirs, B, H). With `lengths` (a packed batch, padded), steps past a sequence's end keep its
+    state and output zeros, so each direction starts and ends at the sequence's own bounds.
+    Returns (output, h_n, c_n) with c_n None unless mode is LSTM."""
     dirs = 2 if bidirectional else 1
     steps = input.size(0)
     h_n, c_n = [], []
     layer_input = input
+    masks = None
+    if lengths is not None:
+        lens = ember.tensor(lengths, dtype=ember.int64).unsqueeze(1)
+        masks = [(lens > t) for t in range(steps)]
     for layer in range(num_layers):
         outs = []
         for d in range(dirs):
@@ -270,8 +276,14 @@ def _rnn_forward(mode, input, hx, cx, weights, num_layers, bidirectional, dropou
             seq = [None] * steps
             order = range(steps - 1, -1, -1) if d == 1 else range(steps)
             for t in order:
-                h, c = _cell_step(mode, gi_all[t], h, c, w_hh, b_hh, w_hr)
-                seq[t] = h
+                h_new, c_new = _cell_step(mode, gi_all[t], h, c, w_hh, b_hh, w_hr)
+                if masks is None:
+                    h, c = h_new, c_new
+                    seq[t] = h
+                else:
+                    h = ember.where(masks[t], h_new, h)
+                    c = ember.where(masks[t], c_new, c) if c is not None else None
+                    seq[t] = h_new * masks[t]
             outs.append(ember.stack(seq, 0) if steps else ember.zeros(0, hx.size(1), hx.size(2), dtype=hx.dtype))
             h_n.append(h)
             c_n.append(c)

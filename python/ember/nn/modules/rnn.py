@@ -9,6 +9,7 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils import rnn as rnn_utils
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -137,15 +138,36 @@ class RNNBase(Module):
             hx = tuple(h.unsqueeze(1) for h in hx) if is_lstm else hx.unsqueeze(1)
         return input, hx, is_batched, batch_dim
 
-    def _run(self, input, h0, c0):
-        x = input.transpose(0, 1) if self.batch_first else input
+    def _run(self, input, h0, c0, lengths=None):
+        x = input.transpose(0, 1) if self.batch_first and lengths is None else input
         out, h_n, c_n = F._rnn_forward(self.mode, x, h0, c0, self._layer_weights(), self.num_layers,
-                                       self.bidirectional, self.dropout, self.training)
-        if self.batch_first:
+                                       self.bidirectional, self.dropout, self.training, lengths)
+        if self.batch_first and lengths is None:
             out = out.transpose(0, 1)
         return out, h_n, c_n
 
+    def _forward_packed(self, packed, hx):
+        # Unpack to (T, B, *) in the caller's batch order, run masked, and pack with the same order.
+        padded, lengths = rnn_utils.pad_packed_sequence(packed)
+        batch = padded.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if self.mode == "LSTM":
+            if hx is None:
+                hx = (ember.zeros(self.num_layers * num_directions, batch, h_size, dtype=padded.dtype),
+                      ember.zeros(self.num_layers * num_directions, batch, self.hidden_size, dtype=padded.dtype))
+            h0, c0 = hx
+        else:
+            h0 = hx if hx is not None else ember.zeros(self.num_layers * num_directions, batch, h_size,
+                                                       dtype=padded.dtype)
+            c0 = None
+        out, h_n, c_n = self._run(padded, h0, c0, lengths.tolist())
+        out = rnn_utils._pack_like(out, packed)
+        return out, ((h_n, c_n) if self.mode == "LSTM" else h_n)
+
     def forward(self, input, hx=None):
+        if isinstance(input, rnn_utils.PackedSequence):
+            return self._forward_packed(input, hx)
         input, hx, is_batched, batch_dim = self._prepare(input, hx, False)
         self.check_input(input)
         expected = self.get_expected_hidden_size(input)
@@ -215,6 +237,8 @@ class LSTM(RNNBase):
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
     def forward(self, input, hx=None):
+        if isinstance(input, rnn_utils.PackedSequence):
+            return self._forward_packed(input, hx)
         input, hx, is_batched, batch_dim = self._prepare(input, hx, True)
         self.check_input(input)
         expected_h = self.get_expected_hidden_size(input)

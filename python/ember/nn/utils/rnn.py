@@ -109,6 +109,15 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     return padded, lengths
 
 
+def _pack_like(padded, like):
+    """Packs sequence-first `padded` (original batch order) with the batch sizes and order of `like`."""
+    if like.sorted_indices is not None:
+        padded = padded.index_select(1, like.sorted_indices)
+    sizes = like.batch_sizes.tolist()
+    data = ember.cat([padded[t, :b] for t, b in enumerate(sizes)], 0)
+    return PackedSequence(data, like.batch_sizes, like.sorted_indices, like.unsorted_indices)
+
+
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
     """Stacks tensors of shape (L_i, *) into (L_max, B, *) (or (B, L_max, *)), padding with `padding_value`."""
     if padding_side not in ("left", "right"):
