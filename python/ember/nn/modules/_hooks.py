@@ -1,5 +1,6 @@
 """RemovableHandle and the autograd plumbing behind Module's full backward hooks."""
 
+import warnings
 import weakref
 from collections import OrderedDict
 
@@ -36,7 +37,7 @@ class RemovableHandle:
         self.remove()
 
 
-class _Identity(Function):
+class BackwardHookFunction(Function):
     """Passes tensors through; its backward hands the incoming grads to `on_grads`."""
 
     @staticmethod
@@ -67,7 +68,7 @@ class BackwardHook:
         index = [i for i, v in enumerate(items) if isinstance(v, Tensor) and v.requires_grad]
         if not index:
             return values, None
-        new = _Identity.apply(on_grads, *(items[i] for i in index))
+        new = BackwardHookFunction.apply(on_grads, *(items[i] for i in index))
         if not isinstance(new, tuple):
             new = (new,)
         out = list(items)
@@ -111,8 +112,12 @@ class BackwardHook:
                 if res is not None:
                     full = tuple(res)
             self.grad_outputs = full
-            if self.input_tensors_index is None:
+            if self.input_tensors_index is None and self.hooks:
                 # No input needs grad: torch calls the hooks now with all-None grad_input.
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
+                              "details.", stacklevel=5)
                 self._run_hooks((None,) * self.n_inputs)
             return tuple(full[i] for i in index)
 

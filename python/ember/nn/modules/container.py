@@ -290,7 +290,7 @@ class ModuleDict(Module):
         else:
             for j, m in enumerate(modules):
                 if not hasattr(m, "__iter__") or isinstance(m, (str, Tensor)):
-                    raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is "
+                    raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is"
                                     + type(m).__name__)
                 if not len(m) == 2:
                     raise ValueError(f"ModuleDict update sequence element #{j} has length {len(m)}; "
@@ -453,7 +453,7 @@ class ParameterDict(Module):
         else:
             for j, p in enumerate(parameters):
                 if not hasattr(p, "__iter__"):
-                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is "
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is"
                                     + type(p).__name__)
                 if not len(p) == 2:
                     raise ValueError(f"ParameterDict update sequence element #{j} has length {len(p)}; "
