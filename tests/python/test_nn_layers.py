@@ -121,6 +121,9 @@ CONSTRUCT = [
     ("Fold", ((4, 5), 2), {}),
     ("Unfold", (2,), {"stride": 2}),
     ("PixelShuffle", (2,), {}),
+    ("PixelUnshuffle", (2,), {}),
+    ("ChannelShuffle", (2,), {}),
+    ("LocalResponseNorm", (3,), {}),
     ("CosineSimilarity", (), {}),
     ("PairwiseDistance", (), {}),
 ]
@@ -342,6 +345,10 @@ FORWARD = {
     "unfold": ("Unfold", (2,), {"stride": 1}, lambda t: (_r(t, 2, 3, 4, 4),)),
     "fold": ("Fold", ((3, 3), 2), {}, lambda t: (_r(t, 2, 12, 4),)),
     "pixel_shuffle": ("PixelShuffle", (2,), {}, lambda t: (_r(t, 2, 8, 3, 3),)),
+    "pixel_unshuffle": ("PixelUnshuffle", (2,), {}, lambda t: (_r(t, 2, 2, 4, 6),)),
+    "channel_shuffle": ("ChannelShuffle", (3,), {}, lambda t: (_r(t, 2, 6, 2),)),
+    "local_response_norm": ("LocalResponseNorm", (3,), {"alpha": 0.1, "k": 2.0}, lambda t: (_r(t, 2, 5, 3, 2),)),
+    "local_response_norm_3d": ("LocalResponseNorm", (2,), {}, lambda t: (_r(t, 2, 5, 4),)),
     "flatten": ("Flatten", (), {}, lambda t: (_r(t, 2, 3, 4),)),
     "unflatten": ("Unflatten", (1, (3, -1)), {}, lambda t: (_r(t, 2, 12),)),
     "cosine_similarity": ("CosineSimilarity", (), {}, lambda t: (_r(t, 3, 4), _r(t, 3, 4))),
@@ -536,3 +543,18 @@ def test_packed_sequence_lstm_matches_torch():
     e_pad, _ = rnn_utils.pad_packed_sequence(e_out)
     np.testing.assert_allclose(_np(e_pad), t_pad.detach().numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(_np(e_h), t_h.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_composite_functionals_gradcheck_and_errors():
+    F = nn.functional
+    x = ember.randn(2, 4, 3, 2, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: F.local_response_norm(a, 3, alpha=0.5), (x,))
+    assert ember.autograd.gradcheck(lambda a: F.rms_norm(a, (3, 2)), (x,))
+    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality input"):
+        F.local_response_norm(ember.randn(2, 3), 2)
+    with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
+        F.pixel_shuffle(ember.randn(1, 3, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups"):
+        F.channel_shuffle(ember.randn(1, 3, 2), 2)
+    e = nn.functional.rms_norm(ember.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+    np.testing.assert_allclose(_np(e), [[3 / math.sqrt(12.5), 4 / math.sqrt(12.5)]], rtol=1e-6)

@@ -7,7 +7,8 @@ import warnings
 import ember
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "rms_norm", "_canonical_mask",
-           "_none_or_dtype", "_in_projection_packed", "_in_projection", "_rnn_forward", "_cell_step"]
+           "_none_or_dtype", "_in_projection_packed", "_in_projection", "_rnn_forward", "_cell_step", "local_response_norm", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle", "native_channel_shuffle", "lp_pool1d", "lp_pool2d"]
 
 
 # The package itself (partially initialised while this file loads): the sibling files fill it with the
@@ -30,6 +31,95 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     dims = list(range(input.dim() - n, input.dim()))
     out = input * ember.rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
     return out * weight if weight is not None else out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (zero-padded window)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input.mul(input)
+    before, after = size // 2, (size - 1) // 2
+    shape = list(sq.shape)
+    parts = []
+    if before:
+        parts.append(ember.zeros(shape[:1] + [before] + shape[2:], dtype=sq.dtype))
+    parts.append(sq)
+    if after:
+        parts.append(ember.zeros(shape[:1] + [after] + shape[2:], dtype=sq.dtype))
+    padded = ember.cat(parts, 1) if len(parts) > 1 else sq
+    channels = shape[1]
+    window = padded.narrow(1, 0, channels)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, channels)
+    div = (window / size).mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    *batch, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(batch)
+    x = input.reshape(list(batch) + [c // (r * r), r, r, h, w])
+    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
+    return x.reshape(list(batch) + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = downscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    *batch, c, h, w = input.shape
+    if h % r != 0 or w % r != 0:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but "
+                           f"got {h} and {w} for downscale_factor={r}")
+    n = len(batch)
+    x = input.reshape(list(batch) + [c, h // r, r, w // r, r])
+    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
+    return x.reshape(list(batch) + [c * r * r, h // r, w // r])
+
+
+def channel_shuffle(input, groups):
+    """Interleaves the channels of `groups` groups: (N, g*k, *) viewed (N, g, k, *) -> (N, k, g, *)."""
+    n, c = input.shape[0], input.shape[1]
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = list(input.shape[2:])
+    x = input.reshape([n, groups, c // groups] + rest).transpose(1, 2)
+    return x.reshape([n, c] + rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p), via avg_pool2d."""
+    kw, kh = _pair(kernel_size)
+    out = F.avg_pool2d(input.pow(norm_type), kernel_size, stride if stride is not None else kernel_size, 0,
+                       ceil_mode)
+    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p), via avg_pool1d."""
+    out = F.avg_pool1d(input.pow(norm_type), kernel_size, stride if stride is not None else kernel_size, 0,
+                       ceil_mode)
+    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,

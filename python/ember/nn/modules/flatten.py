@@ -1,9 +1,10 @@
-"""Flatten, Unflatten, PairwiseDistance, CosineSimilarity, PixelShuffle, PixelUnshuffle."""
+"""Flatten, Unflatten, PairwiseDistance, CosineSimilarity, PixelShuffle, PixelUnshuffle, ChannelShuffle."""
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Flatten", "Unflatten", "PairwiseDistance", "CosineSimilarity", "PixelShuffle", "PixelUnshuffle"]
+__all__ = ["Flatten", "Unflatten", "PairwiseDistance", "CosineSimilarity", "PixelShuffle", "PixelUnshuffle",
+           "ChannelShuffle"]
 
 
 class Flatten(Module):
@@ -76,16 +77,7 @@ class PixelShuffle(Module):
         self.upscale_factor = upscale_factor
 
     def forward(self, input):
-        r = self.upscale_factor
-        *batch, c, h, w = input.shape
-        if c % (r * r) != 0:
-            raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by "
-                               f"the square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-        oc = c // (r * r)
-        x = input.reshape(list(batch) + [oc, r, r, h, w])
-        n = len(batch)
-        x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
-        return x.reshape(list(batch) + [oc, h * r, w * r])
+        return F.pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self):
         return f"upscale_factor={self.upscale_factor}"
@@ -99,12 +91,21 @@ class PixelUnshuffle(Module):
         self.downscale_factor = downscale_factor
 
     def forward(self, input):
-        r = self.downscale_factor
-        *batch, c, h, w = input.shape
-        n = len(batch)
-        x = input.reshape(list(batch) + [c, h // r, r, w // r, r])
-        x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
-        return x.reshape(list(batch) + [c * r * r, h // r, w // r])
+        return F.pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleaves channel groups (ShuffleNet)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
