@@ -520,6 +520,17 @@ def test_scaled_dot_product_attention_matches_torch():
     np.testing.assert_allclose(_np(e), t.numpy(), rtol=1e-4, atol=1e-5)
 
 
+def test_scaled_dot_product_attention_fully_masked_row_is_zero():
+    F = nn.functional
+    q, k, v = (ember.randn(1, 3, 4, requires_grad=True) for _ in range(3))
+    mask = ember.ones(3, 3, dtype=ember.bool)
+    mask[1] = False
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert (out[0, 1] == 0).all()
+    out.sum().backward()
+    assert not q.grad.isnan().any() and not k.grad.isnan().any()
+
+
 def test_scaled_dot_product_attention_gradcheck():
     F = nn.functional
     q, k, v = (ember.randn(1, 2, 3, 4, dtype=ember.float64, requires_grad=True) for _ in range(3))

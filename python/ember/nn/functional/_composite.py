@@ -142,7 +142,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    attn = F.softmax(scores, dim=-1)
+    # A fully masked row attends to nothing: torch returns zeros there (its "safe softmax"), and the
+    # row is neutralised before the softmax so no NaN reaches the gradients.
+    dead = (scores == float("-inf")).all(dim=-1, keepdim=True)
+    attn = F.softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)
     if dropout_p > 0.0:
         attn = F.dropout(attn, dropout_p, training=True)
     return ember.matmul(attn, value)
