@@ -665,3 +665,64 @@ def test_pad_and_pack_sequences():
         rnn_utils.pack_padded_sequence(padded, [1, 3, 2], batch_first=True)
     back = rnn_utils.unpack_sequence(rnn_utils.pack_sequence(seqs, enforce_sorted=False))
     assert [b.tolist() for b in back] == [s.tolist() for s in seqs]
+
+
+def test_state_dict_pre_post_hooks_and_load_pre_hook():
+    a = Affine(2, 2)
+    seen = []
+    a.register_state_dict_pre_hook(lambda m, prefix, keep_vars: seen.append(("pre", prefix)))
+    a.register_state_dict_post_hook(lambda m, sd, prefix, meta: seen.append(("post", list(sd))))
+    sd = a.state_dict(prefix="p.")
+    assert seen == [("pre", "p."), ("post", ["p.weight", "p.bias", "p.calls"])]
+
+    def rename(module, state_dict, prefix, *rest):
+        if prefix + "w" in state_dict:
+            state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+
+    b = Affine(2, 2)
+    b.register_load_state_dict_pre_hook(rename)
+    sd = {"w": ember.ones(2, 2), "bias": ember.zeros(2), "calls": ember.zeros(())}
+    b.load_state_dict(sd)
+    np.testing.assert_array_equal(b.weight.detach().numpy(), np.ones((2, 2)))
+
+
+def test_pickle_module_roundtrip():
+    net = Net()
+    net.register_forward_hook(print)
+    back = pickle.loads(pickle.dumps(nn.Sequential(Affine(2, 3), nn.Flatten())))
+    assert isinstance(back[0].weight, nn.Parameter) and back[0].weight.requires_grad
+    assert list(back.state_dict()) == ["0.weight", "0.bias", "0.calls"]
+    assert back[0]._non_persistent_buffers_set == {"scratch"}
+
+
+def test_sequential_arithmetic_and_pop():
+    s = nn.Sequential(nn.Identity(), nn.Flatten())
+    assert len(s * 2) == 4 and len(2 * s) == 4
+    with pytest.raises(ValueError, match="Non-positive multiplication factor"):
+        s * 0
+    with pytest.raises(ValueError, match="add operator supports only objects of Sequential class"):
+        s + nn.Identity()
+    s += nn.Sequential(nn.Identity())
+    assert len(s) == 3
+    assert isinstance(s.pop(1), nn.Flatten) and len(s) == 2
+    ml = nn.ModuleList([nn.Identity()]) + nn.ModuleList([nn.Flatten()])
+    assert [type(m) for m in ml] == [nn.Identity, nn.Flatten]
+
+
+def test_pack_padded_sequence_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 3, 2)
+    for lengths, enforce in (([4, 3, 1], True), ([2, 4, 3], False)):
+        t = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=enforce)
+        e = nn.utils.rnn.pack_padded_sequence(ember.tensor(x.numpy()), lengths, enforce_sorted=enforce)
+        np.testing.assert_array_equal(e.data.numpy(), t.data.numpy())
+        np.testing.assert_array_equal(e.batch_sizes.numpy(), t.batch_sizes.numpy())
+        if t.sorted_indices is None:
+            assert e.sorted_indices is None and e.unsorted_indices is None
+        else:
+            np.testing.assert_array_equal(e.sorted_indices.numpy(), t.sorted_indices.numpy())
+            np.testing.assert_array_equal(e.unsorted_indices.numpy(), t.unsorted_indices.numpy())
+        tp, tl = torch.nn.utils.rnn.pad_packed_sequence(t, batch_first=True, total_length=5)
+        ep, el = nn.utils.rnn.pad_packed_sequence(e, batch_first=True, total_length=5)
+        np.testing.assert_array_equal(ep.numpy(), tp.numpy())
+        np.testing.assert_array_equal(el.numpy(), tl.numpy())
