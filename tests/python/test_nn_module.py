@@ -427,7 +427,8 @@ def test_full_backward_hook_replaces_grad_input_and_no_input_grad():
     seen = []
     b = Affine(3, 2)
     b.register_full_backward_hook(lambda m, gin, gout: seen.append((gin, gout[0].shape)))
-    b(ember.randn(4, 3)).sum().backward()
+    with pytest.warns(UserWarning, match="no inputs require gradients"):
+        b(ember.randn(4, 3)).sum().backward()
     assert seen == [((None,), (4, 2))]
 
 
@@ -726,3 +727,32 @@ def test_pack_padded_sequence_matches_torch():
         ep, el = nn.utils.rnn.pad_packed_sequence(e, batch_first=True, total_length=5)
         np.testing.assert_array_equal(ep.numpy(), tp.numpy())
         np.testing.assert_array_equal(el.numpy(), tl.numpy())
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm(dim):
+    a = Affine(3, 4)
+    w = a.weight.detach().numpy().copy()
+    with pytest.warns(FutureWarning, match="deprecated"):
+        nn.utils.weight_norm(a, dim=dim)
+    assert [n for n, _ in a.named_parameters()] == ["bias", "weight_g", "weight_v"]
+    if dim is None:
+        g = np.sqrt((w ** 2).sum())
+        assert a.weight_g.shape == ()
+    else:
+        g = np.sqrt((w ** 2).sum(axis=1 - dim, keepdims=True))
+        assert a.weight_g.shape == g.shape
+    np.testing.assert_allclose(a.weight_g.detach().numpy(), g, rtol=1e-5)
+    with ember.no_grad():
+        a.weight_g.mul_(2)
+    x = ember.randn(5, 3)
+    np.testing.assert_allclose(a(x).detach().numpy(), x.numpy() @ (2 * w), rtol=1e-4, atol=1e-5)
+    a(x).sum().backward()
+    assert a.weight_g.grad is not None and a.weight_v.grad is not None
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"), pytest.warns(FutureWarning):
+        nn.utils.weight_norm(a, dim=dim)
+    nn.utils.remove_weight_norm(a)
+    assert isinstance(a.weight, nn.Parameter)
+    np.testing.assert_allclose(a.weight.detach().numpy(), 2 * w, rtol=1e-5)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
+        nn.utils.remove_weight_norm(a)
