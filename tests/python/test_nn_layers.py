@@ -67,12 +67,29 @@ CONSTRUCT = [
     ("LSTMCell", (4, 6), {"bias": False}),
     ("GRUCell", (4, 6), {}),
     ("MultiheadAttention", (8, 2), {}),
-    ("MultiheadAttention", (8, 2), {"kdim": 5, "vdim": 3, "add_bias_kv": True, "batch_first": True}),
+    (
+        "MultiheadAttention",
+        (8, 2),
+        {"kdim": 5, "vdim": 3, "add_bias_kv": True, "batch_first": True},
+    ),
     ("MultiheadAttention", (8, 4), {"bias": False}),
     ("TransformerEncoderLayer", (8, 2), {"dim_feedforward": 16}),
-    ("TransformerDecoderLayer", (8, 2), {"dim_feedforward": 16, "norm_first": True, "activation": "gelu"}),
-    ("Transformer", (), {"d_model": 8, "nhead": 2, "num_encoder_layers": 2, "num_decoder_layers": 1,
-                         "dim_feedforward": 16}),
+    (
+        "TransformerDecoderLayer",
+        (8, 2),
+        {"dim_feedforward": 16, "norm_first": True, "activation": "gelu"},
+    ),
+    (
+        "Transformer",
+        (),
+        {
+            "d_model": 8,
+            "nhead": 2,
+            "num_encoder_layers": 2,
+            "num_decoder_layers": 1,
+            "dim_feedforward": 16,
+        },
+    ),
     ("ReLU", (), {"inplace": True}),
     ("ReLU6", (), {}),
     ("LeakyReLU", (0.2,), {}),
@@ -129,16 +146,20 @@ CONSTRUCT = [
 ]
 
 
-@pytest.mark.parametrize("name,args,kwargs", CONSTRUCT, ids=[c[0] + str(i) for i, c in enumerate(CONSTRUCT)])
+@pytest.mark.parametrize(
+    "name,args,kwargs", CONSTRUCT, ids=[c[0] + str(i) for i, c in enumerate(CONSTRUCT)]
+)
 def test_construction_matches_torch(name, args, kwargs):
     torch = _torch()
     t = _build(name, args, kwargs, torch)
     e = _build(name, args, kwargs, ember)
     assert repr(e) == repr(t)
-    assert [(n, tuple(p.shape), p.requires_grad) for n, p in e.named_parameters()] == \
-        [(n, tuple(p.shape), p.requires_grad) for n, p in t.named_parameters()]
-    assert [(n, tuple(b.shape), str(b.dtype)) for n, b in e.named_buffers()] == \
-        [(n, tuple(b.shape), str(b.dtype)) for n, b in t.named_buffers()]
+    assert [(n, tuple(p.shape), p.requires_grad) for n, p in e.named_parameters()] == [
+        (n, tuple(p.shape), p.requires_grad) for n, p in t.named_parameters()
+    ]
+    assert [(n, tuple(b.shape), str(b.dtype)) for n, b in e.named_buffers()] == [
+        (n, tuple(b.shape), str(b.dtype)) for n, b in t.named_buffers()
+    ]
     assert list(e.state_dict()) == list(t.state_dict())
 
 
@@ -147,22 +168,35 @@ def test_sequential_repr_matches_torch():
 
     def build(lib):
         n = lib.nn
-        return n.Sequential(n.Conv2d(1, 8, 3, padding=1), n.BatchNorm2d(8), n.ReLU(), n.MaxPool2d(2),
-                            n.Flatten(), n.Linear(8 * 14 * 14, 10), n.ModuleList([n.ReLU(), n.ReLU()]))
+        return n.Sequential(
+            n.Conv2d(1, 8, 3, padding=1),
+            n.BatchNorm2d(8),
+            n.ReLU(),
+            n.MaxPool2d(2),
+            n.Flatten(),
+            n.Linear(8 * 14 * 14, 10),
+            n.ModuleList([n.ReLU(), n.ReLU()]),
+        )
 
     assert repr(build(ember)) == repr(build(torch))
 
 
 # ---- default initialisation -------------------------------------------------------------------
 
+
 def _np(t):
     return t.detach().numpy()
 
 
-@pytest.mark.parametrize("make,fan_in", [(lambda: nn.Linear(300, 200), 300),
-                                         (lambda: nn.Conv2d(8, 16, 5), 200),
-                                         (lambda: nn.Conv1d(20, 30, 4, groups=2), 40),
-                                         (lambda: nn.ConvTranspose2d(16, 8, 3), 72)])
+@pytest.mark.parametrize(
+    "make,fan_in",
+    [
+        (lambda: nn.Linear(300, 200), 300),
+        (lambda: nn.Conv2d(8, 16, 5), 200),
+        (lambda: nn.Conv1d(20, 30, 4, groups=2), 40),
+        (lambda: nn.ConvTranspose2d(16, 8, 3), 72),
+    ],
+)
 def test_default_init_kaiming_uniform_sqrt5(make, fan_in):
     ember.manual_seed(0)
     m = make()
@@ -183,7 +217,11 @@ def test_default_init_other_layers():
     w = _np(emb.weight)
     assert (w[499] == 0).all() and abs(w[:499].std() - 1.0) < 0.05
     bn = nn.BatchNorm1d(4)
-    assert (_np(bn.weight) == 1).all() and (_np(bn.bias) == 0).all() and bn.num_batches_tracked.item() == 0
+    assert (
+        (_np(bn.weight) == 1).all()
+        and (_np(bn.bias) == 0).all()
+        and bn.num_batches_tracked.item() == 0
+    )
     mha = nn.MultiheadAttention(16, 4)
     assert (_np(mha.in_proj_bias) == 0).all() and (_np(mha.out_proj.bias) == 0).all()
     a = math.sqrt(6 / (16 + 48))
@@ -192,7 +230,9 @@ def test_default_init_other_layers():
     assert np.abs(_np(bl.weight)).max() <= 1 / 3
     p = nn.PReLU(3, init=0.1)
     np.testing.assert_allclose(_np(p.weight), [0.1] * 3)
-    tr = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16)
+    tr = nn.Transformer(
+        d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16
+    )
     lin = tr.encoder.layers[0].linear1
     assert np.abs(_np(lin.weight)).max() <= math.sqrt(6 / 24)
 
@@ -244,14 +284,19 @@ def test_batchnorm_loads_old_checkpoint_without_num_batches_tracked():
     sd._metadata[""] = {"version": 1}
     bn.load_state_dict(sd)
     sd._metadata[""] = {"version": 2}
-    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "num_batches_tracked"'):
+    with pytest.raises(
+        RuntimeError, match='Missing key\\(s\\) in state_dict: "num_batches_tracked"'
+    ):
         bn.load_state_dict(sd)
 
 
 # ---- forward / backward against torch ----------------------------------------------------------
 
+
 def _copy_weights(t_mod, e_mod):
-    e_mod.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()})
+    e_mod.load_state_dict(
+        {k: ember.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()}
+    )
 
 
 def _to_ember(x):
@@ -280,31 +325,66 @@ FORWARD = {
     "bilinear": ("Bilinear", (4, 5, 3), {}, lambda t: (_r(t, 6, 4), _r(t, 6, 5))),
     "conv1d": ("Conv1d", (4, 6, 3), {"stride": 2, "padding": 1}, lambda t: (_r(t, 2, 4, 9),)),
     "conv2d": ("Conv2d", (3, 4, 3), {}, lambda t: (_r(t, 2, 3, 7, 6),)),
-    "conv2d_same_groups": ("Conv2d", (4, 6, (3, 2)), {"padding": "same", "groups": 2, "dilation": 2},
-                           lambda t: (_r(t, 2, 4, 7, 6),)),
-    "conv2d_reflect": ("Conv2d", (2, 3, 3), {"padding": 1, "padding_mode": "reflect"},
-                       lambda t: (_r(t, 1, 2, 5, 5),)),
+    "conv2d_same_groups": (
+        "Conv2d",
+        (4, 6, (3, 2)),
+        {"padding": "same", "groups": 2, "dilation": 2},
+        lambda t: (_r(t, 2, 4, 7, 6),),
+    ),
+    "conv2d_reflect": (
+        "Conv2d",
+        (2, 3, 3),
+        {"padding": 1, "padding_mode": "reflect"},
+        lambda t: (_r(t, 1, 2, 5, 5),),
+    ),
     "conv2d_unbatched": ("Conv2d", (2, 3, 3), {}, lambda t: (_r(t, 2, 5, 5),)),
     "conv_transpose1d": ("ConvTranspose1d", (4, 2, 3), {"stride": 2}, lambda t: (_r(t, 2, 4, 5),)),
-    "conv_transpose2d": ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "padding": 1, "groups": 2},
-                         lambda t: (_r(t, 2, 4, 5, 4),)),
-    "conv_transpose2d_output_size": ("ConvTranspose2d", (2, 3, 3), {"stride": 2},
-                                     lambda t: (_r(t, 1, 2, 4, 4), [10, 10])),
+    "conv_transpose2d": (
+        "ConvTranspose2d",
+        (4, 6, 3),
+        {"stride": 2, "padding": 1, "groups": 2},
+        lambda t: (_r(t, 2, 4, 5, 4),),
+    ),
+    "conv_transpose2d_output_size": (
+        "ConvTranspose2d",
+        (2, 3, 3),
+        {"stride": 2},
+        lambda t: (_r(t, 1, 2, 4, 4), [10, 10]),
+    ),
     "maxpool1d": ("MaxPool1d", (3,), {"stride": 2}, lambda t: (_r(t, 2, 3, 9),)),
     "maxpool2d": ("MaxPool2d", (2,), {}, lambda t: (_r(t, 2, 3, 6, 6),)),
-    "maxpool2d_ceil": ("MaxPool2d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True},
-                       lambda t: (_r(t, 2, 3, 8, 7),)),
+    "maxpool2d_ceil": (
+        "MaxPool2d",
+        (3,),
+        {"stride": 2, "padding": 1, "ceil_mode": True},
+        lambda t: (_r(t, 2, 3, 8, 7),),
+    ),
     "avgpool1d": ("AvgPool1d", (3,), {"stride": 2, "padding": 1}, lambda t: (_r(t, 2, 3, 9),)),
     "avgpool2d": ("AvgPool2d", (2,), {}, lambda t: (_r(t, 2, 3, 6, 6),)),
     "adaptive_avg1d": ("AdaptiveAvgPool1d", (4,), {}, lambda t: (_r(t, 2, 3, 10),)),
     "adaptive_avg2d": ("AdaptiveAvgPool2d", ((3, 2),), {}, lambda t: (_r(t, 2, 3, 7, 5),)),
     "adaptive_max1d": ("AdaptiveMaxPool1d", (4,), {}, lambda t: (_r(t, 2, 3, 10),)),
-    "adaptive_max2d": ("AdaptiveMaxPool2d", (2,), {"return_indices": True}, lambda t: (_r(t, 2, 3, 7, 5),)),
+    "adaptive_max2d": (
+        "AdaptiveMaxPool2d",
+        (2,),
+        {"return_indices": True},
+        lambda t: (_r(t, 2, 3, 7, 5),),
+    ),
     "batchnorm1d_train": ("BatchNorm1d", (3,), {}, lambda t: (_r(t, 8, 3),), True),
     "batchnorm1d_3d_eval": ("BatchNorm1d", (3,), {}, lambda t: (_r(t, 4, 3, 5),)),
-    "batchnorm2d_train": ("BatchNorm2d", (3,), {"momentum": None}, lambda t: (_r(t, 4, 3, 5, 5),), True),
-    "batchnorm2d_no_stats": ("BatchNorm2d", (3,), {"track_running_stats": False, "affine": False},
-                             lambda t: (_r(t, 4, 3, 2, 2),)),
+    "batchnorm2d_train": (
+        "BatchNorm2d",
+        (3,),
+        {"momentum": None},
+        lambda t: (_r(t, 4, 3, 5, 5),),
+        True,
+    ),
+    "batchnorm2d_no_stats": (
+        "BatchNorm2d",
+        (3,),
+        {"track_running_stats": False, "affine": False},
+        lambda t: (_r(t, 4, 3, 2, 2),),
+    ),
     "layernorm": ("LayerNorm", ((4, 5),), {}, lambda t: (_r(t, 3, 4, 5),)),
     "layernorm_nobias": ("LayerNorm", (5,), {"bias": False}, lambda t: (_r(t, 3, 5),)),
     "groupnorm": ("GroupNorm", (2, 6), {}, lambda t: (_r(t, 3, 6, 4),)),
@@ -312,17 +392,33 @@ FORWARD = {
     "instancenorm2d_unbatched": ("InstanceNorm2d", (4,), {}, lambda t: (_r(t, 4, 3, 3),)),
     "rmsnorm": ("RMSNorm", (6,), {}, lambda t: (_r(t, 2, 6),)),
     "dropout_eval": ("Dropout", (0.5,), {}, lambda t: (_r(t, 4, 4),)),
-    "embedding": ("Embedding", (10, 4), {"padding_idx": 0},
-                  lambda t: (t.tensor([[0, 2, 9], [4, 4, 1]]),)),
-    "embedding_bag": ("EmbeddingBag", (10, 4), {"mode": "sum"},
-                      lambda t: (t.tensor([1, 2, 4, 5, 4, 3]), t.tensor([0, 2]))),
+    "embedding": (
+        "Embedding",
+        (10, 4),
+        {"padding_idx": 0},
+        lambda t: (t.tensor([[0, 2, 9], [4, 4, 1]]),),
+    ),
+    "embedding_bag": (
+        "EmbeddingBag",
+        (10, 4),
+        {"mode": "sum"},
+        lambda t: (t.tensor([1, 2, 4, 5, 4, 3]), t.tensor([0, 2])),
+    ),
     "rnn": ("RNN", (4, 6), {}, lambda t: (_r(t, 5, 3, 4),)),
-    "rnn_relu_bi_bf": ("RNN", (4, 6, 2), {"nonlinearity": "relu", "batch_first": True, "bidirectional": True},
-                       lambda t: (_r(t, 3, 5, 4), _r(t, 4, 3, 6))),
+    "rnn_relu_bi_bf": (
+        "RNN",
+        (4, 6, 2),
+        {"nonlinearity": "relu", "batch_first": True, "bidirectional": True},
+        lambda t: (_r(t, 3, 5, 4), _r(t, 4, 3, 6)),
+    ),
     "rnn_unbatched": ("RNN", (4, 6), {}, lambda t: (_r(t, 5, 4), _r(t, 1, 6))),
     "lstm": ("LSTM", (4, 6), {"num_layers": 2}, lambda t: (_r(t, 5, 3, 4),)),
-    "lstm_bi_h0": ("LSTM", (4, 6), {"bidirectional": True, "batch_first": True},
-                   lambda t: (_r(t, 3, 5, 4), (_r(t, 2, 3, 6), _r(t, 2, 3, 6)))),
+    "lstm_bi_h0": (
+        "LSTM",
+        (4, 6),
+        {"bidirectional": True, "batch_first": True},
+        lambda t: (_r(t, 3, 5, 4), (_r(t, 2, 3, 6), _r(t, 2, 3, 6))),
+    ),
     "lstm_proj": ("LSTM", (4, 6), {"proj_size": 3, "num_layers": 2}, lambda t: (_r(t, 5, 2, 4),)),
     "lstm_unbatched_nobias": ("LSTM", (4, 6), {"bias": False}, lambda t: (_r(t, 5, 4),)),
     "gru": ("GRU", (4, 6, 2), {"bidirectional": True}, lambda t: (_r(t, 5, 3, 4), _r(t, 4, 3, 6))),
@@ -340,59 +436,143 @@ FORWARD = {
     "reflectionpad1d": ("ReflectionPad1d", (2,), {}, lambda t: (_r(t, 1, 2, 5),)),
     "replicationpad2d": ("ReplicationPad2d", (1,), {}, lambda t: (_r(t, 1, 2, 3, 3),)),
     "upsample_nearest": ("Upsample", (), {"scale_factor": 2}, lambda t: (_r(t, 1, 2, 3, 3),)),
-    "upsample_bilinear": ("Upsample", (), {"size": (5, 4), "mode": "bilinear", "align_corners": False},
-                          lambda t: (_r(t, 1, 2, 3, 3),)),
+    "upsample_bilinear": (
+        "Upsample",
+        (),
+        {"size": (5, 4), "mode": "bilinear", "align_corners": False},
+        lambda t: (_r(t, 1, 2, 3, 3),),
+    ),
     "unfold": ("Unfold", (2,), {"stride": 1}, lambda t: (_r(t, 2, 3, 4, 4),)),
     "fold": ("Fold", ((3, 3), 2), {}, lambda t: (_r(t, 2, 12, 4),)),
     "pixel_shuffle": ("PixelShuffle", (2,), {}, lambda t: (_r(t, 2, 8, 3, 3),)),
     "pixel_unshuffle": ("PixelUnshuffle", (2,), {}, lambda t: (_r(t, 2, 2, 4, 6),)),
     "channel_shuffle": ("ChannelShuffle", (3,), {}, lambda t: (_r(t, 2, 6, 2),)),
-    "local_response_norm": ("LocalResponseNorm", (3,), {"alpha": 0.1, "k": 2.0}, lambda t: (_r(t, 2, 5, 3, 2),)),
+    "local_response_norm": (
+        "LocalResponseNorm",
+        (3,),
+        {"alpha": 0.1, "k": 2.0},
+        lambda t: (_r(t, 2, 5, 3, 2),),
+    ),
     "local_response_norm_3d": ("LocalResponseNorm", (2,), {}, lambda t: (_r(t, 2, 5, 4),)),
     "flatten": ("Flatten", (), {}, lambda t: (_r(t, 2, 3, 4),)),
     "unflatten": ("Unflatten", (1, (3, -1)), {}, lambda t: (_r(t, 2, 12),)),
     "cosine_similarity": ("CosineSimilarity", (), {}, lambda t: (_r(t, 3, 4), _r(t, 3, 4))),
     "pairwise_distance": ("PairwiseDistance", (), {}, lambda t: (_r(t, 3, 4), _r(t, 3, 4))),
-    "cross_entropy": ("CrossEntropyLoss", (), {"label_smoothing": 0.1},
-                      lambda t: (_r(t, 4, 5), t.tensor([0, 4, 2, 1]))),
+    "cross_entropy": (
+        "CrossEntropyLoss",
+        (),
+        {"label_smoothing": 0.1},
+        lambda t: (_r(t, 4, 5), t.tensor([0, 4, 2, 1])),
+    ),
     "nll": ("NLLLoss", (), {}, lambda t: (_r(t, 4, 5), t.tensor([0, 4, 2, 1]))),
     "bce": ("BCELoss", (), {}, lambda t: (t.rand(4, 3).requires_grad_(), t.rand(4, 3))),
-    "bce_logits": ("BCEWithLogitsLoss", (), {"pos_weight": None}, lambda t: (_r(t, 4, 3), t.rand(4, 3))),
+    "bce_logits": (
+        "BCEWithLogitsLoss",
+        (),
+        {"pos_weight": None},
+        lambda t: (_r(t, 4, 3), t.rand(4, 3)),
+    ),
     "mse": ("MSELoss", (), {}, lambda t: (_r(t, 4, 3), t.randn(4, 3))),
     "l1": ("L1Loss", (), {"reduction": "sum"}, lambda t: (_r(t, 4, 3), t.randn(4, 3))),
     "smooth_l1": ("SmoothL1Loss", (), {"beta": 0.5}, lambda t: (_r(t, 4, 3), t.randn(4, 3))),
     "huber": ("HuberLoss", (), {"delta": 0.7}, lambda t: (_r(t, 4, 3), t.randn(4, 3))),
     "kldiv": ("KLDivLoss", (), {"reduction": "batchmean"}, lambda t: (_r(t, 4, 3), t.rand(4, 3))),
-    "cosine_embedding": ("CosineEmbeddingLoss", (), {}, lambda t: (_r(t, 4, 3), _r(t, 4, 3),
-                                                                    t.tensor([1, -1, 1, -1]))),
-    "margin_ranking": ("MarginRankingLoss", (), {"margin": 0.1}, lambda t: (_r(t, 4), _r(t, 4),
-                                                                            t.tensor([1.0, -1, 1, -1]))),
+    "cosine_embedding": (
+        "CosineEmbeddingLoss",
+        (),
+        {},
+        lambda t: (_r(t, 4, 3), _r(t, 4, 3), t.tensor([1, -1, 1, -1])),
+    ),
+    "margin_ranking": (
+        "MarginRankingLoss",
+        (),
+        {"margin": 0.1},
+        lambda t: (_r(t, 4), _r(t, 4), t.tensor([1.0, -1, 1, -1])),
+    ),
     "triplet": ("TripletMarginLoss", (), {}, lambda t: (_r(t, 4, 3), _r(t, 4, 3), _r(t, 4, 3))),
-    "ctc": ("CTCLoss", (), {}, lambda t: (t.randn(6, 2, 4).log_softmax(2).detach().requires_grad_(),
-                                          t.tensor([[1, 2, 2], [1, 3, 0]]), t.tensor([6, 5]), t.tensor([3, 2]))),
-    "mha": ("MultiheadAttention", (8, 2), {}, lambda t: (_r(t, 5, 3, 8), _r(t, 4, 3, 8), _r(t, 4, 3, 8))),
-    "mha_self_bf_mask": ("MultiheadAttention", (8, 2), {"batch_first": True},
-                         lambda t: _self_attn(t, (3, 5, 8), attn_mask=t.rand(5, 5) > 0.7,
-                                              key_padding_mask=t.tensor([[False] * 4 + [True]] * 3))),
-    "mha_kv_dims_bias_kv": ("MultiheadAttention", (8, 4), {"kdim": 5, "vdim": 3, "add_bias_kv": True,
-                                                           "add_zero_attn": True},
-                            lambda t: (_r(t, 5, 2, 8), _r(t, 4, 2, 5), _r(t, 4, 2, 3))),
-    "mha_unbatched_per_head": ("MultiheadAttention", (8, 2), {},
-                               lambda t: _kw(_r(t, 5, 8), _r(t, 4, 8), _r(t, 4, 8), average_attn_weights=False)),
-    "mha_no_weights_causal": ("MultiheadAttention", (8, 2), {},
-                              lambda t: _self_attn(t, (5, 2, 8), need_weights=False, is_causal=True,
-                                                   attn_mask=t.nn.Transformer.generate_square_subsequent_mask(5))),
+    "ctc": (
+        "CTCLoss",
+        (),
+        {},
+        lambda t: (
+            t.randn(6, 2, 4).log_softmax(2).detach().requires_grad_(),
+            t.tensor([[1, 2, 2], [1, 3, 0]]),
+            t.tensor([6, 5]),
+            t.tensor([3, 2]),
+        ),
+    ),
+    "mha": (
+        "MultiheadAttention",
+        (8, 2),
+        {},
+        lambda t: (_r(t, 5, 3, 8), _r(t, 4, 3, 8), _r(t, 4, 3, 8)),
+    ),
+    "mha_self_bf_mask": (
+        "MultiheadAttention",
+        (8, 2),
+        {"batch_first": True},
+        lambda t: _self_attn(
+            t,
+            (3, 5, 8),
+            attn_mask=t.rand(5, 5) > 0.7,
+            key_padding_mask=t.tensor([[False] * 4 + [True]] * 3),
+        ),
+    ),
+    "mha_kv_dims_bias_kv": (
+        "MultiheadAttention",
+        (8, 4),
+        {"kdim": 5, "vdim": 3, "add_bias_kv": True, "add_zero_attn": True},
+        lambda t: (_r(t, 5, 2, 8), _r(t, 4, 2, 5), _r(t, 4, 2, 3)),
+    ),
+    "mha_unbatched_per_head": (
+        "MultiheadAttention",
+        (8, 2),
+        {},
+        lambda t: _kw(_r(t, 5, 8), _r(t, 4, 8), _r(t, 4, 8), average_attn_weights=False),
+    ),
+    "mha_no_weights_causal": (
+        "MultiheadAttention",
+        (8, 2),
+        {},
+        lambda t: _self_attn(
+            t,
+            (5, 2, 8),
+            need_weights=False,
+            is_causal=True,
+            attn_mask=t.nn.Transformer.generate_square_subsequent_mask(5),
+        ),
+    ),
     "encoder_layer": ("TransformerEncoderLayer", (8, 2, 16, 0.0), {}, lambda t: (_r(t, 5, 3, 8),)),
-    "encoder_layer_norm_first_gelu_bf": ("TransformerEncoderLayer", (8, 2, 16, 0.0),
-                                         {"norm_first": True, "activation": "gelu", "batch_first": True},
-                                         lambda t: (_r(t, 3, 5, 8),)),
-    "decoder_layer": ("TransformerDecoderLayer", (8, 2, 16, 0.0), {},
-                      lambda t: (_r(t, 4, 3, 8), _r(t, 5, 3, 8))),
-    "transformer": ("Transformer", (), {"d_model": 8, "nhead": 2, "num_encoder_layers": 2, "num_decoder_layers": 2,
-                                        "dim_feedforward": 16, "dropout": 0.0},
-                    lambda t: _kw(_r(t, 5, 3, 8), _r(t, 4, 3, 8),
-                                  tgt_mask=t.nn.Transformer.generate_square_subsequent_mask(4),
-                                  src_key_padding_mask=t.tensor([[False] * 4 + [True]] * 3))),
+    "encoder_layer_norm_first_gelu_bf": (
+        "TransformerEncoderLayer",
+        (8, 2, 16, 0.0),
+        {"norm_first": True, "activation": "gelu", "batch_first": True},
+        lambda t: (_r(t, 3, 5, 8),),
+    ),
+    "decoder_layer": (
+        "TransformerDecoderLayer",
+        (8, 2, 16, 0.0),
+        {},
+        lambda t: (_r(t, 4, 3, 8), _r(t, 5, 3, 8)),
+    ),
+    "transformer": (
+        "Transformer",
+        (),
+        {
+            "d_model": 8,
+            "nhead": 2,
+            "num_encoder_layers": 2,
+            "num_decoder_layers": 2,
+            "dim_feedforward": 16,
+            "dropout": 0.0,
+        },
+        lambda t: _kw(
+            _r(t, 5, 3, 8),
+            _r(t, 4, 3, 8),
+            tgt_mask=t.nn.Transformer.generate_square_subsequent_mask(4),
+            src_key_padding_mask=t.tensor([[False] * 4 + [True]] * 3),
+        ),
+    ),
 }
 
 
@@ -436,7 +616,9 @@ def test_forward_backward_matches_torch(case):
     for a, b in zip(t_out, e_out):
         assert tuple(a.shape) == tuple(b.shape)
         np.testing.assert_allclose(_np(b), a.detach().numpy(), rtol=1e-4, atol=1e-5)
-    float_pairs = [(a, b) for a, b in zip(t_out, e_out) if a.is_floating_point() and a.requires_grad]
+    float_pairs = [
+        (a, b) for a, b in zip(t_out, e_out) if a.is_floating_point() and a.requires_grad
+    ]
     if not float_pairs:
         return
     weights = [torch.randn(a.shape) for a, _ in float_pairs]
@@ -447,7 +629,9 @@ def test_forward_backward_matches_torch(case):
         if tp.grad is None:
             assert ep.grad is None, n
         else:
-            np.testing.assert_allclose(_np(ep.grad), tp.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
+            np.testing.assert_allclose(
+                _np(ep.grad), tp.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=n
+            )
     seen = set()
     for a, b in zip(_flat(list(inputs)), _flat(list(e_inputs))):
         if id(b) in seen or not (hasattr(a, "requires_grad") and a.requires_grad):
@@ -462,7 +646,10 @@ def test_forward_backward_matches_torch(case):
 def test_batchnorm_running_stats_over_steps():
     torch = _torch()
     for momentum in (0.1, None):
-        t_bn, e_bn = torch.nn.BatchNorm1d(3, momentum=momentum), nn.BatchNorm1d(3, momentum=momentum)
+        t_bn, e_bn = (
+            torch.nn.BatchNorm1d(3, momentum=momentum),
+            nn.BatchNorm1d(3, momentum=momentum),
+        )
         for _ in range(3):
             x = torch.randn(6, 3) * 2 + 1
             t_bn(x)
@@ -508,7 +695,9 @@ def test_scaled_dot_product_attention_matches_torch():
     float_mask = torch.randn(2, 1, 5, 6)
     for kwargs in ({}, {"attn_mask": bool_mask}, {"attn_mask": float_mask}, {"scale": 0.3}):
         t = tF.scaled_dot_product_attention(q, k, v, **kwargs)
-        e = F.scaled_dot_product_attention(*_to_ember((q, k, v)), **{a: _to_ember(b) for a, b in kwargs.items()})
+        e = F.scaled_dot_product_attention(
+            *_to_ember((q, k, v)), **{a: _to_ember(b) for a, b in kwargs.items()}
+        )
         np.testing.assert_allclose(_np(e), t.numpy(), rtol=1e-4, atol=1e-5)
     qs = torch.randn(2, 3, 6, 4)
     t = tF.scaled_dot_product_attention(qs, k, v, is_causal=True)
@@ -535,8 +724,9 @@ def test_scaled_dot_product_attention_gradcheck():
     F = nn.functional
     q, k, v = (ember.randn(1, 2, 3, 4, dtype=ember.float64, requires_grad=True) for _ in range(3))
     mask = ember.tensor([[True, False, True], [True, True, False], [True, True, True]])
-    assert ember.autograd.gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, attn_mask=mask),
-                                    (q, k, v))
+    assert ember.autograd.gradcheck(
+        lambda a, b, c: F.scaled_dot_product_attention(a, b, c, attn_mask=mask), (q, k, v)
+    )
 
 
 def test_packed_sequence_lstm_matches_torch():
@@ -548,8 +738,12 @@ def test_packed_sequence_lstm_matches_torch():
     _copy_weights(t_lstm, e_lstm)
     x = torch.randn(5, 3, 3)
     lengths = [5, 2, 4]
-    t_out, (t_h, _) = t_lstm(torch.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False))
-    e_out, (e_h, _) = e_lstm(rnn_utils.pack_padded_sequence(_to_ember(x), lengths, enforce_sorted=False))
+    t_out, (t_h, _) = t_lstm(
+        torch.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+    )
+    e_out, (e_h, _) = e_lstm(
+        rnn_utils.pack_padded_sequence(_to_ember(x), lengths, enforce_sorted=False)
+    )
     t_pad, _ = torch.nn.utils.rnn.pad_packed_sequence(t_out)
     e_pad, _ = rnn_utils.pad_packed_sequence(e_out)
     np.testing.assert_allclose(_np(e_pad), t_pad.detach().numpy(), rtol=1e-4, atol=1e-5)

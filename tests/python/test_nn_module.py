@@ -42,6 +42,7 @@ class Net(nn.Module):
 
 # ---- Parameter ---------------------------------------------------------------------------------
 
+
 def test_parameter_is_tensor_leaf_sharing_storage():
     data = ember.randn(3, 2)
     p = nn.Parameter(data)
@@ -89,6 +90,7 @@ def test_buffer_marker():
 
 # ---- registration ------------------------------------------------------------------------------
 
+
 def test_setattr_registers_and_getattr_finds():
     net = Net()
     assert list(net._modules) == ["a", "b"]
@@ -113,7 +115,9 @@ def test_register_errors():
         m.register_parameter("a.b", None)
     with pytest.raises(KeyError, match="empty string"):
         m.register_buffer("", None)
-    with pytest.raises(TypeError, match="cannot assign 'torch.FloatTensor' object to parameter 'w'"):
+    with pytest.raises(
+        TypeError, match="cannot assign 'torch.FloatTensor' object to parameter 'w'"
+    ):
         m.register_parameter("w", ember.ones(1))
     m.x = 1
     with pytest.raises(KeyError, match="attribute 'x' already exists"):
@@ -159,9 +163,16 @@ def test_get_submodule_parameter_buffer():
 
 # ---- traversal ---------------------------------------------------------------------------------
 
+
 def test_named_parameters_order_and_dedup():
     net = Net()
-    assert [n for n, _ in net.named_parameters()] == ["head", "a.weight", "a.bias", "b.weight", "b.bias"]
+    assert [n for n, _ in net.named_parameters()] == [
+        "head",
+        "a.weight",
+        "a.bias",
+        "b.weight",
+        "b.bias",
+    ]
     assert [n for n, _ in net.named_parameters(recurse=False)] == ["head"]
     assert [n for n, _ in net.named_parameters(prefix="m")][0] == "m.head"
     net.b.weight = net.a.weight  # shared
@@ -185,6 +196,7 @@ def test_dir_lists_registered_names():
 
 
 # ---- state_dict --------------------------------------------------------------------------------
+
 
 def test_state_dict_keys_and_detach():
     net = Net()
@@ -212,16 +224,21 @@ def test_load_state_dict_roundtrip_and_errors():
     sd["extra"] = ember.ones(1)
     with pytest.raises(RuntimeError) as e:
         dst.load_state_dict(sd)
-    assert str(e.value) == ('Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "a.bias". '
-                            '\n\tUnexpected key(s) in state_dict: "extra". ')
+    assert str(e.value) == (
+        'Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "a.bias". '
+        '\n\tUnexpected key(s) in state_dict: "extra". '
+    )
     res = dst.load_state_dict(sd, strict=False)
     assert res.missing_keys == ["a.bias"] and res.unexpected_keys == ["extra"]
 
     sd = src.state_dict()
     sd["b.bias"] = ember.ones(3)
-    with pytest.raises(RuntimeError, match=r"size mismatch for b.bias: copying a param with shape "
-                                           r"torch.Size\(\[3\]\) from checkpoint, the shape in current model "
-                                           r"is torch.Size\(\[2\]\)."):
+    with pytest.raises(
+        RuntimeError,
+        match=r"size mismatch for b.bias: copying a param with shape "
+        r"torch.Size\(\[3\]\) from checkpoint, the shape in current model "
+        r"is torch.Size\(\[2\]\).",
+    ):
         dst.load_state_dict(sd)
     with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
         dst.load_state_dict([1, 2])
@@ -262,6 +279,7 @@ def test_state_dict_hooks_and_extra_state():
 
 
 # ---- modes, conversions ------------------------------------------------------------------------
+
 
 def test_train_eval_zero_grad_requires_grad():
     net = Net()
@@ -321,11 +339,14 @@ def test_deepcopy_module():
 def test_unexpected_init_kwargs_and_missing_forward():
     with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
         nn.Module(foo=1)
-    with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'
+    ):
         nn.Module()(1)
 
 
 # ---- hooks -------------------------------------------------------------------------------------
+
 
 def test_forward_pre_and_post_hooks():
     a = Affine(2, 2, bias=False)
@@ -360,7 +381,9 @@ def test_hooks_with_kwargs_prepend_and_context():
     m = Scale()
     order = []
     m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"factor": 3.0}), with_kwargs=True)
-    m.register_forward_hook(lambda mod, args, kwargs, out: order.append(("kw", kwargs["factor"])), with_kwargs=True)
+    m.register_forward_hook(
+        lambda mod, args, kwargs, out: order.append(("kw", kwargs["factor"])), with_kwargs=True
+    )
     m.register_forward_hook(lambda mod, args, out: order.append("first"), prepend=True)
     assert m(ember.ones(1)).item() == 3.0
     assert order == ["first", ("kw", 3.0)]
@@ -384,7 +407,9 @@ def test_forward_hook_always_call_on_error():
 
 def test_global_forward_hook():
     seen = []
-    h = nn.modules.module.register_module_forward_hook(lambda m, a, o: seen.append(type(m).__name__))
+    h = nn.modules.module.register_module_forward_hook(
+        lambda m, a, o: seen.append(type(m).__name__)
+    )
     try:
         Net()(ember.randn(1, 3))
     finally:
@@ -434,6 +459,7 @@ def test_full_backward_hook_replaces_grad_input_and_no_input_grad():
 
 # ---- repr --------------------------------------------------------------------------------------
 
+
 def test_repr_nested_indentation():
     class Block(nn.Module):
         def __init__(self):
@@ -443,15 +469,19 @@ def test_repr_nested_indentation():
         def extra_repr(self):
             return "k=1"
 
-    assert repr(Block()) == ("Block(\n  k=1\n  (inner): Sequential(\n    (0): Identity()\n    (1): Identity()\n"
-                             "  )\n)")
+    assert repr(Block()) == (
+        "Block(\n  k=1\n  (inner): Sequential(\n    (0): Identity()\n    (1): Identity()\n  )\n)"
+    )
     assert repr(nn.Module()) == "Module()"
     ml = nn.ModuleList([nn.Identity(), nn.Identity(), nn.Identity(), nn.Flatten()])
-    assert repr(ml) == ("ModuleList(\n  (0-2): 3 x Identity()\n  (3): Flatten(start_dim=1, end_dim=-1)\n)")
+    assert repr(ml) == (
+        "ModuleList(\n  (0-2): 3 x Identity()\n  (3): Flatten(start_dim=1, end_dim=-1)\n)"
+    )
     assert repr(nn.ModuleList()) == "ModuleList()"
 
 
 # ---- containers --------------------------------------------------------------------------------
+
 
 def test_sequential_ops():
     mods = [nn.Identity(), nn.Flatten(), nn.Identity()]
@@ -493,7 +523,10 @@ def test_modulelist_and_moduledict():
     assert md.pop("a").__class__ is nn.Flatten and list(md) == ["b", "c"]
     md.update([("z", nn.Identity())])
     assert list(md) == ["b", "c", "z"]
-    assert [n for n, _ in nn.ModuleDict({"x": Affine(1, 1)}).named_parameters()] == ["x.weight", "x.bias"]
+    assert [n for n, _ in nn.ModuleDict({"x": Affine(1, 1)}).named_parameters()] == [
+        "x.weight",
+        "x.bias",
+    ]
 
 
 def test_parameterlist_and_dict():
@@ -501,7 +534,9 @@ def test_parameterlist_and_dict():
     assert all(isinstance(p, nn.Parameter) for p in pl) and len(pl) == 2
     pl.append(ember.ones(1))
     assert [n for n, _ in pl.named_parameters()] == ["0", "1", "2"]
-    assert repr(pl).startswith("ParameterList(\n    (0): Parameter containing: [torch.float32 of size 2]\n")
+    assert repr(pl).startswith(
+        "ParameterList(\n    (0): Parameter containing: [torch.float32 of size 2]\n"
+    )
     pd = nn.ParameterDict({"w": ember.ones(2)})
     pd["b"] = nn.Parameter(ember.zeros(1))
     assert list(pd.keys()) == ["w", "b"] and isinstance(pd["w"], nn.Parameter)
@@ -512,6 +547,7 @@ def test_parameterlist_and_dict():
 
 # ---- call fast path ----------------------------------------------------------------------------
 
+
 def test_call_without_hooks_is_forward():
     a = Affine(2, 2)
     x = ember.randn(3, 2)
@@ -519,6 +555,7 @@ def test_call_without_hooks_is_forward():
 
 
 # ---- init --------------------------------------------------------------------------------------
+
 
 def test_calculate_gain_and_fans():
     assert init.calculate_gain("relu") == math.sqrt(2.0)
@@ -598,6 +635,7 @@ def test_sparse_init():
 
 # ---- utils -------------------------------------------------------------------------------------
 
+
 def _params_with_grads(values):
     ps = []
     for v in values:
@@ -612,7 +650,11 @@ def test_clip_grad_norm(norm_type):
     vals = [[3.0, -4.0], [12.0]]
     ps = _params_with_grads(vals)
     flat = np.array([3.0, -4.0, 12.0])
-    total = np.abs(flat).max() if norm_type == math.inf else (np.abs(flat) ** norm_type).sum() ** (1 / norm_type)
+    total = (
+        np.abs(flat).max()
+        if norm_type == math.inf
+        else (np.abs(flat) ** norm_type).sum() ** (1 / norm_type)
+    )
     out = nn.utils.clip_grad_norm_(ps, max_norm=1.0, norm_type=norm_type)
     assert abs(out.item() - total) < 1e-4
     coef = min(1.0, 1.0 / (total + 1e-6))
@@ -656,7 +698,9 @@ def test_pad_and_pack_sequences():
     assert rnn_utils.pad_sequence(seqs).shape == (3, 3)
     left = rnn_utils.pad_sequence(seqs, batch_first=True, padding_side="left")
     np.testing.assert_array_equal(left.numpy()[1], [0, 0, 4])
-    packed = rnn_utils.pack_padded_sequence(padded, [3, 1, 2], batch_first=True, enforce_sorted=False)
+    packed = rnn_utils.pack_padded_sequence(
+        padded, [3, 1, 2], batch_first=True, enforce_sorted=False
+    )
     np.testing.assert_array_equal(packed.data.numpy(), [1, 5, 4, 2, 6, 3])
     np.testing.assert_array_equal(packed.batch_sizes.numpy(), [3, 2, 1])
     out, lengths = rnn_utils.pad_packed_sequence(packed, batch_first=True)
@@ -715,7 +759,9 @@ def test_pack_padded_sequence_matches_torch():
     x = torch.randn(4, 3, 2)
     for lengths, enforce in (([4, 3, 1], True), ([2, 4, 3], False)):
         t = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=enforce)
-        e = nn.utils.rnn.pack_padded_sequence(ember.tensor(x.numpy()), lengths, enforce_sorted=enforce)
+        e = nn.utils.rnn.pack_padded_sequence(
+            ember.tensor(x.numpy()), lengths, enforce_sorted=enforce
+        )
         np.testing.assert_array_equal(e.data.numpy(), t.data.numpy())
         np.testing.assert_array_equal(e.batch_sizes.numpy(), t.batch_sizes.numpy())
         if t.sorted_indices is None:
@@ -737,10 +783,10 @@ def test_weight_norm(dim):
         nn.utils.weight_norm(a, dim=dim)
     assert [n for n, _ in a.named_parameters()] == ["bias", "weight_g", "weight_v"]
     if dim is None:
-        g = np.sqrt((w ** 2).sum())
+        g = np.sqrt((w**2).sum())
         assert a.weight_g.shape == ()
     else:
-        g = np.sqrt((w ** 2).sum(axis=1 - dim, keepdims=True))
+        g = np.sqrt((w**2).sum(axis=1 - dim, keepdims=True))
         assert a.weight_g.shape == g.shape
     np.testing.assert_allclose(a.weight_g.detach().numpy(), g, rtol=1e-5)
     with ember.no_grad():
@@ -749,7 +795,10 @@ def test_weight_norm(dim):
     np.testing.assert_allclose(a(x).detach().numpy(), x.numpy() @ (2 * w), rtol=1e-4, atol=1e-5)
     a(x).sum().backward()
     assert a.weight_g.grad is not None and a.weight_v.grad is not None
-    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"), pytest.warns(FutureWarning):
+    with (
+        pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"),
+        pytest.warns(FutureWarning),
+    ):
         nn.utils.weight_norm(a, dim=dim)
     nn.utils.remove_weight_norm(a)
     assert isinstance(a.weight, nn.Parameter)

@@ -7,15 +7,36 @@ import numpy as _np
 
 import ember
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
-           "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "orthogonal_", "sparse_"]
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+]
 
 
 def calculate_gain(nonlinearity, param=None):
     """The recommended gain for a nonlinearity, as torch.nn.init.calculate_gain."""
-    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                  "conv_transpose3d"]
+    linear_fns = [
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    ]
     if nonlinearity in linear_fns or nonlinearity == "sigmoid":
         return 1
     if nonlinearity == "tanh":
@@ -49,12 +70,16 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fills `tensor` from N(mean, std^2) truncated to [a, b] (inverse-CDF method)."""
+
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
-                      "values may be incorrect.", stacklevel=2)
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
+            "values may be incorrect.",
+            stacklevel=2,
+        )
     with ember.no_grad():
         lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
         tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
@@ -113,7 +138,9 @@ def dirac_(tensor, groups=1):
 def _calculate_fan_in_and_fan_out(tensor):
     dimensions = tensor.dim()
     if dimensions < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
     num_input_fmaps = tensor.size(1)
     num_output_fmaps = tensor.size(0)
     receptive_field_size = 1
@@ -173,7 +200,9 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flattened = ember.empty(rows, cols, dtype=ember.float64).normal_(0, 1, generator=generator).numpy()
+    flattened = (
+        ember.empty(rows, cols, dtype=ember.float64).normal_(0, 1, generator=generator).numpy()
+    )
     if rows < cols:
         flattened = flattened.T
     q, r = _np.linalg.qr(flattened)
@@ -202,8 +231,11 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
 
 def _deprecated(fn, name):
     def wrapper(*args, **kwargs):
-        warnings.warn(f"`nn.init.{name}` is now deprecated in favor of `nn.init.{fn.__name__}`.",
-                      FutureWarning, stacklevel=2)
+        warnings.warn(
+            f"`nn.init.{name}` is now deprecated in favor of `nn.init.{fn.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
         return fn(*args, **kwargs)
 
     wrapper.__name__ = name

@@ -19,4 +19,8 @@ from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
 # Export the classes only: the submodule names (utils, loss, ...) must not shadow ember.nn's own.
-__all__ = [_n for _n, _v in list(globals().items()) if isinstance(_v, type) or _n.startswith("register_module")]
+__all__ = [
+    _n
+    for _n, _v in list(globals().items())
+    if isinstance(_v, type) or _n.startswith("register_module")
+]

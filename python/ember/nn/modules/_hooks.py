@@ -82,8 +82,10 @@ class BackwardHook:
             if res is None:
                 continue
             if len(res) != len(grad_inputs):
-                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got "
-                                   f"{len(res)}, but expected {len(grad_inputs)}")
+                raise RuntimeError(
+                    f"Backward hook returned an invalid number of grad_input, got "
+                    f"{len(res)}, but expected {len(grad_inputs)}"
+                )
             grad_inputs = tuple(res)
         return grad_inputs
 
@@ -114,10 +116,15 @@ class BackwardHook:
             self.grad_outputs = full
             if self.input_tensors_index is None and self.hooks:
                 # No input needs grad: torch calls the hooks now with all-None grad_input.
-                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
-                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
-                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
-                              "details.", stacklevel=5)
+                warnings.warn(
+                    "Full backward hook is firing when gradients are computed with respect to "
+                    "module "
+                    "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                    "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook "
+                    "for more "
+                    "details.",
+                    stacklevel=5,
+                )
                 self._run_hooks((None,) * self.n_inputs)
             return tuple(full[i] for i in index)
 

@@ -7,10 +7,36 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU",
-           "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU",
-           "LogSigmoid", "Softplus", "Softshrink", "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax",
-           "Softmax2d", "LogSoftmax"]
+__all__ = [
+    "Threshold",
+    "ReLU",
+    "RReLU",
+    "Hardtanh",
+    "ReLU6",
+    "Sigmoid",
+    "Hardsigmoid",
+    "Tanh",
+    "SiLU",
+    "Mish",
+    "Hardswish",
+    "ELU",
+    "CELU",
+    "SELU",
+    "GLU",
+    "GELU",
+    "Hardshrink",
+    "LeakyReLU",
+    "LogSigmoid",
+    "Softplus",
+    "Softshrink",
+    "PReLU",
+    "Softsign",
+    "Tanhshrink",
+    "Softmin",
+    "Softmax",
+    "Softmax2d",
+    "LogSoftmax",
+]
 
 
 def _inplace_suffix(inplace):
@@ -283,5 +309,7 @@ class LogSoftmax(_SoftmaxLike):
 class Softmax2d(Module):
     def forward(self, input):
         if input.dim() not in (3, 4):
-            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
+            )
         return F.softmax(input, -3)

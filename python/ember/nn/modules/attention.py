@@ -20,11 +20,25 @@ class MultiheadAttention(Module):
 
     __constants__ = ["batch_first"]
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
-                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        dropout=0.0,
+        bias=True,
+        add_bias_kv=False,
+        add_zero_attn=False,
+        kdim=None,
+        vdim=None,
+        batch_first=False,
+        device=None,
+        dtype=None,
+    ):
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
-                             f"num_heads={num_heads} instead")
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                f"num_heads={num_heads} instead"
+            )
         super().__init__()
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
@@ -34,7 +48,9 @@ class MultiheadAttention(Module):
         self.dropout = dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
-        assert self.head_dim * num_heads == self.embed_dim, "embed_dim must be divisible by num_heads"
+        assert self.head_dim * num_heads == self.embed_dim, (
+            "embed_dim must be divisible by num_heads"
+        )
         if not self._qkv_same_embed_dim:
             self.q_proj_weight = Parameter(ember.empty((embed_dim, embed_dim), dtype=dtype))
             self.k_proj_weight = Parameter(ember.empty((embed_dim, self.kdim), dtype=dtype))
@@ -49,7 +65,9 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(ember.empty(3 * embed_dim, dtype=dtype))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(
+            embed_dim, embed_dim, bias=bias, dtype=dtype
+        )
         if add_bias_kv:
             self.bias_k = Parameter(ember.empty((1, 1, embed_dim), dtype=dtype))
             self.bias_v = Parameter(ember.empty((1, 1, embed_dim), dtype=dtype))
@@ -73,13 +91,29 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False):
-        """Returns (attn_output, attn_weights or None); inputs are (L, N, E), (N, L, E) or (L, E)."""
+    def forward(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        need_weights=True,
+        attn_mask=None,
+        average_attn_weights=True,
+        is_causal=False,
+    ):
+        """Returns (attn_output, attn_weights or None) for (L, N, E), (N, L, E) or (L, E) inputs."""
         is_batched = query.dim() == 3
-        key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask", F._none_or_dtype(attn_mask),
-                                             "attn_mask", query.dtype)
-        attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        key_padding_mask = F._canonical_mask(
+            key_padding_mask,
+            "key_padding_mask",
+            F._none_or_dtype(attn_mask),
+            "attn_mask",
+            query.dtype,
+        )
+        attn_mask = F._canonical_mask(
+            attn_mask, "attn_mask", None, "", query.dtype, check_other=False
+        )
         if self.batch_first and is_batched:
             if key is value:
                 if query is key:
@@ -91,13 +125,34 @@ class MultiheadAttention(Module):
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         extra = {}
         if not self._qkv_same_embed_dim:
-            extra = dict(use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
-                         k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
+            extra = dict(
+                use_separate_proj_weight=True,
+                q_proj_weight=self.q_proj_weight,
+                k_proj_weight=self.k_proj_weight,
+                v_proj_weight=self.v_proj_weight,
+            )
         attn_output, attn_output_weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
-            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
-            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
-            attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal, **extra)
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+            **extra,
+        )
         if self.batch_first and is_batched:
             return attn_output.transpose(1, 0), attn_output_weights
         return attn_output, attn_output_weights

@@ -9,14 +9,31 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+]
 
 
 class _NormBase(Module):
     _version = 2
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None, *, bias=True):
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -59,20 +76,29 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self):
-        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
-                "track_running_stats={track_running_stats}".format(**self.__dict__, use_bias=self.bias is not None))
+        return (
+            "{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
+            "track_running_stats={track_running_stats}".format(
+                **self.__dict__, use_bias=self.bias is not None
+            )
+        )
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         version = local_metadata.get("version", None)
         if (version is None or version < 2) and self.track_running_stats:
             # Checkpoints from before num_batches_tracked existed load with the current count.
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
-                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
-                                   else ember.tensor(0, dtype=ember.long))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+                state_dict[key] = (
+                    self.num_batches_tracked
+                    if self.num_batches_tracked is not None
+                    else ember.tensor(0, dtype=ember.long)
+                )
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
 
 class _BatchNorm(_NormBase):
@@ -85,9 +111,16 @@ class _BatchNorm(_NormBase):
                 exponential_average_factor = 1.0 / float(self.num_batches_tracked)
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_stats = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if use_stats else None,
-                            self.running_var if use_stats else None, self.weight, self.bias, bn_training,
-                            exponential_average_factor, self.eps)
+        return F.batch_norm(
+            input,
+            self.running_mean if use_stats else None,
+            self.running_var if use_stats else None,
+            self.weight,
+            self.bias,
+            bn_training,
+            exponential_average_factor,
+            self.eps,
+        )
 
 
 class BatchNorm1d(_BatchNorm):
@@ -115,30 +148,56 @@ class BatchNorm3d(_BatchNorm):
 class _InstanceNorm(_NormBase):
     _no_batch_dim = None
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                 device=None, dtype=None, *, bias=True):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype=dtype, bias=bias)
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, dtype=dtype, bias=bias
+        )
 
     def _check_input_dim(self, input):
         if input.dim() not in (self._no_batch_dim, self._no_batch_dim + 1):
-            raise ValueError(f"expected {self._no_batch_dim}D or {self._no_batch_dim + 1}D input "
-                             f"(got {input.dim()}D input)")
+            raise ValueError(
+                f"expected {self._no_batch_dim}D or {self._no_batch_dim + 1}D input "
+                f"(got {input.dim()}D input)"
+            )
 
     def _apply_instance_norm(self, input):
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                               self.training or not self.track_running_stats,
-                               self.momentum if self.momentum is not None else 0.0, self.eps)
+        return F.instance_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
 
     def forward(self, input):
         self._check_input_dim(input)
         feature_dim = input.dim() - self._no_batch_dim
         if input.size(feature_dim) != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
-                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence "
-                          "this warning by not passing in num_features, which is not used because "
-                          "affine=False", stacklevel=2)
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match num_features "
+                    f"({self.num_features}), but got: {input.size(feature_dim)}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can silence "
+                "this warning by not passing in num_features, which is not used because "
+                "affine=False",
+                stacklevel=2,
+            )
         if input.dim() == self._no_batch_dim:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

@@ -71,8 +71,10 @@ class Sequential(Module):
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{str(type(other))} is given.")
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{str(type(other))} is given."
+            )
         ret = Sequential()
         for layer in chain(self, other):
             ret.append(layer)
@@ -80,8 +82,10 @@ class Sequential(Module):
 
     def __iadd__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{str(type(other))} is given.")
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{str(type(other))} is given."
+            )
         offset = len(self)
         for i, module in enumerate(other):
             self.add_module(str(i + offset), module)
@@ -226,10 +230,15 @@ class ModuleList(Module):
 
     def extend(self, modules):
         """Appends every module of the iterable `modules`."""
-        if not hasattr(modules, "__iter__") or isinstance(modules, Module) and not isinstance(
-                modules, (ModuleList, Sequential)):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got "
-                            + type(modules).__name__)
+        if (
+            not hasattr(modules, "__iter__")
+            or isinstance(modules, Module)
+            and not isinstance(modules, (ModuleList, Sequential))
+        ):
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
         offset = len(self)
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
@@ -282,19 +291,25 @@ class ModuleDict(Module):
     def update(self, modules):
         """Adds the (key, module) pairs of a mapping or an iterable of pairs."""
         if not hasattr(modules, "__iter__"):
-            raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, "
-                            "but got " + type(modules).__name__)
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, "
+                "but got " + type(modules).__name__
+            )
         if isinstance(modules, (OrderedDict, ModuleDict, Mapping)):
             for key, module in modules.items():
                 self[key] = module
         else:
             for j, m in enumerate(modules):
                 if not hasattr(m, "__iter__") or isinstance(m, (str, Tensor)):
-                    raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is"
-                                    + type(m).__name__)
+                    raise TypeError(
+                        f"ModuleDict update sequence element #{j} should be Iterable; is"
+                        + type(m).__name__
+                    )
                 if not len(m) == 2:
-                    raise ValueError(f"ModuleDict update sequence element #{j} has length {len(m)}; "
-                                     "2 is required")
+                    raise ValueError(
+                        f"ModuleDict update sequence element #{j} has length {len(m)}; "
+                        "2 is required"
+                    )
                 self[m[0]] = m[1]
 
 
@@ -302,7 +317,8 @@ def _param_repr(kind, p, type_name=False):
     if isinstance(p, Tensor):
         size_str = "x".join(str(size) for size in p.size())
         name = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"  ({kind}): {name} containing: [{p.type() if type_name else p.dtype} of size {size_str}]"
+        kind_str = p.type() if type_name else p.dtype
+        return f"  ({kind}): {name} containing: [{kind_str} of size {size_str}]"
     return f"  ({kind}): Object of type: {type(p).__name__}"
 
 
@@ -354,8 +370,10 @@ class ParameterList(Module):
     def extend(self, values):
         """Appends every value of the iterable."""
         if not hasattr(values, "__iter__") or isinstance(values, Tensor):
-            raise TypeError("ParameterList.extend should be called with an iterable, but got "
-                            + type(values).__name__)
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
         for value in values:
             self.append(value)
         return self
@@ -442,8 +460,10 @@ class ParameterDict(Module):
     def update(self, parameters):
         """Adds the (key, value) pairs of a mapping or an iterable of pairs."""
         if not hasattr(parameters, "__iter__"):
-            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, "
-                            "but got " + type(parameters).__name__)
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, "
+                "but got " + type(parameters).__name__
+            )
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, p in parameters.items():
                 self[key] = p
@@ -453,11 +473,15 @@ class ParameterDict(Module):
         else:
             for j, p in enumerate(parameters):
                 if not hasattr(p, "__iter__"):
-                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is"
-                                    + type(p).__name__)
+                    raise TypeError(
+                        f"ParameterDict update sequence element #{j} should be Iterable; is"
+                        + type(p).__name__
+                    )
                 if not len(p) == 2:
-                    raise ValueError(f"ParameterDict update sequence element #{j} has length {len(p)}; "
-                                     "2 is required")
+                    raise ValueError(
+                        f"ParameterDict update sequence element #{j} has length {len(p)}; "
+                        "2 is required"
+                    )
                 self[p[0]] = p[1]
 
     def extra_repr(self):

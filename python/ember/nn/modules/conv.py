@@ -20,8 +20,22 @@ class _ConvNd(Module):
     _ntuple = None
     _fn = None
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
-                 output_padding, groups, bias, padding_mode, device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        bias,
+        padding_mode,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -31,12 +45,16 @@ class _ConvNd(Module):
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
             if padding not in _VALID_PADDING_STRINGS:
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of {_VALID_PADDING_STRINGS}")
+                raise ValueError(
+                    f"Invalid padding string {padding!r}, should be one of {_VALID_PADDING_STRINGS}"
+                )
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _VALID_PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {_VALID_PADDING_MODES}, but got "
-                             f"padding_mode='{padding_mode}'")
+            raise ValueError(
+                f"padding_mode must be one of {_VALID_PADDING_MODES}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -100,18 +118,49 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         nt = self._ntuple
         padding_ = padding if isinstance(padding, str) else nt(padding)
-        super().__init__(in_channels, out_channels, nt(kernel_size), nt(stride), padding_, nt(dilation), False,
-                         nt(0), groups, bias, padding_mode, dtype=dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            nt(kernel_size),
+            nt(stride),
+            padding_,
+            nt(dilation),
+            False,
+            nt(0),
+            groups,
+            bias,
+            padding_mode,
+            dtype=dtype,
+        )
 
     def _conv_forward(self, input, weight, bias):
         fn = getattr(F, self._fn)
         if self.padding_mode != "zeros":
-            return fn(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
-                      self.stride, self._ntuple(0), self.dilation, self.groups)
+            return fn(
+                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                weight,
+                bias,
+                self.stride,
+                self._ntuple(0),
+                self.dilation,
+                self.groups,
+            )
         return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
@@ -141,16 +190,44 @@ class _ConvTransposeNd(_ConvNd):
     _ntuple = None
     _fn = None
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {self.__class__.__name__}'
+            )
         nt = self._ntuple
-        super().__init__(in_channels, out_channels, nt(kernel_size), nt(stride), nt(padding), nt(dilation),
-                         True, nt(output_padding), groups, bias, padding_mode, dtype=dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            nt(kernel_size),
+            nt(stride),
+            nt(padding),
+            nt(dilation),
+            True,
+            nt(output_padding),
+            groups,
+            bias,
+            padding_mode,
+            dtype=dtype,
+        )
 
-    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims,
-                        dilation=None):
+    def _output_padding(
+        self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None
+    ):
         if output_size is None:
             return self._ntuple(self.output_padding)
         has_batch_dim = input.dim() == num_spatial_dims + 2
@@ -159,27 +236,45 @@ class _ConvTransposeNd(_ConvNd):
         if len(output_size) == num_non_spatial_dims + num_spatial_dims:
             output_size = output_size[num_non_spatial_dims:]
         if len(output_size) != num_spatial_dims:
-            raise ValueError(f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have "
-                             f"{num_spatial_dims} or {num_non_spatial_dims + num_spatial_dims} elements "
-                             f"(got {len(output_size)})")
+            raise ValueError(
+                f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must "
+                f"have "
+                f"{num_spatial_dims} or {num_non_spatial_dims + num_spatial_dims} elements "
+                f"(got {len(output_size)})"
+            )
         min_sizes, max_sizes = [], []
         for d in range(num_spatial_dims):
-            dim_size = ((input.size(d + num_non_spatial_dims) - 1) * stride[d] - 2 * padding[d]
-                        + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1) + 1)
+            dim_size = (
+                (input.size(d + num_non_spatial_dims) - 1) * stride[d]
+                - 2 * padding[d]
+                + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1)
+                + 1
+            )
             min_sizes.append(dim_size)
             max_sizes.append(dim_size + stride[d] - 1)
         for size, lo, hi in zip(output_size, min_sizes, max_sizes):
             if size < lo or size > hi:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from "
-                                 f"{min_sizes} to {max_sizes} (for an input of {input.size()[2:]})")
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from "
+                    f"{min_sizes} to {max_sizes} (for an input of {input.size()[2:]})"
+                )
         return [output_size[d] - min_sizes[d] for d in range(num_spatial_dims)]
 
     def forward(self, input, output_size=None):
         n = len(self.kernel_size)
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size,
-                                              n, self.dilation)
-        return getattr(F, self._fn)(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                    self.groups, self.dilation)
+        output_padding = self._output_padding(
+            input, output_size, self.stride, self.padding, self.kernel_size, n, self.dilation
+        )
+        return getattr(F, self._fn)(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
 
 
 class ConvTranspose1d(_ConvTransposeNd):

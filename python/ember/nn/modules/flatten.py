@@ -1,10 +1,17 @@
-"""Flatten, Unflatten, PairwiseDistance, CosineSimilarity, PixelShuffle, PixelUnshuffle, ChannelShuffle."""
+"""Shape and distance modules: Flatten, Unflatten, the shuffles, the two distances."""
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Flatten", "Unflatten", "PairwiseDistance", "CosineSimilarity", "PixelShuffle", "PixelUnshuffle",
-           "ChannelShuffle"]
+__all__ = [
+    "Flatten",
+    "Unflatten",
+    "PairwiseDistance",
+    "CosineSimilarity",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ChannelShuffle",
+]
 
 
 class Flatten(Module):
@@ -29,9 +36,12 @@ class Unflatten(Module):
         super().__init__()
         if isinstance(dim, int):
             if not isinstance(unflattened_size, (tuple, list)) or not all(
-                    isinstance(e, int) for e in unflattened_size):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
-                                f"{type(unflattened_size).__name__}")
+                isinstance(e, int) for e in unflattened_size
+            ):
+                raise TypeError(
+                    "unflattened_size must be tuple of ints, but found type "
+                    f"{type(unflattened_size).__name__}"
+                )
         elif isinstance(dim, str):
             raise TypeError("named dimensions are not supported by ember")
         else:
@@ -42,7 +52,7 @@ class Unflatten(Module):
     def forward(self, input):
         shape = list(input.shape)
         d = self.dim % input.dim() if input.dim() else 0
-        return input.reshape(shape[:d] + list(self.unflattened_size) + shape[d + 1:])
+        return input.reshape(shape[:d] + list(self.unflattened_size) + shape[d + 1 :])
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -50,18 +50,25 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Bilinear(Module):
     """y = x1^T A x2 + b."""
 
-    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+    def __init__(
+        self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None
+    ):
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(ember.empty((out_features, in1_features, in2_features), dtype=dtype))
+        self.weight = Parameter(
+            ember.empty((out_features, in1_features, in2_features), dtype=dtype)
+        )
         if bias:
             self.bias = Parameter(ember.empty(out_features, dtype=dtype))
         else:
@@ -78,5 +85,7 @@ class Bilinear(Module):
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

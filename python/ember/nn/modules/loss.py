@@ -1,20 +1,41 @@
-"""Loss modules: thin wrappers over the F losses, with torch's legacy size_average/reduce handling."""
+"""Loss modules: thin wrappers over the F losses, with the legacy size_average/reduce args."""
 
 import warnings
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
-           "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss",
-           "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
-           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-           "CTCLoss"]
+__all__ = [
+    "L1Loss",
+    "NLLLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "KLDivLoss",
+    "MSELoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "HingeEmbeddingLoss",
+    "MultiLabelMarginLoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "SoftMarginLoss",
+    "CrossEntropyLoss",
+    "MultiLabelSoftMarginLoss",
+    "CosineEmbeddingLoss",
+    "MarginRankingLoss",
+    "MultiMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "CTCLoss",
+]
 
 
 def _legacy_reduction(size_average, reduce):
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
-                  f"{_legacy_string(size_average, reduce)}' instead.", stacklevel=3)
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use reduction='"
+        f"{_legacy_string(size_average, reduce)}' instead.",
+        stacklevel=3,
+    )
     return _legacy_string(size_average, reduce)
 
 
@@ -52,37 +73,65 @@ class MSELoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    def __init__(
+        self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+    ):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+        return F.nll_loss(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
-                 label_smoothing=0.0):
+    def __init__(
+        self,
+        weight=None,
+        size_average=None,
+        ignore_index=-100,
+        reduce=None,
+        reduction="mean",
+        label_smoothing=0.0,
+    ):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class PoissonNLLLoss(_Loss):
-    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
+    def __init__(
+        self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"
+    ):
         super().__init__(size_average, reduce, reduction)
         self.log_input = log_input
         self.full = full
         self.eps = eps
 
     def forward(self, log_input, target):
-        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
-                                  reduction=self.reduction)
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
 
 
 class GaussianNLLLoss(_Loss):
@@ -92,7 +141,9 @@ class GaussianNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, input, target, var):
-        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+        return F.gaussian_nll_loss(
+            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
+        )
 
 
 class KLDivLoss(_Loss):
@@ -110,14 +161,17 @@ class BCELoss(_WeightedLoss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    def __init__(
+        self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+    ):
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
-                                                  reduction=self.reduction)
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
 
 
 class HingeEmbeddingLoss(_Loss):
@@ -159,7 +213,9 @@ class SoftMarginLoss(_Loss):
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input, target):
-        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
 
 
 class CosineEmbeddingLoss(_Loss):
@@ -168,7 +224,9 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
-        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+        return F.cosine_embedding_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
 
 
 class MarginRankingLoss(_Loss):
@@ -177,54 +235,95 @@ class MarginRankingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
-        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+        return F.margin_ranking_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
 
 
 class MultiMarginLoss(_WeightedLoss):
-    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    def __init__(
+        self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
+    ):
         super().__init__(weight, size_average, reduce, reduction)
         if p != 1 and p != 2:
             raise ValueError("only p == 1 and p == 2 supported")
         if weight is not None and weight.dim() != 1:
-            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
+            raise ValueError(
+                "MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                f"{weight.dim()}D instead"
+            )
         self.p = p
         self.margin = margin
 
     def forward(self, input, target):
-        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
-                                   reduction=self.reduction)
+        return F.multi_margin_loss(
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self.weight,
+            reduction=self.reduction,
+        )
 
 
 class TripletMarginLoss(_Loss):
-    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
-                 reduction="mean"):
+    def __init__(
+        self,
+        margin=1.0,
+        p=2.0,
+        eps=1e-6,
+        swap=False,
+        size_average=None,
+        reduce=None,
+        reduction="mean",
+    ):
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
         self.margin = margin
         self.p = p
         self.eps = eps
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
-        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
-                                     swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
         if margin <= 0:
-            raise ValueError("TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
-                             f"{margin} instead")
-        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+            raise ValueError(
+                "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function = (
+            distance_function if distance_function is not None else F.pairwise_distance
+        )
         self.margin = margin
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
-        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
-                                                   distance_function=self.distance_function,
-                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class CTCLoss(_Loss):
@@ -234,5 +333,12 @@ class CTCLoss(_Loss):
         self.zero_infinity = zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
-        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
-                          self.zero_infinity)
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )

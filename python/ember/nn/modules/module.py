@@ -46,7 +46,11 @@ def _typename(obj):
         return obj.type()
     module = getattr(obj, "__module__", None)
     prefix = module + "." if module not in ("builtins", None) else ""
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__qualname__
+    name = (
+        getattr(obj, "__qualname__", None)
+        or getattr(obj, "__name__", None)
+        or type(obj).__qualname__
+    )
     if not hasattr(obj, "__qualname__") and not hasattr(obj, "__name__"):
         prefix = "" if type(obj).__module__ == "builtins" else type(obj).__module__ + "."
     return prefix + name
@@ -61,7 +65,9 @@ def _addindent(s_, num_spaces):
 
 
 def _forward_unimplemented(self, *input):
-    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+    raise NotImplementedError(
+        f'Module [{type(self).__name__}] is missing the required "forward" function'
+    )
 
 
 class Module:
@@ -73,11 +79,15 @@ class Module:
 
     def __init__(self, *args, **kwargs):
         if self.call_super_init is False and bool(kwargs):
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
-                            f"'{next(iter(kwargs))}'")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                f"'{next(iter(kwargs))}'"
+            )
         if self.call_super_init is False and bool(args):
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
-                            f"{len(args) + 1} were given")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                f"{len(args) + 1} were given"
+            )
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = {}
@@ -116,8 +126,10 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                            "(torch Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -139,12 +151,16 @@ class Module:
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(torch.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)"
+            )
         elif param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters "
-                             f"must be created explicitly. To express '{name}' as a function of another "
-                             "Tensor, compute the value in the forward() method.")
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters "
+                f"must be created explicitly. To express '{name}' as a function of another "
+                "Tensor, compute the value in the forward() method."
+            )
         else:
             self._parameters[name] = param
 
@@ -197,10 +213,14 @@ class Module:
         return self._get_by_path(target, "a buffer", "_buffers")
 
     def get_extra_state(self):
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called."
+        )
 
     def set_extra_state(self, state):
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called."
+        )
 
     # ---- attribute protocol ----------------------------------------------------------------
 
@@ -227,31 +247,41 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            remove_from(
+                self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set
+            )
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(torch.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)"
+                )
             self.register_parameter(name, value)
         else:
             modules = self.__dict__.get("_modules")
             if isinstance(value, Module):
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                remove_from(
+                    self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set
+                )
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
-                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                    "(torch.nn.Module or None expected)")
+                    raise TypeError(
+                        f"cannot assign '{_typename(value)}' as child module '{name}' "
+                        "(torch.nn.Module or None expected)"
+                    )
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Buffer) or (buffers is not None and name in buffers):
                     if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
+                        raise TypeError(
+                            f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                            "(torch.nn.Buffer, torch.Tensor or None expected)"
+                        )
                     if isinstance(value, Buffer):
                         persistent = value.persistent
                     else:
@@ -273,14 +303,22 @@ class Module:
             object.__delattr__(self, name)
 
     def __dir__(self):
-        keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters) + list(self._modules)
-                + list(self._buffers))
+        keys = (
+            dir(self.__class__)
+            + list(self.__dict__)
+            + list(self._parameters)
+            + list(self._modules)
+            + list(self._buffers)
+        )
         return sorted(k for k in keys if not k[0].isdigit())
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for name in ("_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-                     "_forward_pre_hooks_with_kwargs"):
+        for name in (
+            "_forward_hooks_with_kwargs",
+            "_forward_hooks_always_called",
+            "_forward_pre_hooks_with_kwargs",
+        ):
             self.__dict__.setdefault(name, OrderedDict())
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
@@ -288,8 +326,11 @@ class Module:
 
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
         memo = set()
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for k, v in get_members_fn(module):
                 if v is None or v in memo:
@@ -305,8 +346,12 @@ class Module:
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """Yields (dotted name, parameter) pairs."""
-        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._parameters.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
 
     def buffers(self, recurse=True):
         """Yields the buffers."""
@@ -315,8 +360,12 @@ class Module:
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """Yields (dotted name, buffer) pairs."""
-        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._buffers.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
 
     def children(self):
         """Yields the direct children, each once."""
@@ -347,8 +396,9 @@ class Module:
             for name, module in self._modules.items():
                 if module is None:
                     continue
-                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name,
-                                                remove_duplicate)
+                yield from module.named_modules(
+                    memo, prefix + ("." if prefix else "") + name, remove_duplicate
+                )
 
     # ---- modes and conversions -------------------------------------------------------------
 
@@ -418,7 +468,9 @@ class Module:
         kwargs.pop("non_blocking", None)
         kwargs.pop("memory_format", None)
         if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments - got {list(kwargs)}")
+            raise TypeError(
+                f"to() received an invalid combination of arguments - got {list(kwargs)}"
+            )
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -427,8 +479,11 @@ class Module:
             elif isinstance(a, (str, ember.device, int)) and not isinstance(a, bool):
                 device = a
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                            f"dtype={dtype}")
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={dtype}"
+            )
+
         def convert(t):
             if device is not None:
                 t = t.to(device)
@@ -475,21 +530,31 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         # Fast path: no hooks anywhere means a plain forward call.
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks or _global_forward_pre_hooks or _global_forward_hooks):
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+        ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     _call_impl = __call__
 
     def _call_with_hooks(self, args, kwargs):
-        for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
+        for hook_id, hook in itertools.chain(
+            _global_forward_pre_hooks.items(), self._forward_pre_hooks.items()
+        ):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
                 if res is not None:
                     if not (isinstance(res, tuple) and len(res) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
-                                           f"new_kwargs), but got {res}.")
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, "
+                            f"new_kwargs), but got {res}."
+                        )
                     args, kwargs = res
             else:
                 res = hook(self, args)
@@ -497,13 +562,16 @@ class Module:
                     args = res if isinstance(res, tuple) else (res,)
         bw_hook = None
         if self._backward_hooks or self._backward_pre_hooks:
-            bw_hook = BackwardHook(self, list(self._backward_hooks.values()),
-                                   list(self._backward_pre_hooks.values()))
+            bw_hook = BackwardHook(
+                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
+            )
             args = bw_hook.setup_input_hook(args)
         called = set()
         try:
             result = self.forward(*args, **kwargs)
-            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
+            for hook_id, hook in itertools.chain(
+                _global_forward_hooks.items(), self._forward_hooks.items()
+            ):
                 called.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs:
                     res = hook(self, args, kwargs, result)
@@ -528,7 +596,9 @@ class Module:
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Registers hook(module, args) (or hook(module, args, kwargs)) run before forward."""
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        handle = RemovableHandle(
+            self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs
+        )
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
@@ -538,8 +608,10 @@ class Module:
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """Registers hook(module, args, output) (or with kwargs) run after forward."""
-        handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
-                                                                  self._forward_hooks_always_called])
+        handle = RemovableHandle(
+            self._forward_hooks,
+            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+        )
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
@@ -558,10 +630,12 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        """Registers hook(module, grad_input, grad_output) run once the input gradients are known."""
+        """Registers hook(module, grad_input, grad_output), run once input grads are known."""
         if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
-                               "single Module. Please use only one of them.")
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
         self._is_full_backward_hook = True
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
@@ -586,14 +660,16 @@ class Module:
     _register_state_dict_hook = register_state_dict_post_hook
 
     def register_load_state_dict_pre_hook(self, hook):
-        """Registers hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)."""
+        """Registers hook(module, state_dict, prefix, meta, strict, missing, unexpected, errs)."""
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
         return handle
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self) if with_module else hook
+        self._load_state_dict_pre_hooks[handle.id] = (
+            functools.partial(hook, self) if with_module else hook
+        )
         return handle
 
     def register_load_state_dict_post_hook(self, hook):
@@ -634,20 +710,36 @@ class Module:
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+                module.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
         for hook in self._state_dict_hooks.values():
             res = hook(self, destination, prefix, local_metadata)
             if res is not None:
                 destination = res
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
-        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
-                       if v is not None}
+            hook(
+                state_dict,
+                prefix,
+                local_metadata,
+                strict,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
+        persistent = {
+            k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
+        }
+        local_state = {
+            k: v
+            for k, v in itertools.chain(self._parameters.items(), persistent.items())
+            if v is not None
+        }
         assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
             key = prefix + name
@@ -657,30 +749,38 @@ class Module:
                 continue
             input_param = state_dict[key]
             if not isinstance(input_param, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
-                                  f"Tensor-like object from checkpoint but received {type(input_param)}")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(input_param)}"
+                )
                 continue
             if len(param.shape) == 0 and len(input_param.shape) == 1:
                 input_param = input_param[0]
             if input_param.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} "
-                                  f"from checkpoint, the shape in current model is {param.shape}.")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {input_param.shape} "
+                    f"from checkpoint, the shape in current model is {param.shape}."
+                )
                 continue
             try:
                 with ember.no_grad():
                     if assign:
                         if isinstance(param, Parameter):
                             if not isinstance(input_param, Parameter):
-                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                                input_param = Parameter(
+                                    input_param, requires_grad=param.requires_grad
+                                )
                             else:
                                 input_param.requires_grad_(param.requires_grad)
                         setattr(self, name, input_param)
                     else:
                         param.copy_(input_param)
             except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model '
-                                  f"are {param.size()} and whose dimensions in the checkpoint are "
-                                  f"{input_param.size()}, an exception occurred : {ex.args}.")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f"are {param.size()} and whose dimensions in the checkpoint are "
+                    f"{input_param.size()}, an exception occurred : {ex.args}."
+                )
         extra_key = prefix + "_extra_state"
         if self._has_extra_state():
             if extra_key in state_dict:
@@ -690,7 +790,7 @@ class Module:
         if strict:
             for key in state_dict.keys():
                 if key.startswith(prefix) and key != extra_key:
-                    input_name = key[len(prefix):].split(".", 1)
+                    input_name = key[len(prefix) :].split(".", 1)
                     if len(input_name) > 1:
                         if input_name[0] not in self._modules:
                             unexpected_keys.append(key)
@@ -698,7 +798,7 @@ class Module:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copies parameters and buffers from `state_dict`; returns (missing_keys, unexpected_keys)."""
+        """Copies parameters and buffers from `state_dict`; returns (missing, unexpected) keys."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
@@ -711,31 +811,54 @@ class Module:
             local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
-                                         unexpected_keys, error_msgs)
+            module._load_from_state_dict(
+                local_state_dict,
+                prefix,
+                local_metadata,
+                True,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
-                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
-                         child_prefix)
+                    load(
+                        child,
+                        {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                        child_prefix,
+                    )
             incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
             for hook in module._load_state_dict_post_hooks.values():
                 if hook(module, incompatible) is not None:
-                    raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not"
-                                       "expected to return new values, if incompatible_keys need to be "
-                                       "modified,it should be done inplace.")
+                    raise RuntimeError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified,it should be done inplace."
+                    )
 
         load(self, state_dict)
         if strict:
             if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+                error_msgs.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected_keys)
+                    ),
+                )
             if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))
+                error_msgs.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing_keys)
+                    ),
+                )
         if error_msgs:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                self.__class__.__name__, "\n\t".join(error_msgs)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    self.__class__.__name__, "\n\t".join(error_msgs)
+                )
+            )
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # ---- printing --------------------------------------------------------------------------

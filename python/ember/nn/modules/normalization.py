@@ -19,9 +19,17 @@ def _shape_tuple(normalized_shape):
 
 
 class LayerNorm(Module):
-    """Normalizes over the trailing `normalized_shape` dims, with optional affine weight and bias."""
+    """Normalizes over the trailing `normalized_shape` dims, with optional affine parameters."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-5,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
@@ -47,17 +55,22 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, bias={use_bias}".format(
-            **self.__dict__, use_bias=self.bias is not None))
+        s = "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
+        s += "bias={use_bias}"
+        return s.format(**self.__dict__, use_bias=self.bias is not None)
 
 
 class GroupNorm(Module):
     """Normalizes each of `num_groups` channel groups, with per-channel affine weight and bias."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+    def __init__(
+        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
+    ):
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps
@@ -84,13 +97,16 @@ class GroupNorm(Module):
 
     def extra_repr(self):
         return "{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}".format(
-            **self.__dict__, use_bias=self.bias is not None)
+            **self.__dict__, use_bias=self.bias is not None
+        )
 
 
 class RMSNorm(Module):
     """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` dims."""
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+    def __init__(
+        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
+    ):
         super().__init__()
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
@@ -109,7 +125,9 @@ class RMSNorm(Module):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
-        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
+        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(
+            **self.__dict__
+        )
 
 
 class LocalResponseNorm(Module):

@@ -4,9 +4,23 @@ from .. import functional as F
 from .module import Module
 from .utils import _ntuple, _pair, _quadruple
 
-__all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
-           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d"]
+__all__ = [
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+]
 
 _expand = {1: _pair, 2: _quadruple, 3: _ntuple(6)}
 

@@ -4,15 +4,30 @@ from .. import functional as F
 from .module import Module
 from .utils import _single
 
-__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d"]
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+]
 
 
 class _MaxPoolNd(Module):
     _fn = None
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
+    ):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if (stride is not None) else kernel_size
@@ -22,12 +37,21 @@ class _MaxPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return getattr(F, self._fn)(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                    ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return getattr(F, self._fn)(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
 
     def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -48,7 +72,9 @@ class _AvgPoolNd(Module):
 
 
 class AvgPool1d(_AvgPoolNd):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+    ):
         super().__init__()
         self.kernel_size = _single(kernel_size)
         self.stride = _single(stride if stride is not None else kernel_size)
@@ -57,15 +83,28 @@ class AvgPool1d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
 
     def forward(self, input):
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+        return F.avg_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+        )
 
 
 class AvgPool2d(_AvgPoolNd):
     _fn = "avg_pool2d"
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if (stride is not None) else kernel_size
@@ -75,8 +114,15 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return getattr(F, self._fn)(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                    self.count_include_pad, self.divisor_override)
+        return getattr(F, self._fn)(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
 
 class AvgPool3d(AvgPool2d):
@@ -132,11 +178,15 @@ class _LPPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return getattr(F, self._fn)(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+        return getattr(F, self._fn)(
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
 
     def extra_repr(self):
-        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"ceil_mode={self.ceil_mode}")
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
 
 
 LPPool1d = _make("LPPool1d", _LPPoolNd, "lp_pool1d")

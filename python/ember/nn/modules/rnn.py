@@ -20,8 +20,20 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 class RNNBase(Module):
     """Shared constructor, checks and forward of RNN, LSTM and GRU."""
 
-    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, proj_size=0, device=None, dtype=None):
+    def __init__(
+        self,
+        mode,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        proj_size=0,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         self.mode = mode
         self.input_size = input_size
@@ -33,13 +45,23 @@ class RNNBase(Module):
         self.bidirectional = bidirectional
         self.proj_size = proj_size
         num_directions = 2 if bidirectional else 1
-        if (not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool)):
-            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
-                             "element being zeroed")
+        if (
+            not isinstance(dropout, numbers.Number)
+            or not 0 <= dropout <= 1
+            or isinstance(dropout, bool)
+        ):
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the probability of an "
+                "element being zeroed"
+            )
         if dropout > 0 and num_layers == 1:
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                          f"expects num_layers greater than 1, but got dropout={dropout} and "
-                          f"num_layers={num_layers}", stacklevel=2)
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                "dropout "
+                f"expects num_layers greater than 1, but got dropout={dropout} and "
+                f"num_layers={num_layers}",
+                stacklevel=2,
+            )
         if not isinstance(hidden_size, int):
             raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
         if hidden_size <= 0:
@@ -47,7 +69,9 @@ class RNNBase(Module):
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections"
+            )
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
         if mode not in _GATES:
@@ -60,7 +84,10 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
                 suffix = "_reverse" if direction == 1 else ""
-                params = [("weight_ih", (gate_size, layer_input_size)), ("weight_hh", (gate_size, real_hidden_size))]
+                params = [
+                    ("weight_ih", (gate_size, layer_input_size)),
+                    ("weight_hh", (gate_size, real_hidden_size)),
+                ]
                 if bias:
                     params += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
                 if proj_size > 0:
@@ -94,17 +121,28 @@ class RNNBase(Module):
         out = []
         for names in self._all_weights:
             get = {n.split("_l")[0]: getattr(self, n) for n in names}
-            out.append((get["weight_ih"], get["weight_hh"], get.get("bias_ih"), get.get("bias_hh"),
-                        get.get("weight_hr")))
+            out.append(
+                (
+                    get["weight_ih"],
+                    get["weight_hh"],
+                    get.get("bias_ih"),
+                    get.get("bias_hh"),
+                    get.get("weight_hr"),
+                )
+            )
         return out
 
     def check_input(self, input, batch_sizes=None):
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
-            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
+            raise RuntimeError(
+                f"input must have {expected_input_dim} dimensions, got {input.dim()}"
+            )
         if self.input_size != input.size(-1):
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                               f"got {input.size(-1)}")
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                f"got {input.size(-1)}"
+            )
 
     def get_expected_hidden_size(self, input, batch_sizes=None):
         mini_batch = input.size(0) if self.batch_first else input.size(1)
@@ -118,8 +156,10 @@ class RNNBase(Module):
 
     def _prepare(self, input, hx, is_lstm):
         if input.dim() not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D "
-                             "tensor instead")
+            raise ValueError(
+                f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D "
+                "tensor instead"
+            )
         is_batched = input.dim() == 3
         batch_dim = 0 if self.batch_first else 1
         if not is_batched:
@@ -129,19 +169,33 @@ class RNNBase(Module):
             if h is None:
                 continue
             if not is_batched and h.dim() != 2:
-                raise RuntimeError(f"For unbatched 2-D input, hx{' and cx' if is_lstm else ''} should also be "
-                                   f"2-D but got {'(' if is_lstm else ''}{h.dim()}-D tensor instead")
+                raise RuntimeError(
+                    f"For unbatched 2-D input, hx{' and cx' if is_lstm else ''} should also be "
+                    f"2-D but got {'(' if is_lstm else ''}{h.dim()}-D tensor instead"
+                )
             if is_batched and h.dim() != 3:
-                raise RuntimeError(f"For batched 3-D input, hx{' and cx' if is_lstm else ''} should also be "
-                                   f"3-D but got {'(' if is_lstm else ''}{h.dim()}-D tensor instead")
+                raise RuntimeError(
+                    f"For batched 3-D input, hx{' and cx' if is_lstm else ''} should also be "
+                    f"3-D but got {'(' if is_lstm else ''}{h.dim()}-D tensor instead"
+                )
         if hx is not None and not is_batched:
             hx = tuple(h.unsqueeze(1) for h in hx) if is_lstm else hx.unsqueeze(1)
         return input, hx, is_batched, batch_dim
 
     def _run(self, input, h0, c0, lengths=None):
         x = input.transpose(0, 1) if self.batch_first and lengths is None else input
-        out, h_n, c_n = F._rnn_forward(self.mode, x, h0, c0, self._layer_weights(), self.num_layers,
-                                       self.bidirectional, self.dropout, self.training, lengths)
+        out, h_n, c_n = F._rnn_forward(
+            self.mode,
+            x,
+            h0,
+            c0,
+            self._layer_weights(),
+            self.num_layers,
+            self.bidirectional,
+            self.dropout,
+            self.training,
+            lengths,
+        )
         if self.batch_first and lengths is None:
             out = out.transpose(0, 1)
         return out, h_n, c_n
@@ -154,12 +208,26 @@ class RNNBase(Module):
         h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if self.mode == "LSTM":
             if hx is None:
-                hx = (ember.zeros(self.num_layers * num_directions, batch, h_size, dtype=padded.dtype),
-                      ember.zeros(self.num_layers * num_directions, batch, self.hidden_size, dtype=padded.dtype))
+                hx = (
+                    ember.zeros(
+                        self.num_layers * num_directions, batch, h_size, dtype=padded.dtype
+                    ),
+                    ember.zeros(
+                        self.num_layers * num_directions,
+                        batch,
+                        self.hidden_size,
+                        dtype=padded.dtype,
+                    ),
+                )
             h0, c0 = hx
         else:
-            h0 = hx if hx is not None else ember.zeros(self.num_layers * num_directions, batch, h_size,
-                                                       dtype=padded.dtype)
+            h0 = (
+                hx
+                if hx is not None
+                else ember.zeros(
+                    self.num_layers * num_directions, batch, h_size, dtype=padded.dtype
+                )
+            )
             c0 = None
         out, h_n, c_n = self._run(padded, h0, c0, lengths.tolist())
         out = rnn_utils._pack_like(out, packed)
@@ -212,7 +280,9 @@ class RNN(RNNBase):
         elif self.nonlinearity == "relu":
             mode = "RNN_RELU"
         else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
+            raise ValueError(
+                f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'."
+            )
         super().__init__(mode, *args, **kwargs)
 
 
@@ -244,7 +314,10 @@ class LSTM(RNNBase):
         expected_h = self.get_expected_hidden_size(input)
         expected_c = self.get_expected_cell_size(input)
         if hx is None:
-            hx = (ember.zeros(expected_h, dtype=input.dtype), ember.zeros(expected_c, dtype=input.dtype))
+            hx = (
+                ember.zeros(expected_h, dtype=input.dtype),
+                ember.zeros(expected_c, dtype=input.dtype),
+            )
         self.check_hidden_size(hx[0], expected_h, "Expected hidden[0] size {}, got {}")
         self.check_hidden_size(hx[1], expected_c, "Expected hidden[1] size {}, got {}")
         out, h_n, c_n = self._run(input, hx[0], hx[1])
@@ -260,7 +333,9 @@ class RNNCellBase(Module):
         self.hidden_size = hidden_size
         self.bias = bias
         self.weight_ih = Parameter(ember.empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(ember.empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_hh = Parameter(
+            ember.empty((num_chunks * hidden_size, hidden_size), dtype=dtype)
+        )
         if bias:
             self.bias_ih = Parameter(ember.empty(num_chunks * hidden_size, dtype=dtype))
             self.bias_hh = Parameter(ember.empty(num_chunks * hidden_size, dtype=dtype))
@@ -286,7 +361,7 @@ class RNNCellBase(Module):
         name = type(self).__name__
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
-        for h in (hx if isinstance(hx, tuple) else (hx,)):
+        for h in hx if isinstance(hx, tuple) else (hx,):
             if h is not None and h.dim() not in (1, 2):
                 raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {h.dim()}D instead")
         is_batched = input.dim() == 2
@@ -302,7 +377,9 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+    def __init__(
+        self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None
+    ):
         super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype)
         self.nonlinearity = nonlinearity
 

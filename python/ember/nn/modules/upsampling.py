@@ -9,8 +9,14 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "U
 class Upsample(Module):
     """Resizes by `size` or `scale_factor` with F.interpolate."""
 
-    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                 recompute_scale_factor=None):
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode="nearest",
+        align_corners=None,
+        recompute_scale_factor=None,
+    ):
         super().__init__()
         self.name = type(self).__name__
         self.size = size
@@ -23,8 +29,14 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input):
-        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
-                             recompute_scale_factor=self.recompute_scale_factor)
+        return F.interpolate(
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
 
     def extra_repr(self):
         if self.scale_factor is not None:
@@ -56,11 +68,16 @@ class Fold(Module):
         self.stride = stride
 
     def forward(self, input):
-        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+        return F.fold(
+            input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
+        )
 
     def extra_repr(self):
-        return ("output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, padding={padding}, "
-                "stride={stride}".format(**self.__dict__))
+        return (
+            "output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, "
+            "padding={padding}, "
+            "stride={stride}".format(**self.__dict__)
+        )
 
 
 class Unfold(Module):
@@ -77,5 +94,5 @@ class Unfold(Module):
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):
-        return "kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}".format(
-            **self.__dict__)
+        s = "kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}"
+        return s.format(**self.__dict__)

@@ -1,6 +1,25 @@
-"""ember.nn.utils: gradient clipping, parameter/vector conversion and sequence packing."""
+"""ember.nn.utils: gradient clipping, parameter/vector conversion, sequence packing, weight norm."""
 
-from . import rnn  # noqa: F401
-from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm  # noqa: F401
-from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
-from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
+from . import rnn
+from .clip_grad import (
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
+from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .weight_norm import remove_weight_norm, weight_norm
+
+__all__ = [
+    "rnn",
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+    "parameters_to_vector",
+    "vector_to_parameters",
+    "remove_weight_norm",
+    "weight_norm",
+]

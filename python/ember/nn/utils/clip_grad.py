@@ -5,7 +5,13 @@ import math
 import ember
 from ember._C import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_norm",
+    "clip_grad_value_",
+    "get_total_norm",
+    "clip_grads_with_norm_",
+]
 
 
 def _as_list(tensors):
@@ -34,11 +40,16 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if len(tensors) == 0:
         return ember.tensor(0.0)
     with ember.no_grad():
-        total_norm = _vector_norm(ember.stack([_vector_norm(t, norm_type) for t in tensors]), norm_type)
+        total_norm = _vector_norm(
+            ember.stack([_vector_norm(t, norm_type) for t in tensors]), norm_type
+        )
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
-                           "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
-                           "norm anyway, set `error_if_nonfinite=False`")
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so "
+            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+            "norm anyway, set `error_if_nonfinite=False`"
+        )
     return total_norm
 
 
@@ -54,7 +65,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Rescales the gradients in place so their total norm is at most `max_norm`; returns the total norm."""
+    """Rescales the grads in place to a total norm of at most `max_norm`; returns the norm."""
     parameters = _as_list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
@@ -66,8 +77,12 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
     """Deprecated alias of clip_grad_norm_."""
     import warnings
 
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

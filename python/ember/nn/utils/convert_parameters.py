@@ -8,7 +8,9 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters):
     """Flattens and concatenates the parameters into one vector."""
-    return ember.cat([param.view(-1) if param.is_contiguous() else param.reshape(-1) for param in parameters])
+    return ember.cat(
+        [param.view(-1) if param.is_contiguous() else param.reshape(-1) for param in parameters]
+    )
 
 
 def vector_to_parameters(vec, parameters):
@@ -18,5 +20,5 @@ def vector_to_parameters(vec, parameters):
     pointer = 0
     for param in parameters:
         num_param = param.numel()
-        param.data = vec[pointer:pointer + num_param].view_as(param).data
+        param.data = vec[pointer : pointer + num_param].view_as(param).data
         pointer += num_param

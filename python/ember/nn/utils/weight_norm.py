@@ -1,4 +1,4 @@
-"""weight_norm / remove_weight_norm: w = g * v / ||v||, recomputed by a forward pre-hook (torch's old API)."""
+"""weight_norm / remove_weight_norm: w = g * v / ||v||, recomputed by a forward pre-hook."""
 
 import warnings
 
@@ -8,7 +8,7 @@ __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
 
 def _norm_except_dim(v, pow, dim):
-    """The `pow`-norm of `v` over every dim but `dim` (kept as size 1); dim=-1 is the whole-tensor norm."""
+    """The `pow`-norm of `v` over all dims but `dim` (kept, size 1); dim=-1: the whole tensor."""
     if dim == -1:
         return v.abs().pow(pow).sum().pow(1.0 / pow)
     dims = [d for d in range(v.dim()) if d != dim]
@@ -35,7 +35,9 @@ class WeightNorm:
     def apply(module, name, dim):
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+                raise RuntimeError(
+                    f"Cannot register two weight_norm hooks on the same parameter {name}"
+                )
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         del module._parameters[name]
@@ -58,8 +60,12 @@ class WeightNorm:
 
 def weight_norm(module, name="weight", dim=0):
     """Reparameterises `module.name` as g * v / ||v|| (norm over all dims but `dim`)."""
-    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
+    warnings.warn(
+        "`torch.nn.utils.weight_norm` is deprecated in favor of "
+        "`torch.nn.utils.parametrizations.weight_norm`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     WeightNorm.apply(module, name, dim)
     return module
 
