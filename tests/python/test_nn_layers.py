@@ -715,6 +715,13 @@ def test_scaled_dot_product_attention_matches_torch():
     t = tF.scaled_dot_product_attention(qs, k, v, is_causal=True)
     e = F.scaled_dot_product_attention(*_to_ember((qs, k, v)), is_causal=True)
     np.testing.assert_allclose(_np(e), t.numpy(), rtol=1e-4, atol=1e-5)
+    # torch combines an explicit boolean mask with the causal one.
+    square = (torch.rand(6, 6) > 0.3) | torch.eye(6, dtype=torch.bool)
+    t = tF.scaled_dot_product_attention(qs, k, v, attn_mask=square, is_causal=True)
+    e = F.scaled_dot_product_attention(
+        *_to_ember((qs, k, v)), attn_mask=_to_ember(square), is_causal=True
+    )
+    np.testing.assert_allclose(_np(e), t.numpy(), rtol=1e-4, atol=1e-5)
     kg, vg = torch.randn(2, 1, 6, 4), torch.randn(2, 1, 6, 4)
     t = tF.scaled_dot_product_attention(q, kg, vg, enable_gqa=True)
     e = F.scaled_dot_product_attention(*_to_ember((q, kg, vg)), enable_gqa=True)
@@ -767,7 +774,7 @@ def test_composite_functionals_gradcheck_and_errors():
     x = ember.randn(2, 4, 3, 2, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda a: F.local_response_norm(a, 3, alpha=0.5), (x,))
     assert ember.autograd.gradcheck(lambda a: F.rms_norm(a, (3, 2)), (x,))
-    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality input"):
+    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality"):
         F.local_response_norm(ember.randn(2, 3), 2)
     with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
         F.pixel_shuffle(ember.randn(1, 3, 2, 2), 2)

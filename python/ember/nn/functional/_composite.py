@@ -39,7 +39,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if tuple(input.shape[input.dim() - n :]) != tuple(normalized_shape):
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"[*{', '.join(str(d) for d in normalized_shape)}], but got input of size"
             f"{list(input.shape)}"
         )
     if eps is None:
@@ -57,7 +57,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (zero-padded window)."""
     dim = input.dim()
     if dim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+        raise ValueError(
+            "Expected 3D or higher dimensionality" + " " * 26 + f"input (got {dim} dimensions)"
+        )
     if input.numel() == 0:
         return input
     sq = input.mul(input)
@@ -108,11 +110,12 @@ def pixel_unshuffle(input, downscale_factor):
             f"{input.dim()} dimension(s)"
         )
     *batch, c, h, w = input.shape
-    if h % r != 0 or w % r != 0:
-        raise RuntimeError(
-            f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but "
-            f"got {h} and {w} for downscale_factor={r}"
-        )
+    for name, size, d in (("height", h, -2), ("width", w, -1)):
+        if size % r != 0:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                f"input.size({d})={size} is not divisible by {r}"
+            )
     n = len(batch)
     x = input.reshape(list(batch) + [c, h // r, r, w // r, r])
     x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
@@ -169,11 +172,6 @@ def scaled_dot_product_attention(
     """softmax(Q K^T * scale + mask) V; a boolean mask is True where attending, a float one adds."""
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
-    if is_causal and attn_mask is not None:
-        raise RuntimeError(
-            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-            "is_causal=True"
-        )
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
         key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
         value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
