@@ -2,7 +2,6 @@
 
 import warnings
 import weakref
-from collections import OrderedDict
 
 from ember._C import Tensor
 from ember.autograd.function import Function
@@ -131,7 +130,3 @@ class BackwardHook:
         items = result if isinstance(result, tuple) else (result,)
         wrapped, index = self._wrap(result, on_grads)
         return wrapped
-
-
-def new_hook_dict():
-    return OrderedDict()

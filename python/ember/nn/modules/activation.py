@@ -69,6 +69,8 @@ class _Stateless(Module):
 
 
 class Threshold(Module):
+    """y = x if x > threshold else value."""
+
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
         self.threshold = threshold
@@ -83,10 +85,14 @@ class Threshold(Module):
 
 
 class ReLU(_InplaceOnly):
+    """max(0, x)."""
+
     _fn = "relu"
 
 
 class RReLU(Module):
+    """Leaky ReLU with a random slope in [lower, upper] while training."""
+
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
         self.lower = lower
@@ -101,6 +107,8 @@ class RReLU(Module):
 
 
 class Hardtanh(Module):
+    """clamp(x, min_val, max_val)."""
+
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
         self.min_val = min_val
@@ -117,6 +125,8 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
+    """min(max(0, x), 6)."""
+
     def __init__(self, inplace=False):
         super().__init__(0.0, 6.0, inplace)
 
@@ -125,16 +135,22 @@ class ReLU6(Hardtanh):
 
 
 class Sigmoid(Module):
+    """1 / (1 + exp(-x))."""
+
     def forward(self, input):
         return ember.sigmoid(input)
 
 
 class Tanh(Module):
+    """tanh(x)."""
+
     def forward(self, input):
         return ember.tanh(input)
 
 
 class Hardsigmoid(_InplaceOnly):
+    """Piecewise-linear sigmoid: clamp(x / 6 + 1 / 2, 0, 1)."""
+
     _fn = "hardsigmoid"
 
     def extra_repr(self):
@@ -142,6 +158,8 @@ class Hardsigmoid(_InplaceOnly):
 
 
 class Hardswish(_InplaceOnly):
+    """x * hardsigmoid(x)."""
+
     _fn = "hardswish"
 
     def extra_repr(self):
@@ -149,18 +167,26 @@ class Hardswish(_InplaceOnly):
 
 
 class SiLU(_InplaceOnly):
+    """x * sigmoid(x)."""
+
     _fn = "silu"
 
 
 class Mish(_InplaceOnly):
+    """x * tanh(softplus(x))."""
+
     _fn = "mish"
 
 
 class SELU(_InplaceOnly):
+    """scale * elu(x, alpha) with the self-normalising constants."""
+
     _fn = "selu"
 
 
 class ELU(Module):
+    """x if x > 0 else alpha * (exp(x) - 1)."""
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha = alpha
@@ -174,11 +200,15 @@ class ELU(Module):
 
 
 class CELU(ELU):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
     def forward(self, input):
         return F.celu(input, self.alpha, self.inplace)
 
 
 class GLU(Module):
+    """First half of `dim` times the sigmoid of the second half."""
+
     def __init__(self, dim=-1):
         super().__init__()
         self.dim = dim
@@ -191,6 +221,8 @@ class GLU(Module):
 
 
 class GELU(Module):
+    """x * Phi(x), exact or with the tanh approximation."""
+
     def __init__(self, approximate="none"):
         super().__init__()
         self.approximate = approximate
@@ -203,6 +235,8 @@ class GELU(Module):
 
 
 class Hardshrink(Module):
+    """x where |x| > lambd, else 0."""
+
     def __init__(self, lambd=0.5):
         super().__init__()
         self.lambd = lambd
@@ -215,6 +249,8 @@ class Hardshrink(Module):
 
 
 class Softshrink(Hardshrink):
+    """x - lambd * sign(x) where |x| > lambd, else 0."""
+
     def forward(self, input):
         return F.softshrink(input, self.lambd)
 
@@ -223,6 +259,8 @@ class Softshrink(Hardshrink):
 
 
 class LeakyReLU(Module):
+    """x if x >= 0 else negative_slope * x."""
+
     def __init__(self, negative_slope=1e-2, inplace=False):
         super().__init__()
         self.negative_slope = negative_slope
@@ -236,18 +274,26 @@ class LeakyReLU(Module):
 
 
 class LogSigmoid(_Stateless):
+    """log(sigmoid(x))."""
+
     _fn = "logsigmoid"
 
 
 class Softsign(_Stateless):
+    """x / (1 + |x|)."""
+
     _fn = "softsign"
 
 
 class Tanhshrink(_Stateless):
+    """x - tanh(x)."""
+
     _fn = "tanhshrink"
 
 
 class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear above `threshold`."""
+
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__()
         self.beta = beta
@@ -295,18 +341,26 @@ class _SoftmaxLike(Module):
 
 
 class Softmin(_SoftmaxLike):
+    """softmax(-x) along `dim`."""
+
     _fn = "softmin"
 
 
 class Softmax(_SoftmaxLike):
+    """exp(x) / sum(exp(x)) along `dim`."""
+
     _fn = "softmax"
 
 
 class LogSoftmax(_SoftmaxLike):
+    """log(softmax(x)) along `dim`."""
+
     _fn = "log_softmax"
 
 
 class Softmax2d(Module):
+    """Softmax over the channel dim of (N, C, H, W) or (C, H, W) input."""
+
     def forward(self, input):
         if input.dim() not in (3, 4):
             raise ValueError(

@@ -140,6 +140,8 @@ class BatchNorm2d(_BatchNorm):
 
 
 class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) input."""
+
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
@@ -204,12 +206,18 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
+    """Per-sample, per-channel normalization of (N, C, L) or (C, L) input."""
+
     _no_batch_dim = 2
 
 
 class InstanceNorm2d(_InstanceNorm):
+    """Per-sample, per-channel normalization of (N, C, H, W) or (C, H, W) input."""
+
     _no_batch_dim = 3
 
 
 class InstanceNorm3d(_InstanceNorm):
+    """Per-sample, per-channel normalization of 5-D (or unbatched 4-D) input."""
+
     _no_batch_dim = 4

@@ -14,6 +14,8 @@ __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList
 
 
 class Container(Module):
+    """Deprecated: a Module whose keyword arguments become children."""
+
     def __init__(self, **kwargs):
         super().__init__()
         for key, value in kwargs.items():

@@ -182,6 +182,8 @@ class Conv2d(_Conv):
 
 
 class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) or unbatched input."""
+
     _ntuple = staticmethod(_triple)
     _fn = "conv3d"
 
@@ -278,15 +280,21 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution (the gradient of Conv1d)."""
+
     _ntuple = staticmethod(_single)
     _fn = "conv_transpose1d"
 
 
 class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution (the gradient of Conv2d)."""
+
     _ntuple = staticmethod(_pair)
     _fn = "conv_transpose2d"
 
 
 class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution (the gradient of Conv3d)."""
+
     _ntuple = staticmethod(_triple)
     _fn = "conv_transpose3d"

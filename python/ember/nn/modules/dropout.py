@@ -26,25 +26,35 @@ class Dropout(_DropoutNd):
 
 
 class Dropout1d(_DropoutNd):
+    """Zeroes whole channels of (N, C, L) input in training."""
+
     def forward(self, input):
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
+    """Zeroes whole channels of (N, C, H, W) input in training."""
+
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) input in training."""
+
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU activations self-normalising."""
+
     def forward(self, input):
         return F.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels."""
+
     def forward(self, input):
         return F.feature_alpha_dropout(input, self.p, self.training)

@@ -59,6 +59,8 @@ class Unflatten(Module):
 
 
 class PairwiseDistance(Module):
+    """The p-norm distance between rows of x1 and x2."""
+
     def __init__(self, p=2.0, eps=1e-6, keepdim=False):
         super().__init__()
         self.norm = p
@@ -70,6 +72,8 @@ class PairwiseDistance(Module):
 
 
 class CosineSimilarity(Module):
+    """Cosine of the angle between x1 and x2 along `dim`."""
+
     def __init__(self, dim=1, eps=1e-8):
         super().__init__()
         self.dim = dim

@@ -63,16 +63,22 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
+    """Mean (or sum) absolute error."""
+
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
+    """Mean (or sum) squared error."""
+
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class NLLLoss(_WeightedLoss):
+    """Negative log likelihood of class targets given log-probabilities."""
+
     def __init__(
         self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
     ):
@@ -90,6 +96,8 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
+    """log_softmax + NLLLoss, with class-index or probability targets and label smoothing."""
+
     def __init__(
         self,
         weight=None,
@@ -115,6 +123,8 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class PoissonNLLLoss(_Loss):
+    """Negative log likelihood of a Poisson target."""
+
     def __init__(
         self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"
     ):
@@ -135,6 +145,8 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
+    """Negative log likelihood of a Gaussian target with predicted variance."""
+
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
         super().__init__(None, None, reduction)
         self.full = full
@@ -147,6 +159,8 @@ class GaussianNLLLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence of target from input (log-probabilities)."""
+
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
@@ -156,11 +170,15 @@ class KLDivLoss(_Loss):
 
 
 class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities."""
+
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
+    """sigmoid + BCELoss in one numerically stable step, with pos_weight."""
+
     def __init__(
         self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
     ):
@@ -175,6 +193,8 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
+    """x for y = 1, max(0, margin - x) for y = -1."""
+
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -184,11 +204,15 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class MultiLabelMarginLoss(_Loss):
+    """Multi-class multi-label hinge loss."""
+
     def forward(self, input, target):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
+    """Quadratic below `beta`, L1 above (scaled by 1 / beta)."""
+
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
@@ -198,6 +222,8 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """Quadratic below `delta`, linear above."""
+
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -207,11 +233,15 @@ class HuberLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
+    """log(1 + exp(-y x)) for y in {-1, 1}."""
+
     def forward(self, input, target):
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class sigmoid cross entropy, averaged over classes."""
+
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(
             input, target, weight=self.weight, reduction=self.reduction
@@ -219,6 +249,8 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 
 class CosineEmbeddingLoss(_Loss):
+    """1 - cos(x1, x2) for y = 1, max(0, cos(x1, x2) - margin) for y = -1."""
+
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -230,6 +262,8 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
+    """max(0, -y (x1 - x2) + margin)."""
+
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -241,6 +275,8 @@ class MarginRankingLoss(_Loss):
 
 
 class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss (p = 1 or 2)."""
+
     def __init__(
         self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
     ):
@@ -267,6 +303,8 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class TripletMarginLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance."""
+
     def __init__(
         self,
         margin=1.0,
@@ -301,6 +339,8 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
+    """TripletMarginLoss with a custom distance function."""
+
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
         if margin <= 0:
@@ -327,6 +367,8 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 class CTCLoss(_Loss):
+    """Connectionist temporal classification loss."""
+
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):
         super().__init__(reduction=reduction)
         self.blank = blank

@@ -131,6 +131,8 @@ class RMSNorm(Module):
 
 
 class LocalResponseNorm(Module):
+    """Normalizes each channel by the activity of its neighbouring channels."""
+
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
         self.size = size

@@ -56,14 +56,20 @@ class _ConstantPadNd(Module):
 
 
 class ConstantPad1d(_ConstantPadNd):
+    """Pads the last dim with a constant."""
+
     ndim = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
+    """Pads the last two dims with a constant."""
+
     ndim = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
+    """Pads the last three dims with a constant."""
+
     ndim = 3
 
 
@@ -76,15 +82,15 @@ class _ZeroPad:
 
 
 class ZeroPad1d(_ZeroPad, ConstantPad1d):
-    pass
+    """Pads the last dim with zeros."""
 
 
 class ZeroPad2d(_ZeroPad, ConstantPad2d):
-    pass
+    """Pads the last two dims with zeros."""
 
 
 class ZeroPad3d(_ZeroPad, ConstantPad3d):
-    pass
+    """Pads the last three dims with zeros."""
 
 
 def _make(name, mode, ndim):

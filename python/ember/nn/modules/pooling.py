@@ -55,14 +55,20 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, L) input."""
+
     _fn = "max_pool1d"
 
 
 class MaxPool2d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, H, W) input."""
+
     _fn = "max_pool2d"
 
 
 class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W) input."""
+
     _fn = "max_pool3d"
 
 
@@ -72,6 +78,8 @@ class _AvgPoolNd(Module):
 
 
 class AvgPool1d(_AvgPoolNd):
+    """Mean over sliding windows of (N, C, L) input."""
+
     def __init__(
         self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
     ):
@@ -94,6 +102,8 @@ class AvgPool1d(_AvgPoolNd):
 
 
 class AvgPool2d(_AvgPoolNd):
+    """Mean over sliding windows of (N, C, H, W) input."""
+
     _fn = "avg_pool2d"
 
     def __init__(
@@ -126,6 +136,8 @@ class AvgPool2d(_AvgPoolNd):
 
 
 class AvgPool3d(AvgPool2d):
+    """Mean over sliding windows of (N, C, D, H, W) input."""
+
     _fn = "avg_pool3d"
 
 

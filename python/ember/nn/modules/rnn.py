@@ -327,6 +327,8 @@ class LSTM(RNNBase):
 
 
 class RNNCellBase(Module):
+    """Parameters, init and checks shared by the single-step cells."""
+
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size = input_size
@@ -377,6 +379,8 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
+    """One step of an Elman RNN."""
+
     def __init__(
         self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None
     ):
@@ -398,6 +402,8 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
+    """One LSTM step: returns (h, c)."""
+
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
 
@@ -411,6 +417,8 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
+    """One GRU step."""
+
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
 

@@ -47,11 +47,15 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour 2-D upsampling."""
+
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
+    """Bilinear 2-D upsampling with align_corners=True."""
+
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
