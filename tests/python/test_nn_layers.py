@@ -142,6 +142,8 @@ CONSTRUCT = [
     ("PixelUnshuffle", (2,), {}),
     ("ChannelShuffle", (2,), {}),
     ("LocalResponseNorm", (3,), {}),
+    ("MaxUnpool1d", (2,), {}),
+    ("MaxUnpool2d", ((2, 3),), {"stride": 1, "padding": 1}),
     ("CosineSimilarity", (), {}),
     ("PairwiseDistance", (), {}),
 ]
@@ -782,3 +784,31 @@ def test_composite_functionals_gradcheck_and_errors():
         F.channel_shuffle(ember.randn(1, 3, 2), 2)
     e = nn.functional.rms_norm(ember.tensor([[3.0, 4.0]]), (2,), eps=0.0)
     np.testing.assert_allclose(_np(e), [[3 / math.sqrt(12.5), 4 / math.sqrt(12.5)]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("output_size", [None, (7, 7), [2, 3, 6, 7]])
+def test_max_unpool_matches_torch(output_size):
+    torch = _torch()
+    x = torch.randn(2, 3, 6, 6)
+    pooled, idx = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+    t = torch.nn.MaxUnpool2d(2)(pooled, idx, output_size)
+    e = nn.MaxUnpool2d(2)(_to_ember(pooled), _to_ember(idx), output_size)
+    np.testing.assert_array_equal(_np(e), t.numpy())
+    x1 = torch.randn(3, 8)
+    p1, i1 = torch.nn.functional.max_pool1d(x1, 2, return_indices=True)
+    e1 = nn.functional.max_unpool1d(_to_ember(p1), _to_ember(i1), 2)
+    np.testing.assert_array_equal(_np(e1), torch.nn.functional.max_unpool1d(p1, i1, 2).numpy())
+
+
+def test_max_unpool_grad_and_errors():
+    idx = ember.tensor([[[[0, 3], [9, 14]]]])
+    v = ember.randn(1, 1, 2, 2, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: nn.functional.max_unpool2d(a, idx, 2), (v,))
+    with pytest.raises(
+        ValueError, match=r'invalid output_size "\(9, 9\)" \(dim 0 must be between 2 and 6\)'
+    ):
+        nn.functional.max_unpool2d(v, idx, 2, output_size=(9, 9))
+    with pytest.raises(
+        ValueError, match="output_size should be a sequence containing 2 or 4 elements"
+    ):
+        nn.functional.max_unpool2d(v, idx, 2, output_size=(4, 4, 4))

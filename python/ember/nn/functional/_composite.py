@@ -22,6 +22,8 @@ __all__ = [
     "channel_shuffle",
     "native_channel_shuffle",
     "lp_pool1d",
+    "max_unpool1d",
+    "max_unpool2d",
     "lp_pool2d",
 ]
 
@@ -164,6 +166,54 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         ceil_mode,
     )
     return (ember.sign(out) * ember.relu(ember.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    default = [
+        (input.size(-len(kernel_size) + d) - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+        for d in range(len(kernel_size))
+    ]
+    if output_size is None:
+        return default
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(
+            f"output_size should be a sequence containing {len(kernel_size)} or "
+            f"{len(kernel_size) + 2} elements, but it has a length of '{len(output_size)}'"
+        )
+    for d in range(len(kernel_size)):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(
+                f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})'
+            )
+    return list(output_size)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
+    as_tuple = _pair if n == 2 else (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,))
+    kernel_size = as_tuple(kernel_size)
+    stride = as_tuple(stride) if stride is not None else kernel_size
+    size = _unpool_output_size(input, kernel_size, stride, as_tuple(padding), output_size)
+    lead = list(input.shape[: input.dim() - n])
+    plane = 1
+    for v in size:
+        plane *= v
+    # Each index is a position in its (flattened) output plane, as max_pool's return_indices gives.
+    flat = ember.zeros(lead + [plane], dtype=input.dtype)
+    out = flat.scatter(-1, indices.flatten(-n), input.flatten(-n))
+    return out.view(lead + list(size))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Inverse of max_pool1d: puts each value at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Inverse of max_pool2d: puts each value at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
 def scaled_dot_product_attention(

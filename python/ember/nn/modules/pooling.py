@@ -2,7 +2,7 @@
 
 from .. import functional as F
 from .module import Module
-from .utils import _single
+from .utils import _pair, _single
 
 __all__ = [
     "MaxPool1d",
@@ -19,6 +19,8 @@ __all__ = [
     "AdaptiveMaxPool3d",
     "LPPool1d",
     "LPPool2d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
 ]
 
 
@@ -203,3 +205,36 @@ class _LPPoolNd(Module):
 
 LPPool1d = _make("LPPool1d", _LPPoolNd, "lp_pool1d")
 LPPool2d = _make("LPPool2d", _LPPoolNd, "lp_pool2d")
+
+
+class _MaxUnpoolNd(Module):
+    _ntuple = None
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = self._ntuple(kernel_size)
+        self.stride = self._ntuple(stride if stride is not None else kernel_size)
+        self.padding = self._ntuple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, self._fn)(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool1d, given its indices."""
+
+    _ntuple = staticmethod(_single)
+    _fn = "max_unpool1d"
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of MaxPool2d, given its indices."""
+
+    _ntuple = staticmethod(_pair)
+    _fn = "max_unpool2d"
