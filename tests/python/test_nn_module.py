@@ -805,3 +805,16 @@ def test_weight_norm(dim):
     np.testing.assert_allclose(a.weight.detach().numpy(), 2 * w, rtol=1e-5)
     with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
         nn.utils.remove_weight_norm(a)
+
+
+def test_sdpa_kernel_context():
+    from ember.nn.attention import SDPBackend, sdpa_kernel
+
+    assert SDPBackend.FLASH_ATTENTION == 1 and SDPBackend.MATH == 0
+    with sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]) as state:
+        assert state == {}
+    with sdpa_kernel(SDPBackend.MATH):
+        pass
+    with pytest.raises(AssertionError, match="got str"):
+        with sdpa_kernel("math"):
+            pass

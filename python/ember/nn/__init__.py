@@ -3,4 +3,4 @@
 from . import functional  # noqa: F401
 from .parameter import Buffer, Parameter  # noqa: F401
 from .modules import *  # noqa: F403
-from . import init, modules, utils  # noqa: F401
+from . import attention, init, modules, utils  # noqa: F401
