@@ -818,3 +818,29 @@ def test_sdpa_kernel_context():
     with pytest.raises(AssertionError, match="got str"):
         with sdpa_kernel("math"):
             pass
+
+
+def test_spectral_norm_converges_to_largest_singular_value():
+    ember.manual_seed(0)
+    a = Affine(6, 4)
+    w = a.weight.detach().numpy().copy()
+    nn.utils.spectral_norm(a, n_power_iterations=50)
+    assert [n for n, _ in a.named_parameters()] == ["bias", "weight_orig"]
+    assert list(a.state_dict()) == ["bias", "weight_orig", "calls", "weight_u", "weight_v"]
+    x = ember.randn(3, 6)
+    out = a(x)
+    sigma = np.linalg.svd(w, compute_uv=False)[0]
+    np.testing.assert_allclose(a.weight.detach().numpy(), w / sigma, rtol=1e-4)
+    out.sum().backward()
+    assert a.weight_orig.grad is not None
+    a.eval()
+    u = a.weight_u.clone()
+    a(x)
+    np.testing.assert_array_equal(a.weight_u.numpy(), u.numpy())
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        nn.utils.spectral_norm(a)
+    nn.utils.remove_spectral_norm(a)
+    assert isinstance(a.weight, nn.Parameter) and "weight_u" not in a._buffers
+    np.testing.assert_allclose(a.weight.detach().numpy(), w / sigma, rtol=1e-4)
+    with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
+        nn.utils.spectral_norm(Affine(2, 2), n_power_iterations=0)

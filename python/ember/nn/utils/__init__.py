@@ -9,6 +9,7 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
@@ -21,5 +22,7 @@ __all__ = [
     "parameters_to_vector",
     "vector_to_parameters",
     "remove_weight_norm",
+    "remove_spectral_norm",
+    "spectral_norm",
     "weight_norm",
 ]
