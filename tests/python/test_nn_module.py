@@ -844,3 +844,75 @@ def test_spectral_norm_converges_to_largest_singular_value():
     np.testing.assert_allclose(a.weight.detach().numpy(), w / sigma, rtol=1e-4)
     with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
         nn.utils.spectral_norm(Affine(2, 2), n_power_iterations=0)
+
+
+class Symmetric(nn.Module):
+    def forward(self, x):
+        return x.triu() + x.triu(1).transpose(0, 1)
+
+
+class Scale(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+    def right_inverse(self, x):
+        return x / 2
+
+
+def test_register_parametrization_and_remove():
+    P = nn.utils.parametrize
+    a = Affine(3, 3)
+    w = a.weight.detach().numpy().copy()
+    P.register_parametrization(a, "weight", Symmetric())
+    assert type(a).__name__ == "ParametrizedAffine" and P.is_parametrized(a, "weight")
+    assert P.type_before_parametrizations(a) is Affine
+    sym = np.triu(w) + np.triu(w, 1).T
+    np.testing.assert_allclose(a.weight.detach().numpy(), sym)
+    assert [n for n, _ in a.named_parameters()] == ["bias", "parametrizations.weight.original"]
+    a(ember.randn(2, 3)).sum().backward()
+    g = a.parametrizations.weight.original.grad.numpy()
+    assert g.shape == (3, 3) and np.allclose(np.tril(g, -1), 0)
+    P.register_parametrization(a, "weight", Scale())
+    np.testing.assert_allclose(a.weight.detach().numpy(), 2 * sym)
+    with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+        a.weight = ember.zeros(3, 3)
+    P.remove_parametrizations(a, "weight")
+    assert type(a) is Affine and isinstance(a.weight, nn.Parameter)
+    np.testing.assert_allclose(a.weight.detach().numpy(), 2 * sym)
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        P.remove_parametrizations(a, "weight")
+    with pytest.raises(ValueError, match="does not have a parameter, a buffer"):
+        P.register_parametrization(a, "nope", Scale())
+
+
+def test_parametrization_right_inverse_and_leave_original():
+    P = nn.utils.parametrize
+    a = Affine(2, 2)
+    w = a.weight.detach().numpy().copy()
+    P.register_parametrization(a, "weight", Scale())
+    # right_inverse runs at registration, so the parametrized value starts equal to the weight.
+    np.testing.assert_allclose(a.weight.detach().numpy(), w, rtol=1e-6)
+    a.weight = ember.ones(2, 2)
+    np.testing.assert_allclose(
+        a.parametrizations.weight.original.detach().numpy(), np.full((2, 2), 0.5)
+    )
+    P.remove_parametrizations(a, "weight", leave_parametrized=False)
+    np.testing.assert_allclose(a.weight.detach().numpy(), np.full((2, 2), 0.5))
+
+
+def test_parametrizations_weight_norm_and_old_checkpoint():
+    a = Affine(3, 4)
+    w = a.weight.detach().numpy().copy()
+    nn.utils.parametrizations.weight_norm(a)
+    pl = a.parametrizations.weight
+    np.testing.assert_allclose(
+        pl.original0.detach().numpy(), np.sqrt((w**2).sum(1, keepdims=True)), rtol=1e-5
+    )
+    np.testing.assert_allclose(a.weight.detach().numpy(), w, rtol=1e-5)
+    old = Affine(3, 4)
+    with pytest.warns(FutureWarning):
+        nn.utils.weight_norm(old)
+    b = Affine(3, 4)
+    nn.utils.parametrizations.weight_norm(b)
+    b.load_state_dict(old.state_dict())
+    np.testing.assert_allclose(b.weight.detach().numpy(), old.weight.detach().numpy(), rtol=1e-5)

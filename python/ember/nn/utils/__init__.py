@@ -1,6 +1,6 @@
 """ember.nn.utils: gradient clipping, parameter/vector conversion, sequence packing, weight norm."""
 
-from . import rnn
+from . import parametrizations, parametrize, rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -13,6 +13,8 @@ from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
+    "parametrizations",
+    "parametrize",
     "rnn",
     "clip_grad_norm",
     "clip_grad_norm_",
