@@ -874,6 +874,14 @@ def test_register_parametrization_and_remove():
     assert g.shape == (3, 3) and np.allclose(np.tril(g, -1), 0)
     P.register_parametrization(a, "weight", Scale())
     np.testing.assert_allclose(a.weight.detach().numpy(), 2 * sym)
+    c = copy.deepcopy(a)
+    assert (
+        type(c) is type(a)
+        and c.parametrizations.weight.original is not a.parametrizations.weight.original
+    )
+    np.testing.assert_allclose(c.weight.detach().numpy(), 2 * sym)
+    with pytest.raises(RuntimeError, match="only supported through state_dict"):
+        pickle.dumps(a)
     with pytest.raises(RuntimeError, match="does not implement right_inverse"):
         a.weight = ember.zeros(3, 3)
     P.remove_parametrizations(a, "weight")

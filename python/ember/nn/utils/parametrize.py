@@ -2,6 +2,7 @@
 torch.nn.utils.parametrize (the module's class is swapped for a subclass with a property)."""
 
 import contextlib
+import copy
 
 import ember
 from ember._C import Tensor
@@ -102,7 +103,17 @@ def _inject_new_class(module):
             "Serialization of parametrized modules is only supported through state_dict()."
         )
 
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
+    def deepcopy(self, memo):
+        replica = memo.get(id(self))
+        if replica is None:
+            replica = self.__new__(self.__class__)
+            memo[id(self)] = replica
+            replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+        return replica
+
+    module.__class__ = type(
+        f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate, "__deepcopy__": deepcopy}
+    )
 
 
 def _inject_property(module, tensor_name):
