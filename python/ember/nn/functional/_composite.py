@@ -1,3 +1,552 @@
-"""Recurrent and multi-head attention functionals built from the others."""
+"""Attention, RMS norm, shuffles and the recurrent-layer loops, built from other F functions."""
 
-__all__ = []
+import math
+import sys
+import warnings
+
+import ember
+
+__all__ = [
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
+    "rms_norm",
+    "_canonical_mask",
+    "_none_or_dtype",
+    "_in_projection_packed",
+    "_in_projection",
+    "_rnn_forward",
+    "_cell_step",
+    "local_response_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "native_channel_shuffle",
+    "lp_pool1d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "lp_pool2d",
+]
+
+
+# The package itself (partially initialised while this file loads): the sibling files fill it
+# with the # F names, which are looked up at call time.
+F = sys.modules[__package__]
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2 over the trailing dims) + eps) * weight; eps defaults to dtype eps."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    n = len(normalized_shape)
+    if tuple(input.shape[input.dim() - n :]) != tuple(normalized_shape):
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*{', '.join(str(d) for d in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}"
+        )
+    if eps is None:
+        eps = {
+            ember.float64: 2.220446049250313e-16,
+            ember.float16: 0.0009765625,
+            ember.bfloat16: 0.0078125,
+        }.get(input.dtype, 1.1920928955078125e-07)
+    dims = list(range(input.dim() - n, input.dim()))
+    out = input * ember.rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
+    return out * weight if weight is not None else out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (zero-padded window)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            "Expected 3D or higher dimensionality" + " " * 26 + f"input (got {dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    sq = input.mul(input)
+    before, after = size // 2, (size - 1) // 2
+    shape = list(sq.shape)
+    parts = []
+    if before:
+        parts.append(ember.zeros(shape[:1] + [before] + shape[2:], dtype=sq.dtype))
+    parts.append(sq)
+    if after:
+        parts.append(ember.zeros(shape[:1] + [after] + shape[2:], dtype=sq.dtype))
+    padded = ember.cat(parts, 1) if len(parts) > 1 else sq
+    channels = shape[1]
+    window = padded.narrow(1, 0, channels)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, channels)
+    div = (window / size).mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
+        )
+    *batch, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            "square of "
+            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(batch)
+    x = input.reshape(list(batch) + [c // (r * r), r, r, h, w])
+    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
+    return x.reshape(list(batch) + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = downscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
+        )
+    *batch, c, h, w = input.shape
+    for name, size, d in (("height", h, -2), ("width", w, -1)):
+        if size % r != 0:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                f"input.size({d})={size} is not divisible by {r}"
+            )
+    n = len(batch)
+    x = input.reshape(list(batch) + [c, h // r, r, w // r, r])
+    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
+    return x.reshape(list(batch) + [c * r * r, h // r, w // r])
+
+
+def channel_shuffle(input, groups):
+    """Interleaves channel groups: (N, g*k, *) viewed (N, g, k, *) -> (N, k, g, *)."""
+    n, c = input.shape[0], input.shape[1]
+    if c % groups != 0:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    rest = list(input.shape[2:])
+    x = input.reshape([n, groups, c // groups] + rest).transpose(1, 2)
+    return x.reshape([n, c] + rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p), via avg_pool2d."""
+    kw, kh = _pair(kernel_size)
+    out = F.avg_pool2d(
+        input.pow(norm_type),
+        kernel_size,
+        stride if stride is not None else kernel_size,
+        0,
+        ceil_mode,
+    )
+    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p), via avg_pool1d."""
+    out = F.avg_pool1d(
+        input.pow(norm_type),
+        kernel_size,
+        stride if stride is not None else kernel_size,
+        0,
+        ceil_mode,
+    )
+    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    default = [
+        (input.size(-len(kernel_size) + d) - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+        for d in range(len(kernel_size))
+    ]
+    if output_size is None:
+        return default
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(
+            f"output_size should be a sequence containing {len(kernel_size)} or "
+            f"{len(kernel_size) + 2} elements, but it has a length of '{len(output_size)}'"
+        )
+    for d in range(len(kernel_size)):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(
+                f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})'
+            )
+    return list(output_size)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
+    as_tuple = _pair if n == 2 else (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,))
+    kernel_size = as_tuple(kernel_size)
+    stride = as_tuple(stride) if stride is not None else kernel_size
+    size = _unpool_output_size(input, kernel_size, stride, as_tuple(padding), output_size)
+    lead = list(input.shape[: input.dim() - n])
+    plane = 1
+    for v in size:
+        plane *= v
+    # Each index is a position in its (flattened) output plane, as max_pool's return_indices gives.
+    flat = ember.zeros(lead + [plane], dtype=input.dtype)
+    out = flat.scatter(-1, indices.flatten(-n), input.flatten(-n))
+    return out.view(lead + list(size))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Inverse of max_pool1d: puts each value at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Inverse of max_pool2d: puts each value at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
+    """softmax(Q K^T * scale + mask) V; a boolean mask is True where attending, a float one adds."""
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
+        value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
+    scores = ember.matmul(query * scale_factor, key.transpose(-2, -1))
+    if is_causal:
+        keep = ember.ones(L, S, dtype=ember.bool).tril(0)
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == ember.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    # A fully masked row attends to nothing: torch returns zeros there (its "safe softmax"), and the
+    # row is neutralised before the softmax so no NaN reaches the gradients.
+    dead = (scores == float("-inf")).all(dim=-1, keepdim=True)
+    attn = F.softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)
+    if dropout_p > 0.0:
+        attn = F.dropout(attn, dropout_p, training=True)
+    return ember.matmul(attn, value)
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, ember.Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """Turns a boolean mask (True = masked out) into an additive float mask of `target_type`."""
+    if mask is None:
+        return None
+    is_float = mask.is_floating_point()
+    if mask.dtype != ember.bool and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for "
+            "both instead.",
+            stacklevel=3,
+        )
+    if not is_float:
+        mask = ember.zeros(mask.shape, dtype=target_type).masked_fill(mask, float("-inf"))
+    return mask
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    if k is v and q is k:
+        return F.linear(q, w, b).chunk(3, dim=-1)
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D "
+                f"but found {key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                f"but found {attn_mask.dim()}-D tensor instead"
+            )
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                f"but found {key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or "
+                    f"3-D but found {attn_mask.dim()}-D tensor instead"
+                )
+            if attn_mask.dim() == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(
+                        f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
+                    )
+        return False
+    raise AssertionError(
+        f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D "
+        "query tensor"
+    )
+
+
+def multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training=True,
+    key_padding_mask=None,
+    need_weights=True,
+    attn_mask=None,
+    use_separate_proj_weight=False,
+    q_proj_weight=None,
+    k_proj_weight=None,
+    v_proj_weight=None,
+    static_k=None,
+    static_v=None,
+    average_attn_weights=True,
+    is_causal=False,
+):
+    """Multi-head attention over sequence-first (L, N, E) or unbatched (L, E) inputs, as torch's."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(
+        key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask", query.dtype
+    )
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+            "method `generate_square_subsequent_mask` to create this mask."
+        )
+    if is_causal and key_padding_mask is None and not need_weights:
+        # sdpa builds the causal mask itself.
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(
+            attn_mask, "attn_mask", None, "", query.dtype, check_other=False
+        )
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(
+            query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v
+        )
+    else:
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                    f"{(tgt_len, src_len)}."
+                )
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                    f"{(bsz * num_heads, tgt_len, src_len)}."
+                )
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    def pad_last(mask):
+        return (
+            None
+            if mask is None
+            else ember.cat([mask, ember.zeros(list(mask.shape[:-1]) + [1], dtype=mask.dtype)], -1)
+        )
+
+    if bias_k is not None and bias_v is not None:
+        k = ember.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = ember.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = pad_last(attn_mask), pad_last(key_padding_mask)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (
+        k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        if static_k is None
+        else static_k
+    )
+    v = (
+        v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        if static_v is None
+        else static_v
+    )
+    if add_zero_attn:
+        zeros = ember.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype)
+        k = ember.cat([k, zeros], dim=1)
+        v = ember.cat([v, zeros], dim=1)
+        attn_mask, key_padding_mask = pad_last(attn_mask), pad_last(key_padding_mask)
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        key_padding_mask = (
+            key_padding_mask.view(bsz, 1, 1, src_len)
+            .expand(-1, num_heads, -1, -1)
+            .reshape(bsz * num_heads, 1, src_len)
+        )
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scores = ember.bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = F.softmax(scores, dim=-1)
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        out = ember.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    if not is_batched:
+        out = out.squeeze(1)
+    return out, None
+
+
+def _cell_step(mode, gi, h, c, w_hh, b_hh, w_hr):
+    """One time step given the precomputed input projection `gi`; returns (h, c)."""
+    gh = F.linear(h, w_hh, b_hh)
+    if mode == "LSTM":
+        i, f, g, o = (gi + gh).chunk(4, -1)
+        c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
+        h = ember.sigmoid(o) * ember.tanh(c)
+        if w_hr is not None:
+            h = F.linear(h, w_hr)
+        return h, c
+    if mode == "GRU":
+        i_r, i_z, i_n = gi.chunk(3, -1)
+        h_r, h_z, h_n = gh.chunk(3, -1)
+        r = ember.sigmoid(i_r + h_r)
+        z = ember.sigmoid(i_z + h_z)
+        n = ember.tanh(i_n + r * h_n)
+        return n + z * (h - n), None
+    pre = gi + gh
+    return (ember.tanh(pre) if mode == "RNN_TANH" else ember.relu(pre)), None
+
+
+def _rnn_forward(
+    mode, input, hx, cx, weights, num_layers, bidirectional, dropout, training, lengths=None
+):
+    """Runs a stacked (bi)directional RNN over sequence-first `input` (T, B, I).
+
+    `weights[layer * dirs + d]` is (w_ih, w_hh, b_ih, b_hh, w_hr) with None for absent ones;
+    hx/cx are (layers * dirs, B, H). With `lengths` (a packed batch, padded), steps past a
+    sequence's end keep its state and output zeros, so each direction starts and ends at the
+    sequence's own bounds.
+    Returns (output, h_n, c_n) with c_n None unless mode is LSTM."""
+    dirs = 2 if bidirectional else 1
+    steps = input.size(0)
+    h_n, c_n = [], []
+    layer_input = input
+    masks = None
+    if lengths is not None:
+        lens = ember.tensor(lengths, dtype=ember.int64).unsqueeze(1)
+        masks = [(lens > t) for t in range(steps)]
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            idx = layer * dirs + d
+            w_ih, w_hh, b_ih, b_hh, w_hr = weights[idx]
+            # One GEMM for the whole sequence's input projection.
+            gi_all = F.linear(layer_input, w_ih, b_ih)
+            h = hx[idx]
+            c = cx[idx] if cx is not None else None
+            seq = [None] * steps
+            order = range(steps - 1, -1, -1) if d == 1 else range(steps)
+            for t in order:
+                h_new, c_new = _cell_step(mode, gi_all[t], h, c, w_hh, b_hh, w_hr)
+                if masks is None:
+                    h, c = h_new, c_new
+                    seq[t] = h
+                else:
+                    h = ember.where(masks[t], h_new, h)
+                    c = ember.where(masks[t], c_new, c) if c is not None else None
+                    seq[t] = h_new * masks[t]
+            outs.append(
+                ember.stack(seq, 0)
+                if steps
+                else ember.zeros(0, hx.size(1), hx.size(2), dtype=hx.dtype)
+            )
+            h_n.append(h)
+            c_n.append(c)
+        layer_input = outs[0] if dirs == 1 else ember.cat(outs, -1)
+        if dropout > 0 and training and layer < num_layers - 1:
+            layer_input = F.dropout(layer_input, dropout, True)
+    return layer_input, ember.stack(h_n, 0), (ember.stack(c_n, 0) if mode == "LSTM" else None)
