@@ -1,0 +1,275 @@
+// CPU kernels of the fused activations and their backward (Note [Activation kernels]): one pass
+// over the input in acc_t, for every floating dtype and any strides.
+#include <cmath>
+#include <numbers>
+
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/loops.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+namespace {
+
+// `make(T{})` returns the functor for the computing type T (float or double).
+template <class Make>
+Tensor forward(const char* name, const Tensor& self, Make make) {
+  Tensor out = empty(self.sizes(), TensorOptions(self.dtype()));
+  TensorIter it({&out, &self});
+  dispatch<kFloatTypes>(self.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    unary_loop<T, T>(it, make(acc_t<T>{}));
+  });
+  return out;
+}
+
+// `make(T{})` returns f(grad, x).
+template <class Make>
+Tensor backward(const char* name, const Tensor& grad, const Tensor& self, Make make) {
+  Tensor g = grad.dtype() == self.dtype() ? grad : to_dtype(grad, self.dtype());
+  Tensor out = empty(self.sizes(), TensorOptions(self.dtype()));
+  TensorIter it({&out, &g, &self});
+  dispatch<kFloatTypes>(self.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    binary_loop<T, T, T>(it, make(acc_t<T>{}));
+  });
+  return out;
+}
+
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+constexpr double kGeluC = 0.044715;
+
+Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
+  if (tanh_mode != 0)
+    return forward("gelu", self, [](auto t) {
+      using T = decltype(t);
+      return [](T x) {
+        T inner = T(kSqrt2OverPi) * (x + T(kGeluC) * x * x * x);
+        return T(0.5) * x * (T(1) + std::tanh(inner));
+      };
+    });
+  return forward("gelu", self, [](auto t) {
+    using T = decltype(t);
+    return [](T x) { return T(0.5) * x * (T(1) + std::erf(x * T(kInvSqrt2))); };
+  });
+}
+Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_mode, double, double) {
+  if (tanh_mode != 0)
+    return backward("gelu_backward", grad, self, [](auto t) {
+      using T = decltype(t);
+      return [](T g, T x) {
+        T th = std::tanh(T(kSqrt2OverPi) * (x + T(kGeluC) * x * x * x));
+        T dinner = T(kSqrt2OverPi) * (T(1) + T(3 * kGeluC) * x * x);
+        return g * (T(0.5) * (T(1) + th) + T(0.5) * x * (T(1) - th * th) * dinner);
+      };
+    });
+  return backward("gelu_backward", grad, self, [](auto t) {
+    using T = decltype(t);
+    return [](T g, T x) {
+      T cdf = T(0.5) * (T(1) + std::erf(x * T(kInvSqrt2)));
+      return g * (cdf + x * T(kInvSqrt2Pi) * std::exp(T(-0.5) * x * x));
+    };
+  });
+}
+
+Tensor silu_kernel(const Tensor& self, double, double, double) {
+  return forward("silu", self, [](auto t) {
+    using T = decltype(t);
+    return [](T x) { return x / (T(1) + std::exp(-x)); };
+  });
+}
+Tensor silu_backward_kernel(const Tensor& grad, const Tensor& self, double, double, double) {
+  return backward("silu_backward", grad, self, [](auto t) {
+    using T = decltype(t);
+    return [](T g, T x) {
+      T s = T(1) / (T(1) + std::exp(-x));
+      return g * s * (T(1) + x * (T(1) - s));
+    };
+  });
+}
+
+// log(1 + exp(x)) without overflow.
+template <class T>
+T softplus1(T x) {
+  return x > T(20) ? x : std::log1p(std::exp(x));
+}
+
+Tensor mish_kernel(const Tensor& self, double, double, double) {
+  return forward("mish", self, [](auto t) {
+    using T = decltype(t);
+    return [](T x) { return x * std::tanh(softplus1(x)); };
+  });
+}
+Tensor mish_backward_kernel(const Tensor& grad, const Tensor& self, double, double, double) {
+  return backward("mish_backward", grad, self, [](auto t) {
+    using T = decltype(t);
+    return [](T g, T x) {
+      T th = std::tanh(softplus1(x));
+      T s = T(1) / (T(1) + std::exp(-x));
+      return g * (th + x * s * (T(1) - th * th));
+    };
+  });
+}
+
+Tensor leaky_relu_kernel(const Tensor& self, double slope, double, double) {
+  return forward("leaky_relu", self, [slope](auto t) {
+    using T = decltype(t);
+    return [s = T(slope)](T x) { return x > T(0) ? x : x * s; };
+  });
+}
+Tensor leaky_relu_backward_kernel(const Tensor& grad, const Tensor& self, double slope, double,
+                                  double) {
+  return backward("leaky_relu_backward", grad, self, [slope](auto t) {
+    using T = decltype(t);
+    return [s = T(slope)](T g, T x) { return x > T(0) ? g : g * s; };
+  });
+}
+
+Tensor elu_kernel(const Tensor& self, double alpha, double scale, double input_scale) {
+  return forward("elu", self, [=](auto t) {
+    using T = decltype(t);
+    return [a = T(alpha * scale), s = T(scale), is = T(input_scale)](T x) {
+      return x > T(0) ? x * s : a * std::expm1(x * is);
+    };
+  });
+}
+Tensor elu_backward_kernel(const Tensor& grad, const Tensor& self, double alpha, double scale,
+                           double input_scale) {
+  return backward("elu_backward", grad, self, [=](auto t) {
+    using T = decltype(t);
+    return [a = T(alpha * scale * input_scale), s = T(scale), is = T(input_scale)](T g, T x) {
+      return x > T(0) ? g * s : g * a * std::exp(x * is);
+    };
+  });
+}
+
+Tensor softplus_kernel(const Tensor& self, double beta, double threshold, double) {
+  return forward("softplus", self, [=](auto t) {
+    using T = decltype(t);
+    return [b = T(beta), th = T(threshold)](T x) {
+      return x * b > th ? x : std::log1p(std::exp(x * b)) / b;
+    };
+  });
+}
+Tensor softplus_backward_kernel(const Tensor& grad, const Tensor& self, double beta,
+                                double threshold, double) {
+  return backward("softplus_backward", grad, self, [=](auto t) {
+    using T = decltype(t);
+    return [b = T(beta), th = T(threshold)](T g, T x) {
+      T z = x * b;
+      return z > th ? g : g / (T(1) + std::exp(-z));
+    };
+  });
+}
+
+Tensor hardtanh_kernel(const Tensor& self, double lo, double hi, double) {
+  return forward("hardtanh", self, [=](auto t) {
+    using T = decltype(t);
+    // NaN passes through, as in clamp.
+    return [l = T(lo), h = T(hi)](T x) { return x < l ? l : (x > h ? h : x); };
+  });
+}
+Tensor hardtanh_backward_kernel(const Tensor& grad, const Tensor& self, double lo, double hi,
+                                double) {
+  return backward("hardtanh_backward", grad, self, [=](auto t) {
+    using T = decltype(t);
+    return [l = T(lo), h = T(hi)](T g, T x) { return x > l && x < h ? g : T(0); };
+  });
+}
+
+Tensor hardsigmoid_kernel(const Tensor& self, double, double, double) {
+  return forward("hardsigmoid", self, [](auto t) {
+    using T = decltype(t);
+    return [](T x) { return std::min(std::max(x + T(3), T(0)), T(6)) / T(6); };
+  });
+}
+Tensor hardsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, double, double, double) {
+  return backward("hardsigmoid_backward", grad, self, [](auto t) {
+    using T = decltype(t);
+    return [](T g, T x) { return x > T(-3) && x < T(3) ? g / T(6) : T(0); };
+  });
+}
+
+Tensor hardswish_kernel(const Tensor& self, double, double, double) {
+  return forward("hardswish", self, [](auto t) {
+    using T = decltype(t);
+    return [](T x) { return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6); };
+  });
+}
+Tensor hardswish_backward_kernel(const Tensor& grad, const Tensor& self, double, double, double) {
+  return backward("hardswish_backward", grad, self, [](auto t) {
+    using T = decltype(t);
+    return [](T g, T x) { return x < T(-3) ? T(0) : (x <= T(3) ? g * (x / T(3) + T(0.5)) : g); };
+  });
+}
+
+Tensor threshold_kernel(const Tensor& self, double th, double value, double) {
+  return forward("threshold", self, [=](auto t) {
+    using T = decltype(t);
+    return [h = T(th), v = T(value)](T x) { return x <= h ? v : x; };
+  });
+}
+// The shrink and threshold gradients pass g where the forward is the identity (up to a shift).
+Tensor threshold_backward_kernel(const Tensor& grad, const Tensor& self, double th, double, double) {
+  return backward("threshold_backward", grad, self, [=](auto t) {
+    using T = decltype(t);
+    return [h = T(th)](T g, T x) { return x <= h ? T(0) : g; };
+  });
+}
+
+Tensor softshrink_kernel(const Tensor& self, double lambd, double, double) {
+  return forward("softshrink", self, [=](auto t) {
+    using T = decltype(t);
+    return [l = T(lambd)](T x) { return x > l ? x - l : (x < -l ? x + l : x * T(0)); };
+  });
+}
+Tensor hardshrink_kernel(const Tensor& self, double lambd, double, double) {
+  return forward("hardshrink", self, [=](auto t) {
+    using T = decltype(t);
+    return [l = T(lambd)](T x) { return x >= -l && x <= l ? T(0) : x; };
+  });
+}
+Tensor shrink_backward_kernel(const Tensor& grad, const Tensor& self, double lambd, double, double) {
+  return backward("shrink_backward", grad, self, [=](auto t) {
+    using T = decltype(t);
+    return [l = T(lambd)](T g, T x) { return x >= -l && x <= l ? T(0) : g; };
+  });
+}
+
+Tensor logsigmoid_kernel(const Tensor& self, double, double, double) {
+  return forward("log_sigmoid", self, [](auto t) {
+    using T = decltype(t);
+    return [](T x) { return std::min(x, T(0)) - std::log1p(std::exp(-std::abs(x))); };
+  });
+}
+Tensor logsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, double, double, double) {
+  return backward("log_sigmoid_backward", grad, self, [](auto t) {
+    using T = decltype(t);
+    return [](T g, T x) { return g / (T(1) + std::exp(x)); };
+  });
+}
+
+#define EMBER_REGISTER_ACT(name, fwd, bwd)              \
+  EMBER_REGISTER_KERNEL(#name, CPU, fwd);               \
+  EMBER_REGISTER_KERNEL(#name "_backward", CPU, bwd);
+EMBER_REGISTER_ACT(gelu, gelu_kernel, gelu_backward_kernel)
+EMBER_REGISTER_ACT(silu, silu_kernel, silu_backward_kernel)
+EMBER_REGISTER_ACT(mish, mish_kernel, mish_backward_kernel)
+EMBER_REGISTER_ACT(leaky_relu, leaky_relu_kernel, leaky_relu_backward_kernel)
+EMBER_REGISTER_ACT(elu, elu_kernel, elu_backward_kernel)
+EMBER_REGISTER_ACT(softplus, softplus_kernel, softplus_backward_kernel)
+EMBER_REGISTER_ACT(hardtanh, hardtanh_kernel, hardtanh_backward_kernel)
+EMBER_REGISTER_ACT(hardsigmoid, hardsigmoid_kernel, hardsigmoid_backward_kernel)
+EMBER_REGISTER_ACT(hardswish, hardswish_kernel, hardswish_backward_kernel)
+EMBER_REGISTER_ACT(threshold, threshold_kernel, threshold_backward_kernel)
+EMBER_REGISTER_ACT(softshrink, softshrink_kernel, shrink_backward_kernel)
+EMBER_REGISTER_ACT(hardshrink, hardshrink_kernel, shrink_backward_kernel)
+EMBER_REGISTER_ACT(logsigmoid, logsigmoid_kernel, logsigmoid_backward_kernel)
+#undef EMBER_REGISTER_ACT
+
+}  // namespace
+
+}  // namespace ember::cpu
