@@ -1,6 +1,8 @@
 // CPU kernels of batch_norm and layer_norm, forward and backward, each a fused pass over the
 // data: batch_norm parallel over channels, layer_norm over rows (and over columns for the weight
-// gradient), so the results never depend on the thread count.
+// gradient), so the results never depend on the thread count. Compiled with the full vectorizer
+// (see Note [Vectorizable float math] in cpu/activation.cpp).
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", "no-math-errno")
 #include <cmath>
 #include <vector>
 
