@@ -498,3 +498,16 @@ def test_top_level_aliases():
     assert ember.allclose(ember.layer_norm(x, [4]), F.layer_norm(x, (4,)))
     assert ember.allclose(ember.cosine_similarity(x, x), ember.ones(3))
     assert ember.allclose(x.hardshrink(0.3), F.hardshrink(x, 0.3))
+
+
+def test_integer_inputs(torch):
+    x = np.array([1, -2, 7, 0])
+    tnf = torch.nn.functional
+    for name, args in [("relu6", ()), ("hardtanh", ()), ("hardtanh", (-3, 4)), ("threshold", (0, 5))]:
+        got = getattr(F, name)(_t(x), *args)
+        want = getattr(tnf, name)(torch.tensor(x), *args)
+        assert got.dtype == ember.int64
+        np.testing.assert_array_equal(_np(got), want.numpy())
+    for name in ("gelu", "silu", "leaky_relu", "elu", "hardswish"):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            getattr(F, name)(_t(x))

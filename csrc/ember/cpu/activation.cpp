@@ -117,21 +117,21 @@ constexpr double kGeluC = 0.044715;
 
 Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
   if (tanh_mode != 0)
-    return forward("gelu", self, [](auto t) {
+    return forward("GeluKernelImpl", self, [](auto t) {
       using T = decltype(t);
       return [](T x) {
         T inner = T(kSqrt2OverPi) * (x + T(kGeluC) * x * x * x);
         return T(0.5) * x * (T(1) + vtanh(inner));
       };
     });
-  return forward("gelu", self, [](auto t) {
+  return forward("GeluKernelImpl", self, [](auto t) {
     using T = decltype(t);
     return [](T x) { return T(0.5) * x * (T(1) + verf(x * T(kInvSqrt2))); };
   });
 }
 Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_mode, double, double) {
   if (tanh_mode != 0)
-    return backward("gelu_backward", grad, self, [](auto t) {
+    return backward("GeluBackwardKernelImpl", grad, self, [](auto t) {
       using T = decltype(t);
       return [](T g, T x) {
         T th = vtanh(T(kSqrt2OverPi) * (x + T(kGeluC) * x * x * x));
@@ -139,7 +139,7 @@ Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_
         return g * (T(0.5) * (T(1) + th) + T(0.5) * x * (T(1) - th * th) * dinner);
       };
     });
-  return backward("gelu_backward", grad, self, [](auto t) {
+  return backward("GeluBackwardKernelImpl", grad, self, [](auto t) {
     using T = decltype(t);
     return [](T g, T x) {
       T cdf = T(0.5) * (T(1) + verf(x * T(kInvSqrt2)));
@@ -149,7 +149,7 @@ Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_
 }
 
 Tensor silu_kernel(const Tensor& self, double, double, double) {
-  return forward("silu", self, [](auto t) {
+  return forward("silu_cpu", self, [](auto t) {
     using T = decltype(t);
     return [](T x) { return x / (T(1) + vexp(-x)); };
   });
@@ -171,7 +171,7 @@ T softplus1(T x) {
 }
 
 Tensor mish_kernel(const Tensor& self, double, double, double) {
-  return forward("mish", self, [](auto t) {
+  return forward("mish_cpu", self, [](auto t) {
     using T = decltype(t);
     return [](T x) { return x * vtanh(softplus1(x)); };
   });
@@ -188,7 +188,7 @@ Tensor mish_backward_kernel(const Tensor& grad, const Tensor& self, double, doub
 }
 
 Tensor leaky_relu_kernel(const Tensor& self, double slope, double, double) {
-  return forward("leaky_relu", self, [slope](auto t) {
+  return forward("leaky_relu_cpu", self, [slope](auto t) {
     using T = decltype(t);
     return [s = T(slope)](T x) { return std::max(x, T(0)) + s * std::min(x, T(0)); };
   });
@@ -202,7 +202,7 @@ Tensor leaky_relu_backward_kernel(const Tensor& grad, const Tensor& self, double
 }
 
 Tensor elu_kernel(const Tensor& self, double alpha, double scale, double input_scale) {
-  return forward("elu", self, [=](auto t) {
+  return forward("elu_cpu", self, [=](auto t) {
     using T = decltype(t);
     return [a = T(alpha * scale), s = T(scale), is = T(input_scale)](T x) {
       return x > T(0) ? x * s : a * std::expm1(x * is);
@@ -220,7 +220,7 @@ Tensor elu_backward_kernel(const Tensor& grad, const Tensor& self, double alpha,
 }
 
 Tensor softplus_kernel(const Tensor& self, double beta, double threshold, double) {
-  return forward("softplus", self, [=](auto t) {
+  return forward("softplus_cpu", self, [=](auto t) {
     using T = decltype(t);
     return [b = T(beta), th = T(threshold)](T x) {
       return x * b > th ? x : std::log1p(vexp(x * b)) / b;
@@ -254,7 +254,7 @@ Tensor hardtanh_backward_kernel(const Tensor& grad, const Tensor& self, double l
 }
 
 Tensor hardsigmoid_kernel(const Tensor& self, double, double, double) {
-  return forward("hardsigmoid", self, [](auto t) {
+  return forward("hardsigmoid_cpu", self, [](auto t) {
     using T = decltype(t);
     return [](T x) { return std::min(std::max(x + T(3), T(0)), T(6)) / T(6); };
   });
@@ -267,7 +267,7 @@ Tensor hardsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, doubl
 }
 
 Tensor hardswish_kernel(const Tensor& self, double, double, double) {
-  return forward("hardswish", self, [](auto t) {
+  return forward("hardswish_cpu", self, [](auto t) {
     using T = decltype(t);
     return [](T x) { return x * std::min(std::max(x + T(3), T(0)), T(6)) / T(6); };
   });
@@ -294,13 +294,13 @@ Tensor threshold_backward_kernel(const Tensor& grad, const Tensor& self, double 
 }
 
 Tensor softshrink_kernel(const Tensor& self, double lambd, double, double) {
-  return forward("softshrink", self, [=](auto t) {
+  return forward("softshrink_check", self, [=](auto t) {
     using T = decltype(t);
     return [l = T(lambd)](T x) { return x > l ? x - l : (x < -l ? x + l : x * T(0)); };
   });
 }
 Tensor hardshrink_kernel(const Tensor& self, double lambd, double, double) {
-  return forward("hardshrink", self, [=](auto t) {
+  return forward("hardshrink_cpu", self, [=](auto t) {
     using T = decltype(t);
     return [l = T(lambd)](T x) { return x >= -l && x <= l ? T(0) : x; };
   });
@@ -313,7 +313,7 @@ Tensor shrink_backward_kernel(const Tensor& grad, const Tensor& self, double lam
 }
 
 Tensor logsigmoid_kernel(const Tensor& self, double, double, double) {
-  return forward("log_sigmoid", self, [](auto t) {
+  return forward("log_sigmoid_cpu", self, [](auto t) {
     using T = decltype(t);
     return [](T x) { return std::min(x, T(0)) - std::log1p(vexp(-std::abs(x))); };
   });

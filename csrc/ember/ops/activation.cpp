@@ -146,6 +146,8 @@ Tensor& act_(Tensor& self, double a = 0, double b = 0, double c = 0) {
   return apply_inplace(self, [=](const Tensor& s) { return act<K>(s, a, b, c); });
 }
 
+bool is_integral(const Tensor& t) { return !is_floating_point(t.dtype()) && t.dtype() != kBool; }
+
 double gelu_mode(std::string_view approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh",
               "approximate argument must be either none or tanh.");
@@ -198,10 +200,13 @@ Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold)
   return act<Act::softplus>(self, beta.to_double(), threshold.to_double());
 }
 Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  if (is_integral(self))  // torch clamps integer tensors, keeping their dtype
+    return clamp(self, wrap_scalar(int64_t(min_val.to_double())),
+                 wrap_scalar(int64_t(max_val.to_double())));
   return act<Act::hardtanh>(self, min_val.to_double(), max_val.to_double());
 }
 Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
-  return act_<Act::hardtanh>(self, min_val.to_double(), max_val.to_double());
+  return apply_inplace(self, [&](const Tensor& s) { return hardtanh(s, min_val, max_val); });
 }
 Tensor relu6(const Tensor& self) { return hardtanh(self, 0, 6); }
 Tensor& relu6_(Tensor& self) { return hardtanh_(self, 0, 6); }
@@ -210,10 +215,12 @@ Tensor& hardsigmoid_(Tensor& self) { return act_<Act::hardsigmoid>(self); }
 Tensor hardswish(const Tensor& self) { return act<Act::hardswish>(self); }
 Tensor& hardswish_(Tensor& self) { return act_<Act::hardswish>(self); }
 Tensor threshold(const Tensor& self, const Scalar& th, const Scalar& value) {
+  if (is_integral(self))
+    return where(le(self, wrap_scalar(th)), wrap_scalar(int64_t(value.to_double())), self);
   return act<Act::threshold>(self, th.to_double(), value.to_double());
 }
 Tensor& threshold_(Tensor& self, const Scalar& th, const Scalar& value) {
-  return act_<Act::threshold>(self, th.to_double(), value.to_double());
+  return apply_inplace(self, [&](const Tensor& s) { return threshold(s, th, value); });
 }
 Tensor logsigmoid(const Tensor& self) { return act<Act::logsigmoid>(self); }
 Tensor softshrink(const Tensor& self, const Scalar& lambd) {
