@@ -61,6 +61,14 @@ inline float vtanh(float x) {
 }
 inline double vtanh(double x) { return std::tanh(x); }
 
+// exp of a non-positive argument only: no overflow, and measurably faster than 1 / (1 + exp(-x)).
+template <class T>
+inline T vsigmoid(T x) {
+  const T e = vexp(-std::abs(x));
+  const T s = T(1) / (T(1) + e);
+  return x >= T(0) ? s : e * s;
+}
+
 // Contiguous operands get a plain pointer loop (restrict-qualified, so it vectorizes without
 // aliasing checks); anything else goes through TensorIter.
 template <class T, class F>
@@ -151,14 +159,14 @@ Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_
 Tensor silu_kernel(const Tensor& self, double, double, double) {
   return forward("silu_cpu", self, [](auto t) {
     using T = decltype(t);
-    return [](T x) { return x / (T(1) + vexp(-x)); };
+    return [](T x) { return x * vsigmoid(x); };
   });
 }
 Tensor silu_backward_kernel(const Tensor& grad, const Tensor& self, double, double, double) {
   return backward("silu_backward", grad, self, [](auto t) {
     using T = decltype(t);
     return [](T g, T x) {
-      T s = T(1) / (T(1) + vexp(-x));
+      T s = vsigmoid(x);
       return g * s * (T(1) + x * (T(1) - s));
     };
   });
@@ -181,8 +189,7 @@ Tensor mish_backward_kernel(const Tensor& grad, const Tensor& self, double, doub
     using T = decltype(t);
     return [](T g, T x) {
       T th = vtanh(softplus1(x));
-      T s = T(1) / (T(1) + vexp(-x));
-      return g * (th + x * s * (T(1) - th * th));
+      return g * (th + x * vsigmoid(x) * (T(1) - th * th));
     };
   });
 }
@@ -233,7 +240,7 @@ Tensor softplus_backward_kernel(const Tensor& grad, const Tensor& self, double b
     using T = decltype(t);
     return [b = T(beta), th = T(threshold)](T g, T x) {
       T z = x * b;
-      return z > th ? g : g / (T(1) + vexp(-z));
+      return z > th ? g : g * vsigmoid(z);
     };
   });
 }
