@@ -511,3 +511,19 @@ def test_integer_inputs(torch):
     for name in ("gelu", "silu", "leaky_relu", "elu", "hardswish"):
         with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
             getattr(F, name)(_t(x))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_norms_half(torch, dtype):
+    x = np.random.randn(4, 3, 5).astype(np.float32)
+    w, b = np.random.rand(3).astype(np.float32) + 0.5, np.random.randn(3).astype(np.float32)
+    e, t = _t(x).to(getattr(ember, dtype)), torch.tensor(x).to(getattr(torch, dtype))
+    got = F.batch_norm(e, None, None, _t(w).to(e.dtype), _t(b).to(e.dtype), training=True)
+    want = torch.nn.functional.batch_norm(t, None, None, torch.tensor(w).to(t.dtype),
+                                          torch.tensor(b).to(t.dtype), training=True)
+    assert got.dtype == e.dtype
+    np.testing.assert_allclose(_np(got.float()), want.float().numpy(), rtol=2e-2, atol=2e-2)
+    got = F.layer_norm(e, (5,))
+    want = torch.nn.functional.layer_norm(t, (5,))
+    assert got.dtype == e.dtype
+    np.testing.assert_allclose(_np(got.float()), want.float().numpy(), rtol=2e-2, atol=2e-2)
