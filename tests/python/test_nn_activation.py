@@ -435,6 +435,11 @@ def test_linear(torch):
                                           torch.tensor(b)).numpy(), np.float64)
         _close(_np(F.linear(_t(x), _t(w))),
                torch.nn.functional.linear(torch.tensor(x), torch.tensor(w)).numpy(), np.float64)
+    x, v = np.random.randn(5, 3), np.random.randn(3)  # a vector weight, as torch allows
+    _close(_np(F.linear(_t(x), _t(v))),
+           torch.nn.functional.linear(torch.tensor(x), torch.tensor(v)).numpy(), np.float64)
+    with pytest.raises(RuntimeError, match="mat2 must be a matrix"):  # addmm path, as torch
+        F.linear(_t(x), _t(v), _t(np.array(0.5)))
     xe = _t(np.random.randn(2, 3), requires_grad=True)
     we, be = _t(w, requires_grad=True), _t(b, requires_grad=True)
     assert gradcheck(F.linear, (xe, we, be))
