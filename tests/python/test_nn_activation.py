@@ -532,3 +532,16 @@ def test_norms_half(torch, dtype):
     want = torch.nn.functional.layer_norm(t, (5,))
     assert got.dtype == e.dtype
     np.testing.assert_allclose(_np(got.float()), want.float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+def test_rrelu_selu_celu_inplace(torch):
+    x = np.random.randn(6, 7) * 3
+    tnf = torch.nn.functional
+    _close(_np(F.rrelu(_t(x))), tnf.rrelu(torch.tensor(x)).numpy(), np.float64)
+    y = _np(F.rrelu(_t(x), 0.1, 0.3, training=True))
+    slope = y[x < 0] / x[x < 0]
+    assert np.all((slope >= 0.1) & (slope <= 0.3)) and np.all(y[x >= 0] == x[x >= 0])
+    for name, args in [("selu_", ()), ("celu_", (0.7,)), ("rrelu_", ())]:
+        e = _t(x)
+        assert getattr(F, name)(e, *args) is e
+        _close(_np(e), getattr(tnf, name)(torch.tensor(x), *args).numpy(), np.float64)

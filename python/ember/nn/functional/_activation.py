@@ -9,7 +9,8 @@ _nn = _C._nn
 
 __all__ = [
     "linear", "bilinear",
-    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "celu", "gelu",
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
+    "celu_", "rrelu", "rrelu_", "gelu",
     "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish",
     "softplus", "softsign", "threshold", "threshold_", "prelu", "logsigmoid", "tanhshrink",
     "softshrink", "hardshrink", "glu",
@@ -74,6 +75,30 @@ def selu(input, inplace=False):
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     return _nn.celu_(input, alpha) if inplace else _nn.celu(input, alpha)
+
+
+def selu_(input):
+    """In-place selu."""
+    return _nn.selu_(input)
+
+
+def celu_(input, alpha=1.0):
+    """In-place celu."""
+    return _nn.celu_(input, alpha)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """leaky_relu with a slope drawn from U(lower, upper) per element in training, else the mean."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = _ember.empty_like(input).uniform_(lower, upper)
+    result = _ember.where(input >= 0, input, input * slope)
+    return input.copy_(result) if inplace else result
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place rrelu."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def gelu(input, approximate="none"):
