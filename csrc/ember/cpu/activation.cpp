@@ -100,6 +100,12 @@ Tensor forward(const char* name, const Tensor& self, Make make) {
   return out;
 }
 
+bool all_strides_zero(const Tensor& t) {
+  for (int64_t st : t.strides())
+    if (st != 0) return false;
+  return t.numel() > 0;
+}
+
 // `make(T{})` returns f(grad, x).
 template <class Make>
 Tensor backward(const char* name, const Tensor& grad, const Tensor& self, Make make) {
@@ -110,6 +116,11 @@ Tensor backward(const char* name, const Tensor& grad, const Tensor& self, Make m
     if (self.is_contiguous() && g.is_contiguous()) {
       map_contiguous(out.data_ptr<T>(), g.data_ptr<T>(), self.data_ptr<T>(), self.numel(),
                      make(acc_t<T>{}));
+    } else if (self.is_contiguous() && all_strides_zero(g)) {  // e.g. the gradient of sum()
+      const acc_t<T> gv = acc_t<T>(*g.data_ptr<T>());
+      auto f = make(acc_t<T>{});
+      map_contiguous(out.data_ptr<T>(), self.data_ptr<T>(), self.numel(),
+                     [gv, f](acc_t<T> x) { return f(gv, x); });
     } else {
       TensorIter it({&out, &g, &self});
       binary_loop<T, T, T>(it, make(acc_t<T>{}));
