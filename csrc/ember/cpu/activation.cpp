@@ -13,6 +13,7 @@
 
 #include "ember/core/parallel.h"
 #include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/isa.h"
 #include "ember/cpu/loops.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
@@ -70,42 +71,22 @@ inline T vsigmoid(T x) {
 }
 
 // Contiguous operands get a plain pointer loop (restrict-qualified, so it vectorizes without
-// aliasing checks); anything else goes through TensorIter. On x86-64 the loop is compiled twice,
-// for the baseline ISA and for AVX2+FMA, and the CPU picks (the functors inline into either).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define EMBER_AVX2_CLONE 1
-const bool kHasAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#define EMBER_LOOP_BODY(out, ...) \
-  for (int64_t i = 0; i < n; ++i) out[i] = T(f(__VA_ARGS__));
-template <class T, class F>
-__attribute__((target("avx2,fma"))) void loop1_avx2(T* __restrict o, const T* __restrict a,
-                                                   int64_t n, const F& f) {
-  EMBER_LOOP_BODY(o, acc_t<T>(a[i]))
-}
-template <class T, class F>
-__attribute__((target("avx2,fma"))) void loop2_avx2(T* __restrict o, const T* __restrict g,
-                                                   const T* __restrict a, int64_t n, const F& f) {
-  EMBER_LOOP_BODY(o, acc_t<T>(g[i]), acc_t<T>(a[i]))
-}
-#undef EMBER_LOOP_BODY
-#endif
-
+// aliasing checks) built for the best ISA (Note [ISA clones]); anything else goes through
+// TensorIter.
 template <class T, class F>
 void map_contiguous(T* __restrict o, const T* __restrict a, int64_t n, F f) {
   parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {
-#ifdef EMBER_AVX2_CLONE
-    if (kHasAvx2) return loop1_avx2(o + b, a + b, e - b, f);
-#endif
-    for (int64_t i = b; i < e; ++i) o[i] = T(f(acc_t<T>(a[i])));
+    with_best_isa([&] {
+      for (int64_t i = b; i < e; ++i) o[i] = T(f(acc_t<T>(a[i])));
+    });
   });
 }
 template <class T, class F>
 void map_contiguous(T* __restrict o, const T* __restrict g, const T* __restrict a, int64_t n, F f) {
   parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {
-#ifdef EMBER_AVX2_CLONE
-    if (kHasAvx2) return loop2_avx2(o + b, g + b, a + b, e - b, f);
-#endif
-    for (int64_t i = b; i < e; ++i) o[i] = T(f(acc_t<T>(g[i]), acc_t<T>(a[i])));
+    with_best_isa([&] {
+      for (int64_t i = b; i < e; ++i) o[i] = T(f(acc_t<T>(g[i]), acc_t<T>(a[i])));
+    });
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "ember/core/parallel.h"
 #include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
@@ -59,7 +60,7 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
     const T* xp = x.data_ptr<T>();
     T* op = out.data_ptr<T>();
     parallel_for(0, g.c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, count)),
-                 [&](int64_t c0, int64_t c1) {
+                 [&](int64_t c0, int64_t c1) { with_best_isa([&] {
       for (int64_t c = c0; c < c1; ++c) {
         if (training) {
           // One pass with sums shifted by the channel's first value, which keeps the variance
@@ -86,7 +87,7 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
           for (int64_t j = 0; j < g.s; ++j) orow[j] = T(A(row[j]) * scale + shift);
         }
       }
-    });
+    }); });
   });
   if (training) {
     // In doubles, so float64 running statistics match torch to the last bit.
@@ -125,7 +126,7 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
     const T* gp = gy.data_ptr<T>();
     T* op = gx.data_ptr<T>();
     parallel_for(0, g.c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, g.n * g.s)),
-                 [&](int64_t c0, int64_t c1) {
+                 [&](int64_t c0, int64_t c1) { with_best_isa([&] {
       for (int64_t c = c0; c < c1; ++c) {
         const double m = mean[size_t(c)], is = invstd[size_t(c)];
         double sg = 0, sgx = 0;
@@ -150,7 +151,7 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
             op[off + j] = T((A(gp[off + j]) - k1 - (A(xp[off + j]) - am) * k2) * scale);
         }
       }
-    });
+    }); });
   });
   ScalarType pt = weight ? weight->dtype() : acc_type(x.dtype());
   return {gx, from_doubles(gw, pt), from_doubles(gb, pt)};
@@ -194,7 +195,7 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
     const A* wp = w.defined() ? w.data_ptr<A>() : nullptr;
     const A* bp = b.defined() ? b.data_ptr<A>() : nullptr;
     parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, cols)),
-                 [&](int64_t r0, int64_t r1) {
+                 [&](int64_t r0, int64_t r1) { with_best_isa([&] {
       for (int64_t r = r0; r < r1; ++r) {
         const T* row = xp + r * cols;
         T* orow = op + r * cols;
@@ -213,7 +214,7 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
           orow[j] = T(y);
         }
       }
-    });
+    }); });
   });
   return {out, mean, rstd};
 }
@@ -239,7 +240,7 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
     const A* rp = rstd.data_ptr<A>();
     const A* wp = w.defined() ? w.data_ptr<A>() : nullptr;
     parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, cols)),
-                 [&](int64_t r0, int64_t r1) {
+                 [&](int64_t r0, int64_t r1) { with_best_isa([&] {
       for (int64_t r = r0; r < r1; ++r) {
         const T* xr = xp + r * cols;
         const T* gr = gp + r * cols;
@@ -251,12 +252,12 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
         for (int64_t j = 0; j < cols; ++j)
           orow[j] = T(rs * (gw_at(j) - a - (A(xr[j]) - m) * rs * bsum));
       }
-    });
+    }); });
     // Weight and bias gradients: column blocks in parallel, rows in order inside each block.
     A* gwp = gw.data_ptr<A>();
     A* gbp = gb.data_ptr<A>();
     parallel_for(0, cols, std::max<int64_t>(64, kGrainSize / std::max<int64_t>(1, rows)),
-                 [&](int64_t j0, int64_t j1) {
+                 [&](int64_t j0, int64_t j1) { with_best_isa([&] {
       std::fill(gwp + j0, gwp + j1, A(0));
       std::fill(gbp + j0, gbp + j1, A(0));
       for (int64_t r = 0; r < rows; ++r) {
@@ -268,7 +269,7 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
           gbp[j] += A(gr[j]);
         }
       }
-    });
+    }); });
   });
   if (weight && weight->dtype() != st) {
     gw = to_dtype(gw, weight->dtype());
