@@ -11,7 +11,11 @@
 namespace ember::cpu {
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-inline const bool kHasAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+// __builtin_cpu_init first: this runs in a static initializer, possibly before libgcc's own.
+inline const bool kHasAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}();
 
 template <class F>
 __attribute__((target("avx2,fma"), flatten)) void call_avx2(const F& f) {
