@@ -1,6 +1,7 @@
 """ember.nn.functional activations, normalization, dropout, linear maps and distances."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -545,3 +546,25 @@ def test_rrelu_selu_celu_inplace(torch):
         e = _t(x)
         assert getattr(F, name)(e, *args) is e
         _close(_np(e), getattr(tnf, name)(torch.tensor(x), *args).numpy(), np.float64)
+
+
+def test_norm_results_independent_of_thread_count():
+    if os.environ.get("EMBER_TEST_AGAINST") == "torch":
+        pytest.skip("an ember guarantee (core/parallel.h) that torch does not make")
+    x = ember.randn(300, 257, requires_grad=True)
+    w = ember.rand(257, requires_grad=True)
+    img = ember.randn(8, 4, 30, 30, requires_grad=True)
+    results = []
+    prev = ember.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            ember.set_num_threads(threads)
+            gx, gw = ember.autograd.grad(F.layer_norm(x, (257,), w).pow(2).sum(), (x, w))
+            (gi,) = ember.autograd.grad(F.batch_norm(img, None, None, training=True).pow(2).sum(),
+                                        (img,))
+            results.append((gx, gw, gi))
+    finally:
+        ember.set_num_threads(prev)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            assert ember.equal(a, b)

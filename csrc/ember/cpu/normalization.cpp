@@ -183,8 +183,9 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
   ScalarType st = acc_type(x.dtype());
   Tensor out = empty(x.sizes(), TensorOptions(x.dtype()));
   Tensor mean = empty({rows}, TensorOptions(st)), rstd = empty({rows}, TensorOptions(st));
-  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : Tensor();
-  Tensor b = bias ? contiguous(to_dtype(*bias, st)) : Tensor();
+  // Absent parameters are ones and zeros, so the loops have no branch on them.
+  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : ones(normalized_shape, TensorOptions(st));
+  Tensor b = bias ? contiguous(to_dtype(*bias, st)) : zeros(normalized_shape, TensorOptions(st));
   dispatch<kFloatTypes>(x.dtype(), "layer_norm", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
@@ -192,8 +193,8 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
     T* op = out.data_ptr<T>();
     A* mp = mean.data_ptr<A>();
     A* rp = rstd.data_ptr<A>();
-    const A* wp = w.defined() ? w.data_ptr<A>() : nullptr;
-    const A* bp = b.defined() ? b.data_ptr<A>() : nullptr;
+    const A* wp = w.data_ptr<A>();
+    const A* bp = b.data_ptr<A>();
     parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, cols)),
                  [&](int64_t r0, int64_t r1) { with_best_isa([&] {
       for (int64_t r = r0; r < r1; ++r) {
@@ -207,12 +208,7 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
         const A rs = A(1) / std::sqrt(v + A(eps));
         mp[r] = m;
         rp[r] = rs;
-        for (int64_t j = 0; j < cols; ++j) {
-          A y = (A(row[j]) - m) * rs;
-          if (wp) y *= wp[j];
-          if (bp) y += bp[j];
-          orow[j] = T(y);
-        }
+        for (int64_t j = 0; j < cols; ++j) orow[j] = T((A(row[j]) - m) * rs * wp[j] + bp[j]);
       }
     }); });
   });
@@ -227,7 +223,8 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
   Tensor gy = contiguous(grad.dtype() == x.dtype() ? grad : to_dtype(grad, x.dtype()));
   auto [rows, cols] = rows_cols(x, normalized_shape);
   ScalarType st = acc_type(x.dtype());
-  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : Tensor();
+  // Absent weights are ones, so the loops have no branch on them.
+  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : ones(normalized_shape, TensorOptions(st));
   Tensor gx = empty(x.sizes(), TensorOptions(x.dtype()));
   Tensor gw = empty(normalized_shape, TensorOptions(st)), gb = empty(normalized_shape, TensorOptions(st));
   dispatch<kFloatTypes>(x.dtype(), "layer_norm_backward", [&](auto tag) {
@@ -238,38 +235,48 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
     T* op = gx.data_ptr<T>();
     const A* mp = mean.data_ptr<A>();
     const A* rp = rstd.data_ptr<A>();
-    const A* wp = w.defined() ? w.data_ptr<A>() : nullptr;
-    parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, cols)),
-                 [&](int64_t r0, int64_t r1) { with_best_isa([&] {
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* xr = xp + r * cols;
-        const T* gr = gp + r * cols;
-        const A m = mp[r], rs = rp[r];
-        auto gw_at = [&](int64_t j) { return wp ? A(gr[j]) * wp[j] : A(gr[j]); };
-        const A a = lanes_sum<A>(cols, gw_at) / A(cols);
-        const A bsum = lanes_sum<A>(cols, [&](int64_t j) { return gw_at(j) * (A(xr[j]) - m) * rs; }) / A(cols);
-        T* orow = op + r * cols;
-        for (int64_t j = 0; j < cols; ++j)
-          orow[j] = T(rs * (gw_at(j) - a - (A(xr[j]) - m) * rs * bsum));
-      }
-    }); });
-    // Weight and bias gradients: column blocks in parallel, rows in order inside each block.
-    A* gwp = gw.data_ptr<A>();
-    A* gbp = gb.data_ptr<A>();
-    parallel_for(0, cols, std::max<int64_t>(64, kGrainSize / std::max<int64_t>(1, rows)),
-                 [&](int64_t j0, int64_t j1) { with_best_isa([&] {
-      std::fill(gwp + j0, gwp + j1, A(0));
-      std::fill(gbp + j0, gbp + j1, A(0));
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* xr = xp + r * cols;
-        const T* gr = gp + r * cols;
-        const A m = mp[r], rs = rp[r];
-        for (int64_t j = j0; j < j1; ++j) {
-          gwp[j] += A(gr[j]) * (A(xr[j]) - m) * rs;
-          gbp[j] += A(gr[j]);
+    const A* wp = w.data_ptr<A>();
+    // Rows in fixed chunks (shape-dependent only): each chunk writes its rows of gx and its own
+    // partial weight/bias sums, which are then added in chunk order, so results never depend on
+    // the thread count.
+    const int64_t chunk = std::max<int64_t>(
+        {1, kGrainSize / std::max<int64_t>(1, cols), (rows + 255) / 256});
+    const int64_t nchunks = rows == 0 ? 0 : (rows + chunk - 1) / chunk;
+    std::vector<A> partial(size_t(2 * nchunks * cols), A(0));
+    parallel_for(0, nchunks, 1, [&](int64_t c0, int64_t c1) { with_best_isa([&] {
+      for (int64_t c = c0; c < c1; ++c) {
+        A* pw = partial.data() + 2 * c * cols;
+        A* pb = pw + cols;
+        for (int64_t r = c * chunk; r < std::min(rows, (c + 1) * chunk); ++r) {
+          const T* __restrict xr = xp + r * cols;
+          const T* __restrict gr = gp + r * cols;
+          T* __restrict orow = op + r * cols;
+          const A m = mp[r], rs = rp[r];
+          const A a = lanes_sum<A>(cols, [&](int64_t j) { return A(gr[j]) * wp[j]; }) / A(cols);
+          const A bsum = lanes_sum<A>(cols, [&](int64_t j) {
+                           return A(gr[j]) * wp[j] * (A(xr[j]) - m);
+                         }) * rs / A(cols);
+          for (int64_t j = 0; j < cols; ++j) {
+            const A xhat = (A(xr[j]) - m) * rs;
+            const A gv = A(gr[j]);
+            orow[j] = T(rs * (gv * wp[j] - a - xhat * bsum));
+            pw[j] += gv * xhat;
+            pb[j] += gv;
+          }
         }
       }
     }); });
+    A* gwp = gw.data_ptr<A>();
+    A* gbp = gb.data_ptr<A>();
+    std::fill(gwp, gwp + cols, A(0));
+    std::fill(gbp, gbp + cols, A(0));
+    for (int64_t c = 0; c < nchunks; ++c) {
+      const A* pw = partial.data() + 2 * c * cols;
+      for (int64_t j = 0; j < cols; ++j) {
+        gwp[j] += pw[j];
+        gbp[j] += pw[cols + j];
+      }
+    }
   });
   if (weight && weight->dtype() != st) {
     gw = to_dtype(gw, weight->dtype());
