@@ -1,11 +1,14 @@
 #pragma once
 // Every public operator of ember, by family.
 #include "ember/autograd/grad_mode.h"
+#include "ember/ops/activation.h"
 #include "ember/ops/conv.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/elementwise.h"
 #include "ember/ops/index.h"
 #include "ember/ops/linalg.h"
+#include "ember/ops/nn_misc.h"
+#include "ember/ops/normalization.h"
 #include "ember/ops/pool.h"
 #include "ember/ops/random.h"
 #include "ember/ops/reduce.h"

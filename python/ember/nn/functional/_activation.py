@@ -1,3 +1,436 @@
-"""Activations, softmax family, normalization, dropout, linear, attention."""
+"""Activations, normalization, dropout, linear maps and distances, as in torch.nn.functional."""
 
-__all__ = []
+import warnings
+
+import ember as _ember
+from ember import _C
+
+_nn = _C._nn
+
+__all__ = [
+    "linear", "bilinear",
+    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
+    "celu_", "rrelu", "rrelu_", "gelu",
+    "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish",
+    "softplus", "softsign", "threshold", "threshold_", "prelu", "logsigmoid", "tanhshrink",
+    "softshrink", "hardshrink", "glu",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "local_response_norm",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
+]
+
+
+def linear(input, weight, bias=None):
+    """y = input @ weight.T + bias."""
+    return _nn.linear(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = input1^T weight_k input2 + bias_k."""
+    return _nn.bilinear(input1, input2, weight, bias)
+
+
+def relu(input, inplace=False):
+    """max(0, x)."""
+    return input.relu_() if inplace else _C.relu(input)
+
+
+def relu_(input):
+    """In-place relu."""
+    return input.relu_()
+
+
+def relu6(input, inplace=False):
+    """min(max(0, x), 6)."""
+    return _nn.relu6_(input) if inplace else _nn.relu6(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """max(0, x) + negative_slope * min(0, x)."""
+    if inplace:
+        return _nn.leaky_relu_(input, negative_slope)
+    return _nn.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place leaky_relu."""
+    return _nn.leaky_relu_(input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x if x > 0 else alpha * (exp(x) - 1)."""
+    return _nn.elu_(input, alpha) if inplace else _nn.elu(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    """In-place elu."""
+    return _nn.elu_(input, alpha)
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+    return _nn.selu_(input) if inplace else _nn.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    return _nn.celu_(input, alpha) if inplace else _nn.celu(input, alpha)
+
+
+def selu_(input):
+    """In-place selu."""
+    return _nn.selu_(input)
+
+
+def celu_(input, alpha=1.0):
+    """In-place celu."""
+    return _nn.celu_(input, alpha)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """leaky_relu with a slope drawn from U(lower, upper) per element in training, else the mean."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = _ember.empty_like(input).uniform_(lower, upper)
+    result = _ember.where(input >= 0, input, input * slope)
+    return input.copy_(result) if inplace else result
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place rrelu."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x); approximate='tanh' uses the tanh approximation."""
+    return _nn.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x)."""
+    return _nn.silu_(input) if inplace else _nn.silu(input)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x))."""
+    return _nn.mish_(input) if inplace else _nn.mish(input)
+
+
+def sigmoid(input):
+    """1 / (1 + exp(-x))."""
+    return _C.sigmoid(input)
+
+
+def tanh(input):
+    """Hyperbolic tangent."""
+    return _C.tanh(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Clamps into [min_val, max_val]."""
+    if inplace:
+        return _nn.hardtanh_(input, min_val, max_val)
+    return _nn.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place hardtanh."""
+    return _nn.hardtanh_(input, min_val, max_val)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return _nn.hardsigmoid_(input) if inplace else _nn.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6."""
+    return _nn.hardswish_(input) if inplace else _nn.hardswish(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
+    return _nn.softplus(input, beta, threshold)
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return _nn.softsign(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x if x > threshold else value."""
+    if inplace:
+        return _nn.threshold_(input, threshold, value)
+    return _nn.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    """In-place threshold."""
+    return _nn.threshold_(input, threshold, value)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1)."""
+    return _nn.prelu(input, weight)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed stably."""
+    return _nn.log_sigmoid(input)
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return _nn.tanhshrink(input)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
+    return _nn.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """x if |x| > lambd else 0."""
+    return _nn.hardshrink(input, lambd)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) where a, b are the halves of input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    return _nn.glu(input, dim)
+
+
+def _verify_batch_size(size):
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    prod = 1
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Batch normalization over dim 1; updates running stats in place when training."""
+    if training:
+        _verify_batch_size(input.size())
+    return _nn.batch_norm(input, weight, bias, running_mean, running_var, training,
+                          0.0 if momentum is None else momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalization over the trailing normalized_shape dims."""
+    return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalization over groups of channels."""
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size(
+        [input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return _nn.group_norm(input, num_groups, weight, bias, eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    """Normalization of each (sample, channel) plane."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _nn.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                             momentum, eps)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalization by the squares of neighbouring channels (zero padded, averaged by size)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.size(1)
+    sq = input * input
+    front, back = size // 2, (size - 1) // 2
+    shape = list(input.shape)
+    # Window sums from a running sum along the channels, with a leading zero row.
+    shape[1] = front + 1
+    parts = [_ember.zeros(shape, dtype=input.dtype), sq]
+    if back > 0:
+        shape[1] = back
+        parts.append(_ember.zeros(shape, dtype=input.dtype))
+    cs = _ember.cumsum(_ember.cat(parts, 1), 1)
+    window = cs.narrow(1, size, channels) - cs.narrow(1, 0, channels)
+    div = (window * (alpha / size) + k) ** beta
+    return input / div
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes elements with probability p and scales the rest by 1 / (1 - p)."""
+    _check_p(p)
+    return _nn.dropout_(input, p, training) if inplace else _nn.dropout(input, p, training)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps zero mean and unit variance (for selu)."""
+    _check_p(p)
+    if inplace:
+        return _nn.alpha_dropout_(input, p, training)
+    return _nn.alpha_dropout(input, p, training)
+
+
+def _feature(input, p, training, inplace, alpha=False):
+    f = (_nn.feature_alpha_dropout_ if inplace else _nn.feature_alpha_dropout) if alpha else \
+        (_nn.feature_dropout_ if inplace else _nn.feature_dropout)
+    return f(input, p, training)
+
+
+def _unbatched(fn, input, p, training, inplace):
+    # A channel-first input without a batch dim gets one for the call.
+    result = fn(input.unsqueeze(0), p, training, inplace)
+    return input if inplace else result.squeeze(0)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels."""
+    _check_p(p)
+    return _feature(input, p, training, inplace, alpha=True)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, L) or (C, L) inputs."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
+            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.dim() == 2:
+        return _unbatched(_feature, input, p, training, inplace)
+    return _feature(input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) inputs."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide channel-wise "
+            "dropout on inputs with 2 spatial dimensions, a channel dimension, and an optional "
+            "batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.dim() == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+            "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+            "dim. This behavior will change in a future release to interpret the input as one "
+            "without a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
+            "dropout behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _feature(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout3d exists to provide channel-wise "
+            "dropout on inputs with 3 spatial dimensions, a channel dimension, and an optional "
+            "batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    if input.dim() == 4:
+        return _unbatched(_feature, input, p, training, inplace)
+    return _feature(input, p, training, inplace)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding with a new last dim of size num_classes (-1: max + 1)."""
+    return _nn.one_hot(tensor, num_classes)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    result = _nn.normalize(input, float(p), dim, eps)
+    if out is not None:
+        return out.copy_(result)
+    return result
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between x1 and x2 along dim."""
+    return _nn.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dim."""
+    return _nn.pairwise_distance(x1, x2, float(p), eps, keepdim)
+
+
+# Top-level names torch has (torch.selu, torch.dropout, ...) with torch's positional orders.
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                cudnn_enabled=True):
+    return _nn.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return _nn.group_norm(input, num_groups, weight, bias, eps)
+
+
+def _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                   cudnn_enabled=True):
+    return _nn.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                             momentum, eps)
+
+
+for _name, _fn in {
+    "selu": _nn.selu, "selu_": _nn.selu_, "celu": _nn.celu, "celu_": _nn.celu_,
+    "prelu": _nn.prelu, "hardshrink": _nn.hardshrink, "threshold": _nn.threshold,
+    "threshold_": _nn.threshold_, "bilinear": _nn.bilinear, "batch_norm": _batch_norm,
+    "layer_norm": _layer_norm, "group_norm": _group_norm, "instance_norm": _instance_norm,
+    "dropout": _nn.dropout, "dropout_": _nn.dropout_, "feature_dropout": _nn.feature_dropout,
+    "feature_dropout_": _nn.feature_dropout_, "alpha_dropout": _nn.alpha_dropout,
+    "alpha_dropout_": _nn.alpha_dropout_, "feature_alpha_dropout": _nn.feature_alpha_dropout,
+    "feature_alpha_dropout_": _nn.feature_alpha_dropout_,
+    "cosine_similarity": _nn.cosine_similarity, "pairwise_distance": _nn.pairwise_distance,
+}.items():
+    if not hasattr(_ember, _name):
+        setattr(_ember, _name, _fn)
+
+del _name, _fn
+
+
+def _tensor_hardshrink(self, lambd=0.5):
+    return _nn.hardshrink(self, lambd)
+
+
+def _tensor_prelu(self, weight):
+    return _nn.prelu(self, weight)
+
+
+for _name, _fn in {"hardshrink": _tensor_hardshrink, "prelu": _tensor_prelu}.items():
+    if not hasattr(_C.Tensor, _name):
+        setattr(_C.Tensor, _name, _fn)
+del _name, _fn

@@ -1,0 +1,289 @@
+// Activation functions: dispatch entry points, derivatives and the composites.
+//
+// Note [Activation kernels]
+// Each fused activation is one operator `name(self, a, b, c)` whose three doubles carry its
+// parameters, and one backward operator `name_backward(grad, self, a, b, c)` (cpu/activation.cpp).
+// The backward node calls the fused backward kernel; when the backward itself is recorded
+// (create_graph), the same gradient is computed from public ops instead, so double backward works.
+#include "ember/ops/activation.h"
+
+#include <numbers>
+
+#include "ember/autograd/node.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/inplace.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+namespace {
+
+// (name, PyTorch backward node name)
+#define EMBER_FUSED_ACTIVATIONS(_)  \
+  _(gelu, GeluBackward0)            \
+  _(silu, SiluBackward0)            \
+  _(mish, MishBackward0)            \
+  _(leaky_relu, LeakyReluBackward0) \
+  _(elu, EluBackward0)              \
+  _(softplus, SoftplusBackward0)    \
+  _(hardtanh, HardtanhBackward0)    \
+  _(hardsigmoid, HardsigmoidBackward0) \
+  _(hardswish, HardswishBackward0)  \
+  _(threshold, ThresholdBackward0)  \
+  _(softshrink, SoftshrinkBackward0) \
+  _(hardshrink, HardshrinkBackward0) \
+  _(logsigmoid, LogSigmoidBackward0)
+
+enum class Act {
+#define EMBER_ENUM(name, node) name,
+  EMBER_FUSED_ACTIVATIONS(EMBER_ENUM)
+#undef EMBER_ENUM
+};
+constexpr const char* kName[] = {
+#define EMBER_STR(name, node) #name,
+    EMBER_FUSED_ACTIVATIONS(EMBER_STR)
+#undef EMBER_STR
+};
+constexpr const char* kBackwardName[] = {
+#define EMBER_STR(name, node) #name "_backward",
+    EMBER_FUSED_ACTIVATIONS(EMBER_STR)
+#undef EMBER_STR
+};
+constexpr const char* kNode[] = {
+#define EMBER_STR(name, node) #node,
+    EMBER_FUSED_ACTIVATIONS(EMBER_STR)
+#undef EMBER_STR
+};
+
+using ForwardOp = TypedOperator<Tensor(const Tensor&, double, double, double)>;
+using BackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&, double, double, double)>;
+
+template <Act K>
+const ForwardOp& forward_op() {
+  static const ForwardOp op(kName[int(K)]);
+  return op;
+}
+template <Act K>
+const BackwardOp& backward_op() {
+  static const BackwardOp op(kBackwardName[int(K)]);
+  return op;
+}
+
+Tensor gt0(const Tensor& x, double v) { return gt(x, wrap_scalar(v)); }
+Tensor lt0(const Tensor& x, double v) { return lt(x, wrap_scalar(v)); }
+Tensor zero_of(const Tensor& g) { return zeros({}, TensorOptions(g.dtype())); }
+
+// The gradients of Note [Activation kernels] in public ops (the differentiable path).
+Tensor composite_backward(Act k, const Tensor& g, const Tensor& x, double a, double b, double c) {
+  using std::numbers::pi;
+  switch (k) {
+    case Act::gelu:
+      if (a == 0)
+        return g * (0.5 * (1 + erf(x * std::numbers::sqrt2 * 0.5)) +
+                    x * exp(x * x * -0.5) * (1 / std::sqrt(2 * pi)));
+      else {
+        const double k0 = std::sqrt(2 / pi), k1 = 0.044715;
+        Tensor t = tanh((x + x * x * x * k1) * k0);
+        return g * (0.5 * (1 + t) + x * 0.5 * (1 - t * t) * k0 * (1 + x * x * (3 * k1)));
+      }
+    case Act::silu: {
+      Tensor s = sigmoid(x);
+      return g * s * (1 + x * (1 - s));
+    }
+    case Act::mish: {
+      Tensor t = tanh(softplus(x));
+      return g * (t + x * sigmoid(x) * (1 - t * t));
+    }
+    case Act::leaky_relu: return where(gt0(x, 0), g, g * a);
+    case Act::elu: return where(gt0(x, 0), g * b, g * (a * b * c) * exp(x * c));
+    case Act::softplus: return where(gt0(x * a, b), g, g * sigmoid(x * a));
+    case Act::hardtanh: return where(logical_and(gt0(x, a), lt0(x, b)), g, zero_of(g));
+    case Act::hardsigmoid: return where(logical_and(gt0(x, -3), lt0(x, 3)), g / 6, zero_of(g));
+    case Act::hardswish:
+      return where(lt0(x, -3), zero_of(g), where(gt0(x, 3), g, g * (x / 3 + 0.5)));
+    case Act::threshold: return where(gt0(x, a), g, zero_of(g));
+    case Act::softshrink:
+    case Act::hardshrink: return where(gt0(abs(x), a), g, zero_of(g));
+    case Act::logsigmoid: return g * sigmoid(-x);
+  }
+  return {};
+}
+
+template <Act K>
+Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double b = 0,
+                    double c = 0) {
+  if (GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad()))
+    return composite_backward(K, grad, self, a, b, c);
+  EMBER_CHECK(grad.sizes().equals(self.sizes()), "[", kBackwardName[int(K)],
+              "] expected grad of shape ", self.sizes(), "; got ", grad.sizes());
+  return backward_op<K>().call(grad, self, a, b, c);
+}
+
+template <Act K>
+Tensor act_autograd(const Tensor& self, double a, double b, double c) {
+  Tensor out = forward_op<K>().redispatch(backend_of(self), self, a, b, c);
+  auto node = autograd::record(kNode[int(K)], {self}, {out},
+                               [a, b, c](FunctionNode& n, const variable_list& g) {
+                                 return variable_list{act_backward<K>(g[0], n.saved(0), a, b, c)};
+                               });
+  if (node) node->save(self);
+  return out;
+}
+#define EMBER_REGISTER_ACT(name, node) \
+  EMBER_REGISTER_KERNEL(#name, Autograd, act_autograd<Act::name>);
+EMBER_FUSED_ACTIVATIONS(EMBER_REGISTER_ACT)
+#undef EMBER_REGISTER_ACT
+
+template <Act K>
+Tensor act(const Tensor& self, double a = 0, double b = 0, double c = 0) {
+  return forward_op<K>().call(self, a, b, c);
+}
+template <Act K>
+Tensor& act_(Tensor& self, double a = 0, double b = 0, double c = 0) {
+  return apply_inplace(self, [=](const Tensor& s) { return act<K>(s, a, b, c); });
+}
+
+bool is_integral(const Tensor& t) { return !is_floating_point(t.dtype()) && t.dtype() != kBool; }
+
+double gelu_mode(std::string_view approximate) {
+  EMBER_CHECK(approximate == "none" || approximate == "tanh",
+              "approximate argument must be either none or tanh.");
+  return approximate == "tanh" ? 1 : 0;
+}
+
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+
+double celu_alpha(const Scalar& alpha) {
+  EMBER_CHECK(alpha.to_double() != 0, "ZeroDivisionError");
+  return alpha.to_double();
+}
+
+}  // namespace
+
+Tensor gelu(const Tensor& self, std::string_view approximate) {
+  return act<Act::gelu>(self, gelu_mode(approximate));
+}
+Tensor& gelu_(Tensor& self, std::string_view approximate) {
+  return act_<Act::gelu>(self, gelu_mode(approximate));
+}
+Tensor silu(const Tensor& self) { return act<Act::silu>(self); }
+Tensor& silu_(Tensor& self) { return act_<Act::silu>(self); }
+Tensor mish(const Tensor& self) { return act<Act::mish>(self); }
+Tensor& mish_(Tensor& self) { return act_<Act::mish>(self); }
+Tensor leaky_relu(const Tensor& self, const Scalar& slope) {
+  return act<Act::leaky_relu>(self, slope.to_double());
+}
+Tensor& leaky_relu_(Tensor& self, const Scalar& slope) {
+  return act_<Act::leaky_relu>(self, slope.to_double());
+}
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return act<Act::elu>(self, alpha.to_double(), scale.to_double(), input_scale.to_double());
+}
+Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return act_<Act::elu>(self, alpha.to_double(), scale.to_double(), input_scale.to_double());
+}
+Tensor selu(const Tensor& self) { return elu(self, kSeluAlpha, kSeluScale, 1); }
+Tensor& selu_(Tensor& self) { return elu_(self, kSeluAlpha, kSeluScale, 1); }
+Tensor celu(const Tensor& self, const Scalar& alpha) {
+  double a = celu_alpha(alpha);
+  return elu(self, a, 1, 1 / a);
+}
+Tensor& celu_(Tensor& self, const Scalar& alpha) {
+  double a = celu_alpha(alpha);
+  return elu_(self, a, 1, 1 / a);
+}
+Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return act<Act::softplus>(self, beta.to_double(), threshold.to_double());
+}
+Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  if (is_integral(self))  // torch clamps integer tensors, keeping their dtype
+    return clamp(self, wrap_scalar(int64_t(min_val.to_double())),
+                 wrap_scalar(int64_t(max_val.to_double())));
+  return act<Act::hardtanh>(self, min_val.to_double(), max_val.to_double());
+}
+Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return apply_inplace(self, [&](const Tensor& s) { return hardtanh(s, min_val, max_val); });
+}
+Tensor relu6(const Tensor& self) { return hardtanh(self, 0, 6); }
+Tensor& relu6_(Tensor& self) { return hardtanh_(self, 0, 6); }
+Tensor hardsigmoid(const Tensor& self) { return act<Act::hardsigmoid>(self); }
+Tensor& hardsigmoid_(Tensor& self) { return act_<Act::hardsigmoid>(self); }
+Tensor hardswish(const Tensor& self) { return act<Act::hardswish>(self); }
+Tensor& hardswish_(Tensor& self) { return act_<Act::hardswish>(self); }
+Tensor threshold(const Tensor& self, const Scalar& th, const Scalar& value) {
+  if (is_integral(self))
+    return where(le(self, wrap_scalar(th)), wrap_scalar(int64_t(value.to_double())), self);
+  return act<Act::threshold>(self, th.to_double(), value.to_double());
+}
+Tensor& threshold_(Tensor& self, const Scalar& th, const Scalar& value) {
+  return apply_inplace(self, [&](const Tensor& s) { return threshold(s, th, value); });
+}
+Tensor logsigmoid(const Tensor& self) { return act<Act::logsigmoid>(self); }
+Tensor softshrink(const Tensor& self, const Scalar& lambd) {
+  EMBER_CHECK(lambd.to_double() >= 0, "lambda must be greater or equal to 0, but found to be ",
+              lambd.to_double(), ".");
+  return act<Act::softshrink>(self, lambd.to_double());
+}
+Tensor hardshrink(const Tensor& self, const Scalar& lambd) {
+  return act<Act::hardshrink>(self, lambd.to_double());
+}
+
+Tensor softsign(const Tensor& self) { return self / (abs(self) + 1); }
+Tensor tanhshrink(const Tensor& self) { return self - tanh(self); }
+
+Tensor prelu(const Tensor& self, const Tensor& weight) {
+  int64_t n = weight.numel();
+  EMBER_CHECK(weight.dim() <= 1, "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = ",
+              weight.dim());
+  Tensor w = weight;
+  if (n != 1) {
+    EMBER_CHECK(self.dim() >= 2 && self.size(1) == n,
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers = ",
+                n, " and channel size = ", self.dim() >= 2 ? self.size(1) : 1, ".");
+    DimVector shape(size_t(self.dim()), 1);
+    shape[1] = n;
+    w = reshape(weight, shape);
+  } else {
+    w = reshape(weight, {});
+  }
+  return where(gt0(self, 0), self, self * w);
+}
+
+Tensor glu(const Tensor& self, int64_t dim) {
+  EMBER_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
+  int64_t d = dim < 0 ? dim + self.dim() : dim;
+  EMBER_CHECK_INDEX(d >= 0 && d < self.dim(), "Dimension out of range (expected to be in range of [",
+                    -self.dim(), ", ", self.dim() - 1, "], but got ", dim, ")");
+  int64_t n = self.size(d);
+  EMBER_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ", n);
+  return narrow(self, d, 0, n / 2) * sigmoid(narrow(self, d, n / 2, n / 2));
+}
+
+Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate) {
+  return act_backward<Act::gelu>(grad, self, gelu_mode(approximate));
+}
+Tensor silu_backward(const Tensor& grad, const Tensor& self) {
+  return act_backward<Act::silu>(grad, self);
+}
+Tensor leaky_relu_backward(const Tensor& grad, const Tensor& self, const Scalar& slope) {
+  return act_backward<Act::leaky_relu>(grad, self, slope.to_double());
+}
+Tensor elu_backward(const Tensor& grad, const Tensor& self, const Scalar& alpha,
+                    const Scalar& scale, const Scalar& input_scale) {
+  return act_backward<Act::elu>(grad, self, alpha.to_double(), scale.to_double(),
+                                input_scale.to_double());
+}
+Tensor softplus_backward(const Tensor& grad, const Tensor& self, const Scalar& beta,
+                         const Scalar& threshold) {
+  return act_backward<Act::softplus>(grad, self, beta.to_double(), threshold.to_double());
+}
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& min_val,
+                         const Scalar& max_val) {
+  return act_backward<Act::hardtanh>(grad, self, min_val.to_double(), max_val.to_double());
+}
+
+}  // namespace ember

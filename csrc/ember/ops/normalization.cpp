@@ -1,0 +1,278 @@
+// Normalization: checks, dispatch and derivatives of batch_norm and layer_norm (fused kernels in
+// cpu/normalization.cpp); group_norm and instance_norm are composites over them.
+//
+// Note [Normalization backward]
+// The backward nodes call one fused kernel that returns the input, weight and bias gradients.
+// When the backward itself is recorded (create_graph), the statistics are recomputed from the
+// input with public ops and the same formulas are applied, so double backward sees how the mean
+// and variance depend on the input.
+#include "ember/ops/normalization.h"
+
+#include "ember/autograd/node.h"
+#include "ember/core/shape.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+using autograd::FunctionNode;
+using autograd::variable_list;
+
+namespace {
+
+using Stats = std::tuple<Tensor, Tensor, Tensor>;
+using OptT = const std::optional<Tensor>&;
+using BatchNormOp = TypedOperator<Stats(const Tensor&, OptT, OptT, OptT, OptT, bool, double, double)>;
+using BatchNormBackwardOp =
+    TypedOperator<Stats(const Tensor&, const Tensor&, OptT, const Tensor&, const Tensor&, bool)>;
+using LayerNormOp = TypedOperator<Stats(const Tensor&, IntArrayRef, OptT, OptT, double)>;
+using LayerNormBackwardOp =
+    TypedOperator<Stats(const Tensor&, const Tensor&, IntArrayRef, const Tensor&, const Tensor&, OptT)>;
+
+#define EMBER_OP_HANDLE(fn, type, name) \
+  const type& fn() {                    \
+    static const type op(name);         \
+    return op;                          \
+  }
+EMBER_OP_HANDLE(batch_norm_op, BatchNormOp, "native_batch_norm")
+EMBER_OP_HANDLE(batch_norm_backward_op, BatchNormBackwardOp, "native_batch_norm_backward")
+EMBER_OP_HANDLE(layer_norm_op, LayerNormOp, "native_layer_norm")
+EMBER_OP_HANDLE(layer_norm_backward_op, LayerNormBackwardOp, "native_layer_norm_backward")
+#undef EMBER_OP_HANDLE
+
+bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
+Tensor opt(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
+bool recording(std::initializer_list<const Tensor*> ts) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : ts)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+// A per-channel vector shaped to broadcast against an (N, C, *) input.
+Tensor channel_view(const Tensor& v, int64_t ndim) {
+  DimVector shape(size_t(ndim), 1);
+  shape[1] = v.numel();
+  return reshape(v, shape);
+}
+
+std::vector<int64_t> dims_except_1(int64_t ndim) {
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < ndim; ++d) dims.push_back(d);
+  return dims;
+}
+
+// Note [Normalization backward]: batch_norm's gradients in public ops.
+variable_list batch_norm_composite(const Tensor& g, const Tensor& x, const Tensor& w,
+                                   const Tensor& save_mean, const Tensor& save_invstd,
+                                   bool training, double eps) {
+  int64_t nd = x.dim();
+  auto dims = dims_except_1(nd);
+  Tensor mean = channel_view(save_mean, nd), invstd = channel_view(save_invstd, nd);
+  if (training) {
+    mean = ember::mean(x, dims, true);
+    Tensor c = x - mean;
+    invstd = rsqrt(ember::mean(c * c, dims, true) + eps);
+  }
+  Tensor xhat = (x - mean) * invstd;
+  Tensor scale = w.defined() ? invstd * channel_view(w, nd) : invstd;
+  Tensor gx = training ? scale * (g - ember::mean(g, dims, true) -
+                                  xhat * ember::mean(g * xhat, dims, true))
+                       : g * scale;
+  return {gx, sum(g * xhat, dims), sum(g, dims)};
+}
+
+Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
+                          OptT running_var, bool training, double momentum, double eps) {
+  auto [out, mean, invstd] = batch_norm_op().redispatch(backend_of(input), input, weight, bias,
+                                                        running_mean, running_var, training,
+                                                        momentum, eps);
+  auto node = autograd::record(
+      "NativeBatchNormBackward0", {input, opt(weight), opt(bias)}, {out},
+      [training, eps](FunctionNode& n, const variable_list& g) {
+        Tensor x = n.saved(0), w = n.saved(1), m = n.saved(2), is = n.saved(3);
+        variable_list r;
+        if (recording({&g[0], &x, &w})) {
+          r = batch_norm_composite(g[0], x, w, m, is, training, eps);
+        } else {
+          auto [gx, gw, gb] = batch_norm_backward_op().call(
+              g[0], x, w.defined() ? std::optional<Tensor>(w) : std::nullopt, m, is, training);
+          r = {gx, gw, gb};
+        }
+        for (size_t i = 0; i < 3; ++i)
+          if (!needs(n, i)) r[i] = Tensor();
+        return r;
+      });
+  if (node) {
+    node->save(input);
+    node->save(opt(weight));
+    node->save(mean);
+    node->save(invstd);
+  }
+  return {out, mean, invstd};
+}
+EMBER_REGISTER_KERNEL("native_batch_norm", Autograd, batch_norm_autograd);
+
+// Note [Normalization backward]: layer_norm's gradients in public ops.
+variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tensor& w,
+                                   int64_t k, double eps) {
+  std::vector<int64_t> dims, lead;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  for (int64_t d = 0; d < x.dim() - k; ++d) lead.push_back(d);
+  Tensor mean = ember::mean(x, dims, true);
+  Tensor c = x - mean;
+  Tensor rstd = rsqrt(ember::mean(c * c, dims, true) + eps);
+  Tensor xhat = c * rstd;
+  Tensor gw_in = w.defined() ? g * w : g;
+  Tensor gx = rstd * (gw_in - ember::mean(gw_in, dims, true) -
+                      xhat * ember::mean(gw_in * xhat, dims, true));
+  Tensor gw = lead.empty() ? g * xhat : sum(g * xhat, lead);
+  Tensor gb = lead.empty() ? g : sum(g, lead);
+  return {gx, gw, gb};
+}
+
+Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
+                          double eps) {
+  auto [out, mean, rstd] =
+      layer_norm_op().redispatch(backend_of(input), input, normalized_shape, weight, bias, eps);
+  DimVector shape(normalized_shape);
+  auto node = autograd::record(
+      "NativeLayerNormBackward0", {input, opt(weight), opt(bias)}, {out},
+      [shape, eps](FunctionNode& n, const variable_list& g) {
+        Tensor x = n.saved(0), w = n.saved(1), m = n.saved(2), rs = n.saved(3);
+        variable_list r;
+        if (recording({&g[0], &x, &w})) {
+          r = layer_norm_composite(g[0], x, w, int64_t(shape.size()), eps);
+        } else {
+          auto [gx, gw, gb] = layer_norm_backward_op().call(
+              g[0], x, shape, m, rs, w.defined() ? std::optional<Tensor>(w) : std::nullopt);
+          r = {gx, gw, gb};
+        }
+        for (size_t i = 0; i < 3; ++i)
+          if (!needs(n, i)) r[i] = Tensor();
+        return r;
+      });
+  if (node) {
+    node->save(input);
+    node->save(opt(weight));
+    node->save(mean);
+    node->save(rstd);
+  }
+  return {out, mean, rstd};
+}
+EMBER_REGISTER_KERNEL("native_layer_norm", Autograd, layer_norm_autograd);
+
+void check_channel_param(OptT t, const char* what, int64_t c) {
+  if (t)
+    EMBER_CHECK(t->numel() == c, what, " should contain ", c, " elements not ", t->numel());
+}
+
+}  // namespace
+
+Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
+                        OptT running_var, bool training, double momentum, double eps) {
+  EMBER_CHECK(input.dim() >= 2, "[batch_norm] expected input with at least 2 dims (N, C, ...); got ",
+              input.dim(), "-D input of shape ", input.sizes());
+  EMBER_CHECK(is_floating_point(input.dtype()), "[batch_norm] expected a floating point input; got ",
+              scalar_type_name(input.dtype()));
+  int64_t c = input.size(1);
+  check_channel_param(weight, "weight", c);
+  check_channel_param(bias, "bias", c);
+  check_channel_param(running_mean, "running_mean", c);
+  check_channel_param(running_var, "running_var", c);
+  EMBER_CHECK(training || (running_mean && running_var),
+              "[batch_norm] running_mean and running_var must be defined in evaluation mode");
+  return batch_norm_op().call(input, weight, bias, running_mean, running_var, training, momentum,
+                              eps);
+}
+
+Tensor batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean, OptT running_var,
+                  bool training, double momentum, double eps) {
+  return std::get<0>(
+      native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
+}
+
+Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
+                        double eps) {
+  int64_t k = int64_t(normalized_shape.size());
+  EMBER_CHECK(k >= 1, "[layer_norm] expected normalized_shape to be at least 1-dimensional");
+  bool ok = input.dim() >= k;
+  for (int64_t i = 0; ok && i < k; ++i)
+    ok = input.size(input.dim() - k + i) == normalized_shape[size_t(i)];
+  if (!ok) {
+    std::string dims;
+    for (int64_t d : normalized_shape) dims += ", " + std::to_string(d);
+    EMBER_CHECK(false, "Given normalized_shape=", normalized_shape, ", expected input with shape [*",
+                dims, "], but got input of size", input.sizes());
+  }
+  if (weight)
+    EMBER_CHECK(weight->sizes().equals(normalized_shape), "Expected weight to be of same shape as ",
+                "normalized_shape, but got weight of shape ", weight->sizes(),
+                " and normalized_shape = ", normalized_shape);
+  if (bias)
+    EMBER_CHECK(bias->sizes().equals(normalized_shape), "Expected bias to be of same shape as ",
+                "normalized_shape, but got bias of shape ", bias->sizes(),
+                " and normalized_shape = ", normalized_shape);
+  EMBER_CHECK(is_floating_point(input.dtype()), "[layer_norm] expected a floating point input; got ",
+              scalar_type_name(input.dtype()));
+  return layer_norm_op().call(input, normalized_shape, weight, bias, eps);
+}
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
+                  double eps) {
+  return std::get<0>(native_layer_norm(input, normalized_shape, weight, bias, eps));
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, OptT weight, OptT bias, double eps) {
+  EMBER_CHECK(input.dim() >= 2, "Expected at least 2 dimensions for input tensor but received ",
+              input.dim());
+  int64_t n = input.size(0), c = input.size(1);
+  EMBER_CHECK(num_groups > 0 && c % num_groups == 0,
+              "Expected number of channels in input to be divisible by num_groups, but got input "
+              "of shape ", input.sizes(), " and num_groups=", num_groups);
+  check_channel_param(weight, "weight", c);
+  check_channel_param(bias, "bias", c);
+  int64_t group_size = input.numel() / std::max<int64_t>(1, n * num_groups);
+  Tensor y = layer_norm(reshape(input, {n, num_groups, group_size}), {group_size}, std::nullopt,
+                        std::nullopt, eps);
+  y = reshape(y, input.sizes());
+  if (weight) y = y * channel_view(*weight, input.dim());
+  if (bias) y = y + channel_view(*bias, input.dim());
+  return y;
+}
+
+Tensor instance_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
+                     OptT running_var, bool use_input_stats, double momentum, double eps) {
+  EMBER_CHECK(input.dim() >= 2, "[instance_norm] expected input with at least 2 dims; got ",
+              input.dim(), "-D input");
+  int64_t n = input.size(0), c = input.size(1);
+  check_channel_param(weight, "weight", c);
+  check_channel_param(bias, "bias", c);
+  check_channel_param(running_mean, "running_mean", c);
+  check_channel_param(running_var, "running_var", c);
+  // One batch_norm over a (1, N*C, *) view: every (sample, channel) plane is its own channel.
+  auto rep = [n](OptT t) -> std::optional<Tensor> {
+    if (!t) return std::nullopt;
+    return repeat(*t, {n});
+  };
+  std::optional<Tensor> rm = rep(running_mean), rv = rep(running_var);
+  DimVector shape(input.sizes());
+  shape[0] = 1;
+  shape[1] = n * c;
+  Tensor y = batch_norm(reshape(input, shape), rep(weight), rep(bias), rm, rv, use_input_stats,
+                        momentum, eps);
+  if (use_input_stats) {
+    NoGradGuard no_grad;
+    if (running_mean) {
+      Tensor dst = *running_mean;
+      copy_(dst, mean(reshape(*rm, {n, c}), {0}));
+    }
+    if (running_var) {
+      Tensor dst = *running_var;
+      copy_(dst, mean(reshape(*rv, {n, c}), {0}));
+    }
+  }
+  return reshape(y, input.sizes());
+}
+
+}  // namespace ember
