@@ -9,3 +9,5 @@
 #include "ember/ops/reduce.h"
 #include "ember/ops/shape_ops.h"
 #include "ember/ops/view.h"
+#include "ember/ops/softmax.h"
+#include "ember/ops/loss.h"
