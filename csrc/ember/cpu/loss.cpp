@@ -46,7 +46,7 @@ std::tuple<Tensor, Tensor, Tensor> cross_entropy_forward(const Tensor& input, co
           continue;
         }
         T m = row_max(xr, C);
-        T l = m + std::log(exp_sum(xr, static_cast<T*>(nullptr), C, m));
+        T l = m + std::log(exp_affine(xr, static_cast<T*>(nullptr), C, m));
         T wt = wp ? wp[ti] : T(1);
         T li = keep * wt * (l - xr[ti]);
         if (eps > 0) {
@@ -108,13 +108,10 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& input, const Ten
         T s = per_row ? gp[i] : scale;
         T wt = wp ? wp[ti] : T(1);
         T a = s * (keep * wt + smooth * big_w);
-        exp_row(xp + i * C, orow, C, lp[i]);
-        if (eps > 0 && wp) {
-          for (int64_t c = 0; c < C; ++c) orow[c] = a * orow[c] - s * smooth * wp[c];
-        } else {
-          T shift = eps > 0 ? s * smooth : T(0);
-          for (int64_t c = 0; c < C; ++c) orow[c] = a * orow[c] - shift;
-        }
+        bool per_class = eps > 0 && wp;
+        exp_affine(xp + i * C, orow, C, lp[i], a, eps > 0 && !wp ? s * smooth : T(0));
+        if (per_class)
+          for (int64_t c = 0; c < C; ++c) orow[c] -= s * smooth * wp[c];
         orow[ti] -= s * keep * wt;
       }
     });

@@ -66,11 +66,10 @@ Tensor softmax_forward(const Tensor& self_, int64_t dim) {
       T* yr = y + o * g.n;
       T m = row_max(xr, g.n);
       if constexpr (Log) {
-        T lse = m + std::log(exp_sum(xr, static_cast<T*>(nullptr), g.n, m));
-        for (int64_t k = 0; k < g.n; ++k) yr[k] = xr[k] - lse;
+        T lse = m + std::log(exp_affine(xr, static_cast<T*>(nullptr), g.n, m));
+        affine_row(xr, yr, g.n, T(1), -lse);
       } else {
-        T inv = T(1) / exp_sum(xr, yr, g.n, m);
-        for (int64_t k = 0; k < g.n; ++k) yr[k] *= inv;
+        affine_row(yr, yr, g.n, T(1) / exp_affine(xr, yr, g.n, m), T(0));
       }
     };
     auto block = [&](int64_t o, int64_t j0, int64_t len) {
@@ -84,7 +83,7 @@ Tensor softmax_forward(const Tensor& self_, int64_t dim) {
       for (int64_t k = 0; k < g.n; ++k) {
         T* yk = yb + k * g.inner;
         for (int64_t j = 0; j < len; ++j) yk[j] = xb[k * g.inner + j] - m[j];
-        exp_row(yk, yk, len, T(0));
+        exp_affine(yk, yk, len, T(0));
         for (int64_t j = 0; j < len; ++j) s[j] += yk[j];
       }
       for (int64_t j = 0; j < len; ++j) s[j] = Log ? m[j] + std::log(s[j]) : T(1) / s[j];
@@ -115,14 +114,10 @@ Tensor softmax_backward(const Tensor& grad_, const Tensor& output_, int64_t dim)
       const T* gk = gr + o * g.n;
       const T* yk = y + o * g.n;
       T* ok = gx + o * g.n;
-      T acc = 0;
       if constexpr (Log) {
-        for (int64_t k = 0; k < g.n; ++k) acc += gk[k];
-        exp_row(yk, ok, g.n, T(0));
-        for (int64_t k = 0; k < g.n; ++k) ok[k] = gk[k] - ok[k] * acc;
+        log_softmax_grad_row(gk, yk, ok, g.n, dot_row(gk, static_cast<const T*>(nullptr), g.n));
       } else {
-        for (int64_t k = 0; k < g.n; ++k) acc += gk[k] * yk[k];
-        for (int64_t k = 0; k < g.n; ++k) ok[k] = yk[k] * (gk[k] - acc);
+        softmax_grad_row(gk, yk, ok, g.n, dot_row(gk, yk, g.n));
       }
     };
     auto block = [&](int64_t o, int64_t j0, int64_t len) {
@@ -136,7 +131,7 @@ Tensor softmax_backward(const Tensor& grad_, const Tensor& output_, int64_t dim)
       for (int64_t k = 0; k < g.n; ++k) {
         int64_t at = base + k * g.inner;
         if constexpr (Log) {
-          exp_row(y + at, gx + at, len, T(0));
+          exp_affine(y + at, gx + at, len, T(0));
           for (int64_t j = 0; j < len; ++j) gx[at + j] = gr[at + j] - gx[at + j] * acc[j];
         } else {
           for (int64_t j = 0; j < len; ++j) gx[at + j] = y[at + j] * (gr[at + j] - acc[j]);

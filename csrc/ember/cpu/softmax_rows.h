@@ -1,102 +1,92 @@
 #pragma once
-// Row primitives shared by the softmax and fused cross-entropy kernels: max and exp-sum over a
-// contiguous row. See Note [Vector exp].
+// Row primitives shared by the softmax and fused cross-entropy kernels, over contiguous rows.
+// float rows run vectorized code chosen once per process (Note [Vector exp]); double rows are
+// plain loops with std::exp.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 namespace ember::cpu {
 
 // Note [Vector exp]
-// The exp-sum pass dominates softmax and cross-entropy. libm's expf does not vectorize, so float
-// rows use a 4-lane exp (GCC vector extensions, SSE2 baseline): round-to-nearest range
-// reduction x = n ln2 + r by the 1.5 * 2^23 trick, Cephes' degree-6 polynomial for e^r (about
-// 1 ulp), and 2^n built in the exponent bits. Inputs below -87.3 give 0 and above 88.7 give inf;
-// NaN propagates. double rows use std::exp.
-using vf4 = float __attribute__((vector_size(16)));
-using vi4 = int32_t __attribute__((vector_size(16)));
+// The exp-sum pass dominates softmax and cross-entropy, and libm's expf does not vectorize. The
+// float primitives use their own vector exp: round-to-nearest range reduction x = n ln2 + r by
+// the 1.5 * 2^23 trick, Cephes' degree-6 polynomial for e^r (about 1 ulp), and 2^n built in the
+// exponent bits; inputs below -87.3 give 0, above 88.7 inf, NaN stays NaN. They are compiled
+// twice (cpu/softmax_rows.cpp): SSE2 (the build's baseline) and AVX2+FMA, used when the CPU has it.
 
-inline vf4 vexp(vf4 x) {
-  const vf4 hi = vf4{} + 88.7228390f, lo = vf4{} + -87.3365448f, magic = vf4{} + 12582912.0f;
-  vf4 xc = x > hi ? hi : x;
-  xc = xc < lo ? lo : xc;
-  vf4 t = xc * 1.44269504089f + magic;
-  vf4 n = t - magic;
-  vi4 ni = (vi4)t - (vi4)magic;
-  vf4 r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  vf4 p = vf4{} + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  vf4 y = p * r * r + r + 1.0f;
-  y = y * (vf4)((ni + 127) << 23);
-  y = x < lo ? vf4{} : y;
-  return x > hi ? vf4{} + std::numeric_limits<float>::infinity() : y;
-}
+/// The float row primitives of one instruction set.
+struct RowKernels {
+  float (*max)(const float* x, int64_t n);
+  /// out[i] = a * exp(x[i] - shift) - b (out may be null); returns sum exp(x[i] - shift).
+  float (*exp_affine)(const float* x, float* out, int64_t n, float shift, float a, float b);
+  /// y[i] = x[i] * s + b.
+  void (*affine)(const float* x, float* y, int64_t n, float s, float b);
+  /// sum(a[i] * b[i]), or sum(a[i]) when b is null.
+  float (*dot)(const float* a, const float* b, int64_t n);
+  /// out = y * (g - acc).
+  void (*softmax_grad)(const float* g, const float* y, float* out, int64_t n, float acc);
+  /// out = g - exp(y) * acc.
+  void (*log_softmax_grad)(const float* g, const float* y, float* out, int64_t n, float acc);
+};
 
-inline vf4 load4(const float* p) {
-  vf4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store4(float* p, vf4 v) { std::memcpy(p, &v, sizeof v); }
+/// The best RowKernels for this CPU.
+const RowKernels& row_kernels();
 
-/// Largest element of a row (NaN-oblivious: a NaN row still ends up NaN through exp).
-inline float row_max(const float* x, int64_t n) {
-  vf4 m = vf4{} - std::numeric_limits<float>::infinity();
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    vf4 v = load4(x + i);
-    m = v > m ? v : m;
-  }
-  float r = std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
-  for (; i < n; ++i) r = x[i] > r ? x[i] : r;
-  return r;
-}
+inline float row_max(const float* x, int64_t n) { return row_kernels().max(x, n); }
 inline double row_max(const double* x, int64_t n) {
   double r = -std::numeric_limits<double>::infinity();
   for (int64_t i = 0; i < n; ++i) r = x[i] > r ? x[i] : r;
   return r;
 }
 
-/// Sum of exp(x[i] - shift) over a row; also stores each term in `out` unless it is null.
-inline float exp_sum(const float* x, float* out, int64_t n, float shift) {
-  vf4 acc{};
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    vf4 e = vexp(load4(x + i) - shift);
-    if (out) store4(out + i, e);
-    acc += e;
-  }
-  if (i < n) {
-    float tail[4] = {0, 0, 0, 0};
-    std::memcpy(tail, x + i, size_t(n - i) * sizeof(float));
-    vf4 e = vexp(load4(tail) - shift);
-    for (int64_t k = 0; k < n - i; ++k) {
-      if (out) out[i + k] = e[k];
-      acc[k] += e[k];
-    }
-  }
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+/// out[i] = a * exp(x[i] - shift) - b unless out is null; returns sum exp(x[i] - shift).
+inline float exp_affine(const float* x, float* out, int64_t n, float shift, float a = 1,
+                        float b = 0) {
+  return row_kernels().exp_affine(x, out, n, shift, a, b);
 }
-inline double exp_sum(const double* x, double* out, int64_t n, double shift) {
+inline double exp_affine(const double* x, double* out, int64_t n, double shift, double a = 1,
+                         double b = 0) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) {
     double e = std::exp(x[i] - shift);
-    if (out) out[i] = e;
+    if (out) out[i] = a * e - b;
     s += e;
   }
   return s;
 }
 
-/// exp over a row: out[i] = exp(x[i] - shift).
-inline void exp_row(const float* x, float* out, int64_t n, float shift) { exp_sum(x, out, n, shift); }
-inline void exp_row(const double* x, double* out, int64_t n, double shift) {
-  for (int64_t i = 0; i < n; ++i) out[i] = std::exp(x[i] - shift);
+/// y[i] = x[i] * s + b.
+inline void affine_row(const float* x, float* y, int64_t n, float s, float b) {
+  row_kernels().affine(x, y, n, s, b);
+}
+inline void affine_row(const double* x, double* y, int64_t n, double s, double b) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + b;
+}
+
+/// sum(a[i] * b[i]), or sum(a[i]) when b is null.
+inline float dot_row(const float* a, const float* b, int64_t n) { return row_kernels().dot(a, b, n); }
+inline double dot_row(const double* a, const double* b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += b ? a[i] * b[i] : a[i];
+  return s;
+}
+
+/// softmax backward over a row: out = y * (g - acc).
+inline void softmax_grad_row(const float* g, const float* y, float* out, int64_t n, float acc) {
+  row_kernels().softmax_grad(g, y, out, n, acc);
+}
+inline void softmax_grad_row(const double* g, const double* y, double* out, int64_t n, double acc) {
+  for (int64_t i = 0; i < n; ++i) out[i] = y[i] * (g[i] - acc);
+}
+
+/// log_softmax backward over a row: out = g - exp(y) * acc.
+inline void log_softmax_grad_row(const float* g, const float* y, float* out, int64_t n, float acc) {
+  row_kernels().log_softmax_grad(g, y, out, n, acc);
+}
+inline void log_softmax_grad_row(const double* g, const double* y, double* out, int64_t n,
+                                 double acc) {
+  for (int64_t i = 0; i < n; ++i) out[i] = g[i] - std::exp(y[i]) * acc;
 }
 
 }  // namespace ember::cpu
