@@ -88,7 +88,7 @@ std::tuple<Tensor, Tensor> ctc_forward(const Tensor& log_probs, const Tensor& ta
 }
 
 Tensor ctc_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
-                    const Tensor& offsets, const Tensor& il, const Tensor& tl, const Tensor& nll,
+                    const Tensor& offsets, const Tensor& il, const Tensor& tl,
                     const Tensor& alpha, int64_t blank, bool zero_infinity) {
   Tensor lp = contiguous(log_probs), g = contiguous(to_dtype(grad, log_probs.dtype()));
   int64_t T = lp.size(0), N = lp.size(1), C = lp.size(2), S = alpha.size(2);

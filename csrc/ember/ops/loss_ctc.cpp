@@ -16,9 +16,11 @@ namespace {
 // blank, zero_infinity) -> (negative log-likelihood (N,), log_alpha (N, T, 2 max_len + 1)).
 using CtcOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
                                                        const Tensor&, const Tensor&, int64_t, bool)>;
+// (grad (N,), log_probs, targets, offsets, input lengths, target lengths, log_alpha, blank,
+// zero_infinity) -> gradient (T, N, C).
 using CtcBackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&,
                                            const Tensor&, const Tensor&, const Tensor&,
-                                           const Tensor&, const Tensor&, int64_t, bool)>;
+                                           const Tensor&, int64_t, bool)>;
 
 const CtcOp& ctc_op() {
   static const CtcOp op("_ctc_loss");
@@ -39,13 +41,11 @@ std::tuple<Tensor, Tensor> ctc_autograd(const Tensor& lp, const Tensor& targets,
   auto node = autograd::record(
       "CtcLossBackward0", {lp}, {nll}, [blank, zero_infinity](FunctionNode& n, const variable_list& g) {
         return variable_list{ctc_backward_op().call(g[0], n.saved(0), n.saved(1), n.saved(2),
-                                                    n.saved(3), n.saved(4), n.saved(5), n.saved(6),
-                                                    blank, zero_infinity)};
+                                                    n.saved(3), n.saved(4), n.saved(5), blank,
+                                                    zero_infinity)};
       });
   if (node) {
-    for (const Tensor& t : {lp, targets, offsets, il, tl}) node->save(t);
-    node->save(nll, /*is_output=*/true);
-    node->save(alpha);
+    for (const Tensor& t : {lp, targets, offsets, il, tl, alpha}) node->save(t);
   }
   return {nll, alpha};
 }

@@ -21,10 +21,6 @@ Tensor num(double v) { return wrap_scalar(v); }
 // log(sigmoid(x)) = -(max(-x, 0) + log1p(exp(-|x|))), finite for every x.
 Tensor log_sigmoid_value(const Tensor& x) { return -(relu(-x) + log1p(exp(-abs(x)))); }
 
-void check_same_size(const Tensor& input, const Tensor& target, const char* fmt) {
-  EMBER_CHECK_VALUE(input.sizes().equals(target.sizes()), fmt == nullptr ? "" : fmt, "(",
-                    target.sizes(), ") must be the same as input size (", input.sizes(), ")");
-}
 
 Tensor with_weight(const Tensor& loss, const std::optional<Tensor>& weight) {
   return weight ? loss * *weight : loss;
@@ -68,7 +64,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const std::optional<Tensor>& weight,
                                         const std::optional<Tensor>& pos_weight,
                                         Reduction reduction) {
-  check_same_size(input, target, "Target size ");
+  EMBER_CHECK_VALUE(input.sizes().equals(target.sizes()), "Target size (", target.sizes(),
+                    ") must be the same as input size (", input.sizes(), ")");
   Tensor pw = pos_weight ? *pos_weight : Tensor();
   Tensor loss;
   {
