@@ -27,14 +27,6 @@ void bind_nn_loss(nb::module_& nn) {
   nn.def("softmin", [](const Tensor& x, int64_t dim, Dt dtype) { return softmin(x, dim, dtype); },
          nb::arg("input"), nb::arg("dim"), nb::arg("dtype").none() = nb::none(),
          "softmin(input, dim, dtype=None) -> Tensor");
-  nn.def("_softmax_backward_data",
-         [](const Tensor& g, const Tensor& y, int64_t dim) { return softmax_backward(g, y, dim); },
-         nb::arg("grad_output"), nb::arg("output"), nb::arg("dim"),
-         "Gradient of softmax from its output.");
-  nn.def("_log_softmax_backward_data",
-         [](const Tensor& g, const Tensor& y, int64_t dim) { return log_softmax_backward(g, y, dim); },
-         nb::arg("grad_output"), nb::arg("output"), nb::arg("dim"),
-         "Gradient of log_softmax from its output.");
 
   nn.def("nll_loss", [](const Tensor& x, const Tensor& t, OptT w, int64_t r, int64_t ii) {
     return nll_loss(x, t, w, red(r), ii);

@@ -193,8 +193,13 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
 namespace ember {
 
 void check_class_target(const Tensor& target) {
-  EMBER_CHECK(!is_floating_point(target.dtype()) && target.dtype() != kBool,
-              "expected scalar type Long but found ", scalar_type_name(target.dtype()));
+  EMBER_CHECK(target.dtype() == kLong || target.dtype() == kByte,
+              "expected target dtype to be Long or Byte, but got ", scalar_type_name(target.dtype()));
+}
+
+void check_long_target(const Tensor& target) {
+  EMBER_CHECK(target.dtype() == kLong, "expected scalar type Long but found ",
+              scalar_type_name(target.dtype()));
 }
 
 void check_targets_in_range(const Tensor& target, int64_t C, int64_t ignore_index) {

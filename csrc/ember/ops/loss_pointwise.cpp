@@ -203,7 +203,7 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, d
   EMBER_CHECK(input.dim() == 2 || (input.dim() <= 1 && input.numel() > 0),
               "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ",
               input.sizes());
-  check_class_target(target);
+  check_long_target(target);
   Tensor x = input.dim() <= 1 ? reshape(input, {1, -1}) : input;
   Tensor t = reshape(to_dtype(target, kLong), {-1});
   int64_t C = x.size(1);
@@ -226,7 +226,7 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, d
 Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   EMBER_CHECK(input.dim() <= 2 && target.dim() == input.dim() && target.sizes().equals(input.sizes()),
               "inconsistent target size: ", target.sizes(), " for input of size: ", input.sizes());
-  check_class_target(target);
+  check_long_target(target);
   Tensor x = input.dim() <= 1 ? reshape(input, {1, -1}) : input;
   Tensor t = contiguous(to_dtype(reshape(target, {x.size(0), x.size(1)}), kLong));
   int64_t N = x.size(0), C = x.size(1);
