@@ -282,6 +282,33 @@ def test_nll_loss_matches_torch(torch, reduction, weighted):
     _compare(torch, "nll_loss", [_randn(2, 5, 3, 2), nd, w], kwargs={"reduction": reduction})
 
 
+def test_nll_loss_strided_input_and_byte_target(torch):
+    x = _randn(6, 8)
+    t = np.array([0, 3, 1, 2, 0, 3], np.uint8)
+    e, tt = _pair(torch, x, True)
+    out = F.nll_loss(e[:, 2:6], ember.tensor(t), reduction="sum")
+    ref = torch.nn.functional.nll_loss(tt[:, 2:6], torch.tensor(t), reduction="sum")
+    np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-6)
+    out.backward()
+    ref.backward()
+    np.testing.assert_allclose(_np(e.grad), tt.grad.numpy())
+    out = F.nll_loss(e.t()[::2], ember.tensor(t[:4]), reduction="none")
+    ref = torch.nn.functional.nll_loss(tt.t()[::2], torch.tensor(t[:4]), reduction="none")
+    np.testing.assert_allclose(_np(out), ref.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss_double_backward(torch, reduction):
+    t = _targets(4, 5, ignore=-100)
+    w = np.random.rand(5)
+
+    def fn(m, f, x):
+        out = f.nll_loss(f.log_softmax(x, 1), m.tensor(t), weight=m.tensor(w), reduction=reduction)
+        return (out * out).sum()
+
+    _double_backward(torch, fn, np.random.randn(4, 5))
+
+
 def test_nll_loss_gradcheck_and_legacy_args(torch):
     x = ember.tensor(np.random.randn(4, 3), dtype=ember.float64, requires_grad=True)
     t = ember.tensor([0, 2, 1, -100])

@@ -1,5 +1,5 @@
-// CPU kernels of the fused class-index cross-entropy (Note [Fused cross-entropy] in
-// ops/loss.cpp). Targets were range-checked by the op; rows are independent, so the per-row
+// CPU kernels of nll_loss and the fused class-index cross-entropy (Note [Fused cross-entropy]
+// in ops/loss.cpp). Targets were range-checked by the op; rows are independent, so the per-row
 // results are reduced serially afterwards (deterministic for any thread count).
 #include <cmath>
 #include <tuple>
@@ -16,6 +16,60 @@ namespace ember::cpu {
 namespace {
 
 constexpr uint32_t kLossTypes = type_bit(kFloat) | type_bit(kDouble);
+
+// nll over rows: loss_i = -w[t_i] x[i, t_i]; reads x through its strides (no copy).
+std::tuple<Tensor, Tensor> nll_forward(const Tensor& x, const Tensor& target,
+                                       const std::optional<Tensor>& weight, int64_t reduction,
+                                       int64_t ignore_index) {
+  Tensor t = contiguous(target);
+  Tensor w = weight ? contiguous(*weight) : Tensor();
+  int64_t M = x.size(0), s0 = x.stride(0), s1 = x.stride(1);
+  bool per_row = reduction == int64_t(Reduction::None);
+  Tensor loss = empty(per_row ? DimVector{M} : DimVector{}, x.dtype(), x.device());
+  Tensor total = empty({}, x.dtype(), x.device());
+  dispatch<kLossTypes>(x.dtype(), "nll_loss_forward_out_frame", [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    const int64_t* tp = t.data_ptr<int64_t>();
+    const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
+    T* lp = loss.data_ptr<T>();
+    double tl = 0, tw = 0;
+    for (int64_t i = 0; i < M; ++i) {
+      int64_t ti = tp[i];
+      T wt = ti == ignore_index ? T(0) : wp ? wp[ti] : T(1);
+      T li = wt == T(0) ? T(0) : -wt * xp[i * s0 + ti * s1];
+      if (per_row) lp[i] = li;
+      tl += double(li);
+      tw += double(wt);
+    }
+    *total.data_ptr<T>() = T(tw);
+    if (!per_row) *lp = reduction == int64_t(Reduction::Mean) ? T(tl / tw) : T(tl);
+  });
+  return {loss, total};
+}
+
+Tensor nll_backward(const Tensor& grad, const Tensor& target, const std::optional<Tensor>& weight,
+                    int64_t reduction, int64_t ignore_index, const Tensor& total, int64_t C) {
+  Tensor t = contiguous(target), g = contiguous(grad);
+  Tensor w = weight ? contiguous(*weight) : Tensor();
+  int64_t M = t.size(0);
+  Tensor out = zeros({M, C}, TensorOptions(g.dtype()));
+  dispatch<kLossTypes>(g.dtype(), "nll_loss_backward_out_frame", [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t* tp = t.data_ptr<int64_t>();
+    const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
+    const T* gp = g.data_ptr<T>();
+    T* op = out.data_ptr<T>();
+    bool per_row = reduction == int64_t(Reduction::None);
+    T scale = reduction == int64_t(Reduction::Mean) ? gp[0] / *total.data_ptr<T>() : gp[0];
+    for (int64_t i = 0; i < M; ++i) {
+      int64_t ti = tp[i];
+      if (ti == ignore_index) continue;
+      op[i * C + ti] = -(wp ? wp[ti] : T(1)) * (per_row ? gp[i] : scale);
+    }
+  });
+  return out;
+}
 
 std::tuple<Tensor, Tensor, Tensor> cross_entropy_forward(const Tensor& input, const Tensor& target,
                                                          const std::optional<Tensor>& weight,
@@ -121,6 +175,8 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& input, const Ten
 
 }  // namespace
 
+EMBER_REGISTER_KERNEL("_nll_loss_index", CPU, nll_forward);
+EMBER_REGISTER_KERNEL("_nll_loss_index_backward", CPU, nll_backward);
 EMBER_REGISTER_KERNEL("_cross_entropy_index", CPU, cross_entropy_forward);
 EMBER_REGISTER_KERNEL("_cross_entropy_index_backward", CPU, cross_entropy_backward);
 

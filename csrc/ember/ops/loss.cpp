@@ -21,6 +21,61 @@ using CeBackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Te
                                           const std::optional<Tensor>&, int64_t, int64_t, double,
                                           const Tensor&, const Tensor&)>;
 
+// (input (M, C), target (M,), weight, reduction, ignore_index) -> (loss, total weight).
+using NllOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&,
+                                                       const std::optional<Tensor>&, int64_t,
+                                                       int64_t)>;
+// (grad, target, weight, reduction, ignore_index, total weight, C) -> gradient (M, C).
+using NllBackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&,
+                                           const std::optional<Tensor>&, int64_t, int64_t,
+                                           const Tensor&, int64_t)>;
+
+const NllOp& nll_op() {
+  static const NllOp op("_nll_loss_index");
+  return op;
+}
+const NllBackwardOp& nll_backward_op() {
+  static const NllBackwardOp op("_nll_loss_index_backward");
+  return op;
+}
+
+std::tuple<Tensor, Tensor> nll_autograd(const Tensor& x, const Tensor& t,
+                                        const std::optional<Tensor>& weight, int64_t reduction,
+                                        int64_t ignore_index) {
+  auto [loss, total] = nll_op().redispatch(backend_of(x, t, weight), x, t, weight, reduction,
+                                           ignore_index);
+  bool has_weight = weight.has_value();
+  int64_t C = x.size(1);
+  auto node = autograd::record(
+      "NllLossBackward0", {x}, {loss}, [=](FunctionNode& n, const variable_list& g) {
+        std::optional<Tensor> w;
+        if (has_weight) w = n.saved(2);
+        return variable_list{nll_backward_op().call(g[0], n.saved(0), w, reduction, ignore_index,
+                                                    n.saved(1), C)};
+      });
+  if (node) {
+    node->save(t);
+    node->save(total);
+    if (has_weight) node->save(*weight);
+  }
+  return {loss, total};
+}
+EMBER_REGISTER_KERNEL("_nll_loss_index", Autograd, nll_autograd);
+
+// The gradient scatters -w[t] * s into each row's target column; in public ops for create_graph.
+Tensor nll_backward_composite(const Tensor& grad, const Tensor& t,
+                              const std::optional<Tensor>& weight, int64_t reduction,
+                              int64_t ignore_index, const Tensor& total, int64_t C) {
+  Tensor mask = ne(t, wrap_scalar(ignore_index));
+  Tensor safe = where(mask, t, zeros_like(t));
+  Tensor maskf = to_dtype(mask, grad.dtype());
+  Tensor wt = weight ? index_select(*weight, 0, safe) * maskf : maskf;
+  Tensor s = reduction == int64_t(Reduction::Mean) ? grad / total : grad;
+  Tensor src = unsqueeze(-(wt * s), 1);
+  return scatter(zeros({t.size(0), C}, TensorOptions(grad.dtype())), 1, unsqueeze(safe, 1), src);
+}
+EMBER_REGISTER_KERNEL("_nll_loss_index_backward", Autograd, nll_backward_composite);
+
 const CeOp& ce_op() {
   static const CeOp op("_cross_entropy_index");
   return op;
@@ -152,19 +207,14 @@ Tensor soft_cross_entropy(const Tensor& input, const Tensor& target,
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                 Reduction reduction, int64_t ignore_index) {
+  if (!(input.dtype() == kFloat || input.dtype() == kDouble))
+    return to_dtype(nll_loss(to_dtype(input, kFloat), target, weight, reduction, ignore_index),
+                    input.dtype());
   ClassRows r = as_rows(input, target, weight);
-  int64_t C = r.input.size(1);
-  check_targets_in_range(r.target, C, ignore_index);
-  Tensor mask = ne(r.target, wrap_scalar(ignore_index));
-  Tensor safe = where(mask, r.target, zeros_like(r.target));
-  Tensor picked = squeeze(gather(r.input, 1, unsqueeze(safe, 1)), {1});
-  Tensor zero = zeros_like(picked);
-  std::optional<Tensor> w = weight_as(weight, input.dtype());
-  Tensor wt = w ? where(mask, index_select(*w, 0, safe), zero) : to_dtype(mask, input.dtype());
-  Tensor loss = where(mask, -picked * wt, zero);
-  if (reduction == Reduction::None) return reduce_rows(loss, r, reduction);
-  if (reduction == Reduction::Sum) return sum(loss);
-  return sum(loss) / sum(wt);
+  check_targets_in_range(r.target, r.input.size(1), ignore_index);
+  auto [loss, total] = nll_op().call(r.input, r.target, weight_as(weight, input.dtype()),
+                                     int64_t(reduction), ignore_index);
+  return reduce_rows(loss, r, reduction);
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
