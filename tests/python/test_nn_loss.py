@@ -543,6 +543,8 @@ def test_multilabel_losses(torch, reduction):
 
 
 def test_margin_loss_errors():
+    with pytest.raises(IndexError, match="Dimension specified as -1 but tensor has no dimensions"):
+        F.multilabel_soft_margin_loss(ember.tensor(0.5), ember.tensor(1.0))
     with pytest.raises(RuntimeError, match="The anchor, positive, and negative tensors are expected"):
         F.triplet_margin_loss(ember.ones(2, 3), ember.ones(2, 3), ember.ones(3))
     with pytest.raises(ValueError, match="margin must be greater than 0"):

@@ -50,7 +50,7 @@ std::tuple<Tensor, Tensor> nll_forward(const Tensor& x, const Tensor& target,
 
 Tensor nll_backward(const Tensor& grad, const Tensor& target, const std::optional<Tensor>& weight,
                     int64_t reduction, int64_t ignore_index, const Tensor& total, int64_t C) {
-  Tensor t = contiguous(target), g = contiguous(grad);
+  Tensor t = contiguous(target), g = contiguous(to_dtype(grad, total.dtype()));
   Tensor w = weight ? contiguous(*weight) : Tensor();
   int64_t M = t.size(0);
   Tensor out = zeros({M, C}, TensorOptions(g.dtype()));
