@@ -5,7 +5,6 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
-#include "ember/core/shape.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
 
@@ -255,7 +254,8 @@ Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
                                    const std::optional<Tensor>& weight, Reduction reduction) {
   Tensor loss = binary_cross_entropy_with_logits(input, target, {}, {}, Reduction::None);
   loss = with_weight(loss, weight);
-  int64_t cdim = maybe_wrap_dim(-1, input.dim(), /*scalar_ok=*/false);
+  EMBER_CHECK_INDEX(input.dim() > 0, "Dimension specified as -1 but tensor has no dimensions");
+  int64_t cdim = input.dim() - 1;
   return apply_reduction(sum(loss, {cdim}) / double(input.size(cdim)), reduction);
 }
 
