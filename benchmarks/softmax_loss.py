@@ -8,11 +8,10 @@ Run: PYTHONPATH=python python benchmarks/softmax_loss.py [--threads N]
 import argparse
 import time
 
-import numpy as np
-import torch
-
 import ember
 import ember.nn.functional as F
+import numpy as np
+import torch
 
 
 def _best_times(fa, fb, repeat, warmup=3):
@@ -34,7 +33,12 @@ def _cases():
     x = rng.standard_normal((4096, 1024), dtype=np.float32)
     e, t = ember.tensor(x), torch.tensor(x)
     yield "softmax (4096,1024) dim=-1", lambda: F.softmax(e, -1), lambda: torch.softmax(t, -1), 30
-    yield "log_softmax (4096,1024) dim=-1", lambda: F.log_softmax(e, -1), lambda: torch.log_softmax(t, -1), 30
+    yield (
+        "log_softmax (4096,1024) dim=-1",
+        lambda: F.log_softmax(e, -1),
+        lambda: torch.log_softmax(t, -1),
+        30,
+    )
     for n, c, repeat in ((256, 10, 2000), (4096, 1000, 30)):
         logits = rng.standard_normal((n, c), dtype=np.float32)
         target = rng.integers(0, c, n)

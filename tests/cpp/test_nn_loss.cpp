@@ -18,7 +18,9 @@ ErrorKind kind_of(const std::function<void()>& f) {
   ADD_FAILURE() << "expected an ember::Error";
   return ErrorKind::Runtime;
 }
-double at(const Tensor& t, int64_t i, int64_t j) { return select(select(t, 0, i), 0, j).item<double>(); }
+double at(const Tensor& t, int64_t i, int64_t j) {
+  return select(select(t, 0, i), 0, j).item<double>();
+}
 }  // namespace
 
 TEST(NnLossSoftmax, RowsSumToOneAlongEitherDim) {

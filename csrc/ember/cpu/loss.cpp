@@ -92,27 +92,27 @@ std::tuple<Tensor, Tensor, Tensor> cross_entropy_forward(const Tensor& input, co
     T smooth = T(eps / double(C)), keep = T(1 - eps);
     parallel_for(0, M, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C, 1)),
                  [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const T* xr = xp + i * C;
-        int64_t ti = tp[i];
-        if (ti == ignore_index) {
-          lp[i] = row_loss[i] = row_w[i] = T(0);
-          continue;
-        }
-        T m = row_max(xr, C);
-        T l = m + std::log(exp_affine(xr, static_cast<T*>(nullptr), C, m));
-        T wt = wp ? wp[ti] : T(1);
-        T li = keep * wt * (l - xr[ti]);
-        if (eps > 0) {
-          T s = 0;
-          for (int64_t c = 0; c < C; ++c) s += (wp ? wp[c] : T(1)) * (l - xr[c]);
-          li += smooth * s;
-        }
-        lp[i] = l;
-        row_loss[i] = li;
-        row_w[i] = wt;
-      }
-    });
+                   for (int64_t i = b; i < e; ++i) {
+                     const T* xr = xp + i * C;
+                     int64_t ti = tp[i];
+                     if (ti == ignore_index) {
+                       lp[i] = row_loss[i] = row_w[i] = T(0);
+                       continue;
+                     }
+                     T m = row_max(xr, C);
+                     T l = m + std::log(exp_affine(xr, static_cast<T*>(nullptr), C, m));
+                     T wt = wp ? wp[ti] : T(1);
+                     T li = keep * wt * (l - xr[ti]);
+                     if (eps > 0) {
+                       T s = 0;
+                       for (int64_t c = 0; c < C; ++c) s += (wp ? wp[c] : T(1)) * (l - xr[c]);
+                       li += smooth * s;
+                     }
+                     lp[i] = l;
+                     row_loss[i] = li;
+                     row_w[i] = wt;
+                   }
+                 });
     double tw = 0, tl = 0;
     for (int64_t i = 0; i < M; ++i) tw += double(row_w[i]);
     *total.data_ptr<T>() = T(tw);
@@ -130,7 +130,8 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& input, const Ten
                               const std::optional<Tensor>& weight, int64_t reduction,
                               int64_t ignore_index, double eps, const Tensor& lse,
                               const Tensor& total) {
-  Tensor x = contiguous(input), t = contiguous(target), g = contiguous(to_dtype(grad, input.dtype()));
+  Tensor x = contiguous(input), t = contiguous(target),
+         g = contiguous(to_dtype(grad, input.dtype()));
   Tensor w = weight ? contiguous(*weight) : Tensor();
   int64_t M = x.size(0), C = x.size(1);
   Tensor out = empty({M, C}, x.dtype(), x.device());
@@ -152,23 +153,23 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& input, const Ten
     T smooth = T(eps / double(C)), keep = T(1 - eps);
     parallel_for(0, M, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C, 1)),
                  [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        T* orow = op + i * C;
-        int64_t ti = tp[i];
-        if (ti == ignore_index) {
-          std::fill(orow, orow + C, T(0));
-          continue;
-        }
-        T s = per_row ? gp[i] : scale;
-        T wt = wp ? wp[ti] : T(1);
-        T a = s * (keep * wt + smooth * big_w);
-        bool per_class = eps > 0 && wp;
-        exp_affine(xp + i * C, orow, C, lp[i], a, eps > 0 && !wp ? s * smooth : T(0));
-        if (per_class)
-          for (int64_t c = 0; c < C; ++c) orow[c] -= s * smooth * wp[c];
-        orow[ti] -= s * keep * wt;
-      }
-    });
+                   for (int64_t i = b; i < e; ++i) {
+                     T* orow = op + i * C;
+                     int64_t ti = tp[i];
+                     if (ti == ignore_index) {
+                       std::fill(orow, orow + C, T(0));
+                       continue;
+                     }
+                     T s = per_row ? gp[i] : scale;
+                     T wt = wp ? wp[ti] : T(1);
+                     T a = s * (keep * wt + smooth * big_w);
+                     bool per_class = eps > 0 && wp;
+                     exp_affine(xp + i * C, orow, C, lp[i], a, eps > 0 && !wp ? s * smooth : T(0));
+                     if (per_class)
+                       for (int64_t c = 0; c < C; ++c) orow[c] -= s * smooth * wp[c];
+                     orow[ti] -= s * keep * wt;
+                   }
+                 });
   });
   return out;
 }

@@ -52,7 +52,8 @@ std::tuple<Tensor, Tensor> ctc_forward(const Tensor& log_probs, const Tensor& ta
   for (int64_t b = 0; b < N; ++b) max_len = std::max(max_len, tlp[b]);
   int64_t S = 2 * max_len + 1;
   Tensor nll = empty({N}, lp.dtype(), lp.device());
-  Tensor alpha = full({N, T, S}, -std::numeric_limits<double>::infinity(), TensorOptions(lp.dtype()));
+  Tensor alpha =
+      full({N, T, S}, -std::numeric_limits<double>::infinity(), TensorOptions(lp.dtype()));
   dispatch<kCtcTypes>(lp.dtype(), "ctc_loss_cpu", [&](auto tag) {
     using T_ = decltype(tag);
     const T_* lpp = lp.data_ptr<T_>();
@@ -61,7 +62,8 @@ std::tuple<Tensor, Tensor> ctc_forward(const Tensor& log_probs, const Tensor& ta
     parallel_for(0, N, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         int64_t len = tlp[b], steps = il.data_ptr<int64_t>()[b], sl = 2 * len + 1;
-        Sample<T_> smp{lpp + b * C, N * C, targets.data_ptr<int64_t>() + offsets.data_ptr<int64_t>()[b], blank};
+        Sample<T_> smp{lpp + b * C, N * C,
+                       targets.data_ptr<int64_t>() + offsets.data_ptr<int64_t>()[b], blank};
         T_* a = ap + b * T * S;
         if (steps == 0) {
           np[b] = len == 0 ? T_(0) : std::numeric_limits<T_>::infinity();
@@ -88,8 +90,8 @@ std::tuple<Tensor, Tensor> ctc_forward(const Tensor& log_probs, const Tensor& ta
 }
 
 Tensor ctc_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
-                    const Tensor& offsets, const Tensor& il, const Tensor& tl,
-                    const Tensor& alpha, int64_t blank, bool zero_infinity) {
+                    const Tensor& offsets, const Tensor& il, const Tensor& tl, const Tensor& alpha,
+                    int64_t blank, bool zero_infinity) {
   Tensor lp = contiguous(log_probs), g = contiguous(to_dtype(grad, log_probs.dtype()));
   int64_t T = lp.size(0), N = lp.size(1), C = lp.size(2), S = alpha.size(2);
   Tensor out = zeros({T, N, C}, TensorOptions(lp.dtype()));
@@ -108,9 +110,11 @@ Tensor ctc_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& t
         // The stored nll may have been zeroed by zero_infinity; the alphas keep the true one.
         const T_* a = ap + b * T * S;
         const T_* a_last = a + (steps - 1) * S;
-        T_ loss = -log_add3(a_last[sl - 1], len > 0 ? a_last[sl - 2] : neg_inf<T_>(), neg_inf<T_>());
+        T_ loss =
+            -log_add3(a_last[sl - 1], len > 0 ? a_last[sl - 2] : neg_inf<T_>(), neg_inf<T_>());
         if (zero_infinity && std::isinf(loss)) continue;
-        Sample<T_> smp{lpp + b * C, N * C, targets.data_ptr<int64_t>() + offsets.data_ptr<int64_t>()[b], blank};
+        Sample<T_> smp{lpp + b * C, N * C,
+                       targets.data_ptr<int64_t>() + offsets.data_ptr<int64_t>()[b], blank};
         std::fill(beta.begin(), beta.end(), neg_inf<T_>());
         T_* last = beta.data() + (steps - 1) * S;
         last[sl - 1] = smp.at(steps - 1, blank);

@@ -65,7 +65,9 @@ inline void affine_row(const double* x, double* y, int64_t n, double s, double b
 }
 
 /// sum(a[i] * b[i]), or sum(a[i]) when b is null.
-inline float dot_row(const float* a, const float* b, int64_t n) { return row_kernels().dot(a, b, n); }
+inline float dot_row(const float* a, const float* b, int64_t n) {
+  return row_kernels().dot(a, b, n);
+}
 inline double dot_row(const double* a, const double* b, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += b ? a[i] * b[i] : a[i];

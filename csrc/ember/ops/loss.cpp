@@ -17,18 +17,17 @@ namespace {
 
 using CeOp = TypedOperator<std::tuple<Tensor, Tensor, Tensor>(
     const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t, double)>;
-using CeBackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&,
-                                          const std::optional<Tensor>&, int64_t, int64_t, double,
-                                          const Tensor&, const Tensor&)>;
+using CeBackwardOp =
+    TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                         int64_t, int64_t, double, const Tensor&, const Tensor&)>;
 
 // (input (M, C), target (M,), weight, reduction, ignore_index) -> (loss, total weight).
-using NllOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&,
-                                                       const std::optional<Tensor>&, int64_t,
-                                                       int64_t)>;
+using NllOp = TypedOperator<std::tuple<Tensor, Tensor>(
+    const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t)>;
 // (grad, target, weight, reduction, ignore_index, total weight, C) -> gradient (M, C).
-using NllBackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&,
-                                           const std::optional<Tensor>&, int64_t, int64_t,
-                                           const Tensor&, int64_t)>;
+using NllBackwardOp =
+    TypedOperator<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t,
+                         int64_t, const Tensor&, int64_t)>;
 
 const NllOp& nll_op() {
   static const NllOp op("_nll_loss_index");
@@ -42,16 +41,16 @@ const NllBackwardOp& nll_backward_op() {
 std::tuple<Tensor, Tensor> nll_autograd(const Tensor& x, const Tensor& t,
                                         const std::optional<Tensor>& weight, int64_t reduction,
                                         int64_t ignore_index) {
-  auto [loss, total] = nll_op().redispatch(backend_of(x, t, weight), x, t, weight, reduction,
-                                           ignore_index);
+  auto [loss, total] =
+      nll_op().redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index);
   bool has_weight = weight.has_value();
   int64_t C = x.size(1);
   auto node = autograd::record(
       "NllLossBackward0", {x}, {loss}, [=](FunctionNode& n, const variable_list& g) {
         std::optional<Tensor> w;
         if (has_weight) w = n.saved(2);
-        return variable_list{nll_backward_op().call(g[0], n.saved(0), w, reduction, ignore_index,
-                                                    n.saved(1), C)};
+        return variable_list{
+            nll_backward_op().call(g[0], n.saved(0), w, reduction, ignore_index, n.saved(1), C)};
       });
   if (node) {
     node->save(t);
@@ -95,13 +94,13 @@ const CeBackwardOp& ce_backward_op() {
 // create_graph) evaluates the same formula in public ops.
 std::tuple<Tensor, Tensor, Tensor> ce_autograd(const Tensor& x, const Tensor& t,
                                                const std::optional<Tensor>& weight,
-                                               int64_t reduction, int64_t ignore_index, double eps) {
+                                               int64_t reduction, int64_t ignore_index,
+                                               double eps) {
   auto [loss, lse, total] =
       ce_op().redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index, eps);
   bool has_weight = weight.has_value();
   auto node = autograd::record(
-      "NllLossBackward0", {x}, {loss},
-      [=](FunctionNode& n, const variable_list& g) {
+      "NllLossBackward0", {x}, {loss}, [=](FunctionNode& n, const variable_list& g) {
         std::optional<Tensor> w;
         if (has_weight) w = n.saved(4);
         return variable_list{ce_backward_op().call(g[0], n.saved(0), n.saved(1), w, reduction,
@@ -120,14 +119,13 @@ EMBER_REGISTER_KERNEL("_cross_entropy_index", Autograd, ce_autograd);
 
 Tensor ce_backward_composite(const Tensor& grad, const Tensor& x, const Tensor& t,
                              const std::optional<Tensor>& weight, int64_t reduction,
-                             int64_t ignore_index, double eps, const Tensor&,
-                             const Tensor& total) {
+                             int64_t ignore_index, double eps, const Tensor&, const Tensor& total) {
   int64_t C = x.size(1);
   Tensor mask = ne(t, wrap_scalar(ignore_index));
   Tensor safe = where(mask, t, zeros_like(t));
   Tensor maskf = to_dtype(mask, x.dtype());
   Tensor wt = weight ? index_select(*weight, 0, safe) * maskf : maskf;
-  Tensor s = reduction == int64_t(Reduction::None) ? grad
+  Tensor s = reduction == int64_t(Reduction::None)   ? grad
              : reduction == int64_t(Reduction::Mean) ? grad / total
                                                      : grad;
   Tensor big_w = weight ? sum(*weight) : wrap_scalar(double(C));
@@ -154,15 +152,16 @@ ClassRows as_rows(const Tensor& input, const Tensor& target, const std::optional
   check_class_target(target);
   int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   if (weight)
-    EMBER_CHECK(weight->dim() == 1 && weight->numel() == C, "weight tensor should be defined "
-                "either for all ", C, " classes or no classes but got weight tensor of shape: ",
-                weight->sizes());
+    EMBER_CHECK(weight->dim() == 1 && weight->numel() == C,
+                "weight tensor should be defined "
+                "either for all ",
+                C, " classes or no classes but got weight tensor of shape: ", weight->sizes());
   Tensor t = to_dtype(target, kLong);
   if (input.dim() <= 2) {
     EMBER_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
     bool no_batch = input.dim() == 1 && target.dim() == 0;
-    EMBER_CHECK(no_batch || (input.dim() == 2 && target.dim() == 1), "size mismatch (got input: ",
-                input.sizes(), ", target: ", target.sizes(), ")");
+    EMBER_CHECK(no_batch || (input.dim() == 2 && target.dim() == 1),
+                "size mismatch (got input: ", input.sizes(), ", target: ", target.sizes(), ")");
     if (no_batch) return {unsqueeze(input, 0), reshape(t, {1}), {}};
     return {input, t, DimVector(target.sizes())};
   }
@@ -186,8 +185,10 @@ std::optional<Tensor> weight_as(const std::optional<Tensor>& weight, ScalarType 
 Tensor soft_cross_entropy(const Tensor& input, const Tensor& target,
                           const std::optional<Tensor>& weight, Reduction reduction,
                           int64_t ignore_index, double eps) {
-  EMBER_CHECK(is_floating_point(target.dtype()), "Expected floating point type for target with "
-              "class probabilities, got ", scalar_type_name(target.dtype()));
+  EMBER_CHECK(is_floating_point(target.dtype()),
+              "Expected floating point type for target with "
+              "class probabilities, got ",
+              scalar_type_name(target.dtype()));
   EMBER_CHECK(ignore_index < 0, "ignore_index is not supported for floating point target");
   int64_t cdim = input.dim() == 1 ? 0 : 1, C = input.size(cdim);
   Tensor t = eps > 0 ? target * (1 - eps) + eps / C : target;
@@ -228,8 +229,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
     int64_t cdim = input.dim() == 1 ? 0 : 1;
     Tensor logp = log_softmax(input, cdim);
     if (label_smoothing == 0) return nll_loss(logp, target, weight, reduction, ignore_index);
-    return to_dtype(cross_entropy(to_dtype(input, kFloat), target, weight, reduction,
-                                  ignore_index, label_smoothing), input.dtype());
+    return to_dtype(cross_entropy(to_dtype(input, kFloat), target, weight, reduction, ignore_index,
+                                  label_smoothing),
+                    input.dtype());
   }
   ClassRows r = as_rows(input, target, weight);
   check_targets_in_range(r.target, r.input.size(1), ignore_index);
@@ -244,7 +246,8 @@ namespace ember {
 
 void check_class_target(const Tensor& target) {
   EMBER_CHECK(target.dtype() == kLong || target.dtype() == kByte,
-              "expected target dtype to be Long or Byte, but got ", scalar_type_name(target.dtype()));
+              "expected target dtype to be Long or Byte, but got ",
+              scalar_type_name(target.dtype()));
 }
 
 void check_long_target(const Tensor& target) {

@@ -17,8 +17,9 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 /// log_softmax + nll_loss for class-index targets (fused), or soft cross-entropy when `target`
 /// has the input's shape (class probabilities); label smoothing as PyTorch.
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
-                     const std::optional<Tensor>& weight = {}, Reduction reduction = Reduction::Mean,
-                     int64_t ignore_index = -100, double label_smoothing = 0.0);
+                     const std::optional<Tensor>& weight = {},
+                     Reduction reduction = Reduction::Mean, int64_t ignore_index = -100,
+                     double label_smoothing = 0.0);
 /// -(t log x + (1 - t) log(1 - x)), each log clamped at -100; input must lie in [0, 1].
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const std::optional<Tensor>& weight = {},
@@ -59,7 +60,8 @@ Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
                         Reduction reduction = Reduction::Mean);
 /// Poisson negative log-likelihood (input as log-rate if log_input), Stirling term if full.
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input = true,
-                        bool full = false, double eps = 1e-8, Reduction reduction = Reduction::Mean);
+                        bool full = false, double eps = 1e-8,
+                        Reduction reduction = Reduction::Mean);
 /// Multi-class hinge loss: sum over j != y of max(0, margin - x_y + x_j)^p (p = 1 or 2) / C.
 Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p = 1,
                          double margin = 1.0, const std::optional<Tensor>& weight = {},

@@ -14,13 +14,13 @@ namespace {
 
 // (log_probs (T, N, C), flat targets, per-sample target offsets, input lengths, target lengths,
 // blank, zero_infinity) -> (negative log-likelihood (N,), log_alpha (N, T, 2 max_len + 1)).
-using CtcOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
-                                                       const Tensor&, const Tensor&, int64_t, bool)>;
+using CtcOp = TypedOperator<std::tuple<Tensor, Tensor>(
+    const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, bool)>;
 // (grad (N,), log_probs, targets, offsets, input lengths, target lengths, log_alpha, blank,
 // zero_infinity) -> gradient (T, N, C).
-using CtcBackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&,
-                                           const Tensor&, const Tensor&, const Tensor&,
-                                           const Tensor&, int64_t, bool)>;
+using CtcBackwardOp =
+    TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                         const Tensor&, const Tensor&, int64_t, bool)>;
 
 const CtcOp& ctc_op() {
   static const CtcOp op("_ctc_loss");
@@ -36,14 +36,14 @@ const CtcBackwardOp& ctc_backward_op() {
 std::tuple<Tensor, Tensor> ctc_autograd(const Tensor& lp, const Tensor& targets,
                                         const Tensor& offsets, const Tensor& il, const Tensor& tl,
                                         int64_t blank, bool zero_infinity) {
-  auto [nll, alpha] = ctc_op().redispatch(backend_of(lp), lp, targets, offsets, il, tl, blank,
-                                          zero_infinity);
-  auto node = autograd::record(
-      "CtcLossBackward0", {lp}, {nll}, [blank, zero_infinity](FunctionNode& n, const variable_list& g) {
-        return variable_list{ctc_backward_op().call(g[0], n.saved(0), n.saved(1), n.saved(2),
-                                                    n.saved(3), n.saved(4), n.saved(5), blank,
-                                                    zero_infinity)};
-      });
+  auto [nll, alpha] =
+      ctc_op().redispatch(backend_of(lp), lp, targets, offsets, il, tl, blank, zero_infinity);
+  auto node = autograd::record("CtcLossBackward0", {lp}, {nll},
+                               [blank, zero_infinity](FunctionNode& n, const variable_list& g) {
+                                 return variable_list{ctc_backward_op().call(
+                                     g[0], n.saved(0), n.saved(1), n.saved(2), n.saved(3),
+                                     n.saved(4), n.saved(5), blank, zero_infinity)};
+                               });
   if (node) {
     for (const Tensor& t : {lp, targets, offsets, il, tl, alpha}) node->save(t);
   }
@@ -64,8 +64,10 @@ Tensor lengths_of(const Tensor& t, int64_t n, const char* what) {
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
                 const Tensor& target_lengths, int64_t blank, Reduction reduction,
                 bool zero_infinity) {
-  EMBER_CHECK(log_probs.dim() == 3 || log_probs.dim() == 2, "ctc_loss: expected log_probs of shape "
-              "(T, N, C) or (T, C); got ", log_probs.sizes());
+  EMBER_CHECK(log_probs.dim() == 3 || log_probs.dim() == 2,
+              "ctc_loss: expected log_probs of shape "
+              "(T, N, C) or (T, C); got ",
+              log_probs.sizes());
   EMBER_CHECK(log_probs.dtype() == kFloat || log_probs.dtype() == kDouble,
               "\"ctc_loss_cpu\" not implemented for '", scalar_type_name(log_probs.dtype()), "'");
   bool batched = log_probs.dim() == 3;
@@ -91,7 +93,8 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
     EMBER_CHECK(tlp[b] >= 0, "ctc_loss: target_lengths must be non-negative; got ", tlp[b]);
     if (tg.dim() == 2) {
       EMBER_CHECK(tlp[b] <= tg.size(1), "Expected tensor to have size at least ", tlp[b],
-                  " at dimension 1, but got size ", tg.size(1), " for argument #2 'targets' "
+                  " at dimension 1, but got size ", tg.size(1),
+                  " for argument #2 'targets' "
                   "(while checking arguments for ctc_loss_cpu)");
       op[b] = b * tg.size(1);
     } else {

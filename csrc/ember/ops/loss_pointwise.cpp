@@ -21,7 +21,6 @@ Tensor num(double v) { return wrap_scalar(v); }
 // log(sigmoid(x)) = -(max(-x, 0) + log1p(exp(-|x|))), finite for every x.
 Tensor log_sigmoid_value(const Tensor& x) { return -(relu(-x) + log1p(exp(-abs(x)))); }
 
-
 Tensor with_weight(const Tensor& loss, const std::optional<Tensor>& weight) {
   return weight ? loss * *weight : loss;
 }
@@ -30,8 +29,8 @@ Tensor with_weight(const Tensor& loss, const std::optional<Tensor>& weight) {
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const std::optional<Tensor>& weight, Reduction reduction) {
-  EMBER_CHECK_VALUE(input.sizes().equals(target.sizes()), "Using a target size (",
-                    target.sizes(), ") that is different to the input size (", input.sizes(),
+  EMBER_CHECK_VALUE(input.sizes().equals(target.sizes()), "Using a target size (", target.sizes(),
+                    ") that is different to the input size (", input.sizes(),
                     ") is deprecated. Please ensure they have the same size.");
   Tensor loss;
   {
@@ -42,17 +41,17 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
     loss = -(target * clamp(log(input), lo, {}) + (1 - target) * clamp(log1p(-input), lo, {}));
   }
   // d/dx = (x - t) / max(x (1 - x), 1e-12); d/dt = log(1 - x) - log(x), as PyTorch.
-  auto node = autograd::record(
-      "BinaryCrossEntropyBackward0", {input, target}, {loss},
-      [](FunctionNode& n, const variable_list& g) {
-        Tensor x = n.saved(0), t = n.saved(1), gx, gt;
-        if (needs(n, 0)) gx = g[0] * (x - t) / clamp((1 - x) * x, num(1e-12), {});
-        if (needs(n, 1)) {
-          Tensor lo = num(-100);
-          gt = g[0] * (clamp(log1p(-x), lo, {}) - clamp(log(x), lo, {}));
-        }
-        return variable_list{gx, gt};
-      });
+  auto node = autograd::record("BinaryCrossEntropyBackward0", {input, target}, {loss},
+                               [](FunctionNode& n, const variable_list& g) {
+                                 Tensor x = n.saved(0), t = n.saved(1), gx, gt;
+                                 if (needs(n, 0))
+                                   gx = g[0] * (x - t) / clamp((1 - x) * x, num(1e-12), {});
+                                 if (needs(n, 1)) {
+                                   Tensor lo = num(-100);
+                                   gt = g[0] * (clamp(log1p(-x), lo, {}) - clamp(log(x), lo, {}));
+                                 }
+                                 return variable_list{gx, gt};
+                               });
   if (node) {
     node->save(input);
     node->save(target);
@@ -75,19 +74,20 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
     loss = (1 - target) * input - (pw.defined() ? log_weight * ls : ls);
   }
   // loss = (1 - t) x - lw log_sigmoid(x), lw = 1 + (pw - 1) t.
-  auto node = autograd::record(
-      "BinaryCrossEntropyWithLogitsBackward0", {input, target, pw}, {loss},
-      [has_pw = pw.defined()](FunctionNode& n, const variable_list& g) {
-        Tensor x = n.saved(0), t = n.saved(1), p = has_pw ? n.saved(2) : Tensor();
-        Tensor lw = has_pw ? (p - 1) * t + 1 : Tensor(), gx, gt, gp;
-        if (needs(n, 0)) {
-          Tensor s = sigmoid(-x);
-          gx = g[0] * ((1 - t) - (has_pw ? lw * s : s));
-        }
-        if (needs(n, 1)) gt = g[0] * (has_pw ? -x - (p - 1) * log_sigmoid_value(x) : -x);
-        if (needs(n, 2)) gp = g[0] * (-t * log_sigmoid_value(x));
-        return variable_list{gx, gt, gp};
-      });
+  auto node = autograd::record("BinaryCrossEntropyWithLogitsBackward0", {input, target, pw}, {loss},
+                               [has_pw = pw.defined()](FunctionNode& n, const variable_list& g) {
+                                 Tensor x = n.saved(0), t = n.saved(1),
+                                        p = has_pw ? n.saved(2) : Tensor();
+                                 Tensor lw = has_pw ? (p - 1) * t + 1 : Tensor(), gx, gt, gp;
+                                 if (needs(n, 0)) {
+                                   Tensor s = sigmoid(-x);
+                                   gx = g[0] * ((1 - t) - (has_pw ? lw * s : s));
+                                 }
+                                 if (needs(n, 1))
+                                   gt = g[0] * (has_pw ? -x - (p - 1) * log_sigmoid_value(x) : -x);
+                                 if (needs(n, 2)) gp = g[0] * (-t * log_sigmoid_value(x));
+                                 return variable_list{gx, gt, gp};
+                               });
   if (node) {
     node->save(input);
     node->save(target);
@@ -138,8 +138,10 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
   EMBER_CHECK(td == 0 || td == 1, "0D or 1D target tensor expected, multi-target not supported");
   int64_t want = td + 1;
   EMBER_CHECK(input1.dim() == want && input2.dim() == want, td == 1 ? "2D" : "1D",
-              " target tensor expects ", td == 1 ? "2D" : "1D", " input tensors, but found inputs "
-              "with sizes ", input1.sizes(), " and ", input2.sizes(), ".");
+              " target tensor expects ", td == 1 ? "2D" : "1D",
+              " input tensors, but found inputs "
+              "with sizes ",
+              input1.sizes(), " and ", input2.sizes(), ".");
   const double kEps = 1e-12;
   int64_t d = td;
   Tensor prod = sum(input1 * input2, {d});
@@ -159,11 +161,12 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            double margin, double p, double eps, bool swap, Reduction reduction) {
   int64_t a = anchor.dim(), pd = positive.dim(), nd = negative.dim();
-  EMBER_CHECK(a == pd && a == nd, "The anchor, positive, and negative tensors are expected to have "
-              "the same number of dimensions, but got: anchor ", a, "D, positive ", pd,
-              "D, and negative ", nd, "D inputs");
-  EMBER_CHECK(margin > 0, "triplet_margin_loss: expected margin to be greater than 0, got ",
-              margin, " instead");
+  EMBER_CHECK(a == pd && a == nd,
+              "The anchor, positive, and negative tensors are expected to have "
+              "the same number of dimensions, but got: anchor ",
+              a, "D, positive ", pd, "D, and negative ", nd, "D inputs");
+  EMBER_CHECK(margin > 0, "triplet_margin_loss: expected margin to be greater than 0, got ", margin,
+              " instead");
   auto dist = [&](const Tensor& x, const Tensor& y) {
     return norm(x - y + eps, Scalar(p), {std::max<int64_t>(x.dim(), y.dim()) - 1});
   };
@@ -207,8 +210,8 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, d
   Tensor x = input.dim() <= 1 ? reshape(input, {1, -1}) : input;
   Tensor t = reshape(to_dtype(target, kLong), {-1});
   int64_t C = x.size(1);
-  EMBER_CHECK(t.numel() == x.size(0), "inconsistent target size, expected ", x.size(0),
-              " but got ", target.sizes());
+  EMBER_CHECK(t.numel() == x.size(0), "inconsistent target size, expected ", x.size(0), " but got ",
+              target.sizes());
   if (weight)
     EMBER_CHECK(weight->dim() <= 1 && weight->numel() == C, "inconsistent weight size, expected ",
                 C, " but got ", weight->sizes());
@@ -224,8 +227,9 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, d
 }
 
 Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  EMBER_CHECK(input.dim() <= 2 && target.dim() == input.dim() && target.sizes().equals(input.sizes()),
-              "inconsistent target size: ", target.sizes(), " for input of size: ", input.sizes());
+  EMBER_CHECK(
+      input.dim() <= 2 && target.dim() == input.dim() && target.sizes().equals(input.sizes()),
+      "inconsistent target size: ", target.sizes(), " for input of size: ", input.sizes());
   check_long_target(target);
   Tensor x = input.dim() <= 1 ? reshape(input, {1, -1}) : input;
   Tensor t = contiguous(to_dtype(reshape(target, {x.size(0), x.size(1)}), kLong));

@@ -60,14 +60,17 @@ template <bool Log>
 Tensor softmax_impl(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
   Tensor x = dtype && *dtype != input.dtype() ? to_dtype(input, *dtype) : input;
   dim = maybe_wrap_dim(dim, x.dim());
-  if (is_reduced(x.dtype())) return to_dtype(softmax_impl<Log>(to_dtype(x, kFloat), dim, {}), x.dtype());
+  if (is_reduced(x.dtype()))
+    return to_dtype(softmax_impl<Log>(to_dtype(x, kFloat), dim, {}), x.dtype());
   return softmax_op(Log).call(x, dim);
 }
 
 Tensor backward_impl(bool log, const Tensor& grad, const Tensor& output, int64_t dim) {
   dim = maybe_wrap_dim(dim, output.dim());
-  EMBER_CHECK(grad.sizes().equals(output.sizes()), log ? "log_" : "", "softmax_backward: expected grad "
-              "and output of one shape; got ", grad.sizes(), " and ", output.sizes());
+  EMBER_CHECK(grad.sizes().equals(output.sizes()), log ? "log_" : "",
+              "softmax_backward: expected grad "
+              "and output of one shape; got ",
+              grad.sizes(), " and ", output.sizes());
   Tensor g = grad.dtype() == output.dtype() ? grad : to_dtype(grad, output.dtype());
   if (is_reduced(output.dtype()))
     return to_dtype(backward_impl(log, to_dtype(g, kFloat), to_dtype(output, kFloat), dim),

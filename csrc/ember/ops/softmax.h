@@ -9,7 +9,8 @@ namespace ember {
 /// exp(x - max) / sum(exp(x - max)) along `dim`; `dtype` casts the input first.
 Tensor softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 /// x - logsumexp(x) along `dim`; `dtype` casts the input first.
-Tensor log_softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& input, int64_t dim,
+                   std::optional<ScalarType> dtype = std::nullopt);
 /// softmax(-x) along `dim`.
 Tensor softmin(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 /// Gradient of softmax given its output: output * (grad - sum(grad * output, dim)).

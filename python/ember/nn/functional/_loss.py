@@ -13,30 +13,30 @@ from ember import _C
 _nn = _C._nn
 
 __all__ = [
-    "softmax",
-    "log_softmax",
-    "softmin",
-    "cross_entropy",
-    "nll_loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
-    "mse_loss",
-    "l1_loss",
-    "smooth_l1_loss",
+    "cosine_embedding_loss",
+    "cross_entropy",
+    "ctc_loss",
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
     "huber_loss",
     "kl_div",
-    "cosine_embedding_loss",
+    "l1_loss",
+    "log_softmax",
     "margin_ranking_loss",
-    "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
-    "hinge_embedding_loss",
-    "soft_margin_loss",
-    "poisson_nll_loss",
-    "gaussian_nll_loss",
+    "mse_loss",
     "multi_margin_loss",
     "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
-    "ctc_loss",
+    "nll_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "softmax",
+    "softmin",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 _NONE, _MEAN, _SUM = 0, 1, 2
@@ -48,7 +48,9 @@ def _reduction_enum(reduction):
     if reduction == "mean":
         return _MEAN
     if reduction == "elementwise_mean":
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.")
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead."
+        )
         return _MEAN
     if reduction == "sum":
         return _SUM
@@ -65,7 +67,9 @@ def _legacy_reduction(size_average, reduce):
         ret = "sum"
     else:
         ret = "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.")
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead."
+    )
     return ret
 
 
@@ -111,25 +115,37 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _nn.log_softmax(input, dim, dtype)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     """Cross-entropy between logits and class indices or class probabilities."""
     red = _enum(size_average, reduce, reduction)
     return _nn.cross_entropy(input, target, weight, red, ignore_index, label_smoothing)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """Negative log-likelihood of class indices given log-probabilities."""
     return _nn.nll_loss(input, target, weight, _enum(size_average, reduce, reduction), ignore_index)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """Binary cross-entropy between probabilities and targets."""
     red = _enum(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(
-            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) "
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}) "
             "is deprecated. Please ensure they have the same size."
         )
     if weight is not None:
@@ -137,19 +153,23 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _nn.binary_cross_entropy(input, target, weight, red)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     """Sigmoid + binary cross-entropy, in the numerically stable log-sigmoid form."""
     red = _enum(size_average, reduce, reduction)
     if target.size() != input.size():
-        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+        raise ValueError(
+            f"Target size ({target.size()}) must be the same as input size ({input.size()})"
+        )
     return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 
 
 def _warn_size(input, target):
     if target.size() != input.size():
         warnings.warn(
-            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}). "
             "This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.",
             stacklevel=3,
@@ -203,7 +223,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_size(input, target)
     input, target = ember.broadcast_tensors(input, target)
     if weight is not None:
-        return _weighted(_nn.huber_loss(input, target, _NONE, delta), weight, input, reduction, False)
+        return _weighted(
+            _nn.huber_loss(input, target, _NONE, delta), weight, input, reduction, False
+        )
     return _nn.huber_loss(input, target, _reduction_enum(reduction), delta)
 
 
@@ -214,9 +236,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:
         if reduction == "mean":
             warnings.warn(
-                "reduction: 'mean' divides the total loss by both the batch size and the support size."
-                "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                "reduction: 'mean' divides the total loss by both the batch size and the support "
+                "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                "major release.",
                 stacklevel=2,
             )
         red = _SUM if reduction == "batchmean" else _reduction_enum(reduction)
@@ -226,15 +249,17 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return out
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
-                          reduction="mean"):
+def cosine_embedding_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
     """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
     red = _enum(size_average, reduce, reduction)
     return _nn.cosine_embedding_loss(input1, input2, target, margin, red)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
-                        reduction="mean"):
+def margin_ranking_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
     """max(0, -y (x1 - x2) + margin)."""
     red = _enum(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
@@ -245,8 +270,18 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _nn.margin_ranking_loss(input1, input2, target, margin, red)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
-                        size_average=None, reduce=None, reduction="mean"):
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=1.0,
+    p=2,
+    eps=1e-06,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
     """max(0, margin + d(a, p) - d(a, n)) with the p-norm pairwise distance."""
     red = _enum(size_average, reduce, reduction)
     if margin <= 0:
@@ -258,8 +293,9 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6):
     return (x1 - x2 + eps).norm(p, dim=max(x1.dim(), x2.dim()) - 1)
 
 
-def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
-                                      swap=False, reduction="mean"):
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
+):
     """Triplet margin loss with a custom distance (default: pairwise Euclidean distance)."""
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -267,7 +303,8 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if not dims[0] == dims[1] == dims[2]:
         raise RuntimeError(
             "The anchor, positive, and negative tensors are expected to have the same number of "
-            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs"
+            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
+            f"{dims[2]}D inputs"
         )
     red = _reduction_enum(reduction)
     dist = distance_function if distance_function is not None else _pairwise_distance
@@ -279,7 +316,9 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return loss.mean() if red == _MEAN else loss.sum() if red == _SUM else loss
 
 
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+def hinge_embedding_loss(
+    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
     """x for target 1, max(0, margin - x) for target -1."""
     return _nn.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
 
@@ -289,8 +328,16 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _nn.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
 
 
-def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None,
-                     reduction="mean"):
+def poisson_nll_loss(
+    input,
+    target,
+    log_input=True,
+    full=False,
+    size_average=None,
+    eps=1e-08,
+    reduce=None,
+    reduction="mean",
+):
     """Poisson negative log-likelihood; ``full`` adds the Stirling term."""
     reduction = _string(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
@@ -324,8 +371,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
     return loss.sum() if reduction == "sum" else loss
 
 
-def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
-                      reduction="mean"):
+def multi_margin_loss(
+    input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """Multi-class hinge loss (p = 1 or 2)."""
     red = _enum(size_average, reduce, reduction)
     if p != 1 and p != 2:
@@ -340,8 +388,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _nn.multilabel_margin_loss(input, target, _enum(size_average, reduce, reduction))
 
 
-def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
-                                reduction="mean"):
+def multilabel_soft_margin_loss(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """Per-class binary cross-entropy with logits, averaged over classes."""
     red = _enum(size_average, reduce, reduction)
     return _nn.multilabel_soft_margin_loss(input, target, weight, red)
@@ -350,15 +399,31 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 def _lengths(lengths):
     if isinstance(lengths, ember.Tensor):
         return lengths
-    return ember.tensor(list(lengths) if not isinstance(lengths, int) else lengths, dtype=ember.long)
+    return ember.tensor(
+        list(lengths) if not isinstance(lengths, int) else lengths, dtype=ember.long
+    )
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
-             zero_infinity=False):
+def ctc_loss(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank=0,
+    reduction="mean",
+    zero_infinity=False,
+):
     """Connectionist temporal classification loss over (T, N, C) log-probabilities."""
     red = _reduction_enum(reduction)
-    return _nn.ctc_loss(log_probs, targets, _lengths(input_lengths), _lengths(target_lengths), blank,
-                        red, zero_infinity)
+    return _nn.ctc_loss(
+        log_probs,
+        targets,
+        _lengths(input_lengths),
+        _lengths(target_lengths),
+        blank,
+        red,
+        zero_infinity,
+    )
 
 
 def _tensor_softmax(self, dim, dtype=None):
