@@ -125,9 +125,7 @@ Tensor ce_backward_composite(const Tensor& grad, const Tensor& x, const Tensor& 
   Tensor safe = where(mask, t, zeros_like(t));
   Tensor maskf = to_dtype(mask, x.dtype());
   Tensor wt = weight ? index_select(*weight, 0, safe) * maskf : maskf;
-  Tensor s = reduction == int64_t(Reduction::None)   ? grad
-             : reduction == int64_t(Reduction::Mean) ? grad / total
-                                                     : grad;
+  Tensor s = reduction == int64_t(Reduction::Mean) ? grad / total : grad;
   Tensor big_w = weight ? sum(*weight) : wrap_scalar(double(C));
   Tensor a = wt * (1 - eps) + maskf * big_w * (eps / C);
   Tensor onehot = scatter(zeros_like(x), 1, unsqueeze(safe, 1), Scalar(1.0));
@@ -153,9 +151,8 @@ ClassRows as_rows(const Tensor& input, const Tensor& target, const std::optional
   int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   if (weight)
     EMBER_CHECK(weight->dim() == 1 && weight->numel() == C,
-                "weight tensor should be defined "
-                "either for all ",
-                C, " classes or no classes but got weight tensor of shape: ", weight->sizes());
+                "weight tensor should be defined either for all ", C,
+                " classes or no classes but got weight tensor of shape: ", weight->sizes());
   Tensor t = to_dtype(target, kLong);
   if (input.dim() <= 2) {
     EMBER_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
