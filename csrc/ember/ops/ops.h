@@ -15,3 +15,5 @@
 #include "ember/ops/shape_ops.h"
 #include "ember/ops/spatial.h"
 #include "ember/ops/view.h"
+#include "ember/ops/softmax.h"
+#include "ember/ops/loss.h"

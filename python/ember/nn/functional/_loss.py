@@ -1,3 +1,445 @@
-"""Loss functions."""
+"""Softmax family and loss functions, with torch.nn.functional's signatures.
 
-__all__ = []
+Reductions travel to the C++ kernels as PyTorch's enum values (0 none, 1 mean, 2 sum); the
+legacy ``size_average``/``reduce`` arguments map onto them as in torch.
+"""
+
+import math
+import warnings
+
+import ember
+from ember import _C
+
+_nn = _C._nn
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss",
+    "cross_entropy",
+    "ctc_loss",
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "log_softmax",
+    "margin_ranking_loss",
+    "mse_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "nll_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "softmax",
+    "softmin",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
+_NONE, _MEAN, _SUM = 0, 1, 2
+
+
+def _reduction_enum(reduction):
+    if reduction == "none":
+        return _NONE
+    if reduction == "mean":
+        return _MEAN
+    if reduction == "elementwise_mean":
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead."
+        )
+        return _MEAN
+    if reduction == "sum":
+        return _SUM
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _legacy_reduction(size_average, reduce):
+    """The reduction string for the deprecated size_average/reduce pair (with torch's warning)."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead."
+    )
+    return ret
+
+
+def _enum(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return _reduction_enum(reduction)
+
+
+def _string(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _legacy_reduction(size_average, reduce)
+    return reduction
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. "
+        "Change the call to include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along ``dim``: exp(x) / sum(exp(x)), computed stably in one fused pass."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return _nn.softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmin along ``dim``: softmax(-x)."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return _nn.softmin(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)) along ``dim``, computed as x - logsumexp(x)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _nn.log_softmax(input, dim, dtype)
+
+
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
+    """Cross-entropy between logits and class indices or class probabilities."""
+    red = _enum(size_average, reduce, reduction)
+    return _nn.cross_entropy(input, target, weight, red, ignore_index, label_smoothing)
+
+
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
+    """Negative log-likelihood of class indices given log-probabilities."""
+    return _nn.nll_loss(input, target, weight, _enum(size_average, reduce, reduction), ignore_index)
+
+
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
+    """Binary cross-entropy between probabilities and targets."""
+    red = _enum(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}) "
+            "is deprecated. Please ensure they have the same size."
+        )
+    if weight is not None:
+        weight = weight.expand(ember.broadcast_shapes(target.size(), weight.size()))
+    return _nn.binary_cross_entropy(input, target, weight, red)
+
+
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
+    """Sigmoid + binary cross-entropy, in the numerically stable log-sigmoid form."""
+    red = _enum(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(
+            f"Target size ({target.size()}) must be the same as input size ({input.size()})"
+        )
+    return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
+
+
+def _warn_size(input, target):
+    if target.size() != input.size():
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}). "
+            "This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight):
+    """Applies per-element weights and a reduction the way torch's weighted mse/l1/huber do."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (optionally weighted per element)."""
+    _warn_size(input, target)
+    reduction = _string(size_average, reduce, reduction)
+    input, target = ember.broadcast_tensors(input, target)
+    if weight is not None:
+        return _weighted(_nn.mse_loss(input, target, _NONE), weight, input, reduction, True)
+    return _nn.mse_loss(input, target, _reduction_enum(reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error (optionally weighted per element)."""
+    _warn_size(input, target)
+    reduction = _string(size_average, reduce, reduction)
+    input, target = ember.broadcast_tensors(input, target)
+    if weight is not None:
+        return _weighted(_nn.l1_loss(input, target, _NONE), weight, input, reduction, True)
+    return _nn.l1_loss(input, target, _reduction_enum(reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Smooth L1: quadratic below ``beta``, linear above."""
+    _warn_size(input, target)
+    red = _enum(size_average, reduce, reduction)
+    input, target = ember.broadcast_tensors(input, target)
+    return _nn.smooth_l1_loss(input, target, red, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
+    _warn_size(input, target)
+    input, target = ember.broadcast_tensors(input, target)
+    if weight is not None:
+        return _weighted(
+            _nn.huber_loss(input, target, _NONE, delta), weight, input, reduction, False
+        )
+    return _nn.huber_loss(input, target, _reduction_enum(reduction), delta)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence with ``input`` in log space; 'batchmean' divides by the batch."""
+    if size_average is not None or reduce is not None:
+        red = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support "
+                "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                "major release.",
+                stacklevel=2,
+            )
+        red = _SUM if reduction == "batchmean" else _reduction_enum(reduction)
+    out = _nn.kl_div(input, target, red, log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        out = out / input.size()[0]
+    return out
+
+
+def cosine_embedding_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    red = _enum(size_average, reduce, reduction)
+    return _nn.cosine_embedding_loss(input1, input2, target, margin, red)
+
+
+def margin_ranking_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
+    """max(0, -y (x1 - x2) + margin)."""
+    red = _enum(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
+        )
+    return _nn.margin_ranking_loss(input1, input2, target, margin, red)
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=1.0,
+    p=2,
+    eps=1e-06,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
+    """max(0, margin + d(a, p) - d(a, n)) with the p-norm pairwise distance."""
+    red = _enum(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _nn.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, red)
+
+
+def _pairwise_distance(x1, x2, p=2.0, eps=1e-6):
+    return (x1 - x2 + eps).norm(p, dim=max(x1.dim(), x2.dim()) - 1)
+
+
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
+):
+    """Triplet margin loss with a custom distance (default: pairwise Euclidean distance)."""
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if not dims[0] == dims[1] == dims[2]:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
+            f"{dims[2]}D inputs"
+        )
+    red = _reduction_enum(reduction)
+    dist = distance_function if distance_function is not None else _pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = ember.minimum(d_neg, dist(positive, negative))
+    loss = ember.clamp(margin + d_pos - d_neg, min=0)
+    return loss.mean() if red == _MEAN else loss.sum() if red == _SUM else loss
+
+
+def hinge_embedding_loss(
+    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
+    """x for target 1, max(0, margin - x) for target -1."""
+    return _nn.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x))."""
+    return _nn.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
+
+
+def poisson_nll_loss(
+    input,
+    target,
+    log_input=True,
+    full=False,
+    size_average=None,
+    eps=1e-08,
+    reduce=None,
+    reduction="mean",
+):
+    """Poisson negative log-likelihood; ``full`` adds the Stirling term."""
+    reduction = _string(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _nn.poisson_nll_loss(input, target, log_input, full, eps, _reduction_enum(reduction))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
+    """Gaussian negative log-likelihood with predicted variance ``var`` (clamped at eps)."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ember.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif not (input.size()[:-1] == var.size()[:-1] and var.size(-1) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with ember.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (ember.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def multi_margin_loss(
+    input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
+):
+    """Multi-class hinge loss (p = 1 or 2)."""
+    red = _enum(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _nn.multi_margin_loss(input, target, p, margin, weight, red)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss; each target row lists classes up to the first -1."""
+    return _nn.multilabel_margin_loss(input, target, _enum(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
+    """Per-class binary cross-entropy with logits, averaged over classes."""
+    red = _enum(size_average, reduce, reduction)
+    return _nn.multilabel_soft_margin_loss(input, target, weight, red)
+
+
+def _lengths(lengths):
+    if isinstance(lengths, ember.Tensor):
+        return lengths
+    return ember.tensor(
+        list(lengths) if not isinstance(lengths, int) else lengths, dtype=ember.long
+    )
+
+
+def ctc_loss(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank=0,
+    reduction="mean",
+    zero_infinity=False,
+):
+    """Connectionist temporal classification loss over (T, N, C) log-probabilities."""
+    red = _reduction_enum(reduction)
+    return _nn.ctc_loss(
+        log_probs,
+        targets,
+        _lengths(input_lengths),
+        _lengths(target_lengths),
+        blank,
+        red,
+        zero_infinity,
+    )
+
+
+def _tensor_softmax(self, dim, dtype=None):
+    return _nn.softmax(self, dim, dtype)
+
+
+def _tensor_log_softmax(self, dim, dtype=None):
+    return _nn.log_softmax(self, dim, dtype)
+
+
+_tensor_softmax.__name__ = "softmax"
+_tensor_log_softmax.__name__ = "log_softmax"
+
+# torch.softmax / torch.log_softmax and the Tensor methods share the kernels.
+for _name, _fn in (("softmax", _tensor_softmax), ("log_softmax", _tensor_log_softmax)):
+    if not hasattr(ember, _name):
+        setattr(ember, _name, _fn)
+    if not hasattr(ember.Tensor, _name):
+        setattr(ember.Tensor, _name, _fn)
