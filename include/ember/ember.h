@@ -8,3 +8,4 @@
 #include "ember/core/tensor.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/nn/nn.h"
