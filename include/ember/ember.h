@@ -1,18 +1,20 @@
 #pragma once
-// The one header a C++ user includes: tensors, ops, autograd (libtorch's torch/torch.h).
+// The one header a C++ user includes (libtorch's torch/torch.h): tensors, ops, autograd, nn,
+// optim, data and serialization.
 #include "ember/autograd/engine.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
 #include "ember/core/parallel.h"
 #include "ember/core/shape.h"
 #include "ember/core/tensor.h"
-#include "ember/dispatch/dispatcher.h"
-#include "ember/ops/ops.h"
-#include "ember/serialize/serialize.h"
 #include "ember/data/idx.h"
 #include "ember/data/loader.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/nn/nn.h"
+#include "ember/ops/ops.h"
 #include "ember/optim/adagrad.h"
 #include "ember/optim/adam.h"
 #include "ember/optim/optimizer.h"
 #include "ember/optim/rmsprop.h"
 #include "ember/optim/sgd.h"
+#include "ember/serialize/serialize.h"

@@ -1,0 +1,141 @@
+#pragma once
+// ember::nn::Module and ModuleHolder: libtorch's C++ module API under namespace ember.
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <type_traits>
+
+#include "ember/core/tensor.h"
+#include "ember/nn/ordered_dict.h"
+
+namespace ember::nn {
+
+/// Declares a builder-style option: `opts.name(v)` sets and returns *this, `opts.name()` reads.
+#define EMBER_ARG(T, name)                               \
+ public:                                                 \
+  auto name(const T& new_##name)->decltype(*this)& {     \
+    this->name##_ = new_##name;                          \
+    return *this;                                        \
+  }                                                      \
+  const T& name() const noexcept { return this->name##_; } \
+  T& name() noexcept { return this->name##_; }           \
+                                                         \
+ private:                                                \
+  T name##_
+
+/// A tree of parameters, buffers and submodules; subclasses add `forward`.
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  explicit Module(std::string name = "Module") : name_(std::move(name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  /// Registers a parameter (a leaf that requires grad unless told otherwise) and returns it.
+  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  /// Registers a buffer (state saved with the module but not trained).
+  Tensor& register_buffer(std::string name, Tensor tensor);
+  template <class M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    add_child(std::move(name), module);
+    return module;
+  }
+  template <class Holder>
+    requires requires(Holder h) { h.ptr(); }
+  Holder register_module(std::string name, Holder holder) {
+    add_child(std::move(name), holder.ptr());
+    return holder;
+  }
+
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  OrderedDict<std::string, Tensor> named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const { return children_.values(); }
+  const OrderedDict<std::string, std::shared_ptr<Module>>& named_children() const { return children_; }
+  /// This module (first) and every descendant, depth first.
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
+  OrderedDict<std::string, std::shared_ptr<Module>> named_modules(const std::string& prefix = "",
+                                                                  bool include_self = true);
+
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return is_training_; }
+  void zero_grad(bool set_to_none = true);
+  void apply(const std::function<void(Module&)>& fn);
+
+  /// Parameters then buffers under dotted names: the keys of PyTorch's state_dict().
+  OrderedDict<std::string, Tensor> state_dict() const;
+  /// Copies values in by name; with `strict`, missing or unexpected keys raise.
+  void load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict = true);
+
+  /// One line describing this module (its options), as libtorch prints it.
+  virtual void pretty_print(std::ostream& os) const { os << name_; }
+
+ private:
+  void add_child(std::string name, std::shared_ptr<Module> child);
+  void collect(const std::string& prefix, bool recurse, bool params,
+               OrderedDict<std::string, Tensor>& out) const;
+
+  OrderedDict<std::string, Tensor> parameters_;
+  OrderedDict<std::string, Tensor> buffers_;
+  OrderedDict<std::string, std::shared_ptr<Module>> children_;
+  bool is_training_ = true;
+  std::string name_;
+};
+
+/// Prints the module tree like libtorch (and like PyTorch's repr).
+std::ostream& operator<<(std::ostream& os, const Module& module);
+
+/// A shared_ptr to a module implementation with call syntax: `Linear fc(3, 4); fc(x); fc->weight`.
+template <class Impl>
+class ModuleHolder {
+ public:
+  using ContainedType = Impl;
+
+  ModuleHolder()
+    requires std::is_default_constructible_v<Impl>
+      : impl_(std::make_shared<Impl>()) {}
+  /// An empty holder, to be assigned later (`Linear fc{nullptr};`).
+  ModuleHolder(std::nullptr_t) {}
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  template <class Head, class... Tail>
+    requires(!std::is_same_v<std::decay_t<Head>, ModuleHolder> &&
+             !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
+             std::is_constructible_v<Impl, Head, Tail...>)
+  explicit ModuleHolder(Head&& head, Tail&&... tail)
+      : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+
+  Impl* operator->() const { return get(); }
+  Impl& operator*() const { return *get(); }
+  Impl* get() const {
+    EMBER_CHECK(impl_, "Accessing an empty ModuleHolder (construct the module before use)");
+    return impl_.get();
+  }
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  bool is_empty() const { return !impl_; }
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) const {
+    return get()->forward(std::forward<Args>(args)...);
+  }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
+  return os << *m;
+}
+
+/// Defines `Name` as the holder of `NameImpl` (libtorch's TORCH_MODULE).
+#define EMBER_MODULE(Name)                                     \
+  class Name : public ::ember::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                     \
+    using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
+  }
+
+}  // namespace ember::nn
