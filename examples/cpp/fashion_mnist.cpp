@@ -44,7 +44,7 @@ nn::Sequential build_model() {
 }
 
 // Images scaled to [0, 1] by the reader, then standardized with the data set's mean and std.
-ember::Tensor normalize(const ember::Tensor& images) { return (images - 0.2860) / 0.3530; }
+ember::Tensor standardize(const ember::Tensor& images) { return (images - 0.2860) / 0.3530; }
 
 double accuracy(nn::Sequential& model, const ember::Tensor& x, const ember::Tensor& y) {
   ember::NoGradGuard no_grad;
@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
   if (args.threads > 0) ember::set_num_threads(int(args.threads));
   ember::manual_seed(0);
   ember::data::FashionMNIST train(args.data_dir, /*train=*/true), test(args.data_dir, false);
-  ember::Tensor train_x = normalize(train.images()), train_y = train.labels();
-  ember::Tensor test_x = normalize(test.images()), test_y = test.labels();
+  ember::Tensor train_x = standardize(train.images), train_y = train.labels;
+  ember::Tensor test_x = standardize(test.images), test_y = test.labels;
 
   nn::Sequential model = build_model();
   ember::optim::Adam optimizer(model->parameters(), ember::optim::AdamOptions(args.lr));

@@ -117,7 +117,7 @@ void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool
       missing.push_back(it.key());
       continue;
     }
-    EMBER_CHECK(src->sizes() == it.value().sizes(), "load_state_dict: size mismatch for ",
+    EMBER_CHECK(src->sizes().equals(it.value().sizes()), "load_state_dict: size mismatch for ",
                 it.key(), ": copying a param with shape ", src->sizes(),
                 ", the shape in current model is ", it.value().sizes(), ".");
     Tensor dst = it.value().detach();

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "ember/core/tensor.h"
-#include "ember/nn/ordered_dict.h"
+#include "ember/core/ordered_dict.h"
 
 namespace ember::nn {
 

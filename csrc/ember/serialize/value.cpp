@@ -6,6 +6,10 @@ Value::Value(const std::map<std::string, Tensor>& tensors) : kind(Kind::Dict) {
   for (const auto& [k, t] : tensors) entries.emplace_back(from_string(k), Value(t));
 }
 
+Value::Value(const OrderedDict<std::string, Tensor>& tensors) : kind(Kind::Dict), ordered(true) {
+  for (const auto& it : tensors) entries.emplace_back(from_string(it.key()), Value(it.value()));
+}
+
 Value Value::from_bool(bool b) {
   Value v;
   v.kind = Kind::Bool;
@@ -60,15 +64,21 @@ const Tensor& Value::to_tensor() const {
   return tensor;
 }
 
-std::map<std::string, Tensor> Value::to_tensor_map() const {
+OrderedDict<std::string, Tensor> Value::to_ordered_tensor_dict() const {
   EMBER_CHECK(kind == Kind::Dict, "ember::load: expected a dict of tensors; got a ",
               kind_name(kind));
-  std::map<std::string, Tensor> out;
+  OrderedDict<std::string, Tensor> out;
   for (const auto& [k, v] : entries) {
     EMBER_CHECK(k.kind == Kind::String, "ember::load: expected string keys; got a ",
                 kind_name(k.kind));
-    out[k.s] = v.to_tensor();
+    out.insert_or_assign(k.s, v.to_tensor());
   }
+  return out;
+}
+
+std::map<std::string, Tensor> Value::to_tensor_map() const {
+  std::map<std::string, Tensor> out;
+  for (const auto& it : to_ordered_tensor_dict()) out[it.key()] = it.value();
   return out;
 }
 

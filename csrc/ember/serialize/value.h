@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/core/ordered_dict.h"
 #include "ember/core/tensor.h"
 
 namespace ember::serialize {
@@ -18,6 +19,8 @@ struct Value {
   Value() = default;
   Value(const Tensor& t) : kind(Kind::Tensor), tensor(t) {}  // NOLINT: implicit like IValue
   Value(const std::map<std::string, Tensor>& tensors);       // NOLINT
+  /// A module's state_dict, kept in order (saved as an OrderedDict, as PyTorch does).
+  Value(const OrderedDict<std::string, Tensor>& tensors);  // NOLINT
   static Value from_bool(bool b);
   static Value from_int(int64_t i);
   static Value from_double(double d);
@@ -31,6 +34,8 @@ struct Value {
   const Tensor& to_tensor() const;
   /// A dict of string keys and tensor values as a map; raises on anything else.
   std::map<std::string, Tensor> to_tensor_map() const;
+  /// The same in the checkpoint's order, the type Module::load_state_dict takes.
+  OrderedDict<std::string, Tensor> to_ordered_tensor_dict() const;
   /// Looks a string key up in a dict node; raises if absent.
   const Value& at(const std::string& key) const;
 

@@ -20,7 +20,7 @@ ConvNdImpl<D>::ConvNdImpl(const ConvOptions<D>& options)
                     "'");
   std::vector<int64_t> shape = {o.out_channels(), o.in_channels() / o.groups()};
   for (size_t i = 0; i < D; ++i) shape.push_back(o.kernel_size()[i]);
-  weight = register_parameter("weight", empty(shape));
+  weight = register_parameter("weight", ember::empty(shape));
   if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));
   reset_parameters();
 }
