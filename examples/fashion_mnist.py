@@ -4,7 +4,7 @@ The model code below is plain PyTorch code: only the import differs between the 
 so `--backend torch` runs the very same program under real PyTorch for a side-by-side comparison
 of time per epoch and accuracy.
 
-    python examples/fashion_mnist.py                   # 3 epochs with ember
+    python examples/fashion_mnist.py                   # 4 epochs with ember
     python examples/fashion_mnist.py --backend torch   # the same under PyTorch
     python examples/fashion_mnist.py --resume          # continue from the last checkpoint
 """
@@ -24,7 +24,7 @@ CLASSES = 10
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=("ember", "torch"), default="ember")
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--lr", type=float, default=2e-3, help="Adam's learning rate")
     p.add_argument("--threads", type=int, default=None, help="intra-op threads (default: all)")
@@ -96,7 +96,7 @@ def evaluate(torch, model, x, y, batch_size=1000):
     return correct / len(x)
 
 
-def train_epoch(torch, model, optimizer, loader, epoch, max_steps):
+def train_epoch(torch, model, optimizer, scheduler, loader, epoch, max_steps):
     model.train()
     F = torch.nn.functional
     total = len(loader) if max_steps is None else min(len(loader), max_steps)
@@ -107,6 +107,7 @@ def train_epoch(torch, model, optimizer, loader, epoch, max_steps):
         loss = F.cross_entropy(model(xb), yb)
         loss.backward()
         optimizer.step()
+        scheduler.step()
         seen += len(xb)
         loss_sum += loss.item() * len(xb)
         bar.update(step, seen, loss_sum / seen)
@@ -158,6 +159,9 @@ def main(argv=None):
 
     model = build_model(torch.nn)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    # The learning rate follows a cosine from --lr to 0 over the whole run, one step per batch.
+    steps_per_epoch = len(loader) if args.max_steps is None else min(len(loader), args.max_steps)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.epochs * steps_per_epoch)
     os.makedirs(args.out_dir, exist_ok=True)
     checkpoint = os.path.join(args.out_dir, f"checkpoint_{args.backend}.pt")
     history, first_epoch = [], 1
@@ -165,6 +169,7 @@ def main(argv=None):
         state = torch.load(checkpoint)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
         history, first_epoch = state["history"], state["epoch"] + 1
         print(f"resumed from {checkpoint} after epoch {state['epoch']}")
 
@@ -174,14 +179,15 @@ def main(argv=None):
     for epoch in range(first_epoch, args.epochs + 1):
         order.manual_seed(args.seed * 1000 + epoch)  # a resumed run sees the same batches
         start = time.perf_counter()
-        loss, rate = train_epoch(torch, model, optimizer, loader, epoch, args.max_steps)
+        loss, rate = train_epoch(torch, model, optimizer, scheduler, loader, epoch, args.max_steps)
         seconds = time.perf_counter() - start
         accuracy = evaluate(torch, model, test_x, test_y)
         history.append({"epoch": epoch, "loss": loss, "accuracy": accuracy, "seconds": seconds})
         print(f"epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}, "
               f"{seconds:.1f} s ({rate:,.0f} samples/s)")
         save_checkpoint(torch, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                                "epoch": epoch, "history": history}, checkpoint)
+                                "scheduler": scheduler.state_dict(), "epoch": epoch,
+                                "history": history}, checkpoint)
 
     if history and not args.no_plot:
         png = os.path.join(args.out_dir, f"curves_{args.backend}.png")
