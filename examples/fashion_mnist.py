@@ -4,7 +4,7 @@ The model code below is plain PyTorch code: only the import differs between the 
 so `--backend torch` runs the very same program under real PyTorch for a side-by-side comparison
 of time per epoch and accuracy.
 
-    python examples/fashion_mnist.py                   # 4 epochs with ember
+    python examples/fashion_mnist.py                   # 5 epochs with ember
     python examples/fashion_mnist.py --backend torch   # the same under PyTorch
     python examples/fashion_mnist.py --resume          # continue from the last checkpoint
 """
@@ -24,7 +24,7 @@ CLASSES = 10
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=("ember", "torch"), default="ember")
-    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--lr", type=float, default=2e-3, help="Adam's learning rate")
     p.add_argument("--threads", type=int, default=None, help="intra-op threads (default: all)")
