@@ -1,6 +1,7 @@
 """ember.optim: optimizers and learning-rate schedulers, as torch.optim."""
 
 from . import lr_scheduler
+from .adadelta import Adadelta, Adamax
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
@@ -8,4 +9,4 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
