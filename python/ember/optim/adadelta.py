@@ -94,7 +94,7 @@ class Adamax(Optimizer):
                     grad = grad.add(p, alpha=wd)
                 exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
                 state["step"] += 1
-                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg.copy_(ember.lerp(exp_avg, grad, 1 - beta1))
                 norm_buf = ember.cat([exp_inf.mul_(beta2).unsqueeze(0),
                                       grad.abs().add_(eps).unsqueeze_(0)], 0)
                 exp_inf.copy_(ember.amax(norm_buf, 0))
