@@ -3,7 +3,8 @@
 import ember
 from ember import _C
 
-from .optimizer import Optimizer, _get_scalar_dtype, _to_scalar
+from .optimizer import (Optimizer, _check_fused, _check_hparams, _get_scalar_dtype,
+                        _to_scalar)
 
 __all__ = ["Adagrad"]
 
@@ -13,28 +14,13 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError("Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_hparams(lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                       initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
@@ -43,14 +29,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        for s in self.state.values():
-            if "step" in s and not isinstance(s["step"], ember.Tensor):
-                s["step"] = ember.tensor(float(s["step"]), dtype=_get_scalar_dtype())
+        self._upgrade_loaded(foreach=None, maximize=False, differentiable=False, fused=None)
 
     def share_memory(self):
         """No-op kept for API compatibility (ember has one process's memory)."""

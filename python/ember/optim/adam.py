@@ -3,7 +3,7 @@
 import ember
 from ember import _C
 
-from .optimizer import Optimizer, _get_scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_fused, _to_scalar
 
 __all__ = ["Adam"]
 
@@ -51,27 +51,12 @@ class Adam(Optimizer):
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], ember.Tensor):
-                    p_state["step"] = ember.tensor(float(p_state["step"]),
-                                                   dtype=_get_scalar_dtype())
+        self._upgrade_loaded(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                             differentiable=False, decoupled_weight_decay=False, fused=None)
 
     def step(self, closure=None):
         """Performs one Adam step; `closure` re-evaluates the model and returns the loss."""
@@ -81,16 +66,8 @@ class Adam(Optimizer):
             if not params:
                 continue
             amsgrad = group["amsgrad"]
-            states = []
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
-                    state["exp_avg"] = ember.zeros_like(p)
-                    state["exp_avg_sq"] = ember.zeros_like(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = ember.zeros_like(p)
-                states.append(state)
+            states = self._lazy_states(params, "exp_avg", "exp_avg_sq",
+                                       *(("max_exp_avg_sq",) if amsgrad else ()))
             beta1, beta2 = (_to_scalar(b) for b in group["betas"])
             _C._optim.adam(
                 params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],

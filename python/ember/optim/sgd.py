@@ -2,7 +2,7 @@
 
 from ember import _C
 
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _check_fused, _to_scalar
 
 __all__ = ["SGD"]
 
@@ -27,20 +27,12 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._upgrade_loaded(nesterov=False, maximize=False, foreach=None, differentiable=False,
+                             fused=False)
 
     def step(self, closure=None):
         """Performs one SGD step; `closure` re-evaluates the model and returns the loss."""
