@@ -3,14 +3,18 @@
 import ember
 from ember import _C
 
-from .optimizer import (Optimizer, _check_fused, _check_hparams, _get_scalar_dtype,
+from .optimizer import (_FusedOptimizer, _check_fused, _check_hparams, _get_scalar_dtype,
                         _to_scalar)
 
 __all__ = ["Adagrad"]
 
 
-class Adagrad(Optimizer):
+class Adagrad(_FusedOptimizer):
     """Adagrad (Duchi et al.); its state is created for every parameter at construction."""
+
+    _load_defaults = {
+        "foreach": None, "maximize": False, "differentiable": False, "fused": None,
+    }
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
@@ -27,23 +31,12 @@ class Adagrad(Optimizer):
                 state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
                 state["sum"] = ember.full_like(p, initial_accumulator_value)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self._upgrade_loaded(foreach=None, maximize=False, differentiable=False, fused=None)
-
     def share_memory(self):
         """No-op kept for API compatibility (ember has one process's memory)."""
 
-    def step(self, closure=None):
-        """Performs one Adagrad step; `closure` re-evaluates the model and returns the loss."""
-        loss = self._call_closure(closure)
-        for group in self.param_groups:
-            params, grads = self._params_with_grad(group)
-            if not params:
-                continue
-            states = [self.state[p] for p in params]
-            _C._optim.adagrad(
-                params, grads, [s["sum"] for s in states], [s["step"] for s in states],
-                _to_scalar(group["lr"]), _to_scalar(group["lr_decay"]),
-                _to_scalar(group["weight_decay"]), _to_scalar(group["eps"]), group["maximize"])
-        return loss
+    def _update_group(self, group, params, grads):
+        states = [self.state[p] for p in params]
+        _C._optim.adagrad(
+            params, grads, [s["sum"] for s in states], [s["step"] for s in states],
+            _to_scalar(group["lr"]), _to_scalar(group["lr_decay"]),
+            _to_scalar(group["weight_decay"]), _to_scalar(group["eps"]), group["maximize"])

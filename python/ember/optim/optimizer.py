@@ -261,12 +261,6 @@ class Optimizer:
         """Performs a single optimization step; subclasses implement it."""
         raise NotImplementedError
 
-    def _call_closure(self, closure):
-        if closure is None:
-            return None
-        with ember.enable_grad():
-            return closure()
-
     def register_step_pre_hook(self, hook):
         """Registers hook(optimizer, args, kwargs) run before this optimizer's step."""
         return _add_hook(self._optimizer_step_pre_hooks, hook)
@@ -369,17 +363,36 @@ class Optimizer:
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
 
-    def _upgrade_loaded(self, **group_defaults):
-        # For a subclass's __setstate__: fills in options that older pickles lack, and turns
-        # 'step' counters saved as numbers into tensors, as torch's optimizers keep them.
+
+class _FusedOptimizer(Optimizer):
+    """Base of the optimizers over ember._C._optim kernels: each implements _update_group, and
+    lists in _load_defaults the group options that pickles from older versions may lack."""
+
+    _load_defaults = {}
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # 'step' counters saved as numbers become tensors, as torch's optimizers keep them.
         for group in self.param_groups:
-            for name, default in group_defaults.items():
+            for name, default in self._load_defaults.items():
                 group.setdefault(name, default)
             for p in group["params"]:
                 p_state = self.state.get(p)
                 if p_state and "step" in p_state and not isinstance(p_state["step"], ember.Tensor):
                     p_state["step"] = ember.tensor(float(p_state["step"]),
                                                    dtype=_get_scalar_dtype())
+
+    def step(self, closure=None):
+        """Performs one optimization step; `closure` re-evaluates the model and returns the loss."""
+        loss = None
+        if closure is not None:
+            with ember.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads = self._params_with_grad(group)
+            if params:
+                self._update_group(group, params, grads)
+        return loss
 
     def _lazy_states(self, params, *buffers):
         """The params' state dicts; an empty one gets a zero 'step' and zero `buffers` first."""

@@ -2,13 +2,18 @@
 
 from ember import _C
 
-from .optimizer import Optimizer, _check_hparams, _to_scalar
+from .optimizer import _FusedOptimizer, _check_hparams, _to_scalar
 
 __all__ = ["RMSprop"]
 
 
-class RMSprop(Optimizer):
+class RMSprop(_FusedOptimizer):
     """RMSprop (Hinton), optionally centered and with momentum."""
+
+    _load_defaults = {
+        "momentum": 0, "centered": False, "foreach": None, "maximize": False,
+        "differentiable": False, "capturable": False,
+    }
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
@@ -19,27 +24,15 @@ class RMSprop(Optimizer):
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self._upgrade_loaded(momentum=0, centered=False, foreach=None, maximize=False,
-                             differentiable=False, capturable=False)
-
-    def step(self, closure=None):
-        """Performs one RMSprop step; `closure` re-evaluates the model and returns the loss."""
-        loss = self._call_closure(closure)
-        for group in self.param_groups:
-            params, grads = self._params_with_grad(group)
-            if not params:
-                continue
-            momentum, centered = _to_scalar(group["momentum"]), group["centered"]
-            states = self._lazy_states(params, "square_avg",
-                                       *(("momentum_buffer",) if momentum > 0 else ()),
-                                       *(("grad_avg",) if centered else ()))
-            _C._optim.rmsprop(
-                params, grads, [s["square_avg"] for s in states],
-                [s["grad_avg"] for s in states] if centered else [],
-                [s["momentum_buffer"] for s in states] if momentum > 0 else [],
-                [s["step"] for s in states], _to_scalar(group["lr"]), _to_scalar(group["alpha"]),
-                _to_scalar(group["eps"]), _to_scalar(group["weight_decay"]), momentum, centered,
-                group["maximize"])
-        return loss
+    def _update_group(self, group, params, grads):
+        momentum, centered = _to_scalar(group["momentum"]), group["centered"]
+        states = self._lazy_states(params, "square_avg",
+                                   *(("momentum_buffer",) if momentum > 0 else ()),
+                                   *(("grad_avg",) if centered else ()))
+        _C._optim.rmsprop(
+            params, grads, [s["square_avg"] for s in states],
+            [s["grad_avg"] for s in states] if centered else [],
+            [s["momentum_buffer"] for s in states] if momentum > 0 else [],
+            [s["step"] for s in states], _to_scalar(group["lr"]), _to_scalar(group["alpha"]),
+            _to_scalar(group["eps"]), _to_scalar(group["weight_decay"]), momentum, centered,
+            group["maximize"])
