@@ -40,6 +40,11 @@ class _WindowPoolNd(Module):
         self.stride = self._ntuple(stride if stride is not None else kernel_size)
         self.padding = self._ntuple(padding)
 
+    def _pool(self, input, *args, **kwargs):
+        return getattr(F, self._fn)(
+            input, self.kernel_size, self.stride, self.padding, *args, **kwargs
+        )
+
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
@@ -54,14 +59,8 @@ class _MaxPoolNd(_WindowPoolNd):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return getattr(F, self._fn)(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
+        return self._pool(
+            input, self.dilation, ceil_mode=self.ceil_mode, return_indices=self.return_indices
         )
 
     def extra_repr(self):
@@ -97,6 +96,7 @@ class AvgPool1d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, L) input."""
 
     _ntuple = staticmethod(_single)
+    _fn = "avg_pool1d"
 
     def __init__(
         self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
@@ -106,14 +106,7 @@ class AvgPool1d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
 
     def forward(self, input):
-        return F.avg_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-        )
+        return self._pool(input, self.ceil_mode, self.count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):
@@ -136,15 +129,7 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return getattr(F, self._fn)(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+        return self._pool(input, self.ceil_mode, self.count_include_pad, self.divisor_override)
 
 
 class AvgPool3d(AvgPool2d):
