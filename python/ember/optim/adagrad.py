@@ -3,68 +3,40 @@
 import ember
 from ember import _C
 
-from .optimizer import Optimizer, _get_scalar_dtype, _to_scalar
+from .optimizer import (_FusedOptimizer, _check_fused, _check_hparams, _get_scalar_dtype,
+                        _to_scalar)
 
 __all__ = ["Adagrad"]
 
 
-class Adagrad(Optimizer):
+class Adagrad(_FusedOptimizer):
     """Adagrad (Duchi et al.); its state is created for every parameter at construction."""
+
+    _load_defaults = {
+        "foreach": None, "maximize": False, "differentiable": False, "fused": None,
+    }
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError("Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_hparams(lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                       initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
                 state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
                 state["sum"] = ember.full_like(p, initial_accumulator_value)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        for s in self.state.values():
-            if "step" in s and not isinstance(s["step"], ember.Tensor):
-                s["step"] = ember.tensor(float(s["step"]), dtype=_get_scalar_dtype())
-
     def share_memory(self):
         """No-op kept for API compatibility (ember has one process's memory)."""
 
-    def step(self, closure=None):
-        """Performs one Adagrad step; `closure` re-evaluates the model and returns the loss."""
-        loss = self._call_closure(closure)
-        for group in self.param_groups:
-            params, grads = self._params_with_grad(group)
-            if not params:
-                continue
-            states = [self.state[p] for p in params]
-            _C._optim.adagrad(
-                params, grads, [s["sum"] for s in states], [s["step"] for s in states],
-                _to_scalar(group["lr"]), _to_scalar(group["lr_decay"]),
-                _to_scalar(group["weight_decay"]), _to_scalar(group["eps"]), group["maximize"])
-        return loss
+    def _update_group(self, group, params, grads):
+        states = [self.state[p] for p in params]
+        _C._optim.adagrad(
+            params, grads, [s["sum"] for s in states], [s["step"] for s in states],
+            _to_scalar(group["lr"]), _to_scalar(group["lr_decay"]),
+            _to_scalar(group["weight_decay"]), _to_scalar(group["eps"]), group["maximize"])

@@ -3,7 +3,7 @@
 import ember
 from ember import _C
 
-from .optimizer import Optimizer, _get_scalar_dtype, _to_scalar
+from .optimizer import _FusedOptimizer, _check_fused, _to_scalar
 
 __all__ = ["Adam"]
 
@@ -38,8 +38,13 @@ def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
                 raise ValueError(f"Tensor betas[{i}] must be 1-element")
 
 
-class Adam(Optimizer):
+class Adam(_FusedOptimizer):
     """Adam (Kingma & Ba), with AMSGrad and optionally decoupled (AdamW) weight decay."""
+
+    _load_defaults = {
+        "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+        "differentiable": False, "decoupled_weight_decay": False, "fused": None,
+    }
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
@@ -51,51 +56,16 @@ class Adam(Optimizer):
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], ember.Tensor):
-                    p_state["step"] = ember.tensor(float(p_state["step"]),
-                                                   dtype=_get_scalar_dtype())
-
-    def step(self, closure=None):
-        """Performs one Adam step; `closure` re-evaluates the model and returns the loss."""
-        loss = self._call_closure(closure)
-        for group in self.param_groups:
-            params, grads = self._params_with_grad(group)
-            if not params:
-                continue
-            amsgrad = group["amsgrad"]
-            states = []
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
-                    state["exp_avg"] = ember.zeros_like(p)
-                    state["exp_avg_sq"] = ember.zeros_like(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = ember.zeros_like(p)
-                states.append(state)
-            beta1, beta2 = (_to_scalar(b) for b in group["betas"])
-            _C._optim.adam(
-                params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-                [s["max_exp_avg_sq"] for s in states] if amsgrad else [],
-                [s["step"] for s in states], _to_scalar(group["lr"]), beta1, beta2,
-                _to_scalar(group["eps"]), _to_scalar(group["weight_decay"]), amsgrad,
-                group["maximize"], group["decoupled_weight_decay"])
-        return loss
+    def _update_group(self, group, params, grads):
+        amsgrad = group["amsgrad"]
+        states = self._lazy_states(params, "exp_avg", "exp_avg_sq",
+                                   *(("max_exp_avg_sq",) if amsgrad else ()))
+        beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+        _C._optim.adam(
+            params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+            [s["max_exp_avg_sq"] for s in states] if amsgrad else [],
+            [s["step"] for s in states], _to_scalar(group["lr"]), beta1, beta2,
+            _to_scalar(group["eps"]), _to_scalar(group["weight_decay"]), amsgrad,
+            group["maximize"], group["decoupled_weight_decay"])

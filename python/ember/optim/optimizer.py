@@ -83,6 +83,26 @@ def _get_scalar_dtype():
     return ember.float64 if ember.get_default_dtype() == ember.float64 else ember.float32
 
 
+def _check_hparams(lr, **values):
+    """Raises torch's errors for a bad lr, then for the first negative named hyper-parameter."""
+    if isinstance(lr, ember.Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    for name, value in values.items():
+        if not 0.0 <= value:
+            label = "epsilon" if name == "eps" else name
+            raise ValueError(f"Invalid {label} value: {value}")
+
+
+def _check_fused(fused, differentiable, foreach):
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 def _hooked_step(step):
     # Runs the global and per-optimizer step hooks around a subclass's step, once per call even
     # when a subclass's step calls its parent's.
@@ -241,12 +261,6 @@ class Optimizer:
         """Performs a single optimization step; subclasses implement it."""
         raise NotImplementedError
 
-    def _call_closure(self, closure):
-        if closure is None:
-            return None
-        with ember.enable_grad():
-            return closure()
-
     def register_step_pre_hook(self, hook):
         """Registers hook(optimizer, args, kwargs) run before this optimizer's step."""
         return _add_hook(self._optimizer_step_pre_hooks, hook)
@@ -348,6 +362,49 @@ class Optimizer:
         self.__setstate__({"state": state, "param_groups": new_groups})
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
+
+
+class _FusedOptimizer(Optimizer):
+    """Base of the optimizers over ember._C._optim kernels: each implements _update_group, and
+    lists in _load_defaults the group options that pickles from older versions may lack."""
+
+    _load_defaults = {}
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # 'step' counters saved as numbers become tensors, as torch's optimizers keep them.
+        for group in self.param_groups:
+            for name, default in self._load_defaults.items():
+                group.setdefault(name, default)
+            for p in group["params"]:
+                p_state = self.state.get(p)
+                if p_state and "step" in p_state and not isinstance(p_state["step"], ember.Tensor):
+                    p_state["step"] = ember.tensor(float(p_state["step"]),
+                                                   dtype=_get_scalar_dtype())
+
+    def step(self, closure=None):
+        """Performs one optimization step; `closure` re-evaluates the model and returns the loss."""
+        loss = None
+        if closure is not None:
+            with ember.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads = self._params_with_grad(group)
+            if params:
+                self._update_group(group, params, grads)
+        return loss
+
+    def _lazy_states(self, params, *buffers):
+        """The params' state dicts; an empty one gets a zero 'step' and zero `buffers` first."""
+        states = []
+        for p in params:
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
+                for name in buffers:
+                    state[name] = ember.zeros_like(p)
+            states.append(state)
+        return states
 
     def _params_with_grad(self, group):
         """The group's params that have a gradient, and those gradients (torch skips the rest)."""

@@ -2,13 +2,18 @@
 
 from ember import _C
 
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import _FusedOptimizer, _check_fused, _to_scalar
 
 __all__ = ["SGD"]
 
 
-class SGD(Optimizer):
+class SGD(_FusedOptimizer):
     """Stochastic gradient descent with optional momentum, Nesterov and weight decay."""
+
+    _load_defaults = {
+        "nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+        "fused": False,
+    }
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
@@ -27,36 +32,16 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
-
-    def step(self, closure=None):
-        """Performs one SGD step; `closure` re-evaluates the model and returns the loss."""
-        loss = self._call_closure(closure)
-        for group in self.param_groups:
-            params, grads = self._params_with_grad(group)
-            if not params:
-                continue
-            momentum = _to_scalar(group["momentum"])
-            buffers = ([self.state[p].get("momentum_buffer") for p in params]
-                       if momentum != 0 else [])
-            buffers = _C._optim.sgd(params, grads, buffers, _to_scalar(group["lr"]), momentum,
-                                    _to_scalar(group["dampening"]),
-                                    _to_scalar(group["weight_decay"]), group["nesterov"],
-                                    group["maximize"])
-            if momentum != 0:
-                for p, buf in zip(params, buffers):
-                    self.state[p]["momentum_buffer"] = buf
-        return loss
+    def _update_group(self, group, params, grads):
+        momentum = _to_scalar(group["momentum"])
+        buffers = ([self.state[p].get("momentum_buffer") for p in params]
+                   if momentum != 0 else [])
+        buffers = _C._optim.sgd(params, grads, buffers, _to_scalar(group["lr"]), momentum,
+                                _to_scalar(group["dampening"]),
+                                _to_scalar(group["weight_decay"]), group["nesterov"],
+                                group["maximize"])
+        if momentum != 0:
+            for p, buf in zip(params, buffers):
+                self.state[p]["momentum_buffer"] = buf

@@ -165,14 +165,14 @@ def binary_cross_entropy_with_logits(
     return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 
 
-def _warn_size(input, target):
+def _warn_size(input, target, stacklevel=3):
     if target.size() != input.size():
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size "
             f"({input.size()}). "
             "This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 
@@ -190,24 +190,24 @@ def _weighted(loss, weight, input, reduction, mean_by_weight):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error (optionally weighted per element)."""
-    _warn_size(input, target)
+def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weight):
+    """`kernel` (mse or l1) on the broadcast pair, optionally weighted per element."""
+    _warn_size(input, target, stacklevel=4)
     reduction = _string(size_average, reduce, reduction)
     input, target = ember.broadcast_tensors(input, target)
     if weight is not None:
-        return _weighted(_nn.mse_loss(input, target, _NONE), weight, input, reduction, True)
-    return _nn.mse_loss(input, target, _reduction_enum(reduction))
+        return _weighted(kernel(input, target, _NONE), weight, input, reduction, True)
+    return kernel(input, target, _reduction_enum(reduction))
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (optionally weighted per element)."""
+    return _pointwise_loss(_nn.mse_loss, input, target, size_average, reduce, reduction, weight)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error (optionally weighted per element)."""
-    _warn_size(input, target)
-    reduction = _string(size_average, reduce, reduction)
-    input, target = ember.broadcast_tensors(input, target)
-    if weight is not None:
-        return _weighted(_nn.l1_loss(input, target, _NONE), weight, input, reduction, True)
-    return _nn.l1_loss(input, target, _reduction_enum(reduction))
+    return _pointwise_loss(_nn.l1_loss, input, target, size_average, reduce, reduction, weight)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):

@@ -5,9 +5,8 @@ import warnings
 import ember
 
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .normalization import _affine_parameters, _reset_affine
 
 __all__ = [
     "BatchNorm1d",
@@ -40,15 +39,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(ember.empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, num_features, bias, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", ember.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", ember.ones(num_features, dtype=dtype))
@@ -67,10 +58,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

@@ -301,18 +301,22 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
         else:
-            for j, m in enumerate(modules):
-                if not hasattr(m, "__iter__") or isinstance(m, (str, Tensor)):
-                    raise TypeError(
-                        f"ModuleDict update sequence element #{j} should be Iterable; is"
-                        + type(m).__name__
-                    )
-                if not len(m) == 2:
-                    raise ValueError(
-                        f"ModuleDict update sequence element #{j} has length {len(m)}; "
-                        "2 is required"
-                    )
-                self[m[0]] = m[1]
+            _update_from_pairs(self, modules, "ModuleDict", reject=(str, Tensor))
+
+
+def _update_from_pairs(container, pairs, owner, reject=()):
+    """container[key] = value for each (key, value) pair, with torch's errors for other items."""
+    for j, pair in enumerate(pairs):
+        if not hasattr(pair, "__iter__") or isinstance(pair, reject):
+            raise TypeError(
+                f"{owner} update sequence element #{j} should be Iterable; is"
+                + type(pair).__name__
+            )
+        if not len(pair) == 2:
+            raise ValueError(
+                f"{owner} update sequence element #{j} has length {len(pair)}; 2 is required"
+            )
+        container[pair[0]] = pair[1]
 
 
 def _param_repr(kind, p, type_name=False):
@@ -473,18 +477,7 @@ class ParameterDict(Module):
             for key, p in sorted(parameters.items()):
                 self[key] = p
         else:
-            for j, p in enumerate(parameters):
-                if not hasattr(p, "__iter__"):
-                    raise TypeError(
-                        f"ParameterDict update sequence element #{j} should be Iterable; is"
-                        + type(p).__name__
-                    )
-                if not len(p) == 2:
-                    raise ValueError(
-                        f"ParameterDict update sequence element #{j} has length {len(p)}; "
-                        "2 is required"
-                    )
-                self[p[0]] = p[1]
+            _update_from_pairs(self, parameters, "ParameterDict")
 
     def extra_repr(self):
         return "\n".join(_param_repr(k, p, type_name=True) for k, p in self.items())

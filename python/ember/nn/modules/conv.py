@@ -7,6 +7,7 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .linear import _register_bias
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
@@ -81,10 +82,7 @@ class _ConvNd(Module):
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
         self.weight = Parameter(ember.empty(shape, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ember.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_channels, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

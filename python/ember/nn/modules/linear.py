@@ -22,6 +22,11 @@ class Identity(Module):
         return input
 
 
+def _register_bias(module, bias, size, dtype):
+    """An uninitialised bias of `size` when `bias` is true, else a None bias."""
+    module.register_parameter("bias", Parameter(ember.empty(size, dtype=dtype)) if bias else None)
+
+
 class Linear(Module):
     """y = x A^T + b."""
 
@@ -32,10 +37,7 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(ember.empty((out_features, in_features), dtype=dtype))
-        if bias:
-            self.bias = Parameter(ember.empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_features, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -69,10 +71,7 @@ class Bilinear(Module):
         self.weight = Parameter(
             ember.empty((out_features, in1_features, in2_features), dtype=dtype)
         )
-        if bias:
-            self.bias = Parameter(ember.empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_features, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -18,6 +18,22 @@ def _shape_tuple(normalized_shape):
     return tuple(normalized_shape)
 
 
+def _affine_parameters(module, affine, shape, bias, dtype):
+    """Registers `weight` and `bias` of `shape` (either may be None), before reset_parameters."""
+    for name, wanted in (("weight", affine), ("bias", affine and bias)):
+        module.register_parameter(
+            name, Parameter(ember.empty(shape, dtype=dtype)) if wanted else None
+        )
+
+
+def _reset_affine(module):
+    """Ones for the weight and zeros for the bias, where the module has them."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalizes over the trailing `normalized_shape` dims, with optional affine parameters."""
 
@@ -34,22 +50,11 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(ember.empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, elementwise_affine, self.normalized_shape, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -75,22 +80,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(ember.empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, num_channels, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -24,29 +24,43 @@ __all__ = [
 ]
 
 
-class _MaxPoolNd(Module):
-    _fn = None
+def _as_given(x):
+    return x
 
+
+class _WindowPoolNd(Module):
+    """Stores kernel_size, stride (kernel_size when None) and padding, through `_ntuple`."""
+
+    _fn = None
+    _ntuple = staticmethod(_as_given)
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = self._ntuple(kernel_size)
+        self.stride = self._ntuple(stride if stride is not None else kernel_size)
+        self.padding = self._ntuple(padding)
+
+    def _pool(self, input, *args, **kwargs):
+        return getattr(F, self._fn)(
+            input, self.kernel_size, self.stride, self.padding, *args, **kwargs
+        )
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _MaxPoolNd(_WindowPoolNd):
     def __init__(
         self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
     ):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
+        super().__init__(kernel_size, stride, padding)
         self.dilation = dilation
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return getattr(F, self._fn)(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
+        return self._pool(
+            input, self.dilation, ceil_mode=self.ceil_mode, return_indices=self.return_indices
         )
 
     def extra_repr(self):
@@ -74,33 +88,25 @@ class MaxPool3d(_MaxPoolNd):
     _fn = "max_pool3d"
 
 
-class _AvgPoolNd(Module):
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+class _AvgPoolNd(_WindowPoolNd):
+    """Base of the AvgPool modules (torch's class structure)."""
 
 
 class AvgPool1d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, L) input."""
 
+    _ntuple = staticmethod(_single)
+    _fn = "avg_pool1d"
+
     def __init__(
         self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
     ):
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
+        super().__init__(kernel_size, stride, padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
     def forward(self, input):
-        return F.avg_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-        )
+        return self._pool(input, self.ceil_mode, self.count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):
@@ -117,24 +123,13 @@ class AvgPool2d(_AvgPoolNd):
         count_include_pad=True,
         divisor_override=None,
     ):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
+        super().__init__(kernel_size, stride, padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return getattr(F, self._fn)(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+        return self._pool(input, self.ceil_mode, self.count_include_pad, self.divisor_override)
 
 
 class AvgPool3d(AvgPool2d):
@@ -207,23 +202,11 @@ LPPool1d = _make("LPPool1d", _LPPoolNd, "lp_pool1d")
 LPPool2d = _make("LPPool2d", _LPPoolNd, "lp_pool2d")
 
 
-class _MaxUnpoolNd(Module):
-    _ntuple = None
-    _fn = None
-
-    def __init__(self, kernel_size, stride=None, padding=0):
-        super().__init__()
-        self.kernel_size = self._ntuple(kernel_size)
-        self.stride = self._ntuple(stride if stride is not None else kernel_size)
-        self.padding = self._ntuple(padding)
-
+class _MaxUnpoolNd(_WindowPoolNd):
     def forward(self, input, indices, output_size=None):
         return getattr(F, self._fn)(
             input, indices, self.kernel_size, self.stride, self.padding, output_size
         )
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class MaxUnpool1d(_MaxUnpoolNd):

@@ -20,6 +20,30 @@ def _check_padding_idx(padding_idx, num_embeddings):
     return padding_idx
 
 
+def _init_weight(module, _weight, dtype, requires_grad=True):
+    """Wraps `_weight` as the table, or makes a fresh one that reset_parameters fills."""
+    if _weight is None:
+        shape = (module.num_embeddings, module.embedding_dim)
+        module.weight = Parameter(ember.empty(shape, dtype=dtype), requires_grad=requires_grad)
+        module.reset_parameters()
+    else:
+        assert list(_weight.shape) == [module.num_embeddings, module.embedding_dim], (
+            "Shape of weight does not match num_embeddings and embedding_dim"
+        )
+        module.weight = Parameter(_weight, requires_grad=requires_grad)
+
+
+def _max_norm_repr(module):
+    s = ""
+    if module.max_norm is not None:
+        s += ", max_norm={max_norm}"
+    if module.norm_type != 2:
+        s += ", norm_type={norm_type}"
+    if module.scale_grad_by_freq is not False:
+        s += ", scale_grad_by_freq={scale_grad_by_freq}"
+    return s
+
+
 class Embedding(Module):
     """A lookup table of `num_embeddings` vectors of size `embedding_dim`."""
 
@@ -44,16 +68,7 @@ class Embedding(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(
-                ember.empty((num_embeddings, embedding_dim), dtype=dtype), requires_grad=not _freeze
-            )
-            self.reset_parameters()
-        else:
-            assert list(_weight.shape) == [num_embeddings, embedding_dim], (
-                "Shape of weight does not match num_embeddings and embedding_dim"
-            )
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _init_weight(self, _weight, dtype, requires_grad=not _freeze)
         self.sparse = sparse
 
     def reset_parameters(self):
@@ -80,12 +95,7 @@ class Embedding(Module):
         s = "{num_embeddings}, {embedding_dim}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        s += _max_norm_repr(self)
         if self.sparse is not False:
             s += ", sparse=True"
         return s.format(**self.__dict__)
@@ -142,14 +152,7 @@ class EmbeddingBag(Module):
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.padding_idx = _check_padding_idx(padding_idx, num_embeddings)
-        if _weight is None:
-            self.weight = Parameter(ember.empty((num_embeddings, embedding_dim), dtype=dtype))
-            self.reset_parameters()
-        else:
-            assert list(_weight.shape) == [num_embeddings, embedding_dim], (
-                "Shape of weight does not match num_embeddings and embedding_dim"
-            )
-            self.weight = Parameter(_weight)
+        _init_weight(self, _weight, dtype)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
@@ -173,13 +176,7 @@ class EmbeddingBag(Module):
         )
 
     def extra_repr(self):
-        s = "{num_embeddings}, {embedding_dim}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        s = "{num_embeddings}, {embedding_dim}" + _max_norm_repr(self)
         s += ", mode={mode}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"

@@ -72,9 +72,14 @@ def weight_norm(module, name="weight", dim=0):
 
 def remove_weight_norm(module, name="weight"):
     """Undoes weight_norm, leaving a plain parameter `name`."""
+    return _remove_norm_hook(module, WeightNorm, name, "weight_norm")
+
+
+def _remove_norm_hook(module, hook_type, name, what):
+    """Removes the `hook_type` pre-hook on `name`, restoring a plain parameter."""
     for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, hook_type) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")

@@ -24,6 +24,27 @@ def _is_numpy(obj):
     )
 
 
+def _like_mapping(elem, items):
+    """The dict `items` in a copy of the mapping `elem` where it can be updated, else as is."""
+    try:
+        clone = copy.copy(elem)
+        clone.update(items)
+        return clone
+    except TypeError:
+        return items
+
+
+def _like_sequence(elem, items):
+    """The list `items` in a copy of the sequence `elem` where it can be assigned, else as is."""
+    try:
+        clone = copy.copy(elem)
+        for i, item in enumerate(items):
+            clone[i] = item
+        return clone
+    except TypeError:
+        return items
+
+
 def default_convert(data):
     """Converts numpy arrays (and those inside mappings and sequences) to tensors; no batching."""
     if isinstance(data, ember.Tensor):
@@ -33,24 +54,13 @@ def default_convert(data):
             return data
         return ember.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        try:
-            clone = copy.copy(data)
-            clone.update({key: default_convert(data[key]) for key in data})
-            return clone
-        except TypeError:
-            return {key: default_convert(data[key]) for key in data}
+        return _like_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        try:
-            clone = copy.copy(data)
-            for i, d in enumerate(data):
-                clone[i] = default_convert(d)
-            return clone
-        except TypeError:
-            return [default_convert(d) for d in data]
+        return _like_sequence(data, [default_convert(d) for d in data])
     return data
 
 
@@ -74,12 +84,7 @@ def default_collate(batch):
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        try:
-            clone = copy.copy(elem)
-            clone.update({key: default_collate([d[key] for d in batch]) for key in elem})
-            return clone
-        except TypeError:
-            return {key: default_collate([d[key] for d in batch]) for key in elem}
+        return _like_mapping(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
         return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
@@ -90,11 +95,5 @@ def default_collate(batch):
         transposed = list(zip(*batch))
         if isinstance(elem, tuple):
             return [default_collate(samples) for samples in transposed]
-        try:
-            clone = copy.copy(elem)
-            for i, samples in enumerate(transposed):
-                clone[i] = default_collate(samples)
-            return clone
-        except TypeError:
-            return [default_collate(samples) for samples in transposed]
+        return _like_sequence(elem, [default_collate(samples) for samples in transposed])
     raise TypeError(_collate_err.format(type(elem)))
