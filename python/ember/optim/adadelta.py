@@ -6,7 +6,7 @@ tensor op) rather than fused kernels: correct first; a fused kernel comes when a
 
 import ember
 
-from .optimizer import Optimizer, _get_scalar_dtype, _to_scalar
+from .optimizer import _FusedOptimizer, _to_scalar
 
 __all__ = ["Adadelta", "Adamax"]
 
@@ -16,7 +16,7 @@ def _check(name, value, low=0.0):
         raise ValueError(f"Invalid {name}: {value}")
 
 
-class Adadelta(Optimizer):
+class Adadelta(_FusedOptimizer):
     """Adadelta (Zeiler, 2012): per-coordinate steps from running averages of g² and Δx²."""
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
@@ -32,33 +32,23 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     @ember.no_grad()
-    def step(self, closure=None):
-        """Performs one Adadelta step; `closure` re-evaluates the model and returns the loss."""
-        loss = self._call_closure(closure)
-        for group in self.param_groups:
-            lr, rho = _to_scalar(group["lr"]), group["rho"]
-            eps, wd = group["eps"], group["weight_decay"]
-            params, grads = self._params_with_grad(group)
-            for p, grad in zip(params, grads):
-                state = self.state[p]
-                if not state:
-                    state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
-                    state["square_avg"] = ember.zeros_like(p)
-                    state["acc_delta"] = ember.zeros_like(p)
-                grad = -grad if group["maximize"] else grad
-                if wd != 0:
-                    grad = grad.add(p, alpha=wd)
-                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-                state["step"] += 1
-                square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                std = square_avg.add(eps).sqrt_()
-                delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-                acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-                p.add_(delta, alpha=-lr)
-        return loss
+    def _update_group(self, group, params, grads):
+        lr, rho = _to_scalar(group["lr"]), group["rho"]
+        eps, wd = group["eps"], group["weight_decay"]
+        for p, grad, state in zip(params, grads, self._lazy_states(params, "square_avg", "acc_delta")):
+            grad = -grad if group["maximize"] else grad
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+            state["step"] += 1
+            square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+            std = square_avg.add(eps).sqrt_()
+            delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+            acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+            p.add_(delta, alpha=-lr)
 
 
-class Adamax(Optimizer):
+class Adamax(_FusedOptimizer):
     """Adamax (Kingma & Ba, 2014): Adam with the infinity norm of past gradients."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
@@ -76,28 +66,18 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
 
     @ember.no_grad()
-    def step(self, closure=None):
-        """Performs one Adamax step; `closure` re-evaluates the model and returns the loss."""
-        loss = self._call_closure(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
-            eps, wd = group["eps"], group["weight_decay"]
-            params, grads = self._params_with_grad(group)
-            for p, grad in zip(params, grads):
-                state = self.state[p]
-                if not state:
-                    state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
-                    state["exp_avg"] = ember.zeros_like(p)
-                    state["exp_inf"] = ember.zeros_like(p)
-                grad = -grad if group["maximize"] else grad
-                if wd != 0:
-                    grad = grad.add(p, alpha=wd)
-                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-                state["step"] += 1
-                exp_avg.copy_(ember.lerp(exp_avg, grad, 1 - beta1))
-                norm_buf = ember.cat([exp_inf.mul_(beta2).unsqueeze(0),
-                                      grad.abs().add_(eps).unsqueeze_(0)], 0)
-                exp_inf.copy_(ember.amax(norm_buf, 0))
-                clr = lr / (1 - beta1 ** state["step"].item())
-                p.addcdiv_(exp_avg, exp_inf, value=-clr)
-        return loss
+    def _update_group(self, group, params, grads):
+        lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
+        eps, wd = group["eps"], group["weight_decay"]
+        for p, grad, state in zip(params, grads, self._lazy_states(params, "exp_avg", "exp_inf")):
+            grad = -grad if group["maximize"] else grad
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+            state["step"] += 1
+            exp_avg.copy_(ember.lerp(exp_avg, grad, 1 - beta1))
+            norm_buf = ember.cat([exp_inf.mul_(beta2).unsqueeze(0),
+                                  grad.abs().add_(eps).unsqueeze_(0)], 0)
+            exp_inf.copy_(ember.amax(norm_buf, 0))
+            clr = lr / (1 - beta1 ** state["step"].item())
+            p.addcdiv_(exp_avg, exp_inf, value=-clr)
