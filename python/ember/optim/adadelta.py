@@ -35,7 +35,8 @@ class Adadelta(_FusedOptimizer):
     def _update_group(self, group, params, grads):
         lr, rho = _to_scalar(group["lr"]), group["rho"]
         eps, wd = group["eps"], group["weight_decay"]
-        for p, grad, state in zip(params, grads, self._lazy_states(params, "square_avg", "acc_delta")):
+        states = self._lazy_states(params, "square_avg", "acc_delta")
+        for p, grad, state in zip(params, grads, states):
             grad = -grad if group["maximize"] else grad
             if wd != 0:
                 grad = grad.add(p, alpha=wd)
