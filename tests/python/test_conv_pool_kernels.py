@@ -82,8 +82,9 @@ def test_conv2d_whole_run_rows_match_numpy():
     np.testing.assert_allclose(out.numpy(), numpy_conv2d_same(x, w), atol=1e-10)
 
 
-def test_conv2d_results_independent_of_threads():
-    x, w = rand(64, 8, 12, 12), rand(16, 8, 3, 3, seed=2)
+@pytest.mark.parametrize("n", [64, 2])  # chunks on the thread pool; chunks in order
+def test_conv2d_results_independent_of_threads(n):
+    x, w = rand(n, 8, 12, 12), rand(16, 8, 3, 3, seed=2)
     runs = runs_per_thread_count(lambda: fwd_bwd(ember, "conv2d", [x, w], padding=1))
     for run in runs[1:]:
         for a, b in zip(runs[0], run):

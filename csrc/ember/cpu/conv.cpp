@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/conv_gemm.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
@@ -26,7 +27,7 @@ namespace {
 // Note [Conv threading]
 // The chunks depend only on the shapes, never on the thread count. With at least as many chunks
 // as threads, chunks run on ember's pool and OpenBLAS is held to one thread so the two pools never
-// nest; otherwise chunks run in order and each GEMM uses OpenBLAS's threads. The weight gradient is
+// nest; otherwise chunks run in order and each GEMM uses OpenBLAS's (or conv_sgemm's) threads. The weight gradient is
 // summed per chunk, then over chunks in order, so the result is the same for any thread count.
 
 constexpr int64_t kColumnBytes = int64_t(1) << 21;
@@ -75,6 +76,18 @@ void for_each_chunk(int64_t n, int64_t grain, F&& f) {
   }
 }
 
+// c = op(a) @ b, b a wide column matrix: the forward and input-gradient GEMMs, in float with
+// conv_sgemm where the CPU has it (Note [Conv GEMM]).
+void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (has_conv_sgemm()) conv_sgemm(m, n, k, a, ta ? 1 : lda, ta ? lda : 1, b, ldb, c, ldc);
+  else gemm(ta, false, m, n, k, 0.0f, a, lda, b, ldb, c, ldc);
+}
+void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+               const double* b, int64_t ldb, double* c, int64_t ldc) {
+  gemm(ta, false, m, n, k, 0.0, a, lda, b, ldb, c, ldc);
+}
+
 template <class T>
 std::unique_ptr<T[]> scratch(int64_t n) {
   return std::unique_ptr<T[]>(new T[size_t(n)]);
@@ -102,8 +115,8 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
     auto out = scratch<T>(O * ld);
     for (int64_t n = n0; n < n1; ++n) im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
     for (int64_t grp = 0; grp < groups; ++grp)
-      gemm(false, false, Og, ld, CKg, T(0), pw + grp * Og * CKg, CKg, cols.get() + grp * CKg * ld,
-           ld, out.get() + grp * Og * ld, ld);
+      gemm_wide(false, Og, ld, CKg, pw + grp * Og * CKg, CKg, cols.get() + grp * CKg * ld,
+                ld, out.get() + grp * Og * ld, ld);
     for (int64_t n = n0; n < n1; ++n)
       for (int64_t o = 0; o < O; ++o) {
         const T* src = out.get() + o * ld + (n - n0) * L;
@@ -137,6 +150,20 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
   return y;
 }
 
+// dst (count * L, O) = the samples src (count, O, L) transposed, in cache-sized tiles.
+void transpose_samples(const float* src, int64_t count, int64_t O, int64_t L, float* dst) {
+  constexpr int64_t kTile = 16;
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t o0 = 0; o0 < O; o0 += kTile)
+      for (int64_t l0 = 0; l0 < L; l0 += kTile)
+        for (int64_t o = o0; o < std::min(O, o0 + kTile); ++o)
+          for (int64_t l = l0; l < std::min(L, l0 + kTile); ++l)
+            dst[(i * L + l) * O + o] = src[(i * O + o) * L + l];
+}
+
+// The weight gradient is one GEMM per chunk and group over the chunk's columns. With conv_sgemm
+// it is computed transposed, (CKg, Og) = cols (CKg, samples * L) @ grad_output^T, so that the
+// wide operand is read along its rows; OpenBLAS computes (Og, CKg) directly.
 template <class T>
 void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Tensor& gi,
                    const Tensor& gw, const WindowGeom& g, int64_t groups) {
@@ -148,40 +175,59 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
   T* pgi = gi.defined() ? gi.data_ptr<T>() : nullptr;
   const int64_t grain = chunk_size(N, g, sizeof(T)), chunks = (N + grain - 1) / grain;
   const int64_t wnumel = O * CKg;
+  const bool own = std::is_same_v<T, float> && has_conv_sgemm();
   std::vector<T> partial(gw.defined() ? size_t(chunks * wnumel) : 0);
   for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
     const int64_t ld = (n1 - n0) * L;
     auto cols = scratch<T>(g.rows() * ld);
-    auto got = scratch<T>(O * ld);  // grad_output as (O, samples * L)
-    for (int64_t n = n0; n < n1; ++n)
-      for (int64_t o = 0; o < O; ++o)
-        std::copy_n(pg + (n * O + o) * L, L, got.get() + o * ld + (n - n0) * L);
+    std::unique_ptr<T[]> got;  // grad_output as (O, samples * L)
+    if (pgi || !own) {
+      got = scratch<T>(O * ld);
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t o = 0; o < O; ++o)
+          std::copy_n(pg + (n * O + o) * L, L, got.get() + o * ld + (n - n0) * L);
+    }
     if (pgi) {
       for (int64_t grp = 0; grp < groups; ++grp)
-        gemm(true, false, CKg, ld, Og, T(0), pw + grp * Og * CKg, CKg, got.get() + grp * Og * ld,
-             ld, cols.get() + grp * CKg * ld, ld);
+        gemm_wide(true, CKg, ld, Og, pw + grp * Og * CKg, CKg, got.get() + grp * Og * ld,
+                  ld, cols.get() + grp * CKg * ld, ld);
       for (int64_t n = n0; n < n1; ++n) {
         T* gin = pgi + n * in_numel;
         std::fill_n(gin, in_numel, T(0));
         col2im_consuming(cols.get() + (n - n0) * L, gin, g, ld);
       }
     }
-    if (!partial.empty()) {
-      for (int64_t n = n0; n < n1; ++n)
-        im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
-      T* acc = partial.data() + (n0 / grain) * wnumel;
-      for (int64_t grp = 0; grp < groups; ++grp)
-        gemm(false, true, Og, CKg, ld, T(0), got.get() + grp * Og * ld, ld,
-             cols.get() + grp * CKg * ld, ld, acc + grp * Og * CKg, CKg);
+    if (partial.empty()) return;
+    for (int64_t n = n0; n < n1; ++n) im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
+    T* acc = partial.data() + (n0 / grain) * wnumel;
+    if constexpr (std::is_same_v<T, float>) {
+      if (own) {
+        auto gott = scratch<float>(ld * O);
+        transpose_samples(pg + n0 * O * L, n1 - n0, O, L, gott.get());
+        for (int64_t grp = 0; grp < groups; ++grp)
+          conv_sgemm(CKg, Og, ld, cols.get() + grp * CKg * ld, ld, 1, gott.get() + grp * Og, O,
+                     acc + grp * CKg * Og, Og);
+        return;
+      }
     }
+    for (int64_t grp = 0; grp < groups; ++grp)
+      gemm(false, true, Og, CKg, ld, T(0), got.get() + grp * Og * ld, ld,
+           cols.get() + grp * CKg * ld, ld, acc + grp * Og * CKg, CKg);
   });
   if (!gw.defined()) return;
-  T* out = gw.data_ptr<T>();
-  std::copy_n(partial.data(), wnumel, out);
   for (int64_t c = 1; c < chunks; ++c) {
     const T* p = partial.data() + c * wnumel;
-    for (int64_t i = 0; i < wnumel; ++i) out[i] += p[i];
+    for (int64_t i = 0; i < wnumel; ++i) partial[size_t(i)] += p[i];
   }
+  T* out = gw.data_ptr<T>();
+  if (!own) {
+    std::copy_n(partial.data(), wnumel, out);
+    return;
+  }
+  for (int64_t grp = 0; grp < groups; ++grp)
+    for (int64_t k = 0; k < CKg; ++k)
+      for (int64_t o = 0; o < Og; ++o)
+        out[(grp * Og + o) * CKg + k] = partial[size_t((grp * CKg + k) * Og + o)];
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
