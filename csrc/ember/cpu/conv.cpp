@@ -27,8 +27,9 @@ namespace {
 // Note [Conv threading]
 // The chunks depend only on the shapes, never on the thread count. With at least as many chunks
 // as threads, chunks run on ember's pool and OpenBLAS is held to one thread so the two pools never
-// nest; otherwise chunks run in order and each GEMM uses OpenBLAS's (or conv_sgemm's) threads. The weight gradient is
-// summed per chunk, then over chunks in order, so the result is the same for any thread count.
+// nest; otherwise chunks run in order and each GEMM uses OpenBLAS's (or conv_sgemm's) threads.
+// The weight gradient is summed per chunk, then over chunks in order, so the result is the same
+// for any thread count.
 
 constexpr int64_t kColumnBytes = int64_t(1) << 21;
 constexpr int64_t kMinChunks = 16;
