@@ -74,9 +74,8 @@ using acc = std::conditional_t<std::is_integral_v<T>, int64_t,
 // Planes per parallel task for a loop touching `per_plane` elements of each.
 int64_t plane_grain(int64_t per_plane) { return std::max<int64_t>(1, kGrainSize / per_plane); }
 
-// max_pool on whole 2x2 windows at stride 2 (x contiguous, OH <= H / 2, OW <= W / 2). The taps
-// are scanned in the generic loop's order with its update rule, so the values, indices, ties and
-// NaNs match it; selects instead of branches let the row loop vectorize.
+// Planes [c0, c1) of max_pool_2x2. The sizes come by value: read through a reference they could
+// alias the int64 index stores, which kept the row loop from vectorizing.
 template <class T>
 void max_pool_2x2_planes(const T* px, T* po, int64_t* pi, int64_t c0, int64_t c1, int64_t H,
                          int64_t W, int64_t OH, int64_t OW) {
