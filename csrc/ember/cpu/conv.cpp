@@ -1,11 +1,15 @@
-// CPU convolution: per-sample im2col into a reusable buffer + one BLAS GEMM per group.
-// See Note [Conv threading].
+// CPU convolution: im2col of a chunk of samples into one wide column matrix + one BLAS GEMM per
+// chunk and group. See Note [Conv chunks] and Note [Conv threading].
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #include <cblas.h>
 
+#include <memory>
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/conv_gemm.h"
 #include "ember/cpu/im2col.h"
+#include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
@@ -13,40 +17,55 @@ namespace ember::cpu {
 
 namespace {
 
+// Note [Conv chunks]
+// A GEMM per sample is small (e.g. 64 x 288 x 196) and spends much of its time packing. A chunk of
+// samples is laid out as one column matrix (C*kh*kw, samples * OH*OW), so each chunk is one wide
+// GEMM; its output (C_out, samples * OH*OW) is copied out sample by sample. A chunk's column matrix
+// is kept near kColumnBytes so it stays in cache between im2col and the GEMM. The weight gradient
+// is one GEMM per chunk over the gradient rearranged the same way.
+//
 // Note [Conv threading]
-// Samples are split into fixed chunks (their count depends on the batch, never on the thread
-// count). With at least as many chunks as threads, chunks run on ember's pool and OpenBLAS is held
-// to one thread so the two pools never nest; otherwise chunks run in order and each GEMM uses
-// OpenBLAS's threads. The weight gradient is summed per chunk, then over chunks in order, so the
-// result is the same for any thread count.
+// The chunks depend only on the shapes, never on the thread count. With at least as many chunks
+// as threads, chunks run on ember's pool and OpenBLAS is held to one thread so the two pools never
+// nest; otherwise chunks run in order and each GEMM uses OpenBLAS's (or conv_sgemm's) threads.
+// The weight gradient is summed per chunk, then over chunks in order, so the result is the same
+// for any thread count.
 
-constexpr int64_t kMaxChunks = 16;
+constexpr int64_t kColumnBytes = int64_t(1) << 21;
+constexpr int64_t kMinChunks = 16;
 
 CBLAS_TRANSPOSE flag(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
-// Row-major c (m x n) = alpha * op(a) (m x k) @ op(b) (k x n) + beta * c; operands contiguous.
+// Row-major c (m x n) = op(a) (m x k) @ op(b) (k x n) + beta * c, with leading dims lda, ldb, ldc.
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta, const float* a,
-          const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, flag(ta), flag(tb), int(m), int(n), int(k), 1.0f, a,
-              int(ta ? m : k), b, int(tb ? k : n), beta, c, int(n));
+          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, flag(ta), flag(tb), int(m), int(n), int(k), 1.0f, a, int(lda), b,
+              int(ldb), beta, c, int(ldc));
 }
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double beta, const double* a,
-          const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, flag(ta), flag(tb), int(m), int(n), int(k), 1.0, a,
-              int(ta ? m : k), b, int(tb ? k : n), beta, c, int(n));
+          int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, flag(ta), flag(tb), int(m), int(n), int(k), 1.0, a, int(lda), b,
+              int(ldb), beta, c, int(ldc));
 }
 
-int64_t chunk_size(int64_t n) { return std::max<int64_t>(1, (n + kMaxChunks - 1) / kMaxChunks); }
+// Samples per chunk: a column matrix near kColumnBytes, and at least kMinChunks chunks when the
+// batch allows, so that there is work for every thread.
+int64_t chunk_size(int64_t n, const WindowGeom& g, size_t elem) {
+  const int64_t per_sample = std::max<int64_t>(1, g.rows() * g.cols() * int64_t(elem));
+  const int64_t by_cache = std::max<int64_t>(1, kColumnBytes / per_sample);
+  return std::min(by_cache, std::max<int64_t>(1, (n + kMinChunks - 1) / kMinChunks));
+}
 
-// Runs f(begin, end) over sample chunks as Note [Conv threading] describes.
+// Runs f(begin, end) over chunks of `grain` samples as Note [Conv threading] describes.
 template <class F>
-void for_each_chunk(int64_t n, F&& f) {
-  const int64_t grain = chunk_size(n), chunks = (n + grain - 1) / grain;
+void for_each_chunk(int64_t n, int64_t grain, F&& f) {
+  const int64_t chunks = (n + grain - 1) / grain;
   const int threads = get_num_threads();
+  auto body = [&](int64_t b, int64_t e) { with_best_isa([&] { f(b, e); }); };
   if (threads > 1 && chunks >= threads && !in_parallel_region()) {
     openblas_set_num_threads(1);
     try {
-      parallel_for(0, n, grain, f);
+      parallel_for(0, n, grain, body);
     } catch (...) {
       openblas_set_num_threads(threads);
       throw;
@@ -54,8 +73,25 @@ void for_each_chunk(int64_t n, F&& f) {
     openblas_set_num_threads(threads);
   } else {
     openblas_set_num_threads(threads);
-    for (int64_t b = 0; b < n; b += grain) f(b, std::min(n, b + grain));
+    for (int64_t b = 0; b < n; b += grain) body(b, std::min(n, b + grain));
   }
+}
+
+// c = op(a) @ b, b a wide column matrix: the forward and input-gradient GEMMs, in float with
+// conv_sgemm where the CPU has it (Note [Conv GEMM]).
+void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (has_conv_sgemm()) conv_sgemm(m, n, k, a, ta ? 1 : lda, ta ? lda : 1, b, ldb, c, ldc);
+  else gemm(ta, false, m, n, k, 0.0f, a, lda, b, ldb, c, ldc);
+}
+void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+               const double* b, int64_t ldb, double* c, int64_t ldc) {
+  gemm(ta, false, m, n, k, 0.0, a, lda, b, ldb, c, ldc);
+}
+
+template <class T>
+std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::unique_ptr<T[]>(new T[size_t(n)]);
 }
 
 WindowGeom geom_of(const Tensor& input, const Tensor& weight, IntArrayRef stride,
@@ -74,20 +110,21 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
   const T* pw = w.data_ptr<T>();
   const T* pb = bias ? bias->data_ptr<T>() : nullptr;
   T* py = y.data_ptr<T>();
-  const bool pointwise = g.is_pointwise();
-  for_each_chunk(N, [&](int64_t n0, int64_t n1) {
-    std::vector<T> buf(pointwise ? 0 : size_t(g.rows() * L));
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* xn = px + n * in_numel;
-      T* yn = py + n * O * L;
-      if (!pointwise) im2col(xn, buf.data(), g);
-      const T* cols = pointwise ? xn : buf.data();
-      if (pb)
-        for (int64_t o = 0; o < O; ++o) std::fill_n(yn + o * L, L, pb[o]);
-      for (int64_t grp = 0; grp < groups; ++grp)
-        gemm(false, false, Og, L, CKg, pb ? T(1) : T(0), pw + grp * Og * CKg, cols + grp * CKg * L,
-             yn + grp * Og * L);
-    }
+  for_each_chunk(N, chunk_size(N, g, sizeof(T)), [&](int64_t n0, int64_t n1) {
+    const int64_t ld = (n1 - n0) * L;
+    auto cols = scratch<T>(g.rows() * ld);
+    auto out = scratch<T>(O * ld);
+    for (int64_t n = n0; n < n1; ++n) im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
+    for (int64_t grp = 0; grp < groups; ++grp)
+      gemm_wide(false, Og, ld, CKg, pw + grp * Og * CKg, CKg, cols.get() + grp * CKg * ld,
+                ld, out.get() + grp * Og * ld, ld);
+    for (int64_t n = n0; n < n1; ++n)
+      for (int64_t o = 0; o < O; ++o) {
+        const T* src = out.get() + o * ld + (n - n0) * L;
+        T* dst = py + (n * O + o) * L;
+        const T b = pb ? pb[o] : T(0);
+        for (int64_t l = 0; l < L; ++l) dst[l] = src[l] + b;
+      }
   });
 }
 
@@ -114,6 +151,20 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
   return y;
 }
 
+// dst (count * L, O) = the samples src (count, O, L) transposed, in cache-sized tiles.
+void transpose_samples(const float* src, int64_t count, int64_t O, int64_t L, float* dst) {
+  constexpr int64_t kTile = 16;
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t o0 = 0; o0 < O; o0 += kTile)
+      for (int64_t l0 = 0; l0 < L; l0 += kTile)
+        for (int64_t o = o0; o < std::min(O, o0 + kTile); ++o)
+          for (int64_t l = l0; l < std::min(L, l0 + kTile); ++l)
+            dst[(i * L + l) * O + o] = src[(i * O + o) * L + l];
+}
+
+// The weight gradient is one GEMM per chunk and group over the chunk's columns. With conv_sgemm
+// it is computed transposed, (CKg, Og) = cols (CKg, samples * L) @ grad_output^T, so that the
+// wide operand is read along its rows; OpenBLAS computes (Og, CKg) directly.
 template <class T>
 void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Tensor& gi,
                    const Tensor& gw, const WindowGeom& g, int64_t groups) {
@@ -123,42 +174,61 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
   const T* px = x.data_ptr<T>();
   const T* pw = w.data_ptr<T>();
   T* pgi = gi.defined() ? gi.data_ptr<T>() : nullptr;
-  const int64_t grain = chunk_size(N), chunks = (N + grain - 1) / grain, wnumel = O * CKg;
+  const int64_t grain = chunk_size(N, g, sizeof(T)), chunks = (N + grain - 1) / grain;
+  const int64_t wnumel = O * CKg;
+  const bool own = std::is_same_v<T, float> && has_conv_sgemm();
   std::vector<T> partial(gw.defined() ? size_t(chunks * wnumel) : 0);
-  const bool pointwise = g.is_pointwise();
-  for_each_chunk(N, [&](int64_t n0, int64_t n1) {
-    std::vector<T> buf(pointwise ? 0 : size_t(g.rows() * L));
-    T* acc = partial.empty() ? nullptr : partial.data() + (n0 / grain) * wnumel;
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* gn = pg + n * O * L;
-      if (pgi) {
+  for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
+    const int64_t ld = (n1 - n0) * L;
+    auto cols = scratch<T>(g.rows() * ld);
+    std::unique_ptr<T[]> got;  // grad_output as (O, samples * L)
+    if (pgi || !own) {
+      got = scratch<T>(O * ld);
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t o = 0; o < O; ++o)
+          std::copy_n(pg + (n * O + o) * L, L, got.get() + o * ld + (n - n0) * L);
+    }
+    if (pgi) {
+      for (int64_t grp = 0; grp < groups; ++grp)
+        gemm_wide(true, CKg, ld, Og, pw + grp * Og * CKg, CKg, got.get() + grp * Og * ld,
+                  ld, cols.get() + grp * CKg * ld, ld);
+      for (int64_t n = n0; n < n1; ++n) {
         T* gin = pgi + n * in_numel;
-        T* cols = pointwise ? gin : buf.data();
-        for (int64_t grp = 0; grp < groups; ++grp)
-          gemm(true, false, CKg, L, Og, T(0), pw + grp * Og * CKg, gn + grp * Og * L,
-               cols + grp * CKg * L);
-        if (!pointwise) {
-          std::fill_n(gin, in_numel, T(0));
-          col2im(buf.data(), gin, g);
-        }
-      }
-      if (acc) {
-        const T* xn = px + n * in_numel;
-        if (!pointwise) im2col(xn, buf.data(), g);
-        const T* cols = pointwise ? xn : buf.data();
-        for (int64_t grp = 0; grp < groups; ++grp)
-          gemm(false, true, Og, CKg, L, n == n0 ? T(0) : T(1), gn + grp * Og * L,
-               cols + grp * CKg * L, acc + grp * Og * CKg);
+        std::fill_n(gin, in_numel, T(0));
+        col2im_consuming(cols.get() + (n - n0) * L, gin, g, ld);
       }
     }
+    if (partial.empty()) return;
+    for (int64_t n = n0; n < n1; ++n) im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
+    T* acc = partial.data() + (n0 / grain) * wnumel;
+    if constexpr (std::is_same_v<T, float>) {
+      if (own) {
+        auto gott = scratch<float>(ld * O);
+        transpose_samples(pg + n0 * O * L, n1 - n0, O, L, gott.get());
+        for (int64_t grp = 0; grp < groups; ++grp)
+          conv_sgemm(CKg, Og, ld, cols.get() + grp * CKg * ld, ld, 1, gott.get() + grp * Og, O,
+                     acc + grp * CKg * Og, Og);
+        return;
+      }
+    }
+    for (int64_t grp = 0; grp < groups; ++grp)
+      gemm(false, true, Og, CKg, ld, T(0), got.get() + grp * Og * ld, ld,
+           cols.get() + grp * CKg * ld, ld, acc + grp * Og * CKg, CKg);
   });
   if (!gw.defined()) return;
-  T* out = gw.data_ptr<T>();
-  std::copy_n(partial.data(), wnumel, out);
   for (int64_t c = 1; c < chunks; ++c) {
     const T* p = partial.data() + c * wnumel;
-    for (int64_t i = 0; i < wnumel; ++i) out[i] += p[i];
+    for (int64_t i = 0; i < wnumel; ++i) partial[size_t(i)] += p[i];
   }
+  T* out = gw.data_ptr<T>();
+  if (!own) {
+    std::copy_n(partial.data(), wnumel, out);
+    return;
+  }
+  for (int64_t grp = 0; grp < groups; ++grp)
+    for (int64_t k = 0; k < CKg; ++k)
+      for (int64_t o = 0; o < Og; ++o)
+        out[(grp * Og + o) * CKg + k] = partial[size_t((grp * CKg + k) * Og + o)];
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(

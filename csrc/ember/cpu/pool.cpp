@@ -1,12 +1,15 @@
 // CPU pooling over (N, C, H, W) planes, one plane per task. Every pooling window is described
 // per dim by its valid input taps (Note [Pool windows]), so one max loop and one mean loop serve
-// the fixed and the adaptive forms.
+// the fixed and the adaptive forms; the common 2x2, stride-2 max pool has its own branch-free
+// loop, which vectorizes (no-trapping-math lets the compiler if-convert the comparisons).
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math")
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "ember/core/parallel.h"
 #include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
@@ -53,10 +56,70 @@ Windows adaptive(int64_t in, int64_t out) {
   return w;
 }
 
+// True when output o reads exactly taps 2o and 2o + 1 for every o (and so OH <= H / 2).
+bool is_2x2_stride_2(const Windows& w, int64_t in) {
+  if (2 * w.size() > in) return false;
+  for (int64_t o = 0; o < w.size(); ++o) {
+    const size_t f = size_t(w.first[size_t(o)]);
+    if (w.count(o) != 2 || w.taps[f] != 2 * o || w.taps[f + 1] != 2 * o + 1) return false;
+  }
+  return true;
+}
+
 // Accumulators: float for 16-bit floats, int64 for integers (means truncate like PyTorch's).
 template <class T>
 using acc = std::conditional_t<std::is_integral_v<T>, int64_t,
                                std::conditional_t<std::is_same_v<T, double>, double, float>>;
+
+// Planes per parallel task for a loop touching `per_plane` elements of each.
+int64_t plane_grain(int64_t per_plane) { return std::max<int64_t>(1, kGrainSize / per_plane); }
+
+// Planes [c0, c1) of max_pool_2x2. The sizes come by value: read through a reference they could
+// alias the int64 index stores, which kept the row loop from vectorizing.
+template <class T>
+void max_pool_2x2_planes(const T* px, T* po, int64_t* pi, int64_t c0, int64_t c1, int64_t H,
+                         int64_t W, int64_t OH, int64_t OW) {
+  for (int64_t c = c0; c < c1; ++c)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t top = 2 * oh * W;
+      const T* r0 = px + c * H * W + top;
+      const T* r1 = r0 + W;
+      T* o = po + (c * OH + oh) * OW;
+      int64_t* oi = pi + (c * OH + oh) * OW;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        // Taps in scan order; `up` is the generic loop's update rule (the last NaN wins).
+        const T b = r0[2 * ow + 1], c2 = r1[2 * ow], d = r1[2 * ow + 1];
+        T best = r0[2 * ow];
+        int64_t arg = top + 2 * ow;
+        bool up = (b > best) | (b != b);
+        best = up ? b : best;
+        arg = up ? top + 2 * ow + 1 : arg;
+        up = (c2 > best) | (c2 != c2);
+        best = up ? c2 : best;
+        arg = up ? top + W + 2 * ow : arg;
+        up = (d > best) | (d != d);
+        best = up ? d : best;
+        arg = up ? top + W + 2 * ow + 1 : arg;
+        o[ow] = best;
+        oi[ow] = arg;
+      }
+    }
+}
+
+// max_pool on whole 2x2 windows at stride 2 (x contiguous, OH <= H / 2, OW <= W / 2). The taps
+// are scanned in the generic loop's order with its update rule, so the values, indices, ties and
+// NaNs match it; selects instead of branches let the row loop vectorize.
+template <class T>
+void max_pool_2x2(const Tensor& x, const Tensor& out, const Tensor& idx) {
+  const int64_t planes = x.size(0) * x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t OH = out.size(2), OW = out.size(3);
+  const T* px = x.data_ptr<T>();
+  T* po = out.data_ptr<T>();
+  int64_t* pi = idx.data_ptr<int64_t>();
+  parallel_for(0, planes, plane_grain(H * W), [&](int64_t c0, int64_t c1) {
+    with_best_isa([&] { max_pool_2x2_planes(px, po, pi, c0, c1, H, W, OH, OW); });
+  });
+}
 
 // Max over each window; the index is the flat (h * W + w) position; ties keep the first.
 std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, const Windows& ww) {
@@ -66,6 +129,10 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
   Tensor out = empty({N, C, OH, OW}, x.dtype(), x.device());
   Tensor idx = empty({N, C, OH, OW}, kLong, x.device());
   if (out.numel() == 0) return {out, idx};
+  if (x.dtype() == kFloat && is_2x2_stride_2(wh, H) && is_2x2_stride_2(ww, W)) {
+    max_pool_2x2<float>(x, out, idx);
+    return {out, idx};
+  }
   dispatch<kNumericTypes>(x.dtype(), "max_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc<T>;
@@ -207,21 +274,24 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_kernel(const Tensor& input, IntAr
 Tensor max_pool2d_backward_kernel(const Tensor& grad, const Tensor& indices,
                                   IntArrayRef input_size) {
   Tensor g = contiguous(grad), idx = contiguous(indices);
-  Tensor gi = zeros(input_size, TensorOptions(g.dtype()));
   const int64_t planes = input_size[0] * input_size[1], HW = input_size[2] * input_size[3];
   const int64_t L = planes ? g.numel() / planes : 0;
-  if (gi.numel() == 0 || L == 0) return gi;
+  if (HW * planes == 0 || L == 0) return zeros(input_size, TensorOptions(g.dtype()));
+  Tensor gi = empty(input_size, g.dtype(), g.device());
   dispatch<kFloatTypes>(g.dtype(), "max_pool2d_backward", [&](auto tag) {
     using T = decltype(tag);
     const T* pg = g.data_ptr<T>();
     const int64_t* px = idx.data_ptr<int64_t>();
     T* pi = gi.data_ptr<T>();
-    parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / (L * 4)), [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
+    // Each plane is zeroed right before its scatter, while it is in cache.
+    parallel_for(0, planes, plane_grain(HW + L), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        std::fill_n(pi + c * HW, HW, T(0));
         for (int64_t j = 0; j < L; ++j) {
           T& dst = pi[c * HW + px[c * L + j]];
           dst = T(acc<T>(dst) + acc<T>(pg[c * L + j]));
         }
+      }
     });
   });
   return gi;

@@ -26,7 +26,7 @@ Tensor im2col_kernel(const Tensor& input, IntArrayRef, IntArrayRef k, IntArrayRe
     parallel_for(0, N, std::max<int64_t>(1, kGrainSize / (g.rows() * g.cols())),
                  [&](int64_t n0, int64_t n1) {
                    for (int64_t n = n0; n < n1; ++n)
-                     im2col(px + n * C * H * W, po + n * g.rows() * g.cols(), g);
+                     im2col(px + n * C * H * W, po + n * g.rows() * g.cols(), g, g.cols());
                  });
   });
   return out;
@@ -48,7 +48,7 @@ Tensor col2im_kernel(const Tensor& input, IntArrayRef size, IntArrayRef k, IntAr
     parallel_for(0, N, std::max<int64_t>(1, kGrainSize / (g.rows() * g.cols())),
                  [&](int64_t n0, int64_t n1) {
                    for (int64_t n = n0; n < n1; ++n)
-                     col2im(pc + n * g.rows() * g.cols(), po + n * C * H * W, g);
+                     col2im(pc + n * g.rows() * g.cols(), po + n * C * H * W, g, g.cols());
                  });
   });
   return out;
