@@ -35,6 +35,7 @@ UNARY = {
     "neg": (ember.neg, np.negative),
     "exp": (ember.exp, np_exp),
     "sigmoid": (ember.sigmoid, np_sigmoid),
+    "tanh": (ember.tanh, lambda x: np.tanh(x.astype(np.float64)).astype(np.float32)),
 }
 
 
@@ -92,6 +93,21 @@ def test_exp_accuracy_over_the_float_range():
     assert np.all(np.isinf(got[~finite]))
     sub = ~normal
     np.testing.assert_allclose(got[sub], want[sub].astype(np.float32), rtol=0, atol=2e-45)
+
+
+def test_tanh_accuracy_and_odd_symmetry():
+    x = np.linspace(-12, 12, 200_001, dtype=np.float32)
+    got = ember.tanh(ember.tensor(x)).numpy()
+    want = np.tanh(x.astype(np.float64))
+    nz = want != 0
+    ulp = np.abs(got[nz] - want[nz]) / np.spacing(np.abs(want[nz]).astype(np.float32))
+    assert ulp.max() <= 2
+    np.testing.assert_array_equal(got, -ember.tanh(ember.tensor(-x)).numpy())
+    special = np.array([-0.0, 1e-42, np.inf, -np.inf, np.nan, 100.0] * 3, np.float32)
+    got = ember.tanh(ember.tensor(special)).numpy()
+    assert np.signbit(got[0]) and got[1] == np.float32(1e-42)
+    np.testing.assert_array_equal(got[2:4], [1, -1])
+    assert np.isnan(got[4]) and got[5] == 1
 
 
 def test_sigmoid_tails():

@@ -37,6 +37,20 @@ inline T fast_sigmoid(T x) {
   return x >= T(0) ? s : e * s;
 }
 
+/// tanh in float without libm (Cephes' tanhf: an odd polynomial below 0.625, the exp form
+/// above, about 2 ulp); overflow of the exp gives the limit +-1, NaN stays NaN.
+inline float fast_tanh(float x) {
+  const float a = std::abs(x), z = a * a;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float r = a < 0.625f ? p * z * a + a : 1.0f - 2.0f / (fast_exp(2.0f * a) + 1.0f);
+  return std::copysign(r, x);  // odd, tanh(-0.0) included
+}
+inline double fast_tanh(double x) { return std::tanh(x); }
+
 /// Inverse error function: a rational first guess refined by Newton steps on erf.
 template <class T>
 T erfinv(T y) {

@@ -32,7 +32,7 @@ namespace {
   _(atan, std::atan(x))                               \
   _(sinh, std::sinh(x))                               \
   _(cosh, std::cosh(x))                               \
-  _(tanh, std::tanh(x))                               \
+  _(tanh, fast_tanh(x))                               \
   _(asinh, std::asinh(x))                             \
   _(acosh, std::acosh(x))                             \
   _(atanh, std::atanh(x))                             \
