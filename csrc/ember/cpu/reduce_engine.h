@@ -57,8 +57,12 @@ void run_reduction(const ReducePlan& p, const Op& op, Store store) {
       Acc lane[kLanes];
       for (int l = 0; l < kLanes; ++l) lane[l] = op.init();
       int64_t k = k0;
-      for (; k + kLanes <= k1; k += kLanes)
+      static_assert(kLanes == 16, "the unroll pragma below spells kLanes out");
+      for (; k + kLanes <= k1; k += kLanes) {
+        // Fully unrolled, the lanes live in registers: as a loop they round-trip memory.
+#pragma GCC unroll 16
         for (int l = 0; l < kLanes; ++l) op.step(lane[l], row[k + l], k + l);
+      }
       for (int l = 0; l < kLanes; ++l) acc = op.combine(acc, lane[l]);
       k0 = k;
     }
