@@ -1,4 +1,7 @@
 // CPU kernels of the binary ops: one functor each, a result-dtype rule, shared loops.
+// Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
+                     "no-math-errno", "fp-contract=off")
 #include "ember/core/shape.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"

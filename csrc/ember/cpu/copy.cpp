@@ -1,4 +1,7 @@
 // Copy with broadcasting and dtype conversion, and fill: the kernels behind to(), clone(), copy_.
+// Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
+                     "no-math-errno", "fp-contract=off")
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/dispatch/dispatcher.h"

@@ -1,28 +1,55 @@
 #pragma once
-// Elementwise loops over a TensorIter: a contiguous path the compiler vectorizes, a path for a
-// broadcast scalar operand, and the general strided path.
+// Elementwise loops over a TensorIter: a contiguous path the compiler vectorizes, paths for a
+// broadcast scalar operand, and the general strided path. See Note [Vectorized elementwise].
+//
+// Note [Vectorized elementwise]
+// At -O2, GCC 12 uses the very-cheap vectorizer cost model, which rejects nearly every loop with
+// an unknown trip count, and it keeps ternaries as branches (relu on random data mispredicts
+// half the time). The kernel files that include this header start with
+//   #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math",
+//                        "no-math-errno", "fp-contract=off")
+// so these loops vectorize and if-convert; fp-contract=off keeps every ISA's result bitwise
+// the same as the scalar expression. The contiguous and scalar paths run through with_best_isa
+// (Note [ISA clones]) for 8-float AVX2 vectors; the functor is inlined there. An in-place
+// operand (out == input) gets its own loop: the vectorizer's run-time alias check would
+// otherwise reject that exact overlap and fall back to scalar code.
+#include <cstdint>
+#include <type_traits>
+
+#include "ember/cpu/isa.h"
 #include "ember/cpu/tensor_iter.h"
 
 namespace ember::cpu {
 
 // Kernels compute in acc_t: 16-bit floats are widened to float before the functor sees them.
 template <class T>
-inline acc_t<T> up(T v) {
-  return v;
-}
-template <class T>
 inline acc_t<T> load(const char* p) {
   return *reinterpret_cast<const T*>(p);
 }
+// Element i of a dense operand, widened. A bool is read as its byte: GCC 12 cannot vectorize a
+// load of C++ bool, so where(mask, ...) and logical ops would stay scalar (and branchy).
+template <class T>
+inline acc_t<T> ld(const T* p, int64_t i) {
+  if constexpr (std::is_same_v<T, bool>) return reinterpret_cast<const uint8_t*>(p)[i] != 0;
+  else return p[i];
+}
 
-/// out[i] = f(up(a[i])) with a of type A, out of type O.
+/// out[i] = f(a[i]) computed in acc_t, with a of type A, out of type O.
 template <class O, class A, class F>
 void unary_loop(const TensorIter& it, F f) {
   it.for_each([&](char** p, const int64_t* s, int64_t n) {
+    O* o = reinterpret_cast<O*>(p[0]);
+    const A* a = reinterpret_cast<const A*>(p[1]);
     if (s[0] == sizeof(O) && s[1] == sizeof(A)) {
-      O* o = reinterpret_cast<O*>(p[0]);
-      const A* a = reinterpret_cast<const A*>(p[1]);
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(up(a[i])));
+      with_best_isa([o, a, n, &f] {
+        if constexpr (std::is_same_v<O, A>) {
+          if (o == a) {
+            for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i)));
+            return;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i)));
+      });
     } else {
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<O*>(p[0] + i * s[0]) = O(f(load<A>(p[1] + i * s[1])));
@@ -30,21 +57,40 @@ void unary_loop(const TensorIter& it, F f) {
   });
 }
 
-/// out[i] = f(up(a[i]), up(b[i])).
+/// out[i] = f(a[i], b[i]).
 template <class O, class A, class B, class F>
 void binary_loop(const TensorIter& it, F f) {
   it.for_each([&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
     const A* a = reinterpret_cast<const A*>(p[1]);
     const B* b = reinterpret_cast<const B*>(p[2]);
-    if (s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == sizeof(B)) {
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(up(a[i]), up(b[i])));
-    } else if (s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == 0) {
+    const bool dense_o = s[0] == sizeof(O), dense_a = s[1] == sizeof(A), dense_b = s[2] == sizeof(B);
+    if (dense_o && dense_a && dense_b) {
+      with_best_isa([o, a, b, n, &f] {
+        if constexpr (std::is_same_v<O, A>) {
+          if (o == a) {
+            for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i), ld(b, i)));
+            return;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i)));
+      });
+    } else if (dense_o && dense_a && s[2] == 0) {
       const acc_t<B> bv = *b;
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(up(a[i]), bv));
-    } else if (s[0] == sizeof(O) && s[1] == 0 && s[2] == sizeof(B)) {
+      with_best_isa([o, a, bv, n, &f] {
+        if constexpr (std::is_same_v<O, A>) {
+          if (o == a) {
+            for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i), bv));
+            return;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), bv));
+      });
+    } else if (dense_o && s[1] == 0 && dense_b) {
       const acc_t<A> av = *a;
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(av, up(b[i])));
+      with_best_isa([o, av, b, n, &f] {
+        for (int64_t i = 0; i < n; ++i) o[i] = O(f(av, ld(b, i)));
+      });
     } else {
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<O*>(p[0] + i * s[0]) =
@@ -53,16 +99,29 @@ void binary_loop(const TensorIter& it, F f) {
   });
 }
 
-/// out[i] = f(up(a[i]), up(b[i]), up(c[i])).
+/// out[i] = f(a[i], b[i], c[i]).
 template <class O, class A, class B, class C, class F>
 void ternary_loop(const TensorIter& it, F f) {
   it.for_each([&](char** p, const int64_t* s, int64_t n) {
-    if (s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == sizeof(B) && s[3] == sizeof(C)) {
-      O* o = reinterpret_cast<O*>(p[0]);
-      const A* a = reinterpret_cast<const A*>(p[1]);
-      const B* b = reinterpret_cast<const B*>(p[2]);
-      const C* c = reinterpret_cast<const C*>(p[3]);
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(up(a[i]), up(b[i]), up(c[i])));
+    O* o = reinterpret_cast<O*>(p[0]);
+    const A* a = reinterpret_cast<const A*>(p[1]);
+    const B* b = reinterpret_cast<const B*>(p[2]);
+    const C* c = reinterpret_cast<const C*>(p[3]);
+    const bool dense = s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == sizeof(B);
+    if (dense && s[3] == sizeof(C)) {
+      with_best_isa([o, a, b, c, n, &f] {
+        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i), ld(c, i)));
+      });
+    } else if (dense && s[3] == 0) {  // e.g. where(mask, x, 0)
+      const acc_t<C> cv = *c;
+      with_best_isa([o, a, b, cv, n, &f] {
+        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i), cv));
+      });
+    } else if (s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == 0 && s[3] == sizeof(C)) {
+      const acc_t<B> bv = *b;
+      with_best_isa([o, a, bv, c, n, &f] {
+        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), bv, ld(c, i)));
+      });
     } else {
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<O*>(p[0] + i * s[0]) =

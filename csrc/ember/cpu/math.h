@@ -1,9 +1,55 @@
 #pragma once
 // Scalar math the C library lacks, in the forms the kernels need.
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace ember::cpu {
+
+/// e^x in float without libm, so a loop calling it vectorizes (see Note [Vector exp] in
+/// cpu/softmax_rows.h for the method; about 1 ulp). 2^n is applied in two halves, so results in
+/// float's subnormal range come out right and overflow gives inf; NaN passes the clamps.
+inline float fast_exp(float x) {
+  x = x > 89.0f ? 89.0f : x;
+  x = x < -110.0f ? -110.0f : x;
+  const float shifted = x * 1.44269504088896341f + 12582912.0f;  // round(x / ln2), 1.5 * 2^23
+  const float n = shifted - 12582912.0f;
+  const int32_t ni = std::bit_cast<int32_t>(shifted) - 0x4B400000;
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // Cody-Waite: n * hi is exact
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t n1 = ni >> 1, n2 = ni - n1;  // each within float's normal exponents
+  return p * std::bit_cast<float>((n1 + 127) << 23) * std::bit_cast<float>((n2 + 127) << 23);
+}
+inline double fast_exp(double x) { return std::exp(x); }
+
+/// 1 / (1 + e^-x), through e^-|x| so nothing overflows.
+template <class T>
+inline T fast_sigmoid(T x) {
+  const T e = fast_exp(-std::abs(x));
+  const T s = T(1) / (T(1) + e);
+  return x >= T(0) ? s : e * s;
+}
+
+/// tanh in float without libm (Cephes' tanhf: an odd polynomial below 0.625, the exp form
+/// above, about 2 ulp); overflow of the exp gives the limit +-1, NaN stays NaN.
+inline float fast_tanh(float x) {
+  const float a = std::abs(x), z = a * a;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float r = a < 0.625f ? p * z * a + a : 1.0f - 2.0f / (fast_exp(2.0f * a) + 1.0f);
+  return std::copysign(r, x);  // odd, tanh(-0.0) included
+}
+inline double fast_tanh(double x) { return std::tanh(x); }
 
 /// Inverse error function: a rational first guess refined by Newton steps on erf.
 template <class T>

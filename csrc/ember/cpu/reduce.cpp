@@ -1,4 +1,7 @@
 // CPU reduction kernels: each is a small Op for the engine in reduce_engine.h.
+// Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
+                     "no-math-errno", "fp-contract=off")
 #include <cmath>
 #include <limits>
 
@@ -73,6 +76,7 @@ uint64_t mask_of(const Tensor& self, IntArrayRef dims, const char* op) {
 template <class A>
 struct SumOp {
   using acc_t = A;
+  static constexpr bool kLaned = true;
   A init() const { return A(0); }
   template <class V>
   void step(A& a, V x, int64_t) const { a += A(x); }
@@ -82,6 +86,7 @@ struct SumOp {
 template <class A>
 struct ProdOp {
   using acc_t = A;
+  static constexpr bool kLaned = true;
   A init() const { return A(1); }
   template <class V>
   void step(A& a, V x, int64_t) const { a *= A(x); }

@@ -8,10 +8,16 @@
 // layout is first copied contiguous. Work is split into chunks whose boundaries depend only on
 // M and K, and partial results combine in chunk order, so the result is bitwise identical for
 // any thread count.
+//
+// A contiguous run of an op that declares kLaned (its step ignores k, so the order of steps is
+// its choice) is reduced in kLanes interleaved accumulators, element k into lane k % kLanes,
+// which are then combined in lane order: the lane count is fixed, not the vector width, so the
+// result is the same on every ISA, and the independent adds vectorize (Note [ISA clones]).
 #include <vector>
 
 #include "ember/core/parallel.h"
 #include "ember/core/tensor.h"
+#include "ember/cpu/isa.h"
 
 namespace ember::cpu {
 
@@ -28,6 +34,11 @@ ReducePlan plan_reduction(const Tensor& self, uint64_t mask);
 /// Elements per chunk of a long reduction (fixed so results don't depend on threads).
 constexpr int64_t kReduceChunk = 16384;
 
+/// Accumulators per contiguous run of a kLaned op (see the Note).
+constexpr int kLanes = 16;
+template <class Op>
+constexpr bool laned = requires { requires Op::kLaned; };
+
 /// Reduces each of the M outputs. Op: acc_t, init(), step(acc&, value, k), combine(acc, acc).
 /// store(m, acc) writes output m.
 template <class T, class Op, class Store>
@@ -38,10 +49,24 @@ void run_reduction(const ReducePlan& p, const Op& op, Store store) {
   auto reduce_range = [&](int64_t m, int64_t k0, int64_t k1) {
     Acc acc = op.init();
     const T* row = x + m * rs;
-    if (ks == 1)
-      for (int64_t k = k0; k < k1; ++k) op.step(acc, row[k], k);
-    else
+    if (ks != 1) {
       for (int64_t k = k0; k < k1; ++k) op.step(acc, row[k * ks], k);
+      return acc;
+    }
+    if constexpr (laned<Op>) {
+      Acc lane[kLanes];
+      for (int l = 0; l < kLanes; ++l) lane[l] = op.init();
+      int64_t k = k0;
+      static_assert(kLanes == 16, "the unroll pragma below spells kLanes out");
+      for (; k + kLanes <= k1; k += kLanes) {
+        // Fully unrolled, the lanes live in registers: as a loop they round-trip memory.
+#pragma GCC unroll 16
+        for (int l = 0; l < kLanes; ++l) op.step(lane[l], row[k + l], k + l);
+      }
+      for (int l = 0; l < kLanes; ++l) acc = op.combine(acc, lane[l]);
+      k0 = k;
+    }
+    for (int64_t k = k0; k < k1; ++k) op.step(acc, row[k], k);
     return acc;
   };
   if (M == 0) return;
@@ -50,8 +75,10 @@ void run_reduction(const ReducePlan& p, const Op& op, Store store) {
     int64_t nchunks = (K + kReduceChunk - 1) / kReduceChunk;
     std::vector<Acc> partial(size_t(nchunks), op.init());
     parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c)
-        partial[size_t(c)] = reduce_range(0, c * kReduceChunk, std::min(K, (c + 1) * kReduceChunk));
+      with_best_isa([&] {
+        for (int64_t c = b; c < e; ++c)
+          partial[size_t(c)] = reduce_range(0, c * kReduceChunk, std::min(K, (c + 1) * kReduceChunk));
+      });
     });
     Acc acc = partial[0];
     for (int64_t c = 1; c < nchunks; ++c) acc = op.combine(acc, partial[size_t(c)]);
@@ -64,22 +91,26 @@ void run_reduction(const ReducePlan& p, const Op& op, Store store) {
     int64_t nblocks = (M + kBlock - 1) / kBlock;
     int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K * kBlock, 1));
     parallel_for(0, nblocks, grain, [&](int64_t b, int64_t e) {
-      Acc acc[kBlock];
-      for (int64_t blk = b; blk < e; ++blk) {
-        int64_t m0 = blk * kBlock, m1 = std::min(M, m0 + kBlock);
-        for (int64_t m = m0; m < m1; ++m) acc[m - m0] = op.init();
-        for (int64_t k = 0; k < K; ++k) {
-          const T* src = x + k * ks;
-          for (int64_t m = m0; m < m1; ++m) op.step(acc[m - m0], src[m], k);
+      with_best_isa([&] {
+        Acc acc[kBlock];
+        for (int64_t blk = b; blk < e; ++blk) {
+          int64_t m0 = blk * kBlock, m1 = std::min(M, m0 + kBlock);
+          for (int64_t m = m0; m < m1; ++m) acc[m - m0] = op.init();
+          for (int64_t k = 0; k < K; ++k) {
+            const T* src = x + k * ks;
+            for (int64_t m = m0; m < m1; ++m) op.step(acc[m - m0], src[m], k);
+          }
+          for (int64_t m = m0; m < m1; ++m) store(m, acc[m - m0]);
         }
-        for (int64_t m = m0; m < m1; ++m) store(m, acc[m - m0]);
-      }
+      });
     });
     return;
   }
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K, 1));
   parallel_for(0, M, grain, [&](int64_t b, int64_t e) {
-    for (int64_t m = b; m < e; ++m) store(m, reduce_range(m, 0, K));
+    with_best_isa([&] {
+      for (int64_t m = b; m < e; ++m) store(m, reduce_range(m, 0, K));
+    });
   });
 }
 

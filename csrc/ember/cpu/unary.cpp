@@ -1,4 +1,7 @@
 // CPU kernels of the unary ops (one functor each) and the predicates.
+// Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
+                     "no-math-errno", "fp-contract=off")
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
@@ -12,7 +15,7 @@ namespace {
 
 // (name, expression of x, which is the widened input value)
 #define EMBER_UNARY_FLOAT_KERNELS(_)                  \
-  _(exp, std::exp(x))                                 \
+  _(exp, fast_exp(x))                                  \
   _(exp2, std::exp2(x))                               \
   _(expm1, std::expm1(x))                             \
   _(log, std::log(x))                                 \
@@ -29,11 +32,11 @@ namespace {
   _(atan, std::atan(x))                               \
   _(sinh, std::sinh(x))                               \
   _(cosh, std::cosh(x))                               \
-  _(tanh, std::tanh(x))                               \
+  _(tanh, fast_tanh(x))                               \
   _(asinh, std::asinh(x))                             \
   _(acosh, std::acosh(x))                             \
   _(atanh, std::atanh(x))                             \
-  _(sigmoid, 1 / (1 + std::exp(-x)))                  \
+  _(sigmoid, fast_sigmoid(x))                         \
   _(erf, std::erf(x))                                 \
   _(erfc, std::erfc(x))                               \
   _(erfinv, erfinv(x))                                \
@@ -102,6 +105,7 @@ constexpr bool is_float_v = std::is_floating_point_v<T>;
 EMBER_SAME_KERNEL(abs, kNumericTypes, [](auto x) {
   using T = decltype(x);
   if constexpr (std::is_unsigned_v<T>) return x;
+  else if constexpr (is_float_v<T>) return std::abs(x);  // abs(-0.0) is +0.0
   else return x < 0 ? T(-x) : x;
 })
 EMBER_SAME_KERNEL(sign, kAllTypes, [](auto x) {
@@ -128,8 +132,7 @@ EMBER_SAME_KERNEL(trunc, kNumericTypes, [](auto x) {
 EMBER_SAME_KERNEL(frac, kFloatTypes, [](auto x) { return x - std::trunc(x); })
 EMBER_SAME_KERNEL(relu, kNumericTypes, [](auto x) {
   using T = decltype(x);
-  if constexpr (is_float_v<T>) return std::isnan(x) ? x : (x > 0 ? x : T(0));
-  else return x > 0 ? x : T(0);
+  return x <= T(0) ? T(0) : x;  // NaN stays NaN
 })
 EMBER_SAME_KERNEL(bitwise_not, kIntBoolTypes, [](auto x) {
   using T = decltype(x);
@@ -199,6 +202,18 @@ EMBER_PREDICATE(signbit, [](auto x) {
 })
 EMBER_PREDICATE(logical_not, [](auto x) { return !bool(x); })
 #undef EMBER_PREDICATE
+
+// relu's backward (ops/unary.cpp): grad where result > 0, else 0; NaN passes grad, as torch.
+Tensor relu_backward_kernel(const Tensor& grad, const Tensor& result) {
+  Tensor out = empty(result.sizes(), result.dtype());
+  TensorIter it({&out, &grad, &result});
+  dispatch<kFloatTypes>(result.dtype(), "relu_backward", [&](auto tag) {
+    using T = decltype(tag);
+    binary_loop<T, T, T>(it, [](auto g, auto r) { return r <= 0 ? decltype(g)(0) : g; });
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL("relu_backward", CPU, relu_backward_kernel);
 
 Tensor nan_to_num_kernel(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                          std::optional<double> neginf) {

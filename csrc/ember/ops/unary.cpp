@@ -48,11 +48,24 @@ using autograd::variable_list;
   _(round, zeros_like(grad))                                                           \
   _(trunc, zeros_like(grad))                                                           \
   _(frac, grad)                                                                        \
-  _(relu, grad * gt(result, wrap_scalar(0)))
+  _(relu, relu_backward(grad, result))
 
 namespace {
 using UnaryOp = TypedOperator<Tensor(const Tensor&)>;
 using UnaryInplaceOp = TypedOperator<Tensor&(Tensor&)>;
+
+// torch's threshold_backward at 0: grad where result > 0, else 0 (a NaN result passes grad).
+// It is on every CNN's training path, so a backward that records no graph of its own runs one
+// fused CPU kernel; create_graph, other backends and mixed dtypes take the differentiable
+// composite.
+Tensor relu_backward(const Tensor& grad, const Tensor& result) {
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&)> fused("relu_backward");
+  bool graph = GradMode::is_enabled() && (grad.requires_grad() || result.requires_grad());
+  if (!graph && backend_of(grad, result) == DispatchKey::CPU && grad.dtype() == result.dtype() &&
+      is_floating_point(grad.dtype()) && grad.sizes().equals(result.sizes()))
+    return fused.call(grad, result);
+  return where(le(result, wrap_scalar(0)), wrap_scalar(0), grad);
+}
 }  // namespace
 
 #define EMBER_DEFINE_UNARY(name, node)                                              \

@@ -1,0 +1,225 @@
+"""The vectorized elementwise and reduction kernel paths (cpu/loops.h, cpu/math.h, reduce_engine.h).
+
+Lengths straddle the vector widths and the parallel grain, so every path runs: the vector body,
+the scalar tail, the in-place loop, a broadcast scalar operand, strided operands and zero-size
+tensors. References are numpy in float64, rounded to float32.
+"""
+
+import numpy as np
+import pytest
+
+import ember
+
+LENGTHS = (0, 1, 7, 8, 9, 17, 33, 100_003)
+RNG = np.random.default_rng(1234)
+
+
+def data(n, scale=3.0):
+    x = (RNG.standard_normal(n) * scale).astype(np.float32)
+    if n >= 8:  # the special values land in the vector body, not just the tail
+        x[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -1e-40]
+    return x
+
+
+def np_exp(x):
+    return np.exp(x.astype(np.float64)).astype(np.float32)
+
+
+def np_sigmoid(x):
+    return (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+
+
+UNARY = {
+    "relu": (ember.relu, lambda x: np.where(x <= 0, np.float32(0), x)),
+    "abs": (ember.abs, np.abs),
+    "neg": (ember.neg, np.negative),
+    "exp": (ember.exp, np_exp),
+    "sigmoid": (ember.sigmoid, np_sigmoid),
+    "tanh": (ember.tanh, lambda x: np.tanh(x.astype(np.float64)).astype(np.float32)),
+}
+
+
+def check(got, want, rtol=4e-7):
+    got = got.numpy() if hasattr(got, "numpy") else got
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-44, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_contiguous_and_inplace(name, n):
+    fn, ref = UNARY[name]
+    x = data(n)
+    with np.errstate(all="ignore"):
+        want = ref(x)
+    check(fn(ember.tensor(x)), want)
+    t = ember.tensor(x)
+    getattr(t, name + "_")()
+    check(t, want)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_strided(name):
+    fn, ref = UNARY[name]
+    x = data(40 * 33).reshape(40, 33)
+    with np.errstate(all="ignore"):
+        check(fn(ember.tensor(x).t()), ref(x.T))
+        check(fn(ember.tensor(x)[:, ::2]), ref(x[:, ::2]))
+
+
+def test_relu_keeps_nan_and_zero_sign():
+    x = np.array([np.nan, -0.0, 0.0, -2.0, 3.0, np.inf, -np.inf, 1e-45] * 3, np.float32)
+    got = ember.relu(ember.tensor(x)).numpy()
+    assert np.isnan(got[0]) and np.isnan(got[8])
+    np.testing.assert_array_equal(got[1:8], np.array([0, 0, 0, 3, np.inf, 0, 1e-45], np.float32))
+    assert not np.signbit(got[1])
+
+
+def test_abs_of_negative_zero_is_positive():
+    got = ember.abs(ember.tensor(np.full(19, -0.0, np.float32))).numpy()
+    assert not np.signbit(got).any()
+
+
+def test_exp_accuracy_over_the_float_range():
+    # Dense grid from below float's subnormal range to past overflow: at most 2 ulp off.
+    x = np.linspace(-110, 90, 400_001, dtype=np.float32)
+    got = ember.exp(ember.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64))
+    normal = want >= np.finfo(np.float32).tiny
+    finite = want <= np.finfo(np.float32).max
+    ok = normal & finite
+    ulp = np.abs(got[ok] - want[ok]) / np.spacing(want[ok].astype(np.float32))
+    assert ulp.max() <= 2
+    assert np.all(np.isinf(got[~finite]))
+    sub = ~normal
+    np.testing.assert_allclose(got[sub], want[sub].astype(np.float32), rtol=0, atol=2e-45)
+
+
+def test_tanh_accuracy_and_odd_symmetry():
+    x = np.linspace(-12, 12, 200_001, dtype=np.float32)
+    got = ember.tanh(ember.tensor(x)).numpy()
+    want = np.tanh(x.astype(np.float64))
+    nz = want != 0
+    ulp = np.abs(got[nz] - want[nz]) / np.spacing(np.abs(want[nz]).astype(np.float32))
+    assert ulp.max() <= 2
+    np.testing.assert_array_equal(got, -ember.tanh(ember.tensor(-x)).numpy())
+    special = np.array([-0.0, 1e-42, np.inf, -np.inf, np.nan, 100.0] * 3, np.float32)
+    got = ember.tanh(ember.tensor(special)).numpy()
+    assert np.signbit(got[0]) and got[1] == np.float32(1e-42)
+    np.testing.assert_array_equal(got[2:4], [1, -1])
+    assert np.isnan(got[4]) and got[5] == 1
+
+
+def test_sigmoid_tails():
+    x = np.array([-200, -100, -88, -30, -1e-3, 1e-3, 30, 100, 200] * 2, np.float32)
+    check(ember.sigmoid(ember.tensor(x)), np_sigmoid(x), rtol=1e-6)
+
+
+def test_float64_unaries_use_double_precision():
+    x = np.linspace(-5, 5, 101)
+    np.testing.assert_allclose(ember.exp(ember.tensor(x)).numpy(), np.exp(x), rtol=1e-15)
+    np.testing.assert_allclose(ember.sigmoid(ember.tensor(x)).numpy(), 1 / (1 + np.exp(-x)),
+                               rtol=1e-15)
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_binary_paths(n):
+    a, b = data(n), data(n)
+    ta, tb = ember.tensor(a), ember.tensor(b)
+    check(ta + tb, a + b)
+    check(ta * 0.5, a * np.float32(0.5))
+    check(2.0 - ta, np.float32(2.0) - a)
+    with np.errstate(invalid="ignore"):
+        want = np.where(np.isnan(a) | (a > 0), a, np.float32(0))
+    check(ember.clamp(ta, min=0), want)
+    t = ember.tensor(a)
+    t.mul_(tb)
+    check(t, a * b)
+    t = ember.tensor(a)
+    t.add_(1.5)
+    check(t, a + np.float32(1.5))
+    np.testing.assert_array_equal((ta > 0).numpy(), a > 0)
+
+
+def test_binary_broadcast_and_strided():
+    a = data(64 * 48).reshape(64, 48)
+    row = data(48)
+    check(ember.tensor(a).t() * ember.tensor(row)[:, None], a.T * row[:, None])
+    check(ember.tensor(a)[::3] + ember.tensor(row), a[::3] + row)
+
+
+def test_where_with_a_scalar_branch():
+    x = data(1000)
+    m = ember.tensor(x > 0)
+    t = ember.tensor(x)
+    zero = ember.tensor(0.0)
+    check(ember.where(m, t, zero), np.where(x > 0, x, np.float32(0)))
+    check(ember.where(m, zero, t), np.where(x > 0, np.float32(0), x))
+
+
+def test_relu_backward():
+    x = data(100_003)
+    g = data(100_003)
+    t = ember.tensor(x).requires_grad_()
+    ember.relu(t).backward(ember.tensor(g))
+    with np.errstate(invalid="ignore"):
+        want = np.where(x <= 0, np.float32(0), g)  # NaN input passes its gradient, as torch
+    check(t.grad, want)
+
+
+def test_relu_backward_strided_expanded_and_empty():
+    x = data(30 * 20).reshape(30, 20)
+    t = ember.tensor(x).requires_grad_()
+    ember.relu(t.t()).sum().backward()  # transposed input, stride-0 gradient
+    with np.errstate(invalid="ignore"):
+        check(t.grad, np.where(x <= 0, np.float32(0), np.float32(1)))
+    e = ember.zeros(0, 3, requires_grad=True)
+    ember.relu(e).sum().backward()
+    assert e.grad.shape == (0, 3)
+
+
+def test_relu_backward_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = data(4096)
+    g = data(4096)
+    t = ember.tensor(x).requires_grad_()
+    ember.relu(t).backward(ember.tensor(g))
+    tt = torch.tensor(x).requires_grad_()
+    torch.relu(tt).backward(torch.tensor(g))
+    np.testing.assert_array_equal(t.grad.numpy(), tt.grad.numpy())
+
+
+def test_relu_double_backward():
+    x = ember.tensor(np.array([-1.0, 0.5, 2.0, -3.0])).requires_grad_()
+    y = ember.relu(x)
+    (g,) = ember.autograd.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_array_equal(g.detach().numpy(), [0, 1, 1, 0])
+    assert ember.autograd.gradcheck(ember.relu, (x,))
+
+
+@pytest.mark.parametrize("n", (0, 1, 15, 16, 17, 33 * 1024 + 5, 3 * 16384 * 7 + 11))
+def test_sum_is_accurate_and_thread_independent(n):
+    x = data(n)
+    x[np.isnan(x) | np.isinf(x)] = 1.0
+    old = ember.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2, 3):
+            ember.set_num_threads(threads)
+            results.append(ember.tensor(x).sum().item())
+    finally:
+        ember.set_num_threads(old)
+    assert results[0] == results[1] == results[2]
+    np.testing.assert_allclose(results[0], x.astype(np.float64).sum(), rtol=1e-6, atol=1e-5)
+
+
+def test_sum_rows_columns_and_prod():
+    x = data(37 * 50).reshape(37, 50)
+    x[np.isnan(x) | np.isinf(x)] = 1.0
+    t = ember.tensor(x)
+    np.testing.assert_allclose(t.sum(1).numpy(), x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t.sum(0).numpy(), x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+    ints = ember.arange(1, 41).reshape(2, 20)  # wraps mod 2^64, as numpy: order-free
+    assert ints.prod(1).tolist() == [int(np.prod(np.arange(1, 21, dtype=np.int64))),
+                                     int(np.prod(np.arange(21, 41, dtype=np.int64)))]
+    assert ember.tensor(np.zeros((0, 5), np.float32)).sum().item() == 0
