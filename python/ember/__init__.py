@@ -66,6 +66,7 @@ from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_e
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from . import autograd, testing  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403
+from ._type_info import finfo, iinfo  # noqa: E402,F401
 from . import nn, optim, utils  # noqa: E402,F401
 from . import datasets  # noqa: E402,F401
 

@@ -367,3 +367,42 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     import ember
 
     return ember.isclose(self, other, rtol, atol, equal_nan)
+
+
+@_patch
+def lerp_(self, end, weight):
+    import ember
+
+    return self.copy_(ember.lerp(self, end, weight))
+
+
+@_patch
+def clamp_min(self, min):
+    return self.clamp(min=min)
+
+
+@_patch
+def clamp_max(self, max):
+    return self.clamp(max=max)
+
+
+@_patch
+def clamp_min_(self, min):
+    return self.clamp_(min=min)
+
+
+@_patch
+def clamp_max_(self, max):
+    return self.clamp_(max=max)
+
+
+# NumPy-style names torch keeps as aliases of its own methods.
+for _alias, _name in (("arccos", "acos"), ("arcsin", "asin"), ("arctan", "atan"),
+                      ("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh"),
+                      ("arctan2", "atan2"), ("clip", "clamp"), ("absolute", "abs"),
+                      ("negative", "neg"), ("multiply", "mul"), ("divide", "div"),
+                      ("subtract", "sub"), ("greater", "gt"), ("greater_equal", "ge"),
+                      ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne"), ("fix", "trunc")):
+    for _suffix in ("", "_"):
+        if hasattr(Tensor, _name + _suffix) and not hasattr(Tensor, _alias + _suffix):
+            setattr(Tensor, _alias + _suffix, getattr(Tensor, _name + _suffix))

@@ -1014,3 +1014,16 @@ def test_python_float_keeps_double_precision():
     assert (a * 0.01).numpy().tolist() == expected.tolist()
     assert (a * 0.01).dtype == ember.float64
     assert (ember.tensor([1, 2]) * 2.5).dtype == ember.float32  # still the default dtype
+
+
+def test_numpy_style_aliases_and_clamp_forms():
+    t = ember.tensor([-2.0, 0.5, 3.0])
+    assert t.clip(-1, 1).tolist() == [-1.0, 0.5, 1.0]
+    assert t.clamp_min(0).tolist() == [0.0, 0.5, 3.0]
+    assert t.clamp_max(1).tolist() == [-2.0, 0.5, 1.0]
+    assert np.allclose(ember.tensor([0.5]).arccos().numpy(), np.arccos([0.5]))
+    u = t.clone()
+    u.lerp_(ember.zeros(3), 0.5)
+    assert u.tolist() == [-1.0, 0.25, 1.5]
+    u.clip_(0, 1)
+    assert u.tolist() == [0.0, 0.25, 1.0]

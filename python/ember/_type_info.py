@@ -1,0 +1,60 @@
+"""torch.finfo and torch.iinfo: numerical limits of ember's dtypes."""
+
+import numpy as np
+
+__all__ = ["finfo", "iinfo"]
+
+# bfloat16 has float32's exponent and an 8-bit significand; numpy has no bfloat16.
+_BFLOAT16 = {"bits": 16, "eps": 2.0 ** -7, "max": float.fromhex("0x1.fep127"),
+             "min": -float.fromhex("0x1.fep127"), "tiny": 2.0 ** -126,
+             "smallest_normal": 2.0 ** -126, "resolution": 0.01}
+
+
+def _dtype_name(dtype):
+    import ember
+
+    if dtype is None:
+        dtype = ember.get_default_dtype()
+    name = str(dtype).replace("torch.", "")
+    return dtype, name
+
+
+class finfo:
+    """Machine limits of a floating dtype (default: the default dtype)."""
+
+    def __init__(self, type=None):
+        self.dtype, name = _dtype_name(type)
+        if name == "bfloat16":
+            values = _BFLOAT16
+        else:
+            if name not in ("float16", "float32", "float64"):
+                raise TypeError(f"torch.finfo() requires a floating point input type. Use "
+                                f"torch.iinfo to handle '{name}'")
+            info = np.finfo(name)
+            values = {"bits": info.bits, "eps": float(info.eps), "max": float(info.max),
+                      "min": float(info.min), "tiny": float(info.tiny),
+                      "smallest_normal": float(info.smallest_normal),
+                      "resolution": 10.0 ** -info.precision}
+        for k, v in values.items():
+            setattr(self, k, v)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={str(self.dtype).replace('torch.', '')})")
+
+
+class iinfo:
+    """Limits of an integer dtype."""
+
+    def __init__(self, type):
+        self.dtype, name = _dtype_name(type)
+        if name not in ("uint8", "int8", "int16", "int32", "int64"):
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            f"handle '{name}'")
+        info = np.iinfo(name)
+        self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
+
+    def __repr__(self):
+        return (f"iinfo(min={self.min}, max={self.max}, dtype="
+                f"{str(self.dtype).replace('torch.', '')})")
