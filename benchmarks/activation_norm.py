@@ -11,6 +11,7 @@ import timeit
 
 import numpy as np
 
+from _compare import frameworks
 
 def workloads(lib):
     rng = np.random.default_rng(0)
@@ -47,12 +48,10 @@ def workloads(lib):
             "layer_norm fwd+bwd (4096,1024)": ln_fwd_bwd,
         }
 
-
 def measure(fn, repeat, number):
     fn()  # warm-up
     times = timeit.repeat(fn, repeat=repeat, number=number)
     return statistics.median(times) / number * 1e3
-
 
 def main():
     parser = argparse.ArgumentParser()
@@ -61,18 +60,7 @@ def main():
     parser.add_argument("--threads", type=int, default=0, help="0: library default")
     args = parser.parse_args()
 
-    import ember
-
-    libs = {"ember": ember}
-    try:
-        import torch
-
-        libs["torch"] = torch
-    except ImportError:
-        pass
-    if args.threads:
-        for lib in libs.values():
-            lib.set_num_threads(args.threads)
+    libs = frameworks(args.threads)
     results = {}
     for name, lib in libs.items():
         for op, fn in workloads(lib).items():
@@ -82,7 +70,6 @@ def main():
         t = r.get("torch")
         ratio = f"{r['ember'] / t:7.2f}" if t else "      -"
         print(f"{op:42s} {r['ember']:10.3f} {t if t else float('nan'):10.3f} {ratio}")
-
 
 if __name__ == "__main__":
     main()

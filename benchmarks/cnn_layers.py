@@ -8,25 +8,12 @@ Usage: python benchmarks/cnn_layers.py [--threads N] [--repeat R] [--batch B]
 """
 
 import argparse
-import time
 
 import numpy as np
 
 import ember
 
-
-def best_times(fns, repeat):
-    """Best wall time of each function, the functions alternating within every repeat."""
-    for fn in fns:
-        fn()  # warm-up (allocations, thread pools)
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return best
-
+from _compare import best_times
 
 def conv_fwd(lib, x, w):
     xs, ws = lib.tensor(x), lib.tensor(w)
@@ -36,7 +23,6 @@ def conv_fwd(lib, x, w):
         with lib.no_grad():
             F.conv2d(xs, ws, padding=1)
     return run
-
 
 def conv_fwd_bwd(lib, x, w, input_grad):
     xs = lib.tensor(x, requires_grad=input_grad)
@@ -48,7 +34,6 @@ def conv_fwd_bwd(lib, x, w, input_grad):
         xs.grad = ws.grad = None
     return run
 
-
 def pool_fwd(lib, x):
     xs = lib.tensor(x)
     F = lib.nn.functional
@@ -58,7 +43,6 @@ def pool_fwd(lib, x):
             F.max_pool2d(xs, 2)
     return run
 
-
 def pool_fwd_bwd(lib, x):
     xs = lib.tensor(x, requires_grad=True)
     F = lib.nn.functional
@@ -67,7 +51,6 @@ def pool_fwd_bwd(lib, x):
         F.max_pool2d(xs, 2).sum().backward()
         xs.grad = None
     return run
-
 
 def train_step(lib, x, y):
     """One step of examples/fashion_mnist.py's model and optimizer on a fixed batch."""
@@ -89,7 +72,6 @@ def train_step(lib, x, y):
         opt.step()
         loss.item()
     return run
-
 
 def main():
     parser = argparse.ArgumentParser()
@@ -126,7 +108,6 @@ def main():
     for name, make in cases:
         te, tt = (t * 1e3 for t in best_times([make(ember), make(torch)], args.repeat))
         print(f"{name:38s} {te:9.2f} {tt:9.2f} {te / tt:6.2f}", flush=True)
-
 
 if __name__ == "__main__":
     main()

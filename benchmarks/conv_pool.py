@@ -4,25 +4,12 @@ Usage: python benchmarks/conv_pool.py [--threads N] [--repeat R]
 """
 
 import argparse
-import time
 
 import numpy as np
 
 import ember
 
-
-def best_times(fns, repeat):
-    """Best wall time of each function; runs alternate so load changes hit both sides alike."""
-    for fn in fns:
-        fn()  # warm-up (allocations, thread pools)
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return best
-
+from _compare import best_times
 
 def conv_case(lib, x, w, b):
     xs = lib.tensor(x, requires_grad=True)
@@ -36,7 +23,6 @@ def conv_case(lib, x, w, b):
         xs.grad = ws.grad = bs.grad = None
     return run
 
-
 def pool_case(lib, x):
     xs = lib.tensor(x, requires_grad=True)
     F = lib.nn.functional
@@ -46,7 +32,6 @@ def pool_case(lib, x):
         out.sum().backward()
         xs.grad = None
     return run
-
 
 def main():
     parser = argparse.ArgumentParser()
@@ -75,7 +60,6 @@ def main():
     for name, make in cases:
         te, tt = (t * 1e3 for t in best_times([make(ember), make(torch)], args.repeat))
         print(f"{name:45s} {te:9.2f} {tt:9.2f} {te / tt:6.2f}")
-
 
 if __name__ == "__main__":
     main()

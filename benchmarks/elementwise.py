@@ -12,8 +12,9 @@ import timeit
 
 import numpy as np
 
-SHAPE = (128, 32, 28, 28)
+from _compare import frameworks
 
+SHAPE = (128, 32, 28, 28)
 
 def workloads(lib):
     """Named zero-argument callables over a (128, 32, 28, 28) float32 activation tensor."""
@@ -48,7 +49,6 @@ def workloads(lib):
         "relu fwd+bwd": relu_fwd_bwd,
     }
 
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
@@ -56,18 +56,7 @@ def main():
     parser.add_argument("--threads", type=int, default=0, help="0: library default")
     args = parser.parse_args()
 
-    import ember
-
-    libs = {"ember": ember}
-    try:
-        import torch
-
-        libs["torch"] = torch
-    except ImportError:
-        pass
-    if args.threads:
-        for lib in libs.values():
-            lib.set_num_threads(args.threads)
+    libs = frameworks(args.threads)
     fns = {name: workloads(lib) for name, lib in libs.items()}
     print(f"shape {SHAPE} float32, threads {args.threads or 'default'}")
     print(f"{'op':20s} {'ember ms':>10s} {'torch ms':>10s} {'ratio':>7s}")
@@ -82,7 +71,6 @@ def main():
         t = ms.get("torch")
         ratio = f"{ms['ember'] / t:7.2f}" if t else "      -"
         print(f"{op:20s} {ms['ember']:10.3f} {t if t else float('nan'):10.3f} {ratio}")
-
 
 if __name__ == "__main__":
     main()

@@ -10,9 +10,10 @@ import argparse
 import statistics
 import timeit
 
+from _compare import frameworks
+
 SHAPES = [(256, 512), (512,), (512, 512), (512,), (512, 640), (640,), (640, 320), (320,),
           (320, 100), (100,)]  # 10 tensors, 1,000,836 parameters
-
 
 def make_step(lib, name, foreach):
     params = [lib.randn(*s, requires_grad=True) for s in SHAPES]
@@ -28,7 +29,6 @@ def make_step(lib, name, foreach):
     opt.step()  # creates the state outside the timing
     return opt.step
 
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=None)
@@ -37,18 +37,7 @@ def main():
     parser.add_argument("--foreach", action="store_true", help="torch with foreach=True")
     args = parser.parse_args()
 
-    import ember
-
-    libs = {"ember": ember}
-    try:
-        import torch
-
-        libs["torch"] = torch
-    except ImportError:
-        print("torch not importable: printing ember only")
-    if args.threads:
-        for lib in libs.values():
-            lib.set_num_threads(args.threads)
+    libs = frameworks(args.threads)
     n = sum(1 for _ in SHAPES)
     print(f"{n} tensors, threads={libs['ember'].get_num_threads()}; ms per step (median)")
     print(f"{'optimizer':<22}" + "".join(f"{k:>10}" for k in libs) + "  ember/torch")
@@ -61,7 +50,6 @@ def main():
             row[key] = statistics.median(times) / args.number * 1e3
         ratio = f"{row['ember'] / row['torch']:.2f}" if "torch" in row else "-"
         print(f"{name:<22}" + "".join(f"{v:>10.3f}" for v in row.values()) + f"  {ratio:>11}")
-
 
 if __name__ == "__main__":
     main()

@@ -9,6 +9,7 @@ import argparse
 import statistics
 import timeit
 
+from _compare import frameworks
 
 def workloads(lib):
     a = lib.ones(4)
@@ -30,11 +31,9 @@ def workloads(lib):
         "advanced index x[idx]": lambda: x[idx],
     }
 
-
 def measure(fn, repeat, number):
     times = timeit.repeat(fn, repeat=repeat, number=number)
     return statistics.median(times) / number * 1e6
-
 
 def main():
     parser = argparse.ArgumentParser()
@@ -42,17 +41,7 @@ def main():
     parser.add_argument("--number", type=int, default=2000)
     args = parser.parse_args()
 
-    import ember
-
-    libs = {"ember": ember}
-    try:
-        import torch
-
-        libs["torch"] = torch
-    except ImportError:
-        print("torch is not installed: printing ember only")
-    for lib in libs.values():
-        lib.set_num_threads(1)
+    libs = frameworks(threads=1)
 
     results = {name: {} for name in libs}
     for name, lib in libs.items():
@@ -75,7 +64,6 @@ def main():
         print(line)
     if ratios:
         print(f"{'geometric mean ratio':32s} {statistics.geometric_mean(ratios):>34.2f}")
-
 
 if __name__ == "__main__":
     main()

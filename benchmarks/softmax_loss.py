@@ -6,27 +6,13 @@ Run: PYTHONPATH=python python benchmarks/softmax_loss.py [--threads N]
 """
 
 import argparse
-import time
 
 import ember
 import ember.nn.functional as F
 import numpy as np
 import torch
 
-
-def _best_times(fa, fb, repeat, warmup=3):
-    """Minimum wall time of fa and of fb, alternating calls."""
-    for _ in range(warmup):
-        fa()
-        fb()
-    best = [float("inf"), float("inf")]
-    for _ in range(repeat):
-        for i, fn in enumerate((fa, fb)):
-            t0 = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return best
-
+from _compare import best_times
 
 def _cases():
     rng = np.random.default_rng(0)
@@ -53,7 +39,6 @@ def _cases():
 
         yield f"cross_entropy fwd+bwd ({n},{c})", run_ember, run_torch, repeat
 
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=None, help="threads for both libraries")
@@ -64,9 +49,8 @@ def main():
     print(f"threads: ember {ember.get_num_threads()}, torch {torch.get_num_threads()}")
     print(f"{'case':40s} {'ember ms':>10s} {'torch ms':>10s} {'ratio':>7s}")
     for name, fe, ft, repeat in _cases():
-        te, tt = _best_times(fe, ft, repeat)
+        te, tt = best_times((fe, ft), repeat, warmup=3)
         print(f"{name:40s} {te * 1e3:10.3f} {tt * 1e3:10.3f} {te / tt:7.2f}")
-
 
 if __name__ == "__main__":
     main()
