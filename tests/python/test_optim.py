@@ -403,3 +403,14 @@ def test_errors():
         ember._C._optim.sgd([p], [ember.ones(3)], [], 0.1, 0.0, 0.0, 0.0, False, False)
     with pytest.raises(RuntimeError, match="expected one entry per param"):
         ember._C._optim.adagrad([p], [ember.ones(2)], [], [], 0.1, 0.0, 0.0, 1e-10, False)
+
+
+@pytest.mark.parametrize("cls,kw,message", [
+    ("Adadelta", dict(lr=-1.0), "Invalid learning rate"),
+    ("Adadelta", dict(rho=1.5), "Invalid rho value"),
+    ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0"),
+    ("Adamax", dict(eps=-1.0), "Invalid epsilon value"),
+])
+def test_composite_optimizers_reject_bad_hyperparameters(cls, kw, message):
+    with pytest.raises(ValueError, match=message):
+        getattr(ember.optim, cls)([ember.zeros(2, requires_grad=True)], **kw)

@@ -1027,3 +1027,25 @@ def test_numpy_style_aliases_and_clamp_forms():
     assert u.tolist() == [-1.0, 0.25, 1.5]
     u.clip_(0, 1)
     assert u.tolist() == [0.0, 0.25, 1.0]
+
+
+def test_forked_child_gets_a_working_thread_pool():
+    # Without the at-fork reset, resizing the inherited pool in the child joins threads that do
+    # not exist there and hangs.
+    import multiprocessing as mp
+
+    def child(queue):
+        ember.set_num_threads(2)
+        queue.put(float(ember.ones(1_000_000).sum()))
+
+    ember.ones(1_000_000).sum()  # the parent's pool is running
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=child, args=(queue,))
+    proc.start()
+    proc.join(timeout=60)
+    alive = proc.is_alive()
+    if alive:
+        proc.kill()
+    assert not alive and proc.exitcode == 0
+    assert queue.get(timeout=5) == 1_000_000.0
