@@ -10,7 +10,9 @@ BUILD=build/asan
 PY="$PWD/.venv/bin/python"
 
 echo "== building ember with ASan + UBSan ($BUILD)"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON \
+# -O1 -g1, as the sanitizers' documentation suggests: line numbers in reports, a fast build.
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
+  -DEMBER_SANITIZE=ON \
   -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PY" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
 # The importable package: the Python sources beside the sanitized _C and libember.
