@@ -155,10 +155,11 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
                 const A v = A(plane[pos]);
                 bool nan = false;
                 if constexpr (!std::is_integral_v<T>) nan = std::isnan(v);
-                if (arg < 0 || v > best || nan) {  // as PyTorch: the last NaN wins
-                  best = v;
-                  arg = pos;
-                }
+                // As PyTorch: the last NaN wins. Selects, not a branch: the comparison's outcome
+                // is data, and mispredicting it cost more than the window's loads.
+                const bool take = (arg < 0) | (v > best) | nan;
+                best = take ? v : best;
+                arg = take ? pos : arg;
               }
             }
             o[oh * OW + ow] = T(best);
