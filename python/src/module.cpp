@@ -182,6 +182,11 @@ NB_MODULE(_C, m) {
       PyErr_SetString(exception_for(e.kind()), e.what());
     }
   });
+  // Note [Kernels release the GIL]: only a thread that holds the GIL gives it up, so a kernel
+  // running inside another kernel, or on a pool thread, costs one check.
+  ember::set_kernel_region_hooks(
+      {[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
+       [](void* token) { PyEval_RestoreThread(static_cast<PyThreadState*>(token)); }});
   bind_dtype(m);
   bind_tensor(m);
   bind_creation(m);

@@ -42,6 +42,7 @@ class ThreadPool {
   int size() const { return int(workers_.size()) + 1; }  // the caller works too
 
   void resize(int n) {
+    std::lock_guard<std::mutex> run_lock(run_mutex_);  // not while another thread runs a region
     stop();
     stopping_ = false;
     for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });

@@ -40,6 +40,40 @@ class OperatorEntry {
   const std::type_info* sig_ = nullptr;
 };
 
+// Note [Kernels release the GIL]
+// Backend kernels are pure computation: no autograd, no Python, no callbacks. A language binding
+// can therefore let its other threads run while one executes, by installing hooks that the
+// dispatcher calls around every backend kernel: `enter` gives up the interpreter lock and returns
+// a token (null when there was nothing to give up, as inside a kernel that calls another op);
+// `exit` takes it back. Recording autograd nodes and running Python hooks stays outside, under
+// the lock. Code that waits for a mutex a kernel may hold opens a region too (KernelRegion), so
+// it never waits while holding the interpreter lock that the holder needs back.
+struct KernelRegionHooks {
+  void* (*enter)() = nullptr;
+  void (*exit)(void* token) = nullptr;
+};
+/// Installs the hooks (the Python extension does, at import).
+void set_kernel_region_hooks(KernelRegionHooks hooks);
+/// The installed hooks.
+const KernelRegionHooks& kernel_region_hooks();
+
+/// An open region (see Note [Kernels release the GIL]) for the lifetime of the object.
+class KernelRegion {
+ public:
+  KernelRegion() {
+    auto& h = kernel_region_hooks();
+    if (h.enter) token_ = h.enter();
+  }
+  ~KernelRegion() {
+    if (token_) kernel_region_hooks().exit(token_);
+  }
+  KernelRegion(const KernelRegion&) = delete;
+  KernelRegion& operator=(const KernelRegion&) = delete;
+
+ private:
+  void* token_ = nullptr;
+};
+
 /// The process-wide operator table.
 class Dispatcher {
  public:
@@ -98,7 +132,9 @@ class TypedOperator<R(Args...)> {
     if (!fn) [[unlikely]]
       detail::missing_kernel(*entry_, k);
     auto kernel = reinterpret_cast<R (*)(Args...)>(fn);
-    if (k == DispatchKey::Autograd || !GradMode::is_enabled()) return kernel(std::forward<Args>(args)...);
+    if (k == DispatchKey::Autograd) return kernel(std::forward<Args>(args)...);
+    KernelRegion region;
+    if (!GradMode::is_enabled()) return kernel(std::forward<Args>(args)...);
     AutoGradMode below_autograd(false);
     return kernel(std::forward<Args>(args)...);
   }
