@@ -165,3 +165,24 @@ def test_grad_mode_is_per_thread():
     results = _run_threads(lambda i: (no_grad_thread, grad_thread)[i](i), n=2)
     assert results == [False, (True, True)]
     assert ember.is_grad_enabled()
+
+
+def test_set_num_threads_while_other_threads_compute():
+    a = ember.randn(256, 256)
+    expected = (a @ a).numpy().copy()
+    original = ember.get_num_threads()
+
+    def run(i):
+        if i == 0:  # resizes the pool under the others' feet
+            for k in range(40):
+                ember.set_num_threads(1 + k % 2)
+            return None
+        return [(a @ a).numpy().copy() for _ in range(20)]
+
+    try:
+        results = _run_threads(run)
+    finally:
+        ember.set_num_threads(original)
+    for r in results[1:]:
+        for m in r:
+            np.testing.assert_array_equal(m, expected)
