@@ -4,6 +4,7 @@
 #include "ember/autograd/engine.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
+#include "ember/core/allocator.h"
 #include "ember/core/parallel.h"
 #include "ember/core/shape.h"
 #include "ember/core/tensor.h"

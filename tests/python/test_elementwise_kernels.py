@@ -223,3 +223,41 @@ def test_sum_rows_columns_and_prod():
     assert ints.prod(1).tolist() == [int(np.prod(np.arange(1, 21, dtype=np.int64))),
                                      int(np.prod(np.arange(21, 41, dtype=np.int64)))]
     assert ember.tensor(np.zeros((0, 5), np.float32)).sum().item() == 0
+
+
+# Note [Output layout]: results keep the inputs' memory order, as torch's do.
+LAYOUT_CASES = {
+    "transposed": lambda t: t.randn(5, 7).t(),
+    "channels_last": lambda t: t.randn(2, 3, 4, 5).permute(0, 2, 3, 1),
+    "sliced": lambda t: t.randn(6, 8)[:, ::2],
+    "expanded_row": lambda t: t.randn(1, 6).expand(4, 6),
+}
+LAYOUT_OPS = {
+    "add": lambda t, x: x + x,
+    "mul_scalar": lambda t, x: x * 2,
+    "exp": lambda t, x: t.exp(x),
+    "relu": lambda t, x: t.relu(x),
+    "gt": lambda t, x: x > 0,
+    "neg": lambda t, x: -x,
+    "where": lambda t, x: t.where(x > 0, x, 0.0),
+    "gelu": lambda t, x: t.nn.functional.gelu(x),
+}
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES)
+@pytest.mark.parametrize("op", LAYOUT_OPS)
+def test_output_keeps_input_layout(case, op, torch):
+    x = LAYOUT_CASES[case](ember)
+    out = LAYOUT_OPS[op](ember, x)
+    ref_in = LAYOUT_CASES[case](torch)
+    ref = LAYOUT_OPS[op](torch, ref_in)
+    assert out.stride() == ref.stride()
+    assert out.is_contiguous() == ref.is_contiguous()
+    np.testing.assert_allclose(out.numpy(), LAYOUT_OPS[op](ember, x.contiguous()).numpy(), rtol=1e-6)
+
+
+def test_mixed_layouts_follow_the_first_input(torch):
+    a, b = ember.randn(4, 6).t(), ember.randn(6, 4)
+    out = a + b
+    assert out.stride() == (torch.randn(4, 6).t() + torch.randn(6, 4)).stride()
+    np.testing.assert_array_equal(out.numpy(), a.numpy() + b.numpy())

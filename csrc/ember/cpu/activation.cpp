@@ -93,7 +93,7 @@ void map_contiguous(T* __restrict o, const T* __restrict g, const T* __restrict 
 // `make(T{})` returns the functor for the computing type T (float or double).
 template <class Make>
 Tensor forward(const char* name, const Tensor& self, Make make) {
-  Tensor out = empty(self.sizes(), TensorOptions(self.dtype()));
+  Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self});
   dispatch<kFloatTypes>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     if (self.is_contiguous()) {

@@ -46,7 +46,7 @@ template <uint32_t Allowed, Out kind, class F>
 Tensor binary_out_of_place(const char* name, const Tensor& a, const Tensor& b, F f) {
   ScalarType ct = compute_type(kind, result_type({a, b}));
   DimVector shape = broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = empty(shape, kind == Out::Bool ? kBool : ct);
+  Tensor out = empty_like_inputs(shape, kind == Out::Bool ? kBool : ct, {&a, &b});
   binary_into<Allowed, kind>(name, out, a, b, ct, f);
   return out;
 }
@@ -219,7 +219,7 @@ void check_alpha(const Scalar& alpha, ScalarType ct) {
 Tensor add_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   ScalarType ct = result_type({a, b});
   check_alpha(alpha, ct);
-  Tensor out = empty(broadcast_shapes(a.sizes(), b.sizes(), "add"), ct);
+  Tensor out = empty_like_inputs(broadcast_shapes(a.sizes(), b.sizes(), "add"), ct, {&a, &b});
   return add_into("add", out, a, b, alpha, ct);
 }
 
@@ -251,7 +251,7 @@ EMBER_REGISTER_KERNEL("sub_", CPU, sub_inplace_kernel);
 Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   ScalarType ct = result_type({a, b});
   DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
-  Tensor out = empty(shape, ct);
+  Tensor out = empty_like_inputs(shape, ct, {&a, &b, &cond});
   Tensor c = cond.dtype() == kBool ? cond : to_dtype(cond, kBool);
   Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);
   Tensor cb = b.dtype() == ct ? b : to_dtype(b, ct);

@@ -8,8 +8,10 @@ namespace ember::cpu {
 // The convolution's forward and input-gradient GEMMs multiply a small matrix (the weight, or its
 // transpose) by a wide row-major column matrix. OpenBLAS may run its AVX2 kernels on AVX-512 CPUs
 // it does not know (or when told to by OPENBLAS_CORETYPE), at half the speed this shape allows.
-// conv_sgemm computes it with AVX-512 register tiles of 8 rows x 32 columns straight from the
-// column matrix, which needs no packing: its rows are contiguous. Each output is summed over k in
+// conv_sgemm computes it with AVX-512 register tiles of 6 rows x 64 columns (24 accumulators). A
+// block of 128 rows of a 64-column panel of b is copied into an L1-sized buffer that every row
+// tile then reads sequentially (unless b's rows are exactly one panel wide already); a transposed
+// A is packed once so that a k step's broadcasts are adjacent. Each output is summed over k in
 // ascending order in blocks of a fixed size, so results do not depend on threads or tiling.
 
 /// True when this CPU runs conv_sgemm.

@@ -1,6 +1,8 @@
 #include "ember/cpu/tensor_iter.h"
 
+#include <algorithm>
 #include <numeric>
+#include <vector>
 
 #include "ember/core/shape.h"
 
@@ -68,6 +70,48 @@ TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutpu
     shape_.resize(1);
     shape_[0] = 0;
   }
+}
+
+// Note [Output layout]
+// As in PyTorch, an elementwise result keeps its inputs' layout: a transposed or channels-last
+// input gives a transposed or channels-last output, so the loop runs in memory order over every
+// operand instead of striding across one of them. Inputs of the full output shape vote, the
+// first one first; broadcast and size-1 dims abstain. A single input that is already dense gives
+// its strides as they are.
+Tensor empty_like_inputs(IntArrayRef shape, ScalarType dtype,
+                         std::initializer_list<const Tensor*> inputs) {
+  size_t ndim = shape.size();
+  const Tensor* votes[kMaxOperands];
+  int nvotes = 0;
+  bool contiguous = true;
+  for (const Tensor* t : inputs) {
+    if (t->sizes().size() != ndim || !std::equal(shape.begin(), shape.end(), t->sizes().begin()))
+      continue;
+    if (nvotes < kMaxOperands) votes[nvotes++] = t;
+    contiguous = contiguous && t->is_contiguous();
+  }
+  if (contiguous || ndim < 2) return empty(shape, dtype);
+  std::vector<size_t> perm(ndim);  // fastest dim first
+  std::iota(perm.begin(), perm.end(), 0);
+  std::reverse(perm.begin(), perm.end());
+  auto faster = [&](size_t a, size_t b) {
+    if (shape[a] == 1 || shape[b] == 1) return false;
+    for (int i = 0; i < nvotes; ++i) {
+      int64_t sa = votes[i]->strides()[a], sb = votes[i]->strides()[b];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return std::abs(sa) < std::abs(sb);
+    }
+    return false;
+  };
+  for (size_t i = 1; i < ndim; ++i)
+    for (size_t j = i; j > 0 && faster(perm[j], perm[j - 1]); --j) std::swap(perm[j], perm[j - 1]);
+  DimVector strides(ndim, 0);
+  int64_t step = 1;
+  for (size_t p : perm) {
+    strides[p] = step;
+    step *= std::max<int64_t>(shape[p], 1);
+  }
+  return empty_strided(shape, strides, dtype);
 }
 
 }  // namespace ember::cpu

@@ -73,4 +73,9 @@ class TensorIter {
   std::array<char*, kMaxOperands> base_;
 };
 
+/// An uninitialized elementwise output of `shape` laid out in the inputs' memory order
+/// (Note [Output layout]); contiguous when the inputs are.
+Tensor empty_like_inputs(IntArrayRef shape, ScalarType dtype,
+                         std::initializer_list<const Tensor*> inputs);
+
 }  // namespace ember::cpu

@@ -59,7 +59,7 @@ ScalarType float_result(const Tensor& self) {
 
 #define EMBER_FLOAT_KERNEL(name, expr)                                              \
   Tensor name##_kernel(const Tensor& self) {                                        \
-    Tensor out = empty(self.sizes(), float_result(self));                           \
+    Tensor out = empty_like_inputs(self.sizes(), float_result(self), {&self});                         \
     float_into(#name, out, self, [](auto x) { return expr; });                      \
     return out;                                                                     \
   }                                                                                 \
@@ -91,7 +91,7 @@ constexpr bool is_float_v = std::is_floating_point_v<T>;
 
 #define EMBER_SAME_KERNEL(name, allowed, ...)                                   \
   Tensor name##_kernel(const Tensor& self) {                                    \
-    Tensor out = empty(self.sizes(), self.dtype());                             \
+    Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self});        \
     same_into<allowed>(#name, out, self, __VA_ARGS__);                          \
     return out;                                                                 \
   }                                                                             \
@@ -145,7 +145,7 @@ Tensor neg_kernel(const Tensor& self) {
   EMBER_CHECK(self.dtype() != kBool, "Negation, the `-` operator, on a bool tensor is not "
               "supported. If you are trying to invert a mask, use the `~` or `logical_not()` "
               "operator instead.");
-  Tensor out = empty(self.sizes(), self.dtype());
+  Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self});
   same_into<kNumericTypes>("neg", out, self, [](auto x) { return -x; });
   return out;
 }
@@ -162,7 +162,7 @@ EMBER_REGISTER_KERNEL("neg_", CPU, neg_inplace_kernel);
 // Predicates: any input dtype, bool output.
 template <class F>
 Tensor predicate(const char* name, const Tensor& self, F f) {
-  Tensor out = empty(self.sizes(), kBool);
+  Tensor out = empty_like_inputs(self.sizes(), kBool, {&self});
   TensorIter it({&out, &self});
   dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
@@ -205,7 +205,7 @@ EMBER_PREDICATE(logical_not, [](auto x) { return !bool(x); })
 
 // relu's backward (ops/unary.cpp): grad where result > 0, else 0; NaN passes grad, as torch.
 Tensor relu_backward_kernel(const Tensor& grad, const Tensor& result) {
-  Tensor out = empty(result.sizes(), result.dtype());
+  Tensor out = empty_like_inputs(result.sizes(), result.dtype(), {&grad, &result});
   TensorIter it({&out, &grad, &result});
   dispatch<kFloatTypes>(result.dtype(), "relu_backward", [&](auto tag) {
     using T = decltype(tag);
