@@ -71,7 +71,8 @@ int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
   if (!t.defined() || t.impl_ptr().use_count() != 1) return 0;
   if (int r = visit_owned(t.impl(), visit, arg)) return r;
   auto* m = autograd::meta_if(t);
-  if (m && m->grad_fn && m->grad_fn.use_count() == 1) return visit_owned(m->grad_fn.get(), visit, arg);
+  if (m && m->grad_fn && m->grad_fn.use_count() == 1)
+    return visit_owned(m->grad_fn.get(), visit, arg);
   return 0;
 }
 

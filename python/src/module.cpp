@@ -87,8 +87,8 @@ int64_t unpack_int(nb::handle h, const char* what, size_t pos) {
   long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
   if (overflow)
     throw nb::type_error((std::string(what) + " failed to unpack the object at pos " +
-                          std::to_string(pos + 1) + " with error \"Overflow when unpacking long long\"")
-                             .c_str());
+                          std::to_string(pos + 1) +
+                          " with error \"Overflow when unpacking long long\"").c_str());
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
   return int64_t(v);
 }

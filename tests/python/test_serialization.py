@@ -343,7 +343,8 @@ def _hostile_corpus(marker):
               ("torch zip", zipped.getvalue())]
     for n in (1, 7, 23, 24, 100, 4096):
         corpus.append((f"random {n}", bytes(rng.randrange(256) for _ in range(n))))
-        corpus.append((f"magic + random {n}", b"EMBERCKP" + bytes(rng.randrange(256) for _ in range(n))))
+        noise = bytes(rng.randrange(256) for _ in range(n))
+        corpus.append((f"magic + random {n}", b"EMBERCKP" + noise))
     return corpus
 
 
@@ -352,8 +353,12 @@ def test_hostile_files_never_run_code(tmp_path):
     for name, data in _hostile_corpus(str(marker)):
         path = tmp_path / "f.pt"
         path.write_bytes(data)
-        for load in (lambda: ember.load(path), lambda: ember.load(path, mmap=True),
-                     lambda: ember.load(io.BytesIO(data)), lambda: ember.load(path, weights_only=False)):
+        for load in (
+            lambda: ember.load(path),
+            lambda: ember.load(path, mmap=True),
+            lambda: ember.load(io.BytesIO(data)),
+            lambda: ember.load(path, weights_only=False),
+        ):
             with pytest.raises(RuntimeError, match="ember.load"):
                 load()
         assert not marker.exists(), name
