@@ -42,6 +42,16 @@ def test_sizes_that_overflow_are_rejected(make):
 
 
 @pytest.mark.parametrize(
+    "make", [lambda: ember.ones(4).repeat(HUGE), lambda: ember.ones(2, 3).tile(HUGE, HUGE)]
+)
+def test_repeats_that_overflow_are_rejected(make):
+    with pytest.raises(RuntimeError) as e:
+        make()
+    if ember.__name__ == "ember":  # PyTorch's size product wraps first; its message shows that
+        assert "overflow" in str(e.value)
+
+
+@pytest.mark.parametrize(
     "make",
     [lambda: ember.empty(-1), lambda: ember.zeros(3, -2), lambda: ember.ones(2, -1, 0),
      lambda: ember.randn(-5), lambda: ember.full((-1,), 2.0)],

@@ -18,9 +18,10 @@ int64_t numel_of(IntArrayRef sizes) {
   // dims overflow is rejected even when it holds no elements.
   int64_t n = 1, bound = 1;
   for (int64_t s : sizes) {
-    n *= s;
     EMBER_CHECK(!__builtin_mul_overflow(bound, std::max<int64_t>(s, 1), &bound),
                 "numel: integer multiplication overflow");
+    // Wrapping, not UB, for a negative size that a caller has yet to reject.
+    (void)__builtin_mul_overflow(n, s, &n);
   }
   return n;
 }
