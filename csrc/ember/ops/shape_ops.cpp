@@ -282,7 +282,10 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   DimVector target, inner, expanded;  // [s0, ...], [1, s0, 1, s1, ...], [r0, s0, r1, s1, ...]
   for (size_t i = 0; i < repeats.size(); ++i) {
     int64_t s = i < pad ? 1 : self.sizes()[i - pad];
-    target.push_back(s * repeats[i]);
+    int64_t t = 0;
+    EMBER_CHECK(!__builtin_mul_overflow(s, repeats[i], &t),
+                "repeat: numel: integer multiplication overflow");
+    target.push_back(t);
     inner.push_back(1);
     inner.push_back(s);
     expanded.push_back(repeats[i]);
