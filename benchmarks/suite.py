@@ -36,10 +36,12 @@ import _process
 from _compare import framework, median_time
 from _workloads import GROUPS, WORKLOADS, by_name
 
-CHUNK = 6  # workloads per child process: alternation granularity vs. one torch import each
+# Workloads per child process: finer alternation vs. one torch import (about 1 s) per child.
+CHUNK = {False: 6, True: 100}
 BUDGET = {False: 0.5, True: 0.05}  # seconds of samples per workload and round, by --quick
 CHILD_TIMEOUT = 120  # seconds per workload before its child is killed
 FASHION_STEPS = {False: 50, True: 5}
+PROCESS_ROUNDS = {False: 3, True: 1}  # at most: a Fashion-MNIST job takes 10-30 s per side
 PROCESS_ROWS = {  # probe -> its rows (name, unit)
     "import": [("import (fresh interpreter)", "s")],
     "fashion": [("Fashion-MNIST job wall time", "s"), ("Fashion-MNIST job peak RSS", "B")],
@@ -136,7 +138,8 @@ def measure_rounds(args, sides, rows):
     chunks = []
     for group in GROUPS:
         names = [w.name for w in selected if w.group == group]
-        chunks += [(group, names[i:i + CHUNK]) for i in range(0, len(names), CHUNK)]
+        size = CHUNK[args.quick]
+        chunks += [(group, names[i:i + size]) for i in range(0, len(names), size)]
     probes = [p for p, names in PROCESS_ROWS.items()
               if any(re.search(args.only, n) for n, _ in names)]
     for r in range(args.rounds):
@@ -148,6 +151,8 @@ def measure_rounds(args, sides, rows):
                 for name, res in run_children(side, names, args, env).items():
                     rows.add(group, name, "s", side, res.get("seconds"), res.get("error"),
                              res.get("work"))
+        if r >= PROCESS_ROUNDS[args.quick]:
+            continue
         for j, probe in enumerate(p for p in probes if p != "size"):
             order = sides if (r + j) % 2 == 0 else sides[::-1]
             _progress(f"round {r + 1}/{args.rounds}: process {probe} under {' then '.join(order)}")
@@ -225,7 +230,7 @@ def fmt_rate(rate, kind):
     return f"{rate:.1f} {'GFLOP/s' if kind == 'flop' else 'GB/s'}"
 
 
-def print_report(args, limits, summary, sides):
+def print_report(args, limits, summary, sides, load):
     import numpy
 
     fma = f"{limits['fma_gflops']:.0f} GFLOP/s float32 ({limits['isa']})" \
@@ -235,6 +240,12 @@ def print_report(args, limits, summary, sides):
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"machine: {_cpu_name()}; python {platform.python_version()}, numpy {numpy.__version__}"
           f", {', '.join(f'{s} {_version(s)}' for s in sides)}")
+    cpus = len(os.sched_getaffinity(0))
+    # The run itself adds about `threads` to the load; more means other jobs took turns on the
+    # cores, and a threaded kernel then waits for its descheduled threads.
+    print(f"load average (1 min): {load[0]:.1f} at start, {load[1]:.1f} at end, {cpus} usable CPUs"
+          + ("; other jobs competed for the cores: threaded timings are noisy"
+             if max(load) > cpus else ""))
     print(f"limits of {args.threads} threads: FMA peak {fma}; STREAM triad "
           f"{limits['triad_gbs']:.1f} GB/s ({limits['triad_mib']:.0f} MiB arrays)"
           + "".join(f"; {note}" for note in limits["notes"]))
@@ -298,6 +309,7 @@ def main(argv=None):
     if len(sides) == 1:
         _progress("torch is not installed: measuring ember only")
     _progress(f"measuring the machine's limits on {args.threads} threads")
+    load = [os.getloadavg()[0]]
     before = _limits.measure(args.threads, args.quick)
     rows = Rows()
     measure_rounds(args, sides, rows)
@@ -307,11 +319,12 @@ def main(argv=None):
     for key in ("fma_gflops", "triad_gbs"):
         if after[key] and (before[key] is None or after[key] > before[key]):
             limits[key] = after[key]
+    load.append(os.getloadavg()[0])
     summary = summarize(rows, limits)
-    print_report(args, limits, summary, sides)
+    print_report(args, limits, summary, sides, load)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "limits": limits, "rows": summary,
+            json.dump({"args": vars(args), "limits": limits, "load": load, "rows": summary,
                        "geomeans": geomeans(summary)}, f, indent=1)
 
 
