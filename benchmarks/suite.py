@@ -17,6 +17,7 @@ How it measures, and why:
 - Both sides get the same threads: set_num_threads(T) and OMP/MKL/OpenBLAS_NUM_THREADS=T.
 - In a child each workload is warmed up, then sampled for a fixed time budget; the child reports
   the median per call and the table the median over rounds.
+- The limits are measured before the first round and after each one, and the best is kept.
 - A workload that raises prints "ember error: ..." (or torch's) in its row; the run goes on.
 """
 
@@ -100,7 +101,7 @@ def run_children(side, names, args, env):
             out, err, why = child.stdout, child.stderr, f"worker died (exit {child.returncode})"
         except subprocess.TimeoutExpired as e:
             out, err = _text(e.stdout), _text(e.stderr)
-            why = f"worker timed out after {CHILD_TIMEOUT} s"
+            why = f"worker timed out ({CHILD_TIMEOUT} s per workload)"
         for line in out.splitlines():
             if line.startswith("RESULT "):
                 result = json.loads(line[len("RESULT "):])
@@ -132,14 +133,16 @@ class Rows:
             row["work"] = work or row["work"]
 
 
-def measure_rounds(args, sides, rows):
+def measure_rounds(args, sides, rows, limits):
+    """Runs every round; after each, measures the machine's limits again into `limits`."""
     env = thread_env(args.threads)
     selected = [w for w in WORKLOADS if re.search(args.only, w.name)]
     chunks = []
     for group in GROUPS:
         names = [w.name for w in selected if w.group == group]
-        size = CHUNK[args.quick]
-        chunks += [(group, names[i:i + size]) for i in range(0, len(names), size)]
+        n = max(1, -(-len(names) // CHUNK[args.quick]))  # children per group, near-equal sizes
+        cuts = [len(names) * k // n for k in range(n + 1)]
+        chunks += [(group, names[a:b]) for a, b in zip(cuts, cuts[1:]) if b > a]
     probes = [p for p, names in PROCESS_ROWS.items()
               if any(re.search(args.only, n) for n, _ in names)]
     for r in range(args.rounds):
@@ -151,16 +154,25 @@ def measure_rounds(args, sides, rows):
                 for name, res in run_children(side, names, args, env).items():
                     rows.add(group, name, "s", side, res.get("seconds"), res.get("error"),
                              res.get("work"))
-        if r >= PROCESS_ROUNDS[args.quick]:
-            continue
         for j, probe in enumerate(p for p in probes if p != "size"):
+            if r >= PROCESS_ROUNDS[args.quick]:
+                break
             order = sides if (r + j) % 2 == 0 else sides[::-1]
             _progress(f"round {r + 1}/{args.rounds}: process {probe} under {' then '.join(order)}")
             for side in order:
                 measure_process(probe, side, args, env, rows)
+        _progress(f"round {r + 1}/{args.rounds}: the machine's limits")
+        keep_best(limits, _limits.measure(args.threads, args.quick))
     if "size" in probes:
         for side in sides:
             measure_process("size", side, args, env, rows)
+
+
+def keep_best(limits, again):
+    """A limit is what the machine can do: other jobs only ever lower a measurement of it."""
+    for key in ("fma_gflops", "triad_gbs"):
+        if again[key] and (limits[key] is None or again[key] > limits[key]):
+            limits[key] = again[key]
 
 
 def measure_process(probe, side, args, env, rows):
@@ -310,15 +322,9 @@ def main(argv=None):
         _progress("torch is not installed: measuring ember only")
     _progress(f"measuring the machine's limits on {args.threads} threads")
     load = [os.getloadavg()[0]]
-    before = _limits.measure(args.threads, args.quick)
+    limits = _limits.measure(args.threads, args.quick)
     rows = Rows()
-    measure_rounds(args, sides, rows)
-    _progress("measuring the machine's limits again (the best of both is kept)")
-    after = _limits.measure(args.threads, args.quick)
-    limits = dict(before)
-    for key in ("fma_gflops", "triad_gbs"):
-        if after[key] and (before[key] is None or after[key] > before[key]):
-            limits[key] = after[key]
+    measure_rounds(args, sides, rows, limits)
     load.append(os.getloadavg()[0])
     summary = summarize(rows, limits)
     print_report(args, limits, summary, sides, load)
