@@ -16,6 +16,8 @@ from typing import Callable
 import numpy as np
 
 GROUPS = ("overhead", "memory", "compute", "training")
+SIDE = {False: 4096, True: 1024}  # memory-bound tensors are SIDE x SIDE float32, by quick
+LOADER_ROWS = {False: 60000, True: 6000}
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 
 
@@ -117,14 +119,10 @@ def _module_call(lib, quick):
 
 # --- memory-bound: 16M floats (1M in the quick profile), bytes = one read/write per element ----
 
-def _side(quick):
-    return 1024 if quick else 4096
-
-
 def _elementwise(name, inputs, fn):
     @workload("memory", name)
     def make(lib, quick):
-        n = _side(quick)
+        n = SIDE[quick]
         xs = [randn(lib, n, n, seed=i) for i in range(inputs)]
         return (lambda: fn(lib, *xs)), ("byte", 4 * n * n * (inputs + 1))
 
@@ -139,19 +137,19 @@ _elementwise("transpose+contiguous", 1, lambda lib, x: x.t().contiguous())
 
 @workload("memory", "sum")
 def _sum(lib, quick):
-    x = randn(lib, _side(quick), _side(quick))
+    x = randn(lib, SIDE[quick], SIDE[quick])
     return x.sum, ("byte", 4 * x.numel())
 
 
 @workload("memory", "mean(dim=0)")
 def _mean(lib, quick):
-    x = randn(lib, _side(quick), _side(quick))
+    x = randn(lib, SIDE[quick], SIDE[quick])
     return (lambda: x.mean(dim=0)), ("byte", 4 * x.numel())
 
 
 @workload("memory", "layer_norm(last dim)")
 def _layer_norm(lib, quick):
-    n = _side(quick)
+    n = SIDE[quick]
     x, w, b = randn(lib, n, n), randn(lib, n, seed=1), randn(lib, n, seed=2)
     return (lambda: lib.nn.functional.layer_norm(x, (n,), w, b)), ("byte", 8 * n * n)
 
@@ -333,7 +331,7 @@ def _lstm(lib, quick):
 
 @workload("training", "DataLoader epoch 60k x 784 (batch 128, shuffle)")
 def _loader(lib, quick):
-    n = 6000 if quick else 60000
+    n = LOADER_ROWS[quick]
     data = _data(lib)
     dataset = data.TensorDataset(randn(lib, n, 784), _labels(lib, n))
     loader = data.DataLoader(dataset, batch_size=128, shuffle=True)

@@ -35,7 +35,7 @@ from importlib.util import find_spec
 import _limits
 import _process
 from _compare import framework, median_time
-from _workloads import GROUPS, WORKLOADS, by_name
+from _workloads import GROUPS, LOADER_ROWS, SIDE, WORKLOADS, by_name
 
 # Workloads per child process: finer alternation vs. one torch import (about 1 s) per child.
 CHUNK = {False: 6, True: 100}
@@ -261,6 +261,10 @@ def print_report(args, limits, summary, sides, load):
     print(f"limits of {args.threads} threads: FMA peak {fma}; STREAM triad "
           f"{limits['triad_gbs']:.1f} GB/s ({limits['triad_mib']:.0f} MiB arrays)"
           + "".join(f"; {note}" for note in limits["notes"]))
+    side = SIDE[args.quick]
+    print(f"memory rows: {side}x{side} float32, bytes = one read of each "
+          f"input and one write of the output; DataLoader: {LOADER_ROWS[args.quick]} rows; "
+          "training GFLOP/s count the forward's matmul/conv FLOPs 3 times")
     print()
     print("| group | workload | torch | ember | ember/torch | ember rate | ember % peak "
           "| torch % peak |")
