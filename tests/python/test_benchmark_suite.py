@@ -75,8 +75,8 @@ def test_a_failing_workload_prints_its_error_and_the_rest_still_report(suite, ca
     rows.add("compute", "matmul 64", "s", "ember", 1e-6, work=["flop", 2 * 64**3])
     rows.add("compute", "conv", "s", "torch", 1e-3)
     rows.add("compute", "conv", "s", "ember", error="RuntimeError: [conv2d] expected 4-D input")
-    limits = {"fma_gflops": 100.0, "isa": "avx2", "triad_gbs": 10.0, "triad_mib": 24,
-              "notes": []}
+    limits = {"fma_gflops": 100.0, "fma_core_gflops": 50.0, "isa": "avx2", "triad_gbs": 10.0,
+              "triad_mib": 24, "notes": []}
     summary = suite.summarize(rows, limits)
     args = suite.parse_args(["--threads", "1"])
     suite.print_report(args, limits, summary, ["ember", "torch"], [0.0, 0.0])
