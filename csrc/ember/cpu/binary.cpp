@@ -136,13 +136,32 @@ constexpr auto pow_fn = [](auto x, auto y) {
     return result;
   }
 };
+// A floating pow by a 0-d exponent of 2, 3, -1 or -2 (x ** 2 in losses and norms) runs as
+// multiplies, as PyTorch's does, instead of a libm pow call per element (same results).
+// Calls run<Allowed dtypes>(loop functor) for the exponent's case.
+template <class Run>
+decltype(auto) with_pow_fn(const Tensor& a, const Tensor& b, Run run) {
+  if (b.dim() == 0 && is_floating_point(result_type({a, b}))) {
+    const double e = b.item().to_double();
+    auto special = [&](auto f) -> decltype(auto) { return run.template operator()<kFloatTypes>(f); };
+    if (e == 2) return special([](auto x, auto) { return x * x; });
+    if (e == 3) return special([](auto x, auto) { return x * x * x; });
+    if (e == -1) return special([](auto x, auto) { return decltype(x)(1) / x; });
+    if (e == -2) return special([](auto x, auto) { return decltype(x)(1) / (x * x); });
+  }
+  return run.template operator()<kNumericTypes>(pow_fn);
+}
 Tensor pow_kernel(const Tensor& a, const Tensor& b) {
   check_integer_pow(a, b);
-  return binary_out_of_place<kNumericTypes, Out::Same>("pow", a, b, pow_fn);
+  return with_pow_fn(a, b, [&]<uint32_t Allowed>(auto f) -> Tensor {
+    return binary_out_of_place<Allowed, Out::Same>("pow", a, b, f);
+  });
 }
 Tensor& pow_inplace_kernel(Tensor& a, const Tensor& b) {
   check_integer_pow(a, b);
-  return binary_in_place<kNumericTypes, Out::Same>("pow_", a, b, pow_fn);
+  return with_pow_fn(a, b, [&]<uint32_t Allowed>(auto f) -> Tensor& {
+    return binary_in_place<Allowed, Out::Same>("pow_", a, b, f);
+  });
 }
 EMBER_REGISTER_KERNEL("pow", CPU, pow_kernel);
 EMBER_REGISTER_KERNEL("pow_", CPU, pow_inplace_kernel);
