@@ -87,8 +87,13 @@ void trsm(bool upper, bool unit, int n, int k, const double* a, double* b) {
 
 constexpr uint32_t kLapackTypes = type_bit(kFloat) | type_bit(kDouble);
 
-// See Note [Column-major buffers].
-Tensor column_major(const Tensor& a) { return contiguous(matrix_transpose(a)); }
+// See Note [Column-major buffers]. Always a copy: LAPACK overwrites it, and contiguous() of an
+// already column-major input would hand back the caller's own storage.
+Tensor column_major(const Tensor& a) {
+  Tensor t = matrix_transpose(a);
+  Tensor c = contiguous(t);
+  return c.storage().get() == a.storage().get() ? clone(c) : c;
+}
 Tensor column_major_empty(IntArrayRef batch, int64_t rows, int64_t cols, ScalarType dt) {
   std::vector<int64_t> s(batch.begin(), batch.end());
   s.push_back(cols);
