@@ -13,6 +13,7 @@ __all__ = [
     "is_signed", "is_complex", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj",
     "is_neg", "real", "isreal", "adjoint", "renorm", "trapezoid", "trapz", "cumulative_trapezoid",
     "cov", "corrcoef", "quantile", "nanquantile", "nanmedian", "msort", "cdist", "frexp",
+    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "is_same_size", "get_device",
 ]
 
 
@@ -226,8 +227,6 @@ def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _float(input)
-    if builtins.bool((x <= (p - 1) / 2).any()):
-        raise RuntimeError("All elements must be greater than (p-1)/2")
     terms = E.stack([E.lgamma(x - j / 2) for j in range(p)]).sum(0)
     return terms + p * (p - 1) / 4 * math.log(math.pi)
 
@@ -377,3 +376,16 @@ def frexp(input):
 
 
 from ._quantile import nanmedian, nanquantile, quantile  # noqa: E402
+
+
+# NumPy-style names torch keeps for its inverse trigonometric functions.
+arccos, arccosh, arcsin, arcsinh = E.acos, E.acosh, E.asin, E.asinh
+arctan, arctanh = E.atan, E.atanh
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def get_device(input):
+    return -1

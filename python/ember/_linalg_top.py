@@ -10,7 +10,7 @@ __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
     "max_pool1d_with_indices", "avg_pool1d", "embedding", "pixel_shuffle", "pixel_unshuffle",
     "channel_shuffle", "rms_norm", "rrelu", "rrelu_", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-    "constant_pad_nd",
+    "constant_pad_nd", "pdist",
 ]
 
 
@@ -92,7 +92,7 @@ def _F(name):
 
 for _n in ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "avg_pool1d", "pixel_shuffle", "pixel_unshuffle",
-           "channel_shuffle", "rms_norm", "rrelu", "rrelu_", "adaptive_avg_pool1d"):
+           "channel_shuffle", "rms_norm", "rrelu", "rrelu_", "adaptive_avg_pool1d", "pdist"):
     globals()[_n] = _F(_n)
 
 

@@ -5,8 +5,9 @@ from .adadelta import Adadelta, Adamax
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
+from .nadam import NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "NAdam", "RAdam", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
