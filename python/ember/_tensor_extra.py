@@ -124,6 +124,28 @@ def _map_(self, other, callable):
     return self.copy_(E.tensor(values, dtype=self.dtype).reshape(self.shape))
 
 
+class _RemovableHandle:
+    """Returned by register_post_accumulate_grad_hook; remove() drops the hook (and so the
+    reference to the tensor its closure held)."""
+
+    def __init__(self, box):
+        self._box = box
+
+    def remove(self):
+        self._box.clear()
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    box = [hook, self]
+
+    def run():
+        if box:
+            box[0](box[1])
+
+    _C._register_post_accumulate_grad_hook(self, run)
+    return _RemovableHandle(box)
+
+
 def _H(self):
     if self.dim() not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
@@ -162,6 +184,7 @@ for _n, _fn in (
     ("t_", _geometry(lambda t: t.t())),
     ("pin_memory", _identity), ("share_memory_", _identity), ("is_pinned", _false),
     ("is_shared", _false), ("get_device", lambda self: -1),
+    ("register_post_accumulate_grad_hook", _register_post_accumulate_grad_hook),
 ):
     if not hasattr(Tensor, _n):
         setattr(Tensor, _n, _fn)

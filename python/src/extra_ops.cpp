@@ -2,12 +2,33 @@
 // LAPACK factorizations behind ember.linalg (composed in python/ember/linalg.py), and the
 // geometry setter behind the in-place view ops (transpose_, t_, swapaxes_ ...).
 #include "common.h"
+#include "ember/autograd/node.h"
 #include "ember/ops/linalg_lapack.h"
 #include "ember/ops/special.h"
 
 namespace ember::py {
 
 void bind_extra_ops(nb::module_& m) {
+  // fn() runs after every accumulation into the leaf's .grad; python/ember/_tensor_extra.py
+  // wraps the user's hook(tensor) and makes it removable.
+  m.def("_register_post_accumulate_grad_hook", [](const Tensor& t, nb::object fn) {
+    EMBER_CHECK(t.requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
+    EMBER_CHECK(t.is_leaf(), "post accumulate grad hooks cannot be registered on non-leaf tensors");
+    // The callable may outlive the GIL holder that registered it: drop it under the GIL.
+    std::shared_ptr<nb::object> held(new nb::object(std::move(fn)), [](nb::object* o) {
+      if (Py_IsInitialized()) {
+        nb::gil_scoped_acquire gil;
+        delete o;
+      } else {
+        o->release();  // the interpreter is gone: nothing left to decrement
+        delete o;
+      }
+    });
+    autograd::meta(t).post_accumulate_hooks.push_back([held] {
+      nb::gil_scoped_acquire gil;
+      (*held)();
+    });
+  }, nb::arg("tensor"), nb::arg("fn"));
   // Gives self the sizes, strides and offset of `view`, a view of self's storage.
   m.def("_set_geometry_", [](nb::handle self, const Tensor& view) {
     Tensor& t = nb::cast<Tensor&>(self);

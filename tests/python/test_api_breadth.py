@@ -288,3 +288,38 @@ def test_top_level_nn_aliases(torch):
     check(torch, lambda m: m.constant_pad_nd(T(m, A), [1, 2], 0.5))
     check(torch, lambda m: m.empty_strided((2, 3), (1, 2)).stride())
     check(torch, lambda m: [m.is_signed(T(m, [1], "uint8")), T(m, A).is_signed(), m.is_complex(T(m, A))])
+
+
+def test_post_accumulate_grad_hook_steps_optimizer_in_backward(torch):
+    """torch's optimizer-in-backward recipe: the hook sees the accumulated .grad of the very
+    parameter object, steps its own optimizer and clears the grad."""
+
+    def train(m):
+        m.manual_seed(0)
+        model = m.nn.Linear(3, 2)
+        with m.no_grad():
+            model.weight.copy_(T(m, rand(2, 3)))
+            model.bias.copy_(T(m, rand(2)))
+        opts = {p: m.optim.SGD([p], lr=0.1) for p in model.parameters()}
+        seen = []
+
+        def hook(p):
+            seen.append(float(p.grad.abs().sum()))
+            opts[p].step()
+            opts[p].zero_grad()
+
+        handles = [p.register_post_accumulate_grad_hook(hook) for p in model.parameters()]
+        x = T(m, rand(4, 3, seed=9))
+        for _ in range(3):
+            model(x).pow(2).sum().backward()
+        handles[0].remove()
+        model(x).sum().backward()
+        return [model.weight.detach(), model.bias.detach(), T(m, seen)]
+
+    check(torch, train)
+
+
+def test_post_accumulate_grad_hook_errors(torch):
+    check_raises(torch, lambda m: m.zeros(2).register_post_accumulate_grad_hook(lambda p: None))
+    check_raises(torch, lambda m: (m.zeros(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(
+        lambda p: None))
