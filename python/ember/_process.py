@@ -13,7 +13,8 @@ __all__ = [
     "get_float32_matmul_precision", "pi", "e", "inf", "nan", "newaxis", "memory_format",
     "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
     "get_default_device", "set_default_device", "is_anomaly_enabled", "set_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "set_warn_always", "is_warn_always_enabled",
+    "is_anomaly_check_nan_enabled", "set_warn_always", "is_warn_always_enabled", "autocast",
+    "is_autocast_enabled", "get_autocast_dtype", "strided", "layout",
 ]
 
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
@@ -129,3 +130,35 @@ def set_default_device(device):
     from ._device import check_device
 
     check_device(device, "set_default_device")
+
+
+def autocast(device_type, dtype=None, enabled=True, cache_enabled=None):
+    from .amp import autocast as _autocast
+
+    return _autocast(device_type, dtype, enabled, cache_enabled)
+
+
+def is_autocast_enabled(device_type=None):
+    from .amp import is_autocast_enabled as _enabled
+
+    return _enabled(device_type or "cuda")
+
+
+def get_autocast_dtype(device_type):
+    from .amp import get_autocast_dtype as _dtype
+
+    return _dtype(device_type)
+
+
+class layout:
+    """A tensor layout tag; ember has strided tensors only."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+
+strided = layout("strided")
+E.Tensor.layout = property(lambda self: strided)

@@ -323,3 +323,56 @@ def test_post_accumulate_grad_hook_errors(torch):
     check_raises(torch, lambda m: m.zeros(2).register_post_accumulate_grad_hook(lambda p: None))
     check_raises(torch, lambda m: (m.zeros(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(
         lambda p: None))
+
+
+def test_scatter_ops_and_vdot(torch):
+    check(torch, lambda m: [m.diagonal_scatter(T(m, A), T(m, [1.0, 2.0, 3.0]), 1),
+                            m.select_scatter(T(m, A), T(m, [1.0, 2.0, 3.0]), 1, -1),
+                            m.slice_scatter(T(m, rand(6, 2)), T(m, rand(2, 2)), 0, 1, 5, 2),
+                            T(m, A).slice_scatter(T(m, rand(3, 2)), dim=1, start=2),
+                            m.vdot(T(m, V), T(m, V * 2)), T(m, V).vdot(T(m, V))])
+    check_raises(torch, lambda m: m.select_scatter(T(m, A), T(m, [1.0, 2.0]), 1, 0))
+    check_raises(torch, lambda m: m.vdot(T(m, V), T(m, V, "float64")))
+    x = ember.tensor(rand(3, 4), dtype=ember.float64, requires_grad=True)
+    s = ember.tensor(rand(3), dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: ember.select_scatter(a, b, 1, 2), (x, s))
+
+
+def test_legacy_types_amp_checkpoint(torch):
+    check(torch, lambda m: [m.FloatTensor([1, 2]), m.LongTensor(2, 3).shape, T(m, A).type(m.DoubleTensor),
+                            T(m, A).type("torch.IntTensor"), m.ByteTensor(T(m, [3], "uint8"))])
+    check_raises(torch, lambda m: m.ByteTensor(T(m, [3.7])))
+    check(torch, lambda m: [isinstance(T(m, A), m.FloatTensor), isinstance(T(m, A), m.LongTensor),
+                            T(m, A).type(), T(m, A).layout == m.strided])
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        assert ember.is_autocast_enabled("cpu")
+    assert not ember.is_autocast_enabled("cpu")
+    import ember.utils.checkpoint as cp
+
+    x = ember.tensor(rand(3), requires_grad=True)
+    cp.checkpoint(lambda a: (a * 2).sin(), x, use_reentrant=False).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos(2 * x.detach().numpy()), rtol=1e-6)
+
+
+def _scaled_training(m, poison_step):
+    m.manual_seed(0)
+    w = T(m, rand(3))
+    w.requires_grad_(True)
+    opt = m.optim.SGD([w], lr=0.1)
+    scaler = m.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2)
+    scales = []
+    for i in range(5):
+        opt.zero_grad()
+        loss = (w * T(m, [1.0, 2.0, 3.0])).pow(2).sum()
+        if i == poison_step:
+            loss = loss * float("inf")
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    return [w.detach(), T(m, scales)]
+
+
+def test_grad_scaler_matches_torch(torch):
+    check(torch, lambda m: _scaled_training(m, poison_step=2))
+    assert not ember.amp.GradScaler().is_enabled()  # device 'cuda' is unavailable
