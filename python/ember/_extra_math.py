@@ -128,6 +128,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def trace(input):
+    if input.dtype == E.bool:
+        raise NotImplementedError('"trace" not implemented for \'Bool\'')
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     return input.diagonal().sum()
@@ -175,7 +177,9 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def logcumsumexp(input, dim):
-    x = _float(input)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_dtype_name(input.dtype)}\'')
+    x = input
     if x.numel() == 0:
         return x.clone()
     m = x.detach().amax(dim, True) if x.dim() else x.detach()

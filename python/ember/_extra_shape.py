@@ -226,6 +226,12 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                            f"match, but we got boundaries tensor {list(seq.shape)} and input value "
                            f"tensor {list(values.shape)}")
     cmp = operator.le if right else operator.lt
+    if seq.dtype.is_floating_point or values.dtype.is_floating_point:
+        # torch orders NaN after every number.
+        base = cmp
+
+        def cmp(a, b):
+            return base(a, b) | (E.isnan(b) & (~E.isnan(a) | right))
     if seq.dim() == 1:
         counts = cmp(seq, values.unsqueeze(-1)).sum(-1)
     else:

@@ -100,6 +100,8 @@ CASES = {
     "searchsorted": lambda m: m.searchsorted(T(m, SORTED[0]), T(m, [[2.0, 0.0], [10.0, 5.0]])),
     "searchsorted_right_int32": lambda m: m.searchsorted(T(m, SORTED), T(m, [[2.0, 6.0]]), right=True, out_int32=True),
     "searchsorted_scalar": lambda m: m.searchsorted(T(m, SORTED[0]), 2.0, side="right"),
+    "searchsorted_nan_value": lambda m: [m.searchsorted(T(m, SORTED[0]), T(m, [float("nan"), 3.0]), right=r)
+                                         for r in (False, True)],
     "bucketize": lambda m: m.bucketize(T(m, [[0.5, 2.0], [9.0, 3.0]]), T(m, SORTED[0])),
     "isin": lambda m: m.isin(T(m, INTS, "int64"), T(m, [4, 5, 3], "int64")),
     "isin_invert": lambda m: m.isin(T(m, INTS, "int64"), T(m, [4, 5], "int64"), invert=True),
@@ -201,6 +203,8 @@ ERRORS = {
     "unravel_float": lambda m: m.unravel_index(T(m, [1.0]), (2, 2)),
     "positive_bool": lambda m: m.positive(T(m, [True], "bool")),
     "logaddexp_int": lambda m: m.logaddexp(T(m, [1], "int64"), T(m, [2], "int64")),
+    "trace_bool": lambda m: m.trace(T(m, [[True, False], [True, True]], "bool")),
+    "logcumsumexp_int": lambda m: m.logcumsumexp(T(m, [1, 2], "int64"), 0),
     "gcd_float": lambda m: m.gcd(T(m, [1.0]), T(m, [2.0])),
     "sum_to_size_bad": lambda m: T(m, A).sum_to_size(2, 4),
     "masked_scatter_int_mask": lambda m: m.masked_scatter(T(m, A), T(m, A) > 0, T(m, rand(12)).long()),
