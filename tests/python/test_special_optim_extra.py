@@ -152,3 +152,41 @@ def test_init_eye_and_dirac(torch):
     with pytest.warns(FutureWarning):
         ember.nn.init.eye(ember.empty(2, 2))
     assert math.isfinite(float(ember.nn.init.eye_(ember.empty(2, 3)).sum()))
+
+
+def _lbfgs_run(m, kwargs, steps=3):
+    """A small regression fitted with LBFGS (as torch's time-sequence example does)."""
+    x = T(m, rand(16, 3, seed=30), "float32")
+    y = (x @ T(m, [[0.5], [-0.3], [0.2]], "float32")).tanh() + T(m, rand(16, 1, seed=31) * 0.05, "float32")
+    w = T(m, rand(3, 1, seed=32) * 0.1, "float32")
+    w.requires_grad_(True)
+    b = T(m, [0.0], "float32")
+    b.requires_grad_(True)
+    opt = m.optim.LBFGS([w, b], **kwargs)
+    losses = []
+
+    def closure():
+        opt.zero_grad()
+        loss = ((x @ w + b).tanh() - y).pow(2).mean()
+        loss.backward()
+        return loss
+
+    for _ in range(steps):
+        losses.append(float(opt.step(closure)))
+    # Iteration counts may differ by one where a stopping test (|loss change| < 1e-9) sits at the
+    # float32 rounding of a reduction: they are compared approximately.
+    st = opt.state[w]
+    return [w.detach(), b.detach(), T(m, losses, "float64"), T(m, [st["func_evals"], st["n_iter"]])]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"lr": 0.5, "history_size": 3, "max_iter": 7},
+                                    {"line_search_fn": "strong_wolfe"}])
+def test_lbfgs_matches_torch(torch, kwargs):
+    check(torch, lambda m: _lbfgs_run(m, kwargs), rtol=0.1, atol=1e-6)
+    check(torch, lambda m: _lbfgs_run(m, kwargs)[:3], rtol=1e-4, atol=1e-6)
+
+
+def test_lbfgs_errors(torch):
+    check_raises(torch, lambda m: m.optim.LBFGS([{"params": [m.zeros(1, requires_grad=True)]},
+                                                  {"params": [m.zeros(1, requires_grad=True)]}]))
+    check_raises(torch, lambda m: m.optim.LBFGS([m.zeros(1, requires_grad=True)], lr=-1.0))

@@ -5,9 +5,10 @@ from .adadelta import Adadelta, Adamax
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
+from .lbfgs import LBFGS
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "NAdam", "RAdam", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "LBFGS", "NAdam", "RAdam", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
