@@ -39,7 +39,7 @@ def cross(input, other, dim=None):
     if dim is None:
         dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
         if dim is None:
-            raise RuntimeError(f"no dimension of size 3 in input")
+            raise RuntimeError("no dimension of size 3 in input")
     if a.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[dim] if input.dim() else 0} and "

@@ -90,10 +90,22 @@ def _F(name):
     return fn
 
 
-for _n in ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
-           "max_pool1d_with_indices", "avg_pool1d", "pixel_shuffle", "pixel_unshuffle",
-           "channel_shuffle", "rms_norm", "rrelu", "rrelu_", "adaptive_avg_pool1d", "pdist"):
-    globals()[_n] = _F(_n)
+conv1d = _F("conv1d")
+conv2d = _F("conv2d")
+conv_transpose1d = _F("conv_transpose1d")
+conv_transpose2d = _F("conv_transpose2d")
+max_pool1d = _F("max_pool1d")
+max_pool2d = _F("max_pool2d")
+max_pool1d_with_indices = _F("max_pool1d_with_indices")
+avg_pool1d = _F("avg_pool1d")
+pixel_shuffle = _F("pixel_shuffle")
+pixel_unshuffle = _F("pixel_unshuffle")
+channel_shuffle = _F("channel_shuffle")
+rms_norm = _F("rms_norm")
+rrelu = _F("rrelu")
+rrelu_ = _F("rrelu_")
+adaptive_avg_pool1d = _F("adaptive_avg_pool1d")
+pdist = _F("pdist")
 
 
 def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

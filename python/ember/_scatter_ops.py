@@ -1,8 +1,6 @@
 """The *_scatter ops (a copy of input with one view of it replaced by src) and vdot, composed
 from views and copy_ (whose derivative sends src's part of the gradient back to src)."""
 
-import ember as E  # the package being initialised; attributes are read at call time
-
 __all__ = ["diagonal_scatter", "select_scatter", "slice_scatter", "vdot"]
 
 

@@ -164,12 +164,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     """The minimum-norm least-squares solution (what torch's default CPU driver, gelsy, returns)."""
     _check("linalg.lstsq", A)
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
-                           f"gelsd, gelss)")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+                           "gelsd, gelss)")
     vector = B.dim() == A.dim() - 1
     b = B.unsqueeze(-1) if vector else B
     if A.shape[-2] != b.shape[-2]:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2], A.shape[-1]
     rtol = E.finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
     X = pinv(A, rtol=rtol) @ b
