@@ -10,7 +10,8 @@ __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
     "max_pool1d_with_indices", "avg_pool1d", "embedding", "pixel_shuffle", "pixel_unshuffle",
     "channel_shuffle", "rms_norm", "rrelu", "rrelu_", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-    "constant_pad_nd", "pdist",
+    "constant_pad_nd", "pdist", "conv3d", "conv_transpose3d", "max_pool3d", "lu", "lu_unpack",
+    "lu_solve",
 ]
 
 
@@ -106,6 +107,24 @@ rrelu = _F("rrelu")
 rrelu_ = _F("rrelu_")
 adaptive_avg_pool1d = _F("adaptive_avg_pool1d")
 pdist = _F("pdist")
+conv3d = _F("conv3d")
+conv_transpose3d = _F("conv_transpose3d")
+max_pool3d = _F("max_pool3d")
+
+
+def lu(A, pivot=True, get_infos=False):
+    LU, piv, info = E.linalg.lu_factor_ex(A, pivot=pivot)
+    return (LU, piv, info) if get_infos else (LU, piv)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    from .linalg._lu import lu_unpack as _unpack
+
+    return _unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+def lu_solve(b, LU_data, LU_pivots):
+    return E.linalg.lu_solve(LU_data, LU_pivots, b)
 
 
 def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

@@ -40,7 +40,7 @@ _METHODS = (
     "logcumsumexp logdet logit masked_scatter matrix_power msort mvlgamma nanmean nanmedian "
     "nanquantile nansum pinverse positive put qr quantile rad2deg ravel real renorm resolve_conj "
     "resolve_neg rot90 sgn sinc slogdet svd take_along_dim tensor_split trace unique_consecutive "
-    "vsplit xlogy cholesky matrix_exp diagonal_scatter select_scatter slice_scatter vdot "
+    "vsplit xlogy cholesky matrix_exp diagonal_scatter select_scatter slice_scatter vdot lu "
     "cholesky_solve cholesky_inverse triangular_solve"
 ).split()
 _INPLACE = (

@@ -197,3 +197,26 @@ def test_inputs_are_not_overwritten():
     ember.linalg.solve(ember.tensor(SQ[0]), b)
     ember.linalg.solve_triangular(ember.tensor(np.triu(SQ[0])), b, upper=True)
     assert ember.equal(b, before)
+
+
+LU_CASES = {
+    "lu": lambda m: list(m.linalg.lu(T(m, SQ))),
+    "lu_rect": lambda m: [list(m.linalg.lu(T(m, RECT))), list(m.linalg.lu(T(m, WIDE)))],
+    "lu_unpack": lambda m: list(m.lu_unpack(*m.linalg.lu_factor(T(m, SQ)))),
+    "lu_top": lambda m: list(m.lu(T(m, SQ[0]))),
+    "lu_solve": lambda m: [m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, RHS)),
+                           m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, RHS), adjoint=True),
+                           m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, rand(3, 2, 4)), left=False),
+                           m.lu_solve(T(m, RHS), *m.linalg.lu_factor(T(m, SQ)))],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LU_CASES))
+def test_lu_against_torch(torch, name):
+    check(torch, LU_CASES[name], rtol=1e-6, atol=1e-8)
+
+
+def test_lu_solve_gradcheck():
+    LU, piv = ember.linalg.lu_factor(ember.tensor(SQ[0]))
+    b = ember.tensor(RHS[0], requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x: ember.linalg.lu_solve(LU, piv, x), (b,))

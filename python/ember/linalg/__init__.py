@@ -11,12 +11,13 @@ from .._C import Tensor
 from .._extra_shape import cross as _cross
 from ._functions import LinAlgError, _check, _cholesky, _eigh, _qr, _solve, _solve_triangular, _svd
 from ._functions import _det, _slogdet
+from ._lu import lu, lu_solve
 
 __all__ = [
     "LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex", "solve_triangular",
     "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank",
     "lstsq", "norm", "vector_norm", "matrix_norm", "cross", "multi_dot", "matrix_power",
-    "matrix_exp", "lu_factor", "lu_factor_ex", "cond", "vecdot", "matmul", "diagonal", "vander",
+    "matrix_exp", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "cond", "vecdot", "matmul", "diagonal", "vander",
 ]
 
 
