@@ -41,6 +41,7 @@ _METHODS = (
     "nanquantile nansum pinverse positive put qr quantile rad2deg ravel real renorm resolve_conj "
     "resolve_neg rot90 sgn sinc slogdet svd take_along_dim tensor_split trace unique_consecutive "
     "vsplit xlogy cholesky matrix_exp diagonal_scatter select_scatter slice_scatter vdot lu "
+    "histogram "
     "cholesky_solve cholesky_inverse triangular_solve"
 ).split()
 _INPLACE = (

@@ -380,3 +380,13 @@ def _scaled_training(m, poison_step):
 def test_grad_scaler_matches_torch(torch):
     check(torch, lambda m: _scaled_training(m, poison_step=2))
     assert not ember.amp.GradScaler().is_enabled()  # device 'cuda' is unavailable
+
+
+def test_histogram(torch):
+    x = rand(50, seed=40)
+    check(torch, lambda m: [list(m.histogram(T(m, x), 7)), list(m.histogram(T(m, [1.0, 1.0]), 3)),
+                            list(m.histogram(T(m, x, "float64"), 4, range=(-1.0, 1.0))),
+                            list(m.histogram(T(m, x), T(m, [-2.0, 0.0, 0.5, 2.0]), weight=T(m, rand(50, seed=41)),
+                                             density=True)),
+                            list(T(m, [[0.0, 1.0], [2.0, 3.0]]).histogram(2))])
+    check_raises(torch, lambda m: m.histogram(T(m, [1, 2], "int64"), 2))
