@@ -56,3 +56,32 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 Tensor.type = _type
+
+
+def set_default_tensor_type(t):
+    """The legacy way to set the default float dtype: a legacy type or its name."""
+    name = t.split(".")[-1] if isinstance(t, str) else getattr(t, "__name__", "")
+    if name not in _TYPES or not getattr(E, _TYPES[name]).is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type; got {t}")
+    E.set_default_dtype(getattr(E, _TYPES[name]))
+
+
+def typename(obj):
+    """'torch.FloatTensor' for a float32 tensor, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "")
+    qual = type(obj).__qualname__
+    return qual if module in ("builtins", "") else f"{module}.{qual}"
+
+
+def _tensor_new(self, *args, **kwargs):
+    """Tensor.new (legacy): like the legacy constructor of self's dtype."""
+    if kwargs.get("dtype") is not None:
+        raise TypeError("new() got an unexpected keyword argument 'dtype'")
+    cls = next(v for k, v in globals().items() if k in _TYPES and _TYPES[k] == repr(self.dtype)[6:])
+    return cls(*args)
+
+
+Tensor.new = _tensor_new
+__all__ += ["set_default_tensor_type", "typename"]

@@ -162,3 +162,44 @@ class layout:
 
 strided = layout("strided")
 E.Tensor.layout = property(lambda self: strided)
+
+
+_interop = {"threads": 1}
+
+
+def get_num_interop_threads():
+    return _interop["threads"]
+
+
+def set_num_interop_threads(n):
+    """ember runs no inter-op pool; the value is kept for the getter."""
+    if n <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _interop["threads"] = int(n)
+
+
+def is_inference(input):
+    return input.is_inference()
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
+    import numpy as np
+
+    np_dtype = np.dtype(repr(dtype).split(".")[1].replace("bfloat16", "uint16"))
+    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset).copy()
+    out = E.from_numpy(arr) if dtype != E.bfloat16 else E.from_numpy(arr).view(E.bfloat16)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def nextafter(input, other):
+    """The next representable value after input in the direction of other."""
+    import numpy as np
+
+    a, b = E.broadcast_tensors(input, other)
+    out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
+    return E.from_numpy(np.ascontiguousarray(out))
+
+
+__all__ += ["get_num_interop_threads", "set_num_interop_threads", "is_inference", "frombuffer",
+            "nextafter"]

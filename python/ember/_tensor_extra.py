@@ -41,12 +41,12 @@ _METHODS = (
     "nanquantile nansum pinverse positive put qr quantile rad2deg ravel real renorm resolve_conj "
     "resolve_neg rot90 sgn sinc slogdet svd take_along_dim tensor_split trace unique_consecutive "
     "vsplit xlogy cholesky matrix_exp diagonal_scatter select_scatter slice_scatter vdot lu "
-    "histogram "
+    "histogram nextafter "
     "cholesky_solve cholesky_inverse triangular_solve"
 ).split()
 _INPLACE = (
     "addbmm addmv addr cumprod deg2rad digamma float_power gcd heaviside i0 index_copy lcm ldexp "
-    "lgamma logit masked_scatter mvlgamma nan_to_num put rad2deg renorm sgn sinc xlogy"
+    "lgamma logit masked_scatter mvlgamma nan_to_num put rad2deg renorm sgn sinc xlogy nextafter"
 ).split()
 for _n in _METHODS:
     if not hasattr(Tensor, _n):

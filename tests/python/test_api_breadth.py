@@ -390,3 +390,37 @@ def test_histogram(torch):
                                              density=True)),
                             list(T(m, [[0.0, 1.0], [2.0, 3.0]]).histogram(2))])
     check_raises(torch, lambda m: m.histogram(T(m, [1, 2], "int64"), 2))
+
+
+def test_legacy_and_process_helpers(torch):
+    check(torch, lambda m: [m.nextafter(T(m, [1.0, 0.0]), T(m, [2.0, -1.0])),
+                            T(m, [1.0], "float64").nextafter(T(m, [0.0], "float64")),
+                            m.frombuffer(bytearray(np.arange(4, dtype=np.int32).tobytes()), dtype=m.int32),
+                            m.frombuffer(bytearray(np.arange(4, dtype=np.float32).tobytes()), dtype=m.float32,
+                                         count=2, offset=4),
+                            m.typename(T(m, A)), m.typename(T(m, [1], "int64")),
+                            T(m, A).new(2, 3).shape, T(m, A).new([1, 2]), T(m, [1], "int64").new([5, 6]),
+                            m.get_num_interop_threads() >= 1, m.is_inference(T(m, A))])
+    old = ember.get_default_dtype()
+    try:
+        ember.set_default_tensor_type(ember.DoubleTensor)
+        assert ember.tensor([1.0]).dtype == ember.float64
+        ember.set_default_tensor_type("torch.FloatTensor")
+        assert ember.tensor([1.0]).dtype == ember.float32
+    finally:
+        ember.set_default_dtype(old)
+    check_raises(torch, lambda m: m.set_default_tensor_type(m.LongTensor))
+
+
+def test_jit_passthrough():
+    lin = ember.nn.Linear(2, 2)
+    x = ember.ones(1, 2)
+    assert ember.equal(ember.jit.script(lin)(x), lin(x))
+    if ember.__name__ == "ember":  # eager: the very module comes back (torch compiles it)
+        assert ember.jit.script(lin) is lin and ember.jit.trace(lin, x) is lin
+
+    @ember.jit.ignore
+    def helper(x):
+        return x + 1
+
+    assert helper(1) == 2 and not ember.jit.is_scripting()

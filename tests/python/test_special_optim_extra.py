@@ -172,7 +172,7 @@ def _lbfgs_run(m, kwargs, steps=3):
         return loss
 
     for _ in range(steps):
-        losses.append(float(opt.step(closure)))
+        losses.append(opt.step(closure).item())
     # Iteration counts may differ by one where a stopping test (|loss change| < 1e-9) sits at the
     # float32 rounding of a reduction: they are compared approximately.
     st = opt.state[w]
