@@ -92,6 +92,10 @@ OPTIMS = [
     ("RAdam", {}),
     ("RAdam", {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.05}),
     ("RAdam", {"lr": 0.05, "weight_decay": 0.05, "decoupled_weight_decay": True}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2), "maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 4, "weight_decay": 0.1}),
 ]
 
 
@@ -117,6 +121,12 @@ def test_optimizer_state_dict_round_trip():
 @pytest.mark.parametrize("name", ["NAdam", "RAdam"])
 def test_optimizer_bad_hyperparameters(torch, name, kwargs):
     check_raises(torch, lambda m: getattr(m.optim, name)([m.zeros(1, requires_grad=True)], **kwargs))
+
+
+def test_rprop_asgd_errors(torch):
+    check_raises(torch, lambda m: m.optim.Rprop([m.zeros(1, requires_grad=True)], etas=(1.5, 1.2)))
+    check_raises(torch, lambda m: m.optim.Rprop([m.zeros(1, requires_grad=True)], lr=-1))
+    check_raises(torch, lambda m: m.optim.ASGD([m.zeros(1, requires_grad=True)], weight_decay=-1))
 
 
 def test_nadam_momentum_decay_error(torch):

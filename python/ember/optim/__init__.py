@@ -7,8 +7,9 @@ from .adam import Adam
 from .adamw import AdamW
 from .lbfgs import LBFGS
 from .nadam import NAdam, RAdam
+from .rprop_asgd import ASGD, Rprop
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "LBFGS", "NAdam", "RAdam", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "LBFGS", "NAdam", "RAdam", "Rprop", "ASGD", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
