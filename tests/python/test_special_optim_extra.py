@@ -200,3 +200,39 @@ def test_lbfgs_errors(torch):
     check_raises(torch, lambda m: m.optim.LBFGS([{"params": [m.zeros(1, requires_grad=True)]},
                                                   {"params": [m.zeros(1, requires_grad=True)]}]))
     check_raises(torch, lambda m: m.optim.LBFGS([m.zeros(1, requires_grad=True)], lr=-1.0))
+
+
+def _swa_run(m, ema):
+    m.manual_seed(0)
+    model = m.nn.Sequential(m.nn.Linear(3, 4), m.nn.BatchNorm1d(4), m.nn.Linear(4, 1))
+    with m.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(T(m, rand(*p.shape, seed=50 + i), "float32"))
+    swa = m.optim.swa_utils
+    avg = swa.AveragedModel(model, multi_avg_fn=swa.get_ema_multi_avg_fn(0.9)) if ema else \
+        swa.AveragedModel(model)
+    opt = m.optim.SGD(model.parameters(), lr=0.1)
+    sched = swa.SWALR(opt, swa_lr=0.05, anneal_epochs=3, anneal_strategy="cos" if ema else "linear")
+    x = T(m, rand(8, 3, seed=60), "float32")
+    lrs = []
+    for _ in range(5):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+        avg.update_parameters(model)
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    swa.update_bn([x[:4], x[4:]], avg)
+    avg.eval()
+    return [avg(x), T(m, lrs, "float64"), avg.n_averaged, avg.module[1].running_mean]
+
+
+@pytest.mark.parametrize("ema", [False, True])
+def test_swa_utils_match_torch(torch, ema):
+    check(torch, lambda m: _swa_run(m, ema), rtol=1e-5, atol=1e-6)
+
+
+def test_swalr_errors(torch):
+    opt = lambda m: m.optim.SGD([m.zeros(1, requires_grad=True)], lr=0.1)  # noqa: E731
+    check_raises(torch, lambda m: m.optim.swa_utils.SWALR(opt(m), 0.05, anneal_strategy="step"))
+    check_raises(torch, lambda m: m.optim.swa_utils.SWALR(opt(m), 0.05, anneal_epochs=-1))

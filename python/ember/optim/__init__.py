@@ -1,6 +1,6 @@
 """ember.optim: optimizers and learning-rate schedulers, as torch.optim."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta, Adamax
 from .adagrad import Adagrad
 from .adam import Adam
@@ -12,4 +12,5 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "LBFGS", "NAdam", "RAdam", "Rprop", "ASGD", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "ASGD", "LBFGS", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]
