@@ -7,13 +7,63 @@ import ember as E  # the package being initialised; attributes are read at call 
 from ._C import Tensor
 
 __all__ = [
-    "xlogy", "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "sinc", "logit", "heaviside",
-    "float_power", "nansum", "nanmean", "trace", "positive", "rsub", "addmv", "addr", "addbmm",
-    "aminmax", "logcumsumexp", "ldexp", "angle", "sgn", "dist", "gcd", "lcm", "mvlgamma",
-    "is_signed", "is_complex", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj",
-    "is_neg", "real", "isreal", "adjoint", "renorm", "trapezoid", "trapz", "cumulative_trapezoid",
-    "cov", "corrcoef", "quantile", "nanquantile", "nanmedian", "msort", "cdist", "frexp",
-    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "is_same_size", "get_device",
+    "xlogy",
+    "logaddexp",
+    "logaddexp2",
+    "deg2rad",
+    "rad2deg",
+    "sinc",
+    "logit",
+    "heaviside",
+    "float_power",
+    "nansum",
+    "nanmean",
+    "trace",
+    "positive",
+    "rsub",
+    "addmv",
+    "addr",
+    "addbmm",
+    "aminmax",
+    "logcumsumexp",
+    "ldexp",
+    "angle",
+    "sgn",
+    "dist",
+    "gcd",
+    "lcm",
+    "mvlgamma",
+    "is_signed",
+    "is_complex",
+    "conj",
+    "conj_physical",
+    "resolve_conj",
+    "resolve_neg",
+    "is_conj",
+    "is_neg",
+    "real",
+    "isreal",
+    "adjoint",
+    "renorm",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
+    "cov",
+    "corrcoef",
+    "quantile",
+    "nanquantile",
+    "nanmedian",
+    "msort",
+    "cdist",
+    "frexp",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
+    "is_same_size",
+    "get_device",
 ]
 
 
@@ -42,12 +92,20 @@ def xlogy(input, other):
 def _check_float_pair(name, a, b):
     for x in (a, b):
         if isinstance(x, Tensor) and not x.dtype.is_floating_point:
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype_name(x.dtype)}\'')
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{_dtype_name(x.dtype)}'"
+            )
 
 
 def _dtype_name(dt):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(repr(dt).split(".")[1], repr(dt))
+    return {
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }.get(repr(dt).split(".")[1], repr(dt))
 
 
 def logaddexp(input, other):
@@ -115,21 +173,25 @@ def _nan_zeroed(input):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     x = _nan_zeroed(input)
     if dim is None:
-        return x.sum(dtype=dtype) if not keepdim else x.sum(tuple(range(x.dim())), True, dtype=dtype)
+        return (
+            x.sum(dtype=dtype) if not keepdim else x.sum(tuple(range(x.dim())), True, dtype=dtype)
+        )
     return x.sum(dim, keepdim, dtype=dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if not input.dtype.is_floating_point and dtype is None:
-        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
-                           f"{_dtype_name(input.dtype)}")
+        raise RuntimeError(
+            f"nanmean(): expected input to have floating point dtype but got "
+            f"{_dtype_name(input.dtype)}"
+        )
     count = (~E.isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
 def trace(input):
     if input.dtype == E.bool:
-        raise NotImplementedError('"trace" not implemented for \'Bool\'')
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     return input.diagonal().sum()
@@ -178,7 +240,9 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def logcumsumexp(input, dim):
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_dtype_name(input.dtype)}\'')
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype_name(input.dtype)}'"
+        )
     x = input
     if x.numel() == 0:
         return x.clone()
@@ -216,7 +280,7 @@ def _euclid(a, b):
 
 def gcd(input, other):
     if input.dtype.is_floating_point or other.dtype.is_floating_point:
-        raise NotImplementedError('"gcd_cpu" not implemented for \'Float\'')
+        raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
     a, b = E.broadcast_tensors(input, other)
     return _euclid(a, b)
 
@@ -312,8 +376,10 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.dim() > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
-                           f"input with {input.dim()} dimensions")
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an "
+            f"input with {input.dim()} dimensions"
+        )
     x = input if input.dim() == 2 else input.reshape(1, -1)
     x = _float(x)
     n = x.shape[1]
@@ -361,8 +427,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
-                           f"X2: {x2.shape[-1]}")
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return diff.norm(p, -1)
 

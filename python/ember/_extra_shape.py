@@ -10,12 +10,45 @@ import ember as E  # the package being initialised; attributes are read at call 
 from ._C import Tensor
 
 __all__ = [
-    "diff", "cross", "kron", "rot90", "tensordot", "take_along_dim", "tensor_split", "hsplit",
-    "vsplit", "dsplit", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "dstack", "ravel",
-    "searchsorted", "bucketize", "isin", "unique_consecutive", "tril_indices", "triu_indices",
-    "cartesian_prod", "combinations", "block_diag", "diag_embed", "diagflat", "vander",
-    "unravel_index", "index_copy", "masked_scatter", "empty_strided", "put", "chain_matmul",
-    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
+    "diff",
+    "cross",
+    "kron",
+    "rot90",
+    "tensordot",
+    "take_along_dim",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "column_stack",
+    "dstack",
+    "ravel",
+    "searchsorted",
+    "bucketize",
+    "isin",
+    "unique_consecutive",
+    "tril_indices",
+    "triu_indices",
+    "cartesian_prod",
+    "combinations",
+    "block_diag",
+    "diag_embed",
+    "diagflat",
+    "vander",
+    "unravel_index",
+    "index_copy",
+    "masked_scatter",
+    "empty_strided",
+    "put",
+    "chain_matmul",
+    "hann_window",
+    "hamming_window",
+    "blackman_window",
+    "bartlett_window",
+    "kaiser_window",
 ]
 
 
@@ -41,9 +74,11 @@ def cross(input, other, dim=None):
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     if a.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[dim] if input.dim() else 0} and "
-                           f"{other.shape[dim] if other.dim() else 0}")
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[dim] if input.dim() else 0} and "
+            f"{other.shape[dim] if other.dim() else 0}"
+        )
     a0, a1, a2 = a.unbind(dim)
     b0, b1, b2 = b.unbind(dim)
     return E.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
@@ -66,8 +101,9 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
     d0, d1 = dims[0] % input.dim(), dims[1] % input.dim()
     if d0 == d1:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and "
-                           f"dim1 = {dims[1]}")
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
     k %= 4
     if k == 1:
         return input.flip([d1]).transpose(d0, d1)
@@ -93,8 +129,10 @@ def tensordot(a, b, dims=2, out=None):
     db = [d % b.dim() for d in db]
     for x, y in zip(da, db):
         if a.shape[x] != b.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in dim {y}")
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size "
+                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in dim {y}"
+            )
     fa = [d for d in range(a.dim()) if d not in da]
     fb = [d for d in range(b.dim()) if d not in db]
     k = math.prod(a.shape[d] for d in da)
@@ -120,12 +158,15 @@ def take_along_dim(input, indices, dim=None):
 
 def tensor_split(input, indices_or_sections, dim=0):
     if input.dim() == 0:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor "
-                           "with 0 dims")
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
     ios = indices_or_sections
     if isinstance(ios, Tensor):
         if ios.dtype != E.int64:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have int64 dtype")
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have int64 dtype"
+            )
         ios = ios.item() if ios.dim() == 0 else ios.tolist()
     size = input.shape[dim]
     if isinstance(ios, int):
@@ -146,12 +187,16 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 def _split_dim(name, input, ios, dim, min_dims):
     if input.dim() < min_dims:
-        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, "
-                           f"but got a tensor with {input.dim()} dimensions!")
+        raise RuntimeError(
+            f"torch.{name} requires a tensor with at least {min_dims} dimension, "
+            f"but got a tensor with {input.dim()} dimensions!"
+        )
     if isinstance(ios, int) and (ios == 0 or input.shape[dim] % ios):
-        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of "
-                           f"the dimension {input.shape[dim]} is not divisible by the split_size "
-                           f"{ios}!")
+        raise RuntimeError(
+            f"torch.{name} attempted to split along dimension {dim}, but the size of "
+            f"the dimension {input.shape[dim]} is not divisible by the split_size "
+            f"{ios}!"
+        )
     return tensor_split(input, ios, dim)
 
 
@@ -181,8 +226,10 @@ def atleast_1d(*tensors):
 
 
 def atleast_2d(*tensors):
-    return _atleast(lambda t: t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t,
-                    tensors)
+    return _atleast(
+        lambda t: t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t,
+        tensors,
+    )
 
 
 def _3d(t):
@@ -212,19 +259,25 @@ def ravel(input):
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     if side is not None:
         if side not in ("left", "right"):
-            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
         if right and side == "left":
-            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got "
-                               "side of left while right was True")
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got "
+                "side of left while right was True"
+            )
         right = side == "right"
     seq = sorted_sequence if sorter is None else sorted_sequence.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
     values = E.tensor(input, dtype=seq.dtype) if scalar else input
     if seq.dim() > 1 and list(seq.shape[:-1]) != list(values.shape[:-1]):
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the "
-                           "first N-1 dimensions of boundaries tensor and input value tensor must "
-                           f"match, but we got boundaries tensor {list(seq.shape)} and input value "
-                           f"tensor {list(values.shape)}")
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the "
+            "first N-1 dimensions of boundaries tensor and input value tensor must "
+            f"match, but we got boundaries tensor {list(seq.shape)} and input value "
+            f"tensor {list(values.shape)}"
+        )
     cmp = operator.le if right else operator.lt
     if seq.dtype.is_floating_point or values.dtype.is_floating_point:
         # torch orders NaN after every number.
@@ -232,6 +285,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
         def cmp(a, b):
             return base(a, b) | (E.isnan(b) & (~E.isnan(a) | right))
+
     if seq.dim() == 1:
         counts = cmp(seq, values.unsqueeze(-1)).sum(-1)
     else:
@@ -241,7 +295,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     if boundaries.dim() != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+        raise RuntimeError(
+            f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})"
+        )
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
@@ -319,8 +375,10 @@ def block_diag(*tensors):
     mats = []
     for i, t in enumerate(tensors):
         if t.dim() > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
-                               f"Input {i} has {t.dim()} dimensions")
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                f"Input {i} has {t.dim()} dimensions"
+            )
         mats.append(t.reshape(1, -1) if t.dim() < 2 else t)
     if not mats:
         return E.empty(1, 0)
@@ -329,7 +387,11 @@ def block_diag(*tensors):
     rows, left = [], 0
     for m in mats:
         h, w = m.shape
-        pieces = [E.zeros(h, left, dtype=dtype), m.to(dtype), E.zeros(h, width - left - w, dtype=dtype)]
+        pieces = [
+            E.zeros(h, left, dtype=dtype),
+            m.to(dtype),
+            E.zeros(h, width - left - w, dtype=dtype),
+        ]
         rows.append(E.cat(pieces, 1))
         left += w
     return E.cat(rows, 0)
@@ -366,8 +428,9 @@ def vander(x, N=None, increasing=False):
     base = x.long() if not x.dtype.is_floating_point else x
     if n == 0:
         return E.empty(x.shape[0], 0, dtype=base.dtype)
-    cols = E.cat([E.ones(x.shape[0], 1, dtype=base.dtype),
-                  base.unsqueeze(1).expand(x.shape[0], n - 1)], 1).cumprod(1)
+    cols = E.cat(
+        [E.ones(x.shape[0], 1, dtype=base.dtype), base.unsqueeze(1).expand(x.shape[0], n - 1)], 1
+    ).cumprod(1)
     return cols if increasing else cols.flip([1])
 
 
@@ -381,7 +444,9 @@ def unravel_index(indices, shape):
         raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
     total = math.prod(shape)
     if builtins.bool(((indices < -total) | (indices >= total)).any()):
-        raise ValueError("'indices' must be in range [-%d, %d), but got %s" % (total, total, indices))
+        raise ValueError(
+            "'indices' must be in range [-%d, %d), but got %s" % (total, total, indices)
+        )
     rem = E.where(indices < 0, indices + total, indices).long()
     out = []
     for s in reversed(shape):
@@ -397,26 +462,33 @@ def index_copy(input, dim, index, source):
 
 def masked_scatter(input, mask, source):
     if mask.dtype != E.bool:
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
     if source.dtype != input.dtype:
-        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got "
-                           f"{input.dtype} and {source.dtype}")
+        raise RuntimeError(
+            f"masked_scatter_: expected self and source to have same dtypes but got "
+            f"{input.dtype} and {source.dtype}"
+        )
     m = mask.expand_as(input) if mask.shape != input.shape else mask
     flat = m.reshape(-1)
     pos = (flat.long().cumsum(0) - 1).clamp(min=0)
     if builtins.bool(flat.any()) and pos[-1].item() >= source.numel():
-        raise RuntimeError("masked_scatter: expected source to have at least as many elements as "
-                           "ones in mask")
+        raise RuntimeError(
+            "masked_scatter: expected source to have at least as many elements as ones in mask"
+        )
     if source.numel() == 0:
         return input.clone()
     picked = source.reshape(-1).gather(0, pos).reshape(input.shape)
     return E.where(m, picked, input)
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
-                  pin_memory=False):
-    extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if builtins.all(size) else 0
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+):
+    extent = (
+        1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if builtins.all(size) else 0
+    )
     base = E.empty(extent, dtype=dtype)
     out = base.as_strided(list(size), list(stride))
     return out.requires_grad_(True) if requires_grad else out
@@ -449,27 +521,46 @@ def _window(name, n, periodic, dtype, fn):
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, **_):
-    return _window("hann_window", window_length, periodic, dtype,
-                   lambda k, d: 0.5 - 0.5 * E.cos(2 * math.pi * k / d))
+    return _window(
+        "hann_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda k, d: 0.5 - 0.5 * E.cos(2 * math.pi * k / d),
+    )
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, **_):
-    return _window("hamming_window", window_length, periodic, dtype,
-                   lambda k, d: alpha - beta * E.cos(2 * math.pi * k / d))
+    return _window(
+        "hamming_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda k, d: alpha - beta * E.cos(2 * math.pi * k / d),
+    )
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, **_):
-    return _window("blackman_window", window_length, periodic, dtype,
-                   lambda k, d: 0.42 - 0.5 * E.cos(2 * math.pi * k / d) + 0.08 * E.cos(4 * math.pi * k / d))
+    return _window(
+        "blackman_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda k, d: 0.42 - 0.5 * E.cos(2 * math.pi * k / d) + 0.08 * E.cos(4 * math.pi * k / d),
+    )
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, **_):
-    return _window("bartlett_window", window_length, periodic, dtype,
-                   lambda k, d: 1 - (2 * k / d - 1).abs())
+    return _window(
+        "bartlett_window", window_length, periodic, dtype, lambda k, d: 1 - (2 * k / d - 1).abs()
+    )
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
     def kaiser(k, d):
         r = 2 * k / d - 1
-        return E.i0(beta * E.sqrt((1 - r * r).clamp(min=0))) / E.i0(E.tensor(float(beta), dtype=E.float64))
+        return E.i0(beta * E.sqrt((1 - r * r).clamp(min=0))) / E.i0(
+            E.tensor(float(beta), dtype=E.float64)
+        )
+
     return _window("kaiser_window", window_length, periodic, dtype, kaiser)

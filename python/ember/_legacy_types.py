@@ -4,9 +4,18 @@ programs still call, and isinstance checks by dtype; Tensor.type accepts them an
 import ember as E  # the package being initialised; attributes are read at call time
 from ._C import Tensor
 
-_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
-          "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32",
-          "ShortTensor": "int16", "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool"}
+_TYPES = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64",
+    "IntTensor": "int32",
+    "ShortTensor": "int16",
+    "CharTensor": "int8",
+    "ByteTensor": "uint8",
+    "BoolTensor": "bool",
+}
 __all__ = list(_TYPES)
 
 

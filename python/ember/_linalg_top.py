@@ -5,12 +5,43 @@ import ember as E  # the package being initialised; attributes are read at call 
 from . import return_types
 
 __all__ = [
-    "det", "inverse", "slogdet", "logdet", "cholesky", "cholesky_solve", "cholesky_inverse",
-    "triangular_solve", "matrix_power", "matrix_exp", "pinverse", "svd", "qr",
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
-    "max_pool1d_with_indices", "avg_pool1d", "embedding", "pixel_shuffle", "pixel_unshuffle",
-    "channel_shuffle", "rms_norm", "rrelu", "rrelu_", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-    "constant_pad_nd", "pdist", "conv3d", "conv_transpose3d", "max_pool3d", "lu", "lu_unpack",
+    "det",
+    "inverse",
+    "slogdet",
+    "logdet",
+    "cholesky",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "triangular_solve",
+    "matrix_power",
+    "matrix_exp",
+    "pinverse",
+    "svd",
+    "qr",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool1d_with_indices",
+    "avg_pool1d",
+    "embedding",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "rms_norm",
+    "rrelu",
+    "rrelu_",
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
+    "constant_pad_nd",
+    "pdist",
+    "conv3d",
+    "conv_transpose3d",
+    "max_pool3d",
+    "lu",
+    "lu_unpack",
     "lu_solve",
 ]
 
@@ -31,7 +62,9 @@ def logdet(input):
     """log(det): NaN for a negative determinant, -inf for a zero one."""
     sign, logabs = E.linalg.slogdet(input)
     nan = E.full([], float("nan"), dtype=logabs.dtype)
-    return E.where(sign < 0, nan, E.where(sign == 0, E.full([], -float("inf"), dtype=logabs.dtype), logabs))
+    return E.where(
+        sign < 0, nan, E.where(sign == 0, E.full([], -float("inf"), dtype=logabs.dtype), logabs)
+    )
 
 
 def cholesky(input, upper=False):
@@ -73,8 +106,9 @@ def svd(input, some=True, compute_uv=True):
     if not compute_uv:
         m, n, batch = input.shape[-2], input.shape[-1], list(input.shape[:-2])
         S = E.linalg.svdvals(input)
-        return return_types.svd(E.zeros(batch + [m, m], dtype=S.dtype), S,
-                                E.zeros(batch + [n, n], dtype=S.dtype))
+        return return_types.svd(
+            E.zeros(batch + [m, m], dtype=S.dtype), S, E.zeros(batch + [n, n], dtype=S.dtype)
+        )
     U, S, Vh = E.linalg.svd(input, full_matrices=not some)
     return return_types.svd(U, S, Vh.mT)
 
@@ -129,8 +163,13 @@ def lu_solve(b, LU_data, LU_pivots):
 
 def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """torch.embedding takes (weight, indices), the reverse of F.embedding."""
-    return E.nn.functional.embedding(input, weight, None if padding_idx == -1 else padding_idx,
-                                     scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    return E.nn.functional.embedding(
+        input,
+        weight,
+        None if padding_idx == -1 else padding_idx,
+        scale_grad_by_freq=scale_grad_by_freq,
+        sparse=sparse,
+    )
 
 
 def adaptive_max_pool1d(input, output_size):

@@ -7,14 +7,39 @@ import ember as E  # the package being initialised; attributes are read at call 
 from ._tensor_str import set_printoptions  # noqa: F401
 
 __all__ = [
-    "get_rng_state", "set_rng_state", "set_printoptions", "compile", "use_deterministic_algorithms",
-    "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
-    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "set_float32_matmul_precision",
-    "get_float32_matmul_precision", "pi", "e", "inf", "nan", "newaxis", "memory_format",
-    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
-    "get_default_device", "set_default_device", "is_anomaly_enabled", "set_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "set_warn_always", "is_warn_always_enabled", "autocast",
-    "is_autocast_enabled", "get_autocast_dtype", "strided", "layout",
+    "get_rng_state",
+    "set_rng_state",
+    "set_printoptions",
+    "compile",
+    "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode",
+    "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+    "newaxis",
+    "memory_format",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
+    "get_default_device",
+    "set_default_device",
+    "is_anomaly_enabled",
+    "set_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "set_warn_always",
+    "is_warn_always_enabled",
+    "autocast",
+    "is_autocast_enabled",
+    "get_autocast_dtype",
+    "strided",
+    "layout",
 ]
 
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
@@ -34,19 +59,35 @@ def set_rng_state(new_state):
     if new_state.numel() != 16:
         raise RuntimeError(f"Expected either a RNG state of size 16; got {new_state.numel()}")
     raw = bytes(new_state.tolist())
-    E.default_generator.set_state((int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")))
+    E.default_generator.set_state(
+        (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+    )
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
-            options=None, disable=False):
+def compile(
+    model=None,
+    *,
+    fullgraph=False,
+    dynamic=None,
+    backend="inductor",
+    mode=None,
+    options=None,
+    disable=False,
+):
     """ember runs eagerly: the model (or function) comes back unchanged, as a decorator too."""
     if model is None:
         return lambda m: m
     return model
 
 
-_flags = {"deterministic": False, "warn_only": False, "matmul_precision": "highest",
-          "anomaly": False, "anomaly_nan": True, "warn_always": False}
+_flags = {
+    "deterministic": False,
+    "warn_only": False,
+    "matmul_precision": "highest",
+    "anomaly": False,
+    "anomaly_nan": True,
+    "warn_always": False,
+}
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
@@ -66,7 +107,9 @@ def set_deterministic_debug_mode(debug_mode):
     names = {"default": 0, "warn": 1, "error": 2}
     level = names[debug_mode] if isinstance(debug_mode, str) else int(debug_mode)
     if level not in (0, 1, 2):
-        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
     use_deterministic_algorithms(level > 0, warn_only=level == 1)
 
 
@@ -201,5 +244,10 @@ def nextafter(input, other):
     return E.from_numpy(np.ascontiguousarray(out))
 
 
-__all__ += ["get_num_interop_threads", "set_num_interop_threads", "is_inference", "frombuffer",
-            "nextafter"]
+__all__ += [
+    "get_num_interop_threads",
+    "set_num_interop_threads",
+    "is_inference",
+    "frombuffer",
+    "nextafter",
+]

@@ -10,8 +10,10 @@ def _prepare(name, input, q, dim, interpolation):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if interpolation not in _MODES:
-        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
-                         f"nearest. Got {interpolation}")
+        raise ValueError(
+            f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
+            f"nearest. Got {interpolation}"
+        )
     scalar_q = not isinstance(q, Tensor) or q.dim() == 0
     qt = q if isinstance(q, Tensor) else E.tensor(float(q), dtype=input.dtype)
     if qt.dim() > 1:
@@ -85,7 +87,7 @@ def nanmedian(input, dim=None, keepdim=False):
     values, indices = x.sort(d)
     valid = ~E.isnan(x) if x.dtype.is_floating_point else E.ones_like(x, dtype=E.bool)
     k = valid.sum(d, keepdim=True)
-    pick = ((k - 1).clamp(min=0) // 2)
+    pick = (k - 1).clamp(min=0) // 2
     v, i = values.gather(d, pick), indices.gather(d, pick)
     if dim is None:
         return v.reshape([])

@@ -8,8 +8,10 @@ def _scatter_into(input, src, view_fn, op):
     out = input.clone()
     view = view_fn(out)
     if tuple(view.shape) != tuple(src.shape):
-        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+        raise RuntimeError(
+            f"{op}: expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(view.shape)}"
+        )
     view.copy_(src)
     return out
 
@@ -29,14 +31,19 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 def vdot(input, other):
     if input.dim() != 1 or other.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
+        raise RuntimeError(
+            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
+        )
     if input.dtype != other.dtype:
-        raise RuntimeError(f"expected both vectors to have same dtype, but found {input.dtype} and "
-                           f"{other.dtype}")
+        raise RuntimeError(
+            f"expected both vectors to have same dtype, but found {input.dtype} and {other.dtype}"
+        )
     if input.shape[0] != other.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
-                           f"[{other.shape[0]}] to have the same number of elements, but got "
-                           f"{input.shape[0]} and {other.shape[0]} elements respectively")
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+            f"[{other.shape[0]}] to have the same number of elements, but got "
+            f"{input.shape[0]} and {other.shape[0]} elements respectively"
+        )
     return (input * other).sum()
 
 
@@ -47,10 +54,17 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     from . import return_types
 
     if not input.dtype.is_floating_point:
-        names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool"}
-        raise NotImplementedError(f'"histogramdd" not implemented for '
-                                  f"'{names[repr(input.dtype).split('.')[1]]}'")
+        names = {
+            "int64": "Long",
+            "int32": "Int",
+            "int16": "Short",
+            "int8": "Char",
+            "uint8": "Byte",
+            "bool": "Bool",
+        }
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{names[repr(input.dtype).split('.')[1]]}'"
+        )
     x = input.detach().reshape(-1)
     if isinstance(bins, E.Tensor):
         edges = bins.to(input.dtype)

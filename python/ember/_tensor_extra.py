@@ -19,8 +19,10 @@ def _inplace(fn_name):
     def method(self, *args, **kwargs):
         result = getattr(E, fn_name)(self, *args, **kwargs)
         if not E.can_cast(result.dtype, self.dtype):
-            raise RuntimeError(f"result type {_name(result.dtype)} can't be cast to the desired "
-                               f"output type {_name(self.dtype)}")
+            raise RuntimeError(
+                f"result type {_name(result.dtype)} can't be cast to the desired "
+                f"output type {_name(self.dtype)}"
+            )
         return self.copy_(result)
 
     method.__name__ = fn_name + "_"
@@ -28,9 +30,18 @@ def _inplace(fn_name):
 
 
 def _name(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[repr(dt).split(".")[1]]
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "bfloat16": "BFloat16",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }[repr(dt).split(".")[1]]
 
 
 _METHODS = (
@@ -103,10 +114,14 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 def _sum_to_size(self, *size):
     size = list(size[0]) if len(size) == 1 and not isinstance(size[0], int) else list(size)
     if E.broadcast_shapes(size, self.shape) != tuple(self.shape):
-        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, self.shape))}}}.")
+        raise RuntimeError(
+            f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+            f"{{{', '.join(map(str, self.shape))}}}."
+        )
     lead = self.dim() - len(size)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1]
+    dims = list(range(lead)) + [
+        lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1
+    ]
     out = self.sum(dims, keepdim=True) if dims else self
     return out.reshape(size)
 
@@ -150,8 +165,9 @@ def _register_post_accumulate_grad_hook(self, hook):
 
 def _H(self):
     if self.dim() not in (0, 2):
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
-                           f"{self.dim()}-D tensor.")
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+        )
     return self.t() if self.dim() == 2 else self
 
 
@@ -176,16 +192,27 @@ def _false(self, *args, **kwargs):
 
 
 for _n, _fn in (
-    ("addmm_", _addmm_), ("baddbmm_", _baddbmm_), ("polygamma", _polygamma),
-    ("polygamma_", _polygamma_), ("fill_diagonal_", _fill_diagonal_), ("sum_to_size", _sum_to_size),
-    ("new_empty_strided", _new_empty_strided), ("apply_", _apply_), ("map_", _map_),
-    ("is_same_size", _is_same_size), ("is_nonzero", _is_nonzero), ("is_signed", _is_signed),
+    ("addmm_", _addmm_),
+    ("baddbmm_", _baddbmm_),
+    ("polygamma", _polygamma),
+    ("polygamma_", _polygamma_),
+    ("fill_diagonal_", _fill_diagonal_),
+    ("sum_to_size", _sum_to_size),
+    ("new_empty_strided", _new_empty_strided),
+    ("apply_", _apply_),
+    ("map_", _map_),
+    ("is_same_size", _is_same_size),
+    ("is_nonzero", _is_nonzero),
+    ("is_signed", _is_signed),
     ("transpose_", _geometry(lambda t, a, b: t.transpose(a, b))),
     ("swapaxes_", _geometry(lambda t, a, b: t.transpose(a, b))),
     ("swapdims_", _geometry(lambda t, a, b: t.transpose(a, b))),
     ("t_", _geometry(lambda t: t.t())),
-    ("pin_memory", _identity), ("share_memory_", _identity), ("is_pinned", _false),
-    ("is_shared", _false), ("get_device", lambda self: -1),
+    ("pin_memory", _identity),
+    ("share_memory_", _identity),
+    ("is_pinned", _false),
+    ("is_shared", _false),
+    ("get_device", lambda self: -1),
     ("register_post_accumulate_grad_hook", _register_post_accumulate_grad_hook),
 ):
     if not hasattr(Tensor, _n):

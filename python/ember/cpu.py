@@ -27,8 +27,15 @@ class amp:
         return autocast("cpu", dtype, enabled)
 
     @staticmethod
-    def GradScaler(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
-                   enabled=True):
+    def GradScaler(
+        init_scale=2.0**16,
+        growth_factor=2.0,
+        backoff_factor=0.5,
+        growth_interval=2000,
+        enabled=True,
+    ):
         from .amp import GradScaler
 
-        return GradScaler("cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+        return GradScaler(
+            "cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled
+        )

@@ -19,7 +19,9 @@ def initial_seed():
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+def fork_rng(
+    devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"
+):
     """Restores the CPU generator's state on exit (there are no device generators to fork)."""
     if not enabled:
         yield

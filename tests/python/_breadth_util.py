@@ -29,7 +29,9 @@ def assert_same(got, want, rtol=1e-5, atol=1e-6, what="result"):
             assert got == want, f"{what}: {got} != {want}"
         return
     assert repr(got.dtype) == repr(want.dtype), f"{what}: dtype {got.dtype} != {want.dtype}"
-    assert tuple(got.shape) == tuple(want.shape), f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    assert tuple(got.shape) == tuple(want.shape), (
+        f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    )
     g = got.detach().double().numpy() if got.dtype.is_floating_point else got.detach().numpy()
     w = want.detach().double().numpy() if want.dtype.is_floating_point else want.detach().numpy()
     np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)

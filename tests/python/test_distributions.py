@@ -22,33 +22,62 @@ def _normal(m):
 
 
 CASES = {
-    "normal": lambda m: [_normal(m).log_prob(T(m, rand(4, 2, 3, seed=5))), _normal(m).entropy(),
-                         _normal(m).cdf(T(m, rand(2, 3, seed=6))), _normal(m).icdf(T(m, [[0.1, 0.5, 0.9]] * 2)),
-                         _normal(m).mean, _normal(m).stddev, _normal(m).variance],
-    "normal_scalar_params": lambda m: [m.distributions.Normal(0.0, 2.0).log_prob(T(m, [0.5, -1.0])),
-                                       m.distributions.Normal(T(m, [0.0, 1.0]), 2.0).entropy()],
-    "uniform": lambda m: [m.distributions.Uniform(T(m, [0.0, -1.0]), T(m, [2.0, 3.0])).log_prob(T(m, [1.0, 2.5])),
-                          m.distributions.Uniform(0.0, 4.0).entropy(), m.distributions.Uniform(1.0, 3.0).mean,
-                          m.distributions.Uniform(T(m, [0.0]), T(m, [2.0])).cdf(T(m, [0.5]))],
-    "bernoulli": lambda m: [m.distributions.Bernoulli(probs=T(m, P01)).log_prob(T(m, [1.0, 0.0, 1.0])),
-                            m.distributions.Bernoulli(logits=T(m, rand(3))).log_prob(T(m, [0.0, 1.0, 1.0])),
-                            m.distributions.Bernoulli(probs=T(m, P01)).entropy(),
-                            m.distributions.Bernoulli(probs=T(m, P01)).variance],
-    "categorical": lambda m: [m.distributions.Categorical(logits=T(m, LOGITS)).log_prob(T(m, [[1, 3], [0, 2], [3, 3]], "int64")),
-                              m.distributions.Categorical(probs=T(m, PROBS)).entropy(),
-                              m.distributions.Categorical(probs=T(m, PROBS)).probs,
-                              m.distributions.Categorical(logits=T(m, LOGITS)).logits,
-                              m.distributions.Categorical(probs=T(m, PROBS)).mode,
-                              m.distributions.Categorical(probs=T(m, PROBS)).enumerate_support()],
+    "normal": lambda m: [
+        _normal(m).log_prob(T(m, rand(4, 2, 3, seed=5))),
+        _normal(m).entropy(),
+        _normal(m).cdf(T(m, rand(2, 3, seed=6))),
+        _normal(m).icdf(T(m, [[0.1, 0.5, 0.9]] * 2)),
+        _normal(m).mean,
+        _normal(m).stddev,
+        _normal(m).variance,
+    ],
+    "normal_scalar_params": lambda m: [
+        m.distributions.Normal(0.0, 2.0).log_prob(T(m, [0.5, -1.0])),
+        m.distributions.Normal(T(m, [0.0, 1.0]), 2.0).entropy(),
+    ],
+    "uniform": lambda m: [
+        m.distributions.Uniform(T(m, [0.0, -1.0]), T(m, [2.0, 3.0])).log_prob(T(m, [1.0, 2.5])),
+        m.distributions.Uniform(0.0, 4.0).entropy(),
+        m.distributions.Uniform(1.0, 3.0).mean,
+        m.distributions.Uniform(T(m, [0.0]), T(m, [2.0])).cdf(T(m, [0.5])),
+    ],
+    "bernoulli": lambda m: [
+        m.distributions.Bernoulli(probs=T(m, P01)).log_prob(T(m, [1.0, 0.0, 1.0])),
+        m.distributions.Bernoulli(logits=T(m, rand(3))).log_prob(T(m, [0.0, 1.0, 1.0])),
+        m.distributions.Bernoulli(probs=T(m, P01)).entropy(),
+        m.distributions.Bernoulli(probs=T(m, P01)).variance,
+    ],
+    "categorical": lambda m: [
+        m.distributions.Categorical(logits=T(m, LOGITS)).log_prob(
+            T(m, [[1, 3], [0, 2], [3, 3]], "int64")
+        ),
+        m.distributions.Categorical(probs=T(m, PROBS)).entropy(),
+        m.distributions.Categorical(probs=T(m, PROBS)).probs,
+        m.distributions.Categorical(logits=T(m, LOGITS)).logits,
+        m.distributions.Categorical(probs=T(m, PROBS)).mode,
+        m.distributions.Categorical(probs=T(m, PROBS)).enumerate_support(),
+    ],
     "kl": lambda m: [
-        m.distributions.kl_divergence(_normal(m), m.distributions.Normal(0.5, T(m, [1.0, 2.0, 0.5]))),
-        m.distributions.kl_divergence(m.distributions.Categorical(logits=T(m, LOGITS)),
-                                      m.distributions.Categorical(probs=T(m, PROBS))),
-        m.distributions.kl_divergence(m.distributions.Bernoulli(probs=T(m, P01)),
-                                      m.distributions.Bernoulli(logits=T(m, rand(3, seed=4)))),
-        m.distributions.kl_divergence(m.distributions.Uniform(0.0, 1.0), m.distributions.Uniform(T(m, [-1.0, 0.5]), 2.0))],
-    "shapes": lambda m: [tuple(_normal(m).batch_shape), tuple(_normal(m).event_shape),
-                         tuple(m.distributions.Categorical(logits=T(m, LOGITS)).batch_shape)],
+        m.distributions.kl_divergence(
+            _normal(m), m.distributions.Normal(0.5, T(m, [1.0, 2.0, 0.5]))
+        ),
+        m.distributions.kl_divergence(
+            m.distributions.Categorical(logits=T(m, LOGITS)),
+            m.distributions.Categorical(probs=T(m, PROBS)),
+        ),
+        m.distributions.kl_divergence(
+            m.distributions.Bernoulli(probs=T(m, P01)),
+            m.distributions.Bernoulli(logits=T(m, rand(3, seed=4))),
+        ),
+        m.distributions.kl_divergence(
+            m.distributions.Uniform(0.0, 1.0), m.distributions.Uniform(T(m, [-1.0, 0.5]), 2.0)
+        ),
+    ],
+    "shapes": lambda m: [
+        tuple(_normal(m).batch_shape),
+        tuple(_normal(m).event_shape),
+        tuple(m.distributions.Categorical(logits=T(m, LOGITS)).batch_shape),
+    ],
 }
 
 
@@ -64,7 +93,14 @@ def test_samples_shapes_and_support(torch):
         n = _normal(m)
         b = m.distributions.Bernoulli(probs=T(m, P01))
         u = m.distributions.Uniform(T(m, [0.0]), T(m, [2.0]))
-        out = [c.sample(), c.sample((5,)), n.sample(), n.rsample((4,)), b.sample((2,)), u.sample((3, 2))]
+        out = [
+            c.sample(),
+            c.sample((5,)),
+            n.sample(),
+            n.rsample((4,)),
+            b.sample((2,)),
+            u.sample((3, 2)),
+        ]
         return [(tuple(x.shape), repr(x.dtype)) for x in out]
 
     check(torch, draws)
@@ -104,7 +140,9 @@ ERRORS = {
     "categorical_0d": lambda m: m.distributions.Categorical(probs=T(m, 1.0)),
     "uniform_value_outside": lambda m: m.distributions.Uniform(0.0, 1.0).log_prob(T(m, [2.0])),
     "bernoulli_value": lambda m: m.distributions.Bernoulli(probs=T(m, [0.5])).log_prob(T(m, [0.5])),
-    "categorical_value": lambda m: m.distributions.Categorical(logits=T(m, LOGITS)).log_prob(T(m, [4, 0], "int64")),
+    "categorical_value": lambda m: m.distributions.Categorical(logits=T(m, LOGITS)).log_prob(
+        T(m, [4, 0], "int64")
+    ),
 }
 
 

@@ -21,34 +21,49 @@ def f(x):
 
 
 def g(m):
-    return lambda x, y: (x * y.exp()).sum() + (x ** 3).sum()
+    return lambda x, y: (x * y.exp()).sum() + (x**3).sum()
 
 
 CASES = {
-    "vmap": lambda m: [m.func.vmap(lambda r: r.sum() * r)(T(m, M)),
-                       m.vmap(lambda a, b: a @ b, in_dims=(0, None))(T(m, rand(4, 3)), T(m, M)),
-                       m.func.vmap(lambda r: (r.max(), r.min()), out_dims=(0, 0))(T(m, M)),
-                       m.vmap(lambda r: r * 2, in_dims=1, out_dims=1)(T(m, rand(2, 5)))],
+    "vmap": lambda m: [
+        m.func.vmap(lambda r: r.sum() * r)(T(m, M)),
+        m.vmap(lambda a, b: a @ b, in_dims=(0, None))(T(m, rand(4, 3)), T(m, M)),
+        m.func.vmap(lambda r: (r.max(), r.min()), out_dims=(0, 0))(T(m, M)),
+        m.vmap(lambda r: r * 2, in_dims=1, out_dims=1)(T(m, rand(2, 5))),
+    ],
     "vmap_nested": lambda m: m.vmap(m.vmap(lambda a, b: a * b))(T(m, M), T(m, M)),
-    "grad": lambda m: [m.func.grad(f)(T(m, X)), m.func.grad(g(m), argnums=(0, 1))(T(m, X), T(m, X))],
+    "grad": lambda m: [
+        m.func.grad(f)(T(m, X)),
+        m.func.grad(g(m), argnums=(0, 1))(T(m, X), T(m, X)),
+    ],
     "grad_and_value": lambda m: list(m.func.grad_and_value(f)(T(m, X))),
     "grad_aux": lambda m: list(m.func.grad(lambda x: (f(x), x.cos()), has_aux=True)(T(m, X))),
     "grad_of_grad": lambda m: m.func.grad(lambda x: m.func.grad(f)(x).sum())(T(m, X)),
-    "jacrev": lambda m: [m.func.jacrev(lambda x: x.sin() * x.sum())(T(m, X)),
-                         m.func.jacfwd(lambda x: T(m, M) @ x)(T(m, X))],
+    "jacrev": lambda m: [
+        m.func.jacrev(lambda x: x.sin() * x.sum())(T(m, X)),
+        m.func.jacfwd(lambda x: T(m, M) @ x)(T(m, X)),
+    ],
     "hessian": lambda m: m.func.hessian(f)(T(m, X)),
     "vjp": lambda m: list(m.func.vjp(lambda x: x.exp() * 2, T(m, X))[1](T(m, [1.0, 2.0, 3.0]))),
     "jvp": lambda m: list(m.func.jvp(lambda x: x.exp() * x, (T(m, X),), (T(m, [1.0, 0.5, -1.0]),))),
     "vmap_grad": lambda m: m.vmap(m.func.grad(f))(T(m, M)),
-    "af_jacobian": lambda m: [m.autograd.functional.jacobian(lambda x: x.exp() @ T(m, M), T(m, X)),
-                              m.autograd.functional.jacobian(lambda x, y: (x * y, x + y), (T(m, X), T(m, X)))],
-    "af_hessian": lambda m: [m.autograd.functional.hessian(f, T(m, X)),
-                             m.autograd.functional.hessian(lambda x, y: (x * y.sin()).sum(), (T(m, X), T(m, X)))],
-    "af_vjp_jvp": lambda m: [m.autograd.functional.vjp(lambda x: x ** 2, T(m, X), T(m, [1.0, 1.0, 2.0])),
-                             m.autograd.functional.vjp(f, T(m, X)),
-                             m.autograd.functional.jvp(lambda x: x ** 2, T(m, X), T(m, [1.0, 1.0, 2.0]))],
-    "af_hvp": lambda m: [m.autograd.functional.hvp(f, T(m, X), T(m, [1.0, 0.0, 2.0])),
-                         m.autograd.functional.vhp(f, T(m, X), T(m, [1.0, 0.0, 2.0]))],
+    "af_jacobian": lambda m: [
+        m.autograd.functional.jacobian(lambda x: x.exp() @ T(m, M), T(m, X)),
+        m.autograd.functional.jacobian(lambda x, y: (x * y, x + y), (T(m, X), T(m, X))),
+    ],
+    "af_hessian": lambda m: [
+        m.autograd.functional.hessian(f, T(m, X)),
+        m.autograd.functional.hessian(lambda x, y: (x * y.sin()).sum(), (T(m, X), T(m, X))),
+    ],
+    "af_vjp_jvp": lambda m: [
+        m.autograd.functional.vjp(lambda x: x**2, T(m, X), T(m, [1.0, 1.0, 2.0])),
+        m.autograd.functional.vjp(f, T(m, X)),
+        m.autograd.functional.jvp(lambda x: x**2, T(m, X), T(m, [1.0, 1.0, 2.0])),
+    ],
+    "af_hvp": lambda m: [
+        m.autograd.functional.hvp(f, T(m, X), T(m, [1.0, 0.0, 2.0])),
+        m.autograd.functional.vhp(f, T(m, X), T(m, [1.0, 0.0, 2.0])),
+    ],
 }
 
 
@@ -93,8 +108,10 @@ ERRORS = {
     "grad_not_scalar": lambda m: m.func.grad(lambda x: x * 2)(T(m, X)),
     "hessian_not_scalar": lambda m: m.autograd.functional.hessian(lambda x: x * 2, T(m, X)),
     "functional_call_dup": lambda m: m.func.functional_call(
-        m.nn.Linear(1, 1), ({"weight": T(m, [[1.0]], "float32")}, {"weight": T(m, [[1.0]], "float32")}),
-        T(m, [[1.0]], "float32")),
+        m.nn.Linear(1, 1),
+        ({"weight": T(m, [[1.0]], "float32")}, {"weight": T(m, [[1.0]], "float32")}),
+        T(m, [[1.0]], "float32"),
+    ),
 }
 
 

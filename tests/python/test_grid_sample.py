@@ -18,17 +18,31 @@ GRID = rand(2, 4, 7, 2, seed=4, low=-1.3, high=1.3)  # some points fall outside
 
 
 def test_affine_grid(torch):
-    check(torch, lambda m: [m.nn.functional.affine_grid(T(m, THETA), [2, 3, 4, 5], align_corners=a)
-                            for a in (False, True)])
-    check(torch, lambda m: m.nn.functional.affine_grid(T(m, rand(2, 3, 4)), [2, 1, 3, 4, 5], align_corners=False))
+    check(
+        torch,
+        lambda m: [
+            m.nn.functional.affine_grid(T(m, THETA), [2, 3, 4, 5], align_corners=a)
+            for a in (False, True)
+        ],
+    )
+    check(
+        torch,
+        lambda m: m.nn.functional.affine_grid(
+            T(m, rand(2, 3, 4)), [2, 1, 3, 4, 5], align_corners=False
+        ),
+    )
 
 
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 def test_grid_sample(torch, mode, padding, align):
-    check(torch, lambda m: m.nn.functional.grid_sample(T(m, IMG), T(m, GRID), mode, padding, align),
-          rtol=1e-5, atol=1e-5)
+    check(
+        torch,
+        lambda m: m.nn.functional.grid_sample(T(m, IMG), T(m, GRID), mode, padding, align),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_grid_sample_gradients_match_torch(torch):
@@ -57,8 +71,12 @@ def test_spatial_transformer_step(torch):
 
 def test_gradcheck():
     img = ember.tensor(rand(1, 2, 3, 4), dtype=ember.float64, requires_grad=True)
-    grid = ember.tensor(rand(1, 2, 3, 2, seed=6, low=-0.9, high=0.9), dtype=ember.float64, requires_grad=True)
-    assert ember.autograd.gradcheck(lambda a, g: ember.nn.functional.grid_sample(a, g, align_corners=True), (img, grid))
+    grid = ember.tensor(
+        rand(1, 2, 3, 2, seed=6, low=-0.9, high=0.9), dtype=ember.float64, requires_grad=True
+    )
+    assert ember.autograd.gradcheck(
+        lambda a, g: ember.nn.functional.grid_sample(a, g, align_corners=True), (img, grid)
+    )
 
 
 ERRORS = {

@@ -29,8 +29,11 @@ CASES = {
     "inv_f32": lambda m: m.linalg.inv(T(m, SQ[0], "float32")),
     "inverse_top": lambda m: m.inverse(T(m, SQ[0])),
     "inv_ex": lambda m: tuple(m.linalg.inv_ex(T(m, SQ))),
-    "det": lambda m: [m.linalg.det(T(m, SQ)), m.det(T(m, [[0.0, 1.0], [1.0, 0.0]])),
-                      m.linalg.det(m.zeros(2, 0, 0, dtype=m.float64))],
+    "det": lambda m: [
+        m.linalg.det(T(m, SQ)),
+        m.det(T(m, [[0.0, 1.0], [1.0, 0.0]])),
+        m.linalg.det(m.zeros(2, 0, 0, dtype=m.float64)),
+    ],
     "slogdet": lambda m: tuple(m.linalg.slogdet(T(m, -SQ))),
     "logdet": lambda m: [m.logdet(T(m, SPD)), m.logdet(T(m, [[0.0, 1.0], [1.0, 0.0]]))],
     "solve": lambda m: m.linalg.solve(T(m, SQ), T(m, RHS)),
@@ -41,51 +44,94 @@ CASES = {
     "solve_triangular": lambda m: [
         m.linalg.solve_triangular(T(m, np.triu(SQ)), T(m, RHS), upper=True),
         m.linalg.solve_triangular(T(m, np.tril(SQ)), T(m, RHS), upper=False, unitriangular=True),
-        m.linalg.solve_triangular(T(m, np.triu(SQ)), T(m, rand(3, 2, 4)), upper=True, left=False)],
-    "cholesky": lambda m: [m.linalg.cholesky(T(m, SPD)), m.linalg.cholesky(T(m, SPD), upper=True),
-                           m.cholesky(T(m, SPD[0]))],
+        m.linalg.solve_triangular(T(m, np.triu(SQ)), T(m, rand(3, 2, 4)), upper=True, left=False),
+    ],
+    "cholesky": lambda m: [
+        m.linalg.cholesky(T(m, SPD)),
+        m.linalg.cholesky(T(m, SPD), upper=True),
+        m.cholesky(T(m, SPD[0])),
+    ],
     "cholesky_ex_fail": lambda m: m.linalg.cholesky_ex(T(m, -SPD)).info,
     "cholesky_solve_inverse": lambda m: [
         m.cholesky_solve(T(m, RHS), m.linalg.cholesky(T(m, SPD))),
-        m.cholesky_inverse(m.linalg.cholesky(T(m, SPD[0]), upper=True), upper=True)],
+        m.cholesky_inverse(m.linalg.cholesky(T(m, SPD[0]), upper=True), upper=True),
+    ],
     "qr_reduced": lambda m: [_abs_cols(x) for x in m.linalg.qr(T(m, RECT))],
     "qr_complete": lambda m: [_abs_cols(x) for x in m.linalg.qr(T(m, WIDE), mode="complete")],
     "qr_r": lambda m: _abs_cols(m.linalg.qr(T(m, RECT), mode="r").R),
     "svdvals": lambda m: [m.linalg.svdvals(T(m, WIDE)), m.linalg.svd(T(m, RECT)).S],
-    "svd_shapes": lambda m: [tuple(x.shape) for x in m.linalg.svd(T(m, WIDE))] +
-                            [tuple(x.shape) for x in m.linalg.svd(T(m, WIDE), full_matrices=False)],
+    "svd_shapes": lambda m: (
+        [tuple(x.shape) for x in m.linalg.svd(T(m, WIDE))]
+        + [tuple(x.shape) for x in m.linalg.svd(T(m, WIDE), full_matrices=False)]
+    ),
     "svd_abs": lambda m: [_abs_cols(x) for x in m.linalg.svd(T(m, RECT), full_matrices=False)],
     "torch_svd": lambda m: [_abs_cols(x) for x in m.svd(T(m, RECT))],
     "torch_svd_no_uv": lambda m: list(m.svd(T(m, RECT), compute_uv=False)),
-    "eigh": lambda m: [m.linalg.eigh(T(m, SPD)).eigenvalues, _abs_cols(m.linalg.eigh(T(m, SPD)).eigenvectors)],
+    "eigh": lambda m: [
+        m.linalg.eigh(T(m, SPD)).eigenvalues,
+        _abs_cols(m.linalg.eigh(T(m, SPD)).eigenvectors),
+    ],
     "eigh_upper": lambda m: m.linalg.eigvalsh(T(m, np.triu(SPD)), UPLO="U"),
-    "pinv": lambda m: [m.linalg.pinv(T(m, RECT)), m.linalg.pinv(T(m, WIDE)),
-                       m.linalg.pinv(T(m, SPD), hermitian=True), m.pinverse(T(m, RECT))],
+    "pinv": lambda m: [
+        m.linalg.pinv(T(m, RECT)),
+        m.linalg.pinv(T(m, WIDE)),
+        m.linalg.pinv(T(m, SPD), hermitian=True),
+        m.pinverse(T(m, RECT)),
+    ],
     "pinv_rank_deficient": lambda m: m.linalg.pinv(T(m, [[1.0, 2.0], [2.0, 4.0]])),
-    "matrix_rank": lambda m: [m.linalg.matrix_rank(T(m, [[1.0, 2.0], [2.0, 4.0]])),
-                              m.linalg.matrix_rank(T(m, WIDE)),
-                              m.linalg.matrix_rank(T(m, SPD), hermitian=True)],
-    "lstsq": lambda m: [m.linalg.lstsq(T(m, RECT), T(m, rand(5, 2))).solution,
-                        m.linalg.lstsq(T(m, RECT), T(m, rand(5, 2))).rank],
-    "vector_norm": lambda m: [m.linalg.vector_norm(T(m, RECT)), m.linalg.vector_norm(T(m, RECT), 1, 0),
-                              m.linalg.vector_norm(T(m, RECT), float("inf"), 1, keepdim=True),
-                              m.linalg.vector_norm(T(m, RECT), 0), m.linalg.vector_norm(T(m, RECT), 3.5),
-                              m.linalg.vector_norm(T(m, RECT, "float32"), dtype=m.float64)],
-    "matrix_norm": lambda m: [m.linalg.matrix_norm(T(m, WIDE), o) for o in
-                              ("fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf"))],
+    "matrix_rank": lambda m: [
+        m.linalg.matrix_rank(T(m, [[1.0, 2.0], [2.0, 4.0]])),
+        m.linalg.matrix_rank(T(m, WIDE)),
+        m.linalg.matrix_rank(T(m, SPD), hermitian=True),
+    ],
+    "lstsq": lambda m: [
+        m.linalg.lstsq(T(m, RECT), T(m, rand(5, 2))).solution,
+        m.linalg.lstsq(T(m, RECT), T(m, rand(5, 2))).rank,
+    ],
+    "vector_norm": lambda m: [
+        m.linalg.vector_norm(T(m, RECT)),
+        m.linalg.vector_norm(T(m, RECT), 1, 0),
+        m.linalg.vector_norm(T(m, RECT), float("inf"), 1, keepdim=True),
+        m.linalg.vector_norm(T(m, RECT), 0),
+        m.linalg.vector_norm(T(m, RECT), 3.5),
+        m.linalg.vector_norm(T(m, RECT, "float32"), dtype=m.float64),
+    ],
+    "matrix_norm": lambda m: [
+        m.linalg.matrix_norm(T(m, WIDE), o)
+        for o in ("fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf"))
+    ],
     "matrix_norm_keepdim": lambda m: m.linalg.matrix_norm(T(m, WIDE), 1, dim=(0, 2), keepdim=True),
-    "norm": lambda m: [m.linalg.norm(T(m, WIDE)), m.linalg.norm(T(m, RECT), "nuc"),
-                       m.linalg.norm(T(m, RECT), 2), m.linalg.norm(T(m, RECT[0]), 1),
-                       m.linalg.norm(T(m, WIDE), dim=(1, 2)), m.linalg.norm(T(m, WIDE), dim=2)],
-    "matrix_power": lambda m: [m.linalg.matrix_power(T(m, SQ), k) for k in (0, 1, 3, -2)] +
-                              [m.matrix_power(T(m, SQ[0]), 2)],
-    "matrix_exp": lambda m: [m.linalg.matrix_exp(T(m, SQ)), m.matrix_exp(T(m, SQ[0] / 10, "float32"))],
+    "norm": lambda m: [
+        m.linalg.norm(T(m, WIDE)),
+        m.linalg.norm(T(m, RECT), "nuc"),
+        m.linalg.norm(T(m, RECT), 2),
+        m.linalg.norm(T(m, RECT[0]), 1),
+        m.linalg.norm(T(m, WIDE), dim=(1, 2)),
+        m.linalg.norm(T(m, WIDE), dim=2),
+    ],
+    "matrix_power": lambda m: (
+        [m.linalg.matrix_power(T(m, SQ), k) for k in (0, 1, 3, -2)]
+        + [m.matrix_power(T(m, SQ[0]), 2)]
+    ),
+    "matrix_exp": lambda m: [
+        m.linalg.matrix_exp(T(m, SQ)),
+        m.matrix_exp(T(m, SQ[0] / 10, "float32")),
+    ],
     "multi_dot": lambda m: m.linalg.multi_dot([T(m, rand(3)), T(m, rand(3, 4)), T(m, rand(4, 2))]),
     "lu_factor": lambda m: list(m.linalg.lu_factor(T(m, SQ))),
     "cond": lambda m: m.linalg.cond(T(m, SQ)),
-    "vecdot_diagonal": lambda m: [m.linalg.vecdot(T(m, RECT), T(m, RECT)), m.linalg.diagonal(T(m, WIDE))],
-    "methods": lambda m: [T(m, SQ).det(), T(m, SQ).inverse(), T(m, SQ).logdet(), T(m, SPD).cholesky(),
-                          T(m, SQ).matrix_power(2), T(m, SQ).slogdet()[1]],
+    "vecdot_diagonal": lambda m: [
+        m.linalg.vecdot(T(m, RECT), T(m, RECT)),
+        m.linalg.diagonal(T(m, WIDE)),
+    ],
+    "methods": lambda m: [
+        T(m, SQ).det(),
+        T(m, SQ).inverse(),
+        T(m, SQ).logdet(),
+        T(m, SPD).cholesky(),
+        T(m, SQ).matrix_power(2),
+        T(m, SQ).slogdet()[1],
+    ],
 }
 
 
@@ -134,7 +180,9 @@ GRADS = {
     "det": lambda a, b: ember.linalg.det(a),
     "slogdet": lambda a, b: ember.linalg.slogdet(a).logabsdet,
     "solve": lambda a, b: ember.linalg.solve(a, b),
-    "solve_triangular": lambda a, b: ember.linalg.solve_triangular(a.triu() + 3 * ember.eye(4, dtype=a.dtype), b, upper=True),
+    "solve_triangular": lambda a, b: ember.linalg.solve_triangular(
+        a.triu() + 3 * ember.eye(4, dtype=a.dtype), b, upper=True
+    ),
     "cholesky": lambda a, b: ember.linalg.cholesky(_sym(a)),
     "cholesky_upper": lambda a, b: ember.linalg.cholesky(_sym(a), upper=True),
     "qr": lambda a, b: ember.linalg.qr(a[:, :3]),
@@ -162,13 +210,18 @@ def test_gradcheck(name):
         def fn(a, b):
             outs = raw(a, b)
             return tuple(o * o for o in outs)
+
     assert ember.autograd.gradcheck(fn, (a, b))
 
 
 def test_gradients_match_torch(torch):
     """Cholesky and eigh treat A as symmetric: their gradients must equal torch's exactly."""
-    for fn in (lambda m, x: m.linalg.cholesky(x).sum(), lambda m, x: (m.linalg.eigh(x).eigenvectors ** 2 * 3).sum()
-               + m.linalg.eigvalsh(x).pow(2).sum()):
+    for fn in (
+        lambda m, x: m.linalg.cholesky(x).sum(),
+        lambda m, x: (
+            (m.linalg.eigh(x).eigenvectors ** 2 * 3).sum() + m.linalg.eigvalsh(x).pow(2).sum()
+        ),
+    ):
         grads = []
         for m in (ember, torch):
             x = T(m, SPD[0])
@@ -185,8 +238,14 @@ def test_double_backward_inv():
 
 def test_inputs_are_not_overwritten():
     """LAPACK works in place: a column-major input (x.mT of a row-major x) must be copied first."""
-    for fn in (ember.linalg.inv, ember.linalg.det, ember.linalg.cholesky, ember.linalg.eigvalsh,
-               ember.linalg.svdvals, lambda a: ember.linalg.qr(a).Q):
+    for fn in (
+        ember.linalg.inv,
+        ember.linalg.det,
+        ember.linalg.cholesky,
+        ember.linalg.eigvalsh,
+        ember.linalg.svdvals,
+        lambda a: ember.linalg.qr(a).Q,
+    ):
         x = ember.tensor(SPD[0])
         a = x.mT
         before = a.clone()
@@ -204,10 +263,12 @@ LU_CASES = {
     "lu_rect": lambda m: [list(m.linalg.lu(T(m, RECT))), list(m.linalg.lu(T(m, WIDE)))],
     "lu_unpack": lambda m: list(m.lu_unpack(*m.linalg.lu_factor(T(m, SQ)))),
     "lu_top": lambda m: list(m.lu(T(m, SQ[0]))),
-    "lu_solve": lambda m: [m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, RHS)),
-                           m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, RHS), adjoint=True),
-                           m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, rand(3, 2, 4)), left=False),
-                           m.lu_solve(T(m, RHS), *m.linalg.lu_factor(T(m, SQ)))],
+    "lu_solve": lambda m: [
+        m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, RHS)),
+        m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, RHS), adjoint=True),
+        m.linalg.lu_solve(*m.linalg.lu_factor(T(m, SQ)), T(m, rand(3, 2, 4)), left=False),
+        m.lu_solve(T(m, RHS), *m.linalg.lu_factor(T(m, SQ))),
+    ],
 }
 
 

@@ -15,32 +15,58 @@ def T(m, a, dt="float32"):
 X = rand(2, 4, 5, 6, 7)
 W = rand(6, 2, 2, 3, 2, seed=1)
 
+
 def fn(m, name):
     return getattr(m.nn.functional, name)
 
 
 CASES = {
-    "conv3d": lambda m: fn(m, "conv3d")(T(m, X), T(m, rand(3, 4, 2, 2, 2, seed=1)), T(m, [0.1, 0.2, -0.3])),
-    "conv3d_stride_pad_dil_groups": lambda m: fn(m, "conv3d")(T(m, X), T(m, W), None, (2, 1, 2), (1, 0, 2), (1, 2, 1), 2),
-    "conv3d_same": lambda m: fn(m, "conv3d")(T(m, X), T(m, rand(3, 4, 3, 2, 3, seed=2)), padding="same"),
+    "conv3d": lambda m: fn(m, "conv3d")(
+        T(m, X), T(m, rand(3, 4, 2, 2, 2, seed=1)), T(m, [0.1, 0.2, -0.3])
+    ),
+    "conv3d_stride_pad_dil_groups": lambda m: fn(m, "conv3d")(
+        T(m, X), T(m, W), None, (2, 1, 2), (1, 0, 2), (1, 2, 1), 2
+    ),
+    "conv3d_same": lambda m: fn(m, "conv3d")(
+        T(m, X), T(m, rand(3, 4, 3, 2, 3, seed=2)), padding="same"
+    ),
     "conv3d_unbatched": lambda m: fn(m, "conv3d")(T(m, X[0]), T(m, rand(3, 4, 1, 2, 3, seed=2))),
-    "conv_transpose3d": lambda m: fn(m, "conv_transpose3d")(T(m, X), T(m, rand(4, 3, 2, 3, 2, seed=3)), T(m, [1.0, 0.0, -1.0])),
+    "conv_transpose3d": lambda m: fn(m, "conv_transpose3d")(
+        T(m, X), T(m, rand(4, 3, 2, 3, 2, seed=3)), T(m, [1.0, 0.0, -1.0])
+    ),
     "conv_transpose3d_strided": lambda m: fn(m, "conv_transpose3d")(
-        T(m, X), T(m, rand(4, 2, 3, 2, 2, seed=3)), None, (2, 1, 3), (1, 0, 1), (1, 0, 2), 2, (1, 2, 1)),
+        T(m, X),
+        T(m, rand(4, 2, 3, 2, 2, seed=3)),
+        None,
+        (2, 1, 3),
+        (1, 0, 1),
+        (1, 0, 2),
+        2,
+        (1, 2, 1),
+    ),
     "max_pool3d": lambda m: list(fn(m, "max_pool3d")(T(m, X), 2, return_indices=True)),
-    "max_pool3d_pad_ceil": lambda m: list(fn(m, "max_pool3d")(T(m, X), (3, 2, 3), (2, 2, 1), (1, 1, 0), 1, True, True)),
+    "max_pool3d_pad_ceil": lambda m: list(
+        fn(m, "max_pool3d")(T(m, X), (3, 2, 3), (2, 2, 1), (1, 1, 0), 1, True, True)
+    ),
     "max_pool3d_dilation": lambda m: fn(m, "max_pool3d")(T(m, X), 2, 1, 0, (2, 1, 2)),
-    "avg_pool3d": lambda m: [fn(m, "avg_pool3d")(T(m, X), 2),
-                             fn(m, "avg_pool3d")(T(m, X), 3, 2, 1),
-                             fn(m, "avg_pool3d")(T(m, X), 3, 2, 1, count_include_pad=False),
-                             fn(m, "avg_pool3d")(T(m, X), (2, 3, 3), 2, 1, ceil_mode=True),
-                             fn(m, "avg_pool3d")(T(m, X), 2, divisor_override=3)],
-    "adaptive": lambda m: [fn(m, "adaptive_avg_pool3d")(T(m, X), (2, 3, 4)),
-                           fn(m, "adaptive_avg_pool3d")(T(m, X[0]), 1),
-                           fn(m, "adaptive_avg_pool3d")(T(m, X), (None, 2, 3)),
-                           *fn(m, "adaptive_max_pool3d")(T(m, X), (3, 2, 4), return_indices=True)],
-    "modules": lambda m: [m.nn.MaxPool3d(2)(T(m, X)), m.nn.AvgPool3d(2, ceil_mode=True)(T(m, X)),
-                          m.nn.AdaptiveAvgPool3d(2)(T(m, X))],
+    "avg_pool3d": lambda m: [
+        fn(m, "avg_pool3d")(T(m, X), 2),
+        fn(m, "avg_pool3d")(T(m, X), 3, 2, 1),
+        fn(m, "avg_pool3d")(T(m, X), 3, 2, 1, count_include_pad=False),
+        fn(m, "avg_pool3d")(T(m, X), (2, 3, 3), 2, 1, ceil_mode=True),
+        fn(m, "avg_pool3d")(T(m, X), 2, divisor_override=3),
+    ],
+    "adaptive": lambda m: [
+        fn(m, "adaptive_avg_pool3d")(T(m, X), (2, 3, 4)),
+        fn(m, "adaptive_avg_pool3d")(T(m, X[0]), 1),
+        fn(m, "adaptive_avg_pool3d")(T(m, X), (None, 2, 3)),
+        *fn(m, "adaptive_max_pool3d")(T(m, X), (3, 2, 4), return_indices=True),
+    ],
+    "modules": lambda m: [
+        m.nn.MaxPool3d(2)(T(m, X)),
+        m.nn.AvgPool3d(2, ceil_mode=True)(T(m, X)),
+        m.nn.AdaptiveAvgPool3d(2)(T(m, X)),
+    ],
 }
 
 

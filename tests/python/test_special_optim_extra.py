@@ -25,26 +25,59 @@ SPECIAL = {
     "i0_f32": lambda m: m.special.i0e(T(m, X, "float32")),
     "gammaln": lambda m: m.special.gammaln(T(m, X)),
     "digamma": lambda m: [m.special.digamma(T(m, X)), m.special.psi(T(m, [-0.0, 0.0, -2.0, 1e-8]))],
-    "polygamma": lambda m: [m.special.polygamma(n, T(m, POS + [-1.5, -0.25])) for n in (0, 1, 2, 3, 5)],
+    "polygamma": lambda m: [
+        m.special.polygamma(n, T(m, POS + [-1.5, -0.25])) for n in (0, 1, 2, 3, 5)
+    ],
     # At negative integers torch's trigamma returns rounding noise (~1e32), not inf: not compared.
-    "polygamma_poles": lambda m: [m.polygamma(1, T(m, [0.0])), m.polygamma(2, T(m, [0.0, -3.0])),
-                                  m.polygamma(3, T(m, [0.0, -3.0, -1.5]))],
-    "multigammaln": lambda m: [m.special.multigammaln(T(m, POS[3:]), 4), m.mvlgamma(T(m, [0.5]), 3)],
-    "expit_logit": lambda m: [m.special.expit(T(m, X)), m.special.logit(T(m, [0.1, 0.5, 0.9]), eps=0.2)],
-    "erf_family": lambda m: [m.special.erf(T(m, X)), m.special.erfc(T(m, X)),
-                             m.special.erfinv(T(m, [-0.9, 0.0, 0.5]))],
+    "polygamma_poles": lambda m: [
+        m.polygamma(1, T(m, [0.0])),
+        m.polygamma(2, T(m, [0.0, -3.0])),
+        m.polygamma(3, T(m, [0.0, -3.0, -1.5])),
+    ],
+    "multigammaln": lambda m: [
+        m.special.multigammaln(T(m, POS[3:]), 4),
+        m.mvlgamma(T(m, [0.5]), 3),
+    ],
+    "expit_logit": lambda m: [
+        m.special.expit(T(m, X)),
+        m.special.logit(T(m, [0.1, 0.5, 0.9]), eps=0.2),
+    ],
+    "erf_family": lambda m: [
+        m.special.erf(T(m, X)),
+        m.special.erfc(T(m, X)),
+        m.special.erfinv(T(m, [-0.9, 0.0, 0.5])),
+    ],
     "erfcx": lambda m: m.special.erfcx(T(m, X)),
-    "ndtr": lambda m: [m.special.ndtr(T(m, X)), m.special.ndtri(T(m, [0.01, 0.5, 0.975])),
-                       m.special.log_ndtr(T(m, X))],
+    "ndtr": lambda m: [
+        m.special.ndtr(T(m, X)),
+        m.special.ndtri(T(m, [0.01, 0.5, 0.975])),
+        m.special.log_ndtr(T(m, X)),
+    ],
     "entr": lambda m: m.special.entr(T(m, [-1.0, 0.0, 0.5, 2.0, float("nan")])),
-    "xlogy": lambda m: [m.special.xlogy(T(m, [0.0, 2.0]), T(m, [0.0, 3.0])),
-                        m.special.xlog1py(T(m, [0.0, 2.0, 1.0]), T(m, [-1.0, 3.0, float("nan")]))],
-    "sinc_round": lambda m: [m.special.sinc(T(m, X)), m.special.round(T(m, [1.256, -2.5]), decimals=1)],
-    "softmax": lambda m: [m.special.softmax(T(m, rand(2, 3)), 1), m.special.log_softmax(T(m, rand(2, 3)), 0),
-                          m.special.logsumexp(T(m, rand(2, 3)), 1)],
-    "misc": lambda m: [m.special.log1p(T(m, POS)), m.special.expm1(T(m, X[:6])), m.special.exp2(T(m, X[:6]))],
-    "int_input": lambda m: [m.special.i0(T(m, [1, 2], "int64")), m.special.gammaln(T(m, [1, 4], "int32")),
-                            m.special.entr(T(m, [1, 2], "int64")), m.digamma(T(m, [True], "bool"))],
+    "xlogy": lambda m: [
+        m.special.xlogy(T(m, [0.0, 2.0]), T(m, [0.0, 3.0])),
+        m.special.xlog1py(T(m, [0.0, 2.0, 1.0]), T(m, [-1.0, 3.0, float("nan")])),
+    ],
+    "sinc_round": lambda m: [
+        m.special.sinc(T(m, X)),
+        m.special.round(T(m, [1.256, -2.5]), decimals=1),
+    ],
+    "softmax": lambda m: [
+        m.special.softmax(T(m, rand(2, 3)), 1),
+        m.special.log_softmax(T(m, rand(2, 3)), 0),
+        m.special.logsumexp(T(m, rand(2, 3)), 1),
+    ],
+    "misc": lambda m: [
+        m.special.log1p(T(m, POS)),
+        m.special.expm1(T(m, X[:6])),
+        m.special.exp2(T(m, X[:6])),
+    ],
+    "int_input": lambda m: [
+        m.special.i0(T(m, [1, 2], "int64")),
+        m.special.gammaln(T(m, [1, 4], "int32")),
+        m.special.entr(T(m, [1, 2], "int64")),
+        m.digamma(T(m, [True], "bool")),
+    ],
 }
 
 
@@ -82,7 +115,9 @@ def _trajectory(m, name, kwargs, steps=12):
         loss = ((w + b - target) ** 2).sum() + (w * 3).sin().sum()
         loss.backward()
         opt.step()
-    return [w.detach(), b.detach()] + [v for k, v in sorted(opt.state[w].items()) if hasattr(v, "dtype")]
+    return [w.detach(), b.detach()] + [
+        v for k, v in sorted(opt.state[w].items()) if hasattr(v, "dtype")
+    ]
 
 
 OPTIMS = [
@@ -116,11 +151,14 @@ def test_optimizer_state_dict_round_trip():
     assert float(opt2.state[w]["mu_product"]) == float(opt.state[w]["mu_product"])
 
 
-@pytest.mark.parametrize("kwargs", [{"lr": -1.0}, {"betas": (1.0, 0.9)}, {"eps": -1.0},
-                                    {"weight_decay": -0.1}])
+@pytest.mark.parametrize(
+    "kwargs", [{"lr": -1.0}, {"betas": (1.0, 0.9)}, {"eps": -1.0}, {"weight_decay": -0.1}]
+)
 @pytest.mark.parametrize("name", ["NAdam", "RAdam"])
 def test_optimizer_bad_hyperparameters(torch, name, kwargs):
-    check_raises(torch, lambda m: getattr(m.optim, name)([m.zeros(1, requires_grad=True)], **kwargs))
+    check_raises(
+        torch, lambda m: getattr(m.optim, name)([m.zeros(1, requires_grad=True)], **kwargs)
+    )
 
 
 def test_rprop_asgd_errors(torch):
@@ -130,7 +168,9 @@ def test_rprop_asgd_errors(torch):
 
 
 def test_nadam_momentum_decay_error(torch):
-    check_raises(torch, lambda m: m.optim.NAdam([m.zeros(1, requires_grad=True)], momentum_decay=-1))
+    check_raises(
+        torch, lambda m: m.optim.NAdam([m.zeros(1, requires_grad=True)], momentum_decay=-1)
+    )
 
 
 def test_gumbel_softmax():
@@ -146,7 +186,9 @@ def test_gumbel_softmax():
 
 
 def test_pdist(torch):
-    check(torch, lambda m: [m.nn.functional.pdist(T(m, rand(5, 3))), m.pdist(T(m, rand(4, 2)), p=1)])
+    check(
+        torch, lambda m: [m.nn.functional.pdist(T(m, rand(5, 3))), m.pdist(T(m, rand(4, 2)), p=1)]
+    )
     check_raises(torch, lambda m: m.nn.functional.pdist(T(m, rand(2, 2, 2))))
 
 
@@ -167,7 +209,9 @@ def test_init_eye_and_dirac(torch):
 def _lbfgs_run(m, kwargs, steps=3):
     """A small regression fitted with LBFGS (as torch's time-sequence example does)."""
     x = T(m, rand(16, 3, seed=30), "float32")
-    y = (x @ T(m, [[0.5], [-0.3], [0.2]], "float32")).tanh() + T(m, rand(16, 1, seed=31) * 0.05, "float32")
+    y = (x @ T(m, [[0.5], [-0.3], [0.2]], "float32")).tanh() + T(
+        m, rand(16, 1, seed=31) * 0.05, "float32"
+    )
     w = T(m, rand(3, 1, seed=32) * 0.1, "float32")
     w.requires_grad_(True)
     b = T(m, [0.0], "float32")
@@ -189,16 +233,25 @@ def _lbfgs_run(m, kwargs, steps=3):
     return [w.detach(), b.detach(), T(m, losses, "float64"), T(m, [st["func_evals"], st["n_iter"]])]
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"lr": 0.5, "history_size": 3, "max_iter": 7},
-                                    {"line_search_fn": "strong_wolfe"}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"lr": 0.5, "history_size": 3, "max_iter": 7}, {"line_search_fn": "strong_wolfe"}],
+)
 def test_lbfgs_matches_torch(torch, kwargs):
     check(torch, lambda m: _lbfgs_run(m, kwargs), rtol=0.1, atol=1e-6)
     check(torch, lambda m: _lbfgs_run(m, kwargs)[:3], rtol=1e-4, atol=1e-6)
 
 
 def test_lbfgs_errors(torch):
-    check_raises(torch, lambda m: m.optim.LBFGS([{"params": [m.zeros(1, requires_grad=True)]},
-                                                  {"params": [m.zeros(1, requires_grad=True)]}]))
+    check_raises(
+        torch,
+        lambda m: m.optim.LBFGS(
+            [
+                {"params": [m.zeros(1, requires_grad=True)]},
+                {"params": [m.zeros(1, requires_grad=True)]},
+            ]
+        ),
+    )
     check_raises(torch, lambda m: m.optim.LBFGS([m.zeros(1, requires_grad=True)], lr=-1.0))
 
 
@@ -209,8 +262,11 @@ def _swa_run(m, ema):
         for i, p in enumerate(model.parameters()):
             p.copy_(T(m, rand(*p.shape, seed=50 + i), "float32"))
     swa = m.optim.swa_utils
-    avg = swa.AveragedModel(model, multi_avg_fn=swa.get_ema_multi_avg_fn(0.9)) if ema else \
-        swa.AveragedModel(model)
+    avg = (
+        swa.AveragedModel(model, multi_avg_fn=swa.get_ema_multi_avg_fn(0.9))
+        if ema
+        else swa.AveragedModel(model)
+    )
     opt = m.optim.SGD(model.parameters(), lr=0.1)
     sched = swa.SWALR(opt, swa_lr=0.05, anneal_epochs=3, anneal_strategy="cos" if ema else "linear")
     x = T(m, rand(8, 3, seed=60), "float32")

@@ -25,7 +25,9 @@ def is_autocast_enabled(device_type="cuda"):
 
 
 def get_autocast_dtype(device_type):
-    return _state.get(device_type, (False, None))[1] or getattr(ember, _DEFAULT_DTYPE.get(device_type, "float16"))
+    return _state.get(device_type, (False, None))[1] or getattr(
+        ember, _DEFAULT_DTYPE.get(device_type, "float16")
+    )
 
 
 class autocast:
@@ -35,7 +37,9 @@ class autocast:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if device_type == "cuda" and enabled:
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling")
+            warnings.warn(
+                "User provided device_type of 'cuda', but CUDA is not available. Disabling"
+            )
             enabled = False
         self.device_type, self.enabled = device_type, enabled
         self.dtype = dtype or getattr(ember, _DEFAULT_DTYPE.get(device_type, "bfloat16"))
@@ -62,11 +66,19 @@ class GradScaler:
     """Dynamic loss scaling (torch.amp.GradScaler): scale the loss, unscale and check the grads,
     skip steps with inf/NaN grads, and grow or back off the scale."""
 
-    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
+    def __init__(
+        self,
+        device="cuda",
+        init_scale=2.0**16,
+        growth_factor=2.0,
+        backoff_factor=0.5,
+        growth_interval=2000,
+        enabled=True,
+    ):
         if device == "cuda" and enabled:
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
-                          "Disabling.")
+            warnings.warn(
+                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling."
+            )
             enabled = False
         self._device, self._enabled = device, enabled
         self._scale, self._growth_factor = float(init_scale), float(growth_factor)
@@ -90,10 +102,13 @@ class GradScaler:
     def unscale_(self, optimizer):
         if not self._enabled:
             return
-        state = self._per_optimizer.setdefault(id(optimizer), {"unscaled": False, "found_inf": False})
+        state = self._per_optimizer.setdefault(
+            id(optimizer), {"unscaled": False, "found_inf": False}
+        )
         if state["unscaled"]:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the last "
-                               "update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         inv = 1.0 / self._scale
         found = False
         with ember.no_grad():
@@ -107,7 +122,9 @@ class GradScaler:
     def step(self, optimizer, *args, **kwargs):
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
-        state = self._per_optimizer.setdefault(id(optimizer), {"unscaled": False, "found_inf": False})
+        state = self._per_optimizer.setdefault(
+            id(optimizer), {"unscaled": False, "found_inf": False}
+        )
         if not state["unscaled"]:
             self.unscale_(optimizer)
         if not state["found_inf"]:
@@ -118,7 +135,9 @@ class GradScaler:
         if not self._enabled:
             return
         if new_scale is not None:
-            self._scale = float(new_scale.item() if isinstance(new_scale, ember.Tensor) else new_scale)
+            self._scale = float(
+                new_scale.item() if isinstance(new_scale, ember.Tensor) else new_scale
+            )
         elif any(s["found_inf"] for s in self._per_optimizer.values()):
             self._scale *= self._backoff_factor
             self._growth_tracker = 0
@@ -141,16 +160,22 @@ class GradScaler:
     def state_dict(self):
         if not self._enabled:
             return {}
-        return {"scale": self._scale, "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._growth_tracker}
+        return {
+            "scale": self._scale,
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._growth_tracker,
+        }
 
     def load_state_dict(self, state_dict):
         if not self._enabled:
             return
         if len(state_dict) == 0:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved from a "
-                               "disabled instance of GradScaler.")
+            raise RuntimeError(
+                "The source state dict is empty, possibly because it was saved from a "
+                "disabled instance of GradScaler."
+            )
         self._scale = float(state_dict["scale"])
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])

@@ -14,13 +14,20 @@ def _tuple(x):
 
 
 def _fresh(inputs, create_graph):
-    return tuple(x if create_graph and x.requires_grad else x.detach().requires_grad_(True)
-                 for x in inputs)
+    return tuple(
+        x if create_graph and x.requires_grad else x.detach().requires_grad_(True) for x in inputs
+    )
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph):
-    gs = ember.autograd.grad(outputs, inputs, grad_outputs, retain_graph=True,
-                             create_graph=create_graph, allow_unused=True)
+    gs = ember.autograd.grad(
+        outputs,
+        inputs,
+        grad_outputs,
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
     gs = tuple(ember.zeros_like(x) if g is None else g for g, x in zip(gs, inputs))
     return gs if create_graph else tuple(g.detach() for g in gs)
 
@@ -29,8 +36,9 @@ def _maybe_detach(ts, create_graph):
     return ts if create_graph else tuple(t.detach() for t in ts)
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(
+    func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
+):
     single_in = isinstance(inputs, Tensor)
     with ember.enable_grad():
         xs = _fresh(_tuple(inputs), create_graph)
@@ -43,21 +51,32 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             rows = [_grads(flat[i], xs, None, create_graph) for i in range(flat.numel())]
             per_in = []
             for j, x in enumerate(xs):
-                col = ember.stack([r[j] for r in rows], 0) if rows else ember.zeros(0, *x.shape, dtype=x.dtype)
+                col = (
+                    ember.stack([r[j] for r in rows], 0)
+                    if rows
+                    else ember.zeros(0, *x.shape, dtype=x.dtype)
+                )
                 per_in.append(col.reshape(tuple(o.shape) + tuple(x.shape)))
             table.append(per_in[0] if single_in else tuple(per_in))
     return table[0] if single_out else tuple(table)
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph=False,
+    strict=False,
+    vectorize=False,
+    outer_jacobian_strategy="reverse-mode",
+):
     single_in = isinstance(inputs, Tensor)
 
     def gradient(*xs):
         out = func(*xs)
         if not isinstance(out, Tensor) or out.numel() != 1:
-            raise RuntimeError("The function given to hessian should return a single Tensor with "
-                               "a single element")
+            raise RuntimeError(
+                "The function given to hessian should return a single Tensor with a single element"
+            )
         gs = _grads(out.reshape(()), xs, None, True)
         return gs[0] if single_in else gs
 
@@ -72,13 +91,19 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         outs = _tuple(out)
         if v is None:
             if len(outs) != 1 or outs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided function "
-                                   "returns a single Tensor with a single element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the user-provided function "
+                    "returns a single Tensor with a single element."
+                )
             vs = (ember.ones_like(outs[0]),)
         else:
             vs = _tuple(v)
         gs = _grads(outs, xs, vs, create_graph)
-    out = out if create_graph else (out.detach() if isinstance(out, Tensor) else _maybe_detach(outs, False))
+    out = (
+        out
+        if create_graph
+        else (out.detach() if isinstance(out, Tensor) else _maybe_detach(outs, False))
+    )
     return out, (gs[0] if single_in else gs)
 
 
@@ -96,7 +121,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             jv = _grads(dot, us, None, create_graph)
         else:
             jv = tuple(ember.zeros_like(o) for o in outs)
-    out = out if create_graph else (out.detach() if isinstance(out, Tensor) else _maybe_detach(outs, False))
+    out = (
+        out
+        if create_graph
+        else (out.detach() if isinstance(out, Tensor) else _maybe_detach(outs, False))
+    )
     return out, (jv[0] if isinstance(out, Tensor) else jv)
 
 
@@ -106,8 +135,9 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         xs = _fresh(_tuple(inputs), True)
         out = func(*xs)
         if not isinstance(out, Tensor) or out.numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hvp should contain a "
-                               "single element")
+            raise RuntimeError(
+                "The Tensor returned by the function given to hvp should contain a single element"
+            )
         gs = ember.autograd.grad(out, xs, create_graph=True, allow_unused=True)
         vs = _tuple(v)
         dot = sum((g * t).sum() for g, t in zip(gs, vs) if g is not None)

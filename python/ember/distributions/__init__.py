@@ -28,5 +28,6 @@ def kl_divergence(p, q):
         result = ((q.high - q.low) / (p.high - p.low)).log()
         outside = (q.low > p.low) | (q.high < p.high)
         return ember.where(outside, ember.full([], float("inf"), dtype=result.dtype), result)
-    raise NotImplementedError(f"No KL(p || q) is implemented for {type(p).__name__} and "
-                              f"{type(q).__name__}")
+    raise NotImplementedError(
+        f"No KL(p || q) is implemented for {type(p).__name__} and {type(q).__name__}"
+    )

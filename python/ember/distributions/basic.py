@@ -32,8 +32,11 @@ class Normal(Distribution):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _broadcast(loc, scale)
         super().__init__(self.loc.shape, (), validate_args)
-        self._check((self.scale > 0).all(), "Expected parameter scale of Normal to satisfy the "
-                    "constraint GreaterThan(lower_bound=0.0)")
+        self._check(
+            (self.scale > 0).all(),
+            "Expected parameter scale of Normal to satisfy the "
+            "constraint GreaterThan(lower_bound=0.0)",
+        )
 
     def _params(self):
         return {"loc": self.loc, "scale": self.scale}
@@ -65,8 +68,12 @@ class Normal(Distribution):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        var = self.scale ** 2
-        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
+        var = self.scale**2
+        return (
+            -((value - self.loc) ** 2) / (2 * var)
+            - self.scale.log()
+            - math.log(math.sqrt(2 * math.pi))
+        )
 
     def cdf(self, value):
         return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
@@ -84,8 +91,9 @@ class Uniform(Distribution):
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = _broadcast(low, high)
         super().__init__(self.low.shape, (), validate_args)
-        self._check((self.low < self.high).all(), "Expected parameter low of Uniform to be less "
-                    "than high")
+        self._check(
+            (self.low < self.high).all(), "Expected parameter low of Uniform to be less than high"
+        )
 
     def _params(self):
         return {"low": self.low, "high": self.high}
@@ -104,8 +112,10 @@ class Uniform(Distribution):
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):
-        self._check(((self.low <= value) & (value < self.high)).all(), "Expected value argument to "
-                    "be within the support of the distribution Uniform")
+        self._check(
+            ((self.low <= value) & (value < self.high)).all(),
+            "Expected value argument to be within the support of the distribution Uniform",
+        )
         inside = (self.low <= value).to(self.low.dtype) * (self.high > value).to(self.low.dtype)
         return inside.log() - (self.high - self.low).log()
 
@@ -128,9 +138,12 @@ class Bernoulli(Distribution):
             self.probs = self.logits.sigmoid()
         super().__init__(self.probs.shape, (), validate_args)
         if probs is not None:
-            self._check(((self.probs >= 0) & (self.probs <= 1)).all(), "Expected parameter probs "
-                        "of Bernoulli to satisfy the constraint Interval(lower_bound=0.0, "
-                        "upper_bound=1.0)")
+            self._check(
+                ((self.probs >= 0) & (self.probs <= 1)).all(),
+                "Expected parameter probs "
+                "of Bernoulli to satisfy the constraint Interval(lower_bound=0.0, "
+                "upper_bound=1.0)",
+            )
 
     def _params(self):
         return {"probs": self.probs}
@@ -150,14 +163,20 @@ class Bernoulli(Distribution):
 
     def log_prob(self, value):
         value = _as_float(value, self.logits)
-        self._check(((value == 0) | (value == 1)).all(), "Expected value argument to be within the "
-                    "support (Boolean()) of the distribution Bernoulli")
+        self._check(
+            ((value == 0) | (value == 1)).all(),
+            "Expected value argument to be within the "
+            "support (Boolean()) of the distribution Bernoulli",
+        )
         logits, value = ember.broadcast_tensors(self.logits, value)
-        return -ember.nn.functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
+        return -ember.nn.functional.binary_cross_entropy_with_logits(
+            logits, value, reduction="none"
+        )
 
     def entropy(self):
-        return ember.nn.functional.binary_cross_entropy_with_logits(self.logits, self.probs,
-                                                                    reduction="none")
+        return ember.nn.functional.binary_cross_entropy_with_logits(
+            self.logits, self.probs, reduction="none"
+        )
 
 
 class Categorical(Distribution):
@@ -203,9 +222,11 @@ class Categorical(Distribution):
         return drawn.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
-        self._check(((value >= 0) & (value < self._num_events) & (value == value.floor())).all(),
-                    "Expected value argument to be within the support (IntegerInterval(lower_bound=0, "
-                    f"upper_bound={self._num_events - 1})) of the distribution Categorical")
+        self._check(
+            ((value >= 0) & (value < self._num_events) & (value == value.floor())).all(),
+            "Expected value argument to be within the support (IntegerInterval(lower_bound=0, "
+            f"upper_bound={self._num_events - 1})) of the distribution Categorical",
+        )
         value = value.long().unsqueeze(-1)
         value, log_pmf = ember.broadcast_tensors(value, self.logits)
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)

@@ -10,8 +10,17 @@ import contextlib
 import ember
 from .._C import Tensor
 
-__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call"]
+__all__ = [
+    "vmap",
+    "grad",
+    "grad_and_value",
+    "vjp",
+    "jvp",
+    "jacrev",
+    "jacfwd",
+    "hessian",
+    "functional_call",
+]
 
 
 def _tree_map(fn, tree):
@@ -36,28 +45,40 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapped(*args, **kwargs):
         dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
         if len(dims) != len(args):
-            raise ValueError(f"vmap(...): in_dims is not compatible with the structure of `inputs`. "
-                             f"in_dims has {len(dims)} elements, but inputs has {len(args)}")
+            raise ValueError(
+                f"vmap(...): in_dims is not compatible with the structure of `inputs`. "
+                f"in_dims has {len(dims)} elements, but inputs has {len(args)}"
+            )
         sizes = set()
         for a, d in zip(args, dims):
             if d is not None:
                 sizes.update(t.shape[d] for t in _leaves(a) if isinstance(t, Tensor))
         if not sizes:
-            raise ValueError("vmap(...): at least one input must be a Tensor mapped over a "
-                             "dimension (in_dims not None)")
+            raise ValueError(
+                "vmap(...): at least one input must be a Tensor mapped over a "
+                "dimension (in_dims not None)"
+            )
         if len(sizes) > 1:
-            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
-                             f"dimension, got sizes {sorted(sizes)} for the mapped dimension")
+            raise ValueError(
+                f"vmap: Expected all tensors to have the same size in the mapped "
+                f"dimension, got sizes {sorted(sizes)} for the mapped dimension"
+            )
         n = sizes.pop()
         results = []
         for i in range(n):
-            call = [a if d is None else _tree_map(lambda t: t.select(d, i) if isinstance(t, Tensor) else t, a)
-                    for a, d in zip(args, dims)]
+            call = [
+                a
+                if d is None
+                else _tree_map(lambda t: t.select(d, i) if isinstance(t, Tensor) else t, a)
+                for a, d in zip(args, dims)
+            ]
             results.append(func(*call, **kwargs))
         first = results[0]
         if isinstance(first, (tuple, list)):
             od = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
-            return type(first)(ember.stack([r[k] for r in results], od[k]) for k in range(len(first)))
+            return type(first)(
+                ember.stack([r[k] for r in results], od[k]) for k in range(len(first))
+            )
         return ember.stack(results, out_dims)
 
     return wrapped
@@ -95,8 +116,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
             if has_aux:
                 out, aux = out
             if not isinstance(out, Tensor) or out.numel() != 1:
-                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
-                                   "Tensor")
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor"
+                )
             inputs = [t for k in nums for t in _leaves(call[k])]
             grads = ember.autograd.grad(out, inputs, create_graph=True, allow_unused=True)
         grads = [ember.zeros_like(i) if g is None else g for g, i in zip(grads, inputs)]
@@ -136,8 +158,9 @@ def vjp(func, *primals, has_aux=False):
         outs = _leaves(out)
         cots = _leaves(cotangents[0] if len(cotangents) == 1 else cotangents)
         with ember.enable_grad():
-            gs = ember.autograd.grad(outs, call, cots, retain_graph=True, create_graph=True,
-                                     allow_unused=True)
+            gs = ember.autograd.grad(
+                outs, call, cots, retain_graph=True, create_graph=True, allow_unused=True
+            )
         gs = [ember.zeros_like(c) if g is None else g for g, c in zip(gs, call)]
         return tuple(gs if outer else [g.detach() for g in gs])
 
@@ -178,8 +201,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             flat = out.reshape(-1)
             rows = [[] for _ in inputs]
             for i in range(flat.numel()):
-                gs = ember.autograd.grad(flat[i], inputs, retain_graph=True, create_graph=True,
-                                         allow_unused=True)
+                gs = ember.autograd.grad(
+                    flat[i], inputs, retain_graph=True, create_graph=True, allow_unused=True
+                )
                 for r, g, x in zip(rows, gs, inputs):
                     r.append(ember.zeros_like(x) if g is None else g)
         jacs = []
@@ -220,8 +244,9 @@ def _swapped(module, tensors):
             table[leaf] = old
 
 
-def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True,
-                    strict=False):
+def functional_call(
+    module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False
+):
     """module(*args, **kwargs) with the named parameters and buffers replaced by the given ones."""
     dicts = parameter_and_buffer_dicts
     if isinstance(dicts, (tuple, list)):
@@ -229,16 +254,22 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         for d in dicts:
             dup = set(merged) & set(d)
             if dup:
-                raise ValueError(f"{sorted(dup)} appeared in multiple dictionaries; behavior of "
-                                 "functional call is ambiguous")
+                raise ValueError(
+                    f"{sorted(dup)} appeared in multiple dictionaries; behavior of "
+                    "functional call is ambiguous"
+                )
             merged.update(d)
         dicts = merged
     if strict:
-        expected = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+        expected = {n for n, _ in module.named_parameters()} | {
+            n for n, _ in module.named_buffers()
+        }
         missing, unexpected = expected - set(dicts), set(dicts) - expected
         if missing or unexpected:
-            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}: missing "
-                               f"{sorted(missing)}, unexpected {sorted(unexpected)}")
+            raise RuntimeError(
+                f"Error(s) in reparametrizing for {type(module).__name__}: missing "
+                f"{sorted(missing)}, unexpected {sorted(unexpected)}"
+            )
     args = () if args is None else (args if isinstance(args, tuple) else (args,))
     with _swapped(module, dicts):
         return module(*args, **(kwargs or {}))

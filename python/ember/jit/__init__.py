@@ -3,8 +3,18 @@
 ember runs eagerly, so scripting and tracing return what they are given (as ember.compile
 does), and the queries report that no scripting or tracing is under way."""
 
-__all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "is_scripting",
-           "is_tracing", "annotate", "Final"]
+__all__ = [
+    "script",
+    "trace",
+    "trace_module",
+    "ignore",
+    "unused",
+    "export",
+    "is_scripting",
+    "is_tracing",
+    "annotate",
+    "Final",
+]
 
 
 def script(obj=None, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):

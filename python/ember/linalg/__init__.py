@@ -14,10 +14,40 @@ from ._functions import _det, _slogdet
 from ._lu import lu, lu_solve
 
 __all__ = [
-    "LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex", "solve_triangular",
-    "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv", "matrix_rank",
-    "lstsq", "norm", "vector_norm", "matrix_norm", "cross", "multi_dot", "matrix_power",
-    "matrix_exp", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "cond", "vecdot", "matmul", "diagonal", "vander",
+    "LinAlgError",
+    "inv",
+    "inv_ex",
+    "det",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "cholesky",
+    "cholesky_ex",
+    "qr",
+    "svd",
+    "svdvals",
+    "eigh",
+    "eigvalsh",
+    "pinv",
+    "matrix_rank",
+    "lstsq",
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "cross",
+    "multi_dot",
+    "matrix_power",
+    "matrix_exp",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu",
+    "lu_solve",
+    "cond",
+    "vecdot",
+    "matmul",
+    "diagonal",
+    "vander",
 ]
 
 
@@ -50,18 +80,26 @@ def _vector_rhs(A, B):
 def solve_ex(A, B, *, left=True, check_errors=False):
     _check("linalg.solve", A, square=True)
     if A.dtype != B.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {_dt(A)} and B of type {_dt(B)} instead")
+        raise RuntimeError(
+            f"linalg.solve: Expected A and B to have the same dtype, but found "
+            f"A of type {_dt(A)} and B of type {_dt(B)} instead"
+        )
     vector = _vector_rhs(A, B)
     b = B.unsqueeze(-1) if vector else B
     if not left:
         A, b = A.mT, b.mT
     if A.shape[-1] != b.shape[-2]:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-                           f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})"
+        )
     batch = E.broadcast_shapes(A.shape[:-2], b.shape[:-2])
-    X, info = _solve(A.expand(batch + tuple(A.shape[-2:])), b.expand(batch + tuple(b.shape[-2:])),
-                     "linalg.solve", check_errors)
+    X, info = _solve(
+        A.expand(batch + tuple(A.shape[-2:])),
+        b.expand(batch + tuple(b.shape[-2:])),
+        "linalg.solve",
+        check_errors,
+    )
     if not left:
         X = X.mT
     return (X.squeeze(-1) if vector else X), info
@@ -75,10 +113,16 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _check("linalg.solve_triangular", A, square=True)
     if not left:
         # X A = B  <=>  A^T X^T = B^T, and A^T is triangular on the other side.
-        return solve_triangular(A.mT, B.mT, upper=not upper, left=True, unitriangular=unitriangular).mT
+        return solve_triangular(
+            A.mT, B.mT, upper=not upper, left=True, unitriangular=unitriangular
+        ).mT
     batch = E.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    return _solve_triangular(A.expand(batch + tuple(A.shape[-2:])), B.expand(batch + tuple(B.shape[-2:])),
-                             upper, unitriangular)
+    return _solve_triangular(
+        A.expand(batch + tuple(A.shape[-2:])),
+        B.expand(batch + tuple(B.shape[-2:])),
+        upper,
+        unitriangular,
+    )
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
@@ -94,8 +138,10 @@ def cholesky(A, *, upper=False):
 def qr(A, mode="reduced"):
     _check("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
-                           "(default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+            "(default), 'r', or 'complete'"
+        )
     return return_types.linalg_qr(*_qr(A, mode))
 
 
@@ -124,7 +170,11 @@ def eigvalsh(A, UPLO="L"):
 
 
 def _tolerance(S, atol, rtol, m, n):
-    smax = S.amax(-1, keepdim=True) if S.shape[-1] else E.zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
+    smax = (
+        S.amax(-1, keepdim=True)
+        if S.shape[-1]
+        else E.zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
+    )
     if rtol is None:
         rtol = 0.0 if atol is not None and not _is_zero(atol) else E.finfo(S.dtype).eps * max(m, n)
     atol = 0.0 if atol is None else atol
@@ -144,12 +194,16 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
         w, V = eigh(A)
         tol = _tolerance(w.abs(), atol, rtol, m, n)
         keep = w.abs() > tol
-        winv = E.where(keep, 1 / E.where(keep, w, E.ones([], dtype=w.dtype)), E.zeros([], dtype=w.dtype))
+        winv = E.where(
+            keep, 1 / E.where(keep, w, E.ones([], dtype=w.dtype)), E.zeros([], dtype=w.dtype)
+        )
         return (V * winv.unsqueeze(-2)) @ V.mT
     U, S, Vh = svd(A, full_matrices=False)
     tol = _tolerance(S, atol, rtol, m, n)
     keep = S > tol
-    sinv = E.where(keep, 1 / E.where(keep, S, E.ones([], dtype=S.dtype)), E.zeros([], dtype=S.dtype))
+    sinv = E.where(
+        keep, 1 / E.where(keep, S, E.ones([], dtype=S.dtype)), E.zeros([], dtype=S.dtype)
+    )
     return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
 
 
@@ -165,8 +219,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     """The minimum-norm least-squares solution (what torch's default CPU driver, gelsy, returns)."""
     _check("linalg.lstsq", A)
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
-                           "gelsd, gelss)")
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
     vector = B.dim() == A.dim() - 1
     b = B.unsqueeze(-1) if vector else B
     if A.shape[-2] != b.shape[-2]:
@@ -181,11 +236,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_dt(x)}")
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {_dt(x)}"
+        )
     if dtype is not None:
         x = x.to(dtype)
-    dims = tuple(range(x.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    dims = (
+        tuple(range(x.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    )
     if x.dim() == 0:
         dims = ()
     a = x.abs()
@@ -201,7 +260,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         return x.norm(2, list(dims), keepdim)
     if ord == 1:
         return a.sum(dims, keepdim)
-    return (a ** ord).sum(dims, keepdim) ** (1.0 / ord)
+    return (a**ord).sum(dims, keepdim) ** (1.0 / ord)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -233,8 +292,10 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         if A.dim() == 2:
             return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
         if A.dim() != 1:
-            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
-                               f"1D or 2D. Got {A.dim()}D.")
+            raise RuntimeError(
+                f"linalg.norm: If dim is not specified but ord is, the input must be "
+                f"1D or 2D. Got {A.dim()}D."
+            )
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord {ord} is only supported for matrices")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
@@ -265,9 +326,11 @@ def multi_dot(tensors):
 
 def matrix_power(A, n):
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1] if A.dim() else 1}"
-                           f" matrices")
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they "
+            f"are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1] if A.dim() else 1}"
+            f" matrices"
+        )
     if n == 0:
         return E.eye(A.shape[-1], dtype=A.dtype).expand_as(A).clone()
     if n < 0:
@@ -287,7 +350,7 @@ def matrix_exp(A):
     _check("linalg.matrix_exp", A, square=True)
     norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0
-    X = A / (2 ** s)
+    X = A / (2**s)
     eye = E.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
     result, term = eye, eye
     for k in range(1, 19):
@@ -304,8 +367,10 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info = E._C._linalg.lu_factor_ex(A)
     if check_errors and bool((info > 0).any()):
-        raise LinAlgError(f"torch.linalg.lu_factor_ex: U[{int(info.amax())},{int(info.amax())}] is "
-                          "zero and using it on lu_solve would result in a division by zero.")
+        raise LinAlgError(
+            f"torch.linalg.lu_factor_ex: U[{int(info.amax())},{int(info.amax())}] is "
+            "zero and using it on lu_solve would result in a division by zero."
+        )
     return LU, piv, info
 
 
@@ -334,12 +399,25 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def vander(x, *, N=None):
-    return E.vander(x, N, increasing=True) if x.dim() == 1 else \
-        E.stack([E.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]).reshape(
-            list(x.shape) + [x.shape[-1] if N is None else N])
+    return (
+        E.vander(x, N, increasing=True)
+        if x.dim() == 1
+        else E.stack([E.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]).reshape(
+            list(x.shape) + [x.shape[-1] if N is None else N]
+        )
+    )
 
 
 def _dt(t):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[repr(t.dtype).split(".")[1]]
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "bfloat16": "BFloat16",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }[repr(t.dtype).split(".")[1]]

@@ -16,19 +16,31 @@ def _check(op, A, square=False):
     if A.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if not A.dtype.is_floating_point:
-        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
-                           f"{_name(A.dtype)}")
+        raise RuntimeError(
+            f"{op}: Expected a floating point or complex tensor as input. Got {_name(A.dtype)}"
+        )
     if A.dtype not in (E.float32, E.float64):
-        raise NotImplementedError(f'"{op}" not implemented for \'{_name(A.dtype)}\'')
+        raise NotImplementedError(f"\"{op}\" not implemented for '{_name(A.dtype)}'")
     if square and A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+        raise RuntimeError(
+            f"{op}: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
 
 
 def _name(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[repr(dt).split(".")[1]]
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "bfloat16": "BFloat16",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }[repr(dt).split(".")[1]]
 
 
 def _batch_prefix(info):
@@ -64,13 +76,17 @@ class _SolveFn(Function):
 
 def _solve(A, B, op, check_errors):
     if A.dtype != B.dtype:
-        raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
-                           f"{_name(A.dtype)} and B of type {_name(B.dtype)} instead")
+        raise RuntimeError(
+            f"{op}: Expected A and B to have the same dtype, but found A of type "
+            f"{_name(A.dtype)} and B of type {_name(B.dtype)} instead"
+        )
     X, info = _SolveFn.apply(A, B)
     if check_errors and bool((info > 0).any()):
         k = _first_failure(info)
-        raise LinAlgError(f"{op}: {_batch_prefix(info)}The diagonal element {k} is zero, the "
-                          "inversion could not be completed because the input matrix is singular.")
+        raise LinAlgError(
+            f"{op}: {_batch_prefix(info)}The diagonal element {k} is zero, the "
+            "inversion could not be completed because the input matrix is singular."
+        )
     return X, info
 
 
@@ -93,8 +109,10 @@ class _SolveTriangularFn(Function):
 
 def _solve_triangular(A, B, upper, unit):
     if A.dtype != B.dtype:
-        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, but "
-                           f"found A of type {_name(A.dtype)} and B of type {_name(B.dtype)} instead")
+        raise RuntimeError(
+            f"linalg.solve_triangular: Expected A and B to have the same dtype, but "
+            f"found A of type {_name(A.dtype)} and B of type {_name(B.dtype)} instead"
+        )
     return _SolveTriangularFn.apply(A, B, upper, unit)
 
 
@@ -164,7 +182,8 @@ class _CholeskyFn(Function):
         (L,) = ctx.saved_tensors
         if ctx.upper:
             gL = gL.mT
-        # gA = L^-T Phi(L^T gL) L^-1, symmetrized; Phi keeps the lower triangle, halving the diagonal.
+        # gA = L^-T Phi(L^T gL) L^-1, symmetrized; Phi keeps the lower triangle with the diagonal
+        # halved.
         P = L.mT @ gL
         phi = P.tril() - 0.5 * E.diag_embed(P.diagonal(0, -2, -1))
         X = _SolveTriangularFn.apply(L.mT, phi, True, False)
@@ -177,9 +196,11 @@ def _cholesky(A, upper, check_errors):
     L, info = out
     if check_errors and bool((info > 0).any()):
         k = _first_failure(info)
-        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(info)}The factorization could not be "
-                          f"completed because the input is not positive-definite (the leading minor "
-                          f"of order {k} is not positive-definite).")
+        raise LinAlgError(
+            f"linalg.cholesky: {_batch_prefix(info)}The factorization could not be "
+            f"completed because the input is not positive-definite (the leading minor "
+            f"of order {k} is not positive-definite)."
+        )
     return L, info
 
 
@@ -196,8 +217,10 @@ class _QRFn(Function):
         Q, R = ctx.saved_tensors
         m, n = Q.shape[-2], R.shape[-1]
         if ctx.mode == "r" or m < n or (ctx.mode == "complete" and m > n):
-            raise NotImplementedError("The derivative of linalg.qr is implemented for mode='reduced' "
-                                      "(or 'complete' with square inputs) and m >= n only")
+            raise NotImplementedError(
+                "The derivative of linalg.qr is implemented for mode='reduced' "
+                "(or 'complete' with square inputs) and m >= n only"
+            )
         # gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q (Walter and Lehmann).
         M = R @ gR.mT - gQ.mT @ Q
         low = M.tril(-1)
@@ -230,8 +253,10 @@ class _SvdFn(Function):
         m, n = U.shape[-2], Vh.shape[-1]
         k = S.shape[-1]
         if ctx.uv and ctx.full and (m != k or n != k):
-            raise NotImplementedError("The derivative of linalg.svd with full_matrices=True is not "
-                                      "defined for non-square inputs; use full_matrices=False")
+            raise NotImplementedError(
+                "The derivative of linalg.svd with full_matrices=True is not "
+                "defined for non-square inputs; use full_matrices=False"
+            )
         if not ctx.uv:
             gU = gVh = None
         return _svd_backward(U, S, Vh, gU, gS, gVh), None, None
@@ -280,8 +305,9 @@ class _EighFn(Function):
             F = w.unsqueeze(-2) - w.unsqueeze(-1)  # F_ij = w_j - w_i
             eye = E.eye(w.shape[-1], dtype=E.bool)
             VtgV = V.mT @ gV
-            inner = inner + E.where(eye, E.zeros([], dtype=w.dtype),
-                                    VtgV / E.where(eye, E.ones([], dtype=w.dtype), F))
+            inner = inner + E.where(
+                eye, E.zeros([], dtype=w.dtype), VtgV / E.where(eye, E.ones([], dtype=w.dtype), F)
+            )
         return V @ inner @ V.mT, None, None
 
 

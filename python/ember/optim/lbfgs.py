@@ -16,9 +16,9 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     else:
         xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1 ** 2 - g1 * g2
+    d2_square = d1**2 - g1 * g2
     if d2_square >= 0:
-        d2 = d2_square.sqrt() if isinstance(d2_square, ember.Tensor) else d2_square ** 0.5
+        d2 = d2_square.sqrt() if isinstance(d2_square, ember.Tensor) else d2_square**0.5
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -27,8 +27,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     return (xmin_bound + xmax_bound) / 2.0
 
 
-def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
-                  max_ls=25):
+def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     d_norm = d.abs().max()
     g = g.clone()
     f_new, g_new = obj_func(x, t, d)
@@ -54,7 +53,9 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         min_step = t + 0.01 * (t - t_prev)
         max_step = t * 10
         tmp = t
-        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step))
+        t = _cubic_interpolate(
+            t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)
+        )
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
@@ -68,12 +69,17 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     while not done and ls_iter < max_ls:
         if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
             break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0],
-                               bracket[1], bracket_f[1], bracket_gtd[1])
+        t = _cubic_interpolate(
+            bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1]
+        )
         eps = 0.1 * (max(bracket) - min(bracket))
         if min(max(bracket) - t, t - min(bracket)) < eps:
             if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
+                t = (
+                    max(bracket) - eps
+                    if abs(t - max(bracket)) < abs(t - min(bracket))
+                    else min(bracket) + eps
+                )
                 insuf_progress = False
             else:
                 insuf_progress = True
@@ -92,7 +98,10 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
                 done = True
             elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
                 bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
-                bracket_g[high_pos], bracket_gtd[high_pos] = bracket_g[low_pos], bracket_gtd[low_pos]
+                bracket_g[high_pos], bracket_gtd[high_pos] = (
+                    bracket_g[low_pos],
+                    bracket_gtd[low_pos],
+                )
             bracket[low_pos], bracket_f[low_pos] = t, f_new
             bracket_g[low_pos], bracket_gtd[low_pos] = g_new.clone(), gtd_new
     t = bracket[low_pos]
@@ -102,31 +111,48 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 class LBFGS(Optimizer):
     """L-BFGS; `step(closure)` re-evaluates the model as often as the iterations need."""
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+    def __init__(
+        self,
+        params,
+        lr=1,
+        max_iter=20,
+        max_eval=None,
+        tolerance_grad=1e-7,
+        tolerance_change=1e-9,
+        history_size=100,
+        line_search_fn=None,
+    ):
         if isinstance(lr, ember.Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        defaults = {"lr": lr, "max_iter": max_iter, "max_eval": max_eval,
-                    "tolerance_grad": tolerance_grad, "tolerance_change": tolerance_change,
-                    "history_size": history_size, "line_search_fn": line_search_fn}
+        defaults = {
+            "lr": lr,
+            "max_iter": max_iter,
+            "max_eval": max_eval,
+            "tolerance_grad": tolerance_grad,
+            "tolerance_change": tolerance_change,
+            "history_size": history_size,
+            "line_search_fn": line_search_fn,
+        }
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self):
-        views = [p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params]
+        views = [
+            p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params
+        ]
         return ember.cat(views, 0)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
             n = p.numel()
-            p.add_(update[offset:offset + n].view_as(p), alpha=float(step_size))
+            p.add_(update[offset : offset + n].view_as(p), alpha=float(step_size))
             offset += n
 
     def _directional_evaluate(self, closure, x, t, d):
@@ -160,7 +186,11 @@ class LBFGS(Optimizer):
             return orig_loss
         d, t = state.get("d"), state.get("t")
         old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag, prev_flat_grad, prev_loss = state.get("H_diag"), state.get("prev_flat_grad"), state.get("prev_loss")
+        H_diag, prev_flat_grad, prev_loss = (
+            state.get("H_diag"),
+            state.get("prev_flat_grad"),
+            state.get("prev_loss"),
+        )
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
@@ -213,8 +243,9 @@ class LBFGS(Optimizer):
                 def obj_func(x, t, d):
                     return self._directional_evaluate(closure, x, t, d)
 
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(obj_func, x_init, t, d, loss,
-                                                                  flat_grad, gtd)
+                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
+                    obj_func, x_init, t, d, loss, flat_grad, gtd
+                )
                 self._add_grad(t, d)
                 opt_cond = bool(flat_grad.abs().max() <= tolerance_grad)
             else:
@@ -233,6 +264,14 @@ class LBFGS(Optimizer):
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
-                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+        state.update(
+            d=d,
+            t=t,
+            old_dirs=old_dirs,
+            old_stps=old_stps,
+            ro=ro,
+            H_diag=H_diag,
+            prev_flat_grad=prev_flat_grad,
+            prev_loss=prev_loss,
+        )
         return orig_loss

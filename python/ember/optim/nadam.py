@@ -35,33 +35,60 @@ def _decay(p, grad, lr, wd, decoupled):
 class NAdam(_FusedOptimizer):
     """Adam with Nesterov momentum (Dozat, 2016), with torch's momentum-decay schedule."""
 
-    _load_defaults = {"decoupled_weight_decay": False, "maximize": False, "foreach": None,
-                      "capturable": False, "differentiable": False}
+    _load_defaults = {
+        "decoupled_weight_decay": False,
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+    }
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
-                 maximize=False, capturable=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        momentum_decay=4e-3,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         _check_common(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
-                    "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
-                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
-                    "differentiable": differentiable}
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "momentum_decay": momentum_decay,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+        }
         super().__init__(params, defaults)
 
     @ember.no_grad()
     def _update_group(self, group, params, grads):
         lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
         eps, wd, psi = group["eps"], group["weight_decay"], group["momentum_decay"]
-        for p, grad, state in zip(params, grads, self._lazy_states(params, "exp_avg", "exp_avg_sq")):
+        for p, grad, state in zip(
+            params, grads, self._lazy_states(params, "exp_avg", "exp_avg_sq")
+        ):
             if "mu_product" not in state:
                 state["mu_product"] = ember.tensor(1.0, dtype=_get_scalar_dtype())
             grad = -grad if group["maximize"] else grad
             state["step"] += 1
             step = state["step"].item()
             grad = _decay(p, grad, lr, wd, group["decoupled_weight_decay"])
-            bias_correction2 = 1 - beta2 ** step
+            bias_correction2 = 1 - beta2**step
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
             state["mu_product"].mul_(mu)
@@ -77,16 +104,40 @@ class NAdam(_FusedOptimizer):
 class RAdam(_FusedOptimizer):
     """Rectified Adam (Liu et al., 2019): plain momentum SGD until the variance estimate settles."""
 
-    _load_defaults = {"decoupled_weight_decay": False, "maximize": False, "foreach": None,
-                      "capturable": False, "differentiable": False}
+    _load_defaults = {
+        "decoupled_weight_decay": False,
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+    }
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         _check_common(lr, betas, eps, weight_decay)
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
-                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
-                    "foreach": foreach, "capturable": capturable, "differentiable": differentiable}
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+        }
         super().__init__(params, defaults)
 
     @ember.no_grad()
@@ -94,7 +145,9 @@ class RAdam(_FusedOptimizer):
         lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
         eps, wd = group["eps"], group["weight_decay"]
         rho_inf = 2 / (1 - beta2) - 1
-        for p, grad, state in zip(params, grads, self._lazy_states(params, "exp_avg", "exp_avg_sq")):
+        for p, grad, state in zip(
+            params, grads, self._lazy_states(params, "exp_avg", "exp_avg_sq")
+        ):
             grad = -grad if group["maximize"] else grad
             state["step"] += 1
             step = state["step"].item()
@@ -102,14 +155,15 @@ class RAdam(_FusedOptimizer):
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
             exp_avg.copy_(ember.lerp(exp_avg, grad, 1 - beta1))
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2 = 1 - beta2 ** step
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
             corrected = exp_avg / bias_correction1
-            rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+            rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
             if rho_t > 5.0:
-                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf /
-                        ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                adaptive = (bias_correction2 ** 0.5) / exp_avg_sq.sqrt().add_(eps)
+                rect = (
+                    (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+                ) ** 0.5
+                adaptive = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
                 p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
             else:
                 p.add_(corrected * lr, alpha=-1.0)

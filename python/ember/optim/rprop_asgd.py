@@ -11,17 +11,38 @@ __all__ = ["Rprop", "ASGD"]
 class Rprop(_FusedOptimizer):
     """Resilient backpropagation: per-weight step sizes grown or shrunk by the gradient's sign."""
 
-    _load_defaults = {"maximize": False, "foreach": None, "capturable": False,
-                      "differentiable": False}
+    _load_defaults = {
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+    }
 
-    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
-                 foreach=None, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        etas=(0.5, 1.2),
+        step_sizes=(1e-6, 50),
+        *,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
-                    "maximize": maximize, "differentiable": differentiable, "capturable": capturable}
+        defaults = {
+            "lr": lr,
+            "etas": etas,
+            "step_sizes": step_sizes,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
         super().__init__(params, defaults)
 
     @ember.no_grad()
@@ -39,9 +60,13 @@ class Rprop(_FusedOptimizer):
             state["step"] += 1
             prev, step_size = state["prev"], state["step_size"]
             sign = grad.mul(prev).sign()
-            factor = ember.where(sign > 0, ember.full([], etaplus, dtype=p.dtype),
-                                 ember.where(sign < 0, ember.full([], etaminus, dtype=p.dtype),
-                                             ember.ones([], dtype=p.dtype)))
+            factor = ember.where(
+                sign > 0,
+                ember.full([], etaplus, dtype=p.dtype),
+                ember.where(
+                    sign < 0, ember.full([], etaminus, dtype=p.dtype), ember.ones([], dtype=p.dtype)
+                ),
+            )
             step_size.mul_(factor).clamp_(step_min, step_max)
             # After a sign change the step is skipped and the gradient forgotten.
             grad = ember.where(sign < 0, ember.zeros([], dtype=grad.dtype), grad)
@@ -53,18 +78,41 @@ class ASGD(_FusedOptimizer):
     """Averaged SGD (Polyak and Juditsky): SGD with a decaying rate, plus a running average `ax`
     of the iterates from step t0 on."""
 
-    _load_defaults = {"maximize": False, "foreach": None, "capturable": False,
-                      "differentiable": False}
+    _load_defaults = {
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+    }
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
-                 foreach=None, maximize=False, differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lambd=1e-4,
+        alpha=0.75,
+        t0=1e6,
+        weight_decay=0,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0, "weight_decay": weight_decay,
-                    "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
-                    "capturable": capturable}
+        defaults = {
+            "lr": lr,
+            "lambd": lambd,
+            "alpha": alpha,
+            "t0": t0,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
         super().__init__(params, defaults)
 
     @ember.no_grad()

@@ -8,8 +8,15 @@ import ember
 
 from .lr_scheduler import LRScheduler, _per_group
 
-__all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_swa_avg_fn",
-           "get_ema_multi_avg_fn", "get_swa_multi_avg_fn"]
+__all__ = [
+    "AveragedModel",
+    "SWALR",
+    "update_bn",
+    "get_ema_avg_fn",
+    "get_swa_avg_fn",
+    "get_ema_multi_avg_fn",
+    "get_swa_multi_avg_fn",
+]
 
 
 def get_ema_avg_fn(decay=0.999):
@@ -116,8 +123,9 @@ class SWALR(LRScheduler):
         for lr, group in zip(_per_group("swa_lr", optimizer, swa_lr), optimizer.param_groups):
             group["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must by one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must by one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self.anneal_func = self._cos_anneal if anneal_strategy == "cos" else self._linear_anneal
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
@@ -145,9 +153,13 @@ class SWALR(LRScheduler):
             step = max(1, step)
         prev_t = max(0, min(1, (step - 1) / max(1, self.anneal_epochs)))
         prev_alpha = self.anneal_func(prev_t)
-        prev_lrs = [self._get_initial_lr(g["lr"], g["swa_lr"], prev_alpha)
-                    for g in self.optimizer.param_groups]
+        prev_lrs = [
+            self._get_initial_lr(g["lr"], g["swa_lr"], prev_alpha)
+            for g in self.optimizer.param_groups
+        ]
         t = max(0, min(1, step / max(1, self.anneal_epochs)))
         alpha = self.anneal_func(t)
-        return [g["swa_lr"] * alpha + lr * (1 - alpha)
-                for g, lr in zip(self.optimizer.param_groups, prev_lrs)]
+        return [
+            g["swa_lr"] * alpha + lr * (1 - alpha)
+            for g, lr in zip(self.optimizer.param_groups, prev_lrs)
+        ]

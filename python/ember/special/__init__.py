@@ -6,9 +6,35 @@ import ember as E
 from .._C import _special_i0e as i0e, _special_i1 as i1, _special_i1e as i1e  # noqa: F401
 
 __all__ = [
-    "expit", "logit", "erf", "erfc", "erfinv", "erfcx", "xlogy", "xlog1py", "gammaln", "digamma",
-    "psi", "polygamma", "multigammaln", "log_softmax", "softmax", "i0", "i0e", "i1", "i1e", "sinc",
-    "entr", "ndtr", "ndtri", "log_ndtr", "log1p", "expm1", "exp2", "round", "logsumexp",
+    "expit",
+    "logit",
+    "erf",
+    "erfc",
+    "erfinv",
+    "erfcx",
+    "xlogy",
+    "xlog1py",
+    "gammaln",
+    "digamma",
+    "psi",
+    "polygamma",
+    "multigammaln",
+    "log_softmax",
+    "softmax",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "sinc",
+    "entr",
+    "ndtr",
+    "ndtri",
+    "log_ndtr",
+    "log1p",
+    "expm1",
+    "exp2",
+    "round",
+    "logsumexp",
 ]
 
 

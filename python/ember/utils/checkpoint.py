@@ -4,8 +4,16 @@ the activations, so the result and gradients are the same and only the memory sa
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
-               debug=False, preserve_rng_state=True, **kwargs):
+def checkpoint(
+    function,
+    *args,
+    use_reentrant=None,
+    context_fn=None,
+    determinism_check="default",
+    debug=False,
+    preserve_rng_state=True,
+    **kwargs,
+):
     return function(*args, **kwargs)
 
 

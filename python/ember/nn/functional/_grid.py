@@ -21,25 +21,39 @@ def affine_grid(theta, size, align_corners=None):
     size = list(size)
     if len(size) == 4:
         if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{size}. Got {list(theta.shape)}.")
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                f"{size}. Got {list(theta.shape)}."
+            )
         n, _, h, w = size
         xs, ys = _base(w, align_corners, theta.dtype), _base(h, align_corners, theta.dtype)
-        base = ember.stack([xs.expand(h, w), ys.unsqueeze(1).expand(h, w),
-                            ember.ones(h, w, dtype=theta.dtype)], -1)
+        base = ember.stack(
+            [xs.expand(h, w), ys.unsqueeze(1).expand(h, w), ember.ones(h, w, dtype=theta.dtype)], -1
+        )
         return (base.reshape(1, h * w, 3) @ theta.transpose(1, 2)).reshape(n, h, w, 2)
     if len(size) == 5:
         if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{size}. Got {list(theta.shape)}.")
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                f"{size}. Got {list(theta.shape)}."
+            )
         n, _, d, h, w = size
         xs, ys, zs = (_base(s, align_corners, theta.dtype) for s in (w, h, d))
         shape = (d, h, w)
-        base = ember.stack([xs.expand(shape), ys.reshape(1, h, 1).expand(shape),
-                            zs.reshape(d, 1, 1).expand(shape), ember.ones(shape, dtype=theta.dtype)], -1)
+        base = ember.stack(
+            [
+                xs.expand(shape),
+                ys.reshape(1, h, 1).expand(shape),
+                zs.reshape(d, 1, 1).expand(shape),
+                ember.ones(shape, dtype=theta.dtype),
+            ],
+            -1,
+        )
         return (base.reshape(1, d * h * w, 4) @ theta.transpose(1, 2)).reshape(n, d, h, w, 3)
-    raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
-                              f"transforms, respectively. Got size {size}.")
+    raise NotImplementedError(
+        f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+        f"transforms, respectively. Got size {size}."
+    )
 
 
 def _reflect(x, low, high):
@@ -65,19 +79,25 @@ def _source_coords(g, size, align_corners, padding_mode):
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1]."""
     if mode not in ("bilinear", "nearest", "bicubic"):
-        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
-                         f"'bicubic', but got: '{mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
     if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
-                         f"'border', or 'reflection', but got: '{padding_mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+            f"'border', or 'reflection', but got: '{padding_mode}'"
+        )
     if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2:
         raise NotImplementedError("ember's grid_sample handles 4-D input with a (N, H, W, 2) grid")
     if mode == "bicubic":
         raise NotImplementedError("grid_sample: mode 'bicubic' is not supported by ember yet")
     if input.shape[0] != grid.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but "
-                           f"got input with sizes {list(input.shape)} and grid with sizes "
-                           f"{list(grid.shape)}")
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but "
+            f"got input with sizes {list(input.shape)} and grid with sizes "
+            f"{list(grid.shape)}"
+        )
     align_corners = bool(align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
@@ -97,6 +117,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     x0, y0 = x.floor(), y.floor()
     wx1, wy1 = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
     wx0, wy0 = 1 - wx1, 1 - wy1
-    return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 +
-            tap(x0, y0 + 1) * wx0 * wy1 + tap(x0 + 1, y0 + 1) * wx1 * wy1)
-
+    return (
+        tap(x0, y0) * wx0 * wy0
+        + tap(x0 + 1, y0) * wx1 * wy0
+        + tap(x0, y0 + 1) * wx0 * wy1
+        + tap(x0 + 1, y0 + 1) * wx1 * wy1
+    )

@@ -9,8 +9,16 @@ import math
 
 import ember
 
-__all__ = ["conv3d", "conv_transpose3d", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d",
-           "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices"]
+__all__ = [
+    "conv3d",
+    "conv_transpose3d",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "avg_pool3d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+]
 
 
 def _triple(v, name="kernel_size"):
@@ -28,8 +36,10 @@ def _batched(input, op):
     if input.dim() == 4:
         return input.unsqueeze(0), True
     if input.dim() != 5:
-        raise RuntimeError(f"{op}: Expected 4D (unbatched) or 5D (batched) input, but got input of "
-                           f"size: {list(input.shape)}")
+        raise RuntimeError(
+            f"{op}: Expected 4D (unbatched) or 5D (batched) input, but got input of "
+            f"size: {list(input.shape)}"
+        )
     return input, False
 
 
@@ -40,10 +50,15 @@ def _windows(x, kernel, stride, dilation, out):
         for b in range(kernel[1]):
             for c in range(kernel[2]):
                 start = (a * dilation[0], b * dilation[1], c * dilation[2])
-                views.append(x[:, :,
-                               start[0]:start[0] + stride[0] * (out[0] - 1) + 1:stride[0],
-                               start[1]:start[1] + stride[1] * (out[1] - 1) + 1:stride[1],
-                               start[2]:start[2] + stride[2] * (out[2] - 1) + 1:stride[2]])
+                views.append(
+                    x[
+                        :,
+                        :,
+                        start[0] : start[0] + stride[0] * (out[0] - 1) + 1 : stride[0],
+                        start[1] : start[1] + stride[1] * (out[1] - 1) + 1 : stride[1],
+                        start[2] : start[2] + stride[2] * (out[2] - 1) + 1 : stride[2],
+                    ]
+                )
     return ember.stack(views, 2)
 
 
@@ -64,9 +79,11 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     n, c = x.shape[0], x.shape[1]
     o = weight.shape[0]
     if c != weight.shape[1] * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-                           f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but "
-                           f"got {c} channels instead")
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but "
+            f"got {c} channels instead"
+        )
     if isinstance(padding, str):
         if padding == "valid":
             pads = ((0, 0),) * 3
@@ -74,14 +91,19 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             pads = tuple((t // 2, t - t // 2) for t in total)
         else:
-            raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+            raise ValueError(
+                f"Invalid padding string '{padding}', should be one of ['valid', 'same']"
+            )
     else:
         pads = tuple((p, p) for p in _triple(padding, "padding"))
     xp = _pad3(x, pads)
-    out = tuple((xp.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(3))
+    out = tuple(
+        (xp.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(3)
+    )
     if min(out) <= 0:
-        raise RuntimeError(f"conv3d: the padded input {list(xp.shape[2:])} is smaller than the "
-                           f"dilated kernel")
+        raise RuntimeError(
+            f"conv3d: the padded input {list(xp.shape[2:])} is smaller than the dilated kernel"
+        )
     k = math.prod(kernel)
     cols = _windows(xp, kernel, stride, dilation, out)  # (N, C, K, Do, Ho, Wo)
     cols = cols.reshape(n, groups, (c // groups) * k, math.prod(out))
@@ -92,8 +114,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return y.squeeze(0) if unbatched else y
 
 
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     """The adjoint of conv3d: zeros between the input's elements, then a stride-1 convolution
     with the spatially flipped, in/out-swapped kernel."""
     x, unbatched = _batched(input, "conv_transpose3d")
@@ -102,19 +125,26 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     n, c = x.shape[0], x.shape[1]
     kernel = tuple(weight.shape[2:])
     if c != weight.shape[0]:
-        raise RuntimeError(f"conv_transpose3d: expected input with {weight.shape[0]} channels; got {c}")
+        raise RuntimeError(
+            f"conv_transpose3d: expected input with {weight.shape[0]} channels; got {c}"
+        )
     size = [(x.shape[2 + i] - 1) * stride[i] + 1 for i in range(3)]
     if stride != (1, 1, 1):
         spread = ember.zeros(n, c, *size, dtype=x.dtype)
-        spread[:, :, ::stride[0], ::stride[1], ::stride[2]] = x
+        spread[:, :, :: stride[0], :: stride[1], :: stride[2]] = x
         x = spread
     edge = [dilation[i] * (kernel[i] - 1) - padding[i] for i in range(3)]
     pads = tuple((max(edge[i], 0), max(edge[i], 0) + output_padding[i]) for i in range(3))
     x = _pad3(x, pads)
     crop = [max(-e, 0) for e in edge]
     if any(crop):
-        x = x[:, :, crop[0]:x.shape[2] - crop[0], crop[1]:x.shape[3] - crop[1],
-              crop[2]:x.shape[4] - crop[2]]
+        x = x[
+            :,
+            :,
+            crop[0] : x.shape[2] - crop[0],
+            crop[1] : x.shape[3] - crop[1],
+            crop[2] : x.shape[4] - crop[2],
+        ]
     cin_g, cout_g = c // groups, weight.shape[1]
     w = weight.reshape(groups, cin_g, cout_g, *kernel).transpose(1, 2)
     w = w.reshape(groups * cout_g, cin_g, *kernel).flip([2, 3, 4])
@@ -124,12 +154,18 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, op):
     kernel = _triple(kernel_size)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _triple(stride, "stride")
+    stride = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _triple(stride, "stride")
+    )
     padding, dilation = _triple(padding, "padding"), _triple(dilation, "dilation")
     for p, k, d in zip(padding, kernel, dilation):
         if p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation=1")
+            raise RuntimeError(
+                f"{op}: pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation=1"
+            )
     out = []
     for i in range(3):
         size = x.shape[2 + i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1
@@ -139,8 +175,10 @@ def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, op):
             o -= 1
         out.append(o)
     if min(out) <= 0:
-        raise RuntimeError(f"{op}: Given input size {list(x.shape[1:])}, the calculated output size "
-                           f"{[x.shape[1]] + out} is too small")
+        raise RuntimeError(
+            f"{op}: Given input size {list(x.shape[1:])}, the calculated output size "
+            f"{[x.shape[1]] + out} is too small"
+        )
     return kernel, stride, padding, dilation, tuple(out)
 
 
@@ -151,11 +189,13 @@ def _pool_pad(x, kernel, stride, padding, dilation, out, value):
     return _pad3(x, pads, value)
 
 
-def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=True):
+def max_pool3d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
+):
     x, unbatched = _batched(input, "max_pool3d")
-    kernel, stride, padding, dilation, out = _pool_geometry(x, kernel_size, stride, padding, dilation,
-                                                            ceil_mode, "max_pool3d")
+    kernel, stride, padding, dilation, out = _pool_geometry(
+        x, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d"
+    )
     xp = _pool_pad(x, kernel, stride, padding, dilation, out, float("-inf"))
     cols = _windows(xp, kernel, stride, dilation, out)  # (N, C, K, Do, Ho, Wo)
     values, k_idx = cols.max(2)
@@ -178,20 +218,30 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return values, idx
 
 
-def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     values, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return (values, idx) if return_indices else values
 
 
-def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     x, unbatched = _batched(input, "avg_pool3d")
-    kernel, stride, padding, _, out = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode,
-                                                     "avg_pool3d")
+    kernel, stride, padding, _, out = _pool_geometry(
+        x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d"
+    )
     ones3 = (1, 1, 1)
-    sums = _windows(_pool_pad(x, kernel, stride, padding, ones3, out, 0.0), kernel, stride, ones3,
-                    out).sum(2)
+    sums = _windows(
+        _pool_pad(x, kernel, stride, padding, ones3, out, 0.0), kernel, stride, ones3, out
+    ).sum(2)
     if divisor_override is not None:
         y = sums / divisor_override
     else:
@@ -199,11 +249,17 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         one = ember.ones(1, 1, *x.shape[2:], dtype=x.dtype)
         if count_include_pad:
             one = _pad3(one, tuple((p, p) for p in padding), 1.0)
-            counts = _windows(_pool_pad(one, kernel, stride, (0, 0, 0), ones3, out, 0.0), kernel,
-                              stride, ones3, out).sum(2)
+            counts = _windows(
+                _pool_pad(one, kernel, stride, (0, 0, 0), ones3, out, 0.0),
+                kernel,
+                stride,
+                ones3,
+                out,
+            ).sum(2)
         else:
-            counts = _windows(_pool_pad(one, kernel, stride, padding, ones3, out, 0.0), kernel,
-                              stride, ones3, out).sum(2)
+            counts = _windows(
+                _pool_pad(one, kernel, stride, padding, ones3, out, 0.0), kernel, stride, ones3, out
+            ).sum(2)
         y = sums / counts
     return y.squeeze(0) if unbatched else y
 
@@ -214,19 +270,27 @@ def _adaptive_ranges(size, out):
 
 def adaptive_avg_pool3d(input, output_size):
     x, unbatched = _batched(input, "adaptive_avg_pool3d")
-    out = [x.shape[2 + i] if s is None else s for i, s in enumerate(_triple(output_size, "output_size"))]
+    out = [
+        x.shape[2 + i] if s is None else s
+        for i, s in enumerate(_triple(output_size, "output_size"))
+    ]
     # Averages over boxes factor into averages along each dim in turn.
     for i in range(3):
         dim = 2 + i
-        parts = [x.narrow(dim, s, e - s).mean(dim, keepdim=True)
-                 for s, e in _adaptive_ranges(x.shape[dim], out[i])]
+        parts = [
+            x.narrow(dim, s, e - s).mean(dim, keepdim=True)
+            for s, e in _adaptive_ranges(x.shape[dim], out[i])
+        ]
         x = ember.cat(parts, dim)
     return x.squeeze(0) if unbatched else x
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     x, unbatched = _batched(input, "adaptive_max_pool3d")
-    out = [x.shape[2 + i] if s is None else s for i, s in enumerate(_triple(output_size, "output_size"))]
+    out = [
+        x.shape[2 + i] if s is None else s
+        for i, s in enumerate(_triple(output_size, "output_size"))
+    ]
     D, H, W = x.shape[2:]
     flat_idx = ember.arange(D * H * W).reshape(1, 1, D, H, W).expand_as(x)
     vals, idxs = [], []
@@ -236,8 +300,12 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
                 box = x[:, :, ds:de, hs:he, ws:we].reshape(x.shape[0], x.shape[1], -1)
                 v, k = box.max(2)
                 vals.append(v)
-                idxs.append(flat_idx[:, :, ds:de, hs:he, ws:we].reshape(x.shape[0], x.shape[1], -1)
-                            .gather(2, k.unsqueeze(2)).squeeze(2))
+                idxs.append(
+                    flat_idx[:, :, ds:de, hs:he, ws:we]
+                    .reshape(x.shape[0], x.shape[1], -1)
+                    .gather(2, k.unsqueeze(2))
+                    .squeeze(2)
+                )
     values = ember.stack(vals, 2).reshape(x.shape[0], x.shape[1], *out)
     idx = ember.stack(idxs, 2).reshape(x.shape[0], x.shape[1], *out)
     if unbatched:
