@@ -38,9 +38,11 @@ void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int*
              double* u, const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork,
              int* iwork, int* info, size_t);
 void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
-             float* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+             float* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t,
+             size_t);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
-             double* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t,
+             size_t);
 }
 
 namespace ember::cpu {
@@ -50,12 +52,20 @@ namespace {
 // Overloads that pick the s/d routine by element type.
 void getrf(int m, int n, float* a, int* ipiv, int* info) { sgetrf_(&m, &n, a, &m, ipiv, info); }
 void getrf(int m, int n, double* a, int* ipiv, int* info) { dgetrf_(&m, &n, a, &m, ipiv, info); }
-void gesv(int n, int k, float* a, int* ipiv, float* b, int* info) { sgesv_(&n, &k, a, &n, ipiv, b, &n, info); }
-void gesv(int n, int k, double* a, int* ipiv, double* b, int* info) { dgesv_(&n, &k, a, &n, ipiv, b, &n, info); }
+void gesv(int n, int k, float* a, int* ipiv, float* b, int* info) {
+  sgesv_(&n, &k, a, &n, ipiv, b, &n, info);
+}
+void gesv(int n, int k, double* a, int* ipiv, double* b, int* info) {
+  dgesv_(&n, &k, a, &n, ipiv, b, &n, info);
+}
 void potrf(char uplo, int n, float* a, int* info) { spotrf_(&uplo, &n, a, &n, info, 1); }
 void potrf(char uplo, int n, double* a, int* info) { dpotrf_(&uplo, &n, a, &n, info, 1); }
-void geqrf(int m, int n, float* a, float* tau, float* w, int lw, int* info) { sgeqrf_(&m, &n, a, &m, tau, w, &lw, info); }
-void geqrf(int m, int n, double* a, double* tau, double* w, int lw, int* info) { dgeqrf_(&m, &n, a, &m, tau, w, &lw, info); }
+void geqrf(int m, int n, float* a, float* tau, float* w, int lw, int* info) {
+  sgeqrf_(&m, &n, a, &m, tau, w, &lw, info);
+}
+void geqrf(int m, int n, double* a, double* tau, double* w, int lw, int* info) {
+  dgeqrf_(&m, &n, a, &m, tau, w, &lw, info);
+}
 void orgqr(int m, int n, int k, float* a, const float* tau, float* w, int lw, int* info) {
   sorgqr_(&m, &n, &k, a, &m, tau, w, &lw, info);
 }
@@ -70,10 +80,12 @@ void gesdd(char job, int m, int n, double* a, double* s, double* u, int ldu, dou
            double* w, int lw, int* iw, int* info) {
   dgesdd_(&job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, w, &lw, iw, info, 1);
 }
-void syevd(char job, char uplo, int n, float* a, float* w, float* wk, int lw, int* iw, int liw, int* info) {
+void syevd(char job, char uplo, int n, float* a, float* w, float* wk, int lw, int* iw, int liw,
+           int* info) {
   ssyevd_(&job, &uplo, &n, a, &n, w, wk, &lw, iw, &liw, info, 1, 1);
 }
-void syevd(char job, char uplo, int n, double* a, double* w, double* wk, int lw, int* iw, int liw, int* info) {
+void syevd(char job, char uplo, int n, double* a, double* w, double* wk, int lw, int* iw, int liw,
+           int* info) {
   dsyevd_(&job, &uplo, &n, a, &n, w, wk, &lw, iw, &liw, info, 1, 1);
 }
 void trsm(bool upper, bool unit, int n, int k, const float* a, float* b) {
@@ -218,7 +230,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> svd_kernel(const Tensor& self, bool f
     T query;
     // The query needs valid output pointers for the leading dimensions only.
     T dummy = 0;
-    gesdd(job, m, n, data<T>(a), data<T>(s), &dummy, ldu, &dummy, ldvt, &query, -1, iwork.data(), &qinfo);
+    gesdd(job, m, n, data<T>(a), data<T>(s), &dummy, ldu, &dummy, ldvt, &query, -1, iwork.data(),
+          &qinfo);
     std::vector<T> work(size_t(lwork_of(query)));
     for (int64_t b = 0; b < count(batch); ++b) {
       T* ub = compute_uv ? data<T>(u) + b * m * ucols : &dummy;

@@ -24,8 +24,10 @@ Tensor float_unary(const char* name, const Tensor& self, F f) {
   return out;
 }
 
-#define EMBER_SPECIAL_KERNEL(name, op, fn)                                                      \
-  Tensor name##_kernel(const Tensor& self) { return float_unary(op, self, [](double x) { return fn(x); }); } \
+#define EMBER_SPECIAL_KERNEL(name, op, fn)                                 \
+  Tensor name##_kernel(const Tensor& self) {                               \
+    return float_unary(op, self, [](double x) { return fn(x); });           \
+  }                                                                        \
   EMBER_REGISTER_KERNEL(op, CPU, name##_kernel);
 EMBER_SPECIAL_KERNEL(lgamma, "lgamma", std::lgamma)
 EMBER_SPECIAL_KERNEL(digamma, "digamma", special::digamma)
