@@ -131,18 +131,23 @@ def test_reinforce_step_runs():
     assert policy.weight.grad is not None and action.dtype == ember.int64
 
 
+# validate_args=True explicitly: importing torch._dynamo (torch.compile) turns torch's default off.
 ERRORS = {
-    "normal_scale": lambda m: m.distributions.Normal(0.0, T(m, [-1.0])),
-    "uniform_order": lambda m: m.distributions.Uniform(2.0, 1.0),
+    "normal_scale": lambda m: m.distributions.Normal(0.0, T(m, [-1.0]), validate_args=True),
+    "uniform_order": lambda m: m.distributions.Uniform(2.0, 1.0, validate_args=True),
     "bernoulli_both": lambda m: m.distributions.Bernoulli(probs=T(m, [0.5]), logits=T(m, [0.0])),
-    "bernoulli_range": lambda m: m.distributions.Bernoulli(probs=T(m, [1.5])),
+    "bernoulli_range": lambda m: m.distributions.Bernoulli(probs=T(m, [1.5]), validate_args=True),
     "categorical_none": lambda m: m.distributions.Categorical(),
     "categorical_0d": lambda m: m.distributions.Categorical(probs=T(m, 1.0)),
-    "uniform_value_outside": lambda m: m.distributions.Uniform(0.0, 1.0).log_prob(T(m, [2.0])),
-    "bernoulli_value": lambda m: m.distributions.Bernoulli(probs=T(m, [0.5])).log_prob(T(m, [0.5])),
-    "categorical_value": lambda m: m.distributions.Categorical(logits=T(m, LOGITS)).log_prob(
-        T(m, [4, 0], "int64")
+    "uniform_value_outside": lambda m: m.distributions.Uniform(0.0, 1.0, validate_args=True).log_prob(
+        T(m, [2.0])
     ),
+    "bernoulli_value": lambda m: m.distributions.Bernoulli(
+        probs=T(m, [0.5]), validate_args=True
+    ).log_prob(T(m, [0.5])),
+    "categorical_value": lambda m: m.distributions.Categorical(
+        logits=T(m, LOGITS), validate_args=True
+    ).log_prob(T(m, [4, 0], "int64")),
 }
 
 
