@@ -1,6 +1,8 @@
 """Tensor methods and top-level in-place forms for the functions of _extra_math, _extra_shape,
 ember.linalg and ember.special: each method calls the function of the same name."""
 
+import math
+
 import ember as E  # the package being initialised; attributes are read at call time
 from . import _C
 from ._C import Tensor
@@ -248,3 +250,23 @@ for _n in _TOP_INPLACE:
     globals()[_n] = _top(_n)
     __all__.append(_n)
 del _n, _fn
+
+
+def _sampler(draw):
+    # Samplers by inverse transform of uniform draws from the same generator as uniform_.
+    def method(self, *args, generator=None):
+        with E.no_grad():
+            u = E.empty(self.shape, dtype=E.float64).uniform_(generator=generator)
+            return self.copy_(draw(u, *args))
+
+    return method
+
+
+Tensor.cauchy_ = _sampler(
+    lambda u, median=0.0, sigma=1.0: median + sigma * E.tan(math.pi * (u - 0.5))
+)
+Tensor.log_normal_ = _sampler(
+    lambda u, mean=1.0, std=2.0: E.exp(mean + std * math.sqrt(2) * E.erfinv(2 * u - 1))
+)
+# 1 - u lies in (0, 1], so the logarithm is finite; the result counts trials, from 1.
+Tensor.geometric_ = _sampler(lambda u, p: E.ceil(E.log1p(-u) / math.log1p(-p)).clamp(min=1))

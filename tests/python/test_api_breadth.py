@@ -581,3 +581,15 @@ def test_nn_utils_fusion_and_stateless(torch):
     check(torch, _fused, rtol=1e-5, atol=1e-5)
     lin = ember.nn.utils.skip_init(ember.nn.Linear, 2, 3)
     assert tuple(lin.weight.shape) == (3, 2)
+
+
+def test_inplace_samplers_follow_their_distributions():
+    ember.manual_seed(0)
+    n = 20000
+    c = ember.empty(n).cauchy_(2.0, 0.5)
+    assert abs(float(c.median()) - 2.0) < 0.05
+    ln = ember.empty(n, dtype=ember.float64).log_normal_(0.5, 0.25).log()
+    assert abs(float(ln.mean()) - 0.5) < 0.02 and abs(float(ln.std()) - 0.25) < 0.02
+    g = ember.empty(n).geometric_(0.25)
+    assert float(g.min()) >= 1 and ember.equal(g, g.round())
+    assert abs(float(g.mean()) - 4.0) < 0.15
