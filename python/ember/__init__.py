@@ -69,6 +69,16 @@ from .serialization import *  # noqa: E402,F401,F403
 from ._type_info import finfo, iinfo  # noqa: E402,F401
 from . import nn, optim, utils  # noqa: E402,F401
 from . import datasets  # noqa: E402,F401
+# API breadth: composites of the ops above (see each module's docstring).
+from ._extra_math import *  # noqa: E402,F401,F403
+from ._extra_shape import *  # noqa: E402,F401,F403
+from ._linalg_top import *  # noqa: E402,F401,F403
+from ._scatter_ops import *  # noqa: E402,F401,F403
+from ._process import *  # noqa: E402,F401,F403
+from ._tensor_extra import *  # noqa: E402,F401,F403
+from ._legacy_types import *  # noqa: E402,F401,F403
+from . import amp, backends, cpu, cuda, distributions, func, jit, linalg, random, special  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731

@@ -193,6 +193,7 @@ NB_MODULE(_C, m) {
   bind_ops(m);
   bind_autograd(m);
   bind_families(m);
+  bind_extra_ops(m);
   nb::module_ nn = m.def_submodule("_nn", "Kernels behind ember.nn.functional");
   bind_nn_spatial(nn);
   bind_nn_activation(nn);

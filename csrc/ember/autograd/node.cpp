@@ -120,6 +120,9 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   } else {
     add_(m.grad, g);
   }
+  // A copy: a hook may register further hooks on this leaf.
+  auto post = m.post_accumulate_hooks;
+  for (auto& hook : post) hook();
   return {};
 }
 

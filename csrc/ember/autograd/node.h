@@ -95,6 +95,8 @@ struct AutogradMeta : AutogradMetaInterface {
   std::shared_ptr<Tensor> retained_grad;
   /// Hooks on a leaf's gradient, run before accumulation.
   std::vector<TensorHook> leaf_hooks;
+  /// Hooks run after a leaf's .grad was accumulated (register_post_accumulate_grad_hook).
+  std::vector<std::function<void()>> post_accumulate_hooks;
   /// For views: the tensor they view (in-place checks on views of leaves).
   Tensor view_base;
   bool is_view = false;

@@ -1,6 +1,6 @@
 """ember.nn.utils: gradient clipping, parameter/vector conversion, sequence packing, weight norm."""
 
-from . import parametrizations, parametrize, rnn
+from . import fusion, parametrizations, parametrize, rnn, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -10,6 +10,13 @@ from .clip_grad import (
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .spectral_norm import remove_spectral_norm, spectral_norm
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from .init import skip_init
 from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
@@ -27,4 +34,11 @@ __all__ = [
     "remove_spectral_norm",
     "spectral_norm",
     "weight_norm",
+    "fusion",
+    "stateless",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+    "skip_init",
 ]

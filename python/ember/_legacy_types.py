@@ -1,0 +1,96 @@
+"""torch's legacy tensor types (torch.FloatTensor, torch.LongTensor ...): constructors that older
+programs still call, and isinstance checks by dtype; Tensor.type accepts them and their names."""
+
+import ember as E  # the package being initialised; attributes are read at call time
+from ._C import Tensor
+
+_TYPES = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64",
+    "IntTensor": "int32",
+    "ShortTensor": "int16",
+    "CharTensor": "int8",
+    "ByteTensor": "uint8",
+    "BoolTensor": "bool",
+}
+__all__ = list(_TYPES)
+
+
+class _LegacyType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and repr(obj.dtype) == "torch." + cls._dtype_name
+
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"
+
+    @property
+    def dtype(cls):
+        return getattr(E, cls._dtype_name)
+
+
+def _new(cls, *args, device=None):
+    dtype = cls.dtype
+    if not args:
+        return E.empty(0, dtype=dtype)
+    if len(args) == 1 and not isinstance(args[0], int):
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data.dtype != dtype:
+                raise TypeError(f"expected {dtype} (got {data.dtype})")
+            return data
+        if isinstance(data, E.Size):
+            return E.empty(*data, dtype=dtype)
+        return E.tensor(data, dtype=dtype)
+    return E.empty(*args, dtype=dtype)
+
+
+for _name, _dt in _TYPES.items():
+    globals()[_name] = _LegacyType(_name, (), {"_dtype_name": _dt, "__new__": _new})
+
+_tensor_type = Tensor.type
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    if isinstance(dtype, str):
+        name = dtype.split(".")[-1]
+        if name not in _TYPES:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = getattr(E, _TYPES[name])
+    elif isinstance(dtype, _LegacyType):
+        dtype = dtype.dtype
+    return _tensor_type(self, dtype, non_blocking)
+
+
+Tensor.type = _type
+
+
+def set_default_tensor_type(t):
+    """The legacy way to set the default float dtype: a legacy type or its name."""
+    name = t.split(".")[-1] if isinstance(t, str) else getattr(t, "__name__", "")
+    if name not in _TYPES or not getattr(E, _TYPES[name]).is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type; got {t}")
+    E.set_default_dtype(getattr(E, _TYPES[name]))
+
+
+def typename(obj):
+    """'torch.FloatTensor' for a float32 tensor, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "")
+    qual = type(obj).__qualname__
+    return qual if module in ("builtins", "") else f"{module}.{qual}"
+
+
+def _tensor_new(self, *args, **kwargs):
+    """Tensor.new (legacy): like the legacy constructor of self's dtype."""
+    if kwargs.get("dtype") is not None:
+        raise TypeError("new() got an unexpected keyword argument 'dtype'")
+    cls = next(v for k, v in globals().items() if k in _TYPES and _TYPES[k] == repr(self.dtype)[6:])
+    return cls(*args)
+
+
+Tensor.new = _tensor_new
+__all__ += ["set_default_tensor_type", "typename"]

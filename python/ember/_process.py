@@ -1,0 +1,253 @@
+"""Process-level switches and constants: RNG state, determinism, float32 matmul precision,
+printing options, memory formats, and `compile` (ember is eager, so it returns its input)."""
+
+import math
+
+import ember as E  # the package being initialised; attributes are read at call time
+from ._tensor_str import set_printoptions  # noqa: F401
+
+__all__ = [
+    "get_rng_state",
+    "set_rng_state",
+    "set_printoptions",
+    "compile",
+    "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode",
+    "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+    "newaxis",
+    "memory_format",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
+    "get_default_device",
+    "set_default_device",
+    "is_anomaly_enabled",
+    "set_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "set_warn_always",
+    "is_warn_always_enabled",
+    "autocast",
+    "is_autocast_enabled",
+    "get_autocast_dtype",
+    "strided",
+    "layout",
+]
+
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+newaxis = None
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 tensor (restore it with set_rng_state)."""
+    a, b = E.default_generator.get_state()
+    raw = a.to_bytes(8, "little") + b.to_bytes(8, "little")
+    return E.tensor(list(raw), dtype=E.uint8)
+
+
+def set_rng_state(new_state):
+    if not isinstance(new_state, E.Tensor) or new_state.dtype != E.uint8:
+        raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
+    if new_state.numel() != 16:
+        raise RuntimeError(f"Expected either a RNG state of size 16; got {new_state.numel()}")
+    raw = bytes(new_state.tolist())
+    E.default_generator.set_state(
+        (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+    )
+
+
+def compile(
+    model=None,
+    *,
+    fullgraph=False,
+    dynamic=None,
+    backend="inductor",
+    mode=None,
+    options=None,
+    disable=False,
+):
+    """ember runs eagerly: the model (or function) comes back unchanged, as a decorator too."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+_flags = {
+    "deterministic": False,
+    "warn_only": False,
+    "matmul_precision": "highest",
+    "anomaly": False,
+    "anomaly_nan": True,
+    "warn_always": False,
+}
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """ember's CPU kernels are deterministic already; the flag is kept for the getters."""
+    _flags["deterministic"], _flags["warn_only"] = bool(mode), bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled():
+    return _flags["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _flags["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode):
+    names = {"default": 0, "warn": 1, "error": 2}
+    level = names[debug_mode] if isinstance(debug_mode, str) else int(debug_mode)
+    if level not in (0, 1, 2):
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
+    use_deterministic_algorithms(level > 0, warn_only=level == 1)
+
+
+def get_deterministic_debug_mode():
+    if not _flags["deterministic"]:
+        return 0
+    return 1 if _flags["warn_only"] else 2
+
+
+def set_float32_matmul_precision(precision):
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision {precision}")
+    _flags["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision():
+    return _flags["matmul_precision"]
+
+
+def is_anomaly_enabled():
+    return _flags["anomaly"]
+
+
+def is_anomaly_check_nan_enabled():
+    return _flags["anomaly_nan"]
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    _flags["anomaly"], _flags["anomaly_nan"] = bool(enabled), bool(check_nan)
+
+
+def set_warn_always(b):
+    _flags["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled():
+    return _flags["warn_always"]
+
+
+class memory_format:
+    """A memory-format tag. ember lays tensors out row-major whatever the tag says."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+
+def get_default_device():
+    return E.device("cpu")
+
+
+def set_default_device(device):
+    from ._device import check_device
+
+    check_device(device, "set_default_device")
+
+
+def autocast(device_type, dtype=None, enabled=True, cache_enabled=None):
+    from .amp import autocast as _autocast
+
+    return _autocast(device_type, dtype, enabled, cache_enabled)
+
+
+def is_autocast_enabled(device_type=None):
+    from .amp import is_autocast_enabled as _enabled
+
+    return _enabled(device_type or "cuda")
+
+
+def get_autocast_dtype(device_type):
+    from .amp import get_autocast_dtype as _dtype
+
+    return _dtype(device_type)
+
+
+class layout:
+    """A tensor layout tag; ember has strided tensors only."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+
+strided = layout("strided")
+E.Tensor.layout = property(lambda self: strided)
+
+
+_interop = {"threads": 1}
+
+
+def get_num_interop_threads():
+    return _interop["threads"]
+
+
+def set_num_interop_threads(n):
+    """ember runs no inter-op pool; the value is kept for the getter."""
+    if n <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _interop["threads"] = int(n)
+
+
+def is_inference(input):
+    return input.is_inference()
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
+    import numpy as np
+
+    np_dtype = np.dtype(repr(dtype).split(".")[1].replace("bfloat16", "uint16"))
+    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset).copy()
+    out = E.from_numpy(arr) if dtype != E.bfloat16 else E.from_numpy(arr).view(E.bfloat16)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def nextafter(input, other):
+    """The next representable value after input in the direction of other."""
+    import numpy as np
+
+    a, b = E.broadcast_tensors(input, other)
+    out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
+    return E.from_numpy(np.ascontiguousarray(out))
+
+
+__all__ += [
+    "get_num_interop_threads",
+    "set_num_interop_threads",
+    "is_inference",
+    "frombuffer",
+    "nextafter",
+]

@@ -1,0 +1,423 @@
+"""ember.linalg: torch.linalg over LAPACK factorizations (_C._linalg) and public ops.
+
+The factorizations record no graph in C++; each differentiable one is an autograd.Function here
+whose backward is written in public ops (so double backward works): see _functions.py."""
+
+import math
+
+import ember as E
+from .. import return_types
+from .._C import Tensor
+from .._extra_shape import cross as _cross
+from ._functions import LinAlgError, _check, _cholesky, _eigh, _qr, _solve, _solve_triangular, _svd
+from ._functions import _det, _slogdet
+from ._lu import lu, lu_solve
+
+__all__ = [
+    "LinAlgError",
+    "inv",
+    "inv_ex",
+    "det",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "cholesky",
+    "cholesky_ex",
+    "qr",
+    "svd",
+    "svdvals",
+    "eigh",
+    "eigvalsh",
+    "pinv",
+    "matrix_rank",
+    "lstsq",
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "cross",
+    "multi_dot",
+    "matrix_power",
+    "matrix_exp",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu",
+    "lu_solve",
+    "cond",
+    "vecdot",
+    "matmul",
+    "diagonal",
+    "vander",
+]
+
+
+def inv_ex(A, *, check_errors=False):
+    _check("linalg.inv", A, square=True)
+    eye = E.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
+    X, info = _solve(A, eye, "linalg.inv", check_errors)
+    return return_types.linalg_inv_ex(X, info)
+
+
+def inv(A):
+    return inv_ex(A, check_errors=True).inverse
+
+
+def det(A):
+    _check("linalg.det", A, square=True)
+    return _det(A)
+
+
+def slogdet(A):
+    _check("linalg.slogdet", A, square=True)
+    return return_types.linalg_slogdet(*_slogdet(A))
+
+
+def _vector_rhs(A, B):
+    # torch treats B as a batch of vectors when it is (n,) or has A's shape minus the last dim.
+    return B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    _check("linalg.solve", A, square=True)
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            f"linalg.solve: Expected A and B to have the same dtype, but found "
+            f"A of type {_dt(A)} and B of type {_dt(B)} instead"
+        )
+    vector = _vector_rhs(A, B)
+    b = B.unsqueeze(-1) if vector else B
+    if not left:
+        A, b = A.mT, b.mT
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})"
+        )
+    batch = E.broadcast_shapes(A.shape[:-2], b.shape[:-2])
+    X, info = _solve(
+        A.expand(batch + tuple(A.shape[-2:])),
+        b.expand(batch + tuple(b.shape[-2:])),
+        "linalg.solve",
+        check_errors,
+    )
+    if not left:
+        X = X.mT
+    return (X.squeeze(-1) if vector else X), info
+
+
+def solve(A, B, *, left=True):
+    return solve_ex(A, B, left=left, check_errors=True)[0]
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    _check("linalg.solve_triangular", A, square=True)
+    if not left:
+        # X A = B  <=>  A^T X^T = B^T, and A^T is triangular on the other side.
+        return solve_triangular(
+            A.mT, B.mT, upper=not upper, left=True, unitriangular=unitriangular
+        ).mT
+    batch = E.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    return _solve_triangular(
+        A.expand(batch + tuple(A.shape[-2:])),
+        B.expand(batch + tuple(B.shape[-2:])),
+        upper,
+        unitriangular,
+    )
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    _check("linalg.cholesky", A, square=True)
+    L, info = _cholesky(A, upper, check_errors)
+    return return_types.linalg_cholesky_ex(L, info)
+
+
+def cholesky(A, *, upper=False):
+    return cholesky_ex(A, upper=upper, check_errors=True).L
+
+
+def qr(A, mode="reduced"):
+    _check("linalg.qr", A)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+            "(default), 'r', or 'complete'"
+        )
+    return return_types.linalg_qr(*_qr(A, mode))
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    _check("linalg.svd", A)
+    return return_types.linalg_svd(*_svd(A, full_matrices, True))
+
+
+def svdvals(A, *, driver=None):
+    _check("linalg.svdvals", A)
+    return _svd(A, False, False)[1]
+
+
+def eigh(A, UPLO="L"):
+    _check("linalg.eigh", A, square=True)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return return_types.linalg_eigh(*_eigh(A, UPLO == "U", True))
+
+
+def eigvalsh(A, UPLO="L"):
+    _check("linalg.eigvalsh", A, square=True)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return _eigh(A, UPLO == "U", False)[0]
+
+
+def _tolerance(S, atol, rtol, m, n):
+    smax = (
+        S.amax(-1, keepdim=True)
+        if S.shape[-1]
+        else E.zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
+    )
+    if rtol is None:
+        rtol = 0.0 if atol is not None and not _is_zero(atol) else E.finfo(S.dtype).eps * max(m, n)
+    atol = 0.0 if atol is None else atol
+    atol = atol.unsqueeze(-1) if isinstance(atol, Tensor) and atol.dim() else atol
+    rtol = rtol.unsqueeze(-1) if isinstance(rtol, Tensor) and rtol.dim() else rtol
+    return E.maximum(E.as_tensor(atol, dtype=S.dtype), rtol * smax)
+
+
+def _is_zero(x):
+    return (not isinstance(x, Tensor)) and x == 0
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    _check("linalg.pinv", A)
+    m, n = A.shape[-2], A.shape[-1]
+    if hermitian:
+        w, V = eigh(A)
+        tol = _tolerance(w.abs(), atol, rtol, m, n)
+        keep = w.abs() > tol
+        winv = E.where(
+            keep, 1 / E.where(keep, w, E.ones([], dtype=w.dtype)), E.zeros([], dtype=w.dtype)
+        )
+        return (V * winv.unsqueeze(-2)) @ V.mT
+    U, S, Vh = svd(A, full_matrices=False)
+    tol = _tolerance(S, atol, rtol, m, n)
+    keep = S > tol
+    sinv = E.where(
+        keep, 1 / E.where(keep, S, E.ones([], dtype=S.dtype)), E.zeros([], dtype=S.dtype)
+    )
+    return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+    _check("linalg.matrix_rank", A)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    S = eigvalsh(A).abs() if hermitian else svdvals(A)
+    return (S > _tolerance(S, atol, rtol, A.shape[-2], A.shape[-1])).sum(-1)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The minimum-norm least-squares solution (what torch's default CPU driver, gelsy, returns)."""
+    _check("linalg.lstsq", A)
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    vector = B.dim() == A.dim() - 1
+    b = B.unsqueeze(-1) if vector else B
+    if A.shape[-2] != b.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = A.shape[-2], A.shape[-1]
+    rtol = E.finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    X = pinv(A, rtol=rtol) @ b
+    rank = matrix_rank(A, rtol=rtol).long() if driver != "gels" else E.empty(0, dtype=E.int64)
+    empty = E.empty(0, dtype=A.dtype)
+    return return_types.linalg_lstsq(X.squeeze(-1) if vector else X, empty, rank, empty)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {_dt(x)}"
+        )
+    if dtype is not None:
+        x = x.to(dtype)
+    dims = (
+        tuple(range(x.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    )
+    if x.dim() == 0:
+        dims = ()
+    a = x.abs()
+    if ord == math.inf:
+        return a.amax(dims, keepdim) if dims else a
+    if ord == -math.inf:
+        return a.amin(dims, keepdim) if dims else a
+    if ord == 0:
+        return (a != 0).to(a.dtype).sum(dims, keepdim) if dims else (a != 0).to(a.dtype)
+    if not dims:
+        return a
+    if ord == 2:
+        return x.norm(2, list(dims), keepdim)
+    if ord == 1:
+        return a.sum(dims, keepdim)
+    return (a**ord).sum(dims, keepdim) ** (1.0 / ord)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    _check("linalg.matrix_norm", A)
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = dim[0] % A.dim(), dim[1] % A.dim()
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        S = svdvals(A.movedim((d0, d1), (-2, -1)))
+        out = S.sum(-1) if ord == "nuc" else S.amax(-1) if ord == 2 else S.amin(-1)
+        if keepdim:
+            out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+        return out
+    if ord in (1, -1, math.inf, -math.inf):
+        # 1: largest column sum; inf: largest row sum.
+        sum_dim, pick_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(sum_dim, keepdim=True)
+        out = sums.amax(pick_dim, keepdim=True) if ord > 0 else sums.amin(pick_dim, keepdim=True)
+        return out if keepdim else out.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    if dim is not None and not isinstance(dim, int) and len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if ord is not None and dim is None:
+        if A.dim() == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        if A.dim() != 1:
+            raise RuntimeError(
+                f"linalg.norm: If dim is not specified but ord is, the input must be "
+                f"1D or 2D. Got {A.dim()}D."
+            )
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord {ord} is only supported for matrices")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cross(input, other, *, dim=-1):
+    return _cross(input, other, dim)
+
+
+def multi_dot(tensors):
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first_vec, last_vec = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    mats = list(tensors)
+    if first_vec:
+        mats[0] = mats[0].unsqueeze(0)
+    if last_vec:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    out = mats[0]
+    for m in mats[1:]:
+        out = out @ m
+    if first_vec:
+        out = out.squeeze(0)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out
+
+
+def matrix_power(A, n):
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they "
+            f"are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1] if A.dim() else 1}"
+            f" matrices"
+        )
+    if n == 0:
+        return E.eye(A.shape[-1], dtype=A.dtype).expand_as(A).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return result
+
+
+def matrix_exp(A):
+    """Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding)."""
+    _check("linalg.matrix_exp", A, square=True)
+    norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
+    s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0
+    X = A / (2**s)
+    eye = E.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
+    result, term = eye, eye
+    for k in range(1, 19):
+        term = term @ X / k
+        result = result + term
+    for _ in range(s):
+        result = result @ result
+    return result
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    _check("linalg.lu_factor", A)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    LU, piv, info = E._C._linalg.lu_factor_ex(A)
+    if check_errors and bool((info > 0).any()):
+        raise LinAlgError(
+            f"torch.linalg.lu_factor_ex: U[{int(info.amax())},{int(info.amax())}] is "
+            "zero and using it on lu_solve would result in a division by zero."
+        )
+    return LU, piv, info
+
+
+def lu_factor(A, *, pivot=True):
+    LU, piv, info = lu_factor_ex(A, pivot=pivot)
+    return return_types.linalg_lu_factor(LU, piv)
+
+
+def cond(A, p=None):
+    if p is None or p == 2 or p == -2:
+        S = svdvals(A)
+        return S.amax(-1) / S.amin(-1) if p != -2 else S.amin(-1) / S.amax(-1)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def vecdot(x, y, *, dim=-1):
+    return (x * y).sum(dim)
+
+
+def matmul(input, other):
+    return E.matmul(input, other)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+def vander(x, *, N=None):
+    return (
+        E.vander(x, N, increasing=True)
+        if x.dim() == 1
+        else E.stack([E.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]).reshape(
+            list(x.shape) + [x.shape[-1] if N is None else N]
+        )
+    )
+
+
+def _dt(t):
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "bfloat16": "BFloat16",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }[repr(t.dtype).split(".")[1]]

@@ -1,0 +1,125 @@
+"""affine_grid and grid_sample (spatial transformers), composed from matmul, gather and
+elementwise ops: gradients reach both the input (through gather) and the grid (through the
+interpolation weights), as torch's do."""
+
+import ember
+
+__all__ = ["affine_grid", "grid_sample"]
+
+
+def _base(n, align_corners, dtype):
+    if align_corners:
+        return ember.linspace(-1.0, 1.0, n, dtype=dtype) if n > 1 else ember.zeros(n, dtype=dtype)
+    return (ember.arange(n, dtype=dtype) * 2 + 1) / n - 1
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps theta over size."""
+    align_corners = bool(align_corners)
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                f"{size}. Got {list(theta.shape)}."
+            )
+        n, _, h, w = size
+        xs, ys = _base(w, align_corners, theta.dtype), _base(h, align_corners, theta.dtype)
+        base = ember.stack(
+            [xs.expand(h, w), ys.unsqueeze(1).expand(h, w), ember.ones(h, w, dtype=theta.dtype)], -1
+        )
+        return (base.reshape(1, h * w, 3) @ theta.transpose(1, 2)).reshape(n, h, w, 2)
+    if len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                f"{size}. Got {list(theta.shape)}."
+            )
+        n, _, d, h, w = size
+        xs, ys, zs = (_base(s, align_corners, theta.dtype) for s in (w, h, d))
+        shape = (d, h, w)
+        base = ember.stack(
+            [
+                xs.expand(shape),
+                ys.reshape(1, h, 1).expand(shape),
+                zs.reshape(d, 1, 1).expand(shape),
+                ember.ones(shape, dtype=theta.dtype),
+            ],
+            -1,
+        )
+        return (base.reshape(1, d * h * w, 4) @ theta.transpose(1, 2)).reshape(n, d, h, w, 3)
+    raise NotImplementedError(
+        f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+        f"transforms, respectively. Got size {size}."
+    )
+
+
+def _reflect(x, low, high):
+    span = high - low
+    if span <= 0:
+        return ember.zeros_like(x)
+    x = (x - low).abs()
+    flips = (x / span).floor()
+    extra = x - flips * span
+    return ember.where(flips % 2 == 0, extra + low, span - extra + low)
+
+
+def _source_coords(g, size, align_corners, padding_mode):
+    x = (g + 1) / 2 * (size - 1) if align_corners else ((g + 1) * size - 1) / 2
+    if padding_mode == "border":
+        x = x.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        x = _reflect(x, 0.0, size - 1.0) if align_corners else _reflect(x, -0.5, size - 0.5)
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1]."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+            f"'border', or 'reflection', but got: '{padding_mode}'"
+        )
+    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2:
+        raise NotImplementedError("ember's grid_sample handles 4-D input with a (N, H, W, 2) grid")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported by ember yet")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but "
+            f"got input with sizes {list(input.shape)} and grid with sizes "
+            f"{list(grid.shape)}"
+        )
+    align_corners = bool(align_corners)
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    x = _source_coords(grid[..., 0], w, align_corners, padding_mode)
+    y = _source_coords(grid[..., 1], h, align_corners, padding_mode)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(xi, yi):
+        # Values at integer (xi, yi); zero outside the image.
+        valid = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).long().reshape(n, 1, ho * wo)
+        vals = flat.gather(2, idx.expand(n, c, ho * wo)).reshape(n, c, ho, wo)
+        return vals * valid.unsqueeze(1).to(input.dtype)
+
+    if mode == "nearest":
+        return tap(x.round(), y.round())
+    x0, y0 = x.floor(), y.floor()
+    wx1, wy1 = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    return (
+        tap(x0, y0) * wx0 * wy0
+        + tap(x0 + 1, y0) * wx1 * wy0
+        + tap(x0, y0 + 1) * wx0 * wy1
+        + tap(x0 + 1, y0 + 1) * wx1 * wy1
+    )

@@ -1,0 +1,33 @@
+"""ember.random: the default generator's seed and state, as torch.random."""
+
+import contextlib
+
+import ember as E  # the package being initialised; attributes are read at call time
+from ._process import get_rng_state, set_rng_state  # noqa: F401
+
+
+def manual_seed(seed):
+    return E.manual_seed(seed)
+
+
+def seed():
+    return E.seed()
+
+
+def initial_seed():
+    return E.initial_seed()
+
+
+@contextlib.contextmanager
+def fork_rng(
+    devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"
+):
+    """Restores the CPU generator's state on exit (there are no device generators to fork)."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
