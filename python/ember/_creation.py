@@ -1,8 +1,7 @@
 """Factory functions with torch's Python signatures."""
 
+import sys
 import warnings
-
-import numpy as _np
 
 from . import _C
 from ._C import Tensor
@@ -17,6 +16,12 @@ __all__ = [
 
 default_generator = _C.default_generator()
 
+
+
+def _numpy():
+    """numpy if the program imported it (its arrays can exist only then); ember doesn't import
+    it itself, which would double `import ember`'s time."""
+    return sys.modules.get("numpy")
 
 def _size(size):
     if len(size) == 1 and not isinstance(size[0], int):
@@ -39,8 +44,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             UserWarning,
             stacklevel=2,
         )
-    if isinstance(data, _np.generic):  # numpy scalars keep their dtype, as in torch
-        data = _np.asarray(data)
+    np = _numpy()
+    if np is not None and isinstance(data, np.generic):  # numpy scalars keep their dtype, as torch
+        data = np.asarray(data)
     return _finish(_C._tensor(data, dtype), requires_grad)
 
 
@@ -48,7 +54,8 @@ def as_tensor(data, dtype=None, device=None):
     check_device(device, "as_tensor")
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dtype else data.to(dtype)
-    if isinstance(data, _np.ndarray):
+    np = _numpy()
+    if np is not None and isinstance(data, np.ndarray):
         t = _C._from_numpy_any(data) if data.dtype.kind in "biuf" and data.dtype.itemsize <= 8 else None
         if t is not None and all(s >= 0 for s in data.strides):
             return t if dtype is None or t.dtype == dtype else t.to(dtype)

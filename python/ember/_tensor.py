@@ -2,7 +2,6 @@
 
 import builtins
 
-import numpy as _np
 
 from . import _C, return_types
 from ._C import Tensor
@@ -335,7 +334,6 @@ def exponential_(self, lambd=1.0, *, generator=None):
 
 del _fn, _name, _dt
 _ = return_types
-_ = _np
 
 
 @_patch

@@ -1,16 +1,13 @@
 """Tensor printing in PyTorch's exact format (precision 4, threshold 1000, edgeitems 3, width 80)."""
 
 import math
-from dataclasses import dataclass
 
 
-@dataclass
 class _PrintOptions:
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: object = None
+    # A plain class: dataclasses imports inspect and ast, a quarter of `import ember`'s time.
+    def __init__(self, precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None):
+        self.precision, self.threshold, self.edgeitems = precision, threshold, edgeitems
+        self.linewidth, self.sci_mode = linewidth, sci_mode
 
 
 PRINT_OPTS = _PrintOptions()

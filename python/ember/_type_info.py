@@ -1,7 +1,5 @@
 """torch.finfo and torch.iinfo: numerical limits of ember's dtypes."""
 
-import numpy as np
-
 __all__ = ["finfo", "iinfo"]
 
 # bfloat16 has float32's exponent and an 8-bit significand; numpy has no bfloat16.
@@ -30,6 +28,8 @@ class finfo:
             if name not in ("float16", "float32", "float64"):
                 raise TypeError(f"torch.finfo() requires a floating point input type. Use "
                                 f"torch.iinfo to handle '{name}'")
+            import numpy as np  # on first use: see _creation._numpy
+
             info = np.finfo(name)
             values = {"bits": info.bits, "eps": float(info.eps), "max": float(info.max),
                       "min": float(info.min), "tiny": float(info.tiny),
@@ -52,6 +52,8 @@ class iinfo:
         if name not in ("uint8", "int8", "int16", "int32", "int64"):
             raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to "
                             f"handle '{name}'")
+        import numpy as np
+
         info = np.iinfo(name)
         self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
 

@@ -1,7 +1,5 @@
 """ember.testing.assert_close with torch's default tolerances per dtype."""
 
-import numpy as np
-
 from ._C import Tensor
 
 _TOLS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
@@ -9,6 +7,8 @@ _TOLS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6
 
 
 def _np(x):
+    import numpy as np  # on first use: see _creation._numpy
+
     if isinstance(x, Tensor):
         t = x.detach()
         if repr(t.dtype) == "torch.bfloat16":
@@ -26,6 +26,8 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         raise AssertionError(f"The values for attribute 'dtype' do not match: {adt} != {edt}.")
     if a.shape != e.shape:
         raise AssertionError(f"The values for attribute 'shape' do not match: {a.shape} != {e.shape}.")
+    import numpy as np
+
     default_rtol, default_atol = _TOLS.get(adt, (0.0, 0.0))
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol

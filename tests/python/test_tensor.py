@@ -1049,3 +1049,17 @@ def test_forked_child_gets_a_working_thread_pool():
         proc.kill()
     assert not alive and proc.exitcode == 0
     assert queue.get(timeout=5) == 1_000_000.0
+
+
+def test_import_leaves_numpy_unloaded_until_used():
+    # numpy's import alone took more than half of `import ember` (issue 4's import-time target).
+    import subprocess
+    import sys
+
+    code = ("import sys, ember; assert 'numpy' not in sys.modules, 'numpy imported'; "
+            "t = ember.tensor([1.0, 2.0]); import numpy as np; "
+            "assert ember.as_tensor(np.ones(2)).dtype == ember.float64; "
+            "assert ember.tensor(np.float32(1)).dtype == ember.float32; print(t.numpy().sum())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3.0"

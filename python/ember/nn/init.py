@@ -3,7 +3,6 @@
 import math
 import warnings
 
-import numpy as _np
 
 import ember
 
@@ -205,6 +204,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     )
     if rows < cols:
         flattened = flattened.T
+    import numpy as _np  # on first use: see ember._creation._numpy
+
     q, r = _np.linalg.qr(flattened)
     q = q * _np.sign(_np.diag(r))
     if rows < cols:
