@@ -5,6 +5,7 @@ import math
 
 import ember as E  # the package being initialised; attributes are read at call time
 from ._C import Tensor
+from ._type_info import scalar_type_name
 
 __all__ = [
     "xlogy",
@@ -93,19 +94,8 @@ def _check_float_pair(name, a, b):
     for x in (a, b):
         if isinstance(x, Tensor) and not x.dtype.is_floating_point:
             raise NotImplementedError(
-                f"\"{name}_cpu\" not implemented for '{_dtype_name(x.dtype)}'"
+                f"\"{name}_cpu\" not implemented for '{scalar_type_name(x.dtype)}'"
             )
-
-
-def _dtype_name(dt):
-    return {
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-    }.get(repr(dt).split(".")[1], repr(dt))
 
 
 def logaddexp(input, other):
@@ -183,7 +173,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if not input.dtype.is_floating_point and dtype is None:
         raise RuntimeError(
             f"nanmean(): expected input to have floating point dtype but got "
-            f"{_dtype_name(input.dtype)}"
+            f"{scalar_type_name(input.dtype)}"
         )
     count = (~E.isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
@@ -241,7 +231,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 def logcumsumexp(input, dim):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
-            f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype_name(input.dtype)}'"
+            f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(input.dtype)}'"
         )
     x = input
     if x.numel() == 0:

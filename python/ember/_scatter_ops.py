@@ -1,6 +1,8 @@
 """The *_scatter ops (a copy of input with one view of it replaced by src, through copy_, whose
 derivative sends src's part of the gradient back to src), vdot and histogram."""
 
+from ._type_info import scalar_type_name
+
 __all__ = ["diagonal_scatter", "select_scatter", "slice_scatter", "vdot", "histogram"]
 
 
@@ -54,16 +56,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     from . import return_types
 
     if not input.dtype.is_floating_point:
-        names = {
-            "int64": "Long",
-            "int32": "Int",
-            "int16": "Short",
-            "int8": "Char",
-            "uint8": "Byte",
-            "bool": "Bool",
-        }
         raise NotImplementedError(
-            f"\"histogramdd\" not implemented for '{names[repr(input.dtype).split('.')[1]]}'"
+            f"\"histogramdd\" not implemented for '{scalar_type_name(input.dtype)}'"
         )
     x = input.detach().reshape(-1)
     if isinstance(bins, E.Tensor):

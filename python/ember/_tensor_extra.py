@@ -6,6 +6,7 @@ import math
 import ember as E  # the package being initialised; attributes are read at call time
 from . import _C
 from ._C import Tensor
+from ._type_info import scalar_type_name
 
 
 def _method(fn_name):
@@ -22,28 +23,13 @@ def _inplace(fn_name):
         result = getattr(E, fn_name)(self, *args, **kwargs)
         if not E.can_cast(result.dtype, self.dtype):
             raise RuntimeError(
-                f"result type {_name(result.dtype)} can't be cast to the desired "
-                f"output type {_name(self.dtype)}"
+                f"result type {scalar_type_name(result.dtype)} can't be cast to the desired "
+                f"output type {scalar_type_name(self.dtype)}"
             )
         return self.copy_(result)
 
     method.__name__ = fn_name + "_"
     return method
-
-
-def _name(dt):
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "bfloat16": "BFloat16",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-    }[repr(dt).split(".")[1]]
 
 
 _METHODS = (

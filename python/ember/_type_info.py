@@ -2,6 +2,17 @@
 
 __all__ = ["finfo", "iinfo"]
 
+_SCALAR_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def scalar_type_name(dtype):
+    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its error messages print it."""
+    return _SCALAR_TYPE_NAMES[repr(dtype).split(".")[1]]
+
 # bfloat16 has float32's exponent and an 8-bit significand; numpy has no bfloat16.
 _BFLOAT16 = {"bits": 16, "eps": 2.0 ** -7, "max": float.fromhex("0x1.fep127"),
              "min": -float.fromhex("0x1.fep127"), "tiny": 2.0 ** -126,

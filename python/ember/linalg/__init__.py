@@ -8,6 +8,7 @@ import math
 import ember as E
 from .. import return_types
 from .._C import Tensor
+from .._type_info import scalar_type_name
 from .._extra_shape import cross as _cross
 from ._functions import LinAlgError, _check, _cholesky, _eigh, _qr, _solve, _solve_triangular, _svd
 from ._functions import _det, _slogdet
@@ -82,7 +83,8 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     if A.dtype != B.dtype:
         raise RuntimeError(
             f"linalg.solve: Expected A and B to have the same dtype, but found "
-            f"A of type {_dt(A)} and B of type {_dt(B)} instead"
+            f"A of type {scalar_type_name(A.dtype)} and B of type "
+            f"{scalar_type_name(B.dtype)} instead"
         )
     vector = _vector_rhs(A, B)
     b = B.unsqueeze(-1) if vector else B
@@ -238,7 +240,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
-            f"input. Got {_dt(x)}"
+            f"input. Got {scalar_type_name(x.dtype)}"
         )
     if dtype is not None:
         x = x.to(dtype)
@@ -406,18 +408,3 @@ def vander(x, *, N=None):
             list(x.shape) + [x.shape[-1] if N is None else N]
         )
     )
-
-
-def _dt(t):
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "bfloat16": "BFloat16",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-    }[repr(t.dtype).split(".")[1]]

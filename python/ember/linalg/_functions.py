@@ -6,6 +6,7 @@ derivative results", 2008; Seeger et al. for Cholesky; Walter and Lehmann for QR
 
 import ember as E
 from ..autograd.function import Function
+from .._type_info import scalar_type_name
 
 
 class LinAlgError(RuntimeError):
@@ -17,30 +18,16 @@ def _check(op, A, square=False):
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if not A.dtype.is_floating_point:
         raise RuntimeError(
-            f"{op}: Expected a floating point or complex tensor as input. Got {_name(A.dtype)}"
+            f"{op}: Expected a floating point or complex tensor as input. "
+            f"Got {scalar_type_name(A.dtype)}"
         )
     if A.dtype not in (E.float32, E.float64):
-        raise NotImplementedError(f"\"{op}\" not implemented for '{_name(A.dtype)}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(A.dtype)}'")
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
             f"{op}: A must be batches of square matrices, but they are "
             f"{A.shape[-2]} by {A.shape[-1]} matrices"
         )
-
-
-def _name(dt):
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "bfloat16": "BFloat16",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-    }[repr(dt).split(".")[1]]
 
 
 def _batch_prefix(info):
@@ -78,7 +65,7 @@ def _solve(A, B, op, check_errors):
     if A.dtype != B.dtype:
         raise RuntimeError(
             f"{op}: Expected A and B to have the same dtype, but found A of type "
-            f"{_name(A.dtype)} and B of type {_name(B.dtype)} instead"
+            f"{scalar_type_name(A.dtype)} and B of type {scalar_type_name(B.dtype)} instead"
         )
     X, info = _SolveFn.apply(A, B)
     if check_errors and bool((info > 0).any()):
@@ -111,7 +98,8 @@ def _solve_triangular(A, B, upper, unit):
     if A.dtype != B.dtype:
         raise RuntimeError(
             f"linalg.solve_triangular: Expected A and B to have the same dtype, but "
-            f"found A of type {_name(A.dtype)} and B of type {_name(B.dtype)} instead"
+            f"found A of type {scalar_type_name(A.dtype)} and B of type "
+            f"{scalar_type_name(B.dtype)} instead"
         )
     return _SolveTriangularFn.apply(A, B, upper, unit)
 
