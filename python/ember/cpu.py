@@ -1,5 +1,7 @@
 """ember.cpu: torch.cpu's device queries and its amp forms."""
 
+from ._device_amp import amp_namespace
+
 
 def is_available():
     return True
@@ -17,25 +19,4 @@ def synchronize(device=None):
     """CPU work is synchronous."""
 
 
-class amp:
-    """torch.cpu.amp: autocast and GradScaler for device 'cpu'."""
-
-    @staticmethod
-    def autocast(enabled=True, dtype=None, cache_enabled=True):
-        from .amp import autocast
-
-        return autocast("cpu", dtype, enabled)
-
-    @staticmethod
-    def GradScaler(
-        init_scale=2.0**16,
-        growth_factor=2.0,
-        backoff_factor=0.5,
-        growth_interval=2000,
-        enabled=True,
-    ):
-        from .amp import GradScaler
-
-        return GradScaler(
-            "cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled
-        )
+amp = amp_namespace("cpu", "torch.cpu.amp: autocast and GradScaler for device 'cpu'.")

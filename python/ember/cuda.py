@@ -1,5 +1,7 @@
 """ember.cuda: ember has no CUDA backend, so programs that probe for one take their CPU path."""
 
+from ._device_amp import amp_namespace
+
 
 def is_available():
     return False
@@ -39,25 +41,6 @@ def memory_allocated(device=None):
 max_memory_allocated = memory_reserved = max_memory_reserved = memory_allocated
 
 
-class amp:
-    """torch.cuda.amp: the CUDA forms of autocast and GradScaler (disabled without CUDA)."""
-
-    @staticmethod
-    def autocast(enabled=True, dtype=None, cache_enabled=True):
-        from .amp import autocast
-
-        return autocast("cuda", dtype, enabled)
-
-    @staticmethod
-    def GradScaler(
-        init_scale=2.0**16,
-        growth_factor=2.0,
-        backoff_factor=0.5,
-        growth_interval=2000,
-        enabled=True,
-    ):
-        from .amp import GradScaler
-
-        return GradScaler(
-            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
-        )
+amp = amp_namespace(
+    "cuda", "torch.cuda.amp: the CUDA forms of autocast and GradScaler (disabled without CUDA)."
+)
