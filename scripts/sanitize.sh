@@ -29,7 +29,9 @@ ASAN_OPTIONS="detect_leaks=1:$ASAN_COMMON" ctest --test-dir "$BUILD" --output-on
 
 echo "== Python tests under ASan + UBSan"
 # CPython and torch keep interned objects alive until exit by design, so leak checking would
-# report the interpreter, not ember: it stays on for the C++ suite only.
+# report the interpreter, not ember: it stays on for the C++ suite only. --capture=sys leaves
+# file descriptor 2 alone, so a sanitizer's report (printed there just before it ends the
+# process) reaches the log instead of pytest's capture buffer.
 LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)" \
   ASAN_OPTIONS="detect_leaks=0:$ASAN_COMMON" PYTHONPATH="$PWD/$BUILD/site" \
-  "$PY" -m pytest -q -p no:cacheprovider tests/python "$@"
+  "$PY" -m pytest -q -p no:cacheprovider --capture=sys tests/python "$@"

@@ -73,14 +73,35 @@ uint64_t mask_of(const Tensor& self, IntArrayRef dims, const char* op) {
   return self.dim() == 0 ? (dim_mask(dims, 1, op), 0) : dim_mask(dims, self.dim(), op);
 }
 
+// Integer sums and products wrap modulo 2^64 as PyTorch's (and numpy's) do; computed in the
+// unsigned type, where wrapping is defined, since signed overflow is undefined behaviour.
+template <class A>
+A wrap_add(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return A(U(a) + U(b));
+  } else {
+    return a + b;
+  }
+}
+template <class A>
+A wrap_mul(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return A(U(a) * U(b));
+  } else {
+    return a * b;
+  }
+}
+
 template <class A>
 struct SumOp {
   using acc_t = A;
   static constexpr bool kLaned = true;
   A init() const { return A(0); }
   template <class V>
-  void step(A& a, V x, int64_t) const { a += A(x); }
-  A combine(A a, A b) const { return a + b; }
+  void step(A& a, V x, int64_t) const { a = wrap_add(a, A(x)); }
+  A combine(A a, A b) const { return wrap_add(a, b); }
 };
 
 template <class A>
@@ -89,8 +110,8 @@ struct ProdOp {
   static constexpr bool kLaned = true;
   A init() const { return A(1); }
   template <class V>
-  void step(A& a, V x, int64_t) const { a *= A(x); }
-  A combine(A a, A b) const { return a * b; }
+  void step(A& a, V x, int64_t) const { a = wrap_mul(a, A(x)); }
+  A combine(A a, A b) const { return wrap_mul(a, b); }
 };
 
 // Widest accumulator per input type: sums of floats in double, of ints in int64.
