@@ -25,11 +25,20 @@ namespace {
 struct Windows {
   std::vector<int64_t> taps, first{0}, span;
   int64_t size() const { return int64_t(first.size()) - 1; }
+  // Room for n windows up front: an output size too large to hold fails here, at once (out of
+  // memory), instead of after a loop of n steps.
+  void reserve(int64_t n) {
+    EMBER_CHECK(n < int64_t(first.max_size()), "[pool] expected an output size that fits in ",
+                "memory; got ", n);
+    first.reserve(size_t(n) + 1);
+    span.reserve(size_t(n));
+  }
   void add(int64_t start, int64_t count, int64_t step, int64_t in, int64_t padded_len) {
-    for (int64_t j = 0; j < count; ++j) {
-      int64_t i = start + j * step;
-      if (i >= 0 && i < in) taps.push_back(i);
-    }
+    // Only the taps inside [0, in) are visited: a kernel near INT64_MAX is a legal argument,
+    // and looping over its padding would never end.
+    const int64_t lo = start >= 0 ? 0 : (-start + step - 1) / step;
+    const int64_t hi = start >= in ? 0 : std::min(count, (in - 1 - start) / step + 1);
+    for (int64_t j = lo; j < hi; ++j) taps.push_back(start + j * step);
     first.push_back(int64_t(taps.size()));
     span.push_back(padded_len);
   }
@@ -39,6 +48,7 @@ struct Windows {
 // Sliding windows: output o starts at o * s - p; a mean's padded span stops at in + p.
 Windows sliding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d) {
   Windows w;
+  w.reserve(out);
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * s - p;
     w.add(start, k, d, in, std::min(start + k, in + p) - start);
@@ -49,6 +59,7 @@ Windows sliding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_
 // Adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)).
 Windows adaptive(int64_t in, int64_t out) {
   Windows w;
+  w.reserve(out);
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * in / out, end = ((o + 1) * in + out - 1) / out;
     w.add(start, end - start, 1, in, end - start);
@@ -146,7 +157,9 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
         int64_t* oi = pi + c * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
           for (int64_t ow = 0; ow < OW; ++ow) {
-            A best = std::numeric_limits<A>::lowest();
+            // a window wholly in the padding gives -inf for floats, as PyTorch's does
+            A best = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
+                                                          : std::numeric_limits<A>::lowest();
             int64_t arg = -1;
             for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
               const int64_t h = wh.taps[size_t(a)];

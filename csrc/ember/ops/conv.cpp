@@ -46,7 +46,8 @@ DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op
 template <class F>
 Tensor in_wide_dtype(const Tensor& input, const char* kernel, F&& f) {
   ScalarType t = input.dtype();
-  EMBER_CHECK(t != kBool, "\"", kernel, "\" not implemented for '", scalar_type_name(t), "'");
+  EMBER_CHECK_KIND(t != kBool, ErrorKind::NotImplemented, "\"", kernel, "\" not implemented for '",
+                   scalar_type_name(t), "'");
   if (t == kFloat || t == kDouble) return f(t);
   return to_dtype(f(is_floating_point(t) ? kFloat : kDouble), t);
 }
@@ -87,6 +88,9 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
               " elements, but got bias of size ", bias ? bias->sizes() : IntArrayRef{},
               " instead");
   if (transposed) {
+    for (size_t i = 0; i < 2; ++i)
+      EMBER_CHECK(a.output_padding[i] >= 0, "[conv_transpose] expected a non-negative ",
+                  "output_padding; got ", a.output_padding);
     for (size_t i = 0; i < 2; ++i)
       EMBER_CHECK(a.output_padding[i] < a.stride[i] || a.output_padding[i] < a.dilation[i],
                   "output padding must be smaller than either stride or dilation, but got ",
@@ -260,7 +264,8 @@ Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
     a.output_padding.insert(0, 0);
   }
   check_conv(x, w, bias, a, true, op);
-  EMBER_CHECK(is_floating_point(x.dtype()), "\"slow_conv_transpose2d_cpu\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
+                   "\"slow_conv_transpose2d_cpu\" not implemented for '",
               scalar_type_name(x.dtype()), "'");
   Tensor out = conv_transpose_batched(x, w, bias, a);
   if (nd == 1) out = squeeze(out, {2});

@@ -119,9 +119,20 @@ Tensor embedding_kernel(const Tensor& weight, const Tensor& indices, int64_t, bo
 }
 EMBER_REGISTER_KERNEL("embedding", CPU, embedding_kernel);
 
+// `x` without `left` elements at the start of dim and `right` at its end.
+Tensor crop(const Tensor& x, int64_t dim, int64_t left, int64_t right, int64_t n) {
+  EMBER_CHECK(x.size(dim) - left - right >= 0, "[pad] resulting padded dimension ", dim,
+              " would be negative: size ", n, ", padding (", -left, ", ", -right, ")");
+  return left || right ? narrow(x, dim, left, x.size(dim) - left - right) : x;
+}
+
 // One padded dim: positive pads are filled from the original data, then negative ones crop.
-Tensor pad_dim(const Tensor& x, int64_t dim, int64_t left, int64_t right, std::string_view mode,
-               double value) {
+// Circular padding crops first and wraps the cropped data, as PyTorch's does.
+Tensor pad_dim(const Tensor& input, int64_t dim, int64_t left, int64_t right,
+               std::string_view mode, double value) {
+  const int64_t crop_l = std::max<int64_t>(-left, 0), crop_r = std::max<int64_t>(-right, 0);
+  const bool crop_first = mode == "circular";
+  const Tensor x = crop_first ? crop(input, dim, crop_l, crop_r, input.size(dim)) : input;
   const int64_t n = x.size(dim);
   auto block = [&](int64_t len, bool at_left) -> Tensor {
     if (mode == "constant") {
@@ -143,11 +154,7 @@ Tensor pad_dim(const Tensor& x, int64_t dim, int64_t left, int64_t right, std::s
   parts.push_back(x);
   if (right > 0) parts.push_back(block(right, false));
   Tensor out = parts.size() == 1 ? x : cat(parts, dim);
-  const int64_t crop_l = std::max<int64_t>(-left, 0), crop_r = std::max<int64_t>(-right, 0);
-  EMBER_CHECK(out.size(dim) - crop_l - crop_r >= 0, "[pad] resulting padded dimension ", dim,
-              " would be negative: size ", n, ", padding (", left, ", ", right, ")");
-  if (crop_l || crop_r) out = narrow(out, dim, crop_l, out.size(dim) - crop_l - crop_r);
-  return out;
+  return crop_first ? out : crop(out, dim, crop_l, crop_r, input.size(dim));
 }
 
 // Source indices and weights of linear interpolation along one dim (PyTorch's
@@ -241,7 +248,8 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
               "), kernel_size=(", w.k[0], ", ", w.k[1], "), dilation=(", w.d[0], ", ", w.d[1],
               "), padding=(", w.p[0], ", ", w.p[1], "), calculated shape of the array of ",
               "sliding blocks as (", bh, ", ", bw, "), but its components must be at least one.");
-  EMBER_CHECK(is_floating_point(x.dtype()), "\"im2col\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
+                   "\"im2col\" not implemented for '",
               scalar_type_name(x.dtype()), "'");
   Tensor out = im2col_op().call(x, {x.size(2), x.size(3)}, w.k, w.d, w.p, w.s);
   return input.dim() == 3 ? squeeze(out, {0}) : out;
@@ -266,7 +274,8 @@ Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_s
               "), expected size of input's dimension 2 to match the calculated number of ",
               "sliding blocks ", bh, " * ", bw, " = ", bh * bw, ", but got input.size(2)=",
               x.size(2), ".");
-  EMBER_CHECK(is_floating_point(x.dtype()), "\"col2im\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
+                   "\"col2im\" not implemented for '",
               scalar_type_name(x.dtype()), "'");
   Tensor out = col2im_op().call(x, size, w.k, w.d, w.p, w.s);
   return input.dim() == 2 ? squeeze(out, {0}) : out;
@@ -295,7 +304,8 @@ Tensor upsample_nearest(const Tensor& input, IntArrayRef output_size,
 Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_corners,
                        ArrayRef<std::optional<double>> scales) {
   check_resize(input, output_size, "upsample_linear");
-  EMBER_CHECK(is_floating_point(input.dtype()), "\"upsample_linear\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
+                   "\"upsample_linear\" not implemented for '",
               scalar_type_name(input.dtype()), "'");
   Tensor out = input;
   for (size_t i = 0; i < output_size.size(); ++i) {
