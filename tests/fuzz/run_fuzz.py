@@ -143,9 +143,11 @@ def run(calls, *, profile="long", seed=0, hang_s=60.0, out=None):
     tally = Tally()
     log_path = os.path.join(tempfile.mkdtemp(prefix="ember_fuzz_"), "worker.log")
     chunk = calls if profile == "ci" else CHUNK
+    start = time.monotonic()
     while tally.calls < calls:
         made = _run_worker(tally, seed, min(chunk, calls - tally.calls), profile == "ci", hang_s, log_path)
         seed += 1
+        print(f"{tally.calls} calls, {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
         if profile == "ci" and tally.calls < calls:
             break  # a derandomized run can't skip the case that stopped it: report what we have
         if made == 0:
