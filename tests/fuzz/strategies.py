@@ -39,14 +39,18 @@ def chance(draw, percent):
 
 @st.composite
 def tensors(draw, shape=None, dtype=None, min_dims=0, max_dims=4, low=-3.0, high=3.0, layout=None):
-    """A T of random values; for 'expanded' the values repeat along dim 0 (it has stride 0)."""
+    """A T of random values in a random memory layout."""
     shape = tuple(draw(shapes(min_dims, max_dims)) if shape is None else shape)
     dtype = dtype or draw(dtypes())
     layout = layout or draw(st.sampled_from(LAYOUTS))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     if not is_float(dtype):  # a fractional range holds no integer: widen it to one that does
         low, high = math.floor(low), math.ceil(high)
-    values = make(shape, dtype, rng, low, high).values
+    return laid_out(make(shape, dtype, rng, low, high).values, dtype, layout)
+
+
+def laid_out(values, dtype, layout):
+    """A T in `layout`; for 'expanded' the values repeat along dim 0 (it has stride 0 there)."""
     if layout == "expanded" and values.ndim and values.shape[0]:
         values = np.ascontiguousarray(np.broadcast_to(values[:1], values.shape))
     return T(values, dtype, layout)
@@ -114,7 +118,7 @@ def op_db_cases(draw):
         args, kwargs = _map_t((args, kwargs), lambda t: retype(t, dtype))
     layouts = draw(st.lists(st.sampled_from(LAYOUTS), min_size=8, max_size=8))
     it = iter(layouts * 4)
-    args, kwargs = _map_t((args, kwargs), lambda t: T(t.values, t.dtype, next(it)))
+    args, kwargs = _map_t((args, kwargs), lambda t: laid_out(t.values, t.dtype, next(it)))
     mutated = False
     if chance(draw, 40):
         args, kwargs = _mutate(draw, list(args), kwargs)
