@@ -23,6 +23,8 @@ OVERFLOW = "element count overflowing int64 not rejected yet: fixed on the harde
 INT_INDEX = "int32 index tensors for gather/scatter (PyTorch 2.13 accepts them): not implemented in ember yet"
 NOT_YET = "not implemented in ember yet"
 EMPTY_EDGE = "an empty input PyTorch accepts or rejects inconsistently (N=0 batch, empty class dim)"
+# loss(float32 input, float16 target): PyTorch's result takes the target's dtype in some losses
+MIXED_LOSS = "mixed float16/float32 loss operands: PyTorch's result dtype follows the target"
 
 KNOWN = {
     **{("torch_raises", fn): MORE_DTYPES for fn in (
@@ -47,12 +49,24 @@ KNOWN = {
         "F.interpolate", "F.pad", "F.pixel_shuffle", "F.relu", "F.hardtanh", "F.conv_transpose2d",
         "F.conv_transpose1d", "F.conv1d", "F.conv2d", "F.unfold", "F.fold", "Tensor.__getitem__", "setitem",
         "Tensor.narrow", "arange", "op:histc", "op:tile", "scatter", "scatter_add", "index_add", "tensor",
-        "F.kl_div", "F.multi_margin_loss", "op:relu", "F.soft_margin_loss", "F.mse_loss", "F.l1_loss",
+        "F.kl_div", "F.multi_margin_loss", "op:relu", "F.adaptive_avg_pool1d", "F.max_pool1d",
+        "Tensor.index_fill", "index_select", "op:add", "op:argmax", "op:argmin", "op:bincount", "op:einsum",
+        "op:repeat_interleave", "op:var", "op:std", "F.soft_margin_loss", "F.mse_loss", "F.l1_loss",
         "F.binary_cross_entropy_with_logits", "F.prelu", "F.one_hot", "F.linear")},
     **{("torch_raises", fn): LENIENT_ARGS for fn in (
         "empty", "ones", "zeros", "rand", "randn", "op:cat", "op:stack", "op:logical_xor", "op:logical_and",
         "op:logical_or", "op:max", "op:min", "op:movedim", "op:unbind", "setitem", "F.hardtanh", "full",
-        "op:tile", "op:repeat")},
+        "op:tile", "op:repeat", "op:copysign", "op:fmod", "op:hypot", "op:ne", "op:eq", "op:pow_tensor_scalar",
+        "op:flip", "op:prod", "op:sum", "op:argmin", "op:argmax", "F.dropout")},
+    **{("wrong_dtype", fn): MIXED_LOSS for fn in (
+        "F.binary_cross_entropy_with_logits", "F.huber_loss", "F.soft_margin_loss", "F.smooth_l1_loss",
+        "F.mse_loss", "F.l1_loss")},
+    # a negative float converted to uint8 is undefined in C++; PyTorch gives 127 for -1 here
+    ("wrong_values", "linspace"): "negative values converted to uint8: undefined, PyTorch's result is an artefact",
+    # bfloat16 with two elements per channel: not yet investigated (float32 agrees)
+    ("wrong_values", "F.instance_norm"): "bfloat16 instance_norm of 2-element planes differs; not investigated yet",
+    # clamp(max=[[1], [2, 3]]): a ragged list reaches a cast that fails as std::bad_cast
+    ("exc_class", "op:clamp"): "a ragged list as a clamp bound raises RuntimeError(std::bad_cast), not TypeError",
     **{("torch_raises", fn): OVERFLOW for fn in ("randint", "eye", "linspace", "arange")},
     **{("ember_raises", fn): INT_INDEX for fn in ("gather", "scatter", "scatter_add")},
     ("ember_raises", "take_along_dim"): NOT_YET + ": torch.take_along_dim",
@@ -67,9 +81,16 @@ KNOWN = {
     ("ember_raises", "F.log_softmax"): NOT_YET + ": log_softmax(dtype=bool/int) on empty inputs",
     **{("ember_raises", fn): EMPTY_EDGE for fn in (
         "F.adaptive_avg_pool1d", "F.adaptive_avg_pool2d", "F.batch_norm", "F.cross_entropy", "index_add",
-        "F.pad", "F.instance_norm", "F.max_pool1d", "F.max_pool2d", "F.avg_pool1d", "F.avg_pool2d")},
+        "F.pad", "F.instance_norm", "F.max_pool1d", "F.max_pool2d", "F.avg_pool1d", "F.avg_pool2d",
+        "F.adaptive_max_pool1d", "F.adaptive_max_pool2d", "Tensor.__getitem__", "setitem", "Tensor.index_fill",
+        "op:mm", "op:matmul", "op:bmm")},
+    ("ember_raises", "F.softmin"): NOT_YET + ": softmin of an integer input (PyTorch runs it on empty inputs only)",
+    ("ember_raises", "F.mse_loss"): NOT_YET + ": a bool target in a float loss (PyTorch promotes it)",
     **{("ember_raises", fn): MORE_DTYPES.replace("accepts", "rejects") + " only on empty inputs" for fn in (
-        "F.conv1d", "F.conv2d", "F.conv_transpose1d", "F.conv_transpose2d", "F.fold", "F.unfold")},
+        "F.conv1d", "F.conv2d", "F.conv_transpose1d", "F.conv_transpose2d")},
+    # PyTorch's block count wraps for a padding near 2**62 and it returns a wrong-sized result
+    **{("ember_raises", fn): "sizes near INT64_MAX: ember rejects what wraps in PyTorch" for fn in (
+        "F.fold", "F.unfold")},
 }
 
 # Most of ember's messages copy PyTorch's wording, which often does not name the op (shared

@@ -116,3 +116,19 @@ def test_index_add_out_of_bounds_is_runtime_error_not_index_error():
 def test_bad_arguments_raise_pytorchs_class(call, exc, match):
     with pytest.raises(exc, match=match):
         call(ember.nn.functional)
+
+
+def test_narrow_with_a_huge_length_raises():
+    with pytest.raises(RuntimeError, match="exceeds dimension size"):
+        ember.ones(3, 2).narrow(0, 2, 2**63 - 1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F: F.conv1d(ember.ones(1, 4), ember.ones(2, 1, 2), stride=3, padding=2**63 - 1),
+    lambda F: F.fold(ember.ones(2, 2, 1), 2**63 - 1, 1),
+    lambda F: F.unfold(ember.ones(1, 1, 4, 5), 2, padding=2**62),
+], ids=["conv1d_padding", "fold_output_size", "unfold_padding"])
+def test_sizes_near_int64_max_raise_instead_of_wrapping(call):
+    # these wrapped into small, valid-looking sizes and the kernels wrote out of bounds
+    with pytest.raises(RuntimeError, match="fits? in int64"):
+        call(ember.nn.functional)

@@ -210,7 +210,8 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   EMBER_CHECK_INDEX(start >= -size && start <= size, "start out of range (expected to be in range "
                     "of [", -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
-  EMBER_CHECK(length >= 0 && start + length <= size, "start (", start, ") + length (", length,
+  // length <= size - start: start + length could overflow past a huge length
+  EMBER_CHECK(length >= 0 && length <= size - start, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
   return slice(self, dim, start, start + length, 1);
 }
