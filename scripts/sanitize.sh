@@ -10,7 +10,9 @@ BUILD=build/asan
 PY="$PWD/.venv/bin/python"
 
 echo "== building ember with ASan + UBSan ($BUILD)"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON \
+# -O1 -g1, as the sanitizers' documentation suggests: line numbers in reports, a fast build.
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
+  -DEMBER_SANITIZE=ON \
   -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PY" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
 # The importable package: the Python sources beside the sanitized _C and libember.
@@ -19,12 +21,15 @@ cp -r python/ember "$BUILD/site/ember"
 cp "$BUILD"/_C*.so "$BUILD"/libember.so "$BUILD/site/ember/"
 
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# An impossible allocation returns null, as glibc's does, so ember raises its out-of-memory error
+# (tested) instead of ASan aborting.
+ASAN_COMMON="abort_on_error=1:allocator_may_return_null=1"
 echo "== C++ tests under ASan + UBSan + LSan"
-ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)"
+ASAN_OPTIONS="detect_leaks=1:$ASAN_COMMON" ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)"
 
 echo "== Python tests under ASan + UBSan"
 # CPython and torch keep interned objects alive until exit by design, so leak checking would
 # report the interpreter, not ember: it stays on for the C++ suite only.
 LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)" \
-  ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" PYTHONPATH="$PWD/$BUILD/site" \
+  ASAN_OPTIONS="detect_leaks=0:$ASAN_COMMON" PYTHONPATH="$PWD/$BUILD/site" \
   "$PY" -m pytest -q -p no:cacheprovider tests/python "$@"

@@ -71,10 +71,13 @@ void bind_autograd(nb::module_& m) {
   cls.def("_register_hook", [](const Tensor& t, nb::object fn) {
     EMBER_CHECK(t.requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
     auto alive = std::make_shared<bool>(true);
-    autograd::TensorHook hook = [fn, alive](const Tensor& g) {
+    // Owned by the leaf's impl or by the node whose output the tensor is (Note [Python objects
+    // held by the graph]).
+    const void* owner = t.is_leaf() ? static_cast<const void*>(t.impl()) : t.grad_fn().get();
+    autograd::TensorHook hook = [fn = PyRef(std::move(fn), owner), alive](const Tensor& g) {
       if (!*alive) return Tensor();
       nb::gil_scoped_acquire gil;
-      return call_tensor_hook(fn, g);
+      return call_tensor_hook(nb::borrow(fn.get()), g);
     };
     if (t.is_leaf()) autograd::meta(t).leaf_hooks.push_back(hook);
     else t.grad_fn()->tensor_pre_hooks.push_back({t.output_nr(), hook});
@@ -99,20 +102,21 @@ void bind_autograd(nb::module_& m) {
       })
       .def("_register_hook", [](Node& n, nb::object fn) {
         auto alive = std::make_shared<bool>(true);
-        n.post_hooks.push_back([fn, alive](const variable_list& gin, const variable_list& gout) {
+        n.post_hooks.push_back([fn = PyRef(std::move(fn), &n), alive](const variable_list& gin,
+                                                                      const variable_list& gout) {
           if (!*alive) return variable_list{};
           nb::gil_scoped_acquire gil;
-          nb::object r = fn(to_tuple(gin), to_tuple(gout));
+          nb::object r = fn.get()(to_tuple(gin), to_tuple(gout));
           return r.is_none() ? variable_list{} : to_variables(r);
         });
         return HookHandle{alive};
       })
       .def("_register_prehook", [](Node& n, nb::object fn) {
         auto alive = std::make_shared<bool>(true);
-        n.pre_hooks.push_back([fn, alive](const variable_list& gout) {
+        n.pre_hooks.push_back([fn = PyRef(std::move(fn), &n), alive](const variable_list& gout) {
           if (!*alive) return variable_list{};
           nb::gil_scoped_acquire gil;
-          nb::object r = fn(to_tuple(gout));
+          nb::object r = fn.get()(to_tuple(gout));
           return r.is_none() ? variable_list{} : to_variables(r);
         });
         return HookHandle{alive};
@@ -149,16 +153,18 @@ void bind_autograd(nb::module_& m) {
     variable_list outs = to_variables(outputs);
     variable_list nd = to_variables(non_differentiable);
     size_t n_in = ins.size();
+    PyRef fn(std::move(backward), nullptr);
     auto node = std::make_shared<autograd::FunctionNode>(
-        name, [backward, n_in](autograd::FunctionNode&, const variable_list& g) {
+        name, [fn, n_in](autograd::FunctionNode&, const variable_list& g) {
           nb::gil_scoped_acquire gil;
-          nb::object r = backward(to_tuple(g));
+          nb::object r = fn.get()(to_tuple(g));
           variable_list out = to_variables(r);
           EMBER_CHECK(out.size() >= n_in, "function backward returned an incorrect number of "
                       "gradients (expected ", n_in, ", got ", out.size(), ")");
           out.resize(n_in);
           return out;
         });
+    fn.set_owner(node.get());
     autograd::collect_next_edges(*node, ins);
     node->num_outputs = uint32_t(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {

@@ -53,6 +53,28 @@ auto inplace(F f) {
   return inplace_impl(f, &F::operator());
 }
 
+// Note [Python objects held by the graph]
+// Hooks and the backward of a Python autograd.Function are Python objects that C++ graph objects
+// own (a tensor's TensorImpl, a Node). The garbage collector cannot see C++ references, so a hook
+// that refers back to its tensor would form a cycle it never frees. Such objects are held through
+// PyRef, registered under their C++ owner; Tensor's tp_traverse (graph_refs.cpp) visits those of
+// the owners that it alone keeps alive. A PyRef may be copied and dropped without the GIL (a
+// kernel may free a node): its last copy takes the GIL to release the object.
+struct Held;
+class PyRef {
+ public:
+  PyRef(nb::object obj, const void* owner);
+  /// Re-registers under `owner` (a Node is known only after the closure holding this is built).
+  void set_owner(const void* owner);
+  /// The object; call it with the GIL held.
+  nb::handle get() const;
+
+ private:
+  std::shared_ptr<Held> held_;
+};
+/// tp_traverse and tp_clear of ember.Tensor.
+extern PyType_Slot tensor_gc_slots[];
+
 void bind_dtype(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_creation(nb::module_& m);

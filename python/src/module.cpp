@@ -80,10 +80,24 @@ bool scalar_from_python(nb::handle h, Scalar& out) {
   return false;
 }
 
+namespace {
+// A size element as int64; Python ints beyond it raise TypeError, as in PyTorch.
+int64_t unpack_int(nb::handle h, const char* what, size_t pos) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow)
+    throw nb::type_error((std::string(what) + " failed to unpack the object at pos " +
+                          std::to_string(pos + 1) +
+                          " with error \"Overflow when unpacking long long\"").c_str());
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return int64_t(v);
+}
+}  // namespace
+
 std::vector<int64_t> int_list(nb::handle h, const char* what) {
   std::vector<int64_t> out;
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) {
-    out.push_back(nb::cast<int64_t>(h));
+    out.push_back(unpack_int(h, what, 0));
     return out;
   }
   if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr())) {
@@ -103,7 +117,9 @@ std::vector<int64_t> int_list(nb::handle h, const char* what) {
     if (!PyIndex_Check(item.ptr()) || PyBool_Check(item.ptr()))
       throw nb::type_error((std::string(what) + " must be tuple of ints, but found element of type " +
                             nb::type_name(item.type()).c_str() + " at pos " + std::to_string(i)).c_str());
-    out.push_back(PyLong_AsLongLong(item.ptr()));
+    nb::object index = nb::steal(PyNumber_Index(item.ptr()));  // numpy ints and __index__
+    if (!index.is_valid()) throw nb::python_error();
+    out.push_back(unpack_int(index, what, i));
   }
   return out;
 }
@@ -170,6 +186,11 @@ NB_MODULE(_C, m) {
       PyErr_SetString(PyExc_RuntimeError, "out of memory: a host allocation failed (std::bad_alloc)");
     }
   });
+  // Note [Kernels release the GIL]: only a thread that holds the GIL gives it up, so a kernel
+  // running inside another kernel, or on a pool thread, costs one check.
+  ember::set_kernel_region_hooks(
+      {[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
+       [](void* token) { PyEval_RestoreThread(static_cast<PyThreadState*>(token)); }});
   bind_dtype(m);
   bind_tensor(m);
   bind_creation(m);

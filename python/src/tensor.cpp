@@ -258,7 +258,8 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
 }
 
 void bind_tensor(nb::module_& m) {
-  nb::class_<Tensor> cls(m, "Tensor", nb::dynamic_attr());
+  nb::class_<Tensor> cls(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable(),
+                        nb::type_slots(tensor_gc_slots));
   cls.def("__init__", [](Tensor* self, nb::args args) {
         if (args.size() == 0) {
           new (self) Tensor(empty({0}, default_dtype()));

@@ -6,6 +6,10 @@ import gzip
 import multiprocessing
 import os
 import random
+import re
+import signal
+import threading
+import time
 
 import ember
 import numpy as np
@@ -571,3 +575,114 @@ def test_fashion_mnist_through_loader_with_workers():
     ember.manual_seed(3)
     b = list(DataLoader(ds, batch_size=16, shuffle=True, num_workers=2))
     assert all(_same(x, y) for x, y in zip(a, b)) and a[0][0].shape == (16, 1, 28, 28)
+
+
+# ---- crashed, killed and hung workers ----
+
+
+def _children():
+    """Pids of this process's live (not zombie) children, read from /proc."""
+    me, out = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == me and fields[0] != "Z":
+            out.add(int(entry))
+    return out
+
+
+def _assert_nothing_left(children_before, threads_before):
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (
+        _children() - children_before or set(threading.enumerate()) - threads_before
+    ):
+        time.sleep(0.05)  # queue feeder threads finish just after the loader lets them go
+    assert _children() - children_before == set()
+    assert set(threading.enumerate()) - threads_before == set()
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"ember_dl_{os.getpid()}_")]
+
+
+def _check_death(msg, pid, reason):
+    assert re.search(rf"DataLoader worker \(pid(\(s\))? {pid}\)", msg), msg
+    if ember.__name__ == "ember":  # PyTorch names neither the worker nor how it ended
+        assert re.search(rf"worker 1 \(pid {pid}\) {reason}", msg), msg
+
+
+class _Crasher(Dataset):
+    """Worker 1 dies as told on its first sample; worker 0 serves normally."""
+
+    def __init__(self, how):
+        self.how = how
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        if get_worker_info().id == 1:
+            if self.how == "exit":
+                os._exit(7)
+            if self.how == "segfault":
+                import ctypes
+                import faulthandler
+
+                faulthandler.disable()  # die by the signal itself, without a traceback dump
+                ctypes.string_at(0)
+            if self.how == "hang":
+                time.sleep(60)
+        return i
+
+
+# AddressSanitizer (scripts/sanitize.sh) turns a segfault into its report and an abort.
+_SEGV = "SIG(SEGV|ABRT)" if "libasan" in os.environ.get("LD_PRELOAD", "") else "SIGSEGV"
+
+
+@pytest.mark.parametrize(
+    "how, reason",
+    [("exit", "exited with code 7"), ("segfault", f"killed by signal {_SEGV}")],
+)
+def test_crashed_worker_is_named_and_cleaned_up(how, reason):
+    children, threads = _children(), set(threading.enumerate())
+    start = time.monotonic()
+    with pytest.raises(RuntimeError) as e:
+        list(DataLoader(_Crasher(how), batch_size=2, num_workers=2))
+    assert time.monotonic() - start < 10
+    _check_death(str(e.value), r"\d+", reason)
+    del e  # its traceback holds the iterator (PyTorch stops the other workers only then)
+    gc.collect()
+    _assert_nothing_left(children, threads)
+
+
+def test_killed_worker_is_named_and_cleaned_up():
+    children, threads = _children(), set(threading.enumerate())
+    it = iter(DataLoader(_Crasher("hang"), batch_size=2, num_workers=2))
+    assert next(it).tolist() == [0, 1]  # worker 0's batch; worker 1 hangs on its first sample
+    victim = sorted(_children() - children)[1]
+    start = time.monotonic()
+    with pytest.raises(RuntimeError) as e:
+        os.kill(victim, signal.SIGKILL)
+        for _ in it:
+            pass
+    assert time.monotonic() - start < 10
+    _check_death(str(e.value), str(victim), "killed by signal SIGKILL")
+    del it, e
+    gc.collect()
+    _assert_nothing_left(children, threads)
+
+
+def test_timeout_raises_when_a_worker_hangs():
+    children, threads = _children(), set(threading.enumerate())
+    it = iter(DataLoader(_Crasher("hang"), batch_size=2, num_workers=2, timeout=0.5))
+    next(it)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
+        next(it)
+    assert time.monotonic() - start < 5
+    del it
+    gc.collect()
+    _assert_nothing_left(children, threads)

@@ -132,3 +132,12 @@ def test_sizes_near_int64_max_raise_instead_of_wrapping(call):
     # these wrapped into small, valid-looking sizes and the kernels wrote out of bounds
     with pytest.raises(RuntimeError, match="fits? in int64"):
         call(ember.nn.functional)
+
+
+@pytest.mark.parametrize("call", [lambda: ember.eye(2**33), lambda: ember.zeros(2**40, 2**40),
+                                  lambda: ember.nn.functional.pad(ember.ones(2, 3), (2**62, 0, 2**62, 0))],
+                         ids=["eye", "zeros", "pad"])
+def test_element_counts_that_overflow_raise(call):
+    # eye(2**33) wrapped to a small allocation and its diagonal fill wrote past it
+    with pytest.raises(RuntimeError, match="overflow"):
+        call()

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
 namespace ember::autograd {
@@ -104,6 +105,11 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   for (auto& hook : m.leaf_hooks) {
     Tensor r = hook(g);
     if (r.defined()) g = r;
+  }
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  {
+    KernelRegion waiting;  // the holder may be inside a kernel, waiting for the GIL back
+    lock.lock();
   }
   if (!m.grad.defined()) {
     // Steal the buffer when nobody else holds it; otherwise keep the caller's tensor intact.

@@ -2,6 +2,7 @@
 // The backward graph: nodes, edges, saved tensors and per-tensor autograd state.
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -117,6 +118,10 @@ class AccumulateGrad : public Node {
   std::string name() const override { return "AccumulateGrad"; }
   variable_list apply(variable_list&& grads) override;
   Tensor variable;
+
+ private:
+  // Backward passes in several threads may reach the same leaf at once.
+  std::mutex mutex_;
 };
 
 /// The backward of a function given as a closure over its saved tensors.

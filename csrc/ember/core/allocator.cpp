@@ -18,9 +18,11 @@ namespace ember {
 // step paid page faults for every large tensor (15-20% of a step measured before the cache), and
 // aligned allocations below it skip glibc's per-thread fast cache. Freed blocks are therefore kept
 // in bins of size classes (1/8 of a power of two apart, so rounding wastes at most 12.5% of
-// virtual space and no resident memory) and handed out again; the cache is bounded, and a failed
-// system allocation empties it and retries before raising. AddressSanitizer builds bypass the
-// cache so that use-after-free stays detectable.
+// virtual space and no resident memory) and handed out again. A miss first gives back cached
+// blocks of other sizes worth as much as it asks for, so the peak footprint stays that of the
+// program's own peak; the cache is bounded, and a failed system allocation empties it and
+// retries before raising. AddressSanitizer builds bypass the cache so that use-after-free stays
+// detectable.
 
 namespace {
 
@@ -68,6 +70,7 @@ class CachingAllocator {
         return p;
       }
       ++stats_.misses;
+      evict_locked(cls);
     }
     void* p = std::aligned_alloc(kAlignment, cls);
     if (!p) {
@@ -90,6 +93,23 @@ class CachingAllocator {
       }
     }
     std::free(p);
+  }
+
+  // Frees cached blocks of other sizes worth `nbytes` before the system is asked for more, so
+  // that the cache only ever holds memory the process has already had at one time: a change of
+  // working set (training, then evaluation at another batch size) reuses it instead of adding to
+  // the peak.
+  void evict_locked(size_t nbytes) {
+    for (auto it = bins_.begin(); it != bins_.end() && nbytes > 0;) {
+      auto& blocks = it->second;
+      while (!blocks.empty() && nbytes > 0) {
+        std::free(blocks.back());
+        blocks.pop_back();
+        cached_ -= it->first;
+        nbytes -= std::min(nbytes, it->first);
+      }
+      it = blocks.empty() ? bins_.erase(it) : std::next(it);
+    }
   }
 
   void empty_cache() {

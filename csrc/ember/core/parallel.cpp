@@ -39,12 +39,15 @@ class ThreadPool {
   explicit ThreadPool(int n) { resize(n); }
   ~ThreadPool() { stop(); }
 
-  int size() const { return int(workers_.size()) + 1; }  // the caller works too
+  // Read without locks by parallel_for while another thread may resize: hence atomic.
+  int size() const { return size_.load(); }
 
   void resize(int n) {
+    std::lock_guard<std::mutex> run_lock(run_mutex_);  // not while another thread runs a region
     stop();
     stopping_ = false;
     for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
+    size_.store(int(workers_.size()) + 1);  // the caller works too
   }
 
   // Runs task(chunk) for chunk in [0, nchunks), the caller participating.
@@ -121,6 +124,7 @@ class ThreadPool {
   }
 
   std::vector<std::thread> workers_;
+  std::atomic<int> size_{1};
   std::mutex m_, run_mutex_;
   std::condition_variable cv_, done_cv_;
   const std::function<void(int64_t)>* task_ = nullptr;

@@ -7,14 +7,22 @@ DimVector contiguous_strides(IntArrayRef sizes) {
   int64_t s = 1;
   for (int64_t i = int64_t(sizes.size()) - 1; i >= 0; --i) {
     strides[size_t(i)] = s;
-    s *= std::max<int64_t>(sizes[size_t(i)], 1);
+    EMBER_CHECK(i == 0 || !__builtin_mul_overflow(s, std::max<int64_t>(sizes[size_t(i)], 1), &s),
+                "Stride calculation overflowed with sizes=", sizes);
   }
   return strides;
 }
 
 int64_t numel_of(IntArrayRef sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  // Zero-size dims are counted as 1 in the overflow check, as PyTorch does: a shape whose other
+  // dims overflow is rejected even when it holds no elements.
+  int64_t n = 1, bound = 1;
+  for (int64_t s : sizes) {
+    EMBER_CHECK(!__builtin_mul_overflow(bound, std::max<int64_t>(s, 1), &bound),
+                "numel: integer multiplication overflow");
+    // Wrapping, not UB, for a negative size that a caller has yet to reject.
+    (void)__builtin_mul_overflow(n, s, &n);
+  }
   return n;
 }
 
@@ -42,7 +50,8 @@ DimVector infer_size(IntArrayRef shape, int64_t numel) {
       infer = i;
     } else {
       EMBER_CHECK(shape[i] >= 0, "invalid shape dimension ", shape[i]);
-      known *= shape[i];
+      EMBER_CHECK(!__builtin_mul_overflow(known, shape[i], &known), "shape '", shape,
+                  "' is invalid for input of size ", numel);
     }
   }
   if (infer) {

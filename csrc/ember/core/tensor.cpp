@@ -1,7 +1,5 @@
 #include "ember/core/tensor.h"
 
-#include <limits>
-
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/shape.h"
 
@@ -31,24 +29,29 @@ Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t o
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
   EMBER_CHECK(device.is_cpu(), "empty: ember has kernels for cpu only; got device ", device.str());
-  int64_t extent = 1;  // 1 + largest reachable offset
-  bool empty_tensor = false;
+  for (int64_t s : sizes)
+    EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+  // 1 + the largest reachable offset, in bytes; every step is overflow-checked so a huge shape
+  // is rejected here rather than wrapping into a small allocation.
+  int64_t extent = 1, nbytes = 0;
+  bool overflow = false, empty_tensor = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    EMBER_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ",
-                sizes);
+    int64_t step = 0;
     if (sizes[i] == 0) empty_tensor = true;
-    else extent += (sizes[i] - 1) * strides[i];
+    overflow |= __builtin_mul_overflow(std::max<int64_t>(sizes[i] - 1, 0), strides[i], &step);
+    overflow |= __builtin_add_overflow(extent, step, &extent);
   }
-  size_t itemsize = element_size(dtype);
-  int64_t elems = empty_tensor ? 0 : extent;
-  EMBER_CHECK(elems <= std::numeric_limits<int64_t>::max() / int64_t(itemsize),
-              "empty: tensor of shape ", sizes, " overflows the addressable size");
-  auto storage = make_intrusive<StorageImpl>(size_t(elems) * itemsize, device);
+  overflow |= __builtin_mul_overflow(extent, int64_t(element_size(dtype)), &nbytes);
+  EMBER_CHECK(!overflow, "Storage size calculation overflowed with sizes=", sizes,
+              " and strides=", strides);
+  auto storage = make_intrusive<StorageImpl>(empty_tensor ? 0 : size_t(nbytes), device);
   storage->set_inference(InferenceMode::is_enabled());
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, strides, 0));
 }
 
 Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
+  for (int64_t s : sizes)  // before the strides, which a negative size would make meaningless
+    EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
   return empty_strided(sizes, contiguous_strides(sizes), dtype, device);
 }
 

@@ -1,5 +1,7 @@
 #include "ember/core/tensor_impl.h"
 
+#include "ember/core/shape.h"
+
 namespace ember {
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
@@ -22,8 +24,7 @@ void TensorImpl::set_storage(Storage storage, ScalarType dtype) {
 }
 
 void TensorImpl::refresh() {
-  numel_ = 1;
-  for (int64_t s : sizes_) numel_ *= s;
+  numel_ = numel_of(sizes_);  // rejects shapes whose element count overflows int64
   // PyTorch's rule: size-1 dims may have any stride; empty tensors are contiguous.
   is_contiguous_ = true;
   if (numel_ == 0) return;

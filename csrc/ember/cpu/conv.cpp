@@ -1,12 +1,11 @@
 // CPU convolution: im2col of a chunk of samples into one wide column matrix + one BLAS GEMM per
 // chunk and group. See Note [Conv chunks] and Note [Conv threading].
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
-#include <cblas.h>
-
 #include <memory>
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/blas_threads.h"
 #include "ember/cpu/conv_gemm.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
@@ -26,8 +25,8 @@ namespace {
 //
 // Note [Conv threading]
 // The chunks depend only on the shapes, never on the thread count. With at least as many chunks
-// as threads, chunks run on ember's pool and OpenBLAS is held to one thread so the two pools never
-// nest; otherwise chunks run in order and each GEMM uses OpenBLAS's (or conv_sgemm's) threads.
+// as threads, chunks run on ember's pool (Note [BLAS threads]); otherwise chunks run in order and
+// each GEMM uses OpenBLAS's (or conv_sgemm's) threads.
 // The weight gradient is summed per chunk, then over chunks in order, so the result is the same
 // for any thread count.
 
@@ -63,16 +62,10 @@ void for_each_chunk(int64_t n, int64_t grain, F&& f) {
   const int threads = get_num_threads();
   auto body = [&](int64_t b, int64_t e) { with_best_isa([&] { f(b, e); }); };
   if (threads > 1 && chunks >= threads && !in_parallel_region()) {
-    openblas_set_num_threads(1);
-    try {
-      parallel_for(0, n, grain, body);
-    } catch (...) {
-      openblas_set_num_threads(threads);
-      throw;
-    }
-    openblas_set_num_threads(threads);
+    SerialBlas serial;
+    parallel_for(0, n, grain, body);
   } else {
-    openblas_set_num_threads(threads);
+    use_blas_threads();
     for (int64_t b = 0; b < n; b += grain) body(b, std::min(n, b + grain));
   }
 }

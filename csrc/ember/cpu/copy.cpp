@@ -15,6 +15,41 @@ void unsupported_dtype(const char* op, ScalarType t) {
 
 namespace {
 
+// Whether the copy would read the source across its rows: the destination is dense along the
+// fastest dim and the source along the second, as in x.t().contiguous() or a permute's copy.
+bool is_transpose(const TensorIter& it, int64_t elem) {
+  return it.shape().size() >= 2 && it.numel() >= 1024 && it.strides(0)[0] == elem &&
+         it.strides(1)[1] == elem && it.strides(1)[0] != elem;
+}
+
+// The copy of is_transpose in square tiles, so both sides stay in cache: element by element, the
+// source's reads would each touch a new cache line. Tiles of the outer dims run in parallel.
+template <class T>
+void transpose_copy(const TensorIter& it) {
+  constexpr int64_t kTile = 32;
+  const DimVector& shape = it.shape();
+  const int64_t n0 = shape[0], n1 = shape[1];
+  const int64_t tiles1 = (n1 + kTile - 1) / kTile, outer = it.numel() / (n0 * n1);
+  const int64_t d1 = it.strides(0)[1] / int64_t(sizeof(T)), s0 = it.strides(1)[0] / int64_t(sizeof(T));
+  parallel_for(0, outer * tiles1, std::max<int64_t>(1, kGrainSize / (kTile * n0)),
+               [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      char* dp = it.base(0);
+      const char* sp = it.base(1);
+      for (int64_t o = t / tiles1, d = 2; d < int64_t(shape.size()); o /= shape[size_t(d)], ++d) {
+        dp += (o % shape[size_t(d)]) * it.strides(0)[size_t(d)];
+        sp += (o % shape[size_t(d)]) * it.strides(1)[size_t(d)];
+      }
+      T* dst = reinterpret_cast<T*>(dp);
+      const T* src = reinterpret_cast<const T*>(sp);
+      const int64_t j0 = (t % tiles1) * kTile, j1 = std::min(n1, j0 + kTile);
+      for (int64_t i0 = 0; i0 < n0; i0 += kTile)
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t i = i0; i < std::min(n0, i0 + kTile); ++i) dst[i + j * d1] = src[i * s0 + j];
+    }
+  });
+}
+
 Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return dst;
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
@@ -29,6 +64,10 @@ Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
     return dst;
   }
   TensorIter it({&dst, &src});
+  if (dst.dtype() == src.dtype() && is_transpose(it, int64_t(dst.element_size()))) {
+    dispatch<kAllTypes>(dst.dtype(), "copy_", [&](auto tag) { transpose_copy<decltype(tag)>(it); });
+    return dst;
+  }
   dispatch<kAllTypes>(dst.dtype(), "copy_", [&](auto d) {
     using D = decltype(d);
     dispatch<kAllTypes>(src.dtype(), "copy_", [&](auto s) {

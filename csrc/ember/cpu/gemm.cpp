@@ -1,14 +1,12 @@
 // CPU matrix products: OpenBLAS for float32/float64, a blocked loop for the other dtypes.
 // See Note [GEMM layouts].
-#include <cblas.h>
-
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <optional>
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/blas_threads.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
@@ -48,11 +46,6 @@ std::optional<Layout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_
 }
 
 // OpenBLAS runs its own threads; keep their count equal to ember's so the two never stack up.
-void sync_blas_threads() {
-  static std::atomic<int> current{-1};
-  int n = get_num_threads();
-  if (current.exchange(n) != n) openblas_set_num_threads(n);
-}
 
 // OpenBLAS runs a product on the calling thread below these sizes (its GEMM and GEMV
 // multithreading thresholds with the default GEMM_MULTITHREAD_THRESHOLD of 4); batches of such
@@ -138,16 +131,19 @@ void blas_batched(const Tensor& out, const Tensor& a_in, const Tensor& b_in, T b
     blas_gemm(pa, a.layout.trans, b.layout.trans, M, N, K, alpha, pa, int(a.layout.ld), pb,
               int(b.layout.ld), beta, pc, std::max(N, 1));
   };
-  sync_blas_threads();
   const int64_t work = d.M * d.N * d.K;
   const int64_t serial = (d.M == 1 || d.N == 1) ? kBlasSerialGemv : kBlasSerialGemm;
-  if (d.B > 1 && work < serial) {
-    int64_t grain = std::max<int64_t>(1, kBlasSerialGemm / std::max<int64_t>(work, 1));
-    parallel_for(0, d.B, grain, [&](int64_t b0, int64_t b1) {
-      for (int64_t i = b0; i < b1; ++i) one(i);
-    });
+  auto batches = [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) one(i);
+  };
+  if (d.B > 1 && work < serial) {  // OpenBLAS would run each on the calling thread anyway
+    parallel_for(0, d.B, std::max<int64_t>(1, kBlasSerialGemm / std::max<int64_t>(work, 1)), batches);
+  } else if (d.B >= get_num_threads() && get_num_threads() > 1 && !in_parallel_region()) {
+    SerialBlas serial_blas;  // Note [BLAS threads]
+    parallel_for(0, d.B, 1, batches);
   } else {
-    for (int64_t i = 0; i < d.B; ++i) one(i);
+    use_blas_threads();
+    batches(0, d.B);
   }
 }
 

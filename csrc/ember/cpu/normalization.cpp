@@ -35,6 +35,22 @@ Tensor from_doubles(const std::vector<double>& v, ScalarType dtype) {
   return to_dtype(t, dtype);
 }
 
+// Eight partial sums in double: one accumulator would chain every add on the previous one's
+// latency and keep the loop from vectorizing. The lanes depend only on the index, so results are
+// the same for any thread count.
+struct Lanes {
+  double v[8] = {};
+  double total() const { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+};
+// Calls f(lane, j) for j < n, lane = j % 8 for the full blocks of eight, 0 for the tail.
+template <class F>
+inline void lanes_for(int64_t n, F&& f) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int l = 0; l < 8; ++l) f(l, j + l);
+  for (; j < n; ++j) f(0, j);
+}
+
 // (N, C, S) geometry of a contiguous batch_norm input.
 struct NCS {
   int64_t n, c, s;
@@ -66,17 +82,18 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
           // One pass with sums shifted by the channel's first value, which keeps the variance
           // accurate when the mean is large compared with the spread.
           const double k = count > 0 ? double(A(xp[c * g.s])) : 0.0;
-          double s1 = 0, s2 = 0;
+          Lanes s1, s2;
           for (int64_t i = 0; i < g.n; ++i) {
             const T* row = xp + (i * g.c + c) * g.s;
-            for (int64_t j = 0; j < g.s; ++j) {
-              double d = double(A(row[j])) - k;
-              s1 += d;
-              s2 += d * d;
-            }
+            lanes_for(g.s, [&](int l, int64_t j) {
+              const double d = double(A(row[j])) - k;
+              s1.v[l] += d;
+              s2.v[l] += d * d;
+            });
           }
-          mean[size_t(c)] = k + s1 / double(count);
-          var[size_t(c)] = std::max(0.0, (s2 - s1 * s1 / double(count)) / double(count));
+          const double t1 = s1.total(), t2 = s2.total();
+          mean[size_t(c)] = k + t1 / double(count);
+          var[size_t(c)] = std::max(0.0, (t2 - t1 * t1 / double(count)) / double(count));
         }
         invstd[size_t(c)] = 1 / std::sqrt(var[size_t(c)] + eps);
         const A scale = A(w[size_t(c)] * invstd[size_t(c)]);
@@ -129,15 +146,16 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
                  [&](int64_t c0, int64_t c1) { with_best_isa([&] {
       for (int64_t c = c0; c < c1; ++c) {
         const double m = mean[size_t(c)], is = invstd[size_t(c)];
-        double sg = 0, sgx = 0;
+        Lanes lg, lgx;
         for (int64_t i = 0; i < g.n; ++i) {
           const int64_t off = (i * g.c + c) * g.s;
-          for (int64_t j = 0; j < g.s; ++j) {
-            double gv = double(A(gp[off + j]));
-            sg += gv;
-            sgx += gv * (double(A(xp[off + j])) - m);
-          }
+          lanes_for(g.s, [&](int l, int64_t j) {
+            const double gv = double(A(gp[off + j]));
+            lg.v[l] += gv;
+            lgx.v[l] += gv * (double(A(xp[off + j])) - m);
+          });
         }
+        const double sg = lg.total(), sgx = lgx.total();
         gb[size_t(c)] = sg;
         gw[size_t(c)] = sgx * is;
         const A scale = A(w[size_t(c)] * is);

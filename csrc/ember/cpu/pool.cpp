@@ -18,40 +18,43 @@ namespace ember::cpu {
 namespace {
 
 // Note [Pool windows]
-// Along one dim, output o reads the input positions taps[first[o] .. first[o + 1]) (already
+// Along one dim, output o reads the n[o] input positions begin[o], begin[o] + step, ... (already
 // clipped to the input) and, for means, divides by span[o] (the window length counting padding)
 // or by the number of taps, as count_include_pad asks. A 2-d window is the product of its
-// row and column windows.
+// row and column windows. The taps are computed, not listed, so the loops read no index table.
 struct Windows {
-  std::vector<int64_t> taps, first{0}, span;
-  int64_t size() const { return int64_t(first.size()) - 1; }
-  // Room for n windows up front: an output size too large to hold fails here, at once (out of
-  // memory), instead of after a loop of n steps.
-  void reserve(int64_t n) {
-    EMBER_CHECK(n < int64_t(first.max_size()), "[pool] expected an output size that fits in ",
-                "memory; got ", n);
-    first.reserve(size_t(n) + 1);
-    span.reserve(size_t(n));
+  std::vector<int64_t> begin, n, span;
+  int64_t step = 1;
+  int64_t size() const { return int64_t(begin.size()); }
+  // Room for `count` windows up front: an output size too large to hold fails here, at once (out
+  // of memory), instead of after a loop of `count` steps.
+  void reserve(int64_t count) {
+    EMBER_CHECK(count < int64_t(begin.max_size()), "[pool] expected an output size that fits in ",
+                "memory; got ", count);
+    begin.reserve(size_t(count));
+    n.reserve(size_t(count));
+    span.reserve(size_t(count));
   }
-  void add(int64_t start, int64_t count, int64_t step, int64_t in, int64_t padded_len) {
-    // Only the taps inside [0, in) are visited: a kernel near INT64_MAX is a legal argument,
-    // and looping over its padding would never end.
+  void add(int64_t start, int64_t count, int64_t in, int64_t padded_len) {
+    // The taps start + j * step inside [0, in).
     const int64_t lo = start >= 0 ? 0 : (-start + step - 1) / step;
-    const int64_t hi = start >= in ? 0 : std::min(count, (in - 1 - start) / step + 1);
-    for (int64_t j = lo; j < hi; ++j) taps.push_back(start + j * step);
-    first.push_back(int64_t(taps.size()));
+    const int64_t hi = start > in - 1 ? 0 : std::min(count, (in - 1 - start) / step + 1);
+    begin.push_back(start + lo * step);
+    n.push_back(std::max<int64_t>(0, hi - lo));
     span.push_back(padded_len);
   }
-  int64_t count(int64_t o) const { return first[size_t(o + 1)] - first[size_t(o)]; }
+  int64_t count(int64_t o) const { return n[size_t(o)]; }
+  int64_t tap(int64_t o, int64_t j) const { return begin[size_t(o)] + j * step; }
 };
 
 // Sliding windows: output o starts at o * s - p; a mean's padded span stops at in + p.
 Windows sliding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d) {
   Windows w;
   w.reserve(out);
+  w.step = d;
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * s - p;
-    w.add(start, k, d, in, std::min(start + k, in + p) - start);
+    w.add(start, k, in, std::min(start + k, in + p) - start);
   }
   return w;
 }
@@ -62,18 +65,16 @@ Windows adaptive(int64_t in, int64_t out) {
   w.reserve(out);
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * in / out, end = ((o + 1) * in + out - 1) / out;
-    w.add(start, end - start, 1, in, end - start);
+    w.add(start, end - start, in, end - start);
   }
   return w;
 }
 
 // True when output o reads exactly taps 2o and 2o + 1 for every o (and so OH <= H / 2).
 bool is_2x2_stride_2(const Windows& w, int64_t in) {
-  if (2 * w.size() > in) return false;
-  for (int64_t o = 0; o < w.size(); ++o) {
-    const size_t f = size_t(w.first[size_t(o)]);
-    if (w.count(o) != 2 || w.taps[f] != 2 * o || w.taps[f + 1] != 2 * o + 1) return false;
-  }
+  if (2 * w.size() > in || w.step != 1) return false;
+  for (int64_t o = 0; o < w.size(); ++o)
+    if (w.count(o) != 2 || w.tap(o, 0) != 2 * o) return false;
   return true;
 }
 
@@ -161,17 +162,18 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
             A best = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
                                                           : std::numeric_limits<A>::lowest();
             int64_t arg = -1;
-            for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
-              const int64_t h = wh.taps[size_t(a)];
-              for (int64_t b = ww.first[size_t(ow)]; b < ww.first[size_t(ow + 1)]; ++b) {
-                const int64_t pos = h * W + ww.taps[size_t(b)];
+            for (int64_t a = 0; a < wh.count(oh); ++a) {
+              const int64_t row = wh.tap(oh, a) * W + ww.tap(ow, 0);
+              for (int64_t b = 0; b < ww.count(ow); ++b) {
+                const int64_t pos = row + b * ww.step;
                 const A v = A(plane[pos]);
                 bool nan = false;
                 if constexpr (!std::is_integral_v<T>) nan = std::isnan(v);
-                if (arg < 0 || v > best || nan) {  // as PyTorch: the last NaN wins
-                  best = v;
-                  arg = pos;
-                }
+                // As PyTorch: the last NaN wins. Selects, not a branch: the comparison's outcome
+                // is data, and mispredicting it cost more than the window's loads.
+                const bool take = (arg < 0) | (v > best) | nan;
+                best = take ? v : best;
+                arg = take ? pos : arg;
               }
             }
             o[oh * OW + ow] = T(best);
@@ -204,10 +206,9 @@ Tensor avg_pool(const Tensor& input, const Windows& wh, const Windows& ww, bool 
         for (int64_t oh = 0; oh < OH; ++oh) {
           for (int64_t ow = 0; ow < OW; ++ow) {
             A s = 0;
-            for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
-              const T* row = plane + wh.taps[size_t(a)] * W;
-              for (int64_t b = ww.first[size_t(ow)]; b < ww.first[size_t(ow + 1)]; ++b)
-                s += A(row[ww.taps[size_t(b)]]);
+            for (int64_t a = 0; a < wh.count(oh); ++a) {
+              const T* row = plane + wh.tap(oh, a) * W + ww.tap(ow, 0);
+              for (int64_t b = 0; b < ww.count(ow); ++b) s += A(row[b * ww.step]);
             }
             int64_t div = divisor ? *divisor
                           : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
@@ -244,10 +245,10 @@ Tensor avg_pool_backward(const Tensor& grad, IntArrayRef input_size, const Windo
                           : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
                                       : wh.count(oh) * ww.count(ow);
             const A v = A(go[oh * OW + ow]) / A(div);
-            for (int64_t a = wh.first[size_t(oh)]; a < wh.first[size_t(oh + 1)]; ++a) {
-              T* row = plane + wh.taps[size_t(a)] * W;
-              for (int64_t b = ww.first[size_t(ow)]; b < ww.first[size_t(ow + 1)]; ++b) {
-                T& dst = row[ww.taps[size_t(b)]];
+            for (int64_t a = 0; a < wh.count(oh); ++a) {
+              T* row = plane + wh.tap(oh, a) * W + ww.tap(ow, 0);
+              for (int64_t b = 0; b < ww.count(ow); ++b) {
+                T& dst = row[b * ww.step];
                 dst = T(A(dst) + v);
               }
             }

@@ -86,8 +86,9 @@ void run_reduction(const ReducePlan& p, const Op& op, Store store) {
     return;
   }
   if (ks != 1 && rs == 1) {
-    // Columns: sweep k outside so each output's reads are a contiguous run across m.
-    constexpr int64_t kBlock = 256;
+    // Columns: sweep k outside so each output's reads are a contiguous run across m, a page
+    // long (1024 floats) so the hardware prefetcher follows it.
+    constexpr int64_t kBlock = 1024;
     int64_t nblocks = (M + kBlock - 1) / kBlock;
     int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K * kBlock, 1));
     parallel_for(0, nblocks, grain, [&](int64_t b, int64_t e) {

@@ -24,6 +24,10 @@ class TensorIter {
 
   int64_t numel() const { return numel_; }
   int ntensors() const { return n_; }
+  /// The merged iteration shape, fastest dim first, and operand k's byte strides over it.
+  const DimVector& shape() const { return shape_; }
+  const DimVector& strides(int k) const { return strides_[size_t(k)]; }
+  char* base(int k) const { return base_[size_t(k)]; }
 
   /// Inner loop: pointers and byte strides of each operand for `n` elements of dim 0.
   template <class Loop>

@@ -19,7 +19,11 @@ const char* key_name(DispatchKey k) {
   const char* names[] = {"CPU", "CUDA", "Meta", "PrivateUse1", "Autograd"};
   return names[size_t(k)];
 }
+KernelRegionHooks g_region_hooks;
 }  // namespace
+
+void set_kernel_region_hooks(KernelRegionHooks hooks) { g_region_hooks = hooks; }
+const KernelRegionHooks& kernel_region_hooks() { return g_region_hooks; }
 
 void OperatorEntry::set_kernel(DispatchKey k, void* fn, const std::type_info& sig) {
   EMBER_CHECK(!sig_ || *sig_ == sig, "operator '", name_, "': kernel for ", key_name(k),

@@ -101,9 +101,6 @@ Tensor eye(int64_t n, std::optional<int64_t> m, const TensorOptions& o) {
   EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   int64_t cols = m.value_or(n);
   EMBER_CHECK(cols >= 0, "m must be greater or equal to 0, got ", cols);
-  int64_t numel = 0;  // a wrapped n * m would allocate too little, then the diagonal writes past it
-  EMBER_CHECK(!__builtin_mul_overflow(n, cols, &numel), "[eye] expected n * m to fit in int64; got n=",
-              n, ", m=", cols);
   Tensor t = zeros({n, cols}, TensorOptions(o.dtype_or_default()).device(o.device_));
   Tensor d = diagonal(t, 0, 0, 1);
   fill_(d, 1);

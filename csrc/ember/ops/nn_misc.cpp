@@ -10,6 +10,13 @@ namespace ember {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   if (input.dim() == 2 && bias && bias->defined()) return addmm(*bias, input, t(weight));
+  // Leading dims of a contiguous input fold into one GEMM whose bias is added inside it.
+  if (input.dim() > 2 && bias && bias->defined() && input.is_contiguous() && weight.dim() == 2 &&
+      input.numel() > 0) {
+    DimVector shape(input.sizes());
+    shape.back() = weight.size(0);
+    return view(addmm(*bias, reshape(input, {-1, input.size(-1)}), t(weight)), shape);
+  }
   Tensor out = matmul(input, t(weight));
   return bias && bias->defined() ? out + *bias : out;
 }

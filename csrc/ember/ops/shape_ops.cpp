@@ -193,12 +193,12 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   EMBER_CHECK(split_size != 0 || size == 0,
               "split_size can only be 0 if dimension size is 0, but got dimension size of ", size);
   int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>((size + split_size - 1) / split_size, 1);
-  std::vector<Tensor> out;
+  DimVector starts, lengths;
   for (int64_t i = 0; i < pieces; ++i) {
-    int64_t start = i * split_size;
-    out.push_back(narrow(self, dim, start, std::min(split_size, size - start)));
+    starts.push_back(i * split_size);
+    lengths.push_back(std::min(split_size, size - i * split_size));
   }
-  return out;
+  return piece_views(self, dim, starts, lengths, false, "SplitBackward0");
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int64_t dim) {
@@ -214,13 +214,13 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int6
   }
   EMBER_CHECK(total == size, "split_with_sizes expects split_sizes to sum exactly to ", size,
               " (input tensor's size at dimension ", dim, "), but got split_sizes=", sizes);
-  std::vector<Tensor> out;
+  DimVector starts;
   int64_t start = 0;
   for (int64_t s : sizes) {
-    out.push_back(narrow(self, dim, start, s));
+    starts.push_back(start);
     start += s;
   }
-  return out;
+  return piece_views(self, dim, starts, sizes, false, "SplitWithSizesBackward0");
 }
 
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
@@ -237,9 +237,9 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
 
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   dim = maybe_wrap_dim(dim, self.dim(), /*scalar_ok=*/false);
-  std::vector<Tensor> out;
-  for (int64_t i = 0; i < self.sizes()[size_t(dim)]; ++i) out.push_back(select(self, dim, i));
-  return out;
+  DimVector starts;
+  for (int64_t i = 0; i < self.sizes()[size_t(dim)]; ++i) starts.push_back(i);
+  return piece_views(self, dim, starts, DimVector(starts.size(), 1), true, "UnbindBackward0");
 }
 
 Tensor flip(const Tensor& self, IntArrayRef dims) {
@@ -282,7 +282,10 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   DimVector target, inner, expanded;  // [s0, ...], [1, s0, 1, s1, ...], [r0, s0, r1, s1, ...]
   for (size_t i = 0; i < repeats.size(); ++i) {
     int64_t s = i < pad ? 1 : self.sizes()[i - pad];
-    target.push_back(s * repeats[i]);
+    int64_t t = 0;
+    EMBER_CHECK(!__builtin_mul_overflow(s, repeats[i], &t),
+                "repeat: numel: integer multiplication overflow");
+    target.push_back(t);
     inner.push_back(1);
     inner.push_back(s);
     expanded.push_back(repeats[i]);

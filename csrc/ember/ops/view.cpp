@@ -237,6 +237,49 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
                    });
 }
 
+// Note [Multi-output views]
+// split, chunk and unbind return views whose gradients one node assembles: the input's gradient
+// is written once, the pieces' gradients side by side. With a node per piece, each piece's
+// gradient would be a zero-filled tensor of the input's size, and the engine would add them all;
+// an LSTM unbinding a long sequence or chunking its gates paid that at every step.
+std::vector<Tensor> piece_views(const Tensor& self, int64_t dim, IntArrayRef starts,
+                                IntArrayRef lengths, bool drop_dim, const char* node) {
+  DimVector sizes = shape_of(self), strides(self.strides());
+  if (drop_dim) {
+    sizes.erase(size_t(dim));
+    strides.erase(size_t(dim));
+  }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (!drop_dim) sizes[size_t(dim)] = lengths[i];
+    out.push_back(self.as_strided_view(sizes, strides,
+                                       self.storage_offset() + starts[i] * self.stride(dim)));
+  }
+  if (!out.empty() && autograd::any_requires_grad({&self})) {
+    DimVector in = shape_of(self), st(starts), len(lengths);
+    autograd::record(node, {self}, out, [in, st, len, dim, drop_dim](FunctionNode&,
+                                                                      const variable_list& g) {
+      Tensor z;
+      for (size_t i = 0; i < g.size(); ++i) {
+        if (!g[i].defined()) continue;
+        if (!z.defined()) z = zeros(in, g[i].dtype());
+        Tensor part = drop_dim ? select(z, dim, st[i]) : narrow(z, dim, st[i], len[i]);
+        copy_(part, g[i]);
+      }
+      return variable_list{z};
+    });
+  }
+  if (GradMode::is_enabled()) {  // as make_view: Note [Writes into views]
+    auto* sm = autograd::meta_if(self);
+    for (Tensor& v : out) {
+      auto& m = autograd::meta(v);
+      m.is_view = true;
+      m.view_base = (sm && sm->is_view) ? sm->view_base : self;
+    }
+  }
+  return out;
+}
+
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
                   std::optional<int64_t> storage_offset) {
   EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");

@@ -23,6 +23,10 @@ Tensor expand(const Tensor& self, IntArrayRef sizes);
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length);
 /// Removes `dim` by taking `index` in it.
 Tensor select(const Tensor& self, int64_t dim, int64_t index);
+/// The pieces [starts[i], starts[i] + lengths[i]) of `dim` (or, with `drop_dim`, the single
+/// indices starts[i] with `dim` removed) as views sharing one backward node `node`.
+std::vector<Tensor> piece_views(const Tensor& self, int64_t dim, IntArrayRef starts,
+                                IntArrayRef lengths, bool drop_dim, const char* node);
 /// self[start:end:step] along `dim` (Python slice semantics: clamps bounds).
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
              std::optional<int64_t> end, int64_t step);

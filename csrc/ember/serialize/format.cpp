@@ -1,5 +1,6 @@
 // ember's checkpoint format (docs/FORMAT.md): a 24-byte prelude, a JSON header describing the
 // tree and the tensors, then 64-byte aligned raw little-endian tensor data.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -200,6 +201,7 @@ class Reader {
       corrupt("header lacks tensors or root");
     uint64_t data_size = src_.size() - data_start_;
     for (const Json& t : tensors->items) entries_.push_back(tensor_entry(t, data_size));
+    check_disjoint();
     loaded_.resize(entries_.size());
     return node(*root);
   }
@@ -245,6 +247,17 @@ class Reader {
     const Json* ordered = j.find("ordered");
     return Value::dict(std::move(entries),
                        ordered && ordered->kind == Json::Kind::Bool && ordered->b);
+  }
+
+  // The writer stores each tensor once, in its own extent. Extents that overlap would let a
+  // small file claim its data section many times over and make load allocate that much.
+  void check_disjoint() const {
+    std::vector<std::pair<uint64_t, uint64_t>> extents;
+    for (const TensorEntry& e : entries_)
+      if (e.nbytes) extents.emplace_back(e.offset, e.offset + e.nbytes);
+    std::sort(extents.begin(), extents.end());
+    for (size_t k = 1; k < extents.size(); ++k)
+      if (extents[k].first < extents[k - 1].second) corrupt("tensor data extents overlap");
   }
 
   const Tensor& tensor(size_t k) {

@@ -527,13 +527,15 @@ def _rnn_forward(
             idx = layer * dirs + d
             w_ih, w_hh, b_ih, b_hh, w_hr = weights[idx]
             # One GEMM for the whole sequence's input projection.
-            gi_all = F.linear(layer_input, w_ih, b_ih)
+            # unbind: one backward node for all steps; indexing per step would give each step's
+            # gradient the whole sequence's size.
+            gi_steps = F.linear(layer_input, w_ih, b_ih).unbind(0)
             h = hx[idx]
             c = cx[idx] if cx is not None else None
             seq = [None] * steps
             order = range(steps - 1, -1, -1) if d == 1 else range(steps)
             for t in order:
-                h_new, c_new = _cell_step(mode, gi_all[t], h, c, w_hh, b_hh, w_hr)
+                h_new, c_new = _cell_step(mode, gi_steps[t], h, c, w_hh, b_hh, w_hr)
                 if masks is None:
                     h, c = h_new, c_new
                     seq[t] = h

@@ -6,6 +6,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import signal
 import sys
 import time
 import warnings
@@ -20,6 +21,18 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 __all__ = ["DataLoader"]
 
 _POLL_S = 0.5  # how often the main process checks on workers while it waits
+_SHUTDOWN_S = 2.0  # how long workers get to exit by themselves before they are terminated
+
+
+def _death(exitcode):
+    """How a worker process ended, from its exit code (negative: the signal that killed it)."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            sig = signal.Signals(-exitcode)
+            return f"killed by signal {sig.name} ({signal.strsignal(sig)})"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exited with code {exitcode}"
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -372,10 +385,11 @@ class _MultiProcessIter(_BaseIter):
             if dead:
                 self._shutdown_workers()
                 pids = ", ".join(str(w.pid) for w in dead)
-                codes = ", ".join(str(w.exitcode) for w in dead)
-                raise RuntimeError(
-                    f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code {codes})"
+                how = "; ".join(
+                    f"worker {self._workers.index(w)} (pid {w.pid}) {_death(w.exitcode)}"
+                    for w in dead
                 )
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly: {how}")
             if self._timeout > 0 and time.monotonic() - start > self._timeout:
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
@@ -421,8 +435,10 @@ class _MultiProcessIter(_BaseIter):
             self._done_event.set()
             for q in self._index_queues:
                 q.put(None)
+            # One deadline for all: a worker stuck in its dataset cannot see the request.
+            deadline = time.monotonic() + _SHUTDOWN_S
             for w in self._workers:
-                w.join(timeout=5.0)
+                w.join(timeout=max(deadline - time.monotonic(), 0))
             for q in self._index_queues:
                 q.close()
             self._data_queue.cancel_join_thread()
@@ -431,6 +447,9 @@ class _MultiProcessIter(_BaseIter):
             for w in self._workers:
                 if w.is_alive():
                     w.terminate()
+                    w.join(timeout=_SHUTDOWN_S)
+                if w.is_alive():  # it ignores SIGTERM
+                    w.kill()
                     w.join()
             _worker.remove_leftovers(self._prefix)
 
