@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from op_db import NP_CARRIER, OPS_BY_NAME, Dt, T, is_float  # noqa: E402
-
-import ember  # noqa: E402
+import ember
+from op_db import NP_CARRIER, OPS_BY_NAME, Dt, T, is_float
 
 try:
     import torch
@@ -32,17 +31,41 @@ except ImportError:  # numpy references only
 
 # must-fix categories first; crash and hang are detected by run_fuzz's parent process
 CATEGORIES = (
-    "crash", "hang", "torch_crash", "torch_hang", "wrong_values", "wrong_dtype", "wrong_shape",
-    "exc_class", "ember_raises", "torch_raises", "unnamed_message", "bad_exception",
+    "crash",
+    "hang",
+    "torch_crash",
+    "torch_hang",
+    "wrong_values",
+    "wrong_dtype",
+    "wrong_shape",
+    "exc_class",
+    "ember_raises",
+    "torch_raises",
+    "unnamed_message",
+    "bad_exception",
 )
 MUST_FIX = ("crash", "hang", "wrong_values", "wrong_dtype", "wrong_shape", "bad_exception")
 
 # the classes PyTorch raises for user errors, most specific first
-EXC_CLASSES = (NotImplementedError, IndexError, TypeError, ValueError, OverflowError, AttributeError,
-               ZeroDivisionError, AssertionError, RuntimeError)
+EXC_CLASSES = (
+    NotImplementedError,
+    IndexError,
+    TypeError,
+    ValueError,
+    OverflowError,
+    AttributeError,
+    ZeroDivisionError,
+    AssertionError,
+    RuntimeError,
+)
 # (rtol, atol) by result dtype: looser than test_ops' because cases reduce and chain more
 MAX_COMPARED = 1 << 20  # larger results (stride-0 views) are compared by shape and dtype
-TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-4), "float64": (1e-7, 1e-7)}
+TOL = {
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (5e-2, 5e-2),
+    "float32": (1e-4, 1e-4),
+    "float64": (1e-7, 1e-7),
+}
 
 
 @dataclass
@@ -170,16 +193,22 @@ def _canonical(case, outs):
     op = OPS_BY_NAME[case.fn[3:]] if case.fn.startswith("op:") else None
     if op is None or op.canonicalize is None:
         return outs
-    conv = lambda x: x.values if isinstance(x, T) else np.dtype(NP_CARRIER[x.name])  # noqa: E731
+    conv = lambda x: x.values if isinstance(x, T) else np.dtype(NP_CARRIER[x.name])
     return tuple(op.canonicalize(outs, _map(case.args, conv), _map(case.kwargs, conv)))
 
 
 def compare(case: Case, got, want) -> Outcome:
     got, want = _leaves(got), _leaves(want)
-    if case.fn.startswith("op:") and OPS_BY_NAME[case.fn[3:]].canonicalize and len(got) == len(want):
+    if (
+        case.fn.startswith("op:")
+        and OPS_BY_NAME[case.fn[3:]].canonicalize
+        and len(got) == len(want)
+    ):
         dtypes = [(_dtype_name(g), _dtype_name(w)) for g, w in zip(got, want)]
         if any(g != w for g, w in dtypes):
-            return Outcome("wrong_dtype", f"{[d[0] for d in dtypes]}, reference {[d[1] for d in dtypes]}")
+            return Outcome(
+                "wrong_dtype", f"{[d[0] for d in dtypes]}, reference {[d[1] for d in dtypes]}"
+            )
         try:
             got_c = _canonical(case, tuple(_to_numpy(g)[1] for g in got))
             want_c = _canonical(case, tuple(_to_numpy(w)[1] for w in want))
@@ -190,9 +219,14 @@ def compare(case: Case, got, want) -> Outcome:
     if len(got) != len(want):
         return Outcome("wrong_shape", f"{len(got)} outputs, reference has {len(want)}")
     for i, (g, w) in enumerate(zip(got, want)):
-        if max(_numel(w), _numel(g)) > MAX_COMPARED:  # a huge (stride-0 or empty) result: compare geometry
+        if (
+            max(_numel(w), _numel(g)) > MAX_COMPARED
+        ):  # a huge (stride-0 or empty) result: compare geometry
             if (tuple(g.shape), _dtype_name(g)) != (tuple(w.shape), _dtype_name(w)):
-                return Outcome("wrong_shape", f"output {i}: {tuple(g.shape)} {g.dtype}, reference {tuple(w.shape)}")
+                return Outcome(
+                    "wrong_shape",
+                    f"output {i}: {tuple(g.shape)} {g.dtype}, reference {tuple(w.shape)}",
+                )
             continue
         (gd, ga), (wd, wa) = _to_numpy(g), _to_numpy(w)
         if gd != wd:
@@ -236,7 +270,11 @@ def _diff(a, b):
     a64, b64 = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
     bad = ~np.isclose(a64, b64, equal_nan=True)
     i = int(np.argmax(bad)) if bad.any() else 0
-    return f"{int(bad.sum())}/{a64.size} elements, e.g. [{i}] {a64[i]!r} vs {b64[i]!r}" if a64.size else ""
+    return (
+        f"{int(bad.sum())}/{a64.size} elements, e.g. [{i}] {a64[i]!r} vs {b64[i]!r}"
+        if a64.size
+        else ""
+    )
 
 
 _STANDARD = {c.__name__ for c in EXC_CLASSES}
@@ -270,8 +308,13 @@ def _numpy_reference(case):
     """op_db's numpy reference for an unmutated sample, wrapped as a fake result."""
     op = OPS_BY_NAME[case.fn[3:]]
     dtype = next(a for a in _leaves(case.args) if isinstance(a, T)).dtype
-    conv = lambda x: (np.dtype(NP_CARRIER[x.name]) if isinstance(x, Dt)  # noqa: E731
-                      else x.values.astype(np.float64) if is_float(x.dtype) else x.values.copy())
+    conv = lambda x: (
+        np.dtype(NP_CARRIER[x.name])
+        if isinstance(x, Dt)
+        else x.values.astype(np.float64)
+        if is_float(x.dtype)
+        else x.values.copy()
+    )
     args = _map(case.args, conv)
     kwargs = _map(case.kwargs, conv)
     if op.ref_needs_dtype:
@@ -303,7 +346,9 @@ def run_case(case: Case, ember_done=lambda: None) -> Outcome:
     want, terr = _run(torch, case)
     if err is not None and terr is not None:
         if exc_class(err) != exc_class(terr):
-            return Outcome("exc_class", f"ember {exc_class(err)}: {err} | torch {exc_class(terr)}: {terr}")
+            return Outcome(
+                "exc_class", f"ember {exc_class(err)}: {err} | torch {exc_class(terr)}: {terr}"
+            )
         if not names_op(case, str(err)):
             return Outcome("unnamed_message", f"{exc_class(err)}: {err}")
         return Outcome("raised_as_torch")

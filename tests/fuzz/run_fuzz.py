@@ -36,24 +36,43 @@ def worker(seed: int, calls: int, log_path: str, derandomize: bool):
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    import harness
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hyp_seed
     from hypothesis import strategies as st
-
-    import harness
     from nn_cases import NN_STRATEGIES
-    from strategies import creation_cases, gather_scatter_cases, index_cases, op_db_cases, view_cases
+    from strategies import (
+        creation_cases,
+        gather_scatter_cases,
+        index_cases,
+        op_db_cases,
+        view_cases,
+    )
 
     harness.ember.set_num_threads(1)  # two cores are shared: one thread per library is plenty
     if harness.torch is not None:
         harness.torch.set_num_threads(1)
     # op_db samples are half the cases: they cover most ops; the rest are hand-made families
-    any_case = st.one_of(op_db_cases(), op_db_cases(), op_db_cases(), view_cases(), index_cases(),
-                         gather_scatter_cases(), creation_cases(), *NN_STRATEGIES)
-    log = open(log_path, "a", buffering=1)
+    any_case = st.one_of(
+        op_db_cases(),
+        op_db_cases(),
+        op_db_cases(),
+        view_cases(),
+        index_cases(),
+        gather_scatter_cases(),
+        creation_cases(),
+        *NN_STRATEGIES,
+    )
+    log = open(log_path, "a", buffering=1)  # noqa: SIM115 -- open for the worker's lifetime
 
-    @settings(max_examples=calls, derandomize=derandomize, database=None, deadline=None,
-              phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=calls,
+        derandomize=derandomize,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
     @given(any_case)
     def fuzz(case):
         log.write(json.dumps({"case": repr(case), "fn": case.fn}) + "\n")
@@ -93,8 +112,17 @@ class Tally:
 def _run_worker(tally, seed, calls, derandomize, hang_s, log_path):
     """One worker's run; returns the number of calls it made (a crash or hang ends it early)."""
     open(log_path, "w").close()
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--seed", str(seed), "--calls", str(calls),
-           "--log", log_path] + (["--ci"] if derandomize else [])
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        "--seed",
+        str(seed),
+        "--calls",
+        str(calls),
+        "--log",
+        log_path,
+    ] + (["--ci"] if derandomize else [])
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     pos, pending, last_progress, made, done = 0, None, time.monotonic(), 0, False
     torch_running = False
@@ -134,7 +162,9 @@ def _run_worker(tally, seed, calls, derandomize, hang_s, log_path):
         tally.add(kind, pending["fn"], pending["case"], f"{what}: {err[-300:]}")
         return made + 1
     if not done:
-        raise RuntimeError(f"fuzz worker failed outside a case (exit {proc.returncode}):\n{err[-3000:]}")
+        raise RuntimeError(
+            f"fuzz worker failed outside a case (exit {proc.returncode}):\n{err[-3000:]}"
+        )
     return made
 
 
@@ -145,7 +175,9 @@ def run(calls, *, profile="long", seed=0, hang_s=60.0, out=None):
     chunk = calls if profile == "ci" else CHUNK
     start = time.monotonic()
     while tally.calls < calls:
-        made = _run_worker(tally, seed, min(chunk, calls - tally.calls), profile == "ci", hang_s, log_path)
+        made = _run_worker(
+            tally, seed, min(chunk, calls - tally.calls), profile == "ci", hang_s, log_path
+        )
         seed += 1
         print(f"{tally.calls} calls, {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
         if profile == "ci" and tally.calls < calls:
@@ -155,8 +187,7 @@ def run(calls, *, profile="long", seed=0, hang_s=60.0, out=None):
     if out:
         with open(out, "w") as f:
             for (kind, fn), ex in sorted(tally.findings().items()):
-                for case, detail in ex:
-                    f.write(json.dumps({"kind": kind, "fn": fn, "case": case, "detail": detail}) + "\n")
+                f.writelines(json.dumps({"kind": kind, "fn": fn, "case": case, "detail": detail}) + "\n" for case, detail in ex)
     return tally
 
 
@@ -182,7 +213,9 @@ def summary(tally) -> str:
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--calls", type=int, default=100_000)
     p.add_argument("--profile", choices=("long", "ci"), default="long")
     p.add_argument("--seed", type=int, default=0)

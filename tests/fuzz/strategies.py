@@ -7,13 +7,12 @@ The nn.functional cases are in nn_cases.py; ``any_case`` draws from both.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
+from harness import Case
 from hypothesis import strategies as st
 from op_db import ALL, OP_DB, Dt, T, is_float, make, quantize
-
-from harness import Case
 
 # float32/int64 most often (what programs use), every other dtype still regularly
 DTYPES = ("float32",) * 4 + ("int64",) * 2 + ALL
@@ -87,7 +86,7 @@ def retype(t: T, dtype: str) -> T:
 # ----------------------------------------------------------------------------- op_db samples
 
 
-@lru_cache(maxsize=None)
+@cache
 def _samples(name, dtype):
     op = next(o for o in OP_DB if o.name == name)
     return op.samples(dtype)
@@ -141,7 +140,11 @@ def _mutate(draw, args, kwargs):
     if how == "bad_type":
         new = draw(st.sampled_from(BAD_VALUES))
     elif how == "edge_int":
-        new = draw(st.sampled_from(EDGE_INTS)) if isinstance(old, int) or not isinstance(old, T) else old
+        new = (
+            draw(st.sampled_from(EDGE_INTS))
+            if isinstance(old, int) or not isinstance(old, T)
+            else old
+        )
     elif how == "retype":
         new = _map_t(old, lambda t: retype(t, draw(st.sampled_from(ALL))))
     else:
@@ -160,8 +163,25 @@ def _mutate(draw, args, kwargs):
 def view_cases(draw):
     x = draw(tensors(min_dims=1))
     n = x.values.size
-    how = draw(st.sampled_from(("view", "reshape", "expand", "permute", "transpose", "squeeze",
-                                "unsqueeze", "flatten", "narrow", "select", "unfold", "movedim", "t")))
+    how = draw(
+        st.sampled_from(
+            (
+                "view",
+                "reshape",
+                "expand",
+                "permute",
+                "transpose",
+                "squeeze",
+                "unsqueeze",
+                "flatten",
+                "narrow",
+                "select",
+                "unfold",
+                "movedim",
+                "t",
+            )
+        )
+    )
     nd = x.ndim
     if how in ("view", "reshape"):
         shape = _factor_shape(draw, n)
@@ -187,13 +207,29 @@ def view_cases(draw):
         return Case("Tensor.flatten", (x, dim_of(draw, nd), dim_of(draw, nd)))
     if how == "narrow":
         d = dim_of(draw, nd)
-        return Case("Tensor.narrow", (x, d, edge_int(draw, draw(st.integers(-2, 3))),
-                                      edge_int(draw, draw(st.integers(0, 3)))))
+        return Case(
+            "Tensor.narrow",
+            (
+                x,
+                d,
+                edge_int(draw, draw(st.integers(-2, 3))),
+                edge_int(draw, draw(st.integers(0, 3))),
+            ),
+        )
     if how == "select":
-        return Case("Tensor.select", (x, dim_of(draw, nd), edge_int(draw, draw(st.integers(-3, 3)))))
+        return Case(
+            "Tensor.select", (x, dim_of(draw, nd), edge_int(draw, draw(st.integers(-3, 3))))
+        )
     if how == "unfold":
-        return Case("Tensor.unfold", (x, dim_of(draw, nd), edge_int(draw, draw(st.integers(0, 3))),
-                                      edge_int(draw, draw(st.integers(1, 2)))))
+        return Case(
+            "Tensor.unfold",
+            (
+                x,
+                dim_of(draw, nd),
+                edge_int(draw, draw(st.integers(0, 3))),
+                edge_int(draw, draw(st.integers(1, 2))),
+            ),
+        )
     if how == "movedim":
         return Case("Tensor.movedim", (x, dim_of(draw, nd), dim_of(draw, nd)))
     return Case("Tensor.t", (x,))
@@ -219,7 +255,9 @@ def index_items(draw, shape):
     items, d = [], 0
     for _ in range(draw(st.integers(1, max(1, len(shape)) + 1))):
         size = shape[d] if d < len(shape) else 1
-        kind = draw(st.sampled_from(("int", "slice", "slice", "none", "ellipsis", "long", "mask", "list")))
+        kind = draw(
+            st.sampled_from(("int", "slice", "slice", "none", "ellipsis", "long", "mask", "list"))
+        )
         if kind == "int":
             items.append(edge_int(draw, draw(st.integers(-size - 1, size))))
         elif kind == "slice":
@@ -233,9 +271,11 @@ def index_items(draw, shape):
         elif kind == "ellipsis":
             items.append(Ellipsis)
         elif kind == "long":
-            items.append(index_tensor(draw(shapes(0, 2)), size + (chance(draw, 10)), rng, low=-size))
+            items.append(
+                index_tensor(draw(shapes(0, 2)), size + (chance(draw, 10)), rng, low=-size)
+            )
         elif kind == "mask":
-            mask_shape = shape[d:d + 1] if chance(draw, 85) else (size + 1,)
+            mask_shape = shape[d : d + 1] if chance(draw, 85) else (size + 1,)
             items.append(T(rng.random(mask_shape) < 0.5, "bool"))
         else:
             items.append([int(i) for i in rng.integers(-size, max(size, 1), size=2)])
@@ -249,8 +289,11 @@ def index_cases(draw):
     index = draw(index_items(x.shape))
     if chance(draw, 50):
         return Case("Tensor.__getitem__", (x, index))
-    value = draw(st.sampled_from((1.5, 2, True)) | tensors(shape=draw(shapes(0, 2)), dtype=x.dtype)
-                 | st.sampled_from(BAD_VALUES))
+    value = draw(
+        st.sampled_from((1.5, 2, True))
+        | tensors(shape=draw(shapes(0, 2)), dtype=x.dtype)
+        | st.sampled_from(BAD_VALUES)
+    )
     return Case("setitem", (x, index, value))
 
 
@@ -261,12 +304,27 @@ def gather_scatter_cases(draw):
     nd, d = x.ndim, dim_of(draw, x.ndim)
     size = x.shape[d] if -nd <= d < nd else 2
     oob = chance(draw, 10)  # an index past the end: must raise, never read out of bounds
-    idx_shape = tuple(min(s, draw(st.integers(0, 3))) if chance(draw, 90) else s + 1 for s in x.shape)
+    idx_shape = tuple(
+        min(s, draw(st.integers(0, 3))) if chance(draw, 90) else s + 1 for s in x.shape
+    )
     idx = index_tensor(idx_shape, size + oob, rng, low=-oob)
     if chance(draw, 10):
         idx = retype(idx, draw(st.sampled_from(("int32", "float32", "bool"))))
-    how = draw(st.sampled_from(("gather", "scatter", "scatter_add", "index_select", "index_add",
-                                "masked_fill", "take", "index_fill", "take_along_dim")))
+    how = draw(
+        st.sampled_from(
+            (
+                "gather",
+                "scatter",
+                "scatter_add",
+                "index_select",
+                "index_add",
+                "masked_fill",
+                "take",
+                "index_fill",
+                "take_along_dim",
+            )
+        )
+    )
     if how == "gather":
         return Case("gather", (x, d, idx))
     if how == "take_along_dim":
@@ -281,25 +339,47 @@ def gather_scatter_cases(draw):
             return Case("index_select", (x, d, flat))
         if how == "index_fill":
             return Case("Tensor.index_fill", (x, d, flat, 2))
-        src_shape = tuple(flat.values.size if i == d % max(nd, 1) else s for i, s in enumerate(x.shape))
+        src_shape = tuple(
+            flat.values.size if i == d % max(nd, 1) else s for i, s in enumerate(x.shape)
+        )
         src = draw(tensors(shape=src_shape, dtype=x.dtype))
         return Case("index_add", (x, d, flat, src))
     if how == "take":
-        return Case("take", (x, index_tensor(draw(shapes(0, 2)), x.values.size + oob, rng, low=-oob)))
+        return Case(
+            "take", (x, index_tensor(draw(shapes(0, 2)), x.values.size + oob, rng, low=-oob))
+        )
     mask = T(rng.random(x.shape if chance(draw, 90) else (7,)) < 0.5, "bool")
     return Case("Tensor.masked_fill", (x, mask, maybe_bad(draw, 1.5)))
 
 
 @st.composite
 def creation_cases(draw):
-    how = draw(st.sampled_from(("zeros", "ones", "full", "empty", "arange", "linspace", "eye", "tensor",
-                                "to", "randn", "rand", "randint")))
+    how = draw(
+        st.sampled_from(
+            (
+                "zeros",
+                "ones",
+                "full",
+                "empty",
+                "arange",
+                "linspace",
+                "eye",
+                "tensor",
+                "to",
+                "randn",
+                "rand",
+                "randint",
+            )
+        )
+    )
     size = [edge_int(draw, draw(st.integers(0, 4))) for _ in range(draw(st.integers(0, 3)))]
     dtype = {"dtype": Dt(draw(st.sampled_from(ALL)))} if chance(draw, 40) else {}
     if how in ("zeros", "ones"):
         return Case(how, tuple(size), dtype)
     if how == "full":
-        return Case("full", (size, maybe_bad(draw, draw(st.sampled_from((1.5, 2, True, -1))))), dtype)
+        return Case(
+            "full", (size, maybe_bad(draw, draw(st.sampled_from((1.5, 2, True, -1))))), dtype
+        )
     if how in ("empty", "randn", "rand"):
         if how != "empty" and "dtype" in dtype and not is_float(dtype["dtype"].name):
             dtype = {}  # ints from randn raise in both; not interesting
@@ -307,16 +387,30 @@ def creation_cases(draw):
     if how == "randint":
         return Case("randint", (edge_int(draw, 0), edge_int(draw, 5), tuple(size)), compare="shape")
     if how == "arange":
-        start, end = edge_int(draw, draw(st.integers(-3, 3))), edge_int(draw, draw(st.integers(-3, 8)))
+        start, end = (
+            edge_int(draw, draw(st.integers(-3, 3))),
+            edge_int(draw, draw(st.integers(-3, 8))),
+        )
         step = draw(st.sampled_from((1, 2, -1, 0, 0.5)))
         return Case("arange", (start, end, step), dtype)
     if how == "linspace":
-        return Case("linspace", (draw(st.integers(-3, 3)), draw(st.integers(-3, 3)),
-                                 edge_int(draw, draw(st.integers(0, 6)))), dtype)
+        return Case(
+            "linspace",
+            (
+                draw(st.integers(-3, 3)),
+                draw(st.integers(-3, 3)),
+                edge_int(draw, draw(st.integers(0, 6))),
+            ),
+            dtype,
+        )
     if how == "eye":
         return Case("eye", (edge_int(draw, draw(st.integers(0, 4))),), dtype)
     if how == "tensor":
-        data = draw(st.sampled_from(([1, 2.5], [[1, 2], [3]], [True, 2], [], [[]], 3, "abc", [None], [[1], 2])))
+        data = draw(
+            st.sampled_from(
+                ([1, 2.5], [[1, 2], [3]], [True, 2], [], [[]], 3, "abc", [None], [[1], 2])
+            )
+        )
         return Case("tensor", (data,), dtype)
     x = draw(tensors())
     return Case("Tensor.to", (x, Dt(draw(st.sampled_from(ALL)))))

@@ -100,11 +100,14 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
   }
   // In 128 bits: a padding or dilation near INT64_MAX must not wrap into a valid-looking size.
   using I = __int128;
-  const I ph = I(input.size(2)) + 2 * I(a.padding[0]), pw = I(input.size(3)) + 2 * I(a.padding[1]);
-  const I kh = I(weight.size(2) - 1) * a.dilation[0] + 1, kw = I(weight.size(3) - 1) * a.dilation[1] + 1;
+  const I ph = I(input.size(2)) + 2 * I(a.padding[0]);
+  const I pw = I(input.size(3)) + 2 * I(a.padding[1]);
+  const I kh = I(weight.size(2) - 1) * a.dilation[0] + 1;
+  const I kw = I(weight.size(3) - 1) * a.dilation[1] + 1;
   constexpr I kMax = std::numeric_limits<int64_t>::max();
-  EMBER_CHECK(ph <= kMax && pw <= kMax && kh <= kMax && kw <= kMax, "[conv] expected padded input ",
-              "and kernel sizes that fit in int64; got padding ", a.padding, ", dilation ", a.dilation);
+  EMBER_CHECK(ph <= kMax && pw <= kMax && kh <= kMax && kw <= kMax, "[conv] expected padded ",
+              "input and kernel sizes that fit in int64; got padding ", a.padding, ", dilation ",
+              a.dilation);
   EMBER_CHECK(ph >= kh && pw >= kw, "Calculated padded input size per channel: (", int64_t(ph),
               " x ", int64_t(pw), "). Kernel size: (", int64_t(kh), " x ", int64_t(kw),
               "). Kernel size can't be greater than actual input size");

@@ -282,12 +282,12 @@ Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_s
               "product of kernel_size, but got input.size(1)=", x.size(1), " and kernel_size=(",
               w.k[0], ", ", w.k[1], ")");
   const int64_t bh = blocks(size[0], w, 0, "col2im"), bw = blocks(size[1], w, 1, "col2im");
-  EMBER_CHECK(bh >= 1 && bw >= 1 && x.size(2) == block_count(bh, bw, "col2im"), "Given output_size=(", size[0], ", ",
-              size[1], "), kernel_size=(", w.k[0], ", ", w.k[1], "), dilation=(", w.d[0], ", ",
-              w.d[1], "), padding=(", w.p[0], ", ", w.p[1], "), stride=(", w.s[0], ", ", w.s[1],
-              "), expected size of input's dimension 2 to match the calculated number of ",
-              "sliding blocks ", bh, " * ", bw, " = ", bh * bw, ", but got input.size(2)=",
-              x.size(2), ".");
+  EMBER_CHECK(bh >= 1 && bw >= 1 && x.size(2) == block_count(bh, bw, "col2im"),
+              "Given output_size=(", size[0], ", ", size[1], "), kernel_size=(", w.k[0], ", ",
+              w.k[1], "), dilation=(", w.d[0], ", ", w.d[1], "), padding=(", w.p[0], ", ", w.p[1],
+              "), stride=(", w.s[0], ", ", w.s[1], "), expected size of input's dimension 2 to ",
+              "match the calculated number of sliding blocks ", bh, " * ", bw, " = ", bh * bw,
+              ", but got input.size(2)=", x.size(2), ".");
   EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
                    "\"col2im\" not implemented for '", scalar_type_name(x.dtype()), "'");
   Tensor out = col2im_op().call(x, size, w.k, w.d, w.p, w.s);
