@@ -251,6 +251,7 @@ KNOWN = {
             "randn",
             "randint",
             "Tensor.expand",
+            "F.one_hot",
             "Tensor.view",
             "Tensor.reshape",
         )

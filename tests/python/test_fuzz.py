@@ -184,3 +184,20 @@ def test_element_counts_that_overflow_raise(call):
     # eye(2**33) wrapped to a small allocation and its diagonal fill wrote past it
     with pytest.raises(RuntimeError, match="overflow"):
         call()
+
+
+def test_conv_with_a_stride_near_int64_max():
+    # the first valid output column, ceil(padding / stride), overflowed and im2col wrote before
+    # its buffer (double free); torch's oneDNN path rejects this call, so the check is by hand:
+    # one output column, whose only tap (-2) lies in the padding
+    x, w = ember.ones(2, 1, 6), ember.ones(1, 1, 1)
+    out = ember.nn.functional.conv1d(x, w, stride=2**63 - 1, padding=2, dilation=2)
+    np.testing.assert_array_equal(out.numpy(), np.zeros((2, 1, 1), np.float32))
+
+
+@pytest.mark.parametrize("sizes", [(1, -5, -1), (0, -(2**40), -1, -1, 3)])
+def test_expand_rejects_negative_sizes(sizes):
+    # expand(1, -5, -1) made a (1, -5, 3) view with numel -15
+    x = ember.ones(*([1, 1, 3] if len(sizes) == 3 else [1, 3, 4, 3]))
+    with pytest.raises(RuntimeError, match=r"\[expand\] expected sizes >= 0"):
+        x.expand(*sizes)

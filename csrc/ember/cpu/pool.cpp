@@ -36,8 +36,8 @@ struct Windows {
     span.reserve(size_t(count));
   }
   void add(int64_t start, int64_t count, int64_t in, int64_t padded_len) {
-    // The taps start + j * step inside [0, in).
-    const int64_t lo = start >= 0 ? 0 : (-start + step - 1) / step;
+    // The taps start + j * step inside [0, in); ceil(-start / step) can't overflow this way.
+    const int64_t lo = start >= 0 ? 0 : (-start - 1) / step + 1;
     const int64_t hi = start > in - 1 ? 0 : std::min(count, (in - 1 - start) / step + 1);
     begin.push_back(start + lo * step);
     n.push_back(std::max<int64_t>(0, hi - lo));
