@@ -24,6 +24,7 @@ LENIENT_ARGS = (
 # an empty shape such as [2**63 - 1, 0]: ember's overflow check counts zero-size dims as 1 (as
 # PyTorch's stride check does), while PyTorch's creation functions let the empty tensor through
 EMPTY_HUGE = "an empty shape with a dim near INT64_MAX: ember rejects it, PyTorch builds it"
+ARANGE_INT_STEP = "fractional step with an integer dtype: PyTorch's result is an artefact"
 INT_INDEX = "int32 index tensors for gather/scatter (PyTorch 2.13 accepts them): not implemented in ember yet"
 NOT_YET = "not implemented in ember yet"
 EMPTY_EDGE = "an empty input PyTorch accepts or rejects inconsistently (N=0 batch, empty class dim)"
@@ -261,14 +262,13 @@ KNOWN = {
     # arange(-1, 2, 0.5, dtype=int16) is six -1s in PyTorch (the step truncates to 0 in the
     # integer type, yet the length comes from the float step; int64 raises instead): ember
     # computes in double and truncates each value, as numpy does
-    (
-        "wrong_values",
-        "arange",
-    ): "fractional step with an integer dtype: PyTorch's result is an artefact",
-    (
-        "exc_class",
-        "arange",
-    ): "fractional step with an integer dtype: PyTorch's result is an artefact",
+    **{
+        (category, "arange"): ARANGE_INT_STEP
+        for category in ("wrong_values", "exc_class", "torch_raises")
+    },
+    ("torch_raises", "linspace"): MORE_DTYPES,
+    ("torch_raises", "op:median"): MORE_DTYPES,
+    ("exc_class", "op:flip"): LENIENT_ARGS,
     ("exc_class", "take_along_dim"): NOT_YET + ": torch.take_along_dim",
     ("ember_raises", "F.interpolate"): NOT_YET + ": bicubic interpolation",
     ("ember_raises", "F.softmax"): NOT_YET
