@@ -13,7 +13,14 @@ std::vector<Tensor> tensor_seq(nb::handle seq, const char* op) {
   if (nb::isinstance<Tensor>(seq))
     throw nb::type_error((std::string(op) + "(): argument 'tensors' must be tuple of Tensors, not Tensor").c_str());
   std::vector<Tensor> out;
-  for (nb::handle h : seq) out.push_back(nb::cast<Tensor>(h));
+  for (nb::handle h : seq) {
+    Tensor* t = nullptr;
+    if (!nb::try_cast<Tensor*>(h, t) || !t)  // TypeError, as PyTorch raises, not a bad cast
+      throw nb::type_error((std::string("[") + op + "] expected Tensor as element " +
+                            std::to_string(out.size()) + "; got " +
+                            nb::type_name(h.type()).c_str()).c_str());
+    out.push_back(*t);
+  }
   return out;
 }
 

@@ -180,6 +180,11 @@ NB_MODULE(_C, m) {
       std::rethrow_exception(p);
     } catch (const ember::Error& e) {
       PyErr_SetString(exception_for(e.kind()), e.what());
+    } catch (const std::bad_alloc&) {
+      // A host buffer (index tables ...) sized from a huge argument: PyTorch's allocation
+      // failures are RuntimeErrors, and nanobind's default would be MemoryError.
+      PyErr_SetString(PyExc_RuntimeError,
+                      "out of memory: a host allocation failed (std::bad_alloc)");
     }
   });
   // Note [Kernels release the GIL]: only a thread that holds the GIL gives it up, so a kernel

@@ -327,8 +327,9 @@ TEST(IndexAdd, Values) {
 
 TEST(IndexAdd, ErrorsAndBackward) {
   Tensor t = zeros({3, 2});
-  EXPECT_EQ(error_kind([&] { index_add(t, 0, idx({3}), ones({1, 2})); }), ErrorKind::Index);
-  EXPECT_EQ(error_kind([&] { index_add_(t, 0, idx({-1}), ones({1, 2})); }), ErrorKind::Index);
+  // out-of-bounds indices are RuntimeError in PyTorch's index_add (IndexError in index_select)
+  EXPECT_EQ(error_kind([&] { index_add(t, 0, idx({3}), ones({1, 2})); }), ErrorKind::Runtime);
+  EXPECT_EQ(error_kind([&] { index_add_(t, 0, idx({-1}), ones({1, 2})); }), ErrorKind::Runtime);
   EXPECT_EQ(values(t), (V{0, 0, 0, 0, 0, 0}));  // checked before any write
   EXPECT_EQ(error_kind([&] { index_add(t, 0, idx({0, 1}), ones({1, 2})); }), ErrorKind::Runtime);
   EXPECT_EQ(error_kind([&] { index_add(t, 0, idx({0}), ones({1, 3})); }), ErrorKind::Runtime);

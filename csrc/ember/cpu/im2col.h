@@ -17,7 +17,8 @@ struct WindowGeom {
 
 // The output columns [lo, hi) whose input column ow * s + off lies inside [0, W).
 inline void valid_range(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t& lo, int64_t& hi) {
-  lo = off >= 0 ? 0 : std::min(OW, (-off + s - 1) / s);
+  // ceil(-off / s) written so that a stride near INT64_MAX can't overflow it
+  lo = off >= 0 ? 0 : std::min(OW, (-off - 1) / s + 1);
   hi = off > W - 1 ? 0 : std::min(OW, (W - 1 - off) / s + 1);
   hi = std::max(hi, lo);
 }

@@ -305,13 +305,14 @@ Tensor scatter_reduce_kernel(const Tensor& self, int64_t dim, const Tensor& inde
 
 // The values of a 1-d index, checked against [0, bound) and copied, so that a self that shares
 // memory with the index can't change them mid-loop.
-std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim, const char* op) {
+std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim, const char* op,
+                                ErrorKind kind = ErrorKind::Index) {
   Tensor ix = contiguous(to_dtype(index, kLong));
   const int64_t* p = ix.data_ptr<int64_t>();
   std::vector<int64_t> v(p, p + ix.numel());
   for (int64_t x : v)
     if (x < 0 || x >= bound) [[unlikely]]
-      EMBER_ERROR(ErrorKind::Index, op, "(): index ", x, " is out of bounds for dimension ", dim,
+      EMBER_ERROR(kind, op, "(): index ", x, " is out of bounds for dimension ", dim,
                   " with size ", bound);
   return v;
 }
@@ -354,7 +355,9 @@ T add_scaled(T d, T x, A alpha) {
 
 Tensor& index_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                           const Scalar& alpha) {
-  std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_add_");
+  // out of bounds is RuntimeError in PyTorch's index_add (IndexError in index_select)
+  std::vector<int64_t> idx =
+      read_index(index, extent(self, dim), dim, "index_add_", ErrorKind::Runtime);
   if (source.numel() == 0) return self;
   Along d = along(self, source.sizes(), dim), s = along(source, source.sizes(), dim);
   TensorIter it({&d.view, &s.view});

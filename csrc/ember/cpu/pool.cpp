@@ -26,9 +26,18 @@ struct Windows {
   std::vector<int64_t> begin, n, span;
   int64_t step = 1;
   int64_t size() const { return int64_t(begin.size()); }
+  // Room for `count` windows up front: an output size too large to hold fails here, at once (out
+  // of memory), instead of after a loop of `count` steps.
+  void reserve(int64_t count) {
+    EMBER_CHECK(count < int64_t(begin.max_size()), "[pool] expected an output size that fits in ",
+                "memory; got ", count);
+    begin.reserve(size_t(count));
+    n.reserve(size_t(count));
+    span.reserve(size_t(count));
+  }
   void add(int64_t start, int64_t count, int64_t in, int64_t padded_len) {
-    // The taps start + j * step inside [0, in).
-    const int64_t lo = start >= 0 ? 0 : (-start + step - 1) / step;
+    // The taps start + j * step inside [0, in); ceil(-start / step) can't overflow this way.
+    const int64_t lo = start >= 0 ? 0 : (-start - 1) / step + 1;
     const int64_t hi = start > in - 1 ? 0 : std::min(count, (in - 1 - start) / step + 1);
     begin.push_back(start + lo * step);
     n.push_back(std::max<int64_t>(0, hi - lo));
@@ -41,6 +50,7 @@ struct Windows {
 // Sliding windows: output o starts at o * s - p; a mean's padded span stops at in + p.
 Windows sliding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d) {
   Windows w;
+  w.reserve(out);
   w.step = d;
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * s - p;
@@ -52,6 +62,7 @@ Windows sliding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_
 // Adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)).
 Windows adaptive(int64_t in, int64_t out) {
   Windows w;
+  w.reserve(out);
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * in / out, end = ((o + 1) * in + out - 1) / out;
     w.add(start, end - start, in, end - start);
@@ -147,7 +158,9 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
         int64_t* oi = pi + c * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
           for (int64_t ow = 0; ow < OW; ++ow) {
-            A best = std::numeric_limits<A>::lowest();
+            // a window wholly in the padding gives -inf for floats, as PyTorch's does
+            A best = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
+                                                          : std::numeric_limits<A>::lowest();
             int64_t arg = -1;
             for (int64_t a = 0; a < wh.count(oh); ++a) {
               const int64_t row = wh.tap(oh, a) * W + ww.tap(ow, 0);

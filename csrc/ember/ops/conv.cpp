@@ -46,7 +46,8 @@ DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op
 template <class F>
 Tensor in_wide_dtype(const Tensor& input, const char* kernel, F&& f) {
   ScalarType t = input.dtype();
-  EMBER_CHECK(t != kBool, "\"", kernel, "\" not implemented for '", scalar_type_name(t), "'");
+  EMBER_CHECK_KIND(t != kBool, ErrorKind::NotImplemented, "\"", kernel, "\" not implemented for '",
+                   scalar_type_name(t), "'");
   if (t == kFloat || t == kDouble) return f(t);
   return to_dtype(f(is_floating_point(t) ? kFloat : kDouble), t);
 }
@@ -88,16 +89,27 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
               " instead");
   if (transposed) {
     for (size_t i = 0; i < 2; ++i)
+      EMBER_CHECK(a.output_padding[i] >= 0, "[conv_transpose] expected a non-negative ",
+                  "output_padding; got ", a.output_padding);
+    for (size_t i = 0; i < 2; ++i)
       EMBER_CHECK(a.output_padding[i] < a.stride[i] || a.output_padding[i] < a.dilation[i],
                   "output padding must be smaller than either stride or dilation, but got ",
                   "output_padding=", a.output_padding, " stride=", a.stride,
                   " dilation=", a.dilation);
     return;
   }
-  int64_t ph = input.size(2) + 2 * a.padding[0], pw = input.size(3) + 2 * a.padding[1];
-  int64_t kh = (weight.size(2) - 1) * a.dilation[0] + 1, kw = (weight.size(3) - 1) * a.dilation[1] + 1;
-  EMBER_CHECK(ph >= kh && pw >= kw, "Calculated padded input size per channel: (", ph, " x ", pw,
-              "). Kernel size: (", kh, " x ", kw,
+  // In 128 bits: a padding or dilation near INT64_MAX must not wrap into a valid-looking size.
+  using I = __int128;
+  const I ph = I(input.size(2)) + 2 * I(a.padding[0]);
+  const I pw = I(input.size(3)) + 2 * I(a.padding[1]);
+  const I kh = I(weight.size(2) - 1) * a.dilation[0] + 1;
+  const I kw = I(weight.size(3) - 1) * a.dilation[1] + 1;
+  constexpr I kMax = std::numeric_limits<int64_t>::max();
+  EMBER_CHECK(ph <= kMax && pw <= kMax && kh <= kMax && kw <= kMax, "[conv] expected padded ",
+              "input and kernel sizes that fit in int64; got padding ", a.padding, ", dilation ",
+              a.dilation);
+  EMBER_CHECK(ph >= kh && pw >= kw, "Calculated padded input size per channel: (", int64_t(ph),
+              " x ", int64_t(pw), "). Kernel size: (", int64_t(kh), " x ", int64_t(kw),
               "). Kernel size can't be greater than actual input size");
 }
 
@@ -260,7 +272,8 @@ Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
     a.output_padding.insert(0, 0);
   }
   check_conv(x, w, bias, a, true, op);
-  EMBER_CHECK(is_floating_point(x.dtype()), "\"slow_conv_transpose2d_cpu\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
+                   "\"slow_conv_transpose2d_cpu\" not implemented for '",
               scalar_type_name(x.dtype()), "'");
   Tensor out = conv_transpose_batched(x, w, bias, a);
   if (nd == 1) out = squeeze(out, {2});

@@ -83,7 +83,9 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const Ten
   Tensor idx = arange(0, steps, 1, TensorOptions(kDouble));
   Tensor lo = add(wrap_scalar(s), mul(idx, wrap_scalar(step)));
   Tensor hi = sub(wrap_scalar(e), mul(sub(wrap_scalar(double(steps - 1)), idx), wrap_scalar(step)));
-  Tensor vals = where(lt(idx, wrap_scalar(double(steps / 2))), lo, hi);
+  // A single step is `start` (the halfway rule alone would give `end`), as in PyTorch.
+  const double halfway = steps == 1 ? 1.0 : double(steps / 2);
+  Tensor vals = where(lt(idx, wrap_scalar(halfway)), lo, hi);
   if (is_integral(dtype, true)) vals = trunc(vals);
   return finish(to_dtype(vals, dtype, true), o);
 }

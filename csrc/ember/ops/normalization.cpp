@@ -173,7 +173,9 @@ Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT runnin
                         OptT running_var, bool training, double momentum, double eps) {
   EMBER_CHECK(input.dim() >= 2, "[batch_norm] expected input with at least 2 dims (N, C, ...); got ",
               input.dim(), "-D input of shape ", input.sizes());
-  EMBER_CHECK(is_floating_point(input.dtype()), "[batch_norm] expected a floating point input; got ",
+  // NotImplementedError, as PyTorch's "... not implemented for 'Long'"
+  EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
+                   "[batch_norm] expected a floating point input; got ",
               scalar_type_name(input.dtype()));
   int64_t c = input.size(1);
   check_channel_param(weight, "weight", c);
@@ -213,7 +215,9 @@ Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT 
     EMBER_CHECK(bias->sizes().equals(normalized_shape), "Expected bias to be of same shape as ",
                 "normalized_shape, but got bias of shape ", bias->sizes(),
                 " and normalized_shape = ", normalized_shape);
-  EMBER_CHECK(is_floating_point(input.dtype()), "[layer_norm] expected a floating point input; got ",
+  // NotImplementedError, as PyTorch's "... not implemented for 'Long'"
+  EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
+                   "[layer_norm] expected a floating point input; got ",
               scalar_type_name(input.dtype()));
   return layer_norm_op().call(input, normalized_shape, weight, bias, eps);
 }

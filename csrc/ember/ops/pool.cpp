@@ -185,11 +185,16 @@ Pool2d prepare(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
   return r;
 }
 
+// In 128 bits: a kernel, stride or padding near INT64_MAX must not wrap into a bogus (huge,
+// or positive) output size.
 int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil_mode && (out - 1) * s >= in + p) --out;
-  return out;
+  using I = __int128;
+  const I num = I(in) + 2 * I(p) - I(d) * (k - 1) - 1 + (ceil_mode ? I(s) - 1 : 0);
+  I out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= I(in) + p) --out;
+  EMBER_CHECK(out <= std::numeric_limits<int64_t>::max(), "[pool] expected an output size that "
+              "fits in int64; got input size ", in, ", kernel ", k, ", padding ", p);
+  return int64_t(std::max<I>(out, std::numeric_limits<int64_t>::min()));
 }
 
 void check_output(const Pool2d& r, bool ceil_mode) {

@@ -58,8 +58,22 @@ Window window(IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, const 
   return w;
 }
 
-int64_t blocks(int64_t size, const Window& w, size_t i) {
-  return (size + 2 * w.p[i] - w.d[i] * (w.k[i] - 1) - 1) / w.s[i] + 1;
+// In 128 bits: a padding, dilation or kernel near INT64_MAX must not wrap into a small,
+// valid-looking count.
+int64_t blocks(int64_t size, const Window& w, size_t i, const char* op) {
+  using I = __int128;
+  const I n = (I(size) + 2 * I(w.p[i]) - I(w.d[i]) * (w.k[i] - 1) - 1) / w.s[i] + 1;
+  EMBER_CHECK(n <= std::numeric_limits<int64_t>::max(), "[", op, "] expected a number of sliding ",
+              "blocks that fits in int64; got size ", size, " and padding ", w.p[i]);
+  return int64_t(std::max<I>(n, 0));
+}
+
+// bh * bw blocks per plane, rejecting a product that overflows.
+int64_t block_count(int64_t bh, int64_t bw, const char* op) {
+  int64_t n = 0;
+  EMBER_CHECK(!__builtin_mul_overflow(bh, bw, &n), "[", op, "] expected a number of sliding ",
+              "blocks that fits in int64; got ", bh, " * ", bw);
+  return n;
 }
 
 Tensor im2col_autograd(const Tensor& input, IntArrayRef size, IntArrayRef k, IntArrayRef d,
@@ -119,9 +133,20 @@ Tensor embedding_kernel(const Tensor& weight, const Tensor& indices, int64_t, bo
 }
 EMBER_REGISTER_KERNEL("embedding", CPU, embedding_kernel);
 
+// `x` without `left` elements at the start of dim and `right` at its end.
+Tensor crop(const Tensor& x, int64_t dim, int64_t left, int64_t right, int64_t n) {
+  EMBER_CHECK(x.size(dim) - left - right >= 0, "[pad] resulting padded dimension ", dim,
+              " would be negative: size ", n, ", padding (", -left, ", ", -right, ")");
+  return left || right ? narrow(x, dim, left, x.size(dim) - left - right) : x;
+}
+
 // One padded dim: positive pads are filled from the original data, then negative ones crop.
-Tensor pad_dim(const Tensor& x, int64_t dim, int64_t left, int64_t right, std::string_view mode,
-               double value) {
+// Circular padding crops first and wraps the cropped data, as PyTorch's does.
+Tensor pad_dim(const Tensor& input, int64_t dim, int64_t left, int64_t right,
+               std::string_view mode, double value) {
+  const int64_t crop_l = std::max<int64_t>(-left, 0), crop_r = std::max<int64_t>(-right, 0);
+  const bool crop_first = mode == "circular";
+  const Tensor x = crop_first ? crop(input, dim, crop_l, crop_r, input.size(dim)) : input;
   const int64_t n = x.size(dim);
   auto block = [&](int64_t len, bool at_left) -> Tensor {
     if (mode == "constant") {
@@ -143,11 +168,7 @@ Tensor pad_dim(const Tensor& x, int64_t dim, int64_t left, int64_t right, std::s
   parts.push_back(x);
   if (right > 0) parts.push_back(block(right, false));
   Tensor out = parts.size() == 1 ? x : cat(parts, dim);
-  const int64_t crop_l = std::max<int64_t>(-left, 0), crop_r = std::max<int64_t>(-right, 0);
-  EMBER_CHECK(out.size(dim) - crop_l - crop_r >= 0, "[pad] resulting padded dimension ", dim,
-              " would be negative: size ", n, ", padding (", left, ", ", right, ")");
-  if (crop_l || crop_r) out = narrow(out, dim, crop_l, out.size(dim) - crop_l - crop_r);
-  return out;
+  return crop_first ? out : crop(out, dim, crop_l, crop_r, input.size(dim));
 }
 
 // Source indices and weights of linear interpolation along one dim (PyTorch's
@@ -236,13 +257,14 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
                    "D)");
   Window w = window(kernel_size, dilation, padding, stride, "im2col");
   Tensor x = input.dim() == 3 ? unsqueeze(input, 0) : input;
-  const int64_t bh = blocks(x.size(2), w, 0), bw = blocks(x.size(3), w, 1);
+  const int64_t bh = blocks(x.size(2), w, 0, "im2col"), bw = blocks(x.size(3), w, 1, "im2col");
+  block_count(bh, bw, "im2col");
   EMBER_CHECK(bh >= 1 && bw >= 1, "Given input with spatial size (", x.size(2), ", ", x.size(3),
               "), kernel_size=(", w.k[0], ", ", w.k[1], "), dilation=(", w.d[0], ", ", w.d[1],
               "), padding=(", w.p[0], ", ", w.p[1], "), calculated shape of the array of ",
               "sliding blocks as (", bh, ", ", bw, "), but its components must be at least one.");
-  EMBER_CHECK(is_floating_point(x.dtype()), "\"im2col\" not implemented for '",
-              scalar_type_name(x.dtype()), "'");
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
+                   "\"im2col\" not implemented for '", scalar_type_name(x.dtype()), "'");
   Tensor out = im2col_op().call(x, {x.size(2), x.size(3)}, w.k, w.d, w.p, w.s);
   return input.dim() == 3 ? squeeze(out, {0}) : out;
 }
@@ -259,15 +281,15 @@ Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_s
   EMBER_CHECK(x.size(1) % kk == 0, "Expected size of input's dimension 1 to be divisible by the ",
               "product of kernel_size, but got input.size(1)=", x.size(1), " and kernel_size=(",
               w.k[0], ", ", w.k[1], ")");
-  const int64_t bh = blocks(size[0], w, 0), bw = blocks(size[1], w, 1);
-  EMBER_CHECK(bh >= 1 && bw >= 1 && x.size(2) == bh * bw, "Given output_size=(", size[0], ", ",
-              size[1], "), kernel_size=(", w.k[0], ", ", w.k[1], "), dilation=(", w.d[0], ", ",
-              w.d[1], "), padding=(", w.p[0], ", ", w.p[1], "), stride=(", w.s[0], ", ", w.s[1],
-              "), expected size of input's dimension 2 to match the calculated number of ",
-              "sliding blocks ", bh, " * ", bw, " = ", bh * bw, ", but got input.size(2)=",
-              x.size(2), ".");
-  EMBER_CHECK(is_floating_point(x.dtype()), "\"col2im\" not implemented for '",
-              scalar_type_name(x.dtype()), "'");
+  const int64_t bh = blocks(size[0], w, 0, "col2im"), bw = blocks(size[1], w, 1, "col2im");
+  EMBER_CHECK(bh >= 1 && bw >= 1 && x.size(2) == block_count(bh, bw, "col2im"),
+              "Given output_size=(", size[0], ", ", size[1], "), kernel_size=(", w.k[0], ", ",
+              w.k[1], "), dilation=(", w.d[0], ", ", w.d[1], "), padding=(", w.p[0], ", ", w.p[1],
+              "), stride=(", w.s[0], ", ", w.s[1], "), expected size of input's dimension 2 to ",
+              "match the calculated number of sliding blocks ", bh, " * ", bw, " = ", bh * bw,
+              ", but got input.size(2)=", x.size(2), ".");
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
+                   "\"col2im\" not implemented for '", scalar_type_name(x.dtype()), "'");
   Tensor out = col2im_op().call(x, size, w.k, w.d, w.p, w.s);
   return input.dim() == 2 ? squeeze(out, {0}) : out;
 }
@@ -295,7 +317,8 @@ Tensor upsample_nearest(const Tensor& input, IntArrayRef output_size,
 Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_corners,
                        ArrayRef<std::optional<double>> scales) {
   check_resize(input, output_size, "upsample_linear");
-  EMBER_CHECK(is_floating_point(input.dtype()), "\"upsample_linear\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
+                   "\"upsample_linear\" not implemented for '",
               scalar_type_name(input.dtype()), "'");
   Tensor out = input;
   for (size_t i = 0; i < output_size.size(); ++i) {

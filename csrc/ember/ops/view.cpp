@@ -168,6 +168,9 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
     }
     int64_t have = self.sizes()[size_t(i - off)];
     if (want == -1) want = have;
+    // a negative size other than -1 would make a view with a negative element count
+    EMBER_CHECK(want >= 0, "[expand] expected sizes >= 0 (or -1 to keep one); got ", want,
+                " at dimension ", i, " for target sizes ", sizes);
     EMBER_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
                 ") must match the existing size (", have, ") at non-singleton dimension ", i,
                 ".  Target sizes: ", sizes, ".  Tensor sizes: ", self.sizes());
@@ -210,7 +213,8 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   EMBER_CHECK_INDEX(start >= -size && start <= size, "start out of range (expected to be in range "
                     "of [", -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
-  EMBER_CHECK(length >= 0 && start + length <= size, "start (", start, ") + length (", length,
+  // length <= size - start: start + length could overflow past a huge length
+  EMBER_CHECK(length >= 0 && length <= size - start, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
   return slice(self, dim, start, start + length, 1);
 }

@@ -85,6 +85,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = upscale_factor
+    if r <= 0:
+        raise RuntimeError(f"[pixel_shuffle] expected a positive upscale_factor; got {r}")
     if input.dim() < 3:
         raise RuntimeError(
             f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
