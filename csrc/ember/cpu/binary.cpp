@@ -81,7 +81,7 @@ Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f
 
 EMBER_BINARY_KERNEL(mul, kAllTypes, Out::Same, [](auto x, auto y) {
   if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
-  else return x * y;
+  else return wrapping_mul(x, y);
 })
 EMBER_BINARY_KERNEL(true_divide, kFloatTypes, Out::Float, [](auto x, auto y) { return x / y; })
 EMBER_BINARY_KERNEL(div_trunc, kNumericTypes, Out::Same, [](auto x, auto y) {
@@ -221,10 +221,17 @@ Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Ten
       binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](bool x, bool y) { return x || (al && y); });
     } else {
       acc<T> al = alpha.to<acc<T>>();
-      if (alpha.is_integral(true) && alpha.to_long() == 1)
-        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [](auto x, auto y) { return x + y; });
-      else
-        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](auto x, auto y) { return x + al * y; });
+      if (alpha.is_integral(true) && alpha.to_long() == 1) {
+        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct,
+                                          [](auto x, auto y) { return wrapping_add(x, y); });
+      } else {
+        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](auto x, auto y) {
+          if constexpr (std::is_integral_v<decltype(y)>)
+            return wrapping_add(x, wrapping_mul(decltype(y)(al), y));
+          else
+            return x + al * y;
+        });
+      }
     }
   });
   return const_cast<Tensor&>(out);

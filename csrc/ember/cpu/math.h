@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace ember::cpu {
 
@@ -50,6 +51,27 @@ inline float fast_tanh(float x) {
   return std::copysign(r, x);  // odd, tanh(-0.0) included
 }
 inline double fast_tanh(double x) { return std::tanh(x); }
+
+/// x + y and x * y that wrap modulo 2^bits for integers, as PyTorch's integer kernels do: the
+/// arithmetic runs in the unsigned type, where wrapping is defined (signed overflow is not).
+template <class T>
+inline T wrapping_add(T x, T y) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(x) + U(y));
+  } else {
+    return x + y;
+  }
+}
+template <class T>
+inline T wrapping_mul(T x, T y) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(x) * U(y));
+  } else {
+    return x * y;
+  }
+}
 
 /// Inverse error function: a rational first guess refined by Newton steps on erf.
 template <class T>
