@@ -26,10 +26,11 @@ struct Windows {
   std::vector<int64_t> begin, n, span;
   int64_t step = 1;
   int64_t size() const { return int64_t(begin.size()); }
-  // Room for `count` windows up front: an output size too large to hold fails here, at once (out
-  // of memory), instead of after a loop of `count` steps.
+  // Room for `count` windows up front: an output size too large to hold fails here, at once,
+  // instead of after a loop of `count` steps. The bound is checked, not left to std::bad_alloc:
+  // an output dim of 2^40 could never be allocated, and sanitizer runtimes abort on a failed new.
   void reserve(int64_t count) {
-    EMBER_CHECK(count < int64_t(begin.max_size()), "[pool] expected an output size that fits in ",
+    EMBER_CHECK(count <= (int64_t(1) << 40), "[pool] expected an output size that fits in ",
                 "memory; got ", count);
     begin.reserve(size_t(count));
     n.reserve(size_t(count));
