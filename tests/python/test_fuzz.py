@@ -74,11 +74,11 @@ def test_pool_with_a_kernel_near_int64_max_raises_instead_of_hanging():
         ember.nn.functional.avg_pool1d(ember.ones(2, 3), kernel_size=2**63 - 1, padding=1)
 
 
-@pytest.mark.parametrize("size, match", [(2**50, "out of memory"), (2**63 - 1, "fits in memory")])
-def test_pool_tables_too_large_to_allocate_raise_runtime_error(size, match):
+@pytest.mark.parametrize("size", [2**50, 2**63 - 1])
+def test_pool_tables_too_large_to_allocate_raise_runtime_error(size):
     # the pool's window tables are sized from output_size before any tensor exists: they must
-    # fail at once (std::bad_alloc becomes RuntimeError), not loop over 2**50 windows
-    with pytest.raises(RuntimeError, match=match):
+    # fail at once, not loop over 2**50 windows (nor abort a sanitizer build in operator new)
+    with pytest.raises(RuntimeError, match="fits in memory"):
         ember.nn.functional.adaptive_max_pool1d(ember.ones(0, 2, 1), size)
 
 
