@@ -3,6 +3,8 @@
 // (GEMM + col2im), so they and the create_graph backward need no derivative of their own.
 #include "ember/ops/conv.h"
 
+#include <limits>
+
 #include "ember/autograd/node.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
@@ -142,10 +144,19 @@ Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optio
   const int64_t kh = w.size(2), kw = w.size(3), H = x.size(2), W = x.size(3);
   // Every tap lands on the canvas (the output before padding is cropped); the output is its
   // window [p, canvas - p + output_padding), zero-extended where output_padding passes its end.
-  const int64_t CH = (H - 1) * a.stride[0] + a.dilation[0] * (kh - 1) + 1;
-  const int64_t CW = (W - 1) * a.stride[1] + a.dilation[1] * (kw - 1) + 1;
-  const int64_t OH = CH - 2 * a.padding[0] + a.output_padding[0];
-  const int64_t OW = CW - 2 * a.padding[1] + a.output_padding[1];
+  // In 128 bits: strides and dilations near INT64_MAX must raise, not wrap.
+  const __int128 ch = __int128(H - 1) * a.stride[0] + __int128(a.dilation[0]) * (kh - 1) + 1;
+  const __int128 cw = __int128(W - 1) * a.stride[1] + __int128(a.dilation[1]) * (kw - 1) + 1;
+  const __int128 oh = ch - 2 * __int128(a.padding[0]) + a.output_padding[0];
+  const __int128 ow = cw - 2 * __int128(a.padding[1]) + a.output_padding[1];
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
+  EMBER_CHECK(ch <= kMax && cw <= kMax && oh <= kMax && ow <= kMax,
+              "[conv_transpose2d] expected an output size that fits in int64; got input size (",
+              H, " x ", W, "), stride ", a.stride, ", dilation ", a.dilation, ", output_padding ",
+              a.output_padding);
+  const int64_t CH = int64_t(ch), CW = int64_t(cw);
+  const int64_t OH = int64_t(std::max<__int128>(oh, -kMax));
+  const int64_t OW = int64_t(std::max<__int128>(ow, -kMax));
   EMBER_CHECK(OH > 0 && OW > 0, "Given input size per channel: (", H, " x ", W,
               "). Calculated output size per channel: (", OH, " x ", OW,
               "). Output size is too small");

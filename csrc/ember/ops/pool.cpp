@@ -210,7 +210,7 @@ std::tuple<Tensor, Tensor> max_pool_nd(const Tensor& input, IntArrayRef k, IntAr
   const char* op = one_d ? "max_pool1d" : "max_pool2d";
   Pool2d r = prepare(input, k, s, p, d, one_d, op);
   for (size_t i = 0; i < 2; ++i)
-    EMBER_CHECK(r.p[i] <= ((r.k[i] - 1) * r.d[i] + 1) / 2,
+    EMBER_CHECK(r.p[i] <= ((__int128(r.k[i]) - 1) * r.d[i] + 1) / 2,  // 128 bits: no overflow
                 "pad should be at most half of effective kernel size, but got pad=", r.p[i],
                 ", kernel_size=", r.k[i], " and dilation=", r.d[i]);
   check_output(r, ceil_mode);
