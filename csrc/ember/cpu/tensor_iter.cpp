@@ -8,6 +8,32 @@
 
 namespace ember::cpu {
 
+namespace {
+
+// The dims ordered fastest first by the strides stride(i, d) of operands i = 0, 1, ...: the first
+// operand that tells two dims apart decides; a zero stride abstains. An insertion sort, since
+// abstaining makes this no strict weak order, and stable, so undecided dims keep their order
+// (outermost last).
+template <class Stride>
+std::vector<size_t> fastest_first(size_t ndim, int noperands, Stride stride) {
+  std::vector<size_t> perm(ndim);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::reverse(perm.begin(), perm.end());
+  auto faster = [&](size_t a, size_t b) {
+    for (int i = 0; i < noperands; ++i) {
+      int64_t sa = stride(i, a), sb = stride(i, b);
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return std::abs(sa) < std::abs(sb);
+    }
+    return false;
+  };
+  for (size_t i = 1; i < ndim; ++i)
+    for (size_t j = i; j > 0 && faster(perm[j], perm[j - 1]); --j) std::swap(perm[j], perm[j - 1]);
+  return perm;
+}
+
+}  // namespace
+
 TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutputs) {
   n_ = int(operands.size());
   EMBER_ASSERT(n_ <= kMaxOperands && noutputs >= 1);
@@ -30,20 +56,7 @@ TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutpu
     ++k;
   }
   // Order dims fastest first by the output's strides (ties: the inputs' strides), stable.
-  std::vector<size_t> perm(ndim);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::reverse(perm.begin(), perm.end());
-  auto faster = [&](size_t a, size_t b) {
-    for (int i = 0; i < n_; ++i) {
-      int64_t sa = st[i][a], sb = st[i][b];
-      if (sa == 0 || sb == 0) continue;
-      if (sa != sb) return std::abs(sa) < std::abs(sb);
-    }
-    return false;
-  };
-  // Insertion sort: `faster` is not a strict weak order (stride-0 operands abstain).
-  for (size_t i = 1; i < ndim; ++i)
-    for (size_t j = i; j > 0 && faster(perm[j], perm[j - 1]); --j) std::swap(perm[j], perm[j - 1]);
+  std::vector<size_t> perm = fastest_first(ndim, n_, [&](int i, size_t d) { return st[i][d]; });
   shape_.resize(0);
   for (int i = 0; i < n_; ++i) strides_[i].resize(0);
   for (size_t p : perm) {
@@ -91,20 +104,10 @@ Tensor empty_like_inputs(IntArrayRef shape, ScalarType dtype,
     contiguous = contiguous && t->is_contiguous();
   }
   if (contiguous || ndim < 2) return empty(shape, dtype);
-  std::vector<size_t> perm(ndim);  // fastest dim first
-  std::iota(perm.begin(), perm.end(), 0);
-  std::reverse(perm.begin(), perm.end());
-  auto faster = [&](size_t a, size_t b) {
-    if (shape[a] == 1 || shape[b] == 1) return false;
-    for (int i = 0; i < nvotes; ++i) {
-      int64_t sa = votes[i]->strides()[a], sb = votes[i]->strides()[b];
-      if (sa == 0 || sb == 0) continue;
-      if (sa != sb) return std::abs(sa) < std::abs(sb);
-    }
-    return false;
-  };
-  for (size_t i = 1; i < ndim; ++i)
-    for (size_t j = i; j > 0 && faster(perm[j], perm[j - 1]); --j) std::swap(perm[j], perm[j - 1]);
+  // Size-1 dims abstain like broadcast ones: their stride says nothing about the layout.
+  std::vector<size_t> perm = fastest_first(ndim, nvotes, [&](int i, size_t d) {
+    return shape[d] == 1 ? int64_t(0) : votes[i]->strides()[d];
+  });
   DimVector strides(ndim, 0);
   int64_t step = 1;
   for (size_t p : perm) {

@@ -15,6 +15,16 @@ using autograd::variable_list;
 
 namespace {
 
+// Views remember their base whenever grad mode is on: a later in-place write through the view
+// must rebase the base's history (Note [Writes into views]).
+void mark_view(const Tensor& view, const Tensor& self) {
+  if (!GradMode::is_enabled()) return;
+  auto& m = autograd::meta(view);
+  m.is_view = true;
+  auto* sm = autograd::meta_if(self);
+  m.view_base = (sm && sm->is_view) ? sm->view_base : self;
+}
+
 // A view of `self` with the given geometry; `backward` maps the view's grad to self's grad.
 Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
                  const char* node, std::function<Tensor(const Tensor& grad)> backward) {
@@ -26,14 +36,7 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
                        return variable_list{backward(g[0])};
                      });
   }
-  // Views remember their base whenever grad mode is on: a later in-place write through the view
-  // must rebase the base's history (Note [Writes into views]).
-  if (GradMode::is_enabled()) {
-    auto& m = autograd::meta(out);
-    m.is_view = true;
-    auto* sm = autograd::meta_if(self);
-    m.view_base = (sm && sm->is_view) ? sm->view_base : self;
-  }
+  mark_view(out, self);
   return out;
 }
 
@@ -272,14 +275,7 @@ std::vector<Tensor> piece_views(const Tensor& self, int64_t dim, IntArrayRef sta
       return variable_list{z};
     });
   }
-  if (GradMode::is_enabled()) {  // as make_view: Note [Writes into views]
-    auto* sm = autograd::meta_if(self);
-    for (Tensor& v : out) {
-      auto& m = autograd::meta(v);
-      m.is_view = true;
-      m.view_base = (sm && sm->is_view) ? sm->view_base : self;
-    }
-  }
+  for (const Tensor& v : out) mark_view(v, self);
   return out;
 }
 
