@@ -6,7 +6,7 @@ tensor op) rather than fused kernels: correct first; a fused kernel comes when a
 
 import ember
 
-from .optimizer import _FusedOptimizer, _to_scalar
+from .optimizer import _FusedOptimizer, _check_betas, _to_scalar
 
 __all__ = ["Adadelta", "Adamax"]
 
@@ -56,10 +56,7 @@ class Adamax(_FusedOptimizer):
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
         _check("learning rate", lr)
         _check("epsilon value", eps)
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_betas(betas)
         _check("weight_decay value", weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,

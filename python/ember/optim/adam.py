@@ -3,7 +3,7 @@
 import ember
 from ember import _C
 
-from .optimizer import _FusedOptimizer, _check_fused, _to_scalar
+from .optimizer import _FusedOptimizer, _check_betas, _check_fused, _to_scalar
 
 __all__ = ["Adam"]
 
@@ -19,10 +19,7 @@ def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
         raise ValueError(f"Invalid learning rate: {lr}")
     if not 0.0 <= eps:
         raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    _check_betas(betas)
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
     both_float = isinstance(betas[0], float) and isinstance(betas[1], float)

@@ -5,7 +5,7 @@ NAdam), so trajectories match torch's to rounding. Composites, as Adadelta/Adama
 
 import ember
 
-from .optimizer import _FusedOptimizer, _get_scalar_dtype, _to_scalar
+from .optimizer import _FusedOptimizer, _check_betas, _get_scalar_dtype, _to_scalar
 
 __all__ = ["NAdam", "RAdam"]
 
@@ -15,10 +15,7 @@ def _check_common(lr, betas, eps, weight_decay):
         raise ValueError(f"Invalid learning rate: {lr}")
     if not 0.0 <= eps:
         raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    _check_betas(betas)
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 

@@ -95,6 +95,13 @@ def _check_hparams(lr, **values):
             raise ValueError(f"Invalid {label} value: {value}")
 
 
+def _check_betas(betas):
+    """Raises torch's error for an Adam-family beta outside [0, 1)."""
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
 def _check_fused(fused, differentiable, foreach):
     if fused:
         if differentiable:
