@@ -261,3 +261,29 @@ def test_mixed_layouts_follow_the_first_input(torch):
     out = a + b
     assert out.stride() == (torch.randn(4, 6).t() + torch.randn(6, 4)).stride()
     np.testing.assert_array_equal(out.numpy(), a.numpy() + b.numpy())
+
+
+@pytest.mark.parametrize("exponent", [2, 3, -1, -2, 2.0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pow_by_a_small_integer_exponent_is_bitwise_torch(exponent, dtype, torch):
+    # 2, 3, -1 and -2 run as multiplies (cpu/binary.cpp); the results must not move.
+    x = (RNG.standard_normal(1000) * 3).astype(dtype)
+    x[:4] = [0.0, -0.0, np.inf, -np.inf]
+    want = (torch.from_numpy(x) ** exponent).numpy()
+    np.testing.assert_array_equal((ember.tensor(x) ** exponent).numpy(), want)
+    y = ember.tensor(x)
+    y.pow_(exponent)
+    np.testing.assert_array_equal(y.numpy(), want)
+
+
+def test_bmm_batches_on_the_pool_match_numpy():
+    # Batches of products above OpenBLAS's serial size run on ember's pool (Note [BLAS threads]).
+    a = RNG.standard_normal((4, 90, 70)).astype(np.float32)
+    b = RNG.standard_normal((4, 70, 80)).astype(np.float32)
+    threads = ember.get_num_threads()
+    try:
+        ember.set_num_threads(2)
+        got = ember.bmm(ember.tensor(a), ember.tensor(b)).numpy()
+    finally:
+        ember.set_num_threads(threads)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
