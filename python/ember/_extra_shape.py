@@ -456,8 +456,32 @@ def unravel_index(indices, shape):
 
 
 def index_copy(input, dim, index, source):
-    src = source if source.dim() else source.reshape(1)
-    return input.index_fill(dim, index, 0).index_add(dim, index, src.to(input.dtype))
+    if index.dtype != E.int64:
+        raise RuntimeError(
+            f"index_copy_(): Expected a long tensor for index, but got {index.dtype}"
+        )
+    if index.dim() > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
+    if source.dtype != input.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{input.dtype} and (source) {source.dtype}"
+        )
+    flat = input.reshape(1) if input.dim() == 0 else input
+    dim = dim + flat.dim() if dim < 0 else dim
+    if not 0 <= dim < flat.dim():
+        raise IndexError(
+            f"index_copy_(): dim {dim} out of range for a tensor of {input.dim()} dimensions"
+        )
+    src = source.reshape(1) if source.dim() == 0 else source
+    if src.dim() != flat.dim() or src.size(dim) != index.numel():
+        raise RuntimeError(
+            f"index_copy_(): source {tuple(source.shape)} must match self {tuple(input.shape)} "
+            f"apart from dim {dim}, and have {index.numel()} (the number of indices) there"
+        )
+    out = flat.clone()
+    out[(slice(None),) * dim + (index.reshape(-1),)] = src
+    return out.reshape(input.shape)
 
 
 def masked_scatter(input, mask, source):

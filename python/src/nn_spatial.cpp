@@ -85,6 +85,10 @@ void bind_nn_spatial(nb::module_& nn) {
                                std::vector<std::optional<double>> sc) {
     return upsample_linear(x, size, align, sc);
   }, "Linear, bilinear or trilinear resize of the trailing 1 to 3 dims.");
+  nn.def("upsample_bicubic2d", [](const Tensor& x, Ints size, bool align,
+                                  std::vector<std::optional<double>> sc) {
+    return upsample_bicubic2d(x, size, align, sc);
+  }, "Bicubic resize of the last two dims.");
   nn.def("embedding", [](const Tensor& w, const Tensor& idx, int64_t pad, bool freq, bool sparse) {
     return embedding(w, idx, pad, freq, sparse);
   }, "Rows of weight picked by indices.");

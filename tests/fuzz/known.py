@@ -25,7 +25,6 @@ LENIENT_ARGS = (
 # PyTorch's stride check does), while PyTorch's creation functions let the empty tensor through
 EMPTY_HUGE = "an empty shape with a dim near INT64_MAX: ember rejects it, PyTorch builds it"
 ARANGE_INT_STEP = "fractional step with an integer dtype: PyTorch's result is an artefact"
-INT_INDEX = "int32 index tensors for gather/scatter (PyTorch 2.13 accepts them): not implemented in ember yet"
 NOT_YET = "not implemented in ember yet"
 EMPTY_EDGE = "an empty input PyTorch accepts or rejects inconsistently (N=0 batch, empty class dim)"
 # loss(float32 input, float16 target): PyTorch's result takes the target's dtype in some losses
@@ -257,7 +256,6 @@ KNOWN = {
             "Tensor.reshape",
         )
     },
-    **{("ember_raises", fn): INT_INDEX for fn in ("gather", "scatter", "scatter_add")},
     ("ember_raises", "take_along_dim"): NOT_YET + ": torch.take_along_dim",
     # arange(-1, 2, 0.5, dtype=int16) is six -1s in PyTorch (the step truncates to 0 in the
     # integer type, yet the length comes from the float step; int64 raises instead): ember
@@ -270,7 +268,6 @@ KNOWN = {
     ("torch_raises", "op:median"): MORE_DTYPES,
     ("exc_class", "op:flip"): LENIENT_ARGS,
     ("exc_class", "take_along_dim"): NOT_YET + ": torch.take_along_dim",
-    ("ember_raises", "F.interpolate"): NOT_YET + ": bicubic interpolation",
     ("ember_raises", "F.softmax"): NOT_YET
     + ": softmax(dtype=bool/int) (PyTorch runs it on empty inputs only)",
     ("ember_raises", "F.log_softmax"): NOT_YET + ": log_softmax(dtype=bool/int) on empty inputs",
@@ -300,8 +297,6 @@ KNOWN = {
     },
     ("ember_raises", "F.softmin"): NOT_YET
     + ": softmin of an integer input (PyTorch runs it on empty inputs only)",
-    ("ember_raises", "F.mse_loss"): NOT_YET
-    + ": a bool target in a float loss (PyTorch promotes it)",
     **{
         ("ember_raises", fn): MORE_DTYPES.replace("accepts", "rejects") + " only on empty inputs"
         for fn in ("F.conv1d", "F.conv2d", "F.conv_transpose1d", "F.conv_transpose2d")

@@ -458,3 +458,47 @@ def test_where():
     # 1-arg form == nonzero(as_tuple=True)
     rows, cols = ember.where(cond)
     assert rows.tolist() == [0, 1] and cols.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("dtype", [ember.int32, ember.int64])
+def test_gather_scatter_take_int32_and_int64_indices(dtype):
+    a = np.random.rand(3, 4)
+    idx = np.array([[0, 3], [2, 2], [1, 0]])
+    ix = ember.tensor(idx, dtype=dtype)
+    np.testing.assert_array_equal(ember.tensor(a).gather(1, ix).numpy(),
+                                  np.take_along_axis(a, idx, axis=1))
+    want = np.zeros((3, 4))
+    np.put_along_axis(want, idx, 1.0, axis=1)
+    np.testing.assert_array_equal(ember.zeros(3, 4).scatter(1, ix, 1.0).numpy(), want)
+    added = ember.zeros(3, 4).scatter_add(1, ix, ember.ones(3, 2)).numpy()
+    np.testing.assert_array_equal(added, [[1, 0, 0, 1], [0, 0, 2, 0], [1, 1, 0, 0]])
+    red = ember.ones(3, 4).scatter_reduce(1, ix, ember.full((3, 2), 3.0), "prod").numpy()
+    np.testing.assert_array_equal(red, [[3, 1, 1, 3], [1, 1, 9, 1], [3, 3, 1, 1]])
+    x = ember.tensor(a, requires_grad=True)
+    x.gather(1, ix).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), added)
+    with pytest.raises(RuntimeError, match="gather.*int32/int64"):
+        ember.tensor(a).gather(1, ember.tensor(idx, dtype=ember.int16))
+
+
+def test_index_copy_and_index_fill_checks():
+    a = np.random.rand(3, 4)
+    src = np.random.rand(3, 2)
+    got = ember.tensor(a).index_copy(1, ember.tensor([3, 0]), ember.tensor(src)).numpy()
+    want = a.copy()
+    want[:, [3, 0]] = src
+    np.testing.assert_array_equal(got, want)
+    x = ember.tensor(a, requires_grad=True)
+    s = ember.tensor(src, requires_grad=True)
+    x.index_copy(1, ember.tensor([3, 0]), s).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 1, 0]] * 3)
+    np.testing.assert_array_equal(s.grad.numpy(), np.ones((3, 2)))
+    t = ember.tensor(a)
+    with pytest.raises(RuntimeError, match="index_copy_.*long"):
+        t.index_copy(0, ember.tensor([0], dtype=ember.int32), ember.ones(1, 4, dtype=ember.float64))
+    with pytest.raises(IndexError, match="index_copy_"):
+        t.index_copy(0, ember.tensor([[0]]), ember.ones(1, 4, dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="index_copy_.*same dtype"):
+        t.index_copy(0, ember.tensor([0]), ember.ones(1, 4, dtype=ember.float32))
+    with pytest.raises(IndexError, match="index_fill_"):  # torch's class for a wrong index dtype
+        t.index_fill(0, ember.tensor([0], dtype=ember.int32), 1.0)

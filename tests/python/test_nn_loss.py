@@ -841,3 +841,20 @@ def test_ctc_loss_errors():
         F.ctc_loss(lp, t, [5, 5], [3, 2])
     with pytest.raises(RuntimeError, match="input_lengths must be of size batch_size"):
         F.ctc_loss(lp, t, [5], [2, 2])
+
+
+def test_loss_target_dtypes_match_torch(torch):
+    """Bool targets count as numbers in the regression losses; huber and soft margin keep the
+    input's dtype; kl_div rejects integral operands; all as torch."""
+    TF = torch.nn.functional
+    x = np.random.randn(5).astype(np.float32)
+    targets = [np.array([True, False, True, True, False]), np.random.randn(5)]
+    for t in targets:
+        for name in ["mse_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss"]:
+            e = getattr(F, name)(ember.tensor(x), ember.tensor(t))
+            r = getattr(TF, name)(torch.tensor(x), torch.tensor(t))
+            assert str(e.dtype) == str(r.dtype), name
+            np.testing.assert_allclose(e.numpy(), r.numpy(), rtol=1e-6)
+    for a, b in [(x, np.array([1, 2, 3, 4, 5])), (np.array([1, 2, 3, 4, 5]), x)]:
+        with pytest.raises(RuntimeError, match="kl_div"):
+            F.kl_div(ember.tensor(a), ember.tensor(b), reduction="sum")

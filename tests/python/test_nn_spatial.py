@@ -385,6 +385,9 @@ def test_pad_errors():
     dict(scale_factor=1.7, mode="bilinear"), dict(scale_factor=0.5, mode="bilinear", align_corners=True),
     dict(scale_factor=2.3, mode="bilinear", recompute_scale_factor=True),
     dict(size=(2, 3), mode="area"),
+    dict(size=(7, 5), mode="bicubic"), dict(size=(9, 2), mode="bicubic", align_corners=True),
+    dict(scale_factor=(1.7, 0.6), mode="bicubic"), dict(size=(1, 1), mode="bicubic"),
+    dict(scale_factor=0.5, mode="bicubic", recompute_scale_factor=True),
 ])
 def test_interpolate2d_matches_torch(torch, kw):
     run_both(torch, "interpolate", [rand(2, 3, 4, 6)], **kw)
@@ -422,6 +425,10 @@ def test_interpolate_numpy_and_grad():
     assert gradcheck(lambda x: F.interpolate(x, size=(5, 7), mode="bilinear"), (x,))
     assert gradcheck(lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True), (x,))
     assert gradcheck(lambda x: F.interpolate(x, scale_factor=2), (x,))
+    assert gradcheck(lambda x: F.interpolate(x, size=(5, 2), mode="bicubic"), (x,))
+    # cubic convolution's four weights sum to 1, so a constant image stays constant
+    flat = F.interpolate(ember.full((1, 1, 3, 4), 2.5), scale_factor=2.5, mode="bicubic")
+    np.testing.assert_allclose(flat.numpy(), np.full((1, 1, 7, 10), 2.5), rtol=1e-6)
     with pytest.raises(ValueError):
         F.interpolate(x, size=3, scale_factor=2)
     with pytest.raises(ValueError):

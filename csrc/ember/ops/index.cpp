@@ -72,11 +72,22 @@ void check_index_vector(const char* op, const Tensor& index, bool allow_int, Err
                    "(): Index is supposed to be a vector; got shape ", index.sizes());
 }
 
+// gather and scatter take int32 or int64 indices; the kernels read int64 (see long_index).
+void check_gather_index_dtype(const char* op, const Tensor& index) {
+  EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt, op,
+              "(): Expected dtype int32/int64 for index; got ", scalar_type_name(index.dtype()));
+}
+
+// An int32 index widened once, so that one int64 loop serves both index dtypes.
+Tensor long_index(const Tensor& index) {
+  return index.dtype() == kLong ? index : to_dtype(index, kLong);
+}
+
 // gather: index no larger than self off `dim`; returns dim wrapped.
 int64_t check_gather(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = maybe_wrap_dim(dim, self.dim());
-  EMBER_CHECK(index.dtype() == kLong, "gather(): Expected dtype int64 for index; got ",
-              scalar_type_name(index.dtype()));
+  if (index.numel() == 0) return dim;  // PyTorch checks neither dtype nor shape of an empty index
+  check_gather_index_dtype("gather", index);
   EMBER_CHECK(nonempty_dim(self) == nonempty_dim(index),
               "Index tensor must have the same number of dimensions as input tensor; got ",
               index.sizes(), " and ", self.sizes());
@@ -91,8 +102,8 @@ int64_t check_gather(const Tensor& self, int64_t dim, const Tensor& index) {
 int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
                       const Tensor& src) {
   dim = maybe_wrap_dim(dim, self.dim());
-  EMBER_CHECK(index.dtype() == kLong, op, "(): Expected dtype int64 for index; got ",
-              scalar_type_name(index.dtype()));
+  if (index.numel() == 0) return dim;  // as gather
+  check_gather_index_dtype(op, index);
   EMBER_CHECK(self.dtype() == src.dtype(), op,
               "(): Expected self.dtype to be equal to src.dtype; got ",
               scalar_type_name(self.dtype()), " and ", scalar_type_name(src.dtype()));
@@ -452,7 +463,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = check_gather(self, dim, index);
-  return gather_op().call(self, dim, index);
+  return gather_op().call(self, dim, long_index(index));
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
@@ -461,7 +472,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
     return is_multiply(*reduce) ? scatter_reduce(self, dim, index, src, "prod", true)
                                 : scatter_add(self, dim, index, src);
   dim = check_scatter("scatter", self, dim, index, src);
-  return scatter_op().call(self, dim, index, src);
+  return scatter_op().call(self, dim, long_index(index), src);
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
@@ -475,7 +486,7 @@ Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& s
     return is_multiply(*reduce) ? scatter_reduce_(self, dim, index, src, "prod", true)
                                 : scatter_add_(self, dim, index, src);
   dim = check_scatter("scatter", self, dim, index, src);
-  scatter_inplace_op().call(self, dim, index, src);
+  scatter_inplace_op().call(self, dim, long_index(index), src);
   self.bump_version();
   return self;
 }
@@ -487,12 +498,12 @@ Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& v
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   dim = check_scatter("scatter_add", self, dim, index, src);
-  return scatter_add_op().call(self, dim, index, src);
+  return scatter_add_op().call(self, dim, long_index(index), src);
 }
 
 Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   dim = check_scatter("scatter_add", self, dim, index, src);
-  scatter_add_inplace_op().call(self, dim, index, src);
+  scatter_add_inplace_op().call(self, dim, long_index(index), src);
   self.bump_version();
   return self;
 }
@@ -501,14 +512,14 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
                       const std::string& reduce, bool include_self) {
   dim = check_scatter("scatter_reduce", self, dim, index, src);
   check_reduce(reduce, self);
-  return scatter_reduce_op().call(self, dim, index, src, reduce, include_self);
+  return scatter_reduce_op().call(self, dim, long_index(index), src, reduce, include_self);
 }
 
 Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                         const std::string& reduce, bool include_self) {
   dim = check_scatter("scatter_reduce", self, dim, index, src);
   check_reduce(reduce, self);
-  scatter_reduce_inplace_op().call(self, dim, index, src, reduce, include_self);
+  scatter_reduce_inplace_op().call(self, dim, long_index(index), src, reduce, include_self);
   self.bump_version();
   return self;
 }
@@ -531,6 +542,8 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
 namespace {
 IndexList fill_indices(const Tensor& self, int64_t& dim, const Tensor& index) {
   dim = maybe_wrap_dim(dim, self.dim());
+  EMBER_CHECK_INDEX(index.dtype() == kLong, "index_fill_(): Expected dtype int64 for index; got ",
+                    scalar_type_name(index.dtype()));
   check_index_vector("index_fill_", index, false, ErrorKind::Runtime);
   IndexList idx(size_t(self.dim() == 0 ? 0 : dim));
   idx.push_back(reshape(index, {-1}));

@@ -25,6 +25,17 @@ Tensor with_weight(const Tensor& loss, const std::optional<Tensor>& weight) {
   return weight ? loss * *weight : loss;
 }
 
+// The regression losses take a bool target as numbers, as PyTorch's kernels do (`-` rejects bool).
+Tensor numeric(const Tensor& target, const Tensor& input) {
+  return target.dtype() == kBool ? to_dtype(target, promote_types(input.dtype(), kBool)) : target;
+}
+
+// huber_loss and soft_margin_loss return the input's dtype whatever the target's, as PyTorch's
+// kernels do (they write into a tensor shaped and typed like the input).
+Tensor like_input(const Tensor& target, const Tensor& input) {
+  return target.dtype() == input.dtype() ? target : to_dtype(target, input.dtype());
+}
+
 }  // namespace
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
@@ -97,7 +108,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  return apply_reduction(square(input - target), reduction);
+  return apply_reduction(square(input - numeric(target, input)), reduction);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
@@ -107,19 +118,22 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
   EMBER_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
   if (beta == 0) return l1_loss(input, target, reduction);
-  Tensor d = abs(input - target);
+  Tensor d = abs(input - numeric(target, input));
   return apply_reduction(where(lt(d, num(beta)), square(d) * (0.5 / beta), d - 0.5 * beta),
                          reduction);
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
   EMBER_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-  Tensor d = abs(input - target);
+  Tensor d = abs(input - like_input(numeric(target, input), input));
   return apply_reduction(where(lt(d, num(delta)), square(d) * 0.5, (d - 0.5 * delta) * delta),
                          reduction);
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
+  EMBER_CHECK(is_floating_point(input.dtype()) && is_floating_point(target.dtype()),
+              "kl_div: Integral inputs not supported; got input ", scalar_type_name(input.dtype()),
+              " and target ", scalar_type_name(target.dtype()));
   Tensor loss;
   if (log_target) {
     loss = exp(target) * (target - input);
@@ -184,7 +198,7 @@ Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double ma
 }
 
 Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  return apply_reduction(log1p(exp(-input * target)), reduction);
+  return apply_reduction(log1p(exp(-input * like_input(target, input))), reduction);
 }
 
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full,

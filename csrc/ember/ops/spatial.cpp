@@ -2,6 +2,7 @@
 // and each other's derivative; the rest are composites of differentiable public ops.
 #include "ember/ops/spatial.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ember/autograd/node.h"
@@ -192,6 +193,34 @@ void linear_taps(int64_t in, int64_t out, bool align_corners, std::optional<doub
   }
 }
 
+// The four source indices (clamped to the edge) and weights of cubic convolution with a = -0.75
+// along one dim, as PyTorch's bicubic: the source position is not clamped at 0 as linear's is.
+void cubic_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+                Tensor (&index)[4], Tensor (&weight)[4]) {
+  constexpr double A = -0.75;
+  auto near = [](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };       // |x| <= 1
+  auto far = [](double x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };  // 1 < |x| < 2
+  double step = align_corners ? (out > 1 ? double(in - 1) / double(out - 1) : 0.0)
+                              : (scale && *scale > 0 ? 1.0 / *scale : double(in) / double(out));
+  int64_t* pi[4];
+  double* pw[4];
+  for (int k = 0; k < 4; ++k) {
+    index[k] = empty({out}, kLong);
+    weight[k] = empty({out}, kDouble);
+    pi[k] = index[k].data_ptr<int64_t>();
+    pw[k] = weight[k].data_ptr<double>();
+  }
+  for (int64_t j = 0; j < out; ++j) {
+    double src = align_corners ? j * step : (j + 0.5) * step - 0.5;
+    double base = std::floor(src), t = src - base;
+    const double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    for (int k = 0; k < 4; ++k) {
+      pi[k][j] = std::clamp<int64_t>(int64_t(base) - 1 + k, 0, in - 1);
+      pw[k][j] = w[k];
+    }
+  }
+}
+
 std::optional<double> scale_at(ArrayRef<std::optional<double>> scales, size_t i) {
   return i < scales.size() ? scales[i] : std::nullopt;
 }
@@ -331,6 +360,33 @@ Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_
     Tensor l = reshape(to_dtype(lambda, input.dtype()), shape);
     Tensor a = index_select(out, dim, i0), b = index_select(out, dim, i1);
     out = a + (b - a) * l;
+  }
+  return out;
+}
+
+Tensor upsample_bicubic2d(const Tensor& input, IntArrayRef output_size, bool align_corners,
+                          ArrayRef<std::optional<double>> scales) {
+  check_resize(input, output_size, "upsample_bicubic2d");
+  EMBER_CHECK(output_size.size() == 2, "upsample_bicubic2d: expected 2 output sizes; got ",
+              output_size);
+  EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
+                   "\"upsample_bicubic2d\" not implemented for '", scalar_type_name(input.dtype()),
+                   "'");
+  // Separable: the 4x4 weighted window is four taps along H, then four along W.
+  Tensor out = input;
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t dim = int64_t(i) + 2;
+    Tensor index[4], weight[4];
+    cubic_taps(input.size(dim), output_size[i], align_corners, scale_at(scales, i), index, weight);
+    DimVector shape(out.dim(), 1);
+    shape[size_t(dim)] = output_size[i];
+    Tensor sum;
+    for (int k = 0; k < 4; ++k) {
+      Tensor term = index_select(out, dim, index[k]) *
+                    reshape(to_dtype(weight[k], input.dtype()), shape);
+      sum = k == 0 ? term : sum + term;
+    }
+    out = sum;
   }
   return out;
 }

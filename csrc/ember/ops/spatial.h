@@ -26,6 +26,9 @@ Tensor upsample_nearest(const Tensor& input, IntArrayRef output_size,
 /// Linear, bilinear or trilinear (1 to 3 trailing dims) resize to `output_size`.
 Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_corners,
                        ArrayRef<std::optional<double>> scales = {});
+/// Bicubic resize of (N, C, H, W) (cubic convolution, a = -0.75), as F.interpolate(mode="bicubic").
+Tensor upsample_bicubic2d(const Tensor& input, IntArrayRef output_size, bool align_corners,
+                          ArrayRef<std::optional<double>> scales = {});
 /// Rows of `weight` picked by `indices`; no gradient reaches row `padding_idx` (-1: none).
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
                  bool scale_grad_by_freq = false, bool sparse = false);

@@ -168,7 +168,7 @@ _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resizes the trailing spatial dims by 'nearest', 'nearest-exact', 'linear', 'bilinear',
-    'trilinear' or 'area', to `size` or by `scale_factor`."""
+    'bicubic', 'trilinear' or 'area', to `size` or by `scale_factor`."""
     dim = input.dim() - 2
     if dim < 1 or dim > 3:
         raise NotImplementedError(
@@ -224,7 +224,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                       f"{need + 2}D input")
         if mode == "bicubic":
-            raise NotImplementedError("ember: bicubic interpolation is not supported")
+            return _nn.upsample_bicubic2d(input, output_size, align_corners, scales)
         return _nn.upsample_linear(input, output_size, align_corners, scales)
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
