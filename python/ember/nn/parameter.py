@@ -56,6 +56,69 @@ class Buffer(metaclass=_BufferMeta):
         return t
 
 
+class _Uninitialized:
+    """A placeholder of unknown shape until `materialize`, for the lazy modules."""
+
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Gives the placeholder storage of `shape` and makes it the plain class."""
+        dtype = self.dtype if dtype is None else dtype
+        self.data = ember.empty(tuple(shape), dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    def _no_data(self, *args, **kwargs):
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in {type(self).__name__}. This error "
+            "happens when you are using a `LazyModule` or explicitly manipulating "
+            "`torch.nn.parameter.Uninitialized*` objects. When using LazyModules, call "
+            "`forward` with a dummy batch to initialize the parameters before calling torch "
+            "functions"
+        )
+
+    numel = _no_data
+    __len__ = _no_data
+    __iter__ = _no_data
+    tolist = _no_data
+    numpy = _no_data
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        result = type(self)(self.requires_grad, dtype=self.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A Parameter whose shape a lazy module fills in at its first forward."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return Tensor.__new__(cls)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        Parameter.__init__(self, ember.empty(0, dtype=dtype), requires_grad)
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A buffer whose shape a lazy module fills in at its first forward."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        return Tensor.__new__(cls)
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        Tensor.__init__(self, ember.empty(0, dtype=dtype))
+        self.requires_grad_(requires_grad)
+        self.persistent = persistent
+
+
 def is_lazy(param):
-    """ember has no lazy modules."""
-    return False
+    """True for the placeholders of a lazy module that has not seen an input yet."""
+    return isinstance(param, _Uninitialized)
