@@ -77,7 +77,7 @@ from ._scatter_ops import *  # noqa: E402,F401,F403
 from ._process import *  # noqa: E402,F401,F403
 from ._tensor_extra import *  # noqa: E402,F401,F403
 from ._legacy_types import *  # noqa: E402,F401,F403
-from . import amp, backends, cpu, cuda, distributions, func, jit, linalg, random, special  # noqa: E402,F401
+from . import amp, backends, cpu, cuda, distributed, distributions, func, jit, linalg, random, special  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype

@@ -3,6 +3,7 @@
 from ._collate import default_collate, default_convert
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -27,6 +28,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
