@@ -924,3 +924,37 @@ def test_parametrizations_weight_norm_and_old_checkpoint():
     nn.utils.parametrizations.weight_norm(b)
     b.load_state_dict(old.state_dict())
     np.testing.assert_allclose(b.weight.detach().numpy(), old.weight.detach().numpy(), rtol=1e-5)
+
+
+def test_spectral_norm_parametrization():
+    P = ember.nn.utils.parametrizations
+    conv = P.spectral_norm(ember.nn.ConvTranspose2d(3, 2, 3))  # dim 1 for transposed convs
+    w = conv.weight.detach().numpy().transpose(1, 0, 2, 3).reshape(2, -1)
+    np.testing.assert_allclose(np.linalg.svd(w, compute_uv=False)[0], 1.0, rtol=1e-3)
+    assert sorted(conv.state_dict()) == ["bias", "parametrizations.weight.0._u",
+                                         "parametrizations.weight.0._v",
+                                         "parametrizations.weight.original"]
+    v1 = P.spectral_norm(ember.nn.Linear(1, 1), "bias").bias  # 1-d: normalized
+    assert abs(abs(float(v1)) - 1) < 1e-6
+    with pytest.raises(ValueError, match="no parameter or buffer with name 'nope'"):
+        P.spectral_norm(ember.nn.Linear(2, 2), "nope")
+
+
+def test_spectral_norm_matches_torch_given_the_same_vectors(torch):
+    w = np.random.randn(4, 6).astype(np.float32)
+    x = np.random.randn(3, 6).astype(np.float32)
+    outs = []
+    for lib in (ember, torch):
+        lin = lib.nn.Linear(6, 4, bias=False)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(w))
+        m = lib.nn.utils.parametrizations.spectral_norm(lin, n_power_iterations=2)
+        with lib.no_grad():  # the random start of the power iteration differs between libraries
+            m.parametrizations.weight[0]._u.copy_(lib.tensor(np.ones(4, np.float32) / 2))
+            m.parametrizations.weight[0]._v.copy_(lib.tensor(np.ones(6, np.float32) / 6**0.5))
+        y = m(lib.tensor(x))
+        y.square().sum().backward()
+        outs.append((y.detach().numpy(), m.parametrizations.weight.original.grad.numpy(),
+                     m.parametrizations.weight[0]._u.numpy()))
+    for e, t in zip(*outs):
+        np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-5)
