@@ -197,8 +197,10 @@ TEST(IndexScatter, Errors) {
   // in place, a bad index raises instead of writing out of bounds
   EXPECT_EQ(error_kind([&] { scatter_(z, 0, idx({0, 5}, {1, 2}), Scalar(1.0)); }),
             ErrorKind::Runtime);
-  EXPECT_EQ(error_kind([&] { scatter(z, 1, to_dtype(idx({0}, {1, 1}), kInt), Scalar(1)); }),
+  EXPECT_EQ(error_kind([&] { scatter(z, 1, to_dtype(idx({0}, {1, 1}), kShort), Scalar(1)); }),
             ErrorKind::Runtime);
+  EXPECT_EQ(values(scatter(zeros({2, 3}), 1, to_dtype(idx({2}, {1, 1}), kInt), Scalar(1))),
+            (V{0, 0, 1, 0, 0, 0}));  // int32 indices work as int64 ones
   EXPECT_EQ(error_kind([&] { scatter(z, 1, idx({0}, {1, 1}), make({1}, {1, 1}, kDouble)); }),
             ErrorKind::Runtime);
 }
@@ -354,7 +356,7 @@ TEST(IndexFill, ValuesAndBackward) {
   EXPECT_EQ(values(u), (V{0, 1, 2, 0, 0, 0}));
   EXPECT_EQ(values(index_fill(make({3}, {}), 0, idx({0}), 1)), V{1});
   EXPECT_EQ(error_kind([&] { index_fill(t, 0, idx({2}), 1); }), ErrorKind::Index);
-  EXPECT_EQ(error_kind([&] { index_fill(t, 0, to_dtype(idx({0}), kInt), 1); }), ErrorKind::Runtime);
+  EXPECT_EQ(error_kind([&] { index_fill(t, 0, to_dtype(idx({0}), kInt), 1); }), ErrorKind::Index);
   EXPECT_EQ(error_kind([&] { index_fill(t, 0, idx({0}, {1, 1}), 1); }), ErrorKind::Runtime);
 
   Tensor x = leaf(ones({3}));

@@ -565,3 +565,38 @@ def test_grad_dtype_matches_input():
     (x.double() * 2).sum().backward()
     assert x.grad.dtype == ember.float32
     assert_close(x.grad, [2, 2])
+
+
+def test_inplace_after_use_where_no_gradient_reads_the_tensor():
+    """x * 0.5, x / 3, x @ const and const * x keep no reference to x, so modifying x in place
+    afterwards is allowed, as in torch; where a needed gradient reads x it is still an error."""
+    uses = [lambda v: v * 0.01, lambda v: v / 3.0, lambda v: 2 * v - 1,
+            lambda v: v.t() @ ember.ones(2, 2), lambda v: v * ember.ones(2, 2),
+            lambda v: ember.mv(v, ember.ones(2)), lambda v: v.sub(ember.ones(2), alpha=2)]
+    for use in uses:
+        a = ember.ones(2, 2, requires_grad=True)
+        v = a + 1
+        p = use(v)
+        v[0] = 0  # bumps v's version
+        p.sum().backward()
+        fresh = ember.ones(2, 2, requires_grad=True)
+        use(fresh + 1).sum().backward()  # the same gradient without the later modification
+        np.testing.assert_array_equal(a.grad.numpy(), fresh.grad.numpy())
+    a = ember.ones(2, 2, requires_grad=True)
+    v = a + 1
+    w = ember.ones(2, 2, requires_grad=True)
+    p = v * w  # w's gradient reads v
+    v.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        p.sum().backward()
+
+
+def test_gradients_of_products_with_constants_match_numpy():
+    x = np.random.randn(3, 4)
+    c = np.random.randn(4, 5)
+    a = ember.tensor(x, requires_grad=True)
+    (a @ ember.tensor(c) * 0.5).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 0.5 * np.ones((3, 5)) @ c.T, rtol=1e-12)
+    a.grad = None
+    (ember.tensor(c).t() @ a.t() / 4.0).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), (c @ np.ones((5, 3))).T / 4.0, rtol=1e-12)

@@ -47,6 +47,9 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr() const { return sequence_nr_; }
   /// Edges to the nodes of the forward inputs, one per input (invalid if it needs no grad).
   std::vector<Edge> next_edges;
+  /// True if forward input `i` wants a gradient: backward formulas compute only those, and
+  /// forwards save only the tensors those formulas read (see Note [Saving for needed grads]).
+  bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
   /// Metadata of each forward input, to reduce a broadcast gradient back to its shape.
   std::vector<TensorMeta> input_meta;
   /// Number of forward outputs (gradients this node receives).
@@ -148,6 +151,12 @@ class FunctionNode : public Node {
   std::vector<SavedTensor> saved_;
   bool released_ = false;
 };
+
+// Note [Saving for needed grads]
+// A forward saves an input only when a gradient that will be computed reads it: x * 0.5 or
+// x @ w with a constant w keep no reference to x. Besides memory, this is what lets a program
+// modify x in place after using it there, as PyTorch allows (its derivatives.yaml formulas are
+// guarded the same way); saving x anyway would make backward fail its version check.
 
 /// Formulas written as macro text save only the tensors they read (see ops/unary.cpp).
 constexpr bool formula_uses(std::string_view formula, std::string_view name) {

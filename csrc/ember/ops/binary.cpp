@@ -131,19 +131,23 @@ namespace {
 #define EMBER_BINARY_AUTOGRAD(name, grad_self, grad_other)                                 \
   Tensor name##_autograd(const Tensor& self_in, const Tensor& other_in) {                  \
     Tensor out = name##_op().redispatch(backend_of(self_in, other_in), self_in, other_in); \
-    auto node = autograd::record(name##_node, {self_in, other_in}, {out},                  \
-                                 [](FunctionNode& n, const variable_list& g) {             \
-                                   const Tensor& grad = g[0];                              \
-                                   Tensor self = n.saved(0), other = n.saved(1),           \
-                                          result = n.saved(2);                             \
-                                   (void)result;                                           \
-                                   return variable_list{grad_self, grad_other};            \
-                                 });                                                       \
-    if (node) { /* save only what the formulas read */                                    \
-      constexpr std::string_view f = #grad_self " " #grad_other;                           \
-      node->save(autograd::formula_uses(f, "self") ? self_in : Tensor());                                    \
-      node->save(autograd::formula_uses(f, "other") ? other_in : Tensor());                                  \
-      node->save(autograd::formula_uses(f, "result") ? out : Tensor(), true);                                \
+    auto node = autograd::record(                                                          \
+        name##_node, {self_in, other_in}, {out}, [](FunctionNode& n, const variable_list& g) { \
+          const Tensor& grad = g[0];                                                       \
+          Tensor self = n.saved(0), other = n.saved(1), result = n.saved(2);               \
+          (void)result;                                                                    \
+          return variable_list{n.needs_input_grad(0) ? Tensor(grad_self) : Tensor(),       \
+                               n.needs_input_grad(1) ? Tensor(grad_other) : Tensor()};     \
+        });                                                                                \
+    if (node) { /* save what the needed formulas read: Note [Saving for needed grads] */   \
+      const bool gs = node->needs_input_grad(0), go = node->needs_input_grad(1);           \
+      auto reads = [gs, go](std::string_view v) {                                          \
+        return (gs && autograd::formula_uses(#grad_self, v)) ||                            \
+               (go && autograd::formula_uses(#grad_other, v));                             \
+      };                                                                                   \
+      node->save(reads("self") ? self_in : Tensor());                                      \
+      node->save(reads("other") ? other_in : Tensor());                                    \
+      node->save(reads("result") ? out : Tensor(), true);                                  \
     }                                                                                      \
     return out;                                                                            \
   }                                                                                        \
@@ -170,7 +174,8 @@ const AddInplaceOp& add_inplace_op() {
 Tensor add_autograd(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   Tensor out = add_op().redispatch(backend_of(self, other), self, other, alpha);
   autograd::record("AddBackward0", {self, other}, {out},
-                   [alpha](FunctionNode&, const variable_list& g) {
+                   [alpha](FunctionNode& n, const variable_list& g) {
+                     if (!n.needs_input_grad(1)) return variable_list{g[0], Tensor()};
                      bool unit = alpha.is_integral(true) && alpha.to_long() == 1;
                      return variable_list{g[0], unit ? g[0] : g[0] * alpha};
                    });
@@ -201,8 +206,8 @@ const AddInplaceOp& sub_inplace_op() {
 Tensor sub_autograd(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   Tensor out = sub_op().redispatch(backend_of(self, other), self, other, alpha);
   autograd::record("SubBackward0", {self, other}, {out},
-                   [alpha](FunctionNode&, const variable_list& g) {
-                     return variable_list{g[0], g[0] * -alpha};
+                   [alpha](FunctionNode& n, const variable_list& g) {
+                     return variable_list{g[0], n.needs_input_grad(1) ? g[0] * -alpha : Tensor()};
                    });
   return out;
 }

@@ -168,7 +168,6 @@ void check_index_put(const Tensor& self, const Tensor& values) {
 
 // ---- helpers for derivatives --------------------------------------------------------------------
 
-bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 
 // The gradient of src when only its index-sized corner was read: `g` there, zeros elsewhere.
 Tensor pad_to(const Tensor& g, IntArrayRef shape) {
@@ -242,8 +241,8 @@ Tensor scatter_autograd(const Tensor& self, int64_t dim, const Tensor& index, co
       "ScatterBackward0", {self, src}, {out},
       [dim, src_shape](FunctionNode& n, const variable_list& g) {
         Tensor index = n.saved(0);
-        Tensor gs = needs(n, 0) ? scatter(g[0], dim, index, Scalar(0)) : Tensor();
-        Tensor gsrc = needs(n, 1) ? pad_to(gather(g[0], dim, index), src_shape) : Tensor();
+        Tensor gs = n.needs_input_grad(0) ? scatter(g[0], dim, index, Scalar(0)) : Tensor();
+        Tensor gsrc = n.needs_input_grad(1) ? pad_to(gather(g[0], dim, index), src_shape) : Tensor();
         return variable_list{gs, gsrc};
       });
   if (node) node->save(index);
@@ -257,7 +256,7 @@ Tensor scatter_add_autograd(const Tensor& self, int64_t dim, const Tensor& index
   auto node = autograd::record(
       "ScatterAddBackward0", {self, src}, {out},
       [dim, src_shape](FunctionNode& n, const variable_list& g) {
-        Tensor gsrc = needs(n, 1) ? pad_to(gather(g[0], dim, n.saved(0)), src_shape) : Tensor();
+        Tensor gsrc = n.needs_input_grad(1) ? pad_to(gather(g[0], dim, n.saved(0)), src_shape) : Tensor();
         return variable_list{g[0], gsrc};
       });
   if (node) node->save(index);
@@ -304,7 +303,7 @@ variable_list scatter_reduce_backward(FunctionNode& n, const Tensor& grad, int64
     gsrc = src_is_result * gather(share, dim, index);
   }
   if (!include_self) gs = scatter(gs, dim, index, Scalar(0));
-  return {needs(n, 0) ? gs : Tensor(), needs(n, 1) ? pad_to(gsrc, src_full.sizes()) : Tensor()};
+  return {n.needs_input_grad(0) ? gs : Tensor(), n.needs_input_grad(1) ? pad_to(gsrc, src_full.sizes()) : Tensor()};
 }
 
 Tensor scatter_reduce_autograd(const Tensor& self, int64_t dim, const Tensor& index,
@@ -332,7 +331,7 @@ Tensor index_add_autograd(const Tensor& self, int64_t dim, const Tensor& index,
   auto node = autograd::record("IndexAddBackward0", {self, source}, {out},
                                [dim, alpha](FunctionNode& n, const variable_list& g) {
                                  Tensor gsrc;
-                                 if (needs(n, 1)) {
+                                 if (n.needs_input_grad(1)) {
                                    gsrc = index_select(g[0], dim, n.saved(0));
                                    if (!(alpha.is_integral(true) && alpha.to_long() == 1))
                                      gsrc = gsrc * alpha;
@@ -350,8 +349,8 @@ Tensor masked_fill_autograd(const Tensor& self, const Tensor& mask, const Tensor
       number ? "MaskedFillBackward0" : "MaskedFillBackward1", {self, value}, {out},
       [](FunctionNode& n, const variable_list& g) {
         Tensor mask = n.saved(0);
-        Tensor gs = needs(n, 0) ? masked_fill(g[0], mask, Scalar(0)) : Tensor();
-        Tensor gv = needs(n, 1) ? sum(masked_fill(g[0], logical_not(mask), Scalar(0))) : Tensor();
+        Tensor gs = n.needs_input_grad(0) ? masked_fill(g[0], mask, Scalar(0)) : Tensor();
+        Tensor gv = n.needs_input_grad(1) ? sum(masked_fill(g[0], logical_not(mask), Scalar(0))) : Tensor();
         return variable_list{gs, gv};
       });
   if (node) node->save(mask);
@@ -382,9 +381,9 @@ Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Te
                        [present, accumulate](FunctionNode& n, const variable_list& g) {
                          IndexList idx = unpack_indices(n, present, 0);
                          Tensor gs;
-                         if (needs(n, 0))
+                         if (n.needs_input_grad(0))
                            gs = accumulate ? g[0] : index_put(g[0], idx, zero_like_dtype(g[0]));
-                         Tensor gv = needs(n, 1) ? index(g[0], idx) : Tensor();
+                         Tensor gv = n.needs_input_grad(1) ? index(g[0], idx) : Tensor();
                          return variable_list{gs, gv};
                        });
   if (node) save_indices(*node, indices);

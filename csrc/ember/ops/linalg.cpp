@@ -32,7 +32,6 @@ EMBER_OP_HANDLE(baddbmm_op, AddMatOp, "baddbmm")
 #undef EMBER_OP_HANDLE
 
 // Whether backward must produce the gradient of input i (an input that needs none is skipped).
-bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 bool is_one(const Scalar& s) { return s.to_double() == 1; }
 Tensor scaled(const Tensor& t, const Scalar& s) { return is_one(s) ? t : t * s; }
 
@@ -65,6 +64,14 @@ void check_input(const Tensor& self, IntArrayRef shape, const Tensor& mat) {
               scalar_type_name(self.dtype()), " and ", scalar_type_name(mat.dtype()));
 }
 
+// Saves the two factors of a product whose inputs `first` and `first + 1` are a and b: each
+// factor's gradient reads only the other, so a is kept only if b needs a gradient and vice
+// versa (Note [Saving for needed grads]).
+void save_factors(FunctionNode& node, const Tensor& a, const Tensor& b, size_t first) {
+  node.save(node.needs_input_grad(first + 1) ? a : Tensor());
+  node.save(node.needs_input_grad(first) ? b : Tensor());
+}
+
 // Derivatives: mm(a, b)' = (g @ b^T, a^T @ g), in public ops so double backward works.
 template <bool Batched>
 Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
@@ -75,14 +82,11 @@ Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
       [](FunctionNode& n, const variable_list& g) {
         auto prod = Batched ? &bmm : &mm;
         Tensor a = n.saved(0), b = n.saved(1), ga, gb;
-        if (needs(n, 0)) ga = prod(g[0], matrix_transpose(b));
-        if (needs(n, 1)) gb = prod(matrix_transpose(a), g[0]);
+        if (n.needs_input_grad(0)) ga = prod(g[0], matrix_transpose(b));
+        if (n.needs_input_grad(1)) gb = prod(matrix_transpose(a), g[0]);
         return variable_list{ga, gb};
       });
-  if (node) {
-    node->save(self);
-    node->save(mat2);
-  }
+  if (node) save_factors(*node, self, mat2, 0);
   return out;
 }
 EMBER_REGISTER_KERNEL("mm", Autograd, mm_autograd<false>);
@@ -93,14 +97,11 @@ Tensor mv_autograd(const Tensor& self, const Tensor& vec) {
   auto node = autograd::record("MvBackward0", {self, vec}, {out},
                                [](FunctionNode& n, const variable_list& g) {
                                  Tensor a = n.saved(0), v = n.saved(1), ga, gv;
-                                 if (needs(n, 0)) ga = outer(g[0], v);
-                                 if (needs(n, 1)) gv = mv(matrix_transpose(a), g[0]);
+                                 if (n.needs_input_grad(0)) ga = outer(g[0], v);
+                                 if (n.needs_input_grad(1)) gv = mv(matrix_transpose(a), g[0]);
                                  return variable_list{ga, gv};
                                });
-  if (node) {
-    node->save(self);
-    node->save(vec);
-  }
+  if (node) save_factors(*node, self, vec, 0);
   return out;
 }
 EMBER_REGISTER_KERNEL("mv", Autograd, mv_autograd);
@@ -110,14 +111,11 @@ Tensor dot_autograd(const Tensor& self, const Tensor& other) {
   auto node = autograd::record("DotBackward0", {self, other}, {out},
                                [](FunctionNode& n, const variable_list& g) {
                                  Tensor a = n.saved(0), b = n.saved(1), ga, gb;
-                                 if (needs(n, 0)) ga = g[0] * b;
-                                 if (needs(n, 1)) gb = g[0] * a;
+                                 if (n.needs_input_grad(0)) ga = g[0] * b;
+                                 if (n.needs_input_grad(1)) gb = g[0] * a;
                                  return variable_list{ga, gb};
                                });
-  if (node) {
-    node->save(self);
-    node->save(other);
-  }
+  if (node) save_factors(*node, self, other, 0);
   return out;
 }
 EMBER_REGISTER_KERNEL("dot", Autograd, dot_autograd);
@@ -133,15 +131,12 @@ Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, co
       [beta, alpha](FunctionNode& n, const variable_list& g) {
         auto prod = Batched ? &bmm : &mm;
         Tensor a = n.saved(0), b = n.saved(1), gs, ga, gb;
-        if (needs(n, 0)) gs = scaled(g[0], beta);
-        if (needs(n, 1)) ga = scaled(prod(g[0], matrix_transpose(b)), alpha);
-        if (needs(n, 2)) gb = scaled(prod(matrix_transpose(a), g[0]), alpha);
+        if (n.needs_input_grad(0)) gs = scaled(g[0], beta);
+        if (n.needs_input_grad(1)) ga = scaled(prod(g[0], matrix_transpose(b)), alpha);
+        if (n.needs_input_grad(2)) gb = scaled(prod(matrix_transpose(a), g[0]), alpha);
         return variable_list{gs, ga, gb};
       });
-  if (node) {
-    node->save(m1);
-    node->save(m2);
-  }
+  if (node) save_factors(*node, m1, m2, 1);
   return out;
 }
 EMBER_REGISTER_KERNEL("addmm", Autograd, addmm_autograd<false>);

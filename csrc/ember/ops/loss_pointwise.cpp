@@ -15,7 +15,6 @@ using autograd::variable_list;
 
 namespace {
 
-bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 Tensor num(double v) { return wrap_scalar(v); }
 
 // log(sigmoid(x)) = -(max(-x, 0) + log1p(exp(-|x|))), finite for every x.
@@ -55,9 +54,9 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
   auto node = autograd::record("BinaryCrossEntropyBackward0", {input, target}, {loss},
                                [](FunctionNode& n, const variable_list& g) {
                                  Tensor x = n.saved(0), t = n.saved(1), gx, gt;
-                                 if (needs(n, 0))
+                                 if (n.needs_input_grad(0))
                                    gx = g[0] * (x - t) / clamp((1 - x) * x, num(1e-12), {});
-                                 if (needs(n, 1)) {
+                                 if (n.needs_input_grad(1)) {
                                    Tensor lo = num(-100);
                                    gt = g[0] * (clamp(log1p(-x), lo, {}) - clamp(log(x), lo, {}));
                                  }
@@ -90,13 +89,13 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                  Tensor x = n.saved(0), t = n.saved(1),
                                         p = has_pw ? n.saved(2) : Tensor();
                                  Tensor lw = has_pw ? (p - 1) * t + 1 : Tensor(), gx, gt, gp;
-                                 if (needs(n, 0)) {
+                                 if (n.needs_input_grad(0)) {
                                    Tensor s = sigmoid(-x);
                                    gx = g[0] * ((1 - t) - (has_pw ? lw * s : s));
                                  }
-                                 if (needs(n, 1))
+                                 if (n.needs_input_grad(1))
                                    gt = g[0] * (has_pw ? -x - (p - 1) * log_sigmoid_value(x) : -x);
-                                 if (needs(n, 2)) gp = g[0] * (-t * log_sigmoid_value(x));
+                                 if (n.needs_input_grad(2)) gp = g[0] * (-t * log_sigmoid_value(x));
                                  return variable_list{gx, gt, gp};
                                });
   if (node) {

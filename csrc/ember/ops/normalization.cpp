@@ -40,7 +40,6 @@ EMBER_OP_HANDLE(layer_norm_op, LayerNormOp, "native_layer_norm")
 EMBER_OP_HANDLE(layer_norm_backward_op, LayerNormBackwardOp, "native_layer_norm_backward")
 #undef EMBER_OP_HANDLE
 
-bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 Tensor opt(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
 bool recording(std::initializer_list<const Tensor*> ts) {
   if (!GradMode::is_enabled()) return false;
@@ -100,7 +99,7 @@ Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT runn
           r = {gx, gw, gb};
         }
         for (size_t i = 0; i < 3; ++i)
-          if (!needs(n, i)) r[i] = Tensor();
+          if (!n.needs_input_grad(i)) r[i] = Tensor();
         return r;
       });
   if (node) {
@@ -149,7 +148,7 @@ Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, Opt
           r = {gx, gw, gb};
         }
         for (size_t i = 0; i < 3; ++i)
-          if (!needs(n, i)) r[i] = Tensor();
+          if (!n.needs_input_grad(i)) r[i] = Tensor();
         return r;
       });
   if (node) {

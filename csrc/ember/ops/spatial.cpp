@@ -35,7 +35,6 @@ const EmbeddingOp& embedding_op() {
   return op;
 }
 
-bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 
 DimVector pair(IntArrayRef v, const char* name, const char* op) {
   EMBER_CHECK(v.size() == 1 || v.size() == 2, "[", op, "] expected ", name,
