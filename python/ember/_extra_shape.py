@@ -142,9 +142,25 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def take_along_dim(input, indices, dim=None):
+    if indices.dtype != E.int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype}"
+        )
     if dim is None:
         return input.reshape(-1).gather(0, indices.reshape(-1))
-    dim %= builtins.max(input.dim(), 1)
+    if input.dim() != indices.dim():
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {input.dim()} dimensions for input, and {indices.dim()} "
+            "dimensions for indices"
+        )
+    rank = builtins.max(input.dim(), 1)
+    if not -rank <= dim < rank:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got "
+            f"{dim})"
+        )
+    dim %= rank
     shape_i = list(input.shape)
     shape_x = list(indices.shape)
     shape_i[dim] = shape_x[dim] = 1

@@ -275,6 +275,7 @@ KNOWN = {
         ("ember_raises", fn): EMPTY_EDGE
         for fn in (
             "F.adaptive_avg_pool1d",
+            "F.interpolate",  # mode='area' is adaptive_avg_pool1d
             "F.adaptive_avg_pool2d",
             "F.batch_norm",
             "F.cross_entropy",

@@ -502,3 +502,17 @@ def test_index_copy_and_index_fill_checks():
         t.index_copy(0, ember.tensor([0]), ember.ones(1, 4, dtype=ember.float32))
     with pytest.raises(IndexError, match="index_fill_"):  # torch's class for a wrong index dtype
         t.index_fill(0, ember.tensor([0], dtype=ember.int32), 1.0)
+
+
+def test_take_along_dim_checks_as_torch():
+    x = ember.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="dtype of indices should be Long"):
+        ember.take_along_dim(x, ember.zeros(2, 1, dtype=ember.int32), 1)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        ember.take_along_dim(x, ember.zeros(1, dtype=ember.int64), 1)
+    for dim in (2, -3):
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            ember.take_along_dim(x, ember.zeros(2, 1, dtype=ember.int64), dim)
+    a = np.random.rand(2, 3)
+    got = ember.take_along_dim(ember.tensor(a), ember.tensor([[2], [0]]), -1).numpy()
+    np.testing.assert_array_equal(got, np.take_along_axis(a, np.array([[2], [0]]), -1))
