@@ -267,6 +267,7 @@ KNOWN = {
     ("torch_raises", "linspace"): MORE_DTYPES,
     ("torch_raises", "op:median"): MORE_DTYPES,
     ("exc_class", "op:flip"): LENIENT_ARGS,
+    ("exc_class", "op:broadcast_to"): LENIENT_ARGS,
     ("exc_class", "take_along_dim"): NOT_YET + ": torch.take_along_dim",
     ("ember_raises", "F.softmax"): NOT_YET
     + ": softmax(dtype=bool/int) (PyTorch runs it on empty inputs only)",
@@ -294,6 +295,7 @@ KNOWN = {
             "op:mm",
             "op:matmul",
             "op:bmm",
+            "op:baddbmm",
         )
     },
     ("ember_raises", "F.softmin"): NOT_YET
