@@ -87,6 +87,20 @@ def __array__(self, dtype=None, copy=None):
 
 
 @_patch
+def __array_wrap__(self, array, context=None, return_scalar=False):
+    """A numpy ufunc applied to a tensor gives a tensor (bool results as uint8, as torch's)."""
+    import ember
+
+    if array.dtype == bool:
+        array = array.astype("uint8")
+    return ember.from_numpy(array)
+
+
+# numpy scalars defer their binary operators to the tensor's reflected ones (2.0 * t is a tensor).
+Tensor.__array_priority__ = 1000
+
+
+@_patch
 def __deepcopy__(self, memo):
     if id(self) in memo:
         return memo[id(self)]

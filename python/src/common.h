@@ -39,6 +39,9 @@ nb::object make_size(IntArrayRef sizes);
 
 /// A Scalar from a Python bool/int/float/0-d tensor/numpy scalar.
 bool scalar_from_python(nb::handle h, Scalar& out);
+/// A numpy scalar or 0-d array (np.float32(2), np.int64(3), np.array(1.5)): PyTorch takes these
+/// wherever it takes a Python number.
+bool is_numpy_scalar(nb::handle h);
 
 /// Wraps an in-place op as a method returning the same Python object, as torch does.
 template <class F, class R, class... A>
@@ -130,7 +133,8 @@ struct type_caster<ember::py::TensorLike> {
       return true;
     }
     ember::Scalar s;
-    if (PyBool_Check(src.ptr()) || PyLong_Check(src.ptr()) || PyFloat_Check(src.ptr())) {
+    if (PyBool_Check(src.ptr()) || PyLong_Check(src.ptr()) || PyFloat_Check(src.ptr()) ||
+        ember::py::is_numpy_scalar(src)) {
       if (!ember::py::scalar_from_python(src, s)) return false;
       value.t = ember::wrap_scalar(s);
       return true;

@@ -80,6 +80,19 @@ bool scalar_from_python(nb::handle h, Scalar& out) {
   return false;
 }
 
+bool is_numpy_scalar(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (!PyObject_HasAttrString(o, "dtype")) return false;
+  PyObject* ndim = PyObject_GetAttrString(o, "ndim");
+  if (!ndim) {
+    PyErr_Clear();
+    return false;
+  }
+  bool zero_d = PyLong_Check(ndim) && PyLong_AsLong(ndim) == 0;
+  Py_DECREF(ndim);
+  return zero_d && !nb::isinstance<Tensor>(h);
+}
+
 namespace {
 // A size element as int64; Python ints beyond it raise TypeError, as in PyTorch.
 int64_t unpack_int(nb::handle h, const char* what, size_t pos) {

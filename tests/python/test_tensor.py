@@ -1063,3 +1063,34 @@ def test_import_leaves_numpy_unloaded_until_used():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3.0"
+
+
+def test_numpy_scalars_act_as_python_numbers():
+    t = ember.tensor([1, 2])
+    f = ember.tensor([1.0, 2.0])
+    assert (t + np.int64(3)).tolist() == [4, 5] and (t + np.int64(3)).dtype == ember.int64
+    assert isinstance(np.float32(2) * f, ember.Tensor)  # numpy defers to the tensor's __rmul__
+    assert (np.float32(2) * f).dtype == ember.float32
+    h = ember.tensor([1.0], dtype=ember.float16)
+    assert (h + np.float64(2)).dtype == ember.float16  # a wrapped number does not promote
+    assert ember.clamp(f, np.float32(1.5)).tolist() == [1.5, 2.0]
+    assert f.add(np.float32(1), alpha=np.int64(2)).tolist() == [3.0, 4.0]
+
+
+def test_numpy_ufuncs_on_tensors_give_tensors():
+    f = ember.tensor([0.0, 1.0])
+    r = np.exp(f)
+    assert isinstance(r, ember.Tensor) and r.dtype == ember.float32
+    np.testing.assert_allclose(r.numpy(), np.exp([0.0, 1.0]), rtol=1e-6)
+    assert np.greater(f, 0.5).dtype == ember.uint8  # torch's choice for bool results
+
+
+def test_return_types_print_as_torch_and_pickle():
+    import pickle
+
+    r = ember.tensor([3, 1, 2]).sort(descending=True)
+    assert repr(r) == ("torch.return_types.sort(\nvalues=tensor([3, 2, 1]),\n"
+                       "indices=tensor([0, 2, 1]))")
+    values, indices = pickle.loads(pickle.dumps(r))
+    assert values.tolist() == [3, 2, 1] and r.indices.tolist() == [0, 2, 1]
+    assert repr(ember.var_mean(ember.tensor([1.0, 2.0]))).startswith("(tensor(")
