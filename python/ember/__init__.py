@@ -59,7 +59,7 @@ class Size(tuple):
 _C._set_size_class(Size)
 
 from ._device import device  # noqa: E402
-from . import _tensor  # noqa: E402,F401  (Tensor's Python-level methods)
+from . import _shared, _tensor  # noqa: E402,F401  (Tensor's Python-level methods)
 from ._creation import *  # noqa: E402,F401,F403
 from ._functions import *  # noqa: E402,F401,F403
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
@@ -77,7 +77,7 @@ from ._scatter_ops import *  # noqa: E402,F401,F403
 from ._process import *  # noqa: E402,F401,F403
 from ._tensor_extra import *  # noqa: E402,F401,F403
 from ._legacy_types import *  # noqa: E402,F401,F403
-from . import amp, backends, cpu, cuda, distributed, distributions, func, jit, linalg, random, special  # noqa: E402,F401
+from . import amp, backends, cpu, cuda, distributed, distributions, multiprocessing, func, jit, linalg, random, special  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype

@@ -197,9 +197,7 @@ for _n, _fn in (
     ("swapdims_", _geometry(lambda t, a, b: t.transpose(a, b))),
     ("t_", _geometry(lambda t: t.t())),
     ("pin_memory", _identity),
-    ("share_memory_", _identity),
     ("is_pinned", _false),
-    ("is_shared", _false),
     ("get_device", lambda self: -1),
     ("register_post_accumulate_grad_hook", _register_post_accumulate_grad_hook),
 ):

@@ -524,7 +524,8 @@ class Module:
         return self._apply(lambda t: t.cuda(device))
 
     def share_memory(self):
-        return self
+        """Moves parameters and buffers into shared memory (see ember.multiprocessing)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- calling and hooks -----------------------------------------------------------------
 
