@@ -77,7 +77,10 @@ from ._scatter_ops import *  # noqa: E402,F401,F403
 from ._process import *  # noqa: E402,F401,F403
 from ._tensor_extra import *  # noqa: E402,F401,F403
 from ._legacy_types import *  # noqa: E402,F401,F403
-from . import amp, backends, cpu, cuda, distributed, distributions, multiprocessing, func, jit, linalg, random, special  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    amp, backends, cpu, cuda, distributed, distributions, func, jit, linalg, multiprocessing,
+    random, special, version,
+)
 from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype
@@ -98,4 +101,4 @@ def is_nonzero(input):
     return _builtins.bool(input.item())
 
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
