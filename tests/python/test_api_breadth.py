@@ -593,3 +593,9 @@ def test_inplace_samplers_follow_their_distributions():
     g = ember.empty(n).geometric_(0.25)
     assert float(g.min()) >= 1 and ember.equal(g, g.round())
     assert abs(float(g.mean()) - 4.0) < 0.15
+
+
+def test_version_module_describes_a_cpu_build():
+    assert ember.version.cuda is None and ember.version.hip is None
+    assert ember.__version__ == ember.version.__version__
+    assert all(part.isdigit() for part in ember.__version__.split("."))
