@@ -86,6 +86,11 @@ def xlogy(input, other):
     if not isinstance(input, Tensor):
         input = _t(input, other)
     other = _t(other, input)
+    # computed in the pair's promoted floating dtype, as torch (log of an int is float32, which
+    # would otherwise widen a bfloat16 input)
+    dt = E.result_type(input, other)
+    dt = dt if dt.is_floating_point else E.get_default_dtype()
+    input, other = input.to(dt), other.to(dt)
     out = input * E.log(other)
     return E.where((input == 0) & ~E.isnan(other), E.zeros([], dtype=out.dtype), out)
 
@@ -242,7 +247,10 @@ def logcumsumexp(input, dim):
 
 
 def ldexp(input, other):
-    return _float(input) * E.pow(2.0, other)
+    """input * 2**other in the pair's promoted floating dtype."""
+    dt = E.promote_types(input.dtype, other.dtype)
+    dt = dt if dt.is_floating_point else E.get_default_dtype()
+    return input.to(dt) * E.pow(2.0, other.to(dt))
 
 
 def angle(input):

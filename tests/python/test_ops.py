@@ -489,3 +489,23 @@ def test_non_broadcastable_shapes_raise(a, b):
     x, y = ember.ones(*a), ember.ones(*b)
     with pytest.raises(RuntimeError):
         ember.add(x, y)
+
+
+@pytest.mark.parametrize("a", ["uint8", "int32", "float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("b", ["bool", "int8", "int64", "float16", "bfloat16", "float32"])
+def test_xlogy_and_ldexp_promote_as_torch(a, b):
+    """The result dtype is the pair's promoted type (the default float for two integer types)."""
+    x = ember.tensor([0, 1, 2, 3]).to(getattr(ember, a))
+    y = ember.tensor([1, 0, 2, 3]).to(getattr(ember, b))
+    want = ember.promote_types(x.dtype, y.dtype)
+    want = want if want.is_floating_point else ember.float32
+    xs, ys = x.double().numpy(), y.double().numpy()
+    r = ember.xlogy(x, y)
+    assert r.dtype == want
+    with np.errstate(divide="ignore"):
+        expected = np.where(xs == 0, 0.0, xs * np.log(ys))
+    np.testing.assert_allclose(r.float().numpy(), expected, rtol=1e-2)
+    if b != "bool":
+        r = ember.ldexp(x, y)
+        assert r.dtype == want
+        np.testing.assert_allclose(r.float().numpy(), xs * 2.0**ys, rtol=1e-2)
