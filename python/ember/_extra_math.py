@@ -131,9 +131,12 @@ def rad2deg(input):
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
     x = _float(input)
+    out_dtype = x.dtype
+    if x.dtype in (E.float16, E.bfloat16):  # pi * x rounded to 8 bits would make sinc(1) ~ 3e-4
+        x = x.float()
     zero = x == 0
     safe = E.where(zero, E.ones([], dtype=x.dtype), x) * math.pi
-    return E.where(zero, E.ones([], dtype=x.dtype), E.sin(safe) / safe)
+    return E.where(zero, E.ones([], dtype=x.dtype), E.sin(safe) / safe).to(out_dtype)
 
 
 def logit(input, eps=None):

@@ -509,3 +509,11 @@ def test_xlogy_and_ldexp_promote_as_torch(a, b):
         r = ember.ldexp(x, y)
         assert r.dtype == want
         np.testing.assert_allclose(r.float().numpy(), xs * 2.0**ys, rtol=1e-2)
+
+
+def test_sinc_half_precision_rounds_only_the_result():
+    x = ember.tensor([0.0, 1.0, 2.0, 0.5], dtype=ember.bfloat16)
+    want = np.sinc(np.array([0.0, 1.0, 2.0, 0.5]))
+    got = ember.sinc(x)
+    assert got.dtype == ember.bfloat16
+    np.testing.assert_allclose(got.float().numpy(), want, atol=1e-6, rtol=1e-2)
