@@ -71,7 +71,16 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2.0
     elif p == "nuc":
-        raise NotImplementedError("norm: nuclear norm is not supported by ember yet")
+        if dim is None:
+            if input.dim() != 2:
+                raise RuntimeError(
+                    "linalg.matrix_norm: dim must be a 2-tuple. Got "
+                    + " ".join(str(d) for d in range(input.dim()))
+                )
+            dim = (0, 1)
+        from .linalg import matrix_norm
+
+        return matrix_norm(input, "nuc", dim, keepdim, dtype=dtype)
     elif isinstance(p, str):
         raise RuntimeError(f"norm: unknown p '{p}'")
     return _C._norm(input, float(p), dim, keepdim, dtype)

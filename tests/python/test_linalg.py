@@ -281,3 +281,18 @@ def test_lu_solve_gradcheck():
     LU, piv = ember.linalg.lu_factor(ember.tensor(SQ[0]))
     b = ember.tensor(RHS[0], requires_grad=True)
     assert ember.autograd.gradcheck(lambda x: ember.linalg.lu_solve(LU, piv, x), (b,))
+
+
+def test_norm_nuclear_is_the_sum_of_singular_values():
+    a = np.random.randn(3, 4)
+    want = np.linalg.svd(a, compute_uv=False).sum()
+    np.testing.assert_allclose(ember.norm(ember.tensor(a), p="nuc").item(), want, rtol=1e-10)
+    b = np.random.randn(2, 3, 4)
+    got = ember.norm(ember.tensor(b), p="nuc", dim=(1, 2), keepdim=True)
+    assert got.shape == (2, 1, 1)
+    np.testing.assert_allclose(got.numpy().ravel(), [np.linalg.svd(m, compute_uv=False).sum()
+                                                     for m in b], rtol=1e-10)
+    x = ember.tensor(a, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: ember.norm(t, p="nuc"), (x,))
+    with pytest.raises(RuntimeError, match="2-tuple"):
+        ember.norm(ember.tensor(b), p="nuc")
