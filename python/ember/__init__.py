@@ -1,6 +1,7 @@
 """ember: PyTorch's programming model on a fast C++ core. Use it as ``import ember as torch``."""
 
 import builtins as _builtins
+import sys as _sys
 
 from . import _C
 from ._C import *  # noqa: F401,F403  (every public op of the extension)
@@ -102,3 +103,7 @@ def is_nonzero(input):
 
 
 from .version import __version__  # noqa: E402
+
+from . import _numpy_kwargs  # noqa: E402
+
+_numpy_kwargs.install(_sys.modules[__name__], Tensor)

@@ -39,6 +39,9 @@ nb::object make_size(IntArrayRef sizes);
 
 /// A Scalar from a Python bool/int/float/0-d tensor/numpy scalar.
 bool scalar_from_python(nb::handle h, Scalar& out);
+/// Adds numpy's `axis`/`keepdims` spellings to the bindings of `scope` that take `dim` or
+/// `keepdim` (its functions, or with `methods` a class's methods). See Note [numpy keywords].
+void add_numpy_kwargs(nb::handle scope, bool methods);
 /// A numpy scalar or 0-d array (np.float32(2), np.int64(3), np.array(1.5)): PyTorch takes these
 /// wherever it takes a Python number.
 bool is_numpy_scalar(nb::handle h);

@@ -224,4 +224,6 @@ NB_MODULE(_C, m) {
   m.def("get_num_threads", &ember::get_num_threads);
   m.def("set_num_threads", &ember::set_num_threads);
   m.def("_registered_ops", [] { return ember::Dispatcher::singleton().op_names(); });
+  add_numpy_kwargs(m, false);
+  add_numpy_kwargs(m.attr("Tensor"), true);
 }

@@ -1094,3 +1094,20 @@ def test_return_types_print_as_torch_and_pickle():
     values, indices = pickle.loads(pickle.dumps(r))
     assert values.tolist() == [3, 2, 1] and r.indices.tolist() == [0, 2, 1]
     assert repr(ember.var_mean(ember.tensor([1.0, 2.0]))).startswith("(tensor(")
+
+
+def test_numpy_axis_and_keepdims_keywords():
+    """torch's builtins take numpy's spellings: axis for dim, keepdims for keepdim."""
+    a = np.arange(12.0).reshape(3, 4)
+    t = ember.tensor(a)
+    np.testing.assert_array_equal(t.sum(axis=0).numpy(), a.sum(axis=0))
+    np.testing.assert_array_equal(ember.mean(t, axis=1, keepdims=True).numpy(),
+                                  a.mean(axis=1, keepdims=True))
+    assert t.max(axis=1, keepdims=True).values.shape == (3, 1)  # a Python-level function
+    np.testing.assert_allclose(ember.std(t, axis=0).numpy(), a.std(axis=0, ddof=1))
+    assert ember.cat([t, t], axis=1).shape == (3, 8)
+    assert t.unsqueeze(axis=0).shape == (1, 3, 4)
+    assert ember.argmax(t, axis=1).tolist() == [3, 3, 3]
+    assert t.softmax(axis=0).shape == (3, 4)
+    with pytest.raises(TypeError):
+        t.sum(axes=0)  # other unknown keywords still fail as before
