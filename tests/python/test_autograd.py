@@ -600,3 +600,12 @@ def test_gradients_of_products_with_constants_match_numpy():
     a.grad = None
     (ember.tensor(c).t() @ a.t() / 4.0).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), (c @ np.ones((5, 3))).T / 4.0, rtol=1e-12)
+
+
+def test_pow_gradient_ends_in_a_multiply_as_torch():
+    x = ember.tensor(2.0, requires_grad=True)
+    (g,) = ember.autograd.grad(x**3, x, create_graph=True)
+    assert g.item() == 12.0 and type(g.grad_fn).__name__ == "MulBackward0"
+    y = ember.tensor([0.0, 2.0], requires_grad=True)
+    (y ** ember.tensor([0.0, 2.5])).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [0.0, 2.5 * 2.0**1.5])

@@ -96,8 +96,8 @@ Tensor pick_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bo
 
 // pow's gradients mask the points where the formula is 0 * inf.
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
-  Tensor g = grad * exponent * pow(self, exponent - 1);
-  return where(eq(exponent, wrap_scalar(0)), zeros({}, TensorOptions(g.dtype())), g);
+  Tensor d = exponent * pow(self, exponent - 1);
+  return grad * where(eq(exponent, wrap_scalar(0)), zeros({}, TensorOptions(d.dtype())), d);
 }
 Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent,
                          const Tensor& result) {
