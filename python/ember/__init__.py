@@ -60,7 +60,7 @@ class Size(tuple):
 _C._set_size_class(Size)
 
 from ._device import device  # noqa: E402
-from . import _shared, _tensor  # noqa: E402,F401  (Tensor's Python-level methods)
+from . import _shared, _storage, _tensor  # noqa: E402,F401  (Tensor's Python-level methods)
 from ._creation import *  # noqa: E402,F401,F403
 from ._functions import *  # noqa: E402,F401,F403
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402

@@ -300,6 +300,7 @@ void bind_tensor(nb::module_& m) {
       .def("storage_offset", &Tensor::storage_offset)
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); })
+      .def("_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); })
       .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
            nb::arg("memory_format") = nb::none())
       .def("is_floating_point", &Tensor::is_floating_point)

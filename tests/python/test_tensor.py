@@ -1111,3 +1111,23 @@ def test_numpy_axis_and_keepdims_keywords():
     assert t.softmax(axis=0).shape == (3, 4)
     with pytest.raises(TypeError):
         t.sum(axes=0)  # other unknown keywords still fail as before
+
+
+def test_storage_views_resize_and_set():
+    t = ember.arange(10.0)
+    v = t[2:5]
+    assert v.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
+    assert t.clone().untyped_storage() != t.untyped_storage()
+    assert v.untyped_storage().nbytes() == 40 and len(v.storage()) == 10
+    assert v.storage()[9] == 9.0 and v.storage().tolist() == list(range(10))
+    x = ember.arange(6.0)
+    assert x.resize_(2, 2) is x and x.tolist() == [[0, 1], [2, 3]]  # reuses the storage
+    x.resize_((3, 3))
+    assert x.shape == (3, 3) and x.reshape(-1)[:6].tolist() == [0, 1, 2, 3, 4, 5]
+    assert ember.zeros(1).resize_as_(ember.ones(2, 2)).shape == (2, 2)
+    z = ember.empty(0).set_(t, 2, (2, 2), (1, 2))
+    assert z.tolist() == [[2, 4], [3, 5]] and z.data_ptr() != t.data_ptr()
+    t[2] = 7  # z shares t's storage
+    assert z[0, 0].item() == 7
+    with pytest.raises(RuntimeError, match="require grad"):
+        ember.ones(2, requires_grad=True).resize_(3)

@@ -1,0 +1,139 @@
+"""Tensor.untyped_storage()/storage(), set_, resize_ and resize_as_: the storage-level API of
+torch.Tensor, over ember's storages (a storage is the flat buffer that views share)."""
+
+import math
+
+from ._C import Tensor
+
+
+def _whole(t):
+    """A 1-d tensor over every element of t's storage (from its start)."""
+    n = t._storage_nbytes() // t.element_size()
+    return t.detach().as_strided((n,), (1,), 0)
+
+
+class UntypedStorage:
+    """The bytes behind a tensor and its views (torch.UntypedStorage)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def data_ptr(self):
+        return self._tensor._storage_ptr()
+
+    def nbytes(self):
+        return self._tensor._storage_nbytes()
+
+    size = nbytes
+    __len__ = nbytes
+
+    @property
+    def device(self):
+        return self._tensor.device
+
+    def element_size(self):
+        return 1
+
+    def tolist(self):
+        import ember
+
+        return _whole(self._tensor).contiguous().view(ember.uint8).tolist()
+
+    def __eq__(self, other):
+        return isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr()
+
+    def __hash__(self):
+        return hash(self.data_ptr())
+
+    def __repr__(self):
+        return f"UntypedStorage(nbytes={self.nbytes()}, device={self.device})"
+
+
+class TypedStorage(UntypedStorage):
+    """The same buffer seen as elements of the tensor's dtype (torch.TypedStorage)."""
+
+    @property
+    def dtype(self):
+        return self._tensor.dtype
+
+    def element_size(self):
+        return self._tensor.element_size()
+
+    def size(self):
+        return self.nbytes() // self.element_size()
+
+    __len__ = size
+
+    def untyped(self):
+        return UntypedStorage(self._tensor)
+
+    def tolist(self):
+        return _whole(self._tensor).tolist()
+
+    def __getitem__(self, i):
+        return _whole(self._tensor)[i].item()
+
+    def __repr__(self):
+        return f"TypedStorage(size={self.size()}, dtype={self.dtype})"
+
+
+def untyped_storage(self):
+    return UntypedStorage(self)
+
+
+def storage(self):
+    return TypedStorage(self)
+
+
+def _sizes(args):
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Gives the tensor `sizes` with contiguous strides at its offset, reusing its storage when
+    large enough; otherwise a bigger storage keeps the old elements in their flat order."""
+    import ember
+
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    sizes = tuple(int(s) for s in _sizes(sizes))
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    strides = tuple(math.prod(sizes[i + 1:]) for i in range(len(sizes)))
+    n = math.prod(sizes)
+    offset = self.storage_offset()
+    room = self._storage_nbytes() // self.element_size() - offset
+    if n <= room:
+        self.data = self.as_strided(sizes, strides, offset)
+        return self
+    bigger = ember.empty(n, dtype=self.dtype)
+    keep = max(room, 0)
+    with ember.no_grad():
+        bigger[:keep] = _whole(self)[offset:offset + keep]
+    self.data = bigger.view(sizes)
+    return self
+
+
+def resize_as_(self, other, memory_format=None):
+    return resize_(self, tuple(other.shape))
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Makes the tensor a view of `source`'s storage (all of it when only source is given);
+    with no argument, an empty tensor."""
+    import ember
+
+    if source is None:
+        self.data = ember.empty(0, dtype=self.dtype)
+    elif size is None:
+        self.data = source
+    else:
+        size = tuple(size)
+        if stride is None:
+            stride = tuple(math.prod(size[i + 1:]) for i in range(len(size)))
+        self.data = source.as_strided(size, tuple(stride), storage_offset)
+    return self
+
+
+for _f in (untyped_storage, storage, resize_, resize_as_, set_):
+    setattr(Tensor, _f.__name__, _f)
