@@ -42,11 +42,18 @@ class device:
 CPU = device("cpu")
 
 
+class NoCudaError(AssertionError, RuntimeError):
+    """CUDA asked of a CPU build: an AssertionError, as torch's "not compiled with CUDA", and a
+    RuntimeError, as for ember's other missing devices."""
+
+
 def check_device(dev, op="ember"):
     """Raises for devices ember has no kernels for; returns None for cpu/None."""
     if dev is None:
         return
     d = device(dev) if not isinstance(dev, device) else dev
+    if d.type == "cuda":
+        raise NoCudaError(f"{op}: Torch not compiled with CUDA enabled (ember runs on the CPU only)")
     if d.type != "cpu":
         raise RuntimeError(
             f"{op}: ember was built without {d.type} support; only the 'cpu' device is available"

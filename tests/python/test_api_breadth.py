@@ -599,3 +599,10 @@ def test_version_module_describes_a_cpu_build():
     assert ember.version.cuda is None and ember.version.hip is None
     assert ember.__version__ == ember.version.__version__
     assert all(part.isdigit() for part in ember.__version__.split("."))
+
+
+def test_cuda_requests_raise_torchs_assertion_error():
+    for call in (lambda: ember.ones(2).cuda(), lambda: ember.ones(2).to("cuda"),
+                 lambda: ember.nn.Linear(2, 2).cuda(), lambda: ember.ones(2, device="cuda:0")):
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            call()
