@@ -25,94 +25,126 @@ int64_t gate_count(RnnMode mode) {
   return mode == RnnMode::LSTM ? 4 : mode == RnnMode::GRU ? 3 : 1;
 }
 
-// One forward step over rows of width H; gi and gh are the input and hidden projections
-// (biases included), hp/cp the previous state.
+// The gate loops run per batch row over the hidden units, on __restrict buffers and without
+// branches, so that they vectorize (this file is built like optim/fused.cpp, Note [Vectorized
+// optimizer loops]); a row's gate g of width H starts at g * H.
+template <class T>
+void lstm_row(int64_t H, const T* __restrict xi, const T* __restrict hh, const T* __restrict cp,
+              T* __restrict c, T* __restrict h, T* __restrict s) {
+  for (int64_t j = 0; j < H; ++j) {
+    T i = fast_sigmoid(xi[j] + hh[j]), f = fast_sigmoid(xi[H + j] + hh[H + j]);
+    T g = fast_tanh(xi[2 * H + j] + hh[2 * H + j]);
+    T o = fast_sigmoid(xi[3 * H + j] + hh[3 * H + j]);
+    T cn = f * cp[j] + i * g;
+    c[j] = cn;
+    h[j] = o * fast_tanh(cn);
+    s[j] = i, s[H + j] = f, s[2 * H + j] = g, s[3 * H + j] = o;
+  }
+}
+
+template <class T>
+void gru_row(int64_t H, const T* __restrict xi, const T* __restrict hh, const T* __restrict hp,
+             T* __restrict h, T* __restrict s) {
+  for (int64_t j = 0; j < H; ++j) {
+    T r = fast_sigmoid(xi[j] + hh[j]), z = fast_sigmoid(xi[H + j] + hh[H + j]);
+    T hn = hh[2 * H + j];
+    T n = fast_tanh(xi[2 * H + j] + r * hn);
+    h[j] = n + z * (hp[j] - n);
+    s[j] = r, s[H + j] = z, s[2 * H + j] = n, s[3 * H + j] = hn;
+  }
+}
+
+template <class T>
+void rnn_row(bool relu, int64_t H, const T* __restrict xi, const T* __restrict hh,
+             T* __restrict h) {
+  if (relu) {
+    for (int64_t j = 0; j < H; ++j) {
+      T v = xi[j] + hh[j];
+      h[j] = v < T(0) ? T(0) : v;  // NaN passes, as relu's does
+    }
+  } else {
+    for (int64_t j = 0; j < H; ++j) h[j] = fast_tanh(xi[j] + hh[j]);
+  }
+}
+
+// One forward step over `rows` batch rows: gi and gh are the input and hidden projections
+// (biases included), hp/cp the previous state; `saved` receives what the backward reads.
 template <class T>
 void step_forward(RnnMode mode, int64_t rows, int64_t H, const T* gi, const T* gh, const T* hp,
                   const T* cp, T* h, T* c, T* saved) {
   int64_t G = gate_count(mode) * H;
   for (int64_t b = 0; b < rows; ++b) {
     const T *xi = gi + b * G, *hh = gh + b * G;
-    T* hb = h + b * H;
-    if (mode == RnnMode::LSTM) {
-      T* s = saved + b * 4 * H;
-      for (int64_t j = 0; j < H; ++j) {
-        T i = fast_sigmoid(xi[j] + hh[j]), f = fast_sigmoid(xi[H + j] + hh[H + j]);
-        T g = fast_tanh(xi[2 * H + j] + hh[2 * H + j]);
-        T o = fast_sigmoid(xi[3 * H + j] + hh[3 * H + j]);
-        T cn = f * cp[b * H + j] + i * g;
-        c[b * H + j] = cn;
-        hb[j] = o * fast_tanh(cn);
-        s[j] = i, s[H + j] = f, s[2 * H + j] = g, s[3 * H + j] = o;
-      }
-    } else if (mode == RnnMode::GRU) {
-      T* s = saved + b * 4 * H;
-      for (int64_t j = 0; j < H; ++j) {
-        T r = fast_sigmoid(xi[j] + hh[j]), z = fast_sigmoid(xi[H + j] + hh[H + j]);
-        T hn = hh[2 * H + j];
-        T n = fast_tanh(xi[2 * H + j] + r * hn);
-        hb[j] = n + z * (hp[b * H + j] - n);
-        s[j] = r, s[H + j] = z, s[2 * H + j] = n, s[3 * H + j] = hn;
-      }
-    } else if (mode == RnnMode::RNN_TANH) {
-      for (int64_t j = 0; j < H; ++j) hb[j] = fast_tanh(xi[j] + hh[j]);
-    } else {
-      for (int64_t j = 0; j < H; ++j) {
-        T v = xi[j] + hh[j];
-        hb[j] = v < T(0) ? T(0) : v;  // NaN passes, as relu's does
-      }
-    }
+    if (mode == RnnMode::LSTM)
+      lstm_row(H, xi, hh, cp + b * H, c + b * H, h + b * H, saved + b * 4 * H);
+    else if (mode == RnnMode::GRU)
+      gru_row(H, xi, hh, hp + b * H, h + b * H, saved + b * 4 * H);
+    else
+      rnn_row(mode == RnnMode::RNN_RELU, H, xi, hh, h + b * H);
   }
 }
 
-// One backward step: dh is the gradient reaching h_t from later steps, dout (may be null) the
-// one from the layer's output. Writes the pre-activation gradients dgi (input side) and dgh
-// (hidden side; for LSTM and the RNN the same values, so dgh is dgi), updates dc to the
-// gradient of c_{t-1}, and for GRU writes dh_direct, the part of dh_{t-1} not through W_hh.
+// Backward rows: d is the gradient reaching h_t (from later steps plus the layer's output).
 template <class T>
-void step_backward(RnnMode mode, int64_t rows, int64_t H, const T* dh, const T* dout,
-                   const T* saved, const T* h, const T* hp, const T* c, const T* cp, T* dc, T* dgi,
-                   T* dgh, T* dh_direct) {
+void lstm_back_row(int64_t H, const T* __restrict d, const T* __restrict s,
+                   const T* __restrict c, const T* __restrict cp, T* __restrict dc,
+                   T* __restrict dg) {
+  for (int64_t j = 0; j < H; ++j) {
+    T i = s[j], f = s[H + j], g = s[2 * H + j], o = s[3 * H + j];
+    T tc = fast_tanh(c[j]);
+    T dcc = dc[j] + d[j] * o * (T(1) - tc * tc);
+    dg[j] = dcc * g * i * (T(1) - i);
+    dg[H + j] = dcc * cp[j] * f * (T(1) - f);
+    dg[2 * H + j] = dcc * i * (T(1) - g * g);
+    dg[3 * H + j] = d[j] * tc * o * (T(1) - o);
+    dc[j] = dcc * f;
+  }
+}
+
+template <class T>
+void gru_back_row(int64_t H, const T* __restrict d, const T* __restrict s,
+                  const T* __restrict hp, T* __restrict dgi, T* __restrict dgh,
+                  T* __restrict direct) {
+  for (int64_t j = 0; j < H; ++j) {
+    T r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];
+    T dn = d[j] * (T(1) - z) * (T(1) - n * n);
+    T dr = dn * hn * r * (T(1) - r);
+    T dz = d[j] * (hp[j] - n) * z * (T(1) - z);
+    dgi[j] = dgh[j] = dr;
+    dgi[H + j] = dgh[H + j] = dz;
+    dgi[2 * H + j] = dn;
+    dgh[2 * H + j] = dn * r;
+    direct[j] = d[j] * z;
+  }
+}
+
+template <class T>
+void rnn_back_row(bool relu, int64_t H, const T* __restrict d, const T* __restrict h,
+                  T* __restrict dg) {
+  if (relu) {
+    for (int64_t j = 0; j < H; ++j) dg[j] = h[j] > T(0) ? d[j] : T(0);
+  } else {
+    for (int64_t j = 0; j < H; ++j) dg[j] = d[j] * (T(1) - h[j] * h[j]);
+  }
+}
+
+// One backward step: `d` (rows x H, owned scratch) is the gradient reaching h_t. Writes the
+// pre-activation gradients dgi (input side) and dgh (hidden side; for LSTM and the RNN the same
+// buffer), updates dc to the gradient of c_{t-1}, and for GRU writes `direct`, the part of
+// dh_{t-1} that does not go through W_hh.
+template <class T>
+void step_backward(RnnMode mode, int64_t rows, int64_t H, const T* d, const T* saved, const T* h,
+                   const T* hp, const T* c, const T* cp, T* dc, T* dgi, T* dgh, T* direct) {
   int64_t G = gate_count(mode) * H;
   for (int64_t b = 0; b < rows; ++b) {
-    const T* dhb = dh + b * H;
-    const T* dob = dout ? dout + b * H : nullptr;
-    T* gi = dgi + b * G;
-    if (mode == RnnMode::LSTM) {
-      const T* s = saved + b * 4 * H;
-      for (int64_t j = 0; j < H; ++j) {
-        T d = dhb[j] + (dob ? dob[j] : T(0));
-        T i = s[j], f = s[H + j], g = s[2 * H + j], o = s[3 * H + j];
-        T tc = fast_tanh(c[b * H + j]);
-        T dcc = dc[b * H + j] + d * o * (T(1) - tc * tc);
-        gi[j] = dcc * g * i * (T(1) - i);
-        gi[H + j] = dcc * cp[b * H + j] * f * (T(1) - f);
-        gi[2 * H + j] = dcc * i * (T(1) - g * g);
-        gi[3 * H + j] = d * tc * o * (T(1) - o);
-        dc[b * H + j] = dcc * f;
-      }
-    } else if (mode == RnnMode::GRU) {
-      const T* s = saved + b * 4 * H;
-      T* gh = dgh + b * G;
-      for (int64_t j = 0; j < H; ++j) {
-        T d = dhb[j] + (dob ? dob[j] : T(0));
-        T r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];
-        T dn = d * (T(1) - z) * (T(1) - n * n);
-        T dr = dn * hn * r * (T(1) - r);
-        T dz = d * (hp[b * H + j] - n) * z * (T(1) - z);
-        gi[j] = gh[j] = dr;
-        gi[H + j] = gh[H + j] = dz;
-        gi[2 * H + j] = dn;
-        gh[2 * H + j] = dn * r;
-        dh_direct[b * H + j] = d * z;
-      }
-    } else {
-      const T* hb = h + b * H;
-      for (int64_t j = 0; j < H; ++j) {
-        T d = dhb[j] + (dob ? dob[j] : T(0));
-        gi[j] = mode == RnnMode::RNN_TANH ? d * (T(1) - hb[j] * hb[j]) : (hb[j] > T(0) ? d : T(0));
-      }
-    }
+    const T* db = d + b * H;
+    if (mode == RnnMode::LSTM)
+      lstm_back_row(H, db, saved + b * 4 * H, c + b * H, cp + b * H, dc + b * H, dgi + b * G);
+    else if (mode == RnnMode::GRU)
+      gru_back_row(H, db, saved + b * 4 * H, hp + b * H, dgi + b * G, dgh + b * G,
+                   direct + b * H);
+    else
+      rnn_back_row(mode == RnnMode::RNN_RELU, H, db, h + b * H, dgi + b * G);
   }
 }
 
@@ -171,8 +203,9 @@ variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const
   int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = w_hh.size(1);
   int64_t G = gate_count(mode) * H;
   TensorOptions opts(x.dtype());
-  Tensor dh = g_hn.defined() ? contiguous(g_hn) : zeros({B, H}, opts);
-  Tensor dc;  // owned: the step kernel updates it in place
+  // dh and dc are owned: the steps update them in place.
+  Tensor dh = g_hn.defined() ? clone(g_hn) : zeros({B, H}, opts);
+  Tensor dc;
   if (mode == RnnMode::LSTM) dc = g_cn.defined() ? clone(g_cn) : zeros({B, H}, opts);
   Tensor dout = g_out.defined() ? contiguous(g_out) : Tensor();
   Tensor dgi = empty({T, B, G}, opts);
@@ -186,16 +219,17 @@ variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const
       const S* cp = k == 0 ? ptr<S>(c0) : ptr<S>(cells, tp * B * H);
       Tensor direct = mode == RnnMode::GRU ? empty({B, H}, opts) : Tensor();
       with_best_isa([&] {
-        step_backward<S>(mode, B, H, ptr<S>(dh), ptr<S>(dout, ti * B * H),
-                         ptr<S>(saved, ti * B * 4 * H), ptr<S>(out, ti * B * H), ptr<S>(hp),
-                         ptr<S>(cells, ti * B * H), cp, mut<S>(dc), mut<S>(dgi, ti * B * G),
-                         mut<S>(dgh, ti * B * G), mut<S>(direct));
+        S* d = mut<S>(dh);  // owned: the initial clone or zeros, then each step's product
+        if (const S* o = ptr<S>(dout, ti * B * H))
+          for (int64_t i = 0; i < B * H; ++i) d[i] += o[i];
+        step_backward<S>(mode, B, H, d, ptr<S>(saved, ti * B * 4 * H), ptr<S>(out, ti * B * H),
+                         ptr<S>(hp), ptr<S>(cells, ti * B * H), cp, mut<S>(dc),
+                         mut<S>(dgi, ti * B * G), mut<S>(dgh, ti * B * G), mut<S>(direct));
       });
       Tensor dgh_t = select(dgh, 0, ti);
       dh = direct.defined() ? addmm(direct, dgh_t, w_hh) : mm(dgh_t, w_hh);
     }
   });
-  if (T == 0) dh = clone(dh);
   Tensor dgi2 = reshape(dgi, {T * B, G}), dgh2 = reshape(dgh, {T * B, G});
   variable_list r(7);
   if (mask[0]) r[0] = reshape(mm(dgi2, w_ih), {T, B, I});
