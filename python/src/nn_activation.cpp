@@ -91,6 +91,17 @@ void bind_nn_activation(nb::module_& nn) {
 
   nn.def("linear", [](const Tensor& t, const Tensor& w, const OptT& b) { return linear(t, w, b); },
          x, nb::arg("weight"), nb::arg("bias").none() = nb::none(), "input @ weight.T + bias.");
+  nn.def("rnn_layer",
+         [](const Tensor& input, const Tensor& hx, const OptT& cx, const Tensor& w_ih,
+            const Tensor& w_hh, const OptT& b_ih, const OptT& b_hh, const std::string& mode,
+            bool reverse) {
+           auto [out, h_n, c_n] =
+               rnn_layer(input, hx, cx, w_ih, w_hh, b_ih, b_hh, rnn_mode(mode), reverse);
+           return nb::make_tuple(out, h_n, c_n.defined() ? nb::cast(c_n) : nb::none());
+         },
+         nb::arg("input"), nb::arg("hx"), nb::arg("cx").none(), nb::arg("w_ih"), nb::arg("w_hh"),
+         nb::arg("b_ih").none(), nb::arg("b_hh").none(), nb::arg("mode"), nb::arg("reverse"),
+         "One recurrent layer direction over a (T, B, I) sequence: (output, h_n, c_n).");
   nn.def("bilinear",
          [](const Tensor& a, const Tensor& b, const Tensor& w, const OptT& bias) {
            return bilinear(a, b, w, bias);

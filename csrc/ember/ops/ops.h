@@ -11,6 +11,7 @@
 #include "ember/ops/normalization.h"
 #include "ember/ops/pool.h"
 #include "ember/ops/random.h"
+#include "ember/ops/rnn.h"
 #include "ember/ops/reduce.h"
 #include "ember/ops/shape_ops.h"
 #include "ember/ops/spatial.h"

@@ -4,6 +4,10 @@ import functools
 
 from .. import _C
 
+# Bound once: these run on every with-block, where attribute lookups on _C showed up.
+_is_grad_enabled = _C.is_grad_enabled
+_set_grad_enabled = _C._set_grad_enabled
+
 
 class _DecoratorContextManager:
     def __call__(self, fn):
@@ -20,15 +24,12 @@ class _DecoratorContextManager:
 class no_grad(_DecoratorContextManager):
     """Disables gradient recording inside the block."""
 
-    def __init__(self):
-        self._prev = None
-
     def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
+        self._prev = _is_grad_enabled()
+        _set_grad_enabled(False)
 
     def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
+        _set_grad_enabled(self._prev)
 
 
 class enable_grad(_DecoratorContextManager):

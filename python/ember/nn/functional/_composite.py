@@ -508,6 +508,9 @@ def _rnn_forward(
 ):
     """Runs a stacked (bi)directional RNN over sequence-first `input` (T, B, I).
 
+    Each layer direction is one fused op, except with projections (LSTM proj_size) or `lengths`,
+    which run the steps here.
+
     `weights[layer * dirs + d]` is (w_ih, w_hh, b_ih, b_hh, w_hr) with None for absent ones;
     hx/cx are (layers * dirs, B, H). With `lengths` (a packed batch, padded), steps past a
     sequence's end keep its state and output zeros, so each direction starts and ends at the
@@ -526,12 +529,21 @@ def _rnn_forward(
         for d in range(dirs):
             idx = layer * dirs + d
             w_ih, w_hh, b_ih, b_hh, w_hr = weights[idx]
+            c = cx[idx] if cx is not None else None
+            if masks is None and w_hr is None:
+                # The whole direction in one op (Note [Fused RNN layer] in ops/rnn.cpp).
+                out, h, c = ember._C._nn.rnn_layer(
+                    layer_input, hx[idx], c, w_ih, w_hh, b_ih, b_hh, mode, d == 1
+                )
+                outs.append(out)
+                h_n.append(h)
+                c_n.append(c)
+                continue
             # One GEMM for the whole sequence's input projection.
             # unbind: one backward node for all steps; indexing per step would give each step's
             # gradient the whole sequence's size.
             gi_steps = F.linear(layer_input, w_ih, b_ih).unbind(0)
             h = hx[idx]
-            c = cx[idx] if cx is not None else None
             seq = [None] * steps
             order = range(steps - 1, -1, -1) if d == 1 else range(steps)
             for t in order:

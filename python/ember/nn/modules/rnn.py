@@ -374,8 +374,12 @@ class RNNCellBase(Module):
         return input, hx, is_batched
 
     def _step(self, mode, input, h, c):
-        gi = F.linear(input, self.weight_ih, self.bias_ih)
-        return F._cell_step(mode, gi, h, c, self.weight_hh, self.bias_hh, None)
+        # A one-step sequence through the fused layer op (Note [Fused RNN layer] in ops/rnn.cpp).
+        _, h, c = ember._C._nn.rnn_layer(
+            input.unsqueeze(0), h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+            mode, False,
+        )
+        return h, c
 
 
 class RNNCell(RNNCellBase):

@@ -1,0 +1,254 @@
+// Kernels of `_rnn_layer` and its backward (Note [Fused RNN layer] in ops/rnn.cpp): the GEMMs go
+// through the public ops, the gate math of each step is one fused loop over (batch, hidden).
+#include <array>
+#include <vector>
+
+#include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/isa.h"
+#include "ember/cpu/math.h"
+#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+namespace {
+
+using RnnOut = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
+using variable_list = std::vector<Tensor>;
+constexpr uint32_t kRnnTypes = type_bit(kFloat) | type_bit(kDouble);
+
+// Per-step saved values: LSTM's activated gates (i, f, g, o), GRU's (r, z, n) and the
+// hidden part of its n pre-activation (W_hn h + b_hn); the RNN needs only its output.
+int64_t saved_width(RnnMode mode) {
+  return mode == RnnMode::LSTM || mode == RnnMode::GRU ? 4 : 0;
+}
+int64_t gate_count(RnnMode mode) {
+  return mode == RnnMode::LSTM ? 4 : mode == RnnMode::GRU ? 3 : 1;
+}
+
+// The gate loops run per batch row over the hidden units, on __restrict buffers and without
+// branches, so that they vectorize (this file is built like optim/fused.cpp, Note [Vectorized
+// optimizer loops]); a row's gate g of width H starts at g * H.
+template <class T>
+void lstm_row(int64_t H, const T* __restrict xi, const T* __restrict hh, const T* __restrict cp,
+              T* __restrict c, T* __restrict h, T* __restrict s) {
+  for (int64_t j = 0; j < H; ++j) {
+    T i = fast_sigmoid(xi[j] + hh[j]), f = fast_sigmoid(xi[H + j] + hh[H + j]);
+    T g = fast_tanh(xi[2 * H + j] + hh[2 * H + j]);
+    T o = fast_sigmoid(xi[3 * H + j] + hh[3 * H + j]);
+    T cn = f * cp[j] + i * g;
+    c[j] = cn;
+    h[j] = o * fast_tanh(cn);
+    s[j] = i, s[H + j] = f, s[2 * H + j] = g, s[3 * H + j] = o;
+  }
+}
+
+template <class T>
+void gru_row(int64_t H, const T* __restrict xi, const T* __restrict hh, const T* __restrict hp,
+             T* __restrict h, T* __restrict s) {
+  for (int64_t j = 0; j < H; ++j) {
+    T r = fast_sigmoid(xi[j] + hh[j]), z = fast_sigmoid(xi[H + j] + hh[H + j]);
+    T hn = hh[2 * H + j];
+    T n = fast_tanh(xi[2 * H + j] + r * hn);
+    h[j] = n + z * (hp[j] - n);
+    s[j] = r, s[H + j] = z, s[2 * H + j] = n, s[3 * H + j] = hn;
+  }
+}
+
+template <class T>
+void rnn_row(bool relu, int64_t H, const T* __restrict xi, const T* __restrict hh,
+             T* __restrict h) {
+  if (relu) {
+    for (int64_t j = 0; j < H; ++j) {
+      T v = xi[j] + hh[j];
+      h[j] = v < T(0) ? T(0) : v;  // NaN passes, as relu's does
+    }
+  } else {
+    for (int64_t j = 0; j < H; ++j) h[j] = fast_tanh(xi[j] + hh[j]);
+  }
+}
+
+// One forward step over `rows` batch rows: gi and gh are the input and hidden projections
+// (biases included), hp/cp the previous state; `saved` receives what the backward reads.
+template <class T>
+void step_forward(RnnMode mode, int64_t rows, int64_t H, const T* gi, const T* gh, const T* hp,
+                  const T* cp, T* h, T* c, T* saved) {
+  int64_t G = gate_count(mode) * H;
+  for (int64_t b = 0; b < rows; ++b) {
+    const T *xi = gi + b * G, *hh = gh + b * G;
+    if (mode == RnnMode::LSTM)
+      lstm_row(H, xi, hh, cp + b * H, c + b * H, h + b * H, saved + b * 4 * H);
+    else if (mode == RnnMode::GRU)
+      gru_row(H, xi, hh, hp + b * H, h + b * H, saved + b * 4 * H);
+    else
+      rnn_row(mode == RnnMode::RNN_RELU, H, xi, hh, h + b * H);
+  }
+}
+
+// Backward rows: d is the gradient reaching h_t (from later steps plus the layer's output).
+template <class T>
+void lstm_back_row(int64_t H, const T* __restrict d, const T* __restrict s,
+                   const T* __restrict c, const T* __restrict cp, T* __restrict dc,
+                   T* __restrict dg) {
+  for (int64_t j = 0; j < H; ++j) {
+    T i = s[j], f = s[H + j], g = s[2 * H + j], o = s[3 * H + j];
+    T tc = fast_tanh(c[j]);
+    T dcc = dc[j] + d[j] * o * (T(1) - tc * tc);
+    dg[j] = dcc * g * i * (T(1) - i);
+    dg[H + j] = dcc * cp[j] * f * (T(1) - f);
+    dg[2 * H + j] = dcc * i * (T(1) - g * g);
+    dg[3 * H + j] = d[j] * tc * o * (T(1) - o);
+    dc[j] = dcc * f;
+  }
+}
+
+template <class T>
+void gru_back_row(int64_t H, const T* __restrict d, const T* __restrict s,
+                  const T* __restrict hp, T* __restrict dgi, T* __restrict dgh,
+                  T* __restrict direct) {
+  for (int64_t j = 0; j < H; ++j) {
+    T r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];
+    T dn = d[j] * (T(1) - z) * (T(1) - n * n);
+    T dr = dn * hn * r * (T(1) - r);
+    T dz = d[j] * (hp[j] - n) * z * (T(1) - z);
+    dgi[j] = dgh[j] = dr;
+    dgi[H + j] = dgh[H + j] = dz;
+    dgi[2 * H + j] = dn;
+    dgh[2 * H + j] = dn * r;
+    direct[j] = d[j] * z;
+  }
+}
+
+template <class T>
+void rnn_back_row(bool relu, int64_t H, const T* __restrict d, const T* __restrict h,
+                  T* __restrict dg) {
+  if (relu) {
+    for (int64_t j = 0; j < H; ++j) dg[j] = h[j] > T(0) ? d[j] : T(0);
+  } else {
+    for (int64_t j = 0; j < H; ++j) dg[j] = d[j] * (T(1) - h[j] * h[j]);
+  }
+}
+
+// One backward step: `d` (rows x H, owned scratch) is the gradient reaching h_t. Writes the
+// pre-activation gradients dgi (input side) and dgh (hidden side; for LSTM and the RNN the same
+// buffer), updates dc to the gradient of c_{t-1}, and for GRU writes `direct`, the part of
+// dh_{t-1} that does not go through W_hh.
+template <class T>
+void step_backward(RnnMode mode, int64_t rows, int64_t H, const T* d, const T* saved, const T* h,
+                   const T* hp, const T* c, const T* cp, T* dc, T* dgi, T* dgh, T* direct) {
+  int64_t G = gate_count(mode) * H;
+  for (int64_t b = 0; b < rows; ++b) {
+    const T* db = d + b * H;
+    if (mode == RnnMode::LSTM)
+      lstm_back_row(H, db, saved + b * 4 * H, c + b * H, cp + b * H, dc + b * H, dgi + b * G);
+    else if (mode == RnnMode::GRU)
+      gru_back_row(H, db, saved + b * 4 * H, hp + b * H, dgi + b * G, dgh + b * G,
+                   direct + b * H);
+    else
+      rnn_back_row(mode == RnnMode::RNN_RELU, H, db, h + b * H, dgi + b * G);
+  }
+}
+
+template <class T>
+const T* ptr(const Tensor& t, int64_t offset = 0) {
+  return t.defined() ? t.data_ptr<T>() + offset : nullptr;
+}
+template <class T>
+T* mut(const Tensor& t, int64_t offset = 0) {
+  return t.defined() ? t.data_ptr<T>() + offset : nullptr;
+}
+
+RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
+                        const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                        int64_t mode_id, bool reverse) {
+  RnnMode mode = RnnMode(mode_id);
+  int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = w_hh.size(1);
+  TensorOptions opts(x.dtype());
+  Tensor out = empty({T, B, H}, opts);
+  Tensor saved = saved_width(mode) ? empty({T, B, saved_width(mode) * H}, opts) : Tensor();
+  Tensor cells = mode == RnnMode::LSTM ? empty({T, B, H}, opts) : Tensor();
+  if (T == 0) return {out, clone(hx), cx.defined() ? clone(cx) : Tensor(), saved, cells};
+  Tensor h0 = contiguous(hx), c0 = cx.defined() ? contiguous(cx) : Tensor();
+  Tensor x2 = reshape(x, {T * B, I});
+  Tensor gi = contiguous(b_ih.defined() ? addmm(b_ih, x2, t(w_ih)) : mm(x2, t(w_ih)));
+  Tensor wt = t(w_hh);
+  int64_t G = gi.size(1);
+  dispatch<kRnnTypes>(x.dtype(), "_rnn_layer", [&](auto tag) {
+    using S = decltype(tag);
+    for (int64_t k = 0; k < T; ++k) {
+      int64_t ti = reverse ? T - 1 - k : k, tp = reverse ? ti + 1 : ti - 1;
+      Tensor hp = k == 0 ? h0 : select(out, 0, tp);
+      Tensor gh = contiguous(b_hh.defined() ? addmm(b_hh, hp, wt) : mm(hp, wt));
+      const S* cp = k == 0 ? ptr<S>(c0) : ptr<S>(cells, tp * B * H);
+      with_best_isa([&] {
+        step_forward<S>(mode, B, H, ptr<S>(gi, ti * B * G), ptr<S>(gh), ptr<S>(hp), cp,
+                        mut<S>(out, ti * B * H), mut<S>(cells, ti * B * H),
+                        mut<S>(saved, ti * B * 4 * H));
+      });
+    }
+  });
+  int64_t last = reverse ? 0 : T - 1;
+  Tensor c_n = cells.defined() ? clone(select(cells, 0, last)) : Tensor();
+  return {out, clone(select(out, 0, last)), c_n, saved, cells};
+}
+EMBER_REGISTER_KERNEL("_rnn_layer", CPU, rnn_layer_kernel);
+
+// Gradients of (x, hx, cx, w_ih, w_hh, b_ih, b_hh); `mask` says which are wanted.
+variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx,
+                                        const Tensor& w_ih, const Tensor& w_hh, const Tensor& out,
+                                        const Tensor& saved, const Tensor& cells,
+                                        const Tensor& g_out, const Tensor& g_hn,
+                                        const Tensor& g_cn, int64_t mode_id, bool reverse,
+                                        std::array<bool, 7> mask) {
+  RnnMode mode = RnnMode(mode_id);
+  int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = w_hh.size(1);
+  int64_t G = gate_count(mode) * H;
+  TensorOptions opts(x.dtype());
+  // dh and dc are owned: the steps update them in place.
+  Tensor dh = g_hn.defined() ? clone(g_hn) : zeros({B, H}, opts);
+  Tensor dc;
+  if (mode == RnnMode::LSTM) dc = g_cn.defined() ? clone(g_cn) : zeros({B, H}, opts);
+  Tensor dout = g_out.defined() ? contiguous(g_out) : Tensor();
+  Tensor dgi = empty({T, B, G}, opts);
+  Tensor dgh = mode == RnnMode::GRU ? empty({T, B, G}, opts) : dgi;
+  Tensor h0 = contiguous(hx), c0 = cx.defined() ? contiguous(cx) : Tensor();
+  dispatch<kRnnTypes>(x.dtype(), "_rnn_layer_backward", [&](auto tag) {
+    using S = decltype(tag);
+    for (int64_t k = T - 1; k >= 0; --k) {
+      int64_t ti = reverse ? T - 1 - k : k, tp = reverse ? ti + 1 : ti - 1;
+      Tensor hp = k == 0 ? h0 : select(out, 0, tp);
+      const S* cp = k == 0 ? ptr<S>(c0) : ptr<S>(cells, tp * B * H);
+      Tensor direct = mode == RnnMode::GRU ? empty({B, H}, opts) : Tensor();
+      with_best_isa([&] {
+        S* d = mut<S>(dh);  // owned: the initial clone or zeros, then each step's product
+        if (const S* o = ptr<S>(dout, ti * B * H))
+          for (int64_t i = 0; i < B * H; ++i) d[i] += o[i];
+        step_backward<S>(mode, B, H, d, ptr<S>(saved, ti * B * 4 * H), ptr<S>(out, ti * B * H),
+                         ptr<S>(hp), ptr<S>(cells, ti * B * H), cp, mut<S>(dc),
+                         mut<S>(dgi, ti * B * G), mut<S>(dgh, ti * B * G), mut<S>(direct));
+      });
+      Tensor dgh_t = select(dgh, 0, ti);
+      dh = direct.defined() ? addmm(direct, dgh_t, w_hh) : mm(dgh_t, w_hh);
+    }
+  });
+  Tensor dgi2 = reshape(dgi, {T * B, G}), dgh2 = reshape(dgh, {T * B, G});
+  variable_list r(7);
+  if (mask[0]) r[0] = reshape(mm(dgi2, w_ih), {T, B, I});
+  if (mask[1]) r[1] = dh;
+  if (mask[2]) r[2] = dc;
+  if (mask[3]) r[3] = mm(t(dgi2), reshape(x, {T * B, I}));
+  if (mask[4]) {
+    // h_{t-1} of every step, in the layout of dgh: h0 comes first in walking order.
+    Tensor first = unsqueeze(h0, 0);
+    Tensor prev = T == 0       ? narrow(out, 0, 0, 0)
+                  : !reverse ? cat({first, narrow(out, 0, 0, T - 1)}, 0)
+                             : cat({narrow(out, 0, 1, T - 1), first}, 0);
+    r[4] = mm(t(dgh2), reshape(prev, {T * B, H}));
+  }
+  if (mask[5]) r[5] = sum(dgi2, {0});
+  if (mask[6]) r[6] = sum(dgh2, {0});
+  return r;
+}
+EMBER_REGISTER_KERNEL("_rnn_layer_backward", CPU, rnn_layer_backward_kernel);
+
+}  // namespace
+}  // namespace ember::cpu
