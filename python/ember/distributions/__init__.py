@@ -1,33 +1,39 @@
-"""ember.distributions: the most used members of torch.distributions (Normal, Uniform,
-Bernoulli, Categorical) and kl_divergence between members of one family."""
+"""ember.distributions: torch.distributions' families, transforms, constraints, biject_to /
+transform_to and kl_divergence, built from ember's tensor ops so autograd flows through
+log_prob, entropy and rsample."""
 
-import ember
-from .basic import Bernoulli, Categorical, Normal, Uniform
-from .distribution import Distribution
+from . import constraints, transforms
+from .basic import Cauchy, Exponential, Laplace, Normal, Uniform
+from .constraint_registry import biject_to, transform_to
+from .counts import Binomial, Multinomial, Poisson
+from .derived import Gumbel, HalfCauchy, HalfNormal, LogNormal, Pareto, Weibull
+from .discrete import (
+    Bernoulli, Categorical, Geometric, OneHotCategorical, OneHotCategoricalStraightThrough,
+)
+from .distribution import Distribution, ExponentialFamily
+from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily, VonMises
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
+from .relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
+from .transformed import Independent, TransformedDistribution
+from .transforms import (
+    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+    LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform,
+    SoftplusTransform, StickBreakingTransform, TanhTransform, Transform, identity_transform,
+)
 
-__all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "kl_divergence"]
-
-
-def kl_divergence(p, q):
-    """KL(p || q) for two distributions of the same family."""
-    if isinstance(p, Normal) and isinstance(q, Normal):
-        var_ratio = (p.scale / q.scale).pow(2)
-        t1 = ((p.loc - q.loc) / q.scale).pow(2)
-        return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
-    if isinstance(p, Categorical) and isinstance(q, Categorical):
-        t = p.probs * (p.logits - q.logits)
-        t = ember.where(q.probs == 0, ember.full([], float("inf"), dtype=t.dtype), t)
-        t = ember.where(p.probs == 0, ember.zeros([], dtype=t.dtype), t)
-        return t.sum(-1)
-    if isinstance(p, Bernoulli) and isinstance(q, Bernoulli):
-        sp = ember.nn.functional.softplus
-        t1 = p.probs * (sp(-q.logits) - sp(-p.logits))
-        t2 = (1 - p.probs) * (sp(q.logits) - sp(p.logits))
-        return t1 + t2
-    if isinstance(p, Uniform) and isinstance(q, Uniform):
-        result = ((q.high - q.low) / (p.high - p.low)).log()
-        outside = (q.low > p.low) | (q.high < p.high)
-        return ember.where(outside, ember.full([], float("inf"), dtype=result.dtype), result)
-    raise NotImplementedError(
-        f"No KL(p || q) is implemented for {type(p).__name__} and {type(q).__name__}"
-    )
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
+    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
+    "Uniform", "VonMises", "Weibull", "biject_to", "constraints", "kl_divergence",
+    "register_kl", "transform_to", "transforms",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
+    "Transform", "identity_transform",
+]

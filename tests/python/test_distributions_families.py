@@ -1,0 +1,230 @@
+"""ember.distributions' families against torch.distributions 2.13 by value: log_prob, entropy,
+moments, cdf/icdf, enumerate_support, shapes and supports, on fixed parameters and values."""
+
+import numpy as np
+import pytest
+
+from _breadth_util import check, rand
+
+
+def T(m, a, dt="float32"):
+    return m.tensor(np.asarray(a).tolist(), dtype=getattr(m, dt))
+
+
+def D(m):
+    return m.distributions
+
+
+POS = rand(2, 3, seed=1, low=0.3, high=3.0)
+POS2 = rand(2, 3, seed=2, low=0.3, high=3.0)
+X = rand(2, 3, seed=3)
+XPOS = rand(2, 3, seed=4, low=0.1, high=4.0)
+U01 = rand(2, 3, seed=5, low=0.05, high=0.95)
+CONC = rand(2, 4, seed=6, low=0.3, high=3.0)
+SIMPLEX = rand(2, 4, seed=7, low=0.1, high=1.0)
+SIMPLEX = SIMPLEX / SIMPLEX.sum(-1, keepdims=True)
+COUNTS = [[1.0, 0.0, 3.0, 2.0], [0.0, 6.0, 0.0, 0.0]]
+COV_A = rand(2, 3, 3, seed=8)
+COV = (COV_A @ COV_A.transpose(0, 2, 1) + 0.5 * np.eye(3)).round(4)
+MVN_X = rand(4, 2, 3, seed=9)
+
+
+def _moments(d, *extra):
+    return [d.mean, d.variance, d.stddev] + list(extra)
+
+
+def _common(d, value, cdf=True, entropy=True):
+    out = [d.log_prob(value)] + _moments(d)
+    out += [d.cdf(value)] if cdf else []
+    out += [d.entropy()] if entropy else []
+    return out + [tuple(d.batch_shape), tuple(d.event_shape), repr(d.support)]
+
+
+CASES = {
+    "normal": lambda m: _common(D(m).Normal(T(m, X), T(m, POS)), T(m, XPOS)),
+    "laplace": lambda m: _common(D(m).Laplace(T(m, X), T(m, POS)), T(m, XPOS))
+    + [D(m).Laplace(T(m, X), T(m, POS)).icdf(T(m, U01)), D(m).Laplace(0.0, 1.0).mode],
+    "cauchy": lambda m: [
+        D(m).Cauchy(T(m, X), T(m, POS)).log_prob(T(m, XPOS)),
+        D(m).Cauchy(T(m, X), T(m, POS)).cdf(T(m, XPOS)),
+        D(m).Cauchy(T(m, X), T(m, POS)).icdf(T(m, U01)),
+        D(m).Cauchy(T(m, X), T(m, POS)).entropy(),
+        D(m).Cauchy(T(m, X), T(m, POS)).mean,
+        D(m).Cauchy(T(m, X), T(m, POS)).variance,
+    ],
+    "exponential": lambda m: _common(D(m).Exponential(T(m, POS)), T(m, XPOS))
+    + [D(m).Exponential(T(m, POS)).icdf(T(m, U01)), D(m).Exponential(2.0).mode],
+    "uniform": lambda m: _common(
+        D(m).Uniform(T(m, X) - 3, T(m, X) + T(m, POS)), T(m, X) - 0.5
+    ) + [D(m).Uniform(T(m, X) - 3, T(m, X) + 1).icdf(T(m, U01))],
+    "gamma": lambda m: _common(D(m).Gamma(T(m, POS), T(m, POS2)), T(m, XPOS), cdf=False)
+    + [D(m).Gamma(T(m, POS), T(m, POS2)).mode],
+    "chi2": lambda m: _common(D(m).Chi2(T(m, POS)), T(m, XPOS), cdf=False)
+    + [D(m).Chi2(T(m, POS)).df],
+    "beta": lambda m: _common(D(m).Beta(T(m, POS), T(m, POS2)), T(m, U01), cdf=False)
+    + [D(m).Beta(T(m, POS) + 1, T(m, POS2) + 1).mode, D(m).Beta(2.0, 3.0).log_prob(T(m, 0.4)),
+       D(m).Beta(T(m, POS), T(m, POS2)).concentration1],
+    "dirichlet": lambda m: _common(D(m).Dirichlet(T(m, CONC)), T(m, SIMPLEX), cdf=False)
+    + [D(m).Dirichlet(T(m, CONC) + 1).mode],
+    "student_t": lambda m: _common(
+        D(m).StudentT(T(m, POS) + 2, T(m, X), T(m, POS2)), T(m, XPOS), cdf=False
+    ) + [D(m).StudentT(T(m, [0.5, 1.5, 3.0])).mean, D(m).StudentT(T(m, [0.5, 1.5, 3.0])).variance],
+    "lognormal": lambda m: _common(D(m).LogNormal(T(m, X), T(m, POS)), T(m, XPOS))
+    + [D(m).LogNormal(T(m, X), T(m, POS)).mode, D(m).LogNormal(T(m, X), T(m, POS)).icdf(T(m, U01))],
+    "halfnormal": lambda m: _common(D(m).HalfNormal(T(m, POS)), T(m, XPOS))
+    + [D(m).HalfNormal(T(m, POS)).icdf(T(m, U01)), D(m).HalfNormal(T(m, POS)).mode],
+    "halfcauchy": lambda m: [
+        D(m).HalfCauchy(T(m, POS)).log_prob(T(m, XPOS)),
+        D(m).HalfCauchy(T(m, POS)).cdf(T(m, XPOS)),
+        D(m).HalfCauchy(T(m, POS)).icdf(T(m, U01)),
+        D(m).HalfCauchy(T(m, POS)).entropy(),
+        D(m).HalfCauchy(T(m, POS)).mean,
+    ],
+    "gumbel": lambda m: _common(D(m).Gumbel(T(m, X), T(m, POS)), T(m, XPOS))
+    + [D(m).Gumbel(T(m, X), T(m, POS)).icdf(T(m, U01))],
+    "weibull": lambda m: _common(D(m).Weibull(T(m, POS), T(m, POS2) + 1), T(m, XPOS))
+    + [D(m).Weibull(T(m, POS), T(m, POS2) + 1).mode],
+    "pareto": lambda m: _common(D(m).Pareto(T(m, POS) * 0.1, T(m, POS2) + 2), T(m, XPOS))
+    + [D(m).Pareto(T(m, POS) * 0.1, T(m, [[0.5, 1.5, 2.5]] * 2)).mean],
+    "vonmises": lambda m: [
+        D(m).VonMises(T(m, X), T(m, POS)).log_prob(T(m, U01)),
+        D(m).VonMises(T(m, X), T(m, POS)).mean,
+        D(m).VonMises(T(m, X), T(m, POS)).variance,
+    ],
+    "bernoulli": lambda m: _common(
+        D(m).Bernoulli(T(m, U01)), T(m, [[0.0, 1.0, 1.0]] * 2), cdf=False
+    )
+    + [D(m).Bernoulli(T(m, [0.2, 0.5, 0.7])).mode, D(m).Bernoulli(logits=T(m, X)).probs,
+       D(m).Bernoulli(T(m, U01)).enumerate_support(),
+       D(m).Bernoulli(T(m, U01)).enumerate_support(expand=False)],
+    "geometric": lambda m: _common(
+        D(m).Geometric(T(m, U01)), T(m, [[0.0, 3.0, 1.0]] * 2), cdf=False
+    )
+    + [D(m).Geometric(logits=T(m, X)).log_prob(T(m, [2.0, 0.0, 5.0]))],
+    "poisson": lambda m: [
+        D(m).Poisson(T(m, POS)).log_prob(T(m, [[0.0, 3.0, 1.0], [7.0, 2.0, 0.0]])),
+        D(m).Poisson(T(m, POS)).mean, D(m).Poisson(T(m, POS)).variance,
+        D(m).Poisson(T(m, POS)).mode, D(m).Poisson(2.5).log_prob(T(m, 2.0)),
+    ],
+    "binomial": lambda m: _common(
+        D(m).Binomial(T(m, [[5.0, 8.0, 3.0]] * 2), T(m, U01)), T(m, [[0.0, 3.0, 3.0]] * 2),
+        cdf=False, entropy=False,
+    ) + [
+        D(m).Binomial(6, logits=T(m, X)).log_prob(T(m, [[0.0, 3.0, 6.0]] * 2)),
+        D(m).Binomial(6, T(m, U01)).entropy(), D(m).Binomial(6, T(m, U01)).mode,
+        D(m).Binomial(4, T(m, [0.3, 0.6])).enumerate_support(),
+    ],
+    "categorical": lambda m: [
+        D(m).Categorical(T(m, SIMPLEX)).log_prob(T(m, [[1, 3], [0, 2], [3, 3]], "int64")),
+        D(m).Categorical(logits=T(m, CONC)).entropy(),
+        D(m).Categorical(T(m, SIMPLEX)).mode,
+        D(m).Categorical(T(m, SIMPLEX)).enumerate_support(expand=False),
+        D(m).Categorical(T(m, SIMPLEX)).param_shape,
+        D(m).Categorical(T(m, SIMPLEX)).mean,
+        D(m).Categorical(T(m, SIMPLEX)).expand((3, 2)).log_prob(T(m, [1, 2], "int64")),
+    ],
+    "onehot": lambda m: [
+        D(m).OneHotCategorical(T(m, SIMPLEX)).log_prob(T(m, np.eye(4)[[1, 3]])),
+        D(m).OneHotCategorical(logits=T(m, CONC)).entropy(),
+        D(m).OneHotCategorical(T(m, SIMPLEX)).mean,
+        D(m).OneHotCategorical(T(m, SIMPLEX)).mode,
+        D(m).OneHotCategorical(T(m, SIMPLEX)).variance,
+        D(m).OneHotCategorical(T(m, SIMPLEX)).enumerate_support(),
+        tuple(D(m).OneHotCategorical(T(m, SIMPLEX)).event_shape),
+    ],
+    "multinomial": lambda m: [
+        D(m).Multinomial(6, T(m, SIMPLEX)).log_prob(T(m, COUNTS)),
+        D(m).Multinomial(6, logits=T(m, CONC)).log_prob(T(m, COUNTS)),
+        D(m).Multinomial(6, T(m, SIMPLEX)).mean,
+        D(m).Multinomial(6, T(m, SIMPLEX)).variance,
+        D(m).Multinomial(3, T(m, SIMPLEX)).entropy(),
+    ],
+    "mvn_cov": lambda m: _common(
+        D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)), T(m, MVN_X), cdf=False
+    ) + [D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)).scale_tril,
+         D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)).precision_matrix],
+    "mvn_tril_precision": lambda m: [
+        D(m).MultivariateNormal(
+            T(m, X[0]), scale_tril=T(m, np.linalg.cholesky(COV))
+        ).log_prob(T(m, MVN_X)),
+        D(m).MultivariateNormal(T(m, X), precision_matrix=T(m, COV)).log_prob(T(m, MVN_X)),
+        D(m).MultivariateNormal(T(m, X), precision_matrix=T(m, COV)).covariance_matrix,
+        D(m).MultivariateNormal(T(m, X), T(m, COV)).entropy(),
+    ],
+    "lowrank_mvn": lambda m: _common(
+        D(m).LowRankMultivariateNormal(T(m, X), T(m, COV_A[:, :, :2]), T(m, POS)),
+        T(m, MVN_X), cdf=False,
+    ) + [_lowrank(m).covariance_matrix, _lowrank(m).precision_matrix, _lowrank(m).scale_tril],
+    "independent": lambda m: _common(
+        D(m).Independent(D(m).Normal(T(m, X), T(m, POS)), 1), T(m, MVN_X), cdf=False
+    ),
+    "relaxed_bernoulli": lambda m: [
+        D(m).RelaxedBernoulli(T(m, 0.5), T(m, U01)).log_prob(T(m, U01[::-1].copy())),
+        D(m).RelaxedBernoulli(T(m, 2.0), logits=T(m, X)).log_prob(T(m, U01)),
+        repr(D(m).RelaxedBernoulli(T(m, 0.5), T(m, U01)).support),
+    ],
+    "relaxed_onehot": lambda m: [
+        D(m).RelaxedOneHotCategorical(T(m, 0.7), T(m, SIMPLEX)).log_prob(
+            T(m, SIMPLEX[::-1].copy())
+        ),
+        D(m).RelaxedOneHotCategorical(T(m, 1.3), logits=T(m, CONC)).log_prob(T(m, SIMPLEX)),
+    ],
+    "mixture": lambda m: [
+        _mixture(m).log_prob(T(m, rand(5, 1, seed=11))),
+        _mixture(m).mean, _mixture(m).variance, _mixture(m).cdf(T(m, rand(5, 1, seed=12))),
+        tuple(_mixture(m).batch_shape),
+    ],
+    "mixture_mvn": lambda m: [
+        D(m).MixtureSameFamily(
+            D(m).Categorical(T(m, SIMPLEX[0, :2])),
+            D(m).Independent(D(m).Normal(T(m, COV_A[:, 0]), T(m, POS)), 1),
+        ).log_prob(T(m, MVN_X)),
+    ],
+}
+
+
+def _lowrank(m):
+    return D(m).LowRankMultivariateNormal(T(m, X), T(m, COV_A[:, :, :2]), T(m, POS))
+
+
+def _mixture(m):
+    return D(m).MixtureSameFamily(
+        D(m).Categorical(T(m, SIMPLEX[:, :3])), D(m).Normal(T(m, X), T(m, POS))
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_against_torch(torch, name):
+    check(torch, CASES[name], rtol=2e-5, atol=2e-6)
+
+
+EXPANDS = {
+    "normal": lambda m: D(m).Normal(T(m, X[0]), T(m, POS[0])),
+    "gamma": lambda m: D(m).Gamma(T(m, POS[0]), 2.0),
+    "beta": lambda m: D(m).Beta(T(m, POS[0]), T(m, POS2[0])),
+    "dirichlet": lambda m: D(m).Dirichlet(T(m, CONC[0])),
+    "bernoulli_logits": lambda m: D(m).Bernoulli(logits=T(m, X[0])),
+    "categorical": lambda m: D(m).Categorical(T(m, SIMPLEX[0])),
+    "onehot": lambda m: D(m).OneHotCategorical(T(m, SIMPLEX[0])),
+    "lognormal": lambda m: D(m).LogNormal(T(m, X[0]), T(m, POS[0])),
+    "gumbel": lambda m: D(m).Gumbel(T(m, X[0]), T(m, POS[0])),
+    "weibull": lambda m: D(m).Weibull(T(m, POS[0]), T(m, POS2[0])),
+    "pareto": lambda m: D(m).Pareto(T(m, POS[0]), T(m, POS2[0])),
+    "binomial": lambda m: D(m).Binomial(5, T(m, U01[0])),
+    "mvn": lambda m: D(m).MultivariateNormal(T(m, X[0]), T(m, COV[0])),
+    "studentt": lambda m: D(m).StudentT(T(m, POS[0])),
+    "independent": lambda m: D(m).Independent(D(m).Normal(T(m, X), T(m, POS)), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPANDS))
+def test_expand_matches_torch(torch, name):
+    def run(m):
+        d = EXPANDS[name](m)
+        e = d.expand((4,) + tuple(d.batch_shape))
+        m.manual_seed(0)
+        value = d.sample((4,))
+        return [tuple(e.batch_shape), tuple(e.event_shape), tuple(e.sample().shape),
+                e.log_prob(value).shape, type(e).__name__]
+
+    check(torch, run)
