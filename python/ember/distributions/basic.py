@@ -6,7 +6,7 @@ from numbers import Number
 import ember
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
-from .utils import as_tensor, broadcast_all, uniform_open
+from .utils import broadcast_all, uniform_open
 
 __all__ = ["Cauchy", "Exponential", "Laplace", "Normal", "Uniform"]
 
@@ -27,12 +27,6 @@ class _LocScale(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         return expand_params(self, type(self), ("loc", "scale"), batch_shape, _instance)
-
-    def _value(self, value):
-        value = as_tensor(value, self.loc)
-        if self._validate_args:
-            self._validate_sample(value)
-        return value
 
 
 class Normal(_LocScale, ExponentialFamily):
@@ -65,13 +59,13 @@ class Normal(_LocScale, ExponentialFamily):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.loc)
         var = self.scale**2
         log_scale = self.scale.log()
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.loc)
         return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
@@ -108,11 +102,11 @@ class Laplace(_LocScale):
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.loc)
         return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.loc)
         z = value - self.loc
         return 0.5 - 0.5 * z.sign() * (-z.abs() / self.scale).expm1()
 
@@ -145,12 +139,12 @@ class Cauchy(_LocScale):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.loc)
         z = (value - self.loc) / self.scale
         return -math.log(math.pi) - self.scale.log() - z.pow(2).log1p()
 
     def cdf(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.loc)
         return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
 
     def icdf(self, value):
@@ -202,17 +196,13 @@ class Uniform(Distribution):
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):
-        value = as_tensor(value, self.low)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.low)
         lb = self.low.le(value).type_as(self.low)
         ub = self.high.gt(value).type_as(self.low)
         return (lb * ub).log() - (self.high - self.low).log()
 
     def cdf(self, value):
-        value = as_tensor(value, self.low)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.low)
         return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
 
     def icdf(self, value):
@@ -258,15 +248,11 @@ class Exponential(ExponentialFamily):
         return -uniform_open(shape, self.rate).log() / self.rate
 
     def log_prob(self, value):
-        value = as_tensor(value, self.rate)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.rate)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
-        value = as_tensor(value, self.rate)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.rate)
         return 1 - (-self.rate * value).exp()
 
     def icdf(self, value):

@@ -7,7 +7,7 @@ from . import constraints
 from .discrete import Categorical, _one_of
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .samplers import binomial, poisson
-from .utils import as_tensor, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial", "Multinomial", "Poisson"]
 
@@ -44,9 +44,7 @@ class Poisson(ExponentialFamily):
             return poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
-        value = as_tensor(value, self.rate)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.rate)
         rate, value = broadcast_all(self.rate, value)
         return ember.xlogy(value, rate) - rate - (value + 1).lgamma()
 
@@ -113,9 +111,7 @@ class Binomial(Distribution):
             return binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
-        value = as_tensor(value, self._param)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self._param)
         n, logits = self.total_count, self.logits
         log_choose = (n + 1).lgamma() - (value + 1).lgamma() - (n - value + 1).lgamma()
         # k log p + (n - k) log(1 - p) = k * logits - n * log(1 + e^logits), written so a

@@ -8,7 +8,7 @@ from . import constraints
 from .basic import Cauchy, Exponential, Normal, Uniform
 from .transformed import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
-from .utils import as_tensor, broadcast_all, euler_constant
+from .utils import broadcast_all, euler_constant
 
 __all__ = ["Gumbel", "HalfCauchy", "HalfNormal", "LogNormal", "Pareto", "Weibull"]
 
@@ -69,16 +69,12 @@ class _Half(_Derived):
         return self.base_dist.scale
 
     def log_prob(self, value):
-        value = as_tensor(value, self.scale)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.scale)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
 
     def cdf(self, value):
-        value = as_tensor(value, self.scale)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.scale)
         return 2 * self.base_dist.cdf(value) - 1
 
     def icdf(self, prob):
@@ -154,9 +150,7 @@ class Gumbel(_Derived):
         return new
 
     def log_prob(self, value):
-        value = as_tensor(value, self.loc)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.loc)
         y = (self.loc - value) / self.scale
         return (y - y.exp()) - self.scale.log()
 

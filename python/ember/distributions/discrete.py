@@ -5,7 +5,7 @@ import ember
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .utils import (
-    as_tensor, broadcast_all, lazy_property, logits_to_probs, probs_to_logits, uniform_open,
+    broadcast_all, lazy_property, logits_to_probs, probs_to_logits, uniform_open,
 )
 
 __all__ = ["Bernoulli", "Categorical", "Geometric", "OneHotCategorical",
@@ -53,12 +53,6 @@ class _BinaryParams(Distribution):
     def param_shape(self):
         return self.probs.size() if "probs" in self.__dict__ else self.logits.size()
 
-    def _value(self, value):
-        value = as_tensor(value, self.probs)
-        if self._validate_args:
-            self._validate_sample(value)
-        return value
-
 
 class Bernoulli(_BinaryParams, ExponentialFamily):
     """Bernoulli(probs | logits): 1 with probability probs, else 0."""
@@ -85,7 +79,7 @@ class Bernoulli(_BinaryParams, ExponentialFamily):
             return ember.bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.probs)
         logits, value = broadcast_all(self.logits, value)
         return -_bce(logits, value)
 
@@ -131,7 +125,7 @@ class Geometric(_BinaryParams):
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):
-        value = self._value(value)
+        value = self._checked(value, self.probs)
         value, probs = broadcast_all(value, self.probs)
         # 0 * log(0) at probs == 1, value == 0 is 0: the sure success on the first trial.
         sure = (probs == 1) & (value == 0)

@@ -7,7 +7,7 @@ against arg_constraints at construction and values against support in log_prob/c
 
 import ember
 from . import constraints
-from .utils import lazy_property
+from .utils import as_tensor, lazy_property
 
 __all__ = ["Distribution", "ExponentialFamily"]
 
@@ -150,6 +150,12 @@ class Distribution:
                 f"to be within the support ({support!r}) of the distribution {self!r}, but "
                 f"found invalid values:\n{value}"
             )
+
+    def _checked(self, value, like):
+        """value validated (when validate_args) and made a tensor of like's dtype."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return as_tensor(value, like)
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:

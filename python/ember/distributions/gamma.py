@@ -8,7 +8,7 @@ import ember
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .samplers import gamma_rsample
-from .utils import as_tensor, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
 
@@ -50,9 +50,7 @@ class Gamma(ExponentialFamily):
         return value.clamp(min=_tiny(value))
 
     def log_prob(self, value):
-        value = as_tensor(value, self.rate)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.rate)
         c, r = self.concentration, self.rate
         return ember.xlogy(c, r) + ember.xlogy(c - 1, value) - r * value - c.lgamma()
 
@@ -193,9 +191,7 @@ class Beta(ExponentialFamily):
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
-        value = as_tensor(value, self._dirichlet.concentration)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self._dirichlet.concentration)
         return self._dirichlet.log_prob(ember.stack([value, 1.0 - value], -1))
 
     def entropy(self):
@@ -246,9 +242,7 @@ class StudentT(Distribution):
         return self.loc + self.scale * x * (z / self.df).rsqrt()
 
     def log_prob(self, value):
-        value = as_tensor(value, self.df)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.df)
         df = self.df
         y = (value - self.loc) / self.scale
         log_norm = (

@@ -6,7 +6,7 @@ import ember
 from . import constraints
 from .discrete import Categorical
 from .distribution import Distribution, expand_params
-from .utils import as_tensor, broadcast_all, lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["MixtureSameFamily", "VonMises"]
 
@@ -22,13 +22,14 @@ class MixtureSameFamily(Distribution):
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         if not isinstance(mixture_distribution, Categorical):
+            # torch's text, stray spaces included, for code that matches on it.
             raise ValueError(
-                "The Mixture distribution needs to be an instance of "
+                " The Mixture distribution needs to be an  instance of "
                 "torch.distributions.Categorical"
             )
         if not isinstance(component_distribution, Distribution):
             raise ValueError(
-                "The Component distribution need to be an instance of "
+                "The Component distribution needs to be an instance of "
                 "torch.distributions.Distribution"
             )
         mdbs = mixture_distribution.batch_shape
@@ -143,9 +144,7 @@ class VonMises(Distribution):
         return ember.special.i0e(k).log() + k
 
     def log_prob(self, value):
-        value = as_tensor(value, self.loc)
-        if self._validate_args:
-            self._validate_sample(value)
+        value = self._checked(value, self.loc)
         log_prob = self.concentration * (value - self.loc).cos()
         return log_prob - math.log(2 * math.pi) - self._log_i0(self.concentration)
 
