@@ -75,6 +75,45 @@ PAIRS = {
 }
 
 
+CROSS = {
+    "exponential_normal": lambda m: (D(m).Exponential(T(m, POS)), D(m).Normal(T(m, X), T(m, POS2))),
+    "gamma_normal": lambda m: (D(m).Gamma(T(m, POS), T(m, POS2)), D(m).Normal(T(m, X), 2.0)),
+    "laplace_normal": lambda m: (
+        D(m).Laplace(T(m, X), T(m, POS)), D(m).Normal(T(m, X2), T(m, POS2))
+    ),
+    "uniform_normal": lambda m: (D(m).Uniform(T(m, X), T(m, X) + 1), D(m).Normal(0.5, T(m, POS))),
+    "gumbel_normal": lambda m: (D(m).Gumbel(T(m, X), T(m, POS)), D(m).Normal(T(m, X2), T(m, POS2))),
+    "beta_normal": lambda m: (D(m).Beta(T(m, POS), T(m, POS2)), D(m).Normal(T(m, X2), T(m, POS2))),
+    "normal_laplace": lambda m: (
+        D(m).Normal(T(m, X), T(m, POS)), D(m).Laplace(T(m, X2), T(m, POS2))
+    ),
+    "normal_gumbel": lambda m: (D(m).Normal(T(m, X), T(m, POS)), D(m).Gumbel(T(m, X2), T(m, POS2))),
+    "uniform_gumbel": lambda m: (
+        D(m).Uniform(T(m, X), T(m, X) + 2), D(m).Gumbel(T(m, X2), T(m, POS2))
+    ),
+    "exponential_gamma": lambda m: (D(m).Exponential(T(m, POS)), D(m).Gamma(T(m, POS2), T(m, POS))),
+    "gamma_exponential": lambda m: (D(m).Gamma(T(m, POS), T(m, POS2)), D(m).Exponential(T(m, POS))),
+    "uniform_exponential": lambda m: (
+        D(m).Uniform(T(m, X), T(m, X) + 1), D(m).Exponential(T(m, POS))
+    ),
+    "uniform_gamma": lambda m: (
+        D(m).Uniform(T(m, U01) - 0.2, 2.0), D(m).Gamma(T(m, POS), T(m, POS2))
+    ),
+    "bernoulli_poisson": lambda m: (D(m).Bernoulli(T(m, U01)), D(m).Poisson(T(m, POS))),
+    "continuous_bernoulli": lambda m: (
+        D(m).ContinuousBernoulli(T(m, U01)), D(m).ContinuousBernoulli(logits=T(m, X))
+    ),
+    "normal_beta_inf": lambda m: (D(m).Normal(T(m, X), T(m, POS)), D(m).Beta(2.0, 3.0)),
+    "gamma_uniform_inf": lambda m: (D(m).Gamma(T(m, POS), 1.0), D(m).Uniform(0.0, 5.0)),
+    "poisson_binomial_inf": lambda m: (D(m).Poisson(T(m, POS)), D(m).Binomial(3, T(m, U01))),
+    "pareto_beta_inf": lambda m: (D(m).Pareto(T(m, POS), 2.0), D(m).Beta(2.0, 3.0)),
+    "inverse_gamma": lambda m: (
+        D(m).InverseGamma(T(m, POS), T(m, POS2)), D(m).InverseGamma(T(m, POS2), T(m, POS))
+    ),
+}
+PAIRS.update(CROSS)
+
+
 @pytest.mark.parametrize("name", sorted(PAIRS))
 def test_kl_against_torch(torch, name):
     check(torch, lambda m: m.distributions.kl_divergence(*PAIRS[name](m)), rtol=2e-5, atol=2e-6)
@@ -82,7 +121,9 @@ def test_kl_against_torch(torch, name):
 
 # Pairs with a reparameterized or cheap sampler, for the Monte-Carlo check.
 MC = ["normal", "laplace", "exponential", "gamma", "beta", "dirichlet", "bernoulli",
-      "poisson", "categorical", "mvn", "independent", "lognormal", "geometric"]
+      "poisson", "categorical", "mvn", "independent", "lognormal", "geometric",
+      "exponential_gamma", "gamma_normal", "uniform_gumbel", "normal_laplace",
+      "bernoulli_poisson", "continuous_bernoulli", "inverse_gamma"]
 
 
 @pytest.mark.parametrize("name", MC)

@@ -55,6 +55,15 @@ FAMILIES = {
         m.distributions.Categorical(T(m, [0.3, 0.7])),
         m.distributions.Normal(T(m, [-2.0, 2.0]), T(m, [0.5, 1.0])),
     ),
+    "continuous_bernoulli": lambda m: m.distributions.ContinuousBernoulli(
+        T(m, [0.1, 0.5, 0.8])
+    ),
+    "negative_binomial": lambda m: m.distributions.NegativeBinomial(
+        T(m, [2.0, 7.5]), T(m, [0.3, 0.6])
+    ),
+    "inverse_gamma": lambda m: m.distributions.InverseGamma(T(m, [5.0, 8.0]), T(m, [1.0, 3.0])),
+    "fisher_snedecor": lambda m: m.distributions.FisherSnedecor(T(m, [6.0, 9.0]), 12.0),
+    "logistic_normal": lambda m: m.distributions.LogisticNormal(T(m, [0.5, -1.0]), 0.5),
     "relaxed_bernoulli": lambda m: m.distributions.RelaxedBernoulli(
         T(m, 0.5), T(m, [0.2, 0.9])
     ),
@@ -64,7 +73,7 @@ FAMILIES = {
 }
 
 # Families whose variance is not defined or not implemented by torch.
-NO_MOMENTS = {"relaxed_bernoulli", "relaxed_onehot", "vonmises"}
+NO_MOMENTS = {"relaxed_bernoulli", "relaxed_onehot", "vonmises", "logistic_normal"}
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

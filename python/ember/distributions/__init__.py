@@ -11,7 +11,11 @@ from .discrete import (
     Bernoulli, Categorical, Geometric, OneHotCategorical, OneHotCategoricalStraightThrough,
 )
 from .distribution import Distribution, ExponentialFamily
+from .extras import (
+    ContinuousBernoulli, FisherSnedecor, InverseGamma, LogisticNormal, NegativeBinomial,
+)
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from . import kl_cross  # noqa: F401 (registers the cross-family pairs)
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily, VonMises
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
@@ -24,14 +28,15 @@ from .transforms import (
 )
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal",
-    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+    "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Laplace",
+    "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
-    "Uniform", "VonMises", "Weibull", "biject_to", "constraints", "kl_divergence",
-    "register_kl", "transform_to", "transforms",
+    "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl",
+    "transform_to",
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "SigmoidTransform",
     "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",

@@ -343,6 +343,11 @@ class PowerTransform(Transform):
     def with_cache(self, cache_size=1):
         return self if self._cache_size == cache_size else PowerTransform(self.exponent, cache_size)
 
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and bool(self.exponent.eq(other.exponent).all())
+
+    __hash__ = object.__hash__
+
     @property
     def sign(self):
         return self.exponent.sign()
@@ -361,6 +366,13 @@ class PowerTransform(Transform):
 
     def inverse_shape(self, shape):
         return ember.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+
+def _same(a, b):
+    """Equal parameters, numbers or tensors (then every element)."""
+    if isinstance(a, ember.Tensor) or isinstance(b, ember.Tensor):
+        return bool((a == b).all()) if isinstance(a, ember.Tensor) else bool((b == a).all())
+    return a == b
 
 
 def _as_tensors(*values):
@@ -483,6 +495,13 @@ class AffineTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        if not isinstance(other, AffineTransform):
+            return False
+        return _same(self.loc, other.loc) and _same(self.scale, other.scale)
+
+    __hash__ = object.__hash__
 
     @property
     def sign(self):
