@@ -57,9 +57,10 @@ CASES = {
     "uniform": lambda m: _common(
         D(m).Uniform(T(m, X) - 3, T(m, X) + T(m, POS)), T(m, X) - 0.5
     ) + [D(m).Uniform(T(m, X) - 3, T(m, X) + 1).icdf(T(m, U01))],
-    "gamma": lambda m: _common(D(m).Gamma(T(m, POS), T(m, POS2)), T(m, XPOS), cdf=False)
-    + [D(m).Gamma(T(m, POS), T(m, POS2)).mode],
-    "chi2": lambda m: _common(D(m).Chi2(T(m, POS)), T(m, XPOS), cdf=False)
+    "gamma": lambda m: _common(D(m).Gamma(T(m, POS), T(m, POS2)), T(m, XPOS))
+    + [D(m).Gamma(T(m, POS), T(m, POS2)).mode,
+       D(m).Gamma(T(m, [0.05, 2.0, 40.0, 900.0]), 1.0).cdf(T(m, [1e-3, 9.0, 35.0, 950.0]))],
+    "chi2": lambda m: _common(D(m).Chi2(T(m, POS)), T(m, XPOS))
     + [D(m).Chi2(T(m, POS)).df],
     "beta": lambda m: _common(D(m).Beta(T(m, POS), T(m, POS2)), T(m, U01), cdf=False)
     + [D(m).Beta(T(m, POS) + 1, T(m, POS2) + 1).mode, D(m).Beta(2.0, 3.0).log_prob(T(m, 0.4)),

@@ -2,7 +2,7 @@
 transform_to and kl_divergence, built from ember's tensor ops so autograd flows through
 log_prob, entropy and rsample."""
 
-from . import constraints, transforms
+from . import constraints, transforms  # noqa: F401 (torch exposes both submodules)
 from .basic import Cauchy, Exponential, Laplace, Normal, Uniform
 from .constraint_registry import biject_to, transform_to
 from .counts import Binomial, Multinomial, Poisson

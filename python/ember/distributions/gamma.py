@@ -7,7 +7,7 @@ from numbers import Real
 import ember
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
-from .samplers import gamma_rsample
+from .samplers import gamma_rsample, gammainc
 from .utils import broadcast_all
 
 __all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
@@ -53,6 +53,10 @@ class Gamma(ExponentialFamily):
         value = self._checked(value, self.rate)
         c, r = self.concentration, self.rate
         return ember.xlogy(c, r) + ember.xlogy(c - 1, value) - r * value - c.lgamma()
+
+    def cdf(self, value):
+        value = self._checked(value, self.rate)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         c = self.concentration
