@@ -201,7 +201,8 @@ CASES = {
     "mixture": lambda m: [
         _mixture(m).log_prob(T(m, rand(5, 1, seed=11))),
         _mixture(m).mean, _mixture(m).variance, _mixture(m).cdf(T(m, rand(5, 1, seed=12))),
-        tuple(_mixture(m).batch_shape),
+        tuple(_mixture(m).batch_shape), repr(_mixture(m).support),
+        _mixture(m).support.check(T(m, [[0.5, float("nan")]])),
     ],
     "mixture_mvn": lambda m: [
         D(m).MixtureSameFamily(

@@ -2,6 +2,9 @@
 transform_to and kl_divergence, built from ember's tensor ops so autograd flows through
 log_prob, entropy and rsample."""
 
+import sys
+
+from . import _aliases
 from . import constraints, transforms  # noqa: F401 (torch exposes both submodules)
 from .basic import Cauchy, Exponential, Laplace, Normal, Uniform
 from .constraint_registry import biject_to, transform_to
@@ -22,9 +25,11 @@ from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed import Independent, TransformedDistribution
 from .transforms import (
-    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
-    LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform,
-    SoftplusTransform, StickBreakingTransform, TanhTransform, Transform, identity_transform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+    CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
+    PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
+    SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
+    Transform, identity_transform,
 )
 
 __all__ = [
@@ -37,8 +42,11 @@ __all__ = [
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
     "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl",
     "transform_to",
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-    "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
-    "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+    "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+    "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
 ]
+
+_aliases.install(sys.modules[__name__])
