@@ -64,6 +64,10 @@ FAMILIES = {
     "inverse_gamma": lambda m: m.distributions.InverseGamma(T(m, [5.0, 8.0]), T(m, [1.0, 3.0])),
     "fisher_snedecor": lambda m: m.distributions.FisherSnedecor(T(m, [6.0, 9.0]), 12.0),
     "logistic_normal": lambda m: m.distributions.LogisticNormal(T(m, [0.5, -1.0]), 0.5),
+    "kumaraswamy": lambda m: m.distributions.Kumaraswamy(T(m, [0.7, 2.0]), T(m, [3.0, 1.5])),
+    "generalized_pareto": lambda m: m.distributions.GeneralizedPareto(
+        T(m, [0.0, 1.0]), T(m, [1.0, 2.0]), T(m, [0.1, -0.3])
+    ),
     "relaxed_bernoulli": lambda m: m.distributions.RelaxedBernoulli(
         T(m, 0.5), T(m, [0.2, 0.9])
     ),

@@ -7,6 +7,7 @@ import sys
 from . import _aliases
 from . import constraints, transforms  # noqa: F401 (torch exposes both submodules)
 from .basic import Cauchy, Exponential, Laplace, Normal, Uniform
+from .bounded import GeneralizedPareto, Kumaraswamy
 from .constraint_registry import biject_to, transform_to
 from .counts import Binomial, Multinomial, Poisson
 from .derived import Gumbel, HalfCauchy, HalfNormal, LogNormal, Pareto, Weibull
@@ -35,8 +36,9 @@ from .transforms import (
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Laplace",
-    "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+    "LowRankMultivariateNormal", "MixtureSameFamily",
     "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
