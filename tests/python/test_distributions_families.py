@@ -210,6 +210,11 @@ CASES = {
         D(m).GeneralizedPareto(T(m, X), T(m, POS), T(m, [[0.3, 0.0, -0.2], [0.1, 0.45, 0.7]]))
         .mode,
     ],
+    "lkj_cholesky": lambda m: [
+        D(m).LKJCholesky(4, T(m, [0.5, 1.0, 3.0])).log_prob(_corr_cholesky(m)),
+        D(m).LKJCholesky(2).log_prob(_corr_cholesky(m)[0, :2, :2] / _row_norm(m)),
+        tuple(D(m).LKJCholesky(3, 2.0).event_shape), repr(D(m).LKJCholesky(3).support),
+    ],
     "mixture": lambda m: [
         _mixture(m).log_prob(T(m, rand(5, 1, seed=11))),
         _mixture(m).mean, _mixture(m).variance, _mixture(m).cdf(T(m, rand(5, 1, seed=12))),
@@ -223,6 +228,15 @@ CASES = {
         ).log_prob(T(m, MVN_X)),
     ],
 }
+
+
+def _corr_cholesky(m):
+    return m.distributions.transforms.CorrCholeskyTransform()(T(m, rand(3, 6, seed=24)))
+
+
+def _row_norm(m):
+    head = _corr_cholesky(m)[0, :2, :2]
+    return head.pow(2).sum(-1, keepdim=True).sqrt()
 
 
 def _lowrank(m):

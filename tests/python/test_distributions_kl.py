@@ -199,6 +199,7 @@ TRANSFORMS = {
         m.distributions.Normal(0.5, 2.0)
     ),
     "positive_definite": lambda m: m.distributions.transforms.PositiveDefiniteTransform(),
+    "corr_cholesky": lambda m: m.distributions.transforms.CorrCholeskyTransform(),
 }
 
 
@@ -210,6 +211,10 @@ def test_transform_against_torch(torch, name):
         y = t(x)
         out = [y, t.inv(y), repr(t.domain), repr(t.codomain), t.bijective,
                tuple(t.forward_shape(x.shape)), tuple(t.inverse_shape(y.shape))]
+        if name == "corr_cholesky":  # R^6 -> 4 x 4 factors: the input is a batch of vectors
+            x = T(m, rand(2, 6, seed=21))
+            y = t(x)
+            out = [y, t.inv(y), repr(t.codomain), tuple(t.forward_shape(x.shape))]
         if name != "positive_definite":  # torch leaves its log|det J| unimplemented
             out.append(t.log_abs_det_jacobian(x, y))
         return out
@@ -252,6 +257,7 @@ CONSTRAINTS = {
     "greater_than": lambda m: m.distributions.constraints.greater_than(1.5),
     "less_than": lambda m: m.distributions.constraints.less_than(-1.0),
     "simplex": lambda m: m.distributions.constraints.simplex,
+    "corr_cholesky": lambda m: m.distributions.constraints.corr_cholesky,
 }
 
 
@@ -261,7 +267,7 @@ def test_biject_to_against_torch(torch, name, which):
     def run(m):
         c = CONSTRAINTS[name](m)
         t = getattr(m.distributions, which)(c)
-        x = T(m, X)
+        x = T(m, X) if name != "corr_cholesky" else T(m, rand(2, 3, seed=22))
         y = t(x)
         out = [y, bool(c.check(y).all()), repr(c)]
         if which == "biject_to":
@@ -302,8 +308,7 @@ def test_tanh_log_det_is_stable_at_large_inputs():
 
 
 def test_torch_module_paths(torch):
-    """Each torch.distributions.<module> path imports under ember with the same public classes
-    (CorrCholeskyTransform, for LKJ priors, is not implemented yet)."""
+    """Each torch.distributions.<module> path imports under ember with the same public classes."""
     import importlib
 
     if ember.distributions is torch.distributions:
@@ -312,13 +317,22 @@ def test_torch_module_paths(torch):
     for name in ["bernoulli", "categorical", "normal", "transformed_distribution", "kl",
                  "relaxed_categorical", "one_hot_categorical", "studentT", "von_mises",
                  "multivariate_normal", "lowrank_multivariate_normal", "independent", "utils",
-                 "mixture_same_family", "exp_family", "constraints", "transforms", "gamma"]:
+                 "mixture_same_family", "exp_family", "constraints", "transforms", "gamma",
+                 "lkj_cholesky", "kumaraswamy", "generalized_pareto", "constraint_registry"]:
         theirs = importlib.import_module("torch.distributions." + name)
         ours = importlib.import_module("ember.distributions." + name)
         public = [k for k, v in vars(theirs).items()
                   if isinstance(v, type) and v.__module__ == theirs.__name__ and k[0] != "_"]
-        missing = [k for k in public if not hasattr(ours, k) and k != "CorrCholeskyTransform"]
-        assert missing == [], name
+        assert [k for k in public if not hasattr(ours, k)] == [], name
     from ember.distributions.normal import Normal
 
     assert Normal is ember.distributions.Normal
+
+
+def test_tril_vec_round_trip(torch):
+    check(torch, lambda m: [
+        m.distributions.utils.tril_matrix_to_vec(T(m, COV_A), diag=-1),
+        m.distributions.utils.tril_matrix_to_vec(T(m, COV_A)),
+        m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23))),
+        m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23)), diag=-1),
+    ])

@@ -356,3 +356,15 @@ def test_validation_can_be_switched_off(torch):
         m.distributions.Normal(0.0, T(m, [-1.0]), validate_args=False).scale,
         m.distributions.Exponential(1.0, validate_args=False).log_prob(T(m, [-1.0])),
     ])
+
+
+def test_lkj_samples_are_correlation_factors_with_lkj_marginals():
+    """Off-diagonal correlations of LKJ(eta) in dimension d have variance 1 / (2 eta + d - 1)."""
+    ember.manual_seed(5)
+    d = D.LKJCholesky(4, t64([0.5, 2.0]))
+    L = d.sample((20000,))
+    assert L.shape == (20000, 2, 4, 4) and bool(d.support.check(L).all())
+    corr = L @ L.mT
+    var = corr[..., 1, 0].var(0).numpy()
+    np.testing.assert_allclose(var, [1 / (2 * 0.5 + 3), 1 / (2 * 2.0 + 3)], rtol=0.05)
+    np.testing.assert_allclose(corr[..., 3, 2].mean(0).numpy(), [0.0, 0.0], atol=0.02)

@@ -19,6 +19,7 @@ from .extras import (
     ContinuousBernoulli, FisherSnedecor, InverseGamma, LogisticNormal, NegativeBinomial,
 )
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .lkj import LKJCholesky
 from . import kl_cross  # noqa: F401 (registers the cross-family pairs)
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily, VonMises
@@ -26,7 +27,7 @@ from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed import Independent, TransformedDistribution
 from .transforms import (
-    AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
     CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
     PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
     SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
@@ -37,18 +38,16 @@ __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LowRankMultivariateNormal", "MixtureSameFamily",
-    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
-    "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl",
-    "transform_to",
-    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
-    "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
-    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
-    "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
+    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence",
+    "register_kl", "transform_to", "AbsTransform", "AffineTransform", "CatTransform",
+    "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+    "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
 ]
 
 _aliases.install(sys.modules[__name__])

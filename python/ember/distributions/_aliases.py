@@ -26,6 +26,7 @@ _MODULES = {
     "inverse_gamma": ("InverseGamma",),
     "kumaraswamy": ("Kumaraswamy",),
     "laplace": ("Laplace",),
+    "lkj_cholesky": ("LKJCholesky",),
     "log_normal": ("LogNormal",),
     "logistic_normal": ("LogisticNormal",),
     "lowrank_multivariate_normal": ("LowRankMultivariateNormal",),

@@ -5,7 +5,7 @@ from .transform_base import (
     ComposeTransform, IndependentTransform, Transform, _InverseTransform, identity_transform,
 )
 from .transforms_elementwise import (
-    AbsTransform, AffineTransform, ExpTransform, LowerCholeskyTransform,
+    AbsTransform, AffineTransform, CorrCholeskyTransform, ExpTransform, LowerCholeskyTransform,
     PositiveDefiniteTransform, PowerTransform, SigmoidTransform, SoftmaxTransform,
     SoftplusTransform, StickBreakingTransform, TanhTransform,
 )
@@ -14,7 +14,7 @@ from .transforms_structural import (
 )
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
     "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
     "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
     "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",

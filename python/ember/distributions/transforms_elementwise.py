@@ -6,12 +6,12 @@ import math
 import ember
 from . import constraints
 from .transform_base import Transform
-from .utils import clamp_probs, sum_rightmost
+from .utils import clamp_probs, sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ExpTransform", "LowerCholeskyTransform",
-    "PositiveDefiniteTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
-    "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
+    "AbsTransform", "AffineTransform", "CorrCholeskyTransform", "ExpTransform",
+    "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
 ]
 
 
@@ -335,3 +335,59 @@ class PositiveDefiniteTransform(Transform):
 
     def _inverse(self, y):
         return LowerCholeskyTransform().inv(ember.linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """R^(D(D-1)/2) -> Cholesky factors of D x D correlation matrices (unit-norm rows).
+
+    Row i takes r = tanh(x) for its i entries left of the diagonal; entry j keeps the fraction
+    r_ij of the squared length still unused, y_ij = r_ij sqrt(1 - sum_{k<j} y_ik^2), and the
+    diagonal takes the rest (Stan's canonical partial correlations).
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = ember.finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # sqrt(1 - sum_{k<j} y_ik^2) = prod_{k<j} sqrt(1 - r_ik^2).
+        remaining = (1 - r.pow(2)).sqrt().cumprod(-1)
+        shifted = ember.nn.functional.pad(remaining[..., :-1], [1, 0], value=1)
+        return (r + ember.eye(r.shape[-1], dtype=r.dtype)) * shifted
+
+    def _inverse(self, y):
+        unused = 1 - (y * y).cumsum(-1)
+        unused = ember.nn.functional.pad(unused[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(unused, diag=-1).sqrt()
+        return ((t).log1p() - (-t).log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y):
+        # dy_ij / dr_ij = sqrt(1 - sum_{k<j} y_ik^2), so the strictly-below-subdiagonal cumsums
+        # carry the stick-breaking part; tanh adds log(1 - tanh(x)^2).
+        unused = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        tanh_part = -2 * (x + ember.nn.functional.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return 0.5 * unused.log().sum(-1) + tanh_part
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return ember.Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return ember.Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))

@@ -5,7 +5,10 @@ from numbers import Number
 
 import ember
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+__all__ = [
+    "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
+    "tril_matrix_to_vec", "vec_to_tril_matrix",
+]
 
 euler_constant = 0.57721566490153286060
 
@@ -73,3 +76,33 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _tril_flat_index(n, diag):
+    """Flat indices (row-major) of the entries (i, j) with j <= i + diag of an n x n matrix."""
+    return ember.tensor([i * n + j for i in range(n) for j in range(n) if j <= i + diag],
+                        dtype=ember.int64)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The lower-triangular entries (j <= i + diag) of mat's last two dims, row by row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat.flatten(-2).index_select(-1, _tril_flat_index(n, diag))
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of tril_matrix_to_vec: a matrix with zeros above the diag-th diagonal."""
+    # n solves n^2 + (1 + 2 diag) n - |diag| (diag + 1) - 2 len = 0.
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if abs(round(n) - n) > 1e-6:
+        raise ValueError(
+            f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as the "
+            "lower triangular part of a square D x D matrix."
+        )
+    n = round(n)
+    index = _tril_flat_index(n, diag).expand(tuple(vec.shape[:-1]) + (vec.shape[-1],))
+    flat = ember.zeros(tuple(vec.shape[:-1]) + (n * n,), dtype=vec.dtype)
+    return flat.scatter(-1, index, vec).reshape(tuple(vec.shape[:-1]) + (n, n))
