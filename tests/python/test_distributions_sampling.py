@@ -368,3 +368,25 @@ def test_lkj_samples_are_correlation_factors_with_lkj_marginals():
     var = corr[..., 1, 0].var(0).numpy()
     np.testing.assert_allclose(var, [1 / (2 * 0.5 + 3), 1 / (2 * 2.0 + 3)], rtol=0.05)
     np.testing.assert_allclose(corr[..., 3, 2].mean(0).numpy(), [0.0, 0.0], atol=0.02)
+
+
+@pytest.mark.parametrize("count,prob", [(20, 0.2), (40, 0.35), (40, 0.8), (200, 0.5)])
+def test_count_samplers_match_their_pmf(count, prob):
+    """Frequencies of binomial (waiting times below count * p = 10, BTRS above) and Poisson
+    (arrival counting below rate 10, PTRS above) draws against exp(log_prob)."""
+    ember.manual_seed(6)
+    for d, top in ((D.Binomial(count, ember.tensor(prob)), count),
+                   (D.Poisson(ember.tensor(count * prob)), 3 * count)):
+        x = d.sample((100000,))
+        support = ember.arange(0, top + 1, dtype=ember.float32)
+        freq = (x.unsqueeze(-1) == support).double().mean(0).numpy()
+        np.testing.assert_allclose(freq, d.log_prob(support).exp().numpy(), atol=0.004)
+
+
+def test_binomial_sampler_handles_huge_and_degenerate_counts():
+    ember.manual_seed(7)
+    x = D.Binomial(ember.tensor([1e6, 1e6, 7.0, 7.0, 0.0]),
+                   ember.tensor([0.3, 1e-6, 0.0, 1.0, 0.5])).sample((4000,)).double()
+    np.testing.assert_allclose(x.mean(0).numpy(), [3e5, 1.0, 0.0, 7.0, 0.0], rtol=0.002,
+                               atol=0.06)
+    np.testing.assert_allclose(x[:, 0].var().item(), 2.1e5, rtol=0.1)
