@@ -215,6 +215,16 @@ CASES = {
         D(m).LKJCholesky(2).log_prob(_corr_cholesky(m)[0, :2, :2] / _row_norm(m)),
         tuple(D(m).LKJCholesky(3, 2.0).event_shape), repr(D(m).LKJCholesky(3).support),
     ],
+    "wishart": lambda m: [
+        D(m).Wishart(T(m, [4.0, 6.5]), T(m, COV)).log_prob(T(m, COV[::-1].copy() * 2)),
+        D(m).Wishart(T(m, [4.0, 6.5]), T(m, COV)).entropy(),
+        D(m).Wishart(T(m, [4.0, 6.5]), T(m, COV)).mean,
+        D(m).Wishart(T(m, [4.0, 6.5]), T(m, COV)).mode,
+        D(m).Wishart(T(m, [4.0, 6.5]), T(m, COV)).variance,
+        D(m).Wishart(5.0, precision_matrix=T(m, COV[0])).log_prob(T(m, COV)),
+        D(m).Wishart(5.0, scale_tril=T(m, np.linalg.cholesky(COV[1]))).precision_matrix,
+        tuple(D(m).Wishart(5.0, T(m, COV)).batch_shape),
+    ],
     "mixture": lambda m: [
         _mixture(m).log_prob(T(m, rand(5, 1, seed=11))),
         _mixture(m).mean, _mixture(m).variance, _mixture(m).cdf(T(m, rand(5, 1, seed=12))),
@@ -276,9 +286,12 @@ EXPANDS = {
     "logistic_normal": lambda m: D(m).LogisticNormal(T(m, X), T(m, POS)),
     "kumaraswamy": lambda m: D(m).Kumaraswamy(T(m, POS[0]), T(m, POS2[0])),
     "generalized_pareto": lambda m: D(m).GeneralizedPareto(T(m, X[0]), T(m, POS[0]), 0.2),
+    "wishart": lambda m: D(m).Wishart(T(m, [4.0, 6.5]), T(m, COV)),
 }
 
 
+# torch 2.13's Wishart.rsample marks every valid draw singular and warns.
+@pytest.mark.filterwarnings("ignore:Singular sample detected")
 @pytest.mark.parametrize("name", sorted(EXPANDS))
 def test_expand_matches_torch(torch, name):
     def run(m):

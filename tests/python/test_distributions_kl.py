@@ -318,7 +318,8 @@ def test_torch_module_paths(torch):
                  "relaxed_categorical", "one_hot_categorical", "studentT", "von_mises",
                  "multivariate_normal", "lowrank_multivariate_normal", "independent", "utils",
                  "mixture_same_family", "exp_family", "constraints", "transforms", "gamma",
-                 "lkj_cholesky", "kumaraswamy", "generalized_pareto", "constraint_registry"]:
+                 "lkj_cholesky", "kumaraswamy", "generalized_pareto", "constraint_registry",
+                 "wishart"]:
         theirs = importlib.import_module("torch.distributions." + name)
         ours = importlib.import_module("ember.distributions." + name)
         public = [k for k, v in vars(theirs).items()

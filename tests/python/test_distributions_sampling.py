@@ -264,6 +264,8 @@ ERRORS = {
     "gamma_neg": lambda m: m.distributions.Gamma(T(m, [1.0, -2.0]), 1.0, validate_args=True),
     "beta_neg": lambda m: m.distributions.Beta(1.0, -1.0, validate_args=True),
     "dirichlet_0d": lambda m: m.distributions.Dirichlet(T(m, 1.0)),
+    "wishart_df": lambda m: m.distributions.Wishart(T(m, 0.5), m.eye(2)),
+    "wishart_1d": lambda m: m.distributions.Wishart(3.0, m.ones(2)),
     "dirichlet_neg": lambda m: m.distributions.Dirichlet(T(m, [1.0, -1.0]), validate_args=True),
     "dirichlet_value": lambda m: m.distributions.Dirichlet(
         T(m, [1.0, 1.0]), validate_args=True
@@ -390,3 +392,13 @@ def test_binomial_sampler_handles_huge_and_degenerate_counts():
     np.testing.assert_allclose(x.mean(0).numpy(), [3e5, 1.0, 0.0, 7.0, 0.0], rtol=0.002,
                                atol=0.06)
     np.testing.assert_allclose(x[:, 0].var().item(), 2.1e5, rtol=0.1)
+
+
+def test_wishart_draws_have_its_moments():
+    ember.manual_seed(8)
+    cov = t64([[2.0, 0.6], [0.6, 1.0]])
+    d = D.Wishart(t64(5.0), cov)
+    x = d.sample((40000,))
+    assert x.shape == (40000, 2, 2) and bool(d.support.check(x[:100]).all())
+    np.testing.assert_allclose(x.mean(0).numpy(), d.mean.numpy(), rtol=0.03)
+    np.testing.assert_allclose(x.var(0).numpy(), d.variance.numpy(), rtol=0.08)

@@ -26,6 +26,7 @@ from .mixture import MixtureSameFamily, VonMises
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed import Independent, TransformedDistribution
+from .wishart import Wishart
 from .transforms import (
     AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
     CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
@@ -42,12 +43,13 @@ __all__ = [
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
     "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
     "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence",
-    "register_kl", "transform_to", "AbsTransform", "AffineTransform", "CatTransform",
-    "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
-    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-    "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
+    "kl_divergence", "register_kl", "transform_to", "AbsTransform", "AffineTransform",
+    "CatTransform", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+    "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "identity_transform",
 ]
 
 _aliases.install(sys.modules[__name__])

@@ -44,6 +44,7 @@ _MODULES = {
     "uniform": ("Uniform",),
     "von_mises": ("VonMises",),
     "weibull": ("Weibull",),
+    "wishart": ("Wishart",),
 }
 
 
