@@ -12,6 +12,7 @@ from .extras import ContinuousBernoulli
 from .gamma import Beta, Gamma
 from .kl import register_kl
 from .utils import euler_constant
+from .wishart import Wishart, _mvdigamma
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -158,3 +159,28 @@ def _kl_continuous_bernoulli(p, q):
     t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
     t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
     return t1 + t2 + t3
+
+
+@register_kl(Wishart, Wishart)
+def _kl_wishart_wishart(p, q):
+    """(nu_q / 2)(log|V_q| - log|V_p|) + (nu_p / 2)(tr(V_q^-1 V_p) - d)
+    + log Gamma_d(nu_q / 2) - log Gamma_d(nu_p / 2) + ((nu_p - nu_q) / 2) psi_d(nu_p / 2).
+    torch reaches this pair through its generic exponential-family route, which sums over the
+    batch dims as well; for a single matrix the two agree."""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Wisharts with different event shapes")
+    d = p.event_shape[-1]
+    lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_log_det_p = lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    half_log_det_q = lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    batch = ember.broadcast_shapes(lp.shape[:-2], lq.shape[:-2])
+    solved = ember.linalg.solve_triangular(
+        lq.expand(batch + (d, d)), lp.expand(batch + (d, d)), upper=False
+    )
+    trace = solved.pow(2).sum((-2, -1))  # tr(V_q^-1 V_p) = |L_q^-1 L_p|_F^2
+    nu_p, nu_q = p.df, q.df
+    return (
+        nu_q * (half_log_det_q - half_log_det_p) + nu_p / 2 * (trace - d)
+        + ember.mvlgamma(nu_q / 2, d) - ember.mvlgamma(nu_p / 2, d)
+        + (nu_p - nu_q) / 2 * _mvdigamma(nu_p / 2, d)
+    )
