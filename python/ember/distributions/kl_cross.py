@@ -165,8 +165,8 @@ def _kl_continuous_bernoulli(p, q):
 def _kl_wishart_wishart(p, q):
     """(nu_q / 2)(log|V_q| - log|V_p|) + (nu_p / 2)(tr(V_q^-1 V_p) - d)
     + log Gamma_d(nu_q / 2) - log Gamma_d(nu_p / 2) + ((nu_p - nu_q) / 2) psi_d(nu_p / 2).
-    torch reaches this pair through its generic exponential-family route, which sums over the
-    batch dims as well; for a single matrix the two agree."""
+    torch reaches this pair through its generic exponential-family route, whose batched result
+    is not per member; for a single pair the two agree."""
     if p.event_shape != q.event_shape:
         raise ValueError("KL-divergence between two Wisharts with different event shapes")
     d = p.event_shape[-1]
