@@ -278,6 +278,13 @@ CONSTRAINTS = {
     "less_than": lambda m: m.distributions.constraints.less_than(-1.0),
     "simplex": lambda m: m.distributions.constraints.simplex,
     "corr_cholesky": lambda m: m.distributions.constraints.corr_cholesky,
+    "cat": lambda m: m.distributions.constraints.cat(
+        [m.distributions.constraints.positive, m.distributions.constraints.unit_interval],
+        dim=-1, lengths=[2, 1],
+    ),
+    "stack": lambda m: m.distributions.constraints.stack(
+        [m.distributions.constraints.real, m.distributions.constraints.positive], dim=0
+    ),
 }
 
 
@@ -356,4 +363,13 @@ def test_tril_vec_round_trip(torch):
         m.distributions.utils.tril_matrix_to_vec(T(m, COV_A)),
         m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23))),
         m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23)), diag=-1),
+    ])
+
+
+def test_transform_to_positive_definite(torch):
+    check(torch, lambda m: [
+        m.distributions.transform_to(m.distributions.constraints.positive_definite)(T(m, COV_A)),
+        m.distributions.transform_to(m.distributions.constraints.positive_semidefinite)(
+            T(m, COV_A)
+        ),
     ])

@@ -402,3 +402,9 @@ def test_wishart_draws_have_its_moments():
     assert x.shape == (40000, 2, 2) and bool(d.support.check(x[:100]).all())
     np.testing.assert_allclose(x.mean(0).numpy(), d.mean.numpy(), rtol=0.03)
     np.testing.assert_allclose(x.var(0).numpy(), d.variance.numpy(), rtol=0.08)
+
+
+def test_sample_n_warns_like_torch(torch):
+    with pytest.warns(FutureWarning, match="sample_n"):
+        x = D.Normal(ember.zeros(2), 1.0).sample_n(3)
+    assert x.shape == (3, 2)

@@ -5,6 +5,8 @@ event_shape. With validate_args (the default, as torch's under __debug__) parame
 against arg_constraints at construction and values against support in log_prob/cdf.
 """
 
+import warnings
+
 import ember
 from . import constraints
 from .utils import as_tensor, lazy_property
@@ -97,6 +99,10 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n):
+        warnings.warn(
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning,
+            stacklevel=2,
+        )
         return self.sample(ember.Size((n,)))
 
     def log_prob(self, value):
