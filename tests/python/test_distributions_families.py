@@ -240,6 +240,40 @@ CASES = {
 }
 
 
+def _edges(m):
+    """Values at the ends of supports and at degenerate parameters, where 0 * log 0 and
+    clamped probabilities decide the result."""
+    d = m.distributions
+    ninf = float("-inf")
+    return [
+        d.Binomial(5, probs=T(m, [0.0, 1.0])).log_prob(T(m, [0.0, 5.0])),
+        d.Binomial(5, probs=T(m, [0.0, 1.0])).log_prob(T(m, [1.0, 4.0])),
+        d.Binomial(5, probs=T(m, [0.0, 1.0])).entropy(),
+        d.Geometric(probs=T(m, [1.0, 0.5])).log_prob(T(m, [0.0, 0.0])),
+        d.Bernoulli(probs=T(m, [0.0, 1.0])).log_prob(T(m, [0.0, 1.0])),
+        d.Bernoulli(logits=T(m, [100.0, -100.0])).log_prob(T(m, [1.0, 1.0])),
+        d.Categorical(probs=T(m, [0.0, 0.3, 0.7])).log_prob(T(m, [0, 1], "int64")),
+        d.Categorical(probs=T(m, [0.0, 0.3, 0.7])).entropy(),
+        d.Categorical(logits=T(m, [[0.0, ninf, 1.0]])).entropy(),
+        d.Poisson(T(m, [0.0, 2.0])).log_prob(T(m, [0.0, 0.0])),
+        d.Gamma(T(m, [1.0, 2.0]), 1.0).log_prob(T(m, [0.0, 0.0])),
+        d.Beta(T(m, [1.0, 2.0]), 1.0).log_prob(T(m, [0.0, 0.0])),
+        d.Uniform(0.0, 1.0, validate_args=False).log_prob(T(m, [-1.0, 0.0, 1.0])),
+        d.Multinomial(3, probs=T(m, [0.0, 0.5, 0.5])).log_prob(T(m, [0.0, 1.0, 2.0])),
+        d.NegativeBinomial(0.0, probs=T(m, [0.5])).log_prob(T(m, [0.0])),
+        d.Dirichlet(T(m, [1.0, 1.0, 1.0])).log_prob(T(m, [0.0, 0.5, 0.5])),
+        d.ContinuousBernoulli(T(m, [0.5, 0.2])).log_prob(T(m, [0.0, 1.0])),
+        d.Normal(0.0, 1.0).icdf(T(m, [0.0, 1.0])),
+        d.VonMises(0.0, T(m, [1e-8, 500.0])).log_prob(T(m, [0.3, 0.0])),
+        d.Normal(0.0, 1.0).log_prob(T(m, [1, 2], "int64")),
+        d.kl_divergence(d.Categorical(logits=T(m, [0.0, ninf, 1.0])),
+                        d.Categorical(logits=T(m, [0.0, 0.0, 1.0]))),
+    ]
+
+
+CASES["edges"] = _edges
+
+
 def _corr_cholesky(m):
     return m.distributions.transforms.CorrCholeskyTransform()(T(m, rand(3, 6, seed=24)))
 
