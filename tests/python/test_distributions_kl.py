@@ -357,6 +357,17 @@ def test_torch_module_paths(torch):
     assert Normal is ember.distributions.Normal
 
 
+def test_private_utils_programs_import(torch):
+    def run(m):
+        u = m.distributions.utils
+        return [u._sum_rightmost(T(m, COV_A), 2), u._standard_normal((2, 3), m.float64, None).shape,
+                u.euler_constant, u.clamp_probs(T(m, [0.0, 1.0])),
+                u.probs_to_logits(T(m, [0.2, 0.8]), is_binary=True),
+                u.logits_to_probs(T(m, [0.2, 0.8]))]
+
+    check(torch, run)
+
+
 def test_tril_vec_round_trip(torch):
     check(torch, lambda m: [
         m.distributions.utils.tril_matrix_to_vec(T(m, COV_A), diag=-1),

@@ -47,8 +47,9 @@ def probs_to_logits(probs, is_binary=False):
     return (p.log() - (-p).log1p()) if is_binary else p.log()
 
 
-def standard_normal(shape, like):
-    return ember.randn(*shape, dtype=like.dtype)
+def _standard_normal(shape, dtype, device):
+    """torch's private helper (programs import it): N(0, 1) draws of shape."""
+    return ember.randn(*shape, dtype=dtype, device=device)
 
 
 def uniform_open(shape, like):
@@ -60,6 +61,9 @@ def uniform_open(shape, like):
 def sum_rightmost(value, dim):
     """value summed over its rightmost dim dims."""
     return value.sum(tuple(range(-dim, 0))) if dim > 0 else value
+
+
+_sum_rightmost = sum_rightmost  # torch's private name, which programs import
 
 
 class lazy_property:
