@@ -78,6 +78,7 @@ from ._process import *  # noqa: E402,F401,F403
 from ._tensor_extra import *  # noqa: E402,F401,F403
 from ._legacy_types import *  # noqa: E402,F401,F403
 from . import amp, backends, cpu, cuda, distributions, func, jit, linalg, random, special  # noqa: E402,F401
+from ._random_extra import *  # noqa: E402,F401,F403
 from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype

@@ -127,31 +127,34 @@ def _gammaincc_fraction(a, x):
     return h * (a * x.log() - x - a.lgamma()).exp()
 
 
-def gammainc(alpha, x):
-    """The regularized lower incomplete gamma P(alpha, x), differentiable in both arguments:
-    dP/dx is the gamma density and dP/dalpha = -f(x) dx/dalpha (Note [Gamma
-    reparameterization])."""
+def gammainc(alpha, x, upper=False):
+    """The regularized lower incomplete gamma P(alpha, x), or with upper=True Q = 1 - P (each
+    computed directly where it is the small one), differentiable in both arguments: dP/dx is
+    the gamma density and dP/dalpha = -f(x) dx/dalpha (Note [Gamma reparameterization])."""
     alpha, x = ember.broadcast_tensors(alpha, x)
     a = alpha.detach().double()
     xd = x.detach().double()
     positive = xd > 0
     xs = ember.where(positive, xd, ember.ones_like(xd))
     use_series = xs < a + 1
-    p = ember.zeros_like(a)
+    lower = ember.zeros_like(a)  # P where use_series, else Q
     if bool(use_series.any()):
-        p[use_series] = _gammainc_series(a[use_series], xs[use_series])
+        lower[use_series] = _gammainc_series(a[use_series], xs[use_series])
     if bool((~use_series).any()):
-        p[~use_series] = 1 - _gammaincc_fraction(a[~use_series], xs[~use_series])
-    p = ember.where(positive, p, ember.zeros_like(p))
-    out = p.to(x.dtype)
+        lower[~use_series] = _gammaincc_fraction(a[~use_series], xs[~use_series])
+    p = ember.where(use_series, lower, 1 - lower)
+    q = ember.where(use_series, 1 - lower, lower)
+    value = ember.where(positive, q if upper else p, ember.full_like(p, 1.0 if upper else 0.0))
+    out = value.to(x.dtype)
     if not (alpha.requires_grad or x.requires_grad):
         return out
     density = ((a - 1) * xs.log() - xs - a.lgamma()).exp()
     density = ember.where(positive, density, ember.zeros_like(density))
     d_alpha = -density * standard_gamma_grad(a, xs).double()
+    sign = -1.0 if upper else 1.0
     return (
-        out + (density.to(x.dtype) * (x - x.detach()))
-        + (d_alpha.to(x.dtype) * (alpha - alpha.detach()))
+        out + sign * (density.to(x.dtype) * (x - x.detach()))
+        + sign * (d_alpha.to(x.dtype) * (alpha - alpha.detach()))
     )
 
 
