@@ -50,6 +50,14 @@ class Transform:
     def sign(self):
         raise NotImplementedError
 
+    def __getstate__(self):
+        # A weak reference to the inverse cannot be pickled; inv rebuilds it on demand. (An
+        # _InverseTransform's _inv is its forward transform, held strongly, and is kept.)
+        state = self.__dict__.copy()
+        if isinstance(state.get("_inv"), weakref.ref):
+            state["_inv"] = None
+        return state
+
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
             return self
