@@ -402,3 +402,40 @@ def test_transforms_and_transformed_distributions_pickle():
     ln.log_prob(ember.tensor(2.0))
     again = pickle.loads(pickle.dumps(ln))
     assert float(again.log_prob(ember.tensor(2.0))) == float(ln.log_prob(ember.tensor(2.0)))
+
+
+def test_exponential_family_entropy_and_bregman_kl(torch):
+    """A subclass giving only eta, A and E[k] gets entropy and KL, equal to the closed forms."""
+
+    def run(m):
+        d = m.distributions
+
+        class Rate(d.ExponentialFamily):  # Exponential(rate): eta = -rate, A = -log(-eta)
+            arg_constraints = {"rate": d.constraints.positive}
+
+            def __init__(self, rate):
+                self.rate = rate
+                super().__init__(rate.shape)
+
+            @property
+            def _natural_params(self):
+                return (-self.rate,)
+
+            def _log_normalizer(self, eta):
+                return -(-eta).log()
+
+            @property
+            def _mean_carrier_measure(self):
+                return 0.0
+
+        p, q = Rate(T(m, POS)), Rate(T(m, POS2))
+        closed_kl = d.kl_divergence(d.Exponential(T(m, POS)), d.Exponential(T(m, POS2)))
+        closed_h = d.Exponential(T(m, POS)).entropy()
+        return [p.entropy().detach(), d.kl_divergence(p, q).detach(), closed_h, closed_kl]
+
+    check(torch, run, rtol=2e-5, atol=2e-6)
+    h, kl, closed_h, closed_kl = run(ember)
+    np.testing.assert_allclose(h.numpy(), closed_h.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(kl.numpy(), closed_kl.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError):
+        D(ember).kl_divergence(D(ember).Exponential(1.0), D(ember).Poisson(1.0))

@@ -9,7 +9,7 @@ import warnings
 
 import ember
 from . import constraints
-from .utils import as_tensor, lazy_property
+from .utils import as_tensor, lazy_property, sum_rightmost
 
 __all__ = ["Distribution", "ExponentialFamily"]
 
@@ -185,7 +185,37 @@ class Distribution:
 
 
 class ExponentialFamily(Distribution):
-    """Marks the exponential-family members, as torch's class of that name does."""
+    """Densities exp(<eta, t(x)> - A(eta) + k(x)). A subclass that gives _natural_params (eta),
+    _log_normalizer (A) and _mean_carrier_measure (E[k(x)]) gets entropy() here, and KL to its
+    own type through the Bregman divergence of A (kl.py); the families below override both."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def _log_normalizer_and_grads(self):
+        """(A(eta), dA/deta for each natural parameter), differentiable again."""
+        params = [p.detach().requires_grad_() for p in self._natural_params]
+        with ember.enable_grad():
+            value = self._log_normalizer(*params)
+            grads = ember.autograd.grad(value.sum(), params, create_graph=True)
+        return params, value, grads
+
+    def entropy(self):
+        # H = A(eta) - <eta, E[t(x)]> - E[k(x)], with E[t(x)] = dA/deta.
+        result = -self._mean_carrier_measure
+        params, value, grads = self._log_normalizer_and_grads()
+        result = result + value
+        for param, grad in zip(params, grads):
+            result = result - sum_rightmost(param * grad, len(self._event_shape))
+        return result
 
 
 def expand_params(self, cls, names, batch_shape, _instance):

@@ -8,7 +8,7 @@ from .basic import Cauchy, Exponential, Laplace, Normal, Uniform
 from .counts import Binomial, Poisson
 from .derived import Gumbel, Pareto
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
-from .distribution import Distribution
+from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Dirichlet, Gamma
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal, _mahalanobis
 from .transformed import Independent, TransformedDistribution
@@ -67,6 +67,22 @@ def _inf_like(t):
 
 def _where_inf(cond, t):
     return ember.where(cond, _inf_like(t), t)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log normalizer: A(eta_q) - A(eta_p) - <eta_q - eta_p,
+    dA/deta(eta_p)>, for two members of one exponential family."""
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families cannot be computed "
+            "using Bregman divergences"
+        )
+    params, value, grads = p._log_normalizer_and_grads()
+    result = q._log_normalizer(*q._natural_params) - value
+    for p_param, q_param, grad in zip(params, q._natural_params, grads):
+        result = result - sum_rightmost((q_param - p_param) * grad, len(q.event_shape))
+    return result
 
 
 @register_kl(Normal, Normal)
