@@ -82,6 +82,7 @@ from . import (  # noqa: E402,F401
     amp, backends, cpu, cuda, distributed, distributions, func, jit, linalg, multiprocessing,
     random, special, version,
 )
+from ._random_extra import *  # noqa: E402,F401,F403
 from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype

@@ -1,33 +1,55 @@
-"""ember.distributions: the most used members of torch.distributions (Normal, Uniform,
-Bernoulli, Categorical) and kl_divergence between members of one family."""
+"""ember.distributions: torch.distributions' families, transforms, constraints, biject_to /
+transform_to and kl_divergence, built from ember's tensor ops so autograd flows through
+log_prob, entropy and rsample."""
 
-import ember
-from .basic import Bernoulli, Categorical, Normal, Uniform
-from .distribution import Distribution
+import sys
 
-__all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "kl_divergence"]
+from . import _aliases
+from . import constraints, transforms  # noqa: F401 (torch exposes both submodules)
+from .basic import Cauchy, Exponential, Laplace, Normal, Uniform
+from .bounded import GeneralizedPareto, Kumaraswamy
+from .constraint_registry import biject_to, transform_to
+from .counts import Binomial, Multinomial, Poisson
+from .derived import Gumbel, HalfCauchy, HalfNormal, LogNormal, Pareto, Weibull
+from .discrete import (
+    Bernoulli, Categorical, Geometric, OneHotCategorical, OneHotCategoricalStraightThrough,
+)
+from .distribution import Distribution, ExponentialFamily
+from .extras import (
+    ContinuousBernoulli, FisherSnedecor, InverseGamma, LogisticNormal, NegativeBinomial,
+)
+from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .lkj import LKJCholesky
+from . import kl_cross  # noqa: F401 (registers the cross-family pairs)
+from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily, VonMises
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
+from .relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
+from .transformed import Independent, TransformedDistribution
+from .wishart import Wishart
+from .transforms import (
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
+    CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
+    PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
+    SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
+    Transform, identity_transform,
+)
 
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+    "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
+    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
+    "kl_divergence", "register_kl", "transform_to", "AbsTransform", "AffineTransform",
+    "CatTransform", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+    "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "identity_transform",
+]
 
-def kl_divergence(p, q):
-    """KL(p || q) for two distributions of the same family."""
-    if isinstance(p, Normal) and isinstance(q, Normal):
-        var_ratio = (p.scale / q.scale).pow(2)
-        t1 = ((p.loc - q.loc) / q.scale).pow(2)
-        return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
-    if isinstance(p, Categorical) and isinstance(q, Categorical):
-        t = p.probs * (p.logits - q.logits)
-        t = ember.where(q.probs == 0, ember.full([], float("inf"), dtype=t.dtype), t)
-        t = ember.where(p.probs == 0, ember.zeros([], dtype=t.dtype), t)
-        return t.sum(-1)
-    if isinstance(p, Bernoulli) and isinstance(q, Bernoulli):
-        sp = ember.nn.functional.softplus
-        t1 = p.probs * (sp(-q.logits) - sp(-p.logits))
-        t2 = (1 - p.probs) * (sp(q.logits) - sp(p.logits))
-        return t1 + t2
-    if isinstance(p, Uniform) and isinstance(q, Uniform):
-        result = ((q.high - q.low) / (p.high - p.low)).log()
-        outside = (q.low > p.low) | (q.high < p.high)
-        return ember.where(outside, ember.full([], float("inf"), dtype=result.dtype), result)
-    raise NotImplementedError(
-        f"No KL(p || q) is implemented for {type(p).__name__} and {type(q).__name__}"
-    )
+_aliases.install(sys.modules[__name__])

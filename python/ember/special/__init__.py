@@ -17,6 +17,8 @@ __all__ = [
     "gammaln",
     "digamma",
     "psi",
+    "gammainc",
+    "gammaincc",
     "polygamma",
     "multigammaln",
     "log_softmax",
@@ -90,6 +92,21 @@ def digamma(input):
 
 
 psi = digamma
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma P(input, other) (series / continued fraction in
+    ember.distributions.samplers; differentiable in both arguments)."""
+    from ..distributions.samplers import gammainc as _gammainc  # distributions imports special
+
+    return _gammainc(input, other)
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma Q(input, other) = 1 - P(input, other)."""
+    from ..distributions.samplers import gammainc as _gammainc
+
+    return _gammainc(input, other, upper=True)
 
 
 def polygamma(n, input):
