@@ -6,9 +6,9 @@
 
 #include "ember/core/parallel.h"
 #include "ember/cpu/blas_threads.h"
-#include "ember/cpu/conv_gemm.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
@@ -26,7 +26,7 @@ namespace {
 // Note [Conv threading]
 // The chunks depend only on the shapes, never on the thread count. With at least as many chunks
 // as threads, chunks run on ember's pool (Note [BLAS threads]); otherwise chunks run in order and
-// each GEMM uses OpenBLAS's (or conv_sgemm's) threads.
+// each GEMM uses OpenBLAS's (or sgemm's) threads.
 // The weight gradient is summed per chunk, then over chunks in order, so the result is the same
 // for any thread count.
 
@@ -71,10 +71,10 @@ void for_each_chunk(int64_t n, int64_t grain, F&& f) {
 }
 
 // c = op(a) @ b, b a wide column matrix: the forward and input-gradient GEMMs, in float with
-// conv_sgemm where the CPU has it (Note [Conv GEMM]).
+// sgemm where the CPU has it (Note [SGEMM]).
 void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                const float* b, int64_t ldb, float* c, int64_t ldc) {
-  if (has_conv_sgemm()) conv_sgemm(m, n, k, a, ta ? 1 : lda, ta ? lda : 1, b, ldb, c, ldc);
+  if (has_sgemm()) sgemm(m, n, k, 1.0f, a, ta ? 1 : lda, ta ? lda : 1, b, ldb, 1, 0.0f, c, ldc);
   else gemm(ta, false, m, n, k, 0.0f, a, lda, b, ldb, c, ldc);
 }
 void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
@@ -155,7 +155,7 @@ void transpose_samples(const float* src, int64_t count, int64_t O, int64_t L, fl
             dst[(i * L + l) * O + o] = src[(i * O + o) * L + l];
 }
 
-// The weight gradient is one GEMM per chunk and group over the chunk's columns. With conv_sgemm
+// The weight gradient is one GEMM per chunk and group over the chunk's columns. With sgemm
 // it is computed transposed, (CKg, Og) = cols (CKg, samples * L) @ grad_output^T, so that the
 // wide operand is read along its rows; OpenBLAS computes (Og, CKg) directly.
 template <class T>
@@ -169,7 +169,7 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
   T* pgi = gi.defined() ? gi.data_ptr<T>() : nullptr;
   const int64_t grain = chunk_size(N, g, sizeof(T)), chunks = (N + grain - 1) / grain;
   const int64_t wnumel = O * CKg;
-  const bool own = std::is_same_v<T, float> && has_conv_sgemm();
+  const bool own = std::is_same_v<T, float> && has_sgemm();
   std::vector<T> partial(gw.defined() ? size_t(chunks * wnumel) : 0);
   for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
     const int64_t ld = (n1 - n0) * L;
@@ -199,8 +199,8 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
         auto gott = scratch<float>(ld * O);
         transpose_samples(pg + n0 * O * L, n1 - n0, O, L, gott.get());
         for (int64_t grp = 0; grp < groups; ++grp)
-          conv_sgemm(CKg, Og, ld, cols.get() + grp * CKg * ld, ld, 1, gott.get() + grp * Og, O,
-                     acc + grp * CKg * Og, Og);
+          sgemm(CKg, Og, ld, 1.0f, cols.get() + grp * CKg * ld, ld, 1, gott.get() + grp * Og, O, 1,
+                0.0f, acc + grp * CKg * Og, Og);
         return;
       }
     }
