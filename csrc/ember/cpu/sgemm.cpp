@@ -159,13 +159,22 @@ __attribute__((target("avx512f"))) void pack_b(int64_t kc, int64_t w, const floa
 
 // Packs alpha * A(i, p) = alpha * a[i * rs + p * cs], i < mc, p < kc, as tiles of kMr rows, each
 // kc steps of kMr floats (the tile reads a step's rows adjacently).
-void pack_a(int64_t mc, int64_t kc, float alpha, const float* a, int64_t rs, int64_t cs,
-            float* dst) {
+__attribute__((target("avx512f"))) void pack_a(int64_t mc, int64_t kc, float alpha,
+                                               const float* a, int64_t rs, int64_t cs,
+                                               float* dst) {
+  const __m512 va = _mm512_set1_ps(alpha);
   for (int64_t i = 0; i < mc; i += kMr) {
     const int64_t rows = std::min(kMr, mc - i);
     float* d = dst + i * kc;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t p = 0; p < kc; ++p) d[p * kMr + r] = alpha * a[(i + r) * rs + p * cs];
+    if (rs == 1) {  // a transposed (the input gradient's weight): a step's rows are adjacent
+      const __mmask16 m = lanes(rows);
+      for (int64_t p = 0; p < kc; ++p)
+        _mm512_mask_storeu_ps(d + p * kMr, lanes(kMr),
+                              _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + i + p * cs), va));
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t p = 0; p < kc; ++p) d[p * kMr + r] = alpha * a[(i + r) * rs + p * cs];
+    }
   }
 }
 
@@ -253,18 +262,19 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t
     return;
   }
   const Problem g{m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc};
-  // Rectangles of whole panels and row tiles, one per thread. Columns split first (each thread
-  // packs only its part of b); rows when the panels don't divide evenly among few threads.
+  // Rectangles of whole panels and row tiles, several per thread, taken by the threads as they
+  // come free: a thread the OS delays (a shared machine) holds back less than a fixed share.
+  // Columns split first, for free (a task packs only its columns of b); rows only while there are
+  // fewer than two tasks per thread, and not below 16 tiles, since each row part packs b again.
   const int64_t threads =
       m * n * k < kSgemmSerialWork || in_parallel_region() ? 1 : get_num_threads();
   const int64_t panels = (n + kNr - 1) / kNr, tiles = (m + kMr - 1) / kMr;
-  int64_t col_parts = std::min(threads, panels), row_parts = 1;
-  if (panels % threads != 0 && panels < 4 * threads && tiles >= threads) {
-    col_parts = 1;
-    row_parts = threads;
-  } else {
-    row_parts = std::min(tiles, std::max<int64_t>(1, threads / col_parts));
-  }
+  const int64_t col_parts = threads == 1 ? 1 : std::min(panels, 4 * threads);
+  const int64_t row_parts =
+      col_parts >= 2 * threads
+          ? 1
+          : std::clamp<int64_t>((2 * threads + col_parts - 1) / col_parts, 1,
+                                std::max<int64_t>(1, tiles / 16));
   parallel_for(0, row_parts * col_parts, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       auto [i0, i1] = part(t / col_parts, row_parts, tiles, kMr, m);

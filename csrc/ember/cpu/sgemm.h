@@ -16,12 +16,12 @@ namespace ember::cpu {
 // large. Threads split the rows and columns of c into rectangles, never k: every
 // output is summed over k in ascending order with one FMA chain that starts at beta * c (0 when
 // beta is 0, so c is never read then), so results do not depend on the thread count or tiling.
-// Products below kSgemmSerialWork multiply-adds stay on the calling thread: waking the pool costs
-// more than the second core gains (MLP-sized layers). Matrix-vector products stay with
-// OpenBLAS's gemv (memory-bound, no packing), as does float64.
+// Products below kSgemmSerialWork multiply-adds (about 80 us on one core) stay on the calling
+// thread: MLP-sized layers (64x784x256) do not pay the pool's hand-off. Matrix-vector products
+// stay with OpenBLAS's gemv (memory-bound, no packing), as does float64.
 
 /// Multiply-adds below which sgemm runs on the calling thread (Note [SGEMM]).
-constexpr int64_t kSgemmSerialWork = int64_t(1) << 22;
+constexpr int64_t kSgemmSerialWork = int64_t(1) << 24;
 
 /// True when this CPU runs sgemm (AVX-512F).
 bool has_sgemm();
