@@ -36,6 +36,17 @@ bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 bool is_one(const Scalar& s) { return s.to_double() == 1; }
 Tensor scaled(const Tensor& t, const Scalar& s) { return is_one(s) ? t : t * s; }
 
+// The gradient a^T @ g of a product's right operand b, laid out like b: a transposed b (linear's
+// t(weight)) gets (g^T @ a)^T, which reaches the weight through t() contiguous instead of being
+// copied there (10% of an MLP step). The same products are summed in the same order.
+Tensor right_grad(Tensor (*prod)(const Tensor&, const Tensor&), const Tensor& a, const Tensor& g,
+                  const Tensor& b) {
+  const int64_t r = b.dim() - 2;
+  const bool transposed = b.stride(r) == 1 && b.stride(r + 1) != 1 && b.size(r) > 1;
+  return transposed ? matrix_transpose(prod(matrix_transpose(g), a))
+                    : prod(matrix_transpose(a), g);
+}
+
 void check_mm(const Tensor& m1, const Tensor& m2, const char* first) {
   EMBER_CHECK(m1.dim() == 2, first, " must be a matrix, got ", m1.dim(), "-D tensor");
   EMBER_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
@@ -76,7 +87,7 @@ Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
         auto prod = Batched ? &bmm : &mm;
         Tensor a = n.saved(0), b = n.saved(1), ga, gb;
         if (needs(n, 0)) ga = prod(g[0], matrix_transpose(b));
-        if (needs(n, 1)) gb = prod(matrix_transpose(a), g[0]);
+        if (needs(n, 1)) gb = right_grad(prod, a, g[0], b);
         return variable_list{ga, gb};
       });
   if (node) {
@@ -135,7 +146,7 @@ Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, co
         Tensor a = n.saved(0), b = n.saved(1), gs, ga, gb;
         if (needs(n, 0)) gs = scaled(g[0], beta);
         if (needs(n, 1)) ga = scaled(prod(g[0], matrix_transpose(b)), alpha);
-        if (needs(n, 2)) gb = scaled(prod(matrix_transpose(a), g[0]), alpha);
+        if (needs(n, 2)) gb = scaled(right_grad(prod, a, g[0], b), alpha);
         return variable_list{gs, ga, gb};
       });
   if (node) {
