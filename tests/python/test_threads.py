@@ -69,7 +69,9 @@ def test_ops_in_threads_match_a_single_threaded_run():
 
 
 def test_kernels_release_the_gil():
-    a = ember.randn(600, 600)
+    # Large enough that the matmul outlasts the spinner's wake-up on a loaded machine (600 x 600
+    # took 2.5 ms with sgemm, and the spinner often had not run yet).
+    a = ember.randn(1500, 1500)
     a @ a  # warm up
     count, stop = [0], threading.Event()
 

@@ -2,13 +2,12 @@
 // chunk and group. See Note [Conv chunks] and Note [Conv threading].
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #include <memory>
-#include <vector>
 
 #include "ember/core/parallel.h"
 #include "ember/cpu/blas_threads.h"
-#include "ember/cpu/conv_gemm.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
@@ -26,7 +25,7 @@ namespace {
 // Note [Conv threading]
 // The chunks depend only on the shapes, never on the thread count. With at least as many chunks
 // as threads, chunks run on ember's pool (Note [BLAS threads]); otherwise chunks run in order and
-// each GEMM uses OpenBLAS's (or conv_sgemm's) threads.
+// each GEMM uses OpenBLAS's (or sgemm's) threads.
 // The weight gradient is summed per chunk, then over chunks in order, so the result is the same
 // for any thread count.
 
@@ -70,16 +69,16 @@ void for_each_chunk(int64_t n, int64_t grain, F&& f) {
   }
 }
 
-// c = op(a) @ b, b a wide column matrix: the forward and input-gradient GEMMs, in float with
-// conv_sgemm where the CPU has it (Note [Conv GEMM]).
-void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float* c, int64_t ldc) {
-  if (has_conv_sgemm()) conv_sgemm(m, n, k, a, ta ? 1 : lda, ta ? lda : 1, b, ldb, c, ldc);
-  else gemm(ta, false, m, n, k, 0.0f, a, lda, b, ldb, c, ldc);
+// c = a @ b, b a wide column matrix: the forward and input-gradient GEMMs, in float with sgemm
+// where the CPU has it (Note [SGEMM]).
+void gemm_wide(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float* c, int64_t ldc) {
+  if (has_sgemm()) sgemm(m, n, k, 1.0f, a, lda, 1, b, ldb, 1, 0.0f, c, ldc);
+  else gemm(false, false, m, n, k, 0.0f, a, lda, b, ldb, c, ldc);
 }
-void gemm_wide(bool ta, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double* c, int64_t ldc) {
-  gemm(ta, false, m, n, k, 0.0, a, lda, b, ldb, c, ldc);
+void gemm_wide(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+               int64_t ldb, double* c, int64_t ldc) {
+  gemm(false, false, m, n, k, 0.0, a, lda, b, ldb, c, ldc);
 }
 
 template <class T>
@@ -109,7 +108,7 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
     auto out = scratch<T>(O * ld);
     for (int64_t n = n0; n < n1; ++n) im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
     for (int64_t grp = 0; grp < groups; ++grp)
-      gemm_wide(false, Og, ld, CKg, pw + grp * Og * CKg, CKg, cols.get() + grp * CKg * ld,
+      gemm_wide(Og, ld, CKg, pw + grp * Og * CKg, CKg, cols.get() + grp * CKg * ld,
                 ld, out.get() + grp * Og * ld, ld);
     for (int64_t n = n0; n < n1; ++n)
       for (int64_t o = 0; o < O; ++o) {
@@ -145,7 +144,8 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
 }
 
 // dst (count * L, O) = the samples src (count, O, L) transposed, in cache-sized tiles.
-void transpose_samples(const float* src, int64_t count, int64_t O, int64_t L, float* dst) {
+template <class T>
+void transpose_samples(const T* src, int64_t count, int64_t O, int64_t L, T* dst) {
   constexpr int64_t kTile = 16;
   for (int64_t i = 0; i < count; ++i)
     for (int64_t o0 = 0; o0 < O; o0 += kTile)
@@ -155,7 +155,7 @@ void transpose_samples(const float* src, int64_t count, int64_t O, int64_t L, fl
             dst[(i * L + l) * O + o] = src[(i * O + o) * L + l];
 }
 
-// The weight gradient is one GEMM per chunk and group over the chunk's columns. With conv_sgemm
+// The weight gradient is one GEMM per chunk and group over the chunk's columns. With sgemm
 // it is computed transposed, (CKg, Og) = cols (CKg, samples * L) @ grad_output^T, so that the
 // wide operand is read along its rows; OpenBLAS computes (Og, CKg) directly.
 template <class T>
@@ -169,8 +169,16 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
   T* pgi = gi.defined() ? gi.data_ptr<T>() : nullptr;
   const int64_t grain = chunk_size(N, g, sizeof(T)), chunks = (N + grain - 1) / grain;
   const int64_t wnumel = O * CKg;
-  const bool own = std::is_same_v<T, float> && has_conv_sgemm();
-  std::vector<T> partial(gw.defined() ? size_t(chunks * wnumel) : 0);
+  const bool own = std::is_same_v<T, float> && has_sgemm();
+  // Every chunk's GEMM writes its whole slice (beta 0), so the slices start uninitialized.
+  auto partial = gw.defined() ? scratch<T>(chunks * wnumel) : nullptr;
+  // The weight transposed per group, (CKg, Og), once: the input-gradient GEMMs then read it
+  // row-major in place instead of packing it in every chunk.
+  std::unique_ptr<T[]> wt;
+  if (pgi) {
+    wt = scratch<T>(wnumel);
+    transpose_samples(pw, groups, Og, CKg, wt.get());
+  }
   for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
     const int64_t ld = (n1 - n0) * L;
     auto cols = scratch<T>(g.rows() * ld);
@@ -183,7 +191,7 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
     }
     if (pgi) {
       for (int64_t grp = 0; grp < groups; ++grp)
-        gemm_wide(true, CKg, ld, Og, pw + grp * Og * CKg, CKg, got.get() + grp * Og * ld,
+        gemm_wide(CKg, ld, Og, wt.get() + grp * CKg * Og, Og, got.get() + grp * Og * ld,
                   ld, cols.get() + grp * CKg * ld, ld);
       for (int64_t n = n0; n < n1; ++n) {
         T* gin = pgi + n * in_numel;
@@ -191,16 +199,16 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
         col2im_consuming(cols.get() + (n - n0) * L, gin, g, ld);
       }
     }
-    if (partial.empty()) return;
+    if (!partial) return;
     for (int64_t n = n0; n < n1; ++n) im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
-    T* acc = partial.data() + (n0 / grain) * wnumel;
+    T* acc = partial.get() + (n0 / grain) * wnumel;
     if constexpr (std::is_same_v<T, float>) {
       if (own) {
         auto gott = scratch<float>(ld * O);
         transpose_samples(pg + n0 * O * L, n1 - n0, O, L, gott.get());
         for (int64_t grp = 0; grp < groups; ++grp)
-          conv_sgemm(CKg, Og, ld, cols.get() + grp * CKg * ld, ld, 1, gott.get() + grp * Og, O,
-                     acc + grp * CKg * Og, Og);
+          sgemm(CKg, Og, ld, 1.0f, cols.get() + grp * CKg * ld, ld, 1, gott.get() + grp * Og, O, 1,
+                0.0f, acc + grp * CKg * Og, Og);
         return;
       }
     }
@@ -210,12 +218,12 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
   });
   if (!gw.defined()) return;
   for (int64_t c = 1; c < chunks; ++c) {
-    const T* p = partial.data() + c * wnumel;
+    const T* p = partial.get() + c * wnumel;
     for (int64_t i = 0; i < wnumel; ++i) partial[size_t(i)] += p[i];
   }
   T* out = gw.data_ptr<T>();
   if (!own) {
-    std::copy_n(partial.data(), wnumel, out);
+    std::copy_n(partial.get(), wnumel, out);
     return;
   }
   for (int64_t grp = 0; grp < groups; ++grp)

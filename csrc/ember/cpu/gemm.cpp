@@ -1,5 +1,5 @@
-// CPU matrix products: OpenBLAS for float32/float64, a blocked loop for the other dtypes.
-// See Note [GEMM layouts].
+// CPU matrix products: sgemm for float32 on AVX-512 CPUs (Note [SGEMM]), OpenBLAS for the other
+// float32/float64 products, a blocked loop for the other dtypes. See Note [GEMM layouts].
 #include <algorithm>
 #include <climits>
 #include <optional>
@@ -8,6 +8,7 @@
 #include "ember/core/parallel.h"
 #include "ember/cpu/blas_threads.h"
 #include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
@@ -22,7 +23,8 @@ namespace {
 // one (unit row stride), so transposed and sliced operands go in as they are with a trans flag
 // and a leading dim; only other layouts (broadcast rows, two non-unit strides) are copied. The
 // batch stride is free, so broadcast batches (stride 0) never copy. beta == 0 never reads `out`,
-// so NaN or garbage there doesn't propagate (addmm with beta=0, as in PyTorch).
+// so NaN or garbage there doesn't propagate (addmm with beta=0, as in PyTorch). sgemm takes any
+// strides, so on its path nothing is copied.
 
 struct Layout {
   bool trans;
@@ -145,6 +147,27 @@ void blas_batched(const Tensor& out, const Tensor& a_in, const Tensor& b_in, T b
     use_blas_threads();
     batches(0, d.B);
   }
+}
+
+// float32 products through sgemm (Note [SGEMM]); false where OpenBLAS runs them instead: CPUs
+// without AVX-512 and matrix-vector products. Batches run on the pool when there are enough of
+// them, each product on one thread; otherwise each product splits over the threads itself.
+bool sgemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, float beta, float alpha) {
+  const Dims d = dims_of(a, b);
+  if (!has_sgemm() || d.M == 1 || d.N == 1) return false;
+  const float* pa = a.data_ptr<float>();
+  const float* pb = b.data_ptr<float>();
+  float* pc = out.data_ptr<float>();
+  auto batches = [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i)
+      sgemm(d.M, d.N, d.K, alpha, pa + i * a.stride(0), a.stride(1), a.stride(2),
+            pb + i * b.stride(0), b.stride(1), b.stride(2), beta, pc + i * d.M * d.N, d.N);
+  };
+  const int64_t work = std::max<int64_t>(1, d.M * d.N * d.K);
+  if (d.B > 1 && (d.B >= get_num_threads() || work < kSgemmSerialWork))
+    parallel_for(0, d.B, std::max<int64_t>(1, kSgemmSerialWork / work), batches);
+  else batches(0, d.B);
+  return true;
 }
 
 // Accumulators of the fallback: 16-bit floats in float; integers in an unsigned type of at least
@@ -278,6 +301,9 @@ void gemm_batched(const char* name, const Tensor& out, const Tensor& a_in, const
       return;
     }
     constexpr bool blas = std::is_same_v<T, float> || std::is_same_v<T, double>;
+    if constexpr (std::is_same_v<T, float>) {
+      if (sgemm_batched(out, a, b, use_beta ? beta.to<float>() : 0.0f, alpha.to<float>())) return;
+    }
     if constexpr (blas) {
       if (d.M <= INT_MAX && d.N <= INT_MAX && d.K <= INT_MAX) {
         blas_batched<T>(out, a, b, use_beta ? beta.to<T>() : T(0), alpha.to<T>());

@@ -31,7 +31,6 @@ const ConvBackwardOp& conv_backward_op() {
   return op;
 }
 
-bool needs(const FunctionNode& n, size_t i) { return n.next_edges[i].valid(); }
 
 // A parameter list of `n` values: one value broadcasts, as in PyTorch's expand_param_if_needed.
 DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op) {
@@ -126,7 +125,7 @@ Tensor conv2d_autograd(const Tensor& input, const Tensor& weight,
           FunctionNode& n, const variable_list& g) {
         if (!g[0].defined()) return variable_list(3);
         auto [gi, gw, gb] = convolution_backward(g[0], n.saved(0), n.saved(1), s, p, d, groups,
-                                                 {needs(n, 0), needs(n, 1), needs(n, 2)});
+                                                 {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
         return variable_list{gi, gw, gb};
       });
   if (node) {

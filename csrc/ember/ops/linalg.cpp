@@ -35,6 +35,20 @@ EMBER_OP_HANDLE(baddbmm_op, AddMatOp, "baddbmm")
 bool is_one(const Scalar& s) { return s.to_double() == 1; }
 Tensor scaled(const Tensor& t, const Scalar& s) { return is_one(s) ? t : t * s; }
 
+// The gradient a^T @ g of a product's right operand b, laid out like b: a transposed b (linear's
+// t(weight)) gets (g^T @ a)^T, which reaches the weight through t() contiguous instead of being
+// copied there (10% of an MLP step). The same products are summed in the same order.
+// The layout is read at forward time: b itself is saved only if a needs a gradient.
+bool transposed_layout(const Tensor& b) {
+  const int64_t r = b.dim() - 2;
+  return b.stride(r) == 1 && b.stride(r + 1) != 1 && b.size(r) > 1;
+}
+Tensor right_grad(Tensor (*prod)(const Tensor&, const Tensor&), const Tensor& a, const Tensor& g,
+                  bool b_transposed) {
+  return b_transposed ? matrix_transpose(prod(matrix_transpose(g), a))
+                      : prod(matrix_transpose(a), g);
+}
+
 void check_mm(const Tensor& m1, const Tensor& m2, const char* first) {
   EMBER_CHECK(m1.dim() == 2, first, " must be a matrix, got ", m1.dim(), "-D tensor");
   EMBER_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
@@ -79,11 +93,11 @@ Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
   Tensor out = op.redispatch(backend_of(self, mat2), self, mat2);
   auto node = autograd::record(
       Batched ? "BmmBackward0" : "MmBackward0", {self, mat2}, {out},
-      [](FunctionNode& n, const variable_list& g) {
+      [b_transposed = transposed_layout(mat2)](FunctionNode& n, const variable_list& g) {
         auto prod = Batched ? &bmm : &mm;
         Tensor a = n.saved(0), b = n.saved(1), ga, gb;
         if (n.needs_input_grad(0)) ga = prod(g[0], matrix_transpose(b));
-        if (n.needs_input_grad(1)) gb = prod(matrix_transpose(a), g[0]);
+        if (n.needs_input_grad(1)) gb = right_grad(prod, a, g[0], b_transposed);
         return variable_list{ga, gb};
       });
   if (node) save_factors(*node, self, mat2, 0);
@@ -128,12 +142,13 @@ Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, co
   Tensor out = op.redispatch(backend_of(self, m1, m2), self, m1, m2, beta, alpha);
   auto node = autograd::record(
       Batched ? "BaddbmmBackward0" : "AddmmBackward0", {self, m1, m2}, {out},
-      [beta, alpha](FunctionNode& n, const variable_list& g) {
+      [beta, alpha, b_transposed = transposed_layout(m2)](FunctionNode& n,
+                                                          const variable_list& g) {
         auto prod = Batched ? &bmm : &mm;
         Tensor a = n.saved(0), b = n.saved(1), gs, ga, gb;
         if (n.needs_input_grad(0)) gs = scaled(g[0], beta);
         if (n.needs_input_grad(1)) ga = scaled(prod(g[0], matrix_transpose(b)), alpha);
-        if (n.needs_input_grad(2)) gb = scaled(prod(matrix_transpose(a), g[0]), alpha);
+        if (n.needs_input_grad(2)) gb = scaled(right_grad(prod, a, g[0], b_transposed), alpha);
         return variable_list{gs, ga, gb};
       });
   if (node) save_factors(*node, m1, m2, 1);

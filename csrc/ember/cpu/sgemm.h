@@ -1,0 +1,39 @@
+#pragma once
+// ember's own float32 GEMM for AVX-512 CPUs. See Note [SGEMM].
+#include <cstdint>
+
+namespace ember::cpu {
+
+// Note [SGEMM]
+// OpenBLAS reached ~69% of the FMA peak on our AVX-512 machine (it may even run its AVX2 kernels
+// on CPUs it does not know) and paid a thread hand-off on every small product. sgemm multiplies
+// with AVX-512 register tiles of 6 rows x 64 columns (24 accumulators: 4 vector loads of b and 6
+// broadcasts of a per 24 FMAs). Blocking: the columns are cut into panels of 64 and k into blocks
+// of kKc; a block of b (kKc x up to kNc columns) is packed once per task into panels, and every
+// row tile of a block of kMc rows of a runs over each panel, both blocks held in L2. a is read in
+// place when its rows are contiguous and alpha is 1; otherwise it is packed per kMc rows with
+// alpha folded in. Each tile prefetches the next tile of c, which comes from memory when c is
+// large. Threads split the rows and columns of c into rectangles, never k: every output is summed
+// over k in ascending order with one FMA chain that starts at beta * c (0 when beta is 0, so c is
+// never read then), so results do not depend on the thread count or tiling. Products below
+// kSgemmSerialWork multiply-adds (about 80 us on one core) stay on the calling thread:
+// MLP-sized layers (64x784x256) do not pay the pool's hand-off. Matrix-vector products stay
+// with OpenBLAS's gemv (memory-bound, no packing), as does float64.
+// Measured on one Sapphire Rapids thread (best of repeated runs on a shared machine; FMA peak
+// 246 GFLOP/s): 256^3 at ~216 GFLOP/s, 1024^3 at ~199, 2048^3 at ~193 (torch: 217, 213, 213;
+// OpenBLAS: 193, 192, 176).
+
+/// Multiply-adds below which sgemm runs on the calling thread (Note [SGEMM]).
+constexpr int64_t kSgemmSerialWork = int64_t(1) << 24;
+
+/// True when this CPU runs sgemm (AVX-512F).
+bool has_sgemm();
+
+/// c (m x n, row stride ldc, unit column stride) = beta * c + alpha * A @ B, where
+/// A(i, p) = a[i * a_rs + p * a_cs] and B(p, j) = b[p * b_rs + j * b_cs] (any strides: row-major,
+/// transposed, sliced or broadcast). beta == 0 never reads c. Needs has_sgemm().
+void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
+           int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
+           int64_t ldc);
+
+}  // namespace ember::cpu
