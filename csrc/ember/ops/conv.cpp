@@ -31,7 +31,6 @@ const ConvBackwardOp& conv_backward_op() {
   return op;
 }
 
-
 // A parameter list of `n` values: one value broadcasts, as in PyTorch's expand_param_if_needed.
 DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op) {
   EMBER_CHECK(v.size() == 1 || v.size() == n, "[", op, "] expected ", name,
