@@ -609,3 +609,19 @@ def test_pow_gradient_ends_in_a_multiply_as_torch():
     y = ember.tensor([0.0, 2.0], requires_grad=True)
     (y ** ember.tensor([0.0, 2.5])).sum().backward()
     np.testing.assert_allclose(y.grad.numpy(), [0.0, 2.5 * 2.0**1.5])
+
+
+def test_linear_weight_gradient_when_only_the_weight_requires_grad():
+    """x @ t(w) saves only x (w's gradient reads x), and w's gradient keeps w's layout."""
+    x = np.random.randn(5, 3)
+    w = ember.tensor(np.random.randn(4, 3), requires_grad=True)
+    xs = ember.tensor(x)
+    out = ember.nn.functional.linear(xs, w)
+    out.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 5)) @ x, rtol=1e-12)
+    assert w.grad.is_contiguous()
+    w.grad = None
+    y = ember.addmm(ember.zeros(4), xs, w.t())
+    xs.mul_(2)  # x is saved for w's gradient: modifying it is an error, as in torch
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
