@@ -621,7 +621,7 @@ def test_linear_weight_gradient_when_only_the_weight_requires_grad():
     np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 5)) @ x, rtol=1e-12)
     assert w.grad.is_contiguous()
     w.grad = None
-    y = ember.addmm(ember.zeros(4), xs, w.t())
+    y = ember.addmm(ember.zeros(4, dtype=ember.float64), xs, w.t())
     xs.mul_(2)  # x is saved for w's gradient: modifying it is an error, as in torch
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
