@@ -289,3 +289,44 @@ def test_bmm_batches_on_the_pool_match_numpy():
     finally:
         ember.set_num_threads(threads)
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_every_tail_of_the_16_lane_loop_matches_the_strided_path(name):
+    """Lengths 1..40 at two alignments run the AVX-512 body (16 lanes) and every tail length;
+    the strided loop is the plain build, bitwise equal under fp-contract=off (cpu/loops.h)."""
+    fn, ref = UNARY[name]
+    x = data(43)
+    pairs = ember.tensor(np.repeat(x, 2).reshape(43, 2))  # column 0 is x at stride 2
+    for start in (0, 3):
+        for n in range(1, 41):
+            dense = fn(ember.tensor(x[start:start + n]))
+            strided = fn(pairs[start:start + n, 0])
+            np.testing.assert_array_equal(dense.numpy(), strided.numpy())
+            with np.errstate(all="ignore"):
+                check(dense, ref(x[start:start + n]))
+
+
+# Activations whose float forms use the vector math of cpu/math.h and cpu/activation.cpp.
+WIDE_ACTIVATIONS = [("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}), ("mish", {}),
+                    ("softplus", {}), ("logsigmoid", {}), ("elu", {}), ("sigmoid", {}),
+                    ("tanh", {})]
+
+
+@pytest.mark.parametrize("name,kw", WIDE_ACTIVATIONS)
+def test_activation_every_tail_of_the_16_lane_loop_matches_torch(torch, name, kw):
+    x = (RNG.standard_normal(43) * 4).astype(np.float32)
+    x[40:] = [90.0, -90.0, 1e-30]  # past exp's clamps, and a tiny input
+    for start in (0, 3):
+        for n in range(1, 41):
+            got = getattr(ember.nn.functional, name)(ember.tensor(x[start:start + n]), **kw)
+            want = getattr(torch.nn.functional, name)(torch.tensor(x[start:start + n]), **kw)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6,
+                                       equal_nan=True)
+            g = ember.tensor(np.ones(n, np.float32))
+            t = ember.tensor(x[start:start + n], requires_grad=True)
+            getattr(ember.nn.functional, name)(t, **kw).backward(g)
+            tt = torch.tensor(x[start:start + n], requires_grad=True)
+            getattr(torch.nn.functional, name)(tt, **kw).backward(torch.ones(n))
+            np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-6,
+                                       equal_nan=True)

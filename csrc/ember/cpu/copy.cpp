@@ -73,9 +73,9 @@ Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
     dispatch<kAllTypes>(src.dtype(), "copy_", [&](auto s) {
       using S = decltype(s);
       if constexpr (std::is_same_v<D, bool>)
-        unary_loop<D, S>(it, [](auto v) { return v != decltype(v)(0); });
+        unary_loop<D, S, Isa::avx2>(it, [](auto v) { return v != decltype(v)(0); });
       else
-        unary_loop<D, S>(it, [](auto v) { return v; });
+        unary_loop<D, S, Isa::avx2>(it, [](auto v) { return v; });
     });
   });
   return dst;
