@@ -350,3 +350,23 @@ def test_log_and_log1p_accuracy_over_the_float_range():
                                       np.log(specials))
         np.testing.assert_array_equal(ember.log1p(ember.tensor(specials)).numpy(),
                                       np.log1p(specials))
+
+
+@pytest.mark.parametrize("shape,perm", [((70, 45), (1, 0)), ((3, 37, 70), (0, 2, 1)),
+                                        ((33, 5, 40), (2, 1, 0)), ((2, 64, 96), (0, 2, 1))])
+def test_transposing_copy_over_tile_remainders_and_outer_dims(shape, perm):
+    """contiguous() of a transpose copies 32 x 32 tiles in the source's order (cpu/copy.cpp)."""
+    a = RNG.standard_normal(shape).astype(np.float32)
+    np.testing.assert_array_equal(ember.tensor(a).permute(*perm).contiguous().numpy(),
+                                  a.transpose(perm))
+    ints = (a * 100).astype(np.int16)
+    np.testing.assert_array_equal(ember.tensor(ints).permute(*perm).contiguous().numpy(),
+                                  ints.transpose(perm))
+    runs = []
+    for threads in (1, 2, 3):
+        saved = ember.get_num_threads()
+        ember.set_num_threads(threads)
+        runs.append(ember.tensor(a).permute(*perm).contiguous().numpy())
+        ember.set_num_threads(saved)
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r, runs[0])
