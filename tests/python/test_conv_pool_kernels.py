@@ -148,3 +148,78 @@ def test_max_pool2d_results_independent_of_threads():
     for run in runs[1:]:
         for a, b in zip(runs[0], run):
             np.testing.assert_array_equal(a, b)
+
+
+# Stride-1 and -2 float pools sweep their full windows a row at a time (Note [Pool rows] in
+# cpu/pool.cpp); the clipped windows at each row's ends and other strides take the generic loop.
+ROW_POOLS = [
+    ((2, 3, 17, 23), dict(kernel_size=3, stride=2, padding=1)),
+    ((2, 3, 17, 23), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((1, 2, 9, 40), dict(kernel_size=3, stride=1)),
+    ((1, 2, 9, 41), dict(kernel_size=(2, 5), stride=(1, 2), padding=(1, 2))),
+    ((2, 2, 11, 37), dict(kernel_size=3, stride=2, dilation=2, padding=1)),
+    ((1, 1, 7, 35), dict(kernel_size=(3, 1), stride=1, dilation=(1, 3))),
+    ((1, 2, 8, 33), dict(kernel_size=4, stride=(2, 1), padding=2, ceil_mode=True)),
+    ((1, 1, 5, 5), dict(kernel_size=5, stride=2, padding=2)),  # no full window: generic only
+    ((1, 2, 12, 30), dict(kernel_size=3, stride=3, padding=1)),  # stride 3: generic only
+]
+
+
+@pytest.mark.parametrize("shape,kw", ROW_POOLS)
+def test_max_pool2d_rows_match_torch(shape, kw):
+    torch = pytest.importorskip("torch")
+    x = rand(*shape)
+    x[0, 0, 1, 2:9] = np.nan  # NaN propagates: the last NaN of a window wins
+    x[0, -1, 3, :5] = [np.inf, -np.inf, np.nan, 1, np.inf]
+    x[-1, 0, 2:5, :] = np.round(x[-1, 0, 2:5, :])  # ties keep the first in scan order
+    (eo, ei, eg), (to, ti, tg) = max_pool_both(torch, x, **kw)
+    np.testing.assert_array_equal(eo, to)
+    np.testing.assert_array_equal(ei, ti)
+    np.testing.assert_allclose(eg, tg, atol=1e-6)
+
+
+def test_max_pool2d_row_wholly_in_padding_is_minus_inf():
+    torch = pytest.importorskip("torch")
+    x = rand(1, 1, 2, 20)  # with ceil_mode the last output row's window lies in the padding
+    kw = dict(kernel_size=2, stride=2, padding=1, ceil_mode=True, return_indices=True)
+    eo, ei = F.max_pool2d(ember.tensor(x), **kw)
+    to, ti = torch.nn.functional.max_pool2d(torch.tensor(x), **kw)
+    np.testing.assert_array_equal(eo.numpy(), to.numpy())
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+
+
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("divisor_override", [None, 3])
+@pytest.mark.parametrize("shape,kw", [(s, k) for s, k in ROW_POOLS if "dilation" not in k])
+def test_avg_pool2d_rows_match_torch(shape, kw, count_include_pad, divisor_override):
+    torch = pytest.importorskip("torch")
+    x = rand(*shape)
+    kw = dict(kw, count_include_pad=count_include_pad, divisor_override=divisor_override)
+    eo, eg = fwd_bwd(ember, "avg_pool2d", [x], **kw)
+    to, tg = fwd_bwd(torch, "avg_pool2d", [x], **kw)
+    np.testing.assert_allclose(eo, to, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(eg, tg, rtol=1e-6, atol=1e-6)
+
+
+def test_pool_rows_match_the_generic_loop_in_float64():
+    """float64 takes the generic loop: the float32 row sweep must give the same values and
+    indices on float32-representable data (sums of 4 small integers are exact)."""
+    x = np.random.default_rng(3).integers(-8, 8, (2, 3, 13, 29)).astype(np.float32)
+    for kw in (dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2, stride=1)):
+        o32, i32 = F.max_pool2d(ember.tensor(x), return_indices=True, **kw)
+        o64, i64 = F.max_pool2d(ember.tensor(x.astype(np.float64)), return_indices=True, **kw)
+        np.testing.assert_array_equal(o32.numpy(), o64.numpy())
+        np.testing.assert_array_equal(i32.numpy(), i64.numpy())
+        a32 = F.avg_pool2d(ember.tensor(x), **kw).numpy()
+        a64 = F.avg_pool2d(ember.tensor(x.astype(np.float64)), **kw).numpy()
+        np.testing.assert_allclose(a32, a64, rtol=1e-6)
+
+
+def test_pool_rows_independent_of_threads():
+    x = rand(8, 8, 15, 31)
+    for fn in ("max_pool2d", "avg_pool2d"):
+        runs = runs_per_thread_count(
+            lambda: fwd_bwd(ember, fn, [x], kernel_size=3, stride=2, padding=1))
+        for run in runs[1:]:
+            for a, b in zip(runs[0], run):
+                np.testing.assert_array_equal(a, b)

@@ -36,6 +36,8 @@ UNARY = {
     "exp": (ember.exp, np_exp),
     "sigmoid": (ember.sigmoid, np_sigmoid),
     "tanh": (ember.tanh, lambda x: np.tanh(x.astype(np.float64)).astype(np.float32)),
+    "log": (ember.log, lambda x: np.log(x.astype(np.float64)).astype(np.float32)),
+    "log1p": (ember.log1p, lambda x: np.log1p(x.astype(np.float64)).astype(np.float32)),
 }
 
 
@@ -289,3 +291,82 @@ def test_bmm_batches_on_the_pool_match_numpy():
     finally:
         ember.set_num_threads(threads)
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_every_tail_of_the_16_lane_loop_matches_the_strided_path(name):
+    """Lengths 1..40 at two alignments run the AVX-512 body (16 lanes) and every tail length;
+    the strided loop is the plain build, bitwise equal under fp-contract=off (cpu/loops.h)."""
+    fn, ref = UNARY[name]
+    x = data(43)
+    pairs = ember.tensor(np.repeat(x, 2).reshape(43, 2))  # column 0 is x at stride 2
+    for start in (0, 3):
+        for n in range(1, 41):
+            dense = fn(ember.tensor(x[start:start + n]))
+            strided = fn(pairs[start:start + n, 0])
+            np.testing.assert_array_equal(dense.numpy(), strided.numpy())
+            with np.errstate(all="ignore"):
+                check(dense, ref(x[start:start + n]))
+
+
+# Activations whose float forms use the vector math of cpu/math.h and cpu/activation.cpp.
+WIDE_ACTIVATIONS = [("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}), ("mish", {}),
+                    ("softplus", {}), ("logsigmoid", {}), ("elu", {}), ("sigmoid", {}),
+                    ("tanh", {})]
+
+
+@pytest.mark.parametrize("name,kw", WIDE_ACTIVATIONS)
+def test_activation_every_tail_of_the_16_lane_loop_matches_torch(torch, name, kw):
+    x = (RNG.standard_normal(43) * 4).astype(np.float32)
+    x[40:] = [90.0, -90.0, 1e-30]  # past exp's clamps, and a tiny input
+    for start in (0, 3):
+        for n in range(1, 41):
+            got = getattr(ember.nn.functional, name)(ember.tensor(x[start:start + n]), **kw)
+            want = getattr(torch.nn.functional, name)(torch.tensor(x[start:start + n]), **kw)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6,
+                                       equal_nan=True)
+            g = ember.tensor(np.ones(n, np.float32))
+            t = ember.tensor(x[start:start + n], requires_grad=True)
+            getattr(ember.nn.functional, name)(t, **kw).backward(g)
+            tt = torch.tensor(x[start:start + n], requires_grad=True)
+            getattr(torch.nn.functional, name)(tt, **kw).backward(torch.ones(n))
+            np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-6,
+                                       equal_nan=True)
+
+
+def test_log_and_log1p_accuracy_over_the_float_range():
+    """fast_log (Cephes' logf) and fast_log1p (Goldberg's log(u) * x / (u - 1)) are vectorized
+    polynomials: within 2 ulp of float64 log over the range, subnormals and the specials."""
+    x = np.concatenate([np.geomspace(1e-45, 3e38, 20011), [1e-40, 1, 2, 0.5, np.inf]])
+    x = x.astype(np.float32)
+    check(ember.log(ember.tensor(x)), np.log(x.astype(np.float64)).astype(np.float32), 2.4e-7)
+    small = np.concatenate([-np.geomspace(1e-30, 0.999, 5003), np.geomspace(1e-30, 1e30, 5003)])
+    small = small.astype(np.float32)
+    want = np.log1p(small.astype(np.float64)).astype(np.float32)
+    check(ember.log1p(ember.tensor(small)), want, 2.4e-7)
+    specials = np.array([0.0, -0.0, -1.0, -2.0, np.nan, np.inf, -np.inf], np.float32)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(ember.log(ember.tensor(specials)).numpy(),
+                                      np.log(specials))
+        np.testing.assert_array_equal(ember.log1p(ember.tensor(specials)).numpy(),
+                                      np.log1p(specials))
+
+
+@pytest.mark.parametrize("shape,perm", [((70, 45), (1, 0)), ((3, 37, 70), (0, 2, 1)),
+                                        ((33, 5, 40), (2, 1, 0)), ((2, 64, 96), (0, 2, 1))])
+def test_transposing_copy_over_tile_remainders_and_outer_dims(shape, perm):
+    """contiguous() of a transpose copies 32 x 32 tiles in the source's order (cpu/copy.cpp)."""
+    a = RNG.standard_normal(shape).astype(np.float32)
+    np.testing.assert_array_equal(ember.tensor(a).permute(*perm).contiguous().numpy(),
+                                  a.transpose(perm))
+    ints = (a * 100).astype(np.int16)
+    np.testing.assert_array_equal(ember.tensor(ints).permute(*perm).contiguous().numpy(),
+                                  ints.transpose(perm))
+    runs = []
+    for threads in (1, 2, 3):
+        saved = ember.get_num_threads()
+        ember.set_num_threads(threads)
+        runs.append(ember.tensor(a).permute(*perm).contiguous().numpy())
+        ember.set_num_threads(saved)
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r, runs[0])

@@ -4,7 +4,8 @@
 // Note [Vectorizable float math]
 // libm's expf/erff/tanhf are scalar calls that block vectorization, so float kernels use the
 // branch-free versions below (Cephes' expf polynomial, Abramowitz-Stegun 7.1.26 for erf, as
-// PyTorch's vectorized erf) and this file is compiled with the full vectorizer. double keeps libm.
+// PyTorch's vectorized erf; log1p is cpu/math.h's fast_log1p) and this file is compiled with the
+// full vectorizer. double keeps libm.
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", "no-math-errno")
 #include <bit>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
 #include "ember/cpu/loops.h"
+#include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
@@ -192,7 +194,7 @@ Tensor silu_backward_kernel(const Tensor& grad, const Tensor& self, double, doub
 // log(1 + exp(x)) without overflow.
 template <class T>
 T softplus1(T x) {
-  return x > T(20) ? x : std::log1p(vexp(x));
+  return x > T(20) ? x : fast_log1p(vexp(x));
 }
 
 Tensor mish_kernel(const Tensor& self, double, double, double) {
@@ -247,7 +249,7 @@ Tensor softplus_kernel(const Tensor& self, double beta, double threshold, double
   return forward("softplus_cpu", self, [=](auto t) {
     using T = decltype(t);
     return [b = T(beta), th = T(threshold)](T x) {
-      return x * b > th ? x : std::log1p(vexp(x * b)) / b;
+      return x * b > th ? x : fast_log1p(vexp(x * b)) / b;
     };
   });
 }
@@ -339,7 +341,7 @@ Tensor shrink_backward_kernel(const Tensor& grad, const Tensor& self, double lam
 Tensor logsigmoid_kernel(const Tensor& self, double, double, double) {
   return forward("log_sigmoid_cpu", self, [](auto t) {
     using T = decltype(t);
-    return [](T x) { return std::min(x, T(0)) - std::log1p(vexp(-std::abs(x))); };
+    return [](T x) { return std::min(x, T(0)) - fast_log1p(vexp(-std::abs(x))); };
   });
 }
 Tensor logsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, double, double, double) {

@@ -37,8 +37,9 @@ void binary_into(const char* name, const Tensor& out, const Tensor& a, const Ten
   TensorIter it({&out, &ca, &cb});
   dispatch<Allowed>(ct, name, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (kind == Out::Bool) binary_loop<bool, T, T>(it, f);
-    else binary_loop<T, T, T>(it, f);
+    // Memory-bound: AVX-512 would only cost build time (Note [ISA clones]).
+    if constexpr (kind == Out::Bool) binary_loop<bool, T, T, Isa::avx2>(it, f);
+    else binary_loop<T, T, T, Isa::avx2>(it, f);
   });
 }
 
@@ -284,7 +285,7 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   TensorIter it({&out, &c, &ca, &cb});
   dispatch<kAllTypes>(ct, "where", [&](auto tag) {
     using T = decltype(tag);
-    ternary_loop<T, bool, T, T>(it, [](bool m, auto x, auto y) { return m ? x : y; });
+    ternary_loop<T, bool, T, T, Isa::avx2>(it, [](bool m, auto x, auto y) { return m ? x : y; });
   });
   return out;
 }

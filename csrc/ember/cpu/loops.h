@@ -9,8 +9,8 @@
 //   #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math",
 //                        "no-math-errno", "fp-contract=off")
 // so these loops vectorize and if-convert; fp-contract=off keeps every ISA's result bitwise
-// the same as the scalar expression. The contiguous and scalar paths run through with_best_isa
-// (Note [ISA clones]) for 8-float AVX2 vectors; the functor is inlined there. An in-place
+// the same as the scalar expression. The contiguous and scalar paths run through
+// with_best_isa<Widest> (Note [ISA clones]); the functor is inlined there. An in-place
 // operand (out == input) gets its own loop: the vectorizer's run-time alias check would
 // otherwise reject that exact overlap and fall back to scalar code.
 #include <cstdint>
@@ -35,13 +35,13 @@ inline acc_t<T> ld(const T* p, int64_t i) {
 }
 
 /// out[i] = f(a[i]) computed in acc_t, with a of type A, out of type O.
-template <class O, class A, class F>
+template <class O, class A, Isa Widest = Isa::avx512, class F>
 void unary_loop(const TensorIter& it, F f) {
   it.for_each([&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
     const A* a = reinterpret_cast<const A*>(p[1]);
     if (s[0] == sizeof(O) && s[1] == sizeof(A)) {
-      with_best_isa([o, a, n, &f] {
+      with_best_isa<Widest>([o, a, n, &f] {
         if constexpr (std::is_same_v<O, A>) {
           if (o == a) {
             for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i)));
@@ -58,7 +58,7 @@ void unary_loop(const TensorIter& it, F f) {
 }
 
 /// out[i] = f(a[i], b[i]).
-template <class O, class A, class B, class F>
+template <class O, class A, class B, Isa Widest = Isa::avx512, class F>
 void binary_loop(const TensorIter& it, F f) {
   it.for_each([&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
@@ -66,7 +66,7 @@ void binary_loop(const TensorIter& it, F f) {
     const B* b = reinterpret_cast<const B*>(p[2]);
     const bool dense_o = s[0] == sizeof(O), dense_a = s[1] == sizeof(A), dense_b = s[2] == sizeof(B);
     if (dense_o && dense_a && dense_b) {
-      with_best_isa([o, a, b, n, &f] {
+      with_best_isa<Widest>([o, a, b, n, &f] {
         if constexpr (std::is_same_v<O, A>) {
           if (o == a) {
             for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i), ld(b, i)));
@@ -77,7 +77,7 @@ void binary_loop(const TensorIter& it, F f) {
       });
     } else if (dense_o && dense_a && s[2] == 0) {
       const acc_t<B> bv = *b;
-      with_best_isa([o, a, bv, n, &f] {
+      with_best_isa<Widest>([o, a, bv, n, &f] {
         if constexpr (std::is_same_v<O, A>) {
           if (o == a) {
             for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i), bv));
@@ -88,7 +88,7 @@ void binary_loop(const TensorIter& it, F f) {
       });
     } else if (dense_o && s[1] == 0 && dense_b) {
       const acc_t<A> av = *a;
-      with_best_isa([o, av, b, n, &f] {
+      with_best_isa<Widest>([o, av, b, n, &f] {
         for (int64_t i = 0; i < n; ++i) o[i] = O(f(av, ld(b, i)));
       });
     } else {
@@ -100,7 +100,7 @@ void binary_loop(const TensorIter& it, F f) {
 }
 
 /// out[i] = f(a[i], b[i], c[i]).
-template <class O, class A, class B, class C, class F>
+template <class O, class A, class B, class C, Isa Widest = Isa::avx512, class F>
 void ternary_loop(const TensorIter& it, F f) {
   it.for_each([&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
@@ -109,17 +109,17 @@ void ternary_loop(const TensorIter& it, F f) {
     const C* c = reinterpret_cast<const C*>(p[3]);
     const bool dense = s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == sizeof(B);
     if (dense && s[3] == sizeof(C)) {
-      with_best_isa([o, a, b, c, n, &f] {
+      with_best_isa<Widest>([o, a, b, c, n, &f] {
         for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i), ld(c, i)));
       });
     } else if (dense && s[3] == 0) {  // e.g. where(mask, x, 0)
       const acc_t<C> cv = *c;
-      with_best_isa([o, a, b, cv, n, &f] {
+      with_best_isa<Widest>([o, a, b, cv, n, &f] {
         for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i), cv));
       });
     } else if (s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == 0 && s[3] == sizeof(C)) {
       const acc_t<B> bv = *b;
-      with_best_isa([o, a, bv, c, n, &f] {
+      with_best_isa<Widest>([o, a, bv, c, n, &f] {
         for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), bv, ld(c, i)));
       });
     } else {

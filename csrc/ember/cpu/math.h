@@ -52,6 +52,45 @@ inline float fast_tanh(float x) {
 }
 inline double fast_tanh(double x) { return std::tanh(x); }
 
+/// log(x) in float without libm, so a loop calling it vectorizes: Cephes' logf (x = m 2^e with
+/// m in [sqrt(1/2), sqrt(2)), a degree-9 polynomial in m - 1, about 1 ulp). Subnormals are scaled
+/// into the normal range first; 0 gives -inf, negatives and NaN give NaN, inf gives inf.
+inline float fast_log(float x) {
+  const bool tiny = x < 1.17549435e-38f;  // subnormal (or zero / negative, fixed below)
+  const int32_t bits = std::bit_cast<int32_t>(tiny ? x * 8388608.0f : x);  // * 2^23
+  int32_t e = ((bits >> 23) & 0xff) - 126 - (tiny ? 23 : 0);
+  const float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f000000);  // in [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1 : e;
+  const float f = low ? m + m - 1.0f : m - 1.0f;
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = p * f - 1.1514610310e-1f;
+  p = p * f + 1.1676998740e-1f;
+  p = p * f - 1.2420140846e-1f;
+  p = p * f + 1.4249322787e-1f;
+  p = p * f - 1.6668057665e-1f;
+  p = p * f + 2.0000714765e-1f;
+  p = p * f - 2.4999993993e-1f;
+  p = p * f + 3.3333331174e-1f;
+  const float fe = float(e);
+  float y = p * f * z + fe * -2.12194440e-4f - 0.5f * z;  // ln2 split as in fast_exp
+  float r = (f + y) + fe * 0.693359375f;
+  r = x == std::numeric_limits<float>::infinity() ? x : r;
+  r = x == 0.0f ? -std::numeric_limits<float>::infinity() : r;
+  return x < 0.0f || x != x ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+inline double fast_log(double x) { return std::log(x); }
+
+/// log(1 + x) in float without libm: log(u) * x / (u - 1) with u = 1 + x, which cancels the
+/// rounding of u (Goldberg's trick, a few ulp); x where u rounds to 1.
+inline float fast_log1p(float x) {
+  const float u = 1.0f + x, d = u - 1.0f;
+  const float r = d == 0.0f ? x : fast_log(u) * (x / d);
+  return u == std::numeric_limits<float>::infinity() ? u : r;
+}
+inline double fast_log1p(double x) { return std::log1p(x); }
+
 /// x + y and x * y that wrap modulo 2^bits for integers, as PyTorch's integer kernels do: the
 /// arithmetic runs in the unsigned type, where wrapping is defined (signed overflow is not).
 template <class T>

@@ -3,6 +3,7 @@
 // the fixed and the adaptive forms; the common 2x2, stride-2 max pool has its own branch-free
 // loop, which vectorizes (no-trapping-math lets the compiler if-convert the comparisons).
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math")
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -25,6 +26,9 @@ namespace {
 struct Windows {
   std::vector<int64_t> begin, n, span;
   int64_t step = 1;
+  // Sliding windows only (stride 0 marks adaptive ones): output o's window has k taps from
+  // o * stride + first before clipping.
+  int64_t stride = 0, first = 0, k = 0;
   int64_t size() const { return int64_t(begin.size()); }
   // Room for `count` windows up front: an output size too large to hold fails here, at once,
   // instead of after a loop of `count` steps. The bound is checked, not left to std::bad_alloc:
@@ -53,6 +57,9 @@ Windows sliding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_
   Windows w;
   w.reserve(out);
   w.step = d;
+  w.stride = s;
+  w.first = -p;
+  w.k = k;
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * s - p;
     w.add(start, k, in, std::min(start + k, in + p) - start);
@@ -77,6 +84,75 @@ bool is_2x2_stride_2(const Windows& w, int64_t in) {
   for (int64_t o = 0; o < w.size(); ++o)
     if (w.count(o) != 2 || w.tap(o, 0) != 2 * o) return false;
   return true;
+}
+
+// Note [Pool rows]
+// Along a row of outputs, the windows that lie wholly inside the input (full_columns) start
+// `stride` apart and have the same k taps, so tap (a, b) of all of them is one strided read of
+// an input row. Sweeping the taps in the generic loop's order, each as a pass over the row's
+// outputs with accumulators in a small buffer, gives the generic loop's results bit for bit
+// (values, indices, ties, NaNs, summation order) with vector loads across output columns; the
+// clipped windows at the row's ends take the generic loop. Strides 1 and 2 are compile-time
+// constants so the strided reads become vector loads and shuffles, not gathers.
+
+// The outputs [lo, hi) whose windows are full (none for adaptive windows).
+std::pair<int64_t, int64_t> full_columns(const Windows& w) {
+  if (w.stride == 0) return {0, 0};
+  auto full = [&](int64_t o) { return w.count(o) == w.k && w.tap(o, 0) == w.first + o * w.stride; };
+  int64_t lo = 0;
+  while (lo < w.size() && !full(lo)) ++lo;
+  int64_t hi = lo;
+  while (hi < w.size() && full(hi)) ++hi;
+  return {lo, hi};
+}
+
+// True when the float fast path of Note [Pool rows] serves this pool.
+bool row_sweep(const Tensor& x, const Windows& ww) {
+  const auto [lo, hi] = full_columns(ww);
+  return x.dtype() == kFloat && hi > lo && (ww.stride == 1 || ww.stride == 2) &&
+         x.size(2) * x.size(3) <= INT32_MAX;
+}
+
+// One tap of max_pool over n full windows: src[i * S] is window i's tap, at flat position
+// pos + i * S; max_pool's update rule (a larger value or a NaN replaces; so the last NaN wins).
+template <int S>
+void max_tap(const float* __restrict src, float* __restrict best, int32_t* __restrict arg,
+             int32_t n, int32_t pos) {
+  for (int32_t i = 0; i < n; ++i) {
+    const float v = src[i * S];
+    const bool up = (v > best[i]) | (v != v);
+    best[i] = up ? v : best[i];
+    arg[i] = up ? pos + i * S : arg[i];
+  }
+}
+
+// Full windows [lo, lo + n) of output row oh of a plane (Note [Pool rows]); at least one row tap.
+template <int S>
+void max_row(const float* plane, int64_t W, const Windows& wh, int64_t oh, const Windows& ww,
+             int64_t lo, int32_t n, float* best, int32_t* arg) {
+  const int64_t col = ww.first + lo * S;
+  const int32_t first = int32_t(wh.tap(oh, 0) * W + col);
+  for (int32_t i = 0; i < n; ++i) {  // the first tap always takes
+    best[i] = plane[first + i * S];
+    arg[i] = first + i * S;
+  }
+  for (int64_t a = 0; a < wh.count(oh); ++a)
+    for (int64_t b = a == 0 ? 1 : 0; b < ww.k; ++b) {
+      const int32_t pos = int32_t(wh.tap(oh, a) * W + col + b * ww.step);
+      max_tap<S>(plane + pos, best, arg, n, pos);
+    }
+}
+
+// Sums of avg_pool's full windows [lo, lo + n) of output row oh, taps in the generic order.
+template <int S>
+void sum_row(const float* plane, int64_t W, const Windows& wh, int64_t oh, const Windows& ww,
+             int64_t lo, int32_t n, float* __restrict sum) {
+  for (int32_t i = 0; i < n; ++i) sum[i] = 0;
+  for (int64_t a = 0; a < wh.count(oh); ++a)
+    for (int64_t b = 0; b < ww.k; ++b) {
+      const float* __restrict src = plane + wh.tap(oh, a) * W + ww.first + lo * S + b * ww.step;
+      for (int32_t i = 0; i < n; ++i) sum[i] += src[i * S];
+    }
 }
 
 // Accumulators: float for 16-bit floats, int64 for integers (means truncate like PyTorch's).
@@ -146,40 +222,62 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
     max_pool_2x2<float>(x, out, idx);
     return {out, idx};
   }
+  const bool rows = row_sweep(x, ww);
+  const auto [lo, hi] = full_columns(ww);
   dispatch<kNumericTypes>(x.dtype(), "max_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc<T>;
     const T* px = x.data_ptr<T>();
     T* po = out.data_ptr<T>();
     int64_t* pi = idx.data_ptr<int64_t>();
+    // Output (oh, ow) of a plane: max over its window in scan order.
+    auto window = [&](const T* plane, T* o, int64_t* oi, int64_t oh, int64_t ow) {
+      // a window wholly in the padding gives -inf for floats, as PyTorch's does
+      A best = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
+                                                    : std::numeric_limits<A>::lowest();
+      int64_t arg = -1;
+      for (int64_t a = 0; a < wh.count(oh); ++a) {
+        const int64_t row = wh.tap(oh, a) * W + ww.tap(ow, 0);
+        for (int64_t b = 0; b < ww.count(ow); ++b) {
+          const int64_t pos = row + b * ww.step;
+          const A v = A(plane[pos]);
+          bool nan = false;
+          if constexpr (!std::is_integral_v<T>) nan = std::isnan(v);
+          // As PyTorch: the last NaN wins. Selects, not a branch: the comparison's outcome
+          // is data, and mispredicting it cost more than the window's loads.
+          const bool take = (arg < 0) | (v > best) | nan;
+          best = take ? v : best;
+          arg = take ? pos : arg;
+        }
+      }
+      o[ow] = T(best);
+      oi[ow] = arg;
+    };
     parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)), [&](int64_t c0, int64_t c1) {
+      std::vector<float> best;
+      std::vector<int32_t> arg;
+      if (rows) best.resize(size_t(hi - lo)), arg.resize(size_t(hi - lo));
       for (int64_t c = c0; c < c1; ++c) {
         const T* plane = px + c * H * W;
-        T* o = po + c * OH * OW;
-        int64_t* oi = pi + c * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            // a window wholly in the padding gives -inf for floats, as PyTorch's does
-            A best = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
-                                                          : std::numeric_limits<A>::lowest();
-            int64_t arg = -1;
-            for (int64_t a = 0; a < wh.count(oh); ++a) {
-              const int64_t row = wh.tap(oh, a) * W + ww.tap(ow, 0);
-              for (int64_t b = 0; b < ww.count(ow); ++b) {
-                const int64_t pos = row + b * ww.step;
-                const A v = A(plane[pos]);
-                bool nan = false;
-                if constexpr (!std::is_integral_v<T>) nan = std::isnan(v);
-                // As PyTorch: the last NaN wins. Selects, not a branch: the comparison's outcome
-                // is data, and mispredicting it cost more than the window's loads.
-                const bool take = (arg < 0) | (v > best) | nan;
-                best = take ? v : best;
-                arg = take ? pos : arg;
-              }
+          T* o = po + (c * OH + oh) * OW;
+          int64_t* oi = pi + (c * OH + oh) * OW;
+          int64_t ow = 0;
+          if constexpr (std::is_same_v<T, float>) {
+            if (rows && wh.count(oh) > 0) {
+              const int32_t n = int32_t(hi - lo);
+              float* b = best.data();
+              int32_t* a = arg.data();
+              with_best_isa([&] {
+                if (ww.stride == 1) max_row<1>(plane, W, wh, oh, ww, lo, n, b, a);
+                else max_row<2>(plane, W, wh, oh, ww, lo, n, b, a);
+                for (int32_t i = 0; i < n; ++i) o[lo + i] = b[i], oi[lo + i] = a[i];
+              });
+              for (; ow < lo; ++ow) window(plane, o, oi, oh, ow);
+              ow = hi;
             }
-            o[oh * OW + ow] = T(best);
-            oi[oh * OW + ow] = arg;
           }
+          for (; ow < OW; ++ow) window(plane, o, oi, oh, ow);
         }
       }
     });
@@ -195,27 +293,48 @@ Tensor avg_pool(const Tensor& input, const Windows& wh, const Windows& ww, bool 
   const int64_t OH = wh.size(), OW = ww.size();
   Tensor out = empty({N, C, OH, OW}, x.dtype(), x.device());
   if (out.numel() == 0) return out;
+  const bool rows = row_sweep(x, ww);
+  const auto [lo, hi] = full_columns(ww);
+  auto divide = [&](int64_t oh, int64_t ow) {
+    return divisor     ? *divisor
+           : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
+                       : wh.count(oh) * ww.count(ow);
+  };
   dispatch<kNumericTypes>(x.dtype(), "avg_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc<T>;
     const T* px = x.data_ptr<T>();
     T* po = out.data_ptr<T>();
+    // Output (oh, ow) of a plane.
+    auto window = [&](const T* plane, T* o, int64_t oh, int64_t ow) {
+      A s = 0;
+      for (int64_t a = 0; a < wh.count(oh); ++a) {
+        const T* row = plane + wh.tap(oh, a) * W + ww.tap(ow, 0);
+        for (int64_t b = 0; b < ww.count(ow); ++b) s += A(row[b * ww.step]);
+      }
+      o[ow] = T(s / A(divide(oh, ow)));
+    };
     parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)), [&](int64_t c0, int64_t c1) {
+      std::vector<float> sum(rows ? size_t(hi - lo) : 0);
       for (int64_t c = c0; c < c1; ++c) {
         const T* plane = px + c * H * W;
-        T* o = po + c * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            A s = 0;
-            for (int64_t a = 0; a < wh.count(oh); ++a) {
-              const T* row = plane + wh.tap(oh, a) * W + ww.tap(ow, 0);
-              for (int64_t b = 0; b < ww.count(ow); ++b) s += A(row[b * ww.step]);
+          T* o = po + (c * OH + oh) * OW;
+          int64_t ow = 0;
+          if constexpr (std::is_same_v<T, float>) {
+            if (rows) {
+              const int32_t n = int32_t(hi - lo);
+              const float div = float(divide(oh, lo));  // the same for every full window
+              with_best_isa([&] {
+                if (ww.stride == 1) sum_row<1>(plane, W, wh, oh, ww, lo, n, sum.data());
+                else sum_row<2>(plane, W, wh, oh, ww, lo, n, sum.data());
+                for (int32_t i = 0; i < n; ++i) o[lo + i] = sum[size_t(i)] / div;
+              });
+              for (; ow < lo; ++ow) window(plane, o, oh, ow);
+              ow = hi;
             }
-            int64_t div = divisor ? *divisor
-                          : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
-                                      : wh.count(oh) * ww.count(ow);
-            o[oh * OW + ow] = T(s / A(div));
           }
+          for (; ow < OW; ++ow) window(plane, o, oh, ow);
         }
       }
     });

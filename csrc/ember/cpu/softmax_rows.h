@@ -13,7 +13,8 @@ namespace ember::cpu {
 // float primitives use their own vector exp: round-to-nearest range reduction x = n ln2 + r by
 // the 1.5 * 2^23 trick, Cephes' degree-6 polynomial for e^r (about 1 ulp), and 2^n built in the
 // exponent bits; inputs below -87.3 give 0, above 88.7 inf, NaN stays NaN. They are compiled
-// twice (cpu/softmax_rows.cpp): SSE2 (the build's baseline) and AVX2+FMA, used when the CPU has it.
+// three times (cpu/softmax_rows.cpp): SSE2 (the build's baseline), AVX2+FMA and AVX-512, the
+// widest the CPU has used (kBestIsa, cpu/isa.h).
 
 /// The float row primitives of one instruction set.
 struct RowKernels {

@@ -18,10 +18,10 @@ namespace {
   _(exp, fast_exp(x))                                  \
   _(exp2, std::exp2(x))                               \
   _(expm1, std::expm1(x))                             \
-  _(log, std::log(x))                                 \
+  _(log, fast_log(x))                                 \
   _(log2, std::log2(x))                               \
   _(log10, std::log10(x))                             \
-  _(log1p, std::log1p(x))                             \
+  _(log1p, fast_log1p(x))                             \
   _(sqrt, std::sqrt(x))                               \
   _(rsqrt, 1 / std::sqrt(x))                          \
   _(sin, std::sin(x))                                 \
