@@ -517,3 +517,21 @@ def test_sinc_half_precision_rounds_only_the_result():
     got = ember.sinc(x)
     assert got.dtype == ember.bfloat16
     np.testing.assert_allclose(got.float().numpy(), want, atol=1e-6, rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_long_float_sums_stay_within_one_output_rounding(dtype):
+    """Float sums add blocks of 64 elements in float and the rest in double: over 2^22 elements
+    (rows, columns and a single long run) the error stays within two roundings of the output."""
+    rng = np.random.default_rng(0)
+    x = (rng.random((1 << 22,)) / 1024).astype(np.float32)  # float16's total stays finite
+    t = ember.tensor(x).to(getattr(ember, dtype))
+    exact = t.double().numpy().astype(np.float64)
+    eps = {"float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}[dtype]
+    total = exact.sum()
+    assert abs(t.sum().double().item() - total) <= 2 * eps * total
+    cols = t.reshape(-1, 16)
+    np.testing.assert_allclose(cols.sum(0).double().numpy(), exact.reshape(-1, 16).sum(0),
+                               rtol=2 * eps)
+    np.testing.assert_allclose(cols.mean(1).double().numpy(), exact.reshape(-1, 16).mean(1),
+                               rtol=2 * eps)

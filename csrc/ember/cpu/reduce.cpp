@@ -94,9 +94,10 @@ A wrap_mul(A a, A b) {
   }
 }
 
-template <class A>
+template <class A, class B = A>
 struct SumOp {
   using acc_t = A;
+  using block_t = B;  // see Note [Reductions]
   static constexpr bool kLaned = true;
   A init() const { return A(0); }
   template <class V>
@@ -118,9 +119,15 @@ struct ProdOp {
 template <class T>
 using sum_acc_t = std::conditional_t<std::is_floating_point_v<acc_t<T>>, double, int64_t>;
 
+// Sum's op per input type: floating inputs add short blocks in their own accumulator type first.
+template <class A, class T>
+using SumFor = SumOp<A, std::conditional_t<std::is_floating_point_v<acc_t<T>>, acc_t<T>, A>>;
+template <class A, class T>
+using ProdFor = ProdOp<A>;
+
 // Integer and bool inputs accumulate and return int64; a requested dtype converts the input first
 // (and an integer one converts the int64 result back).
-template <template <class> class Op>
+template <template <class, class> class Op>
 Tensor sum_like(const char* name, const Tensor& self_in, IntArrayRef dims, bool keepdim,
                 std::optional<ScalarType> dtype) {
   Tensor self = dtype ? to_dtype(self_in, *dtype) : self_in;
@@ -133,16 +140,16 @@ Tensor sum_like(const char* name, const Tensor& self_in, IntArrayRef dims, bool 
     using A = sum_acc_t<T>;
     using O = std::conditional_t<std::is_floating_point_v<acc_t<T>>, T, int64_t>;
     O* o = reinterpret_cast<O*>(out.data_ptr());
-    run_reduction<T>(plan, Op<A>(), [&](int64_t m, A a) { o[m] = O(a); });
+    run_reduction<T>(plan, Op<A, T>(), [&](int64_t m, A a) { o[m] = O(a); });
   });
   return dtype && *dtype != out.dtype() ? to_dtype(out, *dtype) : out;
 }
 
 Tensor sum_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
-  return sum_like<SumOp>("sum", self, dims, keepdim, dtype);
+  return sum_like<SumFor>("sum", self, dims, keepdim, dtype);
 }
 Tensor prod_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
-  return sum_like<ProdOp>("prod", self, dims, keepdim, dtype);
+  return sum_like<ProdFor>("prod", self, dims, keepdim, dtype);
 }
 EMBER_REGISTER_KERNEL("sum", CPU, sum_kernel);
 EMBER_REGISTER_KERNEL("prod", CPU, prod_kernel);
