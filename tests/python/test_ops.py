@@ -521,7 +521,7 @@ def test_sinc_half_precision_rounds_only_the_result():
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_long_float_sums_stay_within_one_output_rounding(dtype):
-    """Float sums add blocks of 64 elements in float and the rest in double: over 2^22 elements
+    """Float sums add blocks of 16 elements in float and the rest in double: over 2^22 elements
     (rows, columns and a single long run) the error stays within two roundings of the output."""
     rng = np.random.default_rng(0)
     x = (rng.random((1 << 22,)) / 1024).astype(np.float32)  # float16's total stays finite

@@ -17,8 +17,9 @@
 // A sum whose accumulator is wider than its elements (floats summed in double) declares a
 // narrower block_t: each lane (or, for columns, each output) first adds kBlockSteps elements in
 // block_t, then adds that block's total into acc_t. Converting every element to double halved
-// the vector width and made a one-thread float sum 1.45x slower than PyTorch's; with blocks of 64
-// the float rounding covers 64 additions, and everything beyond them is summed in double.
+// the vector width and made a one-thread float sum 1.45x slower than PyTorch's; with blocks of 16
+// the float rounding covers 16 additions (as fast as 64, and 4x less error), and everything beyond
+// them is summed in double.
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -48,7 +49,7 @@ template <class Op>
 constexpr bool laned = requires { requires Op::kLaned; };
 
 /// Elements a block_t accumulator adds before its total joins acc_t (see the Note).
-constexpr int64_t kBlockSteps = 64;
+constexpr int64_t kBlockSteps = 16;
 template <class Op>
 constexpr bool blocked = requires {
   typename Op::block_t;
