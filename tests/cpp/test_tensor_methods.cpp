@@ -113,6 +113,10 @@ TEST(TensorMethods, ShapeAndIndexing) {
   EXPECT_EQ(a.to(kDouble).dtype(), kDouble);
   EXPECT_EQ((a == a).dtype(), kBool);
   EXPECT_EQ((a != a).sum().item<int64_t>(), 0);
+  EXPECT_EQ(a.sum().item().toFloat(), 72.0f);
+  EXPECT_EQ(a.argmax().item().toLong(), 11);
+  EXPECT_TRUE(a.is_cpu() && !a.is_cuda());
+  EXPECT_TRUE(a.data().equal(a));
 }
 
 TEST(TensorMethods, ErrorsKeepTheirKind) {

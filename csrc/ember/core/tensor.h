@@ -178,7 +178,8 @@ class Tensor {
   Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
-  /// As libtorch: `x.var(1)` picks this overload (1 converts to bool), `x.var({1})` the next.
+  /// As libtorch's overloads: `x.var(1)` and `x.var({1})` pick this one (an int converts to
+  /// bool before an IntArrayRef), so dims go in an IntArrayRef or vector: `x.var(IntArrayRef{1})`.
   Tensor var(bool unbiased = true) const;
   Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   Tensor std(bool unbiased = true) const;
@@ -252,6 +253,9 @@ class Tensor {
   Tensor toType(ScalarType dtype) const;
   Tensor cpu() const;
   bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().type == DeviceType::CUDA; }
+  /// libtorch's older spelling of detach().
+  Tensor data() const { return detach(); }
   /// The dtype and device of this tensor (and its requires_grad), for factories.
   TensorOptions options() const;
   Tensor clone() const;
