@@ -66,8 +66,8 @@ void Tensor::retain_grad() const {
   std::weak_ptr<Tensor> slot = m.retained_grad;
   m.grad_fn->tensor_pre_hooks.push_back({m.output_nr, [slot](const Tensor& g) {
     if (auto s = slot.lock()) {
-      if (!s->defined()) *s = clone(g.detach());
-      else *s = add(*s, g.detach());
+      if (!s->defined()) *s = ember::clone(g.detach());
+      else *s = ember::add(*s, g.detach());
     }
     return Tensor();
   }});

@@ -27,6 +27,12 @@ class Scalar {
   double to_double() const { return tag_ == Tag::Double ? d_ : double(i_); }
   int64_t to_long() const { return tag_ == Tag::Double ? int64_t(d_) : i_; }
   bool to_bool() const { return tag_ == Tag::Double ? d_ != 0 : i_ != 0; }
+  // libtorch's names (`loss.item().toFloat()`).
+  double toDouble() const { return to_double(); }
+  float toFloat() const { return float(to_double()); }
+  int64_t toLong() const { return to_long(); }
+  int toInt() const { return int(to_long()); }
+  bool toBool() const { return to_bool(); }
   /// The value converted to element type T.
   template <class T>
   T to() const {

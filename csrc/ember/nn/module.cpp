@@ -3,6 +3,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops/ops.h"
+#include "ember/serialize/serialize.h"
 
 namespace ember::nn {
 
@@ -157,3 +158,13 @@ std::ostream& operator<<(std::ostream& os, const Module& module) {
 }
 
 }  // namespace ember::nn
+
+namespace ember {
+
+void save(const nn::Module& module, const std::string& path) { save(module.state_dict(), path); }
+
+void load(nn::Module& module, const std::string& path) {
+  module.load_state_dict(load(path).to_ordered_tensor_dict());
+}
+
+}  // namespace ember

@@ -4,6 +4,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <concepts>
 #include <type_traits>
 
 #include "ember/core/tensor.h"
@@ -138,4 +139,39 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
     using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }
 
+// Note [TORCH_MODULE]
+// Porting by renaming the namespace leaves macros as they are, so a libtorch program's
+// TORCH_MODULE(Net) must keep working: ember defines it as EMBER_MODULE unless the program has
+// its own (for instance because it also includes libtorch, where the definition is libtorch's).
+#ifndef TORCH_MODULE
+#define TORCH_MODULE(Name) EMBER_MODULE(Name)
+#endif
+
 }  // namespace ember::nn
+
+namespace ember {
+
+/// Saves a module's state_dict (parameters and buffers by dotted name), as torch::save(module).
+void save(const nn::Module& module, const std::string& path);
+/// Loads a checkpoint written by save(module) into a module of the same structure (strict).
+void load(nn::Module& module, const std::string& path);
+template <class M>
+  requires std::derived_from<M, nn::Module>
+void save(const std::shared_ptr<M>& module, const std::string& path) {
+  save(static_cast<const nn::Module&>(*module), path);
+}
+template <class M>
+  requires std::derived_from<M, nn::Module>
+void load(const std::shared_ptr<M>& module, const std::string& path) {
+  load(static_cast<nn::Module&>(*module), path);
+}
+template <class Impl>
+void save(const nn::ModuleHolder<Impl>& module, const std::string& path) {
+  save(module.ptr(), path);
+}
+template <class Impl>
+void load(const nn::ModuleHolder<Impl>& module, const std::string& path) {
+  load(module.ptr(), path);
+}
+
+}  // namespace ember

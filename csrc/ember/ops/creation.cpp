@@ -3,6 +3,7 @@
 
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/core/shape.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -21,6 +22,20 @@ const TypedOperator<Tensor&(Tensor&, const Scalar&, const Scalar&)>& arange_fill
 
 Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
   return finish(empty(sizes, o.dtype_or_default(), o.device_), o);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& o) {
+  return finish(from_blob(data, sizes, contiguous_strides(sizes), o.dtype_or_default()), o);
+}
+
+Tensor tensor(ArrayRef<int64_t> values, const TensorOptions& o) {
+  Tensor t = from_blob(const_cast<int64_t*>(values.data()), {int64_t(values.size())}, kLong);
+  return finish(to_dtype(t, o.dtype_.value_or(kLong), /*copy=*/true), o);
+}
+
+Tensor tensor(ArrayRef<double> values, const TensorOptions& o) {
+  Tensor t = from_blob(const_cast<double*>(values.data()), {int64_t(values.size())}, kDouble);
+  return finish(to_dtype(t, o.dtype_or_default(), /*copy=*/true), o);
 }
 
 Tensor zeros(IntArrayRef sizes, const TensorOptions& o) {

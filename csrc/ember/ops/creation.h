@@ -1,6 +1,9 @@
 #pragma once
 // Factory functions: zeros, ones, full, arange, linspace, eye, ... (libtorch names).
+#include <initializer_list>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
 #include "ember/core/tensor.h"
 
@@ -33,7 +36,23 @@ struct TensorOptions {
   ScalarType dtype_or_default() const { return dtype_.value_or(default_dtype()); }
 };
 
+/// libtorch's option builders: `ember::dtype(kFloat).requires_grad(true)`.
+inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }
+inline TensorOptions device(Device d) { return TensorOptions(d); }
+inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+
 Tensor empty(IntArrayRef sizes, const TensorOptions& options);
+/// Wraps external memory without copying or freeing it (contiguous strides).
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
+/// A 1-d tensor of `values`: int64 for integers, the default dtype for floating point.
+Tensor tensor(ArrayRef<int64_t> values, const TensorOptions& options = {});
+Tensor tensor(ArrayRef<double> values, const TensorOptions& options = {});
+template <class T>
+  requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
+Tensor tensor(std::initializer_list<T> values, const TensorOptions& options = {}) {
+  using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  return tensor(ArrayRef<Wide>(std::vector<Wide>(values.begin(), values.end())), options);
+}
 Tensor zeros(IntArrayRef sizes, const TensorOptions& options = {});
 Tensor ones(IntArrayRef sizes, const TensorOptions& options = {});
 /// Filled with `value`; without a dtype, the value's kind decides (bool, int64 or default float).

@@ -4,49 +4,6 @@
 
 namespace ember {
 
-// Unary ops that compute in floating point (integer inputs promote to the default dtype).
-// (name, PyTorch backward node name)
-#define EMBER_UNARY_FLOAT_OPS(_) \
-  _(exp, ExpBackward0)           \
-  _(exp2, Exp2Backward0)         \
-  _(expm1, Expm1Backward0)       \
-  _(log, LogBackward0)           \
-  _(log2, Log2Backward0)         \
-  _(log10, Log10Backward0)       \
-  _(log1p, Log1PBackward0)       \
-  _(sqrt, SqrtBackward0)         \
-  _(rsqrt, RsqrtBackward0)       \
-  _(sin, SinBackward0)           \
-  _(cos, CosBackward0)           \
-  _(tan, TanBackward0)           \
-  _(asin, AsinBackward0)         \
-  _(acos, AcosBackward0)         \
-  _(atan, AtanBackward0)         \
-  _(sinh, SinhBackward0)         \
-  _(cosh, CoshBackward0)         \
-  _(tanh, TanhBackward0)         \
-  _(asinh, AsinhBackward0)       \
-  _(acosh, AcoshBackward0)       \
-  _(atanh, AtanhBackward0)       \
-  _(sigmoid, SigmoidBackward0)   \
-  _(erf, ErfBackward0)           \
-  _(erfc, ErfcBackward0)         \
-  _(erfinv, ErfinvBackward0)     \
-  _(reciprocal, ReciprocalBackward0)
-
-// Unary ops that keep the input dtype.
-#define EMBER_UNARY_SAME_OPS(_) \
-  _(abs, AbsBackward0)          \
-  _(neg, NegBackward0)          \
-  _(sign, SignBackward0)        \
-  _(floor, FloorBackward0)      \
-  _(ceil, CeilBackward0)        \
-  _(round, RoundBackward0)      \
-  _(trunc, TruncBackward0)      \
-  _(frac, FracBackward0)        \
-  _(relu, ReluBackward0)        \
-  _(bitwise_not, NotImplemented)
-
 #define EMBER_DECLARE_UNARY(name, node) \
   Tensor name(const Tensor& self);      \
   Tensor& name##_(Tensor& self);
@@ -153,5 +110,36 @@ Tensor operator/(const Tensor& a, const Scalar& b);
 Tensor operator*(const Scalar& a, const Tensor& b);
 Tensor operator+(const Scalar& a, const Tensor& b);
 Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+/// Comparisons give bool tensors, as libtorch's.
+#define EMBER_DECLARE_COMPARE_OPERATOR(op)            \
+  Tensor operator op(const Tensor& a, const Tensor& b); \
+  Tensor operator op(const Tensor& a, const Scalar& b);
+EMBER_DECLARE_COMPARE_OPERATOR(==)
+EMBER_DECLARE_COMPARE_OPERATOR(!=)
+EMBER_DECLARE_COMPARE_OPERATOR(<)
+EMBER_DECLARE_COMPARE_OPERATOR(<=)
+EMBER_DECLARE_COMPARE_OPERATOR(>)
+EMBER_DECLARE_COMPARE_OPERATOR(>=)
+#undef EMBER_DECLARE_COMPARE_OPERATOR
+/// Bitwise (logical on bool masks).
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator~(const Tensor& a);
+
+/// clamp with number bounds, and its one-sided forms.
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
+             const std::optional<Scalar>& max = std::nullopt);
+Tensor clamp_min(const Tensor& self, const Scalar& min);
+Tensor clamp_max(const Tensor& self, const Scalar& max);
+/// Elementwise |self - other| <= atol + rtol * |other| (NaNs equal only with equal_nan).
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+               bool equal_nan = false);
+/// isclose everywhere (after broadcasting).
+bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
+/// Same sizes and exactly the same values.
+bool equal(const Tensor& self, const Tensor& other);
 
 }  // namespace ember

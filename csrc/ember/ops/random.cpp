@@ -221,6 +221,29 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef size, const GeneratorPtr& 
   return random_(t, low, high, gen);
 }
 
+namespace {
+Tensor with_grad(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad_) t.requires_grad_(true);
+  return t;
+}
+}  // namespace
+
+Tensor rand(IntArrayRef size, const TensorOptions& o) {
+  return with_grad(rand(size, nullptr, o.dtype_or_default()), o);
+}
+
+Tensor randn(IntArrayRef size, const TensorOptions& o) {
+  return with_grad(randn(size, nullptr, o.dtype_or_default()), o);
+}
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& o) {
+  return with_grad(randint(low, high, size, nullptr, o.dtype_.value_or(kLong)), o);
+}
+
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) {
+  return randint(0, high, size, o);
+}
+
 Tensor randperm(int64_t n, const GeneratorPtr& gen, ScalarType dtype) {
   Tensor t = empty({n}, dtype);  // a negative n raises here, with PyTorch's message
   randperm_op().call(t, gen_or_default(gen));

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ember/core/tensor.h"
+#include "ember/ops/creation.h"
 
 namespace ember {
 
@@ -82,6 +83,12 @@ Tensor randn_like(const Tensor& self, const GeneratorPtr& gen = nullptr);
 /// Integers in [low, high).
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const GeneratorPtr& gen = nullptr,
                ScalarType dtype = kLong);
+/// libtorch's forms with TensorOptions (dtype defaults as above; requires_grad honored).
+Tensor rand(IntArrayRef size, const TensorOptions& options);
+Tensor randn(IntArrayRef size, const TensorOptions& options);
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options);
+/// Integers in [0, high).
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options = {});
 /// A random permutation of 0..n-1 (Fisher-Yates).
 Tensor randperm(int64_t n, const GeneratorPtr& gen = nullptr, ScalarType dtype = kLong);
 /// Fills with U[from, to).
