@@ -120,3 +120,19 @@ TEST(LibtorchPort, MethodChainsAndOptions) {
 }
 
 }  // namespace
+
+TEST(LibtorchPort, ModuleToAndOptionGetters) {
+  Regressor model;
+  torch::Tensor weight = model->fc->weight;
+  model->to(torch::Device(torch::kCPU), torch::kFloat64);
+  // the handle the module holds is cast in place, as libtorch's Module::to does
+  EXPECT_EQ(weight.dtype(), torch::kFloat64);
+  EXPECT_EQ(model->fc->bias.dtype(), torch::kFloat64);
+  auto y = model->forward(torch::ones({2, 1}, torch::TensorOptions().dtype(torch::kFloat64)));
+  EXPECT_EQ(y.dtype(), torch::kFloat64);
+  EXPECT_THROW(model->to(torch::Device(torch::kCUDA)), torch::Error);
+  auto opts = torch::TensorOptions().dtype(torch::kInt64);
+  EXPECT_EQ(opts.dtype(), torch::kInt64);
+  EXPECT_TRUE(opts.device().is_cpu());
+  EXPECT_EQ(torch::TensorOptions().dtype(), torch::kFloat32);  // the default dtype when unset
+}

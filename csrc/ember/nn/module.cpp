@@ -76,6 +76,27 @@ void Module::train(bool on) {
   for (const auto& c : children_) c.value()->train(on);
 }
 
+void Module::to(ScalarType dtype) {
+  NoGradGuard guard;
+  auto cast = [dtype](Tensor& t) {
+    if (!t.defined() || !is_floating_point(t.dtype()) || t.dtype() == dtype) return;
+    Tensor c = to_dtype(t, dtype);
+    t.impl()->set_storage(c.storage(), c.dtype());
+    t.impl()->set_geometry(c.sizes(), c.strides(), c.storage_offset());
+  };
+  for (Tensor& p : parameters()) cast(p);
+  for (Tensor& b : buffers()) cast(b);
+}
+
+void Module::to(Device device, bool) {
+  EMBER_CHECK(device.is_cpu(), "Module::to: ember runs on the CPU only; got device ", device.str());
+}
+
+void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+  to(device, non_blocking);
+  to(dtype);
+}
+
 void Module::zero_grad(bool set_to_none) {
   NoGradGuard guard;
   for (Tensor& p : parameters()) {

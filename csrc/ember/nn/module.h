@@ -64,6 +64,11 @@ class Module : public std::enable_shared_from_this<Module> {
 
   virtual void train(bool on = true);
   void eval() { train(false); }
+  /// Casts floating parameters and buffers to `dtype` in place (handles stay valid, as libtorch's
+  /// Module::to); a device other than the CPU raises.
+  void to(ScalarType dtype);
+  void to(Device device, bool non_blocking = false);
+  void to(Device device, ScalarType dtype, bool non_blocking = false);
   bool is_training() const { return is_training_; }
   void zero_grad(bool set_to_none = true);
   void apply(const std::function<void(Module&)>& fn);

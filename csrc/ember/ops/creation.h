@@ -34,6 +34,9 @@ struct TensorOptions {
     return o;
   }
   ScalarType dtype_or_default() const { return dtype_.value_or(default_dtype()); }
+  /// libtorch's getters: the dtype (the default one if unset) and the device.
+  ScalarType dtype() const { return dtype_or_default(); }
+  Device device() const { return device_; }
 };
 
 /// libtorch's option builders: `ember::dtype(kFloat).requires_grad(true)`.
