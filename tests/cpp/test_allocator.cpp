@@ -1,4 +1,5 @@
-// The caching CPU allocator: reuse by size class, alignment, out-of-memory errors, fork safety.
+// The caching CPU allocator: reuse by size class, what a miss gives back, alignment, out-of-memory
+// errors, fork safety.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,54 @@ TEST(Allocator, TensorsOfOneStepReuseTheirBlocks) {
   EXPECT_GE(cpu_allocator_stats().hits, 4u);
 #endif
 }
+
+#if !defined(__SANITIZE_ADDRESS__)
+TEST(Allocator, MissKeepsRecentlyFreedBlocks) {
+  cpu_empty_cache();
+  void* a = cpu_alloc(1000000);
+  cpu_free(a, 1000000);
+  void* c = cpu_alloc(3000000);  // another size class: a miss, and `a` is not stale
+  const uint64_t hits = cpu_allocator_stats().hits;
+  void* b = cpu_alloc(1000000);
+  EXPECT_EQ(cpu_allocator_stats().hits, hits + 1);
+  EXPECT_EQ(a, b);
+  cpu_free(b, 1000000);
+  cpu_free(c, 3000000);
+  cpu_empty_cache();
+}
+
+TEST(Allocator, MissGivesBackStaleBlocks) {
+  cpu_empty_cache();
+  cpu_free(cpu_alloc(1000000), 1000000);
+  for (uint64_t i = 0; i < kCpuCacheStaleAllocs; ++i) cpu_free(cpu_alloc(64), 64);
+  const size_t before = cpu_allocator_stats().cached_bytes;
+  EXPECT_GE(before, 1000000u);
+  void* c = cpu_alloc(3000000);  // a miss: the unused 1 MB block goes back to the system
+  EXPECT_LE(cpu_allocator_stats().cached_bytes, before - 1000000);
+  cpu_free(c, 3000000);
+  cpu_empty_cache();
+}
+
+// Steps that free their gradients (zero_grad's default) and activations at different points
+// reach a steady state without a single miss: the cache holds exactly what a step needs.
+TEST(Allocator, TrainingStepsStopMissing) {
+  cpu_empty_cache();
+  Tensor x = randn({128, 784});
+  Tensor w1 = (randn({256, 784}) * 0.05).requires_grad_();
+  Tensor w2 = (randn({10, 256}) * 0.05).requires_grad_();
+  auto step = [&] {
+    w1.set_grad(Tensor());
+    w2.set_grad(Tensor());
+    Tensor h = relu(matmul(x, w1.t()));
+    Tensor out = matmul(h, w2.t());
+    sum(out * out).backward();
+  };
+  for (int i = 0; i < 3; ++i) step();
+  const uint64_t misses = cpu_allocator_stats().misses;
+  for (int i = 0; i < 5; ++i) step();
+  EXPECT_EQ(cpu_allocator_stats().misses, misses);
+}
+#endif
 
 TEST(Allocator, ImpossibleSizeRaisesOutOfMemory) {
   try {

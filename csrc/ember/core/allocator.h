@@ -5,6 +5,9 @@
 
 namespace ember {
 
+/// Allocation requests after which an unused cached block may be given back on a miss.
+constexpr uint64_t kCpuCacheStaleAllocs = uint64_t(1) << 14;
+
 /// A 64-byte aligned block of at least `nbytes`; raises RuntimeError "out of memory" on failure.
 void* cpu_alloc(size_t nbytes);
 /// Returns a block from cpu_alloc; `nbytes` must be the size it was asked for.
