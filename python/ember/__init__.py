@@ -1,9 +1,27 @@
 """ember: PyTorch's programming model on a fast C++ core. Use it as ``import ember as torch``."""
 
 import builtins as _builtins
+import os as _os
 import sys as _sys
 
-from . import _C
+
+def _load_extension():
+    # OpenBLAS (float64 and matrix-vector products) starts its threads when the extension loads and
+    # they spin for about 0.1 s after each use, stealing cores from ember's pool, whose own workers
+    # spin between ops (Note [Pool wake-up]). A short timeout makes them sleep at once; the variable
+    # is read only while OpenBLAS loads, so a user's own setting wins and the environment is restored.
+    ours = "OPENBLAS_THREAD_TIMEOUT" not in _os.environ
+    if ours:
+        _os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
+    try:
+        from . import _C
+    finally:
+        if ours:
+            del _os.environ["OPENBLAS_THREAD_TIMEOUT"]
+    return _C
+
+
+_C = _load_extension()
 from ._C import *  # noqa: F401,F403  (every public op of the extension)
 from ._C import Generator, Tensor, dtype  # noqa: F401
 from ._C import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
