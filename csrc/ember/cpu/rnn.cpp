@@ -170,7 +170,8 @@ RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, con
   Tensor h0 = contiguous(hx), c0 = cx.defined() ? contiguous(cx) : Tensor();
   Tensor x2 = reshape(x, {T * B, I});
   Tensor gi = contiguous(b_ih.defined() ? addmm(b_ih, x2, t(w_ih)) : mm(x2, t(w_ih)));
-  Tensor wt = t(w_hh);
+  // W_hh^T row-major once: every step's product would otherwise transpose it again while packing.
+  Tensor wt = contiguous(t(w_hh));
   int64_t G = gi.size(1);
   dispatch<kRnnTypes>(x.dtype(), "_rnn_layer", [&](auto tag) {
     using S = decltype(tag);

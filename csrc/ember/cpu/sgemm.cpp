@@ -264,12 +264,17 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t
   const Problem g{m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc};
   // Rectangles of whole panels and row tiles, several per thread, taken by the threads as they
   // come free: a thread the OS delays (a shared machine) holds back less than a fixed share.
-  // Columns split first, for free (a task packs only its columns of b); rows only while there are
-  // fewer than two tasks per thread, and not below 16 tiles, since each row part packs b again.
+  // Columns split first (a task packs only its columns of b), but into parts of at least kNc
+  // columns while there are enough for every thread: a task reads all of its rows of a, from L3,
+  // for every part, and parts of 2 panels made 1024^3 at 2 threads run at 353 GFLOP/s against
+  // 392. Rows then split while there are fewer than two tasks per thread, and not below 16 tiles,
+  // since each row part packs b again.
   const int64_t threads =
       m * n * k < kSgemmSerialWork || in_parallel_region() ? 1 : get_num_threads();
   const int64_t panels = (n + kNr - 1) / kNr, tiles = (m + kMr - 1) / kMr;
-  const int64_t col_parts = threads == 1 ? 1 : std::min(panels, 4 * threads);
+  const int64_t col_parts =
+      threads == 1 ? 1
+                   : std::max(std::min(panels, threads), std::min(panels / (kNc / kNr), 4 * threads));
   const int64_t row_parts =
       col_parts >= 2 * threads
           ? 1

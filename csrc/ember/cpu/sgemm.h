@@ -25,7 +25,7 @@ namespace ember::cpu {
 // OpenBLAS: 193, 192, 176).
 
 /// Multiply-adds below which sgemm runs on the calling thread (Note [SGEMM]).
-constexpr int64_t kSgemmSerialWork = int64_t(1) << 22;
+constexpr int64_t kSgemmSerialWork = int64_t(1) << 21;
 
 /// True when this CPU runs sgemm (AVX-512F).
 bool has_sgemm();
