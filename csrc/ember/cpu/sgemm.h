@@ -16,7 +16,7 @@ namespace ember::cpu {
 // large. Threads split the rows and columns of c into rectangles, never k: every output is summed
 // over k in ascending order with one FMA chain that starts at beta * c (0 when beta is 0, so c is
 // never read then), so results do not depend on the thread count or tiling. Products below
-// kSgemmSerialWork multiply-adds (about 17 us on one core) stay on the calling thread, where the
+// kSgemmSerialWork multiply-adds (about 9 us on one core) stay on the calling thread, where the
 // pool's hand-off (a few us while its workers spin, Note [Pool wake-up]) would cost more than it
 // saves. Matrix-vector products stay
 // with OpenBLAS's gemv (memory-bound, no packing), as does float64.
