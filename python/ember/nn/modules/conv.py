@@ -162,6 +162,9 @@ class _Conv(_ConvNd):
         return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
+        p = self._parameters  # Note [Parameter fast path] in module.py
+        if "weight" in p and "bias" in p:
+            return self._conv_forward(input, p["weight"], p["bias"])
         return self._conv_forward(input, self.weight, self.bias)
 
 

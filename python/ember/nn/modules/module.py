@@ -224,6 +224,12 @@ class Module:
 
     # ---- attribute protocol ----------------------------------------------------------------
 
+    # Note [Parameter fast path]
+    # `self.weight` reaches a parameter through __getattr__, after the class and instance lookups
+    # have failed and raised internally: 0.4 us, a third of a small Linear's call. The hot layers'
+    # forward reads self._parameters directly when both entries are there (0.03 us), and falls
+    # back to attribute access when something moved them out (parametrize, weight_norm, pruning),
+    # which then supply the tensor as a property or plain attribute.
     def __getattr__(self, name):
         d = self.__dict__
         if "_parameters" in d and name in d["_parameters"]:

@@ -57,6 +57,9 @@ class LayerNorm(Module):
         _reset_affine(self)
 
     def forward(self, input):
+        p = self._parameters  # Note [Parameter fast path] in module.py
+        if "weight" in p and "bias" in p:
+            return F.layer_norm(input, self.normalized_shape, p["weight"], p["bias"], self.eps)
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
