@@ -1,5 +1,6 @@
 """The fast CPU paths of conv2d and max_pool2d: chunked im2col + GEMM with whole-run column rows
-(unit strides, output as wide as the input) and the 2x2 / stride-2 float32 max pool.
+(unit strides, output as wide as the input), the float32 forward whose column matrix sgemm
+computes panel by panel, and the 2x2 / stride-2 float32 max pool.
 
 Each case targets one path or its edge (padding, dilation, groups, chunk remainders, NaN, ties);
 values and gradients are compared with torch where installed and with numpy otherwise, and the
@@ -80,6 +81,48 @@ def test_conv2d_whole_run_rows_match_numpy():
     x, w = rand(6, 3, 5, 7, dtype=np.float64), rand(4, 3, 3, 3, dtype=np.float64, seed=3)
     out = F.conv2d(ember.tensor(x), ember.tensor(w), padding=1)
     np.testing.assert_allclose(out.numpy(), numpy_conv2d_same(x, w), atol=1e-10)
+
+
+def numpy_conv2d(x, w, stride, padding, dilation, groups):
+    """conv2d in float64 by explicit windows: the reference for any geometry."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                win = xs[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                out[:, g * og:(g + 1) * og] += np.einsum(
+                    "nchw,oc->nohw", win, w[g * og:(g + 1) * og, :, i, j].astype(np.float64))
+    return out
+
+
+# Column panels of 64 that cross image rows and images (small outputs, several images per GEMM),
+# rows wider than 16 and 64 with padding at both ends, one image per GEMM (>= 1024 output pixels),
+# strides, dilation, groups and taps wholly in the padding.
+PANEL_CASES = [
+    ((6, 5, 7, 9), (7, 5, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 3, 9, 70), (4, 3, 3, 5), (1, 1), (1, 2), (1, 1), 1),
+    ((2, 4, 36, 40), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((3, 4, 11, 13), (6, 2, 3, 3), (2, 2), (1, 1), (1, 1), 2),
+    ((2, 6, 10, 33), (6, 3, 3, 3), (1, 1), (2, 2), (2, 2), 2),
+    ((3, 2, 5, 5), (3, 2, 3, 3), (1, 1), (3, 3), (1, 1), 1),
+    ((4, 16, 14, 14), (8, 16, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups", PANEL_CASES)
+def test_conv2d_float32_panels_match_numpy(xs, ws, stride, padding, dilation, groups):
+    x, w = rand(*xs), rand(*ws, seed=4)
+    out = F.conv2d(ember.tensor(x), ember.tensor(w), None, stride, padding, dilation, groups)
+    ref = numpy_conv2d(x, w, stride, padding, dilation, groups)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("n", [64, 2])  # chunks on the thread pool; chunks in order

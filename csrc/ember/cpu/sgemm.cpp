@@ -188,6 +188,7 @@ struct Problem {
   float beta;
   float* c;
   int64_t ldc;
+  const PackB* pack = nullptr;  // computes b's panels when set
 };
 
 // A 64-byte aligned per-thread buffer of at least n floats, kept between calls.
@@ -214,9 +215,11 @@ void run_rect(const Problem& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) 
     for (int64_t pc = 0; pc < g.k; pc += kKc) {
       const int64_t kc = std::min(kKc, g.k - pc);
       // Panel q of the block starts at bbuf + q * kc: each full panel is kc x kNr.
-      for (int64_t q = 0; q < nc; q += kNr)
-        pack_b(kc, std::min(kNr, nc - q), g.b + pc * g.b_rs + (jc + q) * g.b_cs, g.b_rs, g.b_cs,
-               bbuf + q * kc);
+      for (int64_t q = 0; q < nc; q += kNr) {
+        const int64_t w = std::min(kNr, nc - q);
+        if (g.pack) (*g.pack)(pc, kc, jc + q, w, bbuf + q * kc);
+        else pack_b(kc, w, g.b + pc * g.b_rs + (jc + q) * g.b_cs, g.b_rs, g.b_cs, bbuf + q * kc);
+      }
       // The first k block starts the sum at beta * c (at 0 when beta is 0); later ones at c.
       const bool load = pc > 0 || g.beta != 0.0f;
       const float scale = pc > 0 ? 1.0f : g.beta;
@@ -248,20 +251,17 @@ std::pair<int64_t, int64_t> part(int64_t i, int64_t parts, int64_t units, int64_
   return {std::min(total, units * i / parts * size), std::min(total, units * (i + 1) / parts * size)};
 }
 
-}  // namespace
-
-bool has_sgemm() { return kHasAvx512; }
-
-void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
-           int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
-           int64_t ldc) {
+void run(const Problem& g) {
+  const int64_t m = g.m, n = g.n, k = g.k;
   if (m <= 0 || n <= 0) return;
-  if (k <= 0 || alpha == 0.0f) {  // no product: c = beta * c, and 0 without reading c
+  if (k <= 0 || g.alpha == 0.0f) {  // no product: c = beta * c, and 0 without reading c
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+      for (int64_t j = 0; j < n; ++j) {
+        float& cij = g.c[i * g.ldc + j];
+        cij = g.beta == 0.0f ? 0.0f : g.beta * cij;
+      }
     return;
   }
-  const Problem g{m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc};
   // Rectangles of whole panels and row tiles, several per thread, taken by the threads as they
   // come free: a thread the OS delays (a shared machine) holds back less than a fixed share.
   // Columns split first (a task packs only its columns of b), but into parts of at least kNc
@@ -289,12 +289,29 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t
   });
 }
 
+}  // namespace
+
+bool has_sgemm() { return kHasAvx512; }
+
+void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
+           int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
+           int64_t ldc) {
+  run({m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc});
+}
+
+void sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
+           const PackB& pack_b, float* c, int64_t ldc) {
+  run({m, n, k, 1.0f, a, a_rs, a_cs, nullptr, 0, 0, 0.0f, c, ldc, &pack_b});
+}
+
 #else
 
 bool has_sgemm() { return false; }
 
 void sgemm(int64_t, int64_t, int64_t, float, const float*, int64_t, int64_t, const float*, int64_t,
            int64_t, float, float*, int64_t) {}
+void sgemm(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const PackB&, float*,
+           int64_t) {}
 
 #endif
 

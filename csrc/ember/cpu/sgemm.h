@@ -1,6 +1,7 @@
 #pragma once
 // ember's own float32 GEMM for AVX-512 CPUs. See Note [SGEMM].
 #include <cstdint>
+#include <functional>
 
 namespace ember::cpu {
 
@@ -36,5 +37,15 @@ bool has_sgemm();
 void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
            int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
            int64_t ldc);
+
+/// Writes B(p, j) for p in [p0, p0 + kc) and j in [j0, j0 + w), w <= 64, as sgemm packs it: kc
+/// rows of w rounded up to 16 floats, the tail zero, row p - p0 at dst + (p - p0) * that width.
+/// Called concurrently from sgemm's threads.
+using PackB = std::function<void(int64_t p0, int64_t kc, int64_t j0, int64_t w, float* dst)>;
+
+/// c = A @ B (beta 0) with B computed panel by panel by `pack_b` instead of read from memory:
+/// a convolution's column matrix is never stored whole (Note [Conv panels]).
+void sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
+           const PackB& pack_b, float* c, int64_t ldc);
 
 }  // namespace ember::cpu
