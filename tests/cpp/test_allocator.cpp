@@ -55,6 +55,7 @@ TEST(Allocator, MissKeepsRecentlyFreedBlocks) {
 
 TEST(Allocator, MissGivesBackStaleBlocks) {
   cpu_empty_cache();
+  void* held = cpu_alloc(8000000);  // in use: the cache holds less, so only staleness evicts
   cpu_free(cpu_alloc(1000000), 1000000);
   for (uint64_t i = 0; i < kCpuCacheStaleAllocs; ++i) cpu_free(cpu_alloc(64), 64);
   const size_t before = cpu_allocator_stats().cached_bytes;
@@ -62,6 +63,22 @@ TEST(Allocator, MissGivesBackStaleBlocks) {
   void* c = cpu_alloc(3000000);  // a miss: the unused 1 MB block goes back to the system
   EXPECT_LE(cpu_allocator_stats().cached_bytes, before - 1000000);
   cpu_free(c, 3000000);
+  cpu_free(held, 8000000);
+  cpu_empty_cache();
+}
+
+TEST(Allocator, MissGivesBackWhatExceedsTheLiveBytes) {
+  cpu_empty_cache();
+  void* held = cpu_alloc(1000000);
+  void* blocks[4];
+  for (void*& b : blocks) b = cpu_alloc(2000000);
+  for (void* b : blocks) cpu_free(b, 2000000);
+  // 8 MB cached against 1 MB in use: a miss gives back (recent) blocks worth its 3 MB.
+  const size_t before = cpu_allocator_stats().cached_bytes;
+  void* c = cpu_alloc(3000000);
+  EXPECT_LE(cpu_allocator_stats().cached_bytes, before - 3000000);
+  cpu_free(c, 3000000);
+  cpu_free(held, 1000000);
   cpu_empty_cache();
 }
 

@@ -18,12 +18,14 @@ namespace ember {
 // step paid page faults for every large tensor (15-20% of a step measured before the cache), and
 // aligned allocations below it skip glibc's per-thread fast cache. Freed blocks are therefore kept
 // in bins of size classes (1/8 of a power of two apart, so rounding wastes at most 12.5% of
-// virtual space and no resident memory) and handed out again. A miss first gives back stale
-// cached blocks (unused for kCpuCacheStaleAllocs requests) worth as much as it asks for, so that
-// a change of working set (training, then evaluation at another batch size) reuses memory instead
-// of adding to the peak. Only stale ones: giving back any block let one miss evict blocks the same
-// step needed later, whose misses evicted others in turn; an MLP step settled at 24 misses out of
-// 26 requests (240 page faults a step) instead of none. The cache is bounded, and a failed system
+// virtual space and no resident memory) and handed out again. A miss first gives back cached
+// blocks worth as much as it asks for, so that a change of working set (training, then
+// evaluation at another batch size; sequences of varying length) reuses memory instead of adding
+// to the peak: blocks that are stale (unused for kCpuCacheStaleAllocs requests), and any while the
+// cache holds more than the program has in use. Not any block always: a miss then evicted blocks
+// the same step needed later, whose misses evicted others in turn; an MLP step settled at 24
+// misses out of 26 requests (240 page faults a step) instead of none. The cache is bounded, and a
+// failed system
 // allocation empties it and retries before raising. AddressSanitizer builds bypass the cache so
 // that use-after-free stays detectable.
 
@@ -70,10 +72,12 @@ class CachingAllocator {
         void* p = it->second.back().ptr;
         it->second.pop_back();
         cached_ -= cls;
+        live_ += cls;
         ++stats_.hits;
         return p;
       }
       ++stats_.misses;
+      live_ += cls;
       evict_locked(cls);
     }
     void* p = std::aligned_alloc(kAlignment, cls);
@@ -90,6 +94,7 @@ class CachingAllocator {
     size_t cls = size_class(nbytes);
     if (kCaching) {
       std::lock_guard<std::mutex> g(mutex_);
+      live_ -= cls;
       if (cached_ + cls <= kCacheLimit) {
         bins_[cls].push_back({p, requests_});
         cached_ += cls;
@@ -99,14 +104,15 @@ class CachingAllocator {
     std::free(p);
   }
 
-  // Frees stale cached blocks worth `nbytes`, oldest first within each bin, before the system is
-  // asked for more (Note [Caching CPU allocator]).
+  // Frees cached blocks worth `nbytes`, oldest first within each bin, that are stale or while
+  // the cache holds more than the program uses, before the system is asked for more (Note
+  // [Caching CPU allocator]).
   void evict_locked(size_t nbytes) {
     for (auto it = bins_.begin(); it != bins_.end() && nbytes > 0;) {
       auto& blocks = it->second;  // oldest first
       size_t n = 0;
       for (; n < blocks.size() && nbytes > 0 &&
-             requests_ - blocks[n].freed_at >= kCpuCacheStaleAllocs;
+             (requests_ - blocks[n].freed_at >= kCpuCacheStaleAllocs || cached_ > live_);
            ++n) {
         std::free(blocks[n].ptr);
         cached_ -= it->first;
@@ -140,6 +146,7 @@ class CachingAllocator {
   std::mutex mutex_;
   std::unordered_map<size_t, std::vector<Cached>> bins_;
   uint64_t requests_ = 0;
+  size_t live_ = 0;  // bytes handed out and not yet returned
   size_t cached_ = 0;
   CpuAllocatorStats stats_;
 };
