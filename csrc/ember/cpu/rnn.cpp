@@ -1,8 +1,10 @@
 // Kernels of `_rnn_layer` and its backward (Note [Fused RNN layer] in ops/rnn.cpp): the GEMMs go
 // through the public ops, the gate math of each step is one fused loop over (batch, hidden).
+#include <algorithm>
 #include <array>
 #include <vector>
 
+#include "ember/core/parallel.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
 #include "ember/cpu/math.h"
@@ -148,6 +150,21 @@ void step_backward(RnnMode mode, int64_t rows, int64_t H, const T* d, const T* s
   }
 }
 
+// p + offset, or null for an absent buffer.
+template <class T>
+T* at(T* p, int64_t offset) {
+  return p ? p + offset : nullptr;
+}
+
+// Runs f(b0, b1) over the batch rows [0, B) on the pool, in parts of at least ~2048 gate
+// elements, each with the best ISA: one step's gate math is small, but serial it left the other
+// threads idle between the step's threaded products.
+template <class F>
+void over_rows(int64_t B, int64_t H, F&& f) {
+  const int64_t grain = std::max<int64_t>(1, 2048 / std::max<int64_t>(H, 1));
+  parallel_for(0, B, grain, [&](int64_t b0, int64_t b1) { with_best_isa([&] { f(b0, b1); }); });
+}
+
 template <class T>
 const T* ptr(const Tensor& t, int64_t offset = 0) {
   return t.defined() ? t.data_ptr<T>() + offset : nullptr;
@@ -169,7 +186,11 @@ RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, con
   if (T == 0) return {out, clone(hx), cx.defined() ? clone(cx) : Tensor(), saved, cells};
   Tensor h0 = contiguous(hx), c0 = cx.defined() ? contiguous(cx) : Tensor();
   Tensor x2 = reshape(x, {T * B, I});
-  Tensor gi = contiguous(b_ih.defined() ? addmm(b_ih, x2, t(w_ih)) : mm(x2, t(w_ih)));
+  // LSTM and the plain RNN add both biases to one pre-activation: b_hh joins the input projection
+  // once instead of being copied into every step's product. GRU's b_hn sits inside r * (...).
+  const bool fold = mode != RnnMode::GRU && b_hh.defined();
+  Tensor b_in = fold ? (b_ih.defined() ? add(b_ih, b_hh) : b_hh) : b_ih;
+  Tensor gi = contiguous(b_in.defined() ? addmm(b_in, x2, t(w_ih)) : mm(x2, t(w_ih)));
   // W_hh^T row-major once: every step's product would otherwise transpose it again while packing.
   Tensor wt = contiguous(t(w_hh));
   int64_t G = gi.size(1);
@@ -178,12 +199,14 @@ RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, con
     for (int64_t k = 0; k < T; ++k) {
       int64_t ti = reverse ? T - 1 - k : k, tp = reverse ? ti + 1 : ti - 1;
       Tensor hp = k == 0 ? h0 : select(out, 0, tp);
-      Tensor gh = contiguous(b_hh.defined() ? addmm(b_hh, hp, wt) : mm(hp, wt));
+      Tensor gh = contiguous(b_hh.defined() && !fold ? addmm(b_hh, hp, wt) : mm(hp, wt));
       const S* cp = k == 0 ? ptr<S>(c0) : ptr<S>(cells, tp * B * H);
-      with_best_isa([&] {
-        step_forward<S>(mode, B, H, ptr<S>(gi, ti * B * G), ptr<S>(gh), ptr<S>(hp), cp,
-                        mut<S>(out, ti * B * H), mut<S>(cells, ti * B * H),
-                        mut<S>(saved, ti * B * 4 * H));
+      const S *gi_t = ptr<S>(gi, ti * B * G), *gh_t = ptr<S>(gh), *hp_t = ptr<S>(hp);
+      S *h_t = mut<S>(out, ti * B * H), *c_t = mut<S>(cells, ti * B * H);
+      S* s_t = mut<S>(saved, ti * B * 4 * H);
+      over_rows(B, H, [&](int64_t b0, int64_t b1) {
+        step_forward<S>(mode, b1 - b0, H, gi_t + b0 * G, gh_t + b0 * G, hp_t + b0 * H,
+                        at(cp, b0 * H), h_t + b0 * H, at(c_t, b0 * H), at(s_t, b0 * 4 * H));
       });
     }
   });
@@ -219,13 +242,17 @@ variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const
       Tensor hp = k == 0 ? h0 : select(out, 0, tp);
       const S* cp = k == 0 ? ptr<S>(c0) : ptr<S>(cells, tp * B * H);
       Tensor direct = mode == RnnMode::GRU ? empty({B, H}, opts) : Tensor();
-      with_best_isa([&] {
-        S* d = mut<S>(dh);  // owned: the initial clone or zeros, then each step's product
-        if (const S* o = ptr<S>(dout, ti * B * H))
-          for (int64_t i = 0; i < B * H; ++i) d[i] += o[i];
-        step_backward<S>(mode, B, H, d, ptr<S>(saved, ti * B * 4 * H), ptr<S>(out, ti * B * H),
-                         ptr<S>(hp), ptr<S>(cells, ti * B * H), cp, mut<S>(dc),
-                         mut<S>(dgi, ti * B * G), mut<S>(dgh, ti * B * G), mut<S>(direct));
+      S* d = mut<S>(dh);  // owned: the initial clone or zeros, then each step's product
+      const S *o = ptr<S>(dout, ti * B * H), *s_t = ptr<S>(saved, ti * B * 4 * H);
+      const S *h_t = ptr<S>(out, ti * B * H), *hp_t = ptr<S>(hp), *c_t = ptr<S>(cells, ti * B * H);
+      S *dc_p = mut<S>(dc), *dgi_p = mut<S>(dgi, ti * B * G), *dgh_p = mut<S>(dgh, ti * B * G);
+      S* direct_p = mut<S>(direct);
+      over_rows(B, H, [&](int64_t b0, int64_t b1) {
+        if (o)
+          for (int64_t i = b0 * H; i < b1 * H; ++i) d[i] += o[i];
+        step_backward<S>(mode, b1 - b0, H, d + b0 * H, at(s_t, b0 * 4 * H), h_t + b0 * H,
+                         hp_t + b0 * H, at(c_t, b0 * H), at(cp, b0 * H), at(dc_p, b0 * H),
+                         dgi_p + b0 * G, dgh_p + b0 * G, at(direct_p, b0 * H));
       });
       Tensor dgh_t = select(dgh, 0, ti);
       dh = direct.defined() ? addmm(direct, dgh_t, w_hh) : mm(dgh_t, w_hh);
