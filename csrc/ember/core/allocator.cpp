@@ -1,7 +1,9 @@
 #include "ember/core/allocator.h"
 
 #include <pthread.h>
+#include <sched.h>
 
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <mutex>
@@ -48,11 +50,27 @@ size_t size_class(size_t nbytes) {
   return (nbytes + step - 1) / step * step;
 }
 
+// The cache's critical sections are a hash lookup and a vector push or pop; an uncontended
+// std::mutex around them cost about 6% of a 4-float add. A waiter that spins long yields, in
+// case the holder was preempted.
+class SpinLock {
+ public:
+  void lock() {
+    for (int spins = 0; flag_.exchange(true, std::memory_order_acquire);)
+      while (flag_.load(std::memory_order_relaxed))
+        if (++spins % 1024 == 0) sched_yield();
+  }
+  void unlock() { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
 class CachingAllocator {
  public:
   CachingAllocator() {
-    pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
-                   [] { instance().mutex_.unlock(); });
+    pthread_atfork([] { instance().lock_.lock(); }, [] { instance().lock_.unlock(); },
+                   [] { instance().lock_.unlock(); });
   }
 
   // Leaked on purpose: tensors held by static objects are freed after static destructors ran.
@@ -65,7 +83,7 @@ class CachingAllocator {
     size_t cls = size_class(nbytes);
     EMBER_CHECK(cls >= nbytes, "CPU out of memory: tried to allocate ", nbytes, " bytes");
     if (kCaching) {
-      std::lock_guard<std::mutex> g(mutex_);
+      std::lock_guard<SpinLock> g(lock_);
       ++requests_;
       auto it = bins_.find(cls);
       if (it != bins_.end() && !it->second.empty()) {
@@ -93,7 +111,7 @@ class CachingAllocator {
   void free(void* p, size_t nbytes) {
     size_t cls = size_class(nbytes);
     if (kCaching) {
-      std::lock_guard<std::mutex> g(mutex_);
+      std::lock_guard<SpinLock> g(lock_);
       live_ -= cls;
       if (cached_ + cls <= kCacheLimit) {
         bins_[cls].push_back({p, requests_});
@@ -124,7 +142,7 @@ class CachingAllocator {
   }
 
   void empty_cache() {
-    std::lock_guard<std::mutex> g(mutex_);
+    std::lock_guard<SpinLock> g(lock_);
     for (auto& [cls, blocks] : bins_)
       for (const Cached& b : blocks) std::free(b.ptr);
     bins_.clear();
@@ -132,7 +150,7 @@ class CachingAllocator {
   }
 
   CpuAllocatorStats stats() {
-    std::lock_guard<std::mutex> g(mutex_);
+    std::lock_guard<SpinLock> g(lock_);
     CpuAllocatorStats s = stats_;
     s.cached_bytes = cached_;
     return s;
@@ -143,7 +161,7 @@ class CachingAllocator {
     void* ptr;
     uint64_t freed_at;  // requests_ when it was cached
   };
-  std::mutex mutex_;
+  SpinLock lock_;
   std::unordered_map<size_t, std::vector<Cached>> bins_;
   uint64_t requests_ = 0;
   size_t live_ = 0;  // bytes handed out and not yet returned
