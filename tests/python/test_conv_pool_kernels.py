@@ -105,7 +105,8 @@ def numpy_conv2d(x, w, stride, padding, dilation, groups):
 
 # Column panels of 64 that cross image rows and images (small outputs, several images per GEMM),
 # rows wider than 16 and 64 with padding at both ends, one image per GEMM (>= 1024 output pixels),
-# strides, dilation, groups and taps wholly in the padding.
+# strides, dilation, groups, taps wholly in the padding, and pointwise kernels (runs that cross
+# output rows; a large image read as a plain matrix).
 PANEL_CASES = [
     ((6, 5, 7, 9), (7, 5, 3, 3), (1, 1), (1, 1), (1, 1), 1),
     ((2, 3, 9, 70), (4, 3, 3, 5), (1, 1), (1, 2), (1, 1), 1),
@@ -114,6 +115,8 @@ PANEL_CASES = [
     ((2, 6, 10, 33), (6, 3, 3, 3), (1, 1), (2, 2), (2, 2), 2),
     ((3, 2, 5, 5), (3, 2, 3, 3), (1, 1), (3, 3), (1, 1), 1),
     ((4, 16, 14, 14), (8, 16, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 8, 32, 33), (6, 4, 1, 1), (1, 1), (0, 0), (1, 1), 2),
+    ((2, 6, 9, 9), (4, 6, 1, 1), (2, 2), (0, 0), (1, 1), 1),
 ]
 
 

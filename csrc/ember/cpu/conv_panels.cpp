@@ -32,11 +32,13 @@ __attribute__((target("avx512f"))) void pack(const float* x, int64_t image_strid
                                              const WindowGeom& g, int64_t p0, int64_t kc,
                                              int64_t j0, int64_t w, float* dst) {
   const int64_t ldp = (w + 15) / 16 * 16, L = g.OH * g.OW, taps = g.kh * g.kw;
+  // A pointwise conv reads each image's pixels in order: its runs cross output rows.
+  const bool flat = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
   Run runs[64];
   int64_t nruns = 0;
   for (int64_t j = j0; j < j0 + w;) {
     const int64_t image = j / L, l = j % L, oh = l / g.OW, ow = l % g.OW;
-    const int64_t count = std::min(g.OW - ow, j0 + w - j);
+    const int64_t count = std::min(flat ? L - l : g.OW - ow, j0 + w - j);
     runs[nruns++] = {j - j0, count, image, oh, ow};
     j += count;
   }
@@ -58,9 +60,10 @@ __attribute__((target("avx512f"))) void pack(const float* x, int64_t image_strid
       const int64_t iw0 = run.ow * g.sw - g.pw + kj * g.dw;
       if (g.sw == 1) {
         // Lanes outside [0, W) are masked off: not read (a masked load never faults), stored 0.
+        const int64_t end = flat ? iw0 + run.count : g.W;
         for (int64_t t = 0; t < run.count; t += 16) {
           const int64_t iw = iw0 + t;
-          const __m512 v = _mm512_maskz_loadu_ps(lane_range(-iw, g.W - iw), row + iw);
+          const __m512 v = _mm512_maskz_loadu_ps(lane_range(-iw, end - iw), row + iw);
           _mm512_mask_storeu_ps(o + t, lane_range(0, run.count - t), v);
         }
       } else {
