@@ -188,6 +188,28 @@ def test_max_pool2d_2x2_matches_numpy_with_first_tie():
     assert idx.numpy()[0, 0, 0, 1] == 2
 
 
+@pytest.mark.parametrize("ow", [1, 8, 15, 16, 17, 40])
+def test_max_pool2d_2x2_rows_of_any_width_match_numpy(ow):
+    # Rows of 16 outputs and their remainders (the float kernel's vector width), odd sizes
+    # cropped, NaNs (the last NaN of a window wins) and ties (the first maximum wins).
+    rng = np.random.default_rng(ow)
+    x = rng.integers(-2, 3, (2, 3, 7, 2 * ow + 1)).astype(np.float32)
+    x[rng.random(x.shape) < 0.05] = np.nan
+    out, idx = F.max_pool2d(ember.tensor(x), 2, return_indices=True)
+    oh = x.shape[2] // 2
+    best = x[:, :, 0:2 * oh:2, 0:2 * ow:2].copy()
+    h = np.arange(oh)[:, None] * 2
+    w = np.arange(ow)[None, :] * 2
+    arg = np.broadcast_to(h * x.shape[3] + w, best.shape).copy()
+    for dh, dw in ((0, 1), (1, 0), (1, 1)):
+        v = x[:, :, dh:2 * oh:2, dw:2 * ow + dw:2][..., :ow]
+        up = (v > best) | np.isnan(v)
+        best = np.where(up, v, best)
+        arg = np.where(up, (h + dh) * x.shape[3] + w + dw, arg)
+    np.testing.assert_array_equal(out.numpy(), best)
+    np.testing.assert_array_equal(idx.numpy(), arg)
+
+
 def test_max_pool2d_results_independent_of_threads():
     x = rand(16, 8, 14, 14)
     runs = runs_per_thread_count(lambda: fwd_bwd(ember, "max_pool2d", [x], kernel_size=2))

@@ -3,10 +3,15 @@
 // the fixed and the adaptive forms; the common 2x2, stride-2 max pool has its own branch-free
 // loop, which vectorizes (no-trapping-math lets the compiler if-convert the comparisons).
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math")
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
 
 #include "ember/core/parallel.h"
 #include "ember/cpu/dispatch_dtype.h"
@@ -195,6 +200,65 @@ void max_pool_2x2_planes(const T* px, T* po, int64_t* pi, int64_t c0, int64_t c1
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_POOL_AVX512 1
+// max_pool_2x2_planes for float in explicit AVX-512, 16 outputs at a time: the compiler's
+// vectorization of the loop above (stride-2 loads, int64 indices) took ~5 ns an output, as long
+// as the BatchNorm before it (2 ms for 128 x 32 x 28 x 28 on 2 threads, against ~0.6 here).
+// Same scan order and update rule, so the same values, indices, ties and NaNs; indices are
+// built in 32 bits, so planes must hold fewer than 2^31 elements.
+__attribute__((target("avx512f"))) void max_pool_2x2_planes_avx512(
+    const float* px, float* po, int64_t* pi, int64_t c0, int64_t c1, int64_t H, int64_t W,
+    int64_t OH, int64_t OW) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i lane2 = _mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                              12, 13, 14, 15), 1);
+  const __m512i one = _mm512_set1_epi32(1), w0 = _mm512_set1_epi32(int32_t(W)),
+                w1 = _mm512_set1_epi32(int32_t(W + 1));
+  for (int64_t c = c0; c < c1; ++c)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t top = 2 * oh * W;
+      const float* r0 = px + c * H * W + top;
+      const float* r1 = r0 + W;
+      float* o = po + (c * OH + oh) * OW;
+      int64_t* oi = pi + (c * OH + oh) * OW;
+      for (int64_t ow = 0; ow < OW; ow += 16) {
+        const int64_t n = std::min<int64_t>(16, OW - ow);
+        // 2n inputs of each row: the low and high 16, masked at the row's end.
+        const __mmask16 lo = __mmask16(n >= 8 ? 0xFFFF : (1u << (2 * n)) - 1);
+        const __mmask16 hi = __mmask16(n <= 8 ? 0 : (1u << (2 * (n - 8))) - 1);
+        const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ow);
+        const __m512 a1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ow + 16);
+        const __m512 b0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ow);
+        const __m512 b1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ow + 16);
+        const __m512 ta = _mm512_permutex2var_ps(a0, even, a1);
+        const __m512 tb = _mm512_permutex2var_ps(a0, odd, a1);
+        const __m512 tc = _mm512_permutex2var_ps(b0, even, b1);
+        const __m512 td = _mm512_permutex2var_ps(b0, odd, b1);
+        __m512 best = ta;
+        __m512i off = _mm512_setzero_si512();
+        __mmask16 up = _mm512_cmp_ps_mask(tb, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(tb, tb, _CMP_UNORD_Q);
+        best = _mm512_mask_blend_ps(up, best, tb);
+        off = _mm512_mask_blend_epi32(up, off, one);
+        up = _mm512_cmp_ps_mask(tc, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(tc, tc, _CMP_UNORD_Q);
+        best = _mm512_mask_blend_ps(up, best, tc);
+        off = _mm512_mask_blend_epi32(up, off, w0);
+        up = _mm512_cmp_ps_mask(td, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(td, td, _CMP_UNORD_Q);
+        best = _mm512_mask_blend_ps(up, best, td);
+        off = _mm512_mask_blend_epi32(up, off, w1);
+        const __mmask16 keep = __mmask16((1u << n) - 1);
+        _mm512_mask_storeu_ps(o + ow, keep, best);
+        const __m512i arg = _mm512_add_epi32(
+            _mm512_add_epi32(_mm512_set1_epi32(int32_t(top + 2 * ow)), lane2), off);
+        _mm512_mask_storeu_epi64(oi + ow, __mmask8(keep), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(arg)));
+        _mm512_mask_storeu_epi64(oi + ow + 8, __mmask8(keep >> 8),
+                                 _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(arg, 1)));
+      }
+    }
+}
+#endif
+
 // max_pool on whole 2x2 windows at stride 2 (x contiguous, OH <= H / 2, OW <= W / 2). The taps
 // are scanned in the generic loop's order with its update rule, so the values, indices, ties and
 // NaNs match it; selects instead of branches let the row loop vectorize.
@@ -206,6 +270,14 @@ void max_pool_2x2(const Tensor& x, const Tensor& out, const Tensor& idx) {
   T* po = out.data_ptr<T>();
   int64_t* pi = idx.data_ptr<int64_t>();
   parallel_for(0, planes, plane_grain(H * W), [&](int64_t c0, int64_t c1) {
+#ifdef EMBER_POOL_AVX512
+    if constexpr (std::is_same_v<T, float>) {
+      if (kBestIsa == Isa::avx512 && H * W < (int64_t(1) << 31)) {
+        max_pool_2x2_planes_avx512(px, po, pi, c0, c1, H, W, OH, OW);
+        return;
+      }
+    }
+#endif
     with_best_isa([&] { max_pool_2x2_planes(px, po, pi, c0, c1, H, W, OH, OW); });
   });
 }
