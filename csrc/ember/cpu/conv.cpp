@@ -278,14 +278,16 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
 // around (input and output channels swapped within each group, taps mirrored), padded by
 // dilation * (k - 1) - padding. In float32 that takes the forward's path (Note [Conv panels]),
 // which never stores a column matrix, instead of a GEMM into one kh * kw times the input's size
-// and col2im's adds back out of it. col2im's share of the work grows as 1 / Og: at 2 threads the
-// turn won for 3x3 64 -> 64 at 56 x 56 (8.4 -> 6.6 ms) and lost for 128 -> 128 at 28 x 28 (5.7 ->
-// 6.2), hence kMaxTurnedOg.
+// and col2im's adds back out of it. col2im's share of the work grows as 1 / Og, the turned
+// conv's panel packing as 1 / Cg (its output channels): at 2 threads the turn won for 3x3
+// 64 -> 64 at 56 x 56 (8.4 -> 6.6 ms) and 1x1 256 -> 64, and lost for 128 -> 128 at 28 x 28 (5.7
+// -> 6.2) and for 32 -> 64 at 14 x 14 (the Fashion-MNIST CNN's second conv), hence the bounds.
 constexpr int64_t kMaxTurnedOg = 64;
 
 bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef dilation, int64_t groups) {
-  if (x.dtype() != kFloat || !has_sgemm() || w.size(0) / groups > kMaxTurnedOg) return false;
+  const int64_t Og = w.size(0) / groups, Cg = w.size(1);
+  if (x.dtype() != kFloat || !has_sgemm() || Og > kMaxTurnedOg || Cg < Og) return false;
   for (int d = 0; d < 2; ++d)
     if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
   return true;
