@@ -27,9 +27,8 @@ namespace ember {
 // cache holds more than the program has in use. Not any block always: a miss then evicted blocks
 // the same step needed later, whose misses evicted others in turn; an MLP step settled at 24
 // misses out of 26 requests (240 page faults a step) instead of none. The cache is bounded, and a
-// failed system
-// allocation empties it and retries before raising. AddressSanitizer builds bypass the cache so
-// that use-after-free stays detectable.
+// failed system allocation empties it and retries before raising. AddressSanitizer builds bypass
+// the cache so that use-after-free stays detectable.
 
 namespace {
 

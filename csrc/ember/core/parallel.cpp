@@ -44,18 +44,18 @@ thread_local bool t_in_parallel = false;
 // leaving a region still happen under the mutex, which is cheap when nobody sleeps.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
-// Spins until done() or kSpin passes; true if done() held.
+// Spins until done() or kSpin passes; the caller then takes the mutex and waits as before.
 template <class Done>
-bool spin_until(Done done) {
+void spin_until(Done done) {
   const auto deadline = std::chrono::steady_clock::now() + kSpin;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
-      if (done()) return true;
+      if (done()) return;
 #if defined(__x86_64__)
       __builtin_ia32_pause();
 #endif
     }
-    if (std::chrono::steady_clock::now() >= deadline) return done();
+    if (std::chrono::steady_clock::now() >= deadline) return;
   }
 }
 

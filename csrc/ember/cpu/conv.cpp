@@ -128,14 +128,12 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
     auto out = direct ? nullptr : scratch<T>(O * ld);
     T* prod = direct ? py + n0 * O * L : out.get();
     if constexpr (std::is_same_v<T, float>) {
-      // A pointwise conv's column matrix is the image itself: sgemm packs it as a plain matrix.
-      const bool pointwise = direct && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
-                             g.ph == 0 && g.pw == 0;
+      // A single pointwise image is its own column matrix: sgemm packs it as a plain matrix.
+      const float* image = px + n0 * in_numel;
       if (panels)
         for (int64_t grp = 0; grp < groups; ++grp) {
           const float* a = pw + grp * Og * CKg;
-          const float* image = px + n0 * in_numel;
-          if (pointwise)
+          if (direct && g.pointwise())
             sgemm(Og, ld, CKg, 1.0f, a, CKg, 1, image + grp * CKg * L, L, 1, 0.0f,
                   prod + grp * Og * ld, ld);
           else

@@ -33,7 +33,7 @@ __attribute__((target("avx512f"))) void pack(const float* x, int64_t image_strid
                                              int64_t j0, int64_t w, float* dst) {
   const int64_t ldp = (w + 15) / 16 * 16, L = g.OH * g.OW, taps = g.kh * g.kw;
   // A pointwise conv reads each image's pixels in order: its runs cross output rows.
-  const bool flat = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  const bool flat = g.pointwise();
   Run runs[64];
   int64_t nruns = 0;
   for (int64_t j = j0; j < j0 + w;) {

@@ -13,6 +13,8 @@ struct WindowGeom {
   int64_t C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW;
   int64_t rows() const { return C * kh * kw; }
   int64_t cols() const { return OH * OW; }
+  /// A 1x1 kernel at unit stride without padding: the column matrix is the image itself.
+  bool pointwise() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0; }
 };
 
 // The output columns [lo, hi) whose input column ow * s + off lies inside [0, W).

@@ -19,8 +19,8 @@ namespace ember::cpu {
 // never read then), so results do not depend on the thread count or tiling. Products below
 // kSgemmSerialWork multiply-adds (about 9 us on one core) stay on the calling thread, where the
 // pool's hand-off (a few us while its workers spin, Note [Pool wake-up]) would cost more than it
-// saves. Matrix-vector products stay
-// with OpenBLAS's gemv (memory-bound, no packing), as does float64.
+// saves. Matrix-vector products stay with OpenBLAS's gemv (memory-bound, no packing), as does
+// float64.
 // Measured on one Sapphire Rapids thread (best of repeated runs on a shared machine; FMA peak
 // 246 GFLOP/s): 256^3 at ~216 GFLOP/s, 1024^3 at ~199, 2048^3 at ~193 (torch: 217, 213, 213;
 // OpenBLAS: 193, 192, 176).
