@@ -4,10 +4,10 @@ from numbers import Number
 
 import ember
 from . import constraints
-from .discrete import Categorical, _one_of
+from .discrete import Categorical, _BinaryLogits, _one_of
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .samplers import binomial, poisson
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Binomial", "Multinomial", "Poisson"]
 
@@ -49,7 +49,32 @@ class Poisson(ExponentialFamily):
         return ember.xlogy(value, rate) - rate - (value + 1).lgamma()
 
 
-class Binomial(Distribution):
+class _Trials(_BinaryLogits, Distribution):
+    """total_count trials, each with probs in [0, 1] or logits in R (Binomial, NegativeBinomial);
+    `_param` is the one given."""
+
+    def __init__(self, total_count, probs, logits, validate_args):
+        _one_of(probs, logits)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self._param = self.probs
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self._param = self.logits
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def _expand(self, cls, batch_shape, _instance):
+        new = expand_params(self, cls, ("total_count", "probs", "logits"), batch_shape, _instance)
+        new._param = new.probs if "probs" in new.__dict__ else new.logits
+        return new
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
+class Binomial(_Trials):
     """Binomial(total_count=1, probs | logits): successes in total_count trials."""
 
     arg_constraints = {
@@ -60,38 +85,14 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(total_count, probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(
-            self, Binomial, ("total_count", "probs", "logits"), batch_shape, _instance
-        )
-        new._param = new.probs if "probs" in new.__dict__ else new.logits
-        return new
+        return self._expand(Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @property
     def mean(self):

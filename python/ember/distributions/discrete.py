@@ -23,7 +23,20 @@ def _bce(logits, target):
     return ember.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
 
 
-class _BinaryParams(Distribution):
+class _BinaryLogits:
+    """The probability of a binary event and its logit, each derived lazily from the one given
+    (Bernoulli, Geometric, ContinuousBernoulli, Binomial, NegativeBinomial)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class _BinaryParams(_BinaryLogits, Distribution):
     """probs in [0, 1] or logits in R, one number per batch member (Bernoulli, Geometric)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -40,14 +53,6 @@ class _BinaryParams(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         return expand_params(self, type(self), ("probs", "logits"), batch_shape, _instance)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

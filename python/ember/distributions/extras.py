@@ -7,13 +7,14 @@ from numbers import Number
 import ember
 from . import constraints
 from .basic import Normal
+from .counts import _Trials
 from .discrete import _BinaryParams, _one_of
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .gamma import Gamma
 from .samplers import poisson
 from .transformed import TransformedDistribution
 from .transforms import PowerTransform, StickBreakingTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = [
     "ContinuousBernoulli", "FisherSnedecor", "InverseGamma", "LogisticNormal", "NegativeBinomial",
@@ -52,10 +53,6 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
     @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
 
     def _stable(self):
         """Where the closed forms are used: probs outside (lims[0], lims[1]]."""
@@ -129,7 +126,7 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         return self.mean * (log_q - log_p) - self._cont_bern_log_norm() - log_q
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_Trials):
     """NegativeBinomial(total_count, probs | logits): failures before total_count successes,
     where probs is each trial's probability of a counted event (torch's convention)."""
 
@@ -141,34 +138,10 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self._param = self.logits
-        self.total_count = self.total_count.type_as(self._param)
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(total_count, probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(
-            self, NegativeBinomial, ("total_count", "probs", "logits"), batch_shape, _instance
-        )
-        new._param = new.probs if "probs" in new.__dict__ else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        return self._expand(NegativeBinomial, batch_shape, _instance)
 
     @property
     def mean(self):
