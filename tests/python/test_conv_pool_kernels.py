@@ -128,6 +128,26 @@ def test_conv2d_float32_panels_match_numpy(xs, ws, stride, padding, dilation, gr
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
 
 
+# Unit strides, at most 64 output channels per group and no fewer input ones: the float32 input
+# gradient is a convolution with the turned weight (Note [Input gradient as a convolution]);
+# float64 builds it by col2im, tested against torch and gradcheck.
+TURNED_CASES = [
+    ((2, 8, 9, 11), (8, 8, 3, 3), dict(padding=1)),
+    ((2, 8, 6, 9), (4, 8, 3, 5), dict(padding=(0, 2))),
+    ((2, 6, 9, 9), (4, 6, 3, 3), dict(padding=1, dilation=2)),
+    ((2, 8, 7, 7), (4, 4, 3, 3), dict(padding=1, groups=2)),
+    ((3, 8, 5, 6), (4, 8, 1, 1), dict()),
+]
+
+
+@pytest.mark.parametrize("xs,ws,kw", TURNED_CASES)
+def test_conv2d_float32_input_gradient_matches_float64(xs, ws, kw):
+    x, w = rand(*xs, dtype=np.float64), rand(*ws, dtype=np.float64, seed=2)
+    grads = [fwd_bwd(ember, "conv2d", [x.astype(dt), w.astype(dt)], **kw)[1] for dt in
+             (np.float32, np.float64)]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("n", [64, 2])  # chunks on the thread pool; chunks in order
 def test_conv2d_results_independent_of_threads(n):
     x, w = rand(n, 8, 12, 12), rand(16, 8, 3, 3, seed=2)

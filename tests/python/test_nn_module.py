@@ -859,6 +859,11 @@ class Scale(nn.Module):
         return x / 2
 
 
+class Double(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
 def test_register_parametrization_and_remove():
     P = nn.utils.parametrize
     a = Affine(3, 3)
@@ -891,6 +896,34 @@ def test_register_parametrization_and_remove():
         P.remove_parametrizations(a, "weight")
     with pytest.raises(ValueError, match="does not have a parameter, a buffer"):
         P.register_parametrization(a, "nope", Scale())
+
+
+@pytest.mark.parametrize("make,shape", [
+    (lambda: nn.Linear(3, 4), (2, 3)),
+    (lambda: nn.Conv2d(2, 3, 3), (1, 2, 5, 5)),
+    (lambda: nn.LayerNorm(4), (2, 4)),
+])
+@pytest.mark.parametrize("how", ["parametrize", "weight_norm"])
+def test_builtin_layers_read_a_weight_moved_out_of_parameters(make, shape, how):
+    # Linear, Conv and LayerNorm read _parameters directly while weight and bias are there
+    # (Note [Parameter fast path]); parametrize and weight_norm move the weight out, and the
+    # forward must then see the tensor they compute.
+    m = make()
+    doubled = copy.deepcopy(m)
+    with ember.no_grad():
+        doubled.weight.mul_(2)
+    if how == "parametrize":
+        # Double has no right_inverse: the original keeps the weight, the layer sees it doubled.
+        nn.utils.parametrize.register_parametrization(m, "weight", Double())
+    else:
+        with pytest.warns(FutureWarning):
+            nn.utils.weight_norm(m, dim=None)
+        with ember.no_grad():
+            m.weight_g.mul_(2)
+    assert "weight" not in m._parameters
+    x = ember.randn(*shape)
+    np.testing.assert_allclose(m(x).detach().numpy(), doubled(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_parametrization_right_inverse_and_leave_original():

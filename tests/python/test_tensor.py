@@ -1065,6 +1065,24 @@ def test_import_leaves_numpy_unloaded_until_used():
     assert out.stdout.strip() == "3.0"
 
 
+def test_import_restores_the_openblas_thread_timeout():
+    # ember sets OPENBLAS_THREAD_TIMEOUT only while its extension (and OpenBLAS) loads: the
+    # program's environment, and a user's own setting, come out as they went in.
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, ember; print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    for setting, expected in ((None, "None"), ("7", "7")):
+        if setting is not None:
+            env["OPENBLAS_THREAD_TIMEOUT"] = setting
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == expected
+
+
 def test_numpy_scalars_act_as_python_numbers():
     t = ember.tensor([1, 2])
     f = ember.tensor([1.0, 2.0])
