@@ -1,6 +1,5 @@
 """ember: PyTorch's programming model on a fast C++ core. Use it as ``import ember as torch``."""
 
-import builtins as _builtins
 import os as _os
 import sys as _sys
 
@@ -78,9 +77,26 @@ class Size(tuple):
 _C._set_size_class(Size)
 
 from ._device import device  # noqa: E402
-from . import _shared, _storage, _tensor  # noqa: E402,F401  (Tensor's Python-level methods)
-from ._creation import *  # noqa: E402,F401,F403
-from ._functions import *  # noqa: E402,F401,F403
+
+# The Python-level ops, by family (python/ember/_ops, as csrc/ember/ops): each lists its names.
+from ._ops.creation import *  # noqa: E402,F401,F403
+from ._ops.random import *  # noqa: E402,F401,F403
+from ._ops.elementwise import *  # noqa: E402,F401,F403
+from ._ops.reduce import *  # noqa: E402,F401,F403
+from ._ops.sort import *  # noqa: E402,F401,F403
+from ._ops.shape import *  # noqa: E402,F401,F403
+from ._ops.index import *  # noqa: E402,F401,F403
+from ._ops.products import *  # noqa: E402,F401,F403
+from ._ops.linalg import *  # noqa: E402,F401,F403
+from ._ops.nn import *  # noqa: E402,F401,F403
+from ._ops.attributes import *  # noqa: E402,F401,F403
+from ._ops.inplace import *  # noqa: E402,F401,F403
+# torch's top-level names for these torch.nn.functional functions are the functions themselves.
+from .nn.functional import (  # noqa: E402,F401
+    adaptive_avg_pool1d, avg_pool1d, channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d,
+    conv_transpose2d, conv_transpose3d, max_pool1d, max_pool1d_with_indices, max_pool2d,
+    max_pool3d, pdist, pixel_shuffle, pixel_unshuffle, rms_norm, rrelu, rrelu_,
+)
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from . import autograd, testing  # noqa: E402,F401
@@ -88,41 +104,24 @@ from .serialization import *  # noqa: E402,F401,F403
 from ._type_info import finfo, iinfo  # noqa: E402,F401
 from . import nn, optim, utils  # noqa: E402,F401
 from . import datasets  # noqa: E402,F401
-# API breadth: composites of the ops above (see each module's docstring).
-from ._extra_math import *  # noqa: E402,F401,F403
-from ._extra_shape import *  # noqa: E402,F401,F403
-from ._linalg_top import *  # noqa: E402,F401,F403
-from ._scatter_ops import *  # noqa: E402,F401,F403
 from ._process import *  # noqa: E402,F401,F403
-from ._tensor_extra import *  # noqa: E402,F401,F403
 from ._legacy_types import *  # noqa: E402,F401,F403
 from . import (  # noqa: E402,F401
     amp, backends, cpu, cuda, distributed, distributions, func, jit, linalg, multiprocessing,
     random, special, version,
 )
-from ._random_extra import *  # noqa: E402,F401,F403
 from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype
-is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
-
-
-def is_floating_point(input):
-    return input.is_floating_point()
-
-
-def numel(input):
-    return input.numel()
-
-
-def is_nonzero(input):
-    if input.numel() != 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return _builtins.bool(input.item())
-
 
 from .version import __version__  # noqa: E402
 
+# Tensor's Python-level methods come from one table; then numpy's axis/keepdims keywords for
+# the package's own Python functions.
+from ._ops._tensor_methods import install as _install_tensor_methods  # noqa: E402
+
+_install_tensor_methods()
+
 from . import _numpy_kwargs  # noqa: E402
 
-_numpy_kwargs.install(_sys.modules[__name__], Tensor)
+_numpy_kwargs.install(_sys.modules[__name__])

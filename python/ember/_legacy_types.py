@@ -3,6 +3,7 @@ programs still call, and isinstance checks by dtype; Tensor.type accepts them an
 
 import ember as E  # the package being initialised; attributes are read at call time
 from ._C import Tensor
+from ._ops.tensor import type as _tensor_type
 
 _TYPES = {
     "FloatTensor": "float32",
@@ -50,9 +51,6 @@ def _new(cls, *args, device=None):
 for _name, _dt in _TYPES.items():
     globals()[_name] = _LegacyType(_name, (), {"_dtype_name": _dt, "__new__": _new})
 
-_tensor_type = Tensor.type
-
-
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     if isinstance(dtype, str):
         name = dtype.split(".")[-1]
@@ -63,8 +61,6 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         dtype = dtype.dtype
     return _tensor_type(self, dtype, non_blocking)
 
-
-Tensor.type = _type
 
 
 def set_default_tensor_type(t):
@@ -91,6 +87,4 @@ def _tensor_new(self, *args, **kwargs):
     cls = next(v for k, v in globals().items() if k in _TYPES and _TYPES[k] == repr(self.dtype)[6:])
     return cls(*args)
 
-
-Tensor.new = _tensor_new
 __all__ += ["set_default_tensor_type", "typename"]

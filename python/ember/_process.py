@@ -1,14 +1,12 @@
-"""Process-level switches and constants: RNG state, determinism, float32 matmul precision,
+"""Process-level switches and constants: determinism, float32 matmul precision,
 printing options, memory formats, and `compile` (ember is eager, so it returns its input)."""
 
 import math
 
-import ember as E  # the package being initialised; attributes are read at call time
+from ._device import device as _device
 from ._tensor_str import set_printoptions  # noqa: F401
 
 __all__ = [
-    "get_rng_state",
-    "set_rng_state",
     "set_printoptions",
     "compile",
     "use_deterministic_algorithms",
@@ -46,22 +44,6 @@ pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 newaxis = None
 
 
-def get_rng_state():
-    """The default generator's state as a uint8 tensor (restore it with set_rng_state)."""
-    a, b = E.default_generator.get_state()
-    raw = a.to_bytes(8, "little") + b.to_bytes(8, "little")
-    return E.tensor(list(raw), dtype=E.uint8)
-
-
-def set_rng_state(new_state):
-    if not isinstance(new_state, E.Tensor) or new_state.dtype != E.uint8:
-        raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
-    if new_state.numel() != 16:
-        raise RuntimeError(f"Expected either a RNG state of size 16; got {new_state.numel()}")
-    raw = bytes(new_state.tolist())
-    E.default_generator.set_state(
-        (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
-    )
 
 
 def compile(
@@ -166,7 +148,7 @@ preserve_format = memory_format("preserve_format")
 
 
 def get_default_device():
-    return E.device("cpu")
+    return _device("cpu")
 
 
 def set_default_device(device):
@@ -204,7 +186,6 @@ class layout:
 
 
 strided = layout("strided")
-E.Tensor.layout = property(lambda self: strided)
 
 
 _interop = {"threads": 1}
@@ -221,33 +202,4 @@ def set_num_interop_threads(n):
     _interop["threads"] = int(n)
 
 
-def is_inference(input):
-    return input.is_inference()
-
-
-def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
-    """A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
-    import numpy as np
-
-    np_dtype = np.dtype(repr(dtype).split(".")[1].replace("bfloat16", "uint16"))
-    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset).copy()
-    out = E.from_numpy(arr) if dtype != E.bfloat16 else E.from_numpy(arr).view(E.bfloat16)
-    return out.requires_grad_(True) if requires_grad else out
-
-
-def nextafter(input, other):
-    """The next representable value after input in the direction of other."""
-    import numpy as np
-
-    a, b = E.broadcast_tensors(input, other)
-    out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
-    return E.from_numpy(np.ascontiguousarray(out))
-
-
-__all__ += [
-    "get_num_interop_threads",
-    "set_num_interop_threads",
-    "is_inference",
-    "frombuffer",
-    "nextafter",
-]
+__all__ += ["get_num_interop_threads", "set_num_interop_threads"]

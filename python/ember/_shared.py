@@ -36,6 +36,3 @@ def share_memory_(self):
 def is_shared(self):
     return getattr(self, "_shared_memory", False)
 
-
-Tensor.share_memory_ = share_memory_
-Tensor.is_shared = is_shared

@@ -134,6 +134,3 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         self.data = source.as_strided(size, tuple(stride), storage_offset)
     return self
 
-
-for _f in (untyped_storage, storage, resize_, resize_as_, set_):
-    setattr(Tensor, _f.__name__, _f)

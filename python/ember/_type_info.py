@@ -39,7 +39,7 @@ class finfo:
             if name not in ("float16", "float32", "float64"):
                 raise TypeError(f"torch.finfo() requires a floating point input type. Use "
                                 f"torch.iinfo to handle '{name}'")
-            import numpy as np  # on first use: see _creation._numpy
+            import numpy as np  # on first use: see _ops.creation._numpy
 
             info = np.finfo(name)
             values = {"bits": info.bits, "eps": float(info.eps), "max": float(info.max),

@@ -3,7 +3,7 @@
 import contextlib
 
 import ember as E  # the package being initialised; attributes are read at call time
-from ._process import get_rng_state, set_rng_state  # noqa: F401
+from ._ops.random import get_rng_state, set_rng_state  # noqa: F401
 
 
 def manual_seed(seed):

@@ -7,7 +7,7 @@ _TOLS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6
 
 
 def _np(x):
-    import numpy as np  # on first use: see _creation._numpy
+    import numpy as np  # on first use: see _ops.creation._numpy
 
     if isinstance(x, Tensor):
         t = x.detach()

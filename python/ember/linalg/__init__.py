@@ -9,7 +9,7 @@ import ember as E
 from .. import return_types
 from .._C import Tensor
 from .._type_info import scalar_type_name
-from .._extra_shape import cross as _cross
+from .._ops.products import cross as _cross
 from ._functions import LinAlgError, _check, _cholesky, _eigh, _qr, _solve, _solve_triangular, _svd
 from ._functions import _det, _slogdet
 from ._lu import lu, lu_solve

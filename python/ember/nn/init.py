@@ -204,7 +204,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     )
     if rows < cols:
         flattened = flattened.T
-    import numpy as _np  # on first use: see ember._creation._numpy
+    import numpy as _np  # on first use: see ember._ops.creation._numpy
 
     q, r = _np.linalg.qr(flattened)
     q = q * _np.sign(_np.diag(r))

@@ -424,22 +424,3 @@ def ctc_loss(
         red,
         zero_infinity,
     )
-
-
-def _tensor_softmax(self, dim, dtype=None):
-    return _nn.softmax(self, dim, dtype)
-
-
-def _tensor_log_softmax(self, dim, dtype=None):
-    return _nn.log_softmax(self, dim, dtype)
-
-
-_tensor_softmax.__name__ = "softmax"
-_tensor_log_softmax.__name__ = "log_softmax"
-
-# torch.softmax / torch.log_softmax and the Tensor methods share the kernels.
-for _name, _fn in (("softmax", _tensor_softmax), ("log_softmax", _tensor_log_softmax)):
-    if not hasattr(ember, _name):
-        setattr(ember, _name, _fn)
-    if not hasattr(ember.Tensor, _name):
-        setattr(ember.Tensor, _name, _fn)

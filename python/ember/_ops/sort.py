@@ -1,10 +1,81 @@
-"""quantile, nanquantile and nanmedian: sort along the dim, then pick or interpolate ranks."""
+"""Sorting and order statistics: sort, top-k, medians, modes, quantiles, cumulative extremes, unique values."""
 
-import ember as E  # the package being initialised; attributes are read at call time
-from ._C import Tensor
+import ember as E
+from .. import _C, return_types
+from .._C import Tensor
+
+__all__ = [
+    "sort",
+    "topk",
+    "kthvalue",
+    "median",
+    "mode",
+    "cummax",
+    "cummin",
+    "unique",
+    "unique_consecutive",
+    "msort",
+    "quantile",
+    "nanquantile",
+    "nanmedian",
+]
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    return return_types.sort(*_C._sort(input, dim, descending, bool(stable)))
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
+
+def median(input, dim=None, keepdim=False):
+    if dim is None:
+        return _C._median_all(input)
+    return return_types.median(*_C._median_dim(input, dim, keepdim))
+
+def mode(input, dim=-1, keepdim=False):
+    return return_types.mode(*_C._mode(input, dim, keepdim))
+
+def cummax(input, dim):
+    return return_types.cummax(*_C._cummax(input, dim))
+
+def cummin(input, dim):
+    return return_types.cummin(*_C._cummin(input, dim))
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    values, inverse, counts = _C._unique(input, sorted, return_inverse, return_counts, dim)
+    out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    x = input.reshape(-1) if dim is None else input.movedim(dim, 0)
+    n = x.shape[0]
+    if n == 0:
+        values, starts = x, E.zeros(0, dtype=E.int64)
+    else:
+        change = x[1:] != x[:-1]
+        if x.dim() > 1:
+            change = change.reshape(n - 1, -1).any(1)
+        starts = E.cat([E.zeros(1, dtype=E.bool), change]).nonzero().reshape(-1)
+        starts = E.cat([E.zeros(1, dtype=E.int64), starts])
+        values = x.index_select(0, starts)
+    values = values if dim is None else values.movedim(0, dim)
+    out = [values]
+    if return_inverse:
+        group = E.zeros(n, dtype=E.int64)
+        if n:
+            group = E.cat([E.zeros(1, dtype=E.int64), change.long()]).cumsum(0)
+        out.append(group.reshape(input.shape) if dim is None else group)
+    if return_counts:
+        out.append(E.diff(starts, append=E.tensor([n])) if n else E.zeros(0, dtype=E.int64))
+    return out[0] if len(out) == 1 else tuple(out)
+
+def msort(input):
+    return input.sort(0).values
 
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
-
 
 def _prepare(name, input, q, dim, interpolation):
     if not input.dtype.is_floating_point:
@@ -28,7 +99,6 @@ def _prepare(name, input, q, dim, interpolation):
     if x.shape[-1] == 0:
         raise IndexError(f"{name}() input tensor must be non-empty")
     return x, qt.reshape(-1), scalar_q
-
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     x, qt, scalar_q = _prepare(name, input, q, dim, interpolation)
@@ -64,18 +134,15 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
                 out = out.squeeze(-1)
     return out[0] if scalar_q else out
 
-
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
-
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
-
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values (NaN where there are none)."""
-    from . import return_types
+    from .. import return_types
 
     x = input.reshape(-1) if dim is None else input
     d = -1 if dim is None else dim

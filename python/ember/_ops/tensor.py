@@ -1,92 +1,63 @@
-"""Tensor methods that are simpler in Python: conversions, printing, protocols, grad_fn."""
+"""Tensor behaviour that is not an op: Python protocols (printing, truth value, conversion to
+numbers, iteration, numpy, copy and pickle), dtype conversions, new_* factories and autograd
+hooks. These are method implementations; _tensor_methods installs them on Tensor."""
 
 import builtins
 
+import ember as E
+from .. import _C
+from .._C import Tensor
+from .._device import check_device
+from .._tensor_str import tensor_str
 
-from . import _C, return_types
-from ._C import Tensor
-from ._device import CPU, check_device
-from ._tensor_str import tensor_str
-
-
-def _patch(fn, name=None):
-    setattr(Tensor, name or fn.__name__, fn)
-    return fn
+__all__ = []
 
 
-@_patch
 def __repr__(self, *, tensor_contents=None):
     return tensor_str(self)
 
-
-Tensor.__str__ = __repr__
-
-
-@_patch
 def __format__(self, spec):
     if self.dim() == 0:
         return self.item().__format__(spec)
     return object.__format__(self, spec)
 
-
-@_patch
 def __hash__(self):
     return id(self)
 
-
-@_patch
 def __bool__(self):
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(self.item())
 
-
-@_patch
 def __int__(self):
     return builtins.int(self.item())
 
-
-@_patch
 def __float__(self):
     return builtins.float(self.item())
 
-
-@_patch
 def __index__(self):
     if self.dtype.is_floating_point or self.numel() != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return builtins.int(self.item())
 
-
-@_patch
 def __complex__(self):
     return complex(self.item())
 
-
-@_patch
 def __iter__(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
     return iter(self.unbind(0))
 
-
-@_patch
 def __reversed__(self):
     return self.flip(0)
 
-
-@_patch
 def __contains__(self, element):
     return builtins.bool((self == element).any().item())
 
-
-@_patch
 def __array__(self, dtype=None, copy=None):
     a = self.detach().numpy()
     return a if dtype is None else a.astype(dtype)
 
-
-@_patch
 def __array_wrap__(self, array, context=None, return_scalar=False):
     """A numpy ufunc applied to a tensor gives a tensor (bool results as uint8, as torch's)."""
     import ember
@@ -95,12 +66,6 @@ def __array_wrap__(self, array, context=None, return_scalar=False):
         array = array.astype("uint8")
     return ember.from_numpy(array)
 
-
-# numpy scalars defer their binary operators to the tensor's reflected ones (2.0 * t is a tensor).
-Tensor.__array_priority__ = 1000
-
-
-@_patch
 def __deepcopy__(self, memo):
     if id(self) in memo:
         return memo[id(self)]
@@ -114,11 +79,8 @@ def __deepcopy__(self, memo):
     memo[id(self)] = new
     return new
 
-
-@_patch
 def __reduce_ex__(self, proto):
     return (_rebuild, (self.detach().numpy().copy(), repr(self.dtype).split(".")[1], self.requires_grad))
-
 
 def _rebuild(array, dtype_name, requires_grad):
     import ember
@@ -128,21 +90,11 @@ def _rebuild(array, dtype_name, requires_grad):
         t.requires_grad_(True)
     return t
 
-
 def _no_grad():
-    from .autograd.grad_mode import no_grad
+    from ..autograd.grad_mode import no_grad
 
     return no_grad()
 
-
-Tensor.device = property(lambda self: CPU)
-Tensor.is_cpu = property(lambda self: True)
-Tensor.layout = property(lambda self: "torch.strided")
-Tensor.itemsize = property(lambda self: self.element_size())
-Tensor.nbytes = property(lambda self: self.numel() * self.element_size())
-
-
-@_patch
 def to(self, *args, **kwargs):
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
@@ -159,8 +111,6 @@ def to(self, *args, **kwargs):
         return self.clone() if copy else self
     return _C._to_dtype(self, dtype, copy)
 
-
-@_patch
 def type(self, dtype=None, non_blocking=False):
     if dtype is None:
         return "torch." + {
@@ -170,7 +120,6 @@ def type(self, dtype=None, non_blocking=False):
         }[repr(self.dtype)[6:]]
     return self.to(dtype)
 
-
 def _caster(dtype_name):
     target = getattr(_C, dtype_name)
 
@@ -179,27 +128,14 @@ def _caster(dtype_name):
 
     return cast
 
-
-for _name, _dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
-                   ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"), ("short", "int16"),
-                   ("char", "int8"), ("byte", "uint8"), ("bool", "bool")):
-    setattr(Tensor, _name, _caster(_dt))
-
-
-@_patch
 def type_as(self, other):
     return self.to(other.dtype)
 
-
-@_patch
 def cpu(self, memory_format=None):
     return self
 
-
-@_patch
 def cuda(self, device=None, non_blocking=False):
     check_device("cuda", "cuda")
-
 
 def _new(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -209,52 +145,34 @@ def _new(fn):
 
     return method
 
-
-Tensor.new_zeros = _new("zeros")
-Tensor.new_ones = _new("ones")
-Tensor.new_empty = _new("empty")
-
-
-@_patch
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     import ember
 
     return ember.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
-
-@_patch
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     import ember
 
     return ember.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
-
-# --- autograd -------------------------------------------------------------------------------
-
-@_patch
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    from . import autograd
+    from .. import autograd
 
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-
-@_patch
 def register_hook(self, hook):
     return _C.Tensor._register_hook(self, hook)
 
-
 def _grad_fn(self):
-    from .autograd.graph import wrap_node
+    from ..autograd.graph import wrap_node
 
     return wrap_node(self._grad_fn)
 
-
-Tensor.grad_fn = property(_grad_fn)
-
-
-def _grad_warning_getter():
-    getter = Tensor.grad.fget
-    setter = Tensor.grad.fset
+def _grad_warning_getter(base):
+    """Tensor.grad: the binding's property `base`, warning when read on a non-leaf that does not
+    retain its gradient (as torch)."""
+    getter = base.fget
+    setter = base.fset
 
     def get(self):
         if not self.is_leaf and not self.retains_grad and self.requires_grad:
@@ -272,149 +190,44 @@ def _grad_warning_getter():
 
     return property(get, setter)
 
-
-Tensor.grad = _grad_warning_getter()
-
-
-# --- ops with several outputs or torch-style overloads --------------------------------------
-
-def _method_from(fn_name):
-    def method(self, *args, **kwargs):
-        import ember
-
-        return getattr(ember, fn_name)(self, *args, **kwargs)
-
-    method.__name__ = fn_name
-    return method
-
-
-@_patch
 def where(self, condition, other):
     return _C._where(condition, self, other)
 
 
-for _fn in ("max", "min", "var", "std", "norm", "sort", "topk", "kthvalue", "median",
-            "mode", "cummax", "cummin", "unique", "tril", "triu", "diag", "logsumexp"):
-    setattr(Tensor, _fn, _method_from(_fn))
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **_):
+    return E.empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
+def _apply_(self, callable):
+    values = [callable(v) for v in self.reshape(-1).tolist()]
+    return self.copy_(E.tensor(values, dtype=self.dtype).reshape(self.shape))
 
-@_patch
-def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    _C._uniform_(self, float(a), float(b), generator)
+def _map_(self, other, callable):
+    other = other.expand_as(self)
+    values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other.reshape(-1).tolist())]
+    return self.copy_(E.tensor(values, dtype=self.dtype).reshape(self.shape))
+
+class _RemovableHandle:
+    """Returned by register_post_accumulate_grad_hook; remove() drops the hook (and so the
+    reference to the tensor its closure held)."""
+
+    def __init__(self, box):
+        self._box = box
+
+    def remove(self):
+        self._box.clear()
+
+def _register_post_accumulate_grad_hook(self, hook):
+    box = [hook, self]
+
+    def run():
+        if box:
+            box[0](box[1])
+
+    _C._register_post_accumulate_grad_hook(self, run)
+    return _RemovableHandle(box)
+
+def _identity(self, *args, **kwargs):
     return self
 
-
-@_patch
-def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    _C._normal_(self, float(mean), float(std), generator)
-    return self
-
-
-@_patch
-def bernoulli_(self, p=0.5, *, generator=None):
-    if isinstance(p, Tensor):
-        self.copy_(_C._bernoulli(p.expand_as(self), generator))
-        return self
-    _C._bernoulli_(self, float(p), generator)
-    return self
-
-
-@_patch
-def bernoulli(self, p=None, *, generator=None):
-    import ember
-
-    return ember.bernoulli(self, p, generator=generator)
-
-
-@_patch
-def random_(self, from_=0, to=None, *, generator=None):
-    if to is None and from_ != 0:
-        from_, to = 0, from_
-    _C._random_(self, from_, to, generator)
-    return self
-
-
-@_patch
-def multinomial(self, num_samples, replacement=False, *, generator=None):
-    return _C._multinomial(self, num_samples, replacement, generator)
-
-
-@_patch
-def exponential_(self, lambd=1.0, *, generator=None):
-    _C._uniform_(self, 0.0, 1.0, generator)
-    self.copy_(-(1 - self).log() / lambd)
-    return self
-
-
-del _fn, _name, _dt
-_ = return_types
-
-
-@_patch
-def tril_(self, diagonal=0):
-    return self.copy_(self.tril(diagonal))
-
-
-@_patch
-def triu_(self, diagonal=0):
-    return self.copy_(self.triu(diagonal))
-
-
-@_patch
-def equal(self, other):
-    import ember
-
-    return ember.equal(self, other)
-
-
-@_patch
-def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    import ember
-
-    return ember.allclose(self, other, rtol, atol, equal_nan)
-
-
-@_patch
-def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    import ember
-
-    return ember.isclose(self, other, rtol, atol, equal_nan)
-
-
-@_patch
-def lerp_(self, end, weight):
-    import ember
-
-    return self.copy_(ember.lerp(self, end, weight))
-
-
-@_patch
-def clamp_min(self, min):
-    return self.clamp(min=min)
-
-
-@_patch
-def clamp_max(self, max):
-    return self.clamp(max=max)
-
-
-@_patch
-def clamp_min_(self, min):
-    return self.clamp_(min=min)
-
-
-@_patch
-def clamp_max_(self, max):
-    return self.clamp_(max=max)
-
-
-# NumPy-style names torch keeps as aliases of its own methods.
-for _alias, _name in (("arccos", "acos"), ("arcsin", "asin"), ("arctan", "atan"),
-                      ("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh"),
-                      ("arctan2", "atan2"), ("clip", "clamp"), ("absolute", "abs"),
-                      ("negative", "neg"), ("multiply", "mul"), ("divide", "div"),
-                      ("subtract", "sub"), ("greater", "gt"), ("greater_equal", "ge"),
-                      ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne"), ("fix", "trunc")):
-    for _suffix in ("", "_"):
-        if hasattr(Tensor, _name + _suffix) and not hasattr(Tensor, _alias + _suffix):
-            setattr(Tensor, _alias + _suffix, getattr(Tensor, _name + _suffix))
+def _false(self, *args, **kwargs):
+    return False

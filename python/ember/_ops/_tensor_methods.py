@@ -1,0 +1,292 @@
+"""The one table of Tensor's Python-level methods, properties and class attributes.
+
+The binding (`ember._C.Tensor`) defines most methods in C++; the entries below add those that are
+simpler in Python or that forward to a Python-level function. Nothing else in the package
+assigns to Tensor: the package root calls `install()` once, after every family is loaded.
+
+- REPLACE: set whatever the binding has (Python protocols, conversions, torch-style overloads).
+- FILL: set only where the binding has no attribute of that name.
+- FORWARD / FORWARD_INPLACE: `t.name(...)` is the function `name(t, ...)`; the in-place form
+  copies the result back into t (refusing dtypes t cannot hold). Filled like FILL.
+- ALIASES: torch's NumPy-style names, for the plain and in-place method of each target.
+Every plain Python function installed that takes `dim` or `keepdim` also accepts numpy's
+`axis`/`keepdims` (see _numpy_kwargs).
+"""
+
+import types
+
+from .. import _C, _legacy_types, _numpy_kwargs, _process, _shared, _storage
+from .._C import Tensor
+from .._device import CPU
+from .._type_info import scalar_type_name
+from . import (
+    attributes, elementwise, index, linalg, nn, products, random, reduce, shape, sort, tensor,
+)
+
+
+def _forward(fn, name):
+    """A method calling fn(self, ...): a Python function binds as a method by itself, a binding
+    function (which does not) gets a Python wrapper."""
+    if isinstance(fn, types.FunctionType):
+        return fn
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _inplace(fn, name):
+    # torch refuses in-place results its dtype cannot hold (e.g. float into long).
+    def method(self, *args, **kwargs):
+        result = fn(self, *args, **kwargs)
+        if not _C.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(
+                f"result type {scalar_type_name(result.dtype)} can't be cast to the desired "
+                f"output type {scalar_type_name(self.dtype)}"
+            )
+        return self.copy_(result)
+
+    method.__name__ = name + "_"
+    return method
+
+
+def _caster(name, dtype_name):
+    target = getattr(_C, dtype_name)
+
+    def cast(self, memory_format=None):
+        return self if self.dtype == target else _C._to_dtype(self, target, False)
+
+    cast.__name__ = name
+    return cast
+
+
+REPLACE = {
+    # Python protocols
+    "__repr__": tensor.__repr__,
+    "__str__": tensor.__repr__,
+    "__format__": tensor.__format__,
+    "__hash__": tensor.__hash__,
+    "__bool__": tensor.__bool__,
+    "__int__": tensor.__int__,
+    "__float__": tensor.__float__,
+    "__index__": tensor.__index__,
+    "__complex__": tensor.__complex__,
+    "__iter__": tensor.__iter__,
+    "__reversed__": tensor.__reversed__,
+    "__contains__": tensor.__contains__,
+    "__array__": tensor.__array__,
+    "__array_wrap__": tensor.__array_wrap__,
+    "__deepcopy__": tensor.__deepcopy__,
+    "__reduce_ex__": tensor.__reduce_ex__,
+    # conversions and factories
+    "to": tensor.to,
+    "type": _legacy_types._type,
+    "new": _legacy_types._tensor_new,
+    "float": _caster("float", "float32"),
+    "double": _caster("double", "float64"),
+    "half": _caster("half", "float16"),
+    "bfloat16": _caster("bfloat16", "bfloat16"),
+    "long": _caster("long", "int64"),
+    "int": _caster("int", "int32"),
+    "short": _caster("short", "int16"),
+    "char": _caster("char", "int8"),
+    "byte": _caster("byte", "uint8"),
+    "bool": _caster("bool", "bool"),
+    "type_as": tensor.type_as,
+    "cpu": tensor.cpu,
+    "cuda": tensor.cuda,
+    "new_zeros": tensor._new("zeros"),
+    "new_ones": tensor._new("ones"),
+    "new_empty": tensor._new("empty"),
+    "new_full": tensor.new_full,
+    "new_tensor": tensor.new_tensor,
+    # autograd
+    "backward": tensor.backward,
+    "register_hook": tensor.register_hook,
+    # storage and sharing
+    "share_memory_": _shared.share_memory_,
+    "is_shared": _shared.is_shared,
+    "untyped_storage": _storage.untyped_storage,
+    "storage": _storage.storage,
+    "resize_": _storage.resize_,
+    "resize_as_": _storage.resize_as_,
+    "set_": _storage.set_,
+    # ops with several outputs or torch-style overloads
+    "where": tensor.where,
+    "max": reduce.max,
+    "min": reduce.min,
+    "var": reduce.var,
+    "std": reduce.std,
+    "norm": reduce.norm,
+    "logsumexp": _forward(_C.logsumexp, "logsumexp"),
+    "sort": sort.sort,
+    "topk": sort.topk,
+    "kthvalue": sort.kthvalue,
+    "median": sort.median,
+    "mode": sort.mode,
+    "cummax": sort.cummax,
+    "cummin": sort.cummin,
+    "unique": sort.unique,
+    "tril": _forward(_C.tril, "tril"),
+    "triu": _forward(_C.triu, "triu"),
+    "diag": _forward(_C.diag, "diag"),
+    "tril_": shape.tril_,
+    "triu_": shape.triu_,
+    "equal": elementwise.equal,
+    "allclose": elementwise.allclose,
+    "isclose": elementwise.isclose,
+    "lerp_": elementwise.lerp_,
+    "clamp_min": elementwise.clamp_min,
+    "clamp_max": elementwise.clamp_max,
+    "clamp_min_": elementwise.clamp_min_,
+    "clamp_max_": elementwise.clamp_max_,
+    # random sampling in place
+    "uniform_": random.uniform_,
+    "normal_": random.normal_,
+    "bernoulli_": random.bernoulli_,
+    "bernoulli": random.bernoulli,
+    "random_": random.random_,
+    "multinomial": random.multinomial,
+    "exponential_": random.exponential_,
+    "cauchy_": random.cauchy_,
+    "log_normal_": random.log_normal_,
+    "geometric_": random.geometric_,
+}
+
+PROPERTIES = {
+    "device": lambda self: CPU,
+    "is_cpu": lambda self: True,
+    "layout": lambda self: _process.strided,
+    "itemsize": lambda self: self.element_size(),
+    "nbytes": lambda self: self.numel() * self.element_size(),
+    "grad_fn": tensor._grad_fn,
+    "H": products._H,
+    "mH": lambda self: self.mT,
+}
+
+# numpy scalars defer their binary operators to the tensor's reflected ones (2.0 * t is a tensor).
+CLASS_ATTRIBUTES = {"__array_priority__": 1000}
+
+FILL = {
+    "softmax": nn.softmax,
+    "log_softmax": nn.log_softmax,
+    "hardshrink": nn.tensor_hardshrink,
+    "prelu": nn.tensor_prelu,
+    "addmm_": products._addmm_,
+    "baddbmm_": products._baddbmm_,
+    "polygamma": elementwise._polygamma,
+    "polygamma_": elementwise._polygamma_,
+    "fill_diagonal_": index._fill_diagonal_,
+    "sum_to_size": reduce._sum_to_size,
+    "new_empty_strided": tensor._new_empty_strided,
+    "apply_": tensor._apply_,
+    "map_": tensor._map_,
+    "is_same_size": attributes.is_same_size,
+    "is_nonzero": attributes.is_nonzero,
+    "is_signed": attributes.is_signed,
+    "transpose_": shape._geometry(lambda t, a, b: t.transpose(a, b)),
+    "swapaxes_": shape._geometry(lambda t, a, b: t.transpose(a, b)),
+    "swapdims_": shape._geometry(lambda t, a, b: t.transpose(a, b)),
+    "t_": shape._geometry(lambda t: t.t()),
+    "pin_memory": tensor._identity,
+    "is_pinned": tensor._false,
+    "get_device": attributes.get_device,
+    "register_post_accumulate_grad_hook": tensor._register_post_accumulate_grad_hook,
+}
+
+# t.name(...) is name(t, ...) for these functions of the families (or of the binding).
+FORWARD = {
+    "addbmm": products.addbmm, "addmv": products.addmv, "addr": products.addr,
+    "adjoint": products.adjoint, "cross": products.cross, "kron": products.kron,
+    "trace": products.trace, "vdot": products.vdot,
+    "aminmax": reduce.aminmax, "corrcoef": reduce.corrcoef, "cov": reduce.cov,
+    "dist": reduce.dist, "histogram": reduce.histogram, "logcumsumexp": reduce.logcumsumexp,
+    "nanmean": reduce.nanmean, "nansum": reduce.nansum, "renorm": reduce.renorm,
+    "msort": sort.msort, "nanmedian": sort.nanmedian, "nanquantile": sort.nanquantile,
+    "quantile": sort.quantile, "unique_consecutive": sort.unique_consecutive,
+    "angle": elementwise.angle, "conj": elementwise.conj,
+    "conj_physical": elementwise.conj_physical, "deg2rad": elementwise.deg2rad,
+    "float_power": elementwise.float_power, "frexp": elementwise.frexp,
+    "gcd": elementwise.gcd, "heaviside": elementwise.heaviside,
+    "is_conj": elementwise.is_conj, "is_neg": elementwise.is_neg,
+    "isreal": elementwise.isreal, "lcm": elementwise.lcm, "ldexp": elementwise.ldexp,
+    "logaddexp": elementwise.logaddexp, "logaddexp2": elementwise.logaddexp2,
+    "logit": elementwise.logit, "mvlgamma": elementwise.mvlgamma,
+    "nextafter": elementwise.nextafter, "positive": elementwise.positive,
+    "rad2deg": elementwise.rad2deg, "real": elementwise.real,
+    "resolve_conj": elementwise.resolve_conj, "resolve_neg": elementwise.resolve_neg,
+    "sgn": elementwise.sgn, "sinc": elementwise.sinc, "xlogy": elementwise.xlogy,
+    "digamma": _C.digamma, "i0": _C.i0, "lgamma": _C.lgamma,
+    "diag_embed": shape.diag_embed, "diagflat": shape.diagflat, "diff": shape.diff,
+    "dsplit": shape.dsplit, "hsplit": shape.hsplit, "ravel": shape.ravel,
+    "rot90": shape.rot90, "tensor_split": shape.tensor_split, "vsplit": shape.vsplit,
+    "diagonal_scatter": index.diagonal_scatter, "index_copy": index.index_copy,
+    "masked_scatter": index.masked_scatter, "put": index.put,
+    "select_scatter": index.select_scatter, "slice_scatter": index.slice_scatter,
+    "take_along_dim": index.take_along_dim,
+    "cholesky": linalg.cholesky, "cholesky_inverse": linalg.cholesky_inverse,
+    "cholesky_solve": linalg.cholesky_solve, "det": linalg.det, "inverse": linalg.inverse,
+    "logdet": linalg.logdet, "lu": linalg.lu, "matrix_exp": linalg.matrix_exp,
+    "matrix_power": linalg.matrix_power, "pinverse": linalg.pinverse, "qr": linalg.qr,
+    "slogdet": linalg.slogdet, "svd": linalg.svd, "triangular_solve": linalg.triangular_solve,
+}
+
+# t.name_(...) computes name(t, ...) and copies it into t.
+FORWARD_INPLACE = {
+    "addbmm": products.addbmm, "addmv": products.addmv, "addr": products.addr,
+    "cumprod": _C.cumprod, "deg2rad": elementwise.deg2rad, "digamma": _C.digamma,
+    "float_power": elementwise.float_power, "gcd": elementwise.gcd,
+    "heaviside": elementwise.heaviside, "i0": _C.i0, "index_copy": index.index_copy,
+    "lcm": elementwise.lcm, "ldexp": elementwise.ldexp, "lgamma": _C.lgamma,
+    "logit": elementwise.logit, "masked_scatter": index.masked_scatter,
+    "mvlgamma": elementwise.mvlgamma, "nan_to_num": _C.nan_to_num, "put": index.put,
+    "rad2deg": elementwise.rad2deg, "renorm": reduce.renorm, "sgn": elementwise.sgn,
+    "sinc": elementwise.sinc, "xlogy": elementwise.xlogy, "nextafter": elementwise.nextafter,
+}
+
+ALIASES = {
+    "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh", "arcsinh": "asinh",
+    "arctanh": "atanh", "arctan2": "atan2", "clip": "clamp", "absolute": "abs", "negative": "neg",
+    "multiply": "mul", "divide": "div", "subtract": "sub", "greater": "gt",
+    "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne", "fix": "trunc",
+}
+
+
+def table():
+    """{name: what install() sets on Tensor} for the binding as it is (FILL entries the binding
+    already has are left out); properties appear as property objects."""
+    bound = set(dir(Tensor)) - set(_installed)
+    out = {}
+    fills = dict(FILL)
+    fills.update({n: _forward(f, n) for n, f in FORWARD.items()})
+    fills.update({n + "_": _inplace(f, n) for n, f in FORWARD_INPLACE.items()})
+    for name, fn in fills.items():
+        if name not in bound:
+            out[name] = fn
+    out.update(REPLACE)
+    out.update({name: property(fget) for name, fget in PROPERTIES.items()})
+    out["grad"] = tensor._grad_warning_getter(_grad_property)
+    out.update(CLASS_ATTRIBUTES)
+    for alias, target in ALIASES.items():
+        for suffix in ("", "_"):
+            if (target + suffix in bound or target + suffix in out) and alias + suffix not in bound:
+                out[alias + suffix] = getattr(Tensor, target + suffix, None) or out[target + suffix]
+    for name, fn in out.items():
+        if isinstance(fn, types.FunctionType) and not name.startswith("__") and _numpy_kwargs._takes_dim(fn):
+            out[name] = _numpy_kwargs._renaming(fn)
+    return out
+
+
+_installed = {}
+_grad_property = Tensor.grad  # the binding's property, which the Python one wraps
+
+
+def install():
+    """Sets every entry of table() on Tensor (once; later calls change nothing)."""
+    if _installed:
+        return
+    for name, value in table().items():
+        setattr(Tensor, name, value)
+        _installed[name] = value

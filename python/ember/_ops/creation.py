@@ -1,0 +1,236 @@
+"""Tensor factories: from data, filled, ranges, strided, triangle indices and windows."""
+
+import builtins
+import math
+import sys
+import warnings
+
+import ember as E
+from .. import _C
+from .._C import Tensor
+from .._device import check_device
+
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "asarray",
+    "scalar_tensor",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "arange",
+    "range",
+    "linspace",
+    "logspace",
+    "eye",
+    "empty_strided",
+    "frombuffer",
+    "tril_indices",
+    "triu_indices",
+    "vander",
+    "hann_window",
+    "hamming_window",
+    "blackman_window",
+    "bartlett_window",
+    "kaiser_window",
+]
+
+
+def _numpy():
+    """numpy if the program imported it (its arrays can exist only then); ember doesn't import
+    it itself, which would double `import ember`'s time."""
+    return sys.modules.get("numpy")
+
+def _size(size):
+    if len(size) == 1 and not isinstance(size[0], int):
+        return list(size[0])
+    return list(size)
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    check_device(device, "tensor")
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
+            "or sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+    np = _numpy()
+    if np is not None and isinstance(data, np.generic):  # numpy scalars keep their dtype, as torch
+        data = np.asarray(data)
+    return _finish(_C._tensor(data, dtype), requires_grad)
+
+def as_tensor(data, dtype=None, device=None):
+    check_device(device, "as_tensor")
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == dtype else data.to(dtype)
+    np = _numpy()
+    if np is not None and isinstance(data, np.ndarray):
+        t = _C._from_numpy_any(data) if data.dtype.kind in "biuf" and data.dtype.itemsize <= 8 else None
+        if t is not None and all(s >= 0 for s in data.strides):
+            return t if dtype is None or t.dtype == dtype else t.to(dtype)
+    return _C._tensor(data, dtype)
+
+asarray = as_tensor
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return _finish(_C._full([], s, dtype or _C.get_default_dtype(), False), requires_grad)
+
+def empty(*size, dtype=None, device=None, requires_grad=False, **_):
+    check_device(device, "empty")
+    return _C._empty(_size(size), dtype, requires_grad)
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, **_):
+    check_device(device, "zeros")
+    return _C._zeros(_size(size), dtype, requires_grad)
+
+def ones(*size, dtype=None, device=None, requires_grad=False, **_):
+    check_device(device, "ones")
+    return _C._ones(_size(size), dtype, requires_grad)
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+    check_device(device, "full")
+    return _C._full(list(size) if not isinstance(size, int) else [size], fill_value, dtype, requires_grad)
+
+def _like(input, dtype):
+    return dtype if dtype is not None else input.dtype
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    return _C._empty(list(input.shape), _like(input, dtype), requires_grad)
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    return _C._zeros(list(input.shape), _like(input, dtype), requires_grad)
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    return _C._ones(list(input.shape), _like(input, dtype), requires_grad)
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+    return _C._full(list(input.shape), fill_value, _like(input, dtype), requires_grad)
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, **_):
+    check_device(device, "arange")
+    if end is None:
+        start, end = 0, start
+    start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    return _C._arange(start, end, step, dtype, requires_grad)
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
+    warnings.warn("torch.range is deprecated; use torch.arange instead", UserWarning, stacklevel=2)
+    n = int((end - start) // step) + 1
+    return _C._linspace(start, start + (n - 1) * step, n, dtype, requires_grad)
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, **_):
+    return _C._linspace(start, end, steps, dtype, requires_grad)
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, **_):
+    return _C._logspace(start, end, steps, base, dtype, requires_grad)
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, **_):
+    return _C._eye(n, m, dtype, requires_grad)
+
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+):
+    extent = (
+        1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if builtins.all(size) else 0
+    )
+    base = E.empty(extent, dtype=dtype)
+    out = base.as_strided(list(size), list(stride))
+    return out.requires_grad_(True) if requires_grad else out
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
+    import numpy as np
+
+    np_dtype = np.dtype(repr(dtype).split(".")[1].replace("bfloat16", "uint16"))
+    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset).copy()
+    out = E.from_numpy(arr) if dtype != E.bfloat16 else E.from_numpy(arr).view(E.bfloat16)
+    return out.requires_grad_(True) if requires_grad else out
+
+def _tri_indices(row, col, offset, dtype, upper):
+    keep = (lambda r, c: c - r >= offset) if upper else (lambda r, c: c - r <= offset)
+    pairs = [(r, c) for r in builtins.range(row) for c in builtins.range(col) if keep(r, c)]
+    rows = [p[0] for p in pairs]
+    cols = [p[1] for p in pairs]
+    return E.tensor([rows, cols], dtype=dtype).reshape(2, len(pairs))
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, dtype or E.int64, False)
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, dtype or E.int64, True)
+
+def vander(x, N=None, increasing=False):
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    base = x.long() if not x.dtype.is_floating_point else x
+    if n == 0:
+        return E.empty(x.shape[0], 0, dtype=base.dtype)
+    cols = E.cat(
+        [E.ones(x.shape[0], 1, dtype=base.dtype), base.unsqueeze(1).expand(x.shape[0], n - 1)], 1
+    ).cumprod(1)
+    return cols if increasing else cols.flip([1])
+
+def _window(name, n, periodic, dtype, fn):
+    if n < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
+    dtype = dtype or E.get_default_dtype()
+    if n <= 1:
+        return E.ones(n, dtype=dtype)
+    denom = n if periodic else n - 1
+    k = E.arange(n, dtype=E.float64)
+    return fn(k, denom).to(dtype)
+
+def hann_window(window_length, periodic=True, *, dtype=None, **_):
+    return _window(
+        "hann_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda k, d: 0.5 - 0.5 * E.cos(2 * math.pi * k / d),
+    )
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, **_):
+    return _window(
+        "hamming_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda k, d: alpha - beta * E.cos(2 * math.pi * k / d),
+    )
+
+def blackman_window(window_length, periodic=True, *, dtype=None, **_):
+    return _window(
+        "blackman_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda k, d: 0.42 - 0.5 * E.cos(2 * math.pi * k / d) + 0.08 * E.cos(4 * math.pi * k / d),
+    )
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, **_):
+    return _window(
+        "bartlett_window", window_length, periodic, dtype, lambda k, d: 1 - (2 * k / d - 1).abs()
+    )
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
+    def kaiser(k, d):
+        r = 2 * k / d - 1
+        return E.i0(beta * E.sqrt((1 - r * r).clamp(min=0))) / E.i0(
+            E.tensor(float(beta), dtype=E.float64)
+        )
+
+    return _window("kaiser_window", window_length, periodic, dtype, kaiser)

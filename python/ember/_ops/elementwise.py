@@ -1,0 +1,250 @@
+"""Elementwise math composed from the core's ops, comparisons of whole tensors, and the complex-number no-ops of a real-only library."""
+
+import builtins
+import math
+
+import ember as E
+from .._C import Tensor
+from .._type_info import scalar_type_name
+from ._util import _float, _t
+
+__all__ = [
+    "xlogy",
+    "logaddexp",
+    "logaddexp2",
+    "deg2rad",
+    "rad2deg",
+    "sinc",
+    "logit",
+    "heaviside",
+    "float_power",
+    "positive",
+    "rsub",
+    "ldexp",
+    "angle",
+    "sgn",
+    "gcd",
+    "lcm",
+    "mvlgamma",
+    "frexp",
+    "nextafter",
+    "conj",
+    "conj_physical",
+    "resolve_conj",
+    "resolve_neg",
+    "is_conj",
+    "is_neg",
+    "real",
+    "isreal",
+    "equal",
+    "isclose",
+    "allclose",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
+]
+
+
+def xlogy(input, other):
+    """input * log(other), and 0 where input is 0 (unless other is NaN)."""
+    if not isinstance(input, Tensor):
+        input = _t(input, other)
+    other = _t(other, input)
+    # computed in the pair's promoted floating dtype, as torch (log of an int is float32, which
+    # would otherwise widen a bfloat16 input)
+    dt = E.result_type(input, other)
+    dt = dt if dt.is_floating_point else E.get_default_dtype()
+    input, other = input.to(dt), other.to(dt)
+    out = input * E.log(other)
+    return E.where((input == 0) & ~E.isnan(other), E.zeros([], dtype=out.dtype), out)
+
+def _check_float_pair(name, a, b):
+    for x in (a, b):
+        if isinstance(x, Tensor) and not x.dtype.is_floating_point:
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{scalar_type_name(x.dtype)}'"
+            )
+
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) without overflow."""
+    _check_float_pair("logaddexp", input, other)
+    m = E.maximum(input, other)
+    out = m + E.log1p(E.exp(-(input - other).abs()))
+    # Equal infinities give NaN in the difference; the answer is that infinity.
+    return E.where(E.isinf(m) & (input == other), m, out)
+
+def logaddexp2(input, other):
+    """log2(2**input + 2**other) without overflow."""
+    _check_float_pair("logaddexp2", input, other)
+    m = E.maximum(input, other)
+    out = m + E.log1p(E.exp2(-(input - other).abs())) / math.log(2)
+    return E.where(E.isinf(m) & (input == other), m, out)
+
+def deg2rad(input):
+    return _float(input) * (math.pi / 180)
+
+def rad2deg(input):
+    return _float(input) * (180 / math.pi)
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
+    x = _float(input)
+    out_dtype = x.dtype
+    if x.dtype in (E.float16, E.bfloat16):  # pi * x rounded to 8 bits would make sinc(1) ~ 3e-4
+        x = x.float()
+    zero = x == 0
+    safe = E.where(zero, E.ones([], dtype=x.dtype), x) * math.pi
+    return E.where(zero, E.ones([], dtype=x.dtype), E.sin(safe) / safe).to(out_dtype)
+
+def logit(input, eps=None):
+    x = _float(input)
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return E.log(x / (1 - x))
+
+def heaviside(input, values):
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    step = (input > 0).to(input.dtype)
+    return E.where(input == 0, values, step)
+
+def float_power(input, exponent):
+    """pow computed in float64."""
+    a = input.double() if isinstance(input, Tensor) else input
+    b = exponent.double() if isinstance(exponent, Tensor) else exponent
+    if not isinstance(a, Tensor):
+        a = E.full([], a, dtype=E.float64)
+    return E.pow(a, b)
+
+def positive(input):
+    if input.dtype == E.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+def rsub(input, other, alpha=1):
+    return E.sub(other, input, alpha=alpha)
+
+def ldexp(input, other):
+    """input * 2**other in the pair's promoted floating dtype."""
+    dt = E.promote_types(input.dtype, other.dtype)
+    dt = dt if dt.is_floating_point else E.get_default_dtype()
+    return input.to(dt) * E.pow(2.0, other.to(dt))
+
+def angle(input):
+    x = _float(input)
+    out = E.where(x < 0, E.full([], math.pi, dtype=x.dtype), E.zeros([], dtype=x.dtype))
+    return E.where(E.isnan(x), x, out)
+
+def sgn(input):
+    return input.sign()
+
+def _euclid(a, b):
+    a, b = a.abs(), b.abs()
+    while builtins.bool((b != 0).any()):
+        nz = b != 0
+        safe = E.where(nz, b, E.ones([], dtype=b.dtype))
+        a, b = E.where(nz, b, a), E.where(nz, a % safe, b)
+    return a
+
+def gcd(input, other):
+    if input.dtype.is_floating_point or other.dtype.is_floating_point:
+        raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
+    a, b = E.broadcast_tensors(input, other)
+    return _euclid(a, b)
+
+def lcm(input, other):
+    g = gcd(input, other)
+    safe = E.where(g == 0, E.ones([], dtype=g.dtype), g)
+    return E.where(g == 0, g, (input // safe * other).abs())
+
+def mvlgamma(input, p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _float(input)
+    terms = E.stack([E.lgamma(x - j / 2) for j in range(p)]).sum(0)
+    return terms + p * (p - 1) / 4 * math.log(math.pi)
+
+def frexp(input):
+    from .. import return_types
+
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    a = input.detach().numpy()
+    import numpy as np
+
+    m, e = np.frexp(a)
+    return return_types.frexp(E.from_numpy(m.astype(a.dtype)), E.from_numpy(e.astype(np.int32)))
+
+def nextafter(input, other):
+    """The next representable value after input in the direction of other."""
+    import numpy as np
+
+    a, b = E.broadcast_tensors(input, other)
+    out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
+    return E.from_numpy(np.ascontiguousarray(out))
+
+def conj(input):
+    return input
+
+conj_physical = resolve_conj = resolve_neg = conj
+
+def is_conj(input):
+    return False
+
+is_neg = is_conj
+
+def real(input):
+    return input
+
+def isreal(input):
+    return E.ones_like(input, dtype=E.bool)
+
+def equal(input, other):
+    """True if both tensors have the same shape and elements."""
+    return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    diff = (input - other).abs()
+    close = diff <= atol + rtol * other.abs()
+    close = close | (input == other)
+    if equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    return close
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+# NumPy-style names torch keeps for its inverse trigonometric functions.
+arccos, arccosh, arcsin, arcsinh = E.acos, E.acosh, E.asin, E.asinh
+
+arctan, arctanh = E.atan, E.atanh
+
+
+# --- method forms (installed by _tensor_methods) -----------------------------------------
+
+def lerp_(self, end, weight):
+    import ember
+
+    return self.copy_(ember.lerp(self, end, weight))
+
+def clamp_min(self, min):
+    return self.clamp(min=min)
+
+def clamp_max(self, max):
+    return self.clamp(max=max)
+
+def clamp_min_(self, min):
+    return self.clamp_(min=min)
+
+def clamp_max_(self, max):
+    return self.clamp_(max=max)
+
+
+def _polygamma(self, n):
+    return E.polygamma(n, self)
+
+def _polygamma_(self, n):
+    return self.copy_(E.polygamma(n, self))

@@ -1,0 +1,32 @@
+"""torch's top-level in-place forms (torch.exp_(x) ...) and a few functional forms of methods
+(torch.detach, torch.clamp_min, torch.fill): each calls the Tensor method of that name."""
+
+# Top-level in-place forms torch exposes (torch.exp_(x) ...): each is the method of that name.
+_TOP_INPLACE = (
+    "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ "
+    "atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ "
+    "expm1_ fill_ fix_ floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ "
+    "nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ "
+    "sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_ index_put_ detach_ detach clamp_max "
+    "clamp_min fill"
+).split()
+
+
+
+def _top(name):
+    method = name if name != "fill" else "fill_"
+
+    def fn(input, *args, **kwargs):
+        if name == "fill":
+            return getattr(input.clone(), method)(*args, **kwargs)
+        return getattr(input, method)(*args, **kwargs)
+
+    fn.__name__ = name
+    return fn
+
+
+
+__all__ = list(_TOP_INPLACE)
+for _n in _TOP_INPLACE:
+    globals()[_n] = _top(_n)
+del _n

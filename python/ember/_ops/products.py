@@ -1,0 +1,148 @@
+"""Products of vectors, matrices and tensors composed from mm/bmm/mv: the add*-family, tensordot, kron, cross, vdot, cdist, trace."""
+
+import builtins
+import math
+
+import ember as E
+from .._C import Tensor
+
+__all__ = [
+    "trace",
+    "adjoint",
+    "addmv",
+    "addr",
+    "addbmm",
+    "cross",
+    "kron",
+    "tensordot",
+    "chain_matmul",
+    "vdot",
+    "cdist",
+]
+
+
+def trace(input):
+    if input.dtype == E.bool:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
+
+def adjoint(input):
+    return input.mT
+
+def _beta_alpha(input, product, beta, alpha):
+    # beta == 0 ignores input entirely (NaN and inf in it do not propagate), as torch.
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return scaled + E.zeros([], dtype=input.dtype).expand_as(input)
+    return scaled + (input if beta == 1 else input * beta)
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return _beta_alpha(input, E.mv(mat, vec), beta, alpha)
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    return _beta_alpha(input, E.outer(vec1, vec2), beta, alpha)
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _beta_alpha(input, E.bmm(batch1, batch2).sum(0), beta, alpha)
+
+def cross(input, other, dim=None):
+    a, b = E.broadcast_tensors(input, other)
+    if dim is None:
+        dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    if a.shape[dim] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[dim] if input.dim() else 0} and "
+            f"{other.shape[dim] if other.dim() else 0}"
+        )
+    a0, a1, a2 = a.unbind(dim)
+    b0, b1, b2 = b.unbind(dim)
+    return E.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+def kron(input, other):
+    nd = builtins.max(input.dim(), other.dim())
+    a = input.reshape([1] * (nd - input.dim()) + list(input.shape))
+    b = other.reshape([1] * (nd - other.dim()) + list(other.shape))
+    # Interleave: a's axis i with b's axis i, so each a element scales a whole copy of b.
+    ai = a.reshape([s for d in a.shape for s in (d, 1)])
+    bi = b.reshape([s for d in b.shape for s in (1, d)])
+    return (ai * bi).reshape([x * y for x, y in zip(a.shape, b.shape)])
+
+def tensordot(a, b, dims=2, out=None):
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    da = [d % a.dim() for d in da]
+    db = [d % b.dim() for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size "
+                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in dim {y}"
+            )
+    fa = [d for d in range(a.dim()) if d not in da]
+    fb = [d for d in range(b.dim()) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    am = a.permute(fa + da).reshape(-1, k)
+    bm = b.permute(db + fb).reshape(k, -1)
+    return E.mm(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
+
+def chain_matmul(*matrices):
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = E.mm(out, m)
+    return out
+
+def vdot(input, other):
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
+        )
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"expected both vectors to have same dtype, but found {input.dtype} and {other.dtype}"
+        )
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+            f"[{other.shape[0]}] to have the same number of elements, but got "
+            f"{input.shape[0]} and {other.shape[0]} elements respectively"
+        )
+    return (input * other).sum()
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return diff.norm(p, -1)
+
+
+# --- method forms (installed by _tensor_methods) -----------------------------------------
+
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    return self.copy_(E.addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+
+def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    return self.copy_(E.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+def _H(self):
+    if self.dim() not in (0, 2):
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+        )
+    return self.t() if self.dim() == 2 else self

@@ -1,0 +1,268 @@
+"""Reductions and statistics: extremes, variance, norms, NaN-ignoring sums, cumulative and integral forms, covariance, histograms."""
+
+import ember as E
+from .. import _C, return_types
+from .._C import Tensor
+from .._type_info import scalar_type_name
+from ._util import _float
+
+__all__ = [
+    "max",
+    "min",
+    "var_mean",
+    "var",
+    "std_mean",
+    "std",
+    "norm",
+    "nansum",
+    "nanmean",
+    "aminmax",
+    "logcumsumexp",
+    "dist",
+    "renorm",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
+    "cov",
+    "corrcoef",
+    "histogram",
+]
+
+
+def _extreme(name, all_fn, dim_fn, binary_fn, input, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):
+        return binary_fn(input, dim)
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{name}() received an invalid combination of arguments")
+        return all_fn(input)
+    return getattr(return_types, name)(*dim_fn(input, dim, keepdim))
+
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    if other is not None:
+        return _C.maximum(input, other)
+    return _extreme("max", _C._max_all, _C._max_dim, _C.maximum, input, dim, keepdim)
+
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    if other is not None:
+        return _C.minimum(input, other)
+    return _extreme("min", _C._min_all, _C._min_dim, _C.minimum, input, dim, keepdim)
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    if unbiased is None:
+        return 1.0
+    return 1.0 if unbiased else 0.0
+
+def _var_args(dim, unbiased, keepdim):
+    # var(x, True) is the legacy unbiased flag; var(x, 0) is a dim.
+    if isinstance(dim, bool):
+        return None, dim, keepdim
+    return dim, unbiased, keepdim
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
+    return _C._var_mean(input, dim, _correction(unbiased, correction), keepdim)
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var_mean(input, dim, unbiased, keepdim, correction=correction)[0]
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return v.sqrt(), m
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" or p is None:
+        p = 2.0
+    elif p == "nuc":
+        if dim is None:
+            if input.dim() != 2:
+                raise RuntimeError(
+                    "linalg.matrix_norm: dim must be a 2-tuple. Got "
+                    + " ".join(str(d) for d in range(input.dim()))
+                )
+            dim = (0, 1)
+        from ..linalg import matrix_norm
+
+        return matrix_norm(input, "nuc", dim, keepdim, dtype=dtype)
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm: unknown p '{p}'")
+    return _C._norm(input, float(p), dim, keepdim, dtype)
+
+def _nan_zeroed(input):
+    if not input.dtype.is_floating_point:
+        return input
+    return E.where(E.isnan(input), E.zeros([], dtype=input.dtype), input)
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    x = _nan_zeroed(input)
+    if dim is None:
+        return (
+            x.sum(dtype=dtype) if not keepdim else x.sum(tuple(range(x.dim())), True, dtype=dtype)
+        )
+    return x.sum(dim, keepdim, dtype=dtype)
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if not input.dtype.is_floating_point and dtype is None:
+        raise RuntimeError(
+            f"nanmean(): expected input to have floating point dtype but got "
+            f"{scalar_type_name(input.dtype)}"
+        )
+    count = (~E.isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+def aminmax(input, *, dim=None, keepdim=False):
+    from .. import return_types
+
+    if dim is None:
+        if keepdim:
+            dims = tuple(range(input.dim()))
+            return return_types.aminmax(input.amin(dims, True), input.amax(dims, True))
+        return return_types.aminmax(input.amin(), input.amax())
+    return return_types.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
+def logcumsumexp(input, dim):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(input.dtype)}'"
+        )
+    x = input
+    if x.numel() == 0:
+        return x.clone()
+    m = x.detach().amax(dim, True) if x.dim() else x.detach()
+    m = E.where(E.isinf(m), E.zeros([], dtype=x.dtype), m)
+    return E.log(E.exp(x - m).cumsum(dim)) + m
+
+def dist(input, other, p=2):
+    return (input - other).norm(p)
+
+def renorm(input, p, dim, maxnorm):
+    dims = tuple(d for d in range(input.dim()) if d != dim % input.dim())
+    norms = input.norm(p, dims, keepdim=True)
+    scale = E.where(norms > maxnorm, maxnorm / (norms + 1e-7), E.ones([], dtype=norms.dtype))
+    return input * scale.detach() if not input.requires_grad else input * scale
+
+def _trapezoid_parts(y, x, dx, dim):
+    n = y.shape[dim]
+    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
+    if x is None:
+        return (left + right) * (dx / 2)
+    if x.dim() == 1:
+        shape = [1] * y.dim()
+        shape[dim] = n - 1
+        dxs = (x[1:] - x[:-1]).reshape(shape)
+    else:
+        dxs = x.narrow(dim, 1, x.shape[dim] - 1) - x.narrow(dim, 0, x.shape[dim] - 1)
+    return (left + right) * dxs / 2
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    if isinstance(x, (int, float)):
+        x, dx = None, x
+    if y.shape[dim] == 0:
+        return _float(y).sum(dim)
+    return _trapezoid_parts(y, x, 1 if dx is None else dx, dim).sum(dim)
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    if isinstance(x, (int, float)):
+        x, dx = None, x
+    if y.shape[dim] == 0:
+        return _float(y)
+    return _trapezoid_parts(y, x, 1 if dx is None else dx, dim).cumsum(dim)
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    if input.dim() > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an "
+            f"input with {input.dim()} dimensions"
+        )
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    x = _float(x)
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        total = E.full([], n, dtype=x.dtype)
+        avg = x.mean(1)
+        norm = total - correction
+    else:
+        w = w.to(x.dtype) if not w.dtype.is_floating_point else w
+        total = w.sum()
+        avg = (x * w).sum(1) / total
+        if correction == 0:
+            norm = total
+        elif aweights is None:
+            norm = total - correction
+        else:
+            norm = total - correction * (w * aweights).sum() / total
+    norm = norm.clamp(min=0)
+    xm = x - avg.unsqueeze(1)
+    xw = xm if w is None else xm * w
+    c = E.mm(xw, xm.t()) / norm
+    return c.squeeze() if input.dim() < 2 or c.shape[0] == 1 else c
+
+def corrcoef(input):
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    stddev = d.sqrt()
+    c = c / stddev.unsqueeze(1) / stddev.unsqueeze(0)
+    return c.clamp(-1, 1)
+
+def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """Counts (or weights) of input's elements per bin; the last bin includes its right edge."""
+    import ember as E
+
+    from .. import return_types
+
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{scalar_type_name(input.dtype)}'"
+        )
+    x = input.detach().reshape(-1)
+    if isinstance(bins, E.Tensor):
+        edges = bins.to(input.dtype)
+    else:
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif x.numel():
+            lo, hi = float(x.min()), float(x.max())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo == hi:  # an empty range widens by half a unit each side, as torch's does
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = E.linspace(lo, hi, bins + 1, dtype=input.dtype)
+    n = edges.numel() - 1
+    idx = E.bucketize(x, edges, right=True) - 1
+    idx = E.where(x == edges[-1], E.full([], n - 1, dtype=idx.dtype), idx)
+    keep = (idx >= 0) & (idx < n)
+    w = E.ones_like(x) if weight is None else weight.detach().reshape(-1).to(input.dtype)
+    hist = E.zeros(n, dtype=input.dtype).index_add(0, idx[keep], w[keep])
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return return_types.histogram(hist, edges)
+
+
+def _sum_to_size(self, *size):
+    size = list(size[0]) if len(size) == 1 and not isinstance(size[0], int) else list(size)
+    if E.broadcast_shapes(size, self.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+            f"{{{', '.join(map(str, self.shape))}}}."
+        )
+    lead = self.dim() - len(size)
+    dims = list(range(lead)) + [
+        lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1
+    ]
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(size)
