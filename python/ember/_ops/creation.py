@@ -46,15 +46,18 @@ def _numpy():
     it itself, which would double `import ember`'s time."""
     return sys.modules.get("numpy")
 
+
 def _size(size):
     if len(size) == 1 and not isinstance(size[0], int):
         return list(size[0])
     return list(size)
 
+
 def _finish(t, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
     return t
+
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     check_device(device, "tensor")
@@ -70,6 +73,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         data = np.asarray(data)
     return _finish(_C._tensor(data, dtype), requires_grad)
 
+
 def as_tensor(data, dtype=None, device=None):
     check_device(device, "as_tensor")
     if isinstance(data, Tensor):
@@ -83,39 +87,50 @@ def as_tensor(data, dtype=None, device=None):
 
 asarray = as_tensor
 
+
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full([], s, dtype or _C.get_default_dtype(), False), requires_grad)
+
 
 def empty(*size, dtype=None, device=None, requires_grad=False, **_):
     check_device(device, "empty")
     return _C._empty(_size(size), dtype, requires_grad)
 
+
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_):
     check_device(device, "zeros")
     return _C._zeros(_size(size), dtype, requires_grad)
+
 
 def ones(*size, dtype=None, device=None, requires_grad=False, **_):
     check_device(device, "ones")
     return _C._ones(_size(size), dtype, requires_grad)
 
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
     check_device(device, "full")
     return _C._full(list(size) if not isinstance(size, int) else [size], fill_value, dtype, requires_grad)
 
+
 def _like(input, dtype):
     return dtype if dtype is not None else input.dtype
+
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, **_):
     return _C._empty(list(input.shape), _like(input, dtype), requires_grad)
 
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, **_):
     return _C._zeros(list(input.shape), _like(input, dtype), requires_grad)
+
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, **_):
     return _C._ones(list(input.shape), _like(input, dtype), requires_grad)
 
+
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
     return _C._full(list(input.shape), fill_value, _like(input, dtype), requires_grad)
+
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, **_):
     check_device(device, "arange")
@@ -124,19 +139,24 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
     return _C._arange(start, end, step, dtype, requires_grad)
 
+
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
     warnings.warn("torch.range is deprecated; use torch.arange instead", UserWarning, stacklevel=2)
     n = int((end - start) // step) + 1
     return _C._linspace(start, start + (n - 1) * step, n, dtype, requires_grad)
 
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, **_):
     return _C._linspace(start, end, steps, dtype, requires_grad)
+
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, **_):
     return _C._logspace(start, end, steps, base, dtype, requires_grad)
 
+
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, **_):
     return _C._eye(n, m, dtype, requires_grad)
+
 
 def empty_strided(
     size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
@@ -148,6 +168,7 @@ def empty_strided(
     out = base.as_strided(list(size), list(stride))
     return out.requires_grad_(True) if requires_grad else out
 
+
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
     import numpy as np
@@ -157,6 +178,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     out = E.from_numpy(arr) if dtype != E.bfloat16 else E.from_numpy(arr).view(E.bfloat16)
     return out.requires_grad_(True) if requires_grad else out
 
+
 def _tri_indices(row, col, offset, dtype, upper):
     keep = (lambda r, c: c - r >= offset) if upper else (lambda r, c: c - r <= offset)
     pairs = [(r, c) for r in builtins.range(row) for c in builtins.range(col) if keep(r, c)]
@@ -164,11 +186,14 @@ def _tri_indices(row, col, offset, dtype, upper):
     cols = [p[1] for p in pairs]
     return E.tensor([rows, cols], dtype=dtype).reshape(2, len(pairs))
 
+
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _tri_indices(row, col, offset, dtype or E.int64, False)
 
+
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _tri_indices(row, col, offset, dtype or E.int64, True)
+
 
 def vander(x, N=None, increasing=False):
     if x.dim() != 1:
@@ -184,6 +209,7 @@ def vander(x, N=None, increasing=False):
     ).cumprod(1)
     return cols if increasing else cols.flip([1])
 
+
 def _window(name, n, periodic, dtype, fn):
     if n < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
@@ -194,6 +220,7 @@ def _window(name, n, periodic, dtype, fn):
     k = E.arange(n, dtype=E.float64)
     return fn(k, denom).to(dtype)
 
+
 def hann_window(window_length, periodic=True, *, dtype=None, **_):
     return _window(
         "hann_window",
@@ -202,6 +229,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, **_):
         dtype,
         lambda k, d: 0.5 - 0.5 * E.cos(2 * math.pi * k / d),
     )
+
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, **_):
     return _window(
@@ -212,6 +240,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
         lambda k, d: alpha - beta * E.cos(2 * math.pi * k / d),
     )
 
+
 def blackman_window(window_length, periodic=True, *, dtype=None, **_):
     return _window(
         "blackman_window",
@@ -221,10 +250,12 @@ def blackman_window(window_length, periodic=True, *, dtype=None, **_):
         lambda k, d: 0.42 - 0.5 * E.cos(2 * math.pi * k / d) + 0.08 * E.cos(4 * math.pi * k / d),
     )
 
+
 def bartlett_window(window_length, periodic=True, *, dtype=None, **_):
     return _window(
         "bartlett_window", window_length, periodic, dtype, lambda k, d: 1 - (2 * k / d - 1).abs()
     )
+
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
     def kaiser(k, d):

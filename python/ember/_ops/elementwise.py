@@ -61,12 +61,14 @@ def xlogy(input, other):
     out = input * E.log(other)
     return E.where((input == 0) & ~E.isnan(other), E.zeros([], dtype=out.dtype), out)
 
+
 def _check_float_pair(name, a, b):
     for x in (a, b):
         if isinstance(x, Tensor) and not x.dtype.is_floating_point:
             raise NotImplementedError(
                 f"\"{name}_cpu\" not implemented for '{scalar_type_name(x.dtype)}'"
             )
+
 
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) without overflow."""
@@ -76,6 +78,7 @@ def logaddexp(input, other):
     # Equal infinities give NaN in the difference; the answer is that infinity.
     return E.where(E.isinf(m) & (input == other), m, out)
 
+
 def logaddexp2(input, other):
     """log2(2**input + 2**other) without overflow."""
     _check_float_pair("logaddexp2", input, other)
@@ -83,11 +86,14 @@ def logaddexp2(input, other):
     out = m + E.log1p(E.exp2(-(input - other).abs())) / math.log(2)
     return E.where(E.isinf(m) & (input == other), m, out)
 
+
 def deg2rad(input):
     return _float(input) * (math.pi / 180)
 
+
 def rad2deg(input):
     return _float(input) * (180 / math.pi)
+
 
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
@@ -99,17 +105,20 @@ def sinc(input):
     safe = E.where(zero, E.ones([], dtype=x.dtype), x) * math.pi
     return E.where(zero, E.ones([], dtype=x.dtype), E.sin(safe) / safe).to(out_dtype)
 
+
 def logit(input, eps=None):
     x = _float(input)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
     return E.log(x / (1 - x))
 
+
 def heaviside(input, values):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     step = (input > 0).to(input.dtype)
     return E.where(input == 0, values, step)
+
 
 def float_power(input, exponent):
     """pow computed in float64."""
@@ -119,13 +128,16 @@ def float_power(input, exponent):
         a = E.full([], a, dtype=E.float64)
     return E.pow(a, b)
 
+
 def positive(input):
     if input.dtype == E.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
+
 def rsub(input, other, alpha=1):
     return E.sub(other, input, alpha=alpha)
+
 
 def ldexp(input, other):
     """input * 2**other in the pair's promoted floating dtype."""
@@ -133,13 +145,16 @@ def ldexp(input, other):
     dt = dt if dt.is_floating_point else E.get_default_dtype()
     return input.to(dt) * E.pow(2.0, other.to(dt))
 
+
 def angle(input):
     x = _float(input)
     out = E.where(x < 0, E.full([], math.pi, dtype=x.dtype), E.zeros([], dtype=x.dtype))
     return E.where(E.isnan(x), x, out)
 
+
 def sgn(input):
     return input.sign()
+
 
 def _euclid(a, b):
     a, b = a.abs(), b.abs()
@@ -149,16 +164,19 @@ def _euclid(a, b):
         a, b = E.where(nz, b, a), E.where(nz, a % safe, b)
     return a
 
+
 def gcd(input, other):
     if input.dtype.is_floating_point or other.dtype.is_floating_point:
         raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
     a, b = E.broadcast_tensors(input, other)
     return _euclid(a, b)
 
+
 def lcm(input, other):
     g = gcd(input, other)
     safe = E.where(g == 0, E.ones([], dtype=g.dtype), g)
     return E.where(g == 0, g, (input // safe * other).abs())
+
 
 def mvlgamma(input, p):
     if p < 1:
@@ -166,6 +184,7 @@ def mvlgamma(input, p):
     x = _float(input)
     terms = E.stack([E.lgamma(x - j / 2) for j in range(p)]).sum(0)
     return terms + p * (p - 1) / 4 * math.log(math.pi)
+
 
 def frexp(input):
     from .. import return_types
@@ -178,6 +197,7 @@ def frexp(input):
     m, e = np.frexp(a)
     return return_types.frexp(E.from_numpy(m.astype(a.dtype)), E.from_numpy(e.astype(np.int32)))
 
+
 def nextafter(input, other):
     """The next representable value after input in the direction of other."""
     import numpy as np
@@ -186,25 +206,31 @@ def nextafter(input, other):
     out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
     return E.from_numpy(np.ascontiguousarray(out))
 
+
 def conj(input):
     return input
 
 conj_physical = resolve_conj = resolve_neg = conj
+
 
 def is_conj(input):
     return False
 
 is_neg = is_conj
 
+
 def real(input):
     return input
+
 
 def isreal(input):
     return E.ones_like(input, dtype=E.bool)
 
+
 def equal(input, other):
     """True if both tensors have the same shape and elements."""
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
+
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     diff = (input - other).abs()
@@ -213,6 +239,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if equal_nan:
         close = close | (input.isnan() & other.isnan())
     return close
+
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
@@ -225,19 +252,24 @@ arctan, arctanh = E.atan, E.atanh
 
 # --- method forms (installed by _tensor_methods) -----------------------------------------
 
+
 def lerp_(self, end, weight):
     import ember
 
     return self.copy_(ember.lerp(self, end, weight))
 
+
 def clamp_min(self, min):
     return self.clamp(min=min)
+
 
 def clamp_max(self, max):
     return self.clamp(max=max)
 
+
 def clamp_min_(self, min):
     return self.clamp_(min=min)
+
 
 def clamp_max_(self, max):
     return self.clamp_(max=max)
@@ -245,6 +277,7 @@ def clamp_max_(self, max):
 
 def _polygamma(self, n):
     return E.polygamma(n, self)
+
 
 def _polygamma_(self, n):
     return self.copy_(E.polygamma(n, self))

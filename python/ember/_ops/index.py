@@ -27,6 +27,7 @@ def where(condition, input=None, other=None):
         return condition.nonzero(as_tuple=True)
     return _C._where(condition, input, other)
 
+
 def take_along_dim(input, indices, dim=None):
     if indices.dtype != E.int64:
         raise RuntimeError(
@@ -56,6 +57,7 @@ def take_along_dim(input, indices, dim=None):
     out_x = list(batch)
     out_x[dim] = indices.shape[dim]
     return input.expand(out_i).gather(dim, indices.expand(out_x))
+
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     if side is not None:
@@ -93,12 +95,14 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         counts = cmp(seq.unsqueeze(-2), values.unsqueeze(-1)).sum(-1)
     return counts.int() if out_int32 else counts
 
+
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     if boundaries.dim() != 1:
         raise RuntimeError(
             f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})"
         )
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor):
@@ -107,6 +111,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         test_elements = E.tensor(test_elements, dtype=elements.dtype)
     hit = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
     return ~hit if invert else hit
+
 
 def index_copy(input, dim, index, source):
     if index.dtype != E.int64:
@@ -136,6 +141,7 @@ def index_copy(input, dim, index, source):
     out[(slice(None),) * dim + (index.reshape(-1),)] = src
     return out.reshape(input.shape)
 
+
 def masked_scatter(input, mask, source):
     if mask.dtype != E.bool:
         raise RuntimeError(
@@ -158,12 +164,14 @@ def masked_scatter(input, mask, source):
     picked = source.reshape(-1).gather(0, pos).reshape(input.shape)
     return E.where(m, picked, input)
 
+
 def put(input, index, source, accumulate=False):
     flat = input.reshape(-1)
     idx = index.reshape(-1)
     idx = E.where(idx < 0, idx + flat.numel(), idx)
     out = flat.index_put((idx,), source.reshape(-1).to(input.dtype), accumulate)
     return out.reshape(input.shape)
+
 
 def _scatter_into(input, src, view_fn, op):
     out = input.clone()
@@ -176,11 +184,14 @@ def _scatter_into(input, src, view_fn, op):
     view.copy_(src)
     return out
 
+
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
 
+
 def select_scatter(input, src, dim, index):
     return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
+
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     key = (slice(None),) * (dim % input.dim()) + (slice(start, end, step),)

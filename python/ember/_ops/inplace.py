@@ -12,7 +12,6 @@ _TOP_INPLACE = (
 ).split()
 
 
-
 def _top(name):
     method = name if name != "fill" else "fill_"
 

@@ -26,11 +26,14 @@ __all__ = [
 def det(input):
     return E.linalg.det(input)
 
+
 def inverse(input):
     return E.linalg.inv(input)
 
+
 def slogdet(input):
     return return_types.slogdet(*E.linalg.slogdet(input))
+
 
 def logdet(input):
     """log(det): NaN for a negative determinant, -inf for a zero one."""
@@ -40,8 +43,10 @@ def logdet(input):
         sign < 0, nan, E.where(sign == 0, E.full([], -float("inf"), dtype=logabs.dtype), logabs)
     )
 
+
 def cholesky(input, upper=False):
     return E.linalg.cholesky(input, upper=upper)
+
 
 def cholesky_solve(B, L, upper=False):
     """X with (L L^T) X = B, from the Cholesky factor L (or U = L^T when upper)."""
@@ -49,23 +54,29 @@ def cholesky_solve(B, L, upper=False):
     y = E.linalg.solve_triangular(low, B, upper=False)
     return E.linalg.solve_triangular(low.mT, y, upper=True)
 
+
 def cholesky_inverse(L, upper=False):
     eye = E.eye(L.shape[-1], dtype=L.dtype).expand_as(L)
     return cholesky_solve(eye, L, upper)
+
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     a = A.mT if transpose else A
     x = E.linalg.solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
     return return_types.triangular_solve(x, A.clone())
 
+
 def matrix_power(input, n):
     return E.linalg.matrix_power(input, n)
+
 
 def matrix_exp(input):
     return E.linalg.matrix_exp(input)
 
+
 def pinverse(input, rcond=1e-15):
     return E.linalg.pinv(input, rtol=rcond)
+
 
 def svd(input, some=True, compute_uv=True):
     """torch.svd: returns V (not Vh), reduced unless some=False; zeros for U, V without uv."""
@@ -78,17 +89,21 @@ def svd(input, some=True, compute_uv=True):
     U, S, Vh = E.linalg.svd(input, full_matrices=not some)
     return return_types.svd(U, S, Vh.mT)
 
+
 def qr(input, some=True):
     return return_types.qr(*E.linalg.qr(input, "reduced" if some else "complete"))
+
 
 def lu(A, pivot=True, get_infos=False):
     LU, piv, info = E.linalg.lu_factor_ex(A, pivot=pivot)
     return (LU, piv, info) if get_infos else (LU, piv)
 
+
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     from ..linalg._lu import lu_unpack as _unpack
 
     return _unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
 
 def lu_solve(b, LU_data, LU_pivots):
     return E.linalg.lu_solve(LU_data, LU_pivots, b)

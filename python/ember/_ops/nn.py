@@ -47,9 +47,11 @@ def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=Fa
         sparse=sparse,
     )
 
+
 def adaptive_max_pool1d(input, output_size):
     """Returns (values, indices), as torch's top-level form does."""
     return E.nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
+
 
 def constant_pad_nd(input, pad, value=0):
     return E.nn.functional.pad(input, pad, "constant", value)
@@ -95,6 +97,7 @@ def log_softmax(input, dim, dtype=None):
 
 
 # --- method forms (installed by _tensor_methods) -----------------------------------------
+
 
 def tensor_hardshrink(self, lambd=0.5):
     return _nn.hardshrink(self, lambd)

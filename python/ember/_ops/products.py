@@ -28,8 +28,10 @@ def trace(input):
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     return input.diagonal().sum()
 
+
 def adjoint(input):
     return input.mT
+
 
 def _beta_alpha(input, product, beta, alpha):
     # beta == 0 ignores input entirely (NaN and inf in it do not propagate), as torch.
@@ -38,14 +40,18 @@ def _beta_alpha(input, product, beta, alpha):
         return scaled + E.zeros([], dtype=input.dtype).expand_as(input)
     return scaled + (input if beta == 1 else input * beta)
 
+
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _beta_alpha(input, E.mv(mat, vec), beta, alpha)
+
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _beta_alpha(input, E.outer(vec1, vec2), beta, alpha)
 
+
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _beta_alpha(input, E.bmm(batch1, batch2).sum(0), beta, alpha)
+
 
 def cross(input, other, dim=None):
     a, b = E.broadcast_tensors(input, other)
@@ -63,6 +69,7 @@ def cross(input, other, dim=None):
     b0, b1, b2 = b.unbind(dim)
     return E.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
 
+
 def kron(input, other):
     nd = builtins.max(input.dim(), other.dim())
     a = input.reshape([1] * (nd - input.dim()) + list(input.shape))
@@ -71,6 +78,7 @@ def kron(input, other):
     ai = a.reshape([s for d in a.shape for s in (d, 1)])
     bi = b.reshape([s for d in b.shape for s in (1, d)])
     return (ai * bi).reshape([x * y for x, y in zip(a.shape, b.shape)])
+
 
 def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, Tensor):
@@ -98,11 +106,13 @@ def tensordot(a, b, dims=2, out=None):
     bm = b.permute(db + fb).reshape(k, -1)
     return E.mm(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
+
 def chain_matmul(*matrices):
     out = matrices[0]
     for m in matrices[1:]:
         out = E.mm(out, m)
     return out
+
 
 def vdot(input, other):
     if input.dim() != 1 or other.dim() != 1:
@@ -121,6 +131,7 @@ def vdot(input, other):
         )
     return (input * other).sum()
 
+
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
@@ -134,11 +145,14 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 # --- method forms (installed by _tensor_methods) -----------------------------------------
 
+
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return self.copy_(E.addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
+
 def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     return self.copy_(E.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
 
 def _H(self):
     if self.dim() not in (0, 2):

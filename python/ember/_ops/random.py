@@ -36,13 +36,16 @@ __all__ = [
 
 default_generator = _C.default_generator()
 
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
     check_device(device, "rand")
     return _finish(_C._rand(_size(size), generator, dtype), requires_grad)
 
+
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
     check_device(device, "randn")
     return _finish(_C._randn(_size(size), generator, dtype), requires_grad)
+
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
     if size is None:  # randint(high, size)
@@ -51,36 +54,45 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise TypeError("randint() missing required argument 'high'")
     return _C._randint(low, high, list(size), generator, dtype)
 
+
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
     return _C._randperm(n, generator, dtype)
+
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, **_):
     return _finish(_C._rand(list(input.shape), None, _like(input, dtype)), requires_grad)
 
+
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, **_):
     return _finish(_C._randn(list(input.shape), None, _like(input, dtype)), requires_grad)
+
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, **_):
     if high is None:
         low, high = 0, low
     return _C._randint(low, high, list(input.shape), None, _like(input, dtype))
 
+
 def manual_seed(seed):
     seed = int(seed)
     _C.manual_seed(seed & 0xFFFFFFFFFFFFFFFF)
     return default_generator
 
+
 def seed():
     return default_generator.seed()
 
+
 def initial_seed():
     return default_generator.initial_seed()
+
 
 def get_rng_state():
     """The default generator's state as a uint8 tensor (restore it with set_rng_state)."""
     a, b = E.default_generator.get_state()
     raw = a.to_bytes(8, "little") + b.to_bytes(8, "little")
     return E.tensor(list(raw), dtype=E.uint8)
+
 
 def set_rng_state(new_state):
     if not isinstance(new_state, E.Tensor) or new_state.dtype != E.uint8:
@@ -92,6 +104,7 @@ def set_rng_state(new_state):
         (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
     )
 
+
 def bernoulli(input, p=None, *, generator=None):
     if p is not None:
         out = empty_like(input)
@@ -99,8 +112,10 @@ def bernoulli(input, p=None, *, generator=None):
         return out
     return _C._bernoulli(input, generator)
 
+
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     return _C._multinomial(input, num_samples, replacement, generator)
+
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
@@ -111,30 +126,36 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
     _C._normal_(out, float(mean), float(std), generator)
     return out
 
+
 def poisson(input, generator=None):
     """Poisson draws with rates input, of input's shape and dtype (generator is not supported)."""
     _no_generator(generator, "poisson")
     return _samplers.poisson(input)
+
 
 def binomial(count, prob, generator=None):
     """Binomial draws with count trials of success probability prob (broadcast)."""
     _no_generator(generator, "binomial")
     return _samplers.binomial(count, prob)
 
+
 def _standard_gamma(input, generator=None):
     """Gamma(input, 1) draws; differentiable in input by implicit reparameterization."""
     _no_generator(generator, "_standard_gamma")
     return _samplers.gamma_rsample(input)
 
+
 def _standard_gamma_grad(input, output):
     """d output / d input of standard gamma draws output at fixed quantile."""
     return _samplers.standard_gamma_grad(input, output)
+
 
 def _sample_dirichlet(input, generator=None):
     """Dirichlet(input) draws over input's last dim (normalized gamma draws)."""
     _no_generator(generator, "_sample_dirichlet")
     draws = _samplers.gamma_rsample(input)
     return draws / draws.sum(-1, keepdim=True)
+
 
 def _no_generator(generator, name):
     if generator is not None:
@@ -143,13 +164,16 @@ def _no_generator(generator, name):
 
 # --- Tensor sampler methods (installed by _tensor_methods) ---------------------------------
 
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     _C._uniform_(self, float(a), float(b), generator)
     return self
 
+
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _C._normal_(self, float(mean), float(std), generator)
     return self
+
 
 def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
@@ -158,11 +182,13 @@ def bernoulli_(self, p=0.5, *, generator=None):
     _C._bernoulli_(self, float(p), generator)
     return self
 
+
 def random_(self, from_=0, to=None, *, generator=None):
     if to is None and from_ != 0:
         from_, to = 0, from_
     _C._random_(self, from_, to, generator)
     return self
+
 
 def exponential_(self, lambd=1.0, *, generator=None):
     _C._uniform_(self, 0.0, 1.0, generator)

@@ -38,15 +38,18 @@ def _extreme(name, all_fn, dim_fn, binary_fn, input, dim=None, keepdim=False):
         return all_fn(input)
     return getattr(return_types, name)(*dim_fn(input, dim, keepdim))
 
+
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     if other is not None:
         return _C.maximum(input, other)
     return _extreme("max", _C._max_all, _C._max_dim, _C.maximum, input, dim, keepdim)
 
+
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     if other is not None:
         return _C.minimum(input, other)
     return _extreme("min", _C._min_all, _C._min_dim, _C.minimum, input, dim, keepdim)
+
 
 def _correction(unbiased, correction):
     if correction is not None:
@@ -55,25 +58,31 @@ def _correction(unbiased, correction):
         return 1.0
     return 1.0 if unbiased else 0.0
 
+
 def _var_args(dim, unbiased, keepdim):
     # var(x, True) is the legacy unbiased flag; var(x, 0) is a dim.
     if isinstance(dim, bool):
         return None, dim, keepdim
     return dim, unbiased, keepdim
 
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
     return _C._var_mean(input, dim, _correction(unbiased, correction), keepdim)
 
+
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return var_mean(input, dim, unbiased, keepdim, correction=correction)[0]
+
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
     return v.sqrt(), m
 
+
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
@@ -93,10 +102,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"norm: unknown p '{p}'")
     return _C._norm(input, float(p), dim, keepdim, dtype)
 
+
 def _nan_zeroed(input):
     if not input.dtype.is_floating_point:
         return input
     return E.where(E.isnan(input), E.zeros([], dtype=input.dtype), input)
+
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     x = _nan_zeroed(input)
@@ -105,6 +116,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
             x.sum(dtype=dtype) if not keepdim else x.sum(tuple(range(x.dim())), True, dtype=dtype)
         )
     return x.sum(dim, keepdim, dtype=dtype)
+
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if not input.dtype.is_floating_point and dtype is None:
@@ -115,6 +127,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     count = (~E.isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
+
 def aminmax(input, *, dim=None, keepdim=False):
     from .. import return_types
 
@@ -124,6 +137,7 @@ def aminmax(input, *, dim=None, keepdim=False):
             return return_types.aminmax(input.amin(dims, True), input.amax(dims, True))
         return return_types.aminmax(input.amin(), input.amax())
     return return_types.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
 
 def logcumsumexp(input, dim):
     if not input.dtype.is_floating_point:
@@ -137,14 +151,17 @@ def logcumsumexp(input, dim):
     m = E.where(E.isinf(m), E.zeros([], dtype=x.dtype), m)
     return E.log(E.exp(x - m).cumsum(dim)) + m
 
+
 def dist(input, other, p=2):
     return (input - other).norm(p)
+
 
 def renorm(input, p, dim, maxnorm):
     dims = tuple(d for d in range(input.dim()) if d != dim % input.dim())
     norms = input.norm(p, dims, keepdim=True)
     scale = E.where(norms > maxnorm, maxnorm / (norms + 1e-7), E.ones([], dtype=norms.dtype))
     return input * scale.detach() if not input.requires_grad else input * scale
+
 
 def _trapezoid_parts(y, x, dx, dim):
     n = y.shape[dim]
@@ -159,6 +176,7 @@ def _trapezoid_parts(y, x, dx, dim):
         dxs = x.narrow(dim, 1, x.shape[dim] - 1) - x.narrow(dim, 0, x.shape[dim] - 1)
     return (left + right) * dxs / 2
 
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     if isinstance(x, (int, float)):
         x, dx = None, x
@@ -166,8 +184,10 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         return _float(y).sum(dim)
     return _trapezoid_parts(y, x, 1 if dx is None else dx, dim).sum(dim)
 
+
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
+
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if isinstance(x, (int, float)):
@@ -175,6 +195,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if y.shape[dim] == 0:
         return _float(y)
     return _trapezoid_parts(y, x, 1 if dx is None else dx, dim).cumsum(dim)
+
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.dim() > 2:
@@ -210,6 +231,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     c = E.mm(xw, xm.t()) / norm
     return c.squeeze() if input.dim() < 2 or c.shape[0] == 1 else c
 
+
 def corrcoef(input):
     c = cov(input)
     if c.dim() == 0:
@@ -218,6 +240,7 @@ def corrcoef(input):
     stddev = d.sqrt()
     c = c / stddev.unsqueeze(1) / stddev.unsqueeze(0)
     return c.clamp(-1, 1)
+
 
 def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
     """Counts (or weights) of input's elements per bin; the last bin includes its right edge."""

@@ -45,6 +45,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         x = hi != lo if x.dtype == E.bool else hi - lo
     return x
 
+
 def rot90(input, k=1, dims=(0, 1)):
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -63,6 +64,7 @@ def rot90(input, k=1, dims=(0, 1)):
     if k == 3:
         return input.flip([d0]).transpose(d0, d1)
     return input.clone()
+
 
 def tensor_split(input, indices_or_sections, dim=0):
     if input.dim() == 0:
@@ -92,6 +94,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         start = stop
     return tuple(out)
 
+
 def _split_dim(name, input, ios, dim, min_dims):
     if input.dim() < min_dims:
         raise RuntimeError(
@@ -106,14 +109,18 @@ def _split_dim(name, input, ios, dim, min_dims):
         )
     return tensor_split(input, ios, dim)
 
+
 def hsplit(input, indices_or_sections):
     return _split_dim("hsplit", input, indices_or_sections, 0 if input.dim() == 1 else 1, 1)
+
 
 def vsplit(input, indices_or_sections):
     return _split_dim("vsplit", input, indices_or_sections, 0, 2)
 
+
 def dsplit(input, indices_or_sections):
     return _split_dim("dsplit", input, indices_or_sections, 2, 3)
+
 
 def _atleast(shape_fn, tensors):
     if len(tensors) == 1 and not isinstance(tensors[0], Tensor):
@@ -123,14 +130,17 @@ def _atleast(shape_fn, tensors):
         return shape_fn(tensors[0])
     return tuple(shape_fn(t) for t in tensors)
 
+
 def atleast_1d(*tensors):
     return _atleast(lambda t: t.reshape(1) if t.dim() == 0 else t, tensors)
+
 
 def atleast_2d(*tensors):
     return _atleast(
         lambda t: t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t,
         tensors,
     )
+
 
 def _3d(t):
     if t.dim() == 0:
@@ -139,23 +149,29 @@ def _3d(t):
         return t.reshape(1, -1, 1)
     return t.unsqueeze(-1) if t.dim() == 2 else t
 
+
 def atleast_3d(*tensors):
     return _atleast(_3d, tensors)
+
 
 def column_stack(tensors):
     return E.hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
 
+
 def dstack(tensors):
     return E.cat([_3d(t) for t in tensors], 2)
 
+
 def ravel(input):
     return input.reshape(-1)
+
 
 def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
     grids = E.meshgrid(*tensors, indexing="ij")
     return E.stack([g.reshape(-1) for g in grids], 1)
+
 
 def combinations(input, r=2, with_replacement=False):
     if input.dim() != 1:
@@ -169,6 +185,7 @@ def combinations(input, r=2, with_replacement=False):
     if not idx:
         return E.empty(0, r, dtype=input.dtype)
     return input.index_select(0, E.tensor(idx).reshape(-1)).reshape(len(idx), r)
+
 
 def block_diag(*tensors):
     mats = []
@@ -195,6 +212,7 @@ def block_diag(*tensors):
         left += w
     return E.cat(rows, 0)
 
+
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     nd = input.dim() + 1
     d1, d2 = dim1 % nd, dim2 % nd
@@ -212,8 +230,10 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
             m = m.mT
     return m.movedim([-2, -1], [d1, d2])
 
+
 def diagflat(input, offset=0):
     return diag_embed(input.reshape(-1), offset)
+
 
 def unravel_index(indices, shape):
     if not isinstance(indices, Tensor):
@@ -238,8 +258,10 @@ def unravel_index(indices, shape):
 
 # --- method forms (installed by _tensor_methods) -----------------------------------------
 
+
 def tril_(self, diagonal=0):
     return self.copy_(self.tril(diagonal))
+
 
 def triu_(self, diagonal=0):
     return self.copy_(self.triu(diagonal))

@@ -24,30 +24,38 @@ __all__ = [
 def sort(input, dim=-1, descending=False, stable=False):
     return return_types.sort(*_C._sort(input, dim, descending, bool(stable)))
 
+
 def topk(input, k, dim=-1, largest=True, sorted=True):
     return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
 
+
 def kthvalue(input, k, dim=-1, keepdim=False):
     return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
+
 
 def median(input, dim=None, keepdim=False):
     if dim is None:
         return _C._median_all(input)
     return return_types.median(*_C._median_dim(input, dim, keepdim))
 
+
 def mode(input, dim=-1, keepdim=False):
     return return_types.mode(*_C._mode(input, dim, keepdim))
+
 
 def cummax(input, dim):
     return return_types.cummax(*_C._cummax(input, dim))
 
+
 def cummin(input, dim):
     return return_types.cummin(*_C._cummin(input, dim))
+
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     values, inverse, counts = _C._unique(input, sorted, return_inverse, return_counts, dim)
     out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return out[0] if len(out) == 1 else out
+
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     x = input.reshape(-1) if dim is None else input.movedim(dim, 0)
@@ -72,10 +80,12 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         out.append(E.diff(starts, append=E.tensor([n])) if n else E.zeros(0, dtype=E.int64))
     return out[0] if len(out) == 1 else tuple(out)
 
+
 def msort(input):
     return input.sort(0).values
 
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
 
 def _prepare(name, input, q, dim, interpolation):
     if not input.dtype.is_floating_point:
@@ -99,6 +109,7 @@ def _prepare(name, input, q, dim, interpolation):
     if x.shape[-1] == 0:
         raise IndexError(f"{name}() input tensor must be non-empty")
     return x, qt.reshape(-1), scalar_q
+
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     x, qt, scalar_q = _prepare(name, input, q, dim, interpolation)
@@ -134,11 +145,14 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
                 out = out.squeeze(-1)
     return out[0] if scalar_q else out
 
+
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
+
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
 
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values (NaN where there are none)."""

@@ -16,47 +16,59 @@ __all__ = []
 def __repr__(self, *, tensor_contents=None):
     return tensor_str(self)
 
+
 def __format__(self, spec):
     if self.dim() == 0:
         return self.item().__format__(spec)
     return object.__format__(self, spec)
 
+
 def __hash__(self):
     return id(self)
+
 
 def __bool__(self):
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(self.item())
 
+
 def __int__(self):
     return builtins.int(self.item())
 
+
 def __float__(self):
     return builtins.float(self.item())
+
 
 def __index__(self):
     if self.dtype.is_floating_point or self.numel() != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return builtins.int(self.item())
 
+
 def __complex__(self):
     return complex(self.item())
+
 
 def __iter__(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
     return iter(self.unbind(0))
 
+
 def __reversed__(self):
     return self.flip(0)
+
 
 def __contains__(self, element):
     return builtins.bool((self == element).any().item())
 
+
 def __array__(self, dtype=None, copy=None):
     a = self.detach().numpy()
     return a if dtype is None else a.astype(dtype)
+
 
 def __array_wrap__(self, array, context=None, return_scalar=False):
     """A numpy ufunc applied to a tensor gives a tensor (bool results as uint8, as torch's)."""
@@ -65,6 +77,7 @@ def __array_wrap__(self, array, context=None, return_scalar=False):
     if array.dtype == bool:
         array = array.astype("uint8")
     return ember.from_numpy(array)
+
 
 def __deepcopy__(self, memo):
     if id(self) in memo:
@@ -79,8 +92,10 @@ def __deepcopy__(self, memo):
     memo[id(self)] = new
     return new
 
+
 def __reduce_ex__(self, proto):
     return (_rebuild, (self.detach().numpy().copy(), repr(self.dtype).split(".")[1], self.requires_grad))
+
 
 def _rebuild(array, dtype_name, requires_grad):
     import ember
@@ -90,10 +105,12 @@ def _rebuild(array, dtype_name, requires_grad):
         t.requires_grad_(True)
     return t
 
+
 def _no_grad():
     from ..autograd.grad_mode import no_grad
 
     return no_grad()
+
 
 def to(self, *args, **kwargs):
     dtype = kwargs.pop("dtype", None)
@@ -111,6 +128,7 @@ def to(self, *args, **kwargs):
         return self.clone() if copy else self
     return _C._to_dtype(self, dtype, copy)
 
+
 def type(self, dtype=None, non_blocking=False):
     if dtype is None:
         return "torch." + {
@@ -120,6 +138,7 @@ def type(self, dtype=None, non_blocking=False):
         }[repr(self.dtype)[6:]]
     return self.to(dtype)
 
+
 def _caster(dtype_name):
     target = getattr(_C, dtype_name)
 
@@ -128,14 +147,18 @@ def _caster(dtype_name):
 
     return cast
 
+
 def type_as(self, other):
     return self.to(other.dtype)
+
 
 def cpu(self, memory_format=None):
     return self
 
+
 def cuda(self, device=None, non_blocking=False):
     check_device("cuda", "cuda")
+
 
 def _new(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -145,28 +168,34 @@ def _new(fn):
 
     return method
 
+
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     import ember
 
     return ember.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     import ember
 
     return ember.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
+
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     from .. import autograd
 
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
+
 def register_hook(self, hook):
     return _C.Tensor._register_hook(self, hook)
+
 
 def _grad_fn(self):
     from ..autograd.graph import wrap_node
 
     return wrap_node(self._grad_fn)
+
 
 def _grad_warning_getter(base):
     """Tensor.grad: the binding's property `base`, warning when read on a non-leaf that does not
@@ -190,6 +219,7 @@ def _grad_warning_getter(base):
 
     return property(get, setter)
 
+
 def where(self, condition, other):
     return _C._where(condition, self, other)
 
@@ -197,14 +227,17 @@ def where(self, condition, other):
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **_):
     return E.empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
+
 def _apply_(self, callable):
     values = [callable(v) for v in self.reshape(-1).tolist()]
     return self.copy_(E.tensor(values, dtype=self.dtype).reshape(self.shape))
+
 
 def _map_(self, other, callable):
     other = other.expand_as(self)
     values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other.reshape(-1).tolist())]
     return self.copy_(E.tensor(values, dtype=self.dtype).reshape(self.shape))
+
 
 class _RemovableHandle:
     """Returned by register_post_accumulate_grad_hook; remove() drops the hook (and so the
@@ -216,6 +249,7 @@ class _RemovableHandle:
     def remove(self):
         self._box.clear()
 
+
 def _register_post_accumulate_grad_hook(self, hook):
     box = [hook, self]
 
@@ -226,8 +260,10 @@ def _register_post_accumulate_grad_hook(self, hook):
     _C._register_post_accumulate_grad_hook(self, run)
     return _RemovableHandle(box)
 
+
 def _identity(self, *args, **kwargs):
     return self
+
 
 def _false(self, *args, **kwargs):
     return False
