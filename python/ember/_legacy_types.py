@@ -1,7 +1,10 @@
 """torch's legacy tensor types (torch.FloatTensor, torch.LongTensor ...): constructors that older
 programs still call, and isinstance checks by dtype; Tensor.type accepts them and their names."""
 
-import ember as E  # the package being initialised; attributes are read at call time
+from . import _C
+from ._C import set_default_dtype
+from ._ops.creation import empty, tensor
+from ._size import Size
 from ._C import Tensor
 from ._ops.tensor import type as _tensor_type
 
@@ -29,23 +32,23 @@ class _LegacyType(type):
 
     @property
     def dtype(cls):
-        return getattr(E, cls._dtype_name)
+        return getattr(_C, cls._dtype_name)
 
 
 def _new(cls, *args, device=None):
     dtype = cls.dtype
     if not args:
-        return E.empty(0, dtype=dtype)
+        return empty(0, dtype=dtype)
     if len(args) == 1 and not isinstance(args[0], int):
         data = args[0]
         if isinstance(data, Tensor):
             if data.dtype != dtype:
                 raise TypeError(f"expected {dtype} (got {data.dtype})")
             return data
-        if isinstance(data, E.Size):
-            return E.empty(*data, dtype=dtype)
-        return E.tensor(data, dtype=dtype)
-    return E.empty(*args, dtype=dtype)
+        if isinstance(data, Size):
+            return empty(*data, dtype=dtype)
+        return tensor(data, dtype=dtype)
+    return empty(*args, dtype=dtype)
 
 
 for _name, _dt in _TYPES.items():
@@ -56,7 +59,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         name = dtype.split(".")[-1]
         if name not in _TYPES:
             raise ValueError(f"invalid type: '{dtype}'")
-        dtype = getattr(E, _TYPES[name])
+        dtype = getattr(_C, _TYPES[name])
     elif isinstance(dtype, _LegacyType):
         dtype = dtype.dtype
     return _tensor_type(self, dtype, non_blocking)
@@ -66,9 +69,9 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 def set_default_tensor_type(t):
     """The legacy way to set the default float dtype: a legacy type or its name."""
     name = t.split(".")[-1] if isinstance(t, str) else getattr(t, "__name__", "")
-    if name not in _TYPES or not getattr(E, _TYPES[name]).is_floating_point:
+    if name not in _TYPES or not getattr(_C, _TYPES[name]).is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type; got {t}")
-    E.set_default_dtype(getattr(E, _TYPES[name]))
+    set_default_dtype(getattr(_C, _TYPES[name]))
 
 
 def typename(obj):

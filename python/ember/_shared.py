@@ -3,7 +3,6 @@ ember.multiprocessing for what is and is not shared)."""
 
 import mmap
 
-from ._C import Tensor
 
 _NP_NAMES = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64",
              "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool"}

@@ -3,7 +3,6 @@ torch.Tensor, over ember's storages (a storage is the flat buffer that views sha
 
 import math
 
-from ._C import Tensor
 
 
 def _whole(t):

@@ -2,20 +2,20 @@
 
 import contextlib
 
-import ember as E  # the package being initialised; attributes are read at call time
+from ._ops import random as _random
 from ._ops.random import get_rng_state, set_rng_state  # noqa: F401
 
 
 def manual_seed(seed):
-    return E.manual_seed(seed)
+    return _random.manual_seed(seed)
 
 
 def seed():
-    return E.seed()
+    return _random.seed()
 
 
 def initial_seed():
-    return E.initial_seed()
+    return _random.initial_seed()
 
 
 @contextlib.contextmanager

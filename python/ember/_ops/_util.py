@@ -1,6 +1,7 @@
 """Helpers the op families share."""
 
-import ember as E
+from .._C import get_default_dtype, result_type
+from .creation import full, scalar_tensor, tensor
 from .._C import Tensor
 
 
@@ -9,9 +10,9 @@ def _t(x, like=None):
     if isinstance(x, Tensor):
         return x
     if like is not None and isinstance(x, (int, float, bool)):
-        return E.full([], x, dtype=E.result_type(like, x))
-    return E.scalar_tensor(x) if isinstance(x, float) else E.tensor(x)
+        return full([], x, dtype=result_type(like, x))
+    return scalar_tensor(x) if isinstance(x, float) else tensor(x)
 
 
 def _float(x):
-    return x if x.dtype.is_floating_point else x.to(E.get_default_dtype())
+    return x if x.dtype.is_floating_point else x.to(get_default_dtype())

@@ -5,7 +5,7 @@ import math
 import sys
 import warnings
 
-import ember as E
+from .._C import bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
 from .. import _C
 from .._C import Tensor
 from .._device import check_device
@@ -164,7 +164,7 @@ def empty_strided(
     extent = (
         1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if builtins.all(size) else 0
     )
-    base = E.empty(extent, dtype=dtype)
+    base = empty(extent, dtype=dtype)
     out = base.as_strided(list(size), list(stride))
     return out.requires_grad_(True) if requires_grad else out
 
@@ -175,7 +175,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
 
     np_dtype = np.dtype(repr(dtype).split(".")[1].replace("bfloat16", "uint16"))
     arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset).copy()
-    out = E.from_numpy(arr) if dtype != E.bfloat16 else E.from_numpy(arr).view(E.bfloat16)
+    out = from_numpy(arr) if dtype != bfloat16 else from_numpy(arr).view(bfloat16)
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -184,15 +184,15 @@ def _tri_indices(row, col, offset, dtype, upper):
     pairs = [(r, c) for r in builtins.range(row) for c in builtins.range(col) if keep(r, c)]
     rows = [p[0] for p in pairs]
     cols = [p[1] for p in pairs]
-    return E.tensor([rows, cols], dtype=dtype).reshape(2, len(pairs))
+    return tensor([rows, cols], dtype=dtype).reshape(2, len(pairs))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _tri_indices(row, col, offset, dtype or E.int64, False)
+    return _tri_indices(row, col, offset, dtype or int64, False)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _tri_indices(row, col, offset, dtype or E.int64, True)
+    return _tri_indices(row, col, offset, dtype or int64, True)
 
 
 def vander(x, N=None, increasing=False):
@@ -203,9 +203,9 @@ def vander(x, N=None, increasing=False):
         raise RuntimeError("N must be non-negative.")
     base = x.long() if not x.dtype.is_floating_point else x
     if n == 0:
-        return E.empty(x.shape[0], 0, dtype=base.dtype)
-    cols = E.cat(
-        [E.ones(x.shape[0], 1, dtype=base.dtype), base.unsqueeze(1).expand(x.shape[0], n - 1)], 1
+        return empty(x.shape[0], 0, dtype=base.dtype)
+    cols = cat(
+        [ones(x.shape[0], 1, dtype=base.dtype), base.unsqueeze(1).expand(x.shape[0], n - 1)], 1
     ).cumprod(1)
     return cols if increasing else cols.flip([1])
 
@@ -213,11 +213,11 @@ def vander(x, N=None, increasing=False):
 def _window(name, n, periodic, dtype, fn):
     if n < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
-    dtype = dtype or E.get_default_dtype()
+    dtype = dtype or get_default_dtype()
     if n <= 1:
-        return E.ones(n, dtype=dtype)
+        return ones(n, dtype=dtype)
     denom = n if periodic else n - 1
-    k = E.arange(n, dtype=E.float64)
+    k = arange(n, dtype=float64)
     return fn(k, denom).to(dtype)
 
 
@@ -227,7 +227,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, **_):
         window_length,
         periodic,
         dtype,
-        lambda k, d: 0.5 - 0.5 * E.cos(2 * math.pi * k / d),
+        lambda k, d: 0.5 - 0.5 * cos(2 * math.pi * k / d),
     )
 
 
@@ -237,7 +237,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
         window_length,
         periodic,
         dtype,
-        lambda k, d: alpha - beta * E.cos(2 * math.pi * k / d),
+        lambda k, d: alpha - beta * cos(2 * math.pi * k / d),
     )
 
 
@@ -247,7 +247,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, **_):
         window_length,
         periodic,
         dtype,
-        lambda k, d: 0.42 - 0.5 * E.cos(2 * math.pi * k / d) + 0.08 * E.cos(4 * math.pi * k / d),
+        lambda k, d: 0.42 - 0.5 * cos(2 * math.pi * k / d) + 0.08 * cos(4 * math.pi * k / d),
     )
 
 
@@ -260,8 +260,8 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, **_):
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
     def kaiser(k, d):
         r = 2 * k / d - 1
-        return E.i0(beta * E.sqrt((1 - r * r).clamp(min=0))) / E.i0(
-            E.tensor(float(beta), dtype=E.float64)
+        return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(
+            tensor(float(beta), dtype=float64)
         )
 
     return _window("kaiser_window", window_length, periodic, dtype, kaiser)

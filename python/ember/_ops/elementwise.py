@@ -3,7 +3,14 @@
 import builtins
 import math
 
-import ember as E
+from .. import _C
+from .._C import (
+    acos, acosh, asin, asinh, atan, atanh, bfloat16, broadcast_tensors, exp, exp2, float16,
+    float64, from_numpy, get_default_dtype, isinf, isnan, lgamma, log, log1p, maximum, polygamma,
+    promote_types, result_type, sin, stack, sub,
+)
+from .creation import full, ones, ones_like, zeros
+from .index import where
 from .._C import Tensor
 from .._type_info import scalar_type_name
 from ._util import _float, _t
@@ -55,11 +62,11 @@ def xlogy(input, other):
     other = _t(other, input)
     # computed in the pair's promoted floating dtype, as torch (log of an int is float32, which
     # would otherwise widen a bfloat16 input)
-    dt = E.result_type(input, other)
-    dt = dt if dt.is_floating_point else E.get_default_dtype()
+    dt = result_type(input, other)
+    dt = dt if dt.is_floating_point else get_default_dtype()
     input, other = input.to(dt), other.to(dt)
-    out = input * E.log(other)
-    return E.where((input == 0) & ~E.isnan(other), E.zeros([], dtype=out.dtype), out)
+    out = input * log(other)
+    return where((input == 0) & ~isnan(other), zeros([], dtype=out.dtype), out)
 
 
 def _check_float_pair(name, a, b):
@@ -73,18 +80,18 @@ def _check_float_pair(name, a, b):
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) without overflow."""
     _check_float_pair("logaddexp", input, other)
-    m = E.maximum(input, other)
-    out = m + E.log1p(E.exp(-(input - other).abs()))
+    m = maximum(input, other)
+    out = m + log1p(exp(-(input - other).abs()))
     # Equal infinities give NaN in the difference; the answer is that infinity.
-    return E.where(E.isinf(m) & (input == other), m, out)
+    return where(isinf(m) & (input == other), m, out)
 
 
 def logaddexp2(input, other):
     """log2(2**input + 2**other) without overflow."""
     _check_float_pair("logaddexp2", input, other)
-    m = E.maximum(input, other)
-    out = m + E.log1p(E.exp2(-(input - other).abs())) / math.log(2)
-    return E.where(E.isinf(m) & (input == other), m, out)
+    m = maximum(input, other)
+    out = m + log1p(exp2(-(input - other).abs())) / math.log(2)
+    return where(isinf(m) & (input == other), m, out)
 
 
 def deg2rad(input):
@@ -99,25 +106,25 @@ def sinc(input):
     """sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
     x = _float(input)
     out_dtype = x.dtype
-    if x.dtype in (E.float16, E.bfloat16):  # pi * x rounded to 8 bits would make sinc(1) ~ 3e-4
+    if x.dtype in (float16, bfloat16):  # pi * x rounded to 8 bits would make sinc(1) ~ 3e-4
         x = x.float()
     zero = x == 0
-    safe = E.where(zero, E.ones([], dtype=x.dtype), x) * math.pi
-    return E.where(zero, E.ones([], dtype=x.dtype), E.sin(safe) / safe).to(out_dtype)
+    safe = where(zero, ones([], dtype=x.dtype), x) * math.pi
+    return where(zero, ones([], dtype=x.dtype), sin(safe) / safe).to(out_dtype)
 
 
 def logit(input, eps=None):
     x = _float(input)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
-    return E.log(x / (1 - x))
+    return log(x / (1 - x))
 
 
 def heaviside(input, values):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     step = (input > 0).to(input.dtype)
-    return E.where(input == 0, values, step)
+    return where(input == 0, values, step)
 
 
 def float_power(input, exponent):
@@ -125,31 +132,31 @@ def float_power(input, exponent):
     a = input.double() if isinstance(input, Tensor) else input
     b = exponent.double() if isinstance(exponent, Tensor) else exponent
     if not isinstance(a, Tensor):
-        a = E.full([], a, dtype=E.float64)
-    return E.pow(a, b)
+        a = full([], a, dtype=float64)
+    return _C.pow(a, b)
 
 
 def positive(input):
-    if input.dtype == E.bool:
+    if input.dtype == _C.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
 def rsub(input, other, alpha=1):
-    return E.sub(other, input, alpha=alpha)
+    return sub(other, input, alpha=alpha)
 
 
 def ldexp(input, other):
     """input * 2**other in the pair's promoted floating dtype."""
-    dt = E.promote_types(input.dtype, other.dtype)
-    dt = dt if dt.is_floating_point else E.get_default_dtype()
-    return input.to(dt) * E.pow(2.0, other.to(dt))
+    dt = promote_types(input.dtype, other.dtype)
+    dt = dt if dt.is_floating_point else get_default_dtype()
+    return input.to(dt) * _C.pow(2.0, other.to(dt))
 
 
 def angle(input):
     x = _float(input)
-    out = E.where(x < 0, E.full([], math.pi, dtype=x.dtype), E.zeros([], dtype=x.dtype))
-    return E.where(E.isnan(x), x, out)
+    out = where(x < 0, full([], math.pi, dtype=x.dtype), zeros([], dtype=x.dtype))
+    return where(isnan(x), x, out)
 
 
 def sgn(input):
@@ -160,29 +167,29 @@ def _euclid(a, b):
     a, b = a.abs(), b.abs()
     while builtins.bool((b != 0).any()):
         nz = b != 0
-        safe = E.where(nz, b, E.ones([], dtype=b.dtype))
-        a, b = E.where(nz, b, a), E.where(nz, a % safe, b)
+        safe = where(nz, b, ones([], dtype=b.dtype))
+        a, b = where(nz, b, a), where(nz, a % safe, b)
     return a
 
 
 def gcd(input, other):
     if input.dtype.is_floating_point or other.dtype.is_floating_point:
         raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
-    a, b = E.broadcast_tensors(input, other)
+    a, b = broadcast_tensors(input, other)
     return _euclid(a, b)
 
 
 def lcm(input, other):
     g = gcd(input, other)
-    safe = E.where(g == 0, E.ones([], dtype=g.dtype), g)
-    return E.where(g == 0, g, (input // safe * other).abs())
+    safe = where(g == 0, ones([], dtype=g.dtype), g)
+    return where(g == 0, g, (input // safe * other).abs())
 
 
 def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _float(input)
-    terms = E.stack([E.lgamma(x - j / 2) for j in range(p)]).sum(0)
+    terms = stack([lgamma(x - j / 2) for j in range(p)]).sum(0)
     return terms + p * (p - 1) / 4 * math.log(math.pi)
 
 
@@ -195,16 +202,16 @@ def frexp(input):
     import numpy as np
 
     m, e = np.frexp(a)
-    return return_types.frexp(E.from_numpy(m.astype(a.dtype)), E.from_numpy(e.astype(np.int32)))
+    return return_types.frexp(from_numpy(m.astype(a.dtype)), from_numpy(e.astype(np.int32)))
 
 
 def nextafter(input, other):
     """The next representable value after input in the direction of other."""
     import numpy as np
 
-    a, b = E.broadcast_tensors(input, other)
+    a, b = broadcast_tensors(input, other)
     out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
-    return E.from_numpy(np.ascontiguousarray(out))
+    return from_numpy(np.ascontiguousarray(out))
 
 
 def conj(input):
@@ -224,7 +231,7 @@ def real(input):
 
 
 def isreal(input):
-    return E.ones_like(input, dtype=E.bool)
+    return ones_like(input, dtype=_C.bool)
 
 
 def equal(input, other):
@@ -245,9 +252,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 # NumPy-style names torch keeps for its inverse trigonometric functions.
-arccos, arccosh, arcsin, arcsinh = E.acos, E.acosh, E.asin, E.asinh
+arccos, arccosh, arcsin, arcsinh = acos, acosh, asin, asinh
 
-arctan, arctanh = E.atan, E.atanh
+arctan, arctanh = atan, atanh
 
 
 # --- method forms (installed by _tensor_methods) -----------------------------------------
@@ -276,8 +283,8 @@ def clamp_max_(self, max):
 
 
 def _polygamma(self, n):
-    return E.polygamma(n, self)
+    return polygamma(n, self)
 
 
 def _polygamma_(self, n):
-    return self.copy_(E.polygamma(n, self))
+    return self.copy_(polygamma(n, self))

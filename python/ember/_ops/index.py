@@ -3,7 +3,8 @@
 import builtins
 import operator
 
-import ember as E
+from .._C import broadcast_shapes, from_numpy, int64, isnan
+from .creation import tensor
 from .. import _C
 from .._C import Tensor
 
@@ -29,7 +30,7 @@ def where(condition, input=None, other=None):
 
 
 def take_along_dim(input, indices, dim=None):
-    if indices.dtype != E.int64:
+    if indices.dtype != int64:
         raise RuntimeError(
             f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype}"
         )
@@ -51,7 +52,7 @@ def take_along_dim(input, indices, dim=None):
     shape_i = list(input.shape)
     shape_x = list(indices.shape)
     shape_i[dim] = shape_x[dim] = 1
-    batch = E.broadcast_shapes(shape_i, shape_x)
+    batch = broadcast_shapes(shape_i, shape_x)
     out_i = list(batch)
     out_i[dim] = input.shape[dim]
     out_x = list(batch)
@@ -73,7 +74,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         right = side == "right"
     seq = sorted_sequence if sorter is None else sorted_sequence.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
-    values = E.tensor(input, dtype=seq.dtype) if scalar else input
+    values = tensor(input, dtype=seq.dtype) if scalar else input
     if seq.dim() > 1 and list(seq.shape[:-1]) != list(values.shape[:-1]):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the "
@@ -87,7 +88,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         base = cmp
 
         def cmp(a, b):
-            return base(a, b) | (E.isnan(b) & (~E.isnan(a) | right))
+            return base(a, b) | (isnan(b) & (~isnan(a) | right))
 
     if seq.dim() == 1:
         counts = cmp(seq, values.unsqueeze(-1)).sum(-1)
@@ -106,15 +107,15 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor):
-        elements = E.tensor(elements, dtype=test_elements.dtype)
+        elements = tensor(elements, dtype=test_elements.dtype)
     if not isinstance(test_elements, Tensor):
-        test_elements = E.tensor(test_elements, dtype=elements.dtype)
+        test_elements = tensor(test_elements, dtype=elements.dtype)
     hit = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
     return ~hit if invert else hit
 
 
 def index_copy(input, dim, index, source):
-    if index.dtype != E.int64:
+    if index.dtype != int64:
         raise RuntimeError(
             f"index_copy_(): Expected a long tensor for index, but got {index.dtype}"
         )
@@ -143,7 +144,7 @@ def index_copy(input, dim, index, source):
 
 
 def masked_scatter(input, mask, source):
-    if mask.dtype != E.bool:
+    if mask.dtype != _C.bool:
         raise RuntimeError(
             f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}"
         )
@@ -162,13 +163,13 @@ def masked_scatter(input, mask, source):
     if source.numel() == 0:
         return input.clone()
     picked = source.reshape(-1).gather(0, pos).reshape(input.shape)
-    return E.where(m, picked, input)
+    return where(m, picked, input)
 
 
 def put(input, index, source, accumulate=False):
     flat = input.reshape(-1)
     idx = index.reshape(-1)
-    idx = E.where(idx < 0, idx + flat.numel(), idx)
+    idx = where(idx < 0, idx + flat.numel(), idx)
     out = flat.index_put((idx,), source.reshape(-1).to(input.dtype), accumulate)
     return out.reshape(input.shape)
 
@@ -216,4 +217,4 @@ def _fill_diagonal_(self, fill_value, wrap=False):
         flat = mask.reshape(-1)
         end = rows * cols if wrap else min(rows, cols) * cols
         flat[0:end:step] = True
-    return self.masked_fill_(E.from_numpy(mask), fill_value)
+    return self.masked_fill_(from_numpy(mask), fill_value)

@@ -1,6 +1,9 @@
 """torch's top-level linear algebra over ember.linalg's factorizations (det, inverse, svd, qr, cholesky and LU forms)."""
 
-import ember as E
+from . import creation as _creation
+from .. import linalg
+from .creation import full, zeros
+from .index import where
 from .. import return_types
 
 __all__ = [
@@ -24,78 +27,78 @@ __all__ = [
 
 
 def det(input):
-    return E.linalg.det(input)
+    return linalg.det(input)
 
 
 def inverse(input):
-    return E.linalg.inv(input)
+    return linalg.inv(input)
 
 
 def slogdet(input):
-    return return_types.slogdet(*E.linalg.slogdet(input))
+    return return_types.slogdet(*linalg.slogdet(input))
 
 
 def logdet(input):
     """log(det): NaN for a negative determinant, -inf for a zero one."""
-    sign, logabs = E.linalg.slogdet(input)
-    nan = E.full([], float("nan"), dtype=logabs.dtype)
-    return E.where(
-        sign < 0, nan, E.where(sign == 0, E.full([], -float("inf"), dtype=logabs.dtype), logabs)
+    sign, logabs = linalg.slogdet(input)
+    nan = full([], float("nan"), dtype=logabs.dtype)
+    return where(
+        sign < 0, nan, where(sign == 0, full([], -float("inf"), dtype=logabs.dtype), logabs)
     )
 
 
 def cholesky(input, upper=False):
-    return E.linalg.cholesky(input, upper=upper)
+    return linalg.cholesky(input, upper=upper)
 
 
 def cholesky_solve(B, L, upper=False):
     """X with (L L^T) X = B, from the Cholesky factor L (or U = L^T when upper)."""
     low = L.mT if upper else L
-    y = E.linalg.solve_triangular(low, B, upper=False)
-    return E.linalg.solve_triangular(low.mT, y, upper=True)
+    y = linalg.solve_triangular(low, B, upper=False)
+    return linalg.solve_triangular(low.mT, y, upper=True)
 
 
 def cholesky_inverse(L, upper=False):
-    eye = E.eye(L.shape[-1], dtype=L.dtype).expand_as(L)
+    eye = _creation.eye(L.shape[-1], dtype=L.dtype).expand_as(L)
     return cholesky_solve(eye, L, upper)
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     a = A.mT if transpose else A
-    x = E.linalg.solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = linalg.solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
     return return_types.triangular_solve(x, A.clone())
 
 
 def matrix_power(input, n):
-    return E.linalg.matrix_power(input, n)
+    return linalg.matrix_power(input, n)
 
 
 def matrix_exp(input):
-    return E.linalg.matrix_exp(input)
+    return linalg.matrix_exp(input)
 
 
 def pinverse(input, rcond=1e-15):
-    return E.linalg.pinv(input, rtol=rcond)
+    return linalg.pinv(input, rtol=rcond)
 
 
 def svd(input, some=True, compute_uv=True):
     """torch.svd: returns V (not Vh), reduced unless some=False; zeros for U, V without uv."""
     if not compute_uv:
         m, n, batch = input.shape[-2], input.shape[-1], list(input.shape[:-2])
-        S = E.linalg.svdvals(input)
+        S = linalg.svdvals(input)
         return return_types.svd(
-            E.zeros(batch + [m, m], dtype=S.dtype), S, E.zeros(batch + [n, n], dtype=S.dtype)
+            zeros(batch + [m, m], dtype=S.dtype), S, zeros(batch + [n, n], dtype=S.dtype)
         )
-    U, S, Vh = E.linalg.svd(input, full_matrices=not some)
+    U, S, Vh = linalg.svd(input, full_matrices=not some)
     return return_types.svd(U, S, Vh.mT)
 
 
 def qr(input, some=True):
-    return return_types.qr(*E.linalg.qr(input, "reduced" if some else "complete"))
+    return return_types.qr(*linalg.qr(input, "reduced" if some else "complete"))
 
 
 def lu(A, pivot=True, get_infos=False):
-    LU, piv, info = E.linalg.lu_factor_ex(A, pivot=pivot)
+    LU, piv, info = linalg.lu_factor_ex(A, pivot=pivot)
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
@@ -106,4 +109,4 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu_solve(b, LU_data, LU_pivots):
-    return E.linalg.lu_solve(LU_data, LU_pivots, b)
+    return linalg.lu_solve(LU_data, LU_pivots, b)

@@ -1,6 +1,6 @@
 """torch's top-level forms of neural-network ops whose signatures differ from torch.nn.functional's (the others the package root imports from ember.nn.functional itself)."""
 
-import ember as E
+from ..nn import functional
 from .. import _C
 
 _nn = _C._nn
@@ -39,7 +39,7 @@ __all__ = [
 
 def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """torch.embedding takes (weight, indices), the reverse of F.embedding."""
-    return E.nn.functional.embedding(
+    return functional.embedding(
         input,
         weight,
         None if padding_idx == -1 else padding_idx,
@@ -50,11 +50,11 @@ def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=Fa
 
 def adaptive_max_pool1d(input, output_size):
     """Returns (values, indices), as torch's top-level form does."""
-    return E.nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
+    return functional.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
 def constant_pad_nd(input, pad, value=0):
-    return E.nn.functional.pad(input, pad, "constant", value)
+    return functional.pad(input, pad, "constant", value)
 
 
 # Top-level names torch has (torch.selu, torch.dropout, ...) with torch's positional orders.

@@ -3,7 +3,9 @@
 import builtins
 import math
 
-import ember as E
+from .. import _C
+from .._C import addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack
+from .creation import zeros
 from .._C import Tensor
 
 __all__ = [
@@ -22,7 +24,7 @@ __all__ = [
 
 
 def trace(input):
-    if input.dtype == E.bool:
+    if input.dtype == _C.bool:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
@@ -37,24 +39,24 @@ def _beta_alpha(input, product, beta, alpha):
     # beta == 0 ignores input entirely (NaN and inf in it do not propagate), as torch.
     scaled = product if alpha == 1 else product * alpha
     if beta == 0:
-        return scaled + E.zeros([], dtype=input.dtype).expand_as(input)
+        return scaled + zeros([], dtype=input.dtype).expand_as(input)
     return scaled + (input if beta == 1 else input * beta)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return _beta_alpha(input, E.mv(mat, vec), beta, alpha)
+    return _beta_alpha(input, mv(mat, vec), beta, alpha)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    return _beta_alpha(input, E.outer(vec1, vec2), beta, alpha)
+    return _beta_alpha(input, outer(vec1, vec2), beta, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _beta_alpha(input, E.bmm(batch1, batch2).sum(0), beta, alpha)
+    return _beta_alpha(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 def cross(input, other, dim=None):
-    a, b = E.broadcast_tensors(input, other)
+    a, b = broadcast_tensors(input, other)
     if dim is None:
         dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
         if dim is None:
@@ -67,7 +69,7 @@ def cross(input, other, dim=None):
         )
     a0, a1, a2 = a.unbind(dim)
     b0, b1, b2 = b.unbind(dim)
-    return E.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
 
 
 def kron(input, other):
@@ -104,13 +106,13 @@ def tensordot(a, b, dims=2, out=None):
     k = math.prod(a.shape[d] for d in da)
     am = a.permute(fa + da).reshape(-1, k)
     bm = b.permute(db + fb).reshape(k, -1)
-    return E.mm(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
+    return mm(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
 
 def chain_matmul(*matrices):
     out = matrices[0]
     for m in matrices[1:]:
-        out = E.mm(out, m)
+        out = mm(out, m)
     return out
 
 
@@ -147,11 +149,11 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
-    return self.copy_(E.addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+    return self.copy_(addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
 
 def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
-    return self.copy_(E.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+    return self.copy_(baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
 
 
 def _H(self):

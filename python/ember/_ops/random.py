@@ -2,11 +2,11 @@
 
 import math
 
-import ember as E
+from .._C import ceil, erfinv, exp, float64, log1p, tan, uint8
+from ..autograd.grad_mode import no_grad
 from .. import _C
 from .._C import Tensor
 from .._device import check_device
-from ..distributions import samplers as _samplers
 from .creation import _finish, _like, _size, empty, empty_like, tensor
 
 __all__ = [
@@ -89,18 +89,18 @@ def initial_seed():
 
 def get_rng_state():
     """The default generator's state as a uint8 tensor (restore it with set_rng_state)."""
-    a, b = E.default_generator.get_state()
+    a, b = default_generator.get_state()
     raw = a.to_bytes(8, "little") + b.to_bytes(8, "little")
-    return E.tensor(list(raw), dtype=E.uint8)
+    return tensor(list(raw), dtype=uint8)
 
 
 def set_rng_state(new_state):
-    if not isinstance(new_state, E.Tensor) or new_state.dtype != E.uint8:
+    if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
         raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
     if new_state.numel() != 16:
         raise RuntimeError(f"Expected either a RNG state of size 16; got {new_state.numel()}")
     raw = bytes(new_state.tolist())
-    E.default_generator.set_state(
+    default_generator.set_state(
         (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
     )
 
@@ -130,31 +130,38 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
 def poisson(input, generator=None):
     """Poisson draws with rates input, of input's shape and dtype (generator is not supported)."""
     _no_generator(generator, "poisson")
-    return _samplers.poisson(input)
+    return _samplers().poisson(input)
 
 
 def binomial(count, prob, generator=None):
     """Binomial draws with count trials of success probability prob (broadcast)."""
     _no_generator(generator, "binomial")
-    return _samplers.binomial(count, prob)
+    return _samplers().binomial(count, prob)
 
 
 def _standard_gamma(input, generator=None):
     """Gamma(input, 1) draws; differentiable in input by implicit reparameterization."""
     _no_generator(generator, "_standard_gamma")
-    return _samplers.gamma_rsample(input)
+    return _samplers().gamma_rsample(input)
 
 
 def _standard_gamma_grad(input, output):
     """d output / d input of standard gamma draws output at fixed quantile."""
-    return _samplers.standard_gamma_grad(input, output)
+    return _samplers().standard_gamma_grad(input, output)
 
 
 def _sample_dirichlet(input, generator=None):
     """Dirichlet(input) draws over input's last dim (normalized gamma draws)."""
     _no_generator(generator, "_sample_dirichlet")
-    draws = _samplers.gamma_rsample(input)
+    draws = _samplers().gamma_rsample(input)
     return draws / draws.sum(-1, keepdim=True)
+
+
+def _samplers():
+    # ember.distributions.samplers draws with this module's rand/randn, so it is imported on use.
+    from ..distributions import samplers
+
+    return samplers
 
 
 def _no_generator(generator, name):
@@ -199,16 +206,16 @@ def exponential_(self, lambd=1.0, *, generator=None):
 def _sampler(draw):
     # Samplers by inverse transform of uniform draws from the same generator as uniform_.
     def method(self, *args, generator=None):
-        with E.no_grad():
-            u = E.empty(self.shape, dtype=E.float64).uniform_(generator=generator)
+        with no_grad():
+            u = empty(self.shape, dtype=float64).uniform_(generator=generator)
             return self.copy_(draw(u, *args))
 
     return method
 
 
-cauchy_ = _sampler(lambda u, median=0.0, sigma=1.0: median + sigma * E.tan(math.pi * (u - 0.5)))
+cauchy_ = _sampler(lambda u, median=0.0, sigma=1.0: median + sigma * tan(math.pi * (u - 0.5)))
 log_normal_ = _sampler(
-    lambda u, mean=1.0, std=2.0: E.exp(mean + std * math.sqrt(2) * E.erfinv(2 * u - 1))
+    lambda u, mean=1.0, std=2.0: exp(mean + std * math.sqrt(2) * erfinv(2 * u - 1))
 )
 # 1 - u lies in (0, 1], so the logarithm is finite; the result counts trials, from 1.
-geometric_ = _sampler(lambda u, p: E.ceil(E.log1p(-u) / math.log1p(-p)).clamp(min=1))
+geometric_ = _sampler(lambda u, p: ceil(log1p(-u) / math.log1p(-p)).clamp(min=1))

@@ -1,6 +1,8 @@
 """Reductions and statistics: extremes, variance, norms, NaN-ignoring sums, cumulative and integral forms, covariance, histograms."""
 
-import ember as E
+from .._C import broadcast_shapes, exp, isinf, isnan, log, mm
+from .creation import full, linspace, ones, ones_like, zeros
+from .index import bucketize, where
 from .. import _C, return_types
 from .._C import Tensor
 from .._type_info import scalar_type_name
@@ -106,7 +108,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 def _nan_zeroed(input):
     if not input.dtype.is_floating_point:
         return input
-    return E.where(E.isnan(input), E.zeros([], dtype=input.dtype), input)
+    return where(isnan(input), zeros([], dtype=input.dtype), input)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
@@ -124,7 +126,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
             f"nanmean(): expected input to have floating point dtype but got "
             f"{scalar_type_name(input.dtype)}"
         )
-    count = (~E.isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
+    count = (~isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
@@ -148,8 +150,8 @@ def logcumsumexp(input, dim):
     if x.numel() == 0:
         return x.clone()
     m = x.detach().amax(dim, True) if x.dim() else x.detach()
-    m = E.where(E.isinf(m), E.zeros([], dtype=x.dtype), m)
-    return E.log(E.exp(x - m).cumsum(dim)) + m
+    m = where(isinf(m), zeros([], dtype=x.dtype), m)
+    return log(exp(x - m).cumsum(dim)) + m
 
 
 def dist(input, other, p=2):
@@ -159,7 +161,7 @@ def dist(input, other, p=2):
 def renorm(input, p, dim, maxnorm):
     dims = tuple(d for d in range(input.dim()) if d != dim % input.dim())
     norms = input.norm(p, dims, keepdim=True)
-    scale = E.where(norms > maxnorm, maxnorm / (norms + 1e-7), E.ones([], dtype=norms.dtype))
+    scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), ones([], dtype=norms.dtype))
     return input * scale.detach() if not input.requires_grad else input * scale
 
 
@@ -212,7 +214,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if aweights is not None:
         w = aweights if w is None else w * aweights
     if w is None:
-        total = E.full([], n, dtype=x.dtype)
+        total = full([], n, dtype=x.dtype)
         avg = x.mean(1)
         norm = total - correction
     else:
@@ -228,7 +230,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     norm = norm.clamp(min=0)
     xm = x - avg.unsqueeze(1)
     xw = xm if w is None else xm * w
-    c = E.mm(xw, xm.t()) / norm
+    c = mm(xw, xm.t()) / norm
     return c.squeeze() if input.dim() < 2 or c.shape[0] == 1 else c
 
 
@@ -244,8 +246,6 @@ def corrcoef(input):
 
 def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
     """Counts (or weights) of input's elements per bin; the last bin includes its right edge."""
-    import ember as E
-
     from .. import return_types
 
     if not input.dtype.is_floating_point:
@@ -253,7 +253,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
             f"\"histogramdd\" not implemented for '{scalar_type_name(input.dtype)}'"
         )
     x = input.detach().reshape(-1)
-    if isinstance(bins, E.Tensor):
+    if isinstance(bins, Tensor):
         edges = bins.to(input.dtype)
     else:
         if range is not None:
@@ -264,13 +264,13 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
             lo, hi = 0.0, 0.0
         if lo == hi:  # an empty range widens by half a unit each side, as torch's does
             lo, hi = lo - 0.5, hi + 0.5
-        edges = E.linspace(lo, hi, bins + 1, dtype=input.dtype)
+        edges = linspace(lo, hi, bins + 1, dtype=input.dtype)
     n = edges.numel() - 1
-    idx = E.bucketize(x, edges, right=True) - 1
-    idx = E.where(x == edges[-1], E.full([], n - 1, dtype=idx.dtype), idx)
+    idx = bucketize(x, edges, right=True) - 1
+    idx = where(x == edges[-1], full([], n - 1, dtype=idx.dtype), idx)
     keep = (idx >= 0) & (idx < n)
-    w = E.ones_like(x) if weight is None else weight.detach().reshape(-1).to(input.dtype)
-    hist = E.zeros(n, dtype=input.dtype).index_add(0, idx[keep], w[keep])
+    w = ones_like(x) if weight is None else weight.detach().reshape(-1).to(input.dtype)
+    hist = zeros(n, dtype=input.dtype).index_add(0, idx[keep], w[keep])
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
     return return_types.histogram(hist, edges)
@@ -278,7 +278,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
 
 def _sum_to_size(self, *size):
     size = list(size[0]) if len(size) == 1 and not isinstance(size[0], int) else list(size)
-    if E.broadcast_shapes(size, self.shape) != tuple(self.shape):
+    if broadcast_shapes(size, self.shape) != tuple(self.shape):
         raise RuntimeError(
             f"size {{{', '.join(map(str, size))}}} is not expandable to size "
             f"{{{', '.join(map(str, self.shape))}}}."

@@ -5,7 +5,9 @@ import functools
 import itertools
 import math
 
-import ember as E
+from .._C import cat, hstack, int64, meshgrid, promote_types, stack
+from .creation import empty, eye, tensor, zeros
+from .index import where
 from .. import _C
 from .._C import Tensor
 
@@ -36,13 +38,13 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     parts = [p if p.dim() else p.expand([1]) for p in (prepend,) if p is not None]
     parts += [input] + [a if a.dim() else a.expand([1]) for a in (append,) if a is not None]
-    x = E.cat(parts, dim) if len(parts) > 1 else input
+    x = cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):
         size = x.shape[dim]
         if size == 0:
             break
         hi, lo = x.narrow(dim, 1, size - 1), x.narrow(dim, 0, size - 1)
-        x = hi != lo if x.dtype == E.bool else hi - lo
+        x = hi != lo if x.dtype == _C.bool else hi - lo
     return x
 
 
@@ -73,7 +75,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         )
     ios = indices_or_sections
     if isinstance(ios, Tensor):
-        if ios.dtype != E.int64:
+        if ios.dtype != int64:
             raise RuntimeError(
                 "tensor_split expected tensor_indices_or_sections to have int64 dtype"
             )
@@ -155,11 +157,11 @@ def atleast_3d(*tensors):
 
 
 def column_stack(tensors):
-    return E.hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
+    return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
 
 
 def dstack(tensors):
-    return E.cat([_3d(t) for t in tensors], 2)
+    return cat([_3d(t) for t in tensors], 2)
 
 
 def ravel(input):
@@ -169,8 +171,8 @@ def ravel(input):
 def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
-    grids = E.meshgrid(*tensors, indexing="ij")
-    return E.stack([g.reshape(-1) for g in grids], 1)
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
 
 
 def combinations(input, r=2, with_replacement=False):
@@ -179,12 +181,12 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return E.empty(0, dtype=input.dtype)
+        return empty(0, dtype=input.dtype)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
     if not idx:
-        return E.empty(0, r, dtype=input.dtype)
-    return input.index_select(0, E.tensor(idx).reshape(-1)).reshape(len(idx), r)
+        return empty(0, r, dtype=input.dtype)
+    return input.index_select(0, tensor(idx).reshape(-1)).reshape(len(idx), r)
 
 
 def block_diag(*tensors):
@@ -197,20 +199,20 @@ def block_diag(*tensors):
             )
         mats.append(t.reshape(1, -1) if t.dim() < 2 else t)
     if not mats:
-        return E.empty(1, 0)
-    dtype = functools.reduce(E.promote_types, [m.dtype for m in mats])
+        return empty(1, 0)
+    dtype = functools.reduce(promote_types, [m.dtype for m in mats])
     width = builtins.sum(m.shape[1] for m in mats)
     rows, left = [], 0
     for m in mats:
         h, w = m.shape
         pieces = [
-            E.zeros(h, left, dtype=dtype),
+            zeros(h, left, dtype=dtype),
             m.to(dtype),
-            E.zeros(h, width - left - w, dtype=dtype),
+            zeros(h, width - left - w, dtype=dtype),
         ]
-        rows.append(E.cat(pieces, 1))
+        rows.append(cat(pieces, 1))
         left += w
-    return E.cat(rows, 0)
+    return cat(rows, 0)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
@@ -220,12 +222,12 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = input.shape[-1] if input.dim() else 1
     x = input if input.dim() else input.reshape(1)
-    m = x.unsqueeze(-1) * E.eye(n, dtype=x.dtype)
+    m = x.unsqueeze(-1) * eye(n, dtype=x.dtype)
     k = builtins.abs(offset)
     if k:
         lead = list(m.shape[:-2])
-        m = E.cat([m, E.zeros(lead + [n, k], dtype=m.dtype)], -1)
-        m = E.cat([E.zeros(lead + [k, n + k], dtype=m.dtype), m], -2)
+        m = cat([m, zeros(lead + [n, k], dtype=m.dtype)], -1)
+        m = cat([zeros(lead + [k, n + k], dtype=m.dtype), m], -2)
         if offset > 0:  # the padding put the diagonal below; offsets above are its transpose
             m = m.mT
     return m.movedim([-2, -1], [d1, d2])
@@ -237,8 +239,8 @@ def diagflat(input, offset=0):
 
 def unravel_index(indices, shape):
     if not isinstance(indices, Tensor):
-        indices = E.tensor(indices)
-    if indices.dtype.is_floating_point or indices.dtype == E.bool:
+        indices = tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype == _C.bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
     shape = [shape] if isinstance(shape, int) else list(shape)
     if builtins.any(s < 0 for s in shape):
@@ -248,7 +250,7 @@ def unravel_index(indices, shape):
         raise ValueError(
             "'indices' must be in range [-%d, %d), but got %s" % (total, total, indices)
         )
-    rem = E.where(indices < 0, indices + total, indices).long()
+    rem = where(indices < 0, indices + total, indices).long()
     out = []
     for s in reversed(shape):
         out.append(rem % s)

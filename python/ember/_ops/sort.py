@@ -1,6 +1,9 @@
 """Sorting and order statistics: sort, top-k, medians, modes, quantiles, cumulative extremes, unique values."""
 
-import ember as E
+from .._C import cat, int64, isnan
+from .creation import full, ones_like, tensor, zeros
+from .index import where
+from .shape import diff
 from .. import _C, return_types
 from .._C import Tensor
 
@@ -61,23 +64,23 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     x = input.reshape(-1) if dim is None else input.movedim(dim, 0)
     n = x.shape[0]
     if n == 0:
-        values, starts = x, E.zeros(0, dtype=E.int64)
+        values, starts = x, zeros(0, dtype=int64)
     else:
         change = x[1:] != x[:-1]
         if x.dim() > 1:
             change = change.reshape(n - 1, -1).any(1)
-        starts = E.cat([E.zeros(1, dtype=E.bool), change]).nonzero().reshape(-1)
-        starts = E.cat([E.zeros(1, dtype=E.int64), starts])
+        starts = cat([zeros(1, dtype=_C.bool), change]).nonzero().reshape(-1)
+        starts = cat([zeros(1, dtype=int64), starts])
         values = x.index_select(0, starts)
     values = values if dim is None else values.movedim(0, dim)
     out = [values]
     if return_inverse:
-        group = E.zeros(n, dtype=E.int64)
+        group = zeros(n, dtype=int64)
         if n:
-            group = E.cat([E.zeros(1, dtype=E.int64), change.long()]).cumsum(0)
+            group = cat([zeros(1, dtype=int64), change.long()]).cumsum(0)
         out.append(group.reshape(input.shape) if dim is None else group)
     if return_counts:
-        out.append(E.diff(starts, append=E.tensor([n])) if n else E.zeros(0, dtype=E.int64))
+        out.append(diff(starts, append=tensor([n])) if n else zeros(0, dtype=int64))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -96,7 +99,7 @@ def _prepare(name, input, q, dim, interpolation):
             f"nearest. Got {interpolation}"
         )
     scalar_q = not isinstance(q, Tensor) or q.dim() == 0
-    qt = q if isinstance(q, Tensor) else E.tensor(float(q), dtype=input.dtype)
+    qt = q if isinstance(q, Tensor) else tensor(float(q), dtype=input.dtype)
     if qt.dim() > 1:
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
     if qt.dtype != input.dtype:
@@ -114,9 +117,9 @@ def _prepare(name, input, q, dim, interpolation):
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     x, qt, scalar_q = _prepare(name, input, q, dim, interpolation)
     s = x.sort(-1).values  # NaN sorts last
-    nan = E.isnan(s)
+    nan = isnan(s)
     n = x.shape[-1]
-    count = (~nan).sum(-1, keepdim=True) if ignore_nan else E.full(list(s.shape[:-1]) + [1], n)
+    count = (~nan).sum(-1, keepdim=True) if ignore_nan else full(list(s.shape[:-1]) + [1], n)
     # ranks: (Q, ..., 1) positions into the sorted rows.
     last = (count - 1).clamp(min=0).to(x.dtype)
     ranks = qt.reshape([-1] + [1] * s.dim()) * last
@@ -135,7 +138,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
         out = lo + (hi - lo) * (ranks - ranks.floor())
     # A row with NaN (or, for nanquantile, with only NaN) has a NaN quantile.
     bad = (count == 0) if ignore_nan else nan.any(-1, keepdim=True)
-    out = E.where(bad, E.full([], float("nan"), dtype=x.dtype), out).squeeze(-1)
+    out = where(bad, full([], float("nan"), dtype=x.dtype), out).squeeze(-1)
     if keepdim:
         if dim is None:
             out = out.reshape([out.shape[0]] + [1] * input.dim())
@@ -164,9 +167,9 @@ def nanmedian(input, dim=None, keepdim=False):
         x = x.reshape(1)
         d = 0
     if x.shape[d] == 0 and dim is None:
-        return E.full([], float("nan"), dtype=input.dtype)
+        return full([], float("nan"), dtype=input.dtype)
     values, indices = x.sort(d)
-    valid = ~E.isnan(x) if x.dtype.is_floating_point else E.ones_like(x, dtype=E.bool)
+    valid = ~isnan(x) if x.dtype.is_floating_point else ones_like(x, dtype=_C.bool)
     k = valid.sum(d, keepdim=True)
     pick = (k - 1).clamp(min=0) // 2
     v, i = values.gather(d, pick), indices.gather(d, pick)

@@ -4,7 +4,7 @@ hooks. These are method implementations; _tensor_methods installs them on Tensor
 
 import builtins
 
-import ember as E
+from .creation import empty_strided, tensor
 from .. import _C
 from .._C import Tensor
 from .._device import check_device
@@ -225,18 +225,18 @@ def where(self, condition, other):
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **_):
-    return E.empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 def _apply_(self, callable):
     values = [callable(v) for v in self.reshape(-1).tolist()]
-    return self.copy_(E.tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self.copy_(tensor(values, dtype=self.dtype).reshape(self.shape))
 
 
 def _map_(self, other, callable):
     other = other.expand_as(self)
     values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other.reshape(-1).tolist())]
-    return self.copy_(E.tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self.copy_(tensor(values, dtype=self.dtype).reshape(self.shape))
 
 
 class _RemovableHandle:

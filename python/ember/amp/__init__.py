@@ -8,7 +8,9 @@ disabled, as torch's is on a machine without CUDA."""
 import functools
 import warnings
 
-import ember
+from .. import _C
+from .._C import isfinite, Tensor
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available"]
 
@@ -26,7 +28,7 @@ def is_autocast_enabled(device_type="cuda"):
 
 def get_autocast_dtype(device_type):
     return _state.get(device_type, (False, None))[1] or getattr(
-        ember, _DEFAULT_DTYPE.get(device_type, "float16")
+        _C, _DEFAULT_DTYPE.get(device_type, "float16")
     )
 
 
@@ -42,7 +44,7 @@ class autocast:
             )
             enabled = False
         self.device_type, self.enabled = device_type, enabled
-        self.dtype = dtype or getattr(ember, _DEFAULT_DTYPE.get(device_type, "bfloat16"))
+        self.dtype = dtype or getattr(_C, _DEFAULT_DTYPE.get(device_type, "bfloat16"))
 
     def __enter__(self):
         self.prev = _state.get(self.device_type, (False, None))
@@ -95,7 +97,7 @@ class GradScaler:
     def scale(self, outputs):
         if not self._enabled:
             return outputs
-        if isinstance(outputs, ember.Tensor):
+        if isinstance(outputs, Tensor):
             return outputs * self._scale
         return type(outputs)(self.scale(o) for o in outputs)
 
@@ -111,12 +113,12 @@ class GradScaler:
             )
         inv = 1.0 / self._scale
         found = False
-        with ember.no_grad():
+        with no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
                         p.grad.mul_(inv)
-                        found = found or not bool(ember.isfinite(p.grad).all())
+                        found = found or not bool(isfinite(p.grad).all())
         state["unscaled"], state["found_inf"] = True, found
 
     def step(self, optimizer, *args, **kwargs):
@@ -136,7 +138,7 @@ class GradScaler:
             return
         if new_scale is not None:
             self._scale = float(
-                new_scale.item() if isinstance(new_scale, ember.Tensor) else new_scale
+                new_scale.item() if isinstance(new_scale, Tensor) else new_scale
             )
         elif any(s["found_inf"] for s in self._per_optimizer.values()):
             self._scale *= self._backoff_factor

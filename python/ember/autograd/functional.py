@@ -3,7 +3,10 @@
 Inputs and outputs are a Tensor or a tuple of Tensors; results take torch's nesting (a tuple per
 output of tuples per input, collapsed where the caller passed single tensors)."""
 
-import ember
+from ._engine import grad
+from .._C import stack
+from .._ops.creation import ones_like, zeros, zeros_like
+from .grad_mode import enable_grad
 from .._C import Tensor
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
@@ -20,7 +23,7 @@ def _fresh(inputs, create_graph):
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph):
-    gs = ember.autograd.grad(
+    gs = grad(
         outputs,
         inputs,
         grad_outputs,
@@ -28,7 +31,7 @@ def _grads(outputs, inputs, grad_outputs, create_graph):
         create_graph=create_graph,
         allow_unused=True,
     )
-    gs = tuple(ember.zeros_like(x) if g is None else g for g, x in zip(gs, inputs))
+    gs = tuple(zeros_like(x) if g is None else g for g, x in zip(gs, inputs))
     return gs if create_graph else tuple(g.detach() for g in gs)
 
 
@@ -40,7 +43,7 @@ def jacobian(
     func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
 ):
     single_in = isinstance(inputs, Tensor)
-    with ember.enable_grad():
+    with enable_grad():
         xs = _fresh(_tuple(inputs), create_graph)
         out = func(*xs)
         single_out = isinstance(out, Tensor)
@@ -52,9 +55,9 @@ def jacobian(
             per_in = []
             for j, x in enumerate(xs):
                 col = (
-                    ember.stack([r[j] for r in rows], 0)
+                    stack([r[j] for r in rows], 0)
                     if rows
-                    else ember.zeros(0, *x.shape, dtype=x.dtype)
+                    else zeros(0, *x.shape, dtype=x.dtype)
                 )
                 per_in.append(col.reshape(tuple(o.shape) + tuple(x.shape)))
             table.append(per_in[0] if single_in else tuple(per_in))
@@ -85,7 +88,7 @@ def hessian(
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     single_in = isinstance(inputs, Tensor)
-    with ember.enable_grad():
+    with enable_grad():
         xs = _fresh(_tuple(inputs), create_graph)
         out = func(*xs)
         outs = _tuple(out)
@@ -95,7 +98,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
                     "The vector v can only be None if the user-provided function "
                     "returns a single Tensor with a single element."
                 )
-            vs = (ember.ones_like(outs[0]),)
+            vs = (ones_like(outs[0]),)
         else:
             vs = _tuple(v)
         gs = _grads(outs, xs, vs, create_graph)
@@ -109,18 +112,18 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """J v by the double-vjp identity: d/du <vjp(u), v> = J v."""
-    with ember.enable_grad():
+    with enable_grad():
         xs = _fresh(_tuple(inputs), create_graph)
-        vs = (ember.ones_like(xs[0]),) if v is None else _tuple(v)
+        vs = (ones_like(xs[0]),) if v is None else _tuple(v)
         out = func(*xs)
         outs = _tuple(out)
-        us = tuple(ember.zeros_like(o).requires_grad_(True) for o in outs)
-        gs = ember.autograd.grad(outs, xs, us, create_graph=True, allow_unused=True)
+        us = tuple(zeros_like(o).requires_grad_(True) for o in outs)
+        gs = grad(outs, xs, us, create_graph=True, allow_unused=True)
         dot = sum((g * t).sum() for g, t in zip(gs, vs) if g is not None)
         if isinstance(dot, Tensor):
             jv = _grads(dot, us, None, create_graph)
         else:
-            jv = tuple(ember.zeros_like(o) for o in outs)
+            jv = tuple(zeros_like(o) for o in outs)
     out = (
         out
         if create_graph
@@ -131,14 +134,14 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     single_in = isinstance(inputs, Tensor)
-    with ember.enable_grad():
+    with enable_grad():
         xs = _fresh(_tuple(inputs), True)
         out = func(*xs)
         if not isinstance(out, Tensor) or out.numel() != 1:
             raise RuntimeError(
                 "The Tensor returned by the function given to hvp should contain a single element"
             )
-        gs = ember.autograd.grad(out, xs, create_graph=True, allow_unused=True)
+        gs = grad(out, xs, create_graph=True, allow_unused=True)
         vs = _tuple(v)
         dot = sum((g * t).sum() for g, t in zip(gs, vs) if g is not None)
         res = _grads(dot, xs, None, create_graph)

@@ -3,7 +3,12 @@
 import math
 from numbers import Number
 
-import ember
+from .._C import erf, erfinv
+from .._ops.creation import empty, full, zeros_like
+from .._ops.random import normal, rand, randn
+from .._size import Size
+from .._type_info import finfo
+from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .utils import broadcast_all, uniform_open
@@ -48,14 +53,14 @@ class Normal(_LocScale, ExponentialFamily):
     def variance(self):
         return self.stddev.pow(2)
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
-            return ember.normal(self.loc.expand(shape), self.scale.expand(shape))
+        with no_grad():
+            return normal(self.loc.expand(shape), self.scale.expand(shape))
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.randn(*shape, dtype=self.loc.dtype)
+        eps = randn(*shape, dtype=self.loc.dtype)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -66,10 +71,10 @@ class Normal(_LocScale, ExponentialFamily):
 
     def cdf(self, value):
         value = self._checked(value, self.loc)
-        return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
@@ -94,11 +99,11 @@ class Laplace(_LocScale):
     def stddev(self):
         return math.sqrt(2) * self.scale
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.finfo(self.loc.dtype).eps
+        eps = finfo(self.loc.dtype).eps
         # u in (-1, 1) open at both ends so log1p(-|u|) stays finite.
-        u = ember.rand(*shape, dtype=self.loc.dtype) * (2 - 2 * eps) - (1 - eps)
+        u = rand(*shape, dtype=self.loc.dtype) * (2 - 2 * eps) - (1 - eps)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
@@ -123,7 +128,7 @@ class Cauchy(_LocScale):
 
     @property
     def mean(self):
-        return ember.full(self._extended_shape(), _nan, dtype=self.loc.dtype)
+        return full(self._extended_shape(), _nan, dtype=self.loc.dtype)
 
     @property
     def mode(self):
@@ -131,11 +136,11 @@ class Cauchy(_LocScale):
 
     @property
     def variance(self):
-        return ember.full(self._extended_shape(), _inf, dtype=self.loc.dtype)
+        return full(self._extended_shape(), _inf, dtype=self.loc.dtype)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.empty(*shape, dtype=self.loc.dtype).cauchy_()
+        eps = empty(*shape, dtype=self.loc.dtype).cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -190,9 +195,9 @@ class Uniform(Distribution):
     def variance(self):
         return (self.high - self.low).pow(2) / 12
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = ember.rand(*shape, dtype=self.low.dtype)
+        u = rand(*shape, dtype=self.low.dtype)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):
@@ -221,7 +226,7 @@ class Exponential(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
+        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -233,7 +238,7 @@ class Exponential(ExponentialFamily):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.rate)
+        return zeros_like(self.rate)
 
     @property
     def stddev(self):
@@ -243,7 +248,7 @@ class Exponential(ExponentialFamily):
     def variance(self):
         return self.rate.pow(-2)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         return -uniform_open(shape, self.rate).log() / self.rate
 

@@ -4,7 +4,11 @@ peaks-over-threshold family)."""
 import math
 from numbers import Number
 
-import ember
+from .._ops.creation import full_like, ones_like, zeros_like
+from .._ops.elementwise import isclose
+from .._ops.index import where
+from .._ops.random import rand
+from .._size import Size
 from . import constraints
 from .basic import Uniform
 from .distribution import Distribution, expand_params
@@ -35,7 +39,7 @@ class Kumaraswamy(TransformedDistribution):
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
         c0 = self.concentration0
-        base = Uniform(ember.zeros_like(c0), ember.ones_like(c0), validate_args=validate_args)
+        base = Uniform(zeros_like(c0), ones_like(c0), validate_args=validate_args)
         transforms = [
             PowerTransform(exponent=c0.reciprocal()),
             AffineTransform(loc=1.0, scale=-1.0),
@@ -60,7 +64,7 @@ class Kumaraswamy(TransformedDistribution):
         a, b = self.concentration1, self.concentration0
         log_mode = ((a - 1).log() - (a * b - 1).log()) / a
         undefined = (a < 1) | (b < 1)
-        return ember.where(undefined, ember.full_like(log_mode, math.nan), log_mode.exp())
+        return where(undefined, full_like(log_mode, math.nan), log_mode.exp())
 
     @property
     def variance(self):
@@ -88,7 +92,7 @@ class GeneralizedPareto(Distribution):
     def __init__(self, loc, scale, concentration, validate_args=None):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
         scalar = all(isinstance(v, Number) for v in (loc, scale, concentration))
-        batch_shape = ember.Size() if scalar else self.loc.size()
+        batch_shape = Size() if scalar else self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -97,34 +101,34 @@ class GeneralizedPareto(Distribution):
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
-        upper = ember.where(
+        upper = where(
             self.concentration < 0, self.loc - self.scale / self.concentration,
-            ember.full_like(self.loc, math.inf),
+            full_like(self.loc, math.inf),
         )
         return constraints.interval(self.loc, upper)
 
     def _safe(self):
         """(c == 0, c with its zeros replaced by 1 so the c != 0 branch stays finite)."""
-        zero = ember.isclose(self.concentration, ember.zeros_like(self.concentration))
-        return zero, ember.where(zero, ember.ones_like(self.concentration), self.concentration)
+        zero = isclose(self.concentration, zeros_like(self.concentration))
+        return zero, where(zero, ones_like(self.concentration), self.concentration)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return self.icdf(ember.rand(*shape, dtype=self.loc.dtype))
+        return self.icdf(rand(*shape, dtype=self.loc.dtype))
 
     def log_prob(self, value):
         value = self._checked(value, self.loc)
         z = (value - self.loc) / self.scale
         zero, c = self._safe()
-        y = 1 / c + ember.ones_like(z)
-        nonzero = ember.where(y == 0, y, y * (c * z).log1p())
-        return -self.scale.log() - ember.where(zero, z, nonzero)
+        y = 1 / c + ones_like(z)
+        nonzero = where(y == 0, y, y * (c * z).log1p())
+        return -self.scale.log() - where(zero, z, nonzero)
 
     def log_survival_function(self, value):
         value = self._checked(value, self.loc)
         z = (value - self.loc) / self.scale
         zero, c = self._safe()
-        return ember.where(zero, -z, -(c * z).log1p() / c)
+        return where(zero, -z, -(c * z).log1p() / c)
 
     def log_cdf(self, value):
         return (-self.log_survival_function(value).exp()).log1p()
@@ -136,21 +140,21 @@ class GeneralizedPareto(Distribution):
         zero, c = self._safe()
         log_u = (-value).log1p()
         nonzero = self.loc + self.scale / c * (-c * log_u).expm1()
-        return ember.where(zero, self.loc - self.scale * log_u, nonzero)
+        return where(zero, self.loc - self.scale * log_u, nonzero)
 
     @property
     def mean(self):
         valid = self.concentration < 1
-        c = ember.where(valid, self.concentration, ember.full_like(self.concentration, 0.5))
+        c = where(valid, self.concentration, full_like(self.concentration, 0.5))
         result = self.loc + self.scale / (1 - c)
-        return ember.where(valid, result, ember.full_like(result, math.nan))
+        return where(valid, result, full_like(result, math.nan))
 
     @property
     def variance(self):
         valid = self.concentration < 0.5
-        c = ember.where(valid, self.concentration, ember.full_like(self.concentration, 0.25))
+        c = where(valid, self.concentration, full_like(self.concentration, 0.25))
         result = self.scale.pow(2) / ((1 - c).pow(2) * (1 - 2 * c))
-        return ember.where(valid, result, ember.full_like(result, math.nan))
+        return where(valid, result, full_like(result, math.nan))
 
     @property
     def mode(self):

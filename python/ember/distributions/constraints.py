@@ -4,7 +4,10 @@ A constraint's check(value) returns a bool tensor over the batch: for a constrai
 event_dim > 0 the rightmost event_dim dims are reduced, so one answer per event.
 """
 
-import ember
+from .. import _C, linalg
+from .._ops.creation import full
+from .._ops.elementwise import isclose
+from .._type_info import finfo
 
 __all__ = [
     "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
@@ -281,8 +284,8 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        tol = ember.finfo(value.dtype).eps * value.size(-1) * 10
-        row_norm = ember.linalg.norm(value.detach(), dim=-1)
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = linalg.norm(value.detach(), dim=-1)
         unit_rows = ((row_norm - 1.0).abs() <= tol).all(-1)
         return _LowerCholesky().check(value) & unit_rows
 
@@ -292,7 +295,7 @@ class _Square(Constraint):
 
     def check(self, value):
         same = value.size(-2) == value.size(-1)
-        return ember.full(value.shape[:-2], same, dtype=ember.bool)
+        return full(value.shape[:-2], same, dtype=_C.bool)
 
 
 class _Symmetric(_Square):
@@ -300,7 +303,7 @@ class _Symmetric(_Square):
         square = super().check(value)
         if not square.all():
             return square
-        return ember.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        return isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -308,7 +311,7 @@ class _PositiveSemidefinite(_Symmetric):
         sym = super().check(value)
         if not sym.all():
             return sym
-        return ember.linalg.eigvalsh(value).ge(0).all(-1)
+        return linalg.eigvalsh(value).ge(0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -316,7 +319,7 @@ class _PositiveDefinite(_Symmetric):
         sym = super().check(value)
         if not sym.all():
             return sym
-        return ember.linalg.cholesky_ex(value).info.eq(0)
+        return linalg.cholesky_ex(value).info.eq(0)
 
 
 class _Cat(Constraint):
@@ -340,7 +343,7 @@ class _Cat(Constraint):
         for constr, length in zip(self.cseq, self.lengths):
             checks.append(constr.check(value.narrow(self.dim, start, length)))
             start += length
-        return ember.cat(checks, self.dim)
+        return _C.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -361,7 +364,7 @@ class _Stack(Constraint):
 
     def check(self, value):
         parts = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return ember.stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
+        return _C.stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
 
 
 dependent = _Dependent()

@@ -2,7 +2,11 @@
 
 from numbers import Number
 
-import ember
+from .._ops.creation import arange, ones_like, tensor, zeros, zeros_like
+from .._ops.elementwise import xlogy
+from .._ops.index import where
+from .._size import Size
+from ..autograd.grad_mode import no_grad
 from . import constraints
 from .discrete import Categorical, _BinaryLogits, _one_of
 from .distribution import Distribution, ExponentialFamily, expand_params
@@ -20,7 +24,7 @@ class Poisson(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
+        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -38,15 +42,15 @@ class Poisson(ExponentialFamily):
     def variance(self):
         return self.rate
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             return poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
         value = self._checked(value, self.rate)
         rate, value = broadcast_all(self.rate, value)
-        return ember.xlogy(value, rate) - rate - (value + 1).lgamma()
+        return xlogy(value, rate) - rate - (value + 1).lgamma()
 
 
 class _Trials(_BinaryLogits, Distribution):
@@ -106,9 +110,9 @@ class Binomial(_Trials):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             return binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
@@ -133,7 +137,7 @@ class Binomial(_Trials):
 
     def enumerate_support(self, expand=True):
         total = self._homogeneous_count("enumerate_support")
-        values = ember.arange(1 + total, dtype=self._param.dtype)
+        values = arange(1 + total, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
 
@@ -155,7 +159,7 @@ class Multinomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.total_count = self.total_count
         new._categorical = self._categorical.expand(batch_shape)
         new._binomial = Binomial(total_count=self.total_count, probs=new._categorical.probs)
@@ -187,13 +191,13 @@ class Multinomial(Distribution):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=ember.Size()):
-        sample_shape = ember.Size(sample_shape)
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
         # Draw total_count category indices per member, then count them per category.
-        draws = self._categorical.sample(ember.Size((self.total_count,)) + sample_shape)
+        draws = self._categorical.sample(Size((self.total_count,)) + sample_shape)
         draws = draws.permute(*range(1, draws.dim()), 0)
-        counts = ember.zeros(self._extended_shape(sample_shape), dtype=self.probs.dtype)
-        counts.scatter_add_(-1, draws, ember.ones_like(draws, dtype=counts.dtype))
+        counts = zeros(self._extended_shape(sample_shape), dtype=self.probs.dtype)
+        counts.scatter_add_(-1, draws, ones_like(draws, dtype=counts.dtype))
         return counts
 
     def log_prob(self, value):
@@ -204,11 +208,11 @@ class Multinomial(Distribution):
         log_factorial_xs = (value + 1).lgamma().sum(-1)
         # A category with probability 0 that was drawn 0 times contributes 0, not 0 * -inf.
         unused = (value == 0) & (logits == -float("inf"))
-        logits = ember.where(unused, ember.zeros_like(logits), logits)
+        logits = where(unused, zeros_like(logits), logits)
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
 
     def entropy(self):
-        n = ember.tensor(float(self.total_count))
+        n = tensor(float(self.total_count))
         counts = self._binomial.enumerate_support(expand=False)[1:]
         binomial_probs = self._binomial.log_prob(counts).exp()
         weights = (counts + 1).lgamma()

@@ -3,7 +3,9 @@ and expand follow): LogNormal, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto."
 
 import math
 
-import ember
+from .. import _type_info
+from .._ops.creation import full, full_like, ones_like, zeros_like
+from .._ops.index import where
 from . import constraints
 from .basic import Cauchy, Exponential, Normal, Uniform
 from .transformed import TransformedDistribution
@@ -71,7 +73,7 @@ class _Half(_Derived):
     def log_prob(self, value):
         value = self._checked(value, self.scale)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
+        return where(value >= 0, log_prob, full_like(log_prob, -math.inf))
 
     def cdf(self, value):
         value = self._checked(value, self.scale)
@@ -97,7 +99,7 @@ class HalfNormal(_Half):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.scale)
+        return zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -113,11 +115,11 @@ class HalfCauchy(_Half):
 
     @property
     def mean(self):
-        return ember.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+        return full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
     @property
     def mode(self):
-        return ember.zeros_like(self.scale)
+        return zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -132,13 +134,13 @@ class Gumbel(_Derived):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        finfo = ember.finfo(self.loc.dtype)
+        finfo = _type_info.finfo(self.loc.dtype)
         base = Uniform(
-            ember.full_like(self.loc, finfo.tiny), ember.full_like(self.loc, 1 - finfo.eps),
+            full_like(self.loc, finfo.tiny), full_like(self.loc, 1 - finfo.eps),
             validate_args=validate_args,
         )
         transforms = [
-            ExpTransform().inv, AffineTransform(loc=0, scale=-ember.ones_like(self.scale)),
+            ExpTransform().inv, AffineTransform(loc=0, scale=-ones_like(self.scale)),
             ExpTransform().inv, AffineTransform(loc=self.loc, scale=-self.scale),
         ]
         super().__init__(base, transforms, validate_args=validate_args)
@@ -183,7 +185,7 @@ class Weibull(_Derived):
     def __init__(self, scale, concentration, validate_args=None):
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
-        base = Exponential(ember.ones_like(self.scale), validate_args=validate_args)
+        base = Exponential(ones_like(self.scale), validate_args=validate_args)
         transforms = [
             PowerTransform(exponent=self.concentration_reciprocal),
             AffineTransform(loc=0, scale=self.scale),

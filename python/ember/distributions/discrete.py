@@ -1,7 +1,14 @@
 """Discrete families over probabilities or logits: Bernoulli, Categorical, OneHotCategorical,
 Geometric. Each takes exactly one of probs and logits and derives the other lazily."""
 
-import ember
+from .._C import broadcast_tensors, int64
+from .._ops.creation import arange, eye, full, full_like, zeros_like
+from .._ops.index import where
+from .._ops.random import bernoulli, multinomial
+from .._size import Size
+from .._type_info import finfo
+from ..autograd.grad_mode import no_grad
+from ..nn import functional
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .utils import (
@@ -20,7 +27,7 @@ def _one_of(probs, logits):
 
 
 def _bce(logits, target):
-    return ember.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    return functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
 
 
 class _BinaryLogits:
@@ -72,16 +79,16 @@ class Bernoulli(_BinaryParams, ExponentialFamily):
     @property
     def mode(self):
         mode = (self.probs >= 0.5).to(self.probs.dtype)
-        return ember.where(self.probs == 0.5, ember.full_like(mode, _nan), mode)
+        return where(self.probs == 0.5, full_like(mode, _nan), mode)
 
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
-            return ember.bernoulli(self.probs.expand(shape))
+        with no_grad():
+            return bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
         value = self._checked(value, self.probs)
@@ -92,7 +99,7 @@ class Bernoulli(_BinaryParams, ExponentialFamily):
         return _bce(self.logits, self.probs)
 
     def enumerate_support(self, expand=True):
-        values = ember.arange(2, dtype=self.probs.dtype)
+        values = arange(2, dtype=self.probs.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
 
@@ -117,15 +124,15 @@ class Geometric(_BinaryParams):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.probs)
+        return zeros_like(self.probs)
 
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             u = uniform_open(shape, self.probs)
             return (u.log() / (-self.probs).log1p()).floor()
 
@@ -134,7 +141,7 @@ class Geometric(_BinaryParams):
         value, probs = broadcast_all(value, self.probs)
         # 0 * log(0) at probs == 1, value == 0 is 0: the sure success on the first trial.
         sure = (probs == 1) & (value == 0)
-        probs = ember.where(sure, ember.zeros_like(probs), probs)
+        probs = where(sure, zeros_like(probs), probs)
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):
@@ -159,13 +166,13 @@ class Categorical(Distribution):
             self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
         self._param = self.probs if probs is not None else self.logits
         self._num_events = self._param.size()[-1]
-        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else ember.Size()
+        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        param_shape = batch_shape + ember.Size((self._num_events,))
+        batch_shape = Size(batch_shape)
+        param_shape = batch_shape + Size((self._num_events,))
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(param_shape)
             new._param = new.probs
@@ -195,7 +202,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return ember.full(self._extended_shape(), _nan, dtype=self.probs.dtype)
+        return full(self._extended_shape(), _nan, dtype=self.probs.dtype)
 
     @property
     def mode(self):
@@ -203,28 +210,28 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return ember.full(self._extended_shape(), _nan, dtype=self.probs.dtype)
+        return full(self._extended_shape(), _nan, dtype=self.probs.dtype)
 
-    def sample(self, sample_shape=ember.Size()):
-        sample_shape = ember.Size(sample_shape)
-        with ember.no_grad():
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
+        with no_grad():
             probs_2d = self.probs.reshape(-1, self._num_events)
-            drawn = ember.multinomial(probs_2d, sample_shape.numel(), True).T
+            drawn = multinomial(probs_2d, sample_shape.numel(), True).T
             return drawn.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = ember.broadcast_tensors(value, self.logits)
+        value, log_pmf = broadcast_tensors(value, self.logits)
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self):
-        logits = self.logits.clamp(min=ember.finfo(self.logits.dtype).min)
+        logits = self.logits.clamp(min=finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = ember.arange(self._num_events, dtype=ember.int64)
+        values = arange(self._num_events, dtype=int64)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
 
@@ -243,7 +250,7 @@ class OneHotCategorical(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(type(self), _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new._categorical = self._categorical.expand(batch_shape)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -272,16 +279,16 @@ class OneHotCategorical(Distribution):
     @property
     def mode(self):
         probs = self._categorical.probs
-        return ember.nn.functional.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
+        return functional.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
 
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
-        return ember.nn.functional.one_hot(indices, probs.shape[-1]).to(probs.dtype)
+        return functional.one_hot(indices, probs.shape[-1]).to(probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -293,7 +300,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand=True):
         n = self._event_shape[0]
-        values = ember.eye(n, dtype=self._param.dtype)
+        values = eye(n, dtype=self._param.dtype)
         values = values.view((n,) + (1,) * len(self._batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + tuple(self._batch_shape) + (n,))
@@ -305,7 +312,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
 
     has_rsample = True
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         samples = self.sample(sample_shape)
         probs = self._categorical.probs
         return samples + (probs - probs.detach())

@@ -7,7 +7,10 @@ against arg_constraints at construction and values against support in log_prob/c
 
 import warnings
 
-import ember
+from .. import autograd
+from .._C import Tensor
+from .._size import Size
+from ..autograd.grad_mode import enable_grad, no_grad
 from . import constraints
 from .utils import as_tensor, lazy_property, sum_rightmost
 
@@ -27,9 +30,9 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape=ember.Size(), event_shape=ember.Size(), validate_args=None):
-        self._batch_shape = ember.Size(batch_shape)
-        self._event_shape = ember.Size(event_shape)
+    def __init__(self, batch_shape=Size(), event_shape=Size(), validate_args=None):
+        self._batch_shape = Size(batch_shape)
+        self._event_shape = Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
@@ -91,11 +94,11 @@ class Distribution:
     def stddev(self):
         return self.variance.sqrt()
 
-    def sample(self, sample_shape=ember.Size()):
-        with ember.no_grad():
+    def sample(self, sample_shape=Size()):
+        with no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         raise NotImplementedError
 
     def sample_n(self, n):
@@ -103,7 +106,7 @@ class Distribution:
             "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning,
             stacklevel=2,
         )
-        return self.sample(ember.Size((n,)))
+        return self.sample(Size((n,)))
 
     def log_prob(self, value):
         raise NotImplementedError
@@ -123,14 +126,14 @@ class Distribution:
     def perplexity(self):
         return self.entropy().exp()
 
-    def _extended_shape(self, sample_shape=ember.Size()):
-        if not isinstance(sample_shape, ember.Size):
-            sample_shape = ember.Size(sample_shape)
-        return ember.Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
+    def _extended_shape(self, sample_shape=Size()):
+        if not isinstance(sample_shape, Size):
+            sample_shape = Size(sample_shape)
+        return Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value):
         """Raises ValueError when value's shape does not fit, or it lies outside the support."""
-        if not isinstance(value, ember.Tensor):
+        if not isinstance(value, Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_dim_start = len(value.shape) - len(self._event_shape)
         if tuple(value.shape[event_dim_start:]) != tuple(self._event_shape):
@@ -203,9 +206,9 @@ class ExponentialFamily(Distribution):
     def _log_normalizer_and_grads(self):
         """(A(eta), dA/deta for each natural parameter), differentiable again."""
         params = [p.detach().requires_grad_() for p in self._natural_params]
-        with ember.enable_grad():
+        with enable_grad():
             value = self._log_normalizer(*params)
-            grads = ember.autograd.grad(value.sum(), params, create_graph=True)
+            grads = autograd.grad(value.sum(), params, create_graph=True)
         return params, value, grads
 
     def entropy(self):
@@ -221,7 +224,7 @@ class ExponentialFamily(Distribution):
 def expand_params(self, cls, names, batch_shape, _instance):
     """A new instance of cls whose named parameters are self's expanded to batch_shape."""
     new = self._get_checked_instance(cls, _instance)
-    batch_shape = ember.Size(batch_shape)
+    batch_shape = Size(batch_shape)
     for name in names:
         if name in self.__dict__:
             setattr(new, name, getattr(self, name).expand(batch_shape))

@@ -4,7 +4,13 @@ FisherSnedecor, LogisticNormal."""
 import math
 from numbers import Number
 
-import ember
+from .._ops.creation import full_like, ones_like, zeros_like
+from .._ops.index import where
+from .._ops.random import rand
+from .._size import Size
+from .._type_info import finfo
+from ..autograd.grad_mode import no_grad
+from ..nn import functional
 from . import constraints
 from .basic import Normal
 from .counts import _Trials
@@ -60,20 +66,20 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
 
     def _cut_probs(self):
         """probs, moved off the unstable band so the unused closed-form branch stays finite."""
-        return ember.where(self._stable(), self.probs, ember.full_like(self.probs, self._lims[0]))
+        return where(self._stable(), self.probs, full_like(self.probs, self._lims[0]))
 
     def _log_odds_gap(self, p):
         return (-p).log1p() - p.log()
 
     def _cont_bern_log_norm(self):
         p = self._cut_probs()
-        below = ember.where(p <= 0.5, p, ember.zeros_like(p))
-        above = ember.where(p >= 0.5, p, ember.ones_like(p))
-        log_denominator = ember.where(p <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log())
+        below = where(p <= 0.5, p, zeros_like(p))
+        above = where(p >= 0.5, p, ones_like(p))
+        log_denominator = where(p <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log())
         closed = self._log_odds_gap(p).abs().log() - log_denominator
         x = (self.probs - 0.5).pow(2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return ember.where(self._stable(), closed, taylor)
+        return where(self._stable(), closed, taylor)
 
     @property
     def mean(self):
@@ -81,7 +87,7 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         closed = p / (2.0 * p - 1.0) + 1.0 / self._log_odds_gap(p)
         x = self.probs - 0.5
         taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x
-        return ember.where(self._stable(), closed, taylor)
+        return where(self._stable(), closed, taylor)
 
     @property
     def variance(self):
@@ -89,36 +95,36 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         closed = p * (p - 1.0) / (1.0 - 2.0 * p).pow(2) + 1.0 / self._log_odds_gap(p).pow(2)
         x = (self.probs - 0.5).pow(2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return ember.where(self._stable(), closed, taylor)
+        return where(self._stable(), closed, taylor)
 
-    def sample(self, sample_shape=ember.Size()):
-        with ember.no_grad():
+    def sample(self, sample_shape=Size()):
+        with no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return self.icdf(ember.rand(*shape, dtype=self.probs.dtype))
+        return self.icdf(rand(*shape, dtype=self.probs.dtype))
 
     def log_prob(self, value):
         value = self._checked(value, self.probs)
         logits, value = broadcast_all(self.logits, value)
-        bce = ember.nn.functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
+        bce = functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
         return -bce + self._cont_bern_log_norm()
 
     def cdf(self, value):
         value = self._checked(value, self.probs)
         p = self._cut_probs()
         closed = (p.pow(value) * (1.0 - p).pow(1.0 - value) + p - 1.0) / (2.0 * p - 1.0)
-        inside = ember.where(self._stable(), closed, value)
-        inside = ember.where(value >= 1.0, ember.ones_like(inside), inside)
-        return ember.where(value <= 0.0, ember.zeros_like(inside), inside)
+        inside = where(self._stable(), closed, value)
+        inside = where(value >= 1.0, ones_like(inside), inside)
+        return where(value <= 0.0, zeros_like(inside), inside)
 
     def icdf(self, value):
         p = self._cut_probs()
         closed = ((-p + value * (2.0 * p - 1.0)).log1p() - (-p).log1p()) / (
             p.log() - (-p).log1p()
         )
-        return ember.where(self._stable(), closed, value)
+        return where(self._stable(), closed, value)
 
     def entropy(self):
         log_q = (-self.probs).log1p()
@@ -160,20 +166,20 @@ class NegativeBinomial(_Trials):
         # The negative binomial is a Poisson whose rate is Gamma(total_count, e^-logits).
         return Gamma(self.total_count, (-self.logits).exp(), validate_args=False)
 
-    def sample(self, sample_shape=ember.Size()):
-        with ember.no_grad():
+    def sample(self, sample_shape=Size()):
+        with no_grad():
             return poisson(self._gamma.sample(sample_shape))
 
     def log_prob(self, value):
         value = self._checked(value, self._param)
-        logsigmoid = ember.nn.functional.logsigmoid
+        logsigmoid = functional.logsigmoid
         log_unnormalized = self.total_count * logsigmoid(-self.logits) + value * logsigmoid(
             self.logits
         )
         n = self.total_count
         log_norm = -(n + value).lgamma() + (1.0 + value).lgamma() + n.lgamma()
         # With total_count + value == 0 the pmf is 1 at 0; lgamma(0) would make it nan.
-        log_norm = ember.where(n + value == 0, ember.zeros_like(log_norm), log_norm)
+        log_norm = where(n + value == 0, zeros_like(log_norm), log_norm)
         return log_unnormalized - log_norm
 
 
@@ -186,7 +192,7 @@ class InverseGamma(TransformedDistribution):
 
     def __init__(self, concentration, rate, validate_args=None):
         base = Gamma(concentration, rate, validate_args=validate_args)
-        neg_one = -ember.ones_like(base.rate)
+        neg_one = -ones_like(base.rate)
         super().__init__(base, PowerTransform(neg_one), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -204,7 +210,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def mean(self):
         result = self.rate / (self.concentration - 1)
-        return ember.where(self.concentration > 1, result, ember.full_like(result, math.inf))
+        return where(self.concentration > 1, result, full_like(result, math.inf))
 
     @property
     def mode(self):
@@ -214,7 +220,7 @@ class InverseGamma(TransformedDistribution):
     def variance(self):
         c = self.concentration
         result = self.rate.pow(2) / ((c - 1).pow(2) * (c - 2))
-        return ember.where(c > 2, result, ember.full_like(result, math.inf))
+        return where(c > 2, result, full_like(result, math.inf))
 
     def entropy(self):
         c = self.concentration
@@ -233,7 +239,7 @@ class FisherSnedecor(Distribution):
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
         scalar = isinstance(df1, Number) and isinstance(df2, Number)
-        batch_shape = ember.Size() if scalar else self.df1.size()
+        batch_shape = Size() if scalar else self.df1.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -244,22 +250,22 @@ class FisherSnedecor(Distribution):
 
     @property
     def mean(self):
-        df2 = ember.where(self.df2 <= 2, ember.full_like(self.df2, _nan), self.df2)
+        df2 = where(self.df2 <= 2, full_like(self.df2, _nan), self.df2)
         return df2 / (df2 - 2)
 
     @property
     def mode(self):
         mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
-        return ember.where(self.df1 <= 2, ember.full_like(mode, _nan), mode)
+        return where(self.df1 <= 2, full_like(mode, _nan), mode)
 
     @property
     def variance(self):
         df1 = self.df1
-        df2 = ember.where(self.df2 <= 4, ember.full_like(self.df2, _nan), self.df2)
+        df2 = where(self.df2 <= 4, full_like(self.df2, _nan), self.df2)
         return 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
 
-    def rsample(self, sample_shape=ember.Size()):
-        tiny = ember.finfo(self.df1.dtype).tiny
+    def rsample(self, sample_shape=Size()):
+        tiny = finfo(self.df1.dtype).tiny
         x1 = self._gamma1.rsample(sample_shape)
         x2 = self._gamma2.rsample(sample_shape).clamp(min=tiny)
         return (x1 / x2).clamp(min=tiny)

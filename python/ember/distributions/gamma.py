@@ -4,7 +4,14 @@ rsample differentiates through the draws (Note [Gamma reparameterization] in sam
 import math
 from numbers import Real
 
-import ember
+from .._C import stack
+from .._ops.creation import full_like, tensor
+from .._ops.elementwise import xlogy
+from .._ops.index import where
+from .._ops.random import randn
+from .._size import Size
+from .._type_info import finfo
+from ..nn import functional
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .samplers import gamma_rsample, gammainc
@@ -14,7 +21,7 @@ __all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
 
 
 def _tiny(x):
-    return ember.finfo(x.dtype).tiny
+    return finfo(x.dtype).tiny
 
 
 class Gamma(ExponentialFamily):
@@ -43,7 +50,7 @@ class Gamma(ExponentialFamily):
     def variance(self):
         return self.concentration / self.rate.pow(2)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         value = gamma_rsample(self.concentration.expand(shape)) / self.rate.expand(shape)
         # A draw that underflows to 0 would give log_prob -inf; torch clamps the same way.
@@ -52,7 +59,7 @@ class Gamma(ExponentialFamily):
     def log_prob(self, value):
         value = self._checked(value, self.rate)
         c, r = self.concentration, self.rate
-        return ember.xlogy(c, r) + ember.xlogy(c - 1, value) - r * value - c.lgamma()
+        return xlogy(c, r) + xlogy(c - 1, value) - r * value - c.lgamma()
 
     def cdf(self, value):
         value = self._checked(value, self.rate)
@@ -70,7 +77,7 @@ class Chi2(Gamma):
 
     def __init__(self, df, validate_args=None):
         (df,) = broadcast_all(df)
-        super().__init__(0.5 * df, ember.full_like(df, 0.5), validate_args=validate_args)
+        super().__init__(0.5 * df, full_like(df, 0.5), validate_args=validate_args)
 
     @property
     def df(self):
@@ -93,24 +100,24 @@ class Dirichlet(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.concentration = self.concentration.expand(batch_shape + self._event_shape)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         draws = gamma_rsample(self.concentration.expand(shape))
         value = draws / draws.sum(-1, keepdim=True)
         tiny = _tiny(value)
-        return value.clamp(min=tiny, max=1 - ember.finfo(value.dtype).eps)
+        return value.clamp(min=tiny, max=1 - finfo(value.dtype).eps)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return ember.xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
+        return xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
 
     @property
     def mean(self):
@@ -122,10 +129,10 @@ class Dirichlet(ExponentialFamily):
         mode = cm1 / cm1.sum(-1, keepdim=True)
         # With every concentration below 1 the density peaks at the vertex of the largest.
         all_small = (self.concentration < 1).all(-1, keepdim=True)
-        vertex = ember.nn.functional.one_hot(
+        vertex = functional.one_hot(
             self.concentration.argmax(-1), self.concentration.shape[-1]
         ).to(mode.dtype)
-        return ember.where(all_small, vertex, mode)
+        return where(all_small, vertex, mode)
 
     @property
     def variance(self):
@@ -155,16 +162,16 @@ class Beta(ExponentialFamily):
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         if isinstance(concentration1, Real) and isinstance(concentration0, Real):
-            both = ember.tensor([float(concentration1), float(concentration0)])
+            both = tensor([float(concentration1), float(concentration0)])
         else:
             c1, c0 = broadcast_all(concentration1, concentration0)
-            both = ember.stack([c1, c0], -1)
+            both = stack([c1, c0], -1)
         self._dirichlet = Dirichlet(both, validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Beta, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new._dirichlet = self._dirichlet.expand(batch_shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -196,7 +203,7 @@ class Beta(ExponentialFamily):
 
     def log_prob(self, value):
         value = self._checked(value, self._dirichlet.concentration)
-        return self._dirichlet.log_prob(ember.stack([value, 1.0 - value], -1))
+        return self._dirichlet.log_prob(stack([value, 1.0 - value], -1))
 
     def entropy(self):
         return self._dirichlet.entropy()
@@ -225,8 +232,8 @@ class StudentT(Distribution):
 
     @property
     def mean(self):
-        nan = ember.full_like(self.loc, float("nan"))
-        return ember.where(self.df <= 1, nan, self.loc)
+        nan = full_like(self.loc, float("nan"))
+        return where(self.df <= 1, nan, self.loc)
 
     @property
     def mode(self):
@@ -236,12 +243,12 @@ class StudentT(Distribution):
     def variance(self):
         df = self.df
         finite = self.scale.pow(2) * df / (df - 2)
-        out = ember.where(df > 2, finite, ember.full_like(finite, math.inf))
-        return ember.where(df <= 1, ember.full_like(finite, math.nan), out)
+        out = where(df > 2, finite, full_like(finite, math.inf))
+        return where(df <= 1, full_like(finite, math.nan), out)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        x = ember.randn(*shape, dtype=self.df.dtype)
+        x = randn(*shape, dtype=self.df.dtype)
         z = self._chi2.rsample(sample_shape)
         return self.loc + self.scale * x * (z / self.df).rsqrt()
 

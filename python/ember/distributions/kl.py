@@ -3,7 +3,11 @@ register_kl adds one. A pair is looked up by the most specific registered base c
 
 import math
 
-import ember
+from .. import linalg
+from .._C import broadcast_shapes
+from .._ops.creation import full_like, zeros_like
+from .._ops.index import where
+from ..nn import functional
 from .basic import Cauchy, Exponential, Laplace, Normal, Uniform
 from .counts import Binomial, Poisson
 from .derived import Gumbel, Pareto
@@ -62,11 +66,11 @@ def kl_divergence(p, q):
 
 
 def _inf_like(t):
-    return ember.full_like(t, math.inf)
+    return full_like(t, math.inf)
 
 
 def _where_inf(cond, t):
-    return ember.where(cond, _inf_like(t), t)
+    return where(cond, _inf_like(t), t)
 
 
 @register_kl(ExponentialFamily, ExponentialFamily)
@@ -94,18 +98,18 @@ def _kl_normal_normal(p, q):
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
-    softplus = ember.nn.functional.softplus
+    softplus = functional.softplus
     t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
-    t1 = ember.where(p.probs == 0, ember.zeros_like(t1), _where_inf(q.probs == 0, t1))
+    t1 = where(p.probs == 0, zeros_like(t1), _where_inf(q.probs == 0, t1))
     t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
-    t2 = ember.where(p.probs == 1, ember.zeros_like(t2), _where_inf(q.probs == 1, t2))
+    t2 = where(p.probs == 1, zeros_like(t2), _where_inf(q.probs == 1, t2))
     return t1 + t2
 
 
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p, q):
     t = p.probs * (p.logits - q.logits)
-    t = ember.where(p.probs == 0, ember.zeros_like(t), _where_inf(q.probs == 0, t))
+    t = where(p.probs == 0, zeros_like(t), _where_inf(q.probs == 0, t))
     return t.sum(-1)
 
 
@@ -224,9 +228,9 @@ def _kl_gaussian(p, q):
     half_term1 = lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - lp.diagonal(
         dim1=-2, dim2=-1).log().sum(-1)
     n = p.event_shape[0]
-    batch = ember.broadcast_shapes(lp.shape[:-2], lq.shape[:-2])
+    batch = broadcast_shapes(lp.shape[:-2], lq.shape[:-2])
     lq_b, lp_b = lq.expand(batch + (n, n)), lp.expand(batch + (n, n))
-    term2 = ember.linalg.solve_triangular(lq_b, lp_b, upper=False).pow(2).sum((-2, -1))
+    term2 = linalg.solve_triangular(lq_b, lp_b, upper=False).pow(2).sum((-2, -1))
     term3 = _mahalanobis(lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 

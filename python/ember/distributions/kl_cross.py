@@ -3,7 +3,11 @@ mass outside q's support, and closed forms E_p[log p] - E_p[log q] built from p'
 
 import math
 
-import ember
+from .. import linalg
+from .._C import broadcast_shapes, erf
+from .._ops.creation import full_like
+from .._ops.elementwise import mvlgamma, xlogy
+from .._ops.index import where
 from .basic import Exponential, Laplace, Normal, Uniform
 from .counts import Binomial, Poisson
 from .derived import Gumbel, Pareto
@@ -18,7 +22,7 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _infinite(param):
-    return ember.full_like(param, math.inf)
+    return full_like(param, math.inf)
 
 
 _BOUNDED = (Beta, ContinuousBernoulli, Uniform)
@@ -87,7 +91,7 @@ def _kl_normal_laplace(p, q):
     # E|x - m| for x ~ N(mu, s): s sqrt(2/pi) exp(-d^2 / 2 s^2) + d erf(d / (s sqrt 2)).
     d = p.loc - q.loc
     s = p.scale
-    abs_moment = s * math.sqrt(2 / math.pi) * (-d.pow(2) / (2 * s.pow(2))).exp() + d * ember.erf(
+    abs_moment = s * math.sqrt(2 / math.pi) * (-d.pow(2) / (2 * s.pow(2))).exp() + d * erf(
         d / (s * math.sqrt(2))
     )
     return -p.entropy() + (2 * q.scale).log() + abs_moment / q.scale
@@ -129,13 +133,13 @@ def _kl_gamma_exponential(p, q):
 def _uniform_mean_log(p):
     """E[log x] for x ~ Uniform(low, high) with low >= 0."""
     width = p.high - p.low
-    return (ember.xlogy(p.high, p.high) - ember.xlogy(p.low, p.low)) / width - 1
+    return (xlogy(p.high, p.high) - xlogy(p.low, p.low)) / width - 1
 
 
 @register_kl(Uniform, Exponential)
 def _kl_uniform_exponential(p, q):
     result = -p.entropy() - q.rate.log() + q.rate * p.mean
-    return ember.where(p.low < 0, _infinite(result), result)
+    return where(p.low < 0, _infinite(result), result)
 
 
 @register_kl(Uniform, Gamma)
@@ -144,7 +148,7 @@ def _kl_uniform_gamma(p, q):
     result = (
         -p.entropy() - c * r.log() + c.lgamma() - (c - 1) * _uniform_mean_log(p) + r * p.mean
     )
-    return ember.where(p.low < 0, _infinite(result), result)
+    return where(p.low < 0, _infinite(result), result)
 
 
 @register_kl(Bernoulli, Poisson)
@@ -173,14 +177,14 @@ def _kl_wishart_wishart(p, q):
     lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_log_det_p = lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     half_log_det_q = lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-    batch = ember.broadcast_shapes(lp.shape[:-2], lq.shape[:-2])
-    solved = ember.linalg.solve_triangular(
+    batch = broadcast_shapes(lp.shape[:-2], lq.shape[:-2])
+    solved = linalg.solve_triangular(
         lq.expand(batch + (d, d)), lp.expand(batch + (d, d)), upper=False
     )
     trace = solved.pow(2).sum((-2, -1))  # tr(V_q^-1 V_p) = |L_q^-1 L_p|_F^2
     nu_p, nu_q = p.df, q.df
     return (
         nu_q * (half_log_det_q - half_log_det_p) + nu_p / 2 * (trace - d)
-        + ember.mvlgamma(nu_q / 2, d) - ember.mvlgamma(nu_p / 2, d)
+        + mvlgamma(nu_q / 2, d) - mvlgamma(nu_p / 2, d)
         + (nu_p - nu_q) / 2 * _mvdigamma(nu_p / 2, d)
     )

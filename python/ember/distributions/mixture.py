@@ -2,7 +2,14 @@
 
 import math
 
-import ember
+from .. import _C, special
+from .._C import float64
+from .._ops.creation import ones, zeros
+from .._ops.index import where
+from .._ops.nn import log_softmax
+from .._ops.random import rand
+from .._size import Size
+from ..autograd.grad_mode import no_grad
 from . import constraints
 from .discrete import Categorical
 from .distribution import Distribution, expand_params
@@ -52,7 +59,7 @@ class MixtureSameFamily(Distribution):
         super().__init__(cdbs, component_distribution.event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         comp = self._component_distribution.expand(batch_shape + (self._num_component,))
         mix = self._mixture_distribution.expand(batch_shape)
         new = self._get_checked_instance(MixtureSameFamily, _instance)
@@ -105,12 +112,12 @@ class MixtureSameFamily(Distribution):
         if self._validate_args:
             self._validate_sample(x)
         log_prob_x = self._component_distribution.log_prob(self._pad(x))
-        log_mix = ember.log_softmax(self._mixture_distribution.logits, dim=-1)
+        log_mix = log_softmax(self._mixture_distribution.logits, dim=-1)
         return (log_prob_x + log_mix).logsumexp(dim=-1)
 
-    def sample(self, sample_shape=ember.Size()):
-        with ember.no_grad():
-            sample_shape = ember.Size(sample_shape)
+    def sample(self, sample_shape=Size()):
+        with no_grad():
+            sample_shape = Size(sample_shape)
             which = self._mixture_distribution.sample(sample_shape)
             comp = self._component_distribution.sample(sample_shape)
             gather_dim = len(sample_shape) + len(self._batch_shape)
@@ -141,7 +148,7 @@ class VonMises(Distribution):
 
     @staticmethod
     def _log_i0(k):
-        return ember.special.i0e(k).log() + k
+        return special.i0e(k).log() + k
 
     def log_prob(self, value):
         value = self._checked(value, self.loc)
@@ -156,24 +163,24 @@ class VonMises(Distribution):
         rho = (tau - (2 * tau).sqrt()) / (2 * k)
         r = (1 + rho**2) / (2 * rho)
         # rho ~ k / 2 for small k, where the closed form cancels catastrophically.
-        return ember.where(k < 1e-5, 1 / k + k / 4, r)
+        return where(k < 1e-5, 1 / k + k / 4, r)
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             k = self.concentration.double().expand(shape)
             loc = self.loc.double().expand(shape)
             r = self._proposal_r.expand(shape)
-            x = ember.zeros(*shape, dtype=ember.float64)
-            pending = ember.ones(*shape, dtype=ember.bool)
+            x = zeros(*shape, dtype=float64)
+            pending = ones(*shape, dtype=_C.bool)
             while bool(pending.any()):
-                u1, u2, u3 = (ember.rand(*shape, dtype=ember.float64) for _ in range(3))
+                u1, u2, u3 = (rand(*shape, dtype=float64) for _ in range(3))
                 z = (math.pi * u1).cos()
                 f = (1 + r * z) / (r + z)
                 c = k * (r - f)
                 accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
                 take = pending & accept
-                x = ember.where(take, (u3 - 0.5).sign() * f.clamp(-1, 1).acos(), x)
+                x = where(take, (u3 - 0.5).sign() * f.clamp(-1, 1).acos(), x)
                 pending = pending & ~take
             # Wrap to [-pi, pi).
             x = (x + math.pi + loc).remainder(2 * math.pi) - math.pi
@@ -190,4 +197,4 @@ class VonMises(Distribution):
     @lazy_property
     def variance(self):
         k = self.concentration
-        return 1 - (ember.special.i1e(k) / ember.special.i0e(k))
+        return 1 - (special.i1e(k) / special.i0e(k))

@@ -3,7 +3,11 @@ of the covariance (Sigma = L L^T): log_prob needs |L^-1 (x - loc)|^2 and sum(log
 
 import math
 
-import ember
+from .. import linalg
+from .._C import broadcast_shapes, broadcast_tensors, matmul
+from .._ops import creation as _creation
+from .._ops.random import randn
+from .._size import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import lazy_property
@@ -12,16 +16,16 @@ __all__ = ["LowRankMultivariateNormal", "MultivariateNormal"]
 
 
 def _batch_mv(mat, vec):
-    return ember.matmul(mat, vec.unsqueeze(-1)).squeeze(-1)
+    return matmul(mat, vec.unsqueeze(-1)).squeeze(-1)
 
 
 def _mahalanobis(scale_tril, diff):
     """|L^-1 diff|^2 over the last dim, L and diff broadcast over their batch dims."""
-    batch = ember.broadcast_shapes(scale_tril.shape[:-2], diff.shape[:-1])
+    batch = broadcast_shapes(scale_tril.shape[:-2], diff.shape[:-1])
     n = diff.shape[-1]
     L = scale_tril.expand(batch + (n, n))
     d = diff.expand(batch + (n,)).unsqueeze(-1)
-    solved = ember.linalg.solve_triangular(L, d, upper=False).squeeze(-1)
+    solved = linalg.solve_triangular(L, d, upper=False).squeeze(-1)
     return solved.pow(2).sum(-1)
 
 
@@ -30,8 +34,8 @@ def _half_log_det(scale_tril):
 
 
 def _tril_inverse(scale_tril):
-    eye = ember.eye(scale_tril.shape[-1], dtype=scale_tril.dtype).expand(scale_tril.shape)
-    return ember.linalg.solve_triangular(scale_tril, eye, upper=False)
+    eye = _creation.eye(scale_tril.shape[-1], dtype=scale_tril.dtype).expand(scale_tril.shape)
+    return linalg.solve_triangular(scale_tril, eye, upper=False)
 
 
 class _GaussianBase(Distribution):
@@ -91,22 +95,22 @@ class MultivariateNormal(_GaussianBase):
             raise ValueError(
                 f"{what} must be at least two-dimensional, with optional leading batch dimensions"
             )
-        batch_shape = ember.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
+        batch_shape = broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(
-                ember.linalg.inv(precision_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(
+                linalg.inv(precision_matrix)
             )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         loc_shape = batch_shape + self._event_shape
         cov_shape = loc_shape + self._event_shape
         new.loc = self.loc.expand(loc_shape)
@@ -127,22 +131,22 @@ class MultivariateNormal(_GaussianBase):
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
         shape = self._batch_shape + self._event_shape + self._event_shape
-        return ember.matmul(L, L.mT).expand(shape)
+        return matmul(L, L.mT).expand(shape)
 
     @lazy_property
     def precision_matrix(self):
         inv = _tril_inverse(self._unbroadcasted_scale_tril)
         shape = self._batch_shape + self._event_shape + self._event_shape
-        return ember.matmul(inv.mT, inv).expand(shape)
+        return matmul(inv.mT, inv).expand(shape)
 
     @property
     def variance(self):
         shape = self._batch_shape + self._event_shape
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(shape)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.randn(*shape, dtype=self.loc.dtype)
+        eps = randn(*shape, dtype=self.loc.dtype)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
 
@@ -173,7 +177,7 @@ class LowRankMultivariateNormal(_GaussianBase):
         if tuple(cov_diag.shape[-1:]) != tuple(event_shape):
             raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
         try:
-            loc_, self.cov_factor, cov_diag_ = ember.broadcast_tensors(
+            loc_, self.cov_factor, cov_diag_ = broadcast_tensors(
                 loc.unsqueeze(-1), cov_factor, cov_diag.unsqueeze(-1)
             )
         except RuntimeError as e:
@@ -186,12 +190,12 @@ class LowRankMultivariateNormal(_GaussianBase):
         super().__init__(self.loc.shape[:-1], event_shape, validate_args=validate_args)
         self._unbroadcasted_cov_factor = cov_factor
         self._unbroadcasted_cov_diag = cov_diag
-        cov = ember.matmul(cov_factor, cov_factor.mT) + cov_diag.diag_embed()
-        self._unbroadcasted_scale_tril = ember.linalg.cholesky(cov)
+        cov = matmul(cov_factor, cov_factor.mT) + cov_diag.diag_embed()
+        self._unbroadcasted_scale_tril = linalg.cholesky(cov)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         loc_shape = batch_shape + self._event_shape
         new.loc = self.loc.expand(loc_shape)
         new.cov_diag = self.cov_diag.expand(loc_shape)
@@ -216,20 +220,20 @@ class LowRankMultivariateNormal(_GaussianBase):
     @lazy_property
     def covariance_matrix(self):
         W = self._unbroadcasted_cov_factor
-        cov = ember.matmul(W, W.mT) + self._unbroadcasted_cov_diag.diag_embed()
+        cov = matmul(W, W.mT) + self._unbroadcasted_cov_diag.diag_embed()
         return cov.expand(self._batch_shape + self._event_shape + self._event_shape)
 
     @lazy_property
     def precision_matrix(self):
         inv = _tril_inverse(self._unbroadcasted_scale_tril)
         shape = self._batch_shape + self._event_shape + self._event_shape
-        return ember.matmul(inv.mT, inv).expand(shape)
+        return matmul(inv.mT, inv).expand(shape)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         rank = self.cov_factor.shape[-1]
-        eps_w = ember.randn(*(shape[:-1] + (rank,)), dtype=self.loc.dtype)
-        eps_d = ember.randn(*shape, dtype=self.loc.dtype)
+        eps_w = randn(*(shape[:-1] + (rank,)), dtype=self.loc.dtype)
+        eps_d = randn(*shape, dtype=self.loc.dtype)
         return (
             self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_w)
             + self._unbroadcasted_cov_diag.sqrt() * eps_d

@@ -2,7 +2,10 @@
 temperature: LogitRelaxedBernoulli, RelaxedBernoulli, ExpRelaxedCategorical,
 RelaxedOneHotCategorical."""
 
-import ember
+from .._C import broadcast_tensors
+from .._ops.creation import full_like
+from .._ops.random import rand
+from .._size import Size
 from . import constraints
 from .discrete import Categorical, _BinaryParams
 from .distribution import Distribution
@@ -31,17 +34,17 @@ class LogitRelaxedBernoulli(_BinaryParams):
         new.temperature = self.temperature
         return new
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
-        u = clamp_probs(ember.rand(*shape, dtype=probs.dtype))
+        u = clamp_probs(rand(*shape, dtype=probs.dtype))
         logit_u = u.log() - (-u).log1p()
         return (logit_u + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = ember.broadcast_tensors(self.logits, value)
+        logits, value = broadcast_tensors(self.logits, value)
         diff = logits - value * self.temperature
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
@@ -90,7 +93,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.temperature = self.temperature
         new._categorical = self._categorical.expand(batch_shape)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
@@ -109,9 +112,9 @@ class ExpRelaxedCategorical(Distribution):
     def probs(self):
         return self._categorical.probs
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = clamp_probs(ember.rand(*shape, dtype=self.logits.dtype))
+        u = clamp_probs(rand(*shape, dtype=self.logits.dtype))
         gumbels = -((-u.log()).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
@@ -120,8 +123,8 @@ class ExpRelaxedCategorical(Distribution):
         k = self._categorical._num_events
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = ember.broadcast_tensors(self.logits, value)
-        log_scale = ember.full_like(self.temperature, float(k)).lgamma() + (
+        logits, value = broadcast_tensors(self.logits, value)
+        log_scale = full_like(self.temperature, float(k)).lgamma() + (
             (k - 1) * self.temperature.log()
         )
         score = logits - value * self.temperature

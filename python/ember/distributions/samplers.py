@@ -11,7 +11,12 @@ dF/dalpha = E[(log T - digamma(alpha)) 1{T < x}], whose integrand is largest at 
 
 import math
 
-import ember
+from .. import _C
+from .._C import broadcast_tensors, float64, minimum
+from .._ops.creation import arange, empty_like, full_like, linspace, ones, ones_like, zeros_like
+from .._ops.index import where
+from .._ops.random import rand, randn
+from .._type_info import finfo
 
 __all__ = [
     "binomial", "gamma_rsample", "gammainc", "poisson", "standard_gamma", "standard_gamma_grad",
@@ -27,35 +32,35 @@ def standard_gamma(alpha):
     """Gamma(alpha, 1) draws of alpha's shape (Marsaglia and Tsang's rejection method)."""
     a = alpha.detach().double()
     boost = a < 1  # for alpha < 1 draw with alpha + 1 and scale by u^(1/alpha)
-    a1 = ember.where(boost, a + 1, a)
+    a1 = where(boost, a + 1, a)
     d = a1 - 1.0 / 3.0
     c = (9 * d).rsqrt()
-    out = ember.zeros_like(a)
-    pending = ember.ones_like(a, dtype=ember.bool)
+    out = zeros_like(a)
+    pending = ones_like(a, dtype=_C.bool)
     while bool(pending.any()):
-        z = ember.randn(*a.shape, dtype=ember.float64)
-        u = ember.rand(*a.shape, dtype=ember.float64)
+        z = randn(*a.shape, dtype=float64)
+        u = rand(*a.shape, dtype=float64)
         v = (1 + c * z) ** 3
         ok = (v > 0) & (u.log() < 0.5 * z * z + d - d * v + d * v.clamp(min=1e-300).log())
         take = pending & ok
-        out = ember.where(take, d * v, out)
+        out = where(take, d * v, out)
         pending = pending & ~take
-    u = ember.rand(*a.shape, dtype=ember.float64)
-    out = ember.where(boost, out * u.pow(1 / a), out)
-    tiny = ember.finfo(alpha.dtype).tiny
+    u = rand(*a.shape, dtype=float64)
+    out = where(boost, out * u.pow(1 / a), out)
+    tiny = finfo(alpha.dtype).tiny
     return out.clamp(min=tiny).to(alpha.dtype)
 
 
 def _grad_series(a, x):
     """-(dF/dalpha) / f(x) from F's power series; accurate for x <= 20 in float64."""
-    n = ember.arange(_SERIES_TERMS, dtype=ember.float64)
+    n = arange(_SERIES_TERMS, dtype=float64)
     a, x = a.unsqueeze(-1), x.unsqueeze(-1)
     log_term = (n + 1) * x.log() + a.lgamma() - (a + n + 1).lgamma()
     return -(log_term.exp() * (x.log() - (a + n + 1).digamma())).sum(-1)
 
 
 def _simpson_weights(count):
-    w = ember.ones(count, dtype=ember.float64)
+    w = ones(count, dtype=float64)
     w[1:-1:2] = 4.0
     w[2:-1:2] = 2.0
     return w / 3.0
@@ -65,25 +70,25 @@ def _grad_quadrature(a, x):
     """-(dF/dalpha) / f(x) by Simpson's rule on the side of x where the integrand decays."""
     upper = x >= a - 1
     rate = ((a - 1) / x - 1).abs().clamp(min=1e-12)
-    width = ember.where(a > 1, x / (a - 1).clamp(min=1e-12).sqrt(), ember.full_like(a, math.inf))
-    length = ember.minimum(40 / rate, 9 * width + 10)
-    length = ember.where(upper, length, ember.minimum(length, x))
-    s = ember.linspace(0, 1, _QUAD_POINTS, dtype=ember.float64) * length.unsqueeze(-1)
+    width = where(a > 1, x / (a - 1).clamp(min=1e-12).sqrt(), full_like(a, math.inf))
+    length = minimum(40 / rate, 9 * width + 10)
+    length = where(upper, length, minimum(length, x))
+    s = linspace(0, 1, _QUAD_POINTS, dtype=float64) * length.unsqueeze(-1)
     a_, x_, up = a.unsqueeze(-1), x.unsqueeze(-1), upper.unsqueeze(-1)
-    t = ember.where(up, x_ + s, (x_ - s).clamp(min=1e-300))
+    t = where(up, x_ + s, (x_ - s).clamp(min=1e-300))
     log_h = (a_ - 1) * (t / x_).log() - (t - x_)
     integrand = (t.log() - a_.digamma()) * log_h.exp()
     h = length / (_QUAD_POINTS - 1)
     integral = (integrand * _simpson_weights(_QUAD_POINTS)).sum(-1) * h
-    return ember.where(upper, integral, -integral)
+    return where(upper, integral, -integral)
 
 
 def standard_gamma_grad(alpha, x):
     """dx/dalpha of standard gamma draws x at a fixed quantile (Note [Gamma reparameterization])."""
     a, xd = alpha.detach().double(), x.detach().double()
-    a, xd = ember.broadcast_tensors(a, xd)
+    a, xd = broadcast_tensors(a, xd)
     small = xd <= _SERIES_X
-    out = ember.zeros_like(a)
+    out = zeros_like(a)
     if bool(small.any()):
         out[small] = _grad_series(a[small], xd[small])
     if bool((~small).any()):
@@ -93,8 +98,8 @@ def standard_gamma_grad(alpha, x):
 
 def _gammainc_series(a, x):
     """P(a, x) = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n)); for x < a + 1."""
-    term = ember.ones_like(a)
-    total = ember.ones_like(a)
+    term = ones_like(a)
+    total = ones_like(a)
     ap = a.clone()
     for _ in range(_MAX_ITERATIONS):
         ap = ap + 1
@@ -109,16 +114,16 @@ def _gammaincc_fraction(a, x):
     """Q(a, x) from its continued fraction (modified Lentz); for x >= a + 1."""
     tiny = 1e-300
     b = x + 1 - a
-    c = ember.full_like(a, 1 / tiny)
+    c = full_like(a, 1 / tiny)
     d = 1 / b
     h = d
     for i in range(1, _MAX_ITERATIONS):
         an = -i * (i - a)
         b = b + 2
         d = an * d + b
-        d = ember.where(d.abs() < tiny, ember.full_like(d, tiny), d)
+        d = where(d.abs() < tiny, full_like(d, tiny), d)
         c = b + an / c
-        c = ember.where(c.abs() < tiny, ember.full_like(c, tiny), c)
+        c = where(c.abs() < tiny, full_like(c, tiny), c)
         d = 1 / d
         delta = d * c
         h = h * delta
@@ -131,25 +136,25 @@ def gammainc(alpha, x, upper=False):
     """The regularized lower incomplete gamma P(alpha, x), or with upper=True Q = 1 - P (each
     computed directly where it is the small one), differentiable in both arguments: dP/dx is
     the gamma density and dP/dalpha = -f(x) dx/dalpha (Note [Gamma reparameterization])."""
-    alpha, x = ember.broadcast_tensors(alpha, x)
+    alpha, x = broadcast_tensors(alpha, x)
     a = alpha.detach().double()
     xd = x.detach().double()
     positive = xd > 0
-    xs = ember.where(positive, xd, ember.ones_like(xd))
+    xs = where(positive, xd, ones_like(xd))
     use_series = xs < a + 1
-    lower = ember.zeros_like(a)  # P where use_series, else Q
+    lower = zeros_like(a)  # P where use_series, else Q
     if bool(use_series.any()):
         lower[use_series] = _gammainc_series(a[use_series], xs[use_series])
     if bool((~use_series).any()):
         lower[~use_series] = _gammaincc_fraction(a[~use_series], xs[~use_series])
-    p = ember.where(use_series, lower, 1 - lower)
-    q = ember.where(use_series, 1 - lower, lower)
-    value = ember.where(positive, q if upper else p, ember.full_like(p, 1.0 if upper else 0.0))
+    p = where(use_series, lower, 1 - lower)
+    q = where(use_series, 1 - lower, lower)
+    value = where(positive, q if upper else p, full_like(p, 1.0 if upper else 0.0))
     out = value.to(x.dtype)
     if not (alpha.requires_grad or x.requires_grad):
         return out
     density = ((a - 1) * xs.log() - xs - a.lgamma()).exp()
-    density = ember.where(positive, density, ember.zeros_like(density))
+    density = where(positive, density, zeros_like(density))
     d_alpha = -density * standard_gamma_grad(a, xs).double()
     sign = -1.0 if upper else 1.0
     return (
@@ -172,17 +177,17 @@ def poisson(rate):
     Hormann's transformed rejection (PTRS) from 10 up."""
     lam = rate.detach().double()
     small = lam < 10
-    out = ember.zeros_like(lam)
+    out = zeros_like(lam)
     # Arrivals: the count of unit-rate exponential gaps whose running sum stays <= rate.
-    total = ember.zeros_like(lam)
+    total = zeros_like(lam)
     active = small & (lam > 0)
     while bool(active.any()):
-        total = total + ember.empty_like(lam).exponential_()
+        total = total + empty_like(lam).exponential_()
         active = active & (total <= lam)
         out = out + active.double()
     big = ~small
     if bool(big.any()):
-        out = ember.where(big, _ptrs(lam.clamp(min=10)), out)
+        out = where(big, _ptrs(lam.clamp(min=10)), out)
     return out.to(rate.dtype)
 
 
@@ -192,11 +197,11 @@ def _ptrs(lam):
     a = -0.059 + 0.02483 * b
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     vr = 0.9277 - 3.6224 / (b - 2)
-    out = ember.zeros_like(lam)
-    pending = ember.ones_like(lam, dtype=ember.bool)
+    out = zeros_like(lam)
+    pending = ones_like(lam, dtype=_C.bool)
     while bool(pending.any()):
-        u = ember.rand(*lam.shape, dtype=ember.float64) - 0.5
-        v = ember.rand(*lam.shape, dtype=ember.float64)
+        u = rand(*lam.shape, dtype=float64) - 0.5
+        v = rand(*lam.shape, dtype=float64)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + lam + 0.43).floor()
         quick = (us >= 0.07) & (v <= vr)
@@ -204,7 +209,7 @@ def _ptrs(lam):
         not_rejected = (k >= 0) & ((us >= 0.013) | (v <= us))
         slow = not_rejected & (lhs <= -lam + k * loglam - (k + 1).clamp(min=1).lgamma())
         take = pending & (quick | slow)
-        out = ember.where(take, k, out)
+        out = where(take, k, out)
         pending = pending & ~take
     return out
 
@@ -212,31 +217,31 @@ def _ptrs(lam):
 def binomial(count, prob):
     """Binomial(count, prob) draws (count and prob broadcast), for p <= 1/2 by symmetry:
     counting geometric waiting times when count * p < 10, else Hormann's BTRS rejection."""
-    count, prob = ember.broadcast_tensors(count.detach(), prob.detach())
+    count, prob = broadcast_tensors(count.detach(), prob.detach())
     n = count.double()
     p = prob.double()
     flip = p > 0.5
-    q = ember.where(flip, 1 - p, p)
+    q = where(flip, 1 - p, p)
     small = n * q < 10
-    out = ember.zeros_like(q)
+    out = zeros_like(q)
     if bool(small.any()):
-        out = ember.where(small, _binomial_waiting(n, q, small), out)
+        out = where(small, _binomial_waiting(n, q, small), out)
     if bool((~small).any()):
-        big_q = ember.where(small, ember.full_like(q, 0.5), q)
-        big_n = ember.where(small, ember.full_like(n, 100.0), n)
-        out = ember.where(small, out, _btrs(big_n, big_q))
-    out = ember.where(flip, n - out, out)
+        big_q = where(small, full_like(q, 0.5), q)
+        big_n = where(small, full_like(n, 100.0), n)
+        out = where(small, out, _btrs(big_n, big_q))
+    out = where(flip, n - out, out)
     return out.to(prob.dtype)
 
 
 def _binomial_waiting(n, p, active):
     """The successes among n trials, found by jumping geometric gaps between them."""
     log_q = (-p).log1p()
-    position = ember.zeros_like(p)
-    successes = ember.zeros_like(p)
+    position = zeros_like(p)
+    successes = zeros_like(p)
     active = active & (p > 0) & (n > 0)
     while bool(active.any()):
-        u = ember.rand(*p.shape, dtype=ember.float64).clamp(min=1e-300)
+        u = rand(*p.shape, dtype=float64).clamp(min=1e-300)
         position = position + (u.log() / log_q).floor() + 1
         active = active & (position <= n)
         successes = successes + active.double()
@@ -254,11 +259,11 @@ def _btrs(n, p):
     mode = ((n + 1) * p).floor()
     h = (mode + 1).lgamma() + (n - mode + 1).lgamma()
     vr = 0.92 - 4.2 / b
-    out = ember.zeros_like(p)
-    pending = ember.ones_like(p, dtype=ember.bool)
+    out = zeros_like(p)
+    pending = ones_like(p, dtype=_C.bool)
     while bool(pending.any()):
-        u = ember.rand(*p.shape, dtype=ember.float64) - 0.5
-        v = ember.rand(*p.shape, dtype=ember.float64)
+        u = rand(*p.shape, dtype=float64) - 0.5
+        v = rand(*p.shape, dtype=float64)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + c).floor()
         inside = (k >= 0) & (k <= n)
@@ -267,6 +272,6 @@ def _btrs(n, p):
         log_v = (v * alpha / (a / (us * us) + b)).log()
         bound = h - (kc + 1).lgamma() - (n - kc + 1).lgamma() + (kc - mode) * log_odds
         take = pending & inside & (quick | (log_v <= bound))
-        out = ember.where(take, k, out)
+        out = where(take, k, out)
         pending = pending & ~take
     return out

@@ -10,7 +10,7 @@ import operator
 import weakref
 from functools import reduce
 
-import ember
+from .._ops.creation import zeros_like
 from . import constraints
 from .utils import sum_rightmost
 
@@ -227,7 +227,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
-            return ember.zeros_like(x)
+            return zeros_like(x)
         xs = [x]
         for part in self.parts[:-1]:
             xs.append(part(xs[-1]))

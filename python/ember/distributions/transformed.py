@@ -1,7 +1,8 @@
 """Independent and TransformedDistribution: distributions built from another one by
 reinterpreting batch dims as event dims, or by pushing samples through transforms."""
 
-import ember
+from .._size import Size
+from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
 from .transforms import ComposeTransform, Transform
@@ -33,7 +34,7 @@ class Independent(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         base_batch = batch_shape + self.base_dist.batch_shape[
             len(self.base_dist.batch_shape) - self.reinterpreted_batch_ndims:]
         new.base_dist = self.base_dist.expand(base_batch)
@@ -69,10 +70,10 @@ class Independent(Distribution):
     def variance(self):
         return self.base_dist.variance
 
-    def sample(self, sample_shape=ember.Size()):
+    def sample(self, sample_shape=Size()):
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):
@@ -131,7 +132,7 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(TransformedDistribution, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         shape = batch_shape + self._event_shape
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
@@ -155,14 +156,14 @@ class TransformedDistribution(Distribution):
     def has_rsample(self):
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape=ember.Size()):
-        with ember.no_grad():
+    def sample(self, sample_shape=Size()):
+        with no_grad():
             x = self.base_dist.sample(sample_shape)
             for t in self.transforms:
                 x = t(x)
             return x
 
-    def rsample(self, sample_shape=ember.Size()):
+    def rsample(self, sample_shape=Size()):
         x = self.base_dist.rsample(sample_shape)
         for t in self.transforms:
             x = t(x)

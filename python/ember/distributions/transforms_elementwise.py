@@ -3,7 +3,11 @@ softmax, stick-breaking and the Cholesky-factor maps."""
 
 import math
 
-import ember
+from .. import _type_info, linalg
+from .._C import broadcast_shapes, Tensor
+from .._ops.creation import arange, eye, full_like, tensor
+from .._size import Size
+from ..nn import functional
 from . import constraints
 from .transform_base import Transform
 from .utils import clamp_probs, sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
@@ -71,21 +75,21 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return ember.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
     def inverse_shape(self, shape):
-        return ember.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
 
 def _same(a, b):
     """Equal parameters, numbers or tensors (then every element)."""
-    if isinstance(a, ember.Tensor) or isinstance(b, ember.Tensor):
-        return bool((a == b).all()) if isinstance(a, ember.Tensor) else bool((b == a).all())
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return bool((a == b).all()) if isinstance(a, Tensor) else bool((b == a).all())
     return a == b
 
 
 def _as_tensors(*values):
-    return tuple(v if isinstance(v, ember.Tensor) else ember.tensor(float(v)) for v in values)
+    return tuple(v if isinstance(v, Tensor) else tensor(float(v)) for v in values)
 
 
 class SigmoidTransform(Transform):
@@ -105,12 +109,12 @@ class SigmoidTransform(Transform):
         return clamp_probs(x.sigmoid())
 
     def _inverse(self, y):
-        finfo = ember.finfo(y.dtype)
+        finfo = _type_info.finfo(y.dtype)
         y = y.clamp(min=finfo.tiny, max=1.0 - finfo.eps)
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x, y):
-        softplus = ember.nn.functional.softplus
+        softplus = functional.softplus
         return -softplus(-x) - softplus(x)
 
 
@@ -128,13 +132,13 @@ class SoftplusTransform(Transform):
     __hash__ = object.__hash__
 
     def _call(self, x):
-        return ember.nn.functional.softplus(x)
+        return functional.softplus(x)
 
     def _inverse(self, y):
         return (-(-y).expm1()).log() + y
 
     def log_abs_det_jacobian(self, x, y):
-        return -ember.nn.functional.softplus(-x)
+        return -functional.softplus(-x)
 
 
 class TanhTransform(Transform):
@@ -157,7 +161,7 @@ class TanhTransform(Transform):
         return y.atanh()
 
     def log_abs_det_jacobian(self, x, y):
-        return 2.0 * (math.log(2.0) - x - ember.nn.functional.softplus(-2.0 * x))
+        return 2.0 * (math.log(2.0) - x - functional.softplus(-2.0 * x))
 
 
 class AbsTransform(Transform):
@@ -227,7 +231,7 @@ class AffineTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         shape = x.shape
         if isinstance(self.scale, (int, float)):
-            result = ember.full_like(x, math.log(abs(self.scale)))
+            result = full_like(x, math.log(abs(self.scale)))
         else:
             result = self.scale.abs().log()
         if self._event_dim:
@@ -236,7 +240,7 @@ class AffineTransform(Transform):
         return result.expand(shape)
 
     def forward_shape(self, shape):
-        return ember.broadcast_shapes(shape, getattr(self.loc, "shape", ()),
+        return broadcast_shapes(shape, getattr(self.loc, "shape", ()),
                                       getattr(self.scale, "shape", ()))
 
     inverse_shape = forward_shape
@@ -276,28 +280,28 @@ class StickBreakingTransform(Transform):
 
     @staticmethod
     def _offset(n, like):
-        return (n - ember.arange(n, dtype=like.dtype)).log()
+        return (n - arange(n, dtype=like.dtype)).log()
 
     def _call(self, x):
         z = (x - self._offset(x.shape[-1], x)).sigmoid()
         remaining = (1 - z).cumprod(-1)
-        pad = ember.nn.functional.pad
+        pad = functional.pad
         return pad(z, [0, 1], value=1) * pad(remaining, [1, 0], value=1)
 
     def _inverse(self, y):
         y_crop = y[..., :-1]
-        rest = (1 - y_crop.cumsum(-1)).clamp(min=ember.finfo(y.dtype).tiny)
+        rest = (1 - y_crop.cumsum(-1)).clamp(min=_type_info.finfo(y.dtype).tiny)
         return y_crop.log() - rest.log() + self._offset(y_crop.shape[-1], y)
 
     def log_abs_det_jacobian(self, x, y):
         x = x - self._offset(x.shape[-1], x)
-        return (-x + ember.nn.functional.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+        return (-x + functional.logsigmoid(x) + y[..., :-1].log()).sum(-1)
 
     def forward_shape(self, shape):
-        return ember.Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+        return Size(tuple(shape[:-1]) + (shape[-1] + 1,))
 
     def inverse_shape(self, shape):
-        return ember.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+        return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
 class LowerCholeskyTransform(Transform):
@@ -334,7 +338,7 @@ class PositiveDefiniteTransform(Transform):
         return factor @ factor.mT
 
     def _inverse(self, y):
-        return LowerCholeskyTransform().inv(ember.linalg.cholesky(y))
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
 
 
 class CorrCholeskyTransform(Transform):
@@ -355,16 +359,16 @@ class CorrCholeskyTransform(Transform):
     __hash__ = object.__hash__
 
     def _call(self, x):
-        eps = ember.finfo(x.dtype).eps
+        eps = _type_info.finfo(x.dtype).eps
         r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
         # sqrt(1 - sum_{k<j} y_ik^2) = prod_{k<j} sqrt(1 - r_ik^2).
         remaining = (1 - r.pow(2)).sqrt().cumprod(-1)
-        shifted = ember.nn.functional.pad(remaining[..., :-1], [1, 0], value=1)
-        return (r + ember.eye(r.shape[-1], dtype=r.dtype)) * shifted
+        shifted = functional.pad(remaining[..., :-1], [1, 0], value=1)
+        return (r + eye(r.shape[-1], dtype=r.dtype)) * shifted
 
     def _inverse(self, y):
         unused = 1 - (y * y).cumsum(-1)
-        unused = ember.nn.functional.pad(unused[..., :-1], [1, 0], value=1)
+        unused = functional.pad(unused[..., :-1], [1, 0], value=1)
         t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(unused, diag=-1).sqrt()
         return ((t).log1p() - (-t).log1p()) / 2
 
@@ -372,7 +376,7 @@ class CorrCholeskyTransform(Transform):
         # dy_ij / dr_ij = sqrt(1 - sum_{k<j} y_ik^2), so the strictly-below-subdiagonal cumsums
         # carry the stick-breaking part; tanh adds log(1 - tanh(x)^2).
         unused = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
-        tanh_part = -2 * (x + ember.nn.functional.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        tanh_part = -2 * (x + functional.softplus(-2 * x) - math.log(2.0)).sum(-1)
         return 0.5 * unused.log().sum(-1) + tanh_part
 
     def forward_shape(self, shape):
@@ -382,7 +386,7 @@ class CorrCholeskyTransform(Transform):
         d = round((0.25 + 2 * n) ** 0.5 + 0.5)
         if d * (d - 1) // 2 != n:
             raise ValueError("Input is not a flattened lower-diagonal number")
-        return ember.Size(tuple(shape[:-1]) + (d, d))
+        return Size(tuple(shape[:-1]) + (d, d))
 
     def inverse_shape(self, shape):
         if len(shape) < 2:
@@ -390,4 +394,4 @@ class CorrCholeskyTransform(Transform):
         if shape[-2] != shape[-1]:
             raise ValueError("Input is not square")
         d = shape[-1]
-        return ember.Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))

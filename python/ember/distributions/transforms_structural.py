@@ -2,7 +2,9 @@
 StackTransform (pieces along a dim, each with its own transform), and
 CumulativeDistributionTransform (a distribution's cdf)."""
 
-import ember
+from .._C import cat, stack
+from .._ops.creation import zeros
+from .._size import Size
 from . import constraints
 from .transform_base import Transform
 from .utils import sum_rightmost
@@ -16,8 +18,8 @@ class ReshapeTransform(Transform):
     bijective = True
 
     def __init__(self, in_shape, out_shape, cache_size=0):
-        self.in_shape = ember.Size(in_shape)
-        self.out_shape = ember.Size(out_shape)
+        self.in_shape = Size(in_shape)
+        self.out_shape = Size(out_shape)
         if self.in_shape.numel() != self.out_shape.numel():
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
@@ -45,7 +47,7 @@ class ReshapeTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         batch_shape = x.shape[: x.dim() - len(self.in_shape)]
-        return ember.zeros(batch_shape, dtype=x.dtype)
+        return zeros(batch_shape, dtype=x.dtype)
 
     @staticmethod
     def _swap(shape, old, new):
@@ -54,7 +56,7 @@ class ReshapeTransform(Transform):
         cut = len(shape) - len(old)
         if tuple(shape[cut:]) != tuple(old):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
-        return ember.Size(tuple(shape[:cut]) + tuple(new))
+        return Size(tuple(shape[:cut]) + tuple(new))
 
     def forward_shape(self, shape):
         return self._swap(shape, self.in_shape, self.out_shape)
@@ -106,10 +108,10 @@ class CatTransform(Transform):
             start += length
 
     def _call(self, x):
-        return ember.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim)
+        return cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim)
 
     def _inverse(self, y):
-        return ember.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], self.dim)
+        return cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         event_dim = self.event_dim
@@ -119,7 +121,7 @@ class CatTransform(Transform):
         # The cat dim survives in the result only when it lies left of the event dims.
         dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + event_dim
         if dim < 0:
-            return ember.cat(terms, dim)
+            return cat(terms, dim)
         return sum(terms[1:], terms[0])
 
 
@@ -152,15 +154,15 @@ class StackTransform(Transform):
         return [x.select(self.dim, i) for i in range(x.size(self.dim))]
 
     def _call(self, x):
-        return ember.stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+        return stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
 
     def _inverse(self, y):
-        return ember.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
+        return stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         terms = [t.log_abs_det_jacobian(xs, ys)
                  for t, xs, ys in zip(self.transforms, self._slices(x), self._slices(y))]
-        return ember.stack(terms, self.dim)
+        return stack(terms, self.dim)
 
 
 class CumulativeDistributionTransform(Transform):

@@ -3,7 +3,12 @@ attributes (so a distribution built from logits computes probs only when asked).
 
 from numbers import Number
 
-import ember
+from .._C import broadcast_tensors, get_default_dtype, int64, Tensor
+from .._ops.creation import tensor, zeros
+from .._ops.nn import softmax
+from .._ops.random import rand, randn
+from .._type_info import finfo
+from ..autograd.grad_mode import enable_grad
 
 __all__ = [
     "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
@@ -15,31 +20,31 @@ euler_constant = 0.57721566490153286060
 
 def broadcast_all(*values):
     """Tensors broadcast to one shape; numbers become tensors of the first tensor's dtype."""
-    if not all(isinstance(v, (ember.Tensor, Number)) for v in values):
+    if not all(isinstance(v, (Tensor, Number)) for v in values):
         raise ValueError("Input arguments must all be instances of numbers.Number or Tensor.")
-    like = next((v for v in values if isinstance(v, ember.Tensor)), None)
+    like = next((v for v in values if isinstance(v, Tensor)), None)
     if like is None:
-        dtype = ember.get_default_dtype()
-        return tuple(ember.tensor(float(v), dtype=dtype) for v in values)
+        dtype = get_default_dtype()
+        return tuple(tensor(float(v), dtype=dtype) for v in values)
     values = [as_tensor(v, like) for v in values]
-    return tuple(ember.broadcast_tensors(*values))
+    return tuple(broadcast_tensors(*values))
 
 
 def as_tensor(value, like):
     """value as a tensor of like's dtype (numbers given to log_prob/cdf)."""
-    if isinstance(value, ember.Tensor):
+    if isinstance(value, Tensor):
         return value
-    return ember.tensor(value, dtype=like.dtype)
+    return tensor(value, dtype=like.dtype)
 
 
 def clamp_probs(probs):
     """Probabilities kept in [eps, 1 - eps] so their logs stay finite."""
-    eps = ember.finfo(probs.dtype).eps
+    eps = finfo(probs.dtype).eps
     return probs.clamp(min=eps, max=1 - eps)
 
 
 def logits_to_probs(logits, is_binary=False):
-    return logits.sigmoid() if is_binary else ember.softmax(logits, dim=-1)
+    return logits.sigmoid() if is_binary else softmax(logits, dim=-1)
 
 
 def probs_to_logits(probs, is_binary=False):
@@ -49,13 +54,13 @@ def probs_to_logits(probs, is_binary=False):
 
 def _standard_normal(shape, dtype, device):
     """torch's private helper (programs import it): N(0, 1) draws of shape."""
-    return ember.randn(*shape, dtype=dtype, device=device)
+    return randn(*shape, dtype=dtype, device=device)
 
 
 def uniform_open(shape, like):
     """Uniform draws in (0, 1): the 0 of rand would make log(u) infinite."""
-    tiny = ember.finfo(like.dtype).tiny
-    return ember.rand(*shape, dtype=like.dtype).clamp(min=tiny)
+    tiny = finfo(like.dtype).tiny
+    return rand(*shape, dtype=like.dtype).clamp(min=tiny)
 
 
 def sum_rightmost(value, dim):
@@ -76,7 +81,7 @@ class lazy_property:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        with ember.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
@@ -84,8 +89,8 @@ class lazy_property:
 
 def _tril_flat_index(n, diag):
     """Flat indices (row-major) of the entries (i, j) with j <= i + diag of an n x n matrix."""
-    return ember.tensor([i * n + j for i in range(n) for j in range(n) if j <= i + diag],
-                        dtype=ember.int64)
+    return tensor([i * n + j for i in range(n) for j in range(n) if j <= i + diag],
+                        dtype=int64)
 
 
 def tril_matrix_to_vec(mat, diag=0):
@@ -108,5 +113,5 @@ def vec_to_tril_matrix(vec, diag=0):
         )
     n = round(n)
     index = _tril_flat_index(n, diag).expand(tuple(vec.shape[:-1]) + (vec.shape[-1],))
-    flat = ember.zeros(tuple(vec.shape[:-1]) + (n * n,), dtype=vec.dtype)
+    flat = zeros(tuple(vec.shape[:-1]) + (n * n,), dtype=vec.dtype)
     return flat.scatter(-1, index, vec).reshape(tuple(vec.shape[:-1]) + (n, n))

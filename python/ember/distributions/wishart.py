@@ -3,7 +3,16 @@
 import math
 from numbers import Number
 
-import ember
+from .. import linalg
+from .._C import broadcast_shapes
+from .._ops import creation as _creation
+from .._ops.creation import arange, full_like, tensor
+from .._ops.elementwise import mvlgamma
+from .._ops.index import where
+from .._ops.linalg import cholesky_solve
+from .._ops.random import randn
+from .._size import Size
+from .._type_info import finfo
 from . import constraints
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Chi2
@@ -16,7 +25,7 @@ _LOG_2 = math.log(2)
 
 def _mvdigamma(x, p):
     """The derivative of mvlgamma(x, p): sum_i digamma(x - i / 2)."""
-    return (x.unsqueeze(-1) - ember.arange(p, dtype=x.dtype) / 2).digamma().sum(-1)
+    return (x.unsqueeze(-1) - arange(p, dtype=x.dtype) / 2).digamma().sum(-1)
 
 
 class Wishart(ExponentialFamily):
@@ -51,10 +60,10 @@ class Wishart(ExponentialFamily):
                 "dimensions"
             )
         if isinstance(df, Number):
-            batch_shape = ember.Size(param.shape[:-2])
-            self.df = ember.tensor(float(df), dtype=param.dtype)
+            batch_shape = Size(param.shape[:-2])
+            self.df = tensor(float(df), dtype=param.dtype)
         else:
-            batch_shape = ember.broadcast_shapes(param.shape[:-2], df.shape)
+            batch_shape = broadcast_shapes(param.shape[:-2], df.shape)
             self.df = df.expand(batch_shape)
         event_shape = param.shape[-2:]
         p = event_shape[-1]
@@ -67,21 +76,21 @@ class Wishart(ExponentialFamily):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(
-                ember.linalg.inv(precision_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(
+                linalg.inv(precision_matrix)
             )
         self._dist_chi2 = self._bartlett_chi2()
 
     def _bartlett_chi2(self):
         p = self._event_shape[-1]
-        steps = ember.arange(p, dtype=self._unbroadcasted_scale_tril.dtype)
+        steps = arange(p, dtype=self._unbroadcasted_scale_tril.dtype)
         return Chi2(self.df.unsqueeze(-1) - steps.expand(self._batch_shape + (-1,)))
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Wishart, _instance)
-        batch_shape = ember.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         cov_shape = batch_shape + self._event_shape
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
         new.df = self.df.expand(batch_shape)
@@ -104,8 +113,8 @@ class Wishart(ExponentialFamily):
 
     @lazy_property
     def precision_matrix(self):
-        eye = ember.eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
-        inverse = ember.cholesky_solve(eye, self._unbroadcasted_scale_tril)
+        eye = _creation.eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
+        inverse = cholesky_solve(eye, self._unbroadcasted_scale_tril)
         return inverse.expand(self._batch_shape + self._event_shape)
 
     def _df_matrix(self):
@@ -118,7 +127,7 @@ class Wishart(ExponentialFamily):
     @property
     def mode(self):
         factor = self.df - self.covariance_matrix.shape[-1] - 1
-        factor = ember.where(factor <= 0, ember.full_like(factor, math.nan), factor)
+        factor = where(factor <= 0, full_like(factor, math.nan), factor)
         return factor.view(tuple(self._batch_shape) + (1, 1)) * self.covariance_matrix
 
     @property
@@ -127,12 +136,12 @@ class Wishart(ExponentialFamily):
         diag = cov.diagonal(dim1=-2, dim2=-1)
         return self._df_matrix() * (cov.pow(2) + diag.unsqueeze(-1) * diag.unsqueeze(-2))
 
-    def rsample(self, sample_shape=ember.Size()):
-        sample_shape = ember.Size(sample_shape)
+    def rsample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
         shape = self._extended_shape(sample_shape)
-        eps = ember.finfo(self.df.dtype).eps
+        eps = finfo(self.df.dtype).eps
         diag = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps)
-        below = ember.randn(*shape, dtype=diag.dtype).tril(-1)
+        below = randn(*shape, dtype=diag.dtype).tril(-1)
         factor = self._unbroadcasted_scale_tril @ (below + diag.diag_embed())
         return factor @ factor.mT
 
@@ -142,11 +151,11 @@ class Wishart(ExponentialFamily):
         nu = self.df
         p = self._event_shape[-1]
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        trace = ember.cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(
+        trace = cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(
             dim1=-2, dim2=-1).sum(-1)
         return (
-            -nu * (p * _LOG_2 / 2 + half_log_det) - ember.mvlgamma(nu / 2, p)
-            + (nu - p - 1) / 2 * ember.linalg.slogdet(value).logabsdet - trace / 2
+            -nu * (p * _LOG_2 / 2 + half_log_det) - mvlgamma(nu / 2, p)
+            + (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet - trace / 2
         )
 
     def entropy(self):
@@ -154,6 +163,6 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         return (
-            (p + 1) * (p * _LOG_2 / 2 + half_log_det) + ember.mvlgamma(nu / 2, p)
+            (p + 1) * (p * _LOG_2 / 2 + half_log_det) + mvlgamma(nu / 2, p)
             - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p) + nu * p / 2
         )

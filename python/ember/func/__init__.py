@@ -7,7 +7,10 @@ parameters and buffers for the call."""
 
 import contextlib
 
-import ember
+from .. import autograd
+from .._C import stack
+from .._ops.creation import zeros, zeros_like
+from ..autograd.grad_mode import enable_grad
 from .._C import Tensor
 
 __all__ = [
@@ -77,9 +80,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if isinstance(first, (tuple, list)):
             od = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
             return type(first)(
-                ember.stack([r[k] for r in results], od[k]) for k in range(len(first))
+                stack([r[k] for r in results], od[k]) for k in range(len(first))
             )
-        return ember.stack(results, out_dims)
+        return stack(results, out_dims)
 
     return wrapped
 
@@ -109,7 +112,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         nums = _argnums(argnums, len(args))
         outer = _nested(args, nums)
-        with ember.enable_grad():
+        with enable_grad():
             call = _prepare(args, nums)
             out = func(*call, **kwargs)
             aux = None
@@ -120,8 +123,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor"
                 )
             inputs = [t for k in nums for t in _leaves(call[k])]
-            grads = ember.autograd.grad(out, inputs, create_graph=True, allow_unused=True)
-        grads = [ember.zeros_like(i) if g is None else g for g, i in zip(grads, inputs)]
+            grads = autograd.grad(out, inputs, create_graph=True, allow_unused=True)
+        grads = [zeros_like(i) if g is None else g for g, i in zip(grads, inputs)]
         if not outer:
             grads = [g.detach() for g in grads]
             out = out.detach()
@@ -147,7 +150,7 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the cotangents' pullbacks."""
     outer = any(p.requires_grad for p in primals if isinstance(p, Tensor))
-    with ember.enable_grad():
+    with enable_grad():
         call = [p if p.requires_grad else p.detach().requires_grad_(True) for p in primals]
         out = func(*call)
         aux = None
@@ -157,11 +160,11 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(*cotangents):
         outs = _leaves(out)
         cots = _leaves(cotangents[0] if len(cotangents) == 1 else cotangents)
-        with ember.enable_grad():
-            gs = ember.autograd.grad(
+        with enable_grad():
+            gs = autograd.grad(
                 outs, call, cots, retain_graph=True, create_graph=True, allow_unused=True
             )
-        gs = [ember.zeros_like(c) if g is None else g for g, c in zip(gs, call)]
+        gs = [zeros_like(c) if g is None else g for g, c in zip(gs, call)]
         return tuple(gs if outer else [g.detach() for g in gs])
 
     value = out if outer else _tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, out)
@@ -170,18 +173,18 @@ def vjp(func, *primals, has_aux=False):
 
 def jvp(func, primals, tangents, *, has_aux=False):
     """(func(*primals), J @ tangents), by differentiating a vector-Jacobian product once more."""
-    with ember.enable_grad():
+    with enable_grad():
         call = [p.detach().requires_grad_(True) for p in primals]
         out = func(*call)
         aux = None
         if has_aux:
             out, aux = out
-        u = ember.zeros_like(out).requires_grad_(True)
-        gs = ember.autograd.grad(out, call, u, create_graph=True, allow_unused=True)
+        u = zeros_like(out).requires_grad_(True)
+        gs = autograd.grad(out, call, u, create_graph=True, allow_unused=True)
         pairs = [(g, t) for g, t in zip(gs, tangents) if g is not None]
         dot = sum((g * t).sum() for g, t in pairs)
-        jv = ember.autograd.grad(dot, u, allow_unused=True)[0] if pairs else None
-    jv = ember.zeros_like(out) if jv is None else jv.detach()
+        jv = autograd.grad(dot, u, allow_unused=True)[0] if pairs else None
+    jv = zeros_like(out) if jv is None else jv.detach()
     return (out.detach(), jv, aux) if has_aux else (out.detach(), jv)
 
 
@@ -191,7 +194,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     def wrapper(*args):
         nums = _argnums(argnums, len(args))
         outer = _nested(args, nums)
-        with ember.enable_grad():
+        with enable_grad():
             call = _prepare(args, nums)
             out = func(*call)
             aux = None
@@ -201,14 +204,14 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             flat = out.reshape(-1)
             rows = [[] for _ in inputs]
             for i in range(flat.numel()):
-                gs = ember.autograd.grad(
+                gs = autograd.grad(
                     flat[i], inputs, retain_graph=True, create_graph=True, allow_unused=True
                 )
                 for r, g, x in zip(rows, gs, inputs):
-                    r.append(ember.zeros_like(x) if g is None else g)
+                    r.append(zeros_like(x) if g is None else g)
         jacs = []
         for r, x in zip(rows, inputs):
-            j = ember.stack(r, 0) if r else ember.zeros(0, *x.shape, dtype=x.dtype)
+            j = stack(r, 0) if r else zeros(0, *x.shape, dtype=x.dtype)
             j = j.reshape(tuple(out.shape) + tuple(x.shape))
             jacs.append(j if outer else j.detach())
         result = jacs[0] if isinstance(argnums, int) else tuple(jacs)

@@ -5,7 +5,12 @@ whose backward is written in public ops (so double backward works): see _functio
 
 import math
 
-import ember as E
+from .. import _C
+from .._C import _linalg, broadcast_shapes, int64, maximum, stack
+from .._ops import creation as _creation
+from .._ops.creation import as_tensor, ones, zeros
+from .._ops.index import where
+from .._type_info import finfo
 from .. import return_types
 from .._C import Tensor
 from .._type_info import scalar_type_name
@@ -54,7 +59,7 @@ __all__ = [
 
 def inv_ex(A, *, check_errors=False):
     _check("linalg.inv", A, square=True)
-    eye = E.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
+    eye = _creation.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
     X, info = _solve(A, eye, "linalg.inv", check_errors)
     return return_types.linalg_inv_ex(X, info)
 
@@ -95,7 +100,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
             f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
             f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})"
         )
-    batch = E.broadcast_shapes(A.shape[:-2], b.shape[:-2])
+    batch = broadcast_shapes(A.shape[:-2], b.shape[:-2])
     X, info = _solve(
         A.expand(batch + tuple(A.shape[-2:])),
         b.expand(batch + tuple(b.shape[-2:])),
@@ -118,7 +123,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         return solve_triangular(
             A.mT, B.mT, upper=not upper, left=True, unitriangular=unitriangular
         ).mT
-    batch = E.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    batch = broadcast_shapes(A.shape[:-2], B.shape[:-2])
     return _solve_triangular(
         A.expand(batch + tuple(A.shape[-2:])),
         B.expand(batch + tuple(B.shape[-2:])),
@@ -175,14 +180,14 @@ def _tolerance(S, atol, rtol, m, n):
     smax = (
         S.amax(-1, keepdim=True)
         if S.shape[-1]
-        else E.zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
+        else zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
     )
     if rtol is None:
-        rtol = 0.0 if atol is not None and not _is_zero(atol) else E.finfo(S.dtype).eps * max(m, n)
+        rtol = 0.0 if atol is not None and not _is_zero(atol) else finfo(S.dtype).eps * max(m, n)
     atol = 0.0 if atol is None else atol
     atol = atol.unsqueeze(-1) if isinstance(atol, Tensor) and atol.dim() else atol
     rtol = rtol.unsqueeze(-1) if isinstance(rtol, Tensor) and rtol.dim() else rtol
-    return E.maximum(E.as_tensor(atol, dtype=S.dtype), rtol * smax)
+    return maximum(as_tensor(atol, dtype=S.dtype), rtol * smax)
 
 
 def _is_zero(x):
@@ -196,15 +201,15 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
         w, V = eigh(A)
         tol = _tolerance(w.abs(), atol, rtol, m, n)
         keep = w.abs() > tol
-        winv = E.where(
-            keep, 1 / E.where(keep, w, E.ones([], dtype=w.dtype)), E.zeros([], dtype=w.dtype)
+        winv = where(
+            keep, 1 / where(keep, w, ones([], dtype=w.dtype)), zeros([], dtype=w.dtype)
         )
         return (V * winv.unsqueeze(-2)) @ V.mT
     U, S, Vh = svd(A, full_matrices=False)
     tol = _tolerance(S, atol, rtol, m, n)
     keep = S > tol
-    sinv = E.where(
-        keep, 1 / E.where(keep, S, E.ones([], dtype=S.dtype)), E.zeros([], dtype=S.dtype)
+    sinv = where(
+        keep, 1 / where(keep, S, ones([], dtype=S.dtype)), zeros([], dtype=S.dtype)
     )
     return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
 
@@ -229,10 +234,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.shape[-2] != b.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2], A.shape[-1]
-    rtol = E.finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    rtol = finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
     X = pinv(A, rtol=rtol) @ b
-    rank = matrix_rank(A, rtol=rtol).long() if driver != "gels" else E.empty(0, dtype=E.int64)
-    empty = E.empty(0, dtype=A.dtype)
+    rank = matrix_rank(A, rtol=rtol).long() if driver != "gels" else _creation.empty(0, dtype=int64)
+    empty = _creation.empty(0, dtype=A.dtype)
     return return_types.linalg_lstsq(X.squeeze(-1) if vector else X, empty, rank, empty)
 
 
@@ -334,7 +339,7 @@ def matrix_power(A, n):
             f" matrices"
         )
     if n == 0:
-        return E.eye(A.shape[-1], dtype=A.dtype).expand_as(A).clone()
+        return _creation.eye(A.shape[-1], dtype=A.dtype).expand_as(A).clone()
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A
@@ -353,7 +358,7 @@ def matrix_exp(A):
     norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0
     X = A / (2**s)
-    eye = E.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
+    eye = _creation.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
     result, term = eye, eye
     for k in range(1, 19):
         term = term @ X / k
@@ -367,7 +372,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     _check("linalg.lu_factor", A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    LU, piv, info = E._C._linalg.lu_factor_ex(A)
+    LU, piv, info = _linalg.lu_factor_ex(A)
     if check_errors and bool((info > 0).any()):
         raise LinAlgError(
             f"torch.linalg.lu_factor_ex: U[{int(info.amax())},{int(info.amax())}] is "
@@ -393,7 +398,7 @@ def vecdot(x, y, *, dim=-1):
 
 
 def matmul(input, other):
-    return E.matmul(input, other)
+    return _C.matmul(input, other)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
@@ -402,9 +407,9 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def vander(x, *, N=None):
     return (
-        E.vander(x, N, increasing=True)
+        _creation.vander(x, N, increasing=True)
         if x.dim() == 1
-        else E.stack([E.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]).reshape(
+        else stack([_creation.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]).reshape(
             list(x.shape) + [x.shape[-1] if N is None else N]
         )
     )

@@ -4,7 +4,12 @@ public ops (including these primitives), so higher derivatives come free.
 Derivatives follow the standard real-matrix results (Giles, "An extended collection of matrix
 derivative results", 2008; Seeger et al. for Cholesky; Walter and Lehmann for QR)."""
 
-import ember as E
+from .. import _C
+from .._C import _linalg, float32, float64, int32
+from .._ops import creation as _creation
+from .._ops.creation import arange, ones, zeros, zeros_like
+from .._ops.index import where
+from .._ops.shape import diag_embed
 from ..autograd.function import Function
 from .._type_info import scalar_type_name
 
@@ -21,7 +26,7 @@ def _check(op, A, square=False):
             f"{op}: Expected a floating point or complex tensor as input. "
             f"Got {scalar_type_name(A.dtype)}"
         )
-    if A.dtype not in (E.float32, E.float64):
+    if A.dtype not in (float32, float64):
         raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(A.dtype)}'")
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
@@ -49,7 +54,7 @@ def _sym(X):
 class _SolveFn(Function):
     @staticmethod
     def forward(ctx, A, B):
-        X, info = E._C._linalg.solve_ex(A, B)
+        X, info = _linalg.solve_ex(A, B)
         ctx.save_for_backward(A, X)
         ctx.mark_non_differentiable(info)
         return X, info
@@ -80,7 +85,7 @@ def _solve(A, B, op, check_errors):
 class _SolveTriangularFn(Function):
     @staticmethod
     def forward(ctx, A, B, upper, unit):
-        X = E._C._linalg.solve_triangular_left(A.contiguous(), B.contiguous(), upper, unit)
+        X = _linalg.solve_triangular_left(A.contiguous(), B.contiguous(), upper, unit)
         ctx.save_for_backward(A, X)
         ctx.upper, ctx.unit = upper, unit
         return X
@@ -105,10 +110,10 @@ def _solve_triangular(A, B, upper, unit):
 
 
 def _lu_det(A):
-    LU, piv, info = E._C._linalg.lu_factor_ex(A)
+    LU, piv, info = _linalg.lu_factor_ex(A)
     n = A.shape[-1]
     diag = LU.diagonal(0, -2, -1)
-    swaps = (piv != E.arange(1, n + 1, dtype=E.int32)).sum(-1)
+    swaps = (piv != arange(1, n + 1, dtype=int32)).sum(-1)
     sign = 1 - 2 * (swaps % 2).to(A.dtype)
     return diag, sign
 
@@ -159,7 +164,7 @@ def _slogdet(A):
 class _CholeskyFn(Function):
     @staticmethod
     def forward(ctx, A, upper):
-        L, info = E._C._linalg.cholesky_ex(A, False)
+        L, info = _linalg.cholesky_ex(A, False)
         ctx.save_for_backward(L)
         ctx.upper = upper
         ctx.mark_non_differentiable(info)
@@ -173,7 +178,7 @@ class _CholeskyFn(Function):
         # gA = L^-T Phi(L^T gL) L^-1, symmetrized; Phi keeps the lower triangle with the diagonal
         # halved.
         P = L.mT @ gL
-        phi = P.tril() - 0.5 * E.diag_embed(P.diagonal(0, -2, -1))
+        phi = P.tril() - 0.5 * diag_embed(P.diagonal(0, -2, -1))
         X = _SolveTriangularFn.apply(L.mT, phi, True, False)
         gA = _SolveTriangularFn.apply(L.mT, X.mT, True, False).mT
         return _sym(gA), None
@@ -195,7 +200,7 @@ def _cholesky(A, upper, check_errors):
 class _QRFn(Function):
     @staticmethod
     def forward(ctx, A, mode):
-        Q, R = E._C._linalg.qr(A, mode)
+        Q, R = _linalg.qr(A, mode)
         ctx.save_for_backward(Q, R)
         ctx.mode = mode
         return Q, R
@@ -212,7 +217,7 @@ class _QRFn(Function):
         # gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q (Walter and Lehmann).
         M = R @ gR.mT - gQ.mT @ Q
         low = M.tril(-1)
-        copyltu = low + low.mT + E.diag_embed(M.diagonal(0, -2, -1))
+        copyltu = low + low.mT + diag_embed(M.diagonal(0, -2, -1))
         b = gQ + Q @ copyltu
         gA = _SolveTriangularFn.apply(R, b.mT, True, False).mT
         return gA, None
@@ -227,11 +232,11 @@ class _SvdFn(Function):
     @staticmethod
     def forward(ctx, A, full_matrices, compute_uv):
         # The singular values alone still need U and V for their derivative.
-        U, S, Vh, info = E._C._linalg.svd_ex(A, full_matrices and compute_uv, True)
+        U, S, Vh, info = _linalg.svd_ex(A, full_matrices and compute_uv, True)
         ctx.save_for_backward(U, S, Vh)
         ctx.full, ctx.uv = full_matrices, compute_uv
         if not compute_uv:
-            empty = E.empty(0, dtype=A.dtype)
+            empty = _creation.empty(0, dtype=A.dtype)
             return empty, S, empty
         return U, S, Vh
 
@@ -255,15 +260,15 @@ def _svd_backward(U, S, Vh, gU, gS, gVh):
     if gU is None and gVh is None:
         return (U * gS.unsqueeze(-2)) @ Vh
     V = Vh.mT
-    gU = E.zeros_like(U) if gU is None else gU
-    gV = E.zeros_like(V) if gVh is None else gVh.mT
+    gU = zeros_like(U) if gU is None else gU
+    gV = zeros_like(V) if gVh is None else gVh.mT
     S2 = S * S
     F = S2.unsqueeze(-2) - S2.unsqueeze(-1)  # F_ij = s_j^2 - s_i^2
-    eye = E.eye(S.shape[-1], dtype=E.bool)
-    F = E.where(eye, E.ones([], dtype=S.dtype), F)
+    eye = _creation.eye(S.shape[-1], dtype=_C.bool)
+    F = where(eye, ones([], dtype=S.dtype), F)
     UtgU, VtgV = U.mT @ gU, V.mT @ gV
     J = (UtgU - UtgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VtgV - VtgV.mT)
-    inner = E.where(eye, E.zeros([], dtype=S.dtype), J / F) + E.diag_embed(gS)
+    inner = where(eye, zeros([], dtype=S.dtype), J / F) + diag_embed(gS)
     gA = U @ inner @ Vh
     m, n, k = U.shape[-2], V.shape[-2], S.shape[-1]
     if m > k:
@@ -280,21 +285,21 @@ def _svd(A, full_matrices, compute_uv):
 class _EighFn(Function):
     @staticmethod
     def forward(ctx, A, upper, compute_v):
-        w, V, info = E._C._linalg.eigh_ex(A, upper, True)
+        w, V, info = _linalg.eigh_ex(A, upper, True)
         ctx.save_for_backward(w, V)
         ctx.compute_v = compute_v
-        return w, (V if compute_v else E.empty(0, dtype=A.dtype))
+        return w, (V if compute_v else _creation.empty(0, dtype=A.dtype))
 
     @staticmethod
     def backward(ctx, gw, gV):
         w, V = ctx.saved_tensors
-        inner = E.diag_embed(gw)
+        inner = diag_embed(gw)
         if ctx.compute_v:
             F = w.unsqueeze(-2) - w.unsqueeze(-1)  # F_ij = w_j - w_i
-            eye = E.eye(w.shape[-1], dtype=E.bool)
+            eye = _creation.eye(w.shape[-1], dtype=_C.bool)
             VtgV = V.mT @ gV
-            inner = inner + E.where(
-                eye, E.zeros([], dtype=w.dtype), VtgV / E.where(eye, E.ones([], dtype=w.dtype), F)
+            inner = inner + where(
+                eye, zeros([], dtype=w.dtype), VtgV / where(eye, ones([], dtype=w.dtype), F)
             )
         return V @ inner @ V.mT, None, None
 

@@ -4,7 +4,8 @@ solves are differentiable in B (through the triangular solves)."""
 
 import math
 
-import ember as E
+from .._ops import creation as _creation
+from .._ops.creation import eye, tensor
 from .. import return_types
 
 
@@ -21,15 +22,15 @@ def _permutation(pivots, m, dtype):
         for i, r in enumerate(perm):
             P[r][i] = 1.0
         mats.append(P)
-    return E.tensor(mats, dtype=dtype).reshape(batch + [m, m])
+    return tensor(mats, dtype=dtype).reshape(batch + [m, m])
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
-    empty = E.empty(0, dtype=LU_data.dtype)
+    empty = _creation.empty(0, dtype=LU_data.dtype)
     if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + E.eye(m, k, dtype=LU_data.dtype)
+        L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype)
         U = LU_data[..., :k, :].triu()
     else:
         L = U = empty
@@ -38,13 +39,16 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu(A, *, pivot=True):
-    LU, piv = E.linalg.lu_factor(A, pivot=pivot)
+    from . import lu_factor  # the package's own function (the package imports this module)
+
+    LU, piv = lu_factor(A, pivot=pivot)
     return return_types.linalg_lu(*lu_unpack(LU, piv))
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     P, L, U = lu_unpack(LU, pivots)
-    st = E.linalg.solve_triangular
+    from . import solve_triangular as st  # the package's own function (see lu)
+
     if not left:
         # X A = B  <=>  A^T X^T = B^T.
         return lu_solve(LU, pivots, B.mT, left=True, adjoint=not adjoint).mT

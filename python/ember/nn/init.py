@@ -4,7 +4,11 @@ import math
 import warnings
 
 
-import ember
+from .._C import float64
+from .._ops import creation as _creation
+from .._ops.creation import empty
+from .._ops.random import randperm
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "calculate_gain",
@@ -57,13 +61,13 @@ def calculate_gain(nonlinearity, param=None):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fills `tensor` from U(a, b)."""
-    with ember.no_grad():
+    with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fills `tensor` from N(mean, std^2)."""
-    with ember.no_grad():
+    with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
@@ -79,7 +83,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             "values may be incorrect.",
             stacklevel=2,
         )
-    with ember.no_grad():
+    with no_grad():
         lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
         tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
         tensor.erfinv_()
@@ -91,7 +95,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 def constant_(tensor, val):
     """Fills `tensor` with `val`."""
-    with ember.no_grad():
+    with no_grad():
         return tensor.fill_(val)
 
 
@@ -102,7 +106,7 @@ def ones_(tensor):
 
 def zeros_(tensor):
     """Fills `tensor` with zeros."""
-    with ember.no_grad():
+    with no_grad():
         return tensor.zero_()
 
 
@@ -110,8 +114,8 @@ def eye_(tensor):
     """Fills a 2-D `tensor` with the identity matrix."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    with ember.no_grad():
-        tensor.copy_(ember.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype))
+    with no_grad():
+        tensor.copy_(_creation.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype))
     return tensor
 
 
@@ -125,7 +129,7 @@ def dirac_(tensor, groups=1):
         raise ValueError("dim 0 must be divisible by groups")
     out_chans_per_grp = sizes[0] // groups
     min_dim = min(out_chans_per_grp, sizes[1])
-    with ember.no_grad():
+    with no_grad():
         tensor.zero_()
         centre = tuple(s // 2 for s in sizes[2:])
         for g in range(groups):
@@ -200,7 +204,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     flattened = (
-        ember.empty(rows, cols, dtype=ember.float64).normal_(0, 1, generator=generator).numpy()
+        empty(rows, cols, dtype=float64).normal_(0, 1, generator=generator).numpy()
     )
     if rows < cols:
         flattened = flattened.T
@@ -210,8 +214,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     q = q * _np.sign(_np.diag(r))
     if rows < cols:
         q = q.T
-    with ember.no_grad():
-        tensor.copy_(ember.tensor(_np.ascontiguousarray(q)).reshape(tensor.shape).to(tensor.dtype))
+    with no_grad():
+        tensor.copy_(_creation.tensor(_np.ascontiguousarray(q)).reshape(tensor.shape).to(tensor.dtype))
         tensor.mul_(gain)
     return tensor
 
@@ -222,10 +226,10 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
-    with ember.no_grad():
+    with no_grad():
         tensor.normal_(0, std, generator=generator)
         for col_idx in range(cols):
-            row_indices = ember.randperm(rows)
+            row_indices = randperm(rows)
             tensor[row_indices[:num_zeros], col_idx] = 0
     return tensor
 

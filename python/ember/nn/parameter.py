@@ -1,6 +1,6 @@
 """Parameter and Buffer: tensors that a Module registers by assignment."""
 
-import ember
+from .._ops.creation import empty
 from ember._C import Tensor
 
 
@@ -12,7 +12,7 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:
-            data = ember.empty(0)
+            data = empty(0)
         # A fresh handle on the same storage, so `data` keeps its own autograd state.
         Tensor.__init__(self, data.detach())
         self.requires_grad_(requires_grad)
@@ -48,7 +48,7 @@ class Buffer(metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            data = ember.empty(0)
+            data = empty(0)
         t = data.detach()
         t.requires_grad_(data.requires_grad)
         t.persistent = persistent
@@ -64,7 +64,7 @@ class _Uninitialized:
     def materialize(self, shape, device=None, dtype=None):
         """Gives the placeholder storage of `shape` and makes it the plain class."""
         dtype = self.dtype if dtype is None else dtype
-        self.data = ember.empty(tuple(shape), dtype=dtype)
+        self.data = empty(tuple(shape), dtype=dtype)
         self.__class__ = self.cls_to_become
 
     def _no_data(self, *args, **kwargs):
@@ -102,7 +102,7 @@ class UninitializedParameter(_Uninitialized, Parameter):
         return Tensor.__new__(cls)
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
-        Parameter.__init__(self, ember.empty(0, dtype=dtype), requires_grad)
+        Parameter.__init__(self, empty(0, dtype=dtype), requires_grad)
 
 
 class UninitializedBuffer(_Uninitialized, Tensor):
@@ -114,7 +114,7 @@ class UninitializedBuffer(_Uninitialized, Tensor):
         return Tensor.__new__(cls)
 
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
-        Tensor.__init__(self, ember.empty(0, dtype=dtype))
+        Tensor.__init__(self, empty(0, dtype=dtype))
         self.requires_grad_(requires_grad)
         self.persistent = persistent
 

@@ -4,7 +4,8 @@ These follow torch's single-tensor algorithms step for step. They are composites
 tensor op) rather than fused kernels: correct first; a fused kernel comes when a benchmark asks.
 """
 
-import ember
+from .._C import amax, cat, lerp
+from ..autograd.grad_mode import no_grad
 
 from .optimizer import _FusedOptimizer, _check_betas, _to_scalar
 
@@ -31,7 +32,7 @@ class Adadelta(_FusedOptimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    @ember.no_grad()
+    @no_grad()
     def _update_group(self, group, params, grads):
         lr, rho = _to_scalar(group["lr"]), group["rho"]
         eps, wd = group["eps"], group["weight_decay"]
@@ -63,7 +64,7 @@ class Adamax(_FusedOptimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    @ember.no_grad()
+    @no_grad()
     def _update_group(self, group, params, grads):
         lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
         eps, wd = group["eps"], group["weight_decay"]
@@ -73,9 +74,9 @@ class Adamax(_FusedOptimizer):
                 grad = grad.add(p, alpha=wd)
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
             state["step"] += 1
-            exp_avg.copy_(ember.lerp(exp_avg, grad, 1 - beta1))
-            norm_buf = ember.cat([exp_inf.mul_(beta2).unsqueeze(0),
+            exp_avg.copy_(lerp(exp_avg, grad, 1 - beta1))
+            norm_buf = cat([exp_inf.mul_(beta2).unsqueeze(0),
                                   grad.abs().add_(eps).unsqueeze_(0)], 0)
-            exp_inf.copy_(ember.amax(norm_buf, 0))
+            exp_inf.copy_(amax(norm_buf, 0))
             clr = lr / (1 - beta1 ** state["step"].item())
             p.addcdiv_(exp_avg, exp_inf, value=-clr)

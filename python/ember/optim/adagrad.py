@@ -1,6 +1,6 @@
 """torch.optim.Adagrad over the fused ember._C._optim.adagrad kernel."""
 
-import ember
+from .._ops.creation import full_like, tensor
 from ember import _C
 
 from .optimizer import (_FusedOptimizer, _check_fused, _check_hparams, _get_scalar_dtype,
@@ -28,8 +28,8 @@ class Adagrad(_FusedOptimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
-                state["sum"] = ember.full_like(p, initial_accumulator_value)
+                state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
+                state["sum"] = full_like(p, initial_accumulator_value)
 
     def share_memory(self):
         """No-op kept for API compatibility (ember has one process's memory)."""

@@ -1,6 +1,6 @@
 """torch.optim.Adam over the fused ember._C._optim.adam kernel."""
 
-import ember
+from .._C import Tensor
 from ember import _C
 
 from .optimizer import _FusedOptimizer, _check_betas, _check_fused, _to_scalar
@@ -9,7 +9,7 @@ __all__ = ["Adam"]
 
 
 def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
-    if isinstance(lr, ember.Tensor):
+    if isinstance(lr, Tensor):
         if foreach and not capturable:
             raise ValueError("lr as a Tensor is not supported for capturable=False and "
                              "foreach=True")
@@ -23,11 +23,11 @@ def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
     both_float = isinstance(betas[0], float) and isinstance(betas[1], float)
-    both_tensor = isinstance(betas[0], ember.Tensor) and isinstance(betas[1], ember.Tensor)
+    both_tensor = isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor)
     if not (both_float or both_tensor):
         raise ValueError("betas must be either both floats or both Tensors")
     for i, beta in enumerate(betas):
-        if isinstance(beta, ember.Tensor):
+        if isinstance(beta, Tensor):
             if not capturable and foreach:
                 raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False "
                                  "and foreach=True")

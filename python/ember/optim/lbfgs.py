@@ -2,7 +2,8 @@
 (two-loop recursion, its first-step scaling, its stopping tests and its strong-Wolfe search).
 Scalars stay 0-d tensors of the parameters' dtype where torch's do, so rounding matches too."""
 
-import ember
+from .._C import cat, mul, Tensor
+from ..autograd.grad_mode import enable_grad, no_grad
 
 from .optimizer import Optimizer
 
@@ -18,7 +19,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1**2 - g1 * g2
     if d2_square >= 0:
-        d2 = d2_square.sqrt() if isinstance(d2_square, ember.Tensor) else d2_square**0.5
+        d2 = d2_square.sqrt() if isinstance(d2_square, Tensor) else d2_square**0.5
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -122,7 +123,7 @@ class LBFGS(Optimizer):
         history_size=100,
         line_search_fn=None,
     ):
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -146,7 +147,7 @@ class LBFGS(Optimizer):
         views = [
             p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params
         ]
-        return ember.cat(views, 0)
+        return cat(views, 0)
 
     def _add_grad(self, step_size, update):
         offset = 0
@@ -157,14 +158,14 @@ class LBFGS(Optimizer):
 
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(t, d)
-        with ember.enable_grad():
+        with enable_grad():
             loss = float(closure())
         flat_grad = self._gather_flat_grad()
         for p, pdata in zip(self._params, x):
             p.copy_(pdata)
         return loss, flat_grad
 
-    @ember.no_grad()
+    @no_grad()
     def step(self, closure):
         if closure is None:
             raise RuntimeError("LBFGS requires a closure")
@@ -175,7 +176,7 @@ class LBFGS(Optimizer):
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
-        with ember.enable_grad():
+        with enable_grad():
             orig_loss = closure()
         loss = float(orig_loss)
         current_evals = 1
@@ -218,7 +219,7 @@ class LBFGS(Optimizer):
                 for i in range(num_old - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]
                     q.add_(old_dirs[i], alpha=-float(al[i]))
-                d = r = ember.mul(q, H_diag)
+                d = r = mul(q, H_diag)
                 for i in range(num_old):
                     be_i = old_dirs[i].dot(r) * ro[i]
                     r.add_(old_stps[i], alpha=float(al[i] - be_i))
@@ -251,7 +252,7 @@ class LBFGS(Optimizer):
             else:
                 self._add_grad(t, d)
                 if n_iter != max_iter:
-                    with ember.enable_grad():
+                    with enable_grad():
                         loss = float(closure())
                     flat_grad = self._gather_flat_grad()
                     opt_cond = bool(flat_grad.abs().max() <= tolerance_grad)

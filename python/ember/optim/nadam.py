@@ -3,7 +3,9 @@
 Both follow torch's single-tensor algorithms step for step (including the float32 mu_product of
 NAdam), so trajectories match torch's to rounding. Composites, as Adadelta/Adamax are."""
 
-import ember
+from .._C import lerp
+from .._ops.creation import tensor
+from ..autograd.grad_mode import no_grad
 
 from .optimizer import _FusedOptimizer, _check_betas, _get_scalar_dtype, _to_scalar
 
@@ -72,7 +74,7 @@ class NAdam(_FusedOptimizer):
         }
         super().__init__(params, defaults)
 
-    @ember.no_grad()
+    @no_grad()
     def _update_group(self, group, params, grads):
         lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
         eps, wd, psi = group["eps"], group["weight_decay"], group["momentum_decay"]
@@ -80,7 +82,7 @@ class NAdam(_FusedOptimizer):
             params, grads, self._lazy_states(params, "exp_avg", "exp_avg_sq")
         ):
             if "mu_product" not in state:
-                state["mu_product"] = ember.tensor(1.0, dtype=_get_scalar_dtype())
+                state["mu_product"] = tensor(1.0, dtype=_get_scalar_dtype())
             grad = -grad if group["maximize"] else grad
             state["step"] += 1
             step = state["step"].item()
@@ -91,7 +93,7 @@ class NAdam(_FusedOptimizer):
             state["mu_product"].mul_(mu)
             mu_product = state["mu_product"].item()
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.copy_(ember.lerp(exp_avg, grad, 1 - beta1))
+            exp_avg.copy_(lerp(exp_avg, grad, 1 - beta1))
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
             denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
             p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
@@ -137,7 +139,7 @@ class RAdam(_FusedOptimizer):
         }
         super().__init__(params, defaults)
 
-    @ember.no_grad()
+    @no_grad()
     def _update_group(self, group, params, grads):
         lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
         eps, wd = group["eps"], group["weight_decay"]
@@ -150,7 +152,7 @@ class RAdam(_FusedOptimizer):
             step = state["step"].item()
             grad = _decay(p, grad, lr, wd, group["decoupled_weight_decay"])
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.copy_(ember.lerp(exp_avg, grad, 1 - beta1))
+            exp_avg.copy_(lerp(exp_avg, grad, 1 - beta1))
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step

@@ -6,7 +6,9 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
-import ember
+from .._C import bfloat16, float16, float32, float64, get_default_dtype, Tensor
+from .._ops.creation import tensor, zeros_like
+from ..autograd.grad_mode import enable_grad
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -64,9 +66,9 @@ def register_optimizer_step_post_hook(hook):
 
 
 def _typename(obj):
-    if isinstance(obj, ember.Tensor):
-        return "torch." + {ember.float64: "DoubleTensor", ember.float16: "HalfTensor",
-                           ember.bfloat16: "BFloat16Tensor"}.get(obj.dtype, "FloatTensor")
+    if isinstance(obj, Tensor):
+        return "torch." + {float64: "DoubleTensor", float16: "HalfTensor",
+                           bfloat16: "BFloat16Tensor"}.get(obj.dtype, "FloatTensor")
     module = type(obj).__module__
     name = type(obj).__qualname__
     return name if module in ("builtins", None) else f"{module}.{name}"
@@ -74,18 +76,18 @@ def _typename(obj):
 
 def _to_scalar(x):
     """A Python number for a float or one-element tensor hyper-parameter."""
-    if isinstance(x, ember.Tensor):
+    if isinstance(x, Tensor):
         return x.item()
     return x
 
 
 def _get_scalar_dtype():
-    return ember.float64 if ember.get_default_dtype() == ember.float64 else ember.float32
+    return float64 if get_default_dtype() == float64 else float32
 
 
 def _check_hparams(lr, **values):
     """Raises torch's errors for a bad lr, then for the first negative named hyper-parameter."""
-    if isinstance(lr, ember.Tensor) and lr.numel() != 1:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
@@ -163,7 +165,7 @@ class Optimizer:
         self._optimizer_state_dict_post_hooks = OrderedDict()
         self._optimizer_load_state_dict_pre_hooks = OrderedDict()
         self._optimizer_load_state_dict_post_hooks = OrderedDict()
-        if isinstance(params, ember.Tensor):
+        if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
         self.state = defaultdict(dict)
@@ -200,7 +202,7 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
-        if isinstance(params, ember.Tensor):
+        if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, but "
@@ -222,7 +224,7 @@ class Optimizer:
                                  "Some param names are missing")
             param_group["param_names"] = names
         for param in tensors:
-            if not isinstance(param, ember.Tensor):
+            if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 + _typename(param))
             if not self.defaults.get("differentiable", None) and not (
@@ -309,7 +311,7 @@ class Optimizer:
             return packed
 
         param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(mapping[id(k)] if isinstance(k, ember.Tensor) else k): v
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
                         for k, v in self.state.items()}
         state_dict = {"state": packed_state, "param_groups": param_groups}
         for hook in self._optimizer_state_dict_post_hooks.values():
@@ -321,9 +323,9 @@ class Optimizer:
     @staticmethod
     def _cast_state(param, value, fused_or_capturable, key=None):
         # Tensors take the param's dtype, except 'step' counters, which keep theirs.
-        if isinstance(value, ember.Tensor):
+        if isinstance(value, Tensor):
             if key == "step":
-                return value.to(dtype=ember.float32) if fused_or_capturable else value
+                return value.to(dtype=float32) if fused_or_capturable else value
             return value.to(dtype=param.dtype) if param.is_floating_point() else value
         if isinstance(value, dict):
             return {k: Optimizer._cast_state(param, v, fused_or_capturable, k)
@@ -385,15 +387,15 @@ class _FusedOptimizer(Optimizer):
                 group.setdefault(name, default)
             for p in group["params"]:
                 p_state = self.state.get(p)
-                if p_state and "step" in p_state and not isinstance(p_state["step"], ember.Tensor):
-                    p_state["step"] = ember.tensor(float(p_state["step"]),
+                if p_state and "step" in p_state and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = tensor(float(p_state["step"]),
                                                    dtype=_get_scalar_dtype())
 
     def step(self, closure=None):
         """Performs one optimization step; `closure` re-evaluates the model and returns the loss."""
         loss = None
         if closure is not None:
-            with ember.enable_grad():
+            with enable_grad():
                 loss = closure()
         for group in self.param_groups:
             params, grads = self._params_with_grad(group)
@@ -407,9 +409,9 @@ class _FusedOptimizer(Optimizer):
         for p in params:
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
+                state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
                 for name in buffers:
-                    state[name] = ember.zeros_like(p)
+                    state[name] = zeros_like(p)
             states.append(state)
         return states
 

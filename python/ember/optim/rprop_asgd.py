@@ -1,7 +1,9 @@
 """torch.optim.Rprop and torch.optim.ASGD, following torch's single-tensor algorithms step for
 step (ASGD's eta and mu stay 0-d tensors of the scalar dtype, as torch's do)."""
 
-import ember
+from .._ops.creation import full, full_like, ones, tensor, zeros, zeros_like
+from .._ops.index import where
+from ..autograd.grad_mode import no_grad
 
 from .optimizer import _FusedOptimizer, _get_scalar_dtype, _to_scalar
 
@@ -45,7 +47,7 @@ class Rprop(_FusedOptimizer):
         }
         super().__init__(params, defaults)
 
-    @ember.no_grad()
+    @no_grad()
     def _update_group(self, group, params, grads):
         etaminus, etaplus = group["etas"]
         step_min, step_max = group["step_sizes"]
@@ -53,23 +55,23 @@ class Rprop(_FusedOptimizer):
         for p, grad in zip(params, grads):
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
-                state["prev"] = ember.zeros_like(p)
-                state["step_size"] = ember.full_like(grad, lr)
+                state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
+                state["prev"] = zeros_like(p)
+                state["step_size"] = full_like(grad, lr)
             grad = -grad if group["maximize"] else grad
             state["step"] += 1
             prev, step_size = state["prev"], state["step_size"]
             sign = grad.mul(prev).sign()
-            factor = ember.where(
+            factor = where(
                 sign > 0,
-                ember.full([], etaplus, dtype=p.dtype),
-                ember.where(
-                    sign < 0, ember.full([], etaminus, dtype=p.dtype), ember.ones([], dtype=p.dtype)
+                full([], etaplus, dtype=p.dtype),
+                where(
+                    sign < 0, full([], etaminus, dtype=p.dtype), ones([], dtype=p.dtype)
                 ),
             )
             step_size.mul_(factor).clamp_(step_min, step_max)
             # After a sign change the step is skipped and the gradient forgotten.
-            grad = ember.where(sign < 0, ember.zeros([], dtype=grad.dtype), grad)
+            grad = where(sign < 0, zeros([], dtype=grad.dtype), grad)
             p.addcmul_(grad.sign(), step_size, value=-1)
             prev.copy_(grad)
 
@@ -115,17 +117,17 @@ class ASGD(_FusedOptimizer):
         }
         super().__init__(params, defaults)
 
-    @ember.no_grad()
+    @no_grad()
     def _update_group(self, group, params, grads):
         lr, lambd, alpha = _to_scalar(group["lr"]), group["lambd"], group["alpha"]
         t0, wd = group["t0"], group["weight_decay"]
         for p, grad in zip(params, grads):
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = ember.tensor(0.0, dtype=_get_scalar_dtype())
-                state["eta"] = ember.tensor(lr, dtype=_get_scalar_dtype())
-                state["mu"] = ember.ones([], dtype=_get_scalar_dtype())
-                state["ax"] = ember.zeros_like(p)
+                state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
+                state["eta"] = tensor(lr, dtype=_get_scalar_dtype())
+                state["mu"] = ones([], dtype=_get_scalar_dtype())
+                state["ax"] = zeros_like(p)
             grad = -grad if group["maximize"] else grad
             state["step"] += 1
             step = state["step"].item()
@@ -139,5 +141,5 @@ class ASGD(_FusedOptimizer):
                 ax.add_(p.sub(ax).mul_(state["mu"]))
             else:
                 ax.copy_(p)
-            state["eta"].copy_(ember.tensor(lr / ((1 + lambd * lr * step) ** alpha)))
-            state["mu"].copy_(ember.tensor(1 / max(1, step - t0)))
+            state["eta"].copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+            state["mu"].copy_(tensor(1 / max(1, step - t0)))

@@ -4,9 +4,13 @@ import copy
 import itertools
 import math
 
-import ember
+from .. import nn
+from .._C import int64, lerp, Tensor
+from .._ops.creation import tensor
+from ..autograd.grad_mode import no_grad
+from ..nn.modules import batchnorm
 
-from .lr_scheduler import LRScheduler, _per_group
+from ._lr_base import LRScheduler, _per_group
 
 __all__ = [
     "AveragedModel",
@@ -20,7 +24,7 @@ __all__ = [
 
 
 def get_ema_avg_fn(decay=0.999):
-    @ember.no_grad()
+    @no_grad()
     def ema_update(ema_param, current_param, num_averaged):
         return decay * ema_param + (1 - decay) * current_param
 
@@ -28,7 +32,7 @@ def get_ema_avg_fn(decay=0.999):
 
 
 def get_swa_avg_fn():
-    @ember.no_grad()
+    @no_grad()
     def swa_update(averaged_param, current_param, num_averaged):
         return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
 
@@ -36,25 +40,25 @@ def get_swa_avg_fn():
 
 
 def get_ema_multi_avg_fn(decay=0.999):
-    @ember.no_grad()
+    @no_grad()
     def ema_update(ema_param_list, current_param_list, _):
         for p_ema, p_model in zip(ema_param_list, current_param_list):
-            p_ema.copy_(ember.lerp(p_ema, p_model, 1 - decay))
+            p_ema.copy_(lerp(p_ema, p_model, 1 - decay))
 
     return ema_update
 
 
 def get_swa_multi_avg_fn():
-    @ember.no_grad()
+    @no_grad()
     def swa_update(averaged_param_list, current_param_list, num_averaged):
-        n = num_averaged.item() if isinstance(num_averaged, ember.Tensor) else num_averaged
+        n = num_averaged.item() if isinstance(num_averaged, Tensor) else num_averaged
         for p_avg, p_model in zip(averaged_param_list, current_param_list):
             p_avg.add_((p_model - p_avg) / (n + 1))
 
     return swa_update
 
 
-class AveragedModel(ember.nn.Module):
+class AveragedModel(nn.Module):
     """A copy of `model` whose parameters (and, with use_buffers, buffers) are running averages
     of the model's, updated by update_parameters(model)."""
 
@@ -63,7 +67,7 @@ class AveragedModel(ember.nn.Module):
         if avg_fn is not None and multi_avg_fn is not None:
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
         self.module = copy.deepcopy(model)
-        self.register_buffer("n_averaged", ember.tensor(0, dtype=ember.int64))
+        self.register_buffer("n_averaged", tensor(0, dtype=int64))
         self.avg_fn, self.multi_avg_fn, self.use_buffers = avg_fn, multi_avg_fn, use_buffers
 
     def forward(self, *args, **kwargs):
@@ -74,7 +78,7 @@ class AveragedModel(ember.nn.Module):
             return list(itertools.chain(model.parameters(), model.buffers()))
         return list(model.parameters())
 
-    @ember.no_grad()
+    @no_grad()
     def update_parameters(self, model):
         mine, theirs = self._tensors(self.module), [p.detach() for p in self._tensors(model)]
         if self.n_averaged.item() == 0:
@@ -93,12 +97,12 @@ class AveragedModel(ember.nn.Module):
         self.n_averaged += 1
 
 
-@ember.no_grad()
+@no_grad()
 def update_bn(loader, model, device=None):
     """Recomputes BatchNorm running statistics with one pass over loader (cumulative average)."""
     momenta = {}
     for module in model.modules():
-        if isinstance(module, ember.nn.modules.batchnorm._BatchNorm):
+        if isinstance(module, batchnorm._BatchNorm):
             module.reset_running_stats()
             momenta[module] = module.momentum
     if not momenta:

@@ -2,7 +2,12 @@
 
 import math
 
-import ember as E
+from .. import _C
+from .._C import exp, get_default_dtype, isnan, lgamma, log, sigmoid, Tensor
+from .._ops import elementwise as _elementwise, nn as _nn
+from .._ops.creation import full, ones, tensor, zeros
+from .._ops.elementwise import mvlgamma
+from .._ops.index import where
 from .._C import _special_i0e as i0e, _special_i1 as i1, _special_i1e as i1e  # noqa: F401
 
 __all__ = [
@@ -41,54 +46,54 @@ __all__ = [
 
 
 def expit(input):
-    return E.sigmoid(input)
+    return sigmoid(input)
 
 
 def logit(input, eps=None):
-    return E.logit(input, eps)
+    return _elementwise.logit(input, eps)
 
 
 def erf(input):
-    return E.erf(input)
+    return _C.erf(input)
 
 
 def erfc(input):
-    return E.erfc(input)
+    return _C.erfc(input)
 
 
 def erfinv(input):
-    return E.erfinv(input)
+    return _C.erfinv(input)
 
 
 def erfcx(input):
     """exp(x^2) erfc(x); the product underflows for large x, so there the asymptotic series."""
-    x = input if input.dtype.is_floating_point else input.to(E.get_default_dtype())
+    x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     big = x > 25
-    xs = E.where(big, E.zeros([], dtype=x.dtype), x)
-    direct = E.exp(xs * xs) * E.erfc(xs)
-    xb = E.where(big, x, E.ones([], dtype=x.dtype))
+    xs = where(big, zeros([], dtype=x.dtype), x)
+    direct = exp(xs * xs) * _C.erfc(xs)
+    xb = where(big, x, ones([], dtype=x.dtype))
     inv2 = 1 / (2 * xb * xb)
     series = (1 - inv2 + 3 * inv2 * inv2) / (xb * math.sqrt(math.pi))
-    return E.where(big, series, direct)
+    return where(big, series, direct)
 
 
 def xlogy(input, other):
-    return E.xlogy(input, other)
+    return _elementwise.xlogy(input, other)
 
 
 def xlog1py(input, other):
-    if not isinstance(input, E.Tensor):
-        input = E.tensor(input, dtype=other.dtype)
-    out = input * E.log1p(other)
-    return E.where((input == 0) & ~E.isnan(other), E.zeros([], dtype=out.dtype), out)
+    if not isinstance(input, Tensor):
+        input = tensor(input, dtype=other.dtype)
+    out = input * _C.log1p(other)
+    return where((input == 0) & ~isnan(other), zeros([], dtype=out.dtype), out)
 
 
 def gammaln(input):
-    return E.lgamma(input)
+    return lgamma(input)
 
 
 def digamma(input):
-    return E.digamma(input)
+    return _C.digamma(input)
 
 
 psi = digamma
@@ -110,71 +115,71 @@ def gammaincc(input, other):
 
 
 def polygamma(n, input):
-    return E.polygamma(n, input)
+    return _C.polygamma(n, input)
 
 
 def multigammaln(input, p):
-    return E.mvlgamma(input, p)
+    return mvlgamma(input, p)
 
 
 def log_softmax(input, dim, *, dtype=None):
-    return E.log_softmax(input, dim, dtype=dtype)
+    return _nn.log_softmax(input, dim, dtype=dtype)
 
 
 def softmax(input, dim, *, dtype=None):
-    return E.softmax(input, dim, dtype=dtype)
+    return _nn.softmax(input, dim, dtype=dtype)
 
 
 def i0(input):
-    return E.i0(input)
+    return _C.i0(input)
 
 
 def sinc(input):
-    return E.sinc(input)
+    return _elementwise.sinc(input)
 
 
 def entr(input):
     """-x log x for x > 0, 0 at 0, -inf for x < 0."""
-    x = input if input.dtype.is_floating_point else input.to(E.get_default_dtype())
+    x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     pos = x > 0
-    safe = E.where(pos, x, E.ones([], dtype=x.dtype))
-    out = E.where(pos, -safe * E.log(safe), E.zeros([], dtype=x.dtype))
-    out = E.where(x < 0, E.full([], -math.inf, dtype=x.dtype), out)
-    return E.where(E.isnan(x), x, out)
+    safe = where(pos, x, ones([], dtype=x.dtype))
+    out = where(pos, -safe * log(safe), zeros([], dtype=x.dtype))
+    out = where(x < 0, full([], -math.inf, dtype=x.dtype), out)
+    return where(isnan(x), x, out)
 
 
 def ndtr(input):
-    x = input if input.dtype.is_floating_point else input.to(E.get_default_dtype())
-    return 0.5 * E.erfc(-x / math.sqrt(2))
+    x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
+    return 0.5 * _C.erfc(-x / math.sqrt(2))
 
 
 def ndtri(input):
-    x = input if input.dtype.is_floating_point else input.to(E.get_default_dtype())
-    return math.sqrt(2) * E.erfinv(2 * x - 1)
+    x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
+    return math.sqrt(2) * _C.erfinv(2 * x - 1)
 
 
 def log_ndtr(input):
-    x = input if input.dtype.is_floating_point else input.to(E.get_default_dtype())
+    x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     # For very negative x, erfc underflows: log(erfcx(-x/sqrt2)/2) - x^2/2 stays finite.
     t = -x / math.sqrt(2)
-    return E.where(x < -5, E.log(erfcx(t) / 2) - t * t, E.log(ndtr(x)))
+    return where(x < -5, log(erfcx(t) / 2) - t * t, log(ndtr(x)))
 
 
 def log1p(input):
-    return E.log1p(input)
+    return _C.log1p(input)
 
 
 def expm1(input):
-    return E.expm1(input)
+    return _C.expm1(input)
 
 
 def exp2(input):
-    return E.exp2(input)
+    return _C.exp2(input)
 
 
 def round(input, *, decimals=0):  # noqa: A001
-    return E.round(input, decimals=decimals)
+    return _C.round(input, decimals=decimals)
 
 
 def logsumexp(input, dim, keepdim=False):
-    return E.logsumexp(input, dim, keepdim)
+    return _C.logsumexp(input, dim, keepdim)

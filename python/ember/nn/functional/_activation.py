@@ -2,7 +2,9 @@
 
 import warnings
 
-import ember as _ember
+from ..._C import cat, cumsum
+from ..._ops.creation import empty_like, zeros
+from ..._ops.index import where
 from ember import _C
 
 _nn = _C._nn
@@ -90,8 +92,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """leaky_relu with a slope drawn from U(lower, upper) per element in training, else the mean."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = _ember.empty_like(input).uniform_(lower, upper)
-    result = _ember.where(input >= 0, input, input * slope)
+    slope = empty_like(input).uniform_(lower, upper)
+    result = where(input >= 0, input, input * slope)
     return input.copy_(result) if inplace else result
 
 
@@ -268,11 +270,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     shape = list(input.shape)
     # Window sums from a running sum along the channels, with a leading zero row.
     shape[1] = front + 1
-    parts = [_ember.zeros(shape, dtype=input.dtype), sq]
+    parts = [zeros(shape, dtype=input.dtype), sq]
     if back > 0:
         shape[1] = back
-        parts.append(_ember.zeros(shape, dtype=input.dtype))
-    cs = _ember.cumsum(_ember.cat(parts, 1), 1)
+        parts.append(zeros(shape, dtype=input.dtype))
+    cs = cumsum(cat(parts, 1), 1)
     window = cs.narrow(1, size, channels) - cs.narrow(1, 0, channels)
     div = (window * (alpha / size) + k) ** beta
     return input / div

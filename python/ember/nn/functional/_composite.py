@@ -4,7 +4,14 @@ import math
 import sys
 import warnings
 
-import ember
+from ... import _C
+from ..._C import (
+    _nn, bfloat16, bmm, cat, float16, float64, int64, matmul, relu, rsqrt, sigmoid, sign, stack,
+    tanh, Tensor,
+)
+from ..._ops import creation as _creation
+from ..._ops.creation import ones, tensor
+from ..._ops.index import where
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -46,12 +53,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         )
     if eps is None:
         eps = {
-            ember.float64: 2.220446049250313e-16,
-            ember.float16: 0.0009765625,
-            ember.bfloat16: 0.0078125,
+            float64: 2.220446049250313e-16,
+            float16: 0.0009765625,
+            bfloat16: 0.0078125,
         }.get(input.dtype, 1.1920928955078125e-07)
     dims = list(range(input.dim() - n, input.dim()))
-    out = input * ember.rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
+    out = input * rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
     return out * weight if weight is not None else out
 
 
@@ -69,11 +76,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     shape = list(sq.shape)
     parts = []
     if before:
-        parts.append(ember.zeros(shape[:1] + [before] + shape[2:], dtype=sq.dtype))
+        parts.append(_creation.zeros(shape[:1] + [before] + shape[2:], dtype=sq.dtype))
     parts.append(sq)
     if after:
-        parts.append(ember.zeros(shape[:1] + [after] + shape[2:], dtype=sq.dtype))
-    padded = ember.cat(parts, 1) if len(parts) > 1 else sq
+        parts.append(_creation.zeros(shape[:1] + [after] + shape[2:], dtype=sq.dtype))
+    padded = cat(parts, 1) if len(parts) > 1 else sq
     channels = shape[1]
     window = padded.narrow(1, 0, channels)
     for i in range(1, size):
@@ -155,7 +162,7 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         0,
         ceil_mode,
     )
-    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+    return (sign(out) * relu(_C.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -167,7 +174,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         0,
         ceil_mode,
     )
-    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+    return (sign(out) * relu(_C.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
 
 
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):
@@ -203,7 +210,7 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     for v in size:
         plane *= v
     # Each index is a position in its (flattened) output plane, as max_pool's return_indices gives.
-    flat = ember.zeros(lead + [plane], dtype=input.dtype)
+    flat = _creation.zeros(lead + [plane], dtype=input.dtype)
     out = flat.scatter(-1, indices.flatten(-n), input.flatten(-n))
     return out.view(lead + list(size))
 
@@ -227,12 +234,12 @@ def scaled_dot_product_attention(
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
         key = key.repeat_interleave(query.size(-3) // key.size(-3), -3)
         value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
-    scores = ember.matmul(query * scale_factor, key.transpose(-2, -1))
+    scores = matmul(query * scale_factor, key.transpose(-2, -1))
     if is_causal:
-        keep = ember.ones(L, S, dtype=ember.bool).tril(0)
+        keep = ones(L, S, dtype=_C.bool).tril(0)
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     if attn_mask is not None:
-        if attn_mask.dtype == ember.bool:
+        if attn_mask.dtype == _C.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
@@ -242,13 +249,13 @@ def scaled_dot_product_attention(
     attn = F.softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)
     if dropout_p > 0.0:
         attn = F.dropout(attn, dropout_p, training=True)
-    return ember.matmul(attn, value)
+    return matmul(attn, value)
 
 
 def _none_or_dtype(input):
     if input is None:
         return None
-    if isinstance(input, ember.Tensor):
+    if isinstance(input, Tensor):
         return input.dtype
     raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 
@@ -258,7 +265,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask is None:
         return None
     is_float = mask.is_floating_point()
-    if mask.dtype != ember.bool and not is_float:
+    if mask.dtype != _C.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
         warnings.warn(
@@ -267,7 +274,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
             stacklevel=3,
         )
     if not is_float:
-        mask = ember.zeros(mask.shape, dtype=target_type).masked_fill(mask, float("-inf"))
+        mask = _creation.zeros(mask.shape, dtype=target_type).masked_fill(mask, float("-inf"))
     return mask
 
 
@@ -418,12 +425,12 @@ def multi_head_attention_forward(
         return (
             None
             if mask is None
-            else ember.cat([mask, ember.zeros(list(mask.shape[:-1]) + [1], dtype=mask.dtype)], -1)
+            else cat([mask, _creation.zeros(list(mask.shape[:-1]) + [1], dtype=mask.dtype)], -1)
         )
 
     if bias_k is not None and bias_v is not None:
-        k = ember.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = ember.cat([v, bias_v.repeat(1, bsz, 1)])
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask, key_padding_mask = pad_last(attn_mask), pad_last(key_padding_mask)
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     k = (
@@ -437,9 +444,9 @@ def multi_head_attention_forward(
         else static_v
     )
     if add_zero_attn:
-        zeros = ember.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype)
-        k = ember.cat([k, zeros], dim=1)
-        v = ember.cat([v, zeros], dim=1)
+        zeros = _creation.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype)
+        k = cat([k, zeros], dim=1)
+        v = cat([v, zeros], dim=1)
         attn_mask, key_padding_mask = pad_last(attn_mask), pad_last(key_padding_mask)
     src_len = k.size(1)
     if key_padding_mask is not None:
@@ -452,13 +459,13 @@ def multi_head_attention_forward(
     if not training:
         dropout_p = 0.0
     if need_weights:
-        scores = ember.bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
+        scores = bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
         if attn_mask is not None:
             scores = scores + attn_mask
         weights = F.softmax(scores, dim=-1)
         if dropout_p > 0.0:
             weights = F.dropout(weights, p=dropout_p)
-        out = ember.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
         out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
@@ -487,20 +494,20 @@ def _cell_step(mode, gi, h, c, w_hh, b_hh, w_hr):
     gh = F.linear(h, w_hh, b_hh)
     if mode == "LSTM":
         i, f, g, o = (gi + gh).chunk(4, -1)
-        c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
-        h = ember.sigmoid(o) * ember.tanh(c)
+        c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h = sigmoid(o) * tanh(c)
         if w_hr is not None:
             h = F.linear(h, w_hr)
         return h, c
     if mode == "GRU":
         i_r, i_z, i_n = gi.chunk(3, -1)
         h_r, h_z, h_n = gh.chunk(3, -1)
-        r = ember.sigmoid(i_r + h_r)
-        z = ember.sigmoid(i_z + h_z)
-        n = ember.tanh(i_n + r * h_n)
+        r = sigmoid(i_r + h_r)
+        z = sigmoid(i_z + h_z)
+        n = tanh(i_n + r * h_n)
         return n + z * (h - n), None
     pre = gi + gh
-    return (ember.tanh(pre) if mode == "RNN_TANH" else ember.relu(pre)), None
+    return (tanh(pre) if mode == "RNN_TANH" else relu(pre)), None
 
 
 def _rnn_forward(
@@ -522,7 +529,7 @@ def _rnn_forward(
     layer_input = input
     masks = None
     if lengths is not None:
-        lens = ember.tensor(lengths, dtype=ember.int64).unsqueeze(1)
+        lens = tensor(lengths, dtype=int64).unsqueeze(1)
         masks = [(lens > t) for t in range(steps)]
     for layer in range(num_layers):
         outs = []
@@ -532,7 +539,7 @@ def _rnn_forward(
             c = cx[idx] if cx is not None else None
             if masks is None and w_hr is None:
                 # The whole direction in one op (Note [Fused RNN layer] in ops/rnn.cpp).
-                out, h, c = ember._C._nn.rnn_layer(
+                out, h, c = _nn.rnn_layer(
                     layer_input, hx[idx], c, w_ih, w_hh, b_ih, b_hh, mode, d == 1
                 )
                 outs.append(out)
@@ -552,17 +559,17 @@ def _rnn_forward(
                     h, c = h_new, c_new
                     seq[t] = h
                 else:
-                    h = ember.where(masks[t], h_new, h)
-                    c = ember.where(masks[t], c_new, c) if c is not None else None
+                    h = where(masks[t], h_new, h)
+                    c = where(masks[t], c_new, c) if c is not None else None
                     seq[t] = h_new * masks[t]
             outs.append(
-                ember.stack(seq, 0)
+                stack(seq, 0)
                 if steps
-                else ember.zeros(0, hx.size(1), hx.size(2), dtype=hx.dtype)
+                else _creation.zeros(0, hx.size(1), hx.size(2), dtype=hx.dtype)
             )
             h_n.append(h)
             c_n.append(c)
-        layer_input = outs[0] if dirs == 1 else ember.cat(outs, -1)
+        layer_input = outs[0] if dirs == 1 else cat(outs, -1)
         if dropout > 0 and training and layer < num_layers - 1:
             layer_input = F.dropout(layer_input, dropout, True)
-    return layer_input, ember.stack(h_n, 0), (ember.stack(c_n, 0) if mode == "LSTM" else None)
+    return layer_input, stack(h_n, 0), (stack(c_n, 0) if mode == "LSTM" else None)

@@ -1,6 +1,7 @@
 """gumbel_softmax and pdist, composed from other ops."""
 
-import ember
+from ... import linalg
+from ..._ops.creation import empty_like, triu_indices, zeros_like
 
 __all__ = ["gumbel_softmax", "pdist"]
 
@@ -8,12 +9,12 @@ __all__ = ["gumbel_softmax", "pdist"]
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """Samples from Gumbel-softmax; `hard` returns one-hot values with the soft sample's gradient
     (the straight-through estimator)."""
-    gumbels = -ember.empty_like(logits).exponential_().log()
+    gumbels = -empty_like(logits).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft
     index = y_soft.argmax(dim, keepdim=True)
-    y_hard = ember.zeros_like(logits).scatter_(dim, index, 1.0)
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
 
 
@@ -24,5 +25,5 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
-    i, j = ember.triu_indices(n, n, 1)
-    return ember.linalg.vector_norm(input[i] - input[j], p, dim=1)
+    i, j = triu_indices(n, n, 1)
+    return linalg.vector_norm(input[i] - input[j], p, dim=1)

@@ -2,15 +2,17 @@
 elementwise ops: gradients reach both the input (through gather) and the grid (through the
 interpolation weights), as torch's do."""
 
-import ember
+from ..._C import stack
+from ..._ops.creation import arange, linspace, ones, zeros, zeros_like
+from ..._ops.index import where
 
 __all__ = ["affine_grid", "grid_sample"]
 
 
 def _base(n, align_corners, dtype):
     if align_corners:
-        return ember.linspace(-1.0, 1.0, n, dtype=dtype) if n > 1 else ember.zeros(n, dtype=dtype)
-    return (ember.arange(n, dtype=dtype) * 2 + 1) / n - 1
+        return linspace(-1.0, 1.0, n, dtype=dtype) if n > 1 else zeros(n, dtype=dtype)
+    return (arange(n, dtype=dtype) * 2 + 1) / n - 1
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -27,8 +29,8 @@ def affine_grid(theta, size, align_corners=None):
             )
         n, _, h, w = size
         xs, ys = _base(w, align_corners, theta.dtype), _base(h, align_corners, theta.dtype)
-        base = ember.stack(
-            [xs.expand(h, w), ys.unsqueeze(1).expand(h, w), ember.ones(h, w, dtype=theta.dtype)], -1
+        base = stack(
+            [xs.expand(h, w), ys.unsqueeze(1).expand(h, w), ones(h, w, dtype=theta.dtype)], -1
         )
         return (base.reshape(1, h * w, 3) @ theta.transpose(1, 2)).reshape(n, h, w, 2)
     if len(size) == 5:
@@ -40,12 +42,12 @@ def affine_grid(theta, size, align_corners=None):
         n, _, d, h, w = size
         xs, ys, zs = (_base(s, align_corners, theta.dtype) for s in (w, h, d))
         shape = (d, h, w)
-        base = ember.stack(
+        base = stack(
             [
                 xs.expand(shape),
                 ys.reshape(1, h, 1).expand(shape),
                 zs.reshape(d, 1, 1).expand(shape),
-                ember.ones(shape, dtype=theta.dtype),
+                ones(shape, dtype=theta.dtype),
             ],
             -1,
         )
@@ -59,11 +61,11 @@ def affine_grid(theta, size, align_corners=None):
 def _reflect(x, low, high):
     span = high - low
     if span <= 0:
-        return ember.zeros_like(x)
+        return zeros_like(x)
     x = (x - low).abs()
     flips = (x / span).floor()
     extra = x - flips * span
-    return ember.where(flips % 2 == 0, extra + low, span - extra + low)
+    return where(flips % 2 == 0, extra + low, span - extra + low)
 
 
 def _source_coords(g, size, align_corners, padding_mode):

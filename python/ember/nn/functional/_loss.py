@@ -7,7 +7,9 @@ legacy ``size_average``/``reduce`` arguments map onto them as in torch.
 import math
 import warnings
 
-import ember
+from ..._C import broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum, Tensor
+from ..._ops.creation import ones_like, tensor
+from ...autograd.grad_mode import no_grad
 from ember import _C
 
 _nn = _C._nn
@@ -149,7 +151,7 @@ def binary_cross_entropy(
             "is deprecated. Please ensure they have the same size."
         )
     if weight is not None:
-        weight = weight.expand(ember.broadcast_shapes(target.size(), weight.size()))
+        weight = weight.expand(broadcast_shapes(target.size(), weight.size()))
     return _nn.binary_cross_entropy(input, target, weight, red)
 
 
@@ -194,7 +196,7 @@ def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weig
     """`kernel` (mse or l1) on the broadcast pair, optionally weighted per element."""
     _warn_size(input, target, stacklevel=4)
     reduction = _string(size_average, reduce, reduction)
-    input, target = ember.broadcast_tensors(input, target)
+    input, target = broadcast_tensors(input, target)
     if weight is not None:
         return _weighted(kernel(input, target, _NONE), weight, input, reduction, True)
     return kernel(input, target, _reduction_enum(reduction))
@@ -214,14 +216,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """Smooth L1: quadratic below ``beta``, linear above."""
     _warn_size(input, target)
     red = _enum(size_average, reduce, reduction)
-    input, target = ember.broadcast_tensors(input, target)
+    input, target = broadcast_tensors(input, target)
     return _nn.smooth_l1_loss(input, target, red, beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
     _warn_size(input, target)
-    input, target = ember.broadcast_tensors(input, target)
+    input, target = broadcast_tensors(input, target)
     if weight is not None:
         return _weighted(
             _nn.huber_loss(input, target, _NONE, delta), weight, input, reduction, False
@@ -311,8 +313,8 @@ def triplet_margin_with_distance_loss(
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
-        d_neg = ember.minimum(d_neg, dist(positive, negative))
-    loss = ember.clamp(margin + d_pos - d_neg, min=0)
+        d_neg = minimum(d_neg, dist(positive, negative))
+    loss = clamp(margin + d_pos - d_neg, min=0)
     return loss.mean() if red == _MEAN else loss.sum() if red == _SUM else loss
 
 
@@ -350,7 +352,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = var * ember.ones_like(input)
+        var = var * ones_like(input)
     elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if var.size() != input.size():
@@ -361,9 +363,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    with ember.no_grad():
+    with no_grad():
         var.clamp_(min=eps)
-    loss = 0.5 * (ember.log(var) + (input - target) ** 2 / var)
+    loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     if reduction == "mean":
@@ -397,10 +399,10 @@ def multilabel_soft_margin_loss(
 
 
 def _lengths(lengths):
-    if isinstance(lengths, ember.Tensor):
+    if isinstance(lengths, Tensor):
         return lengths
-    return ember.tensor(
-        list(lengths) if not isinstance(lengths, int) else lengths, dtype=ember.long
+    return tensor(
+        list(lengths) if not isinstance(lengths, int) else lengths, dtype=int64
     )
 
 

@@ -7,7 +7,9 @@ K = kD*kH*kW views gives the im2col matrix, so one matmul (convolution) or one r
 
 import math
 
-import ember
+from ._spatial import pad
+from ..._C import cat, matmul, stack
+from ..._ops.creation import arange, ones, zeros
 
 __all__ = [
     "conv3d",
@@ -59,7 +61,7 @@ def _windows(x, kernel, stride, dilation, out):
                         start[2] : start[2] + stride[2] * (out[2] - 1) + 1 : stride[2],
                     ]
                 )
-    return ember.stack(views, 2)
+    return stack(views, 2)
 
 
 def _pad3(x, pads, value=0.0):
@@ -67,7 +69,7 @@ def _pad3(x, pads, value=0.0):
     flat = [pads[2][0], pads[2][1], pads[1][0], pads[1][1], pads[0][0], pads[0][1]]
     if not any(flat):
         return x
-    return ember.nn.functional.pad(x, flat, value=value)
+    return pad(x, flat, value=value)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -108,7 +110,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     cols = _windows(xp, kernel, stride, dilation, out)  # (N, C, K, Do, Ho, Wo)
     cols = cols.reshape(n, groups, (c // groups) * k, math.prod(out))
     w = weight.reshape(groups, o // groups, (c // groups) * k)
-    y = ember.matmul(w, cols).reshape(n, o, *out)
+    y = matmul(w, cols).reshape(n, o, *out)
     if bias is not None:
         y = y + bias.reshape(1, o, 1, 1, 1)
     return y.squeeze(0) if unbatched else y
@@ -130,7 +132,7 @@ def conv_transpose3d(
         )
     size = [(x.shape[2 + i] - 1) * stride[i] + 1 for i in range(3)]
     if stride != (1, 1, 1):
-        spread = ember.zeros(n, c, *size, dtype=x.dtype)
+        spread = zeros(n, c, *size, dtype=x.dtype)
         spread[:, :, :: stride[0], :: stride[1], :: stride[2]] = x
         x = spread
     edge = [dilation[i] * (kernel[i] - 1) - padding[i] for i in range(3)]
@@ -202,13 +204,13 @@ def max_pool3d_with_indices(
     # The window offset picked, turned into the flat index of that element in the input.
     pos = []
     for i in range(3):
-        start = ember.arange(out[i]) * stride[i] - padding[i]
-        offs = ember.arange(kernel[i]) * dilation[i]
+        start = arange(out[i]) * stride[i] - padding[i]
+        offs = arange(kernel[i]) * dilation[i]
         pos.append(start.reshape(1, -1) + offs.reshape(-1, 1))  # (k_i, out_i)
     kd, kh, kw = kernel
     a, rem = k_idx // (kh * kw), k_idx % (kh * kw)
     b, c = rem // kw, rem % kw
-    grid = [ember.arange(o) for o in out]
+    grid = [arange(o) for o in out]
     d = pos[0][a, grid[0].reshape(-1, 1, 1)]
     h = pos[1][b, grid[1].reshape(1, -1, 1)]
     w = pos[2][c, grid[2].reshape(1, 1, -1)]
@@ -246,7 +248,7 @@ def avg_pool3d(
         y = sums / divisor_override
     else:
         # Window sizes: clipped to input + padding (count_include_pad) or to the input alone.
-        one = ember.ones(1, 1, *x.shape[2:], dtype=x.dtype)
+        one = ones(1, 1, *x.shape[2:], dtype=x.dtype)
         if count_include_pad:
             one = _pad3(one, tuple((p, p) for p in padding), 1.0)
             counts = _windows(
@@ -281,7 +283,7 @@ def adaptive_avg_pool3d(input, output_size):
             x.narrow(dim, s, e - s).mean(dim, keepdim=True)
             for s, e in _adaptive_ranges(x.shape[dim], out[i])
         ]
-        x = ember.cat(parts, dim)
+        x = cat(parts, dim)
     return x.squeeze(0) if unbatched else x
 
 
@@ -292,7 +294,7 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
         for i, s in enumerate(_triple(output_size, "output_size"))
     ]
     D, H, W = x.shape[2:]
-    flat_idx = ember.arange(D * H * W).reshape(1, 1, D, H, W).expand_as(x)
+    flat_idx = arange(D * H * W).reshape(1, 1, D, H, W).expand_as(x)
     vals, idxs = [], []
     for ds, de in _adaptive_ranges(D, out[0]):
         for hs, he in _adaptive_ranges(H, out[1]):
@@ -306,8 +308,8 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
                     .gather(2, k.unsqueeze(2))
                     .squeeze(2)
                 )
-    values = ember.stack(vals, 2).reshape(x.shape[0], x.shape[1], *out)
-    idx = ember.stack(idxs, 2).reshape(x.shape[0], x.shape[1], *out)
+    values = stack(vals, 2).reshape(x.shape[0], x.shape[1], *out)
+    idx = stack(idxs, 2).reshape(x.shape[0], x.shape[1], *out)
     if unbatched:
         values, idx = values.squeeze(0), idx.squeeze(0)
     return values, idx

@@ -1,6 +1,7 @@
 """Activation modules: thin wrappers over ember.nn.functional with torch's reprs."""
 
-import ember
+from ..._C import sigmoid, tanh
+from ..._ops.creation import empty
 
 from .. import functional as F
 from .. import init
@@ -138,14 +139,14 @@ class Sigmoid(Module):
     """1 / (1 + exp(-x))."""
 
     def forward(self, input):
-        return ember.sigmoid(input)
+        return sigmoid(input)
 
 
 class Tanh(Module):
     """tanh(x)."""
 
     def forward(self, input):
-        return ember.tanh(input)
+        return tanh(input)
 
 
 class Hardsigmoid(_InplaceOnly):
@@ -313,7 +314,7 @@ class PReLU(Module):
         self.num_parameters = num_parameters
         super().__init__()
         self.init = init
-        self.weight = Parameter(ember.empty(num_parameters, dtype=dtype))
+        self.weight = Parameter(empty(num_parameters, dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -2,7 +2,8 @@
 
 import warnings
 
-import ember
+from ..._C import int64
+from ..._ops.creation import ones, tensor, zeros
 
 from .. import functional as F
 from .module import Module
@@ -41,9 +42,9 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         _affine_parameters(self, affine, num_features, bias, dtype)
         if self.track_running_stats:
-            self.register_buffer("running_mean", ember.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ember.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", ember.tensor(0, dtype=ember.long))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -82,7 +83,7 @@ class _NormBase(Module):
                 state_dict[key] = (
                     self.num_batches_tracked
                     if self.num_batches_tracked is not None
-                    else ember.tensor(0, dtype=ember.long)
+                    else tensor(0, dtype=int64)
                 )
         super()._load_from_state_dict(
             state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs

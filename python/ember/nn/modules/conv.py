@@ -2,7 +2,7 @@
 
 import math
 
-import ember
+from ..._ops.creation import empty
 
 from .. import functional as F
 from .. import init
@@ -81,7 +81,7 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(ember.empty(shape, dtype=dtype))
+        self.weight = Parameter(empty(shape, dtype=dtype))
         _register_bias(self, bias, out_channels, dtype)
         self.reset_parameters()
 

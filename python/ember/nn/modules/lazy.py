@@ -6,7 +6,9 @@ forward (or a load_state_dict, which takes the shapes from the state dict). It t
 them, runs reset_parameters and becomes the plain class (LazyLinear becomes Linear), as in torch.
 """
 
-import ember
+from ..._C import int64
+from ..._ops.creation import tensor
+from ...autograd.grad_mode import no_grad
 
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -91,7 +93,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
-            with ember.no_grad():
+            with no_grad():
                 self.in_features = input.shape[-1]
                 self.weight.materialize((self.out_features, self.in_features))
                 if self.bias is not None:
@@ -113,7 +115,7 @@ class _LazyConvMixin(LazyModuleMixin):
                 shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
             else:
                 shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
-            with ember.no_grad():
+            with no_grad():
                 self.weight.materialize(shape)
                 if self.bias is not None:
                     self.bias.materialize((self.out_channels,))
@@ -155,7 +157,7 @@ class _LazyNormMixin(LazyModuleMixin):
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
             self.num_features = input.shape[1] if input.dim() > 1 else input.shape[0]
-            with ember.no_grad():
+            with no_grad():
                 if self.affine:
                     self.weight.materialize((self.num_features,))
                     self.bias.materialize((self.num_features,))
@@ -178,7 +180,7 @@ def _lazy_norm(base):
         if track_running_stats:
             self.running_mean = UninitializedBuffer(**f)
             self.running_var = UninitializedBuffer(**f)
-            self.num_batches_tracked = ember.tensor(0, dtype=ember.long)
+            self.num_batches_tracked = tensor(0, dtype=int64)
 
     name = "Lazy" + base.__name__
     doc = f"{base.__name__} whose num_features is read from the first input."

@@ -2,7 +2,7 @@
 
 import math
 
-import ember
+from ..._ops.creation import empty
 
 from .. import functional as F
 from .. import init
@@ -24,7 +24,7 @@ class Identity(Module):
 
 def _register_bias(module, bias, size, dtype):
     """An uninitialised bias of `size` when `bias` is true, else a None bias."""
-    module.register_parameter("bias", Parameter(ember.empty(size, dtype=dtype)) if bias else None)
+    module.register_parameter("bias", Parameter(empty(size, dtype=dtype)) if bias else None)
 
 
 class Linear(Module):
@@ -36,7 +36,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(ember.empty((out_features, in_features), dtype=dtype))
+        self.weight = Parameter(empty((out_features, in_features), dtype=dtype))
         _register_bias(self, bias, out_features, dtype)
         self.reset_parameters()
 
@@ -72,7 +72,7 @@ class Bilinear(Module):
         self.in2_features = in2_features
         self.out_features = out_features
         self.weight = Parameter(
-            ember.empty((out_features, in1_features, in2_features), dtype=dtype)
+            empty((out_features, in1_features, in2_features), dtype=dtype)
         )
         _register_bias(self, bias, out_features, dtype)
         self.reset_parameters()

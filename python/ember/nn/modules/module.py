@@ -6,7 +6,9 @@ import itertools
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-import ember
+from ... import _C, _device
+from ..._C import float16, float32, float64
+from ...autograd.grad_mode import no_grad
 from ember._C import Tensor
 
 from ..parameter import Buffer, Parameter
@@ -455,12 +457,12 @@ class Module:
         for param in self._parameters.values():
             if param is None:
                 continue
-            with ember.no_grad():
+            with no_grad():
                 param_applied = fn(param)
             # Parameters keep their identity (optimizers hold them): swap the data in place.
             param.data = param_applied
             if param.grad is not None:
-                with ember.no_grad():
+                with no_grad():
                     grad_applied = fn(param.grad)
                 param.grad.data = grad_applied
         for key, buf in self._buffers.items():
@@ -480,9 +482,9 @@ class Module:
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
-            elif isinstance(a, ember.dtype):
+            elif isinstance(a, _C.dtype):
                 dtype = a
-            elif isinstance(a, (str, ember.device, int)) and not isinstance(a, bool):
+            elif isinstance(a, (str, _device.device, int)) and not isinstance(a, bool):
                 device = a
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
@@ -504,19 +506,19 @@ class Module:
 
     def float(self):
         """Casts floating parameters and buffers to float32."""
-        return self._cast(ember.float32)
+        return self._cast(float32)
 
     def double(self):
         """Casts floating parameters and buffers to float64."""
-        return self._cast(ember.float64)
+        return self._cast(float64)
 
     def half(self):
         """Casts floating parameters and buffers to float16."""
-        return self._cast(ember.float16)
+        return self._cast(float16)
 
     def bfloat16(self):
         """Casts floating parameters and buffers to bfloat16."""
-        return self._cast(ember.bfloat16)
+        return self._cast(_C.bfloat16)
 
     def type(self, dst_type):
         """Casts all parameters and buffers to `dst_type`."""
@@ -770,7 +772,7 @@ class Module:
                 )
                 continue
             try:
-                with ember.no_grad():
+                with no_grad():
                     if assign:
                         if isinstance(param, Parameter):
                             if not isinstance(input_param, Parameter):

@@ -2,7 +2,7 @@
 
 import numbers
 
-import ember
+from ..._ops.creation import empty
 
 from .. import functional as F
 from .. import init
@@ -22,7 +22,7 @@ def _affine_parameters(module, affine, shape, bias, dtype):
     """Registers `weight` and `bias` of `shape` (either may be None), before reset_parameters."""
     for name, wanted in (("weight", affine), ("bias", affine and bias)):
         module.register_parameter(
-            name, Parameter(ember.empty(shape, dtype=dtype)) if wanted else None
+            name, Parameter(empty(shape, dtype=dtype)) if wanted else None
         )
 
 
@@ -109,7 +109,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if self.elementwise_affine:
-            self.weight = Parameter(ember.empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()

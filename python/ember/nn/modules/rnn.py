@@ -4,7 +4,9 @@ import math
 import numbers
 import warnings
 
-import ember
+from ..._C import _nn
+from ..._ops import creation as _creation
+from ..._ops.creation import empty
 
 from .. import functional as F
 from .. import init
@@ -95,7 +97,7 @@ class RNNBase(Module):
                 names = []
                 for base, shape in params:
                     name = f"{base}_l{layer}{suffix}"
-                    setattr(self, name, Parameter(ember.empty(shape, dtype=dtype)))
+                    setattr(self, name, Parameter(empty(shape, dtype=dtype)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -209,10 +211,10 @@ class RNNBase(Module):
         if self.mode == "LSTM":
             if hx is None:
                 hx = (
-                    ember.zeros(
+                    _creation.zeros(
                         self.num_layers * num_directions, batch, h_size, dtype=padded.dtype
                     ),
-                    ember.zeros(
+                    _creation.zeros(
                         self.num_layers * num_directions,
                         batch,
                         self.hidden_size,
@@ -224,7 +226,7 @@ class RNNBase(Module):
             h0 = (
                 hx
                 if hx is not None
-                else ember.zeros(
+                else _creation.zeros(
                     self.num_layers * num_directions, batch, h_size, dtype=padded.dtype
                 )
             )
@@ -240,7 +242,7 @@ class RNNBase(Module):
         self.check_input(input)
         expected = self.get_expected_hidden_size(input)
         if hx is None:
-            hx = ember.zeros(expected, dtype=input.dtype)
+            hx = _creation.zeros(expected, dtype=input.dtype)
         self.check_hidden_size(hx, expected)
         out, h_n, _ = self._run(input, hx, None)
         if not is_batched:
@@ -315,8 +317,8 @@ class LSTM(RNNBase):
         expected_c = self.get_expected_cell_size(input)
         if hx is None:
             hx = (
-                ember.zeros(expected_h, dtype=input.dtype),
-                ember.zeros(expected_c, dtype=input.dtype),
+                _creation.zeros(expected_h, dtype=input.dtype),
+                _creation.zeros(expected_c, dtype=input.dtype),
             )
         self.check_hidden_size(hx[0], expected_h, "Expected hidden[0] size {}, got {}")
         self.check_hidden_size(hx[1], expected_c, "Expected hidden[1] size {}, got {}")
@@ -334,13 +336,13 @@ class RNNCellBase(Module):
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(ember.empty((num_chunks * hidden_size, input_size), dtype=dtype))
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
         self.weight_hh = Parameter(
-            ember.empty((num_chunks * hidden_size, hidden_size), dtype=dtype)
+            empty((num_chunks * hidden_size, hidden_size), dtype=dtype)
         )
         if bias:
-            self.bias_ih = Parameter(ember.empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(ember.empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -375,7 +377,7 @@ class RNNCellBase(Module):
 
     def _step(self, mode, input, h, c):
         # A one-step sequence through the fused layer op (Note [Fused RNN layer] in ops/rnn.cpp).
-        _, h, c = ember._C._nn.rnn_layer(
+        _, h, c = _nn.rnn_layer(
             input.unsqueeze(0), h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
             mode, False,
         )
@@ -394,7 +396,7 @@ class RNNCell(RNNCellBase):
     def forward(self, input, hx=None):
         input, hx, is_batched = self._batch(input, hx)
         if hx is None:
-            hx = ember.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            hx = _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
         if self.nonlinearity == "tanh":
             mode = "RNN_TANH"
         elif self.nonlinearity == "relu":
@@ -414,7 +416,7 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         input, hx, is_batched = self._batch(input, hx)
         if hx is None:
-            zeros = ember.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            zeros = _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
             hx = (zeros, zeros)
         h, c = self._step("LSTM", input, hx[0], hx[1])
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
@@ -429,6 +431,6 @@ class GRUCell(RNNCellBase):
     def forward(self, input, hx=None):
         input, hx, is_batched = self._batch(input, hx)
         if hx is None:
-            hx = ember.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            hx = _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
         ret, _ = self._step("GRU", input, hx, None)
         return ret if is_batched else ret.squeeze(0)

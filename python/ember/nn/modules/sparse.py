@@ -1,6 +1,7 @@
 """Embedding and EmbeddingBag."""
 
-import ember
+from ..._ops.creation import empty
+from ...autograd.grad_mode import no_grad
 
 from .. import functional as F
 from .. import init
@@ -24,7 +25,7 @@ def _init_weight(module, _weight, dtype, requires_grad=True):
     """Wraps `_weight` as the table, or makes a fresh one that reset_parameters fills."""
     if _weight is None:
         shape = (module.num_embeddings, module.embedding_dim)
-        module.weight = Parameter(ember.empty(shape, dtype=dtype), requires_grad=requires_grad)
+        module.weight = Parameter(empty(shape, dtype=dtype), requires_grad=requires_grad)
         module.reset_parameters()
     else:
         assert list(_weight.shape) == [module.num_embeddings, module.embedding_dim], (
@@ -77,7 +78,7 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
-            with ember.no_grad():
+            with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):

@@ -2,7 +2,8 @@
 
 import copy
 
-import ember
+from ..._C import float32, triu
+from ..._ops.creation import full
 
 from .. import functional as F
 from .. import init
@@ -24,7 +25,7 @@ __all__ = [
 
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
-    return ember.triu(ember.full((sz, sz), float("-inf"), dtype=dtype or ember.float32), diagonal=1)
+    return triu(full((sz, sz), float("-inf"), dtype=dtype or float32), diagonal=1)
 
 
 def _get_seq_len(src, batch_first):

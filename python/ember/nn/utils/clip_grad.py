@@ -2,7 +2,9 @@
 
 import math
 
-import ember
+from ..._C import stack
+from ..._ops.creation import tensor, zeros
+from ...autograd.grad_mode import no_grad
 from ember._C import Tensor
 
 __all__ = [
@@ -21,7 +23,7 @@ def _as_list(tensors):
 def _vector_norm(t, p):
     a = t.abs()
     if p == math.inf:
-        return a.max() if t.numel() else ember.zeros((), dtype=t.dtype)
+        return a.max() if t.numel() else zeros((), dtype=t.dtype)
     if p == -math.inf:
         return a.min()
     if p == 0:
@@ -38,10 +40,10 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     tensors = [t for t in _as_list(tensors) if t is not None]
     norm_type = float(norm_type)
     if len(tensors) == 0:
-        return ember.tensor(0.0)
-    with ember.no_grad():
+        return tensor(0.0)
+    with no_grad():
         total_norm = _vector_norm(
-            ember.stack([_vector_norm(t, norm_type) for t in tensors]), norm_type
+            stack([_vector_norm(t, norm_type) for t in tensors]), norm_type
         )
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(
@@ -58,7 +60,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
-    with ember.no_grad():
+    with no_grad():
         coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
         for g in grads:
             g.mul_(coef.to(g.dtype))
@@ -89,7 +91,7 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamps every gradient element to [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
-    with ember.no_grad():
+    with no_grad():
         for p in _as_list(parameters):
             if p.grad is not None:
                 p.grad.clamp_(min=-clip_value, max=clip_value)

@@ -1,6 +1,6 @@
 """parameters_to_vector and vector_to_parameters."""
 
-import ember
+from ..._C import cat
 from ember._C import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -8,7 +8,7 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters):
     """Flattens and concatenates the parameters into one vector."""
-    return ember.cat(
+    return cat(
         [param.view(-1) if param.is_contiguous() else param.reshape(-1) for param in parameters]
     )
 

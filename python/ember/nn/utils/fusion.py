@@ -3,7 +3,8 @@ nn.utils.fusion): y = bn(conv(x)) becomes one conv with rescaled weight and shif
 
 import copy
 
-import ember
+from ... import _C
+from ..._ops.creation import ones_like, zeros_like
 from ..parameter import Parameter
 
 __all__ = [
@@ -17,10 +18,10 @@ __all__ = [
 def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False):
     w_dtype = conv_w.dtype
     b_dtype = conv_b.dtype if conv_b is not None else w_dtype
-    conv_b = ember.zeros_like(bn_rm) if conv_b is None else conv_b
-    bn_w = ember.ones_like(bn_rm) if bn_w is None else bn_w
-    bn_b = ember.zeros_like(bn_rm) if bn_b is None else bn_b
-    rsqrt = ember.rsqrt(bn_rv + bn_eps)
+    conv_b = zeros_like(bn_rm) if conv_b is None else conv_b
+    bn_w = ones_like(bn_rm) if bn_w is None else bn_w
+    bn_b = zeros_like(bn_rm) if bn_b is None else bn_b
+    rsqrt = _C.rsqrt(bn_rv + bn_eps)
     # Output channels are dim 0 of a convolution's weight and dim 1 of a transposed one's.
     shape = ([1, -1] if transpose else [-1, 1]) + [1] * (conv_w.dim() - 2)
     w = (conv_w * (bn_w * rsqrt).reshape(shape)).to(w_dtype)
@@ -48,8 +49,8 @@ def fuse_conv_bn_eval(conv, bn, transpose=False):
 
 
 def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
-    linear_b = ember.zeros_like(bn_rm) if linear_b is None else linear_b
-    scale = bn_w * ember.rsqrt(bn_rv + bn_eps)
+    linear_b = zeros_like(bn_rm) if linear_b is None else linear_b
+    scale = bn_w * _C.rsqrt(bn_rv + bn_eps)
     w = linear_w * scale.unsqueeze(-1)
     b = (linear_b - bn_rm) * scale + bn_b
     return Parameter(w, linear_w.requires_grad), Parameter(b, linear_b.requires_grad)

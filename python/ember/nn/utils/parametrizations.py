@@ -1,6 +1,8 @@
 """Built-in parametrizations: weight_norm and spectral_norm (as torch.nn.utils.parametrizations)."""
 
-import ember
+from ..._C import mv
+from ..._ops.products import vdot
+from ...autograd.grad_mode import no_grad
 
 from .. import functional as F
 from ..modules.module import Module
@@ -77,10 +79,10 @@ class _SpectralNorm(Module):
 
     def _power_method(self, weight_mat, n_power_iterations):
         # In place, so that the estimate carries over from one forward to the next.
-        with ember.no_grad():
+        with no_grad():
             for _ in range(n_power_iterations):
-                self._u.copy_(F.normalize(ember.mv(weight_mat, self._v), dim=0, eps=self.eps))
-                self._v.copy_(F.normalize(ember.mv(weight_mat.t(), self._u), dim=0, eps=self.eps))
+                self._u.copy_(F.normalize(mv(weight_mat, self._v), dim=0, eps=self.eps))
+                self._v.copy_(F.normalize(mv(weight_mat.t(), self._u), dim=0, eps=self.eps))
 
     def forward(self, weight):
         if weight.dim() == 1:
@@ -89,7 +91,7 @@ class _SpectralNorm(Module):
         if self.training:
             self._power_method(weight_mat, self.n_power_iterations)
         u, v = self._u.clone(), self._v.clone()
-        sigma = ember.vdot(u, ember.mv(weight_mat, v))
+        sigma = vdot(u, mv(weight_mat, v))
         return weight / sigma
 
     def right_inverse(self, value):

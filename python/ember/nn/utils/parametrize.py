@@ -4,7 +4,7 @@ torch.nn.utils.parametrize (the module's class is swapped for a subclass with a 
 import contextlib
 import copy
 
-import ember
+from ...autograd.grad_mode import no_grad
 from ember._C import Tensor
 
 from ..modules.container import ModuleDict, ModuleList
@@ -43,7 +43,7 @@ class ParametrizationList(ModuleList):
         super().__init__(modules)
         self.unsafe = unsafe
         new = original
-        with ember.no_grad():
+        with no_grad():
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     new = module.right_inverse(new)
@@ -55,7 +55,7 @@ class ParametrizationList(ModuleList):
                     "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
                     f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}"
                 )
-            with ember.no_grad():
+            with no_grad():
                 if new is not original:
                     original.data = new.detach()
             _register_parameter_or_buffer(self, "original", original)
@@ -71,7 +71,7 @@ class ParametrizationList(ModuleList):
 
     def right_inverse(self, value):
         """Sets the originals so that the parametrized tensor becomes `value`."""
-        with ember.no_grad():
+        with no_grad():
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
@@ -167,7 +167,7 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     if parametrizations.is_tensor:
         original = parametrizations.original
         if leave_parametrized:
-            with ember.no_grad():
+            with no_grad():
                 original.data = getattr(module, tensor_name).detach()
     else:
         if not leave_parametrized:
@@ -175,7 +175,7 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
                 "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
                 "parametrized in terms of a sequence of tensors."
             )
-        with ember.no_grad():
+        with no_grad():
             t = getattr(module, tensor_name)
         if isinstance(parametrizations.original0, Parameter):
             original = Parameter(t.detach(), parametrizations.original0.requires_grad)
@@ -204,7 +204,7 @@ def transfer_parametrizations_and_params(from_module, to_module, tensor_name=Non
             setattr(to_module, name, Parameter(getattr(from_module, name).detach()))
         for p in plist:
             register_parametrization(to_module, name, p)
-        with ember.no_grad():
+        with no_grad():
             if plist.is_tensor:
                 to_module.parametrizations[name].original.copy_(plist.original)
             else:

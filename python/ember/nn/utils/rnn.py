@@ -2,7 +2,8 @@
 
 from collections import namedtuple
 
-import ember
+from ..._C import cat, int64, stack
+from ..._ops.creation import arange, empty_like, full, tensor, zeros
 from ember._C import Tensor
 
 __all__ = [
@@ -53,8 +54,8 @@ def invert_permutation(permutation):
     """The inverse of a permutation tensor (None stays None)."""
     if permutation is None:
         return None
-    output = ember.empty_like(permutation)
-    output.scatter_(0, permutation, ember.arange(0, permutation.numel(), dtype=permutation.dtype))
+    output = empty_like(permutation)
+    output.scatter_(0, permutation, arange(0, permutation.numel(), dtype=permutation.dtype))
     return output
 
 
@@ -74,7 +75,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         order = list(range(len(lengths)))
     else:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-        sorted_indices = ember.tensor(order, dtype=ember.int64)
+        sorted_indices = tensor(order, dtype=int64)
     if any(v <= 0 for v in lengths):
         raise RuntimeError(
             "Length of all samples has to be greater than 0, but found an element in 'lengths' "
@@ -92,8 +93,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         )
     max_len = sorted_lengths[0] if sorted_lengths else 0
     batch_sizes = [sum(1 for v in sorted_lengths if v > t) for t in range(max_len)]
-    data = ember.cat([input[t, : batch_sizes[t]] for t in range(max_len)], 0)
-    return PackedSequence(data, ember.tensor(batch_sizes, dtype=ember.int64), sorted_indices, None)
+    data = cat([input[t, : batch_sizes[t]] for t in range(max_len)], 0)
+    return PackedSequence(data, tensor(batch_sizes, dtype=int64), sorted_indices, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -115,17 +116,17 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     for b in sizes:
         step = data[offset : offset + b]
         if b < batch:
-            step = ember.cat(
-                [step, ember.full([batch - b] + trailing, padding_value, dtype=data.dtype)], 0
+            step = cat(
+                [step, full([batch - b] + trailing, padding_value, dtype=data.dtype)], 0
             )
         steps.append(step)
         offset += b
     for _ in range(total_length - max_len):
-        steps.append(ember.full([batch] + trailing, padding_value, dtype=data.dtype))
+        steps.append(full([batch] + trailing, padding_value, dtype=data.dtype))
     padded = (
-        ember.stack(steps, 0) if steps else ember.zeros([0, batch] + trailing, dtype=data.dtype)
+        stack(steps, 0) if steps else zeros([0, batch] + trailing, dtype=data.dtype)
     )
-    lengths = ember.tensor(sequence._lengths(), dtype=ember.int64)
+    lengths = tensor(sequence._lengths(), dtype=int64)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
         lengths = lengths.index_select(0, sequence.unsorted_indices)
@@ -139,7 +140,7 @@ def _pack_like(padded, like):
     if like.sorted_indices is not None:
         padded = padded.index_select(1, like.sorted_indices)
     sizes = like.batch_sizes.tolist()
-    data = ember.cat([padded[t, :b] for t, b in enumerate(sizes)], 0)
+    data = cat([padded[t, :b] for t, b in enumerate(sizes)], 0)
     return PackedSequence(data, like.batch_sizes, like.sorted_indices, like.unsorted_indices)
 
 
@@ -157,10 +158,10 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     for s in sequences:
         pad = max_len - s.size(0)
         if pad:
-            filler = ember.full([pad] + list(s.shape[1:]), padding_value, dtype=s.dtype)
-            s = ember.cat([s, filler] if padding_side == "right" else [filler, s], 0)
+            filler = full([pad] + list(s.shape[1:]), padding_value, dtype=s.dtype)
+            s = cat([s, filler] if padding_side == "right" else [filler, s], 0)
         padded.append(s)
-    return ember.stack(padded, 0 if batch_first else 1)
+    return stack(padded, 0 if batch_first else 1)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):

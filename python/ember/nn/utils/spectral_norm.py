@@ -1,6 +1,8 @@
 """spectral_norm / remove_spectral_norm: weight / sigma(weight), sigma by power iteration."""
 
-import ember
+from ..._C import dot, matmul
+from ..._ops.creation import empty
+from ...autograd.grad_mode import no_grad
 
 from ..parameter import Parameter
 from .weight_norm import _remove_norm_hook
@@ -40,16 +42,16 @@ class SpectralNorm:
         weight_mat = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             # The buffers are updated in place, so the estimate carries over between calls.
-            with ember.no_grad():
+            with no_grad():
                 for _ in range(self.n_power_iterations):
-                    v.copy_(_normalize(ember.matmul(weight_mat.t(), u), self.eps))
-                    u.copy_(_normalize(ember.matmul(weight_mat, v), self.eps))
+                    v.copy_(_normalize(matmul(weight_mat.t(), u), self.eps))
+                    u.copy_(_normalize(matmul(weight_mat, v), self.eps))
                 u, v = u.clone(), v.clone()
-        sigma = ember.dot(u, ember.matmul(weight_mat, v))
+        sigma = dot(u, matmul(weight_mat, v))
         return weight / sigma
 
     def remove(self, module):
-        with ember.no_grad():
+        with no_grad():
             weight = self.compute_weight(module, do_power_iteration=False)
         delattr(module, self.name)
         delattr(module, self.name + "_u")
@@ -69,10 +71,10 @@ class SpectralNorm:
                 )
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
-        with ember.no_grad():
+        with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
-            u = _normalize(ember.empty(h, dtype=weight.dtype).normal_(0, 1), fn.eps)
-            v = _normalize(ember.empty(w, dtype=weight.dtype).normal_(0, 1), fn.eps)
+            u = _normalize(empty(h, dtype=weight.dtype).normal_(0, 1), fn.eps)
+            v = _normalize(empty(w, dtype=weight.dtype).normal_(0, 1), fn.eps)
         delattr(module, fn.name)
         module.register_parameter(fn.name + "_orig", weight)
         setattr(module, fn.name, weight.data)

@@ -5,7 +5,8 @@ import copy
 import re
 import sys
 
-import ember
+from ..._C import float64, stack, Tensor
+from ..._ops.creation import as_tensor, tensor
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -47,12 +48,12 @@ def _like_sequence(elem, items):
 
 def default_convert(data):
     """Converts numpy arrays (and those inside mappings and sequences) to tensors; no batching."""
-    if isinstance(data, ember.Tensor):
+    if isinstance(data, Tensor):
         return data
     if _is_numpy(data):
         if data.ndim > 0 and _np_str_obj_array_pattern.search(data.dtype.str) is not None:
             return data
-        return ember.as_tensor(data)
+        return as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         return _like_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):
@@ -69,18 +70,18 @@ def default_collate(batch):
     with a leading batch dimension; dicts, tuples, lists and namedtuples are collated per field;
     strings stay a list."""
     elem = batch[0]
-    if isinstance(elem, ember.Tensor):
-        return ember.stack(batch, 0)
+    if isinstance(elem, Tensor):
+        return stack(batch, 0)
     if _is_numpy(elem):
         if elem.ndim > 0:
             if _np_str_obj_array_pattern.search(elem.dtype.str) is not None:
                 raise TypeError(_collate_err.format(elem.dtype))
-            return default_collate([ember.as_tensor(b) for b in batch])
-        return ember.as_tensor(sys.modules["numpy"].asarray(batch))  # keeps the scalars' dtype
+            return default_collate([as_tensor(b) for b in batch])
+        return as_tensor(sys.modules["numpy"].asarray(batch))  # keeps the scalars' dtype
     if isinstance(elem, float):
-        return ember.tensor(batch, dtype=ember.float64)
+        return tensor(batch, dtype=float64)
     if isinstance(elem, int):  # bool too: a bool tensor
-        return ember.tensor(batch)
+        return tensor(batch)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):

@@ -19,7 +19,11 @@ import sys
 import tempfile
 import traceback
 
-import ember
+from ... import _C
+from ..._C import (
+    bfloat16, float16, float32, float64, from_numpy, int16, int32, int64, int8, Tensor, uint8,
+)
+from ..._ops.random import manual_seed
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -194,7 +198,7 @@ def _map_tree(obj, leaf_type, fn):
 def _raw(t):
     # numpy has no bfloat16: move its bits as int16.
     t = t.detach().contiguous()
-    return (t.view(ember.int16) if t.dtype == ember.bfloat16 else t).numpy()
+    return (t.view(int16) if t.dtype == bfloat16 else t).numpy()
 
 
 def share(data, prefix, seq):
@@ -210,7 +214,7 @@ def share(data, prefix, seq):
         end += -(-arr.nbytes // _ALIGN) * _ALIGN
         return slot
 
-    tree = _map_tree(data, ember.Tensor, place)
+    tree = _map_tree(data, Tensor, place)
     if not placed:
         return data
     size = max(end, 1)
@@ -245,12 +249,12 @@ def unshare(data):
         os.unlink(data.path)
 
     def rebuild(slot):
-        if slot.dtype == ember.bfloat16:
+        if slot.dtype == bfloat16:
             arr = np.frombuffer(buf, np.int16, _numel(slot.shape), slot.offset)
-            t = ember.from_numpy(arr.reshape(slot.shape)).view(ember.bfloat16)
+            t = from_numpy(arr.reshape(slot.shape)).view(bfloat16)
         else:
             arr = np.frombuffer(buf, _NP_DTYPES[slot.dtype], _numel(slot.shape), slot.offset)
-            t = ember.from_numpy(arr.reshape(slot.shape))
+            t = from_numpy(arr.reshape(slot.shape))
         return t.requires_grad_() if slot.requires_grad else t
 
     return _map_tree(data.tree, _Slot, rebuild)
@@ -282,15 +286,15 @@ def _numel(shape):
 
 
 _NP_DTYPES = {
-    ember.uint8: "uint8",
-    ember.int8: "int8",
-    ember.int16: "int16",
-    ember.int32: "int32",
-    ember.int64: "int64",
-    ember.float16: "float16",
-    ember.float32: "float32",
-    ember.float64: "float64",
-    ember.bool: "bool",
+    uint8: "uint8",
+    int8: "int8",
+    int16: "int16",
+    int32: "int32",
+    int64: "int64",
+    float16: "float16",
+    float32: "float32",
+    float64: "float64",
+    _C.bool: "bool",
 }
 
 
@@ -299,7 +303,7 @@ _NP_DTYPES = {
 
 def _seed_worker(seed, base_seed, worker_id):
     random.seed(seed)
-    ember.manual_seed(seed)
+    manual_seed(seed)
     np = sys.modules.get("numpy")
     if np is not None:
         np.random.seed(

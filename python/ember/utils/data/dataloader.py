@@ -11,7 +11,8 @@ import sys
 import time
 import warnings
 
-import ember
+from ..._C import int64
+from ..._ops.creation import empty
 
 from . import _worker
 from ._collate import default_collate, default_convert
@@ -256,7 +257,7 @@ class _BaseIter:
         # Drawn whether or not there are workers, so workers=0 and workers=N consume the same
         # random numbers and shuffle the same way.
         self._base_seed = int(
-            ember.empty((), dtype=ember.int64).random_(generator=loader.generator).item()
+            empty((), dtype=int64).random_(generator=loader.generator).item()
         )
 
     def __iter__(self):

@@ -5,7 +5,7 @@ import itertools
 import math
 import warnings
 
-import ember
+from ..._ops.random import default_generator, randperm
 
 __all__ = [
     "Dataset",
@@ -132,7 +132,7 @@ def random_split(dataset, lengths, generator=None):
     """Splits ``dataset`` into non-overlapping random subsets of the given lengths, or of the
     given fractions (summing to 1; the remainder goes round-robin to the first splits)."""
     if generator is None:
-        generator = ember.default_generator
+        generator = default_generator
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths = []
         for i, frac in enumerate(lengths):
@@ -150,7 +150,7 @@ def random_split(dataset, lengths, generator=None):
                 )
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = ember.randperm(sum(lengths), generator=generator).tolist()
+    indices = randperm(sum(lengths), generator=generator).tolist()
     return [
         Subset(dataset, indices[offset - length : offset])
         for offset, length in zip(itertools.accumulate(lengths), lengths)

@@ -7,7 +7,8 @@ drop the tail with drop_last), then every num_replicas-th index from rank.
 
 import math
 
-import ember
+from ..._C import Generator
+from ..._ops.random import randperm
 from ember import distributed as dist
 
 from .sampler import Sampler
@@ -43,9 +44,9 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         n = len(self.dataset)
         if self.shuffle:
-            g = ember.Generator()
+            g = Generator()
             g.manual_seed(self.seed + self.epoch)
-            indices = ember.randperm(n, generator=g).tolist()
+            indices = randperm(n, generator=g).tolist()
         else:
             indices = list(range(n))
         if self.drop_last:

@@ -2,7 +2,9 @@
 
 import itertools
 
-import ember
+from ..._C import float64, Generator, int64
+from ..._ops.creation import as_tensor, empty
+from ..._ops.random import multinomial, randint, randperm
 
 __all__ = [
     "Sampler",
@@ -39,8 +41,8 @@ class SequentialSampler(Sampler):
 
 def _fresh_generator():
     # Drawn from the default generator, so ember.manual_seed fixes every epoch's order.
-    seed = int(ember.empty((), dtype=ember.int64).random_().item())
-    g = ember.Generator()
+    seed = int(empty((), dtype=int64).random_().item())
+    g = Generator()
     g.manual_seed(seed)
     return g
 
@@ -72,16 +74,16 @@ class RandomSampler(Sampler):
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from ember.randint(
-                    high=n, size=(32,), dtype=ember.int64, generator=generator
+                yield from randint(
+                    high=n, size=(32,), dtype=int64, generator=generator
                 ).tolist()
-            yield from ember.randint(
-                high=n, size=(self.num_samples % 32,), dtype=ember.int64, generator=generator
+            yield from randint(
+                high=n, size=(self.num_samples % 32,), dtype=int64, generator=generator
             ).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from ember.randperm(n, generator=generator).tolist()
-            yield from ember.randperm(n, generator=generator).tolist()[: self.num_samples % n]
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -95,7 +97,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in ember.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -114,7 +116,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(
                 f"replacement should be a boolean value, but got replacement={replacement}"
             )
-        weights_tensor = ember.as_tensor(weights, dtype=ember.float64)
+        weights_tensor = as_tensor(weights, dtype=float64)
         if len(weights_tensor.shape) != 1:
             raise ValueError(
                 "weights should be a 1d sequence but given weights have shape "
@@ -126,7 +128,7 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        rand_tensor = ember.multinomial(
+        rand_tensor = multinomial(
             self.weights, self.num_samples, self.replacement, generator=self.generator
         )
         yield from iter(rand_tensor.tolist())

@@ -1,0 +1,40 @@
+"""backward and grad: the entry points to the C++ autograd engine."""
+
+from .. import _C
+from .._C import Tensor
+
+
+def _seq(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulates gradients of `tensors` into the leaves' `.grad`."""
+    tensors = _seq(tensors)
+    grads = _seq(grad_tensors if grad_tensors is not None else grad_variables) or [None] * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    _C._backward(tensors, grads, retain_graph, create_graph, _seq(inputs))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Returns d(outputs)/d(inputs) without touching `.grad`."""
+    single = isinstance(inputs, Tensor)
+    outs = _seq(outputs)
+    go = _seq(grad_outputs)
+    if go is not None:
+        go = [g if g is not None else None for g in go]
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    result = _C._grad(outs, _seq(inputs), go, retain_graph, create_graph, allow_unused)
+    if materialize_grads:
+        from .._ops.creation import zeros_like
+
+        result = tuple(zeros_like(i) if r is None else r for r, i in zip(result, _seq(inputs)))
+    return result if not single else tuple(result)
