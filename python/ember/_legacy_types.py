@@ -2,11 +2,10 @@
 programs still call, and isinstance checks by dtype; Tensor.type accepts them and their names."""
 
 from . import _C
-from ._C import set_default_dtype
+from ._C import set_default_dtype, Tensor
 from ._ops.creation import empty, tensor
-from ._size import Size
-from ._C import Tensor
 from ._ops.tensor import type as _tensor_type
+from ._size import Size
 
 _TYPES = {
     "FloatTensor": "float32",

@@ -2,6 +2,7 @@
 ember.multiprocessing for what is and is not shared)."""
 
 import mmap
+from ._C import from_numpy, int16
 
 
 _NP_NAMES = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64",
@@ -13,18 +14,16 @@ def share_memory_(self):
     forked afterwards see each other's in-place writes. A no-op if already shared."""
     import numpy as np
 
-    import ember
-
     if is_shared(self):
         return self
     name = str(self.dtype).replace("torch.", "")
     src = self.detach().contiguous()
     if name == "bfloat16":  # numpy has no bfloat16: move the raw 16-bit words
-        src, name = src.view(ember.int16), "int16"
+        src, name = src.view(int16), "int16"
     buf = mmap.mmap(-1, max(self.nbytes, 1), flags=mmap.MAP_SHARED)
     arr = np.frombuffer(buf, np.dtype(_NP_NAMES[name]), self.numel()).reshape(tuple(self.shape))
     arr[...] = src.numpy()
-    shared = ember.from_numpy(arr)  # zero-copy: the mapping lives as long as the tensor data
+    shared = from_numpy(arr)  # zero-copy: the mapping lives as long as the tensor data
     if shared.dtype != self.dtype:
         shared = shared.view(self.dtype)
     self.data = shared

@@ -2,6 +2,9 @@
 torch.Tensor, over ember's storages (a storage is the flat buffer that views share)."""
 
 import math
+from ._C import uint8
+from ._ops.creation import empty
+from .autograd.grad_mode import no_grad
 
 
 
@@ -34,9 +37,7 @@ class UntypedStorage:
         return 1
 
     def tolist(self):
-        import ember
-
-        return _whole(self._tensor).contiguous().view(ember.uint8).tolist()
+        return _whole(self._tensor).contiguous().view(uint8).tolist()
 
     def __eq__(self, other):
         return isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr()
@@ -91,8 +92,6 @@ def _sizes(args):
 def resize_(self, *sizes, memory_format=None):
     """Gives the tensor `sizes` with contiguous strides at its offset, reusing its storage when
     large enough; otherwise a bigger storage keeps the old elements in their flat order."""
-    import ember
-
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     sizes = tuple(int(s) for s in _sizes(sizes))
@@ -105,9 +104,9 @@ def resize_(self, *sizes, memory_format=None):
     if n <= room:
         self.data = self.as_strided(sizes, strides, offset)
         return self
-    bigger = ember.empty(n, dtype=self.dtype)
+    bigger = empty(n, dtype=self.dtype)
     keep = max(room, 0)
-    with ember.no_grad():
+    with no_grad():
         bigger[:keep] = _whole(self)[offset:offset + keep]
     self.data = bigger.view(sizes)
     return self
@@ -120,10 +119,8 @@ def resize_as_(self, other, memory_format=None):
 def set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Makes the tensor a view of `source`'s storage (all of it when only source is given);
     with no argument, an empty tensor."""
-    import ember
-
     if source is None:
-        self.data = ember.empty(0, dtype=self.dtype)
+        self.data = empty(0, dtype=self.dtype)
     elif size is None:
         self.data = source
     else:

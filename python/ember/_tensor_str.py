@@ -1,6 +1,9 @@
 """Tensor printing in PyTorch's exact format (precision 4, threshold 1000, edgeitems 3, width 80)."""
 
 import math
+from . import _C
+from ._C import bfloat16, float16, get_default_dtype, int64
+from .autograd.grad_mode import no_grad
 
 
 class _PrintOptions:
@@ -135,10 +138,8 @@ def _str_with_formatter(t, indent, summarize, fmt):
 
 
 def _tensor_str(t, indent):
-    import ember
-
     summarize = t.numel() > PRINT_OPTS.threshold
-    if t.dtype in (ember.float16, ember.bfloat16):
+    if t.dtype in (float16, bfloat16):
         t = t.float()
     values = _summarized_values(t) if summarize else _flat_values(t)
     fmt = _Formatter(values, t.is_floating_point())
@@ -158,12 +159,10 @@ def _add_suffixes(tensor_str, suffixes, indent):
 
 
 def tensor_str(t, prefix="tensor("):
-    import ember
-
     indent = len(prefix)
     suffixes = []
-    default = ember.get_default_dtype()
-    with ember.no_grad():
+    default = get_default_dtype()
+    with no_grad():
         if t.numel() == 0:
             if t.dim() != 1:
                 suffixes.append("size=" + str(tuple(t.shape)))
@@ -171,7 +170,7 @@ def tensor_str(t, prefix="tensor("):
                 suffixes.append("dtype=" + repr(t.dtype))
             body = "[]"
         else:
-            if t.dtype not in (default, ember.int64, ember.bool):
+            if t.dtype not in (default, int64, _C.bool):
                 suffixes.append("dtype=" + repr(t.dtype))
             body = _tensor_str(t.detach(), indent)
     if t.grad_fn is not None:

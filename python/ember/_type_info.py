@@ -1,5 +1,7 @@
 """torch.finfo and torch.iinfo: numerical limits of ember's dtypes."""
 
+from ._C import get_default_dtype
+
 __all__ = ["finfo", "iinfo"]
 
 _SCALAR_TYPE_NAMES = {
@@ -20,10 +22,8 @@ _BFLOAT16 = {"bits": 16, "eps": 2.0 ** -7, "max": float.fromhex("0x1.fep127"),
 
 
 def _dtype_name(dtype):
-    import ember
-
     if dtype is None:
-        dtype = ember.get_default_dtype()
+        dtype = get_default_dtype()
     name = str(dtype).replace("torch.", "")
     return dtype, name
 

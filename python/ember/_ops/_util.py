@@ -1,8 +1,7 @@
 """Helpers the op families share."""
 
-from .._C import get_default_dtype, result_type
+from .._C import get_default_dtype, result_type, Tensor
 from .creation import full, scalar_tensor, tensor
-from .._C import Tensor
 
 
 def _t(x, like=None):

@@ -5,9 +5,8 @@ import math
 import sys
 import warnings
 
-from .._C import bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
 from .. import _C
-from .._C import Tensor
+from .._C import bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt, Tensor
 from .._device import check_device
 
 __all__ = [

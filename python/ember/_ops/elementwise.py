@@ -9,11 +9,12 @@ from .._C import (
     float64, from_numpy, get_default_dtype, isinf, isnan, lgamma, log, log1p, maximum, polygamma,
     promote_types, result_type, sin, stack, sub,
 )
-from .creation import full, ones, ones_like, zeros
-from .index import where
-from .._C import Tensor
+from .. import return_types
+from .._C import lerp, Tensor
 from .._type_info import scalar_type_name
 from ._util import _float, _t
+from .creation import full, ones, ones_like, zeros
+from .index import where
 
 __all__ = [
     "xlogy",
@@ -194,8 +195,6 @@ def mvlgamma(input, p):
 
 
 def frexp(input):
-    from .. import return_types
-
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     a = input.detach().numpy()
@@ -261,9 +260,7 @@ arctan, arctanh = atan, atanh
 
 
 def lerp_(self, end, weight):
-    import ember
-
-    return self.copy_(ember.lerp(self, end, weight))
+    return self.copy_(lerp(self, end, weight))
 
 
 def clamp_min(self, min):

@@ -3,10 +3,9 @@
 import builtins
 import operator
 
-from .._C import broadcast_shapes, from_numpy, int64, isnan
-from .creation import tensor
 from .. import _C
-from .._C import Tensor
+from .._C import broadcast_shapes, from_numpy, int64, isnan, Tensor
+from .creation import tensor
 
 __all__ = [
     "where",

@@ -1,10 +1,9 @@
 """torch's top-level linear algebra over ember.linalg's factorizations (det, inverse, svd, qr, cholesky and LU forms)."""
 
 from . import creation as _creation
-from .. import linalg
+from .. import linalg, return_types
 from .creation import full, zeros
 from .index import where
-from .. import return_types
 
 __all__ = [
     "det",

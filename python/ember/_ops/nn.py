@@ -1,7 +1,7 @@
 """torch's top-level forms of neural-network ops whose signatures differ from torch.nn.functional's (the others the package root imports from ember.nn.functional itself)."""
 
-from ..nn import functional
 from .. import _C
+from ..nn import functional
 
 _nn = _C._nn
 

@@ -4,9 +4,8 @@ import builtins
 import math
 
 from .. import _C
-from .._C import addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack
+from .._C import addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack, Tensor
 from .creation import zeros
-from .._C import Tensor
 
 __all__ = [
     "trace",

@@ -2,11 +2,10 @@
 
 import math
 
-from .._C import ceil, erfinv, exp, float64, log1p, tan, uint8
-from ..autograd.grad_mode import no_grad
 from .. import _C
-from .._C import Tensor
+from .._C import ceil, erfinv, exp, float64, log1p, tan, Tensor, uint8
 from .._device import check_device
+from ..autograd.grad_mode import no_grad
 from .creation import _finish, _like, _size, empty, empty_like, tensor
 
 __all__ = [

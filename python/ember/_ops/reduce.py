@@ -1,12 +1,11 @@
 """Reductions and statistics: extremes, variance, norms, NaN-ignoring sums, cumulative and integral forms, covariance, histograms."""
 
-from .._C import broadcast_shapes, exp, isinf, isnan, log, mm
-from .creation import full, linspace, ones, ones_like, zeros
-from .index import bucketize, where
 from .. import _C, return_types
-from .._C import Tensor
+from .._C import broadcast_shapes, exp, isinf, isnan, log, mm, Tensor
 from .._type_info import scalar_type_name
 from ._util import _float
+from .creation import full, linspace, ones, ones_like, zeros
+from .index import bucketize, where
 
 __all__ = [
     "max",

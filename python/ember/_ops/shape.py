@@ -5,11 +5,10 @@ import functools
 import itertools
 import math
 
-from .._C import cat, hstack, int64, meshgrid, promote_types, stack
+from .. import _C
+from .._C import cat, hstack, int64, meshgrid, promote_types, stack, Tensor
 from .creation import empty, eye, tensor, zeros
 from .index import where
-from .. import _C
-from .._C import Tensor
 
 __all__ = [
     "diff",

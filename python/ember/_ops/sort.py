@@ -1,11 +1,10 @@
 """Sorting and order statistics: sort, top-k, medians, modes, quantiles, cumulative extremes, unique values."""
 
-from .._C import cat, int64, isnan
+from .. import _C, return_types
+from .._C import cat, int64, isnan, Tensor
 from .creation import full, ones_like, tensor, zeros
 from .index import where
 from .shape import diff
-from .. import _C, return_types
-from .._C import Tensor
 
 __all__ = [
     "sort",

@@ -3,12 +3,16 @@ numbers, iteration, numpy, copy and pickle), dtype conversions, new_* factories 
 hooks. These are method implementations; _tensor_methods installs them on Tensor."""
 
 import builtins
+import warnings
 
-from .creation import empty_strided, tensor
+from . import creation
 from .. import _C
-from .._C import Tensor
+from .._C import from_numpy, Tensor
 from .._device import check_device
 from .._tensor_str import tensor_str
+from ..autograd._engine import backward as _backward
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import wrap_node
 
 __all__ = []
 
@@ -72,17 +76,15 @@ def __array__(self, dtype=None, copy=None):
 
 def __array_wrap__(self, array, context=None, return_scalar=False):
     """A numpy ufunc applied to a tensor gives a tensor (bool results as uint8, as torch's)."""
-    import ember
-
     if array.dtype == bool:
         array = array.astype("uint8")
-    return ember.from_numpy(array)
+    return from_numpy(array)
 
 
 def __deepcopy__(self, memo):
     if id(self) in memo:
         return memo[id(self)]
-    with _no_grad():
+    with no_grad():
         new = self.clone()
     if self.requires_grad:
         new.requires_grad_(True)
@@ -98,18 +100,10 @@ def __reduce_ex__(self, proto):
 
 
 def _rebuild(array, dtype_name, requires_grad):
-    import ember
-
-    t = ember.tensor(array, dtype=getattr(ember, dtype_name))
+    t = creation.tensor(array, dtype=getattr(_C, dtype_name))
     if requires_grad:
         t.requires_grad_(True)
     return t
-
-
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
-
-    return no_grad()
 
 
 def to(self, *args, **kwargs):
@@ -162,29 +156,24 @@ def cuda(self, device=None, non_blocking=False):
 
 def _new(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
-        import ember
 
-        return getattr(ember, fn)(*size, dtype=dtype or self.dtype, requires_grad=requires_grad, **kwargs)
+        return getattr(creation, fn)(
+            *size, dtype=dtype or self.dtype, requires_grad=requires_grad, **kwargs
+        )
 
     return method
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    import ember
-
-    return ember.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return creation.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-    import ember
-
-    return ember.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    from .. import autograd
-
-    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def register_hook(self, hook):
@@ -192,8 +181,6 @@ def register_hook(self, hook):
 
 
 def _grad_fn(self):
-    from ..autograd.graph import wrap_node
-
     return wrap_node(self._grad_fn)
 
 
@@ -205,8 +192,6 @@ def _grad_warning_getter(base):
 
     def get(self):
         if not self.is_leaf and not self.retains_grad and self.requires_grad:
-            import warnings
-
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
                 ".grad attribute won't be populated during autograd.backward(). If you indeed want "
@@ -225,18 +210,18 @@ def where(self, condition, other):
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **_):
-    return empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return creation.empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 def _apply_(self, callable):
     values = [callable(v) for v in self.reshape(-1).tolist()]
-    return self.copy_(tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self.copy_(creation.tensor(values, dtype=self.dtype).reshape(self.shape))
 
 
 def _map_(self, other, callable):
     other = other.expand_as(self)
     values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other.reshape(-1).tolist())]
-    return self.copy_(tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self.copy_(creation.tensor(values, dtype=self.dtype).reshape(self.shape))
 
 
 class _RemovableHandle:

@@ -2,6 +2,7 @@
 
 from .. import _C
 from .._C import Tensor
+from .._ops.creation import zeros_like
 from .grad_mode import no_grad
 
 
@@ -93,9 +94,7 @@ class Function(metaclass=_FunctionMeta):
         def backward(grads):
             grads = list(grads)
             if ctx.materialize_grads:
-                import ember
-
-                grads = [ember.zeros_like(o) if g is None else g for g, o in zip(grads, tensor_outputs)]
+                grads = [zeros_like(o) if g is None else g for g, o in zip(grads, tensor_outputs)]
             result = cls.backward(ctx, *grads)
             if not isinstance(result, tuple):
                 result = (result,)

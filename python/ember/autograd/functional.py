@@ -3,11 +3,10 @@
 Inputs and outputs are a Tensor or a tuple of Tensors; results take torch's nesting (a tuple per
 output of tuples per input, collapsed where the caller passed single tensors)."""
 
-from ._engine import grad
-from .._C import stack
+from .._C import stack, Tensor
 from .._ops.creation import ones_like, zeros, zeros_like
+from ._engine import grad
 from .grad_mode import enable_grad
-from .._C import Tensor
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
 

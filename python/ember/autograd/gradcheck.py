@@ -1,6 +1,9 @@
 """Finite-difference checks of analytical gradients (float64 inputs recommended)."""
 
-from .._C import Tensor
+from .._C import float64, stack, Tensor
+from .._ops.creation import zeros, zeros_like
+from .._ops.random import randn
+from ._engine import grad
 
 
 class GradcheckError(RuntimeError):
@@ -12,8 +15,6 @@ def _as_tuple(x):
 
 
 def _numerical_jacobian(fn, inputs, out_index, eps):
-    import ember
-
     # fn runs with grad mode on: gradgradcheck's fn differentiates inside itself.
     out = _as_tuple(fn(*inputs))[out_index]
     jac = []
@@ -31,26 +32,24 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
             minus = _as_tuple(fn(*inputs))[out_index].detach().double().flatten().clone()
             flat[i] = orig
             cols.append((plus - minus) / (2 * eps))
-        jac.append(ember.stack(cols, 1) if cols else ember.zeros(out.numel(), 0, dtype=ember.float64))
+        jac.append(stack(cols, 1) if cols else zeros(out.numel(), 0, dtype=float64))
     return jac
 
 
 def _analytical_jacobian(fn, inputs, out_index, create=False):
-    import ember
-
     out = _as_tuple(fn(*inputs))[out_index]
     diff_inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     rows = [[] for _ in diff_inputs]
     flat_n = out.numel()
     for j in range(flat_n):
-        g = ember.zeros(flat_n, dtype=out.dtype)
+        g = zeros(flat_n, dtype=out.dtype)
         g[j] = 1
-        grads = ember.autograd.grad(out, diff_inputs, g.reshape(out.shape), retain_graph=True,
+        grads = grad(out, diff_inputs, g.reshape(out.shape), retain_graph=True,
                                     allow_unused=True)
         for k, (gi, x) in enumerate(zip(grads, diff_inputs)):
-            rows[k].append(ember.zeros(x.numel(), dtype=ember.float64) if gi is None
+            rows[k].append(zeros(x.numel(), dtype=float64) if gi is None
                            else gi.detach().reshape(-1).double())
-    return [ember.stack(r, 0) if r else ember.zeros(0, x.numel(), dtype=ember.float64)
+    return [stack(r, 0) if r else zeros(0, x.numel(), dtype=float64)
             for r, x in zip(rows, diff_inputs)]
 
 
@@ -79,19 +78,17 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, **_):
     """gradcheck of the gradient function itself (second derivatives)."""
-    import ember
-
     inputs = _as_tuple(inputs)
     outs = _as_tuple(func(*inputs))
     if grad_outputs is None:
-        grad_outputs = tuple(ember.randn(o.shape, dtype=o.dtype, requires_grad=True) for o in outs)
+        grad_outputs = tuple(randn(o.shape, dtype=o.dtype, requires_grad=True) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     def first_grads(*args):
         xs, gos = args[: len(inputs)], args[len(inputs):]
         out = _as_tuple(func(*xs))
         d = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
-        grads = ember.autograd.grad(out, d, gos, create_graph=True, allow_unused=True)
-        return tuple(g if g is not None else ember.zeros_like(x) for g, x in zip(grads, d))
+        grads = grad(out, d, gos, create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else zeros_like(x) for g, x in zip(grads, d))
 
     return gradcheck(first_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

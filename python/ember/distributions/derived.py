@@ -3,10 +3,10 @@ and expand follow): LogNormal, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto."
 
 import math
 
+from . import constraints
 from .. import _type_info
 from .._ops.creation import full, full_like, ones_like, zeros_like
 from .._ops.index import where
-from . import constraints
 from .basic import Cauchy, Exponential, Normal, Uniform
 from .transformed import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform

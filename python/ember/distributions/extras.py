@@ -4,6 +4,7 @@ FisherSnedecor, LogisticNormal."""
 import math
 from numbers import Number
 
+from . import constraints
 from .._ops.creation import full_like, ones_like, zeros_like
 from .._ops.index import where
 from .._ops.random import rand
@@ -11,11 +12,10 @@ from .._size import Size
 from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
 from ..nn import functional
-from . import constraints
 from .basic import Normal
 from .counts import _Trials
 from .discrete import _BinaryParams, _one_of
-from .distribution import Distribution, ExponentialFamily, expand_params
+from .distribution import Distribution, expand_params, ExponentialFamily
 from .gamma import Gamma
 from .samplers import poisson
 from .transformed import TransformedDistribution

@@ -4,6 +4,7 @@ rsample differentiates through the draws (Note [Gamma reparameterization] in sam
 import math
 from numbers import Real
 
+from . import constraints
 from .._C import stack
 from .._ops.creation import full_like, tensor
 from .._ops.elementwise import xlogy
@@ -12,8 +13,7 @@ from .._ops.random import randn
 from .._size import Size
 from .._type_info import finfo
 from ..nn import functional
-from . import constraints
-from .distribution import Distribution, ExponentialFamily, expand_params
+from .distribution import Distribution, expand_params, ExponentialFamily
 from .samplers import gamma_rsample, gammainc
 from .utils import broadcast_all
 

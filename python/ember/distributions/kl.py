@@ -14,7 +14,7 @@ from .derived import Gumbel, Pareto
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Dirichlet, Gamma
-from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal, _mahalanobis
+from .multivariate_normal import _mahalanobis, LowRankMultivariateNormal, MultivariateNormal
 from .transformed import Independent, TransformedDistribution
 from .utils import euler_constant, sum_rightmost
 

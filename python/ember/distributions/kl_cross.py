@@ -16,7 +16,7 @@ from .extras import ContinuousBernoulli
 from .gamma import Beta, Gamma
 from .kl import register_kl
 from .utils import euler_constant
-from .wishart import Wishart, _mvdigamma
+from .wishart import _mvdigamma, Wishart
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 

@@ -2,6 +2,7 @@
 
 import math
 
+from . import constraints
 from .. import linalg
 from .._C import cat
 from .._ops.creation import arange, zeros
@@ -10,7 +11,6 @@ from .._ops.random import randn
 from .._size import Size
 from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
-from . import constraints
 from .distribution import Distribution
 from .gamma import Beta
 from .utils import broadcast_all

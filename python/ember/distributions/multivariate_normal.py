@@ -3,12 +3,12 @@ of the covariance (Sigma = L L^T): log_prob needs |L^-1 (x - loc)|^2 and sum(log
 
 import math
 
+from . import constraints
 from .. import linalg
 from .._C import broadcast_shapes, broadcast_tensors, matmul
 from .._ops import creation as _creation
 from .._ops.random import randn
 from .._size import Size
-from . import constraints
 from .distribution import Distribution
 from .utils import lazy_property
 

@@ -10,8 +10,8 @@ import operator
 import weakref
 from functools import reduce
 
-from .._ops.creation import zeros_like
 from . import constraints
+from .._ops.creation import zeros_like
 from .utils import sum_rightmost
 
 __all__ = ["ComposeTransform", "IndependentTransform", "Transform", "identity_transform"]

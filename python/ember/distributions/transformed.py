@@ -1,9 +1,9 @@
 """Independent and TransformedDistribution: distributions built from another one by
 reinterpreting batch dims as event dims, or by pushing samples through transforms."""
 
+from . import constraints
 from .._size import Size
 from ..autograd.grad_mode import no_grad
-from . import constraints
 from .distribution import Distribution
 from .transforms import ComposeTransform, Transform
 from .utils import sum_rightmost

@@ -3,12 +3,12 @@ softmax, stick-breaking and the Cholesky-factor maps."""
 
 import math
 
+from . import constraints
 from .. import _type_info, linalg
 from .._C import broadcast_shapes, Tensor
 from .._ops.creation import arange, eye, full_like, tensor
 from .._size import Size
 from ..nn import functional
-from . import constraints
 from .transform_base import Transform
 from .utils import clamp_probs, sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 

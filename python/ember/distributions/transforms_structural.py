@@ -2,10 +2,10 @@
 StackTransform (pieces along a dim, each with its own transform), and
 CumulativeDistributionTransform (a distribution's cdf)."""
 
+from . import constraints
 from .._C import cat, stack
 from .._ops.creation import zeros
 from .._size import Size
-from . import constraints
 from .transform_base import Transform
 from .utils import sum_rightmost
 

@@ -3,6 +3,7 @@
 import math
 from numbers import Number
 
+from . import constraints
 from .. import linalg
 from .._C import broadcast_shapes
 from .._ops import creation as _creation
@@ -13,7 +14,6 @@ from .._ops.linalg import cholesky_solve
 from .._ops.random import randn
 from .._size import Size
 from .._type_info import finfo
-from . import constraints
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Chi2
 from .utils import lazy_property

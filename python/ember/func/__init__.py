@@ -8,10 +8,9 @@ parameters and buffers for the call."""
 import contextlib
 
 from .. import autograd
-from .._C import stack
+from .._C import stack, Tensor
 from .._ops.creation import zeros, zeros_like
 from ..autograd.grad_mode import enable_grad
-from .._C import Tensor
 
 __all__ = [
     "vmap",

@@ -5,18 +5,16 @@ whose backward is written in public ops (so double backward works): see _functio
 
 import math
 
-from .. import _C
-from .._C import _linalg, broadcast_shapes, int64, maximum, stack
+from .. import _C, return_types
+from .._C import _linalg, broadcast_shapes, int64, maximum, stack, Tensor
 from .._ops import creation as _creation
 from .._ops.creation import as_tensor, ones, zeros
 from .._ops.index import where
-from .._type_info import finfo
-from .. import return_types
-from .._C import Tensor
-from .._type_info import scalar_type_name
 from .._ops.products import cross as _cross
-from ._functions import LinAlgError, _check, _cholesky, _eigh, _qr, _solve, _solve_triangular, _svd
-from ._functions import _det, _slogdet
+from .._type_info import finfo, scalar_type_name
+from ._functions import (
+    _check, _cholesky, _det, _eigh, _qr, _slogdet, _solve, _solve_triangular, _svd, LinAlgError,
+)
 from ._lu import lu, lu_solve
 
 __all__ = [

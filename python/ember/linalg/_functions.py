@@ -10,8 +10,8 @@ from .._ops import creation as _creation
 from .._ops.creation import arange, ones, zeros, zeros_like
 from .._ops.index import where
 from .._ops.shape import diag_embed
-from ..autograd.function import Function
 from .._type_info import scalar_type_name
+from ..autograd.function import Function
 
 
 class LinAlgError(RuntimeError):

@@ -4,9 +4,9 @@ solves are differentiable in B (through the triangular solves)."""
 
 import math
 
+from .. import return_types
 from .._ops import creation as _creation
 from .._ops.creation import eye, tensor
-from .. import return_types
 
 
 def _permutation(pivots, m, dtype):

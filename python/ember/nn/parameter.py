@@ -1,7 +1,7 @@
 """Parameter and Buffer: tensors that a Module registers by assignment."""
 
+from .._C import Tensor
 from .._ops.creation import empty
-from ember._C import Tensor
 
 
 class Parameter(Tensor):

@@ -3,7 +3,7 @@
 import math
 import types
 
-from ._lr_base import LRScheduler, _check_optimizer, _per_group, _set_group_value
+from ._lr_base import _check_optimizer, _per_group, _set_group_value, LRScheduler
 
 __all__ = ["CyclicLR", "OneCycleLR"]
 

@@ -4,7 +4,7 @@ write a value per parameter group (shared by lr_scheduler, _cyclic_lr and swa_ut
 import warnings
 
 from .._C import Tensor
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import _to_scalar, Optimizer
 
 
 _EPOCH_DEPRECATION = (

@@ -7,7 +7,7 @@ tensor op) rather than fused kernels: correct first; a fused kernel comes when a
 from .._C import amax, cat, lerp
 from ..autograd.grad_mode import no_grad
 
-from .optimizer import _FusedOptimizer, _check_betas, _to_scalar
+from .optimizer import _check_betas, _FusedOptimizer, _to_scalar
 
 __all__ = ["Adadelta", "Adamax"]
 

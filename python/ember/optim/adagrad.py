@@ -1,7 +1,7 @@
 """torch.optim.Adagrad over the fused ember._C._optim.adagrad kernel."""
 
+from .. import _C
 from .._ops.creation import full_like, tensor
-from ember import _C
 
 from .optimizer import (_FusedOptimizer, _check_fused, _check_hparams, _get_scalar_dtype,
                         _to_scalar)

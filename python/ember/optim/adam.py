@@ -1,9 +1,9 @@
 """torch.optim.Adam over the fused ember._C._optim.adam kernel."""
 
+from .. import _C
 from .._C import Tensor
-from ember import _C
 
-from .optimizer import _FusedOptimizer, _check_betas, _check_fused, _to_scalar
+from .optimizer import _check_betas, _check_fused, _FusedOptimizer, _to_scalar
 
 __all__ = ["Adam"]
 

@@ -7,7 +7,7 @@ from .._C import lerp
 from .._ops.creation import tensor
 from ..autograd.grad_mode import no_grad
 
-from .optimizer import _FusedOptimizer, _check_betas, _get_scalar_dtype, _to_scalar
+from .optimizer import _check_betas, _FusedOptimizer, _get_scalar_dtype, _to_scalar
 
 __all__ = ["NAdam", "RAdam"]
 

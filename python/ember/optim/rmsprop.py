@@ -1,8 +1,8 @@
 """torch.optim.RMSprop over the fused ember._C._optim.rmsprop kernel."""
 
-from ember import _C
+from .. import _C
 
-from .optimizer import _FusedOptimizer, _check_hparams, _to_scalar
+from .optimizer import _check_hparams, _FusedOptimizer, _to_scalar
 
 __all__ = ["RMSprop"]
 

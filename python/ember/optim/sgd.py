@@ -1,8 +1,8 @@
 """torch.optim.SGD over the fused ember._C._optim.sgd kernel."""
 
-from ember import _C
+from .. import _C
 
-from .optimizer import _FusedOptimizer, _check_fused, _to_scalar
+from .optimizer import _check_fused, _FusedOptimizer, _to_scalar
 
 __all__ = ["SGD"]
 

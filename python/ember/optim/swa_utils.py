@@ -10,7 +10,7 @@ from .._ops.creation import tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules import batchnorm
 
-from ._lr_base import LRScheduler, _per_group
+from ._lr_base import _per_group, LRScheduler
 
 __all__ = [
     "AveragedModel",

@@ -2,10 +2,10 @@
 
 import warnings
 
+from ... import _C
 from ..._C import cat, cumsum
 from ..._ops.creation import empty_like, zeros
 from ..._ops.index import where
-from ember import _C
 
 _nn = _C._nn
 

@@ -7,10 +7,10 @@ legacy ``size_average``/``reduce`` arguments map onto them as in torch.
 import math
 import warnings
 
+from ... import _C
 from ..._C import broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum, Tensor
 from ..._ops.creation import ones_like, tensor
 from ...autograd.grad_mode import no_grad
-from ember import _C
 
 _nn = _C._nn
 

@@ -7,9 +7,9 @@ K = kD*kH*kW views gives the im2col matrix, so one matmul (convolution) or one r
 
 import math
 
-from ._spatial import pad
 from ..._C import cat, matmul, stack
 from ..._ops.creation import arange, ones, zeros
+from ._spatial import pad
 
 __all__ = [
     "conv3d",

@@ -3,8 +3,8 @@
 import warnings
 import weakref
 
-from ember._C import Tensor
-from ember.autograd.function import Function
+from ..._C import Tensor
+from ...autograd.function import Function
 
 
 class RemovableHandle:

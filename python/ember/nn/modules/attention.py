@@ -2,8 +2,7 @@
 
 from ..._ops.creation import empty
 
-from .. import functional as F
-from .. import init
+from .. import functional as F, init
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module

@@ -5,10 +5,10 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from itertools import chain, islice
 
-from ember._C import Tensor
+from ..._C import Tensor
 
 from ..parameter import Parameter
-from .module import Module, _addindent
+from .module import _addindent, Module
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 

@@ -10,9 +10,10 @@ from ..._C import int64
 from ..._ops.creation import tensor
 from ...autograd.grad_mode import no_grad
 
-from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .batchnorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from ..parameter import is_lazy, UninitializedBuffer, UninitializedParameter
+from .batchnorm import (
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+)
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 

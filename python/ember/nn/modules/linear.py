@@ -4,8 +4,7 @@ import math
 
 from ..._ops.creation import empty
 
-from .. import functional as F
-from .. import init
+from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 

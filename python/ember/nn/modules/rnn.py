@@ -8,8 +8,7 @@ from ..._C import _nn
 from ..._ops import creation as _creation
 from ..._ops.creation import empty
 
-from .. import functional as F
-from .. import init
+from .. import functional as F, init
 from ..parameter import Parameter
 from ..utils import rnn as rnn_utils
 from .module import Module

@@ -3,8 +3,7 @@
 from ..._ops.creation import empty
 from ...autograd.grad_mode import no_grad
 
-from .. import functional as F
-from .. import init
+from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 

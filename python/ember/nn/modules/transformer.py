@@ -5,8 +5,7 @@ import copy
 from ..._C import float32, triu
 from ..._ops.creation import full
 
-from .. import functional as F
-from .. import init
+from .. import functional as F, init
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList

@@ -2,7 +2,7 @@
 torch's is with no visible GPU); DistributedDataParallel needs a process group, which ember
 cannot create (see ember.distributed)."""
 
-from ember import distributed as _dist
+from ... import distributed as _dist
 
 from ..modules.module import Module
 

@@ -2,10 +2,9 @@
 
 import math
 
-from ..._C import stack
+from ..._C import stack, Tensor
 from ..._ops.creation import tensor, zeros
 from ...autograd.grad_mode import no_grad
-from ember._C import Tensor
 
 __all__ = [
     "clip_grad_norm_",

@@ -1,7 +1,6 @@
 """parameters_to_vector and vector_to_parameters."""
 
-from ..._C import cat
-from ember._C import Tensor
+from ..._C import cat, Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

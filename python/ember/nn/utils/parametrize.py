@@ -4,8 +4,8 @@ torch.nn.utils.parametrize (the module's class is swapped for a subclass with a 
 import contextlib
 import copy
 
+from ..._C import Tensor
 from ...autograd.grad_mode import no_grad
-from ember._C import Tensor
 
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter

@@ -2,9 +2,8 @@
 
 from collections import namedtuple
 
-from ..._C import cat, int64, stack
+from ..._C import cat, int64, stack, Tensor
 from ..._ops.creation import arange, empty_like, full, tensor, zeros
-from ember._C import Tensor
 
 __all__ = [
     "PackedSequence",

@@ -7,9 +7,9 @@ drop the tail with drop_last), then every num_replicas-th index from rank.
 
 import math
 
+from ... import distributed as dist
 from ..._C import Generator
 from ..._ops.random import randperm
-from ember import distributed as dist
 
 from .sampler import Sampler
 
