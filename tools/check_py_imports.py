@@ -112,9 +112,24 @@ def analyse(pkg_dir=DEFAULT_DIR):
     return names, found
 
 
+def _edges(module, targets, found):
+    """The modules whose import-time code importing each target runs: the target and its
+    ancestor packages that do not contain `module`."""
+    out = set()
+    own = module.split(".")
+    for t in targets:
+        parts = t.split(".")
+        for i in range(1, len(parts) + 1):
+            name = ".".join(parts[:i])
+            if parts[:i] == own[:i] or name == module or name not in found:
+                continue
+            out.add(name)
+    return sorted(out)
+
+
 def cycles(found):
     """Strongly connected components of more than one module (Tarjan's algorithm)."""
-    graph = {m: sorted({t for _, t, _, _ in imps if t in found and t != m}) for m, imps in found.items()}
+    graph = {m: _edges(m, {t for _, t, _, _ in imps}, found) for m, imps in found.items()}
     index, low, stack, on_stack, out = {}, {}, [], set(), []
     counter = [0]
 

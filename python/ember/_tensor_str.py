@@ -3,7 +3,6 @@
 import math
 from . import _C
 from ._C import bfloat16, float16, get_default_dtype, int64
-from .autograd.grad_mode import no_grad
 
 
 class _PrintOptions:
@@ -159,6 +158,8 @@ def _add_suffixes(tensor_str, suffixes, indent):
 
 
 def tensor_str(t, prefix="tensor("):
+    from .autograd.grad_mode import no_grad  # on use: ember.autograd imports this (via _process)
+
     indent = len(prefix)
     suffixes = []
     default = get_default_dtype()

@@ -19,38 +19,65 @@ __all__ = [
 
 
 def is_tensor(obj):
+    """is_tensor(obj) -> bool
+
+    True if obj is an ember Tensor."""
     return isinstance(obj, Tensor)
 
 
 def is_floating_point(input):
+    """is_floating_point(input: Tensor) -> bool
+
+    True if input's dtype is a floating-point type."""
     return input.is_floating_point()
 
 
 def is_complex(input):
+    """is_complex(input: Tensor) -> bool
+
+    Always False: ember has no complex dtypes yet."""
     return False
 
 
 def is_signed(input):
+    """is_signed(input) -> bool
+
+    True if input's dtype can hold negative values."""
     return input.dtype.is_signed
 
 
 def is_nonzero(input):
+    """is_nonzero(input) -> (bool)
+
+    The truth value of a one-element tensor; raises for any other size."""
     if input.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(input.item())
 
 
 def is_inference(input):
+    """is_inference(input) -> (bool)
+
+    True if input was created in inference mode."""
     return input.is_inference()
 
 
 def is_same_size(input, other):
+    """is_same_size(input, other) -> bool
+
+    True if input and other have the same shape."""
     return tuple(input.shape) == tuple(other.shape)
 
 
 def numel(input):
+    """numel(input: Tensor) -> int
+
+    The number of elements of input."""
     return input.numel()
 
 
 def get_device(input):
+    """get_device(input) -> int
+
+    The device index of input: -1, as for every CPU tensor."""
     return -1

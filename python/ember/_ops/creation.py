@@ -59,11 +59,15 @@ def _finish(t, requires_grad):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor
+
+    A new tensor holding a copy of data (a nested sequence, number or array)."""
     check_device(device, "tensor")
     if isinstance(data, Tensor):
         warnings.warn(
-            "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
-            "or sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.clone().detach() or sourceTensor.clone().detach().requires_grad_(True), "
+            "rather than torch.tensor(sourceTensor).",
             UserWarning,
             stacklevel=2,
         )
@@ -74,12 +78,17 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
+    """as_tensor(data: Any, *, dtype: Optional[dtype] = None,
+        device: Optional[DeviceLikeType]) -> Tensor
+
+    data as a tensor, sharing memory with a tensor or NumPy array where dtype allows."""
     check_device(device, "as_tensor")
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dtype else data.to(dtype)
     np = _numpy()
     if np is not None and isinstance(data, np.ndarray):
-        t = _C._from_numpy_any(data) if data.dtype.kind in "biuf" and data.dtype.itemsize <= 8 else None
+        plain = data.dtype.kind in "biuf" and data.dtype.itemsize <= 8
+        t = _C._from_numpy_any(data) if plain else None
         if t is not None and all(s >= 0 for s in data.strides):
             return t if dtype is None or t.dtype == dtype else t.to(dtype)
     return _C._tensor(data, dtype)
@@ -88,27 +97,47 @@ asarray = as_tensor
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor
+
+    A 0-d tensor holding the number s (default dtype unless dtype is given)."""
     return _finish(_C._full([], s, dtype or _C.get_default_dtype(), False), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, **_):
+    """empty(*size, *, out=None, dtype=None, layout=torch.strided, device=None, requires_grad=False,
+        pin_memory=False, memory_format=torch.contiguous_format) -> Tensor
+
+    A tensor of the given shape whose elements are not initialised."""
     check_device(device, "empty")
     return _C._empty(_size(size), dtype, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, **_):
+    """zeros(*size, *, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    A tensor of the given shape filled with 0."""
     check_device(device, "zeros")
     return _C._zeros(_size(size), dtype, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, **_):
+    """ones(*size, *, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    A tensor of the given shape filled with 1."""
     check_device(device, "ones")
     return _C._ones(_size(size), dtype, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+    """full(size, fill_value, *, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    A tensor of shape size filled with fill_value."""
     check_device(device, "full")
-    return _C._full(list(size) if not isinstance(size, int) else [size], fill_value, dtype, requires_grad)
+    shape = list(size) if not isinstance(size, int) else [size]
+    return _C._full(shape, fill_value, dtype, requires_grad)
 
 
 def _like(input, dtype):
@@ -116,22 +145,42 @@ def _like(input, dtype):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    """empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+        memory_format=torch.preserve_format) -> Tensor
+
+    An uninitialised tensor with input's shape (and dtype unless given)."""
     return _C._empty(list(input.shape), _like(input, dtype), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    """zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+        memory_format=torch.preserve_format) -> Tensor
+
+    A tensor of zeros with input's shape (and dtype unless given)."""
     return _C._zeros(list(input.shape), _like(input, dtype), requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    """ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+        memory_format=torch.preserve_format) -> Tensor
+
+    A tensor of ones with input's shape (and dtype unless given)."""
     return _C._ones(list(input.shape), _like(input, dtype), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+    """full_like(input, fill_value, *, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False, memory_format=torch.preserve_format) -> Tensor
+
+    A tensor with input's shape (and dtype unless given) filled with fill_value."""
     return _C._full(list(input.shape), fill_value, _like(input, dtype), requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, **_):
+    """arange(start=0, end, step=1, *, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    The 1-D sequence start, start + step, ... stopping before end."""
     check_device(device, "arange")
     if end is None:
         start, end = 0, start
@@ -140,26 +189,46 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
+    """range(start=0, end, step=1, *, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    Deprecated: the 1-D sequence from start to end inclusive in steps of step."""
     warnings.warn("torch.range is deprecated; use torch.arange instead", UserWarning, stacklevel=2)
     n = int((end - start) // step) + 1
     return _C._linspace(start, start + (n - 1) * step, n, dtype, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, **_):
+    """linspace(start, end, steps, *, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    steps evenly spaced values from start to end, both included."""
     return _C._linspace(start, end, steps, dtype, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, **_):
+    """logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=torch.strided,
+        device=None, requires_grad=False) -> Tensor
+
+    steps values base ** x for x evenly spaced from start to end."""
     return _C._logspace(start, end, steps, base, dtype, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, **_):
+    """eye(n, m=None, *, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    An n x m matrix with ones on the diagonal and zeros elsewhere."""
     return _C._eye(n, m, dtype, requires_grad)
 
 
 def empty_strided(
     size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ):
+    """empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False) -> Tensor
+
+    An uninitialised tensor with the given sizes and strides over a fresh buffer."""
     extent = (
         1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if builtins.all(size) else 0
     )
@@ -169,7 +238,9 @@ def empty_strided(
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
-    """A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
+    """frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor
+
+    A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
     import numpy as np
 
     np_dtype = np.dtype(repr(dtype).split(".")[1].replace("bfloat16", "uint16"))
@@ -187,14 +258,25 @@ def _tri_indices(row, col, offset, dtype, upper):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """tril_indices(row, col, offset=0, *, dtype=torch.long, device='cpu',
+        layout=torch.strided) -> Tensor
+
+    The 2 x N (row, column) coordinates of the lower triangle of a row x col matrix."""
     return _tri_indices(row, col, offset, dtype or int64, False)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """triu_indices(row, col, offset=0, *, dtype=torch.long, device='cpu',
+        layout=torch.strided) -> Tensor
+
+    The 2 x N (row, column) coordinates of the upper triangle of a row x col matrix."""
     return _tri_indices(row, col, offset, dtype or int64, True)
 
 
 def vander(x, N=None, increasing=False):
+    """vander(x, N=None, increasing=False) -> Tensor
+
+    The Vandermonde matrix of x: its columns are powers of x, decreasing unless increasing."""
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
@@ -221,6 +303,10 @@ def _window(name, n, periodic, dtype, fn):
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, **_):
+    """hann_window(window_length, periodic=True, *, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False) -> Tensor
+
+    The Hann (raised cosine) window of window_length points."""
     return _window(
         "hann_window",
         window_length,
@@ -231,6 +317,10 @@ def hann_window(window_length, periodic=True, *, dtype=None, **_):
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, **_):
+    """hamming_window(window_length, *, dtype=None, layout=None, device=None, pin_memory=False,
+        requires_grad=False) -> Tensor
+
+    The Hamming window alpha - beta cos(2 pi k / N) of window_length points."""
     return _window(
         "hamming_window",
         window_length,
@@ -241,6 +331,10 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, **_):
+    """blackman_window(window_length, periodic=True, *, dtype=None, layout=torch.strided,
+        device=None, requires_grad=False) -> Tensor
+
+    The Blackman window (three cosine terms) of window_length points."""
     return _window(
         "blackman_window",
         window_length,
@@ -251,12 +345,20 @@ def blackman_window(window_length, periodic=True, *, dtype=None, **_):
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, **_):
+    """bartlett_window(window_length, periodic=True, *, dtype=None, layout=torch.strided,
+        device=None, requires_grad=False) -> Tensor
+
+    The Bartlett (triangular) window of window_length points."""
     return _window(
         "bartlett_window", window_length, periodic, dtype, lambda k, d: 1 - (2 * k / d - 1).abs()
     )
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
+    """kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=torch.strided,
+        device=None, requires_grad=False) -> Tensor
+
+    The Kaiser window with shape parameter beta, from the Bessel function I0."""
     def kaiser(k, d):
         r = 2 * k / d - 1
         return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(

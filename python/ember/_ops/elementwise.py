@@ -1,4 +1,5 @@
-"""Elementwise math composed from the core's ops, comparisons of whole tensors, and the complex-number no-ops of a real-only library."""
+"""Elementwise math composed from the core's ops, comparisons of whole tensors, and the
+complex-number no-ops of a real-only library."""
 
 import builtins
 import math
@@ -57,7 +58,9 @@ __all__ = [
 
 
 def xlogy(input, other):
-    """input * log(other), and 0 where input is 0 (unless other is NaN)."""
+    """xlogy(input, other, *, out=None) -> Tensor
+
+    input * log(other), and 0 where input is 0 (unless other is NaN)."""
     if not isinstance(input, Tensor):
         input = _t(input, other)
     other = _t(other, input)
@@ -79,7 +82,9 @@ def _check_float_pair(name, a, b):
 
 
 def logaddexp(input, other):
-    """log(exp(input) + exp(other)) without overflow."""
+    """logaddexp(input, other, *, out=None) -> Tensor
+
+    log(exp(input) + exp(other)) without overflow."""
     _check_float_pair("logaddexp", input, other)
     m = maximum(input, other)
     out = m + log1p(exp(-(input - other).abs()))
@@ -88,7 +93,9 @@ def logaddexp(input, other):
 
 
 def logaddexp2(input, other):
-    """log2(2**input + 2**other) without overflow."""
+    """logaddexp2(input, other, *, out=None) -> Tensor
+
+    log2(2**input + 2**other) without overflow."""
     _check_float_pair("logaddexp2", input, other)
     m = maximum(input, other)
     out = m + log1p(exp2(-(input - other).abs())) / math.log(2)
@@ -96,15 +103,23 @@ def logaddexp2(input, other):
 
 
 def deg2rad(input):
+    """deg2rad(input, *, out=None) -> Tensor
+
+    input converted from degrees to radians (integers become the default float dtype)."""
     return _float(input) * (math.pi / 180)
 
 
 def rad2deg(input):
+    """rad2deg(input: Tensor, *, out: Optional[Tensor]) -> Tensor
+
+    input converted from radians to degrees (integers become the default float dtype)."""
     return _float(input) * (180 / math.pi)
 
 
 def sinc(input):
-    """sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
+    """sinc(input, *, out=None) -> Tensor
+
+    sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
     x = _float(input)
     out_dtype = x.dtype
     if x.dtype in (float16, bfloat16):  # pi * x rounded to 8 bits would make sinc(1) ~ 3e-4
@@ -115,6 +130,9 @@ def sinc(input):
 
 
 def logit(input, eps=None):
+    """logit(input, eps=None, *, out=None) -> Tensor
+
+    log(p / (1 - p)) of input, first clamped to [eps, 1 - eps] when eps is given."""
     x = _float(input)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
@@ -122,6 +140,9 @@ def logit(input, eps=None):
 
 
 def heaviside(input, values):
+    """heaviside(input, values, *, out=None) -> Tensor
+
+    The step function: 0 where input < 0, 1 where input > 0, values where input == 0."""
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     step = (input > 0).to(input.dtype)
@@ -129,7 +150,9 @@ def heaviside(input, values):
 
 
 def float_power(input, exponent):
-    """pow computed in float64."""
+    """float_power(input, exponent, *, out=None) -> Tensor
+
+    pow computed in float64."""
     a = input.double() if isinstance(input, Tensor) else input
     b = exponent.double() if isinstance(exponent, Tensor) else exponent
     if not isinstance(a, Tensor):
@@ -138,29 +161,43 @@ def float_power(input, exponent):
 
 
 def positive(input):
+    """positive(input) -> Tensor
+
+    input itself (unary plus); refused for bool tensors, as torch does."""
     if input.dtype == _C.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
 def rsub(input, other, alpha=1):
+    """rsub(input, other, *, alpha=1) -> Tensor
+
+    other - alpha * input: sub with its operands swapped."""
     return sub(other, input, alpha=alpha)
 
 
 def ldexp(input, other):
-    """input * 2**other in the pair's promoted floating dtype."""
+    """ldexp(input, other, *, out=None) -> Tensor
+
+    input * 2**other in the pair's promoted floating dtype."""
     dt = promote_types(input.dtype, other.dtype)
     dt = dt if dt.is_floating_point else get_default_dtype()
     return input.to(dt) * _C.pow(2.0, other.to(dt))
 
 
 def angle(input):
+    """angle(input: Tensor, *, out: Optional[Tensor]) -> Tensor
+
+    The argument of each element: pi for negative reals, 0 otherwise (NaN stays NaN)."""
     x = _float(input)
     out = where(x < 0, full([], math.pi, dtype=x.dtype), zeros([], dtype=x.dtype))
     return where(isnan(x), x, out)
 
 
 def sgn(input):
+    """sgn(input, *, out=None) -> Tensor
+
+    The sign of each element; for real tensors the same as sign."""
     return input.sign()
 
 
@@ -174,6 +211,9 @@ def _euclid(a, b):
 
 
 def gcd(input, other):
+    """gcd(input, other, *, out=None) -> Tensor
+
+    The elementwise greatest common divisor of two integer tensors (never negative)."""
     if input.dtype.is_floating_point or other.dtype.is_floating_point:
         raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
     a, b = broadcast_tensors(input, other)
@@ -181,12 +221,18 @@ def gcd(input, other):
 
 
 def lcm(input, other):
+    """lcm(input, other, *, out=None) -> Tensor
+
+    The elementwise least common multiple of two integer tensors (never negative)."""
     g = gcd(input, other)
     safe = where(g == 0, ones([], dtype=g.dtype), g)
     return where(g == 0, g, (input // safe * other).abs())
 
 
 def mvlgamma(input, p):
+    """mvlgamma(input, p, *, out=None) -> Tensor
+
+    The log of the multivariate gamma function of dimension p, elementwise."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _float(input)
@@ -195,6 +241,9 @@ def mvlgamma(input, p):
 
 
 def frexp(input):
+    """frexp(input, *, out=None) -> (Tensor mantissa, Tensor exponent)
+
+    Splits input into mantissa in [0.5, 1) and integer exponent with input = m * 2 ** e."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     a = input.detach().numpy()
@@ -205,7 +254,9 @@ def frexp(input):
 
 
 def nextafter(input, other):
-    """The next representable value after input in the direction of other."""
+    """nextafter(input, other, *, out=None) -> Tensor
+
+    The next representable value after input in the direction of other."""
     import numpy as np
 
     a, b = broadcast_tensors(input, other)
@@ -214,31 +265,48 @@ def nextafter(input, other):
 
 
 def conj(input):
+    """conj(input) -> Tensor
+
+    The complex conjugate; a real tensor is returned as it is."""
     return input
 
 conj_physical = resolve_conj = resolve_neg = conj
 
 
 def is_conj(input):
+    """is_conj(input) -> (bool)
+
+    Always False: real tensors carry no conjugate bit."""
     return False
 
 is_neg = is_conj
 
 
 def real(input):
+    """real(input) -> Tensor
+
+    The real part; a real tensor is returned as it is."""
     return input
 
 
 def isreal(input):
+    """isreal(input) -> Tensor
+
+    A bool tensor that is True where the element is real: everywhere, for real dtypes."""
     return ones_like(input, dtype=_C.bool)
 
 
 def equal(input, other):
-    """True if both tensors have the same shape and elements."""
+    """equal(input, other) -> bool
+
+    True if both tensors have the same shape and elements."""
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor
+
+    Where |input - other| <= atol + rtol * |other| (and, with equal_nan, NaN meets NaN)."""
     diff = (input - other).abs()
     close = diff <= atol + rtol * other.abs()
     close = close | (input == other)
@@ -248,6 +316,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+        equal_nan: bool = False) -> bool
+
+    True if isclose holds for every element pair."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 # NumPy-style names torch keeps for its inverse trigonometric functions.

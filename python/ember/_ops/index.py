@@ -1,4 +1,5 @@
-"""Indexing and scattering: where, gathers along a dim, sorted-sequence search, membership, index and mask copies, the *_scatter ops."""
+"""Indexing and scattering: where, gathers along a dim, sorted-sequence search, membership, index
+and mask copies, the *_scatter ops."""
 
 import builtins
 import operator
@@ -23,12 +24,19 @@ __all__ = [
 
 
 def where(condition, input=None, other=None):
+    """where(condition, input, other, *, out=None) -> Tensor
+
+    Elements of input where condition holds and of other elsewhere; with only condition, its
+    nonzero indices."""
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
     return _C._where(condition, input, other)
 
 
 def take_along_dim(input, indices, dim=None):
+    """take_along_dim(input, indices, dim=None, *, out=None) -> Tensor
+
+    Picks values of input at indices along dim (over the flattened input when dim is None)."""
     if indices.dtype != int64:
         raise RuntimeError(
             f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype}"
@@ -60,6 +68,10 @@ def take_along_dim(input, indices, dim=None):
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, out=None,
+        sorter=None) -> Tensor
+
+    For each value, the index where it would be inserted to keep sorted_sequence sorted."""
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(
@@ -97,6 +109,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor
+
+    For each element of input, the index of the bucket of boundaries it falls in."""
     if boundaries.dim() != 1:
         raise RuntimeError(
             f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})"
@@ -105,6 +120,9 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor
+
+    A bool tensor that is True where an element of elements occurs in test_elements."""
     if not isinstance(elements, Tensor):
         elements = tensor(elements, dtype=test_elements.dtype)
     if not isinstance(test_elements, Tensor):
@@ -114,6 +132,10 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 
 def index_copy(input, dim, index, source):
+    """index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
+        out: Optional[Tensor]) -> Tensor
+
+    A copy of input with the slices at index along dim replaced by source."""
     if index.dtype != int64:
         raise RuntimeError(
             f"index_copy_(): Expected a long tensor for index, but got {index.dtype}"
@@ -143,6 +165,9 @@ def index_copy(input, dim, index, source):
 
 
 def masked_scatter(input, mask, source):
+    """masked_scatter(input, mask, source) -> Tensor
+
+    A copy of input whose positions where mask holds take consecutive values of source."""
     if mask.dtype != _C.bool:
         raise RuntimeError(
             f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}"
@@ -166,6 +191,9 @@ def masked_scatter(input, mask, source):
 
 
 def put(input, index, source, accumulate=False):
+    """put(input, index, source, accumulate=False) -> Tensor
+
+    A copy of input with the elements at flat indices index set (or added) from source."""
     flat = input.reshape(-1)
     idx = index.reshape(-1)
     idx = where(idx < 0, idx + flat.numel(), idx)
@@ -186,14 +214,23 @@ def _scatter_into(input, src, view_fn, op):
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """diagonal_scatter(input, src, offset=0, dim1=0, dim2=1) -> Tensor
+
+    A copy of input with its diagonal (offset, dim1, dim2) replaced by src."""
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
 
 
 def select_scatter(input, src, dim, index):
+    """select_scatter(input, src, dim, index) -> Tensor
+
+    A copy of input with its slice input.select(dim, index) replaced by src."""
     return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """slice_scatter(input, src, dim=0, start=None, end=None, step=1) -> Tensor
+
+    A copy of input with the slice start:end:step along dim replaced by src."""
     key = (slice(None),) * (dim % input.dim()) + (slice(start, end, step),)
     return _scatter_into(input, src, lambda t: t[key], "slice_scatter")
 

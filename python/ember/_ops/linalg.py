@@ -1,4 +1,5 @@
-"""torch's top-level linear algebra over ember.linalg's factorizations (det, inverse, svd, qr, cholesky and LU forms)."""
+"""torch's top-level linear algebra over ember.linalg's factorizations (det, inverse, svd, qr,
+cholesky and LU forms)."""
 
 from . import creation as _creation
 from .. import linalg, return_types
@@ -26,19 +27,30 @@ __all__ = [
 
 
 def det(input):
+    """det(input) -> Tensor
+
+    The determinant of a square matrix or of each matrix of a batch."""
     return linalg.det(input)
 
 
 def inverse(input):
+    """inverse(input, *, out=None) -> Tensor
+
+    The inverse of a square matrix or of each matrix of a batch."""
     return linalg.inv(input)
 
 
 def slogdet(input):
+    """slogdet(input) -> (Tensor, Tensor)
+
+    The sign and the log of the absolute value of the determinant."""
     return return_types.slogdet(*linalg.slogdet(input))
 
 
 def logdet(input):
-    """log(det): NaN for a negative determinant, -inf for a zero one."""
+    """logdet(input) -> Tensor
+
+    log(det): NaN for a negative determinant, -inf for a zero one."""
     sign, logabs = linalg.slogdet(input)
     nan = full([], float("nan"), dtype=logabs.dtype)
     return where(
@@ -47,41 +59,65 @@ def logdet(input):
 
 
 def cholesky(input, upper=False):
+    """cholesky(input, upper=False, *, out=None) -> Tensor
+
+    The Cholesky factor L (lower, or upper when upper=True) of a symmetric positive-definite
+    matrix."""
     return linalg.cholesky(input, upper=upper)
 
 
 def cholesky_solve(B, L, upper=False):
-    """X with (L L^T) X = B, from the Cholesky factor L (or U = L^T when upper)."""
+    """cholesky_solve(B, L, upper=False, *, out=None) -> Tensor
+
+    X with (L L^T) X = B, from the Cholesky factor L (or U = L^T when upper)."""
     low = L.mT if upper else L
     y = linalg.solve_triangular(low, B, upper=False)
     return linalg.solve_triangular(low.mT, y, upper=True)
 
 
 def cholesky_inverse(L, upper=False):
+    """cholesky_inverse(L, upper=False, *, out=None) -> Tensor
+
+    The inverse of A from its Cholesky factor."""
     eye = _creation.eye(L.shape[-1], dtype=L.dtype).expand_as(L)
     return cholesky_solve(eye, L, upper)
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
+        out=None) -> (Tensor, Tensor)
+
+    Solves A X = b for triangular A; returns (X, a copy of A)."""
     a = A.mT if transpose else A
     x = linalg.solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
     return return_types.triangular_solve(x, A.clone())
 
 
 def matrix_power(input, n):
+    """matrix_power(input, n, *, out=None) -> Tensor
+
+    The n-th integer power of a square matrix (negative n uses its inverse)."""
     return linalg.matrix_power(input, n)
 
 
 def matrix_exp(input):
+    """matrix_exp(A) -> Tensor
+
+    The matrix exponential of a square matrix."""
     return linalg.matrix_exp(input)
 
 
 def pinverse(input, rcond=1e-15):
+    """pinverse(input, rcond=1e-15) -> Tensor
+
+    The Moore-Penrose pseudo-inverse, ignoring singular values below rcond times the largest."""
     return linalg.pinv(input, rtol=rcond)
 
 
 def svd(input, some=True, compute_uv=True):
-    """torch.svd: returns V (not Vh), reduced unless some=False; zeros for U, V without uv."""
+    """svd(input, some=True, compute_uv=True, *, out=None) -> (Tensor, Tensor, Tensor)
+
+    torch.svd: returns V (not Vh), reduced unless some=False; zeros for U, V without uv."""
     if not compute_uv:
         m, n, batch = input.shape[-2], input.shape[-1], list(input.shape[:-2])
         S = linalg.svdvals(input)
@@ -93,19 +129,33 @@ def svd(input, some=True, compute_uv=True):
 
 
 def qr(input, some=True):
+    """qr(input: Tensor, some: bool = True, *, out: Union[Tensor, Tuple[Tensor, ...], List[Tensor],
+        None]) -> (Tensor, Tensor)
+
+    The QR decomposition: reduced unless some=False."""
     return return_types.qr(*linalg.qr(input, "reduced" if some else "complete"))
 
 
 def lu(A, pivot=True, get_infos=False):
+    """lu(A, pivot=True, get_infos=False) -> (Tensor, IntTensor, [IntTensor])
+
+    The LU factorization with partial pivoting as (LU, pivots), plus infos when get_infos."""
     LU, piv, info = linalg.lu_factor_ex(A, pivot=pivot)
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None) -> (Tensor,
+        Tensor, Tensor)
+
+    Unpacks a factorization of lu into the permutation P and the factors L and U."""
     from ..linalg._lu import lu_unpack as _unpack
 
     return _unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
 
 
 def lu_solve(b, LU_data, LU_pivots):
+    """lu_solve(b, LU_data, LU_pivots, *, out=None) -> Tensor
+
+    Solves A X = b from A's LU factorization."""
     return linalg.lu_solve(LU_data, LU_pivots, b)

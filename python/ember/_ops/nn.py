@@ -1,4 +1,7 @@
-"""torch's top-level forms of neural-network ops whose signatures differ from torch.nn.functional's (the others the package root imports from ember.nn.functional itself)."""
+"""torch's top-level forms of neural-network ops (torch.embedding, torch.batch_norm, torch.selu,
+torch.dropout ...): those whose argument order differs from torch.nn.functional's, and the
+bindings of ember._C._nn that torch also exposes at top level. The F functions torch exposes
+unchanged (torch.conv2d ...) the package root imports from ember.nn.functional itself."""
 
 from .. import _C
 from ..nn import functional
@@ -38,7 +41,9 @@ __all__ = [
 
 
 def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    """torch.embedding takes (weight, indices), the reverse of F.embedding."""
+    """embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False) -> Tensor
+
+    torch.embedding takes (weight, indices), the reverse of F.embedding."""
     return functional.embedding(
         input,
         weight,
@@ -49,30 +54,51 @@ def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=Fa
 
 
 def adaptive_max_pool1d(input, output_size):
-    """Returns (values, indices), as torch's top-level form does."""
+    """adaptive_max_pool1d(input, output_size) -> (Tensor, Tensor)
+
+    Returns (values, indices), as torch's top-level form does."""
     return functional.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
 def constant_pad_nd(input, pad, value=0):
+    """constant_pad_nd(input, pad, value=0) -> Tensor
+
+    input padded with value by pad (pairs of amounts, last dimension first)."""
     return functional.pad(input, pad, "constant", value)
 
 
 # Top-level names torch has (torch.selu, torch.dropout, ...) with torch's positional orders.
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled=True):
+    """batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+        cudnn_enabled) -> Tensor
+
+    Batch normalization with torch's top-level argument order (weight and bias first)."""
     return _nn.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    """layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
+        cudnn_enable=True) -> Tensor
+
+    Layer normalization over the trailing normalized_shape dimensions."""
     return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    """group_norm(input, num_groups, weight=None, bias=None, eps=1e-05,
+        cudnn_enabled=True) -> Tensor
+
+    Group normalization over num_groups groups of channels."""
     return _nn.group_norm(input, num_groups, weight, bias, eps)
 
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
                   cudnn_enabled=True):
+    """instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+        cudnn_enabled) -> Tensor
+
+    Instance normalization with torch's top-level argument order."""
     return _nn.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
                              momentum, eps)
 
@@ -83,16 +109,23 @@ bilinear = _nn.bilinear
 dropout, dropout_ = _nn.dropout, _nn.dropout_
 feature_dropout, feature_dropout_ = _nn.feature_dropout, _nn.feature_dropout_
 alpha_dropout, alpha_dropout_ = _nn.alpha_dropout, _nn.alpha_dropout_
-feature_alpha_dropout, feature_alpha_dropout_ = _nn.feature_alpha_dropout, _nn.feature_alpha_dropout_
+feature_alpha_dropout = _nn.feature_alpha_dropout
+feature_alpha_dropout_ = _nn.feature_alpha_dropout_
 cosine_similarity, pairwise_distance = _nn.cosine_similarity, _nn.pairwise_distance
 
 
 # torch.softmax / torch.log_softmax and the Tensor methods share the kernels.
 def softmax(input, dim, dtype=None):
+    """softmax(input, dim, *, dtype=None) -> Tensor
+
+    exp(input) normalized to sum to 1 along dim (computed in dtype when given)."""
     return _nn.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim, dtype=None):
+    """log_softmax(input, dim, *, dtype=None) -> Tensor
+
+    The log of softmax along dim, computed without forming softmax first."""
     return _nn.log_softmax(input, dim, dtype)
 
 

@@ -1,4 +1,5 @@
-"""Products of vectors, matrices and tensors composed from mm/bmm/mv: the add*-family, tensordot, kron, cross, vdot, cdist, trace."""
+"""Products of vectors, matrices and tensors composed from mm/bmm/mv: the add*-family, tensordot,
+kron, cross, vdot, cdist, trace."""
 
 import builtins
 import math
@@ -23,6 +24,9 @@ __all__ = [
 
 
 def trace(input):
+    """trace(input) -> Tensor
+
+    The sum of the diagonal of a matrix."""
     if input.dtype == _C.bool:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.dim() != 2:
@@ -31,6 +35,9 @@ def trace(input):
 
 
 def adjoint(input):
+    """adjoint(input: Tensor) -> Tensor
+
+    The conjugate transpose of the last two dimensions (a view)."""
     return input.mT
 
 
@@ -43,18 +50,30 @@ def _beta_alpha(input, product, beta, alpha):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor
+
+    beta * input + alpha * (mat @ vec)."""
     return _beta_alpha(input, mv(mat, vec), beta, alpha)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor
+
+    beta * input + alpha * the outer product of vec1 and vec2."""
     return _beta_alpha(input, outer(vec1, vec2), beta, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor
+
+    beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
     return _beta_alpha(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 def cross(input, other, dim=None):
+    """cross(input, other, dim=None, *, out=None) -> Tensor
+
+    The cross product of 3-vectors along dim (the first dim of size 3 when None)."""
     a, b = broadcast_tensors(input, other)
     if dim is None:
         dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
@@ -72,6 +91,9 @@ def cross(input, other, dim=None):
 
 
 def kron(input, other):
+    """kron(input, other, *, out=None) -> Tensor
+
+    The Kronecker product: each element of input scales a whole copy of other."""
     nd = builtins.max(input.dim(), other.dim())
     a = input.reshape([1] * (nd - input.dim()) + list(input.shape))
     b = other.reshape([1] * (nd - other.dim()) + list(other.shape))
@@ -82,6 +104,9 @@ def kron(input, other):
 
 
 def tensordot(a, b, dims=2, out=None):
+    """tensordot(a, b, dims=2, out=None) -> Tensor
+
+    Contracts dims of a with dims of b: the last dims of a with the first of b for an int."""
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -109,6 +134,9 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def chain_matmul(*matrices):
+    """chain_matmul(*matrices, out=None) -> Tensor
+
+    The product of the given matrices, left to right."""
     out = matrices[0]
     for m in matrices[1:]:
         out = mm(out, m)
@@ -116,6 +144,9 @@ def chain_matmul(*matrices):
 
 
 def vdot(input, other):
+    """vdot(input, other, *, out=None) -> Tensor
+
+    The dot product of two 1-D tensors (conjugating the first, a no-op for real ones)."""
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
@@ -134,6 +165,9 @@ def vdot(input, other):
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary') -> Tensor
+
+    The p-norm distances between each row of x1 and each row of x2 (batched)."""
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:

@@ -37,16 +37,31 @@ default_generator = _C.default_generator()
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    """rand(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False, pin_memory=False) -> Tensor
+
+    A tensor of the given shape with values drawn uniformly from [0, 1)."""
     check_device(device, "rand")
     return _finish(_C._rand(_size(size), generator, dtype), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    """randn(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
+        requires_grad=False, pin_memory=False) -> Tensor
+
+    A tensor of the given shape with values drawn from the standard normal distribution."""
     check_device(device, "randn")
     return _finish(_C._randn(_size(size), generator, dtype), requires_grad)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
+def randint(
+    low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+    **_,
+):
+    """randint(low=0, high, size, *, generator=None, out=None, dtype=None, layout=torch.strided,
+        device=None, requires_grad=False) -> Tensor
+
+    A tensor of the given shape with integers drawn uniformly from [low, high)."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
@@ -55,45 +70,75 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    """randperm(n, *, generator=None, out=None, dtype=torch.int64,layout=torch.strided, device=None,
+        requires_grad=False, pin_memory=False) -> Tensor
+
+    A random permutation of the integers 0 .. n - 1."""
     return _C._randperm(n, generator, dtype)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    """rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+        requires_grad=False, memory_format=torch.preserve_format) -> Tensor
+
+    Uniform [0, 1) draws with input's shape (and dtype unless given)."""
     return _finish(_C._rand(list(input.shape), None, _like(input, dtype)), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+    """randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+        requires_grad=False, memory_format=torch.preserve_format) -> Tensor
+
+    Standard normal draws with input's shape (and dtype unless given)."""
     return _finish(_C._randn(list(input.shape), None, _like(input, dtype)), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, **_):
+    """randint_like(input, low=0, high, *, generator=None, dtype=None, layout=torch.strided,
+        device=None, requires_grad=False, memory_format=torch.preserve_format) -> Tensor
+
+    Integers drawn uniformly from [low, high) with input's shape (and dtype unless given)."""
     if high is None:
         low, high = 0, low
     return _C._randint(low, high, list(input.shape), None, _like(input, dtype))
 
 
 def manual_seed(seed):
+    """manual_seed(seed) -> Generator
+
+    Seeds the default generator and returns it."""
     seed = int(seed)
     _C.manual_seed(seed & 0xFFFFFFFFFFFFFFFF)
     return default_generator
 
 
 def seed():
+    """seed() -> int
+
+    Seeds the default generator from a non-deterministic source and returns the seed."""
     return default_generator.seed()
 
 
 def initial_seed():
+    """initial_seed() -> int
+
+    The seed the default generator was last seeded with."""
     return default_generator.initial_seed()
 
 
 def get_rng_state():
-    """The default generator's state as a uint8 tensor (restore it with set_rng_state)."""
+    """get_rng_state() -> Tensor
+
+    The default generator's state as a uint8 tensor (restore it with set_rng_state)."""
     a, b = default_generator.get_state()
     raw = a.to_bytes(8, "little") + b.to_bytes(8, "little")
     return tensor(list(raw), dtype=uint8)
 
 
 def set_rng_state(new_state):
+    """set_rng_state(new_state) -> None
+
+    Restores the default generator from a state returned by get_rng_state."""
     if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
         raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
     if new_state.numel() != 16:
@@ -105,6 +150,9 @@ def set_rng_state(new_state):
 
 
 def bernoulli(input, p=None, *, generator=None):
+    """bernoulli(input: Tensor, *, generator: Optional[Generator], out: Optional[Tensor]) -> Tensor
+
+    0/1 draws with probabilities input (or p when given), in input's shape and dtype."""
     if p is not None:
         out = empty_like(input)
         _C._bernoulli_(out, float(p), generator)
@@ -113,10 +161,16 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """multinomial(input, num_samples, replacement=False, *, generator=None, out=None) -> LongTensor
+
+    For each row of weights input, num_samples category indices drawn in proportion."""
     return _C._multinomial(input, num_samples, replacement, generator)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
+    """normal(mean, std=1.0, size=None, *, generator=None, out=None) -> Tensor
+
+    Draws from normal distributions with the given means and standard deviations."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else tensor(float(mean))
         s = std if isinstance(std, Tensor) else tensor(float(std))
@@ -127,30 +181,40 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
 
 
 def poisson(input, generator=None):
-    """Poisson draws with rates input, of input's shape and dtype (generator is not supported)."""
+    """poisson(input, generator=None) -> Tensor
+
+    Poisson draws with rates input, of input's shape and dtype (generator is not supported)."""
     _no_generator(generator, "poisson")
     return _samplers().poisson(input)
 
 
 def binomial(count, prob, generator=None):
-    """Binomial draws with count trials of success probability prob (broadcast)."""
+    """binomial(count, prob, generator=None) -> Tensor
+
+    Binomial draws with count trials of success probability prob (broadcast)."""
     _no_generator(generator, "binomial")
     return _samplers().binomial(count, prob)
 
 
 def _standard_gamma(input, generator=None):
-    """Gamma(input, 1) draws; differentiable in input by implicit reparameterization."""
+    """_standard_gamma(input, generator=None) -> Tensor
+
+    Gamma(input, 1) draws; differentiable in input by implicit reparameterization."""
     _no_generator(generator, "_standard_gamma")
     return _samplers().gamma_rsample(input)
 
 
 def _standard_gamma_grad(input, output):
-    """d output / d input of standard gamma draws output at fixed quantile."""
+    """_standard_gamma_grad(input, output) -> Tensor
+
+    d output / d input of standard gamma draws output at fixed quantile."""
     return _samplers().standard_gamma_grad(input, output)
 
 
 def _sample_dirichlet(input, generator=None):
-    """Dirichlet(input) draws over input's last dim (normalized gamma draws)."""
+    """_sample_dirichlet(input, generator=None) -> Tensor
+
+    Dirichlet(input) draws over input's last dim (normalized gamma draws)."""
     _no_generator(generator, "_sample_dirichlet")
     draws = _samplers().gamma_rsample(input)
     return draws / draws.sum(-1, keepdim=True)

@@ -1,4 +1,5 @@
-"""Reductions and statistics: extremes, variance, norms, NaN-ignoring sums, cumulative and integral forms, covariance, histograms."""
+"""Reductions and statistics: extremes, variance, norms, NaN-ignoring sums, cumulative and integral
+forms, covariance, histograms."""
 
 from .. import _C, return_types
 from .._C import broadcast_shapes, exp, isinf, isnan, log, mm, Tensor
@@ -41,12 +42,20 @@ def _extreme(name, all_fn, dim_fn, binary_fn, input, dim=None, keepdim=False):
 
 
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """max(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+
+    The largest element, or (values, indices) along dim, or the elementwise maximum with a
+    tensor."""
     if other is not None:
         return _C.maximum(input, other)
     return _extreme("max", _C._max_all, _C._max_dim, _C.maximum, input, dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """min(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+
+    The smallest element, or (values, indices) along dim, or the elementwise minimum with a
+    tensor."""
     if other is not None:
         return _C.minimum(input, other)
     return _extreme("min", _C._min_all, _C._min_dim, _C.minimum, input, dim, keepdim)
@@ -68,24 +77,39 @@ def _var_args(dim, unbiased, keepdim):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """var_mean(input, dim=None, *, correction=1, keepdim=False, out=None) -> (Tensor, Tensor)
+
+    The variance and the mean over dim, with Bessel's correction set by correction."""
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
     return _C._var_mean(input, dim, _correction(unbiased, correction), keepdim)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """var(input, dim=None, *, correction=1, keepdim=False, out=None) -> Tensor
+
+    The variance over dim (all elements when None), with Bessel's correction set by correction."""
     return var_mean(input, dim, unbiased, keepdim, correction=correction)[0]
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """std_mean(input, dim=None, *, correction=1, keepdim=False, out=None) -> (Tensor, Tensor)
+
+    The standard deviation and the mean over dim."""
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
     return v.sqrt(), m
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """std(input, dim=None, *, correction=1, keepdim=False, out=None) -> Tensor
+
+    The standard deviation over dim (all elements when None)."""
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None) -> Tensor
+
+    The p-norm (Frobenius by default, 'nuc' for the nuclear norm) over dim or all elements."""
     if p == "fro" or p is None:
         p = 2.0
     elif p == "nuc":
@@ -111,6 +135,9 @@ def _nan_zeroed(input):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
+
+    The sum over dim, treating NaN as zero."""
     x = _nan_zeroed(input)
     if dim is None:
         return (
@@ -120,6 +147,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor
+
+    The mean over dim of the elements that are not NaN."""
     if not input.dtype.is_floating_point and dtype is None:
         raise RuntimeError(
             f"nanmean(): expected input to have floating point dtype but got "
@@ -130,6 +160,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
+    """aminmax(input, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)
+
+    The minimum and the maximum, over dim or all elements, in one call."""
     from .. import return_types
 
     if dim is None:
@@ -141,6 +174,9 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def logcumsumexp(input, dim):
+    """logcumsumexp(input, dim, *, out=None) -> Tensor
+
+    The log of the cumulative sum of exp(input) along dim, without overflow."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(input.dtype)}'"
@@ -154,10 +190,16 @@ def logcumsumexp(input, dim):
 
 
 def dist(input, other, p=2):
+    """dist(input, other, p=2) -> Tensor
+
+    The p-norm of input - other."""
     return (input - other).norm(p)
 
 
 def renorm(input, p, dim, maxnorm):
+    """renorm(input, p, dim, maxnorm, *, out=None) -> Tensor
+
+    input with each slice along dim rescaled so that its p-norm is at most maxnorm."""
     dims = tuple(d for d in range(input.dim()) if d != dim % input.dim())
     norms = input.norm(p, dims, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), ones([], dtype=norms.dtype))
@@ -179,6 +221,9 @@ def _trapezoid_parts(y, x, dx, dim):
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor
+
+    The trapezoidal-rule integral of y along dim, over sample points x or spacing dx."""
     if isinstance(x, (int, float)):
         x, dx = None, x
     if y.shape[dim] == 0:
@@ -187,10 +232,16 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
+    """trapz(y, x=None, *, dx=None, dim=-1) -> Tensor
+
+    The same as trapezoid (torch keeps this older name)."""
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor
+
+    The running trapezoidal-rule integral of y along dim."""
     if isinstance(x, (int, float)):
         x, dx = None, x
     if y.shape[dim] == 0:
@@ -199,6 +250,9 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
+    """cov(input, *, correction=1, fweights=None, aweights=None) -> Tensor
+
+    The covariance matrix of the variables in input's rows, optionally weighted."""
     if input.dim() > 2:
         raise RuntimeError(
             f"cov(): expected input to have two or fewer dimensions but got an "
@@ -234,6 +288,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
 
 
 def corrcoef(input):
+    """corrcoef(input) -> Tensor
+
+    The Pearson correlation coefficients of the variables in input's rows."""
     c = cov(input)
     if c.dim() == 0:
         return c / c
@@ -244,7 +301,10 @@ def corrcoef(input):
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
-    """Counts (or weights) of input's elements per bin; the last bin includes its right edge."""
+    """histogram(input, bins, *, range=None, weight=None, density=False, out=None) -> (Tensor,
+        Tensor)
+
+    Counts (or weights) of input's elements per bin; the last bin includes its right edge."""
     from .. import return_types
 
     if not input.dtype.is_floating_point:

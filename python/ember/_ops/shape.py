@@ -1,4 +1,5 @@
-"""Shape and layout: splits, stacks, rotations, at-least-n-d views, diagonals, products of index sets."""
+"""Shape and layout: splits, stacks, rotations, at-least-n-d views, diagonals, products of index
+sets."""
 
 import builtins
 import functools
@@ -33,6 +34,9 @@ __all__ = [
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor
+
+    The n-th forward difference along dim, after prepend and append are concatenated."""
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     parts = [p if p.dim() else p.expand([1]) for p in (prepend,) if p is not None]
@@ -48,6 +52,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 
 def rot90(input, k=1, dims=(0, 1)):
+    """rot90(input, k=1, dims=(0, 1)) -> Tensor
+
+    input rotated by k quarter turns in the plane of dims (from the first towards the second)."""
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if input.dim() < 2:
@@ -68,6 +75,9 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    """tensor_split(input, indices_or_sections, dim=0) -> List of Tensors
+
+    Views of input along dim: a number of nearly equal parts, or cut at the given indices."""
     if input.dim() == 0:
         raise RuntimeError(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
@@ -112,14 +122,23 @@ def _split_dim(name, input, ios, dim, min_dims):
 
 
 def hsplit(input, indices_or_sections):
+    """hsplit(input, indices_or_sections) -> List of Tensors
+
+    tensor_split along the second dimension (the first for 1-D input)."""
     return _split_dim("hsplit", input, indices_or_sections, 0 if input.dim() == 1 else 1, 1)
 
 
 def vsplit(input, indices_or_sections):
+    """vsplit(input, indices_or_sections) -> List of Tensors
+
+    tensor_split along the first dimension of an input with at least two."""
     return _split_dim("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input, indices_or_sections):
+    """dsplit(input, indices_or_sections) -> List of Tensors
+
+    tensor_split along the third dimension of an input with at least three."""
     return _split_dim("dsplit", input, indices_or_sections, 2, 3)
 
 
@@ -133,10 +152,16 @@ def _atleast(shape_fn, tensors):
 
 
 def atleast_1d(*tensors):
+    """atleast_1d(*tensors) -> Tensor or tuple of Tensors
+
+    Each input viewed with at least one dimension."""
     return _atleast(lambda t: t.reshape(1) if t.dim() == 0 else t, tensors)
 
 
 def atleast_2d(*tensors):
+    """atleast_2d(*tensors) -> Tensor or tuple of Tensors
+
+    Each input viewed with at least two dimensions."""
     return _atleast(
         lambda t: t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t,
         tensors,
@@ -152,22 +177,37 @@ def _3d(t):
 
 
 def atleast_3d(*tensors):
+    """atleast_3d(*tensors) -> Tensor or tuple of Tensors
+
+    Each input viewed with at least three dimensions."""
     return _atleast(_3d, tensors)
 
 
 def column_stack(tensors):
+    """column_stack(tensors, *, out=None) -> Tensor
+
+    Stacks tensors as columns: 1-D and 0-d inputs become columns, then hstack."""
     return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
 
 
 def dstack(tensors):
+    """dstack(tensors, *, out=None) -> Tensor
+
+    Concatenates tensors along the third dimension after making each at least 3-D."""
     return cat([_3d(t) for t in tensors], 2)
 
 
 def ravel(input):
+    """ravel(input) -> Tensor
+
+    input flattened to one dimension (a view when possible)."""
     return input.reshape(-1)
 
 
 def cartesian_prod(*tensors):
+    """cartesian_prod(*tensors) -> Tensor
+
+    The Cartesian product of 1-D tensors, one row per combination."""
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
@@ -175,6 +215,9 @@ def cartesian_prod(*tensors):
 
 
 def combinations(input, r=2, with_replacement=False):
+    """combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> seq
+
+    The r-element combinations of the elements of a 1-D tensor, one per row."""
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
@@ -189,6 +232,9 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def block_diag(*tensors):
+    """block_diag(*tensors) -> Tensor
+
+    A block-diagonal matrix with the given tensors as its blocks."""
     mats = []
     for i, t in enumerate(tensors):
         if t.dim() > 2:
@@ -215,6 +261,9 @@ def block_diag(*tensors):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor
+
+    Tensors whose (offset) diagonals in the planes dim1 x dim2 hold the last dim of input."""
     nd = input.dim() + 1
     d1, d2 = dim1 % nd, dim2 % nd
     if d1 == d2:
@@ -233,10 +282,16 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 
 def diagflat(input, offset=0):
+    """diagflat(input, offset=0) -> Tensor
+
+    A 2-D tensor with the flattened input on its offset diagonal."""
     return diag_embed(input.reshape(-1), offset)
 
 
 def unravel_index(indices, shape):
+    """unravel_index(indices, shape) -> tuple of Tensors
+
+    Converts flat indices into coordinate tensors for a tensor of the given shape."""
     if not isinstance(indices, Tensor):
         indices = tensor(indices)
     if indices.dtype.is_floating_point or indices.dtype == _C.bool:

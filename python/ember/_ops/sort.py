@@ -1,4 +1,5 @@
-"""Sorting and order statistics: sort, top-k, medians, modes, quantiles, cumulative extremes, unique values."""
+"""Sorting and order statistics: sort, top-k, medians, modes, quantiles, cumulative extremes, unique
+values."""
 
 from .. import _C, return_types
 from .._C import cat, int64, isnan, Tensor
@@ -24,42 +25,71 @@ __all__ = [
 
 
 def sort(input, dim=-1, descending=False, stable=False):
+    """sort(input, dim=-1, descending=False, *, stable=False, out=None) -> (Tensor, LongTensor)
+
+    The elements sorted along dim with the indices they came from."""
     return return_types.sort(*_C._sort(input, dim, descending, bool(stable)))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    """topk(input, k, dim=None, largest=True, sorted=True, *, out=None) -> (Tensor, LongTensor)
+
+    The k largest (or smallest) elements along dim with their indices."""
     return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    """kthvalue(input, k, dim=None, keepdim=False, *, out=None) -> (Tensor, LongTensor)
+
+    The k-th smallest element along dim with its index."""
     return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
 
 
 def median(input, dim=None, keepdim=False):
+    """median(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+
+    The median of all elements, or (values, indices) of the lower median along dim."""
     if dim is None:
         return _C._median_all(input)
     return return_types.median(*_C._median_dim(input, dim, keepdim))
 
 
 def mode(input, dim=-1, keepdim=False):
+    """mode(input, dim=-1, keepdim=False, *, out=None) -> (Tensor, LongTensor)
+
+    The most frequent value along dim with an index where it occurs."""
     return return_types.mode(*_C._mode(input, dim, keepdim))
 
 
 def cummax(input, dim):
+    """cummax(input, dim, *, out=None) -> (Tensor, LongTensor)
+
+    The running maximum along dim with the index of each maximum."""
     return return_types.cummax(*_C._cummax(input, dim))
 
 
 def cummin(input, dim):
+    """cummin(input, dim, *, out=None) -> (Tensor, LongTensor)
+
+    The running minimum along dim with the index of each minimum."""
     return return_types.cummin(*_C._cummin(input, dim))
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """unique(input, sorted=True, return_inverse=False, return_counts=False,
+        dim=None) -> tuple[Tensor, Tensor, Tensor]
+
+    The distinct elements (sorted), optionally with inverse indices and counts."""
     values, inverse, counts = _C._unique(input, sorted, return_inverse, return_counts, dim)
     out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return out[0] if len(out) == 1 else out
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """unique_consecutive(input, return_inverse=False, return_counts=False,
+        dim=None) -> Tensor or tuple
+
+    Collapses each run of equal consecutive elements (or slices along dim) to one."""
     x = input.reshape(-1) if dim is None else input.movedim(dim, 0)
     n = x.shape[0]
     if n == 0:
@@ -84,6 +114,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 def msort(input):
+    """msort(input: Tensor, *, out: Optional[Tensor]) -> Tensor
+
+    input sorted along its first dimension."""
     return input.sort(0).values
 
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -149,15 +182,23 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor
+
+    The q-th quantiles along dim (all elements when None), interpolating between ranks."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor
+
+    quantile ignoring NaN values."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
 def nanmedian(input, dim=None, keepdim=False):
-    """The lower median of the non-NaN values (NaN where there are none)."""
+    """nanmedian(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+
+    The lower median of the non-NaN values (NaN where there are none)."""
     from .. import return_types
 
     x = input.reshape(-1) if dim is None else input

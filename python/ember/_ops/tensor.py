@@ -96,7 +96,8 @@ def __deepcopy__(self, memo):
 
 
 def __reduce_ex__(self, proto):
-    return (_rebuild, (self.detach().numpy().copy(), repr(self.dtype).split(".")[1], self.requires_grad))
+    data = self.detach().numpy().copy()
+    return (_rebuild, (data, repr(self.dtype).split(".")[1], self.requires_grad))
 
 
 def _rebuild(array, dtype_name, requires_grad):
@@ -128,7 +129,8 @@ def type(self, dtype=None, non_blocking=False):
         return "torch." + {
             "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
             "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-            "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+            "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+            "bool": "BoolTensor",
         }[repr(self.dtype)[6:]]
     return self.to(dtype)
 
@@ -210,7 +212,9 @@ def where(self, condition, other):
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **_):
-    return creation.empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return creation.empty_strided(
+        size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad
+    )
 
 
 def _apply_(self, callable):

@@ -10,12 +10,20 @@ from ..._ops.creation import empty
 
 from .. import functional as F, init
 from ..parameter import Parameter
-from ..utils import rnn as rnn_utils
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+
+def _rnn_utils():
+    # ember.nn.utils.rnn (packed sequences), imported on use: ember.nn.utils's package also loads
+    # parametrizations, whose classes derive from this package's modules.
+    from ..utils import rnn
+
+    return rnn
 
 
 class RNNBase(Module):
@@ -203,7 +211,7 @@ class RNNBase(Module):
 
     def _forward_packed(self, packed, hx):
         # Unpack to (T, B, *) in the caller's batch order, run masked, and pack with the same order.
-        padded, lengths = rnn_utils.pad_packed_sequence(packed)
+        padded, lengths = _rnn_utils().pad_packed_sequence(packed)
         batch = padded.size(1)
         num_directions = 2 if self.bidirectional else 1
         h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
@@ -231,11 +239,11 @@ class RNNBase(Module):
             )
             c0 = None
         out, h_n, c_n = self._run(padded, h0, c0, lengths.tolist())
-        out = rnn_utils._pack_like(out, packed)
+        out = _rnn_utils()._pack_like(out, packed)
         return out, ((h_n, c_n) if self.mode == "LSTM" else h_n)
 
     def forward(self, input, hx=None):
-        if isinstance(input, rnn_utils.PackedSequence):
+        if isinstance(input, _rnn_utils().PackedSequence):
             return self._forward_packed(input, hx)
         input, hx, is_batched, batch_dim = self._prepare(input, hx, False)
         self.check_input(input)
@@ -308,7 +316,7 @@ class LSTM(RNNBase):
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
     def forward(self, input, hx=None):
-        if isinstance(input, rnn_utils.PackedSequence):
+        if isinstance(input, _rnn_utils().PackedSequence):
             return self._forward_packed(input, hx)
         input, hx, is_batched, batch_dim = self._prepare(input, hx, True)
         self.check_input(input)
