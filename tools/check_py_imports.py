@@ -121,7 +121,8 @@ def _edges(module, targets, found):
         parts = t.split(".")
         for i in range(1, len(parts) + 1):
             name = ".".join(parts[:i])
-            if parts[:i] == own[:i] or name == module or name not in found:
+            implicit = i < len(parts)  # a package run on the way to the target
+            if (implicit and parts[:i] == own[:i]) or name == module or name not in found:
                 continue
             out.add(name)
     return sorted(out)
