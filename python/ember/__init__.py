@@ -93,12 +93,13 @@ set_default_dtype = _C.set_default_dtype
 
 from .version import __version__  # noqa: E402
 
-# Tensor's Python-level methods come from one table; then numpy's axis/keepdims keywords for
-# the package's own Python functions.
+# Tensor's Python-level methods come from one table; the package's own Python functions that take
+# dim/keepdim also take numpy's axis/keepdims.
 from ._ops._tensor_methods import install as _install_tensor_methods  # noqa: E402
+from ._numpy_kwargs import accepting_numpy_names as _accepting_numpy_names  # noqa: E402
 
 _install_tensor_methods()
-
-from . import _numpy_kwargs  # noqa: E402
-
-_numpy_kwargs.install(_sys.modules[__name__])
+for _name, _value in list(globals().items()):
+    if not _name.startswith("__"):
+        globals()[_name] = _accepting_numpy_names(_value)
+del _name, _value

@@ -22,9 +22,10 @@ def _renaming(fn):
     return wrapper
 
 
-def install(*owners):
-    """Wraps each plain Python function of `owners` (modules or classes) that takes dim/keepdim."""
-    for owner in owners:
-        for name, fn in list(vars(owner).items()):
-            if type(fn).__name__ == "function" and not name.startswith("__") and _takes_dim(fn):
-                setattr(owner, name, _renaming(fn))
+def accepting_numpy_names(fn):
+    """fn wrapped to take axis/keepdims when it is a plain Python function taking dim/keepdim;
+    fn itself otherwise."""
+    if type(fn).__name__ == "function" and _takes_dim(fn):
+        return _renaming(fn)
+    return fn
+

@@ -274,9 +274,8 @@ def table():
             if (target + suffix in bound or target + suffix in out) and alias + suffix not in bound:
                 out[alias + suffix] = getattr(Tensor, target + suffix, None) or out[target + suffix]
     for name, fn in out.items():
-        plain = isinstance(fn, types.FunctionType) and not name.startswith("__")
-        if plain and _numpy_kwargs._takes_dim(fn):
-            out[name] = _numpy_kwargs._renaming(fn)
+        if not name.startswith("__"):
+            out[name] = _numpy_kwargs.accepting_numpy_names(fn)
     return out
 
 
