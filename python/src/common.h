@@ -88,6 +88,7 @@ void bind_ops(nb::module_& m);
 void bind_autograd(nb::module_& m);
 void bind_families(nb::module_& m);
 void bind_extra_ops(nb::module_& m);
+void bind_registry(nb::module_& m);
 // Submodules: _C._nn (functional kernels), _C._optim (fused updates), _C._serialize.
 void bind_nn_spatial(nb::module_& nn);
 void bind_nn_activation(nb::module_& nn);

@@ -223,7 +223,7 @@ NB_MODULE(_C, m) {
   m.def("manual_seed", [](uint64_t s) { ember::manual_seed(s); });
   m.def("get_num_threads", &ember::get_num_threads);
   m.def("set_num_threads", &ember::set_num_threads);
-  m.def("_registered_ops", [] { return ember::Dispatcher::singleton().op_names(); });
+  bind_registry(m);
   add_numpy_kwargs(m, false);
   add_numpy_kwargs(m.attr("Tensor"), true);
 }

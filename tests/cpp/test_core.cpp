@@ -85,23 +85,56 @@ TEST(Reductions, DeterministicAcrossThreadCounts) {
   EXPECT_EQ(one, two);
 }
 
-namespace {
-// A toy backend: the PrivateUse1 key gets a kernel for a custom op registered from this file.
+namespace toy {
+// A custom op declared outside the library, with a toy backend: the PrivateUse1 key gets a
+// kernel registered from this file.
+EMBER_DECLARE_OP(toy_double, "toy_double(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(toy_missing, "toy_missing(Tensor self) -> Tensor", Tensor(const Tensor&));
 Tensor toy_double_cpu(const Tensor& x) { return mul(x, wrap_scalar(2)); }
 Tensor toy_double_private(const Tensor& x) { return add(x, wrap_scalar(1000)); }
-EMBER_REGISTER_KERNEL("toy_double", CPU, toy_double_cpu);
-EMBER_REGISTER_KERNEL("toy_double", PrivateUse1, toy_double_private);
-}  // namespace
+EMBER_REGISTER_KERNEL(toy_double, CPU, toy_double_cpu);
+EMBER_REGISTER_KERNEL(toy_double, PrivateUse1, toy_double_private);
+}  // namespace toy
 
 TEST(Dispatcher, CustomOpAndToyBackend) {
-  static const TypedOperator<Tensor(const Tensor&)> op("toy_double");
   Tensor x = full({2}, 3.0);
-  EXPECT_EQ(select(op.call(x), 0, 0).item<double>(), 6.0);
-  EXPECT_EQ(select(op.redispatch(DispatchKey::PrivateUse1, x), 0, 0).item<double>(), 1003.0);
-  auto names = Dispatcher::singleton().op_names();
-  EXPECT_NE(std::find(names.begin(), names.end(), "toy_double"), names.end());
-  static const TypedOperator<Tensor(const Tensor&)> missing("toy_missing");
-  EXPECT_EQ(kind_of([&] { missing.call(x); }), ErrorKind::NotImplemented);
+  EXPECT_EQ(select(toy::toy_double.call(x), 0, 0).item<double>(), 6.0);
+  EXPECT_EQ(select(toy::toy_double.redispatch(DispatchKey::PrivateUse1, x), 0, 0).item<double>(),
+            1003.0);
+  const OperatorEntry* e = Dispatcher::singleton().find("toy_double");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->schema(), "toy_double(Tensor self) -> Tensor");
+  EXPECT_EQ(kind_of([&] { toy::toy_missing.call(x); }), ErrorKind::NotImplemented);
+}
+
+// Note [Op schemas]: the schema string is checked against the C++ signature at compile time.
+static_assert(schema_detail::check<Tensor(const Tensor&, const Tensor&, const Scalar&)>(
+    "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"));
+static_assert(schema_detail::check<Tensor&(Tensor&, IntArrayRef, std::optional<int64_t>)>(
+    "f_(Tensor(a!) self, int[2] size=[1, 2], int? dim=None) -> Tensor(a!)"));
+static_assert(schema_detail::check<std::tuple<Tensor, Tensor>(const Tensor&, int64_t)>(
+    "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"));
+static_assert(schema_detail::check<Tensor(const Tensor&, const std::string&)>(
+    "f(Tensor self, str mode=\"a,b\") -> Tensor"));
+static_assert(!schema_detail::check<Tensor(const Tensor&)>("f(Tensor self, int dim) -> Tensor"));
+static_assert(!schema_detail::check<Tensor(const Tensor&, double)>("f(Tensor self, int x) -> Tensor"));
+static_assert(!schema_detail::check<Tensor&(Tensor&)>("f_(Tensor self) -> Tensor"));
+static_assert(!schema_detail::check<Tensor(const Tensor&)>("f(Tensor self) -> (Tensor, Tensor)"));
+
+TEST(Dispatcher, EveryOpHasAMatchingSchema) {
+  size_t with_autograd = 0;
+  for (const OperatorEntry* e : Dispatcher::singleton().entries()) {
+    EXPECT_EQ(e->schema().substr(0, e->schema().find('(')), e->name());
+    EXPECT_NE(e->schema().find(") -> "), std::string::npos) << e->schema();
+    with_autograd += e->kernel(DispatchKey::Autograd) != nullptr;
+  }
+  EXPECT_GT(Dispatcher::singleton().entries().size(), 200u);
+  EXPECT_GT(with_autograd, 100u);
+  const OperatorEntry* add = Dispatcher::singleton().find("add.Tensor");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->schema(), "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  EXPECT_NE(add->kernel(DispatchKey::CPU), nullptr);
+  EXPECT_NE(add->kernel(DispatchKey::Autograd), nullptr);
 }
 
 TEST(Autograd, ChainRuleAndAccumulation) {

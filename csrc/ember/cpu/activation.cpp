@@ -18,6 +18,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/activation.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -352,8 +353,8 @@ Tensor logsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, double
 }
 
 #define EMBER_REGISTER_ACT(name, fwd, bwd)              \
-  EMBER_REGISTER_KERNEL(#name, CPU, fwd);               \
-  EMBER_REGISTER_KERNEL(#name "_backward", CPU, bwd);
+  EMBER_REGISTER_KERNEL(op::name, CPU, fwd);               \
+  EMBER_REGISTER_KERNEL(op::name##_backward, CPU, bwd);
 EMBER_REGISTER_ACT(gelu, gelu_kernel, gelu_backward_kernel)
 EMBER_REGISTER_ACT(silu, silu_kernel, silu_backward_kernel)
 EMBER_REGISTER_ACT(mish, mish_kernel, mish_backward_kernel)

@@ -7,6 +7,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/binary.h"
 #include "ember/ops/inplace.h"
 #include "ember/ops/ops.h"
 
@@ -77,8 +78,8 @@ Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f
   Tensor& name##_inplace_kernel(Tensor& a, const Tensor& b) {                           \
     return binary_in_place<allowed, kind>(#name "_", a, b, __VA_ARGS__);                \
   }                                                                                     \
-  EMBER_REGISTER_KERNEL(#name, CPU, name##_kernel);                                     \
-  EMBER_REGISTER_KERNEL(#name "_", CPU, name##_inplace_kernel);
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                                     \
+  EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
 
 EMBER_BINARY_KERNEL(mul, kAllTypes, Out::Same, [](auto x, auto y) {
   if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
@@ -164,8 +165,8 @@ Tensor& pow_inplace_kernel(Tensor& a, const Tensor& b) {
     return binary_in_place<Allowed, Out::Same>("pow_", a, b, f);
   });
 }
-EMBER_REGISTER_KERNEL("pow", CPU, pow_kernel);
-EMBER_REGISTER_KERNEL("pow_", CPU, pow_inplace_kernel);
+EMBER_REGISTER_KERNEL(op::pow, CPU, pow_kernel);
+EMBER_REGISTER_KERNEL(op::pow_, CPU, pow_inplace_kernel);
 EMBER_BINARY_KERNEL(atan2, kFloatTypes, Out::Float, [](auto x, auto y) { return std::atan2(x, y); })
 EMBER_BINARY_KERNEL(hypot, kFloatTypes, Out::Same, [](auto x, auto y) { return std::hypot(x, y); })
 EMBER_BINARY_KERNEL(copysign, kFloatTypes, Out::Float, [](auto x, auto y) { return std::copysign(x, y); })
@@ -270,10 +271,10 @@ Tensor& sub_inplace_kernel(Tensor& self, const Tensor& b, const Scalar& alpha) {
   return add_inplace_kernel(self, b, -alpha);
 }
 
-EMBER_REGISTER_KERNEL("add", CPU, add_kernel);
-EMBER_REGISTER_KERNEL("add_", CPU, add_inplace_kernel);
-EMBER_REGISTER_KERNEL("sub", CPU, sub_kernel);
-EMBER_REGISTER_KERNEL("sub_", CPU, sub_inplace_kernel);
+EMBER_REGISTER_KERNEL(op::add, CPU, add_kernel);
+EMBER_REGISTER_KERNEL(op::add_, CPU, add_inplace_kernel);
+EMBER_REGISTER_KERNEL(op::sub, CPU, sub_kernel);
+EMBER_REGISTER_KERNEL(op::sub_, CPU, sub_inplace_kernel);
 
 Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   ScalarType ct = result_type({a, b});
@@ -289,7 +290,7 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("where", CPU, where_kernel);
+EMBER_REGISTER_KERNEL(op::where, CPU, where_kernel);
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "ember/cpu/isa.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/conv.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -337,7 +338,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("conv2d_forward", CPU, conv2d_forward_kernel);
-EMBER_REGISTER_KERNEL("convolution_backward", CPU, convolution_backward_kernel);
+EMBER_REGISTER_KERNEL(op::conv2d_forward, CPU, conv2d_forward_kernel);
+EMBER_REGISTER_KERNEL(op::convolution_backward, CPU, convolution_backward_kernel);
 
 }  // namespace ember::cpu

@@ -5,6 +5,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/copy.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -104,7 +105,7 @@ Tensor& fill_kernel(Tensor& self, const Scalar& value) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("copy_", CPU, copy_kernel);
-EMBER_REGISTER_KERNEL("fill_", CPU, fill_kernel);
+EMBER_REGISTER_KERNEL(op::copy_, CPU, copy_kernel);
+EMBER_REGISTER_KERNEL(op::fill_, CPU, fill_kernel);
 
 }  // namespace ember::cpu

@@ -10,6 +10,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/linalg.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -376,11 +377,11 @@ Tensor baddbmm_kernel(const Tensor& self, const Tensor& b1, const Tensor& b2, co
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("mm", CPU, mm_kernel);
-EMBER_REGISTER_KERNEL("bmm", CPU, bmm_kernel);
-EMBER_REGISTER_KERNEL("mv", CPU, mv_kernel);
-EMBER_REGISTER_KERNEL("dot", CPU, dot_kernel);
-EMBER_REGISTER_KERNEL("addmm", CPU, addmm_kernel);
-EMBER_REGISTER_KERNEL("baddbmm", CPU, baddbmm_kernel);
+EMBER_REGISTER_KERNEL(op::mm, CPU, mm_kernel);
+EMBER_REGISTER_KERNEL(op::bmm, CPU, bmm_kernel);
+EMBER_REGISTER_KERNEL(op::mv, CPU, mv_kernel);
+EMBER_REGISTER_KERNEL(op::dot, CPU, dot_kernel);
+EMBER_REGISTER_KERNEL(op::addmm, CPU, addmm_kernel);
+EMBER_REGISTER_KERNEL(op::baddbmm, CPU, baddbmm_kernel);
 
 }  // namespace ember::cpu

@@ -7,6 +7,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/tensor_iter.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/index.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -548,21 +549,21 @@ Tensor nonzero_kernel(const Tensor& self) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("gather", CPU, gather_kernel);
-EMBER_REGISTER_KERNEL("scatter", CPU, scatter_kernel);
-EMBER_REGISTER_KERNEL("scatter_", CPU, scatter_kernel_);
-EMBER_REGISTER_KERNEL("scatter_add", CPU, scatter_add_kernel);
-EMBER_REGISTER_KERNEL("scatter_add_", CPU, scatter_add_kernel_);
-EMBER_REGISTER_KERNEL("scatter_reduce", CPU, scatter_reduce_kernel);
-EMBER_REGISTER_KERNEL("scatter_reduce_", CPU, scatter_reduce_kernel_);
-EMBER_REGISTER_KERNEL("index_select", CPU, index_select_kernel);
-EMBER_REGISTER_KERNEL("index_add", CPU, index_add_kernel);
-EMBER_REGISTER_KERNEL("index_add_", CPU, index_add_kernel_);
-EMBER_REGISTER_KERNEL("masked_fill", CPU, masked_fill_kernel);
-EMBER_REGISTER_KERNEL("masked_fill_", CPU, masked_fill_kernel_);
-EMBER_REGISTER_KERNEL("index", CPU, index_kernel);
-EMBER_REGISTER_KERNEL("index_put", CPU, index_put_kernel);
-EMBER_REGISTER_KERNEL("index_put_", CPU, index_put_kernel_);
-EMBER_REGISTER_KERNEL("nonzero", CPU, nonzero_kernel);
+EMBER_REGISTER_KERNEL(op::gather, CPU, gather_kernel);
+EMBER_REGISTER_KERNEL(op::scatter, CPU, scatter_kernel);
+EMBER_REGISTER_KERNEL(op::scatter_, CPU, scatter_kernel_);
+EMBER_REGISTER_KERNEL(op::scatter_add, CPU, scatter_add_kernel);
+EMBER_REGISTER_KERNEL(op::scatter_add_, CPU, scatter_add_kernel_);
+EMBER_REGISTER_KERNEL(op::scatter_reduce, CPU, scatter_reduce_kernel);
+EMBER_REGISTER_KERNEL(op::scatter_reduce_, CPU, scatter_reduce_kernel_);
+EMBER_REGISTER_KERNEL(op::index_select, CPU, index_select_kernel);
+EMBER_REGISTER_KERNEL(op::index_add, CPU, index_add_kernel);
+EMBER_REGISTER_KERNEL(op::index_add_, CPU, index_add_kernel_);
+EMBER_REGISTER_KERNEL(op::masked_fill, CPU, masked_fill_kernel);
+EMBER_REGISTER_KERNEL(op::masked_fill_, CPU, masked_fill_kernel_);
+EMBER_REGISTER_KERNEL(op::index, CPU, index_kernel);
+EMBER_REGISTER_KERNEL(op::index_put, CPU, index_put_kernel);
+EMBER_REGISTER_KERNEL(op::index_put_, CPU, index_put_kernel_);
+EMBER_REGISTER_KERNEL(op::nonzero, CPU, nonzero_kernel);
 
 }  // namespace ember::cpu

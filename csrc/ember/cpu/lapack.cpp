@@ -12,6 +12,7 @@
 
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/linalg.h"
 #include "ember/ops/ops.h"
 
 extern "C" {
@@ -279,13 +280,13 @@ Tensor solve_triangular_kernel(const Tensor& a, const Tensor& rhs, bool upper, b
   return matrix_transpose(x);
 }
 
-EMBER_REGISTER_KERNEL("linalg_lu_factor", CPU, lu_factor_kernel);
-EMBER_REGISTER_KERNEL("linalg_solve", CPU, solve_kernel);
-EMBER_REGISTER_KERNEL("linalg_cholesky", CPU, cholesky_kernel);
-EMBER_REGISTER_KERNEL("linalg_qr", CPU, qr_kernel);
-EMBER_REGISTER_KERNEL("linalg_svd", CPU, svd_kernel);
-EMBER_REGISTER_KERNEL("linalg_eigh", CPU, eigh_kernel);
-EMBER_REGISTER_KERNEL("linalg_solve_triangular", CPU, solve_triangular_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_lu_factor, CPU, lu_factor_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_solve, CPU, solve_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_cholesky, CPU, cholesky_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_qr, CPU, qr_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_svd, CPU, svd_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_eigh, CPU, eigh_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_solve_triangular, CPU, solve_triangular_kernel);
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/softmax_rows.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/loss.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -176,9 +177,9 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& input, const Ten
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("_nll_loss_index", CPU, nll_forward);
-EMBER_REGISTER_KERNEL("_nll_loss_index_backward", CPU, nll_backward);
-EMBER_REGISTER_KERNEL("_cross_entropy_index", CPU, cross_entropy_forward);
-EMBER_REGISTER_KERNEL("_cross_entropy_index_backward", CPU, cross_entropy_backward);
+EMBER_REGISTER_KERNEL(op::_nll_loss_index, CPU, nll_forward);
+EMBER_REGISTER_KERNEL(op::_nll_loss_index_backward, CPU, nll_backward);
+EMBER_REGISTER_KERNEL(op::_cross_entropy_index, CPU, cross_entropy_forward);
+EMBER_REGISTER_KERNEL(op::_cross_entropy_index_backward, CPU, cross_entropy_backward);
 
 }  // namespace ember::cpu

@@ -8,6 +8,7 @@
 #include "ember/core/parallel.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/loss.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -149,7 +150,7 @@ Tensor ctc_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& t
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("_ctc_loss", CPU, ctc_forward);
-EMBER_REGISTER_KERNEL("_ctc_loss_backward", CPU, ctc_backward);
+EMBER_REGISTER_KERNEL(op::_ctc_loss, CPU, ctc_forward);
+EMBER_REGISTER_KERNEL(op::_ctc_loss_backward, CPU, ctc_backward);
 
 }  // namespace ember::cpu

@@ -10,6 +10,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/normalization.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -123,7 +124,7 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
   ScalarType st = acc_type(x.dtype());
   return {out, from_doubles(mean, st), from_doubles(invstd, st)};
 }
-EMBER_REGISTER_KERNEL("native_batch_norm", CPU, batch_norm_kernel);
+EMBER_REGISTER_KERNEL(op::native_batch_norm, CPU, batch_norm_kernel);
 
 Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT weight,
                                  const Tensor& save_mean, const Tensor& save_invstd,
@@ -174,7 +175,7 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
   ScalarType pt = weight ? weight->dtype() : acc_type(x.dtype());
   return {gx, from_doubles(gw, pt), from_doubles(gb, pt)};
 }
-EMBER_REGISTER_KERNEL("native_batch_norm_backward", CPU, batch_norm_backward_kernel);
+EMBER_REGISTER_KERNEL(op::native_batch_norm_backward, CPU, batch_norm_backward_kernel);
 
 // Sum of f(i) for i < n with eight independent accumulators (the compiler can vectorize them).
 template <class A, class F>
@@ -232,7 +233,7 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
   });
   return {out, mean, rstd};
 }
-EMBER_REGISTER_KERNEL("native_layer_norm", CPU, layer_norm_kernel);
+EMBER_REGISTER_KERNEL(op::native_layer_norm, CPU, layer_norm_kernel);
 
 Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
                                  IntArrayRef normalized_shape, const Tensor& mean,
@@ -302,7 +303,7 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
   }
   return {gx, gw, gb};
 }
-EMBER_REGISTER_KERNEL("native_layer_norm_backward", CPU, layer_norm_backward_kernel);
+EMBER_REGISTER_KERNEL(op::native_layer_norm_backward, CPU, layer_norm_backward_kernel);
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/pool.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -531,12 +532,12 @@ Tensor adaptive_avg_pool2d_backward_kernel(const Tensor& grad, IntArrayRef input
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("max_pool2d_with_indices", CPU, max_pool2d_kernel);
-EMBER_REGISTER_KERNEL("adaptive_max_pool2d", CPU, adaptive_max_pool2d_kernel);
-EMBER_REGISTER_KERNEL("max_pool2d_backward", CPU, max_pool2d_backward_kernel);
-EMBER_REGISTER_KERNEL("avg_pool2d", CPU, avg_pool2d_kernel);
-EMBER_REGISTER_KERNEL("avg_pool2d_backward", CPU, avg_pool2d_backward_kernel);
-EMBER_REGISTER_KERNEL("adaptive_avg_pool2d", CPU, adaptive_avg_pool2d_kernel);
-EMBER_REGISTER_KERNEL("adaptive_avg_pool2d_backward", CPU, adaptive_avg_pool2d_backward_kernel);
+EMBER_REGISTER_KERNEL(op::max_pool2d_with_indices, CPU, max_pool2d_kernel);
+EMBER_REGISTER_KERNEL(op::adaptive_max_pool2d, CPU, adaptive_max_pool2d_kernel);
+EMBER_REGISTER_KERNEL(op::max_pool2d_backward, CPU, max_pool2d_backward_kernel);
+EMBER_REGISTER_KERNEL(op::avg_pool2d, CPU, avg_pool2d_kernel);
+EMBER_REGISTER_KERNEL(op::avg_pool2d_backward, CPU, avg_pool2d_backward_kernel);
+EMBER_REGISTER_KERNEL(op::adaptive_avg_pool2d, CPU, adaptive_avg_pool2d_kernel);
+EMBER_REGISTER_KERNEL(op::adaptive_avg_pool2d_backward, CPU, adaptive_avg_pool2d_backward_kernel);
 
 }  // namespace ember::cpu

@@ -9,6 +9,7 @@
 #include "ember/core/parallel.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/random.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -291,12 +292,12 @@ Tensor& randperm_kernel(Tensor& out, const GeneratorPtr& gen) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("uniform_", CPU, uniform_kernel);
-EMBER_REGISTER_KERNEL("normal_", CPU, normal_kernel);
-EMBER_REGISTER_KERNEL("bernoulli_", CPU, bernoulli_scalar_kernel);
-EMBER_REGISTER_KERNEL("random_", CPU, random_kernel);
-EMBER_REGISTER_KERNEL("bernoulli", CPU, bernoulli_kernel);
-EMBER_REGISTER_KERNEL("multinomial", CPU, multinomial_kernel);
-EMBER_REGISTER_KERNEL("_randperm_fill", CPU, randperm_kernel);
+EMBER_REGISTER_KERNEL(op::uniform_, CPU, uniform_kernel);
+EMBER_REGISTER_KERNEL(op::normal_, CPU, normal_kernel);
+EMBER_REGISTER_KERNEL(op::bernoulli_, CPU, bernoulli_scalar_kernel);
+EMBER_REGISTER_KERNEL(op::random_, CPU, random_kernel);
+EMBER_REGISTER_KERNEL(op::bernoulli, CPU, bernoulli_kernel);
+EMBER_REGISTER_KERNEL(op::multinomial, CPU, multinomial_kernel);
+EMBER_REGISTER_KERNEL(op::_randperm_fill, CPU, randperm_kernel);
 
 }  // namespace ember::cpu

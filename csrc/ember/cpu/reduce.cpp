@@ -9,6 +9,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/reduce_engine.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/reduce.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -151,8 +152,8 @@ Tensor sum_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optio
 Tensor prod_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   return sum_like<ProdFor>("prod", self, dims, keepdim, dtype);
 }
-EMBER_REGISTER_KERNEL("sum", CPU, sum_kernel);
-EMBER_REGISTER_KERNEL("prod", CPU, prod_kernel);
+EMBER_REGISTER_KERNEL(op::sum, CPU, sum_kernel);
+EMBER_REGISTER_KERNEL(op::prod, CPU, prod_kernel);
 
 // max/min keep the first NaN they meet; index tracks where the winner was found.
 template <class A, bool Max>
@@ -216,8 +217,8 @@ Tensor amax_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
   extreme<Max>(name, self, mask, &out, nullptr);
   return out;
 }
-EMBER_REGISTER_KERNEL("amax", CPU, amax_kernel<true>);
-EMBER_REGISTER_KERNEL("amin", CPU, amax_kernel<false>);
+EMBER_REGISTER_KERNEL(op::amax, CPU, amax_kernel<true>);
+EMBER_REGISTER_KERNEL(op::amin, CPU, amax_kernel<false>);
 
 template <bool Max>
 std::tuple<Tensor, Tensor> max_dim_kernel(const Tensor& self, int64_t dim, bool keepdim) {
@@ -230,8 +231,8 @@ std::tuple<Tensor, Tensor> max_dim_kernel(const Tensor& self, int64_t dim, bool 
   extreme<Max>(name, self, mask, &values, &indices);
   return {values, indices};
 }
-EMBER_REGISTER_KERNEL("max.dim", CPU, max_dim_kernel<true>);
-EMBER_REGISTER_KERNEL("min.dim", CPU, max_dim_kernel<false>);
+EMBER_REGISTER_KERNEL(op::max_dim, CPU, max_dim_kernel<true>);
+EMBER_REGISTER_KERNEL(op::min_dim, CPU, max_dim_kernel<false>);
 
 template <bool Max>
 Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
@@ -245,8 +246,8 @@ Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdi
   extreme<Max>(name, src, mask, nullptr, &indices);
   return indices;
 }
-EMBER_REGISTER_KERNEL("argmax", CPU, argmax_kernel<true>);
-EMBER_REGISTER_KERNEL("argmin", CPU, argmax_kernel<false>);
+EMBER_REGISTER_KERNEL(op::argmax, CPU, argmax_kernel<true>);
+EMBER_REGISTER_KERNEL(op::argmin, CPU, argmax_kernel<false>);
 
 // Welford's online mean/variance, merged with Chan's formula.
 struct WelfordOp {
@@ -293,7 +294,7 @@ std::tuple<Tensor, Tensor> var_mean_kernel(const Tensor& self, IntArrayRef dims,
   });
   return {var, mean};
 }
-EMBER_REGISTER_KERNEL("var_mean", CPU, var_mean_kernel);
+EMBER_REGISTER_KERNEL(op::var_mean, CPU, var_mean_kernel);
 
 template <bool All>
 struct LogicalOp {
@@ -320,8 +321,8 @@ Tensor all_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("all", CPU, all_kernel<true>);
-EMBER_REGISTER_KERNEL("any", CPU, all_kernel<false>);
+EMBER_REGISTER_KERNEL(op::all, CPU, all_kernel<true>);
+EMBER_REGISTER_KERNEL(op::any, CPU, all_kernel<false>);
 
 }  // namespace
 

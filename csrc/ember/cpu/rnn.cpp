@@ -9,6 +9,7 @@
 #include "ember/cpu/isa.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/rnn.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -214,7 +215,7 @@ RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, con
   Tensor c_n = cells.defined() ? clone(select(cells, 0, last)) : Tensor();
   return {out, clone(select(out, 0, last)), c_n, saved, cells};
 }
-EMBER_REGISTER_KERNEL("_rnn_layer", CPU, rnn_layer_kernel);
+EMBER_REGISTER_KERNEL(op::_rnn_layer, CPU, rnn_layer_kernel);
 
 // Gradients of (x, hx, cx, w_ih, w_hh, b_ih, b_hh); `mask` says which are wanted.
 variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx,
@@ -276,7 +277,7 @@ variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const
   if (mask[6]) r[6] = sum(dgh2, {0});
   return r;
 }
-EMBER_REGISTER_KERNEL("_rnn_layer_backward", CPU, rnn_layer_backward_kernel);
+EMBER_REGISTER_KERNEL(op::_rnn_layer_backward, CPU, rnn_layer_backward_kernel);
 
 }  // namespace
 }  // namespace ember::cpu

@@ -9,6 +9,7 @@
 #include "ember/core/shape.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/reduce.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -81,8 +82,8 @@ Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("cumsum", CPU, cum_kernel<false>);
-EMBER_REGISTER_KERNEL("cumprod", CPU, cum_kernel<true>);
+EMBER_REGISTER_KERNEL(op::cumsum, CPU, cum_kernel<false>);
+EMBER_REGISTER_KERNEL(op::cumprod, CPU, cum_kernel<true>);
 
 // The running extreme takes a new value on ties too (so the index is the latest), and a NaN
 // sticks once seen while later NaNs move the index, as in PyTorch.
@@ -124,8 +125,8 @@ std::tuple<Tensor, Tensor> cum_extreme_kernel(const Tensor& self, int64_t dim) {
   });
   return {values, indices};
 }
-EMBER_REGISTER_KERNEL("cummax", CPU, cum_extreme_kernel<true>);
-EMBER_REGISTER_KERNEL("cummin", CPU, cum_extreme_kernel<false>);
+EMBER_REGISTER_KERNEL(op::cummax, CPU, cum_extreme_kernel<true>);
+EMBER_REGISTER_KERNEL(op::cummin, CPU, cum_extreme_kernel<false>);
 
 }  // namespace
 

@@ -6,18 +6,16 @@
 #include "ember/core/shape.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/copy.h"
+#include "ember/schema/shape.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
 namespace {
 
-const TypedOperator<Tensor&(Tensor&, const Tensor&)>& copy_op() {
-  static const TypedOperator<Tensor&(Tensor&, const Tensor&)> op("copy_");
-  return op;
-}
 // dst <- src (same shape) through the CPU copy kernel: strides and dtype conversion handled there.
-void copy_into(Tensor dst, const Tensor& src) { copy_op().redispatch(DispatchKey::CPU, dst, src); }
+void copy_into(Tensor dst, const Tensor& src) { op::copy_.redispatch(DispatchKey::CPU, dst, src); }
 
 // A narrow view without autograd (kernels never record).
 Tensor narrow_view(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
@@ -79,7 +77,7 @@ Tensor cat_kernel(TensorList tensors, int64_t dim) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("cat", CPU, cat_kernel);
+EMBER_REGISTER_KERNEL(op::cat, CPU, cat_kernel);
 
 // flip copies from a view that walks the flipped dims backwards (negative strides), so the copy
 // kernel's strided loops do the work. `dims` are wrapped and distinct.
@@ -95,7 +93,7 @@ Tensor flip_kernel(const Tensor& self, IntArrayRef dims) {
   copy_into(out, self.as_strided_view(self.sizes(), strides, offset));
   return out;
 }
-EMBER_REGISTER_KERNEL("flip", CPU, flip_kernel);
+EMBER_REGISTER_KERNEL(op::flip, CPU, flip_kernel);
 
 // roll along k dims moves 2^k blocks: in each dim, [0, n - s) goes to [s, n) and the rest wraps.
 // `dims` are wrapped; `shifts` are normalized to [0, size).
@@ -118,7 +116,7 @@ Tensor roll_kernel(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   }
   return out;
 }
-EMBER_REGISTER_KERNEL("roll", CPU, roll_kernel);
+EMBER_REGISTER_KERNEL(op::roll, CPU, roll_kernel);
 
 // torch.repeat_interleave(repeats): i repeated repeats[i] times (repeats is 1-d, validated).
 Tensor repeat_interleave_index_kernel(const Tensor& repeats) {
@@ -140,7 +138,7 @@ Tensor repeat_interleave_index_kernel(const Tensor& repeats) {
       });
   return out;
 }
-EMBER_REGISTER_KERNEL("repeat_interleave.Tensor", CPU, repeat_interleave_index_kernel);
+EMBER_REGISTER_KERNEL(op::repeat_interleave, CPU, repeat_interleave_index_kernel);
 
 // Index bounds are user-visible only through repeat_interleave; elsewhere they come from kernels.
 void check_index(int64_t i, int64_t size) {
@@ -173,7 +171,7 @@ Tensor take_along_dim_kernel(const Tensor& self_in, int64_t dim, const Tensor& i
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("_take_along_dim", CPU, take_along_dim_kernel);
+EMBER_REGISTER_KERNEL(op::_take_along_dim, CPU, take_along_dim_kernel);
 
 // out = zeros with `size` in `dim`; out[o, index[o, j, i], i] += src[o, j, i].
 Tensor place_along_dim_kernel(const Tensor& src_in, int64_t dim, const Tensor& index_in,
@@ -205,7 +203,7 @@ Tensor place_along_dim_kernel(const Tensor& src_in, int64_t dim, const Tensor& i
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("_place_along_dim", CPU, place_along_dim_kernel);
+EMBER_REGISTER_KERNEL(op::_place_along_dim, CPU, place_along_dim_kernel);
 
 }  // namespace
 

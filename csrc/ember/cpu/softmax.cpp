@@ -9,6 +9,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/softmax_rows.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/softmax.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -150,9 +151,9 @@ Tensor softmax_backward(const Tensor& grad_, const Tensor& output_, int64_t dim)
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("_softmax", CPU, softmax_forward<false>);
-EMBER_REGISTER_KERNEL("_log_softmax", CPU, softmax_forward<true>);
-EMBER_REGISTER_KERNEL("_softmax_backward_data", CPU, softmax_backward<false>);
-EMBER_REGISTER_KERNEL("_log_softmax_backward_data", CPU, softmax_backward<true>);
+EMBER_REGISTER_KERNEL(op::_softmax, CPU, softmax_forward<false>);
+EMBER_REGISTER_KERNEL(op::_log_softmax, CPU, softmax_forward<true>);
+EMBER_REGISTER_KERNEL(op::_softmax_backward_data, CPU, softmax_backward<false>);
+EMBER_REGISTER_KERNEL(op::_log_softmax_backward_data, CPU, softmax_backward<true>);
 
 }  // namespace ember::cpu

@@ -16,6 +16,7 @@
 #include "ember/core/shape.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/sort.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -106,7 +107,7 @@ std::tuple<Tensor, Tensor> sort_kernel(const Tensor& self, int64_t dim, bool des
   });
   return {values, indices};
 }
-EMBER_REGISTER_KERNEL("sort", CPU, sort_kernel);
+EMBER_REGISTER_KERNEL(op::sort, CPU, sort_kernel);
 
 std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                        bool sorted) {
@@ -137,7 +138,7 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
   });
   return {values, indices};
 }
-EMBER_REGISTER_KERNEL("topk", CPU, topk_kernel);
+EMBER_REGISTER_KERNEL(op::topk, CPU, topk_kernel);
 
 DimVector reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
   DimVector shape(self.sizes());
@@ -217,12 +218,12 @@ std::tuple<Tensor, Tensor> kthvalue_kernel(const Tensor& self, int64_t k, int64_
                                            bool keepdim) {
   return select_rows<kNumericTypes>("kthvalue_cpu", self, dim, keepdim, KthPick{k - 1});
 }
-EMBER_REGISTER_KERNEL("kthvalue", CPU, kthvalue_kernel);
+EMBER_REGISTER_KERNEL(op::kthvalue, CPU, kthvalue_kernel);
 
 std::tuple<Tensor, Tensor> median_dim_kernel(const Tensor& self, int64_t dim, bool keepdim) {
   return select_rows<kNumericTypes>("median_cpu", self, dim, keepdim, MedianPick{});
 }
-EMBER_REGISTER_KERNEL("median.dim", CPU, median_dim_kernel);
+EMBER_REGISTER_KERNEL(op::median_dim, CPU, median_dim_kernel);
 
 Tensor median_kernel(const Tensor& self) {
   if (self.numel() == 0) {
@@ -239,12 +240,12 @@ Tensor median_kernel(const Tensor& self) {
   }
   return std::get<0>(median_dim_kernel(reshape(self, {-1}), 0, false));
 }
-EMBER_REGISTER_KERNEL("median", CPU, median_kernel);
+EMBER_REGISTER_KERNEL(op::median, CPU, median_kernel);
 
 std::tuple<Tensor, Tensor> mode_kernel(const Tensor& self, int64_t dim, bool keepdim) {
   return select_rows<kAllTypes>("mode", self, dim, keepdim, ModePick{});
 }
-EMBER_REGISTER_KERNEL("mode", CPU, mode_kernel);
+EMBER_REGISTER_KERNEL(op::mode, CPU, mode_kernel);
 
 // unique over all elements: sort (value, position) pairs, then runs of equal values.
 std::tuple<Tensor, Tensor, Tensor> unique_all(const Tensor& self, bool return_inverse,
@@ -347,7 +348,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& self, bool sorted
   if (dim) return unique_dim(self, *dim, return_inverse, return_counts);
   return unique_all(self, return_inverse, return_counts);
 }
-EMBER_REGISTER_KERNEL("unique", CPU, unique_kernel);
+EMBER_REGISTER_KERNEL(op::unique, CPU, unique_kernel);
 
 Tensor bincount_kernel(const Tensor& self, const std::optional<Tensor>& weights,
                        int64_t minlength) {
@@ -382,7 +383,7 @@ Tensor bincount_kernel(const Tensor& self, const std::optional<Tensor>& weights,
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("bincount", CPU, bincount_kernel);
+EMBER_REGISTER_KERNEL(op::bincount, CPU, bincount_kernel);
 
 // histc counts fixed chunks into partial histograms, summed in chunk order (deterministic for
 // any thread count); chunks grow when many bins would make the partials too large.
@@ -444,7 +445,7 @@ Tensor histc_kernel(const Tensor& self, int64_t bins, double min, double max) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("histc", CPU, histc_kernel);
+EMBER_REGISTER_KERNEL(op::histc, CPU, histc_kernel);
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/im2col.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/spatial.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -56,7 +57,7 @@ Tensor col2im_kernel(const Tensor& input, IntArrayRef size, IntArrayRef k, IntAr
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL("im2col", CPU, im2col_kernel);
-EMBER_REGISTER_KERNEL("col2im", CPU, col2im_kernel);
+EMBER_REGISTER_KERNEL(op::im2col, CPU, im2col_kernel);
+EMBER_REGISTER_KERNEL(op::col2im, CPU, col2im_kernel);
 
 }  // namespace ember::cpu

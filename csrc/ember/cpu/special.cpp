@@ -4,6 +4,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/special_math.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/special.h"
 #include "ember/ops/ops.h"
 
 namespace ember::cpu {
@@ -24,23 +25,23 @@ Tensor float_unary(const char* name, const Tensor& self, F f) {
   return out;
 }
 
-#define EMBER_SPECIAL_KERNEL(name, op, fn)                                 \
+#define EMBER_SPECIAL_KERNEL(name, fn)                                     \
   Tensor name##_kernel(const Tensor& self) {                               \
-    return float_unary(op, self, [](double x) { return fn(x); });           \
+    return float_unary(#name, self, [](double x) { return fn(x); });        \
   }                                                                        \
-  EMBER_REGISTER_KERNEL(op, CPU, name##_kernel);
-EMBER_SPECIAL_KERNEL(lgamma, "lgamma", std::lgamma)
-EMBER_SPECIAL_KERNEL(digamma, "digamma", special::digamma)
-EMBER_SPECIAL_KERNEL(i0, "i0", special::i0)
-EMBER_SPECIAL_KERNEL(i0e, "special_i0e", special::i0e)
-EMBER_SPECIAL_KERNEL(i1, "special_i1", special::i1)
-EMBER_SPECIAL_KERNEL(i1e, "special_i1e", special::i1e)
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
+EMBER_SPECIAL_KERNEL(lgamma, std::lgamma)
+EMBER_SPECIAL_KERNEL(digamma, special::digamma)
+EMBER_SPECIAL_KERNEL(i0, special::i0)
+EMBER_SPECIAL_KERNEL(special_i0e, special::i0e)
+EMBER_SPECIAL_KERNEL(special_i1, special::i1)
+EMBER_SPECIAL_KERNEL(special_i1e, special::i1e)
 #undef EMBER_SPECIAL_KERNEL
 
 Tensor polygamma_kernel(int64_t n, const Tensor& self) {
   return float_unary("polygamma", self, [n](double x) { return special::polygamma(n, x); });
 }
-EMBER_REGISTER_KERNEL("polygamma", CPU, polygamma_kernel);
+EMBER_REGISTER_KERNEL(op::polygamma, CPU, polygamma_kernel);
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/unary.h"
 #include "ember/ops/inplace.h"
 #include "ember/ops/ops.h"
 
@@ -68,8 +69,8 @@ ScalarType float_result(const Tensor& self) {
     float_into(#name, self, self, [](auto x) { return expr; });                     \
     return self;                                                                    \
   }                                                                                 \
-  EMBER_REGISTER_KERNEL(#name, CPU, name##_kernel);                                 \
-  EMBER_REGISTER_KERNEL(#name "_", CPU, name##_inplace_kernel);
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                                 \
+  EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
 EMBER_UNARY_FLOAT_KERNELS(EMBER_FLOAT_KERNEL)
 #undef EMBER_FLOAT_KERNEL
 
@@ -99,8 +100,8 @@ constexpr bool is_float_v = std::is_floating_point_v<T>;
     same_into<allowed>(#name, self, self, __VA_ARGS__);                         \
     return self;                                                                \
   }                                                                             \
-  EMBER_REGISTER_KERNEL(#name, CPU, name##_kernel);                             \
-  EMBER_REGISTER_KERNEL(#name "_", CPU, name##_inplace_kernel);
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                             \
+  EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
 
 EMBER_SAME_KERNEL(abs, kNumericTypes, [](auto x) {
   using T = decltype(x);
@@ -156,8 +157,8 @@ Tensor& neg_inplace_kernel(Tensor& self) {
   same_into<kNumericTypes>("neg", self, self, [](auto x) { return -x; });
   return self;
 }
-EMBER_REGISTER_KERNEL("neg", CPU, neg_kernel);
-EMBER_REGISTER_KERNEL("neg_", CPU, neg_inplace_kernel);
+EMBER_REGISTER_KERNEL(op::neg, CPU, neg_kernel);
+EMBER_REGISTER_KERNEL(op::neg_, CPU, neg_inplace_kernel);
 
 // Predicates: any input dtype, bool output.
 template <class F>
@@ -173,7 +174,7 @@ Tensor predicate(const char* name, const Tensor& self, F f) {
 
 #define EMBER_PREDICATE(name, ...)                                                     \
   Tensor name##_kernel(const Tensor& self) { return predicate(#name, self, __VA_ARGS__); } \
-  EMBER_REGISTER_KERNEL(#name, CPU, name##_kernel);
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
 
 EMBER_PREDICATE(isnan, [](auto x) {
   if constexpr (is_float_v<decltype(x)>) return std::isnan(x);
@@ -213,7 +214,7 @@ Tensor relu_backward_kernel(const Tensor& grad, const Tensor& result) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("relu_backward", CPU, relu_backward_kernel);
+EMBER_REGISTER_KERNEL(op::relu_backward, CPU, relu_backward_kernel);
 
 Tensor nan_to_num_kernel(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                          std::optional<double> neginf) {
@@ -230,7 +231,7 @@ Tensor nan_to_num_kernel(const Tensor& self, std::optional<double> nan, std::opt
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("nan_to_num", CPU, nan_to_num_kernel);
+EMBER_REGISTER_KERNEL(op::nan_to_num, CPU, nan_to_num_kernel);
 
 Tensor round_decimals_kernel(const Tensor& self, int64_t decimals) {
   Tensor out = empty(self.sizes(), self.dtype());
@@ -246,7 +247,7 @@ Tensor round_decimals_kernel(const Tensor& self, int64_t decimals) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL("round.decimals", CPU, round_decimals_kernel);
+EMBER_REGISTER_KERNEL(op::round_decimals, CPU, round_decimals_kernel);
 
 }  // namespace
 

@@ -15,34 +15,33 @@ Table& table() {
   static Table* t = new Table();  // leaked: registrations may run during static destruction
   return *t;
 }
+KernelRegionHooks g_region_hooks;
+}  // namespace
+
 const char* key_name(DispatchKey k) {
   const char* names[] = {"CPU", "CUDA", "Meta", "PrivateUse1", "Autograd"};
   return names[size_t(k)];
 }
-KernelRegionHooks g_region_hooks;
-}  // namespace
 
 void set_kernel_region_hooks(KernelRegionHooks hooks) { g_region_hooks = hooks; }
 const KernelRegionHooks& kernel_region_hooks() { return g_region_hooks; }
-
-void OperatorEntry::set_kernel(DispatchKey k, void* fn, const std::type_info& sig) {
-  EMBER_CHECK(!sig_ || *sig_ == sig, "operator '", name_, "': kernel for ", key_name(k),
-              " has a different signature from earlier registrations");
-  sig_ = &sig;
-  kernels_[size_t(k)] = fn;
-}
 
 Dispatcher& Dispatcher::singleton() {
   static Dispatcher d;
   return d;
 }
 
-OperatorEntry& Dispatcher::op(std::string_view name) {
+OperatorEntry& Dispatcher::op(std::string_view name, std::string_view schema) {
   auto& t = table();
   std::lock_guard<std::mutex> g(t.mutex);
   auto it = t.ops.find(name);
   if (it == t.ops.end())
-    it = t.ops.emplace(std::string(name), std::make_unique<OperatorEntry>(std::string(name))).first;
+    it = t.ops
+             .emplace(std::string(name),
+                      std::make_unique<OperatorEntry>(std::string(name), std::string(schema)))
+             .first;
+  EMBER_CHECK(it->second->schema() == schema, "operator '", name, "' is declared twice: '",
+              it->second->schema(), "' and '", schema, "'");
   return *it->second;
 }
 
@@ -53,12 +52,12 @@ const OperatorEntry* Dispatcher::find(std::string_view name) const {
   return it == t.ops.end() ? nullptr : it->second.get();
 }
 
-std::vector<std::string> Dispatcher::op_names() const {
+std::vector<const OperatorEntry*> Dispatcher::entries() const {
   auto& t = table();
   std::lock_guard<std::mutex> g(t.mutex);
-  std::vector<std::string> names;
-  for (auto& [n, e] : t.ops) names.push_back(n);
-  return names;
+  std::vector<const OperatorEntry*> out;
+  for (auto& [n, e] : t.ops) out.push_back(e.get());
+  return out;
 }
 
 namespace detail {

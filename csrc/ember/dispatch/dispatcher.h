@@ -11,33 +11,37 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <typeinfo>
 #include <vector>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/tensor.h"
+#include "ember/dispatch/op_schema.h"
 
 namespace ember {
 
 enum class DispatchKey : uint8_t { CPU, CUDA, Meta, PrivateUse1, Autograd, NumKeys };
 constexpr size_t kNumDispatchKeys = size_t(DispatchKey::NumKeys);
+/// The key's name ("CPU", "Autograd", ...).
+const char* key_name(DispatchKey k);
 
 /// The backend key for a device.
 inline DispatchKey backend_key(Device d) { return DispatchKey(uint8_t(d.type)); }
 
-/// One operator: its name and a kernel pointer per key, all of the same signature.
+/// One operator: its name, its schema (Note [Op schemas]) and a kernel pointer per key, all of
+/// the signature its declaration names.
 class OperatorEntry {
  public:
-  explicit OperatorEntry(std::string name) : name_(std::move(name)) {}
+  OperatorEntry(std::string name, std::string schema)
+      : name_(std::move(name)), schema_(std::move(schema)) {}
   const std::string& name() const { return name_; }
+  const std::string& schema() const { return schema_; }
   void* kernel(DispatchKey k) const { return kernels_[size_t(k)]; }
-  /// Registers a kernel; a signature different from earlier registrations raises.
-  void set_kernel(DispatchKey k, void* fn, const std::type_info& sig);
+  void set_kernel(DispatchKey k, void* fn) { kernels_[size_t(k)] = fn; }
 
  private:
   std::string name_;
+  std::string schema_;
   std::array<void*, kNumDispatchKeys> kernels_{};
-  const std::type_info* sig_ = nullptr;
 };
 
 // Note [Kernels release the GIL]
@@ -82,10 +86,12 @@ class KernelRegion {
 class Dispatcher {
  public:
   static Dispatcher& singleton();
-  /// The entry for `name`, created on first use; entries are never removed.
-  OperatorEntry& op(std::string_view name);
+  /// The entry for an op declaration, created on first use; entries are never removed. Two
+  /// declarations of one name with different schemas raise.
+  OperatorEntry& op(std::string_view name, std::string_view schema);
   const OperatorEntry* find(std::string_view name) const;
-  std::vector<std::string> op_names() const;
+  /// Every operator, by name: the registry behind ember's op listing.
+  std::vector<const OperatorEntry*> entries() const;
 };
 
 namespace detail {
@@ -130,7 +136,8 @@ class TypedOperator;
 template <class R, class... Args>
 class TypedOperator<R(Args...)> {
  public:
-  explicit TypedOperator(std::string_view name) : entry_(&Dispatcher::singleton().op(name)) {}
+  TypedOperator(std::string_view name, std::string_view schema)
+      : entry_(&Dispatcher::singleton().op(name, schema)) {}
 
   R call(Args... args) const {
     detail::KeyState st;
@@ -170,11 +177,18 @@ DispatchKey backend_of(const Args&... args) {
   return backend_key(st.device.value_or(Device()));
 }
 
-/// Static registration helper behind EMBER_REGISTER_KERNEL.
+template <class Decl, class R, class... Args>
+const TypedOperator<R(Args...)>& OpDecl<Decl, R(Args...)>::handle() {
+  static const TypedOperator<R(Args...)> op(Decl::name, Decl::schema);
+  return op;
+}
+
+/// Static registration helper behind EMBER_REGISTER_KERNEL. The kernel's type is the declared
+/// signature's, so a kernel of another signature does not compile.
 struct KernelRegistrar {
-  template <class R, class... Args>
-  KernelRegistrar(const char* op, DispatchKey k, R (*fn)(Args...)) {
-    Dispatcher::singleton().op(op).set_kernel(k, reinterpret_cast<void*>(fn), typeid(R(Args...)));
+  template <class Decl>
+  KernelRegistrar(const Decl&, DispatchKey k, typename Decl::Signature* fn) {
+    Dispatcher::singleton().op(Decl::name, Decl::schema).set_kernel(k, reinterpret_cast<void*>(fn));
   }
 };
 
@@ -182,7 +196,8 @@ struct KernelRegistrar {
 
 #define EMBER_CONCAT_(a, b) a##b
 #define EMBER_CONCAT(a, b) EMBER_CONCAT_(a, b)
-/// Registers `fn` as the kernel of operator `op` (a string) for dispatch key `key`.
+/// Registers `fn` as the kernel of operator declaration `op` (e.g. op::add) for dispatch key
+/// `key`.
 #define EMBER_REGISTER_KERNEL(op, key, fn)                                             \
   static ::ember::KernelRegistrar EMBER_CONCAT(ember_kernel_registrar_, __COUNTER__)( \
       op, ::ember::DispatchKey::key, fn)

@@ -9,68 +9,31 @@
 
 #include <numbers>
 
-#include "ember/autograd/node.h"
-#include "ember/dispatch/dispatcher.h"
-#include "ember/ops/inplace.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/activation.h"
 
 namespace ember {
 
-using autograd::FunctionNode;
-using autograd::variable_list;
-
 namespace {
-
-// (name, PyTorch backward node name)
-#define EMBER_FUSED_ACTIVATIONS(_)  \
-  _(gelu, GeluBackward0)            \
-  _(silu, SiluBackward0)            \
-  _(mish, MishBackward0)            \
-  _(leaky_relu, LeakyReluBackward0) \
-  _(elu, EluBackward0)              \
-  _(softplus, SoftplusBackward0)    \
-  _(hardtanh, HardtanhBackward0)    \
-  _(hardsigmoid, HardsigmoidBackward0) \
-  _(hardswish, HardswishBackward0)  \
-  _(threshold, ThresholdBackward0)  \
-  _(softshrink, SoftshrinkBackward0) \
-  _(hardshrink, HardshrinkBackward0) \
-  _(logsigmoid, LogSigmoidBackward0)
 
 enum class Act {
 #define EMBER_ENUM(name, node) name,
   EMBER_FUSED_ACTIVATIONS(EMBER_ENUM)
 #undef EMBER_ENUM
 };
-constexpr const char* kName[] = {
-#define EMBER_STR(name, node) #name,
-    EMBER_FUSED_ACTIVATIONS(EMBER_STR)
-#undef EMBER_STR
-};
-constexpr const char* kBackwardName[] = {
-#define EMBER_STR(name, node) #name "_backward",
-    EMBER_FUSED_ACTIVATIONS(EMBER_STR)
-#undef EMBER_STR
-};
-constexpr const char* kNode[] = {
-#define EMBER_STR(name, node) #node,
-    EMBER_FUSED_ACTIVATIONS(EMBER_STR)
-#undef EMBER_STR
-};
 
-using ForwardOp = TypedOperator<Tensor(const Tensor&, double, double, double)>;
-using BackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&, double, double, double)>;
-
+// Each activation's forward and backward op declarations.
 template <Act K>
-const ForwardOp& forward_op() {
-  static const ForwardOp op(kName[int(K)]);
-  return op;
-}
-template <Act K>
-const BackwardOp& backward_op() {
-  static const BackwardOp op(kBackwardName[int(K)]);
-  return op;
-}
+struct ActOps;
+#define EMBER_ACT_OPS(name, node)                                     \
+  template <>                                                         \
+  struct ActOps<Act::name> {                                          \
+    static constexpr const auto& forward = op::name;                  \
+    static constexpr const auto& backward = op::name##_backward;      \
+  };
+EMBER_FUSED_ACTIVATIONS(EMBER_ACT_OPS)
+#undef EMBER_ACT_OPS
 
 Tensor gt0(const Tensor& x, double v) { return gt(x, wrap_scalar(v)); }
 Tensor lt0(const Tensor& x, double v) { return lt(x, wrap_scalar(v)); }
@@ -117,29 +80,22 @@ Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double
                     double c = 0) {
   if (GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad()))
     return composite_backward(K, grad, self, a, b, c);
-  EMBER_CHECK(grad.sizes().equals(self.sizes()), "[", kBackwardName[int(K)],
+  EMBER_CHECK(grad.sizes().equals(self.sizes()), "[", ActOps<K>::backward.name,
               "] expected grad of shape ", self.sizes(), "; got ", grad.sizes());
-  return backward_op<K>().call(grad, self, a, b, c);
+  return ActOps<K>::backward.call(grad, self, a, b, c);
 }
 
-template <Act K>
-Tensor act_autograd(const Tensor& self, double a, double b, double c) {
-  Tensor out = forward_op<K>().redispatch(backend_of(self), self, a, b, c);
-  auto node = autograd::record(kNode[int(K)], {self}, {out},
-                               [a, b, c](FunctionNode& n, const variable_list& g) {
-                                 return variable_list{act_backward<K>(g[0], n.saved(0), a, b, c)};
-                               });
-  if (node) node->save(self);
-  return out;
-}
-#define EMBER_REGISTER_ACT(name, node) \
-  EMBER_REGISTER_KERNEL(#name, Autograd, act_autograd<Act::name>);
-EMBER_FUSED_ACTIVATIONS(EMBER_REGISTER_ACT)
-#undef EMBER_REGISTER_ACT
+}  // namespace
 
+#define EMBER_ACT_DERIVATIVE(name, node) \
+  EMBER_DERIVATIVE(op::name, #node, (self, a, b, c), act_backward<Act::name>(grad, self, a, b, c));
+EMBER_FUSED_ACTIVATIONS(EMBER_ACT_DERIVATIVE)
+#undef EMBER_ACT_DERIVATIVE
+
+namespace {
 template <Act K>
 Tensor act(const Tensor& self, double a = 0, double b = 0, double c = 0) {
-  return forward_op<K>().call(self, a, b, c);
+  return ActOps<K>::forward.call(self, a, b, c);
 }
 template <Act K>
 Tensor& act_(Tensor& self, double a = 0, double b = 0, double c = 0) {

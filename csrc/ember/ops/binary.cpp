@@ -1,13 +1,9 @@
 // Binary ops: promotion rules, dispatch entry points and derivatives.
-#include "ember/autograd/node.h"
-#include "ember/dispatch/dispatcher.h"
-#include "ember/ops/inplace.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/binary.h"
 
 namespace ember {
-
-using autograd::FunctionNode;
-using autograd::variable_list;
 
 // Note [Wrapped numbers]
 // A Python number becomes a 0-d tensor flagged is_wrapped_number. Promotion ranks operands in
@@ -55,30 +51,17 @@ bool can_cast(ScalarType from, ScalarType to) {
   return true;
 }
 
-namespace {
-using BinaryOp = TypedOperator<Tensor(const Tensor&, const Tensor&)>;
-using BinaryInplaceOp = TypedOperator<Tensor&(Tensor&, const Tensor&)>;
-}  // namespace
-
-#define EMBER_DEFINE_BINARY(name, node)                                     \
-  namespace {                                                               \
-  const BinaryOp& name##_op() {                                             \
-    static const BinaryOp op(#name);                                        \
-    return op;                                                              \
-  }                                                                         \
-  const BinaryInplaceOp& name##_inplace_op() {                              \
-    static const BinaryInplaceOp op(#name "_");                             \
-    return op;                                                              \
-  }                                                                         \
-  constexpr const char* name##_node = #node;                                \
-  }                                                                         \
-  Tensor name(const Tensor& self, const Tensor& other) {                    \
-    return name##_op().call(self, other);                                   \
-  }                                                                         \
-  Tensor& name##_(Tensor& self, const Tensor& other) {                      \
-    name##_inplace_op().call(self, other);                                  \
-    self.bump_version();                                                    \
-    return self;                                                            \
+#define EMBER_DEFINE_BINARY(name, node)                                \
+  namespace {                                                          \
+  constexpr const char* name##_node = #node;                           \
+  }                                                                    \
+  Tensor name(const Tensor& self, const Tensor& other) {               \
+    return op::name.call(self, other);                                 \
+  }                                                                    \
+  Tensor& name##_(Tensor& self, const Tensor& other) {                 \
+    op::name##_.call(self, other);                                     \
+    self.bump_version();                                               \
+    return self;                                                       \
   }
 EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)
 EMBER_DEFINE_BINARY(div_trunc, DivBackward1)
@@ -127,66 +110,23 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
   _(fmin, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))          \
   _(fmax, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))
 
-namespace {
-#define EMBER_BINARY_AUTOGRAD(name, grad_self, grad_other)                                 \
-  Tensor name##_autograd(const Tensor& self_in, const Tensor& other_in) {                  \
-    Tensor out = name##_op().redispatch(backend_of(self_in, other_in), self_in, other_in); \
-    auto node = autograd::record(                                                          \
-        name##_node, {self_in, other_in}, {out}, [](FunctionNode& n, const variable_list& g) { \
-          const Tensor& grad = g[0];                                                       \
-          Tensor self = n.saved(0), other = n.saved(1), result = n.saved(2);               \
-          (void)result;                                                                    \
-          return variable_list{n.needs_input_grad(0) ? Tensor(grad_self) : Tensor(),       \
-                               n.needs_input_grad(1) ? Tensor(grad_other) : Tensor()};     \
-        });                                                                                \
-    if (node) { /* save what the needed formulas read: Note [Saving for needed grads] */   \
-      const bool gs = node->needs_input_grad(0), go = node->needs_input_grad(1);           \
-      auto reads = [gs, go](std::string_view v) {                                          \
-        return (gs && autograd::formula_uses(#grad_self, v)) ||                            \
-               (go && autograd::formula_uses(#grad_other, v));                             \
-      };                                                                                   \
-      node->save(reads("self") ? self_in : Tensor());                                      \
-      node->save(reads("other") ? other_in : Tensor());                                    \
-      node->save(reads("result") ? out : Tensor(), true);                                  \
-    }                                                                                      \
-    return out;                                                                            \
-  }                                                                                        \
-  Tensor& name##_inplace_autograd(Tensor& self, const Tensor& other) {                     \
-    return apply_inplace(self, [&](const Tensor& s) { return name(s, other); });          \
-  }                                                                                        \
-  EMBER_REGISTER_KERNEL(#name, Autograd, name##_autograd);                                 \
-  EMBER_REGISTER_KERNEL(#name "_", Autograd, name##_inplace_autograd);
+#define EMBER_BINARY_AUTOGRAD(name, grad_self, grad_other)                               \
+  EMBER_DERIVATIVE(op::name, name##_node, (self, other), grad_self, grad_other); \
+  EMBER_INPLACE_DERIVATIVE(op::name##_, op::name);
 EMBER_BINARY_DERIVATIVES(EMBER_BINARY_AUTOGRAD)
 #undef EMBER_BINARY_AUTOGRAD
 
+Tensor times_alpha(const Tensor& grad, const Scalar& alpha) {
+  return alpha.to_double() == 1 ? grad : grad * alpha;
+}
+
 // add/sub: alpha rides along.
-using AddOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
-using AddInplaceOp = TypedOperator<Tensor&(Tensor&, const Tensor&, const Scalar&)>;
-const AddOp& add_op() {
-  static const AddOp op("add");
-  return op;
-}
-const AddInplaceOp& add_inplace_op() {
-  static const AddInplaceOp op("add_");
-  return op;
-}
+EMBER_DERIVATIVE(op::add, "AddBackward0", (self, other, alpha), grad, times_alpha(grad, alpha));
+EMBER_INPLACE_DERIVATIVE(op::add_, op::add);
+EMBER_DERIVATIVE(op::sub, "SubBackward0", (self, other, alpha), grad, grad * -alpha);
+EMBER_INPLACE_DERIVATIVE(op::sub_, op::sub);
 
-Tensor add_autograd(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  Tensor out = add_op().redispatch(backend_of(self, other), self, other, alpha);
-  autograd::record("AddBackward0", {self, other}, {out},
-                   [alpha](FunctionNode& n, const variable_list& g) {
-                     if (!n.needs_input_grad(1)) return variable_list{g[0], Tensor()};
-                     bool unit = alpha.is_integral(true) && alpha.to_long() == 1;
-                     return variable_list{g[0], unit ? g[0] : g[0] * alpha};
-                   });
-  return out;
-}
-Tensor& add_inplace_autograd(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return apply_inplace(self, [&](const Tensor& s) { return add(s, other, alpha); });
-}
-EMBER_REGISTER_KERNEL("add", Autograd, add_autograd);
-EMBER_REGISTER_KERNEL("add_", Autograd, add_inplace_autograd);
-
+namespace {
 void check_sub(const Tensor& self, const Tensor& other) {
   bool a = self.dtype() == kBool, b = other.dtype() == kBool;
   EMBER_CHECK(!(a && b), "Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -195,44 +135,23 @@ void check_sub(const Tensor& self, const Tensor& other) {
               "you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
-const AddOp& sub_op() {
-  static const AddOp op("sub");
-  return op;
-}
-const AddInplaceOp& sub_inplace_op() {
-  static const AddInplaceOp op("sub_");
-  return op;
-}
-Tensor sub_autograd(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  Tensor out = sub_op().redispatch(backend_of(self, other), self, other, alpha);
-  autograd::record("SubBackward0", {self, other}, {out},
-                   [alpha](FunctionNode& n, const variable_list& g) {
-                     return variable_list{g[0], n.needs_input_grad(1) ? g[0] * -alpha : Tensor()};
-                   });
-  return out;
-}
-Tensor& sub_inplace_autograd(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return apply_inplace(self, [&](const Tensor& s) { return sub(s, other, alpha); });
-}
-EMBER_REGISTER_KERNEL("sub", Autograd, sub_autograd);
-EMBER_REGISTER_KERNEL("sub_", Autograd, sub_inplace_autograd);
 }  // namespace
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return add_op().call(self, other, alpha);
+  return op::add.call(self, other, alpha);
 }
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  add_inplace_op().call(self, other, alpha);
+  op::add_.call(self, other, alpha);
   self.bump_version();
   return self;
 }
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_sub(self, other);
-  return sub_op().call(self, other, alpha);
+  return op::sub.call(self, other, alpha);
 }
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_sub(self, other);
-  sub_inplace_op().call(self, other, alpha);
+  op::sub_.call(self, other, alpha);
   self.bump_version();
   return self;
 }
@@ -252,31 +171,15 @@ Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> mode)
   return floor_divide_(self, other);
 }
 
-namespace {
-using WhereOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
-const WhereOp& where_op() {
-  static const WhereOp op("where");
-  return op;
-}
-Tensor where_autograd(const Tensor& cond, const Tensor& self, const Tensor& other) {
-  Tensor out = where_op().redispatch(backend_of(cond, self, other), cond, self, other);
-  auto node = autograd::record("WhereBackward0", {self, other}, {out},
-                               [](FunctionNode& n, const variable_list& g) {
-                                 Tensor c = n.saved(0);
-                                 Tensor z = zeros({}, TensorOptions(g[0].dtype()));
-                                 return variable_list{where(c, g[0], z), where(c, z, g[0])};
-                               });
-  if (node) node->save(cond);
-  return out;
-}
-EMBER_REGISTER_KERNEL("where", Autograd, where_autograd);
-}  // namespace
+EMBER_DERIVATIVE(op::where, "WhereBackward0", (condition, self, other), not_differentiable(),
+                 where(condition, grad, zeros({}, TensorOptions(grad.dtype()))),
+                 where(condition, zeros({}, TensorOptions(grad.dtype())), grad));
 
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   EMBER_CHECK(condition.dtype() == kBool || condition.dtype() == kByte,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               scalar_type_name(condition.dtype()));
-  return where_op().call(condition, self, other);
+  return op::where.call(condition, self, other);
 }
 
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {

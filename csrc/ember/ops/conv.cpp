@@ -8,6 +8,7 @@
 #include "ember/autograd/node.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/conv.h"
 
 namespace ember {
 
@@ -16,20 +17,7 @@ using autograd::variable_list;
 
 namespace {
 
-using ConvOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
-                                    IntArrayRef, IntArrayRef, IntArrayRef, int64_t)>;
-using ConvBackwardOp = TypedOperator<std::tuple<Tensor, Tensor, Tensor>(
-    const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t,
-    std::array<bool, 3>)>;
 
-const ConvOp& conv_op() {
-  static const ConvOp op("conv2d_forward");
-  return op;
-}
-const ConvBackwardOp& conv_backward_op() {
-  static const ConvBackwardOp op("convolution_backward");
-  return op;
-}
 
 // A parameter list of `n` values: one value broadcasts, as in PyTorch's expand_param_if_needed.
 DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op) {
@@ -116,7 +104,7 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
 Tensor conv2d_autograd(const Tensor& input, const Tensor& weight,
                        const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
                        IntArrayRef dilation, int64_t groups) {
-  Tensor out = conv_op().redispatch(backend_of(input, weight, bias), input, weight, bias, stride,
+  Tensor out = op::conv2d_forward.redispatch(backend_of(input, weight, bias), input, weight, bias, stride,
                                     padding, dilation, groups);
   auto node = autograd::record(
       "ConvolutionBackward0", {input, weight, bias.value_or(Tensor())}, {out},
@@ -133,7 +121,7 @@ Tensor conv2d_autograd(const Tensor& input, const Tensor& weight,
   }
   return out;
 }
-EMBER_REGISTER_KERNEL("conv2d_forward", Autograd, conv2d_autograd);
+EMBER_REGISTER_KERNEL(op::conv2d_forward, Autograd, conv2d_autograd);
 
 // Transposed convolution over batched 4-d input with expanded, checked params.
 Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
@@ -219,7 +207,7 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Te
   Tensor out = in_wide_dtype(x, "slow_conv2d_cpu", [&](ScalarType t) {
     std::optional<Tensor> b;
     if (bias) b = to_dtype(*bias, t);
-    return conv_op().call(to_dtype(x, t), to_dtype(w, t), b, a.stride, a.padding, a.dilation,
+    return op::conv2d_forward.call(to_dtype(x, t), to_dtype(w, t), b, a.stride, a.padding, a.dilation,
                           groups);
   });
   if (nd == 1) out = squeeze(out, {2});
@@ -302,9 +290,9 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     return convolution_backward_composite(grad_output, input, weight, a, output_mask);
   ScalarType t = input.dtype();
   if (t == kFloat || t == kDouble)
-    return conv_backward_op().call(grad_output, input, weight, a.stride, a.padding, a.dilation,
+    return op::convolution_backward.call(grad_output, input, weight, a.stride, a.padding, a.dilation,
                                    groups, output_mask);
-  auto [gi, gw, gb] = conv_backward_op().call(to_dtype(grad_output, kFloat), to_dtype(input, kFloat),
+  auto [gi, gw, gb] = op::convolution_backward.call(to_dtype(grad_output, kFloat), to_dtype(input, kFloat),
                                               to_dtype(weight, kFloat), a.stride, a.padding,
                                               a.dilation, groups, output_mask);
   auto back = [t](const Tensor& g) { return g.defined() ? to_dtype(g, t) : g; };

@@ -4,6 +4,7 @@
 #include "ember/ops/inplace.h"
 #include "ember/core/shape.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/copy.h"
 
 namespace ember {
 
@@ -11,15 +12,6 @@ using autograd::FunctionNode;
 using autograd::variable_list;
 
 namespace {
-const TypedOperator<Tensor&(Tensor&, const Tensor&)>& copy_op() {
-  static const TypedOperator<Tensor&(Tensor&, const Tensor&)> op("copy_");
-  return op;
-}
-const TypedOperator<Tensor&(Tensor&, const Scalar&)>& fill_op() {
-  static const TypedOperator<Tensor&(Tensor&, const Scalar&)> op("fill_");
-  return op;
-}
-
 // Flat indices (into base's own element order) of every element of `view`.
 Tensor positions_in_base(const Tensor& view, const Tensor& base) {
   NoGradGuard g;
@@ -36,10 +28,7 @@ Tensor positions_in_base(const Tensor& view, const Tensor& base) {
 // written value. The view is then re-derived from the new base so its own grad_fn stays right.
 Tensor& write_into_view(Tensor& view, const Tensor& base_in, const Tensor& src) {
   Tensor base = base_in;
-  {
-    NoGradGuard g;
-    copy_op().redispatch(backend_of(view, src), view, src);
-  }
+  op::copy_.redispatch(backend_of(view, src), view, src);
   Tensor idx = positions_in_base(view, base);
   DimVector base_shape(base.sizes()), view_shape(view.sizes());
   auto node = autograd::record(
@@ -69,10 +58,7 @@ bool is_view_of_base(const Tensor& t) {
 Tensor& copy_autograd(Tensor& self, const Tensor& src) {
   check_inplace(self);
   if (is_view_of_base(self)) return write_into_view(self, autograd::meta(self).view_base, src);
-  {
-    NoGradGuard g;
-    copy_op().redispatch(backend_of(self, src), self, src);
-  }
+  op::copy_.redispatch(backend_of(self, src), self, src);
   auto node = autograd::record("CopyBackwards", {self, src}, {},
                                [](FunctionNode&, const variable_list& g) {
                                  return variable_list{zeros_like(g[0]), g[0]};
@@ -80,21 +66,18 @@ Tensor& copy_autograd(Tensor& self, const Tensor& src) {
   if (node) autograd::set_history(self, node);
   return self;
 }
-EMBER_REGISTER_KERNEL("copy_", Autograd, copy_autograd);
+EMBER_REGISTER_KERNEL(op::copy_, Autograd, copy_autograd);
 
 Tensor& fill_autograd(Tensor& self, const Scalar& v) {
   check_inplace(self);
-  {
-    NoGradGuard g;
-    fill_op().redispatch(backend_of(self), self, v);
-  }
+  op::fill_.redispatch(backend_of(self), self, v);
   auto node = autograd::record("FillBackward0", {self}, {}, [](FunctionNode&, const variable_list& g) {
     return variable_list{zeros_like(g[0])};
   });
   if (node) autograd::set_history(self, node);
   return self;
 }
-EMBER_REGISTER_KERNEL("fill_", Autograd, fill_autograd);
+EMBER_REGISTER_KERNEL(op::fill_, Autograd, fill_autograd);
 
 bool is_leaf_requiring_grad(const Tensor& t) { return t.requires_grad() && t.is_leaf(); }
 
@@ -122,10 +105,7 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& 
   check_inplace_dtype(self, result.dtype(), "in-place op");
   if (is_view_of_base(self) && result.requires_grad())
     return write_into_view(self, autograd::meta(self).view_base, result);
-  {
-    NoGradGuard g;
-    copy_op().redispatch(backend_of(self), self, result);
-  }
+  op::copy_.redispatch(backend_of(self), self, result);
   if (result.requires_grad()) {
     auto& rm = autograd::meta(result);
     autograd::set_history(self, rm.grad_fn, rm.output_nr);
@@ -138,13 +118,13 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
     broadcast_shapes(self.sizes(), src.sizes(), "copy_");  // raises on mismatch
   EMBER_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_: source of shape ",
               src.sizes(), " cannot be broadcast to destination of shape ", self.sizes());
-  copy_op().call(self, src);
+  op::copy_.call(self, src);
   self.bump_version();
   return self;
 }
 
 Tensor& fill_(Tensor& self, const Scalar& value) {
-  fill_op().call(self, value);
+  op::fill_.call(self, value);
   self.bump_version();
   return self;
 }
@@ -154,10 +134,7 @@ Tensor& zero_(Tensor& self) { return fill_(self, 0); }
 Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
   if (self.dtype() == dtype && !copy) return self;
   Tensor out = empty(self.sizes(), dtype, self.device());
-  {
-    NoGradGuard g;
-    copy_op().redispatch(backend_of(self), out, self);
-  }
+  op::copy_.redispatch(backend_of(self), out, self);
   if (is_floating_point(dtype))
     autograd::record("ToCopyBackward0", {self}, {out},
                      [](FunctionNode&, const variable_list& g) { return g; });
@@ -187,10 +164,7 @@ namespace {
 Tensor copy_with_layout(const Tensor& self, const std::optional<DimVector>& strides) {
   Tensor out = strides ? empty_strided(self.sizes(), *strides, self.dtype(), self.device())
                        : empty(self.sizes(), self.dtype(), self.device());
-  {
-    NoGradGuard g;
-    copy_op().redispatch(backend_of(self), out, self);
-  }
+  op::copy_.redispatch(backend_of(self), out, self);
   autograd::record("CloneBackward0", {self}, {out},
                    [](FunctionNode&, const variable_list& g) { return g; });
   return out;

@@ -5,6 +5,7 @@
 #include "ember/dispatch/dispatcher.h"
 #include "ember/core/shape.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/creation.h"
 
 namespace ember {
 
@@ -14,10 +15,6 @@ Tensor finish(Tensor t, const TensorOptions& o) {
   return t;
 }
 
-const TypedOperator<Tensor&(Tensor&, const Scalar&, const Scalar&)>& arange_fill_op() {
-  static const TypedOperator<Tensor&(Tensor&, const Scalar&, const Scalar&)> op("_arange_fill");
-  return op;
-}
 }  // namespace
 
 Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
@@ -83,7 +80,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
                             step.to_long()
                       : int64_t(std::ceil((e - s) / st));
   Tensor t = empty({std::max<int64_t>(n, 0)}, dtype, o.device_);
-  arange_fill_op().call(t, start, step);
+  op::_arange_fill.call(t, start, step);
   return finish(t, o);
 }
 
@@ -178,7 +175,7 @@ Tensor& arange_fill_kernel(Tensor& out, const Scalar& start, const Scalar& step)
   return out;
 }
 }  // namespace
-EMBER_REGISTER_KERNEL("_arange_fill", CPU, arange_fill_kernel);
+EMBER_REGISTER_KERNEL(op::_arange_fill, CPU, arange_fill_kernel);
 }  // namespace cpu
 
 }  // namespace ember

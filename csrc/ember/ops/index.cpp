@@ -3,8 +3,9 @@
 #include "ember/autograd/node.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/ops/inplace.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/index.h"
 
 namespace ember {
 
@@ -15,46 +16,7 @@ using IndexList = std::vector<std::optional<Tensor>>;
 namespace {
 
 // Operator handles.
-using DimIndexOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&)>;
-using ScatterOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&)>;
-using ScatterInplaceOp = TypedOperator<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&)>;
-using ScatterReduceOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&,
-                                             const std::string&, bool)>;
-using ScatterReduceInplaceOp = TypedOperator<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&,
-                                                     const std::string&, bool)>;
-using IndexAddOp =
-    TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&, const Scalar&)>;
-using IndexAddInplaceOp =
-    TypedOperator<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&, const Scalar&)>;
-using MaskedFillOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
-using MaskedFillInplaceOp = TypedOperator<Tensor&(Tensor&, const Tensor&, const Tensor&)>;
-using IndexOp = TypedOperator<Tensor(const Tensor&, const IndexList&)>;
-using IndexPutOp = TypedOperator<Tensor(const Tensor&, const IndexList&, const Tensor&, bool)>;
-using IndexPutInplaceOp = TypedOperator<Tensor&(Tensor&, const IndexList&, const Tensor&, bool)>;
-using NonzeroOp = TypedOperator<Tensor(const Tensor&)>;
 
-#define EMBER_OP_HANDLE(fn, type, name) \
-  const type& fn() {                    \
-    static const type op(name);         \
-    return op;                          \
-  }
-EMBER_OP_HANDLE(index_select_op, DimIndexOp, "index_select")
-EMBER_OP_HANDLE(gather_op, DimIndexOp, "gather")
-EMBER_OP_HANDLE(scatter_op, ScatterOp, "scatter")
-EMBER_OP_HANDLE(scatter_inplace_op, ScatterInplaceOp, "scatter_")
-EMBER_OP_HANDLE(scatter_add_op, ScatterOp, "scatter_add")
-EMBER_OP_HANDLE(scatter_add_inplace_op, ScatterInplaceOp, "scatter_add_")
-EMBER_OP_HANDLE(scatter_reduce_op, ScatterReduceOp, "scatter_reduce")
-EMBER_OP_HANDLE(scatter_reduce_inplace_op, ScatterReduceInplaceOp, "scatter_reduce_")
-EMBER_OP_HANDLE(index_add_op, IndexAddOp, "index_add")
-EMBER_OP_HANDLE(index_add_inplace_op, IndexAddInplaceOp, "index_add_")
-EMBER_OP_HANDLE(masked_fill_op, MaskedFillOp, "masked_fill")
-EMBER_OP_HANDLE(masked_fill_inplace_op, MaskedFillInplaceOp, "masked_fill_")
-EMBER_OP_HANDLE(index_op, IndexOp, "index")
-EMBER_OP_HANDLE(index_put_op, IndexPutOp, "index_put")
-EMBER_OP_HANDLE(index_put_inplace_op, IndexPutInplaceOp, "index_put_")
-EMBER_OP_HANDLE(nonzero_op, NonzeroOp, "nonzero")
-#undef EMBER_OP_HANDLE
 
 // ---- checks -------------------------------------------------------------------------------------
 
@@ -209,60 +171,6 @@ Tensor zero_like_dtype(const Tensor& g) { return zeros({}, TensorOptions(g.dtype
 
 // ---- autograd kernels ---------------------------------------------------------------------------
 
-Tensor index_select_autograd(const Tensor& self, int64_t dim, const Tensor& index) {
-  Tensor out = index_select_op().redispatch(backend_of(self, index), self, dim, index);
-  DimVector shape(self.sizes());
-  auto node = autograd::record("IndexSelectBackward0", {self}, {out},
-                               [shape, dim](FunctionNode& n, const variable_list& g) {
-                                 Tensor zero = zeros(shape, g[0].dtype());
-                                 return variable_list{index_add(zero, dim, n.saved(0), g[0])};
-                               });
-  if (node) node->save(index);
-  return out;
-}
-
-Tensor gather_autograd(const Tensor& self, int64_t dim, const Tensor& index) {
-  Tensor out = gather_op().redispatch(backend_of(self, index), self, dim, index);
-  DimVector shape(self.sizes());
-  auto node = autograd::record("GatherBackward0", {self}, {out},
-                               [shape, dim](FunctionNode& n, const variable_list& g) {
-                                 Tensor zero = zeros(shape, g[0].dtype());
-                                 return variable_list{scatter_add(zero, dim, n.saved(0), g[0])};
-                               });
-  if (node) node->save(index);
-  return out;
-}
-
-// scatter: the overwritten slots of self get no gradient; src gets the grad it was written to.
-Tensor scatter_autograd(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  Tensor out = scatter_op().redispatch(backend_of(self, index, src), self, dim, index, src);
-  DimVector src_shape(src.sizes());
-  auto node = autograd::record(
-      "ScatterBackward0", {self, src}, {out},
-      [dim, src_shape](FunctionNode& n, const variable_list& g) {
-        Tensor index = n.saved(0);
-        Tensor gs = n.needs_input_grad(0) ? scatter(g[0], dim, index, Scalar(0)) : Tensor();
-        Tensor gsrc = n.needs_input_grad(1) ? pad_to(gather(g[0], dim, index), src_shape) : Tensor();
-        return variable_list{gs, gsrc};
-      });
-  if (node) node->save(index);
-  return out;
-}
-
-Tensor scatter_add_autograd(const Tensor& self, int64_t dim, const Tensor& index,
-                            const Tensor& src) {
-  Tensor out = scatter_add_op().redispatch(backend_of(self, index, src), self, dim, index, src);
-  DimVector src_shape(src.sizes());
-  auto node = autograd::record(
-      "ScatterAddBackward0", {self, src}, {out},
-      [dim, src_shape](FunctionNode& n, const variable_list& g) {
-        Tensor gsrc = n.needs_input_grad(1) ? pad_to(gather(g[0], dim, n.saved(0)), src_shape) : Tensor();
-        return variable_list{g[0], gsrc};
-      });
-  if (node) node->save(index);
-  return out;
-}
-
 // PyTorch's formulas (FunctionsManual.cpp, scatter_reduce_backward), except that for amax/amin
 // with include_self=false the excluded self no longer counts among the tied winners.
 variable_list scatter_reduce_backward(FunctionNode& n, const Tensor& grad, int64_t dim,
@@ -308,7 +216,7 @@ variable_list scatter_reduce_backward(FunctionNode& n, const Tensor& grad, int64
 
 Tensor scatter_reduce_autograd(const Tensor& self, int64_t dim, const Tensor& index,
                                const Tensor& src, const std::string& reduce, bool include_self) {
-  Tensor out = scatter_reduce_op().redispatch(backend_of(self, index, src), self, dim, index, src,
+  Tensor out = op::scatter_reduce.redispatch(backend_of(self, index, src), self, dim, index, src,
                                               reduce, include_self);
   auto node =
       autograd::record("ScatterReduceBackward0", {self, src}, {out},
@@ -324,26 +232,8 @@ Tensor scatter_reduce_autograd(const Tensor& self, int64_t dim, const Tensor& in
   return out;
 }
 
-Tensor index_add_autograd(const Tensor& self, int64_t dim, const Tensor& index,
-                          const Tensor& source, const Scalar& alpha) {
-  Tensor out =
-      index_add_op().redispatch(backend_of(self, index, source), self, dim, index, source, alpha);
-  auto node = autograd::record("IndexAddBackward0", {self, source}, {out},
-                               [dim, alpha](FunctionNode& n, const variable_list& g) {
-                                 Tensor gsrc;
-                                 if (n.needs_input_grad(1)) {
-                                   gsrc = index_select(g[0], dim, n.saved(0));
-                                   if (!(alpha.is_integral(true) && alpha.to_long() == 1))
-                                     gsrc = gsrc * alpha;
-                                 }
-                                 return variable_list{g[0], gsrc};
-                               });
-  if (node) node->save(index);
-  return out;
-}
-
 Tensor masked_fill_autograd(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  Tensor out = masked_fill_op().redispatch(backend_of(self, mask, value), self, mask, value);
+  Tensor out = op::masked_fill.redispatch(backend_of(self, mask, value), self, mask, value);
   bool number = value.impl()->is_wrapped_number;
   auto node = autograd::record(
       number ? "MaskedFillBackward0" : "MaskedFillBackward1", {self, value}, {out},
@@ -358,7 +248,7 @@ Tensor masked_fill_autograd(const Tensor& self, const Tensor& mask, const Tensor
 }
 
 Tensor index_autograd(const Tensor& self, const IndexList& indices) {
-  Tensor out = index_op().redispatch(backend_of(self), self, indices);
+  Tensor out = op::index.redispatch(backend_of(self), self, indices);
   DimVector shape(self.sizes());
   auto present = presence(indices);
   auto node = autograd::record("IndexBackward0", {self}, {out},
@@ -374,7 +264,7 @@ Tensor index_autograd(const Tensor& self, const IndexList& indices) {
 Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Tensor& values,
                           bool accumulate) {
   Tensor out =
-      index_put_op().redispatch(backend_of(self, values), self, indices, values, accumulate);
+      op::index_put.redispatch(backend_of(self, values), self, indices, values, accumulate);
   auto present = presence(indices);
   auto node =
       autograd::record("IndexPutBackward0", {self, values}, {out},
@@ -390,52 +280,33 @@ Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Te
   return out;
 }
 
+}  // namespace
+
+EMBER_DERIVATIVE(op::index_select, "IndexSelectBackward0", (self, dim, index),
+                 index_add(zeros(self_sizes, grad.dtype()), dim, index, grad), not_differentiable());
+EMBER_DERIVATIVE(op::gather, "GatherBackward0", (self, dim, index),
+                 scatter_add(zeros(self_sizes, grad.dtype()), dim, index, grad), not_differentiable());
+// scatter: the overwritten slots of self get no gradient; src gets the grad it was written to.
+EMBER_DERIVATIVE(op::scatter, "ScatterBackward0", (self, dim, index, src),
+                 scatter(grad, dim, index, Scalar(0)), not_differentiable(),
+                 pad_to(gather(grad, dim, index), src_sizes));
+EMBER_DERIVATIVE(op::scatter_add, "ScatterAddBackward0", (self, dim, index, src), grad,
+                 not_differentiable(), pad_to(gather(grad, dim, index), src_sizes));
+EMBER_DERIVATIVE(op::index_add, "IndexAddBackward0", (self, dim, index, source, alpha), grad,
+                 not_differentiable(), times_alpha(index_select(grad, dim, index), alpha));
 // In-place forms under autograd run their out-of-place twin (Note [In-place under autograd]).
-Tensor& scatter_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
-                                 const Tensor& src) {
-  return apply_inplace(self, [&](const Tensor& s) { return scatter(s, dim, index, src); });
-}
-Tensor& scatter_add_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
-                                     const Tensor& src) {
-  return apply_inplace(self, [&](const Tensor& s) { return scatter_add(s, dim, index, src); });
-}
-Tensor& scatter_reduce_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
-                                        const Tensor& src, const std::string& reduce,
-                                        bool include_self) {
-  return apply_inplace(self, [&](const Tensor& s) {
-    return scatter_reduce(s, dim, index, src, reduce, include_self);
-  });
-}
-Tensor& index_add_inplace_autograd(Tensor& self, int64_t dim, const Tensor& index,
-                                   const Tensor& source, const Scalar& alpha) {
-  return apply_inplace(self,
-                       [&](const Tensor& s) { return index_add(s, dim, index, source, alpha); });
-}
-Tensor& masked_fill_inplace_autograd(Tensor& self, const Tensor& mask, const Tensor& value) {
-  return apply_inplace(self, [&](const Tensor& s) { return masked_fill(s, mask, value); });
-}
-Tensor& index_put_inplace_autograd(Tensor& self, const IndexList& indices, const Tensor& values,
-                                   bool accumulate) {
-  return apply_inplace(self,
-                       [&](const Tensor& s) { return index_put(s, indices, values, accumulate); });
-}
+EMBER_INPLACE_DERIVATIVE(op::scatter_, op::scatter);
+EMBER_INPLACE_DERIVATIVE(op::scatter_add_, op::scatter_add);
+EMBER_INPLACE_DERIVATIVE(op::scatter_reduce_, op::scatter_reduce);
+EMBER_INPLACE_DERIVATIVE(op::index_add_, op::index_add);
+EMBER_INPLACE_DERIVATIVE(op::masked_fill_, op::masked_fill);
+EMBER_INPLACE_DERIVATIVE(op::index_put_, op::index_put);
+EMBER_REGISTER_KERNEL(op::scatter_reduce, Autograd, scatter_reduce_autograd);
+EMBER_REGISTER_KERNEL(op::masked_fill, Autograd, masked_fill_autograd);
+EMBER_REGISTER_KERNEL(op::index, Autograd, index_autograd);
+EMBER_REGISTER_KERNEL(op::index_put, Autograd, index_put_autograd);
 
-EMBER_REGISTER_KERNEL("index_select", Autograd, index_select_autograd);
-EMBER_REGISTER_KERNEL("gather", Autograd, gather_autograd);
-EMBER_REGISTER_KERNEL("scatter", Autograd, scatter_autograd);
-EMBER_REGISTER_KERNEL("scatter_", Autograd, scatter_inplace_autograd);
-EMBER_REGISTER_KERNEL("scatter_add", Autograd, scatter_add_autograd);
-EMBER_REGISTER_KERNEL("scatter_add_", Autograd, scatter_add_inplace_autograd);
-EMBER_REGISTER_KERNEL("scatter_reduce", Autograd, scatter_reduce_autograd);
-EMBER_REGISTER_KERNEL("scatter_reduce_", Autograd, scatter_reduce_inplace_autograd);
-EMBER_REGISTER_KERNEL("index_add", Autograd, index_add_autograd);
-EMBER_REGISTER_KERNEL("index_add_", Autograd, index_add_inplace_autograd);
-EMBER_REGISTER_KERNEL("masked_fill", Autograd, masked_fill_autograd);
-EMBER_REGISTER_KERNEL("masked_fill_", Autograd, masked_fill_inplace_autograd);
-EMBER_REGISTER_KERNEL("index", Autograd, index_autograd);
-EMBER_REGISTER_KERNEL("index_put", Autograd, index_put_autograd);
-EMBER_REGISTER_KERNEL("index_put_", Autograd, index_put_inplace_autograd);
-
+namespace {
 bool is_multiply(const std::string& reduce) {
   EMBER_CHECK(reduce == "add" || reduce == "multiply",
               "reduce argument must be either add or multiply; got ", reduce);
@@ -457,12 +328,12 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   EMBER_CHECK_INDEX(self.dim() > 0 || index.numel() == 1,
                     "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
                     " value(s)");
-  return index_select_op().call(self, dim, index);
+  return op::index_select.call(self, dim, index);
 }
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = check_gather(self, dim, index);
-  return gather_op().call(self, dim, long_index(index));
+  return op::gather.call(self, dim, long_index(index));
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
@@ -471,7 +342,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
     return is_multiply(*reduce) ? scatter_reduce(self, dim, index, src, "prod", true)
                                 : scatter_add(self, dim, index, src);
   dim = check_scatter("scatter", self, dim, index, src);
-  return scatter_op().call(self, dim, long_index(index), src);
+  return op::scatter.call(self, dim, long_index(index), src);
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
@@ -485,7 +356,7 @@ Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& s
     return is_multiply(*reduce) ? scatter_reduce_(self, dim, index, src, "prod", true)
                                 : scatter_add_(self, dim, index, src);
   dim = check_scatter("scatter", self, dim, index, src);
-  scatter_inplace_op().call(self, dim, long_index(index), src);
+  op::scatter_.call(self, dim, long_index(index), src);
   self.bump_version();
   return self;
 }
@@ -497,12 +368,12 @@ Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& v
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   dim = check_scatter("scatter_add", self, dim, index, src);
-  return scatter_add_op().call(self, dim, long_index(index), src);
+  return op::scatter_add.call(self, dim, long_index(index), src);
 }
 
 Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   dim = check_scatter("scatter_add", self, dim, index, src);
-  scatter_add_inplace_op().call(self, dim, long_index(index), src);
+  op::scatter_add_.call(self, dim, long_index(index), src);
   self.bump_version();
   return self;
 }
@@ -511,14 +382,14 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
                       const std::string& reduce, bool include_self) {
   dim = check_scatter("scatter_reduce", self, dim, index, src);
   check_reduce(reduce, self);
-  return scatter_reduce_op().call(self, dim, long_index(index), src, reduce, include_self);
+  return op::scatter_reduce.call(self, dim, long_index(index), src, reduce, include_self);
 }
 
 Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                         const std::string& reduce, bool include_self) {
   dim = check_scatter("scatter_reduce", self, dim, index, src);
   check_reduce(reduce, self);
-  scatter_reduce_inplace_op().call(self, dim, long_index(index), src, reduce, include_self);
+  op::scatter_reduce_.call(self, dim, long_index(index), src, reduce, include_self);
   self.bump_version();
   return self;
 }
@@ -526,13 +397,13 @@ Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Te
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha) {
   dim = check_index_add(self, dim, index, source, alpha);
-  return index_add_op().call(self, dim, index, source, alpha);
+  return op::index_add.call(self, dim, index, source, alpha);
 }
 
 Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                    const Scalar& alpha) {
   dim = check_index_add(self, dim, index, source, alpha);
-  index_add_inplace_op().call(self, dim, index, source, alpha);
+  op::index_add_.call(self, dim, index, source, alpha);
   self.bump_version();
   return self;
 }
@@ -570,14 +441,14 @@ Tensor& index_fill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
   check_masked_fill(mask, value);
-  return masked_fill_op().call(self, mask, value);
+  return op::masked_fill.call(self, mask, value);
 }
 
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value) {
   check_masked_fill(mask, value);
   EMBER_CHECK(is_expandable_to(mask.sizes(), self.sizes()), "masked_fill_: mask of shape ",
               mask.sizes(), " cannot be broadcast to self of shape ", self.sizes());
-  masked_fill_inplace_op().call(self, mask, value);
+  op::masked_fill_.call(self, mask, value);
   self.bump_version();
   return self;
 }
@@ -603,7 +474,7 @@ Tensor take(const Tensor& self, const Tensor& index) {
   return ember::index(reshape(self, {-1}), {index});
 }
 
-Tensor nonzero(const Tensor& self) { return nonzero_op().call(self); }
+Tensor nonzero(const Tensor& self) { return op::nonzero.call(self); }
 
 std::vector<Tensor> nonzero_tuple(const Tensor& self) {
   Tensor nz = nonzero(self.dim() == 0 ? reshape(self, {1}) : self);
@@ -613,13 +484,13 @@ std::vector<Tensor> nonzero_tuple(const Tensor& self) {
 }
 
 Tensor index(const Tensor& self, const IndexList& indices) {
-  return index_op().call(self, indices);
+  return op::index.call(self, indices);
 }
 
 Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& values,
                  bool accumulate) {
   check_index_put(self, values);
-  return index_put_op().call(self, indices, values, accumulate);
+  return op::index_put.call(self, indices, values, accumulate);
 }
 
 Tensor& index_put_(Tensor& self, const IndexList& indices, const Tensor& values, bool accumulate) {
@@ -634,7 +505,7 @@ Tensor& index_put_(Tensor& self, const IndexList& indices, const Tensor& values,
     trailing.resize(size_t(self.dim()), 1);
     return masked_fill_(self, reshape(*mask, trailing), reshape(values, {}));
   }
-  index_put_inplace_op().call(self, indices, values, accumulate);
+  op::index_put_.call(self, indices, values, accumulate);
   self.bump_version();
   return self;
 }

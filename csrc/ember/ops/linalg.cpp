@@ -2,10 +2,11 @@
 // addmm, baddbmm; matmul and outer as composites over them. Kernels are in cpu/gemm.cpp.
 #include "ember/ops/linalg.h"
 
-#include "ember/autograd/node.h"
+#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/linalg.h"
 
 namespace ember {
 
@@ -13,27 +14,6 @@ using autograd::FunctionNode;
 using autograd::variable_list;
 
 namespace {
-
-using MatOp = TypedOperator<Tensor(const Tensor&, const Tensor&)>;
-using AddMatOp = TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&,
-                                      const Scalar&)>;
-
-#define EMBER_OP_HANDLE(fn, type, name) \
-  const type& fn() {                    \
-    static const type op(name);         \
-    return op;                          \
-  }
-EMBER_OP_HANDLE(mm_op, MatOp, "mm")
-EMBER_OP_HANDLE(bmm_op, MatOp, "bmm")
-EMBER_OP_HANDLE(mv_op, MatOp, "mv")
-EMBER_OP_HANDLE(dot_op, MatOp, "dot")
-EMBER_OP_HANDLE(addmm_op, AddMatOp, "addmm")
-EMBER_OP_HANDLE(baddbmm_op, AddMatOp, "baddbmm")
-#undef EMBER_OP_HANDLE
-
-// Whether backward must produce the gradient of input i (an input that needs none is skipped).
-bool is_one(const Scalar& s) { return s.to_double() == 1; }
-Tensor scaled(const Tensor& t, const Scalar& s) { return is_one(s) ? t : t * s; }
 
 // The gradient a^T @ g of a product's right operand b, laid out like b: a transposed b (linear's
 // t(weight)) gets (g^T @ a)^T, which reaches the weight through t() contiguous instead of being
@@ -89,8 +69,7 @@ void save_factors(FunctionNode& node, const Tensor& a, const Tensor& b, size_t f
 // Derivatives: mm(a, b)' = (g @ b^T, a^T @ g), in public ops so double backward works.
 template <bool Batched>
 Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
-  const MatOp& op = Batched ? bmm_op() : mm_op();
-  Tensor out = op.redispatch(backend_of(self, mat2), self, mat2);
+  Tensor out = select_op<Batched>(op::bmm, op::mm).redispatch(backend_of(self, mat2), self, mat2);
   auto node = autograd::record(
       Batched ? "BmmBackward0" : "MmBackward0", {self, mat2}, {out},
       [b_transposed = transposed_layout(mat2)](FunctionNode& n, const variable_list& g) {
@@ -103,59 +82,38 @@ Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
   if (node) save_factors(*node, self, mat2, 0);
   return out;
 }
-EMBER_REGISTER_KERNEL("mm", Autograd, mm_autograd<false>);
-EMBER_REGISTER_KERNEL("bmm", Autograd, mm_autograd<true>);
+EMBER_REGISTER_KERNEL(op::mm, Autograd, mm_autograd<false>);
+EMBER_REGISTER_KERNEL(op::bmm, Autograd, mm_autograd<true>);
 
-Tensor mv_autograd(const Tensor& self, const Tensor& vec) {
-  Tensor out = mv_op().redispatch(backend_of(self, vec), self, vec);
-  auto node = autograd::record("MvBackward0", {self, vec}, {out},
-                               [](FunctionNode& n, const variable_list& g) {
-                                 Tensor a = n.saved(0), v = n.saved(1), ga, gv;
-                                 if (n.needs_input_grad(0)) ga = outer(g[0], v);
-                                 if (n.needs_input_grad(1)) gv = mv(matrix_transpose(a), g[0]);
-                                 return variable_list{ga, gv};
-                               });
-  if (node) save_factors(*node, self, vec, 0);
-  return out;
-}
-EMBER_REGISTER_KERNEL("mv", Autograd, mv_autograd);
+}  // namespace
 
-Tensor dot_autograd(const Tensor& self, const Tensor& other) {
-  Tensor out = dot_op().redispatch(backend_of(self, other), self, other);
-  auto node = autograd::record("DotBackward0", {self, other}, {out},
-                               [](FunctionNode& n, const variable_list& g) {
-                                 Tensor a = n.saved(0), b = n.saved(1), ga, gb;
-                                 if (n.needs_input_grad(0)) ga = g[0] * b;
-                                 if (n.needs_input_grad(1)) gb = g[0] * a;
-                                 return variable_list{ga, gb};
-                               });
-  if (node) save_factors(*node, self, other, 0);
-  return out;
-}
-EMBER_REGISTER_KERNEL("dot", Autograd, dot_autograd);
+EMBER_DERIVATIVE(op::mv, "MvBackward0", (self, vec), outer(grad, vec),
+                 mv(matrix_transpose(self), grad));
+EMBER_DERIVATIVE(op::dot, "DotBackward0", (self, other), grad * other, grad * self);
+
+namespace {
 
 // addmm(s, a, b) = beta * s + alpha * a @ b: s gets beta * g (the engine sums it to s's shape).
 template <bool Batched>
 Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
                       const Scalar& alpha) {
-  const AddMatOp& op = Batched ? baddbmm_op() : addmm_op();
-  Tensor out = op.redispatch(backend_of(self, m1, m2), self, m1, m2, beta, alpha);
+  Tensor out = select_op<Batched>(op::baddbmm, op::addmm).redispatch(backend_of(self, m1, m2), self, m1, m2, beta, alpha);
   auto node = autograd::record(
       Batched ? "BaddbmmBackward0" : "AddmmBackward0", {self, m1, m2}, {out},
       [beta, alpha, b_transposed = transposed_layout(m2)](FunctionNode& n,
                                                           const variable_list& g) {
         auto prod = Batched ? &bmm : &mm;
         Tensor a = n.saved(0), b = n.saved(1), gs, ga, gb;
-        if (n.needs_input_grad(0)) gs = scaled(g[0], beta);
-        if (n.needs_input_grad(1)) ga = scaled(prod(g[0], matrix_transpose(b)), alpha);
-        if (n.needs_input_grad(2)) gb = scaled(right_grad(prod, a, g[0], b_transposed), alpha);
+        if (n.needs_input_grad(0)) gs = times_alpha(g[0], beta);
+        if (n.needs_input_grad(1)) ga = times_alpha(prod(g[0], matrix_transpose(b)), alpha);
+        if (n.needs_input_grad(2)) gb = times_alpha(right_grad(prod, a, g[0], b_transposed), alpha);
         return variable_list{gs, ga, gb};
       });
   if (node) save_factors(*node, m1, m2, 1);
   return out;
 }
-EMBER_REGISTER_KERNEL("addmm", Autograd, addmm_autograd<false>);
-EMBER_REGISTER_KERNEL("baddbmm", Autograd, addmm_autograd<true>);
+EMBER_REGISTER_KERNEL(op::addmm, Autograd, addmm_autograd<false>);
+EMBER_REGISTER_KERNEL(op::baddbmm, Autograd, addmm_autograd<true>);
 
 // Note [matmul folding]
 // As in PyTorch, an N-d @ 1-d/2-d product (N >= 3) folds the batch into the rows and runs one
@@ -217,12 +175,12 @@ Tensor batched_matmul(const Tensor& t1, const Tensor& t2) {
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
   check_mm(self, mat2, "self");
-  return mm_op().call(self, mat2);
+  return op::mm.call(self, mat2);
 }
 
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
   check_bmm(self, mat2);
-  return bmm_op().call(self, mat2);
+  return op::bmm.call(self, mat2);
 }
 
 Tensor mv(const Tensor& self, const Tensor& vec) {
@@ -233,7 +191,7 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
   EMBER_CHECK(self.dtype() == vec.dtype(), "addmv input tensors must have the same dtype, but got ",
               scalar_type_name(vec.dtype()), ", ", scalar_type_name(self.dtype()), ", and ",
               scalar_type_name(vec.dtype()));
-  return mv_op().call(self, vec);
+  return op::mv.call(self, vec);
 }
 
 Tensor dot(const Tensor& self, const Tensor& other) {
@@ -244,7 +202,7 @@ Tensor dot(const Tensor& self, const Tensor& other) {
   EMBER_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
               self.numel(), "] and src [", other.numel(), "] to have the same number of elements, "
               "but got ", self.numel(), " and ", other.numel(), " elements respectively");
-  return dot_op().call(self, other);
+  return op::dot.call(self, other);
 }
 
 Tensor outer(const Tensor& self, const Tensor& vec2) {
@@ -257,14 +215,14 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
              const Scalar& alpha) {
   check_mm(mat1, mat2, "mat1");
   check_input(self, {mat1.size(0), mat2.size(1)}, mat1);
-  return addmm_op().call(self, mat1, mat2, beta, alpha);
+  return op::addmm.call(self, mat1, mat2, beta, alpha);
 }
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
   check_bmm(batch1, batch2);
   check_input(self, {batch1.size(0), batch1.size(1), batch2.size(2)}, batch1);
-  return baddbmm_op().call(self, batch1, batch2, beta, alpha);
+  return op::baddbmm.call(self, batch1, batch2, beta, alpha);
 }
 
 Tensor matmul(const Tensor& t1, const Tensor& t2) {

@@ -3,6 +3,7 @@
 
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/linalg.h"
 
 namespace ember {
 
@@ -28,52 +29,42 @@ void check_rhs(const Tensor& a, const Tensor& b, const char* op) {
 
 std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A) {
   check_matrix(A, "linalg.lu_factor", false);
-  static const TypedOperator<std::tuple<Tensor, Tensor, Tensor>(const Tensor&)> op("linalg_lu_factor");
-  return op.call(A);
+  return op::linalg_lu_factor.call(A);
 }
 
 std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B) {
   check_matrix(A, "linalg.solve", true);
   check_rhs(A, B, "linalg.solve");
-  static const TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&)> op("linalg_solve");
-  return op.call(A, B);
+  return op::linalg_solve.call(A, B);
 }
 
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper) {
   check_matrix(A, "linalg.cholesky", true);
-  static const TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, bool)> op("linalg_cholesky");
-  return op.call(A, upper);
+  return op::linalg_cholesky.call(A, upper);
 }
 
 std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   check_matrix(A, "linalg.qr", false);
   EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r",
               "[linalg.qr] expected mode 'reduced', 'complete' or 'r'; got '", mode, "'");
-  static const TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, const std::string&)> op("linalg_qr");
-  return op.call(A, mode);
+  return op::linalg_qr.call(A, mode);
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_svd_ex(const Tensor& A, bool full_matrices,
                                                          bool compute_uv) {
   check_matrix(A, "linalg.svd", false);
-  static const TypedOperator<std::tuple<Tensor, Tensor, Tensor, Tensor>(const Tensor&, bool, bool)> op(
-      "linalg_svd");
-  return op.call(A, full_matrices, compute_uv);
+  return op::linalg_svd.call(A, full_matrices, compute_uv);
 }
 
 std::tuple<Tensor, Tensor, Tensor> linalg_eigh_ex(const Tensor& A, bool upper, bool compute_v) {
   check_matrix(A, "linalg.eigh", true);
-  static const TypedOperator<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool)> op(
-      "linalg_eigh");
-  return op.call(A, upper, compute_v);
+  return op::linalg_eigh.call(A, upper, compute_v);
 }
 
 Tensor linalg_solve_triangular_left(const Tensor& A, const Tensor& B, bool upper, bool unitriangular) {
   check_matrix(A, "linalg.solve_triangular", true);
   check_rhs(A, B, "linalg.solve_triangular");
-  static const TypedOperator<Tensor(const Tensor&, const Tensor&, bool, bool)> op(
-      "linalg_solve_triangular");
-  return op.call(A, B, upper, unitriangular);
+  return op::linalg_solve_triangular.call(A, B, upper, unitriangular);
 }
 
 }  // namespace ember

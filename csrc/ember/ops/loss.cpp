@@ -7,6 +7,7 @@
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/loss.h"
 
 namespace ember {
 
@@ -15,34 +16,16 @@ using autograd::variable_list;
 
 namespace {
 
-using CeOp = TypedOperator<std::tuple<Tensor, Tensor, Tensor>(
-    const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t, double)>;
-using CeBackwardOp =
-    TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
-                         int64_t, int64_t, double, const Tensor&, const Tensor&)>;
 
 // (input (M, C), target (M,), weight, reduction, ignore_index) -> (loss, total weight).
-using NllOp = TypedOperator<std::tuple<Tensor, Tensor>(
-    const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t)>;
 // (grad, target, weight, reduction, ignore_index, total weight, C) -> gradient (M, C).
-using NllBackwardOp =
-    TypedOperator<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t,
-                         int64_t, const Tensor&, int64_t)>;
 
-const NllOp& nll_op() {
-  static const NllOp op("_nll_loss_index");
-  return op;
-}
-const NllBackwardOp& nll_backward_op() {
-  static const NllBackwardOp op("_nll_loss_index_backward");
-  return op;
-}
 
 std::tuple<Tensor, Tensor> nll_autograd(const Tensor& x, const Tensor& t,
                                         const std::optional<Tensor>& weight, int64_t reduction,
                                         int64_t ignore_index) {
   auto [loss, total] =
-      nll_op().redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index);
+      op::_nll_loss_index.redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index);
   bool has_weight = weight.has_value();
   int64_t C = x.size(1);
   auto node = autograd::record(
@@ -50,7 +33,7 @@ std::tuple<Tensor, Tensor> nll_autograd(const Tensor& x, const Tensor& t,
         std::optional<Tensor> w;
         if (has_weight) w = n.saved(2);
         return variable_list{
-            nll_backward_op().call(g[0], n.saved(0), w, reduction, ignore_index, n.saved(1), C)};
+            op::_nll_loss_index_backward.call(g[0], n.saved(0), w, reduction, ignore_index, n.saved(1), C)};
       });
   if (node) {
     node->save(t);
@@ -59,7 +42,7 @@ std::tuple<Tensor, Tensor> nll_autograd(const Tensor& x, const Tensor& t,
   }
   return {loss, total};
 }
-EMBER_REGISTER_KERNEL("_nll_loss_index", Autograd, nll_autograd);
+EMBER_REGISTER_KERNEL(op::_nll_loss_index, Autograd, nll_autograd);
 
 // The gradient scatters -w[t] * s into each row's target column; in public ops for create_graph.
 Tensor nll_backward_composite(const Tensor& grad, const Tensor& t,
@@ -73,16 +56,8 @@ Tensor nll_backward_composite(const Tensor& grad, const Tensor& t,
   Tensor src = unsqueeze(-(wt * s), 1);
   return scatter(zeros({t.size(0), C}, TensorOptions(grad.dtype())), 1, unsqueeze(safe, 1), src);
 }
-EMBER_REGISTER_KERNEL("_nll_loss_index_backward", Autograd, nll_backward_composite);
+EMBER_REGISTER_KERNEL(op::_nll_loss_index_backward, Autograd, nll_backward_composite);
 
-const CeOp& ce_op() {
-  static const CeOp op("_cross_entropy_index");
-  return op;
-}
-const CeBackwardOp& ce_backward_op() {
-  static const CeBackwardOp op("_cross_entropy_index_backward");
-  return op;
-}
 
 // Note [Fused cross-entropy]
 // _cross_entropy_index(x (M, C), t (M,), weight, reduction, ignore_index, eps) returns the loss,
@@ -97,13 +72,13 @@ std::tuple<Tensor, Tensor, Tensor> ce_autograd(const Tensor& x, const Tensor& t,
                                                int64_t reduction, int64_t ignore_index,
                                                double eps) {
   auto [loss, lse, total] =
-      ce_op().redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index, eps);
+      op::_cross_entropy_index.redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index, eps);
   bool has_weight = weight.has_value();
   auto node = autograd::record(
       "NllLossBackward0", {x}, {loss}, [=](FunctionNode& n, const variable_list& g) {
         std::optional<Tensor> w;
         if (has_weight) w = n.saved(4);
-        return variable_list{ce_backward_op().call(g[0], n.saved(0), n.saved(1), w, reduction,
+        return variable_list{op::_cross_entropy_index_backward.call(g[0], n.saved(0), n.saved(1), w, reduction,
                                                    ignore_index, eps, n.saved(2), n.saved(3))};
       });
   if (node) {
@@ -115,7 +90,7 @@ std::tuple<Tensor, Tensor, Tensor> ce_autograd(const Tensor& x, const Tensor& t,
   }
   return {loss, lse, total};
 }
-EMBER_REGISTER_KERNEL("_cross_entropy_index", Autograd, ce_autograd);
+EMBER_REGISTER_KERNEL(op::_cross_entropy_index, Autograd, ce_autograd);
 
 Tensor ce_backward_composite(const Tensor& grad, const Tensor& x, const Tensor& t,
                              const std::optional<Tensor>& weight, int64_t reduction,
@@ -134,7 +109,7 @@ Tensor ce_backward_composite(const Tensor& grad, const Tensor& x, const Tensor& 
   if (eps > 0) g = g - (weight ? unsqueeze(*weight, 0) : ones_like(x)) * (eps / C);
   return col * g;
 }
-EMBER_REGISTER_KERNEL("_cross_entropy_index_backward", Autograd, ce_backward_composite);
+EMBER_REGISTER_KERNEL(op::_cross_entropy_index_backward, Autograd, ce_backward_composite);
 
 // The class-index layout both losses accept, reduced to rows: (M, C) input and (M,) targets.
 struct ClassRows {
@@ -210,7 +185,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
                     input.dtype());
   ClassRows r = as_rows(input, target, weight);
   check_targets_in_range(r.target, r.input.size(1), ignore_index);
-  auto [loss, total] = nll_op().call(r.input, r.target, weight_as(weight, input.dtype()),
+  auto [loss, total] = op::_nll_loss_index.call(r.input, r.target, weight_as(weight, input.dtype()),
                                      int64_t(reduction), ignore_index);
   return reduce_rows(loss, r, reduction);
 }
@@ -232,7 +207,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
   }
   ClassRows r = as_rows(input, target, weight);
   check_targets_in_range(r.target, r.input.size(1), ignore_index);
-  auto [loss, lse, total] = ce_op().call(r.input, r.target, weight_as(weight, input.dtype()),
+  auto [loss, lse, total] = op::_cross_entropy_index.call(r.input, r.target, weight_as(weight, input.dtype()),
                                          int64_t(reduction), ignore_index, label_smoothing);
   return reduce_rows(loss, r, reduction);
 }

@@ -4,6 +4,7 @@
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/loss.h"
 
 namespace ember {
 
@@ -14,22 +15,9 @@ namespace {
 
 // (log_probs (T, N, C), flat targets, per-sample target offsets, input lengths, target lengths,
 // blank, zero_infinity) -> (negative log-likelihood (N,), log_alpha (N, T, 2 max_len + 1)).
-using CtcOp = TypedOperator<std::tuple<Tensor, Tensor>(
-    const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, bool)>;
 // (grad (N,), log_probs, targets, offsets, input lengths, target lengths, log_alpha, blank,
 // zero_infinity) -> gradient (T, N, C).
-using CtcBackwardOp =
-    TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                         const Tensor&, const Tensor&, int64_t, bool)>;
 
-const CtcOp& ctc_op() {
-  static const CtcOp op("_ctc_loss");
-  return op;
-}
-const CtcBackwardOp& ctc_backward_op() {
-  static const CtcBackwardOp op("_ctc_loss_backward");
-  return op;
-}
 
 // The gradient is PyTorch's: with respect to the logits behind log_probs (which must come from
 // log_softmax), exp(lp) - exp(log(sum alpha beta over the label's positions) + nll - lp).
@@ -37,10 +25,10 @@ std::tuple<Tensor, Tensor> ctc_autograd(const Tensor& lp, const Tensor& targets,
                                         const Tensor& offsets, const Tensor& il, const Tensor& tl,
                                         int64_t blank, bool zero_infinity) {
   auto [nll, alpha] =
-      ctc_op().redispatch(backend_of(lp), lp, targets, offsets, il, tl, blank, zero_infinity);
+      op::_ctc_loss.redispatch(backend_of(lp), lp, targets, offsets, il, tl, blank, zero_infinity);
   auto node = autograd::record("CtcLossBackward0", {lp}, {nll},
                                [blank, zero_infinity](FunctionNode& n, const variable_list& g) {
-                                 return variable_list{ctc_backward_op().call(
+                                 return variable_list{op::_ctc_loss_backward.call(
                                      g[0], n.saved(0), n.saved(1), n.saved(2), n.saved(3),
                                      n.saved(4), n.saved(5), blank, zero_infinity)};
                                });
@@ -49,7 +37,7 @@ std::tuple<Tensor, Tensor> ctc_autograd(const Tensor& lp, const Tensor& targets,
   }
   return {nll, alpha};
 }
-EMBER_REGISTER_KERNEL("_ctc_loss", Autograd, ctc_autograd);
+EMBER_REGISTER_KERNEL(op::_ctc_loss, Autograd, ctc_autograd);
 
 Tensor lengths_of(const Tensor& t, int64_t n, const char* what) {
   EMBER_CHECK(!is_floating_point(t.dtype()), what, " must be integral; got ",
@@ -108,7 +96,7 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
       EMBER_CHECK_INDEX(fp[s] >= 0 && fp[s] < C, "ctc_loss: target ", fp[s],
                         " is out of bounds for ", C, " classes");
   }
-  auto [nll, alpha] = ctc_op().call(lp, flat, offsets, il, tl, blank, zero_infinity);
+  auto [nll, alpha] = op::_ctc_loss.call(lp, flat, offsets, il, tl, blank, zero_infinity);
   if (reduction == Reduction::None) return batched ? nll : reshape(nll, {});
   if (reduction == Reduction::Sum) return sum(nll);
   return mean(nll / clamp(to_dtype(tl, nll.dtype()), wrap_scalar(1), {}));

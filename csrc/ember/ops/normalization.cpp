@@ -12,6 +12,7 @@
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/normalization.h"
 
 namespace ember {
 
@@ -22,23 +23,7 @@ namespace {
 
 using Stats = std::tuple<Tensor, Tensor, Tensor>;
 using OptT = const std::optional<Tensor>&;
-using BatchNormOp = TypedOperator<Stats(const Tensor&, OptT, OptT, OptT, OptT, bool, double, double)>;
-using BatchNormBackwardOp =
-    TypedOperator<Stats(const Tensor&, const Tensor&, OptT, const Tensor&, const Tensor&, bool)>;
-using LayerNormOp = TypedOperator<Stats(const Tensor&, IntArrayRef, OptT, OptT, double)>;
-using LayerNormBackwardOp =
-    TypedOperator<Stats(const Tensor&, const Tensor&, IntArrayRef, const Tensor&, const Tensor&, OptT)>;
 
-#define EMBER_OP_HANDLE(fn, type, name) \
-  const type& fn() {                    \
-    static const type op(name);         \
-    return op;                          \
-  }
-EMBER_OP_HANDLE(batch_norm_op, BatchNormOp, "native_batch_norm")
-EMBER_OP_HANDLE(batch_norm_backward_op, BatchNormBackwardOp, "native_batch_norm_backward")
-EMBER_OP_HANDLE(layer_norm_op, LayerNormOp, "native_layer_norm")
-EMBER_OP_HANDLE(layer_norm_backward_op, LayerNormBackwardOp, "native_layer_norm_backward")
-#undef EMBER_OP_HANDLE
 
 Tensor opt(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
 bool recording(std::initializer_list<const Tensor*> ts) {
@@ -83,7 +68,7 @@ variable_list batch_norm_composite(const Tensor& g, const Tensor& x, const Tenso
 
 Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                           OptT running_var, bool training, double momentum, double eps) {
-  auto [out, mean, invstd] = batch_norm_op().redispatch(backend_of(input), input, weight, bias,
+  auto [out, mean, invstd] = op::native_batch_norm.redispatch(backend_of(input), input, weight, bias,
                                                         running_mean, running_var, training,
                                                         momentum, eps);
   auto node = autograd::record(
@@ -94,7 +79,7 @@ Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT runn
         if (recording({&g[0], &x, &w})) {
           r = batch_norm_composite(g[0], x, w, m, is, training, eps);
         } else {
-          auto [gx, gw, gb] = batch_norm_backward_op().call(
+          auto [gx, gw, gb] = op::native_batch_norm_backward.call(
               g[0], x, w.defined() ? std::optional<Tensor>(w) : std::nullopt, m, is, training);
           r = {gx, gw, gb};
         }
@@ -110,7 +95,7 @@ Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT runn
   }
   return {out, mean, invstd};
 }
-EMBER_REGISTER_KERNEL("native_batch_norm", Autograd, batch_norm_autograd);
+EMBER_REGISTER_KERNEL(op::native_batch_norm, Autograd, batch_norm_autograd);
 
 // Note [Normalization backward]: layer_norm's gradients in public ops.
 variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tensor& w,
@@ -133,7 +118,7 @@ variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tenso
 Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
                           double eps) {
   auto [out, mean, rstd] =
-      layer_norm_op().redispatch(backend_of(input), input, normalized_shape, weight, bias, eps);
+      op::native_layer_norm.redispatch(backend_of(input), input, normalized_shape, weight, bias, eps);
   DimVector shape(normalized_shape);
   auto node = autograd::record(
       "NativeLayerNormBackward0", {input, opt(weight), opt(bias)}, {out},
@@ -143,7 +128,7 @@ Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, Opt
         if (recording({&g[0], &x, &w})) {
           r = layer_norm_composite(g[0], x, w, int64_t(shape.size()), eps);
         } else {
-          auto [gx, gw, gb] = layer_norm_backward_op().call(
+          auto [gx, gw, gb] = op::native_layer_norm_backward.call(
               g[0], x, shape, m, rs, w.defined() ? std::optional<Tensor>(w) : std::nullopt);
           r = {gx, gw, gb};
         }
@@ -159,7 +144,7 @@ Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, Opt
   }
   return {out, mean, rstd};
 }
-EMBER_REGISTER_KERNEL("native_layer_norm", Autograd, layer_norm_autograd);
+EMBER_REGISTER_KERNEL(op::native_layer_norm, Autograd, layer_norm_autograd);
 
 void check_channel_param(OptT t, const char* what, int64_t c) {
   if (t)
@@ -183,7 +168,7 @@ Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT runnin
   check_channel_param(running_var, "running_var", c);
   EMBER_CHECK(training || (running_mean && running_var),
               "[batch_norm] running_mean and running_var must be defined in evaluation mode");
-  return batch_norm_op().call(input, weight, bias, running_mean, running_var, training, momentum,
+  return op::native_batch_norm.call(input, weight, bias, running_mean, running_var, training, momentum,
                               eps);
 }
 
@@ -218,7 +203,7 @@ Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT 
   EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
                    "[layer_norm] expected a floating point input; got ",
               scalar_type_name(input.dtype()));
-  return layer_norm_op().call(input, normalized_shape, weight, bias, eps);
+  return op::native_layer_norm.call(input, normalized_shape, weight, bias, eps);
 }
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,

@@ -4,9 +4,10 @@
 // a gather). Kernels are in cpu/pool.cpp.
 #include "ember/ops/pool.h"
 
-#include "ember/autograd/node.h"
+#include "ember/ops/derivative.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/pool.h"
 
 namespace ember {
 
@@ -15,117 +16,58 @@ using autograd::variable_list;
 
 namespace {
 
-using MaxOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef,
-                                                       IntArrayRef, IntArrayRef, bool)>;
-using AdaptiveMaxOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef)>;
-using MaxBackOp = TypedOperator<Tensor(const Tensor&, const Tensor&, IntArrayRef)>;
-using AvgOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool,
-                                   bool, std::optional<int64_t>)>;
-using AvgBackOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
-                                       IntArrayRef, bool, bool, std::optional<int64_t>)>;
-using AdaptiveAvgOp = TypedOperator<Tensor(const Tensor&, IntArrayRef)>;
-
-#define EMBER_OP_HANDLE(fn, type, name) \
-  const type& fn() {                    \
-    static const type op(name);         \
-    return op;                          \
-  }
-EMBER_OP_HANDLE(max_op, MaxOp, "max_pool2d_with_indices")
-EMBER_OP_HANDLE(adaptive_max_op, AdaptiveMaxOp, "adaptive_max_pool2d")
-EMBER_OP_HANDLE(max_back_op, MaxBackOp, "max_pool2d_backward")
-EMBER_OP_HANDLE(avg_op, AvgOp, "avg_pool2d")
-EMBER_OP_HANDLE(avg_back_op, AvgBackOp, "avg_pool2d_backward")
-EMBER_OP_HANDLE(adaptive_avg_op, AdaptiveAvgOp, "adaptive_avg_pool2d")
-EMBER_OP_HANDLE(adaptive_avg_back_op, AdaptiveAvgOp, "adaptive_avg_pool2d_backward")
-#undef EMBER_OP_HANDLE
-
 // The adjoint of max_pool2d_backward in its gradient: read the gradient at the saved indices.
-Tensor max_backward_autograd(const Tensor& grad, const Tensor& indices, IntArrayRef input_size) {
-  Tensor out = max_back_op().redispatch(backend_of(grad), grad, indices, input_size);
-  auto node = autograd::record(
-      "MaxPool2DWithIndicesBackwardBackward0", {grad}, {out},
-      [](FunctionNode& n, const variable_list& g) {
-        Tensor idx = n.saved(0);
-        const int64_t N = idx.size(0), C = idx.size(1);
-        Tensor picked = gather(reshape(g[0], {N, C, -1}), 2, reshape(idx, {N, C, -1}));
-        return variable_list{reshape(picked, idx.sizes())};
-      });
-  if (node) node->save(indices);
-  return out;
+Tensor picked_at(const Tensor& grad, const Tensor& idx) {
+  const int64_t N = idx.size(0), C = idx.size(1);
+  Tensor picked = gather(reshape(grad, {N, C, -1}), 2, reshape(idx, {N, C, -1}));
+  return reshape(picked, idx.sizes());
 }
-EMBER_REGISTER_KERNEL("max_pool2d_backward", Autograd, max_backward_autograd);
 
 // The derivative of a max pool: gradients go back to the saved argmax positions.
 void record_max(const char* name, const Tensor& input, const Tensor& out, const Tensor& idx) {
   auto node = autograd::record(
       name, {input}, {out, idx},
       [size = DimVector(input.sizes())](FunctionNode& n, const variable_list& g) {
-        return variable_list{max_back_op().call(g[0], n.saved(0), size)};
+        return variable_list{op::max_pool2d_backward.call(g[0], n.saved(0), size)};
       });
   if (node) node->save(idx);
 }
 
 std::tuple<Tensor, Tensor> max_autograd(const Tensor& input, IntArrayRef k, IntArrayRef s,
                                         IntArrayRef p, IntArrayRef d, bool ceil_mode) {
-  auto [out, idx] = max_op().redispatch(backend_of(input), input, k, s, p, d, ceil_mode);
+  auto [out, idx] = op::max_pool2d_with_indices.redispatch(backend_of(input), input, k, s, p, d, ceil_mode);
   record_max("MaxPool2DWithIndicesBackward0", input, out, idx);
   return {out, idx};
 }
-EMBER_REGISTER_KERNEL("max_pool2d_with_indices", Autograd, max_autograd);
+EMBER_REGISTER_KERNEL(op::max_pool2d_with_indices, Autograd, max_autograd);
 
 std::tuple<Tensor, Tensor> adaptive_max_autograd(const Tensor& input, IntArrayRef size) {
-  auto [out, idx] = adaptive_max_op().redispatch(backend_of(input), input, size);
+  auto [out, idx] = op::adaptive_max_pool2d.redispatch(backend_of(input), input, size);
   record_max("AdaptiveMaxPool2DBackward0", input, out, idx);
   return {out, idx};
 }
-EMBER_REGISTER_KERNEL("adaptive_max_pool2d", Autograd, adaptive_max_autograd);
+EMBER_REGISTER_KERNEL(op::adaptive_max_pool2d, Autograd, adaptive_max_autograd);
 
-Tensor avg_autograd(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil,
-                    bool count_pad, std::optional<int64_t> div) {
-  Tensor out = avg_op().redispatch(backend_of(input), input, k, s, p, ceil, count_pad, div);
-  autograd::record("AvgPool2DBackward0", {input}, {out},
-                   [size = DimVector(input.sizes()), k = DimVector(k), s = DimVector(s),
-                    p = DimVector(p), ceil, count_pad, div](FunctionNode&, const variable_list& g) {
-                     return variable_list{
-                         avg_back_op().call(g[0], size, k, s, p, ceil, count_pad, div)};
-                   });
-  return out;
-}
-EMBER_REGISTER_KERNEL("avg_pool2d", Autograd, avg_autograd);
+}  // namespace
 
-Tensor avg_back_autograd(const Tensor& grad, IntArrayRef size, IntArrayRef k, IntArrayRef s,
-                         IntArrayRef p, bool ceil, bool count_pad, std::optional<int64_t> div) {
-  Tensor out =
-      avg_back_op().redispatch(backend_of(grad), grad, size, k, s, p, ceil, count_pad, div);
-  autograd::record("AvgPool2DBackwardBackward0", {grad}, {out},
-                   [k = DimVector(k), s = DimVector(s), p = DimVector(p), ceil, count_pad, div](
-                       FunctionNode&, const variable_list& g) {
-                     return variable_list{avg_op().call(g[0], k, s, p, ceil, count_pad, div)};
-                   });
-  return out;
-}
-EMBER_REGISTER_KERNEL("avg_pool2d_backward", Autograd, avg_back_autograd);
+EMBER_DERIVATIVE(op::max_pool2d_backward, "MaxPool2DWithIndicesBackwardBackward0",
+                 (grad_output, indices, input_size), picked_at(grad, indices), not_differentiable());
+EMBER_DERIVATIVE(op::avg_pool2d, "AvgPool2DBackward0",
+                 (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor),
+                 op::avg_pool2d_backward.call(grad, self_sizes, kernel_size, stride, padding,
+                                              ceil_mode, count_include_pad, divisor));
+EMBER_DERIVATIVE(op::avg_pool2d_backward, "AvgPool2DBackwardBackward0",
+                 (grad_output, input_size, kernel_size, stride, padding, ceil_mode,
+                  count_include_pad, divisor),
+                 op::avg_pool2d.call(grad, kernel_size, stride, padding, ceil_mode,
+                                     count_include_pad, divisor));
+EMBER_DERIVATIVE(op::adaptive_avg_pool2d, "AdaptiveAvgPool2DBackward0", (self, output_size),
+                 op::adaptive_avg_pool2d_backward.call(grad, self_sizes));
+EMBER_DERIVATIVE(op::adaptive_avg_pool2d_backward, "AdaptiveAvgPool2DBackwardBackward0",
+                 (grad_output, input_size),
+                 op::adaptive_avg_pool2d.call(grad, grad_output_sizes.slice(2, 2)));
 
-Tensor adaptive_avg_autograd(const Tensor& input, IntArrayRef size) {
-  Tensor out = adaptive_avg_op().redispatch(backend_of(input), input, size);
-  autograd::record("AdaptiveAvgPool2DBackward0", {input}, {out},
-                   [in = DimVector(input.sizes())](FunctionNode&, const variable_list& g) {
-                     return variable_list{adaptive_avg_back_op().call(g[0], in)};
-                   });
-  return out;
-}
-EMBER_REGISTER_KERNEL("adaptive_avg_pool2d", Autograd, adaptive_avg_autograd);
-
-Tensor adaptive_avg_back_autograd(const Tensor& grad, IntArrayRef input_size) {
-  Tensor out = adaptive_avg_back_op().redispatch(backend_of(grad), grad, input_size);
-  autograd::record("AdaptiveAvgPool2DBackwardBackward0", {grad}, {out},
-                   [out_size = DimVector{grad.size(2), grad.size(3)}](FunctionNode&,
-                                                                      const variable_list& g) {
-                     return variable_list{adaptive_avg_op().call(g[0], out_size)};
-                   });
-  return out;
-}
-EMBER_REGISTER_KERNEL("adaptive_avg_pool2d_backward", Autograd, adaptive_avg_back_autograd);
+namespace {
 
 DimVector pair(IntArrayRef v, const char* name, const char* op) {
   EMBER_CHECK(v.size() == 1 || v.size() == 2, op, ": ", name,
@@ -214,7 +156,7 @@ std::tuple<Tensor, Tensor> max_pool_nd(const Tensor& input, IntArrayRef k, IntAr
                 "pad should be at most half of effective kernel size, but got pad=", r.p[i],
                 ", kernel_size=", r.k[i], " and dilation=", r.d[i]);
   check_output(r, ceil_mode);
-  auto [out, idx] = max_op().call(r.x, r.k, r.s, r.p, r.d, ceil_mode);
+  auto [out, idx] = op::max_pool2d_with_indices.call(r.x, r.k, r.s, r.p, r.d, ceil_mode);
   return {r.finish(out), r.finish(idx)};
 }
 
@@ -227,7 +169,7 @@ Tensor avg_pool_nd(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRe
                 r.p[i], " and kernel_size=", r.k[i]);
   EMBER_CHECK(!div || *div != 0, "divisor must be not zero");
   check_output(r, ceil_mode);
-  return r.finish(avg_op().call(r.x, r.k, r.s, r.p, ceil_mode, count_pad, div));
+  return r.finish(op::avg_pool2d.call(r.x, r.k, r.s, r.p, ceil_mode, count_pad, div));
 }
 
 // Adaptive pools: checks and the 2-d form; returns the prepared call.
@@ -293,23 +235,23 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size) {
   DimVector size;
   Pool2d r = prepare_adaptive(input, output_size, true, "adaptive_avg_pool1d", size);
-  return r.finish(adaptive_avg_op().call(r.x, size));
+  return r.finish(op::adaptive_avg_pool2d.call(r.x, size));
 }
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
   DimVector size;
   Pool2d r = prepare_adaptive(input, output_size, false, "adaptive_avg_pool2d", size);
-  return r.finish(adaptive_avg_op().call(r.x, size));
+  return r.finish(op::adaptive_avg_pool2d.call(r.x, size));
 }
 std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& input, IntArrayRef output_size) {
   DimVector size;
   Pool2d r = prepare_adaptive(input, output_size, true, "adaptive_max_pool1d", size);
-  auto [out, idx] = adaptive_max_op().call(r.x, size);
+  auto [out, idx] = op::adaptive_max_pool2d.call(r.x, size);
   return {r.finish(out), r.finish(idx)};
 }
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size) {
   DimVector size;
   Pool2d r = prepare_adaptive(input, output_size, false, "adaptive_max_pool2d", size);
-  auto [out, idx] = adaptive_max_op().call(r.x, size);
+  auto [out, idx] = op::adaptive_max_pool2d.call(r.x, size);
   return {r.finish(out), r.finish(idx)};
 }
 

@@ -6,11 +6,12 @@
 #include <limits>
 #include <random>
 
-#include "ember/autograd/node.h"
+#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/inplace.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/random.h"
 
 namespace ember {
 
@@ -66,27 +67,7 @@ const GeneratorPtr& gen_or_default(const GeneratorPtr& gen) {
   return gen ? gen : default_generator();
 }
 
-using RangeOp = TypedOperator<Tensor&(Tensor&, double, double, const GeneratorPtr&)>;
-using BernoulliScalarOp = TypedOperator<Tensor&(Tensor&, double, const GeneratorPtr&)>;
-using RandomOp =
-    TypedOperator<Tensor&(Tensor&, int64_t, std::optional<int64_t>, const GeneratorPtr&)>;
-using BernoulliOp = TypedOperator<Tensor(const Tensor&, const GeneratorPtr&)>;
-using MultinomialOp = TypedOperator<Tensor(const Tensor&, int64_t, bool, const GeneratorPtr&)>;
-using RandpermOp = TypedOperator<Tensor&(Tensor&, const GeneratorPtr&)>;
 
-#define EMBER_OP_HANDLE(fn, type, name) \
-  const type& fn() {                    \
-    static const type op(name);         \
-    return op;                          \
-  }
-EMBER_OP_HANDLE(uniform_op, RangeOp, "uniform_")
-EMBER_OP_HANDLE(normal_op, RangeOp, "normal_")
-EMBER_OP_HANDLE(bernoulli_scalar_op, BernoulliScalarOp, "bernoulli_")
-EMBER_OP_HANDLE(random_op, RandomOp, "random_")
-EMBER_OP_HANDLE(bernoulli_op, BernoulliOp, "bernoulli")
-EMBER_OP_HANDLE(multinomial_op, MultinomialOp, "multinomial")
-EMBER_OP_HANDLE(randperm_op, RandpermOp, "_randperm_fill")
-#undef EMBER_OP_HANDLE
 
 // Sampling ops have zero derivatives: an in-place fill cuts self's old history (as fill_ does),
 // an out-of-place sample gets a node that sends zeros to its parameters.
@@ -95,10 +76,7 @@ Tensor zero_grad(const Tensor& g) { return zeros_like(g); }
 template <class Run>
 Tensor& fill_random_autograd(Tensor& self, const char* node, Run run) {
   check_inplace(self);
-  {
-    NoGradGuard g;
-    run();
-  }
+  run();  // a backend kernel: it runs with grad mode off
   auto n = autograd::record(node, {self}, {}, [](FunctionNode&, const variable_list& g) {
     return variable_list{zero_grad(g[0])};
   });
@@ -111,38 +89,35 @@ Tensor& fill_random_autograd(Tensor& self, const char* node, Run run) {
 
 Tensor& uniform_autograd(Tensor& self, double from, double to, const GeneratorPtr& gen) {
   return fill_random_autograd(self, "UniformBackward0", [&] {
-    uniform_op().redispatch(backend_of(self), self, from, to, gen);
+    op::uniform_.redispatch(backend_of(self), self, from, to, gen);
   });
 }
 Tensor& normal_autograd(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
   return fill_random_autograd(self, "NormalBackward0", [&] {
-    normal_op().redispatch(backend_of(self), self, mean, std, gen);
+    op::normal_.redispatch(backend_of(self), self, mean, std, gen);
   });
 }
 Tensor& bernoulli_scalar_autograd(Tensor& self, double p, const GeneratorPtr& gen) {
   return fill_random_autograd(self, "BernoulliBackward1", [&] {
-    bernoulli_scalar_op().redispatch(backend_of(self), self, p, gen);
+    op::bernoulli_.redispatch(backend_of(self), self, p, gen);
   });
 }
 Tensor& random_autograd(Tensor& self, int64_t from, std::optional<int64_t> to,
                         const GeneratorPtr& gen) {
   return fill_random_autograd(self, "RandomBackward1", [&] {
-    random_op().redispatch(backend_of(self), self, from, to, gen);
+    op::random_.redispatch(backend_of(self), self, from, to, gen);
   });
 }
-EMBER_REGISTER_KERNEL("uniform_", Autograd, uniform_autograd);
-EMBER_REGISTER_KERNEL("normal_", Autograd, normal_autograd);
-EMBER_REGISTER_KERNEL("bernoulli_", Autograd, bernoulli_scalar_autograd);
-EMBER_REGISTER_KERNEL("random_", Autograd, random_autograd);
+EMBER_REGISTER_KERNEL(op::uniform_, Autograd, uniform_autograd);
+EMBER_REGISTER_KERNEL(op::normal_, Autograd, normal_autograd);
+EMBER_REGISTER_KERNEL(op::bernoulli_, Autograd, bernoulli_scalar_autograd);
+EMBER_REGISTER_KERNEL(op::random_, Autograd, random_autograd);
 
-Tensor bernoulli_autograd(const Tensor& self, const GeneratorPtr& gen) {
-  Tensor out = bernoulli_op().redispatch(backend_of(self), self, gen);
-  autograd::record("BernoulliBackward0", {self}, {out}, [](FunctionNode&, const variable_list& g) {
-    return variable_list{zero_grad(g[0])};
-  });
-  return out;
-}
-EMBER_REGISTER_KERNEL("bernoulli", Autograd, bernoulli_autograd);
+}  // namespace
+
+EMBER_DERIVATIVE(op::bernoulli, "BernoulliBackward0", (self, generator), zero_grad(grad));
+
+namespace {
 
 // Bounds of random_ for a dtype: [from, to) must fit, as in torch's random_from_to checks.
 void check_random_bounds(ScalarType t, int64_t from, std::optional<int64_t> to) {
@@ -171,28 +146,28 @@ Tensor& uniform_(Tensor& self, double from, double to, const GeneratorPtr& gen) 
   EMBER_CHECK(to - from <= std::numeric_limits<double>::max(), "uniform_ expects to-from <= "
               "std::numeric_limits<double>::max(), but found to=", to, " and from=", from,
               " which result in to-from to exceed the limit");
-  uniform_op().call(self, from, to, gen_or_default(gen));
+  op::uniform_.call(self, from, to, gen_or_default(gen));
   self.bump_version();
   return self;
 }
 
 Tensor& normal_(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  normal_op().call(self, mean, std, gen_or_default(gen));
+  op::normal_.call(self, mean, std, gen_or_default(gen));
   self.bump_version();
   return self;
 }
 
 Tensor& bernoulli_(Tensor& self, double p, const GeneratorPtr& gen) {
   EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  bernoulli_scalar_op().call(self, p, gen_or_default(gen));
+  op::bernoulli_.call(self, p, gen_or_default(gen));
   self.bump_version();
   return self;
 }
 
 Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, const GeneratorPtr& gen) {
   check_random_bounds(self.dtype(), from, to);
-  random_op().call(self, from, to, gen_or_default(gen));
+  op::random_.call(self, from, to, gen_or_default(gen));
   self.bump_version();
   return self;
 }
@@ -246,12 +221,12 @@ Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) {
 
 Tensor randperm(int64_t n, const GeneratorPtr& gen, ScalarType dtype) {
   Tensor t = empty({n}, dtype);  // a negative n raises here, with PyTorch's message
-  randperm_op().call(t, gen_or_default(gen));
+  op::_randperm_fill.call(t, gen_or_default(gen));
   return t;
 }
 
 Tensor bernoulli(const Tensor& self, const GeneratorPtr& gen) {
-  return bernoulli_op().call(self, gen_or_default(gen));
+  return op::bernoulli.call(self, gen_or_default(gen));
 }
 
 Tensor multinomial(const Tensor& self, int64_t n, bool replacement, const GeneratorPtr& gen) {
@@ -263,7 +238,7 @@ Tensor multinomial(const Tensor& self, int64_t n, bool replacement, const Genera
   EMBER_CHECK(replacement || n <= categories,
               "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   EMBER_CHECK(categories <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
-  return multinomial_op().call(self, n, replacement, gen_or_default(gen));
+  return op::multinomial.call(self, n, replacement, gen_or_default(gen));
 }
 
 Tensor normal(const Tensor& mean, const Tensor& stddev, const GeneratorPtr& gen) {

@@ -1,10 +1,11 @@
 // Reductions: dispatch entry points, dtype rules and derivatives; composites at the end.
 #include <cmath>
 
-#include "ember/autograd/node.h"
+#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/reduce.h"
 
 namespace ember {
 
@@ -12,30 +13,6 @@ using autograd::FunctionNode;
 using autograd::variable_list;
 
 namespace {
-
-using SumOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, bool, std::optional<ScalarType>)>;
-using ExtremeOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, bool)>;
-using MaxDimOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool)>;
-using ArgOp = TypedOperator<Tensor(const Tensor&, std::optional<int64_t>, bool)>;
-using VarMeanOp = TypedOperator<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, double, bool)>;
-
-#define EMBER_OP_HANDLE(fn, type, name) \
-  const type& fn() {                    \
-    static const type op(name);         \
-    return op;                          \
-  }
-EMBER_OP_HANDLE(sum_op, SumOp, "sum")
-EMBER_OP_HANDLE(prod_op, SumOp, "prod")
-EMBER_OP_HANDLE(amax_op, ExtremeOp, "amax")
-EMBER_OP_HANDLE(amin_op, ExtremeOp, "amin")
-EMBER_OP_HANDLE(max_dim_op, MaxDimOp, "max.dim")
-EMBER_OP_HANDLE(min_dim_op, MaxDimOp, "min.dim")
-EMBER_OP_HANDLE(argmax_op, ArgOp, "argmax")
-EMBER_OP_HANDLE(argmin_op, ArgOp, "argmin")
-EMBER_OP_HANDLE(var_mean_op, VarMeanOp, "var_mean")
-EMBER_OP_HANDLE(all_op, ExtremeOp, "all")
-EMBER_OP_HANDLE(any_op, ExtremeOp, "any")
-#undef EMBER_OP_HANDLE
 
 // Dims a reduction covered, wrapped; empty `dims` means all of them.
 DimVector reduced_dims(int64_t ndim, IntArrayRef dims) {
@@ -65,7 +42,7 @@ int64_t count_of(IntArrayRef shape, const DimVector& dims) {
 }
 
 Tensor sum_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
-  Tensor out = sum_op().redispatch(backend_of(self), self, dims, keepdim, dtype);
+  Tensor out = op::sum.redispatch(backend_of(self), self, dims, keepdim, dtype);
   DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
   autograd::record(dims.empty() ? "SumBackward0" : "SumBackward1", {self}, {out},
                    [in, rd, keepdim](FunctionNode&, const variable_list& g) {
@@ -73,10 +50,10 @@ Tensor sum_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::opt
                    });
   return out;
 }
-EMBER_REGISTER_KERNEL("sum", Autograd, sum_autograd);
+EMBER_REGISTER_KERNEL(op::sum, Autograd, sum_autograd);
 
 Tensor prod_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
-  Tensor out = prod_op().redispatch(backend_of(self), self, dims, keepdim, dtype);
+  Tensor out = op::prod.redispatch(backend_of(self), self, dims, keepdim, dtype);
   DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
   auto node = autograd::record(
       dims.empty() ? "ProdBackward0" : "ProdBackward1", {self}, {out},
@@ -100,34 +77,30 @@ Tensor prod_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::op
   }
   return out;
 }
-EMBER_REGISTER_KERNEL("prod", Autograd, prod_autograd);
+EMBER_REGISTER_KERNEL(op::prod, Autograd, prod_autograd);
 
 // amax/amin: the gradient is shared evenly among the tied extremes.
-template <bool Max>
-Tensor amax_autograd(const Tensor& self, IntArrayRef dims, bool keepdim) {
-  Tensor out = (Max ? amax_op() : amin_op()).redispatch(backend_of(self), self, dims, keepdim);
-  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
-  auto node = autograd::record(Max ? "AmaxBackward0" : "AminBackward0", {self}, {out},
-                               [in, rd, keepdim](FunctionNode& n, const variable_list& g) {
-                                 Tensor self = n.saved(0), result = n.saved(1);
-                                 Tensor mask = eq(self, unreduce(result, in, rd, keepdim));
-                                 Tensor fm = to_dtype(mask, g[0].dtype());
-                                 Tensor count = sum(fm, rd, true, std::nullopt);
-                                 return variable_list{unreduce(g[0], in, rd, keepdim) * fm / count};
-                               });
-  if (node) {
-    node->save(self);
-    node->save(out, true);
-  }
-  return out;
+Tensor extreme_grad(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dims,
+                    bool keepdim) {
+  DimVector rd = reduced_dims(self.dim(), dims);
+  Tensor mask = eq(self, unreduce(result, self.sizes(), rd, keepdim));
+  Tensor fm = to_dtype(mask, grad.dtype());
+  Tensor count = sum(fm, rd, true, std::nullopt);
+  return unreduce(grad, self.sizes(), rd, keepdim) * fm / count;
 }
-EMBER_REGISTER_KERNEL("amax", Autograd, amax_autograd<true>);
-EMBER_REGISTER_KERNEL("amin", Autograd, amax_autograd<false>);
+}  // namespace
+
+EMBER_DERIVATIVE(op::amax, "AmaxBackward0", (self, dim, keepdim),
+                 extreme_grad(grad, self, result, dim, keepdim));
+EMBER_DERIVATIVE(op::amin, "AminBackward0", (self, dim, keepdim),
+                 extreme_grad(grad, self, result, dim, keepdim));
+
+namespace {
 
 // max/min along a dim: the gradient goes to the returned index.
 template <bool Max>
 std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, bool keepdim) {
-  auto [values, indices] = (Max ? max_dim_op() : min_dim_op()).redispatch(backend_of(self), self, dim, keepdim);
+  auto [values, indices] = select_op<Max>(op::max_dim, op::min_dim).redispatch(backend_of(self), self, dim, keepdim);
   int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim());
   DimVector in(self.sizes());
   auto node = autograd::record(Max ? "MaxBackward0" : "MinBackward0", {self}, {values},
@@ -145,12 +118,12 @@ std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, boo
   if (node) node->save(indices);
   return {values, indices};
 }
-EMBER_REGISTER_KERNEL("max.dim", Autograd, max_dim_autograd<true>);
-EMBER_REGISTER_KERNEL("min.dim", Autograd, max_dim_autograd<false>);
+EMBER_REGISTER_KERNEL(op::max_dim, Autograd, max_dim_autograd<true>);
+EMBER_REGISTER_KERNEL(op::min_dim, Autograd, max_dim_autograd<false>);
 
 std::tuple<Tensor, Tensor> var_mean_autograd(const Tensor& self, IntArrayRef dims, double correction,
                                              bool keepdim) {
-  auto [var, mean] = var_mean_op().redispatch(backend_of(self), self, dims, correction, keepdim);
+  auto [var, mean] = op::var_mean.redispatch(backend_of(self), self, dims, correction, keepdim);
   DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
   int64_t n = count_of(in, rd);
   auto node = autograd::record(
@@ -171,7 +144,7 @@ std::tuple<Tensor, Tensor> var_mean_autograd(const Tensor& self, IntArrayRef dim
   if (node) node->save(self);
   return {var, mean};
 }
-EMBER_REGISTER_KERNEL("var_mean", Autograd, var_mean_autograd);
+EMBER_REGISTER_KERNEL(op::var_mean, Autograd, var_mean_autograd);
 
 double correction_of(std::optional<double> c) { return c.value_or(1.0); }
 IntArrayRef dims_of(const std::optional<std::vector<int64_t>>& d) {
@@ -180,9 +153,9 @@ IntArrayRef dims_of(const std::optional<std::vector<int64_t>>& d) {
 
 }  // namespace
 
-Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return sum_op().call(self, {}, false, dtype); }
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return op::sum.call(self, {}, false, dtype); }
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  return sum_op().call(self, dim, keepdim, dtype);
+  return op::sum.call(self, dim, keepdim, dtype);
 }
 
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
@@ -195,13 +168,13 @@ Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
 }
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) { return mean(self, {}, false, dtype); }
 
-Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) { return prod_op().call(self, {}, false, dtype); }
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) { return op::prod.call(self, {}, false, dtype); }
 Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
-  return prod_op().call(self, {dim}, keepdim, dtype);
+  return op::prod.call(self, {dim}, keepdim, dtype);
 }
 
-Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return amax_op().call(self, dim, keepdim); }
-Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return amin_op().call(self, dim, keepdim); }
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::amax.call(self, dim, keepdim); }
+Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::amin.call(self, dim, keepdim); }
 
 Tensor max(const Tensor& self) {
   EMBER_CHECK(self.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() "
@@ -214,23 +187,23 @@ Tensor min(const Tensor& self) {
   return amin(self);
 }
 std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) {
-  return max_dim_op().call(self, dim, keepdim);
+  return op::max_dim.call(self, dim, keepdim);
 }
 std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
-  return min_dim_op().call(self, dim, keepdim);
+  return op::min_dim.call(self, dim, keepdim);
 }
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   EMBER_CHECK(self.dtype() != kBool, "argmax(): does not support bool input");
-  return argmax_op().call(self, dim, keepdim);
+  return op::argmax.call(self, dim, keepdim);
 }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   EMBER_CHECK(self.dtype() != kBool, "argmin(): does not support bool input");
-  return argmin_op().call(self, dim, keepdim);
+  return op::argmin.call(self, dim, keepdim);
 }
 
 std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<std::vector<int64_t>> dim,
                                     std::optional<double> correction, bool keepdim) {
-  return var_mean_op().call(self, dims_of(dim), correction_of(correction), keepdim);
+  return op::var_mean.call(self, dims_of(dim), correction_of(correction), keepdim);
 }
 Tensor var(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<double> correction,
            bool keepdim) {
@@ -277,10 +250,10 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return r;
 }
 
-Tensor all(const Tensor& self) { return all_op().call(self, {}, false); }
-Tensor all(const Tensor& self, IntArrayRef dim, bool keepdim) { return all_op().call(self, dim, keepdim); }
-Tensor any(const Tensor& self) { return any_op().call(self, {}, false); }
-Tensor any(const Tensor& self, IntArrayRef dim, bool keepdim) { return any_op().call(self, dim, keepdim); }
+Tensor all(const Tensor& self) { return op::all.call(self, {}, false); }
+Tensor all(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::all.call(self, dim, keepdim); }
+Tensor any(const Tensor& self) { return op::any.call(self, {}, false); }
+Tensor any(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::any.call(self, dim, keepdim); }
 
 Tensor count_nonzero(const Tensor& self, IntArrayRef dim) {
   return sum(ne(self, wrap_scalar(0)), dim, false, std::nullopt);

@@ -19,6 +19,7 @@
 #include "ember/autograd/node.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/rnn.h"
 
 namespace ember {
 
@@ -28,21 +29,7 @@ using autograd::variable_list;
 namespace {
 
 using RnnOut = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
-using RnnOp = TypedOperator<RnnOut(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                   const Tensor&, const Tensor&, const Tensor&, int64_t, bool)>;
-using RnnBackwardOp = TypedOperator<variable_list(
-    const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-    const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, bool,
-    std::array<bool, 7>)>;
 
-const RnnOp& rnn_op() {
-  static const RnnOp op("_rnn_layer");
-  return op;
-}
-const RnnBackwardOp& rnn_backward_op() {
-  static const RnnBackwardOp op("_rnn_layer_backward");
-  return op;
-}
 
 int64_t gate_count(RnnMode mode) {
   return mode == RnnMode::LSTM ? 4 : mode == RnnMode::GRU ? 3 : 1;
@@ -116,7 +103,7 @@ variable_list composite_grads(const FunctionNode& n, const variable_list& in,
 RnnOut rnn_layer_autograd(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
                           const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
                           int64_t mode, bool reverse) {
-  RnnOut res = rnn_op().redispatch(backend_of(x), x, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse);
+  RnnOut res = op::_rnn_layer.redispatch(backend_of(x), x, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse);
   auto& [out, h_n, c_n, gates, cells] = res;
   auto node = autograd::record(
       "RnnLayerBackward0", {x, hx, cx, w_ih, w_hh, b_ih, b_hh}, {out, h_n, c_n},
@@ -128,7 +115,7 @@ RnnOut rnn_layer_autograd(const Tensor& x, const Tensor& hx, const Tensor& cx, c
         if (recording) return composite_grads(n, in, g, RnnMode(mode), reverse);
         std::array<bool, 7> mask{};
         for (size_t i = 0; i < 7; ++i) mask[i] = n.next_edges[i].valid();
-        return rnn_backward_op().call(in[0], in[1], in[2], in[3], in[4], n.saved(7), n.saved(8),
+        return op::_rnn_layer_backward.call(in[0], in[1], in[2], in[3], in[4], n.saved(7), n.saved(8),
                                       n.saved(9), g[0], g[1], g[2], mode, reverse, mask);
       });
   if (node) {
@@ -139,7 +126,7 @@ RnnOut rnn_layer_autograd(const Tensor& x, const Tensor& hx, const Tensor& cx, c
   }
   return res;
 }
-EMBER_REGISTER_KERNEL("_rnn_layer", Autograd, rnn_layer_autograd);
+EMBER_REGISTER_KERNEL(op::_rnn_layer, Autograd, rnn_layer_autograd);
 
 // Whether the fused kernels cover these arguments (Note [Fused RNN layer]).
 bool fusable(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
@@ -181,7 +168,7 @@ std::tuple<Tensor, Tensor, Tensor> rnn_layer(const Tensor& input, const Tensor& 
   if (!fusable(input, hx, c, w_ih, w_hh, bi, bh, mode))
     return rnn_layer_composite(input, hx, c, w_ih, w_hh, bi, bh, mode, reverse);
   auto [out, h_n, c_n, gates, cells] =
-      rnn_op().call(input, hx, c, w_ih, w_hh, bi, bh, int64_t(mode), reverse);
+      op::_rnn_layer.call(input, hx, c, w_ih, w_hh, bi, bh, int64_t(mode), reverse);
   return {out, h_n, c_n};
 }
 

@@ -1,10 +1,11 @@
 // Joining, splitting and reordering: argument checks, shape rules and derivatives. Splits are
 // narrow/select views and repeats are expand + copy, so autograd comes from those ops; cat,
 // flip, roll and the take/place pair have kernels (cpu/shape_ops.cpp) and derivatives here.
-#include "ember/autograd/node.h"
+#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/shape.h"
 
 namespace ember {
 
@@ -13,35 +14,13 @@ using autograd::variable_list;
 
 namespace {
 
-using CatOp = TypedOperator<Tensor(TensorList, int64_t)>;
-using FlipOp = TypedOperator<Tensor(const Tensor&, IntArrayRef)>;
-using RollOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef)>;
-using IndexOp = TypedOperator<Tensor(const Tensor&)>;
-using TakeOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&)>;
-using PlaceOp = TypedOperator<Tensor(const Tensor&, int64_t, const Tensor&, int64_t)>;
 
-#define EMBER_OP_HANDLE(fn, type, name) \
-  const type& fn() {                    \
-    static const type op(name);         \
-    return op;                          \
-  }
-EMBER_OP_HANDLE(cat_op, CatOp, "cat")
-EMBER_OP_HANDLE(flip_op, FlipOp, "flip")
-EMBER_OP_HANDLE(roll_op, RollOp, "roll")
-EMBER_OP_HANDLE(repeat_index_op, IndexOp, "repeat_interleave.Tensor")
-EMBER_OP_HANDLE(take_op, TakeOp, "_take_along_dim")
-EMBER_OP_HANDLE(place_op, PlaceOp, "_place_along_dim")
-#undef EMBER_OP_HANDLE
 
 // PyTorch's legacy rule: 1-d empty tensors may join anything and are skipped by cat.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
 Tensor cat_autograd(TensorList tensors, int64_t dim) {
-  Tensor out;
-  {
-    NoGradGuard g;
-    out = cat_op().redispatch(backend_of(tensors), tensors, dim);
-  }
+  Tensor out = op::cat.redispatch(backend_of(tensors), tensors, dim);
   std::vector<int64_t> lengths;  // -1 marks a skipped input
   for (const Tensor& t : tensors)
     lengths.push_back(skipped_in_cat(t) ? -1 : t.sizes()[size_t(dim)]);
@@ -61,70 +40,26 @@ Tensor cat_autograd(TensorList tensors, int64_t dim) {
                    });
   return out;
 }
-EMBER_REGISTER_KERNEL("cat", Autograd, cat_autograd);
+EMBER_REGISTER_KERNEL(op::cat, Autograd, cat_autograd);
 
-Tensor flip_autograd(const Tensor& self, IntArrayRef dims) {
-  Tensor out;
-  {
-    NoGradGuard g;
-    out = flip_op().redispatch(backend_of(self), self, dims);
-  }
-  DimVector d(dims);
-  autograd::record("FlipBackward0", {self}, {out}, [d](FunctionNode&, const variable_list& g) {
-    return variable_list{flip(g[0], d)};
-  });
+DimVector negated(IntArrayRef v) {
+  DimVector out;
+  for (int64_t x : v) out.push_back(-x);
   return out;
 }
-EMBER_REGISTER_KERNEL("flip", Autograd, flip_autograd);
+}  // namespace
 
-Tensor roll_autograd(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
-  Tensor out;
-  {
-    NoGradGuard g;
-    out = roll_op().redispatch(backend_of(self), self, shifts, dims);
-  }
-  DimVector back, d(dims);
-  for (int64_t s : shifts) back.push_back(-s);
-  autograd::record("RollBackward0", {self}, {out},
-                   [back, d](FunctionNode&, const variable_list& g) {
-                     return variable_list{d.empty() ? g[0] : roll(g[0], back, d)};
-                   });
-  return out;
-}
-EMBER_REGISTER_KERNEL("roll", Autograd, roll_autograd);
-
+EMBER_DERIVATIVE(op::flip, "FlipBackward0", (self, dims), flip(grad, dims));
+EMBER_DERIVATIVE(op::roll, "RollBackward0", (self, shifts, dims),
+                 dims.empty() ? grad : roll(grad, negated(shifts), dims));
 // take and place are each other's derivative, so higher orders come free.
-Tensor take_autograd(const Tensor& self, int64_t dim, const Tensor& index) {
-  Tensor out;
-  {
-    NoGradGuard g;
-    out = take_op().redispatch(backend_of(self), self, dim, index);
-  }
-  int64_t size = self.dim() == 0 ? 1 : self.sizes()[size_t(dim)];
-  auto node = autograd::record(
-      "TakeAlongDimBackward0", {self}, {out}, [dim, size](FunctionNode& n, const variable_list& g) {
-        return variable_list{_place_along_dim(g[0], dim, n.saved(0), size)};
-      });
-  if (node) node->save(index);
-  return out;
-}
-EMBER_REGISTER_KERNEL("_take_along_dim", Autograd, take_autograd);
+EMBER_DERIVATIVE(op::_take_along_dim, "TakeAlongDimBackward0", (self, dim, index),
+                 _place_along_dim(grad, dim, index, self_sizes.empty() ? 1 : self_sizes[size_t(dim)]),
+                 not_differentiable());
+EMBER_DERIVATIVE(op::_place_along_dim, "PlaceAlongDimBackward0", (src, dim, index, size),
+                 _take_along_dim(grad, dim, index), not_differentiable());
 
-Tensor place_autograd(const Tensor& src, int64_t dim, const Tensor& index, int64_t size) {
-  Tensor out;
-  {
-    NoGradGuard g;
-    out = place_op().redispatch(backend_of(src), src, dim, index, size);
-  }
-  auto node = autograd::record("PlaceAlongDimBackward0", {src}, {out},
-                               [dim](FunctionNode& n, const variable_list& g) {
-                                 return variable_list{_take_along_dim(g[0], dim, n.saved(0))};
-                               });
-  if (node) node->save(index);
-  return out;
-}
-EMBER_REGISTER_KERNEL("_place_along_dim", Autograd, place_autograd);
-
+namespace {
 Tensor atleast_1d(const Tensor& t) { return t.dim() == 0 ? reshape(t, {1}) : t; }
 Tensor atleast_2d(const Tensor& t) {
   if (t.dim() == 0) return reshape(t, {1, 1});
@@ -155,7 +90,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
                     " for tensor number ", i, " in the list.");
     }
   }
-  return cat_op().call(tensors, dim);
+  return op::cat.call(tensors, dim);
 }
 
 Tensor stack(TensorList tensors, int64_t dim) {
@@ -247,7 +182,7 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
   DimVector d;  // only dims where flipping moves something
   for (int64_t i = 0; i < self.dim(); ++i)
     if ((mask >> i & 1) && self.sizes()[size_t(i)] > 1) d.push_back(i);
-  return flip_op().call(self, d);
+  return op::flip.call(self, d);
 }
 
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
@@ -271,7 +206,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
     s.push_back(r);
     d.push_back(i);
   }
-  return roll_op().call(self, s, d);
+  return op::roll.call(self, s, d);
 }
 
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
@@ -337,7 +272,7 @@ Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optiona
 
 Tensor repeat_interleave(const Tensor& repeats) {
   EMBER_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
-  return repeat_index_op().call(repeats);
+  return op::repeat_interleave.call(repeats);
 }
 
 std::vector<Tensor> meshgrid(TensorList tensors, const std::string& indexing) {
@@ -374,12 +309,12 @@ Tensor broadcast_to(const Tensor& self, IntArrayRef shape) { return expand(self,
 
 Tensor _take_along_dim(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = maybe_wrap_dim(dim, self.dim());
-  return take_op().call(self, dim, index);
+  return op::_take_along_dim.call(self, dim, index);
 }
 
 Tensor _place_along_dim(const Tensor& src, int64_t dim, const Tensor& index, int64_t size) {
   dim = maybe_wrap_dim(dim, src.dim());
-  return place_op().call(src, dim, index, size);
+  return op::_place_along_dim.call(src, dim, index, size);
 }
 
 }  // namespace ember

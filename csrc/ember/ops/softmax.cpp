@@ -4,45 +4,18 @@
 // evaluates the same formula in public ops so higher derivatives come for free.
 #include "ember/ops/softmax.h"
 
-#include "ember/autograd/node.h"
 #include "ember/core/shape.h"
-#include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/softmax.h"
 
 namespace ember {
 
-using autograd::FunctionNode;
-using autograd::variable_list;
+EMBER_DERIVATIVE(op::_softmax, "SoftmaxBackward0", (self, dim), softmax_backward(grad, result, dim));
+EMBER_DERIVATIVE(op::_log_softmax, "LogSoftmaxBackward0", (self, dim),
+                 log_softmax_backward(grad, result, dim));
 
 namespace {
-
-using SoftmaxOp = TypedOperator<Tensor(const Tensor&, int64_t)>;
-using BackwardOp = TypedOperator<Tensor(const Tensor&, const Tensor&, int64_t)>;
-
-const SoftmaxOp& softmax_op(bool log) {
-  static const SoftmaxOp sm("_softmax"), lsm("_log_softmax");
-  return log ? lsm : sm;
-}
-const BackwardOp& backward_op(bool log) {
-  static const BackwardOp sm("_softmax_backward_data"), lsm("_log_softmax_backward_data");
-  return log ? lsm : sm;
-}
-
-template <bool Log>
-Tensor softmax_autograd(const Tensor& self, int64_t dim) {
-  Tensor out = softmax_op(Log).redispatch(backend_of(self), self, dim);
-  auto node = autograd::record(Log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {self}, {out},
-                               [dim](FunctionNode& n, const variable_list& g) {
-                                 Tensor y = n.saved(0);
-                                 return variable_list{Log ? log_softmax_backward(g[0], y, dim)
-                                                          : softmax_backward(g[0], y, dim)};
-                               });
-  if (node) node->save(out, /*is_output=*/true);
-  return out;
-}
-EMBER_REGISTER_KERNEL("_softmax", Autograd, softmax_autograd<false>);
-EMBER_REGISTER_KERNEL("_log_softmax", Autograd, softmax_autograd<true>);
-
 // See Note [Softmax backward ops].
 Tensor softmax_backward_composite(const Tensor& grad, const Tensor& output, int64_t dim) {
   return output * (grad - sum(grad * output, {dim}, true));
@@ -50,8 +23,8 @@ Tensor softmax_backward_composite(const Tensor& grad, const Tensor& output, int6
 Tensor log_softmax_backward_composite(const Tensor& grad, const Tensor& output, int64_t dim) {
   return grad - exp(output) * sum(grad, {dim}, true);
 }
-EMBER_REGISTER_KERNEL("_softmax_backward_data", Autograd, softmax_backward_composite);
-EMBER_REGISTER_KERNEL("_log_softmax_backward_data", Autograd, log_softmax_backward_composite);
+EMBER_REGISTER_KERNEL(op::_softmax_backward_data, Autograd, softmax_backward_composite);
+EMBER_REGISTER_KERNEL(op::_log_softmax_backward_data, Autograd, log_softmax_backward_composite);
 
 // Reduced-precision inputs compute in float32, as PyTorch's CPU kernels accumulate.
 bool is_reduced(ScalarType t) { return t == kHalf || t == kBFloat16; }
@@ -62,7 +35,8 @@ Tensor softmax_impl(const Tensor& input, int64_t dim, std::optional<ScalarType> 
   dim = maybe_wrap_dim(dim, x.dim());
   if (is_reduced(x.dtype()))
     return to_dtype(softmax_impl<Log>(to_dtype(x, kFloat), dim, {}), x.dtype());
-  return softmax_op(Log).call(x, dim);
+  if constexpr (Log) return op::_log_softmax.call(x, dim);
+  else return op::_softmax.call(x, dim);
 }
 
 Tensor backward_impl(bool log, const Tensor& grad, const Tensor& output, int64_t dim) {
@@ -75,7 +49,8 @@ Tensor backward_impl(bool log, const Tensor& grad, const Tensor& output, int64_t
   if (is_reduced(output.dtype()))
     return to_dtype(backward_impl(log, to_dtype(g, kFloat), to_dtype(output, kFloat), dim),
                     output.dtype());
-  return backward_op(log).call(g, output, dim);
+  return log ? op::_log_softmax_backward_data.call(g, output, dim)
+             : op::_softmax_backward_data.call(g, output, dim);
 }
 
 }  // namespace

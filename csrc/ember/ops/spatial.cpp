@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ember/autograd/node.h"
+#include "ember/ops/derivative.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/spatial.h"
 
 namespace ember {
 
@@ -16,24 +17,9 @@ using autograd::variable_list;
 
 namespace {
 
-using WindowOp = TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
-                                      IntArrayRef, IntArrayRef)>;
-using EmbeddingOp = TypedOperator<Tensor(const Tensor&, const Tensor&, int64_t, bool)>;
 
 // im2col and col2im share one signature: (input, image size, kernel, dilation, padding, stride);
 // im2col reads the image size from its input and ignores the argument.
-const WindowOp& im2col_op() {
-  static const WindowOp op("im2col");
-  return op;
-}
-const WindowOp& col2im_op() {
-  static const WindowOp op("col2im");
-  return op;
-}
-const EmbeddingOp& embedding_op() {
-  static const EmbeddingOp op("embedding");
-  return op;
-}
 
 
 DimVector pair(IntArrayRef v, const char* name, const char* op) {
@@ -76,62 +62,40 @@ int64_t block_count(int64_t bh, int64_t bw, const char* op) {
   return n;
 }
 
-Tensor im2col_autograd(const Tensor& input, IntArrayRef size, IntArrayRef k, IntArrayRef d,
-                       IntArrayRef p, IntArrayRef s) {
-  Tensor out = im2col_op().redispatch(backend_of(input), input, size, k, d, p, s);
-  autograd::record("Im2ColBackward0", {input}, {out},
-                   [hw = DimVector{input.size(2), input.size(3)}, k = DimVector(k),
-                    d = DimVector(d), p = DimVector(p), s = DimVector(s)](
-                       FunctionNode&, const variable_list& g) {
-                     return variable_list{col2im(g[0], hw, k, d, p, s)};
-                   });
-  return out;
-}
-EMBER_REGISTER_KERNEL("im2col", Autograd, im2col_autograd);
-
-Tensor col2im_autograd(const Tensor& input, IntArrayRef size, IntArrayRef k, IntArrayRef d,
-                       IntArrayRef p, IntArrayRef s) {
-  Tensor out = col2im_op().redispatch(backend_of(input), input, size, k, d, p, s);
-  autograd::record("Col2ImBackward0", {input}, {out},
-                   [k = DimVector(k), d = DimVector(d), p = DimVector(p), s = DimVector(s)](
-                       FunctionNode&, const variable_list& g) {
-                     return variable_list{im2col(g[0], k, d, p, s)};
-                   });
-  return out;
-}
-EMBER_REGISTER_KERNEL("col2im", Autograd, col2im_autograd);
-
 // Gradient of embedding rows: sums of output gradients per index, minus the padding row.
-Tensor embedding_autograd(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
-                          bool scale_grad_by_freq) {
-  Tensor out = embedding_op().redispatch(backend_of(weight), weight, indices, padding_idx,
-                                         scale_grad_by_freq);
-  auto node = autograd::record(
-      "EmbeddingBackward0", {weight}, {out},
-      [rows = weight.size(0), padding_idx, scale_grad_by_freq](FunctionNode& n,
-                                                               const variable_list& g) {
-        Tensor idx = reshape(n.saved(0), {-1});
-        Tensor g2 = reshape(g[0], {idx.numel(), g[0].size(-1)});
-        if (padding_idx >= 0)
-          g2 = g2 * unsqueeze(to_dtype(ne(idx, wrap_scalar(padding_idx)), g2.dtype()), 1);
-        if (scale_grad_by_freq) {
-          Tensor counts = index_select(bincount(idx, std::nullopt, rows), 0, idx);
-          g2 = g2 / unsqueeze(to_dtype(counts, g2.dtype()), 1);
-        }
-        Tensor gw = zeros({rows, g2.size(1)}, TensorOptions().dtype(g2.dtype()));
-        return variable_list{index_add(gw, 0, idx, g2)};
-      });
-  if (node) node->save(indices);
-  return out;
+Tensor embedding_grad(const Tensor& grad, const Tensor& indices, int64_t rows, int64_t padding_idx,
+                      bool scale_grad_by_freq) {
+  Tensor idx = reshape(indices, {-1});
+  Tensor g2 = reshape(grad, {idx.numel(), grad.size(-1)});
+  if (padding_idx >= 0)
+    g2 = g2 * unsqueeze(to_dtype(ne(idx, wrap_scalar(padding_idx)), g2.dtype()), 1);
+  if (scale_grad_by_freq) {
+    Tensor counts = index_select(bincount(idx, std::nullopt, rows), 0, idx);
+    g2 = g2 / unsqueeze(to_dtype(counts, g2.dtype()), 1);
+  }
+  Tensor gw = zeros({rows, g2.size(1)}, TensorOptions().dtype(g2.dtype()));
+  return index_add(gw, 0, idx, g2);
 }
-EMBER_REGISTER_KERNEL("embedding", Autograd, embedding_autograd);
+}  // namespace
 
+EMBER_DERIVATIVE(op::im2col, "Im2ColBackward0",
+                 (self, output_size, kernel_size, dilation, padding, stride),
+                 col2im(grad, self_sizes.slice(2, 2), kernel_size, dilation, padding, stride));
+EMBER_DERIVATIVE(op::col2im, "Col2ImBackward0",
+                 (self, output_size, kernel_size, dilation, padding, stride),
+                 im2col(grad, kernel_size, dilation, padding, stride));
+EMBER_DERIVATIVE(op::embedding, "EmbeddingBackward0",
+                 (weight, indices, padding_idx, scale_grad_by_freq),
+                 embedding_grad(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq),
+                 not_differentiable());
+
+namespace {
 Tensor embedding_kernel(const Tensor& weight, const Tensor& indices, int64_t, bool) {
   DimVector shape(indices.sizes());
   shape.push_back(weight.size(1));
   return reshape(index_select(weight, 0, reshape(indices, {-1})), shape);
 }
-EMBER_REGISTER_KERNEL("embedding", CPU, embedding_kernel);
+EMBER_REGISTER_KERNEL(op::embedding, CPU, embedding_kernel);
 
 // `x` without `left` elements at the start of dim and `right` at its end.
 Tensor crop(const Tensor& x, int64_t dim, int64_t left, int64_t right, int64_t n) {
@@ -293,7 +257,7 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
               "sliding blocks as (", bh, ", ", bw, "), but its components must be at least one.");
   EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
                    "\"im2col\" not implemented for '", scalar_type_name(x.dtype()), "'");
-  Tensor out = im2col_op().call(x, {x.size(2), x.size(3)}, w.k, w.d, w.p, w.s);
+  Tensor out = op::im2col.call(x, {x.size(2), x.size(3)}, w.k, w.d, w.p, w.s);
   return input.dim() == 3 ? squeeze(out, {0}) : out;
 }
 
@@ -318,7 +282,7 @@ Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_s
               ", but got input.size(2)=", x.size(2), ".");
   EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
                    "\"col2im\" not implemented for '", scalar_type_name(x.dtype()), "'");
-  Tensor out = col2im_op().call(x, size, w.k, w.d, w.p, w.s);
+  Tensor out = op::col2im.call(x, size, w.k, w.d, w.p, w.s);
   return input.dim() == 2 ? squeeze(out, {0}) : out;
 }
 
@@ -398,7 +362,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
               "Expected tensor for argument #1 'indices' to have one of the following scalar ",
               "types: Long, Int; but got ", scalar_type_name(indices.dtype()),
               " instead (while checking arguments for embedding)");
-  return embedding_op().call(weight, to_dtype(indices, kLong), padding_idx, scale_grad_by_freq);
+  return op::embedding.call(weight, to_dtype(indices, kLong), padding_idx, scale_grad_by_freq);
 }
 
 Tensor embedding_bag(const Tensor& weight, const Tensor& indices,
