@@ -15,40 +15,51 @@ void bind_nn_activation(nb::module_& nn) {
   nn.def("gelu", [](const Tensor& t, std::string_view a) { return gelu(t, a); }, x,
          nb::arg("approximate") = "none", "x * Phi(x) (exact, or the tanh approximation).");
   nn.def("silu", [](const Tensor& t) { return silu(t); }, x, "x * sigmoid(x).");
-  nn.def("silu_", inplace([](Tensor& t) { silu_(t); }), x);
+  nn.def("silu_", inplace([](Tensor& t) { silu_(t); }), x,
+         "In-place form of silu: overwrites input and returns it.");
   nn.def("mish", [](const Tensor& t) { return mish(t); }, x, "x * tanh(softplus(x)).");
-  nn.def("mish_", inplace([](Tensor& t) { mish_(t); }), x);
+  nn.def("mish_", inplace([](Tensor& t) { mish_(t); }), x,
+         "In-place form of mish: overwrites input and returns it.");
   nn.def("leaky_relu", [](const Tensor& t, Scalar s) { return leaky_relu(t, s); }, x,
          nb::arg("negative_slope") = 0.01, "max(0, x) + negative_slope * min(0, x).");
   nn.def("leaky_relu_", inplace([](Tensor& t, Scalar s) { leaky_relu_(t, s); }), x,
-         nb::arg("negative_slope") = 0.01);
+         nb::arg("negative_slope") = 0.01,
+         "In-place form of leaky_relu: overwrites input and returns it.");
   nn.def("elu", [](const Tensor& t, Scalar a, Scalar s, Scalar is) { return elu(t, a, s, is); }, x,
          nb::arg("alpha") = 1.0, nb::arg("scale") = 1.0, nb::arg("input_scale") = 1.0,
          "Exponential linear unit.");
   nn.def("elu_", inplace([](Tensor& t, Scalar a, Scalar s, Scalar is) { elu_(t, a, s, is); }), x,
-         nb::arg("alpha") = 1.0, nb::arg("scale") = 1.0, nb::arg("input_scale") = 1.0);
+         nb::arg("alpha") = 1.0, nb::arg("scale") = 1.0, nb::arg("input_scale") = 1.0,
+         "In-place form of elu: overwrites input and returns it.");
   nn.def("selu", [](const Tensor& t) { return selu(t); }, x, "Scaled exponential linear unit.");
-  nn.def("selu_", inplace([](Tensor& t) { selu_(t); }), x);
+  nn.def("selu_", inplace([](Tensor& t) { selu_(t); }), x,
+         "In-place form of selu: overwrites input and returns it.");
   nn.def("celu", [](const Tensor& t, Scalar a) { return celu(t, a); }, x, nb::arg("alpha") = 1.0,
          "Continuously differentiable exponential linear unit.");
-  nn.def("celu_", inplace([](Tensor& t, Scalar a) { celu_(t, a); }), x, nb::arg("alpha") = 1.0);
+  nn.def("celu_", inplace([](Tensor& t, Scalar a) { celu_(t, a); }), x, nb::arg("alpha") = 1.0,
+         "In-place form of celu: overwrites input and returns it.");
   nn.def("softplus", [](const Tensor& t, Scalar b, Scalar th) { return softplus(t, b, th); }, x,
          nb::arg("beta") = 1, nb::arg("threshold") = 20, "log(1 + exp(beta x)) / beta.");
   nn.def("hardtanh", [](const Tensor& t, Scalar lo, Scalar hi) { return hardtanh(t, lo, hi); }, x,
          nb::arg("min_val") = -1, nb::arg("max_val") = 1, "Clamps into [min_val, max_val].");
   nn.def("hardtanh_", inplace([](Tensor& t, Scalar lo, Scalar hi) { hardtanh_(t, lo, hi); }), x,
-         nb::arg("min_val") = -1, nb::arg("max_val") = 1);
+         nb::arg("min_val") = -1, nb::arg("max_val") = 1,
+         "In-place form of hardtanh: overwrites input and returns it.");
   nn.def("relu6", [](const Tensor& t) { return relu6(t); }, x, "min(max(0, x), 6).");
-  nn.def("relu6_", inplace([](Tensor& t) { relu6_(t); }), x);
+  nn.def("relu6_", inplace([](Tensor& t) { relu6_(t); }), x,
+         "In-place form of relu6: overwrites input and returns it.");
   nn.def("hardsigmoid", [](const Tensor& t) { return hardsigmoid(t); }, x, "relu6(x + 3) / 6.");
-  nn.def("hardsigmoid_", inplace([](Tensor& t) { hardsigmoid_(t); }), x);
+  nn.def("hardsigmoid_", inplace([](Tensor& t) { hardsigmoid_(t); }), x,
+         "In-place form of hardsigmoid: overwrites input and returns it.");
   nn.def("hardswish", [](const Tensor& t) { return hardswish(t); }, x, "x * relu6(x + 3) / 6.");
-  nn.def("hardswish_", inplace([](Tensor& t) { hardswish_(t); }), x);
+  nn.def("hardswish_", inplace([](Tensor& t) { hardswish_(t); }), x,
+         "In-place form of hardswish: overwrites input and returns it.");
   nn.def("softsign", [](const Tensor& t) { return softsign(t); }, x, "x / (1 + |x|).");
   nn.def("threshold", [](const Tensor& t, Scalar th, Scalar v) { return threshold(t, th, v); }, x,
          nb::arg("threshold"), nb::arg("value"), "x > threshold ? x : value.");
   nn.def("threshold_", inplace([](Tensor& t, Scalar th, Scalar v) { threshold_(t, th, v); }), x,
-         nb::arg("threshold"), nb::arg("value"));
+         nb::arg("threshold"), nb::arg("value"),
+         "In-place form of threshold: overwrites input and returns it.");
   nn.def("prelu", [](const Tensor& t, const Tensor& w) { return prelu(t, w); }, x,
          nb::arg("weight"), "max(0, x) + weight * min(0, x) (weight per channel).");
   nn.def("log_sigmoid", [](const Tensor& t) { return logsigmoid(t); }, x, "log(sigmoid(x)).");
@@ -122,13 +133,18 @@ void bind_nn_activation(nb::module_& nn) {
                              DropoutFn{"alpha_dropout", &alpha_dropout, &alpha_dropout_},
                              DropoutFn{"feature_alpha_dropout", &feature_alpha_dropout,
                                        &feature_alpha_dropout_}}) {
-    nn.def(name, f, x, nb::arg("p"), nb::arg("train"));
+    nn.def(name, f, x, nb::arg("p"), nb::arg("train"),
+           doc(std::string(name) + "(input, p, train) -> Tensor",
+               "Zeroes elements (or whole channels, for the feature_ forms) with probability p "
+               "while training, rescaling the rest; the alpha_ forms keep SELU statistics."));
     nn.def((std::string(name) + "_").c_str(),
            [f_](nb::handle self, double p, bool train) {
              f_(nb::cast<Tensor&>(self), p, train);
              return nb::borrow(self);
            },
-           x, nb::arg("p"), nb::arg("train"));
+           x, nb::arg("p"), nb::arg("train"),
+           doc(std::string(name) + "_(input, p, train) -> Tensor",
+               std::string("In-place form of ") + name + ": overwrites input and returns it."));
   }
 
   nn.def("one_hot", [](const Tensor& t, int64_t n) { return one_hot(t, n); }, nb::arg("tensor"),

@@ -259,7 +259,10 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
 
 void bind_tensor(nb::module_& m) {
   nb::class_<Tensor> cls(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable(),
-                        nb::type_slots(tensor_gc_slots));
+                        nb::type_slots(tensor_gc_slots),
+                        "Tensor(data) or Tensor(*size) -> Tensor\n\n"
+                        "An n-dimensional array of one dtype with autograd history; construct "
+                        "one with ember.tensor, the factories, or this legacy constructor.");
   cls.def("__init__", [](Tensor* self, nb::args args) {
         if (args.size() == 0) {
           new (self) Tensor(empty({0}, default_dtype()));
@@ -270,54 +273,83 @@ void bind_tensor(nb::module_& m) {
         } else {
           new (self) Tensor(empty(int_varargs(args, "size"), default_dtype()));
         }
-      })
-      .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.sizes()); })
-      .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); })
-      .def_prop_ro("ndim", &Tensor::dim)
-      .def_prop_ro("_device_str", [](const Tensor& t) { return t.device().str(); })
-      .def_prop_ro("is_cuda", [](const Tensor&) { return false; })
-      .def_prop_ro("is_sparse", [](const Tensor&) { return false; })
-      .def_prop_ro("is_quantized", [](const Tensor&) { return false; })
-      .def_prop_ro("is_meta", [](const Tensor&) { return false; })
-      .def_prop_ro("_version", &Tensor::_version)
+      }, nb::arg("args"),
+      doc("__init__(*args)",
+          "No argument: an empty tensor; a tensor: shares it; data: a copy in the default "
+          "dtype; ints: an uninitialized tensor of that size."))
+      .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.sizes()); },
+                   doc("shape -> Size", "The size of each dim, as an ember.Size."))
+      .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); },
+                   doc("dtype -> dtype", "The element type."))
+      .def_prop_ro("ndim", &Tensor::dim, doc("ndim -> int", "The number of dims."))
+      .def_prop_ro("_device_str", [](const Tensor& t) { return t.device().str(); },
+                   doc("_device_str -> str", "The device name ('cpu'), behind Tensor.device."))
+      .def_prop_ro("is_cuda", [](const Tensor&) { return false; },
+                   doc("is_cuda -> bool", "Always False: ember tensors live on the CPU."))
+      .def_prop_ro("is_sparse", [](const Tensor&) { return false; },
+                   doc("is_sparse -> bool", "Always False: ember tensors are dense."))
+      .def_prop_ro("is_quantized", [](const Tensor&) { return false; },
+                   doc("is_quantized -> bool", "Always False: ember has no quantized tensors."))
+      .def_prop_ro("is_meta", [](const Tensor&) { return false; },
+                   doc("is_meta -> bool", "Always False: ember tensors have storage."))
+      .def_prop_ro("_version", &Tensor::_version,
+                   doc("_version -> int", "A counter bumped by every in-place change of the storage."))
       .def_prop_ro("_is_view", [](const Tensor& t) {
         auto* m = autograd::meta_if(t);
         return m && m->is_view;
-      })
+      }, doc("_is_view -> bool", "Whether autograd tracks the tensor as a view of another."))
       .def("size", [](const Tensor& t, nb::object dim) -> nb::object {
         if (dim.is_none()) return make_size(t.sizes());
         return nb::int_(t.size(nb::cast<int64_t>(dim)));
-      }, nb::arg("dim") = nb::none())
+      }, nb::arg("dim") = nb::none(),
+         doc("size(dim=None) -> Size or int", "The shape, or the size of one dim."))
       .def("stride", [](const Tensor& t, nb::object dim) -> nb::object {
         if (dim.is_none()) return nb::tuple(nb::cast(t.strides().vec()));
         return nb::int_(t.stride(nb::cast<int64_t>(dim)));
-      }, nb::arg("dim") = nb::none())
-      .def("dim", &Tensor::dim)
-      .def("ndimension", &Tensor::dim)
-      .def("numel", &Tensor::numel)
-      .def("nelement", &Tensor::numel)
-      .def("element_size", &Tensor::element_size)
-      .def("storage_offset", &Tensor::storage_offset)
-      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
-      .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); })
-      .def("_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); })
+      }, nb::arg("dim") = nb::none(),
+         doc("stride(dim=None) -> Tuple or int",
+             "The step in elements between neighbours along each dim, or along one dim."))
+      .def("dim", &Tensor::dim, doc("dim() -> int", "The number of dims."))
+      .def("ndimension", &Tensor::dim, doc("ndimension() -> int", "Another name for dim()."))
+      .def("numel", &Tensor::numel, doc("numel() -> int", "The number of elements."))
+      .def("nelement", &Tensor::numel, doc("nelement() -> int", "Another name for numel()."))
+      .def("element_size", &Tensor::element_size,
+           doc("element_size() -> int", "The size of one element in bytes."))
+      .def("storage_offset", &Tensor::storage_offset,
+           doc("storage_offset() -> int", "Where the first element sits in the storage, in elements."))
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); },
+           doc("data_ptr() -> int", "The address of the first element."))
+      .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); },
+           doc("_storage_ptr() -> int", "The address of the start of the storage."))
+      .def("_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); },
+           doc("_storage_nbytes() -> int", "The size of the storage in bytes."))
       .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
-           nb::arg("memory_format") = nb::none())
-      .def("is_floating_point", &Tensor::is_floating_point)
-      .def("is_complex", [](const Tensor&) { return false; })
-      .def("item", [](const Tensor& t) { return t.item(); })
-      .def("tolist", &tolist)
+           nb::arg("memory_format") = nb::none(),
+           doc("is_contiguous(memory_format=torch.contiguous_format) -> bool",
+               "Whether the elements lie in memory in row-major order without gaps."))
+      .def("is_floating_point", &Tensor::is_floating_point,
+           doc("is_floating_point() -> bool", "Whether the dtype is a floating-point type."))
+      .def("is_complex", [](const Tensor&) { return false; },
+           doc("is_complex() -> bool", "Always False: ember has no complex dtypes."))
+      .def("item", [](const Tensor& t) { return t.item(); },
+           doc("item() -> number", "The value of a one-element tensor as a Python number."))
+      .def("tolist", &tolist,
+           doc("tolist() -> list or number", "The elements as (nested) Python lists of numbers."))
       .def("numpy", [](const Tensor& t, bool force) {
         EMBER_CHECK(force || !t.requires_grad(), "Can't call numpy() on Tensor that requires grad. "
                     "Use tensor.detach().numpy() instead.");
         return to_numpy(t);
-      }, nb::arg("force") = false)
+      }, nb::arg("force") = false,
+         doc("numpy(*, force=False) -> numpy.ndarray",
+             "A numpy array sharing the tensor's memory (force allows tensors that require grad)."))
       .def("__len__", [](const Tensor& t) {
         if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
         return t.sizes()[0];
-      })
+      }, doc("__len__() -> int", "The size of the first dim."))
       .def("__getitem__", [](const Tensor& t, nb::handle idx) { return getitem(t, parse_index(idx)); },
-           nb::arg("index").none())
+           nb::arg("index").none(),
+           doc("__getitem__(index) -> Tensor",
+               "Indexing with ints, slices, None, Ellipsis, bool and integer tensors, as numpy."))
       .def("__setitem__", [](Tensor& t, nb::handle idx, nb::handle value) {
         Tensor v;
         Tensor* vt = nullptr;
@@ -326,14 +358,22 @@ void bind_tensor(nb::module_& m) {
         else if (scalar_from_python(value, s)) v = scalar_tensor(s, t.dtype());
         else v = tensor_from_data(value, t.dtype());
         setitem(t, parse_index(idx), v);
-      }, nb::arg("index").none(), nb::arg("value").none());
-  m.def("_tensor", &tensor_from_data, nb::arg("data"), nb::arg("dtype") = nb::none());
-  m.def("from_numpy", [](AnyArray a) { return from_numpy(a); });
+      }, nb::arg("index").none(), nb::arg("value").none(),
+         doc("__setitem__(index, value) -> None",
+             "Writes value (a tensor, number or nested list) into the indexed elements."));
+  m.def("_tensor", &tensor_from_data, nb::arg("data"), nb::arg("dtype") = nb::none(),
+        doc("_tensor(data, dtype=None) -> Tensor",
+            "A new tensor copied from nested lists, numbers, numpy arrays or tensors (behind "
+            "ember.tensor)."));
+  m.def("from_numpy", [](AnyArray a) { return from_numpy(a); }, nb::arg("ndarray"),
+        doc("from_numpy(ndarray) -> Tensor",
+            "A tensor sharing the memory of a numpy array; changes to one show in the other."));
   m.def("_from_numpy_any", [](nb::handle h) -> Tensor {
     AnyArray a;
     if (!nb::try_cast(h, a)) throw nb::type_error(("expected np.ndarray (got " + std::string(nb::type_name(h.type()).c_str()) + ")").c_str());
     return from_numpy(a);
-  });
+  }, nb::arg("obj").none(),
+     doc("_from_numpy_any(obj) -> Tensor", "from_numpy() with torch's TypeError for a non-array."));
 }
 
 }  // namespace ember::py
