@@ -76,7 +76,9 @@ void both(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, const
   cls.def(name, fn, extra..., method_doc(d));
 }
 /// The Tensor class object, for binding files that add methods to it.
-inline nb::class_<Tensor> tensor_class() { return nb::borrow<nb::class_<Tensor>>(nb::type<Tensor>()); }
+inline nb::class_<Tensor> tensor_class() {
+  return nb::borrow<nb::class_<Tensor>>(nb::type<Tensor>());
+}
 /// A sequence of tensors (cat, stack, einsum ...); `op` names the caller in errors.
 std::vector<Tensor> tensor_seq(nb::handle seq, const char* op);
 

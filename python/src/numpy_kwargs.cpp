@@ -22,7 +22,8 @@ bool names_parameter(std::string_view sig, std::string_view name) {
   for (size_t i = sig.find(name); i != std::string_view::npos; i = sig.find(name, i + 1)) {
     char before = i ? sig[i - 1] : '(';
     char after = i + name.size() < sig.size() ? sig[i + name.size()] : ')';
-    if ((before == '(' || before == ' ') && (after == ':' || after == '=' || after == ',')) return true;
+    if ((before == '(' || before == ' ') && (after == ':' || after == '=' || after == ','))
+      return true;
   }
   return false;
 }

@@ -8,50 +8,72 @@ namespace ember::py {
 
 void bind_linalg(nb::module_& m) {
   auto cls = tensor_class();
-  both(m, cls, "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); },
-       {"matmul(input, other) -> Tensor",
-        "Matrix product with numpy's rules: dot for vectors, batched products with broadcast "
-        "batch dims for higher ranks."},
-       nb::arg("other"));
-  both(m, cls, "mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); },
-       {"mm(input, mat2) -> Tensor", "The product of two matrices, (n, m) @ (m, p) -> (n, p)."},
-       nb::arg("mat2"));
-  both(m, cls, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); },
-       {"bmm(input, mat2) -> Tensor",
-        "Matrix products of two batches of the same size, (b, n, m) @ (b, m, p) -> (b, n, p)."},
-       nb::arg("mat2"));
-  both(m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); },
-       {"mv(input, vec) -> Tensor", "The product of a matrix and a vector."}, nb::arg("vec"));
-  both(m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); },
-       {"dot(input, other) -> Tensor", "The sum of the elementwise products of two 1-D tensors."},
-       nb::arg("other"));
-  both(m, cls, "inner", [](const Tensor& a, const Tensor& b) {
-    return a.dim() == 1 && b.dim() == 1 ? dot(a, b) : matmul(a, matrix_transpose(b));
-  }, {"inner(input, other) -> Tensor", "Sums products over the last dim of both operands."},
-     nb::arg("other"));
-  both(m, cls, "outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); },
-       {"outer(input, vec2) -> Tensor", "The matrix of all products input[i] * vec2[j] of two vectors."},
-       nb::arg("vec2"));
-  both(m, cls, "ger", [](const Tensor& a, const Tensor& b) { return outer(a, b); },
-       {"ger(input, vec2) -> Tensor", "Another name for outer()."}, nb::arg("vec2"));
-  both(m, cls, "addmm", [](const Tensor& s, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
-    return addmm(s, a, b, beta, alpha);
-  }, {"addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor",
-      "beta * input + alpha * (mat1 @ mat2), with input broadcast to the product's shape."},
-     nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
-  both(m, cls, "baddbmm", [](const Tensor& s, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
-    return baddbmm(s, a, b, beta, alpha);
-  }, {"baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor",
-      "beta * input + alpha * bmm(batch1, batch2)."},
-     nb::arg("batch1"), nb::arg("batch2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
-  m.def("einsum", [](const std::string& eq, nb::args ops) {
-    std::vector<Tensor> v = ops.size() == 1 && !nb::isinstance<Tensor>(ops[0]) ? tensor_seq(ops[0], "einsum")
-                                                                              : tensor_seq(ops, "einsum");
-    return einsum(eq, v);
-  }, nb::arg("equation"), nb::arg("operands"),
-     doc("einsum(equation, *operands) -> Tensor",
-         "Sums products of the operands over the indices that the Einstein-notation equation "
-         "leaves out of its output (e.g. 'ij,jk->ik')."));
+  both(
+      m, cls, "matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); },
+      {"matmul(input, other) -> Tensor",
+       "Matrix product with numpy's rules: dot for vectors, batched products with broadcast "
+       "batch dims for higher ranks."},
+      nb::arg("other"));
+  both(
+      m, cls, "mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); },
+      {"mm(input, mat2) -> Tensor", "The product of two matrices, (n, m) @ (m, p) -> (n, p)."},
+      nb::arg("mat2"));
+  both(
+      m, cls, "bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); },
+      {"bmm(input, mat2) -> Tensor",
+       "Matrix products of two batches of the same size, (b, n, m) @ (b, m, p) -> (b, n, p)."},
+      nb::arg("mat2"));
+  both(
+      m, cls, "mv", [](const Tensor& a, const Tensor& b) { return mv(a, b); },
+      {"mv(input, vec) -> Tensor", "The product of a matrix and a vector."}, nb::arg("vec"));
+  both(
+      m, cls, "dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); },
+      {"dot(input, other) -> Tensor", "The sum of the elementwise products of two 1-D tensors."},
+      nb::arg("other"));
+  both(
+      m, cls, "inner",
+      [](const Tensor& a, const Tensor& b) {
+        return a.dim() == 1 && b.dim() == 1 ? dot(a, b) : matmul(a, matrix_transpose(b));
+      },
+      {"inner(input, other) -> Tensor", "Sums products over the last dim of both operands."},
+      nb::arg("other"));
+  both(
+      m, cls, "outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); },
+      {"outer(input, vec2) -> Tensor",
+       "The matrix of all products input[i] * vec2[j] of two vectors."},
+      nb::arg("vec2"));
+  both(
+      m, cls, "ger", [](const Tensor& a, const Tensor& b) { return outer(a, b); },
+      {"ger(input, vec2) -> Tensor", "Another name for outer()."}, nb::arg("vec2"));
+  both(
+      m, cls, "addmm",
+      [](const Tensor& s, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+        return addmm(s, a, b, beta, alpha);
+      },
+      {"addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor",
+       "beta * input + alpha * (mat1 @ mat2), with input broadcast to the product's shape."},
+      nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
+  both(
+      m, cls, "baddbmm",
+      [](const Tensor& s, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+        return baddbmm(s, a, b, beta, alpha);
+      },
+      {"baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor",
+       "beta * input + alpha * bmm(batch1, batch2)."},
+      nb::arg("batch1"), nb::arg("batch2"), nb::kw_only(), nb::arg("beta") = 1,
+      nb::arg("alpha") = 1);
+  m.def(
+      "einsum",
+      [](const std::string& eq, nb::args ops) {
+        std::vector<Tensor> v = ops.size() == 1 && !nb::isinstance<Tensor>(ops[0])
+                                    ? tensor_seq(ops[0], "einsum")
+                                    : tensor_seq(ops, "einsum");
+        return einsum(eq, v);
+      },
+      nb::arg("equation"), nb::arg("operands"),
+      doc("einsum(equation, *operands) -> Tensor",
+          "Sums products of the operands over the indices that the Einstein-notation equation "
+          "leaves out of its output (e.g. 'ij,jk->ik')."));
 
   nb::module_ la = m.def_submodule("_linalg", "LAPACK factorizations behind ember.linalg");
   la.def("lu_factor_ex", &linalg_lu_factor_ex, nb::arg("A"),

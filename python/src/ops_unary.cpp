@@ -75,14 +75,14 @@ void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F 
 
 void bind_unary(nb::module_& m) {
   auto cls = tensor_class();
-#define EMBER_BIND_UNARY(name, node)                                                     \
-  bind_unary_op(m, cls, #name, [](const Tensor& t) { return name(t); },                  \
-                [](Tensor& t) { name##_(t); });
+#define EMBER_BIND_UNARY(name, node) \
+  bind_unary_op(                     \
+      m, cls, #name, [](const Tensor& t) { return name(t); }, [](Tensor& t) { name##_(t); });
   EMBER_UNARY_FLOAT_OPS(EMBER_BIND_UNARY)
   EMBER_UNARY_SAME_OPS(EMBER_BIND_UNARY)
 #undef EMBER_BIND_UNARY
 
-#define EMBER_BIND_PRED(name, text)                                                       \
+#define EMBER_BIND_PRED(name, text) \
   both(m, cls, #name, [](const Tensor& t) { return name(t); }, {#name "(input) -> Tensor", text});
   EMBER_BIND_PRED(isnan, "True where an element is NaN.")
   EMBER_BIND_PRED(isinf, "True where an element is positive or negative infinity.")
@@ -99,33 +99,41 @@ void bind_unary(nb::module_& m) {
           doc("square_() -> Tensor", "In-place form of square(): overwrites self and returns it."));
 
   Doc round_doc{"round(input, *, decimals=0) -> Tensor", unary_text("round")};
-  m.def("round", [](const Tensor& t, int64_t decimals) { return round(t, decimals); },
-        nb::arg("input"), nb::kw_only(), nb::arg("decimals") = 0, doc(round_doc));
-  cls.def("round", [](const Tensor& t, int64_t decimals) { return round(t, decimals); },
-          nb::kw_only(), nb::arg("decimals") = 0, method_doc(round_doc));
+  m.def(
+      "round", [](const Tensor& t, int64_t decimals) { return round(t, decimals); },
+      nb::arg("input"), nb::kw_only(), nb::arg("decimals") = 0, doc(round_doc));
+  cls.def(
+      "round", [](const Tensor& t, int64_t decimals) { return round(t, decimals); }, nb::kw_only(),
+      nb::arg("decimals") = 0, method_doc(round_doc));
 
   auto opt_tensor = [](nb::handle h) -> std::optional<Tensor> {
     if (h.is_none()) return std::nullopt;
     return nb::cast<TL>(h).t;
   };
-  Doc clamp_doc{"clamp(input, min=None, max=None) -> Tensor",
-                "Limits each element to [min, max]; either bound may be a number, a tensor or None."};
+  Doc clamp_doc{
+      "clamp(input, min=None, max=None) -> Tensor",
+      "Limits each element to [min, max]; either bound may be a number, a tensor or None."};
   auto clamp_fn = [opt_tensor](const Tensor& t, nb::handle lo, nb::handle hi) {
     return clamp(t, opt_tensor(lo), opt_tensor(hi));
   };
   both(m, cls, "clamp", clamp_fn, clamp_doc, nb::arg("min") = nb::none(),
        nb::arg("max") = nb::none());
-  cls.def("clamp_", [opt_tensor](nb::handle self, nb::handle lo, nb::handle hi) {
-    clamp_(nb::cast<Tensor&>(self), opt_tensor(lo), opt_tensor(hi));
-    return nb::borrow(self);
-  }, nb::arg("min") = nb::none(), nb::arg("max") = nb::none(),
-     doc("clamp_(min=None, max=None) -> Tensor", "In-place form of clamp(): overwrites self."));
-  both(m, cls, "nan_to_num", [](const Tensor& t, std::optional<double> nan, std::optional<double> pi,
-                                std::optional<double> ni) { return nan_to_num(t, nan, pi, ni); },
-       {"nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor",
-        "Replaces NaN and infinite elements by the given values (by default the dtype's largest "
-        "and smallest finite numbers for the infinities)."},
-       nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none());
+  cls.def(
+      "clamp_",
+      [opt_tensor](nb::handle self, nb::handle lo, nb::handle hi) {
+        clamp_(nb::cast<Tensor&>(self), opt_tensor(lo), opt_tensor(hi));
+        return nb::borrow(self);
+      },
+      nb::arg("min") = nb::none(), nb::arg("max") = nb::none(),
+      doc("clamp_(min=None, max=None) -> Tensor", "In-place form of clamp(): overwrites self."));
+  both(
+      m, cls, "nan_to_num",
+      [](const Tensor& t, std::optional<double> nan, std::optional<double> pi,
+         std::optional<double> ni) { return nan_to_num(t, nan, pi, ni); },
+      {"nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor",
+       "Replaces NaN and infinite elements by the given values (by default the dtype's largest "
+       "and smallest finite numbers for the infinities)."},
+      nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(), nb::arg("neginf") = nb::none());
 }
 
 }  // namespace ember::py

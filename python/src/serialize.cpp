@@ -57,10 +57,14 @@ Value to_value(nb::handle h, nb::handle ordered_dict, int depth) {
 nb::object from_value(const Value& v, nb::handle ordered_dict,
                       std::unordered_map<const TensorImpl*, nb::object>& seen) {
   switch (v.kind) {
-    case Value::Kind::None: return nb::none();
-    case Value::Kind::Bool: return nb::bool_(v.b);
-    case Value::Kind::Int: return nb::int_(v.i);
-    case Value::Kind::Double: return nb::float_(v.d);
+    case Value::Kind::None:
+      return nb::none();
+    case Value::Kind::Bool:
+      return nb::bool_(v.b);
+    case Value::Kind::Int:
+      return nb::int_(v.i);
+    case Value::Kind::Double:
+      return nb::float_(v.d);
     case Value::Kind::String: {
       PyObject* str = PyUnicode_DecodeUTF8(v.s.data(), Py_ssize_t(v.s.size()), "strict");
       if (!str) {
