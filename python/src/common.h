@@ -8,6 +8,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <string_view>
+
 #include "ember/ember.h"
 
 namespace nb = nanobind;
@@ -45,6 +47,40 @@ void add_numpy_kwargs(nb::handle scope, bool methods);
 /// A numpy scalar or 0-d array (np.float32(2), np.int64(3), np.array(1.5)): PyTorch takes these
 /// wherever it takes a Python number.
 bool is_numpy_scalar(nb::handle h);
+
+// Note [Binding docstrings]
+// Every binding carries a docstring whose first line is torch's signature for it (without the
+// `out=` keyword, which ember's bindings do not take), then a blank line and one sentence of ours.
+// nanobind puts its own typed signature line above it in __doc__, and stubgen copies both into
+// ember/_C.pyi. A function and its Tensor method share one Doc: the method's signature is the
+// function's without the leading `input` parameter.
+struct Doc {
+  std::string_view sig;
+  std::string_view text;
+};
+/// "sig\n\ntext", kept alive for the life of the process (nanobind copies it anyway).
+const char* doc(std::string_view sig, std::string_view text);
+inline const char* doc(const Doc& d) { return doc(d.sig, d.text); }
+/// The Tensor-method form of a function's Doc: `add(input, other)` becomes `add(other)`.
+const char* method_doc(const Doc& d);
+
+/// Shorthands shared by the op bindings.
+using Dt = std::optional<ScalarType>;
+using TL = TensorLike;
+
+/// Binds `fn` as ember.<name>(input, ...) and as the method Tensor.<name>(...).
+template <class F, class... Extra>
+void both(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, const Doc& d,
+          const Extra&... extra) {
+  m.def(name, fn, nb::arg("input"), extra..., doc(d));
+  cls.def(name, fn, extra..., method_doc(d));
+}
+/// The Tensor class object, for binding files that add methods to it.
+inline nb::class_<Tensor> tensor_class() {
+  return nb::borrow<nb::class_<Tensor>>(nb::type<Tensor>());
+}
+/// A sequence of tensors (cat, stack, einsum ...); `op` names the caller in errors.
+std::vector<Tensor> tensor_seq(nb::handle seq, const char* op);
 
 /// Wraps an in-place op as a method returning the same Python object, as torch does.
 template <class F, class R, class... A>
@@ -84,10 +120,19 @@ extern PyType_Slot tensor_gc_slots[];
 void bind_dtype(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_creation(nb::module_& m);
-void bind_ops(nb::module_& m);
 void bind_autograd(nb::module_& m);
-void bind_families(nb::module_& m);
-void bind_extra_ops(nb::module_& m);
+// Ops as ember.<op> and Tensor methods, one file per family (as csrc/ember/ops).
+void bind_unary(nb::module_& m);
+void bind_binary(nb::module_& m);
+void bind_operators(nb::module_& m);
+void bind_reduce(nb::module_& m);
+void bind_view(nb::module_& m);
+void bind_index(nb::module_& m);
+void bind_shape(nb::module_& m);
+void bind_sort(nb::module_& m);
+void bind_linalg(nb::module_& m);
+void bind_special(nb::module_& m);
+void bind_random(nb::module_& m);
 void bind_registry(nb::module_& m);
 // Submodules: _C._nn (functional kernels), _C._optim (fused updates), _C._serialize.
 void bind_nn_spatial(nb::module_& nn);

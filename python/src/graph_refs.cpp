@@ -83,8 +83,7 @@ int tensor_clear(PyObject* self) {
 
 }  // namespace
 
-PyType_Slot tensor_gc_slots[] = {{Py_tp_traverse, (void*)tensor_traverse},
-                                 {Py_tp_clear, (void*)tensor_clear},
-                                 {0, nullptr}};
+PyType_Slot tensor_gc_slots[] = {
+    {Py_tp_traverse, (void*)tensor_traverse}, {Py_tp_clear, (void*)tensor_clear}, {0, nullptr}};
 
 }  // namespace ember::py

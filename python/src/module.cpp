@@ -1,5 +1,8 @@
-// The ember._C extension: error translation, dtype objects and shared argument parsing.
+// The ember._C extension: error translation, dtype objects, shared argument parsing and the
+// docstring helpers (Note [Binding docstrings] in common.h).
 #include <Python.h>
+
+#include <deque>
 
 #include "common.h"
 
@@ -12,14 +15,38 @@ nb::handle g_size_class;
 
 PyObject* exception_for(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::Index: return PyExc_IndexError;
-    case ErrorKind::Type: return PyExc_TypeError;
-    case ErrorKind::Value: return PyExc_ValueError;
-    case ErrorKind::NotImplemented: return PyExc_NotImplementedError;
-    default: return PyExc_RuntimeError;
+    case ErrorKind::Index:
+      return PyExc_IndexError;
+    case ErrorKind::Type:
+      return PyExc_TypeError;
+    case ErrorKind::Value:
+      return PyExc_ValueError;
+    case ErrorKind::NotImplemented:
+      return PyExc_NotImplementedError;
+    default:
+      return PyExc_RuntimeError;
   }
 }
 }  // namespace
+
+const char* doc(std::string_view sig, std::string_view text) {
+  static auto* pool =
+      new std::deque<std::string>();  // leaked: bindings live as long as the process
+  std::string s(sig);
+  if (!text.empty()) s.append("\n\n").append(text);
+  return pool->emplace_back(std::move(s)).c_str();
+}
+
+const char* method_doc(const Doc& d) {
+  std::string sig(d.sig);
+  size_t open = sig.find('(');
+  if (open != std::string::npos && sig.compare(open + 1, 5, "input") == 0) {
+    size_t end = open + 6;
+    if (sig.compare(end, 2, ", ") == 0) sig.erase(open + 1, 7);
+    else if (end < sig.size() && sig[end] == ')') sig.erase(open + 1, 5);
+  }
+  return doc(sig, d.text);
+}
 
 nb::object dtype_object(ScalarType t) { return nb::borrow(g_dtypes[int(t)]); }
 
@@ -101,7 +128,8 @@ int64_t unpack_int(nb::handle h, const char* what, size_t pos) {
   if (overflow)
     throw nb::type_error((std::string(what) + " failed to unpack the object at pos " +
                           std::to_string(pos + 1) +
-                          " with error \"Overflow when unpacking long long\"").c_str());
+                          " with error \"Overflow when unpacking long long\"")
+                             .c_str());
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
   return int64_t(v);
 }
@@ -119,8 +147,9 @@ std::vector<int64_t> int_list(nb::handle h, const char* what) {
       out.push_back(t->item().to_long());
       return out;
     }
-    throw nb::type_error((std::string(what) + " must be tuple of ints, not " +
-                          nb::type_name(h.type()).c_str()).c_str());
+    throw nb::type_error(
+        (std::string(what) + " must be tuple of ints, not " + nb::type_name(h.type()).c_str())
+            .c_str());
   }
   nb::sequence seq = nb::borrow<nb::sequence>(h);
   size_t n = nb::len(seq);
@@ -128,8 +157,10 @@ std::vector<int64_t> int_list(nb::handle h, const char* what) {
   for (size_t i = 0; i < n; ++i) {
     nb::object item = seq[i];
     if (!PyIndex_Check(item.ptr()) || PyBool_Check(item.ptr()))
-      throw nb::type_error((std::string(what) + " must be tuple of ints, but found element of type " +
-                            nb::type_name(item.type()).c_str() + " at pos " + std::to_string(i)).c_str());
+      throw nb::type_error((std::string(what) +
+                            " must be tuple of ints, but found element of type " +
+                            nb::type_name(item.type()).c_str() + " at pos " + std::to_string(i))
+                               .c_str());
     nb::object index = nb::steal(PyNumber_Index(item.ptr()));  // numpy ints and __index__
     if (!index.is_valid()) throw nb::python_error();
     out.push_back(unpack_int(index, what, i));
@@ -155,32 +186,74 @@ nb::object make_size(IntArrayRef sizes) {
 }
 
 void bind_dtype(nb::module_& m) {
-  nb::class_<DType>(m, "dtype")
-      .def_prop_ro("is_floating_point", [](const DType& d) { return is_floating_point(d.type); })
-      .def_prop_ro("is_signed", [](const DType& d) { return is_signed(d.type); })
-      .def_prop_ro("is_complex", [](const DType&) { return false; })
-      .def_prop_ro("itemsize", [](const DType& d) { return element_size(d.type); })
-      .def("__repr__", [](const DType& d) { return "torch." + std::string(dtype_name(d.type)); })
-      .def("__reduce__", [](const DType& d) { return std::string(dtype_name(d.type)); })
-      .def("__hash__", [](const DType& d) { return int(d.type); })
-      .def("__eq__", [](const DType& a, nb::handle b) {
-        auto t = to_scalar_type(b);
-        return t && nb::isinstance<DType>(b) && *t == a.type;
-      });
-#define EMBER_DTYPE_OBJ(cpp, name, pyname)                                             \
-  g_dtypes[int(ScalarType::name)] = nb::cast(DType{ScalarType::name}, nb::rv_policy::move).release(); \
+  nb::class_<DType>(
+      m, "dtype",
+      "The element type of a tensor (ember.float32, ember.int64, ember.bool ...); one "
+      "object per type, compared by identity or ==.")
+      .def_prop_ro(
+          "is_floating_point", [](const DType& d) { return is_floating_point(d.type); },
+          doc("is_floating_point -> bool", "Whether the type is a floating-point type."))
+      .def_prop_ro(
+          "is_signed", [](const DType& d) { return is_signed(d.type); },
+          doc("is_signed -> bool", "Whether the type can hold negative values."))
+      .def_prop_ro(
+          "is_complex", [](const DType&) { return false; },
+          doc("is_complex -> bool", "Whether the type is complex; ember has none, so False."))
+      .def_prop_ro(
+          "itemsize", [](const DType& d) { return element_size(d.type); },
+          doc("itemsize -> int", "The size of one element in bytes."))
+      .def(
+          "__repr__", [](const DType& d) { return "torch." + std::string(dtype_name(d.type)); },
+          doc("__repr__() -> str", "The name as torch prints it, e.g. 'torch.float32'."))
+      .def(
+          "__reduce__", [](const DType& d) { return std::string(dtype_name(d.type)); },
+          doc("__reduce__() -> str", "Pickles the dtype by its name in the ember module."))
+      .def(
+          "__hash__", [](const DType& d) { return int(d.type); },
+          doc("__hash__() -> int", "A hash that equal dtypes share."))
+      .def(
+          "__eq__",
+          [](const DType& a, nb::handle b) {
+            auto t = to_scalar_type(b);
+            return t && nb::isinstance<DType>(b) && *t == a.type;
+          },
+          nb::arg("other").none(),
+          doc("__eq__(other) -> bool", "True when other is the same dtype."));
+#define EMBER_DTYPE_OBJ(cpp, name, pyname)                              \
+  g_dtypes[int(ScalarType::name)] =                                     \
+      nb::cast(DType{ScalarType::name}, nb::rv_policy::move).release(); \
   m.attr(#pyname) = g_dtypes[int(ScalarType::name)];
   EMBER_FORALL_DTYPES(EMBER_DTYPE_OBJ)
 #undef EMBER_DTYPE_OBJ
-  m.def("_set_size_class", [](nb::object cls) { g_size_class = cls.release(); });
-  m.def("promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); });
-  m.def("get_default_dtype", [] { return default_dtype(); });
-  m.def("set_default_dtype", [](nb::handle d) {
-    auto t = to_scalar_type(d);
-    if (!t || !nb::isinstance<DType>(d)) throw nb::type_error("set_default_dtype expects a dtype");
-    set_default_dtype(*t);
-  });
-  m.def("can_cast", [](ScalarType from, ScalarType to) { return can_cast(from, to); });
+  m.def(
+      "_set_size_class", [](nb::object cls) { g_size_class = cls.release(); }, nb::arg("cls"),
+      doc("_set_size_class(cls) -> None",
+          "Registers ember.Size, the class that shapes are built as."));
+  m.def(
+      "promote_types", [](ScalarType a, ScalarType b) { return promote_types(a, b); },
+      nb::arg("type1"), nb::arg("type2"),
+      doc("promote_types(type1, type2) -> dtype",
+          "The smallest dtype that both types convert to without losing their kind."));
+  m.def(
+      "get_default_dtype", [] { return default_dtype(); },
+      doc("get_default_dtype() -> dtype",
+          "The floating dtype that factories and Python floats use when none is given."));
+  m.def(
+      "set_default_dtype",
+      [](nb::handle d) {
+        auto t = to_scalar_type(d);
+        if (!t || !nb::isinstance<DType>(d))
+          throw nb::type_error("set_default_dtype expects a dtype");
+        set_default_dtype(*t);
+      },
+      nb::arg("d").none(),
+      doc("set_default_dtype(d) -> None",
+          "Changes the floating dtype returned by get_default_dtype()."));
+  m.def(
+      "can_cast", [](ScalarType from, ScalarType to) { return can_cast(from, to); },
+      nb::arg("from_"), nb::arg("to"),
+      doc("can_cast(from_, to) -> bool",
+          "Whether a value of dtype from_ may be cast to dtype to under the promotion rules."));
 }
 
 }  // namespace ember::py
@@ -208,10 +281,18 @@ NB_MODULE(_C, m) {
   bind_dtype(m);
   bind_tensor(m);
   bind_creation(m);
-  bind_ops(m);
+  bind_random(m);
+  bind_unary(m);
+  bind_binary(m);
+  bind_operators(m);
+  bind_reduce(m);
+  bind_view(m);
   bind_autograd(m);
-  bind_families(m);
-  bind_extra_ops(m);
+  bind_index(m);
+  bind_shape(m);
+  bind_sort(m);
+  bind_linalg(m);
+  bind_special(m);
   nb::module_ nn = m.def_submodule("_nn", "Kernels behind ember.nn.functional");
   bind_nn_spatial(nn);
   bind_nn_activation(nn);
@@ -220,9 +301,15 @@ NB_MODULE(_C, m) {
   bind_optim(optim);
   nb::module_ ser = m.def_submodule("_serialize", "Checkpoint reader and writer");
   bind_serialize(ser);
-  m.def("manual_seed", [](uint64_t s) { ember::manual_seed(s); });
-  m.def("get_num_threads", &ember::get_num_threads);
-  m.def("set_num_threads", &ember::set_num_threads);
+  m.def(
+      "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
+      doc("manual_seed(seed) -> None",
+          "Reseeds the default generator, making sampling repeatable."));
+  m.def("get_num_threads", &ember::get_num_threads,
+        doc("get_num_threads() -> int", "How many threads the kernels split their work over."));
+  m.def("set_num_threads", &ember::set_num_threads, nb::arg("int"),
+        doc("set_num_threads(int) -> None",
+            "Sets how many threads the kernels split their work over."));
   bind_registry(m);
   add_numpy_kwargs(m, false);
   add_numpy_kwargs(m.attr("Tensor"), true);

@@ -22,7 +22,8 @@ bool names_parameter(std::string_view sig, std::string_view name) {
   for (size_t i = sig.find(name); i != std::string_view::npos; i = sig.find(name, i + 1)) {
     char before = i ? sig[i - 1] : '(';
     char after = i + name.size() < sig.size() ? sig[i + name.size()] : ')';
-    if ((before == '(' || before == ' ') && (after == ':' || after == '=' || after == ',')) return true;
+    if ((before == '(' || before == ' ') && (after == ':' || after == '=' || after == ','))
+      return true;
   }
   return false;
 }
@@ -69,6 +70,11 @@ void add_numpy_kwargs(nb::handle scope, bool methods) {
     // Defining a function under an existing name appends an overload to it; the fallback calls
     // the whole overload set again by name (renamed keywords never reach it twice).
     nb::str n = nb::borrow<nb::str>(name);
+    // The fallback repeats the docstring of the first overload, so that __doc__ shows it once
+    // (nanobind lists per-overload docstrings when they differ).
+    nb::object first_doc = nb::getattr(fn, "__nb_signature__")[0][1];
+    std::string doc_text = first_doc.is_none() ? std::string() : nb::cast<std::string>(first_doc);
+    const char* d = doc_text.c_str();
     if (methods) {
       nb::cpp_function_def(
           [scope, n](nb::handle self, nb::args args, nb::kwargs kwargs) -> nb::object {
@@ -76,7 +82,7 @@ void add_numpy_kwargs(nb::handle scope, bool methods) {
             if (kw.is_none()) throw nb::next_overload();
             return nb::getattr(self, n)(*args, **nb::borrow<nb::dict>(kw));
           },
-          nb::scope(scope), nb::name(n.c_str()), nb::is_method());
+          nb::scope(scope), nb::name(n.c_str()), nb::is_method(), d);
     } else {
       nb::cpp_function_def(
           [scope, n](nb::args args, nb::kwargs kwargs) -> nb::object {
@@ -84,7 +90,7 @@ void add_numpy_kwargs(nb::handle scope, bool methods) {
             if (kw.is_none()) throw nb::next_overload();
             return nb::getattr(scope, n)(*args, **nb::borrow<nb::dict>(kw));
           },
-          nb::scope(scope), nb::name(n.c_str()));
+          nb::scope(scope), nb::name(n.c_str()), d);
     }
   }
 }

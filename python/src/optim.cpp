@@ -36,9 +36,9 @@ void bind_optim(nb::module_& optim) {
          double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad,
          bool maximize, bool decoupled_weight_decay) {
         nb::gil_scoped_release release;
-        od::adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
-                      {lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
-                       decoupled_weight_decay});
+        od::adam_step(
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+            {lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay});
       },
       nb::arg("params"), nb::arg("grads"), nb::arg("exp_avgs"), nb::arg("exp_avg_sqs"),
       nb::arg("max_exp_avg_sqs"), nb::arg("state_steps"), nb::arg("lr"), nb::arg("beta1"),

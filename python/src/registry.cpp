@@ -11,7 +11,7 @@ void bind_registry(nb::module_& m) {
         for (const OperatorEntry* e : Dispatcher::singleton().entries()) names.push_back(e->name());
         return names;
       },
-      "_registered_ops() -> list[str]\n\nThe names of every operator in the dispatcher, sorted.");
+      doc("_registered_ops() -> List[str]", "The names of every operator in the dispatcher, sorted."));
   m.def(
       "_op_schemas",
       [] {
@@ -29,8 +29,9 @@ void bind_registry(nb::module_& m) {
         }
         return out;
       },
-      "_op_schemas() -> list[dict]\n\nEvery operator with its schema (torch's grammar), the "
-      "dispatch keys it has kernels for and whether it has an Autograd kernel.");
+      doc("_op_schemas() -> List[dict]",
+          "Every operator with its schema (torch's grammar), the dispatch keys it has kernels "
+          "for and whether it has an Autograd kernel."));
 }
 
 }  // namespace ember::py

@@ -57,10 +57,14 @@ Value to_value(nb::handle h, nb::handle ordered_dict, int depth) {
 nb::object from_value(const Value& v, nb::handle ordered_dict,
                       std::unordered_map<const TensorImpl*, nb::object>& seen) {
   switch (v.kind) {
-    case Value::Kind::None: return nb::none();
-    case Value::Kind::Bool: return nb::bool_(v.b);
-    case Value::Kind::Int: return nb::int_(v.i);
-    case Value::Kind::Double: return nb::float_(v.d);
+    case Value::Kind::None:
+      return nb::none();
+    case Value::Kind::Bool:
+      return nb::bool_(v.b);
+    case Value::Kind::Int:
+      return nb::int_(v.i);
+    case Value::Kind::Double:
+      return nb::float_(v.d);
     case Value::Kind::String: {
       PyObject* str = PyUnicode_DecodeUTF8(v.s.data(), Py_ssize_t(v.s.size()), "strict");
       if (!str) {
@@ -107,6 +111,7 @@ void bind_serialize(nb::module_& ser) {
         nb::gil_scoped_release nogil;
         serialize::save_file(v, path);
       },
+      nb::arg("obj").none(), nb::arg("path"), nb::arg("ordered_dict").none(),
       "Saves obj to path atomically.");
   ser.def(
       "save_stream",
@@ -116,6 +121,7 @@ void bind_serialize(nb::module_& ser) {
           if (n) write(nb::bytes(static_cast<const char*>(data), n));
         });
       },
+      nb::arg("obj").none(), nb::arg("write"), nb::arg("ordered_dict").none(),
       "Writes obj through a file object's write method.");
   ser.def(
       "load_fd",
@@ -127,21 +133,22 @@ void bind_serialize(nb::module_& ser) {
         }
         return to_python(v, ordered_dict);
       },
+      nb::arg("fd"), nb::arg("mmap"), nb::arg("ordered_dict").none(),
       "Loads a checkpoint from an open file descriptor.");
   ser.def(
       "load_bytes",
       [](nb::bytes data, nb::handle ordered_dict) {
         return to_python(serialize::load_bytes(data.c_str(), data.size()), ordered_dict);
       },
-      "Loads a checkpoint from bytes.");
+      nb::arg("data"), nb::arg("ordered_dict").none(), "Loads a checkpoint from bytes.");
   ser.def(
       "read_idx",
       [](const std::string& path) {
         nb::gil_scoped_release nogil;
         return data::read_idx(path);
       },
-      "Reads an IDX file (gzipped or not) into a tensor.");
-  ser.def("find_idx_file", &data::find_idx_file,
+      nb::arg("path"), "Reads an IDX file (gzipped or not) into a tensor.");
+  ser.def("find_idx_file", &data::find_idx_file, nb::arg("root"), nb::arg("name"),
           "The path of root/name or root/name.gz; raises if neither exists.");
 }
 

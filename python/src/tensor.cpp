@@ -14,15 +14,25 @@ namespace {
 std::optional<ScalarType> from_dlpack(nb::dlpack::dtype d) {
   using nb::dlpack::dtype_code;
   switch (dtype_code(d.code)) {
-    case dtype_code::Bool: return kBool;
+    case dtype_code::Bool:
+      return kBool;
     case dtype_code::Int:
-      return d.bits == 8 ? kChar : d.bits == 16 ? kShort : d.bits == 32 ? kInt : d.bits == 64 ? std::optional(kLong) : std::nullopt;
+      return d.bits == 8    ? kChar
+             : d.bits == 16 ? kShort
+             : d.bits == 32 ? kInt
+             : d.bits == 64 ? std::optional(kLong)
+                            : std::nullopt;
     case dtype_code::UInt:
       return d.bits == 8 ? std::optional(kByte) : std::nullopt;
     case dtype_code::Float:
-      return d.bits == 16 ? kHalf : d.bits == 32 ? kFloat : d.bits == 64 ? std::optional(kDouble) : std::nullopt;
-    case dtype_code::Bfloat: return kBFloat16;
-    default: return std::nullopt;
+      return d.bits == 16   ? kHalf
+             : d.bits == 32 ? kFloat
+             : d.bits == 64 ? std::optional(kDouble)
+                            : std::nullopt;
+    case dtype_code::Bfloat:
+      return kBFloat16;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -32,10 +42,21 @@ nb::dlpack::dtype to_dlpack(ScalarType t) {
   d.lanes = 1;
   d.bits = uint8_t(element_size(t) * 8);
   switch (t) {
-    case kBool: d.code = uint8_t(dtype_code::Bool); break;
-    case kByte: d.code = uint8_t(dtype_code::UInt); break;
-    case kChar: case kShort: case kInt: case kLong: d.code = uint8_t(dtype_code::Int); break;
-    default: d.code = uint8_t(dtype_code::Float); break;
+    case kBool:
+      d.code = uint8_t(dtype_code::Bool);
+      break;
+    case kByte:
+      d.code = uint8_t(dtype_code::UInt);
+      break;
+    case kChar:
+    case kShort:
+    case kInt:
+    case kLong:
+      d.code = uint8_t(dtype_code::Int);
+      break;
+    default:
+      d.code = uint8_t(dtype_code::Float);
+      break;
   }
   return d;
 }
@@ -46,17 +67,19 @@ using AnyArray = nb::ndarray<nb::numpy, nb::device::cpu>;
 Tensor from_numpy(AnyArray a) {
   auto dt = from_dlpack(a.dtype());
   if (!dt)
-    throw nb::type_error("can't convert np.ndarray of this dtype. The only supported types are: "
-                         "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.");
+    throw nb::type_error(
+        "can't convert np.ndarray of this dtype. The only supported types are: "
+        "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.");
   std::vector<int64_t> sizes(a.ndim()), strides(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) {
     sizes[i] = int64_t(a.shape(i));
     strides[i] = int64_t(a.stride(i));
     if (strides[i] < 0)
-      throw nb::value_error("At least one stride in the given numpy array is negative, and "
-                            "tensors with negative strides are not currently supported. (You can "
-                            "probably work around this by making a copy of your array  with "
-                            "array.copy().) ");
+      throw nb::value_error(
+          "At least one stride in the given numpy array is negative, and "
+          "tensors with negative strides are not currently supported. (You can "
+          "probably work around this by making a copy of your array  with "
+          "array.copy().) ");
   }
   nb::object owner = nb::find(a);
   PyObject* keep = owner.release().ptr();
@@ -80,7 +103,7 @@ nb::object to_numpy(const Tensor& t) {
 
 struct DataScan {
   std::vector<int64_t> shape;
-  int kind = -1;  // 0 bool, 1 int, 2 float (the widest seen)
+  int kind = -1;                           // 0 bool, 1 int, 2 float (the widest seen)
   std::optional<ScalarType> tensor_dtype;  // element tensors carry their own dtype
 };
 
@@ -97,7 +120,8 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
     else if (depth > s.shape.size() || s.shape[depth] != n)
       throw nb::value_error(("expected sequence of length " +
                              std::to_string(depth < s.shape.size() ? s.shape[depth] : -1) +
-                             " at dim " + std::to_string(depth) + " (got " + std::to_string(n) + ")")
+                             " at dim " + std::to_string(depth) + " (got " + std::to_string(n) +
+                             ")")
                                 .c_str());
     nb::sequence seq = nb::borrow<nb::sequence>(h);
     for (int64_t i = 0; i < n; ++i) scan(seq[size_t(i)], depth + 1, s);
@@ -107,7 +131,8 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
     throw nb::value_error("inconsistent nesting of sequences");
   if (depth < s.shape.size())
     throw nb::value_error(("expected sequence of length " + std::to_string(s.shape[depth]) +
-                           " at dim " + std::to_string(depth) + " (got a scalar)").c_str());
+                           " at dim " + std::to_string(depth) + " (got a scalar)")
+                              .c_str());
   PyObject* o = h.ptr();
   int k;
   if (PyBool_Check(o)) k = 0;
@@ -123,8 +148,9 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
     } else if (PyObject_HasAttrString(o, "dtype") && PyNumber_Check(o)) {
       k = PyIndex_Check(o) ? 1 : 2;
     } else {
-      throw nb::type_error((std::string("new(): invalid data type '") +
-                            nb::type_name(h.type()).c_str() + "'").c_str());
+      throw nb::type_error(
+          (std::string("new(): invalid data type '") + nb::type_name(h.type()).c_str() + "'")
+              .c_str());
     }
   }
   s.kind = std::max(s.kind, k);
@@ -147,7 +173,8 @@ void fill(nb::handle h, T*& out) {
 
 Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
   Tensor* t = nullptr;
-  if (nb::try_cast<Tensor*>(data, t) && t) return to_dtype(clone(t->detach()), dtype.value_or(t->dtype()));
+  if (nb::try_cast<Tensor*>(data, t) && t)
+    return to_dtype(clone(t->detach()), dtype.value_or(t->dtype()));
   AnyArray arr;
   if (nb::hasattr(data, "__array_interface__") && nb::try_cast(data, arr)) {
     Tensor src = from_numpy(arr);
@@ -157,16 +184,20 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
   }
   DataScan s;
   scan(data, 0, s);
-  ScalarType inferred = s.kind == 0 ? kBool : s.kind == 1 ? kLong : s.kind == 2 ? default_dtype() : default_dtype();
-  if (s.tensor_dtype && s.kind <= (is_floating_point(*s.tensor_dtype) ? 2 : 1)) inferred = *s.tensor_dtype;
+  ScalarType inferred = s.kind == 0   ? kBool
+                        : s.kind == 1 ? kLong
+                        : s.kind == 2 ? default_dtype()
+                                      : default_dtype();
+  if (s.tensor_dtype && s.kind <= (is_floating_point(*s.tensor_dtype) ? 2 : 1))
+    inferred = *s.tensor_dtype;
   ScalarType out_t = dtype.value_or(inferred);
   Tensor out = empty(s.shape, out_t);
   switch (out_t) {
-#define EMBER_FILL_CASE(cpp, name, py)                  \
-  case ScalarType::name: {                              \
-    cpp* p = static_cast<cpp*>(out.data_ptr());         \
-    fill<cpp>(data, p);                                 \
-    break;                                              \
+#define EMBER_FILL_CASE(cpp, name, py)          \
+  case ScalarType::name: {                      \
+    cpp* p = static_cast<cpp*>(out.data_ptr()); \
+    fill<cpp>(data, p);                         \
+    break;                                      \
   }
     EMBER_FORALL_DTYPES(EMBER_FILL_CASE)
 #undef EMBER_FILL_CASE
@@ -181,16 +212,26 @@ nb::object tolist(const Tensor& self) {
   auto elem = [&](int64_t i) -> nb::object {
     const char* p = static_cast<const char*>(t.data_ptr()) + i * int64_t(t.element_size());
     switch (t.dtype()) {
-      case kBool: return nb::bool_(*reinterpret_cast<const bool*>(p));
-      case kByte: return nb::int_(*reinterpret_cast<const uint8_t*>(p));
-      case kChar: return nb::int_(*reinterpret_cast<const int8_t*>(p));
-      case kShort: return nb::int_(*reinterpret_cast<const int16_t*>(p));
-      case kInt: return nb::int_(*reinterpret_cast<const int32_t*>(p));
-      case kLong: return nb::int_(*reinterpret_cast<const int64_t*>(p));
-      case kHalf: return nb::float_(float(*reinterpret_cast<const Half*>(p)));
-      case kBFloat16: return nb::float_(float(*reinterpret_cast<const BFloat16*>(p)));
-      case kFloat: return nb::float_(*reinterpret_cast<const float*>(p));
-      default: return nb::float_(*reinterpret_cast<const double*>(p));
+      case kBool:
+        return nb::bool_(*reinterpret_cast<const bool*>(p));
+      case kByte:
+        return nb::int_(*reinterpret_cast<const uint8_t*>(p));
+      case kChar:
+        return nb::int_(*reinterpret_cast<const int8_t*>(p));
+      case kShort:
+        return nb::int_(*reinterpret_cast<const int16_t*>(p));
+      case kInt:
+        return nb::int_(*reinterpret_cast<const int32_t*>(p));
+      case kLong:
+        return nb::int_(*reinterpret_cast<const int64_t*>(p));
+      case kHalf:
+        return nb::float_(float(*reinterpret_cast<const Half*>(p)));
+      case kBFloat16:
+        return nb::float_(float(*reinterpret_cast<const BFloat16*>(p)));
+      case kFloat:
+        return nb::float_(*reinterpret_cast<const float*>(p));
+      default:
+        return nb::float_(*reinterpret_cast<const double*>(p));
     }
   };
   if (t.dim() == 0) return elem(0);
@@ -224,7 +265,8 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
         if (!PyIndex_Check(v)) {
           Tensor* t = nullptr;
           if (nb::try_cast<Tensor*>(nb::handle(v), t) && t) return t->item().to_long();
-          throw nb::type_error("slice indices must be integers or None or have an __index__ method");
+          throw nb::type_error(
+              "slice indices must be integers or None or have an __index__ method");
         }
         nb::object i = nb::steal(PyNumber_Index(v));
         return int64_t(PyLong_AsLongLong(i.ptr()));
@@ -243,10 +285,10 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
         Tensor t = tensor_from_data(h, std::nullopt);
         // An empty list indexes nothing; torch reads it as int64, not the default float.
         out.emplace_back(t.numel() == 0 && t.is_floating_point() ? to_dtype(t, kLong) : t);
-      }
-      else
-        throw nb::index_error("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                              "byte Variables are valid indices");
+      } else
+        throw nb::index_error(
+            "only integers, slices (`:`), ellipsis (`...`), None and long or "
+            "byte Variables are valid indices");
     }
   };
   if (PyTuple_Check(idx.ptr())) {
@@ -259,81 +301,170 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
 
 void bind_tensor(nb::module_& m) {
   nb::class_<Tensor> cls(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable(),
-                        nb::type_slots(tensor_gc_slots));
-  cls.def("__init__", [](Tensor* self, nb::args args) {
-        if (args.size() == 0) {
-          new (self) Tensor(empty({0}, default_dtype()));
-        } else if (args.size() == 1 && nb::isinstance<Tensor>(args[0])) {
-          new (self) Tensor(nb::cast<Tensor&>(args[0]));
-        } else if (args.size() == 1 && !PyLong_Check(args[0].ptr())) {
-          new (self) Tensor(tensor_from_data(args[0], default_dtype()));
-        } else {
-          new (self) Tensor(empty(int_varargs(args, "size"), default_dtype()));
-        }
-      })
-      .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.sizes()); })
-      .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); })
-      .def_prop_ro("ndim", &Tensor::dim)
-      .def_prop_ro("_device_str", [](const Tensor& t) { return t.device().str(); })
-      .def_prop_ro("is_cuda", [](const Tensor&) { return false; })
-      .def_prop_ro("is_sparse", [](const Tensor&) { return false; })
-      .def_prop_ro("is_quantized", [](const Tensor&) { return false; })
-      .def_prop_ro("is_meta", [](const Tensor&) { return false; })
-      .def_prop_ro("_version", &Tensor::_version)
-      .def_prop_ro("_is_view", [](const Tensor& t) {
-        auto* m = autograd::meta_if(t);
-        return m && m->is_view;
-      })
-      .def("size", [](const Tensor& t, nb::object dim) -> nb::object {
-        if (dim.is_none()) return make_size(t.sizes());
-        return nb::int_(t.size(nb::cast<int64_t>(dim)));
-      }, nb::arg("dim") = nb::none())
-      .def("stride", [](const Tensor& t, nb::object dim) -> nb::object {
-        if (dim.is_none()) return nb::tuple(nb::cast(t.strides().vec()));
-        return nb::int_(t.stride(nb::cast<int64_t>(dim)));
-      }, nb::arg("dim") = nb::none())
-      .def("dim", &Tensor::dim)
-      .def("ndimension", &Tensor::dim)
-      .def("numel", &Tensor::numel)
-      .def("nelement", &Tensor::numel)
-      .def("element_size", &Tensor::element_size)
-      .def("storage_offset", &Tensor::storage_offset)
-      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
-      .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); })
-      .def("_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); })
-      .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
-           nb::arg("memory_format") = nb::none())
-      .def("is_floating_point", &Tensor::is_floating_point)
-      .def("is_complex", [](const Tensor&) { return false; })
-      .def("item", [](const Tensor& t) { return t.item(); })
-      .def("tolist", &tolist)
-      .def("numpy", [](const Tensor& t, bool force) {
-        EMBER_CHECK(force || !t.requires_grad(), "Can't call numpy() on Tensor that requires grad. "
-                    "Use tensor.detach().numpy() instead.");
-        return to_numpy(t);
-      }, nb::arg("force") = false)
-      .def("__len__", [](const Tensor& t) {
-        if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
-        return t.sizes()[0];
-      })
-      .def("__getitem__", [](const Tensor& t, nb::handle idx) { return getitem(t, parse_index(idx)); },
-           nb::arg("index").none())
-      .def("__setitem__", [](Tensor& t, nb::handle idx, nb::handle value) {
-        Tensor v;
-        Tensor* vt = nullptr;
-        Scalar s;
-        if (nb::try_cast<Tensor*>(value, vt) && vt) v = *vt;
-        else if (scalar_from_python(value, s)) v = scalar_tensor(s, t.dtype());
-        else v = tensor_from_data(value, t.dtype());
-        setitem(t, parse_index(idx), v);
-      }, nb::arg("index").none(), nb::arg("value").none());
-  m.def("_tensor", &tensor_from_data, nb::arg("data"), nb::arg("dtype") = nb::none());
-  m.def("from_numpy", [](AnyArray a) { return from_numpy(a); });
-  m.def("_from_numpy_any", [](nb::handle h) -> Tensor {
-    AnyArray a;
-    if (!nb::try_cast(h, a)) throw nb::type_error(("expected np.ndarray (got " + std::string(nb::type_name(h.type()).c_str()) + ")").c_str());
-    return from_numpy(a);
-  });
+                         nb::type_slots(tensor_gc_slots),
+                         "Tensor(data) or Tensor(*size) -> Tensor\n\n"
+                         "An n-dimensional array of one dtype with autograd history; construct "
+                         "one with ember.tensor, the factories, or this legacy constructor.");
+  cls.def(
+         "__init__",
+         [](Tensor* self, nb::args args) {
+           if (args.size() == 0) {
+             new (self) Tensor(empty({0}, default_dtype()));
+           } else if (args.size() == 1 && nb::isinstance<Tensor>(args[0])) {
+             new (self) Tensor(nb::cast<Tensor&>(args[0]));
+           } else if (args.size() == 1 && !PyLong_Check(args[0].ptr())) {
+             new (self) Tensor(tensor_from_data(args[0], default_dtype()));
+           } else {
+             new (self) Tensor(empty(int_varargs(args, "size"), default_dtype()));
+           }
+         },
+         nb::arg("args"),
+         doc("__init__(*args)",
+             "No argument: an empty tensor; a tensor: shares it; data: a copy in the default "
+             "dtype; ints: an uninitialized tensor of that size."))
+      .def_prop_ro(
+          "shape", [](const Tensor& t) { return make_size(t.sizes()); },
+          doc("shape -> Size", "The size of each dim, as an ember.Size."))
+      .def_prop_ro(
+          "dtype", [](const Tensor& t) { return t.dtype(); },
+          doc("dtype -> dtype", "The element type."))
+      .def_prop_ro("ndim", &Tensor::dim, doc("ndim -> int", "The number of dims."))
+      .def_prop_ro(
+          "_device_str", [](const Tensor& t) { return t.device().str(); },
+          doc("_device_str -> str", "The device name ('cpu'), behind Tensor.device."))
+      .def_prop_ro(
+          "is_cuda", [](const Tensor&) { return false; },
+          doc("is_cuda -> bool", "Always False: ember tensors live on the CPU."))
+      .def_prop_ro(
+          "is_sparse", [](const Tensor&) { return false; },
+          doc("is_sparse -> bool", "Always False: ember tensors are dense."))
+      .def_prop_ro(
+          "is_quantized", [](const Tensor&) { return false; },
+          doc("is_quantized -> bool", "Always False: ember has no quantized tensors."))
+      .def_prop_ro(
+          "is_meta", [](const Tensor&) { return false; },
+          doc("is_meta -> bool", "Always False: ember tensors have storage."))
+      .def_prop_ro(
+          "_version", &Tensor::_version,
+          doc("_version -> int", "A counter bumped by every in-place change of the storage."))
+      .def_prop_ro(
+          "_is_view",
+          [](const Tensor& t) {
+            auto* m = autograd::meta_if(t);
+            return m && m->is_view;
+          },
+          doc("_is_view -> bool", "Whether autograd tracks the tensor as a view of another."))
+      .def(
+          "size",
+          [](const Tensor& t, nb::object dim) -> nb::object {
+            if (dim.is_none()) return make_size(t.sizes());
+            return nb::int_(t.size(nb::cast<int64_t>(dim)));
+          },
+          nb::arg("dim") = nb::none(),
+          doc("size(dim=None) -> Size or int", "The shape, or the size of one dim."))
+      .def(
+          "stride",
+          [](const Tensor& t, nb::object dim) -> nb::object {
+            if (dim.is_none()) return nb::tuple(nb::cast(t.strides().vec()));
+            return nb::int_(t.stride(nb::cast<int64_t>(dim)));
+          },
+          nb::arg("dim") = nb::none(),
+          doc("stride(dim=None) -> Tuple or int",
+              "The step in elements between neighbours along each dim, or along one dim."))
+      .def("dim", &Tensor::dim, doc("dim() -> int", "The number of dims."))
+      .def("ndimension", &Tensor::dim, doc("ndimension() -> int", "Another name for dim()."))
+      .def("numel", &Tensor::numel, doc("numel() -> int", "The number of elements."))
+      .def("nelement", &Tensor::numel, doc("nelement() -> int", "Another name for numel()."))
+      .def("element_size", &Tensor::element_size,
+           doc("element_size() -> int", "The size of one element in bytes."))
+      .def("storage_offset", &Tensor::storage_offset,
+           doc("storage_offset() -> int",
+               "Where the first element sits in the storage, in elements."))
+      .def(
+          "data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); },
+          doc("data_ptr() -> int", "The address of the first element."))
+      .def(
+          "_storage_ptr",
+          [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); },
+          doc("_storage_ptr() -> int", "The address of the start of the storage."))
+      .def(
+          "_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); },
+          doc("_storage_nbytes() -> int", "The size of the storage in bytes."))
+      .def(
+          "is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
+          nb::arg("memory_format") = nb::none(),
+          doc("is_contiguous(memory_format=torch.contiguous_format) -> bool",
+              "Whether the elements lie in memory in row-major order without gaps."))
+      .def("is_floating_point", &Tensor::is_floating_point,
+           doc("is_floating_point() -> bool", "Whether the dtype is a floating-point type."))
+      .def(
+          "is_complex", [](const Tensor&) { return false; },
+          doc("is_complex() -> bool", "Always False: ember has no complex dtypes."))
+      .def(
+          "item", [](const Tensor& t) { return t.item(); },
+          doc("item() -> number", "The value of a one-element tensor as a Python number."))
+      .def("tolist", &tolist,
+           doc("tolist() -> list or number", "The elements as (nested) Python lists of numbers."))
+      .def(
+          "numpy",
+          [](const Tensor& t, bool force) {
+            EMBER_CHECK(force || !t.requires_grad(),
+                        "Can't call numpy() on Tensor that requires grad. "
+                        "Use tensor.detach().numpy() instead.");
+            return to_numpy(t);
+          },
+          nb::arg("force") = false,
+          doc("numpy(*, force=False) -> numpy.ndarray",
+              "A numpy array sharing the tensor's memory (force allows tensors that require "
+              "grad)."))
+      .def(
+          "__len__",
+          [](const Tensor& t) {
+            if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
+            return t.sizes()[0];
+          },
+          doc("__len__() -> int", "The size of the first dim."))
+      .def(
+          "__getitem__",
+          [](const Tensor& t, nb::handle idx) { return getitem(t, parse_index(idx)); },
+          nb::arg("index").none(),
+          doc("__getitem__(index) -> Tensor",
+              "Indexing with ints, slices, None, Ellipsis, bool and integer tensors, as numpy."))
+      .def(
+          "__setitem__",
+          [](Tensor& t, nb::handle idx, nb::handle value) {
+            Tensor v;
+            Tensor* vt = nullptr;
+            Scalar s;
+            if (nb::try_cast<Tensor*>(value, vt) && vt) v = *vt;
+            else if (scalar_from_python(value, s)) v = scalar_tensor(s, t.dtype());
+            else v = tensor_from_data(value, t.dtype());
+            setitem(t, parse_index(idx), v);
+          },
+          nb::arg("index").none(), nb::arg("value").none(),
+          doc("__setitem__(index, value) -> None",
+              "Writes value (a tensor, number or nested list) into the indexed elements."));
+  m.def("_tensor", &tensor_from_data, nb::arg("data"), nb::arg("dtype") = nb::none(),
+        doc("_tensor(data, dtype=None) -> Tensor",
+            "A new tensor copied from nested lists, numbers, numpy arrays or tensors (behind "
+            "ember.tensor)."));
+  m.def(
+      "from_numpy", [](AnyArray a) { return from_numpy(a); }, nb::arg("ndarray"),
+      doc("from_numpy(ndarray) -> Tensor",
+          "A tensor sharing the memory of a numpy array; changes to one show in the other."));
+  m.def(
+      "_from_numpy_any",
+      [](nb::handle h) -> Tensor {
+        AnyArray a;
+        if (!nb::try_cast(h, a))
+          throw nb::type_error(
+              ("expected np.ndarray (got " + std::string(nb::type_name(h.type()).c_str()) + ")")
+                  .c_str());
+        return from_numpy(a);
+      },
+      nb::arg("obj").none(),
+      doc("_from_numpy_any(obj) -> Tensor",
+          "from_numpy() with torch's TypeError for a non-array."));
 }
 
 }  // namespace ember::py

@@ -69,7 +69,10 @@ class _Stateless(Module):
 
 
 class Threshold(Module):
-    """y = x if x > threshold else value."""
+    """Threshold(threshold, value, inplace=False)
+
+    y = x if x > threshold else value.
+    """
 
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
@@ -85,13 +88,19 @@ class Threshold(Module):
 
 
 class ReLU(_InplaceOnly):
-    """max(0, x)."""
+    """ReLU(inplace=False)
+
+    max(0, x).
+    """
 
     _fn = "relu"
 
 
 class RReLU(Module):
-    """Leaky ReLU with a random slope in [lower, upper] while training."""
+    """RReLU(lower=0.125, upper=0.3333333333333333, inplace=False)
+
+    Leaky ReLU with a random slope in [lower, upper] while training.
+    """
 
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
@@ -107,7 +116,10 @@ class RReLU(Module):
 
 
 class Hardtanh(Module):
-    """clamp(x, min_val, max_val)."""
+    """Hardtanh(min_val=-1.0, max_val=1.0, inplace=False)
+
+    clamp(x, min_val, max_val).
+    """
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
@@ -125,7 +137,10 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
-    """min(max(0, x), 6)."""
+    """ReLU6(inplace=False)
+
+    min(max(0, x), 6).
+    """
 
     def __init__(self, inplace=False):
         super().__init__(0.0, 6.0, inplace)
@@ -135,21 +150,30 @@ class ReLU6(Hardtanh):
 
 
 class Sigmoid(Module):
-    """1 / (1 + exp(-x))."""
+    """Sigmoid(*args, **kwargs)
+
+    1 / (1 + exp(-x)).
+    """
 
     def forward(self, input):
         return sigmoid(input)
 
 
 class Tanh(Module):
-    """tanh(x)."""
+    """Tanh(*args, **kwargs)
+
+    tanh(x).
+    """
 
     def forward(self, input):
         return tanh(input)
 
 
 class Hardsigmoid(_InplaceOnly):
-    """Piecewise-linear sigmoid: clamp(x / 6 + 1 / 2, 0, 1)."""
+    """Hardsigmoid(inplace=False)
+
+    Piecewise-linear sigmoid: clamp(x / 6 + 1 / 2, 0, 1).
+    """
 
     _fn = "hardsigmoid"
 
@@ -158,7 +182,10 @@ class Hardsigmoid(_InplaceOnly):
 
 
 class Hardswish(_InplaceOnly):
-    """x * hardsigmoid(x)."""
+    """Hardswish(inplace=False)
+
+    x * hardsigmoid(x).
+    """
 
     _fn = "hardswish"
 
@@ -167,25 +194,37 @@ class Hardswish(_InplaceOnly):
 
 
 class SiLU(_InplaceOnly):
-    """x * sigmoid(x)."""
+    """SiLU(inplace=False)
+
+    x * sigmoid(x).
+    """
 
     _fn = "silu"
 
 
 class Mish(_InplaceOnly):
-    """x * tanh(softplus(x))."""
+    """Mish(inplace=False)
+
+    x * tanh(softplus(x)).
+    """
 
     _fn = "mish"
 
 
 class SELU(_InplaceOnly):
-    """scale * elu(x, alpha) with the self-normalising constants."""
+    """SELU(inplace=False)
+
+    scale * elu(x, alpha) with the self-normalising constants.
+    """
 
     _fn = "selu"
 
 
 class ELU(Module):
-    """x if x > 0 else alpha * (exp(x) - 1)."""
+    """ELU(alpha=1.0, inplace=False)
+
+    x if x > 0 else alpha * (exp(x) - 1).
+    """
 
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
@@ -200,14 +239,20 @@ class ELU(Module):
 
 
 class CELU(ELU):
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """CELU(alpha=1.0, inplace=False)
+
+    max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+    """
 
     def forward(self, input):
         return F.celu(input, self.alpha, self.inplace)
 
 
 class GLU(Module):
-    """First half of `dim` times the sigmoid of the second half."""
+    """GLU(dim=-1)
+
+    First half of `dim` times the sigmoid of the second half.
+    """
 
     def __init__(self, dim=-1):
         super().__init__()
@@ -221,7 +266,10 @@ class GLU(Module):
 
 
 class GELU(Module):
-    """x * Phi(x), exact or with the tanh approximation."""
+    """GELU(approximate='none')
+
+    x * Phi(x), exact or with the tanh approximation.
+    """
 
     def __init__(self, approximate="none"):
         super().__init__()
@@ -235,7 +283,10 @@ class GELU(Module):
 
 
 class Hardshrink(Module):
-    """x where |x| > lambd, else 0."""
+    """Hardshrink(lambd=0.5)
+
+    x where |x| > lambd, else 0.
+    """
 
     def __init__(self, lambd=0.5):
         super().__init__()
@@ -249,7 +300,10 @@ class Hardshrink(Module):
 
 
 class Softshrink(Hardshrink):
-    """x - lambd * sign(x) where |x| > lambd, else 0."""
+    """Softshrink(lambd=0.5)
+
+    x - lambd * sign(x) where |x| > lambd, else 0.
+    """
 
     def forward(self, input):
         return F.softshrink(input, self.lambd)
@@ -259,7 +313,10 @@ class Softshrink(Hardshrink):
 
 
 class LeakyReLU(Module):
-    """x if x >= 0 else negative_slope * x."""
+    """LeakyReLU(negative_slope=0.01, inplace=False)
+
+    x if x >= 0 else negative_slope * x.
+    """
 
     def __init__(self, negative_slope=1e-2, inplace=False):
         super().__init__()
@@ -274,25 +331,37 @@ class LeakyReLU(Module):
 
 
 class LogSigmoid(_Stateless):
-    """log(sigmoid(x))."""
+    """LogSigmoid(*args, **kwargs)
+
+    log(sigmoid(x)).
+    """
 
     _fn = "logsigmoid"
 
 
 class Softsign(_Stateless):
-    """x / (1 + |x|)."""
+    """Softsign(*args, **kwargs)
+
+    x / (1 + |x|).
+    """
 
     _fn = "softsign"
 
 
 class Tanhshrink(_Stateless):
-    """x - tanh(x)."""
+    """Tanhshrink(*args, **kwargs)
+
+    x - tanh(x).
+    """
 
     _fn = "tanhshrink"
 
 
 class Softplus(Module):
-    """log(1 + exp(beta * x)) / beta, linear above `threshold`."""
+    """Softplus(beta=1.0, threshold=20.0)
+
+    log(1 + exp(beta * x)) / beta, linear above `threshold`.
+    """
 
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__()
@@ -307,7 +376,10 @@ class Softplus(Module):
 
 
 class PReLU(Module):
-    """max(0, x) + weight * min(0, x) with a learnt weight (one, or one per channel)."""
+    """PReLU(num_parameters=1, init=0.25, device=None, dtype=None)
+
+    max(0, x) + weight * min(0, x) with a learnt weight (one, or one per channel).
+    """
 
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         self.num_parameters = num_parameters
@@ -341,25 +413,37 @@ class _SoftmaxLike(Module):
 
 
 class Softmin(_SoftmaxLike):
-    """softmax(-x) along `dim`."""
+    """Softmin(dim=None)
+
+    softmax(-x) along `dim`.
+    """
 
     _fn = "softmin"
 
 
 class Softmax(_SoftmaxLike):
-    """exp(x) / sum(exp(x)) along `dim`."""
+    """Softmax(dim=None)
+
+    exp(x) / sum(exp(x)) along `dim`.
+    """
 
     _fn = "softmax"
 
 
 class LogSoftmax(_SoftmaxLike):
-    """log(softmax(x)) along `dim`."""
+    """LogSoftmax(dim=None)
+
+    log(softmax(x)) along `dim`.
+    """
 
     _fn = "log_softmax"
 
 
 class Softmax2d(Module):
-    """Softmax over the channel dim of (N, C, H, W) or (C, H, W) input."""
+    """Softmax2d(*args, **kwargs)
+
+    Softmax over the channel dim of (N, C, H, W) or (C, H, W) input.
+    """
 
     def forward(self, input):
         if input.dim() not in (3, 4):

@@ -15,7 +15,11 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class MultiheadAttention(Module):
-    """Attention over `num_heads` heads with packed in-projection (in_proj_weight) and out_proj."""
+    """MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+        add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None, dtype=None)
+
+    Attention over `num_heads` heads with packed in-projection (in_proj_weight) and out_proj.
+    """
 
     __constants__ = ["batch_first"]
 

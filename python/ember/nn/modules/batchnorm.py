@@ -113,7 +113,11 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization over (N, C) or (N, C, L) input."""
+    """BatchNorm1d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
+        device=None, dtype=None, *, bias=True)
+
+    Batch normalization over (N, C) or (N, C, L) input.
+    """
 
     def _check_input_dim(self, input):
         if input.dim() != 2 and input.dim() != 3:
@@ -121,7 +125,11 @@ class BatchNorm1d(_BatchNorm):
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization over (N, C, H, W) input."""
+    """BatchNorm2d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
+        device=None, dtype=None, *, bias=True)
+
+    Batch normalization over (N, C, H, W) input.
+    """
 
     def _check_input_dim(self, input):
         if input.dim() != 4:
@@ -129,7 +137,11 @@ class BatchNorm2d(_BatchNorm):
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalization over (N, C, D, H, W) input."""
+    """BatchNorm3d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
+        device=None, dtype=None, *, bias=True)
+
+    Batch normalization over (N, C, D, H, W) input.
+    """
 
     def _check_input_dim(self, input):
         if input.dim() != 5:
@@ -195,18 +207,30 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Per-sample, per-channel normalization of (N, C, L) or (C, L) input."""
+    """InstanceNorm1d(num_features, eps=1e-05, momentum=0.1, affine=False,
+        track_running_stats=False, device=None, dtype=None, *, bias=True)
+
+    Per-sample, per-channel normalization of (N, C, L) or (C, L) input.
+    """
 
     _no_batch_dim = 2
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Per-sample, per-channel normalization of (N, C, H, W) or (C, H, W) input."""
+    """InstanceNorm2d(num_features, eps=1e-05, momentum=0.1, affine=False,
+        track_running_stats=False, device=None, dtype=None, *, bias=True)
+
+    Per-sample, per-channel normalization of (N, C, H, W) or (C, H, W) input.
+    """
 
     _no_batch_dim = 3
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Per-sample, per-channel normalization of 5-D (or unbatched 4-D) input."""
+    """InstanceNorm3d(num_features, eps=1e-05, momentum=0.1, affine=False,
+        track_running_stats=False, device=None, dtype=None, *, bias=True)
+
+    Per-sample, per-channel normalization of 5-D (or unbatched 4-D) input.
+    """
 
     _no_batch_dim = 4

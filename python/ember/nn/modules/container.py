@@ -14,7 +14,10 @@ __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList
 
 
 class Container(Module):
-    """Deprecated: a Module whose keyword arguments become children."""
+    """Container(**kwargs)
+
+    Deprecated: a Module whose keyword arguments become children.
+    """
 
     def __init__(self, **kwargs):
         super().__init__()
@@ -30,7 +33,10 @@ def _abs_index(idx, n, cls_name):
 
 
 class Sequential(Module):
-    """Chains modules: the output of each is the input of the next."""
+    """Sequential(*args)
+
+    Chains modules: the output of each is the input of the next.
+    """
 
     def __init__(self, *args):
         super().__init__()
@@ -149,7 +155,10 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules, registered as children named '0', '1', ..."""
+    """ModuleList(modules=None)
+
+    A list of modules, registered as children named '0', '1', ...
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -248,7 +257,10 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """An ordered dict of modules, registered as children under their keys."""
+    """ModuleDict(modules=None)
+
+    An ordered dict of modules, registered as children under their keys.
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -329,7 +341,10 @@ def _param_repr(kind, p, type_name=False):
 
 
 class ParameterList(Module):
-    """A list of parameters; plain tensors are wrapped into Parameters."""
+    """ParameterList(values=None)
+
+    A list of parameters; plain tensors are wrapped into Parameters.
+    """
 
     def __init__(self, values=None):
         super().__init__()
@@ -392,7 +407,10 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """An ordered dict of parameters; plain tensors are wrapped into Parameters."""
+    """ParameterDict(parameters=None)
+
+    An ordered dict of parameters; plain tensors are wrapped into Parameters.
+    """
 
     def __init__(self, parameters=None):
         super().__init__()

@@ -168,21 +168,33 @@ class _Conv(_ConvNd):
 
 
 class Conv1d(_Conv):
-    """1-D convolution over (N, C_in, L) or (C_in, L) input."""
+    """Conv1d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+        bias=True, padding_mode='zeros', device=None, dtype=None)
+
+    1-D convolution over (N, C_in, L) or (C_in, L) input.
+    """
 
     _ntuple = staticmethod(_single)
     _fn = "conv1d"
 
 
 class Conv2d(_Conv):
-    """2-D convolution over (N, C_in, H, W) or (C_in, H, W) input."""
+    """Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+        bias=True, padding_mode='zeros', device=None, dtype=None)
+
+    2-D convolution over (N, C_in, H, W) or (C_in, H, W) input.
+    """
 
     _ntuple = staticmethod(_pair)
     _fn = "conv2d"
 
 
 class Conv3d(_Conv):
-    """3-D convolution over (N, C_in, D, H, W) or unbatched input."""
+    """Conv3d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+        bias=True, padding_mode='zeros', device=None, dtype=None)
+
+    3-D convolution over (N, C_in, D, H, W) or unbatched input.
+    """
 
     _ntuple = staticmethod(_triple)
     _fn = "conv3d"
@@ -280,21 +292,36 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    """1-D transposed convolution (the gradient of Conv1d)."""
+    """ConvTranspose1d(in_channels, out_channels, kernel_size, stride=1, padding=0,
+        output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros', device=None,
+        dtype=None)
+
+    1-D transposed convolution (the gradient of Conv1d).
+    """
 
     _ntuple = staticmethod(_single)
     _fn = "conv_transpose1d"
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    """2-D transposed convolution (the gradient of Conv2d)."""
+    """ConvTranspose2d(in_channels, out_channels, kernel_size, stride=1, padding=0,
+        output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros', device=None,
+        dtype=None)
+
+    2-D transposed convolution (the gradient of Conv2d).
+    """
 
     _ntuple = staticmethod(_pair)
     _fn = "conv_transpose2d"
 
 
 class ConvTranspose3d(_ConvTransposeNd):
-    """3-D transposed convolution (the gradient of Conv3d)."""
+    """ConvTranspose3d(in_channels, out_channels, kernel_size, stride=1, padding=0,
+        output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros', device=None,
+        dtype=None)
+
+    3-D transposed convolution (the gradient of Conv3d).
+    """
 
     _ntuple = staticmethod(_triple)
     _fn = "conv_transpose3d"

@@ -19,42 +19,60 @@ class _DropoutNd(Module):
 
 
 class Dropout(_DropoutNd):
-    """Zeroes elements with probability p in training and scales the rest by 1/(1-p)."""
+    """Dropout(p=0.5, inplace=False)
+
+    Zeroes elements with probability p in training and scales the rest by 1/(1-p).
+    """
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
-    """Zeroes whole channels of (N, C, L) input in training."""
+    """Dropout1d(p=0.5, inplace=False)
+
+    Zeroes whole channels of (N, C, L) input in training.
+    """
 
     def forward(self, input):
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
-    """Zeroes whole channels of (N, C, H, W) input in training."""
+    """Dropout2d(p=0.5, inplace=False)
+
+    Zeroes whole channels of (N, C, H, W) input in training.
+    """
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
-    """Zeroes whole channels of (N, C, D, H, W) input in training."""
+    """Dropout3d(p=0.5, inplace=False)
+
+    Zeroes whole channels of (N, C, D, H, W) input in training.
+    """
 
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(_DropoutNd):
-    """Dropout that keeps SELU activations self-normalising."""
+    """AlphaDropout(p=0.5, inplace=False)
+
+    Dropout that keeps SELU activations self-normalising.
+    """
 
     def forward(self, input):
         return F.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
-    """AlphaDropout of whole channels."""
+    """FeatureAlphaDropout(p=0.5, inplace=False)
+
+    AlphaDropout of whole channels.
+    """
 
     def forward(self, input):
         return F.feature_alpha_dropout(input, self.p, self.training)

@@ -15,7 +15,10 @@ __all__ = [
 
 
 class Flatten(Module):
-    """Flattens dims start_dim..end_dim into one."""
+    """Flatten(start_dim=1, end_dim=-1)
+
+    Flattens dims start_dim..end_dim into one.
+    """
 
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
@@ -30,7 +33,10 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    """Splits dim `dim` into `unflattened_size`."""
+    """Unflatten(dim, unflattened_size)
+
+    Splits dim `dim` into `unflattened_size`.
+    """
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
@@ -59,7 +65,10 @@ class Unflatten(Module):
 
 
 class PairwiseDistance(Module):
-    """The p-norm distance between rows of x1 and x2."""
+    """PairwiseDistance(p=2.0, eps=1e-06, keepdim=False)
+
+    The p-norm distance between rows of x1 and x2.
+    """
 
     def __init__(self, p=2.0, eps=1e-6, keepdim=False):
         super().__init__()
@@ -72,7 +81,10 @@ class PairwiseDistance(Module):
 
 
 class CosineSimilarity(Module):
-    """Cosine of the angle between x1 and x2 along `dim`."""
+    """CosineSimilarity(dim=1, eps=1e-08)
+
+    Cosine of the angle between x1 and x2 along `dim`.
+    """
 
     def __init__(self, dim=1, eps=1e-8):
         super().__init__()
@@ -84,7 +96,10 @@ class CosineSimilarity(Module):
 
 
 class PixelShuffle(Module):
-    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    """PixelShuffle(upscale_factor)
+
+    (*, C r^2, H, W) -> (*, C, H r, W r).
+    """
 
     def __init__(self, upscale_factor):
         super().__init__()
@@ -98,7 +113,10 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    """PixelUnshuffle(downscale_factor)
+
+    (*, C, H r, W r) -> (*, C r^2, H, W).
+    """
 
     def __init__(self, downscale_factor):
         super().__init__()
@@ -112,7 +130,10 @@ class PixelUnshuffle(Module):
 
 
 class ChannelShuffle(Module):
-    """Interleaves channel groups (ShuffleNet)."""
+    """ChannelShuffle(groups)
+
+    Interleaves channel groups (ShuffleNet).
+    """
 
     def __init__(self, groups):
         super().__init__()

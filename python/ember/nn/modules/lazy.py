@@ -77,7 +77,10 @@ def _in_channels(module, input):
 
 
 class LazyLinear(LazyModuleMixin, Linear):
-    """Linear whose in_features is the last dim of the first input."""
+    """LazyLinear(out_features, bias=True, device=None, dtype=None)
+
+    Linear whose in_features is the last dim of the first input.
+    """
 
     cls_to_become = Linear
 

@@ -12,7 +12,10 @@ __all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
-    """Returns its input; ignores constructor arguments."""
+    """Identity(*args, **kwargs)
+
+    Returns its input; ignores constructor arguments.
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -27,7 +30,10 @@ def _register_bias(module, bias, size, dtype):
 
 
 class Linear(Module):
-    """y = x A^T + b."""
+    """Linear(in_features, out_features, bias=True, device=None, dtype=None)
+
+    y = x A^T + b.
+    """
 
     __constants__ = ["in_features", "out_features"]
 
@@ -61,7 +67,10 @@ class Linear(Module):
 
 
 class Bilinear(Module):
-    """y = x1^T A x2 + b."""
+    """Bilinear(in1_features, in2_features, out_features, bias=True, device=None, dtype=None)
+
+    y = x1^T A x2 + b.
+    """
 
     def __init__(
         self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None

@@ -63,21 +63,30 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
-    """Mean (or sum) absolute error."""
+    """L1Loss(size_average=None, reduce=None, reduction='mean')
+
+    Mean (or sum) absolute error.
+    """
 
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
-    """Mean (or sum) squared error."""
+    """MSELoss(size_average=None, reduce=None, reduction='mean')
+
+    Mean (or sum) squared error.
+    """
 
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class NLLLoss(_WeightedLoss):
-    """Negative log likelihood of class targets given log-probabilities."""
+    """NLLLoss(weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean')
+
+    Negative log likelihood of class targets given log-probabilities.
+    """
 
     def __init__(
         self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
@@ -96,7 +105,11 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """log_softmax + NLLLoss, with class-index or probability targets and label smoothing."""
+    """CrossEntropyLoss(weight=None, size_average=None, ignore_index=-100, reduce=None,
+        reduction='mean', label_smoothing=0.0)
+
+    log_softmax + NLLLoss, with class-index or probability targets and label smoothing.
+    """
 
     def __init__(
         self,
@@ -123,7 +136,11 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class PoissonNLLLoss(_Loss):
-    """Negative log likelihood of a Poisson target."""
+    """PoissonNLLLoss(log_input=True, full=False, size_average=None, eps=1e-08, reduce=None,
+        reduction='mean')
+
+    Negative log likelihood of a Poisson target.
+    """
 
     def __init__(
         self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"
@@ -145,7 +162,10 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """Negative log likelihood of a Gaussian target with predicted variance."""
+    """GaussianNLLLoss(*, full=False, eps=1e-06, reduction='mean')
+
+    Negative log likelihood of a Gaussian target with predicted variance.
+    """
 
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
         super().__init__(None, None, reduction)
@@ -159,7 +179,10 @@ class GaussianNLLLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """Kullback-Leibler divergence of target from input (log-probabilities)."""
+    """KLDivLoss(size_average=None, reduce=None, reduction='mean', log_target=False)
+
+    Kullback-Leibler divergence of target from input (log-probabilities).
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
         super().__init__(size_average, reduce, reduction)
@@ -170,14 +193,21 @@ class KLDivLoss(_Loss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities."""
+    """BCELoss(weight=None, size_average=None, reduce=None, reduction='mean')
+
+    Binary cross entropy of probabilities.
+    """
 
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    """sigmoid + BCELoss in one numerically stable step, with pos_weight."""
+    """BCEWithLogitsLoss(weight=None, size_average=None, reduce=None, reduction='mean',
+        pos_weight=None)
+
+    sigmoid + BCELoss in one numerically stable step, with pos_weight.
+    """
 
     def __init__(
         self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
@@ -193,7 +223,10 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    """x for y = 1, max(0, margin - x) for y = -1."""
+    """HingeEmbeddingLoss(margin=1.0, size_average=None, reduce=None, reduction='mean')
+
+    x for y = 1, max(0, margin - x) for y = -1.
+    """
 
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -204,14 +237,20 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class MultiLabelMarginLoss(_Loss):
-    """Multi-class multi-label hinge loss."""
+    """MultiLabelMarginLoss(size_average=None, reduce=None, reduction='mean')
+
+    Multi-class multi-label hinge loss.
+    """
 
     def forward(self, input, target):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
-    """Quadratic below `beta`, L1 above (scaled by 1 / beta)."""
+    """SmoothL1Loss(size_average=None, reduce=None, reduction='mean', beta=1.0)
+
+    Quadratic below `beta`, L1 above (scaled by 1 / beta).
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
         super().__init__(size_average, reduce, reduction)
@@ -222,7 +261,10 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Quadratic below `delta`, linear above."""
+    """HuberLoss(reduction='mean', delta=1.0)
+
+    Quadratic below `delta`, linear above.
+    """
 
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction=reduction)
@@ -233,14 +275,20 @@ class HuberLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
-    """log(1 + exp(-y x)) for y in {-1, 1}."""
+    """SoftMarginLoss(size_average=None, reduce=None, reduction='mean')
+
+    log(1 + exp(-y x)) for y in {-1, 1}.
+    """
 
     def forward(self, input, target):
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Per-class sigmoid cross entropy, averaged over classes."""
+    """MultiLabelSoftMarginLoss(weight=None, size_average=None, reduce=None, reduction='mean')
+
+    Per-class sigmoid cross entropy, averaged over classes.
+    """
 
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(
@@ -249,7 +297,10 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    """1 - cos(x1, x2) for y = 1, max(0, cos(x1, x2) - margin) for y = -1."""
+    """CosineEmbeddingLoss(margin=0.0, size_average=None, reduce=None, reduction='mean')
+
+    1 - cos(x1, x2) for y = 1, max(0, cos(x1, x2) - margin) for y = -1.
+    """
 
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -262,7 +313,10 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
-    """max(0, -y (x1 - x2) + margin)."""
+    """MarginRankingLoss(margin=0.0, size_average=None, reduce=None, reduction='mean')
+
+    max(0, -y (x1 - x2) + margin).
+    """
 
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -275,7 +329,11 @@ class MarginRankingLoss(_Loss):
 
 
 class MultiMarginLoss(_WeightedLoss):
-    """Multi-class hinge loss (p = 1 or 2)."""
+    """MultiMarginLoss(p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+        reduction='mean')
+
+    Multi-class hinge loss (p = 1 or 2).
+    """
 
     def __init__(
         self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
@@ -303,7 +361,11 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class TripletMarginLoss(_Loss):
-    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance."""
+    """TripletMarginLoss(margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None,
+        reduction='mean')
+
+    max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance.
+    """
 
     def __init__(
         self,
@@ -339,7 +401,11 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
-    """TripletMarginLoss with a custom distance function."""
+    """TripletMarginWithDistanceLoss(*, distance_function=None, margin=1.0, swap=False,
+        reduction='mean')
+
+    TripletMarginLoss with a custom distance function.
+    """
 
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
@@ -367,7 +433,10 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 class CTCLoss(_Loss):
-    """Connectionist temporal classification loss."""
+    """CTCLoss(blank=0, reduction='mean', zero_infinity=False)
+
+    Connectionist temporal classification loss.
+    """
 
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):
         super().__init__(reduction=reduction)

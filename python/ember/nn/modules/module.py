@@ -72,7 +72,10 @@ def _forward_unimplemented(self, *input):
 
 
 class Module:
-    """Base class for all neural network modules."""
+    """Module(*args, **kwargs)
+
+    Base class for all neural network modules.
+    """
 
     dump_patches = False
     _version = 1

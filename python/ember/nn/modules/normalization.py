@@ -34,7 +34,11 @@ def _reset_affine(module):
 
 
 class LayerNorm(Module):
-    """Normalizes over the trailing `normalized_shape` dims, with optional affine parameters."""
+    """LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None,
+        dtype=None)
+
+    Normalizes over the trailing `normalized_shape` dims, with optional affine parameters.
+    """
 
     def __init__(
         self,
@@ -68,7 +72,11 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    """Normalizes each of `num_groups` channel groups, with per-channel affine weight and bias."""
+    """GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None, *,
+        bias=True)
+
+    Normalizes each of `num_groups` channel groups, with per-channel affine weight and bias.
+    """
 
     def __init__(
         self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
@@ -98,7 +106,10 @@ class GroupNorm(Module):
 
 
 class RMSNorm(Module):
-    """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` dims."""
+    """RMSNorm(normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None)
+
+    x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` dims.
+    """
 
     def __init__(
         self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
@@ -127,7 +138,10 @@ class RMSNorm(Module):
 
 
 class LocalResponseNorm(Module):
-    """Normalizes each channel by the activity of its neighbouring channels."""
+    """LocalResponseNorm(size, alpha=0.0001, beta=0.75, k=1.0)
+
+    Normalizes each channel by the activity of its neighbouring channels.
+    """
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()

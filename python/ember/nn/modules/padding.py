@@ -56,19 +56,28 @@ class _ConstantPadNd(Module):
 
 
 class ConstantPad1d(_ConstantPadNd):
-    """Pads the last dim with a constant."""
+    """ConstantPad1d(padding, value)
+
+    Pads the last dim with a constant.
+    """
 
     ndim = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
-    """Pads the last two dims with a constant."""
+    """ConstantPad2d(padding, value)
+
+    Pads the last two dims with a constant.
+    """
 
     ndim = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
-    """Pads the last three dims with a constant."""
+    """ConstantPad3d(padding, value)
+
+    Pads the last three dims with a constant.
+    """
 
     ndim = 3
 
@@ -82,15 +91,24 @@ class _ZeroPad:
 
 
 class ZeroPad1d(_ZeroPad, ConstantPad1d):
-    """Pads the last dim with zeros."""
+    """ZeroPad1d(padding)
+
+    Pads the last dim with zeros.
+    """
 
 
 class ZeroPad2d(_ZeroPad, ConstantPad2d):
-    """Pads the last two dims with zeros."""
+    """ZeroPad2d(padding)
+
+    Pads the last two dims with zeros.
+    """
 
 
 class ZeroPad3d(_ZeroPad, ConstantPad3d):
-    """Pads the last three dims with zeros."""
+    """ZeroPad3d(padding)
+
+    Pads the last three dims with zeros.
+    """
 
 
 def _make(name, mode, ndim):

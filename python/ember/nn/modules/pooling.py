@@ -71,19 +71,31 @@ class _MaxPoolNd(_WindowPoolNd):
 
 
 class MaxPool1d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, L) input."""
+    """MaxPool1d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+        ceil_mode=False)
+
+    Max over sliding windows of (N, C, L) input.
+    """
 
     _fn = "max_pool1d"
 
 
 class MaxPool2d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, H, W) input."""
+    """MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+        ceil_mode=False)
+
+    Max over sliding windows of (N, C, H, W) input.
+    """
 
     _fn = "max_pool2d"
 
 
 class MaxPool3d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, D, H, W) input."""
+    """MaxPool3d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+        ceil_mode=False)
+
+    Max over sliding windows of (N, C, D, H, W) input.
+    """
 
     _fn = "max_pool3d"
 
@@ -93,7 +105,10 @@ class _AvgPoolNd(_WindowPoolNd):
 
 
 class AvgPool1d(_AvgPoolNd):
-    """Mean over sliding windows of (N, C, L) input."""
+    """AvgPool1d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)
+
+    Mean over sliding windows of (N, C, L) input.
+    """
 
     _ntuple = staticmethod(_single)
     _fn = "avg_pool1d"
@@ -110,7 +125,11 @@ class AvgPool1d(_AvgPoolNd):
 
 
 class AvgPool2d(_AvgPoolNd):
-    """Mean over sliding windows of (N, C, H, W) input."""
+    """AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+        divisor_override=None)
+
+    Mean over sliding windows of (N, C, H, W) input.
+    """
 
     _fn = "avg_pool2d"
 
@@ -133,7 +152,11 @@ class AvgPool2d(_AvgPoolNd):
 
 
 class AvgPool3d(AvgPool2d):
-    """Mean over sliding windows of (N, C, D, H, W) input."""
+    """AvgPool3d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+        divisor_override=None)
+
+    Mean over sliding windows of (N, C, D, H, W) input.
+    """
 
     _fn = "avg_pool3d"
 
@@ -210,14 +233,20 @@ class _MaxUnpoolNd(_WindowPoolNd):
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
-    """Partial inverse of MaxPool1d, given its indices."""
+    """MaxUnpool1d(kernel_size, stride=None, padding=0)
+
+    Partial inverse of MaxPool1d, given its indices.
+    """
 
     _ntuple = staticmethod(_single)
     _fn = "max_unpool1d"
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
-    """Partial inverse of MaxPool2d, given its indices."""
+    """MaxUnpool2d(kernel_size, stride=None, padding=0)
+
+    Partial inverse of MaxPool2d, given its indices.
+    """
 
     _ntuple = staticmethod(_pair)
     _fn = "max_unpool2d"

@@ -27,7 +27,11 @@ def _rnn_utils():
 
 
 class RNNBase(Module):
-    """Shared constructor, checks and forward of RNN, LSTM and GRU."""
+    """RNNBase(mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+        dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None)
+
+    Shared constructor, checks and forward of RNN, LSTM and GRU.
+    """
 
     def __init__(
         self,
@@ -274,7 +278,10 @@ class RNNBase(Module):
 
 
 class RNN(RNNBase):
-    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu)."""
+    """RNN(*args, **kwargs)
+
+    Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
+    """
 
     def __init__(self, *args, **kwargs):
         if "proj_size" in kwargs:
@@ -296,7 +303,10 @@ class RNN(RNNBase):
 
 
 class GRU(RNNBase):
-    """Gated recurrent unit layers (gates r, z, n)."""
+    """GRU(*args, **kwargs)
+
+    Gated recurrent unit layers (gates r, z, n).
+    """
 
     def __init__(self, *args, **kwargs):
         if "proj_size" in kwargs:
@@ -305,7 +315,10 @@ class GRU(RNNBase):
 
 
 class LSTM(RNNBase):
-    """Long short-term memory layers (gates i, f, g, o), with optional projection (proj_size)."""
+    """LSTM(*args, **kwargs)
+
+    Long short-term memory layers (gates i, f, g, o), with optional projection (proj_size).
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__("LSTM", *args, **kwargs)
@@ -336,7 +349,10 @@ class LSTM(RNNBase):
 
 
 class RNNCellBase(Module):
-    """Parameters, init and checks shared by the single-step cells."""
+    """RNNCellBase(input_size, hidden_size, bias, num_chunks, device=None, dtype=None)
+
+    Parameters, init and checks shared by the single-step cells.
+    """
 
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
@@ -392,7 +408,10 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    """One step of an Elman RNN."""
+    """RNNCell(input_size, hidden_size, bias=True, nonlinearity='tanh', device=None, dtype=None)
+
+    One step of an Elman RNN.
+    """
 
     def __init__(
         self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None
@@ -415,7 +434,10 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """One LSTM step: returns (h, c)."""
+    """LSTMCell(input_size, hidden_size, bias=True, device=None, dtype=None)
+
+    One LSTM step: returns (h, c).
+    """
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, dtype=dtype)
@@ -430,7 +452,10 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """One GRU step."""
+    """GRUCell(input_size, hidden_size, bias=True, device=None, dtype=None)
+
+    One GRU step.
+    """
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)

@@ -45,7 +45,12 @@ def _max_norm_repr(module):
 
 
 class Embedding(Module):
-    """A lookup table of `num_embeddings` vectors of size `embedding_dim`."""
+    """Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+        scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None,
+        dtype=None)
+
+    A lookup table of `num_embeddings` vectors of size `embedding_dim`.
+    """
 
     def __init__(
         self,
@@ -128,7 +133,12 @@ class Embedding(Module):
 
 
 class EmbeddingBag(Module):
-    """Sums, averages or maxes bags of embeddings without materialising them."""
+    """EmbeddingBag(num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+        scale_grad_by_freq=False, mode='mean', sparse=False, _weight=None,
+        include_last_offset=False, padding_idx=None, device=None, dtype=None)
+
+    Sums, averages or maxes bags of embeddings without materialising them.
+    """
 
     def __init__(
         self,

@@ -113,7 +113,12 @@ class _TransformerLayer(Module):
 
 
 class TransformerEncoderLayer(_TransformerLayer):
-    """Self-attention then feed-forward, each with residual, dropout and LayerNorm."""
+    """TransformerEncoderLayer(d_model, nhead, dim_feedforward=2048, dropout=0.1,
+        activation='relu', layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True,
+        device=None, dtype=None)
+
+    Self-attention then feed-forward, each with residual, dropout and LayerNorm.
+    """
 
     def __init__(
         self,
@@ -176,7 +181,12 @@ class TransformerEncoderLayer(_TransformerLayer):
 
 
 class TransformerDecoderLayer(_TransformerLayer):
-    """Self-attention, cross-attention over `memory`, then feed-forward."""
+    """TransformerDecoderLayer(d_model, nhead, dim_feedforward=2048, dropout=0.1,
+        activation='relu', layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True,
+        device=None, dtype=None)
+
+    Self-attention, cross-attention over `memory`, then feed-forward.
+    """
 
     def __init__(
         self,
@@ -250,7 +260,11 @@ class TransformerDecoderLayer(_TransformerLayer):
 
 
 class TransformerEncoder(Module):
-    """`num_layers` deep copies of `encoder_layer`, then an optional norm."""
+    """TransformerEncoder(encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
+        mask_check=True)
+
+    `num_layers` deep copies of `encoder_layer`, then an optional norm.
+    """
 
     def __init__(
         self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True
@@ -283,7 +297,10 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """`num_layers` deep copies of `decoder_layer`, then an optional norm."""
+    """TransformerDecoder(decoder_layer, num_layers, norm=None)
+
+    `num_layers` deep copies of `decoder_layer`, then an optional norm.
+    """
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
@@ -324,7 +341,13 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
-    """Encoder-decoder transformer (Vaswani et al.), parameters xavier-initialised as torch."""
+    """Transformer(d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+        dim_feedforward=2048, dropout=0.1, activation='relu', custom_encoder=None,
+        custom_decoder=None, layer_norm_eps=1e-05, batch_first=False, norm_first=False,
+        bias=True, device=None, dtype=None)
+
+    Encoder-decoder transformer (Vaswani et al.), parameters xavier-initialised as torch.
+    """
 
     def __init__(
         self,

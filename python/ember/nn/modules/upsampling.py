@@ -7,7 +7,11 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "U
 
 
 class Upsample(Module):
-    """Resizes by `size` or `scale_factor` with F.interpolate."""
+    """Upsample(size=None, scale_factor=None, mode='nearest', align_corners=None,
+        recompute_scale_factor=None)
+
+    Resizes by `size` or `scale_factor` with F.interpolate.
+    """
 
     def __init__(
         self,
@@ -47,21 +51,30 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """Nearest-neighbour 2-D upsampling."""
+    """UpsamplingNearest2d(size=None, scale_factor=None)
+
+    Nearest-neighbour 2-D upsampling.
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """Bilinear 2-D upsampling with align_corners=True."""
+    """UpsamplingBilinear2d(size=None, scale_factor=None)
+
+    Bilinear 2-D upsampling with align_corners=True.
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class Fold(Module):
-    """Combines sliding local blocks (N, C*prod(k), L) into (N, C, *output_size)."""
+    """Fold(output_size, kernel_size, dilation=1, padding=0, stride=1)
+
+    Combines sliding local blocks (N, C*prod(k), L) into (N, C, *output_size).
+    """
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
@@ -85,7 +98,10 @@ class Fold(Module):
 
 
 class Unfold(Module):
-    """Extracts sliding local blocks: (N, C, *) -> (N, C*prod(k), L)."""
+    """Unfold(kernel_size, dilation=1, padding=0, stride=1)
+
+    Extracts sliding local blocks: (N, C, *) -> (N, C*prod(k), L).
+    """
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()

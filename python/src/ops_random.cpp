@@ -1,0 +1,133 @@
+// Random sampling (csrc/ember/ops/random.cpp): the Generator class and the samplers behind
+// ember.rand/randn/randint/randperm, Tensor.uniform_/normal_/bernoulli_/random_, bernoulli,
+// multinomial and normal (Python signatures parsed in ember/_creation.py and _random_extra.py).
+#include <random>
+
+#include "common.h"
+
+namespace ember::py {
+
+namespace {
+using Gen = std::optional<GeneratorPtr>;
+GeneratorPtr gen_of(const Gen& g) { return g.value_or(nullptr); }
+}  // namespace
+
+void bind_random(nb::module_& m) {
+  nb::class_<Generator>(m, "Generator",
+                        "Generator(device='cpu') -> Generator\n\n"
+                        "A pseudo-random number generator with its own state, to pass as "
+                        "generator= to the sampling functions.")
+      .def(
+          "__init__", [](Generator* g, nb::handle) { new (g) Generator(); },
+          nb::arg("device") = nb::none(),
+          doc("__init__(device='cpu')", "Makes a generator seeded with the default seed."))
+      .def(
+          "manual_seed",
+          [](nb::handle self, uint64_t seed) {
+            nb::cast<Generator&>(self).manual_seed(seed);
+            return nb::borrow(self);
+          },
+          nb::arg("seed"),
+          doc("manual_seed(seed) -> Generator",
+              "Resets the state from seed and returns the generator."))
+      .def("initial_seed", &Generator::initial_seed,
+           doc("initial_seed() -> int", "The seed that the current state started from."))
+      .def(
+          "seed",
+          [](Generator& g) {
+            uint64_t s = std::random_device{}();
+            g.manual_seed(s);
+            return s;
+          },
+          doc("seed() -> int", "Reseeds from a nondeterministic source and returns the new seed."))
+      .def(
+          "get_state", [](const Generator& g) { return g.state(); },
+          doc("get_state() -> Tuple[int, int]",
+              "The generator's state, to restore with set_state()."))
+      .def(
+          "set_state",
+          [](Generator& g, std::pair<uint64_t, uint64_t> s) { g.set_state(s.first, s.second); },
+          nb::arg("new_state"),
+          doc("set_state(new_state) -> None", "Restores a state returned by get_state()."));
+  m.def(
+      "default_generator", [] { return default_generator(); },
+      doc("default_generator() -> Generator",
+          "The process-wide generator that sampling uses when none is given."));
+  auto size = nb::arg("size"), gen = nb::arg("generator"), dtype = nb::arg("dtype");
+  m.def(
+      "_rand",
+      [](std::vector<int64_t> size, Gen g, Dt dtype) {
+        return rand(size, gen_of(g), dtype.value_or(default_dtype()));
+      },
+      size, gen, dtype,
+      doc("_rand(size, generator, dtype) -> Tensor",
+          "Uniform samples from [0, 1) (behind ember.rand)."));
+  m.def(
+      "_randn",
+      [](std::vector<int64_t> size, Gen g, Dt dtype) {
+        return randn(size, gen_of(g), dtype.value_or(default_dtype()));
+      },
+      size, gen, dtype,
+      doc("_randn(size, generator, dtype) -> Tensor",
+          "Standard normal samples (behind ember.randn)."));
+  m.def(
+      "_randint",
+      [](int64_t low, int64_t high, std::vector<int64_t> size, Gen g, Dt dtype) {
+        return randint(low, high, size, gen_of(g), dtype.value_or(kLong));
+      },
+      nb::arg("low"), nb::arg("high"), size, gen, dtype,
+      doc("_randint(low, high, size, generator, dtype) -> Tensor",
+          "Uniform integers from [low, high) (behind ember.randint)."));
+  m.def(
+      "_randperm",
+      [](int64_t n, Gen g, Dt dtype) { return randperm(n, gen_of(g), dtype.value_or(kLong)); },
+      nb::arg("n"), gen, dtype,
+      doc("_randperm(n, generator, dtype) -> Tensor",
+          "A random permutation of 0..n-1 (behind ember.randperm)."));
+  m.def(
+      "_uniform_", [](Tensor& t, double a, double b, Gen g) { uniform_(t, a, b, gen_of(g)); },
+      nb::arg("self"), nb::arg("low"), nb::arg("high"), gen,
+      doc("_uniform_(self, low, high, generator) -> None",
+          "Fills self with uniform samples from [low, high) (behind Tensor.uniform_)."));
+  m.def(
+      "_normal_",
+      [](Tensor& t, double mean, double std, Gen g) { normal_(t, mean, std, gen_of(g)); },
+      nb::arg("self"), nb::arg("mean"), nb::arg("std"), gen,
+      doc("_normal_(self, mean, std, generator) -> None",
+          "Fills self with normal samples (behind Tensor.normal_)."));
+  m.def(
+      "_bernoulli_", [](Tensor& t, double p, Gen g) { bernoulli_(t, p, gen_of(g)); },
+      nb::arg("self"), nb::arg("p"), gen,
+      doc("_bernoulli_(self, p, generator) -> None",
+          "Fills self with ones (probability p) and zeros (behind Tensor.bernoulli_)."));
+  m.def(
+      "_random_",
+      [](Tensor& t, int64_t from, std::optional<int64_t> to, Gen g) {
+        random_(t, from, to, gen_of(g));
+      },
+      nb::arg("self"), nb::arg("low"), nb::arg("high"), gen,
+      doc("_random_(self, low, high, generator) -> None",
+          "Fills self with uniform integers from [low, high) (behind Tensor.random_)."));
+  m.def(
+      "_bernoulli", [](const Tensor& t, Gen g) { return bernoulli(t, gen_of(g)); },
+      nb::arg("input"), gen,
+      doc("_bernoulli(input, generator) -> Tensor",
+          "Ones with the probabilities in input, zeros elsewhere (behind ember.bernoulli)."));
+  m.def(
+      "_multinomial",
+      [](const Tensor& t, int64_t n, bool replacement, Gen g) {
+        return multinomial(t, n, replacement, gen_of(g));
+      },
+      nb::arg("input"), nb::arg("num_samples"), nb::arg("replacement"), gen,
+      doc("_multinomial(input, num_samples, replacement, generator) -> Tensor",
+          "Category indices drawn with the weights in each row of input (behind "
+          "ember.multinomial)."));
+  m.def(
+      "_normal",
+      [](const Tensor& mean, const Tensor& std, Gen g) { return normal(mean, std, gen_of(g)); },
+      nb::arg("mean"), nb::arg("std"), gen,
+      doc("_normal(mean, std, generator) -> Tensor",
+          "Normal samples with elementwise means and standard deviations (behind ember.normal)."));
+}
+
+}  // namespace ember::py
