@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "ember/core/shape.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/reduce_engine.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -47,7 +47,7 @@ ReducePlan plan_reduction(const Tensor& self, uint64_t mask) {
     if (p.M == 1) p.row_stride = 0;
     return p;
   }
-  p.input = contiguous(permute(self, order));
+  p.input = contiguous(self.permute(order));
   p.row_stride = p.K;
   p.k_stride = 1;
   return p;
@@ -236,7 +236,7 @@ EMBER_REGISTER_KERNEL("min.dim", CPU, max_dim_kernel<false>);
 template <bool Max>
 Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   const char* name = Max ? "argmax" : "argmin";
-  Tensor src = dim ? self : reshape(self, {-1});
+  Tensor src = dim ? self : self.reshape({-1});
   uint64_t mask = src.dim() == 0 ? 0 : uint64_t(1) << maybe_wrap_dim(dim.value_or(0), src.dim());
   check_nonempty(src, mask, name, dim.has_value() || src.numel() != 0);
   DimVector shape = dim ? reduced_shape(src, mask, keepdim)

@@ -14,7 +14,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "ember/autograd/grad_mode.h"
+#include "ember/core/grad_mode.h"
 #include "ember/core/tensor.h"
 
 namespace ember {
