@@ -47,7 +47,13 @@ ReducePlan plan_reduction(const Tensor& self, uint64_t mask) {
     if (p.M == 1) p.row_stride = 0;
     return p;
   }
-  p.input = contiguous(self.permute(order));
+  // Kept dims first, then the reduced ones: permute's geometry as a view, then one copy.
+  DimVector sizes, strides;
+  for (int64_t d : order) {
+    sizes.push_back(self.sizes()[size_t(d)]);
+    strides.push_back(self.strides()[size_t(d)]);
+  }
+  p.input = contiguous(self.as_strided_view(sizes, strides, self.storage_offset()));
   p.row_stride = p.K;
   p.k_stride = 1;
   return p;
@@ -236,7 +242,11 @@ EMBER_REGISTER_KERNEL("min.dim", CPU, max_dim_kernel<false>);
 template <bool Max>
 Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   const char* name = Max ? "argmax" : "argmin";
-  Tensor src = dim ? self : self.reshape({-1});
+  Tensor src = self;
+  if (!dim) {  // over all elements: a flat contiguous view
+    src = contiguous(self);
+    src = src.as_strided_view({src.numel()}, {1}, src.storage_offset());
+  }
   uint64_t mask = src.dim() == 0 ? 0 : uint64_t(1) << maybe_wrap_dim(dim.value_or(0), src.dim());
   check_nonempty(src, mask, name, dim.has_value() || src.numel() != 0);
   DimVector shape = dim ? reduced_shape(src, mask, keepdim)
