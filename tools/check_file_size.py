@@ -68,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     if errors:
         return 1
     known = len(KNOWN_OVER)
-    print(f"check_file_size: OK ({len(counts)} files, {len(warn)} over {WARN} lines, "
-          f"{known} known over {LIMIT})")
+    print(
+        f"check_file_size: OK ({len(counts)} files, {len(warn)} over {WARN} lines, "
+        f"{known} known over {LIMIT})"
+    )
     return 0
 
 

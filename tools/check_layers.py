@@ -17,8 +17,9 @@ Layers, lowest first (a layer may include itself and the layers it lists):
     serialize   core, dispatch, schema, autograd, ops, serialize
 
 Kernels (`cpu/`) are private to the backend: ops reach them only through the dispatcher and
-nothing above them includes `cpu/`, so a second backend inherits every rule of `ops/` unchanged. `include/ember/ember.h` is the umbrella header
-of the C++ API and may include anything. `nn/` includes `serialize/` for `ember::save(module)`.
+nothing above them includes `cpu/`, so a second backend inherits every rule of `ops/`
+unchanged. `include/ember/ember.h` is the umbrella header of the C++ API and may include
+anything. `nn/` includes `serialize/` for `ember::save(module)`.
 
 Known violations that are not fixed yet may be listed in `tools/layer_debt.txt`, one
 `path:included-header` per line (`#` starts a comment). The list is a ratchet: a violation not
@@ -78,7 +79,9 @@ def find_violations(root: Path) -> tuple[list[tuple[str, int, str, str]], list[s
         if src_layer is None and not umbrella:
             continue
         if not umbrella and src_layer not in ALLOWED:
-            problems.append(f"{rel}: directory csrc/ember/{src_layer}/ has no row in the layer table")
+            problems.append(
+                f"{rel}: directory csrc/ember/{src_layer}/ has no row in the layer table"
+            )
             continue
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             m = INCLUDE_RE.match(line)
