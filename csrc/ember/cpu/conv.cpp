@@ -11,6 +11,7 @@
 #include "ember/cpu/copy.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/kernels.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
 
@@ -319,7 +320,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
   Tensor gi, gw, gb;
   if (mask[0]) gi = empty(input.sizes(), input.dtype(), input.device());
   if (mask[1]) gw = empty(weight.sizes(), weight.dtype(), weight.device());
-  if (mask[2]) gb = go.sum(IntArrayRef{0, 2, 3});
+  if (mask[2]) gb = sum(go, IntArrayRef{0, 2, 3});
   WindowGeom g = geom_of(x, w, stride, padding, dilation, go.size(2), go.size(3));
   if (go.numel() == 0 || g.rows() == 0 || x.numel() == 0) {
     if (gi.defined()) fill_(gi, 0);

@@ -383,4 +383,9 @@ EMBER_REGISTER_KERNEL("dot", CPU, dot_kernel);
 EMBER_REGISTER_KERNEL("addmm", CPU, addmm_kernel);
 EMBER_REGISTER_KERNEL("baddbmm", CPU, baddbmm_kernel);
 
+Tensor mm(const Tensor& self, const Tensor& mat2) { return mm_kernel(self, mat2); }
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2) {
+  return addmm_kernel(self, mat1, mat2, 1, 1);
+}
+
 }  // namespace ember::cpu

@@ -335,4 +335,8 @@ EMBER_REGISTER_KERNEL("any", CPU, all_kernel<false>);
 
 }  // namespace
 
+Tensor sum(const Tensor& self, IntArrayRef dims) {
+  return sum_kernel(self, dims, false, std::nullopt);
+}
+
 }  // namespace ember::cpu
