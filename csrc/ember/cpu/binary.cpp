@@ -293,4 +293,8 @@ EMBER_REGISTER_KERNEL("where", CPU, where_kernel);
 
 }  // namespace
 
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return where_kernel(cond, a, b);
+}
+
 }  // namespace ember::cpu
