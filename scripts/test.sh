@@ -2,6 +2,11 @@
 # The README's test command: set up (scripts/setup.sh), then run the C++ and Python suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+echo "== house-style checks (layers, file sizes)"
+python3 tools/check_layers.py
+python3 tools/check_file_size.py --quiet
+
 bash scripts/setup.sh
 
 echo "== C++ tests (GoogleTest via CTest)"

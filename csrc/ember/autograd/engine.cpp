@@ -6,7 +6,6 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/shape.h"
-#include "ember/ops/ops.h"
 
 namespace ember::autograd {
 
@@ -30,7 +29,21 @@ Tensor make_ones_like_root(const Tensor& root) {
   EMBER_CHECK(is_floating_point(root.dtype()),
               "grad can be implicitly created only for real scalar outputs but got ",
               dtype_name(root.dtype()));
-  return ones_like(root);
+  Tensor ones = empty(root.sizes(), root.dtype(), root.device());
+  ones.fill_(1);
+  return ones;
+}
+
+// Sums g over the dims it was broadcast along, to `shape` (ops' sum_to, in Tensor methods:
+// autograd sits below ops and reaches them only through the methods core/tensor.h declares).
+Tensor sum_to_shape(const Tensor& g, IntArrayRef shape) {
+  int64_t lead = g.dim() - int64_t(shape.size());
+  DimVector dims;
+  for (int64_t d = 0; d < g.dim(); ++d)
+    if (d < lead || (shape[size_t(d - lead)] == 1 && g.sizes()[size_t(d)] != 1)) dims.push_back(d);
+  Tensor r = dims.empty() ? g : g.sum(dims, true);
+  if (lead > 0 || !r.sizes().equals(shape)) r = r.reshape(shape);
+  return r;
 }
 
 // Brings a gradient to its input's shape (sum over broadcast dims) and dtype.
@@ -41,9 +54,9 @@ Tensor conform(Tensor g, const TensorMeta& m, const Node& node, size_t i) {
                 "Function ", node.name(), " returned an invalid gradient at index ", i,
                 " - got ", g.sizes(), " but expected shape compatible with ",
                 IntArrayRef(m.shape));
-    g = is_expandable_to(m.shape, g.sizes()) ? sum_to(g, m.shape) : reshape(g, m.shape);
+    g = is_expandable_to(m.shape, g.sizes()) ? sum_to_shape(g, m.shape) : g.reshape(m.shape);
   }
-  if (g.dtype() != m.dtype && is_floating_point(m.dtype)) g = to_dtype(g, m.dtype);
+  if (g.dtype() != m.dtype && is_floating_point(m.dtype)) g = g.to(m.dtype);
   return g;
 }
 
@@ -52,7 +65,7 @@ void accumulate(variable_list& slot_grads, size_t idx, Tensor g) {
   EMBER_ASSERT(idx < slot_grads.size());
   Tensor& slot = slot_grads[idx];
   if (!slot.defined()) slot = std::move(g);
-  else slot = add(slot, g);
+  else slot = slot.add(g);
 }
 
 struct Task {
@@ -214,7 +227,7 @@ void backward(const variable_list& roots, const variable_list& grad_roots, bool 
     if (!captured[i].defined()) continue;
     auto& m = meta(inputs[i]);
     if (!m.grad.defined()) m.grad = create_graph ? captured[i] : captured[i].detach();
-    else m.grad = add(m.grad, captured[i]);
+    else m.grad = m.grad.add(captured[i]);
   }
 }
 

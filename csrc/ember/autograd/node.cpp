@@ -4,7 +4,6 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/ops/ops.h"
 
 namespace ember::autograd {
 
@@ -114,11 +113,11 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (!m.grad.defined()) {
     // Steal the buffer when nobody else holds it; otherwise keep the caller's tensor intact.
     bool exclusive = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
-    m.grad = GradMode::is_enabled() ? g : (exclusive ? g.detach() : clone(g.detach()));
+    m.grad = GradMode::is_enabled() ? g : (exclusive ? g.detach() : g.detach().clone());
   } else if (GradMode::is_enabled()) {
-    m.grad = add(m.grad, g);
+    m.grad = m.grad.add(g);
   } else {
-    add_(m.grad, g);
+    m.grad.add_(g);
   }
   // A copy: a hook may register further hooks on this leaf.
   auto post = m.post_accumulate_hooks;

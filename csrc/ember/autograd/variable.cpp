@@ -2,7 +2,6 @@
 #include "ember/autograd/engine.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
-#include "ember/ops/ops.h"
 
 namespace ember {
 
@@ -66,8 +65,8 @@ void Tensor::retain_grad() const {
   std::weak_ptr<Tensor> slot = m.retained_grad;
   m.grad_fn->tensor_pre_hooks.push_back({m.output_nr, [slot](const Tensor& g) {
     if (auto s = slot.lock()) {
-      if (!s->defined()) *s = ember::clone(g.detach());
-      else *s = ember::add(*s, g.detach());
+      if (!s->defined()) *s = g.detach().clone();
+      else *s = s->add(g.detach());
     }
     return Tensor();
   }});

@@ -1,5 +1,8 @@
 #include "ember/core/dtype.h"
 
+#include "ember/core/dispatch_dtype.h"
+#include "ember/core/error.h"
+
 namespace ember {
 
 size_t element_size(ScalarType t) {
@@ -86,6 +89,10 @@ void set_default_dtype(ScalarType t) {
                    "only floating-point types are supported as the default type; got ",
                    dtype_name(t));
   g_default_dtype = t;
+}
+
+void unsupported_dtype(const char* op, ScalarType t) {
+  EMBER_ERROR(ErrorKind::NotImplemented, "\"", op, "\" not implemented for '", scalar_type_name(t), "'");
 }
 
 }  // namespace ember

@@ -38,7 +38,11 @@ std::string str_cat(const Args&... args) {
 
 }  // namespace ember
 
-/// User error: `EMBER_CHECK(cond, "[op] expected ...; got ", x)`; throws RuntimeError.
+// Error text, one rule (CONTRIBUTING.md): keep PyTorch's wording where PyTorch has one, since user
+// code matches on it, with the op name first ("add: The size of tensor a (3) must match ...").
+// Where PyTorch has no wording: "op: expected ...; got ..." with the shapes and dtypes involved.
+
+/// User error: `EMBER_CHECK(cond, "op: expected ...; got ", x)`; throws RuntimeError.
 #define EMBER_CHECK(cond, ...) EMBER_CHECK_KIND(cond, ::ember::ErrorKind::Runtime, __VA_ARGS__)
 #define EMBER_CHECK_INDEX(cond, ...) EMBER_CHECK_KIND(cond, ::ember::ErrorKind::Index, __VA_ARGS__)
 #define EMBER_CHECK_TYPE(cond, ...) EMBER_CHECK_KIND(cond, ::ember::ErrorKind::Type, __VA_ARGS__)

@@ -1,6 +1,6 @@
 #include "ember/core/tensor.h"
 
-#include "ember/autograd/grad_mode.h"
+#include "ember/core/grad_mode.h"
 #include "ember/core/shape.h"
 
 namespace ember {

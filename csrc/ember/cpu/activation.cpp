@@ -13,13 +13,13 @@
 #include <numbers>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/activation.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -119,7 +119,7 @@ bool all_strides_zero(const Tensor& t) {
 template <class Make>
 Tensor backward(const char* name, const Tensor& grad, const Tensor& self, Make make) {
   Tensor g = grad.dtype() == self.dtype() ? grad : to_dtype(grad, self.dtype());
-  Tensor out = empty(self.sizes(), TensorOptions(self.dtype()));
+  Tensor out = empty(self.sizes(), self.dtype());
   dispatch<kFloatTypes>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     if (self.is_contiguous() && g.is_contiguous()) {

@@ -3,13 +3,13 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno", "fp-contract=off")
 #include "ember/core/shape.h"
+#include "ember/core/type_promotion.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/binary.h"
-#include "ember/ops/inplace.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -293,5 +293,9 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
 EMBER_REGISTER_KERNEL(op::where, CPU, where_kernel);
 
 }  // namespace
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return where_kernel(cond, a, b);
+}
 
 }  // namespace ember::cpu

@@ -8,12 +8,13 @@
 #include "ember/core/parallel.h"
 #include "ember/cpu/blas_threads.h"
 #include "ember/cpu/conv_panels.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/kernels.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/conv.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -176,7 +177,8 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
   WindowGeom g = geom_of(x, w, stride, padding, dilation, OH, OW);
   if (g.rows() == 0) {  // no input channels: the output is the bias alone
     fill_(y, 0);
-    return b ? y + view(*b, {1, -1, 1, 1}) : y;
+    if (b) copy_(y, b->view({1, -1, 1, 1}));  // y = 0 + bias
+    return y;
   }
   if (x.dtype() == kFloat) forward_impl<float>(x, w, b, y, g, groups);
   else forward_impl<double>(x, w, b, y, g, groups);
@@ -319,7 +321,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
   Tensor gi, gw, gb;
   if (mask[0]) gi = empty(input.sizes(), input.dtype(), input.device());
   if (mask[1]) gw = empty(weight.sizes(), weight.dtype(), weight.device());
-  if (mask[2]) gb = sum(go, {0, 2, 3});
+  if (mask[2]) gb = sum(go, IntArrayRef{0, 2, 3});
   WindowGeom g = geom_of(x, w, stride, padding, dilation, go.size(2), go.size(3));
   if (go.numel() == 0 || g.rows() == 0 || x.numel() == 0) {
     if (gi.defined()) fill_(gi, 0);

@@ -2,17 +2,14 @@
 // Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno", "fp-contract=off")
+#include "ember/cpu/copy.h"
+
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/copy.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
-
-void unsupported_dtype(const char* op, ScalarType t) {
-  EMBER_ERROR(ErrorKind::NotImplemented, "\"", op, "\" not implemented for '", scalar_type_name(t), "'");
-}
 
 namespace {
 
@@ -104,6 +101,30 @@ Tensor& fill_kernel(Tensor& self, const Scalar& value) {
 }
 
 }  // namespace
+
+Tensor& copy_(Tensor& dst, const Tensor& src) { return copy_kernel(dst, src); }
+
+Tensor to_dtype(const Tensor& self, ScalarType dtype) {
+  if (self.dtype() == dtype) return self;
+  Tensor out = empty(self.sizes(), dtype, self.device());
+  copy_kernel(out, self);
+  return out;
+}
+
+Tensor contiguous(const Tensor& self) {
+  if (self.is_contiguous()) return self;
+  Tensor out = empty(self.sizes(), self.dtype(), self.device());
+  copy_kernel(out, self);
+  return out;
+}
+
+Tensor& fill_(Tensor& self, const Scalar& value) { return fill_kernel(self, value); }
+
+Tensor full(IntArrayRef sizes, const Scalar& value, ScalarType dtype) {
+  Tensor out = empty(sizes, dtype);
+  fill_kernel(out, value);
+  return out;
+}
 
 EMBER_REGISTER_KERNEL(op::copy_, CPU, copy_kernel);
 EMBER_REGISTER_KERNEL(op::fill_, CPU, fill_kernel);

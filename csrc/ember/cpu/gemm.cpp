@@ -7,11 +7,11 @@
 
 #include "ember/core/parallel.h"
 #include "ember/cpu/blas_threads.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/linalg.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -383,5 +383,10 @@ EMBER_REGISTER_KERNEL(op::mv, CPU, mv_kernel);
 EMBER_REGISTER_KERNEL(op::dot, CPU, dot_kernel);
 EMBER_REGISTER_KERNEL(op::addmm, CPU, addmm_kernel);
 EMBER_REGISTER_KERNEL(op::baddbmm, CPU, baddbmm_kernel);
+
+Tensor mm(const Tensor& self, const Tensor& mat2) { return mm_kernel(self, mat2); }
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2) {
+  return addmm_kernel(self, mat1, mat2, 1, 1);
+}
 
 }  // namespace ember::cpu

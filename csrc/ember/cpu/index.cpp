@@ -4,11 +4,12 @@
 #include <limits>
 
 #include "ember/core/shape.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/tensor_iter.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/index.h"
-#include "ember/ops/ops.h"
+#include "ember/ops/index.h"
 
 namespace ember::cpu {
 
@@ -129,7 +130,7 @@ void row_apply(T* o, const T* x, int64_t n, const F& f) {
 // Runs `inplace` on a fresh copy of self: the out-of-place form of an in-place kernel.
 template <class F>
 Tensor on_copy(const Tensor& self, F&& inplace) {
-  Tensor out = clone(self);
+  Tensor out = self.clone();
   inplace(out);
   return out;
 }
@@ -509,7 +510,7 @@ Tensor index_put_kernel(const Tensor& self, const IndexList& indices, const Tens
 // Two passes over fixed chunks: count per chunk, then write each chunk's coordinates at its
 // prefix offset (the output is in row-major order for any thread count).
 Tensor nonzero_kernel(const Tensor& self) {
-  Tensor m = contiguous(self.dtype() == kBool ? self : ne(self, wrap_scalar(0)));
+  Tensor m = contiguous(to_dtype(self, kBool));  // the copy to bool is x != 0
   const bool* flag = m.data_ptr<bool>();
   const int64_t n = m.numel(), nd = self.dim();
   const int64_t nchunks = (n + kGrainSize - 1) / kGrainSize;

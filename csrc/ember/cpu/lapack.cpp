@@ -10,10 +10,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/kernels.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/linalg.h"
-#include "ember/ops/ops.h"
 
 extern "C" {
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
@@ -100,18 +101,49 @@ void trsm(bool upper, bool unit, int n, int k, const double* a, double* b) {
 
 constexpr uint32_t kLapackTypes = type_bit(kFloat) | type_bit(kDouble);
 
+// Geometry and assembly without the public ops: the last two dims swapped (matrix_transpose),
+// the upper or lower triangle (triu/tril: where over the same bool mask they build), and
+// identity matrices broadcast to `sizes` (eye expanded).
+Tensor matrix_transpose(const Tensor& t) {
+  DimVector sizes(t.sizes()), strides(t.strides());
+  const size_t r = sizes.size() - 2, c = sizes.size() - 1;
+  std::swap(sizes[r], sizes[c]);
+  std::swap(strides[r], strides[c]);
+  return t.as_strided_view(sizes, strides, t.storage_offset());
+}
+Tensor triangle(const Tensor& t, bool upper) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  Tensor mask = empty({rows, cols}, kBool);
+  bool* m = mask.data_ptr<bool>();
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) m[i * cols + j] = upper ? j >= i : j <= i;
+  return where(mask, t, zeros({}, t.dtype()));
+}
+Tensor identities(IntArrayRef sizes, ScalarType dt) {
+  const int64_t rows = sizes[sizes.size() - 2], cols = sizes[sizes.size() - 1];
+  Tensor e = zeros({rows, cols}, dt);
+  Tensor diagonal = e.as_strided_view({std::min(rows, cols)}, {cols + 1}, 0);
+  fill_(diagonal, 1);
+  DimVector strides(sizes.size(), 0);
+  strides[sizes.size() - 2] = cols;
+  strides[sizes.size() - 1] = 1;
+  return e.as_strided_view(sizes, strides, 0);
+}
+
 // See Note [Column-major buffers]. Always a copy: LAPACK overwrites it, and contiguous() of an
 // already column-major input would hand back the caller's own storage.
 Tensor column_major(const Tensor& a) {
   Tensor t = matrix_transpose(a);
   Tensor c = contiguous(t);
-  return c.storage().get() == a.storage().get() ? clone(c) : c;
+  if (c.storage().get() != a.storage().get()) return c;
+  Tensor copy = empty(c.sizes(), c.dtype());
+  return copy_(copy, c);
 }
 Tensor column_major_empty(IntArrayRef batch, int64_t rows, int64_t cols, ScalarType dt) {
   std::vector<int64_t> s(batch.begin(), batch.end());
   s.push_back(cols);
   s.push_back(rows);
-  return matrix_transpose(empty(s, TensorOptions(dt)));
+  return matrix_transpose(empty(s, dt));
 }
 std::vector<int64_t> batch_of(const Tensor& a) {
   return std::vector<int64_t>(a.sizes().begin(), a.sizes().end() - 2);
@@ -121,7 +153,7 @@ int64_t count(const std::vector<int64_t>& batch) {
   for (int64_t b : batch) n *= b;
   return n;
 }
-Tensor int_tensor(std::vector<int64_t> shape) { return zeros(shape, TensorOptions(kInt)); }
+Tensor int_tensor(std::vector<int64_t> shape) { return zeros(shape, kInt); }
 template <class T>
 T* data(const Tensor& t) { return static_cast<T*>(t.data_ptr()); }
 // Workspace size from a query call's result.
@@ -167,7 +199,7 @@ std::tuple<Tensor, Tensor> cholesky_kernel(const Tensor& self, bool upper) {
   });
   // potrf leaves the other triangle untouched.
   Tensor out = matrix_transpose(l);
-  return {upper ? triu(out) : tril(out), info};
+  return {triangle(out, upper), info};
 }
 
 // mode: "reduced", "complete" or "r" (R only).
@@ -198,9 +230,13 @@ std::tuple<Tensor, Tensor> qr_kernel(const Tensor& self, const std::string& mode
       orgqr(m, qcols, k, qb, tau.data(), work.data(), lw, &info);
     }
   });
-  Tensor r = triu(matrix_transpose(a));
-  if (!complete) r = narrow(r, -2, 0, k);
-  return {mode == "r" ? empty({0}, TensorOptions(self.dtype())) : q, r};
+  Tensor r = triangle(matrix_transpose(a), true);
+  if (!complete) {  // the first k rows
+    DimVector sizes(r.sizes());
+    sizes[sizes.size() - 2] = k;
+    r = r.as_strided_view(sizes, r.strides(), r.storage_offset());
+  }
+  return {mode == "r" ? empty({0}, self.dtype()) : q, r};
 }
 
 // Returns U, S, Vh (U and Vh empty unless compute_uv) and info.
@@ -213,7 +249,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> svd_kernel(const Tensor& self, bool f
   Tensor a = column_major(self), info = int_tensor(batch);
   auto sshape = batch;
   sshape.push_back(k);
-  Tensor s = empty(sshape, TensorOptions(self.dtype()));
+  Tensor s = empty(sshape, self.dtype());
   Tensor u = column_major_empty(batch, m, compute_uv ? ucols : 0, self.dtype());
   Tensor vt = column_major_empty(batch, compute_uv ? vrows : 0, n, self.dtype());
   dispatch<kLapackTypes>(self.dtype(), "linalg_svd", [&](auto tag) {
@@ -221,8 +257,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> svd_kernel(const Tensor& self, bool f
     if (m * n == 0) {
       // An empty matrix has no singular values; its full U and Vh are identities.
       if (compute_uv) {
-        copy_(u, expand(eye(m, ucols, TensorOptions(self.dtype())), u.sizes()));
-        copy_(vt, expand(eye(vrows, n, TensorOptions(self.dtype())), vt.sizes()));
+        copy_(u, identities(u.sizes(), self.dtype()));
+        copy_(vt, identities(vt.sizes(), self.dtype()));
       }
       return;
     }
@@ -250,7 +286,7 @@ std::tuple<Tensor, Tensor, Tensor> eigh_kernel(const Tensor& self, bool upper, b
   Tensor v = column_major(self), info = int_tensor(batch);
   auto wshape = batch;
   wshape.push_back(n);
-  Tensor w = empty(wshape, TensorOptions(self.dtype()));
+  Tensor w = empty(wshape, self.dtype());
   dispatch<kLapackTypes>(self.dtype(), "linalg_eigh", [&](auto tag) {
     using T = decltype(tag);
     if (n == 0) return;
@@ -264,7 +300,7 @@ std::tuple<Tensor, Tensor, Tensor> eigh_kernel(const Tensor& self, bool upper, b
       syevd(job, uplo, n, data<T>(v) + b * n * n, data<T>(w) + b * n, work.data(), int(work.size()),
             iwork.data(), int(iwork.size()), data<int>(info) + b);
   });
-  return {w, compute_v ? matrix_transpose(v) : empty({0}, TensorOptions(self.dtype())), info};
+  return {w, compute_v ? matrix_transpose(v) : empty({0}, self.dtype()), info};
 }
 
 // Left triangular solve A X = B; no singularity check (zeros on the diagonal give inf/nan).

@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/core/reduction.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/softmax_rows.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/loss.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -54,7 +55,7 @@ Tensor nll_backward(const Tensor& grad, const Tensor& target, const std::optiona
   Tensor t = contiguous(target), g = contiguous(to_dtype(grad, total.dtype()));
   Tensor w = weight ? contiguous(*weight) : Tensor();
   int64_t M = t.size(0);
-  Tensor out = zeros({M, C}, TensorOptions(g.dtype()));
+  Tensor out = zeros({M, C}, g.dtype());
   dispatch<kLossTypes>(g.dtype(), "nll_loss_backward_out_frame", [&](auto tag) {
     using T = decltype(tag);
     const int64_t* tp = t.data_ptr<int64_t>();

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/loss.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -54,7 +54,7 @@ std::tuple<Tensor, Tensor> ctc_forward(const Tensor& log_probs, const Tensor& ta
   int64_t S = 2 * max_len + 1;
   Tensor nll = empty({N}, lp.dtype(), lp.device());
   Tensor alpha =
-      full({N, T, S}, -std::numeric_limits<double>::infinity(), TensorOptions(lp.dtype()));
+      full({N, T, S}, -std::numeric_limits<double>::infinity(), lp.dtype());
   dispatch<kCtcTypes>(lp.dtype(), "ctc_loss_cpu", [&](auto tag) {
     using T_ = decltype(tag);
     const T_* lpp = lp.data_ptr<T_>();
@@ -95,7 +95,7 @@ Tensor ctc_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& t
                     int64_t blank, bool zero_infinity) {
   Tensor lp = contiguous(log_probs), g = contiguous(to_dtype(grad, log_probs.dtype()));
   int64_t T = lp.size(0), N = lp.size(1), C = lp.size(2), S = alpha.size(2);
-  Tensor out = zeros({T, N, C}, TensorOptions(lp.dtype()));
+  Tensor out = zeros({T, N, C}, lp.dtype());
   dispatch<kCtcTypes>(lp.dtype(), "ctc_loss_backward_cpu", [&](auto tag) {
     using T_ = decltype(tag);
     const T_* lpp = lp.data_ptr<T_>();

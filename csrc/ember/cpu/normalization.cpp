@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/normalization.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -31,7 +31,7 @@ std::vector<double> param(OptT t, int64_t n, double fill) {
 }
 
 Tensor from_doubles(const std::vector<double>& v, ScalarType dtype) {
-  Tensor t = empty({int64_t(v.size())}, TensorOptions(kDouble));
+  Tensor t = empty({int64_t(v.size())}, kDouble);
   std::copy(v.begin(), v.end(), t.data_ptr<double>());
   return to_dtype(t, dtype);
 }
@@ -70,7 +70,7 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
     mean = param(running_mean, g.c, 0);
     var = param(running_var, g.c, 1);
   }
-  Tensor out = empty(x.sizes(), TensorOptions(x.dtype()));
+  Tensor out = empty(x.sizes(), x.dtype());
   dispatch<kFloatTypes>(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
@@ -136,7 +136,7 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
   std::vector<double> w = param(weight, g.c, 1), mean = param(save_mean, g.c, 0),
                       invstd = param(save_invstd, g.c, 1);
   std::vector<double> gw(size_t(g.c)), gb(size_t(g.c));
-  Tensor gx = empty(x.sizes(), TensorOptions(x.dtype()));
+  Tensor gx = empty(x.sizes(), x.dtype());
   dispatch<kFloatTypes>(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
@@ -200,11 +200,11 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
   Tensor x = contiguous(input);
   auto [rows, cols] = rows_cols(x, normalized_shape);
   ScalarType st = acc_type(x.dtype());
-  Tensor out = empty(x.sizes(), TensorOptions(x.dtype()));
-  Tensor mean = empty({rows}, TensorOptions(st)), rstd = empty({rows}, TensorOptions(st));
+  Tensor out = empty(x.sizes(), x.dtype());
+  Tensor mean = empty({rows}, st), rstd = empty({rows}, st);
   // Absent parameters are ones and zeros, so the loops have no branch on them.
-  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : ones(normalized_shape, TensorOptions(st));
-  Tensor b = bias ? contiguous(to_dtype(*bias, st)) : zeros(normalized_shape, TensorOptions(st));
+  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : ones(normalized_shape, st);
+  Tensor b = bias ? contiguous(to_dtype(*bias, st)) : zeros(normalized_shape, st);
   dispatch<kFloatTypes>(x.dtype(), "layer_norm", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
@@ -243,9 +243,9 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
   auto [rows, cols] = rows_cols(x, normalized_shape);
   ScalarType st = acc_type(x.dtype());
   // Absent weights are ones, so the loops have no branch on them.
-  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : ones(normalized_shape, TensorOptions(st));
-  Tensor gx = empty(x.sizes(), TensorOptions(x.dtype()));
-  Tensor gw = empty(normalized_shape, TensorOptions(st)), gb = empty(normalized_shape, TensorOptions(st));
+  Tensor w = weight ? contiguous(to_dtype(*weight, st)) : ones(normalized_shape, st);
+  Tensor gx = empty(x.sizes(), x.dtype());
+  Tensor gw = empty(normalized_shape, st), gb = empty(normalized_shape, st);
   dispatch<kFloatTypes>(x.dtype(), "layer_norm_backward", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;

@@ -16,11 +16,11 @@
 #endif
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/pool.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -419,7 +419,7 @@ Tensor avg_pool_backward(const Tensor& grad, IntArrayRef input_size, const Windo
                          const Windows& ww, bool count_pad, std::optional<int64_t> divisor) {
   Tensor g = contiguous(grad);
   const int64_t H = input_size[2], W = input_size[3], OH = wh.size(), OW = ww.size();
-  Tensor gi = zeros(input_size, TensorOptions(g.dtype()));
+  Tensor gi = zeros(input_size, g.dtype());
   if (gi.numel() == 0 || g.numel() == 0) return gi;
   dispatch<kFloatTypes>(g.dtype(), "avg_pool2d_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -482,7 +482,7 @@ Tensor max_pool2d_backward_kernel(const Tensor& grad, const Tensor& indices,
   Tensor g = contiguous(grad), idx = contiguous(indices);
   const int64_t planes = input_size[0] * input_size[1], HW = input_size[2] * input_size[3];
   const int64_t L = planes ? g.numel() / planes : 0;
-  if (HW * planes == 0 || L == 0) return zeros(input_size, TensorOptions(g.dtype()));
+  if (HW * planes == 0 || L == 0) return zeros(input_size, g.dtype());
   Tensor gi = empty(input_size, g.dtype(), g.device());
   dispatch<kFloatTypes>(g.dtype(), "max_pool2d_backward", [&](auto tag) {
     using T = decltype(tag);

@@ -6,11 +6,12 @@
 #include <numbers>
 #include <vector>
 
+#include "ember/core/generator.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/random.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 

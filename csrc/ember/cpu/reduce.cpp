@@ -6,11 +6,11 @@
 #include <limits>
 
 #include "ember/core/shape.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/reduce_engine.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/reduce.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -48,7 +48,13 @@ ReducePlan plan_reduction(const Tensor& self, uint64_t mask) {
     if (p.M == 1) p.row_stride = 0;
     return p;
   }
-  p.input = contiguous(permute(self, order));
+  // Kept dims first, then the reduced ones: permute's geometry as a view, then one copy.
+  DimVector sizes, strides;
+  for (int64_t d : order) {
+    sizes.push_back(self.sizes()[size_t(d)]);
+    strides.push_back(self.strides()[size_t(d)]);
+  }
+  p.input = contiguous(self.as_strided_view(sizes, strides, self.storage_offset()));
   p.row_stride = p.K;
   p.k_stride = 1;
   return p;
@@ -237,7 +243,11 @@ EMBER_REGISTER_KERNEL(op::min_dim, CPU, max_dim_kernel<false>);
 template <bool Max>
 Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   const char* name = Max ? "argmax" : "argmin";
-  Tensor src = dim ? self : reshape(self, {-1});
+  Tensor src = self;
+  if (!dim) {  // over all elements: a flat contiguous view
+    src = contiguous(self);
+    src = src.as_strided_view({src.numel()}, {1}, src.storage_offset());
+  }
   uint64_t mask = src.dim() == 0 ? 0 : uint64_t(1) << maybe_wrap_dim(dim.value_or(0), src.dim());
   check_nonempty(src, mask, name, dim.has_value() || src.numel() != 0);
   DimVector shape = dim ? reduced_shape(src, mask, keepdim)
@@ -325,5 +335,9 @@ EMBER_REGISTER_KERNEL(op::all, CPU, all_kernel<true>);
 EMBER_REGISTER_KERNEL(op::any, CPU, all_kernel<false>);
 
 }  // namespace
+
+Tensor sum(const Tensor& self, IntArrayRef dims) {
+  return sum_kernel(self, dims, false, std::nullopt);
+}
 
 }  // namespace ember::cpu

@@ -1,16 +1,19 @@
-// Kernels of `_rnn_layer` and its backward (Note [Fused RNN layer] in ops/rnn.cpp): the GEMMs go
-// through the public ops, the gate math of each step is one fused loop over (batch, hidden).
+// Kernels of `_rnn_layer` and its backward (Note [Fused RNN layer] in ops/rnn.cpp): the GEMMs run
+// on the cpu GEMM kernels (cpu/kernels.h), the gate math of each step is one fused loop over
+// (batch, hidden).
 #include <algorithm>
 #include <array>
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/core/rnn_mode.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/kernels.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/rnn.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 namespace {
@@ -166,6 +169,33 @@ void over_rows(int64_t B, int64_t H, F&& f) {
   parallel_for(0, B, grain, [&](int64_t b0, int64_t b1) { with_best_isa([&] { f(b0, b1); }); });
 }
 
+// Geometry without the view ops: m^T of a matrix, row i of a tensor (select(t, 0, i)), rows
+// [start, start + n) (narrow(t, 0, start, n)), and a fresh owned copy (clone, contiguous).
+Tensor transposed(const Tensor& m) {
+  return m.as_strided_view({m.size(1), m.size(0)}, {m.stride(1), m.stride(0)}, m.storage_offset());
+}
+Tensor row(const Tensor& t, int64_t i) {
+  DimVector sizes(t.sizes()), strides(t.strides());
+  sizes.erase(0);
+  strides.erase(0);
+  return t.as_strided_view(sizes, strides, t.storage_offset() + i * t.stride(0));
+}
+Tensor rows(const Tensor& t, int64_t start, int64_t n) {
+  DimVector sizes(t.sizes());
+  sizes[0] = n;
+  return t.as_strided_view(sizes, t.strides(), t.storage_offset() + start * t.stride(0));
+}
+// t as a contiguous (r, c) matrix (reshape, copying only when t is not contiguous).
+Tensor as_matrix(const Tensor& t, int64_t r, int64_t c) {
+  Tensor ct = contiguous(t);
+  return ct.as_strided_view({r, c}, {c, 1}, ct.storage_offset());
+}
+Tensor owned_copy(const Tensor& t) {
+  Tensor out = empty(t.sizes(), t.dtype(), t.device());
+  copy_(out, t);
+  return out;
+}
+
 template <class T>
 const T* ptr(const Tensor& t, int64_t offset = 0) {
   return t.defined() ? t.data_ptr<T>() + offset : nullptr;
@@ -175,31 +205,44 @@ T* mut(const Tensor& t, int64_t offset = 0) {
   return t.defined() ? t.data_ptr<T>() + offset : nullptr;
 }
 
+// b_ih + b_hh (1-d, of x's dtype), one rounding per element as the add kernel does.
+Tensor bias_sum(const Tensor& a, const Tensor& b) {
+  Tensor out = owned_copy(a), cb = contiguous(b);
+  dispatch<kRnnTypes>(a.dtype(), "_rnn_layer", [&](auto tag) {
+    using S = decltype(tag);
+    S* o = out.data_ptr<S>();
+    const S* y = cb.data_ptr<S>();
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] += y[i];
+  });
+  return out;
+}
+
 RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
                         const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
                         int64_t mode_id, bool reverse) {
   RnnMode mode = RnnMode(mode_id);
   int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = w_hh.size(1);
-  TensorOptions opts(x.dtype());
+  const ScalarType opts = x.dtype();
   Tensor out = empty({T, B, H}, opts);
   Tensor saved = saved_width(mode) ? empty({T, B, saved_width(mode) * H}, opts) : Tensor();
   Tensor cells = mode == RnnMode::LSTM ? empty({T, B, H}, opts) : Tensor();
-  if (T == 0) return {out, clone(hx), cx.defined() ? clone(cx) : Tensor(), saved, cells};
+  if (T == 0) return {out, owned_copy(hx), cx.defined() ? owned_copy(cx) : Tensor(), saved, cells};
   Tensor h0 = contiguous(hx), c0 = cx.defined() ? contiguous(cx) : Tensor();
-  Tensor x2 = reshape(x, {T * B, I});
+  Tensor x2 = as_matrix(x, T * B, I);
   // LSTM and the plain RNN add both biases to one pre-activation: b_hh joins the input projection
   // once instead of being copied into every step's product. GRU's b_hn sits inside r * (...).
   const bool fold = mode != RnnMode::GRU && b_hh.defined();
-  Tensor b_in = fold ? (b_ih.defined() ? add(b_ih, b_hh) : b_hh) : b_ih;
-  Tensor gi = contiguous(b_in.defined() ? addmm(b_in, x2, t(w_ih)) : mm(x2, t(w_ih)));
+  Tensor b_in = fold ? (b_ih.defined() ? bias_sum(b_ih, b_hh) : b_hh) : b_ih;
+  Tensor wit = transposed(w_ih);
+  Tensor gi = contiguous(b_in.defined() ? addmm(b_in, x2, wit) : mm(x2, wit));
   // W_hh^T row-major once: every step's product would otherwise transpose it again while packing.
-  Tensor wt = contiguous(t(w_hh));
+  Tensor wt = contiguous(transposed(w_hh));
   int64_t G = gi.size(1);
   dispatch<kRnnTypes>(x.dtype(), "_rnn_layer", [&](auto tag) {
     using S = decltype(tag);
     for (int64_t k = 0; k < T; ++k) {
       int64_t ti = reverse ? T - 1 - k : k, tp = reverse ? ti + 1 : ti - 1;
-      Tensor hp = k == 0 ? h0 : select(out, 0, tp);
+      Tensor hp = k == 0 ? h0 : row(out, tp);
       Tensor gh = contiguous(b_hh.defined() && !fold ? addmm(b_hh, hp, wt) : mm(hp, wt));
       const S* cp = k == 0 ? ptr<S>(c0) : ptr<S>(cells, tp * B * H);
       const S *gi_t = ptr<S>(gi, ti * B * G), *gh_t = ptr<S>(gh), *hp_t = ptr<S>(hp);
@@ -212,8 +255,8 @@ RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, con
     }
   });
   int64_t last = reverse ? 0 : T - 1;
-  Tensor c_n = cells.defined() ? clone(select(cells, 0, last)) : Tensor();
-  return {out, clone(select(out, 0, last)), c_n, saved, cells};
+  Tensor c_n = cells.defined() ? owned_copy(row(cells, last)) : Tensor();
+  return {out, owned_copy(row(out, last)), c_n, saved, cells};
 }
 EMBER_REGISTER_KERNEL(op::_rnn_layer, CPU, rnn_layer_kernel);
 
@@ -227,11 +270,11 @@ variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const
   RnnMode mode = RnnMode(mode_id);
   int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = w_hh.size(1);
   int64_t G = gate_count(mode) * H;
-  TensorOptions opts(x.dtype());
+  const ScalarType opts = x.dtype();
   // dh and dc are owned: the steps update them in place.
-  Tensor dh = g_hn.defined() ? clone(g_hn) : zeros({B, H}, opts);
+  Tensor dh = g_hn.defined() ? owned_copy(g_hn) : zeros({B, H}, opts);
   Tensor dc;
-  if (mode == RnnMode::LSTM) dc = g_cn.defined() ? clone(g_cn) : zeros({B, H}, opts);
+  if (mode == RnnMode::LSTM) dc = g_cn.defined() ? owned_copy(g_cn) : zeros({B, H}, opts);
   Tensor dout = g_out.defined() ? contiguous(g_out) : Tensor();
   Tensor dgi = empty({T, B, G}, opts);
   Tensor dgh = mode == RnnMode::GRU ? empty({T, B, G}, opts) : dgi;
@@ -240,7 +283,7 @@ variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const
     using S = decltype(tag);
     for (int64_t k = T - 1; k >= 0; --k) {
       int64_t ti = reverse ? T - 1 - k : k, tp = reverse ? ti + 1 : ti - 1;
-      Tensor hp = k == 0 ? h0 : select(out, 0, tp);
+      Tensor hp = k == 0 ? h0 : row(out, tp);
       const S* cp = k == 0 ? ptr<S>(c0) : ptr<S>(cells, tp * B * H);
       Tensor direct = mode == RnnMode::GRU ? empty({B, H}, opts) : Tensor();
       S* d = mut<S>(dh);  // owned: the initial clone or zeros, then each step's product
@@ -255,26 +298,32 @@ variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const
                          hp_t + b0 * H, at(c_t, b0 * H), at(cp, b0 * H), at(dc_p, b0 * H),
                          dgi_p + b0 * G, dgh_p + b0 * G, at(direct_p, b0 * H));
       });
-      Tensor dgh_t = select(dgh, 0, ti);
+      Tensor dgh_t = row(dgh, ti);
       dh = direct.defined() ? addmm(direct, dgh_t, w_hh) : mm(dgh_t, w_hh);
     }
   });
-  Tensor dgi2 = reshape(dgi, {T * B, G}), dgh2 = reshape(dgh, {T * B, G});
+  Tensor dgi2 = as_matrix(dgi, T * B, G), dgh2 = as_matrix(dgh, T * B, G);
   variable_list r(7);
-  if (mask[0]) r[0] = reshape(mm(dgi2, w_ih), {T, B, I});
+  if (mask[0]) {
+    Tensor gx = mm(dgi2, w_ih);  // (T * B, I), contiguous
+    r[0] = gx.as_strided_view({T, B, I}, {B * I, I, 1}, gx.storage_offset());
+  }
   if (mask[1]) r[1] = dh;
   if (mask[2]) r[2] = dc;
-  if (mask[3]) r[3] = mm(t(dgi2), reshape(x, {T * B, I}));
+  if (mask[3]) r[3] = mm(transposed(dgi2), as_matrix(x, T * B, I));
   if (mask[4]) {
     // h_{t-1} of every step, in the layout of dgh: h0 comes first in walking order.
-    Tensor first = unsqueeze(h0, 0);
-    Tensor prev = T == 0       ? narrow(out, 0, 0, 0)
-                  : !reverse ? cat({first, narrow(out, 0, 0, T - 1)}, 0)
-                             : cat({narrow(out, 0, 1, T - 1), first}, 0);
-    r[4] = mm(t(dgh2), reshape(prev, {T * B, H}));
+    Tensor prev = empty({T, B, H}, opts);
+    if (T > 0) {
+      Tensor first = !reverse ? row(prev, 0) : row(prev, T - 1);
+      Tensor rest = !reverse ? rows(prev, 1, T - 1) : rows(prev, 0, T - 1);
+      copy_(first, h0);
+      copy_(rest, !reverse ? rows(out, 0, T - 1) : rows(out, 1, T - 1));
+    }
+    r[4] = mm(transposed(dgh2), as_matrix(prev, T * B, H));
   }
-  if (mask[5]) r[5] = sum(dgi2, {0});
-  if (mask[6]) r[6] = sum(dgh2, {0});
+  if (mask[5]) r[5] = sum(dgi2, IntArrayRef{0});
+  if (mask[6]) r[6] = sum(dgh2, IntArrayRef{0});
   return r;
 }
 EMBER_REGISTER_KERNEL(op::_rnn_layer_backward, CPU, rnn_layer_backward_kernel);

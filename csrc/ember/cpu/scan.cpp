@@ -7,10 +7,10 @@
 
 #include "ember/core/parallel.h"
 #include "ember/core/shape.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/reduce.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/softmax_rows.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/softmax.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 

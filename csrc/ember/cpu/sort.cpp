@@ -9,15 +9,16 @@
 // instantiated for 8 key types, not 10.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
 #include "ember/core/parallel.h"
 #include "ember/core/shape.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/sort.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -238,7 +239,9 @@ Tensor median_kernel(const Tensor& self) {
     });
     return out;
   }
-  return std::get<0>(median_dim_kernel(reshape(self, {-1}), 0, false));
+  Tensor flat = contiguous(self);
+  flat = flat.as_strided_view({flat.numel()}, {1}, flat.storage_offset());
+  return std::get<0>(median_dim_kernel(flat, 0, false));
 }
 EMBER_REGISTER_KERNEL(op::median, CPU, median_kernel);
 
@@ -285,11 +288,23 @@ std::tuple<Tensor, Tensor, Tensor> unique_all(const Tensor& self, bool return_in
   return {values, inverse, counts};
 }
 
+// self with dim `from` moved to position `to`: movedim's geometry, as a view.
+Tensor moved_dim(const Tensor& self, int64_t from, int64_t to) {
+  std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
+  std::vector<int64_t> strides(self.strides().begin(), self.strides().end());
+  int64_t size = sizes[size_t(from)], stride = strides[size_t(from)];
+  sizes.erase(sizes.begin() + from);
+  strides.erase(strides.begin() + from);
+  sizes.insert(sizes.begin() + to, size);
+  strides.insert(strides.begin() + to, stride);
+  return self.as_strided_view(sizes, strides, self.storage_offset());
+}
+
 // unique slices along `dim`: rows of the input moved to (n, rest) compared lexicographically.
 std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool return_inverse,
                                               bool return_counts) {
   int64_t n = self.sizes()[size_t(dim)];
-  Tensor x = contiguous(movedim(self, {dim}, {0}));
+  Tensor x = contiguous(moved_dim(self, dim, 0));
   int64_t m = n == 0 ? 0 : x.numel() / n;
   std::vector<int64_t> order(static_cast<size_t>(n)), starts;
   std::iota(order.begin(), order.end(), 0);
@@ -320,10 +335,12 @@ std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, b
   for (int64_t g = 0; g < groups; ++g) fp[g] = order[size_t(starts[size_t(g)])];
   DimVector pick_shape(x.sizes());
   pick_shape[0] = groups;
-  DimVector ishape(size_t(x.dim()), 1);
-  ishape[0] = groups;
-  Tensor picked = _take_along_dim(x, 0, expand(reshape(first, ishape), pick_shape));
-  Tensor values = contiguous(movedim(picked, {0}, {dim}));
+  Tensor picked = empty(pick_shape, x.dtype());  // the first row of each group, in order
+  const size_t row_bytes = size_t(m) * x.element_size();
+  for (int64_t g = 0; g < groups; ++g)
+    std::memcpy(static_cast<char*>(picked.data_ptr()) + size_t(g) * row_bytes,
+                static_cast<const char*>(x.data_ptr()) + size_t(fp[g]) * row_bytes, row_bytes);
+  Tensor values = contiguous(moved_dim(picked, 0, dim));
   Tensor inverse, counts;
   if (return_inverse) {
     inverse = empty({n}, kLong);

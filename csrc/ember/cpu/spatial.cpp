@@ -1,10 +1,10 @@
 // CPU im2col / col2im over batched input (unfold / fold and their derivatives).
 #include "ember/core/parallel.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/im2col.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/spatial.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 
@@ -40,7 +40,7 @@ Tensor col2im_kernel(const Tensor& input, IntArrayRef size, IntArrayRef k, IntAr
   const int64_t OH = (H + 2 * p[0] - d[0] * (k[0] - 1) - 1) / s[0] + 1;
   const int64_t OW = (W + 2 * p[1] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
   WindowGeom g{C, H, W, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], OH, OW};
-  Tensor out = zeros({N, C, H, W}, TensorOptions(cols.dtype()));
+  Tensor out = zeros({N, C, H, W}, cols.dtype());
   if (out.numel() == 0 || cols.numel() == 0) return out;
   dispatch<kFloatTypes>(cols.dtype(), "col2im", [&](auto tag) {
     using T = decltype(tag);

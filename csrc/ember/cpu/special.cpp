@@ -1,11 +1,11 @@
 // CPU kernels of the special functions (ops/special.cpp): the gamma family and the modified
 // Bessel functions. Each computes in double, which costs little next to the functions themselves.
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/special_math.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/special.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 

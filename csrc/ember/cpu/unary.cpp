@@ -2,13 +2,13 @@
 // Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno", "fp-contract=off")
+#include "ember/core/type_promotion.h"
+#include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/unary.h"
-#include "ember/ops/inplace.h"
-#include "ember/ops/ops.h"
 
 namespace ember::cpu {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ember/autograd/grad_mode.h"
+#include "ember/core/grad_mode.h"
 #include "ember/core/tensor.h"
 #include "ember/dispatch/op_schema.h"
 

@@ -5,51 +5,10 @@
 
 namespace ember {
 
-// Note [Wrapped numbers]
-// A Python number becomes a 0-d tensor flagged is_wrapped_number. Promotion ranks operands in
-// three tiers — tensors with dims, 0-d tensors, wrapped numbers — and a lower tier only matters
-// when it is of a higher kind (bool < integer < floating), as in PyTorch's result_type.
-// Python floats are held in double precision; result_type still gives them the default dtype.
-Tensor wrap_scalar(const Scalar& s) {
-  return scalar_tensor(s, s.is_integral(true) ? s.dtype() : kDouble, true);
-}
+using autograd::FunctionNode;
+using autograd::variable_list;
 
-namespace {
-int kind_of(ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; }
-
-ScalarType combine(ScalarType higher, ScalarType lower) {
-  if (higher == ScalarType::Undefined) return lower;
-  if (lower == ScalarType::Undefined) return higher;
-  if (kind_of(lower) > kind_of(higher)) return promote_types(higher, lower);
-  return higher;
-}
-}  // namespace
-
-ScalarType result_type(TensorList tensors) {
-  ScalarType dim = ScalarType::Undefined, zero = ScalarType::Undefined,
-             wrapped = ScalarType::Undefined;
-  auto merge = [](ScalarType& acc, ScalarType t) {
-    acc = acc == ScalarType::Undefined ? t : promote_types(acc, t);
-  };
-  for (const Tensor& t : tensors) {
-    if (!t.defined()) continue;
-    if (t.impl()->is_wrapped_number) {
-      // A Python float takes the default dtype; ints and bools keep int64/bool.
-      merge(wrapped, is_floating_point(t.dtype()) ? default_dtype() : t.dtype());
-    } else if (t.dim() == 0) {
-      merge(zero, t.dtype());
-    } else {
-      merge(dim, t.dtype());
-    }
-  }
-  return combine(combine(dim, zero), wrapped);
-}
-
-bool can_cast(ScalarType from, ScalarType to) {
-  if (is_floating_point(from) && is_integral(to, true)) return false;
-  if (from != kBool && to == kBool) return false;
-  return true;
-}
+// result_type, can_cast and wrap_scalar (Note [Wrapped numbers]) are core/type_promotion.h.
 
 #define EMBER_DEFINE_BINARY(name, node)                                \
   namespace {                                                          \

@@ -94,11 +94,6 @@ void check_inplace(const Tensor& self) {
                 "operation.");
 }
 
-void check_inplace_dtype(const Tensor& self, ScalarType result, const char* op) {
-  EMBER_CHECK(can_cast(result, self.dtype()), op, ": result type ", scalar_type_name(result),
-              " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
-}
-
 Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& outofplace) {
   check_inplace(self);
   Tensor result = outofplace(autograd::any_requires_grad({&self}) ? clone(self) : self);

@@ -1,7 +1,7 @@
 // Factories. Filling goes through fill_/copy_ and one arange kernel; the rest is composite.
 #include <cmath>
 
-#include "ember/cpu/dispatch_dtype.h"
+#include "ember/core/dispatch_dtype.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/core/shape.h"
 #include "ember/ops/ops.h"

@@ -1,6 +1,7 @@
 #pragma once
 // Elementwise operators. The X-macro lists drive declarations, kernels, derivatives and bindings.
 #include "ember/core/tensor.h"
+#include "ember/core/type_promotion.h"  // result_type, can_cast, wrap_scalar
 
 namespace ember {
 
@@ -88,14 +89,6 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 /// self + value * t1 / t2.
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
-
-/// A 0-d tensor for a Python number, marked so it promotes like a scalar.
-Tensor wrap_scalar(const Scalar& s);
-
-/// PyTorch's result_type over tensors with dim, 0-d tensors and wrapped numbers.
-ScalarType result_type(TensorList tensors);
-/// Whether a value of type `from` may be written into `to` by an in-place op.
-bool can_cast(ScalarType from, ScalarType to);
 
 // Operators for C++ users.
 Tensor operator+(const Tensor& a, const Tensor& b);

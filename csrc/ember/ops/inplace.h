@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "ember/core/tensor.h"
+#include "ember/core/type_promotion.h"  // check_inplace_dtype
 
 namespace ember {
 
@@ -17,7 +18,5 @@ namespace ember {
 void check_inplace(const Tensor& self);
 /// Runs `outofplace(self_or_clone)` with autograd and writes the result into self.
 Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& outofplace);
-/// Checks that an in-place result of dtype `result` fits `self` (no float into int, ...).
-void check_inplace_dtype(const Tensor& self, ScalarType result, const char* op);
 
 }  // namespace ember

@@ -3,12 +3,10 @@
 // log_softmax + nll kernel; the elementwise losses are compositions of public ops.
 #include <optional>
 
+#include "ember/core/reduction.h"
 #include "ember/core/tensor.h"
 
 namespace ember {
-
-/// How a loss reduces its per-element values (the values are PyTorch's at::Reduction).
-enum class Reduction { None = 0, Mean = 1, Sum = 2 };
 
 /// Negative log-likelihood of class indices: input (N, C), (C,) or (N, C, d1, ...) of
 /// log-probabilities; Mean divides by the summed weights of the non-ignored targets.

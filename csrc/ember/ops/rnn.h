@@ -4,12 +4,11 @@
 #include <string_view>
 #include <tuple>
 
+#include "ember/core/rnn_mode.h"
 #include "ember/core/tensor.h"
 
 namespace ember {
 
-/// The cell a recurrent layer runs; the gate order of each is PyTorch's.
-enum class RnnMode : int64_t { LSTM, GRU, RNN_TANH, RNN_RELU };
 /// The mode named "LSTM", "GRU", "RNN_TANH" or "RNN_RELU".
 RnnMode rnn_mode(std::string_view name);
 

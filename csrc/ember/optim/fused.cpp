@@ -7,7 +7,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/parallel.h"
-#include "ember/cpu/dispatch_dtype.h"
+#include "ember/core/dispatch_dtype.h"
 #include "ember/ops/creation.h"
 #include "ember/ops/view.h"
 
@@ -97,7 +97,7 @@ class Operands {
   template <class F>
   void run(F f) const {
     static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    cpu::dispatch<cpu::kFloatTypes>(dtype(), op_, [&](auto tag) {
+    dispatch<kFloatTypes>(dtype(), op_, [&](auto tag) {
       parallel_for(0, numel(), kGrainSize, [&](int64_t b, int64_t e) {
         if (fma) range_fma(f, tag, b, e);
         else range_plain(f, tag, b, e);
@@ -130,7 +130,7 @@ __attribute__((always_inline)) inline A lerp(A self, A end, A w) {
 double increment_step(const Tensor& step) {
   EMBER_CHECK(step.defined() && step.numel() == 1, "[optim] expected a one-element step tensor");
   double value = 0;
-  cpu::dispatch<cpu::kNumericTypes>(step.dtype(), "optim step", [&](auto tag) {
+  dispatch<kNumericTypes>(step.dtype(), "optim step", [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(step.data_ptr());
     *p = T(acc_t<T>(*p) + acc_t<T>(1));

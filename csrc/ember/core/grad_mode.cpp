@@ -1,4 +1,4 @@
-#include "ember/autograd/grad_mode.h"
+#include "ember/core/grad_mode.h"
 
 namespace ember {
 
