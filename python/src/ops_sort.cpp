@@ -17,6 +17,11 @@ void bind_sort(nb::module_& m) {
       {"cumprod(input, dim, *, dtype=None) -> Tensor",
        "Running products along dim: element i is the product of elements 0..i."},
       nb::arg("dim"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  both(
+      m, cls, "logcumsumexp", [](const Tensor& t, int64_t d) { return logcumsumexp(t, d); },
+      {"logcumsumexp(input, dim) -> Tensor",
+       "Running log-sum-exp along dim: element i is log(sum of exp(elements 0..i))."},
+      nb::arg("dim"));
   cls.def("cumsum_", inplace([](Tensor& t, int64_t d) { copy_(t, cumsum(t, d)); }), nb::arg("dim"),
           doc("cumsum_(dim) -> Tensor", "In-place form of cumsum()."));
   m.def(

@@ -40,6 +40,7 @@ constexpr UnaryText kUnaryTexts[] = {
     {"erfc", "The complementary error function, 1 - erf(x), of each element."},
     {"erfinv", "The inverse of erf for each element (defined on [-1, 1])."},
     {"reciprocal", "One over each element; integer inputs give a floating result."},
+    {"sinc", "The normalized sinc function sin(pi x) / (pi x) of each element, 1 at 0."},
     {"abs", "Absolute value of each element."},
     {"neg", "Each element with its sign flipped."},
     {"sign", "-1, 0 or 1 for each element, following its sign."},

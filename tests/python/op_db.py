@@ -393,6 +393,10 @@ def _np_erfinv(y):
     return np.where(np.abs(y) == 1, np.sign(y) * np.inf, x)
 
 
+def _logcumsumexp_ref(a, dim):
+    return a if a.ndim == 0 else np.logaddexp.accumulate(a, axis=dim)
+
+
 def _axis(a, dim):
     """torch accepts dim 0/-1 on a 0-d tensor; numpy needs axis=None there."""
     if a.ndim == 0 or dim is None:
@@ -1081,6 +1085,7 @@ _FLOAT_UNARY = (
     ("erf", _np_erf, (-3, 3)),
     ("erfc", _np_erfc, (-3, 3)),
     ("erfinv", _np_erfinv, (-0.9, 0.9)),
+    ("sinc", np.sinc, (-3, 3)),
 )
 
 UNARY_OPS = [
@@ -1280,6 +1285,9 @@ REDUCTION_OPS = [
         ALL, _reduction(dim_required=True, tuple_dims=False, keepdim=False, empty_ok=True, dtype_kw="float64"),
         domain=(-2, 2), differentiable=True, out_dtype=accumulate, tol=_SUM_TOL,
         error_inputs=_errors(_dim_oor(dim=-3))),
+    _op("logcumsumexp", _as_float64(_logcumsumexp_ref), FLOATS,
+        _reduction(dim_required=True, tuple_dims=False, keepdim=False, empty_ok=True),
+        differentiable=True, tol=_SUM_TOL, error_inputs=_errors(_dim_oor(dim=2))),
     _op("cummax", _cummax_ref, ALL, _reduction(dim_required=True, tuple_dims=False, keepdim=False),
         differentiable=True, out_dtype=values_and_indices, canonicalize=gather_indices(reduced=False),
         error_inputs=_errors(_dim_oor(dim=2))),

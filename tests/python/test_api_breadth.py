@@ -1,6 +1,5 @@
-"""torch's top-level and Tensor helpers that ember composes from its ops (_extra_math.py,
-_extra_shape.py, _tensor_extra.py): values, dtypes and shapes against torch 2.13, errors by
-class, gradients by gradcheck."""
+"""torch's top-level and Tensor helpers that ember composes from its ops (python/ember/_ops/):
+values, dtypes and shapes against torch 2.13, errors by class, gradients by gradcheck."""
 
 import math
 

@@ -535,3 +535,27 @@ def test_long_float_sums_stay_within_one_output_rounding(dtype):
                                rtol=2 * eps)
     np.testing.assert_allclose(cols.mean(1).double().numpy(), exact.reshape(-1, 16).mean(1),
                                rtol=2 * eps)
+
+
+def test_logcumsumexp_keeps_small_early_prefixes():
+    """A running log-sum-exp: the first prefix of [-1000, 0] is -1000, which a shift by the row
+    maximum would lose to exp underflow; infinities and NaN behave as in log(cumsum(exp(x)))."""
+    x = ember.tensor([[-1000.0, 0.0, 1000.0], [float("-inf"), float("-inf"), 2.0]],
+                     dtype=ember.float64)
+    got = ember.logcumsumexp(x, 1).numpy()
+    want = np.logaddexp.accumulate(x.numpy(), axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert got[0, 0] == -1000.0
+    y = ember.tensor([1.0, float("inf"), float("nan"), 0.0]).logcumsumexp(0)
+    assert y[1].item() == float("inf") and np.isnan(y[2].item()) and np.isnan(y[3].item())
+    with pytest.raises(NotImplementedError, match="logcumsumexp"):
+        ember.logcumsumexp(ember.tensor([1, 2]), 0)
+
+
+def test_logcumsumexp_gradient_against_finite_differences():
+    x = ember.tensor([[0.3, -2.0, 5.0, 1.0], [-40.0, 3.0, 3.0, -1.0]], dtype=ember.float64,
+                     requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: ember.logcumsumexp(t, 1), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: ember.logcumsumexp(t, 0), (x,))
+    out = ember.logcumsumexp(x, 1)
+    assert out.grad_fn.name() == "LogcumsumexpBackward0"

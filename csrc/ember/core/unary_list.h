@@ -30,7 +30,8 @@
   _(erf, ErfBackward0)           \
   _(erfc, ErfcBackward0)         \
   _(erfinv, ErfinvBackward0)     \
-  _(reciprocal, ReciprocalBackward0)
+  _(reciprocal, ReciprocalBackward0) \
+  _(sinc, SincBackward0)
 
 // Unary ops that keep the input dtype.
 #define EMBER_UNARY_SAME_OPS(_) \

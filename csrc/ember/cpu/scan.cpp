@@ -1,9 +1,10 @@
-// CPU scans along one dim: cumsum, cumprod, cummax, cummin.
+// CPU scans along one dim: cumsum, cumprod, logcumsumexp, cummax, cummin.
 //
 // The input is made contiguous and seen as (outer, size, inner) around the scanned dim. Each
 // task takes one outer index and a block of up to kBlock inner positions and walks the dim
 // once, so for inner > 1 the innermost loop runs over contiguous memory and vectorizes.
 #include <cmath>
+#include <limits>
 
 #include "ember/core/parallel.h"
 #include "ember/core/shape.h"
@@ -84,6 +85,42 @@ Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
 }
 EMBER_REGISTER_KERNEL(op::cumsum, CPU, cum_kernel<false>);
 EMBER_REGISTER_KERNEL(op::cumprod, CPU, cum_kernel<true>);
+
+// log(exp(a) + exp(b)) without overflow; two equal infinities give that infinity, not NaN.
+double log_add_exp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  double hi = std::max(a, b), lo = std::min(a, b);
+  if (hi == lo && std::isinf(hi)) return hi;
+  return hi + std::log1p(std::exp(lo - hi));
+}
+
+// A running log-sum-exp in double: each prefix is exact to the output's rounding, however far
+// apart its elements are (a shift by the row's maximum loses the small early prefixes).
+Tensor logcumsumexp_kernel(const Tensor& self, int64_t dim) {
+  Tensor x = contiguous(self);
+  Tensor out = empty(self.sizes(), self.dtype());
+  if (out.numel() == 0) return out;
+  Rows r = rows_of(x.sizes(), dim);
+  dispatch<kFloatTypes>(self.dtype(), "logcumsumexp_out_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = reinterpret_cast<const T*>(x.data_ptr());
+    T* o = reinterpret_cast<T*>(out.data_ptr());
+    for_each_block(r, [&](int64_t base, int64_t width) {
+      double acc[kBlock];
+      for (int64_t i = 0; i < width; ++i) acc[i] = -std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < r.size; ++k) {
+        const T* src = in + base + k * r.inner;
+        T* dst = o + base + k * r.inner;
+        for (int64_t i = 0; i < width; ++i) {
+          acc[i] = log_add_exp(acc[i], double(src[i]));
+          dst[i] = T(acc[i]);
+        }
+      }
+    });
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::logcumsumexp, CPU, logcumsumexp_kernel);
 
 // The running extreme takes a new value on ties too (so the index is the latest), and a NaN
 // sticks once seen while later NaNs move the index, as in PyTorch.

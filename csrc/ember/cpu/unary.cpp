@@ -2,6 +2,8 @@
 // Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno", "fp-contract=off")
+#include <numbers>
+
 #include "ember/core/type_promotion.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
@@ -41,7 +43,8 @@ namespace {
   _(erf, std::erf(x))                                 \
   _(erfc, std::erfc(x))                               \
   _(erfinv, erfinv(x))                                \
-  _(reciprocal, 1 / x)
+  _(reciprocal, 1 / x)                                \
+  _(sinc, x == 0 ? decltype(x)(1) : std::sin(std::numbers::pi_v<decltype(x)> * x) / (std::numbers::pi_v<decltype(x)> * x))
 
 // Floating output: integer and bool inputs compute in the default dtype.
 template <class F>

@@ -47,6 +47,8 @@ Tensor broadcast_to(const Tensor& self, IntArrayRef shape);
 
 /// Prefix sums; integer and bool inputs accumulate and return int64 unless `dtype` is given.
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+/// log(cumsum(exp(self))) along dim, without overflow or underflow of the early prefixes.
+Tensor logcumsumexp(const Tensor& self, int64_t dim);
 /// Prefix products, with cumsum's dtype rule.
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 /// Running maximum and the index where it was (the latest on ties); NaN propagates.

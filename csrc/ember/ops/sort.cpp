@@ -47,6 +47,22 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& self, const Tensor& ou
   return where(before, g_before, where(first_zero, g_first, zero));
 }
 
+// Note [logcumsumexp backward]
+// d result_j / d x_i = exp(x_i - result_j) for i <= j, so grad_i = exp(x_i) * sum_{j >= i}
+// grad_j exp(-result_j). The suffix sum runs in the log domain (a reversed logcumsumexp), with
+// the positive and negative parts of grad apart since a log needs a positive argument.
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
+                             int64_t dim) {
+  if (self.dim() == 0) return grad;
+  auto log_suffix_sum = [dim](const Tensor& t) {
+    return flip(logcumsumexp(flip(t, {dim}), dim), {dim});
+  };
+  Tensor ninf = full({}, -std::numeric_limits<double>::infinity(), TensorOptions(grad.dtype()));
+  Tensor log_abs = log(abs(grad));
+  Tensor pos = where(gt(grad, wrap_scalar(0)), log_abs, ninf);
+  Tensor neg = where(lt(grad, wrap_scalar(0)), log_abs, ninf);
+  return exp(log_suffix_sum(pos - result) + self) - exp(log_suffix_sum(neg - result) + self);
+}
 }  // namespace
 
 // The gradient of a prefix sum is the suffix sum of the gradient.
@@ -55,6 +71,8 @@ EMBER_DERIVATIVE(op::cumsum, "CumsumBackward0", (self, dim, dtype),
 EMBER_DERIVATIVE(op::cumprod, "CumprodBackward0", (self, dim, dtype),
                  self_sizes.empty() ? grad
                                     : cumprod_backward(grad, to_dtype(self, result.dtype()), result, dim));
+EMBER_DERIVATIVE(op::logcumsumexp, "LogcumsumexpBackward0", (self, dim),
+                 logcumsumexp_backward(grad, self, result, dim));
 
 namespace {
 
@@ -150,6 +168,13 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) 
 
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return op::cumprod.call(self, maybe_wrap_dim(dim, self.dim()), dtype);
+}
+
+Tensor logcumsumexp(const Tensor& self, int64_t dim) {
+  EMBER_CHECK_KIND(is_floating_point(self.dtype()), ErrorKind::NotImplemented,
+                   "\"logcumsumexp_out_cpu\" not implemented for '",
+                   scalar_type_name(self.dtype()), "'");
+  return op::logcumsumexp.call(self, maybe_wrap_dim(dim, self.dim()));
 }
 
 std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) {

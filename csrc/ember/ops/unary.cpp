@@ -36,6 +36,8 @@ namespace ember {
   _(erfc, -(grad * exp(-(self * self)) * (2 / std::sqrt(std::numbers::pi))))           \
   _(erfinv, grad * exp(result * result) * (std::sqrt(std::numbers::pi) / 2))           \
   _(reciprocal, -(grad * result * result))                                             \
+  _(sinc, grad * where(eq(self, wrap_scalar(0)), wrap_scalar(0),                       \
+                       (cos(self * std::numbers::pi) - result) / self))                \
   _(abs, grad * sign(self))                                                            \
   _(neg, -grad)                                                                        \
   _(sign, zeros_like(grad))                                                            \

@@ -34,5 +34,7 @@ EMBER_DECLARE_OP(cummax, "cummax(Tensor self, int dim) -> (Tensor values, Tensor
                  std::tuple<Tensor, Tensor>(const Tensor&, int64_t));
 EMBER_DECLARE_OP(cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
                  std::tuple<Tensor, Tensor>(const Tensor&, int64_t));
+EMBER_DECLARE_OP(logcumsumexp, "logcumsumexp(Tensor self, int dim) -> Tensor",
+                 Tensor(const Tensor&, int64_t));
 
 }  // namespace ember::op

@@ -202,7 +202,7 @@ FORWARD = {
     "adjoint": products.adjoint, "cross": products.cross, "kron": products.kron,
     "trace": products.trace, "vdot": products.vdot,
     "aminmax": reduce.aminmax, "corrcoef": reduce.corrcoef, "cov": reduce.cov,
-    "dist": reduce.dist, "histogram": reduce.histogram, "logcumsumexp": reduce.logcumsumexp,
+    "dist": reduce.dist, "histogram": reduce.histogram,
     "nanmean": reduce.nanmean, "nansum": reduce.nansum, "renorm": reduce.renorm,
     "msort": sort.msort, "nanmedian": sort.nanmedian, "nanquantile": sort.nanquantile,
     "quantile": sort.quantile, "unique_consecutive": sort.unique_consecutive,
@@ -217,7 +217,7 @@ FORWARD = {
     "nextafter": elementwise.nextafter, "positive": elementwise.positive,
     "rad2deg": elementwise.rad2deg, "real": elementwise.real,
     "resolve_conj": elementwise.resolve_conj, "resolve_neg": elementwise.resolve_neg,
-    "sgn": elementwise.sgn, "sinc": elementwise.sinc, "xlogy": elementwise.xlogy,
+    "sgn": elementwise.sgn, "xlogy": elementwise.xlogy,
     "digamma": _C.digamma, "i0": _C.i0, "lgamma": _C.lgamma,
     "diag_embed": shape.diag_embed, "diagflat": shape.diagflat, "diff": shape.diff,
     "dsplit": shape.dsplit, "hsplit": shape.hsplit, "ravel": shape.ravel,
@@ -243,7 +243,7 @@ FORWARD_INPLACE = {
     "logit": elementwise.logit, "masked_scatter": index.masked_scatter,
     "mvlgamma": elementwise.mvlgamma, "nan_to_num": _C.nan_to_num, "put": index.put,
     "rad2deg": elementwise.rad2deg, "renorm": reduce.renorm, "sgn": elementwise.sgn,
-    "sinc": elementwise.sinc, "xlogy": elementwise.xlogy, "nextafter": elementwise.nextafter,
+    "xlogy": elementwise.xlogy, "nextafter": elementwise.nextafter,
 }
 
 ALIASES = {

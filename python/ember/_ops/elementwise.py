@@ -23,7 +23,6 @@ __all__ = [
     "logaddexp2",
     "deg2rad",
     "rad2deg",
-    "sinc",
     "logit",
     "heaviside",
     "float_power",
@@ -114,19 +113,6 @@ def rad2deg(input):
 
     input converted from radians to degrees (integers become the default float dtype)."""
     return _float(input) * (180 / math.pi)
-
-
-def sinc(input):
-    """sinc(input, *, out=None) -> Tensor
-
-    sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
-    x = _float(input)
-    out_dtype = x.dtype
-    if x.dtype in (float16, bfloat16):  # pi * x rounded to 8 bits would make sinc(1) ~ 3e-4
-        x = x.float()
-    zero = x == 0
-    safe = where(zero, ones([], dtype=x.dtype), x) * math.pi
-    return where(zero, ones([], dtype=x.dtype), sin(safe) / safe).to(out_dtype)
 
 
 def logit(input, eps=None):

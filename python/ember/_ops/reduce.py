@@ -19,7 +19,6 @@ __all__ = [
     "nansum",
     "nanmean",
     "aminmax",
-    "logcumsumexp",
     "dist",
     "renorm",
     "trapezoid",
@@ -171,22 +170,6 @@ def aminmax(input, *, dim=None, keepdim=False):
             return return_types.aminmax(input.amin(dims, True), input.amax(dims, True))
         return return_types.aminmax(input.amin(), input.amax())
     return return_types.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
-
-
-def logcumsumexp(input, dim):
-    """logcumsumexp(input, dim, *, out=None) -> Tensor
-
-    The log of the cumulative sum of exp(input) along dim, without overflow."""
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(input.dtype)}'"
-        )
-    x = input
-    if x.numel() == 0:
-        return x.clone()
-    m = x.detach().amax(dim, True) if x.dim() else x.detach()
-    m = where(isinf(m), zeros([], dtype=x.dtype), m)
-    return log(exp(x - m).cumsum(dim)) + m
 
 
 def dist(input, other, p=2):

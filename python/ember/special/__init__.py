@@ -3,7 +3,7 @@
 import math
 
 from .. import _C
-from .._C import exp, get_default_dtype, isnan, lgamma, log, sigmoid, Tensor
+from .._C import exp, get_default_dtype, isnan, lgamma, log, sigmoid, sinc, Tensor
 from .._ops import elementwise as _elementwise, nn as _nn
 from .._ops.creation import full, ones, tensor, zeros
 from .._ops.elementwise import mvlgamma
@@ -132,10 +132,6 @@ def softmax(input, dim, *, dtype=None):
 
 def i0(input):
     return _C.i0(input)
-
-
-def sinc(input):
-    return _elementwise.sinc(input)
 
 
 def entr(input):
