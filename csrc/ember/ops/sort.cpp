@@ -2,6 +2,9 @@
 // cpu/scan.cpp and cpu/sort.cpp). The ops that select values (sort, topk, kthvalue, median,
 // mode, cummax, cummin) send the gradient back to the selected positions with
 // _place_along_dim, whose own derivative is _take_along_dim, so higher orders work.
+#include <limits>
+
+#include "ember/core/dispatch_dtype.h"
 #include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
@@ -50,17 +53,23 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& self, const Tensor& ou
 // Note [logcumsumexp backward]
 // d result_j / d x_i = exp(x_i - result_j) for i <= j, so grad_i = exp(x_i) * sum_{j >= i}
 // grad_j exp(-result_j). The suffix sum runs in the log domain (a reversed logcumsumexp), with
-// the positive and negative parts of grad apart since a log needs a positive argument.
+// the positive and negative parts of grad apart since a log needs a positive argument. The
+// log of a missing part is the dtype's lowest finite value, not -inf: the backward of this
+// backward subtracts results, and -inf - -inf would be NaN.
 Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
                              int64_t dim) {
   if (self.dim() == 0) return grad;
   auto log_suffix_sum = [dim](const Tensor& t) {
     return flip(logcumsumexp(flip(t, {dim}), dim), {dim});
   };
-  Tensor ninf = full({}, -std::numeric_limits<double>::infinity(), TensorOptions(grad.dtype()));
+  double lowest = 0;
+  dispatch<kFloatTypes>(grad.dtype(), "logcumsumexp_backward", [&](auto tag) {
+    lowest = double(std::numeric_limits<decltype(tag)>::lowest());
+  });
+  Tensor none = full({}, lowest, TensorOptions(grad.dtype()));
   Tensor log_abs = log(abs(grad));
-  Tensor pos = where(gt(grad, wrap_scalar(0)), log_abs, ninf);
-  Tensor neg = where(lt(grad, wrap_scalar(0)), log_abs, ninf);
+  Tensor pos = where(gt(grad, wrap_scalar(0)), log_abs, none);
+  Tensor neg = where(lt(grad, wrap_scalar(0)), log_abs, none);
   return exp(log_suffix_sum(pos - result) + self) - exp(log_suffix_sum(neg - result) + self);
 }
 }  // namespace
