@@ -25,6 +25,9 @@ Known violations that are not fixed yet may be listed in `tools/layer_debt.txt`,
 `path:included-header` per line (`#` starts a comment). The list is a ratchet: a violation not
 listed fails, and so does a listed entry that no longer occurs (delete it when it is fixed).
 
+Every `ops/<family>.cpp` has its header `ops/<family>.h` (the public functions of the family),
+except the two files that define what `core/tensor.h` declares (Note [Tensor methods]).
+
 Usage: tools/check_layers.py [--root DIR]   exit 0 when clean, 1 with one line per problem.
 """
 
@@ -101,6 +104,17 @@ def find_violations(root: Path) -> tuple[list[tuple[str, int, str, str]], list[s
     return violations, problems
 
 
+# ops/*.cpp that define core/tensor.h's declarations (Tensor methods, operator<<), not a family.
+_OPS_WITHOUT_HEADER = {"tensor_methods.cpp", "print.cpp"}
+
+
+def missing_family_headers(root: Path) -> list[str]:
+    ops = root / "csrc" / "ember" / "ops"
+    return [f"csrc/ember/ops/{cpp.name}: no header csrc/ember/ops/{cpp.stem}.h for its family"
+            for cpp in sorted(ops.glob("*.cpp"))
+            if cpp.name not in _OPS_WITHOUT_HEADER and not cpp.with_suffix(".h").exists()]
+
+
 def read_debt(path: Path) -> set[str]:
     if not path.exists():
         return set()
@@ -119,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     root = args.root.resolve()
 
     violations, problems = find_violations(root)
+    problems += missing_family_headers(root)
     debt = read_debt(root / "tools" / "layer_debt.txt")
     seen = set()
     for file, lineno, header, rule in violations:

@@ -112,7 +112,7 @@ class Tensor {
   Tensor& clamp_min_(const Scalar& min) const;
   Tensor& clamp_max_(const Scalar& max) const;
 
-  // Arithmetic and comparison (see also the operators in ops/elementwise.h).
+  // Arithmetic and comparison (see also the operators in ops/binary.h and ops/compare.h).
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;

@@ -1,5 +1,5 @@
 #pragma once
-// The elementwise unary ops by name, kept apart from ops/elementwise.h so that core/tensor.h can
+// The elementwise unary ops by name, kept apart from ops/unary.h so that core/tensor.h can
 // declare a Tensor method for each (see Note [Tensor methods]) without including the ops layer.
 
 // Unary ops that compute in floating point (integer inputs promote to the default dtype).

@@ -1,6 +1,6 @@
 #pragma once
 // Activation functions (torch.nn.functional's pointwise non-linearities, prelu and glu).
-// relu, sigmoid and tanh live with the other unary ops in elementwise.h.
+// relu, sigmoid and tanh live with the other unary ops in unary.h.
 #include <string_view>
 
 #include "ember/core/tensor.h"

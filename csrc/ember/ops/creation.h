@@ -78,8 +78,5 @@ Tensor tril(const Tensor& self, int64_t diagonal = 0);
 Tensor triu(const Tensor& self, int64_t diagonal = 0);
 /// 1-d -> square matrix with the vector on a diagonal; 2-d -> that diagonal as a vector.
 Tensor diag(const Tensor& self, int64_t diagonal = 0);
-/// Fills in place.
-Tensor& fill_(Tensor& self, const Scalar& value);
-Tensor& zero_(Tensor& self);
 
 }  // namespace ember

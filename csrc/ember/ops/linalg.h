@@ -25,8 +25,5 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 /// beta * self + alpha * bmm(batch1, batch2).
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
                const Scalar& beta = 1, const Scalar& alpha = 1);
-/// Einstein summation: explicit ('->') or implicit output, repeated subscripts (diagonals),
-/// '...' broadcasting, and sums over subscripts absent from the output.
-Tensor einsum(const std::string& equation, TensorList operands);
 
 }  // namespace ember

@@ -40,14 +40,6 @@ Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_
 Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination);
 /// Swaps the last two dims (Tensor.mT).
 Tensor matrix_transpose(const Tensor& self);
-/// The same tensor if contiguous, else a contiguous copy.
-Tensor contiguous(const Tensor& self);
-/// A contiguous copy with its own storage.
-Tensor clone(const Tensor& self);
-/// `self` converted to `dtype` (the same tensor if it already has it, unless `copy`).
-Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy = false);
-/// Copies `src` into `self` with broadcasting and dtype conversion.
-Tensor& copy_(Tensor& self, const Tensor& src);
 /// The shape-reduction that undoes broadcasting: sums `self` down to `shape`.
 Tensor sum_to(const Tensor& self, IntArrayRef shape);
 /// Expands all tensors to their common broadcast shape.

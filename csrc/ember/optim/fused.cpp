@@ -9,6 +9,7 @@
 #include "ember/core/parallel.h"
 #include "ember/core/dispatch_dtype.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/copy.h"
 #include "ember/ops/view.h"
 
 // Note [Vectorized optimizer loops]

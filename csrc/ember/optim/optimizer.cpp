@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/ops/copy.h"
 #include "ember/ops/creation.h"
 
 namespace ember::optim {

@@ -2,6 +2,8 @@
 // CrossEntropyLoss, NLLLoss and MSELoss modules over the functional losses.
 #include "ember/nn/module.h"
 #include "ember/ops/loss.h"
+#include "ember/ops/loss_ctc.h"
+#include "ember/ops/loss_pointwise.h"
 
 namespace ember::nn {
 

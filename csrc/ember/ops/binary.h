@@ -1,34 +1,13 @@
 #pragma once
-// Elementwise operators. The X-macro lists drive declarations, kernels, derivatives and bindings.
+// Binary elementwise ops and arithmetic operators (ops/binary.cpp). The X-macro list drives
+// declarations, kernels, derivatives and bindings.
+#include <optional>
+#include <string>
+
 #include "ember/core/tensor.h"
 #include "ember/core/type_promotion.h"  // result_type, can_cast, wrap_scalar
 
 namespace ember {
-
-#define EMBER_DECLARE_UNARY(name, node) \
-  Tensor name(const Tensor& self);      \
-  Tensor& name##_(Tensor& self);
-EMBER_UNARY_FLOAT_OPS(EMBER_DECLARE_UNARY)
-EMBER_UNARY_SAME_OPS(EMBER_DECLARE_UNARY)
-#undef EMBER_DECLARE_UNARY
-
-/// self * self with pow's dtype rule (bool squares to int64).
-Tensor square(const Tensor& self);
-/// Unary predicates returning bool tensors.
-Tensor isnan(const Tensor& self);
-Tensor isinf(const Tensor& self);
-Tensor isfinite(const Tensor& self);
-Tensor isposinf(const Tensor& self);
-Tensor isneginf(const Tensor& self);
-Tensor logical_not(const Tensor& self);
-Tensor signbit(const Tensor& self);
-/// Replaces NaN and infinities (defaults: 0, largest and lowest finite value).
-Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt,
-                  std::optional<double> posinf = std::nullopt,
-                  std::optional<double> neginf = std::nullopt);
-/// Rounds to `decimals` places (half to even, as torch.round).
-Tensor round(const Tensor& self, int64_t decimals);
-
 // Binary ops: (name, backward node name). Each has Tensor-Tensor and in-place forms;
 // Python numbers arrive as wrapped 0-d tensors (see Note [Wrapped numbers]).
 #define EMBER_BINARY_OPS(_)               \
@@ -104,35 +83,5 @@ Tensor operator*(const Scalar& a, const Tensor& b);
 Tensor operator+(const Scalar& a, const Tensor& b);
 Tensor operator-(const Scalar& a, const Tensor& b);
 Tensor operator/(const Scalar& a, const Tensor& b);
-/// Comparisons give bool tensors, as libtorch's.
-#define EMBER_DECLARE_COMPARE_OPERATOR(op)            \
-  Tensor operator op(const Tensor& a, const Tensor& b); \
-  Tensor operator op(const Tensor& a, const Scalar& b);
-EMBER_DECLARE_COMPARE_OPERATOR(==)
-EMBER_DECLARE_COMPARE_OPERATOR(!=)
-EMBER_DECLARE_COMPARE_OPERATOR(<)
-EMBER_DECLARE_COMPARE_OPERATOR(<=)
-EMBER_DECLARE_COMPARE_OPERATOR(>)
-EMBER_DECLARE_COMPARE_OPERATOR(>=)
-#undef EMBER_DECLARE_COMPARE_OPERATOR
-/// Bitwise (logical on bool masks).
-Tensor operator&(const Tensor& a, const Tensor& b);
-Tensor operator|(const Tensor& a, const Tensor& b);
-Tensor operator^(const Tensor& a, const Tensor& b);
-Tensor operator~(const Tensor& a);
-
-/// clamp with number bounds, and its one-sided forms.
-Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
-             const std::optional<Scalar>& max = std::nullopt);
-Tensor clamp_min(const Tensor& self, const Scalar& min);
-Tensor clamp_max(const Tensor& self, const Scalar& max);
-/// Elementwise |self - other| <= atol + rtol * |other| (NaNs equal only with equal_nan).
-Tensor isclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
-               bool equal_nan = false);
-/// isclose everywhere (after broadcasting).
-bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
-              bool equal_nan = false);
-/// Same sizes and exactly the same values.
-bool equal(const Tensor& self, const Tensor& other);
 
 }  // namespace ember
