@@ -19,6 +19,8 @@ cmake --build "$BUILD" -j "$(nproc)"
 rm -rf "$BUILD/site" && mkdir -p "$BUILD/site"
 cp -r python/ember "$BUILD/site/ember"
 cp "$BUILD"/_C*.so "$BUILD"/libember.so "$BUILD/site/ember/"
+# The type stubs come from the regular build (a sanitized _C cannot be imported to make them).
+cp build/wheel/_C.pyi "$BUILD/site/ember/"
 
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # An impossible allocation returns null, as glibc's does, so ember raises its out-of-memory error
