@@ -66,7 +66,9 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def set_default_tensor_type(t):
-    """The legacy way to set the default float dtype: a legacy type or its name."""
+    """set_default_tensor_type(t, /)
+
+    The legacy way to set the default float dtype: a legacy type or its name."""
     name = t.split(".")[-1] if isinstance(t, str) else getattr(t, "__name__", "")
     if name not in _TYPES or not getattr(_C, _TYPES[name]).is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type; got {t}")
@@ -74,7 +76,9 @@ def set_default_tensor_type(t):
 
 
 def typename(obj):
-    """'torch.FloatTensor' for a float32 tensor, the qualified class name otherwise."""
+    """typename(obj, /)
+
+    'torch.FloatTensor' for a float32 tensor, the qualified class name otherwise."""
     if isinstance(obj, Tensor):
         return obj.type()
     module = getattr(type(obj), "__module__", "")

@@ -56,7 +56,11 @@ def compile(
     options=None,
     disable=False,
 ):
-    """ember runs eagerly: the model (or function) comes back unchanged, as a decorator too."""
+    """compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,
+        name=None, disable=False, recompile_limit=None, isolate_recompiles=False,
+        shapes_spec=None)
+
+    ember runs eagerly: the model (or function) comes back unchanged, as a decorator too."""
     if model is None:
         return lambda m: m
     return model
@@ -73,7 +77,9 @@ _flags = {
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """ember's CPU kernels are deterministic already; the flag is kept for the getters."""
+    """use_deterministic_algorithms(mode, *, warn_only=False)
+
+    ember's CPU kernels are deterministic already; the flag is kept for the getters."""
     _flags["deterministic"], _flags["warn_only"] = bool(mode), bool(warn_only)
 
 
@@ -132,7 +138,9 @@ def is_warn_always_enabled():
 
 
 class memory_format:
-    """A memory-format tag. ember lays tensors out row-major whatever the tag says."""
+    """memory_format()
+
+    A memory-format tag. ember lays tensors out row-major whatever the tag says."""
 
     def __init__(self, name):
         self._name = name
@@ -176,7 +184,9 @@ def get_autocast_dtype(device_type):
 
 
 class layout:
-    """A tensor layout tag; ember has strided tensors only."""
+    """layout()
+
+    A tensor layout tag; ember has strided tensors only."""
 
     def __init__(self, name):
         self._name = name
@@ -196,7 +206,9 @@ def get_num_interop_threads():
 
 
 def set_num_interop_threads(n):
-    """ember runs no inter-op pool; the value is kept for the getter."""
+    """set_num_interop_threads(int)
+
+    ember runs no inter-op pool; the value is kept for the getter."""
     if n <= 0:
         raise RuntimeError("Expected positive number of threads")
     _interop["threads"] = int(n)

@@ -10,7 +10,9 @@ _NP_NAMES = {"float32": "float32", "float64": "float64", "float16": "float16", "
 
 
 def share_memory_(self):
-    """Moves the data into shared memory in place (the tensor keeps its identity); processes
+    """share_memory_()
+
+    Moves the data into shared memory in place (the tensor keeps its identity); processes
     forked afterwards see each other's in-place writes. A no-op if already shared."""
     import numpy as np
 

@@ -53,7 +53,9 @@ class _FunctionMeta(type):
 
 
 class Function(metaclass=_FunctionMeta):
-    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `apply`."""
+    """Function(*args, **kwargs)
+
+    Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `apply`."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

@@ -351,7 +351,9 @@ def matrix_power(A, n):
 
 
 def matrix_exp(A):
-    """Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding)."""
+    """matrix_exp(A) -> Tensor
+
+    Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding)."""
     _check("linalg.matrix_exp", A, square=True)
     norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0

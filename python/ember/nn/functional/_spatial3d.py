@@ -119,7 +119,10 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv_transpose3d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
-    """The adjoint of conv3d: zeros between the input's elements, then a stride-1 convolution
+    """conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+        dilation=1) -> Tensor
+
+    The adjoint of conv3d: zeros between the input's elements, then a stride-1 convolution
     with the spatially flipped, in/out-swapped kernel."""
     x, unbatched = _batched(input, "conv_transpose3d")
     stride, dilation = _triple(stride, "stride"), _triple(dilation, "dilation")
