@@ -54,6 +54,10 @@ for _name, _dt in _TYPES.items():
     globals()[_name] = _LegacyType(_name, (), {"_dtype_name": _dt, "__new__": _new})
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """type(dtype=None, non_blocking=False, **kwargs) -> str or Tensor
+
+    The type name as a string when dtype is None, else a copy cast to the given dtype or legacy
+    type."""
     if isinstance(dtype, str):
         name = dtype.split(".")[-1]
         if name not in _TYPES:
@@ -87,7 +91,9 @@ def typename(obj):
 
 
 def _tensor_new(self, *args, **kwargs):
-    """Tensor.new (legacy): like the legacy constructor of self's dtype."""
+    """new(*args, **kwargs) -> Tensor
+
+    Tensor.new (legacy): like the legacy constructor of self's dtype."""
     if kwargs.get("dtype") is not None:
         raise TypeError("new() got an unexpected keyword argument 'dtype'")
     cls = next(v for k, v in globals().items() if k in _TYPES and _TYPES[k] == repr(self.dtype)[6:])

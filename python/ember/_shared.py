@@ -34,5 +34,8 @@ def share_memory_(self):
 
 
 def is_shared(self):
+    """is_shared()
+
+    Whether the tensor's storage lives in shared memory."""
     return getattr(self, "_shared_memory", False)
 

@@ -78,10 +78,16 @@ class TypedStorage(UntypedStorage):
 
 
 def untyped_storage(self):
+    """untyped_storage() -> torch.UntypedStorage
+
+    The tensor's storage as raw bytes."""
     return UntypedStorage(self)
 
 
 def storage(self):
+    """storage() -> torch.TypedStorage
+
+    The tensor's storage viewed as elements of its dtype."""
     return TypedStorage(self)
 
 
@@ -115,6 +121,9 @@ def resize_(self, *sizes, memory_format=None):
 
 
 def resize_as_(self, other, memory_format=None):
+    """resize_as_(tensor, memory_format=torch.contiguous_format) -> Tensor
+
+    In-place resize_ to the size of tensor."""
     return resize_(self, tuple(other.shape))
 
 

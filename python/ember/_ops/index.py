@@ -236,6 +236,10 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
+    """fill_diagonal_(fill_value, wrap=False) -> Tensor
+
+    Writes fill_value on the main diagonal in place; with wrap=True a tall matrix's diagonal
+    starts again below each square block."""
     if self.dim() < 2:
         raise RuntimeError("dimensions must larger than 1")
     if self.dim() > 2 and len(set(self.shape)) != 1:

@@ -182,14 +182,23 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """addmm_(mat1, mat2, *, beta=1, alpha=1) -> Tensor
+
+    In-place form of addmm()."""
     return self.copy_(addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
 
 def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm_(batch1, batch2, *, beta=1, alpha=1) -> Tensor
+
+    In-place form of baddbmm()."""
     return self.copy_(baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
 
 
 def _H(self):
+    """H -> Tensor
+
+    The conjugate transpose of a 2-D tensor (the transpose for real dtypes)."""
     if self.dim() not in (0, 2):
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."

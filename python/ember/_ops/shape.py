@@ -316,10 +316,16 @@ def unravel_index(indices, shape):
 
 
 def tril_(self, diagonal=0):
+    """tril_(diagonal=0) -> Tensor
+
+    In-place form of tril()."""
     return self.copy_(self.tril(diagonal))
 
 
 def triu_(self, diagonal=0):
+    """triu_(diagonal=0) -> Tensor
+
+    In-place form of triu()."""
     return self.copy_(self.triu(diagonal))
 
 

@@ -113,7 +113,9 @@ def celu_(input, alpha=1.0):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """leaky_relu with a slope drawn from U(lower, upper) per element in training, else the mean."""
+    """rrelu(input, lower=1./8, upper=1./3, training=False, inplace=False) -> Tensor
+
+    leaky_relu with a slope drawn from U(lower, upper) per element in training, else the mean."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slope = empty_like(input).uniform_(lower, upper)

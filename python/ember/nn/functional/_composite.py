@@ -41,7 +41,9 @@ F = sys.modules[__package__]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """x / sqrt(mean(x^2 over the trailing dims) + eps) * weight; eps defaults to dtype eps."""
+    """rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor
+
+    x / sqrt(mean(x^2 over the trailing dims) + eps) * weight; eps defaults to dtype eps."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     n = len(normalized_shape)

@@ -69,7 +69,10 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
-    """max_pool1d returning (values, indices)."""
+    """max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+        ceil_mode=False, return_indices=False)
+
+    max_pool1d returning (values, indices)."""
     return _nn.max_pool1d_with_indices(input, _ints(kernel_size), _stride(stride), _ints(padding),
                                        _ints(dilation), ceil_mode)
 
@@ -86,14 +89,20 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """1-d max pooling; return_indices=True also returns the argmax positions."""
+    """max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+        return_indices=False)
+
+    1-d max pooling; return_indices=True also returns the argmax positions."""
     out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """2-d max pooling; return_indices=True also returns the flat argmax positions."""
+    """max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+        return_indices=False)
+
+    2-d max pooling; return_indices=True also returns the flat argmax positions."""
     out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
 

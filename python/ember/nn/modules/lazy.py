@@ -27,7 +27,9 @@ __all__ = [
 
 
 class LazyModuleMixin:
-    """Infers parameter shapes from the first input; see the module docstring."""
+    """LazyModuleMixin(*args, **kwargs)
+
+    Infers parameter shapes from the first input; see the module docstring."""
 
     cls_to_become = None
 
