@@ -51,7 +51,11 @@ def _new(cls, *args, device=None):
 
 
 for _name, _dt in _TYPES.items():
-    globals()[_name] = _LegacyType(_name, (), {"_dtype_name": _dt, "__new__": _new})
+    _doc = (f"{_name}(data) or {_name}(*size) -> Tensor\n\nThe legacy constructor of {_dt} "
+            "tensors: from data, or uninitialized of the given size (empty with no arguments).")
+    globals()[_name] = _LegacyType(
+        _name, (), {"_dtype_name": _dt, "__new__": _new, "__doc__": _doc}
+    )
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     """type(dtype=None, non_blocking=False, **kwargs) -> str or Tensor

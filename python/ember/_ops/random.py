@@ -297,3 +297,13 @@ log_normal_ = _sampler(
 )
 # 1 - u lies in (0, 1], so the logarithm is finite; the result counts trials, from 1.
 geometric_ = _sampler(lambda u, p: ceil(log1p(-u) / math.log1p(-p)).clamp(min=1))
+
+cauchy_.__doc__ = """cauchy_(median=0, sigma=1, *, generator=None) -> Tensor
+
+Fills self with samples from the Cauchy distribution with the given median and scale."""
+log_normal_.__doc__ = """log_normal_(mean=1, std=2, *, generator=None)
+
+Fills self with exp of normal samples of the given mean and std."""
+geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
+
+Fills self with the number of Bernoulli(p) trials up to and including the first success."""

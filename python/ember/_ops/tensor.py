@@ -175,6 +175,12 @@ def _new(fn):
             *size, dtype=dtype or self.dtype, requires_grad=requires_grad, **kwargs
         )
 
+    filled = {"zeros": "A zero-filled", "ones": "A one-filled", "empty": "An uninitialized"}[fn]
+    method.__doc__ = (
+        f"new_{fn}(size, *, dtype=None, device=None, requires_grad=False, layout=torch.strided, "
+        f"pin_memory=False) -> Tensor\n\n{filled} tensor of the given size, with self's dtype "
+        "unless told otherwise."
+    )
     return method
 
 

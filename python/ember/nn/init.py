@@ -274,6 +274,9 @@ def _deprecated(fn, name):
         return fn(*args, **kwargs)
 
     wrapper.__name__ = name
+    # torch's signature of the target (its docstring's first line; absent under python -OO)
+    params = ((fn.__doc__ or "").splitlines() or [""])[0][len(fn.__name__):] or "(...)"
+    wrapper.__doc__ = f"{name}{params}\n\nDeprecated alias of {fn.__name__}."
     return wrapper
 
 
