@@ -150,7 +150,7 @@ def set_rng_state(new_state):
 
 
 def bernoulli(input, p=None, *, generator=None):
-    """bernoulli(input: Tensor, *, generator: Optional[Generator], out: Optional[Tensor]) -> Tensor
+    """bernoulli(input: Tensor, *, generator: Optional[Generator]) -> Tensor
 
     0/1 draws with probabilities input (or p when given), in input's shape and dtype."""
     if p is not None:
@@ -161,7 +161,7 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    """multinomial(input, num_samples, replacement=False, *, generator=None, out=None) -> LongTensor
+    """multinomial(input, num_samples, replacement=False, *, generator=None) -> LongTensor
 
     For each row of weights input, num_samples category indices drawn in proportion."""
     return _C._multinomial(input, num_samples, replacement, generator)
