@@ -2,7 +2,9 @@
 
 
 class device:
-    """A device such as ``device('cpu')`` or ``device('cuda', 0)``."""
+    """device(type, index=None)
+
+    A device such as ``device('cpu')`` or ``device('cuda', 0)``."""
 
     __slots__ = ("type", "index")
 

@@ -51,9 +51,17 @@ def _new(cls, *args, device=None):
 
 
 for _name, _dt in _TYPES.items():
-    globals()[_name] = _LegacyType(_name, (), {"_dtype_name": _dt, "__new__": _new})
+    _doc = (f"{_name}(data) or {_name}(*size) -> Tensor\n\nThe legacy constructor of {_dt} "
+            "tensors: from data, or uninitialized of the given size (empty with no arguments).")
+    globals()[_name] = _LegacyType(
+        _name, (), {"_dtype_name": _dt, "__new__": _new, "__doc__": _doc}
+    )
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """type(dtype=None, non_blocking=False, **kwargs) -> str or Tensor
+
+    The type name as a string when dtype is None, else a copy cast to the given dtype or legacy
+    type."""
     if isinstance(dtype, str):
         name = dtype.split(".")[-1]
         if name not in _TYPES:
@@ -66,7 +74,9 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def set_default_tensor_type(t):
-    """The legacy way to set the default float dtype: a legacy type or its name."""
+    """set_default_tensor_type(t, /)
+
+    The legacy way to set the default float dtype: a legacy type or its name."""
     name = t.split(".")[-1] if isinstance(t, str) else getattr(t, "__name__", "")
     if name not in _TYPES or not getattr(_C, _TYPES[name]).is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type; got {t}")
@@ -74,7 +84,9 @@ def set_default_tensor_type(t):
 
 
 def typename(obj):
-    """'torch.FloatTensor' for a float32 tensor, the qualified class name otherwise."""
+    """typename(obj, /)
+
+    'torch.FloatTensor' for a float32 tensor, the qualified class name otherwise."""
     if isinstance(obj, Tensor):
         return obj.type()
     module = getattr(type(obj), "__module__", "")
@@ -83,7 +95,9 @@ def typename(obj):
 
 
 def _tensor_new(self, *args, **kwargs):
-    """Tensor.new (legacy): like the legacy constructor of self's dtype."""
+    """new(*args, **kwargs) -> Tensor
+
+    Tensor.new (legacy): like the legacy constructor of self's dtype."""
     if kwargs.get("dtype") is not None:
         raise TypeError("new() got an unexpected keyword argument 'dtype'")
     cls = next(v for k, v in globals().items() if k in _TYPES and _TYPES[k] == repr(self.dtype)[6:])

@@ -56,7 +56,11 @@ def compile(
     options=None,
     disable=False,
 ):
-    """ember runs eagerly: the model (or function) comes back unchanged, as a decorator too."""
+    """compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,
+        name=None, disable=False, recompile_limit=None, isolate_recompiles=False,
+        shapes_spec=None)
+
+    ember runs eagerly: the model (or function) comes back unchanged, as a decorator too."""
     if model is None:
         return lambda m: m
     return model
@@ -73,19 +77,30 @@ _flags = {
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """ember's CPU kernels are deterministic already; the flag is kept for the getters."""
+    """use_deterministic_algorithms(mode, *, warn_only=False)
+
+    ember's CPU kernels are deterministic already; the flag is kept for the getters."""
     _flags["deterministic"], _flags["warn_only"] = bool(mode), bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled():
+    """are_deterministic_algorithms_enabled() -> bool
+
+    Whether use_deterministic_algorithms(True) is in effect."""
     return _flags["deterministic"]
 
 
 def is_deterministic_algorithms_warn_only_enabled():
+    """is_deterministic_algorithms_warn_only_enabled() -> bool
+
+    Whether deterministic mode only warns instead of raising."""
     return _flags["warn_only"]
 
 
 def set_deterministic_debug_mode(debug_mode):
+    """set_deterministic_debug_mode(debug_mode)
+
+    Sets the deterministic debug mode from 0/1/2 or 'default'/'warn'/'error'."""
     names = {"default": 0, "warn": 1, "error": 2}
     level = names[debug_mode] if isinstance(debug_mode, str) else int(debug_mode)
     if level not in (0, 1, 2):
@@ -96,43 +111,70 @@ def set_deterministic_debug_mode(debug_mode):
 
 
 def get_deterministic_debug_mode():
+    """get_deterministic_debug_mode() -> int
+
+    The deterministic debug mode as an int: 0 off, 1 warn, 2 error."""
     if not _flags["deterministic"]:
         return 0
     return 1 if _flags["warn_only"] else 2
 
 
 def set_float32_matmul_precision(precision):
+    """set_float32_matmul_precision(precision)
+
+    Records the precision setting for float32 matrix products; ember always computes them in full
+    float32."""
     if precision not in ("highest", "high", "medium"):
         raise RuntimeError(f"Invalid precision {precision}")
     _flags["matmul_precision"] = precision
 
 
 def get_float32_matmul_precision():
+    """get_float32_matmul_precision() -> str
+
+    The precision setting for float32 matrix products ('highest', 'high' or 'medium')."""
     return _flags["matmul_precision"]
 
 
 def is_anomaly_enabled():
+    """is_anomaly_enabled() -> bool
+
+    Whether autograd anomaly detection is switched on."""
     return _flags["anomaly"]
 
 
 def is_anomaly_check_nan_enabled():
+    """is_anomaly_check_nan_enabled() -> bool
+
+    Whether anomaly detection also checks backward results for NaN."""
     return _flags["anomaly_nan"]
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
+    """set_anomaly_enabled(enabled, check_nan=True) -> None
+
+    Switches autograd anomaly detection on or off for the rest of the program."""
     _flags["anomaly"], _flags["anomaly_nan"] = bool(enabled), bool(check_nan)
 
 
 def set_warn_always(b):
+    """set_warn_always(b, /)
+
+    Makes warnings that normally fire once fire every time (or not)."""
     _flags["warn_always"] = bool(b)
 
 
 def is_warn_always_enabled():
+    """is_warn_always_enabled() -> bool
+
+    Whether warnings that normally fire once are raised every time."""
     return _flags["warn_always"]
 
 
 class memory_format:
-    """A memory-format tag. ember lays tensors out row-major whatever the tag says."""
+    """memory_format()
+
+    A memory-format tag. ember lays tensors out row-major whatever the tag says."""
 
     def __init__(self, name):
         self._name = name
@@ -148,35 +190,53 @@ preserve_format = memory_format("preserve_format")
 
 
 def get_default_device():
+    """get_default_device() -> device
+
+    The device that factory functions use when none is given."""
     return _device("cpu")
 
 
 def set_default_device(device):
+    """set_default_device(device)
+
+    Sets the device that factory functions use when none is given."""
     from ._device import check_device
 
     check_device(device, "set_default_device")
 
 
 def autocast(device_type, dtype=None, enabled=True, cache_enabled=None):
+    """autocast(device_type, dtype=None, enabled=True, cache_enabled=None)
+
+    A context manager (and decorator) that runs the ops inside it in a lower-precision dtype
+    where that is safe."""
     from .amp import autocast as _autocast
 
     return _autocast(device_type, dtype, enabled, cache_enabled)
 
 
 def is_autocast_enabled(device_type=None):
+    """is_autocast_enabled(device_type=None) -> bool
+
+    Whether an autocast region is active (for the given device type, if any)."""
     from .amp import is_autocast_enabled as _enabled
 
     return _enabled(device_type or "cuda")
 
 
 def get_autocast_dtype(device_type):
+    """get_autocast_dtype(device_type) -> dtype
+
+    The dtype that autocast uses for the given device type."""
     from .amp import get_autocast_dtype as _dtype
 
     return _dtype(device_type)
 
 
 class layout:
-    """A tensor layout tag; ember has strided tensors only."""
+    """layout()
+
+    A tensor layout tag; ember has strided tensors only."""
 
     def __init__(self, name):
         self._name = name
@@ -192,11 +252,16 @@ _interop = {"threads": 1}
 
 
 def get_num_interop_threads():
+    """get_num_interop_threads() -> int
+
+    The number of inter-op threads set with set_num_interop_threads."""
     return _interop["threads"]
 
 
 def set_num_interop_threads(n):
-    """ember runs no inter-op pool; the value is kept for the getter."""
+    """set_num_interop_threads(int)
+
+    ember runs no inter-op pool; the value is kept for the getter."""
     if n <= 0:
         raise RuntimeError("Expected positive number of threads")
     _interop["threads"] = int(n)

@@ -10,7 +10,9 @@ _NP_NAMES = {"float32": "float32", "float64": "float64", "float16": "float16", "
 
 
 def share_memory_(self):
-    """Moves the data into shared memory in place (the tensor keeps its identity); processes
+    """share_memory_()
+
+    Moves the data into shared memory in place (the tensor keeps its identity); processes
     forked afterwards see each other's in-place writes. A no-op if already shared."""
     import numpy as np
 
@@ -32,5 +34,8 @@ def share_memory_(self):
 
 
 def is_shared(self):
+    """is_shared()
+
+    Whether the tensor's storage lives in shared memory."""
     return getattr(self, "_shared_memory", False)
 

@@ -2,7 +2,9 @@
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple of ints that prints like PyTorch's."""
+    """Size(iterable=(), /)
+
+    A tensor's shape: a tuple of ints that prints like PyTorch's."""
 
     __module__ = "ember"  # its public home (and where pickles find it)
 

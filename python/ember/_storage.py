@@ -78,10 +78,16 @@ class TypedStorage(UntypedStorage):
 
 
 def untyped_storage(self):
+    """untyped_storage() -> torch.UntypedStorage
+
+    The tensor's storage as raw bytes."""
     return UntypedStorage(self)
 
 
 def storage(self):
+    """storage() -> torch.TypedStorage
+
+    The tensor's storage viewed as elements of its dtype."""
     return TypedStorage(self)
 
 
@@ -90,7 +96,9 @@ def _sizes(args):
 
 
 def resize_(self, *sizes, memory_format=None):
-    """Gives the tensor `sizes` with contiguous strides at its offset, reusing its storage when
+    """resize_(*sizes, memory_format=torch.contiguous_format) -> Tensor
+
+    Gives the tensor `sizes` with contiguous strides at its offset, reusing its storage when
     large enough; otherwise a bigger storage keeps the old elements in their flat order."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
@@ -113,11 +121,16 @@ def resize_(self, *sizes, memory_format=None):
 
 
 def resize_as_(self, other, memory_format=None):
+    """resize_as_(tensor, memory_format=torch.contiguous_format) -> Tensor
+
+    In-place resize_ to the size of tensor."""
     return resize_(self, tuple(other.shape))
 
 
 def set_(self, source=None, storage_offset=0, size=None, stride=None):
-    """Makes the tensor a view of `source`'s storage (all of it when only source is given);
+    """set_(source=None, storage_offset=0, size=None, stride=None) -> Tensor
+
+    Makes the tensor a view of `source`'s storage (all of it when only source is given);
     with no argument, an empty tensor."""
     if source is None:
         self.data = empty(0, dtype=self.dtype)

@@ -17,6 +17,11 @@ PRINT_OPTS = _PrintOptions()
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
                      sci_mode=None):
+    """set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+        profile=None, sci_mode=None)
+
+    Changes how tensors are printed: digits, summarization threshold, edge items, line width and
+    notation."""
     if profile == "default":
         PRINT_OPTS.__init__()
     elif profile == "short":

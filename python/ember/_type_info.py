@@ -12,7 +12,9 @@ _SCALAR_TYPE_NAMES = {
 
 
 def scalar_type_name(dtype):
-    """PyTorch's C++ name of a dtype ('Float', 'Long'), as its error messages print it."""
+    """scalar_type_name(dtype) -> str
+
+    PyTorch's C++ name of a dtype ('Float', 'Long'), as its error messages print it."""
     return _SCALAR_TYPE_NAMES[repr(dtype).split(".")[1]]
 
 # bfloat16 has float32's exponent and an 8-bit significand; numpy has no bfloat16.
@@ -29,7 +31,9 @@ def _dtype_name(dtype):
 
 
 class finfo:
-    """Machine limits of a floating dtype (default: the default dtype)."""
+    """finfo(type=None)
+
+    Machine limits of a floating dtype (default: the default dtype)."""
 
     def __init__(self, type=None):
         self.dtype, name = _dtype_name(type)
@@ -56,7 +60,9 @@ class finfo:
 
 
 class iinfo:
-    """Limits of an integer dtype."""
+    """iinfo(type)
+
+    Limits of an integer dtype."""
 
     def __init__(self, type):
         self.dtype, name = _dtype_name(type)

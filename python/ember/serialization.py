@@ -26,7 +26,9 @@ def save(
     _use_new_zipfile_serialization=True,
     _disable_byteorder_record=False,
 ):
-    """Saves ``obj`` (tensors inside dicts, lists, tuples, str, int, float, bool, None) to ``f``.
+    """save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True)
+
+    Saves ``obj`` (tensors inside dicts, lists, tuples, str, int, float, bool, None) to ``f``.
 
     ``f`` is a path, written atomically (temporary file, fsync, rename), or a binary file object.
     Objects of other types raise TypeError: checkpoints hold data only, never pickled code.
@@ -40,7 +42,10 @@ def save(
 def load(
     f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args
 ):
-    """Loads what :func:`save` wrote; ``f`` is a path or a binary file object.
+    """load(f, map_location=None, pickle_module=pickle, *, weights_only=True, mmap=None,
+        **pickle_load_args)
+
+    Loads what :func:`save` wrote; ``f`` is a path or a binary file object.
 
     Tensors are fresh copies, or views of a private memory map of the file when ``mmap=True``
     (paths only). Every tensor loads on the CPU, the only device, whatever ``map_location`` says.

@@ -24,6 +24,21 @@ from . import (
 )
 
 
+def _method_sig(fn, name):
+    """torch's signature of fn's method form, for docstrings: the line of fn's docstring that is
+    torch's signature for it (not nanobind's typed one), without `input` and `out=`."""
+    for line in (fn.__doc__ or "").splitlines():
+        line = line.strip()
+        typed = ": " in line.split(")")[0] or line.endswith("-> object")  # nanobind's lines
+        if line.startswith(name + "(") and not typed:
+            params, _, ret = line[len(name) + 1:].partition(")")
+            params = [p for p in params.split(", ") if p != "out=None"][1:]
+            if params and params[-1] == "*":
+                params.pop()
+            return "(" + ", ".join(params) + ")" + ret
+    return "(*args, **kwargs) -> Tensor"
+
+
 def _forward(fn, name):
     """A method calling fn(self, ...): a Python function binds as a method by itself, a binding
     function (which does not) gets a Python wrapper."""
@@ -34,6 +49,7 @@ def _forward(fn, name):
         return fn(self, *args, **kwargs)
 
     method.__name__ = name
+    method.__doc__ = f"{name}{_method_sig(fn, name)}\n\n{name}() with self as input."
     return method
 
 
@@ -49,6 +65,7 @@ def _inplace(fn, name):
         return self.copy_(result)
 
     method.__name__ = name + "_"
+    method.__doc__ = f"{name}_{_method_sig(fn, name)}\n\nIn-place form of {name}()."
     return method
 
 
@@ -59,6 +76,8 @@ def _caster(name, dtype_name):
         return self if self.dtype == target else _C._to_dtype(self, target, False)
 
     cast.__name__ = name
+    cast.__doc__ = (f"{name}(memory_format=torch.preserve_format) -> Tensor\n\n"
+                    f"self as {dtype_name} (self itself when it already is).")
     return cast
 
 
@@ -166,6 +185,15 @@ PROPERTIES = {
     "mH": lambda self: self.mT,
 }
 
+PROPERTY_DOCS = {
+    "device": "device -> device\n\nWhere the tensor's data lives: the CPU, for every ember tensor.",
+    "is_cpu": "is_cpu -> bool\n\nTrue: every ember tensor lives on the CPU.",
+    "layout": "layout -> layout\n\nThe memory layout: strided, for every ember tensor.",
+    "itemsize": "itemsize -> int\n\nThe size of one element in bytes.",
+    "nbytes": "nbytes -> int\n\nThe size of the elements in bytes (numel() * itemsize).",
+    "mH": "mH -> Tensor\n\nThe conjugate transpose of the last two dims (mT for real dtypes).",
+}
+
 # numpy scalars defer their binary operators to the tensor's reflected ones (2.0 * t is a tensor).
 CLASS_ATTRIBUTES = {"__array_priority__": 1000}
 
@@ -195,6 +223,12 @@ FILL = {
     "get_device": attributes.get_device,
     "register_post_accumulate_grad_hook": tensor._register_post_accumulate_grad_hook,
 }
+
+for _name, _params in (("transpose_", "dim0, dim1"), ("swapaxes_", "axis0, axis1"),
+                      ("swapdims_", "dim0, dim1"), ("t_", "")):
+    FILL[_name].__doc__ = (f"{_name}({_params}) -> Tensor\n\nIn-place form of {_name[:-1]}(): "
+                           "self takes the view's sizes and strides.")
+del _name, _params
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {
@@ -266,7 +300,9 @@ def table():
         if name not in bound:
             out[name] = fn
     out.update(REPLACE)
-    out.update({name: property(fget) for name, fget in PROPERTIES.items()})
+    out.update(
+        {name: property(fget, doc=PROPERTY_DOCS.get(name)) for name, fget in PROPERTIES.items()}
+    )
     out["grad"] = tensor._grad_warning_getter(_grad_property)
     out.update(CLASS_ATTRIBUTES)
     for alias, target in ALIASES.items():

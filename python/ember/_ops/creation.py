@@ -189,7 +189,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
-    """range(start=0, end, step=1, *, out=None, dtype=None, layout=torch.strided, device=None,
+    """range(start=0, end, step=1, *, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     Deprecated: the 1-D sequence from start to end inclusive in steps of step."""

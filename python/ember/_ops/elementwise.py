@@ -318,28 +318,49 @@ arctan, arctanh = atan, atanh
 
 
 def lerp_(self, end, weight):
+    """lerp_(end, weight) -> Tensor
+
+    In-place form of lerp()."""
     return self.copy_(lerp(self, end, weight))
 
 
 def clamp_min(self, min):
+    """clamp_min(min) -> Tensor
+
+    Clamps self from below at min."""
     return self.clamp(min=min)
 
 
 def clamp_max(self, max):
+    """clamp_max(max) -> Tensor
+
+    Clamps self from above at max."""
     return self.clamp(max=max)
 
 
 def clamp_min_(self, min):
+    """clamp_min_(min) -> Tensor
+
+    In-place form of clamp_min()."""
     return self.clamp_(min=min)
 
 
 def clamp_max_(self, max):
+    """clamp_max_(max) -> Tensor
+
+    In-place form of clamp_max()."""
     return self.clamp_(max=max)
 
 
 def _polygamma(self, n):
+    """polygamma(n) -> Tensor
+
+    polygamma(n, self): the n-th derivative of digamma."""
     return polygamma(n, self)
 
 
 def _polygamma_(self, n):
+    """polygamma_(n) -> Tensor
+
+    In-place form of polygamma()."""
     return self.copy_(polygamma(n, self))

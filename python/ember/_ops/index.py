@@ -24,7 +24,7 @@ __all__ = [
 
 
 def where(condition, input=None, other=None):
-    """where(condition, input, other, *, out=None) -> Tensor
+    """where(condition, input, other) -> Tensor
 
     Elements of input where condition holds and of other elsewhere; with only condition, its
     nonzero indices."""
@@ -34,7 +34,7 @@ def where(condition, input=None, other=None):
 
 
 def take_along_dim(input, indices, dim=None):
-    """take_along_dim(input, indices, dim=None, *, out=None) -> Tensor
+    """take_along_dim(input, indices, dim=None) -> Tensor
 
     Picks values of input at indices along dim (over the flattened input when dim is None)."""
     if indices.dtype != int64:
@@ -68,7 +68,7 @@ def take_along_dim(input, indices, dim=None):
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
-    """searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, out=None,
+    """searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
         sorter=None) -> Tensor
 
     For each value, the index where it would be inserted to keep sorted_sequence sorted."""
@@ -109,7 +109,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
-    """bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor
+    """bucketize(input, boundaries, *, out_int32=False, right=False) -> Tensor
 
     For each element of input, the index of the bucket of boundaries it falls in."""
     if boundaries.dim() != 1:
@@ -132,8 +132,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 
 def index_copy(input, dim, index, source):
-    """index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
-        out: Optional[Tensor]) -> Tensor
+    """index_copy(input, dim, index, source) -> Tensor
 
     A copy of input with the slices at index along dim replaced by source."""
     if index.dtype != int64:
@@ -236,6 +235,10 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
+    """fill_diagonal_(fill_value, wrap=False) -> Tensor
+
+    Writes fill_value on the main diagonal in place; with wrap=True a tall matrix's diagonal
+    starts again below each square block."""
     if self.dim() < 2:
         raise RuntimeError("dimensions must larger than 1")
     if self.dim() > 2 and len(set(self.shape)) != 1:

@@ -12,6 +12,33 @@ _TOP_INPLACE = (
 ).split()
 
 
+# torch's parameters of each after `input`, for the docstrings (none where absent).
+_ARGS = {
+    "clamp_": "min=None, max=None", "clip_": "min=None, max=None", "clamp_max_": "max",
+    "clamp_min_": "min", "fill_": "value", "gcd_": "other", "lcm_": "other", "ldexp_": "other",
+    "logit_": "eps=None", "nan_to_num_": "nan=0.0, posinf=None, neginf=None",
+    "round_": "decimals=0", "xlogy_": "other", "index_put_": "indices, values, accumulate=False",
+    "clamp_max": "max", "clamp_min": "min", "fill": "value",
+}
+_SENTENCES = {
+    "detach": "A new tensor sharing input's data, cut off from the autograd graph.",
+    "detach_": "Cuts input off from the autograd graph in place, making it a leaf.",
+    "clamp_max": "Clamps input from above at max.",
+    "clamp_min": "Clamps input from below at min.",
+    "fill": "A copy of input with every element set to value.",
+    "fill_": "Sets every element of input to value and returns input.",
+    "zero_": "Sets every element of input to zero and returns input.",
+}
+
+
+def _doc(name):
+    args = ", ".join(["input"] + ([_ARGS[name]] if name in _ARGS else []))
+    sentence = _SENTENCES.get(name) or (
+        f"In-place form of {name[:-1]}(): writes the result into input and returns it."
+    )
+    return f"{name}({args}) -> Tensor\n\n{sentence}"
+
+
 def _top(name):
     method = name if name != "fill" else "fill_"
 
@@ -21,6 +48,7 @@ def _top(name):
         return getattr(input, method)(*args, **kwargs)
 
     fn.__name__ = name
+    fn.__doc__ = _doc(name)
     return fn
 
 

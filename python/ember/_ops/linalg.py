@@ -34,7 +34,7 @@ def det(input):
 
 
 def inverse(input):
-    """inverse(input, *, out=None) -> Tensor
+    """inverse(input) -> Tensor
 
     The inverse of a square matrix or of each matrix of a batch."""
     return linalg.inv(input)
@@ -59,7 +59,7 @@ def logdet(input):
 
 
 def cholesky(input, upper=False):
-    """cholesky(input, upper=False, *, out=None) -> Tensor
+    """cholesky(input, upper=False) -> Tensor
 
     The Cholesky factor L (lower, or upper when upper=True) of a symmetric positive-definite
     matrix."""
@@ -67,7 +67,7 @@ def cholesky(input, upper=False):
 
 
 def cholesky_solve(B, L, upper=False):
-    """cholesky_solve(B, L, upper=False, *, out=None) -> Tensor
+    """cholesky_solve(B, L, upper=False) -> Tensor
 
     X with (L L^T) X = B, from the Cholesky factor L (or U = L^T when upper)."""
     low = L.mT if upper else L
@@ -76,7 +76,7 @@ def cholesky_solve(B, L, upper=False):
 
 
 def cholesky_inverse(L, upper=False):
-    """cholesky_inverse(L, upper=False, *, out=None) -> Tensor
+    """cholesky_inverse(L, upper=False) -> Tensor
 
     The inverse of A from its Cholesky factor."""
     eye = _creation.eye(L.shape[-1], dtype=L.dtype).expand_as(L)
@@ -84,8 +84,7 @@ def cholesky_inverse(L, upper=False):
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
-    """triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
-        out=None) -> (Tensor, Tensor)
+    """triangular_solve(b, A, upper=True, transpose=False, unitriangular=False) -> (Tensor, Tensor)
 
     Solves A X = b for triangular A; returns (X, a copy of A)."""
     a = A.mT if transpose else A

@@ -133,10 +133,16 @@ def log_softmax(input, dim, dtype=None):
 
 
 def tensor_hardshrink(self, lambd=0.5):
+    """hardshrink(lambd=0.5) -> Tensor
+
+    hardshrink with self as input."""
     return _nn.hardshrink(self, lambd)
 
 
 def tensor_prelu(self, weight):
+    """prelu(weight) -> Tensor
+
+    prelu with self as input."""
     return _nn.prelu(self, weight)
 
 

@@ -50,28 +50,28 @@ def _beta_alpha(input, product, beta, alpha):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    """addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor
+    """addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor
 
     beta * input + alpha * (mat @ vec)."""
     return _beta_alpha(input, mv(mat, vec), beta, alpha)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    """addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor
+    """addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor
 
     beta * input + alpha * the outer product of vec1 and vec2."""
     return _beta_alpha(input, outer(vec1, vec2), beta, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor
+    """addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor
 
     beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
     return _beta_alpha(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 def cross(input, other, dim=None):
-    """cross(input, other, dim=None, *, out=None) -> Tensor
+    """cross(input, other, dim=None) -> Tensor
 
     The cross product of 3-vectors along dim (the first dim of size 3 when None)."""
     a, b = broadcast_tensors(input, other)
@@ -91,7 +91,7 @@ def cross(input, other, dim=None):
 
 
 def kron(input, other):
-    """kron(input, other, *, out=None) -> Tensor
+    """kron(input, other) -> Tensor
 
     The Kronecker product: each element of input scales a whole copy of other."""
     nd = builtins.max(input.dim(), other.dim())
@@ -134,7 +134,7 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def chain_matmul(*matrices):
-    """chain_matmul(*matrices, out=None) -> Tensor
+    """chain_matmul(*matrices) -> Tensor
 
     The product of the given matrices, left to right."""
     out = matrices[0]
@@ -144,7 +144,7 @@ def chain_matmul(*matrices):
 
 
 def vdot(input, other):
-    """vdot(input, other, *, out=None) -> Tensor
+    """vdot(input, other) -> Tensor
 
     The dot product of two 1-D tensors (conjugating the first, a no-op for real ones)."""
     if input.dim() != 1 or other.dim() != 1:
@@ -182,14 +182,23 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """addmm_(mat1, mat2, *, beta=1, alpha=1) -> Tensor
+
+    In-place form of addmm()."""
     return self.copy_(addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
 
 def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm_(batch1, batch2, *, beta=1, alpha=1) -> Tensor
+
+    In-place form of baddbmm()."""
     return self.copy_(baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
 
 
 def _H(self):
+    """H -> Tensor
+
+    The conjugate transpose of a 2-D tensor (the transpose for real dtypes)."""
     if self.dim() not in (0, 2):
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."

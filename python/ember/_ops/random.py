@@ -150,7 +150,7 @@ def set_rng_state(new_state):
 
 
 def bernoulli(input, p=None, *, generator=None):
-    """bernoulli(input: Tensor, *, generator: Optional[Generator], out: Optional[Tensor]) -> Tensor
+    """bernoulli(input: Tensor, *, generator: Optional[Generator]) -> Tensor
 
     0/1 draws with probabilities input (or p when given), in input's shape and dtype."""
     if p is not None:
@@ -161,7 +161,7 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    """multinomial(input, num_samples, replacement=False, *, generator=None, out=None) -> LongTensor
+    """multinomial(input, num_samples, replacement=False, *, generator=None) -> LongTensor
 
     For each row of weights input, num_samples category indices drawn in proportion."""
     return _C._multinomial(input, num_samples, replacement, generator)
@@ -236,16 +236,25 @@ def _no_generator(generator, name):
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """uniform_(from=0, to=1, *, generator=None) -> Tensor
+
+    Fills self with samples from the uniform distribution on [from, to)."""
     _C._uniform_(self, float(a), float(b), generator)
     return self
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """normal_(mean=0, std=1, *, generator=None) -> Tensor
+
+    Fills self with samples from a normal distribution with the given mean and std."""
     _C._normal_(self, float(mean), float(std), generator)
     return self
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
+    """bernoulli_(p=0.5, *, generator=None) -> Tensor
+
+    Fills self with 0/1 samples, each 1 with probability p."""
     if isinstance(p, Tensor):
         self.copy_(_C._bernoulli(p.expand_as(self), generator))
         return self
@@ -254,6 +263,9 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 
 def random_(self, from_=0, to=None, *, generator=None):
+    """random_(from=0, to=None, *, generator=None) -> Tensor
+
+    Fills self with integers drawn uniformly from [from, to) (the dtype's range when to is None)."""
     if to is None and from_ != 0:
         from_, to = 0, from_
     _C._random_(self, from_, to, generator)
@@ -261,6 +273,9 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
+    """exponential_(lambd=1, *, generator=None) -> Tensor
+
+    Fills self with samples from the exponential distribution with rate lambd."""
     _C._uniform_(self, 0.0, 1.0, generator)
     self.copy_(-(1 - self).log() / lambd)
     return self
@@ -282,3 +297,13 @@ log_normal_ = _sampler(
 )
 # 1 - u lies in (0, 1], so the logarithm is finite; the result counts trials, from 1.
 geometric_ = _sampler(lambda u, p: ceil(log1p(-u) / math.log1p(-p)).clamp(min=1))
+
+cauchy_.__doc__ = """cauchy_(median=0, sigma=1, *, generator=None) -> Tensor
+
+Fills self with samples from the Cauchy distribution with the given median and scale."""
+log_normal_.__doc__ = """log_normal_(mean=1, std=2, *, generator=None)
+
+Fills self with exp of normal samples of the given mean and std."""
+geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
+
+Fills self with the number of Bernoulli(p) trials up to and including the first success."""

@@ -319,6 +319,9 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
 
 
 def _sum_to_size(self, *size):
+    """sum_to_size(*size) -> Tensor
+
+    Sums self down to size, over the dims where size would broadcast to self's shape."""
     size = list(size[0]) if len(size) == 1 and not isinstance(size[0], int) else list(size)
     if broadcast_shapes(size, self.shape) != tuple(self.shape):
         raise RuntimeError(

@@ -184,14 +184,14 @@ def atleast_3d(*tensors):
 
 
 def column_stack(tensors):
-    """column_stack(tensors, *, out=None) -> Tensor
+    """column_stack(tensors) -> Tensor
 
     Stacks tensors as columns: 1-D and 0-d inputs become columns, then hstack."""
     return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
 
 
 def dstack(tensors):
-    """dstack(tensors, *, out=None) -> Tensor
+    """dstack(tensors) -> Tensor
 
     Concatenates tensors along the third dimension after making each at least 3-D."""
     return cat([_3d(t) for t in tensors], 2)
@@ -316,10 +316,16 @@ def unravel_index(indices, shape):
 
 
 def tril_(self, diagonal=0):
+    """tril_(diagonal=0) -> Tensor
+
+    In-place form of tril()."""
     return self.copy_(self.tril(diagonal))
 
 
 def triu_(self, diagonal=0):
+    """triu_(diagonal=0) -> Tensor
+
+    In-place form of triu()."""
     return self.copy_(self.triu(diagonal))
 
 

@@ -25,28 +25,28 @@ __all__ = [
 
 
 def sort(input, dim=-1, descending=False, stable=False):
-    """sort(input, dim=-1, descending=False, *, stable=False, out=None) -> (Tensor, LongTensor)
+    """sort(input, dim=-1, descending=False, *, stable=False) -> (Tensor, LongTensor)
 
     The elements sorted along dim with the indices they came from."""
     return return_types.sort(*_C._sort(input, dim, descending, bool(stable)))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    """topk(input, k, dim=None, largest=True, sorted=True, *, out=None) -> (Tensor, LongTensor)
+    """topk(input, k, dim=None, largest=True, sorted=True) -> (Tensor, LongTensor)
 
     The k largest (or smallest) elements along dim with their indices."""
     return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """kthvalue(input, k, dim=None, keepdim=False, *, out=None) -> (Tensor, LongTensor)
+    """kthvalue(input, k, dim=None, keepdim=False) -> (Tensor, LongTensor)
 
     The k-th smallest element along dim with its index."""
     return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
 
 
 def median(input, dim=None, keepdim=False):
-    """median(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+    """median(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
     The median of all elements, or (values, indices) of the lower median along dim."""
     if dim is None:
@@ -55,21 +55,21 @@ def median(input, dim=None, keepdim=False):
 
 
 def mode(input, dim=-1, keepdim=False):
-    """mode(input, dim=-1, keepdim=False, *, out=None) -> (Tensor, LongTensor)
+    """mode(input, dim=-1, keepdim=False) -> (Tensor, LongTensor)
 
     The most frequent value along dim with an index where it occurs."""
     return return_types.mode(*_C._mode(input, dim, keepdim))
 
 
 def cummax(input, dim):
-    """cummax(input, dim, *, out=None) -> (Tensor, LongTensor)
+    """cummax(input, dim) -> (Tensor, LongTensor)
 
     The running maximum along dim with the index of each maximum."""
     return return_types.cummax(*_C._cummax(input, dim))
 
 
 def cummin(input, dim):
-    """cummin(input, dim, *, out=None) -> (Tensor, LongTensor)
+    """cummin(input, dim) -> (Tensor, LongTensor)
 
     The running minimum along dim with the index of each minimum."""
     return return_types.cummin(*_C._cummin(input, dim))
@@ -114,7 +114,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 def msort(input):
-    """msort(input: Tensor, *, out: Optional[Tensor]) -> Tensor
+    """msort(input: Tensor) -> Tensor
 
     input sorted along its first dimension."""
     return input.sort(0).values
@@ -182,21 +182,21 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    """quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor
+    """quantile(input, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor
 
     The q-th quantiles along dim (all elements when None), interpolating between ranks."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    """nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor
+    """nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor
 
     quantile ignoring NaN values."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
 def nanmedian(input, dim=None, keepdim=False):
-    """nanmedian(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+    """nanmedian(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
     The lower median of the non-NaN values (NaN where there are none)."""
     from .. import return_types

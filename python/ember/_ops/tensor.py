@@ -108,6 +108,9 @@ def _rebuild(array, dtype_name, requires_grad):
 
 
 def to(self, *args, **kwargs):
+    """to(*args, **kwargs) -> Tensor
+
+    A tensor with the requested dtype (and device), or self when nothing changes."""
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     device = kwargs.pop("device", None)
@@ -145,14 +148,23 @@ def _caster(dtype_name):
 
 
 def type_as(self, other):
+    """type_as(tensor) -> Tensor
+
+    self cast to the dtype of tensor."""
     return self.to(other.dtype)
 
 
 def cpu(self, memory_format=None):
+    """cpu(memory_format=torch.preserve_format) -> Tensor
+
+    self, since ember tensors already live on the CPU."""
     return self
 
 
 def cuda(self, device=None, non_blocking=False):
+    """cuda(device=None, non_blocking=False, memory_format=torch.preserve_format) -> Tensor
+
+    Raises an error, since ember has no CUDA device."""
     check_device("cuda", "cuda")
 
 
@@ -163,26 +175,50 @@ def _new(fn):
             *size, dtype=dtype or self.dtype, requires_grad=requires_grad, **kwargs
         )
 
+    filled = {"zeros": "A zero-filled", "ones": "A one-filled", "empty": "An uninitialized"}[fn]
+    method.__doc__ = (
+        f"new_{fn}(size, *, dtype=None, device=None, requires_grad=False, layout=torch.strided, "
+        f"pin_memory=False) -> Tensor\n\n{filled} tensor of the given size, with self's dtype "
+        "unless told otherwise."
+    )
     return method
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """new_full(size, fill_value, *, dtype=None, device=None, requires_grad=False,
+        layout=torch.strided, pin_memory=False) -> Tensor
+
+    A tensor of the given size filled with fill_value, with self's dtype unless told otherwise."""
     return creation.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """new_tensor(data, *, dtype=None, device=None, requires_grad=False, layout=torch.strided,
+        pin_memory=False) -> Tensor
+
+    A new tensor copied from data, with self's dtype unless told otherwise."""
     return creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)
+
+    Accumulates the gradient of this tensor with respect to the graph's leaves into their .grad."""
     _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def register_hook(self, hook):
+    """register_hook(hook)
+
+    Registers hook(grad) to run when this tensor's gradient is computed; it may return a
+    replacement gradient."""
     return _C.Tensor._register_hook(self, hook)
 
 
 def _grad_fn(self):
+    """grad_fn -> Node or None
+
+    The autograd node that produced this tensor, or None for a leaf."""
     return wrap_node(self._grad_fn)
 
 
@@ -193,6 +229,9 @@ def _grad_warning_getter(base):
     setter = base.fset
 
     def get(self):
+        """grad -> Tensor or None
+
+        The accumulated gradient of a leaf tensor, or None before any backward."""
         if not self.is_leaf and not self.retains_grad and self.requires_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
@@ -208,21 +247,36 @@ def _grad_warning_getter(base):
 
 
 def where(self, condition, other):
+    """where(condition, y) -> Tensor
+
+    Elements of self where condition holds, of y elsewhere."""
     return _C._where(condition, self, other)
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **_):
+    """new_empty_strided(size, stride, dtype=None, device=None, requires_grad=False,
+        layout=torch.strided, pin_memory=False) -> Tensor
+
+    An uninitialized tensor of the given size and strides, with self's dtype unless told
+    otherwise."""
     return creation.empty_strided(
         size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad
     )
 
 
 def _apply_(self, callable):
+    """apply_(callable) -> Tensor
+
+    Replaces every element by callable(element), in place (slow: one Python call per element)."""
     values = [callable(v) for v in self.reshape(-1).tolist()]
     return self.copy_(creation.tensor(values, dtype=self.dtype).reshape(self.shape))
 
 
 def _map_(self, other, callable):
+    """map_(tensor, callable) -> Tensor
+
+    Replaces each element by callable(element, other_element), with tensor broadcast to self, in
+    place."""
     other = other.expand_as(self)
     values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other.reshape(-1).tolist())]
     return self.copy_(creation.tensor(values, dtype=self.dtype).reshape(self.shape))
@@ -240,6 +294,10 @@ class _RemovableHandle:
 
 
 def _register_post_accumulate_grad_hook(self, hook):
+    """register_post_accumulate_grad_hook(hook)
+
+    Registers hook(tensor) to run after this leaf's .grad has been accumulated; returns a handle
+    with remove()."""
     box = [hook, self]
 
     def run():
@@ -251,8 +309,14 @@ def _register_post_accumulate_grad_hook(self, hook):
 
 
 def _identity(self, *args, **kwargs):
+    """pin_memory() -> Tensor
+
+    ember has no pinned memory: returns self."""
     return self
 
 
 def _false(self, *args, **kwargs):
+    """is_pinned() -> bool
+
+    ember has no pinned memory: always False."""
     return False

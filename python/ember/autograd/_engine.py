@@ -14,7 +14,10 @@ def _seq(x):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
-    """Accumulates gradients of `tensors` into the leaves' `.grad`."""
+    """backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+        grad_variables=None, inputs=None)
+
+    Accumulates gradients of `tensors` into the leaves' `.grad`."""
     tensors = _seq(tensors)
     grads = _seq(grad_tensors if grad_tensors is not None else grad_variables) or [None] * len(tensors)
     if retain_graph is None:
@@ -24,7 +27,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """Returns d(outputs)/d(inputs) without touching `.grad`."""
+    """grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+        only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
+
+    Returns d(outputs)/d(inputs) without touching `.grad`."""
     single = isinstance(inputs, Tensor)
     outs = _seq(outputs)
     go = _seq(grad_outputs)

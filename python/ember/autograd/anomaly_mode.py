@@ -7,7 +7,9 @@ from .. import _process
 
 
 class detect_anomaly:
-    """Context manager (and decorator) turning anomaly detection on."""
+    """detect_anomaly(check_nan=True)
+
+    Context manager (and decorator) turning anomaly detection on."""
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
@@ -28,7 +30,9 @@ class detect_anomaly:
 
 
 class set_detect_anomaly:
-    """Sets anomaly detection on or off now, and restores it when used as a context manager."""
+    """set_detect_anomaly(mode, check_nan=True)
+
+    Sets anomaly detection on or off now, and restores it when used as a context manager."""
 
     def __init__(self, mode, check_nan=True):
         self.prev = (_process.is_anomaly_enabled(), _process.is_anomaly_check_nan_enabled())

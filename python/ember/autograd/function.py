@@ -7,7 +7,9 @@ from .grad_mode import no_grad
 
 
 class FunctionCtx:
-    """The `ctx` passed to forward and backward."""
+    """FunctionCtx()
+
+    The `ctx` passed to forward and backward."""
 
     def __init__(self):
         self.to_save = ()
@@ -53,7 +55,9 @@ class _FunctionMeta(type):
 
 
 class Function(metaclass=_FunctionMeta):
-    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `apply`."""
+    """Function(*args, **kwargs)
+
+    Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `apply`."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -111,5 +115,9 @@ class Function(metaclass=_FunctionMeta):
 
 
 class once_differentiable:
+    """once_differentiable(fn)
+
+    Decorates a Function.backward so that it runs without recording a graph (its result cannot be
+    differentiated again)."""
     def __new__(cls, fn):
         return fn

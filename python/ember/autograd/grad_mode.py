@@ -22,7 +22,9 @@ class _DecoratorContextManager:
 
 
 class no_grad(_DecoratorContextManager):
-    """Disables gradient recording inside the block."""
+    """no_grad()
+
+    Disables gradient recording inside the block."""
 
     def __enter__(self):
         self._prev = _is_grad_enabled()
@@ -33,7 +35,9 @@ class no_grad(_DecoratorContextManager):
 
 
 class enable_grad(_DecoratorContextManager):
-    """Enables gradient recording inside the block (e.g. within no_grad)."""
+    """enable_grad(orig_func=None)
+
+    Enables gradient recording inside the block (e.g. within no_grad)."""
 
     def __enter__(self):
         self._prev = _C.is_grad_enabled()
@@ -44,7 +48,9 @@ class enable_grad(_DecoratorContextManager):
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Sets grad mode now (as a function) or for a block (as a context manager)."""
+    """set_grad_enabled(mode)
+
+    Sets grad mode now (as a function) or for a block (as a context manager)."""
 
     def __init__(self, mode):
         self._prev = _C.is_grad_enabled()
@@ -64,7 +70,9 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, for code that will never need gradients."""
+    """inference_mode(mode=True)
+
+    Like no_grad, for code that will never need gradients."""
 
     def __init__(self, mode=True):
         self._mode = bool(mode)

@@ -55,7 +55,12 @@ def _analytical_jacobian(fn, inputs, out_index, create=False):
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_backward_ad=True, fast_mode=False, masked=None, **_):
-    """True if the analytical Jacobian of `func` matches central differences."""
+    """gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True,
+        nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+        check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
+        check_backward_ad=True, fast_mode=False, masked=None)
+
+    True if the analytical Jacobian of `func` matches central differences."""
     inputs = _as_tuple(inputs)
     outs = _as_tuple(func(*inputs))
     for o, out in enumerate(outs):
@@ -76,7 +81,12 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, **_):
-    """gradcheck of the gradient function itself (second derivatives)."""
+    """gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,
+        gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+        check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+        check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False)
+
+    gradcheck of the gradient function itself (second derivatives)."""
     from .._ops.random import randn  # on use: ember._ops.random imports this package
 
     inputs = _as_tuple(inputs)

@@ -42,7 +42,9 @@ def _leaves(tree):
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    """func mapped over dimension in_dims of its inputs; results stacked at out_dims."""
+    """vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None)
+
+    func mapped over dimension in_dims of its inputs; results stacked at out_dims."""
 
     def wrapped(*args, **kwargs):
         dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)

@@ -56,6 +56,9 @@ __all__ = [
 
 
 def inv_ex(A, *, check_errors=False):
+    """inv_ex(A, *, check_errors=False) -> (Tensor, Tensor)
+
+    inv returning (inverse, info), where info is nonzero for singular matrices."""
     _check("linalg.inv", A, square=True)
     eye = _creation.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
     X, info = _solve(A, eye, "linalg.inv", check_errors)
@@ -63,15 +66,24 @@ def inv_ex(A, *, check_errors=False):
 
 
 def inv(A):
+    """inv(A) -> Tensor
+
+    The inverse of each square matrix in the batch; singular matrices raise."""
     return inv_ex(A, check_errors=True).inverse
 
 
 def det(A):
+    """det(A) -> Tensor
+
+    The determinant of each square matrix in the batch."""
     _check("linalg.det", A, square=True)
     return _det(A)
 
 
 def slogdet(A):
+    """slogdet(A) -> (Tensor, Tensor)
+
+    The sign and the log of the absolute value of the determinant."""
     _check("linalg.slogdet", A, square=True)
     return return_types.linalg_slogdet(*_slogdet(A))
 
@@ -82,6 +94,9 @@ def _vector_rhs(A, B):
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
+    """solve_ex(A, B, *, left=True, check_errors=False) -> (Tensor, Tensor)
+
+    solve returning (X, info), where info is nonzero for singular A."""
     _check("linalg.solve", A, square=True)
     if A.dtype != B.dtype:
         raise RuntimeError(
@@ -111,10 +126,16 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 
 
 def solve(A, B, *, left=True):
+    """solve(A, B, *, left=True) -> Tensor
+
+    The solution X of A X = B (or X A = B with left=False) for square A."""
     return solve_ex(A, B, left=left, check_errors=True)[0]
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """solve_triangular(A, B, *, upper, left=True, unitriangular=False) -> Tensor
+
+    The solution of a triangular system, using only the upper or lower triangle of A."""
     _check("linalg.solve_triangular", A, square=True)
     if not left:
         # X A = B  <=>  A^T X^T = B^T, and A^T is triangular on the other side.
@@ -131,16 +152,27 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
+    """cholesky_ex(A, *, upper=False, check_errors=False) -> (Tensor, Tensor)
+
+    cholesky returning (L, info), where info is nonzero for matrices that are not positive-
+    definite."""
     _check("linalg.cholesky", A, square=True)
     L, info = _cholesky(A, upper, check_errors)
     return return_types.linalg_cholesky_ex(L, info)
 
 
 def cholesky(A, *, upper=False):
+    """cholesky(A, *, upper=False) -> Tensor
+
+    The Cholesky factor L (or U with upper=True) of a batch of symmetric positive-definite
+    matrices."""
     return cholesky_ex(A, upper=upper, check_errors=True).L
 
 
 def qr(A, mode="reduced"):
+    """qr(A, mode='reduced') -> (Tensor, Tensor)
+
+    The QR decomposition of A in 'reduced', 'complete' or 'r' mode."""
     _check("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(
@@ -151,16 +183,25 @@ def qr(A, mode="reduced"):
 
 
 def svd(A, full_matrices=True, *, driver=None):
+    """svd(A, full_matrices=True, *, driver=None) -> (Tensor, Tensor, Tensor)
+
+    The singular value decomposition (U, S, Vh), full or reduced."""
     _check("linalg.svd", A)
     return return_types.linalg_svd(*_svd(A, full_matrices, True))
 
 
 def svdvals(A, *, driver=None):
+    """svdvals(A, *, driver=None) -> Tensor
+
+    The singular values of A in descending order."""
     _check("linalg.svdvals", A)
     return _svd(A, False, False)[1]
 
 
 def eigh(A, UPLO="L"):
+    """eigh(A, UPLO='L') -> (Tensor, Tensor)
+
+    Eigenvalues (ascending) and eigenvectors of symmetric matrices, read from the UPLO triangle."""
     _check("linalg.eigh", A, square=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -168,6 +209,9 @@ def eigh(A, UPLO="L"):
 
 
 def eigvalsh(A, UPLO="L"):
+    """eigvalsh(A, UPLO='L') -> Tensor
+
+    The ascending eigenvalues of symmetric matrices, read from the UPLO triangle."""
     _check("linalg.eigvalsh", A, square=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -193,6 +237,9 @@ def _is_zero(x):
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """pinv(A, *, atol=None, rtol=None, hermitian=False) -> Tensor
+
+    The Moore-Penrose pseudo-inverse, computed from the SVD with small singular values dropped."""
     _check("linalg.pinv", A)
     m, n = A.shape[-2], A.shape[-1]
     if hermitian:
@@ -213,6 +260,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+    """matrix_rank(A, *, atol=None, rtol=None, hermitian=False) -> Tensor
+
+    The number of singular values above the tolerance max(atol, rtol * largest)."""
     _check("linalg.matrix_rank", A)
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -221,7 +271,9 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
-    """The minimum-norm least-squares solution (what torch's default CPU driver, gelsy, returns)."""
+    """lstsq(A, B, rcond=None, *, driver=None) -> (Tensor, Tensor, Tensor, Tensor)
+
+    The minimum-norm least-squares solution (what torch's default CPU driver, gelsy, returns)."""
     _check("linalg.lstsq", A)
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(
@@ -240,6 +292,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor
+
+    The ord-norm of x over dim (all elements when dim is None), as if flattened into one vector."""
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
@@ -269,6 +324,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor
+
+    A matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) over the two dims in dim."""
     _check("linalg.matrix_norm", A)
     if dtype is not None:
         A = A.to(dtype)
@@ -291,6 +349,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """norm(input, ord=None, dim=None, keepdim=False, *, dtype=None) -> Tensor
+
+    A vector norm or a matrix norm, chosen by ord and by how many dims are reduced."""
     if dim is not None and not isinstance(dim, int) and len(dim) == 2:
         return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     if ord is not None and dim is None:
@@ -307,10 +368,16 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 def cross(input, other, *, dim=-1):
+    """cross(input, other, *, dim=-1) -> Tensor
+
+    The 3-vector cross product of input and other along dim, broadcasting the other dims."""
     return _cross(input, other, dim)
 
 
 def multi_dot(tensors):
+    """multi_dot(tensors)
+
+    The product of a chain of matrices, multiplied in the cheapest order."""
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     first_vec, last_vec = tensors[0].dim() == 1, tensors[-1].dim() == 1
@@ -330,6 +397,9 @@ def multi_dot(tensors):
 
 
 def matrix_power(A, n):
+    """matrix_power(A, n) -> Tensor
+
+    A raised to the integer power n by repeated squaring (negative n inverts first)."""
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
             f"linalg.matrix_power: A must be batches of square matrices, but they "
@@ -351,7 +421,9 @@ def matrix_power(A, n):
 
 
 def matrix_exp(A):
-    """Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding)."""
+    """matrix_exp(A) -> Tensor
+
+    Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding)."""
     _check("linalg.matrix_exp", A, square=True)
     norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0
@@ -367,6 +439,9 @@ def matrix_exp(A):
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """lu_factor_ex(A, *, pivot=True, check_errors=False) -> (Tensor, Tensor, Tensor)
+
+    lu_factor returning (LU, pivots, info), where info flags singular factors."""
     _check("linalg.lu_factor", A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -380,11 +455,17 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 
 
 def lu_factor(A, *, pivot=True):
+    """lu_factor(A, *, pivot=True) -> (Tensor, Tensor)
+
+    The compact LU factorization (LU, pivots) that lu_solve consumes."""
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     return return_types.linalg_lu_factor(LU, piv)
 
 
 def cond(A, p=None):
+    """cond(A, p=None) -> Tensor
+
+    The condition number of A in the norm p (2-norm by default)."""
     if p is None or p == 2 or p == -2:
         S = svdvals(A)
         return S.amax(-1) / S.amin(-1) if p != -2 else S.amin(-1) / S.amax(-1)
@@ -392,18 +473,30 @@ def cond(A, p=None):
 
 
 def vecdot(x, y, *, dim=-1):
+    """vecdot(x, y, *, dim=-1) -> Tensor
+
+    The dot product of x and y along dim, broadcasting the other dims."""
     return (x * y).sum(dim)
 
 
 def matmul(input, other):
+    """matmul(input, other) -> Tensor
+
+    The matrix product of input and other, with torch.matmul's broadcasting rules."""
     return _C.matmul(input, other)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """diagonal(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor
+
+    A view of the diagonal at offset between dims dim1 and dim2 (the last two by default)."""
     return A.diagonal(offset, dim1, dim2)
 
 
 def vander(x, *, N=None):
+    """vander(x, N=None) -> Tensor
+
+    The Vandermonde matrix whose columns are the powers x**0, x**1, ..., x**(N-1)."""
     return (
         _creation.vander(x, N, increasing=True)
         if x.dim() == 1

@@ -15,7 +15,9 @@ from ..autograd.function import Function
 
 
 class LinAlgError(RuntimeError):
-    """A matrix was singular, not positive-definite, or an algorithm did not converge."""
+    """LinAlgError(*args)
+
+    A matrix was singular, not positive-definite, or an algorithm did not converge."""
 
 
 def _check(op, A, square=False):

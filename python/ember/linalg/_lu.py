@@ -39,6 +39,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu(A, *, pivot=True):
+    """lu(A, *, pivot=True) -> (Tensor, Tensor, Tensor)
+
+    The LU decomposition with partial pivoting as (P, L, U)."""
     from . import lu_factor  # the package's own function (the package imports this module)
 
     LU, piv = lu_factor(A, pivot=pivot)
@@ -46,6 +49,9 @@ def lu(A, *, pivot=True):
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """lu_solve(LU, pivots, B, *, left=True, adjoint=False) -> Tensor
+
+    Solves A X = B (or X A = B, or with A adjoint) from the factorization lu_factor returned."""
     P, L, U = lu_unpack(LU, pivots)
     from . import solve_triangular as st  # the package's own function (see lu)
 

@@ -30,7 +30,9 @@ __all__ = [
 
 
 def calculate_gain(nonlinearity, param=None):
-    """The recommended gain for a nonlinearity, as torch.nn.init.calculate_gain."""
+    """calculate_gain(nonlinearity, param=None)
+
+    The recommended gain for a nonlinearity, as torch.nn.init.calculate_gain."""
     linear_fns = [
         "linear",
         "conv1d",
@@ -60,19 +62,25 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fills `tensor` from U(a, b)."""
+    """uniform_(tensor, a=0.0, b=1.0, generator=None)
+
+    Fills `tensor` from U(a, b)."""
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    """Fills `tensor` from N(mean, std^2)."""
+    """normal_(tensor, mean=0.0, std=1.0, generator=None)
+
+    Fills `tensor` from N(mean, std^2)."""
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fills `tensor` from N(mean, std^2) truncated to [a, b] (inverse-CDF method)."""
+    """trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None)
+
+    Fills `tensor` from N(mean, std^2) truncated to [a, b] (inverse-CDF method)."""
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -94,24 +102,32 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 
 def constant_(tensor, val):
-    """Fills `tensor` with `val`."""
+    """constant_(tensor, val)
+
+    Fills `tensor` with `val`."""
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor):
-    """Fills `tensor` with ones."""
+    """ones_(tensor)
+
+    Fills `tensor` with ones."""
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor):
-    """Fills `tensor` with zeros."""
+    """zeros_(tensor)
+
+    Fills `tensor` with zeros."""
     with no_grad():
         return tensor.zero_()
 
 
 def eye_(tensor):
-    """Fills a 2-D `tensor` with the identity matrix."""
+    """eye_(tensor)
+
+    Fills a 2-D `tensor` with the identity matrix."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
@@ -120,7 +136,9 @@ def eye_(tensor):
 
 
 def dirac_(tensor, groups=1):
-    """Fills a 3/4/5-D `tensor` with the Dirac delta (identity convolution)."""
+    """dirac_(tensor, groups=1)
+
+    Fills a 3/4/5-D `tensor` with the Dirac delta (identity convolution)."""
     dims = tensor.dim()
     if dims not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
@@ -162,20 +180,26 @@ def _calculate_correct_fan(tensor, mode):
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
-    """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+    """xavier_uniform_(tensor, gain=1.0, generator=None)
+
+    Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     a = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
-    """Glorot normal: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    """xavier_normal_(tensor, gain=1.0, generator=None)
+
+    Glorot normal: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """He uniform: U(-b, b) with b = gain * sqrt(3 / fan)."""
+    """kaiming_uniform_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None)
+
+    He uniform: U(-b, b) with b = gain * sqrt(3 / fan)."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -185,7 +209,9 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """He normal: N(0, std^2) with std = gain / sqrt(fan)."""
+    """kaiming_normal_(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None)
+
+    He normal: N(0, std^2) with std = gain / sqrt(fan)."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -194,7 +220,9 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 
 def orthogonal_(tensor, gain=1, generator=None):
-    """Fills `tensor` with a (semi-)orthogonal matrix from the QR of a Gaussian matrix.
+    """orthogonal_(tensor, gain=1, generator=None)
+
+    Fills `tensor` with a (semi-)orthogonal matrix from the QR of a Gaussian matrix.
 
     ember has no linalg.qr yet, so the factorisation runs in numpy on the sampled matrix."""
     if tensor.ndimension() < 2:
@@ -221,7 +249,9 @@ def orthogonal_(tensor, gain=1, generator=None):
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
-    """Fills a 2-D `tensor` from N(0, std^2) with a fraction `sparsity` of each column zeroed."""
+    """sparse_(tensor, sparsity, std=0.01, generator=None)
+
+    Fills a 2-D `tensor` from N(0, std^2) with a fraction `sparsity` of each column zeroed."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
@@ -244,6 +274,9 @@ def _deprecated(fn, name):
         return fn(*args, **kwargs)
 
     wrapper.__name__ = name
+    # torch's signature of the target (its docstring's first line; absent under python -OO)
+    params = ((fn.__doc__ or "").splitlines() or [""])[0][len(fn.__name__):] or "(...)"
+    wrapper.__doc__ = f"{name}{params}\n\nDeprecated alias of {fn.__name__}."
     return wrapper
 
 

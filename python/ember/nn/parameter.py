@@ -5,7 +5,9 @@ from .._ops.creation import empty
 
 
 class Parameter(Tensor):
-    """A Tensor that is a module parameter: a leaf sharing storage with `data`."""
+    """Parameter(data=None, requires_grad=True)
+
+    A Tensor that is a module parameter: a leaf sharing storage with `data`."""
 
     def __new__(cls, data=None, requires_grad=True):
         return Tensor.__new__(cls)
@@ -44,7 +46,9 @@ class _BufferMeta(type):
 
 
 class Buffer(metaclass=_BufferMeta):
-    """Marks a tensor to be registered as a buffer when assigned to a Module attribute."""
+    """Buffer(data=None, *, persistent=True)
+
+    Marks a tensor to be registered as a buffer when assigned to a Module attribute."""
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
@@ -94,7 +98,9 @@ class _Uninitialized:
 
 
 class UninitializedParameter(_Uninitialized, Parameter):
-    """A Parameter whose shape a lazy module fills in at its first forward."""
+    """UninitializedParameter(requires_grad=True, device=None, dtype=None)
+
+    A Parameter whose shape a lazy module fills in at its first forward."""
 
     cls_to_become = Parameter
 
@@ -106,7 +112,9 @@ class UninitializedParameter(_Uninitialized, Parameter):
 
 
 class UninitializedBuffer(_Uninitialized, Tensor):
-    """A buffer whose shape a lazy module fills in at its first forward."""
+    """UninitializedBuffer(requires_grad=False, device=None, dtype=None, persistent=True)
+
+    A buffer whose shape a lazy module fills in at its first forward."""
 
     cls_to_become = Tensor
 

@@ -32,7 +32,11 @@ def _momentum_params(sched, optimizer, base_momentum, max_momentum, last_epoch):
 
 
 class CyclicLR(LRScheduler):
-    """Cycles the lr between base_lr and max_lr (triangular, triangular2, exp_range or custom)."""
+    """CyclicLR(optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+        mode='triangular', gamma=1.0, scale_fn=None, scale_mode='cycle', cycle_momentum=True,
+        base_momentum=0.8, max_momentum=0.9, last_epoch=-1)
+
+    Cycles the lr between base_lr and max_lr (triangular, triangular2, exp_range or custom)."""
 
     def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
                  mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
@@ -115,7 +119,12 @@ class CyclicLR(LRScheduler):
 
 
 class OneCycleLR(LRScheduler):
-    """The 1cycle policy: warm up to max_lr, then anneal far below the initial lr."""
+    """OneCycleLR(optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
+        pct_start=0.3, anneal_strategy='cos', cycle_momentum=True, base_momentum=0.85,
+        max_momentum=0.95, div_factor=25.0, final_div_factor=10000.0, three_phase=False,
+        last_epoch=-1)
+
+    The 1cycle policy: warm up to max_lr, then anneal far below the initial lr."""
 
     def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
                  pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,

@@ -47,7 +47,9 @@ def _check_optimizer(optimizer):
 
 
 class LRScheduler:
-    """Base class: sets 'initial_lr' in each group, then takes the initial step (epoch 0)."""
+    """LRScheduler(optimizer, last_epoch=-1)
+
+    Base class: sets 'initial_lr' in each group, then takes the initial step (epoch 0)."""
 
     _get_lr_called_within_step = False
     _is_initial = False

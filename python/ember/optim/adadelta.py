@@ -18,7 +18,10 @@ def _check(name, value, low=0.0):
 
 
 class Adadelta(_FusedOptimizer):
-    """Adadelta (Zeiler, 2012): per-coordinate steps from running averages of g² and Δx²."""
+    """Adadelta(params, lr=1.0, rho=0.9, eps=1e-06, weight_decay=0, foreach=None, *,
+        capturable=False, maximize=False, differentiable=False)
+
+    Adadelta (Zeiler, 2012): per-coordinate steps from running averages of g² and Δx²."""
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
@@ -51,7 +54,10 @@ class Adadelta(_FusedOptimizer):
 
 
 class Adamax(_FusedOptimizer):
-    """Adamax (Kingma & Ba, 2014): Adam with the infinity norm of past gradients."""
+    """Adamax(params, lr=0.002, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, foreach=None, *,
+        maximize=False, differentiable=False, capturable=False)
+
+    Adamax (Kingma & Ba, 2014): Adam with the infinity norm of past gradients."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):

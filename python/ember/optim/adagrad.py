@@ -10,7 +10,10 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(_FusedOptimizer):
-    """Adagrad (Duchi et al.); its state is created for every parameter at construction."""
+    """Adagrad(params, lr=0.01, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+        foreach=None, *, maximize=False, differentiable=False, fused=None)
+
+    Adagrad (Duchi et al.); its state is created for every parameter at construction."""
 
     _load_defaults = {
         "foreach": None, "maximize": False, "differentiable": False, "fused": None,

@@ -36,7 +36,11 @@ def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
 
 
 class Adam(_FusedOptimizer):
-    """Adam (Kingma & Ba), with AMSGrad and optionally decoupled (AdamW) weight decay."""
+    """Adam(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, amsgrad=False, *,
+        foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+        decoupled_weight_decay=False)
+
+    Adam (Kingma & Ba), with AMSGrad and optionally decoupled (AdamW) weight decay."""
 
     _load_defaults = {
         "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,

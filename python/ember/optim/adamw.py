@@ -6,7 +6,10 @@ __all__ = ["AdamW"]
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter)."""
+    """AdamW(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.01, amsgrad=False, *,
+        maximize=False, foreach=None, capturable=False, differentiable=False, fused=None)
+
+    Adam with decoupled weight decay (Loshchilov & Hutter)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False, foreach=None, capturable=False,

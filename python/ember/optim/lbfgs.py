@@ -110,7 +110,10 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 
 
 class LBFGS(Optimizer):
-    """L-BFGS; `step(closure)` re-evaluates the model as often as the iterations need."""
+    """LBFGS(params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-07, tolerance_change=1e-09,
+        history_size=100, line_search_fn=None)
+
+    L-BFGS; `step(closure)` re-evaluates the model as often as the iterations need."""
 
     def __init__(
         self,

@@ -55,7 +55,9 @@ class _LambdaScheduler(LRScheduler):
 
 
 class LambdaLR(_LambdaScheduler):
-    """lr = initial_lr * lr_lambda(epoch)."""
+    """LambdaLR(optimizer, lr_lambda, last_epoch=-1)
+
+    lr = initial_lr * lr_lambda(epoch)."""
 
     def get_lr(self):
         """The lrs for the current epoch."""
@@ -64,7 +66,9 @@ class LambdaLR(_LambdaScheduler):
 
 
 class MultiplicativeLR(_LambdaScheduler):
-    """lr *= lr_lambda(epoch) on every step after the first."""
+    """MultiplicativeLR(optimizer, lr_lambda, last_epoch=-1)
+
+    lr *= lr_lambda(epoch) on every step after the first."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         for fn in lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]:
@@ -82,7 +86,9 @@ class MultiplicativeLR(_LambdaScheduler):
 
 
 class StepLR(LRScheduler):
-    """Multiplies the lr by gamma every step_size epochs."""
+    """StepLR(optimizer, step_size, gamma=0.1, last_epoch=-1)
+
+    Multiplies the lr by gamma every step_size epochs."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = step_size
@@ -101,7 +107,9 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
-    """Multiplies the lr by gamma at each milestone (repeated milestones count repeatedly)."""
+    """MultiStepLR(optimizer, milestones, gamma=0.1, last_epoch=-1)
+
+    Multiplies the lr by gamma at each milestone (repeated milestones count repeatedly)."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         self.milestones = Counter(milestones)
@@ -122,7 +130,9 @@ class MultiStepLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """Scales the lr by `factor` until epoch total_iters."""
+    """ConstantLR(optimizer, factor=0.3333333333333333, total_iters=5, last_epoch=-1)
+
+    Scales the lr by `factor` until epoch total_iters."""
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         if factor > 1.0 or factor < 0:
@@ -146,7 +156,10 @@ class ConstantLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
-    """Moves the lr factor linearly from start_factor to end_factor over total_iters epochs."""
+    """LinearLR(optimizer, start_factor=0.3333333333333333, end_factor=1.0, total_iters=5,
+        last_epoch=-1)
+
+    Moves the lr factor linearly from start_factor to end_factor over total_iters epochs."""
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
                  last_epoch=-1):
@@ -178,7 +191,9 @@ class LinearLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """Multiplies the lr by gamma every epoch."""
+    """ExponentialLR(optimizer, gamma, last_epoch=-1)
+
+    Multiplies the lr by gamma every epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
@@ -196,7 +211,9 @@ class ExponentialLR(LRScheduler):
 
 
 class PolynomialLR(LRScheduler):
-    """Decays the lr by (1 - epoch / total_iters) ** power until total_iters."""
+    """PolynomialLR(optimizer, total_iters=5, power=1.0, last_epoch=-1)
+
+    Decays the lr by (1 - epoch / total_iters) ** power until total_iters."""
 
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
         self.total_iters = total_iters
@@ -218,7 +235,9 @@ class PolynomialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """Cosine annealing from the initial lr to eta_min over T_max epochs (recursive form)."""
+    """CosineAnnealingLR(optimizer, T_max, eta_min=0.0, last_epoch=-1)
+
+    Cosine annealing from the initial lr to eta_min over T_max epochs (recursive form)."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max = T_max
@@ -282,7 +301,9 @@ class _CompositeState:
 
 
 class SequentialLR(_CompositeState, LRScheduler):
-    """Runs schedulers one after another, switching at the milestones."""
+    """SequentialLR(optimizer, schedulers, milestones, last_epoch=-1)
+
+    Runs schedulers one after another, switching at the milestones."""
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
@@ -331,7 +352,9 @@ class SequentialLR(_CompositeState, LRScheduler):
 
 
 class ChainedScheduler(_CompositeState, LRScheduler):
-    """Steps every scheduler in the list on each step (their effects compose)."""
+    """ChainedScheduler(schedulers, optimizer=None)
+
+    Steps every scheduler in the list on each step (their effects compose)."""
 
     def __init__(self, schedulers, optimizer=None):
         if len(schedulers) < 1:
@@ -351,7 +374,10 @@ class ChainedScheduler(_CompositeState, LRScheduler):
 
 
 class ReduceLROnPlateau(LRScheduler):
-    """Reduces the lr by `factor` when a metric stopped improving for `patience` epochs."""
+    """ReduceLROnPlateau(optimizer, mode='min', factor=0.1, patience=10, threshold=0.0001,
+        threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-08)
+
+    Reduces the lr by `factor` when a metric stopped improving for `patience` epochs."""
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
                  threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
@@ -451,7 +477,9 @@ class ReduceLROnPlateau(LRScheduler):
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
-    """Cosine annealing restarted every T_i epochs; T_i grows by T_mult at each restart."""
+    """CosineAnnealingWarmRestarts(optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1)
+
+    Cosine annealing restarted every T_i epochs; T_i grows by T_mult at each restart."""
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
         if T_0 <= 0 or not isinstance(T_0, int):

@@ -32,7 +32,11 @@ def _decay(p, grad, lr, wd, decoupled):
 
 
 class NAdam(_FusedOptimizer):
-    """Adam with Nesterov momentum (Dozat, 2016), with torch's momentum-decay schedule."""
+    """NAdam(params, lr=0.002, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, momentum_decay=0.004,
+        decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+        differentiable=False)
+
+    Adam with Nesterov momentum (Dozat, 2016), with torch's momentum-decay schedule."""
 
     _load_defaults = {
         "decoupled_weight_decay": False,
@@ -101,7 +105,11 @@ class NAdam(_FusedOptimizer):
 
 
 class RAdam(_FusedOptimizer):
-    """Rectified Adam (Liu et al., 2019): plain momentum SGD until the variance estimate settles."""
+    """RAdam(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0,
+        decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+        differentiable=False)
+
+    Rectified Adam (Liu et al., 2019): plain momentum SGD until the variance estimate settles."""
 
     _load_defaults = {
         "decoupled_weight_decay": False,

@@ -144,7 +144,9 @@ def _hooked_step(step):
 
 
 class Optimizer:
-    """Base class for all optimizers (torch.optim.Optimizer).
+    """Optimizer(params, defaults)
+
+    Base class for all optimizers (torch.optim.Optimizer).
 
     Args:
         params: an iterable of tensors, of (name, tensor) pairs, or of dicts (param groups).

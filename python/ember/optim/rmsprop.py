@@ -8,7 +8,10 @@ __all__ = ["RMSprop"]
 
 
 class RMSprop(_FusedOptimizer):
-    """RMSprop (Hinton), optionally centered and with momentum."""
+    """RMSprop(params, lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0, momentum=0, centered=False,
+        capturable=False, foreach=None, maximize=False, differentiable=False)
+
+    RMSprop (Hinton), optionally centered and with momentum."""
 
     _load_defaults = {
         "momentum": 0, "centered": False, "foreach": None, "maximize": False,

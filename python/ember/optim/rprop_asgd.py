@@ -11,7 +11,10 @@ __all__ = ["Rprop", "ASGD"]
 
 
 class Rprop(_FusedOptimizer):
-    """Resilient backpropagation: per-weight step sizes grown or shrunk by the gradient's sign."""
+    """Rprop(params, lr=0.01, etas=(0.5, 1.2), step_sizes=(1e-06, 50), *, capturable=False,
+        foreach=None, maximize=False, differentiable=False)
+
+    Resilient backpropagation: per-weight step sizes grown or shrunk by the gradient's sign."""
 
     _load_defaults = {
         "maximize": False,
@@ -77,7 +80,10 @@ class Rprop(_FusedOptimizer):
 
 
 class ASGD(_FusedOptimizer):
-    """Averaged SGD (Polyak and Juditsky): SGD with a decaying rate, plus a running average `ax`
+    """ASGD(params, lr=0.01, lambd=0.0001, alpha=0.75, t0=1000000.0, weight_decay=0, foreach=None,
+        maximize=False, differentiable=False, capturable=False)
+
+    Averaged SGD (Polyak and Juditsky): SGD with a decaying rate, plus a running average `ax`
     of the iterates from step t0 on."""
 
     _load_defaults = {

@@ -8,7 +8,10 @@ __all__ = ["SGD"]
 
 
 class SGD(_FusedOptimizer):
-    """Stochastic gradient descent with optional momentum, Nesterov and weight decay."""
+    """SGD(params, lr=0.001, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+        maximize=False, foreach=None, differentiable=False, fused=None)
+
+    Stochastic gradient descent with optional momentum, Nesterov and weight decay."""
 
     _load_defaults = {
         "nesterov": False, "maximize": False, "foreach": None, "differentiable": False,

@@ -46,27 +46,44 @@ __all__ = [
 
 
 def expit(input):
+    """expit(input) -> Tensor
+
+    The logistic sigmoid 1 / (1 + exp(-x))."""
     return sigmoid(input)
 
 
 def logit(input, eps=None):
+    """logit(input, eps=None) -> Tensor
+
+    log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
     return _elementwise.logit(input, eps)
 
 
 def erf(input):
+    """erf(input) -> Tensor
+
+    The Gauss error function of each element."""
     return _C.erf(input)
 
 
 def erfc(input):
+    """erfc(input) -> Tensor
+
+    The complementary error function 1 - erf(x), accurate where erf(x) is near 1."""
     return _C.erfc(input)
 
 
 def erfinv(input):
+    """erfinv(input) -> Tensor
+
+    The inverse of erf on (-1, 1), with +-inf at +-1."""
     return _C.erfinv(input)
 
 
 def erfcx(input):
-    """exp(x^2) erfc(x); the product underflows for large x, so there the asymptotic series."""
+    """erfcx(input) -> Tensor
+
+    exp(x^2) erfc(x); the product underflows for large x, so there the asymptotic series."""
     x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     big = x > 25
     xs = where(big, zeros([], dtype=x.dtype), x)
@@ -78,10 +95,16 @@ def erfcx(input):
 
 
 def xlogy(input, other):
+    """xlogy(input, other) -> Tensor
+
+    input * log(other), taken as 0 where input is 0."""
     return _elementwise.xlogy(input, other)
 
 
 def xlog1py(input, other):
+    """xlog1py(input, other) -> Tensor
+
+    input * log1p(other), taken as 0 where input is 0."""
     if not isinstance(input, Tensor):
         input = tensor(input, dtype=other.dtype)
     out = input * _C.log1p(other)
@@ -89,10 +112,16 @@ def xlog1py(input, other):
 
 
 def gammaln(input):
+    """gammaln(input) -> Tensor
+
+    The log of the absolute value of the gamma function."""
     return lgamma(input)
 
 
 def digamma(input):
+    """digamma(input) -> Tensor
+
+    The logarithmic derivative of the gamma function, lgamma's first derivative."""
     return _C.digamma(input)
 
 
@@ -100,7 +129,9 @@ psi = digamma
 
 
 def gammainc(input, other):
-    """The regularized lower incomplete gamma P(input, other) (series / continued fraction in
+    """gammainc(input, other) -> Tensor
+
+    The regularized lower incomplete gamma P(input, other) (series / continued fraction in
     ember.distributions.samplers; differentiable in both arguments)."""
     from ..distributions.samplers import gammainc as _gammainc  # distributions imports special
 
@@ -108,34 +139,53 @@ def gammainc(input, other):
 
 
 def gammaincc(input, other):
-    """The regularized upper incomplete gamma Q(input, other) = 1 - P(input, other)."""
+    """gammaincc(input, other) -> Tensor
+
+    The regularized upper incomplete gamma Q(input, other) = 1 - P(input, other)."""
     from ..distributions.samplers import gammainc as _gammainc
 
     return _gammainc(input, other, upper=True)
 
 
 def polygamma(n, input):
+    """polygamma(n, input) -> Tensor
+
+    The n-th derivative of digamma."""
     return _C.polygamma(n, input)
 
 
 def multigammaln(input, p):
+    """multigammaln(input, p) -> Tensor
+
+    The log of the multivariate gamma function of dimension p."""
     return mvlgamma(input, p)
 
 
 def log_softmax(input, dim, *, dtype=None):
+    """log_softmax(input, dim, *, dtype=None) -> Tensor
+
+    log(softmax(input)) along dim, computed stably, optionally in dtype."""
     return _nn.log_softmax(input, dim, dtype=dtype)
 
 
 def softmax(input, dim, *, dtype=None):
+    """softmax(input, dim, *, dtype=None) -> Tensor
+
+    exp(input) normalized to sum to 1 along dim, optionally computed in dtype."""
     return _nn.softmax(input, dim, dtype=dtype)
 
 
 def i0(input):
+    """i0(input) -> Tensor
+
+    The modified Bessel function of the first kind and order 0."""
     return _C.i0(input)
 
 
 def entr(input):
-    """-x log x for x > 0, 0 at 0, -inf for x < 0."""
+    """entr(input) -> Tensor
+
+    -x log x for x > 0, 0 at 0, -inf for x < 0."""
     x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     pos = x > 0
     safe = where(pos, x, ones([], dtype=x.dtype))
@@ -145,16 +195,25 @@ def entr(input):
 
 
 def ndtr(input):
+    """ndtr(input) -> Tensor
+
+    The standard normal cumulative distribution function."""
     x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     return 0.5 * _C.erfc(-x / math.sqrt(2))
 
 
 def ndtri(input):
+    """ndtri(input) -> Tensor
+
+    The inverse of the standard normal CDF (the probit function)."""
     x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     return math.sqrt(2) * _C.erfinv(2 * x - 1)
 
 
 def log_ndtr(input):
+    """log_ndtr(input) -> Tensor
+
+    The log of the standard normal CDF, finite far into the left tail."""
     x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
     # For very negative x, erfc underflows: log(erfcx(-x/sqrt2)/2) - x^2/2 stays finite.
     t = -x / math.sqrt(2)
@@ -162,20 +221,35 @@ def log_ndtr(input):
 
 
 def log1p(input):
+    """log1p(input) -> Tensor
+
+    log(1 + x), accurate for x near zero."""
     return _C.log1p(input)
 
 
 def expm1(input):
+    """expm1(input) -> Tensor
+
+    exp(x) - 1, accurate for x near zero."""
     return _C.expm1(input)
 
 
 def exp2(input):
+    """exp2(input) -> Tensor
+
+    2 raised to the power of each element."""
     return _C.exp2(input)
 
 
 def round(input, *, decimals=0):  # noqa: A001
+    """round(input, *, decimals=0) -> Tensor
+
+    Rounds half to even, to the given number of decimals."""
     return _C.round(input, decimals=decimals)
 
 
 def logsumexp(input, dim, keepdim=False):
+    """logsumexp(input, dim, keepdim=False)
+
+    The log of the sum of exp(input) over dim, without overflow."""
     return _C.logsumexp(input, dim, keepdim)

@@ -27,69 +27,95 @@ linear = _nn.linear
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """y_k = input1^T weight_k input2 + bias_k."""
+    """bilinear(input1, input2, weight, bias=None) -> Tensor
+
+    y_k = input1^T weight_k input2 + bias_k."""
     return _nn.bilinear(input1, input2, weight, bias)
 
 
 def relu(input, inplace=False):
-    """max(0, x)."""
+    """relu(input, inplace=False) -> Tensor
+
+    max(0, x)."""
     return input.relu_() if inplace else _C.relu(input)
 
 
 def relu_(input):
-    """In-place relu."""
+    """relu_(input) -> Tensor
+
+    In-place relu."""
     return input.relu_()
 
 
 def relu6(input, inplace=False):
-    """min(max(0, x), 6)."""
+    """relu6(input, inplace=False) -> Tensor
+
+    min(max(0, x), 6)."""
     return _nn.relu6_(input) if inplace else _nn.relu6(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    """max(0, x) + negative_slope * min(0, x)."""
+    """leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor
+
+    max(0, x) + negative_slope * min(0, x)."""
     if inplace:
         return _nn.leaky_relu_(input, negative_slope)
     return _nn.leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    """In-place leaky_relu."""
+    """leaky_relu_(input, negative_slope=0.01) -> Tensor
+
+    In-place leaky_relu."""
     return _nn.leaky_relu_(input, negative_slope)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    """x if x > 0 else alpha * (exp(x) - 1)."""
+    """elu(input, alpha=1.0, inplace=False)
+
+    x if x > 0 else alpha * (exp(x) - 1)."""
     return _nn.elu_(input, alpha) if inplace else _nn.elu(input, alpha)
 
 
 def elu_(input, alpha=1.0):
-    """In-place elu."""
+    """elu_(input, alpha=1.) -> Tensor
+
+    In-place elu."""
     return _nn.elu_(input, alpha)
 
 
 def selu(input, inplace=False):
-    """scale * elu(x, alpha) with the self-normalizing constants."""
+    """selu(input, inplace=False) -> Tensor
+
+    scale * elu(x, alpha) with the self-normalizing constants."""
     return _nn.selu_(input) if inplace else _nn.selu(input)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """celu(input, alpha=1., inplace=False) -> Tensor
+
+    max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     return _nn.celu_(input, alpha) if inplace else _nn.celu(input, alpha)
 
 
 def selu_(input):
-    """In-place selu."""
+    """selu_(input) -> Tensor
+
+    In-place selu."""
     return _nn.selu_(input)
 
 
 def celu_(input, alpha=1.0):
-    """In-place celu."""
+    """celu_(input, alpha=1.) -> Tensor
+
+    In-place celu."""
     return _nn.celu_(input, alpha)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """leaky_relu with a slope drawn from U(lower, upper) per element in training, else the mean."""
+    """rrelu(input, lower=1./8, upper=1./3, training=False, inplace=False) -> Tensor
+
+    leaky_relu with a slope drawn from U(lower, upper) per element in training, else the mean."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slope = empty_like(input).uniform_(lower, upper)
@@ -98,37 +124,51 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    """In-place rrelu."""
+    """rrelu_(input, lower=1./8, upper=1./3, training=False) -> Tensor
+
+    In-place rrelu."""
     return rrelu(input, lower, upper, training, inplace=True)
 
 
 def gelu(input, approximate="none"):
-    """x * Phi(x); approximate='tanh' uses the tanh approximation."""
+    """gelu(input, approximate = 'none') -> Tensor
+
+    x * Phi(x); approximate='tanh' uses the tanh approximation."""
     return _nn.gelu(input, approximate)
 
 
 def silu(input, inplace=False):
-    """x * sigmoid(x)."""
+    """silu(input, inplace=False)
+
+    x * sigmoid(x)."""
     return _nn.silu_(input) if inplace else _nn.silu(input)
 
 
 def mish(input, inplace=False):
-    """x * tanh(softplus(x))."""
+    """mish(input, inplace=False)
+
+    x * tanh(softplus(x))."""
     return _nn.mish_(input) if inplace else _nn.mish(input)
 
 
 def sigmoid(input):
-    """1 / (1 + exp(-x))."""
+    """sigmoid(input) -> Tensor
+
+    1 / (1 + exp(-x))."""
     return _C.sigmoid(input)
 
 
 def tanh(input):
-    """Hyperbolic tangent."""
+    """tanh(input) -> Tensor
+
+    Hyperbolic tangent."""
     return _C.tanh(input)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """Clamps into [min_val, max_val]."""
+    """hardtanh(input, min_val=-1., max_val=1., inplace=False) -> Tensor
+
+    Clamps into [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError(f"[hardtanh] expected min_val <= max_val; got {min_val} > {max_val}")
     if inplace:
@@ -137,69 +177,95 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    """In-place hardtanh."""
+    """hardtanh_(input, min_val=-1., max_val=1.) -> Tensor
+
+    In-place hardtanh."""
     return _nn.hardtanh_(input, min_val, max_val)
 
 
 def hardsigmoid(input, inplace=False):
-    """relu6(x + 3) / 6."""
+    """hardsigmoid(input, inplace=False)
+
+    relu6(x + 3) / 6."""
     return _nn.hardsigmoid_(input) if inplace else _nn.hardsigmoid(input)
 
 
 def hardswish(input, inplace=False):
-    """x * relu6(x + 3) / 6."""
+    """hardswish(input, inplace=False)
+
+    x * relu6(x + 3) / 6."""
     return _nn.hardswish_(input) if inplace else _nn.hardswish(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
+    """softplus(input, beta=1, threshold=20) -> Tensor
+
+    log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     return _nn.softplus(input, beta, threshold)
 
 
 def softsign(input):
-    """x / (1 + |x|)."""
+    """softsign(input) -> Tensor
+
+    x / (1 + |x|)."""
     return _nn.softsign(input)
 
 
 def threshold(input, threshold, value, inplace=False):
-    """x if x > threshold else value."""
+    """threshold(input, threshold, value, inplace=False)
+
+    x if x > threshold else value."""
     if inplace:
         return _nn.threshold_(input, threshold, value)
     return _nn.threshold(input, threshold, value)
 
 
 def threshold_(input, threshold, value):
-    """In-place threshold."""
+    """threshold_(input, threshold, value) -> Tensor
+
+    In-place threshold."""
     return _nn.threshold_(input, threshold, value)
 
 
 def prelu(input, weight):
-    """max(0, x) + weight * min(0, x), weight per channel (dim 1)."""
+    """prelu(input, weight) -> Tensor
+
+    max(0, x) + weight * min(0, x), weight per channel (dim 1)."""
     return _nn.prelu(input, weight)
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)), computed stably."""
+    """logsigmoid(input) -> Tensor
+
+    log(sigmoid(x)), computed stably."""
     return _nn.log_sigmoid(input)
 
 
 def tanhshrink(input):
-    """x - tanh(x)."""
+    """tanhshrink(input) -> Tensor
+
+    x - tanh(x)."""
     return _nn.tanhshrink(input)
 
 
 def softshrink(input, lambd=0.5):
-    """x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
+    """softshrink(input, lambd=0.5) -> Tensor
+
+    x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
     return _nn.softshrink(input, lambd)
 
 
 def hardshrink(input, lambd=0.5):
-    """x if |x| > lambd else 0."""
+    """hardshrink(input, lambd=0.5) -> Tensor
+
+    x if |x| > lambd else 0."""
     return _nn.hardshrink(input, lambd)
 
 
 def glu(input, dim=-1):
-    """a * sigmoid(b) where a, b are the halves of input along dim."""
+    """glu(input, dim=-1) -> Tensor
+
+    a * sigmoid(b) where a, b are the halves of input along dim."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     return _nn.glu(input, dim)
@@ -225,7 +291,10 @@ def _verify_spatial_size(size):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-05):
-    """Batch normalization over dim 1; updates running stats in place when training."""
+    """batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+        momentum=0.1, eps=1e-05)
+
+    Batch normalization over dim 1; updates running stats in place when training."""
     if training:
         _verify_batch_size(input.size())
     return _nn.batch_norm(input, weight, bias, running_mean, running_var, training,
@@ -233,12 +302,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
-    """Normalization over the trailing normalized_shape dims."""
+    """layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05)
+
+    Normalization over the trailing normalized_shape dims."""
     return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
-    """Normalization over groups of channels."""
+    """group_norm(input, num_groups, weight=None, bias=None, eps=1e-05)
+
+    Normalization over groups of channels."""
     if input.dim() < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
@@ -249,7 +322,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-05):
-    """Normalization of each (sample, channel) plane."""
+    """instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+        use_input_stats=True, momentum=0.1, eps=1e-05)
+
+    Normalization of each (sample, channel) plane."""
     if use_input_stats:
         _verify_spatial_size(input.size())
     return _nn.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
@@ -286,13 +362,17 @@ def _check_p(p):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
-    """Zeroes elements with probability p and scales the rest by 1 / (1 - p)."""
+    """dropout(input, p=0.5, training=True, inplace=False)
+
+    Zeroes elements with probability p and scales the rest by 1 / (1 - p)."""
     _check_p(p)
     return _nn.dropout_(input, p, training) if inplace else _nn.dropout(input, p, training)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Dropout that keeps zero mean and unit variance (for selu)."""
+    """alpha_dropout(input, p=0.5, training=False, inplace=False)
+
+    Dropout that keeps zero mean and unit variance (for selu)."""
     _check_p(p)
     if inplace:
         return _nn.alpha_dropout_(input, p, training)
@@ -312,13 +392,17 @@ def _unbatched(fn, input, p, training, inplace):
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """alpha_dropout of whole channels."""
+    """feature_alpha_dropout(input, p=0.5, training=False, inplace=False)
+
+    alpha_dropout of whole channels."""
     _check_p(p)
     return _feature(input, p, training, inplace, alpha=True)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, L) or (C, L) inputs."""
+    """dropout1d(input, p=0.5, training=True, inplace=False)
+
+    Zeroes whole channels of (N, C, L) or (C, L) inputs."""
     _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(
@@ -331,7 +415,9 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, H, W) inputs."""
+    """dropout2d(input, p=0.5, training=True, inplace=False)
+
+    Zeroes whole channels of (N, C, H, W) inputs."""
     _check_p(p)
     if input.dim() not in (3, 4):
         warnings.warn(
@@ -351,7 +437,9 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    """dropout3d(input, p=0.5, training=True, inplace=False)
+
+    Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
     _check_p(p)
     if input.dim() not in (4, 5):
         warnings.warn(
@@ -366,12 +454,16 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 
 def one_hot(tensor, num_classes=-1):
-    """int64 one-hot encoding with a new last dim of size num_classes (-1: max + 1)."""
+    """one_hot(tensor, num_classes=-1) -> LongTensor
+
+    int64 one-hot encoding with a new last dim of size num_classes (-1: max + 1)."""
     return _nn.one_hot(tensor, num_classes)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input / max(||input||_p along dim, eps)."""
+    """normalize(input, p=2.0, dim=1, eps=1e-12, out=None)
+
+    input / max(||input||_p along dim, eps)."""
     result = _nn.normalize(input, float(p), dim, eps)
     if out is not None:
         return out.copy_(result)
@@ -379,10 +471,14 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """Cosine of the angle between x1 and x2 along dim."""
+    """cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor
+
+    Cosine of the angle between x1 and x2 along dim."""
     return _nn.cosine_similarity(x1, x2, dim, eps)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """||x1 - x2 + eps||_p along the last dim."""
+    """pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor
+
+    ||x1 - x2 + eps||_p along the last dim."""
     return _nn.pairwise_distance(x1, x2, float(p), eps, keepdim)

@@ -41,7 +41,9 @@ F = sys.modules[__package__]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """x / sqrt(mean(x^2 over the trailing dims) + eps) * weight; eps defaults to dtype eps."""
+    """rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor
+
+    x / sqrt(mean(x^2 over the trailing dims) + eps) * weight; eps defaults to dtype eps."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     n = len(normalized_shape)
@@ -63,7 +65,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
-    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (zero-padded window)."""
+    """local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0)
+
+    x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (zero-padded window)."""
     dim = input.dim()
     if dim < 3:
         raise ValueError(
@@ -90,7 +94,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def pixel_shuffle(input, upscale_factor):
-    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    """pixel_shuffle(input, upscale_factor) -> Tensor
+
+    (*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = upscale_factor
     if r <= 0:
         raise RuntimeError(f"[pixel_shuffle] expected a positive upscale_factor; got {r}")
@@ -113,7 +119,9 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    """pixel_unshuffle(input, downscale_factor) -> Tensor
+
+    (*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = downscale_factor
     if input.dim() < 3:
         raise RuntimeError(
@@ -134,7 +142,9 @@ def pixel_unshuffle(input, downscale_factor):
 
 
 def channel_shuffle(input, groups):
-    """Interleaves channel groups: (N, g*k, *) viewed (N, g, k, *) -> (N, k, g, *)."""
+    """channel_shuffle(input, groups) -> Tensor
+
+    Interleaves channel groups: (N, g*k, *) viewed (N, g, k, *) -> (N, k, g, *)."""
     n, c = input.shape[0], input.shape[1]
     if c % groups != 0:
         raise RuntimeError(
@@ -153,7 +163,9 @@ def _pair(v):
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """(sum over each window of x^p)^(1/p), via avg_pool2d."""
+    """lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False)
+
+    (sum over each window of x^p)^(1/p), via avg_pool2d."""
     kw, kh = _pair(kernel_size)
     out = F.avg_pool2d(
         input.pow(norm_type),
@@ -166,7 +178,9 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """(sum over each window of x^p)^(1/p), via avg_pool1d."""
+    """lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False)
+
+    (sum over each window of x^p)^(1/p), via avg_pool1d."""
     out = F.avg_pool1d(
         input.pow(norm_type),
         kernel_size,
@@ -216,19 +230,25 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """Inverse of max_pool1d: puts each value at its index, zeros elsewhere."""
+    """max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None)
+
+    Inverse of max_pool1d: puts each value at its index, zeros elsewhere."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """Inverse of max_pool2d: puts each value at its index, zeros elsewhere."""
+    """max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None)
+
+    Inverse of max_pool2d: puts each value at its index, zeros elsewhere."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
 def scaled_dot_product_attention(
     query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
 ):
-    """softmax(Q K^T * scale + mask) V; a boolean mask is True where attending, a float one adds."""
+    """scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+
+    softmax(Q K^T * scale + mask) V; a boolean mask is True where attending, a float one adds."""
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
@@ -365,7 +385,14 @@ def multi_head_attention_forward(
     average_attn_weights=True,
     is_causal=False,
 ):
-    """Multi-head attention over sequence-first (L, N, E) or unbatched (L, E) inputs, as torch's."""
+    """multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+        in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,
+        out_proj_bias, training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+        use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+        v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+        is_causal=False)
+
+    Multi-head attention over sequence-first (L, N, E) or unbatched (L, E) inputs, as torch's."""
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

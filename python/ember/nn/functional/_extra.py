@@ -7,7 +7,9 @@ __all__ = ["gumbel_softmax", "pdist"]
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
-    """Samples from Gumbel-softmax; `hard` returns one-hot values with the soft sample's gradient
+    """gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1)
+
+    Samples from Gumbel-softmax; `hard` returns one-hot values with the soft sample's gradient
     (the straight-through estimator)."""
     gumbels = -empty_like(logits).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
@@ -19,7 +21,9 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 
 def pdist(input, p=2):
-    """The p-norm distances between the rows of a 2-D input, pairs (i < j) in row-major order."""
+    """pdist(input, p=2) -> Tensor
+
+    The p-norm distances between the rows of a 2-D input, pairs (i < j) in row-major order."""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:

@@ -16,7 +16,9 @@ def _base(n, align_corners, dtype):
 
 
 def affine_grid(theta, size, align_corners=None):
-    """Sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps theta over size."""
+    """affine_grid(theta, size, align_corners=None)
+
+    Sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps theta over size."""
     align_corners = bool(align_corners)
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -79,7 +81,9 @@ def _source_coords(g, size, align_corners, padding_mode):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1]."""
+    """grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None)
+
+    Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1]."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "

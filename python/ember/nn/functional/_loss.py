@@ -97,21 +97,27 @@ def _softmax_dim(name, ndim, stacklevel):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """Softmax along ``dim``: exp(x) / sum(exp(x)), computed stably in one fused pass."""
+    """softmax(input, dim=None, _stacklevel=3, dtype=None)
+
+    Softmax along ``dim``: exp(x) / sum(exp(x)), computed stably in one fused pass."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     return _nn.softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """Softmin along ``dim``: softmax(-x)."""
+    """softmin(input, dim=None, _stacklevel=3, dtype=None)
+
+    Softmin along ``dim``: softmax(-x)."""
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     return _nn.softmin(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """log(softmax(x)) along ``dim``, computed as x - logsumexp(x)."""
+    """log_softmax(input, dim=None, _stacklevel=3, dtype=None)
+
+    log(softmax(x)) along ``dim``, computed as x - logsumexp(x)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _nn.log_softmax(input, dim, dtype)
@@ -127,7 +133,10 @@ def cross_entropy(
     reduction="mean",
     label_smoothing=0.0,
 ):
-    """Cross-entropy between logits and class indices or class probabilities."""
+    """cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+        reduction='mean', label_smoothing=0.0)
+
+    Cross-entropy between logits and class indices or class probabilities."""
     red = _enum(size_average, reduce, reduction)
     return _nn.cross_entropy(input, target, weight, red, ignore_index, label_smoothing)
 
@@ -135,14 +144,20 @@ def cross_entropy(
 def nll_loss(
     input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
 ):
-    """Negative log-likelihood of class indices given log-probabilities."""
+    """nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+        reduction='mean')
+
+    Negative log-likelihood of class indices given log-probabilities."""
     return _nn.nll_loss(input, target, weight, _enum(size_average, reduce, reduction), ignore_index)
 
 
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
-    """Binary cross-entropy between probabilities and targets."""
+    """binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+        reduction='mean')
+
+    Binary cross-entropy between probabilities and targets."""
     red = _enum(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(
@@ -158,7 +173,10 @@ def binary_cross_entropy(
 def binary_cross_entropy_with_logits(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
 ):
-    """Sigmoid + binary cross-entropy, in the numerically stable log-sigmoid form."""
+    """binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+        reduction='mean', pos_weight=None)
+
+    Sigmoid + binary cross-entropy, in the numerically stable log-sigmoid form."""
     red = _enum(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(
@@ -203,17 +221,23 @@ def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weig
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error (optionally weighted per element)."""
+    """mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
+
+    Mean squared error (optionally weighted per element)."""
     return _pointwise_loss(_nn.mse_loss, input, target, size_average, reduce, reduction, weight)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean absolute error (optionally weighted per element)."""
+    """l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
+
+    Mean absolute error (optionally weighted per element)."""
     return _pointwise_loss(_nn.l1_loss, input, target, size_average, reduce, reduction, weight)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    """Smooth L1: quadratic below ``beta``, linear above."""
+    """smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0)
+
+    Smooth L1: quadratic below ``beta``, linear above."""
     _warn_size(input, target)
     red = _enum(size_average, reduce, reduction)
     input, target = broadcast_tensors(input, target)
@@ -221,7 +245,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
+    """huber_loss(input, target, reduction='mean', delta=1.0, weight=None)
+
+    Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
     _warn_size(input, target)
     input, target = broadcast_tensors(input, target)
     if weight is not None:
@@ -232,7 +258,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """Kullback-Leibler divergence with ``input`` in log space; 'batchmean' divides by the batch."""
+    """kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False)
+
+    Kullback-Leibler divergence with ``input`` in log space; 'batchmean' divides by the batch."""
     if size_average is not None or reduce is not None:
         red = _reduction_enum(_legacy_reduction(size_average, reduce))
     else:
@@ -254,7 +282,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def cosine_embedding_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
-    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    """cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+        reduction='mean')
+
+    1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
     red = _enum(size_average, reduce, reduction)
     return _nn.cosine_embedding_loss(input1, input2, target, margin, red)
 
@@ -262,7 +293,10 @@ def cosine_embedding_loss(
 def margin_ranking_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
-    """max(0, -y (x1 - x2) + margin)."""
+    """margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+        reduction='mean')
+
+    max(0, -y (x1 - x2) + margin)."""
     red = _enum(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
@@ -284,7 +318,10 @@ def triplet_margin_loss(
     reduce=None,
     reduction="mean",
 ):
-    """max(0, margin + d(a, p) - d(a, n)) with the p-norm pairwise distance."""
+    """triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+        size_average=None, reduce=None, reduction='mean')
+
+    max(0, margin + d(a, p) - d(a, n)) with the p-norm pairwise distance."""
     red = _enum(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -298,7 +335,10 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6):
 def triplet_margin_with_distance_loss(
     anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
 ):
-    """Triplet margin loss with a custom distance (default: pairwise Euclidean distance)."""
+    """triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+        margin=1.0, swap=False, reduction='mean')
+
+    Triplet margin loss with a custom distance (default: pairwise Euclidean distance)."""
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     dims = (anchor.ndim, positive.ndim, negative.ndim)
@@ -321,12 +361,17 @@ def triplet_margin_with_distance_loss(
 def hinge_embedding_loss(
     input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
 ):
-    """x for target 1, max(0, margin - x) for target -1."""
+    """hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+        reduction='mean')
+
+    x for target 1, max(0, margin - x) for target -1."""
     return _nn.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """log(1 + exp(-y x))."""
+    """soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean')
+
+    log(1 + exp(-y x))."""
     return _nn.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
 
 
@@ -340,7 +385,10 @@ def poisson_nll_loss(
     reduce=None,
     reduction="mean",
 ):
-    """Poisson negative log-likelihood; ``full`` adds the Stirling term."""
+    """poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08,
+        reduce=None, reduction='mean')
+
+    Poisson negative log-likelihood; ``full`` adds the Stirling term."""
     reduction = _string(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
@@ -348,7 +396,9 @@ def poisson_nll_loss(
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
-    """Gaussian negative log-likelihood with predicted variance ``var`` (clamped at eps)."""
+    """gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean')
+
+    Gaussian negative log-likelihood with predicted variance ``var`` (clamped at eps)."""
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -376,7 +426,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
 def multi_margin_loss(
     input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
-    """Multi-class hinge loss (p = 1 or 2)."""
+    """multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+        reduce=None, reduction='mean')
+
+    Multi-class hinge loss (p = 1 or 2)."""
     red = _enum(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -386,14 +439,19 @@ def multi_margin_loss(
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Multi-label hinge loss; each target row lists classes up to the first -1."""
+    """multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean')
+
+    Multi-label hinge loss; each target row lists classes up to the first -1."""
     return _nn.multilabel_margin_loss(input, target, _enum(size_average, reduce, reduction))
 
 
 def multilabel_soft_margin_loss(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
-    """Per-class binary cross-entropy with logits, averaged over classes."""
+    """multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+        reduction='mean')
+
+    Per-class binary cross-entropy with logits, averaged over classes."""
     red = _enum(size_average, reduce, reduction)
     return _nn.multilabel_soft_margin_loss(input, target, weight, red)
 
@@ -415,7 +473,10 @@ def ctc_loss(
     reduction="mean",
     zero_infinity=False,
 ):
-    """Connectionist temporal classification loss over (T, N, C) log-probabilities."""
+    """ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction='mean',
+        zero_infinity=False)
+
+    Connectionist temporal classification loss over (T, N, C) log-probabilities."""
     red = _reduction_enum(reduction)
     return _nn.ctc_loss(
         log_probs,

@@ -30,14 +30,18 @@ def _stride(stride):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """1-d convolution over (N, C, L) or (C, L) input; padding may be 'same' or 'valid'."""
+    """conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
+
+    1-d convolution over (N, C, L) or (C, L) input; padding may be 'same' or 'valid'."""
     if isinstance(padding, str):
         return _nn.conv1d_mode(input, weight, bias, _ints(stride), padding, _ints(dilation), groups)
     return _nn.conv1d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-d convolution over (N, C, H, W) or (C, H, W) input; padding may be 'same' or 'valid'."""
+    """conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
+
+    2-d convolution over (N, C, H, W) or (C, H, W) input; padding may be 'same' or 'valid'."""
     if isinstance(padding, str):
         return _nn.conv2d_mode(input, weight, bias, _ints(stride), padding, _ints(dilation), groups)
     return _nn.conv2d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
@@ -45,56 +49,80 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    """Transposed 1-d convolution (the gradient of conv1d with respect to its input)."""
+    """conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+        dilation=1) -> Tensor
+
+    Transposed 1-d convolution (the gradient of conv1d with respect to its input)."""
     return _nn.conv_transpose1d(input, weight, bias, _ints(stride), _ints(padding),
                                 _ints(output_padding), groups, _ints(dilation))
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    """Transposed 2-d convolution (the gradient of conv2d with respect to its input)."""
+    """conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+        dilation=1) -> Tensor
+
+    Transposed 2-d convolution (the gradient of conv2d with respect to its input)."""
     return _nn.conv_transpose2d(input, weight, bias, _ints(stride), _ints(padding),
                                 _ints(output_padding), groups, _ints(dilation))
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
-    """max_pool1d returning (values, indices)."""
+    """max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+        ceil_mode=False, return_indices=False)
+
+    max_pool1d returning (values, indices)."""
     return _nn.max_pool1d_with_indices(input, _ints(kernel_size), _stride(stride), _ints(padding),
                                        _ints(dilation), ceil_mode)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
-    """max_pool2d returning (values, flat indices within each H * W plane)."""
+    """max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+        ceil_mode=False, return_indices=False)
+
+    max_pool2d returning (values, flat indices within each H * W plane)."""
     return _nn.max_pool2d_with_indices(input, _ints(kernel_size), _stride(stride), _ints(padding),
                                        _ints(dilation), ceil_mode)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """1-d max pooling; return_indices=True also returns the argmax positions."""
+    """max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+        return_indices=False)
+
+    1-d max pooling; return_indices=True also returns the argmax positions."""
     out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """2-d max pooling; return_indices=True also returns the flat argmax positions."""
+    """max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+        return_indices=False)
+
+    2-d max pooling; return_indices=True also returns the flat argmax positions."""
     out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
-    """1-d average pooling."""
+    """avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+        count_include_pad=True) -> Tensor
+
+    1-d average pooling."""
     return _nn.avg_pool1d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode,
                           count_include_pad)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    """2-d average pooling."""
+    """avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+        count_include_pad=True, divisor_override=None) -> Tensor
+
+    2-d average pooling."""
     return _nn.avg_pool2d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode,
                           count_include_pad, divisor_override)
 
@@ -109,39 +137,53 @@ def _adaptive_size(input, output_size, nd):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    """Adaptive 1-d average pooling to length output_size."""
+    """adaptive_avg_pool1d(input, output_size) -> Tensor
+
+    Adaptive 1-d average pooling to length output_size."""
     return _nn.adaptive_avg_pool1d(input, _adaptive_size(input, output_size, 1))
 
 
 def adaptive_avg_pool2d(input, output_size):
-    """Adaptive 2-d average pooling to output_size (None keeps an input size)."""
+    """adaptive_avg_pool2d(input, output_size)
+
+    Adaptive 2-d average pooling to output_size (None keeps an input size)."""
     return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
-    """adaptive_max_pool1d returning (values, indices)."""
+    """adaptive_max_pool1d_with_indices(input, output_size, return_indices=False)
+
+    adaptive_max_pool1d returning (values, indices)."""
     return _nn.adaptive_max_pool1d(input, _adaptive_size(input, output_size, 1))
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
-    """adaptive_max_pool2d returning (values, flat indices)."""
+    """adaptive_max_pool2d_with_indices(input, output_size, return_indices=False)
+
+    adaptive_max_pool2d returning (values, flat indices)."""
     return _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Adaptive 1-d max pooling; return_indices=True also returns the argmax positions."""
+    """adaptive_max_pool1d(input, output_size, return_indices=False)
+
+    Adaptive 1-d max pooling; return_indices=True also returns the argmax positions."""
     out = adaptive_max_pool1d_with_indices(input, output_size)
     return out if return_indices else out[0]
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Adaptive 2-d max pooling; return_indices=True also returns the flat argmax positions."""
+    """adaptive_max_pool2d(input, output_size, return_indices=False)
+
+    Adaptive 2-d max pooling; return_indices=True also returns the flat argmax positions."""
     out = adaptive_max_pool2d_with_indices(input, output_size)
     return out if return_indices else out[0]
 
 
 def pad(input, pad, mode="constant", value=None):
-    """Pads trailing dims by (left, right) pairs, last dim first.
+    """pad(input, pad, mode="constant", value=None) -> Tensor
+
+    Pads trailing dims by (left, right) pairs, last dim first.
 
     mode is 'constant' (value, default 0; negative pads crop), 'reflect', 'replicate' or
     'circular'.
@@ -152,12 +194,16 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """Extracts sliding blocks of (N, C, H, W) input as columns (N, C * kH * kW, L)."""
+    """unfold(input, kernel_size, dilation=1, padding=0, stride=1)
+
+    Extracts sliding blocks of (N, C, H, W) input as columns (N, C * kH * kW, L)."""
     return _nn.im2col(input, _ints(kernel_size), _ints(dilation), _ints(padding), _ints(stride))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Sums columns (N, C * kH * kW, L) back into an (N, C, *output_size) image."""
+    """fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1)
+
+    Sums columns (N, C * kH * kW, L) back into an (N, C, *output_size) image."""
     return _nn.col2im(input, _ints(output_size), _ints(kernel_size), _ints(dilation),
                       _ints(padding), _ints(stride))
 
@@ -167,7 +213,10 @@ _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resizes the trailing spatial dims by 'nearest', 'nearest-exact', 'linear', 'bilinear',
+    """interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
+        recompute_scale_factor=None, antialias=False)
+
+    Resizes the trailing spatial dims by 'nearest', 'nearest-exact', 'linear', 'bilinear',
     'bicubic', 'trilinear' or 'area', to `size` or by `scale_factor`."""
     dim = input.dim() - 2
     if dim < 1 or dim > 3:
@@ -233,21 +282,27 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """Deprecated alias of interpolate."""
+    """upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None)
+
+    Deprecated alias of interpolate."""
     warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    """Deprecated: interpolate(mode='nearest')."""
+    """upsample_nearest(input, size=None, scale_factor=None)
+
+    Deprecated: interpolate(mode='nearest')."""
     warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    """Deprecated: interpolate(mode='bilinear', align_corners=True)."""
+    """upsample_bilinear(input, size=None, scale_factor=None)
+
+    Deprecated: interpolate(mode='bilinear', align_corners=True)."""
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
@@ -277,7 +332,10 @@ def _renorm_(weight, input, max_norm, norm_type):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    """Looks up rows of weight; padding_idx's row gets no gradient; max_norm renormalizes the
+    """embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+        scale_grad_by_freq=False, sparse=False)
+
+    Looks up rows of weight; padding_idx's row gets no gradient; max_norm renormalizes the
     used rows of weight in place."""
     padding_idx = _padding_idx(padding_idx, weight)
     if max_norm is not None:
@@ -288,7 +346,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
-    """Sums, means or maxima over bags of embedding rows (2-D input, or 1-D input + offsets)."""
+    """embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+        scale_grad_by_freq=False, mode='mean', sparse=False, per_sample_weights=None,
+        include_last_offset=False, padding_idx=None)
+
+    Sums, means or maxima over bags of embedding rows (2-D input, or 1-D input + offsets)."""
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
                          f"not None, then it must have the same shape as the input "

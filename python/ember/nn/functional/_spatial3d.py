@@ -73,6 +73,9 @@ def _pad3(x, pads, value=0.0):
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
+
+    3-d convolution over (N, C, D, H, W) or (C, D, H, W) input."""
     x, unbatched = _batched(input, "conv3d")
     stride, dilation = _triple(stride, "stride"), _triple(dilation, "dilation")
     kernel = tuple(weight.shape[2:])
@@ -119,7 +122,10 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv_transpose3d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
-    """The adjoint of conv3d: zeros between the input's elements, then a stride-1 convolution
+    """conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+        dilation=1) -> Tensor
+
+    The adjoint of conv3d: zeros between the input's elements, then a stride-1 convolution
     with the spatially flipped, in/out-swapped kernel."""
     x, unbatched = _batched(input, "conv_transpose3d")
     stride, dilation = _triple(stride, "stride"), _triple(dilation, "dilation")
@@ -194,6 +200,10 @@ def _pool_pad(x, kernel, stride, padding, dilation, out, value):
 def max_pool3d_with_indices(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
 ):
+    """max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+        ceil_mode=False, return_indices=False)
+
+    max_pool3d returning (values, flat indices within each D * H * W volume)."""
     x, unbatched = _batched(input, "max_pool3d")
     kernel, stride, padding, dilation, out = _pool_geometry(
         x, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d"
@@ -223,6 +233,11 @@ def max_pool3d_with_indices(
 def max_pool3d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
+    """max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+        return_indices=False)
+
+    3-d max pooling over (N, C, D, H, W) or (C, D, H, W) input; return_indices=True also returns
+    the argmax positions."""
     values, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return (values, idx) if return_indices else values
 
@@ -236,6 +251,10 @@ def avg_pool3d(
     count_include_pad=True,
     divisor_override=None,
 ):
+    """avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+        count_include_pad=True, divisor_override=None) -> Tensor
+
+    3-d average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
     x, unbatched = _batched(input, "avg_pool3d")
     kernel, stride, padding, _, out = _pool_geometry(
         x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d"
@@ -271,6 +290,9 @@ def _adaptive_ranges(size, out):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    """adaptive_avg_pool3d(input, output_size)
+
+    Adaptive 3-d average pooling to output_size (None keeps an input size)."""
     x, unbatched = _batched(input, "adaptive_avg_pool3d")
     out = [
         x.shape[2 + i] if s is None else s
@@ -288,6 +310,9 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """adaptive_max_pool3d_with_indices(input, output_size, return_indices=False)
+
+    adaptive_max_pool3d returning (values, indices)."""
     x, unbatched = _batched(input, "adaptive_max_pool3d")
     out = [
         x.shape[2 + i] if s is None else s
@@ -316,5 +341,8 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """adaptive_max_pool3d(input, output_size, return_indices=False)
+
+    Adaptive 3-d max pooling; return_indices=True also returns the argmax positions."""
     values, idx = adaptive_max_pool3d_with_indices(input, output_size)
     return (values, idx) if return_indices else values

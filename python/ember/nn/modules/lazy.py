@@ -27,7 +27,9 @@ __all__ = [
 
 
 class LazyModuleMixin:
-    """Infers parameter shapes from the first input; see the module docstring."""
+    """LazyModuleMixin(*args, **kwargs)
+
+    Infers parameter shapes from the first input; see the module docstring."""
 
     cls_to_become = None
 
@@ -139,7 +141,15 @@ def _lazy_conv(base, transposed):
 
     name = "Lazy" + base.__name__
     kind = "transposed convolution" if transposed else "convolution"
-    doc = f"{base.__name__} whose in_channels is read from the first input ({kind})."
+    sig = (
+        "(out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, "
+        "dilation=1, padding_mode='zeros', device=None, dtype=None)"
+        if transposed else
+        "(out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, "
+        "padding_mode='zeros', device=None, dtype=None)"
+    )
+    doc = (f"{name}{sig}\n\n"
+           f"{base.__name__} whose in_channels is read from the first input ({kind}).")
     return type(name, (_LazyConvMixin, base),
                 {"__init__": __init__, "cls_to_become": base, "__doc__": doc,
                  "__module__": __name__})
@@ -187,7 +197,8 @@ def _lazy_norm(base):
             self.num_batches_tracked = tensor(0, dtype=int64)
 
     name = "Lazy" + base.__name__
-    doc = f"{base.__name__} whose num_features is read from the first input."
+    doc = (f"{name}(eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, "
+           f"dtype=None)\n\n{base.__name__} whose num_features is read from the first input.")
     return type(name, (_LazyNormMixin, base),
                 {"__init__": __init__, "cls_to_become": base, "__doc__": doc,
                  "__module__": __name__})

@@ -124,3 +124,15 @@ ReplicationPad3d = _make("ReplicationPad3d", "replicate", 3)
 CircularPad1d = _make("CircularPad1d", "circular", 1)
 CircularPad2d = _make("CircularPad2d", "circular", 2)
 CircularPad3d = _make("CircularPad3d", "circular", 3)
+
+
+# Docstrings of the classes made above (torch's signature, then ours).
+_HOW = {
+    "reflect": "with their values mirrored at the border (border excluded)",
+    "replicate": "by repeating their border values",
+    "circular": "by wrapping values around from the other end",
+}
+for _cls in (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+             ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d):
+    _cls.__doc__ = (f"{_cls.__name__}(padding)\n\n"
+                    f"Pads the last {_cls.ndim} dim(s) {_HOW[_cls.mode]}.")

@@ -10,7 +10,9 @@ __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
 
 
 class DataParallel(Module):
-    """Wraps `module` as torch.nn.DataParallel does; with no GPU to scatter to, forward calls
+    """DataParallel(module, device_ids=None, output_device=None, dim=0)
+
+    Wraps `module` as torch.nn.DataParallel does; with no GPU to scatter to, forward calls
     the module directly. state_dict keys carry the `module.` prefix, as torch's."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0):

@@ -35,7 +35,9 @@ def _vector_norm(t, p):
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """The norm of the norms of `tensors` (as if they were concatenated into one vector)."""
+    """get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None)
+
+    The norm of the norms of `tensors` (as if they were concatenated into one vector)."""
     tensors = [t for t in _as_list(tensors) if t is not None]
     norm_type = float(norm_type)
     if len(tensors) == 0:
@@ -55,7 +57,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
-    """Scales the gradients by min(1, max_norm / (total_norm + 1e-6))."""
+    """clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None)
+
+    Scales the gradients by min(1, max_norm / (total_norm + 1e-6))."""
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
@@ -66,7 +70,9 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Rescales the grads in place to a total norm of at most `max_norm`; returns the norm."""
+    """clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None)
+
+    Rescales the grads in place to a total norm of at most `max_norm`; returns the norm."""
     parameters = _as_list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
@@ -75,7 +81,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Deprecated alias of clip_grad_norm_."""
+    """clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None)
+
+    Deprecated alias of clip_grad_norm_."""
     import warnings
 
     warnings.warn(
@@ -88,7 +96,9 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    """Clamps every gradient element to [-clip_value, clip_value] in place."""
+    """clip_grad_value_(parameters, clip_value, foreach=None)
+
+    Clamps every gradient element to [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
     with no_grad():
         for p in _as_list(parameters):

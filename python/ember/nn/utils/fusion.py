@@ -16,6 +16,9 @@ __all__ = [
 
 
 def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False):
+    """fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False)
+
+    The convolution weight and bias with batch-norm statistics and affine parameters folded in."""
     w_dtype = conv_w.dtype
     b_dtype = conv_b.dtype if conv_b is not None else w_dtype
     conv_b = zeros_like(bn_rm) if conv_b is None else conv_b
@@ -30,6 +33,10 @@ def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, trans
 
 
 def fuse_conv_bn_eval(conv, bn, transpose=False):
+    """fuse_conv_bn_eval(conv, bn, transpose=False)
+
+    A copy of an eval-mode convolution with the following batch norm folded into its weight and
+    bias."""
     if conv.training or bn.training:
         raise AssertionError("Fusion only for eval!")
     fused = copy.deepcopy(conv)
@@ -49,6 +56,9 @@ def fuse_conv_bn_eval(conv, bn, transpose=False):
 
 
 def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
+    """fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b)
+
+    The Linear weight and bias with batch-norm statistics and affine parameters folded in."""
     linear_b = zeros_like(bn_rm) if linear_b is None else linear_b
     scale = bn_w * _C.rsqrt(bn_rv + bn_eps)
     w = linear_w * scale.unsqueeze(-1)
@@ -57,6 +67,9 @@ def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b)
 
 
 def fuse_linear_bn_eval(linear, bn):
+    """fuse_linear_bn_eval(linear, bn)
+
+    A copy of an eval-mode Linear with the following batch norm folded into its weight and bias."""
     if linear.training or bn.training:
         raise AssertionError("Fusion only for eval!")
     if not (linear.out_features == bn.num_features or bn.num_features == 1):

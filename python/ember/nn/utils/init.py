@@ -5,6 +5,9 @@ __all__ = ["skip_init"]
 
 
 def skip_init(module_cls, *args, **kwargs):
+    """skip_init(module_cls, *args, **kwargs)
+
+    Builds module_cls(*args, **kwargs) without running its parameter initialization."""
     if "device" not in module_cls.__init__.__code__.co_varnames:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     return module_cls(*args, **kwargs)

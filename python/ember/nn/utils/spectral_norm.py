@@ -85,7 +85,9 @@ class SpectralNorm:
 
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
-    """Divides `module.name` by its largest singular value, estimated by power iteration."""
+    """spectral_norm(module, name='weight', n_power_iterations=1, eps=1e-12, dim=None)
+
+    Divides `module.name` by its largest singular value, estimated by power iteration."""
     if dim is None:
         from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 
@@ -95,5 +97,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 
 def remove_spectral_norm(module, name="weight"):
-    """Undoes spectral_norm, leaving a plain parameter `name`."""
+    """remove_spectral_norm(module, name='weight')
+
+    Undoes spectral_norm, leaving a plain parameter `name`."""
     return _remove_norm_hook(module, SpectralNorm, name, "spectral_norm")

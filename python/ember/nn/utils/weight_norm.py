@@ -59,7 +59,9 @@ class WeightNorm:
 
 
 def weight_norm(module, name="weight", dim=0):
-    """Reparameterises `module.name` as g * v / ||v|| (norm over all dims but `dim`)."""
+    """weight_norm(module, name='weight', dim=0)
+
+    Reparameterises `module.name` as g * v / ||v|| (norm over all dims but `dim`)."""
     warnings.warn(
         "`torch.nn.utils.weight_norm` is deprecated in favor of "
         "`torch.nn.utils.parametrizations.weight_norm`.",
@@ -71,7 +73,9 @@ def weight_norm(module, name="weight", dim=0):
 
 
 def remove_weight_norm(module, name="weight"):
-    """Undoes weight_norm, leaving a plain parameter `name`."""
+    """remove_weight_norm(module, name='weight')
+
+    Undoes weight_norm, leaving a plain parameter `name`."""
     return _remove_norm_hook(module, WeightNorm, name, "weight_norm")
 
 

@@ -34,7 +34,9 @@ _POLL_S = 1.0  # how often a waiting worker checks that its parent is alive
 
 
 class WorkerInfo:
-    """Describes the current worker process: ``id``, ``num_workers``, ``seed`` and ``dataset``
+    """WorkerInfo(**kwargs)
+
+    Describes the current worker process: ``id``, ``num_workers``, ``seed`` and ``dataset``
     (this worker's copy)."""
 
     def __init__(self, **kwargs):

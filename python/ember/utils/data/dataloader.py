@@ -45,7 +45,12 @@ class _InfiniteConstantSampler(Sampler):
 
 
 class DataLoader:
-    """Iterates batches of ``dataset``; see torch.utils.data.DataLoader for the arguments.
+    """DataLoader(dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+        num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+        worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+        prefetch_factor=None, persistent_workers=False, pin_memory_device='', in_order=True)
+
+    Iterates batches of ``dataset``; see torch.utils.data.DataLoader for the arguments.
 
     ``pin_memory`` has no effect (ember runs on the CPU only). With ``num_workers > 0`` batches are
     produced by worker processes (fork on Linux) and reach this process through shared memory.

@@ -19,7 +19,9 @@ __all__ = [
 
 
 class Dataset:
-    """A map-style dataset: subclasses define ``__getitem__`` (and usually ``__len__``)."""
+    """Dataset()
+
+    A map-style dataset: subclasses define ``__getitem__`` (and usually ``__len__``)."""
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
@@ -29,7 +31,9 @@ class Dataset:
 
 
 class IterableDataset(Dataset):
-    """A dataset that is iterated: subclasses define ``__iter__``. With worker processes each
+    """IterableDataset()
+
+    A dataset that is iterated: subclasses define ``__iter__``. With worker processes each
     worker iterates its own copy; use :func:`get_worker_info` to split the work."""
 
     def __iter__(self):
@@ -40,7 +44,9 @@ class IterableDataset(Dataset):
 
 
 class TensorDataset(Dataset):
-    """Samples are tuples of the rows of ``tensors`` along the first dimension."""
+    """TensorDataset(*tensors)
+
+    Samples are tuples of the rows of ``tensors`` along the first dimension."""
 
     def __init__(self, *tensors):
         assert all(tensors[0].size(0) == t.size(0) for t in tensors), (
@@ -56,7 +62,9 @@ class TensorDataset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """The concatenation of map-style datasets."""
+    """ConcatDataset(datasets)
+
+    The concatenation of map-style datasets."""
 
     @staticmethod
     def cumsum(sequence):
@@ -89,7 +97,9 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """The chaining of iterable datasets."""
+    """ChainDataset(datasets)
+
+    The chaining of iterable datasets."""
 
     def __init__(self, datasets):
         self.datasets = datasets
@@ -108,7 +118,9 @@ class ChainDataset(IterableDataset):
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``."""
+    """Subset(dataset, indices)
+
+    The samples of ``dataset`` at ``indices``."""
 
     def __init__(self, dataset, indices):
         self.dataset = dataset

@@ -17,6 +17,11 @@ __all__ = ["DistributedSampler"]
 
 
 class DistributedSampler(Sampler):
+    """DistributedSampler(dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+        drop_last=False)
+
+    Gives each of num_replicas processes its own equal share of the dataset's indices, reshuffled
+    per epoch with set_epoch."""
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None:

@@ -17,7 +17,9 @@ __all__ = [
 
 
 class Sampler:
-    """Iterates indices (or batches of indices) of a dataset."""
+    """Sampler()
+
+    Iterates indices (or batches of indices) of a dataset."""
 
     def __init__(self, data_source=None):
         pass
@@ -27,7 +29,9 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """Indices 0, 1, ..., len(data_source) - 1."""
+    """SequentialSampler(data_source)
+
+    Indices 0, 1, ..., len(data_source) - 1."""
 
     def __init__(self, data_source):
         self.data_source = data_source
@@ -48,7 +52,9 @@ def _fresh_generator():
 
 
 class RandomSampler(Sampler):
-    """A random permutation (or ``num_samples`` draws with replacement)."""
+    """RandomSampler(data_source, replacement=False, num_samples=None, generator=None)
+
+    A random permutation (or ``num_samples`` draws with replacement)."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
@@ -90,7 +96,9 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given indices in random order."""
+    """SubsetRandomSampler(indices, generator=None)
+
+    The given indices in random order."""
 
     def __init__(self, indices, generator=None):
         self.indices = indices
@@ -105,7 +113,9 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
+    """WeightedRandomSampler(weights, num_samples, replacement=True, generator=None)
+
+    ``num_samples`` indices drawn with probabilities proportional to ``weights``."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
@@ -138,7 +148,9 @@ class WeightedRandomSampler(Sampler):
 
 
 class BatchSampler(Sampler):
-    """Groups the indices of ``sampler`` into lists of ``batch_size``."""
+    """BatchSampler(sampler, batch_size, drop_last)
+
+    Groups the indices of ``sampler`` into lists of ``batch_size``."""
 
     def __init__(self, sampler, batch_size, drop_last):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
