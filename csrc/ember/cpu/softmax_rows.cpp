@@ -3,6 +3,7 @@
 #include "ember/cpu/softmax_rows.h"
 
 #include "ember/cpu/isa.h"
+#include "ember/cpu/vmath.h"
 
 namespace ember::cpu {
 
