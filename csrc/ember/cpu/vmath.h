@@ -12,7 +12,9 @@
 // both. Methods, all branch-free and about 1-2 ulp (tests/python/test_vector_math.py):
 // - exp: x = n ln2 + r with n = round(x / ln2) by the 1.5 * 2^23 trick, ln2 split Cody-Waite
 //   style, Cephes' degree-6 polynomial for e^r, 2^n built in the exponent bits in two halves so
-//   float's subnormal results come out right; overflow gives inf, NaN stays NaN.
+//   float's subnormal results come out right; overflow gives inf, NaN stays NaN. The softmax
+//   rows use fast_exp<false>, which flushes below -87.34 to 0 (as they always did) and is one
+//   multiply cheaper.
 // - log: Cephes' logf (x = m 2^e, m in [sqrt(1/2), sqrt(2)), degree-9 polynomial in m - 1);
 //   subnormals are scaled first; 0 gives -inf, negatives and NaN give NaN.
 // - log1p: log(u) * x / (u - 1) with u = 1 + x (Goldberg), which cancels the rounding of u.
@@ -70,30 +72,52 @@ EMBER_VMATH V copysign(V r, V s) {
 
 }  // namespace vmath
 
-/// e^x.
+namespace vmath {
+/// e^x = p 2^n for x within [-104, 89]: returns p and sets n (round(x / ln2) by the 1.5 * 2^23
+/// trick, ln2 split Cody-Waite style so n * hi is exact, Cephes' polynomial for e^r).
 template <class V>
-EMBER_VMATH V fast_exp(V x) {
-  using namespace vmath;
-  using I = int_t<V>;
-  // Below -104 e^x rounds to 0: those lanes compute e^0 instead, so no multiply underflows (an
-  // underflow costs a microcode assist on many x86 cores, e.g. every masked softmax logit).
-  const auto zero = x < splat<V>(-104.0f);
-  x = x > splat<V>(89.0f) ? splat<V>(89.0f) : x;  // e^89 overflows to inf below
-  x = zero ? splat<V>(0.0f) : x;
-  const V shifted = x * 1.44269504088896341f + 12582912.0f;  // round(x / ln2), 1.5 * 2^23
-  const V n = shifted - 12582912.0f;
-  const I ni = std::bit_cast<I>(shifted) - 0x4B400000;
-  const V r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // Cody-Waite: n * hi is exact
+EMBER_VMATH V exp_reduced(V x, int_t<V>& n) {
+  const V shifted = x * 1.44269504088896341f + 12582912.0f;
+  const V nf = shifted - 12582912.0f;
+  n = std::bit_cast<int_t<V>>(shifted) - 0x4B400000;
+  const V r = (x - nf * 0.693359375f) + nf * 2.12194440e-4f;
   V p = splat<V>(1.9875691500e-4f);
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const I n1 = ni >> 1, n2 = ni - n1;  // each within float's normal exponents
-  const V y = p * std::bit_cast<V>((n1 + 127) << 23) * std::bit_cast<V>((n2 + 127) << 23);
-  return zero ? splat<V>(0.0f) : y;
+  return p * r * r + r + 1.0f;
+}
+}  // namespace vmath
+
+/// e^x. kSubnormal = false gives 0 below -87.34 instead of float's subnormal results, one
+/// multiply and a few integer ops cheaper: for sums such as softmax's, where those vanish.
+template <bool kSubnormal = true, class V>
+EMBER_VMATH V fast_exp(V x) {
+  using namespace vmath;
+  using I = int_t<V>;
+  if constexpr (!kSubnormal) {
+    const V hi = splat<V>(88.7228390f), lo = splat<V>(-87.3365448f);
+    V xc = x > hi ? hi : x;
+    xc = xc < lo ? lo : xc;
+    I n;
+    const V p = exp_reduced(xc, n);
+    const V y = p * std::bit_cast<V>((n + 127) << 23);
+    const V r = x < lo ? splat<V>(0.0f) : y;
+    return x > hi ? splat<V>(__builtin_inff()) : r;
+  } else {
+    // Below -104 e^x rounds to 0: those lanes compute e^0 instead, so no multiply underflows
+    // (an underflow costs a microcode assist on many x86 cores, e.g. every masked logit).
+    const auto zero = x < splat<V>(-104.0f);
+    x = x > splat<V>(89.0f) ? splat<V>(89.0f) : x;  // e^89 overflows to inf below
+    x = zero ? splat<V>(0.0f) : x;
+    I n;
+    const V p = exp_reduced(x, n);
+    const I n1 = n >> 1, n2 = n - n1;  // 2^n in two halves, each a normal float
+    const V y = p * std::bit_cast<V>((n1 + 127) << 23) * std::bit_cast<V>((n2 + 127) << 23);
+    return zero ? splat<V>(0.0f) : y;
+  }
 }
 inline double fast_exp(double x) { return std::exp(x); }
 
