@@ -3,6 +3,10 @@
 #include "ember/cpu/softmax_rows.h"
 
 #include "ember/cpu/isa.h"
+// vmath's templates are declared outside the target pragmas below and always inlined into the
+// functions there, so the vector-ABI note GCC gives for their signatures does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#include "ember/cpu/vmath.h"
 
 namespace ember::cpu {
 

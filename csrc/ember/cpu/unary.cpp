@@ -40,7 +40,7 @@ namespace {
   _(acosh, std::acosh(x))                             \
   _(atanh, std::atanh(x))                             \
   _(sigmoid, fast_sigmoid(x))                         \
-  _(erf, std::erf(x))                                 \
+  _(erf, fast_erf(x))                                 \
   _(erfc, std::erfc(x))                               \
   _(erfinv, erfinv(x))                                \
   _(reciprocal, 1 / x)                                \
