@@ -45,8 +45,12 @@ def triad_elements(quick):
 
 def _compile(source, tmp):
     exe = os.path.join(tmp, os.path.splitext(os.path.basename(source))[0])
-    subprocess.run(["gcc", "-O3", "-march=native", "-pthread", source, "-o", exe],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        ["gcc", "-O3", "-march=native", "-pthread", source, "-o", exe],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return exe
 
 
@@ -77,15 +81,23 @@ def measure(threads, quick):
     should reach: on a busy machine the threads share cores with other jobs and measure less."""
     n = triad_elements(quick)
     trials = 3 if quick else 10
-    limits = {"fma_gflops": None, "fma_core_gflops": None, "isa": None,
-              "triad_mib": 3 * 8 * n / 2**20, "notes": []}
+    limits = {
+        "fma_gflops": None,
+        "fma_core_gflops": None,
+        "isa": None,
+        "triad_mib": 3 * 8 * n / 2**20,
+        "notes": [],
+    }
     seconds = 0.05 if quick else 0.2
     with tempfile.TemporaryDirectory() as tmp:
         try:
             exe = _compile(os.path.join(HERE, "_fma_peak.c"), tmp)
             fma, core = _run(exe, threads, seconds), _run(exe, 1, seconds)
-            limits.update(fma_gflops=float(fma["gflops"]), isa=fma["isa"],
-                          fma_core_gflops=float(core["gflops"]))
+            limits.update(
+                fma_gflops=float(fma["gflops"]),
+                isa=fma["isa"],
+                fma_core_gflops=float(core["gflops"]),
+            )
         except (OSError, subprocess.CalledProcessError) as e:
             limits["notes"].append(f"FMA peak unknown ({_why(e)})")
         try:

@@ -14,8 +14,9 @@ import sys
 import tempfile
 import time
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
-                       "fashion_mnist.py")
+EXAMPLE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "examples", "fashion_mnist.py"
+)
 
 
 def import_seconds(name, env):
@@ -31,8 +32,21 @@ def fashion_job(name, threads, steps, env):
     """(wall seconds, peak RSS bytes) of examples/fashion_mnist.py: one epoch cut at `steps`
     batches, then its evaluation on the 10k test images."""
     with tempfile.TemporaryDirectory() as out_dir:
-        args = [sys.executable, EXAMPLE, "--backend", name, "--threads", str(threads),
-                "--epochs", "1", "--max-steps", str(steps), "--no-plot", "--out-dir", out_dir]
+        args = [
+            sys.executable,
+            EXAMPLE,
+            "--backend",
+            name,
+            "--threads",
+            str(threads),
+            "--epochs",
+            "1",
+            "--max-steps",
+            str(steps),
+            "--no-plot",
+            "--out-dir",
+            out_dir,
+        ]
         with tempfile.TemporaryFile("w+") as log:
             t0 = time.perf_counter()
             child = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -51,9 +65,11 @@ def installed_bytes(name):
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError(f"{name} is not installed as a package")
-    package = sum(os.path.getsize(os.path.join(root, f))
-                  for root, _, files in os.walk(spec.submodule_search_locations[0])
-                  for f in files)
+    package = sum(
+        os.path.getsize(os.path.join(root, f))
+        for root, _, files in os.walk(spec.submodule_search_locations[0])
+        for f in files
+    )
     try:
         return package, _distribution_bytes(name)
     except importlib.metadata.PackageNotFoundError:

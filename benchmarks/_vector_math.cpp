@@ -22,20 +22,27 @@ using namespace ember::cpu;
 
 template <class F>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,prefer-vector-width=512"),
-               flatten)) void own512(const float* __restrict a, float* __restrict o, int64_t n, F f) {
+               flatten)) void
+own512(const float* __restrict a, float* __restrict o, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
 }
 template <class F>
 __attribute__((target("avx2,fma"), flatten)) void own256(const float* __restrict a,
-                                                          float* __restrict o, int64_t n, F f) {
+                                                         float* __restrict o, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
 }
 
 #ifdef HAVE_SLEEF
-#define DECL(name)                                               \
+#define DECL(name)                                           \
   void sleef512_##name(const float* a, float* o, int64_t n); \
   void sleef256_##name(const float* a, float* o, int64_t n);
-DECL(exp) DECL(log) DECL(tanh) DECL(erf) DECL(sigmoid)
+// clang-format off
+DECL(exp)
+DECL(log)
+DECL(tanh)
+DECL(erf)
+DECL(sigmoid)
+// clang-format on
 #endif
 
 struct Fn {
@@ -48,16 +55,18 @@ struct Fn {
   void (*s256)(const float*, float*, int64_t);
 };
 
-#define OWN(f) \
+#define OWN(f)                                                                                \
   [](const float* a, float* o, int64_t n) { own512(a, o, n, [](float x) { return f(x); }); }, \
-  [](const float* a, float* o, int64_t n) { own256(a, o, n, [](float x) { return f(x); }); }
+      [](const float* a, float* o, int64_t n) { own256(a, o, n, [](float x) { return f(x); }); }
 #ifdef HAVE_SLEEF
 #define SLEEF(name) sleef512_##name, sleef256_##name
 #else
 #define SLEEF(name) nullptr, nullptr
 #endif
 
-double sigmoid_ref(double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+double sigmoid_ref(double x) {
+  return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x));
+}
 double exp_ref(double x) { return std::exp(x); }
 double log_ref(double x) { return std::log(x); }
 double tanh_ref(double x) { return std::tanh(x); }
@@ -99,8 +108,13 @@ int main(int argc, char** argv) {
       sweep.push_back(x);
     sweep.resize(sweep.size() / 16 * 16);
     std::vector<float> so(sweep.size());
-    struct { const char* impl; void (*run)(const float*, float*, int64_t); } impls[] = {
-        {"own-avx512", f.own512}, {"own-avx2", f.own256}, {"sleef-avx512", f.s512}, {"sleef-avx2", f.s256}};
+    struct {
+      const char* impl;
+      void (*run)(const float*, float*, int64_t);
+    } impls[] = {{"own-avx512", f.own512},
+                 {"own-avx2", f.own256},
+                 {"sleef-avx512", f.s512},
+                 {"sleef-avx2", f.s256}};
     for (auto& im : impls) {
       if (!im.run) continue;
       double best = 1e30;
@@ -112,7 +126,8 @@ int main(int argc, char** argv) {
       }
       im.run(sweep.data(), so.data(), int64_t(sweep.size()));
       double worst = 0;
-      for (size_t i = 0; i < sweep.size(); ++i) worst = std::max(worst, ulp(so[i], f.ref(double(sweep[i]))));
+      for (size_t i = 0; i < sweep.size(); ++i)
+        worst = std::max(worst, ulp(so[i], f.ref(double(sweep[i]))));
       std::printf("%s %s %.4f %.3f\n", f.name, im.impl, best, worst);
     }
   }

@@ -27,12 +27,12 @@
 #define LOOP(name) sleef256_##name
 #endif
 
-#define SLEEF_LOOP(name, expr)                                \
-  void LOOP(name)(const float* a, float* o, int64_t n) {      \
-    for (int64_t i = 0; i < n; i += W) {                      \
-      V x = LOAD(a + i);                                      \
-      STORE(o + i, expr);                                     \
-    }                                                         \
+#define SLEEF_LOOP(name, expr)                           \
+  void LOOP(name)(const float* a, float* o, int64_t n) { \
+    for (int64_t i = 0; i < n; i += W) {                 \
+      V x = LOAD(a + i);                                 \
+      STORE(o + i, expr);                                \
+    }                                                    \
   }
 SLEEF_LOOP(exp, F(exp)(x))
 SLEEF_LOOP(log, F(log)(x))

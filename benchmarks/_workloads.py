@@ -33,9 +33,11 @@ WORKLOADS = []
 
 def workload(group, name):
     """Registers `make` under `name`; the table lists workloads in registration order."""
+
     def register(make):
         WORKLOADS.append(Workload(group, name, make))
         return make
+
     return register
 
 
@@ -59,6 +61,7 @@ def _clear_grads(*tensors):
 
 # --- overhead: tiny tensors, so the time is the framework's per-call cost -----------------------
 
+
 @workload("overhead", "add (4 floats)")
 def _tiny_add(lib, quick):
     a, b = randn(lib, 4), randn(lib, 4, seed=1)
@@ -72,6 +75,7 @@ def _tiny_backward(lib, quick):
     def run():
         (w * a).sum().backward()
         w.grad = None
+
     return run, None
 
 
@@ -81,6 +85,7 @@ def _chain(lib, quick):
 
     def run():
         return (((x + y) * y - x).relu().exp().neg().sigmoid().tanh().abs()) / y
+
     return run, None
 
 
@@ -104,6 +109,7 @@ def _tiny_linear(lib, quick):
     def run():
         with lib.no_grad():
             return linear(x)
+
     return run, None
 
 
@@ -118,6 +124,7 @@ def _module_call(lib, quick):
 
 
 # --- memory-bound: 16M floats (1M in the quick profile), bytes = one read/write per element ----
+
 
 def _elementwise(name, inputs, fn):
     @workload("memory", name)
@@ -156,6 +163,7 @@ def _layer_norm(lib, quick):
 
 # --- compute-bound ------------------------------------------------------------------------------
 
+
 def _matmul(n):
     @workload("compute", f"matmul {n}")
     def make(lib, quick):
@@ -182,6 +190,7 @@ def _linear(lib, quick):
     def run():
         linear(x).backward(g)
         _clear_grads(x, *linear.parameters())
+
     return run, ("flop", 3 * 2 * 256 * 1024 * 1024)  # forward, input grad, weight grad
 
 
@@ -202,6 +211,7 @@ def _conv(k, cin, cout, hw, batch=8):
         def run():
             with lib.no_grad():
                 return lib.nn.functional.conv2d(x, w, padding=k // 2)
+
         return run, ("flop", flop)
 
     @workload("compute", f"conv2d {shape} fwd+bwd")
@@ -212,6 +222,7 @@ def _conv(k, cin, cout, hw, batch=8):
         def run():
             lib.nn.functional.conv2d(x, w, padding=k // 2).backward(g)
             _clear_grads(x, w)
+
         return run, ("flop", 3 * flop)
 
 
@@ -236,6 +247,7 @@ def _pool(lib, quick):
     def run():
         with lib.no_grad():
             return lib.nn.functional.max_pool2d(x, 3, 2, 1)
+
     return run, ("byte", POOL_BYTES)
 
 
@@ -246,11 +258,13 @@ def _pool_bwd(lib, quick):
     def run():
         lib.nn.functional.max_pool2d(x, 3, 2, 1).backward(g)
         x.grad = None
+
     return run, ("byte", 2 * POOL_BYTES)
 
 
 # --- training steps: zero_grad, forward, loss, backward, optimizer step -------------------------
 # FLOPs count the forward's matmuls and convolutions three times (forward, input and weight grads).
+
 
 def _step(model, optimizer, loss_fn):
     def run():
@@ -259,6 +273,7 @@ def _step(model, optimizer, loss_fn):
         loss.backward()
         optimizer.step()
         return loss.item()
+
     model.train()
     return run
 
@@ -271,8 +286,9 @@ def _labels(lib, n, classes=10):
 def _mlp(lib, quick):
     lib.manual_seed(0)
     nn = lib.nn
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                          nn.Linear(128, 10))
+    model = nn.Sequential(
+        nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)
+    )
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = randn(lib, 128, 784), _labels(lib, 128)
     run = _step(model, opt, lambda: nn.functional.cross_entropy(model(x), y))
@@ -282,7 +298,8 @@ def _mlp(lib, quick):
 def _fashion_mnist_model(nn):
     """examples/fashion_mnist.py's own model, imported so the benchmark follows its changes."""
     spec = importlib.util.spec_from_file_location(
-        "fashion_mnist_example", os.path.join(EXAMPLES, "fashion_mnist.py"))
+        "fashion_mnist_example", os.path.join(EXAMPLES, "fashion_mnist.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.build_model(nn)
@@ -324,6 +341,7 @@ def _lstm(lib, quick):
     def loss():
         out, _ = lstm(x)
         return lib.nn.functional.cross_entropy(head(out[:, -1]), y)
+
     run = _step(lstm, opt, loss)
     forward = 2 * batch * seq * 4 * hidden * (inp + hidden) + 2 * batch * hidden * 10
     return run, ("flop", 3 * forward)
@@ -339,4 +357,5 @@ def _loader(lib, quick):
     def run():
         for _ in loader:
             pass
+
     return run, ("sample", n)

@@ -10,8 +10,8 @@ import statistics
 import timeit
 
 import numpy as np
-
 from _compare import frameworks
+
 
 def workloads(lib):
     rng = np.random.default_rng(0)
@@ -40,18 +40,22 @@ def workloads(lib):
             "gelu tanh (4096x1024)": lambda: f.gelu(big, approximate="tanh"),
             "silu (4096x1024)": lambda: f.silu(big),
             "gelu fwd+bwd (64,32,28,28)": gelu_fwd_bwd,
-            "batch_norm train fwd (64,32,28,28)":
-                lambda: f.batch_norm(img.detach(), rm, rv, w.detach(), b.detach(), training=True),
+            "batch_norm train fwd (64,32,28,28)": lambda: f.batch_norm(
+                img.detach(), rm, rv, w.detach(), b.detach(), training=True
+            ),
             "batch_norm train fwd+bwd (64,32,28,28)": bn_train,
-            "layer_norm fwd (4096,1024)":
-                lambda: f.layer_norm(big, (1024,), lw.detach(), lb.detach()),
+            "layer_norm fwd (4096,1024)": lambda: f.layer_norm(
+                big, (1024,), lw.detach(), lb.detach()
+            ),
             "layer_norm fwd+bwd (4096,1024)": ln_fwd_bwd,
         }
+
 
 def measure(fn, repeat, number):
     fn()  # warm-up
     times = timeit.repeat(fn, repeat=repeat, number=number)
     return statistics.median(times) / number * 1e3
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -70,6 +74,7 @@ def main():
         t = r.get("torch")
         ratio = f"{r['ember'] / t:7.2f}" if t else "      -"
         print(f"{op:42s} {r['ember']:10.3f} {t if t else float('nan'):10.3f} {ratio}")
+
 
 if __name__ == "__main__":
     main()

@@ -10,10 +10,10 @@ Usage: python benchmarks/cnn_layers.py [--threads N] [--repeat R] [--batch B]
 import argparse
 
 import numpy as np
+from _compare import best_times
 
 import ember
 
-from _compare import best_times
 
 def conv_fwd(lib, x, w):
     xs, ws = lib.tensor(x), lib.tensor(w)
@@ -22,7 +22,9 @@ def conv_fwd(lib, x, w):
     def run():
         with lib.no_grad():
             F.conv2d(xs, ws, padding=1)
+
     return run
+
 
 def conv_fwd_bwd(lib, x, w, input_grad):
     xs = lib.tensor(x, requires_grad=input_grad)
@@ -32,7 +34,9 @@ def conv_fwd_bwd(lib, x, w, input_grad):
     def run():
         F.conv2d(xs, ws, padding=1).sum().backward()
         xs.grad = ws.grad = None
+
     return run
+
 
 def pool_fwd(lib, x):
     xs = lib.tensor(x)
@@ -41,7 +45,9 @@ def pool_fwd(lib, x):
     def run():
         with lib.no_grad():
             F.max_pool2d(xs, 2)
+
     return run
+
 
 def pool_fwd_bwd(lib, x):
     xs = lib.tensor(x, requires_grad=True)
@@ -50,18 +56,29 @@ def pool_fwd_bwd(lib, x):
     def run():
         F.max_pool2d(xs, 2).sum().backward()
         xs.grad = None
+
     return run
+
 
 def train_step(lib, x, y):
     """One step of examples/fashion_mnist.py's model and optimizer on a fixed batch."""
     nn = lib.nn
     lib.manual_seed(0)
     model = nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.Conv2d(1, 32, 3, padding=1, bias=False),
+        nn.BatchNorm2d(32),
+        nn.ReLU(),
         nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1, bias=False),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
         nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(128, 10))
+        nn.Flatten(),
+        nn.Linear(64 * 7 * 7, 128),
+        nn.ReLU(),
+        nn.Dropout(0.25),
+        nn.Linear(128, 10),
+    )
     opt = lib.optim.Adam(model.parameters(), lr=1e-3)
     xs, ys = lib.tensor(x), lib.tensor(y)
 
@@ -71,7 +88,9 @@ def train_step(lib, x, y):
         loss.backward()
         opt.step()
         loss.item()
+
     return run
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -80,6 +99,7 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     args = parser.parse_args()
     import torch
+
     torch.set_num_threads(args.threads)
     ember.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
@@ -108,6 +128,7 @@ def main():
     for name, make in cases:
         te, tt = (t * 1e3 for t in best_times([make(ember), make(torch)], args.repeat))
         print(f"{name:38s} {te:9.2f} {tt:9.2f} {te / tt:6.2f}", flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -11,10 +11,10 @@ import statistics
 import timeit
 
 import numpy as np
-
 from _compare import frameworks
 
 SHAPE = (128, 32, 28, 28)
+
 
 def workloads(lib):
     """Named zero-argument callables over a (128, 32, 28, 28) float32 activation tensor."""
@@ -49,6 +49,7 @@ def workloads(lib):
         "relu fwd+bwd": relu_fwd_bwd,
     }
 
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
@@ -71,6 +72,7 @@ def main():
         t = ms.get("torch")
         ratio = f"{ms['ember'] / t:7.2f}" if t else "      -"
         print(f"{op:20s} {ms['ember']:10.3f} {t if t else float('nan'):10.3f} {ratio}")
+
 
 if __name__ == "__main__":
     main()

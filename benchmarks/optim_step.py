@@ -12,8 +12,19 @@ import timeit
 
 from _compare import frameworks
 
-SHAPES = [(256, 512), (512,), (512, 512), (512,), (512, 640), (640,), (640, 320), (320,),
-          (320, 100), (100,)]  # 10 tensors, 1,000,836 parameters
+SHAPES = [
+    (256, 512),
+    (512,),
+    (512, 512),
+    (512,),
+    (512, 640),
+    (640,),
+    (640, 320),
+    (320,),
+    (320, 100),
+    (100,),
+]  # 10 tensors, 1,000,836 parameters
+
 
 def make_step(lib, name, foreach):
     params = [lib.randn(*s, requires_grad=True) for s in SHAPES]
@@ -28,6 +39,7 @@ def make_step(lib, name, foreach):
         opt = lib.optim.AdamW(params, lr=1e-3, amsgrad=True, **extra)
     opt.step()  # creates the state outside the timing
     return opt.step
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -50,6 +62,7 @@ def main():
             row[key] = statistics.median(times) / args.number * 1e3
         ratio = f"{row['ember'] / row['torch']:.2f}" if "torch" in row else "-"
         print(f"{name:<22}" + "".join(f"{v:>10.3f}" for v in row.values()) + f"  {ratio:>11}")
+
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,7 @@ import timeit
 
 from _compare import frameworks
 
+
 def workloads(lib):
     a = lib.ones(4)
     b = lib.ones(4)
@@ -31,9 +32,11 @@ def workloads(lib):
         "advanced index x[idx]": lambda: x[idx],
     }
 
+
 def measure(fn, repeat, number):
     times = timeit.repeat(fn, repeat=repeat, number=number)
     return statistics.median(times) / number * 1e6
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -64,6 +67,7 @@ def main():
         print(line)
     if ratios:
         print(f"{'geometric mean ratio':32s} {statistics.geometric_mean(ratios):>34.2f}")
+
 
 if __name__ == "__main__":
     main()

@@ -7,12 +7,13 @@ Run: PYTHONPATH=python python benchmarks/softmax_loss.py [--threads N]
 
 import argparse
 
-import ember
-import ember.nn.functional as F
 import numpy as np
 import torch
-
 from _compare import best_times
+
+import ember
+import ember.nn.functional as F
+
 
 def _cases():
     rng = np.random.default_rng(0)
@@ -39,6 +40,7 @@ def _cases():
 
         yield f"cross_entropy fwd+bwd ({n},{c})", run_ember, run_torch, repeat
 
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=None, help="threads for both libraries")
@@ -51,6 +53,7 @@ def main():
     for name, fe, ft, repeat in _cases():
         te, tt = best_times((fe, ft), repeat, warmup=3)
         print(f"{name:40s} {te * 1e3:10.3f} {tt * 1e3:10.3f} {te / tt:7.2f}")
+
 
 if __name__ == "__main__":
     main()

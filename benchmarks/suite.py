@@ -53,11 +53,18 @@ PROCESS_ROWS = {  # probe -> its rows (name, unit)
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, help="rounds per side (default 5, quick 2)")
-    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
-                   help="intra-op threads on both sides (default: the CPUs this process may use)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="intra-op threads on both sides (default: the CPUs this process may use)",
+    )
     p.add_argument("--only", default="", help="run only the workloads whose name matches REGEX")
-    p.add_argument("--quick", action="store_true",
-                   help="short profile (fewer rounds, smaller tensors), about a minute")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="short profile (fewer rounds, smaller tensors), about a minute",
+    )
     p.add_argument("--json", help="also write every round's numbers to this file")
     p.add_argument("--worker", choices=("ember", "torch"), help=argparse.SUPPRESS)
     p.add_argument("names", nargs="*", help=argparse.SUPPRESS)
@@ -93,18 +100,27 @@ def run_children(side, names, args, env):
     workload it was in, and a fresh child takes the rest."""
     results, pending = {}, list(names)
     while pending:
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", side,
-               "--threads", str(args.threads), *(["--quick"] if args.quick else []), *pending]
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--worker",
+            side,
+            "--threads",
+            str(args.threads),
+            *(["--quick"] if args.quick else []),
+            *pending,
+        ]
         try:
-            child = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                                   timeout=CHILD_TIMEOUT * len(pending))
+            child = subprocess.run(
+                cmd, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT * len(pending)
+            )
             out, err, why = child.stdout, child.stderr, f"worker died (exit {child.returncode})"
         except subprocess.TimeoutExpired as e:
             out, err = _text(e.stdout), _text(e.stderr)
             why = f"worker timed out ({CHILD_TIMEOUT} s per workload)"
         for line in out.splitlines():
             if line.startswith("RESULT "):
-                result = json.loads(line[len("RESULT "):])
+                result = json.loads(line[len("RESULT ") :])
                 results[result["name"]] = result
         pending = [n for n in pending if n not in results]
         if pending:
@@ -124,8 +140,9 @@ class Rows:
         self.rows = {}
 
     def add(self, group, name, unit, side, value=None, error=None, work=None):
-        row = self.rows.setdefault(name, {"group": group, "unit": unit, "work": work,
-                                          "values": {}, "errors": {}})
+        row = self.rows.setdefault(
+            name, {"group": group, "unit": unit, "work": work, "values": {}, "errors": {}}
+        )
         if error is not None:
             row["errors"].setdefault(side, error)
         else:
@@ -143,17 +160,27 @@ def measure_rounds(args, sides, rows, limits):
         n = max(1, -(-len(names) // CHUNK[args.quick]))  # children per group, near-equal sizes
         cuts = [len(names) * k // n for k in range(n + 1)]
         chunks += [(group, names[a:b]) for a, b in zip(cuts, cuts[1:]) if b > a]
-    probes = [p for p, names in PROCESS_ROWS.items()
-              if any(re.search(args.only, n) for n, _ in names)]
+    probes = [
+        p for p, names in PROCESS_ROWS.items() if any(re.search(args.only, n) for n, _ in names)
+    ]
     for r in range(args.rounds):
         for i, (group, names) in enumerate(chunks):
             order = sides if (r + i) % 2 == 0 else sides[::-1]
-            _progress(f"round {r + 1}/{args.rounds}: {group} {names[0]!r}.. "
-                      f"({len(names)}) under {' then '.join(order)}")
+            _progress(
+                f"round {r + 1}/{args.rounds}: {group} {names[0]!r}.. "
+                f"({len(names)}) under {' then '.join(order)}"
+            )
             for side in order:
                 for name, res in run_children(side, names, args, env).items():
-                    rows.add(group, name, "s", side, res.get("seconds"), res.get("error"),
-                             res.get("work"))
+                    rows.add(
+                        group,
+                        name,
+                        "s",
+                        side,
+                        res.get("seconds"),
+                        res.get("error"),
+                        res.get("work"),
+                    )
         for j, probe in enumerate(p for p in probes if p != "size"):
             if r >= PROCESS_ROUNDS[args.quick]:
                 break
@@ -201,6 +228,7 @@ def _progress(message):
 
 # --- the report ---------------------------------------------------------------------------------
 
+
 def summarize(rows, limits):
     """Per row: medians, ratio, ember's rate and both sides' fraction of the machine's limit."""
     peak = {"flop": limits.get("fma_gflops"), "byte": limits.get("triad_gbs")}
@@ -211,9 +239,20 @@ def summarize(rows, limits):
         kind, amount = row["work"] or (None, None)
         rate = {side: amount / t * 1e-9 for side, t in med.items()} if amount else {}
         fraction = {side: r / peak[kind] for side, r in rate.items() if peak.get(kind)}
-        out.append({"name": name, "group": row["group"], "unit": row["unit"], "median": med,
-                    "ratio": ratio, "kind": kind, "rate": rate, "fraction": fraction,
-                    "errors": row["errors"], "values": row["values"]})
+        out.append(
+            {
+                "name": name,
+                "group": row["group"],
+                "unit": row["unit"],
+                "median": med,
+                "ratio": ratio,
+                "kind": kind,
+                "rate": rate,
+                "fraction": fraction,
+                "errors": row["errors"],
+                "values": row["values"],
+            }
+        )
     return out
 
 
@@ -245,29 +284,48 @@ def fmt_rate(rate, kind):
 def print_report(args, limits, summary, sides, load):
     import numpy
 
-    fma = (f"{limits['fma_gflops']:.0f} GFLOP/s float32 ({limits['isa']}; one thread "
-           f"{limits['fma_core_gflops']:.0f})" if limits["fma_gflops"] else "unknown")
-    print(f"ember benchmark suite: {'quick' if args.quick else 'default'} profile, "
-          f"threads={args.threads} on both sides, rounds={args.rounds}, medians; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print(f"machine: {_cpu_name()}; python {platform.python_version()}, numpy {numpy.__version__}"
-          f", {', '.join(f'{s} {_version(s)}' for s in sides)}")
+    fma = (
+        f"{limits['fma_gflops']:.0f} GFLOP/s float32 ({limits['isa']}; one thread "
+        f"{limits['fma_core_gflops']:.0f})"
+        if limits["fma_gflops"]
+        else "unknown"
+    )
+    print(
+        f"ember benchmark suite: {'quick' if args.quick else 'default'} profile, "
+        f"threads={args.threads} on both sides, rounds={args.rounds}, medians; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    print(
+        f"machine: {_cpu_name()}; python {platform.python_version()}, numpy {numpy.__version__}"
+        f", {', '.join(f'{s} {_version(s)}' for s in sides)}"
+    )
     cpus = len(os.sched_getaffinity(0))
     # The run itself adds about `threads` to the load; more means other jobs took turns on the
     # cores, and a threaded kernel then waits for its descheduled threads.
-    print(f"load average (1 min): {load[0]:.1f} at start, {load[1]:.1f} at end, {cpus} usable CPUs"
-          + ("; other jobs competed for the cores: threaded timings are noisy"
-             if max(load) > cpus else ""))
-    print(f"limits of {args.threads} threads: FMA peak {fma}; STREAM triad "
-          f"{limits['triad_gbs']:.1f} GB/s ({limits['triad_mib']:.0f} MiB arrays)"
-          + "".join(f"; {note}" for note in limits["notes"]))
+    print(
+        f"load average (1 min): {load[0]:.1f} at start, {load[1]:.1f} at end, {cpus} usable CPUs"
+        + (
+            "; other jobs competed for the cores: threaded timings are noisy"
+            if max(load) > cpus
+            else ""
+        )
+    )
+    print(
+        f"limits of {args.threads} threads: FMA peak {fma}; STREAM triad "
+        f"{limits['triad_gbs']:.1f} GB/s ({limits['triad_mib']:.0f} MiB arrays)"
+        + "".join(f"; {note}" for note in limits["notes"])
+    )
     side = SIDE[args.quick]
-    print(f"memory rows: {side}x{side} float32, bytes = one read of each "
-          f"input and one write of the output; DataLoader: {LOADER_ROWS[args.quick]} rows; "
-          "training GFLOP/s count the forward's matmul/conv FLOPs 3 times")
+    print(
+        f"memory rows: {side}x{side} float32, bytes = one read of each "
+        f"input and one write of the output; DataLoader: {LOADER_ROWS[args.quick]} rows; "
+        "training GFLOP/s count the forward's matmul/conv FLOPs 3 times"
+    )
     print()
-    print("| group | workload | torch | ember | ember/torch | ember rate | ember % peak "
-          "| torch % peak |")
+    print(
+        "| group | workload | torch | ember | ember/torch | ember rate | ember % peak "
+        "| torch % peak |"
+    )
     print("|---|---|--:|--:|--:|--:|--:|--:|")
     for s in summary:
         cells = []
@@ -280,20 +338,27 @@ def print_report(args, limits, summary, sides, load):
                 cells.append("n/a")
         ratio = f"{s['ratio']:.2f}" if s["ratio"] else ""
         rate = fmt_rate(s["rate"]["ember"], s["kind"]) if "ember" in s["rate"] else ""
-        frac = [f"{s['fraction'][side]:.0%}" if side in s["fraction"] else ""
-                for side in ("ember", "torch")]
-        print(f"| {s['group']} | {s['name']} | {' | '.join(cells)} | {ratio} | {rate} | "
-              f"{' | '.join(frac)} |")
+        frac = [
+            f"{s['fraction'][side]:.0%}" if side in s["fraction"] else ""
+            for side in ("ember", "torch")
+        ]
+        print(
+            f"| {s['group']} | {s['name']} | {' | '.join(cells)} | {ratio} | {rate} | "
+            f"{' | '.join(frac)} |"
+        )
     print()
     print("| geometric mean of ember/torch (time rows) | ratio | rows |")
     print("|---|--:|--:|")
     for group, (mean, n) in sorted(geomeans(summary).items(), key=lambda g: g[0] != "overall"):
         print(f"| {group} | {mean:.2f} | {n} |")
-    slower = sorted((s for s in summary if s["ratio"] and s["ratio"] > 1),
-                    key=lambda s: -s["ratio"])
+    slower = sorted(
+        (s for s in summary if s["ratio"] and s["ratio"] > 1), key=lambda s: -s["ratio"]
+    )
     print()
-    print(f"ember slower than torch ({len(slower)}): "
-          + ("; ".join(f"{s['name']} {s['ratio']:.2f}" for s in slower) or "none"))
+    print(
+        f"ember slower than torch ({len(slower)}): "
+        + ("; ".join(f"{s['name']} {s['ratio']:.2f}" for s in slower) or "none")
+    )
     errors = [f"{s['name']} ({side}: {e})" for s in summary for side, e in s["errors"].items()]
     if errors:
         print(f"errors ({len(errors)}): " + "; ".join(errors))
@@ -334,8 +399,17 @@ def main(argv=None):
     print_report(args, limits, summary, sides, load)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "limits": limits, "load": load, "rows": summary,
-                       "geomeans": geomeans(summary)}, f, indent=1)
+            json.dump(
+                {
+                    "args": vars(args),
+                    "limits": limits,
+                    "load": load,
+                    "rows": summary,
+                    "geomeans": geomeans(summary),
+                },
+                f,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

@@ -19,13 +19,19 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join(HERE, "..", "csrc")
-RANGES = {"exp": (-87.0, 88.0), "log": (1e-30, 1e30), "tanh": (-10.0, 10.0),
-          "sigmoid": (-20.0, 20.0), "erf": (-4.5, 4.5)}
+RANGES = {
+    "exp": (-87.0, 88.0),
+    "log": (1e-30, 1e30),
+    "tanh": (-10.0, 10.0),
+    "sigmoid": (-20.0, 20.0),
+    "erf": (-4.5, 4.5),
+}
 
 
 def sleef_available():
     return os.path.exists("/usr/include/x86_64-linux-gnu/sleef.h") or os.path.exists(
-        "/usr/include/sleef.h")
+        "/usr/include/sleef.h"
+    )
 
 
 def build(tmp):
@@ -33,14 +39,25 @@ def build(tmp):
     objs, defs = [], []
     if sleef_available():
         src = os.path.join(HERE, "_vector_math_sleef.cpp")
-        for w, flags in ((16, ["-mavx512f", "-mavx512dq", "-mavx2", "-mfma"]), (8, ["-mavx2", "-mfma"])):
+        for w, flags in (
+            (16, ["-mavx512f", "-mavx512dq", "-mavx2", "-mfma"]),
+            (8, ["-mavx2", "-mfma"]),
+        ):
             obj = os.path.join(tmp, f"sleef{w}.o")
             subprocess.run(cxx + flags + [f"-DW={w}", "-c", src, "-o", obj], check=True)
             objs.append(obj)
         defs = ["-DHAVE_SLEEF"]
     exe = os.path.join(tmp, "vector_math")
-    subprocess.run(cxx + ["-I", CSRC] + defs + [os.path.join(HERE, "_vector_math.cpp")] + objs
-                   + ["-o", exe] + (["-lsleef"] if defs else []), check=True)
+    subprocess.run(
+        cxx
+        + ["-I", CSRC]
+        + defs
+        + [os.path.join(HERE, "_vector_math.cpp")]
+        + objs
+        + ["-o", exe]
+        + (["-lsleef"] if defs else []),
+        check=True,
+    )
     return exe
 
 
@@ -67,8 +84,7 @@ def op_rows(n, repeat):
         import torch
 
         torch.set_num_threads(1)
-        libs.append(("torch", torch, lambda a: torch.from_numpy(a),
-                     {"erf": torch.special.erf}))
+        libs.append(("torch", torch, lambda a: torch.from_numpy(a), {"erf": torch.special.erf}))
     except ImportError:
         pass
     try:
@@ -111,8 +127,9 @@ def main():
         raise SystemExit("vector_math: needs g++")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run([build(tmp), str(args.n), str(args.repeat)], check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [build(tmp), str(args.n), str(args.repeat)], check=True, capture_output=True, text=True
+        ).stdout
     for line in out.split("\n"):
         if line:
             name, impl, ns, ulp = line.split()

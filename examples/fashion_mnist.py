@@ -32,8 +32,12 @@ def parse_args(argv=None):
     p.add_argument("--out-dir", default="runs/fashion_mnist", help="checkpoints and the plot")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-steps", type=int, default=None,
-                   help="stop each epoch after this many batches (quick runs and tests)")
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help="stop each epoch after this many batches (quick runs and tests)",
+    )
     p.add_argument("--train-limit", type=int, default=None, help="use only the first N images")
     p.add_argument("--no-plot", action="store_true")
     return p.parse_args(argv)
@@ -42,11 +46,18 @@ def parse_args(argv=None):
 def build_model(nn):
     """Two conv blocks (conv, BatchNorm, ReLU, max-pool) and a two-layer classifier."""
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.Conv2d(1, 32, 3, padding=1, bias=False),
+        nn.BatchNorm2d(32),
+        nn.ReLU(),
         nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1, bias=False),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
         nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25),
+        nn.Flatten(),
+        nn.Linear(64 * 7 * 7, 128),
+        nn.ReLU(),
+        nn.Dropout(0.25),
         nn.Linear(128, CLASSES),
     )
 
@@ -82,8 +93,12 @@ class Progress:
         rate = seen / max(time.perf_counter() - self.start, 1e-9)
         bar = "#" * done + "." * (width - done)
         end = "\n" if step == self.total else ""
-        print(f"\repoch {self.epoch} [{bar}] {step}/{self.total} loss {loss:.4f} "
-              f"{rate:,.0f} samples/s", end=end, flush=True)
+        print(
+            f"\repoch {self.epoch} [{bar}] {step}/{self.total} loss {loss:.4f} "
+            f"{rate:,.0f} samples/s",
+            end=end,
+            flush=True,
+        )
 
 
 def evaluate(torch, model, x, y, batch_size=1000):
@@ -91,8 +106,8 @@ def evaluate(torch, model, x, y, batch_size=1000):
     correct = 0
     with torch.no_grad():
         for i in range(0, len(x), batch_size):
-            logits = model(x[i:i + batch_size])
-            correct += int((logits.argmax(1) == y[i:i + batch_size]).sum())
+            logits = model(x[i : i + batch_size])
+            correct += int((logits.argmax(1) == y[i : i + batch_size]).sum())
     return correct / len(x)
 
 
@@ -153,8 +168,9 @@ def main(argv=None):
     dataset = data.TensorDataset(train_x, train_y)
     order = torch.Generator()
     # Whole batches are gathered with one index per batch instead of collating single images.
-    batches = data.BatchSampler(data.RandomSampler(dataset, generator=order), args.batch_size,
-                                drop_last=False)
+    batches = data.BatchSampler(
+        data.RandomSampler(dataset, generator=order), args.batch_size, drop_last=False
+    )
     loader = data.DataLoader(dataset, sampler=batches, batch_size=None)
 
     model = build_model(torch.nn)
@@ -174,8 +190,10 @@ def main(argv=None):
         print(f"resumed from {checkpoint} after epoch {state['epoch']}")
 
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"{args.backend}: {n_params:,} parameters, {len(train_x):,} training images, "
-          f"batch {args.batch_size}, {torch.get_num_threads()} threads")
+    print(
+        f"{args.backend}: {n_params:,} parameters, {len(train_x):,} training images, "
+        f"batch {args.batch_size}, {torch.get_num_threads()} threads"
+    )
     for epoch in range(first_epoch, args.epochs + 1):
         order.manual_seed(args.seed * 1000 + epoch)  # a resumed run sees the same batches
         start = time.perf_counter()
@@ -183,11 +201,21 @@ def main(argv=None):
         seconds = time.perf_counter() - start
         accuracy = evaluate(torch, model, test_x, test_y)
         history.append({"epoch": epoch, "loss": loss, "accuracy": accuracy, "seconds": seconds})
-        print(f"epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}, "
-              f"{seconds:.1f} s ({rate:,.0f} samples/s)")
-        save_checkpoint(torch, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                                "scheduler": scheduler.state_dict(), "epoch": epoch,
-                                "history": history}, checkpoint)
+        print(
+            f"epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}, "
+            f"{seconds:.1f} s ({rate:,.0f} samples/s)"
+        )
+        save_checkpoint(
+            torch,
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "epoch": epoch,
+                "history": history,
+            },
+            checkpoint,
+        )
 
     if history and not args.no_plot:
         png = os.path.join(args.out_dir, f"curves_{args.backend}.png")
@@ -195,8 +223,9 @@ def main(argv=None):
         print(f"curves: {png}")
     if history:
         mean_time = math.fsum(h["seconds"] for h in history) / len(history)
-        print(f"final test accuracy {history[-1]['accuracy']:.4f}; "
-              f"mean epoch time {mean_time:.1f} s")
+        print(
+            f"final test accuracy {history[-1]['accuracy']:.4f}; mean epoch time {mean_time:.1f} s"
+        )
     return history
 
 

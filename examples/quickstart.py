@@ -1,4 +1,5 @@
 """A 10-line tour: tensors, broadcasting, autograd. Run: .venv/bin/python examples/quickstart.py"""
+
 import ember as torch
 
 x = torch.linspace(-1, 1, 5)

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for pkg in g++ ccache libgtest-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist; do
+for pkg in g++ ccache clang-format libgtest-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then
@@ -24,7 +24,7 @@ PY=.venv/bin/python
 # torch 2.13.0 is the reference in tests and the peer in benchmarks (a local CPU build here).
 $PY -m pip install -q --disable-pip-version-check \
   "numpy" "pytest" "hypothesis" "nanobind>=2.0" "scikit-build-core>=0.10" "cmake>=3.20" "ninja" \
-  "matplotlib" "torch==2.13.0"
+  "matplotlib" "torch==2.13.0" "ruff==0.17.6"
 
 echo "== building ember (C++ library, tests and Python extension)"
 export CCACHE_BASEDIR="$PWD" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"

@@ -3,11 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== house-style checks (layers, file sizes)"
+echo "== house-style checks (layers, file sizes; formatting after the set-up installs the tools)"
 python3 tools/check_layers.py
 python3 tools/check_file_size.py --quiet
 
 bash scripts/setup.sh
+bash tools/check_format.sh
 
 echo "== C++ tests (GoogleTest via CTest)"
 ctest --test-dir build/wheel --output-on-failure -j "$(nproc)"

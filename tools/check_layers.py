@@ -110,9 +110,11 @@ _OPS_WITHOUT_HEADER = {"tensor_methods.cpp", "print.cpp"}
 
 def missing_family_headers(root: Path) -> list[str]:
     ops = root / "csrc" / "ember" / "ops"
-    return [f"csrc/ember/ops/{cpp.name}: no header csrc/ember/ops/{cpp.stem}.h for its family"
-            for cpp in sorted(ops.glob("*.cpp"))
-            if cpp.name not in _OPS_WITHOUT_HEADER and not cpp.with_suffix(".h").exists()]
+    return [
+        f"csrc/ember/ops/{cpp.name}: no header csrc/ember/ops/{cpp.stem}.h for its family"
+        for cpp in sorted(ops.glob("*.cpp"))
+        if cpp.name not in _OPS_WITHOUT_HEADER and not cpp.with_suffix(".h").exists()
+    ]
 
 
 def read_debt(path: Path) -> set[str]:

@@ -35,12 +35,12 @@ Args parse(int argc, char** argv) {
 }
 
 nn::Sequential build_model() {
-  return nn::Sequential(
-      nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)), nn::BatchNorm2d(32),
-      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)), nn::BatchNorm2d(64),
-      nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(),
-      nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.25), nn::Linear(128, 10));
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)),
+                        nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+                        nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)),
+                        nn::BatchNorm2d(64), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+                        nn::Flatten(), nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.25),
+                        nn::Linear(128, 10));
 }
 
 // Images scaled to [0, 1] by the reader, then standardized with the data set's mean and std.
@@ -89,11 +89,12 @@ int main(int argc, char** argv) {
       loss_sum += loss.item<double>() * double(xb.size(0));
       seen += xb.size(0);
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double acc = accuracy(model, test_x, test_y);
     std::cout << "epoch " << epoch << ": train loss " << loss_sum / double(seen)
-              << ", test accuracy " << acc << ", " << seconds << " s ("
-              << double(seen) / seconds << " samples/s)" << std::endl;
+              << ", test accuracy " << acc << ", " << seconds << " s (" << double(seen) / seconds
+              << " samples/s)" << std::endl;
     ember::save(args.checkpoint, model->state_dict());
   }
   return 0;

@@ -8,7 +8,8 @@ def _load_extension():
     # OpenBLAS (float64 and matrix-vector products) starts its threads when the extension loads and
     # they spin for about 0.1 s after each use, stealing cores from ember's pool, whose own workers
     # spin between ops (Note [Pool wake-up]). A short timeout makes them sleep at once; the variable
-    # is read only while OpenBLAS loads, so a user's own setting wins and the environment is restored.
+    # is read only while OpenBLAS loads, so a user's own setting wins and the environment is
+    # restored.
     ours = "OPENBLAS_THREAD_TIMEOUT" not in _os.environ
     if ours:
         _os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
@@ -22,8 +23,20 @@ def _load_extension():
 
 _C = _load_extension()
 from ._C import *  # noqa: F401,F403  (every public op of the extension)
-from ._C import Generator, Tensor, dtype  # noqa: F401
-from ._C import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
+from ._C import (  # noqa: F401  # noqa: F401
+    Generator,
+    Tensor,
+    bfloat16,
+    dtype,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
 from ._C import bool as _bool_dtype
 
 bool = _bool_dtype  # noqa: A001  (torch.bool)
@@ -53,50 +66,81 @@ from ._size import Size  # noqa: E402
 
 _C._set_size_class(Size)
 
+from . import (  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
+    amp,
+    autograd,
+    backends,
+    cpu,
+    cuda,
+    datasets,  # noqa: E402,F401
+    distributed,
+    distributions,
+    func,
+    jit,
+    linalg,
+    multiprocessing,
+    nn,
+    optim,
+    random,
+    special,
+    testing,
+    utils,
+    version,
+)
+from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from ._device import device  # noqa: E402
+from ._legacy_types import *  # noqa: E402,F401,F403
+from ._ops.attributes import *  # noqa: E402,F401,F403
 
 # The Python-level ops, by family (python/ember/_ops, as csrc/ember/ops): each lists its names.
 from ._ops.creation import *  # noqa: E402,F401,F403
-from ._ops.random import *  # noqa: E402,F401,F403
 from ._ops.elementwise import *  # noqa: E402,F401,F403
-from ._ops.reduce import *  # noqa: E402,F401,F403
-from ._ops.sort import *  # noqa: E402,F401,F403
-from ._ops.shape import *  # noqa: E402,F401,F403
 from ._ops.index import *  # noqa: E402,F401,F403
-from ._ops.products import *  # noqa: E402,F401,F403
+from ._ops.inplace import *  # noqa: E402,F401,F403
 from ._ops.linalg import *  # noqa: E402,F401,F403
 from ._ops.nn import *  # noqa: E402,F401,F403
-from ._ops.attributes import *  # noqa: E402,F401,F403
-from ._ops.inplace import *  # noqa: E402,F401,F403
+from ._ops.products import *  # noqa: E402,F401,F403
+from ._ops.random import *  # noqa: E402,F401,F403
+from ._ops.reduce import *  # noqa: E402,F401,F403
+from ._ops.shape import *  # noqa: E402,F401,F403
+from ._ops.sort import *  # noqa: E402,F401,F403
+from ._process import *  # noqa: E402,F401,F403
+from ._type_info import finfo, iinfo  # noqa: E402,F401
+from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
+from .func import vmap  # noqa: E402,F401
+
 # torch's top-level names for these torch.nn.functional functions are the functions themselves.
 from .nn.functional import (  # noqa: E402,F401
-    adaptive_avg_pool1d, avg_pool1d, channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d,
-    conv_transpose2d, conv_transpose3d, max_pool1d, max_pool1d_with_indices, max_pool2d,
-    max_pool3d, pdist, pixel_shuffle, pixel_unshuffle, rms_norm, rrelu, rrelu_,
+    adaptive_avg_pool1d,
+    avg_pool1d,
+    channel_shuffle,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool3d,
+    pdist,
+    pixel_shuffle,
+    pixel_unshuffle,
+    rms_norm,
+    rrelu,
+    rrelu_,
 )
-from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
-from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
-from . import autograd, testing  # noqa: E402,F401
 from .serialization import *  # noqa: E402,F401,F403
-from ._type_info import finfo, iinfo  # noqa: E402,F401
-from . import nn, optim, utils  # noqa: E402,F401
-from . import datasets  # noqa: E402,F401
-from ._process import *  # noqa: E402,F401,F403
-from ._legacy_types import *  # noqa: E402,F401,F403
-from . import (  # noqa: E402,F401
-    amp, backends, cpu, cuda, distributed, distributions, func, jit, linalg, multiprocessing,
-    random, special, version,
-)
-from .func import vmap  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype
 
-from .version import __version__  # noqa: E402
+from ._numpy_kwargs import accepting_numpy_names as _accepting_numpy_names  # noqa: E402
 
 # Tensor's Python-level methods come from one table; the package's own Python functions that take
 # dim/keepdim also take numpy's axis/keepdims.
 from ._ops._tensor_methods import install as _install_tensor_methods  # noqa: E402
-from ._numpy_kwargs import accepting_numpy_names as _accepting_numpy_names  # noqa: E402
+from .version import __version__  # noqa: E402
 
 _install_tensor_methods()
 for _name, _value in list(globals().items()):

@@ -55,7 +55,9 @@ def check_device(dev, op="ember"):
         return
     d = device(dev) if not isinstance(dev, device) else dev
     if d.type == "cuda":
-        raise NoCudaError(f"{op}: Torch not compiled with CUDA enabled (ember runs on the CPU only)")
+        raise NoCudaError(
+            f"{op}: Torch not compiled with CUDA enabled (ember runs on the CPU only)"
+        )
     if d.type != "cpu":
         raise RuntimeError(
             f"{op}: ember was built without {d.type} support; only the 'cpu' device is available"

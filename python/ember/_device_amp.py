@@ -9,12 +9,25 @@ def amp_namespace(device, doc):
 
         return _autocast(device, dtype, enabled)
 
-    def GradScaler(init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
-                   growth_interval=2000, enabled=True):
+    def GradScaler(
+        init_scale=2.0**16,
+        growth_factor=2.0,
+        backoff_factor=0.5,
+        growth_interval=2000,
+        enabled=True,
+    ):
         from .amp import GradScaler as _GradScaler
 
-        return _GradScaler(device, init_scale, growth_factor, backoff_factor, growth_interval,
-                           enabled)
+        return _GradScaler(
+            device, init_scale, growth_factor, backoff_factor, growth_interval, enabled
+        )
 
-    return type("amp", (), {"__doc__": doc, "autocast": staticmethod(autocast),
-                            "GradScaler": staticmethod(GradScaler)})
+    return type(
+        "amp",
+        (),
+        {
+            "__doc__": doc,
+            "autocast": staticmethod(autocast),
+            "GradScaler": staticmethod(GradScaler),
+        },
+    )

@@ -2,7 +2,7 @@
 programs still call, and isinstance checks by dtype; Tensor.type accepts them and their names."""
 
 from . import _C
-from ._C import set_default_dtype, Tensor
+from ._C import Tensor, set_default_dtype
 from ._ops.creation import empty, tensor
 from ._ops.tensor import type as _tensor_type
 from ._size import Size
@@ -51,11 +51,14 @@ def _new(cls, *args, device=None):
 
 
 for _name, _dt in _TYPES.items():
-    _doc = (f"{_name}(data) or {_name}(*size) -> Tensor\n\nThe legacy constructor of {_dt} "
-            "tensors: from data, or uninitialized of the given size (empty with no arguments).")
+    _doc = (
+        f"{_name}(data) or {_name}(*size) -> Tensor\n\nThe legacy constructor of {_dt} "
+        "tensors: from data, or uninitialized of the given size (empty with no arguments)."
+    )
     globals()[_name] = _LegacyType(
         _name, (), {"_dtype_name": _dt, "__new__": _new, "__doc__": _doc}
     )
+
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     """type(dtype=None, non_blocking=False, **kwargs) -> str or Tensor
@@ -70,7 +73,6 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     elif isinstance(dtype, _LegacyType):
         dtype = dtype.dtype
     return _tensor_type(self, dtype, non_blocking)
-
 
 
 def set_default_tensor_type(t):
@@ -102,5 +104,6 @@ def _tensor_new(self, *args, **kwargs):
         raise TypeError("new() got an unexpected keyword argument 'dtype'")
     cls = next(v for k, v in globals().items() if k in _TYPES and _TYPES[k] == repr(self.dtype)[6:])
     return cls(*args)
+
 
 __all__ += ["set_default_tensor_type", "typename"]

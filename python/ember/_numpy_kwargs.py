@@ -28,4 +28,3 @@ def accepting_numpy_names(fn):
     if type(fn).__name__ == "function" and _takes_dim(fn):
         return _renaming(fn)
     return fn
-

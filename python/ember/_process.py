@@ -44,8 +44,6 @@ pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 newaxis = None
 
 
-
-
 def compile(
     model=None,
     *,

@@ -2,11 +2,20 @@
 ember.multiprocessing for what is and is not shared)."""
 
 import mmap
+
 from ._C import from_numpy, int16
 
-
-_NP_NAMES = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64",
-             "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool"}
+_NP_NAMES = {
+    "float32": "float32",
+    "float64": "float64",
+    "float16": "float16",
+    "int64": "int64",
+    "int32": "int32",
+    "int16": "int16",
+    "int8": "int8",
+    "uint8": "uint8",
+    "bool": "bool",
+}
 
 
 def share_memory_(self):
@@ -38,4 +47,3 @@ def is_shared(self):
 
     Whether the tensor's storage lives in shared memory."""
     return getattr(self, "_shared_memory", False)
-

@@ -2,10 +2,10 @@
 torch.Tensor, over ember's storages (a storage is the flat buffer that views share)."""
 
 import math
+
 from ._C import uint8
 from ._ops.creation import empty
 from .autograd.grad_mode import no_grad
-
 
 
 def _whole(t):
@@ -105,7 +105,7 @@ def resize_(self, *sizes, memory_format=None):
     sizes = tuple(int(s) for s in _sizes(sizes))
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
-    strides = tuple(math.prod(sizes[i + 1:]) for i in range(len(sizes)))
+    strides = tuple(math.prod(sizes[i + 1 :]) for i in range(len(sizes)))
     n = math.prod(sizes)
     offset = self.storage_offset()
     room = self._storage_nbytes() // self.element_size() - offset
@@ -115,7 +115,7 @@ def resize_(self, *sizes, memory_format=None):
     bigger = empty(n, dtype=self.dtype)
     keep = max(room, 0)
     with no_grad():
-        bigger[:keep] = _whole(self)[offset:offset + keep]
+        bigger[:keep] = _whole(self)[offset : offset + keep]
     self.data = bigger.view(sizes)
     return self
 
@@ -139,7 +139,6 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     else:
         size = tuple(size)
         if stride is None:
-            stride = tuple(math.prod(size[i + 1:]) for i in range(len(size)))
+            stride = tuple(math.prod(size[i + 1 :]) for i in range(len(size)))
         self.data = source.as_strided(size, tuple(stride), storage_offset)
     return self
-

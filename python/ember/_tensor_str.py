@@ -1,6 +1,8 @@
-"""Tensor printing in PyTorch's exact format (precision 4, threshold 1000, edgeitems 3, width 80)."""
+"""Tensor printing in PyTorch's exact format (precision 4, threshold 1000, edgeitems 3,
+width 80)."""
 
 import math
+
 from . import _C
 from ._C import bfloat16, float16, get_default_dtype, int64
 
@@ -15,8 +17,9 @@ class _PrintOptions:
 PRINT_OPTS = _PrintOptions()
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
-                     sci_mode=None):
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+):
     """set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
         profile=None, sci_mode=None)
 
@@ -28,8 +31,12 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         PRINT_OPTS.__init__(precision=2, threshold=1000, edgeitems=2, linewidth=80)
     elif profile == "full":
         PRINT_OPTS.__init__(precision=4, threshold=math.inf, edgeitems=3, linewidth=80)
-    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
-                        ("linewidth", linewidth)):
+    for name, value in (
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ):
         if value is not None:
             setattr(PRINT_OPTS, name, value)
     PRINT_OPTS.sci_mode = sci_mode
@@ -120,7 +127,7 @@ def _vector_str(t, indent, summarize, fmt):
         data = [fmt.format(v) for v in vals[:e]] + [" ..."] + [fmt.format(v) for v in vals[-e:]]
     else:
         data = [fmt.format(v) for v in vals]
-    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
@@ -135,7 +142,9 @@ def _str_with_formatter(t, indent, summarize, fmt):
     if summarize and n > 2 * e:
         slices = [_str_with_formatter(t.select(0, i), indent + 1, summarize, fmt) for i in range(e)]
         slices.append("...")
-        slices += [_str_with_formatter(t.select(0, i), indent + 1, summarize, fmt) for i in range(n - e, n)]
+        slices += [
+            _str_with_formatter(t.select(0, i), indent + 1, summarize, fmt) for i in range(n - e, n)
+        ]
     else:
         slices = [_str_with_formatter(t.select(0, i), indent + 1, summarize, fmt) for i in range(n)]
     return "[" + ("," + "\n" * (dim - 1) + " " * (indent + 1)).join(slices) + "]"

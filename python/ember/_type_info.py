@@ -5,8 +5,15 @@ from ._C import get_default_dtype
 __all__ = ["finfo", "iinfo"]
 
 _SCALAR_TYPE_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
     "bool": "Bool",
 }
 
@@ -17,10 +24,17 @@ def scalar_type_name(dtype):
     PyTorch's C++ name of a dtype ('Float', 'Long'), as its error messages print it."""
     return _SCALAR_TYPE_NAMES[repr(dtype).split(".")[1]]
 
+
 # bfloat16 has float32's exponent and an 8-bit significand; numpy has no bfloat16.
-_BFLOAT16 = {"bits": 16, "eps": 2.0 ** -7, "max": float.fromhex("0x1.fep127"),
-             "min": -float.fromhex("0x1.fep127"), "tiny": 2.0 ** -126,
-             "smallest_normal": 2.0 ** -126, "resolution": 0.01}
+_BFLOAT16 = {
+    "bits": 16,
+    "eps": 2.0**-7,
+    "max": float.fromhex("0x1.fep127"),
+    "min": -float.fromhex("0x1.fep127"),
+    "tiny": 2.0**-126,
+    "smallest_normal": 2.0**-126,
+    "resolution": 0.01,
+}
 
 
 def _dtype_name(dtype):
@@ -41,22 +55,31 @@ class finfo:
             values = _BFLOAT16
         else:
             if name not in ("float16", "float32", "float64"):
-                raise TypeError(f"torch.finfo() requires a floating point input type. Use "
-                                f"torch.iinfo to handle '{name}'")
+                raise TypeError(
+                    f"torch.finfo() requires a floating point input type. Use "
+                    f"torch.iinfo to handle '{name}'"
+                )
             import numpy as np  # on first use: see _ops.creation._numpy
 
             info = np.finfo(name)
-            values = {"bits": info.bits, "eps": float(info.eps), "max": float(info.max),
-                      "min": float(info.min), "tiny": float(info.tiny),
-                      "smallest_normal": float(info.smallest_normal),
-                      "resolution": 10.0 ** -info.precision}
+            values = {
+                "bits": info.bits,
+                "eps": float(info.eps),
+                "max": float(info.max),
+                "min": float(info.min),
+                "tiny": float(info.tiny),
+                "smallest_normal": float(info.smallest_normal),
+                "resolution": 10.0**-info.precision,
+            }
         for k, v in values.items():
             setattr(self, k, v)
 
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
-                f"tiny={self.tiny:g}, dtype={str(self.dtype).replace('torch.', '')})")
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+            f"tiny={self.tiny:g}, dtype={str(self.dtype).replace('torch.', '')})"
+        )
 
 
 class iinfo:
@@ -67,13 +90,15 @@ class iinfo:
     def __init__(self, type):
         self.dtype, name = _dtype_name(type)
         if name not in ("uint8", "int8", "int16", "int32", "int64"):
-            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to "
-                            f"handle '{name}'")
+            raise TypeError(
+                f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{name}'"
+            )
         import numpy as np
 
         info = np.iinfo(name)
         self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
 
     def __repr__(self):
-        return (f"iinfo(min={self.min}, max={self.max}, dtype="
-                f"{str(self.dtype).replace('torch.', '')})")
+        return (
+            f"iinfo(min={self.min}, max={self.max}, dtype={str(self.dtype).replace('torch.', '')})"
+        )

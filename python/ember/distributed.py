@@ -5,19 +5,39 @@ Programs written for torch commonly guard their distributed code with `is_availa
 group raise torch's error for a missing default group.
 """
 
-__all__ = ["is_available", "is_initialized", "is_torchelastic_launched", "init_process_group",
-           "get_rank", "get_world_size", "barrier", "all_reduce", "broadcast", "all_gather",
-           "destroy_process_group", "ReduceOp"]
+__all__ = [
+    "is_available",
+    "is_initialized",
+    "is_torchelastic_launched",
+    "init_process_group",
+    "get_rank",
+    "get_world_size",
+    "barrier",
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "destroy_process_group",
+    "ReduceOp",
+]
 
-_NO_GROUP = ("Default process group has not been initialized, please make sure to call "
-             "init_process_group.")
+_NO_GROUP = (
+    "Default process group has not been initialized, please make sure to call init_process_group."
+)
 
 
 class ReduceOp:
     """The reduction names of the collectives (kept so that programs can refer to them)."""
 
-    SUM, PRODUCT, MIN, MAX, BAND, BOR, BXOR, AVG = ("SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR",
-                                                    "BXOR", "AVG")
+    SUM, PRODUCT, MIN, MAX, BAND, BOR, BXOR, AVG = (
+        "SUM",
+        "PRODUCT",
+        "MIN",
+        "MAX",
+        "BAND",
+        "BOR",
+        "BXOR",
+        "AVG",
+    )
 
 
 def is_available():
@@ -34,8 +54,10 @@ def is_torchelastic_launched():
 
 
 def init_process_group(*args, **kwargs):
-    raise RuntimeError("ember.distributed: distributed training is not supported; ember runs in "
-                       "one process (is_available() is False)")
+    raise RuntimeError(
+        "ember.distributed: distributed training is not supported; ember runs in "
+        "one process (is_available() is False)"
+    )
 
 
 def _needs_group(*args, **kwargs):

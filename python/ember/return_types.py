@@ -16,6 +16,7 @@ def _struct(name, fields, plain=False):
     base = namedtuple(name, fields)
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": __name__})
 
+
 max = _struct("max", ["values", "indices"])  # noqa: A001
 min = _struct("min", ["values", "indices"])  # noqa: A001
 sort = _struct("sort", ["values", "indices"])
@@ -25,7 +26,9 @@ median = _struct("median", ["values", "indices"])
 mode = _struct("mode", ["values", "indices"])
 cummax = _struct("cummax", ["values", "indices"])
 cummin = _struct("cummin", ["values", "indices"])
-var_mean = _struct("var_mean", ["var", "mean"], plain=True)  # torch returns a plain tuple; fields help reading
+var_mean = _struct(
+    "var_mean", ["var", "mean"], plain=True
+)  # torch returns a plain tuple; fields help reading
 std_mean = _struct("std_mean", ["std", "mean"], plain=True)
 aminmax = _struct("aminmax", ["min", "max"])
 nanmedian = _struct("nanmedian", ["values", "indices"])

@@ -11,7 +11,8 @@ void bind_registry(nb::module_& m) {
         for (const OperatorEntry* e : Dispatcher::singleton().entries()) names.push_back(e->name());
         return names;
       },
-      doc("_registered_ops() -> List[str]", "The names of every operator in the dispatcher, sorted."));
+      doc("_registered_ops() -> List[str]",
+          "The names of every operator in the dispatcher, sorted."));
   m.def(
       "_op_schemas",
       [] {

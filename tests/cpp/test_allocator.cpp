@@ -109,7 +109,8 @@ TEST(Allocator, ImpossibleSizeRaisesOutOfMemory) {
     FAIL() << "expected an out-of-memory error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Runtime);
-    EXPECT_NE(std::string(e.what()).find("tried to allocate 1125899906842624 bytes"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("tried to allocate 1125899906842624 bytes"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_THROW(cpu_alloc(SIZE_MAX - 10), Error);

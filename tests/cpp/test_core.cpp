@@ -117,7 +117,8 @@ static_assert(schema_detail::check<std::tuple<Tensor, Tensor>(const Tensor&, int
 static_assert(schema_detail::check<Tensor(const Tensor&, const std::string&)>(
     "f(Tensor self, str mode=\"a,b\") -> Tensor"));
 static_assert(!schema_detail::check<Tensor(const Tensor&)>("f(Tensor self, int dim) -> Tensor"));
-static_assert(!schema_detail::check<Tensor(const Tensor&, double)>("f(Tensor self, int x) -> Tensor"));
+static_assert(
+    !schema_detail::check<Tensor(const Tensor&, double)>("f(Tensor self, int x) -> Tensor"));
 static_assert(!schema_detail::check<Tensor&(Tensor&)>("f_(Tensor self) -> Tensor"));
 static_assert(!schema_detail::check<Tensor(const Tensor&)>("f(Tensor self) -> (Tensor, Tensor)"));
 

@@ -135,7 +135,9 @@ TEST(IndexGather, ErrorsAndBackward) {
   EXPECT_EQ(error_kind([&] { gather(t, 1, idx({3}, {1, 1})); }, &msg), ErrorKind::Runtime);
   EXPECT_NE(msg.find("index 3 is out of bounds for dimension 1 with size 3"), std::string::npos);
   EXPECT_EQ(error_kind([&] { gather(t, 1, idx({-1}, {1, 1})); }), ErrorKind::Runtime);
-  EXPECT_EQ(error_kind([&] { gather(t, 1, idx({0, 0, 0, 0, 0, 0}, {3, 2})); }),
+  EXPECT_EQ(error_kind([&] {
+              gather(t, 1, idx({0, 0, 0, 0, 0, 0}, {3, 2}));
+            }),
             ErrorKind::Runtime);  // larger than self off dim
   EXPECT_EQ(error_kind([&] { gather(t, 1, idx({0})); }), ErrorKind::Runtime);  // ndim differs
 
@@ -184,24 +186,36 @@ TEST(IndexScatter, ReduceArgument) {
   EXPECT_EQ(values(scatter(ones({1, 3}), 1, i, make({2, 2}, {1, 2}), "multiply")), (V{4, 1, 1}));
   EXPECT_EQ(values(scatter(ones({1, 3}), 1, i, Scalar(2.0), "add")), (V{5, 1, 1}));
   EXPECT_EQ(values(scatter(ones({1, 3}), 1, i, Scalar(2.0), "multiply")), (V{4, 1, 1}));
-  EXPECT_EQ(error_kind([&] { scatter(ones({1, 3}), 1, i, Scalar(2.0), "max"); }),
+  EXPECT_EQ(error_kind([&] {
+              scatter(ones({1, 3}), 1, i, Scalar(2.0), "max");
+            }),
             ErrorKind::Runtime);
 }
 
 TEST(IndexScatter, Errors) {
   Tensor z = zeros({2, 3});
   std::string msg;
-  EXPECT_EQ(error_kind([&] { scatter(z, 1, idx({3}, {1, 1}), Scalar(1.0)); }, &msg),
+  EXPECT_EQ(error_kind(
+                [&] {
+                  scatter(z, 1, idx({3}, {1, 1}), Scalar(1.0));
+                },
+                &msg),
             ErrorKind::Runtime);
   EXPECT_NE(msg.find("index 3 is out of bounds for dimension 1 with size 3"), std::string::npos);
   // in place, a bad index raises instead of writing out of bounds
-  EXPECT_EQ(error_kind([&] { scatter_(z, 0, idx({0, 5}, {1, 2}), Scalar(1.0)); }),
+  EXPECT_EQ(error_kind([&] {
+              scatter_(z, 0, idx({0, 5}, {1, 2}), Scalar(1.0));
+            }),
             ErrorKind::Runtime);
-  EXPECT_EQ(error_kind([&] { scatter(z, 1, to_dtype(idx({0}, {1, 1}), kShort), Scalar(1)); }),
+  EXPECT_EQ(error_kind([&] {
+              scatter(z, 1, to_dtype(idx({0}, {1, 1}), kShort), Scalar(1));
+            }),
             ErrorKind::Runtime);
   EXPECT_EQ(values(scatter(zeros({2, 3}), 1, to_dtype(idx({2}, {1, 1}), kInt), Scalar(1))),
             (V{0, 0, 1, 0, 0, 0}));  // int32 indices work as int64 ones
-  EXPECT_EQ(error_kind([&] { scatter(z, 1, idx({0}, {1, 1}), make({1}, {1, 1}, kDouble)); }),
+  EXPECT_EQ(error_kind([&] {
+              scatter(z, 1, idx({0}, {1, 1}), make({1}, {1, 1}, kDouble));
+            }),
             ErrorKind::Runtime);
 }
 
@@ -526,7 +540,11 @@ TEST(IndexAdvanced, Errors) {
   EXPECT_EQ(error_kind([&] { index(a, {idx({0, 5})}); }, &msg), ErrorKind::Index);
   EXPECT_EQ(msg, "index 5 is out of bounds for dimension 0 with size 3");
   EXPECT_EQ(error_kind([&] { index(a, {idx({-4})}); }), ErrorKind::Index);
-  EXPECT_EQ(error_kind([&] { index(iota({2, 2}), {idx({0}), idx({0}), idx({0})}); }, &msg),
+  EXPECT_EQ(error_kind(
+                [&] {
+                  index(iota({2, 2}), {idx({0}), idx({0}), idx({0})});
+                },
+                &msg),
             ErrorKind::Index);
   EXPECT_EQ(msg, "too many indices for tensor of dimension 2");
   EXPECT_EQ(error_kind([&] { index(iota({4}), {mask({1, 0, 1}, {3})}); }, &msg), ErrorKind::Index);
@@ -536,7 +554,9 @@ TEST(IndexAdvanced, Errors) {
   // PyTorch raises IndexError for a float index tensor too
   EXPECT_EQ(error_kind([&] { index(a, {make({0})}); }, &msg), ErrorKind::Index);
   EXPECT_EQ(msg, "tensors used as indices must be long, int, byte or bool tensors");
-  EXPECT_EQ(error_kind([&] { index(iota({3, 3}), {idx({0, 1}), idx({0, 1, 2})}); }),
+  EXPECT_EQ(error_kind([&] {
+              index(iota({3, 3}), {idx({0, 1}), idx({0, 1, 2})});
+            }),
             ErrorKind::Index);  // shapes don't broadcast
 }
 
@@ -604,7 +624,11 @@ TEST(IndexPut, ValuesAndAccumulate) {
 TEST(IndexPut, ErrorsAndBackward) {
   Tensor t = zeros({3});
   std::string msg;
-  EXPECT_EQ(error_kind([&] { index_put_(t, {idx({0, 3})}, make({1, 1})); }, &msg),
+  EXPECT_EQ(error_kind(
+                [&] {
+                  index_put_(t, {idx({0, 3})}, make({1, 1}));
+                },
+                &msg),
             ErrorKind::Index);
   EXPECT_EQ(msg, "index 3 is out of bounds for dimension 0 with size 3");
   EXPECT_EQ(values(t), (V{0, 0, 0}));  // every index is checked before the first write
@@ -674,9 +698,13 @@ TEST(IndexGetitem, Errors) {
   EXPECT_EQ(msg, "too many indices for tensor of dimension 3");
   EXPECT_EQ(error_kind([&] { getitem(make({5}, {}), {0}); }), ErrorKind::Index);
   EXPECT_EQ(shape(getitem(t, {Ellipsis, 0, Ellipsis})), (S{3, 4}));  // PyTorch allows two
-  EXPECT_EQ(error_kind([&] { getitem(t, {Slice{std::nullopt, std::nullopt, -1}}); }),
+  EXPECT_EQ(error_kind([&] {
+              getitem(t, {Slice{std::nullopt, std::nullopt, -1}});
+            }),
             ErrorKind::Value);
-  EXPECT_EQ(error_kind([&] { getitem(t, {Slice{std::nullopt, std::nullopt, 0}}); }),
+  EXPECT_EQ(error_kind([&] {
+              getitem(t, {Slice{std::nullopt, std::nullopt, 0}});
+            }),
             ErrorKind::Value);
   EXPECT_EQ(error_kind([&] { getitem(t, {make({0})}); }), ErrorKind::Index);
   EXPECT_EQ(error_kind([&] { getitem(t, {mask({1, 0}, {2})}); }), ErrorKind::Index);
@@ -754,7 +782,9 @@ TEST(IndexSetitem, Advanced) {
   setitem(e, {idx({0})}, wrap_scalar(2));  // a Python number converts
   EXPECT_EQ(values(e), (V{2, 2, 2, 6, 0, 5}));
   // a tensor of another dtype does not, as in PyTorch
-  EXPECT_EQ(error_kind([&] { setitem(e, {1, idx({0})}, make({1}, {1}, kDouble)); }),
+  EXPECT_EQ(error_kind([&] {
+              setitem(e, {1, idx({0})}, make({1}, {1}, kDouble));
+            }),
             ErrorKind::Runtime);
   Tensor z = make({1}, {});
   setitem(z, {true}, 4.0);

@@ -84,7 +84,8 @@ TEST(NnModule, LinearMatchesMatmulAndDefaultInitIsBounded) {
 
 TEST(NnModule, Conv2dSamePaddingKeepsSizeAndSequentialChains) {
   nn::Sequential seq(nn::Conv2d(nn::Conv2dOptions(2, 4, 3).padding(kSame)), nn::ReLU(),
-                     nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(), nn::Linear(4 * 3 * 3, 5));
+                     nn::MaxPool2d(nn::MaxPool2dOptions(2)), nn::Flatten(),
+                     nn::Linear(4 * 3 * 3, 5));
   EXPECT_EQ(seq->size(), 5u);
   Tensor out = seq->forward(randn({7, 2, 6, 6}));
   EXPECT_EQ(out.sizes().vec(), (std::vector<int64_t>{7, 5}));

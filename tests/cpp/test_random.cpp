@@ -217,8 +217,8 @@ TEST(RandomBernoulli, ScalarAndTensorProbabilities) {
   Tensor s = bernoulli(p, gen(3));
   EXPECT_EQ(s.dtype(), kDouble);
   EXPECT_NEAR(mean_of(values(s)), 0.25, 0.01);
-  Tensor edge = ember::where(gt(arange(0, 10, 1, TensorOptions(kLong)), wrap_scalar(4)),
-                             ones({10}), zeros({10}));
+  Tensor edge = ember::where(gt(arange(0, 10, 1, TensorOptions(kLong)), wrap_scalar(4)), ones({10}),
+                             zeros({10}));
   EXPECT_EQ(values(bernoulli(edge, gen(4))), values(edge));
   expect_error([&] { bernoulli_(x, 1.5); }, "bernoulli_ expects p to be in [0, 1], but got p=1.5");
   expect_error([] { bernoulli(full({3}, 2.0)); }, "Expected p_in >= 0 && p_in <= 1");
@@ -253,9 +253,10 @@ TEST(RandomMultinomial, WithoutReplacementDrawsDistinct) {
   std::vector<double> z = values(multinomial(p, 4, false, gen(3)));
   EXPECT_EQ(std::set<double>(z.begin(), z.begin() + 2), (std::set<double>{0, 1}));
   // The heavier category is drawn first more often.
-  Tensor w = ember::where(eq(arange(0, 2, 1, TensorOptions(kLong)), wrap_scalar(0)),
-                          full({2}, 9.0), ones({2}));
-  std::vector<double> first = values(multinomial(expand(unsqueeze(w, 0), {20000, 2}), 1, false, gen(4)));
+  Tensor w = ember::where(eq(arange(0, 2, 1, TensorOptions(kLong)), wrap_scalar(0)), full({2}, 9.0),
+                          ones({2}));
+  std::vector<double> first =
+      values(multinomial(expand(unsqueeze(w, 0), {20000, 2}), 1, false, gen(4)));
   EXPECT_NEAR(1.0 - mean_of(first), 0.9, 0.01);
 }
 
@@ -287,16 +288,21 @@ TEST(RandomNormal, TensorMeanAndStdBroadcast) {
   EXPECT_NEAR(mean_of(r1), 10.0, 0.02);
   EXPECT_NEAR(std::sqrt(var_of(r1)), 0.5, 0.02);
   EXPECT_EQ(normal(1.0, 2.0, {3, 4}).sizes().vec(), (std::vector<int64_t>{3, 4}));
-  expect_error([] { normal(zeros({2}), full({2}, -1.0)); }, "normal expects all elements of std >= 0.0");
+  expect_error([] { normal(zeros({2}), full({2}, -1.0)); },
+               "normal expects all elements of std >= 0.0");
 }
 
 TEST(RandomErrors, ArgumentChecksLikeTorch) {
   Tensor x = empty({3});
-  expect_error([&] { uniform_(x, 1, 0); }, "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
+  expect_error([&] { uniform_(x, 1, 0); },
+               "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
   expect_error([&] { normal_(x, 0, -1); }, "normal expects std >= 0.0, but found std -1");
-  expect_error([] { rand({3}, nullptr, kLong); }, "\"check_uniform_bounds\" not implemented for 'Long'");
-  expect_error([] { randn({3}, nullptr, kLong); }, "\"normal_kernel_cpu\" not implemented for 'Long'");
-  expect_error([] { randint(5, 5, {3}); }, "random_ expects 'from' to be less than 'to', but got from=5 >= to=5");
+  expect_error([] { rand({3}, nullptr, kLong); },
+               "\"check_uniform_bounds\" not implemented for 'Long'");
+  expect_error([] { randn({3}, nullptr, kLong); },
+               "\"normal_kernel_cpu\" not implemented for 'Long'");
+  expect_error([] { randint(5, 5, {3}); },
+               "random_ expects 'from' to be less than 'to', but got from=5 >= to=5");
   Tensor i8 = empty({3}, kChar);
   expect_error([&] { random_(i8, 0, 1000); }, "to - 1 is out of bounds for signed char");
   expect_error([&] { random_(i8, -1000, 10); }, "from is out of bounds for signed char");
@@ -304,7 +310,8 @@ TEST(RandomErrors, ArgumentChecksLikeTorch) {
 
 TEST(RandomAutograd, SamplingHasZeroGradients) {
   Tensor leaf = ones({3}).requires_grad_();
-  expect_error([&] { uniform_(leaf); }, "a leaf Variable that requires grad is being used in an in-place operation.");
+  expect_error([&] { uniform_(leaf); },
+               "a leaf Variable that requires grad is being used in an in-place operation.");
   Tensor y = leaf + 2.0;  // add saves nothing, so overwriting its output is allowed
   uniform_(y);
   EXPECT_EQ(y.grad_fn()->name(), "UniformBackward0");

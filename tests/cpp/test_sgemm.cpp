@@ -29,10 +29,18 @@ Operand make(int64_t rows, int64_t cols, Layout layout, std::mt19937& rng) {
   std::normal_distribution<float> dist;
   Operand o;
   switch (layout) {
-    case Layout::kRowMajor: o.rs = cols + 3, o.cs = 1; break;       // sliced: padded rows
-    case Layout::kTransposed: o.rs = 1, o.cs = rows + 2; break;     // the transpose of a slice
-    case Layout::kStrided: o.rs = 2 * cols + 1, o.cs = 2; break;    // neither stride is 1
-    case Layout::kBroadcastRows: o.rs = 0, o.cs = 1; break;         // every row the same
+    case Layout::kRowMajor:
+      o.rs = cols + 3, o.cs = 1;
+      break;  // sliced: padded rows
+    case Layout::kTransposed:
+      o.rs = 1, o.cs = rows + 2;
+      break;  // the transpose of a slice
+    case Layout::kStrided:
+      o.rs = 2 * cols + 1, o.cs = 2;
+      break;  // neither stride is 1
+    case Layout::kBroadcastRows:
+      o.rs = 0, o.cs = 1;
+      break;  // every row the same
   }
   const int64_t extent = (rows - 1) * o.rs + (cols - 1) * o.cs + 1;
   o.data.resize(size_t(extent));
@@ -99,8 +107,8 @@ TEST_F(SgemmTest, BetaZeroNeverReadsC) {
   std::mt19937 rng(3);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (auto [m, n, k] : {std::tuple{1, 1, 1}, {17, 129, 300}, {300, 5, 3}})
-    for (float alpha : {1.0f, 2.0f}) check(m, n, k, Layout::kRowMajor, Layout::kTransposed, alpha,
-                                           0.0f, nan, rng);
+    for (float alpha : {1.0f, 2.0f})
+      check(m, n, k, Layout::kRowMajor, Layout::kTransposed, alpha, 0.0f, nan, rng);
   // An empty sum, or alpha == 0, is beta * c: zeros for beta == 0 even over NaN.
   std::vector<float> c(6, nan), a(6, 1.0f);
   sgemm(2, 3, 0, 1.0f, a.data(), 1, 1, a.data(), 1, 1, 0.0f, c.data(), 3);
@@ -114,19 +122,20 @@ TEST_F(SgemmTest, BitwiseEqualForAnyThreadCount) {
   std::mt19937 rng(11);
   const int saved = ember::get_num_threads();
   // Shapes above the serial threshold that split by columns, by rows, and unevenly.
-  for (auto [m, n, k] : {std::tuple{300, 517, 129}, {1000, 70, 200}, {64, 2000, 100},
-                         {97, 193, 1031}}) {
+  for (auto [m, n, k] :
+       {std::tuple{300, 517, 129}, {1000, 70, 200}, {64, 2000, 100}, {97, 193, 1031}}) {
     for (Layout lb : {Layout::kRowMajor, Layout::kTransposed}) {
       const Operand a = make(m, k, Layout::kRowMajor, rng), b = make(k, n, lb, rng);
       std::vector<float> first;
       for (int threads : {1, 2, 3, 4}) {
         ember::set_num_threads(threads);
         std::vector<float> c(size_t(m * n));
-        sgemm(m, n, k, 1.0f, a.data.data(), a.rs, a.cs, b.data.data(), b.rs, b.cs, 0.0f,
-              c.data(), n);
+        sgemm(m, n, k, 1.0f, a.data.data(), a.rs, a.cs, b.data.data(), b.rs, b.cs, 0.0f, c.data(),
+              n);
         if (first.empty()) first = c;
-        else EXPECT_EQ(std::memcmp(first.data(), c.data(), c.size() * sizeof(float)), 0)
-            << m << "x" << n << "x" << k << " on " << threads << " threads";
+        else
+          EXPECT_EQ(std::memcmp(first.data(), c.data(), c.size() * sizeof(float)), 0)
+              << m << "x" << n << "x" << k << " on " << threads << " threads";
       }
     }
   }

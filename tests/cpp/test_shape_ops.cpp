@@ -36,10 +36,8 @@ void expect_vals(const Tensor& t, const D& want) {
   D got = vals(t);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
-    else
-      EXPECT_DOUBLE_EQ(got[i], want[i]) << "at " << i;
+    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << "at " << i;
+    else EXPECT_DOUBLE_EQ(got[i], want[i]) << "at " << i;
   }
 }
 
@@ -65,7 +63,7 @@ std::pair<ErrorKind, std::string> error_of(F f) {
 #define EXPECT_ERROR(expr, kind, substr)                                   \
   do {                                                                     \
     auto err_ = error_of([&] { (void)(expr); });                           \
-    EXPECT_TRUE(is_a(err_.first, kind));                                           \
+    EXPECT_TRUE(is_a(err_.first, kind));                                   \
     EXPECT_NE(err_.second.find(substr), std::string::npos) << err_.second; \
   } while (0)
 

@@ -139,9 +139,10 @@ TEST(TensorMethods, Factories) {
   Tensor blob = from_blob(buf, {2, 2});
   buf[3] = 9;  // no copy
   EXPECT_EQ(blob.index({1, 1}).item<float>(), 9.0f);
-  EXPECT_TRUE(isclose(tensor({1.0, double(NAN)}), tensor({1.0 + 1e-9, double(NAN)}), 1e-5, 1e-8, true)
-                  .all()
-                  .item<bool>());
+  EXPECT_TRUE(
+      isclose(tensor({1.0, double(NAN)}), tensor({1.0 + 1e-9, double(NAN)}), 1e-5, 1e-8, true)
+          .all()
+          .item<bool>());
   EXPECT_FALSE(allclose(tensor({double(INFINITY)}), tensor({1.0})));
   EXPECT_FALSE(equal(zeros({2}), zeros({1, 2})));
 }

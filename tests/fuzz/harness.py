@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import ember
 from op_db import NP_CARRIER, OPS_BY_NAME, Dt, T, is_float
+
+import ember
 
 try:
     import torch

@@ -17,7 +17,10 @@ TYPE_NOT_ATTRIBUTE = (
 )
 # PyTorch's exception class here comes from an implementation detail (an internal select or
 # dim-wrap that fails first, a Python-level check that runs before the C++ one)
-TORCH_ACCIDENT = "PyTorch's class comes from whichever internal check fails first; ember checks the argument itself"
+TORCH_ACCIDENT = (
+    "PyTorch's class comes from whichever internal check fails first; "
+    "ember checks the argument itself"
+)
 LENIENT_ARGS = (
     "ember accepts an argument form PyTorch's parser rejects (bool for int, int for tuple, no size)"
 )

@@ -190,7 +190,10 @@ def run(calls, *, profile="long", seed=0, hang_s=60.0, out=None):
     if out:
         with open(out, "w") as f:
             for (kind, fn), ex in sorted(tally.findings().items()):
-                f.writelines(json.dumps({"kind": kind, "fn": fn, "case": case, "detail": detail}) + "\n" for case, detail in ex)
+                f.writelines(
+                    json.dumps({"kind": kind, "fn": fn, "case": case, "detail": detail}) + "\n"
+                    for case, detail in ex
+                )
     return tally
 
 

@@ -250,7 +250,8 @@ def _factor_shape(draw, n):
 
 @st.composite
 def index_items(draw, shape):
-    """One indexing expression for a tensor of `shape`: ints, slices, None, ..., masks, int tensors."""
+    """One indexing expression for a tensor of `shape`: ints, slices, None, ..., masks, int
+    tensors."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     items, d = [], 0
     for _ in range(draw(st.integers(1, max(1, len(shape)) + 1))):

@@ -16,7 +16,17 @@ if os.environ.get("EMBER_TEST_AGAINST") == "torch":
     import torch
 
     sys.modules["ember"] = torch
-    for _sub in ("autograd", "nn", "nn.functional", "testing", "linalg", "utils", "utils.data", "optim", "distributions"):
+    for _sub in (
+        "autograd",
+        "nn",
+        "nn.functional",
+        "testing",
+        "linalg",
+        "utils",
+        "utils.data",
+        "optim",
+        "distributions",
+    ):
         sys.modules["ember." + _sub] = importlib.import_module("torch." + _sub)
 
 try:

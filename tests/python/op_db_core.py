@@ -21,14 +21,23 @@ BOOL_INTS = BOOL + INTS
 
 # numpy has no bfloat16: bfloat16 values are carried as float32 (exactly representable ones)
 NP_CARRIER = {
-    "bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-    "int64": np.int64, "float16": np.float16, "bfloat16": np.float32, "float32": np.float32,
+    "bool": np.bool_,
+    "uint8": np.uint8,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "float16": np.float16,
+    "bfloat16": np.float32,
+    "float32": np.float32,
     "float64": np.float64,
 }
 
 FLOAT_MAX = {
-    "float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-    "float32": float(np.finfo(np.float32).max), "float64": float(np.finfo(np.float64).max),
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": float(np.finfo(np.float32).max),
+    "float64": float(np.finfo(np.float64).max),
 }
 
 # (rtol, atol) by *result* dtype; ops widen them through OpInfo.tol
@@ -56,7 +65,9 @@ def quantize(values, dtype: str) -> np.ndarray:
     """Round values onto `dtype`'s grid so that building the tensor is exact."""
     values = np.asarray(values)
     if dtype == "bfloat16":  # keep the top 16 bits of float32 (truncation is exact to convert)
-        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) & np.uint32(
+            0xFFFF0000
+        )
         return bits.view(np.float32)
     return values.astype(NP_CARRIER[dtype])
 
@@ -131,7 +142,10 @@ def make(shape, dtype, rng, low=-3.0, high=3.0, *, nonzero=False, discrete=False
             v[v == 0] = 1 if hi >= 1 else -1
     else:
         if discrete:
-            v = np.asarray(rng.integers(math.ceil(2 * low), math.floor(2 * high) + 1, size=shape)) / 2.0
+            v = (
+                np.asarray(rng.integers(math.ceil(2 * low), math.floor(2 * high) + 1, size=shape))
+                / 2.0
+            )
         else:
             v = np.asarray(rng.uniform(low, high, size=shape))
         if nonzero:
@@ -174,13 +188,17 @@ def to_int64(dtype, sample):
 
 def _python_scalars(sample, kw_names=()):
     scalars = [a for a in sample.args if isinstance(a, (bool, int, float))]
-    return scalars + [sample.kwargs[k] for k in kw_names if isinstance(sample.kwargs.get(k), (bool, int, float))]
+    return scalars + [
+        sample.kwargs[k] for k in kw_names if isinstance(sample.kwargs.get(k), (bool, int, float))
+    ]
 
 
 def promote_with_scalars(dtype, scalars):
     """torch's rule for a tensor with Python scalars: a scalar only matters if it is of a
     higher kind (bool < int < float); then the result is the default dtype of that kind."""
-    top = max((0 if isinstance(s, bool) else 1 if isinstance(s, int) else 2 for s in scalars), default=-1)
+    top = max(
+        (0 if isinstance(s, bool) else 1 if isinstance(s, int) else 2 for s in scalars), default=-1
+    )
     if top <= category(dtype):
         return dtype
     return "float32" if top == 2 else "int64"
@@ -275,7 +293,14 @@ def _variants(v, dtype):
 # ----------------------------------------------------------------------------- generators
 
 UNARY_SHAPES = ((3, 4), (5,), (), (0, 3))
-BINARY_SHAPES = (((3, 4), (3, 4)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((), (3, 4)), ((0, 4), (4,)), ((), ()))
+BINARY_SHAPES = (
+    ((3, 4), (3, 4)),
+    ((3, 1), (1, 4)),
+    ((2, 3, 4), (4,)),
+    ((), (3, 4)),
+    ((0, 4), (4,)),
+    ((), ()),
+)
 
 
 def unary_samples(op, dtype, rng, *, nonzero=False, kwargs_variants=({},)):
@@ -297,8 +322,19 @@ def special_values_samples(op, dtype, rng, *, kwargs_variants=({},)):
             yield Sample((tensor(v, dtype),), dict(kw), grad_ok=False)
 
 
-def binary_samples(op, dtype, rng, *, lhs_domain=None, rhs_domain=None, rhs_nonzero=False,
-                   discrete=False, scalar=True, float_scalar=False, kwargs_variants=({},)):
+def binary_samples(
+    op,
+    dtype,
+    rng,
+    *,
+    lhs_domain=None,
+    rhs_domain=None,
+    rhs_nonzero=False,
+    discrete=False,
+    scalar=True,
+    float_scalar=False,
+    kwargs_variants=({},),
+):
     """Same shapes, broadcasting pairs, 0-d and zero-size operands, and a Python-scalar rhs.
 
     float_scalar: also an integer/bool tensor with a float scalar (promotes to float32).
@@ -307,8 +343,13 @@ def binary_samples(op, dtype, rng, *, lhs_domain=None, rhs_domain=None, rhs_nonz
     rlo, rhi = rhs_domain or op.domain
     for i, kw in enumerate(_variants(kwargs_variants, dtype)):
         for a, b in BINARY_SHAPES if i == 0 else BINARY_SHAPES[:2]:
-            yield Sample((make(a, dtype, rng, lo, hi, discrete=discrete),
-                          make(b, dtype, rng, rlo, rhi, nonzero=rhs_nonzero, discrete=discrete)), dict(kw))
+            yield Sample(
+                (
+                    make(a, dtype, rng, lo, hi, discrete=discrete),
+                    make(b, dtype, rng, rlo, rhi, nonzero=rhs_nonzero, discrete=discrete),
+                ),
+                dict(kw),
+            )
         if scalar:
             s = scalar_for(dtype, rlo, rhi, nonzero=rhs_nonzero)
             yield Sample((make((3, 4), dtype, rng, lo, hi, discrete=discrete), s), dict(kw))
@@ -316,8 +357,20 @@ def binary_samples(op, dtype, rng, *, lhs_domain=None, rhs_domain=None, rhs_nonz
             yield Sample((make((3, 4), dtype, rng, lo, hi), 2.5), dict(kw))
 
 
-def reduction_samples(op, dtype, rng, *, full=True, dim_required=False, tuple_dims=True, keepdim=True,
-                      empty_ok=False, dtype_kw=None, discrete=False, extra=()):
+def reduction_samples(
+    op,
+    dtype,
+    rng,
+    *,
+    full=True,
+    dim_required=False,
+    tuple_dims=True,
+    keepdim=True,
+    empty_ok=False,
+    dtype_kw=None,
+    discrete=False,
+    extra=(),
+):
     """Full reductions, int / negative / tuple dims, keepdim, 0-d and zero-size inputs.
 
     empty_ok: the op is defined when reducing a zero-size dim (sum, prod, all, ...).

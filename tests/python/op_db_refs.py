@@ -19,7 +19,9 @@ def _as_float64(fn):
     """Reference computed in float64 whatever the input kind (int/bool -> float ops)."""
 
     def ref(*args, **kwargs):
-        return fn(*[a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args], **kwargs)
+        return fn(
+            *[a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args], **kwargs
+        )
 
     return ref
 
@@ -37,8 +39,13 @@ def _np_erfinv(y):
         t = 2 / (np.pi * a) + ln / 2
         x = np.sign(y) * np.sqrt(np.sqrt(t * t - ln / a) - t)
         for _ in range(4):
-            x = np.where(np.isfinite(x), x - (_np_erf(np.where(np.isfinite(x), x, 0)) - y)
-                         / (2 / np.sqrt(np.pi) * np.exp(-x * x)), x)
+            x = np.where(
+                np.isfinite(x),
+                x
+                - (_np_erf(np.where(np.isfinite(x), x, 0)) - y)
+                / (2 / np.sqrt(np.pi) * np.exp(-x * x)),
+                x,
+            )
     return np.where(np.abs(y) == 1, np.sign(y) * np.inf, x)
 
 
@@ -138,7 +145,7 @@ def _mode_ref(a, dim=-1, keepdim=False):
         return a.copy(), np.zeros((), np.int64)
     dim = dim % a.ndim
     if a.size == 0:
-        shape = a.shape[:dim] + ((1,) if keepdim else ()) + a.shape[dim + 1:]
+        shape = a.shape[:dim] + ((1,) if keepdim else ()) + a.shape[dim + 1 :]
         return np.zeros(shape, a.dtype), np.zeros(shape, np.int64)
     moved = np.moveaxis(a, dim, -1)
     rows = [row_mode(r) for r in moved.reshape(-1, moved.shape[-1])]
@@ -168,7 +175,9 @@ def gather_indices(*, reduced, default_dim=-1, index_only=False):
     def canon(outs, args, kwargs):
         dim = kwargs.get("dim", default_dim)
         if kwargs.get("stable") or (len(outs) < 2 and not index_only):
-            return outs  # stable sorts define the exact indices; full max/min/median give no indices
+            return (
+                outs  # stable sorts define the exact indices; full max/min/median give no indices
+            )
         g = _gather(args[0], outs[-1], dim, reduced, kwargs.get("keepdim", False))
         return (g,) if index_only else (outs[0], g)
 
@@ -263,15 +272,21 @@ def _chunk_ref(a, chunks, dim=0):
 def _broadcast_to_ref(a, shape):
     # -1 keeps the input's size in that (trailing-aligned) dim
     lead = len(shape) - a.ndim
-    return np.broadcast_to(a, tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))).copy()
+    return np.broadcast_to(
+        a, tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+    ).copy()
 
 
 def _nan_to_num_ref(a, nan=0.0, posinf=None, neginf=None, *, _dtype):
     if not is_float(_dtype):
         return a.copy()
     big = FLOAT_MAX[_dtype]
-    return np.nan_to_num(a, nan=nan, posinf=big if posinf is None else posinf,
-                         neginf=-big if neginf is None else neginf)
+    return np.nan_to_num(
+        a,
+        nan=nan,
+        posinf=big if posinf is None else posinf,
+        neginf=-big if neginf is None else neginf,
+    )
 
 
 def _clamp_ref(a, min=None, max=None):

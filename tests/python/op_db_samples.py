@@ -29,7 +29,10 @@ def clamp_samples(op, dtype, rng):
     yield Sample((x((3, 4)),), {"min": lo})
     yield Sample((x((3, 4)),), {"max": hi})
     # tensor bounds, broadcast against the input
-    yield Sample((x((3, 4)),), {"min": make((4,), dtype, rng, -2, lo), "max": make((3, 1), dtype, rng, hi, 3)})
+    yield Sample(
+        (x((3, 4)),),
+        {"min": make((4,), dtype, rng, -2, lo), "max": make((3, 1), dtype, rng, hi, 3)},
+    )
     yield Sample((x((3, 4)),), {"max": make((3, 4), dtype, rng, -3, 3)})
     if not is_float(dtype):  # float bounds promote an integer input to float32
         yield Sample((x((3, 4)),), {"min": 0.5})
@@ -38,7 +41,9 @@ def clamp_samples(op, dtype, rng):
 def pow_samples(op, dtype, rng):
     # floats: positive bases keep results real; ints: non-negative exponents are required
     if is_float(dtype):
-        return binary_samples(op, dtype, rng, lhs_domain=(0.5, 2.5), rhs_domain=(-2, 2), float_scalar=True)
+        return binary_samples(
+            op, dtype, rng, lhs_domain=(0.5, 2.5), rhs_domain=(-2, 2), float_scalar=True
+        )
     return binary_samples(op, dtype, rng, lhs_domain=(-3, 3), rhs_domain=(0, 3), float_scalar=True)
 
 
@@ -136,7 +141,9 @@ def sort_samples(op, dtype, rng, *, argsort=False):
     yield Sample((x((0, 3)),), {"dim": 1})
     # ties: stable sorts keep equal elements in input order (indices compared exactly)
     yield Sample((x((3, 6), discrete=True),), {"stable": True}, grad_ok=False)
-    yield Sample((x((6, 3), discrete=True),), {"dim": 0, "descending": True, "stable": True}, grad_ok=False)
+    yield Sample(
+        (x((6, 3), discrete=True),), {"dim": 0, "descending": True, "stable": True}, grad_ok=False
+    )
 
 
 def topk_samples(op, dtype, rng):

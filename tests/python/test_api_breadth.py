@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float32"):
@@ -601,7 +601,11 @@ def test_version_module_describes_a_cpu_build():
 
 
 def test_cuda_requests_raise_torchs_assertion_error():
-    for call in (lambda: ember.ones(2).cuda(), lambda: ember.ones(2).to("cuda"),
-                 lambda: ember.nn.Linear(2, 2).cuda(), lambda: ember.ones(2, device="cuda:0")):
+    for call in (
+        lambda: ember.ones(2).cuda(),
+        lambda: ember.ones(2).to("cuda"),
+        lambda: ember.nn.Linear(2, 2).cuda(),
+        lambda: ember.ones(2, device="cuda:0"),
+    ):
         with pytest.raises(AssertionError, match="not compiled with CUDA"):
             call()

@@ -22,6 +22,7 @@ def assert_close(t, expected, **kw):
 # graph bookkeeping
 # ----------------------------------------------------------------------------------------------
 
+
 def test_requires_grad_and_is_leaf():
     x = leaf([1.0, 2.0])
     c = ember.tensor([3.0, 4.0], dtype=ember.float64)
@@ -74,6 +75,7 @@ def test_next_functions_skip_inputs_not_requiring_grad():
 # ----------------------------------------------------------------------------------------------
 # backward
 # ----------------------------------------------------------------------------------------------
+
 
 def test_simple_backward():
     x = leaf([1.0, 2.0, 3.0])
@@ -182,6 +184,7 @@ def test_autograd_grad_of_input_not_requiring_grad_raises():
 # hooks, retain_grad
 # ----------------------------------------------------------------------------------------------
 
+
 def test_register_hook_can_modify_grad():
     x = leaf([1.0, 2.0])
     seen = []
@@ -231,6 +234,7 @@ def test_non_leaf_grad_access_warns():
 # ----------------------------------------------------------------------------------------------
 # grad modes
 # ----------------------------------------------------------------------------------------------
+
 
 def test_no_grad_and_enable_grad():
     x = leaf([1.0])
@@ -307,6 +311,7 @@ def test_no_grad_inplace_on_leaf_is_allowed():
 # detach / requires_grad_
 # ----------------------------------------------------------------------------------------------
 
+
 def test_detach_and_detach_():
     x = leaf([1.0])
     y = x * 2
@@ -334,6 +339,7 @@ def test_requires_grad_():
 # ----------------------------------------------------------------------------------------------
 # custom Function
 # ----------------------------------------------------------------------------------------------
+
 
 class MulScale(Function):
     """out = a * b * scale, with `scale` a plain Python number."""
@@ -415,6 +421,7 @@ def test_custom_function_without_grad_inputs_has_no_graph():
 # in-place correctness checks
 # ----------------------------------------------------------------------------------------------
 
+
 def test_inplace_modification_of_saved_tensor_detected():
     x = leaf([1.0, 2.0])
     y = x * 2
@@ -456,6 +463,7 @@ def test_inplace_on_non_leaf_is_differentiable():
 # gradcheck
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "fn",
     [
@@ -496,6 +504,7 @@ def test_gradcheck_detects_wrong_gradient():
 # ----------------------------------------------------------------------------------------------
 # gradients through views, broadcasting, indexing
 # ----------------------------------------------------------------------------------------------
+
 
 def test_grad_through_views():
     x = leaf(np.arange(6.0).reshape(2, 3))
@@ -570,9 +579,15 @@ def test_grad_dtype_matches_input():
 def test_inplace_after_use_where_no_gradient_reads_the_tensor():
     """x * 0.5, x / 3, x @ const and const * x keep no reference to x, so modifying x in place
     afterwards is allowed, as in torch; where a needed gradient reads x it is still an error."""
-    uses = [lambda v: v * 0.01, lambda v: v / 3.0, lambda v: 2 * v - 1,
-            lambda v: v.t() @ ember.ones(2, 2), lambda v: v * ember.ones(2, 2),
-            lambda v: ember.mv(v, ember.ones(2)), lambda v: v.sub(ember.ones(2), alpha=2)]
+    uses = [
+        lambda v: v * 0.01,
+        lambda v: v / 3.0,
+        lambda v: 2 * v - 1,
+        lambda v: v.t() @ ember.ones(2, 2),
+        lambda v: v * ember.ones(2, 2),
+        lambda v: ember.mv(v, ember.ones(2)),
+        lambda v: v.sub(ember.ones(2), alpha=2),
+    ]
     for use in uses:
         a = ember.ones(2, 2, requires_grad=True)
         v = a + 1

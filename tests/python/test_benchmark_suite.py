@@ -40,9 +40,23 @@ def seconds(cell):
 def test_quick_profile_prints_a_table_that_parses(tmp_path):
     only = "^(" + "|".join(re.escape(n) for n in NAMES) + ")$"
     out = subprocess.run(
-        [sys.executable, os.path.join(BENCHMARKS, "suite.py"), "--quick", "--rounds", "1",
-         "--threads", "1", "--only", only, "--json", str(tmp_path / "suite.json")],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            os.path.join(BENCHMARKS, "suite.py"),
+            "--quick",
+            "--rounds",
+            "1",
+            "--threads",
+            "1",
+            "--only",
+            only,
+            "--json",
+            str(tmp_path / "suite.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     rows = table_rows(out.stdout)
     assert sorted(rows) == sorted(NAMES)
@@ -75,8 +89,14 @@ def test_a_failing_workload_prints_its_error_and_the_rest_still_report(suite, ca
     rows.add("compute", "matmul 64", "s", "ember", 1e-6, work=["flop", 2 * 64**3])
     rows.add("compute", "conv", "s", "torch", 1e-3)
     rows.add("compute", "conv", "s", "ember", error="RuntimeError: [conv2d] expected 4-D input")
-    limits = {"fma_gflops": 100.0, "fma_core_gflops": 50.0, "isa": "avx2", "triad_gbs": 10.0,
-              "triad_mib": 24, "notes": []}
+    limits = {
+        "fma_gflops": 100.0,
+        "fma_core_gflops": 50.0,
+        "isa": "avx2",
+        "triad_gbs": 10.0,
+        "triad_mib": 24,
+        "notes": [],
+    }
     summary = suite.summarize(rows, limits)
     args = suite.parse_args(["--threads", "1"])
     suite.print_report(args, limits, summary, ["ember", "torch"], [0.0, 0.0])
@@ -86,7 +106,11 @@ def test_a_failing_workload_prints_its_error_and_the_rest_still_report(suite, ca
     assert float(table["matmul 64"]["ember/torch"]) == pytest.approx(0.5)
     # 2*64^3 flops in 1 µs is 524.3 GFLOP/s: 524% of a 100 GFLOP/s peak, 262% for torch.
     assert table["matmul 64"]["ember rate"] == "524.3 GFLOP/s"
-    assert (table["matmul 64"]["ember % peak"], table["matmul 64"]["torch % peak"]) == \
-        ("524%", "262%")
-    assert suite.geomeans(summary) == {"overall": (pytest.approx(0.5), 1),
-                                       "compute": (pytest.approx(0.5), 1)}
+    assert (table["matmul 64"]["ember % peak"], table["matmul 64"]["torch % peak"]) == (
+        "524%",
+        "262%",
+    )
+    assert suite.geomeans(summary) == {
+        "overall": (pytest.approx(0.5), 1),
+        "compute": (pytest.approx(0.5), 1),
+    }

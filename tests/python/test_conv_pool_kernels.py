@@ -73,7 +73,7 @@ def numpy_conv2d_same(x, w):
     out = np.zeros((x.shape[0], w.shape[0], H, W))
     for i in range(k):
         for j in range(k):
-            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + H, j:j + W], w[:, :, i, j])
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i : i + H, j : j + W], w[:, :, i, j])
     return out
 
 
@@ -94,12 +94,18 @@ def numpy_conv2d(x, w, stride, padding, dilation, groups):
     out = np.zeros((n, o, oh, ow))
     og = o // groups
     for g in range(groups):
-        xs = xp[:, g * cg:(g + 1) * cg]
+        xs = xp[:, g * cg : (g + 1) * cg]
         for i in range(kh):
             for j in range(kw):
-                win = xs[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
-                out[:, g * og:(g + 1) * og] += np.einsum(
-                    "nchw,oc->nohw", win, w[g * og:(g + 1) * og, :, i, j].astype(np.float64))
+                win = xs[
+                    :,
+                    :,
+                    i * dh : i * dh + sh * (oh - 1) + 1 : sh,
+                    j * dw : j * dw + sw * (ow - 1) + 1 : sw,
+                ]
+                out[:, g * og : (g + 1) * og] += np.einsum(
+                    "nchw,oc->nohw", win, w[g * og : (g + 1) * og, :, i, j].astype(np.float64)
+                )
     return out
 
 
@@ -143,8 +149,10 @@ TURNED_CASES = [
 @pytest.mark.parametrize("xs,ws,kw", TURNED_CASES)
 def test_conv2d_float32_input_gradient_matches_float64(xs, ws, kw):
     x, w = rand(*xs, dtype=np.float64), rand(*ws, dtype=np.float64, seed=2)
-    grads = [fwd_bwd(ember, "conv2d", [x.astype(dt), w.astype(dt)], **kw)[1] for dt in
-             (np.float32, np.float64)]
+    grads = [
+        fwd_bwd(ember, "conv2d", [x.astype(dt), w.astype(dt)], **kw)[1]
+        for dt in (np.float32, np.float64)
+    ]
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4, atol=1e-4)
 
 
@@ -168,15 +176,18 @@ def max_pool_both(torch, x, **kw):
     return results
 
 
-@pytest.mark.parametrize("shape,kw", [
-    ((3, 4, 8, 8), dict(kernel_size=2)),
-    ((2, 3, 9, 7), dict(kernel_size=2)),
-    ((2, 3, 9, 7), dict(kernel_size=2, ceil_mode=True)),
-    ((2, 3, 8, 8), dict(kernel_size=2, stride=2, dilation=2)),
-    ((2, 3, 8, 8), dict(kernel_size=2, stride=2, padding=1)),
-    ((2, 3, 8, 8), dict(kernel_size=(2, 1), stride=(2, 1))),
-    ((1, 2, 2, 30), dict(kernel_size=2)),
-])
+@pytest.mark.parametrize(
+    "shape,kw",
+    [
+        ((3, 4, 8, 8), dict(kernel_size=2)),
+        ((2, 3, 9, 7), dict(kernel_size=2)),
+        ((2, 3, 9, 7), dict(kernel_size=2, ceil_mode=True)),
+        ((2, 3, 8, 8), dict(kernel_size=2, stride=2, dilation=2)),
+        ((2, 3, 8, 8), dict(kernel_size=2, stride=2, padding=1)),
+        ((2, 3, 8, 8), dict(kernel_size=(2, 1), stride=(2, 1))),
+        ((1, 2, 2, 30), dict(kernel_size=2)),
+    ],
+)
 def test_max_pool2d_float32_matches_torch(shape, kw):
     torch = pytest.importorskip("torch")
     x = rand(*shape)
@@ -217,12 +228,12 @@ def test_max_pool2d_2x2_rows_of_any_width_match_numpy(ow):
     x[rng.random(x.shape) < 0.05] = np.nan
     out, idx = F.max_pool2d(ember.tensor(x), 2, return_indices=True)
     oh = x.shape[2] // 2
-    best = x[:, :, 0:2 * oh:2, 0:2 * ow:2].copy()
+    best = x[:, :, 0 : 2 * oh : 2, 0 : 2 * ow : 2].copy()
     h = np.arange(oh)[:, None] * 2
     w = np.arange(ow)[None, :] * 2
     arg = np.broadcast_to(h * x.shape[3] + w, best.shape).copy()
     for dh, dw in ((0, 1), (1, 0), (1, 1)):
-        v = x[:, :, dh:2 * oh:2, dw:2 * ow + dw:2][..., :ow]
+        v = x[:, :, dh : 2 * oh : 2, dw : 2 * ow + dw : 2][..., :ow]
         up = (v > best) | np.isnan(v)
         best = np.where(up, v, best)
         arg = np.where(up, (h + dh) * x.shape[3] + w + dw, arg)
@@ -307,7 +318,8 @@ def test_pool_rows_independent_of_threads():
     x = rand(8, 8, 15, 31)
     for fn in ("max_pool2d", "avg_pool2d"):
         runs = runs_per_thread_count(
-            lambda: fwd_bwd(ember, fn, [x], kernel_size=3, stride=2, padding=1))
+            lambda: fwd_bwd(ember, fn, [x], kernel_size=3, stride=2, padding=1)
+        )
         for run in runs[1:]:
             for a, b in zip(runs[0], run):
                 np.testing.assert_array_equal(a, b)

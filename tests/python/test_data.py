@@ -11,9 +11,10 @@ import signal
 import threading
 import time
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 from ember.utils.data import (
     BatchSampler,
     ConcatDataset,

@@ -3,9 +3,9 @@ divergences by value; samples by shape, dtype and support; parameter checks by e
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float32"):
@@ -139,9 +139,9 @@ ERRORS = {
     "bernoulli_range": lambda m: m.distributions.Bernoulli(probs=T(m, [1.5]), validate_args=True),
     "categorical_none": lambda m: m.distributions.Categorical(),
     "categorical_0d": lambda m: m.distributions.Categorical(probs=T(m, 1.0)),
-    "uniform_value_outside": lambda m: m.distributions.Uniform(0.0, 1.0, validate_args=True).log_prob(
-        T(m, [2.0])
-    ),
+    "uniform_value_outside": lambda m: m.distributions.Uniform(
+        0.0, 1.0, validate_args=True
+    ).log_prob(T(m, [2.0])),
     "bernoulli_value": lambda m: m.distributions.Bernoulli(
         probs=T(m, [0.5]), validate_args=True
     ).log_prob(T(m, [0.5])),

@@ -3,7 +3,6 @@ moments, cdf/icdf, enumerate_support, shapes and supports, on fixed parameters a
 
 import numpy as np
 import pytest
-
 from _breadth_util import check, rand
 
 
@@ -42,8 +41,10 @@ def _common(d, value, cdf=True, entropy=True):
 
 CASES = {
     "normal": lambda m: _common(D(m).Normal(T(m, X), T(m, POS)), T(m, XPOS)),
-    "laplace": lambda m: _common(D(m).Laplace(T(m, X), T(m, POS)), T(m, XPOS))
-    + [D(m).Laplace(T(m, X), T(m, POS)).icdf(T(m, U01)), D(m).Laplace(0.0, 1.0).mode],
+    "laplace": lambda m: (
+        _common(D(m).Laplace(T(m, X), T(m, POS)), T(m, XPOS))
+        + [D(m).Laplace(T(m, X), T(m, POS)).icdf(T(m, U01)), D(m).Laplace(0.0, 1.0).mode]
+    ),
     "cauchy": lambda m: [
         D(m).Cauchy(T(m, X), T(m, POS)).log_prob(T(m, XPOS)),
         D(m).Cauchy(T(m, X), T(m, POS)).cdf(T(m, XPOS)),
@@ -52,28 +53,49 @@ CASES = {
         D(m).Cauchy(T(m, X), T(m, POS)).mean,
         D(m).Cauchy(T(m, X), T(m, POS)).variance,
     ],
-    "exponential": lambda m: _common(D(m).Exponential(T(m, POS)), T(m, XPOS))
-    + [D(m).Exponential(T(m, POS)).icdf(T(m, U01)), D(m).Exponential(2.0).mode],
-    "uniform": lambda m: _common(
-        D(m).Uniform(T(m, X) - 3, T(m, X) + T(m, POS)), T(m, X) - 0.5
-    ) + [D(m).Uniform(T(m, X) - 3, T(m, X) + 1).icdf(T(m, U01))],
-    "gamma": lambda m: _common(D(m).Gamma(T(m, POS), T(m, POS2)), T(m, XPOS))
-    + [D(m).Gamma(T(m, POS), T(m, POS2)).mode,
-       D(m).Gamma(T(m, [0.05, 2.0, 40.0, 900.0]), 1.0).cdf(T(m, [1e-3, 9.0, 35.0, 950.0]))],
-    "chi2": lambda m: _common(D(m).Chi2(T(m, POS)), T(m, XPOS))
-    + [D(m).Chi2(T(m, POS)).df],
-    "beta": lambda m: _common(D(m).Beta(T(m, POS), T(m, POS2)), T(m, U01), cdf=False)
-    + [D(m).Beta(T(m, POS) + 1, T(m, POS2) + 1).mode, D(m).Beta(2.0, 3.0).log_prob(T(m, 0.4)),
-       D(m).Beta(T(m, POS), T(m, POS2)).concentration1],
-    "dirichlet": lambda m: _common(D(m).Dirichlet(T(m, CONC)), T(m, SIMPLEX), cdf=False)
-    + [D(m).Dirichlet(T(m, CONC) + 1).mode],
-    "student_t": lambda m: _common(
-        D(m).StudentT(T(m, POS) + 2, T(m, X), T(m, POS2)), T(m, XPOS), cdf=False
-    ) + [D(m).StudentT(T(m, [0.5, 1.5, 3.0])).mean, D(m).StudentT(T(m, [0.5, 1.5, 3.0])).variance],
-    "lognormal": lambda m: _common(D(m).LogNormal(T(m, X), T(m, POS)), T(m, XPOS))
-    + [D(m).LogNormal(T(m, X), T(m, POS)).mode, D(m).LogNormal(T(m, X), T(m, POS)).icdf(T(m, U01))],
-    "halfnormal": lambda m: _common(D(m).HalfNormal(T(m, POS)), T(m, XPOS))
-    + [D(m).HalfNormal(T(m, POS)).icdf(T(m, U01)), D(m).HalfNormal(T(m, POS)).mode],
+    "exponential": lambda m: (
+        _common(D(m).Exponential(T(m, POS)), T(m, XPOS))
+        + [D(m).Exponential(T(m, POS)).icdf(T(m, U01)), D(m).Exponential(2.0).mode]
+    ),
+    "uniform": lambda m: (
+        _common(D(m).Uniform(T(m, X) - 3, T(m, X) + T(m, POS)), T(m, X) - 0.5)
+        + [D(m).Uniform(T(m, X) - 3, T(m, X) + 1).icdf(T(m, U01))]
+    ),
+    "gamma": lambda m: (
+        _common(D(m).Gamma(T(m, POS), T(m, POS2)), T(m, XPOS))
+        + [
+            D(m).Gamma(T(m, POS), T(m, POS2)).mode,
+            D(m).Gamma(T(m, [0.05, 2.0, 40.0, 900.0]), 1.0).cdf(T(m, [1e-3, 9.0, 35.0, 950.0])),
+        ]
+    ),
+    "chi2": lambda m: _common(D(m).Chi2(T(m, POS)), T(m, XPOS)) + [D(m).Chi2(T(m, POS)).df],
+    "beta": lambda m: (
+        _common(D(m).Beta(T(m, POS), T(m, POS2)), T(m, U01), cdf=False)
+        + [
+            D(m).Beta(T(m, POS) + 1, T(m, POS2) + 1).mode,
+            D(m).Beta(2.0, 3.0).log_prob(T(m, 0.4)),
+            D(m).Beta(T(m, POS), T(m, POS2)).concentration1,
+        ]
+    ),
+    "dirichlet": lambda m: (
+        _common(D(m).Dirichlet(T(m, CONC)), T(m, SIMPLEX), cdf=False)
+        + [D(m).Dirichlet(T(m, CONC) + 1).mode]
+    ),
+    "student_t": lambda m: (
+        _common(D(m).StudentT(T(m, POS) + 2, T(m, X), T(m, POS2)), T(m, XPOS), cdf=False)
+        + [D(m).StudentT(T(m, [0.5, 1.5, 3.0])).mean, D(m).StudentT(T(m, [0.5, 1.5, 3.0])).variance]
+    ),
+    "lognormal": lambda m: (
+        _common(D(m).LogNormal(T(m, X), T(m, POS)), T(m, XPOS))
+        + [
+            D(m).LogNormal(T(m, X), T(m, POS)).mode,
+            D(m).LogNormal(T(m, X), T(m, POS)).icdf(T(m, U01)),
+        ]
+    ),
+    "halfnormal": lambda m: (
+        _common(D(m).HalfNormal(T(m, POS)), T(m, XPOS))
+        + [D(m).HalfNormal(T(m, POS)).icdf(T(m, U01)), D(m).HalfNormal(T(m, POS)).mode]
+    ),
     "halfcauchy": lambda m: [
         D(m).HalfCauchy(T(m, POS)).log_prob(T(m, XPOS)),
         D(m).HalfCauchy(T(m, POS)).cdf(T(m, XPOS)),
@@ -81,40 +103,57 @@ CASES = {
         D(m).HalfCauchy(T(m, POS)).entropy(),
         D(m).HalfCauchy(T(m, POS)).mean,
     ],
-    "gumbel": lambda m: _common(D(m).Gumbel(T(m, X), T(m, POS)), T(m, XPOS))
-    + [D(m).Gumbel(T(m, X), T(m, POS)).icdf(T(m, U01))],
-    "weibull": lambda m: _common(D(m).Weibull(T(m, POS), T(m, POS2) + 1), T(m, XPOS))
-    + [D(m).Weibull(T(m, POS), T(m, POS2) + 1).mode],
-    "pareto": lambda m: _common(D(m).Pareto(T(m, POS) * 0.1, T(m, POS2) + 2), T(m, XPOS))
-    + [D(m).Pareto(T(m, POS) * 0.1, T(m, [[0.5, 1.5, 2.5]] * 2)).mean],
+    "gumbel": lambda m: (
+        _common(D(m).Gumbel(T(m, X), T(m, POS)), T(m, XPOS))
+        + [D(m).Gumbel(T(m, X), T(m, POS)).icdf(T(m, U01))]
+    ),
+    "weibull": lambda m: (
+        _common(D(m).Weibull(T(m, POS), T(m, POS2) + 1), T(m, XPOS))
+        + [D(m).Weibull(T(m, POS), T(m, POS2) + 1).mode]
+    ),
+    "pareto": lambda m: (
+        _common(D(m).Pareto(T(m, POS) * 0.1, T(m, POS2) + 2), T(m, XPOS))
+        + [D(m).Pareto(T(m, POS) * 0.1, T(m, [[0.5, 1.5, 2.5]] * 2)).mean]
+    ),
     "vonmises": lambda m: [
         D(m).VonMises(T(m, X), T(m, POS)).log_prob(T(m, U01)),
         D(m).VonMises(T(m, X), T(m, POS)).mean,
         D(m).VonMises(T(m, X), T(m, POS)).variance,
     ],
-    "bernoulli": lambda m: _common(
-        D(m).Bernoulli(T(m, U01)), T(m, [[0.0, 1.0, 1.0]] * 2), cdf=False
-    )
-    + [D(m).Bernoulli(T(m, [0.2, 0.5, 0.7])).mode, D(m).Bernoulli(logits=T(m, X)).probs,
-       D(m).Bernoulli(T(m, U01)).enumerate_support(),
-       D(m).Bernoulli(T(m, U01)).enumerate_support(expand=False)],
-    "geometric": lambda m: _common(
-        D(m).Geometric(T(m, U01)), T(m, [[0.0, 3.0, 1.0]] * 2), cdf=False
-    )
-    + [D(m).Geometric(logits=T(m, X)).log_prob(T(m, [2.0, 0.0, 5.0]))],
+    "bernoulli": lambda m: (
+        _common(D(m).Bernoulli(T(m, U01)), T(m, [[0.0, 1.0, 1.0]] * 2), cdf=False)
+        + [
+            D(m).Bernoulli(T(m, [0.2, 0.5, 0.7])).mode,
+            D(m).Bernoulli(logits=T(m, X)).probs,
+            D(m).Bernoulli(T(m, U01)).enumerate_support(),
+            D(m).Bernoulli(T(m, U01)).enumerate_support(expand=False),
+        ]
+    ),
+    "geometric": lambda m: (
+        _common(D(m).Geometric(T(m, U01)), T(m, [[0.0, 3.0, 1.0]] * 2), cdf=False)
+        + [D(m).Geometric(logits=T(m, X)).log_prob(T(m, [2.0, 0.0, 5.0]))]
+    ),
     "poisson": lambda m: [
         D(m).Poisson(T(m, POS)).log_prob(T(m, [[0.0, 3.0, 1.0], [7.0, 2.0, 0.0]])),
-        D(m).Poisson(T(m, POS)).mean, D(m).Poisson(T(m, POS)).variance,
-        D(m).Poisson(T(m, POS)).mode, D(m).Poisson(2.5).log_prob(T(m, 2.0)),
+        D(m).Poisson(T(m, POS)).mean,
+        D(m).Poisson(T(m, POS)).variance,
+        D(m).Poisson(T(m, POS)).mode,
+        D(m).Poisson(2.5).log_prob(T(m, 2.0)),
     ],
-    "binomial": lambda m: _common(
-        D(m).Binomial(T(m, [[5.0, 8.0, 3.0]] * 2), T(m, U01)), T(m, [[0.0, 3.0, 3.0]] * 2),
-        cdf=False, entropy=False,
-    ) + [
-        D(m).Binomial(6, logits=T(m, X)).log_prob(T(m, [[0.0, 3.0, 6.0]] * 2)),
-        D(m).Binomial(6, T(m, U01)).entropy(), D(m).Binomial(6, T(m, U01)).mode,
-        D(m).Binomial(4, T(m, [0.3, 0.6])).enumerate_support(),
-    ],
+    "binomial": lambda m: (
+        _common(
+            D(m).Binomial(T(m, [[5.0, 8.0, 3.0]] * 2), T(m, U01)),
+            T(m, [[0.0, 3.0, 3.0]] * 2),
+            cdf=False,
+            entropy=False,
+        )
+        + [
+            D(m).Binomial(6, logits=T(m, X)).log_prob(T(m, [[0.0, 3.0, 6.0]] * 2)),
+            D(m).Binomial(6, T(m, U01)).entropy(),
+            D(m).Binomial(6, T(m, U01)).mode,
+            D(m).Binomial(4, T(m, [0.3, 0.6])).enumerate_support(),
+        ]
+    ),
     "categorical": lambda m: [
         D(m).Categorical(T(m, SIMPLEX)).log_prob(T(m, [[1, 3], [0, 2], [3, 3]], "int64")),
         D(m).Categorical(logits=T(m, CONC)).entropy(),
@@ -140,22 +179,31 @@ CASES = {
         D(m).Multinomial(6, T(m, SIMPLEX)).variance,
         D(m).Multinomial(3, T(m, SIMPLEX)).entropy(),
     ],
-    "mvn_cov": lambda m: _common(
-        D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)), T(m, MVN_X), cdf=False
-    ) + [D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)).scale_tril,
-         D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)).precision_matrix],
+    "mvn_cov": lambda m: (
+        _common(
+            D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)), T(m, MVN_X), cdf=False
+        )
+        + [
+            D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)).scale_tril,
+            D(m).MultivariateNormal(T(m, X), covariance_matrix=T(m, COV)).precision_matrix,
+        ]
+    ),
     "mvn_tril_precision": lambda m: [
-        D(m).MultivariateNormal(
-            T(m, X[0]), scale_tril=T(m, np.linalg.cholesky(COV))
-        ).log_prob(T(m, MVN_X)),
+        D(m)
+        .MultivariateNormal(T(m, X[0]), scale_tril=T(m, np.linalg.cholesky(COV)))
+        .log_prob(T(m, MVN_X)),
         D(m).MultivariateNormal(T(m, X), precision_matrix=T(m, COV)).log_prob(T(m, MVN_X)),
         D(m).MultivariateNormal(T(m, X), precision_matrix=T(m, COV)).covariance_matrix,
         D(m).MultivariateNormal(T(m, X), T(m, COV)).entropy(),
     ],
-    "lowrank_mvn": lambda m: _common(
-        D(m).LowRankMultivariateNormal(T(m, X), T(m, COV_A[:, :, :2]), T(m, POS)),
-        T(m, MVN_X), cdf=False,
-    ) + [_lowrank(m).covariance_matrix, _lowrank(m).precision_matrix, _lowrank(m).scale_tril],
+    "lowrank_mvn": lambda m: (
+        _common(
+            D(m).LowRankMultivariateNormal(T(m, X), T(m, COV_A[:, :, :2]), T(m, POS)),
+            T(m, MVN_X),
+            cdf=False,
+        )
+        + [_lowrank(m).covariance_matrix, _lowrank(m).precision_matrix, _lowrank(m).scale_tril]
+    ),
     "independent": lambda m: _common(
         D(m).Independent(D(m).Normal(T(m, X), T(m, POS)), 1), T(m, MVN_X), cdf=False
     ),
@@ -165,55 +213,69 @@ CASES = {
         repr(D(m).RelaxedBernoulli(T(m, 0.5), T(m, U01)).support),
     ],
     "relaxed_onehot": lambda m: [
-        D(m).RelaxedOneHotCategorical(T(m, 0.7), T(m, SIMPLEX)).log_prob(
-            T(m, SIMPLEX[::-1].copy())
-        ),
+        D(m)
+        .RelaxedOneHotCategorical(T(m, 0.7), T(m, SIMPLEX))
+        .log_prob(T(m, SIMPLEX[::-1].copy())),
         D(m).RelaxedOneHotCategorical(T(m, 1.3), logits=T(m, CONC)).log_prob(T(m, SIMPLEX)),
     ],
-    "continuous_bernoulli": lambda m: _common(
-        D(m).ContinuousBernoulli(T(m, [[0.2, 0.4995, 0.5], [0.5005, 0.7, 0.95]])), T(m, U01)
-    ) + [
-        D(m).ContinuousBernoulli(T(m, U01)).icdf(T(m, U01[::-1].copy())),
-        D(m).ContinuousBernoulli(logits=T(m, X)).log_prob(T(m, U01)),
-        D(m).ContinuousBernoulli(logits=T(m, X)).mean,
-    ],
+    "continuous_bernoulli": lambda m: (
+        _common(
+            D(m).ContinuousBernoulli(T(m, [[0.2, 0.4995, 0.5], [0.5005, 0.7, 0.95]])), T(m, U01)
+        )
+        + [
+            D(m).ContinuousBernoulli(T(m, U01)).icdf(T(m, U01[::-1].copy())),
+            D(m).ContinuousBernoulli(logits=T(m, X)).log_prob(T(m, U01)),
+            D(m).ContinuousBernoulli(logits=T(m, X)).mean,
+        ]
+    ),
     "negative_binomial": lambda m: [
-        D(m).NegativeBinomial(T(m, POS), T(m, U01)).log_prob(
-            T(m, [[0.0, 3.0, 1.0], [7.0, 2.0, 0.0]])
-        ),
+        D(m)
+        .NegativeBinomial(T(m, POS), T(m, U01))
+        .log_prob(T(m, [[0.0, 3.0, 1.0], [7.0, 2.0, 0.0]])),
         D(m).NegativeBinomial(T(m, POS), logits=T(m, X)).log_prob(T(m, [[4.0, 0.0, 2.0]] * 2)),
         D(m).NegativeBinomial(T(m, POS), T(m, U01)).mean,
         D(m).NegativeBinomial(T(m, POS), T(m, U01)).variance,
         D(m).NegativeBinomial(T(m, POS) + 1, T(m, U01)).mode,
         D(m).NegativeBinomial(0.0, T(m, [0.5])).log_prob(T(m, [0.0])),
     ],
-    "inverse_gamma": lambda m: _common(
-        D(m).InverseGamma(T(m, POS) + 1, T(m, POS2)), T(m, XPOS), cdf=False
-    ) + [D(m).InverseGamma(T(m, POS) + 1, T(m, POS2)).mode],
-    "fisher_snedecor": lambda m: _common(
-        D(m).FisherSnedecor(T(m, POS) * 3, T(m, POS2) * 3), T(m, XPOS), cdf=False, entropy=False
-    ) + [D(m).FisherSnedecor(T(m, POS) * 3, T(m, POS2) * 3).mode],
+    "inverse_gamma": lambda m: (
+        _common(D(m).InverseGamma(T(m, POS) + 1, T(m, POS2)), T(m, XPOS), cdf=False)
+        + [D(m).InverseGamma(T(m, POS) + 1, T(m, POS2)).mode]
+    ),
+    "fisher_snedecor": lambda m: (
+        _common(
+            D(m).FisherSnedecor(T(m, POS) * 3, T(m, POS2) * 3), T(m, XPOS), cdf=False, entropy=False
+        )
+        + [D(m).FisherSnedecor(T(m, POS) * 3, T(m, POS2) * 3).mode]
+    ),
     "logistic_normal": lambda m: [
         D(m).LogisticNormal(T(m, X), T(m, POS)).log_prob(T(m, SIMPLEX[:, :4])),
         tuple(D(m).LogisticNormal(T(m, X), T(m, POS)).event_shape),
         D(m).LogisticNormal(0.0, 1.0).log_prob(T(m, [0.3, 0.7])),
     ],
-    "kumaraswamy": lambda m: _common(
-        D(m).Kumaraswamy(T(m, POS), T(m, POS2)), T(m, U01)
-    ) + [D(m).Kumaraswamy(T(m, POS), T(m, POS2)).icdf(T(m, U01[::-1].copy()))],
-    "generalized_pareto": lambda m: _common(
-        D(m).GeneralizedPareto(T(m, X), T(m, POS), T(m, [[0.3, 0.0, -0.2], [0.1, 0.45, 0.7]])),
-        T(m, X) + T(m, U01),
-    ) + [
-        D(m).GeneralizedPareto(T(m, X), T(m, POS), T(m, [[0.3, 0.0, -0.2], [0.1, 0.45, 0.7]]))
-        .icdf(T(m, U01)),
-        D(m).GeneralizedPareto(T(m, X), T(m, POS), T(m, [[0.3, 0.0, -0.2], [0.1, 0.45, 0.7]]))
-        .mode,
-    ],
+    "kumaraswamy": lambda m: (
+        _common(D(m).Kumaraswamy(T(m, POS), T(m, POS2)), T(m, U01))
+        + [D(m).Kumaraswamy(T(m, POS), T(m, POS2)).icdf(T(m, U01[::-1].copy()))]
+    ),
+    "generalized_pareto": lambda m: (
+        _common(
+            D(m).GeneralizedPareto(T(m, X), T(m, POS), T(m, [[0.3, 0.0, -0.2], [0.1, 0.45, 0.7]])),
+            T(m, X) + T(m, U01),
+        )
+        + [
+            D(m)
+            .GeneralizedPareto(T(m, X), T(m, POS), T(m, [[0.3, 0.0, -0.2], [0.1, 0.45, 0.7]]))
+            .icdf(T(m, U01)),
+            D(m)
+            .GeneralizedPareto(T(m, X), T(m, POS), T(m, [[0.3, 0.0, -0.2], [0.1, 0.45, 0.7]]))
+            .mode,
+        ]
+    ),
     "lkj_cholesky": lambda m: [
         D(m).LKJCholesky(4, T(m, [0.5, 1.0, 3.0])).log_prob(_corr_cholesky(m)),
         D(m).LKJCholesky(2).log_prob(_corr_cholesky(m)[0, :2, :2] / _row_norm(m)),
-        tuple(D(m).LKJCholesky(3, 2.0).event_shape), repr(D(m).LKJCholesky(3).support),
+        tuple(D(m).LKJCholesky(3, 2.0).event_shape),
+        repr(D(m).LKJCholesky(3).support),
     ],
     "wishart": lambda m: [
         D(m).Wishart(T(m, [4.0, 6.5]), T(m, COV)).log_prob(T(m, COV[::-1].copy() * 2)),
@@ -227,15 +289,20 @@ CASES = {
     ],
     "mixture": lambda m: [
         _mixture(m).log_prob(T(m, rand(5, 1, seed=11))),
-        _mixture(m).mean, _mixture(m).variance, _mixture(m).cdf(T(m, rand(5, 1, seed=12))),
-        tuple(_mixture(m).batch_shape), repr(_mixture(m).support),
+        _mixture(m).mean,
+        _mixture(m).variance,
+        _mixture(m).cdf(T(m, rand(5, 1, seed=12))),
+        tuple(_mixture(m).batch_shape),
+        repr(_mixture(m).support),
         _mixture(m).support.check(T(m, [[0.5, float("nan")]])),
     ],
     "mixture_mvn": lambda m: [
-        D(m).MixtureSameFamily(
+        D(m)
+        .MixtureSameFamily(
             D(m).Categorical(T(m, SIMPLEX[0, :2])),
             D(m).Independent(D(m).Normal(T(m, COV_A[:, 0]), T(m, POS)), 1),
-        ).log_prob(T(m, MVN_X)),
+        )
+        .log_prob(T(m, MVN_X)),
     ],
 }
 
@@ -266,8 +333,10 @@ def _edges(m):
         d.Normal(0.0, 1.0).icdf(T(m, [0.0, 1.0])),
         d.VonMises(0.0, T(m, [1e-8, 500.0])).log_prob(T(m, [0.3, 0.0])),
         d.Normal(0.0, 1.0).log_prob(T(m, [1, 2], "int64")),
-        d.kl_divergence(d.Categorical(logits=T(m, [0.0, ninf, 1.0])),
-                        d.Categorical(logits=T(m, [0.0, 0.0, 1.0]))),
+        d.kl_divergence(
+            d.Categorical(logits=T(m, [0.0, ninf, 1.0])),
+            d.Categorical(logits=T(m, [0.0, 0.0, 1.0])),
+        ),
     ]
 
 
@@ -333,8 +402,13 @@ def test_expand_matches_torch(torch, name):
         e = d.expand((4,) + tuple(d.batch_shape))
         m.manual_seed(0)
         value = d.sample((4,))
-        return [tuple(e.batch_shape), tuple(e.event_shape), tuple(e.sample().shape),
-                e.log_prob(value).shape, type(e).__name__]
+        return [
+            tuple(e.batch_shape),
+            tuple(e.event_shape),
+            tuple(e.sample().shape),
+            e.log_prob(value).shape,
+            type(e).__name__,
+        ]
 
     check(torch, run)
 
@@ -359,10 +433,12 @@ GRADS = {
     "categorical": (lambda d, p: d.Categorical(logits=p[0]), [CONC], [1, 3]),
     "poisson": (lambda d, p: d.Poisson(*p), [POS], [[0.0, 3.0, 1.0], [7.0, 2.0, 0.0]]),
     "binomial": (lambda d, p: d.Binomial(5, logits=p[0]), [X], [[0.0, 3.0, 5.0]] * 2),
-    "mvn": (lambda d, p: d.MultivariateNormal(p[0], scale_tril=p[1]),
-            [X, np.linalg.cholesky(COV)], MVN_X),
-    "lowrank_mvn": (lambda d, p: d.LowRankMultivariateNormal(*p), [X, COV_A[:, :, :2], POS],
-                    MVN_X),
+    "mvn": (
+        lambda d, p: d.MultivariateNormal(p[0], scale_tril=p[1]),
+        [X, np.linalg.cholesky(COV)],
+        MVN_X,
+    ),
+    "lowrank_mvn": (lambda d, p: d.LowRankMultivariateNormal(*p), [X, COV_A[:, :, :2], POS], MVN_X),
     "continuous_bernoulli": (lambda d, p: d.ContinuousBernoulli(logits=p[0]), [X], U01),
 }
 

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float32"):
@@ -46,18 +46,22 @@ PAIRS = {
     "poisson": lambda m: (D(m).Poisson(T(m, POS)), D(m).Poisson(T(m, POS2))),
     "binomial": lambda m: (D(m).Binomial(7, T(m, U01)), D(m).Binomial(7, T(m, U02))),
     "categorical": lambda m: (
-        D(m).Categorical(logits=T(m, CONC)), D(m).Categorical(logits=T(m, CONC2))
+        D(m).Categorical(logits=T(m, CONC)),
+        D(m).Categorical(logits=T(m, CONC2)),
     ),
     "onehot": lambda m: (
-        D(m).OneHotCategorical(logits=T(m, CONC)), D(m).OneHotCategorical(logits=T(m, CONC2))
+        D(m).OneHotCategorical(logits=T(m, CONC)),
+        D(m).OneHotCategorical(logits=T(m, CONC2)),
     ),
     "uniform": lambda m: (D(m).Uniform(T(m, X), T(m, X) + 1), D(m).Uniform(T(m, X) - 1, 3.0)),
     "gumbel": lambda m: (D(m).Gumbel(T(m, X), T(m, POS)), D(m).Gumbel(T(m, X2), T(m, POS2))),
     "pareto": lambda m: (
-        D(m).Pareto(T(m, POS2) + 1, T(m, POS)), D(m).Pareto(T(m, POS2), T(m, POS2))
+        D(m).Pareto(T(m, POS2) + 1, T(m, POS)),
+        D(m).Pareto(T(m, POS2), T(m, POS2)),
     ),
     "lognormal": lambda m: (
-        D(m).LogNormal(T(m, X), T(m, POS)), D(m).LogNormal(T(m, X2), T(m, POS2))
+        D(m).LogNormal(T(m, X), T(m, POS)),
+        D(m).LogNormal(T(m, X2), T(m, POS2)),
     ),
     "halfnormal": lambda m: (D(m).HalfNormal(T(m, POS)), D(m).HalfNormal(T(m, POS2))),
     "mvn": lambda m: (
@@ -79,36 +83,43 @@ CROSS = {
     "exponential_normal": lambda m: (D(m).Exponential(T(m, POS)), D(m).Normal(T(m, X), T(m, POS2))),
     "gamma_normal": lambda m: (D(m).Gamma(T(m, POS), T(m, POS2)), D(m).Normal(T(m, X), 2.0)),
     "laplace_normal": lambda m: (
-        D(m).Laplace(T(m, X), T(m, POS)), D(m).Normal(T(m, X2), T(m, POS2))
+        D(m).Laplace(T(m, X), T(m, POS)),
+        D(m).Normal(T(m, X2), T(m, POS2)),
     ),
     "uniform_normal": lambda m: (D(m).Uniform(T(m, X), T(m, X) + 1), D(m).Normal(0.5, T(m, POS))),
     "gumbel_normal": lambda m: (D(m).Gumbel(T(m, X), T(m, POS)), D(m).Normal(T(m, X2), T(m, POS2))),
     "beta_normal": lambda m: (D(m).Beta(T(m, POS), T(m, POS2)), D(m).Normal(T(m, X2), T(m, POS2))),
     "normal_laplace": lambda m: (
-        D(m).Normal(T(m, X), T(m, POS)), D(m).Laplace(T(m, X2), T(m, POS2))
+        D(m).Normal(T(m, X), T(m, POS)),
+        D(m).Laplace(T(m, X2), T(m, POS2)),
     ),
     "normal_gumbel": lambda m: (D(m).Normal(T(m, X), T(m, POS)), D(m).Gumbel(T(m, X2), T(m, POS2))),
     "uniform_gumbel": lambda m: (
-        D(m).Uniform(T(m, X), T(m, X) + 2), D(m).Gumbel(T(m, X2), T(m, POS2))
+        D(m).Uniform(T(m, X), T(m, X) + 2),
+        D(m).Gumbel(T(m, X2), T(m, POS2)),
     ),
     "exponential_gamma": lambda m: (D(m).Exponential(T(m, POS)), D(m).Gamma(T(m, POS2), T(m, POS))),
     "gamma_exponential": lambda m: (D(m).Gamma(T(m, POS), T(m, POS2)), D(m).Exponential(T(m, POS))),
     "uniform_exponential": lambda m: (
-        D(m).Uniform(T(m, X), T(m, X) + 1), D(m).Exponential(T(m, POS))
+        D(m).Uniform(T(m, X), T(m, X) + 1),
+        D(m).Exponential(T(m, POS)),
     ),
     "uniform_gamma": lambda m: (
-        D(m).Uniform(T(m, U01) - 0.2, 2.0), D(m).Gamma(T(m, POS), T(m, POS2))
+        D(m).Uniform(T(m, U01) - 0.2, 2.0),
+        D(m).Gamma(T(m, POS), T(m, POS2)),
     ),
     "bernoulli_poisson": lambda m: (D(m).Bernoulli(T(m, U01)), D(m).Poisson(T(m, POS))),
     "continuous_bernoulli": lambda m: (
-        D(m).ContinuousBernoulli(T(m, U01)), D(m).ContinuousBernoulli(logits=T(m, X))
+        D(m).ContinuousBernoulli(T(m, U01)),
+        D(m).ContinuousBernoulli(logits=T(m, X)),
     ),
     "normal_beta_inf": lambda m: (D(m).Normal(T(m, X), T(m, POS)), D(m).Beta(2.0, 3.0)),
     "gamma_uniform_inf": lambda m: (D(m).Gamma(T(m, POS), 1.0), D(m).Uniform(0.0, 5.0)),
     "poisson_binomial_inf": lambda m: (D(m).Poisson(T(m, POS)), D(m).Binomial(3, T(m, U01))),
     "pareto_beta_inf": lambda m: (D(m).Pareto(T(m, POS), 2.0), D(m).Beta(2.0, 3.0)),
     "inverse_gamma": lambda m: (
-        D(m).InverseGamma(T(m, POS), T(m, POS2)), D(m).InverseGamma(T(m, POS2), T(m, POS))
+        D(m).InverseGamma(T(m, POS), T(m, POS2)),
+        D(m).InverseGamma(T(m, POS2), T(m, POS)),
     ),
 }
 PAIRS.update(CROSS)
@@ -126,11 +137,17 @@ def test_batched_wishart_kl_is_per_member(torch):
     w = ember.distributions.Wishart
     if ember.distributions is torch.distributions:
         pytest.skip("a deliberate difference from torch")
-    got = kl(w(T(ember, [4.0, 5.0]), T(ember, WISHART_A)),
-             w(T(ember, [6.0, 3.0]), T(ember, WISHART_B)))
+    got = kl(
+        w(T(ember, [4.0, 5.0]), T(ember, WISHART_A)), w(T(ember, [6.0, 3.0]), T(ember, WISHART_B))
+    )
     tw, tkl = torch.distributions.Wishart, torch.distributions.kl_divergence
-    want = [tkl(tw(torch.tensor(a), torch.tensor(WISHART_A)),
-                tw(torch.tensor(b), torch.tensor(WISHART_B))).item() for a, b in [(4, 6), (5, 3)]]
+    want = [
+        tkl(
+            tw(torch.tensor(a), torch.tensor(WISHART_A)),
+            tw(torch.tensor(b), torch.tensor(WISHART_B)),
+        ).item()
+        for a, b in [(4, 6), (5, 3)]
+    ]
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
 
 
@@ -140,10 +157,29 @@ def test_kl_against_torch(torch, name):
 
 
 # Pairs with a reparameterized or cheap sampler, for the Monte-Carlo check.
-MC = ["normal", "laplace", "exponential", "gamma", "beta", "dirichlet", "bernoulli",
-      "poisson", "categorical", "mvn", "independent", "lognormal", "geometric",
-      "exponential_gamma", "gamma_normal", "uniform_gumbel", "normal_laplace",
-      "bernoulli_poisson", "continuous_bernoulli", "inverse_gamma", "wishart"]
+MC = [
+    "normal",
+    "laplace",
+    "exponential",
+    "gamma",
+    "beta",
+    "dirichlet",
+    "bernoulli",
+    "poisson",
+    "categorical",
+    "mvn",
+    "independent",
+    "lognormal",
+    "geometric",
+    "exponential_gamma",
+    "gamma_normal",
+    "uniform_gumbel",
+    "normal_laplace",
+    "bernoulli_poisson",
+    "continuous_bernoulli",
+    "inverse_gamma",
+    "wishart",
+]
 
 
 @pytest.mark.parametrize("name", MC)
@@ -157,18 +193,24 @@ def test_kl_matches_monte_carlo(name):
 
 
 def test_kl_infinite_and_unregistered(torch):
-    check(torch, lambda m: [
-        D(m).kl_divergence(D(m).Uniform(0.0, 2.0), D(m).Uniform(0.5, 3.0)),
-        D(m).kl_divergence(D(m).Bernoulli(T(m, [0.3])), D(m).Bernoulli(T(m, [0.0]))),
-        D(m).kl_divergence(D(m).Binomial(5, T(m, [0.3])), D(m).Binomial(3, T(m, [0.4]))),
-    ])
-    check_raises(torch, lambda m: D(m).kl_divergence(
-        D(m).VonMises(0.0, 1.0), D(m).VonMises(1.0, 1.0)
-    ))
-    check_raises(torch, lambda m: D(m).kl_divergence(
-        D(m).MultivariateNormal(T(m, X[0]), T(m, COV[0])),
-        D(m).MultivariateNormal(T(m, [0.0, 0.0]), T(m, np.eye(2))),
-    ))
+    check(
+        torch,
+        lambda m: [
+            D(m).kl_divergence(D(m).Uniform(0.0, 2.0), D(m).Uniform(0.5, 3.0)),
+            D(m).kl_divergence(D(m).Bernoulli(T(m, [0.3])), D(m).Bernoulli(T(m, [0.0]))),
+            D(m).kl_divergence(D(m).Binomial(5, T(m, [0.3])), D(m).Binomial(3, T(m, [0.4]))),
+        ],
+    )
+    check_raises(
+        torch, lambda m: D(m).kl_divergence(D(m).VonMises(0.0, 1.0), D(m).VonMises(1.0, 1.0))
+    )
+    check_raises(
+        torch,
+        lambda m: D(m).kl_divergence(
+            D(m).MultivariateNormal(T(m, X[0]), T(m, COV[0])),
+            D(m).MultivariateNormal(T(m, [0.0, 0.0]), T(m, np.eye(2))),
+        ),
+    )
 
 
 def test_register_kl_prefers_the_most_specific_pair():
@@ -194,26 +236,32 @@ TRANSFORMS = {
     "tanh": lambda m: m.distributions.transforms.TanhTransform(),
     "power": lambda m: m.distributions.transforms.PowerTransform(T(m, POS[0])),
     "softplus": lambda m: m.distributions.transforms.SoftplusTransform(),
-    "compose": lambda m: m.distributions.transforms.ComposeTransform([
-        m.distributions.transforms.AffineTransform(0.5, 2.0),
-        m.distributions.transforms.ExpTransform(),
-    ]),
+    "compose": lambda m: m.distributions.transforms.ComposeTransform(
+        [
+            m.distributions.transforms.AffineTransform(0.5, 2.0),
+            m.distributions.transforms.ExpTransform(),
+        ]
+    ),
     "stick_breaking": lambda m: m.distributions.transforms.StickBreakingTransform(),
     "independent_affine": lambda m: m.distributions.transforms.IndependentTransform(
         m.distributions.transforms.AffineTransform(0.0, T(m, POS[0])), 1
     ),
     "reshape": lambda m: m.distributions.transforms.ReshapeTransform((3,), (3, 1)),
     "cat": lambda m: m.distributions.transforms.CatTransform(
-        [m.distributions.transforms.ExpTransform(),
-         m.distributions.transforms.AffineTransform(1.0, 3.0)], dim=-1, lengths=[2, 1]
+        [
+            m.distributions.transforms.ExpTransform(),
+            m.distributions.transforms.AffineTransform(1.0, 3.0),
+        ],
+        dim=-1,
+        lengths=[2, 1],
     ),
     "cat_batch_dim": lambda m: m.distributions.transforms.CatTransform(
         [m.distributions.transforms.ExpTransform(), m.distributions.transforms.TanhTransform()],
         dim=0,
     ),
     "stack": lambda m: m.distributions.transforms.StackTransform(
-        [m.distributions.transforms.ExpTransform(),
-         m.distributions.transforms.SigmoidTransform()], dim=0
+        [m.distributions.transforms.ExpTransform(), m.distributions.transforms.SigmoidTransform()],
+        dim=0,
     ),
     "cdf": lambda m: m.distributions.transforms.CumulativeDistributionTransform(
         m.distributions.Normal(0.5, 2.0)
@@ -229,8 +277,15 @@ def test_transform_against_torch(torch, name):
         t = TRANSFORMS[name](m)
         x = T(m, {"power": POS2, "positive_definite": COV_A}.get(name, X))
         y = t(x)
-        out = [y, t.inv(y), repr(t.domain), repr(t.codomain), t.bijective,
-               tuple(t.forward_shape(x.shape)), tuple(t.inverse_shape(y.shape))]
+        out = [
+            y,
+            t.inv(y),
+            repr(t.domain),
+            repr(t.codomain),
+            t.bijective,
+            tuple(t.forward_shape(x.shape)),
+            tuple(t.inverse_shape(y.shape)),
+        ]
         if name == "corr_cholesky":  # R^6 -> 4 x 4 factors: the input is a batch of vectors
             x = T(m, rand(2, 6, seed=21))
             y = t(x)
@@ -243,12 +298,15 @@ def test_transform_against_torch(torch, name):
 
 
 def test_softmax_abs_and_cache(torch):
-    check(torch, lambda m: [
-        m.distributions.transforms.SoftmaxTransform()(T(m, CONC)),
-        m.distributions.transforms.AbsTransform()(T(m, X)),
-        m.distributions.transforms.ExpTransform().inv.inv(T(m, X)),
-        repr(m.distributions.transforms.ExpTransform().inv),
-    ])
+    check(
+        torch,
+        lambda m: [
+            m.distributions.transforms.SoftmaxTransform()(T(m, CONC)),
+            m.distributions.transforms.AbsTransform()(T(m, X)),
+            m.distributions.transforms.ExpTransform().inv.inv(T(m, X)),
+            repr(m.distributions.transforms.ExpTransform().inv),
+        ],
+    )
     t = ember.distributions.transforms.TanhTransform(cache_size=1)
     x = ember.tensor([30.0])
     assert t.inv(t(x)) is x  # atanh(1.0) would be inf
@@ -261,8 +319,12 @@ def test_tanh_normal_log_prob(torch):
         d = m.distributions
         base = d.Normal(T(m, X), T(m, POS))
         td = d.TransformedDistribution(base, [d.transforms.TanhTransform(cache_size=1)])
-        return [td.log_prob(T(m, U01 * 0.9)), tuple(td.batch_shape), repr(td.support),
-                td.has_rsample]
+        return [
+            td.log_prob(T(m, U01 * 0.9)),
+            tuple(td.batch_shape),
+            repr(td.support),
+            td.has_rsample,
+        ]
 
     check(torch, run, rtol=2e-5, atol=2e-6)
 
@@ -280,7 +342,8 @@ CONSTRAINTS = {
     "corr_cholesky": lambda m: m.distributions.constraints.corr_cholesky,
     "cat": lambda m: m.distributions.constraints.cat(
         [m.distributions.constraints.positive, m.distributions.constraints.unit_interval],
-        dim=-1, lengths=[2, 1],
+        dim=-1,
+        lengths=[2, 1],
     ),
     "stack": lambda m: m.distributions.constraints.stack(
         [m.distributions.constraints.real, m.distributions.constraints.positive], dim=0
@@ -309,7 +372,9 @@ def test_constraint_checks(torch):
         c = m.distributions.constraints
         v = T(m, [[0.2, 0.8], [0.5, 0.6], [-0.1, 1.1]])
         return [
-            c.simplex.check(v), c.unit_interval.check(v), c.positive.check(v),
+            c.simplex.check(v),
+            c.unit_interval.check(v),
+            c.positive.check(v),
             c.integer_interval(0, 3).check(T(m, [0.0, 2.5, 3.0, 4.0])),
             c.boolean.check(T(m, [0.0, 1.0, 0.5])),
             c.one_hot.check(T(m, [[0.0, 1.0], [1.0, 1.0]])),
@@ -318,9 +383,12 @@ def test_constraint_checks(torch):
             c.positive_definite.check(T(m, COV)),
             c.nonnegative_integer.check(T(m, [0.0, 1.0, -1.0, 1.5])),
             c.half_open_interval(0.0, 1.0).check(T(m, [0.0, 1.0])),
-            repr(c.greater_than_eq(2.0)), repr(c.integer_interval(0, 3)),
-            repr(c.independent(c.real, 1)), c.is_dependent(c.dependent),
-            c.simplex.event_dim, c.boolean.is_discrete,
+            repr(c.greater_than_eq(2.0)),
+            repr(c.integer_interval(0, 3)),
+            repr(c.independent(c.real, 1)),
+            c.is_dependent(c.dependent),
+            c.simplex.event_dim,
+            c.boolean.is_discrete,
         ]
 
     check(torch, run)
@@ -341,16 +409,38 @@ def test_torch_module_paths(torch):
     if ember.distributions is torch.distributions:
         pytest.skip("importing ember.distributions.<module> would load torch's files twice")
 
-    for name in ["bernoulli", "categorical", "normal", "transformed_distribution", "kl",
-                 "relaxed_categorical", "one_hot_categorical", "studentT", "von_mises",
-                 "multivariate_normal", "lowrank_multivariate_normal", "independent", "utils",
-                 "mixture_same_family", "exp_family", "constraints", "transforms", "gamma",
-                 "lkj_cholesky", "kumaraswamy", "generalized_pareto", "constraint_registry",
-                 "wishart"]:
+    for name in [
+        "bernoulli",
+        "categorical",
+        "normal",
+        "transformed_distribution",
+        "kl",
+        "relaxed_categorical",
+        "one_hot_categorical",
+        "studentT",
+        "von_mises",
+        "multivariate_normal",
+        "lowrank_multivariate_normal",
+        "independent",
+        "utils",
+        "mixture_same_family",
+        "exp_family",
+        "constraints",
+        "transforms",
+        "gamma",
+        "lkj_cholesky",
+        "kumaraswamy",
+        "generalized_pareto",
+        "constraint_registry",
+        "wishart",
+    ]:
         theirs = importlib.import_module("torch.distributions." + name)
         ours = importlib.import_module("ember.distributions." + name)
-        public = [k for k, v in vars(theirs).items()
-                  if isinstance(v, type) and v.__module__ == theirs.__name__ and k[0] != "_"]
+        public = [
+            k
+            for k, v in vars(theirs).items()
+            if isinstance(v, type) and v.__module__ == theirs.__name__ and k[0] != "_"
+        ]
         assert [k for k in public if not hasattr(ours, k)] == [], name
     from ember.distributions.normal import Normal
 
@@ -360,30 +450,42 @@ def test_torch_module_paths(torch):
 def test_private_utils_programs_import(torch):
     def run(m):
         u = m.distributions.utils
-        return [u._sum_rightmost(T(m, COV_A), 2), u._standard_normal((2, 3), m.float64, None).shape,
-                u.euler_constant, u.clamp_probs(T(m, [0.0, 1.0])),
-                u.probs_to_logits(T(m, [0.2, 0.8]), is_binary=True),
-                u.logits_to_probs(T(m, [0.2, 0.8]))]
+        return [
+            u._sum_rightmost(T(m, COV_A), 2),
+            u._standard_normal((2, 3), m.float64, None).shape,
+            u.euler_constant,
+            u.clamp_probs(T(m, [0.0, 1.0])),
+            u.probs_to_logits(T(m, [0.2, 0.8]), is_binary=True),
+            u.logits_to_probs(T(m, [0.2, 0.8])),
+        ]
 
     check(torch, run)
 
 
 def test_tril_vec_round_trip(torch):
-    check(torch, lambda m: [
-        m.distributions.utils.tril_matrix_to_vec(T(m, COV_A), diag=-1),
-        m.distributions.utils.tril_matrix_to_vec(T(m, COV_A)),
-        m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23))),
-        m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23)), diag=-1),
-    ])
+    check(
+        torch,
+        lambda m: [
+            m.distributions.utils.tril_matrix_to_vec(T(m, COV_A), diag=-1),
+            m.distributions.utils.tril_matrix_to_vec(T(m, COV_A)),
+            m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23))),
+            m.distributions.utils.vec_to_tril_matrix(T(m, rand(2, 6, seed=23)), diag=-1),
+        ],
+    )
 
 
 def test_transform_to_positive_definite(torch):
-    check(torch, lambda m: [
-        m.distributions.transform_to(m.distributions.constraints.positive_definite)(T(m, COV_A)),
-        m.distributions.transform_to(m.distributions.constraints.positive_semidefinite)(
-            T(m, COV_A)
-        ),
-    ])
+    check(
+        torch,
+        lambda m: [
+            m.distributions.transform_to(m.distributions.constraints.positive_definite)(
+                T(m, COV_A)
+            ),
+            m.distributions.transform_to(m.distributions.constraints.positive_semidefinite)(
+                T(m, COV_A)
+            ),
+        ],
+    )
 
 
 def test_transforms_and_transformed_distributions_pickle():

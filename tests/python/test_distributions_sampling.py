@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises
 
 import ember
-from _breadth_util import check, check_raises
 
 D = ember.distributions
 
@@ -55,9 +55,7 @@ FAMILIES = {
         m.distributions.Categorical(T(m, [0.3, 0.7])),
         m.distributions.Normal(T(m, [-2.0, 2.0]), T(m, [0.5, 1.0])),
     ),
-    "continuous_bernoulli": lambda m: m.distributions.ContinuousBernoulli(
-        T(m, [0.1, 0.5, 0.8])
-    ),
+    "continuous_bernoulli": lambda m: m.distributions.ContinuousBernoulli(T(m, [0.1, 0.5, 0.8])),
     "negative_binomial": lambda m: m.distributions.NegativeBinomial(
         T(m, [2.0, 7.5]), T(m, [0.3, 0.6])
     ),
@@ -68,9 +66,7 @@ FAMILIES = {
     "generalized_pareto": lambda m: m.distributions.GeneralizedPareto(
         T(m, [0.0, 1.0]), T(m, [1.0, 2.0]), T(m, [0.1, -0.3])
     ),
-    "relaxed_bernoulli": lambda m: m.distributions.RelaxedBernoulli(
-        T(m, 0.5), T(m, [0.2, 0.9])
-    ),
+    "relaxed_bernoulli": lambda m: m.distributions.RelaxedBernoulli(T(m, 0.5), T(m, [0.2, 0.9])),
     "relaxed_onehot": lambda m: m.distributions.RelaxedOneHotCategorical(
         T(m, 0.5), T(m, [0.2, 0.3, 0.5])
     ),
@@ -166,8 +162,8 @@ def test_standard_gamma_grad_by_finite_differences_of_the_cdf():
     def cdf(a, x, n=200001):
         t = np.linspace(0, x, n)[1:]  # (t/x)^(a-1) form is integrable at 0 for a >= 1
         logf = (a - 1) * np.log(t) - t - math.lgamma(a)
-        return np.trapezoid(np.exp(logf), t) if hasattr(np, "trapezoid") else np.trapz(
-            np.exp(logf), t
+        return (
+            np.trapezoid(np.exp(logf), t) if hasattr(np, "trapezoid") else np.trapz(np.exp(logf), t)
         )
 
     for a, x in [(1.5, 0.7), (3.0, 2.0), (6.0, 9.0), (30.0, 24.0), (30.0, 37.0)]:
@@ -187,8 +183,9 @@ def test_gamma_cdf_gradients(torch):
     conc = t64(a).requires_grad_()
     value = t64(x).requires_grad_()
     g_conc, g_value = ember.autograd.grad(D.Gamma(conc, 1.0).cdf(value).sum(), [conc, value])
-    np.testing.assert_allclose(g_value.numpy(), D.Gamma(t64(a), 1.0).log_prob(t64(x)).exp().numpy(),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        g_value.numpy(), D.Gamma(t64(a), 1.0).log_prob(t64(x)).exp().numpy(), rtol=1e-10
+    )
     h = 1e-6
     ta, tx = torch.tensor(a, dtype=torch.float64), torch.tensor(x, dtype=torch.float64)
     fd = (torch.special.gammainc(ta + h, tx) - torch.special.gammainc(ta - h, tx)) / (2 * h)
@@ -229,8 +226,11 @@ def test_gamma_based_rsample_gradient_is_unbiased(family):
         dfn = df.detach().numpy()
 
         def e_abs(v):
-            return 2 * math.sqrt(v) * math.exp(math.lgamma((v + 1) / 2) - math.lgamma(v / 2)) / (
-                math.sqrt(math.pi) * (v - 1)
+            return (
+                2
+                * math.sqrt(v)
+                * math.exp(math.lgamma((v + 1) / 2) - math.lgamma(v / 2))
+                / (math.sqrt(math.pi) * (v - 1))
             )
 
         want = t64([(e_abs(v + 1e-5) - e_abs(v - 1e-5)) / 2e-5 for v in dfn])
@@ -276,9 +276,9 @@ ERRORS = {
     "value_not_tensor": lambda m: m.distributions.Normal(0.0, 1.0, validate_args=True).log_prob(
         0.5
     ),
-    "value_shape": lambda m: m.distributions.Normal(
-        m.zeros(3), 1.0, validate_args=True
-    ).log_prob(m.ones(2)),
+    "value_shape": lambda m: m.distributions.Normal(m.zeros(3), 1.0, validate_args=True).log_prob(
+        m.ones(2)
+    ),
     "mvn_event_shape": lambda m: m.distributions.MultivariateNormal(
         m.zeros(3), m.eye(3), validate_args=True
     ).log_prob(m.ones(2)),
@@ -303,9 +303,7 @@ ERRORS = {
     "binomial_entropy_inhomogeneous": lambda m: m.distributions.Binomial(
         T(m, [2.0, 3.0]), T(m, [0.5, 0.5])
     ).entropy(),
-    "multinomial_tensor_count": lambda m: m.distributions.Multinomial(
-        T(m, 3.0), T(m, [0.5, 0.5])
-    ),
+    "multinomial_tensor_count": lambda m: m.distributions.Multinomial(T(m, 3.0), T(m, [0.5, 0.5])),
     "geometric_zero": lambda m: m.distributions.Geometric(T(m, [0.0]), validate_args=True),
     "onehot_value": lambda m: m.distributions.OneHotCategorical(
         T(m, [0.5, 0.5]), validate_args=True
@@ -354,10 +352,13 @@ def test_errors_match_torch(torch, name):
 
 
 def test_validation_can_be_switched_off(torch):
-    check(torch, lambda m: [
-        m.distributions.Normal(0.0, T(m, [-1.0]), validate_args=False).scale,
-        m.distributions.Exponential(1.0, validate_args=False).log_prob(T(m, [-1.0])),
-    ])
+    check(
+        torch,
+        lambda m: [
+            m.distributions.Normal(0.0, T(m, [-1.0]), validate_args=False).scale,
+            m.distributions.Exponential(1.0, validate_args=False).log_prob(T(m, [-1.0])),
+        ],
+    )
 
 
 def test_lkj_samples_are_correlation_factors_with_lkj_marginals():
@@ -377,8 +378,10 @@ def test_count_samplers_match_their_pmf(count, prob):
     """Frequencies of binomial (waiting times below count * p = 10, BTRS above) and Poisson
     (arrival counting below rate 10, PTRS above) draws against exp(log_prob)."""
     ember.manual_seed(6)
-    for d, top in ((D.Binomial(count, ember.tensor(prob)), count),
-                   (D.Poisson(ember.tensor(count * prob)), 3 * count)):
+    for d, top in (
+        (D.Binomial(count, ember.tensor(prob)), count),
+        (D.Poisson(ember.tensor(count * prob)), 3 * count),
+    ):
         x = d.sample((100000,))
         support = ember.arange(0, top + 1, dtype=ember.float32)
         freq = (x.unsqueeze(-1) == support).double().mean(0).numpy()
@@ -387,10 +390,14 @@ def test_count_samplers_match_their_pmf(count, prob):
 
 def test_binomial_sampler_handles_huge_and_degenerate_counts():
     ember.manual_seed(7)
-    x = D.Binomial(ember.tensor([1e6, 1e6, 7.0, 7.0, 0.0]),
-                   ember.tensor([0.3, 1e-6, 0.0, 1.0, 0.5])).sample((4000,)).double()
-    np.testing.assert_allclose(x.mean(0).numpy(), [3e5, 1.0, 0.0, 7.0, 0.0], rtol=0.002,
-                               atol=0.06)
+    x = (
+        D.Binomial(
+            ember.tensor([1e6, 1e6, 7.0, 7.0, 0.0]), ember.tensor([0.3, 1e-6, 0.0, 1.0, 0.5])
+        )
+        .sample((4000,))
+        .double()
+    )
+    np.testing.assert_allclose(x.mean(0).numpy(), [3e5, 1.0, 0.0, 7.0, 0.0], rtol=0.002, atol=0.06)
     np.testing.assert_allclose(x[:, 0].var().item(), 2.1e5, rtol=0.1)
 
 

@@ -12,8 +12,14 @@ import ember
 # Namespaces walked: all public callables, or only the classes where the namespace's point is its
 # classes (modules, optimizers, schedulers, datasets and samplers).
 FUNCTIONS_AND_CLASSES = [
-    "ember", "ember.nn.functional", "ember.linalg", "ember.special", "ember.fft", "ember.autograd",
-    "ember.nn.init", "ember.nn.utils",
+    "ember",
+    "ember.nn.functional",
+    "ember.linalg",
+    "ember.special",
+    "ember.fft",
+    "ember.autograd",
+    "ember.nn.init",
+    "ember.nn.utils",
 ]
 CLASSES_ONLY = ["ember.nn", "ember.optim", "ember.optim.lr_scheduler", "ember.utils.data"]
 
@@ -81,9 +87,18 @@ def _problem(name, obj):
 
 def test_the_walk_finds_the_namespaces():
     names = {q for q, _, _ in PUBLIC}
-    for expected in ["ember.add", "ember.nn.functional.relu", "ember.linalg.svd", "ember.nn.Linear",
-                     "ember.optim.Adam", "ember.utils.data.DataLoader", "ember.Tensor.to",
-                     "ember.Tensor.device", "ember.autograd.Function", "ember.nn.init.zeros_"]:
+    for expected in [
+        "ember.add",
+        "ember.nn.functional.relu",
+        "ember.linalg.svd",
+        "ember.nn.Linear",
+        "ember.optim.Adam",
+        "ember.utils.data.DataLoader",
+        "ember.Tensor.to",
+        "ember.Tensor.device",
+        "ember.autograd.Function",
+        "ember.nn.init.zeros_",
+    ]:
         assert expected in names
     assert len(PUBLIC) > 1000
 
@@ -101,12 +116,15 @@ def test_every_public_callable_starts_with_its_signature():
     assert not problems, f"{len(problems)} without a signature line:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("obj, first", [
-    (ember.nn.functional.relu, "relu(input, inplace=False) -> Tensor"),
-    (ember.linalg.det, "det(A) -> Tensor"),
-    (ember.nn.Linear, "Linear(in_features, out_features, bias=True, device=None, dtype=None)"),
-    (ember.exp_, "exp_(input) -> Tensor"),
-])
+@pytest.mark.parametrize(
+    "obj, first",
+    [
+        (ember.nn.functional.relu, "relu(input, inplace=False) -> Tensor"),
+        (ember.linalg.det, "det(A) -> Tensor"),
+        (ember.nn.Linear, "Linear(in_features, out_features, bias=True, device=None, dtype=None)"),
+        (ember.exp_, "exp_(input) -> Tensor"),
+    ],
+)
 def test_examples(obj, first):
     doc = _doc(obj)
     lines = doc.splitlines()

@@ -120,8 +120,9 @@ def test_sigmoid_tails():
 def test_float64_unaries_use_double_precision():
     x = np.linspace(-5, 5, 101)
     np.testing.assert_allclose(ember.exp(ember.tensor(x)).numpy(), np.exp(x), rtol=1e-15)
-    np.testing.assert_allclose(ember.sigmoid(ember.tensor(x)).numpy(), 1 / (1 + np.exp(-x)),
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        ember.sigmoid(ember.tensor(x)).numpy(), 1 / (1 + np.exp(-x)), rtol=1e-15
+    )
 
 
 @pytest.mark.parametrize("n", LENGTHS)
@@ -222,8 +223,10 @@ def test_sum_rows_columns_and_prod():
     np.testing.assert_allclose(t.sum(1).numpy(), x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(t.sum(0).numpy(), x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
     ints = ember.arange(1, 41).reshape(2, 20)  # wraps mod 2^64, as numpy: order-free
-    assert ints.prod(1).tolist() == [int(np.prod(np.arange(1, 21, dtype=np.int64))),
-                                     int(np.prod(np.arange(21, 41, dtype=np.int64)))]
+    assert ints.prod(1).tolist() == [
+        int(np.prod(np.arange(1, 21, dtype=np.int64))),
+        int(np.prod(np.arange(21, 41, dtype=np.int64))),
+    ]
     assert ember.tensor(np.zeros((0, 5), np.float32)).sum().item() == 0
 
 
@@ -256,8 +259,9 @@ def test_output_keeps_input_layout(case, op, torch):
     assert out.stride() == ref.stride()
     assert out.is_contiguous() == ref.is_contiguous()
     # torch's own gelu differs by up to ~2e-7 between its strided and contiguous loops
-    np.testing.assert_allclose(out.numpy(), LAYOUT_OPS[op](ember, x.contiguous()).numpy(),
-                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        out.numpy(), LAYOUT_OPS[op](ember, x.contiguous()).numpy(), rtol=1e-6, atol=1e-6
+    )
 
 
 def test_mixed_layouts_follow_the_first_input(torch):
@@ -302,17 +306,25 @@ def test_unary_every_tail_of_the_16_lane_loop_matches_the_strided_path(name):
     pairs = ember.tensor(np.repeat(x, 2).reshape(43, 2))  # column 0 is x at stride 2
     for start in (0, 3):
         for n in range(1, 41):
-            dense = fn(ember.tensor(x[start:start + n]))
-            strided = fn(pairs[start:start + n, 0])
+            dense = fn(ember.tensor(x[start : start + n]))
+            strided = fn(pairs[start : start + n, 0])
             np.testing.assert_array_equal(dense.numpy(), strided.numpy())
             with np.errstate(all="ignore"):
-                check(dense, ref(x[start:start + n]))
+                check(dense, ref(x[start : start + n]))
 
 
 # Activations whose float forms use the vector math of cpu/math.h and cpu/activation.cpp.
-WIDE_ACTIVATIONS = [("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}), ("mish", {}),
-                    ("softplus", {}), ("logsigmoid", {}), ("elu", {}), ("sigmoid", {}),
-                    ("tanh", {})]
+WIDE_ACTIVATIONS = [
+    ("gelu", {}),
+    ("gelu", {"approximate": "tanh"}),
+    ("silu", {}),
+    ("mish", {}),
+    ("softplus", {}),
+    ("logsigmoid", {}),
+    ("elu", {}),
+    ("sigmoid", {}),
+    ("tanh", {}),
+]
 
 
 @pytest.mark.parametrize("name,kw", WIDE_ACTIVATIONS)
@@ -321,17 +333,19 @@ def test_activation_every_tail_of_the_16_lane_loop_matches_torch(torch, name, kw
     x[40:] = [90.0, -90.0, 1e-30]  # past exp's clamps, and a tiny input
     for start in (0, 3):
         for n in range(1, 41):
-            got = getattr(ember.nn.functional, name)(ember.tensor(x[start:start + n]), **kw)
-            want = getattr(torch.nn.functional, name)(torch.tensor(x[start:start + n]), **kw)
-            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6,
-                                       equal_nan=True)
+            got = getattr(ember.nn.functional, name)(ember.tensor(x[start : start + n]), **kw)
+            want = getattr(torch.nn.functional, name)(torch.tensor(x[start : start + n]), **kw)
+            np.testing.assert_allclose(
+                got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6, equal_nan=True
+            )
             g = ember.tensor(np.ones(n, np.float32))
-            t = ember.tensor(x[start:start + n], requires_grad=True)
+            t = ember.tensor(x[start : start + n], requires_grad=True)
             getattr(ember.nn.functional, name)(t, **kw).backward(g)
-            tt = torch.tensor(x[start:start + n], requires_grad=True)
+            tt = torch.tensor(x[start : start + n], requires_grad=True)
             getattr(torch.nn.functional, name)(tt, **kw).backward(torch.ones(n))
-            np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-6,
-                                       equal_nan=True)
+            np.testing.assert_allclose(
+                t.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True
+            )
 
 
 def test_log_and_log1p_accuracy_over_the_float_range():
@@ -346,22 +360,31 @@ def test_log_and_log1p_accuracy_over_the_float_range():
     check(ember.log1p(ember.tensor(small)), want, 2.4e-7)
     specials = np.array([0.0, -0.0, -1.0, -2.0, np.nan, np.inf, -np.inf], np.float32)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(ember.log(ember.tensor(specials)).numpy(),
-                                      np.log(specials))
-        np.testing.assert_array_equal(ember.log1p(ember.tensor(specials)).numpy(),
-                                      np.log1p(specials))
+        np.testing.assert_array_equal(ember.log(ember.tensor(specials)).numpy(), np.log(specials))
+        np.testing.assert_array_equal(
+            ember.log1p(ember.tensor(specials)).numpy(), np.log1p(specials)
+        )
 
 
-@pytest.mark.parametrize("shape,perm", [((70, 45), (1, 0)), ((3, 37, 70), (0, 2, 1)),
-                                        ((33, 5, 40), (2, 1, 0)), ((2, 64, 96), (0, 2, 1))])
+@pytest.mark.parametrize(
+    "shape,perm",
+    [
+        ((70, 45), (1, 0)),
+        ((3, 37, 70), (0, 2, 1)),
+        ((33, 5, 40), (2, 1, 0)),
+        ((2, 64, 96), (0, 2, 1)),
+    ],
+)
 def test_transposing_copy_over_tile_remainders_and_outer_dims(shape, perm):
     """contiguous() of a transpose copies 32 x 32 tiles in the source's order (cpu/copy.cpp)."""
     a = RNG.standard_normal(shape).astype(np.float32)
-    np.testing.assert_array_equal(ember.tensor(a).permute(*perm).contiguous().numpy(),
-                                  a.transpose(perm))
+    np.testing.assert_array_equal(
+        ember.tensor(a).permute(*perm).contiguous().numpy(), a.transpose(perm)
+    )
     ints = (a * 100).astype(np.int16)
-    np.testing.assert_array_equal(ember.tensor(ints).permute(*perm).contiguous().numpy(),
-                                  ints.transpose(perm))
+    np.testing.assert_array_equal(
+        ember.tensor(ints).permute(*perm).contiguous().numpy(), ints.transpose(perm)
+    )
     runs = []
     for threads in (1, 2, 3):
         saved = ember.get_num_threads()

@@ -3,9 +3,9 @@ ember.autograd.functional against torch 2.13."""
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float64"):

@@ -7,9 +7,10 @@ reported as a finding instead of killing pytest. It fails on any finding not in 
 import os
 import sys
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fuzz"))
 import run_fuzz

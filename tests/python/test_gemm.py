@@ -17,7 +17,9 @@ def randn(*shape):
 
 def assert_close(got, ref, mag):
     # Error bound proportional to sum |a b| per output: float32 rounding over k terms.
-    np.testing.assert_array_less(np.abs(got.detach().numpy().astype(np.float64) - ref), 1e-5 * mag + 1e-6)
+    np.testing.assert_array_less(
+        np.abs(got.detach().numpy().astype(np.float64) - ref), 1e-5 * mag + 1e-6
+    )
 
 
 def operand(rows, cols, layout):
@@ -92,7 +94,11 @@ def _products():
     w = ember.tensor(rng.standard_normal((130, 517)).astype(np.float32), requires_grad=True)
     x = ember.tensor(rng.standard_normal((2, 64, 14, 14)).astype(np.float32), requires_grad=True)
     k = ember.tensor(rng.standard_normal((96, 64, 3, 3)).astype(np.float32), requires_grad=True)
-    out = [a @ b, a.t().matmul(a), ember.bmm(a.reshape(3, 100, 517), b[:, :400].expand(3, 517, 400))]
+    out = [
+        a @ b,
+        a.t().matmul(a),
+        ember.bmm(a.reshape(3, 100, 517), b[:, :400].expand(3, 517, 400)),
+    ]
     y = ember.nn.functional.linear(a, w)
     y.sum().backward()
     z = ember.nn.functional.conv2d(x, k, padding=1)

@@ -3,9 +3,9 @@ align_corners setting, gradients for input and grid, and torch's argument errors
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float32"):

@@ -173,7 +173,10 @@ def expected_result_dtype(t1, t2):
 
 @pytest.mark.parametrize("name", sorted(BINARY))
 @SETTINGS
-@given(data=st.data(), shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, min_side=0, max_side=4))
+@given(
+    data=st.data(),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, min_side=0, max_side=4),
+)
 def test_binary_broadcasting_matches_numpy(name, data, shapes):
     op, np_op, dtypes = BINARY[name]
     d1 = data.draw(st.sampled_from(dtypes))
@@ -193,6 +196,7 @@ def test_binary_broadcasting_matches_numpy(name, data, shapes):
 # ----------------------------------------------------------------------------------------------
 # reductions
 # ----------------------------------------------------------------------------------------------
+
 
 @st.composite
 def reduction_args(draw, dtypes):
@@ -270,6 +274,7 @@ def test_amax_amin_match_numpy(method, np_fn, args):
 # indexing
 # ----------------------------------------------------------------------------------------------
 
+
 @st.composite
 def basic_index(draw, shape):
     """A basic index (ints, positive-step slices, None, Ellipsis) valid for `shape`."""
@@ -307,7 +312,9 @@ def advanced_index(draw, shape):
     forced = draw(st.sampled_from(usable))  # at least one array index
     chosen = [i for i in usable if i == forced or draw(st.booleans())]
     index_shapes = draw(
-        hnp.mutually_broadcastable_shapes(num_shapes=len(chosen), min_dims=1, max_dims=2, min_side=1, max_side=3)
+        hnp.mutually_broadcastable_shapes(
+            num_shapes=len(chosen), min_dims=1, max_dims=2, min_side=1, max_side=3
+        )
     ).input_shapes
     parts = [slice(None, None, draw(st.sampled_from([None, 2]))) for _ in shape]
     for i, ishape in zip(chosen, index_shapes):

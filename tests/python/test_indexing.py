@@ -29,6 +29,7 @@ def check_get(index, np_index=None):
 # basic indexing (views)
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "index",
     [
@@ -117,6 +118,7 @@ def test_zero_dim_indexing():
 # advanced indexing (copies)
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "index",
     [
@@ -204,12 +206,15 @@ def test_bool_mask_indexing(mask):
 
 
 def test_bool_mask_combinations():
-    check_get((slice(None), ember.tensor([True, False, True, False])),
-              (slice(None), np.array([True, False, True, False])))
-    check_get((ember.tensor([True, False, True]), slice(None), 2),
-              (np.array([True, False, True]), slice(None), 2))
-    check_get((ember.tensor([True, False, True]), [0, 3]),
-              (np.array([True, False, True]), [0, 3]))
+    check_get(
+        (slice(None), ember.tensor([True, False, True, False])),
+        (slice(None), np.array([True, False, True, False])),
+    )
+    check_get(
+        (ember.tensor([True, False, True]), slice(None), 2),
+        (np.array([True, False, True]), slice(None), 2),
+    )
+    check_get((ember.tensor([True, False, True]), [0, 3]), (np.array([True, False, True]), [0, 3]))
     # a Python list of bools is a mask too, not integer indices
     check_get(([True, False, True],), (np.array([True, False, True]),))
 
@@ -238,6 +243,7 @@ def test_float_index_tensor_raises():
 # ----------------------------------------------------------------------------------------------
 # __setitem__
 # ----------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "index,value",
@@ -293,6 +299,7 @@ def test_setitem_shape_mismatch_raises():
 # ----------------------------------------------------------------------------------------------
 # index functions
 # ----------------------------------------------------------------------------------------------
+
 
 def test_index_select():
     t = ember.tensor(A)
@@ -355,7 +362,8 @@ def test_scatter_add():
 @pytest.mark.parametrize(
     "reduce,include_self,expected",
     [
-        # self = [1, 2, 3, 4], src = [5, 6, 7, 8] scattered into index [0, 0, 2, 2]; slot 1/3 untouched
+        # self = [1, 2, 3, 4], src = [5, 6, 7, 8] scattered into index [0, 0, 2, 2];
+        # slots 1 and 3 untouched
         ("sum", True, [12, 2, 18, 4]),
         ("sum", False, [11, 2, 15, 4]),
         ("prod", True, [30, 2, 168, 4]),
@@ -386,7 +394,9 @@ def test_scatter_reduce_mean_on_ints_floors():
 
 def test_index_add():
     t = ember.ones(3, 2)
-    out = t.index_add(0, ember.tensor([0, 2, 0]), ember.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    out = t.index_add(
+        0, ember.tensor([0, 2, 0]), ember.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    )
     assert out.tolist() == [[7, 9], [1, 1], [4, 5]]  # duplicates accumulate
     out = t.index_add(1, ember.tensor([1]), ember.full((3, 1), 2.0), alpha=3)
     assert out.tolist() == [[1, 7]] * 3
@@ -412,7 +422,10 @@ def test_masked_fill_and_select():
     t = ember.tensor([[1.0, 2.0], [3.0, 4.0]])
     mask = ember.tensor([[True, False], [False, True]])
     assert t.masked_fill(mask, 0).tolist() == [[0, 2], [3, 0]]
-    assert t.masked_fill(ember.tensor([True, False]), -1.0).tolist() == [[-1, 2], [-1, 4]]  # broadcast
+    assert t.masked_fill(ember.tensor([True, False]), -1.0).tolist() == [
+        [-1, 2],
+        [-1, 4],
+    ]  # broadcast
     assert t.masked_fill(mask, ember.tensor(9.0)).tolist() == [[9, 2], [3, 9]]
     c = t.clone()
     c.masked_fill_(c > 2, 0)
@@ -451,7 +464,10 @@ def test_where():
     assert ember.where(cond, x, ember.zeros(2, 2)).tolist() == [[1, 0], [0, 4]]
     assert ember.where(cond, x, -1.0).tolist() == [[1, -1], [-1, 4]]  # scalar other
     assert ember.where(cond, 1.0, 0.0).tolist() == [[1, 0], [0, 1]]
-    assert ember.where(ember.tensor([True, False]), x, ember.tensor(0.0)).tolist() == [[1, 0], [3, 0]]
+    assert ember.where(ember.tensor([True, False]), x, ember.tensor(0.0)).tolist() == [
+        [1, 0],
+        [3, 0],
+    ]
     assert x.where(x > 2, ember.tensor(0.0)).tolist() == [[0, 0], [3, 4]]
     # promotion between the branches
     assert ember.where(cond, ember.tensor([1, 2]), ember.tensor([0.5, 0.5])).dtype == ember.float32
@@ -465,8 +481,9 @@ def test_gather_scatter_take_int32_and_int64_indices(dtype):
     a = np.random.rand(3, 4)
     idx = np.array([[0, 3], [2, 2], [1, 0]])
     ix = ember.tensor(idx, dtype=dtype)
-    np.testing.assert_array_equal(ember.tensor(a).gather(1, ix).numpy(),
-                                  np.take_along_axis(a, idx, axis=1))
+    np.testing.assert_array_equal(
+        ember.tensor(a).gather(1, ix).numpy(), np.take_along_axis(a, idx, axis=1)
+    )
     want = np.zeros((3, 4))
     np.put_along_axis(want, idx, 1.0, axis=1)
     np.testing.assert_array_equal(ember.zeros(3, 4).scatter(1, ix, 1.0).numpy(), want)

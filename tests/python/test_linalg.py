@@ -3,9 +3,9 @@ values, dtypes and shapes, torch's error classes, gradients by gradcheck."""
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float64"):
@@ -290,8 +290,9 @@ def test_norm_nuclear_is_the_sum_of_singular_values():
     b = np.random.randn(2, 3, 4)
     got = ember.norm(ember.tensor(b), p="nuc", dim=(1, 2), keepdim=True)
     assert got.shape == (2, 1, 1)
-    np.testing.assert_allclose(got.numpy().ravel(), [np.linalg.svd(m, compute_uv=False).sum()
-                                                     for m in b], rtol=1e-10)
+    np.testing.assert_allclose(
+        got.numpy().ravel(), [np.linalg.svd(m, compute_uv=False).sum() for m in b], rtol=1e-10
+    )
     x = ember.tensor(a, requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: ember.norm(t, p="nuc"), (x,))
     with pytest.raises(RuntimeError, match="2-tuple"):

@@ -51,27 +51,39 @@ CASES = {
     "exponential": lambda m, o: m.ExponentialLR(o, gamma=0.93),
     "cosine": lambda m, o: m.CosineAnnealingLR(o, T_max=12, eta_min=0.001),
     "linear": lambda m, o: m.LinearLR(o, start_factor=0.2, end_factor=0.9, total_iters=9),
-    "lambda": lambda m, o: m.LambdaLR(o, lr_lambda=[lambda e: 0.95 ** e, lambda e: 1 / (e + 1)]),
+    "lambda": lambda m, o: m.LambdaLR(o, lr_lambda=[lambda e: 0.95**e, lambda e: 1 / (e + 1)]),
     "multiplicative": lambda m, o: m.MultiplicativeLR(o, lr_lambda=lambda e: 0.9),
     "constant": lambda m, o: m.ConstantLR(o, factor=0.4, total_iters=6),
     "polynomial": lambda m, o: m.PolynomialLR(o, total_iters=20, power=2.0),
     "warm_restarts": lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=5, T_mult=2, eta_min=0.01),
     "warm_restarts_1": lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=7),
     "onecycle": lambda m, o: m.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=STEPS),
-    "onecycle_linear3": lambda m, o: m.OneCycleLR(o, max_lr=0.8, epochs=4, steps_per_epoch=10,
-                                                  anneal_strategy="linear", three_phase=True),
-    "cyclic": lambda m, o: m.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=4,
-                                      step_size_down=6),
-    "cyclic_triangular2": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=5,
-                                                  mode="triangular2"),
-    "cyclic_exp_range": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=3, mode="exp_range",
-                                                gamma=0.97, cycle_momentum=False),
+    "onecycle_linear3": lambda m, o: m.OneCycleLR(
+        o, max_lr=0.8, epochs=4, steps_per_epoch=10, anneal_strategy="linear", three_phase=True
+    ),
+    "cyclic": lambda m, o: m.CyclicLR(
+        o, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=4, step_size_down=6
+    ),
+    "cyclic_triangular2": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=5, mode="triangular2"),
+    "cyclic_exp_range": lambda m, o: m.CyclicLR(
+        o, 0.01, 0.1, step_size_up=3, mode="exp_range", gamma=0.97, cycle_momentum=False
+    ),
     "sequential": lambda m, o: m.SequentialLR(
-        o, [m.LinearLR(o, start_factor=0.1, total_iters=5), m.ExponentialLR(o, gamma=0.9),
-            m.CosineAnnealingLR(o, T_max=10)], milestones=[5, 20]),
+        o,
+        [
+            m.LinearLR(o, start_factor=0.1, total_iters=5),
+            m.ExponentialLR(o, gamma=0.9),
+            m.CosineAnnealingLR(o, T_max=10),
+        ],
+        milestones=[5, 20],
+    ),
     "chained": lambda m, o: m.ChainedScheduler(
-        [m.ConstantLR(o, factor=0.5, total_iters=4), m.ExponentialLR(o, gamma=0.95),
-         m.StepLR(o, 6, 0.5)]),
+        [
+            m.ConstantLR(o, factor=0.5, total_iters=4),
+            m.ExponentialLR(o, gamma=0.95),
+            m.StepLR(o, 6, 0.5),
+        ]
+    ),
 }
 
 
@@ -84,9 +96,10 @@ def test_matches_torch(name):
 @pytest.mark.parametrize("name", ["onecycle", "cyclic"])
 def test_cycled_adam_betas_match_torch(name):
     torch = pytest.importorskip("torch")
-    make = {"onecycle": lambda m, o: m.OneCycleLR(o, max_lr=0.01, total_steps=STEPS,
-                                                   pct_start=0.25),
-            "cyclic": lambda m, o: m.CyclicLR(o, 0.001, 0.01, step_size_up=7)}[name]
+    make = {
+        "onecycle": lambda m, o: m.OneCycleLR(o, max_lr=0.01, total_steps=STEPS, pct_start=0.25),
+        "cyclic": lambda m, o: m.CyclicLR(o, 0.001, 0.01, step_size_up=7),
+    }[name]
     assert_same(run(ember, make, cls="Adam"), run(torch, make, cls="Adam"))
 
 
@@ -98,10 +111,15 @@ def test_cyclic_hand_formula():
         assert lr == pytest.approx(0.01 + 0.09 * frac)
 
 
-@pytest.mark.parametrize("kw", [
-    dict(), dict(mode="max", threshold_mode="abs", threshold=0.01),
-    dict(patience=2, cooldown=3, factor=0.5, min_lr=[0.02, 0.001]),
-    dict(patience=1, threshold_mode="abs", eps=0.01, min_lr=0.004)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(mode="max", threshold_mode="abs", threshold=0.01),
+        dict(patience=2, cooldown=3, factor=0.5, min_lr=[0.02, 0.001]),
+        dict(patience=1, threshold_mode="abs", eps=0.01, min_lr=0.004),
+    ],
+)
 def test_reduce_on_plateau_matches_torch(kw):
     torch = pytest.importorskip("torch")
     make = lambda m, o: m.ReduceLROnPlateau(o, **kw)
@@ -130,24 +148,27 @@ def test_hand_formulas():
     lrs = [r[0][0] for r in run(ember, CASES["step"])]
     assert lrs == pytest.approx([0.1 * 0.5 ** (e // 7) for e in range(STEPS + 1)])
     lrs = [r[0][0] for r in run(ember, CASES["exponential"])]
-    assert lrs == pytest.approx([0.1 * 0.93 ** e for e in range(STEPS + 1)])
+    assert lrs == pytest.approx([0.1 * 0.93**e for e in range(STEPS + 1)])
     lrs = [r[0][0] for r in run(ember, CASES["cosine"], steps=12)]
     assert lrs == pytest.approx(
-        [0.001 + (0.1 - 0.001) * (1 + math.cos(math.pi * e / 12)) / 2 for e in range(13)])
+        [0.001 + (0.1 - 0.001) * (1 + math.cos(math.pi * e / 12)) / 2 for e in range(13)]
+    )
     lrs = [r[0][1] for r in run(ember, CASES["linear"])]
-    assert lrs == pytest.approx(
-        [0.05 * (0.2 + 0.7 * min(e, 9) / 9) for e in range(STEPS + 1)])
+    assert lrs == pytest.approx([0.05 * (0.2 + 0.7 * min(e, 9) / 9) for e in range(STEPS + 1)])
     lrs = [r[0][0] for r in run(ember, CASES["polynomial"])]
-    assert lrs == pytest.approx([0.1 * (1 - min(e, 20) / 20) ** 2 for e in range(STEPS + 1)],
-                                abs=1e-15)
+    assert lrs == pytest.approx(
+        [0.1 * (1 - min(e, 20) / 20) ** 2 for e in range(STEPS + 1)], abs=1e-15
+    )
     lrs = [r[0][0] for r in run(ember, CASES["multistep"])]
     assert lrs == pytest.approx(
-        [0.1 * 0.3 ** ((e >= 3) + 2 * (e >= 10) + (e >= 25)) for e in range(STEPS + 1)])
+        [0.1 * 0.3 ** ((e >= 3) + 2 * (e >= 10) + (e >= 25)) for e in range(STEPS + 1)]
+    )
     lrs = [r[0][0] for r in run(ember, CASES["constant"])]
     assert lrs == pytest.approx([0.1 * (0.4 if e < 6 else 1.0) for e in range(STEPS + 1)])
     lrs = [r[0][0] for r in run(ember, CASES["warm_restarts_1"])]
-    assert lrs == pytest.approx([(0.1) * (1 + math.cos(math.pi * (e % 7) / 7)) / 2
-                                 for e in range(STEPS + 1)])
+    assert lrs == pytest.approx(
+        [(0.1) * (1 + math.cos(math.pi * (e % 7) / 7)) / 2 for e in range(STEPS + 1)]
+    )
 
 
 def test_onecycle_hand_formula_and_momentum():

@@ -6,8 +6,9 @@ import importlib.util
 import os
 import weakref
 
-import ember
 import pytest
+
+import ember
 
 HUGE = 2**62
 # Under AddressSanitizer (scripts/sanitize.sh preloads it) freed memory sits in a quarantine, so
@@ -53,8 +54,13 @@ def test_repeats_that_overflow_are_rejected(make):
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: ember.empty(-1), lambda: ember.zeros(3, -2), lambda: ember.ones(2, -1, 0),
-     lambda: ember.randn(-5), lambda: ember.full((-1,), 2.0)],
+    [
+        lambda: ember.empty(-1),
+        lambda: ember.zeros(3, -2),
+        lambda: ember.ones(2, -1, 0),
+        lambda: ember.randn(-5),
+        lambda: ember.full((-1,), 2.0),
+    ],
 )
 def test_negative_sizes_raise(make):
     with pytest.raises(RuntimeError, match="negative dimension|must be non-negative"):

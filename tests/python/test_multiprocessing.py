@@ -43,8 +43,12 @@ def test_forked_processes_update_shared_parameters_in_place():
 
 
 def test_share_memory_keeps_values_and_layout_independent_data():
-    for t in (ember.arange(6.0).reshape(2, 3).t(), ember.ones(3, dtype=ember.bfloat16),
-              ember.tensor([True, False]), ember.arange(4)):
+    for t in (
+        ember.arange(6.0).reshape(2, 3).t(),
+        ember.ones(3, dtype=ember.bfloat16),
+        ember.tensor([True, False]),
+        ember.arange(4),
+    ):
         want = t.clone()
         assert t.share_memory_() is t and t.is_shared()
         assert ember.equal(t, want) and t.dtype == want.dtype

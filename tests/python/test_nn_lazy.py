@@ -11,8 +11,13 @@ import ember.nn as nn
 
 
 def net():
-    return nn.Sequential(nn.LazyConv2d(8, 3, padding=1), nn.LazyBatchNorm2d(), nn.ReLU(),
-                         nn.Flatten(), nn.LazyLinear(10))
+    return nn.Sequential(
+        nn.LazyConv2d(8, 3, padding=1),
+        nn.LazyBatchNorm2d(),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.LazyLinear(10),
+    )
 
 
 def test_first_forward_infers_shapes_and_becomes_plain():
@@ -24,9 +29,17 @@ def test_first_forward_infers_shapes_and_becomes_plain():
     assert [type(x).__name__ for x in m] == ["Conv2d", "BatchNorm2d", "ReLU", "Flatten", "Linear"]
     assert (m[0].in_channels, m[1].num_features, m[4].in_features) == (3, 8, 200)
     shapes = {k: tuple(v.shape) for k, v in m.state_dict().items()}
-    assert shapes == {"0.weight": (8, 3, 3, 3), "0.bias": (8,), "1.weight": (8,), "1.bias": (8,),
-                      "1.running_mean": (8,), "1.running_var": (8,),
-                      "1.num_batches_tracked": (), "4.weight": (10, 200), "4.bias": (10,)}
+    assert shapes == {
+        "0.weight": (8, 3, 3, 3),
+        "0.bias": (8,),
+        "1.weight": (8,),
+        "1.bias": (8,),
+        "1.running_mean": (8,),
+        "1.running_var": (8,),
+        "1.num_batches_tracked": (),
+        "4.weight": (10, 200),
+        "4.bias": (10,),
+    }
     assert type(m[0].weight) is nn.Parameter and type(m[1].running_mean) is ember.Tensor
     # initialized like the plain modules: kaiming-uniform bound 1/sqrt(fan_in), BN ones/zeros
     assert float(m[4].weight.abs().max()) <= 1 / np.sqrt(200)
@@ -64,11 +77,15 @@ def test_other_lazy_layers():
 
 
 def test_lazy_matches_torch_module_structure(torch):
-    for build in (lambda t: t.nn.LazyLinear(4), lambda t: t.nn.LazyConv2d(4, 3),
-                  lambda t: t.nn.LazyBatchNorm1d()):
+    for build in (
+        lambda t: t.nn.LazyLinear(4),
+        lambda t: t.nn.LazyConv2d(4, 3),
+        lambda t: t.nn.LazyBatchNorm1d(),
+    ):
         e, r = build(ember), build(torch)
         x = np.random.randn(2, 3, 6, 6) if isinstance(e, nn.Conv2d) else np.random.randn(5, 3)
         e(ember.tensor(x, dtype=ember.float32)), r(torch.tensor(x, dtype=torch.float32))
         assert type(e).__name__ == type(r).__name__
         assert {k: tuple(v.shape) for k, v in e.state_dict().items()} == {
-            k: tuple(v.shape) for k, v in r.state_dict().items()}
+            k: tuple(v.shape) for k, v in r.state_dict().items()
+        }

@@ -4,10 +4,11 @@ gradcheck in float64, extreme inputs, and error classes/messages."""
 import math
 import warnings
 
-import ember
-import ember.nn.functional as F
 import numpy as np
 import pytest
+
+import ember
+import ember.nn.functional as F
 from ember.autograd import gradcheck
 
 

@@ -898,11 +898,14 @@ def test_register_parametrization_and_remove():
         P.register_parametrization(a, "nope", Scale())
 
 
-@pytest.mark.parametrize("make,shape", [
-    (lambda: nn.Linear(3, 4), (2, 3)),
-    (lambda: nn.Conv2d(2, 3, 3), (1, 2, 5, 5)),
-    (lambda: nn.LayerNorm(4), (2, 4)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        (lambda: nn.Linear(3, 4), (2, 3)),
+        (lambda: nn.Conv2d(2, 3, 3), (1, 2, 5, 5)),
+        (lambda: nn.LayerNorm(4), (2, 4)),
+    ],
+)
 @pytest.mark.parametrize("how", ["parametrize", "weight_norm"])
 def test_builtin_layers_read_a_weight_moved_out_of_parameters(make, shape, how):
     # Linear, Conv and LayerNorm read _parameters directly while weight and bias are there
@@ -922,8 +925,9 @@ def test_builtin_layers_read_a_weight_moved_out_of_parameters(make, shape, how):
             m.weight_g.mul_(2)
     assert "weight" not in m._parameters
     x = ember.randn(*shape)
-    np.testing.assert_allclose(m(x).detach().numpy(), doubled(x).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        m(x).detach().numpy(), doubled(x).detach().numpy(), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_parametrization_right_inverse_and_leave_original():
@@ -964,9 +968,12 @@ def test_spectral_norm_parametrization():
     conv = P.spectral_norm(ember.nn.ConvTranspose2d(3, 2, 3))  # dim 1 for transposed convs
     w = conv.weight.detach().numpy().transpose(1, 0, 2, 3).reshape(2, -1)
     np.testing.assert_allclose(np.linalg.svd(w, compute_uv=False)[0], 1.0, rtol=1e-3)
-    assert sorted(conv.state_dict()) == ["bias", "parametrizations.weight.0._u",
-                                         "parametrizations.weight.0._v",
-                                         "parametrizations.weight.original"]
+    assert sorted(conv.state_dict()) == [
+        "bias",
+        "parametrizations.weight.0._u",
+        "parametrizations.weight.0._v",
+        "parametrizations.weight.original",
+    ]
     v1 = P.spectral_norm(ember.nn.Linear(1, 1), "bias").bias  # 1-d: normalized
     assert abs(abs(float(v1)) - 1) < 1e-6
     with pytest.raises(ValueError, match="no parameter or buffer with name 'nope'"):
@@ -987,7 +994,12 @@ def test_spectral_norm_matches_torch_given_the_same_vectors(torch):
             m.parametrizations.weight[0]._v.copy_(lib.tensor(np.ones(6, np.float32) / 6**0.5))
         y = m(lib.tensor(x))
         y.square().sum().backward()
-        outs.append((y.detach().numpy(), m.parametrizations.weight.original.grad.numpy(),
-                     m.parametrizations.weight[0]._u.numpy()))
+        outs.append(
+            (
+                y.detach().numpy(),
+                m.parametrizations.weight.original.grad.numpy(),
+                m.parametrizations.weight[0]._u.numpy(),
+            )
+        )
     for e, t in zip(*outs):
         np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-5)

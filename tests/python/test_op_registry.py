@@ -32,8 +32,20 @@ def test_every_op_has_a_schema_named_like_it():
 
 def test_derivatives_are_registered_where_torch_has_them():
     ops = _ops()
-    for name in ["add.Tensor", "mul.Tensor", "exp", "tanh", "mm", "addmm", "sum.dim_IntList",
-                 "gather", "_softmax.ember", "native_layer_norm", "conv2d_forward", "gelu.ember"]:
+    for name in [
+        "add.Tensor",
+        "mul.Tensor",
+        "exp",
+        "tanh",
+        "mm",
+        "addmm",
+        "sum.dim_IntList",
+        "gather",
+        "_softmax.ember",
+        "native_layer_norm",
+        "conv2d_forward",
+        "gelu.ember",
+    ]:
         assert ops[name]["has_autograd"], name
     for name in ["eq.Tensor", "isnan", "bitwise_and.Tensor", "nonzero", "_unique.ember"]:
         assert not ops[name]["has_autograd"], name
@@ -64,17 +76,23 @@ def test_schemas_that_reuse_a_torch_name_agree_with_torch():
     checked = 0
     for op in ember._C._op_schemas():
         base, _, overload = op["name"].partition(".")
-        theirs = [s for s in torch._C._jit_get_schemas_for_operator("aten::" + base)
-                  if s.overload_name == overload]
+        theirs = [
+            s
+            for s in torch._C._jit_get_schemas_for_operator("aten::" + base)
+            if s.overload_name == overload
+        ]
         if not theirs:
             continue
         ours, theirs = torch._C.parse_schema(op["schema"]), theirs[0]
         for a, b in zip(ours.arguments, theirs.arguments):
             assert _kind(a) == _kind(b), (op["schema"], str(theirs))
         longer = ours.arguments if len(ours.arguments) > len(theirs.arguments) else theirs.arguments
-        for extra in longer[min(len(ours.arguments), len(theirs.arguments)):]:
-            assert extra.default_value is not None or extra.kwarg_only or \
-                str(extra.type).startswith("Optional"), (op["schema"], str(theirs))
+        for extra in longer[min(len(ours.arguments), len(theirs.arguments)) :]:
+            assert (
+                extra.default_value is not None
+                or extra.kwarg_only
+                or str(extra.type).startswith("Optional")
+            ), (op["schema"], str(theirs))
         assert len(ours.returns) == len(theirs.returns), (op["schema"], str(theirs))
         checked += 1
     assert checked > 100

@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
+from op_db import NP_CARRIER, OP_DB, OPS_BY_NAME, Dt, Sample, T, is_float, rng_for, tensor
 
 import ember
-from op_db import NP_CARRIER, OP_DB, OPS_BY_NAME, Dt, Sample, T, is_float, rng_for, tensor
 
 AGAINST_TORCH = os.environ.get("EMBER_TEST_AGAINST") == "torch"
 
@@ -61,7 +61,9 @@ def map_structure(obj, fn):
 def tensors_of(sample):
     """The sample's T leaves, args before kwargs (the order map_structure visits them)."""
     found = []
-    map_structure((sample.args, sample.kwargs), lambda x: found.append(x) if isinstance(x, T) else None)
+    map_structure(
+        (sample.args, sample.kwargs), lambda x: found.append(x) if isinstance(x, T) else None
+    )
     return found
 
 
@@ -96,7 +98,9 @@ def make_tensor(m, t):
 
 
 def to_lib(m, obj):
-    return map_structure(obj, lambda x: getattr(m, x.name) if isinstance(x, Dt) else make_tensor(m, x))
+    return map_structure(
+        obj, lambda x: getattr(m, x.name) if isinstance(x, Dt) else make_tensor(m, x)
+    )
 
 
 def to_numpy(t):
@@ -111,6 +115,7 @@ def as_tuple(out):
 
 def ref_inputs(obj):
     """numpy view of a sample part: floats as float64, ints and bool in their own dtype."""
+
     def conv(x):
         if isinstance(x, Dt):
             return np.dtype(NP_CARRIER[x.name])
@@ -146,8 +151,13 @@ def assert_values(actual, expected, result_dtype, tol):
     assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
     if is_float(result_dtype):
         rtol, atol = tol
-        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
-                                   rtol=rtol, atol=atol, equal_nan=True)
+        np.testing.assert_allclose(
+            actual.astype(np.float64),
+            expected.astype(np.float64),
+            rtol=rtol,
+            atol=atol,
+            equal_nan=True,
+        )
     else:  # integer, bool and index results are exact
         np.testing.assert_array_equal(actual.astype(np.float64), expected.astype(np.float64))
 
@@ -168,7 +178,9 @@ def check_against_ref(op, dtype, sample):
     outs = call(ember, op, sample)
     expected_dtypes = op.expected_dtypes(dtype, sample, len(outs))
     assert [dtype_name(o.dtype) for o in outs] == list(expected_dtypes), "result dtype"
-    compare_outputs(op, sample, [to_numpy(o) for o in outs], call_ref(op, dtype, sample), expected_dtypes)
+    compare_outputs(
+        op, sample, [to_numpy(o) for o in outs], call_ref(op, dtype, sample), expected_dtypes
+    )
 
 
 # ----------------------------------------------------------------------------- parametrization
@@ -211,7 +223,9 @@ def with_layout(sample, layout):
         values = np.broadcast_to(x.values[:1], x.shape).copy() if layout == "expanded" else x.values
         return T(values, x.dtype, layout)
 
-    return Sample(map_structure(sample.args, conv), map_structure(sample.kwargs, conv), sample.grad_ok)
+    return Sample(
+        map_structure(sample.args, conv), map_structure(sample.kwargs, conv), sample.grad_ok
+    )
 
 
 def layout_samples(op, layout):
@@ -219,13 +233,18 @@ def layout_samples(op, layout):
     return [s for s in samples if any(layout_applies(t, layout) for t in tensors_of(s))]
 
 
-LAYOUT_PARAMS = [pytest.param(op, layout, id=f"{op.name}-{layout}")
-                 for op in OP_DB for layout in LAYOUTS if layout_samples(op, layout)]
+LAYOUT_PARAMS = [
+    pytest.param(op, layout, id=f"{op.name}-{layout}")
+    for op in OP_DB
+    for layout in LAYOUTS
+    if layout_samples(op, layout)
+]
 
 
 def grad_samples(op):
     """float64 samples where finite differences are meaningful and there is something to vary;
     different kwargs first (div's rounding modes, var's corrections, ...), then other shapes."""
+
     def usable(s):
         floats = [t for t in tensors_of(s) if is_float(t.dtype)]
         return s.grad_ok and floats and all(t.values.size for t in floats)
@@ -239,8 +258,11 @@ def grad_samples(op):
 
 
 GRAD_OPS = [pytest.param(op, id=op.name) for op in OP_DB if op.differentiable]
-ERROR_PARAMS = [pytest.param(op, case, id=f"{op.name}-{case.desc.replace(' ', '_')}")
-                for op in OP_DB for case in op.error_inputs()]
+ERROR_PARAMS = [
+    pytest.param(op, case, id=f"{op.name}-{case.desc.replace(' ', '_')}")
+    for op in OP_DB
+    for case in op.error_inputs()
+]
 METHOD_OPS = [pytest.param(op, id=op.name) for op in OP_DB if op.method]
 
 
@@ -288,7 +310,9 @@ def test_layouts(op, layout):
 
 def differentiable_call(m, op, sample):
     """(fn, inputs): fn maps the sample's float tensors to the op's floating outputs."""
-    inputs = tuple(make_tensor(m, t).requires_grad_() for t in tensors_of(sample) if is_float(t.dtype))
+    inputs = tuple(
+        make_tensor(m, t).requires_grad_() for t in tensors_of(sample) if is_float(t.dtype)
+    )
 
     def fn(*xs):
         it = iter(xs)
@@ -323,8 +347,12 @@ def test_matches_torch(op, dtype, torch):
         with describe(op.name, dtype, sample):
             ours, theirs = call(ember, op, sample), call(torch, op, sample)
             their_dtypes = [dtype_name(o.dtype) for o in theirs]
-            assert [dtype_name(o.dtype) for o in ours] == their_dtypes, "result dtype differs from torch"
-            compare_outputs(op, sample, [to_numpy(o) for o in ours], [to_numpy(o) for o in theirs], their_dtypes)
+            assert [dtype_name(o.dtype) for o in ours] == their_dtypes, (
+                "result dtype differs from torch"
+            )
+            compare_outputs(
+                op, sample, [to_numpy(o) for o in ours], [to_numpy(o) for o in theirs], their_dtypes
+            )
 
 
 def backward_grads(m, op, sample):
@@ -343,7 +371,9 @@ def test_grads_match_torch(op, torch):
         with describe(op.name, sample):
             ours, theirs = backward_grads(ember, op, sample), backward_grads(torch, op, sample)
             for g_ours, g_theirs in zip(ours, theirs):
-                assert (g_ours is None) == (g_theirs is None), "gradient presence differs from torch"
+                assert (g_ours is None) == (g_theirs is None), (
+                    "gradient presence differs from torch"
+                )
                 if g_theirs is not None:
                     assert_values(g_ours, g_theirs, "float64", GRAD_TOL)
 
@@ -421,8 +451,10 @@ def _operand(spec):
     return tensor(values, dtype), values.astype(np.float64)
 
 
-@pytest.mark.parametrize("name, np_fn", [pytest.param("add", np.add, id="add"),
-                                         pytest.param("mul", np.multiply, id="mul")])
+@pytest.mark.parametrize(
+    "name, np_fn",
+    [pytest.param("add", np.add, id="add"), pytest.param("mul", np.multiply, id="mul")],
+)
 @pytest.mark.parametrize("lhs, rhs, result", PROMOTION_CASES, ids=str)
 def test_type_promotion(name, np_fn, lhs, rhs, result):
     (a, a_np), (b, b_np) = _operand(lhs), _operand(rhs)
@@ -455,7 +487,13 @@ def test_method_variant(op):
             as_function = call(ember, op, sample)
             dtypes = [dtype_name(o.dtype) for o in as_function]
             assert [dtype_name(o.dtype) for o in as_method] == dtypes
-            compare_outputs(op, sample, [to_numpy(o) for o in as_method], [to_numpy(o) for o in as_function], dtypes)
+            compare_outputs(
+                op,
+                sample,
+                [to_numpy(o) for o in as_method],
+                [to_numpy(o) for o in as_function],
+                dtypes,
+            )
 
 
 # ----------------------------------------------------------------------------- broadcasting
@@ -483,7 +521,10 @@ def _broadcastable(a, b):
 
 
 @settings(max_examples=25, deadline=None, database=None)
-@given(a=array_shapes(max_dims=3, min_side=2, max_side=4), b=array_shapes(max_dims=3, min_side=2, max_side=4))
+@given(
+    a=array_shapes(max_dims=3, min_side=2, max_side=4),
+    b=array_shapes(max_dims=3, min_side=2, max_side=4),
+)
 def test_non_broadcastable_shapes_raise(a, b):
     assume(not _broadcastable(a, b))
     x, y = ember.ones(*a), ember.ones(*b)
@@ -531,17 +572,20 @@ def test_long_float_sums_stay_within_one_output_rounding(dtype):
     total = exact.sum()
     assert abs(t.sum().double().item() - total) <= 2 * eps * total
     cols = t.reshape(-1, 16)
-    np.testing.assert_allclose(cols.sum(0).double().numpy(), exact.reshape(-1, 16).sum(0),
-                               rtol=2 * eps)
-    np.testing.assert_allclose(cols.mean(1).double().numpy(), exact.reshape(-1, 16).mean(1),
-                               rtol=2 * eps)
+    np.testing.assert_allclose(
+        cols.sum(0).double().numpy(), exact.reshape(-1, 16).sum(0), rtol=2 * eps
+    )
+    np.testing.assert_allclose(
+        cols.mean(1).double().numpy(), exact.reshape(-1, 16).mean(1), rtol=2 * eps
+    )
 
 
 def test_logcumsumexp_keeps_small_early_prefixes():
     """A running log-sum-exp: the first prefix of [-1000, 0] is -1000, which a shift by the row
     maximum would lose to exp underflow; infinities and NaN behave as in log(cumsum(exp(x)))."""
-    x = ember.tensor([[-1000.0, 0.0, 1000.0], [float("-inf"), float("-inf"), 2.0]],
-                     dtype=ember.float64)
+    x = ember.tensor(
+        [[-1000.0, 0.0, 1000.0], [float("-inf"), float("-inf"), 2.0]], dtype=ember.float64
+    )
     got = ember.logcumsumexp(x, 1).numpy()
     want = np.logaddexp.accumulate(x.numpy(), axis=1)
     np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -553,8 +597,9 @@ def test_logcumsumexp_keeps_small_early_prefixes():
 
 
 def test_logcumsumexp_gradient_against_finite_differences():
-    x = ember.tensor([[0.3, -2.0, 5.0, 1.0], [-40.0, 3.0, 3.0, -1.0]], dtype=ember.float64,
-                     requires_grad=True)
+    x = ember.tensor(
+        [[0.3, -2.0, 5.0, 1.0], [-40.0, 3.0, 3.0, -1.0]], dtype=ember.float64, requires_grad=True
+    )
     assert ember.autograd.gradcheck(lambda t: ember.logcumsumexp(t, 1), (x,))
     assert ember.autograd.gradgradcheck(lambda t: ember.logcumsumexp(t, 0), (x,))
     out = ember.logcumsumexp(x, 1)

@@ -17,18 +17,18 @@ SHAPES = [(5, 4), (7,), (3, 2, 2)]
 
 def init_arrays(dtype, seed=0):
     rng = np.random.RandomState(seed)
-    return [rng.randn(*s).astype(dtype) for s in SHAPES], [rng.randn(*s).astype(dtype)
-                                                         for s in SHAPES]
+    return [rng.randn(*s).astype(dtype) for s in SHAPES], [
+        rng.randn(*s).astype(dtype) for s in SHAPES
+    ]
 
 
 def grad_of(value, target, i):
     """d/dp of (i + 1) * sum((p - t) ** 2) + 0.05 * sum(p ** 4), in float64."""
     v = value.astype(np.float64)
-    return ((i + 1) * 2 * (v - target) + 0.2 * v ** 3).astype(value.dtype)
+    return ((i + 1) * 2 * (v - target) + 0.2 * v**3).astype(value.dtype)
 
 
-def trajectory(fw, cls, kw, dtype="float32", steps=100, groups=None, strided=False,
-               skip_grad=None):
+def trajectory(fw, cls, kw, dtype="float32", steps=100, groups=None, strided=False, skip_grad=None):
     """Parameters after each step; `groups` gives per-group options for params 0, 1 and 2."""
     inits, targets = init_arrays(dtype)
     params = []
@@ -97,10 +97,15 @@ def test_trajectory_matches_torch(cls, kw, dtype):
     assert_close(trajectory(ember, cls, kw, dtype), trajectory(torch, cls, kw, dtype), rtol)
 
 
-@pytest.mark.parametrize("cls,kw", [("SGD", dict(lr=0.01, momentum=0.9)),
-                                    ("Adam", dict(lr=0.01, amsgrad=True)),
-                                    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.3)),
-                                    ("Adagrad", dict(lr=0.1))])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        ("SGD", dict(lr=0.01, momentum=0.9)),
+        ("Adam", dict(lr=0.01, amsgrad=True)),
+        ("RMSprop", dict(lr=0.01, centered=True, momentum=0.3)),
+        ("Adagrad", dict(lr=0.1)),
+    ],
+)
 def test_strided_params_and_skipped_grads_match_torch(cls, kw):
     torch = pytest.importorskip("torch")
     a = trajectory(ember, cls, kw, steps=30, strided=True, skip_grad=1)
@@ -110,8 +115,10 @@ def test_strided_params_and_skipped_grads_match_torch(cls, kw):
 
 
 GROUPS = {
-    "SGD": [dict(params=[0], momentum=0.9, nesterov=True), dict(params=[1, 2], lr=0.05,
-                                                                 weight_decay=0.1)],
+    "SGD": [
+        dict(params=[0], momentum=0.9, nesterov=True),
+        dict(params=[1, 2], lr=0.05, weight_decay=0.1),
+    ],
     "Adam": [dict(params=[0, 2], amsgrad=True), dict(params=[1], lr=0.003, betas=(0.5, 0.9))],
     "RMSprop": [dict(params=[0]), dict(params=[1], centered=True), dict(params=[2], momentum=0.9)],
     "Adagrad": [dict(params=[2, 0], lr_decay=0.1), dict(params=[1], lr=0.5)],
@@ -155,7 +162,7 @@ def test_adam_hand_computation():
         opt.step()
         m = 0.8 * m + 0.2 * g
         v = 0.9 * v + 0.1 * g * g
-        x = x - 0.1 / (1 - 0.8 ** t) * m / (np.sqrt(v) / np.sqrt(1 - 0.9 ** t) + 1e-8)
+        x = x - 0.1 / (1 - 0.8**t) * m / (np.sqrt(v) / np.sqrt(1 - 0.9**t) + 1e-8)
     np.testing.assert_allclose(p.detach().numpy(), x, rtol=1e-12)
     state = opt.state[p]
     assert list(state) == ["step", "exp_avg", "exp_avg_sq"]
@@ -232,11 +239,16 @@ def test_zero_grad():
     assert p.detach().numpy().tolist() == [1.0, 1.0, 1.0]
 
 
-@pytest.mark.parametrize("cls,kw", [("SGD", dict(lr=0.01, momentum=0.9)),
-                                    ("Adam", dict(lr=0.01, amsgrad=True)),
-                                    ("AdamW", dict(lr=0.01)),
-                                    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
-                                    ("Adagrad", dict(lr=0.1))])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        ("SGD", dict(lr=0.01, momentum=0.9)),
+        ("Adam", dict(lr=0.01, amsgrad=True)),
+        ("AdamW", dict(lr=0.01)),
+        ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
+        ("Adagrad", dict(lr=0.1)),
+    ],
+)
 def test_state_dict_round_trip_continues_identically(cls, kw):
     inits, targets = init_arrays("float32")
 
@@ -284,9 +296,12 @@ def test_state_dict_format_matches_torch_and_loads_torch_state():
     assert ts["param_groups"] == es["param_groups"]
     assert ts["state"].keys() == es["state"].keys()
     # A state saved by torch (tensors converted) loads and continues like torch.
-    converted = {"state": {k: {n: ember.tensor(v.numpy()) for n, v in s.items()}
-                           for k, s in ts["state"].items()},
-                 "param_groups": ts["param_groups"]}
+    converted = {
+        "state": {
+            k: {n: ember.tensor(v.numpy()) for n, v in s.items()} for k, s in ts["state"].items()
+        },
+        "param_groups": ts["param_groups"],
+    }
     ep2 = [ember.tensor(p.detach().numpy(), requires_grad=True) for p in tp]
     eopt2 = ember.optim.SGD([{"params": ep2[:2]}, {"params": ep2[2:]}], lr=0.5)
     eopt2.load_state_dict(converted)
@@ -302,9 +317,12 @@ def test_state_dict_format_matches_torch_and_loads_torch_state():
 def test_load_state_dict_casts_and_validates():
     p = ember.ones(3, dtype=ember.float64, requires_grad=True)
     opt = ember.optim.Adam([p])
-    state = {"state": {0: {"step": ember.tensor(3.0), "exp_avg": ember.ones(3),
-                           "exp_avg_sq": ember.ones(3)}},
-             "param_groups": [dict(opt.state_dict()["param_groups"][0])]}
+    state = {
+        "state": {
+            0: {"step": ember.tensor(3.0), "exp_avg": ember.ones(3), "exp_avg_sq": ember.ones(3)}
+        },
+        "param_groups": [dict(opt.state_dict()["param_groups"][0])],
+    }
     opt.load_state_dict(state)
     assert opt.state[p]["exp_avg"].dtype == ember.float64
     assert opt.state[p]["step"].dtype == ember.float32
@@ -382,8 +400,9 @@ def test_errors():
     messages = {
         "Invalid learning rate: -1.0": lambda: ember.optim.SGD([p], lr=-1.0),
         "Invalid momentum value: -0.5": lambda: ember.optim.SGD([p], momentum=-0.5),
-        "Nesterov momentum requires a momentum and zero dampening":
-            lambda: ember.optim.SGD([p], nesterov=True),
+        "Nesterov momentum requires a momentum and zero dampening": lambda: ember.optim.SGD(
+            [p], nesterov=True
+        ),
         "Invalid beta parameter at index 0: 1.0": lambda: ember.optim.Adam([p], betas=(1.0, 0.9)),
         "Invalid epsilon value: -1.0": lambda: ember.optim.AdamW([p], eps=-1.0),
         "Invalid weight_decay value: -0.1": lambda: ember.optim.Adam([p], weight_decay=-0.1),
@@ -405,12 +424,15 @@ def test_errors():
         ember._C._optim.adagrad([p], [ember.ones(2)], [], [], 0.1, 0.0, 0.0, 1e-10, False)
 
 
-@pytest.mark.parametrize("cls,kw,message", [
-    ("Adadelta", dict(lr=-1.0), "Invalid learning rate"),
-    ("Adadelta", dict(rho=1.5), "Invalid rho value"),
-    ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0"),
-    ("Adamax", dict(eps=-1.0), "Invalid epsilon value"),
-])
+@pytest.mark.parametrize(
+    "cls,kw,message",
+    [
+        ("Adadelta", dict(lr=-1.0), "Invalid learning rate"),
+        ("Adadelta", dict(rho=1.5), "Invalid rho value"),
+        ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0"),
+        ("Adamax", dict(eps=-1.0), "Invalid epsilon value"),
+    ],
+)
 def test_composite_optimizers_reject_bad_hyperparameters(cls, kw, message):
     with pytest.raises(ValueError, match=message):
         getattr(ember.optim, cls)([ember.zeros(2, requires_grad=True)], **kw)

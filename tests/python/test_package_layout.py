@@ -55,7 +55,9 @@ def test_every_python_level_tensor_method_comes_from_the_table():
     assert table, "the package root installs the table"
     skip = {"__module__", "__doc__", "__dict__"}
     python_level = {
-        name for name, value in vars(ember.Tensor).items() if name not in skip and _python_level(value)
+        name
+        for name, value in vars(ember.Tensor).items()
+        if name not in skip and _python_level(value)
     }
     assert python_level - set(table) == set()
     for name in python_level:
@@ -111,11 +113,38 @@ def test_no_module_writes_into_an_imported_module():
 
 def test_public_surface_kept():
     # A sample of names each grab-bag file used to add, by where they live now.
-    for name in ("xlogy", "diff", "max", "det", "diagonal_scatter", "poisson", "exp_", "conv2d",
-                 "softmax", "batch_norm", "FloatTensor", "is_nonzero", "frombuffer", "nextafter"):
+    for name in (
+        "xlogy",
+        "diff",
+        "max",
+        "det",
+        "diagonal_scatter",
+        "poisson",
+        "exp_",
+        "conv2d",
+        "softmax",
+        "batch_norm",
+        "FloatTensor",
+        "is_nonzero",
+        "frombuffer",
+        "nextafter",
+    ):
         assert hasattr(ember, name), name
-    for name in ("softmax", "max", "xlogy", "cauchy_", "H", "share_memory_", "untyped_storage",
-                 "type", "new", "layout", "float", "arccos", "hardshrink"):
+    for name in (
+        "softmax",
+        "max",
+        "xlogy",
+        "cauchy_",
+        "H",
+        "share_memory_",
+        "untyped_storage",
+        "type",
+        "new",
+        "layout",
+        "float",
+        "arccos",
+        "hardshrink",
+    ):
         assert hasattr(ember.Tensor, name), name
     assert ember.conv2d is ember.nn.functional.conv2d
     assert ember.Tensor.layout.fget(ember.zeros(1)) is ember.strided

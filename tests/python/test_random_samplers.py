@@ -3,9 +3,9 @@ special.gammainc / gammaincc against torch 2.13: shapes, dtypes, moments, values
 
 import numpy as np
 import pytest
+from _breadth_util import check
 
 import ember
-from _breadth_util import check
 
 
 def T(m, a, dt="float32"):
@@ -46,11 +46,13 @@ def test_standard_gamma_is_differentiable(torch):
     alpha = ember.tensor([0.4, 2.5, 30.0], dtype=ember.float64, requires_grad=True)
     x = ember._standard_gamma(alpha)
     (grad,) = ember.autograd.grad(x.sum(), [alpha])
-    want = torch._standard_gamma_grad(torch.tensor(alpha.detach().numpy()),
-                                      torch.tensor(x.detach().numpy()))
+    want = torch._standard_gamma_grad(
+        torch.tensor(alpha.detach().numpy()), torch.tensor(x.detach().numpy())
+    )
     np.testing.assert_allclose(grad.numpy(), want.numpy(), rtol=2e-3)
-    np.testing.assert_allclose(ember._standard_gamma_grad(alpha.detach(), x.detach()).numpy(),
-                               grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        ember._standard_gamma_grad(alpha.detach(), x.detach()).numpy(), grad.numpy(), rtol=1e-12
+    )
 
 
 A = [0.05, 0.5, 1.0, 3.0, 3.0, 40.0, 40.0, 2.0, 500.0, 7.0]

@@ -1,4 +1,5 @@
-"""repr/str of tensors: ember prints exactly what PyTorch prints (including the `torch.` dtype prefix).
+"""repr/str of tensors: ember prints exactly what PyTorch prints (including the `torch.` dtype
+prefix).
 
 Literal strings below were produced by PyTorch; the `torch` fixture tests compare many random
 tensors against real PyTorch.
@@ -32,14 +33,20 @@ LITERALS = [
         lambda: ember.arange(8.0).view(2, 2, 2),
         "tensor([[[0., 1.],\n         [2., 3.]],\n\n        [[4., 5.],\n         [6., 7.]]])",
     ),
-    (lambda: ember.tensor([1.5, 2.0], dtype=ember.float64), "tensor([1.5000, 2.0000], dtype=torch.float64)"),
+    (
+        lambda: ember.tensor([1.5, 2.0], dtype=ember.float64),
+        "tensor([1.5000, 2.0000], dtype=torch.float64)",
+    ),
     (lambda: ember.tensor([1, 2], dtype=ember.int32), "tensor([1, 2], dtype=torch.int32)"),
     (lambda: ember.tensor([1.5], dtype=ember.float16), "tensor([1.5000], dtype=torch.float16)"),
     (lambda: ember.tensor([1.5], dtype=ember.bfloat16), "tensor([1.5000], dtype=torch.bfloat16)"),
     (lambda: ember.tensor([1], dtype=ember.uint8), "tensor([1], dtype=torch.uint8)"),
     (lambda: ember.tensor(1.5, dtype=ember.float64), "tensor(1.5000, dtype=torch.float64)"),
     (lambda: ember.tensor([1.0, 2.0], requires_grad=True), "tensor([1., 2.], requires_grad=True)"),
-    (lambda: ember.tensor([1.0, 2.0], requires_grad=True) + 1, "tensor([2., 3.], grad_fn=<AddBackward0>)"),
+    (
+        lambda: ember.tensor([1.0, 2.0], requires_grad=True) + 1,
+        "tensor([2., 3.], grad_fn=<AddBackward0>)",
+    ),
     (
         lambda: ember.tensor([1.0], dtype=ember.float64, requires_grad=True) * 2,
         "tensor([2.], dtype=torch.float64, grad_fn=<MulBackward0>)",
@@ -113,7 +120,11 @@ def random_case(rng):
     shape = tuple(int(s) for s in rng.integers(0, 5, size=ndim))
     kind = rng.choice(["float", "int", "bool", "big"])
     if kind == "big":  # summarization (> 1000 elements)
-        shape = (int(rng.integers(1001, 1500)),) if rng.random() < 0.5 else (int(rng.integers(33, 50)),) * 2
+        shape = (
+            (int(rng.integers(1001, 1500)),)
+            if rng.random() < 0.5
+            else (int(rng.integers(33, 50)),) * 2
+        )
         kind = rng.choice(["float", "int"])
     if kind == "bool":
         return rng.random(shape) < 0.5, "bool"
@@ -171,5 +182,10 @@ def test_str_matches_torch_with_autograd_suffixes(torch):
 def test_str_matches_torch_on_strided_views(torch):
     a = np.random.default_rng(7).standard_normal((6, 5)).astype(np.float32) * 100
     e, t = ember.tensor(a), torch.tensor(a)
-    for view in (lambda x: x.t(), lambda x: x[::2, 1::3], lambda x: x[2], lambda x: x[:, :1].expand(6, 4)):
+    for view in (
+        lambda x: x.t(),
+        lambda x: x[::2, 1::3],
+        lambda x: x[2],
+        lambda x: x[:, :1].expand(6, 4),
+    ):
         assert str(view(e)) == str(view(t))

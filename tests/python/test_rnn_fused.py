@@ -22,8 +22,9 @@ def _e(t, requires_grad=False):
 
 
 def _check(e, t, what):
-    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5,
-                               err_msg=what)
+    np.testing.assert_allclose(
+        e.detach().numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=what
+    )
 
 
 def _pair(torch, name, args, kwargs, dtype):
@@ -84,8 +85,9 @@ def test_layer_matches_torch(name, kwargs, with_state, dtype):
         _check(ep.grad, tp.grad, n)
     _check(e_x.grad, x.grad, "input")
     if state is not None:
-        for i, (a, b) in enumerate(zip(state if name == "LSTM" else (state,),
-                                       e_state if name == "LSTM" else (e_state,))):
+        for i, (a, b) in enumerate(
+            zip(state if name == "LSTM" else (state,), e_state if name == "LSTM" else (e_state,))
+        ):
             _check(b.grad, a.grad, f"state {i}")
 
 
@@ -189,6 +191,5 @@ def test_layer_op_other_dtype_takes_the_composite_path():
     # bfloat16 has no fused kernel; the composite gives the same numbers as float32 rounded.
     args = _layer_inputs("GRU", True)
     ref = rnn_layer(*[a.detach().float() if a is not None else None for a in args], "GRU", False)
-    low = rnn_layer(*[a.detach().bfloat16() if a is not None else None for a in args], "GRU",
-                    False)
+    low = rnn_layer(*[a.detach().bfloat16() if a is not None else None for a in args], "GRU", False)
     np.testing.assert_allclose(low[0].float().numpy(), ref[0].numpy(), atol=0.05)

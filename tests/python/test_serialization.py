@@ -13,9 +13,10 @@ import sys
 import time
 import zipfile
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 DTYPES = [
     ember.uint8,
@@ -339,8 +340,11 @@ def _hostile_corpus(marker):
         z.writestr("archive/data.pkl", payload)
         z.writestr("archive/version", "3\n")
     rng = random.Random(5)
-    corpus = [("pickle", payload), ("pickle protocol 0", pickle.dumps(_Marker(marker), 0)),
-              ("torch zip", zipped.getvalue())]
+    corpus = [
+        ("pickle", payload),
+        ("pickle protocol 0", pickle.dumps(_Marker(marker), 0)),
+        ("torch zip", zipped.getvalue()),
+    ]
     for n in (1, 7, 23, 24, 100, 4096):
         corpus.append((f"random {n}", bytes(rng.randrange(256) for _ in range(n))))
         noise = bytes(rng.randrange(256) for _ in range(n))
@@ -386,8 +390,11 @@ def test_claims_beyond_the_file_allocate_nothing(tmp_path):
         path = tmp_path / "claim.pt"
         path.write_bytes(data)
         before = _rss_bytes()
-        for load in (lambda: ember.load(path), lambda: ember.load(path, mmap=True),
-                     lambda: ember.load(io.BytesIO(data))):
+        for load in (
+            lambda: ember.load(path),
+            lambda: ember.load(path, mmap=True),
+            lambda: ember.load(io.BytesIO(data)),
+        ):
             with pytest.raises(RuntimeError, match="ember.load.*(truncated|overlap)"):
                 load()
         assert _rss_bytes() - before < 64 * 2**20
@@ -494,7 +501,8 @@ def test_a_long_header_needs_memory_in_proportion_to_the_file(tmp_path):
         "assert len(ember.load(sys.argv[1])) == 1_000_000\n"
         "print(hwm() - before)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True
+    )
     peak = int(out.stdout) * 1024
     assert peak < 16 * path.stat().st_size, f"peak RSS grew by {peak >> 20} MiB"

@@ -32,11 +32,14 @@ def test_data_parallel_is_the_module():
     np.testing.assert_array_equal(out.detach().numpy(), lin(x).detach().numpy())
 
 
-@pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (9, 3, False),
-                                                   (2, 4, False)])
+@pytest.mark.parametrize(
+    "n,replicas,drop_last", [(10, 3, False), (10, 3, True), (9, 3, False), (2, 4, False)]
+)
 def test_distributed_sampler_partition(n, replicas, drop_last):
-    shards = [list(DistributedSampler(range(n), replicas, r, shuffle=False, drop_last=drop_last))
-              for r in range(replicas)]
+    shards = [
+        list(DistributedSampler(range(n), replicas, r, shuffle=False, drop_last=drop_last))
+        for r in range(replicas)
+    ]
     per = (n // replicas) if drop_last else -(-n // replicas)
     assert all(len(s) == per for s in shards)
     merged = [i for row in zip(*shards) for i in row]  # rank r takes every replicas-th index
@@ -53,7 +56,8 @@ def test_distributed_sampler_shuffles_by_epoch():
     s.set_epoch(1)
     assert list(s) != first
     both = set(DistributedSampler(range(20), 2, 0, seed=7)) | set(
-        DistributedSampler(range(20), 2, 1, seed=7))
+        DistributedSampler(range(20), 2, 1, seed=7)
+    )
     assert both == set(range(20))  # the two ranks see the same permutation, split
     with pytest.raises(ValueError, match="Invalid rank 2"):
         DistributedSampler(range(4), num_replicas=2, rank=2)

@@ -3,9 +3,9 @@ indices, module forms, errors, and gradients by gradcheck."""
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float32"):

@@ -6,9 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from _breadth_util import check, check_raises, rand
 
 import ember
-from _breadth_util import check, check_raises, rand
 
 
 def T(m, a, dt="float64"):

@@ -2,6 +2,7 @@
 nanobind's stubgen) and the docstrings and parameter names of every binding in ember._C."""
 
 import __future__
+
 import ast
 import pathlib
 import pydoc
@@ -18,10 +19,18 @@ STUB = PKG / "_C.pyi"
 
 def _bindings():
     """(qualified name, object) of every function, method and property the extension defines."""
-    scopes = [("", _C), ("_nn.", _C._nn), ("_optim.", _C._optim), ("_serialize.", _C._serialize),
-              ("_linalg.", _C._linalg)]
-    scopes += [(cls.__name__ + ".", cls) for cls in vars(_C).values()
-               if isinstance(cls, type) and type(cls).__module__ == "nanobind"]
+    scopes = [
+        ("", _C),
+        ("_nn.", _C._nn),
+        ("_optim.", _C._optim),
+        ("_serialize.", _C._serialize),
+        ("_linalg.", _C._linalg),
+    ]
+    scopes += [
+        (cls.__name__ + ".", cls)
+        for cls in vars(_C).values()
+        if isinstance(cls, type) and type(cls).__module__ == "nanobind"
+    ]
     out = []
     for prefix, scope in scopes:
         for name, value in vars(scope).items():
@@ -51,8 +60,12 @@ def test_every_binding_has_a_docstring():
 
 def test_every_binding_names_its_parameters():
     # nanobind calls unnamed parameters arg (or arg0, arg1 ...): every binding names them.
-    unnamed = [(name, sig) for name, fn in BINDINGS for sig, _, _ in fn.__nb_signature__
-               if re.search(r"\barg\d*\b", sig)]
+    unnamed = [
+        (name, sig)
+        for name, fn in BINDINGS
+        for sig, _, _ in fn.__nb_signature__
+        if re.search(r"\barg\d*\b", sig)
+    ]
     assert unnamed == []
 
 
@@ -99,6 +112,7 @@ def test_numpy_keyword_fallback_keeps_one_docstring():
 
 # --- the stub file ------------------------------------------------------------------------------
 
+
 def test_stub_and_marker_are_installed():
     assert STUB.is_file()
     assert (PKG / "py.typed").is_file()
@@ -122,16 +136,19 @@ def _params(fn):
     return [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
 
 
-@pytest.mark.parametrize("name,params", [
-    ("add", ["input", "other", "alpha"]),
-    ("matmul", ["input", "other"]),
-    ("sum", ["input", "dim", "keepdim", "dtype"]),
-    ("cat", ["tensors", "dim"]),
-    ("exp", ["input"]),
-    ("index_select", ["input", "dim", "index"]),
-    ("lerp", ["input", "end", "weight"]),
-    ("tril", ["input", "diagonal"]),
-])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("add", ["input", "other", "alpha"]),
+        ("matmul", ["input", "other"]),
+        ("sum", ["input", "dim", "keepdim", "dtype"]),
+        ("cat", ["tensors", "dim"]),
+        ("exp", ["input"]),
+        ("index_select", ["input", "dim", "index"]),
+        ("lerp", ["input", "end", "weight"]),
+        ("tril", ["input", "diagonal"]),
+    ],
+)
 def test_stub_declares_functions_with_parameters(stub_tree, name, params):
     fns = _functions(stub_tree.body)
     assert name in fns
@@ -144,19 +161,29 @@ def test_stub_declares_tensor_and_its_methods(stub_tree):
     for cls in ("Tensor", "dtype", "Generator"):
         assert cls in classes
     methods = _functions(classes["Tensor"].body)
-    for name, params in [("add", ["self", "other", "alpha"]), ("add_", ["self", "other", "alpha"]),
-                         ("matmul", ["self", "other"]), ("sum", ["self", "dim", "keepdim", "dtype"]),
-                         ("__add__", ["self", "other"]), ("view", ["self"]), ("exp", ["self"])]:
+    for name, params in [
+        ("add", ["self", "other", "alpha"]),
+        ("add_", ["self", "other", "alpha"]),
+        ("matmul", ["self", "other"]),
+        ("sum", ["self", "dim", "keepdim", "dtype"]),
+        ("__add__", ["self", "other"]),
+        ("view", ["self"]),
+        ("exp", ["self"]),
+    ]:
         assert name in methods, name
-        assert any(_params(f) == params for f in methods[name]), (name, [_params(f) for f in methods[name]])
+        assert any(_params(f) == params for f in methods[name]), (
+            name,
+            [_params(f) for f in methods[name]],
+        )
     assert ast.get_docstring(classes["Tensor"])
 
 
 def test_stub_executes(stub_tree):
     # A stub is never imported by Python itself; executing it (annotations unevaluated, as a type
     # checker reads them) checks that it is well-formed Python whose names resolve.
-    code = compile(stub_tree, str(STUB), "exec", flags=__future__.annotations.compiler_flag,
-                   dont_inherit=True)
+    code = compile(
+        stub_tree, str(STUB), "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True
+    )
     namespace = {"__name__": "ember._C_stub"}
     exec(code, namespace)
     assert callable(namespace["add"])
@@ -166,7 +193,8 @@ def test_stub_executes(stub_tree):
 
 def test_stub_covers_every_public_function():
     text = STUB.read_text(encoding="utf-8")
-    names = [n for n, v in vars(_C).items()
-             if type(v).__name__ == "nb_func" and not n.startswith("_")]
+    names = [
+        n for n, v in vars(_C).items() if type(v).__name__ == "nb_func" and not n.startswith("_")
+    ]
     missing = [n for n in names if not re.search(rf"^def {re.escape(n)}\(", text, re.M)]
     assert missing == []

@@ -95,6 +95,7 @@ def test_dtype_conversion_methods():
 # type promotion
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "a,b,expected",
     [
@@ -214,6 +215,7 @@ def test_set_default_dtype_rejects_ints(restore_default_dtype):
 # ----------------------------------------------------------------------------------------------
 # creation
 # ----------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "data,dtype,shape",
@@ -438,6 +440,7 @@ def test_diag_both_directions(k):
 # random
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "make",
     [
@@ -545,6 +548,7 @@ def test_multinomial():
 # ----------------------------------------------------------------------------------------------
 # views and storage
 # ----------------------------------------------------------------------------------------------
+
 
 def test_view_shares_storage():
     t = ember.arange(12.0)
@@ -748,6 +752,7 @@ def test_shape_queries():
 # in-place ops and versions
 # ----------------------------------------------------------------------------------------------
 
+
 def test_inplace_ops_return_self_and_bump_version():
     t = ember.tensor([1.0, -2.0, 3.0])
     v0 = t._version
@@ -815,6 +820,7 @@ def test_copy_():
 # Python protocol
 # ----------------------------------------------------------------------------------------------
 
+
 def test_isinstance_tensor():
     t = ember.zeros(1)
     assert isinstance(t, ember.Tensor)
@@ -874,8 +880,13 @@ def test_bool_int_float_index_conversions():
 
 
 BINARY_OPS = [
-    operator.add, operator.sub, operator.mul, operator.truediv,
-    operator.floordiv, operator.mod, operator.pow,
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
 ]
 
 
@@ -895,8 +906,8 @@ def test_arithmetic_operators_match_numpy(op):
 def test_reflected_operators_on_ints():
     t = ember.tensor([1, 2, 3])
     assert (2 - t).tolist() == [1, 0, -1]
-    assert (2 ** t).tolist() == [2, 4, 8] and (2 ** t).dtype == ember.int64
-    assert (2.0 ** t).dtype == ember.float32
+    assert (2**t).tolist() == [2, 4, 8] and (2**t).dtype == ember.int64
+    assert (2.0**t).dtype == ember.float32
     assert (10 // t).tolist() == [10, 5, 3]
     assert (7 % t).tolist() == [0, 1, 1]
     assert (1 / t).dtype == ember.float32
@@ -1056,10 +1067,12 @@ def test_import_leaves_numpy_unloaded_until_used():
     import subprocess
     import sys
 
-    code = ("import sys, ember; assert 'numpy' not in sys.modules, 'numpy imported'; "
-            "t = ember.tensor([1.0, 2.0]); import numpy as np; "
-            "assert ember.as_tensor(np.ones(2)).dtype == ember.float64; "
-            "assert ember.tensor(np.float32(1)).dtype == ember.float32; print(t.numpy().sum())")
+    code = (
+        "import sys, ember; assert 'numpy' not in sys.modules, 'numpy imported'; "
+        "t = ember.tensor([1.0, 2.0]); import numpy as np; "
+        "assert ember.as_tensor(np.ones(2)).dtype == ember.float64; "
+        "assert ember.tensor(np.float32(1)).dtype == ember.float32; print(t.numpy().sum())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3.0"
@@ -1077,8 +1090,9 @@ def test_import_restores_the_openblas_thread_timeout():
     for setting, expected in ((None, "None"), ("7", "7")):
         if setting is not None:
             env["OPENBLAS_THREAD_TIMEOUT"] = setting
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+        )
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == expected
 
@@ -1107,8 +1121,9 @@ def test_return_types_print_as_torch_and_pickle():
     import pickle
 
     r = ember.tensor([3, 1, 2]).sort(descending=True)
-    assert repr(r) == ("torch.return_types.sort(\nvalues=tensor([3, 2, 1]),\n"
-                       "indices=tensor([0, 2, 1]))")
+    assert repr(r) == (
+        "torch.return_types.sort(\nvalues=tensor([3, 2, 1]),\nindices=tensor([0, 2, 1]))"
+    )
     values, indices = pickle.loads(pickle.dumps(r))
     assert values.tolist() == [3, 2, 1] and r.indices.tolist() == [0, 2, 1]
     assert repr(ember.var_mean(ember.tensor([1.0, 2.0]))).startswith("(tensor(")
@@ -1119,8 +1134,9 @@ def test_numpy_axis_and_keepdims_keywords():
     a = np.arange(12.0).reshape(3, 4)
     t = ember.tensor(a)
     np.testing.assert_array_equal(t.sum(axis=0).numpy(), a.sum(axis=0))
-    np.testing.assert_array_equal(ember.mean(t, axis=1, keepdims=True).numpy(),
-                                  a.mean(axis=1, keepdims=True))
+    np.testing.assert_array_equal(
+        ember.mean(t, axis=1, keepdims=True).numpy(), a.mean(axis=1, keepdims=True)
+    )
     assert t.max(axis=1, keepdims=True).values.shape == (3, 1)  # a Python-level function
     np.testing.assert_allclose(ember.std(t, axis=0).numpy(), a.std(axis=0, ddof=1))
     assert ember.cat([t, t], axis=1).shape == (3, 8)

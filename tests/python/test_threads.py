@@ -5,9 +5,10 @@ import sys
 import threading
 import time
 
+import numpy as np
+
 import ember
 import ember.nn.functional as F
-import numpy as np
 
 THREADS = 4
 

@@ -8,8 +8,9 @@ import pytest
 import ember
 
 DATA = "/usr/share/datasets/fashion-mnist"
-pytestmark = pytest.mark.skipif(not os.path.isdir(DATA),
-                                reason="Debian package dataset-fashion-mnist is not installed")
+pytestmark = pytest.mark.skipif(
+    not os.path.isdir(DATA), reason="Debian package dataset-fashion-mnist is not installed"
+)
 
 
 def load_example():
@@ -31,7 +32,7 @@ def test_cnn_loss_falls_and_it_learns():
     losses = []
     for step in range(200):
         i = (step * 64) % len(train_x)
-        xb, yb = train_x[i:i + 64], train_y[i:i + 64]
+        xb, yb = train_x[i : i + 64], train_y[i : i + 64]
         optimizer.zero_grad()
         loss = F.cross_entropy(model(xb), yb)
         loss.backward()
@@ -45,8 +46,16 @@ def test_cnn_loss_falls_and_it_learns():
 
 def test_script_checkpoints_and_resumes(tmp_path):
     fm = load_example()
-    common = ["--max-steps", "3", "--train-limit", "1024", "--batch-size", "64",
-              "--out-dir", str(tmp_path)]
+    common = [
+        "--max-steps",
+        "3",
+        "--train-limit",
+        "1024",
+        "--batch-size",
+        "64",
+        "--out-dir",
+        str(tmp_path),
+    ]
     first = fm.main(["--epochs", "1", "--no-plot", *common])
     assert [h["epoch"] for h in first] == [1]
     assert (tmp_path / "checkpoint_ember.pt").exists()

@@ -15,15 +15,64 @@ import ember
 import ember.nn.functional as F
 
 F32_ULP_BOUND = {  # measured maximum + margin; torch's own float32 functions are within 1-2 ulp
-    "exp": 2, "log": 2, "log1p": 3, "tanh": 2, "sigmoid": 3, "erf": 2,
+    "exp": 2,
+    "log": 2,
+    "log1p": 3,
+    "tanh": 2,
+    "sigmoid": 3,
+    "erf": 2,
 }
 F64_ULP_BOUND = 2  # libm
 
-EXTREMES = [0.0, -0.0, 1e-45, -1e-45, 1e-40, -1e-40, 1.17e-38, 1e-30, -1e-30, 1e-7, -1e-7,
-            0.5, -0.5, 0.625, -0.625, 0.875, -0.875, 3.9, -3.9, 4.0, -4.0, 20.0, -20.0,
-            87.3, -87.3, 88.7, 88.8, -88.8, 89.0, -89.0, 90.0, -90.0, 100.0, -100.0, 103.9,
-            -103.9, 104.0, -104.0, 110.0, -110.0, 1e4, -1e4, 3.4e38, -3.4e38,
-            float("inf"), float("-inf"), float("nan")]
+EXTREMES = [
+    0.0,
+    -0.0,
+    1e-45,
+    -1e-45,
+    1e-40,
+    -1e-40,
+    1.17e-38,
+    1e-30,
+    -1e-30,
+    1e-7,
+    -1e-7,
+    0.5,
+    -0.5,
+    0.625,
+    -0.625,
+    0.875,
+    -0.875,
+    3.9,
+    -3.9,
+    4.0,
+    -4.0,
+    20.0,
+    -20.0,
+    87.3,
+    -87.3,
+    88.7,
+    88.8,
+    -88.8,
+    89.0,
+    -89.0,
+    90.0,
+    -90.0,
+    100.0,
+    -100.0,
+    103.9,
+    -103.9,
+    104.0,
+    -104.0,
+    110.0,
+    -110.0,
+    1e4,
+    -1e4,
+    3.4e38,
+    -3.4e38,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+]
 
 
 def dense(dtype):
@@ -47,8 +96,14 @@ def reference(name, x):
     if name == "sigmoid":  # e^x / (1 + e^x) below 0: torch's float64 sigmoid flushes at -710
         e = torch.exp(-t.abs())
         return torch.where(t >= 0, 1 / (1 + e), e / (1 + e)).numpy()
-    fn = {"exp": torch.exp, "log": torch.log, "log1p": torch.log1p, "tanh": torch.tanh,
-          "sigmoid": torch.sigmoid, "erf": torch.special.erf}[name]
+    fn = {
+        "exp": torch.exp,
+        "log": torch.log,
+        "log1p": torch.log1p,
+        "tanh": torch.tanh,
+        "sigmoid": torch.sigmoid,
+        "erf": torch.special.erf,
+    }[name]
     return fn(t).numpy()
 
 
@@ -95,13 +150,27 @@ def test_extremes_match_torch_float32(name):
 def test_fused_activations_use_the_same_functions(dtype):
     x = ember.tensor(dense(np.float64)).to(dtype)
     s = ember.sigmoid(x)
-    np.testing.assert_allclose(F.silu(x).numpy(), (x * s).numpy(), rtol=4e-7 if dtype == ember.float32 else 1e-15, atol=0)
+    np.testing.assert_allclose(
+        F.silu(x).numpy(), (x * s).numpy(), rtol=4e-7 if dtype == ember.float32 else 1e-15, atol=0
+    )
     # the sigmoid inside silu at the extremes, where the copies used to clamp differently
     for v in [-87.0, -88.0, -90.0, -95.0, -100.0, -103.0, -1e4, 1e4]:
         t = ember.tensor([v], dtype=dtype)
-        np.testing.assert_allclose(F.silu(t).numpy(), (t * ember.sigmoid(t)).numpy(), rtol=4e-7, atol=0)
-        np.testing.assert_allclose(F.silu(t).numpy(), torch.nn.functional.silu(torch.tensor([v], dtype=torch.float64)).numpy(), rtol=1e-6, atol=abs(v) * 1.5e-45)  # sigmoid's subnormal spacing, times x
-    np.testing.assert_allclose(F.logsigmoid(x).numpy(), torch.nn.functional.logsigmoid(torch.from_numpy(x.numpy())).numpy(), rtol=1e-6, atol=1e-30)
+        np.testing.assert_allclose(
+            F.silu(t).numpy(), (t * ember.sigmoid(t)).numpy(), rtol=4e-7, atol=0
+        )
+        np.testing.assert_allclose(
+            F.silu(t).numpy(),
+            torch.nn.functional.silu(torch.tensor([v], dtype=torch.float64)).numpy(),
+            rtol=1e-6,
+            atol=abs(v) * 1.5e-45,
+        )  # sigmoid's subnormal spacing, times x
+    np.testing.assert_allclose(
+        F.logsigmoid(x).numpy(),
+        torch.nn.functional.logsigmoid(torch.from_numpy(x.numpy())).numpy(),
+        rtol=1e-6,
+        atol=1e-30,
+    )
 
 
 def test_softmax_exp_matches_exp():

@@ -24,8 +24,8 @@ struct Buffer {
 };
 
 Tensor make_ones_like_root(const Tensor& root) {
-  EMBER_CHECK(root.numel() == 1, "grad can be implicitly created only for scalar outputs; got shape ",
-              root.sizes());
+  EMBER_CHECK(root.numel() == 1,
+              "grad can be implicitly created only for scalar outputs; got shape ", root.sizes());
   EMBER_CHECK(is_floating_point(root.dtype()),
               "grad can be implicitly created only for real scalar outputs but got ",
               dtype_name(root.dtype()));
@@ -50,10 +50,9 @@ Tensor sum_to_shape(const Tensor& g, IntArrayRef shape) {
 Tensor conform(Tensor g, const TensorMeta& m, const Node& node, size_t i) {
   if (!g.defined()) return g;
   if (!g.sizes().equals(m.shape)) {
-    EMBER_CHECK(numel_of(m.shape) == g.numel() || is_expandable_to(m.shape, g.sizes()),
-                "Function ", node.name(), " returned an invalid gradient at index ", i,
-                " - got ", g.sizes(), " but expected shape compatible with ",
-                IntArrayRef(m.shape));
+    EMBER_CHECK(numel_of(m.shape) == g.numel() || is_expandable_to(m.shape, g.sizes()), "Function ",
+                node.name(), " returned an invalid gradient at index ", i, " - got ", g.sizes(),
+                " but expected shape compatible with ", IntArrayRef(m.shape));
     g = is_expandable_to(m.shape, g.sizes()) ? sum_to_shape(g, m.shape) : g.reshape(m.shape);
   }
   if (g.dtype() != m.dtype && is_floating_point(m.dtype)) g = g.to(m.dtype);
@@ -82,8 +81,8 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
   std::vector<Edge> root_edges;
   for (size_t i = 0; i < roots.size(); ++i) {
     const Tensor& r = roots[i];
-    EMBER_CHECK(r.requires_grad(),
-                "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    EMBER_CHECK(r.requires_grad(), "element ", i,
+                " of tensors does not require grad and does not have a grad_fn");
     root_edges.push_back(gradient_edge(r));
   }
 
@@ -139,7 +138,7 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
   };
   for (size_t i = 0; i < roots.size(); ++i) {
     Tensor g = grad_roots.size() > i && grad_roots[i].defined() ? grad_roots[i]
-                                                                  : make_ones_like_root(roots[i]);
+                                                                : make_ones_like_root(roots[i]);
     EMBER_CHECK(g.sizes().equals(roots[i].sizes()), "Mismatch in shape: grad_output[", i,
                 "] has a shape of ", g.sizes(), " and output[", i, "] has a shape of ",
                 roots[i].sizes(), ".");
@@ -174,8 +173,8 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
     bool is_leaf_acc = dynamic_cast<AccumulateGrad*>(n) != nullptr;
     bool any_grad = false;
     for (auto& g : grads) any_grad = any_grad || g.defined();
-    bool run_node = any_grad && (targets.empty() || needed.count(n)) &&
-                    !(is_leaf_acc && !accumulate_leaves);
+    bool run_node =
+        any_grad && (targets.empty() || needed.count(n)) && !(is_leaf_acc && !accumulate_leaves);
     variable_list outs;
     if (run_node) {
       variable_list grads_in = grads;

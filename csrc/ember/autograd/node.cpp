@@ -14,12 +14,14 @@ std::atomic<uint64_t> g_sequence_nr{0};
 Node::Node() : sequence_nr_(g_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
 void raise_freed(const std::string& node) {
-  EMBER_ERROR(ErrorKind::Runtime,
-              "Trying to backward through the graph a second time (or directly access saved "
-              "tensors after they have already been freed). Saved intermediate values of the graph "
-              "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
-              "you need to backward through the graph a second time or if you need to access saved "
-              "tensors after calling backward. (node: ", node, ")");
+  EMBER_ERROR(
+      ErrorKind::Runtime,
+      "Trying to backward through the graph a second time (or directly access saved "
+      "tensors after they have already been freed). Saved intermediate values of the graph "
+      "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+      "you need to backward through the graph a second time or if you need to access saved "
+      "tensors after calling backward. (node: ",
+      node, ")");
 }
 
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
@@ -44,7 +46,8 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
   if (data_._version() != version_) {
     std::ostringstream os;
     os << "one of the variables needed for gradient computation has been modified by an inplace "
-          "operation: [" << scalar_type_name(data_.dtype()) << "Tensor " << data_.sizes() << "]";
+          "operation: ["
+       << scalar_type_name(data_.dtype()) << "Tensor " << data_.sizes() << "]";
     if (is_output_ && owner) os << ", which is output " << output_nr_ << " of " << owner->name();
     os << ", is at version " << data_._version() << "; expected version " << version_
        << " instead. Hint: the backtrace further above can show the operation that failed to "

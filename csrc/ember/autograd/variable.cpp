@@ -64,12 +64,12 @@ void Tensor::retain_grad() const {
   m.retained_grad = std::make_shared<Tensor>();
   std::weak_ptr<Tensor> slot = m.retained_grad;
   m.grad_fn->tensor_pre_hooks.push_back({m.output_nr, [slot](const Tensor& g) {
-    if (auto s = slot.lock()) {
-      if (!s->defined()) *s = g.detach().clone();
-      else *s = s->add(g.detach());
-    }
-    return Tensor();
-  }});
+                                           if (auto s = slot.lock()) {
+                                             if (!s->defined()) *s = g.detach().clone();
+                                             else *s = s->add(g.detach());
+                                           }
+                                           return Tensor();
+                                         }});
 }
 
 bool Tensor::retains_grad() const {

@@ -44,7 +44,8 @@ constexpr bool kCaching = true;
 // The size class a request is served from: multiples of 64 up to 512 bytes, then 8 classes per
 // power of two.
 size_t size_class(size_t nbytes) {
-  if (nbytes <= 512) return std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) & ~(kAlignment - 1));
+  if (nbytes <= 512)
+    return std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) & ~(kAlignment - 1));
   size_t step = std::bit_floor(nbytes) / 8;
   return (nbytes + step - 1) / step * step;
 }

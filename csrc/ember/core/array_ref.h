@@ -18,10 +18,10 @@ class ArrayRef {
   constexpr ArrayRef(const T* data, size_t n) : data_(data), size_(n) {}
   constexpr ArrayRef(std::initializer_list<T> il) : data_(il.begin()), size_(il.size()) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
-  template <class C, class = decltype(std::declval<const C&>().data() + std::declval<const C&>().size()),
-            class = std::enable_if_t<std::is_same_v<std::remove_cv_t<std::remove_pointer_t<
-                                                         decltype(std::declval<const C&>().data())>>,
-                                                     T>>>
+  template <
+      class C, class = decltype(std::declval<const C&>().data() + std::declval<const C&>().size()),
+      class = std::enable_if_t<std::is_same_v<
+          std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<const C&>().data())>>, T>>>
   ArrayRef(const C& c) : data_(c.data()), size_(c.size()) {}
 
   const T* begin() const { return data_; }

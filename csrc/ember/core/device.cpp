@@ -14,7 +14,8 @@ Device::Device(const std::string& spec) {
   else
     EMBER_ERROR(ErrorKind::Runtime,
                 "Expected one of cpu, cuda, meta, privateuseone device type at start of device "
-                "string: ", spec);
+                "string: ",
+                spec);
   if (colon != std::string::npos) {
     std::string idx = spec.substr(colon + 1);
     EMBER_CHECK(!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos,

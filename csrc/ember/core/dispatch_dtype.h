@@ -6,7 +6,8 @@
 namespace ember {
 
 constexpr uint32_t type_bit(ScalarType t) { return 1u << int(t); }
-constexpr uint32_t kFloatTypes = type_bit(kHalf) | type_bit(kBFloat16) | type_bit(kFloat) | type_bit(kDouble);
+constexpr uint32_t kFloatTypes =
+    type_bit(kHalf) | type_bit(kBFloat16) | type_bit(kFloat) | type_bit(kDouble);
 constexpr uint32_t kIntTypes =
     type_bit(kByte) | type_bit(kChar) | type_bit(kShort) | type_bit(kInt) | type_bit(kLong);
 constexpr uint32_t kIntBoolTypes = kIntTypes | type_bit(kBool);
@@ -21,12 +22,12 @@ constexpr uint32_t kAllTypes = kNumericTypes | type_bit(kBool);
 template <uint32_t Allowed, class F>
 void dispatch(ScalarType t, const char* op, F&& f) {
   switch (t) {
-#define EMBER_DISPATCH_CASE(cpp, name, py)                        \
-  case ScalarType::name:                                          \
-    if constexpr ((Allowed >> int(ScalarType::name)) & 1) {       \
-      f(cpp{});                                                   \
-      return;                                                     \
-    }                                                             \
+#define EMBER_DISPATCH_CASE(cpp, name, py)                  \
+  case ScalarType::name:                                    \
+    if constexpr ((Allowed >> int(ScalarType::name)) & 1) { \
+      f(cpp{});                                             \
+      return;                                               \
+    }                                                       \
     break;
     EMBER_FORALL_DTYPES(EMBER_DISPATCH_CASE)
 #undef EMBER_DISPATCH_CASE

@@ -43,17 +43,28 @@ std::string_view scalar_type_name(ScalarType t) {
 
 std::string_view cpp_type_name(ScalarType t) {
   switch (t) {
-    case kByte: return "unsigned char";
-    case kChar: return "signed char";
-    case kShort: return "short int";
-    case kInt: return "int";
-    case kLong: return "long int";
-    case kHalf: return "c10::Half";
-    case kBFloat16: return "c10::BFloat16";
-    case kFloat: return "float";
-    case kDouble: return "double";
-    case kBool: return "bool";
-    default: return "undefined";
+    case kByte:
+      return "unsigned char";
+    case kChar:
+      return "signed char";
+    case kShort:
+      return "short int";
+    case kInt:
+      return "int";
+    case kLong:
+      return "long int";
+    case kHalf:
+      return "c10::Half";
+    case kBFloat16:
+      return "c10::BFloat16";
+    case kFloat:
+      return "float";
+    case kDouble:
+      return "double";
+    case kBool:
+      return "bool";
+    default:
+      return "undefined";
   }
 }
 
@@ -92,7 +103,8 @@ void set_default_dtype(ScalarType t) {
 }
 
 void unsupported_dtype(const char* op, ScalarType t) {
-  EMBER_ERROR(ErrorKind::NotImplemented, "\"", op, "\" not implemented for '", scalar_type_name(t), "'");
+  EMBER_ERROR(ErrorKind::NotImplemented, "\"", op, "\" not implemented for '", scalar_type_name(t),
+              "'");
 }
 
 }  // namespace ember

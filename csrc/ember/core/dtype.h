@@ -9,16 +9,16 @@
 namespace ember {
 
 // (C++ type, enum name, Python name). The order is PyTorch's, so promotion reads like its table.
-#define EMBER_FORALL_DTYPES(_)     \
-  _(uint8_t, Byte, uint8)          \
-  _(int8_t, Char, int8)            \
-  _(int16_t, Short, int16)         \
-  _(int32_t, Int, int32)           \
-  _(int64_t, Long, int64)          \
-  _(::ember::Half, Half, float16)  \
-  _(float, Float, float32)         \
-  _(double, Double, float64)       \
-  _(bool, Bool, bool)              \
+#define EMBER_FORALL_DTYPES(_)    \
+  _(uint8_t, Byte, uint8)         \
+  _(int8_t, Char, int8)           \
+  _(int16_t, Short, int16)        \
+  _(int32_t, Int, int32)          \
+  _(int64_t, Long, int64)         \
+  _(::ember::Half, Half, float16) \
+  _(float, Float, float32)        \
+  _(double, Double, float64)      \
+  _(bool, Bool, bool)             \
   _(::ember::BFloat16, BFloat16, bfloat16)
 
 /// The element type of a tensor (libtorch's `ScalarType`).
@@ -78,9 +78,9 @@ void set_default_dtype(ScalarType t);
 
 template <class T>
 struct CppTypeToScalarType;
-#define EMBER_CPP_TO_DTYPE(cpp, name, py) \
-  template <>                             \
-  struct CppTypeToScalarType<cpp> {       \
+#define EMBER_CPP_TO_DTYPE(cpp, name, py)                 \
+  template <>                                             \
+  struct CppTypeToScalarType<cpp> {                       \
     static constexpr ScalarType value = ScalarType::name; \
   };
 EMBER_FORALL_DTYPES(EMBER_CPP_TO_DTYPE)

@@ -22,7 +22,8 @@ class Error : public std::runtime_error {
 /// Whether an error of kind `actual` is caught as `expected` (Python's NotImplementedError is a
 /// RuntimeError, so NotImplemented counts as Runtime).
 constexpr bool is_a(ErrorKind actual, ErrorKind expected) {
-  return actual == expected || (expected == ErrorKind::Runtime && actual == ErrorKind::NotImplemented);
+  return actual == expected ||
+         (expected == ErrorKind::Runtime && actual == ErrorKind::NotImplemented);
 }
 
 namespace detail {
@@ -47,15 +48,16 @@ std::string str_cat(const Args&... args) {
 #define EMBER_CHECK_INDEX(cond, ...) EMBER_CHECK_KIND(cond, ::ember::ErrorKind::Index, __VA_ARGS__)
 #define EMBER_CHECK_TYPE(cond, ...) EMBER_CHECK_KIND(cond, ::ember::ErrorKind::Type, __VA_ARGS__)
 #define EMBER_CHECK_VALUE(cond, ...) EMBER_CHECK_KIND(cond, ::ember::ErrorKind::Value, __VA_ARGS__)
-#define EMBER_CHECK_KIND(cond, kind, ...)                                      \
-  do {                                                                         \
-    if (!(cond)) [[unlikely]]                                                  \
+#define EMBER_CHECK_KIND(cond, kind, ...)                                        \
+  do {                                                                           \
+    if (!(cond)) [[unlikely]]                                                    \
       ::ember::detail::throw_error(kind, ::ember::detail::str_cat(__VA_ARGS__)); \
   } while (0)
-#define EMBER_ERROR(kind, ...) ::ember::detail::throw_error(kind, ::ember::detail::str_cat(__VA_ARGS__))
+#define EMBER_ERROR(kind, ...) \
+  ::ember::detail::throw_error(kind, ::ember::detail::str_cat(__VA_ARGS__))
 /// Internal invariant: a failure is ember's bug, never the user's.
-#define EMBER_ASSERT(cond)                                         \
-  do {                                                             \
-    if (!(cond)) [[unlikely]]                                      \
-      ::ember::detail::assert_fail(#cond, __FILE__, __LINE__);     \
+#define EMBER_ASSERT(cond)                                     \
+  do {                                                         \
+    if (!(cond)) [[unlikely]]                                  \
+      ::ember::detail::assert_fail(#cond, __FILE__, __LINE__); \
   } while (0)

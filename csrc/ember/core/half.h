@@ -95,7 +95,11 @@ class numeric_limits<ember::BFloat16> {
   static ember::BFloat16 max() { return ember::BFloat16(3.38953139e38f); }
   static ember::BFloat16 min() { return ember::BFloat16(1.17549435e-38f); }
   static ember::BFloat16 epsilon() { return ember::BFloat16(0.0078125f); }
-  static ember::BFloat16 infinity() { return ember::BFloat16(std::numeric_limits<float>::infinity()); }
-  static ember::BFloat16 quiet_NaN() { return ember::BFloat16(std::numeric_limits<float>::quiet_NaN()); }
+  static ember::BFloat16 infinity() {
+    return ember::BFloat16(std::numeric_limits<float>::infinity());
+  }
+  static ember::BFloat16 quiet_NaN() {
+    return ember::BFloat16(std::numeric_limits<float>::quiet_NaN());
+  }
 };
 }  // namespace std

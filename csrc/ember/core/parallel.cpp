@@ -201,10 +201,12 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   int64_t nchunks = (n + grain - 1) / grain;
   if (nchunks == 1 || t_in_parallel || pool().size() == 1) {
     // Same chunk boundaries as the parallel path, so results don't depend on the thread count.
-    for (int64_t c = 0; c < nchunks; ++c) f(begin + c * grain, std::min(end, begin + (c + 1) * grain));
+    for (int64_t c = 0; c < nchunks; ++c)
+      f(begin + c * grain, std::min(end, begin + (c + 1) * grain));
     return;
   }
-  pool().run(nchunks, [&](int64_t c) { f(begin + c * grain, std::min(end, begin + (c + 1) * grain)); });
+  pool().run(nchunks,
+             [&](int64_t c) { f(begin + c * grain, std::min(end, begin + (c + 1) * grain)); });
 }
 
 }  // namespace ember

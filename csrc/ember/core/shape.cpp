@@ -55,8 +55,8 @@ DimVector infer_size(IntArrayRef shape, int64_t numel) {
     }
   }
   if (infer) {
-    EMBER_CHECK(known != 0 && numel % known == 0, "shape '", shape, "' is invalid for input of size ",
-                numel);
+    EMBER_CHECK(known != 0 && numel % known == 0, "shape '", shape,
+                "' is invalid for input of size ", numel);
     out[*infer] = numel / known;
   } else {
     EMBER_CHECK(known == numel, "shape '", shape, "' is invalid for input of size ", numel);
@@ -75,8 +75,8 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= sizes[size_t(d)];
-    if (d == 0 || (sizes[size_t(d - 1)] != 1 &&
-                   strides[size_t(d - 1)] != tensor_numel * chunk_base_stride)) {
+    if (d == 0 ||
+        (sizes[size_t(d - 1)] != 1 && strides[size_t(d - 1)] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[size_t(view_d)] == 1)) {
         out[size_t(view_d)] = view_numel * chunk_base_stride;
         view_numel *= new_sizes[size_t(view_d)];

@@ -9,8 +9,7 @@ int64_t Tensor::size(int64_t d) const { return sizes()[size_t(maybe_wrap_dim(d, 
 int64_t Tensor::stride(int64_t d) const { return strides()[size_t(maybe_wrap_dim(d, dim()))]; }
 
 Scalar Tensor::item() const {
-  EMBER_CHECK(numel() == 1, "a Tensor with ", numel(),
-              " elements cannot be converted to Scalar");
+  EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   const char* p = impl_->data();
   switch (dtype()) {
 #define EMBER_ITEM(cpp, name, py) \
@@ -71,8 +70,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype, bool wrapped) {
   Tensor t = empty({}, dtype);
   switch (dtype) {
-#define EMBER_FILL(cpp, name, py)                  \
-  case ScalarType::name:                           \
+#define EMBER_FILL(cpp, name, py)                   \
+  case ScalarType::name:                            \
     *static_cast<cpp*>(t.data_ptr()) = s.to<cpp>(); \
     break;
     EMBER_FORALL_DTYPES(EMBER_FILL)

@@ -104,9 +104,11 @@ class Tensor {
   Tensor isinf() const;
   Tensor isfinite() const;
   Tensor logical_not() const;
-  Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clamp(const std::optional<Scalar>& min,
+               const std::optional<Scalar>& max = std::nullopt) const;
   Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = {}) const;
-  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor& clamp_(const std::optional<Scalar>& min,
+                 const std::optional<Scalar>& max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;
   Tensor& clamp_min_(const Scalar& min) const;
@@ -143,8 +145,8 @@ class Tensor {
   Tensor& operator*=(const Scalar& other) const;
   Tensor& operator/=(const Tensor& other) const;
   Tensor& operator/=(const Scalar& other) const;
-#define EMBER_DECLARE_COMPARE_METHOD(name)   \
-  Tensor name(const Tensor& other) const;    \
+#define EMBER_DECLARE_COMPARE_METHOD(name) \
+  Tensor name(const Tensor& other) const;  \
   Tensor name(const Scalar& other) const;
   EMBER_DECLARE_COMPARE_METHOD(eq)
   EMBER_DECLARE_COMPARE_METHOD(ne)
@@ -163,11 +165,14 @@ class Tensor {
 
   // Reductions.
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false,
+             std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor max() const;
   Tensor min() const;
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
@@ -274,7 +279,9 @@ class Tensor {
   Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   /// libtorch's spelling of requires_grad_.
-  const Tensor& set_requires_grad(bool requires_grad) const { return requires_grad_(requires_grad); }
+  const Tensor& set_requires_grad(bool requires_grad) const {
+    return requires_grad_(requires_grad);
+  }
 
  private:
   IntrusivePtr<TensorImpl> impl_;
@@ -288,8 +295,9 @@ Tensor empty(IntArrayRef sizes, ScalarType dtype = default_dtype(), Device devic
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype = default_dtype(),
                      Device device = Device());
 /// Wraps external memory without copying; `deleter` frees it when the tensor dies.
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
-                 Deleter deleter = [](void*) {});
+Tensor from_blob(
+    void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+    Deleter deleter = [](void*) {});
 /// A 0-d tensor of the scalar's dtype; `wrapped` marks it as a Python number for promotion.
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype, bool wrapped = false);
 

@@ -6,8 +6,11 @@ namespace ember {
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)
-    : storage_(std::move(storage)), sizes_(sizes), strides_(strides),
-      storage_offset_(storage_offset), dtype_(dtype) {
+    : storage_(std::move(storage)),
+      sizes_(sizes),
+      strides_(strides),
+      storage_offset_(storage_offset),
+      dtype_(dtype) {
   refresh();
 }
 

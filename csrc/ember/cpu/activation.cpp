@@ -63,7 +63,8 @@ Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
     return [](T x) { return T(0.5) * x * (T(1) + fast_erf(x * T(kInvSqrt2))); };
   });
 }
-Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_mode, double, double) {
+Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_mode, double,
+                            double) {
   if (tanh_mode != 0)
     return backward("GeluBackwardKernelImpl", grad, self, [](auto t) {
       using T = decltype(t);
@@ -219,7 +220,8 @@ Tensor threshold_kernel(const Tensor& self, double th, double value, double) {
   });
 }
 // The shrink and threshold gradients pass g where the forward is the identity (up to a shift).
-Tensor threshold_backward_kernel(const Tensor& grad, const Tensor& self, double th, double, double) {
+Tensor threshold_backward_kernel(const Tensor& grad, const Tensor& self, double th, double,
+                                 double) {
   return backward("threshold_backward", grad, self, [=](auto t) {
     using T = decltype(t);
     return [h = T(th)](T g, T x) { return x <= h ? T(0) : g; };
@@ -238,7 +240,8 @@ Tensor hardshrink_kernel(const Tensor& self, double lambd, double, double) {
     return [l = T(lambd)](T x) { return x >= -l && x <= l ? T(0) : x; };
   });
 }
-Tensor shrink_backward_kernel(const Tensor& grad, const Tensor& self, double lambd, double, double) {
+Tensor shrink_backward_kernel(const Tensor& grad, const Tensor& self, double lambd, double,
+                              double) {
   return backward("shrink_backward", grad, self, [=](auto t) {
     using T = decltype(t);
     return [l = T(lambd)](T g, T x) { return x >= -l && x <= l ? T(0) : g; };
@@ -258,8 +261,8 @@ Tensor logsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, double
   });
 }
 
-#define EMBER_REGISTER_ACT(name, fwd, bwd)              \
-  EMBER_REGISTER_KERNEL(op::name, CPU, fwd);               \
+#define EMBER_REGISTER_ACT(name, fwd, bwd)   \
+  EMBER_REGISTER_KERNEL(op::name, CPU, fwd); \
   EMBER_REGISTER_KERNEL(op::name##_backward, CPU, bwd);
 EMBER_REGISTER_ACT(gelu, gelu_kernel, gelu_backward_kernel)
 EMBER_REGISTER_ACT(silu, silu_kernel, silu_backward_kernel)

@@ -2,6 +2,7 @@
 // Compiled for the vectorizer: see Note [Vectorized elementwise] in cpu/loops.h.
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno", "fp-contract=off")
+#include "ember/schema/binary.h"
 #include "ember/core/shape.h"
 #include "ember/core/type_promotion.h"
 #include "ember/cpu/copy.h"
@@ -9,7 +10,6 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/schema/binary.h"
 
 namespace ember::cpu {
 
@@ -25,9 +25,7 @@ ScalarType compute_type(Out kind, ScalarType common) {
   return common;
 }
 
-void check_zero_div(bool is_int_zero) {
-  EMBER_CHECK(!is_int_zero, "ZeroDivisionError");
-}
+void check_zero_div(bool is_int_zero) { EMBER_CHECK(!is_int_zero, "ZeroDivisionError"); }
 
 // out = f(a, b) computed in `ct`; out has dtype ct (or bool for Out::Bool).
 template <uint32_t Allowed, Out kind, class F>
@@ -71,14 +69,14 @@ Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f
   return self;
 }
 
-#define EMBER_BINARY_KERNEL(name, allowed, kind, ...)                                   \
-  Tensor name##_kernel(const Tensor& a, const Tensor& b) {                              \
-    return binary_out_of_place<allowed, kind>(#name, a, b, __VA_ARGS__);                \
-  }                                                                                     \
-  Tensor& name##_inplace_kernel(Tensor& a, const Tensor& b) {                           \
-    return binary_in_place<allowed, kind>(#name "_", a, b, __VA_ARGS__);                \
-  }                                                                                     \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                                     \
+#define EMBER_BINARY_KERNEL(name, allowed, kind, ...)                    \
+  Tensor name##_kernel(const Tensor& a, const Tensor& b) {               \
+    return binary_out_of_place<allowed, kind>(#name, a, b, __VA_ARGS__); \
+  }                                                                      \
+  Tensor& name##_inplace_kernel(Tensor& a, const Tensor& b) {            \
+    return binary_in_place<allowed, kind>(#name "_", a, b, __VA_ARGS__); \
+  }                                                                      \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                   \
   EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
 
 EMBER_BINARY_KERNEL(mul, kAllTypes, Out::Same, [](auto x, auto y) {
@@ -145,7 +143,9 @@ template <class Run>
 decltype(auto) with_pow_fn(const Tensor& a, const Tensor& b, Run run) {
   if (b.dim() == 0 && is_floating_point(result_type({a, b}))) {
     const double e = b.item().to_double();
-    auto special = [&](auto f) -> decltype(auto) { return run.template operator()<kFloatTypes>(f); };
+    auto special = [&](auto f) -> decltype(auto) {
+      return run.template operator()<kFloatTypes>(f);
+    };
     if (e == 2) return special([](auto x, auto) { return x * x; });
     if (e == 3) return special([](auto x, auto) { return x * x * x; });
     if (e == -1) return special([](auto x, auto) { return decltype(x)(1) / x; });
@@ -169,7 +169,8 @@ EMBER_REGISTER_KERNEL(op::pow, CPU, pow_kernel);
 EMBER_REGISTER_KERNEL(op::pow_, CPU, pow_inplace_kernel);
 EMBER_BINARY_KERNEL(atan2, kFloatTypes, Out::Float, [](auto x, auto y) { return std::atan2(x, y); })
 EMBER_BINARY_KERNEL(hypot, kFloatTypes, Out::Same, [](auto x, auto y) { return std::hypot(x, y); })
-EMBER_BINARY_KERNEL(copysign, kFloatTypes, Out::Float, [](auto x, auto y) { return std::copysign(x, y); })
+EMBER_BINARY_KERNEL(copysign, kFloatTypes, Out::Float,
+                    [](auto x, auto y) { return std::copysign(x, y); })
 EMBER_BINARY_KERNEL(minimum, kAllTypes, Out::Same, [](auto x, auto y) {
   if constexpr (is_float_v<decltype(x)>) return (std::isnan(x) || x < y) ? x : y;
   else return x < y ? x : y;
@@ -199,9 +200,12 @@ EMBER_BINARY_KERNEL(bitwise_right_shift, kIntTypes, Out::Same, [](auto x, auto y
   if (y < 0 || y >= T(sizeof(T) * 8)) return T(std::is_signed_v<T> && x < 0 ? -1 : 0);
   return T(x >> y);
 })
-EMBER_BINARY_KERNEL(logical_and, kAllTypes, Out::Bool, [](auto x, auto y) { return bool(x) && bool(y); })
-EMBER_BINARY_KERNEL(logical_or, kAllTypes, Out::Bool, [](auto x, auto y) { return bool(x) || bool(y); })
-EMBER_BINARY_KERNEL(logical_xor, kAllTypes, Out::Bool, [](auto x, auto y) { return bool(x) != bool(y); })
+EMBER_BINARY_KERNEL(logical_and, kAllTypes, Out::Bool,
+                    [](auto x, auto y) { return bool(x) && bool(y); })
+EMBER_BINARY_KERNEL(logical_or, kAllTypes, Out::Bool,
+                    [](auto x, auto y) { return bool(x) || bool(y); })
+EMBER_BINARY_KERNEL(logical_xor, kAllTypes, Out::Bool,
+                    [](auto x, auto y) { return bool(x) != bool(y); })
 EMBER_BINARY_KERNEL(eq, kAllTypes, Out::Bool, [](auto x, auto y) { return x == y; })
 EMBER_BINARY_KERNEL(ne, kAllTypes, Out::Bool, [](auto x, auto y) { return x != y; })
 EMBER_BINARY_KERNEL(lt, kAllTypes, Out::Bool, [](auto x, auto y) { return x < y; })
@@ -220,7 +224,8 @@ Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Ten
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
       bool al = alpha.to_bool();
-      binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](bool x, bool y) { return x || (al && y); });
+      binary_into<kAllTypes, Out::Same>(name, out, a, b, ct,
+                                        [al](bool x, bool y) { return x || (al && y); });
     } else {
       acc<T> al = alpha.to<acc<T>>();
       if (alpha.is_integral(true) && alpha.to_long() == 1) {
@@ -230,8 +235,7 @@ Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Ten
         binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](auto x, auto y) {
           if constexpr (std::is_integral_v<decltype(y)>)
             return wrapping_add(x, wrapping_mul(decltype(y)(al), y));
-          else
-            return x + al * y;
+          else return x + al * y;
         });
       }
     }
@@ -278,7 +282,8 @@ EMBER_REGISTER_KERNEL(op::sub_, CPU, sub_inplace_kernel);
 
 Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   ScalarType ct = result_type({a, b});
-  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
+  DimVector shape =
+      broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
   Tensor out = empty_like_inputs(shape, ct, {&a, &b, &cond});
   Tensor c = cond.dtype() == kBool ? cond : to_dtype(cond, kBool);
   Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);

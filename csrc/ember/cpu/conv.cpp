@@ -106,9 +106,19 @@ std::unique_ptr<T[]> scratch(int64_t n) {
 
 WindowGeom geom_of(const Tensor& input, const Tensor& weight, IntArrayRef stride,
                    IntArrayRef padding, IntArrayRef dilation, int64_t OH, int64_t OW) {
-  return {input.size(1), input.size(2), input.size(3), weight.size(2), weight.size(3),
-          stride[0],     stride[1],     padding[0],    padding[1],     dilation[0],
-          dilation[1],   OH,            OW};
+  return {input.size(1),
+          input.size(2),
+          input.size(3),
+          weight.size(2),
+          weight.size(3),
+          stride[0],
+          stride[1],
+          padding[0],
+          padding[1],
+          dilation[0],
+          dilation[1],
+          OH,
+          OW};
 }
 
 template <class T>
@@ -145,8 +155,7 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
     }
     if (!panels) {
       auto cols = scratch<T>(g.rows() * ld);
-      for (int64_t n = n0; n < n1; ++n)
-        im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
+      for (int64_t n = n0; n < n1; ++n) im2col(px + n * in_numel, cols.get() + (n - n0) * L, g, ld);
       for (int64_t grp = 0; grp < groups; ++grp)
         gemm_wide(Og, ld, CKg, pw + grp * Og * CKg, CKg, cols.get() + grp * CKg * ld, ld,
                   prod + grp * Og * ld, ld);
@@ -166,7 +175,8 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
                              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   auto out_size = [&](int64_t d) {
     return (input.size(d + 2) + 2 * padding[d] - dilation[d] * (weight.size(d + 2) - 1) - 1) /
-               stride[d] + 1;
+               stride[d] +
+           1;
   };
   const int64_t OH = out_size(0), OW = out_size(1);
   Tensor x = contiguous(input), w = contiguous(weight);
@@ -233,8 +243,8 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
     }
     if (pgi) {
       for (int64_t grp = 0; grp < groups; ++grp)
-        gemm_wide(CKg, ld, Og, wt.get() + grp * CKg * Og, Og, got.get() + grp * Og * ld,
-                  ld, cols.get() + grp * CKg * ld, ld);
+        gemm_wide(CKg, ld, Og, wt.get() + grp * CKg * Og, Og, got.get() + grp * Og * ld, ld,
+                  cols.get() + grp * CKg * ld, ld);
       for (int64_t n = n0; n < n1; ++n) {
         T* gin = pgi + n * in_numel;
         std::fill_n(gin, in_numel, T(0));

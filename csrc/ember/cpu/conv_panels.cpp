@@ -24,7 +24,7 @@ namespace {
 
 // The panel's columns, cut where an output row (or an image) ends.
 struct Run {
-  int64_t off, count;  // columns [off, off + count) of the panel
+  int64_t off, count;     // columns [off, off + count) of the panel
   int64_t image, oh, ow;  // where the first one is
 };
 

@@ -31,25 +31,26 @@ void transpose_copy(const TensorIter& it) {
   const int64_t n0 = shape[0], n1 = shape[1];
   const int64_t tiles0 = (n0 + kTile - 1) / kTile, tiles1 = (n1 + kTile - 1) / kTile;
   const int64_t outer = it.numel() / (n0 * n1);
-  const int64_t d1 = it.strides(0)[1] / int64_t(sizeof(T)), s0 = it.strides(1)[0] / int64_t(sizeof(T));
+  const int64_t d1 = it.strides(0)[1] / int64_t(sizeof(T)),
+                s0 = it.strides(1)[0] / int64_t(sizeof(T));
   parallel_for(0, outer * tiles0 * tiles1, std::max<int64_t>(1, kGrainSize / (kTile * kTile)),
                [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) {
-      char* dp = it.base(0);
-      const char* sp = it.base(1);
-      for (int64_t o = t / (tiles0 * tiles1), d = 2; d < int64_t(shape.size());
-           o /= shape[size_t(d)], ++d) {
-        dp += (o % shape[size_t(d)]) * it.strides(0)[size_t(d)];
-        sp += (o % shape[size_t(d)]) * it.strides(1)[size_t(d)];
-      }
-      T* dst = reinterpret_cast<T*>(dp);
-      const T* src = reinterpret_cast<const T*>(sp);
-      const int64_t i0 = (t / tiles1 % tiles0) * kTile, i1 = std::min(n0, i0 + kTile);
-      const int64_t j0 = (t % tiles1) * kTile, j1 = std::min(n1, j0 + kTile);
-      for (int64_t j = j0; j < j1; ++j)
-        for (int64_t i = i0; i < i1; ++i) dst[i + j * d1] = src[i * s0 + j];
-    }
-  });
+                 for (int64_t t = b; t < e; ++t) {
+                   char* dp = it.base(0);
+                   const char* sp = it.base(1);
+                   for (int64_t o = t / (tiles0 * tiles1), d = 2; d < int64_t(shape.size());
+                        o /= shape[size_t(d)], ++d) {
+                     dp += (o % shape[size_t(d)]) * it.strides(0)[size_t(d)];
+                     sp += (o % shape[size_t(d)]) * it.strides(1)[size_t(d)];
+                   }
+                   T* dst = reinterpret_cast<T*>(dp);
+                   const T* src = reinterpret_cast<const T*>(sp);
+                   const int64_t i0 = (t / tiles1 % tiles0) * kTile, i1 = std::min(n0, i0 + kTile);
+                   const int64_t j0 = (t % tiles1) * kTile, j1 = std::min(n1, j0 + kTile);
+                   for (int64_t j = j0; j < j1; ++j)
+                     for (int64_t i = i0; i < i1; ++i) dst[i + j * d1] = src[i * s0 + j];
+                 }
+               });
 }
 
 Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
@@ -59,9 +60,8 @@ Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
     if (dst.data_ptr() != src.data_ptr()) {
       char* d = static_cast<char*>(dst.data_ptr());
       const char* s = static_cast<const char*>(src.data_ptr());
-      parallel_for(0, int64_t(dst.nbytes()), kGrainSize * 8, [&](int64_t b, int64_t e) {
-        std::memcpy(d + b, s + b, size_t(e - b));
-      });
+      parallel_for(0, int64_t(dst.nbytes()), kGrainSize * 8,
+                   [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, size_t(e - b)); });
     }
     return dst;
   }
@@ -76,8 +76,7 @@ Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
       using S = decltype(s);
       if constexpr (std::is_same_v<D, bool>)
         unary_loop<D, S, Isa::avx2>(it, [](auto v) { return v != decltype(v)(0); });
-      else
-        unary_loop<D, S, Isa::avx2>(it, [](auto v) { return v; });
+      else unary_loop<D, S, Isa::avx2>(it, [](auto v) { return v; });
     });
   });
   return dst;

@@ -140,7 +140,8 @@ void blas_batched(const Tensor& out, const Tensor& a_in, const Tensor& b_in, T b
     for (int64_t i = b0; i < b1; ++i) one(i);
   };
   if (d.B > 1 && work < serial) {  // OpenBLAS would run each on the calling thread anyway
-    parallel_for(0, d.B, std::max<int64_t>(1, kBlasSerialGemm / std::max<int64_t>(work, 1)), batches);
+    parallel_for(0, d.B, std::max<int64_t>(1, kBlasSerialGemm / std::max<int64_t>(work, 1)),
+                 batches);
   } else if (d.B >= get_num_threads() && get_num_threads() > 1 && !in_parallel_region()) {
     SerialBlas serial_blas;  // Note [BLAS threads]
     parallel_for(0, d.B, 1, batches);
@@ -174,8 +175,9 @@ bool sgemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, float be
 // Accumulators of the fallback: 16-bit floats in float; integers in an unsigned type of at least
 // 32 bits, so overflow wraps like PyTorch's integer matmul instead of being undefined.
 template <class T>
-using gemm_acc_t = std::conditional_t<
-    std::is_integral_v<T>, std::conditional_t<(sizeof(T) > 4), uint64_t, uint32_t>, acc_t<T>>;
+using gemm_acc_t =
+    std::conditional_t<std::is_integral_v<T>,
+                       std::conditional_t<(sizeof(T) > 4), uint64_t, uint32_t>, acc_t<T>>;
 
 template <class T, class Acc>
 Acc widen(T v) {
@@ -236,37 +238,39 @@ void fallback_batched(const Tensor& out, const Tensor& a, const Tensor& b, const
   const int64_t task_work = std::max<int64_t>(1, std::min(d.M, kMb) * d.N * d.K);
   parallel_for(0, d.B * row_blocks, std::max<int64_t>(1, kGrainSize * 8 / task_work),
                [&](int64_t t0, int64_t t1) {
-    std::vector<Acc> tile(size_t(kMb * kNr));
-    for (int64_t task = t0; task < t1; ++task) {
-      const int64_t batch = task / row_blocks, i0 = (task % row_blocks) * kMb;
-      const int64_t mb = std::min(kMb, d.M - i0);
-      const T* ab = pa + batch * sa0 + i0 * sa1;
-      const Acc* bb = bp.data() + batch * d.K * ldb;
-      T* cb = pc + (batch * d.M + i0) * d.N;
-      for (int64_t j0 = 0; j0 < d.N; j0 += kNr) {
-        std::fill(tile.begin(), tile.end(), Acc(0));
-        for (int64_t k0 = 0; k0 < d.K; k0 += kKb) {
-          const int64_t kb = std::min(kKb, d.K - k0);
-          const Acc* panel = bb + k0 * ldb + j0;
-          int64_t i = 0;
-          for (; i + 4 <= mb; i += 4)
-            micro_tile<4>(ab + i * sa1 + k0 * sa2, sa1, sa2, panel, ldb, kb, tile.data() + i * kNr);
-          for (; i < mb; ++i)
-            micro_tile<1>(ab + i * sa1 + k0 * sa2, sa1, sa2, panel, ldb, kb, tile.data() + i * kNr);
-        }
-        const int64_t nb = std::min(kNr, d.N - j0);
-        for (int64_t i = 0; i < mb; ++i) {
-          T* ci = cb + i * d.N + j0;
-          const Acc* ti = tile.data() + i * kNr;
-          for (int64_t j = 0; j < nb; ++j) {
-            Acc v = alpha * ti[j];
-            if (use_beta) v += beta * widen<T, Acc>(ci[j]);
-            ci[j] = T(v);
-          }
-        }
-      }
-    }
-  });
+                 std::vector<Acc> tile(size_t(kMb * kNr));
+                 for (int64_t task = t0; task < t1; ++task) {
+                   const int64_t batch = task / row_blocks, i0 = (task % row_blocks) * kMb;
+                   const int64_t mb = std::min(kMb, d.M - i0);
+                   const T* ab = pa + batch * sa0 + i0 * sa1;
+                   const Acc* bb = bp.data() + batch * d.K * ldb;
+                   T* cb = pc + (batch * d.M + i0) * d.N;
+                   for (int64_t j0 = 0; j0 < d.N; j0 += kNr) {
+                     std::fill(tile.begin(), tile.end(), Acc(0));
+                     for (int64_t k0 = 0; k0 < d.K; k0 += kKb) {
+                       const int64_t kb = std::min(kKb, d.K - k0);
+                       const Acc* panel = bb + k0 * ldb + j0;
+                       int64_t i = 0;
+                       for (; i + 4 <= mb; i += 4)
+                         micro_tile<4>(ab + i * sa1 + k0 * sa2, sa1, sa2, panel, ldb, kb,
+                                       tile.data() + i * kNr);
+                       for (; i < mb; ++i)
+                         micro_tile<1>(ab + i * sa1 + k0 * sa2, sa1, sa2, panel, ldb, kb,
+                                       tile.data() + i * kNr);
+                     }
+                     const int64_t nb = std::min(kNr, d.N - j0);
+                     for (int64_t i = 0; i < mb; ++i) {
+                       T* ci = cb + i * d.N + j0;
+                       const Acc* ti = tile.data() + i * kNr;
+                       for (int64_t j = 0; j < nb; ++j) {
+                         Acc v = alpha * ti[j];
+                         if (use_beta) v += beta * widen<T, Acc>(ci[j]);
+                         ci[j] = T(v);
+                       }
+                     }
+                   }
+                 }
+               });
 }
 
 // out = beta * out (or 0 when beta is 0): the whole product when the inner dim is empty.

@@ -30,8 +30,8 @@ inline void valid_range(int64_t off, int64_t s, int64_t W, int64_t OW, int64_t& 
 // left or right edge (and wrapped to the neighbouring image row) or off the top or bottom are
 // then zeroed. The run is clipped to the plane; the clipped entries are edge taps, zeroed too.
 template <class T>
-void im2col_flat(const T* plane, T* dst, const WindowGeom& g, int64_t ki, int64_t off,
-                 int64_t lo, int64_t hi) {
+void im2col_flat(const T* plane, T* dst, const WindowGeom& g, int64_t ki, int64_t off, int64_t lo,
+                 int64_t hi) {
   const int64_t OW = g.OW, top = ki * g.dh - g.ph;
   const int64_t oh0 = std::clamp<int64_t>(-top, 0, g.OH);
   const int64_t oh1 = std::clamp<int64_t>(g.H - top, oh0, g.OH);
@@ -71,7 +71,8 @@ void im2col(const T* x, T* cols, const WindowGeom& g, int64_t ld) {
           const T* row = plane + ih * g.W;
           std::fill_n(d, lo, T(0));
           if (g.sw == 1) std::copy(row + lo + off, row + hi + off, d + lo);
-          else for (int64_t ow = lo; ow < hi; ++ow) d[ow] = row[ow * g.sw + off];
+          else
+            for (int64_t ow = lo; ow < hi; ++ow) d[ow] = row[ow * g.sw + off];
           std::fill(d + hi, d + g.OW, T(0));
         }
       }

@@ -8,8 +8,8 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/tensor_iter.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/schema/index.h"
 #include "ember/ops/index.h"
+#include "ember/schema/index.h"
 
 namespace ember::cpu {
 
@@ -25,11 +25,16 @@ using IndexList = std::vector<std::optional<Tensor>>;
 template <class F>
 void dispatch_size(size_t bytes, F&& f) {
   switch (bytes) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    case 8: return f(uint64_t{});
-    default: EMBER_ASSERT(false);
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    case 8:
+      return f(uint64_t{});
+    default:
+      EMBER_ASSERT(false);
   }
 }
 
@@ -179,10 +184,14 @@ T combine(Reduce op, T a, T b) {
     using A = acc_t<T>;
     A x = A(a), y = A(b);
     switch (op) {
-      case Reduce::Prod: return T(x * y);
-      case Reduce::Max: return (y != y || y > x) ? b : a;
-      case Reduce::Min: return (y != y || y < x) ? b : a;
-      default: return T(x + y);
+      case Reduce::Prod:
+        return T(x * y);
+      case Reduce::Max:
+        return (y != y || y > x) ? b : a;
+      case Reduce::Min:
+        return (y != y || y < x) ? b : a;
+      default:
+        return T(x + y);
     }
   }
 }
@@ -193,10 +202,8 @@ T identity(Reduce op) {
   using L = std::numeric_limits<T>;
   if (op == Reduce::Prod) return T(1);
   if (op == Reduce::Max) {
-    if constexpr (L::has_infinity)
-      return T(-std::numeric_limits<acc_t<T>>::infinity());
-    else
-      return L::lowest();
+    if constexpr (L::has_infinity) return T(-std::numeric_limits<acc_t<T>>::infinity());
+    else return L::lowest();
   }
   if (op == Reduce::Min) return L::has_infinity ? L::infinity() : L::max();
   return T(0);
@@ -314,8 +321,8 @@ std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim,
   std::vector<int64_t> v(p, p + ix.numel());
   for (int64_t x : v)
     if (x < 0 || x >= bound) [[unlikely]]
-      EMBER_ERROR(kind, op, "(): index ", x, " is out of bounds for dimension ", dim,
-                  " with size ", bound);
+      EMBER_ERROR(kind, op, "(): index ", x, " is out of bounds for dimension ", dim, " with size ",
+                  bound);
   return v;
 }
 
@@ -349,10 +356,8 @@ Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index)
 
 template <class T, class A>
 T add_scaled(T d, T x, A alpha) {
-  if constexpr (std::is_same_v<T, bool>)
-    return d || (alpha && x);
-  else
-    return T(A(d) + alpha * A(x));
+  if constexpr (std::is_same_v<T, bool>) return d || (alpha && x);
+  else return T(A(d) + alpha * A(x));
 }
 
 Tensor& index_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -489,13 +494,15 @@ Tensor& index_put_kernel_(Tensor& self, const IndexList& indices, const Tensor& 
   if (!accumulate) {
     dispatch_size(size_t(es), [&](auto tag) {
       using T = decltype(tag);
-      loop(tag, [](T, T b) { return b; }, kGrainSize);
+      loop(
+          tag, [](T, T b) { return b; }, kGrainSize);
     });
   } else {
     // Repeated indices add up: one thread, in order.
     dispatch<kAllTypes>(self.dtype(), "index_put_", [&](auto tag) {
       using T = decltype(tag);
-      loop(tag, [](T a, T b) { return combine(Reduce::Sum, a, b); }, kSerial);
+      loop(
+          tag, [](T a, T b) { return combine(Reduce::Sum, a, b); }, kSerial);
     });
   }
   return self;

@@ -32,10 +32,12 @@ inline const Isa kBestIsa = Isa::baseline;
 
 // Sanitizer builds skip the clones: instrumenting every loop twice made them build for an
 // hour.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
 template <class F>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,prefer-vector-width=512"),
-               flatten)) void call_avx512(const F& f) {
+               flatten)) void
+call_avx512(const F& f) {
   f();
 }
 

@@ -155,10 +155,14 @@ int64_t count(const std::vector<int64_t>& batch) {
 }
 Tensor int_tensor(std::vector<int64_t> shape) { return zeros(shape, kInt); }
 template <class T>
-T* data(const Tensor& t) { return static_cast<T*>(t.data_ptr()); }
+T* data(const Tensor& t) {
+  return static_cast<T*>(t.data_ptr());
+}
 // Workspace size from a query call's result.
 template <class T>
-int lwork_of(T w) { return std::max(1, int(w)); }
+int lwork_of(T w) {
+  return std::max(1, int(w));
+}
 
 std::tuple<Tensor, Tensor, Tensor> lu_factor_kernel(const Tensor& self) {
   auto batch = batch_of(self);

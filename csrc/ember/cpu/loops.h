@@ -64,7 +64,8 @@ void binary_loop(const TensorIter& it, F f) {
     O* o = reinterpret_cast<O*>(p[0]);
     const A* a = reinterpret_cast<const A*>(p[1]);
     const B* b = reinterpret_cast<const B*>(p[2]);
-    const bool dense_o = s[0] == sizeof(O), dense_a = s[1] == sizeof(A), dense_b = s[2] == sizeof(B);
+    const bool dense_o = s[0] == sizeof(O), dense_a = s[1] == sizeof(A),
+               dense_b = s[2] == sizeof(B);
     if (dense_o && dense_a && dense_b) {
       with_best_isa<Widest>([o, a, b, n, &f] {
         if constexpr (std::is_same_v<O, A>) {

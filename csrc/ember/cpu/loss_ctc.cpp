@@ -53,8 +53,7 @@ std::tuple<Tensor, Tensor> ctc_forward(const Tensor& log_probs, const Tensor& ta
   for (int64_t b = 0; b < N; ++b) max_len = std::max(max_len, tlp[b]);
   int64_t S = 2 * max_len + 1;
   Tensor nll = empty({N}, lp.dtype(), lp.device());
-  Tensor alpha =
-      full({N, T, S}, -std::numeric_limits<double>::infinity(), lp.dtype());
+  Tensor alpha = full({N, T, S}, -std::numeric_limits<double>::infinity(), lp.dtype());
   dispatch<kCtcTypes>(lp.dtype(), "ctc_loss_cpu", [&](auto tag) {
     using T_ = decltype(tag);
     const T_* lpp = lp.data_ptr<T_>();

@@ -2,7 +2,8 @@
 // data: batch_norm parallel over channels, layer_norm over rows (and over columns for the weight
 // gradient), so the results never depend on the thread count. Compiled with the full vectorizer
 // (see Note [Vectorizable float math] in cpu/activation.cpp).
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", "no-math-errno")
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
+                     "no-math-errno")
 #include <cmath>
 #include <vector>
 
@@ -76,36 +77,39 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
     using A = acc_t<T>;
     const T* xp = x.data_ptr<T>();
     T* op = out.data_ptr<T>();
-    parallel_for(0, g.c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, count)),
-                 [&](int64_t c0, int64_t c1) { with_best_isa([&] {
-      for (int64_t c = c0; c < c1; ++c) {
-        if (training) {
-          // One pass with sums shifted by the channel's first value, which keeps the variance
-          // accurate when the mean is large compared with the spread.
-          const double k = count > 0 ? double(A(xp[c * g.s])) : 0.0;
-          Lanes s1, s2;
-          for (int64_t i = 0; i < g.n; ++i) {
-            const T* row = xp + (i * g.c + c) * g.s;
-            lanes_for(g.s, [&](int l, int64_t j) {
-              const double d = double(A(row[j])) - k;
-              s1.v[l] += d;
-              s2.v[l] += d * d;
-            });
-          }
-          const double t1 = s1.total(), t2 = s2.total();
-          mean[size_t(c)] = k + t1 / double(count);
-          var[size_t(c)] = std::max(0.0, (t2 - t1 * t1 / double(count)) / double(count));
-        }
-        invstd[size_t(c)] = 1 / std::sqrt(var[size_t(c)] + eps);
-        const A scale = A(w[size_t(c)] * invstd[size_t(c)]);
-        const A shift = A(b[size_t(c)] - mean[size_t(c)] * w[size_t(c)] * invstd[size_t(c)]);
-        for (int64_t i = 0; i < g.n; ++i) {
-          const T* row = xp + (i * g.c + c) * g.s;
-          T* orow = op + (i * g.c + c) * g.s;
-          for (int64_t j = 0; j < g.s; ++j) orow[j] = T(A(row[j]) * scale + shift);
-        }
-      }
-    }); });
+    parallel_for(
+        0, g.c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, count)),
+        [&](int64_t c0, int64_t c1) {
+          with_best_isa([&] {
+            for (int64_t c = c0; c < c1; ++c) {
+              if (training) {
+                // One pass with sums shifted by the channel's first value, which keeps the variance
+                // accurate when the mean is large compared with the spread.
+                const double k = count > 0 ? double(A(xp[c * g.s])) : 0.0;
+                Lanes s1, s2;
+                for (int64_t i = 0; i < g.n; ++i) {
+                  const T* row = xp + (i * g.c + c) * g.s;
+                  lanes_for(g.s, [&](int l, int64_t j) {
+                    const double d = double(A(row[j])) - k;
+                    s1.v[l] += d;
+                    s2.v[l] += d * d;
+                  });
+                }
+                const double t1 = s1.total(), t2 = s2.total();
+                mean[size_t(c)] = k + t1 / double(count);
+                var[size_t(c)] = std::max(0.0, (t2 - t1 * t1 / double(count)) / double(count));
+              }
+              invstd[size_t(c)] = 1 / std::sqrt(var[size_t(c)] + eps);
+              const A scale = A(w[size_t(c)] * invstd[size_t(c)]);
+              const A shift = A(b[size_t(c)] - mean[size_t(c)] * w[size_t(c)] * invstd[size_t(c)]);
+              for (int64_t i = 0; i < g.n; ++i) {
+                const T* row = xp + (i * g.c + c) * g.s;
+                T* orow = op + (i * g.c + c) * g.s;
+                for (int64_t j = 0; j < g.s; ++j) orow[j] = T(A(row[j]) * scale + shift);
+              }
+            }
+          });
+        });
   });
   if (training) {
     // In doubles, so float64 running statistics match torch to the last bit.
@@ -144,33 +148,37 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
     const T* gp = gy.data_ptr<T>();
     T* op = gx.data_ptr<T>();
     parallel_for(0, g.c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, g.n * g.s)),
-                 [&](int64_t c0, int64_t c1) { with_best_isa([&] {
-      for (int64_t c = c0; c < c1; ++c) {
-        const double m = mean[size_t(c)], is = invstd[size_t(c)];
-        Lanes lg, lgx;
-        for (int64_t i = 0; i < g.n; ++i) {
-          const int64_t off = (i * g.c + c) * g.s;
-          lanes_for(g.s, [&](int l, int64_t j) {
-            const double gv = double(A(gp[off + j]));
-            lg.v[l] += gv;
-            lgx.v[l] += gv * (double(A(xp[off + j])) - m);
-          });
-        }
-        const double sg = lg.total(), sgx = lgx.total();
-        gb[size_t(c)] = sg;
-        gw[size_t(c)] = sgx * is;
-        const A scale = A(w[size_t(c)] * is);
-        // training: gx = scale * (g - mean(g) - xhat * mean(g * xhat)), with xhat = (x - m) * is
-        const A k1 = training && count > 0 ? A(sg / count) : A(0);
-        const A k2 = training && count > 0 ? A(sgx / count * is * is) : A(0);
-        const A am = A(m);
-        for (int64_t i = 0; i < g.n; ++i) {
-          const int64_t off = (i * g.c + c) * g.s;
-          for (int64_t j = 0; j < g.s; ++j)
-            op[off + j] = T((A(gp[off + j]) - k1 - (A(xp[off + j]) - am) * k2) * scale);
-        }
-      }
-    }); });
+                 [&](int64_t c0, int64_t c1) {
+                   with_best_isa([&] {
+                     for (int64_t c = c0; c < c1; ++c) {
+                       const double m = mean[size_t(c)], is = invstd[size_t(c)];
+                       Lanes lg, lgx;
+                       for (int64_t i = 0; i < g.n; ++i) {
+                         const int64_t off = (i * g.c + c) * g.s;
+                         lanes_for(g.s, [&](int l, int64_t j) {
+                           const double gv = double(A(gp[off + j]));
+                           lg.v[l] += gv;
+                           lgx.v[l] += gv * (double(A(xp[off + j])) - m);
+                         });
+                       }
+                       const double sg = lg.total(), sgx = lgx.total();
+                       gb[size_t(c)] = sg;
+                       gw[size_t(c)] = sgx * is;
+                       const A scale = A(w[size_t(c)] * is);
+                       // training: gx = scale * (g - mean(g) - xhat * mean(g * xhat)), with xhat =
+                       // (x - m) * is
+                       const A k1 = training && count > 0 ? A(sg / count) : A(0);
+                       const A k2 = training && count > 0 ? A(sgx / count * is * is) : A(0);
+                       const A am = A(m);
+                       for (int64_t i = 0; i < g.n; ++i) {
+                         const int64_t off = (i * g.c + c) * g.s;
+                         for (int64_t j = 0; j < g.s; ++j)
+                           op[off + j] =
+                               T((A(gp[off + j]) - k1 - (A(xp[off + j]) - am) * k2) * scale);
+                       }
+                     }
+                   });
+                 });
   });
   ScalarType pt = weight ? weight->dtype() : acc_type(x.dtype());
   return {gx, from_doubles(gw, pt), from_doubles(gb, pt)};
@@ -215,21 +223,27 @@ Stats layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, OptT 
     const A* wp = w.data_ptr<A>();
     const A* bp = b.data_ptr<A>();
     parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, cols)),
-                 [&](int64_t r0, int64_t r1) { with_best_isa([&] {
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* row = xp + r * cols;
-        T* orow = op + r * cols;
-        const A m = lanes_sum<A>(cols, [&](int64_t j) { return A(row[j]); }) / A(cols);
-        const A v = lanes_sum<A>(cols, [&](int64_t j) {
-                      A d = A(row[j]) - m;
-                      return d * d;
-                    }) / A(cols);
-        const A rs = A(1) / std::sqrt(v + A(eps));
-        mp[r] = m;
-        rp[r] = rs;
-        for (int64_t j = 0; j < cols; ++j) orow[j] = T((A(row[j]) - m) * rs * wp[j] + bp[j]);
-      }
-    }); });
+                 [&](int64_t r0, int64_t r1) {
+                   with_best_isa([&] {
+                     for (int64_t r = r0; r < r1; ++r) {
+                       const T* row = xp + r * cols;
+                       T* orow = op + r * cols;
+                       const A m =
+                           lanes_sum<A>(cols, [&](int64_t j) { return A(row[j]); }) / A(cols);
+                       const A v = lanes_sum<A>(cols,
+                                                [&](int64_t j) {
+                                                  A d = A(row[j]) - m;
+                                                  return d * d;
+                                                }) /
+                                   A(cols);
+                       const A rs = A(1) / std::sqrt(v + A(eps));
+                       mp[r] = m;
+                       rp[r] = rs;
+                       for (int64_t j = 0; j < cols; ++j)
+                         orow[j] = T((A(row[j]) - m) * rs * wp[j] + bp[j]);
+                     }
+                   });
+                 });
   });
   return {out, mean, rstd};
 }
@@ -258,33 +272,35 @@ Stats layer_norm_backward_kernel(const Tensor& grad, const Tensor& input,
     // Rows in fixed chunks (shape-dependent only): each chunk writes its rows of gx and its own
     // partial weight/bias sums, which are then added in chunk order, so results never depend on
     // the thread count.
-    const int64_t chunk = std::max<int64_t>(
-        {1, kGrainSize / std::max<int64_t>(1, cols), (rows + 255) / 256});
+    const int64_t chunk =
+        std::max<int64_t>({1, kGrainSize / std::max<int64_t>(1, cols), (rows + 255) / 256});
     const int64_t nchunks = rows == 0 ? 0 : (rows + chunk - 1) / chunk;
     std::vector<A> partial(size_t(2 * nchunks * cols), A(0));
-    parallel_for(0, nchunks, 1, [&](int64_t c0, int64_t c1) { with_best_isa([&] {
-      for (int64_t c = c0; c < c1; ++c) {
-        A* pw = partial.data() + 2 * c * cols;
-        A* pb = pw + cols;
-        for (int64_t r = c * chunk; r < std::min(rows, (c + 1) * chunk); ++r) {
-          const T* __restrict xr = xp + r * cols;
-          const T* __restrict gr = gp + r * cols;
-          T* __restrict orow = op + r * cols;
-          const A m = mp[r], rs = rp[r];
-          const A a = lanes_sum<A>(cols, [&](int64_t j) { return A(gr[j]) * wp[j]; }) / A(cols);
-          const A bsum = lanes_sum<A>(cols, [&](int64_t j) {
-                           return A(gr[j]) * wp[j] * (A(xr[j]) - m);
-                         }) * rs / A(cols);
-          for (int64_t j = 0; j < cols; ++j) {
-            const A xhat = (A(xr[j]) - m) * rs;
-            const A gv = A(gr[j]);
-            orow[j] = T(rs * (gv * wp[j] - a - xhat * bsum));
-            pw[j] += gv * xhat;
-            pb[j] += gv;
+    parallel_for(0, nchunks, 1, [&](int64_t c0, int64_t c1) {
+      with_best_isa([&] {
+        for (int64_t c = c0; c < c1; ++c) {
+          A* pw = partial.data() + 2 * c * cols;
+          A* pb = pw + cols;
+          for (int64_t r = c * chunk; r < std::min(rows, (c + 1) * chunk); ++r) {
+            const T* __restrict xr = xp + r * cols;
+            const T* __restrict gr = gp + r * cols;
+            T* __restrict orow = op + r * cols;
+            const A m = mp[r], rs = rp[r];
+            const A a = lanes_sum<A>(cols, [&](int64_t j) { return A(gr[j]) * wp[j]; }) / A(cols);
+            const A bsum =
+                lanes_sum<A>(cols, [&](int64_t j) { return A(gr[j]) * wp[j] * (A(xr[j]) - m); }) *
+                rs / A(cols);
+            for (int64_t j = 0; j < cols; ++j) {
+              const A xhat = (A(xr[j]) - m) * rs;
+              const A gv = A(gr[j]);
+              orow[j] = T(rs * (gv * wp[j] - a - xhat * bsum));
+              pw[j] += gv * xhat;
+              pb[j] += gv;
+            }
           }
         }
-      }
-    }); });
+      });
+    });
     A* gwp = gw.data_ptr<A>();
     A* gbp = gb.data_ptr<A>();
     std::fill(gwp, gwp + cols, A(0));

@@ -209,9 +209,10 @@ void max_pool_2x2_planes(const T* px, T* po, int64_t* pi, int64_t c0, int64_t c1
 // as the BatchNorm before it (2 ms for 128 x 32 x 28 x 28 on 2 threads, against ~0.6 here).
 // Same scan order and update rule, so the same values, indices, ties and NaNs; indices are
 // built in 32 bits, so planes must hold fewer than 2^31 elements.
-__attribute__((target("avx512f"))) void max_pool_2x2_planes_avx512(
-    const float* px, float* po, int64_t* pi, int64_t c0, int64_t c1, int64_t H, int64_t W,
-    int64_t OH, int64_t OW) {
+__attribute__((target("avx512f"))) void max_pool_2x2_planes_avx512(const float* px, float* po,
+                                                                   int64_t* pi, int64_t c0,
+                                                                   int64_t c1, int64_t H, int64_t W,
+                                                                   int64_t OH, int64_t OW) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i one = _mm512_set1_epi32(1), odd = _mm512_add_epi32(even, one);
   const __m512i w0 = _mm512_set1_epi32(int32_t(W)), w1 = _mm512_set1_epi32(int32_t(W + 1));
@@ -237,7 +238,8 @@ __attribute__((target("avx512f"))) void max_pool_2x2_planes_avx512(
         const __m512 td = _mm512_permutex2var_ps(b0, odd, b1);
         __m512 best = ta;
         __m512i off = _mm512_setzero_si512();
-        __mmask16 up = _mm512_cmp_ps_mask(tb, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(tb, tb, _CMP_UNORD_Q);
+        __mmask16 up =
+            _mm512_cmp_ps_mask(tb, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(tb, tb, _CMP_UNORD_Q);
         best = _mm512_mask_blend_ps(up, best, tb);
         off = _mm512_mask_blend_epi32(up, off, one);
         up = _mm512_cmp_ps_mask(tc, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(tc, tc, _CMP_UNORD_Q);
@@ -249,9 +251,10 @@ __attribute__((target("avx512f"))) void max_pool_2x2_planes_avx512(
         const __mmask16 keep = __mmask16((1u << n) - 1);
         _mm512_mask_storeu_ps(o + ow, keep, best);
         // Lane l's window starts at input column 2 * (ow + l): `even` holds 2 l.
-        const __m512i arg = _mm512_add_epi32(
-            _mm512_add_epi32(_mm512_set1_epi32(int32_t(top + 2 * ow)), even), off);
-        _mm512_mask_storeu_epi64(oi + ow, __mmask8(keep), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(arg)));
+        const __m512i arg =
+            _mm512_add_epi32(_mm512_add_epi32(_mm512_set1_epi32(int32_t(top + 2 * ow)), even), off);
+        _mm512_mask_storeu_epi64(oi + ow, __mmask8(keep),
+                                 _mm512_cvtepi32_epi64(_mm512_castsi512_si256(arg)));
         _mm512_mask_storeu_epi64(oi + ow + 8, __mmask8(keep >> 8),
                                  _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(arg, 1)));
       }
@@ -325,34 +328,35 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, const Windows& wh, cons
       o[ow] = T(best);
       oi[ow] = arg;
     };
-    parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)), [&](int64_t c0, int64_t c1) {
-      std::vector<float> best;
-      std::vector<int32_t> arg;
-      if (rows) best.resize(size_t(hi - lo)), arg.resize(size_t(hi - lo));
-      for (int64_t c = c0; c < c1; ++c) {
-        const T* plane = px + c * H * W;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          T* o = po + (c * OH + oh) * OW;
-          int64_t* oi = pi + (c * OH + oh) * OW;
-          int64_t ow = 0;
-          if constexpr (std::is_same_v<T, float>) {
-            if (rows && wh.count(oh) > 0) {
-              const int32_t n = int32_t(hi - lo);
-              float* b = best.data();
-              int32_t* a = arg.data();
-              with_best_isa([&] {
-                if (ww.stride == 1) max_row<1>(plane, W, wh, oh, ww, lo, n, b, a);
-                else max_row<2>(plane, W, wh, oh, ww, lo, n, b, a);
-                for (int32_t i = 0; i < n; ++i) o[lo + i] = b[i], oi[lo + i] = a[i];
-              });
-              for (; ow < lo; ++ow) window(plane, o, oi, oh, ow);
-              ow = hi;
-            }
-          }
-          for (; ow < OW; ++ow) window(plane, o, oi, oh, ow);
-        }
-      }
-    });
+    parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)),
+                 [&](int64_t c0, int64_t c1) {
+                   std::vector<float> best;
+                   std::vector<int32_t> arg;
+                   if (rows) best.resize(size_t(hi - lo)), arg.resize(size_t(hi - lo));
+                   for (int64_t c = c0; c < c1; ++c) {
+                     const T* plane = px + c * H * W;
+                     for (int64_t oh = 0; oh < OH; ++oh) {
+                       T* o = po + (c * OH + oh) * OW;
+                       int64_t* oi = pi + (c * OH + oh) * OW;
+                       int64_t ow = 0;
+                       if constexpr (std::is_same_v<T, float>) {
+                         if (rows && wh.count(oh) > 0) {
+                           const int32_t n = int32_t(hi - lo);
+                           float* b = best.data();
+                           int32_t* a = arg.data();
+                           with_best_isa([&] {
+                             if (ww.stride == 1) max_row<1>(plane, W, wh, oh, ww, lo, n, b, a);
+                             else max_row<2>(plane, W, wh, oh, ww, lo, n, b, a);
+                             for (int32_t i = 0; i < n; ++i) o[lo + i] = b[i], oi[lo + i] = a[i];
+                           });
+                           for (; ow < lo; ++ow) window(plane, o, oi, oh, ow);
+                           ow = hi;
+                         }
+                       }
+                       for (; ow < OW; ++ow) window(plane, o, oi, oh, ow);
+                     }
+                   }
+                 });
   });
   return {out, idx};
 }
@@ -386,30 +390,31 @@ Tensor avg_pool(const Tensor& input, const Windows& wh, const Windows& ww, bool 
       }
       o[ow] = T(s / A(divide(oh, ow)));
     };
-    parallel_for(0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)), [&](int64_t c0, int64_t c1) {
-      std::vector<float> sum(rows ? size_t(hi - lo) : 0);
-      for (int64_t c = c0; c < c1; ++c) {
-        const T* plane = px + c * H * W;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          T* o = po + (c * OH + oh) * OW;
-          int64_t ow = 0;
-          if constexpr (std::is_same_v<T, float>) {
-            if (rows) {
-              const int32_t n = int32_t(hi - lo);
-              const float div = float(divide(oh, lo));  // the same for every full window
-              with_best_isa([&] {
-                if (ww.stride == 1) sum_row<1>(plane, W, wh, oh, ww, lo, n, sum.data());
-                else sum_row<2>(plane, W, wh, oh, ww, lo, n, sum.data());
-                for (int32_t i = 0; i < n; ++i) o[lo + i] = sum[size_t(i)] / div;
-              });
-              for (; ow < lo; ++ow) window(plane, o, oh, ow);
-              ow = hi;
+    parallel_for(
+        0, N * C, std::max<int64_t>(1, kGrainSize / (OH * OW * 4)), [&](int64_t c0, int64_t c1) {
+          std::vector<float> sum(rows ? size_t(hi - lo) : 0);
+          for (int64_t c = c0; c < c1; ++c) {
+            const T* plane = px + c * H * W;
+            for (int64_t oh = 0; oh < OH; ++oh) {
+              T* o = po + (c * OH + oh) * OW;
+              int64_t ow = 0;
+              if constexpr (std::is_same_v<T, float>) {
+                if (rows) {
+                  const int32_t n = int32_t(hi - lo);
+                  const float div = float(divide(oh, lo));  // the same for every full window
+                  with_best_isa([&] {
+                    if (ww.stride == 1) sum_row<1>(plane, W, wh, oh, ww, lo, n, sum.data());
+                    else sum_row<2>(plane, W, wh, oh, ww, lo, n, sum.data());
+                    for (int32_t i = 0; i < n; ++i) o[lo + i] = sum[size_t(i)] / div;
+                  });
+                  for (; ow < lo; ++ow) window(plane, o, oh, ow);
+                  ow = hi;
+                }
+              }
+              for (; ow < OW; ++ow) window(plane, o, oh, ow);
             }
           }
-          for (; ow < OW; ++ow) window(plane, o, oh, ow);
-        }
-      }
-    });
+        });
   });
   return out;
 }
@@ -428,26 +433,26 @@ Tensor avg_pool_backward(const Tensor& grad, IntArrayRef input_size, const Windo
     T* pi = gi.data_ptr<T>();
     parallel_for(0, input_size[0] * input_size[1], std::max<int64_t>(1, kGrainSize / (H * W * 4)),
                  [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c) {
-        const T* go = pg + c * OH * OW;
-        T* plane = pi + c * H * W;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            int64_t div = divisor ? *divisor
-                          : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
-                                      : wh.count(oh) * ww.count(ow);
-            const A v = A(go[oh * OW + ow]) / A(div);
-            for (int64_t a = 0; a < wh.count(oh); ++a) {
-              T* row = plane + wh.tap(oh, a) * W + ww.tap(ow, 0);
-              for (int64_t b = 0; b < ww.count(ow); ++b) {
-                T& dst = row[b * ww.step];
-                dst = T(A(dst) + v);
-              }
-            }
-          }
-        }
-      }
-    });
+                   for (int64_t c = c0; c < c1; ++c) {
+                     const T* go = pg + c * OH * OW;
+                     T* plane = pi + c * H * W;
+                     for (int64_t oh = 0; oh < OH; ++oh) {
+                       for (int64_t ow = 0; ow < OW; ++ow) {
+                         int64_t div = divisor     ? *divisor
+                                       : count_pad ? wh.span[size_t(oh)] * ww.span[size_t(ow)]
+                                                   : wh.count(oh) * ww.count(ow);
+                         const A v = A(go[oh * OW + ow]) / A(div);
+                         for (int64_t a = 0; a < wh.count(oh); ++a) {
+                           T* row = plane + wh.tap(oh, a) * W + ww.tap(ow, 0);
+                           for (int64_t b = 0; b < ww.count(ow); ++b) {
+                             T& dst = row[b * ww.step];
+                             dst = T(A(dst) + v);
+                           }
+                         }
+                       }
+                     }
+                   }
+                 });
   });
   return gi;
 }

@@ -163,8 +163,9 @@ Tensor& random_kernel(Tensor& self, int64_t from, std::optional<int64_t> to,
     }
     const uint64_t range = to_inc - uint64_t(from) + 1;
     fill_counters<T>(self, gen, [=](const Bits& r) {
-      uint64_t x = range == 0 ? bits64(r) : range <= (uint64_t(1) << 32) ? r[0] % range
-                                                                          : bits64(r) % range;
+      uint64_t x = range == 0                     ? bits64(r)
+                   : range <= (uint64_t(1) << 32) ? r[0] % range
+                                                  : bits64(r) % range;
       int64_t v = int64_t(uint64_t(from) + x);
       if constexpr (std::is_same_v<T, bool>) return v != 0;
       else if constexpr (std::is_integral_v<T>) return T(v);
@@ -177,9 +178,9 @@ Tensor& random_kernel(Tensor& self, int64_t from, std::optional<int64_t> to,
 // Reads probabilities as a contiguous (rows, K) float64 tensor.
 Tensor probabilities(const Tensor& self) {
   Tensor p = to_dtype(self.detach(), kDouble);
-  return contiguous(self.dim() == 1 ? p.as_strided_view({1, p.size(0)}, {0, p.stride(0)},
-                                                       p.storage_offset())
-                                    : p);
+  return contiguous(self.dim() == 1
+                        ? p.as_strided_view({1, p.size(0)}, {0, p.stride(0)}, p.storage_offset())
+                        : p);
 }
 
 Tensor bernoulli_kernel(const Tensor& self, const GeneratorPtr& gen) {
@@ -189,7 +190,8 @@ Tensor bernoulli_kernel(const Tensor& self, const GeneratorPtr& gen) {
     Tensor p = contiguous(to_dtype(self.detach(), kDouble));
     const double* pp = p.data_ptr<double>();
     for (int64_t i = 0; i < p.numel(); ++i)
-      EMBER_CHECK(pp[i] >= 0 && pp[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but "
+      EMBER_CHECK(pp[i] >= 0 && pp[i] <= 1,
+                  "Expected p_in >= 0 && p_in <= 1 to be true, but "
                   "got false.");
     const int64_t n = out.numel();
     if (n == 0) return;
@@ -223,46 +225,47 @@ Tensor multinomial_kernel(const Tensor& self, int64_t n, bool replacement,
     }
     EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
   }
-  Tensor out = self.dim() == 1 ? empty({n}, kLong, self.device())
-                               : empty({rows, n}, kLong, self.device());
+  Tensor out =
+      self.dim() == 1 ? empty({n}, kLong, self.device()) : empty({rows, n}, kLong, self.device());
   int64_t* o = out.data_ptr<int64_t>();
   const int64_t per_row = replacement ? n : K;
   auto [seed, base] = gen->reserve(uint64_t(rows * per_row));
-  parallel_for(0, rows, std::max<int64_t>(1, kRandomGrain / std::max<int64_t>(per_row, 1)),
-               [&, seed = seed, base = base](int64_t r0, int64_t r1) {
-    std::vector<double> work(static_cast<size_t>(K));
-    std::vector<int64_t> idx(static_cast<size_t>(K));
-    for (int64_t r = r0; r < r1; ++r) {
-      const double* row = pp + r * K;
-      const uint64_t first = base + uint64_t(r * per_row);
-      if (replacement) {
-        double acc = 0;
-        int64_t last_nonzero = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          acc += row[k];
-          work[size_t(k)] = acc;
-          if (row[k] > 0) last_nonzero = k;
+  parallel_for(
+      0, rows, std::max<int64_t>(1, kRandomGrain / std::max<int64_t>(per_row, 1)),
+      [&, seed = seed, base = base](int64_t r0, int64_t r1) {
+        std::vector<double> work(static_cast<size_t>(K));
+        std::vector<int64_t> idx(static_cast<size_t>(K));
+        for (int64_t r = r0; r < r1; ++r) {
+          const double* row = pp + r * K;
+          const uint64_t first = base + uint64_t(r * per_row);
+          if (replacement) {
+            double acc = 0;
+            int64_t last_nonzero = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              acc += row[k];
+              work[size_t(k)] = acc;
+              if (row[k] > 0) last_nonzero = k;
+            }
+            for (int64_t s = 0; s < n; ++s) {
+              double x = unit53(philox(seed, first + uint64_t(s))) * acc;
+              int64_t k = std::upper_bound(work.begin(), work.end(), x) - work.begin();
+              o[r * n + s] = std::min(k, last_nonzero);
+            }
+          } else {
+            for (int64_t k = 0; k < K; ++k) {
+              double u = double((bits64(philox(seed, first + uint64_t(k))) >> 11) + 1) * 0x1p-53;
+              work[size_t(k)] =
+                  row[k] > 0 ? -std::log(u) / row[k] : std::numeric_limits<double>::infinity();
+              idx[size_t(k)] = k;
+            }
+            std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), [&](int64_t a, int64_t b) {
+              double ka = work[size_t(a)], kb = work[size_t(b)];
+              return ka < kb || (ka == kb && a < b);
+            });
+            std::copy(idx.begin(), idx.begin() + n, o + r * n);
+          }
         }
-        for (int64_t s = 0; s < n; ++s) {
-          double x = unit53(philox(seed, first + uint64_t(s))) * acc;
-          int64_t k = std::upper_bound(work.begin(), work.end(), x) - work.begin();
-          o[r * n + s] = std::min(k, last_nonzero);
-        }
-      } else {
-        for (int64_t k = 0; k < K; ++k) {
-          double u = double((bits64(philox(seed, first + uint64_t(k))) >> 11) + 1) * 0x1p-53;
-          work[size_t(k)] = row[k] > 0 ? -std::log(u) / row[k]
-                                       : std::numeric_limits<double>::infinity();
-          idx[size_t(k)] = k;
-        }
-        std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), [&](int64_t a, int64_t b) {
-          double ka = work[size_t(a)], kb = work[size_t(b)];
-          return ka < kb || (ka == kb && a < b);
-        });
-        std::copy(idx.begin(), idx.begin() + n, o + r * n);
-      }
-    }
-  });
+      });
   return out;
 }
 

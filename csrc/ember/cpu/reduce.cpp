@@ -25,7 +25,8 @@ ReducePlan plan_reduction(const Tensor& self, uint64_t mask) {
     if (mask >> d & 1) order.push_back(d);
   p.M = 1;
   p.K = 1;
-  for (size_t i = 0; i < order.size(); ++i) (i < nkept ? p.M : p.K) *= self.sizes()[size_t(order[i])];
+  for (size_t i = 0; i < order.size(); ++i)
+    (i < nkept ? p.M : p.K) *= self.sizes()[size_t(order[i])];
   // Try to express kept and reduced parts each as one strided dim over self's storage.
   auto collapse = [&](size_t b, size_t e, int64_t& stride) {
     stride = 0;
@@ -108,7 +109,9 @@ struct SumOp {
   static constexpr bool kLaned = true;
   A init() const { return A(0); }
   template <class V>
-  void step(A& a, V x, int64_t) const { a = wrap_add(a, A(x)); }
+  void step(A& a, V x, int64_t) const {
+    a = wrap_add(a, A(x));
+  }
   A combine(A a, A b) const { return wrap_add(a, b); }
 };
 
@@ -118,7 +121,9 @@ struct ProdOp {
   static constexpr bool kLaned = true;
   A init() const { return A(1); }
   template <class V>
-  void step(A& a, V x, int64_t) const { a = wrap_mul(a, A(x)); }
+  void step(A& a, V x, int64_t) const {
+    a = wrap_mul(a, A(x));
+  }
   A combine(A a, A b) const { return wrap_mul(a, b); }
 };
 
@@ -152,10 +157,12 @@ Tensor sum_like(const char* name, const Tensor& self_in, IntArrayRef dims, bool 
   return dtype && *dtype != out.dtype() ? to_dtype(out, *dtype) : out;
 }
 
-Tensor sum_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor sum_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
+                  std::optional<ScalarType> dtype) {
   return sum_like<SumFor>("sum", self, dims, keepdim, dtype);
 }
-Tensor prod_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor prod_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
+                   std::optional<ScalarType> dtype) {
   return sum_like<ProdFor>("prod", self, dims, keepdim, dtype);
 }
 EMBER_REGISTER_KERNEL(op::sum, CPU, sum_kernel);
@@ -207,7 +214,8 @@ void extreme(const char* name, const Tensor& self, uint64_t mask, Tensor* values
 
 void check_nonempty(const Tensor& self, uint64_t mask, const char* name, bool has_dim) {
   if (self.numel() != 0) return;
-  EMBER_CHECK(has_dim, name, "(): Expected reduction dim to be specified for input.numel() == 0. "
+  EMBER_CHECK(has_dim, name,
+              "(): Expected reduction dim to be specified for input.numel() == 0. "
               "Specify the reduction dim with the 'dim' argument.");
   for (int64_t d = 0; d < self.dim(); ++d)
     EMBER_CHECK_INDEX(!((mask >> d & 1) && self.sizes()[size_t(d)] == 0), name,
@@ -286,8 +294,10 @@ struct WelfordOp {
 
 std::tuple<Tensor, Tensor> var_mean_kernel(const Tensor& self, IntArrayRef dims, double correction,
                                            bool keepdim) {
-  EMBER_CHECK(is_floating_point(self.dtype()), "std and var only support floating point and "
-              "complex dtypes; got ", dtype_name(self.dtype()));
+  EMBER_CHECK(is_floating_point(self.dtype()),
+              "std and var only support floating point and "
+              "complex dtypes; got ",
+              dtype_name(self.dtype()));
   uint64_t mask = mask_of(self, dims, "var");
   DimVector shape = reduced_shape(self, mask, keepdim);
   Tensor var = empty(shape, self.dtype()), mean = empty(shape, self.dtype());

@@ -31,7 +31,7 @@
 namespace ember::cpu {
 
 struct ReducePlan {
-  Tensor input;        // whose data the kernel reads
+  Tensor input;  // whose data the kernel reads
   int64_t M = 1, K = 1;
   int64_t row_stride = 0;  // elements between consecutive outputs' data
   int64_t k_stride = 1;    // elements between consecutive reduced elements
@@ -46,7 +46,9 @@ constexpr int64_t kReduceChunk = 16384;
 /// Accumulators per contiguous run of a kLaned op (see the Note).
 constexpr int kLanes = 16;
 template <class Op>
-constexpr bool laned = requires { requires Op::kLaned; };
+constexpr bool laned = requires {
+  requires Op::kLaned;
+};
 
 /// Elements a block_t accumulator adds before its total joins acc_t (see the Note).
 constexpr int64_t kBlockSteps = 16;
@@ -108,7 +110,8 @@ void run_reduction(const ReducePlan& p, const Op& op, Store store) {
     parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
       with_best_isa([&] {
         for (int64_t c = b; c < e; ++c)
-          partial[size_t(c)] = reduce_range(0, c * kReduceChunk, std::min(K, (c + 1) * kReduceChunk));
+          partial[size_t(c)] =
+              reduce_range(0, c * kReduceChunk, std::min(K, (c + 1) * kReduceChunk));
       });
     });
     Acc acc = partial[0];
@@ -137,7 +140,8 @@ void run_reduction(const ReducePlan& p, const Op& op, Store store) {
                 const T* src = x + k * ks;
                 for (int64_t m = m0; m < m1; ++m) block[m - m0] += B(src[m]);
               }
-              for (int64_t m = m0; m < m1; ++m) acc[m - m0] = op.combine(acc[m - m0], Acc(block[m - m0]));
+              for (int64_t m = m0; m < m1; ++m)
+                acc[m - m0] = op.combine(acc[m - m0], Acc(block[m - m0]));
             }
           } else {
             for (int64_t k = 0; k < K; ++k) {

@@ -24,9 +24,7 @@ constexpr uint32_t kRnnTypes = type_bit(kFloat) | type_bit(kDouble);
 
 // Per-step saved values: LSTM's activated gates (i, f, g, o), GRU's (r, z, n) and the
 // hidden part of its n pre-activation (W_hn h + b_hn); the RNN needs only its output.
-int64_t saved_width(RnnMode mode) {
-  return mode == RnnMode::LSTM || mode == RnnMode::GRU ? 4 : 0;
-}
+int64_t saved_width(RnnMode mode) { return mode == RnnMode::LSTM || mode == RnnMode::GRU ? 4 : 0; }
 int64_t gate_count(RnnMode mode) {
   return mode == RnnMode::LSTM ? 4 : mode == RnnMode::GRU ? 3 : 1;
 }
@@ -83,18 +81,15 @@ void step_forward(RnnMode mode, int64_t rows, int64_t H, const T* gi, const T* g
     const T *xi = gi + b * G, *hh = gh + b * G;
     if (mode == RnnMode::LSTM)
       lstm_row(H, xi, hh, cp + b * H, c + b * H, h + b * H, saved + b * 4 * H);
-    else if (mode == RnnMode::GRU)
-      gru_row(H, xi, hh, hp + b * H, h + b * H, saved + b * 4 * H);
-    else
-      rnn_row(mode == RnnMode::RNN_RELU, H, xi, hh, h + b * H);
+    else if (mode == RnnMode::GRU) gru_row(H, xi, hh, hp + b * H, h + b * H, saved + b * 4 * H);
+    else rnn_row(mode == RnnMode::RNN_RELU, H, xi, hh, h + b * H);
   }
 }
 
 // Backward rows: d is the gradient reaching h_t (from later steps plus the layer's output).
 template <class T>
-void lstm_back_row(int64_t H, const T* __restrict d, const T* __restrict s,
-                   const T* __restrict c, const T* __restrict cp, T* __restrict dc,
-                   T* __restrict dg) {
+void lstm_back_row(int64_t H, const T* __restrict d, const T* __restrict s, const T* __restrict c,
+                   const T* __restrict cp, T* __restrict dc, T* __restrict dg) {
   for (int64_t j = 0; j < H; ++j) {
     T i = s[j], f = s[H + j], g = s[2 * H + j], o = s[3 * H + j];
     T tc = fast_tanh(c[j]);
@@ -108,9 +103,8 @@ void lstm_back_row(int64_t H, const T* __restrict d, const T* __restrict s,
 }
 
 template <class T>
-void gru_back_row(int64_t H, const T* __restrict d, const T* __restrict s,
-                  const T* __restrict hp, T* __restrict dgi, T* __restrict dgh,
-                  T* __restrict direct) {
+void gru_back_row(int64_t H, const T* __restrict d, const T* __restrict s, const T* __restrict hp,
+                  T* __restrict dgi, T* __restrict dgh, T* __restrict direct) {
   for (int64_t j = 0; j < H; ++j) {
     T r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];
     T dn = d[j] * (T(1) - z) * (T(1) - n * n);
@@ -147,10 +141,8 @@ void step_backward(RnnMode mode, int64_t rows, int64_t H, const T* d, const T* s
     if (mode == RnnMode::LSTM)
       lstm_back_row(H, db, saved + b * 4 * H, c + b * H, cp + b * H, dc + b * H, dgi + b * G);
     else if (mode == RnnMode::GRU)
-      gru_back_row(H, db, saved + b * 4 * H, hp + b * H, dgi + b * G, dgh + b * G,
-                   direct + b * H);
-    else
-      rnn_back_row(mode == RnnMode::RNN_RELU, H, db, h + b * H, dgi + b * G);
+      gru_back_row(H, db, saved + b * 4 * H, hp + b * H, dgi + b * G, dgh + b * G, direct + b * H);
+    else rnn_back_row(mode == RnnMode::RNN_RELU, H, db, h + b * H, dgi + b * G);
   }
 }
 
@@ -218,8 +210,8 @@ Tensor bias_sum(const Tensor& a, const Tensor& b) {
 }
 
 RnnOut rnn_layer_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
-                        const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
-                        int64_t mode_id, bool reverse) {
+                        const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh, int64_t mode_id,
+                        bool reverse) {
   RnnMode mode = RnnMode(mode_id);
   int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = w_hh.size(1);
   const ScalarType opts = x.dtype();
@@ -264,9 +256,8 @@ EMBER_REGISTER_KERNEL(op::_rnn_layer, CPU, rnn_layer_kernel);
 variable_list rnn_layer_backward_kernel(const Tensor& x, const Tensor& hx, const Tensor& cx,
                                         const Tensor& w_ih, const Tensor& w_hh, const Tensor& out,
                                         const Tensor& saved, const Tensor& cells,
-                                        const Tensor& g_out, const Tensor& g_hn,
-                                        const Tensor& g_cn, int64_t mode_id, bool reverse,
-                                        std::array<bool, 7> mask) {
+                                        const Tensor& g_out, const Tensor& g_hn, const Tensor& g_cn,
+                                        int64_t mode_id, bool reverse, std::array<bool, 7> mask) {
   RnnMode mode = RnnMode(mode_id);
   int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = w_hh.size(1);
   int64_t G = gate_count(mode) * H;

@@ -58,10 +58,8 @@ Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
         const T* src = in + base;
         T* dst = o + base;
         for (int64_t k = 0; k < r.size; ++k) {
-          if constexpr (Prod)
-            acc *= A(src[k * r.inner]);
-          else
-            acc += A(src[k * r.inner]);
+          if constexpr (Prod) acc *= A(src[k * r.inner]);
+          else acc += A(src[k * r.inner]);
           dst[k * r.inner] = T(acc);
         }
         return;
@@ -72,10 +70,8 @@ Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
         const T* src = in + base + k * r.inner;
         T* dst = o + base + k * r.inner;
         for (int64_t i = 0; i < width; ++i) {
-          if constexpr (Prod)
-            acc[i] *= A(src[i]);
-          else
-            acc[i] += A(src[i]);
+          if constexpr (Prod) acc[i] *= A(src[i]);
+          else acc[i] += A(src[i]);
           dst[i] = T(acc[i]);
         }
       }
@@ -148,8 +144,7 @@ std::tuple<Tensor, Tensor> cum_extreme_kernel(const Tensor& self, int64_t dim) {
           if constexpr (std::is_floating_point_v<A>)
             take = take || std::isnan(v) ||
                    (!std::isnan(best[i]) && (Max ? v >= best[i] : v <= best[i]));
-          else
-            take = take || (Max ? v >= best[i] : v <= best[i]);
+          else take = take || (Max ? v >= best[i] : v <= best[i]);
           if (take) {
             best[i] = v;
             at[i] = k;

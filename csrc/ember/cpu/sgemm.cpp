@@ -40,25 +40,26 @@ __mmask16 lanes(int64_t n) {
 // A(r, p) = a[r * ar + p * ac]; `last` masks the columns of the last vector.
 template <int R, int V>
 __attribute__((target("avx512f"))) void tile(int64_t kc, const float* a, int64_t ar, int64_t ac,
-                                             const float* bp, float* c, int64_t ldc,
-                                             __mmask16 last, bool load, float scale,
-                                             const float* next) {
+                                             const float* bp, float* c, int64_t ldc, __mmask16 last,
+                                             bool load, float scale, const float* next) {
   constexpr int64_t ldb = 16 * V;
   // The next tile of c, from memory when c is large, arrives while this one computes.
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; ++v) _mm_prefetch(reinterpret_cast<const char*>(next + r * ldc + 16 * v), _MM_HINT_T0);
+    for (int v = 0; v < 4; ++v)
+      _mm_prefetch(reinterpret_cast<const char*>(next + r * ldc + 16 * v), _MM_HINT_T0);
   __m512 acc[R][V];
   const __m512 vscale = _mm512_set1_ps(scale);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v)
-      acc[r][v] = load ? _mm512_mul_ps(_mm512_maskz_loadu_ps(v == V - 1 ? last : 0xFFFF,
-                                                             c + r * ldc + 16 * v),
-                                       vscale)
-                       : _mm512_setzero_ps();
+      acc[r][v] =
+          load
+              ? _mm512_mul_ps(
+                    _mm512_maskz_loadu_ps(v == V - 1 ? last : 0xFFFF, c + r * ldc + 16 * v), vscale)
+              : _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
     __m512 b[V];
 #pragma GCC unroll 4
@@ -159,9 +160,8 @@ __attribute__((target("avx512f"))) void pack_b(int64_t kc, int64_t w, const floa
 
 // Packs alpha * A(i, p) = alpha * a[i * rs + p * cs], i < mc, p < kc, as tiles of kMr rows, each
 // kc steps of kMr floats (the tile reads a step's rows adjacently).
-__attribute__((target("avx512f"))) void pack_a(int64_t mc, int64_t kc, float alpha,
-                                               const float* a, int64_t rs, int64_t cs,
-                                               float* dst) {
+__attribute__((target("avx512f"))) void pack_a(int64_t mc, int64_t kc, float alpha, const float* a,
+                                               int64_t rs, int64_t cs, float* dst) {
   const __m512 va = _mm512_set1_ps(alpha);
   for (int64_t i = 0; i < mc; i += kMr) {
     const int64_t rows = std::min(kMr, mc - i);
@@ -235,9 +235,8 @@ void run_rect(const Problem& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) 
           for (int64_t i = 0; i < mc; i += kMr) {
             const float* at = a_in_place ? ablk + i * g.a_rs : abuf + i * kc;
             const float* next = i + kMr < mc ? cq + (i + kMr) * g.ldc : cq + kNr;
-            kTiles[std::min(kMr, mc - i) - 1][vecs - 1](kc, at, ar, ac, bbuf + q * kc,
-                                                        cq + i * g.ldc, g.ldc, last, load, scale,
-                                                        next);
+            kTiles[std::min(kMr, mc - i) - 1][vecs - 1](
+                kc, at, ar, ac, bbuf + q * kc, cq + i * g.ldc, g.ldc, last, load, scale, next);
           }
         }
       }
@@ -248,7 +247,8 @@ void run_rect(const Problem& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) 
 // [begin, end) of part `i` of `parts` over `units` units of `size` elements, capped at `total`.
 std::pair<int64_t, int64_t> part(int64_t i, int64_t parts, int64_t units, int64_t size,
                                  int64_t total) {
-  return {std::min(total, units * i / parts * size), std::min(total, units * (i + 1) / parts * size)};
+  return {std::min(total, units * i / parts * size),
+          std::min(total, units * (i + 1) / parts * size)};
 }
 
 void run(const Problem& g) {
@@ -272,14 +272,13 @@ void run(const Problem& g) {
   const int64_t threads =
       m * n * k < kSgemmSerialWork || in_parallel_region() ? 1 : get_num_threads();
   const int64_t panels = (n + kNr - 1) / kNr, tiles = (m + kMr - 1) / kMr;
-  const int64_t col_parts =
-      threads == 1 ? 1
-                   : std::max(std::min(panels, threads), std::min(panels / (kNc / kNr), 4 * threads));
-  const int64_t row_parts =
-      col_parts >= 2 * threads
-          ? 1
-          : std::clamp<int64_t>((2 * threads + col_parts - 1) / col_parts, 1,
-                                std::max<int64_t>(1, tiles / 16));
+  const int64_t col_parts = threads == 1 ? 1
+                                         : std::max(std::min(panels, threads),
+                                                    std::min(panels / (kNc / kNr), 4 * threads));
+  const int64_t row_parts = col_parts >= 2 * threads
+                                ? 1
+                                : std::clamp<int64_t>((2 * threads + col_parts - 1) / col_parts, 1,
+                                                      std::max<int64_t>(1, tiles / 16));
   parallel_for(0, row_parts * col_parts, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       auto [i0, i1] = part(t / col_parts, row_parts, tiles, kMr, m);
@@ -293,9 +292,8 @@ void run(const Problem& g) {
 
 bool has_sgemm() { return kHasAvx512; }
 
-void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
-           int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
-           int64_t ldc) {
+void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs, int64_t a_cs,
+           const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t ldc) {
   run({m, n, k, alpha, a, a_rs, a_cs, b, b_rs, b_cs, beta, c, ldc});
 }
 

@@ -34,9 +34,8 @@ bool has_sgemm();
 /// c (m x n, row stride ldc, unit column stride) = beta * c + alpha * A @ B, where
 /// A(i, p) = a[i * a_rs + p * a_cs] and B(p, j) = b[p * b_rs + j * b_cs] (any strides: row-major,
 /// transposed, sliced or broadcast). beta == 0 never reads c. Needs has_sgemm().
-void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs,
-           int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c,
-           int64_t ldc);
+void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t a_rs, int64_t a_cs,
+           const float* b, int64_t b_rs, int64_t b_cs, float beta, float* c, int64_t ldc);
 
 /// Writes B(p, j) for p in [p0, p0 + kc) and j in [j0, j0 + w), w <= 64, as sgemm packs it: kc
 /// rows of w rounded up to 16 floats, the tail zero, row p - p0 at dst + (p - p0) * that width.

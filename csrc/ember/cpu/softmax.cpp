@@ -24,12 +24,9 @@ struct Geometry {
   int64_t outer = 1, n = 1, inner = 1;
   Geometry(IntArrayRef sizes, int64_t dim) {
     for (int64_t d = 0; d < int64_t(sizes.size()); ++d) {
-      if (d < dim)
-        outer *= sizes[d];
-      else if (d > dim)
-        inner *= sizes[d];
-      else
-        n = sizes[d];
+      if (d < dim) outer *= sizes[d];
+      else if (d > dim) inner *= sizes[d];
+      else n = sizes[d];
     }
   }
 };

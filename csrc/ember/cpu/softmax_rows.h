@@ -12,8 +12,9 @@ namespace ember::cpu {
 // The exp-sum pass dominates softmax and cross-entropy, and libm's expf does not vectorize. The
 // float primitives use cpu/vmath.h's fast_exp<false> on GCC vector types (Note [Vector math]:
 // about 1 ulp, the same values as ember.exp except that results below float's normal range,
-// x < -87.34, are 0; inf above 88.7, NaN stays NaN). They are compiled three times (cpu/softmax_rows.cpp): SSE2 (the build's baseline),
-// AVX2+FMA and AVX-512, the widest the CPU has used (kBestIsa, cpu/isa.h).
+// x < -87.34, are 0; inf above 88.7, NaN stays NaN). They are compiled three times
+// (cpu/softmax_rows.cpp): SSE2 (the build's baseline), AVX2+FMA and AVX-512, the widest the CPU has
+// used (kBestIsa, cpu/isa.h).
 
 /// The float row primitives of one instruction set.
 struct RowKernels {

@@ -26,18 +26,14 @@ namespace {
 
 template <class K>
 bool is_nan(K v) {
-  if constexpr (std::is_floating_point_v<K>)
-    return std::isnan(v);
-  else
-    return false;
+  if constexpr (std::is_floating_point_v<K>) return std::isnan(v);
+  else return false;
 }
 // a < b with NaN largest.
 template <class K>
 bool less(K a, K b) {
-  if constexpr (std::is_floating_point_v<K>)
-    return a < b || (std::isnan(b) && !std::isnan(a));
-  else
-    return a < b;
+  if constexpr (std::is_floating_point_v<K>) return a < b || (std::isnan(b) && !std::isnan(a));
+  else return a < b;
 }
 
 template <class K>
@@ -114,10 +110,8 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
                                        bool sorted) {
   Tensor x = contiguous(self);
   DimVector shape(self.sizes());
-  if (!shape.empty())
-    shape[size_t(dim)] = k;
-  else
-    k = 1;  // a 0-d input yields itself even for k = 0, as in PyTorch
+  if (!shape.empty()) shape[size_t(dim)] = k;
+  else k = 1;  // a 0-d input yields itself even for k = 0, as in PyTorch
   Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
   if (values.numel() == 0) return {values, indices};
   dispatch<kNumericTypes>(self.dtype(), "topk_cpu", [&](auto tag) {
@@ -127,10 +121,8 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
     for_each_row<T>(x, dim, k, [&](auto& row, auto out) {
       using K = typename std::decay_t<decltype(row)>::value_type::first_type;
       Order<K> order{largest};
-      if (sorted)
-        std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
-      else
-        std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), order);
+      if (sorted) std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
+      else std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), order);
       for (int64_t j = 0; j < k; ++j) {
         vo[out(j)] = T(row[size_t(j)].first);
         io[out(j)] = row[size_t(j)].second;
@@ -144,10 +136,8 @@ EMBER_REGISTER_KERNEL(op::topk, CPU, topk_kernel);
 DimVector reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
   DimVector shape(self.sizes());
   if (shape.empty()) return shape;
-  if (keepdim)
-    shape[size_t(dim)] = 1;
-  else
-    shape.erase(size_t(dim));
+  if (keepdim) shape[size_t(dim)] = 1;
+  else shape.erase(size_t(dim));
   return shape;
 }
 
@@ -232,10 +222,8 @@ Tensor median_kernel(const Tensor& self) {
     Tensor out = empty({}, self.dtype());
     dispatch<kNumericTypes>(self.dtype(), "median_cpu", [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_integral_v<T>)
-        *out.data_ptr<T>() = std::numeric_limits<T>::lowest();
-      else
-        *out.data_ptr<T>() = T(std::numeric_limits<float>::quiet_NaN());
+      if constexpr (std::is_integral_v<T>) *out.data_ptr<T>() = std::numeric_limits<T>::lowest();
+      else *out.data_ptr<T>() = T(std::numeric_limits<float>::quiet_NaN());
     });
     return out;
   }

@@ -1,18 +1,18 @@
 // CPU im2col / col2im over batched input (unfold / fold and their derivatives).
+#include "ember/schema/spatial.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/im2col.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/schema/spatial.h"
 
 namespace ember::cpu {
 
 namespace {
 
 // image (N, C, H, W) <-> columns (N, C * kh * kw, OH * OW), one sample per task.
-Tensor im2col_kernel(const Tensor& input, IntArrayRef, IntArrayRef k, IntArrayRef d,
-                     IntArrayRef p, IntArrayRef s) {
+Tensor im2col_kernel(const Tensor& input, IntArrayRef, IntArrayRef k, IntArrayRef d, IntArrayRef p,
+                     IntArrayRef s) {
   Tensor x = contiguous(input);
   const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
   const int64_t OH = (H + 2 * p[0] - d[0] * (k[0] - 1) - 1) / s[0] + 1;

@@ -1,11 +1,11 @@
 // CPU kernels of the special functions (ops/special.cpp): the gamma family and the modified
 // Bessel functions. Each computes in double, which costs little next to the functions themselves.
+#include "ember/schema/special.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/special_math.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/schema/special.h"
 
 namespace ember::cpu {
 
@@ -25,10 +25,10 @@ Tensor float_unary(const char* name, const Tensor& self, F f) {
   return out;
 }
 
-#define EMBER_SPECIAL_KERNEL(name, fn)                                     \
-  Tensor name##_kernel(const Tensor& self) {                               \
-    return float_unary(#name, self, [](double x) { return fn(x); });        \
-  }                                                                        \
+#define EMBER_SPECIAL_KERNEL(name, fn)                               \
+  Tensor name##_kernel(const Tensor& self) {                         \
+    return float_unary(#name, self, [](double x) { return fn(x); }); \
+  }                                                                  \
   EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
 EMBER_SPECIAL_KERNEL(lgamma, std::lgamma)
 EMBER_SPECIAL_KERNEL(digamma, special::digamma)

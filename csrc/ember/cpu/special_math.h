@@ -27,17 +27,28 @@ inline double digamma(double x) {
   if (x == kInf) return kInf;
   double z = 1 / (x * x);
   // Bernoulli-number coefficients B_2k / (2k).
-  double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 -
-                  z * (691.0 / 32760 - z * (1.0 / 12)))))));
+  double series =
+      z * (1.0 / 12 -
+           z * (1.0 / 120 -
+                z * (1.0 / 252 -
+                     z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
   return acc + std::log(x) - 0.5 / x - series;
 }
 
 /// Hurwitz zeta(s, q) for s > 1 (Cephes' Euler-Maclaurin summation).
 inline double zeta(double s, double q) {
-  static constexpr double A[] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0,
-                                 -1.8924375803183791606e9, 7.47242496e10, -2.950130727918164224e12,
-                                 1.1646782814350067249e14, -4.5979787224074726105e15,
-                                 1.8152105401943546773e17, -7.1661652561756670113e18};
+  static constexpr double A[] = {12.0,
+                                 -720.0,
+                                 30240.0,
+                                 -1209600.0,
+                                 47900160.0,
+                                 -1.8924375803183791606e9,
+                                 7.47242496e10,
+                                 -2.950130727918164224e12,
+                                 1.1646782814350067249e14,
+                                 -4.5979787224074726105e15,
+                                 1.8152105401943546773e17,
+                                 -7.1661652561756670113e18};
   if (s == 1) return kInf;
   if (s < 1) return kNaN;
   if (q <= 0) {

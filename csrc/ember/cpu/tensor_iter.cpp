@@ -90,8 +90,7 @@ TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutpu
     // Merge with the previous (faster) dim when every operand continues contiguously.
     if (!shape_.empty()) {
       bool merge = true;
-      for (int i = 0; i < n_ && merge; ++i)
-        merge = st[i][p] == shape_.back() * strides_[i].back();
+      for (int i = 0; i < n_ && merge; ++i) merge = st[i][p] == shape_.back() * strides_[i].back();
       if (merge) {
         shape_.back() *= size;
         continue;

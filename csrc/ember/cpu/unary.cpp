@@ -17,34 +17,36 @@ namespace ember::cpu {
 namespace {
 
 // (name, expression of x, which is the widened input value)
-#define EMBER_UNARY_FLOAT_KERNELS(_)                  \
-  _(exp, fast_exp(x))                                  \
-  _(exp2, std::exp2(x))                               \
-  _(expm1, std::expm1(x))                             \
-  _(log, fast_log(x))                                 \
-  _(log2, std::log2(x))                               \
-  _(log10, std::log10(x))                             \
-  _(log1p, fast_log1p(x))                             \
-  _(sqrt, std::sqrt(x))                               \
-  _(rsqrt, 1 / std::sqrt(x))                          \
-  _(sin, std::sin(x))                                 \
-  _(cos, std::cos(x))                                 \
-  _(tan, std::tan(x))                                 \
-  _(asin, std::asin(x))                               \
-  _(acos, std::acos(x))                               \
-  _(atan, std::atan(x))                               \
-  _(sinh, std::sinh(x))                               \
-  _(cosh, std::cosh(x))                               \
-  _(tanh, fast_tanh(x))                               \
-  _(asinh, std::asinh(x))                             \
-  _(acosh, std::acosh(x))                             \
-  _(atanh, std::atanh(x))                             \
-  _(sigmoid, fast_sigmoid(x))                         \
-  _(erf, fast_erf(x))                                 \
-  _(erfc, std::erfc(x))                               \
-  _(erfinv, erfinv(x))                                \
-  _(reciprocal, 1 / x)                                \
-  _(sinc, x == 0 ? decltype(x)(1) : std::sin(std::numbers::pi_v<decltype(x)> * x) / (std::numbers::pi_v<decltype(x)> * x))
+#define EMBER_UNARY_FLOAT_KERNELS(_)                               \
+  _(exp, fast_exp(x))                                              \
+  _(exp2, std::exp2(x))                                            \
+  _(expm1, std::expm1(x))                                          \
+  _(log, fast_log(x))                                              \
+  _(log2, std::log2(x))                                            \
+  _(log10, std::log10(x))                                          \
+  _(log1p, fast_log1p(x))                                          \
+  _(sqrt, std::sqrt(x))                                            \
+  _(rsqrt, 1 / std::sqrt(x))                                       \
+  _(sin, std::sin(x))                                              \
+  _(cos, std::cos(x))                                              \
+  _(tan, std::tan(x))                                              \
+  _(asin, std::asin(x))                                            \
+  _(acos, std::acos(x))                                            \
+  _(atan, std::atan(x))                                            \
+  _(sinh, std::sinh(x))                                            \
+  _(cosh, std::cosh(x))                                            \
+  _(tanh, fast_tanh(x))                                            \
+  _(asinh, std::asinh(x))                                          \
+  _(acosh, std::acosh(x))                                          \
+  _(atanh, std::atanh(x))                                          \
+  _(sigmoid, fast_sigmoid(x))                                      \
+  _(erf, fast_erf(x))                                              \
+  _(erfc, std::erfc(x))                                            \
+  _(erfinv, erfinv(x))                                             \
+  _(reciprocal, 1 / x)                                             \
+  _(sinc, x == 0 ? decltype(x)(1)                                  \
+                 : std::sin(std::numbers::pi_v<decltype(x)> * x) / \
+                       (std::numbers::pi_v<decltype(x)> * x))
 
 // Floating output: integer and bool inputs compute in the default dtype.
 template <class F>
@@ -61,18 +63,18 @@ ScalarType float_result(const Tensor& self) {
   return is_floating_point(self.dtype()) ? self.dtype() : default_dtype();
 }
 
-#define EMBER_FLOAT_KERNEL(name, expr)                                              \
-  Tensor name##_kernel(const Tensor& self) {                                        \
-    Tensor out = empty_like_inputs(self.sizes(), float_result(self), {&self});                         \
-    float_into(#name, out, self, [](auto x) { return expr; });                      \
-    return out;                                                                     \
-  }                                                                                 \
-  Tensor& name##_inplace_kernel(Tensor& self) {                                     \
-    check_inplace_dtype(self, float_result(self), #name "_");                       \
-    float_into(#name, self, self, [](auto x) { return expr; });                     \
-    return self;                                                                    \
-  }                                                                                 \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                                 \
+#define EMBER_FLOAT_KERNEL(name, expr)                                         \
+  Tensor name##_kernel(const Tensor& self) {                                   \
+    Tensor out = empty_like_inputs(self.sizes(), float_result(self), {&self}); \
+    float_into(#name, out, self, [](auto x) { return expr; });                 \
+    return out;                                                                \
+  }                                                                            \
+  Tensor& name##_inplace_kernel(Tensor& self) {                                \
+    check_inplace_dtype(self, float_result(self), #name "_");                  \
+    float_into(#name, self, self, [](auto x) { return expr; });                \
+    return self;                                                               \
+  }                                                                            \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                         \
   EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
 EMBER_UNARY_FLOAT_KERNELS(EMBER_FLOAT_KERNEL)
 #undef EMBER_FLOAT_KERNEL
@@ -93,17 +95,17 @@ constexpr bool is_float_v = std::is_floating_point_v<T>;
 // Out of line on purpose: GCC 12 crashes (ICE) vectorizing std::signbit loops.
 [[gnu::noinline]] bool sign_bit(double x) { return std::signbit(x); }
 
-#define EMBER_SAME_KERNEL(name, allowed, ...)                                   \
-  Tensor name##_kernel(const Tensor& self) {                                    \
-    Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self});        \
-    same_into<allowed>(#name, out, self, __VA_ARGS__);                          \
-    return out;                                                                 \
-  }                                                                             \
-  Tensor& name##_inplace_kernel(Tensor& self) {                                 \
-    same_into<allowed>(#name, self, self, __VA_ARGS__);                         \
-    return self;                                                                \
-  }                                                                             \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                             \
+#define EMBER_SAME_KERNEL(name, allowed, ...)                            \
+  Tensor name##_kernel(const Tensor& self) {                             \
+    Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self}); \
+    same_into<allowed>(#name, out, self, __VA_ARGS__);                   \
+    return out;                                                          \
+  }                                                                      \
+  Tensor& name##_inplace_kernel(Tensor& self) {                          \
+    same_into<allowed>(#name, self, self, __VA_ARGS__);                  \
+    return self;                                                         \
+  }                                                                      \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                   \
   EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
 
 EMBER_SAME_KERNEL(abs, kNumericTypes, [](auto x) {
@@ -146,7 +148,8 @@ EMBER_SAME_KERNEL(bitwise_not, kIntBoolTypes, [](auto x) {
 #undef EMBER_SAME_KERNEL
 
 Tensor neg_kernel(const Tensor& self) {
-  EMBER_CHECK(self.dtype() != kBool, "Negation, the `-` operator, on a bool tensor is not "
+  EMBER_CHECK(self.dtype() != kBool,
+              "Negation, the `-` operator, on a bool tensor is not "
               "supported. If you are trying to invert a mask, use the `~` or `logical_not()` "
               "operator instead.");
   Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self});
@@ -154,7 +157,8 @@ Tensor neg_kernel(const Tensor& self) {
   return out;
 }
 Tensor& neg_inplace_kernel(Tensor& self) {
-  EMBER_CHECK(self.dtype() != kBool, "Negation, the `-` operator, on a bool tensor is not "
+  EMBER_CHECK(self.dtype() != kBool,
+              "Negation, the `-` operator, on a bool tensor is not "
               "supported. If you are trying to invert a mask, use the `~` or `logical_not()` "
               "operator instead.");
   same_into<kNumericTypes>("neg", self, self, [](auto x) { return -x; });
@@ -175,7 +179,7 @@ Tensor predicate(const char* name, const Tensor& self, F f) {
   return out;
 }
 
-#define EMBER_PREDICATE(name, ...)                                                     \
+#define EMBER_PREDICATE(name, ...)                                                         \
   Tensor name##_kernel(const Tensor& self) { return predicate(#name, self, __VA_ARGS__); } \
   EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
 
@@ -219,8 +223,8 @@ Tensor relu_backward_kernel(const Tensor& grad, const Tensor& result) {
 }
 EMBER_REGISTER_KERNEL(op::relu_backward, CPU, relu_backward_kernel);
 
-Tensor nan_to_num_kernel(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
-                         std::optional<double> neginf) {
+Tensor nan_to_num_kernel(const Tensor& self, std::optional<double> nan,
+                         std::optional<double> posinf, std::optional<double> neginf) {
   Tensor out = empty(self.sizes(), self.dtype());
   if (!is_floating_point(self.dtype())) return copy_(out, self);
   TensorIter it({&out, &self});
@@ -230,7 +234,9 @@ Tensor nan_to_num_kernel(const Tensor& self, std::optional<double> nan, std::opt
     A n = A(nan.value_or(0.0));
     A hi = posinf ? A(*posinf) : A(acc_t<T>(std::numeric_limits<T>::max()));
     A lo = neginf ? A(*neginf) : A(acc_t<T>(std::numeric_limits<T>::lowest()));
-    unary_loop<T, T>(it, [=](A x) { return std::isnan(x) ? n : std::isinf(x) ? (x > 0 ? hi : lo) : x; });
+    unary_loop<T, T>(it, [=](A x) {
+      return std::isnan(x) ? n : std::isinf(x) ? (x > 0 ? hi : lo) : x;
+    });
   });
   return out;
 }

@@ -38,12 +38,18 @@ std::vector<uint8_t> read_all(const std::string& path) {
 
 ScalarType idx_dtype(uint8_t code, const std::string& path) {
   switch (code) {
-    case 0x08: return kByte;
-    case 0x09: return kChar;
-    case 0x0B: return kShort;
-    case 0x0C: return kInt;
-    case 0x0D: return kFloat;
-    case 0x0E: return kDouble;
+    case 0x08:
+      return kByte;
+    case 0x09:
+      return kChar;
+    case 0x0B:
+      return kShort;
+    case 0x0C:
+      return kInt;
+    case 0x0D:
+      return kFloat;
+    case 0x0E:
+      return kDouble;
   }
   EMBER_ERROR(ErrorKind::Runtime, "read_idx: '", path, "' has unknown element type 0x", std::hex,
               int(code));

@@ -198,6 +198,6 @@ struct KernelRegistrar {
 #define EMBER_CONCAT(a, b) EMBER_CONCAT_(a, b)
 /// Registers `fn` as the kernel of operator declaration `op` (e.g. op::add) for dispatch key
 /// `key`.
-#define EMBER_REGISTER_KERNEL(op, key, fn)                                             \
+#define EMBER_REGISTER_KERNEL(op, key, fn)                                            \
   static ::ember::KernelRegistrar EMBER_CONCAT(ember_kernel_registrar_, __COUNTER__)( \
       op, ::ember::DispatchKey::key, fn)

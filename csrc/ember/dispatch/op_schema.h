@@ -40,9 +40,9 @@ namespace schema_detail {
 // The schema spelling of a C++ argument type; an unlisted type is a compile error.
 template <class T>
 struct arg_type;
-#define EMBER_SCHEMA_TYPE(cpp, text) \
-  template <>                        \
-  struct arg_type<cpp> {             \
+#define EMBER_SCHEMA_TYPE(cpp, text)                \
+  template <>                                       \
+  struct arg_type<cpp> {                            \
     static constexpr std::string_view value = text; \
   }
 EMBER_SCHEMA_TYPE(const Tensor&, "Tensor");
@@ -165,8 +165,7 @@ constexpr std::string_view schema_name(std::string_view schema) {
 
 /// True if `schema`'s arguments and returns are spelled as the C++ signature's types.
 template <size_t NA, size_t NR>
-constexpr bool schema_matches(std::string_view schema,
-                              const std::array<std::string_view, NA>& args,
+constexpr bool schema_matches(std::string_view schema, const std::array<std::string_view, NA>& args,
                               const std::array<std::string_view, NR>& rets) {
   size_t open = schema.find('('), arrow = schema.rfind("->");
   if (open == std::string_view::npos || arrow == std::string_view::npos) return false;
@@ -236,11 +235,11 @@ constexpr const auto& select_op(const A& a, const B& b) {
 
 /// Declares operator constant `id` (in the enclosing namespace, by convention ember::op) with a
 /// schema string in torch's grammar and its C++ signature; see Note [Op schemas].
-#define EMBER_DECLARE_OP(id, schema_text, ...)                                          \
-  struct id##_decl : ::ember::OpDecl<id##_decl, __VA_ARGS__> {                          \
-    static constexpr std::string_view schema = schema_text;                             \
+#define EMBER_DECLARE_OP(id, schema_text, ...)                                            \
+  struct id##_decl : ::ember::OpDecl<id##_decl, __VA_ARGS__> {                            \
+    static constexpr std::string_view schema = schema_text;                               \
     static constexpr std::string_view name = ::ember::schema_detail::schema_name(schema); \
-  };                                                                                    \
-  static_assert(::ember::schema_detail::check<__VA_ARGS__>(schema_text),                \
-                "the schema of op '" #id "' does not match its C++ signature");         \
+  };                                                                                      \
+  static_assert(::ember::schema_detail::check<__VA_ARGS__>(schema_text),                  \
+                "the schema of op '" #id "' does not match its C++ signature");           \
   inline constexpr id##_decl id {}

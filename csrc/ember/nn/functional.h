@@ -68,12 +68,14 @@ inline Tensor cross_entropy(const Tensor& input, const Tensor& target,
                               o.ignore_index(), o.label_smoothing());
 }
 
-inline Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& o = {}) {
+inline Tensor nll_loss(const Tensor& input, const Tensor& target,
+                       const NLLLossFuncOptions& o = {}) {
   return ember::nll_loss(input, target, optional_tensor(o.weight()), o.reduction(),
                          o.ignore_index());
 }
 
-inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o = {}) {
+inline Tensor mse_loss(const Tensor& input, const Tensor& target,
+                       const MSELossFuncOptions& o = {}) {
   return ember::mse_loss(input, target, o.reduction());
 }
 

@@ -20,8 +20,9 @@ double calculate_gain(const std::string& nonlinearity, double param) {
 }
 
 std::tuple<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor) {
-  EMBER_CHECK_VALUE(tensor.dim() >= 2,
-                    "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+  EMBER_CHECK_VALUE(
+      tensor.dim() >= 2,
+      "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
   int64_t receptive = 1;
   for (int64_t d = 2; d < tensor.dim(); ++d) receptive *= tensor.size(d);
   return {tensor.size(1) * receptive, tensor.size(0) * receptive};

@@ -46,7 +46,9 @@ OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
   return out;
 }
 
-std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  return named_parameters(recurse).values();
+}
 
 OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
   OrderedDict<std::string, Tensor> out;

@@ -1,28 +1,28 @@
 #pragma once
 // ember::nn::Module and ModuleHolder: libtorch's C++ module API under namespace ember.
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
-#include <concepts>
 #include <type_traits>
 
-#include "ember/core/tensor.h"
 #include "ember/core/ordered_dict.h"
+#include "ember/core/tensor.h"
 
 namespace ember::nn {
 
 /// Declares a builder-style option: `opts.name(v)` sets and returns *this, `opts.name()` reads.
-#define EMBER_ARG(T, name)                               \
- public:                                                 \
-  auto name(const T& new_##name)->decltype(*this)& {     \
-    this->name##_ = new_##name;                          \
-    return *this;                                        \
-  }                                                      \
+#define EMBER_ARG(T, name)                                 \
+ public:                                                   \
+  auto name(const T& new_##name)->decltype(*this)& {       \
+    this->name##_ = new_##name;                            \
+    return *this;                                          \
+  }                                                        \
   const T& name() const noexcept { return this->name##_; } \
-  T& name() noexcept { return this->name##_; }           \
-                                                         \
- private:                                                \
+  T& name() noexcept { return this->name##_; }             \
+                                                           \
+ private:                                                  \
   T name##_
 
 /// A tree of parameters, buffers and submodules; subclasses add `forward`.
@@ -45,7 +45,7 @@ class Module : public std::enable_shared_from_this<Module> {
     return module;
   }
   template <class Holder>
-    requires requires(Holder h) { h.ptr(); }
+  requires requires(Holder h) { h.ptr(); }
   Holder register_module(std::string name, Holder holder) {
     add_child(std::move(name), holder.ptr());
     return holder;
@@ -56,7 +56,9 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<Tensor> buffers(bool recurse = true) const;
   OrderedDict<std::string, Tensor> named_buffers(bool recurse = true) const;
   std::vector<std::shared_ptr<Module>> children() const { return children_.values(); }
-  const OrderedDict<std::string, std::shared_ptr<Module>>& named_children() const { return children_; }
+  const OrderedDict<std::string, std::shared_ptr<Module>>& named_children() const {
+    return children_;
+  }
   /// This module (first) and every descendant, depth first.
   std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
   OrderedDict<std::string, std::shared_ptr<Module>> named_modules(const std::string& prefix = "",
@@ -102,17 +104,15 @@ class ModuleHolder {
  public:
   using ContainedType = Impl;
 
-  ModuleHolder()
-    requires std::is_default_constructible_v<Impl>
-      : impl_(std::make_shared<Impl>()) {}
+  ModuleHolder() requires std::is_default_constructible_v<Impl> : impl_(std::make_shared<Impl>()) {}
   /// An empty holder, to be assigned later (`Linear fc{nullptr};`).
   ModuleHolder(std::nullptr_t) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   template <class Head, class... Tail>
-    requires(!std::is_same_v<std::decay_t<Head>, ModuleHolder> &&
-             !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
-             std::is_constructible_v<Impl, Head, Tail...>)
-  explicit ModuleHolder(Head&& head, Tail&&... tail)
+  requires(!std::is_same_v<std::decay_t<Head>, ModuleHolder> &&
+           !std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
+           std::is_constructible_v<Impl, Head, Tail...>) explicit ModuleHolder(Head&& head,
+                                                                               Tail&&... tail)
       : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
 
   Impl* operator->() const { return get(); }
@@ -161,12 +161,12 @@ void save(const nn::Module& module, const std::string& path);
 /// Loads a checkpoint written by save(module) into a module of the same structure (strict).
 void load(nn::Module& module, const std::string& path);
 template <class M>
-  requires std::derived_from<M, nn::Module>
+requires std::derived_from<M, nn::Module>
 void save(const std::shared_ptr<M>& module, const std::string& path) {
   save(static_cast<const nn::Module&>(*module), path);
 }
 template <class M>
-  requires std::derived_from<M, nn::Module>
+requires std::derived_from<M, nn::Module>
 void load(const std::shared_ptr<M>& module, const std::string& path) {
   load(static_cast<nn::Module&>(*module), path);
 }

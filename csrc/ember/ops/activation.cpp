@@ -26,11 +26,11 @@ enum class Act {
 // Each activation's forward and backward op declarations.
 template <Act K>
 struct ActOps;
-#define EMBER_ACT_OPS(name, node)                                     \
-  template <>                                                         \
-  struct ActOps<Act::name> {                                          \
-    static constexpr const auto& forward = op::name;                  \
-    static constexpr const auto& backward = op::name##_backward;      \
+#define EMBER_ACT_OPS(name, node)                                \
+  template <>                                                    \
+  struct ActOps<Act::name> {                                     \
+    static constexpr const auto& forward = op::name;             \
+    static constexpr const auto& backward = op::name##_backward; \
   };
 EMBER_FUSED_ACTIVATIONS(EMBER_ACT_OPS)
 #undef EMBER_ACT_OPS
@@ -60,17 +60,25 @@ Tensor composite_backward(Act k, const Tensor& g, const Tensor& x, double a, dou
       Tensor t = tanh(softplus(x));
       return g * (t + x * sigmoid(x) * (1 - t * t));
     }
-    case Act::leaky_relu: return where(gt0(x, 0), g, g * a);
-    case Act::elu: return where(gt0(x, 0), g * b, g * (a * b * c) * exp(x * c));
-    case Act::softplus: return where(gt0(x * a, b), g, g * sigmoid(x * a));
-    case Act::hardtanh: return where(logical_and(gt0(x, a), lt0(x, b)), g, zero_of(g));
-    case Act::hardsigmoid: return where(logical_and(gt0(x, -3), lt0(x, 3)), g / 6, zero_of(g));
+    case Act::leaky_relu:
+      return where(gt0(x, 0), g, g * a);
+    case Act::elu:
+      return where(gt0(x, 0), g * b, g * (a * b * c) * exp(x * c));
+    case Act::softplus:
+      return where(gt0(x * a, b), g, g * sigmoid(x * a));
+    case Act::hardtanh:
+      return where(logical_and(gt0(x, a), lt0(x, b)), g, zero_of(g));
+    case Act::hardsigmoid:
+      return where(logical_and(gt0(x, -3), lt0(x, 3)), g / 6, zero_of(g));
     case Act::hardswish:
       return where(lt0(x, -3), zero_of(g), where(gt0(x, 3), g, g * (x / 3 + 0.5)));
-    case Act::threshold: return where(gt0(x, a), g, zero_of(g));
+    case Act::threshold:
+      return where(gt0(x, a), g, zero_of(g));
     case Act::softshrink:
-    case Act::hardshrink: return where(gt0(abs(x), a), g, zero_of(g));
-    case Act::logsigmoid: return g * sigmoid(-x);
+    case Act::hardshrink:
+      return where(gt0(abs(x), a), g, zero_of(g));
+    case Act::logsigmoid:
+      return g * sigmoid(-x);
   }
   return {};
 }
@@ -136,7 +144,8 @@ Tensor leaky_relu(const Tensor& self, const Scalar& slope) {
 Tensor& leaky_relu_(Tensor& self, const Scalar& slope) {
   return act_<Act::leaky_relu>(self, slope.to_double());
 }
-Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+           const Scalar& input_scale) {
   return act<Act::elu>(self, alpha.to_double(), scale.to_double(), input_scale.to_double());
 }
 Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
@@ -193,8 +202,9 @@ Tensor tanhshrink(const Tensor& self) { return self - tanh(self); }
 
 Tensor prelu(const Tensor& self, const Tensor& weight) {
   int64_t n = weight.numel();
-  EMBER_CHECK(weight.dim() <= 1, "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = ",
-              weight.dim());
+  EMBER_CHECK(
+      weight.dim() <= 1,
+      "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = ", weight.dim());
   Tensor w = weight;
   if (n != 1) {
     EMBER_CHECK(self.dim() >= 2 && self.size(1) == n,
@@ -212,8 +222,9 @@ Tensor prelu(const Tensor& self, const Tensor& weight) {
 Tensor glu(const Tensor& self, int64_t dim) {
   EMBER_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
   int64_t d = dim < 0 ? dim + self.dim() : dim;
-  EMBER_CHECK_INDEX(d >= 0 && d < self.dim(), "Dimension out of range (expected to be in range of [",
-                    -self.dim(), ", ", self.dim() - 1, "], but got ", dim, ")");
+  EMBER_CHECK_INDEX(d >= 0 && d < self.dim(),
+                    "Dimension out of range (expected to be in range of [", -self.dim(), ", ",
+                    self.dim() - 1, "], but got ", dim, ")");
   int64_t n = self.size(d);
   EMBER_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ", n);
   return narrow(self, d, 0, n / 2) * sigmoid(narrow(self, d, n / 2, n / 2));

@@ -1,7 +1,7 @@
 // Binary ops: promotion rules, dispatch entry points and derivatives.
+#include "ember/schema/binary.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
-#include "ember/schema/binary.h"
 
 namespace ember {
 
@@ -10,17 +10,15 @@ using autograd::variable_list;
 
 // result_type, can_cast and wrap_scalar (Note [Wrapped numbers]) are core/type_promotion.h.
 
-#define EMBER_DEFINE_BINARY(name, node)                                \
-  namespace {                                                          \
-  constexpr const char* name##_node = #node;                           \
-  }                                                                    \
-  Tensor name(const Tensor& self, const Tensor& other) {               \
-    return op::name.call(self, other);                                 \
-  }                                                                    \
-  Tensor& name##_(Tensor& self, const Tensor& other) {                 \
-    op::name##_.call(self, other);                                     \
-    self.bump_version();                                               \
-    return self;                                                       \
+#define EMBER_DEFINE_BINARY(name, node)                                                       \
+  namespace {                                                                                 \
+  constexpr const char* name##_node = #node;                                                  \
+  }                                                                                           \
+  Tensor name(const Tensor& self, const Tensor& other) { return op::name.call(self, other); } \
+  Tensor& name##_(Tensor& self, const Tensor& other) {                                        \
+    op::name##_.call(self, other);                                                            \
+    self.bump_version();                                                                      \
+    return self;                                                                              \
   }
 EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)
 EMBER_DEFINE_BINARY(div_trunc, DivBackward1)
@@ -50,26 +48,26 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
 }  // namespace
 
 // (name, grad wrt self, grad wrt other): formulas in public ops over grad, self, other, result.
-#define EMBER_BINARY_DERIVATIVES(_)                                                          \
-  _(mul, grad * other, grad * self)                                                          \
-  _(true_divide, grad / other, -(grad * self) / (other * other))                             \
-  _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                   \
-  _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                \
-  _(remainder, grad, -(grad * floor_divide(self, other)))                                    \
-  _(fmod, grad, -(grad * div_trunc(self, other)))                                            \
-  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))     \
-  _(atan2, grad * other / (self * self + other * other),                                     \
-    -(grad * self) / (self * self + other * other))                                          \
-  _(hypot, grad * self / result, grad * other / result)                                      \
-  _(copysign, where(eq(self, wrap_scalar(0)), zeros({}, TensorOptions(grad.dtype())),        \
-                    grad * result / self),                                                   \
-    zero_grad_like(grad))                                                                    \
-  _(minimum, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))       \
-  _(maximum, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))         \
-  _(fmin, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))          \
+#define EMBER_BINARY_DERIVATIVES(_)                                                               \
+  _(mul, grad* other, grad* self)                                                                 \
+  _(true_divide, grad / other, -(grad * self) / (other * other))                                  \
+  _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                        \
+  _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                     \
+  _(remainder, grad, -(grad * floor_divide(self, other)))                                         \
+  _(fmod, grad, -(grad * div_trunc(self, other)))                                                 \
+  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))          \
+  _(atan2, grad* other / (self * self + other * other),                                           \
+    -(grad * self) / (self * self + other * other))                                               \
+  _(hypot, grad* self / result, grad * other / result)                                            \
+  _(copysign,                                                                                     \
+    where(eq(self, wrap_scalar(0)), zeros({}, TensorOptions(grad.dtype())), grad* result / self), \
+    zero_grad_like(grad))                                                                         \
+  _(minimum, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))            \
+  _(maximum, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))              \
+  _(fmin, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))               \
   _(fmax, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))
 
-#define EMBER_BINARY_AUTOGRAD(name, grad_self, grad_other)                               \
+#define EMBER_BINARY_AUTOGRAD(name, grad_self, grad_other)                       \
   EMBER_DERIVATIVE(op::name, name##_node, (self, other), grad_self, grad_other); \
   EMBER_INPLACE_DERIVATIVE(op::name##_, op::name);
 EMBER_BINARY_DERIVATIVES(EMBER_BINARY_AUTOGRAD)
@@ -88,9 +86,11 @@ EMBER_INPLACE_DERIVATIVE(op::sub_, op::sub);
 namespace {
 void check_sub(const Tensor& self, const Tensor& other) {
   bool a = self.dtype() == kBool, b = other.dtype() == kBool;
-  EMBER_CHECK(!(a && b), "Subtraction, the `-` operator, with two bool tensors is not supported. "
+  EMBER_CHECK(!(a && b),
+              "Subtraction, the `-` operator, with two bool tensors is not supported. "
               "Use the `^` or `logical_xor()` operator instead.");
-  EMBER_CHECK(!(a || b), "Subtraction, the `-` operator, with a bool tensor is not supported. If "
+  EMBER_CHECK(!(a || b),
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If "
               "you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
@@ -118,15 +118,19 @@ Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string> mode) {
   if (!mode) return true_divide(self, other);
   if (*mode == "trunc") return div_trunc(self, other);
-  EMBER_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, 'trunc', or "
-              "'floor' but found '", *mode, "'");
+  EMBER_CHECK(*mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or "
+              "'floor' but found '",
+              *mode, "'");
   return floor_divide(self, other);
 }
 Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> mode) {
   if (!mode) return true_divide_(self, other);
   if (*mode == "trunc") return div_trunc_(self, other);
-  EMBER_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, 'trunc', or "
-              "'floor' but found '", *mode, "'");
+  EMBER_CHECK(*mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or "
+              "'floor' but found '",
+              *mode, "'");
   return floor_divide_(self, other);
 }
 
@@ -141,7 +145,8 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   return op::where.call(condition, self, other);
 }
 
-Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
+             const std::optional<Tensor>& max) {
   EMBER_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
   Tensor r = self;
   // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.

@@ -4,7 +4,7 @@
 
 namespace ember {
 
-#define EMBER_DEFINE_COMPARE_OPERATOR(op, name)                                  \
+#define EMBER_DEFINE_COMPARE_OPERATOR(op, name)                               \
   Tensor operator op(const Tensor& a, const Tensor& b) { return name(a, b); } \
   Tensor operator op(const Tensor& a, const Scalar& b) { return name(a, wrap_scalar(b)); }
 EMBER_DEFINE_COMPARE_OPERATOR(==, eq)
@@ -20,7 +20,8 @@ Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
 Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 Tensor operator/(const Scalar& a, const Tensor& b) { return true_divide(wrap_scalar(a), b); }
 
-Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
+             const std::optional<Scalar>& max) {
   auto bound = [](const std::optional<Scalar>& s) {
     return s ? std::optional<Tensor>(wrap_scalar(*s)) : std::nullopt;
   };
@@ -30,7 +31,8 @@ Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, min
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, max); }
 
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
-  EMBER_CHECK(self.dtype() == other.dtype(), "isclose: expected both tensors to have the same dtype; got ",
+  EMBER_CHECK(self.dtype() == other.dtype(),
+              "isclose: expected both tensors to have the same dtype; got ",
               dtype_name(self.dtype()), " and ", dtype_name(other.dtype()));
   EMBER_CHECK_VALUE(rtol >= 0 && atol >= 0, "isclose: expected rtol and atol >= 0; got rtol=", rtol,
                     " atol=", atol);

@@ -7,7 +7,7 @@
 
 namespace ember {
 /// Comparisons give bool tensors, as libtorch's.
-#define EMBER_DECLARE_COMPARE_OPERATOR(op)            \
+#define EMBER_DECLARE_COMPARE_OPERATOR(op)              \
   Tensor operator op(const Tensor& a, const Tensor& b); \
   Tensor operator op(const Tensor& a, const Scalar& b);
 EMBER_DECLARE_COMPARE_OPERATOR(==)

@@ -17,8 +17,6 @@ using autograd::variable_list;
 
 namespace {
 
-
-
 // A parameter list of `n` values: one value broadcasts, as in PyTorch's expand_param_if_needed.
 DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op) {
   EMBER_CHECK(v.size() == 1 || v.size() == n, "[", op, "] expected ", name,
@@ -68,13 +66,13 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
     EMBER_CHECK(weight.size(0) % a.groups == 0, "Given transposed=1, groups=", a.groups,
                 ", expected weight to be divisible by ", a.groups,
                 " at dimension 0, but got weight of size ", weight.sizes(), " instead");
-  EMBER_CHECK(input.size(1) == in_ch, "Given ", transposed ? "transposed=1, " : "", "groups=",
-              a.groups, ", weight of size ", weight.sizes(), ", expected input", input.sizes(),
-              " to have ", in_ch, " channels, but got ", input.size(1), " channels instead");
+  EMBER_CHECK(input.size(1) == in_ch, "Given ", transposed ? "transposed=1, " : "",
+              "groups=", a.groups, ", weight of size ", weight.sizes(), ", expected input",
+              input.sizes(), " to have ", in_ch, " channels, but got ", input.size(1),
+              " channels instead");
   EMBER_CHECK(!bias || (bias->dim() == 1 && bias->size(0) == out_ch), "Given weight of size ",
               weight.sizes(), ", expected bias to be 1-dimensional with ", out_ch,
-              " elements, but got bias of size ", bias ? bias->sizes() : IntArrayRef{},
-              " instead");
+              " elements, but got bias of size ", bias ? bias->sizes() : IntArrayRef{}, " instead");
   if (transposed) {
     for (size_t i = 0; i < 2; ++i)
       EMBER_CHECK(a.output_padding[i] >= 0, "[conv_transpose] expected a non-negative ",
@@ -101,20 +99,21 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
               "). Kernel size can't be greater than actual input size");
 }
 
-Tensor conv2d_autograd(const Tensor& input, const Tensor& weight,
-                       const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
-                       IntArrayRef dilation, int64_t groups) {
-  Tensor out = op::conv2d_forward.redispatch(backend_of(input, weight, bias), input, weight, bias, stride,
-                                    padding, dilation, groups);
-  auto node = autograd::record(
-      "ConvolutionBackward0", {input, weight, bias.value_or(Tensor())}, {out},
-      [s = DimVector(stride), p = DimVector(padding), d = DimVector(dilation), groups](
-          FunctionNode& n, const variable_list& g) {
-        if (!g[0].defined()) return variable_list(3);
-        auto [gi, gw, gb] = convolution_backward(g[0], n.saved(0), n.saved(1), s, p, d, groups,
-                                                 {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
-        return variable_list{gi, gw, gb};
-      });
+Tensor conv2d_autograd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                       int64_t groups) {
+  Tensor out = op::conv2d_forward.redispatch(backend_of(input, weight, bias), input, weight, bias,
+                                             stride, padding, dilation, groups);
+  auto node =
+      autograd::record("ConvolutionBackward0", {input, weight, bias.value_or(Tensor())}, {out},
+                       [s = DimVector(stride), p = DimVector(padding), d = DimVector(dilation),
+                        groups](FunctionNode& n, const variable_list& g) {
+                         if (!g[0].defined()) return variable_list(3);
+                         auto [gi, gw, gb] = convolution_backward(
+                             g[0], n.saved(0), n.saved(1), s, p, d, groups,
+                             {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
+                         return variable_list{gi, gw, gb};
+                       });
   if (node) {
     node->save(input);
     node->save(weight);
@@ -137,8 +136,8 @@ Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optio
   const __int128 ow = cw - 2 * __int128(a.padding[1]) + a.output_padding[1];
   constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
   EMBER_CHECK(ch <= kMax && cw <= kMax && oh <= kMax && ow <= kMax,
-              "[conv_transpose2d] expected an output size that fits in int64; got input size (",
-              H, " x ", W, "), stride ", a.stride, ", dilation ", a.dilation, ", output_padding ",
+              "[conv_transpose2d] expected an output size that fits in int64; got input size (", H,
+              " x ", W, "), stride ", a.stride, ", dilation ", a.dilation, ", output_padding ",
               a.output_padding);
   const int64_t CH = int64_t(ch), CW = int64_t(cw);
   const int64_t OH = int64_t(std::max<__int128>(oh, -kMax));
@@ -158,9 +157,10 @@ Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optio
 }
 
 // The gradients as compositions of differentiable ops, for create_graph backward.
-std::tuple<Tensor, Tensor, Tensor> convolution_backward_composite(
-    const Tensor& go, const Tensor& x, const Tensor& w, const Conv2dArgs& a,
-    std::array<bool, 3> mask) {
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_composite(const Tensor& go, const Tensor& x,
+                                                                  const Tensor& w,
+                                                                  const Conv2dArgs& a,
+                                                                  std::array<bool, 3> mask) {
   Tensor gi, gw, gb;
   const int64_t N = x.size(0), G = a.groups, O = w.size(0), L = go.size(2) * go.size(3);
   if (mask[0]) {
@@ -192,8 +192,11 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Te
   EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,
               "-dimensional; got weight of size ", weight.sizes());
   const size_t n = size_t(nd);
-  Conv2dArgs a{expand_param(stride, n, "stride", op), expand_param(padding, n, "padding", op),
-               expand_param(dilation, n, "dilation", op), {}, groups};
+  Conv2dArgs a{expand_param(stride, n, "stride", op),
+               expand_param(padding, n, "padding", op),
+               expand_param(dilation, n, "dilation", op),
+               {},
+               groups};
   Tensor x = input.dim() == nd + 1 ? unsqueeze(input, 0) : input, w = weight;
   if (nd == 1) {
     x = unsqueeze(x, 2);
@@ -207,8 +210,8 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Te
   Tensor out = in_wide_dtype(x, "slow_conv2d_cpu", [&](ScalarType t) {
     std::optional<Tensor> b;
     if (bias) b = to_dtype(*bias, t);
-    return op::conv2d_forward.call(to_dtype(x, t), to_dtype(w, t), b, a.stride, a.padding, a.dilation,
-                          groups);
+    return op::conv2d_forward.call(to_dtype(x, t), to_dtype(w, t), b, a.stride, a.padding,
+                                   a.dilation, groups);
   });
   if (nd == 1) out = squeeze(out, {2});
   return input.dim() == nd + 1 ? squeeze(out, {0}) : out;
@@ -247,9 +250,9 @@ Tensor conv_nd_mode(const Tensor& input, const Tensor& weight, const std::option
 }
 
 Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
-                         const std::optional<Tensor>& bias, IntArrayRef stride,
-                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                         IntArrayRef dilation, int64_t nd, const char* op) {
+                         const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                         IntArrayRef output_padding, int64_t groups, IntArrayRef dilation,
+                         int64_t nd, const char* op) {
   EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1,
               "D (unbatched) or ", nd + 2, "D (batched) input to ", op,
               ", but got input of size: ", input.sizes());
@@ -271,7 +274,7 @@ Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
   check_conv(x, w, bias, a, true, op);
   EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
                    "\"slow_conv_transpose2d_cpu\" not implemented for '",
-              scalar_type_name(x.dtype()), "'");
+                   scalar_type_name(x.dtype()), "'");
   Tensor out = conv_transpose_batched(x, w, bias, a);
   if (nd == 1) out = squeeze(out, {2});
   return input.dim() == nd + 1 ? squeeze(out, {0}) : out;
@@ -279,22 +282,26 @@ Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
 
 }  // namespace
 
-std::tuple<Tensor, Tensor, Tensor> convolution_backward(
-    const Tensor& grad_output, const Tensor& input, const Tensor& weight, IntArrayRef stride,
-    IntArrayRef padding, IntArrayRef dilation, int64_t groups, std::array<bool, 3> output_mask) {
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output,
+                                                        const Tensor& input, const Tensor& weight,
+                                                        IntArrayRef stride, IntArrayRef padding,
+                                                        IntArrayRef dilation, int64_t groups,
+                                                        std::array<bool, 3> output_mask) {
   Conv2dArgs a{expand_param(stride, 2, "stride", "convolution_backward"),
                expand_param(padding, 2, "padding", "convolution_backward"),
-               expand_param(dilation, 2, "dilation", "convolution_backward"), {0, 0}, groups};
+               expand_param(dilation, 2, "dilation", "convolution_backward"),
+               {0, 0},
+               groups};
   if (GradMode::is_enabled() &&
       (grad_output.requires_grad() || input.requires_grad() || weight.requires_grad()))
     return convolution_backward_composite(grad_output, input, weight, a, output_mask);
   ScalarType t = input.dtype();
   if (t == kFloat || t == kDouble)
-    return op::convolution_backward.call(grad_output, input, weight, a.stride, a.padding, a.dilation,
-                                   groups, output_mask);
-  auto [gi, gw, gb] = op::convolution_backward.call(to_dtype(grad_output, kFloat), to_dtype(input, kFloat),
-                                              to_dtype(weight, kFloat), a.stride, a.padding,
-                                              a.dilation, groups, output_mask);
+    return op::convolution_backward.call(grad_output, input, weight, a.stride, a.padding,
+                                         a.dilation, groups, output_mask);
+  auto [gi, gw, gb] = op::convolution_backward.call(
+      to_dtype(grad_output, kFloat), to_dtype(input, kFloat), to_dtype(weight, kFloat), a.stride,
+      a.padding, a.dilation, groups, output_mask);
   auto back = [t](const Tensor& g) { return g.defined() ? to_dtype(g, t) : g; };
   return {back(gi), back(gw), back(gb)};
 }
@@ -318,16 +325,14 @@ Tensor conv2d_padding_mode(const Tensor& input, const Tensor& weight,
   return conv_nd_mode(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
 }
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
-                        const std::optional<Tensor>& bias, IntArrayRef stride,
-                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                        IntArrayRef dilation) {
+                        const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                        IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
                            1, "conv_transpose1d");
 }
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
-                        const std::optional<Tensor>& bias, IntArrayRef stride,
-                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                        IntArrayRef dilation) {
+                        const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                        IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
                            2, "conv_transpose2d");
 }

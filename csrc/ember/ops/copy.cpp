@@ -1,10 +1,10 @@
 // copy_, to(dtype), clone, fill_, and the shared in-place machinery.
+#include "ember/schema/copy.h"
 #include "ember/autograd/node.h"
+#include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/inplace.h"
-#include "ember/core/shape.h"
 #include "ember/ops/ops.h"
-#include "ember/schema/copy.h"
 
 namespace ember {
 
@@ -31,13 +31,14 @@ Tensor& write_into_view(Tensor& view, const Tensor& base_in, const Tensor& src) 
   op::copy_.redispatch(backend_of(view, src), view, src);
   Tensor idx = positions_in_base(view, base);
   DimVector base_shape(base.sizes()), view_shape(view.sizes());
-  auto node = autograd::record(
-      "CopySlices", {base, src}, {}, [idx, base_shape, view_shape](FunctionNode&, const variable_list& g) {
-        Tensor flat = reshape(g[0], {-1});
-        Tensor outside = reshape(index_fill(flat, 0, idx, 0), base_shape);
-        Tensor inside = reshape(index_select(flat, 0, idx), view_shape);
-        return variable_list{outside, inside};
-      });
+  auto node =
+      autograd::record("CopySlices", {base, src}, {},
+                       [idx, base_shape, view_shape](FunctionNode&, const variable_list& g) {
+                         Tensor flat = reshape(g[0], {-1});
+                         Tensor outside = reshape(index_fill(flat, 0, idx, 0), base_shape);
+                         Tensor inside = reshape(index_select(flat, 0, idx), view_shape);
+                         return variable_list{outside, inside};
+                       });
   if (!node) return view;
   autograd::set_history(base, node);
   auto rebased = autograd::record(
@@ -59,10 +60,10 @@ Tensor& copy_autograd(Tensor& self, const Tensor& src) {
   check_inplace(self);
   if (is_view_of_base(self)) return write_into_view(self, autograd::meta(self).view_base, src);
   op::copy_.redispatch(backend_of(self, src), self, src);
-  auto node = autograd::record("CopyBackwards", {self, src}, {},
-                               [](FunctionNode&, const variable_list& g) {
-                                 return variable_list{zeros_like(g[0]), g[0]};
-                               });
+  auto node =
+      autograd::record("CopyBackwards", {self, src}, {}, [](FunctionNode&, const variable_list& g) {
+        return variable_list{zeros_like(g[0]), g[0]};
+      });
   if (node) autograd::set_history(self, node);
   return self;
 }
@@ -71,9 +72,9 @@ EMBER_REGISTER_KERNEL(op::copy_, Autograd, copy_autograd);
 Tensor& fill_autograd(Tensor& self, const Scalar& v) {
   check_inplace(self);
   op::fill_.redispatch(backend_of(self), self, v);
-  auto node = autograd::record("FillBackward0", {self}, {}, [](FunctionNode&, const variable_list& g) {
-    return variable_list{zeros_like(g[0])};
-  });
+  auto node = autograd::record(
+      "FillBackward0", {self}, {},
+      [](FunctionNode&, const variable_list& g) { return variable_list{zeros_like(g[0])}; });
   if (node) autograd::set_history(self, node);
   return self;
 }
@@ -111,8 +112,8 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& 
 Tensor& copy_(Tensor& self, const Tensor& src) {
   if (!self.sizes().equals(src.sizes()))
     broadcast_shapes(self.sizes(), src.sizes(), "copy_");  // raises on mismatch
-  EMBER_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_: source of shape ",
-              src.sizes(), " cannot be broadcast to destination of shape ", self.sizes());
+  EMBER_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_: source of shape ", src.sizes(),
+              " cannot be broadcast to destination of shape ", self.sizes());
   op::copy_.call(self, src);
   self.bump_version();
   return self;

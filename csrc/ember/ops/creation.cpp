@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "ember/core/dispatch_dtype.h"
-#include "ember/dispatch/dispatcher.h"
 #include "ember/core/shape.h"
+#include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/creation.h"
 
@@ -61,9 +61,15 @@ TensorOptions like(const Tensor& self, const TensorOptions& o) {
 }
 }  // namespace
 
-Tensor empty_like(const Tensor& self, const TensorOptions& o) { return empty(self.sizes(), like(self, o)); }
-Tensor zeros_like(const Tensor& self, const TensorOptions& o) { return zeros(self.sizes(), like(self, o)); }
-Tensor ones_like(const Tensor& self, const TensorOptions& o) { return ones(self.sizes(), like(self, o)); }
+Tensor empty_like(const Tensor& self, const TensorOptions& o) {
+  return empty(self.sizes(), like(self, o));
+}
+Tensor zeros_like(const Tensor& self, const TensorOptions& o) {
+  return zeros(self.sizes(), like(self, o));
+}
+Tensor ones_like(const Tensor& self, const TensorOptions& o) {
+  return ones(self.sizes(), like(self, o));
+}
 Tensor full_like(const Tensor& self, const Scalar& value, const TensorOptions& o) {
   return full(self.sizes(), value, like(self, o));
 }
@@ -122,8 +128,10 @@ Tensor eye(int64_t n, std::optional<int64_t> m, const TensorOptions& o) {
 namespace {
 // mask[i, j] = (j - i <= diagonal) for tril, (j - i >= diagonal) for triu, over the last two dims.
 Tensor tri_mask(const Tensor& self, int64_t diagonal, bool lower) {
-  EMBER_CHECK(self.dim() >= 2, lower ? "tril" : "triu", ": input tensor must have at least 2 "
-              "dimensions; got shape ", self.sizes());
+  EMBER_CHECK(self.dim() >= 2, lower ? "tril" : "triu",
+              ": input tensor must have at least 2 "
+              "dimensions; got shape ",
+              self.sizes());
   int64_t r = self.size(-2), c = self.size(-1);
   Tensor rows = unsqueeze(arange(0, r, 1, TensorOptions(kLong)), 1);
   Tensor cols = arange(0, c, 1, TensorOptions(kLong));

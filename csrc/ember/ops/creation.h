@@ -51,8 +51,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {
 Tensor tensor(ArrayRef<int64_t> values, const TensorOptions& options = {});
 Tensor tensor(ArrayRef<double> values, const TensorOptions& options = {});
 template <class T>
-  requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
-Tensor tensor(std::initializer_list<T> values, const TensorOptions& options = {}) {
+requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) Tensor
+    tensor(std::initializer_list<T> values, const TensorOptions& options = {}) {
   using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   return tensor(ArrayRef<Wide>(std::vector<Wide>(values.begin(), values.end())), options);
 }

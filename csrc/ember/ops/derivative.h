@@ -158,20 +158,21 @@ struct Autograd<Decl, D, Tensor(Args...)> {
     if constexpr (kAnySizes)
       for (size_t t = 0; t < kTensors; ++t)
         if (kSizeReads[t]) sizes[t] = DimVector(inputs[t].sizes());
-    auto node = autograd::record(
-        D::kNode, edges, {out},
-        [kept = std::move(kept), sizes = std::move(sizes)](autograd::FunctionNode& n,
-                                                           const autograd::variable_list& g) {
-          std::array<bool, kTensors> need{};
-          for (size_t t = 0; t < kTensors; ++t) need[t] = kDiff[t] && n.needs_input_grad(edge_of(t));
-          autograd::variable_list all =
-              bound_backward(n, need.data(), g[0], kept, sizes, std::index_sequence_for<Args...>{});
-          autograd::variable_list grads;
-          grads.reserve(kEdges);
-          for (size_t t = 0; t < kTensors; ++t)
-            if (kDiff[t]) grads.push_back(std::move(all[t]));
-          return grads;
-        });
+    auto node = autograd::record(D::kNode, edges, {out},
+                                 [kept = std::move(kept), sizes = std::move(sizes)](
+                                     autograd::FunctionNode& n, const autograd::variable_list& g) {
+                                   std::array<bool, kTensors> need{};
+                                   for (size_t t = 0; t < kTensors; ++t)
+                                     need[t] = kDiff[t] && n.needs_input_grad(edge_of(t));
+                                   autograd::variable_list all =
+                                       bound_backward(n, need.data(), g[0], kept, sizes,
+                                                      std::index_sequence_for<Args...>{});
+                                   autograd::variable_list grads;
+                                   grads.reserve(kEdges);
+                                   for (size_t t = 0; t < kTensors; ++t)
+                                     if (kDiff[t]) grads.push_back(std::move(all[t]));
+                                   return grads;
+                                 });
     if (node) save(*node, inputs, out);
     return out;
   }
@@ -270,18 +271,17 @@ struct InplaceAutograd<InplaceDecl, Decl, Tensor&(Tensor&, Rest...)> {
 #define EMBER_DERIV_UNPAREN_(...) __VA_ARGS__
 #define EMBER_DERIV_UNPAREN(x) EMBER_DERIV_UNPAREN_ x
 
-
 /// Defines and registers the Autograd kernel of `decl` from its formulas; see Note [Derivatives].
-#define EMBER_DERIVATIVE(decl, node, names, ...)                                                 \
+#define EMBER_DERIVATIVE(decl, node, names, ...) \
   EMBER_DERIVATIVE_(EMBER_CONCAT(ember_derivative_, __COUNTER__), decl, node, names, __VA_ARGS__)
 #define EMBER_DERIVATIVE_(D, decl, node, names, ...)                                             \
   namespace {                                                                                    \
   struct D {                                                                                     \
-    static constexpr const char* kNode = node;                                                    \
+    static constexpr const char* kNode = node;                                                   \
     static constexpr std::string_view kNames = #names;                                           \
     static constexpr std::array kFormulas{EMBER_DERIV_EACH(EMBER_DERIV_TEXT, __VA_ARGS__)};      \
     template <class... Bound>                                                                    \
-    static ::ember::autograd::variable_list backward(const bool* need,                          \
+    static ::ember::autograd::variable_list backward(const bool* need,                           \
                                                      const ::ember::Tensor& grad,                \
                                                      const ::ember::Tensor& result,              \
                                                      const auto& sizes, const Bound&... bound) { \
@@ -295,11 +295,12 @@ struct InplaceAutograd<InplaceDecl, Decl, Tensor&(Tensor&, Rest...)> {
   };                                                                                             \
   EMBER_REGISTER_KERNEL(                                                                         \
       decl, Autograd,                                                                            \
-      (&::ember::derivative_detail::Autograd<std::decay_t<decltype(decl)>, D>::run));           \
+      (&::ember::derivative_detail::Autograd<std::decay_t<decltype(decl)>, D>::run));            \
   }
 
 /// Registers the in-place op `inplace` with the derivative of its out-of-place twin `decl`.
-#define EMBER_INPLACE_DERIVATIVE(inplace, decl)                                                 \
-  EMBER_REGISTER_KERNEL(inplace, Autograd,                                                      \
-                        (&::ember::derivative_detail::InplaceAutograd<                          \
-                            std::decay_t<decltype(inplace)>, std::decay_t<decltype(decl)>>::run))
+#define EMBER_INPLACE_DERIVATIVE(inplace, decl)                                      \
+  EMBER_REGISTER_KERNEL(                                                             \
+      inplace, Autograd,                                                             \
+      (&::ember::derivative_detail::InplaceAutograd<std::decay_t<decltype(inplace)>, \
+                                                    std::decay_t<decltype(decl)>>::run))

@@ -87,7 +87,8 @@ Equation parse(const std::string& eq, size_t num_operands) {
     char c = eq[i];
     if (c == ' ') continue;
     if (c == '.') {
-      EMBER_CHECK(!ellipsis, "einsum(): found '.' for output but an ellipsis (...) was already "
+      EMBER_CHECK(!ellipsis,
+                  "einsum(): found '.' for output but an ellipsis (...) was already "
                   "found");
       if (++dots == 3) {
         r.output.push_back(kEllipsis);
@@ -178,8 +179,8 @@ Tensor einsum(const std::string& equation, TensorList operands) {
     bool has_ell = std::find(in.begin(), in.end(), kEllipsis) != in.end();
     int64_t nlabels = int64_t(in.size()) - (has_ell ? 1 : 0), ndim = operands[i].dim();
     if (has_ell) {
-      EMBER_CHECK(nlabels <= ndim, "einsum(): the number of subscripts in the equation (",
-                  nlabels, ") is more than the number of dimensions (", ndim, ") for operand ", i);
+      EMBER_CHECK(nlabels <= ndim, "einsum(): the number of subscripts in the equation (", nlabels,
+                  ") is more than the number of dimensions (", ndim, ") for operand ", i);
       op_ell[i] = ndim - nlabels;
       ell_ndim = std::max(ell_ndim, op_ell[i]);
     } else {
@@ -240,8 +241,8 @@ Tensor einsum(const std::string& equation, TensorList operands) {
           if (ids[a] != ids[b]) continue;
           EMBER_CHECK(t.size(int64_t(a)) == t.size(int64_t(b)), "einsum(): subscript ",
                       letter_of(ids[a]), " is repeated for operand ", i,
-                      " but the sizes don't match, ", t.size(int64_t(a)), " != ",
-                      t.size(int64_t(b)));
+                      " but the sizes don't match, ", t.size(int64_t(a)),
+                      " != ", t.size(int64_t(b)));
           t = diagonal(t, 0, int64_t(a), int64_t(b));
           int id = ids[a];
           ids.erase(ids.begin() + std::ptrdiff_t(b));
@@ -268,8 +269,10 @@ Tensor einsum(const std::string& equation, TensorList operands) {
                     " has size ", s, " for operand ", i,
                     " which does not broadcast with previously seen size ", prev);
       else
-        EMBER_CHECK(s == prev || s == 1 || prev == 1, "einsum(): operands do not broadcast: "
-                    "ellipsis dimension ", id - kLetters, " has size ", s, " for operand ", i,
+        EMBER_CHECK(s == prev || s == 1 || prev == 1,
+                    "einsum(): operands do not broadcast: "
+                    "ellipsis dimension ",
+                    id - kLetters, " has size ", s, " for operand ", i,
                     " but previously seen size ", prev);
       if (s != 1) prev = s;
     }

@@ -1,11 +1,11 @@
 // Indexing ops: argument checks, dispatch entry points and derivatives, side by side. The loops
 // are in cpu/index.cpp; advanced-index normalization and getitem/setitem in ops/indexing.cpp.
+#include "ember/schema/index.h"
 #include "ember/autograd/node.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
-#include "ember/schema/index.h"
 
 namespace ember {
 
@@ -16,7 +16,6 @@ using IndexList = std::vector<std::optional<Tensor>>;
 namespace {
 
 // Operator handles.
-
 
 // ---- checks -------------------------------------------------------------------------------------
 
@@ -130,7 +129,6 @@ void check_index_put(const Tensor& self, const Tensor& values) {
 
 // ---- helpers for derivatives --------------------------------------------------------------------
 
-
 // The gradient of src when only its index-sized corner was read: `g` there, zeros elsewhere.
 Tensor pad_to(const Tensor& g, IntArrayRef shape) {
   if (g.sizes().equals(shape)) return g;
@@ -211,13 +209,14 @@ variable_list scatter_reduce_backward(FunctionNode& n, const Tensor& grad, int64
     gsrc = src_is_result * gather(share, dim, index);
   }
   if (!include_self) gs = scatter(gs, dim, index, Scalar(0));
-  return {n.needs_input_grad(0) ? gs : Tensor(), n.needs_input_grad(1) ? pad_to(gsrc, src_full.sizes()) : Tensor()};
+  return {n.needs_input_grad(0) ? gs : Tensor(),
+          n.needs_input_grad(1) ? pad_to(gsrc, src_full.sizes()) : Tensor()};
 }
 
 Tensor scatter_reduce_autograd(const Tensor& self, int64_t dim, const Tensor& index,
                                const Tensor& src, const std::string& reduce, bool include_self) {
   Tensor out = op::scatter_reduce.redispatch(backend_of(self, index, src), self, dim, index, src,
-                                              reduce, include_self);
+                                             reduce, include_self);
   auto node =
       autograd::record("ScatterReduceBackward0", {self, src}, {out},
                        [dim, reduce, include_self](FunctionNode& n, const variable_list& g) {
@@ -240,7 +239,8 @@ Tensor masked_fill_autograd(const Tensor& self, const Tensor& mask, const Tensor
       [](FunctionNode& n, const variable_list& g) {
         Tensor mask = n.saved(0);
         Tensor gs = n.needs_input_grad(0) ? masked_fill(g[0], mask, Scalar(0)) : Tensor();
-        Tensor gv = n.needs_input_grad(1) ? sum(masked_fill(g[0], logical_not(mask), Scalar(0))) : Tensor();
+        Tensor gv =
+            n.needs_input_grad(1) ? sum(masked_fill(g[0], logical_not(mask), Scalar(0))) : Tensor();
         return variable_list{gs, gv};
       });
   if (node) node->save(mask);
@@ -283,9 +283,11 @@ Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Te
 }  // namespace
 
 EMBER_DERIVATIVE(op::index_select, "IndexSelectBackward0", (self, dim, index),
-                 index_add(zeros(self_sizes, grad.dtype()), dim, index, grad), not_differentiable());
+                 index_add(zeros(self_sizes, grad.dtype()), dim, index, grad),
+                 not_differentiable());
 EMBER_DERIVATIVE(op::gather, "GatherBackward0", (self, dim, index),
-                 scatter_add(zeros(self_sizes, grad.dtype()), dim, index, grad), not_differentiable());
+                 scatter_add(zeros(self_sizes, grad.dtype()), dim, index, grad),
+                 not_differentiable());
 // scatter: the overwritten slots of self get no gradient; src gets the grad it was written to.
 EMBER_DERIVATIVE(op::scatter, "ScatterBackward0", (self, dim, index, src),
                  scatter(grad, dim, index, Scalar(0)), not_differentiable(),
@@ -483,9 +485,7 @@ std::vector<Tensor> nonzero_tuple(const Tensor& self) {
   return out;
 }
 
-Tensor index(const Tensor& self, const IndexList& indices) {
-  return op::index.call(self, indices);
-}
+Tensor index(const Tensor& self, const IndexList& indices) { return op::index.call(self, indices); }
 
 Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& values,
                  bool accumulate) {

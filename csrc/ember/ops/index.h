@@ -59,5 +59,4 @@ Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& i
 Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices,
                    const Tensor& values, bool accumulate = false);
 
-
 }  // namespace ember

@@ -185,12 +185,9 @@ Applied apply_indices(const Tensor& self, const std::vector<TensorIndex>& indice
       record_bool(*b);
     } else {
       const Tensor& t = std::get<Tensor>(entry);
-      if (is_int_scalar(t))
-        r.view = select(r.view, dim, t.item<int64_t>());
-      else if (t.dim() == 0 && is_mask(t))
-        record_bool(t.item<bool>());
-      else
-        record(t);
+      if (is_int_scalar(t)) r.view = select(r.view, dim, t.item<int64_t>());
+      else if (t.dim() == 0 && is_mask(t)) record_bool(t.item<bool>());
+      else record(t);
     }
   }
   return r;
@@ -220,10 +217,8 @@ void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Tensor
   bool convert = value_in.impl()->is_wrapped_number && value_in.dtype() != self.dtype();
   Tensor value = strip_leading_ones(convert ? to_dtype(value_in, self.dtype()) : value_in);
   // A write through a view of self rebases self's history (Note [Writes into views]).
-  if (a.advanced.empty())
-    copy_(a.view, value);
-  else
-    index_put_(a.view, a.advanced, value);
+  if (a.advanced.empty()) copy_(a.view, value);
+  else index_put_(a.view, a.advanced, value);
 }
 
 void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Scalar& value) {

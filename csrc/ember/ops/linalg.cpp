@@ -2,9 +2,9 @@
 // addmm, baddbmm; matmul and outer as composites over them. Kernels are in cpu/gemm.cpp.
 #include "ember/ops/linalg.h"
 
-#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/linalg.h"
 
@@ -34,8 +34,9 @@ void check_mm(const Tensor& m1, const Tensor& m2, const char* first) {
   EMBER_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
   EMBER_CHECK(m1.size(1) == m2.size(0), "mat1 and mat2 shapes cannot be multiplied (", m1.size(0),
               "x", m1.size(1), " and ", m2.size(0), "x", m2.size(1), ")");
-  EMBER_CHECK(m1.dtype() == m2.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
-              cpp_type_name(m1.dtype()), " != ", cpp_type_name(m2.dtype()));
+  EMBER_CHECK(m1.dtype() == m2.dtype(),
+              "expected m1 and m2 to have the same dtype, but got: ", cpp_type_name(m1.dtype()),
+              " != ", cpp_type_name(m2.dtype()));
 }
 
 void check_bmm(const Tensor& b1, const Tensor& b2) {
@@ -89,7 +90,7 @@ EMBER_REGISTER_KERNEL(op::bmm, Autograd, mm_autograd<true>);
 
 EMBER_DERIVATIVE(op::mv, "MvBackward0", (self, vec), outer(grad, vec),
                  mv(matrix_transpose(self), grad));
-EMBER_DERIVATIVE(op::dot, "DotBackward0", (self, other), grad * other, grad * self);
+EMBER_DERIVATIVE(op::dot, "DotBackward0", (self, other), grad* other, grad* self);
 
 namespace {
 
@@ -97,11 +98,11 @@ namespace {
 template <bool Batched>
 Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
                       const Scalar& alpha) {
-  Tensor out = select_op<Batched>(op::baddbmm, op::addmm).redispatch(backend_of(self, m1, m2), self, m1, m2, beta, alpha);
+  Tensor out = select_op<Batched>(op::baddbmm, op::addmm)
+                   .redispatch(backend_of(self, m1, m2), self, m1, m2, beta, alpha);
   auto node = autograd::record(
       Batched ? "BaddbmmBackward0" : "AddmmBackward0", {self, m1, m2}, {out},
-      [beta, alpha, b_transposed = transposed_layout(m2)](FunctionNode& n,
-                                                          const variable_list& g) {
+      [beta, alpha, b_transposed = transposed_layout(m2)](FunctionNode& n, const variable_list& g) {
         auto prod = Batched ? &bmm : &mm;
         Tensor a = n.saved(0), b = n.saved(1), gs, ga, gb;
         if (n.needs_input_grad(0)) gs = times_alpha(g[0], beta);
@@ -197,11 +198,15 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
 Tensor dot(const Tensor& self, const Tensor& other) {
   EMBER_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
               "D and ", other.dim(), "D tensors");
-  EMBER_CHECK(self.dtype() == other.dtype(), "dot : expected both vectors to have same dtype, but "
-              "found ", scalar_type_name(self.dtype()), " and ", scalar_type_name(other.dtype()));
+  EMBER_CHECK(self.dtype() == other.dtype(),
+              "dot : expected both vectors to have same dtype, but "
+              "found ",
+              scalar_type_name(self.dtype()), " and ", scalar_type_name(other.dtype()));
   EMBER_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
-              self.numel(), "] and src [", other.numel(), "] to have the same number of elements, "
-              "but got ", self.numel(), " and ", other.numel(), " elements respectively");
+              self.numel(), "] and src [", other.numel(),
+              "] to have the same number of elements, "
+              "but got ",
+              self.numel(), " and ", other.numel(), " elements respectively");
   return op::dot.call(self, other);
 }
 

@@ -10,9 +10,10 @@ namespace ember {
 namespace {
 
 void check_matrix(const Tensor& a, const char* op, bool square) {
-  EMBER_CHECK(a.dim() >= 2, "[", op, "] expected a tensor with at least 2 dimensions; got ", a.dim());
-  EMBER_CHECK(a.dtype() == kFloat || a.dtype() == kDouble,
-              "[", op, "] expected a float32 or float64 tensor; got ", dtype_name(a.dtype()));
+  EMBER_CHECK(a.dim() >= 2, "[", op, "] expected a tensor with at least 2 dimensions; got ",
+              a.dim());
+  EMBER_CHECK(a.dtype() == kFloat || a.dtype() == kDouble, "[", op,
+              "] expected a float32 or float64 tensor; got ", dtype_name(a.dtype()));
   EMBER_CHECK(!square || a.size(-1) == a.size(-2), "[", op,
               "] expected batches of square matrices; got ", a.size(-2), " by ", a.size(-1),
               " matrices");
@@ -61,7 +62,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_eigh_ex(const Tensor& A, bool upper, b
   return op::linalg_eigh.call(A, upper, compute_v);
 }
 
-Tensor linalg_solve_triangular_left(const Tensor& A, const Tensor& B, bool upper, bool unitriangular) {
+Tensor linalg_solve_triangular_left(const Tensor& A, const Tensor& B, bool upper,
+                                    bool unitriangular) {
   check_matrix(A, "linalg.solve_triangular", true);
   check_rhs(A, B, "linalg.solve_triangular");
   return op::linalg_solve_triangular.call(A, B, upper, unitriangular);

@@ -16,25 +16,23 @@ using autograd::variable_list;
 
 namespace {
 
-
 // (input (M, C), target (M,), weight, reduction, ignore_index) -> (loss, total weight).
 // (grad, target, weight, reduction, ignore_index, total weight, C) -> gradient (M, C).
-
 
 std::tuple<Tensor, Tensor> nll_autograd(const Tensor& x, const Tensor& t,
                                         const std::optional<Tensor>& weight, int64_t reduction,
                                         int64_t ignore_index) {
-  auto [loss, total] =
-      op::_nll_loss_index.redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index);
+  auto [loss, total] = op::_nll_loss_index.redispatch(backend_of(x, t, weight), x, t, weight,
+                                                      reduction, ignore_index);
   bool has_weight = weight.has_value();
   int64_t C = x.size(1);
-  auto node = autograd::record(
-      "NllLossBackward0", {x}, {loss}, [=](FunctionNode& n, const variable_list& g) {
-        std::optional<Tensor> w;
-        if (has_weight) w = n.saved(2);
-        return variable_list{
-            op::_nll_loss_index_backward.call(g[0], n.saved(0), w, reduction, ignore_index, n.saved(1), C)};
-      });
+  auto node = autograd::record("NllLossBackward0", {x}, {loss},
+                               [=](FunctionNode& n, const variable_list& g) {
+                                 std::optional<Tensor> w;
+                                 if (has_weight) w = n.saved(2);
+                                 return variable_list{op::_nll_loss_index_backward.call(
+                                     g[0], n.saved(0), w, reduction, ignore_index, n.saved(1), C)};
+                               });
   if (node) {
     node->save(t);
     node->save(total);
@@ -58,7 +56,6 @@ Tensor nll_backward_composite(const Tensor& grad, const Tensor& t,
 }
 EMBER_REGISTER_KERNEL(op::_nll_loss_index_backward, Autograd, nll_backward_composite);
 
-
 // Note [Fused cross-entropy]
 // _cross_entropy_index(x (M, C), t (M,), weight, reduction, ignore_index, eps) returns the loss,
 // each row's logsumexp and the total weight in one pass over x. Per row with w = weight[t]:
@@ -71,15 +68,15 @@ std::tuple<Tensor, Tensor, Tensor> ce_autograd(const Tensor& x, const Tensor& t,
                                                const std::optional<Tensor>& weight,
                                                int64_t reduction, int64_t ignore_index,
                                                double eps) {
-  auto [loss, lse, total] =
-      op::_cross_entropy_index.redispatch(backend_of(x, t, weight), x, t, weight, reduction, ignore_index, eps);
+  auto [loss, lse, total] = op::_cross_entropy_index.redispatch(
+      backend_of(x, t, weight), x, t, weight, reduction, ignore_index, eps);
   bool has_weight = weight.has_value();
   auto node = autograd::record(
       "NllLossBackward0", {x}, {loss}, [=](FunctionNode& n, const variable_list& g) {
         std::optional<Tensor> w;
         if (has_weight) w = n.saved(4);
-        return variable_list{op::_cross_entropy_index_backward.call(g[0], n.saved(0), n.saved(1), w, reduction,
-                                                   ignore_index, eps, n.saved(2), n.saved(3))};
+        return variable_list{op::_cross_entropy_index_backward.call(
+            g[0], n.saved(0), n.saved(1), w, reduction, ignore_index, eps, n.saved(2), n.saved(3))};
       });
   if (node) {
     node->save(x);
@@ -186,7 +183,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
   ClassRows r = as_rows(input, target, weight);
   check_targets_in_range(r.target, r.input.size(1), ignore_index);
   auto [loss, total] = op::_nll_loss_index.call(r.input, r.target, weight_as(weight, input.dtype()),
-                                     int64_t(reduction), ignore_index);
+                                                int64_t(reduction), ignore_index);
   return reduce_rows(loss, r, reduction);
 }
 
@@ -207,8 +204,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
   }
   ClassRows r = as_rows(input, target, weight);
   check_targets_in_range(r.target, r.input.size(1), ignore_index);
-  auto [loss, lse, total] = op::_cross_entropy_index.call(r.input, r.target, weight_as(weight, input.dtype()),
-                                         int64_t(reduction), ignore_index, label_smoothing);
+  auto [loss, lse, total] =
+      op::_cross_entropy_index.call(r.input, r.target, weight_as(weight, input.dtype()),
+                                    int64_t(reduction), ignore_index, label_smoothing);
   return reduce_rows(loss, r, reduction);
 }
 

@@ -18,7 +18,6 @@ namespace {
 // (grad (N,), log_probs, targets, offsets, input lengths, target lengths, log_alpha, blank,
 // zero_infinity) -> gradient (T, N, C).
 
-
 // The gradient is PyTorch's: with respect to the logits behind log_probs (which must come from
 // log_softmax), exp(lp) - exp(log(sum alpha beta over the label's positions) + nll - lp).
 std::tuple<Tensor, Tensor> ctc_autograd(const Tensor& lp, const Tensor& targets,

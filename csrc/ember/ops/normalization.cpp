@@ -24,7 +24,6 @@ namespace {
 using Stats = std::tuple<Tensor, Tensor, Tensor>;
 using OptT = const std::optional<Tensor>&;
 
-
 Tensor opt(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
 bool recording(std::initializer_list<const Tensor*> ts) {
   if (!GradMode::is_enabled()) return false;
@@ -60,17 +59,16 @@ variable_list batch_norm_composite(const Tensor& g, const Tensor& x, const Tenso
   }
   Tensor xhat = (x - mean) * invstd;
   Tensor scale = w.defined() ? invstd * channel_view(w, nd) : invstd;
-  Tensor gx = training ? scale * (g - ember::mean(g, dims, true) -
-                                  xhat * ember::mean(g * xhat, dims, true))
-                       : g * scale;
+  Tensor gx =
+      training ? scale * (g - ember::mean(g, dims, true) - xhat * ember::mean(g * xhat, dims, true))
+               : g * scale;
   return {gx, sum(g * xhat, dims), sum(g, dims)};
 }
 
 Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                           OptT running_var, bool training, double momentum, double eps) {
-  auto [out, mean, invstd] = op::native_batch_norm.redispatch(backend_of(input), input, weight, bias,
-                                                        running_mean, running_var, training,
-                                                        momentum, eps);
+  auto [out, mean, invstd] = op::native_batch_norm.redispatch(
+      backend_of(input), input, weight, bias, running_mean, running_var, training, momentum, eps);
   auto node = autograd::record(
       "NativeBatchNormBackward0", {input, opt(weight), opt(bias)}, {out},
       [training, eps](FunctionNode& n, const variable_list& g) {
@@ -98,8 +96,8 @@ Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT runn
 EMBER_REGISTER_KERNEL(op::native_batch_norm, Autograd, batch_norm_autograd);
 
 // Note [Normalization backward]: layer_norm's gradients in public ops.
-variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tensor& w,
-                                   int64_t k, double eps) {
+variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tensor& w, int64_t k,
+                                   double eps) {
   std::vector<int64_t> dims, lead;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
   for (int64_t d = 0; d < x.dim() - k; ++d) lead.push_back(d);
@@ -117,8 +115,8 @@ variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tenso
 
 Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
                           double eps) {
-  auto [out, mean, rstd] =
-      op::native_layer_norm.redispatch(backend_of(input), input, normalized_shape, weight, bias, eps);
+  auto [out, mean, rstd] = op::native_layer_norm.redispatch(backend_of(input), input,
+                                                            normalized_shape, weight, bias, eps);
   DimVector shape(normalized_shape);
   auto node = autograd::record(
       "NativeLayerNormBackward0", {input, opt(weight), opt(bias)}, {out},
@@ -147,20 +145,20 @@ Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, Opt
 EMBER_REGISTER_KERNEL(op::native_layer_norm, Autograd, layer_norm_autograd);
 
 void check_channel_param(OptT t, const char* what, int64_t c) {
-  if (t)
-    EMBER_CHECK(t->numel() == c, what, " should contain ", c, " elements not ", t->numel());
+  if (t) EMBER_CHECK(t->numel() == c, what, " should contain ", c, " elements not ", t->numel());
 }
 
 }  // namespace
 
 Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                         OptT running_var, bool training, double momentum, double eps) {
-  EMBER_CHECK(input.dim() >= 2, "[batch_norm] expected input with at least 2 dims (N, C, ...); got ",
-              input.dim(), "-D input of shape ", input.sizes());
+  EMBER_CHECK(input.dim() >= 2,
+              "[batch_norm] expected input with at least 2 dims (N, C, ...); got ", input.dim(),
+              "-D input of shape ", input.sizes());
   // NotImplementedError, as PyTorch's "... not implemented for 'Long'"
   EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
                    "[batch_norm] expected a floating point input; got ",
-              scalar_type_name(input.dtype()));
+                   scalar_type_name(input.dtype()));
   int64_t c = input.size(1);
   check_channel_param(weight, "weight", c);
   check_channel_param(bias, "bias", c);
@@ -168,8 +166,8 @@ Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT runnin
   check_channel_param(running_var, "running_var", c);
   EMBER_CHECK(training || (running_mean && running_var),
               "[batch_norm] running_mean and running_var must be defined in evaluation mode");
-  return op::native_batch_norm.call(input, weight, bias, running_mean, running_var, training, momentum,
-                              eps);
+  return op::native_batch_norm.call(input, weight, bias, running_mean, running_var, training,
+                                    momentum, eps);
 }
 
 Tensor batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean, OptT running_var,
@@ -188,8 +186,8 @@ Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT 
   if (!ok) {
     std::string dims;
     for (int64_t d : normalized_shape) dims += ", " + std::to_string(d);
-    EMBER_CHECK(false, "Given normalized_shape=", normalized_shape, ", expected input with shape [*",
-                dims, "], but got input of size", input.sizes());
+    EMBER_CHECK(false, "Given normalized_shape=", normalized_shape,
+                ", expected input with shape [*", dims, "], but got input of size", input.sizes());
   }
   if (weight)
     EMBER_CHECK(weight->sizes().equals(normalized_shape), "Expected weight to be of same shape as ",
@@ -202,7 +200,7 @@ Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT 
   // NotImplementedError, as PyTorch's "... not implemented for 'Long'"
   EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
                    "[layer_norm] expected a floating point input; got ",
-              scalar_type_name(input.dtype()));
+                   scalar_type_name(input.dtype()));
   return op::native_layer_norm.call(input, normalized_shape, weight, bias, eps);
 }
 
@@ -217,7 +215,8 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, OptT weight, OptT bia
   int64_t n = input.size(0), c = input.size(1);
   EMBER_CHECK(num_groups > 0 && c % num_groups == 0,
               "Expected number of channels in input to be divisible by num_groups, but got input "
-              "of shape ", input.sizes(), " and num_groups=", num_groups);
+              "of shape ",
+              input.sizes(), " and num_groups=", num_groups);
   check_channel_param(weight, "weight", c);
   check_channel_param(bias, "bias", c);
   int64_t group_size = input.numel() / std::max<int64_t>(1, n * num_groups);

@@ -27,10 +27,12 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight,
                      double momentum, double eps);
 
 /// (output, mean, inverse std) of batch_norm; the statistics are per channel.
-std::tuple<Tensor, Tensor, Tensor> native_batch_norm(
-    const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
-    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
-    bool training, double momentum, double eps);
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var,
+                                                     bool training, double momentum, double eps);
 /// (output, mean, inverse std) of layer_norm; the statistics have one value per row.
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input,
                                                      IntArrayRef normalized_shape,

@@ -4,8 +4,8 @@
 // a gather). Kernels are in cpu/pool.cpp.
 #include "ember/ops/pool.h"
 
-#include "ember/ops/derivative.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/pool.h"
 
@@ -25,17 +25,18 @@ Tensor picked_at(const Tensor& grad, const Tensor& idx) {
 
 // The derivative of a max pool: gradients go back to the saved argmax positions.
 void record_max(const char* name, const Tensor& input, const Tensor& out, const Tensor& idx) {
-  auto node = autograd::record(
-      name, {input}, {out, idx},
-      [size = DimVector(input.sizes())](FunctionNode& n, const variable_list& g) {
-        return variable_list{op::max_pool2d_backward.call(g[0], n.saved(0), size)};
-      });
+  auto node =
+      autograd::record(name, {input}, {out, idx},
+                       [size = DimVector(input.sizes())](FunctionNode& n, const variable_list& g) {
+                         return variable_list{op::max_pool2d_backward.call(g[0], n.saved(0), size)};
+                       });
   if (node) node->save(idx);
 }
 
 std::tuple<Tensor, Tensor> max_autograd(const Tensor& input, IntArrayRef k, IntArrayRef s,
                                         IntArrayRef p, IntArrayRef d, bool ceil_mode) {
-  auto [out, idx] = op::max_pool2d_with_indices.redispatch(backend_of(input), input, k, s, p, d, ceil_mode);
+  auto [out, idx] =
+      op::max_pool2d_with_indices.redispatch(backend_of(input), input, k, s, p, d, ceil_mode);
   record_max("MaxPool2DWithIndicesBackward0", input, out, idx);
   return {out, idx};
 }
@@ -51,7 +52,8 @@ EMBER_REGISTER_KERNEL(op::adaptive_max_pool2d, Autograd, adaptive_max_autograd);
 }  // namespace
 
 EMBER_DERIVATIVE(op::max_pool2d_backward, "MaxPool2DWithIndicesBackwardBackward0",
-                 (grad_output, indices, input_size), picked_at(grad, indices), not_differentiable());
+                 (grad_output, indices, input_size), picked_at(grad, indices),
+                 not_differentiable());
 EMBER_DERIVATIVE(op::avg_pool2d, "AvgPool2DBackward0",
                  (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor),
                  op::avg_pool2d_backward.call(grad, self_sizes, kernel_size, stride, padding,
@@ -112,10 +114,10 @@ Pool2d prepare(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
     r.p = pair(p, "padding", op);
     r.d = pair(d, "dilation", op);
   }
-  EMBER_CHECK(r.k[0] > 0 && r.k[1] > 0, "kernel size should be greater than zero, but got kH: ",
-              r.k[0], " kW: ", r.k[1]);
-  EMBER_CHECK(r.s[0] > 0 && r.s[1] > 0, "stride should be greater than zero, but got dH: ",
-              r.s[0], " dW: ", r.s[1]);
+  EMBER_CHECK(r.k[0] > 0 && r.k[1] > 0,
+              "kernel size should be greater than zero, but got kH: ", r.k[0], " kW: ", r.k[1]);
+  EMBER_CHECK(r.s[0] > 0 && r.s[1] > 0, "stride should be greater than zero, but got dH: ", r.s[0],
+              " dW: ", r.s[1]);
   EMBER_CHECK(r.d[0] > 0 && r.d[1] > 0,
               "dilation should be greater than zero, but got dilationH: ", r.d[0],
               " dilationW: ", r.d[1]);
@@ -134,8 +136,10 @@ int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil
   const I num = I(in) + 2 * I(p) - I(d) * (k - 1) - 1 + (ceil_mode ? I(s) - 1 : 0);
   I out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= I(in) + p) --out;
-  EMBER_CHECK(out <= std::numeric_limits<int64_t>::max(), "[pool] expected an output size that "
-              "fits in int64; got input size ", in, ", kernel ", k, ", padding ", p);
+  EMBER_CHECK(out <= std::numeric_limits<int64_t>::max(),
+              "[pool] expected an output size that "
+              "fits in int64; got input size ",
+              in, ", kernel ", k, ", padding ", p);
   return int64_t(std::max<I>(out, std::numeric_limits<int64_t>::min()));
 }
 
@@ -160,24 +164,25 @@ std::tuple<Tensor, Tensor> max_pool_nd(const Tensor& input, IntArrayRef k, IntAr
   return {r.finish(out), r.finish(idx)};
 }
 
-Tensor avg_pool_nd(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
-                   bool ceil_mode, bool count_pad, std::optional<int64_t> div, bool one_d) {
+Tensor avg_pool_nd(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
+                   bool count_pad, std::optional<int64_t> div, bool one_d) {
   const char* op = one_d ? "avg_pool1d" : "avg_pool2d";
   Pool2d r = prepare(input, k, s, p, {1}, one_d, op);
   for (size_t i = 0; i < 2; ++i)
-    EMBER_CHECK(r.p[i] <= r.k[i] / 2, "pad should be at most half of kernel size, but got pad=",
-                r.p[i], " and kernel_size=", r.k[i]);
+    EMBER_CHECK(r.p[i] <= r.k[i] / 2,
+                "pad should be at most half of kernel size, but got pad=", r.p[i],
+                " and kernel_size=", r.k[i]);
   EMBER_CHECK(!div || *div != 0, "divisor must be not zero");
   check_output(r, ceil_mode);
   return r.finish(op::avg_pool2d.call(r.x, r.k, r.s, r.p, ceil_mode, count_pad, div));
 }
 
 // Adaptive pools: checks and the 2-d form; returns the prepared call.
-Pool2d prepare_adaptive(const Tensor& input, IntArrayRef output_size, bool one_d,
-                        const char* op, DimVector& size) {
+Pool2d prepare_adaptive(const Tensor& input, IntArrayRef output_size, bool one_d, const char* op,
+                        DimVector& size) {
   const int64_t nd = one_d ? 1 : 2;
-  EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, op, "(): Expected ", nd + 1,
-              "D or ", nd + 2, "D tensor, but got ", input.sizes());
+  EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, op, "(): Expected ", nd + 1, "D or ",
+              nd + 2, "D tensor, but got ", input.sizes());
   EMBER_CHECK(int64_t(output_size.size()) == nd || (!one_d && output_size.size() == 1), op,
               "(): internal error: output_size.size() must be ", nd);
   for (int64_t i = input.dim() - nd; i < input.dim(); ++i)

@@ -6,9 +6,9 @@
 #include <limits>
 #include <random>
 
-#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/inplace.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/random.h"
@@ -23,8 +23,6 @@ namespace {
 const GeneratorPtr& gen_or_default(const GeneratorPtr& gen) {
   return gen ? gen : default_generator();
 }
-
-
 
 // Sampling ops have zero derivatives: an in-place fill cuts self's old history (as fill_ does),
 // an out-of-place sample gets a node that sends zeros to its parameters.
@@ -55,9 +53,8 @@ Tensor& normal_autograd(Tensor& self, double mean, double std, const GeneratorPt
   });
 }
 Tensor& bernoulli_scalar_autograd(Tensor& self, double p, const GeneratorPtr& gen) {
-  return fill_random_autograd(self, "BernoulliBackward1", [&] {
-    op::bernoulli_.redispatch(backend_of(self), self, p, gen);
-  });
+  return fill_random_autograd(self, "BernoulliBackward1",
+                              [&] { op::bernoulli_.redispatch(backend_of(self), self, p, gen); });
 }
 Tensor& random_autograd(Tensor& self, int64_t from, std::optional<int64_t> to,
                         const GeneratorPtr& gen) {
@@ -78,19 +75,32 @@ namespace {
 
 // Bounds of random_ for a dtype: [from, to) must fit, as in torch's random_from_to checks.
 void check_random_bounds(ScalarType t, int64_t from, std::optional<int64_t> to) {
-  if (to) EMBER_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=",
-                      from, " >= to=", *to);
+  if (to)
+    EMBER_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", *to);
   if (!is_integral(t, false)) return;
   int64_t lo = 0, hi = 0;
   switch (t) {
-    case kByte: lo = 0, hi = 255; break;
-    case kChar: lo = -128, hi = 127; break;
-    case kShort: lo = -32768, hi = 32767; break;
-    case kInt: lo = INT32_MIN, hi = INT32_MAX; break;
-    default: lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+    case kByte:
+      lo = 0, hi = 255;
+      break;
+    case kChar:
+      lo = -128, hi = 127;
+      break;
+    case kShort:
+      lo = -32768, hi = 32767;
+      break;
+    case kInt:
+      lo = INT32_MIN, hi = INT32_MAX;
+      break;
+    default:
+      lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
   }
-  const char* name = t == kByte ? "unsigned char" : t == kChar ? "signed char" :
-                     t == kShort ? "short int" : t == kInt ? "int" : "long int";
+  const char* name = t == kByte    ? "unsigned char"
+                     : t == kChar  ? "signed char"
+                     : t == kShort ? "short int"
+                     : t == kInt   ? "int"
+                                   : "long int";
   EMBER_CHECK(from >= lo && from <= hi, "from is out of bounds for ", name);
   if (to) EMBER_CHECK(*to - 1 >= lo && *to - 1 <= hi, "to - 1 is out of bounds for ", name);
 }
@@ -100,9 +110,10 @@ void check_random_bounds(ScalarType t, int64_t from, std::optional<int64_t> to) 
 Tensor& uniform_(Tensor& self, double from, double to, const GeneratorPtr& gen) {
   EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
-  EMBER_CHECK(to - from <= std::numeric_limits<double>::max(), "uniform_ expects to-from <= "
-              "std::numeric_limits<double>::max(), but found to=", to, " and from=", from,
-              " which result in to-from to exceed the limit");
+  EMBER_CHECK(to - from <= std::numeric_limits<double>::max(),
+              "uniform_ expects to-from <= "
+              "std::numeric_limits<double>::max(), but found to=",
+              to, " and from=", from, " which result in to-from to exceed the limit");
   op::uniform_.call(self, from, to, gen_or_default(gen));
   self.bump_version();
   return self;
@@ -188,8 +199,10 @@ Tensor bernoulli(const Tensor& self, const GeneratorPtr& gen) {
 
 Tensor multinomial(const Tensor& self, int64_t n, bool replacement, const GeneratorPtr& gen) {
   EMBER_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
-  EMBER_CHECK(is_floating_point(self.dtype()), "multinomial only supports floating-point dtypes "
-              "for input, got: ", scalar_type_name(self.dtype()));
+  EMBER_CHECK(is_floating_point(self.dtype()),
+              "multinomial only supports floating-point dtypes "
+              "for input, got: ",
+              scalar_type_name(self.dtype()));
   EMBER_CHECK(n > 0, "cannot sample n_sample <= 0 samples");
   int64_t categories = self.size(-1);
   EMBER_CHECK(replacement || n <= categories,

@@ -1,9 +1,9 @@
 // Reductions: dispatch entry points, dtype rules and derivatives; composites at the end.
 #include <cmath>
 
-#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/reduce.h"
 
@@ -41,7 +41,8 @@ int64_t count_of(IntArrayRef shape, const DimVector& dims) {
   return n;
 }
 
-Tensor sum_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor sum_autograd(const Tensor& self, IntArrayRef dims, bool keepdim,
+                    std::optional<ScalarType> dtype) {
   Tensor out = op::sum.redispatch(backend_of(self), self, dims, keepdim, dtype);
   DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
   autograd::record(dims.empty() ? "SumBackward0" : "SumBackward1", {self}, {out},
@@ -52,7 +53,8 @@ Tensor sum_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::opt
 }
 EMBER_REGISTER_KERNEL(op::sum, Autograd, sum_autograd);
 
-Tensor prod_autograd(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor prod_autograd(const Tensor& self, IntArrayRef dims, bool keepdim,
+                     std::optional<ScalarType> dtype) {
   Tensor out = op::prod.redispatch(backend_of(self), self, dims, keepdim, dtype);
   DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
   auto node = autograd::record(
@@ -100,7 +102,8 @@ namespace {
 // max/min along a dim: the gradient goes to the returned index.
 template <bool Max>
 std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, bool keepdim) {
-  auto [values, indices] = select_op<Max>(op::max_dim, op::min_dim).redispatch(backend_of(self), self, dim, keepdim);
+  auto [values, indices] =
+      select_op<Max>(op::max_dim, op::min_dim).redispatch(backend_of(self), self, dim, keepdim);
   int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim());
   DimVector in(self.sizes());
   auto node = autograd::record(Max ? "MaxBackward0" : "MinBackward0", {self}, {values},
@@ -111,7 +114,8 @@ std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, boo
                                  Tensor ii = keepdim ? idx : unsqueeze(idx, d);
                                  DimVector shape(in.size(), 1);
                                  shape[size_t(d)] = in[size_t(d)];
-                                 Tensor pos = reshape(arange(0, in[size_t(d)], 1, TensorOptions(kLong)), shape);
+                                 Tensor pos = reshape(
+                                     arange(0, in[size_t(d)], 1, TensorOptions(kLong)), shape);
                                  Tensor hit = to_dtype(eq(pos, ii), gi.dtype());
                                  return variable_list{hit * gi};
                                });
@@ -121,8 +125,8 @@ std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, boo
 EMBER_REGISTER_KERNEL(op::max_dim, Autograd, max_dim_autograd<true>);
 EMBER_REGISTER_KERNEL(op::min_dim, Autograd, max_dim_autograd<false>);
 
-std::tuple<Tensor, Tensor> var_mean_autograd(const Tensor& self, IntArrayRef dims, double correction,
-                                             bool keepdim) {
+std::tuple<Tensor, Tensor> var_mean_autograd(const Tensor& self, IntArrayRef dims,
+                                             double correction, bool keepdim) {
   auto [var, mean] = op::var_mean.redispatch(backend_of(self), self, dims, correction, keepdim);
   DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
   int64_t n = count_of(in, rd);
@@ -153,36 +157,50 @@ IntArrayRef dims_of(const std::optional<std::vector<int64_t>>& d) {
 
 }  // namespace
 
-Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return op::sum.call(self, {}, false, dtype); }
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  return op::sum.call(self, {}, false, dtype);
+}
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   return op::sum.call(self, dim, keepdim, dtype);
 }
 
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType t = dtype.value_or(self.dtype());
-  EMBER_CHECK(is_floating_point(t), "mean(): could not infer output dtype. Input dtype must be "
-              "either a floating point or complex dtype. Got: ", scalar_type_name(t));
+  EMBER_CHECK(is_floating_point(t),
+              "mean(): could not infer output dtype. Input dtype must be "
+              "either a floating point or complex dtype. Got: ",
+              scalar_type_name(t));
   DimVector rd = reduced_dims(self.dim(), dim);
   int64_t n = count_of(self.sizes(), rd);
   return sum(self, dim, keepdim, dtype) / double(n);
 }
-Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) { return mean(self, {}, false, dtype); }
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
+  return mean(self, {}, false, dtype);
+}
 
-Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) { return op::prod.call(self, {}, false, dtype); }
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) {
+  return op::prod.call(self, {}, false, dtype);
+}
 Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
   return op::prod.call(self, {dim}, keepdim, dtype);
 }
 
-Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::amax.call(self, dim, keepdim); }
-Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::amin.call(self, dim, keepdim); }
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return op::amax.call(self, dim, keepdim);
+}
+Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return op::amin.call(self, dim, keepdim);
+}
 
 Tensor max(const Tensor& self) {
-  EMBER_CHECK(self.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() "
+  EMBER_CHECK(self.numel() > 0,
+              "max(): Expected reduction dim to be specified for input.numel() "
               "== 0. Specify the reduction dim with the 'dim' argument.");
   return amax(self);
 }
 Tensor min(const Tensor& self) {
-  EMBER_CHECK(self.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() "
+  EMBER_CHECK(self.numel() > 0,
+              "min(): Expected reduction dim to be specified for input.numel() "
               "== 0. Specify the reduction dim with the 'dim' argument.");
   return amin(self);
 }
@@ -205,12 +223,12 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<std::vecto
                                     std::optional<double> correction, bool keepdim) {
   return op::var_mean.call(self, dims_of(dim), correction_of(correction), keepdim);
 }
-Tensor var(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<double> correction,
-           bool keepdim) {
+Tensor var(const Tensor& self, std::optional<std::vector<int64_t>> dim,
+           std::optional<double> correction, bool keepdim) {
   return std::get<0>(var_mean(self, dim, correction, keepdim));
 }
-Tensor std(const Tensor& self, std::optional<std::vector<int64_t>> dim, std::optional<double> correction,
-           bool keepdim) {
+Tensor std(const Tensor& self, std::optional<std::vector<int64_t>> dim,
+           std::optional<double> correction, bool keepdim) {
   return sqrt(var(self, dim, correction, keepdim));
 }
 std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<std::vector<int64_t>> dim,
@@ -222,15 +240,18 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<std::vecto
 Tensor norm(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool keepdim,
             std::optional<ScalarType> dtype) {
   Tensor x = dtype ? to_dtype(self, *dtype) : self;
-  EMBER_CHECK(is_floating_point(x.dtype()), "linalg.vector_norm: Expected a floating point or "
-              "complex tensor as input. Got ", scalar_type_name(x.dtype()));
+  EMBER_CHECK(is_floating_point(x.dtype()),
+              "linalg.vector_norm: Expected a floating point or "
+              "complex tensor as input. Got ",
+              scalar_type_name(x.dtype()));
   double order = p ? p->to_double() : 2.0;
   Tensor a = abs(x);
   if (std::isinf(order)) {
     if (x.numel() == 0 && order < 0) return amin(a, dim, keepdim);
     return order > 0 ? amax(a, dim, keepdim) : amin(a, dim, keepdim);
   }
-  if (order == 0) return sum(to_dtype(ne(x, wrap_scalar(0)), x.dtype()), dim, keepdim, std::nullopt);
+  if (order == 0)
+    return sum(to_dtype(ne(x, wrap_scalar(0)), x.dtype()), dim, keepdim, std::nullopt);
   if (order == 1) return sum(a, dim, keepdim, std::nullopt);
   if (order == 2) return sqrt(sum(x * x, dim, keepdim, std::nullopt));
   return pow(sum(pow(a, wrap_scalar(order)), dim, keepdim, std::nullopt), wrap_scalar(1.0 / order));
@@ -251,9 +272,13 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
 }
 
 Tensor all(const Tensor& self) { return op::all.call(self, {}, false); }
-Tensor all(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::all.call(self, dim, keepdim); }
+Tensor all(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return op::all.call(self, dim, keepdim);
+}
 Tensor any(const Tensor& self) { return op::any.call(self, {}, false); }
-Tensor any(const Tensor& self, IntArrayRef dim, bool keepdim) { return op::any.call(self, dim, keepdim); }
+Tensor any(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return op::any.call(self, dim, keepdim);
+}
 
 Tensor count_nonzero(const Tensor& self, IntArrayRef dim) {
   return sum(ne(self, wrap_scalar(0)), dim, false, std::nullopt);

@@ -30,7 +30,6 @@ namespace {
 
 using RnnOut = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
 
-
 int64_t gate_count(RnnMode mode) {
   return mode == RnnMode::LSTM ? 4 : mode == RnnMode::GRU ? 3 : 1;
 }
@@ -76,8 +75,8 @@ std::tuple<Tensor, Tensor, Tensor> rnn_layer_composite(const Tensor& x, const Te
 // b_hh; `g` the gradients of output, h_n and c_n.
 variable_list composite_grads(const FunctionNode& n, const variable_list& in,
                               const variable_list& g, RnnMode mode, bool reverse) {
-  auto [o, h, c] = rnn_layer_composite(in[0], in[1], in[2], in[3], in[4], in[5], in[6], mode,
-                                       reverse);
+  auto [o, h, c] =
+      rnn_layer_composite(in[0], in[1], in[2], in[3], in[4], in[5], in[6], mode, reverse);
   variable_list outs, grads, wrt;
   Tensor results[3] = {o, h, c};
   for (size_t i = 0; i < 3; ++i) {
@@ -101,9 +100,10 @@ variable_list composite_grads(const FunctionNode& n, const variable_list& in,
 }
 
 RnnOut rnn_layer_autograd(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
-                          const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
-                          int64_t mode, bool reverse) {
-  RnnOut res = op::_rnn_layer.redispatch(backend_of(x), x, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse);
+                          const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh, int64_t mode,
+                          bool reverse) {
+  RnnOut res =
+      op::_rnn_layer.redispatch(backend_of(x), x, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse);
   auto& [out, h_n, c_n, gates, cells] = res;
   auto node = autograd::record(
       "RnnLayerBackward0", {x, hx, cx, w_ih, w_hh, b_ih, b_hh}, {out, h_n, c_n},
@@ -115,8 +115,9 @@ RnnOut rnn_layer_autograd(const Tensor& x, const Tensor& hx, const Tensor& cx, c
         if (recording) return composite_grads(n, in, g, RnnMode(mode), reverse);
         std::array<bool, 7> mask{};
         for (size_t i = 0; i < 7; ++i) mask[i] = n.next_edges[i].valid();
-        return op::_rnn_layer_backward.call(in[0], in[1], in[2], in[3], in[4], n.saved(7), n.saved(8),
-                                      n.saved(9), g[0], g[1], g[2], mode, reverse, mask);
+        return op::_rnn_layer_backward.call(in[0], in[1], in[2], in[3], in[4], n.saved(7),
+                                            n.saved(8), n.saved(9), g[0], g[1], g[2], mode, reverse,
+                                            mask);
       });
   if (node) {
     for (const Tensor* t : {&x, &hx, &cx, &w_ih, &w_hh, &b_ih, &b_hh}) node->save(*t);

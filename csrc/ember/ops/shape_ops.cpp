@@ -1,9 +1,9 @@
 // Joining, splitting and reordering: argument checks, shape rules and derivatives. Splits are
 // narrow/select views and repeats are expand + copy, so autograd comes from those ops; cat,
 // flip, roll and the take/place pair have kernels (cpu/shape_ops.cpp) and derivatives here.
-#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/shape.h"
 
@@ -13,8 +13,6 @@ using autograd::FunctionNode;
 using autograd::variable_list;
 
 namespace {
-
-
 
 // PyTorch's legacy rule: 1-d empty tensors may join anything and are skipped by cat.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
@@ -54,7 +52,8 @@ EMBER_DERIVATIVE(op::roll, "RollBackward0", (self, shifts, dims),
                  dims.empty() ? grad : roll(grad, negated(shifts), dims));
 // take and place are each other's derivative, so higher orders come free.
 EMBER_DERIVATIVE(op::_take_along_dim, "TakeAlongDimBackward0", (self, dim, index),
-                 _place_along_dim(grad, dim, index, self_sizes.empty() ? 1 : self_sizes[size_t(dim)]),
+                 _place_along_dim(grad, dim, index,
+                                  self_sizes.empty() ? 1 : self_sizes[size_t(dim)]),
                  not_differentiable());
 EMBER_DERIVATIVE(op::_place_along_dim, "PlaceAlongDimBackward0", (src, dim, index, size),
                  _take_along_dim(grad, dim, index), not_differentiable());

@@ -11,7 +11,8 @@
 
 namespace ember {
 
-EMBER_DERIVATIVE(op::_softmax, "SoftmaxBackward0", (self, dim), softmax_backward(grad, result, dim));
+EMBER_DERIVATIVE(op::_softmax, "SoftmaxBackward0", (self, dim),
+                 softmax_backward(grad, result, dim));
 EMBER_DERIVATIVE(op::_log_softmax, "LogSoftmaxBackward0", (self, dim),
                  log_softmax_backward(grad, result, dim));
 

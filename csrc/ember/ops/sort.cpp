@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "ember/core/dispatch_dtype.h"
-#include "ember/ops/derivative.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/reduce.h"
 #include "ember/schema/sort.h"
@@ -18,8 +18,6 @@ using autograd::FunctionNode;
 using autograd::variable_list;
 
 namespace {
-
-
 
 int64_t dim_size(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.sizes()[size_t(dim)]; }
 
@@ -78,8 +76,9 @@ Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tenso
 EMBER_DERIVATIVE(op::cumsum, "CumsumBackward0", (self, dim, dtype),
                  self_sizes.empty() ? grad : flip(cumsum(flip(grad, {dim}), dim), {dim}));
 EMBER_DERIVATIVE(op::cumprod, "CumprodBackward0", (self, dim, dtype),
-                 self_sizes.empty() ? grad
-                                    : cumprod_backward(grad, to_dtype(self, result.dtype()), result, dim));
+                 self_sizes.empty()
+                     ? grad
+                     : cumprod_backward(grad, to_dtype(self, result.dtype()), result, dim));
 EMBER_DERIVATIVE(op::logcumsumexp, "LogcumsumexpBackward0", (self, dim),
                  logcumsumexp_backward(grad, self, result, dim));
 
@@ -87,7 +86,8 @@ namespace {
 
 template <bool Max>
 std::tuple<Tensor, Tensor> cum_extreme_autograd(const Tensor& self, int64_t dim) {
-  auto [values, indices] = select_op<Max>(op::cummax, op::cummin).redispatch(backend_of(self), self, dim);
+  auto [values, indices] =
+      select_op<Max>(op::cummax, op::cummin).redispatch(backend_of(self), self, dim);
   int64_t size = dim_size(self, dim), nd = self.dim();
   auto node =
       autograd::record(Max ? "CummaxBackward0" : "CumminBackward0", {self}, {values},
@@ -137,7 +137,8 @@ EMBER_REGISTER_KERNEL(op::kthvalue, Autograd, kthvalue_autograd);
 
 template <bool Median>
 std::tuple<Tensor, Tensor> select_autograd(const Tensor& self, int64_t dim, bool keepdim) {
-  auto [values, indices] = select_op<Median>(op::median_dim, op::mode).redispatch(backend_of(self), self, dim, keepdim);
+  auto [values, indices] =
+      select_op<Median>(op::median_dim, op::mode).redispatch(backend_of(self), self, dim, keepdim);
   record_picked(Median ? "MedianBackward1" : "ModeBackward0", self, values, indices, dim, keepdim);
   return {values, indices};
 }
@@ -181,8 +182,8 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype)
 
 Tensor logcumsumexp(const Tensor& self, int64_t dim) {
   EMBER_CHECK_KIND(is_floating_point(self.dtype()), ErrorKind::NotImplemented,
-                   "\"logcumsumexp_out_cpu\" not implemented for '",
-                   scalar_type_name(self.dtype()), "'");
+                   "\"logcumsumexp_out_cpu\" not implemented for '", scalar_type_name(self.dtype()),
+                   "'");
   return op::logcumsumexp.call(self, maybe_wrap_dim(dim, self.dim()));
 }
 

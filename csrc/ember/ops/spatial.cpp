@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ember/ops/derivative.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/spatial.h"
 
@@ -17,10 +17,8 @@ using autograd::variable_list;
 
 namespace {
 
-
 // im2col and col2im share one signature: (input, image size, kernel, dilation, padding, stride);
 // im2col reads the image size from its input and ignores the argument.
-
 
 DimVector pair(IntArrayRef v, const char* name, const char* op) {
   EMBER_CHECK(v.size() == 1 || v.size() == 2, "[", op, "] expected ", name,
@@ -106,8 +104,8 @@ Tensor crop(const Tensor& x, int64_t dim, int64_t left, int64_t right, int64_t n
 
 // One padded dim: positive pads are filled from the original data, then negative ones crop.
 // Circular padding crops first and wraps the cropped data, as PyTorch's does.
-Tensor pad_dim(const Tensor& input, int64_t dim, int64_t left, int64_t right,
-               std::string_view mode, double value) {
+Tensor pad_dim(const Tensor& input, int64_t dim, int64_t left, int64_t right, std::string_view mode,
+               double value) {
   const int64_t crop_l = std::max<int64_t>(-left, 0), crop_r = std::max<int64_t>(-right, 0);
   const bool crop_first = mode == "circular";
   const Tensor x = crop_first ? crop(input, dim, crop_l, crop_r, input.size(dim)) : input;
@@ -118,8 +116,7 @@ Tensor pad_dim(const Tensor& input, int64_t dim, int64_t left, int64_t right,
       shape[size_t(dim)] = len;
       return full(shape, value, TensorOptions().dtype(x.dtype()));
     }
-    if (mode == "reflect")
-      return flip(narrow(x, dim, at_left ? 1 : n - 1 - len, len), {dim});
+    if (mode == "reflect") return flip(narrow(x, dim, at_left ? 1 : n - 1 - len, len), {dim});
     if (mode == "replicate") {
       DimVector shape(x.sizes());
       shape[size_t(dim)] = len;
@@ -195,8 +192,8 @@ void check_resize(const Tensor& input, IntArrayRef output_size, const char* op) 
               " output sizes; got input of size ", input.sizes());
   for (size_t i = 0; i < output_size.size(); ++i) {
     EMBER_CHECK(output_size[i] > 0 && input.size(int64_t(i) + 2) > 0,
-                "Input and output sizes should be greater than 0, but got input (",
-                input.sizes(), ") and output (", output_size, ")");
+                "Input and output sizes should be greater than 0, but got input (", input.sizes(),
+                ") and output (", output_size, ")");
   }
 }
 
@@ -228,8 +225,8 @@ Tensor pad(const Tensor& input, IntArrayRef pads, std::string_view mode,
     if (mode == "reflect")
       EMBER_CHECK(l < input.size(dim) && r < input.size(dim),
                   "Argument #4: Padding size should be less than the corresponding input ",
-                  "dimension, but got: padding (", l, ", ", r, ") at dimension ", dim,
-                  " of input ", input.sizes());
+                  "dimension, but got: padding (", l, ", ", r, ") at dimension ", dim, " of input ",
+                  input.sizes());
     if (mode == "circular")
       EMBER_CHECK(l <= input.size(dim) && r <= input.size(dim),
                   "Padding value causes wrapping around more than once.");
@@ -298,7 +295,8 @@ Tensor upsample_nearest(const Tensor& input, IntArrayRef output_size,
     int64_t* p = idx.data_ptr<int64_t>();
     for (int64_t j = 0; j < n; ++j) {
       // float, as PyTorch computes the source index in float for nearest modes
-      float src = exact ? std::floor((float(j) + 0.5f) * float(step)) : std::floor(float(j) * float(step));
+      float src =
+          exact ? std::floor((float(j) + 0.5f) * float(step)) : std::floor(float(j) * float(step));
       p[j] = std::min<int64_t>(int64_t(src), in - 1);
     }
     out = index_select(out, dim, idx);
@@ -310,8 +308,8 @@ Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_
                        ArrayRef<std::optional<double>> scales) {
   check_resize(input, output_size, "upsample_linear");
   EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
-                   "\"upsample_linear\" not implemented for '",
-              scalar_type_name(input.dtype()), "'");
+                   "\"upsample_linear\" not implemented for '", scalar_type_name(input.dtype()),
+                   "'");
   Tensor out = input;
   for (size_t i = 0; i < output_size.size(); ++i) {
     const int64_t dim = int64_t(i) + 2;
@@ -345,8 +343,8 @@ Tensor upsample_bicubic2d(const Tensor& input, IntArrayRef output_size, bool ali
     shape[size_t(dim)] = output_size[i];
     Tensor sum;
     for (int k = 0; k < 4; ++k) {
-      Tensor term = index_select(out, dim, index[k]) *
-                    reshape(to_dtype(weight[k], input.dtype()), shape);
+      Tensor term =
+          index_select(out, dim, index[k]) * reshape(to_dtype(weight[k], input.dtype()), shape);
       sum = k == 0 ? term : sum + term;
     }
     out = sum;
@@ -373,12 +371,11 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices,
   EMBER_CHECK_VALUE(mode == "sum" || mode == "mean" || mode == "max", "mode has to be one of ",
                     "sum, mean or max; got ", mode);
   EMBER_CHECK_KIND(!per_sample_weights || mode == "sum", ErrorKind::NotImplemented,
-                    "embedding_bag: per_sample_weights was not None. per_sample_weights is only ",
-                    "supported for mode='sum' (got mode='", mode, "'). Please open a feature ",
-                    "request on GitHub.");
+                   "embedding_bag: per_sample_weights was not None. per_sample_weights is only ",
+                   "supported for mode='sum' (got mode='", mode, "'). Please open a feature ",
+                   "request on GitHub.");
   EMBER_CHECK_VALUE(indices.dim() == 1 || indices.dim() == 2,
-                    "input has to be 1D or 2D Tensor, but got Tensor of dimension ",
-                    indices.dim());
+                    "input has to be 1D or 2D Tensor, but got Tensor of dimension ", indices.dim());
   Tensor idx, bag;
   int64_t bags;
   if (indices.dim() == 2) {
@@ -401,8 +398,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices,
     bag = narrow(cumsum(marks, 0), 0, 0, idx.size(0)) - 1;
   }
   Tensor rows = embedding(weight, idx, -1, scale_grad_by_freq, sparse);
-  if (per_sample_weights)
-    rows = rows * unsqueeze(reshape(*per_sample_weights, {-1}), 1);
+  if (per_sample_weights) rows = rows * unsqueeze(reshape(*per_sample_weights, {-1}), 1);
   // Rows outside every bag (before the first offset) and padding rows take no part.
   Tensor keep = ge(bag, wrap_scalar(0));
   if (padding_idx >= 0) keep = logical_and(keep, ne(idx, wrap_scalar(padding_idx)));

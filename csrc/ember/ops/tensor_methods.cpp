@@ -7,7 +7,7 @@ namespace {
 Tensor& mut(const Tensor& t) { return const_cast<Tensor&>(t); }
 }  // namespace
 
-#define EMBER_DEFINE_UNARY_METHOD(name, node)                  \
+#define EMBER_DEFINE_UNARY_METHOD(name, node)                \
   Tensor Tensor::name() const { return ember::name(*this); } \
   Tensor& Tensor::name##_() const { return ember::name##_(mut(*this)); }
 EMBER_UNARY_FLOAT_OPS(EMBER_DEFINE_UNARY_METHOD)
@@ -37,7 +37,9 @@ Tensor Tensor::clamp_max(const Scalar& max) const { return ember::clamp_max(*thi
 Tensor& Tensor::clamp_min_(const Scalar& min) const { return clamp_(min, std::nullopt); }
 Tensor& Tensor::clamp_max_(const Scalar& max) const { return clamp_(std::nullopt, max); }
 
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return ember::add(*this, o, alpha); }
+Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const {
+  return ember::add(*this, o, alpha);
+}
 Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const {
   return ember::add(*this, wrap_scalar(o), alpha);
 }
@@ -47,7 +49,9 @@ Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const {
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) const {
   return ember::add_(mut(*this), wrap_scalar(o), alpha);
 }
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return ember::sub(*this, o, alpha); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const {
+  return ember::sub(*this, o, alpha);
+}
 Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const {
   return ember::sub(*this, wrap_scalar(o), alpha);
 }
@@ -84,7 +88,7 @@ Tensor& Tensor::operator*=(const Scalar& o) const { return mul_(o); }
 Tensor& Tensor::operator/=(const Tensor& o) const { return div_(o); }
 Tensor& Tensor::operator/=(const Scalar& o) const { return div_(o); }
 
-#define EMBER_DEFINE_COMPARE_METHOD(name)                                         \
+#define EMBER_DEFINE_COMPARE_METHOD(name)                                      \
   Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); } \
   Tensor Tensor::name(const Scalar& o) const { return ember::name(*this, wrap_scalar(o)); }
 EMBER_DEFINE_COMPARE_METHOD(eq)
@@ -124,8 +128,12 @@ std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
 }
 Tensor Tensor::max(const Tensor& o) const { return ember::maximum(*this, o); }
 Tensor Tensor::min(const Tensor& o) const { return ember::minimum(*this, o); }
-Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const { return ember::amax(*this, dim, keepdim); }
-Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const { return ember::amin(*this, dim, keepdim); }
+Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const {
+  return ember::amax(*this, dim, keepdim);
+}
+Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const {
+  return ember::amin(*this, dim, keepdim);
+}
 Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
   return ember::argmax(*this, dim, keepdim);
 }
@@ -260,7 +268,8 @@ Tensor Tensor::to(ScalarType dtype, bool, bool copy) const {
   return ember::to_dtype(*this, dtype, copy);
 }
 Tensor Tensor::to(const TensorOptions& options, bool, bool copy) const {
-  EMBER_CHECK(options.device_.is_cpu(), "to: expected a cpu device (ember has no other backend); got ",
+  EMBER_CHECK(options.device_.is_cpu(),
+              "to: expected a cpu device (ember has no other backend); got ",
               options.device_.str());
   Tensor out = ember::to_dtype(*this, options.dtype_.value_or(dtype()), copy);
   if (options.requires_grad_) out.requires_grad_();

@@ -9,43 +9,43 @@ namespace ember {
 
 // d(op)/d(self) times grad, in public ops (so double backward works). `self` is the input,
 // `result` the output. Ops listed in EMBER_UNARY_*_OPS but not here are not differentiable.
-#define EMBER_UNARY_DERIVATIVES(_)                                                     \
-  _(exp, grad * result)                                                                \
-  _(exp2, grad * result * std::numbers::ln2)                                           \
-  _(expm1, grad * (result + 1))                                                        \
-  _(log, grad / self)                                                                  \
-  _(log2, grad / (self * std::numbers::ln2))                                           \
-  _(log10, grad / (self * std::numbers::ln10))                                         \
-  _(log1p, grad / (self + 1))                                                          \
-  _(sqrt, grad / (result * 2))                                                         \
-  _(rsqrt, grad * result * result * result * -0.5)                                     \
-  _(sin, grad * cos(self))                                                             \
-  _(cos, -(grad * sin(self)))                                                          \
-  _(tan, grad * (result * result + 1))                                                 \
-  _(asin, grad * rsqrt(1 - self * self))                                               \
-  _(acos, -(grad * rsqrt(1 - self * self)))                                            \
-  _(atan, grad / (self * self + 1))                                                    \
-  _(sinh, grad * cosh(self))                                                           \
-  _(cosh, grad * sinh(self))                                                           \
-  _(tanh, grad * (1 - result * result))                                                \
-  _(asinh, grad * rsqrt(self * self + 1))                                              \
-  _(acosh, grad * rsqrt(self * self - 1))                                              \
-  _(atanh, grad / (1 - self * self))                                                   \
-  _(sigmoid, grad * result * (1 - result))                                             \
-  _(erf, grad * exp(-(self * self)) * (2 / std::sqrt(std::numbers::pi)))               \
-  _(erfc, -(grad * exp(-(self * self)) * (2 / std::sqrt(std::numbers::pi))))           \
-  _(erfinv, grad * exp(result * result) * (std::sqrt(std::numbers::pi) / 2))           \
-  _(reciprocal, -(grad * result * result))                                             \
-  _(sinc, grad * where(eq(self, wrap_scalar(0)), wrap_scalar(0),                       \
-                       (cos(self * std::numbers::pi) - result) / self))                \
-  _(abs, grad * sign(self))                                                            \
-  _(neg, -grad)                                                                        \
-  _(sign, zeros_like(grad))                                                            \
-  _(floor, zeros_like(grad))                                                           \
-  _(ceil, zeros_like(grad))                                                            \
-  _(round, zeros_like(grad))                                                           \
-  _(trunc, zeros_like(grad))                                                           \
-  _(frac, grad)                                                                        \
+#define EMBER_UNARY_DERIVATIVES(_)                                           \
+  _(exp, grad* result)                                                       \
+  _(exp2, grad* result* std::numbers::ln2)                                   \
+  _(expm1, grad*(result + 1))                                                \
+  _(log, grad / self)                                                        \
+  _(log2, grad / (self * std::numbers::ln2))                                 \
+  _(log10, grad / (self * std::numbers::ln10))                               \
+  _(log1p, grad / (self + 1))                                                \
+  _(sqrt, grad / (result * 2))                                               \
+  _(rsqrt, grad* result* result* result * -0.5)                              \
+  _(sin, grad* cos(self))                                                    \
+  _(cos, -(grad * sin(self)))                                                \
+  _(tan, grad*(result * result + 1))                                         \
+  _(asin, grad* rsqrt(1 - self * self))                                      \
+  _(acos, -(grad * rsqrt(1 - self * self)))                                  \
+  _(atan, grad / (self * self + 1))                                          \
+  _(sinh, grad* cosh(self))                                                  \
+  _(cosh, grad* sinh(self))                                                  \
+  _(tanh, grad*(1 - result * result))                                        \
+  _(asinh, grad* rsqrt(self* self + 1))                                      \
+  _(acosh, grad* rsqrt(self* self - 1))                                      \
+  _(atanh, grad / (1 - self * self))                                         \
+  _(sigmoid, grad* result*(1 - result))                                      \
+  _(erf, grad* exp(-(self * self)) * (2 / std::sqrt(std::numbers::pi)))      \
+  _(erfc, -(grad * exp(-(self * self)) * (2 / std::sqrt(std::numbers::pi)))) \
+  _(erfinv, grad* exp(result* result) * (std::sqrt(std::numbers::pi) / 2))   \
+  _(reciprocal, -(grad * result * result))                                   \
+  _(sinc, grad* where(eq(self, wrap_scalar(0)), wrap_scalar(0),              \
+                      (cos(self * std::numbers::pi) - result) / self))       \
+  _(abs, grad* sign(self))                                                   \
+  _(neg, -grad)                                                              \
+  _(sign, zeros_like(grad))                                                  \
+  _(floor, zeros_like(grad))                                                 \
+  _(ceil, zeros_like(grad))                                                  \
+  _(round, zeros_like(grad))                                                 \
+  _(trunc, zeros_like(grad))                                                 \
+  _(frac, grad)                                                              \
   _(relu, relu_backward(grad, result))
 
 namespace {
@@ -62,12 +62,12 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
 }
 }  // namespace
 
-#define EMBER_DEFINE_UNARY(name, node)                          \
+#define EMBER_DEFINE_UNARY(name, node)                            \
   Tensor name(const Tensor& self) { return op::name.call(self); } \
-  Tensor& name##_(Tensor& self) {                               \
-    op::name##_.call(self);                                     \
-    self.bump_version();                                        \
-    return self;                                                \
+  Tensor& name##_(Tensor& self) {                                 \
+    op::name##_.call(self);                                       \
+    self.bump_version();                                          \
+    return self;                                                  \
   }
 EMBER_UNARY_FLOAT_OPS(EMBER_DEFINE_UNARY)
 EMBER_UNARY_SAME_OPS(EMBER_DEFINE_UNARY)
@@ -81,7 +81,7 @@ EMBER_UNARY_SAME_OPS(EMBER_NODE_NAME)
 #undef EMBER_NODE_NAME
 }  // namespace
 
-#define EMBER_UNARY_AUTOGRAD(name, formula)                  \
+#define EMBER_UNARY_AUTOGRAD(name, formula)                 \
   EMBER_DERIVATIVE(op::name, name##_node, (self), formula); \
   EMBER_INPLACE_DERIVATIVE(op::name##_, op::name);
 EMBER_UNARY_DERIVATIVES(EMBER_UNARY_AUTOGRAD)

@@ -31,10 +31,9 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
   Tensor out = self.as_strided_view(sizes, strides, offset);
   bool grad = autograd::any_requires_grad({&self});
   if (grad) {
-    autograd::record(node, {self}, {out},
-                     [backward](FunctionNode&, const variable_list& g) {
-                       return variable_list{backward(g[0])};
-                     });
+    autograd::record(node, {self}, {out}, [backward](FunctionNode&, const variable_list& g) {
+      return variable_list{backward(g[0])};
+    });
   }
   mark_view(out, self);
   return out;
@@ -54,9 +53,11 @@ int64_t extent_of(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
 Tensor view(const Tensor& self, IntArrayRef shape) {
   DimVector sizes = infer_size(shape, self.numel());
   auto strides = view_strides(self.sizes(), self.strides(), sizes);
-  EMBER_CHECK(strides.has_value(), "view size is not compatible with input tensor's size and "
+  EMBER_CHECK(strides.has_value(),
+              "view size is not compatible with input tensor's size and "
               "stride (at least one dimension spans across two contiguous subspaces). Use "
-              ".reshape(...) instead. (input shape ", self.sizes(), ", requested ", shape, ")");
+              ".reshape(...) instead. (input shape ",
+              self.sizes(), ", requested ", shape, ")");
   DimVector in = shape_of(self);
   return make_view(self, sizes, *strides, self.storage_offset(), "ViewBackward0",
                    [in](const Tensor& g) { return reshape(g, in); });
@@ -82,8 +83,9 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
   int64_t n = self.dim();
   dim0 = maybe_wrap_dim(dim0, n);
   dim1 = maybe_wrap_dim(dim1, n);
-  if (n == 0) return make_view(self, {}, {}, self.storage_offset(), "TransposeBackward0",
-                               [](const Tensor& g) { return g; });
+  if (n == 0)
+    return make_view(self, {}, {}, self.storage_offset(), "TransposeBackward0",
+                     [](const Tensor& g) { return g; });
   DimVector sizes = shape_of(self), strides(self.strides());
   std::swap(sizes[size_t(dim0)], sizes[size_t(dim1)]);
   std::swap(strides[size_t(dim0)], strides[size_t(dim1)]);
@@ -98,16 +100,20 @@ Tensor t(const Tensor& self) {
 }
 
 Tensor matrix_transpose(const Tensor& self) {
-  EMBER_CHECK(self.dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. "
-              "Got ", self.dim(), "-D tensor.");
+  EMBER_CHECK(self.dim() >= 2,
+              "tensor.mT is only supported on matrices or batches of matrices. "
+              "Got ",
+              self.dim(), "-D tensor.");
   return transpose(self, -2, -1);
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
   int64_t n = self.dim();
-  EMBER_CHECK(int64_t(dims.size()) == n, "permute(sparse_coo): number of dimensions in the tensor "
-              "input does not match the length of the desired ordering of dimensions i.e. input.dim() = ",
-              n, " is not equal to len(dims) = ", dims.size());
+  EMBER_CHECK(
+      int64_t(dims.size()) == n,
+      "permute(sparse_coo): number of dimensions in the tensor "
+      "input does not match the length of the desired ordering of dimensions i.e. input.dim() = ",
+      n, " is not equal to len(dims) = ", dims.size());
   dim_mask(dims, n, "permute");
   DimVector sizes(static_cast<size_t>(n)), strides(static_cast<size_t>(n)),
       inverse(static_cast<size_t>(n));
@@ -213,8 +219,10 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   EMBER_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   dim = maybe_wrap_dim(dim, self.dim());
   int64_t size = self.sizes()[size_t(dim)];
-  EMBER_CHECK_INDEX(start >= -size && start <= size, "start out of range (expected to be in range "
-                    "of [", -size, ", ", size, "], but got ", start, ")");
+  EMBER_CHECK_INDEX(start >= -size && start <= size,
+                    "start out of range (expected to be in range "
+                    "of [",
+                    -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
   // length <= size - start: start + length could overflow past a huge length
   EMBER_CHECK(length >= 0 && length <= size - start, "start (", start, ") + length (", length,
@@ -258,22 +266,22 @@ std::vector<Tensor> piece_views(const Tensor& self, int64_t dim, IntArrayRef sta
   std::vector<Tensor> out;
   for (size_t i = 0; i < starts.size(); ++i) {
     if (!drop_dim) sizes[size_t(dim)] = lengths[i];
-    out.push_back(self.as_strided_view(sizes, strides,
-                                       self.storage_offset() + starts[i] * self.stride(dim)));
+    out.push_back(
+        self.as_strided_view(sizes, strides, self.storage_offset() + starts[i] * self.stride(dim)));
   }
   if (!out.empty() && autograd::any_requires_grad({&self})) {
     DimVector in = shape_of(self), st(starts), len(lengths);
-    autograd::record(node, {self}, out, [in, st, len, dim, drop_dim](FunctionNode&,
-                                                                      const variable_list& g) {
-      Tensor z;
-      for (size_t i = 0; i < g.size(); ++i) {
-        if (!g[i].defined()) continue;
-        if (!z.defined()) z = zeros(in, g[i].dtype());
-        Tensor part = drop_dim ? select(z, dim, st[i]) : narrow(z, dim, st[i], len[i]);
-        copy_(part, g[i]);
-      }
-      return variable_list{z};
-    });
+    autograd::record(
+        node, {self}, out, [in, st, len, dim, drop_dim](FunctionNode&, const variable_list& g) {
+          Tensor z;
+          for (size_t i = 0; i < g.size(); ++i) {
+            if (!g[i].defined()) continue;
+            if (!z.defined()) z = zeros(in, g[i].dtype());
+            Tensor part = drop_dim ? select(z, dim, st[i]) : narrow(z, dim, st[i], len[i]);
+            copy_(part, g[i]);
+          }
+          return variable_list{z};
+        });
   }
   for (const Tensor& v : out) mark_view(v, self);
   return out;
@@ -287,9 +295,9 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
   bool empty_view = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     EMBER_CHECK(sizes[i] >= 0, "as_strided: negative size ", sizes[i]);
-    EMBER_CHECK(strides[i] >= 0,
-                "as_strided: Negative strides are not supported at the moment, got strides: ",
-                strides);
+    EMBER_CHECK(
+        strides[i] >= 0,
+        "as_strided: Negative strides are not supported at the moment, got strides: ", strides);
     if (sizes[i] == 0) empty_view = true;
   }
   int64_t extent = extent_of(sizes, strides, offset);
@@ -307,8 +315,8 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
                      // read the labels through the view's geometry, and scatter-add the grad:
                      // correct even when windows overlap.
                      int64_t n = numel_of(in);
-                     int64_t span = std::max(extent_of(sz, st, offset),
-                                             extent_of(in, in_strides, in_offset));
+                     int64_t span =
+                         std::max(extent_of(sz, st, offset), extent_of(in, in_strides, in_offset));
                      Tensor labels = full({span}, Scalar(-1), kLong);
                      Tensor slots = as_strided(labels, in, in_strides, in_offset);
                      copy_(slots, reshape(arange(0, n, 1, kLong), in));
@@ -340,7 +348,8 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   if (self.dim() == 0) return reshape(self, {1});
   start_dim = maybe_wrap_dim(start_dim, self.dim());
   end_dim = maybe_wrap_dim(end_dim, self.dim());
-  EMBER_CHECK(start_dim <= end_dim, "flatten() has invalid args: start_dim cannot come after end_dim");
+  EMBER_CHECK(start_dim <= end_dim,
+              "flatten() has invalid args: start_dim cannot come after end_dim");
   DimVector sizes;
   for (int64_t d = 0; d < start_dim; ++d) sizes.push_back(self.sizes()[size_t(d)]);
   int64_t m = 1;
@@ -370,8 +379,9 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
   int64_t len = offset >= 0 ? std::max<int64_t>(std::min(s1, s2 - offset), 0)
                             : std::max<int64_t>(std::min(s1 + offset, s2), 0);
   int64_t start = self.storage_offset();
-  if (len > 0) start += offset >= 0 ? offset * self.strides()[size_t(dim2)]
-                                    : -offset * self.strides()[size_t(dim1)];
+  if (len > 0)
+    start += offset >= 0 ? offset * self.strides()[size_t(dim2)]
+                         : -offset * self.strides()[size_t(dim1)];
   DimVector sizes, strides;
   for (int64_t d = 0; d < n; ++d) {
     if (d == dim1 || d == dim2) continue;
@@ -392,9 +402,11 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 
 Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
   int64_t n = self.dim();
-  EMBER_CHECK(source.size() == destination.size(), "movedim: Invalid source or destination dims: "
-              "source (", source, " dims) should contain the same number of dims as destination (",
-              destination, " dims)");
+  EMBER_CHECK(source.size() == destination.size(),
+              "movedim: Invalid source or destination dims: "
+              "source (",
+              source, " dims) should contain the same number of dims as destination (", destination,
+              " dims)");
   uint64_t smask = dim_mask(source, n, "movedim");
   uint64_t dmask = dim_mask(destination, n, "movedim");
   DimVector order(static_cast<size_t>(n), -1);
@@ -422,7 +434,8 @@ Tensor sum_to(const Tensor& self, IntArrayRef shape) {
   int64_t lead = self.dim() - int64_t(shape.size());
   DimVector dims;
   for (int64_t d = 0; d < self.dim(); ++d)
-    if (d < lead || (shape[size_t(d - lead)] == 1 && self.sizes()[size_t(d)] != 1)) dims.push_back(d);
+    if (d < lead || (shape[size_t(d - lead)] == 1 && self.sizes()[size_t(d)] != 1))
+      dims.push_back(d);
   Tensor r = dims.empty() ? self : sum(self, dims, true, std::nullopt);
   if (lead > 0 || !r.sizes().equals(shape)) r = reshape(r, shape);
   return r;

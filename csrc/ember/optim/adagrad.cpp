@@ -10,11 +10,11 @@ Adagrad::Adagrad(std::vector<OptimizerParamGroup> param_groups, AdagradOptions d
     : Optimizer(std::move(param_groups), std::make_unique<AdagradOptions>(defaults)) {
   EMBER_CHECK_VALUE(defaults.lr() >= 0, "Invalid learning rate: ", defaults.lr());
   EMBER_CHECK_VALUE(defaults.lr_decay() >= 0, "Invalid lr_decay value: ", defaults.lr_decay());
-  EMBER_CHECK_VALUE(defaults.weight_decay() >= 0, "Invalid weight_decay value: ",
-                    defaults.weight_decay());
-  EMBER_CHECK_VALUE(defaults.initial_accumulator_value() >= 0,
-                    "Invalid initial_accumulator_value value: ",
-                    defaults.initial_accumulator_value());
+  EMBER_CHECK_VALUE(defaults.weight_decay() >= 0,
+                    "Invalid weight_decay value: ", defaults.weight_decay());
+  EMBER_CHECK_VALUE(
+      defaults.initial_accumulator_value() >= 0,
+      "Invalid initial_accumulator_value value: ", defaults.initial_accumulator_value());
   EMBER_CHECK_VALUE(defaults.eps() >= 0, "Invalid epsilon value: ", defaults.eps());
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const AdagradOptions&>(group.options());

@@ -48,9 +48,9 @@ void adam_groups(std::vector<OptimizerParamGroup>& groups,
     }
     if (params.empty()) continue;
     const auto [beta1, beta2] = o.betas();
-    detail::adam_step(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps,
-                      {o.lr(), beta1, beta2, o.eps(), o.weight_decay(), o.amsgrad(), o.maximize(),
-                       decoupled});
+    detail::adam_step(
+        params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps,
+        {o.lr(), beta1, beta2, o.eps(), o.weight_decay(), o.amsgrad(), o.maximize(), decoupled});
   }
 }
 

@@ -6,10 +6,10 @@
 #include <type_traits>
 
 #include "ember/autograd/grad_mode.h"
-#include "ember/core/parallel.h"
 #include "ember/core/dispatch_dtype.h"
-#include "ember/ops/creation.h"
+#include "ember/core/parallel.h"
 #include "ember/ops/copy.h"
+#include "ember/ops/creation.h"
 #include "ember/ops/view.h"
 
 // Note [Vectorized optimizer loops]
@@ -160,30 +160,32 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
     std::vector<const Tensor*> states;
     if (use_momentum) states.push_back(&momentum_buffers[i]);
     Operands ops("sgd", params[i], grads[i], states);
-    with_flags([&](auto has_wd, auto has_mom, auto is_first, auto nesterov) {
-      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-        using T = decltype(tag);
-        using A = acc_t<T>;
-        T* __restrict p = ops.ptr<T>(0);
-        const T* __restrict g = ops.ptr<T>(1);
-        T* __restrict m = has_mom ? ops.ptr<T>(2) : nullptr;
-        const A s = A(sgn), wd = A(cfg.weight_decay), mom = A(cfg.momentum);
-        const A damp = A(1 - cfg.dampening), neg_lr = A(-cfg.lr);
-        for (int64_t j = b; j < e; ++j) {
-          A d = s * A(g[j]);
-          if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
-          if constexpr (decltype(has_mom)::value) {
-            A buf;
-            if constexpr (decltype(is_first)::value) buf = A(T(d));
-            else buf = A(T(std::fma(d, damp, A(T(A(m[j]) * mom)))));
-            m[j] = T(buf);
-            if constexpr (decltype(nesterov)::value) d = std::fma(buf, mom, d);
-            else d = buf;
-          }
-          p[j] = T(std::fma(d, neg_lr, A(p[j])));
-        }
-      });
-    }, cfg.weight_decay != 0, use_momentum, first, cfg.nesterov);
+    with_flags(
+        [&](auto has_wd, auto has_mom, auto is_first, auto nesterov) {
+          ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+            using T = decltype(tag);
+            using A = acc_t<T>;
+            T* __restrict p = ops.ptr<T>(0);
+            const T* __restrict g = ops.ptr<T>(1);
+            T* __restrict m = has_mom ? ops.ptr<T>(2) : nullptr;
+            const A s = A(sgn), wd = A(cfg.weight_decay), mom = A(cfg.momentum);
+            const A damp = A(1 - cfg.dampening), neg_lr = A(-cfg.lr);
+            for (int64_t j = b; j < e; ++j) {
+              A d = s * A(g[j]);
+              if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
+              if constexpr (decltype(has_mom)::value) {
+                A buf;
+                if constexpr (decltype(is_first)::value) buf = A(T(d));
+                else buf = A(T(std::fma(d, damp, A(T(A(m[j]) * mom)))));
+                m[j] = T(buf);
+                if constexpr (decltype(nesterov)::value) d = std::fma(buf, mom, d);
+                else d = buf;
+              }
+              p[j] = T(std::fma(d, neg_lr, A(p[j])));
+            }
+          });
+        },
+        cfg.weight_decay != 0, use_momentum, first, cfg.nesterov);
     ops.finish();
   }
 }
@@ -206,37 +208,39 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
     const double bias_correction2 = 1 - std::pow(cfg.beta2, step);
     const double step_size = cfg.lr / bias_correction1;
     const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-    with_flags([&](auto coupled_wd, auto decoupled_wd, auto amsgrad) {
-      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-        using T = decltype(tag);
-        using A = acc_t<T>;
-        T* __restrict p = ops.ptr<T>(0);
-        const T* __restrict g = ops.ptr<T>(1);
-        T* __restrict m = ops.ptr<T>(2);
-        T* __restrict v = ops.ptr<T>(3);
-        T* __restrict vmax = amsgrad ? ops.ptr<T>(4) : nullptr;
-        const A s = A(sgn), wd = A(cfg.weight_decay), decay = A(1 - cfg.lr * cfg.weight_decay);
-        const A w1 = A(1 - cfg.beta1), beta2 = A(cfg.beta2), w2 = A(1 - cfg.beta2);
-        const A bc2 = A(bias_correction2_sqrt), eps = A(cfg.eps), neg_step = A(-step_size);
-        for (int64_t j = b; j < e; ++j) {
-          A d = s * A(g[j]);
-          A pj = A(p[j]);
-          if constexpr (decltype(decoupled_wd)::value) pj = A(T(pj * decay));
-          if constexpr (decltype(coupled_wd)::value) d = std::fma(pj, wd, d);
-          const A mj = A(T(lerp(A(m[j]), d, w1)));
-          A vj = A(T(std::fma(w2 * d, d, A(T(A(v[j]) * beta2)))));
-          m[j] = T(mj);
-          v[j] = T(vj);
-          if constexpr (decltype(amsgrad)::value) {
-            const A old = A(vmax[j]);
-            vj = ((old < vj) | (vj != vj)) ? vj : old;  // torch.maximum propagates NaN
-            vmax[j] = T(vj);
-          }
-          const A denom = A(T(A(T(std::sqrt(vj))) / bc2)) + eps;
-          p[j] = T(pj + (neg_step * mj) / A(T(denom)));
-        }
-      });
-    }, has_wd && !cfg.decoupled, has_wd && cfg.decoupled, cfg.amsgrad);
+    with_flags(
+        [&](auto coupled_wd, auto decoupled_wd, auto amsgrad) {
+          ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+            using T = decltype(tag);
+            using A = acc_t<T>;
+            T* __restrict p = ops.ptr<T>(0);
+            const T* __restrict g = ops.ptr<T>(1);
+            T* __restrict m = ops.ptr<T>(2);
+            T* __restrict v = ops.ptr<T>(3);
+            T* __restrict vmax = amsgrad ? ops.ptr<T>(4) : nullptr;
+            const A s = A(sgn), wd = A(cfg.weight_decay), decay = A(1 - cfg.lr * cfg.weight_decay);
+            const A w1 = A(1 - cfg.beta1), beta2 = A(cfg.beta2), w2 = A(1 - cfg.beta2);
+            const A bc2 = A(bias_correction2_sqrt), eps = A(cfg.eps), neg_step = A(-step_size);
+            for (int64_t j = b; j < e; ++j) {
+              A d = s * A(g[j]);
+              A pj = A(p[j]);
+              if constexpr (decltype(decoupled_wd)::value) pj = A(T(pj * decay));
+              if constexpr (decltype(coupled_wd)::value) d = std::fma(pj, wd, d);
+              const A mj = A(T(lerp(A(m[j]), d, w1)));
+              A vj = A(T(std::fma(w2 * d, d, A(T(A(v[j]) * beta2)))));
+              m[j] = T(mj);
+              v[j] = T(vj);
+              if constexpr (decltype(amsgrad)::value) {
+                const A old = A(vmax[j]);
+                vj = ((old < vj) | (vj != vj)) ? vj : old;  // torch.maximum propagates NaN
+                vmax[j] = T(vj);
+              }
+              const A denom = A(T(A(T(std::sqrt(vj))) / bc2)) + eps;
+              p[j] = T(pj + (neg_step * mj) / A(T(denom)));
+            }
+          });
+        },
+        has_wd && !cfg.decoupled, has_wd && cfg.decoupled, cfg.amsgrad);
     ops.finish();
   }
 }
@@ -257,41 +261,44 @@ void rmsprop_step(const std::vector<Tensor>& params, const std::vector<Tensor>& 
     if (use_momentum) states.push_back(&momentum_buffers[i]);
     Operands ops("rmsprop", params[i], grads[i], states);
     increment_step(steps[i]);
-    with_flags([&](auto has_wd, auto centered, auto has_mom) {
-      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-        using T = decltype(tag);
-        using A = acc_t<T>;
-        T* __restrict p = ops.ptr<T>(0);
-        const T* __restrict g = ops.ptr<T>(1);
-        T* __restrict sq = ops.ptr<T>(2);
-        T* __restrict ga = centered ? ops.ptr<T>(3) : nullptr;
-        T* __restrict buf = has_mom ? ops.ptr<T>(centered ? 4 : 3) : nullptr;
-        const A s = A(sgn), wd = A(cfg.weight_decay), alpha = A(cfg.alpha), w = A(1 - cfg.alpha);
-        const A eps = A(cfg.eps), mom = A(cfg.momentum), neg_lr = A(-cfg.lr);
-        for (int64_t j = b; j < e; ++j) {
-          A d = s * A(g[j]);
-          if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
-          const A sqj = A(T(std::fma(w * d, d, A(T(A(sq[j]) * alpha)))));
-          sq[j] = T(sqj);
-          A avg;
-          if constexpr (decltype(centered)::value) {
-            const A gaj = A(T(lerp(A(ga[j]), d, w)));
-            ga[j] = T(gaj);
-            avg = A(T(std::sqrt(A(T(std::fma(-gaj, gaj, sqj))))));
-          } else {
-            avg = A(T(std::sqrt(sqj)));
-          }
-          avg = A(T(avg + eps));
-          if constexpr (decltype(has_mom)::value) {
-            const A bj = A(T(A(T(A(buf[j]) * mom)) + d / avg));
-            buf[j] = T(bj);
-            p[j] = T(std::fma(bj, neg_lr, A(p[j])));
-          } else {
-            p[j] = T(A(p[j]) + (neg_lr * d) / avg);
-          }
-        }
-      });
-    }, cfg.weight_decay != 0, cfg.centered, use_momentum);
+    with_flags(
+        [&](auto has_wd, auto centered, auto has_mom) {
+          ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+            using T = decltype(tag);
+            using A = acc_t<T>;
+            T* __restrict p = ops.ptr<T>(0);
+            const T* __restrict g = ops.ptr<T>(1);
+            T* __restrict sq = ops.ptr<T>(2);
+            T* __restrict ga = centered ? ops.ptr<T>(3) : nullptr;
+            T* __restrict buf = has_mom ? ops.ptr<T>(centered ? 4 : 3) : nullptr;
+            const A s = A(sgn), wd = A(cfg.weight_decay), alpha = A(cfg.alpha),
+                    w = A(1 - cfg.alpha);
+            const A eps = A(cfg.eps), mom = A(cfg.momentum), neg_lr = A(-cfg.lr);
+            for (int64_t j = b; j < e; ++j) {
+              A d = s * A(g[j]);
+              if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
+              const A sqj = A(T(std::fma(w * d, d, A(T(A(sq[j]) * alpha)))));
+              sq[j] = T(sqj);
+              A avg;
+              if constexpr (decltype(centered)::value) {
+                const A gaj = A(T(lerp(A(ga[j]), d, w)));
+                ga[j] = T(gaj);
+                avg = A(T(std::sqrt(A(T(std::fma(-gaj, gaj, sqj))))));
+              } else {
+                avg = A(T(std::sqrt(sqj)));
+              }
+              avg = A(T(avg + eps));
+              if constexpr (decltype(has_mom)::value) {
+                const A bj = A(T(A(T(A(buf[j]) * mom)) + d / avg));
+                buf[j] = T(bj);
+                p[j] = T(std::fma(bj, neg_lr, A(p[j])));
+              } else {
+                p[j] = T(A(p[j]) + (neg_lr * d) / avg);
+              }
+            }
+          });
+        },
+        cfg.weight_decay != 0, cfg.centered, use_momentum);
     ops.finish();
   }
 }
@@ -305,24 +312,26 @@ void adagrad_step(const std::vector<Tensor>& params, const std::vector<Tensor>& 
     Operands ops("adagrad", params[i], grads[i], {&sums[i]});
     const double step = increment_step(steps[i]);
     const double clr = cfg.lr / (1 + (step - 1) * cfg.lr_decay);
-    with_flags([&](auto has_wd) {
-      ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
-        using T = decltype(tag);
-        using A = acc_t<T>;
-        T* __restrict p = ops.ptr<T>(0);
-        const T* __restrict g = ops.ptr<T>(1);
-        T* __restrict sum = ops.ptr<T>(2);
-        const A s = A(sgn), wd = A(cfg.weight_decay), eps = A(cfg.eps), neg_clr = A(-clr);
-        for (int64_t j = b; j < e; ++j) {
-          A d = s * A(g[j]);
-          if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
-          const A sj = A(T(std::fma(d, d, A(sum[j]))));
-          sum[j] = T(sj);
-          const A std_j = A(T(A(T(std::sqrt(sj))) + eps));
-          p[j] = T(A(p[j]) + (neg_clr * d) / std_j);
-        }
-      });
-    }, cfg.weight_decay != 0);
+    with_flags(
+        [&](auto has_wd) {
+          ops.run([&](auto tag, int64_t b, int64_t e) __attribute__((always_inline)) {
+            using T = decltype(tag);
+            using A = acc_t<T>;
+            T* __restrict p = ops.ptr<T>(0);
+            const T* __restrict g = ops.ptr<T>(1);
+            T* __restrict sum = ops.ptr<T>(2);
+            const A s = A(sgn), wd = A(cfg.weight_decay), eps = A(cfg.eps), neg_clr = A(-clr);
+            for (int64_t j = b; j < e; ++j) {
+              A d = s * A(g[j]);
+              if constexpr (decltype(has_wd)::value) d = std::fma(A(p[j]), wd, d);
+              const A sj = A(T(std::fma(d, d, A(sum[j]))));
+              sum[j] = T(sj);
+              const A std_j = A(T(A(T(std::sqrt(sj))) + eps));
+              p[j] = T(A(p[j]) + (neg_clr * d) / std_j);
+            }
+          });
+        },
+        cfg.weight_decay != 0);
     ops.finish();
   }
 }

@@ -10,16 +10,16 @@
 
 /// Declares a chainable option `name` of type T: `opts.name(v)` sets and returns *this,
 /// `opts.name()` reads (libtorch's TORCH_ARG).
-#define EMBER_ARG(T, name)                                   \
- public:                                                     \
-  inline auto name(const T& new_##name)->decltype(*this) {   \
-    this->name##_ = new_##name;                              \
-    return *this;                                            \
-  }                                                          \
-  inline const T& name() const noexcept { return name##_; }  \
-  inline T& name() noexcept { return name##_; }              \
-                                                             \
- private:                                                    \
+#define EMBER_ARG(T, name)                                  \
+ public:                                                    \
+  inline auto name(const T& new_##name)->decltype(*this) {  \
+    this->name##_ = new_##name;                             \
+    return *this;                                           \
+  }                                                         \
+  inline const T& name() const noexcept { return name##_; } \
+  inline T& name() noexcept { return name##_; }             \
+                                                            \
+ private:                                                   \
   T name##_
 
 namespace ember::optim {

@@ -11,8 +11,8 @@ RMSprop::RMSprop(std::vector<OptimizerParamGroup> param_groups, RMSpropOptions d
   EMBER_CHECK_VALUE(defaults.lr() >= 0, "Invalid learning rate: ", defaults.lr());
   EMBER_CHECK_VALUE(defaults.eps() >= 0, "Invalid epsilon value: ", defaults.eps());
   EMBER_CHECK_VALUE(defaults.momentum() >= 0, "Invalid momentum value: ", defaults.momentum());
-  EMBER_CHECK_VALUE(defaults.weight_decay() >= 0, "Invalid weight_decay value: ",
-                    defaults.weight_decay());
+  EMBER_CHECK_VALUE(defaults.weight_decay() >= 0,
+                    "Invalid weight_decay value: ", defaults.weight_decay());
   EMBER_CHECK_VALUE(defaults.alpha() >= 0, "Invalid alpha value: ", defaults.alpha());
 }
 
@@ -37,9 +37,9 @@ Tensor RMSprop::step(LossClosure closure) {
       if (o.momentum() > 0) buffers.push_back(s.momentum_buffer());
       if (o.centered()) grad_avgs.push_back(s.grad_avg());
     }
-    detail::rmsprop_step(params, grads, square_avgs, grad_avgs, buffers, steps,
-                         {o.lr(), o.alpha(), o.eps(), o.weight_decay(), o.momentum(), o.centered(),
-                          o.maximize()});
+    detail::rmsprop_step(
+        params, grads, square_avgs, grad_avgs, buffers, steps,
+        {o.lr(), o.alpha(), o.eps(), o.weight_decay(), o.momentum(), o.centered(), o.maximize()});
   }
   return loss;
 }

@@ -9,8 +9,8 @@ SGD::SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<SGDOptions>(defaults)) {
   EMBER_CHECK_VALUE(defaults.lr() >= 0, "Invalid learning rate: ", defaults.lr());
   EMBER_CHECK_VALUE(defaults.momentum() >= 0, "Invalid momentum value: ", defaults.momentum());
-  EMBER_CHECK_VALUE(defaults.weight_decay() >= 0, "Invalid weight_decay value: ",
-                    defaults.weight_decay());
+  EMBER_CHECK_VALUE(defaults.weight_decay() >= 0,
+                    "Invalid weight_decay value: ", defaults.weight_decay());
   EMBER_CHECK_VALUE(!defaults.nesterov() || (defaults.momentum() > 0 && defaults.dampening() == 0),
                     "Nesterov momentum requires a momentum and zero dampening");
 }
@@ -30,9 +30,9 @@ Tensor SGD::step(LossClosure closure) {
         buffers.push_back(states.back()->momentum_buffer());
       }
     }
-    detail::sgd_step(params, grads, buffers,
-                     {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(),
-                      o.maximize()});
+    detail::sgd_step(
+        params, grads, buffers,
+        {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), o.maximize()});
     for (size_t i = 0; i < states.size(); ++i) states[i]->momentum_buffer(buffers[i]);
   }
   return loss;

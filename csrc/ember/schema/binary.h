@@ -5,10 +5,11 @@
 namespace ember::op {
 
 // A binary op over two tensors and its in-place form, with torch's overload names.
-#define EMBER_DECLARE_BINARY_OP(name, overload, inplace_overload)                            \
-  EMBER_DECLARE_OP(name, #name overload "(Tensor self, Tensor other) -> Tensor",              \
-                   Tensor(const Tensor&, const Tensor&));                                     \
-  EMBER_DECLARE_OP(name##_, #name "_" inplace_overload "(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+#define EMBER_DECLARE_BINARY_OP(name, overload, inplace_overload)                              \
+  EMBER_DECLARE_OP(name, #name overload "(Tensor self, Tensor other) -> Tensor",               \
+                   Tensor(const Tensor&, const Tensor&));                                      \
+  EMBER_DECLARE_OP(name##_,                                                                    \
+                   #name "_" inplace_overload "(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
                    Tensor&(Tensor&, const Tensor&))
 EMBER_DECLARE_BINARY_OP(mul, ".Tensor", ".Tensor");
 EMBER_DECLARE_BINARY_OP(true_divide, ".Tensor", ".Tensor");
@@ -44,11 +45,13 @@ EMBER_DECLARE_OP(pow_, "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(
                  Tensor&(Tensor&, const Tensor&));
 EMBER_DECLARE_OP(add, "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                  Tensor(const Tensor&, const Tensor&, const Scalar&));
-EMBER_DECLARE_OP(add_, "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+EMBER_DECLARE_OP(add_,
+                 "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
                  Tensor&(Tensor&, const Tensor&, const Scalar&));
 EMBER_DECLARE_OP(sub, "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                  Tensor(const Tensor&, const Tensor&, const Scalar&));
-EMBER_DECLARE_OP(sub_, "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+EMBER_DECLARE_OP(sub_,
+                 "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
                  Tensor&(Tensor&, const Tensor&, const Scalar&));
 EMBER_DECLARE_OP(where, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
                  Tensor(const Tensor&, const Tensor&, const Tensor&));

@@ -4,7 +4,8 @@
 
 namespace ember::op {
 
-EMBER_DECLARE_OP(_arange_fill, "_arange_fill(Tensor(a!) self, Scalar start, Scalar step) -> Tensor(a!)",
+EMBER_DECLARE_OP(_arange_fill,
+                 "_arange_fill(Tensor(a!) self, Scalar start, Scalar step) -> Tensor(a!)",
                  Tensor&(Tensor&, const Scalar&, const Scalar&));
 
 }  // namespace ember::op

@@ -4,19 +4,30 @@
 
 namespace ember::op {
 
-EMBER_DECLARE_OP(uniform_, "uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)",
+EMBER_DECLARE_OP(uniform_,
+                 "uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? "
+                 "generator=None) -> Tensor(a!)",
                  Tensor&(Tensor&, double, double, const std::shared_ptr<Generator>&));
-EMBER_DECLARE_OP(normal_, "normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)",
+EMBER_DECLARE_OP(normal_,
+                 "normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? "
+                 "generator=None) -> Tensor(a!)",
                  Tensor&(Tensor&, double, double, const std::shared_ptr<Generator>&));
-EMBER_DECLARE_OP(bernoulli_, "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
-                 Tensor&(Tensor&, double, const std::shared_ptr<Generator>&));
-EMBER_DECLARE_OP(random_, "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
-                 Tensor&(Tensor&, int64_t, std::optional<int64_t>, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(
+    bernoulli_,
+    "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
+    Tensor&(Tensor&, double, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(
+    random_,
+    "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
+    Tensor&(Tensor&, int64_t, std::optional<int64_t>, const std::shared_ptr<Generator>&));
 EMBER_DECLARE_OP(bernoulli, "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
                  Tensor(const Tensor&, const std::shared_ptr<Generator>&));
-EMBER_DECLARE_OP(multinomial, "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
+EMBER_DECLARE_OP(multinomial,
+                 "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, "
+                 "Generator? generator=None) -> Tensor",
                  Tensor(const Tensor&, int64_t, bool, const std::shared_ptr<Generator>&));
-EMBER_DECLARE_OP(_randperm_fill, "_randperm_fill(Tensor(a!) self, Generator? generator) -> Tensor(a!)",
+EMBER_DECLARE_OP(_randperm_fill,
+                 "_randperm_fill(Tensor(a!) self, Generator? generator) -> Tensor(a!)",
                  Tensor&(Tensor&, const std::shared_ptr<Generator>&));
 
 }  // namespace ember::op

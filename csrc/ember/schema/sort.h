@@ -1,24 +1,37 @@
 #pragma once
-// Sorting, selection and counting: operator declarations (Note [Op schemas] in dispatch/op_schema.h).
+// Sorting, selection and counting: operator declarations (Note [Op schemas] in
+// dispatch/op_schema.h).
 #include "ember/dispatch/dispatcher.h"
 
 namespace ember::op {
 
-EMBER_DECLARE_OP(sort, "sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> (Tensor values, Tensor indices)",
+EMBER_DECLARE_OP(sort,
+                 "sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> "
+                 "(Tensor values, Tensor indices)",
                  std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool));
-EMBER_DECLARE_OP(topk, "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+EMBER_DECLARE_OP(topk,
+                 "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+                 "(Tensor values, Tensor indices)",
                  std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool, bool));
-EMBER_DECLARE_OP(kthvalue, "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+EMBER_DECLARE_OP(kthvalue,
+                 "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor "
+                 "values, Tensor indices)",
                  std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool));
-EMBER_DECLARE_OP(median_dim, "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-                 std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool));
-EMBER_DECLARE_OP(median, "median(Tensor self) -> Tensor",
-                 Tensor(const Tensor&));
-EMBER_DECLARE_OP(mode, "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
-                 std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool));
-EMBER_DECLARE_OP(unique, "_unique.ember(Tensor self, bool sorted, bool return_inverse, bool return_counts, int? dim) -> (Tensor output, Tensor inverse_indices, Tensor counts)",
-                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool, bool, std::optional<int64_t>));
-EMBER_DECLARE_OP(bincount, "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
+EMBER_DECLARE_OP(
+    median_dim,
+    "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+    std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool));
+EMBER_DECLARE_OP(median, "median(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(
+    mode, "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+    std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool));
+EMBER_DECLARE_OP(unique,
+                 "_unique.ember(Tensor self, bool sorted, bool return_inverse, bool return_counts, "
+                 "int? dim) -> (Tensor output, Tensor inverse_indices, Tensor counts)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool, bool,
+                                                    std::optional<int64_t>));
+EMBER_DECLARE_OP(bincount,
+                 "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
                  Tensor(const Tensor&, const std::optional<Tensor>&, int64_t));
 EMBER_DECLARE_OP(histc, "histc(Tensor self, int bins=100, float min=0, float max=0) -> Tensor",
                  Tensor(const Tensor&, int64_t, double, double));

@@ -55,9 +55,15 @@ class Writer {
     EMBER_CHECK(depth <= kMaxDepth, "ember.save: the object nests deeper than ", kMaxDepth,
                 " levels");
     switch (v.kind) {
-      case Value::Kind::None: out += "null"; return;
-      case Value::Kind::Bool: out += v.b ? "true" : "false"; return;
-      case Value::Kind::Int: out += std::to_string(v.i); return;
+      case Value::Kind::None:
+        out += "null";
+        return;
+      case Value::Kind::Bool:
+        out += v.b ? "true" : "false";
+        return;
+      case Value::Kind::Int:
+        out += std::to_string(v.i);
+        return;
       case Value::Kind::Double: {
         // C99 hex floats are exact; strtod reads them back, and inf/nan too.
         char buf[64];
@@ -65,7 +71,9 @@ class Writer {
         out += "{\"float\":\"" + std::string(buf) + "\"}";
         return;
       }
-      case Value::Kind::String: append_json_string(out, v.s); return;
+      case Value::Kind::String:
+        append_json_string(out, v.s);
+        return;
       case Value::Kind::Tensor:
         out += "{\"tensor\":" + std::to_string(tensor_index(v.tensor)) + "}";
         return;
@@ -209,12 +217,18 @@ class Reader {
  private:
   Value node(const Json& j) {
     switch (j.kind) {
-      case Json::Kind::Null: return Value();
-      case Json::Kind::Bool: return Value::from_bool(j.b);
-      case Json::Kind::Int: return Value::from_int(j.i);
-      case Json::Kind::String: return Value::from_string(j.s);
-      case Json::Kind::Array: corrupt("bare array in tree");
-      case Json::Kind::Object: break;
+      case Json::Kind::Null:
+        return Value();
+      case Json::Kind::Bool:
+        return Value::from_bool(j.b);
+      case Json::Kind::Int:
+        return Value::from_int(j.i);
+      case Json::Kind::String:
+        return Value::from_string(j.s);
+      case Json::Kind::Array:
+        corrupt("bare array in tree");
+      case Json::Kind::Object:
+        break;
     }
     if (j.fields.empty()) corrupt("empty node");
     const auto& [tag, body] = j.fields.front();

@@ -28,8 +28,8 @@ class Parser {
   }
 
   void skip_ws() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r' ||
-                                   text_[pos_] == '\n'))
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\r' || text_[pos_] == '\n'))
       ++pos_;
   }
 
@@ -126,14 +126,29 @@ class Parser {
       switch (e) {
         case '"':
         case '\\':
-        case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': append_utf8(out, code_point()); break;
-        default: fail("bad escape");
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u':
+          append_utf8(out, code_point());
+          break;
+        default:
+          fail("bad escape");
       }
     }
   }
@@ -144,14 +159,10 @@ class Parser {
     for (int k = 0; k < 4; ++k) {
       char c = text_[pos_++];
       v <<= 4;
-      if (c >= '0' && c <= '9')
-        v |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f')
-        v |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F')
-        v |= uint32_t(c - 'A' + 10);
-      else
-        fail("bad \\u escape");
+      if (c >= '0' && c <= '9') v |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= uint32_t(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= uint32_t(c - 'A' + 10);
+      else fail("bad \\u escape");
     }
     return v;
   }

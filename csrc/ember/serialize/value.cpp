@@ -91,15 +91,24 @@ const Value& Value::at(const std::string& key) const {
 
 const char* kind_name(Value::Kind k) {
   switch (k) {
-    case Value::Kind::None: return "None";
-    case Value::Kind::Bool: return "bool";
-    case Value::Kind::Int: return "int";
-    case Value::Kind::Double: return "float";
-    case Value::Kind::String: return "str";
-    case Value::Kind::Tensor: return "tensor";
-    case Value::Kind::List: return "list";
-    case Value::Kind::Tuple: return "tuple";
-    case Value::Kind::Dict: return "dict";
+    case Value::Kind::None:
+      return "None";
+    case Value::Kind::Bool:
+      return "bool";
+    case Value::Kind::Int:
+      return "int";
+    case Value::Kind::Double:
+      return "float";
+    case Value::Kind::String:
+      return "str";
+    case Value::Kind::Tensor:
+      return "tensor";
+    case Value::Kind::List:
+      return "list";
+    case Value::Kind::Tuple:
+      return "tuple";
+    case Value::Kind::Dict:
+      return "dict";
   }
   return "?";
 }

@@ -20,7 +20,17 @@ from .._C import Tensor
 from .._device import CPU
 from .._type_info import scalar_type_name
 from . import (
-    attributes, elementwise, index, linalg, nn, products, random, reduce, shape, sort, tensor,
+    attributes,
+    elementwise,
+    index,
+    linalg,
+    nn,
+    products,
+    random,
+    reduce,
+    shape,
+    sort,
+    tensor,
 )
 
 
@@ -31,7 +41,7 @@ def _method_sig(fn, name):
         line = line.strip()
         typed = ": " in line.split(")")[0] or line.endswith("-> object")  # nanobind's lines
         if line.startswith(name + "(") and not typed:
-            params, _, ret = line[len(name) + 1:].partition(")")
+            params, _, ret = line[len(name) + 1 :].partition(")")
             params = [p for p in params.split(", ") if p != "out=None"][1:]
             if params and params[-1] == "*":
                 params.pop()
@@ -76,8 +86,10 @@ def _caster(name, dtype_name):
         return self if self.dtype == target else _C._to_dtype(self, target, False)
 
     cast.__name__ = name
-    cast.__doc__ = (f"{name}(memory_format=torch.preserve_format) -> Tensor\n\n"
-                    f"self as {dtype_name} (self itself when it already is).")
+    cast.__doc__ = (
+        f"{name}(memory_format=torch.preserve_format) -> Tensor\n\n"
+        f"self as {dtype_name} (self itself when it already is)."
+    )
     return cast
 
 
@@ -224,67 +236,149 @@ FILL = {
     "register_post_accumulate_grad_hook": tensor._register_post_accumulate_grad_hook,
 }
 
-for _name, _params in (("transpose_", "dim0, dim1"), ("swapaxes_", "axis0, axis1"),
-                      ("swapdims_", "dim0, dim1"), ("t_", "")):
-    FILL[_name].__doc__ = (f"{_name}({_params}) -> Tensor\n\nIn-place form of {_name[:-1]}(): "
-                           "self takes the view's sizes and strides.")
+for _name, _params in (
+    ("transpose_", "dim0, dim1"),
+    ("swapaxes_", "axis0, axis1"),
+    ("swapdims_", "dim0, dim1"),
+    ("t_", ""),
+):
+    FILL[_name].__doc__ = (
+        f"{_name}({_params}) -> Tensor\n\nIn-place form of {_name[:-1]}(): "
+        "self takes the view's sizes and strides."
+    )
 del _name, _params
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {
-    "addbmm": products.addbmm, "addmv": products.addmv, "addr": products.addr,
-    "adjoint": products.adjoint, "cross": products.cross, "kron": products.kron,
-    "trace": products.trace, "vdot": products.vdot,
-    "aminmax": reduce.aminmax, "corrcoef": reduce.corrcoef, "cov": reduce.cov,
-    "dist": reduce.dist, "histogram": reduce.histogram,
-    "nanmean": reduce.nanmean, "nansum": reduce.nansum, "renorm": reduce.renorm,
-    "msort": sort.msort, "nanmedian": sort.nanmedian, "nanquantile": sort.nanquantile,
-    "quantile": sort.quantile, "unique_consecutive": sort.unique_consecutive,
-    "angle": elementwise.angle, "conj": elementwise.conj,
-    "conj_physical": elementwise.conj_physical, "deg2rad": elementwise.deg2rad,
-    "float_power": elementwise.float_power, "frexp": elementwise.frexp,
-    "gcd": elementwise.gcd, "heaviside": elementwise.heaviside,
-    "is_conj": elementwise.is_conj, "is_neg": elementwise.is_neg,
-    "isreal": elementwise.isreal, "lcm": elementwise.lcm, "ldexp": elementwise.ldexp,
-    "logaddexp": elementwise.logaddexp, "logaddexp2": elementwise.logaddexp2,
-    "logit": elementwise.logit, "mvlgamma": elementwise.mvlgamma,
-    "nextafter": elementwise.nextafter, "positive": elementwise.positive,
-    "rad2deg": elementwise.rad2deg, "real": elementwise.real,
-    "resolve_conj": elementwise.resolve_conj, "resolve_neg": elementwise.resolve_neg,
-    "sgn": elementwise.sgn, "xlogy": elementwise.xlogy,
-    "digamma": _C.digamma, "i0": _C.i0, "lgamma": _C.lgamma,
-    "diag_embed": shape.diag_embed, "diagflat": shape.diagflat, "diff": shape.diff,
-    "dsplit": shape.dsplit, "hsplit": shape.hsplit, "ravel": shape.ravel,
-    "rot90": shape.rot90, "tensor_split": shape.tensor_split, "vsplit": shape.vsplit,
-    "diagonal_scatter": index.diagonal_scatter, "index_copy": index.index_copy,
-    "masked_scatter": index.masked_scatter, "put": index.put,
-    "select_scatter": index.select_scatter, "slice_scatter": index.slice_scatter,
+    "addbmm": products.addbmm,
+    "addmv": products.addmv,
+    "addr": products.addr,
+    "adjoint": products.adjoint,
+    "cross": products.cross,
+    "kron": products.kron,
+    "trace": products.trace,
+    "vdot": products.vdot,
+    "aminmax": reduce.aminmax,
+    "corrcoef": reduce.corrcoef,
+    "cov": reduce.cov,
+    "dist": reduce.dist,
+    "histogram": reduce.histogram,
+    "nanmean": reduce.nanmean,
+    "nansum": reduce.nansum,
+    "renorm": reduce.renorm,
+    "msort": sort.msort,
+    "nanmedian": sort.nanmedian,
+    "nanquantile": sort.nanquantile,
+    "quantile": sort.quantile,
+    "unique_consecutive": sort.unique_consecutive,
+    "angle": elementwise.angle,
+    "conj": elementwise.conj,
+    "conj_physical": elementwise.conj_physical,
+    "deg2rad": elementwise.deg2rad,
+    "float_power": elementwise.float_power,
+    "frexp": elementwise.frexp,
+    "gcd": elementwise.gcd,
+    "heaviside": elementwise.heaviside,
+    "is_conj": elementwise.is_conj,
+    "is_neg": elementwise.is_neg,
+    "isreal": elementwise.isreal,
+    "lcm": elementwise.lcm,
+    "ldexp": elementwise.ldexp,
+    "logaddexp": elementwise.logaddexp,
+    "logaddexp2": elementwise.logaddexp2,
+    "logit": elementwise.logit,
+    "mvlgamma": elementwise.mvlgamma,
+    "nextafter": elementwise.nextafter,
+    "positive": elementwise.positive,
+    "rad2deg": elementwise.rad2deg,
+    "real": elementwise.real,
+    "resolve_conj": elementwise.resolve_conj,
+    "resolve_neg": elementwise.resolve_neg,
+    "sgn": elementwise.sgn,
+    "xlogy": elementwise.xlogy,
+    "digamma": _C.digamma,
+    "i0": _C.i0,
+    "lgamma": _C.lgamma,
+    "diag_embed": shape.diag_embed,
+    "diagflat": shape.diagflat,
+    "diff": shape.diff,
+    "dsplit": shape.dsplit,
+    "hsplit": shape.hsplit,
+    "ravel": shape.ravel,
+    "rot90": shape.rot90,
+    "tensor_split": shape.tensor_split,
+    "vsplit": shape.vsplit,
+    "diagonal_scatter": index.diagonal_scatter,
+    "index_copy": index.index_copy,
+    "masked_scatter": index.masked_scatter,
+    "put": index.put,
+    "select_scatter": index.select_scatter,
+    "slice_scatter": index.slice_scatter,
     "take_along_dim": index.take_along_dim,
-    "cholesky": linalg.cholesky, "cholesky_inverse": linalg.cholesky_inverse,
-    "cholesky_solve": linalg.cholesky_solve, "det": linalg.det, "inverse": linalg.inverse,
-    "logdet": linalg.logdet, "lu": linalg.lu, "matrix_exp": linalg.matrix_exp,
-    "matrix_power": linalg.matrix_power, "pinverse": linalg.pinverse, "qr": linalg.qr,
-    "slogdet": linalg.slogdet, "svd": linalg.svd, "triangular_solve": linalg.triangular_solve,
+    "cholesky": linalg.cholesky,
+    "cholesky_inverse": linalg.cholesky_inverse,
+    "cholesky_solve": linalg.cholesky_solve,
+    "det": linalg.det,
+    "inverse": linalg.inverse,
+    "logdet": linalg.logdet,
+    "lu": linalg.lu,
+    "matrix_exp": linalg.matrix_exp,
+    "matrix_power": linalg.matrix_power,
+    "pinverse": linalg.pinverse,
+    "qr": linalg.qr,
+    "slogdet": linalg.slogdet,
+    "svd": linalg.svd,
+    "triangular_solve": linalg.triangular_solve,
 }
 
 # t.name_(...) computes name(t, ...) and copies it into t.
 FORWARD_INPLACE = {
-    "addbmm": products.addbmm, "addmv": products.addmv, "addr": products.addr,
-    "cumprod": _C.cumprod, "deg2rad": elementwise.deg2rad, "digamma": _C.digamma,
-    "float_power": elementwise.float_power, "gcd": elementwise.gcd,
-    "heaviside": elementwise.heaviside, "i0": _C.i0, "index_copy": index.index_copy,
-    "lcm": elementwise.lcm, "ldexp": elementwise.ldexp, "lgamma": _C.lgamma,
-    "logit": elementwise.logit, "masked_scatter": index.masked_scatter,
-    "mvlgamma": elementwise.mvlgamma, "nan_to_num": _C.nan_to_num, "put": index.put,
-    "rad2deg": elementwise.rad2deg, "renorm": reduce.renorm, "sgn": elementwise.sgn,
-    "xlogy": elementwise.xlogy, "nextafter": elementwise.nextafter,
+    "addbmm": products.addbmm,
+    "addmv": products.addmv,
+    "addr": products.addr,
+    "cumprod": _C.cumprod,
+    "deg2rad": elementwise.deg2rad,
+    "digamma": _C.digamma,
+    "float_power": elementwise.float_power,
+    "gcd": elementwise.gcd,
+    "heaviside": elementwise.heaviside,
+    "i0": _C.i0,
+    "index_copy": index.index_copy,
+    "lcm": elementwise.lcm,
+    "ldexp": elementwise.ldexp,
+    "lgamma": _C.lgamma,
+    "logit": elementwise.logit,
+    "masked_scatter": index.masked_scatter,
+    "mvlgamma": elementwise.mvlgamma,
+    "nan_to_num": _C.nan_to_num,
+    "put": index.put,
+    "rad2deg": elementwise.rad2deg,
+    "renorm": reduce.renorm,
+    "sgn": elementwise.sgn,
+    "xlogy": elementwise.xlogy,
+    "nextafter": elementwise.nextafter,
 }
 
 ALIASES = {
-    "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh", "arcsinh": "asinh",
-    "arctanh": "atanh", "arctan2": "atan2", "clip": "clamp", "absolute": "abs", "negative": "neg",
-    "multiply": "mul", "divide": "div", "subtract": "sub", "greater": "gt",
-    "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne", "fix": "trunc",
+    "arccos": "acos",
+    "arcsin": "asin",
+    "arctan": "atan",
+    "arccosh": "acosh",
+    "arcsinh": "asinh",
+    "arctanh": "atanh",
+    "arctan2": "atan2",
+    "clip": "clamp",
+    "absolute": "abs",
+    "negative": "neg",
+    "multiply": "mul",
+    "divide": "div",
+    "subtract": "sub",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
+    "fix": "trunc",
 }
 
 

@@ -1,6 +1,6 @@
 """Helpers the op families share."""
 
-from .._C import get_default_dtype, result_type, Tensor
+from .._C import Tensor, get_default_dtype, result_type
 from .creation import full, scalar_tensor, tensor
 
 

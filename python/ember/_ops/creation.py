@@ -6,7 +6,7 @@ import sys
 import warnings
 
 from .. import _C
-from .._C import bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt, Tensor
+from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
 from .._device import check_device
 
 __all__ = [
@@ -92,6 +92,7 @@ def as_tensor(data, dtype=None, device=None):
         if t is not None and all(s >= 0 for s in data.strides):
             return t if dtype is None or t.dtype == dtype else t.to(dtype)
     return _C._tensor(data, dtype)
+
 
 asarray = as_tensor
 
@@ -359,10 +360,9 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
         device=None, requires_grad=False) -> Tensor
 
     The Kaiser window with shape parameter beta, from the Bessel function I0."""
+
     def kaiser(k, d):
         r = 2 * k / d - 1
-        return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(
-            tensor(float(beta), dtype=float64)
-        )
+        return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(tensor(float(beta), dtype=float64))
 
     return _window("kaiser_window", window_length, periodic, dtype, kaiser)

@@ -4,14 +4,34 @@ complex-number no-ops of a real-only library."""
 import builtins
 import math
 
-from .. import _C
+from .. import _C, return_types
 from .._C import (
-    acos, acosh, asin, asinh, atan, atanh, bfloat16, broadcast_tensors, exp, exp2, float16,
-    float64, from_numpy, get_default_dtype, isinf, isnan, lgamma, log, log1p, maximum, polygamma,
-    promote_types, result_type, sin, stack, sub,
+    Tensor,
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    broadcast_tensors,
+    exp,
+    exp2,
+    float64,
+    from_numpy,
+    get_default_dtype,
+    isinf,
+    isnan,
+    lerp,
+    lgamma,
+    log,
+    log1p,
+    maximum,
+    polygamma,
+    promote_types,
+    result_type,
+    stack,
+    sub,
 )
-from .. import return_types
-from .._C import lerp, Tensor
 from .._type_info import scalar_type_name
 from ._util import _float, _t
 from .creation import full, ones, ones_like, zeros
@@ -256,6 +276,7 @@ def conj(input):
     The complex conjugate; a real tensor is returned as it is."""
     return input
 
+
 conj_physical = resolve_conj = resolve_neg = conj
 
 
@@ -264,6 +285,7 @@ def is_conj(input):
 
     Always False: real tensors carry no conjugate bit."""
     return False
+
 
 is_neg = is_conj
 
@@ -307,6 +329,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
     True if isclose holds for every element pair."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
 
 # NumPy-style names torch keeps for its inverse trigonometric functions.
 arccos, arccosh, arcsin, arcsinh = acos, acosh, asin, asinh

@@ -5,7 +5,7 @@ import builtins
 import operator
 
 from .. import _C
-from .._C import broadcast_shapes, from_numpy, int64, isnan, Tensor
+from .._C import Tensor, broadcast_shapes, from_numpy, int64, isnan
 from .creation import tensor
 
 __all__ = [

@@ -14,11 +14,22 @@ _TOP_INPLACE = (
 
 # torch's parameters of each after `input`, for the docstrings (none where absent).
 _ARGS = {
-    "clamp_": "min=None, max=None", "clip_": "min=None, max=None", "clamp_max_": "max",
-    "clamp_min_": "min", "fill_": "value", "gcd_": "other", "lcm_": "other", "ldexp_": "other",
-    "logit_": "eps=None", "nan_to_num_": "nan=0.0, posinf=None, neginf=None",
-    "round_": "decimals=0", "xlogy_": "other", "index_put_": "indices, values, accumulate=False",
-    "clamp_max": "max", "clamp_min": "min", "fill": "value",
+    "clamp_": "min=None, max=None",
+    "clip_": "min=None, max=None",
+    "clamp_max_": "max",
+    "clamp_min_": "min",
+    "fill_": "value",
+    "gcd_": "other",
+    "lcm_": "other",
+    "ldexp_": "other",
+    "logit_": "eps=None",
+    "nan_to_num_": "nan=0.0, posinf=None, neginf=None",
+    "round_": "decimals=0",
+    "xlogy_": "other",
+    "index_put_": "indices, values, accumulate=False",
+    "clamp_max": "max",
+    "clamp_min": "min",
+    "fill": "value",
 }
 _SENTENCES = {
     "detach": "A new tensor sharing input's data, cut off from the autograd graph.",
@@ -50,7 +61,6 @@ def _top(name):
     fn.__name__ = name
     fn.__doc__ = _doc(name)
     return fn
-
 
 
 __all__ = list(_TOP_INPLACE)

@@ -1,8 +1,8 @@
 """torch's top-level linear algebra over ember.linalg's factorizations (det, inverse, svd, qr,
 cholesky and LU forms)."""
 
-from . import creation as _creation
 from .. import linalg, return_types
+from . import creation as _creation
 from .creation import full, zeros
 from .index import where
 

@@ -68,8 +68,9 @@ def constant_pad_nd(input, pad, value=0):
 
 
 # Top-level names torch has (torch.selu, torch.dropout, ...) with torch's positional orders.
-def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
-               cudnn_enabled=True):
+def batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True
+):
     """batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
         cudnn_enabled) -> Tensor
 
@@ -93,14 +94,24 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     return _nn.group_norm(input, num_groups, weight, bias, eps)
 
 
-def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
-                  cudnn_enabled=True):
+def instance_norm(
+    input,
+    weight,
+    bias,
+    running_mean,
+    running_var,
+    use_input_stats,
+    momentum,
+    eps,
+    cudnn_enabled=True,
+):
     """instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
         cudnn_enabled) -> Tensor
 
     Instance normalization with torch's top-level argument order."""
-    return _nn.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
-                             momentum, eps)
+    return _nn.instance_norm(
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps
+    )
 
 
 selu, selu_, celu, celu_ = _nn.selu, _nn.selu_, _nn.celu, _nn.celu_

@@ -5,7 +5,7 @@ import builtins
 import math
 
 from .. import _C
-from .._C import addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack, Tensor
+from .._C import Tensor, addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack
 from .creation import zeros
 
 __all__ = [

@@ -3,7 +3,7 @@
 import math
 
 from .. import _C
-from .._C import ceil, erfinv, exp, float64, log1p, tan, Tensor, uint8
+from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan, uint8
 from .._device import check_device
 from ..autograd.grad_mode import no_grad
 from .creation import _finish, _like, _size, empty, empty_like, tensor
@@ -55,7 +55,14 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
 
 
 def randint(
-    low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+    low=0,
+    high=None,
+    size=None,
+    *,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
     **_,
 ):
     """randint(low=0, high, size, *, generator=None, out=None, dtype=None, layout=torch.strided,

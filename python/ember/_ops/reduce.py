@@ -2,7 +2,7 @@
 forms, covariance, histograms."""
 
 from .. import _C, return_types
-from .._C import broadcast_shapes, exp, isinf, isnan, log, mm, Tensor
+from .._C import Tensor, broadcast_shapes, isnan, mm
 from .._type_info import scalar_type_name
 from ._util import _float
 from .creation import full, linspace, ones, ones_like, zeros

@@ -7,7 +7,7 @@ import itertools
 import math
 
 from .. import _C
-from .._C import cat, hstack, int64, meshgrid, promote_types, stack, Tensor
+from .._C import Tensor, cat, hstack, int64, meshgrid, promote_types, stack
 from .creation import empty, eye, tensor, zeros
 from .index import where
 

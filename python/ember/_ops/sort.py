@@ -2,7 +2,7 @@
 values."""
 
 from .. import _C, return_types
-from .._C import cat, int64, isnan, Tensor
+from .._C import Tensor, cat, int64, isnan
 from .creation import full, ones_like, tensor, zeros
 from .index import where
 from .shape import diff
@@ -118,6 +118,7 @@ def msort(input):
 
     input sorted along its first dimension."""
     return input.sort(0).values
+
 
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 

@@ -5,14 +5,14 @@ hooks. These are method implementations; _tensor_methods installs them on Tensor
 import builtins
 import warnings
 
-from . import creation
 from .. import _C
-from .._C import from_numpy, Tensor
+from .._C import Tensor, from_numpy
 from .._device import check_device
 from .._tensor_str import tensor_str
 from ..autograd._engine import backward as _backward
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import wrap_node
+from . import creation
 
 __all__ = []
 
@@ -129,12 +129,21 @@ def to(self, *args, **kwargs):
 
 def type(self, dtype=None, non_blocking=False):
     if dtype is None:
-        return "torch." + {
-            "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-            "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-            "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-            "bool": "BoolTensor",
-        }[repr(self.dtype)[6:]]
+        return (
+            "torch."
+            + {
+                "float32": "FloatTensor",
+                "float64": "DoubleTensor",
+                "float16": "HalfTensor",
+                "bfloat16": "BFloat16Tensor",
+                "int64": "LongTensor",
+                "int32": "IntTensor",
+                "int16": "ShortTensor",
+                "int8": "CharTensor",
+                "uint8": "ByteTensor",
+                "bool": "BoolTensor",
+            }[repr(self.dtype)[6:]]
+        )
     return self.to(dtype)
 
 

@@ -9,7 +9,7 @@ import functools
 import warnings
 
 from .. import _C
-from .._C import isfinite, Tensor
+from .._C import Tensor, isfinite
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available"]
@@ -137,9 +137,7 @@ class GradScaler:
         if not self._enabled:
             return
         if new_scale is not None:
-            self._scale = float(
-                new_scale.item() if isinstance(new_scale, Tensor) else new_scale
-            )
+            self._scale = float(new_scale.item() if isinstance(new_scale, Tensor) else new_scale)
         elif any(s["found_inf"] for s in self._per_optimizer.values()):
             self._scale *= self._backoff_factor
             self._growth_tracker = 0

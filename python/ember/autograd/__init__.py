@@ -1,8 +1,8 @@
 """ember.autograd: backward, grad, custom Functions, grad modes and gradient checks."""
 
 from .._C import Tensor
-from ._engine import backward, grad  # noqa: F401
 from . import functional, graph  # noqa: F401
+from ._engine import backward, grad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401

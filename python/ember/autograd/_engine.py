@@ -12,21 +12,38 @@ def _seq(x):
     return list(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
-             inputs=None):
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph=None,
+    create_graph=False,
+    grad_variables=None,
+    inputs=None,
+):
     """backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         grad_variables=None, inputs=None)
 
     Accumulates gradients of `tensors` into the leaves' `.grad`."""
     tensors = _seq(tensors)
-    grads = _seq(grad_tensors if grad_tensors is not None else grad_variables) or [None] * len(tensors)
+    grads = _seq(grad_tensors if grad_tensors is not None else grad_variables) or [None] * len(
+        tensors
+    )
     if retain_graph is None:
         retain_graph = create_graph
     _C._backward(tensors, grads, retain_graph, create_graph, _seq(inputs))
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
 

@@ -61,12 +61,16 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
-                                  "autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -90,8 +94,10 @@ class Function(metaclass=_FunctionMeta):
         if not (_C.is_grad_enabled() and any(t.requires_grad for t in tensor_args)):
             return output
         # Outputs that alias inputs get fresh handles so the inputs keep their own history.
-        outputs = tuple(o.detach() if isinstance(o, Tensor) and any(o is a for a in tensor_args) else o
-                        for o in outputs)
+        outputs = tuple(
+            o.detach() if isinstance(o, Tensor) and any(o is a for a in tensor_args) else o
+            for o in outputs
+        )
         arg_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensor_outputs = [o for o in outputs if isinstance(o, Tensor)]
 
@@ -109,8 +115,13 @@ class Function(metaclass=_FunctionMeta):
                 )
             return tuple(result[i] for i in arg_positions)
 
-        _C._attach_function(cls.__name__ + "Backward", backward, tensor_args, tensor_outputs,
-                            list(ctx.non_differentiable))
+        _C._attach_function(
+            cls.__name__ + "Backward",
+            backward,
+            tensor_args,
+            tensor_outputs,
+            list(ctx.non_differentiable),
+        )
         return outputs if is_tuple else outputs[0]
 
 
@@ -119,5 +130,6 @@ class once_differentiable:
 
     Decorates a Function.backward so that it runs without recording a graph (its result cannot be
     differentiated again)."""
+
     def __new__(cls, fn):
         return fn

@@ -3,7 +3,7 @@
 Inputs and outputs are a Tensor or a tuple of Tensors; results take torch's nesting (a tuple per
 output of tuples per input, collapsed where the caller passed single tensors)."""
 
-from .._C import stack, Tensor
+from .._C import Tensor, stack
 from .._ops.creation import ones_like, zeros, zeros_like
 from ._engine import grad
 from .grad_mode import enable_grad
@@ -53,11 +53,7 @@ def jacobian(
             rows = [_grads(flat[i], xs, None, create_graph) for i in range(flat.numel())]
             per_in = []
             for j, x in enumerate(xs):
-                col = (
-                    stack([r[j] for r in rows], 0)
-                    if rows
-                    else zeros(0, *x.shape, dtype=x.dtype)
-                )
+                col = stack([r[j] for r in rows], 0) if rows else zeros(0, *x.shape, dtype=x.dtype)
                 per_in.append(col.reshape(tuple(o.shape) + tuple(x.shape)))
             table.append(per_in[0] if single_in else tuple(per_in))
     return table[0] if single_out else tuple(table)

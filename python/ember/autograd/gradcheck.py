@@ -1,6 +1,6 @@
 """Finite-difference checks of analytical gradients (float64 inputs recommended)."""
 
-from .._C import float64, stack, Tensor
+from .._C import Tensor, float64, stack
 from .._ops.creation import zeros, zeros_like
 from ._engine import grad
 
@@ -43,18 +43,33 @@ def _analytical_jacobian(fn, inputs, out_index, create=False):
     for j in range(flat_n):
         g = zeros(flat_n, dtype=out.dtype)
         g[j] = 1
-        grads = grad(out, diff_inputs, g.reshape(out.shape), retain_graph=True,
-                                    allow_unused=True)
+        grads = grad(out, diff_inputs, g.reshape(out.shape), retain_graph=True, allow_unused=True)
         for k, (gi, x) in enumerate(zip(grads, diff_inputs)):
-            rows[k].append(zeros(x.numel(), dtype=float64) if gi is None
-                           else gi.detach().reshape(-1).double())
-    return [stack(r, 0) if r else zeros(0, x.numel(), dtype=float64)
-            for r, x in zip(rows, diff_inputs)]
+            rows[k].append(
+                zeros(x.numel(), dtype=float64) if gi is None else gi.detach().reshape(-1).double()
+            )
+    return [
+        stack(r, 0) if r else zeros(0, x.numel(), dtype=float64) for r, x in zip(rows, diff_inputs)
+    ]
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-              check_batched_grad=False, check_backward_ad=True, fast_mode=False, masked=None, **_):
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_backward_ad=True,
+    fast_mode=False,
+    masked=None,
+    **_,
+):
     """gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True,
         nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
         check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
@@ -79,8 +94,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, **_):
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    gen_non_contig_grad_outputs=False,
+    raise_exception=True,
+    **_,
+):
     """gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rtol=0.001,
         gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
         check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
@@ -94,12 +119,19 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if grad_outputs is None:
         grad_outputs = tuple(randn(o.shape, dtype=o.dtype, requires_grad=True) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
+
     def first_grads(*args):
-        xs, gos = args[: len(inputs)], args[len(inputs):]
+        xs, gos = args[: len(inputs)], args[len(inputs) :]
         out = _as_tuple(func(*xs))
         d = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
         grads = grad(out, d, gos, create_graph=True, allow_unused=True)
         return tuple(g if g is not None else zeros_like(x) for g, x in zip(grads, d))
 
-    return gradcheck(first_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(
+        first_grads,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )

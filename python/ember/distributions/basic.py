@@ -3,14 +3,14 @@
 import math
 from numbers import Number
 
-from . import constraints
 from .._C import erf, erfinv
 from .._ops.creation import empty, full, zeros_like
 from .._ops.random import normal, rand, randn
 from .._size import Size
 from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
-from .distribution import Distribution, expand_params, ExponentialFamily
+from . import constraints
+from .distribution import Distribution, ExponentialFamily, expand_params
 from .utils import broadcast_all, uniform_open
 
 __all__ = ["Cauchy", "Exponential", "Laplace", "Normal", "Uniform"]

@@ -4,12 +4,12 @@ peaks-over-threshold family)."""
 import math
 from numbers import Number
 
-from . import constraints
 from .._ops.creation import full_like, ones_like, zeros_like
 from .._ops.elementwise import isclose
 from .._ops.index import where
 from .._ops.random import rand
 from .._size import Size
+from . import constraints
 from .basic import Uniform
 from .distribution import Distribution, expand_params
 from .transformed import TransformedDistribution
@@ -102,7 +102,8 @@ class GeneralizedPareto(Distribution):
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         upper = where(
-            self.concentration < 0, self.loc - self.scale / self.concentration,
+            self.concentration < 0,
+            self.loc - self.scale / self.concentration,
             full_like(self.loc, math.inf),
         )
         return constraints.interval(self.loc, upper)

@@ -91,8 +91,12 @@ def _transform_to_less_than(constraint):
 @transform_to.register(constraints.half_open_interval)
 def _transform_to_interval(constraint):
     lower, upper = constraint.lower_bound, constraint.upper_bound
-    unit = (isinstance(lower, numbers.Number) and lower == 0
-            and isinstance(upper, numbers.Number) and upper == 1)
+    unit = (
+        isinstance(lower, numbers.Number)
+        and lower == 0
+        and isinstance(upper, numbers.Number)
+        and upper == 1
+    )
     if unit:
         return transforms.SigmoidTransform()
     return transforms.ComposeTransform(

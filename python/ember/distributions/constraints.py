@@ -10,13 +10,38 @@ from .._ops.elementwise import isclose
 from .._type_info import finfo
 
 __all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
+    "Constraint",
+    "MixtureSameFamilyConstraint",
+    "boolean",
+    "cat",
+    "corr_cholesky",
+    "dependent",
     "dependent_property",
-    "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-    "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-    "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
-    "positive_definite", "positive_integer", "positive_semidefinite", "real", "real_vector",
-    "simplex", "square", "stack", "symmetric", "unit_interval",
+    "greater_than",
+    "greater_than_eq",
+    "half_open_interval",
+    "independent",
+    "integer_interval",
+    "interval",
+    "is_dependent",
+    "less_than",
+    "lower_cholesky",
+    "lower_triangular",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
+    "positive",
+    "positive_definite",
+    "positive_integer",
+    "positive_semidefinite",
+    "real",
+    "real_vector",
+    "simplex",
+    "square",
+    "stack",
+    "symmetric",
+    "unit_interval",
 ]
 
 
@@ -102,8 +127,7 @@ class _IndependentConstraint(Constraint):
 
     def __repr__(self):
         return (
-            f"{type(self).__name__[1:]}({self.base_constraint!r}, "
-            f"{self.reinterpreted_batch_ndims})"
+            f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
         )
 
 

@@ -2,14 +2,14 @@
 
 from numbers import Number
 
-from . import constraints
 from .._ops.creation import arange, ones_like, tensor, zeros, zeros_like
 from .._ops.elementwise import xlogy
 from .._ops.index import where
 from .._size import Size
 from ..autograd.grad_mode import no_grad
-from .discrete import _BinaryLogits, _one_of, Categorical
-from .distribution import Distribution, expand_params, ExponentialFamily
+from . import constraints
+from .discrete import Categorical, _BinaryLogits, _one_of
+from .distribution import Distribution, ExponentialFamily, expand_params
 from .samplers import binomial, poisson
 from .utils import broadcast_all
 
@@ -217,6 +217,7 @@ class Multinomial(Distribution):
         binomial_probs = self._binomial.log_prob(counts).exp()
         weights = (counts + 1).lgamma()
         return (
-            n * self._categorical.entropy() - (n + 1).lgamma()
+            n * self._categorical.entropy()
+            - (n + 1).lgamma()
             + (weights * binomial_probs).sum([0, -1])
         )

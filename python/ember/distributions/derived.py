@@ -3,10 +3,10 @@ and expand follow): LogNormal, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto."
 
 import math
 
-from . import constraints
 from .. import _type_info
 from .._ops.creation import full, full_like, ones_like, zeros_like
 from .._ops.index import where
+from . import constraints
 from .basic import Cauchy, Exponential, Normal, Uniform
 from .transformed import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
@@ -136,12 +136,15 @@ class Gumbel(_Derived):
         self.loc, self.scale = broadcast_all(loc, scale)
         finfo = _type_info.finfo(self.loc.dtype)
         base = Uniform(
-            full_like(self.loc, finfo.tiny), full_like(self.loc, 1 - finfo.eps),
+            full_like(self.loc, finfo.tiny),
+            full_like(self.loc, 1 - finfo.eps),
             validate_args=validate_args,
         )
         transforms = [
-            ExpTransform().inv, AffineTransform(loc=0, scale=-ones_like(self.scale)),
-            ExpTransform().inv, AffineTransform(loc=self.loc, scale=-self.scale),
+            ExpTransform().inv,
+            AffineTransform(loc=0, scale=-ones_like(self.scale)),
+            ExpTransform().inv,
+            AffineTransform(loc=self.loc, scale=-self.scale),
         ]
         super().__init__(base, transforms, validate_args=validate_args)
 
@@ -223,7 +226,8 @@ class Weibull(_Derived):
     def entropy(self):
         return (
             euler_constant * (1 - self.concentration_reciprocal)
-            + (self.scale * self.concentration_reciprocal).log() + 1
+            + (self.scale * self.concentration_reciprocal).log()
+            + 1
         )
 
 

@@ -1,7 +1,6 @@
 """Discrete families over probabilities or logits: Bernoulli, Categorical, OneHotCategorical,
 Geometric. Each takes exactly one of probs and logits and derives the other lazily."""
 
-from . import constraints
 from .._C import broadcast_tensors, int64
 from .._ops.creation import arange, eye, full, full_like, zeros_like
 from .._ops.index import where
@@ -10,13 +9,23 @@ from .._size import Size
 from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
 from ..nn import functional
-from .distribution import Distribution, expand_params, ExponentialFamily
+from . import constraints
+from .distribution import Distribution, ExponentialFamily, expand_params
 from .utils import (
-    broadcast_all, lazy_property, logits_to_probs, probs_to_logits, uniform_open,
+    broadcast_all,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+    uniform_open,
 )
 
-__all__ = ["Bernoulli", "Categorical", "Geometric", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough"]
+__all__ = [
+    "Bernoulli",
+    "Categorical",
+    "Geometric",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+]
 
 _nan = float("nan")
 

@@ -7,11 +7,11 @@ against arg_constraints at construction and values against support in log_prob/c
 
 import warnings
 
-from . import constraints
 from .. import autograd
 from .._C import Tensor
 from .._size import Size
 from ..autograd.grad_mode import enable_grad, no_grad
+from . import constraints
 from .utils import as_tensor, lazy_property, sum_rightmost
 
 __all__ = ["Distribution", "ExponentialFamily"]
@@ -103,7 +103,8 @@ class Distribution:
 
     def sample_n(self, n):
         warnings.warn(
-            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning,
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+            FutureWarning,
             stacklevel=2,
         )
         return self.sample(Size((n,)))

@@ -4,7 +4,6 @@ FisherSnedecor, LogisticNormal."""
 import math
 from numbers import Number
 
-from . import constraints
 from .._ops.creation import full_like, ones_like, zeros_like
 from .._ops.index import where
 from .._ops.random import rand
@@ -12,10 +11,11 @@ from .._size import Size
 from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
 from ..nn import functional
+from . import constraints
 from .basic import Normal
 from .counts import _Trials
 from .discrete import _BinaryParams, _one_of
-from .distribution import Distribution, expand_params, ExponentialFamily
+from .distribution import Distribution, ExponentialFamily, expand_params
 from .gamma import Gamma
 from .samplers import poisson
 from .transformed import TransformedDistribution
@@ -23,7 +23,11 @@ from .transforms import PowerTransform, StickBreakingTransform
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = [
-    "ContinuousBernoulli", "FisherSnedecor", "InverseGamma", "LogisticNormal", "NegativeBinomial",
+    "ContinuousBernoulli",
+    "FisherSnedecor",
+    "InverseGamma",
+    "LogisticNormal",
+    "NegativeBinomial",
 ]
 
 _nan = float("nan")
@@ -44,8 +48,9 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         if probs is not None:
             (probs,) = broadcast_all(probs)
             # Checked before clamping, which would make any value pass.
-            if validate_args is not None and not bool(self.arg_constraints["probs"].check(
-                    probs).all()):
+            if validate_args is not None and not bool(
+                self.arg_constraints["probs"].check(probs).all()
+            ):
                 raise ValueError("The parameter probs has invalid values")
             probs = clamp_probs(probs)
         self._lims = lims
@@ -121,9 +126,7 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
 
     def icdf(self, value):
         p = self._cut_probs()
-        closed = ((-p + value * (2.0 * p - 1.0)).log1p() - (-p).log1p()) / (
-            p.log() - (-p).log1p()
-        )
+        closed = ((-p + value * (2.0 * p - 1.0)).log1p() - (-p).log1p()) / (p.log() - (-p).log1p())
         return where(self._stable(), closed, value)
 
     def entropy(self):

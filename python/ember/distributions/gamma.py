@@ -4,7 +4,6 @@ rsample differentiates through the draws (Note [Gamma reparameterization] in sam
 import math
 from numbers import Real
 
-from . import constraints
 from .._C import stack
 from .._ops.creation import full_like, tensor
 from .._ops.elementwise import xlogy
@@ -13,7 +12,8 @@ from .._ops.random import randn
 from .._size import Size
 from .._type_info import finfo
 from ..nn import functional
-from .distribution import Distribution, expand_params, ExponentialFamily
+from . import constraints
+from .distribution import Distribution, ExponentialFamily, expand_params
 from .samplers import gamma_rsample, gammainc
 from .utils import broadcast_all
 
@@ -129,9 +129,9 @@ class Dirichlet(ExponentialFamily):
         mode = cm1 / cm1.sum(-1, keepdim=True)
         # With every concentration below 1 the density peaks at the vertex of the largest.
         all_small = (self.concentration < 1).all(-1, keepdim=True)
-        vertex = functional.one_hot(
-            self.concentration.argmax(-1), self.concentration.shape[-1]
-        ).to(mode.dtype)
+        vertex = functional.one_hot(self.concentration.argmax(-1), self.concentration.shape[-1]).to(
+            mode.dtype
+        )
         return where(all_small, vertex, mode)
 
     @property
@@ -145,7 +145,9 @@ class Dirichlet(ExponentialFamily):
         k = c.size(-1)
         a0 = c.sum(-1)
         return (
-            c.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma()
+            c.lgamma().sum(-1)
+            - a0.lgamma()
+            - (k - a0) * a0.digamma()
             - ((c - 1.0) * c.digamma()).sum(-1)
         )
 
@@ -257,8 +259,11 @@ class StudentT(Distribution):
         df = self.df
         y = (value - self.loc) / self.scale
         log_norm = (
-            self.scale.log() + 0.5 * df.log() + 0.5 * math.log(math.pi)
-            + (0.5 * df).lgamma() - (0.5 * (df + 1.0)).lgamma()
+            self.scale.log()
+            + 0.5 * df.log()
+            + 0.5 * math.log(math.pi)
+            + (0.5 * df).lgamma()
+            - (0.5 * (df + 1.0)).lgamma()
         )
         return -0.5 * (df + 1.0) * (y.pow(2) / df).log1p() - log_norm
 
@@ -268,5 +273,6 @@ class StudentT(Distribution):
         return (
             self.scale.log()
             + 0.5 * (df + 1) * ((0.5 * (df + 1)).digamma() - (0.5 * df).digamma())
-            + 0.5 * df.log() + lbeta
+            + 0.5 * df.log()
+            + lbeta
         )

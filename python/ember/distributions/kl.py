@@ -14,7 +14,7 @@ from .derived import Gumbel, Pareto
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Dirichlet, Gamma
-from .multivariate_normal import _mahalanobis, LowRankMultivariateNormal, MultivariateNormal
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal, _mahalanobis
 from .transformed import Independent, TransformedDistribution
 from .utils import euler_constant, sum_rightmost
 
@@ -44,8 +44,10 @@ def _dispatch_kl(type_p, type_q):
     best, best_rank = None, None
     for (super_p, super_q), fn in _KL_REGISTRY.items():
         if issubclass(type_p, super_p) and issubclass(type_q, super_q):
-            rank = (type_p.__mro__.index(super_p) + type_q.__mro__.index(super_q),
-                    type_p.__mro__.index(super_p))
+            rank = (
+                type_p.__mro__.index(super_p) + type_q.__mro__.index(super_q),
+                type_p.__mro__.index(super_p),
+            )
             if best_rank is None or rank < best_rank:
                 best, best_rank = fn, rank
     return best
@@ -129,9 +131,7 @@ def _kl_binomial_binomial(p, q):
         raise NotImplementedError(
             "KL between Binomials where q.total_count > p.total_count is not implemented"
         )
-    kl = p.total_count * (
-        p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p()
-    )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
     return _where_inf(p.total_count > q.total_count, kl)
 
 
@@ -226,7 +226,8 @@ def _kl_gaussian(p, q):
         )
     lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - lp.diagonal(
-        dim1=-2, dim2=-1).log().sum(-1)
+        dim1=-2, dim2=-1
+    ).log().sum(-1)
     n = p.event_shape[0]
     batch = broadcast_shapes(lp.shape[:-2], lq.shape[:-2])
     lq_b, lp_b = lq.expand(batch + (n, n)), lp.expand(batch + (n, n))

@@ -16,7 +16,7 @@ from .extras import ContinuousBernoulli
 from .gamma import Beta, Gamma
 from .kl import register_kl
 from .utils import euler_constant
-from .wishart import _mvdigamma, Wishart
+from .wishart import Wishart, _mvdigamma
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -120,8 +120,11 @@ def _kl_exponential_gamma(p, q):
     # Under Exponential(l): E[log x] = -gamma - log l, E[x] = 1 / l.
     mean_log = -euler_constant - p.rate.log()
     return (
-        -p.entropy() - q.concentration * q.rate.log() + q.concentration.lgamma()
-        - (q.concentration - 1) * mean_log + q.rate / p.rate
+        -p.entropy()
+        - q.concentration * q.rate.log()
+        + q.concentration.lgamma()
+        - (q.concentration - 1) * mean_log
+        + q.rate / p.rate
     )
 
 
@@ -145,9 +148,7 @@ def _kl_uniform_exponential(p, q):
 @register_kl(Uniform, Gamma)
 def _kl_uniform_gamma(p, q):
     c, r = q.concentration, q.rate
-    result = (
-        -p.entropy() - c * r.log() + c.lgamma() - (c - 1) * _uniform_mean_log(p) + r * p.mean
-    )
+    result = -p.entropy() - c * r.log() + c.lgamma() - (c - 1) * _uniform_mean_log(p) + r * p.mean
     return where(p.low < 0, _infinite(result), result)
 
 
@@ -184,7 +185,9 @@ def _kl_wishart_wishart(p, q):
     trace = solved.pow(2).sum((-2, -1))  # tr(V_q^-1 V_p) = |L_q^-1 L_p|_F^2
     nu_p, nu_q = p.df, q.df
     return (
-        nu_q * (half_log_det_q - half_log_det_p) + nu_p / 2 * (trace - d)
-        + mvlgamma(nu_q / 2, d) - mvlgamma(nu_p / 2, d)
+        nu_q * (half_log_det_q - half_log_det_p)
+        + nu_p / 2 * (trace - d)
+        + mvlgamma(nu_q / 2, d)
+        - mvlgamma(nu_p / 2, d)
         + (nu_p - nu_q) / 2 * _mvdigamma(nu_p / 2, d)
     )

@@ -2,7 +2,6 @@
 
 import math
 
-from . import constraints
 from .. import linalg
 from .._C import cat
 from .._ops.creation import arange, zeros
@@ -11,6 +10,7 @@ from .._ops.random import randn
 from .._size import Size
 from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
+from . import constraints
 from .distribution import Distribution
 from .gamma import Beta
 from .utils import broadcast_all
@@ -76,7 +76,6 @@ class LKJCholesky(Distribution):
         dm1 = self.dim - 1
         alpha = self.concentration + 0.5 * dm1
         normalizer = (
-            0.5 * dm1 * math.log(math.pi) + mvlgamma(alpha - 0.5, dm1)
-            - alpha.lgamma() * dm1
+            0.5 * dm1 * math.log(math.pi) + mvlgamma(alpha - 0.5, dm1) - alpha.lgamma() * dm1
         )
         return unnormalized - normalizer

@@ -2,7 +2,6 @@
 
 import math
 
-from . import constraints
 from .. import _C, special
 from .._C import float64
 from .._ops.creation import ones, zeros
@@ -11,6 +10,7 @@ from .._ops.nn import log_softmax
 from .._ops.random import rand
 from .._size import Size
 from ..autograd.grad_mode import no_grad
+from . import constraints
 from .discrete import Categorical
 from .distribution import Distribution, expand_params
 from .utils import broadcast_all, lazy_property

@@ -3,12 +3,12 @@ of the covariance (Sigma = L L^T): log_prob needs |L^-1 (x - loc)|^2 and sum(log
 
 import math
 
-from . import constraints
 from .. import linalg
 from .._C import broadcast_shapes, broadcast_tensors, matmul
 from .._ops import creation as _creation
 from .._ops.random import randn
 from .._size import Size
+from . import constraints
 from .distribution import Distribution
 from .utils import lazy_property
 
@@ -77,8 +77,14 @@ class MultivariateNormal(_GaussianBase):
         "scale_tril": constraints.lower_cholesky,
     }
 
-    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
-                 validate_args=None):
+    def __init__(
+        self,
+        loc,
+        covariance_matrix=None,
+        precision_matrix=None,
+        scale_tril=None,
+        validate_args=None,
+    ):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
         given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
@@ -88,8 +94,13 @@ class MultivariateNormal(_GaussianBase):
                 "specified."
             )
         matrix = given[0]
-        name = ("scale_tril" if scale_tril is not None else
-                "covariance_matrix" if covariance_matrix is not None else "precision_matrix")
+        name = (
+            "scale_tril"
+            if scale_tril is not None
+            else "covariance_matrix"
+            if covariance_matrix is not None
+            else "precision_matrix"
+        )
         if matrix.dim() < 2:
             what = "scale_tril matrix" if name == "scale_tril" else name
             raise ValueError(
@@ -104,9 +115,7 @@ class MultivariateNormal(_GaussianBase):
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
-            self._unbroadcasted_scale_tril = linalg.cholesky(
-                linalg.inv(precision_matrix)
-            )
+            self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(precision_matrix))
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
@@ -235,6 +244,7 @@ class LowRankMultivariateNormal(_GaussianBase):
         eps_w = randn(*(shape[:-1] + (rank,)), dtype=self.loc.dtype)
         eps_d = randn(*shape, dtype=self.loc.dtype)
         return (
-            self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_w)
+            self.loc
+            + _batch_mv(self._unbroadcasted_cov_factor, eps_w)
             + self._unbroadcasted_cov_diag.sqrt() * eps_d
         )

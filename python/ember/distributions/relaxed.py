@@ -2,19 +2,21 @@
 temperature: LogitRelaxedBernoulli, RelaxedBernoulli, ExpRelaxedCategorical,
 RelaxedOneHotCategorical."""
 
-from . import constraints
 from .._C import broadcast_tensors
 from .._ops.creation import full_like
 from .._ops.random import rand
 from .._size import Size
-from .discrete import _BinaryParams, Categorical
+from . import constraints
+from .discrete import Categorical, _BinaryParams
 from .distribution import Distribution
 from .transformed import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
 from .utils import clamp_probs
 
 __all__ = [
-    "ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli",
+    "ExpRelaxedCategorical",
+    "LogitRelaxedBernoulli",
+    "RelaxedBernoulli",
     "RelaxedOneHotCategorical",
 ]
 

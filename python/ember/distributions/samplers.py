@@ -19,7 +19,12 @@ from .._ops.random import rand, randn
 from .._type_info import finfo
 
 __all__ = [
-    "binomial", "gamma_rsample", "gammainc", "poisson", "standard_gamma", "standard_gamma_grad",
+    "binomial",
+    "gamma_rsample",
+    "gammainc",
+    "poisson",
+    "standard_gamma",
+    "standard_gamma_grad",
 ]
 
 _SERIES_X = 20.0
@@ -158,7 +163,8 @@ def gammainc(alpha, x, upper=False):
     d_alpha = -density * standard_gamma_grad(a, xs).double()
     sign = -1.0 if upper else 1.0
     return (
-        out + sign * (density.to(x.dtype) * (x - x.detach()))
+        out
+        + sign * (density.to(x.dtype) * (x - x.detach()))
         + sign * (d_alpha.to(x.dtype) * (alpha - alpha.detach()))
     )
 

@@ -10,8 +10,8 @@ import operator
 import weakref
 from functools import reduce
 
-from . import constraints
 from .._ops.creation import zeros_like
+from . import constraints
 from .utils import sum_rightmost
 
 __all__ = ["ComposeTransform", "IndependentTransform", "Transform", "identity_transform"]
@@ -235,8 +235,9 @@ class ComposeTransform(Transform):
         terms = []
         event_dim = self.domain.event_dim
         for part, a, b in zip(self.parts, xs[:-1], xs[1:]):
-            terms.append(sum_rightmost(part.log_abs_det_jacobian(a, b),
-                                       event_dim - part.domain.event_dim))
+            terms.append(
+                sum_rightmost(part.log_abs_det_jacobian(a, b), event_dim - part.domain.event_dim)
+            )
             event_dim += part.codomain.event_dim - part.domain.event_dim
         return reduce(operator.add, terms)
 
@@ -269,8 +270,9 @@ class IndependentTransform(Transform):
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
             return self
-        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
-                                    cache_size=cache_size)
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
 
     @property
     def domain(self):
@@ -278,8 +280,7 @@ class IndependentTransform(Transform):
 
     @property
     def codomain(self):
-        return constraints.independent(self.base_transform.codomain,
-                                       self.reinterpreted_batch_ndims)
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
     @property
     def bijective(self):

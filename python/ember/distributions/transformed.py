@@ -1,9 +1,9 @@
 """Independent and TransformedDistribution: distributions built from another one by
 reinterpreting batch dims as event dims, or by pushing samples through transforms."""
 
-from . import constraints
 from .._size import Size
 from ..autograd.grad_mode import no_grad
+from . import constraints
 from .distribution import Distribution
 from .transforms import ComposeTransform, Transform
 from .utils import sum_rightmost
@@ -27,7 +27,7 @@ class Independent(Distribution):
         shape = base_distribution.batch_shape + base_distribution.event_shape
         event_dim = n + len(base_distribution.event_shape)
         batch_shape = shape[: len(shape) - event_dim]
-        event_shape = shape[len(shape) - event_dim:]
+        event_shape = shape[len(shape) - event_dim :]
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = n
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
@@ -35,8 +35,12 @@ class Independent(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)
         batch_shape = Size(batch_shape)
-        base_batch = batch_shape + self.base_dist.batch_shape[
-            len(self.base_dist.batch_shape) - self.reinterpreted_batch_ndims:]
+        base_batch = (
+            batch_shape
+            + self.base_dist.batch_shape[
+                len(self.base_dist.batch_shape) - self.reinterpreted_batch_ndims :
+            ]
+        )
         new.base_dist = self.base_dist.expand(base_batch)
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
@@ -105,9 +109,7 @@ class TransformedDistribution(Distribution):
                 raise ValueError("transforms must be a Transform or a list of Transforms")
             self.transforms = transforms
         else:
-            raise ValueError(
-                f"transforms must be a Transform or list, but was {transforms}"
-            )
+            raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
         base_shape = base_distribution.batch_shape + base_distribution.event_shape
         base_event_dim = len(base_distribution.event_shape)
         transform = ComposeTransform(self.transforms)

@@ -3,19 +3,28 @@ softmax, stick-breaking and the Cholesky-factor maps."""
 
 import math
 
-from . import constraints
 from .. import _type_info, linalg
-from .._C import broadcast_shapes, Tensor
+from .._C import Tensor, broadcast_shapes
 from .._ops.creation import arange, eye, full_like, tensor
 from .._size import Size
 from ..nn import functional
+from . import constraints
 from .transform_base import Transform
 from .utils import clamp_probs, sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "CorrCholeskyTransform", "ExpTransform",
-    "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
+    "AbsTransform",
+    "AffineTransform",
+    "CorrCholeskyTransform",
+    "ExpTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StickBreakingTransform",
+    "TanhTransform",
 ]
 
 
@@ -240,8 +249,9 @@ class AffineTransform(Transform):
         return result.expand(shape)
 
     def forward_shape(self, shape):
-        return broadcast_shapes(shape, getattr(self.loc, "shape", ()),
-                                      getattr(self.scale, "shape", ()))
+        return broadcast_shapes(
+            shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
+        )
 
     inverse_shape = forward_shape
 

@@ -2,10 +2,10 @@
 StackTransform (pieces along a dim, each with its own transform), and
 CumulativeDistributionTransform (a distribution's cdf)."""
 
-from . import constraints
 from .._C import cat, stack
 from .._ops.creation import zeros
 from .._size import Size
+from . import constraints
 from .transform_base import Transform
 from .utils import sum_rightmost
 
@@ -160,8 +160,10 @@ class StackTransform(Transform):
         return stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
 
     def log_abs_det_jacobian(self, x, y):
-        terms = [t.log_abs_det_jacobian(xs, ys)
-                 for t, xs, ys in zip(self.transforms, self._slices(x), self._slices(y))]
+        terms = [
+            t.log_abs_det_jacobian(xs, ys)
+            for t, xs, ys in zip(self.transforms, self._slices(x), self._slices(y))
+        ]
         return stack(terms, self.dim)
 
 

@@ -3,7 +3,7 @@ attributes (so a distribution built from logits computes probs only when asked).
 
 from numbers import Number
 
-from .._C import broadcast_tensors, get_default_dtype, int64, Tensor
+from .._C import Tensor, broadcast_tensors, get_default_dtype, int64
 from .._ops.creation import tensor, zeros
 from .._ops.nn import softmax
 from .._ops.random import rand, randn
@@ -11,8 +11,13 @@ from .._type_info import finfo
 from ..autograd.grad_mode import enable_grad
 
 __all__ = [
-    "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
-    "tril_matrix_to_vec", "vec_to_tril_matrix",
+    "broadcast_all",
+    "clamp_probs",
+    "lazy_property",
+    "logits_to_probs",
+    "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
 ]
 
 euler_constant = 0.57721566490153286060
@@ -89,8 +94,7 @@ class lazy_property:
 
 def _tril_flat_index(n, diag):
     """Flat indices (row-major) of the entries (i, j) with j <= i + diag of an n x n matrix."""
-    return tensor([i * n + j for i in range(n) for j in range(n) if j <= i + diag],
-                        dtype=int64)
+    return tensor([i * n + j for i in range(n) for j in range(n) if j <= i + diag], dtype=int64)
 
 
 def tril_matrix_to_vec(mat, diag=0):

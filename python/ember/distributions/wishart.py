@@ -3,7 +3,6 @@
 import math
 from numbers import Number
 
-from . import constraints
 from .. import linalg
 from .._C import broadcast_shapes
 from .._ops import creation as _creation
@@ -14,6 +13,7 @@ from .._ops.linalg import cholesky_solve
 from .._ops.random import randn
 from .._size import Size
 from .._type_info import finfo
+from . import constraints
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Chi2
 from .utils import lazy_property
@@ -45,8 +45,9 @@ class Wishart(ExponentialFamily):
             "df": constraints.greater_than(self._event_shape[-1] - 1),
         }
 
-    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
-                 validate_args=None):
+    def __init__(
+        self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None
+    ):
         given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
         if len(given) != 1:
             raise AssertionError(
@@ -69,8 +70,13 @@ class Wishart(ExponentialFamily):
         p = event_shape[-1]
         if bool(self.df.le(p - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
-        name = ("scale_tril" if scale_tril is not None else
-                "covariance_matrix" if covariance_matrix is not None else "precision_matrix")
+        name = (
+            "scale_tril"
+            if scale_tril is not None
+            else "covariance_matrix"
+            if covariance_matrix is not None
+            else "precision_matrix"
+        )
         setattr(self, name, param.expand(batch_shape + (-1, -1)))
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         if scale_tril is not None:
@@ -78,9 +84,7 @@ class Wishart(ExponentialFamily):
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
-            self._unbroadcasted_scale_tril = linalg.cholesky(
-                linalg.inv(precision_matrix)
-            )
+            self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(precision_matrix))
         self._dist_chi2 = self._bartlett_chi2()
 
     def _bartlett_chi2(self):
@@ -151,11 +155,14 @@ class Wishart(ExponentialFamily):
         nu = self.df
         p = self._event_shape[-1]
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        trace = cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(
-            dim1=-2, dim2=-1).sum(-1)
+        trace = (
+            cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(dim1=-2, dim2=-1).sum(-1)
+        )
         return (
-            -nu * (p * _LOG_2 / 2 + half_log_det) - mvlgamma(nu / 2, p)
-            + (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet - trace / 2
+            -nu * (p * _LOG_2 / 2 + half_log_det)
+            - mvlgamma(nu / 2, p)
+            + (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet
+            - trace / 2
         )
 
     def entropy(self):
@@ -163,6 +170,8 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         return (
-            (p + 1) * (p * _LOG_2 / 2 + half_log_det) + mvlgamma(nu / 2, p)
-            - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p) + nu * p / 2
+            (p + 1) * (p * _LOG_2 / 2 + half_log_det)
+            + mvlgamma(nu / 2, p)
+            - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p)
+            + nu * p / 2
         )

@@ -8,7 +8,7 @@ parameters and buffers for the call."""
 import contextlib
 
 from .. import autograd
-from .._C import stack, Tensor
+from .._C import Tensor, stack
 from .._ops.creation import zeros, zeros_like
 from ..autograd.grad_mode import enable_grad
 
@@ -80,9 +80,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         first = results[0]
         if isinstance(first, (tuple, list)):
             od = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
-            return type(first)(
-                stack([r[k] for r in results], od[k]) for k in range(len(first))
-            )
+            return type(first)(stack([r[k] for r in results], od[k]) for k in range(len(first)))
         return stack(results, out_dims)
 
     return wrapped

@@ -6,14 +6,23 @@ whose backward is written in public ops (so double backward works): see _functio
 import math
 
 from .. import _C, return_types
-from .._C import _linalg, broadcast_shapes, int64, maximum, stack, Tensor
+from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
 from .._ops import creation as _creation
 from .._ops.creation import as_tensor, ones, zeros
 from .._ops.index import where
 from .._ops.products import cross as _cross
 from .._type_info import finfo, scalar_type_name
 from ._functions import (
-    _check, _cholesky, _det, _eigh, _qr, _slogdet, _solve, _solve_triangular, _svd, LinAlgError,
+    LinAlgError,
+    _check,
+    _cholesky,
+    _det,
+    _eigh,
+    _qr,
+    _slogdet,
+    _solve,
+    _solve_triangular,
+    _svd,
 )
 from ._lu import lu, lu_solve
 
@@ -220,9 +229,7 @@ def eigvalsh(A, UPLO="L"):
 
 def _tolerance(S, atol, rtol, m, n):
     smax = (
-        S.amax(-1, keepdim=True)
-        if S.shape[-1]
-        else zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
+        S.amax(-1, keepdim=True) if S.shape[-1] else zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
     )
     if rtol is None:
         rtol = 0.0 if atol is not None and not _is_zero(atol) else finfo(S.dtype).eps * max(m, n)
@@ -246,16 +253,12 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
         w, V = eigh(A)
         tol = _tolerance(w.abs(), atol, rtol, m, n)
         keep = w.abs() > tol
-        winv = where(
-            keep, 1 / where(keep, w, ones([], dtype=w.dtype)), zeros([], dtype=w.dtype)
-        )
+        winv = where(keep, 1 / where(keep, w, ones([], dtype=w.dtype)), zeros([], dtype=w.dtype))
         return (V * winv.unsqueeze(-2)) @ V.mT
     U, S, Vh = svd(A, full_matrices=False)
     tol = _tolerance(S, atol, rtol, m, n)
     keep = S > tol
-    sinv = where(
-        keep, 1 / where(keep, S, ones([], dtype=S.dtype)), zeros([], dtype=S.dtype)
-    )
+    sinv = where(keep, 1 / where(keep, S, ones([], dtype=S.dtype)), zeros([], dtype=S.dtype))
     return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
 
 
@@ -500,7 +503,7 @@ def vander(x, *, N=None):
     return (
         _creation.vander(x, N, increasing=True)
         if x.dim() == 1
-        else stack([_creation.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]).reshape(
-            list(x.shape) + [x.shape[-1] if N is None else N]
-        )
+        else stack(
+            [_creation.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]
+        ).reshape(list(x.shape) + [x.shape[-1] if N is None else N])
     )

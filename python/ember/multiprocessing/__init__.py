@@ -12,8 +12,13 @@ import traceback
 from multiprocessing import *  # noqa: F401,F403
 
 __all__ = list(multiprocessing.__all__) + [
-    "spawn", "start_processes", "ProcessContext", "ProcessRaisedException",
-    "ProcessExitedException", "set_sharing_strategy", "get_sharing_strategy",
+    "spawn",
+    "start_processes",
+    "ProcessContext",
+    "ProcessRaisedException",
+    "ProcessExitedException",
+    "set_sharing_strategy",
+    "get_sharing_strategy",
     "get_all_sharing_strategies",
 ]
 
@@ -93,16 +98,20 @@ class ProcessContext:
             if not queue.empty():
                 raise ProcessRaisedException(
                     f"\n\n-- Process {i} terminated with the following error:\n{queue.get()}",
-                    i, proc.pid)
+                    i,
+                    proc.pid,
+                )
             code = proc.exitcode
             if code < 0:
                 import signal
 
                 name = signal.Signals(-code).name
                 raise ProcessExitedException(
-                    f"process {i} terminated with signal {name}", i, proc.pid, code, name)
+                    f"process {i} terminated with signal {name}", i, proc.pid, code, name
+                )
             raise ProcessExitedException(
-                f"process {i} terminated with exit code {code}", i, proc.pid, code)
+                f"process {i} terminated with exit code {code}", i, proc.pid, code
+            )
         return all(p.exitcode == 0 for p in self.processes)
 
 
@@ -110,8 +119,9 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
     """Runs fn(i, *args) for i in range(nprocs), each in its own process."""
     ctx = multiprocessing.get_context(start_method)
     queues = [ctx.SimpleQueue() for _ in range(nprocs)]
-    procs = [ctx.Process(target=_run, args=(fn, i, args, q), daemon=daemon)
-             for i, q in enumerate(queues)]
+    procs = [
+        ctx.Process(target=_run, args=(fn, i, args, q), daemon=daemon) for i, q in enumerate(queues)
+    ]
     for p in procs:
         p.start()
     context = ProcessContext(procs, queues)

@@ -3,7 +3,6 @@
 import math
 import warnings
 
-
 from .._C import float64
 from .._ops import creation as _creation
 from .._ops.creation import empty
@@ -231,9 +230,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flattened = (
-        empty(rows, cols, dtype=float64).normal_(0, 1, generator=generator).numpy()
-    )
+    flattened = empty(rows, cols, dtype=float64).normal_(0, 1, generator=generator).numpy()
     if rows < cols:
         flattened = flattened.T
     import numpy as _np  # on first use: see ember._ops.creation._numpy
@@ -243,7 +240,9 @@ def orthogonal_(tensor, gain=1, generator=None):
     if rows < cols:
         q = q.T
     with no_grad():
-        tensor.copy_(_creation.tensor(_np.ascontiguousarray(q)).reshape(tensor.shape).to(tensor.dtype))
+        tensor.copy_(
+            _creation.tensor(_np.ascontiguousarray(q)).reshape(tensor.shape).to(tensor.dtype)
+        )
         tensor.mul_(gain)
     return tensor
 
@@ -275,7 +274,7 @@ def _deprecated(fn, name):
 
     wrapper.__name__ = name
     # torch's signature of the target (its docstring's first line; absent under python -OO)
-    params = ((fn.__doc__ or "").splitlines() or [""])[0][len(fn.__name__):] or "(...)"
+    params = ((fn.__doc__ or "").splitlines() or [""])[0][len(fn.__name__) :] or "(...)"
     wrapper.__doc__ = f"{name}{params}\n\nDeprecated alias of {fn.__name__}."
     return wrapper
 

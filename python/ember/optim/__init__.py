@@ -7,10 +7,25 @@ from .adam import Adam
 from .adamw import AdamW
 from .lbfgs import LBFGS
 from .nadam import NAdam, RAdam
-from .rprop_asgd import ASGD, Rprop
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
+from .rprop_asgd import ASGD, Rprop
 from .sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adamax", "Adam", "AdamW", "ASGD", "LBFGS", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]
+__all__ = [
+    "Adadelta",
+    "Adagrad",
+    "Adamax",
+    "Adam",
+    "AdamW",
+    "ASGD",
+    "LBFGS",
+    "NAdam",
+    "Optimizer",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
+    "SGD",
+    "lr_scheduler",
+    "swa_utils",
+]

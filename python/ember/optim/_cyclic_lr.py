@@ -3,7 +3,7 @@
 import math
 import types
 
-from ._lr_base import _check_optimizer, _per_group, _set_group_value, LRScheduler
+from ._lr_base import LRScheduler, _check_optimizer, _per_group, _set_group_value
 
 __all__ = ["CyclicLR", "OneCycleLR"]
 
@@ -18,8 +18,9 @@ def _set_momentum(group, value, use_beta1):
 def _momentum_params(sched, optimizer, base_momentum, max_momentum, last_epoch):
     """Validates cycle_momentum and seeds each group's momentum (or beta1) at its maximum."""
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                         "option enabled")
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+        )
     sched.use_beta1 = "betas" in optimizer.defaults
     base_moms = _per_group("base_momentum", optimizer, base_momentum)
     max_moms = _per_group("max_momentum", optimizer, max_momentum)
@@ -38,9 +39,22 @@ class CyclicLR(LRScheduler):
 
     Cycles the lr between base_lr and max_lr (triangular, triangular2, exp_range or custom)."""
 
-    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
-                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
-                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        base_lr,
+        max_lr,
+        step_size_up=2000,
+        step_size_down=None,
+        mode="triangular",
+        gamma=1.0,
+        scale_fn=None,
+        scale_mode="cycle",
+        cycle_momentum=True,
+        base_momentum=0.8,
+        max_momentum=0.9,
+        last_epoch=-1,
+    ):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         base_lrs = _per_group("base_lr", optimizer, base_lr)
@@ -62,7 +76,8 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.base_momentums, self.max_momentums = _momentum_params(
-                self, optimizer, base_momentum, max_momentum, last_epoch)
+                self, optimizer, base_momentum, max_momentum, last_epoch
+            )
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -80,7 +95,7 @@ class CyclicLR(LRScheduler):
             return 1.0
         if self.mode == "triangular2":
             return 1 / 2.0 ** (x - 1)
-        return self.gamma ** x
+        return self.gamma**x
 
     def get_lr(self):
         """The lrs for the current iteration (also sets the cycled momentum or beta1)."""
@@ -92,11 +107,13 @@ class CyclicLR(LRScheduler):
         else:
             factor = (x - 1) / (self.step_ratio - 1)
         scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
-        lrs = [base + (top - base) * factor * scale
-               for base, top in zip(self.base_lrs, self.max_lrs)]
+        lrs = [
+            base + (top - base) * factor * scale for base, top in zip(self.base_lrs, self.max_lrs)
+        ]
         if self.cycle_momentum:
-            for group, base, top in zip(self.optimizer.param_groups, self.base_momentums,
-                                        self.max_momentums):
+            for group, base, top in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
                 _set_momentum(group, top - (top - base) * factor * scale, self.use_beta1)
         return lrs
 
@@ -104,8 +121,11 @@ class CyclicLR(LRScheduler):
         """Attributes; a callable-object scale_fn is saved as its __dict__, a function as None."""
         state = super().state_dict()
         fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = (fn.__dict__.copy() if fn is not None
-                                     and not isinstance(fn, types.FunctionType) else None)
+        state["_scale_fn_custom"] = (
+            fn.__dict__.copy()
+            if fn is not None and not isinstance(fn, types.FunctionType)
+            else None
+        )
         return state
 
     def load_state_dict(self, state_dict):
@@ -126,10 +146,23 @@ class OneCycleLR(LRScheduler):
 
     The 1cycle policy: warm up to max_lr, then anneal far below the initial lr."""
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
-                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
-                 last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps=None,
+        epochs=None,
+        steps_per_epoch=None,
+        pct_start=0.3,
+        anneal_strategy="cos",
+        cycle_momentum=True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor=25.0,
+        final_div_factor=1e4,
+        three_phase=False,
+        last_epoch=-1,
+    ):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
@@ -140,8 +173,9 @@ class OneCycleLR(LRScheduler):
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError("Expected positive integer steps_per_epoch, but got "
-                                 f"{steps_per_epoch}")
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
@@ -150,20 +184,30 @@ class OneCycleLR(LRScheduler):
         if three_phase:
             self._schedule_phases = [
                 self._phase(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                self._phase(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr",
-                            "base_momentum", "max_momentum"),
-                self._phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum",
-                            "max_momentum")]
+                self._phase(
+                    float(2 * pct_start * self.total_steps) - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                self._phase(
+                    self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"
+                ),
+            ]
         else:
             self._schedule_phases = [
                 self._phase(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                self._phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum",
-                            "max_momentum")]
+                self._phase(
+                    self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"
+                ),
+            ]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self._anneal_func_type = anneal_strategy
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -178,8 +222,13 @@ class OneCycleLR(LRScheduler):
 
     @staticmethod
     def _phase(end_step, start_lr, end_lr, start_momentum, end_momentum):
-        return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr,
-                "start_momentum": start_momentum, "end_momentum": end_momentum}
+        return {
+            "end_step": end_step,
+            "start_lr": start_lr,
+            "end_lr": end_lr,
+            "start_momentum": start_momentum,
+            "end_momentum": end_momentum,
+        }
 
     def _anneal(self, start, end, pct):
         if self._anneal_func_type == "cos":
@@ -191,8 +240,10 @@ class OneCycleLR(LRScheduler):
         self._warn_outside_step()
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps "
-                             f"is {self.total_steps}")
+            raise ValueError(
+                f"Tried to step {step} times. The specified number of total steps "
+                f"is {self.total_steps}"
+            )
         lrs = []
         last = len(self._schedule_phases) - 1
         for group in self.optimizer.param_groups:
@@ -203,9 +254,13 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start_step) / (end_step - start_step)
                     lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
                     if self.cycle_momentum:
-                        _set_momentum(group, self._anneal(group[phase["start_momentum"]],
-                                                          group[phase["end_momentum"]], pct),
-                                      self.use_beta1)
+                        _set_momentum(
+                            group,
+                            self._anneal(
+                                group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                            ),
+                            self.use_beta1,
+                        )
                     break
                 start_step = end_step
         return lrs

@@ -4,15 +4,15 @@ write a value per parameter group (shared by lr_scheduler, _cyclic_lr and swa_ut
 import warnings
 
 from .._C import Tensor
-from .optimizer import _to_scalar, Optimizer
-
+from .optimizer import Optimizer, _to_scalar
 
 _EPOCH_DEPRECATION = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
     "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
     "epoch is different from None, the closed form is used instead of the new chainable form, "
     "where available. Please open an issue if you are unable to replicate your use case: "
-    "https://github.com/pytorch/pytorch/issues/new/choose.")
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
 
 
 def _copy(value):
@@ -34,9 +34,11 @@ def _set_group_value(group, key, value):
 def _per_group(name, optimizer, value):
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
-                             f"{name} has {len(value)} values, param_groups has "
-                             f"{len(optimizer.param_groups)}.")
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(value)} values, param_groups has "
+                f"{len(optimizer.param_groups)}."
+            )
         return [_copy(v) for v in value]
     return [_copy(value)] * len(optimizer.param_groups)
 
@@ -68,7 +70,8 @@ class LRScheduler:
                         "scheduler with last_epoch >= 0.\nThis typically happens when:\n"
                         "1. You're trying to resume training from a checkpoint but haven't "
                         "properly loaded the optimizer state\n2. You're using last_epoch >= 0 "
-                        "for a fresh training run (not recommended)")
+                        "for a fresh training run (not recommended)"
+                    )
         self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._initial_step()
@@ -99,8 +102,12 @@ class LRScheduler:
 
     def _warn_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use "
+                "`get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def step(self, epoch=None):
         """Advances one epoch (or jumps to `epoch`, deprecated) and sets the groups' lr."""
@@ -111,7 +118,9 @@ class LRScheduler:
                 "before `lr_scheduler.step()`.  Failure to do this will result in PyTorch "
                 "skipping the first value of the learning rate schedule. See more details at "
                 "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                UserWarning, stacklevel=2)
+                UserWarning,
+                stacklevel=2,
+            )
         self._step_count += 1
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)

@@ -6,7 +6,6 @@ tensor op) rather than fused kernels: correct first; a fused kernel comes when a
 
 from .._C import amax, cat, lerp
 from ..autograd.grad_mode import no_grad
-
 from .optimizer import _check_betas, _FusedOptimizer, _to_scalar
 
 __all__ = ["Adadelta", "Adamax"]
@@ -23,16 +22,34 @@ class Adadelta(_FusedOptimizer):
 
     Adadelta (Zeiler, 2012): per-coordinate steps from running averages of g² and Δx²."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1.0,
+        rho=0.9,
+        eps=1e-6,
+        weight_decay=0,
+        foreach=None,
+        *,
+        capturable=False,
+        maximize=False,
+        differentiable=False,
+    ):
         _check("learning rate", lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         _check("epsilon value", eps)
         _check("weight_decay value", weight_decay)
-        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
-                    "maximize": maximize, "capturable": capturable, "foreach": foreach,
-                    "differentiable": differentiable}
+        defaults = {
+            "lr": lr,
+            "rho": rho,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "capturable": capturable,
+            "foreach": foreach,
+            "differentiable": differentiable,
+        }
         super().__init__(params, defaults)
 
     @no_grad()
@@ -59,15 +76,33 @@ class Adamax(_FusedOptimizer):
 
     Adamax (Kingma & Ba, 2014): Adam with the infinity norm of past gradients."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check_betas(betas)
         _check("weight_decay value", weight_decay)
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
-                    "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
-                    "capturable": capturable}
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
         super().__init__(params, defaults)
 
     @no_grad()
@@ -81,8 +116,9 @@ class Adamax(_FusedOptimizer):
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
             state["step"] += 1
             exp_avg.copy_(lerp(exp_avg, grad, 1 - beta1))
-            norm_buf = cat([exp_inf.mul_(beta2).unsqueeze(0),
-                                  grad.abs().add_(eps).unsqueeze_(0)], 0)
+            norm_buf = cat(
+                [exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)], 0
+            )
             exp_inf.copy_(amax(norm_buf, 0))
             clr = lr / (1 - beta1 ** state["step"].item())
             p.addcdiv_(exp_avg, exp_inf, value=-clr)

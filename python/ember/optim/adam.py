@@ -2,7 +2,6 @@
 
 from .. import _C
 from .._C import Tensor
-
 from .optimizer import _check_betas, _check_fused, _FusedOptimizer, _to_scalar
 
 __all__ = ["Adam"]
@@ -11,8 +10,9 @@ __all__ = ["Adam"]
 def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
     if isinstance(lr, Tensor):
         if foreach and not capturable:
-            raise ValueError("lr as a Tensor is not supported for capturable=False and "
-                             "foreach=True")
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
         if lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= lr:
@@ -29,8 +29,9 @@ def _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable):
     for i, beta in enumerate(betas):
         if isinstance(beta, Tensor):
             if not capturable and foreach:
-                raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False "
-                                 "and foreach=True")
+                raise ValueError(
+                    f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True"
+                )
             if beta.numel() != 1:
                 raise ValueError(f"Tensor betas[{i}] must be 1-element")
 
@@ -43,30 +44,68 @@ class Adam(_FusedOptimizer):
     Adam (Kingma & Ba), with AMSGrad and optionally decoupled (AdamW) weight decay."""
 
     _load_defaults = {
-        "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
-        "differentiable": False, "decoupled_weight_decay": False, "fused": None,
+        "amsgrad": False,
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+        "decoupled_weight_decay": False,
+        "fused": None,
     }
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False, fused=None, decoupled_weight_decay=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ):
         _check_adam_args(lr, betas, eps, weight_decay, foreach, capturable)
         betas = tuple(map(_to_scalar, betas))
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
-                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
-                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
-                    "decoupled_weight_decay": decoupled_weight_decay}
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
         super().__init__(params, defaults)
         _check_fused(fused, differentiable, foreach)
 
     def _update_group(self, group, params, grads):
         amsgrad = group["amsgrad"]
-        states = self._lazy_states(params, "exp_avg", "exp_avg_sq",
-                                   *(("max_exp_avg_sq",) if amsgrad else ()))
+        states = self._lazy_states(
+            params, "exp_avg", "exp_avg_sq", *(("max_exp_avg_sq",) if amsgrad else ())
+        )
         beta1, beta2 = (_to_scalar(b) for b in group["betas"])
         _C._optim.adam(
-            params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+            params,
+            grads,
+            [s["exp_avg"] for s in states],
+            [s["exp_avg_sq"] for s in states],
             [s["max_exp_avg_sq"] for s in states] if amsgrad else [],
-            [s["step"] for s in states], _to_scalar(group["lr"]), beta1, beta2,
-            _to_scalar(group["eps"]), _to_scalar(group["weight_decay"]), amsgrad,
-            group["maximize"], group["decoupled_weight_decay"])
+            [s["step"] for s in states],
+            _to_scalar(group["lr"]),
+            beta1,
+            beta2,
+            _to_scalar(group["eps"]),
+            _to_scalar(group["weight_decay"]),
+            amsgrad,
+            group["maximize"],
+            group["decoupled_weight_decay"],
+        )

@@ -2,9 +2,8 @@
 (two-loop recursion, its first-step scaling, its stopping tests and its strong-Wolfe search).
 Scalars stay 0-d tensors of the parameters' dtype where torch's do, so rounding matches too."""
 
-from .._C import cat, mul, Tensor
+from .._C import Tensor, cat, mul
 from ..autograd.grad_mode import enable_grad, no_grad
-
 from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]

@@ -12,15 +12,33 @@ from collections import Counter
 
 from ._cyclic_lr import CyclicLR, OneCycleLR  # noqa: F401
 from ._lr_base import (  # noqa: F401  (_LRScheduler: torch's old name, kept importable)
-    _EPOCH_DEPRECATION, LRScheduler, _check_optimizer, _group_values, _LRScheduler, _per_group,
+    _EPOCH_DEPRECATION,
+    LRScheduler,
+    _check_optimizer,
+    _group_values,
+    _LRScheduler,
+    _per_group,
     _set_group_value,
 )
 
-__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
-           "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
-           "PolynomialLR"]
-
+__all__ = [
+    "LRScheduler",
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "SequentialLR",
+    "CosineAnnealingLR",
+    "ChainedScheduler",
+    "ReduceLROnPlateau",
+    "CyclicLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "PolynomialLR",
+]
 
 
 class _LambdaScheduler(LRScheduler):
@@ -40,8 +58,10 @@ class _LambdaScheduler(LRScheduler):
     def state_dict(self):
         """Attributes, with the __dict__ of callable objects in place of the lambdas."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                               for fn in self.lr_lambdas]
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+            for fn in self.lr_lambdas
+        ]
         return state
 
     def load_state_dict(self, state_dict):
@@ -81,8 +101,10 @@ class MultiplicativeLR(_LambdaScheduler):
         self._warn_outside_step()
         if self._is_initial:
             return self._current_lrs()
-        return [group["lr"] * fn(self.last_epoch)
-                for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        return [
+            group["lr"] * fn(self.last_epoch)
+            for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)
+        ]
 
 
 class StepLR(LRScheduler):
@@ -125,8 +147,9 @@ class MultiStepLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
-        return [base * self.gamma ** bisect_right(milestones, self.last_epoch)
-                for base in self.base_lrs]
+        return [
+            base * self.gamma ** bisect_right(milestones, self.last_epoch) for base in self.base_lrs
+        ]
 
 
 class ConstantLR(LRScheduler):
@@ -161,11 +184,14 @@ class LinearLR(LRScheduler):
 
     Moves the lr factor linearly from start_factor to end_factor over total_iters epochs."""
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
-                 last_epoch=-1):
+    def __init__(
+        self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
+    ):
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
-                             "less or equal to 1.")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and "
+                "less or equal to 1."
+            )
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor = start_factor
@@ -186,8 +212,10 @@ class LinearLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         frac = min(self.total_iters, self.last_epoch) / self.total_iters
-        return [base * (self.start_factor + (self.end_factor - self.start_factor) * frac)
-                for base in self.base_lrs]
+        return [
+            base * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+            for base in self.base_lrs
+        ]
 
 
 class ExponentialLR(LRScheduler):
@@ -207,7 +235,7 @@ class ExponentialLR(LRScheduler):
         return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self):
-        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
 class PolynomialLR(LRScheduler):
@@ -254,10 +282,12 @@ class CosineAnnealingLR(LRScheduler):
         groups = self.optimizer.param_groups
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             bump = (1 - math.cos(math.pi / self.T_max)) / 2
-            return [g["lr"] + (base - self.eta_min) * bump
-                    for base, g in zip(self.base_lrs, groups)]
-        ratio = ((1 + math.cos(math.pi * self.last_epoch / self.T_max))
-                 / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)))
+            return [
+                g["lr"] + (base - self.eta_min) * bump for base, g in zip(self.base_lrs, groups)
+            ]
+        ratio = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
+            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)
+        )
         return [ratio * (g["lr"] - self.eta_min) + self.eta_min for g in groups]
 
     def _get_closed_form_lr(self):
@@ -274,12 +304,14 @@ def _check_children(owner, optimizer, schedulers):
             raise ValueError(
                 f"{name} does not support `ReduceLROnPlateau` scheduler as it requires additional "
                 "kwargs to be specified when calling `step`, but got one at index "
-                f"{i} in the given schedulers sequence.")
+                f"{i} in the given schedulers sequence."
+            )
         if optimizer != s.optimizer:
             raise ValueError(
                 f"{name} expects all schedulers to belong to the same optimizer, but got "
                 f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
-                f"different from {type(optimizer).__name__}.")
+                f"different from {type(optimizer).__name__}."
+            )
 
 
 class _CompositeState:
@@ -307,14 +339,16 @@ class SequentialLR(_CompositeState, LRScheduler):
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
-            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got "
-                             "no scheduler.")
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler, but got no scheduler."
+            )
         _check_children(self, optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more than "
                 "the number of milestone points, but got number of schedulers "
-                f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}")
+                f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}"
+            )
         self._schedulers = schedulers
         self._milestones = milestones
         self.last_epoch = last_epoch + 1
@@ -358,8 +392,10 @@ class ChainedScheduler(_CompositeState, LRScheduler):
 
     def __init__(self, schedulers, optimizer=None):
         if len(schedulers) < 1:
-            raise ValueError(f"{type(self).__name__} expects at least one scheduler to be "
-                             "chained, but got no scheduler.")
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler to be "
+                "chained, but got no scheduler."
+            )
         optimizer = optimizer or schedulers[0].optimizer
         _check_children(self, optimizer, schedulers)
         self._schedulers = schedulers
@@ -379,8 +415,18 @@ class ReduceLROnPlateau(LRScheduler):
 
     Reduces the lr by `factor` when a metric stopped improving for `patience` epochs."""
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -443,7 +489,8 @@ class ReduceLROnPlateau(LRScheduler):
                     f"The number of param groups in the `optimizer` ({len(groups)}) differs from "
                     f"when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due "
                     "to a new param group being added to the optimizer. Please modify the "
-                    "`min_lrs` field to match the length of the `optimizer` param groups.")
+                    "`min_lrs` field to match the length of the `optimizer` param groups."
+                )
             self.min_lrs = [self.default_min_lr] * len(groups)
         for group, min_lr in zip(groups, self.min_lrs):
             old_lr = float(group["lr"])
@@ -487,8 +534,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if T_mult < 1 or not isinstance(T_mult, int):
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
-                             f"{type(eta_min)}")
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -519,8 +567,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur = epoch % self.T_0
             else:
                 n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
-                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                self.T_i = self.T_0 * self.T_mult ** n
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
         else:
             self.T_i = self.T_0
             self.T_cur = epoch
@@ -533,7 +581,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         for group, lr in zip(self.optimizer.param_groups, values):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
-
 
 
 # The cyclical schedules live in their own module; they subclass LRScheduler defined above.

@@ -6,7 +6,6 @@ NAdam), so trajectories match torch's to rounding. Composites, as Adadelta/Adama
 from .._C import lerp
 from .._ops.creation import tensor
 from ..autograd.grad_mode import no_grad
-
 from .optimizer import _check_betas, _FusedOptimizer, _get_scalar_dtype, _to_scalar
 
 __all__ = ["NAdam", "RAdam"]

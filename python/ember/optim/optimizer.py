@@ -6,7 +6,7 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
-from .._C import bfloat16, float16, float32, float64, get_default_dtype, Tensor
+from .._C import Tensor, bfloat16, float16, float32, float64, get_default_dtype
 from .._ops.creation import tensor, zeros_like
 from ..autograd.grad_mode import enable_grad
 
@@ -67,8 +67,11 @@ def register_optimizer_step_post_hook(hook):
 
 def _typename(obj):
     if isinstance(obj, Tensor):
-        return "torch." + {float64: "DoubleTensor", float16: "HalfTensor",
-                           bfloat16: "BFloat16Tensor"}.get(obj.dtype, "FloatTensor")
+        return "torch." + {
+            float64: "DoubleTensor",
+            float16: "HalfTensor",
+            bfloat16: "BFloat16Tensor",
+        }.get(obj.dtype, "FloatTensor")
     module = type(obj).__module__
     name = type(obj).__qualname__
     return name if module in ("builtins", None) else f"{module}.{name}"
@@ -125,7 +128,8 @@ def _hooked_step(step):
                 if not (isinstance(result, tuple) and len(result) == 2):
                     raise RuntimeError(
                         f"{hook} must return None or a tuple of (new_args, new_kwargs), "
-                        f"but got {result}.")
+                        f"but got {result}."
+                    )
                 args, kwargs = result
         self._in_step = True
         try:
@@ -133,8 +137,9 @@ def _hooked_step(step):
         finally:
             self._in_step = False
         self._opt_called = True
-        post_hooks = chain(self._optimizer_step_post_hooks.values(),
-                           _global_step_post_hooks.values())
+        post_hooks = chain(
+            self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()
+        )
         for hook in post_hooks:
             hook(self, args, kwargs)
         return out
@@ -168,8 +173,10 @@ class Optimizer:
         self._optimizer_load_state_dict_pre_hooks = OrderedDict()
         self._optimizer_load_state_dict_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + _typename(params))
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                "Tensors or dicts, but got " + _typename(params)
+            )
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -185,10 +192,14 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
-                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
-                     "_optimizer_load_state_dict_pre_hooks",
-                     "_optimizer_load_state_dict_post_hooks"):
+        for name in (
+            "_optimizer_step_pre_hooks",
+            "_optimizer_step_post_hooks",
+            "_optimizer_state_dict_pre_hooks",
+            "_optimizer_state_dict_post_hooks",
+            "_optimizer_load_state_dict_pre_hooks",
+            "_optimizer_load_state_dict_post_hooks",
+        ):
             self.__dict__.setdefault(name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
 
@@ -207,9 +218,11 @@ class Optimizer:
         if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
-                            "the ordering of tensors in sets will change between runs. "
-                            "Please use a list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. "
+                "Please use a list instead."
+            )
         else:
             param_group["params"] = list(params)
         tensors, names = [], []
@@ -222,33 +235,44 @@ class Optimizer:
         param_group["params"] = tensors
         if names:
             if len(names) != len(tensors):
-                raise ValueError("all optimizer params should be with/without names. "
-                                 "Some param names are missing")
+                raise ValueError(
+                    "all optimizer params should be with/without names. "
+                    "Some param names are missing"
+                )
             param_group["param_names"] = names
         for param in tensors:
             if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _typename(param)
+                )
             if not self.defaults.get("differentiable", None) and not (
-                    param.is_leaf or param.retains_grad):
+                param.is_leaf or param.retains_grad
+            ):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError("parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ValueError(
+                    "parameter group didn't specify a value of required "
+                    f"optimization parameter {name}"
+                )
             param_group.setdefault(name, default)
         if len(tensors) != len(set(tensors)):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
-                          "in future, this will cause an error; "
-                          "see github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; "
+                "see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         param_set = set()
         for group in self.param_groups:
             param_set.update(group["params"])
             if ("param_names" in param_group) != ("param_names" in group):
                 txt = "with names" if "param_names" in param_group else "without names"
-                raise ValueError("all optimizer param groups should be with/without names. "
-                                 f"cannot add param group {txt} to the optimizer")
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {txt} to the optimizer"
+                )
         if not param_set.isdisjoint(tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -313,8 +337,9 @@ class Optimizer:
             return packed
 
         param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
-                        for k, v in self.state.items()}
+        packed_state = {
+            (mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
+        }
         state_dict = {"state": packed_state, "param_groups": param_groups}
         for hook in self._optimizer_state_dict_post_hooks.values():
             result = hook(self, state_dict)
@@ -330,11 +355,11 @@ class Optimizer:
                 return value.to(dtype=float32) if fused_or_capturable else value
             return value.to(dtype=param.dtype) if param.is_floating_point() else value
         if isinstance(value, dict):
-            return {k: Optimizer._cast_state(param, v, fused_or_capturable, k)
-                    for k, v in value.items()}
+            return {
+                k: Optimizer._cast_state(param, v, fused_or_capturable, k) for k, v in value.items()
+            }
         if isinstance(value, (list, tuple)):
-            return type(value)(Optimizer._cast_state(param, v, fused_or_capturable)
-                               for v in value)
+            return type(value)(Optimizer._cast_state(param, v, fused_or_capturable) for v in value)
         return value
 
     def load_state_dict(self, state_dict):
@@ -349,10 +374,16 @@ class Optimizer:
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match "
-                             "the size of optimizer's group")
-        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                          chain.from_iterable(g["params"] for g in groups)))
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match "
+                "the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
         policy = {}
         for g in state_dict["param_groups"]:
             for pid in g["params"]:
@@ -390,8 +421,7 @@ class _FusedOptimizer(Optimizer):
             for p in group["params"]:
                 p_state = self.state.get(p)
                 if p_state and "step" in p_state and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = tensor(float(p_state["step"]),
-                                                   dtype=_get_scalar_dtype())
+                    p_state["step"] = tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
 
     def step(self, closure=None):
         """Performs one optimization step; `closure` re-evaluates the model and returns the loss."""

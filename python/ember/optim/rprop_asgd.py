@@ -4,7 +4,6 @@ step (ASGD's eta and mu stay 0-d tensors of the scalar dtype, as torch's do)."""
 from .._ops.creation import full, full_like, ones, tensor, zeros, zeros_like
 from .._ops.index import where
 from ..autograd.grad_mode import no_grad
-
 from .optimizer import _FusedOptimizer, _get_scalar_dtype, _to_scalar
 
 __all__ = ["Rprop", "ASGD"]
@@ -68,9 +67,7 @@ class Rprop(_FusedOptimizer):
             factor = where(
                 sign > 0,
                 full([], etaplus, dtype=p.dtype),
-                where(
-                    sign < 0, full([], etaminus, dtype=p.dtype), ones([], dtype=p.dtype)
-                ),
+                where(sign < 0, full([], etaminus, dtype=p.dtype), ones([], dtype=p.dtype)),
             )
             step_size.mul_(factor).clamp_(step_min, step_max)
             # After a sign change the step is skipped and the gradient forgotten.

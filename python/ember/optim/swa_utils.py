@@ -5,12 +5,11 @@ import itertools
 import math
 
 from .. import nn
-from .._C import int64, lerp, Tensor
+from .._C import Tensor, int64, lerp
 from .._ops.creation import tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules import batchnorm
-
-from ._lr_base import _per_group, LRScheduler
+from ._lr_base import LRScheduler, _per_group
 
 __all__ = [
     "AveragedModel",

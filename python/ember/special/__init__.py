@@ -3,12 +3,15 @@
 import math
 
 from .. import _C
-from .._C import exp, get_default_dtype, isnan, lgamma, log, sigmoid, sinc, Tensor
-from .._ops import elementwise as _elementwise, nn as _nn
+from .._C import Tensor, exp, get_default_dtype, isnan, lgamma, log, sigmoid, sinc
+from .._C import _special_i0e as i0e  # noqa: F401
+from .._C import _special_i1 as i1
+from .._C import _special_i1e as i1e
+from .._ops import elementwise as _elementwise
+from .._ops import nn as _nn
 from .._ops.creation import full, ones, tensor, zeros
 from .._ops.elementwise import mvlgamma
 from .._ops.index import where
-from .._C import _special_i0e as i0e, _special_i1 as i1, _special_i1e as i1e  # noqa: F401
 
 __all__ = [
     "expit",

@@ -1,4 +1,6 @@
 """ember.utils, as torch.utils."""
 
-from . import data  # noqa: F401
-from . import checkpoint  # noqa: F401,E402
+from . import (
+    checkpoint,  # noqa: F401,E402
+    data,  # noqa: F401
+)

@@ -21,7 +21,8 @@ Tensor DropoutImpl::forward(Tensor input) {
 }
 
 void DropoutImpl::pretty_print(std::ostream& os) const {
-  os << "Dropout(p=" << options.p() << ", inplace=" << (options.inplace() ? "true" : "false") << ")";
+  os << "Dropout(p=" << options.p() << ", inplace=" << (options.inplace() ? "true" : "false")
+     << ")";
 }
 
 }  // namespace ember::nn

@@ -40,7 +40,8 @@ EMBER_MODULE(Dropout);
 class FunctionalImpl : public Module {
  public:
   using Function = std::function<Tensor(Tensor)>;
-  explicit FunctionalImpl(Function function) : Module("Functional"), function_(std::move(function)) {}
+  explicit FunctionalImpl(Function function)
+      : Module("Functional"), function_(std::move(function)) {}
   template <class F, class Arg, class... Args>
   FunctionalImpl(F f, Arg arg, Args... args)
       : FunctionalImpl(Function([=](Tensor x) { return f(x, arg, args...); })) {}

@@ -44,8 +44,7 @@ Tensor BatchNormImpl<D>::forward(const Tensor& input) {
   if constexpr (D == 1)
     EMBER_CHECK_VALUE(input.dim() == 2 || input.dim() == 3, "expected 2D or 3D input (got ",
                       input.dim(), "D input)");
-  else
-    EMBER_CHECK_VALUE(input.dim() == 4, "expected 4D input (got ", input.dim(), "D input)");
+  else EMBER_CHECK_VALUE(input.dim() == 4, "expected 4D input (got ", input.dim(), "D input)");
   double momentum = options.momentum().value_or(0.0);
   if (is_training() && options.track_running_stats()) {
     NoGradGuard g;
@@ -64,10 +63,8 @@ Tensor BatchNormImpl<D>::forward(const Tensor& input) {
 template <size_t D>
 void BatchNormImpl<D>::pretty_print(std::ostream& os) const {
   os << name() << "(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
-  if (options.momentum())
-    os << *options.momentum();
-  else
-    os << "None";
+  if (options.momentum()) os << *options.momentum();
+  else os << "None";
   os << ", affine=" << (options.affine() ? "true" : "false")
      << ", track_running_stats=" << (options.track_running_stats() ? "true" : "false") << ")";
 }

@@ -9,7 +9,8 @@ Tensor SequentialImpl::forward(Tensor input) {
 
 std::shared_ptr<Module> SequentialImpl::operator[](int64_t index) const {
   int64_t n = int64_t(steps_.size());
-  EMBER_CHECK_INDEX(index >= -n && index < n, "index ", index, " is out of range for Sequential of size ", n);
+  EMBER_CHECK_INDEX(index >= -n && index < n, "index ", index,
+                    " is out of range for Sequential of size ", n);
   return steps_[size_t(index < 0 ? index + n : index)].module;
 }
 

@@ -12,8 +12,8 @@ class SequentialImpl : public Module {
  public:
   SequentialImpl() : Module("Sequential") {}
   template <class... Modules>
-    requires(sizeof...(Modules) > 0)
-  explicit SequentialImpl(Modules&&... modules) : SequentialImpl() {
+  requires(sizeof...(Modules) > 0) explicit SequentialImpl(Modules&&... modules)
+      : SequentialImpl() {
     (push_back(std::forward<Modules>(modules)), ...);
   }
 
@@ -39,10 +39,8 @@ class SequentialImpl : public Module {
  private:
   template <class M>
   static auto shared(M&& m) {
-    if constexpr (requires { m.ptr(); })
-      return m.ptr();
-    else
-      return std::shared_ptr<typename std::decay_t<M>::element_type>(std::forward<M>(m));
+    if constexpr (requires { m.ptr(); }) return m.ptr();
+    else return std::shared_ptr<typename std::decay_t<M>::element_type>(std::forward<M>(m));
   }
 
   struct Step {

@@ -15,9 +15,9 @@ ConvNdImpl<D>::ConvNdImpl(const ConvOptions<D>& options)
   EMBER_CHECK_VALUE(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups");
   EMBER_CHECK_VALUE(o.out_channels() % o.groups() == 0, "out_channels must be divisible by groups");
   const std::string& mode = o.padding_mode();
-  EMBER_CHECK_VALUE(mode == "zeros" || mode == "reflect" || mode == "replicate" || mode == "circular",
-                    "padding_mode must be one of zeros, reflect, replicate, circular; got '", mode,
-                    "'");
+  EMBER_CHECK_VALUE(
+      mode == "zeros" || mode == "reflect" || mode == "replicate" || mode == "circular",
+      "padding_mode must be one of zeros, reflect, replicate, circular; got '", mode, "'");
   std::vector<int64_t> shape = {o.out_channels(), o.in_channels() / o.groups()};
   for (size_t i = 0; i < D; ++i) shape.push_back(o.kernel_size()[i]);
   weight = register_parameter("weight", ember::empty(shape));
@@ -30,7 +30,8 @@ void ConvNdImpl<D>::reset_parameters() {
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
-    if (fan_in != 0) init::uniform_(bias, -1 / std::sqrt(double(fan_in)), 1 / std::sqrt(double(fan_in)));
+    if (fan_in != 0)
+      init::uniform_(bias, -1 / std::sqrt(double(fan_in)), 1 / std::sqrt(double(fan_in)));
   }
 }
 
@@ -38,10 +39,8 @@ namespace {
 template <size_t D, class Pad>
 Tensor conv_call(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b,
                  const ConvOptions<D>& o, Pad padding) {
-  if constexpr (D == 1)
-    return conv1d(x, w, b, o.stride(), padding, o.dilation(), o.groups());
-  else
-    return conv2d(x, w, b, o.stride(), padding, o.dilation(), o.groups());
+  if constexpr (D == 1) return conv1d(x, w, b, o.stride(), padding, o.dilation(), o.groups());
+  else return conv2d(x, w, b, o.stride(), padding, o.dilation(), o.groups());
 }
 }  // namespace
 
@@ -54,7 +53,8 @@ Tensor ConvNdImpl<D>::forward(const Tensor& input) {
   if (std::holds_alternative<enumtype::kSame>(pad_opt))
     return conv_call<D>(input, weight, b, options, std::string_view("same"));
   const auto& p = std::get<ExpandingArray<D>>(pad_opt);
-  if (options.padding_mode() == "zeros") return conv_call<D>(input, weight, b, options, IntArrayRef(p));
+  if (options.padding_mode() == "zeros")
+    return conv_call<D>(input, weight, b, options, IntArrayRef(p));
   // Non-zero padding modes pad explicitly (last dim first, as F.pad), then convolve unpadded.
   std::vector<int64_t> pads;
   for (size_t i = D; i-- > 0;) pads.insert(pads.end(), {p[i], p[i]});
@@ -67,8 +67,7 @@ void ConvNdImpl<D>::pretty_print(std::ostream& os) const {
   const auto& o = options;
   os << name() << "(" << o.in_channels() << ", " << o.out_channels()
      << ", kernel_size=" << IntArrayRef(o.kernel_size()) << ", stride=" << IntArrayRef(o.stride());
-  if (auto* p = std::get_if<ExpandingArray<D>>(&o.padding()))
-    os << ", padding=" << IntArrayRef(*p);
+  if (auto* p = std::get_if<ExpandingArray<D>>(&o.padding())) os << ", padding=" << IntArrayRef(*p);
   else
     os << ", padding=" << (std::holds_alternative<enumtype::kSame>(o.padding()) ? "same" : "valid");
   if (o.groups() != 1) os << ", groups=" << o.groups();

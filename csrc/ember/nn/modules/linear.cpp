@@ -26,8 +26,9 @@ Tensor LinearImpl::forward(const Tensor& input) {
 }
 
 void LinearImpl::pretty_print(std::ostream& os) const {
-  os << "Linear(in_features=" << options.in_features() << ", out_features="
-     << options.out_features() << ", bias=" << (options.bias() ? "true" : "false") << ")";
+  os << "Linear(in_features=" << options.in_features()
+     << ", out_features=" << options.out_features()
+     << ", bias=" << (options.bias() ? "true" : "false") << ")";
 }
 
 Tensor FlattenImpl::forward(const Tensor& input) {

@@ -11,9 +11,10 @@ Tensor MaxPool2dImpl::forward(const Tensor& input) {
 
 void MaxPool2dImpl::pretty_print(std::ostream& os) const {
   const auto& o = options;
-  os << "MaxPool2d(kernel_size=" << IntArrayRef(o.kernel_size()) << ", stride="
-     << IntArrayRef(o.stride()) << ", padding=" << IntArrayRef(o.padding()) << ", dilation="
-     << IntArrayRef(o.dilation()) << ", ceil_mode=" << (o.ceil_mode() ? "true" : "false") << ")";
+  os << "MaxPool2d(kernel_size=" << IntArrayRef(o.kernel_size())
+     << ", stride=" << IntArrayRef(o.stride()) << ", padding=" << IntArrayRef(o.padding())
+     << ", dilation=" << IntArrayRef(o.dilation())
+     << ", ceil_mode=" << (o.ceil_mode() ? "true" : "false") << ")";
 }
 
 Tensor AvgPool2dImpl::forward(const Tensor& input) {
@@ -24,8 +25,8 @@ Tensor AvgPool2dImpl::forward(const Tensor& input) {
 
 void AvgPool2dImpl::pretty_print(std::ostream& os) const {
   const auto& o = options;
-  os << "AvgPool2d(kernel_size=" << IntArrayRef(o.kernel_size()) << ", stride="
-     << IntArrayRef(o.stride()) << ", padding=" << IntArrayRef(o.padding()) << ")";
+  os << "AvgPool2d(kernel_size=" << IntArrayRef(o.kernel_size())
+     << ", stride=" << IntArrayRef(o.stride()) << ", padding=" << IntArrayRef(o.padding()) << ")";
 }
 
 Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) {

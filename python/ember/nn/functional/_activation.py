@@ -10,15 +10,55 @@ from ..._ops.index import where
 _nn = _C._nn
 
 __all__ = [
-    "linear", "bilinear",
-    "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
-    "celu_", "rrelu", "rrelu_", "gelu",
-    "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish",
-    "softplus", "softsign", "threshold", "threshold_", "prelu", "logsigmoid", "tanhshrink",
-    "softshrink", "hardshrink", "glu",
-    "batch_norm", "layer_norm", "group_norm", "instance_norm", "local_response_norm",
-    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-    "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
+    "linear",
+    "bilinear",
+    "relu",
+    "relu_",
+    "relu6",
+    "leaky_relu",
+    "leaky_relu_",
+    "elu",
+    "elu_",
+    "selu",
+    "selu_",
+    "celu",
+    "celu_",
+    "rrelu",
+    "rrelu_",
+    "gelu",
+    "silu",
+    "mish",
+    "sigmoid",
+    "tanh",
+    "hardtanh",
+    "hardtanh_",
+    "hardsigmoid",
+    "hardswish",
+    "softplus",
+    "softsign",
+    "threshold",
+    "threshold_",
+    "prelu",
+    "logsigmoid",
+    "tanhshrink",
+    "softshrink",
+    "hardshrink",
+    "glu",
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "one_hot",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
 ]
 
 
@@ -277,7 +317,8 @@ def _verify_batch_size(size):
         prod *= s
     if prod == 1:
         raise ValueError(
-            f"Expected more than 1 value per channel when training, got input size {size}")
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
 
 
 def _verify_spatial_size(size):
@@ -286,19 +327,36 @@ def _verify_spatial_size(size):
         prod *= s
     if prod == 1:
         raise ValueError(
-            f"Expected more than 1 spatial element when training, got input size {size}")
+            f"Expected more than 1 spatial element when training, got input size {size}"
+        )
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-05):
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-05,
+):
     """batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
         momentum=0.1, eps=1e-05)
 
     Batch normalization over dim 1; updates running stats in place when training."""
     if training:
         _verify_batch_size(input.size())
-    return _nn.batch_norm(input, weight, bias, running_mean, running_var, training,
-                          0.0 if momentum is None else momentum, eps)
+    return _nn.batch_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        0.0 if momentum is None else momentum,
+        eps,
+    )
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
@@ -314,30 +372,40 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     Normalization over groups of channels."""
     if input.dim() < 2:
         raise RuntimeError(
-            f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
     _verify_batch_size(
-        [input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+        [input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:])
+    )
     return _nn.group_norm(input, num_groups, weight, bias, eps)
 
 
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats=True, momentum=0.1, eps=1e-05):
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-05,
+):
     """instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
         use_input_stats=True, momentum=0.1, eps=1e-05)
 
     Normalization of each (sample, channel) plane."""
     if use_input_stats:
         _verify_spatial_size(input.size())
-    return _nn.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
-                             momentum, eps)
+    return _nn.instance_norm(
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps
+    )
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Normalization by the squares of neighbouring channels (zero padded, averaged by size)."""
     dim = input.dim()
     if dim < 3:
-        raise ValueError(
-            f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
     channels = input.size(1)
@@ -380,8 +448,11 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 def _feature(input, p, training, inplace, alpha=False):
-    f = (_nn.feature_alpha_dropout_ if inplace else _nn.feature_alpha_dropout) if alpha else \
-        (_nn.feature_dropout_ if inplace else _nn.feature_dropout)
+    f = (
+        (_nn.feature_alpha_dropout_ if inplace else _nn.feature_alpha_dropout)
+        if alpha
+        else (_nn.feature_dropout_ if inplace else _nn.feature_dropout)
+    )
     return f(input, p, training)
 
 
@@ -408,7 +479,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
         raise RuntimeError(
             f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
             "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
-            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
+        )
     if input.dim() == 2:
         return _unbatched(_feature, input, p, training, inplace)
     return _feature(input, p, training, inplace)
@@ -423,16 +495,21 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         warnings.warn(
             f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence this "
-            "warning, please use dropout instead. Note that dropout2d exists to provide channel-wise "
+            "warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise "
             "dropout on inputs with 2 spatial dimensions, a channel dimension, and an optional "
-            "batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+            "batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
     if input.dim() == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
             "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
             "dim. This behavior will change in a future release to interpret the input as one "
             "without a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
-            "dropout behavior, please switch to using dropout1d instead.", stacklevel=2)
+            "dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
     return _feature(input, p, training, inplace)
 
 
@@ -445,9 +522,12 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
         warnings.warn(
             f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence this "
-            "warning, please use dropout instead. Note that dropout3d exists to provide channel-wise "
+            "warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise "
             "dropout on inputs with 3 spatial dimensions, a channel dimension, and an optional "
-            "batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+            "batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
     if input.dim() == 4:
         return _unbatched(_feature, input, p, training, inplace)
     return _feature(input, p, training, inplace)

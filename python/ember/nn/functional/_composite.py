@@ -6,8 +6,21 @@ import warnings
 
 from ... import _C
 from ..._C import (
-    _nn, bfloat16, bmm, cat, float16, float64, int64, matmul, relu, rsqrt, sigmoid, sign, stack,
-    tanh, Tensor,
+    Tensor,
+    _nn,
+    bfloat16,
+    bmm,
+    cat,
+    float16,
+    float64,
+    int64,
+    matmul,
+    relu,
+    rsqrt,
+    sigmoid,
+    sign,
+    stack,
+    tanh,
 )
 from ..._ops import creation as _creation
 from ..._ops.creation import ones, tensor

@@ -8,7 +8,7 @@ import math
 import warnings
 
 from ... import _C
-from ..._C import broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum, Tensor
+from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
 from ..._ops.creation import ones_like, tensor
 from ...autograd.grad_mode import no_grad
 
@@ -459,9 +459,7 @@ def multilabel_soft_margin_loss(
 def _lengths(lengths):
     if isinstance(lengths, Tensor):
         return lengths
-    return tensor(
-        list(lengths) if not isinstance(lengths, int) else lengths, dtype=int64
-    )
+    return tensor(list(lengths) if not isinstance(lengths, int) else lengths, dtype=int64)
 
 
 def ctc_loss(

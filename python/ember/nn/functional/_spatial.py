@@ -6,13 +6,31 @@ import warnings
 from ... import _C
 
 __all__ = [
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
-    "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-    "avg_pool1d", "avg_pool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-    "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-    "unfold", "fold", "embedding", "embedding_bag",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "pad",
+    "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
+    "unfold",
+    "fold",
+    "embedding",
+    "embedding_bag",
 ]
 
 _nn = _C._nn
@@ -26,7 +44,11 @@ def _ints(value):
 
 
 def _stride(stride):
-    return [] if stride is None or (isinstance(stride, (list, tuple)) and not stride) else _ints(stride)
+    return (
+        []
+        if stride is None or (isinstance(stride, (list, tuple)) and not stride)
+        else _ints(stride)
+    )
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -47,48 +69,71 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _nn.conv2d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
 
 
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     """conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
         dilation=1) -> Tensor
 
     Transposed 1-d convolution (the gradient of conv1d with respect to its input)."""
-    return _nn.conv_transpose1d(input, weight, bias, _ints(stride), _ints(padding),
-                                _ints(output_padding), groups, _ints(dilation))
+    return _nn.conv_transpose1d(
+        input,
+        weight,
+        bias,
+        _ints(stride),
+        _ints(padding),
+        _ints(output_padding),
+        groups,
+        _ints(dilation),
+    )
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     """conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
         dilation=1) -> Tensor
 
     Transposed 2-d convolution (the gradient of conv2d with respect to its input)."""
-    return _nn.conv_transpose2d(input, weight, bias, _ints(stride), _ints(padding),
-                                _ints(output_padding), groups, _ints(dilation))
+    return _nn.conv_transpose2d(
+        input,
+        weight,
+        bias,
+        _ints(stride),
+        _ints(padding),
+        _ints(output_padding),
+        groups,
+        _ints(dilation),
+    )
 
 
-def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=True):
+def max_pool1d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
+):
     """max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
         ceil_mode=False, return_indices=False)
 
     max_pool1d returning (values, indices)."""
-    return _nn.max_pool1d_with_indices(input, _ints(kernel_size), _stride(stride), _ints(padding),
-                                       _ints(dilation), ceil_mode)
+    return _nn.max_pool1d_with_indices(
+        input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
+    )
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=True):
+def max_pool2d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
+):
     """max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
         ceil_mode=False, return_indices=False)
 
     max_pool2d returning (values, flat indices within each H * W plane)."""
-    return _nn.max_pool2d_with_indices(input, _ints(kernel_size), _stride(stride), _ints(padding),
-                                       _ints(dilation), ceil_mode)
+    return _nn.max_pool2d_with_indices(
+        input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
+    )
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     """max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
         return_indices=False)
 
@@ -97,8 +142,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out if return_indices else out[0]
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     """max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
         return_indices=False)
 
@@ -107,24 +153,38 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out if return_indices else out[0]
 
 
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         count_include_pad=True) -> Tensor
 
     1-d average pooling."""
-    return _nn.avg_pool1d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode,
-                          count_include_pad)
+    return _nn.avg_pool1d(
+        input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode, count_include_pad
+    )
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     """avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         count_include_pad=True, divisor_override=None) -> Tensor
 
     2-d average pooling."""
-    return _nn.avg_pool2d(input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode,
-                          count_include_pad, divisor_override)
+    return _nn.avg_pool2d(
+        input,
+        _ints(kernel_size),
+        _stride(stride),
+        _ints(padding),
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
 
 
 def _adaptive_size(input, output_size, nd):
@@ -132,8 +192,9 @@ def _adaptive_size(input, output_size, nd):
     sizes = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * nd
     if len(sizes) != nd:
         raise ValueError(f"output_size must have {nd} elements; got {output_size}")
-    return [int(input.shape[input.dim() - nd + i]) if s is None else int(s)
-            for i, s in enumerate(sizes)]
+    return [
+        int(input.shape[input.dim() - nd + i]) if s is None else int(s) for i, s in enumerate(sizes)
+    ]
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -204,15 +265,28 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1)
 
     Sums columns (N, C * kH * kW, L) back into an (N, C, *output_size) image."""
-    return _nn.col2im(input, _ints(output_size), _ints(kernel_size), _ints(dilation),
-                      _ints(padding), _ints(stride))
+    return _nn.col2im(
+        input,
+        _ints(output_size),
+        _ints(kernel_size),
+        _ints(dilation),
+        _ints(padding),
+        _ints(stride),
+    )
 
 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False):
+def interpolate(
+    input,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
+):
     """interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
         recompute_scale_factor=None, antialias=False)
 
@@ -223,16 +297,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
             f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
-            f"(got {mode})")
+            f"(got {mode})"
+        )
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating modes: "
-                             "linear | bilinear | bicubic | trilinear")
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
     elif align_corners is None:
         align_corners = False
     if antialias and mode not in ("bilinear", "bicubic"):
-        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
-                         "requires a 4-D tensor as input")
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear and bicubic modes and "
+            "requires a 4-D tensor as input"
+        )
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
@@ -242,19 +321,24 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 "Input and output must have the same number of spatial dimensions, but got input "
                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {sizes}. "
                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
-                "(o1, o2, ...,oK) format.")
+                "(o1, o2, ...,oK) format."
+            )
         output_size, scales = [int(s) for s in sizes], [None] * dim
     elif scale_factor is not None:
-        factors = (list(scale_factor) if isinstance(scale_factor, (list, tuple))
-                   else [scale_factor] * dim)
+        factors = (
+            list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * dim
+        )
         if len(factors) != dim:
             raise ValueError(
                 "Input and scale_factor must have the same number of spatial dimensions, but got "
                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of "
                 f"shape {factors}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
-                "and scale_factor in (s1, s2, ...,sK) format.")
+                "and scale_factor in (s1, s2, ...,sK) format."
+            )
         factors = [float(f) for f in factors]
-        output_size = [int(math.floor(float(input.shape[i + 2]) * f)) for i, f in enumerate(factors)]
+        output_size = [
+            int(math.floor(float(input.shape[i + 2]) * f)) for i, f in enumerate(factors)
+        ]
         scales = [None] * dim if recompute_scale_factor else factors
     else:
         raise ValueError("either size or scale_factor should be defined")
@@ -270,23 +354,26 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _LINEAR_MODES:
         need = _LINEAR_MODES[mode]
         if dim != need:
-            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
-                                      f"{need + 2}D input")
+            raise NotImplementedError(
+                f"Got {input.dim()}D input, but {mode} mode needs {need + 2}D input"
+            )
         if mode == "bicubic":
             return _nn.upsample_bicubic2d(input, output_size, align_corners, scales)
         return _nn.upsample_linear(input, output_size, align_corners, scales)
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
         f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
-        f"(got {mode})")
+        f"(got {mode})"
+    )
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None)
 
     Deprecated alias of interpolate."""
-    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.",
-                  stacklevel=2)
+    warnings.warn(
+        "nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2
+    )
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -294,8 +381,10 @@ def upsample_nearest(input, size=None, scale_factor=None):
     """upsample_nearest(input, size=None, scale_factor=None)
 
     Deprecated: interpolate(mode='nearest')."""
-    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate "
-                  "instead.", stacklevel=2)
+    warnings.warn(
+        "nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+        stacklevel=2,
+    )
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -303,8 +392,10 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     """upsample_bilinear(input, size=None, scale_factor=None)
 
     Deprecated: interpolate(mode='bilinear', align_corners=True)."""
-    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
-                  "instead.", stacklevel=2)
+    warnings.warn(
+        "nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+        stacklevel=2,
+    )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
@@ -323,6 +414,7 @@ def _padding_idx(padding_idx, weight):
 def _renorm_(weight, input, max_norm, norm_type):
     """Scales the rows of weight used by input to norm at most max_norm, in place, untracked."""
     from ... import no_grad
+
     with no_grad():
         rows = input.reshape(-1).unique()
         norms = weight[rows].norm(p=norm_type, dim=1, keepdim=True)
@@ -330,8 +422,15 @@ def _renorm_(weight, input, max_norm, norm_type):
         weight[rows] = weight[rows] * scale
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     """embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         scale_grad_by_freq=False, sparse=False)
 
@@ -343,21 +442,34 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return _nn.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
-                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
-                  include_last_offset=False, padding_idx=None):
+def embedding_bag(
+    input,
+    weight,
+    offsets=None,
+    max_norm=None,
+    norm_type=2,
+    scale_grad_by_freq=False,
+    mode="mean",
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=None,
+):
     """embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         scale_grad_by_freq=False, mode='mean', sparse=False, per_sample_weights=None,
         include_last_offset=False, padding_idx=None)
 
     Sums, means or maxima over bags of embedding rows (2-D input, or 1-D input + offsets)."""
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
-        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
-                         f"not None, then it must have the same shape as the input "
-                         f"({input.shape})")
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+            f"not None, then it must have the same shape as the input "
+            f"({input.shape})"
+        )
     if weight.dim() != 2:
-        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
-                         f"{weight.dim()}")
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
+        )
     if input.dim() == 1 and offsets is None:
         raise ValueError("offsets has to be a 1D Tensor but got None")
     if input.dim() == 1 and offsets.dim() != 1:
@@ -365,5 +477,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     padding_idx = _padding_idx(padding_idx, weight)
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    return _nn.embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse,
-                             per_sample_weights, include_last_offset, padding_idx)
+    return _nn.embedding_bag(
+        weight,
+        input,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
+    )

@@ -1,6 +1,5 @@
 """The torch.nn layer classes."""
 
-from .module import Module, register_module_forward_hook, register_module_forward_pre_hook  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .attention import MultiheadAttention  # noqa: F401
 from .batchnorm import *  # noqa: F401,F403
@@ -11,6 +10,7 @@ from .flatten import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .module import Module, register_module_forward_hook, register_module_forward_pre_hook  # noqa: F401
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403

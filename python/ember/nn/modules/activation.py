@@ -2,8 +2,8 @@
 
 from ..._C import sigmoid, tanh
 from ..._ops.creation import empty
-
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .module import Module
 

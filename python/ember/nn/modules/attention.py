@@ -1,8 +1,8 @@
 """MultiheadAttention."""
 
 from ..._ops.creation import empty
-
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module

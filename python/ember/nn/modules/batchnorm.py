@@ -4,7 +4,6 @@ import warnings
 
 from ..._C import int64
 from ..._ops.creation import ones, tensor, zeros
-
 from .. import functional as F
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine

@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from itertools import chain, islice
 
 from ..._C import Tensor
-
 from ..parameter import Parameter
-from .module import _addindent, Module
+from .module import Module, _addindent
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -321,8 +320,7 @@ def _update_from_pairs(container, pairs, owner, reject=()):
     for j, pair in enumerate(pairs):
         if not hasattr(pair, "__iter__") or isinstance(pair, reject):
             raise TypeError(
-                f"{owner} update sequence element #{j} should be Iterable; is"
-                + type(pair).__name__
+                f"{owner} update sequence element #{j} should be Iterable; is" + type(pair).__name__
             )
         if not len(pair) == 2:
             raise ValueError(

@@ -3,8 +3,8 @@
 import math
 
 from ..._ops.creation import empty
-
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .linear import _register_bias
 from .module import Module

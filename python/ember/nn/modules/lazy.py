@@ -9,20 +9,33 @@ them, runs reset_parameters and becomes the plain class (LazyLinear becomes Line
 from ..._C import int64
 from ..._ops.creation import tensor
 from ...autograd.grad_mode import no_grad
-
-from ..parameter import is_lazy, UninitializedBuffer, UninitializedParameter
+from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from .batchnorm import (
-    BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
 )
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 
 __all__ = [
-    "LazyModuleMixin", "LazyLinear",
-    "LazyConv1d", "LazyConv2d", "LazyConv3d",
-    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
-    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "LazyModuleMixin",
+    "LazyLinear",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
 ]
 
 
@@ -129,11 +142,21 @@ class _LazyConvMixin(LazyModuleMixin):
 
 
 def _lazy_conv(base, transposed):
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, *rest, device=None,
-                 dtype=None, **kwargs):
+    def __init__(
+        self,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        *rest,
+        device=None,
+        dtype=None,
+        **kwargs,
+    ):
         # in_channels and out_channels 0 until the first input; groups checks wait for it too
-        LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, *rest, device=device,
-                                 dtype=dtype, **kwargs)
+        LazyModuleMixin.__init__(
+            self, 0, 0, kernel_size, stride, padding, *rest, device=device, dtype=dtype, **kwargs
+        )
         self.out_channels = out_channels
         self.weight = UninitializedParameter(**_factory(device, dtype))
         if self.bias is not None:
@@ -144,15 +167,16 @@ def _lazy_conv(base, transposed):
     sig = (
         "(out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, "
         "dilation=1, padding_mode='zeros', device=None, dtype=None)"
-        if transposed else
-        "(out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, "
+        if transposed
+        else "(out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, "
         "padding_mode='zeros', device=None, dtype=None)"
     )
-    doc = (f"{name}{sig}\n\n"
-           f"{base.__name__} whose in_channels is read from the first input ({kind}).")
-    return type(name, (_LazyConvMixin, base),
-                {"__init__": __init__, "cls_to_become": base, "__doc__": doc,
-                 "__module__": __name__})
+    doc = f"{name}{sig}\n\n{base.__name__} whose in_channels is read from the first input ({kind})."
+    return type(
+        name,
+        (_LazyConvMixin, base),
+        {"__init__": __init__, "cls_to_become": base, "__doc__": doc, "__module__": __name__},
+    )
 
 
 LazyConv1d = _lazy_conv(Conv1d, False)
@@ -182,8 +206,9 @@ class _LazyNormMixin(LazyModuleMixin):
 
 
 def _lazy_norm(base):
-    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None):
+    def __init__(
+        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None
+    ):
         LazyModuleMixin.__init__(self, 0, eps, momentum, False, False, device, dtype)
         self.affine = affine
         self.track_running_stats = track_running_stats
@@ -197,11 +222,15 @@ def _lazy_norm(base):
             self.num_batches_tracked = tensor(0, dtype=int64)
 
     name = "Lazy" + base.__name__
-    doc = (f"{name}(eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, "
-           f"dtype=None)\n\n{base.__name__} whose num_features is read from the first input.")
-    return type(name, (_LazyNormMixin, base),
-                {"__init__": __init__, "cls_to_become": base, "__doc__": doc,
-                 "__module__": __name__})
+    doc = (
+        f"{name}(eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, "
+        f"dtype=None)\n\n{base.__name__} whose num_features is read from the first input."
+    )
+    return type(
+        name,
+        (_LazyNormMixin, base),
+        {"__init__": __init__, "cls_to_become": base, "__doc__": doc, "__module__": __name__},
+    )
 
 
 LazyBatchNorm1d = _lazy_norm(BatchNorm1d)

@@ -3,8 +3,8 @@
 import math
 
 from ..._ops.creation import empty
-
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .module import Module
 
@@ -79,9 +79,7 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(
-            empty((out_features, in1_features, in2_features), dtype=dtype)
-        )
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), dtype=dtype))
         _register_bias(self, bias, out_features, dtype)
         self.reset_parameters()
 

@@ -7,9 +7,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _C, _device
-from ..._C import float16, float32, float64, Tensor
+from ..._C import Tensor, float16, float32, float64
 from ...autograd.grad_mode import no_grad
-
 from ..parameter import Buffer, Parameter
 from ._hooks import BackwardHook, RemovableHandle
 

@@ -3,8 +3,8 @@
 import numbers
 
 from ..._ops.creation import empty
-
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .module import Module
 
@@ -20,9 +20,7 @@ def _shape_tuple(normalized_shape):
 def _affine_parameters(module, affine, shape, bias, dtype):
     """Registers `weight` and `bias` of `shape` (either may be None), before reset_parameters."""
     for name, wanted in (("weight", affine), ("bias", affine and bias)):
-        module.register_parameter(
-            name, Parameter(empty(shape, dtype=dtype)) if wanted else None
-        )
+        module.register_parameter(name, Parameter(empty(shape, dtype=dtype)) if wanted else None)
 
 
 def _reset_affine(module):

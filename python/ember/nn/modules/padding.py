@@ -132,7 +132,17 @@ _HOW = {
     "replicate": "by repeating their border values",
     "circular": "by wrapping values around from the other end",
 }
-for _cls in (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
-             ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d):
-    _cls.__doc__ = (f"{_cls.__name__}(padding)\n\n"
-                    f"Pads the last {_cls.ndim} dim(s) {_HOW[_cls.mode]}.")
+for _cls in (
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+):
+    _cls.__doc__ = (
+        f"{_cls.__name__}(padding)\n\nPads the last {_cls.ndim} dim(s) {_HOW[_cls.mode]}."
+    )

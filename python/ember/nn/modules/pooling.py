@@ -203,8 +203,9 @@ AdaptiveMaxPool3d = _make("AdaptiveMaxPool3d", _AdaptiveMaxPoolNd, "adaptive_max
 for _cls in (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d):
     _cls.__doc__ = f"{_cls.__name__}(output_size)\n\nModule form of {_cls._fn}."
 for _cls in (AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d):
-    _cls.__doc__ = (f"{_cls.__name__}(output_size, return_indices=False)\n\n"
-                    f"Module form of {_cls._fn}.")
+    _cls.__doc__ = (
+        f"{_cls.__name__}(output_size, return_indices=False)\n\nModule form of {_cls._fn}."
+    )
 
 
 class _LPPoolNd(Module):
@@ -232,8 +233,10 @@ class _LPPoolNd(Module):
 LPPool1d = _make("LPPool1d", _LPPoolNd, "lp_pool1d")
 LPPool2d = _make("LPPool2d", _LPPoolNd, "lp_pool2d")
 for _cls in (LPPool1d, LPPool2d):
-    _cls.__doc__ = (f"{_cls.__name__}(norm_type, kernel_size, stride=None, ceil_mode=False)\n\n"
-                    f"Module form of {_cls._fn}: the p-norm of each window.")
+    _cls.__doc__ = (
+        f"{_cls.__name__}(norm_type, kernel_size, stride=None, ceil_mode=False)\n\n"
+        f"Module form of {_cls._fn}: the p-norm of each window."
+    )
 
 
 class _MaxUnpoolNd(_WindowPoolNd):

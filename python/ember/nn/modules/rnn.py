@@ -7,15 +7,14 @@ import warnings
 from ..._C import _nn
 from ..._ops import creation as _creation
 from ..._ops.creation import empty
-
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
 
 
 def _rnn_utils():
@@ -360,9 +359,7 @@ class RNNCellBase(Module):
         self.hidden_size = hidden_size
         self.bias = bias
         self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(
-            empty((num_chunks * hidden_size, hidden_size), dtype=dtype)
-        )
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
         if bias:
             self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
             self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
@@ -401,8 +398,15 @@ class RNNCellBase(Module):
     def _step(self, mode, input, h, c):
         # A one-step sequence through the fused layer op (Note [Fused RNN layer] in ops/rnn.cpp).
         _, h, c = _nn.rnn_layer(
-            input.unsqueeze(0), h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
-            mode, False,
+            input.unsqueeze(0),
+            h,
+            c,
+            self.weight_ih,
+            self.weight_hh,
+            self.bias_ih,
+            self.bias_hh,
+            mode,
+            False,
         )
         return h, c
 

@@ -4,8 +4,8 @@ import copy
 
 from ..._C import float32, triu
 from ..._ops.creation import full
-
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -368,8 +368,17 @@ class Transformer(Module):
         dtype=None,
     ):
         super().__init__()
-        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                      batch_first, norm_first, bias)
+        layer_args = (
+            d_model,
+            nhead,
+            dim_feedforward,
+            dropout,
+            activation,
+            layer_norm_eps,
+            batch_first,
+            norm_first,
+            bias,
+        )
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:

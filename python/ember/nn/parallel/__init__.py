@@ -3,7 +3,6 @@ torch's is with no visible GPU); DistributedDataParallel needs a process group, 
 cannot create (see ember.distributed)."""
 
 from ... import distributed as _dist
-
 from ..modules.module import Module
 
 __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
@@ -26,8 +25,7 @@ class DataParallel(Module):
         return self.module(*inputs, **kwargs)
 
 
-def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
-                  module_kwargs=None):
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
     """The functional form of DataParallel: module(*inputs, **module_kwargs)."""
     if not isinstance(inputs, tuple):
         inputs = (inputs,)

@@ -9,7 +9,6 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
-from .spectral_norm import remove_spectral_norm, spectral_norm
 from .fusion import (
     fuse_conv_bn_eval,
     fuse_conv_bn_weights,
@@ -17,6 +16,7 @@ from .fusion import (
     fuse_linear_bn_weights,
 )
 from .init import skip_init
+from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 import math
 
-from ..._C import stack, Tensor
+from ..._C import Tensor, stack
 from ..._ops.creation import tensor, zeros
 from ...autograd.grad_mode import no_grad
 
@@ -43,9 +43,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if len(tensors) == 0:
         return tensor(0.0)
     with no_grad():
-        total_norm = _vector_norm(
-            stack([_vector_norm(t, norm_type) for t in tensors]), norm_type
-        )
+        total_norm = _vector_norm(stack([_vector_norm(t, norm_type) for t in tensors]), norm_type)
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "

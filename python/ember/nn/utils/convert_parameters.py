@@ -1,6 +1,6 @@
 """parameters_to_vector and vector_to_parameters."""
 
-from ..._C import cat, Tensor
+from ..._C import Tensor, cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

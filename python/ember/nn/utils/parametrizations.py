@@ -3,11 +3,10 @@
 from ..._C import mv
 from ..._ops.products import vdot
 from ...autograd.grad_mode import no_grad
-
-from . import parametrize
 from .. import functional as F
 from ..modules.module import Module
 from ..parameter import Parameter
+from . import parametrize
 from .weight_norm import _norm_except_dim, _weight_norm
 
 __all__ = ["weight_norm", "spectral_norm"]

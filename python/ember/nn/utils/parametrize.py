@@ -6,7 +6,6 @@ import copy
 
 from ..._C import Tensor
 from ...autograd.grad_mode import no_grad
-
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 

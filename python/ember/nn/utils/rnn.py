@@ -2,7 +2,7 @@
 
 from collections import namedtuple
 
-from ..._C import cat, int64, stack, Tensor
+from ..._C import Tensor, cat, int64, stack
 from ..._ops.creation import arange, empty_like, full, tensor, zeros
 
 __all__ = [
@@ -115,16 +115,12 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     for b in sizes:
         step = data[offset : offset + b]
         if b < batch:
-            step = cat(
-                [step, full([batch - b] + trailing, padding_value, dtype=data.dtype)], 0
-            )
+            step = cat([step, full([batch - b] + trailing, padding_value, dtype=data.dtype)], 0)
         steps.append(step)
         offset += b
     for _ in range(total_length - max_len):
         steps.append(full([batch] + trailing, padding_value, dtype=data.dtype))
-    padded = (
-        stack(steps, 0) if steps else zeros([0, batch] + trailing, dtype=data.dtype)
-    )
+    padded = stack(steps, 0) if steps else zeros([0, batch] + trailing, dtype=data.dtype)
     lengths = tensor(sequence._lengths(), dtype=int64)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)

@@ -3,7 +3,6 @@
 from ..._C import dot, matmul
 from ..._ops.creation import empty
 from ...autograd.grad_mode import no_grad
-
 from ..parameter import Parameter
 from .weight_norm import _remove_norm_hook
 

@@ -5,7 +5,7 @@ import copy
 import re
 import sys
 
-from ..._C import float64, stack, Tensor
+from ..._C import Tensor, float64, stack
 from ..._ops.creation import as_tensor, tensor
 
 __all__ = ["default_collate", "default_convert"]

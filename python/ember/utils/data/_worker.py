@@ -21,7 +21,17 @@ import traceback
 
 from ... import _C
 from ..._C import (
-    bfloat16, float16, float32, float64, from_numpy, int16, int32, int64, int8, Tensor, uint8,
+    Tensor,
+    bfloat16,
+    float16,
+    float32,
+    float64,
+    from_numpy,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
 )
 from ..._ops.random import manual_seed
 

@@ -13,7 +13,6 @@ import warnings
 
 from ..._C import int64
 from ..._ops.creation import empty
-
 from . import _worker
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -261,9 +260,7 @@ class _BaseIter:
         self._sampler_iter = iter(self._index_sampler)
         # Drawn whether or not there are workers, so workers=0 and workers=N consume the same
         # random numbers and shuffle the same way.
-        self._base_seed = int(
-            empty((), dtype=int64).random_(generator=loader.generator).item()
-        )
+        self._base_seed = int(empty((), dtype=int64).random_(generator=loader.generator).item())
 
     def __iter__(self):
         return self

@@ -10,7 +10,6 @@ import math
 from ... import distributed as dist
 from ..._C import Generator
 from ..._ops.random import randperm
-
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -22,8 +21,10 @@ class DistributedSampler(Sampler):
 
     Gives each of num_replicas processes its own equal share of the dataset's indices, reshuffled
     per epoch with set_epoch."""
-    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
-                 drop_last=False):
+
+    def __init__(
+        self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False
+    ):
         if num_replicas is None:
             num_replicas = dist.get_world_size()
         if rank is None:

@@ -2,7 +2,7 @@
 
 import itertools
 
-from ..._C import float64, Generator, int64
+from ..._C import Generator, float64, int64
 from ..._ops.creation import as_tensor, empty
 from ..._ops.random import multinomial, randint, randperm
 
@@ -80,9 +80,7 @@ class RandomSampler(Sampler):
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(
-                    high=n, size=(32,), dtype=int64, generator=generator
-                ).tolist()
+                yield from randint(high=n, size=(32,), dtype=int64, generator=generator).tolist()
             yield from randint(
                 high=n, size=(self.num_samples % 32,), dtype=int64, generator=generator
             ).tolist()
