@@ -12,7 +12,7 @@ std::vector<Tensor> tensor_seq(nb::handle seq, const char* op) {
   for (nb::handle h : seq) {
     Tensor* t = nullptr;
     if (!nb::try_cast<Tensor*>(h, t) || !t)  // TypeError, as PyTorch raises, not a bad cast
-      throw nb::type_error((std::string("[") + op + "] expected Tensor as element " +
+      throw nb::type_error((std::string(op) + ": expected Tensor as element " +
                             std::to_string(out.size()) + "; got " + nb::type_name(h.type()).c_str())
                                .c_str());
     out.push_back(*t);

@@ -236,7 +236,7 @@ void bind_view(nb::module_& m) {
       [](nb::handle self, const Tensor& view) {
         Tensor& t = nb::cast<Tensor&>(self);
         EMBER_CHECK(view.storage().get() == t.storage().get(),
-                    "[_set_geometry_] expected a view of the same storage");
+                    "_set_geometry_: expected a view of the same storage");
         t.impl()->set_geometry(view.sizes(), view.strides(), view.storage_offset());
         return nb::borrow(self);
       },

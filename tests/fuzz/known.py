@@ -315,9 +315,9 @@ KNOWN = {
 }
 
 # Most of ember's messages copy PyTorch's wording, which often does not name the op (shared
-# checks: dim wrapping, shape/size checks, nn.functional argument checks). Rewriting them as
-# "[op] expected ...; got ..." touches ~60 message sites (the dim-wrap helper alone has 50
-# callers that would pass the op's name): a follow-up, reported by count meanwhile.
+# checks: dim wrapping, shape/size checks, nn.functional argument checks). Putting the op's name
+# first (CONTRIBUTING.md, "Error messages") touches ~60 message sites (the dim-wrap helper alone
+# has 50 callers that would pass the op's name): a follow-up, reported by count meanwhile.
 UNNAMED_MESSAGES = "messages in PyTorch's wording that do not name the op"
 # torch_crash / torch_hang: the reference failed after ember's call had returned (torch loops
 # over the whole of a huge pooling kernel): nothing to fix in ember

@@ -42,7 +42,7 @@ struct Windows {
   // instead of after a loop of `count` steps. The bound is checked, not left to std::bad_alloc:
   // an output dim of 2^40 could never be allocated, and sanitizer runtimes abort on a failed new.
   void reserve(int64_t count) {
-    EMBER_CHECK(count <= (int64_t(1) << 40), "[pool] expected an output size that fits in ",
+    EMBER_CHECK(count <= (int64_t(1) << 40), "pool: expected an output size that fits in ",
                 "memory; got ", count);
     begin.reserve(size_t(count));
     n.reserve(size_t(count));

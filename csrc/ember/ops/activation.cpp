@@ -88,8 +88,8 @@ Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double
                     double c = 0) {
   if (GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad()))
     return composite_backward(K, grad, self, a, b, c);
-  EMBER_CHECK(grad.sizes().equals(self.sizes()), "[", ActOps<K>::backward.name,
-              "] expected grad of shape ", self.sizes(), "; got ", grad.sizes());
+  EMBER_CHECK(grad.sizes().equals(self.sizes()), ActOps<K>::backward.name,
+              ": expected grad of shape ", self.sizes(), "; got ", grad.sizes());
   return ActOps<K>::backward.call(grad, self, a, b, c);
 }
 

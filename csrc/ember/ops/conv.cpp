@@ -19,7 +19,7 @@ namespace {
 
 // A parameter list of `n` values: one value broadcasts, as in PyTorch's expand_param_if_needed.
 DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op) {
-  EMBER_CHECK(v.size() == 1 || v.size() == n, "[", op, "] expected ", name,
+  EMBER_CHECK(v.size() == 1 || v.size() == n, op, ": expected ", name,
               " to be a single integer value or a list of ", n,
               " values to match the convolution dimensions, but got ", name, "=", v);
   DimVector out;
@@ -50,11 +50,11 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
   for (int64_t s : a.stride) EMBER_CHECK(s > 0, "non-positive stride is not supported");
   for (int64_t p : a.padding) EMBER_CHECK(p >= 0, "negative padding is not supported");
   for (int64_t d : a.dilation) EMBER_CHECK(d > 0, "dilation should be greater than zero");
-  EMBER_CHECK(input.dtype() == weight.dtype(), "[", op, "] expected input and weight to have the ",
+  EMBER_CHECK(input.dtype() == weight.dtype(), op, ": expected input and weight to have the ",
               "same dtype; got input ", scalar_type_name(input.dtype()), " and weight ",
               scalar_type_name(weight.dtype()));
-  EMBER_CHECK(!bias || bias->dtype() == input.dtype(), "[", op,
-              "] expected input and bias to have the same dtype; got input ",
+  EMBER_CHECK(!bias || bias->dtype() == input.dtype(), op,
+              ": expected input and bias to have the same dtype; got input ",
               scalar_type_name(input.dtype()), " and bias ", scalar_type_name(bias->dtype()));
   const int64_t out_ch = transposed ? weight.size(1) * a.groups : weight.size(0);
   const int64_t in_ch = transposed ? weight.size(0) : weight.size(1) * a.groups;
@@ -75,7 +75,7 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
               " elements, but got bias of size ", bias ? bias->sizes() : IntArrayRef{}, " instead");
   if (transposed) {
     for (size_t i = 0; i < 2; ++i)
-      EMBER_CHECK(a.output_padding[i] >= 0, "[conv_transpose] expected a non-negative ",
+      EMBER_CHECK(a.output_padding[i] >= 0, "conv_transpose: expected a non-negative ",
                   "output_padding; got ", a.output_padding);
     for (size_t i = 0; i < 2; ++i)
       EMBER_CHECK(a.output_padding[i] < a.stride[i] || a.output_padding[i] < a.dilation[i],
@@ -91,7 +91,7 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
   const I kh = I(weight.size(2) - 1) * a.dilation[0] + 1;
   const I kw = I(weight.size(3) - 1) * a.dilation[1] + 1;
   constexpr I kMax = std::numeric_limits<int64_t>::max();
-  EMBER_CHECK(ph <= kMax && pw <= kMax && kh <= kMax && kw <= kMax, "[conv] expected padded ",
+  EMBER_CHECK(ph <= kMax && pw <= kMax && kh <= kMax && kw <= kMax, "conv: expected padded ",
               "input and kernel sizes that fit in int64; got padding ", a.padding, ", dilation ",
               a.dilation);
   EMBER_CHECK(ph >= kh && pw >= kw, "Calculated padded input size per channel: (", int64_t(ph),
@@ -136,7 +136,7 @@ Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optio
   const __int128 ow = cw - 2 * __int128(a.padding[1]) + a.output_padding[1];
   constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
   EMBER_CHECK(ch <= kMax && cw <= kMax && oh <= kMax && ow <= kMax,
-              "[conv_transpose2d] expected an output size that fits in int64; got input size (", H,
+              "conv_transpose2d: expected an output size that fits in int64; got input size (", H,
               " x ", W, "), stride ", a.stride, ", dilation ", a.dilation, ", output_padding ",
               a.output_padding);
   const int64_t CH = int64_t(ch), CW = int64_t(cw);
@@ -189,7 +189,7 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Te
   EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1,
               "D (unbatched) or ", nd + 2, "D (batched) input to ", op,
               ", but got input of size: ", input.sizes());
-  EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,
+  EMBER_CHECK(weight.dim() == nd + 2, op, ": expected weight to be ", nd + 2,
               "-dimensional; got weight of size ", weight.sizes());
   const size_t n = size_t(nd);
   Conv2dArgs a{expand_param(stride, n, "stride", op),
@@ -227,7 +227,7 @@ Tensor conv_nd_mode(const Tensor& input, const Tensor& weight, const std::option
   EMBER_CHECK(padding == "same", "Invalid padding string: '", padding, "'");
   for (int64_t s : stride)
     EMBER_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
-  EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,
+  EMBER_CHECK(weight.dim() == nd + 2, op, ": expected weight to be ", nd + 2,
               "-dimensional; got weight of size ", weight.sizes());
   DimVector d = expand_param(dilation, size_t(nd), "dilation", op), left, extra;
   bool asymmetric = false;
@@ -256,7 +256,7 @@ Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
   EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1,
               "D (unbatched) or ", nd + 2, "D (batched) input to ", op,
               ", but got input of size: ", input.sizes());
-  EMBER_CHECK(weight.dim() == nd + 2, "[", op, "] expected weight to be ", nd + 2,
+  EMBER_CHECK(weight.dim() == nd + 2, op, ": expected weight to be ", nd + 2,
               "-dimensional; got weight of size ", weight.sizes());
   const size_t n = size_t(nd);
   Conv2dArgs a{expand_param(stride, n, "stride", op), expand_param(padding, n, "padding", op),

@@ -10,19 +10,18 @@ namespace ember {
 namespace {
 
 void check_matrix(const Tensor& a, const char* op, bool square) {
-  EMBER_CHECK(a.dim() >= 2, "[", op, "] expected a tensor with at least 2 dimensions; got ",
-              a.dim());
-  EMBER_CHECK(a.dtype() == kFloat || a.dtype() == kDouble, "[", op,
-              "] expected a float32 or float64 tensor; got ", dtype_name(a.dtype()));
-  EMBER_CHECK(!square || a.size(-1) == a.size(-2), "[", op,
-              "] expected batches of square matrices; got ", a.size(-2), " by ", a.size(-1),
+  EMBER_CHECK(a.dim() >= 2, op, ": expected a tensor with at least 2 dimensions; got ", a.dim());
+  EMBER_CHECK(a.dtype() == kFloat || a.dtype() == kDouble, op,
+              ": expected a float32 or float64 tensor; got ", dtype_name(a.dtype()));
+  EMBER_CHECK(!square || a.size(-1) == a.size(-2), op,
+              ": expected batches of square matrices; got ", a.size(-2), " by ", a.size(-1),
               " matrices");
 }
 
 void check_rhs(const Tensor& a, const Tensor& b, const char* op) {
   EMBER_CHECK(b.dim() == a.dim() && b.size(-2) == a.size(-2) && a.dtype() == b.dtype() &&
                   std::equal(a.sizes().begin(), a.sizes().end() - 2, b.sizes().begin()),
-              "[", op, "] expected B of A's batch shape, rows and dtype; got A ", a.sizes(), " ",
+              op, ": expected B of A's batch shape, rows and dtype; got A ", a.sizes(), " ",
               dtype_name(a.dtype()), " and B ", b.sizes(), " ", dtype_name(b.dtype()));
 }
 
@@ -47,7 +46,7 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper) {
 std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   check_matrix(A, "linalg.qr", false);
   EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r",
-              "[linalg.qr] expected mode 'reduced', 'complete' or 'r'; got '", mode, "'");
+              "linalg.qr: expected mode 'reduced', 'complete' or 'r'; got '", mode, "'");
   return op::linalg_qr.call(A, mode);
 }
 

@@ -152,12 +152,11 @@ void check_channel_param(OptT t, const char* what, int64_t c) {
 
 Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                         OptT running_var, bool training, double momentum, double eps) {
-  EMBER_CHECK(input.dim() >= 2,
-              "[batch_norm] expected input with at least 2 dims (N, C, ...); got ", input.dim(),
-              "-D input of shape ", input.sizes());
+  EMBER_CHECK(input.dim() >= 2, "batch_norm: expected input with at least 2 dims (N, C, ...); got ",
+              input.dim(), "-D input of shape ", input.sizes());
   // NotImplementedError, as PyTorch's "... not implemented for 'Long'"
   EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
-                   "[batch_norm] expected a floating point input; got ",
+                   "batch_norm: expected a floating point input; got ",
                    scalar_type_name(input.dtype()));
   int64_t c = input.size(1);
   check_channel_param(weight, "weight", c);
@@ -165,7 +164,7 @@ Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT runnin
   check_channel_param(running_mean, "running_mean", c);
   check_channel_param(running_var, "running_var", c);
   EMBER_CHECK(training || (running_mean && running_var),
-              "[batch_norm] running_mean and running_var must be defined in evaluation mode");
+              "batch_norm: running_mean and running_var must be defined in evaluation mode");
   return op::native_batch_norm.call(input, weight, bias, running_mean, running_var, training,
                                     momentum, eps);
 }
@@ -179,7 +178,7 @@ Tensor batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean
 Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
                         double eps) {
   int64_t k = int64_t(normalized_shape.size());
-  EMBER_CHECK(k >= 1, "[layer_norm] expected normalized_shape to be at least 1-dimensional");
+  EMBER_CHECK(k >= 1, "layer_norm: expected normalized_shape to be at least 1-dimensional");
   bool ok = input.dim() >= k;
   for (int64_t i = 0; ok && i < k; ++i)
     ok = input.size(input.dim() - k + i) == normalized_shape[size_t(i)];
@@ -199,7 +198,7 @@ Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT 
                 " and normalized_shape = ", normalized_shape);
   // NotImplementedError, as PyTorch's "... not implemented for 'Long'"
   EMBER_CHECK_KIND(is_floating_point(input.dtype()), ErrorKind::NotImplemented,
-                   "[layer_norm] expected a floating point input; got ",
+                   "layer_norm: expected a floating point input; got ",
                    scalar_type_name(input.dtype()));
   return op::native_layer_norm.call(input, normalized_shape, weight, bias, eps);
 }
@@ -230,7 +229,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, OptT weight, OptT bia
 
 Tensor instance_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                      OptT running_var, bool use_input_stats, double momentum, double eps) {
-  EMBER_CHECK(input.dim() >= 2, "[instance_norm] expected input with at least 2 dims; got ",
+  EMBER_CHECK(input.dim() >= 2, "instance_norm: expected input with at least 2 dims; got ",
               input.dim(), "-D input");
   int64_t n = input.size(0), c = input.size(1);
   check_channel_param(weight, "weight", c);

@@ -137,7 +137,7 @@ int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil
   I out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= I(in) + p) --out;
   EMBER_CHECK(out <= std::numeric_limits<int64_t>::max(),
-              "[pool] expected an output size that "
+              "pool: expected an output size that "
               "fits in int64; got input size ",
               in, ", kernel ", k, ", padding ", p);
   return int64_t(std::max<I>(out, std::numeric_limits<int64_t>::min()));

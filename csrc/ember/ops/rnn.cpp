@@ -155,7 +155,7 @@ RnnMode rnn_mode(std::string_view name) {
   if (name == "LSTM") return RnnMode::LSTM;
   if (name == "GRU") return RnnMode::GRU;
   if (name == "RNN_TANH") return RnnMode::RNN_TANH;
-  EMBER_CHECK(name == "RNN_RELU", "[rnn_layer] unknown mode '", name,
+  EMBER_CHECK(name == "RNN_RELU", "rnn_layer: unknown mode '", name,
               "'; expected LSTM, GRU, RNN_TANH or RNN_RELU");
   return RnnMode::RNN_RELU;
 }

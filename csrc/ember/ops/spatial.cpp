@@ -21,7 +21,7 @@ namespace {
 // im2col reads the image size from its input and ignores the argument.
 
 DimVector pair(IntArrayRef v, const char* name, const char* op) {
-  EMBER_CHECK(v.size() == 1 || v.size() == 2, "[", op, "] expected ", name,
+  EMBER_CHECK(v.size() == 1 || v.size() == 2, op, ": expected ", name,
               " to have 1 or 2 values; got ", v);
   return v.size() == 1 ? DimVector{v[0], v[0]} : DimVector(v);
 }
@@ -34,10 +34,10 @@ Window window(IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, const 
   Window w{pair(k, "kernel_size", op), pair(d, "dilation", op), pair(p, "padding", op),
            pair(s, "stride", op)};
   for (size_t i = 0; i < 2; ++i) {
-    EMBER_CHECK(w.k[i] > 0, "[", op, "] expected kernel_size to be greater than zero; got ", w.k);
-    EMBER_CHECK(w.d[i] > 0, "[", op, "] expected dilation to be greater than zero; got ", w.d);
-    EMBER_CHECK(w.p[i] >= 0, "[", op, "] expected padding to be non-negative; got ", w.p);
-    EMBER_CHECK(w.s[i] > 0, "[", op, "] expected stride to be greater than zero; got ", w.s);
+    EMBER_CHECK(w.k[i] > 0, op, ": expected kernel_size to be greater than zero; got ", w.k);
+    EMBER_CHECK(w.d[i] > 0, op, ": expected dilation to be greater than zero; got ", w.d);
+    EMBER_CHECK(w.p[i] >= 0, op, ": expected padding to be non-negative; got ", w.p);
+    EMBER_CHECK(w.s[i] > 0, op, ": expected stride to be greater than zero; got ", w.s);
   }
   return w;
 }
@@ -47,7 +47,7 @@ Window window(IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, const 
 int64_t blocks(int64_t size, const Window& w, size_t i, const char* op) {
   using I = __int128;
   const I n = (I(size) + 2 * I(w.p[i]) - I(w.d[i]) * (w.k[i] - 1) - 1) / w.s[i] + 1;
-  EMBER_CHECK(n <= std::numeric_limits<int64_t>::max(), "[", op, "] expected a number of sliding ",
+  EMBER_CHECK(n <= std::numeric_limits<int64_t>::max(), op, ": expected a number of sliding ",
               "blocks that fits in int64; got size ", size, " and padding ", w.p[i]);
   return int64_t(std::max<I>(n, 0));
 }
@@ -55,7 +55,7 @@ int64_t blocks(int64_t size, const Window& w, size_t i, const char* op) {
 // bh * bw blocks per plane, rejecting a product that overflows.
 int64_t block_count(int64_t bh, int64_t bw, const char* op) {
   int64_t n = 0;
-  EMBER_CHECK(!__builtin_mul_overflow(bh, bw, &n), "[", op, "] expected a number of sliding ",
+  EMBER_CHECK(!__builtin_mul_overflow(bh, bw, &n), op, ": expected a number of sliding ",
               "blocks that fits in int64; got ", bh, " * ", bw);
   return n;
 }
@@ -97,7 +97,7 @@ EMBER_REGISTER_KERNEL(op::embedding, CPU, embedding_kernel);
 
 // `x` without `left` elements at the start of dim and `right` at its end.
 Tensor crop(const Tensor& x, int64_t dim, int64_t left, int64_t right, int64_t n) {
-  EMBER_CHECK(x.size(dim) - left - right >= 0, "[pad] resulting padded dimension ", dim,
+  EMBER_CHECK(x.size(dim) - left - right >= 0, "pad: resulting padded dimension ", dim,
               " would be negative: size ", n, ", padding (", -left, ", ", -right, ")");
   return left || right ? narrow(x, dim, left, x.size(dim) - left - right) : x;
 }
@@ -187,8 +187,8 @@ std::optional<double> scale_at(ArrayRef<std::optional<double>> scales, size_t i)
 
 void check_resize(const Tensor& input, IntArrayRef output_size, const char* op) {
   const int64_t nd = int64_t(output_size.size());
-  EMBER_CHECK(nd >= 1 && nd <= 3, "[", op, "] expected 1 to 3 output sizes; got ", output_size);
-  EMBER_CHECK(input.dim() == nd + 2, "[", op, "] expected a ", nd + 2, "-D input for ", nd,
+  EMBER_CHECK(nd >= 1 && nd <= 3, op, ": expected 1 to 3 output sizes; got ", output_size);
+  EMBER_CHECK(input.dim() == nd + 2, op, ": expected a ", nd + 2, "-D input for ", nd,
               " output sizes; got input of size ", input.sizes());
   for (size_t i = 0; i < output_size.size(); ++i) {
     EMBER_CHECK(output_size[i] > 0 && input.size(int64_t(i) + 2) > 0,
@@ -232,7 +232,7 @@ Tensor pad(const Tensor& input, IntArrayRef pads, std::string_view mode,
                   "Padding value causes wrapping around more than once.");
     if (mode == "replicate")
       EMBER_CHECK(input.size(dim) > 0 || (l <= 0 && r <= 0),
-                  "[pad] replicate padding needs a non-empty dimension ", dim, "; got input ",
+                  "pad: replicate padding needs a non-empty dimension ", dim, "; got input ",
                   input.sizes());
     out = pad_dim(out, dim, l, r, mode, value.value_or(0));
   }
@@ -388,7 +388,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices,
     EMBER_CHECK_VALUE(offsets && offsets->dim() == 1, "offsets has to be a 1D Tensor");
     Tensor off = to_dtype(*offsets, kLong);
     bags = off.size(0) - (include_last_offset ? 1 : 0);
-    EMBER_CHECK(bags >= 0, "[embedding_bag] include_last_offset needs at least one offset");
+    EMBER_CHECK(bags >= 0, "embedding_bag: include_last_offset needs at least one offset");
     idx = indices;
     // Each position's bag: the number of offsets at or before it, minus one.
     Tensor starts = narrow(off, 0, 0, bags);

@@ -28,7 +28,7 @@ EMBER_SPECIAL_OPS(EMBER_SPECIAL_DEFINE)
 EMBER_DERIVATIVE(op::polygamma, "PolygammaBackward0", (n, self), grad* polygamma(n + 1, self));
 
 Tensor polygamma(int64_t n, const Tensor& self) {
-  EMBER_CHECK(n >= 0, "[polygamma] expected a non-negative order n; got ", n);
+  EMBER_CHECK(n >= 0, "polygamma: expected a non-negative order n; got ", n);
   return op::polygamma.call(n, self);
 }
 

@@ -178,7 +178,7 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
     int64_t have = self.sizes()[size_t(i - off)];
     if (want == -1) want = have;
     // a negative size other than -1 would make a view with a negative element count
-    EMBER_CHECK(want >= 0, "[expand] expected sizes >= 0 (or -1 to keep one); got ", want,
+    EMBER_CHECK(want >= 0, "expand: expected sizes >= 0 (or -1 to keep one); got ", want,
                 " at dimension ", i, " for target sizes ", sizes);
     EMBER_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
                 ") must match the existing size (", have, ") at non-singleton dimension ", i,

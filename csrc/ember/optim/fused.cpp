@@ -59,17 +59,17 @@ class Operands {
   Operands(const char* op, const Tensor& param, const Tensor& grad,
            const std::vector<const Tensor*>& states)
       : op_(op) {
-    EMBER_CHECK(param.defined() && grad.defined(), "[", op, "] expected defined params and grads");
-    EMBER_CHECK(grad.dtype() == param.dtype() && grad.sizes().equals(param.sizes()), "[", op,
-                "] expected grad of the param's dtype and shape; got param ",
+    EMBER_CHECK(param.defined() && grad.defined(), op, ": expected defined params and grads");
+    EMBER_CHECK(grad.dtype() == param.dtype() && grad.sizes().equals(param.sizes()), op,
+                ": expected grad of the param's dtype and shape; got param ",
                 dtype_name(param.dtype()), " ", param.sizes(), " and grad ",
                 dtype_name(grad.dtype()), " ", grad.sizes());
     add(param);
     work_.push_back(contiguous(grad));
     orig_.push_back(Tensor());
     for (const Tensor* s : states) {
-      EMBER_CHECK(s->defined() && s->dtype() == param.dtype() && s->numel() == param.numel(), "[",
-                  op, "] expected state tensors of the param's dtype and size; got ",
+      EMBER_CHECK(s->defined() && s->dtype() == param.dtype() && s->numel() == param.numel(), op,
+                  ": expected state tensors of the param's dtype and size; got ",
                   s->defined() ? dtype_name(s->dtype()) : "undefined", " for param ",
                   dtype_name(param.dtype()), " ", param.sizes());
       add(*s);
@@ -129,7 +129,7 @@ __attribute__((always_inline)) inline A lerp(A self, A end, A w) {
 
 // Increments a 0-d step tensor and returns the new count.
 double increment_step(const Tensor& step) {
-  EMBER_CHECK(step.defined() && step.numel() == 1, "[optim] expected a one-element step tensor");
+  EMBER_CHECK(step.defined() && step.numel() == 1, "optim: expected a one-element step tensor");
   double value = 0;
   dispatch<kNumericTypes>(step.dtype(), "optim step", [&](auto tag) {
     using T = decltype(tag);
@@ -143,7 +143,7 @@ double increment_step(const Tensor& step) {
 
 void check_sizes(const char* op, size_t n, std::initializer_list<size_t> others) {
   for (size_t m : others)
-    EMBER_CHECK(m == n, "[", op, "] expected one entry per param (", n, "); got a list of ", m);
+    EMBER_CHECK(m == n, op, ": expected one entry per param (", n, "); got a list of ", m);
 }
 
 }  // namespace

@@ -19,12 +19,12 @@ OptimizerParamGroup& OptimizerParamGroup::operator=(const OptimizerParamGroup& o
 }
 
 OptimizerOptions& OptimizerParamGroup::options() {
-  EMBER_CHECK(options_ != nullptr, "[optim] param group has no options");
+  EMBER_CHECK(options_ != nullptr, "optim: param group has no options");
   return *options_;
 }
 
 const OptimizerOptions& OptimizerParamGroup::options() const {
-  EMBER_CHECK(options_ != nullptr, "[optim] param group has no options");
+  EMBER_CHECK(options_ != nullptr, "optim: param group has no options");
   return *options_;
 }
 
@@ -39,7 +39,7 @@ void Optimizer::add_param_group(const OptimizerParamGroup& param_group) {
   for (const auto& group : param_groups_)
     for (const Tensor& p : group.params()) seen.insert(p.impl());
   for (const Tensor& p : param_group.params()) {
-    EMBER_CHECK(p.defined(), "[optim] expected defined parameters");
+    EMBER_CHECK(p.defined(), "optim: expected defined parameters");
     EMBER_CHECK_VALUE(p.is_leaf(), "can't optimize a non-leaf Tensor");
     EMBER_CHECK_VALUE(seen.insert(p.impl()).second,
                       "some parameters appear in more than one parameter group");

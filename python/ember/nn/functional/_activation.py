@@ -210,7 +210,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
     Clamps into [min_val, max_val]."""
     if min_val > max_val:
-        raise ValueError(f"[hardtanh] expected min_val <= max_val; got {min_val} > {max_val}")
+        raise ValueError(f"hardtanh: expected min_val <= max_val; got {min_val} > {max_val}")
     if inplace:
         return _nn.hardtanh_(input, min_val, max_val)
     return _nn.hardtanh(input, min_val, max_val)

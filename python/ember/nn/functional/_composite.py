@@ -112,7 +112,7 @@ def pixel_shuffle(input, upscale_factor):
     (*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = upscale_factor
     if r <= 0:
-        raise RuntimeError(f"[pixel_shuffle] expected a positive upscale_factor; got {r}")
+        raise RuntimeError(f"pixel_shuffle: expected a positive upscale_factor; got {r}")
     if input.dim() < 3:
         raise RuntimeError(
             f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "

@@ -250,7 +250,7 @@ def pad(input, pad, mode="constant", value=None):
     'circular'.
     """
     if not isinstance(pad, (list, tuple)):
-        raise TypeError(f"[pad] expected pad to be a tuple of ints; got {type(pad).__name__}")
+        raise TypeError(f"pad: expected pad to be a tuple of ints; got {type(pad).__name__}")
     return _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
 
 
