@@ -399,3 +399,55 @@ def reduction_samples(
         yield Sample((x((3, 4)),), {"dim": 0, "dtype": Dt(dtype_kw)})
     for kw in _variants(extra, dtype):
         yield Sample((x((2, 3, 4)),), dict(kw))
+
+
+# ----------------------------------------------------------------------------- error cases
+
+
+def _f(shape, dtype="float32"):
+    return make(shape, dtype, rng_for("errors", shape, dtype))
+
+
+def _err(desc, exc, *args, **kwargs):
+    return ErrorCase(desc, exc, args, kwargs)
+
+
+def _errors(*cases):
+    return lambda: list(cases)
+
+
+SHAPE_MISMATCH = lambda: _err("broadcast (3,4) with (4,3)", RuntimeError, _f((3, 4)), _f((4, 3)))  # noqa: E731
+
+
+def _dim_oor(*extra, **kw):
+    return _err("dim out of range", IndexError, _f((3, 4)), *extra, **kw)
+
+
+# ----------------------------------------------------------------------------- the table
+
+_DEFAULT = object()
+
+
+def _op(name, ref, dtypes, samples, *, fn=None, method=_DEFAULT, **kw):
+    """One table entry; the op defaults to m.<name> with a Tensor method of the same name."""
+    return OpInfo(
+        name=name,
+        op=fn or func(name),
+        ref=ref,
+        dtypes=dtypes,
+        sample_inputs=samples,
+        method=name if method is _DEFAULT else method,
+        **kw,
+    )
+
+
+# unary ops computed in floating point (integer and bool inputs give float32):
+# (name, numpy ref, input domain -- log needs x > 0, acos |x| < 1, ...)
+
+
+def _reduction(**kw):
+    return lambda op, d, r: reduction_samples(op, d, r, **kw)
+
+
+# reductions may accumulate in another order (or in blocks) than numpy's float64 reference
+_SUM_TOL = {"float16": (2e-3, 1e-2), "bfloat16": (1.6e-2, 1e-1), "float32": (1e-5, 1e-5)}

@@ -308,3 +308,6 @@ def _div_ref(a, b, rounding_mode=None):
 def _addmm_ref(inp, a, b, *, beta=1, alpha=1):
     prod = alpha * np.matmul(a, b)
     return prod if beta == 0 else beta * inp + prod  # beta=0 ignores input, nan included
+
+
+_GATHER_REDUCED = gather_indices(reduced=True)
