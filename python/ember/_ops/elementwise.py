@@ -77,7 +77,7 @@ __all__ = [
 
 
 def xlogy(input, other):
-    """xlogy(input, other, *, out=None) -> Tensor
+    """xlogy(input, other) -> Tensor
 
     input * log(other), and 0 where input is 0 (unless other is NaN)."""
     if not isinstance(input, Tensor):
@@ -101,7 +101,7 @@ def _check_float_pair(name, a, b):
 
 
 def logaddexp(input, other):
-    """logaddexp(input, other, *, out=None) -> Tensor
+    """logaddexp(input, other) -> Tensor
 
     log(exp(input) + exp(other)) without overflow."""
     _check_float_pair("logaddexp", input, other)
@@ -112,7 +112,7 @@ def logaddexp(input, other):
 
 
 def logaddexp2(input, other):
-    """logaddexp2(input, other, *, out=None) -> Tensor
+    """logaddexp2(input, other) -> Tensor
 
     log2(2**input + 2**other) without overflow."""
     _check_float_pair("logaddexp2", input, other)
@@ -122,7 +122,7 @@ def logaddexp2(input, other):
 
 
 def deg2rad(input):
-    """deg2rad(input, *, out=None) -> Tensor
+    """deg2rad(input) -> Tensor
 
     input converted from degrees to radians (integers become the default float dtype)."""
     return _float(input) * (math.pi / 180)
@@ -136,7 +136,7 @@ def rad2deg(input):
 
 
 def logit(input, eps=None):
-    """logit(input, eps=None, *, out=None) -> Tensor
+    """logit(input, eps=None) -> Tensor
 
     log(p / (1 - p)) of input, first clamped to [eps, 1 - eps] when eps is given."""
     x = _float(input)
@@ -146,7 +146,7 @@ def logit(input, eps=None):
 
 
 def heaviside(input, values):
-    """heaviside(input, values, *, out=None) -> Tensor
+    """heaviside(input, values) -> Tensor
 
     The step function: 0 where input < 0, 1 where input > 0, values where input == 0."""
     if input.dtype != values.dtype:
@@ -156,7 +156,7 @@ def heaviside(input, values):
 
 
 def float_power(input, exponent):
-    """float_power(input, exponent, *, out=None) -> Tensor
+    """float_power(input, exponent) -> Tensor
 
     pow computed in float64."""
     a = input.double() if isinstance(input, Tensor) else input
@@ -183,7 +183,7 @@ def rsub(input, other, alpha=1):
 
 
 def ldexp(input, other):
-    """ldexp(input, other, *, out=None) -> Tensor
+    """ldexp(input, other) -> Tensor
 
     input * 2**other in the pair's promoted floating dtype."""
     dt = promote_types(input.dtype, other.dtype)
@@ -201,7 +201,7 @@ def angle(input):
 
 
 def sgn(input):
-    """sgn(input, *, out=None) -> Tensor
+    """sgn(input) -> Tensor
 
     The sign of each element; for real tensors the same as sign."""
     return input.sign()
@@ -217,7 +217,7 @@ def _euclid(a, b):
 
 
 def gcd(input, other):
-    """gcd(input, other, *, out=None) -> Tensor
+    """gcd(input, other) -> Tensor
 
     The elementwise greatest common divisor of two integer tensors (never negative)."""
     if input.dtype.is_floating_point or other.dtype.is_floating_point:
@@ -227,7 +227,7 @@ def gcd(input, other):
 
 
 def lcm(input, other):
-    """lcm(input, other, *, out=None) -> Tensor
+    """lcm(input, other) -> Tensor
 
     The elementwise least common multiple of two integer tensors (never negative)."""
     g = gcd(input, other)
@@ -236,7 +236,7 @@ def lcm(input, other):
 
 
 def mvlgamma(input, p):
-    """mvlgamma(input, p, *, out=None) -> Tensor
+    """mvlgamma(input, p) -> Tensor
 
     The log of the multivariate gamma function of dimension p, elementwise."""
     if p < 1:
@@ -247,7 +247,7 @@ def mvlgamma(input, p):
 
 
 def frexp(input):
-    """frexp(input, *, out=None) -> (Tensor mantissa, Tensor exponent)
+    """frexp(input) -> (Tensor mantissa, Tensor exponent)
 
     Splits input into mantissa in [0.5, 1) and integer exponent with input = m * 2 ** e."""
     if not input.dtype.is_floating_point:
@@ -260,7 +260,7 @@ def frexp(input):
 
 
 def nextafter(input, other):
-    """nextafter(input, other, *, out=None) -> Tensor
+    """nextafter(input, other) -> Tensor
 
     The next representable value after input in the direction of other."""
     import numpy as np

@@ -93,7 +93,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 
 
 def matrix_power(input, n):
-    """matrix_power(input, n, *, out=None) -> Tensor
+    """matrix_power(input, n) -> Tensor
 
     The n-th integer power of a square matrix (negative n uses its inverse)."""
     return linalg.matrix_power(input, n)
@@ -114,7 +114,7 @@ def pinverse(input, rcond=1e-15):
 
 
 def svd(input, some=True, compute_uv=True):
-    """svd(input, some=True, compute_uv=True, *, out=None) -> (Tensor, Tensor, Tensor)
+    """svd(input, some=True, compute_uv=True) -> (Tensor, Tensor, Tensor)
 
     torch.svd: returns V (not Vh), reduced unless some=False; zeros for U, V without uv."""
     if not compute_uv:
@@ -144,7 +144,7 @@ def lu(A, pivot=True, get_infos=False):
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
-    """lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None) -> (Tensor,
+    """lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> (Tensor,
         Tensor, Tensor)
 
     Unpacks a factorization of lu into the permutation P and the factors L and U."""
@@ -154,7 +154,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu_solve(b, LU_data, LU_pivots):
-    """lu_solve(b, LU_data, LU_pivots, *, out=None) -> Tensor
+    """lu_solve(b, LU_data, LU_pivots) -> Tensor
 
     Solves A X = b from A's LU factorization."""
     return linalg.lu_solve(LU_data, LU_pivots, b)

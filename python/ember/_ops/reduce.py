@@ -41,7 +41,7 @@ def _extreme(name, all_fn, dim_fn, binary_fn, input, dim=None, keepdim=False):
 
 
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
-    """max(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+    """max(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
     The largest element, or (values, indices) along dim, or the elementwise maximum with a
     tensor."""
@@ -51,7 +51,7 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
 
 
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
-    """min(input, dim=None, keepdim=False, *, out=None) -> Tensor or (Tensor, LongTensor)
+    """min(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
     The smallest element, or (values, indices) along dim, or the elementwise minimum with a
     tensor."""
@@ -76,7 +76,7 @@ def _var_args(dim, unbiased, keepdim):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """var_mean(input, dim=None, *, correction=1, keepdim=False, out=None) -> (Tensor, Tensor)
+    """var_mean(input, dim=None, *, correction=1, keepdim=False) -> (Tensor, Tensor)
 
     The variance and the mean over dim, with Bessel's correction set by correction."""
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
@@ -84,14 +84,14 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """var(input, dim=None, *, correction=1, keepdim=False, out=None) -> Tensor
+    """var(input, dim=None, *, correction=1, keepdim=False) -> Tensor
 
     The variance over dim (all elements when None), with Bessel's correction set by correction."""
     return var_mean(input, dim, unbiased, keepdim, correction=correction)[0]
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """std_mean(input, dim=None, *, correction=1, keepdim=False, out=None) -> (Tensor, Tensor)
+    """std_mean(input, dim=None, *, correction=1, keepdim=False) -> (Tensor, Tensor)
 
     The standard deviation and the mean over dim."""
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
@@ -99,14 +99,14 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """std(input, dim=None, *, correction=1, keepdim=False, out=None) -> Tensor
+    """std(input, dim=None, *, correction=1, keepdim=False) -> Tensor
 
     The standard deviation over dim (all elements when None)."""
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None) -> Tensor
+    """norm(input, p='fro', dim=None, keepdim=False, dtype=None) -> Tensor
 
     The p-norm (Frobenius by default, 'nuc' for the nuclear norm) over dim or all elements."""
     if p == "fro" or p is None:
@@ -146,7 +146,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor
+    """nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
     The mean over dim of the elements that are not NaN."""
     if not input.dtype.is_floating_point and dtype is None:
@@ -159,7 +159,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    """aminmax(input, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)
+    """aminmax(input, *, dim=None, keepdim=False) -> (Tensor min, Tensor max)
 
     The minimum and the maximum, over dim or all elements, in one call."""
     from .. import return_types
@@ -180,7 +180,7 @@ def dist(input, other, p=2):
 
 
 def renorm(input, p, dim, maxnorm):
-    """renorm(input, p, dim, maxnorm, *, out=None) -> Tensor
+    """renorm(input, p, dim, maxnorm) -> Tensor
 
     input with each slice along dim rescaled so that its p-norm is at most maxnorm."""
     dims = tuple(d for d in range(input.dim()) if d != dim % input.dim())
@@ -284,7 +284,7 @@ def corrcoef(input):
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
-    """histogram(input, bins, *, range=None, weight=None, density=False, out=None) -> (Tensor,
+    """histogram(input, bins, *, range=None, weight=None, density=False) -> (Tensor,
         Tensor)
 
     Counts (or weights) of input's elements per bin; the last bin includes its right edge."""
