@@ -157,17 +157,7 @@ class FunctionNode : public Node {
 // x @ w with a constant w keep no reference to x. Besides memory, this is what lets a program
 // modify x in place after using it there, as PyTorch allows (its derivatives.yaml formulas are
 // guarded the same way); saving x anyway would make backward fail its version check.
-
-/// Formulas written as macro text save only the tensors they read (see ops/unary.cpp).
-constexpr bool formula_uses(std::string_view formula, std::string_view name) {
-  for (size_t i = formula.find(name); i != std::string_view::npos; i = formula.find(name, i + 1)) {
-    auto word = [](char c) { return (c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'); };
-    bool before = i == 0 || !word(formula[i - 1]);
-    bool after = i + name.size() >= formula.size() || !word(formula[i + name.size()]);
-    if (before && after) return true;
-  }
-  return false;
-}
+// Formulas written with EMBER_DERIVATIVE (ops/derivative.h) get this from their text.
 
 /// True if grad mode is on and any tensor requires grad.
 bool any_requires_grad(std::initializer_list<const Tensor*> ts);

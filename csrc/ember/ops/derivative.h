@@ -73,11 +73,11 @@ constexpr std::array<std::string_view, N> split_names(std::string_view list) {
   return out;
 }
 
-// True if `formula` names `<name>_sizes` as a word.
-constexpr bool uses_sizes(std::string_view formula, std::string_view name) {
-  constexpr std::string_view suffix = "_sizes";
+// True if `formula` names `<name><suffix>` as a word ("self", or "self_sizes" with "_sizes").
+constexpr bool formula_uses(std::string_view formula, std::string_view name,
+                            std::string_view suffix = {}) {
+  auto word = [](char c) { return (c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'); };
   for (size_t i = formula.find(name); i != std::string_view::npos; i = formula.find(name, i + 1)) {
-    auto word = [](char c) { return (c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'); };
     size_t end = i + name.size() + suffix.size();
     if ((i == 0 || !word(formula[i - 1])) && formula.substr(i + name.size()).starts_with(suffix) &&
         (end >= formula.size() || !word(formula[end])))
@@ -107,10 +107,18 @@ struct Autograd<Decl, D, Tensor(Args...)> {
     for (size_t j = 0; j < kTensors; ++j) d[j] = D::kFormulas[j] != "not_differentiable()";
     return d;
   }();
-  static constexpr size_t kEdges = [] {
-    size_t n = 0;
-    for (bool d : kDiff) n += d;
-    return n;
+  // kEdge[j]: the edge of tensor argument j (if differentiable); kSlot[i]: the saved slot of
+  // argument i (if a tensor); kEdges: the number of edges.
+  static constexpr auto kEdge = [] {
+    std::array<size_t, kTensors + 1> e{};
+    for (size_t j = 0; j < kTensors; ++j) e[j + 1] = e[j] + kDiff[j];
+    return e;
+  }();
+  static constexpr size_t kEdges = kEdge[kTensors];
+  static constexpr auto kSlot = [] {
+    std::array<size_t, kArgs> s{};
+    for (size_t i = 0, j = 0; i < kArgs; ++i) s[i] = kIsTensor[i] ? j++ : 0;
+    return s;
   }();
 
   // kReads[f][j]: formula f names tensor argument j (j == kTensors: the result).
@@ -119,8 +127,8 @@ struct Autograd<Decl, D, Tensor(Args...)> {
     for (size_t f = 0; f < kTensors; ++f) {
       size_t j = 0;
       for (size_t i = 0; i < kArgs; ++i)
-        if (kIsTensor[i]) r[f][j++] = autograd::formula_uses(D::kFormulas[f], kNames[i]);
-      r[f][kTensors] = autograd::formula_uses(D::kFormulas[f], "result");
+        if (kIsTensor[i]) r[f][j++] = formula_uses(D::kFormulas[f], kNames[i]);
+      r[f][kTensors] = formula_uses(D::kFormulas[f], "result");
     }
     return r;
   }();
@@ -132,7 +140,7 @@ struct Autograd<Decl, D, Tensor(Args...)> {
       size_t j = 0;
       for (size_t i = 0; i < kArgs; ++i) {
         if (!kIsTensor[i]) continue;
-        r[j] = r[j] || uses_sizes(D::kFormulas[f], kNames[i]);
+        r[j] = r[j] || formula_uses(D::kFormulas[f], kNames[i], "_sizes");
         ++j;
       }
     }
@@ -150,20 +158,17 @@ struct Autograd<Decl, D, Tensor(Args...)> {
     std::array<Tensor, kTensors> inputs;
     size_t j = 0;
     ((is_tensor_arg<Args> ? void(inputs[j++] = tensor_of(args)) : void()), ...);
-    std::array<Tensor, kEdges> edges;
-    for (size_t t = 0, e = 0; t < kTensors; ++t)
-      if (kDiff[t]) edges[e++] = inputs[t];
     std::tuple<kept_t<Args>...> kept{keep<Args>(args)...};
     Sizes sizes;
     if constexpr (kAnySizes)
       for (size_t t = 0; t < kTensors; ++t)
         if (kSizeReads[t]) sizes[t] = DimVector(inputs[t].sizes());
-    auto node = autograd::record(D::kNode, edges, {out},
+    auto node = autograd::record(D::kNode, edges_of(inputs), {out},
                                  [kept = std::move(kept), sizes = std::move(sizes)](
                                      autograd::FunctionNode& n, const autograd::variable_list& g) {
                                    std::array<bool, kTensors> need{};
                                    for (size_t t = 0; t < kTensors; ++t)
-                                     need[t] = kDiff[t] && n.needs_input_grad(edge_of(t));
+                                     need[t] = kDiff[t] && n.needs_input_grad(kEdge[t]);
                                    autograd::variable_list all =
                                        bound_backward(n, need.data(), g[0], kept, sizes,
                                                       std::index_sequence_for<Args...>{});
@@ -178,10 +183,16 @@ struct Autograd<Decl, D, Tensor(Args...)> {
   }
 
  private:
-  static constexpr size_t edge_of(size_t t) {
-    size_t e = 0;
-    for (size_t i = 0; i < t; ++i) e += kDiff[i];
-    return e;
+  // The inputs that get an edge: all of them (no copy) unless some are not differentiable.
+  static decltype(auto) edges_of(const std::array<Tensor, kTensors>& inputs) {
+    if constexpr (kEdges == kTensors) {
+      return (inputs);
+    } else {
+      std::array<Tensor, kEdges> edges;
+      for (size_t t = 0; t < kTensors; ++t)
+        if (kDiff[t]) edges[kEdge[t]] = inputs[t];
+      return edges;
+    }
   }
   template <class T>
   static Tensor tensor_of(const T& v) {
@@ -198,7 +209,7 @@ struct Autograd<Decl, D, Tensor(Args...)> {
                    const Tensor& out) {
     auto needed_reads = [&](size_t j) {
       for (size_t f = 0; f < kTensors; ++f)
-        if (kReads[f][j] && kDiff[f] && node.needs_input_grad(edge_of(f))) return true;
+        if (kReads[f][j] && kDiff[f] && node.needs_input_grad(kEdge[f])) return true;
       return false;
     };
     for (size_t j = 0; j < kTensors; ++j) node.save(needed_reads(j) ? inputs[j] : Tensor());
@@ -211,18 +222,12 @@ struct Autograd<Decl, D, Tensor(Args...)> {
                                                 const Tensor& grad,
                                                 const std::tuple<kept_t<Args>...>& kept,
                                                 const Sizes& sizes, std::index_sequence<I...>) {
-    constexpr std::array<size_t, kArgs> slot = [] {
-      std::array<size_t, kArgs> s{};
-      size_t j = 0;
-      for (size_t i = 0; i < kArgs; ++i) s[i] = kIsTensor[i] ? j++ : 0;
-      return s;
-    }();
     std::array<IntArrayRef, kArgs> arg_sizes{};
     if constexpr (kAnySizes)
       for (size_t i = 0; i < kArgs; ++i)
-        if (kIsTensor[i]) arg_sizes[i] = sizes[slot[i]];
+        if (kIsTensor[i]) arg_sizes[i] = sizes[kSlot[i]];
     return D::backward(need, grad, n.saved(kTensors), arg_sizes,
-                       bound<Args>(n, slot[I], std::get<I>(kept))...);
+                       bound<Args>(n, kSlot[I], std::get<I>(kept))...);
   }
   template <class T>
   static decltype(auto) bound(autograd::FunctionNode& n, size_t slot, const kept_t<T>& kept) {
@@ -254,10 +259,10 @@ struct InplaceAutograd<InplaceDecl, Decl, Tensor&(Tensor&, Rest...)> {
 #define EMBER_DERIV_NARGS(...) EMBER_DERIV_NARGS_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define EMBER_DERIV_GRAD(i, f) (need[i] ? ::ember::Tensor(f) : ::ember::Tensor())
 #define EMBER_DERIV_EACH_1(M, a) M(0, a)
-#define EMBER_DERIV_EACH_2(M, a, b) M(0, a), M(1, b)
-#define EMBER_DERIV_EACH_3(M, a, b, c) M(0, a), M(1, b), M(2, c)
-#define EMBER_DERIV_EACH_4(M, a, b, c, d) M(0, a), M(1, b), M(2, c), M(3, d)
-#define EMBER_DERIV_EACH_5(M, a, b, c, d, e) M(0, a), M(1, b), M(2, c), M(3, d), M(4, e)
+#define EMBER_DERIV_EACH_2(M, a, b) EMBER_DERIV_EACH_1(M, a), M(1, b)
+#define EMBER_DERIV_EACH_3(M, a, b, c) EMBER_DERIV_EACH_2(M, a, b), M(2, c)
+#define EMBER_DERIV_EACH_4(M, a, b, c, d) EMBER_DERIV_EACH_3(M, a, b, c), M(3, d)
+#define EMBER_DERIV_EACH_5(M, a, b, c, d, e) EMBER_DERIV_EACH_4(M, a, b, c, d), M(4, e)
 #define EMBER_DERIV_EACH_6(M, a, b, c, d, e, f) EMBER_DERIV_EACH_5(M, a, b, c, d, e), M(5, f)
 #define EMBER_DERIV_EACH_7(M, a, b, c, d, e, f, g) EMBER_DERIV_EACH_6(M, a, b, c, d, e, f), M(6, g)
 #define EMBER_DERIV_EACH_8(M, a, b, c, d, e, f, g, h) \
