@@ -606,6 +606,25 @@ def test_inplace_after_use_where_no_gradient_reads_the_tensor():
         p.sum().backward()
 
 
+def test_derivative_helper_keeps_shapes_not_tensors_and_skips_index_edges():
+    """Ops whose derivative is written with EMBER_DERIVATIVE (ops/derivative.h): index_select's
+    formula reads only `self_sizes`, so self is not kept and an in-place change of it after the op
+    is allowed, as in torch; index and condition arguments get no edge, so next_functions lists
+    only the differentiable inputs, as torch's do."""
+    a = ember.ones(2, 2, requires_grad=True)
+    v = a * 3
+    out = ember.index_select(v, 0, ember.tensor([1, 0]))
+    assert len(out.grad_fn.next_functions) == 1
+    v.mul_(2)
+    out.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 2), 3.0))
+    g = ember.gather(ember.ones(2, 2, requires_grad=True), 0, ember.tensor([[1, 0], [0, 1]]))
+    assert len(g.grad_fn.next_functions) == 1
+    x = ember.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = ember.where(x > 0, x, ember.zeros(3, requires_grad=True))
+    assert len(y.grad_fn.next_functions) == 2  # self and other; the condition has no edge
+
+
 def test_gradients_of_products_with_constants_match_numpy():
     x = np.random.randn(3, 4)
     c = np.random.randn(4, 5)
