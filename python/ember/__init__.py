@@ -76,6 +76,7 @@ from . import (  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
     distributed,
     distributions,
     func,
+    fx,
     jit,
     linalg,
     multiprocessing,
