@@ -1,4 +1,4 @@
-"""ember.overrides.TorchFunctionMode: what reaches a mode, and that eager ember is untouched after."""
+"""ember.overrides.TorchFunctionMode: what reaches a mode; eager ember is untouched after."""
 
 import threading
 
