@@ -66,7 +66,7 @@ from ._size import Size  # noqa: E402
 
 _C._set_size_class(Size)
 
-from . import (  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
+from . import (  # noqa: E402,F401
     amp,
     autograd,
     backends,
@@ -82,6 +82,7 @@ from . import (  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
     multiprocessing,
     nn,
     optim,
+    overrides,
     random,
     special,
     testing,
