@@ -7,7 +7,7 @@ computed inside it are not used outside it (only what the pattern returns may be
 do not overlap."""
 
 import copy
-from typing import NamedTuple
+from collections import namedtuple
 
 from ._symbolic_trace import symbolic_trace
 from .graph import Graph
@@ -17,15 +17,14 @@ from .node import Node, map_arg
 __all__ = ["Match", "replace_pattern"]
 
 
-class Match(NamedTuple):
+class Match(namedtuple("Match", "anchor nodes_map")):
     """Match(anchor, nodes_map)
 
     One occurrence: ``anchor`` is the node of the graph matching the pattern's (last) output,
     ``nodes_map`` maps each pattern node to the graph node it matched.
     """
 
-    anchor: Node
-    nodes_map: dict
+    __slots__ = ()
 
 
 def _as_graph(obj):

@@ -1,7 +1,7 @@
 """ShapeProp: runs a GraphModule on example inputs and records each node's tensor metadata in
 ``node.meta['tensor_meta']`` (as torch.fx's) and its example value in ``node.meta['val']``."""
 
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from ... import _C
 from ...autograd.grad_mode import no_grad
@@ -11,19 +11,16 @@ from ..node import map_aggregate
 __all__ = ["TensorMetadata", "ShapeProp"]
 
 
-class TensorMetadata(NamedTuple):
+_FIELDS = "shape dtype requires_grad stride memory_format is_quantized qparams"
+
+
+class TensorMetadata(namedtuple("TensorMetadata", _FIELDS)):
     """TensorMetadata(shape, dtype, requires_grad, stride, memory_format, is_quantized, qparams)
 
     What ShapeProp records about a tensor a node computes.
     """
 
-    shape: Any
-    dtype: Any
-    requires_grad: bool
-    stride: tuple
-    memory_format: Any
-    is_quantized: bool
-    qparams: dict
+    __slots__ = ()
 
 
 def _memory_format(t):
