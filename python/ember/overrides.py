@@ -55,6 +55,7 @@ _local = threading.local()
 _lock = threading.Lock()
 _active = 0  # modes entered and not yet exited, over all threads
 _patches = []  # (owner, name, original attribute) while _active > 0
+_routed = {}  # id(original) -> its routing wrapper, while _active > 0
 
 
 def _stack():
@@ -109,6 +110,17 @@ def _get_current_function_mode_stack():
     return list(_stack())
 
 
+def original(fn):
+    """The function a routing wrapper stands for (graphs record these), else `fn` itself."""
+    return getattr(fn, "__ember_routed__", fn)
+
+
+def routed(fn):
+    """The routing wrapper now standing for the public function `fn` while a mode is active (what
+    `ember.relu` is then), else `fn` itself."""
+    return _routed.get(id(fn), fn)
+
+
 def _tensor_types(args, kwargs):
     found = []
     for arg in (*args, *kwargs.values()):
@@ -134,10 +146,11 @@ def _route(func, args, kwargs):
 
 def _function_wrapper(func):
     @functools.wraps(func)
-    def routed(*args, **kwargs):
+    def wrapper(*args, **kwargs):
         return _route(func, args, kwargs)
 
-    return routed
+    wrapper.__ember_routed__ = func
+    return wrapper
 
 
 def _property_wrapper(prop):
@@ -184,13 +197,15 @@ def _install():
     for module in _routed_modules():
         for name, value in _routed_module_names(module):
             _patches.append((module, name, value))
-            setattr(module, name, _function_wrapper(value))
+            wrapper = _routed.setdefault(id(value), _function_wrapper(value))
+            setattr(module, name, wrapper)
     for name, wrapper, value in _routed_tensor_attributes():
         _patches.append((_C.Tensor, name, value))
         setattr(_C.Tensor, name, wrapper)
 
 
 def _uninstall():
+    _routed.clear()
     while _patches:
         owner, name, value = _patches.pop()
         setattr(owner, name, value)

@@ -165,3 +165,14 @@ def test_against_torch_for_the_same_program():
         program(ember, ember.ones(3))
     # torch names Tensor.__mul__ "mul"; the calls are the same ones in the same order
     assert [n.strip("_") for n in _names(emode.funcs)] == [f.__name__ for f in tmode.funcs]
+
+
+def test_original_and_routed_map_between_wrappers_and_originals():
+    relu = ember.relu
+    assert ember.overrides.routed(relu) is relu  # no mode: nothing is wrapped
+    with Recorder():
+        wrapper = ember.relu
+        assert wrapper is not relu
+        assert ember.overrides.original(wrapper) is relu
+        assert ember.overrides.routed(relu) is wrapper
+    assert ember.overrides.original(relu) is relu

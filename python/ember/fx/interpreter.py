@@ -3,12 +3,13 @@ runs it on Proxies to build a new GraphModule, as torch.fx's."""
 
 import inspect
 
+from .. import overrides
 from ..nn.modules.module import Module
 from ._symbolic_trace import Tracer, _TracingMode
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import map_aggregate, map_arg
-from .proxy import Proxy, routed_alias
+from .proxy import Proxy
 
 __all__ = ["Interpreter", "Transformer"]
 
@@ -215,7 +216,7 @@ class Transformer(Interpreter):
         [Routed callables] in proxy.py).
         """
         args, kwargs = self.fetch_args_kwargs_from_env(n)
-        target = routed_alias(n.target) if n.op == "call_function" else n.target
+        target = overrides.routed(n.target) if n.op == "call_function" else n.target
         return getattr(self, n.op)(target, args, kwargs)
 
     def placeholder(self, target, args, kwargs):

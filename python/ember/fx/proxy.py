@@ -10,6 +10,7 @@ import operator
 import os
 from bisect import bisect_left
 
+from .. import overrides
 from .node import Node, map_aggregate
 
 __all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer"]
@@ -54,36 +55,6 @@ def trace_error(message):
 # routing wrappers of the originals (ember/overrides.py). Graphs always hold the originals; code
 # running under the mode (a Transformer's methods) sees the wrappers, so that `target is
 # ember.relu` holds there as it does outside the mode.
-def _routing_code():
-    from .. import overrides
-
-    make = getattr(overrides, "_function_wrapper", None)
-    return make(len).__code__ if make is not None else None
-
-
-_ROUTED_CODE = _routing_code()
-
-
-def unroute(fn):
-    """The original of a routing wrapper, else ``fn``."""
-    if _ROUTED_CODE is not None and getattr(fn, "__code__", None) is _ROUTED_CODE:
-        return fn.__wrapped__
-    return fn
-
-
-def routed_alias(fn):
-    """The routing wrapper now standing for ember callable ``fn``, else ``fn``."""
-    import sys
-
-    name = getattr(fn, "__name__", None)
-    root = sys.modules.get("ember")
-    if not isinstance(name, str) or root is None:
-        return fn
-    for ns in (root, root.nn.functional, root.linalg, root.special):
-        v = getattr(ns, name, None)
-        if v is not None and v is not fn and unroute(v) is fn:
-            return v
-    return fn
 
 
 class TracerBase:
@@ -95,7 +66,7 @@ class TracerBase:
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
         if kind == "call_function":
-            target = unroute(target)
+            target = overrides.original(target)
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         if self.module_stack:
             node.meta["nn_module_stack"] = dict(self.module_stack)
