@@ -80,6 +80,7 @@ from . import (  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
     linalg,
     multiprocessing,
     nn,
+    onnx,
     optim,
     random,
     special,
