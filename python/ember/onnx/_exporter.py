@@ -170,7 +170,8 @@ def build(captured, examples, opset, *, input_names, output_names, dynamic_axes,
             leaves.append((ph, i, len(tensors), t))
     names = []
     for k, (ph, i, n, t) in enumerate(leaves):
-        default = ph.name if n == 1 else f"{ph.name}_{i}"
+        base_name = str(ph.target).lstrip("*")
+        default = base_name if n == 1 else f"{base_name}_{i}"
         names.append(g.fresh(input_names[k] if k < len(input_names) else default))
     for key in dynamic_axes:
         if key not in names and key not in (output_names or []):

@@ -137,7 +137,7 @@ class GraphContext:
 
     def _initializer(self, array, hint):
         name = self.fresh(hint)
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self.initializers.append(self.onnx.numpy_helper.from_array(np.array(array, order="C"), name))
         return name
 
     def const(self, value, dtype, hint="const"):

@@ -17,9 +17,11 @@ def out_dtype(g):
 
 def _stand_in(x):
     """What ember's type promotion sees for an operand: a tensor of its dtype or the scalar."""
+    import ember
+
     if isinstance(x, Value):
         # A 0-d tensor promotes like a scalar of its kind (torch's rule), so keep its rank.
-        return _C.zeros((), dtype=x.dtype) if x.shape == () else _C.zeros((1,), dtype=x.dtype)
+        return ember.zeros((), dtype=x.dtype) if x.shape == () else ember.zeros((1,), dtype=x.dtype)
     return x
 
 
@@ -30,9 +32,11 @@ def common_dtype(*operands):
     if not any(isinstance(o, Value) for o in ops):
         raise SymbolicValueError("ember.onnx.export: expected a tensor operand; got none")
     ops.sort(key=lambda o: (0 if o.shape != () else 1) if isinstance(o, Value) else 2)
+    import ember
+
     acc = _stand_in(ops[0])
     for o in ops[1:]:
-        acc = _C.zeros(tuple(acc.shape), dtype=_C.result_type(acc, _stand_in(o)))
+        acc = ember.zeros(tuple(acc.shape), dtype=_C.result_type(acc, _stand_in(o)))
     return acc.dtype
 
 

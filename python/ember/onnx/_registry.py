@@ -7,7 +7,6 @@ that name in ember's public namespaces (``ember.relu``, ``ember.nn.functional.re
 Tensor methods (``x.relu()``, with ``x`` first); module mappings take the module after ``g``.
 The name tables are resolved to the callables themselves once, on the first export."""
 
-import operator
 
 FUNCTIONS = {}  # public function name -> symbolic
 METHODS = {}  # Tensor method name -> symbolic
@@ -83,6 +82,13 @@ def lookup_function(target):
     hit = _resolved.get(id(target))
     if hit is not None:
         return hit[1], hit[2]
+    import ember
+
+    for path in _NAMESPACES:  # the public name of an unmapped ember function
+        ns = _namespace(ember, path)
+        for name, obj in (vars(ns).items() if ns is not None else ()):
+            if obj is target and not name.startswith("_"):
+                return None, ("ember." + path + "." if path else "ember.") + name
     module = getattr(target, "__module__", None) or ""
     return None, f"{module}.{getattr(target, '__name__', repr(target))}".lstrip(".")
 
@@ -96,6 +102,3 @@ def lookup_module(mod):
     prefix = "ember.nn" if (cls.__module__ or "").startswith("ember.nn") else cls.__module__
     return None, f"{prefix}.{cls.__name__}"
 
-
-def is_operator(target):
-    return target in OPERATORS or getattr(target, "__module__", None) == operator.__name__
