@@ -137,8 +137,11 @@ def test_dynamic_batch_cnn_list_form():
     ember.manual_seed(0)
     model = _trained_stats(fashion_cnn(), ember.randn(8, 1, 28, 28))
     proto = roundtrip(
-        model, ember.randn(2, 1, 28, 28), run_args=ember.randn(5, 1, 28, 28),
-        input_names=["x"], dynamic_axes={"x": [0]},
+        model,
+        ember.randn(2, 1, 28, 28),
+        run_args=ember.randn(5, 1, 28, 28),
+        input_names=["x"],
+        dynamic_axes={"x": [0]},
     )
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "x_dynamic_axes_1"
 
@@ -162,14 +165,24 @@ class Functions(nn.Module):
         q = a[..., -1].reshape(b, -1).relu()
         n = (x > 0).sum(dim=(1, 2))
         first, second = a.chunk(2, dim=1)
-        return s, (p, q.flatten()), n, ember.matmul(first, second.transpose(1, 2)), 1.0 - ember.sigmoid(x)
+        return (
+            s,
+            (p, q.flatten()),
+            n,
+            ember.matmul(first, second.transpose(1, 2)),
+            1.0 - ember.sigmoid(x),
+        )
 
 
 def test_functions_methods_and_tuple_outputs():
     ember.manual_seed(0)
     args = (ember.randn(2, 4, 3), ember.randn(2, 4, 3))
-    proto = roundtrip(Functions(), args, run_args=(ember.randn(5, 4, 3), ember.randn(5, 4, 3)),
-                      dynamic_axes={"x": {0: "b"}, "y": {0: "b"}})
+    proto = roundtrip(
+        Functions(),
+        args,
+        run_args=(ember.randn(5, 4, 3), ember.randn(5, 4, 3)),
+        dynamic_axes={"x": {0: "b"}, "y": {0: "b"}},
+    )
     assert len(proto.graph.output) == 6
     assert proto.graph.output[3].type.tensor_type.elem_type == onnx.TensorProto.INT64
 

@@ -6,6 +6,7 @@ family) and the graph is written with the `onnx` package, which ember needs only
 on the first export."""
 
 from . import errors
+from ._export_api import export
 from ._exporter import (
     DEFAULT_OPSET,
     MAX_OPSET,
@@ -14,7 +15,6 @@ from ._exporter import (
     TrainingMode,
     is_in_onnx_export,
 )
-from ._export_api import export
 
 __all__ = [
     "export",

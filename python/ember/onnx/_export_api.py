@@ -65,7 +65,7 @@ def export(
         do_constant_folding, keep_initializers_as_inputs, custom_opsets,
             export_modules_as_functions, autograd_inlining, operator_export_type, dynamo:
             accepted for compatibility.
-    """
+    """  # noqa: E501
     onnx = _onnx()
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     if not MIN_OPSET <= opset <= MAX_OPSET:

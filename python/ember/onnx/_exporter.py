@@ -92,8 +92,9 @@ def _attach(out, r1, r2, what):
         elif isinstance(r1, numbers.Real):
             out.dtype, out.shape = _C.float32, ()
         else:
-            raise OnnxExporterError(f"ember.onnx.export: {what} gave a tensor where the model "
-                                    f"gives {type(r1).__name__}")
+            raise OnnxExporterError(
+                f"ember.onnx.export: {what} gave a tensor where the model gives {type(r1).__name__}"
+            )
         return out
     if isinstance(out, (tuple, list)) and isinstance(r1, (tuple, list)) and len(out) == len(r1):
         r2s = r2 if isinstance(r2, (tuple, list)) and len(r2) == len(r1) else [None] * len(r1)
@@ -177,19 +178,27 @@ def build(captured, examples, opset, *, input_names, output_names, dynamic_axes,
         if key not in names and key not in (output_names or []):
             import warnings
 
-            warnings.warn(f"ember.onnx.export: the dynamic_axes key '{key}' is not an input or "
-                          "output name; it is ignored", stacklevel=3)
+            warnings.warn(
+                f"ember.onnx.export: the dynamic_axes key '{key}' is not an input or "
+                "output name; it is ignored",
+                stacklevel=3,
+            )
 
     # The example runs: as given, and (with dynamic axes) with each dynamic dim one longer.
-    base = {ph.target: examples.get(ph.target, ph.args[0] if ph.args else None)
-            for ph in placeholders}
+    base = {
+        ph.target: examples.get(ph.target, ph.args[0] if ph.args else None) for ph in placeholders
+    }
     run1 = _capture.run(captured, base)
     run2 = run1
     dynamic = None
     if any(dynamic_axes.get(nm) for nm in names):
         dynamic = True
-        grown = iter([_capture.grow(t, sorted(dynamic_axes.get(nm, {})))
-                      for nm, (_, _, _, t) in zip(names, leaves)])
+        grown = iter(
+            [
+                _capture.grow(t, sorted(dynamic_axes.get(nm, {})))
+                for nm, (_, _, _, t) in zip(names, leaves)
+            ]
+        )
         try:
             run2 = _capture.run(captured, {k: _replace(v, grown) for k, v in base.items()})
         except Exception:  # the model cannot take other sizes: treat every size as dynamic

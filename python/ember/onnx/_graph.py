@@ -124,8 +124,10 @@ class GraphContext:
         while names and names[-1] == "":
             names.pop()
         hint = name_hint or op_type.lower()
-        outs = [Value(self.fresh(f"{hint}_out" if outputs == 1 else f"{hint}_out{i}"))
-                for i in range(outputs)]
+        outs = [
+            Value(self.fresh(f"{hint}_out" if outputs == 1 else f"{hint}_out{i}"))
+            for i in range(outputs)
+        ]
         attrs = {k: v for k, v in attrs.items() if v is not None}
         node = self.onnx.helper.make_node(
             op_type, names, [o.name for o in outs], name=self.fresh(f"{op_type}_n"), **attrs
@@ -137,7 +139,9 @@ class GraphContext:
 
     def _initializer(self, array, hint):
         name = self.fresh(hint)
-        self.initializers.append(self.onnx.numpy_helper.from_array(np.array(array, order="C"), name))
+        self.initializers.append(
+            self.onnx.numpy_helper.from_array(np.array(array, order="C"), name)
+        )
         return name
 
     def const(self, value, dtype, hint="const"):

@@ -7,7 +7,6 @@ that name in ember's public namespaces (``ember.relu``, ``ember.nn.functional.re
 Tensor methods (``x.relu()``, with ``x`` first); module mappings take the module after ``g``.
 The name tables are resolved to the callables themselves once, on the first export."""
 
-
 FUNCTIONS = {}  # public function name -> symbolic
 METHODS = {}  # Tensor method name -> symbolic
 OPERATORS = {}  # operator.* / builtins callable -> symbolic
@@ -86,7 +85,7 @@ def lookup_function(target):
 
     for path in _NAMESPACES:  # the public name of an unmapped ember function
         ns = _namespace(ember, path)
-        for name, obj in (vars(ns).items() if ns is not None else ()):
+        for name, obj in vars(ns).items() if ns is not None else ():
             if obj is target and not name.startswith("_"):
                 return None, ("ember." + path + "." if path else "ember.") + name
     module = getattr(target, "__module__", None) or ""
@@ -101,4 +100,3 @@ def lookup_module(mod):
     cls = type(mod)
     prefix = "ember.nn" if (cls.__module__ or "").startswith("ember.nn") else cls.__module__
     return None, f"{prefix}.{cls.__name__}"
-

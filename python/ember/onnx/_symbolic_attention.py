@@ -5,8 +5,8 @@ opsets exported here)."""
 import math
 
 from .. import _C
-from ._symbolic_nn import linear
 from ._registry import function, module
+from ._symbolic_nn import linear
 from .errors import SymbolicValueError
 
 
@@ -17,8 +17,11 @@ def _neg_inf(g, dtype):
 def _causal(g, scores):
     """A bool (L, S) mask, True on and below the diagonal, sized from `scores` at run time."""
     shape = g.op("Slice", g.shape_of(scores), g.ints([-2]), g.ints([2**62]), g.ints([0]))
-    ones = g.op("ConstantOfShape", shape,
-                value=g.onnx.helper.make_tensor("value", g.onnx.TensorProto.BOOL, [1], [True]))
+    ones = g.op(
+        "ConstantOfShape",
+        shape,
+        value=g.onnx.helper.make_tensor("value", g.onnx.TensorProto.BOOL, [1], [True]),
+    )
     ones = g.cast(_typed(ones, _C.bool), _C.int64)  # Trilu does not take bool before opset 21
     return g.cast(_typed(g.op("Trilu", ones, upper=0), _C.int64), _C.bool)
 
@@ -46,15 +49,25 @@ def attention(g, q, k, v, attn_mask, is_causal, scale, head_dim, dtype, rank):
 
 
 @function("scaled_dot_product_attention", method=False)
-def _sdpa(g, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-          enable_gqa=False):
+def _sdpa(
+    g,
+    query,
+    key,
+    value,
+    attn_mask=None,
+    dropout_p=0.0,
+    is_causal=False,
+    scale=None,
+    enable_gqa=False,
+):
     if enable_gqa:
         raise SymbolicValueError("scaled_dot_product_attention: enable_gqa is not supported")
     head_dim = query.shape[-1]
     if head_dim is None and scale is None:
         raise SymbolicValueError("scaled_dot_product_attention: expected a static head size")
-    return attention(g, query, key, value, attn_mask, is_causal, scale, head_dim, query.dtype,
-                     query.rank)[0]
+    return attention(
+        g, query, key, value, attn_mask, is_causal, scale, head_dim, query.dtype, query.rank
+    )[0]
 
 
 def _heads(g, x, heads, head_dim):
@@ -64,10 +77,22 @@ def _heads(g, x, heads, head_dim):
 
 
 @module("MultiheadAttention")
-def _mha(g, m, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-         average_attn_weights=True, is_causal=False):
+def _mha(
+    g,
+    m,
+    query,
+    key,
+    value,
+    key_padding_mask=None,
+    need_weights=True,
+    attn_mask=None,
+    average_attn_weights=True,
+    is_causal=False,
+):
     if m.bias_k is not None or m.add_zero_attn:
-        raise SymbolicValueError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
+        raise SymbolicValueError(
+            "MultiheadAttention: add_bias_kv and add_zero_attn are not supported"
+        )
     E, H = m.embed_dim, m.num_heads
     D = E // H
     batched = query.rank == 3
@@ -85,7 +110,10 @@ def _mha(g, m, query, key, value, key_padding_mask=None, need_weights=True, attn
     bq = bk = bv = None
     if bias is not None:
         bq, bk, bv = g.split(bias, [E, E, E], 0)
-    q, k, v = (_heads(g, linear(g, t, w_, b_), H, D) for t, w_, b_ in ((q, wq, bq), (k, wk, bk), (v, wv, bv)))
+    q, k, v = (
+        _heads(g, linear(g, t, w_, b_), H, D)
+        for t, w_, b_ in ((q, wq, bq), (k, wk, bk), (v, wv, bv))
+    )
     mask = None
     if attn_mask is not None:
         mask = attn_mask
@@ -107,9 +135,14 @@ def _mha(g, m, query, key, value, key_padding_mask=None, need_weights=True, attn
     out, weights = attention(g, q, k, v, mask, causal, None, D, query.dtype, 4)
     out = g.op("Transpose", out, perm=[0, 2, 1, 3])
     out = g.op("Reshape", out, g.ints([0, 0, E]))
-    out = linear(g, out, g.param(m.out_proj.weight, _name(g, "out_proj.weight")),
-                 g.param(m.out_proj.bias, _name(g, "out_proj.bias"))
-                 if m.out_proj.bias is not None else None)
+    out = linear(
+        g,
+        out,
+        g.param(m.out_proj.weight, _name(g, "out_proj.weight")),
+        g.param(m.out_proj.bias, _name(g, "out_proj.bias"))
+        if m.out_proj.bias is not None
+        else None,
+    )
     if not (m.batch_first and batched):
         out = g.op("Transpose", out, perm=[1, 0, 2])
     if not batched:

@@ -83,7 +83,9 @@ def _div(g, input, other, *, rounding_mode=None, out=None):
     elif rounding_mode == "trunc":
         q = g.op("Mul", g.op("Sign", q), g.op("Floor", g.op("Abs", q)))
     else:
-        raise SymbolicValueError(f"div: expected rounding_mode None, 'floor' or 'trunc'; got {rounding_mode!r}")
+        raise SymbolicValueError(
+            f"div: expected rounding_mode None, 'floor' or 'trunc'; got {rounding_mode!r}"
+        )
     q.dtype = work
     return g.cast(q, dtype)
 
@@ -212,7 +214,9 @@ def _where(g, condition, input=None, other=None):
     if input is None:
         raise SymbolicValueError("where: the one-argument form (nonzero) is not supported")
     dtype = out_dtype(g)
-    return g.op("Where", g.cast(condition, _C.bool), operand(g, input, dtype), operand(g, other, dtype))
+    return g.op(
+        "Where", g.cast(condition, _C.bool), operand(g, input, dtype), operand(g, other, dtype)
+    )
 
 
 @function("masked_fill")

@@ -38,8 +38,9 @@ def _same_pads(kernel, dilation):
     return [t // 2 for t in total] + [t - t // 2 for t in total]
 
 
-def conv(g, input, weight, bias, stride, padding, dilation, groups, n, transposed=False,
-         output_padding=0):
+def conv(
+    g, input, weight, bias, stride, padding, dilation, groups, n, transposed=False, output_padding=0
+):
     kernel = list(weight.shape[2:])
     stride, dilation = as_tuple(stride, n), as_tuple(dilation, n)
     if isinstance(padding, str):
@@ -57,20 +58,35 @@ def conv(g, input, weight, bias, stride, padding, dilation, groups, n, transpose
     extra = {"output_padding": as_tuple(output_padding, n)} if transposed else {}
     if transposed and not any(extra["output_padding"]):
         extra = {}
-    out = g.op(op_type, x, weight, bias, kernel_shape=kernel, strides=stride, pads=pads,
-               dilations=dilation, group=groups, **extra)
+    out = g.op(
+        op_type,
+        x,
+        weight,
+        bias,
+        kernel_shape=kernel,
+        strides=stride,
+        pads=pads,
+        dilations=dilation,
+        group=groups,
+        **extra,
+    )
     return out if batched else g.squeeze(out, [0])
 
 
 def _conv_fn(n, transposed=False):
     if transposed:
-        def sym(g, input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                dilation=1):
-            return conv(g, input, weight, bias, stride, padding, dilation, groups, n, True,
-                        output_padding)
+
+        def sym(
+            g, input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+        ):
+            return conv(
+                g, input, weight, bias, stride, padding, dilation, groups, n, True, output_padding
+            )
     else:
+
         def sym(g, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             return conv(g, input, weight, bias, stride, padding, dilation, groups, n)
+
     return sym
 
 
@@ -92,8 +108,20 @@ def _conv_module(n, transposed=False):
                 raise SymbolicValueError("circular padding needs ONNX opset 19 or later")
             x = pad(g, x, _module_pads(m, n), mode)
             padding = 0
-        return conv(g, x, g.module_param(m, "weight"), g.module_param(m, "bias"), m.stride,
-                    padding, m.dilation, m.groups, n, transposed, getattr(m, "output_padding", 0))
+        return conv(
+            g,
+            x,
+            g.module_param(m, "weight"),
+            g.module_param(m, "bias"),
+            m.stride,
+            padding,
+            m.dilation,
+            m.groups,
+            n,
+            transposed,
+            getattr(m, "output_padding", 0),
+        )
+
     return sym
 
 
@@ -126,7 +154,9 @@ def pad(g, input, pad_list, mode="constant", value=None):
         begins[rank - 1 - i], ends[rank - 1 - i] = b, e
     mode = {"replicate": "edge", "circular": "wrap"}.get(mode, mode)
     fill = None if mode != "constant" or value is None else g.const(value, input.dtype)
-    return g.op("Pad", input, g.ints(begins + ends), fill, mode=mode)
+    out = g.op("Pad", input, g.ints(begins + ends), fill, mode=mode)
+    out.dtype, out.shape = input.dtype, (None,) * rank
+    return out
 
 
 @function("pad", method=False)
@@ -137,12 +167,17 @@ def _pad_fn(g, input, pad, mode="constant", value=None):
 def _pad_module(mode):
     def sym(g, m, input):
         return pad(g, input, list(m.padding), mode, getattr(m, "value", None))
+
     return sym
 
 
-for _cls, _mode in (("ZeroPad", "constant"), ("ConstantPad", "constant"),
-                    ("ReflectionPad", "reflect"), ("ReplicationPad", "edge"),
-                    ("CircularPad", "wrap")):
+for _cls, _mode in (
+    ("ZeroPad", "constant"),
+    ("ConstantPad", "constant"),
+    ("ReflectionPad", "reflect"),
+    ("ReplicationPad", "edge"),
+    ("CircularPad", "wrap"),
+):
     for _n in (1, 2, 3):
         module(f"{_cls}{_n}d")(_pad_module(_mode))
 
@@ -155,8 +190,18 @@ def _ones(g, n, dtype, value=1.0):
 
 
 @function("batch_norm", method=False)
-def batch_norm(g, input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5, cudnn_enabled=None):
+def batch_norm(
+    g,
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+    cudnn_enabled=None,
+):
     channels = input.shape[1]
     if running_mean is None or training:
         # Statistics of the batch itself (train mode or no running stats).
@@ -175,8 +220,9 @@ def batch_norm(g, input, running_mean, running_var, weight=None, bias=None, trai
         raise SymbolicValueError("batch_norm: expected a static number of channels")
     weight = weight if weight is not None else _ones(g, channels, input.dtype)
     bias = bias if bias is not None else _ones(g, channels, input.dtype, 0.0)
-    return g.op("BatchNormalization", input, weight, bias, running_mean, running_var,
-                epsilon=float(eps))
+    return g.op(
+        "BatchNormalization", input, weight, bias, running_mean, running_var, epsilon=float(eps)
+    )
 
 
 @module("BatchNorm1d", "BatchNorm2d", "BatchNorm3d")
@@ -194,8 +240,9 @@ def layer_norm(g, input, normalized_shape, weight=None, bias=None, eps=1e-5, cud
     axis = input.rank - k
     if g.opset >= 17:
         if weight is None:
-            weight = g.const(np.ones(tuple(normalized_shape), dtype=numpy_dtype(input.dtype)),
-                             input.dtype)
+            weight = g.const(
+                np.ones(tuple(normalized_shape), dtype=numpy_dtype(input.dtype)), input.dtype
+            )
         return g.op("LayerNormalization", input, weight, bias, axis=axis, epsilon=float(eps))
     axes = list(range(axis, input.rank))
     mean = g.reduce("ReduceMean", input, axes, True)
@@ -209,8 +256,9 @@ def layer_norm(g, input, normalized_shape, weight=None, bias=None, eps=1e-5, cud
 
 @module("LayerNorm")
 def _layer_norm_module(g, m, input):
-    return layer_norm(g, input, m.normalized_shape, g.module_param(m, "weight"),
-                      g.module_param(m, "bias"), m.eps)
+    return layer_norm(
+        g, input, m.normalized_shape, g.module_param(m, "weight"), g.module_param(m, "bias"), m.eps
+    )
 
 
 @function("group_norm", method=False)
@@ -232,16 +280,25 @@ def group_norm(g, input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @module("GroupNorm")
 def _group_norm_module(g, m, input):
-    return group_norm(g, input, m.num_groups, g.module_param(m, "weight"),
-                      g.module_param(m, "bias"), m.eps)
+    return group_norm(
+        g, input, m.num_groups, g.module_param(m, "weight"), g.module_param(m, "bias"), m.eps
+    )
 
 
 @module("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")
 def _instance_norm_module(g, m, input):
     if m.track_running_stats and not m.training:
-        return batch_norm(g, input, g.module_param(m, "running_mean"),
-                          g.module_param(m, "running_var"), g.module_param(m, "weight"),
-                          g.module_param(m, "bias"), False, m.momentum, m.eps)
+        return batch_norm(
+            g,
+            input,
+            g.module_param(m, "running_mean"),
+            g.module_param(m, "running_var"),
+            g.module_param(m, "weight"),
+            g.module_param(m, "bias"),
+            False,
+            m.momentum,
+            m.eps,
+        )
     c = input.shape[1]
     weight = g.module_param(m, "weight") or _ones(g, c, input.dtype)
     bias = g.module_param(m, "bias") or _ones(g, c, input.dtype, 0.0)
@@ -251,8 +308,15 @@ def _instance_norm_module(g, m, input):
 # -- dropout ---------------------------------------------------------------------------------------
 
 
-@function("dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
-          "dropout3d", method=False)
+@function(
+    "dropout",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    method=False,
+)
 def _dropout(g, input, p=0.5, training=True, inplace=False):
     if training and p > 0:
         raise SymbolicValueError("dropout: exporting dropout in training mode is not supported")
@@ -267,15 +331,23 @@ def _dropout_module(g, m, input):
 # -- pooling ---------------------------------------------------------------------------------------
 
 
-def _pool(g, op_type, input, n, kernel_size, stride, padding, dilation=1, ceil_mode=False,
-          **extra):
+def _pool(g, op_type, input, n, kernel_size, stride, padding, dilation=1, ceil_mode=False, **extra):
     kernel = as_tuple(kernel_size, n)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else as_tuple(stride, n)
+    stride = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else as_tuple(stride, n)
+    )
     dil = as_tuple(dilation, n)
     batched = input.rank == n + 2
     x = input if batched else g.unsqueeze(input, [0])
-    attrs = dict(kernel_shape=kernel, strides=stride, pads=as_tuple(padding, n) * 2,
-                 ceil_mode=int(bool(ceil_mode)), **extra)
+    attrs = dict(
+        kernel_shape=kernel,
+        strides=stride,
+        pads=as_tuple(padding, n) * 2,
+        ceil_mode=int(bool(ceil_mode)),
+        **extra,
+    )
     if any(d != 1 for d in dil):
         attrs["dilations"] = dil
     out = g.op(op_type, x, **attrs)
@@ -283,21 +355,49 @@ def _pool(g, op_type, input, n, kernel_size, stride, padding, dilation=1, ceil_m
 
 
 def _max_pool_fn(n):
-    def sym(g, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-            return_indices=False):
+    def sym(
+        g,
+        input,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        ceil_mode=False,
+        return_indices=False,
+    ):
         if return_indices:
             raise SymbolicValueError(f"max_pool{n}d: return_indices=True is not supported")
         return _pool(g, "MaxPool", input, n, kernel_size, stride, padding, dilation, ceil_mode)
+
     return sym
 
 
 def _avg_pool_fn(n):
-    def sym(g, input, kernel_size, stride=None, padding=0, ceil_mode=False,
-            count_include_pad=True, divisor_override=None):
+    def sym(
+        g,
+        input,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
         if divisor_override is not None:
             raise SymbolicValueError(f"avg_pool{n}d: divisor_override is not supported")
-        return _pool(g, "AveragePool", input, n, kernel_size, stride, padding, 1, ceil_mode,
-                     count_include_pad=int(bool(count_include_pad)))
+        return _pool(
+            g,
+            "AveragePool",
+            input,
+            n,
+            kernel_size,
+            stride,
+            padding,
+            1,
+            ceil_mode,
+            count_include_pad=int(bool(count_include_pad)),
+        )
+
     return sym
 
 
@@ -318,37 +418,67 @@ def _adaptive_fn(n, op_type, global_op):
         else:
             raise SymbolicValueError(
                 f"adaptive pooling: expected output sizes of 1 or dividing the static input "
-                f"sizes; got output {out} for input {spatial}")
+                f"sizes; got output {out} for input {spatial}"
+            )
         return y if batched else g.squeeze(y, [0])
+
     return sym
 
 
 for _n in (1, 2, 3):
     function(f"max_pool{_n}d", method=False)(_max_pool_fn(_n))
     function(f"avg_pool{_n}d", method=False)(_avg_pool_fn(_n))
-    function(f"adaptive_avg_pool{_n}d", method=False)(_adaptive_fn(_n, "AveragePool", "GlobalAveragePool"))
+    function(f"adaptive_avg_pool{_n}d", method=False)(
+        _adaptive_fn(_n, "AveragePool", "GlobalAveragePool")
+    )
     function(f"adaptive_max_pool{_n}d", method=False)(_adaptive_fn(_n, "MaxPool", "GlobalMaxPool"))
     module(f"MaxPool{_n}d")(
-        lambda g, m, x, _n=_n: _max_pool_fn(_n)(g, x, m.kernel_size, m.stride, m.padding,
-                                                m.dilation, m.ceil_mode, m.return_indices))
+        lambda g, m, x, _n=_n: _max_pool_fn(_n)(
+            g, x, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices
+        )
+    )
     module(f"AvgPool{_n}d")(
-        lambda g, m, x, _n=_n: _avg_pool_fn(_n)(g, x, m.kernel_size, m.stride, m.padding,
-                                                m.ceil_mode, m.count_include_pad,
-                                                getattr(m, "divisor_override", None)))
+        lambda g, m, x, _n=_n: _avg_pool_fn(_n)(
+            g,
+            x,
+            m.kernel_size,
+            m.stride,
+            m.padding,
+            m.ceil_mode,
+            m.count_include_pad,
+            getattr(m, "divisor_override", None),
+        )
+    )
     module(f"AdaptiveAvgPool{_n}d")(
-        lambda g, m, x, _n=_n: _adaptive_fn(_n, "AveragePool", "GlobalAveragePool")(g, x, m.output_size))
+        lambda g, m, x, _n=_n: _adaptive_fn(_n, "AveragePool", "GlobalAveragePool")(
+            g, x, m.output_size
+        )
+    )
     module(f"AdaptiveMaxPool{_n}d")(
-        lambda g, m, x, _n=_n: _adaptive_fn(_n, "MaxPool", "GlobalMaxPool")(g, x, m.output_size, m.return_indices))
+        lambda g, m, x, _n=_n: _adaptive_fn(_n, "MaxPool", "GlobalMaxPool")(
+            g, x, m.output_size, m.return_indices
+        )
+    )
 
 
 # -- embedding -------------------------------------------------------------------------------------
 
 
 @function("embedding", method=False)
-def embedding(g, input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
+def embedding(
+    g,
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     if max_norm is not None:
-        raise SymbolicValueError("embedding: max_norm is not supported (it renormalizes the weight)")
+        raise SymbolicValueError(
+            "embedding: max_norm is not supported (it renormalizes the weight)"
+        )
     return g.op("Gather", weight, g.cast(input, _C.int64), axis=0)
 
 

@@ -11,7 +11,11 @@ def _reduce(op_type):
     def sym(g, input, dim=None, keepdim=False, *, dtype=None, out=None):
         x = g.cast(input, out_dtype(g))
         if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
-            return g.reduce(op_type, x, None, False) if dim is None else g.reduce(op_type, x, None, keepdim)
+            return (
+                g.reduce(op_type, x, None, False)
+                if dim is None
+                else g.reduce(op_type, x, None, keepdim)
+            )
         return g.reduce(op_type, x, dims_list(dim, input.rank), keepdim)
 
     return sym
@@ -77,7 +81,9 @@ def _var_core(g, input, dim, correction, keepdim):
                 n *= s
             factor = g.const(n / (n - correction) if n > correction else float("inf"), input.dtype)
         else:
-            n = g.reduce("ReduceProd", g.op("Gather", g.shape_of(input), g.ints(dims), axis=0), [0], False)
+            n = g.reduce(
+                "ReduceProd", g.op("Gather", g.shape_of(input), g.ints(dims), axis=0), [0], False
+            )
             n = g.op("Cast", n, to=onnx_type(input.dtype))
             factor = g.op("Div", n, g.op("Sub", n, g.const(float(correction), input.dtype)))
         sq = g.op("Mul", sq, factor)

@@ -27,7 +27,7 @@ def _layer_weights(g, m, layer, mode, dtype):
     hidden = m.hidden_size
     order = _ORDER[mode]
     ws, rs, bs = [], [], []
-    for suffix in ([""] + (["_reverse"] if m.bidirectional else [])):
+    for suffix in [""] + (["_reverse"] if m.bidirectional else []):
         w = _gates(getattr(m, f"weight_ih_l{layer}{suffix}"), order, hidden)
         r = _gates(getattr(m, f"weight_hh_l{layer}{suffix}"), order, hidden)
         if m.bias:
@@ -39,8 +39,11 @@ def _layer_weights(g, m, layer, mode, dtype):
         rs.append(r)
         bs.append(np.concatenate([bi, bh]))
     name = f"{g.prefix}.l{layer}" if g.prefix else f"l{layer}"
-    return (g.const(np.stack(ws), dtype, name + ".W"), g.const(np.stack(rs), dtype, name + ".R"),
-            g.const(np.stack(bs), dtype, name + ".B"))
+    return (
+        g.const(np.stack(ws), dtype, name + ".W"),
+        g.const(np.stack(rs), dtype, name + ".R"),
+        g.const(np.stack(bs), dtype, name + ".B"),
+    )
 
 
 def _slice0(g, v, start, stop):
@@ -64,7 +67,7 @@ def _rnn(g, m, input, hx=None):
         x = g.op("Transpose", x, perm=[1, 0, 2])  # ONNX wants (seq, batch, features)
     h0 = c0 = None
     if hx is not None:
-        h0, c0 = (hx if lstm else (hx, None))
+        h0, c0 = hx if lstm else (hx, None)
         if not batched:
             h0 = g.unsqueeze(h0, [1])
             c0 = None if c0 is None else g.unsqueeze(c0, [1])

@@ -13,7 +13,13 @@ from ._registry import function, method, module, operators
 from .errors import SymbolicValueError
 
 
+def _copying_reshape(g, x, parts):
+    """Reshape where a 0 in `parts` copies the input's size at that position (ONNX's meaning)."""
+    return g.op("Reshape", x, g.shape_tensor(parts))
+
+
 def _reshape(g, x, sizes):
+    """Reshape with torch's meaning of the sizes (a 0 is an empty dimension)."""
     sizes = list(sizes)
     zero = any(isinstance(s, int) and s == 0 for s in sizes)
     return g.op("Reshape", x, g.shape_tensor(sizes), allowzero=1 if zero else None)
@@ -49,7 +55,7 @@ def _flatten(g, input, start_dim=0, end_dim=-1):
         return g.op("Flatten", input, axis=1)
     # Dims before start keep their place (0 copies them), the flattened one is -1.
     parts = [0] * start + [-1] + [g.size(input, d) for d in range(end + 1, rank)]
-    return _reshape(g, input, parts)
+    return _copying_reshape(g, input, parts)
 
 
 @function("unflatten")
@@ -57,7 +63,7 @@ def _unflatten(g, input, dim, sizes):
     rank = input.rank
     dim = norm_dim(dim, rank)
     parts = [0] * dim + list(sizes) + [g.size(input, d) for d in range(dim + 1, rank)]
-    return _reshape(g, input, parts)
+    return _copying_reshape(g, input, parts)
 
 
 module("Flatten")(lambda g, m, x: _flatten(g, x, m.start_dim, m.end_dim))
@@ -100,7 +106,9 @@ def _squeeze(g, input, dim=None):
     if dim is None:
         dims = [i for i, d in enumerate(input.shape) if d == 1]
         if any(d is None for d in input.shape):
-            raise SymbolicValueError("squeeze: expected static sizes without a dim; got a dynamic one")
+            raise SymbolicValueError(
+                "squeeze: expected static sizes without a dim; got a dynamic one"
+            )
     else:
         # As torch: a dim whose size is not 1 is left alone.
         dims = [d for d in dims_list(dim, rank) if input.shape[d] in (1, None)]
@@ -240,7 +248,11 @@ def _getattr(g, obj, name):
         return _size(g, obj)
     if name == "T" or name == "mT":
         rank = obj.rank
-        perm = list(reversed(range(rank))) if name == "T" else list(range(rank - 2)) + [rank - 1, rank - 2]
+        perm = (
+            list(reversed(range(rank)))
+            if name == "T"
+            else list(range(rank - 2)) + [rank - 1, rank - 2]
+        )
         return g.op("Transpose", obj, perm=perm)
     raise SymbolicValueError(f"ember.onnx.export: the tensor attribute '{name}' is not supported")
 
@@ -291,7 +303,9 @@ def _getitem(g, obj, index):
         dim += 1
     x = obj
     if axes:
-        x = g.op("Slice", x, g.shape_tensor(starts), g.shape_tensor(ends), g.ints(axes), g.ints(steps))
+        x = g.op(
+            "Slice", x, g.shape_tensor(starts), g.shape_tensor(ends), g.ints(axes), g.ints(steps)
+        )
         x.dtype, x.shape = obj.dtype, tuple(None for _ in range(obj.rank))
     if len(gathers) > 1:
         raise SymbolicValueError("getitem: more than one tensor index is not supported")

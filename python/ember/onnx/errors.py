@@ -49,8 +49,7 @@ class UnsupportedOperatorError(OnnxExporterError):
             )
         else:
             msg = (
-                f"Exporting the operator '{name}' to ONNX opset version {version} is not "
-                "supported."
+                f"Exporting the operator '{name}' to ONNX opset version {version} is not supported."
             )
         super().__init__(msg)
         self.name = name
