@@ -81,6 +81,7 @@ from . import (  # noqa: E402,F401
     linalg,
     multiprocessing,
     nn,
+    onnx,
     optim,
     overrides,
     random,

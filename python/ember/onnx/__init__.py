@@ -1,0 +1,28 @@
+"""ember.onnx: export a model to ONNX, as torch.onnx.export does with its TorchScript exporter.
+
+The model is captured with ember.fx (ember.nn layers stay whole, so an LSTM becomes one ONNX
+LSTM and a Conv2d one Conv), each node is mapped to ONNX operators (``_symbolic_*`` modules, by
+family) and the graph is written with the `onnx` package, which ember needs only here and loads
+on the first export."""
+
+from . import errors
+from ._export_api import export
+from ._exporter import (
+    DEFAULT_OPSET,
+    MAX_OPSET,
+    MIN_OPSET,
+    OperatorExportTypes,
+    TrainingMode,
+    is_in_onnx_export,
+)
+
+__all__ = [
+    "export",
+    "is_in_onnx_export",
+    "TrainingMode",
+    "OperatorExportTypes",
+    "errors",
+    "DEFAULT_OPSET",
+    "MIN_OPSET",
+    "MAX_OPSET",
+]
