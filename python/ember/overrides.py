@@ -66,7 +66,9 @@ def _stack():
 
 
 class TorchFunctionMode:
-    """Base class of function modes: `with mode:` routes ember's public API to
+    """TorchFunctionMode()
+
+    Base class of function modes: `with mode:` routes ember's public API to
     `mode.__torch_function__(func, types, args, kwargs)` (see the module docstring)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -111,12 +113,16 @@ def _get_current_function_mode_stack():
 
 
 def original(fn):
-    """The function a routing wrapper stands for (graphs record these), else `fn` itself."""
+    """original(fn) -> callable
+
+    The function a routing wrapper stands for (graphs record these), else `fn` itself."""
     return getattr(fn, "__ember_routed__", fn)
 
 
 def routed(fn):
-    """The routing wrapper now standing for the public function `fn` while a mode is active (what
+    """routed(fn) -> callable
+
+    The routing wrapper now standing for the public function `fn` while a mode is active (what
     `ember.relu` is then), else `fn` itself."""
     return _routed.get(id(fn), fn)
 

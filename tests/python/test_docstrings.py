@@ -20,6 +20,9 @@ FUNCTIONS_AND_CLASSES = [
     "ember.autograd",
     "ember.nn.init",
     "ember.nn.utils",
+    "ember.fx",
+    "ember.onnx",
+    "ember.overrides",
 ]
 CLASSES_ONLY = ["ember.nn", "ember.optim", "ember.optim.lr_scheduler", "ember.utils.data"]
 
