@@ -91,7 +91,7 @@ _SIMPLE = {
     "cat": lambda xs, dim: _ember().cat(xs, dim),
     "stack": lambda xs, dim: _ember().stack(xs, dim),
     "chunk": lambda x, n, dim: list(_ember().chunk(x, n, dim)),
-    "getitem": lambda x, idx: x[idx],
+    "getitem": lambda x, idx: x[tuple(idx) if isinstance(idx, list) else idx],
     "add": lambda a, b, alpha: a + b * alpha if alpha != 1 else a + b,
     "sub": lambda a, b, alpha: a - b * alpha if alpha != 1 else a - b,
     "mul": lambda a, b: a * b,

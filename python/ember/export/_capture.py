@@ -1,0 +1,325 @@
+"""Capture for ember.export: symbolic tracing with every module inlined, then lifting of
+parameters, buffers and tensor constants to graph inputs, functionalization of in-place calls,
+folding of rank/dtype queries, and a run on the example inputs that records node.meta["val"]."""
+
+import builtins
+import inspect
+import sys
+
+from .. import fx
+from ..nn import Module
+from . import _ops
+from ._tracing import capturing
+from .graph_signature import (
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+
+__all__ = ["capture", "placeholder_name"]
+
+_FOLDED_ATTRS = {"dtype", "ndim", "device", "is_cuda", "layout"}
+
+
+
+def _ember():
+    return sys.modules["ember"]
+
+
+def placeholder_name(prefix, qualname):
+    return prefix + qualname.replace(".", "_")
+
+
+class _InlineTracer(fx.Tracer):
+    """A tracer that treats no module as a leaf: every module's forward is traced through, as
+    torch.export inlines modules."""
+
+    def is_leaf_module(self, m, module_qualified_name):
+        return False
+
+
+def _trace_error(err):
+    text = str(err)
+    return RuntimeError(
+        "ember.export: could not capture the program: data-dependent control flow (a Python "
+        "branch or loop on a tensor's value) cannot be exported; rewrite it with tensor ops "
+        f"(ember.where, masking). {text}"
+    )
+
+
+def _is_tensor(v):
+    return isinstance(v, _ember().Tensor)
+
+
+class _Module(Module):
+    """Wraps a function so that it can be traced as a module's forward."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self._fn = fn
+
+    def forward(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+
+def _bind(model, args, kwargs):
+    """(ordered {name: value} of the forward's arguments, forward's signature)."""
+    sig = inspect.signature(model.forward)
+    bound = sig.bind(*args, **kwargs)
+    return bound, sig
+
+
+def capture(model, args, kwargs=None, dynamic_shapes=None):
+    """capture(model, args, kwargs=None, dynamic_shapes=None) -> dict
+
+    The parts of an ExportedProgram for ``model`` called on ``args``/``kwargs``."""
+    from . import dynamic_shapes as _dyn
+
+    ember = _ember()
+    kwargs = dict(kwargs or {})
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    if not isinstance(model, ember.nn.Module):
+        if not callable(model):
+            raise TypeError(f"export: expected an nn.Module or a callable; got {type(model)}")
+        fn = model
+        model = _Module(fn)
+        model.forward = fn  # the traced signature is the function's
+    try:
+        bound, sig = _bind(model, args, kwargs)
+    except TypeError as e:
+        raise TypeError(f"export: the example inputs do not fit forward's signature: {e}") from None
+    user_tensors = {}  # placeholder name -> example tensor
+    concrete = {}
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            if p.name in bound.arguments:
+                raise NotImplementedError(
+                    f"export: forward's *{p.name} / **{p.name} parameters are not supported; give"
+                    " it named parameters"
+                )
+            continue
+        if p.name in bound.arguments:
+            v = bound.arguments[p.name]
+            if _is_tensor(v):
+                user_tensors[p.name] = v
+            else:
+                concrete[p.name] = v
+        else:
+            concrete[p.name] = p.default
+    dims = _dyn.resolve(
+        dynamic_shapes, model.forward, list(user_tensors), list(user_tensors.values())
+    )
+
+    tracer = _InlineTracer()
+    try:
+        with capturing("trace"):
+            graph = tracer.trace(model, concrete_args=concrete or None)
+    except Exception as e:  # fx's TraceError: bool()/iteration on a Proxy
+        if type(e).__name__ == "TraceError":
+            raise _trace_error(e) from e
+        raise
+    root = getattr(tracer, "root", model)
+    return _lift(model, root, graph, user_tensors, concrete, dims, (tuple(args), kwargs))
+
+
+def _resolve_attr(root, target):
+    obj = root
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
+    ember = _ember()
+    out = fx.Graph()
+    env = {}  # old node -> new node or constant
+    vals = {}  # new node -> example value
+
+    params = dict(model.named_parameters())
+    buffers = dict(model.named_buffers())
+    non_persistent = set()
+    for mod_name, mod in model.named_modules(remove_duplicate=False):
+        for b in getattr(mod, "_non_persistent_buffers_set", ()):
+            non_persistent.add(f"{mod_name}.{b}" if mod_name else b)
+
+    input_specs = []
+    state = {}
+    constants = {}
+
+    def add_input(name, kind, target, value, persistent=None):
+        node = out.placeholder(name)
+        node.meta["val"] = value
+        vals[node] = value
+        input_specs.append(InputSpec(kind, TensorArgument(node.name), target, persistent))
+        return node
+
+    lifted = {}  # qualified name -> placeholder
+    for qn, p in params.items():
+        lifted[qn] = add_input(placeholder_name("p_", qn), InputKind.PARAMETER, qn, p)
+        state[qn] = p
+    for qn, b in buffers.items():
+        if b is None:
+            continue
+        persistent = qn not in non_persistent
+        lifted[qn] = add_input(placeholder_name("b_", qn), InputKind.BUFFER, qn, b, persistent)
+        (state if persistent else constants)[qn] = b
+    by_identity = {}
+    for qn, t in list(params.items()) + list(buffers.items()):
+        by_identity.setdefault(id(t), qn)
+    for qn, t in list(model.named_parameters(remove_duplicate=False)) + list(
+        model.named_buffers(remove_duplicate=False)
+    ):
+        if qn not in lifted and t is not None and id(t) in by_identity:
+            lifted[qn] = lifted[by_identity[id(t)]]  # a shared (tied) parameter
+
+    # get_attr of other tensors (constants) become inputs too, placed before the user inputs.
+    const_targets = []
+    for node in graph.nodes:
+        if node.op == "get_attr" and node.target not in lifted:
+            value = _resolve_attr(root, node.target)
+            if _is_tensor(value) and id(value) in by_identity:
+                lifted[node.target] = lifted[by_identity[id(value)]]
+            elif _is_tensor(value) and node.target not in const_targets:
+                const_targets.append(node.target)
+    for target in const_targets:
+        value = _resolve_attr(root, target)
+        lifted[target] = add_input(
+            placeholder_name("c_", target), InputKind.CONSTANT_TENSOR, target, value
+        )
+        constants[target] = value
+
+    user_nodes = {}
+    for name, t in user_tensors.items():
+        node = out.placeholder(name)
+        node.meta["val"] = t
+        vals[node] = t
+        user_nodes[name] = node
+        input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
+
+    def value_of(a):
+        return fx.map_arg(a, lambda n: vals[n])
+
+    def new_arg(a):
+        return fx.map_arg(a, lambda n: env[n])
+
+    Tensor = ember.Tensor
+    output_structure = "single"
+    output_specs = []
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            name = node.target.lstrip("*")
+            if name in user_nodes:
+                env[node] = user_nodes[name]
+            else:
+                env[node] = concrete.get(name)
+            continue
+        if node.op == "get_attr":
+            if node.target in lifted:
+                env[node] = lifted[node.target]
+            else:
+                env[node] = _resolve_attr(root, node.target)  # a non-tensor attribute
+            continue
+        if node.op == "call_module":
+            raise RuntimeError(
+                f"ember.export: module '{node.target}' was kept as a leaf; export inlines every "
+                "module (is its forward traceable?)"
+            )
+        if node.op == "output":
+            result = new_arg(node.args[0])
+            if isinstance(result, (tuple, list)):
+                output_structure = "tuple" if isinstance(result, tuple) else "list"
+                items = list(result)
+            else:
+                items = [result]
+            for item in items:
+                if not isinstance(item, fx.Node):
+                    raise RuntimeError(
+                        "ember.export: outputs must be tensors computed by the program; got "
+                        f"{type(item).__name__} (nested or constant outputs are not supported)"
+                    )
+                output_specs.append(
+                    OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
+                )
+            out.output(tuple(items) if output_structure != "single" else items[0])
+            continue
+
+        # call_function / call_method
+        args, kwargs = new_arg(node.args), new_arg(dict(node.kwargs))
+        target = node.target
+        mutated = None
+        if node.op == "call_method":
+            name = target
+            if name in _ops.INPLACE_METHODS:
+                mutated = node.args[0]
+                name = _ops.INPLACE_METHODS[name]
+            if name in _ops.FOLDED:
+                env[node] = getattr(vals_or_const(args[0], vals), name)(
+                    *value_of(args[1:]), **value_of(kwargs)
+                )
+                continue
+            target = getattr(Tensor, name, None)
+            if target is None:
+                raise RuntimeError(f"ember.export: Tensor has no method '{node.target}'")
+        elif target is builtins.getattr and len(args) >= 2 and args[1] in _FOLDED_ATTRS:
+            env[node] = getattr(vals_or_const(args[0], vals), args[1])
+            continue
+        elif kwargs.get("inplace") is True:
+            mutated = node.args[0]
+            kwargs["inplace"] = False
+        if mutated is not None and isinstance(mutated, fx.Node):
+            base = env[mutated]
+            if isinstance(base, fx.Node) and base.op == "placeholder":
+                raise RuntimeError(
+                    f"ember.export: '{_ops.target_name(node.target)}' updates the input "
+                    f"'{base.name}' in place; exported programs are functional (clone it first)"
+                )
+        _check_training_batch_norm(target, args, kwargs, value_of)
+        new = out.call_function(target, tuple(args), kwargs)
+        new.meta["val"] = target(*value_of(args), **value_of(kwargs))
+        new.meta["source_target"] = _ops.target_name(node.target)
+        if "stack_trace" in node.meta:
+            new.meta["stack_trace"] = node.meta["stack_trace"]
+        vals[new] = new.meta["val"]
+        env[node] = new
+        if mutated is not None and isinstance(mutated, fx.Node):
+            env[mutated] = new  # later uses of the updated value read the functional result
+    out.eliminate_dead_code()
+    out.lint()
+    gm = fx.GraphModule(ember.nn.Module(), out)
+    range_constraints = {}
+    input_shapes = {}
+    for name, t in user_tensors.items():
+        spec = dims.get(name, {})
+        input_shapes[name] = [spec[d].__name__ if d in spec else t.size(d) for d in range(t.dim())]
+        for dim in spec.values():
+            range_constraints[dim.__name__] = (dim.min, dim.max)
+    return dict(
+        graph_module=gm,
+        graph_signature=ExportGraphSignature(input_specs, output_specs),
+        state_dict=state,
+        constants=constants,
+        range_constraints=range_constraints,
+        input_shapes=input_shapes,
+        output_structure=output_structure,
+        example_inputs=example_inputs,
+    )
+
+
+def vals_or_const(a, vals):
+    return vals[a] if isinstance(a, fx.Node) else a
+
+
+def _check_training_batch_norm(target, args, kwargs, value_of):
+    F = _ember().nn.functional
+    if target is F.batch_norm:
+        training = kwargs.get("training", args[5] if len(args) > 5 else False)
+        if training:
+            raise RuntimeError(
+                "ember.export: batch_norm in training mode updates its running statistics; call "
+                "model.eval() before exporting"
+            )
+
