@@ -5,8 +5,22 @@
 ``Interpreter``/``Transformer`` run and rewrite graphs node by node; ``passes.shape_prop`` and
 ``subgraph_rewriter`` are passes over them."""
 
+from . import proxy  # noqa: F401  (ember.fx.proxy.TraceError, as torch.fx.proxy)
+from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import Node, has_side_effect, map_arg
+from .proxy import Proxy
 
-__all__ = ["Graph", "GraphModule", "Node", "map_arg", "has_side_effect"]
+__all__ = [
+    "Graph",
+    "GraphModule",
+    "Node",
+    "Proxy",
+    "Tracer",
+    "PH",
+    "symbolic_trace",
+    "wrap",
+    "map_arg",
+    "has_side_effect",
+]

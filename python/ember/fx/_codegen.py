@@ -91,7 +91,8 @@ def format_target(base, target):
     """``self.layer1.conv`` for the dotted ``target``; non-identifier parts use getattr."""
     out = base
     for part in target.split("."):
-        out = f"{out}.{part}" if is_identifier(part) else f"getattr({out}, {part!r})"
+        quoted = f'"{part}"' if '"' not in part and "\\" not in part else repr(part)
+        out = f"{out}.{part}" if is_identifier(part) else f"getattr({out}, {quoted})"
     return out
 
 
@@ -262,8 +263,7 @@ def python_code(graph, root_module="self", verbose=False):
     if not any(n.op == "output" for n in nodes):
         body.append("pass")
     sig = ", ".join([root_module] + params)
-    src = f"\n\n\ndef forward({sig}):\n" + "".join(f"    {b}\n" for b in body)
-    src += "    \n# To see more debug info, please use `graph_module.print_readable()`"
+    src = f"\n\n\ndef forward({sig}):\n" + "".join(f"    {b}\n" for b in body) + "    "
     # Line numbers of the body start after the three blank lines and the def line.
     lineno_map = {k + 4: v for k, v in lineno_map.items()}
     return PythonCode(src, em.globals, lineno_map)

@@ -153,9 +153,7 @@ class GraphModule(Module):
 
     def _readable(self, name):
         verbose = self._graph.python_code(root_module="self", verbose=True).src
-        body = verbose.strip("\n").replace(
-            "    \n# To see more debug info, please use `graph_module.print_readable()`", ""
-        )
+        body = verbose.strip("\n").rstrip()
         lines = [f"class {name}(ember.nn.Module):"]
         for sub_name, sub in self.named_children():
             if isinstance(sub, GraphModule):

@@ -72,7 +72,7 @@ def _target_name(target):
     if mod in ("_operator", "operator"):
         return f"operator.{name}"
     if mod == "builtins":
-        return name
+        return f"builtins.{name}"
     if mod and mod.startswith("ember"):
         from ._codegen import ember_qualified_name  # lazy: codegen needs Node
 
@@ -327,6 +327,9 @@ class Node:
             if self.type and maybe_return_typename is not None:
                 maybe_return_typename[0] = f" -> {self.type}"
             return f"return {self.args[0]}"
+        if self.op == "get_attr":
+            users = len(self.users)
+            return f"%{self.name} : [num_users={users}] = get_attr[target={self.target}]"
         return (
             f"%{self.name} : [num_users={len(self.users)}] = "
             f"{self.op}[target={self._pretty_print_target()}]"
