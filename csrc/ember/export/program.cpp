@@ -235,8 +235,41 @@ Tensor sdpa(Args& a) {
   return matmul(softmax(scores, -1), v);
 }
 
-// Python-style arithmetic: ints stay ints (sizes computed at run time), else tensors.
+bool is_number(const RValue& v) {
+  return v.kind == RValue::Kind::Int || v.kind == RValue::Kind::Double ||
+         v.kind == RValue::Kind::Bool;
+}
+
+// Python arithmetic on two numbers of which one is a float (sizes scaled at run time).
+RValue float_arith(Args& a, char op) {
+  double x = a.number(0), y = a.number(1);
+  switch (op) {
+    case '+':
+      return of_double(x + y * a.number(2));
+    case '-':
+      return of_double(x - y * a.number(2));
+    case '*':
+      return of_double(x * y);
+    case '/':
+      EMBER_CHECK(y != 0, a.op, ": float division by zero");
+      return of_double(x / y);
+    case 'f':
+      EMBER_CHECK(y != 0, a.op, ": float division by zero");
+      return of_double(std::floor(x / y));
+    case '^':
+      return of_double(std::pow(x, y));
+    default:
+      EMBER_ERROR(ErrorKind::Runtime, a.op, ": unknown arithmetic");
+  }
+}
+
+// Python-style arithmetic: ints stay ints (sizes computed at run time), numbers stay numbers,
+// anything with a tensor is a tensor op.
 RValue arith(Args& a, char op) {
+  if (is_number(a.v[0]) && is_number(a.v[1]) &&
+      (a.v[0].kind == RValue::Kind::Double || a.v[1].kind == RValue::Kind::Double ||
+       (op == '^' && a.v[1].kind == RValue::Kind::Int && a.v[1].i < 0)))
+    return float_arith(a, op);
   bool ints = a.v[0].kind == RValue::Kind::Int && a.v[1].kind == RValue::Kind::Int;
   if (ints) {
     int64_t x = a.v[0].i, y = a.v[1].i;
@@ -260,6 +293,11 @@ RValue arith(Args& a, char op) {
         int64_t q = x / y;
         if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
         return of_int(q);
+      }
+      case '^': {
+        int64_t r = 1;
+        for (int64_t k = 0; k < y; ++k) r *= x;
+        return of_int(r);
       }
       default:
         break;

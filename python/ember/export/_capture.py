@@ -33,12 +33,81 @@ def placeholder_name(prefix, qualname):
     return prefix + qualname.replace(".", "_")
 
 
+_FOLD_METHODS = {"dim", "ndimension", "is_floating_point", "is_complex", "get_device", "element_size"}
+_STATIC_METHODS = {"size", "numel", "nelement"}
+
+
+def _real(a):
+    return fx.node.map_aggregate(
+        a, lambda v: v.node.meta.get("val") if isinstance(v, fx.Proxy) else v
+    )
+
+
+class _ValueProxy(fx.Proxy):
+    """A Proxy that also knows its example value: rank, dtype and device queries (and, for
+    static dims, sizes) answer with Python values, as torch.export's tracing does."""
+
+    def __getattr__(self, k):
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        val = self.node.meta.get("val")
+        if _is_tensor(val):
+            if k in _FOLDED_ATTRS or k in _FOLD_METHODS:
+                return getattr(val, k)
+            if self.tracer._all_static(self.node) and (k in _STATIC_METHODS or k == "shape"):
+                return getattr(val, k)
+        return super().__getattr__(k)
+
+
 class _InlineTracer(fx.Tracer):
-    """A tracer that treats no module as a leaf: every module's forward is traced through, as
-    torch.export inlines modules."""
+    """A tracer that treats no module as a leaf (every module's forward is traced through, as
+    torch.export inlines modules) and runs each op on the example values as it records it."""
+
+    def __init__(self, examples, dynamic):
+        super().__init__()
+        self._examples = examples
+        self._dynamic = dynamic  # {input name: {dim: Dim}}
 
     def is_leaf_module(self, m, module_qualified_name):
         return False
+
+    def proxy(self, node):
+        return _ValueProxy(node, self)
+
+    def _all_static(self, node):
+        # Sizes of the inputs without dynamic dims, and of everything when none is dynamic.
+        if not self._dynamic:
+            return True
+        return node.op in ("placeholder", "get_attr") and node.target not in self._dynamic
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):  # fmt: skip
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
+        node = getattr(proxy, "node", None)
+        if node is None:
+            return proxy
+        try:
+            with _ember().no_grad():
+                val = self._value(kind, target, args, kwargs)
+        except Exception:  # the value is only a help for folding; the capture goes on
+            val = None
+        if _is_tensor(val) and kind in ("placeholder", "get_attr"):
+            val = val.detach().clone()  # ops run here must not touch the user's tensors
+        if val is not None:
+            node.meta["val"] = val
+        return proxy
+
+    def _value(self, kind, target, args, kwargs):
+        if kind == "placeholder":
+            return self._examples.get(target, args[0] if args else None)
+        if kind == "get_attr":
+            return _resolve_attr(self.root, target)
+        if kind == "call_function":
+            return target(*_real(args), **_real(kwargs))
+        if kind == "call_method":
+            real = _real(args)
+            return getattr(real[0], target)(*real[1:], **_real(kwargs))
+        return None
 
 
 def _trace_error(err):
@@ -114,7 +183,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dynamic_shapes, model.forward, list(user_tensors), list(user_tensors.values())
     )
 
-    tracer = _InlineTracer()
+    tracer = _InlineTracer(user_tensors, dims)
     try:
         with capturing("trace"):
             graph = tracer.trace(model, concrete_args=concrete or None)
@@ -248,7 +317,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
             continue
 
         # call_function / call_method
-        args, kwargs = new_arg(node.args), new_arg(dict(node.kwargs))
+        args, kwargs = tuple(new_arg(node.args)), dict(new_arg(dict(node.kwargs)))
         target = node.target
         mutated = None
         if node.op == "call_method":
@@ -279,7 +348,8 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
                 )
         _check_training_batch_norm(target, args, kwargs, value_of)
         new = out.call_function(target, tuple(args), kwargs)
-        new.meta["val"] = target(*value_of(args), **value_of(kwargs))
+        with ember.no_grad():
+            new.meta["val"] = target(*value_of(args), **value_of(kwargs))
         new.meta["source_target"] = _ops.target_name(node.target)
         if "stack_trace" in node.meta:
             new.meta["stack_trace"] = node.meta["stack_trace"]
