@@ -7,7 +7,6 @@ import inspect
 import sys
 
 from .. import fx
-from ..nn import Module
 from . import _ops
 from ._tracing import capturing
 from .graph_signature import (
@@ -123,20 +122,10 @@ def _is_tensor(v):
     return isinstance(v, _ember().Tensor)
 
 
-class _Module(Module):
-    """Wraps a function so that it can be traced as a module's forward."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self._fn = fn
-
-    def forward(self, *args, **kwargs):
-        return self._fn(*args, **kwargs)
-
-
 def _bind(model, args, kwargs):
     """(ordered {name: value} of the forward's arguments, forward's signature)."""
-    sig = inspect.signature(model.forward)
+    fn = model.forward if isinstance(model, _ember().nn.Module) else model
+    sig = inspect.signature(fn)
     bound = sig.bind(*args, **kwargs)
     return bound, sig
 
@@ -151,12 +140,9 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     kwargs = dict(kwargs or {})
     if not isinstance(args, tuple):
         args = (args,) if not isinstance(args, list) else tuple(args)
-    if not isinstance(model, ember.nn.Module):
-        if not callable(model):
-            raise TypeError(f"export: expected an nn.Module or a callable; got {type(model)}")
-        fn = model
-        model = _Module(fn)
-        model.forward = fn  # the traced signature is the function's
+    is_module = isinstance(model, ember.nn.Module)
+    if not is_module and not callable(model):
+        raise TypeError(f"export: expected an nn.Module or a callable; got {type(model)}")
     try:
         bound, sig = _bind(model, args, kwargs)
     except TypeError as e:
@@ -180,7 +166,10 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         else:
             concrete[p.name] = p.default
     dims = _dyn.resolve(
-        dynamic_shapes, model.forward, list(user_tensors), list(user_tensors.values())
+        dynamic_shapes,
+        model.forward if is_module else model,
+        list(user_tensors),
+        list(user_tensors.values()),
     )
 
     tracer = _InlineTracer(user_tensors, dims)
@@ -191,8 +180,8 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         if type(e).__name__ == "TraceError":
             raise _trace_error(e) from e
         raise
-    root = getattr(tracer, "root", model)
-    return _lift(model, root, graph, user_tensors, concrete, dims, (tuple(args), kwargs))
+    root = tracer.root
+    return _lift(model if is_module else root, root, graph, user_tensors, concrete, dims, (tuple(args), kwargs))
 
 
 def _resolve_attr(root, target):

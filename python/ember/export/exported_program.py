@@ -279,7 +279,7 @@ class _ExportedModule(Module):
 
     def forward(self, *args, **kwargs):
         program = self._program
-        names = program.graph_signature.user_inputs
+        names = list(program.graph_signature.user_inputs)
         values = list(args)
         if len(values) > len(names):
             raise TypeError(f"forward() takes {len(names)} inputs but {len(values)} were given")

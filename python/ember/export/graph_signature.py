@@ -97,53 +97,53 @@ class ExportGraphSignature:
     output_specs: list = field(default_factory=list)
 
     def _names(self, kind):
-        return [s.target for s in self.input_specs if s.kind == kind]
+        return tuple(s.target for s in self.input_specs if s.kind == kind)
 
     @property
     def parameters(self):
-        """parameters -> list[str]
+        """parameters -> tuple[str, ...]
 
         Qualified names of the lifted parameters, in input order."""
         return self._names(InputKind.PARAMETER)
 
     @property
     def buffers(self):
-        """buffers -> list[str]
+        """buffers -> tuple[str, ...]
 
         Qualified names of the lifted buffers, in input order."""
         return self._names(InputKind.BUFFER)
 
     @property
     def non_persistent_buffers(self):
-        """non_persistent_buffers -> list[str]
+        """non_persistent_buffers -> tuple[str, ...]
 
         Buffers that are not part of the state_dict."""
-        return [
+        return tuple(
             s.target
             for s in self.input_specs
             if s.kind == InputKind.BUFFER and s.persistent is False
-        ]
+        )
 
     @property
     def lifted_tensor_constants(self):
-        """lifted_tensor_constants -> list[str]
+        """lifted_tensor_constants -> tuple[str, ...]
 
         Tensor attributes that are neither parameters nor buffers."""
         return self._names(InputKind.CONSTANT_TENSOR)
 
     @property
     def user_inputs(self):
-        """user_inputs -> list[str]
+        """user_inputs -> tuple[str, ...]
 
         Placeholder names of the inputs the caller passes."""
-        return [s.arg.name for s in self.input_specs if s.kind == InputKind.USER_INPUT]
+        return tuple(s.arg.name for s in self.input_specs if s.kind == InputKind.USER_INPUT)
 
     @property
     def user_outputs(self):
-        """user_outputs -> list[str]
+        """user_outputs -> tuple[str, ...]
 
         Names of the outputs the caller receives."""
-        return [s.arg.name for s in self.output_specs if s.kind == OutputKind.USER_OUTPUT]
+        return tuple(s.arg.name for s in self.output_specs if s.kind == OutputKind.USER_OUTPUT)
 
     def _inputs_to(self, kind):
         return {s.arg.name: s.target for s in self.input_specs if s.kind == kind}
