@@ -42,7 +42,9 @@ def main():
     ember.manual_seed(0)
     model = Net().eval()
     batch = ember.export.Dim("batch", min=1, max=1024)
-    program = ember.export.export(model, (ember.randn(2, 1, 14, 14),), dynamic_shapes={"x": {0: batch}})
+    program = ember.export.export(
+        model, (ember.randn(2, 1, 14, 14),), dynamic_shapes={"x": {0: batch}}
+    )
     ember.export.save(program, os.path.join(out_dir, "model.ember"))
     x = ember.randn(5, 1, 14, 14)
     with ember.no_grad():

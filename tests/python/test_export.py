@@ -155,6 +155,18 @@ def test_save_load_and_cpp_runtime(cls, make, tmp_path):
         assert ember.equal(loaded.state_dict[k], v.detach())
 
 
+def test_multihead_attention_is_traced_through_to_runtime_ops(tmp_path):
+    ember.manual_seed(0)
+    m = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    q, kv = ember.randn(2, 5, 8), ember.randn(2, 6, 8)
+    ep = export(m, (q, kv, kv))
+    with ember.no_grad():
+        want = m(q, kv, kv)
+    _close(ep.module()(q, kv, kv), want)
+    save(ep, tmp_path / "mha.ember")
+    _close(ember._C._export_run(str(tmp_path / "mha.ember"), [q, kv, kv]), want)
+
+
 def test_graph_signature_lists_parameters_buffers_inputs_outputs():
     m = _model(CNN)
     ep = export(m, (ember.randn(2, 1, 12, 12),))

@@ -306,11 +306,11 @@ RValue arith(Args& a, char op) {
   Tensor x = a.operand(0), y = a.operand(1);
   switch (op) {
     case '+':
-      return of_tensor(add(x, y, a.v[2].kind == RValue::Kind::Double ? Scalar(a.number(2))
-                                                                     : Scalar(a.integer(2))));
+      return of_tensor(add(
+          x, y, a.v[2].kind == RValue::Kind::Double ? Scalar(a.number(2)) : Scalar(a.integer(2))));
     case '-':
-      return of_tensor(sub(x, y, a.v[2].kind == RValue::Kind::Double ? Scalar(a.number(2))
-                                                                     : Scalar(a.integer(2))));
+      return of_tensor(sub(
+          x, y, a.v[2].kind == RValue::Kind::Double ? Scalar(a.number(2)) : Scalar(a.integer(2))));
     case '*':
       return of_tensor(mul(x, y));
     case '/':
@@ -387,9 +387,8 @@ const std::vector<OpDef>& op_table() {
        }},
       {"batch_norm", "TOOOObff",
        [](Args& a) {
-         return of_tensor(batch_norm(a.tensor(0), a.opt_tensor(3), a.opt_tensor(4),
-                                     a.opt_tensor(1), a.opt_tensor(2), a.boolean(5), a.number(6),
-                                     a.number(7)));
+         return of_tensor(batch_norm(a.tensor(0), a.opt_tensor(3), a.opt_tensor(4), a.opt_tensor(1),
+                                     a.opt_tensor(2), a.boolean(5), a.number(6), a.number(7)));
        }},
       {"layer_norm", "TIOOf",
        [](Args& a) {
@@ -464,8 +463,7 @@ const std::vector<OpDef>& op_table() {
       {"t", "T", [](Args& a) { return of_tensor(a.tensor(0).t()); }},
       {"contiguous", "T", [](Args& a) { return of_tensor(a.tensor(0).contiguous()); }},
       {"clone", "T", [](Args& a) { return of_tensor(a.tensor(0).clone()); }},
-      {"unsqueeze", "Ti",
-       [](Args& a) { return of_tensor(unsqueeze(a.tensor(0), a.integer(1))); }},
+      {"unsqueeze", "Ti", [](Args& a) { return of_tensor(unsqueeze(a.tensor(0), a.integer(1))); }},
       {"squeeze", "Tj",
        [](Args& a) {
          auto dim = a.opt_int(1);
@@ -496,15 +494,13 @@ const std::vector<OpDef>& op_table() {
       {"matmul", "TT", [](Args& a) { return of_tensor(matmul(a.tensor(0), a.tensor(1))); }},
       {"bmm", "TT", [](Args& a) { return of_tensor(bmm(a.tensor(0), a.tensor(1))); }},
       {"mm", "TT", [](Args& a) { return of_tensor(mm(a.tensor(0), a.tensor(1))); }},
-      {"embedding", "TT",
-       [](Args& a) { return of_tensor(embedding(a.tensor(1), a.tensor(0))); }},
+      {"embedding", "TT", [](Args& a) { return of_tensor(embedding(a.tensor(1), a.tensor(0))); }},
       {"dropout", "Tfb",
        [](Args& a) { return of_tensor(dropout(a.tensor(0), a.number(1), a.boolean(2))); }},
       {"scaled_dot_product_attention", "TTTOfbg", [](Args& a) { return of_tensor(sdpa(a)); }},
       {"mean", "TIb",
        [](Args& a) { return of_tensor(mean(a.tensor(0), a.ints(1), a.boolean(2))); }},
-      {"sum", "TIb",
-       [](Args& a) { return of_tensor(sum(a.tensor(0), a.ints(1), a.boolean(2))); }},
+      {"sum", "TIb", [](Args& a) { return of_tensor(sum(a.tensor(0), a.ints(1), a.boolean(2))); }},
       {"amax", "TIb",
        [](Args& a) { return of_tensor(amax(a.tensor(0), a.ints(1), a.boolean(2))); }},
       {"masked_fill", "TTa",
@@ -541,8 +537,7 @@ const Value& need(const Value& dict, const std::string& key, Value::Kind kind,
                   const std::string& where) {
   const Value* v = field(dict, key);
   if (!v) corrupt(where + " has no '" + key + "'");
-  bool ok = v->kind == kind ||
-            (kind == Value::Kind::List && (v->kind == Value::Kind::Tuple));
+  bool ok = v->kind == kind || (kind == Value::Kind::List && (v->kind == Value::Kind::Tuple));
   if (!ok)
     corrupt(where + "'s '" + key + "' is a " + serialize::kind_name(v->kind) + ", expected a " +
             serialize::kind_name(kind));
@@ -745,7 +740,8 @@ ExportedProgram load(const std::string& path) {
   std::unordered_map<std::string, int64_t> slots;
   auto define = [&](const std::string& name, const std::string& where) {
     if (name.empty()) corrupt(where + " has an empty name");
-    if (!slots.emplace(name, g->num_slots).second) corrupt(where + ": '" + name + "' is defined twice");
+    if (!slots.emplace(name, g->num_slots).second)
+      corrupt(where + ": '" + name + "' is defined twice");
     return g->num_slots++;
   };
 
@@ -836,8 +832,8 @@ std::vector<Tensor> ExportedProgram::run(const std::vector<Tensor>& user) const 
     }
     const Tensor& t = user[next_user++];
     EMBER_CHECK(t.defined(), "ExportedProgram.run: input '", in.name, "' is undefined");
-    EMBER_CHECK(t.dtype() == in.dtype, "ExportedProgram.run: input '", in.name, "': expected dtype ",
-                dtype_name(in.dtype), "; got ", dtype_name(t.dtype()));
+    EMBER_CHECK(t.dtype() == in.dtype, "ExportedProgram.run: input '", in.name,
+                "': expected dtype ", dtype_name(in.dtype), "; got ", dtype_name(t.dtype()));
     EMBER_CHECK(t.dim() == int64_t(in.shape.size()), "ExportedProgram.run: input '", in.name,
                 "': expected ", in.shape.size(), " dims; got ", t.dim());
     for (size_t d = 0; d < in.shape.size(); ++d)

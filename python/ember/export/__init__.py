@@ -36,7 +36,6 @@ each op name, argument count and literal kind, and that every reference names an
 a truncated, corrupt or foreign file raises RuntimeError.
 """
 
-from . import _ops
 from ._ops import ops
 from .dynamic_shapes import Dim, dims
 from .exported_program import ExportedProgram
@@ -69,8 +68,11 @@ __all__ = [
 ]
 
 
-def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()):
-    """export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()) -> ExportedProgram
+def export(
+    mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()
+):
+    """export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
+        preserve_module_call_signature=()) -> ExportedProgram
 
     Captures ``mod`` (an nn.Module, or a function) called on the example ``args``/``kwargs`` as
     one graph. ``dynamic_shapes`` maps each tensor input (by parameter name, or positionally) to

@@ -4,6 +4,7 @@ folding of rank/dtype queries, and a run on the example inputs that records node
 
 import builtins
 import inspect
+import operator
 import sys
 
 from .. import fx
@@ -23,7 +24,6 @@ __all__ = ["capture", "placeholder_name"]
 _FOLDED_ATTRS = {"dtype", "ndim", "device", "is_cuda", "layout"}
 
 
-
 def _ember():
     return sys.modules["ember"]
 
@@ -32,7 +32,14 @@ def placeholder_name(prefix, qualname):
     return prefix + qualname.replace(".", "_")
 
 
-_FOLD_METHODS = {"dim", "ndimension", "is_floating_point", "is_complex", "get_device", "element_size"}
+_FOLD_METHODS = {
+    "dim",
+    "ndimension",
+    "is_floating_point",
+    "is_complex",
+    "get_device",
+    "element_size",
+}
 _STATIC_METHODS = {"size", "numel", "nelement"}
 
 
@@ -62,19 +69,37 @@ class _InlineTracer(fx.Tracer):
     """A tracer that treats no module as a leaf (every module's forward is traced through, as
     torch.export inlines modules) and runs each op on the example values as it records it."""
 
-    def __init__(self, examples, dynamic):
+    def __init__(self, examples, dynamic, all_dynamic=False):
         super().__init__()
         self._examples = examples
         self._dynamic = dynamic  # {input name: {dim: Dim}}
+        self._all_dynamic = all_dynamic  # tracing a composite inside a dynamic export
 
     def is_leaf_module(self, m, module_qualified_name):
         return False
+
+    def _autowrap_globals(self, globals_):
+        # ember's own Python functions call the ops by module-level names bound to the extension
+        # (`from .._C import bmm`), which the tracing mode does not see: record those calls too.
+        fresh = globals_ is not None and id(globals_) not in self._patched_globals
+        super()._autowrap_globals(globals_)
+        if not fresh or not str(globals_.get("__name__", "")).startswith("ember."):
+            return
+        ember = _ember()
+        for name, value in list(globals_.items()):
+            if type(value).__name__ == "nb_func" and (
+                getattr(ember, name, None) is value
+                or getattr(ember.nn.functional, name, None) is value
+            ):
+                self._patch(globals_, name)
 
     def proxy(self, node):
         return _ValueProxy(node, self)
 
     def _all_static(self, node):
         # Sizes of the inputs without dynamic dims, and of everything when none is dynamic.
+        if self._all_dynamic:
+            return False
         if not self._dynamic:
             return True
         return node.op in ("placeholder", "get_attr") and node.target not in self._dynamic
@@ -181,7 +206,15 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
             raise _trace_error(e) from e
         raise
     root = tracer.root
-    return _lift(model if is_module else root, root, graph, user_tensors, concrete, dims, (tuple(args), kwargs))
+    return _lift(
+        model if is_module else root,
+        root,
+        graph,
+        user_tensors,
+        concrete,
+        dims,
+        (tuple(args), kwargs),
+    )
 
 
 def _resolve_attr(root, target):
@@ -194,7 +227,6 @@ def _resolve_attr(root, target):
 def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     ember = _ember()
     out = fx.Graph()
-    env = {}  # old node -> new node or constant
     vals = {}  # new node -> example value
 
     params = dict(model.named_parameters())
@@ -261,51 +293,67 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     def value_of(a):
         return fx.map_arg(a, lambda n: vals[n])
 
-    def new_arg(a):
-        return fx.map_arg(a, lambda n: env[n])
-
     Tensor = ember.Tensor
-    output_structure = "single"
-    output_specs = []
-    for node in graph.nodes:
-        if node.op == "placeholder":
-            name = node.target.lstrip("*")
-            if name in user_nodes:
-                env[node] = user_nodes[name]
-            else:
-                env[node] = concrete.get(name)
-            continue
-        if node.op == "get_attr":
-            if node.target in lifted:
-                env[node] = lifted[node.target]
-            else:
-                env[node] = _resolve_attr(root, node.target)  # a non-tensor attribute
-            continue
-        if node.op == "call_module":
-            raise RuntimeError(
-                f"ember.export: module '{node.target}' was kept as a leaf; export inlines every "
-                "module (is its forward traceable?)"
-            )
-        if node.op == "output":
-            result = new_arg(node.args[0])
-            if isinstance(result, (tuple, list)):
-                output_structure = "tuple" if isinstance(result, tuple) else "list"
-                items = list(result)
-            else:
-                items = [result]
-            for item in items:
-                if not isinstance(item, fx.Node):
-                    raise RuntimeError(
-                        "ember.export: outputs must be tensors computed by the program; got "
-                        f"{type(item).__name__} (nested or constant outputs are not supported)"
-                    )
-                output_specs.append(
-                    OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
-                )
-            out.output(tuple(items) if output_structure != "single" else items[0])
-            continue
 
-        # call_function / call_method
+    def process(g, bind_placeholder, env):
+        """Copies the call nodes of ``g`` into ``out``; returns its output argument (mapped)."""
+
+        def new_arg(a):
+            return fx.map_arg(a, lambda n: env[n])
+
+        for node in g.nodes:
+            if node.op == "placeholder":
+                env[node] = bind_placeholder(node)
+            elif node.op == "get_attr":
+                if node.target in lifted:
+                    env[node] = lifted[node.target]
+                else:
+                    env[node] = _resolve_attr(root, node.target)  # a non-tensor attribute
+            elif node.op == "call_module":
+                raise RuntimeError(
+                    f"ember.export: module '{node.target}' was kept as a leaf; export inlines "
+                    "every module (is its forward traceable?)"
+                )
+            elif node.op == "output":
+                return new_arg(node.args[0])
+            else:
+                emit(node, env, new_arg)
+        return None
+
+    def inline(target, args, kwargs):
+        """The result of a composite ember.nn.functional function traced into ``out``, or
+        _NOT_INLINED when it cannot be."""
+        try:
+            bound = inspect.signature(target).bind(*args, **kwargs)
+        except (TypeError, ValueError):
+            return _NOT_INLINED
+        bound.apply_defaults()
+        examples, concrete, nodes = {}, {}, {}
+        for name, v in bound.arguments.items():
+            if isinstance(v, fx.Node):
+                examples[name], nodes[name] = vals[v], v
+            elif fx.node.map_aggregate(v, lambda e: isinstance(e, fx.Node)) not in (False, None):
+                found = []
+                fx.map_arg(v, found.append)
+                if found:
+                    return _NOT_INLINED
+                concrete[name] = v
+            else:
+                concrete[name] = v
+        tracer = _InlineTracer(examples, dims, all_dynamic=bool(dims))
+        try:
+            with capturing("trace"):
+                sub = tracer.trace(target, concrete_args=concrete)
+        except Exception:
+            return _NOT_INLINED
+
+        def bind(node):
+            name = node.target.lstrip("*")
+            return nodes[name] if name in nodes else concrete.get(name)
+
+        return process(sub, bind, {})
+
+    def emit(node, env, new_arg):
         args, kwargs = tuple(new_arg(node.args)), dict(new_arg(dict(node.kwargs)))
         target = node.target
         mutated = None
@@ -318,13 +366,20 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
                 env[node] = getattr(vals_or_const(args[0], vals), name)(
                     *value_of(args[1:]), **value_of(kwargs)
                 )
-                continue
+                return
             target = getattr(Tensor, name, None)
             if target is None:
                 raise RuntimeError(f"ember.export: Tensor has no method '{node.target}'")
         elif target is builtins.getattr and len(args) >= 2 and args[1] in _FOLDED_ATTRS:
             env[node] = getattr(vals_or_const(args[0], vals), args[1])
-            continue
+            return
+        elif (
+            target is operator.getitem
+            and isinstance(args[0], (tuple, list))
+            and isinstance(args[1], (int, slice))
+        ):
+            env[node] = args[0][args[1]]  # indexing a Python tuple of graph values
+            return
         elif kwargs.get("inplace") is True:
             mutated = node.args[0]
             kwargs["inplace"] = False
@@ -336,6 +391,11 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
                     f"'{base.name}' in place; exported programs are functional (clone it first)"
                 )
         _check_training_batch_norm(target, args, kwargs, value_of)
+        if _composite(target, args, kwargs):
+            result = inline(target, args, kwargs)
+            if result is not _NOT_INLINED:
+                env[node] = result
+                return
         new = out.call_function(target, tuple(args), kwargs)
         with ember.no_grad():
             new.meta["val"] = target(*value_of(args), **value_of(kwargs))
@@ -346,6 +406,27 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         env[node] = new
         if mutated is not None and isinstance(mutated, fx.Node):
             env[mutated] = new  # later uses of the updated value read the functional result
+
+    def bind_root(node):
+        name = node.target.lstrip("*")
+        return user_nodes[name] if name in user_nodes else concrete.get(name)
+
+    result = process(graph, bind_root, {})
+    output_structure = "single"
+    if isinstance(result, (tuple, list)):
+        output_structure = "tuple" if isinstance(result, tuple) else "list"
+        items = list(result)
+    else:
+        items = [result]
+    output_specs = []
+    for item in items:
+        if not isinstance(item, fx.Node):
+            raise RuntimeError(
+                "ember.export: outputs must be tensors computed by the program; got "
+                f"{type(item).__name__} (nested or constant outputs are not supported)"
+            )
+        output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None))
+    out.output(tuple(items) if output_structure != "single" else items[0])
     out.eliminate_dead_code()
     out.lint()
     gm = fx.GraphModule(ember.nn.Module(), out)
@@ -368,6 +449,22 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     )
 
 
+_NOT_INLINED = object()
+
+
+def _composite(target, args, kwargs):
+    """Whether ``target`` is a Python-level ember.nn.functional function without a runtime op
+    (multi_head_attention_forward ...): export traces through it instead of keeping the call."""
+    if not inspect.isfunction(target):
+        return False
+    if not (getattr(target, "__module__", "") or "").startswith("ember.nn.functional"):
+        return False
+    try:
+        return _ops.normalize(target, args, kwargs) is None
+    except _ops.Unsupported:
+        return True
+
+
 def vals_or_const(a, vals):
     return vals[a] if isinstance(a, fx.Node) else a
 
@@ -381,4 +478,3 @@ def _check_training_batch_norm(target, args, kwargs, value_of):
                 "ember.export: batch_norm in training mode updates its running statistics; call "
                 "model.eval() before exporting"
             )
-

@@ -64,7 +64,9 @@ _SIMPLE = {
     "linear": lambda x, w, b: _F().linear(x, w, b),
     "conv1d": lambda x, w, b, s, p, d, g: _F().conv1d(x, w, b, s, p, d, g),
     "conv2d": lambda x, w, b, s, p, d, g: _F().conv2d(x, w, b, s, p, d, g),
-    "batch_norm": lambda x, rm, rv, w, b, tr, mo, eps: _F().batch_norm(x, rm, rv, w, b, tr, mo, eps),
+    "batch_norm": lambda x, rm, rv, w, b, tr, mo, eps: _F().batch_norm(
+        x, rm, rv, w, b, tr, mo, eps
+    ),
     "layer_norm": lambda x, shape, w, b, eps: _F().layer_norm(x, shape, w, b, eps),
     "group_norm": lambda x, g, w, b, eps: _F().group_norm(x, g, w, b, eps),
     "gelu": lambda x, approximate: _F().gelu(x, approximate=approximate),
@@ -106,8 +108,12 @@ _SIMPLE = {
     "scaled_dot_product_attention": lambda q, k, v, mask, p, causal, scale: (
         _F().scaled_dot_product_attention(q, k, v, mask, p, causal, scale)
     ),
-    "mean": lambda x, dims, keepdim: _ember().mean(x, dims, keepdim) if dims else _all(x, "mean", keepdim),
-    "sum": lambda x, dims, keepdim: _ember().sum(x, dims, keepdim) if dims else _all(x, "sum", keepdim),
+    "mean": lambda x, dims, keepdim: (
+        _ember().mean(x, dims, keepdim) if dims else _all(x, "mean", keepdim)
+    ),
+    "sum": lambda x, dims, keepdim: (
+        _ember().sum(x, dims, keepdim) if dims else _all(x, "sum", keepdim)
+    ),
     "amax": lambda x, dims, keepdim: _ember().amax(x, dims, keepdim),
     "masked_fill": lambda x, mask, value: x.masked_fill(mask, value),
     "to_dtype": lambda x, dtype: x.to(dtype),
@@ -233,7 +239,13 @@ def _softmax(name):
 
 def _max_pool(name):
     def norm(
-        input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+        input,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        ceil_mode=False,
+        return_indices=False,
     ):
         if return_indices:
             raise Unsupported(f"{name} with return_indices=True")
@@ -243,7 +255,9 @@ def _max_pool(name):
     return norm
 
 
-def _avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+def _avg_pool1d(
+    input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+):
     stride = [] if stride is None else _list(stride)
     return "avg_pool1d", [
         input,

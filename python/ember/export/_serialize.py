@@ -67,7 +67,9 @@ def _program_dict(ep):
     for spec, node in zip(ep.graph_signature.input_specs, _placeholders(ep.graph)):
         kind = _KIND_NAMES.get(spec.kind)
         if kind is None:
-            raise RuntimeError(f"ember.export.save: inputs of kind {spec.kind.name} are unsupported")
+            raise RuntimeError(
+                f"ember.export.save: inputs of kind {spec.kind.name} are unsupported"
+            )
         if spec.kind == InputKind.USER_INPUT:
             val = node.meta.get("val")
             shape = ep.input_shapes.get(node.name)
@@ -112,9 +114,9 @@ def _program_dict(ep):
             why = node.meta.get("export_unsupported")
             detail = f" ({why})" if why else ""
             raise RuntimeError(
-                f"ember.export.save: node '{node.name}' calls {name}{detail}, which the C++ runtime "
-                f"of exported programs does not run; its ops are "
-                f"ember._C._export_runtime_ops()"
+                f"ember.export.save: node '{node.name}' calls {name}{detail}, which the C++ "
+                "runtime of exported programs does not run; its ops are "
+                "ember._C._export_runtime_ops()"
             )
         nodes.append(
             {
@@ -131,7 +133,10 @@ def _program_dict(ep):
         "nodes": nodes,
         "outputs": outputs,
         "output_structure": ep._output_structure,
-        "dims": {k: [lo, -1 if hi >= (1 << 63) - 1 else hi] for k, (lo, hi) in ep.range_constraints.items()},
+        "dims": {
+            k: [lo, -1 if hi >= (1 << 63) - 1 else hi]
+            for k, (lo, hi) in ep.range_constraints.items()
+        },
     }
 
 
@@ -158,7 +163,7 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
 
 def _decode(a, env):
     if isinstance(a, dict):
-        (tag, body), = a.items()
+        ((tag, body),) = a.items()
         if tag == "ref":
             return env[body]
         if tag == "slice":
@@ -212,18 +217,26 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         else:
             constants[spec["target"]] = value
         input_specs.append(
-            InputSpec(kind, TensorArgument(node.name), spec["target"],
-                      True if kind == InputKind.BUFFER else None)
+            InputSpec(
+                kind,
+                TensorArgument(node.name),
+                spec["target"],
+                True if kind == InputKind.BUFFER else None,
+            )
         )
     for spec in root["nodes"]:
         args = tuple(_decode(a, env) for a in spec["args"])
-        node = graph.create_node("call_function", getattr(_ops.ops, spec["op"]), args, {}, spec["name"])
+        node = graph.create_node(
+            "call_function", getattr(_ops.ops, spec["op"]), args, {}, spec["name"]
+        )
         env[spec["name"]] = node
     outs = [_decode(o, env) for o in root["outputs"]]
     structure = root.get("output_structure", "single")
     graph.output(outs[0] if structure == "single" and len(outs) == 1 else tuple(outs))
     output_specs = [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(n.name), None) for n in outs]
-    ranges = {k: (v[0], (1 << 63) - 1 if v[1] < 0 else v[1]) for k, v in root.get("dims", {}).items()}
+    ranges = {
+        k: (v[0], (1 << 63) - 1 if v[1] < 0 else v[1]) for k, v in root.get("dims", {}).items()
+    }
     gm = fx.GraphModule(Module(), graph)
     return ExportedProgram(
         gm,

@@ -125,8 +125,8 @@ def resolve(dynamic_shapes, forward, names, tensors):
     elif isinstance(dynamic_shapes, (list, tuple)):
         if len(dynamic_shapes) != len(names):
             raise ValueError(
-                f"export: dynamic_shapes has {len(dynamic_shapes)} entries; expected one per tensor "
-                f"input ({len(names)})"
+                f"export: dynamic_shapes has {len(dynamic_shapes)} entries; expected one per "
+                f"tensor input ({len(names)})"
             )
         by_name = dict(zip(names, dynamic_shapes))
     else:

@@ -189,7 +189,9 @@ class ExportedProgram:
     def __str__(self):
         body = "\n".join("    " + line for line in self._readable().rstrip().splitlines())
         sig = "\n".join("    " + line for line in str(self._graph_signature).splitlines())
-        ranges = ", ".join(f"{k}: VR[{lo}, {hi}]" for k, (lo, hi) in self._range_constraints.items())
+        ranges = ", ".join(
+            f"{k}: VR[{lo}, {hi}]" for k, (lo, hi) in self._range_constraints.items()
+        )
         return (
             f"ExportedProgram:\n{body}\n\nGraph signature: \n{sig}\n"
             f"Range constraints: {{{ranges}}}\n"

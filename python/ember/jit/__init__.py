@@ -82,10 +82,22 @@ def _make_traced(program, original=None):
     return module
 
 
-def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
-          check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
-          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
-    """trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-05, strict=True, example_kwarg_inputs=None) -> Module
+def trace(
+    func,
+    example_inputs=None,
+    optimize=None,
+    check_trace=True,
+    check_inputs=None,
+    check_tolerance=1e-5,
+    strict=True,
+    _force_outplace=False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_kwarg_inputs=None,
+    _store_inputs=True,
+):
+    """trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
+        check_tolerance=1e-05, strict=True, example_kwarg_inputs=None) -> Module
 
     Captures ``func`` (a module or a function) called on ``example_inputs`` into a graph and
     returns a module running that graph (``.graph``, ``.code``; parameters shared with
@@ -125,11 +137,22 @@ def _check_same(want, got, tol):
             )
 
 
-def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,
-                 check_tolerance=1e-5, strict=True, _force_outplace=False,
-                 _module_class=None, _compilation_unit=None, example_inputs_is_kwarg=False,
-                 _store_inputs=True):
-    """trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-05, strict=True) -> Module
+def trace_module(
+    mod,
+    inputs,
+    optimize=None,
+    check_trace=True,
+    check_inputs=None,
+    check_tolerance=1e-5,
+    strict=True,
+    _force_outplace=False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_inputs_is_kwarg=False,
+    _store_inputs=True,
+):
+    """trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,
+        check_tolerance=1e-05, strict=True) -> Module
 
     trace for a module given ``{"forward": example_inputs}`` (only forward is traced)."""
     if set(inputs) != {"forward"}:
@@ -192,7 +215,8 @@ def _script_module(module):
 
 
 def script(obj=None, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None) -> ScriptModule or function
+    """script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None)
+        -> ScriptModule or function
 
     Captures an nn.Module's forward as a graph (``.graph``, ``.code``), raising RuntimeError when
     it cannot be captured without a graph break; functions and classes are returned unchanged
