@@ -298,3 +298,40 @@ def test_nn_module_stack_meta():
     gm = fx.symbolic_trace(MODELS["stack"][0]())
     norm = next(n for n in gm.graph.nodes if n.target == "blocks.1.norm")
     assert "blocks.1" in norm.meta["nn_module_stack"]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_retrace_pickle_and_deepcopy_of_traced_modules(name):
+    import copy
+    import pickle
+
+    cls, inputs = MODELS[name]
+    gm = fx.symbolic_trace(cls().eval())
+    again = fx.symbolic_trace(gm)
+    assert [(n.op, n.name) for n in again.graph.nodes] == [(n.op, n.name) for n in gm.graph.nodes]
+    args = inputs()
+    want = _flat(gm(*args))
+    for other in (again, pickle.loads(pickle.dumps(gm)), copy.deepcopy(gm)):
+        for got, ref in zip(_flat(other(*args)), want):
+            np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), rtol=1e-6)
+
+
+def test_tracing_an_nn_layer_as_root_and_moving_it():
+    lin = ember.nn.Linear(3, 2)
+    gm = fx.symbolic_trace(lin)
+    assert [n.op for n in gm.graph.nodes] == ["placeholder"] + ["get_attr"] * 2 + [
+        "call_function",
+        "output",
+    ]
+    gm.to(ember.float64)
+    x = ember.randn(4, 3, dtype=ember.float64)
+    np.testing.assert_allclose(gm(x).detach().numpy(), lin(x).detach().numpy())
+
+
+def test_training_mode_updates_running_stats_through_the_graph_module():
+    m = ember.nn.Sequential(ember.nn.BatchNorm1d(3), ember.nn.Dropout(0.5))
+    gm = fx.symbolic_trace(m)
+    assert gm.training
+    before = m[0].running_mean.clone()
+    gm(ember.randn(8, 3) + 5)
+    assert not ember.equal(before, m[0].running_mean)  # shared buffers were updated

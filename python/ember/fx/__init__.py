@@ -5,12 +5,14 @@
 ``Interpreter``/``Transformer`` run and rewrite graphs node by node; ``passes.shape_prop`` and
 ``subgraph_rewriter`` are passes over them."""
 
-from . import proxy  # noqa: F401  (ember.fx.proxy.TraceError, as torch.fx.proxy)
+from . import passes, proxy, subgraph_rewriter  # noqa: F401  (as torch.fx's submodules)
 from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
+from .interpreter import Interpreter, Transformer
 from .node import Node, has_side_effect, map_arg
 from .proxy import Proxy
+from .subgraph_rewriter import replace_pattern
 
 __all__ = [
     "Graph",
@@ -18,6 +20,9 @@ __all__ = [
     "Node",
     "Proxy",
     "Tracer",
+    "Interpreter",
+    "Transformer",
+    "replace_pattern",
     "PH",
     "symbolic_trace",
     "wrap",

@@ -8,7 +8,6 @@ import builtins
 import math
 import operator
 import sys
-from dataclasses import dataclass, field
 
 from ._namespace import Namespace, is_identifier
 from .node import Node
@@ -114,13 +113,16 @@ def _annotation(node):
     return f': "{dtype_abbr(dtype)}[{", ".join(str(int(s)) for s in shape)}]"'
 
 
-@dataclass
 class PythonCode:
-    """The source of ``forward`` and the globals it needs."""
+    """PythonCode(src, globals, _lineno_map=None)
 
-    src: str
-    globals: dict
-    _lineno_map: dict = field(default_factory=dict)
+    The source of ``forward`` and the globals it needs.
+    """
+
+    def __init__(self, src, globals, _lineno_map=None):  # noqa: A002 (torch's field name)
+        self.src = src
+        self.globals = globals
+        self._lineno_map = {} if _lineno_map is None else _lineno_map
 
 
 class _Emitter:

@@ -300,9 +300,8 @@ class Tracer(TracerBase):
             self._autowrap_globals(fn_globals)
             for _, mod in self.root.named_modules():
                 cls = type(mod)
-                if cls is not Module:
-                    object.__setattr__(mod, "__class__", _traced_class(cls))
-                    swapped.append((mod, cls))
+                object.__setattr__(mod, "__class__", _traced_class(cls))
+                swapped.append((mod, cls))
             fn, args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)
             if is_module:
                 args = [root] + args

@@ -50,6 +50,42 @@ def trace_error(message):
     return TraceError(f"{message}\n(traced code: {loc})" if loc else message)
 
 
+# Note [Routed callables]: while a function mode is active, ember's public functions are
+# routing wrappers of the originals (ember/overrides.py). Graphs always hold the originals; code
+# running under the mode (a Transformer's methods) sees the wrappers, so that `target is
+# ember.relu` holds there as it does outside the mode.
+def _routing_code():
+    from .. import overrides
+
+    make = getattr(overrides, "_function_wrapper", None)
+    return make(len).__code__ if make is not None else None
+
+
+_ROUTED_CODE = _routing_code()
+
+
+def unroute(fn):
+    """The original of a routing wrapper, else ``fn``."""
+    if _ROUTED_CODE is not None and getattr(fn, "__code__", None) is _ROUTED_CODE:
+        return fn.__wrapped__
+    return fn
+
+
+def routed_alias(fn):
+    """The routing wrapper now standing for ember callable ``fn``, else ``fn``."""
+    import sys
+
+    name = getattr(fn, "__name__", None)
+    root = sys.modules.get("ember")
+    if not isinstance(name, str) or root is None:
+        return fn
+    for ns in (root, root.nn.functional, root.linalg, root.special):
+        v = getattr(ns, name, None)
+        if v is not None and v is not fn and unroute(v) is fn:
+            return v
+    return fn
+
+
 class TracerBase:
     """The graph-building half of a tracer: turns Proxy operations into Nodes."""
 
@@ -58,6 +94,8 @@ class TracerBase:
     module_stack = None
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        if kind == "call_function":
+            target = unroute(target)
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         if self.module_stack:
             node.meta["nn_module_stack"] = dict(self.module_stack)
