@@ -167,6 +167,32 @@ def test_multihead_attention_is_traced_through_to_runtime_ops(tmp_path):
     _close(ember._C._export_run(str(tmp_path / "mha.ember"), [q, kv, kv]), want)
 
 
+RNNS = [
+    lambda: nn.LSTM(4, 6, num_layers=2, batch_first=True),
+    lambda: nn.GRU(4, 6, bidirectional=True),
+    lambda: nn.RNN(4, 5, nonlinearity="relu"),
+]
+
+
+@pytest.mark.parametrize("make", RNNS, ids=["lstm", "gru", "rnn"])
+def test_recurrent_layers_run_in_python_and_cpp(make, tmp_path):
+    ember.manual_seed(0)
+    m = make().eval()
+    x = ember.randn(2, 3, 4)
+    ep = export(m, (x,))
+    with ember.no_grad():
+        want = m(x)
+    got = ep.module()(x)
+    assert type(got[1]) is type(want[1])  # LSTM's (h, c) stays a nested tuple
+    flat = ember.export.exported_program.tree_flatten
+    _close(flat(got)[0], flat(want)[0])
+    save(ep, tmp_path / "rnn.ember")
+    loaded = load(tmp_path / "rnn.ember").module()(x)
+    assert type(loaded[1]) is type(want[1])
+    _close(flat(loaded)[0], flat(want)[0])
+    _close(ember._C._export_run(str(tmp_path / "rnn.ember"), [x]), flat(want)[0])
+
+
 def test_graph_signature_lists_parameters_buffers_inputs_outputs():
     m = _model(CNN)
     ep = export(m, (ember.randn(2, 1, 12, 12),))

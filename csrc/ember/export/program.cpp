@@ -365,6 +365,11 @@ std::vector<TensorIndex> index_of(const RValue& spec, const char* op) {
   return out;
 }
 
+[[noreturn]] RnnMode throw_bad_mode(const std::string& name) {
+  EMBER_ERROR(ErrorKind::Runtime, "rnn_layer: expected mode LSTM, GRU, RNN_TANH or RNN_RELU; got '",
+              name, "'");
+}
+
 const std::vector<OpDef>& op_table() {
   static const std::vector<OpDef> table = {
       {"linear", "TTO",
@@ -507,6 +512,20 @@ const std::vector<OpDef>& op_table() {
        [](Args& a) { return of_tensor(masked_fill(a.tensor(0), a.tensor(1), a.operand(2))); }},
       {"to_dtype", "Td", [](Args& a) { return of_tensor(a.tensor(0).to(a.v[1].dtype)); }},
       {"size", "Ti", [](Args& a) { return of_int(a.tensor(0).size(a.integer(1))); }},
+      {"rnn_layer", "TTOTTOOsb",
+       [](Args& a) {
+         const std::string& name = a.str(7);
+         RnnMode mode = name == "LSTM"       ? RnnMode::LSTM
+                        : name == "GRU"      ? RnnMode::GRU
+                        : name == "RNN_TANH" ? RnnMode::RNN_TANH
+                        : name == "RNN_RELU" ? RnnMode::RNN_RELU
+                                             : throw_bad_mode(name);
+         auto [out, h, c] =
+             rnn_layer(a.tensor(0), a.tensor(1), a.opt_tensor(2), a.tensor(3), a.tensor(4),
+                       a.opt_tensor(5), a.opt_tensor(6), mode, a.boolean(8));
+         RValue cv = c.defined() ? of_tensor(c) : RValue();
+         return of_list({of_tensor(out), of_tensor(h), cv});
+       }},
       {"sizes", "T",
        [](Args& a) {
          std::vector<RValue> items;

@@ -18,7 +18,8 @@
 //             `args` its positional arguments (every one present: defaults are filled in by
 //             the exporter).
 //   outputs   [arg]: the graph's outputs (references to tensors).
-//   output_structure  "single" | "tuple" | "list"   (how Python returns them)
+//   output_structure  how Python nests the outputs: null (one tensor) or
+//             ["tuple" | "list", [child structure, ...]] (C++ returns them flat)
 //   dims      {name: [min, max]}: the dynamic dims (max -1: unbounded).
 //
 // An argument is null, a bool, an int, a float, a string, a list/tuple of arguments, or a

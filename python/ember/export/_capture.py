@@ -10,6 +10,7 @@ import sys
 from .. import fx
 from . import _ops
 from ._tracing import capturing
+from .exported_program import tree_flatten, tree_unflatten
 from .graph_signature import (
     ExportGraphSignature,
     InputKind,
@@ -32,6 +33,7 @@ def placeholder_name(prefix, qualname):
     return prefix + qualname.replace(".", "_")
 
 
+_PUBLIC_NAMESPACES = {"ember", "ember.nn.functional", "ember.linalg", "ember.special", "ember.fft"}
 _FOLD_METHODS = {
     "dim",
     "ndimension",
@@ -83,8 +85,15 @@ class _InlineTracer(fx.Tracer):
         # (`from .._C import bmm`), which the tracing mode does not see: record those calls too.
         fresh = globals_ is not None and id(globals_) not in self._patched_globals
         super()._autowrap_globals(globals_)
-        if not fresh or not str(globals_.get("__name__", "")).startswith("ember."):
-            return
+        if fresh and not getattr(self, "_library_patched", False):
+            # The layers' helpers (ember.nn.functional's composites) run inlined too.
+            self._library_patched = True
+            for name, mod in list(sys.modules.items()):
+                if name.startswith(("ember.nn.functional", "ember.nn.modules")) and mod:
+                    self._autowrap_globals(vars(mod))
+        module_name = str(globals_.get("__name__", "")) if globals_ is not None else ""
+        if not fresh or not module_name.startswith("ember.") or module_name in _PUBLIC_NAMESPACES:
+            return  # the public namespaces are the tracing mode's (its routing wrappers)
         ember = _ember()
         for name, value in list(globals_.items()):
             if type(value).__name__ == "nb_func" and (
@@ -95,6 +104,31 @@ class _InlineTracer(fx.Tracer):
 
     def proxy(self, node):
         return _ValueProxy(node, self)
+
+    def iter(self, obj):
+        # Iterating a traced tuple or list (chunk's pieces, an op's results) of known length.
+        val = obj.node.meta.get("val") if isinstance(obj, fx.Proxy) else None
+        if isinstance(val, (tuple, list)):
+            return iter([obj[k] for k in range(len(val))])
+        return super().iter(obj)
+
+    def trace(self, root, concrete_args=None):
+        # The RNN layers reach their fused kernel through the extension (ember._C._nn), which
+        # the tracing mode does not see: record it as one call while tracing.
+        nn_ext = _ember()._C._nn
+        orig = nn_ext.rnn_layer
+
+        def rnn_layer(*args, **kwargs):
+            if any(isinstance(a, fx.Proxy) for a in list(args) + list(kwargs.values())):
+                return self.create_proxy("call_function", orig, args, kwargs)
+            return orig(*args, **kwargs)
+
+        nn_ext.rnn_layer = rnn_layer
+        self._library_patched = False
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            nn_ext.rnn_layer = orig
 
     def _all_static(self, node):
         # Sizes of the inputs without dynamic dims, and of everything when none is dynamic.
@@ -412,21 +446,16 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         return user_nodes[name] if name in user_nodes else concrete.get(name)
 
     result = process(graph, bind_root, {})
-    output_structure = "single"
-    if isinstance(result, (tuple, list)):
-        output_structure = "tuple" if isinstance(result, tuple) else "list"
-        items = list(result)
-    else:
-        items = [result]
+    items, output_structure = tree_flatten(result)
     output_specs = []
     for item in items:
         if not isinstance(item, fx.Node):
             raise RuntimeError(
                 "ember.export: outputs must be tensors computed by the program; got "
-                f"{type(item).__name__} (nested or constant outputs are not supported)"
+                f"{type(item).__name__} (constant outputs are not supported)"
             )
         output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None))
-    out.output(tuple(items) if output_structure != "single" else items[0])
+    out.output(tree_unflatten(output_structure, items))
     out.eliminate_dead_code()
     out.lint()
     gm = fx.GraphModule(ember.nn.Module(), out)

@@ -118,6 +118,9 @@ _SIMPLE = {
     "masked_fill": lambda x, mask, value: x.masked_fill(mask, value),
     "to_dtype": lambda x, dtype: x.to(dtype),
     "size": lambda x, dim: x.size(dim),
+    "rnn_layer": lambda x, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse: tuple(
+        _ember()._C._nn.rnn_layer(x, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse)
+    ),
 }
 
 
@@ -507,6 +510,10 @@ def _neg(a):
     return "neg", [a]
 
 
+def _rnn_layer(input, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse):
+    return "rnn_layer", [input, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, bool(reverse)]
+
+
 _FUNCTIONS = None
 _METHODS = {
     "view": _view,
@@ -633,6 +640,7 @@ def _functions():
         operator.matmul: _matmul("matmul"),
         operator.neg: _neg,
         builtins.getattr: _getattr,
+        e._C._nn.rnn_layer: _rnn_layer,
     }
     for name in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf"):
         table[getattr(e, name)] = _unary(name)

@@ -7,7 +7,7 @@ import sys
 from .. import fx
 from ..nn import Module
 from . import _ops
-from .exported_program import ExportedProgram
+from .exported_program import ExportedProgram, _check_spec, tree_flatten, tree_unflatten
 from .graph_signature import (
     ExportGraphSignature,
     InputKind,
@@ -104,8 +104,7 @@ def _program_dict(ep):
         if node.op == "placeholder":
             continue
         if node.op == "output":
-            result = node.args[0]
-            items = list(result) if isinstance(result, (tuple, list)) else [result]
+            items, _ = tree_flatten(node.args[0])
             outputs = [_encode(x, "the output") for x in items]
             continue
         op = getattr(node.target, "_export_op", None) if node.op == "call_function" else None
@@ -231,8 +230,10 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         )
         env[spec["name"]] = node
     outs = [_decode(o, env) for o in root["outputs"]]
-    structure = root.get("output_structure", "single")
-    graph.output(outs[0] if structure == "single" and len(outs) == 1 else tuple(outs))
+    structure = root.get("output_structure")
+    if _check_spec(structure) != len(outs):
+        raise RuntimeError("ember.export.load: output_structure does not match the outputs")
+    graph.output(tree_unflatten(structure, outs))
     output_specs = [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(n.name), None) for n in outs]
     ranges = {
         k: (v[0], (1 << 63) - 1 if v[1] < 0 else v[1]) for k, v in root.get("dims", {}).items()

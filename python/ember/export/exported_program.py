@@ -15,6 +15,49 @@ def _ember():
     return sys.modules["ember"]
 
 
+def tree_flatten(value):
+    """tree_flatten(value) -> (list, spec)
+
+    The leaves of nested tuples and lists, and the structure (None for a leaf, else
+    ("tuple" | "list", [child specs])) that tree_unflatten rebuilds it from."""
+    if isinstance(value, (tuple, list)):
+        leaves, children = [], []
+        for item in value:
+            sub, spec = tree_flatten(item)
+            leaves += sub
+            children.append(spec)
+        return leaves, ("tuple" if isinstance(value, tuple) else "list", children)
+    return [value], None
+
+
+def tree_unflatten(spec, leaves):
+    """tree_unflatten(spec, leaves) -> value
+
+    The nested value tree_flatten described by ``spec``, with ``leaves`` in order."""
+    it = iter(leaves)
+
+    def build(s):
+        if s is None:
+            return next(it)
+        kind, children = s
+        items = [build(c) for c in children]
+        return tuple(items) if kind == "tuple" else items
+
+    return build(spec)
+
+
+def _check_spec(spec, depth=0):
+    """Whether a loaded output structure is well formed (None or (kind, [specs]))."""
+    if spec is None:
+        return 1
+    if depth > 64 or not isinstance(spec, (tuple, list)) or len(spec) != 2:
+        raise RuntimeError("ember.export.load: invalid output_structure")
+    kind, children = spec
+    if kind not in ("tuple", "list") or not isinstance(children, (tuple, list)):
+        raise RuntimeError("ember.export.load: invalid output_structure")
+    return sum(_check_spec(c, depth + 1) for c in children)
+
+
 class ExportedProgram:
     """ExportedProgram(graph_module, graph_signature, state_dict, range_constraints, constants=None)
 
@@ -32,7 +75,7 @@ class ExportedProgram:
         constants=None,
         *,
         input_shapes=None,
-        output_structure="single",
+        output_structure=None,
         example_inputs=None,
         decomposed=False,
     ):
@@ -299,6 +342,5 @@ class _ExportedModule(Module):
             if spec.kind != InputKind.USER_INPUT:
                 lifted.append(_get_by_name(self, spec.target))
         out = self._graph_module(*lifted, *values)
-        if program._output_structure == "list":
-            return list(out)
-        return out
+        leaves, _ = tree_flatten(out)
+        return tree_unflatten(program._output_structure, leaves)
