@@ -15,6 +15,7 @@ Layers, lowest first (a layer may include itself and the layers it lists):
     optim       core, dispatch, schema, autograd, ops, optim
     data        core, dispatch, schema, autograd, ops, data
     serialize   core, dispatch, schema, autograd, ops, serialize
+    export      core, dispatch, schema, autograd, ops, nn, serialize, export  (exported programs)
 
 Kernels (`cpu/`) are private to the backend: ops reach them only through the dispatcher and
 nothing above them includes `cpu/`, so a second backend inherits every rule of `ops/`
@@ -52,6 +53,7 @@ ALLOWED: dict[str, set[str]] = {
     "optim": _FRONTEND_BASE | {"optim"},
     "data": _FRONTEND_BASE | {"data"},
     "serialize": _FRONTEND_BASE | {"serialize"},
+    "export": _FRONTEND_BASE | {"nn", "serialize", "export"},
 }
 
 # Files that may include any layer.

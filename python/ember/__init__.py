@@ -75,6 +75,7 @@ from . import (  # noqa: E402,F401
     datasets,  # noqa: E402,F401
     distributed,
     distributions,
+    export,
     func,
     fx,
     jit,

@@ -140,6 +140,7 @@ void bind_nn_activation(nb::module_& nn);
 void bind_nn_loss(nb::module_& nn);
 void bind_optim(nb::module_& optim);
 void bind_serialize(nb::module_& ser);
+void bind_export(nb::module_& m);
 
 }  // namespace ember::py
 

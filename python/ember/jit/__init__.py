@@ -1,7 +1,18 @@
-"""ember.jit: TorchScript's entry points for programs that decorate or trace their models.
+"""ember.jit: TorchScript's entry points, backed by ember's graph capture.
 
-ember runs eagerly, so scripting and tracing return what they are given (as ember.compile
-does), and the queries report that no scripting or tracing is under way."""
+``trace(module, example_inputs)`` captures the module's forward with ember.export (every
+submodule inlined) and returns a module that runs the captured graph (``.graph``, ``.code``);
+``script(module)`` captures a module's forward symbolically (ember.fx) and raises a clear error
+when that needs a graph break (Python control flow on tensor values); ``save``/``load`` write and
+read the export format (one data-only file; see ember.export). ``ignore``, ``unused`` and
+``export`` are accepted as decorators. ``is_tracing()``/``is_scripting()`` are true while a trace
+or a script capture runs."""
+
+import os
+import sys
+import warnings
+
+from ..export._tracing import active, capturing
 
 __all__ = [
     "script",
@@ -14,44 +25,270 @@ __all__ = [
     "is_tracing",
     "annotate",
     "Final",
+    "save",
+    "load",
+    "ScriptModule",
+    "ScriptFunction",
+    "TracedModule",
+    "freeze",
 ]
 
 
+def _ember():
+    return sys.modules["ember"]
+
+
+def _Module():
+    return _ember().nn.Module
+
+
+class _CapturedModule:
+    """Mixed into the modules trace/script/load return: the graph and its code."""
+
+    @property
+    def graph(self):
+        """graph -> ember.fx.Graph
+
+        The captured graph."""
+        return self._captured_graph()
+
+    @property
+    def code(self):
+        """code -> str
+
+        The captured graph as Python source."""
+        return self._captured_code()
+
+    def save(self, f, **kwargs):
+        """save(f, _extra_files=None) -> None
+
+        Writes the module in the export format (as ember.jit.save)."""
+        save(self, f)
+
+
+def _make_traced(program, original=None):
+    module = program.module()
+    cls = type(
+        "TracedModule" if original is None else type(original).__name__,
+        (type(module), ScriptModule),
+        {
+            "_captured_graph": lambda self: self._program.graph,
+            "_captured_code": lambda self: self._program.graph_module.code,
+            "_export_program": property(lambda self: self._program),
+        },
+    )
+    module.__class__ = cls
+    if original is not None:
+        module.train(original.training)
+    return module
+
+
+def trace(
+    func,
+    example_inputs=None,
+    optimize=None,
+    check_trace=True,
+    check_inputs=None,
+    check_tolerance=1e-5,
+    strict=True,
+    _force_outplace=False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_kwarg_inputs=None,
+    _store_inputs=True,
+):
+    """trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
+        check_tolerance=1e-05, strict=True, example_kwarg_inputs=None) -> Module
+
+    Captures ``func`` (a module or a function) called on ``example_inputs`` into a graph and
+    returns a module running that graph (``.graph``, ``.code``; parameters shared with
+    ``func``). With check_trace the graph's outputs are compared with an eager call."""
+    from .. import export as _export
+
+    ember = _ember()
+    if example_inputs is None and example_kwarg_inputs is None:
+        raise ValueError("trace: expected example_inputs (a tensor or a tuple of them)")
+    args = example_inputs
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    with capturing("trace"):
+        program = _export.export(func, args, example_kwarg_inputs)
+    traced = _make_traced(program, func if isinstance(func, ember.nn.Module) else None)
+    if check_trace:
+        with ember.no_grad():
+            want = func(*args, **(example_kwarg_inputs or {}))
+            got = traced(*args, **(example_kwarg_inputs or {}))
+        _check_same(want, got, check_tolerance)
+    return traced
+
+
+def _check_same(want, got, tol):
+    ember = _ember()
+    want = list(want) if isinstance(want, (tuple, list)) else [want]
+    got = list(got) if isinstance(got, (tuple, list)) else [got]
+    if len(want) != len(got):
+        raise RuntimeError("trace: the traced graph returns a different number of outputs")
+    for k, (w, g) in enumerate(zip(want, got)):
+        if isinstance(w, ember.Tensor) and not ember.allclose(w, g, rtol=tol, atol=tol):
+            warnings.warn(
+                f"trace: output {k} of the traced graph differs from the eager function's "
+                "(does it depend on random numbers or on Python state?)",
+                stacklevel=3,
+            )
+
+
+def trace_module(
+    mod,
+    inputs,
+    optimize=None,
+    check_trace=True,
+    check_inputs=None,
+    check_tolerance=1e-5,
+    strict=True,
+    _force_outplace=False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_inputs_is_kwarg=False,
+    _store_inputs=True,
+):
+    """trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,
+        check_tolerance=1e-05, strict=True) -> Module
+
+    trace for a module given ``{"forward": example_inputs}`` (only forward is traced)."""
+    if set(inputs) != {"forward"}:
+        raise NotImplementedError("trace_module: only the forward method can be traced")
+    return trace(mod, inputs["forward"], check_trace=check_trace, check_tolerance=check_tolerance)
+
+
+class ScriptModule(_CapturedModule):
+    """ScriptModule()
+
+    The type of the modules ember.jit.script returns (a GraphModule of the captured forward)."""
+
+
+class ScriptFunction:
+    """ScriptFunction()
+
+    Functions passed to ember.jit.script are returned as they are (they run eagerly)."""
+
+
+TracedModule = ScriptModule
+
+
+def _record_call(self, *args, **kwargs):
+    # jit.save exports a scripted module with the sizes of its latest call.
+    if not kwargs:
+        object.__setattr__(self, "_last_inputs", args)
+    return _Module().__call__(self, *args, **kwargs)
+
+
+def _script_module(module):
+    from .. import fx
+
+    ember = _ember()
+    try:
+        with capturing("script"):
+            gm = fx.symbolic_trace(module)
+    except Exception as e:
+        if type(e).__name__ == "TraceError":
+            raise RuntimeError(
+                f"ember.jit.script: could not script {type(module).__name__}.forward without a "
+                "graph break: it has Python control flow on tensor values, which ember's capture "
+                f"cannot follow; trace it with ember.jit.trace or keep it eager. ({e})"
+            ) from e
+        raise
+    cls = type(
+        type(module).__name__,
+        (type(gm), ScriptModule),
+        {
+            "_captured_graph": lambda self: fx.GraphModule.graph.fget(self),
+            "_captured_code": lambda self: fx.GraphModule.code.fget(self),
+            "_original_type": type(module),
+            "__call__": _record_call,
+        },
+    )
+    gm.__class__ = cls
+    gm.train(module.training)
+    object.__setattr__(gm, "_script_source", module)
+    del ember
+    return gm
+
+
 def script(obj=None, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None)
+        -> ScriptModule or function
+
+    Captures an nn.Module's forward as a graph (``.graph``, ``.code``), raising RuntimeError when
+    it cannot be captured without a graph break; functions and classes are returned unchanged
+    (they keep running eagerly), so decorated functions stay usable."""
+    ember = _ember()
+    if obj is None:
+        return lambda fn: script(fn)
+    if isinstance(obj, ScriptModule):
+        return obj
+    if isinstance(obj, ember.nn.Module):
+        return _script_module(obj)
     return obj
 
 
-def trace(func, example_inputs=None, *args, **kwargs):
-    return func
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """freeze(mod, preserved_attrs=None, optimize_numerics=True) -> ScriptModule
 
-
-def trace_module(mod, inputs, *args, **kwargs):
-    return mod
+    Returns ``mod`` in eval mode (ember's captured modules have nothing further to fold)."""
+    return mod.eval()
 
 
 def ignore(drop=False, **kwargs):
+    """ignore(drop=False) -> decorator
+
+    Marks a method to be left out of the captured graph; accepted and kept eager."""
     if callable(drop):
+        drop._ember_jit_ignore = True
         return drop
-    return lambda fn: fn
+
+    def decorate(fn):
+        fn._ember_jit_ignore = True
+        return fn
+
+    return decorate
 
 
 def unused(fn):
+    """unused(fn) -> fn
+
+    Marks a method as not used by the scripted program; accepted and kept as is."""
+    fn._ember_jit_unused = True
     return fn
 
 
 def export(fn):
+    """export(fn) -> fn
+
+    Marks a method as an entry point besides forward; accepted and kept as is."""
+    fn._ember_jit_export = True
     return fn
 
 
 def is_scripting():
-    return False
+    """is_scripting() -> bool
+
+    True while ember.jit.script captures a module."""
+    return active("script")
 
 
 def is_tracing():
-    return False
+    """is_tracing() -> bool
+
+    True while ember.jit.trace (or ember.export) captures a program."""
+    return active("trace")
 
 
 def annotate(the_type, the_value):
+    """annotate(the_type, the_value) -> the_value
+
+    A type hint for TorchScript; returns the value."""
     return the_value
 
 
@@ -61,3 +298,52 @@ class _FinalType:
 
 
 Final = _FinalType()
+
+
+def _program_of(m):
+    """The ExportedProgram behind a traced module (or one exported from a scripted module's
+    recorded inputs)."""
+    program = getattr(m, "_export_program", None)
+    if program is not None:
+        return program
+    if isinstance(m, ScriptModule):
+        source = getattr(m, "_script_source", m)
+        inputs = getattr(m, "_last_inputs", None)
+        if inputs is None:
+            raise RuntimeError(
+                "ember.jit.save: a scripted module is saved with the sizes of a call: call it "
+                "once first, or use ember.jit.trace(module, example_inputs)"
+            )
+        from .. import export as _export
+
+        return _export.export(source, inputs)
+    raise TypeError(
+        f"ember.jit.save: expected a module from ember.jit.trace/script/load; got "
+        f"{type(m).__name__}"
+    )
+
+
+def save(m, f, _extra_files=None):
+    """save(m, f, _extra_files=None) -> None
+
+    Writes a traced (or loaded) module to the path ``f`` in the export format: one data-only
+    file, written atomically, that ember.jit.load and the C++ runtime read."""
+    from .. import export as _export
+
+    if _extra_files:
+        raise NotImplementedError("ember.jit.save: _extra_files is not supported")
+    if not isinstance(f, (str, os.PathLike)):
+        raise TypeError("ember.jit.save: expected a path (str or os.PathLike)")
+    _export.save(_program_of(m), f)
+
+
+def load(f, map_location=None, _extra_files=None):
+    """load(f, map_location=None, _extra_files=None) -> Module
+
+    Reads a file written by ember.jit.save (or ember.export.save) and returns a module running
+    its graph; a corrupt, truncated or foreign file raises RuntimeError."""
+    from .. import export as _export
+
+    if not isinstance(f, (str, os.PathLike)):
+        raise TypeError("ember.jit.load: expected a path (str or os.PathLike)")
+    return _make_traced(_export.load(f))

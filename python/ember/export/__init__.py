@@ -1,0 +1,122 @@
+"""ember.export: whole-program capture for deployment (torch.export's API).
+
+``export(model, args)`` traces ``model`` symbolically with every submodule inlined (ember.fx with
+no leaf modules), lifts parameters, buffers and tensor constants to graph inputs, makes in-place
+calls functional and runs the graph once on the example inputs (each node's ``meta["val"]``).
+The result, an ``ExportedProgram``, runs again as ``ep.module()``; ``run_decompositions()`` maps
+its calls onto the runtime op set (``ember.export.ops``, the list ``ember._C._export_runtime_ops()``
+shared with C++); ``save``/``load`` write and read it as one file that C++ programs run with
+``ember::export_::load(path).run(inputs)`` (examples/cpp/export_run.cpp), without Python.
+
+Data-dependent control flow (``if x.sum() > 0:``) cannot be captured and raises an error naming
+the line, as torch.export does. ``dynamic_shapes`` marks dims with ``Dim``: sizes the graph reads
+(``x.size(0)``, ``x.shape``) stay graph values computed at run time, so the program runs at any
+size in the Dim's range; the other dims are checked against the example's.
+
+File format (version 1)
+-----------------------
+A file is an ember checkpoint (docs/FORMAT.md: magic ``EMBERCKP``, a version, a JSON header, then
+64-byte aligned raw tensor bytes; data only, no pickle, nothing executable; written atomically
+through a temporary file, fsync and rename). Its root is a dict:
+
+- ``format``: ``"ember.export"``; ``version``: 1;
+- ``inputs``: one dict per graph input in order, ``{name, kind, target, dtype, shape}``, kind one
+  of parameter, buffer, constant (``target`` names its entry in ``state``) or user_input;
+  ``shape`` holds ints and, for dynamic dims, the Dim's name;
+- ``state``: qualified name -> tensor (parameters, buffers, constants);
+- ``nodes``: ``{name, op, args}`` in execution order, ``op`` a runtime op and ``args`` all of its
+  positional arguments: null, bool, int, float, str, lists, or ``{"ref": name}`` (an input or an
+  earlier node), ``{"slice": [start, stop, step]}``, ``{"ellipsis": null}``, ``{"dtype": name}``;
+- ``outputs``: references to the output tensors; ``output_structure``: how Python nests them
+  (null for one tensor, else ``["tuple" | "list", [child, ...]]``);
+- ``dims``: Dim name -> [min, max] (max -1: unbounded).
+
+Loading validates all of it (in C++, for Python and C++ alike): the container (magic, version,
+header bounds, tensor table), the format tag and version, each input against its state tensor,
+each op name, argument count and literal kind, and that every reference names an earlier value;
+a truncated, corrupt or foreign file raises RuntimeError.
+"""
+
+from ._ops import ops
+from .dynamic_shapes import Dim, dims
+from .exported_program import ExportedProgram
+from .graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+
+__all__ = [
+    "export",
+    "ExportedProgram",
+    "ExportGraphSignature",
+    "InputKind",
+    "InputSpec",
+    "OutputKind",
+    "OutputSpec",
+    "TensorArgument",
+    "ConstantArgument",
+    "Dim",
+    "dims",
+    "save",
+    "load",
+    "ops",
+    "runtime_ops",
+]
+
+
+def export(
+    mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()
+):
+    """export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
+        preserve_module_call_signature=()) -> ExportedProgram
+
+    Captures ``mod`` (an nn.Module, or a function) called on the example ``args``/``kwargs`` as
+    one graph. ``dynamic_shapes`` maps each tensor input (by parameter name, or positionally) to
+    ``{dim: Dim(...)}`` or a per-dim tuple; those dims stay symbolic in the graph."""
+    from ._capture import capture
+
+    parts = capture(mod, args, kwargs, dynamic_shapes)
+    return ExportedProgram(
+        parts["graph_module"],
+        parts["graph_signature"],
+        parts["state_dict"],
+        parts["range_constraints"],
+        parts["constants"],
+        input_shapes=parts["input_shapes"],
+        output_structure=parts["output_structure"],
+        example_inputs=parts["example_inputs"],
+    )
+
+
+def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
+    """save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None) -> None
+
+    Writes the ExportedProgram ``ep`` to the path ``f`` (see the module docstring for the format),
+    atomically; raises RuntimeError naming a node whose op the C++ runtime cannot run."""
+    from ._serialize import save as _save
+
+    return _save(ep, f, extra_files=extra_files)
+
+
+def load(f, *, extra_files=None, expected_opset_version=None):
+    """load(f, *, extra_files=None, expected_opset_version=None) -> ExportedProgram
+
+    Reads a program written by ``save``, validating the whole file first; a truncated, corrupt or
+    foreign file raises RuntimeError."""
+    from ._serialize import load as _load
+
+    return _load(f)
+
+
+def runtime_ops():
+    """runtime_ops() -> list[str]
+
+    The ops the C++ runtime runs: a program is savable when every node calls one of them."""
+    from .. import _C
+
+    return list(_C._export_runtime_ops())

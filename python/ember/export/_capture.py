@@ -1,0 +1,509 @@
+"""Capture for ember.export: symbolic tracing with every module inlined, then lifting of
+parameters, buffers and tensor constants to graph inputs, functionalization of in-place calls,
+folding of rank/dtype queries, and a run on the example inputs that records node.meta["val"]."""
+
+import builtins
+import inspect
+import operator
+import sys
+
+from .. import fx
+from . import _ops
+from ._tracing import capturing
+from .exported_program import tree_flatten, tree_unflatten
+from .graph_signature import (
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+
+__all__ = ["capture", "placeholder_name"]
+
+_FOLDED_ATTRS = {"dtype", "ndim", "device", "is_cuda", "layout"}
+
+
+def _ember():
+    return sys.modules["ember"]
+
+
+def placeholder_name(prefix, qualname):
+    return prefix + qualname.replace(".", "_")
+
+
+_PUBLIC_NAMESPACES = {"ember", "ember.nn.functional", "ember.linalg", "ember.special", "ember.fft"}
+_FOLD_METHODS = {
+    "dim",
+    "ndimension",
+    "is_floating_point",
+    "is_complex",
+    "get_device",
+    "element_size",
+}
+_STATIC_METHODS = {"size", "numel", "nelement"}
+
+
+def _real(a):
+    return fx.node.map_aggregate(
+        a, lambda v: v.node.meta.get("val") if isinstance(v, fx.Proxy) else v
+    )
+
+
+class _ValueProxy(fx.Proxy):
+    """A Proxy that also knows its example value: rank, dtype and device queries (and, for
+    static dims, sizes) answer with Python values, as torch.export's tracing does."""
+
+    def __getattr__(self, k):
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        val = self.node.meta.get("val")
+        if _is_tensor(val):
+            if k in _FOLDED_ATTRS or k in _FOLD_METHODS:
+                return getattr(val, k)
+            if self.tracer._all_static(self.node) and (k in _STATIC_METHODS or k == "shape"):
+                return getattr(val, k)
+        return super().__getattr__(k)
+
+
+class _InlineTracer(fx.Tracer):
+    """A tracer that treats no module as a leaf (every module's forward is traced through, as
+    torch.export inlines modules) and runs each op on the example values as it records it."""
+
+    def __init__(self, examples, dynamic, all_dynamic=False):
+        super().__init__()
+        self._examples = examples
+        self._dynamic = dynamic  # {input name: {dim: Dim}}
+        self._all_dynamic = all_dynamic  # tracing a composite inside a dynamic export
+
+    def is_leaf_module(self, m, module_qualified_name):
+        return False
+
+    def _autowrap_globals(self, globals_):
+        # ember's own Python functions call the ops by module-level names bound to the extension
+        # (`from .._C import bmm`), which the tracing mode does not see: record those calls too.
+        fresh = globals_ is not None and id(globals_) not in self._patched_globals
+        super()._autowrap_globals(globals_)
+        if fresh and not getattr(self, "_library_patched", False):
+            # The layers' helpers (ember.nn.functional's composites) run inlined too.
+            self._library_patched = True
+            for name, mod in list(sys.modules.items()):
+                if name.startswith(("ember.nn.functional", "ember.nn.modules")) and mod:
+                    self._autowrap_globals(vars(mod))
+        module_name = str(globals_.get("__name__", "")) if globals_ is not None else ""
+        if not fresh or not module_name.startswith("ember.") or module_name in _PUBLIC_NAMESPACES:
+            return  # the public namespaces are the tracing mode's (its routing wrappers)
+        ember = _ember()
+        for name, value in list(globals_.items()):
+            if type(value).__name__ == "nb_func" and (
+                getattr(ember, name, None) is value
+                or getattr(ember.nn.functional, name, None) is value
+            ):
+                self._patch(globals_, name)
+
+    def proxy(self, node):
+        return _ValueProxy(node, self)
+
+    def iter(self, obj):
+        # Iterating a traced tuple or list (chunk's pieces, an op's results) of known length.
+        val = obj.node.meta.get("val") if isinstance(obj, fx.Proxy) else None
+        if isinstance(val, (tuple, list)):
+            return iter([obj[k] for k in range(len(val))])
+        return super().iter(obj)
+
+    def trace(self, root, concrete_args=None):
+        # The RNN layers reach their fused kernel through the extension (ember._C._nn), which
+        # the tracing mode does not see: record it as one call while tracing.
+        nn_ext = _ember()._C._nn
+        orig = nn_ext.rnn_layer
+
+        def rnn_layer(*args, **kwargs):
+            if any(isinstance(a, fx.Proxy) for a in list(args) + list(kwargs.values())):
+                return self.create_proxy("call_function", orig, args, kwargs)
+            return orig(*args, **kwargs)
+
+        nn_ext.rnn_layer = rnn_layer
+        self._library_patched = False
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            nn_ext.rnn_layer = orig
+
+    def _all_static(self, node):
+        # Sizes of the inputs without dynamic dims, and of everything when none is dynamic.
+        if self._all_dynamic:
+            return False
+        if not self._dynamic:
+            return True
+        return node.op in ("placeholder", "get_attr") and node.target not in self._dynamic
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):  # fmt: skip
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
+        node = getattr(proxy, "node", None)
+        if node is None:
+            return proxy
+        try:
+            with _ember().no_grad():
+                val = self._value(kind, target, args, kwargs)
+        except Exception:  # the value is only a help for folding; the capture goes on
+            val = None
+        if _is_tensor(val) and kind in ("placeholder", "get_attr"):
+            val = val.detach().clone()  # ops run here must not touch the user's tensors
+        if val is not None:
+            node.meta["val"] = val
+        return proxy
+
+    def _value(self, kind, target, args, kwargs):
+        if kind == "placeholder":
+            return self._examples.get(target, args[0] if args else None)
+        if kind == "get_attr":
+            return _resolve_attr(self.root, target)
+        if kind == "call_function":
+            return target(*_real(args), **_real(kwargs))
+        if kind == "call_method":
+            real = _real(args)
+            return getattr(real[0], target)(*real[1:], **_real(kwargs))
+        return None
+
+
+def _trace_error(err):
+    text = str(err)
+    return RuntimeError(
+        "ember.export: could not capture the program: data-dependent control flow (a Python "
+        "branch or loop on a tensor's value) cannot be exported; rewrite it with tensor ops "
+        f"(ember.where, masking). {text}"
+    )
+
+
+def _is_tensor(v):
+    return isinstance(v, _ember().Tensor)
+
+
+def _bind(model, args, kwargs):
+    """(ordered {name: value} of the forward's arguments, forward's signature)."""
+    fn = model.forward if isinstance(model, _ember().nn.Module) else model
+    sig = inspect.signature(fn)
+    bound = sig.bind(*args, **kwargs)
+    return bound, sig
+
+
+def capture(model, args, kwargs=None, dynamic_shapes=None):
+    """capture(model, args, kwargs=None, dynamic_shapes=None) -> dict
+
+    The parts of an ExportedProgram for ``model`` called on ``args``/``kwargs``."""
+    from . import dynamic_shapes as _dyn
+
+    ember = _ember()
+    kwargs = dict(kwargs or {})
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    is_module = isinstance(model, ember.nn.Module)
+    if not is_module and not callable(model):
+        raise TypeError(f"export: expected an nn.Module or a callable; got {type(model)}")
+    try:
+        bound, sig = _bind(model, args, kwargs)
+    except TypeError as e:
+        raise TypeError(f"export: the example inputs do not fit forward's signature: {e}") from None
+    user_tensors = {}  # placeholder name -> example tensor
+    concrete = {}
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            if p.name in bound.arguments:
+                raise NotImplementedError(
+                    f"export: forward's *{p.name} / **{p.name} parameters are not supported; give"
+                    " it named parameters"
+                )
+            continue
+        if p.name in bound.arguments:
+            v = bound.arguments[p.name]
+            if _is_tensor(v):
+                user_tensors[p.name] = v
+            else:
+                concrete[p.name] = v
+        else:
+            concrete[p.name] = p.default
+    dims = _dyn.resolve(
+        dynamic_shapes,
+        model.forward if is_module else model,
+        list(user_tensors),
+        list(user_tensors.values()),
+    )
+
+    tracer = _InlineTracer(user_tensors, dims)
+    try:
+        with capturing("trace"):
+            graph = tracer.trace(model, concrete_args=concrete or None)
+    except Exception as e:  # fx's TraceError: bool()/iteration on a Proxy
+        if type(e).__name__ == "TraceError":
+            raise _trace_error(e) from e
+        raise
+    root = tracer.root
+    return _lift(
+        model if is_module else root,
+        root,
+        graph,
+        user_tensors,
+        concrete,
+        dims,
+        (tuple(args), kwargs),
+    )
+
+
+def _resolve_attr(root, target):
+    obj = root
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
+    ember = _ember()
+    out = fx.Graph()
+    vals = {}  # new node -> example value
+
+    params = dict(model.named_parameters())
+    buffers = dict(model.named_buffers())
+    non_persistent = set()
+    for mod_name, mod in model.named_modules(remove_duplicate=False):
+        for b in getattr(mod, "_non_persistent_buffers_set", ()):
+            non_persistent.add(f"{mod_name}.{b}" if mod_name else b)
+
+    input_specs = []
+    state = {}
+    constants = {}
+
+    def add_input(name, kind, target, value, persistent=None):
+        node = out.placeholder(name)
+        node.meta["val"] = value
+        vals[node] = value
+        input_specs.append(InputSpec(kind, TensorArgument(node.name), target, persistent))
+        return node
+
+    lifted = {}  # qualified name -> placeholder
+    for qn, p in params.items():
+        lifted[qn] = add_input(placeholder_name("p_", qn), InputKind.PARAMETER, qn, p)
+        state[qn] = p
+    for qn, b in buffers.items():
+        if b is None:
+            continue
+        persistent = qn not in non_persistent
+        lifted[qn] = add_input(placeholder_name("b_", qn), InputKind.BUFFER, qn, b, persistent)
+        (state if persistent else constants)[qn] = b
+    by_identity = {}
+    for qn, t in list(params.items()) + list(buffers.items()):
+        by_identity.setdefault(id(t), qn)
+    for qn, t in list(model.named_parameters(remove_duplicate=False)) + list(
+        model.named_buffers(remove_duplicate=False)
+    ):
+        if qn not in lifted and t is not None and id(t) in by_identity:
+            lifted[qn] = lifted[by_identity[id(t)]]  # a shared (tied) parameter
+
+    # get_attr of other tensors (constants) become inputs too, placed before the user inputs.
+    const_targets = []
+    for node in graph.nodes:
+        if node.op == "get_attr" and node.target not in lifted:
+            value = _resolve_attr(root, node.target)
+            if _is_tensor(value) and id(value) in by_identity:
+                lifted[node.target] = lifted[by_identity[id(value)]]
+            elif _is_tensor(value) and node.target not in const_targets:
+                const_targets.append(node.target)
+    for target in const_targets:
+        value = _resolve_attr(root, target)
+        lifted[target] = add_input(
+            placeholder_name("c_", target), InputKind.CONSTANT_TENSOR, target, value
+        )
+        constants[target] = value
+
+    user_nodes = {}
+    for name, t in user_tensors.items():
+        node = out.placeholder(name)
+        node.meta["val"] = t
+        vals[node] = t
+        user_nodes[name] = node
+        input_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
+
+    def value_of(a):
+        return fx.map_arg(a, lambda n: vals[n])
+
+    Tensor = ember.Tensor
+
+    def process(g, bind_placeholder, env):
+        """Copies the call nodes of ``g`` into ``out``; returns its output argument (mapped)."""
+
+        def new_arg(a):
+            return fx.map_arg(a, lambda n: env[n])
+
+        for node in g.nodes:
+            if node.op == "placeholder":
+                env[node] = bind_placeholder(node)
+            elif node.op == "get_attr":
+                if node.target in lifted:
+                    env[node] = lifted[node.target]
+                else:
+                    env[node] = _resolve_attr(root, node.target)  # a non-tensor attribute
+            elif node.op == "call_module":
+                raise RuntimeError(
+                    f"ember.export: module '{node.target}' was kept as a leaf; export inlines "
+                    "every module (is its forward traceable?)"
+                )
+            elif node.op == "output":
+                return new_arg(node.args[0])
+            else:
+                emit(node, env, new_arg)
+        return None
+
+    def inline(target, args, kwargs):
+        """The result of a composite ember.nn.functional function traced into ``out``, or
+        _NOT_INLINED when it cannot be."""
+        try:
+            bound = inspect.signature(target).bind(*args, **kwargs)
+        except (TypeError, ValueError):
+            return _NOT_INLINED
+        bound.apply_defaults()
+        examples, concrete, nodes = {}, {}, {}
+        for name, v in bound.arguments.items():
+            if isinstance(v, fx.Node):
+                examples[name], nodes[name] = vals[v], v
+            elif fx.node.map_aggregate(v, lambda e: isinstance(e, fx.Node)) not in (False, None):
+                found = []
+                fx.map_arg(v, found.append)
+                if found:
+                    return _NOT_INLINED
+                concrete[name] = v
+            else:
+                concrete[name] = v
+        tracer = _InlineTracer(examples, dims, all_dynamic=bool(dims))
+        try:
+            with capturing("trace"):
+                sub = tracer.trace(target, concrete_args=concrete)
+        except Exception:
+            return _NOT_INLINED
+
+        def bind(node):
+            name = node.target.lstrip("*")
+            return nodes[name] if name in nodes else concrete.get(name)
+
+        return process(sub, bind, {})
+
+    def emit(node, env, new_arg):
+        args, kwargs = tuple(new_arg(node.args)), dict(new_arg(dict(node.kwargs)))
+        target = node.target
+        mutated = None
+        if node.op == "call_method":
+            name = target
+            if name in _ops.INPLACE_METHODS:
+                mutated = node.args[0]
+                name = _ops.INPLACE_METHODS[name]
+            if name in _ops.FOLDED:
+                env[node] = getattr(vals_or_const(args[0], vals), name)(
+                    *value_of(args[1:]), **value_of(kwargs)
+                )
+                return
+            target = getattr(Tensor, name, None)
+            if target is None:
+                raise RuntimeError(f"ember.export: Tensor has no method '{node.target}'")
+        elif target is builtins.getattr and len(args) >= 2 and args[1] in _FOLDED_ATTRS:
+            env[node] = getattr(vals_or_const(args[0], vals), args[1])
+            return
+        elif (
+            target is operator.getitem
+            and isinstance(args[0], (tuple, list))
+            and isinstance(args[1], (int, slice))
+        ):
+            env[node] = args[0][args[1]]  # indexing a Python tuple of graph values
+            return
+        elif kwargs.get("inplace") is True:
+            mutated = node.args[0]
+            kwargs["inplace"] = False
+        if mutated is not None and isinstance(mutated, fx.Node):
+            base = env[mutated]
+            if isinstance(base, fx.Node) and base.op == "placeholder":
+                raise RuntimeError(
+                    f"ember.export: '{_ops.target_name(node.target)}' updates the input "
+                    f"'{base.name}' in place; exported programs are functional (clone it first)"
+                )
+        _check_training_batch_norm(target, args, kwargs, value_of)
+        if _composite(target, args, kwargs):
+            result = inline(target, args, kwargs)
+            if result is not _NOT_INLINED:
+                env[node] = result
+                return
+        new = out.call_function(target, tuple(args), kwargs)
+        with ember.no_grad():
+            new.meta["val"] = target(*value_of(args), **value_of(kwargs))
+        new.meta["source_target"] = _ops.target_name(node.target)
+        if "stack_trace" in node.meta:
+            new.meta["stack_trace"] = node.meta["stack_trace"]
+        vals[new] = new.meta["val"]
+        env[node] = new
+        if mutated is not None and isinstance(mutated, fx.Node):
+            env[mutated] = new  # later uses of the updated value read the functional result
+
+    def bind_root(node):
+        name = node.target.lstrip("*")
+        return user_nodes[name] if name in user_nodes else concrete.get(name)
+
+    result = process(graph, bind_root, {})
+    items, output_structure = tree_flatten(result)
+    output_specs = []
+    for item in items:
+        if not isinstance(item, fx.Node):
+            raise RuntimeError(
+                "ember.export: outputs must be tensors computed by the program; got "
+                f"{type(item).__name__} (constant outputs are not supported)"
+            )
+        output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None))
+    out.output(tree_unflatten(output_structure, items))
+    out.eliminate_dead_code()
+    out.lint()
+    gm = fx.GraphModule(ember.nn.Module(), out)
+    range_constraints = {}
+    input_shapes = {}
+    for name, t in user_tensors.items():
+        spec = dims.get(name, {})
+        input_shapes[name] = [spec[d].__name__ if d in spec else t.size(d) for d in range(t.dim())]
+        for dim in spec.values():
+            range_constraints[dim.__name__] = (dim.min, dim.max)
+    return dict(
+        graph_module=gm,
+        graph_signature=ExportGraphSignature(input_specs, output_specs),
+        state_dict=state,
+        constants=constants,
+        range_constraints=range_constraints,
+        input_shapes=input_shapes,
+        output_structure=output_structure,
+        example_inputs=example_inputs,
+    )
+
+
+_NOT_INLINED = object()
+
+
+def _composite(target, args, kwargs):
+    """Whether ``target`` is a Python-level ember.nn.functional function without a runtime op
+    (multi_head_attention_forward ...): export traces through it instead of keeping the call."""
+    if not inspect.isfunction(target):
+        return False
+    if not (getattr(target, "__module__", "") or "").startswith("ember.nn.functional"):
+        return False
+    try:
+        return _ops.normalize(target, args, kwargs) is None
+    except _ops.Unsupported:
+        return True
+
+
+def vals_or_const(a, vals):
+    return vals[a] if isinstance(a, fx.Node) else a
+
+
+def _check_training_batch_norm(target, args, kwargs, value_of):
+    F = _ember().nn.functional
+    if target is F.batch_norm:
+        training = kwargs.get("training", args[5] if len(args) > 5 else False)
+        if training:
+            raise RuntimeError(
+                "ember.export: batch_norm in training mode updates its running statistics; call "
+                "model.eval() before exporting"
+            )

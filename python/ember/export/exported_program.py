@@ -1,0 +1,346 @@
+"""ExportedProgram: a captured graph with lifted parameters and buffers (torch.export's class),
+the module that runs it, and run_decompositions() to the op set of the C++ runtime."""
+
+import sys
+
+from .. import fx
+from ..nn import Module, Parameter
+from . import _ops
+from .graph_signature import InputKind
+
+__all__ = ["ExportedProgram"]
+
+
+def _ember():
+    return sys.modules["ember"]
+
+
+def tree_flatten(value):
+    """tree_flatten(value) -> (list, spec)
+
+    The leaves of nested tuples and lists, and the structure (None for a leaf, else
+    ("tuple" | "list", [child specs])) that tree_unflatten rebuilds it from."""
+    if isinstance(value, (tuple, list)):
+        leaves, children = [], []
+        for item in value:
+            sub, spec = tree_flatten(item)
+            leaves += sub
+            children.append(spec)
+        return leaves, ("tuple" if isinstance(value, tuple) else "list", children)
+    return [value], None
+
+
+def tree_unflatten(spec, leaves):
+    """tree_unflatten(spec, leaves) -> value
+
+    The nested value tree_flatten described by ``spec``, with ``leaves`` in order."""
+    it = iter(leaves)
+
+    def build(s):
+        if s is None:
+            return next(it)
+        kind, children = s
+        items = [build(c) for c in children]
+        return tuple(items) if kind == "tuple" else items
+
+    return build(spec)
+
+
+def _check_spec(spec, depth=0):
+    """Whether a loaded output structure is well formed (None or (kind, [specs]))."""
+    if spec is None:
+        return 1
+    if depth > 64 or not isinstance(spec, (tuple, list)) or len(spec) != 2:
+        raise RuntimeError("ember.export.load: invalid output_structure")
+    kind, children = spec
+    if kind not in ("tuple", "list") or not isinstance(children, (tuple, list)):
+        raise RuntimeError("ember.export.load: invalid output_structure")
+    return sum(_check_spec(c, depth + 1) for c in children)
+
+
+class ExportedProgram:
+    """ExportedProgram(graph_module, graph_signature, state_dict, range_constraints, constants=None)
+
+    A program captured by ember.export.export: ``graph_module`` takes the lifted parameters,
+    buffers and constants first and then the user inputs (``graph_signature`` says which is
+    which); ``module()`` gives back a callable module; ``ember.export.save`` writes it to a file
+    the C++ runtime (``ember::export_::load``) runs."""
+
+    def __init__(
+        self,
+        graph_module,
+        graph_signature,
+        state_dict,
+        range_constraints,
+        constants=None,
+        *,
+        input_shapes=None,
+        output_structure=None,
+        example_inputs=None,
+        decomposed=False,
+    ):
+        self._graph_module = graph_module
+        self._graph_signature = graph_signature
+        self._state_dict = dict(state_dict)
+        self._constants = dict(constants or {})
+        self._range_constraints = dict(range_constraints)
+        self._input_shapes = dict(input_shapes or {})
+        self._output_structure = output_structure
+        self._example_inputs = example_inputs
+        self._decomposed = decomposed
+
+    @property
+    def graph_module(self):
+        """graph_module -> ember.fx.GraphModule
+
+        The graph as a module whose inputs are the lifted state, then the user inputs."""
+        return self._graph_module
+
+    @property
+    def graph(self):
+        """graph -> ember.fx.Graph
+
+        The captured graph."""
+        return self._graph_module.graph
+
+    @property
+    def graph_signature(self):
+        """graph_signature -> ExportGraphSignature
+
+        Which graph inputs are parameters, buffers, constants and user inputs."""
+        return self._graph_signature
+
+    @property
+    def state_dict(self):
+        """state_dict -> dict[str, Tensor]
+
+        The parameters and persistent buffers by qualified name."""
+        return self._state_dict
+
+    @property
+    def constants(self):
+        """constants -> dict[str, Tensor]
+
+        Lifted tensor constants and non-persistent buffers."""
+        return self._constants
+
+    @property
+    def range_constraints(self):
+        """range_constraints -> dict[str, tuple[int, int]]
+
+        The range of each dynamic dim, by its name."""
+        return self._range_constraints
+
+    @property
+    def example_inputs(self):
+        """example_inputs -> tuple[tuple, dict]
+
+        The (args, kwargs) the program was exported with (None after loading)."""
+        return self._example_inputs
+
+    @property
+    def input_shapes(self):
+        """input_shapes -> dict[str, list]
+
+        Each user input's sizes, with the Dim's name where a dim is dynamic."""
+        return self._input_shapes
+
+    def _lifted_values(self):
+        values = []
+        for spec in self._graph_signature.input_specs:
+            if spec.kind == InputKind.USER_INPUT:
+                continue
+            if spec.target in self._state_dict:
+                values.append(self._state_dict[spec.target])
+            else:
+                values.append(self._constants[spec.target])
+        return values
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Unable to call ExportedProgram directly. You should use `exported_program.module()` "
+            "instead."
+        )
+
+    def module(self):
+        """module() -> ember.nn.Module
+
+        A module with the program's parameters and buffers (by their qualified names) whose
+        forward runs the graph on the user inputs, checking their dtypes and static sizes."""
+        return _ExportedModule(self)
+
+    def run_decompositions(self, decomp_table=None):
+        """run_decompositions(decomp_table=None) -> ExportedProgram
+
+        The same program with each call mapped onto the runtime op set (``ember.export.ops``),
+        every argument positional and every default filled in: what ember.export.save writes
+        and the C++ runtime runs. Calls without a runtime op stay as they are (save refuses
+        them, naming the op)."""
+        if self._decomposed:
+            return self
+        old = self.graph
+        new = fx.Graph()
+        env = {}
+        for node in old.nodes:
+            if node.op == "placeholder":
+                n = new.placeholder(node.name)
+                n.meta.update(node.meta)
+                env[node] = n
+                continue
+            if node.op == "output":
+                new.output(fx.map_arg(node.args[0], lambda n: env[n]))
+                continue
+            mapped, reason = None, None
+            callable_node = node.op in ("call_function", "call_method")
+            if callable_node and not getattr(node.target, "_export_op", None):
+                try:
+                    mapped = _ops.normalize(node.target, node.args, dict(node.kwargs))
+                except _ops.Unsupported as e:
+                    reason = str(e)
+            if mapped is not None:
+                op, args = mapped
+                n = new.call_function(
+                    getattr(_ops.ops, op), tuple(fx.map_arg(list(args), lambda m: env[m]))
+                )
+            else:
+                n = new.node_copy(node, lambda m: env[m])
+            n.meta.update(node.meta)
+            if reason is not None:
+                n.meta["export_unsupported"] = reason
+            env[node] = n
+        new.lint()
+        gm = fx.GraphModule(Module(), new)
+        return ExportedProgram(
+            gm,
+            self._graph_signature,
+            self._state_dict,
+            self._range_constraints,
+            self._constants,
+            input_shapes=self._input_shapes,
+            output_structure=self._output_structure,
+            example_inputs=self._example_inputs,
+            decomposed=True,
+        )
+
+    def _readable(self):
+        gm = self._graph_module
+        try:
+            return gm.print_readable(print_output=False)
+        except Exception:  # a graph whose nodes carry no example values
+            return str(gm.graph)
+
+    def __str__(self):
+        body = "\n".join("    " + line for line in self._readable().rstrip().splitlines())
+        sig = "\n".join("    " + line for line in str(self._graph_signature).splitlines())
+        ranges = ", ".join(
+            f"{k}: VR[{lo}, {hi}]" for k, (lo, hi) in self._range_constraints.items()
+        )
+        return (
+            f"ExportedProgram:\n{body}\n\nGraph signature: \n{sig}\n"
+            f"Range constraints: {{{ranges}}}\n"
+        )
+
+    __repr__ = __str__
+
+
+def _set_by_name(module, qualname, value, kind, persistent=True):
+    *path, leaf = qualname.split(".")
+    mod = module
+    for part in path:
+        child = getattr(mod, part, None) if part in mod._modules else None
+        if child is None:
+            child = Module()
+            mod.add_module(part, child)
+        mod = child
+    if kind == "parameter":
+        if not isinstance(value, Parameter):
+            value = Parameter(value, requires_grad=value.requires_grad)
+        mod.register_parameter(leaf, value)
+    elif kind == "buffer":
+        mod.register_buffer(leaf, value, persistent=persistent)
+    else:
+        setattr(mod, leaf, value)
+
+
+def _get_by_name(module, qualname):
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _ExportedModule(Module):
+    """The module ExportedProgram.module() returns: the program's state as attributes and a
+    forward that runs its graph."""
+
+    def __init__(self, program):
+        super().__init__()
+        object.__setattr__(self, "_program", program)
+        for spec in program.graph_signature.input_specs:
+            if spec.kind == InputKind.PARAMETER:
+                _set_by_name(self, spec.target, program.state_dict[spec.target], "parameter")
+            elif spec.kind == InputKind.BUFFER:
+                value = program.state_dict.get(spec.target, program.constants.get(spec.target))
+                _set_by_name(self, spec.target, value, "buffer", spec.persistent is not False)
+            elif spec.kind == InputKind.CONSTANT_TENSOR:
+                _set_by_name(self, spec.target, program.constants[spec.target], "constant")
+        self.add_module("_graph_module", program.graph_module)
+
+    @property
+    def graph(self):
+        """graph -> ember.fx.Graph
+
+        The graph forward runs."""
+        return self._program.graph
+
+    @property
+    def code(self):
+        """code -> str
+
+        The graph's generated Python source."""
+        return self._program.graph_module.code
+
+    def _check(self, name, value, shape):
+        ember = _ember()
+        if not isinstance(value, ember.Tensor):
+            raise TypeError(f"{name}: expected a Tensor; got {type(value).__name__}")
+        if value.dim() != len(shape):
+            raise RuntimeError(
+                f"Expected input {name}.shape to have {len(shape)} dims, but got {value.dim()}"
+            )
+        for d, size in enumerate(shape):
+            if isinstance(size, int) and value.size(d) != size:
+                raise RuntimeError(
+                    f"Expected input at {name}.shape[{d}] to be equal to {size}, but got "
+                    f"{value.size(d)}"
+                )
+            if isinstance(size, str):
+                lo, hi = self._program.range_constraints.get(size, (0, None))
+                if value.size(d) < lo or (hi is not None and value.size(d) > hi):
+                    raise RuntimeError(
+                        f"Expected input at {name}.shape[{d}] to be in [{lo}, {hi}] (Dim "
+                        f"'{size}'), but got {value.size(d)}"
+                    )
+
+    def forward(self, *args, **kwargs):
+        program = self._program
+        names = list(program.graph_signature.user_inputs)
+        values = list(args)
+        if len(values) > len(names):
+            raise TypeError(f"forward() takes {len(names)} inputs but {len(values)} were given")
+        for name in names[len(values) :]:
+            if name not in kwargs:
+                raise TypeError(f"forward() missing the input '{name}'")
+            values.append(kwargs.pop(name))
+        if kwargs:
+            raise TypeError(f"forward() got unexpected inputs {sorted(kwargs)}")
+        for name, v in zip(names, values):
+            if name in program.input_shapes:
+                self._check(name, v, program.input_shapes[name])
+        lifted = []
+        for spec in program.graph_signature.input_specs:
+            if spec.kind != InputKind.USER_INPUT:
+                lifted.append(_get_by_name(self, spec.target))
+        out = self._graph_module(*lifted, *values)
+        leaves, _ = tree_flatten(out)
+        return tree_unflatten(program._output_structure, leaves)
