@@ -22,6 +22,8 @@ FUNCTIONS_AND_CLASSES = [
     "ember.nn.utils",
     "ember.fx",
     "ember.onnx",
+    "ember.export",
+    "ember.jit",
     "ember.overrides",
 ]
 CLASSES_ONLY = ["ember.nn", "ember.optim", "ember.optim.lr_scheduler", "ember.utils.data"]

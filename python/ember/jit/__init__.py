@@ -12,7 +12,8 @@ import os
 import sys
 import warnings
 
-from ..export._tracing import active, capturing
+from ..export._tracing import active as _active
+from ..export._tracing import capturing as _capturing
 
 __all__ = [
     "script",
@@ -113,7 +114,7 @@ def trace(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with capturing("trace"):
+    with _capturing("trace"):
         program = _export.export(func, args, example_kwarg_inputs)
     traced = _make_traced(program, func if isinstance(func, ember.nn.Module) else None)
     if check_trace:
@@ -189,7 +190,7 @@ def _script_module(module):
 
     ember = _ember()
     try:
-        with capturing("script"):
+        with _capturing("script"):
             gm = fx.symbolic_trace(module)
     except Exception as e:
         if type(e).__name__ == "TraceError":
@@ -275,14 +276,14 @@ def is_scripting():
     """is_scripting() -> bool
 
     True while ember.jit.script captures a module."""
-    return active("script")
+    return _active("script")
 
 
 def is_tracing():
     """is_tracing() -> bool
 
     True while ember.jit.trace (or ember.export) captures a program."""
-    return active("trace")
+    return _active("trace")
 
 
 def annotate(the_type, the_value):
