@@ -132,8 +132,14 @@ _STDLIB = os.path.dirname(os.__file__)
 
 
 def user_stack():
-    """The user's frames of the current stack, innermost last (for break reasons)."""
-    return [f for f in traceback.extract_stack()[:-2] if is_user_code(f.filename)][-4:]
+    """The user's frames of the current stack, innermost last (for break reasons), and the
+    innermost ember frame below them where the break happened inside a library module."""
+    stack = [f for f in traceback.extract_stack()[:-2] if not f.filename.endswith("capture.py")]
+    stack = [f for f in stack if "/overrides.py" not in f.filename]
+    user = [f for f in stack if is_user_code(f.filename)][-4:]
+    if stack and not is_user_code(stack[-1].filename):
+        user.append(stack[-1])
+    return user
 
 
 # ---- symbolic sizes -------------------------------------------------------------------------------
@@ -143,19 +149,22 @@ class SymInt:
     """A size read under dynamic capture: it carries its value and the graph node computing it.
     Arithmetic stays symbolic; anything that needs the concrete number specializes the capture."""
 
-    __slots__ = ("value", "node", "cap")
+    __slots__ = ("value", "node", "cap", "sources")
 
-    def __init__(self, value, node, cap):
-        self.value, self.node, self.cap = value, node, cap
+    def __init__(self, value, node, cap, sources):
+        # sources: the (input index, dim) sizes the value derives from; None: unknown
+        self.value, self.node, self.cap, self.sources = value, node, cap, sources
 
     def _concrete(self):
         if not self.cap.in_call:
-            self.cap.specialized = True
+            self.cap.specialize(self.sources)
         return self.value
 
     def _arith(self, other, fn, reflected=False):
+        sources = self.sources
         if isinstance(other, SymInt):
             ov, on = other.value, other.node
+            sources = None if sources is None or other.sources is None else sources | other.sources
         elif type(other) is int:
             ov, on = other, other
         else:
@@ -167,7 +176,7 @@ class SymInt:
         node = self.cap.graph.call_function(fn, args)
         node.meta["val"] = value
         self.cap.sym_nodes.add(node)
-        return SymInt(value, node, self.cap)
+        return SymInt(value, node, self.cap, sources)
 
     def __add__(self, o):
         return self._arith(o, operator.add)
@@ -315,7 +324,9 @@ class Capture(TorchFunctionMode):
         self.breaks = []  # (reason, user stack)
         self.stopped = False
         self.in_call = False
-        self.specialized = False
+        self.specialized = False  # a size of unknown origin was used concretely
+        self.static_dims = set()  # (input index, dim) used concretely
+        self.input_index = {}  # id(placeholder tensor) -> its index
         self.sym_nodes = set()
         self.size_nodes = {}
         self.placeholders = []
@@ -337,6 +348,7 @@ class Capture(TorchFunctionMode):
         node = self.graph.placeholder(name)
         node.meta["val"] = tensor.detach()
         node.meta["dynamic_dims"] = tuple(dynamic_dims)
+        self.input_index.setdefault(id(tensor), len(self.placeholders))
         self.placeholders.append(node)
         if id(tensor) not in self.nodes:
             self._bind(tensor, node)
@@ -413,7 +425,15 @@ class Capture(TorchFunctionMode):
         node = self.graph.call_function(operator.getitem, (self._size_node(t), dim % t.dim()))
         node.meta["val"] = value
         self.sym_nodes.add(node)
-        return SymInt(value, node, self)
+        i = self.input_index.get(id(t))
+        sources = frozenset({(i, dim % t.dim())}) if i is not None else None
+        return SymInt(value, node, self, sources)
+
+    def specialize(self, sources):
+        if sources is None:
+            self.specialized = True
+        else:
+            self.static_dims |= sources
 
     def sym_shape(self, t):
         from .._size import Size
@@ -495,8 +515,11 @@ class Capture(TorchFunctionMode):
     def _record(self, op, target, args, kwargs, func, name, call_args=None):
         if name in _DATA_DEPENDENT:
             raise GraphBreak(f"data-dependent Python value: Tensor.{name.strip('_')}() / {name}")
-        gargs = self.to_arg(tuple(args))
-        gkwargs = self.to_arg(kwargs)
+        try:
+            gargs = self.to_arg(tuple(args))
+            gkwargs = self.to_arg(kwargs)
+        except GraphBreak as e:
+            raise GraphBreak(f"{e} ({name})") from None
         real_args = _real(tuple(call_args if call_args is not None else args))
         self.in_call = True
         try:

@@ -205,7 +205,7 @@ class _Cache:
         dyn_dims = None
         if dynamic and not cap.specialized and not breaks:
             dyn_dims = {
-                i: tuple(d for d, s in enumerate(m[2]) if s >= 2)
+                i: tuple(d for d, s in enumerate(m[2]) if s >= 2 and (i, d) not in cap.static_dims)
                 for i, m in enumerate(spec.tensor_meta)
             }
         guards.inputs(spec, dyn_dims)
@@ -247,18 +247,25 @@ class _Cache:
 
 
 def _arg_names(pyfn, spec):
-    names = []
+    """Placeholder names: the parameter's name, then the index path inside containers."""
+    import re
+
     params = list(pyfn.__code__.co_varnames[: pyfn.__code__.co_argcount]) if pyfn else []
     if params and params[0] == "self":
         params = params[1:]
+    names, used = [], set()
     for expr, _ in spec.tensors:
-        base = expr.split("]")[0]
-        if base.startswith("args["):
-            i = int(base[5:])
-            name = params[i] if i < len(params) else f"arg{i}"
-        else:
-            name = base[8:-1]
-        names.append(f"l_{name}_")
+        parts = re.findall(r"\[([^\]]*)\]", expr)
+        head = parts[0].strip("'\"")
+        if expr.startswith("args["):
+            i = int(head)
+            head = params[i] if i < len(params) else f"args_{i}"
+        name = "_".join([head] + [re.sub(r"\W", "_", p.strip("'\"")) for p in parts[1:]])
+        name = f"l_{name}_"
+        while name in used:
+            name += "_"
+        used.add(name)
+        names.append(name)
     return names
 
 
