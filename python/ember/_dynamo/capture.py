@@ -30,7 +30,7 @@ from .exc import Unsupported
 _Tensor = _C.Tensor
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# ---- how a call becomes a node ------------------------------------------------------------------
+# ---- how a call becomes a node --------------------------------------------------------------
 
 _BINARY = {
     "__add__": operator.add,
@@ -125,7 +125,9 @@ _METHODS, _PROPERTIES = _tables()
 
 def is_user_code(filename):
     """True for frames of the user's program (not ember's package, not Python's library)."""
-    return not (filename.startswith(_EMBER_DIR) or filename.startswith(_STDLIB) or "<frozen" in filename)
+    return not (
+        filename.startswith(_EMBER_DIR) or filename.startswith(_STDLIB) or "<frozen" in filename
+    )
 
 
 _STDLIB = os.path.dirname(os.__file__)
@@ -142,7 +144,7 @@ def user_stack():
     return user
 
 
-# ---- symbolic sizes -------------------------------------------------------------------------------
+# ---- symbolic sizes ------------------------------------------------------------------------
 
 
 class SymInt:
@@ -332,7 +334,7 @@ class Capture(TorchFunctionMode):
         self.placeholders = []
         self.grad_enabled = _C.is_grad_enabled()
 
-    # ---- breaks ---------------------------------------------------------------------------
+    # ---- breaks -----------------------------------------------------------------------------
 
     def graph_break(self, reason):
         if self.stopped:
@@ -342,7 +344,7 @@ class Capture(TorchFunctionMode):
         if self.fullgraph:
             raise Unsupported(reason)
 
-    # ---- inputs and known tensors --------------------------------------------------------
+    # ---- inputs and known tensors -----------------------------------------------------------
 
     def add_input(self, name, tensor, dynamic_dims=()):
         node = self.graph.placeholder(name)
@@ -472,7 +474,9 @@ class Capture(TorchFunctionMode):
                 return self._property(func, prop, args[0])
             if name is not None:
                 return self._method(func, name, args, kwargs)
-            return self._record("call_function", func, args, kwargs, func, getattr(func, "__name__", ""))
+            return self._record(
+                "call_function", func, args, kwargs, func, getattr(func, "__name__", "")
+            )
         except GraphBreak as e:
             self.graph_break(str(e))
             if e.value is not _NO_VALUE:
@@ -496,7 +500,9 @@ class Capture(TorchFunctionMode):
             return self._record("call_function", _BINARY[name], args, kwargs, func, name)
         if name in _REFLECTED:
             swapped = (args[1], args[0], *args[2:])
-            return self._record("call_function", _REFLECTED[name], swapped, kwargs, func, name, args)
+            return self._record(
+                "call_function", _REFLECTED[name], swapped, kwargs, func, name, args
+            )
         if name in _INPLACE:
             return self._record("call_method", _INPLACE[name], args, kwargs, func, name)
         if name in _UNARY:

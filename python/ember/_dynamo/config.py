@@ -86,4 +86,6 @@ class _ConfigModule(types.ModuleType):
         self.recompile_limit = value
 
 
-sys.modules[__name__].__class__ = _ConfigModule
+# This module's own class (not another module's): the alias needs a property.
+_this_module = sys.modules[__name__]
+_this_module.__class__ = _ConfigModule

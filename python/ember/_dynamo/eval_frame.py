@@ -79,7 +79,9 @@ def _flatten_output(value, cap, nodes):
         return ("t", len(nodes) - 1)
     if isinstance(value, SymInt):
         return ("c", int(value))
-    if isinstance(value, (tuple, list)) and (type(value) in (tuple, list) or hasattr(value, "_fields")):
+    if isinstance(value, (tuple, list)) and (
+        type(value) in (tuple, list) or hasattr(value, "_fields")
+    ):
         return ("seq", type(value), [_flatten_output(v, cap, nodes) for v in value])
     if type(value) is dict:
         return ("dict", tuple(value), [_flatten_output(v, cap, nodes) for v in value.values()])
@@ -123,7 +125,7 @@ class _Cache:
             return self.fn(*args, **kwargs)
         return self.capture(args, kwargs)
 
-    # ---- capture --------------------------------------------------------------------------------
+    # ---- capture ----------------------------------------------------------------------------
 
     def _want_dynamic(self, spec):
         if self.dynamic is not None:
@@ -144,7 +146,9 @@ class _Cache:
     def capture(self, args, kwargs):
         spec = InputSpec(args, kwargs)
         dynamic = self._want_dynamic(spec)
-        self.seen.append(([(m[0], len(m[2])) for m in spec.tensor_meta], [m[2] for m in spec.tensor_meta]))
+        self.seen.append(
+            ([(m[0], len(m[2])) for m in spec.tensor_meta], [m[2] for m in spec.tensor_meta])
+        )
         pyfn = self._function_code()
         modules = {}
         if self.root is not None:
@@ -333,7 +337,7 @@ class _Finder:
         return self.named.get(id(t))
 
 
-# ---- public wrappers ------------------------------------------------------------------------------
+# ---- public wrappers -----------------------------------------------------------------------
 
 
 class OptimizedModule(Module):
@@ -376,7 +380,13 @@ def _check_mode(mode, options):
 
 
 def optimize(
-    model=None, *, backend="inductor", fullgraph=False, dynamic=None, mode=None, options=None,
+    model=None,
+    *,
+    backend="inductor",
+    fullgraph=False,
+    dynamic=None,
+    mode=None,
+    options=None,
     disable=False,
 ):
     """optimize(model=None, *, backend='inductor', fullgraph=False, dynamic=None, mode=None,
@@ -396,7 +406,9 @@ def optimize(
     if not callable(model):
         raise RuntimeError(f"ember.compile: expected a callable or an nn.Module; got {type(model)}")
     root = getattr(model, "__self__", None)
-    cache = _Cache(model, root if isinstance(root, Module) else None, backend_fn, fullgraph, dynamic)
+    cache = _Cache(
+        model, root if isinstance(root, Module) else None, backend_fn, fullgraph, dynamic
+    )
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):

@@ -34,6 +34,5 @@ class BackendCompilerFailed(TorchDynamoException):
         self.backend_name = backend_name
         self.inner_exception = inner_exception
         super().__init__(
-            f"backend={backend_name!r} raised:\n{type(inner_exception).__name__}: "
-            f"{inner_exception}"
+            f"backend={backend_name!r} raised:\n{type(inner_exception).__name__}: {inner_exception}"
         )

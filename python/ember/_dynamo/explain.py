@@ -69,8 +69,9 @@ def explain(f, *extra_args, **extra_kwargs):
 
         root = f if isinstance(f, Module) else getattr(f, "__self__", None)
         fn = f.__call__ if isinstance(f, Module) else f
-        cache = _Cache(fn, root if isinstance(root, Module) else None, lookup_backend("eager"),
-                       False, None)
+        cache = _Cache(
+            fn, root if isinstance(root, Module) else None, lookup_backend("eager"), False, None
+        )
         with config.patch(recompile_limit=max(config.recompile_limit, 1)):
             cache(*args, **kwargs)
         graphs, reasons, ops, guards = [], [], [], []
@@ -81,7 +82,11 @@ def explain(f, *extra_args, **extra_kwargs):
                 gm = entry.graph_module
                 graphs.append(gm)
                 ops.append(
-                    [_op_name(n) for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+                    [
+                        _op_name(n)
+                        for n in gm.graph.nodes
+                        if n.op in ("call_function", "call_method")
+                    ]
                 )
         return ExplainOutput(graphs, reasons, ops, guards)
 

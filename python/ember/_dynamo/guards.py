@@ -91,7 +91,7 @@ class Guards:
         self.lines.append(f"    if {cond}: return False")
         self.described.append(what)
 
-    # ---- arguments ------------------------------------------------------------------------------
+    # ---- arguments --------------------------------------------------------------------------
 
     def inputs(self, spec, dynamic_dims=None):
         """Guards on the call's arguments; ``dynamic_dims[i]``: the symbolic dims of tensor i."""
@@ -160,7 +160,7 @@ class Guards:
         else:
             self._fail_if(f"{expr} is not {self._const(v)}", f"{expr} is <{type(v).__name__}>")
 
-    # ---- global state ---------------------------------------------------------------------------
+    # ---- global state -----------------------------------------------------------------------
 
     def grad_mode(self):
         g = _C.is_grad_enabled()
