@@ -234,3 +234,15 @@ def test_unseen_internal_call_is_a_break_not_a_constant():
         x = ember.randn(3)
         close(cf(x), x.exp() + 1)
     assert graphs == []
+
+
+def test_reseeding_inside_is_not_dropped():
+    def f(x):
+        ember.manual_seed(7)
+        return x + ember.rand(3)
+
+    cf = ember.compile(f, backend="eager")
+    x = ember.zeros(3)
+    first = cf(x)
+    ember.manual_seed(1)
+    close(cf(x), first)

@@ -352,3 +352,86 @@ def test_nested_compiled_module_inside_compiled_function():
     close(outer(x), model(x).sum(dim=-1))
     assert len(rec.graphs) == 1
     assert any(n.op == "get_attr" for n in rec.graphs[0].graph.nodes)
+
+
+GLOBAL_MODEL = nn.Linear(3, 2)
+
+
+def _uses_global_model(x):
+    return GLOBAL_MODEL(x).relu()
+
+
+def test_module_read_from_a_global_and_a_closure():
+    rec = Recorder()
+    cf = ember.compile(_uses_global_model, backend=rec)
+    x = ember.randn(4, 3)
+    cf(x)
+    close(cf(x), GLOBAL_MODEL(x).relu())
+    targets = {n.target for n in rec.graphs[0].graph.nodes if n.op == "get_attr"}
+    assert targets == {"G_GLOBAL_MODEL.weight", "G_GLOBAL_MODEL.bias"}
+    old = GLOBAL_MODEL.weight
+    GLOBAL_MODEL.weight = nn.Parameter(ember.randn(2, 3))
+    try:
+        close(cf(x), GLOBAL_MODEL(x).relu())
+    finally:
+        GLOBAL_MODEL.weight = old
+    assert len(rec.graphs) == 2
+
+    inner = nn.Linear(3, 3)
+
+    def g(x):
+        return inner(x) * 2
+
+    cg = ember.compile(g, backend=rec)
+    cg(x)
+    close(cg(x), inner(x) * 2)
+    inner.eval()
+    close(cg(x), inner(x) * 2)
+    assert len(rec.graphs) == 4
+
+
+def test_tensors_inside_list_and_dict_arguments():
+    rec = Recorder()
+
+    def f(xs, d, scale=1.0):
+        return ember.cat(xs) * d["w"] * scale
+
+    cf = ember.compile(f, backend=rec)
+    xs = [ember.randn(2), ember.randn(3)]
+    d = {"w": ember.randn(5)}
+    cf(xs, d, scale=2.0)
+    close(cf(xs, d, scale=2.0), f(xs, d, 2.0))
+    assert len(rec.graphs) == 1
+    close(cf(xs + [ember.randn(1)], {"w": ember.randn(6)}, scale=2.0).sum() * 0, ember.zeros(()))
+    assert len(rec.graphs) == 2
+
+
+def test_namedtuple_outputs_and_tuple_ops():
+    def f(x):
+        values, indices = x.max(dim=1)
+        a, b = x.chunk(2, dim=0)
+        return ember.sort(x, dim=1), values + 1, indices, a - b
+
+    cf = ember.compile(f, backend="eager")
+    x = ember.randn(4, 5)
+    cf(x)
+    got, want = cf(x), f(x)
+    assert type(got[0]) is type(want[0])
+    close(tuple(got[0]), tuple(want[0]))
+    close(got[1:], want[1:])
+
+
+def test_cnn_with_a_smaller_last_batch():
+    ember.manual_seed(0)
+    model = CNN()
+    ref = copy.deepcopy(model)
+    rec = Recorder()
+    cm = ember.compile(model, backend=rec)
+    for n in (8, 8, 3, 8, 5):
+        x = ember.randn(n, 1, 8, 8)
+        ember.manual_seed(n)
+        a = cm(x)
+        ember.manual_seed(n)
+        close(a, ref(x))
+    close(model.bn.running_var, ref.bn.running_var)
+    assert len(rec.graphs) == 2

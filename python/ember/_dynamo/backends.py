@@ -54,29 +54,29 @@ def eager(gm, example_inputs, **kwargs):
 
 def _interpret(gm):
     """Runs ``gm.graph`` node by node (an fx Interpreter over the GraphModule's attributes)."""
-    import builtins
+    from ..fx.node import map_arg
 
     nodes = list(gm.graph.nodes)
+
+    def attr(target):
+        obj = gm
+        for part in target.split("."):
+            obj = getattr(obj, part)
+        return obj
 
     def run(*inputs):
         env = {}
         it = iter(inputs)
 
         def load(a):
-            from ..fx import Node
-            from ..fx.node import map_arg
-
-            return map_arg(a, lambda n: env[n]) if not isinstance(a, Node) else env[a]
+            return map_arg(a, env.__getitem__)
 
         for node in nodes:
             op = node.op
             if op == "placeholder":
                 env[node] = next(it)
             elif op == "get_attr":
-                obj = gm
-                for part in node.target.split("."):
-                    obj = builtins.getattr(obj, part)
-                env[node] = obj
+                env[node] = attr(node.target)
             elif op == "call_function":
                 env[node] = node.target(*load(node.args), **load(node.kwargs))
             elif op == "call_method":
@@ -85,8 +85,7 @@ def _interpret(gm):
             elif op == "output":
                 return load(node.args[0])
             else:  # call_module does not occur in captured graphs, but is cheap to support
-                mod = gm.get_submodule(node.target)
-                env[node] = mod(*load(node.args), **load(node.kwargs))
+                env[node] = attr(node.target)(*load(node.args), **load(node.kwargs))
         return None
 
     return run

@@ -533,14 +533,14 @@ class Capture(TorchFunctionMode):
         finally:
             self.in_call = False
         if op == "call_function" and target is operator.setitem:
-            node = self.graph.call_function(operator.setitem, gargs, gkwargs)
+            self.graph.call_function(operator.setitem, gargs, gkwargs)
             return value
         has_tensor = isinstance(value, _Tensor) or any(True for _ in _tensor_leaves(value))
         if not has_tensor:
             if name in _METADATA or name in _SIZES:
                 return value
             if value is None and name.endswith("_"):
-                node = self.graph.create_node(op, target, gargs, gkwargs)
+                self.graph.create_node(op, target, gargs, gkwargs)
                 return value
             raise GraphBreak(f"data-dependent Python value from {name}()", value)
         node = self.graph.create_node(op, target, gargs, gkwargs)

@@ -100,7 +100,6 @@ class _Cache:
         self.entries = []
         self.seen = []  # the tensor metadata of each capture (for automatic dynamic shapes)
         self.warned = False
-        self.last_capture = None
         _all_caches.add(self)
 
     def __call__(self, *args, **kwargs):
@@ -220,7 +219,6 @@ class _Cache:
             _global_guards(guards, pyfn, watcher, cells)
         entry = Entry(guards.build(), guards.described, breaks)
         entry.dynamic = dyn_dims is not None
-        self.last_capture = cap
         if not breaks:
             self._compile(entry, cap, spec, out_nodes, out_spec)
         self.entries.append(entry)

@@ -20,7 +20,6 @@ costs a few attribute reads and comparisons, no interpretation of a guard list) 
 import types
 
 from .. import _C
-from ..nn.modules.module import Module
 
 _SIMPLE = (int, float, bool, str, complex, type(None), bytes)
 _MISSING = object()
@@ -229,7 +228,3 @@ class Guards:
         check = scope["check"]
         check.source = src
         return check
-
-
-def is_module(v):
-    return isinstance(v, Module)

@@ -21,7 +21,7 @@ from .capture import is_user_code
 
 _IO_BUILTINS = frozenset({"print", "input", "open", "breakpoint", "exec", "eval", "warn"})
 _IO_METHODS = frozenset({"write", "writelines", "flush"})
-_STATE_MODULES = ("ember/random.py", "ember/nn/init.py", "logging/")
+_STATE_MODULES = ("ember/random.py", "ember/_ops/random.py", "ember/nn/init.py", "logging/")
 _GLOBAL_STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL"})
 _MISSING = object()
 _SIMPLE = (int, float, bool, str, complex, type(None), bytes)
