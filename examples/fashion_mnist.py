@@ -6,6 +6,8 @@ of time per epoch and accuracy.
 
     python examples/fashion_mnist.py                   # 5 epochs with ember
     python examples/fashion_mnist.py --backend torch   # the same under PyTorch
+    python examples/fashion_mnist.py --compile         # the model through ember.compile
+                                                       # (torch.compile under --backend torch)
     python examples/fashion_mnist.py --resume          # continue from the last checkpoint
 """
 
@@ -37,6 +39,14 @@ def parse_args(argv=None):
         type=int,
         default=None,
         help="stop each epoch after this many batches (quick runs and tests)",
+    )
+    p.add_argument(
+        "--compile", action="store_true", help="train and evaluate the model through compile()"
+    )
+    p.add_argument(
+        "--compile-backend",
+        default="inductor",
+        help="compile()'s backend (inductor, aot_eager, eager) with --compile",
     )
     p.add_argument("--train-limit", type=int, default=None, help="use only the first N images")
     p.add_argument("--no-plot", action="store_true")
@@ -189,17 +199,22 @@ def main(argv=None):
         history, first_epoch = state["history"], state["epoch"] + 1
         print(f"resumed from {checkpoint} after epoch {state['epoch']}")
 
+    # The compiled wrapper shares the model's parameters; checkpoints keep the model's own keys.
+    run_model = torch.compile(model, backend=args.compile_backend) if args.compile else model
     n_params = sum(p.numel() for p in model.parameters())
+    compiled = f", compiled ({args.compile_backend})" if args.compile else ""
     print(
         f"{args.backend}: {n_params:,} parameters, {len(train_x):,} training images, "
-        f"batch {args.batch_size}, {torch.get_num_threads()} threads"
+        f"batch {args.batch_size}, {torch.get_num_threads()} threads{compiled}"
     )
     for epoch in range(first_epoch, args.epochs + 1):
         order.manual_seed(args.seed * 1000 + epoch)  # a resumed run sees the same batches
         start = time.perf_counter()
-        loss, rate = train_epoch(torch, model, optimizer, scheduler, loader, epoch, args.max_steps)
+        loss, rate = train_epoch(
+            torch, run_model, optimizer, scheduler, loader, epoch, args.max_steps
+        )
         seconds = time.perf_counter() - start
-        accuracy = evaluate(torch, model, test_x, test_y)
+        accuracy = evaluate(torch, run_model, test_x, test_y)
         history.append({"epoch": epoch, "loss": loss, "accuracy": accuracy, "seconds": seconds})
         print(
             f"epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}, "

@@ -67,9 +67,11 @@ from ._size import Size  # noqa: E402
 _C._set_size_class(Size)
 
 from . import (  # noqa: E402,F401
+    _dynamo,
     amp,
     autograd,
     backends,
+    compiler,
     cpu,
     cuda,
     datasets,  # noqa: E402,F401

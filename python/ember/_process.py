@@ -1,5 +1,5 @@
 """Process-level switches and constants: determinism, float32 matmul precision,
-printing options, memory formats, and `compile` (ember is eager, so it returns its input)."""
+printing options, memory formats, and `compile` (the entry point of ember._dynamo)."""
 
 import math
 
@@ -54,14 +54,27 @@ def compile(
     options=None,
     disable=False,
 ):
-    """compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,
-        name=None, disable=False, recompile_limit=None, isolate_recompiles=False,
-        shapes_spec=None)
+    """compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None,
+        options=None, disable=False)
 
-    ember runs eagerly: the model (or function) comes back unchanged, as a decorator too."""
-    if model is None:
-        return lambda m: m
-    return model
+    Compiles a function or module: the first call records its tensor operations into a graph
+    (with guards on shapes, dtypes, grad mode, modules, scalars and globals), the backend
+    ('inductor', 'eager', 'aot_eager' or a callable ``backend(gm, example_inputs)``) compiles
+    it, and later calls whose guards hold run the compiled graph. Graph breaks (``.item()``,
+    data-dependent control flow, Python side effects) run the function eagerly, or raise
+    ``ember._dynamo.exc.Unsupported`` under ``fullgraph=True``. Without ``model``, a decorator;
+    a Module comes back wrapped (``OptimizedModule``); ``disable=True`` returns it unchanged."""
+    from ._dynamo import optimize
+
+    return optimize(
+        model,
+        backend=backend,
+        fullgraph=fullgraph,
+        dynamic=dynamic,
+        mode=mode,
+        options=options,
+        disable=disable,
+    )
 
 
 _flags = {

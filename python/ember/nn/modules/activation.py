@@ -1,6 +1,5 @@
 """Activation modules: thin wrappers over ember.nn.functional with torch's reprs."""
 
-from ..._C import sigmoid, tanh
 from ..._ops.creation import empty
 from .. import functional as F
 from .. import init
@@ -156,7 +155,7 @@ class Sigmoid(Module):
     """
 
     def forward(self, input):
-        return sigmoid(input)
+        return input.sigmoid()
 
 
 class Tanh(Module):
@@ -166,7 +165,7 @@ class Tanh(Module):
     """
 
     def forward(self, input):
-        return tanh(input)
+        return input.tanh()
 
 
 class Hardsigmoid(_InplaceOnly):

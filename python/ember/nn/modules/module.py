@@ -532,6 +532,18 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
+    def compile(self, *args, **kwargs):
+        """compile(*args, **kwargs)
+
+        Compiles this module's forward in place with ``ember.compile(*args, **kwargs)``: later
+        calls of the module (hooks still run around it) go through the compiled graph, and the
+        module keeps its type, attributes and state-dict keys."""
+        from ..._dynamo import optimize
+
+        compiled = optimize(type(self).forward.__get__(self), *args, **kwargs)
+        self.__dict__["forward"] = compiled
+        self.__dict__["_compiled_call_impl"] = compiled
+
     def share_memory(self):
         """Moves parameters and buffers into shared memory (see ember.multiprocessing)."""
         return self._apply(lambda t: t.share_memory_())

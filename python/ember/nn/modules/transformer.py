@@ -108,8 +108,13 @@ class _TransformerLayer(Module):
         return self.dropout1(x)
 
     def _feed_forward(self, x):
-        # Without the block's final dropout, which is the last one in either layer.
-        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+        # Without the block's final dropout, which is the last one in either layer. F.relu/F.gelu
+        # are looked up at call time so that a function mode (ember.compile's capture) sees them.
+        act = self.activation
+        public = getattr(F, getattr(act, "__name__", ""), None)
+        if public is not None and getattr(public, "__wrapped__", public) is act:
+            act = public
+        return self.linear2(self.dropout(act(self.linear1(x))))
 
 
 class TransformerEncoderLayer(_TransformerLayer):

@@ -1,0 +1,34 @@
+"""ember._dynamo: the capture front end of ember.compile (torch._dynamo's role and names).
+
+A compiled function keeps a cache of entries; each is a graph captured from one real call
+(``capture``: a recording function mode over ember's public API) behind a generated guard check
+(``guards``), or a marker to run eagerly where the capture met a graph break or a Python side
+effect (``side_effects``). ``reset()`` empties every cache; ``explain(fn)(*args)`` reports the
+graphs and breaks of one call; ``config`` holds ``recompile_limit`` and friends."""
+
+from . import config, exc
+from .backends import list_backends, lookup_backend, register_backend
+from .eval_frame import OptimizedModule, disable, is_compiling, optimize, reset
+from .explain import explain
+
+__all__ = [
+    "config",
+    "exc",
+    "reset",
+    "explain",
+    "optimize",
+    "disable",
+    "is_compiling",
+    "list_backends",
+    "lookup_backend",
+    "register_backend",
+    "OptimizedModule",
+    "is_dynamo_supported",
+]
+
+
+def is_dynamo_supported():
+    """is_dynamo_supported() -> bool
+
+    ember.compile's capture runs on every Python ember supports."""
+    return True

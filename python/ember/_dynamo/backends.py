@@ -1,0 +1,103 @@
+"""Backends: what a captured graph is handed to, with torch's contract
+``backend(gm: ember.fx.GraphModule, example_inputs: list[Tensor]) -> callable(*tensors)``.
+
+- ``eager``: the GraphModule itself (its generated forward calls ember's ops).
+- ``aot_eager``: the graph run node by node by an interpreter over the same ops. It does not
+  (yet) build torch's joint forward+backward graph: ember's derivatives live in the C++ autograd
+  engine, which a function mode cannot see, so the backward of both eager backends is ember's
+  own autograd over the replayed ops (gradients equal eager's by construction).
+- ``inductor``: ``ember._inductor.compile_fx(gm, example_inputs)``, imported on first use.
+"""
+
+from .exc import InvalidBackend
+
+__all__ = ["register_backend", "lookup_backend", "list_backends"]
+
+_BACKENDS = {}
+
+
+def register_backend(compiler_fn=None, name=None, tags=()):
+    """register_backend(compiler_fn=None, name=None, tags=())
+
+    Registers ``compiler_fn`` under ``name`` (its ``__name__`` by default); usable as a
+    decorator."""
+    if compiler_fn is None:
+        return lambda fn: register_backend(fn, name=name, tags=tags)
+    _BACKENDS[name or compiler_fn.__name__] = compiler_fn
+    return compiler_fn
+
+
+def lookup_backend(compiler_fn):
+    """lookup_backend(compiler_fn) -> callable
+
+    The backend callable for a name (raising InvalidBackend for an unknown one) or a callable."""
+    if isinstance(compiler_fn, str):
+        if compiler_fn not in _BACKENDS:
+            raise InvalidBackend(compiler_fn)
+        return _BACKENDS[compiler_fn]
+    if not callable(compiler_fn):
+        raise InvalidBackend(compiler_fn)
+    return compiler_fn
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """list_backends(exclude_tags=('debug', 'experimental')) -> list[str]
+
+    The names of the registered backends."""
+    return sorted(_BACKENDS)
+
+
+@register_backend
+def eager(gm, example_inputs, **kwargs):
+    return gm.forward
+
+
+def _interpret(gm):
+    """Runs ``gm.graph`` node by node (an fx Interpreter over the GraphModule's attributes)."""
+    from ..fx.node import map_arg
+
+    nodes = list(gm.graph.nodes)
+
+    def attr(target):
+        obj = gm
+        for part in target.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    def run(*inputs):
+        env = {}
+        it = iter(inputs)
+
+        def load(a):
+            return map_arg(a, env.__getitem__)
+
+        for node in nodes:
+            op = node.op
+            if op == "placeholder":
+                env[node] = next(it)
+            elif op == "get_attr":
+                env[node] = attr(node.target)
+            elif op == "call_function":
+                env[node] = node.target(*load(node.args), **load(node.kwargs))
+            elif op == "call_method":
+                self_, *rest = load(node.args)
+                env[node] = getattr(self_, node.target)(*rest, **load(node.kwargs))
+            elif op == "output":
+                return load(node.args[0])
+            else:  # call_module does not occur in captured graphs, but is cheap to support
+                env[node] = attr(node.target)(*load(node.args), **load(node.kwargs))
+        return None
+
+    return run
+
+
+@register_backend
+def aot_eager(gm, example_inputs, **kwargs):
+    return _interpret(gm)
+
+
+@register_backend
+def inductor(gm, example_inputs, **kwargs):
+    from .. import _inductor
+
+    return _inductor.compile_fx(gm, example_inputs)

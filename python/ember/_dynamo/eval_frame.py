@@ -1,0 +1,452 @@
+"""The compiled callable: a cache of captured entries per function, each behind its guards.
+
+A call checks the entries in order and replays the first whose guards hold; a miss captures a
+new entry (Note [Capture]) from this very call, whose eager result is returned. An entry is
+either a compiled graph or, where the capture broke (Note [Side effects], graph breaks), a
+marker that runs the function eagerly. Past ``config.recompile_limit`` entries a miss runs
+eagerly with one warning, as torch does."""
+
+import functools
+import threading
+import types
+import warnings
+import weakref
+
+from .. import _C
+from ..nn.modules.module import Module
+from . import config
+from .backends import lookup_backend
+from .capture import Capture, GraphBreak, SymInt
+from .exc import BackendCompilerFailed, Unsupported
+from .guards import Guards, InputSpec
+from .side_effects import Snapshot, Watcher, code_names
+
+__all__ = ["OptimizedModule", "optimize", "is_compiling", "disable", "reset"]
+
+_state = threading.local()
+_all_caches = weakref.WeakSet()  # every live cache, for reset()
+_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def is_compiling():
+    """True while ember.compile is capturing a function on this thread."""
+    return getattr(_state, "capture", None) is not None
+
+
+class Entry:
+    """One capture: its guard check and how to run a call that passes it."""
+
+    __slots__ = (
+        "check",
+        "compiled",
+        "getter",
+        "out_spec",
+        "graph_module",
+        "breaks",
+        "guards",
+        "dynamic",
+    )
+
+    def __init__(self, check, guards, breaks):
+        self.check, self.guards, self.breaks = check, guards, breaks
+        self.compiled = self.getter = self.out_spec = self.graph_module = None
+        self.dynamic = False
+
+
+def _rebuild(spec, outs):
+    kind = spec[0]
+    if kind == "t":
+        return outs[spec[1]]
+    if kind == "c":
+        return spec[1]
+    items = [_rebuild(s, outs) for s in spec[2]]
+    if kind == "dict":
+        return dict(zip(spec[1], items))
+    typ = spec[1]
+    if typ is list:
+        return items
+    if typ is tuple:
+        return tuple(items)
+    return typ(*items)  # namedtuple / return_types
+
+
+def _flatten_output(value, cap, nodes):
+    if isinstance(value, _C.Tensor):
+        node = cap.node_of(value)
+        if node is None:
+            raise GraphBreak("the output is a tensor produced by a call the capture could not see")
+        nodes.append(node)
+        return ("t", len(nodes) - 1)
+    if isinstance(value, SymInt):
+        return ("c", int(value))
+    if isinstance(value, (tuple, list)) and (
+        type(value) in (tuple, list) or hasattr(value, "_fields")
+    ):
+        return ("seq", type(value), [_flatten_output(v, cap, nodes) for v in value])
+    if type(value) is dict:
+        return ("dict", tuple(value), [_flatten_output(v, cap, nodes) for v in value.values()])
+    if any(isinstance(x, _C.Tensor) for x in getattr(value, "__dict__", {}).values()):
+        raise GraphBreak(f"unsupported output type {type(value).__name__} holding tensors")
+    return ("c", value)
+
+
+class _Cache:
+    """The entries of one compiled function (shared by every call of its wrapper)."""
+
+    def __init__(self, fn, root, backend, fullgraph, dynamic):
+        self.fn, self.root = fn, root
+        self.backend = backend
+        self.fullgraph, self.dynamic = fullgraph, dynamic
+        self.entries = []
+        self.seen = []  # the tensor metadata of each capture (for automatic dynamic shapes)
+        self.warned = False
+        _all_caches.add(self)
+
+    def __call__(self, *args, **kwargs):
+        if is_compiling() or getattr(_state, "disabled", 0):
+            return self.fn(*args, **kwargs)
+        for entry in self.entries:
+            if entry.check(args, kwargs):
+                if entry.compiled is None:
+                    return self.fn(*args, **kwargs)
+                outs = entry.compiled(*entry.getter(args, kwargs))
+                return _rebuild(entry.out_spec, outs)
+        if len(self.entries) >= config.recompile_limit:
+            if not self.warned:
+                self.warned = True
+                name = getattr(self.fn, "__qualname__", repr(self.fn))
+                warnings.warn(
+                    f"ember.compile: {name} hit config.recompile_limit "
+                    f"({config.recompile_limit}); calls whose guards match no cached graph run "
+                    "eagerly from now on",
+                    stacklevel=2,
+                )
+            return self.fn(*args, **kwargs)
+        return self.capture(args, kwargs)
+
+    # ---- capture ----------------------------------------------------------------------------
+
+    def _want_dynamic(self, spec):
+        if self.dynamic is not None:
+            return bool(self.dynamic)
+        if not config.automatic_dynamic_shapes:
+            return False
+        ranks = [(m[0], len(m[2])) for m in spec.tensor_meta]
+        shapes = [m[2] for m in spec.tensor_meta]
+        return any(r == ranks and s != shapes for r, s in self.seen)
+
+    def _function_code(self):
+        fn = self.fn
+        if self.root is not None and getattr(fn, "__self__", None) is self.root:
+            fn = type(self.root).forward
+        fn = getattr(fn, "__func__", fn)
+        return fn if isinstance(fn, types.FunctionType) else None
+
+    def capture(self, args, kwargs):
+        spec = InputSpec(args, kwargs)
+        dynamic = self._want_dynamic(spec)
+        self.seen.append(
+            ([(m[0], len(m[2])) for m in spec.tensor_meta], [m[2] for m in spec.tensor_meta])
+        )
+        pyfn = self._function_code()
+        modules = {}
+        if self.root is not None:
+            modules[""] = self.root
+        cells = []
+        if pyfn is not None and pyfn.__closure__:
+            for name, cell in zip(pyfn.__code__.co_freevars, pyfn.__closure__):
+                try:
+                    cells.append((name, cell, cell.cell_contents))
+                except ValueError:
+                    pass
+        for name, _, v in cells:
+            if isinstance(v, Module):
+                modules[f"C_{name}"] = v
+        for expr, v in spec.others:
+            if isinstance(v, Module):
+                modules[f"A_{len(modules)}"] = v
+        watcher = Watcher()
+        named = {}
+        finder = _Finder(named, modules, watcher, cells)
+        finder.index()
+        snapshot = Snapshot()
+        if config.detect_side_effects:
+            for label, mod in modules.items():
+                snapshot.add_module(label or type(mod).__name__, mod)
+            if pyfn is not None:
+                snapshot.add_globals("globals", pyfn.__globals__, code_names(pyfn.__code__))
+            for name, _, v in cells:
+                snapshot.add_value(f"closure {name}", v)
+            for expr, v in spec.others:
+                snapshot.add_value(expr, v)
+        cap = Capture(named, finder.find, dynamic, self.fullgraph)
+        names = _arg_names(pyfn, spec)
+        for name, (_, t) in zip(names, spec.tensors):
+            cap.add_input(name, t)
+        _state.capture = cap
+        try:
+            with watcher, cap:
+                result = self.fn(*args, **kwargs)
+        finally:
+            _state.capture = None
+        effects = []
+        if config.detect_side_effects:
+            effects = watcher.effects + watcher.global_stores() + snapshot.changes()
+            for reason in effects:
+                cap.breaks.append((f"Python side effect: {reason}", []))
+            if effects and self.fullgraph:
+                raise Unsupported(f"Python side effect in a fullgraph capture: {effects[0]}")
+        out_nodes = []
+        out_spec = None
+        if not cap.breaks:
+            try:
+                out_spec = _flatten_output(result, cap, out_nodes)
+            except GraphBreak as e:
+                cap.graph_break(str(e))
+        breaks = list(cap.breaks)
+        guards = Guards()
+        dyn_dims = None
+        if dynamic and not cap.specialized and not breaks:
+            dyn_dims = {
+                i: tuple(d for d, s in enumerate(m[2]) if s >= 2 and (i, d) not in cap.static_dims)
+                for i, m in enumerate(spec.tensor_meta)
+            }
+        guards.inputs(spec, dyn_dims)
+        guards.grad_mode()
+        for label, mod in list(modules.items()):
+            guards.module(label or "self", mod, values=not breaks)
+        if not breaks:
+            _global_guards(guards, pyfn, watcher, cells)
+        entry = Entry(guards.build(), guards.described, breaks)
+        entry.dynamic = dyn_dims is not None
+        if not breaks:
+            self._compile(entry, cap, spec, out_nodes, out_spec)
+        self.entries.append(entry)
+        return result
+
+    def _compile(self, entry, cap, spec, out_nodes, out_spec):
+        from ..fx import GraphModule
+
+        cap.graph.output(tuple(out_nodes))
+        cap.drop_unused_sym_nodes()
+        gm = GraphModule(dict(cap.attrs), cap.graph)
+        example = [t for _, t in spec.tensors]
+        try:
+            compiled = self.backend(gm, example)
+        except Exception as e:
+            if not config.suppress_errors:
+                name = getattr(self.backend, "__name__", repr(self.backend))
+                raise BackendCompilerFailed(name, e) from e
+            warnings.warn(f"ember.compile: the backend failed ({e}); running eagerly", stacklevel=3)
+            return
+        entry.compiled, entry.graph_module = compiled, gm
+        entry.getter, entry.out_spec = spec.getter(), out_spec
+
+    def reset(self):
+        self.entries.clear()
+        self.seen.clear()
+        self.warned = False
+
+
+def _arg_names(pyfn, spec):
+    """Placeholder names: the parameter's name, then the index path inside containers."""
+    import re
+
+    params = list(pyfn.__code__.co_varnames[: pyfn.__code__.co_argcount]) if pyfn else []
+    if params and params[0] == "self":
+        params = params[1:]
+    names, used = [], set()
+    for expr, _ in spec.tensors:
+        parts = re.findall(r"\[([^\]]*)\]", expr)
+        head = parts[0].strip("'\"")
+        if expr.startswith("args["):
+            i = int(head)
+            head = params[i] if i < len(params) else f"args_{i}"
+        name = "_".join([head] + [re.sub(r"\W", "_", p.strip("'\"")) for p in parts[1:]])
+        name = f"l_{name}_"
+        while name in used:
+            name += "_"
+        used.add(name)
+        names.append(name)
+    return names
+
+
+def _global_guards(guards, pyfn, watcher, cells):
+    codes = dict(watcher.codes)
+    if pyfn is not None:
+        codes.setdefault(pyfn.__code__, pyfn.__globals__)
+    done = set()
+    for code, g in codes.items():
+        for name in code.co_names:
+            key = (id(g), name)
+            if key in done or name not in g:
+                continue
+            done.add(key)
+            v = g[name]
+            if isinstance(v, types.ModuleType):
+                continue
+            guards.global_value(g, name, v, "global")
+            if isinstance(v, Module):
+                guards.module(f"global {name}", v)
+    for name, cell, v in cells:
+        guards.cell(cell, v, name)
+
+
+class _Finder:
+    """Names for the tensors a graph may read as attributes: parameters, buffers and tensor
+    attributes of guarded modules, tensors of globals and closures (found lazily for globals of
+    helpers the run reaches)."""
+
+    def __init__(self, named, modules, watcher, cells):
+        self.named, self.modules, self.watcher, self.cells = named, modules, watcher, cells
+        self.codes_indexed = 0
+
+    def _add_module(self, prefix, mod):
+        for qual, sub in mod.named_modules(remove_duplicate=False):
+            base = f"{prefix}.{qual}" if prefix and qual else (prefix or qual)
+            for k, v in sub.__dict__.items():
+                if isinstance(v, _C.Tensor):
+                    self.named.setdefault(id(v), f"{base}.{k}" if base else k)
+            for d in (sub._parameters, sub._buffers):
+                for k, v in d.items():
+                    if v is not None:
+                        self.named.setdefault(id(v), f"{base}.{k}" if base else k)
+
+    def index(self):
+        for label, mod in self.modules.items():
+            self._add_module(label, mod)
+        for name, _, v in self.cells:
+            if isinstance(v, _C.Tensor):
+                self.named.setdefault(id(v), f"C_{name}")
+
+    def find(self, t):
+        codes = self.watcher.codes
+        if len(codes) == self.codes_indexed:
+            return None
+        self.codes_indexed = len(codes)
+        for code, g in list(codes.items()):
+            for name in code.co_names:
+                v = g.get(name)
+                if isinstance(v, _C.Tensor):
+                    self.named.setdefault(id(v), f"G_{name}")
+                elif isinstance(v, Module) and f"G_{name}" not in self.modules:
+                    self.modules[f"G_{name}"] = v
+                    self._add_module(f"G_{name}", v)
+        return self.named.get(id(t))
+
+
+# ---- public wrappers -----------------------------------------------------------------------
+
+
+class OptimizedModule(Module):
+    """The module ember.compile returns for a Module: calls go through the compiled cache of
+    ``_orig_mod``; attributes, ``training`` and the state dict (keys prefixed ``_orig_mod.``)
+    are the original module's."""
+
+    def __init__(self, mod, cache):
+        super().__init__()
+        self._orig_mod = mod
+        self.__dict__["_ember_cache"] = cache
+        self.__dict__.pop("training", None)
+
+    @property
+    def training(self):
+        return self._orig_mod.training
+
+    @training.setter
+    def training(self, value):
+        if "_modules" in self.__dict__ and "_orig_mod" in self._modules:
+            self._orig_mod.training = value
+
+    def forward(self, *args, **kwargs):
+        return self.__dict__["_ember_cache"](*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+
+def _check_mode(mode, options):
+    if mode is not None and options is not None:
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified at the same time."
+        )
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+
+
+def optimize(
+    model=None,
+    *,
+    backend="inductor",
+    fullgraph=False,
+    dynamic=None,
+    mode=None,
+    options=None,
+    disable=False,
+):
+    """optimize(model=None, *, backend='inductor', fullgraph=False, dynamic=None, mode=None,
+        options=None, disable=False)
+
+    ember.compile's implementation (see ``ember.compile``)."""
+    _check_mode(mode, options)
+    if disable:
+        return model if model is not None else (lambda m: m)
+    backend_fn = lookup_backend(backend if backend is not None else "inductor")
+    if model is None:
+        return lambda m: optimize(
+            m, backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options
+        )
+    if isinstance(model, Module):
+        return OptimizedModule(model, _Cache(model.__call__, model, backend_fn, fullgraph, dynamic))
+    if not callable(model):
+        raise RuntimeError(f"ember.compile: expected a callable or an nn.Module; got {type(model)}")
+    root = getattr(model, "__self__", None)
+    cache = _Cache(
+        model, root if isinstance(root, Module) else None, backend_fn, fullgraph, dynamic
+    )
+
+    @functools.wraps(model)
+    def compiled(*args, **kwargs):
+        return cache(*args, **kwargs)
+
+    compiled._torchdynamo_orig_callable = model
+    compiled._ember_cache = cache
+    return compiled
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """disable(fn=None, recursive=True, *, reason=None)
+
+    ``fn`` runs eagerly: a compiled function returns its original; a plain function is never
+    captured (a compiled caller that reaches it runs eagerly, as after a graph break). Without
+    ``fn``, a decorator."""
+    if fn is None:
+        return lambda f: disable(f, recursive, reason=reason)
+    orig = getattr(fn, "_torchdynamo_orig_callable", None)
+    if orig is not None:
+        return orig
+    if isinstance(fn, OptimizedModule):
+        return fn._orig_mod
+
+    @functools.wraps(fn)
+    def eager(*args, **kwargs):
+        cap = getattr(_state, "capture", None)
+        if cap is not None:
+            cap.graph_break(f"call to {getattr(fn, '__qualname__', fn)} marked disable")
+        _state.disabled = getattr(_state, "disabled", 0) + 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _state.disabled -= 1
+
+    eager._torchdynamo_disable = True
+    return eager
+
+
+def reset():
+    """Clears every compiled function's cache: the next call captures again."""
+    for cache in _all_caches:
+        cache.reset()

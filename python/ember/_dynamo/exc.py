@@ -1,0 +1,38 @@
+"""ember._dynamo.exc: the errors of ember.compile, with torch's class names and bases."""
+
+__all__ = [
+    "TorchDynamoException",
+    "Unsupported",
+    "InvalidBackend",
+    "BackendCompilerFailed",
+]
+
+
+class TorchDynamoException(RuntimeError):
+    """Base class of ember.compile's errors."""
+
+
+class Unsupported(TorchDynamoException):
+    """Raised under ``fullgraph=True`` where the capture would break the graph (``.item()``,
+    data-dependent control flow, Python side effects, ops it cannot see)."""
+
+
+class InvalidBackend(TorchDynamoException):
+    """An unknown backend name passed to ``ember.compile``."""
+
+    def __init__(self, name):
+        super().__init__(
+            f"Invalid backend: {name!r}, see `ember._dynamo.list_backends()` for available "
+            "backends."
+        )
+
+
+class BackendCompilerFailed(TorchDynamoException):
+    """The backend raised while compiling a captured graph."""
+
+    def __init__(self, backend_name, inner_exception):
+        self.backend_name = backend_name
+        self.inner_exception = inner_exception
+        super().__init__(
+            f"backend={backend_name!r} raised:\n{type(inner_exception).__name__}: {inner_exception}"
+        )

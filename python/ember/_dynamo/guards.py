@@ -1,0 +1,230 @@
+"""Guards: what a captured graph assumed, checked before each replay (Note [Guards]).
+
+Note [Guards]
+A graph is valid for the inputs and the state it was captured with. Each cache entry keeps one
+generated Python function ``check(args, kwargs) -> bool`` (generated once per entry, so a call
+costs a few attribute reads and comparisons, no interpretation of a guard list) that tests:
+- the argument structure (counts, tuple/list/dict shapes) and, for each tensor, its type, dtype,
+  requires_grad, and either its exact shape and strides (static) or its rank, contiguity and the
+  sizes that stayed static (dynamic: sizes 0 and 1 are always static, as in torch);
+- which tensor arguments are the same object (aliasing changes what in-place ops do);
+- Python scalars and other arguments (value and type; identity for other objects);
+- grad mode, inference mode and the default dtype;
+- every guarded module (the compiled one, modules read from globals/closures/arguments): the
+  identity of each parameter, buffer and submodule, the number of each, and the value of each
+  plain attribute (``training``, ``eps``, ...);
+- the globals the user's code read and the closure cells of the function: simple values by
+  value, tensors and other objects by identity, small lists/tuples of simple values by content.
+"""
+
+import types
+
+from .. import _C
+
+_SIMPLE = (int, float, bool, str, complex, type(None), bytes)
+_MISSING = object()
+
+
+def _simple(v):
+    if isinstance(v, _SIMPLE) or isinstance(v, (_C.dtype,)):
+        return True
+    if type(v) in (tuple, frozenset):
+        return len(v) <= 64 and all(_simple(x) for x in v)
+    return False
+
+
+class InputSpec:
+    """The flattened arguments of one call: tensor leaves, other leaves, container shapes."""
+
+    def __init__(self, args, kwargs):
+        self.tensors = []  # (expr, tensor)
+        self.others = []  # (expr, value)
+        self.containers = []  # (expr, type, len or keys)
+        self.nargs, self.kwkeys = len(args), tuple(kwargs)
+        for i, a in enumerate(args):
+            self._walk(a, f"args[{i}]", 0)
+        for k, v in kwargs.items():
+            self._walk(v, f"kwargs[{k!r}]", 0)
+        self.tensor_meta = [
+            (t.dtype, t.requires_grad, tuple(t.shape), tuple(t.stride()), t.is_contiguous())
+            for _, t in self.tensors
+        ]
+
+    def _walk(self, v, expr, depth):
+        if isinstance(v, _C.Tensor):
+            self.tensors.append((expr, v))
+        elif type(v) in (tuple, list) and depth < 4:
+            self.containers.append((expr, type(v), len(v)))
+            for i, x in enumerate(v):
+                self._walk(x, f"{expr}[{i}]", depth + 1)
+        elif type(v) is dict and depth < 4 and all(isinstance(k, (str, int)) for k in v):
+            self.containers.append((expr, dict, tuple(v)))
+            for k, x in v.items():
+                self._walk(x, f"{expr}[{k!r}]", depth + 1)
+        else:
+            self.others.append((expr, v))
+
+    def getter(self):
+        """A function (args, kwargs) -> the tensor leaves, in placeholder order."""
+        body = ", ".join(e for e, _ in self.tensors)
+        src = f"def get(args, kwargs):\n    return ({body}{',' if self.tensors else ''})\n"
+        scope = {}
+        exec(compile(src, "<ember guards>", "exec"), scope)  # noqa: S102 (generated here)
+        return scope["get"]
+
+
+class Guards:
+    """Builds one entry's check function from the facts of its capture."""
+
+    def __init__(self):
+        self.lines = []
+        self.env = {"_is_grad": _C.is_grad_enabled, "_MISSING": _MISSING}
+        self.described = []
+
+    def _const(self, obj):
+        name = f"_k{len(self.env)}"
+        self.env[name] = obj
+        return name
+
+    def _fail_if(self, cond, what):
+        self.lines.append(f"    if {cond}: return False")
+        self.described.append(what)
+
+    # ---- arguments --------------------------------------------------------------------------
+
+    def inputs(self, spec, dynamic_dims=None):
+        """Guards on the call's arguments; ``dynamic_dims[i]``: the symbolic dims of tensor i."""
+        self._fail_if(
+            f"len(args) != {spec.nargs} or tuple(kwargs) != {spec.kwkeys!r}", "argument count"
+        )
+        for expr, typ, shape in spec.containers:
+            if typ is dict:
+                self._fail_if(
+                    f"type({expr}) is not dict or tuple({expr}) != {shape!r}", f"{expr} keys"
+                )
+            else:
+                self._fail_if(
+                    f"type({expr}) is not {typ.__name__} or len({expr}) != {shape}",
+                    f"{expr} length",
+                )
+        for i, ((expr, t), meta) in enumerate(zip(spec.tensors, spec.tensor_meta)):
+            self._tensor(i, expr, t, meta, (dynamic_dims or {}).get(i))
+        ids = {}
+        for expr, t in spec.tensors:
+            ids.setdefault(id(t), []).append(expr)
+        for exprs in ids.values():
+            for other in exprs[1:]:
+                self._fail_if(f"{exprs[0]} is not {other}", f"{exprs[0]} is {other}")
+        if len(spec.tensors) > 1:
+            firsts = ", ".join(f"id({e[0]})" for e in ids.values())
+            self._fail_if(f"len({{{firsts}}}) != {len(ids)}", "distinct tensor arguments")
+        for expr, v in spec.others:
+            self.value(expr, v)
+
+    def _tensor(self, i, expr, t, meta, dyn):
+        dtype, rg, shape, stride, contiguous = meta
+        v = f"_t{i}"
+        self.lines.append(f"    {v} = {expr}")
+        self._fail_if(
+            f"type({v}) is not {self._const(type(t))} or {v}.dtype != {self._const(dtype)} "
+            f"or {v}.requires_grad is not {rg}",
+            f"{expr}: {type(t).__name__}, {dtype}, requires_grad={rg}",
+        )
+        if dyn is None:
+            self._fail_if(f"{v}.shape != {shape!r}", f"{expr}.shape == {shape}")
+            self._fail_if(f"{v}.stride() != {stride!r}", f"{expr}.stride() == {stride}")
+            return
+        conds = [f"{v}.dim() != {len(shape)}", f"{v}.is_contiguous() is not {contiguous}"]
+        self.lines.append(f"    if {' or '.join(conds)}: return False")
+        self.lines.append(f"    _s = {v}.shape")
+        parts = []
+        for d, s in enumerate(shape):
+            parts.append(f"_s[{d}] < 2" if d in dyn else f"_s[{d}] != {s}")
+        if parts:
+            self.lines.append(f"    if {' or '.join(parts)}: return False")
+        desc = ", ".join("s" + str(d) if d in dyn else str(s) for d, s in enumerate(shape))
+        self.described.append(f"{expr}: rank {len(shape)}, sizes ({desc}), contiguous={contiguous}")
+
+    def value(self, expr, v):
+        """Guards ``expr`` (an expression over args/kwargs/env) to keep the value ``v``."""
+        if isinstance(v, bool) or v is None:
+            self._fail_if(f"{expr} is not {v!r}", f"{expr} is {v!r}")
+        elif isinstance(v, float) and v != v:
+            self._fail_if(f"type({expr}) is not float or {expr} == {expr}", f"{expr} is nan")
+        elif _simple(v):
+            k = self._const(v)
+            self._fail_if(
+                f"type({expr}) is not {self._const(type(v))} or {expr} != {k}", f"{expr} == {v!r}"
+            )
+        else:
+            self._fail_if(f"{expr} is not {self._const(v)}", f"{expr} is <{type(v).__name__}>")
+
+    # ---- global state -----------------------------------------------------------------------
+
+    def grad_mode(self):
+        g = _C.is_grad_enabled()
+        self._fail_if(f"_is_grad() is not {g}", f"grad mode is {g}")
+        self.env["_infer"] = _C.is_inference_mode_enabled
+        i = _C.is_inference_mode_enabled()
+        self._fail_if(f"_infer() is not {i}", f"inference mode is {i}")
+        self.env["_ddt"] = _C.get_default_dtype
+        d = _C.get_default_dtype()
+        self._fail_if(f"_ddt() != {self._const(d)}", f"default dtype is {d}")
+
+    def module(self, label, mod, values=True):
+        """Structure (and, with ``values``, plain attributes) of ``mod`` and its submodules."""
+        ident, simple, lengths = [], [], []
+        for _, sub in mod.named_modules(remove_duplicate=False):
+            d = sub.__dict__
+            for key in ("_parameters", "_buffers", "_modules"):
+                members = d[key]
+                lengths.append((members, len(members)))
+                ident.extend((members, k, v) for k, v in members.items())
+            for k, v in d.items():
+                if k == "training" or (values and _simple(v)):
+                    simple.append((d, k, v))
+                elif k.endswith("hooks") and isinstance(v, dict):
+                    lengths.append((v, len(v)))
+                elif values and isinstance(v, (_C.Tensor, types.FunctionType)):
+                    ident.append((d, k, v))
+        i, s, n = self._const(tuple(ident)), self._const(tuple(simple)), self._const(tuple(lengths))
+        self.lines.append(f"    for _d, _n in {n}:")
+        self.lines.append("        if len(_d) != _n: return False")
+        self.lines.append(f"    for _d, _k, _v in {i}:")
+        self.lines.append("        if _d.get(_k, _MISSING) is not _v: return False")
+        self.lines.append(f"    for _d, _k, _v in {s}:")
+        self.lines.append("        _x = _d.get(_k, _MISSING)")
+        self.lines.append("        if _x is not _v and (type(_x) is not type(_v) or _x != _v):")
+        self.lines.append("            return False")
+        self.described.append(
+            f"module {label}: {len(ident)} parameters/buffers/submodules by identity, "
+            f"{len(simple)} attributes (training flags, hyperparameters) by value"
+        )
+
+    def global_value(self, g, name, v, label):
+        d = self._const(g)
+        expr = f"{d}.get({name!r}, _MISSING)"
+        if type(v) is list and len(v) <= 64 and all(_simple(x) for x in v):
+            self._fail_if(
+                f"{expr} is not {self._const(v)} or {self._const(list(v))} != {expr}",
+                f"{label} {name} content",
+            )
+        elif _simple(v) and not isinstance(v, _C.dtype):
+            self.value(expr, v)
+        else:
+            self._fail_if(f"{expr} is not {self._const(v)}", f"{label} {name} identity")
+
+    def cell(self, cell, v, label):
+        expr = f"{self._const(cell)}.cell_contents"
+        if _simple(v) and not isinstance(v, _C.dtype):
+            self.value(expr, v)
+        else:
+            self._fail_if(f"{expr} is not {self._const(v)}", f"closure {label} identity")
+
+    def build(self):
+        src = "def check(args, kwargs):\n" + "\n".join(self.lines) + "\n    return True\n"
+        scope = dict(self.env)
+        exec(compile(src, "<ember guards>", "exec"), scope)  # noqa: S102 (generated here)
+        check = scope["check"]
+        check.source = src
+        return check

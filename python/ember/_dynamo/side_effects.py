@@ -1,0 +1,174 @@
+"""Side effects: what a capture run did besides tensor ops (Note [Side effects]).
+
+Note [Side effects]
+A replayed graph runs only tensor ops, so a Python side effect of the function (printing,
+logging, appending to an outer list, setting a module attribute, rebinding a global) would be
+silently dropped from the second call on. The capture run is watched in two ways: a profile
+hook sees the user's frames (for the globals guards), I/O calls made from them (print, file
+writes, logging, warnings) and calls into ember's random-state and init functions; and the
+mutable state the function can reach (globals it names, closure cells, its modules' attributes
+and the lists/dicts/objects one or two levels below those and below the arguments) is
+snapshotted before the run and compared after it. Any difference is a side effect: the
+function is marked to run eagerly (fullgraph=True raises instead)."""
+
+import dis
+import sys
+import types
+
+from .. import _C
+from ..nn.modules.module import Module
+from .capture import is_user_code
+
+_IO_BUILTINS = frozenset({"print", "input", "open", "breakpoint", "exec", "eval", "warn"})
+_IO_METHODS = frozenset({"write", "writelines", "flush"})
+_STATE_MODULES = ("ember/random.py", "ember/_ops/random.py", "ember/nn/init.py", "logging/")
+_GLOBAL_STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL"})
+_MISSING = object()
+_SIMPLE = (int, float, bool, str, complex, type(None), bytes)
+
+
+class Watcher:
+    """The profile hook of one capture run: user code objects seen and side effects found."""
+
+    def __init__(self):
+        self.codes = {}  # code -> the globals dict it ran with
+        self.effects = []
+        self._old = None
+
+    def __enter__(self):
+        self._old = sys.getprofile()
+        sys.setprofile(self._hook)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(self._old)
+        return False
+
+    def _hook(self, frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            fname = code.co_filename
+            if is_user_code(fname):
+                if code not in self.codes:
+                    self.codes[code] = frame.f_globals
+            else:
+                back = frame.f_back
+                if back is not None and is_user_code(back.f_code.co_filename):
+                    norm = fname.replace("\\", "/")
+                    if any(m in norm for m in _STATE_MODULES):
+                        self.effects.append(f"call to {code.co_name} ({fname}) changes state")
+        elif event == "c_call":
+            if not is_user_code(frame.f_code.co_filename):
+                return
+            name = getattr(arg, "__name__", "")
+            owner = getattr(arg, "__self__", None)
+            if name in _IO_METHODS and owner is not None and hasattr(owner, "fileno"):
+                self.effects.append(f"I/O: {name}() on {type(owner).__name__}")
+            elif name in _IO_BUILTINS and (owner is None or isinstance(owner, types.ModuleType)):
+                self.effects.append(f"I/O or Python side effect: {name}()")
+
+    def global_stores(self):
+        """Reasons for user code that rebinds globals (``global x; x = ...``)."""
+        found = []
+        for code in self.codes:
+            for ins in dis.get_instructions(code):
+                if ins.opname in _GLOBAL_STORES:
+                    found.append(f"assignment to global {ins.argval!r} in {code.co_name}")
+                    break
+        return found
+
+
+def _is_plain_object(v):
+    t = type(v)
+    return (
+        hasattr(v, "__dict__")
+        and not isinstance(
+            v, (type, types.ModuleType, types.FunctionType, types.MethodType, _C.Tensor, Module)
+        )
+        and t.__module__ != "builtins"
+        and not t.__module__.startswith("ember")
+    )
+
+
+class Snapshot:
+    """Shallow copies of the mutable state a function can reach, compared after the run."""
+
+    def __init__(self):
+        self.items = []  # (description, container, copy)
+        self._seen = set()
+
+    def add_dict(self, what, d):
+        if id(d) not in self._seen:
+            self._seen.add(id(d))
+            self.items.append((what, d, dict(d)))
+
+    def add_value(self, what, v, depth=2):
+        if depth <= 0 or isinstance(v, _SIMPLE) or id(v) in self._seen:
+            return
+        if isinstance(v, Module):
+            self.add_module(what, v)
+            return
+        if type(v) in (list, set, bytearray):
+            self._seen.add(id(v))
+            self.items.append((what, v, list(v)))
+            for i, x in enumerate(v if type(v) is list else ()):
+                self.add_value(f"{what}[{i}]", x, depth - 1)
+        elif type(v) is dict:
+            self.add_dict(what, v)
+            for k, x in v.items():
+                self.add_value(f"{what}[{k!r}]", x, depth - 1)
+        elif type(v) is tuple:
+            for i, x in enumerate(v):
+                self.add_value(f"{what}[{i}]", x, depth)
+        elif _is_plain_object(v):
+            self.add_dict(f"{what} attributes", v.__dict__)
+            for k, x in v.__dict__.items():
+                self.add_value(f"{what}.{k}", x, depth - 1)
+
+    def add_module(self, what, mod):
+        for name, sub in mod.named_modules(remove_duplicate=False):
+            label = f"{what}.{name}" if name else what
+            if id(sub.__dict__) in self._seen:
+                continue
+            self.add_dict(f"attributes of {label}", sub.__dict__)
+            for key in ("_parameters", "_buffers", "_modules"):
+                self.add_dict(f"{key} of {label}", sub.__dict__[key])
+            for k, v in sub.__dict__.items():
+                if not k.startswith("_") and type(v) in (list, dict, set):
+                    self.add_value(f"{label}.{k}", v, 1)
+
+    def add_globals(self, what, g, names):
+        entry = {n: g.get(n, _MISSING) for n in names}
+        self.items.append((what, ("globals", g), entry))
+        for n, v in entry.items():
+            if v is not _MISSING and not isinstance(v, types.ModuleType):
+                self.add_value(f"global {n}", v)
+
+    def changes(self):
+        """Descriptions of what differs from the snapshot."""
+        found = []
+        for what, container, before in self.items:
+            if isinstance(container, tuple):  # globals: only the names read
+                g = container[1]
+                for n, v in before.items():
+                    if g.get(n, _MISSING) is not v:
+                        found.append(f"mutation of global {n!r}")
+            elif isinstance(container, dict):
+                if len(container) != len(before) or any(
+                    container.get(k, _MISSING) is not v for k, v in before.items()
+                ):
+                    found.append(f"mutation of {what}")
+            else:
+                now = list(container)
+                if len(now) != len(before) or any(a is not b for a, b in zip(now, before)):
+                    found.append(f"mutation of {what} ({type(container).__name__})")
+        return found
+
+
+def code_names(code):
+    """Global names a code object (and the code objects nested in it) may read."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= code_names(c)
+    return names
