@@ -63,7 +63,8 @@ def detach_variable(inputs):
     Detaches each tensor of the tuple `inputs`, keeping its requires_grad flag."""
     if not isinstance(inputs, tuple):
         raise RuntimeError(
-            f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}"
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
         )
     out = []
     for x in inputs:
