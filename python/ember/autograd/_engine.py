@@ -1,7 +1,32 @@
 """backward and grad: the entry points to the C++ autograd engine."""
 
+import threading
+
 from .. import _C
 from .._C import Tensor
+
+# The engine calls running on this thread, innermost last: True for a backward() without
+# `inputs` (it accumulates into every leaf it reaches), False for grad() or backward(inputs=).
+_calls = threading.local()
+
+
+def _accumulates_into_leaves():
+    """Whether the innermost engine call on this thread is a backward() that accumulates into
+    every leaf's .grad (ember.utils.checkpoint then lets a recomputed region accumulate into the
+    parameters directly instead of returning their gradients)."""
+    stack = getattr(_calls, "stack", None)
+    return bool(stack) and stack[-1]
+
+
+def _run(accumulates, fn, *args):
+    stack = getattr(_calls, "stack", None)
+    if stack is None:
+        stack = _calls.stack = []
+    stack.append(accumulates)
+    try:
+        return fn(*args)
+    finally:
+        stack.pop()
 
 
 def _seq(x):
@@ -30,7 +55,8 @@ def backward(
     )
     if retain_graph is None:
         retain_graph = create_graph
-    _C._backward(tensors, grads, retain_graph, create_graph, _seq(inputs))
+    inputs = _seq(inputs)
+    _run(inputs is None, _C._backward, tensors, grads, retain_graph, create_graph, inputs)
 
 
 def grad(
@@ -55,7 +81,7 @@ def grad(
         go = [g if g is not None else None for g in go]
     if allow_unused is None:
         allow_unused = materialize_grads
-    result = _C._grad(outs, _seq(inputs), go, retain_graph, create_graph, allow_unused)
+    result = _run(False, _C._grad, outs, _seq(inputs), go, retain_graph, create_graph, allow_unused)
     if materialize_grads:
         from .._ops.creation import zeros_like
 

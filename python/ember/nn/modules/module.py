@@ -10,6 +10,7 @@ from ... import _C, _device
 from ..._C import Tensor, float16, float32, float64
 from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
+from . import _errors
 from ._hooks import BackwardHook, RemovableHandle
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
@@ -560,7 +561,11 @@ class Module:
             or _global_forward_pre_hooks
             or _global_forward_hooks
         ):
-            return self.forward(*args, **kwargs)
+            try:
+                return self.forward(*args, **kwargs)
+            except _errors.ANNOTATED as e:  # only a failure pays: the error gains its location
+                _errors.annotate(self, e, args, kwargs)
+                raise
         return self._call_with_hooks(args, kwargs)
 
     _call_impl = __call__
@@ -601,7 +606,9 @@ class Module:
                     res = hook(self, args, result)
                 if res is not None:
                     result = res
-        except Exception:
+        except Exception as e:
+            if isinstance(e, _errors.ANNOTATED):
+                _errors.annotate(self, e, args, kwargs)
             for hook_id, hook in self._forward_hooks.items():
                 if hook_id in self._forward_hooks_always_called and hook_id not in called:
                     try:
