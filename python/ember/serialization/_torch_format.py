@@ -103,7 +103,8 @@ class ZipReader(_Reader):
         try:
             self.zf = zipfile.ZipFile(fh)
             infos = self.zf.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as e:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError,
+                NotImplementedError) as e:
             raise CheckpointError(f"ember.load: truncated or corrupt zip archive ({e})") from None
         pkls = [i.filename for i in infos if i.filename.endswith("/data.pkl")]
         pkls = [n for n in pkls if n.count("/") == 1]
@@ -113,16 +114,18 @@ class ZipReader(_Reader):
         self.records = {i.filename: i for i in infos}
         # Where each record's bytes may end: the next local header, or the central directory.
         starts = sorted(i.header_offset for i in infos)
+        if any(a == b for a, b in zip(starts, starts[1:])):
+            raise CheckpointError(
+                "ember.load: corrupt zip archive (two records claim the same bytes: it overlaps)"
+            )
         end = getattr(self.zf, "start_dir", self.size)
         self.limit = {}
         for i in infos:
             k = _bisect_right(starts, i.header_offset)
             self.limit[i.filename] = starts[k] if k < len(starts) else end
-        byteorder = self.zf.read(self.prefix + "byteorder") if self.prefix + "byteorder" in self.records else b"little"
-        if byteorder.strip() != b"little":
-            raise CheckpointError("ember.load: big-endian checkpoints are not supported")
         self.fd = None
         self.mmap = None
+        self.pending = None
         if mmap_path is not None:
             import mmap
 
@@ -132,6 +135,9 @@ class ZipReader(_Reader):
                 self.fd = fh.fileno()
             except (OSError, io.UnsupportedOperation):
                 self.fd = None
+        if self.prefix + "byteorder" in self.records:
+            if self.read_bytes(self.prefix + "byteorder").strip() != b"little":
+                raise CheckpointError("ember.load: big-endian checkpoints are not supported")
 
     def extent(self, name, nbytes=None):
         """(data offset, size) of record `name`, checked against the file."""
@@ -157,6 +163,9 @@ class ZipReader(_Reader):
         return start, size
 
     def _pread(self, offset, n):
+        if offset < 0 or n < 0 or offset + n > self.size:
+            raise CheckpointError("ember.load: truncated or corrupt zip archive (a record lies "
+                                  "outside the file)")
         if self.fd is not None:
             return os.pread(self.fd, n, offset)
         self.fh.seek(offset)
@@ -185,8 +194,46 @@ class ZipReader(_Reader):
             return self.finish(t, lazy)
         t = empty(numel, dtype=dtype)
         if size:
-            _read_into(self, np_bytes(t), start)
+            if self.pending is not None:  # read after unpickling, several reads at once
+                self.pending.append((np_bytes(t), start))
+            else:
+                _read_into(self, np_bytes(t), start)
         return self.finish(t, lazy)
+
+    def read_pending(self):
+        """Fills the storages whose reads were deferred: chunks of the file read by a few
+        threads (os.preadv releases the GIL), so page faults and copies overlap."""
+        jobs, self.pending = self.pending, None
+        if not jobs:
+            return
+        chunks = []
+        for arr, start in jobs:
+            view = memoryview(arr).cast("B")
+            for lo in range(0, len(view), _CHUNK):
+                chunks.append((view[lo : lo + _CHUNK], start + lo))
+        workers = min(_THREADS, len(chunks))
+        if workers <= 1 or self.fd is None:
+            for view, off in chunks:
+                _read_into(self, view, off)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            for f in [pool.submit(_pread_into, self.fd, v, o) for v, o in chunks]:
+                f.result()
+
+
+_CHUNK = 8 << 20
+_THREADS = min(4, os.cpu_count() or 1)
+
+
+def _pread_into(fd, view, offset):
+    done = 0
+    while done < len(view):
+        n = os.preadv(fd, [view[done:]], offset + done)
+        if n <= 0:
+            raise CheckpointError("ember.load: truncated checkpoint (the file ended early)")
+        done += n
 
 
 def _bisect_right(xs, x):
@@ -204,12 +251,7 @@ def _read_into(src, arr, offset):
     view = memoryview(arr).cast("B")
     done = 0
     if src.fd is not None:
-        while done < len(view):
-            n = os.preadv(src.fd, [view[done:]], offset + done)
-            if n <= 0:
-                raise CheckpointError("ember.load: truncated checkpoint (the file ended early)")
-            done += n
-        return
+        return _pread_into(src.fd, view, offset)
     src.fh.seek(offset)
     while done < len(view):
         n = src.fh.readinto(view[done:])
@@ -219,9 +261,19 @@ def _read_into(src, arr, offset):
 
 
 def load_zip(fh, map_location, weights_only, mmap_path=None):
-    reader = ZipReader(fh, map_location, mmap_path)
+    try:
+        reader = ZipReader(fh, map_location, mmap_path)
+    except (ValueError, OSError, struct.error, zipfile.BadZipFile, OverflowError,
+            NotImplementedError, EOFError) as e:
+        raise CheckpointError(f"ember.load: truncated or corrupt zip archive ({e})") from None
     data = reader.read_bytes(reader.prefix + "data.pkl")
-    return _unpickle(data, reader, weights_only)
+    # With weights_only no code sees a tensor before load returns, so the bytes can be read
+    # after unpickling, all at once; weights_only=False objects may read them in __setstate__.
+    if weights_only and not callable(map_location):
+        reader.pending = []
+    obj = _unpickle(data, reader, weights_only)
+    reader.read_pending()
+    return obj
 
 
 def _unpickle(data, reader, weights_only):
