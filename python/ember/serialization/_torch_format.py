@@ -28,7 +28,7 @@ def np_bytes(t):
 
     if t.dtype == _C.bfloat16:
         t = t.view(_C.int16)
-    return t.numpy().view(np.uint8).reshape(-1)
+    return t.numpy().reshape(-1).view(np.uint8)
 
 
 def _np_dtype_of(dtype):
