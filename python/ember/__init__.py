@@ -67,6 +67,7 @@ from ._size import Size  # noqa: E402
 _C._set_size_class(Size)
 
 from . import (  # noqa: E402,F401
+    accelerator,
     amp,
     autograd,
     backends,
@@ -79,6 +80,7 @@ from . import (  # noqa: E402,F401
     fx,
     jit,
     linalg,
+    mps,
     multiprocessing,
     nn,
     onnx,
@@ -89,6 +91,7 @@ from . import (  # noqa: E402,F401
     testing,
     utils,
     version,
+    xpu,
 )
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from ._device import device  # noqa: E402
