@@ -3,14 +3,29 @@
 
 import warnings
 
-from . import _C
-
 __all__ = [
-    "current_accelerator", "current_device_idx", "current_device_index", "current_stream",
-    "device_count", "device_index", "empty_cache", "empty_host_cache", "get_device_capability",
-    "get_memory_info", "is_available", "max_memory_allocated", "max_memory_reserved",
-    "memory_allocated", "memory_reserved", "memory_stats", "reset_accumulated_memory_stats",
-    "reset_peak_memory_stats", "set_device_idx", "set_device_index", "set_stream", "synchronize",
+    "current_accelerator",
+    "current_device_idx",
+    "current_device_index",
+    "current_stream",
+    "device_count",
+    "device_index",
+    "empty_cache",
+    "empty_host_cache",
+    "get_device_capability",
+    "get_memory_info",
+    "is_available",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats",
+    "set_device_idx",
+    "set_device_index",
+    "set_stream",
+    "synchronize",
 ]
 
 _NONE = "Cannot access accelerator device when none is available."
@@ -188,22 +203,3 @@ def reset_accumulated_memory_stats(device_index=None, /):
 
     Resets the accumulated statistics; raises RuntimeError: there is no accelerator."""
     _unavailable()
-
-
-def _device_type_is(name, doc):
-    def get(self):
-        return False
-
-    get.__doc__ = doc
-    return property(get, doc=doc)
-
-
-def _install(tensor_cls):
-    for name in ("xpu", "mps"):
-        attr = "is_" + name
-        if not hasattr(tensor_cls, attr):
-            doc = f"{attr} -> bool\n\nAlways False: ember tensors live on the CPU."
-            setattr(tensor_cls, attr, _device_type_is(name, doc))
-
-
-_install(_C.Tensor)

@@ -1,7 +1,16 @@
 """ember.mps: torch.mps's queries, answering as a torch without the MPS backend does."""
 
-__all__ = ["device_count", "empty_cache", "is_available", "manual_seed", "seed", "synchronize",
-           "current_allocated_memory", "driver_allocated_memory", "recommended_max_memory"]
+__all__ = [
+    "device_count",
+    "empty_cache",
+    "is_available",
+    "manual_seed",
+    "seed",
+    "synchronize",
+    "current_allocated_memory",
+    "driver_allocated_memory",
+    "recommended_max_memory",
+]
 
 
 def _no_backend(what):

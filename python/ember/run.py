@@ -62,11 +62,11 @@ def main(argv=None):
         if len(argv) < 2:
             print(USAGE, file=sys.stderr)
             return 2
-        sys.argv = argv[1:]
+        sys.argv[:] = argv[1:]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
         return 0
     script = argv[0]
-    sys.argv = argv
+    sys.argv[:] = argv
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     runpy.run_path(script, run_name="__main__")
     return 0

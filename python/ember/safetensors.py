@@ -36,8 +36,22 @@ _DTYPES = {
     "F32": "float32",
     "F64": "float64",
 }
-_KNOWN = set(_DTYPES) | {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "C64", "C128", "F4", "F6_E2M3",
-                         "F6_E3M2", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "E8M0"}
+_KNOWN = set(_DTYPES) | {
+    "U16",
+    "U32",
+    "U64",
+    "F8_E4M3",
+    "F8_E5M2",
+    "C64",
+    "C128",
+    "F4",
+    "F6_E2M3",
+    "F6_E3M2",
+    "F8_E8M0",
+    "F8_E4M3FNUZ",
+    "F8_E5M2FNUZ",
+    "E8M0",
+}
 _NAMES = {v: k for k, v in _DTYPES.items()}
 
 

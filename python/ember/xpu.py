@@ -1,8 +1,20 @@
 """ember.xpu: torch.xpu's queries, answering as a torch built without XPU does."""
 
-__all__ = ["device_count", "empty_cache", "is_available", "is_bf16_supported", "is_initialized",
-           "manual_seed", "manual_seed_all", "memory_allocated", "seed", "seed_all",
-           "current_device", "synchronize", "get_device_name"]
+__all__ = [
+    "device_count",
+    "empty_cache",
+    "is_available",
+    "is_bf16_supported",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "memory_allocated",
+    "seed",
+    "seed_all",
+    "current_device",
+    "synchronize",
+    "get_device_name",
+]
 
 
 def _not_compiled(*args, **kwargs):

@@ -223,7 +223,9 @@ def test_code_in_a_checkpoint_never_runs(tmp_path):
     payloads = {
         "(io|builtins).open": pickle.dumps({"w": Marker(str(marker))}, protocol=2),
         "os.system": b"cos\nsystem\n(Vtouch " + str(marker).encode() + b"\ntR.",
-        "builtins.eval": b"\x80\x02cbuiltins\neval\n(Vopen('" + str(marker).encode() + b"', 'w')\ntR.",
+        "builtins.eval": b"\x80\x02cbuiltins\neval\n(Vopen('"
+        + str(marker).encode()
+        + b"', 'w')\ntR.",
         "subprocess.Popen": b"\x80\x04csubprocess\nPopen\n(Vtrue\ntR.",
     }
     for name, payload in payloads.items():
@@ -242,18 +244,29 @@ def test_code_in_a_checkpoint_never_runs(tmp_path):
 
 def _pid_pickle(storage_type, key, numel, size, stride, offset=0, location="cpu"):
     """data.pkl text for one tensor, written by hand (protocol 2 opcodes)."""
+
     def tup(xs):
         return b"(" + b"".join(b"J" + struct.pack("<i", x) for x in xs) + b"t"
 
     return (
         b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n("
         + b"(X\x07\x00\x00\x00storage"
-        + b"ctorch\n" + storage_type.encode() + b"\n"
-        + b"X" + struct.pack("<I", len(key)) + key.encode()
-        + b"X" + struct.pack("<I", len(location)) + location.encode()
-        + b"\x8a\x08" + struct.pack("<q", numel)
+        + b"ctorch\n"
+        + storage_type.encode()
+        + b"\n"
+        + b"X"
+        + struct.pack("<I", len(key))
+        + key.encode()
+        + b"X"
+        + struct.pack("<I", len(location))
+        + location.encode()
+        + b"\x8a\x08"
+        + struct.pack("<q", numel)
         + b"tQ"
-        + b"J" + struct.pack("<i", offset) + tup(size) + tup(stride)
+        + b"J"
+        + struct.pack("<i", offset)
+        + tup(size)
+        + tup(stride)
         + b"\x89ccollections\nOrderedDict\n)RtR."
     )
 
@@ -276,7 +289,9 @@ def test_hostile_tensor_records():
         "GLOBAL torch.NotAStorage": _pid_pickle("NotAStorage", "0", 4, [4], [1]),
         "map_location": _pid_pickle("FloatStorage", "0", 4, [4], [1], location="cuda:0"),
     }
-    ok = _zip_with_pickle(_pid_pickle("FloatStorage", "0", 4, [2, 2], [1, 2]), [("data/0", sixteen)])
+    ok = _zip_with_pickle(
+        _pid_pickle("FloatStorage", "0", 4, [2, 2], [1, 2]), [("data/0", sixteen)]
+    )
     assert ember.load(io.BytesIO(ok)).tolist() == [[0.0, 2.0], [1.0, 3.0]]
     before = _rss()
     for what, payload in cases.items():
@@ -287,9 +302,13 @@ def test_hostile_tensor_records():
 
 
 def test_overlapping_and_compressed_records():
-    payload = b"\x80\x02(" + b"".join(
-        _pid_pickle("ByteStorage", str(i), 1 << 20, [1 << 20], [1])[2:-1] for i in range(2)
-    ) + b"l."
+    payload = (
+        b"\x80\x02("
+        + b"".join(
+            _pid_pickle("ByteStorage", str(i), 1 << 20, [1 << 20], [1])[2:-1] for i in range(2)
+        )
+        + b"l."
+    )
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         z.writestr("archive/data.pkl", payload)
@@ -309,7 +328,10 @@ def test_overlapping_and_compressed_records():
     n = struct.unpack_from("<H", eocd, 10)[0] + 1
     struct.pack_into("<HHI", eocd, 8, n, n, len(entries) + len(dup))
     forged = bytes(data[:start]) + entries + dup + bytes(eocd)
-    assert zipfile.ZipFile(io.BytesIO(forged)).getinfo("archive/data/1").header_offset == info0.header_offset
+    assert (
+        zipfile.ZipFile(io.BytesIO(forged)).getinfo("archive/data/1").header_offset
+        == info0.header_offset
+    )
     with pytest.raises(RuntimeError, match="ember.load.*(overlaps|corrupt)"):
         ember.load(io.BytesIO(forged))
     comp = io.BytesIO()
@@ -372,8 +394,18 @@ def _torch():
     return pytest.importorskip("torch")
 
 
-TORCH_DTYPES = ["uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-                "float64", "bool"]
+TORCH_DTYPES = [
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "bool",
+]
 
 
 @pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
@@ -418,10 +450,21 @@ def test_ember_files_load_in_torch_weights_only(tmp_path):
     base = ember.arange(12.0)
     w = ember.nn.Parameter(ember.randn(3, 4))
     obj = collections.OrderedDict(
-        base=base, view=base[2:10].view(2, 4).t(), w=w, tied=w, g=ember.ones(2, requires_grad=True),
-        bf=ember.ones(3, dtype=ember.bfloat16), flags=ember.tensor([True, False]),
-        meta={"lr": 0.1, "betas": (0.9, 0.99), 3: None, "size": ember.Size([2]),
-              "dtype": ember.int32, "device": ember.device("cpu")},
+        base=base,
+        view=base[2:10].view(2, 4).t(),
+        w=w,
+        tied=w,
+        g=ember.ones(2, requires_grad=True),
+        bf=ember.ones(3, dtype=ember.bfloat16),
+        flags=ember.tensor([True, False]),
+        meta={
+            "lr": 0.1,
+            "betas": (0.9, 0.99),
+            3: None,
+            "size": ember.Size([2]),
+            "dtype": ember.int32,
+            "device": ember.device("cpu"),
+        },
     )
     for zip_format in (True, False):
         path = tmp_path / f"e{zip_format}.pt"
@@ -442,8 +485,9 @@ def test_torch_state_dict_loads_into_an_ember_model(tmp_path):
     torch = _torch()
 
     def build(nn):
-        return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
-                             nn.Linear(4 * 6 * 6, 5))
+        return nn.Sequential(
+            nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5)
+        )
 
     torch.manual_seed(0)
     tm = build(torch.nn)
@@ -463,7 +507,9 @@ def test_torch_objects_that_are_not_data(tmp_path):
     torch = _torch()
     path = tmp_path / "t.pt"
     torch.save({"args": argparse.Namespace(epochs=3), "sd": {"w": torch.ones(1)}}, path)
-    with pytest.raises(pickle.UnpicklingError, match="GLOBAL argparse.Namespace was not an allowed"):
+    with pytest.raises(
+        pickle.UnpicklingError, match="GLOBAL argparse.Namespace was not an allowed"
+    ):
         ember.load(path)
     assert ember.load(path, weights_only=False)["args"].epochs == 3
     torch.save(torch.nn.Linear(2, 2), path)
@@ -491,6 +537,10 @@ def test_loading_runs_nothing_in_a_fresh_process(tmp_path):
         "ember.load(sys.argv[1])\n"
         "print(sorted(m for m in ('torch', 'argparse', 'subprocess') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "t.pt")],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "t.pt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "torch" not in out.stdout

@@ -13,7 +13,11 @@ SCRIPTS = Path(__file__).parent / "torch_scripts"
 
 def _run(*args, env=None, check=True):
     out = subprocess.run(
-        [sys.executable, *args], cwd=SCRIPTS, capture_output=True, text=True, env=env,
+        [sys.executable, *args],
+        cwd=SCRIPTS,
+        capture_output=True,
+        text=True,
+        env=env,
         timeout=300,
     )
     if check:

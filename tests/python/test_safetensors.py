@@ -10,8 +10,18 @@ import pytest
 import ember
 from ember.safetensors import SafetensorError, load, load_file, safe_open, save, save_file
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-          "float64"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+]
 
 
 def _np(t):

@@ -123,7 +123,9 @@ def save(
     if pickle_module is not None and getattr(pickle_module, "__name__", "") != "pickle":
         raise ValueError("ember.save: only the standard pickle module is supported")
     protocol = DEFAULT_PROTOCOL if pickle_protocol is None else int(pickle_protocol)
-    writer = _torch_format.write_zip if _use_new_zipfile_serialization else _torch_format.write_legacy
+    writer = (
+        _torch_format.write_zip if _use_new_zipfile_serialization else _torch_format.write_legacy
+    )
     if _is_path(f):
         _atomic_write(f, lambda fh: writer(obj, fh, protocol))
     else:

@@ -70,7 +70,9 @@ class _Reader:
         if not isinstance(key, str) or not isinstance(location, str):
             raise CheckpointError("ember.load: corrupt storage record in the checkpoint")
         if len(pid) > 5 and pid[5] is not None:
-            raise CheckpointError("ember.load: storage views of pre-1.0 checkpoints are not supported")
+            raise CheckpointError(
+                "ember.load: storage views of pre-1.0 checkpoints are not supported"
+            )
         _target(self.map_location, location)
         if key in self.storages:
             return self.storages[key]
@@ -103,8 +105,14 @@ class ZipReader(_Reader):
         try:
             self.zf = zipfile.ZipFile(fh)
             infos = self.zf.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError,
-                NotImplementedError) as e:
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            OSError,
+            ValueError,
+            EOFError,
+            NotImplementedError,
+        ) as e:
             raise CheckpointError(f"ember.load: truncated or corrupt zip archive ({e})") from None
         pkls = [i.filename for i in infos if i.filename.endswith("/data.pkl")]
         pkls = [n for n in pkls if n.count("/") == 1]
@@ -145,7 +153,9 @@ class ZipReader(_Reader):
         if info is None:
             raise CheckpointError(f"ember.load: corrupt checkpoint: record {name!r} is missing")
         if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
-            raise CheckpointError(f"ember.load: record {name!r} is compressed; checkpoints store records uncompressed")
+            raise CheckpointError(
+                f"ember.load: record {name!r} is compressed; checkpoints store records uncompressed"
+            )
         header = self._pread(info.header_offset, _LOCAL_HEADER.size)
         if len(header) < _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
             raise CheckpointError(f"ember.load: truncated or corrupt zip archive (record {name!r})")
@@ -153,8 +163,10 @@ class ZipReader(_Reader):
         start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
         size = info.file_size
         if start + size > min(self.limit[name], self.size):
-            raise CheckpointError(f"ember.load: truncated or corrupt zip archive (record {name!r} "
-                                  "overlaps another or runs past the end)")
+            raise CheckpointError(
+                f"ember.load: truncated or corrupt zip archive (record {name!r} "
+                "overlaps another or runs past the end)"
+            )
         if nbytes is not None and nbytes != size:
             raise CheckpointError(
                 f"ember.load: corrupt checkpoint: storage record {name!r} holds {size} bytes, "
@@ -164,8 +176,9 @@ class ZipReader(_Reader):
 
     def _pread(self, offset, n):
         if offset < 0 or n < 0 or offset + n > self.size:
-            raise CheckpointError("ember.load: truncated or corrupt zip archive (a record lies "
-                                  "outside the file)")
+            raise CheckpointError(
+                "ember.load: truncated or corrupt zip archive (a record lies outside the file)"
+            )
         if self.fd is not None:
             return os.pread(self.fd, n, offset)
         self.fh.seek(offset)
@@ -263,8 +276,15 @@ def _read_into(src, arr, offset):
 def load_zip(fh, map_location, weights_only, mmap_path=None):
     try:
         reader = ZipReader(fh, map_location, mmap_path)
-    except (ValueError, OSError, struct.error, zipfile.BadZipFile, OverflowError,
-            NotImplementedError, EOFError) as e:
+    except (
+        ValueError,
+        OSError,
+        struct.error,
+        zipfile.BadZipFile,
+        OverflowError,
+        NotImplementedError,
+        EOFError,
+    ) as e:
         raise CheckpointError(f"ember.load: truncated or corrupt zip archive ({e})") from None
     data = reader.read_bytes(reader.prefix + "data.pkl")
     # With weights_only no code sees a tensor before load returns, so the bytes can be read
@@ -287,8 +307,18 @@ def _unpickle(data, reader, weights_only):
         if weights_only or str(e).startswith("ember.load"):
             raise CheckpointError(f"ember.load: corrupt checkpoint ({e})") from None
         raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError,
-            AttributeError, OverflowError, UnicodeDecodeError, struct.error) as e:
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        OverflowError,
+        UnicodeDecodeError,
+        struct.error,
+    ) as e:
         if weights_only or isinstance(e, (pickle.UnpicklingError, EOFError)):
             raise CheckpointError(
                 f"ember.load: truncated or corrupt checkpoint ({type(e).__name__}: {e})"
@@ -327,8 +357,9 @@ class _Bounded(io.RawIOBase):
 class _NoGlobals(pickle.Unpickler):
     def find_class(self, module, name):
         raise CheckpointError(
-            "ember.load: not an ember checkpoint nor a PyTorch one (neither ember's format, PyTorch's zip "
-            f"archive, nor PyTorch's legacy format: its header names {module}.{name})"
+            "ember.load: not an ember checkpoint nor a PyTorch one (neither ember's format, "
+            f"PyTorch's zip archive, nor PyTorch's legacy format: its header names "
+            f"{module}.{name})"
         )
 
     def persistent_load(self, pid):
@@ -349,7 +380,9 @@ class LegacyReader(_Reader):
         if not self.dry:
             off = self.offsets.get(lazy.key)
             if off is None or off[1] != lazy.nbytes:
-                raise CheckpointError(f"ember.load: corrupt legacy checkpoint (storage {lazy.key!r})")
+                raise CheckpointError(
+                    f"ember.load: corrupt legacy checkpoint (storage {lazy.key!r})"
+                )
 
     def read_storage(self, lazy, dtype):
         start, nbytes = self.offsets[lazy.key]
@@ -366,8 +399,9 @@ def _header_pickle(stream, what):
         raise
     except Exception as e:  # noqa: BLE001 - whatever the bytes are, they are not a checkpoint
         raise CheckpointError(
-            "ember.load: not an ember checkpoint nor a PyTorch one (neither ember's format, PyTorch's zip "
-            f"archive, nor PyTorch's legacy format; {what}: {type(e).__name__}: {e})"
+            "ember.load: not an ember checkpoint nor a PyTorch one (neither ember's format, "
+            f"PyTorch's zip archive, nor PyTorch's legacy format; {what}: "
+            f"{type(e).__name__}: {e})"
         ) from None
 
 
@@ -377,7 +411,9 @@ def load_legacy(fh, map_location, weights_only):
     fh.seek(0)
     stream = io.BufferedReader(_Bounded(fh, size))
     if _header_pickle(stream, "magic number") != LEGACY_MAGIC:
-        raise CheckpointError("ember.load: not an ember checkpoint nor a PyTorch one (invalid magic number)")
+        raise CheckpointError(
+            "ember.load: not an ember checkpoint nor a PyTorch one (invalid magic number)"
+        )
     if _header_pickle(stream, "protocol") != LEGACY_PROTOCOL:
         raise CheckpointError("ember.load: unsupported legacy checkpoint protocol version")
     info = _header_pickle(stream, "sys_info")
@@ -399,7 +435,9 @@ def load_legacy(fh, map_location, weights_only):
         itemsize = U.ember_dtype(lazy.dtype_name).itemsize if lazy and lazy.dtype_name else 1
         nbytes = numel * itemsize
         if lazy is None or numel < 0 or pos + 8 + nbytes > size or nbytes != lazy.nbytes:
-            raise CheckpointError(f"ember.load: truncated or corrupt legacy checkpoint (storage {key!r})")
+            raise CheckpointError(
+                f"ember.load: truncated or corrupt legacy checkpoint (storage {key!r})"
+            )
         reader.offsets[key] = (pos + 8, nbytes)
         pos += 8 + nbytes
     # Pass 2 builds the object with the storages read from their checked extents.

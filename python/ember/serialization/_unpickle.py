@@ -15,9 +15,9 @@ import pickle
 import re
 
 from .. import _C
+from .._device import device as _device
 from .._ops.creation import empty
 from .._size import Size
-from .._device import device as _device
 from ..nn.parameter import Parameter
 
 Tensor = _C.Tensor
@@ -103,8 +103,10 @@ def ember_dtype(name):
     """The ember dtype called `name`, or a CheckpointError naming what ember lacks."""
     dt = getattr(_C, name, None)
     if not isinstance(dt, _C.dtype):
-        raise CheckpointError(f"ember.load: the checkpoint holds tensors of dtype torch.{name}, "
-                              "which ember does not support")
+        raise CheckpointError(
+            f"ember.load: the checkpoint holds tensors of dtype torch.{name}, "
+            "which ember does not support"
+        )
     return dt
 
 
@@ -165,8 +167,8 @@ class LazyStorage:
             self.tensor = self.reader.read_storage(self, dtype)
         elif self.tensor.dtype != dtype:
             raise CheckpointError(
-                f"ember.load: storage {self.key!r} is viewed as both {dtype_name(self.tensor.dtype)}"
-                f" and {dtype_name(dtype)}, which ember cannot share"
+                f"ember.load: storage {self.key!r} is viewed as both "
+                f"{dtype_name(self.tensor.dtype)} and {dtype_name(dtype)}, which ember cannot share"
             )
         return self.tensor
 
@@ -176,7 +178,9 @@ def _int_tuple(value, what):
         raise CheckpointError(f"ember.load: corrupt tensor record: {what} is not a tuple of ints")
     for v in value:
         if type(v) is not int:
-            raise CheckpointError(f"ember.load: corrupt tensor record: {what} is not a tuple of ints")
+            raise CheckpointError(
+                f"ember.load: corrupt tensor record: {what} is not a tuple of ints"
+            )
     return tuple(value)
 
 

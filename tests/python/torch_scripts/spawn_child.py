@@ -7,7 +7,9 @@ import torch
 
 out = subprocess.run(
     [sys.executable, "-c", "import torch, torch.nn; print(torch.__name__, torch.nn.__name__)"],
-    capture_output=True, text=True, check=True,
+    capture_output=True,
+    text=True,
+    check=True,
 )
 print("parent", torch.__name__)
 print("child", out.stdout.strip())

@@ -7,9 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.optim as optim
-from torch.utils.data import DataLoader
-
 from _helper import make_data
+from torch.utils.data import DataLoader
 
 
 class Net(nn.Module):
