@@ -36,9 +36,15 @@ def _make(path, mb):
     torch.manual_seed(0)
     sd, left, i = {}, mb * 2**20 // 4, 0
     while left > 0:  # a transformer-like mix: big matrices, biases, norms
-        for name, shape in (("qkv", (768 * 3, 768)), ("qkv_bias", (768 * 3,)),
-                            ("proj", (768, 768)), ("norm", (768,)), ("fc1", (3072, 768)),
-                            ("fc2", (768, 3072)), ("fc_bias", (3072,))):
+        for name, shape in (
+            ("qkv", (768 * 3, 768)),
+            ("qkv_bias", (768 * 3,)),
+            ("proj", (768, 768)),
+            ("norm", (768,)),
+            ("fc1", (3072, 768)),
+            ("fc2", (768, 3072)),
+            ("fc_bias", (3072,)),
+        ):
             n = min(left, shape[0] * (shape[1] if len(shape) > 1 else 1))
             if n <= 0:
                 break
@@ -55,7 +61,9 @@ def _run(lib, path, mmap, repeat):
     for _ in range(repeat):
         out = subprocess.run(
             [sys.executable, "-c", PROBE, lib, path, "1" if mmap else "0"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         dt, peak, total = out.stdout.split()
         times.append(float(dt))
