@@ -68,6 +68,7 @@ _C._set_size_class(Size)
 
 from . import (  # noqa: E402,F401
     _dynamo,
+    accelerator,
     amp,
     autograd,
     backends,
@@ -82,6 +83,7 @@ from . import (  # noqa: E402,F401
     fx,
     jit,
     linalg,
+    mps,
     multiprocessing,
     nn,
     onnx,
@@ -92,6 +94,7 @@ from . import (  # noqa: E402,F401
     testing,
     utils,
     version,
+    xpu,
 )
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from ._device import device  # noqa: E402

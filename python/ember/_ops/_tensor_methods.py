@@ -189,6 +189,8 @@ REPLACE = {
 PROPERTIES = {
     "device": lambda self: CPU,
     "is_cpu": lambda self: True,
+    "is_xpu": lambda self: False,
+    "is_mps": lambda self: False,
     "layout": lambda self: _process.strided,
     "itemsize": lambda self: self.element_size(),
     "nbytes": lambda self: self.numel() * self.element_size(),
@@ -200,6 +202,8 @@ PROPERTIES = {
 PROPERTY_DOCS = {
     "device": "device -> device\n\nWhere the tensor's data lives: the CPU, for every ember tensor.",
     "is_cpu": "is_cpu -> bool\n\nTrue: every ember tensor lives on the CPU.",
+    "is_xpu": "is_xpu -> bool\n\nFalse: every ember tensor lives on the CPU.",
+    "is_mps": "is_mps -> bool\n\nFalse: every ember tensor lives on the CPU.",
     "layout": "layout -> layout\n\nThe memory layout: strided, for every ember tensor.",
     "itemsize": "itemsize -> int\n\nThe size of one element in bytes.",
     "nbytes": "nbytes -> int\n\nThe size of the elements in bytes (numel() * itemsize).",

@@ -1,0 +1,79 @@
+"""python -m ember.run: unmodified PyTorch scripts (tests/python/torch_scripts/) run on ember,
+every torch import in every module resolving to ember, child processes included."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).parent / "torch_scripts"
+
+
+def _run(*args, env=None, check=True):
+    out = subprocess.run(
+        [sys.executable, *args],
+        cwd=SCRIPTS,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    if check:
+        assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+def _fields(stdout):
+    return dict(line.split(" ", 1) for line in stdout.splitlines() if " " in line)
+
+
+@pytest.mark.parametrize("form", ["script", "module"])
+def test_training_script_runs_on_ember(form):
+    target = ["train_mlp.py"] if form == "script" else ["-m", "train_mlp"]
+    out = _fields(_run("-m", "ember.run", *target, "--epochs", "2").stdout)
+    assert out["tensor-module"].startswith("ember")
+    assert out["names"] == "ember ember.nn ember.nn.functional ember"  # helper module too
+    assert out["argv"] == "['--epochs', '2']"
+    assert out["accelerator"] == "False"
+    loss = float(out["loss"])
+    assert 0.0 < loss < 0.7
+    torch = pytest.importorskip("torch")  # the same script on PyTorch gives the same loss
+    ref = _fields(_run("train_mlp.py", "--epochs", "2").stdout)
+    assert ref["tensor-module"] == "torch" and torch.__name__ == "torch"
+    assert abs(float(ref["loss"]) - loss) < 1e-4
+
+
+def test_missing_submodule_fails_naming_it():
+    out = _run("-m", "ember.run", "missing_submodule.py", check=False)
+    assert out.returncode == 1
+    assert "imported ember" in out.stdout
+    assert "ModuleNotFoundError: No module named 'torch.nn.not_a_real_submodule'" in out.stderr
+
+
+def test_child_processes_alias_torch_too():
+    out = _fields(_run("-m", "ember.run", "spawn_child.py").stdout)
+    assert out["parent"] == "ember" and out["child"] == "ember ember.nn"
+
+
+def test_environment_switch_is_opt_in():
+    env = _run("-m", "ember.run", "--env").stdout.strip()
+    assert env.startswith("export EMBER_AS_TORCH=1 PYTHONPATH=")
+    hook = env.split("PYTHONPATH=", 1)[1].strip("'").split(os.pathsep)[0]
+    assert Path(hook, "sitecustomize.py").is_file()
+    probe = "import sys, torch; print(torch.__name__)"
+    base = {k: v for k, v in os.environ.items() if k not in ("EMBER_AS_TORCH", "PYTHONPATH")}
+    on = _run("-c", probe, env={**base, "EMBER_AS_TORCH": "1", "PYTHONPATH": hook})
+    assert on.stdout.strip() == "ember"
+    # The hook directory alone, without the switch, changes nothing.
+    pytest.importorskip("torch")
+    off = _run("-c", probe, env={**base, "EMBER_AS_TORCH": "0", "PYTHONPATH": hook})
+    assert off.stdout.strip() == "torch"
+
+
+def test_alias_refuses_after_real_torch():
+    pytest.importorskip("torch")
+    code = "import torch; from ember import _torch_alias; _torch_alias.install()"
+    out = _run("-c", code, check=False)
+    assert out.returncode == 1 and "already imported" in out.stderr
