@@ -66,7 +66,7 @@ from ._size import Size  # noqa: E402
 
 _C._set_size_class(Size)
 
-from . import (  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
+from . import (  # noqa: E402,F401
     amp,
     autograd,
     backends,
@@ -76,11 +76,13 @@ from . import (  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
     distributed,
     distributions,
     func,
+    fx,
     jit,
     linalg,
     multiprocessing,
     nn,
     optim,
+    overrides,
     random,
     special,
     testing,

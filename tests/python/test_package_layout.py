@@ -81,10 +81,15 @@ def _assigned_objects(tree):
     return out
 
 
+# Function modes swap ember's public functions and Tensor's attributes for routing wrappers while
+# a mode is active and put the originals back after (ember.overrides): the one other writer.
+_MODE_ROUTING = PKG / "overrides.py"
+
+
 def test_only_the_table_assigns_to_tensor():
     offenders = []
     for path in _sources():
-        if path == PKG / "_ops" / "_tensor_methods.py":
+        if path in (PKG / "_ops" / "_tensor_methods.py", _MODE_ROUTING):
             continue
         for line, target in _assigned_objects(ast.parse(path.read_text())):
             if target == "Tensor" or target.endswith(".Tensor"):
@@ -96,7 +101,7 @@ def test_no_module_writes_into_an_imported_module():
     # (The table's own setattr on Tensor is the one exception, checked above.)
     offenders = []
     for path in _sources():
-        if path == PKG / "_ops" / "_tensor_methods.py":
+        if path in (PKG / "_ops" / "_tensor_methods.py", _MODE_ROUTING):
             continue
         tree = ast.parse(path.read_text())
         imported = set()

@@ -1,0 +1,26 @@
+"""ember.fx: torch.fx's toolkit for capturing and transforming programs as graphs.
+
+``symbolic_trace`` records a module's or function's operations into a ``Graph`` of ``Node``s;
+``GraphModule`` turns a Graph back into a runnable module with readable generated code;
+``Interpreter``/``Transformer`` run and rewrite graphs node by node; ``passes.shape_prop`` and
+``subgraph_rewriter`` are passes over them."""
+
+from . import proxy  # noqa: F401  (ember.fx.proxy.TraceError, as torch.fx.proxy)
+from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
+from .graph import Graph
+from .graph_module import GraphModule
+from .node import Node, has_side_effect, map_arg
+from .proxy import Proxy
+
+__all__ = [
+    "Graph",
+    "GraphModule",
+    "Node",
+    "Proxy",
+    "Tracer",
+    "PH",
+    "symbolic_trace",
+    "wrap",
+    "map_arg",
+    "has_side_effect",
+]

@@ -1,0 +1,196 @@
+"""ember.overrides: torch's function modes, for tools that see every tensor operation of a program.
+
+`TorchFunctionMode` is torch's class: subclass it, define `__torch_function__(self, func, types,
+args=(), kwargs=None)`, and inside `with MyMode():` every call of a public ember function
+(`ember.*`, `ember.nn.functional.*`, `ember.linalg.*`, `ember.special.*`) and every Tensor method,
+property and operator reaches the mode first. `func` is the function the call would have run
+(`ember.add`, `ember.Tensor.add`, `ember.Tensor.__add__`, `ember.Tensor.shape.__get__`); inside the
+handler the mode is off, so `func(*args, **kwargs)` computes as usual and the ember calls `func`
+makes internally are not seen. Modes nest: the innermost handles the call.
+
+Why patching: ember's functions are bindings that take tensors directly, so a check for modes in
+every call would cost every eager program. Instead, the first mode entered replaces the public
+functions and Tensor's attributes with routing wrappers and the last one out puts the originals
+back: eager code outside a mode runs the bindings untouched. Code that kept a reference to a
+function before the mode was entered (`from ember import relu`) calls the original and is not seen.
+"""
+
+import functools
+import threading
+
+from . import _C
+
+__all__ = ["TorchFunctionMode"]
+
+# Module-level functions that configure ember or its random state rather than compute on tensors.
+_NOT_ROUTED = frozenset(
+    {
+        "compile",
+        "manual_seed",
+        "seed",
+        "initial_seed",
+        "is_tensor",
+        "is_storage",
+        "save",
+        "load",
+        "typename",
+    }
+)
+_CONFIG_PREFIXES = ("set_", "get_", "use_", "are_")
+
+# Operators and conversions of Tensor that torch routes to modes (its private methods are not).
+_ROUTED_DUNDERS = frozenset(
+    f"__{name}__"
+    for name in (
+        "add radd iadd sub rsub isub mul rmul imul truediv rtruediv itruediv div rdiv idiv "
+        "floordiv rfloordiv ifloordiv mod rmod imod pow rpow ipow matmul rmatmul imatmul "
+        "and rand iand or ror ior xor rxor ixor lshift rlshift ilshift rshift rrshift irshift "
+        "neg pos abs invert eq ne lt le gt ge getitem setitem bool float int index len iter "
+        "contains"
+    ).split()
+)
+
+# Modes are per thread, as torch's are; the patches are process-wide while any thread has a mode.
+_local = threading.local()
+_lock = threading.Lock()
+_active = 0  # modes entered and not yet exited, over all threads
+_patches = []  # (owner, name, original attribute) while _active > 0
+
+
+def _stack():
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+class TorchFunctionMode:
+    """Base class of function modes: `with mode:` routes ember's public API to
+    `mode.__torch_function__(func, types, args, kwargs)` (see the module docstring)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        global _active
+        with _lock:
+            if not _active:
+                _install()
+            _active += 1
+        _stack().append(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        global _active
+        stack = _stack()
+        if not stack or stack[-1] is not self:
+            raise RuntimeError(
+                "TorchFunctionMode.__exit__: expected this mode to be the innermost active mode "
+                "of this thread; modes must be exited in reverse order of entering"
+            )
+        stack.pop()
+        with _lock:
+            _active -= 1
+            if not _active:
+                _uninstall()
+        return False
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        """Enters a new mode of this class; returns it (exit it with `mode.__exit__(None, None,
+        None)` or use the instance in a with block)."""
+        mode = cls(*args, **kwargs)
+        mode.__enter__()
+        return mode
+
+
+def _get_current_function_mode_stack():
+    """The active function modes, innermost last."""
+    return list(_stack())
+
+
+def _tensor_types(args, kwargs):
+    found = []
+    for arg in (*args, *kwargs.values()):
+        items = arg if isinstance(arg, (list, tuple)) else (arg,)
+        for item in items:
+            t = type(item)
+            if (isinstance(item, _C.Tensor) or hasattr(t, "__torch_function__")) and t not in found:
+                found.append(t)
+    return tuple(found)
+
+
+def _route(func, args, kwargs):
+    """Hands the call to the innermost mode with that mode switched off meanwhile."""
+    stack = _stack()
+    if not stack:
+        return func(*args, **kwargs)
+    mode = stack.pop()
+    try:
+        return mode.__torch_function__(func, _tensor_types(args, kwargs), args, kwargs)
+    finally:
+        stack.append(mode)
+
+
+def _function_wrapper(func):
+    @functools.wraps(func)
+    def routed(*args, **kwargs):
+        return _route(func, args, kwargs)
+
+    return routed
+
+
+def _property_wrapper(prop):
+    getter = prop.__get__
+
+    def get(self):
+        return _route(getter, (self,), {})
+
+    return property(get, prop.fset, prop.fdel, prop.__doc__)
+
+
+def _routed_module_names(module):
+    for name, value in list(vars(module).items()):
+        if name.startswith("_") or name in _NOT_ROUTED or name.startswith(_CONFIG_PREFIXES):
+            continue
+        if name.startswith("is_") and name.endswith("_enabled"):
+            continue
+        if isinstance(value, type) or not callable(value):
+            continue
+        if type(value).__name__ in ("function", "nb_func", "builtin_function_or_method"):
+            yield name, value
+
+
+def _routed_tensor_attributes():
+    for name, value in list(vars(_C.Tensor).items()):
+        if name.startswith("_") and name not in _ROUTED_DUNDERS:
+            continue
+        if isinstance(value, property):
+            yield name, _property_wrapper(value), value
+        elif callable(value) and not isinstance(value, (type, staticmethod, classmethod)):
+            yield name, _function_wrapper(value), value
+
+
+def _routed_modules():
+    import ember
+    import ember.linalg
+    import ember.nn.functional
+    import ember.special
+
+    return (ember, ember.nn.functional, ember.linalg, ember.special)
+
+
+def _install():
+    for module in _routed_modules():
+        for name, value in _routed_module_names(module):
+            _patches.append((module, name, value))
+            setattr(module, name, _function_wrapper(value))
+    for name, wrapper, value in _routed_tensor_attributes():
+        _patches.append((_C.Tensor, name, value))
+        setattr(_C.Tensor, name, wrapper)
+
+
+def _uninstall():
+    while _patches:
+        owner, name, value = _patches.pop()
+        setattr(owner, name, value)
