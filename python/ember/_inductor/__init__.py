@@ -1,0 +1,197 @@
+"""ember's graph compiler backend: `compile_fx(gm, example_inputs)` turns an ember.fx graph into
+fused C++ kernels and eager calls (the backend behind `ember.compile(backend="inductor")`).
+
+Stages, one module each: lowering.py (nodes to pointwise/row/view primitives and eager calls),
+graph.py (fusion by inlining, Note [Inductor scheduling]), memory.py (buffer reuse), codegen.py
+(C++ per kernel), build.py (compiler and disk cache, Note [Kernel cache]) and runtime.py (launch
+on ember's thread pool, autograd, Note [Fused region autograd]). `metrics` counts what happened.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from . import build, codegen, config, memory, metrics
+from .graph import GraphLowering, KernelStep, is_node, is_tensor, map_nodes, mutates
+from .runtime import Plan
+
+__all__ = ["compile_fx", "config", "metrics"]
+
+_warned_no_compiler = False
+
+
+def _fetch(root, parts):
+    obj = root
+    for p in parts:
+        obj = getattr(obj, p)
+    return obj
+
+
+def run_graph(gm, inputs, attr=None):
+    """Runs gm's graph eagerly, node by node; returns {node: value} (output node excluded)."""
+    env = {}
+    it = iter(inputs)
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            env[node] = next(it)
+        elif node.op == "get_attr":
+            env[node] = attr(node) if attr else _fetch(gm, node.target.split("."))
+        elif node.op == "output":
+            break
+        else:
+            args = map_nodes(node.args, env.__getitem__)
+            kwargs = map_nodes(node.kwargs, env.__getitem__)
+            if node.op == "call_function":
+                env[node] = node.target(*args, **kwargs)
+            elif node.op == "call_method":
+                env[node] = getattr(args[0], node.target)(*args[1:], **kwargs)
+            else:
+                env[node] = _fetch(gm, node.target.split("."))(*args, **kwargs)
+    return env
+
+
+def _example_values(gm, inputs):
+    """node -> example value: node.meta["val"] where the capture recorded it for these very
+    inputs, else computed by running the graph once (on copies when it mutates its inputs, and
+    without consuming random numbers)."""
+    import ember
+
+    nodes = list(gm.graph.nodes)
+    metas = [n.meta.get("val") if hasattr(n, "meta") else None for n in nodes]
+    phs = [n for n in nodes if n.op == "placeholder"]
+    same = all(
+        not is_tensor(v) or (is_tensor(m) and tuple(m.shape) == tuple(v.shape) and m.dtype == v.dtype)
+        for n, v, m in zip(phs, inputs, [n.meta.get("val") if hasattr(n, "meta") else None for n in phs])
+    )
+    if same and all(m is not None for n, m in zip(nodes, metas) if n.op not in ("output",)):
+        vals = dict(zip(nodes, metas))
+        vals.update(zip(phs, inputs))
+        for n in nodes:
+            if n.op == "get_attr":
+                vals[n] = _fetch(gm, n.target.split("."))
+        return vals
+    writes = any(mutates(n) for n in nodes if n.op not in ("placeholder", "get_attr", "output"))
+
+    def copy(t):
+        return t.clone() if writes and is_tensor(t) else t
+
+    state = ember.get_rng_state()
+    try:
+        with ember.no_grad():
+            vals = run_graph(
+                gm,
+                [copy(t) for t in inputs],
+                attr=lambda n: copy(_fetch(gm, n.target.split("."))),
+            )
+    finally:
+        ember.set_rng_state(state)
+    vals.update(zip(phs, inputs))
+    for n in nodes:
+        if n.op == "get_attr":
+            vals[n] = _fetch(gm, n.target.split("."))
+    return vals
+
+
+def _signature(tensors):
+    return tuple(
+        (tuple(t.shape), t.stride(), t.dtype) if is_tensor(t) else type(t) for t in tensors
+    )
+
+
+class CompiledGraph:
+    """The callable compile_fx returns: one plan per input signature (shapes, strides, dtypes),
+    each a sequence of generated kernels and eager calls."""
+
+    def __init__(self, gm, example_inputs):
+        self.gm = gm
+        self.param_names = [n.target.split(".") for n in gm.graph.nodes if n.op == "get_attr"]
+        self.plans = {}
+        self.kernels = []  # generated sources (for inspection)
+        self._plan(list(example_inputs), self._params())
+
+    def _params(self):
+        return [_fetch(self.gm, p) for p in self.param_names]
+
+    def _plan(self, args, params):
+        key = _signature(args) + _signature(params)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = self._build(args)
+        return plan
+
+    def _build(self, args):
+        G = GraphLowering(self.gm, _example_values(self.gm, args)).run()
+        sources = []
+        for i, step in enumerate(s for s in G.steps if isinstance(s, KernelStep)):
+            sources.append(step.generate(f"ember_kernel_{i}").source)
+        metrics.kernels_generated += len(sources)
+        self.kernels = sources
+        lib = None
+        if sources:
+            try:
+                lib = build.load(codegen.PRELUDE + "\n".join(sources))
+            except build.CompileError as e:
+                warnings.warn(f"ember.compile: running this graph eagerly: {e}", RuntimeWarning, stacklevel=4)
+                return None
+        storage, last_use = memory.plan(G)
+        slot_of = {}
+        for b in _all_buffers(G):
+            slot_of.setdefault(b.id, len(slot_of))
+        return Plan(G, lib, storage, last_use, slot_of)
+
+    def __call__(self, *args):
+        params = self._params()
+        plan = self._plan(list(args), params)
+        if plan is None:
+            return self.gm(*args)
+        return plan.run(args, params)
+
+
+def _all_buffers(G):
+    from .memory import _buffers_in
+
+    bufs = list(G.inputs) + [b for _, b in G.params]
+    for s in G.steps:
+        if isinstance(s, KernelStep):
+            bufs += s.code.buffers
+        else:
+            bufs += _buffers_in((s.args, s.kwargs), [])
+        bufs.append(s.out)
+    bufs += _buffers_in(G.output, [])
+    return bufs
+
+
+def compile_fx(gm, example_inputs):
+    """compile_fx(gm, example_inputs) -> Callable
+
+    Compiles an ember.fx GraphModule into fused C++ kernels (pointwise chains, reductions with
+    their pointwise producers, GEMM/conv bias-and-activation epilogues) and eager calls of
+    everything else, and returns a callable with the graph's calling convention. Without a C++
+    compiler the graph runs through ember's eager kernels (one warning per process).
+
+    Args:
+        gm (ember.fx.GraphModule): the captured graph; parameters are get_attr nodes.
+        example_inputs (list of Tensor): inputs of the shapes, strides and dtypes to compile for.
+    """
+    global _warned_no_compiler
+    metrics.graphs_compiled += 1
+    if build.find_cxx() is None:
+        metrics.eager_fallbacks += 1
+        if not _warned_no_compiler:
+            _warned_no_compiler = True
+            warnings.warn(
+                "ember.compile: no C++ compiler found; compiled graphs run through ember's eager "
+                "kernels",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return _Eager(gm)
+    return CompiledGraph(gm, example_inputs)
+
+
+class _Eager:
+    def __init__(self, gm):
+        self.gm = gm
+
+    def __call__(self, *args):
+        return self.gm(*args)

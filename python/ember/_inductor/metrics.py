@@ -1,0 +1,26 @@
+"""Counters of what the compiler did, for tests and debugging (`reset()` zeroes them).
+
+- `cpp_compiles`: times the C++ compiler ran; `cache_hits`: kernels found in the disk cache;
+- `graphs_compiled`, `kernels_generated`, `fused_nodes` (graph nodes folded into a generated
+  kernel), `extern_calls` (nodes run as eager calls), `buffers_reused` (memory planning);
+- `eager_fallbacks`: graphs run through ember's eager kernels for want of a compiler.
+"""
+
+cpp_compiles = 0
+cache_hits = 0
+graphs_compiled = 0
+kernels_generated = 0
+fused_nodes = 0
+extern_calls = 0
+buffers_reused = 0
+eager_fallbacks = 0
+
+
+def reset():
+    """reset() -> None
+
+    Sets every counter to zero."""
+    g = globals()
+    for k in list(g):
+        if isinstance(g[k], int) and not k.startswith("_"):
+            g[k] = 0
