@@ -57,17 +57,26 @@ def test_pointwise_chain_is_one_kernel():
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 def test_broadcasting_and_scalars(dtype):
-    gm = build(3, lambda g, x, y, z: g.call_function(
-        ember.where,
-        (g.call_function(operator.gt, (x, 0.25)), g.call_function(operator.add, (x, y)), g.call_function(operator.mul, (z, 2))),
-    ))  # fmt: skip
-    xs = [ember.randn(4, 1, 5, dtype=dtype), ember.randn(3, 1, dtype=dtype), ember.randn(5, dtype=dtype)]
+    def body(g, x, y, z):
+        cond = g.call_function(operator.gt, (x, 0.25))
+        a = g.call_function(operator.add, (x, y))
+        b = g.call_function(operator.mul, (z, 2))
+        return g.call_function(ember.where, (cond, a, b))
+
+    gm = build(3, body)
+    xs = [
+        ember.randn(4, 1, 5, dtype=dtype),
+        ember.randn(3, 1, dtype=dtype),
+        ember.randn(5, dtype=dtype),
+    ]
     _, kernels = check(gm, xs)
     assert kernels == 1
 
 
 def test_zero_dim_and_empty_inputs():
-    gm = build(2, lambda g, x, y: g.call_function(ember.exp, (g.call_function(operator.add, (x, y)),)))
+    gm = build(
+        2, lambda g, x, y: g.call_function(ember.exp, (g.call_function(operator.add, (x, y)),))
+    )
     check(gm, [ember.randn(()), ember.randn(())])
     check(gm, [ember.randn(0, 3), ember.randn(3)])
 
@@ -87,7 +96,9 @@ def test_views_fold_into_loads():
 
 
 def test_non_contiguous_inputs():
-    gm = build(2, lambda g, x, y: g.call_function(operator.mul, (g.call_function(ember.exp, (x,)), y)))
+    gm = build(
+        2, lambda g, x, y: g.call_function(operator.mul, (g.call_function(ember.exp, (x,)), y))
+    )
     x = ember.randn(6, 8).t()
     y = ember.randn(8, 12)[:, ::2]
     check(gm, [x, y])
@@ -105,7 +116,18 @@ def test_view_outputs_alias_like_eager():
 
 def test_reshape_of_transposed_expression():
     # not expressible as a strided view: computed first, then viewed
-    gm = build(1, lambda g, x: g.call_method("view", (g.call_method("contiguous", (g.call_method("t", (g.call_function(ember.exp, (x,)),)),)), -1)))
+    gm = build(
+        1,
+        lambda g, x: g.call_method(
+            "view",
+            (
+                g.call_method(
+                    "contiguous", (g.call_method("t", (g.call_function(ember.exp, (x,)),)),)
+                ),
+                -1,
+            ),
+        ),
+    )
     check(gm, [ember.randn(3, 5)])
 
 
@@ -150,7 +172,13 @@ def test_layer_norm_and_mse_and_cross_entropy():
         ce = g.call_function(F.cross_entropy, (ln, c))
         return ln, mse, ce
 
-    xs = [ember.randn(6, 8), ember.randn(8), ember.randn(8), ember.randn(6, 8), ember.tensor([1, 0, 7, 3, 3, 2])]
+    xs = [
+        ember.randn(6, 8),
+        ember.randn(8),
+        ember.randn(8),
+        ember.randn(6, 8),
+        ember.tensor([1, 0, 7, 3, 3, 2]),
+    ]
     _, kernels = check(build(5, body), xs)
     assert kernels == 3  # layer_norm (with add+gelu inside), mse, log_softmax
 
@@ -204,9 +232,16 @@ def test_unknown_ops_run_eagerly_between_kernels():
 
 
 def test_integer_and_half_dtypes_fall_back():
-    gm = build(2, lambda g, x, y: g.call_function(operator.add, (g.call_function(operator.mul, (x, y)), 3)))
+    gm = build(
+        2, lambda g, x, y: g.call_function(operator.add, (g.call_function(operator.mul, (x, y)), 3))
+    )
     check(gm, [ember.arange(12).reshape(3, 4), ember.arange(4)])
-    check(gm, [ember.randn(3, 4).to(ember.float16), ember.randn(4).to(ember.float16)], rtol=1e-3, atol=1e-3)
+    check(
+        gm,
+        [ember.randn(3, 4).to(ember.float16), ember.randn(4).to(ember.float16)],
+        rtol=1e-3,
+        atol=1e-3,
+    )
 
 
 def test_in_place_ops_keep_eager_order():
@@ -228,7 +263,9 @@ def test_in_place_ops_keep_eager_order():
 
 def test_random_ops_keep_the_random_stream():
     def body(g, x):
-        d = g.call_function(F.dropout, (g.call_function(ember.exp, (x,)),), {"p": 0.5, "training": True})
+        d = g.call_function(
+            F.dropout, (g.call_function(ember.exp, (x,)),), {"p": 0.5, "training": True}
+        )
         return g.call_function(operator.add, (d, 1.0))
 
     gm = build(1, body)
@@ -270,12 +307,18 @@ def test_new_input_shape_compiles_a_new_plan():
 
 def _mlp_graph():
     root = ember.nn.Module()
-    root.fc1, root.ln, root.fc2 = ember.nn.Linear(6, 10), ember.nn.LayerNorm(10), ember.nn.Linear(10, 3)
+    root.fc1, root.ln, root.fc2 = (
+        ember.nn.Linear(6, 10),
+        ember.nn.LayerNorm(10),
+        ember.nn.Linear(10, 3),
+    )
 
     def body(g, x):
         h = g.call_function(F.linear, (x, g.get_attr("fc1.weight"), g.get_attr("fc1.bias")))
         h = g.call_function(F.gelu, (h,))
-        h = g.call_function(F.layer_norm, (h, (10,), g.get_attr("ln.weight"), g.get_attr("ln.bias")))
+        h = g.call_function(
+            F.layer_norm, (h, (10,), g.get_attr("ln.weight"), g.get_attr("ln.bias"))
+        )
         h = g.call_function(F.linear, (h, g.get_attr("fc2.weight"), g.get_attr("fc2.bias")))
         return g.call_function(F.softmax, (h,), {"dim": -1})
 
@@ -302,6 +345,7 @@ def test_gradcheck_float64(which):
     if which == "chain":
         gm, shapes = build(2, chain), [(3, 4), (4,)]
     elif which == "reduce":
+
         def body(g, x, y):
             p = g.call_function(ember.tanh, (g.call_function(operator.mul, (x, y)),))
             v = g.call_function(ember.var, (p,), {"dim": 1, "keepdim": True})
@@ -310,6 +354,7 @@ def test_gradcheck_float64(which):
 
         gm, shapes = build(2, body), [(3, 4), (3, 1)]
     else:
+
         def body(g, x, y):
             t = g.call_method("t", (x,))
             e = g.call_method("expand", (y, 4, 3))

@@ -5,9 +5,9 @@ too: whatever is not lowered runs eagerly and must still be right)."""
 
 import numpy as np
 import pytest
+from op_db import BINARY_OPS as _B
 from op_db import REDUCTION_OPS, Dt, T
 from op_db import UNARY_OPS as _U
-from op_db import BINARY_OPS as _B
 from test_ops import as_tuple, make_tensor, map_structure, to_numpy
 
 import ember
@@ -51,7 +51,10 @@ def graph_for(op, sample):
 
 def _close(got, want, dtype, op):
     rtol, atol = op.tolerance(dtype)
-    rtol, atol = max(rtol, 1e-5 if dtype == "float32" else 1e-9), max(atol, 1e-5 if dtype == "float32" else 1e-9)
+    rtol, atol = (
+        max(rtol, 1e-5 if dtype == "float32" else 1e-9),
+        max(atol, 1e-5 if dtype == "float32" else 1e-9),
+    )
     a, b = to_numpy(got), to_numpy(want)
     assert a.shape == b.shape and a.dtype == b.dtype
     if a.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 
 from . import build, codegen, config, memory, metrics
-from .graph import GraphLowering, KernelStep, is_node, is_tensor, map_nodes, mutates
+from .graph import GraphLowering, KernelStep, is_tensor, map_nodes, mutates
 from .runtime import Plan
 
 __all__ = ["compile_fx", "config", "metrics"]
@@ -60,8 +60,11 @@ def _example_values(gm, inputs):
     metas = [n.meta.get("val") if hasattr(n, "meta") else None for n in nodes]
     phs = [n for n in nodes if n.op == "placeholder"]
     same = all(
-        not is_tensor(v) or (is_tensor(m) and tuple(m.shape) == tuple(v.shape) and m.dtype == v.dtype)
-        for n, v, m in zip(phs, inputs, [n.meta.get("val") if hasattr(n, "meta") else None for n in phs])
+        not is_tensor(v)
+        or (is_tensor(m) and tuple(m.shape) == tuple(v.shape) and m.dtype == v.dtype)
+        for n, v, m in zip(
+            phs, inputs, [n.meta.get("val") if hasattr(n, "meta") else None for n in phs]
+        )
     )
     if same and all(m is not None for n, m in zip(nodes, metas) if n.op not in ("output",)):
         vals = dict(zip(nodes, metas))
@@ -124,14 +127,16 @@ class CompiledGraph:
         sources = []
         for i, step in enumerate(s for s in G.steps if isinstance(s, KernelStep)):
             sources.append(step.generate(f"ember_kernel_{i}").source)
-        metrics.kernels_generated += len(sources)
+        metrics.add("kernels_generated", len(sources))
         self.kernels = sources
         lib = None
         if sources:
             try:
                 lib = build.load(codegen.PRELUDE + "\n".join(sources))
             except build.CompileError as e:
-                warnings.warn(f"ember.compile: running this graph eagerly: {e}", RuntimeWarning, stacklevel=4)
+                warnings.warn(
+                    f"ember.compile: running this graph eagerly: {e}", RuntimeWarning, stacklevel=4
+                )
                 return None
         storage, last_use = memory.plan(G)
         slot_of = {}
@@ -174,9 +179,9 @@ def compile_fx(gm, example_inputs):
         example_inputs (list of Tensor): inputs of the shapes, strides and dtypes to compile for.
     """
     global _warned_no_compiler
-    metrics.graphs_compiled += 1
+    metrics.add("graphs_compiled")
     if build.find_cxx() is None:
-        metrics.eager_fallbacks += 1
+        metrics.add("eager_fallbacks")
         if not _warned_no_compiler:
             _warned_no_compiler = True
             warnings.warn(

@@ -171,7 +171,7 @@ def _compile(cxx, source, d, key):
         out = Path(tmp) / "kernels.so"
         cmd = [cxx, *config.cxxflags, f"-I{include_dir()}", str(src), "-o", str(out)]
         run = subprocess.run(cmd, capture_output=True, text=True)
-        metrics.cpp_compiles += 1
+        metrics.add("cpp_compiles")
         if run.returncode != 0:
             raise CompileError(f"ember._inductor: the C++ compiler failed:\n{run.stderr[-4000:]}")
         data = out.read_bytes()
@@ -207,7 +207,7 @@ def load(source):
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     else:
-        metrics.cache_hits += 1
+        metrics.add("cache_hits")
     lib = ctypes.CDLL(str(so))
     _loaded[key] = lib
     return lib

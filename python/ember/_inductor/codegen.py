@@ -172,7 +172,10 @@ def _embed(shape, op_shape, strides):
     """Strides of an operand of op_shape broadcast (right-aligned) to shape."""
     pad = len(shape) - len(op_shape)
     out = [0] * pad + list(strides)
-    return [0 if (d >= pad and op_shape[d - pad] == 1 and shape[d] != 1) else out[d] for d in range(len(shape))]
+    return [
+        0 if (d >= pad and op_shape[d - pad] == 1 and shape[d] != 1) else out[d]
+        for d in range(len(shape))
+    ]
 
 
 def row(name, kind, in_shape, rdims, operands, params, out):
@@ -192,7 +195,9 @@ def row(name, kind, in_shape, rdims, operands, params, out):
             out_strides.append(0 if d in rset else next(it))
     exprs = []
     for expr, shp in operands:
-        exprs.append(remap_loads(expr, lambda ld, shp=shp: (ld.offset, _embed(in_shape, shp, ld.strides))))
+        exprs.append(
+            remap_loads(expr, lambda ld, shp=shp: (ld.offset, _embed(in_shape, shp, ld.strides)))
+        )
     em = _Emitter([out])
     for e in exprs:
         for ld in walk(e):
@@ -221,19 +226,31 @@ def row(name, kind, in_shape, rdims, operands, params, out):
         st = cstrides[k + 1]
         terms = [str(ld.offset)] + [f"c{d} * {st[d]}" for d in K if st[d]]
         head.append(f"    const int64_t b{k} = {' + '.join(terms)};")
-    head.append(f"    const int64_t ob = {' + '.join(['0'] + [f'c{d} * {cstrides[0][d]}' for d in K if cstrides[0][d]])};")
+    head.append(
+        "    const int64_t ob = "
+        + " + ".join(["0"] + [f"c{d} * {cstrides[0][d]}" for d in K if cstrides[0][d]])
+        + ";"
+    )
 
     def idx(k):
         st = cstrides[k + 1]
-        return " + ".join([f"b{k}"] + [f"r{d} * {st[d]}" if st[d] != 1 else f"r{d}" for d in R if st[d]])
+        return " + ".join(
+            [f"b{k}"] + [f"r{d} * {st[d]}" if st[d] != 1 else f"r{d}" for d in R if st[d]]
+        )
 
     def load_fn(e):
         k = em.load_key(e)
         return f"{ptr[id(uniq[k])]}[{idx(k)}]"
 
-    rflat = " + ".join(["0"] + [f"r{d} * {s}" for d, s in zip(R, contiguous_strides([cshape[d] for d in R]))])
+    rflat = " + ".join(
+        ["0"] + [f"r{d} * {s}" for d, s in zip(R, contiguous_strides([cshape[d] for d in R]))]
+    )
     oidx = " + ".join(["ob"] + [f"r{d} * {cstrides[0][d]}" for d in R if cstrides[0][d]])
-    use_buf = kind in MULTI_PASS and rsize <= ROWBUF_MAX and any(isinstance(e, Op) for e in walk(exprs[0]))
+    use_buf = (
+        kind in MULTI_PASS
+        and rsize <= ROWBUF_MAX
+        and any(isinstance(e, Op) for e in walk(exprs[0]))
+    )
     v_lines, v_name = _expr_lines(exprs[0], load_fn, "v")
 
     def nest(stmts, first=False, clause=None, extra=()):
@@ -268,13 +285,20 @@ def row(name, kind, in_shape, rdims, operands, params, out):
         elif kind == "mean":
             body.append(f"    p0[ob] = static_cast<{T}>(mean);")
         else:
-            body += [f"    {A} acc2 = 0;"] + nest([f"const {A} dv = {A}(v) - mean;", "acc2 += dv * dv;"], clause="+:acc2")
+            body += [f"    {A} acc2 = 0;"] + nest(
+                [f"const {A} dv = {A}(v) - mean;", "acc2 += dv * dv;"], clause="+:acc2"
+            )
             if kind in ("var", "std"):
                 corr = params.get("correction", 1)
                 body.append(f"    const {A} var = acc2 / {A}({rsize} - {corr});")
-                body.append(f"    p0[ob] = static_cast<{T}>({'std::sqrt(var)' if kind == 'std' else 'var'});")
+                body.append(
+                    f"    p0[ob] = static_cast<{T}>({'std::sqrt(var)' if kind == 'std' else 'var'});"  # noqa: E501
+                )
             else:
-                body.append(f"    const {A} rstd = 1.0 / std::sqrt(acc2 / {A}({rsize}) + {A}({params['eps']!r}));")
+                body.append(
+                    f"    const {A} rstd = 1.0 / "
+                    f"std::sqrt(acc2 / {A}({rsize}) + {A}({params['eps']!r}));"
+                )
                 extra, terms = [], []
                 for k, tag in ((1, "w"), (2, "bb")):
                     if k < len(exprs) and exprs[k] is not None:
@@ -292,15 +316,27 @@ def row(name, kind, in_shape, rdims, operands, params, out):
         body.append(f"    p0[ob] = static_cast<{T}>(acc);")
     elif kind in ("amax", "amin"):
         cmp, init = (">", "-INFINITY") if kind == "amax" else ("<", "INFINITY")
-        body += [f"    {T_in} m = {init};"] + nest([f"m = (v {cmp} m || v != v) ? v : m;"], first=True)
+        body += [f"    {T_in} m = {init};"] + nest(
+            [f"m = (v {cmp} m || v != v) ? v : m;"], first=True
+        )
         body.append(f"    p0[ob] = static_cast<{T}>(m);")
     elif kind in ("softmax", "log_softmax", "logsumexp"):
-        body += [f"    {T_in} m = -INFINITY;"] + nest(["m = (v > m || v != v) ? v : m;"], first=True)
+        body += [f"    {T_in} m = -INFINITY;"] + nest(
+            ["m = (v > m || v != v) ? v : m;"], first=True
+        )
         body.append(f"    const {T_in} ms = std::isinf(m) ? {T_in}(0) : m;")
-        body += [f"    {A} s = 0;"] + nest([f"s += {A}(vm::fast_exp(static_cast<{T_in}>(v - ms)));"], clause="+:s")
+        body += [f"    {A} s = 0;"] + nest(
+            [f"s += {A}(vm::fast_exp(static_cast<{T_in}>(v - ms)));"], clause="+:s"
+        )
         if kind == "softmax":
             body.append(f"    const {T_in} inv = static_cast<{T_in}>(1.0 / s);")
-            body += nest([f"p0[{oidx}] = static_cast<{T}>(vm::fast_exp(static_cast<{T_in}>(v - ms)) * inv);"], clause="")
+            body += nest(
+                [
+                    f"p0[{oidx}] = static_cast<{T}>("
+                    f"vm::fast_exp(static_cast<{T_in}>(v - ms)) * inv);"
+                ],
+                clause="",
+            )
         elif kind == "log_softmax":
             body.append(f"    const {T_in} ls = static_cast<{T_in}>(std::log(s));")
             body += nest([f"p0[{oidx}] = static_cast<{T}>(v - ms - ls);"], clause="")

@@ -55,7 +55,13 @@ def is_tensor(x):
     return type(x).__name__ == "Tensor" and hasattr(x, "data_ptr")
 
 
-_INPLACE_OPERATORS = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.setitem}
+_INPLACE_OPERATORS = {
+    operator.iadd,
+    operator.isub,
+    operator.imul,
+    operator.itruediv,
+    operator.setitem,
+}
 
 
 def mutates(node):
@@ -200,7 +206,7 @@ class GraphLowering:
             else:
                 fn = node.target
         self.steps.append(ExternStep(node, fn, args, kwargs, out))
-        metrics.extern_calls += 1
+        metrics.add("extern_calls")
         return out
 
     def extern_node(self, node):
@@ -266,7 +272,7 @@ class GraphLowering:
                     self.extern_node(node)
                 else:
                     if val.kind == "compute":
-                        metrics.fused_nodes += 1
+                        metrics.add("fused_nodes")
                     self.env[node] = val
                     if val.kind == "buffer" and node not in self.realized:
                         self.realized[node] = val.expr.buf

@@ -117,7 +117,7 @@ def loads(expr):
 
 
 def remap_loads(expr, fn):
-    """A copy of `expr` whose loads are `fn(load) -> (offset, strides)`; None if fn fails for one."""
+    """A copy of `expr` whose loads are `fn(load) -> (offset, strides)`; None if fn fails."""
     memo = {}
 
     def go(e):

@@ -150,7 +150,9 @@ def _unary(name, sig=(), fixed=None):
         params = dict(fixed or {})
         params.update(a)
         x = params.pop("input")
-        if not isinstance(x, Val) or any(v is not None and not _is_num(v) and not isinstance(v, str) for v in params.values()):
+        if not isinstance(x, Val) or any(
+            v is not None and not _is_num(v) and not isinstance(v, str) for v in params.values()
+        ):
             raise NotLowered
         return pw(name, [x], shape, out, **params)
 
@@ -220,7 +222,19 @@ def _where(G, node):
     c = a["condition"]
     if not isinstance(c, Val) or c.dtype != "bool":
         raise NotLowered
-    return Val(shape, out, Op("where", [operand(c, shape, "bool"), operand(a["input"], shape, out), operand(a["other"], shape, out)], out))
+    return Val(
+        shape,
+        out,
+        Op(
+            "where",
+            [
+                operand(c, shape, "bool"),
+                operand(a["input"], shape, out),
+                operand(a["other"], shape, out),
+            ],
+            out,
+        ),
+    )
 
 
 def _method_where(G, node):
@@ -229,7 +243,19 @@ def _method_where(G, node):
     c = a["condition"]
     if not isinstance(c, Val) or c.dtype != "bool":
         raise NotLowered
-    return Val(shape, out, Op("where", [operand(c, shape, "bool"), operand(a["input"], shape, out), operand(a["other"], shape, out)], out))
+    return Val(
+        shape,
+        out,
+        Op(
+            "where",
+            [
+                operand(c, shape, "bool"),
+                operand(a["input"], shape, out),
+                operand(a["other"], shape, out),
+            ],
+            out,
+        ),
+    )
 
 
 def _masked_fill(G, node):
@@ -238,7 +264,15 @@ def _masked_fill(G, node):
     m, v = a["mask"], a["value"]
     if not isinstance(m, Val) or m.dtype != "bool" or not _is_num(v):
         raise NotLowered
-    return Val(shape, out, Op("where", [operand(m, shape, "bool"), Const(v, out), operand(a["input"], shape, out)], out))
+    return Val(
+        shape,
+        out,
+        Op(
+            "where",
+            [operand(m, shape, "bool"), Const(v, out), operand(a["input"], shape, out)],
+            out,
+        ),
+    )
 
 
 def _clamp(G, node):
@@ -408,10 +442,15 @@ def _getitem(G, node):
         raise NotLowered
     shape, _ = _meta(G, node)
     idx = idx if isinstance(idx, tuple) else (idx,)
-    if not all(i is None or i is Ellipsis or isinstance(i, (int, slice)) and not isinstance(i, bool) for i in idx):
+    if not all(
+        i is None or i is Ellipsis or isinstance(i, (int, slice)) and not isinstance(i, bool)
+        for i in idx
+    ):
         raise NotLowered
     for i in idx:
-        if isinstance(i, slice) and not all(v is None or isinstance(v, int) for v in (i.start, i.stop, i.step)):
+        if isinstance(i, slice) and not all(
+            v is None or isinstance(v, int) for v in (i.start, i.stop, i.step)
+        ):
             raise NotLowered
     real = sum(1 for i in idx if i is not None and i is not Ellipsis)
     if real > len(x.shape) or sum(i is Ellipsis for i in idx) > 1:
@@ -500,17 +539,25 @@ def _full_max(kind):
 
 def _var(kind):
     def lower(G, node):
-        a = _args(G, node, ("input", ("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)))
+        a = _args(
+            G,
+            node,
+            ("input", ("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)),
+        )
         if isinstance(a["dim"], bool):
             a["unbiased"], a["dim"] = a["dim"], None
         x = a["input"]
         if not isinstance(x, Val):
             raise NotLowered
-        corr = a["correction"] if a["correction"] is not None else (0 if a["unbiased"] is False else 1)
+        corr = (
+            a["correction"] if a["correction"] is not None else (0 if a["unbiased"] is False else 1)
+        )
         dims = _dims(a["dim"], len(x.shape)) if x.shape else ()
         if numel([x.shape[d] for d in dims]) - corr <= 0 or not isinstance(corr, int):
             raise NotLowered
-        return row_value(G, node, kind, x, dims, keepdim=bool(a["keepdim"]), dims=dims, correction=corr)
+        return row_value(
+            G, node, kind, x, dims, keepdim=bool(a["keepdim"]), dims=dims, correction=corr
+        )
 
     return lower
 
@@ -553,7 +600,9 @@ def _logsumexp(G, node):
 
 
 def _layer_norm(G, node):
-    a = _args(G, node, ("input", "normalized_shape", ("weight", None), ("bias", None), ("eps", 1e-5)))
+    a = _args(
+        G, node, ("input", "normalized_shape", ("weight", None), ("bias", None), ("eps", 1e-5))
+    )
     x, ns = a["input"], a["normalized_shape"]
     ns = (ns,) if isinstance(ns, int) else tuple(ns)
     if not isinstance(x, Val) or tuple(x.shape[len(x.shape) - len(ns) :]) != ns or not ns:
@@ -578,9 +627,17 @@ def _layer_norm(G, node):
 
 
 def _mse_loss(G, node):
-    a = _args(G, node, ("input", "target", ("size_average", None), ("reduce", None), ("reduction", "mean")))
+    a = _args(
+        G,
+        node,
+        ("input", "target", ("size_average", None), ("reduce", None), ("reduction", "mean")),
+    )
     x, t = a["input"], a["target"]
-    if not (isinstance(x, Val) and isinstance(t, Val)) or a["size_average"] is not None or a["reduce"] is not None:
+    if (
+        not (isinstance(x, Val) and isinstance(t, Val))
+        or a["size_average"] is not None
+        or a["reduce"] is not None
+    ):
         raise NotLowered
     if x.dtype not in FLOATS or t.dtype != x.dtype:
         raise NotLowered
@@ -598,7 +655,19 @@ def _mse_loss(G, node):
 def _cross_entropy(G, node):
     from .graph import Buffer
 
-    a = _bind(node, ("input", "target", ("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None), ("reduction", "mean"), ("label_smoothing", 0.0)))
+    a = _bind(
+        node,
+        (
+            "input",
+            "target",
+            ("weight", None),
+            ("size_average", None),
+            ("ignore_index", -100),
+            ("reduce", None),
+            ("reduction", "mean"),
+            ("label_smoothing", 0.0),
+        ),
+    )
     if a["label_smoothing"] != 0.0 or a["size_average"] is not None or a["reduce"] is not None:
         raise NotLowered
     x = _resolve(G, a["input"])
@@ -613,7 +682,13 @@ def _cross_entropy(G, node):
     shape, out = _float_out(G, node)
     res = Buffer(shape, out, "extern", node)
     kwargs = {"weight": a["weight"], "ignore_index": a["ignore_index"], "reduction": a["reduction"]}
-    G.emit_extern(node, res, F.nll_loss, (Val(x.shape, x.dtype, Load(lsm, 0, lsm.strides), "buffer"), a["target"]), kwargs)
+    G.emit_extern(
+        node,
+        res,
+        F.nll_loss,
+        (Val(x.shape, x.dtype, Load(lsm, 0, lsm.strides), "buffer"), a["target"]),
+        kwargs,
+    )
     G.realized[node] = res
     return Val(shape, out, Load(res, 0, res.strides), "buffer")
 
@@ -651,7 +726,18 @@ def _conv(fname):
     def lower(G, node):
         from .graph import Buffer
 
-        a = _bind(node, ("input", "weight", ("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)))
+        a = _bind(
+            node,
+            (
+                "input",
+                "weight",
+                ("bias", None),
+                ("stride", 1),
+                ("padding", 0),
+                ("dilation", 1),
+                ("groups", 1),
+            ),
+        )
         if a["bias"] is None or not _epilogue_user(node):
             raise NotLowered
         b = _resolve(G, a["bias"])
@@ -662,17 +748,38 @@ def _conv(fname):
 
         fn = getattr(F, fname)
         mm = Buffer(shape, out, "extern", None)
-        G.emit_extern(node, mm, fn, (a["input"], a["weight"], None, a["stride"], a["padding"], a["dilation"], a["groups"]), {})
+        G.emit_extern(
+            node,
+            mm,
+            fn,
+            (a["input"], a["weight"], None, a["stride"], a["padding"], a["dilation"], a["groups"]),
+            {},
+        )
         nd = len(shape) - 2
         bshape = (b.shape[0],) + (1,) * nd
         bv = _view_of(b, bshape, lambda ld: (ld.offset, list(ld.strides) + [0] * nd))
-        return pw("add", [Val(shape, out, Load(mm, 0, mm.strides), "buffer"), bv], shape, out, alpha=1)
+        return pw(
+            "add", [Val(shape, out, Load(mm, 0, mm.strides), "buffer"), bv], shape, out, alpha=1
+        )
 
     return lower
 
 
 def _batch_norm(G, node):
-    a = _args(G, node, ("input", "running_mean", "running_var", ("weight", None), ("bias", None), ("training", False), ("momentum", 0.1), ("eps", 1e-5)))
+    a = _args(
+        G,
+        node,
+        (
+            "input",
+            "running_mean",
+            "running_var",
+            ("weight", None),
+            ("bias", None),
+            ("training", False),
+            ("momentum", 0.1),
+            ("eps", 1e-5),
+        ),
+    )
     if a["training"] is not False:
         raise NotLowered
     x, rm, rv, w, b = a["input"], a["running_mean"], a["running_var"], a["weight"], a["bias"]
@@ -719,7 +826,11 @@ _UNARY_PARAMS = {
     "hardtanh": ("hardtanh", (("min_val", -1.0), ("max_val", 1.0), ("inplace", False)), None),
     "relu6": ("hardtanh", (("inplace", False),), {"min_val": 0.0, "max_val": 6.0}),
     "threshold": ("threshold", ("threshold", "value", ("inplace", False)), None),
-    "selu": ("elu", (("inplace", False),), {"alpha": 1.6732632423543772, "scale": 1.0507009873554805}),
+    "selu": (
+        "elu",
+        (("inplace", False),),
+        {"alpha": 1.6732632423543772, "scale": 1.0507009873554805},
+    ),
 }
 
 
@@ -789,8 +900,16 @@ def _lowerings():
     reg("clamp_min", _clamp_min, pointwise=True)
     reg("masked_fill", _masked_fill, pointwise=True)
     reg("lerp", _ternary("lerp", ("input", "end", "weight")), pointwise=True)
-    reg("addcmul", _ternary("addcmul", ("input", "tensor1", "tensor2", ("value", 1))), pointwise=True)
-    reg("addcdiv", _ternary("addcdiv", ("input", "tensor1", "tensor2", ("value", 1))), pointwise=True)
+    reg(
+        "addcmul",
+        _ternary("addcmul", ("input", "tensor1", "tensor2", ("value", 1))),
+        pointwise=True,
+    )
+    reg(
+        "addcdiv",
+        _ternary("addcdiv", ("input", "tensor1", "tensor2", ("value", 1))),
+        pointwise=True,
+    )
     reg("float", _cast_to("float32"), where=(T,), pointwise=True)
     reg("double", _cast_to("float64"), where=(T,), pointwise=True)
     reg("to", _to, where=(T,), pointwise=True)
@@ -838,7 +957,16 @@ def _lowerings():
         reg(name, _conv(name), where=(F,), method=False)
     reg("batch_norm", _batch_norm, where=(F,), method=False, pointwise=True)
     # views
-    for name in ("view", "reshape", "flatten", "unsqueeze", "squeeze", "view_as", "reshape_as", "unflatten"):
+    for name in (
+        "view",
+        "reshape",
+        "flatten",
+        "unsqueeze",
+        "squeeze",
+        "view_as",
+        "reshape_as",
+        "unflatten",
+    ):
         reg(name, _reshape)
     for name in ("permute", "transpose", "t", "swapaxes", "swapdims"):
         reg(name, _permute)

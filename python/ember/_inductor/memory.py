@@ -10,7 +10,7 @@ graph's output can see is never reused (an eager call may return an alias of it)
 from __future__ import annotations
 
 from . import metrics
-from .graph import ExternStep, KernelStep
+from .graph import KernelStep
 from .ir import Buffer, Load, contiguous_strides, numel, walk
 
 
@@ -52,7 +52,9 @@ def plan(G):
             continue
         # storages whose every buffer died before this step
         for sid, bufs in list(owners.items()):
-            if all(last_use.get(b.id, -1) < i for b in bufs) and not any(b.id in pinned for b in bufs):
+            if all(last_use.get(b.id, -1) < i for b in bufs) and not any(
+                b.id in pinned for b in bufs
+            ):
                 free.append((sid, bufs[0].dtype, numel(bufs[0].shape)))
                 del owners[sid]
         out = step.out
@@ -65,7 +67,7 @@ def plan(G):
                     del free[j]
                     break
         if sid is not None:
-            metrics.buffers_reused += 1
+            metrics.add("buffers_reused")
         if sid is None:
             sid = next_sid
             next_sid += 1

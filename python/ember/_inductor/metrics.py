@@ -24,3 +24,11 @@ def reset():
     for k in list(g):
         if isinstance(g[k], int) and not k.startswith("_"):
             g[k] = 0
+
+
+def add(name, n=1):
+    """add(name, n=1) -> None
+
+    Adds n to the counter called name."""
+    g = globals()
+    g[name] += n

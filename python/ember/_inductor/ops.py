@@ -27,7 +27,8 @@ def _lit(T, v):
 
 def _softplus(T, a, beta=1.0, threshold=20.0):
     b = _lit(T, beta)
-    return f"(({a}) * {b} > {_lit(T, threshold)} ? ({a}) : vm::fast_log1p(vm::fast_exp(({a}) * {b})) / {b})"
+    big = f"({a}) * {b} > {_lit(T, threshold)}"
+    return f"({big} ? ({a}) : vm::fast_log1p(vm::fast_exp(({a}) * {b})) / {b})"
 
 
 CPP = {
@@ -87,9 +88,7 @@ CPP = {
         f"(({a}) < {_lit(T, min_val)} ? {_lit(T, min_val)} : "
         f"(({a}) > {_lit(T, max_val)} ? {_lit(T, max_val)} : ({a})))"
     ),
-    "hardsigmoid": lambda T, a: (
-        f"(std::min(std::max(({a}) + {T}(3), {T}(0)), {T}(6)) / {T}(6))"
-    ),
+    "hardsigmoid": lambda T, a: f"(std::min(std::max(({a}) + {T}(3), {T}(0)), {T}(6)) / {T}(6))",
     "hardswish": lambda T, a: (
         f"(({a}) * std::min(std::max(({a}) + {T}(3), {T}(0)), {T}(6)) / {T}(6))"
     ),
@@ -106,8 +105,12 @@ CPP = {
     "logical_not": lambda T, a: f"(!({a}))",
     "cast": lambda T, a: f"static_cast<{T}>({a})",
     # binary
-    "add": lambda T, a, b, alpha=1: f"(({a}) + ({b}))" if alpha == 1 else f"(({a}) + {_lit(T, alpha)} * ({b}))",
-    "sub": lambda T, a, b, alpha=1: f"(({a}) - ({b}))" if alpha == 1 else f"(({a}) - {_lit(T, alpha)} * ({b}))",
+    "add": lambda T, a, b, alpha=1: (
+        f"(({a}) + ({b}))" if alpha == 1 else f"(({a}) + {_lit(T, alpha)} * ({b}))"
+    ),
+    "sub": lambda T, a, b, alpha=1: (
+        f"(({a}) - ({b}))" if alpha == 1 else f"(({a}) - {_lit(T, alpha)} * ({b}))"
+    ),
     "mul": lambda T, a, b: f"(({a}) * ({b}))",
     "div": lambda T, a, b: f"(({a}) / ({b}))",
     "pow": lambda T, a, b: f"std::pow({a}, {b})",

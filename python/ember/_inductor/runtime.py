@@ -15,8 +15,8 @@ from __future__ import annotations
 import ctypes
 
 from . import ops
-from .graph import ExternStep, KernelStep
-from .ir import Const, Load, Op, walk
+from .graph import KernelStep
+from .ir import Const, Load, walk
 
 _eager = None
 
@@ -180,7 +180,11 @@ class Plan:
         if isinstance(obj, dict):
             return {k: self._resolve(v, slots) for k, v in obj.items()}
         if isinstance(obj, slice):
-            return slice(self._resolve(obj.start, slots), self._resolve(obj.stop, slots), self._resolve(obj.step, slots))
+            return slice(
+                self._resolve(obj.start, slots),
+                self._resolve(obj.stop, slots),
+                self._resolve(obj.step, slots),
+            )
         return obj
 
     def run(self, args, params):
@@ -219,7 +223,9 @@ class Plan:
                 slots[o] = out
             else:
                 _, step, o, frees = entry
-                slots[o] = step.fn(*self._resolve(step.args, slots), **self._resolve(step.kwargs, slots))
+                slots[o] = step.fn(
+                    *self._resolve(step.args, slots), **self._resolve(step.kwargs, slots)
+                )
             for f in frees:
                 slots[f] = None
         return self._resolve(self.output, slots)
