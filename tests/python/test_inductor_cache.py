@@ -154,3 +154,13 @@ def test_no_compiler_through_the_environment(tmp_path):
     assert out.stderr.count("no C++ compiler") == 1
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["compiles"] == 0 and res["err"] < 1e-6
+
+
+def test_failing_compiler_runs_the_graph_eagerly(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cxx", "false")  # found, but every compile fails
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    gm, x = _graph(), ember.randn(6)
+    with pytest.warns(RuntimeWarning, match="running this graph eagerly"):
+        fn = compile_fx(gm, [x])
+    np.testing.assert_allclose(fn(x).numpy(), gm(x).numpy())
+    assert not list(tmp_path.glob("*.so"))  # nothing half-written was left as an entry

@@ -117,27 +117,30 @@ class CompiledGraph:
 
     def _plan(self, args, params):
         key = _signature(args) + _signature(params)
-        plan = self.plans.get(key)
-        if plan is None:
-            plan = self.plans[key] = self._build(args)
-        return plan
+        if key not in self.plans:  # (None: this signature runs eagerly)
+            self.plans[key] = self._build(args)
+        return self.plans[key]
 
     def _build(self, args):
+        try:
+            return self._lower(args)
+        except build.CompileError as e:
+            reason = str(e)
+        except Exception as e:  # never fail: a graph the compiler cannot handle runs eagerly
+            reason = f"{type(e).__name__}: {e}"
+        warnings.warn(
+            f"ember.compile: running this graph eagerly: {reason}", RuntimeWarning, stacklevel=4
+        )
+        return None
+
+    def _lower(self, args):
         G = GraphLowering(self.gm, _example_values(self.gm, args)).run()
         sources = []
         for i, step in enumerate(s for s in G.steps if isinstance(s, KernelStep)):
             sources.append(step.generate(f"ember_kernel_{i}").source)
         metrics.add("kernels_generated", len(sources))
         self.kernels = sources
-        lib = None
-        if sources:
-            try:
-                lib = build.load(codegen.PRELUDE + "\n".join(sources))
-            except build.CompileError as e:
-                warnings.warn(
-                    f"ember.compile: running this graph eagerly: {e}", RuntimeWarning, stacklevel=4
-                )
-                return None
+        lib = build.load(codegen.PRELUDE + "\n".join(sources)) if sources else None
         storage, last_use = memory.plan(G)
         slot_of = {}
         for b in _all_buffers(G):

@@ -268,6 +268,8 @@ class GraphLowering:
                         val = fn(self, node)
                     except lowering.NotLowered:
                         val = None
+                    except Exception:  # a lowering's bug must not break the graph: run it eagerly
+                        val = None
                 if val is None:
                     self.extern_node(node)
                 else:
