@@ -32,6 +32,8 @@ PRELUDE = """\
 namespace vm = ember::cpu;
 """
 
+COLUMN_BLOCK = 512  # outputs a column reduction accumulates side by side
+ACC_FLOAT_MAX = 4096  # longest float row summed in float
 ROWBUF_MAX = 16384  # elements of a row kept on the stack between passes
 MULTI_PASS = {"var", "std", "softmax", "log_softmax", "layer_norm", "logsumexp"}
 
@@ -214,7 +216,13 @@ def row(name, kind, in_shape, rdims, operands, params, out):
     ptr = {id(ld): em.ptr(ld.buf) for ld in uniq}
     T_in = CTYPE[operands[0][0].dtype]
     T = CTYPE[out.dtype]
-    A = "double"
+    # float rows up to ACC_FLOAT_MAX accumulate in float across the vector lanes (as eager's
+    # kernels do); longer ones and double in double
+    A = "double" if T_in == "double" or rsize > ACC_FLOAT_MAX else "float"
+    if K and R and cgroups[-1] == 0 and kind in ("sum", "mean", "prod", "amax", "amin"):
+        src = _columns(name, kind, cshape, cstrides, K, R, uniq, em, ptr, exprs[0], T_in, T, A)
+        grain = max(1, 32768 // max(rsize, 1))
+        return KernelCode(name, src, em.buffers, numel([cshape[d] for d in K]), grain)
 
     head = [f'extern "C" void {name}(char* const* ptrs, int64_t begin, int64_t end) {{']
     head += em.decls(1)
@@ -315,15 +323,10 @@ def row(name, kind, in_shape, rdims, operands, params, out):
         body += [f"    {A} acc = 1;"] + nest(["acc *= v;"], first=True, clause="*:acc")
         body.append(f"    p0[ob] = static_cast<{T}>(acc);")
     elif kind in ("amax", "amin"):
-        cmp, init = (">", "-INFINITY") if kind == "amax" else ("<", "INFINITY")
-        body += [f"    {T_in} m = {init};"] + nest(
-            [f"m = (v {cmp} m || v != v) ? v : m;"], first=True
-        )
+        body += _extremum(kind, T_in, nest)
         body.append(f"    p0[ob] = static_cast<{T}>(m);")
     elif kind in ("softmax", "log_softmax", "logsumexp"):
-        body += [f"    {T_in} m = -INFINITY;"] + nest(
-            ["m = (v > m || v != v) ? v : m;"], first=True
-        )
+        body += _extremum("amax", T_in, nest)
         body.append(f"    const {T_in} ms = std::isinf(m) ? {T_in}(0) : m;")
         body += [f"    {A} s = 0;"] + nest(
             [f"s += {A}(vm::fast_exp(static_cast<{T_in}>(v - ms)));"], clause="+:s"
@@ -348,3 +351,85 @@ def row(name, kind, in_shape, rdims, operands, params, out):
     rows = numel([cshape[d] for d in K])
     grain = max(1, 32768 // max(rsize, 1))
     return KernelCode(name, "\n".join(src) + "\n", em.buffers, rows, grain)
+
+
+def _extremum(kind, T, nest):
+    """`m` = the row's max/min, NaN if any element is NaN, in a vectorizable loop."""
+    fn, init = ("std::max", "-INFINITY") if kind == "amax" else ("std::min", "INFINITY")
+    red = "max" if kind == "amax" else "min"
+    lines = [f"    {T} m = {init};", "    int nn = 0;"]
+    lines += nest(
+        [f"m = {fn}(m, v);", "nn |= (v != v);"], first=True, clause=f"{red}:m) reduction(|:nn"
+    )
+    return lines + [f"    if (nn) m = {T}(NAN);"]
+
+
+_INIT = {"sum": "0", "mean": "0", "prod": "1", "amax": "-INFINITY", "amin": "INFINITY"}
+
+
+def _columns(name, kind, cshape, cstrides, K, R, uniq, em, ptr, expr, T_in, T, A):
+    """A reduction whose innermost dimension is kept (e.g. sum over dim 0): blocks of
+    COLUMN_BLOCK neighbouring outputs accumulate side by side, so the loads along that
+    dimension vectorize."""
+    inner, outer = K[-1], K[:-1]
+    kin = cshape[inner]
+
+    def load_fn(e):
+        k = em.load_key(e)
+        st = cstrides[k + 1]
+        terms = [f"b{k}"] + [f"r{d} * {st[d]}" for d in R if st[d]]
+        if st[inner]:
+            terms.append("j" if st[inner] == 1 else f"j * {st[inner]}")
+        return f"{ptr[id(uniq[k])]}[{' + '.join(terms)}]"
+
+    v_lines, v_name = _expr_lines(expr, load_fn, "v")
+    acc_t = T_in if kind in ("amax", "amin") else A
+    if kind in ("amax", "amin"):
+        cmp = ">" if kind == "amax" else "<"
+        update = f"acc[j - jb] = (v {cmp} acc[j - jb] || v != v) ? v : acc[j - jb];"
+    else:
+        update = f"acc[j - jb] {'*' if kind == 'prod' else '+'}= v;"
+    rsize = numel([cshape[d] for d in R])
+    fin = f"acc[j - jb] / {acc_t}({rsize})" if kind == "mean" else "acc[j - jb]"
+    src = [f'extern "C" void {name}(char* const* ptrs, int64_t begin, int64_t end) {{']
+    src += em.decls(1)
+    src += [
+        "  for (int64_t i = begin; i < end;) {",
+        f"    const int64_t o = i / {kin}, j0 = i - o * {kin};",
+        f"    const int64_t j1 = std::min<int64_t>({kin}, j0 + (end - i));",
+        "    int64_t q = o;",
+    ]
+    for d in reversed(outer):
+        src.append(f"    const int64_t c{d} = q % {cshape[d]}; q /= {cshape[d]};")
+    src.append("    (void)q;")
+    for k in range(len(uniq)):
+        st = cstrides[k + 1]
+        terms = [str(uniq[k].offset)] + [f"c{d} * {st[d]}" for d in outer if st[d]]
+        src.append(f"    const int64_t b{k} = {' + '.join(terms)};")
+    ost = cstrides[0]
+    src.append(
+        "    const int64_t ob = "
+        + " + ".join(["0"] + [f"c{d} * {ost[d]}" for d in outer if ost[d]])
+        + ";"
+    )
+    src += [
+        f"    for (int64_t jb = j0; jb < j1; jb += {COLUMN_BLOCK}) {{",
+        f"      const int64_t je = std::min<int64_t>(j1, jb + {COLUMN_BLOCK});",
+        f"      alignas(64) {acc_t} acc[{COLUMN_BLOCK}];",
+        f"      for (int64_t j = 0; j < {COLUMN_BLOCK}; ++j) acc[j] = {acc_t}({_INIT[kind]});",
+    ]
+    for d in R:
+        src.append(f"      for (int64_t r{d} = 0; r{d} < {cshape[d]}; ++r{d}) {{")
+    src += ["#pragma omp simd", "      for (int64_t j = jb; j < je; ++j) {"]
+    src += [f"        {ln}" for ln in v_lines]
+    src += [f"        const {T_in} v = {v_name};", f"        {update}", "      }"]
+    src += ["      }"] * len(R)
+    oj = "j" if ost[inner] == 1 else f"j * {ost[inner]}"
+    src += [
+        f"      for (int64_t j = jb; j < je; ++j) p0[ob + {oj}] = static_cast<{T}>({fin});",
+        "    }",
+        "    i += j1 - j0;",
+        "  }",
+        "}",
+    ]
+    return "\n".join(src) + "\n"

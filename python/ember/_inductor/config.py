@@ -5,7 +5,9 @@
 - `cxx`: the C++ compiler; None means $EMBER_CXX, else $CXX, else the first of c++, g++, clang++
   on PATH. An empty string (or EMBER_CXX="") means "no compiler": graphs run through ember's
   eager kernels (with one warning), as on a machine without one.
-- `cxxflags`: flags for the kernels (the include path of ember's vector math is added).
+- `cxxflags`: flags for the kernels (the include path of ember's vector math is added): those of
+  ember's own vectorized kernels (contraction into FMA allowed, 512-bit vectors where the CPU has
+  them, Note [ISA clones]), so that compiled and eager results agree closely.
 - `debug`: keep the generated sources on the compiled callable (`fn.kernels`) and in the cache.
 """
 
@@ -21,7 +23,7 @@ cxxflags: tuple = (
     "-fopenmp-simd",
     "-fno-math-errno",
     "-fno-trapping-math",
-    "-ffp-contract=off",
+    "-mprefer-vector-width=512",
     "-std=c++20",
     "-shared",
     "-fPIC",
