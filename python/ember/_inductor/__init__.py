@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import build, codegen, config, memory, metrics
+from . import autograd, build, codegen, config, memory, metrics
 from .graph import GraphLowering, KernelStep, is_tensor, map_nodes, mutates
 from .runtime import Plan
 
@@ -97,7 +97,8 @@ def _example_values(gm, inputs):
 
 def _signature(tensors):
     return tuple(
-        (tuple(t.shape), t.stride(), t.dtype) if is_tensor(t) else type(t) for t in tensors
+        (tuple(t.shape), t.stride(), t.dtype, t.requires_grad) if is_tensor(t) else type(t)
+        for t in tensors
     )
 
 
@@ -139,6 +140,15 @@ class CompiledGraph:
         for i, step in enumerate(s for s in G.steps if isinstance(s, KernelStep)):
             sources.append(step.generate(f"ember_kernel_{i}").source)
         metrics.add("kernels_generated", len(sources))
+        no_grad = _inputs_without_grad(G, args, self._params())
+        if no_grad is not None:  # this plan runs under autograd: generate backward kernels
+            for i, step in enumerate(s for s in G.steps if isinstance(s, KernelStep)):
+                if step.kind == "pointwise":
+                    needing = {b.id for b in step.code.buffers[1:] if b.id not in no_grad}
+                    step.bwd = autograd.generate(step, f"ember_kernel_{i}_bwd", needing)
+                    if step.bwd is not None:
+                        sources.append(step.bwd.code.source)
+                        metrics.add("backward_kernels")
         self.kernels = sources
         lib = build.load(codegen.PRELUDE + "\n".join(sources)) if sources else None
         storage, last_use = memory.plan(G)
@@ -153,6 +163,19 @@ class CompiledGraph:
         if plan is None:
             return self.gm(*args)
         return plan.run(args, params)
+
+
+def _inputs_without_grad(G, args, params):
+    """Ids of the input/parameter buffers that do not require grad, or None when nothing in
+    this call can require grad (grad mode off, or no input or parameter requires it)."""
+    import ember
+
+    tensors = list(zip(G.inputs, args)) + [(b, p) for (_, b), p in zip(G.params, params)]
+    if not ember.is_grad_enabled() or not any(
+        getattr(t, "requires_grad", False) for _, t in tensors
+    ):
+        return None
+    return {b.id for b, t in tensors if not getattr(t, "requires_grad", False)}
 
 
 def _all_buffers(G):

@@ -96,9 +96,10 @@ class _Emitter:
         return lines
 
 
-def _expr_lines(expr, load_fn, tag):
-    """C++ statements computing `expr`; returns (lines, name of the result)."""
-    names, lines = {}, []
+def _expr_lines(expr, load_fn, tag, names=None):
+    """C++ statements computing `expr`; returns (lines, name of the result). `names` (id of a
+    sub-expression -> its C++ name) is filled in when given."""
+    names, lines = {} if names is None else names, []
     for k, e in enumerate(walk(expr)):
         if isinstance(e, Const):
             names[id(e)] = _lit(CTYPE[e.dtype], e.value)
@@ -117,10 +118,21 @@ def _expr_lines(expr, load_fn, tag):
 
 
 def pointwise(name, shape, expr, out):
-    em = _Emitter([out])
-    lds = [e for e in walk(expr) if isinstance(e, Load)]
-    for ld in lds:
-        em.load_key(ld)
+    def body(load_fn):
+        lines, res = _expr_lines(expr, load_fn, "t")
+        return lines + [f"p0[ob + j] = {res};"]
+
+    return flat_kernel(name, shape, [out], [expr], body)
+
+
+def flat_kernel(name, shape, outs, exprs, body):
+    """A kernel over the elements of `shape` (outputs contiguous in it), one flat range per
+    thread; body(load_fn) gives the statements for element j (stores index `ob + j`)."""
+    em = _Emitter(outs)
+    for expr in exprs:
+        for e in walk(expr):
+            if isinstance(e, Load):
+                em.load_key(e)
     uniq = [ld for _, ld in sorted(em.loads.values(), key=lambda t: t[0])]
     cshape, cstrides, _ = _coalesce(
         list(shape), [list(contiguous_strides(shape))] + [list(ld.strides) for ld in uniq]
@@ -129,12 +141,12 @@ def pointwise(name, shape, expr, out):
         cshape, cstrides = [1], [[1] for _ in cstrides]
     inner = cshape[-1]
     outer = cshape[:-1]
-    body = []
+    bases = []
     ptr = {id(ld): em.ptr(ld.buf) for ld in uniq}
     for k, ld in enumerate(uniq):
         st = cstrides[k + 1]
         terms = [str(ld.offset)] + [f"c{d} * {st[d]}" for d in range(len(outer)) if st[d]]
-        body.append(f"const int64_t b{k} = {' + '.join(terms)};")
+        bases.append(f"const int64_t b{k} = {' + '.join(terms)};")
 
     def load_fn(e):
         k = em.load_key(e)
@@ -142,9 +154,9 @@ def pointwise(name, shape, expr, out):
         idx = f"b{k}" if s == 0 else f"b{k} + j" if s == 1 else f"b{k} + j * {s}"
         return f"{ptr[id(uniq[k])]}[{idx}]"
 
-    elines, res = _expr_lines(expr, load_fn, "t")
+    lines = body(load_fn)
     src = [f'extern "C" void {name}(char* const* ptrs, int64_t begin, int64_t end) {{']
-    src += em.decls(1)
+    src += em.decls(len(outs))
     if outer:
         src += [
             "  for (int64_t i = begin; i < end;) {",
@@ -154,20 +166,18 @@ def pointwise(name, shape, expr, out):
         ]
         for d in range(len(outer) - 1, -1, -1):
             src.append(f"    const int64_t c{d} = q % {outer[d]}; q /= {outer[d]};")
-        src += ["    (void)q;"] + [f"    {b}" for b in body]
+        src += ["    (void)q;"] + [f"    {b}" for b in bases]
         src.append(f"    const int64_t ob = o * {inner};")
     else:
         src += ["  {", "    const int64_t j0 = begin, j1 = end, ob = 0;"]
-        src += [f"    {b}" for b in body]
+        src += [f"    {b}" for b in bases]
     src += ["#pragma omp simd", "    for (int64_t j = j0; j < j1; ++j) {"]
-    src += [f"      {ln}" for ln in elines]
-    src.append(f"      p0[ob + j] = {res};")
+    src += [f"      {ln}" for ln in lines]
     src += ["    }"]
     if outer:
         src.append("    i += j1 - j0;")
     src += ["  }", "}"]
-    n = numel(shape)
-    return KernelCode(name, "\n".join(src) + "\n", em.buffers, n, 32768)
+    return KernelCode(name, "\n".join(src) + "\n", em.buffers, numel(shape), 32768)
 
 
 def _embed(shape, op_shape, strides):

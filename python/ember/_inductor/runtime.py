@@ -89,6 +89,29 @@ def eval_step(step, ins):
     return eval_row(step, tensors)
 
 
+def _generated_backward(kernel, bwd, grad, ins):
+    """Input gradients from the generated backward kernel (autograd.py)."""
+    em = _ember()
+    step = kernel.step
+    if grad.dtype != kernel.dtype:
+        grad = grad.to(kernel.dtype)
+    tensors = {b.id: t for b, t in zip(step.code.buffers[1:], ins)}
+    tensors[bwd.gout.id] = grad.contiguous()
+    nout = len(bwd.loads)
+    outs = [em.empty(kernel.shape, dtype=getattr(em, buf.dtype)) for buf, _ in bwd.loads]
+    ptrs = [t.data_ptr() for t in outs]
+    ptrs += [tensors[b.id].data_ptr() for b in bwd.code.buffers[nout:]]
+    if bwd.code.n:
+        em._C._launch_kernel(bwd.address, ptrs, bwd.code.n, bwd.code.grain)
+    by_buf = {}
+    for (buf, dims), g in zip(bwd.loads, outs):
+        if dims:
+            g = g.sum(dims, keepdim=True)
+        g = g.reshape(buf.shape)
+        by_buf[buf.id] = g if buf.id not in by_buf else by_buf[buf.id] + g
+    return [by_buf.get(b.id) for b in step.code.buffers[1:]]
+
+
 class Kernel:
     """A generated kernel bound to its address in the loaded library."""
 
@@ -100,6 +123,15 @@ class Kernel:
         self.shape = step.out.shape
         self.dtype = None
         self.contig = [b.kind == "extern" for b in code.buffers[1:]]
+        self.bwd = getattr(step, "bwd", None)
+        if self.bwd is not None:
+            fn = getattr(lib, self.bwd.code.name)
+            self.bwd.address = ctypes.cast(fn, ctypes.c_void_p).value
+
+    def covers(self, needs):
+        """Whether the generated backward computes every input gradient that `needs` asks for."""
+        done = {b.id for b, _ in self.bwd.loads}
+        return all(b.id in done or not need for b, need in zip(self.step.code.buffers[1:], needs))
 
     def launch(self, out, ins):
         if self.n:
@@ -125,6 +157,10 @@ def _region_function():
         @staticmethod
         def backward(ctx, grad):
             ins = ctx.saved_tensors
+            bwd = ctx.kernel.bwd
+            if bwd is not None and ctx.kernel.covers(ctx.needs):
+                grads = _generated_backward(ctx.kernel, bwd, grad, ins)
+                return (None, *[g if need else None for g, need in zip(grads, ctx.needs)])
             with em.enable_grad():
                 leaves = [
                     t.detach().requires_grad_() if need else t.detach()
