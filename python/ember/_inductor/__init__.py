@@ -18,6 +18,7 @@ from .runtime import Plan
 __all__ = ["compile_fx", "config", "metrics"]
 
 _warned_no_compiler = False
+_MISSING = object()
 
 
 def _fetch(root, parts):
@@ -95,10 +96,15 @@ def _example_values(gm, inputs):
     return vals
 
 
-def _signature(tensors):
+def _signature(tensors, Tensor=None):
+    """What a plan is specialized on: each tensor's shape, strides, dtype and requires_grad."""
+    if Tensor is None:
+        from .._C import Tensor
     return tuple(
-        (tuple(t.shape), t.stride(), t.dtype, t.requires_grad) if is_tensor(t) else type(t)
-        for t in tensors
+        [
+            (t.shape, t.stride(), t.dtype, t.requires_grad) if isinstance(t, Tensor) else type(t)
+            for t in tensors
+        ]
     )
 
 
@@ -110,6 +116,9 @@ class CompiledGraph:
         self.gm = gm
         self.param_names = [n.target.split(".") for n in gm.graph.nodes if n.op == "get_attr"]
         self.plans = {}
+        from .._C import Tensor
+
+        self._tensor = Tensor
         self.kernels = []  # generated sources (for inspection)
         self._plan(list(example_inputs), self._params())
 
@@ -117,10 +126,11 @@ class CompiledGraph:
         return [_fetch(self.gm, p) for p in self.param_names]
 
     def _plan(self, args, params):
-        key = _signature(args) + _signature(params)
-        if key not in self.plans:  # (None: this signature runs eagerly)
-            self.plans[key] = self._build(args)
-        return self.plans[key]
+        key = _signature((*args, *params), self._tensor)
+        plan = self.plans.get(key, _MISSING)
+        if plan is _MISSING:  # (None: this signature runs eagerly)
+            plan = self.plans[key] = self._build(list(args))
+        return plan
 
     def _build(self, args):
         try:
@@ -159,7 +169,7 @@ class CompiledGraph:
 
     def __call__(self, *args):
         params = self._params()
-        plan = self._plan(list(args), params)
+        plan = self._plan(args, params)
         if plan is None:
             return self.gm(*args)
         return plan.run(args, params)

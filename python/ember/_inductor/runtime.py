@@ -122,7 +122,8 @@ class Kernel:
         self.n, self.grain = code.n, code.grain
         self.shape = step.out.shape
         self.dtype = None
-        self.contig = [b.kind == "extern" for b in code.buffers[1:]]
+        # eager results a kernel reads are made contiguous (the layout the kernel assumed)
+        self.contig = [j for j, b in enumerate(code.buffers[1:]) if b.kind == "extern"]
         self.bwd = getattr(step, "bwd", None)
         if self.bwd is not None:
             fn = getattr(lib, self.bwd.code.name)
@@ -205,6 +206,18 @@ class Plan:
                 self.program.append(("e", step, slot_of[step.out.id], frees))
         self.nstorage = max(storage.values(), default=-1) + 1
         self.output = G.output
+        self.any_requires_grad = None
+        from .ir import Buffer
+
+        out = G.output
+        if isinstance(out, Buffer):
+            i = slot_of[out.id]
+            self._output = lambda slots: slots[i]
+        elif isinstance(out, tuple) and all(isinstance(o, Buffer) for o in out):
+            idx = [slot_of[o.id] for o in out]
+            self._output = lambda slots: tuple([slots[i] for i in idx])
+        else:
+            self._output = lambda slots: self._resolve(out, slots)
 
     def _resolve(self, obj, slots):
         from .ir import Buffer
@@ -230,18 +243,19 @@ class Plan:
             slots[s] = a
         for (_, s), p in zip(self.param_slots, params):
             slots[s] = p
-        grad = em.is_grad_enabled() and any(
-            getattr(t, "requires_grad", False) for t in (*args, *params)
-        )
+        if self.any_requires_grad is None:  # fixed by the plan's signature
+            self.any_requires_grad = any(
+                getattr(t, "requires_grad", False) for t in (*args, *params)
+            )
+        grad = self.any_requires_grad and em.is_grad_enabled()
         stor = [None] * self.nstorage
         empty = em.empty
         for entry in self.program:
             if entry[0] == "k":
                 _, k, ins, o, sid, dt, frees = entry
                 tens = [slots[s] for s in ins]
-                for j, c in enumerate(k.contig):
-                    if c:
-                        tens[j] = tens[j].contiguous()
+                for j in k.contig:
+                    tens[j] = tens[j].contiguous()
                 if grad and any(t.requires_grad for t in tens):
                     out = _fused_region.apply(k, *tens)
                     slots[o] = out
@@ -264,4 +278,4 @@ class Plan:
                 )
             for f in frees:
                 slots[f] = None
-        return self._resolve(self.output, slots)
+        return self._output(slots)
