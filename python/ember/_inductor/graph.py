@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 
 from . import codegen, ir, lowering, metrics
-from .ir import Buffer, Load, Op, Val  # noqa: F401  (Val lives in ir)
+from .ir import Buffer, Load, Val
 
 # Recompute an inlined expression in each consumer only while it is this cheap.
 RECOMPUTE_COST = 3
