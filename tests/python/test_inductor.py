@@ -404,3 +404,45 @@ def test_generated_backward_matches_eager_float32():
     got = ember.autograd.grad(fn(*xs), [xs[0], xs[2]], g)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4)
+
+
+ACTIVATIONS = [
+    (F.gelu, {}),
+    (F.gelu, {"approximate": "tanh"}),
+    (F.silu, {}),
+    (F.mish, {}),
+    (F.softplus, {"beta": 2.0, "threshold": 5.0}),
+    (F.elu, {"alpha": 0.7}),
+    (F.selu, {}),
+    (F.celu, {"alpha": 1.3}),
+    (F.leaky_relu, {"negative_slope": 0.2}),
+    (F.hardtanh, {"min_val": -0.5, "max_val": 2.0}),
+    (F.relu6, {}),
+    (F.hardsigmoid, {}),
+    (F.hardswish, {}),
+    (F.softsign, {}),
+    (F.tanhshrink, {}),
+    (F.logsigmoid, {}),
+    (F.threshold, {"threshold": 0.3, "value": -2.0}),
+    (F.sigmoid, {}),
+    (F.tanh, {}),
+]
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+@pytest.mark.parametrize("fn,kwargs", ACTIVATIONS, ids=lambda a: getattr(a, "__name__", str(a)))
+def test_activation_lowerings(fn, kwargs, dtype):
+    gm = build(
+        1, lambda g, x: g.call_function(fn, (g.call_function(operator.mul, (x, 1.0)),), kwargs)
+    )
+    x = ember.linspace(-7, 7, 141, dtype=dtype)
+    x = ember.cat([x, ember.tensor([float("nan"), float("inf"), -float("inf"), 0.0], dtype=dtype)])
+    before = metrics.kernels_generated
+    fn_c = compile_fx(gm, [x])
+    assert metrics.kernels_generated - before == 1
+    got, want = fn_c(x).numpy(), gm(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
+    if dtype == ember.float64:  # and the generated backward against finite differences
+        xs = (ember.linspace(-3, 3, 13, dtype=dtype).add(0.01).requires_grad_(),)
+        f = compile_fx(gm, list(xs))
+        assert ember.autograd.gradcheck(lambda a: f(a), xs)

@@ -113,7 +113,7 @@ DERIV = {
         f"({g}) / (({T}(1) + std::abs({a})) * ({T}(1) + std::abs({a})))"
     ],
     "threshold": lambda T, a, r, g, threshold, value: [
-        f"(({a}) > {_lit(T, threshold)} ? ({g}) : {T}(0))"
+        f"(({a}) <= {_lit(T, threshold)} ? {T}(0) : ({g}))"
     ],
     "clamp": _clamp,
     "pow_scalar": _pow_scalar,

@@ -95,7 +95,7 @@ CPP = {
     "softsign": lambda T, a: f"(({a}) / ({T}(1) + std::abs({a})))",
     "tanhshrink": lambda T, a: f"(({a}) - vm::fast_tanh({a}))",
     "threshold": lambda T, a, threshold, value: (
-        f"(({a}) > {_lit(T, threshold)} ? ({a}) : {_lit(T, value)})"
+        f"(({a}) <= {_lit(T, threshold)} ? {_lit(T, value)} : ({a}))"
     ),
     "clamp": lambda T, a, min=None, max=None: _clamp(T, a, min, max),
     "pow_scalar": lambda T, a, exponent: (
