@@ -446,3 +446,24 @@ def test_activation_lowerings(fn, kwargs, dtype):
         xs = (ember.linspace(-3, 3, 13, dtype=dtype).add(0.01).requires_grad_(),)
         f = compile_fx(gm, list(xs))
         assert ember.autograd.gradcheck(lambda a: f(a), xs)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: x.amax(0),
+        lambda x: x.amin(1),
+        lambda x: F.softmax(x * 2, 1),
+        lambda x: F.log_softmax(x, 0),
+        lambda x: x.sum(0),
+        lambda x: ember.logsumexp(x, 1),
+        lambda x: F.layer_norm(x, (70,)),
+        lambda x: x.var(0),
+    ],
+)
+def test_reductions_with_nan_and_inf_rows(f):
+    x = ember.randn(5, 70)
+    x[1, 3], x[2, 5] = float("nan"), float("inf")
+    x[3, :] = -float("inf")
+    got = compile_fx(fx.symbolic_trace(f), [x])(x).numpy()
+    np.testing.assert_allclose(got, f(x).numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)

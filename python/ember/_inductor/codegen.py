@@ -337,7 +337,9 @@ def row(name, kind, in_shape, rdims, operands, params, out):
         body.append(f"    p0[ob] = static_cast<{T}>(m);")
     elif kind in ("softmax", "log_softmax", "logsumexp"):
         body += _extremum("amax", T_in, nest)
-        body.append(f"    const {T_in} ms = std::isinf(m) ? {T_in}(0) : m;")
+        # logsumexp shifts by 0 where the max is infinite (as eager); softmax lets it give NaN
+        shift = "std::isinf(m) ? {T}(0) : m" if kind == "logsumexp" else "m"
+        body.append(f"    const {T_in} ms = {shift.format(T=T_in)};")
         body += [f"    {A} s = 0;"] + nest(
             [f"s += {A}(vm::fast_exp(static_cast<{T_in}>(v - ms)));"], clause="+:s"
         )
