@@ -467,3 +467,30 @@ def test_reductions_with_nan_and_inf_rows(f):
     x[3, :] = -float("inf")
     got = compile_fx(fx.symbolic_trace(f), [x])(x).numpy()
     np.testing.assert_allclose(got, f(x).numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+SPECIAL_BINARY = {
+    "maximum": lambda x, y: ember.maximum(x, y),
+    "minimum": lambda x, y: ember.minimum(x, y),
+    "clamp_tensor": lambda x, y: ember.clamp(x, min=y),
+    "pow": lambda x, y: ember.pow(x, y),
+    "fmod": lambda x, y: ember.fmod(x, y),
+    "div": lambda x, y: x / y,
+    "atan2": lambda x, y: ember.atan2(x, y),
+    "relu_sign": lambda x, y: ember.relu(x) + y.sign(),
+    "lerp": lambda x, y: ember.lerp(x, y, 0.7),
+    "sqrt_rsqrt": lambda x, y: x.sqrt() + y.rsqrt(),
+    "where_ge": lambda x, y: ember.where(x >= y, x, y),
+    "round_frac": lambda x, y: (x * 2.5).round() + (y * 1.5).frac(),
+    "addcdiv": lambda x, y: ember.addcdiv(x, y, x, value=0.5),
+}
+
+
+@pytest.mark.parametrize("name", SPECIAL_BINARY)
+def test_pointwise_with_nan_inf_and_signed_zero(name):
+    f = SPECIAL_BINARY[name]
+    nan, inf = float("nan"), float("inf")
+    x = ember.tensor([1.0, nan, -2.0, 0.0, inf, -inf, 3.0, -0.0, 2.0])
+    y = ember.tensor([nan, 1.0, -2.0, 0.0, 2.0, inf, -3.0, 0.0, -inf])
+    got = compile_fx(fx.symbolic_trace(f), [x, y])(x, y).numpy()
+    np.testing.assert_allclose(got, f(x, y).numpy(), rtol=1e-6, equal_nan=True)

@@ -63,7 +63,7 @@ CPP = {
     "frac": lambda T, a: f"(({a}) - std::trunc({a}))",
     "reciprocal": lambda T, a: f"({T}(1) / ({a}))",
     "square": lambda T, a: f"(({a}) * ({a}))",
-    "sign": lambda T, a: f"(({a}) > {T}(0) ? {T}(1) : (({a}) < {T}(0) ? {T}(-1) : ({a})))",
+    "sign": lambda T, a: f"{T}(({T}(0) < ({a})) - (({a}) < {T}(0)))",
     "relu": lambda T, a: f"(({a}) < {T}(0) ? {T}(0) : ({a}))",
     "gelu": lambda T, a, approximate="none": (
         f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_erf(({a}) * {T}(0.70710678118654752440))))"
@@ -130,12 +130,9 @@ CPP = {
     "logical_or": lambda T, a, b: f"(bool({a}) || bool({b}))",
     # ternary
     "where": lambda T, c, a, b: f"(({c}) ? ({a}) : ({b}))",
-    "lerp": lambda T, a, b, w: (
-        f"(std::abs({w}) < {T}(0.5) ? ({a}) + ({w}) * (({b}) - ({a})) : "
-        f"({b}) - (({b}) - ({a})) * ({T}(1) - ({w})))"
-    ),
-    "addcmul": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * ({a}) * ({b}))",
-    "addcdiv": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * ({a}) / ({b}))",
+    "lerp": lambda T, a, b, w: f"(({a}) + ({w}) * (({b}) - ({a})))",  # eager's formula
+    "addcmul": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) * ({b})))",
+    "addcdiv": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) / ({b})))",
 }
 
 # Comparisons and logical ops compute in their operands' type, not their (bool) result type.
