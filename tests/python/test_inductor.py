@@ -494,3 +494,39 @@ def test_pointwise_with_nan_inf_and_signed_zero(name):
     y = ember.tensor([nan, 1.0, -2.0, 0.0, 2.0, inf, -3.0, 0.0, -inf])
     got = compile_fx(fx.symbolic_trace(f), [x, y])(x, y).numpy()
     np.testing.assert_allclose(got, f(x, y).numpy(), rtol=1e-6, equal_nan=True)
+
+
+def test_pointwise_epilogue_fuses_into_softmax_and_layer_norm():
+    w = ember.randn(6, 70)
+
+    def f(x):
+        s = F.softmax(x * 2, 1) * w + 1
+        return F.gelu(F.layer_norm(s.tanh(), (70,))) * w
+
+    before = metrics.epilogues_fused
+    fn, kernels = check(fx.symbolic_trace(f), [ember.randn(6, 70)], atol=2e-5)
+    # softmax; then layer_norm with `* w + 1` and tanh as its prologue and gelu, * w as epilogue
+    assert kernels == 2 and metrics.epilogues_fused - before == 1
+    x = ember.randn(6, 70, dtype=ember.float64, requires_grad=True)
+    w = w.double()
+    g = compile_fx(fx.symbolic_trace(f), [x])
+    assert ember.autograd.gradcheck(lambda a: g(a), (x,))
+
+
+def test_no_epilogue_when_the_result_is_shared_or_an_eager_call_intervenes():
+    def shared(x):
+        s = F.softmax(x, 1)
+        return s * 2, s  # s is an output: stored as is
+
+    def intervening(x, y):
+        s = F.log_softmax(x, 1)
+        y.add_(1)  # eager, in place, between the softmax and its consumer
+        return s + y
+
+    before = metrics.epilogues_fused
+    check(fx.symbolic_trace(shared), [ember.randn(3, 5)])
+    gm = fx.symbolic_trace(intervening)
+    x, y = ember.randn(3, 5), ember.randn(3, 5)
+    got = compile_fx(gm, [x, y.clone()])(x, y.clone())
+    np.testing.assert_allclose(got.numpy(), gm(x, y.clone()).numpy(), rtol=1e-6)
+    assert metrics.epilogues_fused == before

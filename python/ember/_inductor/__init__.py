@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 
 from . import autograd, build, codegen, config, memory, metrics
-from .graph import GraphLowering, KernelStep, is_tensor, map_nodes, mutates
+from .graph import GraphLowering, KernelStep, fuse_epilogues, is_tensor, map_nodes, mutates
 from .runtime import Plan
 
 __all__ = ["compile_fx", "config", "metrics"]
@@ -146,6 +146,7 @@ class CompiledGraph:
 
     def _lower(self, args):
         G = GraphLowering(self.gm, _example_values(self.gm, args)).run()
+        fuse_epilogues(G)
         sources = []
         for i, step in enumerate(s for s in G.steps if isinstance(s, KernelStep)):
             sources.append(step.generate(f"ember_kernel_{i}").source)

@@ -190,8 +190,10 @@ def _embed(shape, op_shape, strides):
     ]
 
 
-def row(name, kind, in_shape, rdims, operands, params, out):
-    """A row kernel; operands are (expr, shape) with operand 0 the reduced input."""
+def row(name, kind, in_shape, rdims, operands, params, out, epilogue=None):
+    """A row kernel; operands are (expr, shape) with operand 0 the reduced input. `epilogue`
+    (expr, buffer), for kernels whose output has the input's shape: a pointwise expression over
+    that shape applied to each result before it is stored (its loads of `buffer` read it)."""
     from .ir import remap_loads
 
     in_shape = list(in_shape)
@@ -211,9 +213,9 @@ def row(name, kind, in_shape, rdims, operands, params, out):
             remap_loads(expr, lambda ld, shp=shp: (ld.offset, _embed(in_shape, shp, ld.strides)))
         )
     em = _Emitter([out])
-    for e in exprs:
+    for e in exprs + ([epilogue[0]] if epilogue else []):
         for ld in walk(e):
-            if isinstance(ld, Load):
+            if isinstance(ld, Load) and not (epilogue and ld.buf is epilogue[1]):
                 em.load_key(ld)
     uniq = [ld for _, ld in sorted(em.loads.values(), key=lambda t: t[0])]
     groups = [1 if d in rset else 0 for d in range(len(in_shape))]
@@ -257,8 +259,17 @@ def row(name, kind, in_shape, rdims, operands, params, out):
         )
 
     def load_fn(e):
+        if epilogue and e.buf is epilogue[1]:
+            return "y"
         k = em.load_key(e)
         return f"{ptr[id(uniq[k])]}[{idx(k)}]"
+
+    def store(y):
+        """Statements storing result `y` of the element at oidx, through the epilogue."""
+        if not epilogue:
+            return [f"p0[{oidx}] = static_cast<{T}>({y});"]
+        lines, res = _expr_lines(epilogue[0], load_fn, "e")
+        return [f"const {CTYPE[epilogue[1].dtype]} y = {y};"] + lines + [f"p0[{oidx}] = {res};"]
 
     rflat = " + ".join(
         ["0"] + [f"r{d} * {s}" for d, s in zip(R, contiguous_strides([cshape[d] for d in R]))]
@@ -323,12 +334,13 @@ def row(name, kind, in_shape, rdims, operands, params, out):
                         ls, nm = _expr_lines(exprs[k], load_fn, tag)
                         extra.append(ls)
                         terms.append(nm)
-                y = f"static_cast<{T}>(({A}(v) - mean) * rstd)"
+                T_mid = CTYPE[epilogue[1].dtype] if epilogue else T
+                y = f"static_cast<{T_mid}>(({A}(v) - mean) * rstd)"
                 if len(terms) >= 1 and params.get("has_weight"):
                     y = f"{y} * {terms[0]}"
                 if params.get("has_bias"):
                     y = f"{y} + {terms[-1]}"
-                body += nest([f"p0[{oidx}] = {y};"], clause="", extra=extra)
+                body += nest(store(y), clause="", extra=extra)
     elif kind == "prod":
         body += [f"    {A} acc = 1;"] + nest(["acc *= v;"], first=True, clause="*:acc")
         body.append(f"    p0[ob] = static_cast<{T}>(acc);")
@@ -345,16 +357,10 @@ def row(name, kind, in_shape, rdims, operands, params, out):
         )
         if kind == "softmax":
             body.append(f"    const {T_in} inv = static_cast<{T_in}>(1.0 / s);")
-            body += nest(
-                [
-                    f"p0[{oidx}] = static_cast<{T}>("
-                    f"vm::fast_exp(static_cast<{T_in}>(v - ms)) * inv);"
-                ],
-                clause="",
-            )
+            body += nest(store(f"vm::fast_exp(static_cast<{T_in}>(v - ms)) * inv"), clause="")
         elif kind == "log_softmax":
             body.append(f"    const {T_in} ls = static_cast<{T_in}>(std::log(s));")
-            body += nest([f"p0[{oidx}] = static_cast<{T}>(v - ms - ls);"], clause="")
+            body += nest(store("v - ms - ls"), clause="")
         else:
             body.append(f"    p0[ob] = static_cast<{T}>({A}(ms) + std::log(s));")
     else:

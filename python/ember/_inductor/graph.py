@@ -84,13 +84,31 @@ class KernelStep:
         self.kind, self.spec, self.out = kind, spec, out
         self.code = None
 
+    def code_inputs(self):
+        """The buffers the kernel reads (before code generation)."""
+        exprs = (
+            [self.spec["expr"]]
+            if self.kind == "pointwise"
+            else [e for e, _ in self.spec["operands"]]
+        )
+        if "epilogue" in self.spec:
+            exprs.append(self.spec["epilogue"][0])
+        return [ld.buf for e in exprs for ld in ir.loads(e)]
+
     def generate(self, name):
         s = self.spec
         if self.kind == "pointwise":
             self.code = codegen.pointwise(name, s["shape"], s["expr"], self.out)
         else:
             self.code = codegen.row(
-                name, self.kind, s["in_shape"], s["rdims"], s["operands"], s["params"], self.out
+                name,
+                self.kind,
+                s["in_shape"],
+                s["rdims"],
+                s["operands"],
+                s["params"],
+                self.out,
+                s.get("epilogue"),
             )
         return self.code
 
@@ -310,3 +328,47 @@ def _method_caller(name):
 
     call.__name__ = name
     return call
+
+
+def fuse_epilogues(G):
+    """Folds a pointwise kernel into the softmax/log_softmax/layer_norm kernel before it when it
+    is the only reader of that kernel's result, reads it element for element, and needs nothing
+    computed in between (Note [Inductor scheduling])."""
+    from .memory import _buffers_in
+
+    steps = G.steps
+    made = {s.out.id: i for i, s in enumerate(steps)}
+    readers = {}
+    for i, s in enumerate(steps):
+        used = s.code_inputs() if isinstance(s, KernelStep) else _buffers_in((s.args, s.kwargs), [])
+        for b in used:
+            readers.setdefault(b.id, []).append(i)
+    for b in _buffers_in(G.output, []):
+        readers.setdefault(b.id, []).append(len(steps))
+    drop = set()
+    for i, r in enumerate(steps):
+        if not (isinstance(r, KernelStep) and r.kind in ("softmax", "log_softmax", "layer_norm")):
+            continue
+        users = readers.get(r.out.id, [])
+        if len(users) != 1 or users[0] >= len(steps):
+            continue
+        j = users[0]
+        k = steps[j]
+        if not isinstance(k, KernelStep) or k.kind != "pointwise" or "epilogue" in r.spec:
+            continue
+        if tuple(k.spec["shape"]) != tuple(r.spec["in_shape"]):
+            continue
+        ident = ir.contiguous_strides(r.out.shape)
+        lds = ir.loads(k.spec["expr"])
+        if not all(ld.offset == 0 and tuple(ld.strides) == ident for ld in lds if ld.buf is r.out):
+            continue
+        if any(isinstance(steps[m], ExternStep) for m in range(i + 1, j)):
+            continue  # an eager call in between may write what the epilogue reads
+        if any(made.get(ld.buf.id, -1) > i for ld in lds if ld.buf is not r.out):
+            continue
+        r.spec["epilogue"] = (k.spec["expr"], r.out)
+        r.out = k.out
+        made[k.out.id] = i
+        drop.add(j)
+        metrics.add("epilogues_fused")
+    G.steps = [s for m, s in enumerate(steps) if m not in drop]

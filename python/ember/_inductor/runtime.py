@@ -77,6 +77,11 @@ def eval_row(step, tensors):
         y = F.layer_norm(x, p["normalized_shape"], w, b, p["eps"])
     else:
         raise NotImplementedError(kind)
+    if "epilogue" in s:
+        expr, buf = s["epilogue"]
+        tensors = dict(tensors)
+        tensors[buf.id] = y.reshape(buf.shape).contiguous()
+        return eval_expr(expr, s["in_shape"], tensors)
     return y.reshape(step.out.shape)
 
 
