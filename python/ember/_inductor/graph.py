@@ -21,6 +21,8 @@ from .ir import Buffer, Load, Val
 
 # Recompute an inlined expression in each consumer only while it is this cheap.
 RECOMPUTE_COST = 3
+# Ops in one fused expression at most (compile time and register pressure): store it beyond.
+MAX_FUSED_COST = 200
 
 
 def is_node(x):
@@ -190,7 +192,8 @@ class GraphLowering:
         expression first) or its Python value."""
         v = self.env[node]
         if isinstance(v, Val) and v.kind == "compute" and consumer_fuses:
-            if len(node.users) > 1 and ir.cost(v.expr) > RECOMPUTE_COST:
+            c = ir.cost(v.expr)
+            if (len(node.users) > 1 and c > RECOMPUTE_COST) or c > MAX_FUSED_COST:
                 self.realize(node)
                 v = self.env[node]
         return v
