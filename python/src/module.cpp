@@ -312,6 +312,7 @@ NB_MODULE(_C, m) {
             "Sets how many threads the kernels split their work over."));
   bind_registry(m);
   bind_export(m);
+  bind_kernel_launch(m);
   add_numpy_kwargs(m, false);
   add_numpy_kwargs(m.attr("Tensor"), true);
 }

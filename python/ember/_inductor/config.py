@@ -1,0 +1,40 @@
+"""Settings of the compiler backend (read when a graph is compiled, so tests may change them).
+
+- `cache_dir`: where compiled kernels are kept; None means $EMBER_CACHE_DIR/inductor, else
+  $XDG_CACHE_HOME/ember/inductor, else ~/.cache/ember/inductor.
+- `cxx`: the C++ compiler; None means $EMBER_CXX, else $CXX, else the first of c++, g++, clang++
+  on PATH. An empty string (or EMBER_CXX="") means "no compiler": graphs run through ember's
+  eager kernels (with one warning), as on a machine without one.
+- `cxxflags`: flags for the kernels (the include path of ember's vector math is added): those of
+  ember's own vectorized kernels (contraction into FMA allowed, 512-bit vectors where the CPU has
+  them, Note [ISA clones]), so that compiled and eager results agree closely.
+- `debug`: keep the generated sources on the compiled callable (`fn.kernels`) and in the cache.
+"""
+
+from __future__ import annotations
+
+import os
+
+cache_dir: str | None = None
+cxx: str | None = None
+cxxflags: tuple = (
+    "-O3",
+    "-march=native",
+    "-fopenmp-simd",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-mprefer-vector-width=512",
+    "-std=c++20",
+    "-shared",
+    "-fPIC",
+)
+debug: bool = False
+
+
+def resolved_cache_dir() -> str:
+    if cache_dir:
+        return cache_dir
+    if os.environ.get("EMBER_CACHE_DIR"):
+        return os.path.join(os.environ["EMBER_CACHE_DIR"], "inductor")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ember", "inductor")
