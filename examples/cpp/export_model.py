@@ -49,7 +49,10 @@ def main():
     x = ember.randn(5, 1, 14, 14)
     with ember.no_grad():
         expected = list(model(x))
-    ember.save({"inputs": [x], "expected": expected}, os.path.join(out_dir, "io.ckpt"))
+    # ember::load in C++ reads ember's own checkpoint format (ember.save writes PyTorch's zip)
+    ember.serialization._save_ember_format(
+        {"inputs": [x], "expected": expected}, os.path.join(out_dir, "io.ckpt")
+    )
     print(f"exported {len(list(program.graph.nodes))} nodes to {out_dir}/model.ember")
 
 

@@ -401,8 +401,12 @@ def test_corrupt_truncated_and_foreign_files_raise(tmp_path):
             load(path)
         with pytest.raises(RuntimeError):
             ember._C._export_run(str(path), [ember.randn(3, 8)])
-    ember.save({"w": ember.ones(2)}, tmp_path / "ckpt.pt")
+    # a checkpoint in ember's own container is not a program; one in PyTorch's zip is refused too
+    ember.serialization._save_ember_format({"w": ember.ones(2)}, tmp_path / "ckpt.ember")
     with pytest.raises(RuntimeError, match="not an exported program"):
+        load(tmp_path / "ckpt.ember")
+    ember.save({"w": ember.ones(2)}, tmp_path / "ckpt.pt")
+    with pytest.raises(RuntimeError, match="ember.export.load: .*zip archive"):
         load(tmp_path / "ckpt.pt")
 
 

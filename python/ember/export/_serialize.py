@@ -6,6 +6,7 @@ import sys
 
 from .. import fx
 from ..nn import Module
+from ..serialization import _save_ember_format
 from . import _ops
 from .exported_program import ExportedProgram, _check_spec, tree_flatten, tree_unflatten
 from .graph_signature import (
@@ -157,7 +158,8 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
     path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
     if path is None:
         raise TypeError("ember.export.save: expected a path (str or os.PathLike)")
-    _ember().save(root, path)
+    # ember's own data-only container, which the C++ runtime reads (not torch's pickle-based zip)
+    _save_ember_format(root, path)
 
 
 def _decode(a, env):

@@ -133,8 +133,8 @@ def save(
 
 
 def _save_ember_format(obj, f):
-    """Writes ember's earlier data-only format (docs/FORMAT.md, "ember's own format"); kept so
-    its reader stays tested."""
+    """Writes ember's own data-only format (docs/FORMAT.md, "ember's own format"): the container
+    of exported programs (read by the C++ runtime) and of C++ `ember::save`."""
     if _is_path(f):
         _ser.save_file(obj, os.fsdecode(f), collections.OrderedDict)
     else:
