@@ -6,8 +6,6 @@ its output `Value`; ``g.const(2.0, x.dtype)`` adds a constant; the shape helpers
 the example when it is static and emit ``Shape``/``Gather`` when the model was exported with that
 dimension dynamic, so no dynamic size is ever baked into the graph."""
 
-import numpy as np
-
 from .. import _C
 from .errors import SymbolicValueError
 
@@ -26,17 +24,18 @@ def _onnx():
     return onnx
 
 
-# ember dtype -> (onnx TensorProto element type name, numpy dtype)
+# ember dtype -> (onnx TensorProto element type name, numpy dtype name); numpy is imported by
+# the first export, not by `import ember`
 _DTYPES = {
-    _C.float32: ("FLOAT", np.float32),
-    _C.float64: ("DOUBLE", np.float64),
-    _C.float16: ("FLOAT16", np.float16),
-    _C.int64: ("INT64", np.int64),
-    _C.int32: ("INT32", np.int32),
-    _C.int16: ("INT16", np.int16),
-    _C.int8: ("INT8", np.int8),
-    _C.uint8: ("UINT8", np.uint8),
-    _C.bool: ("BOOL", np.bool_),
+    _C.float32: ("FLOAT", "float32"),
+    _C.float64: ("DOUBLE", "float64"),
+    _C.float16: ("FLOAT16", "float16"),
+    _C.int64: ("INT64", "int64"),
+    _C.int32: ("INT32", "int32"),
+    _C.int16: ("INT16", "int16"),
+    _C.int8: ("INT8", "int8"),
+    _C.uint8: ("UINT8", "uint8"),
+    _C.bool: ("BOOL", "bool_"),
 }
 
 
@@ -51,7 +50,14 @@ def numpy_dtype(dtype):
     """The numpy dtype of an ember dtype."""
     if dtype not in _DTYPES:
         raise SymbolicValueError(f"ember.onnx.export: expected a dtype ONNX has; got {dtype}")
-    return _DTYPES[dtype][1]
+    return getattr(np(), _DTYPES[dtype][1])
+
+
+def np():
+    """numpy, imported on first use."""
+    import numpy
+
+    return numpy
 
 
 def is_floating(dtype):
@@ -140,13 +146,13 @@ class GraphContext:
     def _initializer(self, array, hint):
         name = self.fresh(hint)
         self.initializers.append(
-            self.onnx.numpy_helper.from_array(np.array(array, order="C"), name)
+            self.onnx.numpy_helper.from_array(np().array(array, order="C"), name)
         )
         return name
 
     def const(self, value, dtype, hint="const"):
         """A constant tensor of `value` (a number, nested list or numpy array) as ember `dtype`."""
-        array = np.asarray(value, dtype=numpy_dtype(dtype))
+        array = np().asarray(value, dtype=numpy_dtype(dtype))
         key = (array.dtype.str, array.shape, array.tobytes())
         if array.size <= 64 and key in self._consts:
             return self._consts[key]

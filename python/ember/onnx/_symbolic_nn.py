@@ -1,10 +1,8 @@
 """Mappings of the layers of ember.nn and their functional forms: Linear, Conv and ConvTranspose,
 BatchNorm, LayerNorm, GroupNorm, InstanceNorm, Dropout, pooling, Embedding and padding."""
 
-import numpy as np
-
 from .. import _C
-from ._graph import numpy_dtype
+from ._graph import np, numpy_dtype
 from ._helpers import as_tuple, norm_dim
 from ._registry import function, module
 from .errors import SymbolicValueError
@@ -186,7 +184,7 @@ for _cls, _mode in (
 
 
 def _ones(g, n, dtype, value=1.0):
-    return g.const(np.full((n,), value, dtype=numpy_dtype(dtype)), dtype)
+    return g.const(np().full((n,), value, dtype=numpy_dtype(dtype)), dtype)
 
 
 @function("batch_norm", method=False)
@@ -241,7 +239,7 @@ def layer_norm(g, input, normalized_shape, weight=None, bias=None, eps=1e-5, cud
     if g.opset >= 17:
         if weight is None:
             weight = g.const(
-                np.ones(tuple(normalized_shape), dtype=numpy_dtype(input.dtype)), input.dtype
+                np().ones(tuple(normalized_shape), dtype=numpy_dtype(input.dtype)), input.dtype
             )
         return g.op("LayerNormalization", input, weight, bias, axis=axis, epsilon=float(eps))
     axes = list(range(axis, input.rank))

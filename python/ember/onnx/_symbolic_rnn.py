@@ -4,8 +4,7 @@ order: torch's LSTM gates (i, f, g, o) are ONNX's (i, o, f, c), torch's GRU gate
 ONNX's (z, r, h) with ``linear_before_reset=1`` (torch applies the reset gate after the hidden
 projection)."""
 
-import numpy as np
-
+from ._graph import np
 from ._helpers import out_dtype
 from ._registry import module
 from .errors import SymbolicValueError
@@ -19,7 +18,7 @@ def _gates(t, order, hidden):
     a = t.detach().float().numpy() if t is not None else None
     if a is None:
         return None
-    return np.concatenate([a[k * hidden : (k + 1) * hidden] for k in order], axis=0)
+    return np().concatenate([a[k * hidden : (k + 1) * hidden] for k in order], axis=0)
 
 
 def _layer_weights(g, m, layer, mode, dtype):
@@ -34,15 +33,15 @@ def _layer_weights(g, m, layer, mode, dtype):
             bi = _gates(getattr(m, f"bias_ih_l{layer}{suffix}"), order, hidden)
             bh = _gates(getattr(m, f"bias_hh_l{layer}{suffix}"), order, hidden)
         else:
-            bi = bh = np.zeros((len(order) * hidden,), np.float32)
+            bi = bh = np().zeros((len(order) * hidden,), np().float32)
         ws.append(w)
         rs.append(r)
-        bs.append(np.concatenate([bi, bh]))
+        bs.append(np().concatenate([bi, bh]))
     name = f"{g.prefix}.l{layer}" if g.prefix else f"l{layer}"
     return (
-        g.const(np.stack(ws), dtype, name + ".W"),
-        g.const(np.stack(rs), dtype, name + ".R"),
-        g.const(np.stack(bs), dtype, name + ".B"),
+        g.const(np().stack(ws), dtype, name + ".W"),
+        g.const(np().stack(rs), dtype, name + ".R"),
+        g.const(np().stack(bs), dtype, name + ".B"),
     )
 
 

@@ -4,10 +4,8 @@
 import builtins
 import operator
 
-import numpy as np
-
 from .. import _C
-from ._graph import INT64_MAX, Value, numpy_dtype
+from ._graph import INT64_MAX, Value, np, numpy_dtype
 from ._helpers import dims_list, norm_dim, out_dtype, varargs
 from ._registry import function, method, module, operators
 from .errors import SymbolicValueError
@@ -224,7 +222,7 @@ def _gather(g, input, dim, index, *, sparse_grad=False):
 
 @function("full_like", method=False)
 def _full_like(g, input, fill_value, **kwargs):
-    value = np.array([fill_value], dtype=numpy_dtype(out_dtype(g)))
+    value = np().array([fill_value], dtype=numpy_dtype(out_dtype(g)))
     return g.op("ConstantOfShape", g.shape_of(input), value=g.onnx.numpy_helper.from_array(value))
 
 
