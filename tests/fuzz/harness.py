@@ -82,6 +82,7 @@ class Case:
     kwargs: dict = field(default_factory=dict)
     compare: str = "values"
     numpy_ok: bool = False  # an unmutated op_db sample: its numpy ref applies without torch
+    family: str = ""  # the strategy that drew it (run_fuzz's table has a row per family)
 
     @property
     def op_name(self):
@@ -149,6 +150,10 @@ def call(m, case: Case):
     kind, _, name = case.fn.partition(".")
     if case.fn.startswith("op:"):
         return OPS_BY_NAME[case.fn[3:]].op(m, *args, **kwargs)
+    if case.fn.startswith("prog:"):  # a short program (autograd, conversions): edge_cases.py
+        from edge_cases import PROGRAMS
+
+        return PROGRAMS[case.fn[5:]](m, *args, **kwargs)
     if case.fn == "setitem":
         x, index, value = args
         x[index] = value
