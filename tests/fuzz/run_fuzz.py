@@ -2,6 +2,13 @@
 
     .venv/bin/python tests/fuzz/run_fuzz.py --calls 100000          # the long profile
     .venv/bin/python tests/fuzz/run_fuzz.py --profile ci --calls 2000
+    .venv/bin/python tests/fuzz/run_fuzz.py --calls 20000 --seed 0 --families edge
+
+--families picks the case families: classic (op_db samples, views, indexing, nn), edge
+(edge_cases.py: keywords, special values, wrong types, in-place, reductions, matmul, autograd,
+conversions) or all (the default on the command line). The run ends with a table of calls per
+family in the issue's classes (pass / crash / hang / value / raise / exc_class) and the share
+that agrees with torch. A seed gives the same calls every run.
 
 Cases run in child processes (workers): each logs a case before running it, so when a worker
 dies (a crash) or stops logging (a hang) the parent records that case as a finding and starts a
@@ -60,7 +67,7 @@ def strategies(families: str):
     return {"classic": classic, "edge": edge, "all": classic + edge}[families]
 
 
-def worker(seed: int, calls: int, log_path: str, derandomize: bool, families: str = "all"):
+def worker(seed: int, calls: int, log_path: str, derandomize: bool, families: str = "classic"):
     import resource
 
     # A sanitizer runtime reserves terabytes of address space for its shadow memory, so there
@@ -125,9 +132,11 @@ class Tally:
         self.kinds = Counter()
         self.by_family = defaultdict(Counter)  # family -> Counter of CLASSES keys
         self.examples = defaultdict(list)  # (kind, fn) -> [(case, detail)]
+        self.counts = Counter()  # (kind, fn) -> calls
 
     def add(self, kind, fn, case, detail, family=""):
         self.kinds[kind] += 1
+        self.counts[(kind, fn)] += 1
         self.by_family[family or "?"][CLASS_OF.get(kind, kind)] += 1
         ex = self.examples[(kind, fn)]
         if len(ex) < 3:
@@ -143,7 +152,7 @@ class Tally:
         return {k: v for k, v in self.examples.items() if k[0] in CATEGORIES}
 
 
-def _run_worker(tally, seed, calls, derandomize, hang_s, log_path, families="all"):
+def _run_worker(tally, seed, calls, derandomize, hang_s, log_path, families="classic"):
     """One worker's run; returns the number of calls it made (a crash or hang ends it early)."""
     open(log_path, "w").close()
     cmd = [
@@ -212,8 +221,8 @@ def _run_worker(tally, seed, calls, derandomize, hang_s, log_path, families="all
     return made
 
 
-def run(calls, *, profile="long", seed=0, hang_s=60.0, out=None, families="all"):
-    """Runs `calls` fuzz calls in workers and returns the Tally."""
+def run(calls, *, profile="long", seed=0, hang_s=60.0, out=None, families="classic"):
+    """Runs `calls` fuzz calls in workers and returns the Tally (families: see strategies())."""
     tally = Tally()
     log_path = os.path.join(tempfile.mkdtemp(prefix="ember_fuzz_"), "worker.log")
     chunk = calls if profile == "ci" else CHUNK
@@ -237,8 +246,10 @@ def run(calls, *, profile="long", seed=0, hang_s=60.0, out=None, families="all")
     if out:
         with open(out, "w") as f:
             for (kind, fn), ex in sorted(tally.findings().items()):
+                n = tally.counts[(kind, fn)]
                 f.writelines(
-                    json.dumps({"kind": kind, "fn": fn, "case": case, "detail": detail}) + "\n"
+                    json.dumps({"kind": kind, "fn": fn, "calls": n, "case": case, "detail": detail})
+                    + "\n"
                     for case, detail in ex
                 )
     return tally

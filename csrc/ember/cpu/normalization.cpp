@@ -97,7 +97,8 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
                 }
                 const double t1 = s1.total(), t2 = s2.total();
                 mean[size_t(c)] = k + t1 / double(count);
-                var[size_t(c)] = std::max(0.0, (t2 - t1 * t1 / double(count)) / double(count));
+                const double v = (t2 - t1 * t1 / double(count)) / double(count);
+                var[size_t(c)] = std::isnan(v) ? v : std::max(0.0, v);  // an inf input gives nan
               }
               invstd[size_t(c)] = 1 / std::sqrt(var[size_t(c)] + eps);
               const A scale = A(w[size_t(c)] * invstd[size_t(c)]);

@@ -68,8 +68,11 @@ Tensor softmax_forward(const Tensor& self_, int64_t dim) {
           T* yr = y + o * g.n;
           T m = row_max(xr, g.n);
           if constexpr (Log) {
-            T lse = m + std::log(exp_affine(xr, static_cast<T*>(nullptr), g.n, m));
-            affine_row(xr, yr, g.n, T(1), -lse);
+            // (x - max) - log(sum): folding max into the log-sum first would round it at max's
+            // magnitude (log_softmax of [1e5] * 4 must be exactly -log 4)
+            T ls = std::log(exp_affine(xr, static_cast<T*>(nullptr), g.n, m));
+            affine_row(xr, yr, g.n, T(1), -m);
+            affine_row(yr, yr, g.n, T(1), -ls);
           } else {
             affine_row(yr, yr, g.n, T(1) / exp_affine(xr, yr, g.n, m), T(0));
           }
@@ -89,11 +92,11 @@ Tensor softmax_forward(const Tensor& self_, int64_t dim) {
             exp_affine(yk, yk, len, T(0));
             for (int64_t j = 0; j < len; ++j) s[j] += yk[j];
           }
-          for (int64_t j = 0; j < len; ++j) s[j] = Log ? m[j] + std::log(s[j]) : T(1) / s[j];
+          for (int64_t j = 0; j < len; ++j) s[j] = Log ? std::log(s[j]) : T(1) / s[j];
           for (int64_t k = 0; k < g.n; ++k) {
             T* yk = yb + k * g.inner;
             const T* xk = xb + k * g.inner;
-            for (int64_t j = 0; j < len; ++j) yk[j] = Log ? xk[j] - s[j] : yk[j] * s[j];
+            for (int64_t j = 0; j < len; ++j) yk[j] = Log ? (xk[j] - m[j]) - s[j] : yk[j] * s[j];
           }
         };
         for_each_slice(g, row, block);

@@ -308,15 +308,31 @@ def equal(input, other):
     """equal(input, other) -> bool
 
     True if both tensors have the same shape and elements."""
+    _both_tensors("equal", input, other)
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
+
+
+def _both_tensors(fn, input, other):
+    for pos, (name, x) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}"
+            )
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor
 
     Where |input - other| <= atol + rtol * |other| (and, with equal_nan, NaN meets NaN)."""
+    _both_tensors("isclose", input, other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{scalar_type_name(input.dtype)} did not match {scalar_type_name(other.dtype)}"
+        )
     diff = (input - other).abs()
-    close = diff <= atol + rtol * other.abs()
+    # an infinite difference is never within tolerance (rtol * inf would admit it): infinities
+    # are close only to themselves, through the == below
+    close = (diff <= atol + rtol * other.abs()) & diff.isfinite()
     close = close | (input == other)
     if equal_nan:
         close = close | (input.isnan() & other.isnan())
@@ -328,6 +344,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         equal_nan: bool = False) -> bool
 
     True if isclose holds for every element pair."""
+    _both_tensors("allclose", input, other)
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 

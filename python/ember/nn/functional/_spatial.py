@@ -176,6 +176,12 @@ def avg_pool2d(
         count_include_pad=True, divisor_override=None) -> Tensor
 
     2-d average pooling."""
+    if isinstance(input, _C.Tensor) and input.dim() < 3:
+        # torch reads the size of dim -3 first: the class is IndexError, as for any bad dim
+        n = max(input.dim(), 1)
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got -3)"
+        )
     return _nn.avg_pool2d(
         input,
         _ints(kernel_size),
