@@ -118,8 +118,7 @@ void bind_index(nb::module_& m) {
       {"masked_fill(input, mask, value) -> Tensor",
        "A copy of input with value written where the (broadcast) bool mask is true."},
       nb::arg("mask"), nb::arg("value"));
-  cls.def("masked_fill_",
-          inplace([](Tensor& t, const Tensor& mask, const TL& v) {
+  cls.def("masked_fill_", inplace([](Tensor& t, const Tensor& mask, const TL& v) {
             check_number_fits(v, t.dtype());
             masked_fill_(t, mask, v.t);
           }),

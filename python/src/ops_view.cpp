@@ -214,8 +214,7 @@ void bind_view(nb::module_& m) {
           nb::arg("src"), nb::arg("non_blocking") = false,
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
-  cls.def("fill_",
-          inplace([](Tensor& t, Scalar v) {
+  cls.def("fill_", inplace([](Tensor& t, Scalar v) {
             check_scalar_fits(v, t.dtype());
             fill_(t, v);
           }),

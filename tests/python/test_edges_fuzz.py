@@ -172,6 +172,97 @@ def test_backward_twice_through_a_graph_that_saved_nothing():
         z.backward()
 
 
+@pytest.mark.parametrize(
+    "op", [lambda x: -x, lambda x: x + 1, lambda x: x.flip(0), lambda x: x.cumsum(0)]
+)
+def test_backward_twice_through_ops_that_save_nothing(op):
+    x = ember.ones(3, requires_grad=True)
+    y = op(x).sum()
+    y.backward()
+    y.backward()
+    assert x.grad is not None
+
+
+def test_batch_norm_training_on_equal_rows_gives_the_bias():
+    # variance 0 and a large mean: (x - mean) * scale + bias must not cancel
+    x = ember.tensor([[1e4, 2.0]]).expand(2, 2)
+    w, b = ember.tensor([1.0, 1.0]), ember.tensor([2.4, 0.5])
+    got = F.batch_norm(x, None, None, w, b, training=True).numpy()
+    np.testing.assert_allclose(got, [[2.4, 0.5], [2.4, 0.5]], rtol=1e-6)
+
+
+def test_nextafter_types_and_shapes():
+    got = ember.nextafter(ember.tensor(1.0), ember.tensor(2.0))
+    assert got.shape == () and got.item() == np.nextafter(np.float32(1), np.float32(2))
+    bf = ember.nextafter(
+        ember.tensor([1.0], dtype=ember.bfloat16), ember.tensor([2.0], dtype=ember.bfloat16)
+    )
+    assert bf.float().item() == 1.0078125  # the next bfloat16 after 1 (7 fraction bits)
+    with pytest.raises(TypeError):
+        ember.nextafter(ember.ones(2), 2.0)
+    with pytest.raises(NotImplementedError):
+        ember.nextafter(ember.ones(2, dtype=ember.int64), ember.ones(2, dtype=ember.int64))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: F.softmax("abc", 0),
+        lambda: F.log_softmax([1.0], 0),
+        lambda: F.tanh("abc"),
+        lambda: F.sigmoid("abc"),
+        lambda: F.tanhshrink("abc"),
+        lambda: F.softsign("abc"),
+        lambda: F.normalize("abc"),
+        lambda: F.adaptive_avg_pool2d((2,), 4),
+    ],
+)
+def test_functional_on_a_non_tensor_raises_attribute_error_as_torch(call):
+    with pytest.raises(AttributeError, match="object has no attribute"):
+        call()
+
+
+def test_numpy_of_more_than_64_dims_raises_value_error():
+    data = 1.0
+    for _ in range(65):
+        data = [data]
+    t = ember.tensor(data)
+    assert t.dim() == 65
+    with pytest.raises(ValueError, match="number of dimensions"):
+        t.numpy()
+
+
+@pytest.mark.parametrize(
+    "clamp", [lambda x, lo, hi: x.clamp(lo, hi), lambda x, lo, hi: x.clamp_(lo, hi)]
+)
+def test_clamp_mixed_tensor_and_number_bounds_raise_type_error(clamp):
+    x = ember.tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        clamp(x, ember.tensor([1.5, 1.5]), -2.25)
+    assert clamp(x.clone(), ember.tensor([1.5, 1.5]), None).tolist() == [1.5, 2.0]
+
+
+def test_clamp_integer_bound_out_of_range_raises():
+    with pytest.raises(RuntimeError, match="without overflow"):
+        ember.zeros(2, dtype=ember.int32).clamp(min=2**31)
+    assert ember.tensor([1, 5]).clamp(min=1.5).tolist() == [1.5, 5.0]  # a float bound promotes
+
+
+def test_copy_from_a_number():
+    x = ember.zeros(3)
+    assert x.copy_(-4.0) is x and x.tolist() == [-4.0] * 3
+
+
+def test_baddbmm_with_too_few_dims_is_index_error():
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        ember.baddbmm(ember.ones(2), ember.ones(2, 2), ember.ones(2, 2))
+
+
+def test_avg_pool2d_with_too_few_dims_is_index_error():
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        F.avg_pool2d(ember.ones(3), 2)
+
+
 # ----------------------------------------------------------------------------- wrong inputs
 
 

@@ -136,7 +136,7 @@ variable_list FunctionNode::apply(variable_list&& grads) {
 }
 
 void FunctionNode::release_variables() {
-  had_saved_ = had_saved_ || !saved_.empty();
+  for (auto& s : saved_) had_saved_ = had_saved_ || s.defined();  // placeholders don't count
   for (auto& s : saved_) s.reset();
   released_ = true;
 }

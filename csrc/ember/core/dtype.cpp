@@ -160,10 +160,9 @@ void check_scalar_fits(const Scalar& value, ScalarType dtype) {
       break;
     case kLong:
       // a double at or past 2**63 rounds: compare against the first double out of range
-      ok = value.is_floating_point()
-               ? (std::isfinite(value.to_double()) && value.to_double() >= -0x1p63 &&
-                  value.to_double() < 0x1p63)
-               : true;
+      ok = value.is_floating_point() ? (std::isfinite(value.to_double()) &&
+                                        value.to_double() >= -0x1p63 && value.to_double() < 0x1p63)
+                                     : true;
       break;
     case kFloat:
       if (value.is_floating_point()) {

@@ -60,22 +60,22 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
 }  // namespace
 
 // (name, grad wrt self, grad wrt other): formulas in public ops over grad, self, other, result.
-#define EMBER_BINARY_DERIVATIVES(_)                                                               \
-  _(mul, grad* other, grad* self)                                                                 \
-  _(true_divide, grad / other, -(grad * self) / (other * other))                                  \
-  _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                        \
-  _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                     \
-  _(remainder, grad, -(grad * floor_divide(self, other)))                                         \
-  _(fmod, grad, -(grad * div_trunc(self, other)))                                                 \
-  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))          \
-  _(atan2, grad* other / (self * self + other * other),                                           \
-    -(grad * self) / (self * self + other * other))                                               \
-  _(hypot, grad* self / result, grad * other / result)                                            \
-  _(copysign,                                                                                     \
-    where(eq(self, wrap_scalar(0)), zeros({}, TensorOptions(grad.dtype())), grad* result / self), \
-    zero_grad_like(grad))                                                                         \
-  _(minimum, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))            \
-  _(maximum, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))              \
+#define EMBER_BINARY_DERIVATIVES(_)                                                                \
+  _(mul, grad* other, grad* self)                                                                  \
+  _(true_divide, grad / other, -(grad * self) / (other * other))                                   \
+  _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                         \
+  _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                      \
+  _(remainder, grad, -(grad * floor_divide(self, other)))                                          \
+  _(fmod, grad, -(grad * div_trunc(self, other)))                                                  \
+  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))           \
+  _(atan2, grad* other / (self * self + other * other),                                            \
+    -(grad * self) / (self * self + other * other))                                                \
+  _(hypot, grad* self / result, grad * other / result)                                             \
+  _(copysign,                                                                                      \
+    where(eq(self, wrap_scalar(0)), zeros({}, TensorOptions(grad.dtype())), grad* result / self),  \
+    zero_grad_like(grad))                                                                          \
+  _(minimum, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))             \
+  _(maximum, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))               \
   _(fmin, fpick_grad(grad, self, other, false, true), fpick_grad(grad, self, other, false, false)) \
   _(fmax, fpick_grad(grad, self, other, true, true), fpick_grad(grad, self, other, true, false))
 

@@ -265,9 +265,24 @@ def nextafter(input, other):
     The next representable value after input in the direction of other."""
     import numpy as np
 
-    a, b = broadcast_tensors(input, other)
-    out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
-    return from_numpy(np.ascontiguousarray(out))
+    _both_tensors("nextafter", input, other)
+    dtype = result_type(input, other)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"nextafter_cpu" not implemented for \'{scalar_type_name(dtype)}\''
+        )
+    a, b = broadcast_tensors(input.to(dtype), other.to(dtype))
+    if dtype == _C.bfloat16:  # numpy has no bfloat16: step its bits (as uint16) directly
+        bits = a.detach().view(_C.int16).numpy().view(np.uint16).astype(np.int32)
+        x, y = a.detach().float().numpy(), b.detach().float().numpy()
+        up = (y > x) == (x > 0)
+        step = np.where(x == 0, np.where(y > 0, 1, 0x8001) - bits, np.where(up, 1, -1))
+        out = (bits + step).astype(np.uint16)
+        out = np.where(x == y, b.detach().view(_C.int16).numpy().view(np.uint16), out)
+        out = np.where(np.isnan(x) | np.isnan(y), np.uint16(0x7FC0), out)
+        return from_numpy(np.array(out.view(np.int16))).view(_C.bfloat16)
+    out = np.nextafter(a.detach().numpy(), b.detach().numpy())
+    return from_numpy(np.array(out, copy=True))  # np.array keeps a 0-d result 0-d
 
 
 def conj(input):

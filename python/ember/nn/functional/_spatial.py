@@ -4,6 +4,7 @@ import math
 import warnings
 
 from ... import _C
+from ._activation import _raise_if_not_tensor
 
 __all__ = [
     "conv1d",
@@ -214,7 +215,11 @@ def adaptive_avg_pool2d(input, output_size):
     """adaptive_avg_pool2d(input, output_size)
 
     Adaptive 2-d average pooling to output_size (None keeps an input size)."""
-    return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+    try:
+        return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+    except TypeError:
+        _raise_if_not_tensor(input, "dim")
+        raise
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
@@ -228,7 +233,11 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     """adaptive_max_pool2d_with_indices(input, output_size, return_indices=False)
 
     adaptive_max_pool2d returning (values, flat indices)."""
-    return _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+    try:
+        return _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+    except TypeError:
+        _raise_if_not_tensor(input, "dim")
+        raise
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
