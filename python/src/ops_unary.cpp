@@ -78,9 +78,11 @@ namespace {
 // PyTorch's clamp takes two numbers or two tensors (either may be None), not one of each; a
 // number bound that does not promote the tensor must fit its dtype.
 void check_clamp_bounds(const char* op, const Tensor& t, nb::handle lo, nb::handle hi) {
+  // a 0-d tensor binds to either form, as PyTorch's parser lets it stand for a number
   auto is_tensor = [](nb::handle h) { return nb::isinstance<Tensor>(h); };
   auto is_number = [&](nb::handle h) { return !h.is_none() && !is_tensor(h); };
-  if ((is_tensor(lo) && is_number(hi)) || (is_number(lo) && is_tensor(hi)))
+  auto is_nd_tensor = [&](nb::handle h) { return is_tensor(h) && nb::cast<Tensor&>(h).dim() > 0; };
+  if ((is_nd_tensor(lo) && is_number(hi)) || (is_number(lo) && is_nd_tensor(hi)))
     throw nb::type_error((std::string(op) + "() received an invalid combination of arguments - " +
                           "got (" + type_name_of(lo) + ", " + type_name_of(hi) +
                           "), but expected (Tensor min = None, Tensor max = None) or " +

@@ -242,6 +242,17 @@ def test_clamp_mixed_tensor_and_number_bounds_raise_type_error(clamp):
     assert clamp(x.clone(), ember.tensor([1.5, 1.5]), None).tolist() == [1.5, 2.0]
 
 
+def test_clamp_zero_d_tensor_bound_mixes_with_a_number():
+    # a 0-d tensor may stand for a number (torch's parser binds it to the Number overload)
+    assert ember.clamp(ember.tensor(3.0), ember.tensor(1.0), 2.5).item() == 2.5
+
+
+def test_xlogy_with_an_int_past_the_dtype_range():
+    x = ember.tensor(2, dtype=ember.int16)
+    got = ember.xlogy(x, 2**63 - 1)  # the number is converted, not range-checked
+    assert got.dtype.is_floating_point
+
+
 def test_clamp_integer_bound_out_of_range_raises():
     with pytest.raises(RuntimeError, match="without overflow"):
         ember.zeros(2, dtype=ember.int32).clamp(min=2**31)

@@ -116,11 +116,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     Softmin along ``dim``: softmax(-x)."""
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
-    try:
-        return _nn.softmin(input, dim, dtype)
-    except TypeError:
-        _raise_if_not_tensor(input, "softmax")
-        raise
+    return _nn.softmin(input, dim, dtype)  # torch's -input raises TypeError on a non-tensor
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
