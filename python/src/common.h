@@ -64,6 +64,17 @@ inline const char* doc(const Doc& d) { return doc(d.sig, d.text); }
 /// The Tensor-method form of a function's Doc: `add(input, other)` becomes `add(other)`.
 const char* method_doc(const Doc& d);
 
+/// A Python number passed as `v` (a wrapped 0-d tensor) must fit `dtype` (check_scalar_fits).
+void check_number_fits(const TensorLike& v, ScalarType dtype);
+/// torch's legacy class name of a dtype's tensors ("FloatTensor"), for its TypeError texts.
+std::string legacy_tensor_name(ScalarType dtype);
+/// type(h).__name__, qualified by its module unless builtin ("numpy.ndarray", "list").
+std::string type_name_of(nb::handle h);
+
+/// Raises torch's TypeError "op(): argument 'dims' (position N) must be tuple of ints, not int"
+/// for a bare int where the function form takes only a sequence (torch.flip(x, 0)).
+void require_int_sequence(nb::handle dims, const char* op, int position);
+
 /// Shorthands shared by the op bindings.
 using Dt = std::optional<ScalarType>;
 using TL = TensorLike;

@@ -59,6 +59,50 @@ std::optional<ScalarType> to_scalar_type(nb::handle h) {
   return std::nullopt;
 }
 
+void check_number_fits(const TensorLike& v, ScalarType dtype) {
+  if (v.t.defined() && v.t.impl()->is_wrapped_number) check_scalar_fits(v.t.item(), dtype);
+}
+
+void require_int_sequence(nb::handle dims, const char* op, int position) {
+  if (PyLong_Check(dims.ptr()))
+    throw nb::type_error((std::string(op) + "(): argument 'dims' (position " +
+                          std::to_string(position) + ") must be tuple of ints, not " +
+                          type_name_of(dims))
+                             .c_str());
+}
+
+std::string legacy_tensor_name(ScalarType dtype) {
+  switch (dtype) {
+    case kBool:
+      return "BoolTensor";
+    case kByte:
+      return "ByteTensor";
+    case kChar:
+      return "CharTensor";
+    case kShort:
+      return "ShortTensor";
+    case kInt:
+      return "IntTensor";
+    case kLong:
+      return "LongTensor";
+    case kHalf:
+      return "HalfTensor";
+    case kBFloat16:
+      return "BFloat16Tensor";
+    case kDouble:
+      return "DoubleTensor";
+    default:
+      return "FloatTensor";
+  }
+}
+
+std::string type_name_of(nb::handle h) {
+  nb::handle type = nb::handle((PyObject*)Py_TYPE(h.ptr()));
+  std::string name = nb::cast<std::string>(type.attr("__name__"));
+  std::string module = nb::cast<std::string>(type.attr("__module__"));
+  return module == "builtins" ? name : module + "." + name;
+}
+
 bool scalar_from_python(nb::handle h, Scalar& out) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) {

@@ -64,15 +64,44 @@ void bind_binary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F
               std::string("In-place form of ") + name + "(): writes into self and returns it."));
 }
 
+// Which operands PyTorch's signatures let be a Python number: none (these ops have only a
+// Tensor-Tensor overload, so minimum(x, False) is a TypeError), only `other` (eq(x, 2) but not
+// eq(2, x)), or both (the arithmetic ops).
+enum class Numbers { None, Other, Both };
+Numbers numbers_of(std::string_view name) {
+  for (std::string_view n : {"atan2", "hypot", "minimum", "maximum", "fmin", "fmax", "logical_and",
+                             "logical_or", "logical_xor"})
+    if (name == n) return Numbers::None;
+  for (std::string_view n : {"fmod", "copysign", "eq", "ne", "lt", "le", "gt", "ge"})
+    if (name == n) return Numbers::Other;
+  return Numbers::Both;
+}
+
 }  // namespace
 
 void bind_binary(nb::module_& m) {
   auto cls = tensor_class();
-#define EMBER_BIND_BINARY(name, node)                                         \
-  bind_binary_op(                                                             \
-      m, cls, #name, [](const TL& a, const TL& b) { return name(a.t, b.t); }, \
-      [](const Tensor& a, const TL& b) { return name(a, b.t); },              \
-      [](Tensor& a, const TL& b) { name##_(a, b.t); });
+#define EMBER_BIND_BINARY(name, node)                                                 \
+  switch (numbers_of(#name)) {                                                        \
+    case Numbers::None:                                                               \
+      bind_binary_op(                                                                 \
+          m, cls, #name, [](const Tensor& a, const Tensor& b) { return name(a, b); }, \
+          [](const Tensor& a, const Tensor& b) { return name(a, b); },                \
+          [](Tensor& a, const Tensor& b) { name##_(a, b); });                         \
+      break;                                                                          \
+    case Numbers::Other:                                                              \
+      bind_binary_op(                                                                 \
+          m, cls, #name, [](const Tensor& a, const TL& b) { return name(a, b.t); },   \
+          [](const Tensor& a, const TL& b) { return name(a, b.t); },                  \
+          [](Tensor& a, const TL& b) { name##_(a, b.t); });                           \
+      break;                                                                          \
+    case Numbers::Both:                                                               \
+      bind_binary_op(                                                                 \
+          m, cls, #name, [](const TL& a, const TL& b) { return name(a.t, b.t); },     \
+          [](const Tensor& a, const TL& b) { return name(a, b.t); },                  \
+          [](Tensor& a, const TL& b) { name##_(a, b.t); });                           \
+      break;                                                                          \
+  }
   EMBER_BINARY_OPS(EMBER_BIND_BINARY)
 #undef EMBER_BIND_BINARY
 

@@ -35,7 +35,9 @@ void bind_creation(nb::module_& m) {
   m.def(
       "_full",
       [](std::vector<int64_t> size, Scalar v, Dt dtype, bool rg) {
-        return full(size, v, opts(dtype, rg));
+        Tensor r = full(size, v, opts(dtype, rg));
+        check_scalar_fits(v, r.dtype());  // full((2,), 300, dtype=uint8) raises, as PyTorch
+        return r;
       },
       size, nb::arg("fill_value"), dtype, rg,
       doc("_full(size, fill_value, dtype, requires_grad) -> Tensor",

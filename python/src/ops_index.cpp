@@ -111,12 +111,17 @@ void bind_index(nb::module_& m) {
           doc("index_fill_(dim, index, value) -> Tensor", "In-place form of index_fill()."));
   both(
       m, cls, "masked_fill",
-      [](const Tensor& t, const Tensor& mask, const TL& v) { return masked_fill(t, mask, v.t); },
+      [](const Tensor& t, const Tensor& mask, const TL& v) {
+        check_number_fits(v, t.dtype());
+        return masked_fill(t, mask, v.t);
+      },
       {"masked_fill(input, mask, value) -> Tensor",
        "A copy of input with value written where the (broadcast) bool mask is true."},
       nb::arg("mask"), nb::arg("value"));
-  cls.def("masked_fill_",
-          inplace([](Tensor& t, const Tensor& mask, const TL& v) { masked_fill_(t, mask, v.t); }),
+  cls.def("masked_fill_", inplace([](Tensor& t, const Tensor& mask, const TL& v) {
+            check_number_fits(v, t.dtype());
+            masked_fill_(t, mask, v.t);
+          }),
           nb::arg("mask"), nb::arg("value"),
           doc("masked_fill_(mask, value) -> Tensor", "In-place form of masked_fill()."));
   both(

@@ -80,7 +80,11 @@ void bind_shape(nb::module_& m) {
   Doc flip_doc{"flip(input, dims) -> Tensor",
                "A copy with the order of elements reversed along the given dims."};
   m.def(
-      "flip", [](const Tensor& t, nb::handle dims) { return flip(t, int_list(dims, "dims")); },
+      "flip",
+      [](const Tensor& t, nb::handle dims) {
+        require_int_sequence(dims, "flip", 2);
+        return flip(t, int_list(dims, "dims"));
+      },
       nb::arg("input"), nb::arg("dims"), doc(flip_doc));
   cls.def(
       "flip", [](const Tensor& t, nb::args dims) { return flip(t, int_varargs(dims, "dims")); },

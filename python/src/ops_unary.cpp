@@ -74,6 +74,29 @@ void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F 
 
 }  // namespace
 
+namespace {
+// PyTorch's clamp takes two numbers or two tensors (either may be None), not one of each; a
+// number bound that does not promote the tensor must fit its dtype.
+void check_clamp_bounds(const char* op, const Tensor& t, nb::handle lo, nb::handle hi) {
+  // a 0-d tensor binds to either form, as PyTorch's parser lets it stand for a number
+  auto is_tensor = [](nb::handle h) { return nb::isinstance<Tensor>(h); };
+  auto is_number = [&](nb::handle h) { return !h.is_none() && !is_tensor(h); };
+  auto is_nd_tensor = [&](nb::handle h) { return is_tensor(h) && nb::cast<Tensor&>(h).dim() > 0; };
+  if ((is_nd_tensor(lo) && is_number(hi)) || (is_number(lo) && is_nd_tensor(hi)))
+    throw nb::type_error((std::string(op) + "() received an invalid combination of arguments - " +
+                          "got (" + type_name_of(lo) + ", " + type_name_of(hi) +
+                          "), but expected (Tensor min = None, Tensor max = None) or " +
+                          "(Number min = None, Number max = None)")
+                             .c_str());
+  for (nb::handle h : {lo, hi}) {
+    Scalar s;
+    if (is_number(h) && scalar_from_python(h, s) &&
+        (is_floating_point(t.dtype()) || !s.is_floating_point()))
+      check_scalar_fits(s, t.dtype());
+  }
+}
+}  // namespace
+
 void bind_unary(nb::module_& m) {
   auto cls = tensor_class();
 #define EMBER_BIND_UNARY(name, node) \
@@ -115,6 +138,7 @@ void bind_unary(nb::module_& m) {
       "clamp(input, min=None, max=None) -> Tensor",
       "Limits each element to [min, max]; either bound may be a number, a tensor or None."};
   auto clamp_fn = [opt_tensor](const Tensor& t, nb::handle lo, nb::handle hi) {
+    check_clamp_bounds("clamp", t, lo, hi);
     return clamp(t, opt_tensor(lo), opt_tensor(hi));
   };
   both(m, cls, "clamp", clamp_fn, clamp_doc, nb::arg("min") = nb::none(),
@@ -122,6 +146,7 @@ void bind_unary(nb::module_& m) {
   cls.def(
       "clamp_",
       [opt_tensor](nb::handle self, nb::handle lo, nb::handle hi) {
+        check_clamp_bounds("clamp_", nb::cast<Tensor&>(self), lo, hi);
         clamp_(nb::cast<Tensor&>(self), opt_tensor(lo), opt_tensor(hi));
         return nb::borrow(self);
       },

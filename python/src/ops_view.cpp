@@ -51,7 +51,10 @@ void bind_view(nb::module_& m) {
       doc("permute(*dims) -> Tensor", "A view with the dims reordered as listed."));
   m.def(
       "permute",
-      [](const Tensor& t, nb::handle dims) { return permute(t, int_list(dims, "dims")); },
+      [](const Tensor& t, nb::handle dims) {
+        require_int_sequence(dims, "permute", 2);
+        return permute(t, int_list(dims, "dims"));
+      },
       nb::arg("input"), nb::arg("dims"),
       doc("permute(input, dims) -> Tensor", "A view with the dims reordered as listed."));
   cls.def(
@@ -205,7 +208,17 @@ void bind_view(nb::module_& m) {
           nb::arg("src"), nb::arg("non_blocking") = false,
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
-  cls.def("fill_", inplace([](Tensor& t, Scalar v) { fill_(t, v); }), nb::arg("value"),
+  // x.copy_(-4.0): PyTorch takes a Python number as src too (converted, like a 0-d tensor)
+  cls.def("copy_",
+          inplace([](Tensor& t, Scalar src, bool) { copy_(t, scalar_tensor(src, t.dtype())); }),
+          nb::arg("src"), nb::arg("non_blocking") = false,
+          doc("copy_(src, non_blocking=False) -> Tensor",
+              "Writes src, broadcast and converted to self's dtype, into self and returns self."));
+  cls.def("fill_", inplace([](Tensor& t, Scalar v) {
+            check_scalar_fits(v, t.dtype());
+            fill_(t, v);
+          }),
+          nb::arg("value"),
           doc("fill_(value) -> Tensor", "Sets every element of self to value and returns self."));
   cls.def("zero_", inplace([](Tensor& t) { zero_(t); }),
           doc("zero_() -> Tensor", "Sets every element of self to zero and returns self."));

@@ -411,6 +411,8 @@ void bind_tensor(nb::module_& m) {
             EMBER_CHECK(force || !t.requires_grad(),
                         "Can't call numpy() on Tensor that requires grad. "
                         "Use tensor.detach().numpy() instead.");
+            if (t.dim() > 64)  // numpy's limit: a larger array would abort inside nanobind
+              throw nb::value_error("number of dimensions must be within [0, 64]");
             return to_numpy(t);
           },
           nb::arg("force") = false,
@@ -436,9 +438,16 @@ void bind_tensor(nb::module_& m) {
             Tensor v;
             Tensor* vt = nullptr;
             Scalar s;
-            if (nb::try_cast<Tensor*>(value, vt) && vt) v = *vt;
-            else if (scalar_from_python(value, s)) v = scalar_tensor(s, t.dtype());
-            else v = tensor_from_data(value, t.dtype());
+            if (nb::try_cast<Tensor*>(value, vt) && vt) {
+              v = *vt;
+            } else if (scalar_from_python(value, s)) {
+              check_scalar_fits(s, t.dtype());  // x_int32[...] = 1e40 raises, as PyTorch
+              v = scalar_tensor(s, t.dtype());
+            } else {  // a list, an array, None: PyTorch assigns only tensors and numbers
+              throw nb::type_error(("can't assign a " + type_name_of(value) + " to a torch." +
+                                    legacy_tensor_name(t.dtype()))
+                                       .c_str());
+            }
             setitem(t, parse_index(idx), v);
           },
           nb::arg("index").none(), nb::arg("value").none(),

@@ -82,6 +82,7 @@ class Case:
     kwargs: dict = field(default_factory=dict)
     compare: str = "values"
     numpy_ok: bool = False  # an unmutated op_db sample: its numpy ref applies without torch
+    family: str = ""  # the strategy that drew it (run_fuzz's table has a row per family)
 
     @property
     def op_name(self):
@@ -149,6 +150,10 @@ def call(m, case: Case):
     kind, _, name = case.fn.partition(".")
     if case.fn.startswith("op:"):
         return OPS_BY_NAME[case.fn[3:]].op(m, *args, **kwargs)
+    if case.fn.startswith("prog:"):  # a short program (autograd, conversions): edge_cases.py
+        from edge_cases import PROGRAMS
+
+        return PROGRAMS[case.fn[5:]](m, *args, **kwargs)
     if case.fn == "setitem":
         x, index, value = args
         x[index] = value
@@ -183,7 +188,11 @@ def _to_numpy(x):
     if hasattr(x, "dtype") and hasattr(x, "detach"):
         name = _dtype_name(x)
         x = x.detach()
-        return name, (x.float() if name == "bfloat16" else x).numpy()
+        x = x.float() if name == "bfloat16" else x
+        try:
+            return name, x.numpy()
+        except RuntimeError:  # torch's ZeroTensor (a double backward's zero grad) needs force
+            return name, x.numpy(force=True)
     if _is_size(x):
         return "size", np.asarray(tuple(x), np.int64)
     return type(x).__name__, np.asarray(x)
@@ -221,8 +230,8 @@ def compare(case: Case, got, want) -> Outcome:
         return Outcome("wrong_shape", f"{len(got)} outputs, reference has {len(want)}")
     for i, (g, w) in enumerate(zip(got, want)):
         if (
-            max(_numel(w), _numel(g)) > MAX_COMPARED
-        ):  # a huge (stride-0 or empty) result: compare geometry
+            max(_numel(w), _numel(g)) > MAX_COMPARED or max(_ndim(w), _ndim(g)) > 64
+        ):  # a huge (stride-0 or empty) result, or one past numpy's 64 dims: compare geometry
             if (tuple(g.shape), _dtype_name(g)) != (tuple(w.shape), _dtype_name(w)):
                 return Outcome(
                     "wrong_shape",
@@ -255,6 +264,10 @@ def _numel(x):
     """Elements of a tensor result, counting zero-size dims as 1: numpy can't even build an
     empty array with a dim of 2**62."""
     return math.prod(max(abs(s), 1) for s in x.shape) if hasattr(x, "detach") else 0
+
+
+def _ndim(x):
+    return len(x.shape) if hasattr(x, "detach") else 0
 
 
 def _close(a, b, dtype):

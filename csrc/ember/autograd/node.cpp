@@ -129,11 +129,14 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
 }
 
 variable_list FunctionNode::apply(variable_list&& grads) {
-  if (released_) raise_freed(name_);
+  // A node that saved nothing (sum, a view, an add) can run again after its graph was freed:
+  // PyTorch allows y.backward() twice on y = x.sum().
+  if (released_ && had_saved_) raise_freed(name_);
   return fn_(*this, grads);
 }
 
 void FunctionNode::release_variables() {
+  for (auto& s : saved_) had_saved_ = had_saved_ || s.defined();  // placeholders don't count
   for (auto& s : saved_) s.reset();
   released_ = true;
 }

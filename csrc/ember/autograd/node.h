@@ -150,6 +150,7 @@ class FunctionNode : public Node {
   Backward fn_;
   std::vector<SavedTensor> saved_;
   bool released_ = false;
+  bool had_saved_ = false;  // saved tensors when released: a second apply must raise
 };
 
 // Note [Saving for needed grads]

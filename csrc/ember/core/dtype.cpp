@@ -1,7 +1,12 @@
 #include "ember/core/dtype.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "ember/core/dispatch_dtype.h"
 #include "ember/core/error.h"
+#include "ember/core/scalar.h"
 
 namespace ember {
 
@@ -105,6 +110,71 @@ void set_default_dtype(ScalarType t) {
 void unsupported_dtype(const char* op, ScalarType t) {
   EMBER_ERROR(ErrorKind::NotImplemented, "\"", op, "\" not implemented for '", scalar_type_name(t),
               "'");
+}
+
+namespace {
+// The names PyTorch's overflow message uses.
+const char* overflow_type_name(ScalarType t) {
+  switch (t) {
+    case kByte:
+      return "uint8_t";
+    case kChar:
+      return "int8_t";
+    case kShort:
+      return "int16_t";
+    case kInt:
+      return "int";
+    case kLong:
+      return "int64_t";
+    default:
+      return "float";
+  }
+}
+
+bool int_fits(const Scalar& v, int64_t lo, int64_t hi, bool is_unsigned) {
+  if (v.is_bool()) return true;
+  if (v.is_floating_point()) {
+    double d = v.to_double();
+    return !std::isnan(d) && d >= double(lo) && d <= double(hi);  // inf fails both
+  }
+  int64_t i = v.to_long();
+  if (is_unsigned) return i <= hi && (i >= 0 || i >= -hi);
+  return i >= lo && i <= hi;
+}
+}  // namespace
+
+void check_scalar_fits(const Scalar& value, ScalarType dtype) {
+  bool ok = true;
+  switch (dtype) {
+    case kByte:
+      ok = int_fits(value, 0, 255, true);
+      break;
+    case kChar:
+      ok = int_fits(value, -128, 127, false);
+      break;
+    case kShort:
+      ok = int_fits(value, -32768, 32767, false);
+      break;
+    case kInt:
+      ok = int_fits(value, INT32_MIN, INT32_MAX, false);
+      break;
+    case kLong:
+      // a double at or past 2**63 rounds: compare against the first double out of range
+      ok = value.is_floating_point() ? (std::isfinite(value.to_double()) &&
+                                        value.to_double() >= -0x1p63 && value.to_double() < 0x1p63)
+                                     : true;
+      break;
+    case kFloat:
+      if (value.is_floating_point()) {
+        double d = value.to_double();
+        ok = !std::isfinite(d) || std::abs(d) <= double(std::numeric_limits<float>::max());
+      }
+      break;
+    default:
+      break;
+  }
+  EMBER_CHECK(ok, "value cannot be converted to type ", overflow_type_name(dtype),
+              " without overflow");
 }
 
 }  // namespace ember

@@ -54,4 +54,11 @@ class Scalar {
   };
 };
 
+/// Raises RuntimeError "value cannot be converted to type ... without overflow" where PyTorch's
+/// checked conversion does (a fill, a masked_fill or setitem value): an integer dtype takes
+/// finite values inside its range (unsigned ones also the negated range of an int, which wraps),
+/// float32 any int and any float but a finite one past its max; bool, float16, bfloat16 and
+/// float64 anything.
+void check_scalar_fits(const Scalar& value, ScalarType dtype);
+
 }  // namespace ember

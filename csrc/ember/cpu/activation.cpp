@@ -60,7 +60,8 @@ Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
     });
   return forward("GeluKernelImpl", self, [](auto t) {
     using T = decltype(t);
-    return [](T x) { return T(0.5) * x * (T(1) + fast_erf(x * T(kInvSqrt2))); };
+    // x * (1 + erf) first, as torch's vectorized kernel: gelu(3e38) overflows to inf there too
+    return [](T x) { return x * (T(1) + fast_erf(x * T(kInvSqrt2))) * T(0.5); };
   });
 }
 Tensor gelu_backward_kernel(const Tensor& grad, const Tensor& self, double tanh_mode, double,

@@ -77,39 +77,44 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
     using A = acc_t<T>;
     const T* xp = x.data_ptr<T>();
     T* op = out.data_ptr<T>();
-    parallel_for(
-        0, g.c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, count)),
-        [&](int64_t c0, int64_t c1) {
-          with_best_isa([&] {
-            for (int64_t c = c0; c < c1; ++c) {
-              if (training) {
-                // One pass with sums shifted by the channel's first value, which keeps the variance
-                // accurate when the mean is large compared with the spread.
-                const double k = count > 0 ? double(A(xp[c * g.s])) : 0.0;
-                Lanes s1, s2;
-                for (int64_t i = 0; i < g.n; ++i) {
-                  const T* row = xp + (i * g.c + c) * g.s;
-                  lanes_for(g.s, [&](int l, int64_t j) {
-                    const double d = double(A(row[j])) - k;
-                    s1.v[l] += d;
-                    s2.v[l] += d * d;
-                  });
-                }
-                const double t1 = s1.total(), t2 = s2.total();
-                mean[size_t(c)] = k + t1 / double(count);
-                var[size_t(c)] = std::max(0.0, (t2 - t1 * t1 / double(count)) / double(count));
-              }
-              invstd[size_t(c)] = 1 / std::sqrt(var[size_t(c)] + eps);
-              const A scale = A(w[size_t(c)] * invstd[size_t(c)]);
-              const A shift = A(b[size_t(c)] - mean[size_t(c)] * w[size_t(c)] * invstd[size_t(c)]);
-              for (int64_t i = 0; i < g.n; ++i) {
-                const T* row = xp + (i * g.c + c) * g.s;
-                T* orow = op + (i * g.c + c) * g.s;
-                for (int64_t j = 0; j < g.s; ++j) orow[j] = T(A(row[j]) * scale + shift);
-              }
-            }
-          });
-        });
+    parallel_for(0, g.c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, count)),
+                 [&](int64_t c0, int64_t c1) {
+                   with_best_isa([&] {
+                     for (int64_t c = c0; c < c1; ++c) {
+                       if (training) {
+                         // One pass with sums shifted by the channel's first value, which keeps the
+                         // variance accurate when the mean is large compared with the spread.
+                         const double k = count > 0 ? double(A(xp[c * g.s])) : 0.0;
+                         Lanes s1, s2;
+                         for (int64_t i = 0; i < g.n; ++i) {
+                           const T* row = xp + (i * g.c + c) * g.s;
+                           lanes_for(g.s, [&](int l, int64_t j) {
+                             const double d = double(A(row[j])) - k;
+                             s1.v[l] += d;
+                             s2.v[l] += d * d;
+                           });
+                         }
+                         const double t1 = s1.total(), t2 = s2.total();
+                         mean[size_t(c)] = k + t1 / double(count);
+                         const double v = (t2 - t1 * t1 / double(count)) / double(count);
+                         var[size_t(c)] =
+                             std::isnan(v) ? v : std::max(0.0, v);  // an inf input gives nan
+                       }
+                       invstd[size_t(c)] = 1 / std::sqrt(var[size_t(c)] + eps);
+                       // (x - mean) * scale + bias: folding mean into the shift (x * scale + (bias
+                       // - mean * scale)) cancels catastrophically when the variance is 0 and the
+                       // mean large
+                       const A scale = A(w[size_t(c)] * invstd[size_t(c)]);
+                       const A mu = A(mean[size_t(c)]), shift = A(b[size_t(c)]);
+                       for (int64_t i = 0; i < g.n; ++i) {
+                         const T* row = xp + (i * g.c + c) * g.s;
+                         T* orow = op + (i * g.c + c) * g.s;
+                         for (int64_t j = 0; j < g.s; ++j)
+                           orow[j] = T((A(row[j]) - mu) * scale + shift);
+                       }
+                     }
+                   });
+                 });
   });
   if (training) {
     // In doubles, so float64 running statistics match torch to the last bit.

@@ -57,47 +57,54 @@ Tensor softmax_forward(const Tensor& self_, int64_t dim) {
   Tensor self = contiguous(self_);
   Tensor out = empty(self.sizes(), self.dtype(), self.device());
   Geometry g(self.sizes(), dim);
-  dispatch<kSoftmaxTypes>(
-      self.dtype(), Log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl",
-      [&](auto tag) {
-        using T = decltype(tag);
-        const T* x = self.data_ptr<T>();
-        T* y = out.data_ptr<T>();
-        auto row = [&](int64_t o) {
-          const T* xr = x + o * g.n;
-          T* yr = y + o * g.n;
-          T m = row_max(xr, g.n);
-          if constexpr (Log) {
-            T lse = m + std::log(exp_affine(xr, static_cast<T*>(nullptr), g.n, m));
-            affine_row(xr, yr, g.n, T(1), -lse);
-          } else {
-            affine_row(yr, yr, g.n, T(1) / exp_affine(xr, yr, g.n, m), T(0));
-          }
-        };
-        auto block = [&](int64_t o, int64_t j0, int64_t len) {
-          T m[kBlock], s[kBlock];
-          const T* xb = x + o * g.n * g.inner + j0;
-          T* yb = y + o * g.n * g.inner + j0;
-          std::fill(m, m + len, -std::numeric_limits<T>::infinity());
-          std::fill(s, s + len, T(0));
-          for (int64_t k = 0; k < g.n; ++k)
-            for (int64_t j = 0; j < len; ++j)
-              m[j] = xb[k * g.inner + j] > m[j] ? xb[k * g.inner + j] : m[j];
-          for (int64_t k = 0; k < g.n; ++k) {
-            T* yk = yb + k * g.inner;
-            for (int64_t j = 0; j < len; ++j) yk[j] = xb[k * g.inner + j] - m[j];
-            exp_affine(yk, yk, len, T(0));
-            for (int64_t j = 0; j < len; ++j) s[j] += yk[j];
-          }
-          for (int64_t j = 0; j < len; ++j) s[j] = Log ? m[j] + std::log(s[j]) : T(1) / s[j];
-          for (int64_t k = 0; k < g.n; ++k) {
-            T* yk = yb + k * g.inner;
-            const T* xk = xb + k * g.inner;
-            for (int64_t j = 0; j < len; ++j) yk[j] = Log ? xk[j] - s[j] : yk[j] * s[j];
-          }
-        };
-        for_each_slice(g, row, block);
-      });
+  dispatch<kSoftmaxTypes>(self.dtype(),
+                          Log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl",
+                          [&](auto tag) {
+                            using T = decltype(tag);
+                            const T* x = self.data_ptr<T>();
+                            T* y = out.data_ptr<T>();
+                            auto row = [&](int64_t o) {
+                              const T* xr = x + o * g.n;
+                              T* yr = y + o * g.n;
+                              T m = row_max(xr, g.n);
+                              if constexpr (Log) {
+                                // (x - max) - log(sum): folding max into the log-sum first would
+                                // round it at max's magnitude (log_softmax of [1e5] * 4 must be
+                                // exactly -log 4)
+                                T ls = std::log(exp_affine(xr, static_cast<T*>(nullptr), g.n, m));
+                                affine_row(xr, yr, g.n, T(1), -m);
+                                affine_row(yr, yr, g.n, T(1), -ls);
+                              } else {
+                                affine_row(yr, yr, g.n, T(1) / exp_affine(xr, yr, g.n, m), T(0));
+                              }
+                            };
+                            auto block = [&](int64_t o, int64_t j0, int64_t len) {
+                              T m[kBlock], s[kBlock];
+                              const T* xb = x + o * g.n * g.inner + j0;
+                              T* yb = y + o * g.n * g.inner + j0;
+                              std::fill(m, m + len, -std::numeric_limits<T>::infinity());
+                              std::fill(s, s + len, T(0));
+                              for (int64_t k = 0; k < g.n; ++k)
+                                for (int64_t j = 0; j < len; ++j)
+                                  m[j] = xb[k * g.inner + j] > m[j] ? xb[k * g.inner + j] : m[j];
+                              for (int64_t k = 0; k < g.n; ++k) {
+                                T* yk = yb + k * g.inner;
+                                for (int64_t j = 0; j < len; ++j)
+                                  yk[j] = xb[k * g.inner + j] - m[j];
+                                exp_affine(yk, yk, len, T(0));
+                                for (int64_t j = 0; j < len; ++j) s[j] += yk[j];
+                              }
+                              for (int64_t j = 0; j < len; ++j)
+                                s[j] = Log ? std::log(s[j]) : T(1) / s[j];
+                              for (int64_t k = 0; k < g.n; ++k) {
+                                T* yk = yb + k * g.inner;
+                                const T* xk = xb + k * g.inner;
+                                for (int64_t j = 0; j < len; ++j)
+                                  yk[j] = Log ? (xk[j] - m[j]) - s[j] : yk[j] * s[j];
+                              }
+                            };
+                            for_each_slice(g, row, block);
+                          });
   return out;
 }
 

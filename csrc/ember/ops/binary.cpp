@@ -27,11 +27,23 @@ EMBER_DEFINE_BINARY(div_trunc, DivBackward1)
 namespace {
 Tensor zero_grad_like(const Tensor& g) { return zeros_like(g); }
 
-// Gradient of maximum/minimum: the winner takes it, ties split it.
+// Gradient of maximum/minimum: the loser gets none, ties split it, and where a nan makes
+// both comparisons false both sides get all of it (as PyTorch). A where(), not a product, so an
+// infinite grad does not turn into nan at the losers.
 Tensor pick_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool max) {
-  Tensor win = max ? gt(self, other) : lt(self, other);
-  Tensor tie = eq(self, other);
-  return grad * (to_dtype(win, grad.dtype()) + to_dtype(tie, grad.dtype()) * 0.5);
+  Tensor lose = max ? lt(self, other) : gt(self, other);
+  Tensor zero = zeros({}, TensorOptions(grad.dtype()));
+  Tensor g = where(eq(self, other), grad * 0.5, grad);
+  return where(lose, zero, g);
+}
+
+// Gradient of fmax/fmin: all of it to the side the result came from (self on ties and where
+// other is nan), none to the other.
+Tensor fpick_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool max,
+                  bool to_self) {
+  Tensor from_self = logical_or(max ? ge(self, other) : le(self, other), isnan(other));
+  Tensor zero = zeros({}, TensorOptions(grad.dtype()));
+  return to_self ? where(from_self, grad, zero) : where(from_self, zero, grad);
 }
 
 // pow's gradients mask the points where the formula is 0 * inf.
@@ -48,24 +60,24 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
 }  // namespace
 
 // (name, grad wrt self, grad wrt other): formulas in public ops over grad, self, other, result.
-#define EMBER_BINARY_DERIVATIVES(_)                                                               \
-  _(mul, grad* other, grad* self)                                                                 \
-  _(true_divide, grad / other, -(grad * self) / (other * other))                                  \
-  _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                        \
-  _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                     \
-  _(remainder, grad, -(grad * floor_divide(self, other)))                                         \
-  _(fmod, grad, -(grad * div_trunc(self, other)))                                                 \
-  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))          \
-  _(atan2, grad* other / (self * self + other * other),                                           \
-    -(grad * self) / (self * self + other * other))                                               \
-  _(hypot, grad* self / result, grad * other / result)                                            \
-  _(copysign,                                                                                     \
-    where(eq(self, wrap_scalar(0)), zeros({}, TensorOptions(grad.dtype())), grad* result / self), \
-    zero_grad_like(grad))                                                                         \
-  _(minimum, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))            \
-  _(maximum, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))              \
-  _(fmin, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))               \
-  _(fmax, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))
+#define EMBER_BINARY_DERIVATIVES(_)                                                                \
+  _(mul, grad* other, grad* self)                                                                  \
+  _(true_divide, grad / other, -(grad * self) / (other * other))                                   \
+  _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                         \
+  _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                      \
+  _(remainder, grad, -(grad * floor_divide(self, other)))                                          \
+  _(fmod, grad, -(grad * div_trunc(self, other)))                                                  \
+  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))           \
+  _(atan2, grad* other / (self * self + other * other),                                            \
+    -(grad * self) / (self * self + other * other))                                                \
+  _(hypot, grad* self / result, grad * other / result)                                             \
+  _(copysign,                                                                                      \
+    where(eq(self, wrap_scalar(0)), zeros({}, TensorOptions(grad.dtype())), grad* result / self),  \
+    zero_grad_like(grad))                                                                          \
+  _(minimum, pick_grad(grad, self, other, false), pick_grad(grad, other, self, false))             \
+  _(maximum, pick_grad(grad, self, other, true), pick_grad(grad, other, self, true))               \
+  _(fmin, fpick_grad(grad, self, other, false, true), fpick_grad(grad, self, other, false, false)) \
+  _(fmax, fpick_grad(grad, self, other, true, true), fpick_grad(grad, self, other, true, false))
 
 #define EMBER_BINARY_AUTOGRAD(name, grad_self, grad_other)                       \
   EMBER_DERIVATIVE(op::name, name##_node, (self, other), grad_self, grad_other); \
@@ -167,7 +179,11 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
   EMBER_CHECK_KIND(is_floating_point(self.dtype()), ErrorKind::NotImplemented, "\"lerp_kernel_",
                    weight.impl()->is_wrapped_number ? "scalar" : "tensor",
                    "\" not implemented for '", scalar_type_name(self.dtype()), "'");
-  return self + weight * (end - self);
+  // Two formulas switching at |weight| = 0.5, each exact at its end, as PyTorch's kernel: their
+  // inf/nan results (lerp(0, inf, 0.5) is nan) follow from the same arithmetic.
+  Tensor diff = end - self;
+  Tensor near_self = lt(abs(weight), wrap_scalar(0.5));
+  return where(near_self, self + weight * diff, end - diff * (1 - weight));
 }
 
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

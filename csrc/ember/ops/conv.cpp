@@ -35,7 +35,10 @@ Tensor in_wide_dtype(const Tensor& input, const char* kernel, F&& f) {
   EMBER_CHECK_KIND(t != kBool, ErrorKind::NotImplemented, "\"", kernel, "\" not implemented for '",
                    scalar_type_name(t), "'");
   if (t == kFloat || t == kDouble) return f(t);
-  return to_dtype(f(is_floating_point(t) ? kFloat : kDouble), t);
+  if (is_floating_point(t)) return to_dtype(f(kFloat), t);
+  // through int64, so a sum past int32's range wraps as PyTorch's integer kernel does instead
+  // of converting an out-of-range double
+  return to_dtype(to_dtype(f(kDouble), kLong), t);
 }
 
 struct Conv2dArgs {

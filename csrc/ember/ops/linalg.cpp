@@ -225,6 +225,15 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
+  // PyTorch reads batch1's dims 0, 1 and batch2's dim 2 before checking the ranks: too few
+  // dims there are an IndexError, as any dim out of range
+  auto dim_out_of_range = [](const Tensor& t, int64_t d) {
+    const int64_t n = std::max<int64_t>(t.dim(), 1);
+    EMBER_CHECK_INDEX(false, "Dimension out of range (expected to be in range of [", -n, ", ",
+                      n - 1, "], but got ", d, ")");
+  };
+  if (batch1.dim() < 2) dim_out_of_range(batch1, 1);
+  if (batch2.dim() < 3) dim_out_of_range(batch2, 2);
   check_bmm(batch1, batch2);
   check_input(self, {batch1.size(0), batch1.size(1), batch2.size(2)}, batch1);
   return op::baddbmm.call(self, batch1, batch2, beta, alpha);

@@ -253,6 +253,11 @@ Tensor norm(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool k
   if (order == 0)
     return sum(to_dtype(ne(x, wrap_scalar(0)), x.dtype()), dim, keepdim, std::nullopt);
   if (order == 1) return sum(a, dim, keepdim, std::nullopt);
+  // One element per result: its norm is |x| (x * x would overflow at 3e38, as PyTorch avoids).
+  int64_t reduced = dim.empty() ? x.numel() : 1;
+  if (x.dim() > 0)
+    for (int64_t d : dim) reduced *= x.size(maybe_wrap_dim(d, x.dim()));
+  if (reduced == 1) return sum(a, dim, keepdim, std::nullopt);
   if (order == 2) return sqrt(sum(x * x, dim, keepdim, std::nullopt));
   return pow(sum(pow(a, wrap_scalar(order)), dim, keepdim, std::nullopt), wrap_scalar(1.0 / order));
 }

@@ -9,7 +9,11 @@ def _t(x, like=None):
     if isinstance(x, Tensor):
         return x
     if like is not None and isinstance(x, (int, float, bool)):
-        return full([], x, dtype=result_type(like, x))
+        dtype = result_type(like, x)
+        try:
+            return full([], x, dtype=dtype)
+        except RuntimeError:  # outside dtype's range (full checks it): convert, wrapping
+            return tensor(x).to(dtype)
     return scalar_tensor(x) if isinstance(x, float) else tensor(x)
 
 

@@ -46,10 +46,38 @@ def _numpy():
     return sys.modules.get("numpy")
 
 
-def _size(size):
+def _size(size, kwargs=None, fn="ones"):
+    """The shape from *size (ints, or one sequence) or from the size= keyword (torch accepts
+    both spellings; without either it raises TypeError)."""
+    if kwargs and "size" in kwargs:
+        if size:
+            raise TypeError(f"{fn}() got multiple values for argument 'size'")
+        size = (kwargs.pop("size"),)
+    elif kwargs is not None and not size:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and not isinstance(size[0], int):
         return list(size[0])
     return list(size)
+
+
+def _nesting_depth(data):
+    """Raises ValueError past 128 nested sequences, torch's limit for nested data (checking
+    the first element at each level, before anything is built)."""
+    depth = 0
+    while isinstance(data, (list, tuple)):
+        depth += 1
+        if depth > 128:
+            raise ValueError(f"too many dimensions '{type(data).__name__}'")
+        if not data:
+            break
+        data = data[0]
+
+
+def _require_tensor(fn, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
 
 
 def _finish(t, requires_grad):
@@ -74,6 +102,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     np = _numpy()
     if np is not None and isinstance(data, np.generic):  # numpy scalars keep their dtype, as torch
         data = np.asarray(data)
+    _nesting_depth(data)
     return _finish(_C._tensor(data, dtype), requires_grad)
 
 
@@ -91,6 +120,7 @@ def as_tensor(data, dtype=None, device=None):
         t = _C._from_numpy_any(data) if plain else None
         if t is not None and all(s >= 0 for s in data.strides):
             return t if dtype is None or t.dtype == dtype else t.to(dtype)
+    _nesting_depth(data)
     return _C._tensor(data, dtype)
 
 
@@ -104,31 +134,31 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full([], s, dtype or _C.get_default_dtype(), False), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, **_):
+def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs):
     """empty(*size, *, out=None, dtype=None, layout=torch.strided, device=None, requires_grad=False,
         pin_memory=False, memory_format=torch.contiguous_format) -> Tensor
 
     A tensor of the given shape whose elements are not initialised."""
     check_device(device, "empty")
-    return _C._empty(_size(size), dtype, requires_grad)
+    return _C._empty(_size(size, kwargs, "empty"), dtype, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, **_):
+def zeros(*size, dtype=None, device=None, requires_grad=False, **kwargs):
     """zeros(*size, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 0."""
     check_device(device, "zeros")
-    return _C._zeros(_size(size), dtype, requires_grad)
+    return _C._zeros(_size(size, kwargs, "zeros"), dtype, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, **_):
+def ones(*size, dtype=None, device=None, requires_grad=False, **kwargs):
     """ones(*size, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 1."""
     check_device(device, "ones")
-    return _C._ones(_size(size), dtype, requires_grad)
+    return _C._ones(_size(size, kwargs, "ones"), dtype, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
@@ -150,6 +180,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, **_):
         memory_format=torch.preserve_format) -> Tensor
 
     An uninitialised tensor with input's shape (and dtype unless given)."""
+    _require_tensor("empty_like", input)
     return _C._empty(list(input.shape), _like(input, dtype), requires_grad)
 
 
@@ -158,6 +189,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, **_):
         memory_format=torch.preserve_format) -> Tensor
 
     A tensor of zeros with input's shape (and dtype unless given)."""
+    _require_tensor("zeros_like", input)
     return _C._zeros(list(input.shape), _like(input, dtype), requires_grad)
 
 
@@ -166,6 +198,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, **_):
         memory_format=torch.preserve_format) -> Tensor
 
     A tensor of ones with input's shape (and dtype unless given)."""
+    _require_tensor("ones_like", input)
     return _C._ones(list(input.shape), _like(input, dtype), requires_grad)
 
 
@@ -174,6 +207,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     A tensor with input's shape (and dtype unless given) filled with fill_value."""
+    _require_tensor("full_like", input)
     return _C._full(list(input.shape), fill_value, _like(input, dtype), requires_grad)
 
 
@@ -186,6 +220,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    if dtype == int64:
+        # int64 computes in integers: torch truncates the bounds and the step first
+        # (arange(0.5, dtype=int64) is empty), after checking the signs on the given values;
+        # the narrower integer dtypes count the elements from the given values (one element)
+        consistent = (step > 0 and end >= start) or (step < 0 and end <= start)
+        if consistent and builtins.any(isinstance(x, float) for x in (start, end, step)):
+            start, end, step = (builtins.int(x) for x in (start, end, step))
+            if step == 0:
+                raise ValueError("step must be nonzero")
     return _C._arange(start, end, step, dtype, requires_grad)
 
 

@@ -265,9 +265,24 @@ def nextafter(input, other):
     The next representable value after input in the direction of other."""
     import numpy as np
 
-    a, b = broadcast_tensors(input, other)
-    out = np.nextafter(a.detach().numpy(), b.detach().numpy().astype(a.detach().numpy().dtype))
-    return from_numpy(np.ascontiguousarray(out))
+    _both_tensors("nextafter", input, other)
+    dtype = result_type(input, other)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"nextafter_cpu" not implemented for \'{scalar_type_name(dtype)}\''
+        )
+    a, b = broadcast_tensors(input.to(dtype), other.to(dtype))
+    if dtype == _C.bfloat16:  # numpy has no bfloat16: step its bits (as uint16) directly
+        bits = a.detach().view(_C.int16).numpy().view(np.uint16).astype(np.int32)
+        x, y = a.detach().float().numpy(), b.detach().float().numpy()
+        up = (y > x) == (x > 0)
+        step = np.where(x == 0, np.where(y > 0, 1, 0x8001) - bits, np.where(up, 1, -1))
+        out = (bits + step).astype(np.uint16)
+        out = np.where(x == y, b.detach().view(_C.int16).numpy().view(np.uint16), out)
+        out = np.where(np.isnan(x) | np.isnan(y), np.uint16(0x7FC0), out)
+        return from_numpy(np.array(out.view(np.int16))).view(_C.bfloat16)
+    out = np.nextafter(a.detach().numpy(), b.detach().numpy())
+    return from_numpy(np.array(out, copy=True))  # np.array keeps a 0-d result 0-d
 
 
 def conj(input):
@@ -308,15 +323,31 @@ def equal(input, other):
     """equal(input, other) -> bool
 
     True if both tensors have the same shape and elements."""
+    _both_tensors("equal", input, other)
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
+
+
+def _both_tensors(fn, input, other):
+    for pos, (name, x) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}"
+            )
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor
 
     Where |input - other| <= atol + rtol * |other| (and, with equal_nan, NaN meets NaN)."""
+    _both_tensors("isclose", input, other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{scalar_type_name(input.dtype)} did not match {scalar_type_name(other.dtype)}"
+        )
     diff = (input - other).abs()
-    close = diff <= atol + rtol * other.abs()
+    # an infinite difference is never within tolerance (rtol * inf would admit it): infinities
+    # are close only to themselves, through the == below
+    close = (diff <= atol + rtol * other.abs()) & diff.isfinite()
     close = close | (input == other)
     if equal_nan:
         close = close | (input.isnan() & other.isnan())
@@ -328,6 +359,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         equal_nan: bool = False) -> bool
 
     True if isclose holds for every element pair."""
+    _both_tensors("allclose", input, other)
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 

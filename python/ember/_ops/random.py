@@ -36,22 +36,22 @@ __all__ = [
 default_generator = _C.default_generator()
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
     """rand(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn uniformly from [0, 1)."""
     check_device(device, "rand")
-    return _finish(_C._rand(_size(size), generator, dtype), requires_grad)
+    return _finish(_C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
     """randn(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn from the standard normal distribution."""
     check_device(device, "randn")
-    return _finish(_C._randn(_size(size), generator, dtype), requires_grad)
+    return _finish(_C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
 
 
 def randint(

@@ -102,7 +102,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         b = builtins.min(builtins.max(b if b >= 0 else b + size, 0), size)
         stop = builtins.max(b, start)
         out.append(input.narrow(dim, start, stop - start))
-        start = stop
+        start = b  # the next piece starts at this index even when it went back ([3, 1])
     return tuple(out)
 
 

@@ -33,16 +33,25 @@ def __hash__(self):
 
 def __bool__(self):
     if self.numel() != 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        what = "no values" if self.numel() == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
     return builtins.bool(self.item())
 
 
+def _one_element(self):
+    """The element of a one-element tensor; int(), float() and complex() raise ValueError (not
+    item()'s RuntimeError) for any other size, as torch."""
+    if self.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return self.item()
+
+
 def __int__(self):
-    return builtins.int(self.item())
+    return builtins.int(_one_element(self))
 
 
 def __float__(self):
-    return builtins.float(self.item())
+    return builtins.float(_one_element(self))
 
 
 def __index__(self):
@@ -52,7 +61,7 @@ def __index__(self):
 
 
 def __complex__(self):
-    return complex(self.item())
+    return complex(_one_element(self))
 
 
 def __iter__(self):

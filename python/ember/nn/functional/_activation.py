@@ -7,6 +7,16 @@ from ..._C import cat, cumsum
 from ..._ops.creation import empty_like, zeros
 from ..._ops.index import where
 
+
+def _raise_if_not_tensor(input, method):
+    """Raises the AttributeError torch's Python code raises when it reaches input.<method> on a
+    non-tensor (F.softmax("abc", 0)); a tensor input lets the caller re-raise its TypeError."""
+    if not isinstance(input, _C.Tensor):
+        raise AttributeError(
+            f"'{type(input).__name__}' object has no attribute '{method}'"
+        ) from None
+
+
 _nn = _C._nn
 
 __all__ = [
@@ -195,14 +205,22 @@ def sigmoid(input):
     """sigmoid(input) -> Tensor
 
     1 / (1 + exp(-x))."""
-    return _C.sigmoid(input)
+    try:
+        return _C.sigmoid(input)
+    except TypeError:
+        _raise_if_not_tensor(input, "sigmoid")
+        raise
 
 
 def tanh(input):
     """tanh(input) -> Tensor
 
     Hyperbolic tangent."""
-    return _C.tanh(input)
+    try:
+        return _C.tanh(input)
+    except TypeError:
+        _raise_if_not_tensor(input, "tanh")
+        raise
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -248,7 +266,11 @@ def softsign(input):
     """softsign(input) -> Tensor
 
     x / (1 + |x|)."""
-    return _nn.softsign(input)
+    try:
+        return _nn.softsign(input)
+    except TypeError:
+        _raise_if_not_tensor(input, "abs")
+        raise
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -285,7 +307,11 @@ def tanhshrink(input):
     """tanhshrink(input) -> Tensor
 
     x - tanh(x)."""
-    return _nn.tanhshrink(input)
+    try:
+        return _nn.tanhshrink(input)
+    except TypeError:
+        _raise_if_not_tensor(input, "tanh")
+        raise
 
 
 def softshrink(input, lambd=0.5):
@@ -544,7 +570,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """normalize(input, p=2.0, dim=1, eps=1e-12, out=None)
 
     input / max(||input||_p along dim, eps)."""
-    result = _nn.normalize(input, float(p), dim, eps)
+    try:
+        result = _nn.normalize(input, float(p), dim, eps)
+    except TypeError:
+        _raise_if_not_tensor(input, "norm")
+        raise
     if out is not None:
         return out.copy_(result)
     return result

@@ -11,6 +11,7 @@ from ... import _C
 from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
 from ..._ops.creation import ones_like, tensor
 from ...autograd.grad_mode import no_grad
+from ._activation import _raise_if_not_tensor
 
 _nn = _C._nn
 
@@ -102,7 +103,11 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     Softmax along ``dim``: exp(x) / sum(exp(x)), computed stably in one fused pass."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return _nn.softmax(input, dim, dtype)
+    try:
+        return _nn.softmax(input, dim, dtype)
+    except TypeError:
+        _raise_if_not_tensor(input, "softmax")
+        raise
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -111,7 +116,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     Softmin along ``dim``: softmax(-x)."""
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
-    return _nn.softmin(input, dim, dtype)
+    return _nn.softmin(input, dim, dtype)  # torch's -input raises TypeError on a non-tensor
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -120,7 +125,11 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     log(softmax(x)) along ``dim``, computed as x - logsumexp(x)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _nn.log_softmax(input, dim, dtype)
+    try:
+        return _nn.log_softmax(input, dim, dtype)
+    except TypeError:
+        _raise_if_not_tensor(input, "log_softmax")
+        raise
 
 
 def cross_entropy(

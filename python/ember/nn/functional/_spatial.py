@@ -4,6 +4,7 @@ import math
 import warnings
 
 from ... import _C
+from ._activation import _raise_if_not_tensor
 
 __all__ = [
     "conv1d",
@@ -176,6 +177,12 @@ def avg_pool2d(
         count_include_pad=True, divisor_override=None) -> Tensor
 
     2-d average pooling."""
+    if isinstance(input, _C.Tensor) and input.dim() < 3:
+        # torch reads the size of dim -3 first: the class is IndexError, as for any bad dim
+        n = max(input.dim(), 1)
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got -3)"
+        )
     return _nn.avg_pool2d(
         input,
         _ints(kernel_size),
@@ -208,7 +215,11 @@ def adaptive_avg_pool2d(input, output_size):
     """adaptive_avg_pool2d(input, output_size)
 
     Adaptive 2-d average pooling to output_size (None keeps an input size)."""
-    return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+    try:
+        return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+    except TypeError:
+        _raise_if_not_tensor(input, "dim")
+        raise
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
@@ -222,7 +233,11 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     """adaptive_max_pool2d_with_indices(input, output_size, return_indices=False)
 
     adaptive_max_pool2d returning (values, flat indices)."""
-    return _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+    try:
+        return _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+    except TypeError:
+        _raise_if_not_tensor(input, "dim")
+        raise
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
