@@ -357,8 +357,6 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     GlooStore gstore(store_);
     ctx->connectFullMesh(gstore, device);
     context_ = ctx;
-  } catch (const Error&) {
-    throw;
   } catch (const std::exception& e) {
     EMBER_ERROR(ErrorKind::Runtime, "ProcessGroupGloo: rank ", rank, " of ", size,
                 " could not connect to its peers within ", options_.timeout.count(),

@@ -105,6 +105,29 @@ int recv_all(int fd, char* buf, size_t n, steady_clock::time_point deadline) {
   }
   return 0;
 }
+// Connects fd without blocking past `deadline` (an unreachable host would otherwise hold
+// connect() for minutes); 0 or an errno.
+int connect_before(int fd, const addrinfo* a, steady_clock::time_point deadline) {
+  int flags = ::fcntl(fd, F_GETFL, 0);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int e = 0;
+  if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+    e = errno;
+    if (e == EINPROGRESS) {
+      auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
+      pollfd p{fd, POLLOUT, 0};
+      int r = ::poll(&p, 1, int(std::max<int64_t>(left, 0)));
+      if (r <= 0) {
+        e = r == 0 ? ETIMEDOUT : errno;
+      } else {
+        socklen_t len = sizeof e;
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len);
+      }
+    }
+  }
+  ::fcntl(fd, F_SETFL, flags);
+  return e;
+}
 }  // namespace
 
 // ---- the server ----
@@ -367,12 +390,13 @@ void TCPStore::connect_client() {
       for (addrinfo* a = res; a && fd_ < 0; a = a->ai_next) {
         int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
         if (fd < 0) continue;
-        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        int e = connect_before(fd, a, deadline);
+        if (e == 0) {
           int one = 1;
           ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
           fd_ = fd;
         } else {
-          last = std::strerror(errno);
+          last = std::strerror(e);
           ::close(fd);
         }
       }
