@@ -296,10 +296,15 @@ def init_process_group(
         store, rank, world_size, master = _rendezvous(
             init_method or "env://", rank, world_size, timeout
         )
-    prefixed = PrefixStore("default_pg", store)
+    # A restarted job meets in the same launcher's store: each attempt uses its own keys.
+    attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    prefixed = PrefixStore(
+        "default_pg" if attempt == "0" else f"attempt_{attempt}/default_pg", store
+    )
     pg = ProcessGroup(_new_pg(prefixed, rank, world_size, timeout, master), range(world_size), "0")
     _world.default, _world.store, _world.count = pg, store, 1
     _world.master = master
+    _world.prefix = "" if attempt == "0" else f"attempt_{attempt}/"
     _world.groups = [pg]
     GroupMember.WORLD = pg
 
@@ -354,7 +359,7 @@ def new_group(
     me = world.rank()
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    store = PrefixStore(f"group_{name}", _world.store)
+    store = PrefixStore(f"{_world.prefix}group_{name}", _world.store)
     pg = ProcessGroup(
         _new_pg(store, ranks.index(me), len(ranks), timeout, _world.master), ranks, name
     )
