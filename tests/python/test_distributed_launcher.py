@@ -110,3 +110,19 @@ def test_console_script_is_declared():
         pytest.skip("checks ember's own console script")
     names = {e.name: e.value for e in metadata.entry_points(group="console_scripts")}
     assert names.get("emberrun") == "ember.distributed.run:main"
+
+
+def test_fashion_mnist_ddp_under_the_launcher(tmp_path):
+    """The main job with --ddp: two processes, only rank 0 reports and writes files."""
+    if M != "ember" or not os.path.exists("/usr/share/datasets/fashion-mnist"):
+        pytest.skip("ember's launcher on the Fashion-MNIST data set")
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "fashion_mnist.py")
+    out_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", LAUNCHER, "--nproc-per-node", "2", "--master-port", "0"]
+    cmd += [example, "--ddp", "--epochs", "1", "--max-steps", "4", "--train-limit", "2048"]
+    cmd += ["--out-dir", str(out_dir)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "DDP over 2 processes" in p.stdout and "test accuracy" in p.stdout, p.stdout
+    assert "[rank1]:" not in p.stdout, p.stdout  # rank 1 trains silently
+    assert sorted(os.listdir(out_dir)) == ["checkpoint_ember.pt", "curves_ember.png"]

@@ -73,25 +73,39 @@ def parse_args(args=None):
 
 
 class _Prefixer(threading.Thread):
-    """Copies a worker's output stream to ours, each line prefixed with its rank."""
+    """Copies a worker's output stream to ours, each line prefixed with its rank. Only whole
+    lines (ended by "\n" or a progress bar's "\r") are written, under one lock per stream, so
+    that lines of different workers never interleave."""
+
+    locks = {}
 
     def __init__(self, src, dst, prefix):
         super().__init__(daemon=True)
         self.src, self.dst, self.prefix = src, dst, prefix
+        self.lock = _Prefixer.locks.setdefault(id(dst), threading.Lock())
 
     def run(self):
-        at_line_start = True
         out = self.dst.buffer if hasattr(self.dst, "buffer") else self.dst
+        pending = b""
         while True:
             chunk = self.src.read1(65536) if hasattr(self.src, "read1") else self.src.read(4096)
             if not chunk:
                 break
-            parts = []
-            for piece in chunk.splitlines(keepends=True):
-                if at_line_start:
-                    parts.append(self.prefix)
-                parts.append(piece)
-                at_line_start = piece.endswith((b"\n", b"\r"))
+            pending += chunk
+            cut = max(pending.rfind(b"\n"), pending.rfind(b"\r")) + 1
+            if cut:
+                self.emit(out, pending[:cut])
+                pending = pending[cut:]
+        if pending:
+            self.emit(out, pending + b"\n")
+
+    def emit(self, out, data):
+        parts = []
+        for piece in data.splitlines(keepends=True):
+            if piece not in (b"\r", b"\n", b"\r\n"):  # (a bare "\r" rewinds a progress bar)
+                parts.append(self.prefix)
+            parts.append(piece)
+        with self.lock:
             out.write(b"".join(parts))
             out.flush()
 
