@@ -175,8 +175,15 @@ class ProcessGroupGloo : public std::enable_shared_from_this<ProcessGroupGloo> {
   std::shared_ptr<Work> run(const char* op, const CollectiveOptions& opts,
                             std::vector<Tensor> outputs, std::function<void(uint32_t)> fn);
   void worker();
-  void check_header(uint32_t tag, const char* op, const std::vector<int64_t>& header,
-                    std::chrono::milliseconds timeout);
+  // Swaps headers (and, for small collectives, the data: Note [Eager collectives]) with every
+  // peer; false when nothing was exchanged (checks off, one rank).
+  bool check_header(uint32_t tag, const char* op, const std::vector<int64_t>& header,
+                    std::chrono::milliseconds timeout, const void* payload = nullptr,
+                    size_t nbytes = 0);
+  // Rank r's payload of the last exchange (this rank's own from the send buffer).
+  const char* payload_of(int r) const;
+  // Whether a collective of nbytes per rank goes in one exchange (Note [Eager collectives]).
+  bool eager(size_t nbytes) const { return size_ > 1 && nbytes <= eager_limit_; }
   std::chrono::milliseconds timeout_of(const CollectiveOptions& o) const {
     return o.timeout.count() > 0 ? o.timeout : options_.timeout;
   }
@@ -186,6 +193,8 @@ class ProcessGroupGloo : public std::enable_shared_from_this<ProcessGroupGloo> {
   Options options_;
   std::shared_ptr<gloo::Context> context_;
   uint32_t next_tag_ = 0;
+  size_t eager_limit_ = 0;
+  std::vector<char> eager_send_, eager_recv_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Task>> queue_;

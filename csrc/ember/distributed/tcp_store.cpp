@@ -428,7 +428,12 @@ std::string TCPStore::request(const std::string& msg, milliseconds timeout, cons
   }
   if (e == ETIMEDOUT) {
     connect_client();  // drop the answer still owed to this request (Note [TCPStore protocol])
-    store_timeout("TCPStore", timeout, keys);
+    Cmd cmd = Cmd(msg[0]);
+    if (cmd != GET && cmd != WAIT)  // answered at once by a live server
+      EMBER_ERROR(ErrorKind::Runtime, "TCPStore.", what, ": no answer from the server at (", host_,
+                  ", ", port_, ") within ", timeout.count(), "ms");
+    std::string where = "TCPStore (" + host_ + ", " + std::to_string(port_) + ")";
+    store_timeout(where.c_str(), timeout, keys);
   }
   if (e != 0)
     EMBER_ERROR(ErrorKind::Runtime, "TCPStore.", what, ": lost the connection to (", host_, ", ",
