@@ -22,6 +22,7 @@ import time
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
 case = os.environ["CASE"]
 if case == "killed":
+    dist.barrier()                            # every rank finished connecting
     if RANK == 1:
         os._exit(3)                           # dies without a word
     start = time.monotonic()

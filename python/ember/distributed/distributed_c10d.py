@@ -14,8 +14,6 @@ import socket
 import urllib.parse
 import warnings
 
-import numpy as np
-
 from .. import _C as _C_root
 from .._C import _distributed as _C
 
@@ -673,6 +671,8 @@ def batch_isend_irecv(p2p_op_list):
 
 
 def _to_tensor(obj):
+    import numpy as np  # (not at import: `import ember` leaves numpy unloaded)
+
     buf = io.BytesIO()
     pickle.Pickler(buf).dump(obj)
     data = np.frombuffer(buf.getbuffer(), dtype=np.uint8).copy()
@@ -684,10 +684,14 @@ def _from_tensor(t, size):
 
 
 def _bytes(n):
+    import numpy as np
+
     return _C_root.from_numpy(np.zeros(n, dtype=np.uint8))
 
 
 def _long(values):
+    import numpy as np
+
     return _C_root.from_numpy(np.asarray(values, dtype=np.int64))
 
 
