@@ -9,6 +9,13 @@ of time per epoch and accuracy.
     python examples/fashion_mnist.py --compile         # the model through ember.compile
                                                        # (torch.compile under --backend torch)
     python examples/fashion_mnist.py --resume          # continue from the last checkpoint
+
+    # data-parallel over 2 processes (DistributedDataParallel on Gloo); torchrun for torch:
+    python -m ember.distributed.run --nproc-per-node 2 examples/fashion_mnist.py --ddp
+    torchrun --nproc-per-node 2 examples/fashion_mnist.py --ddp --backend torch
+
+With --ddp every process trains on its own share of each epoch (DistributedSampler), batches of
+--batch-size per process; only rank 0 prints, writes checkpoints and the plot.
 """
 
 import argparse
@@ -50,6 +57,11 @@ def parse_args(argv=None):
     )
     p.add_argument("--train-limit", type=int, default=None, help="use only the first N images")
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument(
+        "--ddp",
+        action="store_true",
+        help="data-parallel training under a launcher (ember.distributed.run, torchrun)",
+    )
     return p.parse_args(argv)
 
 
@@ -89,14 +101,15 @@ def load_data(torch, args):
 
 
 class Progress:
-    """A one-line progress bar with the running loss and throughput."""
+    """A one-line progress bar with the running loss and throughput (silent when not shown)."""
 
-    def __init__(self, epoch, total):
+    def __init__(self, epoch, total, show=True):
         self.epoch, self.total, self.start = epoch, total, time.perf_counter()
         self.tty = sys.stdout.isatty()
+        self.show = show
 
     def update(self, step, seen, loss):
-        if not self.tty and step != self.total:
+        if not self.show or (not self.tty and step != self.total):
             return
         width = 30
         done = int(width * step / self.total)
@@ -121,11 +134,11 @@ def evaluate(torch, model, x, y, batch_size=1000):
     return correct / len(x)
 
 
-def train_epoch(torch, model, optimizer, scheduler, loader, epoch, max_steps):
+def train_epoch(torch, model, optimizer, scheduler, loader, epoch, max_steps, show=True):
     model.train()
     F = torch.nn.functional
     total = len(loader) if max_steps is None else min(len(loader), max_steps)
-    bar = Progress(epoch, total)
+    bar = Progress(epoch, total, show)
     seen, loss_sum = 0, 0.0
     for step, (xb, yb) in enumerate(loader, 1):
         optimizer.zero_grad()
@@ -173,17 +186,30 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    rank, world = 0, 1
+    if args.ddp:
+        dist = importlib.import_module(args.backend + ".distributed")
+        dist.init_process_group("gloo")  # MASTER_ADDR, RANK, ... come from the launcher
+        rank, world = dist.get_rank(), dist.get_world_size()
+    lead = rank == 0  # only the first process prints and writes files
+    say = print if lead else (lambda *a, **k: None)
 
     train_x, train_y, test_x, test_y = load_data(torch, args)
     dataset = data.TensorDataset(train_x, train_y)
     order = torch.Generator()
-    # Whole batches are gathered with one index per batch instead of collating single images.
-    batches = data.BatchSampler(
-        data.RandomSampler(dataset, generator=order), args.batch_size, drop_last=False
+    # Each process draws its share of the epoch; DistributedSampler reshuffles per epoch.
+    sampler = (
+        data.DistributedSampler(dataset, seed=args.seed)
+        if args.ddp
+        else data.RandomSampler(dataset, generator=order)
     )
+    # Whole batches are gathered with one index per batch instead of collating single images.
+    batches = data.BatchSampler(sampler, args.batch_size, drop_last=False)
     loader = data.DataLoader(dataset, sampler=batches, batch_size=None)
 
     model = build_model(torch.nn)
+    # DDP broadcasts rank 0's parameters, then averages the gradients in backward.
+    train_model = torch.nn.parallel.DistributedDataParallel(model) if args.ddp else model
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     # The learning rate follows a cosine from --lr to 0 over the whole run, one step per batch.
     steps_per_epoch = len(loader) if args.max_steps is None else min(len(loader), args.max_steps)
@@ -197,29 +223,38 @@ def main(argv=None):
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         history, first_epoch = state["history"], state["epoch"] + 1
-        print(f"resumed from {checkpoint} after epoch {state['epoch']}")
+        say(f"resumed from {checkpoint} after epoch {state['epoch']}")
 
     # The compiled wrapper shares the model's parameters; checkpoints keep the model's own keys.
-    run_model = torch.compile(model, backend=args.compile_backend) if args.compile else model
+    run_model = (
+        torch.compile(train_model, backend=args.compile_backend) if args.compile else train_model
+    )
+    eval_model = torch.compile(model, backend=args.compile_backend) if args.compile else model
     n_params = sum(p.numel() for p in model.parameters())
     compiled = f", compiled ({args.compile_backend})" if args.compile else ""
-    print(
+    ddp = f", DDP over {world} processes" if args.ddp else ""
+    say(
         f"{args.backend}: {n_params:,} parameters, {len(train_x):,} training images, "
-        f"batch {args.batch_size}, {torch.get_num_threads()} threads{compiled}"
+        f"batch {args.batch_size}, {torch.get_num_threads()} threads{compiled}{ddp}"
     )
     for epoch in range(first_epoch, args.epochs + 1):
         order.manual_seed(args.seed * 1000 + epoch)  # a resumed run sees the same batches
+        if args.ddp:
+            sampler.set_epoch(epoch)
         start = time.perf_counter()
         loss, rate = train_epoch(
-            torch, run_model, optimizer, scheduler, loader, epoch, args.max_steps
+            torch, run_model, optimizer, scheduler, loader, epoch, args.max_steps, show=lead
         )
+        rate *= world  # every process trains at the same pace
         seconds = time.perf_counter() - start
-        accuracy = evaluate(torch, run_model, test_x, test_y)
+        accuracy = evaluate(torch, eval_model, test_x, test_y)
         history.append({"epoch": epoch, "loss": loss, "accuracy": accuracy, "seconds": seconds})
-        print(
+        say(
             f"epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}, "
             f"{seconds:.1f} s ({rate:,.0f} samples/s)"
         )
+        if not lead:
+            continue
         save_checkpoint(
             torch,
             {
@@ -232,15 +267,15 @@ def main(argv=None):
             checkpoint,
         )
 
-    if history and not args.no_plot:
+    if history and not args.no_plot and lead:
         png = os.path.join(args.out_dir, f"curves_{args.backend}.png")
         plot(history, png)
-        print(f"curves: {png}")
+        say(f"curves: {png}")
     if history:
         mean_time = math.fsum(h["seconds"] for h in history) / len(history)
-        print(
-            f"final test accuracy {history[-1]['accuracy']:.4f}; mean epoch time {mean_time:.1f} s"
-        )
+        say(f"final test accuracy {history[-1]['accuracy']:.4f}; mean epoch time {mean_time:.1f} s")
+    if args.ddp:
+        dist.destroy_process_group()
     return history
 
 

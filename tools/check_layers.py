@@ -16,6 +16,7 @@ Layers, lowest first (a layer may include itself and the layers it lists):
     data        core, dispatch, schema, autograd, ops, data
     serialize   core, dispatch, schema, autograd, ops, serialize
     export      core, dispatch, schema, autograd, ops, nn, serialize, export  (exported programs)
+    distributed core, dispatch, schema, autograd, ops, distributed  (stores, process groups)
 
 Kernels (`cpu/`) are private to the backend: ops reach them only through the dispatcher and
 nothing above them includes `cpu/`, so a second backend inherits every rule of `ops/`
@@ -54,6 +55,7 @@ ALLOWED: dict[str, set[str]] = {
     "data": _FRONTEND_BASE | {"data"},
     "serialize": _FRONTEND_BASE | {"serialize"},
     "export": _FRONTEND_BASE | {"nn", "serialize", "export"},
+    "distributed": _FRONTEND_BASE | {"distributed"},
 }
 
 # Files that may include any layer.

@@ -1,6 +1,6 @@
 #pragma once
 // The one header a C++ user includes (libtorch's torch/torch.h): tensors, ops, autograd, nn,
-// optim, data, serialization and exported programs.
+// optim, data, serialization, exported programs and distributed process groups.
 #include "ember/autograd/engine.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
@@ -11,6 +11,8 @@
 #include "ember/data/idx.h"
 #include "ember/data/loader.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/distributed/process_group.h"
+#include "ember/distributed/store.h"
 #include "ember/export/program.h"
 #include "ember/nn/nn.h"
 #include "ember/ops/ops.h"

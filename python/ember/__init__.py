@@ -66,6 +66,13 @@ from ._size import Size  # noqa: E402
 
 _C._set_size_class(Size)
 
+# As torch's, the kernels' thread count follows OMP_NUM_THREADS when it is set: launchers
+# (ember.distributed.run, torchrun) set it to each worker's share of the CPUs.
+_omp = _os.environ.get("OMP_NUM_THREADS", "").strip()
+if _omp.isdigit() and _omp.strip("0"):
+    _C.set_num_threads(_sys.modules["builtins"].int(_omp))  # `int` is ember's dtype here
+del _omp
+
 from . import (  # noqa: E402,F401
     _dynamo,
     accelerator,
@@ -80,6 +87,7 @@ from . import (  # noqa: E402,F401
     distributions,
     export,
     func,
+    futures,
     fx,
     jit,
     linalg,

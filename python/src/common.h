@@ -153,6 +153,7 @@ void bind_nn_loss(nb::module_& nn);
 void bind_optim(nb::module_& optim);
 void bind_serialize(nb::module_& ser);
 void bind_export(nb::module_& m);
+void bind_distributed(nb::module_& m);
 
 }  // namespace ember::py
 

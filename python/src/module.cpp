@@ -345,6 +345,8 @@ NB_MODULE(_C, m) {
   bind_optim(optim);
   nb::module_ ser = m.def_submodule("_serialize", "Checkpoint reader and writer");
   bind_serialize(ser);
+  nb::module_ dist = m.def_submodule("_distributed", "Stores and process groups over Gloo");
+  bind_distributed(dist);
   m.def(
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",

@@ -1,9 +1,9 @@
 """ember.nn.parallel: DataParallel on a machine without accelerators is the module itself (as
-torch's is with no visible GPU); DistributedDataParallel needs a process group, which ember
-cannot create (see ember.distributed)."""
+torch's is with no visible GPU); DistributedDataParallel trains one replica per process over an
+ember.distributed process group."""
 
-from ... import distributed as _dist
 from ..modules.module import Module
+from .distributed import DistributedDataParallel
 
 __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
 
@@ -30,10 +30,3 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
     if not isinstance(inputs, tuple):
         inputs = (inputs,)
     return module(*inputs, **(module_kwargs or {}))
-
-
-class DistributedDataParallel(Module):
-    """Raises torch's error for a missing default process group: ember runs in one process."""
-
-    def __init__(self, module, *args, **kwargs):
-        _dist.get_world_size()

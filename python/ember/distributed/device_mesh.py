@@ -1,0 +1,189 @@
+"""DeviceMesh: the world's ranks laid out as an n-d array, one process group per mesh dimension
+(torch.distributed.device_mesh).
+
+    mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+    mesh["tp"].get_group()      # this rank's row: the ranks that share its "dp" coordinate
+
+Every process builds the same mesh (new_group is collective): the groups of every dimension are
+made on every rank, in the same order, and each rank keeps the ones it belongs to.
+"""
+
+import numpy as np
+
+from . import distributed_c10d as c10d
+
+__all__ = ["DeviceMesh", "init_device_mesh"]
+
+
+class DeviceMesh:
+    """DeviceMesh(device_type, mesh, *, mesh_dim_names=None)
+
+    The ranks of mesh (an n-d array of global ranks) with a process group along each
+    dimension; needs the default process group."""
+
+    def __init__(self, device_type, mesh, *, mesh_dim_names=None, _init_backend=True, _groups=None):
+        if device_type != "cpu":
+            raise RuntimeError(f"DeviceMesh: ember runs on 'cpu'; got device_type '{device_type}'")
+        self.device_type = device_type
+        arr = np.asarray(mesh.tolist() if hasattr(mesh, "tolist") else mesh, dtype=np.int64)
+        self._mesh = arr
+        if mesh_dim_names is not None and len(mesh_dim_names) != arr.ndim:
+            raise RuntimeError(
+                f"mesh_dim_names {tuple(mesh_dim_names)} must name each of the mesh's "
+                f"{arr.ndim} dimensions"
+            )
+        self.mesh_dim_names = tuple(mesh_dim_names) if mesh_dim_names is not None else None
+        world = c10d.get_world_size()
+        if sorted(arr.reshape(-1).tolist()) != list(range(world)) and _groups is None:
+            raise RuntimeError(
+                f"DeviceMesh: the mesh must hold every rank of the world (0..{world - 1}) once; "
+                f"got {arr.tolist()}"
+            )
+        me = c10d.get_rank()
+        where = np.argwhere(arr == me)
+        self._coordinate = tuple(int(i) for i in where[0]) if len(where) else None
+        if _groups is not None:
+            self._groups = _groups
+            return
+        self._groups = []
+        for dim in range(arr.ndim):
+            # every line of ranks along `dim`, in a fixed order on every process
+            lines = np.moveaxis(arr, dim, -1).reshape(-1, arr.shape[dim])
+            mine = None
+            for line in lines:
+                ranks = line.tolist()
+                g = (
+                    c10d.GroupMember.WORLD
+                    if len(ranks) == world and ranks == sorted(ranks)
+                    else None
+                )
+                if g is None:
+                    g = c10d.new_group(ranks)
+                if me in ranks:
+                    mine = g
+            self._groups.append(mine)
+
+    @property
+    def mesh(self):
+        """mesh -> Tensor
+
+        The global ranks (int32), shaped like the mesh."""
+        from .. import _C
+
+        return _C.from_numpy(self._mesh.astype(np.int32))
+
+    @property
+    def ndim(self):
+        return self._mesh.ndim
+
+    @property
+    def shape(self):
+        return tuple(self._mesh.shape)
+
+    def size(self, mesh_dim=None):
+        """size(mesh_dim=None) -> int
+
+        How many ranks the mesh has, or how many along mesh_dim."""
+        if mesh_dim is None:
+            return int(self._mesh.size)
+        return int(self._mesh.shape[self._dim(mesh_dim)])
+
+    def _dim(self, mesh_dim):
+        if isinstance(mesh_dim, str):
+            if not self.mesh_dim_names or mesh_dim not in self.mesh_dim_names:
+                raise KeyError(
+                    f"Mesh dimension '{mesh_dim}' does not exist; names: {self.mesh_dim_names}"
+                )
+            return self.mesh_dim_names.index(mesh_dim)
+        return mesh_dim
+
+    def get_group(self, mesh_dim=None):
+        """get_group(mesh_dim=None) -> ProcessGroup
+
+        The process group of this rank along mesh_dim (a 1-d mesh needs none)."""
+        if mesh_dim is None:
+            if self.ndim != 1:
+                raise RuntimeError(
+                    f"Found the DeviceMesh have {self.ndim} dimensions; pass mesh_dim to get_group"
+                )
+            mesh_dim = 0
+        return self._groups[self._dim(mesh_dim)]
+
+    def get_all_groups(self):
+        """get_all_groups() -> List[ProcessGroup]
+
+        This rank's process group along each dimension."""
+        return list(self._groups)
+
+    def get_rank(self):
+        """get_rank() -> int
+
+        This process's global rank."""
+        return c10d.get_rank()
+
+    def get_local_rank(self, mesh_dim=None):
+        """get_local_rank(mesh_dim=None) -> int
+
+        This rank's coordinate along mesh_dim."""
+        if mesh_dim is None:
+            if self.ndim != 1:
+                raise RuntimeError(
+                    "get_local_rank: pass mesh_dim for a mesh of more than 1 dimension"
+                )
+            mesh_dim = 0
+        return self._coordinate[self._dim(mesh_dim)]
+
+    def get_coordinate(self):
+        """get_coordinate() -> Optional[Tuple[int, ...]]
+
+        This rank's coordinates in the mesh (None when it is not in the mesh)."""
+        return self._coordinate
+
+    def __getitem__(self, names):
+        """The sub-mesh of this rank along the named dimension(s)."""
+        names = (names,) if isinstance(names, str) else tuple(names)
+        dims = [self._dim(n) for n in names]
+        if dims == list(range(self.ndim)):
+            return self
+        if len(dims) != 1:
+            raise NotImplementedError("DeviceMesh: slicing more than one dimension of a mesh")
+        d = dims[0]
+        index = list(self._coordinate)
+        index[d] = slice(None)
+        sub = self._mesh[tuple(index)]
+        return DeviceMesh(
+            self.device_type, sub, mesh_dim_names=(names[0],), _groups=[self._groups[d]]
+        )
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, DeviceMesh)
+            and np.array_equal(self._mesh, other._mesh)
+            and (self.mesh_dim_names == other.mesh_dim_names)
+        )
+
+    def __hash__(self):
+        return hash((self._mesh.tobytes(), self._mesh.shape, self.mesh_dim_names))
+
+    def __repr__(self):
+        names = f", mesh_dim_names={self.mesh_dim_names}" if self.mesh_dim_names else ""
+        return f"DeviceMesh('{self.device_type}', {self._mesh.tolist()}{names})"
+
+
+def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_override=None):
+    """init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None) -> DeviceMesh
+
+    A mesh of the given shape over the world's ranks in order (row-major), with a process group
+    along each dimension; initializes the default group from the environment if needed."""
+    if not c10d.is_initialized():
+        c10d.init_process_group("gloo")
+    shape = tuple(mesh_shape)
+    n = int(np.prod(shape))
+    world = c10d.get_world_size()
+    if n != world:
+        raise RuntimeError(
+            f"init_device_mesh: mesh_shape {shape} holds {n} ranks; the world has {world}"
+        )
+    if mesh_dim_names is not None and len(set(mesh_dim_names)) != len(mesh_dim_names):
+        raise RuntimeError(f"mesh_dim_names {tuple(mesh_dim_names)} must be unique")
+    return DeviceMesh(device_type, np.arange(n).reshape(shape), mesh_dim_names=mesh_dim_names)

@@ -1,0 +1,288 @@
+"""DistributedDataParallel: one model replica per process, gradients averaged over the group.
+
+Note [DDP buckets]
+At construction every parameter and buffer is broadcast from the group's first rank, so every
+replica starts equal. Parameters that need gradients are grouped into buckets (reverse
+registration order, since backward reaches the last layers first; one dtype per bucket; the
+first bucket 1 MB, the others bucket_cap_mb), each a flat tensor with a view per parameter. A
+post-accumulate-grad hook on each parameter copies its .grad into its view (or, with
+gradient_as_bucket_view, makes the view the .grad) and counts it ready; a bucket whose every
+parameter is ready launches an asynchronous all_reduce (AVG) on the group's worker thread while
+backward goes on. Buckets launch in index order on every rank, so that the nth all_reduce of each
+rank is the same bucket. When the last bucket launched, the hook waits for them all and writes the
+averages back into the gradients. With find_unused_parameters the forward walks the graph from its
+outputs and counts the parameters it cannot reach as ready at once (their views zero); a MAX
+all_reduce of the used flags then leaves .grad None only where no rank used the parameter.
+"""
+
+import contextlib
+
+from ... import _C
+from ... import distributed as dist
+from ..._ops import creation
+from ...autograd.grad_mode import no_grad
+from ...distributed import distributed_c10d as c10d
+from ..modules.module import Module
+
+__all__ = ["DistributedDataParallel"]
+
+_FIRST_BUCKET_BYTES = 1024 * 1024
+
+
+class _Bucket:
+    def __init__(self, params, dtype):
+        self.params = params
+        total = sum(p.numel() for p in params)
+        self.flat = creation.zeros(total, dtype=dtype)
+        self.views = []
+        off = 0
+        for p in params:
+            self.views.append(self.flat[off : off + p.numel()].view(p.shape))
+            off += p.numel()
+        self.pending = len(params)
+        self.work = None
+
+
+def _tensors_in(obj, out):
+    if isinstance(obj, _C.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors_in(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors_in(o, out)
+    return out
+
+
+class DistributedDataParallel(Module):
+    """DistributedDataParallel(module, device_ids=None, output_device=None, dim=0,
+        broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
+        find_unused_parameters=False, check_reduction=False, gradient_as_bucket_view=False,
+        static_graph=False)
+
+    Wraps module for data-parallel training: every process runs module on its own batch, and
+    backward leaves each parameter's .grad averaged over the process group (Note [DDP
+    buckets])."""
+
+    def __init__(
+        self,
+        module,
+        device_ids=None,
+        output_device=None,
+        dim=0,
+        broadcast_buffers=True,
+        init_sync=True,
+        process_group=None,
+        bucket_cap_mb=None,
+        find_unused_parameters=False,
+        check_reduction=False,
+        gradient_as_bucket_view=False,
+        static_graph=False,
+        delay_all_reduce_named_params=None,
+        param_to_hook_all_reduce=None,
+        mixed_precision=None,
+        device_mesh=None,
+    ):
+        super().__init__()
+        if device_mesh is not None:
+            process_group = device_mesh.get_group()
+        group = c10d._group(process_group)
+        if group is None:
+            raise ValueError("DistributedDataParallel: this process is not in process_group")
+        params = []
+        seen = set()
+        for p in module.parameters():
+            if p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
+        if not params:
+            raise RuntimeError(
+                "DistributedDataParallel is not needed when a module doesn't have any parameter "
+                "that requires a gradient."
+            )
+        self.module = module
+        self.device_ids = None
+        self.output_device = None
+        self.dim = dim
+        self.process_group = group
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        cap = 25 if bucket_cap_mb is None else bucket_cap_mb
+        self.bucket_bytes_cap = int(cap * 1024 * 1024)
+        self._params = params
+        self._root = c10d.get_global_rank(group, 0)
+        if init_sync:
+            self._broadcast_coalesced(
+                [p.detach() for p in module.parameters()] + [b for b in module.buffers()]
+            )
+        self._build_buckets()
+        for i, p in enumerate(params):
+            p.register_post_accumulate_grad_hook(self._make_hook(i))
+        self._active = False  # a synced backward is under way
+        self._next = 0
+        self._used = None
+
+    # ---- construction ----
+
+    def _broadcast_coalesced(self, tensors):
+        by_dtype = {}
+        for t in tensors:
+            if t.numel():
+                by_dtype.setdefault(t.dtype, []).append(t)
+        with no_grad():
+            for ts in by_dtype.values():
+                flat = _C.cat([t.reshape(-1) for t in ts])
+                dist.broadcast(flat, src=self._root, group=self.process_group)
+                off = 0
+                for t in ts:
+                    t.copy_(flat[off : off + t.numel()].view(t.shape))
+                    off += t.numel()
+
+    def _build_buckets(self):
+        buckets, current, size = [], {}, {}
+        cap = min(_FIRST_BUCKET_BYTES, self.bucket_bytes_cap)
+        for p in reversed(self._params):
+            dt = p.dtype
+            current.setdefault(dt, []).append(p)
+            size[dt] = size.get(dt, 0) + p.numel() * p.element_size()
+            if size[dt] >= cap:
+                buckets.append(_Bucket(current.pop(dt), dt))
+                size[dt] = 0
+                cap = self.bucket_bytes_cap
+        for dt, ps in current.items():
+            buckets.append(_Bucket(ps, dt))
+        self._buckets = buckets
+        self._where = {}
+        for bi, b in enumerate(buckets):
+            for j, p in enumerate(b.params):
+                self._where[id(p)] = (bi, j)
+        self._index = {id(p): i for i, p in enumerate(self._params)}
+
+    # ---- forward ----
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """no_sync() -> ContextManager
+
+        Inside, backward accumulates gradients locally without communication; the first synced
+        backward after it averages the accumulated gradients."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def forward(self, *inputs, **kwargs):
+        sync = _C.is_grad_enabled() and self.require_backward_grad_sync
+        if sync:
+            self._prepare()
+        if self.broadcast_buffers and self.process_group.size() > 1:
+            bufs = list(self.module.buffers())
+            if bufs:
+                self._broadcast_coalesced(bufs)
+        out = self.module(*inputs, **kwargs)
+        if sync and self.find_unused_parameters:
+            self._mark_unused(out)
+        return out
+
+    def _prepare(self):
+        if self._active and self._next < len(self._buckets):
+            started = any(b.pending < len(b.params) for b in self._buckets)
+            if started:
+                raise RuntimeError(
+                    "Expected to have finished reduction in the prior iteration before starting "
+                    "a new one. This error indicates that your module has parameters that were "
+                    "not used in producing loss. You can enable unused parameter detection by "
+                    "passing the keyword argument `find_unused_parameters=True` to "
+                    "`torch.nn.parallel.DistributedDataParallel`, and by making sure all "
+                    "`forward` function outputs participate in calculating loss."
+                )
+        for b in self._buckets:
+            b.pending = len(b.params)
+            b.work = None
+        self._next = 0
+        self._active = True
+        self._used = None
+
+    def _mark_unused(self, out):
+        reached = set()
+        stack = [t.grad_fn for t in _tensors_in(out, []) if t.grad_fn is not None]
+        seen = set()
+        while stack:
+            node = stack.pop()
+            key = node._node._id if hasattr(node, "_node") else id(node)
+            if key in seen:
+                continue
+            seen.add(key)
+            if node.name() == "torch::autograd::AccumulateGrad" or "AccumulateGrad" in node.name():
+                reached.add(node.variable.data_ptr())
+                continue
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        used = [1 if p.data_ptr() in reached else 0 for p in self._params]
+        self._used = creation.tensor(used, dtype=_C.int32)
+        for i, p in enumerate(self._params):
+            if not used[i]:
+                bi, j = self._where[id(p)]
+                self._buckets[bi].views[j].zero_()
+                self._ready(bi)
+
+    # ---- backward ----
+
+    def _make_hook(self, i):
+        def hook(p):
+            if not self._active:
+                return
+            bi, j = self._where[id(p)]
+            view = self._buckets[bi].views[j]
+            g = p.grad
+            if g is not None and g.data_ptr() != view.data_ptr():
+                view.copy_(g)
+                if self.gradient_as_bucket_view:
+                    p.grad = view
+            self._ready(bi)
+
+        return hook
+
+    def _ready(self, bi):
+        b = self._buckets[bi]
+        b.pending -= 1
+        if b.pending:
+            return
+        while self._next < len(self._buckets) and self._buckets[self._next].pending == 0:
+            nb = self._buckets[self._next]
+            nb.work = dist.all_reduce(
+                nb.flat, op=dist.ReduceOp.AVG, group=self.process_group, async_op=True
+            )
+            self._next += 1
+        if self._next == len(self._buckets):
+            self._finish()
+
+    def _finish(self):
+        globally_used = None
+        if self._used is not None:
+            dist.all_reduce(self._used, op=dist.ReduceOp.MAX, group=self.process_group)
+            globally_used = self._used.tolist()
+        for b in self._buckets:
+            b.work.wait()
+        for b in self._buckets:
+            for p, view in zip(b.params, b.views):
+                if globally_used is not None and not globally_used[self._index[id(p)]]:
+                    continue
+                g = p.grad
+                if g is None or self.gradient_as_bucket_view:
+                    if g is None or g.data_ptr() != view.data_ptr():
+                        p.grad = view if self.gradient_as_bucket_view else view.clone()
+                elif g.data_ptr() != view.data_ptr():
+                    g.copy_(view)
+        self._active = False
+
+    def __getstate__(self):
+        raise RuntimeError("DistributedDataParallel cannot be pickled; save .module instead")
