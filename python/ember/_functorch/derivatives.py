@@ -46,6 +46,12 @@ def _F():
     return F
 
 
+def _nn():
+    from .._C import _nn
+
+    return _nn
+
+
 # ------------------------------------------------------------------------------ op naming
 
 _OPERATORS = {
@@ -614,10 +620,24 @@ def _conv_sig(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=
     pass
 
 
+def _pair(v, n):
+    if isinstance(v, int):
+        return [v] * n
+    if isinstance(v, (tuple, list)) and len(v) == n and all(isinstance(i, int) for i in v):
+        return list(v)
+    return None
+
+
 @rule("conv1d conv2d conv3d", _conv_sig)
 def _conv(b, a, out, g, ctx):
     x, w, bias = a["input"], a["weight"], a["bias"]
     needs = (bool(x.node.meta.get("needs_grad")), bool(w.node.meta.get("needs_grad")))
+    kernel = getattr(_nn(), "convolution_backward", None)
+    geometry = [_pair(a[k], 2) for k in ("stride", "padding", "dilation")]
+    if ctx == "conv2d" and kernel is not None and x.ndim == 4 and None not in geometry:
+        # ember's own conv backward kernels: one call for the input, weight and bias gradients
+        res = b.call(kernel, g, x, w, *geometry, a["groups"], [*needs, is_v(bias)])
+        return [(t, res[i]) for i, t in enumerate((x, w, bias)) if is_v(t) and (i == 2 or needs[i])]
     pairs = []
     if any(needs):
         res = b.call(
@@ -713,9 +733,31 @@ def _bn_sig(
     pass
 
 
-@rule("batch_norm", _bn_sig)
+def _bn_forward(b, a, node, env):
+    kernel = getattr(_nn(), "native_batch_norm", None)
+    if kernel is None or not hasattr(_nn(), "native_batch_norm_backward"):
+        return b.copy(node, env), None
+    res = b.call(
+        kernel,
+        a["input"],
+        a["weight"],
+        a["bias"],
+        a["running_mean"],
+        a["running_var"],
+        a["training"],
+        a["momentum"],
+        a["eps"],
+    )
+    return res[0], (res[1], res[2])
+
+
+@rule("batch_norm", _bn_sig, forward=_bn_forward)
 def _batch_norm(b, a, out, g, ctx):
     x, w, bias = a["input"], a["weight"], a["bias"]
+    if ctx is not None:  # ember's batch_norm backward kernel over the saved statistics
+        mean, invstd = ctx
+        res = b.call(_nn().native_batch_norm_backward, g, x, w, mean, invstd, a["training"])
+        return [(t, res[i]) for i, t in enumerate((x, w, bias)) if is_v(t)]
     dims = (0, *range(2, x.ndim))
     bshape = [1, x.shape[1]] + [1] * (x.ndim - 2)
     wb = w.reshape(bshape) if is_v(w) else None
@@ -877,6 +919,9 @@ def _max_pool_forward(b, a, node, env):
 @rule("max_pool2d", _pool_sig, forward=_max_pool_forward)
 def _max_pool2d(b, a, out, g, ctx):
     x = a["input"]
+    kernel = getattr(_nn(), "max_pool2d_backward", None)
+    if kernel is not None and x.ndim == 4:
+        return _pairs((x, b.call(kernel, g, ctx, list(x.shape))))
     return _pairs((x, b.call(max_pool_backward, g, ctx, x.shape)))
 
 
