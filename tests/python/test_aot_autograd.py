@@ -375,16 +375,32 @@ def test_no_grad_runs_the_inference_graph():
     assert ember.allclose(y, x.detach().sin() * 2)
 
 
-def test_double_backward_raises():
-    cfn, _ = _aot(lambda x: x.sin())
-    x = r(3)
-    cfn(x)
-    y = cfn(x).sum()
-    (g,) = ember.autograd.grad(y, x)  # first order works
-    assert ember.allclose(g, x.detach().cos())
-    y = cfn(x).sum()
-    with pytest.raises(RuntimeError, match="double backward"):
-        ember.autograd.grad(y, x, create_graph=True)
+def test_double_backward_is_eagers():
+    def fn(x, w):
+        return (F.dropout(x @ w, 0.4, True).tanh() * x.sum()).sin()
+
+    cfn, rec = _aot(fn)
+    x, w = r(3, 4), r(4, 5)
+    cfn(x, w)
+    ember.manual_seed(7)
+    y = cfn(x, w).sum()
+    gx, gw = ember.autograd.grad(y, (x, w), create_graph=True)
+    (gx.square().sum() + gw.sum()).backward()
+    assert rec.bw  # first-order graphs were compiled
+    x2, w2 = x.detach().requires_grad_(), w.detach().requires_grad_()
+    ember.manual_seed(7)
+    y2 = fn(x2, w2).sum()
+    ex, ew = ember.autograd.grad(y2, (x2, w2), create_graph=True)
+    (ex.square().sum() + ew.sum()).backward()
+    assert ember.allclose(gx, ex) and ember.allclose(gw, ew)
+    assert ember.allclose(x.grad, x2.grad) and ember.allclose(w.grad, w2.grad)
+
+
+def test_gradgradcheck():
+    cfn, _ = _aot(lambda x, w: F.layer_norm(x @ w, (5,)).tanh())
+    inputs = (r(3, 4), r(4, 5))
+    cfn(*inputs)
+    assert ember.autograd.gradgradcheck(cfn, inputs)
 
 
 def test_multiple_outputs_and_non_differentiable_output():

@@ -14,7 +14,9 @@ then runs the forward graph inside ``CompiledFunction.forward`` and keeps its ex
 which primals require grad (the capture guards on it too). Calls without grad run the
 inference compiler's graph. A graph with an op the table does not know runs through the
 inference compiler with ember's autograd instead (``NoFormula``): gradients are never wrong.
-Double backward through the compiled backward is not supported and raises.
+Double backward (``create_graph=True``) does not use the compiled backward graph: it replays the
+forward graph eagerly under autograd from the primals (reusing saved random draws) and
+differentiates that with ember's autograd, so higher-order gradients are eager's.
 """
 
 from __future__ import annotations
@@ -199,6 +201,7 @@ class _Compiled:
         class CompiledFunction(ember.autograd.Function):
             @staticmethod
             def forward(ctx, *primals):
+                ctx.primals = primals  # (for double backward only: references, not copies)
                 res = compiled.fw(*primals)
                 outs = tuple(res[: compiled.num_outs])
                 ctx.saved = tuple(res[compiled.num_outs :])
@@ -211,12 +214,8 @@ class _Compiled:
 
             @staticmethod
             def backward(ctx, *grads):
-                if ember.is_grad_enabled():
-                    raise RuntimeError(
-                        "ember.compile: double backward (create_graph=True) through an "
-                        "AOT-compiled graph is not supported; compile with backend='eager' "
-                        "or run the function eagerly for higher-order gradients"
-                    )
+                if ember.is_grad_enabled():  # create_graph=True: differentiable backward
+                    return compiled.double_backward(ctx, grads)
                 tangents = [
                     g.contiguous() if _is_tensor(g) else g
                     for g, d in zip(grads, compiled.diff_outs)
@@ -226,6 +225,63 @@ class _Compiled:
                 return tuple(res)
 
         return CompiledFunction
+
+
+    def double_backward(self, ctx, grads):
+        """The backward of a create_graph=True call: the forward graph replayed with ember's
+        eager ops under autograd (saved values that carry no gradient, such as dropout's mask,
+        are reused, never redrawn; buffers are replayed on copies, so running statistics are
+        not updated twice), then differentiated by ember's autograd with create_graph=True."""
+        ember = _ember()
+        nodes = list(self.fw_module.graph.nodes)
+        out_nodes = list(nodes[-1].args[0])
+        saved = dict(zip(out_nodes[self.num_outs :], ctx.saved))
+        primals = ctx.primals
+        env = {}
+        it = iter(primals)
+        for node in nodes:
+            if node.op == "placeholder":
+                p = next(it)
+                env[node] = p if _is_tensor(p) and p.requires_grad else _clone(p)
+            elif node.op == "output":
+                break
+            elif node in saved and not node.meta.get("needs_grad"):
+                env[node] = saved[node]
+            elif op_name(node) in _RANDOM:
+                raise RuntimeError(
+                    "ember.compile: double backward through a graph with a random op whose "
+                    "draw was not saved is not supported"
+                )
+            else:
+                args = map_aggregate(node.args, lambda a: env[a] if isinstance(a, Node) else a)
+                kw = map_aggregate(node.kwargs, lambda a: env[a] if isinstance(a, Node) else a)
+                if node.op == "call_method":
+                    env[node] = getattr(args[0], node.target)(*args[1:], **kw)
+                else:
+                    env[node] = node.target(*args, **kw)
+        pairs = [
+            (env[o], g)
+            for o, g, d in zip(out_nodes[: self.num_outs], grads, self.diff_outs)
+            if d and g is not None
+        ]
+        wanted = [i for i, p in enumerate(primals) if _is_tensor(p) and p.requires_grad]
+        got = ember.autograd.grad(
+            [o for o, _ in pairs],
+            [primals[i] for i in wanted],
+            [g for _, g in pairs],
+            create_graph=True,
+            allow_unused=True,
+        )
+        full = [None] * len(primals)
+        for i, g in zip(wanted, got):
+            full[i] = g
+        return tuple(full)
+
+
+_RANDOM = frozenset(
+    "bernoulli bernoulli_ rand rand_like randn randn_like randint randint_like normal normal_ "
+    "uniform_ random_ multinomial randperm dropout".split()
+)
 
 
 def _clone(x):
