@@ -1,7 +1,7 @@
 // Convolution, pooling, padding, interpolation, fold/unfold and embedding bindings (ember._C._nn).
 // Python wrappers (ember/nn/functional/_spatial.py) turn int-or-tuple arguments into lists.
-#include <array>
 #include <nanobind/stl/array.h>
+#include <array>
 #include "common.h"
 #include "ember/schema/normalization.h"
 #include "ember/schema/pool.h"
@@ -38,9 +38,8 @@ void bind_nn_spatial(nb::module_& nn) {
   nn.def(
       "native_batch_norm",
       [](const Tensor& x, OptTensor w, OptTensor b, OptTensor rm, OptTensor rv, bool training,
-         double momentum, double eps) {
-        return native_batch_norm(x, w, b, rm, rv, training, momentum, eps);
-      },
+         double momentum,
+         double eps) { return native_batch_norm(x, w, b, rm, rv, training, momentum, eps); },
       nb::arg("input"), nb::arg("weight").none(), nb::arg("bias").none(),
       nb::arg("running_mean").none(), nb::arg("running_var").none(), nb::arg("training"),
       nb::arg("momentum"), nb::arg("eps"),

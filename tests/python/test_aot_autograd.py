@@ -243,7 +243,9 @@ def test_conv2d(kw):
 
 
 def test_conv2d_weight_only_grad():
-    check_against_eager(lambda x, w: F.conv2d(x, w, padding=1), [r(2, 3, 5, 5, grad=False), r(4, 3, 3, 3)])
+    check_against_eager(
+        lambda x, w: F.conv2d(x, w, padding=1), [r(2, 3, 5, 5, grad=False), r(4, 3, 3, 3)]
+    )
 
 
 def test_max_pool2d():
@@ -302,7 +304,9 @@ def test_losses():
     t4 = ember.randint(0, 5, (2, 3, 3))
     check_against_eager(lambda x: F.cross_entropy(x, t4), [r(2, 5, 3, 3)])
     check_against_eager(lambda x, y: F.mse_loss(x, y), [r(4, 5), r(4, 5)])
-    check_against_eager(lambda x, y: F.mse_loss(x, y, reduction="sum"), [r(4, 5), r(4, 5, grad=False)])
+    check_against_eager(
+        lambda x, y: F.mse_loss(x, y, reduction="sum"), [r(4, 5), r(4, 5, grad=False)]
+    )
 
 
 def test_embedding():

@@ -205,9 +205,7 @@ class _Compiled:
                 res = compiled.fw(*primals)
                 outs = tuple(res[: compiled.num_outs])
                 ctx.saved = tuple(res[compiled.num_outs :])
-                nondiff = [
-                    o for o, d in zip(outs, compiled.diff_outs) if not d and _is_tensor(o)
-                ]
+                nondiff = [o for o, d in zip(outs, compiled.diff_outs) if not d and _is_tensor(o)]
                 if nondiff:
                     ctx.mark_non_differentiable(*nondiff)
                 return outs
@@ -225,7 +223,6 @@ class _Compiled:
                 return tuple(res)
 
         return CompiledFunction
-
 
     def double_backward(self, ctx, grads):
         """The backward of a create_graph=True call: the forward graph replayed with ember's
@@ -409,7 +406,7 @@ def aot_module_simplified(
             ``partition_fn(joint, inputs, num_fwd_outputs=n) -> (fw_gm, bw_gm)``.
         inference_compiler (callable, optional): compiles ``mod`` itself for calls without
             grad and for graphs without a formula (default: ``fw_compiler``).
-    """
+    """  # noqa: E501
     return AOTCallable(mod, fw_compiler, bw_compiler, partition_fn, inference_compiler)
 
 
@@ -427,7 +424,7 @@ def aot_function(
     ``fn`` captured on its first call (ember.compile's capture, with its guards) and run through
     AOT autograd: the forward and backward graphs are compiled by ``fw_compiler`` and
     ``bw_compiler``.
-    """
+    """  # noqa: E501
     ember = _ember()
 
     def backend(gm, example_inputs):
@@ -443,11 +440,19 @@ def aot_function(
     return ember.compile(fn, backend=backend)
 
 
-def aot_module(mod, fw_compiler, bw_compiler=None, partition_fn=min_cut_rematerialization_partition, decompositions=None, num_params_buffers=0, inference_compiler=None):
+def aot_module(
+    mod,
+    fw_compiler,
+    bw_compiler=None,
+    partition_fn=min_cut_rematerialization_partition,
+    decompositions=None,
+    num_params_buffers=0,
+    inference_compiler=None,
+):
     """aot_module(mod, fw_compiler, bw_compiler=None, partition_fn=min_cut_rematerialization_partition, decompositions=None, num_params_buffers=0, inference_compiler=None) -> Module
 
     ``aot_function`` for a module: its forward captured with its parameters and buffers, which
-    the compiled graphs read (and differentiate) on every call."""
+    the compiled graphs read (and differentiate) on every call."""  # noqa: E501
     return aot_function(
         mod,
         fw_compiler,

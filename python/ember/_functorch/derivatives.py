@@ -449,7 +449,9 @@ def _t(b, a, out, g, ctx):
 def _basic_index(idx):
     items = idx if isinstance(idx, tuple) else (idx,)
     return all(
-        i is None or i is Ellipsis or isinstance(i, (int, slice))
+        i is None
+        or i is Ellipsis
+        or isinstance(i, (int, slice))
         and not any(is_v(s) for s in ((i.start, i.stop, i.step) if isinstance(i, slice) else ()))
         for i in items
     )
@@ -925,11 +927,19 @@ def _max_pool2d(b, a, out, g, ctx):
     return _pairs((x, b.call(max_pool_backward, g, ctx, x.shape)))
 
 
-@rule(
-    "embedding",
-    lambda input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-    sparse=False: None,
-)
+def _embedding_sig(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    pass
+
+
+@rule("embedding", _embedding_sig)
 def _embedding(b, a, out, g, ctx):
     if a["max_norm"] is not None or a["scale_grad_by_freq"] or a["sparse"]:
         raise NoFormula("embedding with max_norm / scale_grad_by_freq / sparse")

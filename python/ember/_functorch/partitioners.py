@@ -67,7 +67,9 @@ def _split(joint_module, num_fwd_outputs, recompute):
     fw_outs, grads = outs[:num_fwd_outputs], outs[num_fwd_outputs:]
     primals = [n for n in nodes if n.op == "placeholder" and n.name.startswith("primals")]
     tangents = [n for n in nodes if n.op == "placeholder" and n.name.startswith("tangents")]
-    is_fw = {n: n.op == "placeholder" and n in primals or n.meta.get("phase") == "fw" for n in nodes}
+    is_fw = {
+        n: n.op == "placeholder" and n in primals or n.meta.get("phase") == "fw" for n in nodes
+    }
 
     # what the backward needs
     bw_needed, stack = set(), [g for g in grads if isinstance(g, Node)]
@@ -124,7 +126,7 @@ def default_partition(joint_module, _joint_inputs=None, *, num_fwd_outputs):
     """default_partition(joint_module, _joint_inputs=None, *, num_fwd_outputs) -> (GraphModule, GraphModule)
 
     Splits a joint graph into forward and backward graphs, saving every forward value the
-    backward reads (no recomputation)."""
+    backward reads (no recomputation)."""  # noqa: E501
     return _split(joint_module, num_fwd_outputs, recompute=False)
 
 
@@ -132,5 +134,5 @@ def min_cut_rematerialization_partition(joint_module, _joint_inputs=None, *, num
     """min_cut_rematerialization_partition(joint_module, _joint_inputs=None, *, num_fwd_outputs) -> (GraphModule, GraphModule)
 
     Splits a joint graph into forward and backward graphs, recomputing chains of pointwise ops
-    and views in the backward from their first non-recomputable inputs, which are saved."""
+    and views in the backward from their first non-recomputable inputs, which are saved."""  # noqa: E501
     return _split(joint_module, num_fwd_outputs, recompute=True)
