@@ -11,7 +11,8 @@ derivative formula from derivatives.py in reverse, seeded by one ``tangents_*`` 
 differentiable output), partitions it (partitioners.py), and compiles both halves. Each call
 then runs the forward graph inside ``CompiledFunction.forward`` and keeps its extra outputs
 (the saved values) for ``backward``, which runs the backward graph. Graphs are specialized on
-which primals require grad (the capture guards on it too). Calls without grad run the
+the primals' shapes, dtypes and requires_grad (the capture guards on them too, except for sizes
+it captured as symbolic: each shape then gets its own pair). Calls without grad run the
 inference compiler's graph. A graph with an op the table does not know runs through the
 inference compiler with ember's autograd instead (``NoFormula``): gradients are never wrong.
 Double backward (``create_graph=True``) does not use the compiled backward graph: it replays the
@@ -281,6 +282,11 @@ _RANDOM = frozenset(
 )
 
 
+# Joint graphs are specialized on the primals' shapes (formulas read static shapes); a graph
+# captured with symbolic sizes gets one pair per shape seen, up to this many.
+_MAX_SPECIALIZATIONS = 8
+
+
 def _clone(x):
     return x.detach().clone() if _is_tensor(x) else x
 
@@ -299,7 +305,7 @@ class AOTCallable:
         out = nodes[-1].args[0] if nodes and nodes[-1].op == "output" else None
         self._out_kind = type(out) if isinstance(out, (tuple, list)) else None
         self._inference = None
-        self._compiled = {}  # requires_grad pattern -> _Compiled or None (fallback)
+        self._compiled = {}  # (shape, dtype, requires_grad) per primal -> _Compiled or None
         self.fallback_reason = None
 
     def _params(self):
@@ -329,10 +335,16 @@ class AOTCallable:
         return _Compiled(fw, bw, num_outs, len(fw_out) - num_outs, diff, fw_gm, bw_gm)
 
     def compiled_for(self, primals, n_inputs):
-        key = tuple(_is_tensor(p) and p.requires_grad for p in primals)
+        key = tuple(
+            (tuple(p.shape), p.dtype, p.requires_grad) if _is_tensor(p) else p for p in primals
+        )
         if key not in self._compiled:
+            if len(self._compiled) >= _MAX_SPECIALIZATIONS:
+                self.fallback_reason = "too many input shapes"
+                return None
             try:
-                self._compiled[key] = self._build(primals, key, n_inputs)
+                needs = [_is_tensor(p) and p.requires_grad for p in primals]
+                self._compiled[key] = self._build(primals, needs, n_inputs)
             except NoFormula as e:
                 self.fallback_reason = str(e)
                 self._compiled[key] = None
