@@ -59,6 +59,15 @@ def _interpret(gm):
     from ..fx.node import map_arg
 
     nodes = list(gm.graph.nodes)
+    # values no later node reads are dropped as soon as their last reader ran
+    last = {}
+    for i, node in enumerate(nodes):
+        for a in node.all_input_nodes:
+            last[a] = i
+    drop = [[] for _ in nodes]
+    for a, i in last.items():
+        if nodes[i].op != "output":
+            drop[i].append(a)
 
     def attr(target):
         obj = gm
@@ -73,7 +82,7 @@ def _interpret(gm):
         def load(a):
             return map_arg(a, env.__getitem__)
 
-        for node in nodes:
+        for node, dead in zip(nodes, drop):
             op = node.op
             if op == "placeholder":
                 env[node] = next(it)
@@ -88,6 +97,8 @@ def _interpret(gm):
                 return load(node.args[0])
             else:  # call_module does not occur in captured graphs, but is cheap to support
                 env[node] = attr(node.target)(*load(node.args), **load(node.kwargs))
+            for a in dead:
+                del env[a]
         return None
 
     return run

@@ -257,7 +257,8 @@ unary("abs", lambda x, y, g: g * x.sign())
 unary("square", lambda x, y, g: g * (x * 2))
 unary("reciprocal", lambda x, y, g: -(g * y * y))
 unary("erf", lambda x, y, g: g * ((-(x * x)).exp() * (2 / math.sqrt(math.pi))))
-unary("relu", lambda x, y, g: _w(y.gt(0), g, 0.0))
+# (from the input, not the output: the partitioner then needs no relu in the backward)
+unary("relu", lambda x, y, g: _w(x.gt(0), g, 0.0))
 unary(
     "silu",
     lambda x, y, g: g * (lambda s: s * (1 + x * (1 - s)))(x.sigmoid()),
