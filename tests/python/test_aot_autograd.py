@@ -429,3 +429,17 @@ def test_operator_table_names():
     assert op_name(g.call_function(operator.truediv, (a, 2))) == "div"
     assert op_name(g.call_method("sum", (a,))) == "sum"
     assert op_name(g.call_function(F.gelu, (a,))) == "gelu"
+
+
+def test_constant_and_none_outputs():
+    def fn(x):
+        return 3, x.sin(), None, x * 2
+
+    cfn, rec = _aot(fn)
+    x = r(4)
+    cfn(x)
+    k, a, n, b = cfn(x)
+    assert k == 3 and n is None
+    (a.sum() + (b * 3).sum()).backward()
+    assert rec.bw
+    assert ember.allclose(x.grad, x.detach().cos() + 6)
