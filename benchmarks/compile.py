@@ -10,11 +10,15 @@ and torch.compile, and the ratios ember-compiled / torch-compiled and ember-comp
   fused loop must move: two inputs read, one output written) beside the STREAM triad bandwidth
   of the same threads measured in this run (`_limits.py`, benchmarks/_triad.c);
 - an MLP block Linear -> GELU -> LayerNorm -> Linear, inference (no grad);
+- a training step of examples/fashion_mnist.py's CNN (batch 128: forward, cross-entropy,
+  backward, Adam step), the model through ember.compile / torch.compile with their default
+  backends (ember: AOT autograd, forward and backward graphs each compiled by compile_fx);
 - first-call compile time (compile + first call, empty caches) of both graphs on each side, and
   the time a second process with a warm cache takes to compile and run them (ember: from a
   graph to its first result; the process's import time is printed apart).
-ember's graphs come from ember.fx.symbolic_trace and go straight to the backend
-(ember._inductor.compile_fx), so this measures the code generator, not the capture.
+ember's graphs for the chain and the MLP block come from ember.fx.symbolic_trace and go straight
+to the backend (ember._inductor.compile_fx), so those rows measure the code generator, not the
+capture; the training row goes through ember.compile (capture, guards, AOT autograd).
 """
 
 import argparse
@@ -61,6 +65,33 @@ def mlp_block(lib, seed=0):
             return F.linear(y, self.w2, self.b2)
 
     return Block().eval()
+
+
+CNN_BATCH = 128
+
+
+def cnn_step(lib, compiled, seed=0):
+    """A training step of the Fashion-MNIST CNN (examples/fashion_mnist.py), as a closure."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    import fashion_mnist
+
+    lib.manual_seed(seed)
+    model = fashion_mnist.build_model(lib.nn)
+    run = lib.compile(model) if compiled else model
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    g = lib.Generator().manual_seed(seed + 1)
+    x = lib.randn(CNN_BATCH, 1, 28, 28, generator=g)
+    y = lib.randint(0, 10, (CNN_BATCH,), generator=g)
+    F = lib.nn.functional
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(run(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
 
 
 def inputs(lib, n=N_CHAIN):
@@ -159,9 +190,24 @@ def main():
     e_chain, e_mlp = times[:2], mtimes[:2]
     if th is not None:
         t_chain, t_mlp = times[2:], mtimes[2:]
+    # training step: each variant owns its model and optimizer; the first calls capture/compile
+    sfns = [cnn_step(em, False), cnn_step(em, True)]
+    if th is not None:
+        sfns += [cnn_step(th, False), cnn_step(th, True)]
+    t0 = time.perf_counter()
+    sfns[1]()
+    sfns[1]()  # (the first call is the capture run, the second compiles)
+    ctimes["ember cnn step"] = time.perf_counter() - t0
+    if th is not None:
+        t0 = time.perf_counter()
+        sfns[3]()
+        ctimes["torch cnn step"] = time.perf_counter() - t0
+    stimes = best_times(sfns, max(rounds // 3, 3))
+    t_step = stimes[2:] if th is not None else [float("nan")] * 2
     rows = [
         ("pointwise chain, 8 ops, 4 Mi floats", e_chain, t_chain),
         (f"MLP block {MLP}", e_mlp, t_mlp),
+        (f"CNN training step, batch {CNN_BATCH}", stimes[:2], t_step),
     ]
 
     here = os.path.dirname(os.path.abspath(__file__))
@@ -193,7 +239,7 @@ def main():
     )
     print(f"max |compiled - eager|: chain {err:.2e}, mlp {err_mlp:.2e}")
     print("first call (compile + run, empty caches), seconds:")
-    for side in ("chain", "mlp"):
+    for side in ("chain", "mlp", "cnn step"):
         e, t = ctimes[f"ember {side}"], ctimes.get(f"torch {side}", float("nan"))
         print(f"  {side}: ember {e:.2f}  torch {t:.2f}  ratio {e / t:.2f}")
     if warm:

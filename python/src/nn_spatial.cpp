@@ -1,6 +1,10 @@
 // Convolution, pooling, padding, interpolation, fold/unfold and embedding bindings (ember._C._nn).
 // Python wrappers (ember/nn/functional/_spatial.py) turn int-or-tuple arguments into lists.
+#include <nanobind/stl/array.h>
+#include <array>
 #include "common.h"
+#include "ember/schema/normalization.h"
+#include "ember/schema/pool.h"
 
 namespace ember::py {
 
@@ -12,6 +16,45 @@ using OptTensor = std::optional<Tensor>;
 }  // namespace
 
 void bind_nn_spatial(nb::module_& nn) {
+  // Backward kernels for AOT autograd's backward graphs (ember/_functorch/derivatives.py).
+  nn.def(
+      "convolution_backward",
+      [](const Tensor& g, const Tensor& x, const Tensor& w, Ints s, Ints p, Ints d, int64_t groups,
+         std::array<bool, 3> mask) {
+        auto [gx, gw, gb] = convolution_backward(g, x, w, s, p, d, groups, mask);
+        auto opt = [](const Tensor& t) { return t.defined() ? OptTensor(t) : std::nullopt; };
+        return std::make_tuple(opt(gx), opt(gw), opt(gb));
+      },
+      nb::arg("grad_output"), nb::arg("input"), nb::arg("weight"), nb::arg("stride"),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), nb::arg("output_mask"),
+      "Gradients (input, weight, bias) of a batched conv2d; None where output_mask is false.");
+  nn.def(
+      "max_pool2d_backward",
+      [](const Tensor& g, const Tensor& idx, Ints size) {
+        return op::max_pool2d_backward.call(g, idx, size);
+      },
+      nb::arg("grad_output"), nb::arg("indices"), nb::arg("input_size"),
+      "The input gradient of max_pool2d from its argmax indices.");
+  nn.def(
+      "native_batch_norm",
+      [](const Tensor& x, OptTensor w, OptTensor b, OptTensor rm, OptTensor rv, bool training,
+         double momentum,
+         double eps) { return native_batch_norm(x, w, b, rm, rv, training, momentum, eps); },
+      nb::arg("input"), nb::arg("weight").none(), nb::arg("bias").none(),
+      nb::arg("running_mean").none(), nb::arg("running_var").none(), nb::arg("training"),
+      nb::arg("momentum"), nb::arg("eps"),
+      "(output, mean, inverse std) of batch_norm (updates the running statistics in training).");
+  nn.def(
+      "native_batch_norm_backward",
+      [](const Tensor& g, const Tensor& x, OptTensor w, const Tensor& mean, const Tensor& invstd,
+         bool train) {
+        auto [gx, gw, gb] = op::native_batch_norm_backward.call(g, x, w, mean, invstd, train);
+        auto opt = [](const Tensor& t) { return t.defined() ? OptTensor(t) : std::nullopt; };
+        return std::make_tuple(opt(gx), opt(gw), opt(gb));
+      },
+      nb::arg("grad_out"), nb::arg("input"), nb::arg("weight").none(), nb::arg("save_mean"),
+      nb::arg("save_invstd"), nb::arg("train"),
+      "Gradients (input, weight, bias) of batch_norm from its saved statistics.");
   nn.def(
       "conv1d",
       [](const Tensor& x, const Tensor& w, OptTensor b, Ints s, Ints p, Ints d, int64_t g) {

@@ -2,11 +2,13 @@
 ``backend(gm: ember.fx.GraphModule, example_inputs: list[Tensor]) -> callable(*tensors)``.
 
 - ``eager``: the GraphModule itself (its generated forward calls ember's ops).
-- ``aot_eager``: the graph run node by node by an interpreter over the same ops. It does not
-  (yet) build torch's joint forward+backward graph: ember's derivatives live in the C++ autograd
-  engine, which a function mode cannot see, so the backward of both eager backends is ember's
-  own autograd over the replayed ops (gradients equal eager's by construction).
-- ``inductor``: ``ember._inductor.compile_fx(gm, example_inputs)``, imported on first use.
+- ``aot_eager``: AOT autograd (``ember._functorch``): when a call needs gradients, the joint
+  forward+backward graph is built from the derivative table and partitioned, and both halves
+  run node by node by an interpreter over the same ops; calls without grad (and graphs with an
+  op the table lacks, whose backward is then ember's own autograd) run the captured graph
+  through the interpreter.
+- ``inductor``: ``ember._inductor.compile_fx(gm, example_inputs)``, imported on first use; under
+  autograd, AOT autograd with ``compile_fx`` for the forward and the backward graph.
 """
 
 from .exc import InvalidBackend
@@ -57,6 +59,15 @@ def _interpret(gm):
     from ..fx.node import map_arg
 
     nodes = list(gm.graph.nodes)
+    # values no later node reads are dropped as soon as their last reader ran
+    last = {}
+    for i, node in enumerate(nodes):
+        for a in node.all_input_nodes:
+            last[a] = i
+    drop = [[] for _ in nodes]
+    for a, i in last.items():
+        if nodes[i].op != "output":
+            drop[i].append(a)
 
     def attr(target):
         obj = gm
@@ -71,7 +82,7 @@ def _interpret(gm):
         def load(a):
             return map_arg(a, env.__getitem__)
 
-        for node in nodes:
+        for node, dead in zip(nodes, drop):
             op = node.op
             if op == "placeholder":
                 env[node] = next(it)
@@ -86,18 +97,26 @@ def _interpret(gm):
                 return load(node.args[0])
             else:  # call_module does not occur in captured graphs, but is cheap to support
                 env[node] = attr(node.target)(*load(node.args), **load(node.kwargs))
+            for a in dead:
+                del env[a]
         return None
 
     return run
 
 
+def _interpreter(gm, example_inputs):
+    return _interpret(gm)
+
+
 @register_backend
 def aot_eager(gm, example_inputs, **kwargs):
-    return _interpret(gm)
+    from .._functorch import aot_module_simplified
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=_interpreter)
 
 
 @register_backend
 def inductor(gm, example_inputs, **kwargs):
     from .. import _inductor
 
-    return _inductor.compile_fx(gm, example_inputs)
+    return _inductor.compile_fx_aot(gm, example_inputs)

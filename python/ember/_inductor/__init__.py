@@ -15,7 +15,7 @@ from . import autograd, build, codegen, config, memory, metrics
 from .graph import GraphLowering, KernelStep, fuse_epilogues, is_tensor, map_nodes, mutates
 from .runtime import Plan
 
-__all__ = ["compile_fx", "config", "metrics"]
+__all__ = ["compile_fx", "compile_fx_aot", "config", "metrics"]
 
 _warned_no_compiler = False
 _MISSING = object()
@@ -229,6 +229,23 @@ def compile_fx(gm, example_inputs):
             )
         return _Eager(gm)
     return CompiledGraph(gm, example_inputs)
+
+
+def compile_fx_aot(gm, example_inputs):
+    """compile_fx_aot(gm, example_inputs) -> Callable
+
+    ``compile_fx`` under AOT autograd (the ``inductor`` backend): calls without grad run
+    ``compile_fx(gm)``; calls that need gradients run the partitioned forward and backward
+    graphs of the joint graph, each compiled by ``compile_fx`` into fused kernels. A graph with
+    an op that has no derivative formula keeps ``compile_fx``'s own autograd.
+
+    Args:
+        gm (ember.fx.GraphModule): the captured graph; parameters are get_attr nodes.
+        example_inputs (list of Tensor): inputs of the shapes, strides and dtypes to compile for.
+    """
+    from .._functorch import aot_module_simplified
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=compile_fx)
 
 
 class _Eager:

@@ -1,0 +1,20 @@
+"""AOT autograd (torch's functorch.compile): joint forward+backward graphs for ember.compile.
+
+derivatives.py is the table of backward formulas, builder.py the node-emitting values they are
+written with, aot_autograd.py builds the joint graph and runs the compiled halves inside one
+autograd Function (Note [AOT autograd]), partitioners.py splits it (Note [Partitioning]).
+"""
+
+from .aot_autograd import aot_function, aot_module, aot_module_simplified, build_joint
+from .derivatives import NoFormula
+from .partitioners import default_partition, min_cut_rematerialization_partition
+
+__all__ = [
+    "aot_function",
+    "aot_module",
+    "aot_module_simplified",
+    "build_joint",
+    "default_partition",
+    "min_cut_rematerialization_partition",
+    "NoFormula",
+]

@@ -1,0 +1,951 @@
+"""The derivative table: for each op a captured graph contains, its backward formula written as
+tensor code over builder.V handles (each operation becomes a node of the joint graph).
+
+A rule is ``Rule(sig, backward, kind, forward)``:
+- ``sig``: a function whose signature binds the node's arguments by name (``a["input"]``);
+- ``backward(b, a, out, g, ctx)``: ``[(input V, gradient V), ...]``; a gradient may have the
+  input's broadcast shape, the joint builder sums it to the input's shape and dtype;
+- ``kind``: "pointwise" / "view" (cheap: the partitioner may recompute them in backward) or
+  "other";
+- ``forward(b, a, node, env)`` (optional): emits the forward differently from a copy of the
+  node (dropout with an explicit mask, max_pool2d with its indices); returns ``(out, ctx)``.
+
+Ops the table does not know make the whole graph fall back (``NoFormula``), so a gradient is
+never wrong. Helper functions below (``index_backward``, ``conv_backward``, ...) become
+call_function targets of backward graphs and run eagerly.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+from .builder import V
+
+
+class NoFormula(Exception):
+    """A node of the graph has no backward formula here (the graph falls back)."""
+
+
+class Rule:
+    __slots__ = ("sig", "backward", "kind", "forward")
+
+    def __init__(self, sig, backward, kind="other", forward=None):
+        self.sig, self.backward, self.kind, self.forward = sig, backward, kind, forward
+
+
+def _ember():
+    import ember
+
+    return ember
+
+
+def _F():
+    from ..nn import functional as F
+
+    return F
+
+
+def _nn():
+    from .._C import _nn
+
+    return _nn
+
+
+# ------------------------------------------------------------------------------ op naming
+
+_OPERATORS = {
+    operator.add: "add",
+    operator.sub: "sub",
+    operator.mul: "mul",
+    operator.truediv: "div",
+    operator.neg: "neg",
+    operator.pow: "pow",
+    operator.matmul: "matmul",
+    operator.getitem: "getitem",
+    operator.pos: "positive",
+}
+_DUNDER = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__neg__": "neg",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__getitem__": "getitem",
+    "__radd__": "radd",
+    "__rsub__": "rsub",
+    "__rmul__": "rmul",
+    "__rtruediv__": "rdiv",
+}
+
+
+def op_name(node):
+    """The canonical name of a call node's operation ('add', 'conv2d', 'sum', ...)."""
+    if node.op == "call_method":
+        name = node.target
+    else:
+        try:
+            name = _OPERATORS.get(node.target)
+        except TypeError:
+            name = None
+        if name is None:
+            name = getattr(node.target, "__name__", None)
+    if name is None:
+        return None
+    return _DUNDER.get(name, name)
+
+
+# Ops whose outputs carry no gradient (comparisons, integer-valued results, fresh tensors).
+NONDIFF = frozenset(
+    "eq ne lt le gt ge logical_and logical_or logical_not logical_xor argmax argmin detach sign "
+    "isnan isinf isfinite floor ceil round trunc one_hot zeros_like ones_like empty_like "
+    "full_like rand_like randn_like randint_like bernoulli size dim numel".split()
+)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def sum_to(g, shape):
+    """g summed over its broadcast dimensions down to ``shape``."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1
+    )
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if g.shape != shape:
+        g = g.reshape(shape)
+    return g
+
+
+def _dims(dim, ndim):
+    if dim is None or dim == () or dim == []:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    return tuple(sorted(d % ndim if ndim else 0 for d in dim))
+
+
+def _unreduce(g, shape, dim, keepdim):
+    """The gradient of a reduction over ``dim`` with keepdim semantics restored (not expanded)."""
+    if keepdim or not shape:
+        return g
+    for d in _dims(dim, len(shape)):
+        g = g.unsqueeze(d)
+    return g
+
+
+def _count(shape, dim):
+    return math.prod(shape[d] for d in _dims(dim, len(shape))) if shape else 1
+
+
+def is_v(x):
+    return isinstance(x, V)
+
+
+def _pairs(*pairs):
+    return [(x, g) for x, g in pairs if is_v(x) and g is not None]
+
+
+# Helpers that become call_function targets of backward graphs.
+
+
+def index_backward(grad, shape, index):
+    """index_backward(grad, shape, index) -> Tensor
+
+    A zero tensor of ``shape`` with ``grad`` written at the basic index ``index``."""
+    ember = _ember()
+    out = ember.zeros(shape, dtype=grad.dtype)
+    out[index] = grad
+    return out
+
+
+def conv_backward(name, input, weight, grad, stride, padding, dilation, groups, needs):
+    """conv_backward(name, input, weight, grad, stride, padding, dilation, groups, needs)
+
+    (grad_input, grad_weight) of ``ember.nn.functional.<name>`` (no bias): the convolution
+    recomputed on detached inputs and differentiated by ember's own conv backward kernels."""
+    ember = _ember()
+    fn = getattr(_F(), name)
+    x = input.detach().requires_grad_(needs[0])
+    w = weight.detach().requires_grad_(needs[1])
+    wanted = [t for t, n in zip((x, w), needs) if n]
+    with ember.enable_grad():
+        out = fn(x, w, None, stride, padding, dilation, groups)
+        got = iter(ember.autograd.grad(out, wanted, grad))
+    return tuple(next(got) if n else None for n in needs)
+
+
+def max_pool_backward(grad, indices, input_shape):
+    """max_pool_backward(grad, indices, input_shape) -> Tensor
+
+    Scatters (adding) each pooled gradient to its argmax position of the input plane."""
+    ember = _ember()
+    n = math.prod(input_shape[:-2])
+    plane = input_shape[-2] * input_shape[-1]
+    out = ember.zeros((n, plane), dtype=grad.dtype)
+    out.scatter_add_(1, indices.reshape(n, -1), grad.reshape(n, -1))
+    return out.reshape(input_shape)
+
+
+def embedding_backward(grad, indices, num_weights, padding_idx):
+    """embedding_backward(grad, indices, num_weights, padding_idx) -> Tensor
+
+    Rows of the weight gradient: the output gradients summed per index (none for padding_idx)."""
+    ember = _ember()
+    dim = grad.shape[-1]
+    out = ember.zeros((num_weights, dim), dtype=grad.dtype)
+    flat_idx = indices.reshape(-1)
+    out.index_add_(0, flat_idx, grad.reshape(-1, dim))
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
+
+
+# ------------------------------------------------------------------------------ the table
+
+TABLE: dict[str, Rule] = {}
+
+
+def rule(names, sig, kind="other", forward=None):
+    def deco(fn):
+        for name in names.split():
+            TABLE[name] = Rule(sig, fn, kind, forward)
+        return fn
+
+    return deco
+
+
+def _s1(input, *args, **kwargs):
+    pass
+
+
+def unary(names, formula):
+    """A pointwise op of one tensor whose gradient is ``formula(x, y, g)``."""
+    for name in names.split():
+        TABLE[name] = Rule(
+            _s1,
+            lambda b, a, out, g, ctx, f=formula: _pairs((a["input"], f(a["input"], out, g))),
+            "pointwise",
+        )
+
+
+def _w(cond, x, y):
+    return cond.b.call(_ember().where, cond, x, y)
+
+
+unary("neg negative", lambda x, y, g: -g)
+unary("positive clone contiguous float double half to type", lambda x, y, g: g)
+unary("exp", lambda x, y, g: g * y)
+unary("log", lambda x, y, g: g / x)
+unary("log1p", lambda x, y, g: g / (x + 1))
+unary("expm1", lambda x, y, g: g * (y + 1))
+unary("sin", lambda x, y, g: g * x.cos())
+unary("cos", lambda x, y, g: -(g * x.sin()))
+unary("tan", lambda x, y, g: g * (y * y + 1))
+unary("tanh", lambda x, y, g: g * (1 - y * y))
+unary("sigmoid", lambda x, y, g: g * (y * (1 - y)))
+unary("sqrt", lambda x, y, g: g / (y * 2))
+unary("rsqrt", lambda x, y, g: g * (y * y * y) * -0.5)
+unary("abs", lambda x, y, g: g * x.sign())
+unary("square", lambda x, y, g: g * (x * 2))
+unary("reciprocal", lambda x, y, g: -(g * y * y))
+unary("erf", lambda x, y, g: g * ((-(x * x)).exp() * (2 / math.sqrt(math.pi))))
+# (from the input, not the output: the partitioner then needs no relu in the backward)
+unary("relu", lambda x, y, g: _w(x.gt(0), g, 0.0))
+unary(
+    "silu",
+    lambda x, y, g: g * (lambda s: s * (1 + x * (1 - s)))(x.sigmoid()),
+)
+unary("logsigmoid", lambda x, y, g: g * (1 - y.exp()))
+
+
+def _gelu_grad(x, approximate, g):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        x2 = x * x
+        t = ((x + x2 * x * 0.044715) * k).tanh()
+        d = (t + 1) * 0.5 + x * (1 - t * t) * ((x2 * (3 * 0.044715) + 1) * (0.5 * k))
+        return g * d
+    cdf = ((x * (1 / math.sqrt(2))).erf() + 1) * 0.5
+    pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
+
+@rule("gelu", lambda input, approximate="none": None, "pointwise")
+def _gelu(b, a, out, g, ctx):
+    return _pairs((a["input"], _gelu_grad(a["input"], a["approximate"], g)))
+
+
+@rule("leaky_relu", lambda input, negative_slope=0.01, inplace=False: None, "pointwise")
+def _leaky(b, a, out, g, ctx):
+    x = a["input"]
+    return _pairs((x, _w(x.gt(0), g, g * a["negative_slope"])))
+
+
+@rule("elu", lambda input, alpha=1.0, inplace=False: None, "pointwise")
+def _elu(b, a, out, g, ctx):
+    x = a["input"]
+    return _pairs((x, _w(x.gt(0), g, g * (out + a["alpha"]))))
+
+
+@rule("softplus", lambda input, beta=1.0, threshold=20.0: None, "pointwise")
+def _softplus(b, a, out, g, ctx):
+    x, beta = a["input"], a["beta"]
+    z = x * beta
+    return _pairs((x, _w(z.gt(a["threshold"]), g, g * z.sigmoid())))
+
+
+def _clamp_mask(x, lo, hi):
+    m = None
+    for cond in ((x.ge(lo) if lo is not None else None), (x.le(hi) if hi is not None else None)):
+        if cond is not None:
+            m = cond if m is None else x.b.call(_ember().logical_and, m, cond)
+    return m
+
+
+@rule("clamp clip", lambda input, min=None, max=None: None, "pointwise")
+def _clamp(b, a, out, g, ctx):
+    if is_v(a["min"]) or is_v(a["max"]):
+        raise NoFormula("clamp with tensor bounds")
+    m = _clamp_mask(a["input"], a["min"], a["max"])
+    return _pairs((a["input"], g if m is None else _w(m, g, 0.0)))
+
+
+@rule(
+    "hardtanh",
+    lambda input, min_val=-1.0, max_val=1.0, inplace=False: None,
+    "pointwise",
+)
+def _hardtanh(b, a, out, g, ctx):
+    x = a["input"]
+    m = b.call(_ember().logical_and, x.gt(a["min_val"]), x.lt(a["max_val"]))
+    return _pairs((x, _w(m, g, 0.0)))
+
+
+# ---- binary
+
+
+def _bin(input, other, alpha=1):
+    pass
+
+
+@rule("add radd", _bin, "pointwise")
+def _add(b, a, out, g, ctx):
+    alpha = a["alpha"]
+    return _pairs((a["input"], g), (a["other"], g if alpha == 1 else g * alpha))
+
+
+@rule("sub", _bin, "pointwise")
+def _sub(b, a, out, g, ctx):
+    alpha = a["alpha"]
+    return _pairs((a["input"], g), (a["other"], -g if alpha == 1 else g * -alpha))
+
+
+@rule("rsub", _bin, "pointwise")
+def _rsub(b, a, out, g, ctx):  # other - alpha * input
+    alpha = a["alpha"]
+    return _pairs((a["input"], -g if alpha == 1 else g * -alpha), (a["other"], g))
+
+
+@rule("mul rmul multiply", lambda input, other: None, "pointwise")
+def _mul(b, a, out, g, ctx):
+    x, y = a["input"], a["other"]
+    return _pairs((x, g * y), (y, g * x))
+
+
+@rule("div true_divide divide", lambda input, other, rounding_mode=None: None, "pointwise")
+def _div(b, a, out, g, ctx):
+    if a["rounding_mode"] is not None:
+        raise NoFormula("div with rounding_mode")
+    x, y = a["input"], a["other"]
+    return _pairs((x, g / y), (y, -(g * out) / y if is_v(y) else None))
+
+
+@rule("rdiv", lambda input, other: None, "pointwise")
+def _rdiv(b, a, out, g, ctx):  # other / input
+    x = a["input"]
+    return _pairs((x, -(g * out) / x), (a["other"], g / x))
+
+
+@rule("pow", lambda input, exponent: None, "pointwise")
+def _pow(b, a, out, g, ctx):
+    x, e = a["input"], a["exponent"]
+    gx = ge = None
+    if is_v(x):
+        gx = g * e * (x ** (e - 1)) if is_v(e) else (g * (x ** (e - 1)) * e if e != 0 else None)
+    if is_v(e):
+        ge = g * out * (x.log() if is_v(x) else math.log(x))
+    return _pairs((x, gx), (e, ge))
+
+
+@rule("where", lambda condition, input=None, other=None: None, "pointwise")
+def _where(b, a, out, g, ctx):
+    c = a["condition"]
+    return _pairs((a["input"], _w(c, g, 0.0)), (a["other"], _w(c, 0.0, g)))
+
+
+@rule("masked_fill", lambda input, mask, value: None, "pointwise")
+def _masked_fill(b, a, out, g, ctx):
+    if is_v(a["value"]):
+        raise NoFormula("masked_fill with a tensor value")
+    return _pairs((a["input"], _w(a["mask"], 0.0, g)))
+
+
+# ---- views
+
+
+def _varargs(input, *args, **kwargs):
+    pass
+
+
+@rule(
+    "view reshape flatten unflatten squeeze unsqueeze view_as reshape_as ravel",
+    _varargs,
+    "view",
+)
+def _reshape(b, a, out, g, ctx):
+    x = a["input"]
+    return _pairs((x, g.reshape(x.shape)))
+
+
+@rule("expand expand_as broadcast_to", _varargs, "view")
+def _expand(b, a, out, g, ctx):
+    return _pairs((a["input"], g))  # summed to the input's shape by the builder
+
+
+def _dims_arg(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+@rule("permute", _varargs, "view")
+def _permute(b, a, out, g, ctx):
+    x = a["input"]
+    dims = a["kwargs"].get("dims") or _dims_arg(a["args"])
+    dims = [d % x.ndim for d in dims]
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return _pairs((x, g.permute(inv)))
+
+
+@rule("transpose swapaxes swapdims", lambda input, dim0, dim1: None, "view")
+def _transpose(b, a, out, g, ctx):
+    return _pairs((a["input"], g.transpose(a["dim0"], a["dim1"])))
+
+
+@rule("t", _s1, "view")
+def _t(b, a, out, g, ctx):
+    return _pairs((a["input"], g.t() if a["input"].ndim == 2 else g))
+
+
+def _basic_index(idx):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return all(
+        i is None
+        or i is Ellipsis
+        or isinstance(i, (int, slice))
+        and not any(is_v(s) for s in ((i.start, i.stop, i.step) if isinstance(i, slice) else ()))
+        for i in items
+    )
+
+
+@rule("getitem", lambda input, index: None, "view")
+def _getitem(b, a, out, g, ctx):
+    x, idx = a["input"], a["index"]
+    if isinstance(x.val, (tuple, list)):
+        raise NoFormula("getitem of a tuple")  # handled by the builder
+    if not _basic_index(idx):
+        raise NoFormula("advanced indexing")
+    return _pairs((x, b.call(index_backward, g, x.shape, idx)))
+
+
+@rule("cat concat concatenate", lambda tensors, dim=0: None)
+def _cat(b, a, out, g, ctx):
+    dim, off, pairs = a["dim"] % out.ndim, 0, []
+    for t in a["tensors"]:
+        if not is_v(t):
+            raise NoFormula("cat of non-tensors")
+        n = t.shape[dim] if t.ndim else 0
+        pairs.append((t, g.narrow(dim, off, n)))
+        off += n
+    return pairs
+
+
+# ---- reductions
+
+
+def _red(input, dim=None, keepdim=False, dtype=None):
+    pass
+
+
+@rule("sum", _red)
+def _sum(b, a, out, g, ctx):
+    x = a["input"]
+    return _pairs((x, _unreduce(g, x.shape, a["dim"], a["keepdim"]).expand(x.shape)))
+
+
+@rule("mean", _red)
+def _mean(b, a, out, g, ctx):
+    x = a["input"]
+    gx = _unreduce(g, x.shape, a["dim"], a["keepdim"]) / _count(x.shape, a["dim"])
+    return _pairs((x, gx.expand(x.shape)))
+
+
+@rule("amax amin", lambda input, dim=(), keepdim=False: None)
+def _amax(b, a, out, g, ctx):
+    x = a["input"]
+    dims = _dims(a["dim"], x.ndim)
+    yk = _unreduce(out, x.shape, dims, a["keepdim"])
+    gk = _unreduce(g, x.shape, dims, a["keepdim"])
+    mask = x.eq(yk).to(x.dtype)
+    return _pairs((x, mask * (gk / mask.sum(dims, keepdim=True))))
+
+
+@rule("max min", lambda input, dim=None, keepdim=False, other=None: None)
+def _max(b, a, out, g, ctx):
+    if a["dim"] is not None or a["other"] is not None:
+        raise NoFormula("max/min with dim or other")
+    return _amax(b, dict(a, dim=None, keepdim=False), out, g, ctx)
+
+
+def _correction(a):
+    c, u = a.get("correction"), a.get("unbiased")
+    if c is not None:
+        return c
+    return 0 if u is False else 1
+
+
+def _var_args(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    pass
+
+
+def _var_bind(a):
+    if isinstance(a["dim"], bool):  # var(x, False): the old unbiased positional
+        a["unbiased"], a["dim"] = a["dim"], None
+    return a
+
+
+@rule("var std", _var_args)
+def _var(b, a, out, g, ctx):
+    a = _var_bind(a)
+    x, dims = a["input"], _dims(a["dim"], a["input"].ndim)
+    n = _count(x.shape, dims) - _correction(a)
+    gk = _unreduce(g, x.shape, dims, a["keepdim"])
+    centered = x - x.mean(dims, keepdim=True)
+    if ctx == "std":
+        gx = gk * centered / (_unreduce(out, x.shape, dims, a["keepdim"]) * n)
+    else:
+        gx = gk * centered * (2 / n)
+    return _pairs((x, gx))
+
+
+@rule("logsumexp", lambda input, dim, keepdim=False: None)
+def _logsumexp(b, a, out, g, ctx):
+    x = a["input"]
+    dims = _dims(a["dim"], x.ndim)
+    yk = _unreduce(out, x.shape, dims, a["keepdim"])
+    return _pairs((x, _unreduce(g, x.shape, dims, a["keepdim"]) * (x - yk).exp()))
+
+
+# ---- matrix products
+
+
+@rule("mm", lambda input, mat2: None)
+def _mm(b, a, out, g, ctx):
+    x, y = a["input"], a["mat2"]
+    return _pairs(
+        (x, g.mm(y.t()) if is_v(x) else None),
+        (y, x.t().mm(g) if is_v(y) else None),
+    )
+
+
+@rule("bmm", lambda input, mat2: None)
+def _bmm(b, a, out, g, ctx):
+    x, y = a["input"], a["mat2"]
+    return _pairs((x, g.bmm(y.transpose(1, 2))), (y, x.transpose(1, 2).bmm(g)))
+
+
+@rule("matmul", lambda input, other: None)
+def _matmul(b, a, out, g, ctx):
+    x, y = a["input"], a["other"]
+    if x.ndim == 1 and y.ndim == 1:
+        return _pairs((x, g * y), (y, g * x))
+    x1 = x.unsqueeze(0) if x.ndim == 1 else x
+    y1 = y.unsqueeze(-1) if y.ndim == 1 else y
+    g1 = g
+    if x.ndim == 1:
+        g1 = g1.unsqueeze(-2)
+    if y.ndim == 1:
+        g1 = g1.unsqueeze(-1)
+    gx = g1.matmul(y1.transpose(-1, -2))
+    gy = x1.transpose(-1, -2).matmul(g1)
+    if x.ndim == 1:
+        gx = gx.squeeze(-2)
+    if y.ndim == 1:
+        gy = gy.squeeze(-1)
+    return _pairs((x, gx), (y, gy))
+
+
+@rule("linear", lambda input, weight, bias=None: None)
+def _linear(b, a, out, g, ctx):
+    x, w, bias = a["input"], a["weight"], a["bias"]
+    gw = None
+    if w.node.meta.get("needs_grad"):
+        g2 = g.reshape(-1, w.shape[0])
+        gw = g2.t().mm(x.reshape(-1, w.shape[1]))
+    return _pairs((x, g.matmul(w)), (w, gw), (bias, g))
+
+
+@rule("addmm", lambda input, mat1, mat2, *, beta=1, alpha=1: None)
+def _addmm(b, a, out, g, ctx):
+    m1, m2, beta, alpha = a["mat1"], a["mat2"], a["beta"], a["alpha"]
+    g1 = g if alpha == 1 else g * alpha
+    return _pairs(
+        (a["input"], g if beta == 1 else g * beta),
+        (m1, g1.mm(m2.t())),
+        (m2, m1.t().mm(g1)),
+    )
+
+
+# ---- convolution: ember's own conv backward kernels through a helper
+
+
+def _conv_sig(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    pass
+
+
+def _pair(v, n):
+    if isinstance(v, int):
+        return [v] * n
+    if isinstance(v, (tuple, list)) and len(v) == n and all(isinstance(i, int) for i in v):
+        return list(v)
+    return None
+
+
+@rule("conv1d conv2d conv3d", _conv_sig)
+def _conv(b, a, out, g, ctx):
+    x, w, bias = a["input"], a["weight"], a["bias"]
+    needs = (bool(x.node.meta.get("needs_grad")), bool(w.node.meta.get("needs_grad")))
+    kernel = getattr(_nn(), "convolution_backward", None)
+    geometry = [_pair(a[k], 2) for k in ("stride", "padding", "dilation")]
+    if ctx == "conv2d" and kernel is not None and x.ndim == 4 and None not in geometry:
+        # ember's own conv backward kernels: one call for the input, weight and bias gradients
+        res = b.call(kernel, g, x, w, *geometry, a["groups"], [*needs, is_v(bias)])
+        return [(t, res[i]) for i, t in enumerate((x, w, bias)) if is_v(t) and (i == 2 or needs[i])]
+    pairs = []
+    if any(needs):
+        res = b.call(
+            conv_backward,
+            ctx,
+            x,
+            w,
+            g,
+            a["stride"],
+            a["padding"],
+            a["dilation"],
+            a["groups"],
+            needs,
+        )
+        for i, t in enumerate((x, w)):
+            if needs[i]:
+                pairs.append((t, res[i]))
+    if is_v(bias):
+        pairs.append((bias, g.sum([0, *range(2, g.ndim)])))
+    return pairs
+
+
+# ---- softmax family
+
+
+def _softmax_dim(a, ndim):
+    if a["dtype"] is not None:
+        raise NoFormula("softmax with dtype")
+    if a["dim"] is None:
+        raise NoFormula("softmax without dim")
+    return a["dim"] % ndim
+
+
+def _softmax_sig(input, dim=None, _stacklevel=3, dtype=None):
+    pass
+
+
+@rule("softmax", _softmax_sig)
+def _softmax(b, a, out, g, ctx):
+    d = _softmax_dim(a, out.ndim)
+    gy = g * out
+    return _pairs((a["input"], gy - out * gy.sum(d, keepdim=True)))
+
+
+@rule("log_softmax", _softmax_sig)
+def _log_softmax(b, a, out, g, ctx):
+    d = _softmax_dim(a, out.ndim)
+    return _pairs((a["input"], g - out.exp() * g.sum(d, keepdim=True)))
+
+
+# ---- normalization (the statistics are recomputed from the input in backward)
+
+
+def _norm_backward(x, g, weight, dims, eps, mean=None, rstd=None):
+    """Input gradient of (x - mean) * rstd * weight over ``dims`` (batch statistics when
+    mean/rstd are None, fixed ones otherwise), and xhat."""
+    fixed = mean is not None
+    if not fixed:
+        mean = x.mean(dims, keepdim=True)
+        centered = x - mean
+        rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        centered = x - mean
+    xhat = centered * rstd
+    gxhat = g * weight if is_v(weight) else g
+    if fixed:
+        return gxhat * rstd, xhat
+    n = _count(x.shape, dims)
+    s1 = gxhat.sum(dims, keepdim=True)
+    s2 = (gxhat * xhat).sum(dims, keepdim=True)
+    return (gxhat - s1 / n - xhat * (s2 / n)) * rstd, xhat
+
+
+@rule("layer_norm", lambda input, normalized_shape, weight=None, bias=None, eps=1e-5: None)
+def _layer_norm(b, a, out, g, ctx):
+    x, w, bias = a["input"], a["weight"], a["bias"]
+    k = len(tuple(a["normalized_shape"]))
+    dims = tuple(range(x.ndim - k, x.ndim))
+    gx, xhat = _norm_backward(x, g, w, dims, a["eps"])
+    return _pairs((x, gx), (w, g * xhat if is_v(w) else None), (bias, g))
+
+
+def _bn_sig(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+):
+    pass
+
+
+def _bn_forward(b, a, node, env):
+    kernel = getattr(_nn(), "native_batch_norm", None)
+    if kernel is None or not hasattr(_nn(), "native_batch_norm_backward"):
+        return b.copy(node, env), None
+    res = b.call(
+        kernel,
+        a["input"],
+        a["weight"],
+        a["bias"],
+        a["running_mean"],
+        a["running_var"],
+        a["training"],
+        a["momentum"],
+        a["eps"],
+    )
+    return res[0], (res[1], res[2])
+
+
+@rule("batch_norm", _bn_sig, forward=_bn_forward)
+def _batch_norm(b, a, out, g, ctx):
+    x, w, bias = a["input"], a["weight"], a["bias"]
+    if ctx is not None:  # ember's batch_norm backward kernel over the saved statistics
+        mean, invstd = ctx
+        res = b.call(_nn().native_batch_norm_backward, g, x, w, mean, invstd, a["training"])
+        return [(t, res[i]) for i, t in enumerate((x, w, bias)) if is_v(t)]
+    dims = (0, *range(2, x.ndim))
+    bshape = [1, x.shape[1]] + [1] * (x.ndim - 2)
+    wb = w.reshape(bshape) if is_v(w) else None
+    if a["training"] or a["running_mean"] is None:
+        gx, xhat = _norm_backward(x, g, wb, dims, a["eps"])
+    else:
+        mean = a["running_mean"].reshape(bshape)
+        rstd = (a["running_var"].reshape(bshape) + a["eps"]).rsqrt()
+        gx, xhat = _norm_backward(x, g, wb, dims, a["eps"], mean, rstd)
+    gw = (g * xhat).sum(dims) if is_v(w) else None
+    return _pairs((x, gx), (w, gw), (bias, g.sum(dims) if is_v(bias) else None))
+
+
+# ---- dropout: the mask is drawn as ember's kernel draws it and saved
+
+
+def _dropout_forward(b, a, node, env):
+    x, p, training = a["input"], a["p"], a["training"]
+    if a["inplace"]:
+        raise NoFormula("in-place dropout")
+    if not training or p == 0 or x.numel() == 0:
+        return x, None
+    if p == 1:
+        scale = b.call(_ember().zeros_like, x)
+    else:
+        mask = b.call(_ember().empty_like, x).bernoulli_(1 - p)
+        scale = mask / (1 - p)
+    return x * scale, scale
+
+
+@rule(
+    "dropout",
+    lambda input, p=0.5, training=True, inplace=False: None,
+    forward=_dropout_forward,
+)
+def _dropout(b, a, out, g, ctx):
+    return _pairs((a["input"], g if ctx is None else g * ctx))
+
+
+# ---- losses
+
+
+def _reduce_grad(g, reduction, count):
+    if reduction == "mean":
+        return g / count
+    return g
+
+
+def _class_targets(x, t, ignore_index):
+    """(one-hot of the targets in x's dtype, valid mask (N, 1...) in x's dtype) for class
+    indices ``t`` over dim 1 of ``x``."""
+    ember = _ember()
+    F = _F()
+    valid = t.ne(ignore_index)
+    safe = t.masked_fill(x.b.call(ember.logical_not, valid), 0)
+    onehot = x.b.call(F.one_hot, safe, x.shape[1]).to(x.dtype)
+    if x.ndim > 2:  # (N, d..., C) -> (N, C, d...)
+        onehot = onehot.movedim(-1, 1)
+    return onehot, valid.to(x.dtype).unsqueeze(1)
+
+
+def _ce_sig(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
+    pass
+
+
+def _loss_checks(a):
+    if a.get("weight") is not None or a.get("label_smoothing", 0.0) != 0.0:
+        raise NoFormula("class weights / label smoothing")
+    if a.get("size_average") is not None or a.get("reduce") is not None:
+        raise NoFormula("legacy reduction arguments")
+    if is_v(a["target"]) and a["target"].dtype.is_floating_point:
+        raise NoFormula("probability targets")
+    if a["input"].ndim < 2:
+        raise NoFormula("unbatched loss")
+
+
+def _gscale(g, a, valid):
+    """The per-element output gradient for a class loss of reduction a['reduction']."""
+    reduction = a["reduction"]
+    if reduction == "none":
+        return g.unsqueeze(1)
+    if reduction == "mean":
+        return g / valid.sum()
+    return g
+
+
+@rule("cross_entropy", _ce_sig)
+def _cross_entropy(b, a, out, g, ctx):
+    _loss_checks(a)
+    x, t = a["input"], a["target"]
+    onehot, valid = _class_targets(x, t, a["ignore_index"])
+    p = x.softmax(1)
+    return _pairs((x, (p - onehot) * valid * _gscale(g, a, valid)))
+
+
+def _nll_sig(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
+    pass
+
+
+@rule("nll_loss", _nll_sig)
+def _nll_loss(b, a, out, g, ctx):
+    _loss_checks(a)
+    x, t = a["input"], a["target"]
+    onehot, valid = _class_targets(x, t, a["ignore_index"])
+    return _pairs((x, -(onehot * valid * _gscale(g, a, valid))))
+
+
+@rule(
+    "mse_loss",
+    lambda input, target, size_average=None, reduce=None, reduction="mean", weight=None: None,
+)
+def _mse_loss(b, a, out, g, ctx):
+    if a["weight"] is not None or a["size_average"] is not None or a["reduce"] is not None:
+        raise NoFormula("mse_loss with weight or legacy arguments")
+    x, t = a["input"], a["target"]
+    d = x - t
+    n = math.prod(d.shape) if a["reduction"] == "mean" else 1
+    gd = d * (g * (2 / n)) if a["reduction"] != "none" else d * g * 2
+    return _pairs((x, gd), (t, -gd if is_v(t) else None))
+
+
+# ---- pooling and embedding
+
+
+def _pool_sig(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    pass
+
+
+def _max_pool_forward(b, a, node, env):
+    if a["return_indices"]:
+        raise NoFormula("max_pool2d returning indices")
+    F = _F()
+    both = b.call(
+        F.max_pool2d,
+        a["input"],
+        a["kernel_size"],
+        a["stride"],
+        a["padding"],
+        a["dilation"],
+        ceil_mode=a["ceil_mode"],
+        return_indices=True,
+    )
+    return both[0], both[1]
+
+
+@rule("max_pool2d", _pool_sig, forward=_max_pool_forward)
+def _max_pool2d(b, a, out, g, ctx):
+    x = a["input"]
+    kernel = getattr(_nn(), "max_pool2d_backward", None)
+    if kernel is not None and x.ndim == 4:
+        return _pairs((x, b.call(kernel, g, ctx, list(x.shape))))
+    return _pairs((x, b.call(max_pool_backward, g, ctx, x.shape)))
+
+
+def _embedding_sig(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    pass
+
+
+@rule("embedding", _embedding_sig)
+def _embedding(b, a, out, g, ctx):
+    if a["max_norm"] is not None or a["scale_grad_by_freq"] or a["sparse"]:
+        raise NoFormula("embedding with max_norm / scale_grad_by_freq / sparse")
+    w = a["weight"]
+    pad = a["padding_idx"]
+    if pad is not None and pad < 0:
+        pad += w.shape[0]
+    return _pairs((w, b.call(embedding_backward, g, a["input"], w.shape[0], pad)))
