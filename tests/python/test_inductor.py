@@ -55,6 +55,23 @@ def test_pointwise_chain_is_one_kernel():
     assert fn.kernels[0].count("for (int64_t j") == 1  # one loop over the elements
 
 
+def test_functional_forms_with_inplace_false_fuse():
+    # F.relu(x, inplace=False) is what nn.ReLU() records; inplace=True is a mutation and stays eager
+    def body(g, x):
+        a = g.call_function(F.relu, (x,), {"inplace": False})
+        b = g.call_function(F.silu, (a,), {"inplace": False})
+        return g.call_function(operator.mul, (b, 2.0))
+
+    fn, kernels = check(build(1, body), [ember.randn(8, 5)])
+    assert kernels == 1 and fn.kernels[0].count("for (int64_t j") == 1
+
+    def mutating(g, x):
+        y = g.call_function(operator.mul, (x, 1.0))
+        return g.call_function(F.relu, (y,), {"inplace": True})
+
+    check(build(1, mutating), [ember.randn(8, 5)])
+
+
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 def test_broadcasting_and_scalars(dtype):
     def body(g, x, y, z):

@@ -570,8 +570,8 @@ def _lowerings():
         if method:
             table[("method", name)] = fn
 
-    for name in _UNARY:
-        reg(name, _unary(name), pointwise=True)
+    for name in _UNARY:  # nn.functional's forms take inplace= (True stays eager: a mutation)
+        reg(name, _unary(name, (("inplace", False),)), pointwise=True)
     for name, (op, sig, fixed) in _UNARY_PARAMS.items():
         reg(name, _unary(op, sig, fixed), pointwise=True)
     reg("celu", _celu, pointwise=True)
