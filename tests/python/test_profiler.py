@@ -556,3 +556,19 @@ def test_a_range_open_when_the_profile_stops_is_closed_at_stop():
     (evt,) = [e for e in prof.events() if e.name == "open"]
     assert [c.name for c in evt.cpu_children] == ["aten::add"]
     assert evt.time_range.end >= evt.cpu_children[0].time_range.end
+
+
+def _ranged():
+    with record_function("ranged"):
+        ember.ones(2) + 1
+
+
+def test_with_stack_records_python_frames_of_user_ranges(tmp_path):
+    with profile(with_stack=True) as prof:
+        _ranged()
+    (evt,) = [e for e in prof.events() if e.name == "ranged"]
+    assert "_ranged" in evt.stack[0] and "test_profiler.py" in evt.stack[0]
+    assert _header_columns(prof.key_averages(group_by_stack_n=1).table())[-1] == "Source Location"
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path))
+    assert path.read_text().strip().endswith(";ranged " + str(int(evt.self_cpu_time_total)))
