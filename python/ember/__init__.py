@@ -97,6 +97,7 @@ from . import (  # noqa: E402,F401
     onnx,
     optim,
     overrides,
+    profiler,
     random,
     special,
     testing,

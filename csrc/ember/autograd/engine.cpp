@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 
 namespace ember::autograd {
@@ -156,6 +157,11 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
   while (!ready.empty()) {
     Node* n = ready.top().node;
     ready.pop();
+    // torch's two ranges per node (Note [Profiler]): the engine's work on it, and its apply.
+    profiler::Range evaluate;
+    if (profiler::enabled()) [[unlikely]]
+      evaluate.begin(profiler::RangeKind::Autograd,
+                     "autograd::engine::evaluate_function: " + n->name());
     variable_list grads = std::move(buffer_of(n).grads);
     buffers.erase(n);
     for (auto& [nr, hook] : n->tensor_pre_hooks) {
@@ -178,7 +184,12 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
     variable_list outs;
     if (run_node) {
       variable_list grads_in = grads;
-      outs = n->apply(std::move(grads));
+      {
+        profiler::Range apply;
+        if (profiler::enabled()) [[unlikely]]
+          apply.begin(profiler::RangeKind::Autograd, n->name());
+        outs = n->apply(std::move(grads));
+      }
       for (auto& hook : n->post_hooks) {
         variable_list r = hook(outs, grads_in);
         if (!r.empty()) outs = std::move(r);

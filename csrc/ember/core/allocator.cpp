@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/core/error.h"
+#include "ember/core/profiler.h"
 
 namespace ember {
 
@@ -171,8 +172,18 @@ class CachingAllocator {
 
 }  // namespace
 
-void* cpu_alloc(size_t nbytes) { return CachingAllocator::instance().alloc(nbytes); }
-void cpu_free(void* ptr, size_t nbytes) { CachingAllocator::instance().free(ptr, nbytes); }
+void* cpu_alloc(size_t nbytes) {
+  void* p = CachingAllocator::instance().alloc(nbytes);
+  // A profile with profile_memory attributes the request to the op running (Note [Profiler]).
+  if (profiler::enabled()) [[unlikely]]
+    profiler::record_memory(p, int64_t(nbytes));
+  return p;
+}
+void cpu_free(void* ptr, size_t nbytes) {
+  if (profiler::enabled()) [[unlikely]]
+    profiler::record_memory(ptr, -int64_t(nbytes));
+  CachingAllocator::instance().free(ptr, nbytes);
+}
 CpuAllocatorStats cpu_allocator_stats() { return CachingAllocator::instance().stats(); }
 void cpu_empty_cache() { CachingAllocator::instance().empty_cache(); }
 

@@ -10,10 +10,12 @@
 #include <exception>
 #include <fstream>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "ember/core/error.h"
+#include "ember/core/profiler.h"
 
 namespace ember {
 
@@ -78,9 +80,12 @@ class ThreadPool {
   // Runs task(chunk) for chunk in [0, nchunks), the caller participating.
   void run(int64_t nchunks, const std::function<void(int64_t)>& task) {
     std::unique_lock<std::mutex> run_lock(run_mutex_);  // one parallel region at a time
+    // A profile shows the workers' share of an op as ranges on their threads (Note [Profiler]).
+    std::string_view op = profiler::enabled() ? profiler::current_op() : std::string_view();
     {
       std::lock_guard<std::mutex> g(m_);
       task_ = &task;
+      op_ = op;
       nchunks_ = nchunks;
       next_.store(0);
       pending_.store(nchunks);
@@ -126,6 +131,7 @@ class ThreadPool {
     for (;;) {
       const std::function<void(int64_t)>* task;
       int64_t nchunks;
+      std::string_view op;
       spin_until([&] { return generation_.load() != seen || stopping_.load(); });
       {
         std::unique_lock<std::mutex> g(m_);
@@ -134,9 +140,17 @@ class ThreadPool {
         seen = generation_;
         task = task_;
         nchunks = nchunks_;
+        op = op_;
         ++active_;
       }
-      finish(work(*task, nchunks), true);
+      int64_t done;
+      {
+        profiler::Range range;
+        if (profiler::enabled()) [[unlikely]]
+          range.begin(profiler::RangeKind::Worker, op);
+        done = work(*task, nchunks);
+      }
+      finish(done, true);
     }
   }
 
@@ -156,6 +170,7 @@ class ThreadPool {
   std::condition_variable cv_, done_cv_;
   const std::function<void(int64_t)>* task_ = nullptr;
   int64_t nchunks_ = 0;
+  std::string_view op_;  // the op that started the region, while a profile records
   std::atomic<int64_t> next_{0};
   // Written under m_; atomic so that spinners may read them without it.
   std::atomic<int64_t> pending_{0};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ember/core/grad_mode.h"
+#include "ember/core/profiler.h"
 #include "ember/core/tensor.h"
 #include "ember/dispatch/op_schema.h"
 
@@ -127,6 +128,30 @@ template <class T>
 int64_t elements(const T&) {
   return 0;
 }
+// An argument's entry in a profiled op's input shapes (Note [Profiler]).
+inline void profile_input(int64_t h, const Tensor& t) {
+  if (t.defined()) profiler::add_input_shape(h, t.sizes());
+  else profiler::add_input_other(h);
+}
+inline void profile_input(int64_t h, const std::optional<Tensor>& t) {
+  if (t) profile_input(h, *t);
+  else profiler::add_input_other(h);
+}
+inline void profile_input(int64_t h, TensorList ts) {
+  profiler::add_input_list(h, int64_t(ts.size()));
+  for (const Tensor& t : ts) profile_input(h, t);
+}
+inline void profile_input(int64_t h, const std::vector<Tensor>& ts) {
+  profile_input(h, TensorList(ts));
+}
+inline void profile_input(int64_t h, const std::vector<std::optional<Tensor>>& ts) {
+  profiler::add_input_list(h, int64_t(ts.size()));
+  for (const auto& t : ts) profile_input(h, t);
+}
+template <class T>
+void profile_input(int64_t h, const T&) {
+  profiler::add_input_other(h);
+}
 }  // namespace detail
 
 template <class Sig>
@@ -150,8 +175,26 @@ class TypedOperator<R(Args...)> {
 
   /// Calls the kernel of a given key (the Autograd kernel uses this to reach the backend).
   /// Backend kernels run with grad mode off: the Autograd kernel already recorded the node, and
-  /// composites inside a kernel must not record their own.
+  /// composites inside a kernel must not record their own. Every call reaches a kernel through
+  /// here, so this is where a profile records the op (Note [Profiler]); without a profile, the
+  /// cost is the branch on profiler::enabled().
   R redispatch(DispatchKey k, Args... args) const {
+    if (profiler::enabled()) [[unlikely]]
+      return redispatch_profiled(k, std::forward<Args>(args)...);
+    return run_kernel(k, std::forward<Args>(args)...);
+  }
+
+  const OperatorEntry& entry() const { return *entry_; }
+
+ private:
+  [[gnu::noinline]] R redispatch_profiled(DispatchKey k, Args... args) const {
+    profiler::Range range(profiler::RangeKind::Op, entry_->name());
+    if (range.handle() >= 0 && profiler::records_shapes())
+      (detail::profile_input(range.handle(), args), ...);
+    return run_kernel(k, std::forward<Args>(args)...);
+  }
+
+  R run_kernel(DispatchKey k, Args... args) const {
     void* fn = entry_->kernel(k);
     if (!fn) [[unlikely]]
       detail::missing_kernel(*entry_, k);
@@ -163,9 +206,6 @@ class TypedOperator<R(Args...)> {
     return kernel(std::forward<Args>(args)...);
   }
 
-  const OperatorEntry& entry() const { return *entry_; }
-
- private:
   OperatorEntry* entry_;
 };
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ember/autograd/node.h"
+#include "ember/core/profiler.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/conv.h"
@@ -320,6 +321,7 @@ Tensor conv1d_padding_mode(const Tensor& input, const Tensor& weight,
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "conv2d");
   return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
 }
 Tensor conv2d_padding_mode(const Tensor& input, const Tensor& weight,

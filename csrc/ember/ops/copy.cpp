@@ -1,6 +1,7 @@
 // copy_, to(dtype), clone, fill_, and the shared in-place machinery.
 #include "ember/schema/copy.h"
 #include "ember/autograd/node.h"
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/inplace.h"
@@ -168,6 +169,7 @@ Tensor copy_with_layout(const Tensor& self, const std::optional<DimVector>& stri
 }  // namespace
 
 Tensor clone(const Tensor& self) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "clone");
   return copy_with_layout(self, self.is_contiguous() ? std::nullopt : dense_strides(self));
 }
 

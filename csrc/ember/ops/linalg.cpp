@@ -2,6 +2,7 @@
 // addmm, baddbmm; matmul and outer as composites over them. Kernels are in cpu/gemm.cpp.
 #include "ember/ops/linalg.h"
 
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
@@ -240,6 +241,7 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
 }
 
 Tensor matmul(const Tensor& t1, const Tensor& t2) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "matmul");
   int64_t d1 = t1.dim(), d2 = t2.dim();
   EMBER_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are ",
               d1, "D and ", d2, "D");

@@ -3,6 +3,7 @@
 #include "ember/ops/loss.h"
 
 #include "ember/autograd/node.h"
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/loss_util.h"
@@ -177,6 +178,7 @@ Tensor soft_cross_entropy(const Tensor& input, const Tensor& target,
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                 Reduction reduction, int64_t ignore_index) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "nll_loss");
   if (!(input.dtype() == kFloat || input.dtype() == kDouble))
     return to_dtype(nll_loss(to_dtype(input, kFloat), target, weight, reduction, ignore_index),
                     input.dtype());
@@ -189,6 +191,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                      Reduction reduction, int64_t ignore_index, double label_smoothing) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "cross_entropy");
   EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
               "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   if (input.sizes().equals(target.sizes()))

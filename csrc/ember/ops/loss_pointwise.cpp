@@ -5,6 +5,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
+#include "ember/core/profiler.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
 
@@ -107,6 +108,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "mse_loss");
   return apply_reduction(square(input - numeric(target, input)), reduction);
 }
 

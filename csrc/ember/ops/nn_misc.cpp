@@ -4,11 +4,13 @@
 
 #include <cmath>
 
+#include "ember/core/profiler.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "linear");
   if (input.dim() == 2 && bias && bias->defined()) return addmm(*bias, input, t(weight));
   // Leading dims of a contiguous input fold into one GEMM whose bias is added inside it.
   if (input.dim() > 2 && bias && bias->defined() && input.is_contiguous() && weight.dim() == 2 &&
@@ -99,6 +101,7 @@ Tensor dropout_impl(Tensor& input, double p, bool train, bool feature, bool alph
 }  // namespace
 
 Tensor dropout(const Tensor& input, double p, bool train) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "dropout");
   Tensor in = input;
   return dropout_impl<false>(in, p, train, false, false);
 }

@@ -9,6 +9,7 @@
 #include "ember/ops/normalization.h"
 
 #include "ember/autograd/node.h"
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
@@ -171,6 +172,7 @@ Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT runnin
 
 Tensor batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean, OptT running_var,
                   bool training, double momentum, double eps) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "batch_norm");
   return std::get<0>(
       native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
 }
@@ -205,6 +207,7 @@ Stats native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT 
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
                   double eps) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "layer_norm");
   return std::get<0>(native_layer_norm(input, normalized_shape, weight, bias, eps));
 }
 

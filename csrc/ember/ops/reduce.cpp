@@ -1,6 +1,7 @@
 // Reductions: dispatch entry points, dtype rules and derivatives; composites at the end.
 #include <cmath>
 
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
@@ -165,6 +166,7 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Scal
 }
 
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "mean");
   ScalarType t = dtype.value_or(self.dtype());
   EMBER_CHECK(is_floating_point(t),
               "mean(): could not infer output dtype. Input dtype must be "
@@ -175,6 +177,7 @@ Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
   return sum(self, dim, keepdim, dtype) / double(n);
 }
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "mean");
   return mean(self, {}, false, dtype);
 }
 

@@ -4,6 +4,7 @@
 // evaluates the same formula in public ops so higher derivatives come for free.
 #include "ember/ops/softmax.h"
 
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
@@ -57,10 +58,12 @@ Tensor backward_impl(bool log, const Tensor& grad, const Tensor& output, int64_t
 }  // namespace
 
 Tensor softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "softmax");
   return softmax_impl<false>(input, dim, dtype);
 }
 
 Tensor log_softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "log_softmax");
   return softmax_impl<true>(input, dim, dtype);
 }
 

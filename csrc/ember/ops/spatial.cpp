@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ember/core/profiler.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
@@ -354,6 +355,7 @@ Tensor upsample_bicubic2d(const Tensor& input, IntArrayRef output_size, bool ali
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
                  bool scale_grad_by_freq, bool sparse) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "embedding");
   (void)sparse;  // ember has no sparse tensors; the gradient is dense either way
   EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   EMBER_CHECK(indices.dtype() == kLong || indices.dtype() == kInt,

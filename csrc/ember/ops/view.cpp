@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "ember/autograd/node.h"
+#include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/ops/ops.h"
 
@@ -51,6 +52,7 @@ int64_t extent_of(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
 }  // namespace
 
 Tensor view(const Tensor& self, IntArrayRef shape) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "view");
   DimVector sizes = infer_size(shape, self.numel());
   auto strides = view_strides(self.sizes(), self.strides(), sizes);
   EMBER_CHECK(strides.has_value(),
@@ -74,12 +76,14 @@ Tensor view_dtype(const Tensor& self, ScalarType dtype) {
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "reshape");
   DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
   return view(contiguous(self), sizes);
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "transpose");
   int64_t n = self.dim();
   dim0 = maybe_wrap_dim(dim0, n);
   dim1 = maybe_wrap_dim(dim1, n);
@@ -94,6 +98,7 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
 }
 
 Tensor t(const Tensor& self) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "t");
   EMBER_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ",
               self.dim(), "D");
   return self.dim() < 2 ? transpose(self, 0, 0) : transpose(self, 0, 1);
@@ -108,6 +113,7 @@ Tensor matrix_transpose(const Tensor& self) {
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "permute");
   int64_t n = self.dim();
   EMBER_CHECK(
       int64_t(dims.size()) == n,
@@ -160,6 +166,7 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
 }
 
 Tensor expand(const Tensor& self, IntArrayRef sizes) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "expand");
   int64_t n = int64_t(sizes.size());
   EMBER_CHECK(n >= self.dim(), "expand: the number of sizes provided (", n,
               ") must be greater or equal to the number of dimensions in the tensor (", self.dim(),
@@ -345,6 +352,7 @@ Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
 }
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  profiler::Range prof_range(profiler::RangeKind::Op, "flatten");
   if (self.dim() == 0) return reshape(self, {1});
   start_dim = maybe_wrap_dim(start_dim, self.dim());
   end_dim = maybe_wrap_dim(end_dim, self.dim());

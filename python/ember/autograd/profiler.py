@@ -1,0 +1,407 @@
+"""ember.autograd.profiler: the autograd profiler's API over ember's recorder.
+
+Every dispatcher op is recorded by the dispatcher itself, on the thread that runs it (Note
+[Profiler] in csrc/ember/core/profiler.h): ops of the forward, of the backward pass (inside the
+autograd engine's "autograd::engine::evaluate_function: <Node>" and "<Node>" ranges), of other
+threads, and the share of an op that pool workers run ("ember::parallel_for: <op>"). User ranges
+come from `record_function`. Op names are torch's (`aten::add`, `aten::linear`); ember's private
+ops are named `ember::<name>`.
+"""
+
+import contextlib
+import threading
+import time
+import traceback
+import uuid
+
+from .. import _C
+from .profiler_util import (
+    DeviceType,
+    EventList,
+    FunctionEvent,
+    FunctionEventAvg,
+    Interval,
+    _chrome_trace,
+    _write_json,
+)
+
+__all__ = [
+    "DeviceType",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "Interval",
+    "emit_itt",
+    "emit_nvtx",
+    "profile",
+    "record_function",
+]
+
+# Registry ops whose names torch's ATen does not have: ember's private ops, shown as ember::name.
+_EMBER_ONLY = frozenset(
+    {
+        "_arange_fill",
+        "_cross_entropy_index",
+        "_cross_entropy_index_backward",
+        "_nll_loss_index",
+        "_nll_loss_index_backward",
+        "_place_along_dim",
+        "_randperm_fill",
+        "_rnn_layer",
+        "_rnn_layer_backward",
+        "_take_along_dim",
+        "fmax_",
+        "fmin_",
+        "maximum_",
+        "minimum_",
+    }
+)
+# Registry ops that do what an ATen op of another name does: shown under torch's name.
+_ATEN_NAME = {
+    "adaptive_avg_pool2d_backward": "_adaptive_avg_pool2d_backward",
+    "conv2d_forward": "convolution",
+    "cross_entropy": "cross_entropy_loss",
+    "div_trunc": "div",
+    "div_trunc_": "div_",
+    "linalg_eigh_ex": "linalg_eigh",
+    "linalg_svd_ex": "_linalg_svd",
+    "logsigmoid": "log_sigmoid_forward",
+    "logsigmoid_backward": "log_sigmoid_backward",
+    "relu_backward": "threshold_backward",
+}
+_display_names = {}
+
+
+def _op_display_name(name):
+    """The profiler's name for the op registered as `name` ("add.Tensor" -> "aten::add")."""
+    out = _display_names.get(name)
+    if out is None:
+        base = name.split(".", 1)[0]
+        if base in _EMBER_ONLY:
+            out = "ember::" + base
+        else:
+            out = "aten::" + _ATEN_NAME.get(base, base)
+        _display_names[name] = out
+    return out
+
+
+# Floating-point operations of the products, from their input shapes (with_flops=True).
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def _flops(name, shapes):
+    try:
+        if name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"):
+            a, b = (
+                (shapes[1], shapes[2]) if name in ("aten::addmm", "aten::baddbmm") else shapes[:2]
+            )
+            return 2 * _prod(a) * b[-1]
+        if name in ("aten::mul", "aten::add"):
+            return max(_prod(s) for s in shapes[:2] if isinstance(s, list))
+    except (IndexError, TypeError, ValueError):
+        return 0
+    return 0
+
+
+class _StackSink:
+    """Python stacks of the user ranges opened while a with_stack profile records."""
+
+    active = None
+
+
+def _python_stack():
+    frames = traceback.extract_stack()[:-2]
+    return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)]
+
+
+class record_function(contextlib.ContextDecorator):
+    """record_function(name, args=None)
+
+    A user range: the ops run inside it appear nested in a range called `name` in the profile's
+    table and trace. A context manager, and a decorator (each call is one range). Costs a check
+    when no profile records."""
+
+    def __init__(self, name, args=None):
+        self.name = name
+        self.args = args
+        self.run_callbacks_on_exit = True
+        self.record = None
+        self._handle = -1
+
+    def _recreate_cm(self):
+        return record_function(self.name, self.args)
+
+    def __enter__(self):
+        if _C._profiler_enabled():
+            name = self.name if self.args is None else f"{self.name}, {self.args}"
+            self._handle = _C._record_function_enter(name)
+            sink = _StackSink.active
+            if sink is not None and self._handle >= 0:
+                sink[(threading.get_native_id(), self._handle & 0xFFFFFFFF)] = _python_stack()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if self._handle >= 0:
+            _C._record_function_exit(self._handle)
+            self._handle = -1
+        return False
+
+
+class profile:
+    """profile(enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False, profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False, custom_trace_id_callback=None)
+
+    Records every op run inside the `with` block, on every thread: `function_events`,
+    `key_averages()`, `table()` and `export_chrome_trace()` after it. `record_shapes` keeps each
+    op's input shapes, `profile_memory` the allocations and frees of ember's CPU allocator
+    (attributed to the op running), `with_flops` the FLOPs of the products, `with_stack` the
+    Python stack of each user range. ember has no CUDA: `use_cuda` and `use_device` record CPU
+    events only."""  # noqa: E501
+
+    def __init__(
+        self,
+        enabled=True,
+        *,
+        use_cuda=False,
+        use_device=None,
+        record_shapes=False,
+        with_flops=False,
+        profile_memory=False,
+        with_stack=False,
+        with_modules=False,
+        use_kineto=False,
+        use_cpu=True,
+        experimental_config=None,
+        acc_events=False,
+        custom_trace_id_callback=None,
+    ):
+        self.enabled = enabled
+        self.use_cuda = use_cuda
+        self.use_device = None
+        self.record_shapes = record_shapes or with_flops
+        self.with_flops = with_flops
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_modules = with_modules
+        self.use_cpu = use_cpu
+        self.acc_events = acc_events
+        self.custom_trace_id_callback = custom_trace_id_callback
+        self.function_events = None
+        self.entered = False
+        self._trace_meta = {}
+        self._stop_state = None
+
+    # The recording cycle, also driven step by step by ember.profiler.profile.
+    def _prepare_trace(self):
+        pass
+
+    def _start_trace(self):
+        self.entered = True
+        self._stacks = {} if self.with_stack else None
+        self._wall_ns = time.time_ns()
+        self._start_ns = _C._profiler_start(self.record_shapes, self.profile_memory)
+        _StackSink.active = self._stacks
+
+    def _stop_trace(self):
+        _StackSink.active = None
+        stop_ns, threads = _C._profiler_stop()
+        self.function_events, self._memory = self._build(threads)
+        self._stop_ns = stop_ns
+        self.function_events._trace = self._trace()
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        if self.entered:
+            raise RuntimeError("Profiler context manager is not reentrant")
+        self._prepare_trace()
+        self._start_trace()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if not self.enabled:
+            return False
+        self._stop_trace()
+        return False
+
+    def _build(self, threads):
+        events, memory = [], []
+        next_id = 0
+        stacks = self._stacks or {}
+        t0 = self._start_ns
+        for tid, records in threads:
+            local = [None] * len(records)
+            for i, (name, kind, start, end, parent, shapes, nbytes, addr, total) in enumerate(
+                records
+            ):
+                ts = (start - t0) / 1000.0
+                if kind == 4:  # an allocation (> 0) or a free (< 0)
+                    memory.append((tid, ts, nbytes, addr, total))
+                    owner = local[parent] if parent >= 0 else None
+                    if owner is None:
+                        evt = FunctionEvent(
+                            next_id, "[memory]", tid, ts, ts, cpu_memory_usage=nbytes
+                        )
+                        next_id += 1
+                        events.append(evt)
+                    while owner is not None:
+                        owner.cpu_memory_usage += nbytes
+                        owner = owner.cpu_parent
+                    continue
+                if kind == 0:
+                    display = _op_display_name(name)
+                elif kind == 3:
+                    display = "ember::parallel_for" + (
+                        f": {_op_display_name(name)}" if name else ""
+                    )
+                else:
+                    display = name
+                trace_name = display
+                if kind == 1 and display.startswith("ProfilerStep#"):
+                    display = "ProfilerStep*"  # torch's steps share one key
+                evt = FunctionEvent(
+                    next_id,
+                    display,
+                    tid,
+                    ts,
+                    (end - t0) / 1000.0,
+                    input_shapes=shapes if shapes is not None else [],
+                    stack=stacks.get((tid, i)),
+                    trace_name=trace_name,
+                    is_user_annotation=kind == 1,
+                )
+                next_id += 1
+                if self.with_flops and kind == 0:
+                    evt.flops = _flops(display, evt.input_shapes)
+                if parent >= 0 and local[parent] is not None:
+                    evt.set_cpu_parent(local[parent])
+                    local[parent].append_cpu_child(evt)
+                local[i] = evt
+                events.append(evt)
+        events.sort(key=lambda e: (e.time_range.start, -e.time_range.end, e.id))
+        out = EventList(
+            events,
+            use_device=self.use_device,
+            profile_memory=self.profile_memory,
+            with_flops=self.with_flops,
+        )
+        return out, memory
+
+    def _trace(self):
+        meta = {
+            "trace_id": (
+                self.custom_trace_id_callback()
+                if self.custom_trace_id_callback is not None
+                else uuid.uuid4().hex.upper()
+            ),
+            "record_shapes": int(self.record_shapes),
+            "profile_memory": int(self.profile_memory),
+        }
+        meta.update(self._trace_meta)
+        return _chrome_trace(self.function_events, meta, self._memory, self._wall_ns)
+
+    def _check_finish(self):
+        if self.function_events is None:
+            raise RuntimeError("Profiler didn't finish running")
+
+    def events(self):
+        """events() -> EventList
+
+        Every recorded range, ordered by start time."""
+        self._check_finish()
+        return self.function_events
+
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_src_column_width=75,
+        max_name_column_width=55,
+        max_shapes_column_width=80,
+        header=None,
+        top_level_events_only=False,
+        time_unit=None,
+    ):
+        """table(sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55, max_shapes_column_width=80, header=None, top_level_events_only=False, time_unit=None) -> str
+
+        The table of the recorded events themselves (key_averages().table() groups them)."""  # noqa: E501
+        self._check_finish()
+        return self.function_events.table(
+            sort_by=sort_by,
+            row_limit=row_limit,
+            max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width,
+            header=header,
+            top_level_events_only=top_level_events_only,
+            time_unit=time_unit,
+        )
+
+    def export_chrome_trace(self, path):
+        """export_chrome_trace(path) -> None
+
+        Writes the profile as a Chrome trace JSON (gzip-compressed when `path` ends in .gz)."""
+        self._check_finish()
+        _write_json(self.function_events._trace, path)
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """export_stacks(path, metric="self_cpu_time_total") -> None
+
+        Writes the user ranges' Python stacks with their metric (with_stack=True)."""
+        self._check_finish()
+        self.function_events.export_stacks(path, metric)
+
+    def key_averages(
+        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
+    ):
+        """key_averages(group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False) -> EventList
+
+        The events grouped by name (and input shapes, stack or overload name when asked for)."""  # noqa: E501
+        self._check_finish()
+        return self.function_events.key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
+
+    def total_average(self):
+        """total_average() -> FunctionEventAvg
+
+        All events summed."""
+        self._check_finish()
+        return self.function_events.total_average()
+
+    @property
+    def self_cpu_time_total(self):
+        self._check_finish()
+        return self.function_events.self_cpu_time_total
+
+    def __str__(self):
+        self._check_finish()
+        return str(self.function_events)
+
+    __repr__ = object.__repr__
+
+
+class emit_nvtx:
+    """emit_nvtx(enabled=True, record_shapes=False)
+
+    Accepted for torch's API: ember has no CUDA, so there are no NVTX ranges to emit; the block
+    runs unchanged."""
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        return False
+
+
+class emit_itt(emit_nvtx):
+    """emit_itt(enabled=True, record_shapes=False)
+
+    Accepted for torch's API: ember emits no ITT ranges; the block runs unchanged."""

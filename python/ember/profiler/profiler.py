@@ -1,0 +1,404 @@
+"""ember.profiler.profile and its schedule: torch.profiler's API over ember's recorder (every
+dispatcher op, on every thread; Note [Profiler] in csrc/ember/core/profiler.h)."""
+
+import enum
+import gzip
+import json
+import os
+import socket
+import time
+import warnings
+
+from ..autograd import profiler as _autograd_profiler
+from ..autograd.profiler import record_function
+
+__all__ = [
+    "ProfilerAction",
+    "ProfilerActivity",
+    "profile",
+    "schedule",
+    "supported_activities",
+    "tensorboard_trace_handler",
+]
+
+
+class ProfilerActivity(enum.Enum):
+    """ProfilerActivity(value)
+
+    What a profile records: CPU (ops on the host). ember has no accelerator, so CUDA, XPU, MTIA,
+    HPU and PrivateUse1 are accepted and record nothing more."""
+
+    CPU = 0
+    XPU = 1
+    MTIA = 2
+    CUDA = 3
+    HPU = 4
+    PrivateUse1 = 5
+
+
+def supported_activities():
+    """supported_activities() -> Set[ProfilerActivity]
+
+    The activities ember can record: the CPU."""
+    return {ProfilerActivity.CPU}
+
+
+class ProfilerAction(enum.Enum):
+    """ProfilerAction(value)
+
+    What a schedule asks of the profiler at a step."""
+
+    NONE = 0
+    WARMUP = 1
+    RECORD = 2
+    RECORD_AND_SAVE = 3
+
+
+def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
+    """schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0) -> Callable
+
+    A schedule for profile(schedule=...): after `skip_first` steps, cycles of `wait` idle steps,
+    `warmup` steps and `active` recorded steps, `repeat` times (0: until the profile stops); the
+    trace of each cycle is handed to on_trace_ready at its last active step. With
+    `skip_first_wait`, the first cycle has no wait."""
+    for name, value in (
+        ("wait", wait),
+        ("warmup", warmup),
+        ("skip_first", skip_first),
+        ("repeat", repeat),
+    ):
+        if value < 0:
+            raise ValueError(f"schedule: expected {name} >= 0; got {value}")
+    if active <= 0:
+        raise ValueError(f"schedule: expected active > 0; got {active}")
+    if warmup == 0:
+        warnings.warn(
+            "Profiler won't be using warmup, this can skew profiler results", stacklevel=2
+        )
+
+    def schedule_fn(step):
+        if step < 0:
+            raise ValueError(f"schedule: expected a step >= 0; got {step}")
+        if step < skip_first:
+            return ProfilerAction.NONE
+        step -= skip_first
+        if skip_first_wait and wait > 0:
+            step += wait  # the first cycle starts at its warmup
+        cycle = wait + warmup + active
+        if repeat > 0 and step // cycle >= repeat:
+            return ProfilerAction.NONE
+        pos = step % cycle
+        if pos < wait:
+            return ProfilerAction.NONE
+        if pos < wait + warmup:
+            return ProfilerAction.WARMUP
+        return ProfilerAction.RECORD if pos < cycle - 1 else ProfilerAction.RECORD_AND_SAVE
+
+    return schedule_fn
+
+
+def _default_schedule(step):
+    return ProfilerAction.RECORD
+
+
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
+    """tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False) -> Callable
+
+    An on_trace_ready handler that writes each trace into `dir_name` as
+    `<worker_name>.<time in ms>.pt.trace.json[.gz]`, the layout TensorBoard's profiler plugin
+    reads; `worker_name` defaults to `<host>_<pid>`."""
+
+    def handler(prof):
+        os.makedirs(dir_name, exist_ok=True)
+        name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        file_name = f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json"
+        if use_gzip:
+            file_name += ".gz"
+        path = os.path.join(dir_name, file_name)
+        while os.path.exists(path):  # two traces within a millisecond
+            stem, ext = path.split(".pt.trace", 1)
+            path = f"{stem}_.pt.trace{ext}"
+        prof.export_chrome_trace(path)
+
+    return handler
+
+
+class _KinetoProfile:
+    """_KinetoProfile(*, activities=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, custom_trace_id_callback=None)
+
+    A profile without a schedule: start() and stop() bracket what it records."""  # noqa: E501
+
+    def __init__(
+        self,
+        *,
+        activities=None,
+        record_shapes=False,
+        profile_memory=False,
+        with_stack=False,
+        with_flops=False,
+        with_modules=False,
+        experimental_config=None,
+        execution_trace_observer=None,
+        acc_events=False,
+        custom_trace_id_callback=None,
+    ):
+        self.activities = set(activities) if activities else supported_activities()
+        for a in self.activities:
+            if not isinstance(a, ProfilerActivity):
+                raise TypeError(
+                    f"profile: expected ProfilerActivity values in activities; got {a!r}"
+                )
+        self.record_shapes = record_shapes
+        self.with_flops = with_flops
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_modules = with_modules
+        self.experimental_config = experimental_config
+        self.execution_trace_observer = execution_trace_observer
+        self.acc_events = acc_events
+        self.custom_trace_id_callback = custom_trace_id_callback
+        self.profiler = None
+        self._metadata = {}
+        self._accumulated = []  # earlier cycles' events, with acc_events
+
+    def start(self):
+        """start() -> None
+
+        Starts recording."""
+        self.prepare_trace()
+        self.start_trace()
+
+    def stop(self):
+        """stop() -> None
+
+        Stops recording; the results are then in events(), key_averages() and the trace."""
+        self.stop_trace()
+
+    def prepare_trace(self):
+        """prepare_trace() -> None
+
+        Creates the recorder of the next trace."""
+        if self.acc_events and self.profiler is not None and self.profiler.function_events:
+            if getattr(self.profiler, "_merged", False):  # already holds the earlier cycles
+                self._accumulated = list(self.profiler.function_events)
+            else:
+                self._accumulated.extend(self.profiler.function_events)
+        self.profiler = _autograd_profiler.profile(
+            record_shapes=self.record_shapes,
+            with_flops=self.with_flops,
+            profile_memory=self.profile_memory,
+            with_stack=self.with_stack,
+            with_modules=self.with_modules,
+            acc_events=self.acc_events,
+            custom_trace_id_callback=self.custom_trace_id_callback,
+        )
+        self.profiler._prepare_trace()
+
+    def start_trace(self):
+        """start_trace() -> None
+
+        Starts the recorder prepare_trace() created."""
+        if self.profiler is None:
+            self.prepare_trace()
+        self.profiler._trace_meta = {"metadata": dict(self._metadata)} if self._metadata else {}
+        self.profiler._start_trace()
+
+    def stop_trace(self):
+        """stop_trace() -> None
+
+        Stops the recorder."""
+        if (
+            self.profiler is not None
+            and self.profiler.entered
+            and self.profiler.function_events is None
+        ):
+            self.profiler._trace_meta.update(
+                {"metadata": dict(self._metadata)} if self._metadata else {}
+            )
+            self.profiler._stop_trace()
+
+    def _require_results(self):
+        if self.profiler is None or self.profiler.function_events is None:
+            raise RuntimeError("profile: no results yet; the profile must be stopped first")
+        if self._accumulated and not getattr(self.profiler, "_merged", False):
+            prof = self.profiler
+            prof._merged = True
+            events = prof.function_events
+            prof.function_events = type(events)(
+                self._accumulated + list(events),
+                use_device=events._use_device,
+                profile_memory=events._profile_memory,
+                with_flops=events._with_flops,
+                _trace=events._trace,
+            )
+        return self.profiler
+
+    def export_chrome_trace(self, path):
+        """export_chrome_trace(path) -> None
+
+        Writes the trace as Chrome trace JSON (Perfetto, chrome://tracing); gzip-compressed when
+        `path` ends in .gz."""
+        return self._require_results().export_chrome_trace(path)
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """export_stacks(path, metric="self_cpu_time_total") -> None
+
+        Writes the recorded Python stacks (with_stack=True) with their metric, one per line."""
+        return self._require_results().export_stacks(path, metric)
+
+    def events(self):
+        """events() -> EventList
+
+        Every recorded range of the last trace, ordered by start time."""
+        return self._require_results().events()
+
+    def key_averages(
+        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
+    ):
+        """key_averages(group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False) -> EventList
+
+        The events grouped by name (and input shapes, stack prefix or overload name); its table()
+        prints torch's profiler table."""  # noqa: E501
+        return self._require_results().key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
+
+    def add_metadata(self, key, value):
+        """add_metadata(key, value) -> None
+
+        Adds a string entry to the trace's metadata."""
+        self._metadata[key] = value
+
+    def add_metadata_json(self, key, value):
+        """add_metadata_json(key, value) -> None
+
+        Adds a JSON-encoded entry to the trace's metadata."""
+        self._metadata[key] = json.loads(value)
+
+    def preset_metadata_json(self, key, value):
+        """preset_metadata_json(key, value) -> None
+
+        Adds a JSON-encoded entry to the metadata of the traces to come."""
+        self.add_metadata_json(key, value)
+
+
+class profile(_KinetoProfile):
+    """profile(*, activities=None, schedule=None, on_trace_ready=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None, custom_trace_id_callback=None)
+
+    Records every op (and record_function range) run while it is active, on every thread: ops of
+    the backward pass and of pool threads included. A context manager, or start()/stop(). With a
+    `schedule`, step() advances it: steps are recorded as "ProfilerStep#<n>" ranges, and each
+    cycle's trace goes to `on_trace_ready(prof)`; without one, everything between start and stop
+    is one trace, handed to on_trace_ready at stop."""  # noqa: E501
+
+    def __init__(
+        self,
+        *,
+        activities=None,
+        schedule=None,
+        on_trace_ready=None,
+        record_shapes=False,
+        profile_memory=False,
+        with_stack=False,
+        with_flops=False,
+        with_modules=False,
+        experimental_config=None,
+        execution_trace_observer=None,
+        acc_events=False,
+        use_cuda=None,
+        custom_trace_id_callback=None,
+    ):
+        activities = set(activities) if activities else supported_activities()
+        if use_cuda:
+            activities.add(ProfilerActivity.CUDA)
+        super().__init__(
+            activities=activities,
+            record_shapes=record_shapes,
+            profile_memory=profile_memory,
+            with_stack=with_stack,
+            with_flops=with_flops,
+            with_modules=with_modules,
+            experimental_config=experimental_config,
+            execution_trace_observer=execution_trace_observer,
+            acc_events=acc_events,
+            custom_trace_id_callback=custom_trace_id_callback,
+        )
+        self.schedule = schedule if schedule is not None else _default_schedule
+        self.record_steps = schedule is not None
+        self.on_trace_ready = on_trace_ready
+        self.step_num = 0
+        self.current_action = self.schedule(self.step_num)
+        self.step_rec_fn = None
+        self._running = False
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.stop()
+        return False
+
+    def start(self):
+        """start() -> None
+
+        Starts the profile at step 0 of its schedule."""
+        self._running = True
+        self._transit(ProfilerAction.NONE, self.current_action)
+        self._open_step()
+
+    def stop(self):
+        """stop() -> None
+
+        Ends the profile; a trace being recorded is finished and handed to on_trace_ready."""
+        if not self._running:
+            return
+        self._close_step()
+        self._transit(self.current_action, None)
+        self._running = False
+
+    def step(self):
+        """step() -> None
+
+        Marks the end of a step (e.g. of a training iteration) and applies the schedule's
+        action for the next one."""
+        self._close_step()
+        prev = self.current_action
+        self.step_num += 1
+        self.current_action = self.schedule(self.step_num)
+        self._transit(prev, self.current_action)
+        self._open_step()
+
+    def _open_step(self):
+        if self.record_steps and self.current_action in (
+            ProfilerAction.RECORD,
+            ProfilerAction.RECORD_AND_SAVE,
+        ):
+            self.step_rec_fn = record_function(f"ProfilerStep#{self.step_num}")
+            self.step_rec_fn.__enter__()
+
+    def _close_step(self):
+        if self.step_rec_fn is not None:
+            self.step_rec_fn.__exit__(None, None, None)
+            self.step_rec_fn = None
+
+    def _save(self):
+        self.stop_trace()
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def _transit(self, prev, cur):
+        recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+        if prev in recording and (prev == ProfilerAction.RECORD_AND_SAVE or cur not in recording):
+            self._save()
+            prev = ProfilerAction.NONE
+        if cur in recording and prev not in recording:
+            self.prepare_trace()
+            self.start_trace()
+
+
+def _open_trace(path):
+    """The JSON object of a trace file written by export_chrome_trace (.json or .json.gz)."""
+    opener = gzip.open if os.fspath(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
