@@ -226,46 +226,19 @@ def _pow(G, node):
     return pw("pow", [a["input"], a["exponent"]], shape, out)
 
 
-def _where(G, node):
-    a = _args(G, node, ("condition", "input", "other"))
+def _where(G, node, sig=("condition", "input", "other")):
+    a = _args(G, node, sig)
     shape, out = _float_out(G, node)
     c = a["condition"]
     if not isinstance(c, Val) or c.dtype != "bool":
         raise NotLowered
-    return Val(
-        shape,
-        out,
-        Op(
-            "where",
-            [
-                operand(c, shape, "bool"),
-                operand(a["input"], shape, out),
-                operand(a["other"], shape, out),
-            ],
-            out,
-        ),
-    )
+    operands = [operand(c, shape, "bool")]
+    operands += [operand(a[k], shape, out) for k in ("input", "other")]
+    return Val(shape, out, Op("where", operands, out))
 
 
-def _method_where(G, node):
-    a = _args(G, node, ("input", "condition", "other"))
-    shape, out = _float_out(G, node)
-    c = a["condition"]
-    if not isinstance(c, Val) or c.dtype != "bool":
-        raise NotLowered
-    return Val(
-        shape,
-        out,
-        Op(
-            "where",
-            [
-                operand(c, shape, "bool"),
-                operand(a["input"], shape, out),
-                operand(a["other"], shape, out),
-            ],
-            out,
-        ),
-    )
+def _method_where(G, node):  # x.where(condition, y): self comes first
+    return _where(G, node, ("input", "condition", "other"))
 
 
 def _masked_fill(G, node):
