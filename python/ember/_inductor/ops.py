@@ -130,7 +130,11 @@ CPP = {
     "logical_or": lambda T, a, b: f"(bool({a}) || bool({b}))",
     # ternary
     "where": lambda T, c, a, b: f"(({c}) ? ({a}) : ({b}))",
-    "lerp": lambda T, a, b, w: f"(({a}) + ({w}) * (({b}) - ({a})))",  # eager's formula
+    # eager's two formulas, switching at |weight| = 0.5 (each exact at its end)
+    "lerp": lambda T, a, b, w: (
+        f"(std::abs({w}) < {T}(0.5) ? ({a}) + ({w}) * (({b}) - ({a}))"
+        f" : ({b}) - (({b}) - ({a})) * ({T}(1) - ({w})))"
+    ),
     "addcmul": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) * ({b})))",
     "addcdiv": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) / ({b})))",
 }
