@@ -56,6 +56,7 @@ def eager(gm, example_inputs, **kwargs):
 
 def _interpret(gm):
     """Runs ``gm.graph`` node by node (an fx Interpreter over the GraphModule's attributes)."""
+    from ..fx.graph import _get_attr
     from ..fx.node import map_arg
 
     nodes = list(gm.graph.nodes)
@@ -69,12 +70,6 @@ def _interpret(gm):
         if nodes[i].op != "output":
             drop[i].append(a)
 
-    def attr(target):
-        obj = gm
-        for part in target.split("."):
-            obj = getattr(obj, part)
-        return obj
-
     def run(*inputs):
         env = {}
         it = iter(inputs)
@@ -87,7 +82,7 @@ def _interpret(gm):
             if op == "placeholder":
                 env[node] = next(it)
             elif op == "get_attr":
-                env[node] = attr(node.target)
+                env[node] = _get_attr(gm, node.target)
             elif op == "call_function":
                 env[node] = node.target(*load(node.args), **load(node.kwargs))
             elif op == "call_method":
@@ -96,7 +91,7 @@ def _interpret(gm):
             elif op == "output":
                 return load(node.args[0])
             else:  # call_module does not occur in captured graphs, but is cheap to support
-                env[node] = attr(node.target)(*load(node.args), **load(node.kwargs))
+                env[node] = _get_attr(gm, node.target)(*load(node.args), **load(node.kwargs))
             for a in dead:
                 del env[a]
         return None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import warnings
 
 from ..fx import Graph, GraphModule
+from ..fx.graph import _get_attr
 from ..fx.node import Node, map_aggregate
 from .builder import Builder, V
 from .derivatives import NONDIFF, TABLE, NoFormula, op_name, sum_to
@@ -43,13 +44,6 @@ def _is_tensor(x):
     from .._C import Tensor
 
     return isinstance(x, Tensor)
-
-
-def _fetch(root, target):
-    obj = root
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _bind(rule, name, args, kwargs):
@@ -309,7 +303,7 @@ class AOTCallable:
         self.fallback_reason = None
 
     def _params(self):
-        return [_fetch(self.gm, t) for t in self.param_names]
+        return [_get_attr(self.gm, t) for t in self.param_names]
 
     def inference(self, example_inputs=None):
         if self._inference is None:

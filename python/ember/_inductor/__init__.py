@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import warnings
 
+from ..fx.graph import _get_attr
+from ..fx.interpreter import Interpreter
 from . import autograd, build, codegen, config, memory, metrics
-from .graph import GraphLowering, KernelStep, fuse_epilogues, is_tensor, map_nodes, mutates
+from .graph import GraphLowering, KernelStep, fuse_epilogues, is_tensor, mutates
 from .runtime import Plan
 
 __all__ = ["compile_fx", "compile_fx_aot", "config", "metrics"]
@@ -21,34 +23,16 @@ _warned_no_compiler = False
 _MISSING = object()
 
 
-def _fetch(root, parts):
-    obj = root
-    for p in parts:
-        obj = getattr(obj, p)
-    return obj
+class _CopyingInterpreter(Interpreter):
+    """Every node's value kept (not dropped after its last use), attributes read through `copy`."""
 
+    def __init__(self, gm, copy):
+        super().__init__(gm, garbage_collect_values=False)
+        self.extra_traceback = False
+        self._copy = copy
 
-def run_graph(gm, inputs, attr=None):
-    """Runs gm's graph eagerly, node by node; returns {node: value} (output node excluded)."""
-    env = {}
-    it = iter(inputs)
-    for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            env[node] = next(it)
-        elif node.op == "get_attr":
-            env[node] = attr(node) if attr else _fetch(gm, node.target.split("."))
-        elif node.op == "output":
-            break
-        else:
-            args = map_nodes(node.args, env.__getitem__)
-            kwargs = map_nodes(node.kwargs, env.__getitem__)
-            if node.op == "call_function":
-                env[node] = node.target(*args, **kwargs)
-            elif node.op == "call_method":
-                env[node] = getattr(args[0], node.target)(*args[1:], **kwargs)
-            else:
-                env[node] = _fetch(gm, node.target.split("."))(*args, **kwargs)
-    return env
+    def fetch_attr(self, target):
+        return self._copy(_get_attr(self.module, target))
 
 
 def _example_values(gm, inputs):
@@ -72,7 +56,7 @@ def _example_values(gm, inputs):
         vals.update(zip(phs, inputs))
         for n in nodes:
             if n.op == "get_attr":
-                vals[n] = _fetch(gm, n.target.split("."))
+                vals[n] = _get_attr(gm, n.target)
         return vals
     writes = any(mutates(n) for n in nodes if n.op not in ("placeholder", "get_attr", "output"))
 
@@ -82,17 +66,15 @@ def _example_values(gm, inputs):
     state = ember.get_rng_state()
     try:
         with ember.no_grad():
-            vals = run_graph(
-                gm,
-                [copy(t) for t in inputs],
-                attr=lambda n: copy(_fetch(gm, n.target.split("."))),
-            )
+            interpreter = _CopyingInterpreter(gm, copy)
+            interpreter.run(*[copy(t) for t in inputs])
     finally:
         ember.set_rng_state(state)
+    vals = {n: v for n, v in interpreter.env.items() if n.op != "output"}
     vals.update(zip(phs, inputs))
     for n in nodes:
         if n.op == "get_attr":
-            vals[n] = _fetch(gm, n.target.split("."))
+            vals[n] = _get_attr(gm, n.target)
     return vals
 
 
@@ -114,7 +96,7 @@ class CompiledGraph:
 
     def __init__(self, gm, example_inputs):
         self.gm = gm
-        self.param_names = [n.target.split(".") for n in gm.graph.nodes if n.op == "get_attr"]
+        self.param_names = [n.target for n in gm.graph.nodes if n.op == "get_attr"]
         self.plans = {}
         from .._C import Tensor
 
@@ -123,7 +105,7 @@ class CompiledGraph:
         self._plan(list(example_inputs), self._params())
 
     def _params(self):
-        return [_fetch(self.gm, p) for p in self.param_names]
+        return [_get_attr(self.gm, p) for p in self.param_names]
 
     def _plan(self, args, params):
         key = _signature((*args, *params), self._tensor)

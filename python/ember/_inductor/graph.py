@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import operator
 
+from ..fx.graph import _get_attr
 from . import codegen, ir, lowering, metrics
 from .ir import Buffer, Load, Val
 
@@ -223,7 +224,7 @@ class GraphLowering:
             if node.op == "call_method":
                 fn = _method_caller(node.target)
             elif node.op == "call_module":
-                fn = _fetch(self.gm, node.target)
+                fn = _get_attr(self.gm, node.target)
             else:
                 fn = node.target
         self.steps.append(ExternStep(node, fn, args, kwargs, out))
@@ -316,13 +317,6 @@ class GraphLowering:
         if isinstance(v, Val):
             return self.realize(node)
         return v
-
-
-def _fetch(root, target):
-    obj = root
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _method_caller(name):

@@ -193,7 +193,7 @@ class Plan:
         self.slot_of = slot_of
         self.nslots = len(slot_of)
         self.input_slots = [slot_of[b.id] for b in G.inputs]
-        self.param_slots = [(name.split("."), slot_of[b.id]) for name, b in G.params]
+        self.param_slots = [slot_of[b.id] for _, b in G.params]
         self.program = []
         em = _ember()
         for i, step in enumerate(G.steps):
@@ -244,7 +244,7 @@ class Plan:
         slots = [None] * self.nslots
         for s, a in zip(self.input_slots, args):
             slots[s] = a
-        for (_, s), p in zip(self.param_slots, params):
+        for s, p in zip(self.param_slots, params):
             slots[s] = p
         if self.any_requires_grad is None:  # fixed by the plan's signature
             self.any_requires_grad = any(

@@ -361,10 +361,16 @@ def _rebuild_graph(state):
 _codegen_ops = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
 
-def _has_attr_path(mod, target):
-    obj = mod
+def _get_attr(root, target):
+    """The attribute of ``root`` at the dotted path ``target`` (``layer1.0.weight``)."""
     for part in target.split("."):
-        if not hasattr(obj, part):
-            return False
-        obj = getattr(obj, part)
+        root = getattr(root, part)
+    return root
+
+
+def _has_attr_path(mod, target):
+    try:
+        _get_attr(mod, target)
+    except AttributeError:
+        return False
     return True

@@ -10,7 +10,7 @@ import copy
 from collections import namedtuple
 
 from ._symbolic_trace import symbolic_trace
-from .graph import Graph
+from .graph import Graph, _has_attr_path
 from .graph_module import GraphModule, _copy_attr
 from .node import Node, map_arg
 
@@ -157,7 +157,7 @@ def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_modu
                 new_out = map_arg(rn.args[0], lambda n: val_map[n])
                 continue
             if rn.op in ("get_attr", "call_module") and repl_module is not None:
-                if not _has_path(gm, rn.target):
+                if not _has_attr_path(gm, rn.target):
                     _copy_attr(repl_module, gm, rn.target)
             new = graph.node_copy(rn, lambda n: val_map[n])
             new.meta = copy.copy(rn.meta)
@@ -177,11 +177,3 @@ def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_modu
             continue
         if not g.users:
             graph.erase_node(g)
-
-
-def _has_path(mod, target):
-    for part in target.split("."):
-        if not hasattr(mod, part):
-            return False
-        mod = getattr(mod, part)
-    return True

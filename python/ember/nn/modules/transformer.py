@@ -2,6 +2,7 @@
 
 import copy
 
+from ... import overrides
 from ..._C import float32, triu
 from ..._ops.creation import full
 from .. import functional as F
@@ -108,12 +109,9 @@ class _TransformerLayer(Module):
         return self.dropout1(x)
 
     def _feed_forward(self, x):
-        # Without the block's final dropout, which is the last one in either layer. F.relu/F.gelu
-        # are looked up at call time so that a function mode (ember.compile's capture) sees them.
-        act = self.activation
-        public = getattr(F, getattr(act, "__name__", ""), None)
-        if public is not None and getattr(public, "__wrapped__", public) is act:
-            act = public
+        # Without the block's final dropout, which is the last one in either layer. The activation
+        # goes through its routing wrapper while a function mode (ember.compile's capture) is on.
+        act = overrides.routed(self.activation)
         return self.linear2(self.dropout(act(self.linear1(x))))
 
 
