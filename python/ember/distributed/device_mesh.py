@@ -187,3 +187,10 @@ def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_ov
     if mesh_dim_names is not None and len(set(mesh_dim_names)) != len(mesh_dim_names):
         raise RuntimeError(f"mesh_dim_names {tuple(mesh_dim_names)} must be unique")
     return DeviceMesh(device_type, np.arange(n).reshape(shape), mesh_dim_names=mesh_dim_names)
+
+
+def _default_mesh():
+    """A 1-d mesh over the whole world (what DTensor APIs use when given no mesh)."""
+    if not c10d.is_initialized():
+        c10d.init_process_group("gloo")
+    return DeviceMesh("cpu", np.arange(c10d.get_world_size()))

@@ -10,6 +10,8 @@ class Parameter(Tensor):
     A Tensor that is a module parameter: a leaf sharing storage with `data`."""
 
     def __new__(cls, data=None, requires_grad=True):
+        if hasattr(data, "_placements") and cls is Parameter:  # a DTensor stays one
+            return data._as_parameter(requires_grad)
         return Tensor.__new__(cls)
 
     def __init__(self, data=None, requires_grad=True):
