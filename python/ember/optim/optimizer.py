@@ -443,7 +443,8 @@ class _FusedOptimizer(Optimizer):
             if len(state) == 0:
                 state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
                 for name in buffers:
-                    state[name] = zeros_like(p)
+                    # a DTensor parameter's state is a DTensor laid out alike
+                    state[name] = p._zeros_like() if hasattr(p, "_placements") else zeros_like(p)
             states.append(state)
         return states
 

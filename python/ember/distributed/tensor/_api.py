@@ -506,6 +506,10 @@ class _DTensorBase:
 
     __str__ = __repr__
 
+    def _zeros_like(self):
+        local = _lib().zeros_like(self._local_tensor.detach())
+        return DTensor._make(local, self._mesh, self._placements, self._shape)
+
     def _as_parameter(self, requires_grad=True):
         return _as_parameter(self, requires_grad)
 

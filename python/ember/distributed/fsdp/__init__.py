@@ -1,0 +1,299 @@
+"""ember.distributed.fsdp: FSDP2's fully_shard (torch.distributed.fsdp).
+
+fully_shard(module) turns the parameters the module owns (those not already owned by a
+fully_shard'ed submodule) into DTensors sharded on dim 0 over the mesh, one group per call.
+Before the module's forward, the group's shards are all-gathered in one collective (each shard
+padded to the largest piece, so the gathered buffer splits by rank) into whole tensors that the
+forward uses; after it, the module's attributes are the sharded DTensors again. The gather is an
+autograd Function: its backward reduce-scatters the group's gradients in one collective
+(averaged over the mesh, as torch's default) into the shards' .grad, so the optimizer steps on
+the local shards. See docs/ARCHITECTURE.md for what differs from torch (the gathered tensors
+stay referenced by the autograd graph until the module's backward).
+"""
+
+from .. import distributed_c10d as c10d
+from ..tensor._api import DTensor, Shard, _chunk_sizes, _lib
+
+__all__ = ["FSDPModule", "MixedPrecisionPolicy", "fully_shard"]
+
+
+class MixedPrecisionPolicy:
+    """MixedPrecisionPolicy(param_dtype=None, reduce_dtype=None, output_dtype=None,
+        cast_forward_inputs=True)
+
+    The dtypes the forward computes in (param_dtype: the gathered parameters are cast before
+    the all-gather), gradients are reduced in (reduce_dtype) and outputs are cast to."""
+
+    def __init__(
+        self, param_dtype=None, reduce_dtype=None, output_dtype=None, cast_forward_inputs=True
+    ):
+        self.param_dtype = param_dtype
+        self.reduce_dtype = reduce_dtype
+        self.output_dtype = output_dtype
+        self.cast_forward_inputs = cast_forward_inputs
+
+    def __repr__(self):
+        return (
+            f"MixedPrecisionPolicy(param_dtype={self.param_dtype}, reduce_dtype="
+            f"{self.reduce_dtype}, output_dtype={self.output_dtype}, cast_forward_inputs="
+            f"{self.cast_forward_inputs})"
+        )
+
+
+class _Group:
+    """The parameters one fully_shard call manages, gathered and reduced together."""
+
+    def __init__(self, entries, mesh, mp):
+        self.entries = entries  # [(owner module, name, DTensor parameter, global shape)]
+        self.mesh = mesh
+        self.mp = mp
+        self.n = mesh.size()
+        self.me = mesh.get_local_rank()
+        self.group = mesh.get_group()
+        self.rows = []  # padded rows per rank
+        self.offsets = []
+        self.sizes = []
+        off = 0
+        for _, _, _, shape in entries:
+            rows = _chunk_sizes(shape[0], self.n)[0] if shape else 1
+            inner = 1
+            for s in shape[1:]:
+                inner *= s
+            self.rows.append(rows)
+            self.offsets.append(off)
+            self.sizes.append(rows * inner)
+            off += rows * inner
+        self.flat = off
+        self.sync = True
+        self.pending = None  # accumulated unsharded gradients while sync is off
+        self.unsharded = None
+
+    def gather(self, shards):
+        """The whole tensors from this rank's shards (plain tensors, no autograd)."""
+        lib = _lib()
+        dtype = self.mp.param_dtype or shards[0].dtype
+        buf = lib.zeros(self.flat, dtype=dtype)
+        for s, off, size in zip(shards, self.offsets, self.sizes):
+            if s.numel():
+                buf.narrow(0, off, s.numel()).copy_(s.reshape(-1))
+        out = lib.empty(self.n * self.flat, dtype=dtype)
+        c10d.all_gather_into_tensor(out, buf, group=self.group)
+        out = out.view(self.n, self.flat)
+        fulls = []
+        for (_, _, _, shape), off, size, rows in zip(
+            self.entries, self.offsets, self.sizes, self.rows
+        ):
+            piece = out.narrow(1, off, size).reshape(self.n * rows, *shape[1:])
+            fulls.append(piece.narrow(0, 0, shape[0]) if shape else piece.reshape(()))
+        return fulls
+
+    def reduce(self, grads):
+        """This rank's shards of the gradients, averaged over the mesh (one reduce-scatter)."""
+        lib = _lib()
+        dtype = self.mp.reduce_dtype or next(g.dtype for g in grads if g is not None)
+        buf = lib.zeros(self.n, self.flat, dtype=dtype)
+        for g, (_, _, _, shape), off, size, rows in zip(
+            grads, self.entries, self.offsets, self.sizes, self.rows
+        ):
+            if g is None:
+                continue
+            if shape and shape[0] != self.n * rows:
+                padded = lib.zeros(self.n * rows, *shape[1:], dtype=g.dtype)
+                padded.narrow(0, 0, shape[0]).copy_(g)
+                g = padded
+            buf.narrow(1, off, size).copy_(g.reshape(self.n, size))
+        if self.pending is not None:
+            buf += self.pending
+            self.pending = None
+        if not self.sync:
+            self.pending = buf
+            return [None] * len(grads)
+        out = lib.empty(self.flat, dtype=dtype)
+        c10d.reduce_scatter_tensor(out, buf.view(-1), op=c10d.ReduceOp.AVG, group=self.group)
+        res = []
+        for (_, _, p, shape), off, size, rows in zip(
+            self.entries, self.offsets, self.sizes, self.rows
+        ):
+            local_rows = _chunk_sizes(shape[0], self.n)[self.me] if shape else 1
+            inner = size // rows if rows else 0
+            g = out.narrow(0, off, local_rows * inner).view(p._local_tensor.shape)
+            res.append(g.to(p.dtype))
+        return res
+
+
+_GATHER = []
+
+
+def _gather_fn():
+    if not _GATHER:
+        from ...autograd import Function
+
+        class _AllGatherParams(Function):
+            @staticmethod
+            def forward(ctx, group, *shards):
+                ctx.group = group
+                return tuple(group.gather(shards))
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return (None, *ctx.group.reduce(list(grads)))
+
+        _GATHER.append(_AllGatherParams)
+    return _GATHER[0]
+
+
+class FSDPModule:
+    """The methods fully_shard adds to a module (its class becomes FSDP<Class>)."""
+
+    def unshard(self, async_op=False):
+        """unshard(async_op=False) -> None
+
+        All-gathers the module's parameters now (the next forward uses them)."""
+        state = self._fsdp_state
+        if state.group.unsharded is None:
+            state.group.unsharded = _unshard(state.group)
+        for (owner, name, _, _), full in zip(state.group.entries, state.group.unsharded):
+            owner._parameters[name] = full
+
+    def reshard(self):
+        """reshard() -> None
+
+        Frees the gathered parameters: the module's attributes are the shards again."""
+        state = self._fsdp_state
+        state.group.unsharded = None
+        for owner, name, p, _ in state.group.entries:
+            owner._parameters[name] = p
+
+    def set_requires_gradient_sync(self, requires_gradient_sync, *, recurse=True):
+        """set_requires_gradient_sync(requires_gradient_sync, *, recurse=True) -> None
+
+        With False, backward accumulates unsharded gradients locally and reduce-scatters
+        nothing; the first backward with True reduces them with its own."""
+        for m in self.modules() if recurse else [self]:
+            if isinstance(m, FSDPModule):
+                m._fsdp_state.group.sync = bool(requires_gradient_sync)
+
+    def set_reshard_after_forward(self, reshard_after_forward, recurse=True):
+        """set_reshard_after_forward(reshard_after_forward, recurse=True) -> None
+
+        Whether forward leaves the module's attributes sharded."""
+        for m in self.modules() if recurse else [self]:
+            if isinstance(m, FSDPModule):
+                m._fsdp_state.reshard_after_forward = bool(reshard_after_forward)
+
+
+class _State:
+    def __init__(self, group, reshard_after_forward, mp):
+        self.group = group
+        self.reshard_after_forward = reshard_after_forward
+        self.mp = mp
+
+
+def _unshard(group):
+    shards = [p._local_tensor for _, _, p, _ in group.entries]
+    lib = _lib()
+    if group.mp.param_dtype is not None:
+        shards = [s.to(group.mp.param_dtype) for s in shards]
+    if lib.is_grad_enabled() and any(p.requires_grad for _, _, p, _ in group.entries):
+        return list(_gather_fn().apply(group, *shards))
+    with lib.no_grad():
+        return group.gather(shards)
+
+
+def _cast(x, dtype):
+    lib = _lib()
+    if isinstance(x, lib.Tensor) and x.is_floating_point() and not isinstance(x, DTensor):
+        return x.to(dtype)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cast(v, dtype) for v in x)
+    if isinstance(x, dict):
+        return {k: _cast(v, dtype) for k, v in x.items()}
+    return x
+
+
+def fully_shard(
+    module,
+    *,
+    mesh=None,
+    reshard_after_forward=True,
+    shard_placement_fn=None,
+    mp_policy=None,
+    offload_policy=None,
+    ignored_params=None,
+):
+    """fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placement_fn=None,
+        mp_policy=MixedPrecisionPolicy(), offload_policy=None, ignored_params=None) -> FSDPModule
+
+    Shards the parameters module owns (not those of fully_shard'ed submodules) on dim 0 over
+    mesh (1-d; default the whole world) and all-gathers them around each forward; their
+    gradients are reduce-scattered in backward. The module's class becomes FSDP<Class>, a
+    subclass of FSDPModule. Call it on submodules first (the transformer blocks), then on the
+    root."""
+    from ...nn import Module, Parameter
+    from ..device_mesh import _default_mesh
+    from ..tensor import distribute_tensor
+
+    if isinstance(module, (list, tuple)):
+        for m in module:
+            fully_shard(
+                m,
+                mesh=mesh,
+                reshard_after_forward=reshard_after_forward,
+                mp_policy=mp_policy,
+                ignored_params=ignored_params,
+            )
+        return module
+    if not isinstance(module, Module):
+        raise ValueError(f"fully_shard: expected an nn.Module; got {type(module).__name__}")
+    if shard_placement_fn is not None or offload_policy is not None:
+        raise NotImplementedError("fully_shard: shard_placement_fn and offload_policy")
+    mesh = mesh or _default_mesh()
+    if mesh.ndim != 1:
+        raise ValueError(f"fully_shard: expected a 1-d mesh (HSDP is not supported); got {mesh}")
+    mp = mp_policy or MixedPrecisionPolicy()
+    ignored = {id(p) for p in ignored_params or ()}
+    managed = set()
+    for sub in module.modules():
+        if sub is not module and isinstance(sub, FSDPModule):
+            managed |= {id(p) for _, _, p, _ in sub._fsdp_state.group.entries}
+    entries = []
+    seen = {}
+    for owner in module.modules():
+        for name, p in list(owner._parameters.items()):
+            if p is None or id(p) in managed or id(p) in ignored:
+                continue
+            if id(p) in seen:  # a tied parameter: the same shard under both names
+                owner._parameters[name] = seen[id(p)]
+                continue
+            if isinstance(p, DTensor):
+                raise ValueError("fully_shard: the module's parameters are already DTensors")
+            dt = distribute_tensor(p.detach(), mesh, [Shard(0)], src_data_rank=None)
+            sp = Parameter(dt, p.requires_grad)
+            seen[id(p)] = sp
+            owner._parameters[name] = sp
+            entries.append((owner, name, sp, tuple(p.shape)))
+    state = _State(_Group(entries, mesh, mp), reshard_after_forward, mp)
+    module._fsdp_state = state
+
+    def pre(mod, args, kwargs):
+        if entries:
+            mod.unshard()
+        if mp.param_dtype is not None and mp.cast_forward_inputs:
+            args, kwargs = _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
+        return args, kwargs
+
+    def post(mod, args, kwargs, out):
+        if entries:
+            # the gathered tensors live on in the autograd graph until this module's
+            # backward; the attributes are the shards again (see the module docstring)
+            mod.reshard()
+        if mp.output_dtype is not None:
+            out = _cast(out, mp.output_dtype)
+        return out
+
+    module.register_forward_pre_hook(pre, with_kwargs=True)
+    module.register_forward_hook(post, with_kwargs=True)
+    cls = module.__class__
+    if not isinstance(module, FSDPModule):
+        module.__class__ = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
+    return module
