@@ -445,10 +445,13 @@ def _matmul(func, name, args, kwargs):
         bias, a, b = args[0], args[1], args[2]
         beta = kwargs.get("beta", 1)
         alpha = kwargs.get("alpha", 1)
+        # inside a rule the mode is off: DTensor arithmetic goes through the rules directly
         mm = _matmul(_orig("mm"), "mm", (a, b), {})
         if alpha != 1:
-            mm = mm * alpha
-        return mm + (bias if beta == 1 else bias * beta)
+            mm = _elementwise(_orig("mul"), "mul", (mm, alpha), {})
+        if beta != 1:
+            bias = _elementwise(_orig("mul"), "mul", (bias, beta), {})
+        return _elementwise(_orig("add"), "add", (mm, bias), {})
     else:
         a, b = args[0], args[1]
     mesh = _first_mesh((a, b), {})
@@ -701,8 +704,11 @@ def _embedding(func, name, args, kwargs):
         if pad is not None:
             pad = pad % sw[0]
             pad = pad - start if start <= pad < start + sizes[me] else None
-        res = func(local_idx, lw, pad)
-        res = res.masked_fill(outside.unsqueeze(-1), 0.0)
+        if sizes[me] == 0:  # an empty piece of the table: this rank adds nothing
+            res = (lw.sum() * 0).expand(*li.shape, sw[1]).contiguous()
+        else:
+            res = func(local_idx, lw, pad)
+            res = res.masked_fill(outside.unsqueeze(-1), 0.0)
     return _wrap(res, mesh, tuple(out_pl), out_shape)
 
 
