@@ -10,6 +10,9 @@ Prints, for each library:
   Fashion-MNIST CNN (examples/fashion_mnist.py) and of an MLP, beside the same step without DDP
   and a lone all_reduce of all the gradients: when communication overlaps backward, the DDP step
   costs less than step + all_reduce ("overlap" is the share of the all_reduce hidden).
+- an FSDP2 (fully_shard) training step of a small transformer (4 blocks, d=256, AdamW) and
+  its per-rank parameter bytes (the local shards) and peak RSS, beside the same model unsharded;
+- a tensor-parallel step (ColwiseParallel + RowwiseParallel) of an MLP 1024-4096-1024.
 Ratios are ember/torch (lower is better for times, higher for bandwidth).
 """
 
@@ -43,13 +46,104 @@ def _models(lib):
     return {"CNN (batch 64/rank)": (cnn, 64), "MLP 784-1024-1024-10 (batch 128/rank)": (mlp, 128)}
 
 
-def worker(lib_name, quick):
+def _transformer(lib, d=256, heads=4, layers=4):
+    nn, F = lib.nn, lib.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.up, self.down = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            B, S, _ = x.shape
+            q, k, v = self.qkv(self.n1(x)).split(d, dim=-1)
+            q, k, v = (t.view(B, S, heads, d // heads).transpose(1, 2) for t in (q, k, v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.o(a.transpose(1, 2).reshape(B, S, d))
+            return x + self.down(F.gelu(self.up(self.n2(x))))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+            self.head = nn.Linear(d, 16)
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return self.head(x)
+
+    return Net()
+
+
+def _peak_rss_mb():
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker_sharded(lib, dist, min_time):
+    """FSDP2 and tensor-parallel steps."""
+    fsdp = importlib.import_module(lib.__name__ + ".distributed.fsdp")
+    tp = importlib.import_module(lib.__name__ + ".distributed.tensor.parallel")
+    dm = importlib.import_module(lib.__name__ + ".distributed.device_mesh")
+    F = lib.nn.functional
+    res = {}
+    lib.manual_seed(0)
+    x = lib.randn(8, 64, 256)
+    y = lib.randint(0, 16, (8 * 64,))
+    for label in ("local", "fsdp"):
+        model = _transformer(lib)
+        full_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+        if label == "fsdp":
+            for b in model.blocks:
+                fsdp.fully_shard(b)
+            fsdp.fully_shard(model)
+        opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
+
+        def step(model=model, opt=opt):
+            opt.zero_grad()
+            F.cross_entropy(model(x).reshape(-1, 16), y).backward()
+            opt.step()
+
+        res[label] = _fixed(lib, dist, step, min_time * 3)
+        if label == "fsdp":
+            local = [p.to_local() for p in model.parameters()]
+            res["param_bytes"] = sum(t.numel() * t.element_size() for t in local)
+            res["full_param_bytes"] = full_bytes
+            del model, opt, step
+    res["peak_rss_mb"] = _peak_rss_mb()
+    mesh = dm.init_device_mesh("cpu", (dist.get_world_size(),))
+    nn = lib.nn
+    mlp = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024))
+    tp.parallelize_module(mlp, mesh, {"0": tp.ColwiseParallel(), "2": tp.RowwiseParallel()})
+    opt = lib.optim.SGD(mlp.parameters(), lr=1e-3)
+    xt = lib.randn(64, 1024)
+
+    def tp_step():
+        opt.zero_grad()
+        mlp(xt).pow(2).mean().backward()
+        opt.step()
+
+    res["tp"] = _fixed(lib, dist, tp_step, min_time * 3)
+    return res
+
+
+def worker(lib_name, quick, part="all"):
     lib = importlib.import_module(lib_name)
     dist = importlib.import_module(lib_name + ".distributed")
     lib.set_num_threads(int(os.environ["BENCH_THREADS"]))
     dist.init_process_group("gloo")
     min_time = 0.1 if quick else 0.4
     res = {"all_reduce": {}, "ddp": {}}
+    if part == "sharded":
+        res["sharded"] = worker_sharded(lib, dist, min_time)
+        if dist.get_rank() == 0:
+            print("RESULT " + json.dumps(res))
+        dist.destroy_process_group()
+        return
 
     for nbytes in SIZES[: 5 if quick else None]:
         t = lib.ones(nbytes // 4)
@@ -80,6 +174,8 @@ def worker(lib_name, quick):
         grads = lib.zeros(sum(p.numel() for p in model.parameters()))
         out["all_reduce_grads"] = _fixed(lib, dist, lambda g=grads: dist.all_reduce(g), min_time)
         res["ddp"][name] = out
+    if part == "all":
+        res["sharded"] = worker_sharded(lib, dist, min_time)
     if dist.get_rank() == 0:
         print("RESULT " + json.dumps(res))
     dist.destroy_process_group()
@@ -111,7 +207,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def run(lib_name, world, threads, quick):
+def run(lib_name, world, threads, quick, part):
     port = _free_port()
     procs = []
     for r in range(world):
@@ -124,7 +220,8 @@ def run(lib_name, world, threads, quick):
             BENCH_THREADS=str(threads),
             OMP_NUM_THREADS=str(threads),
         )
-        cmd = [sys.executable, __file__, "--worker", lib_name] + (["--quick"] if quick else [])
+        cmd = [sys.executable, __file__, "--worker", lib_name, "--part", part]
+        cmd += ["--quick"] if quick else []
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=900)[0] for p in procs]
     for p, o in zip(procs, outs):
@@ -139,13 +236,19 @@ def main():
     p.add_argument("--world-size", type=int, default=2)
     p.add_argument("--threads", type=int, default=1, help="intra-op threads per process")
     p.add_argument("--quick", action="store_true", help="fewer sizes, shorter timings")
+    p.add_argument(
+        "--part", default="all", choices=("all", "sharded"), help="sharded: FSDP2 and TP only"
+    )
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
-        return worker(args.worker, args.quick)
+        return worker(args.worker, args.quick, args.part)
     n = args.world_size
-    results = {lib: run(lib, n, args.threads, args.quick) for lib in ("ember", "torch")}
+    results = {lib: run(lib, n, args.threads, args.quick, args.part) for lib in ("ember", "torch")}
     e, t = results["ember"], results["torch"]
+    _print_sharded(e, t, n, args.threads)
+    if args.part == "sharded":
+        return
     print(f"all_reduce float32 SUM, {n} processes on localhost, Gloo (ember vs torch)")
     print(
         f"{'size':>8} {'ember us':>10} {'torch us':>10} {'ember GB/s':>11} {'torch GB/s':>11}"
@@ -173,6 +276,27 @@ def main():
             )
         ratio = e["ddp"][name]["ddp"] / t["ddp"][name]["ddp"]
         print(f"{'':<40} DDP step ember/torch: {ratio:.2f}")
+
+
+def _print_sharded(e, t, n, threads):
+    es, ts = e["sharded"], t["sharded"]
+    print(f"FSDP2 / tensor parallel, {n} processes, {threads} thread(s) each (ms)")
+    print(f"{'':<44} {'ember':>9} {'torch':>9} {'ember/torch':>12}")
+    rows = [
+        ("transformer step, unsharded (per rank)", "local", 1e3),
+        ("transformer step, fully_shard", "fsdp", 1e3),
+        ("TP MLP 1024-4096-1024 step", "tp", 1e3),
+    ]
+    for label, key, scale in rows:
+        a, b = es[key] * scale, ts[key] * scale
+        print(f"{label:<44} {a:9.2f} {b:9.2f} {a / b:12.2f}")
+    mb = 1 << 20
+    print(
+        f"{'parameter MB per rank (full model)':<44} {es['param_bytes'] / mb:9.2f}"
+        f" {ts['param_bytes'] / mb:9.2f}   ({es['full_param_bytes'] / mb:.2f} unsharded)"
+    )
+    print(f"{'peak RSS MB, rank 0':<44} {es['peak_rss_mb']:9.0f} {ts['peak_rss_mb']:9.0f}")
+    print()
 
 
 if __name__ == "__main__":

@@ -107,6 +107,17 @@ class TorchFunctionMode:
         return mode
 
 
+def _enter_outermost(mode):
+    """Enters mode below this thread's active modes and never exits it (ember.distributed.tensor
+    routes DTensor operators this way for the rest of the process once a DTensor exists)."""
+    global _active
+    with _lock:
+        if not _active:
+            _install()
+        _active += 1
+    _stack().insert(0, mode)
+
+
 def _get_current_function_mode_stack():
     """The active function modes, innermost last."""
     return list(_stack())

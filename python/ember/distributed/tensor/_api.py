@@ -309,14 +309,21 @@ def _sync_grad(local, mesh, dims):
 # --- the DTensor class ----------------------------------------------------------------------
 
 
+_ORIG = {}
+
+
 def _orig(name):
     """Tensor's own attribute `name`, also while a function mode has patched Tensor."""
-    from ... import overrides
+    value = _ORIG.get(name)
+    if value is None:
+        from ... import overrides
 
-    for owner, n, value in overrides._patches:
-        if owner is _C.Tensor and n == name:
-            return value
-    return vars(_C.Tensor)[name]
+        value = vars(_C.Tensor)[name]
+        for owner, n, v in overrides._patches:
+            if owner is _C.Tensor and n == name:
+                value = v
+        _ORIG[name] = value
+    return value
 
 
 class _DTensorBase:
@@ -517,8 +524,9 @@ class _DTensorBase:
         return (_rebuild, (self.full_tensor().detach(),))
 
     def __deepcopy__(self, memo):
-        out = DTensor._make(self._local_tensor.detach().clone(), self._mesh, self._placements,
-                            self._shape)
+        out = DTensor._make(
+            self._local_tensor.detach().clone(), self._mesh, self._placements, self._shape
+        )
         if self._local_tensor.requires_grad:
             out._local_tensor.requires_grad_(True)
         memo[id(self)] = out

@@ -49,11 +49,7 @@ def activate():
     _tls.on = True
     if _MODE is None:
         _MODE = _DTensorMode()
-    with overrides._lock:
-        if not overrides._active:
-            overrides._install()
-        overrides._active += 1
-    overrides._stack().insert(0, _MODE)
+    overrides._enter_outermost(_MODE)
 
 
 # --- naming the routed function ---------------------------------------------------------------
@@ -437,7 +433,6 @@ def _reduction(func, name, args, kwargs):
 
 
 def _matmul(func, name, args, kwargs):
-    lib = _lib()
     if name in ("__rmatmul__",):
         a, b = args[1], args[0]
         func, name = _orig("matmul"), "matmul"
@@ -772,9 +767,7 @@ def _transpose(func, name, args, kwargs):
     mapping = {perm[i]: i for i in range(nd)}
     shape = [x._shape[perm[i]] for i in range(nd)]
     t = _orig("transpose")
-    return _remap(
-        lambda loc: t(loc, d0, d1), "transpose", (x,), {}, mapping, shape, lambda tg: ()
-    )
+    return _remap(lambda loc: t(loc, d0, d1), "transpose", (x,), {}, mapping, shape, lambda tg: ())
 
 
 def _permute(func, name, args, kwargs):
@@ -992,16 +985,21 @@ def dispatch(func, args, kwargs):
     if name == "type_as":
         return _elementwise(_orig("to", _C.Tensor), "to", (args[0], args[1].dtype), {})
     rule = _RULES.get(name)
-    if rule is None or not isinstance(args[0] if args else None, DTensor) and rule in (
-        _reduction,
-        _softmax,
-        _layer_norm,
-        _dropout,
-        _transpose,
-        _permute,
-        _unsqueeze,
-        _reshape,
-        _local_call,
+    if (
+        rule is None
+        or not isinstance(args[0] if args else None, DTensor)
+        and rule
+        in (
+            _reduction,
+            _softmax,
+            _layer_norm,
+            _dropout,
+            _transpose,
+            _permute,
+            _unsqueeze,
+            _reshape,
+            _local_call,
+        )
     ):
         return _fallback(func, name, args, kwargs)
     return rule(func, name, args, kwargs)
