@@ -30,7 +30,8 @@ w = M.randn(5, 6)
 
 # elementwise with broadcasting: the sharded operand's layout wins, the other is replicated
 xs = dt.distribute_tensor(x, mesh, [Shard(0)])
-y = xs * 2 + b
+br = dt.distribute_tensor(b, mesh, [Replicate()])
+y = xs * 2 + br
 assert y.placements == (Shard(0),) and tuple(y.shape) == (10, 6), y.placements
 close(y, x * 2 + b, "elementwise")
 z = M.relu(xs) - dt.distribute_tensor(b, mesh, [Replicate()])
@@ -79,16 +80,16 @@ close(M.addmm(bias5, xs, dt.distribute_tensor(w.t().contiguous(), mesh, [Replica
       M.addmm(b[:5], x, w.t()), "addmm")
 
 # views where the sharded dim allows it
-h = M.randn(2, 3, 8)
+h = M.randn(4, 3, 8)
 hs = dt.distribute_tensor(h, mesh, [Shard(2)])
-v = hs.view(2, 3, 4, 2)
+v = hs.view(4, 3, 4, 2)
 assert v.placements == (Shard(2),), v.placements
-close(v, h.view(2, 3, 4, 2), "split the sharded dim")
+close(v, h.view(4, 3, 4, 2), "split the sharded dim")
 t = v.transpose(1, 2)
 assert t.placements == (Shard(1),)
-close(t, h.view(2, 3, 4, 2).transpose(1, 2), "transpose")
-r = dt.distribute_tensor(h, mesh, [Shard(0)]).reshape(6, 8)
-close(r, h.reshape(6, 8), "merge dims")
+close(t, h.view(4, 3, 4, 2).transpose(1, 2), "transpose")
+r = dt.distribute_tensor(h, mesh, [Shard(0)]).reshape(12, 8)
+close(r, h.reshape(12, 8), "merge dims")
 close(hs.permute(2, 0, 1), h.permute(2, 0, 1), "permute")
 close(hs.unsqueeze(0), h.unsqueeze(0), "unsqueeze")
 close(hs.flatten(1), h.flatten(1), "flatten over the sharded dim")
@@ -100,25 +101,29 @@ close(sm, F.softmax(x, dim=1), "softmax")
 close(F.log_softmax(xs, dim=0), F.log_softmax(x, dim=0), "log_softmax over the sharded dim")
 
 # cross_entropy on batch-sharded logits: the loss and its gradient are the whole batch's
-tgt = M.randint(0, 6, (10,))
-tgt[2] = -100
-xl = leaf(x)
+# (ember also takes pieces of unequal size, which torch refuses)
+rows = 10 if not AGAINST_TORCH else 8
+tgt = M.randint(0, 6, (rows,))
+if not AGAINST_TORCH:  # torch averages per piece, which an ignored target biases
+    tgt[2] = -100
+xl = leaf(x[:rows])
 loss_ref = F.cross_entropy(xl, tgt)
 loss_ref.backward()
-xd = dt.distribute_tensor(x, mesh, [Shard(0)]).requires_grad_()
-loss = F.cross_entropy(xd, tgt)
+xd = dt.distribute_tensor(x[:rows], mesh, [Shard(0)]).requires_grad_()
+loss = F.cross_entropy(xd, dt.distribute_tensor(tgt, mesh, [Shard(0)]))
 close(loss, loss_ref, "cross_entropy")
 loss.backward()
 assert xd.grad.placements == (Shard(0),)
 close(xd.grad, xl.grad, "cross_entropy grad")
 
 # embedding: vocabulary-sharded (partial sums) and dim-sharded weights
-table = M.randn(9, 4)
+table = M.randn(9 if not AGAINST_TORCH else 12, 4)  # 9 rows: the last rank's piece is empty
 idx = M.tensor([[0, 8, 4], [3, 3, 7]])
 for pl, want in ((Shard(0), Partial()), (Shard(1), Shard(2))):
     e = F.embedding(dt.distribute_tensor(idx, mesh, [Replicate()]),
                     dt.distribute_tensor(table, mesh, [pl]))
-    assert e.placements == (want,), (pl, e.placements)
+    got = e.placements[0]
+    assert got.is_partial() if want.is_partial() else got == want, (pl, e.placements)
     close(e, F.embedding(idx, table), f"embedding {pl}")
 
 # layer_norm on row-sharded input: the replicated weight's gradient is summed over ranks
@@ -131,7 +136,8 @@ xd = dt.distribute_tensor(x, mesh, [Shard(0)]).requires_grad_()
 ln = F.layer_norm(xd, (6,), lwd, lbd)
 assert ln.placements == (Shard(0),)
 ln.pow(2).sum().backward()
-assert lwd.grad.placements == (Replicate(),)
+if not AGAINST_TORCH:  # torch leaves it Partial until something reads it
+    assert lwd.grad.placements == (Replicate(),)
 close(lwd.grad, lw.grad, "layer_norm weight grad", 1e-4)
 close(lbd.grad, lb.grad, "layer_norm bias grad", 1e-4)
 close(xd.grad, xr.grad, "layer_norm input grad", 1e-4)
@@ -148,7 +154,8 @@ got = F.linear(F.gelu(F.linear(xd, w1d)), w2d).sum()
 close(got, ref, "mlp forward", 1e-4)
 got.backward()
 assert w1d.grad.placements == (Shard(0),) and w2d.grad.placements == (Shard(1),)
-assert xd.grad.placements == (Replicate(),)
+if not AGAINST_TORCH:  # torch leaves the input's gradient Partial
+    assert xd.grad.placements == (Replicate(),)
 close(w1d.grad, w1.grad, "w1 grad", 1e-4)
 close(w2d.grad, w2.grad, "w2 grad", 1e-4)
 close(xd.grad, xr.grad, "x grad", 1e-4)
@@ -159,7 +166,8 @@ d = dt.distribute_tensor(a.detach(), mesh, [Shard(0)]).requires_grad_()
 (d.redistribute(mesh, [Replicate()]).to_local() * a.detach()).sum().backward()
 close(d.grad, a.detach(), "grad through Shard -> Replicate")
 loc = leaf(xs.to_local())
-(DTensor.from_local(loc, mesh, [Shard(0)]).full_tensor() ** 2).sum().backward()
+whole = DTensor.from_local(loc, mesh, [Shard(0)], shape=(10, 6), stride=(6, 1)).full_tensor()
+(whole**2).sum().backward()
 np.testing.assert_allclose(loc.grad.numpy(), (2 * xs.to_local()).numpy(), rtol=1e-6)
 pp = DTensor.from_local(leaf(x), mesh, [Partial()])
 pp.redistribute(mesh, [Shard(1)]).to_local().sum().backward()
