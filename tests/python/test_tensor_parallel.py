@@ -1,4 +1,5 @@
-"""Tensor parallelism over real processes (2 and 4 ranks): parallelize_module with
+"""Tensor parallelism over real processes (2 and 4 ranks): distribute_module, and
+parallelize_module with
 ColwiseParallel/RowwiseParallel on an MLP and on a transformer block (attention heads and the
 feed-forward split over the ranks), and the block again with SequenceParallel norms and
 sequence-sharded activations, each giving the single-process loss and gradients."""
@@ -111,6 +112,29 @@ got, none = m2(xb)
 assert none is None and not isinstance(got, DTensor)
 want = dt.distribute_tensor(xb * 2, mesh, [Shard(1)]).to_local()
 np.testing.assert_allclose(got.numpy(), want.numpy())
+
+# distribute_module: a partition_fn shards one parameter, the rest is replicated
+M.manual_seed(0)
+lin = nn.Linear(8, 6)
+want = lin(x)
+
+def partition(name, mod, mesh):
+    if isinstance(mod, nn.Linear):
+        w = dt.distribute_tensor(mod.weight.detach(), mesh, [Shard(0)])
+        mod.register_parameter("weight", nn.Parameter(w))
+
+dmod = dt.distribute_module(
+    lin,
+    mesh,
+    partition,
+    input_fn=lambda m, inputs, mesh: tuple(
+        DTensor.from_local(t, mesh, [Replicate()]) for t in inputs
+    ),
+    output_fn=lambda m, out, mesh: out.full_tensor(),
+)
+assert isinstance(lin.bias, DTensor) and lin.bias.placements == (Replicate(),)
+assert lin.weight.placements == (Shard(0),)
+np.testing.assert_allclose(dmod(x).detach().numpy(), want.detach().numpy(), rtol=1e-5)
 print("OK")
 """
 
