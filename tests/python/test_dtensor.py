@@ -48,6 +48,11 @@ assert q.placements == (Partial(),)
 close(q, x * 2 * total, "partial+partial")
 close(p * 3, x * 3 * total, "partial*scalar")
 close(M.exp(p), M.exp(x * total), "exp(partial)", 1e-4)
+p8 = DTensor.from_local(x[:8, :4] * (RANK + 1), mesh, [Partial()])  # pieces of equal size
+for d in (0, 1):
+    moved = p8.redistribute(mesh, [Shard(d)])
+    assert moved.to_local().shape[d] == (8 if d == 0 else 4) // WORLD
+    close(moved, x[:8, :4] * total, f"partial -> shard({d})")
 
 # reductions
 s0 = xs.sum(0)

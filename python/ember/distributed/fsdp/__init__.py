@@ -12,7 +12,7 @@ stay referenced by the autograd graph until the module's backward).
 """
 
 from .. import distributed_c10d as c10d
-from ..tensor._api import DTensor, Shard, _chunk_sizes, _lib
+from ..tensor._api import DTensor, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
 
 __all__ = ["FSDPModule", "MixedPrecisionPolicy", "fully_shard"]
 
@@ -108,8 +108,7 @@ class _Group:
         if not self.sync:
             self.pending = buf
             return [None] * len(grads)
-        out = lib.empty(self.flat, dtype=dtype)
-        c10d.reduce_scatter_tensor(out, buf.view(-1), op=c10d.ReduceOp.AVG, group=self.group)
+        out = _reduce_scatter_rows(buf, self.n, self.group, average=True)
         res = []
         for (_, _, p, shape), off, size, rows in zip(
             self.entries, self.offsets, self.sizes, self.rows
