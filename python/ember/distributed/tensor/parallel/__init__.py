@@ -36,7 +36,11 @@ def _to_dtensor(x, mesh, layout, desired):
     if layout is None or not hasattr(x, "dim"):
         return x
     if not isinstance(x, DTensor):
-        x = DTensor.from_local(x, mesh, (layout,), run_check=False)
+        # pieces of equal size, as torch assumes here (no collective to learn the shape)
+        shape = list(x.shape)
+        if isinstance(layout, Shard):
+            shape[layout.dim] *= mesh.size()
+        x = DTensor.from_local(x, mesh, (layout,), run_check=False, shape=shape)
     if desired is not None and x.placements != (desired,):
         x = x.redistribute(mesh, (desired,))
     return x
