@@ -85,6 +85,18 @@ for k, v in ref.state_dict().items():
     np.testing.assert_allclose(sd[k].full_tensor().numpy(), v.numpy(), rtol=1e-4, atol=1e-5,
                                err_msg=k)
 
+# loading a full state dict: each rank keeps its piece of every tensor
+if not AGAINST_TORCH:  # torch wants DTensors (or set_model_state_dict) here
+    M.manual_seed(3)
+    other = Net()
+    fresh = shard(copy.deepcopy(other))
+    fresh.load_state_dict(ref.state_dict())
+    for k, v in fresh.state_dict().items():
+        assert isinstance(v, dt.DTensor)
+        np.testing.assert_allclose(v.full_tensor().numpy(), ref.state_dict()[k].numpy(), err_msg=k)
+    assert all(isinstance(t, dt.DTensor) for t in opt.state_dict()["state"][0].values()
+               if hasattr(t, "dim") and t.dim() > 0)
+
 # gradient accumulation: the first micro-batch is not reduced, the second reduces both
 x, y = M.randn(2 * B * WORLD, 5), M.randint(0, 3, (2 * B * WORLD,))
 opt_ref.zero_grad()
