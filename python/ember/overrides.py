@@ -226,8 +226,8 @@ def _install():
         _routed.clear()
         _plan = _make_plan()
     else:
-        for _, _, value, wrapper in _plan:
-            if not isinstance(wrapper, property):
+        for owner, _, value, wrapper in _plan:
+            if owner is not _C.Tensor:
                 _routed[id(value)] = wrapper
     for owner, name, value, wrapper in _plan:
         _patches.append((owner, name, value))

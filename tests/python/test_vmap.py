@@ -618,3 +618,27 @@ def test_jacrev_vectorized_rows_and_vmap_of_jacrev():
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
         want_b = torch.func.vmap(torch.func.jacrev(make(torch)))(torch.tensor(xs))
         np.testing.assert_allclose(batched.numpy(), want_b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_second_order_through_conv_inside_vmap_matches_the_loop():
+    # The inner grad's result is differentiated again, so the conv must keep its full graph
+    # (first_order() is False there); the outer one alone may take the first-order route.
+    ember.manual_seed(0)
+    conv = ember.nn.Conv2d(2, 3, 3)
+    params = {k: v.detach() for k, v in conv.named_parameters()}
+
+    def loss(p, xb):
+        return ember.func.functional_call(conv, p, (xb.unsqueeze(0),)).tanh().sum()
+
+    def penalty(p, xb):
+        g = ember.func.grad(loss)(p, xb)
+        gx = ember.func.grad(loss, argnums=1)(p, xb)  # mixed second derivatives
+        return (g["weight"] ** 2).sum() + (gx**2).sum() + loss(p, xb)
+
+    x = ember.tensor(rand(3, 2, 5, 5))
+    got = ember.func.vmap(ember.func.grad(penalty), in_dims=(None, 0))(params, x)
+    ref = [ember.func.grad(penalty)(params, x[i]) for i in range(3)]
+    for k in params:
+        np.testing.assert_allclose(
+            got[k].numpy(), np.stack([r[k].numpy() for r in ref]), rtol=1e-4, atol=1e-5
+        )

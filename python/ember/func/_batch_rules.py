@@ -12,7 +12,16 @@ from .. import overrides
 from .. import special as _special
 from .._C import Tensor
 from ..nn import functional as F
-from ._vmap import BatchedTensor, _levels, _size_of, align, levels_of, logical_dim, wrap
+from ._vmap import (
+    BatchedTensor,
+    _levels,
+    _size_of,
+    align,
+    first_order,
+    levels_of,
+    logical_dim,
+    wrap,
+)
 
 # Imported by _vmap on the first batched call, when the package is complete: the root namespace
 # (whose functions get rules) is read from sys.modules rather than imported.
@@ -730,6 +739,12 @@ def _conv(func, args, kwargs):
         out = func(flat, w, None if _is_b(bias) else bias, stride, padding, dilation, groups)
         out = out.reshape(lead + tuple(out.shape[1:]))
         out = BatchedTensor(out, levels)
+    elif k == 2 and groups == 1 and first_order() and _shared(align(w, levels, expand=True), nb):
+        out = _conv_shared_weight(func, x, w, levels, stride, padding, dilation)
+        out = BatchedTensor(out, levels)
+        if bias is not None:
+            out = _pointwise(Tensor.__add__, (out, _channel_bias(bias, k)), {})
+        return out
     else:
         # Batched weights: one grouped convolution with the batch folded into the channels.
         sizes = _batch_sizes(levels)
@@ -741,25 +756,74 @@ def _conv(func, args, kwargs):
             px = px.unsqueeze(nb)
         px = px.reshape((B,) + tuple(px.shape[nb:]))  # [B, N, C, *sp]
         N, C = px.shape[1], px.shape[2]
-        px = px.transpose(0, 1).reshape((N, B * C) + tuple(px.shape[3:]))
+        if N != 1:
+            px = px.transpose(0, 1)
+        px = px.reshape((N, B * C) + tuple(px.shape[3:]))
         pw = align(w, levels, expand=True)
         O = pw.shape[nb]
         pw = pw.reshape((B * O,) + tuple(pw.shape[nb + 1 :]))
-        out = func(px, pw, None, stride, padding, dilation, groups * B)
-        out = out.reshape((N, B, O) + tuple(out.shape[2:])).transpose(0, 1)
+        pb = None if bias is None else align(bias, levels, expand=True).reshape(B * O)
+        out = func(px, pw, pb, stride, padding, dilation, groups * B)
+        out = out.reshape((N, B, O) + tuple(out.shape[2:]))
+        out = out.transpose(0, 1) if N != 1 else out.reshape((B, N, O) + tuple(out.shape[3:]))
         if unbatched_input:
             out = out.squeeze(1)
         out = BatchedTensor(out.reshape(sizes + tuple(out.shape[1:])), levels)
-    if bias is not None and (_is_b(bias) or _is_b(w)):
-        shape = (-1,) + (1,) * k
-        if _is_b(bias):
-            b = BatchedTensor(
-                bias._v.reshape(tuple(bias._v.shape[: len(bias._lv)]) + shape), bias._lv
-            )
-        else:
-            b = bias.reshape(shape)
-        out = _pointwise(Tensor.__add__, (out, b), {})
+    if bias is not None and _is_b(bias) and not _is_b(w):
+        out = _pointwise(Tensor.__add__, (out, _channel_bias(bias, k)), {})
     return out
+
+
+def _channel_bias(bias, k):
+    shape = (-1,) + (1,) * k
+    if _is_b(bias):
+        return BatchedTensor(
+            bias._v.reshape(tuple(bias._v.shape[: len(bias._lv)]) + shape), bias._lv
+        )
+    return bias.reshape(shape)
+
+
+def _shared(pw, nb):
+    """Whether the batched weight is one weight expanded (what grad inside vmap makes)."""
+    return all(st == 0 for st in pw.stride()[:nb])
+
+
+def _conv_shared_weight(func, x, w, levels, stride, padding, dilation):
+    """Note [Per-example conv weight gradients]: when every batch element's weight is the same
+    tensor expanded and only first-order gradients are wanted (first_order()), the convolution
+    runs once over the whole batch with that weight (detached), and a term whose value is
+    exactly zero, bmm(weight_b, columns_b) minus itself detached, routes each example's weight
+    gradient through a batched matrix product. ember's grouped-convolution backward (the
+    general batched-weight path) is several times slower than this at batch 64."""
+    nb = len(levels)
+    sizes = _batch_sizes(levels)
+    B = 1
+    for s in sizes:
+        B *= s
+    pw = align(w, levels, expand=True)
+    O = pw.shape[nb]
+    w0 = pw[(0,) * nb].detach()
+    px = align(x, levels, expand=True)
+    unbatched_input = px.dim() - nb == 3
+    if unbatched_input:
+        px = px.unsqueeze(nb)
+    px = px.reshape((B,) + tuple(px.shape[nb:]))  # [B, N, C, H, W]
+    N = px.shape[1]
+    flat = px.reshape((B * N,) + tuple(px.shape[2:]))
+    out = func(flat, w0, None, stride, padding, dilation, 1)  # [B*N, O, Ho, Wo]
+    cols = F.unfold(flat.detach(), tuple(w0.shape[2:]), dilation, padding, stride)  # [BN, CK, L]
+    cols = cols.reshape(B, N, cols.shape[1], cols.shape[2]).transpose(1, 2)
+    cols = cols.reshape(B, cols.shape[1], -1)  # [B, CK, N*L]
+    wf = pw.reshape(B, O, -1)
+    corr = wf.bmm(cols)
+    corr = corr - corr.detach()  # [B, O, N*L], zero
+    L = out.shape[2] * out.shape[3]
+    corr = corr.reshape(B, O, N, L).transpose(1, 2).reshape(tuple(out.shape))
+    out = out + corr
+    out = out.reshape((B, N) + tuple(out.shape[1:]))
+    if unbatched_input:
+        out = out.squeeze(1)
+    return out.reshape(sizes + tuple(out.shape[1:]))
 
 
 def _layer_norm(func, args, kwargs):

@@ -335,6 +335,36 @@ def wrap(out, levels):
     return out
 
 
+def first_order():
+    """Whether the innermost grad transform running now wants first-order gradients only (its
+    inputs did not require grad: nothing differentiates its result). Rules may then take
+    routes whose backward is not differentiable again (Note [Per-example conv weight
+    gradients] in _batch_rules.py)."""
+    return getattr(_local, "first_order", False)
+
+
+class _FirstOrder:
+    """While a transform runs func: whether first-order gradients suffice, and the count of
+    transforms running (an inner grad's result may be differentiated by an outer one, even when
+    the inner one's own inputs do not require grad)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.prev = getattr(_local, "first_order", False)
+        _local.first_order = self.value
+        _local.depth = getattr(_local, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _local.first_order = self.prev
+        _local.depth -= 1
+
+
+def _inside_transform():
+    return getattr(_local, "depth", 0) > 0
+
+
 def active_levels():
     return tuple(lv.id for lv in _levels())
 
@@ -701,9 +731,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         nums = _argnums(argnums, len(args))
-        outer = any(_requires_grad(args[k]) for k in nums)
+        outer = _inside_transform() or _requires_grad(args)
         levels = active_levels()
-        with enable_grad():
+        with enable_grad(), _FirstOrder(not outer):
             call = list(args)
             for k in nums:
                 leaves, spec = _tree_flatten(args[k])
@@ -761,10 +791,10 @@ def vjp(func, *primals, has_aux=False):
 
     func(*primals) and a function mapping cotangents of the output to cotangents of the primals;
     vjp_fn may be vmapped (jacrev does)."""
-    outer = _requires_grad(primals)
+    outer = _inside_transform() or _requires_grad(primals)
     levels = active_levels()
     leaves, spec = _tree_flatten(primals)
-    with enable_grad():
+    with enable_grad(), _FirstOrder(False):
         call_leaves = [_prepare_input(t, levels) for t in leaves]
         out = func(*_tree_unflatten(call_leaves, spec))
         aux = None
@@ -781,7 +811,7 @@ def vjp(func, *primals, has_aux=False):
                 f"({_spec_str(out_spec)}), got {_spec_str(cot_spec)}"
             )
         newer = set(levels_of(*cot_leaves)) - set(levels)
-        with enable_grad():
+        with enable_grad(), _FirstOrder(False):
             if not newer:
                 return tuple(
                     _tree_unflatten(
