@@ -156,6 +156,11 @@ RULES = {
         (X,),
         0,
     ),
+    "zero_dim_examples": (
+        lambda m: lambda v: (v @ v).softmax(-1) + (v @ v).sum(0) + (v @ v).unsqueeze(0).sum(),
+        (V,),
+        0,
+    ),
     "sort_topk": (lambda m: lambda x: (x.sort(-1)[0], x.topk(2, 0)[1]), (X,), 0),
     # matmul family
     "matmul_both": (lambda m: lambda a, b: a @ b, (rand(4, 3, 5), rand(4, 5, 2)), 0),
