@@ -256,20 +256,33 @@ def _rule_name(func):
     return name
 
 
-def _dispatch(func, args, kwargs):
-    from . import _batch_rules
+_rules = None  # the _batch_rules module, imported on first use (it needs the whole package)
 
-    rule = _batch_rules.RULES.get(id(func))
+
+def _dispatch(func, args, kwargs):
+    global _rules
+    if _rules is None:
+        from . import _batch_rules as _rules
+    rule = _rules.RULES.get(id(func))
     if not _has_batched(args, kwargs):
         if rule is not None and getattr(rule, "random", False):
             return rule(func, args, kwargs)
         return func(*args, **kwargs)
     if rule is None:
         raise RuntimeError(
-            f"vmap: Batching rule not implemented for {_batch_rules.op_name(func)}. ember has no "
+            f"vmap: Batching rule not implemented for {_rules.op_name(func)}. ember has no "
             "per-example fallback loop; express the function with operations that have batching "
             "rules, or move this call out of vmap."
         )
+    # Rules compute on plain tensors: switch the vmap mode off meanwhile (as ember.overrides
+    # does for calls it routes) so their own tensor calls are not routed back here.
+    stack = overrides._stack()
+    if stack and type(stack[-1]) is _VmapMode:
+        mode = stack.pop()
+        try:
+            return rule(func, args, kwargs)
+        finally:
+            stack.append(mode)
     return rule(func, args, kwargs)
 
 
