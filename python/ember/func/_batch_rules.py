@@ -423,11 +423,15 @@ def _index_parts(index):
 
 
 def _getitem(func, args, kwargs):
-    x, index = args[0], args[1]
-    return _index(x, index, lambda v, idx: v[idx])
+    v, idx, levels, move = _index_plan(args[0], args[1])
+    out = v[idx]
+    if move:
+        out = out.movedim(*move)
+    return wrap(out, levels)
 
 
-def _index(x, index, apply):
+def _index_plan(x, index):
+    """(physical tensor, physical index, levels, movedim or None) for x[index] on logical x."""
     from .._ops.creation import arange
 
     parts = _index_parts(index)
@@ -448,36 +452,29 @@ def _index(x, index, apply):
                 new.append(p)
         parts = tuple(new)
         tensors = [p for p in parts if _is_t(p)]
-    v = align(x, levels, expand=True) if _is_b(x) else align(x, levels, expand=True)
+    v = align(x, levels, expand=True)
     if not any(_is_b(p) for p in tensors):
-        return wrap(apply(v, (slice(None),) * nb + parts), levels)
+        return v, (slice(None),) * nb + parts, levels, None
     # Batched index tensors: index the batch dimensions with aranges too, so all advanced
     # indices broadcast together (the batch dimensions come first in the result).
     adv = [i for i, p in enumerate(parts) if _is_t(p) or isinstance(p, int)]
     rank = max(logical_dim(p) for p in tensors)
     batch_idx = []
     for k, lv in enumerate(levels):
-        shape = [1] * nb + [1] * rank
+        shape = [1] * (nb + rank)
         shape[k] = _size_of(lv)
         batch_idx.append(arange(_size_of(lv)).reshape(shape))
-    new = []
-    for p in parts:
-        if _is_t(p):
-            new.append(align(p, levels, rank))
-        else:
-            new.append(p)
-    out = apply(v, tuple(batch_idx) + tuple(new))
+    new = tuple(align(p, levels, rank) if _is_t(p) else p for p in parts)
+    move = None
     # torch puts adjacent advanced indices where they stand; the aranges made them lead.
     contiguous = adv == list(range(adv[0], adv[-1] + 1))
     before = sum(1 for p in parts[: adv[0]] if isinstance(p, slice) or p is Ellipsis)
     if contiguous and before:
         if any(p is Ellipsis for p in parts[: adv[0]]):
-            ell = x.dim() - sum(1 for p in parts if p is not None and p is not Ellipsis)
+            ell = logical_dim(x) - sum(1 for p in parts if p is not None and p is not Ellipsis)
             before = before - 1 + ell
-        out = out.movedim(
-            tuple(range(nb, nb + rank)), tuple(range(nb + before, nb + before + rank))
-        )
-    return wrap(out, levels)
+        move = (tuple(range(nb, nb + rank)), tuple(range(nb + before, nb + before + rank)))
+    return v, tuple(batch_idx) + new, levels, move
 
 
 def _setitem(func, args, kwargs):
@@ -486,23 +483,15 @@ def _setitem(func, args, kwargs):
     levels = levels_of(x, value, *[p for p in parts if _is_t(p)])
     if not _is_b(x) or x._lv != levels:
         return _inplace(func, args, kwargs)
-    if any(_is_b(p) for p in parts if _is_t(p)):
-        view = _index(x, index, lambda v, idx: v[idx])
-        target = [None]
-
-        def apply(v, idx):
-            target[0] = idx
-            return v[idx]
-
-        _index(x, index, apply)
-        val = align(value, levels, logical_dim(view), expand=False) if _is_t(value) else value
-        x._v[target[0]] = val.expand_as(view._v) if _is_t(val) else val
-        return None
-    nb = len(levels)
-    view = x._v[(slice(None),) * nb + parts]
+    v, idx, levels, move = _index_plan(x, index)
     if _is_t(value):
-        value = align(value, levels, view.dim() - nb)
-    x._v[(slice(None),) * nb + parts] = value
+        target = v[idx]
+        if move:
+            target = target.movedim(*move)
+        value = align(value, levels, target.dim() - len(levels)).expand_as(target)
+        if move:
+            value = value.movedim(move[1], move[0])
+    v[idx] = value
     return None
 
 
@@ -1185,6 +1174,21 @@ def _random_inplace(func, args, kwargs):
 _random_inplace.random = True
 
 
+def _random_other(func, args, kwargs):
+    # Random ops without a batched form here: allowed outside 'error' mode on unbatched inputs.
+    if any(_is_b(a) for a in (*args, *kwargs.values())):
+        return _no_rule(func)
+    if _random_levels(func):
+        raise RuntimeError(
+            f"vmap: {op_name(func)} has no batching rule for randomness='different' (each "
+            "example would need its own draw); use randomness='same' or draw outside vmap"
+        )
+    return func(*args, **kwargs)
+
+
+_random_other.random = True
+
+
 def _new_factory(func, args, kwargs):
     return func(args[0]._v, *args[1:], **kwargs)
 
@@ -1320,17 +1324,4 @@ register(
     _random_inplace,
     ("Tensor",),
 )
-register(
-    "randperm multinomial normal",
-    lambda func, args, kwargs: (
-        (_random_levels(func), func(*args, **kwargs))[1]
-        if not any(_is_b(a) for a in args)
-        else _no_rule(func)
-    ),
-    ("ember", "Tensor"),
-)
-for _k in ("randperm", "multinomial", "normal"):
-    for _o in ("ember", "Tensor"):
-        _obj = _orig(_o, _k)
-        if _obj is not None and id(_obj) in RULES:
-            RULES[id(_obj)].random = True
+register("randperm multinomial normal", _random_other, ("ember", "Tensor"))

@@ -596,7 +596,7 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
     stack.append(level)
     try:
         inputs = [_batch_input(lf, d, level.id) for lf, d in zip(leaves, dims)]
-        out = func(*_tree_unflatten(inputs, spec), **kwargs)
+        out = _callable(func)(*_tree_unflatten(inputs, spec), **kwargs)
         out_leaves, out_spec = _tree_flatten(out)
         _check_dims_type(out_dims, "out_dims", fname)
         odims = _broadcast_dims(out_dims, out_spec, "out_dims", fname, "outputs")
@@ -608,6 +608,20 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
     if flat:
         return result, out_spec, odims
     return _tree_unflatten(result, out_spec)
+
+
+def _callable(func):
+    """func itself, or, for an ember function or Tensor method passed directly (vmap(ember.dot),
+    taken before the mode patched it), the routed form that reaches its batching rule."""
+    routed = overrides.routed(func)
+    if routed is not func:
+        return routed
+    global _rules
+    if _rules is None:
+        from . import _batch_rules as _rules
+    if id(func) in _rules.RULES:
+        return lambda *args, **kwargs: _dispatch(func, args, kwargs)
+    return func
 
 
 def _batch_input(leaf, d, level):
