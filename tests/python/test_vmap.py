@@ -788,3 +788,33 @@ def test_second_order_through_conv_inside_vmap_matches_the_loop():
         np.testing.assert_allclose(
             got[k].numpy(), np.stack([r[k].numpy() for r in ref]), rtol=1e-4, atol=1e-5
         )
+
+
+def test_inplace_functional_forms():
+    x = ember.tensor(rand(4, 3))
+
+    def f(t):
+        t = t.clone()
+        out = F.relu(t, inplace=True)
+        t.sigmoid_()
+        return out, t
+
+    out, t = ember.func.vmap(f)(x)
+    ref = x.relu().sigmoid()
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(t.numpy(), ref.numpy(), rtol=1e-6)
+
+
+def test_batch_norm_with_running_stats_in_training_raises():
+    bn = ember.nn.BatchNorm1d(3)
+    with pytest.raises(RuntimeError, match="running statistics"):
+        ember.func.vmap(lambda t: bn(t.unsqueeze(0)))(ember.tensor(rand(4, 3)))
+    bn.eval()
+    got = ember.func.vmap(lambda t: bn(t.unsqueeze(0)))(ember.tensor(rand(4, 3)))
+    assert got.shape == (4, 1, 3)
+
+
+def test_method_without_rule_names_it():
+    x, i, s = ember.tensor(rand(4, 3)), ember.tensor(np.array([0, 1])), ember.tensor(rand(4, 2))
+    with pytest.raises(RuntimeError, match=r"Batching rule not implemented for ember\.Tensor\."):
+        ember.func.vmap(lambda t, u: t.index_add(0, i, u))(x, s)

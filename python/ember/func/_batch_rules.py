@@ -14,6 +14,7 @@ from .._C import Tensor
 from ..nn import functional as F
 from ._vmap import (
     BatchedTensor,
+    _dim,
     _levels,
     _size_of,
     align,
@@ -136,7 +137,7 @@ def _pointwise(func, args, kwargs):
 
     def conv(a):
         if _is_b(a):
-            if a._lv == levels and a._v.dim() - len(levels) == rank:
+            if a._lv == levels and _dim(a._v) - len(levels) == rank:
                 return a._v
             return align(a, levels, rank)
         return a

@@ -299,12 +299,21 @@ def levels_of(*xs):
     out = ()
     for x in xs:
         if type(x) is BatchedTensor and x._lv != out:
-            out = tuple(sorted(set(out) | set(x._lv)))
+            out = tuple(sorted(set(out) | set(x._lv))) if out else x._lv
     return out
 
 
+# Tensor's own methods, taken before any mode patches the class: the layout helpers run on every
+# batched op, and the patched forms would route each call through ember.overrides first.
+_dim = vars(Tensor)["dim"]
+_unsqueeze = vars(Tensor)["unsqueeze"]
+_reshape = vars(Tensor)["reshape"]
+_expand = vars(Tensor)["expand"]
+_shape = vars(Tensor)["shape"].__get__
+
+
 def logical_dim(x):
-    return x._v.dim() - len(x._lv) if type(x) is BatchedTensor else x.dim()
+    return _dim(x._v) - len(x._lv) if type(x) is BatchedTensor else _dim(x)
 
 
 def align(x, levels, rank=None, expand=False):
@@ -315,19 +324,20 @@ def align(x, levels, rank=None, expand=False):
         if lv != levels:
             for i, level in enumerate(levels):
                 if level not in lv:
-                    v = v.unsqueeze(i)
+                    v = _unsqueeze(v, i)
     else:
         v = x
         if levels:
-            v = v.reshape((1,) * len(levels) + tuple(v.shape))
+            v = _reshape(v, (1,) * len(levels) + tuple(_shape(v)))
     nb = len(levels)
-    if rank is not None and v.dim() - nb < rank:
-        shape = tuple(v.shape)
-        v = v.reshape(shape[:nb] + (1,) * (rank - (len(shape) - nb)) + shape[nb:])
+    if rank is not None and _dim(v) - nb < rank:
+        shape = tuple(_shape(v))
+        v = _reshape(v, shape[:nb] + (1,) * (rank - (len(shape) - nb)) + shape[nb:])
     if expand and nb:
-        want = [_size_of(level) for level in levels] + [-1] * (v.dim() - nb)
-        if tuple(v.shape[:nb]) != tuple(want[:nb]):
-            v = v.expand(*want)
+        shape = tuple(_shape(v))
+        want = tuple(_size_of(level) for level in levels)
+        if shape[:nb] != want:
+            v = _expand(v, want + shape[nb:])
     return v
 
 
