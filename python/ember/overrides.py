@@ -210,15 +210,46 @@ def _routed_modules():
     return (ember, ember.nn.functional, ember.linalg, ember.special)
 
 
-def _install():
+# What _install patched last time, reused while every namespace still holds the same values:
+# entering the first mode then costs a loop of setattr instead of a scan and new wrappers
+# (vmap enters a mode per call).
+_plan = []  # (owner, name, original, replacement)
+
+
+def _make_plan():
+    plan = []
     for module in _routed_modules():
         for name, value in _routed_module_names(module):
-            _patches.append((module, name, value))
             wrapper = _routed.setdefault(id(value), _function_wrapper(value))
-            setattr(module, name, wrapper)
+            plan.append((module, name, value, wrapper))
     for name, wrapper, value in _routed_tensor_attributes():
-        _patches.append((_C.Tensor, name, value))
-        setattr(_C.Tensor, name, wrapper)
+        plan.append((_C.Tensor, name, value, wrapper))
+    return plan
+
+
+def _install():
+    global _plan
+    if (
+        not _plan
+        or any(vars(owner).get(name) is not value for owner, name, value, _ in _plan)
+        or _plan_stale()
+    ):
+        _routed.clear()
+        _plan = _make_plan()
+    else:
+        for owner, _, value, wrapper in _plan:
+            if owner is not _C.Tensor:
+                _routed[id(value)] = wrapper
+    for owner, name, value, wrapper in _plan:
+        _patches.append((owner, name, value))
+        setattr(owner, name, wrapper)
+
+
+def _plan_stale():
+    counts = tuple(len(vars(m)) for m in (*_routed_modules(), _C.Tensor))
+    stale = counts != getattr(_plan_stale, "counts", None)
+    _plan_stale.counts = counts
+    return stale
 
 
 def _uninstall():

@@ -1,0 +1,1328 @@
+"""Batching rules of ember.func.vmap (Note [vmap levels] in _vmap.py): one function per family of
+operations, each computing on the physical tensors with the batch dimensions in front.
+
+RULES maps id(original ember function or Tensor method) to its rule; an operation on a
+BatchedTensor without an entry raises "Batching rule not implemented for ..." (no loop fallback).
+"""
+
+import sys
+
+from .. import linalg as _linalg
+from .. import overrides
+from .. import special as _special
+from .._C import Tensor
+from ..nn import functional as F
+from ._vmap import (
+    BatchedTensor,
+    _dim,
+    _levels,
+    _size_of,
+    align,
+    first_order,
+    levels_of,
+    logical_dim,
+    wrap,
+)
+
+# Imported by _vmap on the first batched call, when the package is complete: the root namespace
+# (whose functions get rules) is read from sys.modules rather than imported.
+ember = sys.modules["ember"]
+
+RULES = {}
+_NAMES = {}  # id -> printable name
+_KEEP = []
+_MISSING = object()
+
+_PREFIX = {
+    "ember": "ember",
+    "Tensor": "ember.Tensor",
+    "F": "ember.nn.functional",
+    "linalg": "ember.linalg",
+    "special": "ember.special",
+}
+_OWNERS = {
+    "ember": ember,
+    "Tensor": Tensor,
+    "F": F,
+    "linalg": _linalg,
+    "special": _special,
+}
+
+
+def op_name(func):
+    name = _NAMES.get(id(func))
+    if name:
+        return name
+    short = getattr(func, "__name__", None) or repr(func)
+    for prefix, owner in (
+        ("ember.nn.functional", F),
+        ("ember.linalg", _linalg),
+        ("ember.special", _special),
+        ("ember", ember),
+        ("ember.Tensor", Tensor),
+    ):
+        obj = vars(owner).get(short) if owner is Tensor else getattr(owner, short, None)
+        if obj is not None and overrides.original(obj) is func:
+            return f"{prefix}.{short}"
+    return getattr(func, "__qualname__", None) or short
+
+
+def register(names, rule, owners=("ember", "Tensor", "F", "linalg", "special")):
+    for name in names.split() if isinstance(names, str) else names:
+        for owner in owners:
+            mod = _OWNERS[owner]
+            obj = vars(mod).get(name) if owner == "Tensor" else getattr(mod, name, None)
+            if obj is None or isinstance(obj, (property, type)) or not callable(obj):
+                continue
+            obj = overrides.original(obj)
+            RULES[id(obj)] = rule
+            _NAMES[id(obj)] = f"{_PREFIX[owner]}.{name}"
+            _KEEP.append(obj)
+
+
+def _is_b(x):
+    return type(x) is BatchedTensor
+
+
+def _is_t(x):
+    return isinstance(x, Tensor)
+
+
+def _arg(args, kwargs, i, name, default=None):
+    if len(args) > i:
+        return args[i]
+    return kwargs.get(name, default)
+
+
+def _with(args, kwargs, i, name, value):
+    if len(args) > i:
+        return args[:i] + (value,) + args[i + 1 :], kwargs
+    return args, {**kwargs, name: value}
+
+
+def _pdim(d, nd, nb):
+    lo, hi = (-nd, nd - 1) if nd else (-1, 0)
+    if not lo <= d <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})"
+        )
+    return d % nd + nb if nd else nb
+
+
+def _pdims(d, nd, nb):
+    if isinstance(d, (tuple, list)):
+        return type(d)(_pdim(x, nd, nb) for x in d)
+    return _pdim(d, nd, nb)
+
+
+def _batch_sizes(levels):
+    return tuple(_size_of(lv) for lv in levels)
+
+
+def _no_rule(func):
+    raise RuntimeError(
+        f"vmap: Batching rule not implemented for {op_name(func)}. ember has no per-example "
+        "fallback loop; express the function with operations that have batching rules, or move "
+        "this call out of vmap."
+    )
+
+
+# -- elementwise
+
+
+def _pointwise(func, args, kwargs):
+    tensors = [a for a in args if _is_t(a)] + [a for a in kwargs.values() if _is_t(a)]
+    levels = levels_of(*tensors)
+    rank = max(logical_dim(t) for t in tensors)
+
+    def conv(a):
+        if _is_b(a):
+            if a._lv == levels and _dim(a._v) - len(levels) == rank:
+                return a._v
+            return align(a, levels, rank)
+        return a
+
+    out = func(*[conv(a) for a in args], **{k: conv(v) for k, v in kwargs.items()})
+    return wrap(out, levels)
+
+
+def _inplace(func, args, kwargs):
+    self = args[0]
+    levels = levels_of(*args, *kwargs.values())
+    if not _is_b(self) or self._lv != levels:
+        other = [a for a in (*args[1:], *kwargs.values()) if _is_b(a)]
+        raise RuntimeError(
+            f"vmap: {op_name(func)}(self, *extra_args) is not possible because `self` is not "
+            "vmapped over (or over fewer vmap levels) while an argument is: output with shape "
+            f"{list(self.shape)} doesn't match the broadcast shape "
+            f"{[*_batch_sizes(levels), *(other[0].shape if other else ())]}. Use the "
+            "out-of-place operation instead."
+        )
+    rank = logical_dim(self)
+
+    def conv(a):
+        return align(a, levels, rank) if _is_b(a) else a
+
+    func(self._v, *[conv(a) for a in args[1:]], **{k: conv(v) for k, v in kwargs.items()})
+    return self
+
+
+def _inplace_kw(rule):
+    """Functions with an `inplace=` flag (F.relu(x, inplace=True)) return their input."""
+
+    def wrapped(func, args, kwargs):
+        if kwargs.get("inplace") and _is_b(args[0]):
+            out = rule(func, args, kwargs)
+            return args[0] if _is_b(out) else out
+        return rule(func, args, kwargs)
+
+    return wrapped
+
+
+POINTWISE = """
+abs absolute acos arccos acosh arccosh add addcdiv addcmul angle asin arcsin asinh arcsinh atan
+arctan atan2 arctan2 atanh arctanh bitwise_and bitwise_not bitwise_or bitwise_xor
+bitwise_left_shift bitwise_right_shift ceil clamp clip clamp_min clamp_max conj copysign cos cosh
+deg2rad div divide digamma eq equal erf erfc erfinv exp exp2 expm1 float_power floor floor_divide
+fmax fmin fmod frac frexp ge greater_equal gt greater heaviside hypot i0 igamma igammac isclose
+isfinite isinf isnan isneginf isposinf isreal lcm gcd ldexp le less_equal lerp lgamma log log10
+log1p log2 logaddexp logaddexp2 logical_and logical_not logical_or logical_xor logit lt less
+maximum minimum mul multiply mvlgamma nan_to_num ne not_equal neg negative nextafter polygamma
+positive pow rad2deg real imag reciprocal remainder round rsqrt sgn sigmoid sign signbit sin sinc
+sinh sqrt square sub subtract rsub tan tanh true_divide trunc fix xlogy where masked_fill clone
+detach contiguous float double half bfloat16 int long short bool byte char to type cpu cuda
+relu relu6 gelu silu mish elu selu celu leaky_relu hardtanh hardsigmoid hardswish softplus
+softsign tanhshrink logsigmoid threshold hardshrink softshrink expit erfcx ndtr ndtri log_ndtr
+entr xlog1py i0e i1 i1e tril triu masked_scatter type_as
+resolve_conj resolve_neg __add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__
+__rtruediv__ __div__ __rdiv__ __floordiv__ __rfloordiv__ __mod__ __rmod__ __pow__ __rpow__
+__neg__ __pos__ __abs__ __invert__ __and__ __rand__ __or__ __ror__ __xor__ __rxor__ __lshift__
+__rlshift__ __rshift__ __rrshift__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__
+""".split()
+
+INPLACE_DUNDERS = (
+    "__iadd__ __isub__ __imul__ __itruediv__ __idiv__ __ifloordiv__ __imod__ __ipow__ __iand__ "
+    "__ior__ __ixor__ __ilshift__ __irshift__"
+).split()
+
+
+# -- dimension-taking operations
+
+
+def _dimop(*specs, extra=0):
+    """Rule for ops whose int / tuple-of-int arguments (pos, name, default) name logical
+    dimensions of the first argument; `extra` widens the range (unsqueeze takes ndim + 1)."""
+
+    def rule(func, args, kwargs):
+        x = args[0]
+        if not _is_b(x):
+            return _no_rule(func)
+        nb = len(x._lv)
+        nd = x._v.dim() - nb + extra
+        if nd == 0:
+            # A 0-d example takes dim 0 / -1: compute on a size-1 dimension and drop it again.
+            out = rule(func, (BatchedTensor(x._v.unsqueeze(-1), x._lv), *args[1:]), kwargs)
+            return _drop_last(out, x._v.dim())
+        args = (x._v, *args[1:])
+        for pos, name, default in specs:
+            d = _arg(args, kwargs, pos, name, _MISSING)
+            if d is _MISSING or d is None:
+                if default is _MISSING:
+                    continue
+                d = default
+            args, kwargs = _with(args, kwargs, pos, name, _pdims(d, nd, nb))
+        return wrap(func(*args, **kwargs), x._lv)
+
+    return rule
+
+
+def _drop_last(out, ndim):
+    if type(out) is BatchedTensor:
+        return BatchedTensor(out._v.squeeze(-1), out._lv) if out._v.dim() > ndim else out
+    if isinstance(out, (tuple, list)):
+        items = [_drop_last(o, ndim) for o in out]
+        if type(out) in (tuple, list):
+            return type(out)(items)
+        try:
+            return type(out)(*items)
+        except TypeError:
+            return type(out)(items)
+    return out
+
+
+def _reduction(dim_pos=1, dim_name="dim", values_only=False):
+    """sum/mean/amax/...: dim=None reduces every logical dimension (one flattened dimension)."""
+    specs = _dimop((dim_pos, dim_name, _MISSING))
+
+    def rule(func, args, kwargs):
+        x = args[0]
+        if not _is_b(x):
+            return _pointwise(func, args, kwargs)
+        d = _arg(args, kwargs, dim_pos, dim_name, None)
+        if d is not None and not (isinstance(d, (tuple, list)) and len(d) == 0):
+            return specs(func, args, kwargs)
+        nb = len(x._lv)
+        nd = x._v.dim() - nb
+        keep = kwargs.get("keepdim", False)
+        kwargs = {k: v for k, v in kwargs.items() if k != "keepdim"}
+        v = x._v.reshape(tuple(x._v.shape[:nb]) + (-1,))
+        if len(args) > dim_pos:
+            args = (v, *args[1:dim_pos], -1, *args[dim_pos + 1 :])
+        else:
+            args = (v, *args[1:])
+            kwargs[dim_name] = -1
+        out = func(*args, **kwargs)
+        if values_only and isinstance(out, tuple):
+            out = out[0]
+        if keep:
+            out = out.reshape(tuple(out.shape) + (1,) * nd)
+        return wrap(out, x._lv)
+
+    return rule
+
+
+def _squeeze(func, args, kwargs):
+    x = args[0]
+    d = _arg(args, kwargs, 1, "dim", None)
+    nb = len(x._lv)
+    if d is None:
+        dims = tuple(i + nb for i, s in enumerate(x.shape) if s == 1)
+        return wrap(x._v.squeeze(dims) if dims else x._v.view(tuple(x._v.shape)), x._lv)
+    return _dimop((1, "dim", _MISSING))(func, args, kwargs)
+
+
+def _softmax_like(func, args, kwargs):
+    x = args[0]
+    d = _arg(args, kwargs, 1, "dim", None)
+    if d is None:
+        nd = logical_dim(x)
+        d = 0 if nd in (0, 1, 3) else 1
+        args, kwargs = _with(args, kwargs, 1, "dim", d)
+    return _dimop((1, "dim", _MISSING))(func, args, kwargs)
+
+
+def _shape_args(args, start):
+    rest = args[start:]
+    if (
+        len(rest) == 1
+        and isinstance(rest[0], (tuple, list))
+        or (len(rest) == 1 and not isinstance(rest[0], int))
+    ):
+        return tuple(rest[0])
+    return tuple(rest)
+
+
+def _view(func, args, kwargs):
+    x = args[0]
+    if len(args) == 2 and not isinstance(args[1], (int, tuple, list)) and not _is_t(args[1]):
+        if not hasattr(args[1], "__len__"):  # view(dtype)
+            return wrap(func(x._v, args[1]), x._lv)
+    shape = _shape_args(args, 1) if len(args) > 1 else tuple(kwargs.get("shape", ()))
+    batch = tuple(x._v.shape[: len(x._lv)])
+    return wrap(func(x._v, batch + tuple(shape)), x._lv)
+
+
+def _reshape_fn(func, args, kwargs):  # ember.reshape(input, shape)
+    x = args[0]
+    shape = _arg(args, kwargs, 1, "shape")
+    batch = tuple(x._v.shape[: len(x._lv)])
+    return wrap(func(x._v, batch + tuple(shape)), x._lv)
+
+
+def _view_as(func, args, kwargs):
+    x, other = args[0], args[1]
+    return _view(Tensor.reshape, (x, tuple(other.shape)), {})
+
+
+def _expand(func, args, kwargs):
+    x = args[0]
+    sizes = _shape_args(args, 1) if len(args) > 1 else tuple(kwargs.get("size", ()))
+    nb = len(x._lv)
+    v = align(x, x._lv, len(sizes))
+    return wrap(v.expand(*(tuple(v.shape[:nb]) + tuple(sizes))), x._lv)
+
+
+def _expand_as(func, args, kwargs):
+    x, other = args[0], args[1]
+    levels = levels_of(x, other)
+    v = align(x, levels, logical_dim(other), expand=True)
+    return wrap(v.expand(*(_batch_sizes(levels) + tuple(other.shape))), levels)
+
+
+def _permute(func, args, kwargs):
+    x = args[0]
+    dims = _shape_args(args, 1) if len(args) > 1 else tuple(kwargs.get("dims", ()))
+    nb = len(x._lv)
+    nd = x._v.dim() - nb
+    return wrap(x._v.permute(*range(nb), *(_pdim(d, nd, nb) for d in dims)), x._lv)
+
+
+def _repeat(func, args, kwargs):
+    x = args[0]
+    sizes = _shape_args(args, 1) if len(args) > 1 else tuple(kwargs.get("repeats", ()))
+    nb = len(x._lv)
+    if func is _orig("Tensor", "repeat") or len(sizes) >= x.dim():
+        v = align(x, x._lv, len(sizes))
+        return wrap(v.repeat(*((1,) * nb + tuple(sizes))), x._lv)
+    sizes = (1,) * (x.dim() - len(sizes)) + tuple(sizes)  # tile
+    return wrap(x._v.repeat(*((1,) * nb + sizes)), x._lv)
+
+
+def _t(func, args, kwargs):
+    x = args[0]
+    if x.dim() < 2:
+        return x
+    return wrap(x._v.transpose(-2, -1), x._lv)
+
+
+def _flat_roll(func, args, kwargs):
+    x = args[0]
+    if _arg(args, kwargs, 2, "dims", None) is None:
+        nb = len(x._lv)
+        v = x._v.reshape(tuple(x._v.shape[:nb]) + (-1,))
+        out = v.roll(_arg(args, kwargs, 1, "shifts"), -1).reshape(tuple(x._v.shape))
+        return wrap(out, x._lv)
+    return _dimop((2, "dims", _MISSING))(func, args, kwargs)
+
+
+def _trace(func, args, kwargs):
+    x = args[0]
+    return wrap(x._v.diagonal(0, -2, -1).sum(-1), x._lv)
+
+
+def _cat(func, args, kwargs, stack=False):
+    tensors = list(_arg(args, kwargs, 0, "tensors"))
+    d = _arg(args, kwargs, 1, "dim", 0)
+    levels = levels_of(*tensors)
+    rank = max(logical_dim(t) for t in tensors)
+    phys = [
+        align(t, levels, expand=True) if logical_dim(t) == rank or stack else align(t, levels)
+        for t in tensors
+    ]
+    nd = rank + (1 if stack else 0)
+    return wrap(func(phys, _pdim(d, nd, len(levels))), levels)
+
+
+def _stack(func, args, kwargs):
+    return _cat(func, args, kwargs, stack=True)
+
+
+def _dynamic(func, args, kwargs):
+    raise RuntimeError(
+        "vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+        f"vmap over {op_name(func)}."
+    )
+
+
+# -- indexing
+
+
+def _index_parts(index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    return index
+
+
+def _getitem(func, args, kwargs):
+    v, idx, levels, move = _index_plan(args[0], args[1])
+    out = v[idx]
+    if move:
+        out = out.movedim(*move)
+    return wrap(out, levels)
+
+
+def _index_plan(x, index):
+    """(physical tensor, physical index, levels, movedim or None) for x[index] on logical x."""
+    from .._ops.creation import arange
+
+    parts = _index_parts(index)
+    tensors = [p for p in parts if _is_t(p)]
+    levels = levels_of(x, *tensors)
+    nb = len(levels)
+    if any(_is_t(p) and p.dtype == ember.bool for p in tensors):
+        if any(_is_b(p) for p in tensors):
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can output dynamic shape. "
+                "Attempted to vmap over indexing with a boolean mask; use ember.where instead."
+            )
+        new = []
+        for p in parts:
+            if _is_t(p) and p.dtype == ember.bool:
+                new.extend(p.nonzero().unbind(1))
+            else:
+                new.append(p)
+        parts = tuple(new)
+        tensors = [p for p in parts if _is_t(p)]
+    v = align(x, levels, expand=True)
+    if not any(_is_b(p) for p in tensors):
+        return v, (slice(None),) * nb + parts, levels, None
+    # Batched index tensors: index the batch dimensions with aranges too, so all advanced
+    # indices broadcast together (the batch dimensions come first in the result).
+    adv = [i for i, p in enumerate(parts) if _is_t(p) or isinstance(p, int)]
+    rank = max(logical_dim(p) for p in tensors)
+    batch_idx = []
+    for k, lv in enumerate(levels):
+        shape = [1] * (nb + rank)
+        shape[k] = _size_of(lv)
+        batch_idx.append(arange(_size_of(lv)).reshape(shape))
+    new = tuple(align(p, levels, rank) if _is_t(p) else p for p in parts)
+    move = None
+    # torch puts adjacent advanced indices where they stand; the aranges made them lead.
+    contiguous = adv == list(range(adv[0], adv[-1] + 1))
+    before = sum(1 for p in parts[: adv[0]] if isinstance(p, slice) or p is Ellipsis)
+    if contiguous and before:
+        if any(p is Ellipsis for p in parts[: adv[0]]):
+            ell = logical_dim(x) - sum(1 for p in parts if p is not None and p is not Ellipsis)
+            before = before - 1 + ell
+        move = (tuple(range(nb, nb + rank)), tuple(range(nb + before, nb + before + rank)))
+    return v, tuple(batch_idx) + new, levels, move
+
+
+def _setitem(func, args, kwargs):
+    x, index, value = args[0], args[1], args[2]
+    parts = _index_parts(index)
+    levels = levels_of(x, value, *[p for p in parts if _is_t(p)])
+    if not _is_b(x) or x._lv != levels:
+        return _inplace(func, args, kwargs)
+    v, idx, levels, move = _index_plan(x, index)
+    if _is_t(value):
+        target = v[idx]
+        if move:
+            target = target.movedim(*move)
+        value = align(value, levels, target.dim() - len(levels)).expand_as(target)
+        if move:
+            value = value.movedim(move[1], move[0])
+    v[idx] = value
+    return None
+
+
+def _gather_like(index_pos, dim_pos=1, src_pos=None, inplace=False):
+    def rule(func, args, kwargs):
+        tensors = [a for a in (*args, *kwargs.values()) if _is_t(a)]
+        levels = levels_of(*tensors)
+        x = args[0]
+        if inplace and (not _is_b(x) or x._lv != levels):
+            return _inplace(func, args, kwargs)
+        nd = logical_dim(x)
+        nb = len(levels)
+        new = []
+        for a in args:
+            if _is_t(a) and not (a is x and inplace):
+                new.append(align(a, levels, expand=True) if a.dim() else align(a, levels))
+            else:
+                new.append(a._v if a is x and inplace else a)
+        d = _arg(args, kwargs, dim_pos, "dim")
+        new, kwargs = _with(tuple(new), kwargs, dim_pos, "dim", _pdim(d, nd, nb))
+        kwargs = {k: (align(v, levels, expand=True) if _is_t(v) else v) for k, v in kwargs.items()}
+        out = func(*new, **kwargs)
+        return x if inplace else wrap(out, levels)
+
+    return rule
+
+
+def _index_select(func, args, kwargs):
+    x, d, index = args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "index")
+    if not _is_b(index):
+        return _dimop((1, "dim", _MISSING))(func, args, kwargs)
+    levels = levels_of(x, index)
+    nb = len(levels)
+    nd = logical_dim(x)
+    pd = _pdim(d, nd, nb)
+    v = align(x, levels, expand=True)
+    idx = align(index, levels, expand=True)  # [B..., k]
+    shape = [1] * (nb + nd)
+    shape[:nb] = idx.shape[:nb]
+    shape[pd] = idx.shape[-1]
+    idx = idx.reshape(shape)
+    want = list(v.shape)
+    want[pd] = idx.shape[pd]
+    return wrap(v.gather(pd, idx.expand(*want)), levels)
+
+
+def _take_along_dim(func, args, kwargs):
+    x, idx = args[0], _arg(args, kwargs, 1, "indices")
+    d = _arg(args, kwargs, 2, "dim", None)
+    levels = levels_of(x, idx)
+    nb = len(levels)
+    if d is None:
+        v = align(x, levels, expand=True)
+        v = v.reshape(tuple(v.shape[:nb]) + (-1,))
+        i = align(idx, levels, expand=True)
+        i = i.reshape(tuple(i.shape[:nb]) + (-1,))
+        return wrap(func(v, i, -1), levels)
+    rank = max(logical_dim(x), logical_dim(idx))
+    v = align(x, levels, rank, expand=True)
+    i = align(idx, levels, rank, expand=True)
+    return wrap(func(v, i, _pdim(d, rank, nb)), levels)
+
+
+# -- linear algebra
+
+
+def _matmul_phys(a, b, levels):
+    """matmul of logical a and b (torch's rules for 1-D operands) on physical tensors."""
+    na, nbd = logical_dim(a), logical_dim(b)
+    if na == 0 or nbd == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are 0D")
+    pa = align(a, levels, expand=False)
+    pb = align(b, levels, expand=False)
+    nb = len(levels)
+    if na == 1:
+        pa = pa.unsqueeze(-2)
+    if nbd == 1:
+        pb = pb.unsqueeze(-1)
+    ra, rb = pa.dim() - nb, pb.dim() - nb
+    r = max(ra, rb)
+    if ra < r:
+        pa = pa.reshape(tuple(pa.shape[:nb]) + (1,) * (r - ra) + tuple(pa.shape[nb:]))
+    if rb < r:
+        pb = pb.reshape(tuple(pb.shape[:nb]) + (1,) * (r - rb) + tuple(pb.shape[nb:]))
+    out = _matmul_fast(pa, pb, nb) if (_is_b(a) != _is_b(b)) else pa.matmul(pb)
+    if na == 1:
+        out = out.squeeze(-2)
+    if nbd == 1:
+        out = out.squeeze(-1)
+    return out
+
+
+def _matmul_fast(pa, pb, nb):
+    # A batched left operand against an unbatched right one is one big 2-D matmul.
+    if pb.dim() == nb + 2 and all(s == 1 for s in pb.shape[:nb]):
+        w = pb.reshape(tuple(pb.shape[nb:]))
+        return pa.matmul(w)
+    return pa.matmul(pb)
+
+
+def _check_rank(func, x, ranks, what):
+    if logical_dim(x) not in ranks:
+        raise RuntimeError(f"{op_name(func)}: expected {what}; got {logical_dim(x)}-D tensor")
+
+
+def _matmul(func, args, kwargs):
+    a, b = args[0], _arg(args, kwargs, 1, "other")
+    name = op_name(func)
+    if name.endswith("__rmatmul__"):
+        a, b = b, a
+    if name.endswith((".mm", ".bmm", ".mv", ".dot", ".vdot", ".inner")):
+        want = {"mm": ((2,), (2,)), "bmm": ((3,), (3,)), "mv": ((2,), (1,)), "dot": ((1,), (1,))}
+        w = want.get(name.rsplit(".", 1)[1])
+        if w:
+            _check_rank(func, a, w[0], f"{w[0][0]}-D tensor")
+            _check_rank(func, b, w[1], f"{w[1][0]}-D tensor")
+    levels = levels_of(a, b)
+    return wrap(_matmul_phys(a, b, levels), levels)
+
+
+def _linear(func, args, kwargs):
+    x, w = args[0], _arg(args, kwargs, 1, "weight")
+    bias = _arg(args, kwargs, 2, "bias")
+    if not _is_b(w) and not _is_b(bias):
+        return wrap(_LINEAR(x._v, w, bias), x._lv)
+    levels = levels_of(x, w, bias)
+    if (
+        _is_b(w)
+        and first_order()
+        and logical_dim(w) == 2
+        and _shared(align(w, levels), len(levels))
+    ):
+        out = BatchedTensor(_linear_shared_weight(x, w, levels), levels)
+    else:
+        out = BatchedTensor(_matmul_phys(x, _Bt(w), levels), levels)
+    if bias is not None:
+        out = _pointwise(Tensor.__add__, (out, bias), {})
+    return out
+
+
+def _linear_shared_weight(x, w, levels):
+    """linear with one weight expanded over the batch, first-order gradients only: one GEMM over
+    the whole batch, each example's weight gradient by the zero-valued route (Note [Per-example
+    conv weight gradients])."""
+    nb = len(levels)
+    sizes = _batch_sizes(levels)
+    B = 1
+    for s in sizes:
+        B *= s
+    pw = align(w, levels, expand=True)
+    O, K = pw.shape[nb], pw.shape[nb + 1]
+    w0 = pw[(0,) * nb].detach()
+    px = align(x, levels, expand=True)
+    lead = tuple(px.shape[nb:-1])
+    xf = px.reshape(B, -1, K)  # [B, M, K]
+    out = _LINEAR(xf, w0, None)  # [B, M, O]
+    zero = _weight_grad_route().apply(pw.reshape(B, O, K), xf.detach().transpose(1, 2))
+    out = out + zero.transpose(1, 2)
+    return out.reshape(sizes + lead + (O,))
+
+
+def _Bt(w):
+    return BatchedTensor(w._v.transpose(-2, -1), w._lv) if _is_b(w) else w.transpose(-2, -1)
+
+
+def _addmm(func, args, kwargs):
+    inp, m1, m2 = args[0], args[1], args[2]
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    levels = levels_of(m1, m2)
+    prod = BatchedTensor(_matmul_phys(m1, m2, levels), levels) if levels else m1.matmul(m2)
+    if alpha != 1:
+        prod = _pointwise(Tensor.__mul__, (prod, alpha), {})
+    if beta == 0:
+        return prod
+    if beta != 1:
+        inp = _pointwise(Tensor.__mul__, (inp, beta), {})
+    return _pointwise(Tensor.__add__, (inp, prod), {})
+
+
+def _outer(func, args, kwargs):
+    a, b = args[0], args[1]
+    ua = (
+        _dimop((1, "dim", _MISSING), extra=1)(Tensor.unsqueeze, (a, -1), {})
+        if _is_b(a)
+        else a.unsqueeze(-1)
+    )
+    ub = (
+        _dimop((1, "dim", _MISSING), extra=1)(Tensor.unsqueeze, (b, 0), {})
+        if _is_b(b)
+        else b.unsqueeze(0)
+    )
+    return _pointwise(Tensor.__mul__, (ua, ub), {})
+
+
+def _einsum(func, args, kwargs):
+    eq = args[0]
+    ops = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else list(args[1:])
+    levels = levels_of(*ops)
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    ins = lhs.split(",")
+    if not arrow:
+        letters = [c for c in lhs if c.isalpha()]
+        rhs = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1)
+        )
+    used = set(eq)
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    bl = "".join(free[: len(levels)])
+    new_ins, phys = [], []
+    for sub, op in zip(ins, ops):
+        if _is_b(op):
+            p = align(op, levels)
+            keep = "".join(c for k, c in enumerate(bl) if levels[k] in op._lv)
+            p = p.reshape(
+                tuple(s for k, s in enumerate(p.shape[: len(levels)]) if levels[k] in op._lv)
+                + tuple(p.shape[len(levels) :])
+            )
+            new_ins.append(keep + sub)
+            phys.append(p)
+        else:
+            new_ins.append(sub)
+            phys.append(op)
+    return wrap(func(",".join(new_ins) + "->" + bl + rhs, *phys), levels)
+
+
+# -- nn.functional
+
+
+def _trailing(k, name_of_k=None):
+    """Ops on (N, C, *k spatial) or (C, *k spatial) inputs: every leading dimension becomes N."""
+
+    def rule(func, args, kwargs):
+        x = args[0]
+        for a in (*args[1:], *kwargs.values()):
+            if _is_b(a):
+                return _no_rule(func)
+        kk = k(args, kwargs) if callable(k) else k
+        v = x._v
+        lead = tuple(v.shape[: v.dim() - kk - 1])
+        flat = v.reshape((-1,) + tuple(v.shape[v.dim() - kk - 1 :]))
+        out = func(flat, *args[1:], **kwargs)
+
+        def back(o):
+            return o.reshape(lead + tuple(o.shape[1:]))
+
+        out = tuple(back(o) for o in out) if isinstance(out, tuple) else back(out)
+        return wrap(out, x._lv)
+
+    return rule
+
+
+def _pad(func, args, kwargs):
+    x = args[0]
+    pad = _arg(args, kwargs, 1, "pad")
+    mode = _arg(args, kwargs, 2, "mode", "constant")
+    if any(_is_b(a) for a in (*args[1:], *kwargs.values())):
+        return _no_rule(func)
+    if mode == "constant":
+        return wrap(func(x._v, *args[1:], **kwargs), x._lv)
+    return _trailing(len(pad) // 2)(func, args, kwargs)
+
+
+def _conv(func, args, kwargs):
+    x, w = args[0], _arg(args, kwargs, 1, "weight")
+    bias = _arg(args, kwargs, 2, "bias")
+    rest = list(args[3:])
+    stride = rest[0] if len(rest) > 0 else kwargs.get("stride", 1)
+    padding = rest[1] if len(rest) > 1 else kwargs.get("padding", 0)
+    dilation = rest[2] if len(rest) > 2 else kwargs.get("dilation", 1)
+    groups = rest[3] if len(rest) > 3 else kwargs.get("groups", 1)
+    k = logical_dim(w) - 2
+    levels = levels_of(x, w, bias)
+    nb = len(levels)
+    unbatched_input = logical_dim(x) == k + 1
+    if not _is_b(w):
+        px = align(x, levels)
+        lead = tuple(px.shape[: px.dim() - k - 1])
+        flat = px.reshape((-1,) + tuple(px.shape[px.dim() - k - 1 :]))
+        out = func(flat, w, None if _is_b(bias) else bias, stride, padding, dilation, groups)
+        out = out.reshape(lead + tuple(out.shape[1:]))
+        out = BatchedTensor(out, levels)
+    elif k == 2 and groups == 1 and first_order() and _shared(align(w, levels, expand=True), nb):
+        out = _conv_shared_weight(func, x, w, levels, stride, padding, dilation)
+        out = BatchedTensor(out, levels)
+        if bias is not None:
+            out = _pointwise(Tensor.__add__, (out, _channel_bias(bias, k)), {})
+        return out
+    else:
+        # Batched weights: one grouped convolution with the batch folded into the channels.
+        sizes = _batch_sizes(levels)
+        B = 1
+        for s in sizes:
+            B *= s
+        px = align(x, levels, expand=True)
+        if unbatched_input:
+            px = px.unsqueeze(nb)
+        px = px.reshape((B,) + tuple(px.shape[nb:]))  # [B, N, C, *sp]
+        N, C = px.shape[1], px.shape[2]
+        if N != 1:
+            px = px.transpose(0, 1)
+        px = px.reshape((N, B * C) + tuple(px.shape[3:]))
+        pw = align(w, levels, expand=True)
+        O = pw.shape[nb]
+        pw = pw.reshape((B * O,) + tuple(pw.shape[nb + 1 :]))
+        pb = None if bias is None else align(bias, levels, expand=True).reshape(B * O)
+        out = func(px, pw, pb, stride, padding, dilation, groups * B)
+        out = out.reshape((N, B, O) + tuple(out.shape[2:]))
+        out = out.transpose(0, 1) if N != 1 else out.reshape((B, N, O) + tuple(out.shape[3:]))
+        if unbatched_input:
+            out = out.squeeze(1)
+        out = BatchedTensor(out.reshape(sizes + tuple(out.shape[1:])), levels)
+    if bias is not None and _is_b(bias) and not _is_b(w):
+        out = _pointwise(Tensor.__add__, (out, _channel_bias(bias, k)), {})
+    return out
+
+
+def _channel_bias(bias, k):
+    shape = (-1,) + (1,) * k
+    if _is_b(bias):
+        return BatchedTensor(
+            bias._v.reshape(tuple(bias._v.shape[: len(bias._lv)]) + shape), bias._lv
+        )
+    return bias.reshape(shape)
+
+
+def _shared(pw, nb):
+    """Whether the batched weight is one weight expanded (what grad inside vmap makes)."""
+    return all(st == 0 for st in pw.stride()[:nb])
+
+
+_ROUTE = []
+
+
+def _weight_grad_route():
+    """An autograd function whose value is zero (an expanded zero, no work) and whose backward
+    gives the batched weight (B, O, CK) the gradient grad_output @ columns^T: each example's
+    weight gradient without computing the product in the forward pass."""
+    if not _ROUTE:
+        from ..autograd.function import Function
+
+        class PerExampleWeightGrad(Function):
+            @staticmethod
+            def forward(ctx, wf, cols):
+                ctx.save_for_backward(cols)
+                zero = ember.zeros((), dtype=wf.dtype)
+                return zero.expand(wf.shape[0], wf.shape[1], cols.shape[2])
+
+            @staticmethod
+            def backward(ctx, grad):
+                (cols,) = ctx.saved_tensors
+                return grad.bmm(cols.transpose(1, 2)), None
+
+        _ROUTE.append(PerExampleWeightGrad)
+    return _ROUTE[0]
+
+
+def _conv_shared_weight(func, x, w, levels, stride, padding, dilation):
+    """Note [Per-example conv weight gradients]: when every batch element's weight is the same
+    tensor expanded and only first-order gradients are wanted (first_order()), the convolution
+    runs once over the whole batch with that weight (detached), and a term whose value is
+    zero (_weight_grad_route) routes each example's weight gradient through one batched matrix
+    product of grad_output and the input's columns (F.unfold). ember's grouped-convolution
+    backward (the general batched-weight path) is 2-3x slower than this at batch 64, and a
+    weight materialized per example costs memory the shared one does not."""
+    nb = len(levels)
+    sizes = _batch_sizes(levels)
+    B = 1
+    for s in sizes:
+        B *= s
+    pw = align(w, levels, expand=True)
+    O = pw.shape[nb]
+    w0 = pw[(0,) * nb].detach()
+    px = align(x, levels, expand=True)
+    unbatched_input = px.dim() - nb == 3
+    if unbatched_input:
+        px = px.unsqueeze(nb)
+    px = px.reshape((B,) + tuple(px.shape[nb:]))  # [B, N, C, H, W]
+    N = px.shape[1]
+    flat = px.reshape((B * N,) + tuple(px.shape[2:]))
+    out = func(flat, w0, None, stride, padding, dilation, 1)  # [B*N, O, Ho, Wo]
+    cols = F.unfold(flat.detach(), tuple(w0.shape[2:]), dilation, padding, stride)  # [BN, CK, L]
+    cols = cols.reshape(B, N, cols.shape[1], cols.shape[2]).transpose(1, 2)
+    cols = cols.reshape(B, cols.shape[1], -1)  # [B, CK, N*L]
+    wf = pw.reshape(B, O, -1)
+    corr = _weight_grad_route().apply(wf, cols)  # [B, O, N*L], zero
+    L = out.shape[2] * out.shape[3]
+    corr = corr.reshape(B, O, N, L).transpose(1, 2).reshape(tuple(out.shape))
+    out = out + corr
+    out = out.reshape((B, N) + tuple(out.shape[1:]))
+    if unbatched_input:
+        out = out.squeeze(1)
+    return out.reshape(sizes + tuple(out.shape[1:]))
+
+
+def _layer_norm(func, args, kwargs):
+    x = args[0]
+    shape = _arg(args, kwargs, 1, "normalized_shape")
+    w = _arg(args, kwargs, 2, "weight")
+    b = _arg(args, kwargs, 3, "bias")
+    eps = _arg(args, kwargs, 4, "eps", 1e-5)
+    if not _is_b(w) and not _is_b(b) and _is_b(x):
+        return wrap(func(x._v, shape, w, b, eps), x._lv)
+    out = func(x._v, shape, None, None, eps) if _is_b(x) else func(x, shape, None, None, eps)
+    out = BatchedTensor(out, x._lv) if _is_b(x) else out
+    if w is not None:
+        out = _pointwise(Tensor.__mul__, (out, w), {})
+    if b is not None:
+        out = _pointwise(Tensor.__add__, (out, b), {})
+    return out
+
+
+def _batch_norm(func, args, kwargs):
+    x = args[0]
+    names = (
+        "input",
+        "running_mean",
+        "running_var",
+        "weight",
+        "bias",
+        "training",
+        "momentum",
+        "eps",
+    )
+    a = {
+        n: _arg(args, kwargs, i, n, d)
+        for i, (n, d) in enumerate(zip(names, (None,) * 5 + (False, 0.1, 1e-5)))
+    }
+    if a["training"] and a["running_mean"] is not None:
+        raise RuntimeError(
+            "vmap: batch_norm in training mode updates its running statistics once per example, "
+            "which vmap cannot batch (torch raises as well); put the module in eval mode, or "
+            "build it with track_running_stats=False"
+        )
+    if any(_is_b(a[n]) for n in names[1:5]) or not _is_b(x):
+        return _no_rule(func)
+    nb = len(x._lv)
+    v = x._v
+    if a["training"]:
+        nd = v.dim() - nb
+        dims = tuple(d + nb for d in range(nd) if d != 1)
+        mean = v.mean(dims, keepdim=True)
+        var = v.var(dims, keepdim=True, correction=0)
+        out = (v - mean) / (var + a["eps"]).sqrt()
+        shape = (-1,) + (1,) * (nd - 2)
+        if a["weight"] is not None:
+            out = out * a["weight"].reshape(shape)
+        if a["bias"] is not None:
+            out = out + a["bias"].reshape(shape)
+        return wrap(out, x._lv)
+    return _trailing(v.dim() - nb - 2)(func, args, kwargs)
+
+
+def _reduce_loss(out, reduction, denom=None):
+    if reduction == "none":
+        return out
+    if reduction == "sum":
+        return _reduction()(Tensor.sum, (out,), {})
+    if reduction == "batchmean":
+        s = _reduction()(Tensor.sum, (out,), {})
+        return _pointwise(Tensor.__truediv__, (s, out.shape[0] if out.dim() else 1), {})
+    if denom is not None:
+        s = _reduction()(Tensor.sum, (out,), {})
+        return _pointwise(Tensor.__truediv__, (s, denom), {})
+    return _reduction()(Tensor.mean, (out,), {})
+
+
+def _pointwise_loss(names):
+    """mse_loss, l1_loss, ...: the 'none' loss by the pointwise rule, then the reduction."""
+
+    def rule(func, args, kwargs):
+        bound = {n: _arg(args, kwargs, i, n, _MISSING) for i, n in enumerate(names)}
+        bound = {n: v for n, v in bound.items() if v is not _MISSING}
+        reduction = bound.pop("reduction", kwargs.get("reduction", "mean"))
+        bound.pop("size_average", None)
+        bound.pop("reduce", None)
+        first = [bound.pop(n) for n in names[:2]]
+        out = _pointwise(func, tuple(first), {**bound, "reduction": "none"})
+        return _reduce_loss(out, reduction)
+
+    return rule
+
+
+def _nll_like(func, args, kwargs):
+    names = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction")
+    a = {n: _arg(args, kwargs, i, n, _MISSING) for i, n in enumerate(names)}
+    inp, target = a["input"], a["target"]
+    weight = None if a["weight"] is _MISSING else a["weight"]
+    ignore = -100 if a["ignore_index"] is _MISSING else a["ignore_index"]
+    reduction = "mean" if a["reduction"] is _MISSING else a["reduction"]
+    extra = {}
+    if "label_smoothing" in kwargs:
+        extra["label_smoothing"] = kwargs["label_smoothing"]
+    if _is_b(weight):
+        return _no_rule(func)
+    levels = levels_of(inp, target)
+    nb = len(levels)
+    pi = align(inp, levels, expand=True)
+    pt = align(target, levels, expand=True)
+    sizes = tuple(pi.shape[:nb])
+    prob_target = target.dtype.is_floating_point
+    if logical_dim(inp) == 1:
+        fi = pi.reshape((-1, pi.shape[-1]))
+        ft = pt.reshape((-1, pt.shape[-1])) if prob_target else pt.reshape(-1)
+    else:
+        fi = pi.reshape((-1,) + tuple(pi.shape[nb + 1 :]))
+        ft = pt.reshape((-1,) + tuple(pt.shape[nb + 1 :]))
+    loss = func(fi, ft, weight, None, ignore, None, "none", **extra)
+    loss = BatchedTensor(loss.reshape(sizes + _loss_shape(inp, target, prob_target)), levels)
+    if reduction != "mean" or prob_target:
+        if reduction == "mean" and prob_target:
+            n = inp.shape[0] if logical_dim(inp) > 1 else 1
+            for s in inp.shape[2:]:
+                n *= s
+            return _reduce_loss(loss, "mean", n)
+        return _reduce_loss(loss, reduction)
+    keep = BatchedTensor(pt.reshape(sizes + tuple(_loss_shape(inp, target, False))), levels)
+    mask = _pointwise(Tensor.__ne__, (keep, ignore), {})
+    w = _pointwise(Tensor.to, (mask, inp.dtype), {})
+    if weight is not None:
+        safe = _pointwise(ember.where, (mask, keep, 0), {})
+        cw = BatchedTensor(weight[safe._v], safe._lv)
+        w = _pointwise(Tensor.__mul__, (w, cw), {})
+    denom = _reduction()(Tensor.sum, (w,), {})
+    return _reduce_loss(loss, "mean", denom)
+
+
+def _loss_shape(inp, target, prob_target):
+    if logical_dim(inp) == 1:
+        return ()
+    shape = tuple(inp.shape)
+    return (shape[0],) + shape[2:]
+
+
+def _embedding(func, args, kwargs):
+    idx, w = args[0], _arg(args, kwargs, 1, "weight")
+    if not _is_b(w):
+        return wrap(func(idx._v, w, *args[2:], **kwargs), idx._lv)
+    from .._ops.creation import arange
+
+    levels = levels_of(idx, w)
+    nb = len(levels)
+    pw = align(w, levels, expand=True)
+    sizes = _batch_sizes(levels)
+    B = 1
+    for s in sizes:
+        B *= s
+    pw = pw.reshape((B,) + tuple(pw.shape[nb:]))
+    pi = align(idx, levels, expand=True)
+    pi = pi.reshape((B,) + tuple(pi.shape[nb:]))
+    rows = arange(B).reshape((B,) + (1,) * (pi.dim() - 1))
+    out = pw[rows, pi]
+    return BatchedTensor(out.reshape(sizes + tuple(out.shape[1:])), levels)
+
+
+def _binary_dim(pos, name, default):
+    def rule(func, args, kwargs):
+        a, b = args[0], args[1]
+        levels = levels_of(a, b)
+        rank = max(logical_dim(a), logical_dim(b))
+        pa, pb = align(a, levels, rank), align(b, levels, rank)
+        d = _arg(args, kwargs, pos, name, default)
+        args2, kwargs2 = _with((pa, pb, *args[2:]), kwargs, pos, name, _pdim(d, rank, len(levels)))
+        return wrap(func(*args2, **kwargs2), levels)
+
+    return rule
+
+
+def _sdpa(func, args, kwargs):
+    q, k, v = args[0], args[1], args[2]
+    mask = _arg(args, kwargs, 3, "attn_mask")
+    ts = [t for t in (q, k, v, mask) if _is_t(t)]
+    levels = levels_of(*ts)
+    rank = max(logical_dim(t) for t in ts)
+
+    def conv(t):
+        return align(t, levels, rank, expand=True) if _is_t(t) else t
+
+    sizes = _batch_sizes(levels)
+    new = [conv(t) for t in (q, k, v)]
+    rest = list(args[3:])
+    if rest:
+        rest[0] = conv(rest[0])
+    kw = {kk: conv(vv) for kk, vv in kwargs.items()}
+    flat = [
+        t.reshape((-1,) + tuple(t.shape[len(levels) :])) if t.dim() > len(levels) else t
+        for t in new
+    ]
+    if rest and _is_t(rest[0]):
+        rest[0] = rest[0].reshape((-1,) + tuple(rest[0].shape[len(levels) :]))
+    if _is_t(kw.get("attn_mask")):
+        m = kw["attn_mask"]
+        kw["attn_mask"] = m.reshape((-1,) + tuple(m.shape[len(levels) :]))
+    out = func(*flat, *rest, **kw)
+    return wrap(out.reshape(sizes + tuple(out.shape[1:])), levels)
+
+
+# -- randomness (torch's modes: 'error' raises, 'different' draws per example, 'same' once)
+
+
+def _random_levels(func):
+    levels = _levels()
+    for lv in levels:
+        if lv.randomness == "error":
+            raise RuntimeError(
+                "vmap: called random operation while in randomness error mode. Please either use "
+                "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                f"operation out of vmap (op: {op_name(func)})"
+            )
+    return tuple(lv.id for lv in levels if lv.randomness == "different")
+
+
+def _random_factory(size_start=0):
+    def rule(func, args, kwargs):
+        diff = _random_levels(func)
+        if not diff:
+            return func(*args, **kwargs)
+        sizes = _batch_sizes(diff)
+        head = args[:size_start]
+        shape = (
+            _shape_args(args, size_start)
+            if len(args) > size_start
+            else tuple(kwargs.pop("size", ()))
+        )
+        kwargs = {k: v for k, v in kwargs.items() if k != "size"}
+        return BatchedTensor(func(*head, sizes + tuple(shape), **kwargs), diff)
+
+    rule.random = True
+    return rule
+
+
+def _random_like(func, args, kwargs):
+    diff = _random_levels(func)
+    x = args[0]
+    if set(levels_of(x)) <= set(diff) and _is_b(x) and levels_of(x) == diff:
+        return wrap(func(x._v, *args[1:], **kwargs), x._lv)
+    base = ember.empty(_batch_sizes(diff) + tuple(x.shape), dtype=x.dtype)
+    return wrap(func(base, *args[1:], **kwargs), diff)
+
+
+_random_like.random = True
+
+
+def _dropout(func, args, kwargs):
+    x = args[0]
+    p = _arg(args, kwargs, 1, "p", 0.5)
+    training = _arg(args, kwargs, 2, "training", _arg(args, kwargs, 2, "train", True))
+    if not training or p == 0:
+        return x
+    diff = _random_levels(func)
+    if _is_b(x) and x._lv == diff:
+        return wrap(func(x._v, *args[1:], **kwargs), x._lv)
+    kw = {k: v for k, v in kwargs.items() if k != "inplace"}
+    ones = ember.ones(_batch_sizes(diff) + tuple(x.shape), dtype=x.dtype)
+    mask = func(ones, *args[1:3], **kw)
+    mask = BatchedTensor(mask, diff) if diff else mask
+    return _pointwise(Tensor.__mul__, (x, mask), {})
+
+
+_dropout.random = True
+
+
+def _random_inplace(func, args, kwargs):
+    diff = _random_levels(func)
+    x = args[0]
+    if _is_b(x):
+        if x._lv == diff:
+            func(x._v, *args[1:], **kwargs)
+            return x
+        return _no_rule(func)
+    if diff:
+        raise RuntimeError(
+            f"vmap: {op_name(func)} with randomness='different' on a tensor that is not vmapped "
+            "over cannot give each example its own values in place; use randomness='same' or "
+            "an out-of-place random function"
+        )
+    return func(*args, **kwargs)
+
+
+_random_inplace.random = True
+
+
+def _random_other(func, args, kwargs):
+    # Random ops without a batched form here: allowed outside 'error' mode on unbatched inputs.
+    if any(_is_b(a) for a in (*args, *kwargs.values())):
+        return _no_rule(func)
+    if _random_levels(func):
+        raise RuntimeError(
+            f"vmap: {op_name(func)} has no batching rule for randomness='different' (each "
+            "example would need its own draw); use randomness='same' or draw outside vmap"
+        )
+    return func(*args, **kwargs)
+
+
+_random_other.random = True
+
+
+def _new_factory(func, args, kwargs):
+    return func(args[0]._v, *args[1:], **kwargs)
+
+
+def _like(func, args, kwargs):
+    x = args[0]
+    return wrap(func(x._v, *args[1:], **kwargs), x._lv)
+
+
+def _orig(owner, name):
+    mod = _OWNERS[owner]
+    obj = vars(mod).get(name) if owner == "Tensor" else getattr(mod, name, None)
+    return overrides.original(obj)
+
+
+_LINEAR = _orig("F", "linear")
+
+
+# -- the table
+
+register(POINTWISE, _inplace_kw(_pointwise))
+register(
+    [n + "_" for n in POINTWISE if not n.startswith("_")] + INPLACE_DUNDERS,
+    _inplace,
+    ("Tensor", "F", "ember"),
+)
+register(
+    "copy_ fill_ zero_ masked_fill_ clamp_ clip_ lerp_ addcmul_ addcdiv_", _inplace, ("Tensor",)
+)
+register("sum nansum mean nanmean prod amax amin all any count_nonzero logsumexp", _reduction())
+register("argmax argmin", _reduction())
+register("max min median nanmedian", _reduction(values_only=True))
+register("std var std_mean var_mean", _reduction())
+register("norm", _reduction(2, "dim"))
+register("softmax log_softmax softmin", _softmax_like)
+register("cumsum cumprod cummax cummin logcumsumexp unbind glu", _dimop((1, "dim", 0)))
+register("sort argsort", _dimop((1, "dim", -1)))
+register("topk kthvalue", _dimop((2, "dim", -1)))
+register("flip", _dimop((1, "dims", _MISSING)))
+register("fliplr", _dimop((1, "dims", _MISSING)))
+register("roll", _flat_roll)
+register("unsqueeze", _dimop((1, "dim", _MISSING), extra=1))
+register("squeeze", _squeeze)
+register("transpose swapaxes swapdims", _dimop((1, "dim0", _MISSING), (2, "dim1", _MISSING)))
+register("movedim moveaxis", _dimop((1, "source", _MISSING), (2, "destination", _MISSING)))
+register("narrow select", _dimop((1, "dim", _MISSING)))
+register("chunk split tensor_split", _dimop((2, "dim", 0)))
+register("flatten", _dimop((1, "start_dim", 0), (2, "end_dim", -1)))
+register("unflatten", _dimop((1, "dim", _MISSING)))
+register("diagonal", _dimop((2, "dim1", 0), (3, "dim2", 1)))
+register("diff", _dimop((2, "dim", -1)))
+register("cross", _dimop((2, "dim", -1)))
+register("normalize", _dimop((2, "dim", 1)), ("F",))
+register("repeat_interleave", _dimop((2, "dim", _MISSING)))
+register("view reshape", _view, ("Tensor",))
+register("reshape", _reshape_fn, ("ember",))
+register("view_as reshape_as", _view_as, ("Tensor",))
+register("expand broadcast_to", _expand)
+register("expand_as", _expand_as)
+register("permute", _permute)
+register("repeat tile", _repeat)
+register("t", _t)
+register("trace", _trace)
+register("cat concat concatenate", _cat, ("ember",))
+register("stack", _stack, ("ember",))
+register("nonzero argwhere unique unique_consecutive masked_select", _dynamic)
+register("__getitem__", _getitem, ("Tensor",))
+register("__setitem__", _setitem, ("Tensor",))
+register("gather", _gather_like(2))
+register("scatter scatter_add scatter_reduce", _gather_like(2))
+register("scatter_ scatter_add_ scatter_reduce_", _gather_like(2, inplace=True), ("Tensor",))
+register("index_select", _index_select)
+register("take_along_dim", _take_along_dim)
+register("matmul mm bmm mv dot inner __matmul__ __rmatmul__", _matmul)
+register("linear", _linear, ("F", "ember"))
+register("addmm", _addmm)
+register("outer ger", _outer)
+register("einsum", _einsum, ("ember",))
+register("conv1d conv2d conv3d", _conv, ("F", "ember"))
+register(
+    "max_pool1d avg_pool1d adaptive_avg_pool1d adaptive_max_pool1d lp_pool1d",
+    _trailing(1),
+    ("F", "ember"),
+)
+register(
+    "max_pool2d avg_pool2d adaptive_avg_pool2d adaptive_max_pool2d lp_pool2d pixel_shuffle "
+    "pixel_unshuffle",
+    _trailing(2),
+    ("F", "ember"),
+)
+register(
+    "max_pool3d avg_pool3d adaptive_avg_pool3d adaptive_max_pool3d", _trailing(3), ("F", "ember")
+)
+register("pad", _pad, ("F",))
+register("layer_norm", _layer_norm, ("F", "ember"))
+register("batch_norm", _batch_norm, ("F",))
+register("cross_entropy nll_loss", _nll_like, ("F",))
+register(
+    "mse_loss l1_loss",
+    _pointwise_loss(("input", "target", "size_average", "reduce", "reduction")),
+    ("F",),
+)
+register(
+    "smooth_l1_loss",
+    _pointwise_loss(("input", "target", "size_average", "reduce", "reduction")),
+    ("F",),
+)
+register("huber_loss", _pointwise_loss(("input", "target", "reduction")), ("F",))
+register(
+    "binary_cross_entropy binary_cross_entropy_with_logits",
+    _pointwise_loss(("input", "target", "weight", "size_average", "reduce", "reduction")),
+    ("F",),
+)
+register(
+    "kl_div", _pointwise_loss(("input", "target", "size_average", "reduce", "reduction")), ("F",)
+)
+register("embedding", _embedding, ("F",))
+register("cosine_similarity", _binary_dim(2, "dim", 1), ("F", "ember"))
+register("scaled_dot_product_attention", _sdpa, ("F",))
+register("one_hot", _like, ("F",))
+register("zeros_like ones_like empty_like full_like", _like, ("ember",))
+register("new_zeros new_ones new_empty new_full new_tensor", _new_factory, ("Tensor",))
+register("rand randn", _random_factory(0), ("ember",))
+register("randint", _random_factory(2), ("ember",))
+register("rand_like randn_like randint_like bernoulli poisson", _random_like, ("ember", "Tensor"))
+register(
+    "dropout alpha_dropout feature_alpha_dropout dropout1d dropout2d dropout3d",
+    _dropout,
+    ("F", "ember"),
+)
+register(
+    "uniform_ normal_ bernoulli_ random_ exponential_ geometric_ cauchy_ log_normal_",
+    _random_inplace,
+    ("Tensor",),
+)
+register("randperm multinomial normal", _random_other, ("ember", "Tensor"))

@@ -1,0 +1,937 @@
+"""vmap by batching rules: a BatchedTensor holds one physical tensor whose leading dimensions are
+the batch dimensions of the active vmap levels; every ember operation on it reaches a rule (through
+an ember.overrides function mode) that runs the operation once on the physical tensor.
+
+Note [vmap levels]: each vmap call gets a level (a number growing with nesting). A BatchedTensor
+carries `_lv`, the ascending tuple of levels it is batched over, and `_v`, the physical tensor
+whose first len(_lv) dimensions are those levels' batch dimensions, in the same order; the rest
+are the logical dimensions the user's function sees. A rule lines its arguments up on the union
+of their levels (size-1 dimensions where an argument is not batched, so broadcasting fills them),
+calls the ember function on the physical tensors and wraps the result. Nesting needs no recursion:
+a tensor batched by two vmaps is one physical tensor with two leading batch dimensions.
+
+Note [vmap and autograd]: rules run ordinary ember operations on the physical tensors, so the
+autograd tape records them as for any program. grad/vjp inside vmap expand their differentiated
+inputs over every active level before calling the function, so each batch element has its own
+copy of an unbatched parameter and the physical backward pass yields per-example gradients
+(what torch.func computes with a batched backward). A vjp_fn called under a vmap level newer than
+its vjp (jacrev's rows) runs the function again at that level: ember's backward nodes are C++ and
+cannot be batched after the fact, so the rows are vectorized by one batched forward and backward.
+"""
+
+import functools
+import itertools
+import threading
+
+from .. import autograd, overrides
+from .._C import Tensor
+from ..autograd.grad_mode import enable_grad
+
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "BatchedTensor"]
+
+_local = threading.local()
+_level_ids = itertools.count(1)
+
+
+class _Level:
+    __slots__ = ("id", "size", "randomness")
+
+    def __init__(self, id, size, randomness):
+        self.id, self.size, self.randomness = id, size, randomness
+
+
+def _levels():
+    stack = getattr(_local, "levels", None)
+    if stack is None:
+        stack = _local.levels = []
+    return stack
+
+
+def _size_of(level):
+    for lv in _levels():
+        if lv.id == level:
+            return lv.size
+    raise RuntimeError(
+        "vmap: a BatchedTensor escaped the vmap that created it; return tensors from the vmapped "
+        "function instead of storing them elsewhere"
+    )
+
+
+class BatchedTensor:
+    """BatchedTensor(value, levels)
+
+    The tensor a vmapped function sees: `value` with its leading dimensions (one per entry of
+    `levels`) hidden. `isinstance(x, ember.Tensor)` holds, as for torch's batched tensors."""
+
+    __slots__ = ("_v", "_lv")
+    __torch_function__ = None  # ember.overrides treats it as a tensor-like type
+
+    def __init__(self, value, levels):
+        self._v = value
+        self._lv = levels
+
+    @property
+    def __class__(self):
+        return Tensor
+
+    # -- logical metadata
+    @property
+    def shape(self):
+        return self._v.shape[len(self._lv) :]
+
+    def size(self, dim=None):
+        s = self.shape
+        return s if dim is None else s[dim]
+
+    def dim(self):
+        return self._v.dim() - len(self._lv)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self.dim()
+
+    def numel(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def __len__(self):
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        return iter(self.unbind(0))
+
+    @property
+    def dtype(self):
+        return self._v.dtype
+
+    @property
+    def device(self):
+        return self._v.device
+
+    @property
+    def layout(self):
+        return self._v.layout
+
+    @property
+    def is_cuda(self):
+        return self._v.is_cuda
+
+    @property
+    def requires_grad(self):
+        return self._v.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._v.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self._v.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._v.is_leaf
+
+    @property
+    def grad_fn(self):
+        return self._v.grad_fn
+
+    @property
+    def grad(self):
+        return None
+
+    @property
+    def data(self):
+        return BatchedTensor(self._v.data, self._lv)
+
+    @property
+    def T(self):
+        return self.permute(*range(self.dim() - 1, -1, -1))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def is_floating_point(self):
+        return self._v.is_floating_point()
+
+    def is_complex(self):
+        return self._v.is_complex()
+
+    def element_size(self):
+        return self._v.element_size()
+
+    def get_device(self):
+        return self._v.get_device()
+
+    def is_contiguous(self, *args, **kwargs):
+        return self._v.is_contiguous(*args, **kwargs)
+
+    def __repr__(self):
+        return f"BatchedTensor(levels={self._lv}, value={self._v!r})"
+
+    # -- what vmap cannot batch
+    def item(self):
+        raise RuntimeError(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+            "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+            "operations."
+        )
+
+    def _data_dependent(self, *args):
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow. We don't support that yet (each example could take another branch); "
+            "use ember.where instead."
+        )
+
+    __bool__ = __int__ = __float__ = __index__ = __complex__ = _data_dependent
+
+    def tolist(self):
+        raise RuntimeError("vmap: tolist() reads values per example, which vmap cannot batch")
+
+    def numpy(self, *args, **kwargs):
+        raise RuntimeError("vmap: numpy() reads values per example, which vmap cannot batch")
+
+    __hash__ = object.__hash__
+
+    def __getattr__(self, name):
+        # Tensor methods defined in Python after this module was imported (ember/__init__ adds
+        # some): route them like the others, and remember the method on the class.
+        value = vars(Tensor).get(name)
+        if value is None or name.startswith("__") or isinstance(value, (property, type)):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        if isinstance(value, (staticmethod, classmethod)):
+            return getattr(Tensor, name)
+        method = _method(name, overrides.original(value))
+        setattr(BatchedTensor, name, method)
+        return method.__get__(self)
+
+
+def _method(name, original):
+    def method(self, *args, **kwargs):
+        return _dispatch(original, (self, *args), kwargs)
+
+    method.__name__ = name
+    return method
+
+
+# Every other Tensor method and operator goes to its batching rule.
+_SKIP = set(vars(BatchedTensor)) | {"__init__", "__new__", "__repr__", "__str__", "__format__"}
+for _name, _value in list(vars(Tensor).items()):
+    if _name in _SKIP or isinstance(_value, (property, type, staticmethod, classmethod)):
+        continue
+    if _name.startswith("_") and _name not in overrides._ROUTED_DUNDERS:
+        continue
+    if callable(_value):
+        setattr(BatchedTensor, _name, _method(_name, _value))
+del _name, _value
+
+
+def _is_batched(x):
+    return type(x) is BatchedTensor
+
+
+def _has_batched(args, kwargs):
+    for a in itertools.chain(args, kwargs.values()):
+        if type(a) is BatchedTensor:
+            return True
+        if type(a) in (list, tuple):
+            for b in a:
+                if type(b) is BatchedTensor:
+                    return True
+    return False
+
+
+def _rule_name(func):
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    return name
+
+
+_rules = None  # the _batch_rules module, imported on first use (it needs the whole package)
+
+
+def _dispatch(func, args, kwargs):
+    global _rules
+    if _rules is None:
+        from . import _batch_rules as _rules
+    rule = _rules.RULES.get(id(func))
+    if not _has_batched(args, kwargs):
+        if rule is not None and getattr(rule, "random", False):
+            return rule(func, args, kwargs)
+        return func(*args, **kwargs)
+    if rule is None:
+        raise RuntimeError(
+            f"vmap: Batching rule not implemented for {_rules.op_name(func)}. ember has no "
+            "per-example fallback loop; express the function with operations that have batching "
+            "rules, or move this call out of vmap."
+        )
+    # Rules compute on plain tensors: switch the vmap mode off meanwhile (as ember.overrides
+    # does for calls it routes) so their own tensor calls are not routed back here.
+    stack = overrides._stack()
+    if stack and type(stack[-1]) is _VmapMode:
+        mode = stack.pop()
+        try:
+            return rule(func, args, kwargs)
+        finally:
+            stack.append(mode)
+    return rule(func, args, kwargs)
+
+
+class _VmapMode(overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return _dispatch(func, args, kwargs or {})
+
+
+# -- physical layout helpers (used by the rules)
+
+
+def levels_of(*xs):
+    """The sorted union of the levels of the BatchedTensors among xs."""
+    out = ()
+    for x in xs:
+        if type(x) is BatchedTensor and x._lv != out:
+            out = tuple(sorted(set(out) | set(x._lv))) if out else x._lv
+    return out
+
+
+# Tensor's own methods, taken before any mode patches the class: the layout helpers run on every
+# batched op, and the patched forms would route each call through ember.overrides first.
+_dim = vars(Tensor)["dim"]
+_unsqueeze = vars(Tensor)["unsqueeze"]
+_reshape = vars(Tensor)["reshape"]
+_expand = vars(Tensor)["expand"]
+_shape = vars(Tensor)["shape"].__get__
+
+
+def logical_dim(x):
+    return _dim(x._v) - len(x._lv) if type(x) is BatchedTensor else _dim(x)
+
+
+def align(x, levels, rank=None, expand=False):
+    """x's physical tensor with one leading dimension per level (size 1 where x is not batched
+    over it, unless `expand`), its logical dimensions left-padded with 1s up to `rank`."""
+    if type(x) is BatchedTensor:
+        v, lv = x._v, x._lv
+        if lv != levels:
+            for i, level in enumerate(levels):
+                if level not in lv:
+                    v = _unsqueeze(v, i)
+    else:
+        v = x
+        if levels:
+            v = _reshape(v, (1,) * len(levels) + tuple(_shape(v)))
+    nb = len(levels)
+    if rank is not None and _dim(v) - nb < rank:
+        shape = tuple(_shape(v))
+        v = _reshape(v, shape[:nb] + (1,) * (rank - (len(shape) - nb)) + shape[nb:])
+    if expand and nb:
+        shape = tuple(_shape(v))
+        want = tuple(_size_of(level) for level in levels)
+        if shape[:nb] != want:
+            v = _expand(v, want + shape[nb:])
+    return v
+
+
+def wrap(out, levels):
+    """Physical results (a tensor or a sequence of them) back to BatchedTensors over levels."""
+    if not levels:
+        return out
+    if isinstance(out, Tensor) and type(out) is not BatchedTensor:
+        return BatchedTensor(out, levels)
+    if isinstance(out, (tuple, list)):
+        items = [wrap(o, levels) for o in out]
+        if type(out) in (tuple, list):
+            return type(out)(items)
+        try:
+            return type(out)(*items)
+        except TypeError:
+            return type(out)(items)
+    return out
+
+
+def first_order():
+    """Whether the innermost grad transform running now wants first-order gradients only (its
+    inputs did not require grad: nothing differentiates its result). Rules may then take
+    routes whose backward is not differentiable again (Note [Per-example conv weight
+    gradients] in _batch_rules.py)."""
+    return getattr(_local, "first_order", False)
+
+
+class _FirstOrder:
+    """While a transform runs func: whether first-order gradients suffice, and the count of
+    transforms running (an inner grad's result may be differentiated by an outer one, even when
+    the inner one's own inputs do not require grad)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.prev = getattr(_local, "first_order", False)
+        _local.first_order = self.value
+        _local.depth = getattr(_local, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _local.first_order = self.prev
+        _local.depth -= 1
+
+
+def _inside_transform():
+    return getattr(_local, "depth", 0) > 0
+
+
+def active_levels():
+    return tuple(lv.id for lv in _levels())
+
+
+# -- pytrees
+
+
+def _tree_flatten(tree):
+    if isinstance(tree, (tuple, list)) and type(tree) is not BatchedTensor:
+        leaves, specs = [], []
+        for t in tree:
+            lf, sp = _tree_flatten(t)
+            leaves += lf
+            specs.append(sp)
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for k, v in tree.items():
+            lf, sp = _tree_flatten(v)
+            leaves += lf
+            specs.append((k, sp))
+        return leaves, (dict, specs)
+    return [tree], None
+
+
+def _tree_unflatten(leaves, spec):
+    it = iter(leaves)
+
+    def build(sp):
+        if sp is None:
+            return next(it)
+        kind, subs = sp
+        if kind is dict:
+            return {k: build(s) for k, s in subs}
+        items = [build(s) for s in subs]
+        return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+    return build(spec)
+
+
+def _spec_str(spec):
+    if spec is None:
+        return "*"
+    kind, subs = spec
+    if kind is dict:
+        return "{" + ", ".join(f"{k!r}: {_spec_str(s)}" for k, s in subs) + "}"
+    return f"{kind.__name__}(" + ", ".join(_spec_str(s) for s in subs) + ")"
+
+
+def _broadcast_dims(dims, spec, what, fname, args_spec_text):
+    """dims (an int/None or a pytree prefix of spec) -> one dim per leaf of spec."""
+    if dims is None or isinstance(dims, int):
+        n = len(_tree_unflatten_count(spec))
+        return [dims] * n
+    if spec is None:
+        raise ValueError(
+            f"vmap({fname}, ...): {what} is not compatible with the structure of "
+            f"`{args_spec_text}`. {what} has structure {_describe(dims)} but {args_spec_text} "
+            "has structure *."
+        )
+    kind, subs = spec
+    if kind is dict:
+        if not isinstance(dims, dict) or set(dims) != {k for k, _ in subs}:
+            raise ValueError(
+                f"vmap({fname}, ...): {what} is not compatible with the structure of "
+                f"`{args_spec_text}`. {what} has structure {_describe(dims)} but "
+                f"{args_spec_text} has structure {_spec_str(spec)}."
+            )
+        out = []
+        for k, s in subs:
+            out += _broadcast_dims(dims[k], s, what, fname, args_spec_text)
+        return out
+    if not isinstance(dims, (tuple, list)) or len(dims) != len(subs):
+        raise ValueError(
+            f"vmap({fname}, ...): {what} is not compatible with the structure of "
+            f"`{args_spec_text}`. {what} has structure {_describe(dims)} but {args_spec_text} "
+            f"has structure {_spec_str(spec)}."
+        )
+    out = []
+    for d, s in zip(dims, subs):
+        out += _broadcast_dims(d, s, what, fname, args_spec_text)
+    return out
+
+
+def _tree_unflatten_count(spec):
+    if spec is None:
+        return [0]
+    kind, subs = spec
+    out = []
+    for s in subs:
+        out += _tree_unflatten_count(s[1] if kind is dict else s)
+    return out
+
+
+def _describe(dims):
+    if isinstance(dims, (tuple, list)):
+        return f"{type(dims).__name__}(" + ", ".join(_describe(d) for d in dims) + ")"
+    if isinstance(dims, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in dims.items()) + "}"
+    return "*"
+
+
+def _check_dims_type(dims, what, fname):
+    if dims is None or (isinstance(dims, int) and not isinstance(dims, bool)):
+        return
+    if isinstance(dims, (tuple, list)):
+        for d in dims:
+            _check_dims_type(d, what, fname)
+        return
+    if isinstance(dims, dict):
+        for d in dims.values():
+            _check_dims_type(d, what, fname)
+        return
+    raise ValueError(
+        f"vmap({fname}, {what}={dims!r}, ...)(<inputs>): expected `{what}` to be int or a "
+        f"(potentially nested) tuple matching the structure of inputs, got: {type(dims)}."
+    )
+
+
+# -- vmap
+
+
+def _func_name(func):
+    return getattr(func, "__name__", None) or type(func).__name__
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None) -> Callable
+
+    func vectorized over dimension `in_dims` of its inputs: each ember operation inside runs once
+    on the whole batch through its batching rule; results carry the batch at `out_dims`.
+    `in_dims`/`out_dims` are ints, None (not mapped) or pytrees matching the inputs/outputs;
+    `randomness` is 'error', 'different' or 'same'; `chunk_size` splits the batch into pieces."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    fname = _func_name(func)
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        _check_dims_type(in_dims, "in_dims", fname)
+        leaves, spec = _tree_flatten(args)
+        dims_tree = in_dims if not isinstance(in_dims, (list, tuple)) else tuple(in_dims)
+        if isinstance(dims_tree, tuple) and len(dims_tree) != len(args):
+            raise ValueError(
+                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
+                f"with the structure of `inputs`. in_dims has {len(dims_tree)} elements, but "
+                f"inputs has {len(args)} elements."
+            )
+        dims = _broadcast_dims(dims_tree, spec, "in_dims", fname, "inputs")
+        size = None
+        for leaf, d in zip(leaves, dims):
+            if d is None:
+                continue
+            if not isinstance(leaf, Tensor):
+                raise ValueError(
+                    f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an "
+                    f"input but the input is of type {type(leaf)}. We cannot vmap over "
+                    "non-Tensor arguments, please use None as the respective in_dim"
+                )
+            n = leaf.dim()
+            if not -n <= d < n:
+                raise ValueError(
+                    f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some "
+                    f"input, but that input is a Tensor of dimensionality {n} so expected in_dim "
+                    f"to satisfy -{n} <= in_dim < {n}."
+                )
+            s = leaf.shape[d]
+            if size is None:
+                size = s
+            elif s != size:
+                sizes = [lf.shape[dd] for lf, dd in zip(leaves, dims) if dd is not None]
+                raise ValueError(
+                    f"vmap: Expected all tensors to have the same size in the mapped dimension, "
+                    f"got sizes {sizes} for the mapped dimension"
+                )
+        if size is None:
+            raise ValueError(
+                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a "
+                "Tensor mapped over a dimension (in_dims not None); got none"
+            )
+        if chunk_size is None or chunk_size >= size:
+            return _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness)
+        pieces = []
+        for start in range(0, size, chunk_size):
+            n = min(chunk_size, size - start)
+            part = [lf if d is None else lf.narrow(d, start, n) for lf, d in zip(leaves, dims)]
+            pieces.append(
+                _run(func, fname, part, spec, dims, n, kwargs, out_dims, randomness, flat=True)
+            )
+        out_leaves, out_spec, odims = pieces[0]
+        merged = []
+        for k, (leaf, od) in enumerate(zip(out_leaves, odims)):
+            if od is None:
+                merged.append(leaf)
+            else:
+                from .. import cat
+
+                merged.append(cat([p[0][k] for p in pieces], od))
+        return _tree_unflatten(merged, out_spec)
+
+    return wrapped
+
+
+def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, flat=False):
+    level = _Level(next(_level_ids), size, randomness)
+    stack = _levels()
+    modes = overrides._get_current_function_mode_stack()
+    mode = None if modes and isinstance(modes[-1], _VmapMode) else _VmapMode()
+    if mode is not None:
+        mode.__enter__()
+    stack.append(level)
+    try:
+        inputs = [_batch_input(lf, d, level.id) for lf, d in zip(leaves, dims)]
+        out = _callable(func)(*_tree_unflatten(inputs, spec), **kwargs)
+        out_leaves, out_spec = _tree_flatten(out)
+        _check_dims_type(out_dims, "out_dims", fname)
+        odims = _broadcast_dims(out_dims, out_spec, "out_dims", fname, "outputs")
+        result = [_unbatch_output(o, d, level, fname) for o, d in zip(out_leaves, odims)]
+    finally:
+        stack.pop()
+        if mode is not None:
+            mode.__exit__(None, None, None)
+    if flat:
+        return result, out_spec, odims
+    return _tree_unflatten(result, out_spec)
+
+
+def _callable(func):
+    """func itself, or, for an ember function or Tensor method passed directly (vmap(ember.dot),
+    taken before the mode patched it), the routed form that reaches its batching rule."""
+    routed = overrides.routed(func)
+    if routed is not func:
+        return routed
+    global _rules
+    if _rules is None:
+        from . import _batch_rules as _rules
+    if id(func) in _rules.RULES:
+        return lambda *args, **kwargs: _dispatch(func, args, kwargs)
+    return func
+
+
+def _batch_input(leaf, d, level):
+    if d is None:
+        return leaf
+    if type(leaf) is BatchedTensor:
+        nb = len(leaf._lv)
+        d = d % leaf.dim()
+        return BatchedTensor(leaf._v.movedim(nb + d, nb), leaf._lv + (level,))
+    return BatchedTensor(leaf.movedim(d, 0) if d else leaf, (level,))
+
+
+def _unbatch_output(out, od, level, fname):
+    if od is None:
+        if type(out) is BatchedTensor and level.id in out._lv:
+            raise ValueError(
+                f"vmap({fname}, ..., out_dims=None): the function returned a tensor that is "
+                "batched over the vmapped dimension; out_dims=None is only for outputs that do "
+                "not depend on the mapped inputs"
+            )
+        return out
+    if not isinstance(out, Tensor):
+        raise ValueError(
+            f"vmap({fname}, ...): `{fname}` must only return Tensors, got type {type(out)}. "
+            "Did you mean to set out_dims= to None for output?"
+        )
+    n = out.dim() + 1
+    if not -n <= od < n:
+        raise ValueError(
+            f"vmap({fname}, ..., out_dims={od}): out_dims={od} is out of range for an output "
+            f"of dimensionality {n - 1} (expected -{n} <= out_dim < {n})"
+        )
+    od %= n
+    if type(out) is BatchedTensor:
+        lv = out._lv
+        if level.id in lv:
+            pos = lv.index(level.id)
+            rest = lv[:pos] + lv[pos + 1 :]
+            v = out._v.movedim(pos, len(rest) + od)
+            return BatchedTensor(v, rest) if rest else v
+        nb = len(lv)
+        v = out._v.unsqueeze(nb + od)
+        shape = list(v.shape)
+        shape[nb + od] = level.size
+        return BatchedTensor(v.expand(*shape), lv)
+    v = out.unsqueeze(od)
+    shape = list(v.shape)
+    shape[od] = level.size
+    return v.expand(*shape)
+
+
+# -- reverse-mode transforms that work inside vmap (Note [vmap and autograd])
+
+
+def _argnums(argnums, n):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for k in nums:
+        if not -n <= k < n:
+            raise RuntimeError(f"Got argnums={argnums}, but only {n} positional inputs")
+    return nums
+
+
+def _phys(x):
+    return x._v if type(x) is BatchedTensor else x
+
+
+def _prepare_input(x, levels):
+    """x expanded over `levels` (so every batch element owns a copy) and tracked by autograd,
+    connected to x's own graph when x already requires grad (an enclosing transform)."""
+    if not isinstance(x, Tensor):
+        return x
+    if not x.requires_grad:
+        # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
+        x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
+        v = align(x, levels, expand=True).requires_grad_(True)
+    else:
+        v = align(x, levels, expand=True)
+    return BatchedTensor(v, levels) if levels else v
+
+
+def _requires_grad(tree):
+    return any(isinstance(t, Tensor) and t.requires_grad for t in _tree_flatten(tree)[0])
+
+
+def _zeros_for(x):
+    from .._ops.creation import zeros_like
+
+    return zeros_like(_phys(x))
+
+
+def _backward(outs, inputs, cotangents, create_graph):
+    """Physical autograd.grad of outs (logical tensors) against inputs (prepared by
+    _prepare_input) with cotangents; returns logical gradients batched like the inputs."""
+    out_p, cot_p = [], []
+    for o, c in zip(outs, cotangents):
+        if not isinstance(o, Tensor) or not _phys(o).requires_grad:
+            continue
+        lv = levels_of(o, c)
+        out_p.append(align(o, lv, expand=True))
+        cot_p.append(align(c, lv, rank=logical_dim(o), expand=True).expand_as(out_p[-1]))
+    in_p = [_phys(i) for i in inputs]
+    if out_p:
+        gs = autograd.grad(
+            out_p, in_p, cot_p, retain_graph=True, create_graph=create_graph, allow_unused=True
+        )
+    else:
+        gs = [None] * len(in_p)
+    res = []
+    for g, i, p in zip(gs, inputs, in_p):
+        g = _zeros_for(i) if g is None else g
+        if not create_graph:
+            g = g.detach()
+        res.append(BatchedTensor(g, i._lv) if type(i) is BatchedTensor else g)
+    return res
+
+
+def _detached(tree):
+    leaves, spec = _tree_flatten(tree)
+    out = []
+    for t in leaves:
+        if type(t) is BatchedTensor:
+            t = BatchedTensor(t._v.detach(), t._lv)
+        elif isinstance(t, Tensor):
+            t = t.detach()
+        out.append(t)
+    return _tree_unflatten(out, spec)
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """grad_and_value(func, argnums=0, has_aux=False) -> Callable
+
+    Like grad, returning (gradient, value); works inside vmap (per-example gradients)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        outer = _inside_transform() or _requires_grad(args)
+        levels = active_levels()
+        with enable_grad(), _FirstOrder(not outer):
+            call = list(args)
+            for k in nums:
+                leaves, spec = _tree_flatten(args[k])
+                call[k] = _tree_unflatten([_prepare_input(t, levels) for t in leaves], spec)
+            out = func(*call, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(
+                        "grad_and_value(f)(*args): output of function f should be a tuple: "
+                        "(output, aux) if has_aux is True"
+                    )
+                out, aux = out
+            if not isinstance(out, Tensor) or out.numel() != 1:
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
+                    f"got tensor with {out.dim() if isinstance(out, Tensor) else 'no'} dims"
+                )
+            inputs, specs = [], []
+            for k in nums:
+                leaves, spec = _tree_flatten(call[k])
+                inputs += leaves
+                specs.append((len(leaves), spec))
+            from .._ops.creation import ones
+
+            grads = _backward([out], inputs, [ones(tuple(out.shape), dtype=out.dtype)], outer)
+        it = iter(grads)
+        per_arg = tuple(_tree_unflatten([next(it) for _ in range(n)], sp) for n, sp in specs)
+        g = per_arg[0] if isinstance(argnums, int) else per_arg
+        if not outer:
+            out = _detached(out)
+            aux = _detached(aux)
+        return (g, (out, aux)) if has_aux else (g, out)
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """grad(func, argnums=0, has_aux=False) -> Callable
+
+    The gradient of scalar-valued func with respect to the argnums inputs; works inside vmap
+    (per-example gradients) and nests."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = inner(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """vjp(func, *primals, has_aux=False) -> (output, vjp_fn) or (output, vjp_fn, aux)
+
+    func(*primals) and a function mapping cotangents of the output to cotangents of the primals;
+    vjp_fn may be vmapped (jacrev does)."""
+    outer = _inside_transform() or _requires_grad(primals)
+    levels = active_levels()
+    leaves, spec = _tree_flatten(primals)
+    with enable_grad(), _FirstOrder(False):
+        call_leaves = [_prepare_input(t, levels) for t in leaves]
+        out = func(*_tree_unflatten(call_leaves, spec))
+        aux = None
+        if has_aux:
+            out, aux = out
+    out_leaves, out_spec = _tree_flatten(out)
+
+    def vjp_fn(*cotangents):
+        cot = cotangents[0] if len(cotangents) == 1 else cotangents
+        cot_leaves, cot_spec = _tree_flatten(cot)
+        if len(cot_leaves) != len(out_leaves):
+            raise RuntimeError(
+                "vjp_fn: Expected cotangents to have the same structure as the output of func "
+                f"({_spec_str(out_spec)}), got {_spec_str(cot_spec)}"
+            )
+        newer = set(levels_of(*cot_leaves)) - set(levels)
+        with enable_grad(), _FirstOrder(False):
+            if not newer:
+                return tuple(
+                    _tree_unflatten(
+                        _backward(out_leaves, call_leaves, cot_leaves, True if outer else False),
+                        spec,
+                    )
+                )
+            # Batched cotangents over a newer level: run func once more at that level.
+            now = active_levels()
+            again = [_prepare_again(t, now) for t in call_leaves]
+            out2 = func(*_tree_unflatten(again, spec))
+            if has_aux:
+                out2 = out2[0]
+            res = _backward(_tree_flatten(out2)[0], again, cot_leaves, outer)
+        return tuple(_tree_unflatten(res, spec))
+
+    value = out if outer else _detached(out)
+    if has_aux:
+        return value, vjp_fn, (aux if outer else _detached(aux))
+    return value, vjp_fn
+
+
+def _prepare_again(x, levels):
+    if not isinstance(x, Tensor):
+        return x
+    v = align(x, levels, expand=True)
+    return BatchedTensor(v, levels) if levels else v
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """jacrev(func, argnums=0, *, has_aux=False, chunk_size=None) -> Callable
+
+    The Jacobian of func by reverse mode: output shape followed by input shape. The rows are
+    computed together by vmap over vjp (`chunk_size` rows at a time when given)."""
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        nums = _argnums(argnums, len(args))
+
+        def partial(*diff):
+            call = list(args)
+            for k, d in zip(nums, diff):
+                call[k] = d
+            return func(*call)
+
+        out, vjp_fn, *rest = vjp(partial, *[args[k] for k in nums], has_aux=has_aux)
+        aux = rest[0] if has_aux else None
+        out_leaves, out_spec = _tree_flatten(out)
+        from .._ops.creation import eye
+
+        inputs = [args[k] for k in nums]
+        results = []  # per output leaf: tuple of per-input jacobians
+        for o in out_leaves:
+            n = o.numel()
+            basis = eye(n, dtype=o.dtype).reshape((n, *o.shape))
+            others = [_zero_like_logical(p) for p in out_leaves]
+
+            def row(v, o=o, others=others):
+                cots = [v if q is o else z for q, z in zip(out_leaves, others)]
+                return vjp_fn(_tree_unflatten(cots, out_spec))
+
+            rows = vmap(row, chunk_size=chunk_size)(basis) if n else None
+            jacs = []
+            for k, x in enumerate(inputs):
+                x_leaves, x_spec = _tree_flatten(x)
+                r_leaves = [None] * len(x_leaves) if rows is None else _tree_flatten(rows[k])[0]
+                js = []
+                for xl, r in zip(x_leaves, r_leaves):
+                    if r is None:
+                        from .._ops.creation import zeros
+
+                        js.append(zeros((*o.shape, *xl.shape), dtype=xl.dtype))
+                    else:
+                        js.append(r.reshape((*o.shape, *xl.shape)))
+                jacs.append(_tree_unflatten(js, x_spec))
+            results.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
+        result = _tree_unflatten(results, out_spec)
+        return (result, aux) if has_aux else result
+
+    return wrapper
+
+
+def _zero_like_logical(t):
+    from .._ops.creation import zeros
+
+    return zeros(tuple(t.shape), dtype=t.dtype)
