@@ -1,8 +1,9 @@
 """ember.func: torch.func's transforms over ember's tape autograd.
 
 vmap runs the function once per slice and stacks the results (same values as torch's batching
-rule, without its speed); grad/jacrev/jacfwd/hessian/vjp/jvp differentiate with
-ember.autograd.grad, building graphs so that transforms nest; functional_call swaps a module's
+rule, without its speed); grad/jacrev/vjp differentiate with ember.autograd.grad, building graphs
+so that transforms nest; jvp/jacfwd/hessian/linearize (func/_forward.py) use forward-mode AD
+(ember.autograd.forward_ad); functional_call swaps a module's
 parameters and buffers for the call."""
 
 import contextlib
@@ -11,6 +12,7 @@ from .. import autograd
 from .._C import Tensor, stack
 from .._ops.creation import zeros, zeros_like
 from ..autograd.grad_mode import enable_grad
+from ._forward import hessian, jacfwd, jvp, linearize  # noqa: F401  (forward mode)
 
 __all__ = [
     "vmap",
@@ -21,6 +23,7 @@ __all__ = [
     "jacrev",
     "jacfwd",
     "hessian",
+    "linearize",
     "functional_call",
 ]
 
@@ -170,23 +173,6 @@ def vjp(func, *primals, has_aux=False):
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
 
-def jvp(func, primals, tangents, *, has_aux=False):
-    """(func(*primals), J @ tangents), by differentiating a vector-Jacobian product once more."""
-    with enable_grad():
-        call = [p.detach().requires_grad_(True) for p in primals]
-        out = func(*call)
-        aux = None
-        if has_aux:
-            out, aux = out
-        u = zeros_like(out).requires_grad_(True)
-        gs = autograd.grad(out, call, u, create_graph=True, allow_unused=True)
-        pairs = [(g, t) for g, t in zip(gs, tangents) if g is not None]
-        dot = sum((g * t).sum() for g, t in pairs)
-        jv = autograd.grad(dot, u, allow_unused=True)[0] if pairs else None
-    jv = zeros_like(out) if jv is None else jv.detach()
-    return (out.detach(), jv, aux) if has_aux else (out.detach(), jv)
-
-
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of func: output shape followed by input shape, one backward per output."""
 
@@ -217,15 +203,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         return (result, aux) if has_aux else result
 
     return wrapper
-
-
-def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """Same values as jacrev (computed in reverse mode: ember has no forward-mode AD)."""
-    return jacrev(func, argnums, has_aux=has_aux)
-
-
-def hessian(func, argnums=0):
-    return jacrev(jacrev(func, argnums), argnums)
 
 
 @contextlib.contextmanager
