@@ -12,7 +12,9 @@ from .. import autograd
 from .._C import Tensor, stack
 from .._ops.creation import zeros, zeros_like
 from ..autograd.grad_mode import enable_grad
-from ._forward import hessian, jacfwd, jvp, linearize  # noqa: F401  (forward mode)
+from ..autograd.forward_ad import _tangent
+from ..overrides import routed
+from ._forward import _requires_grad_alias, hessian, jacfwd, jvp, linearize  # noqa: F401
 
 __all__ = [
     "vmap",
@@ -102,12 +104,19 @@ def _prepare(args, nums):
     args = list(args)
     for k in nums:
         a = args[k]
-        args[k] = _tree_map(lambda t: t if t.requires_grad else t.detach().requires_grad_(True), a)
+        # (_requires_grad_alias keeps a forward-mode tangent, so jvp/jacfwd/hessian of these work)
+        args[k] = _tree_map(_requires_grad_alias, a)
     return args
 
 
 def _nested(args, nums):
-    return any(t.requires_grad for k in nums for t in _leaves(args[k]) if isinstance(t, Tensor))
+    # inputs with a graph or a forward-mode tangent belong to an enclosing transform
+    return any(
+        t.requires_grad or _tangent(t) is not None
+        for k in nums
+        for t in _leaves(args[k])
+        if isinstance(t, Tensor)
+    )
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -151,9 +160,11 @@ def grad(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the cotangents' pullbacks."""
-    outer = any(p.requires_grad for p in primals if isinstance(p, Tensor))
+    outer = any(
+        p.requires_grad or _tangent(p) is not None for p in primals if isinstance(p, Tensor)
+    )
     with enable_grad():
-        call = [p if p.requires_grad else p.detach().requires_grad_(True) for p in primals]
+        call = [_requires_grad_alias(p) for p in primals]
         out = func(*call)
         aux = None
         if has_aux:
@@ -196,7 +207,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
                     r.append(zeros_like(x) if g is None else g)
         jacs = []
         for r, x in zip(rows, inputs):
-            j = stack(r, 0) if r else zeros(0, *x.shape, dtype=x.dtype)
+            j = routed(stack)(r, 0) if r else zeros(0, *x.shape, dtype=x.dtype)
             j = j.reshape(tuple(out.shape) + tuple(x.shape))
             jacs.append(j if outer else j.detach())
         result = jacs[0] if isinstance(argnums, int) else tuple(jacs)

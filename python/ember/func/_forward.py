@@ -74,6 +74,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         )
     _check_nesting("jvp")
     with fwad.dual_level():
+        func = routed(func)  # a public function taken before the level: its routing wrapper
         duals = [
             fwad.make_dual(p, t) if isinstance(p, Tensor) else p
             for p, t in zip(_leaves(primals), _leaves(tangents))
