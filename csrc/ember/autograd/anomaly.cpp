@@ -62,8 +62,8 @@ void warn_error_in(const std::string& node_name, uint64_t sequence_nr) {
           ". No forward pass information available. Enable detect anomaly during forward pass "
           "for more information.";
   else
-    msg = "Error detected in " + node_name + ". Traceback of forward call that caused the error:\n" +
-          s;
+    msg = "Error detected in " + node_name +
+          ". Traceback of forward call that caused the error:\n" + s;
   WarnFn warn = g_warn.load();
   if (warn) warn(msg);
   else std::cerr << "Warning: " << msg << std::endl;

@@ -221,8 +221,7 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
       };
       if (anomaly::enabled()) [[unlikely]]
         apply_with_anomaly_checks(*n, apply_node, outs);
-      else
-        apply_node();
+      else apply_node();
       if (!keep_graph) n->release_variables();
     }
     for (size_t i = 0; i < n->next_edges.size(); ++i) {

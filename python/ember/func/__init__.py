@@ -11,8 +11,8 @@ import contextlib
 from .. import autograd
 from .._C import Tensor, stack
 from .._ops.creation import zeros, zeros_like
-from ..autograd.grad_mode import enable_grad
 from ..autograd.forward_ad import _tangent
+from ..autograd.grad_mode import enable_grad
 from ..overrides import routed
 from ._forward import _requires_grad_alias, hessian, jacfwd, jvp, linearize  # noqa: F401
 
