@@ -74,32 +74,39 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         )
     _check_nesting("jvp")
     with fwad.dual_level():
-        func = routed(func)  # a public function taken before the level: its routing wrapper
-        duals = [
-            fwad.make_dual(p, t) if isinstance(p, Tensor) else p
-            for p, t in zip(_leaves(primals), _leaves(tangents))
-        ]
-        out = func(*_unflatten(primals, iter(duals)))
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(
-                    "jvp(f, primals, tangents): output of function f should be a tuple: (output, "
-                    "aux) if has_aux is True"
-                )
-            out, aux = out
-        flat = _leaves(out)
-        for o in flat:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(
-                    "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
-                    f"unsupported type {type(o).__name__}"
-                )
-        primal_outs, tangent_outs = [], []
-        for o in flat:
-            p, t = fwad.unpack_dual(o)
-            primal_outs.append(p)
-            tangent_outs.append(zeros_like(p) if t is None else t)
+        return _jvp_in_level(func, primals, tangents, has_aux)
+
+
+def _jvp_in_level(func, primals, tangents, has_aux):
+    """jvp inside an active level (jacfwd enters one level for all its columns: entering a level
+    installs the function mode, which costs milliseconds)."""
+    func = routed(func)  # a public function taken before the level: its routing wrapper
+    duals = [
+        fwad.make_dual(p, t) if isinstance(p, Tensor) else p
+        for p, t in zip(_leaves(primals), _leaves(tangents))
+    ]
+    out = func(*_unflatten(primals, iter(duals)))
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError(
+                "jvp(f, primals, tangents): output of function f should be a tuple: (output, "
+                "aux) if has_aux is True"
+            )
+        out, aux = out
+    flat = _leaves(out)
+    for o in flat:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(
+                "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
+                f"unsupported type {type(o).__name__}"
+            )
+    primal_outs, tangent_outs = [], []
+    for o in flat:
+        p, t = fwad.unpack_dual(o)
+        primal_outs.append(p)
+        tangent_outs.append(zeros_like(p) if t is None else t)
+    fwad._current().tangents.clear()  # this call's tangents are read out
     if not any(
         isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)
     ):
@@ -143,57 +150,64 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     "jacfwd: expected the argnums inputs to be floating point tensors; got "
                     f"{getattr(x, 'dtype', type(x).__name__)}"
                 )
-        in_leaves = [_leaves(a) for a in inputs]
-        state = get_rng_state() if randomness == "same" else None
-        columns = [[[] for _ in leaves] for leaves in in_leaves]  # [arg][leaf] -> per element
-        out = aux = None
-        for a, leaves in enumerate(in_leaves):
-            for li, x in enumerate(leaves):
-                basis = zeros(x.numel(), dtype=x.dtype)
-                for e in range(x.numel()):
-                    tangents = []
-                    for b, leaves_b in enumerate(in_leaves):
-                        for lj, y in enumerate(leaves_b):
-                            if a == b and li == lj:
-                                v = basis.clone()
-                                v[e] = 1
-                                tangents.append(v.reshape(tuple(x.shape)))
-                            else:
-                                tangents.append(zeros_like(y))
-                    it = iter(tangents)
-                    tangent_args = tuple(
-                        _unflatten(args[k], it) if k in nums else None for k in range(len(args))
-                    )
-                    if state is not None:
-                        set_rng_state(state)
-                    out, col, *rest = _jvp_args(func, args, nums, tangent_args, has_aux)
-                    if has_aux:
-                        aux = rest[0]
-                    columns[a][li].append(_leaves(col))
-        if out is None:  # inputs without elements: run once for the output structure
-            out, *rest = _call(func, args, has_aux)
-            if has_aux:
-                aux = rest[0]
-        out_leaves = _leaves(out)
-        # jac[o][a][l]: d(output leaf o)/d(input leaf l of argnum a)
-        per_out = []
-        for oi, o in enumerate(out_leaves):
-            per_arg = []
-            for a, leaves in enumerate(in_leaves):
-                jl = []
-                for li, x in enumerate(leaves):
-                    cols = [c[oi] for c in columns[a][li]]
-                    if cols:
-                        j = stack(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
-                    else:
-                        j = zeros(*(tuple(o.shape) + tuple(x.shape)), dtype=o.dtype)
-                    jl.append(j)
-                per_arg.append(_unflatten(inputs[a], iter(jl)))
-            per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
-        result = _unflatten(out, iter(per_out))
-        return (result, aux) if has_aux else result
+        _check_nesting("jacfwd")
+        with fwad.dual_level():
+            return _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums)
 
     return wrapper
+
+
+def _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums):
+    func = routed(func)
+    in_leaves = [_leaves(a) for a in inputs]
+    state = get_rng_state() if randomness == "same" else None
+    columns = [[[] for _ in leaves] for leaves in in_leaves]  # [arg][leaf] -> per element
+    out = aux = None
+    for a, leaves in enumerate(in_leaves):
+        for li, x in enumerate(leaves):
+            basis = zeros(x.numel(), dtype=x.dtype)
+            for e in range(x.numel()):
+                tangents = []
+                for b, leaves_b in enumerate(in_leaves):
+                    for lj, y in enumerate(leaves_b):
+                        if a == b and li == lj:
+                            v = basis.clone()
+                            v[e] = 1
+                            tangents.append(v.reshape(tuple(x.shape)))
+                        else:
+                            tangents.append(zeros_like(y))
+                it = iter(tangents)
+                tangent_args = tuple(
+                    _unflatten(args[k], it) if k in nums else None for k in range(len(args))
+                )
+                if state is not None:
+                    set_rng_state(state)
+                out, col, *rest = _jvp_args(func, args, nums, tangent_args, has_aux)
+                if has_aux:
+                    aux = rest[0]
+                columns[a][li].append(_leaves(col))
+    if out is None:  # inputs without elements: run once for the output structure
+        out, *rest = _call(func, args, has_aux)
+        if has_aux:
+            aux = rest[0]
+    out_leaves = _leaves(out)
+    # jac[o][a][l]: d(output leaf o)/d(input leaf l of argnum a)
+    per_out = []
+    for oi, o in enumerate(out_leaves):
+        per_arg = []
+        for a, leaves in enumerate(in_leaves):
+            jl = []
+            for li, x in enumerate(leaves):
+                cols = [c[oi] for c in columns[a][li]]
+                if cols:
+                    j = stack(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
+                else:
+                    j = zeros(*(tuple(o.shape) + tuple(x.shape)), dtype=o.dtype)
+                jl.append(j)
+            per_arg.append(_unflatten(inputs[a], iter(jl)))
+        per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+    result = _unflatten(out, iter(per_out))
+    return (result, aux) if has_aux else result
 
 
 def _call(func, args, has_aux):
@@ -218,7 +232,7 @@ def _jvp_args(func, args, nums, tangent_args, has_aux):
             call[k] = p
         return func(*call)
 
-    return jvp(inner, primals, tangents, has_aux=has_aux)
+    return _jvp_in_level(inner, primals, tangents, has_aux)
 
 
 def _requires_grad_alias(x):
