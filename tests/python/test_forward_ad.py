@@ -457,6 +457,11 @@ def test_forward_ad_under_no_grad_and_with_reverse_mode():
         tangent = fwAD.unpack_dual(d2 * d2).tangent
         (g,) = ember.autograd.grad(tangent.sum(), x2)
         np.testing.assert_allclose(g.numpy(), np.full(3, 2.0), rtol=1e-6)
+        # ... and through an elementwise op's node: d/dx (cos(x) * t) = -sin(x) * t
+        x3 = ember.randn(3, requires_grad=True)
+        tangent = fwAD.unpack_dual(fwAD.make_dual(x3, ember.ones(3)).sin()).tangent
+        (g,) = ember.autograd.grad(tangent.sum(), x3)
+        np.testing.assert_allclose(g.numpy(), -np.sin(x3.detach().numpy()), rtol=1e-6)
 
 
 def test_random_op_tangent_uses_the_same_mask():
