@@ -220,6 +220,8 @@ OPS = {
         [_t((4, 1, 3), 166)],
     ),
     # linalg
+    "lu_factor": (lambda a: ember.linalg.lu_factor(a).LU, [_t((3, 3), 174)]),
+    "slogdet": (lambda a: ember.linalg.slogdet(a).logabsdet, [_t((3, 3), 175)]),
     "svdvals": (lambda a: ember.linalg.svd(a).S, [_t((3, 3), 167)]),
     "eigvalsh": (lambda a: ember.linalg.eigh(a + a.T).eigenvalues, [_t((3, 3), 168)]),
     "qr": (lambda a: ember.linalg.qr(a).R, [_t((4, 3), 169)]),
@@ -242,7 +244,7 @@ OPS = {
 
 # Ops without a forward formula in ember (their backward is a kernel that cannot itself be
 # differentiated): they raise torch's NotImplementedError text rather than a wrong tangent.
-NO_FORWARD = {"ctc_loss"}
+NO_FORWARD = {"ctc_loss", "lu_factor"}
 
 
 def _tangents(inputs, seed=1000):

@@ -351,7 +351,8 @@ _NO_TANGENT = frozenset(
     "zeros_like ones_like empty_like full_like rand_like randn_like randint_like new_zeros "
     "new_ones new_empty new_full new_tensor share_memory_ pin_memory record_stream grad "
     "argmax argmin argsort nonzero bucketize searchsorted sign_bit isnan isinf isfinite "
-    "dropout_mask bernoulli multinomial".split()
+    "dropout_mask bernoulli multinomial histc histogram bincount unique unique_consecutive "
+    "poisson rand randn randint one_hot".split()
 )
 
 # Ops linear in their floating tensor arguments together: the tangent is the same op applied to
@@ -542,6 +543,10 @@ def _generic_tangents(func, name, args, kwargs, tangents, inplace):
             out = cargs[0]
         outs = _out_tensors(out)
         diff = [o for o in outs if _is_float(o) and o.requires_grad]
+        if leaves and not diff and any(_is_float(o) for o in outs):
+            # floating results the dual inputs do not reach: ember has no derivative for this
+            # op (reverse mode records nothing either), so no tangent can be given
+            raise _not_supported(name)
         result = []
         if diff:
             try:
@@ -579,7 +584,7 @@ def _generic_tangents(func, name, args, kwargs, tangents, inplace):
                 j = by_id[id(o)]
                 result.append(zeros_like(o).detach() if j is None else j.detach())
             else:
-                result.append(zeros_like(o).detach())
+                result.append(None)  # an output the op does not differentiate (slogdet's sign)
     return out, result
 
 
