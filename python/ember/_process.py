@@ -166,6 +166,9 @@ def set_anomaly_enabled(enabled, check_nan=True):
 
     Switches autograd anomaly detection on or off for the rest of the program."""
     _flags["anomaly"], _flags["anomaly_nan"] = bool(enabled), bool(check_nan)
+    from . import _C  # the engine's own switch (Note [Anomaly mode] in autograd/anomaly.h)
+
+    _C._set_anomaly_enabled(bool(enabled), bool(check_nan))
 
 
 def set_warn_always(b):

@@ -161,6 +161,18 @@ def _route(func, args, kwargs):
         stack.append(mode)
 
 
+# Wrappers outlive one install (building ~10k of them was most of the cost of entering a mode):
+# id(original) -> (original, wrapper); the original is held so that its id stays its own.
+_wrappers = {}
+
+
+def _cached(value, make):
+    entry = _wrappers.get(id(value))
+    if entry is None or entry[0] is not value:
+        entry = _wrappers[id(value)] = (value, make(value))
+    return entry[1]
+
+
 def _function_wrapper(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -196,9 +208,9 @@ def _routed_tensor_attributes():
         if name.startswith("_") and name not in _ROUTED_DUNDERS:
             continue
         if isinstance(value, property):
-            yield name, _property_wrapper(value), value
+            yield name, _cached(value, _property_wrapper), value
         elif callable(value) and not isinstance(value, (type, staticmethod, classmethod)):
-            yield name, _function_wrapper(value), value
+            yield name, _cached(value, _function_wrapper), value
 
 
 def _routed_modules():
@@ -220,7 +232,7 @@ def _make_plan():
     plan = []
     for module in _routed_modules():
         for name, value in _routed_module_names(module):
-            wrapper = _routed.setdefault(id(value), _function_wrapper(value))
+            wrapper = _routed.setdefault(id(value), _cached(value, _function_wrapper))
             plan.append((module, name, value, wrapper))
     for name, wrapper, value in _routed_tensor_attributes():
         plan.append((_C.Tensor, name, value, wrapper))

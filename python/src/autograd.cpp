@@ -1,6 +1,7 @@
 // Autograd from Python: Tensor's grad attributes, graph nodes, hooks, grad modes, the engine,
 // and nodes for Python-defined autograd.Function.
 #include "common.h"
+#include "ember/autograd/anomaly.h"
 #include "ember/autograd/node.h"
 
 namespace ember::py {
@@ -38,9 +39,36 @@ nb::tuple to_tuple(const variable_list& v) {
   return nb::tuple(l);
 }
 
+// Anomaly mode's hooks (Note [Anomaly mode]): the Python stack of the forward call that creates
+// a node, and warnings through Python's warnings module.
+std::string anomaly_forward_stack() {
+  nb::gil_scoped_acquire gil;
+  try {
+    nb::object frames = nb::module_::import_("traceback").attr("format_stack")();
+    std::string out;
+    for (nb::handle f : frames) out += nb::cast<std::string>(f);
+    return out;
+  } catch (nb::python_error& e) {
+    e.discard_as_unraisable("ember anomaly mode: capturing the forward stack");
+    return std::string();
+  }
+}
+
+void anomaly_warn(const std::string& msg) {
+  nb::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) PyErr_Clear();
+}
+
 }  // namespace
 
 void bind_autograd(nb::module_& m) {
+  autograd::anomaly::set_hooks(&anomaly_forward_stack, &anomaly_warn);
+  m.def("_set_anomaly_enabled", &autograd::anomaly::set_enabled, nb::arg("enabled"),
+        nb::arg("check_nan") = true,
+        doc("_set_anomaly_enabled(enabled, check_nan=True) -> None",
+            "Switches the engine's anomaly checks (behind ember.autograd.set_detect_anomaly)."));
+  m.def("_is_anomaly_enabled", &autograd::anomaly::enabled,
+        doc("_is_anomaly_enabled() -> bool", "Whether the engine's anomaly checks are on."));
   auto cls = nb::borrow<nb::class_<Tensor>>(nb::type<Tensor>());
   cls.def_prop_rw(
       "requires_grad", [](const Tensor& t) { return t.requires_grad(); },

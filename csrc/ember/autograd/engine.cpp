@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ember/autograd/anomaly.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
@@ -19,6 +20,28 @@ namespace ember::autograd {
 // the forward input it belongs to, which is how broadcasting and type promotion are undone.
 
 namespace {
+
+// Runs a node's backward under anomaly mode (Note [Anomaly mode]): NaN in its results raises,
+// and any error is preceded by the warning that shows the forward call that created the node.
+template <class F>
+void apply_with_anomaly_checks(Node& n, F&& apply_node, const variable_list& outs) {
+  try {
+    apply_node();
+    if (anomaly::check_nan()) {
+      AutoGradMode no_grad(false);
+      for (size_t i = 0; i < outs.size(); ++i) {
+        const Tensor& o = outs[i];
+        if (!o.defined() || !is_floating_point(o.dtype())) continue;
+        if (o.isnan().any().item<bool>())
+          EMBER_ERROR(ErrorKind::Runtime, "Function '", n.name(), "' returned nan values in its ",
+                      i, "th output.");
+      }
+    }
+  } catch (...) {
+    anomaly::warn_error_in(n.name(), n.sequence_nr());
+    throw;
+  }
+}
 
 struct Buffer {
   variable_list grads;
@@ -184,16 +207,21 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
     variable_list outs;
     if (run_node) {
       variable_list grads_in = grads;
-      {
-        profiler::Range apply;
-        if (profiler::enabled()) [[unlikely]]
-          apply.begin(profiler::RangeKind::Autograd, n->name());
-        outs = n->apply(std::move(grads));
-      }
-      for (auto& hook : n->post_hooks) {
-        variable_list r = hook(outs, grads_in);
-        if (!r.empty()) outs = std::move(r);
-      }
+      auto apply_node = [&] {
+        {
+          profiler::Range apply;
+          if (profiler::enabled()) [[unlikely]]
+            apply.begin(profiler::RangeKind::Autograd, n->name());
+          outs = n->apply(std::move(grads));
+        }
+        for (auto& hook : n->post_hooks) {
+          variable_list r = hook(outs, grads_in);
+          if (!r.empty()) outs = std::move(r);
+        }
+      };
+      if (anomaly::enabled()) [[unlikely]]
+        apply_with_anomaly_checks(*n, apply_node, outs);
+      else apply_node();
       if (!keep_graph) n->release_variables();
     }
     for (size_t i = 0; i < n->next_edges.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "ember/autograd/anomaly.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/dispatch/dispatcher.h"
 
@@ -11,7 +12,10 @@ namespace {
 std::atomic<uint64_t> g_sequence_nr{0};
 }
 
-Node::Node() : sequence_nr_(g_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node() : sequence_nr_(g_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {
+  if (anomaly::enabled()) [[unlikely]]
+    anomaly::record(sequence_nr_);
+}
 
 void raise_freed(const std::string& node) {
   EMBER_ERROR(

@@ -1,7 +1,7 @@
 """ember.autograd: backward, grad, custom Functions, grad modes and gradient checks."""
 
 from .._C import Tensor
-from . import functional, graph, profiler, profiler_util  # noqa: F401
+from . import forward_ad, functional, graph, profiler, profiler_util  # noqa: F401
 from ._engine import backward, grad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401

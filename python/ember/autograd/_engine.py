@@ -4,6 +4,7 @@ import threading
 
 from .. import _C
 from .._C import Tensor
+from . import forward_ad
 
 # The engine calls running on this thread, innermost last: True for a backward() without
 # `inputs` (it accumulates into every leaf it reaches), False for grad() or backward(inputs=).
@@ -81,7 +82,19 @@ def grad(
         go = [g if g is not None else None for g in go]
     if allow_unused is None:
         allow_unused = materialize_grads
-    result = _run(False, _C._grad, outs, _seq(inputs), go, retain_graph, create_graph, allow_unused)
+    result = None
+    if forward_ad._is_active():
+
+        def run_grad(o, i, g, create, unused):
+            return _run(False, _C._grad, o, i, g, True, create, unused)
+
+        result = forward_ad._grad_with_tangents(
+            outs, _seq(inputs), go, create_graph, allow_unused, run_grad
+        )
+    if result is None:
+        result = _run(
+            False, _C._grad, outs, _seq(inputs), go, retain_graph, create_graph, allow_unused
+        )
     if materialize_grads:
         from .._ops.creation import zeros_like
 

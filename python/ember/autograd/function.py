@@ -3,6 +3,7 @@
 from .. import _C
 from .._C import Tensor
 from .._ops.creation import zeros_like
+from . import forward_ad
 from .grad_mode import no_grad
 
 
@@ -40,6 +41,15 @@ class FunctionCtx:
                 )
         return self.to_save
 
+    def save_for_forward(self, *tensors):
+        """save_for_forward(*tensors) -> None
+
+        Keeps tensors for the jvp staticmethod, which reads them as ctx.saved_tensors."""
+        self._saved_for_forward = (
+            tensors,
+            tuple(t._version if isinstance(t, Tensor) else None for t in tensors),
+        )
+
     def mark_non_differentiable(self, *tensors):
         self.non_differentiable = tensors
 
@@ -76,9 +86,24 @@ class Function(metaclass=_FunctionMeta):
     def setup_context(ctx, inputs, output):
         raise NotImplementedError
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
-        ctx = FunctionCtx()
+        if forward_ad._is_active():
+            ctx = FunctionCtx()
+            return forward_ad._function_apply(
+                cls, ctx, args, kwargs, lambda: cls._apply(ctx, args, kwargs)
+            )
+        return cls._apply(FunctionCtx(), args, kwargs)
+
+    @classmethod
+    def _apply(cls, ctx, args, kwargs):
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context

@@ -38,9 +38,52 @@ def _maybe_detach(ts, create_graph):
     return ts if create_graph else tuple(t.detach() for t in ts)
 
 
+def _check_strategy(strategy, vectorize, create_graph):
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".'
+        )
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                'torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-'
+                'mode"` are not supported together (yet). Please either set `create_graph=False` '
+                'or `strategy="reverse-mode"`.'
+            )
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                "only implemented for `vectorize=True`."
+            )
+
+
+def _forward_jacobian(func, inputs):
+    """jacobian(strategy="forward-mode"): one forward-mode jvp per input element."""
+    from ..func._forward import jacfwd
+
+    xs = tuple(x.detach() for x in _tuple(inputs))
+    jac = jacfwd(func, argnums=tuple(range(len(xs))))(*xs)
+    if not isinstance(inputs, Tensor):
+        return jac
+    return jac[0] if isinstance(jac[0], Tensor) else tuple(j[0] for j in jac)
+
+
 def jacobian(
     func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
 ):
+    """jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
+        strategy='reverse-mode') -> Tensor or tuple
+
+    The Jacobian of func at inputs: one entry per (output, input) pair of shape output.shape +
+    input.shape, nested outputs outside, inputs inside, collapsed where a single Tensor was
+    given. strategy="forward-mode" (with vectorize=True, as torch requires) computes it with
+    forward-mode AD, one pass per input element; "reverse-mode" one backward per output
+    element."""
+    _check_strategy(strategy, vectorize, create_graph)
+    if strategy == "forward-mode":
+        return _forward_jacobian(func, inputs)
     single_in = isinstance(inputs, Tensor)
     with enable_grad():
         xs = _fresh(_tuple(inputs), create_graph)
@@ -67,7 +110,31 @@ def hessian(
     vectorize=False,
     outer_jacobian_strategy="reverse-mode",
 ):
+    """hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
+        outer_jacobian_strategy='reverse-mode') -> Tensor or tuple
+
+    The Hessian of scalar func at inputs (a tuple of tuples for several inputs).
+    outer_jacobian_strategy="forward-mode" (with vectorize=True) is forward-over-reverse."""
     single_in = isinstance(inputs, Tensor)
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        _check_strategy(outer_jacobian_strategy, vectorize, create_graph)
+    if outer_jacobian_strategy == "forward-mode":
+        _check_strategy("forward-mode", vectorize, create_graph)
+        from ..func._forward import hessian as forward_over_reverse
+
+        xs = tuple(x.detach() for x in _tuple(inputs))
+
+        def scalar(*a):
+            out = func(*a)
+            if not isinstance(out, Tensor) or out.numel() != 1:
+                raise RuntimeError(
+                    "The function given to hessian should return a single Tensor with a single "
+                    "element"
+                )
+            return out.reshape(())
+
+        h = forward_over_reverse(scalar, argnums=tuple(range(len(xs))))(*xs)
+        return h[0][0] if single_in else h
 
     def gradient(*xs):
         out = func(*xs)
@@ -82,6 +149,9 @@ def hessian(
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """vjp(func, inputs, v=None, create_graph=False, strict=False) -> tuple
+
+    (func(inputs), vᵀ·J): the vector-Jacobian product at inputs."""
     single_in = isinstance(inputs, Tensor)
     with enable_grad():
         xs = _fresh(_tuple(inputs), create_graph)
@@ -106,7 +176,9 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """J v by the double-vjp identity: d/du <vjp(u), v> = J v."""
+    """jvp(func, inputs, v=None, create_graph=False, strict=False) -> tuple
+
+    (func(inputs), J·v), by the double-backward identity d/du <vjp(u), v> = J·v (as torch's)."""
     with enable_grad():
         xs = _fresh(_tuple(inputs), create_graph)
         vs = (ones_like(xs[0]),) if v is None else _tuple(v)
@@ -128,6 +200,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """vhp(func, inputs, v=None, create_graph=False, strict=False) -> tuple
+
+    (func(inputs), vᵀ·H) for scalar func."""
     single_in = isinstance(inputs, Tensor)
     with enable_grad():
         xs = _fresh(_tuple(inputs), True)
@@ -144,5 +219,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """H v; the Hessian of a twice-differentiable scalar function is symmetric, so H v = v H."""
+    """hvp(func, inputs, v=None, create_graph=False, strict=False) -> tuple
+
+    (func(inputs), H·v) for scalar func (H is symmetric, so this is vᵀ·H)."""
     return vhp(func, inputs, v, create_graph, strict)

@@ -25,6 +25,7 @@ import threading
 
 from .. import autograd, overrides
 from .._C import Tensor
+from ..autograd.forward_ad import _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "BatchedTensor"]
@@ -688,10 +689,12 @@ def _unbatch_output(out, od, level, fname):
 
 def _argnums(argnums, n):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise RuntimeError("argnums must be non-empty")
     for k in nums:
         if not -n <= k < n:
             raise RuntimeError(f"Got argnums={argnums}, but only {n} positional inputs")
-    return nums
+    return tuple(k % n for k in nums)
 
 
 def _phys(x):
@@ -704,6 +707,8 @@ def _prepare_input(x, levels):
     if not isinstance(x, Tensor):
         return x
     if not x.requires_grad:
+        if not levels and type(x) is not BatchedTensor:
+            return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
         # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
         x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
         v = align(x, levels, expand=True).requires_grad_(True)
@@ -713,7 +718,11 @@ def _prepare_input(x, levels):
 
 
 def _requires_grad(tree):
-    return any(isinstance(t, Tensor) and t.requires_grad for t in _tree_flatten(tree)[0])
+    """Whether tree's tensors belong to an enclosing transform: a graph or a forward tangent."""
+    return any(
+        isinstance(t, Tensor) and (t.requires_grad or _tangent(t) is not None)
+        for t in _tree_flatten(tree)[0]
+    )
 
 
 def _zeros_for(x):
@@ -887,6 +896,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     @functools.wraps(func)
     def wrapper(*args):
         nums = _argnums(argnums, len(args))
+        if not has_aux and any(
+            isinstance(t, Tensor) and _tangent(t) is not None for t in _tree_flatten(args)[0]
+        ):
+            # Inside a forward-mode level (jacfwd(jacrev(f))): vmap's rows would drop tangents.
+            from ._forward import _jacrev_keeping_tangents
+
+            return _jacrev_keeping_tangents(func, argnums)(*args)
 
         def partial(*diff):
             call = list(args)

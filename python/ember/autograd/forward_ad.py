@@ -1,0 +1,899 @@
+"""ember.autograd.forward_ad: forward-mode automatic differentiation with dual tensors.
+
+Inside `with dual_level():`, `make_dual(x, t)` gives a tensor that carries the tangent `t` beside
+its value; every differentiable op applied to dual tensors gives outputs carrying J·t, and
+`unpack_dual(y)` returns `(primal, tangent)`. This is torch's API and nesting rule (one level at a
+time; entering a second raises).
+
+How tangents travel (see docs/ARCHITECTURE.md, "Forward-mode AD"):
+
+- Entering a level pushes a function mode (ember.overrides), so every public op call reaches
+  `_ForwardMode.__torch_function__`. A call without dual arguments runs untouched.
+- Views and linear ops (view, reshape, transpose, select, slicing, split, cat, stack, sum, mean,
+  clone, to, ...) apply the same op to the tangents: the tangent of a view is that view of the
+  tangent, so an in-place op on a view updates its base's tangent, as in torch.
+- Products (mul, matmul, mm, bmm, dot, einsum, linear, ...), add/sub/div and in-place arithmetic
+  have explicit forward formulas in `_RULES`.
+- Every other op takes its forward derivative from its reverse-mode formula, the one declared with
+  the op in C++ (csrc/ember/ops, EMBER_DERIVATIVE): the op's backward B(u) = Jᵀu is linear in u,
+  and differentiating <B(u), t> with respect to u gives J·t. The op runs once with graph-recording
+  aliases of its dual inputs and the two small backward passes touch only that op's node. An op
+  whose backward cannot be differentiated raises torch's NotImplementedError "Trying to use
+  forward AD with <op> that does not support it ...".
+- Integer and boolean outputs, and `detach`/`.data`/`*_like` results, carry no tangent.
+- `autograd.grad` inside a level gives its results tangents too (forward-over-reverse, which
+  `func.hessian` uses), and `autograd.Function` subclasses use their `jvp` staticmethod.
+
+Tangents are held per level in a table keyed by the Python tensor object (weakly), and are all
+dropped when the level exits.
+"""
+
+import collections
+import threading
+import weakref
+
+from .. import _C
+from .._C import Tensor
+from ..overrides import TorchFunctionMode
+
+__all__ = [
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+    "UnpackedDualTensor",
+]
+
+
+class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
+    """UnpackedDualTensor(primal, tangent)
+
+    What unpack_dual returns: the primal value (a view without the tangent) and the tangent
+    (None when the tensor carries none at that level)."""
+
+
+class _Level:
+    def __init__(self, idx):
+        self.idx = idx
+        self.tangents = {}  # id(tensor) -> (weakref to the tensor, tangent)
+        self.mode = None
+
+    def get(self, t):
+        entry = self.tangents.get(id(t))
+        if entry is None or entry[0]() is not t:
+            return None
+        return entry[1]
+
+    def set(self, t, tangent):
+        key = id(t)
+        table = self.tangents
+
+        def drop(_ref, key=key, table=table):
+            entry = table.get(key)
+            if entry is not None and entry[0] is _ref:
+                del table[key]
+
+        table[key] = (weakref.ref(t, drop), tangent)
+
+    def discard(self, t):
+        if self.get(t) is not None:
+            del self.tangents[id(t)]
+
+
+_levels = []  # the live levels (torch allows one at a time)
+_local = threading.local()
+
+
+def _current():
+    return _levels[-1] if _levels else None
+
+
+def _level_for(level):
+    if level is None:
+        return _current()
+    for lv in _levels:
+        if lv.idx == level:
+            return lv
+    return None
+
+
+def _is_active():
+    return bool(_levels)
+
+
+class _suspended:
+    """Runs the enclosed ember calls as if no level were active (forward_ad's own bookkeeping)."""
+
+    def __enter__(self):
+        self.prev = getattr(_local, "suspended", False)
+        _local.suspended = True
+
+    def __exit__(self, *exc):
+        _local.suspended = self.prev
+
+
+def enter_dual_level():
+    """enter_dual_level() -> int
+
+    Starts a new forward AD level and returns its index; dual tensors made without an explicit
+    level belong to it. Only one level can be active at a time."""
+    if _levels:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    lv = _Level(0)
+    _levels.append(lv)
+    lv.mode = _ForwardMode()
+    lv.mode.__enter__()
+    _route_private_nn(True)
+    return lv.idx
+
+
+_nn_patches = []
+
+
+def _route_private_nn(on):
+    """Routes ember._C._nn (the kernels nn modules such as LSTM call directly) to the mode too,
+    so that their outputs get tangents; public functions are routed by the mode itself."""
+    from .. import overrides
+
+    nn = _C._nn
+    if on:
+        for name, value in list(vars(nn).items()):
+            if name.startswith("_") or not callable(value) or isinstance(value, type):
+                continue
+            _nn_patches.append((name, value))
+            setattr(nn, name, overrides._cached(value, overrides._function_wrapper))
+    else:
+        for name, value in _nn_patches:
+            setattr(nn, name, value)
+        _nn_patches.clear()
+
+
+def exit_dual_level(*, level=None):
+    """exit_dual_level(*, level=None) -> None
+
+    Ends the forward AD level `level` (default: the current one); every tangent of that level is
+    dropped."""
+    lv = _current()
+    if lv is None or (level is not None and level != lv.idx):
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. This "
+            "is not supported."
+        )
+    _levels.pop()
+    lv.tangents.clear()
+    _route_private_nn(False)
+    lv.mode.__exit__(None, None, None)
+
+
+class dual_level:
+    """dual_level()
+
+    Context manager for a forward AD level: dual tensors made inside carry their tangents until
+    the block ends, when every tangent of the level is dropped."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+
+
+def _shape_text(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """make_dual(tensor, tangent, *, level=None) -> Tensor
+
+    A view of `tensor` that carries `tangent` as its forward gradient at `level` (default: the
+    current level). The tangent must have the primal's shape; both must be floating point."""
+    lv = _level_for(level)
+    if lv is None:
+        if level is None:
+            raise RuntimeError(
+                "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                "enter_dual_level() first."
+            )
+        raise RuntimeError(f"make_dual: expected an active forward AD level; got level={level}")
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError(
+            f"make_dual: expected tensor and tangent to be Tensors; got "
+            f"{type(tensor).__name__} and {type(tangent).__name__}"
+        )
+    if not tensor.is_floating_point():
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
+    if not tangent.is_floating_point():
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            "Tensor, this is not supported. Tensor is of size "
+            f"{_shape_text(tensor.shape)} while the given forward gradient is of size "
+            f"{_shape_text(tangent.shape)}."
+        )
+    with _suspended():
+        dual = tensor.view_as(tensor)
+    lv.set(dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level=None):
+    """unpack_dual(tensor, *, level=None) -> UnpackedDualTensor
+
+    The named tuple (primal, tangent) of `tensor` at `level` (default: the current level):
+    primal is a view of `tensor` without the tangent, tangent is None if it carries none."""
+    lv = _level_for(level)
+    tangent = lv.get(tensor) if lv is not None and isinstance(tensor, Tensor) else None
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    with _suspended():
+        primal = tensor.view_as(tensor)
+    return UnpackedDualTensor(primal, tangent)
+
+
+def _tangent(t):
+    lv = _current()
+    return lv.get(t) if lv is not None else None
+
+
+def _set_tangent(t, tangent):
+    lv = _current()
+    if lv is not None and isinstance(t, Tensor):
+        lv.set(t, tangent)
+
+
+def _requires_grad_alias(x):
+    """x as a tensor that requires grad, keeping x's tangent (detach would drop it)."""
+    if x.requires_grad:
+        return x
+    tangent = _tangent(x)
+    y = x.detach().requires_grad_(True)
+    if tangent is not None:
+        _set_tangent(y, tangent)
+    return y
+
+
+# ----------------------------------------------------------------------------- propagation
+
+
+_property_names = {}
+
+
+def _op_name(func):
+    """The op's name; a Tensor property getter is named "property:<name>"."""
+    name = getattr(func, "__name__", None)
+    if name == "__get__":
+        owner = getattr(func, "__self__", None)
+        if id(owner) not in _property_names:
+            from .. import overrides
+
+            # While a mode is active, Tensor's attributes are routing wrappers; the getter
+            # belongs to the original property, which the patch table keeps.
+            for _cls, attr, original in list(overrides._patches):
+                if original is owner:
+                    _property_names[id(owner)] = "property:" + attr
+        return _property_names.get(id(owner), "property:?")
+    return name or repr(func)
+
+
+# Properties that are views (their tangent is the same view of the tangent); other properties
+# (shape, dtype, grad_fn, requires_grad, ...) pass through.
+_VIEW_PROPERTIES = {"property:T": "T", "property:mT": "mT", "property:H": "H", "property:mH": "mH"}
+
+# Calls whose results are not tensors (or carry no tangent) and run untouched.
+_PASS_THROUGH = frozenset(
+    "size dim ndimension numel nelement stride storage_offset is_contiguous data_ptr "
+    "element_size untyped_storage is_floating_point is_complex is_signed tolist item numpy "
+    "__len__ __bool__ __int__ __float__ __index__ __format__ __repr__ __str__ __contains__ "
+    "__hash__ equal allclose isclose eq ne lt le gt ge __eq__ __ne__ __lt__ __le__ __gt__ "
+    "__ge__ logical_and logical_or logical_not logical_xor isnan isinf isfinite isreal signbit "
+    "any all count_nonzero".split()
+)
+
+
+def _is_float(t):
+    return isinstance(t, Tensor) and t.is_floating_point()
+
+
+def _flat_tensors(args, kwargs):
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Tensor):
+                    yield b
+
+
+def _map_args(fn, args, kwargs):
+    def one(a):
+        if isinstance(a, Tensor):
+            return fn(a)
+        if isinstance(a, (list, tuple)) and any(isinstance(b, Tensor) for b in a):
+            return type(a)(fn(b) if isinstance(b, Tensor) else b for b in a)
+        return a
+
+    return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
+
+
+def _out_tensors(out):
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [o if isinstance(o, Tensor) else None for o in out]
+    return []
+
+
+def _zeros_tangent(t):
+    from .._ops.creation import zeros_like
+
+    return zeros_like(t)
+
+
+def _conform(tangent, out):
+    """The tangent given the output's shape and dtype (broadcast results get a full tangent)."""
+    if tangent is None or not isinstance(tangent, Tensor):
+        return None
+    if tangent.dtype != out.dtype:
+        tangent = tangent.to(out.dtype)
+    if tuple(tangent.shape) != tuple(out.shape):
+        tangent = tangent.expand(tuple(out.shape)).contiguous()
+    return tangent
+
+
+def _not_supported(name, cause=None):
+    err = NotImplementedError(
+        f"Trying to use forward AD with {name} that does not support it because it has not been "
+        "implemented yet."
+    )
+    if cause is not None:
+        err.__cause__ = cause
+    return err
+
+
+# Ops whose outputs never carry a tangent (torch marks them non-differentiable).
+_NO_TANGENT = frozenset(
+    "detach detach_ data requires_grad_ retain_grad register_hook backward numpy tolist item "
+    "zeros_like ones_like empty_like full_like rand_like randn_like randint_like new_zeros "
+    "new_ones new_empty new_full new_tensor share_memory_ pin_memory record_stream grad "
+    "argmax argmin argsort nonzero bucketize searchsorted sign_bit isnan isinf isfinite "
+    "dropout_mask bernoulli multinomial histc histogram bincount unique unique_consecutive "
+    "poisson rand randn randint one_hot".split()
+)
+
+# Ops linear in their floating tensor arguments together: the tangent is the same op applied to
+# the tangents (zeros for floating inputs without one). Views among them give views of tangents.
+_LINEAR = frozenset(
+    "view view_as reshape reshape_as flatten unflatten ravel squeeze unsqueeze transpose "
+    "swapaxes swapdims permute movedim moveaxis t T mT H mH expand broadcast_to select narrow "
+    "diagonal unfold split split_with_sizes chunk unbind tensor_split hsplit vsplit dsplit "
+    "__getitem__ as_strided contiguous clone flip fliplr flipud roll rot90 repeat tile "
+    "repeat_interleave sum mean cumsum trace tril triu diag diag_embed diagflat neg negative "
+    "__neg__ __pos__ positive to type float double half bfloat16 cpu cuda cat concat concatenate "
+    "stack hstack vstack dstack column_stack row_stack real index_select gather take "
+    "take_along_dim masked_select narrow_copy select_scatter_zero".split()
+)
+# expand_as/view_as/reshape_as/type_as take a second tensor for its shape or dtype only.
+_SHAPE_ONLY_SECOND = frozenset("expand_as view_as reshape_as type_as".split())
+_LINEAR = _LINEAR | _SHAPE_ONLY_SECOND
+
+# Ops multilinear in their floating tensor arguments: the tangent is the sum over each argument
+# of the op with that argument replaced by its tangent.
+_MULTILINEAR = frozenset(
+    "mul multiply __mul__ __rmul__ matmul __matmul__ __rmatmul__ mm bmm mv dot vdot outer ger "
+    "inner einsum tensordot kron".split()
+)
+
+# Elementwise ops of one tensor (scalar arguments aside): their Jacobian is diagonal, so when the
+# op is a single autograd node its backward applied to the tangent is the forward derivative
+# (torch's "auto_element_wise" formulas); one formula call instead of two backward passes.
+_ELEMENTWISE = frozenset(
+    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
+    "asinh acosh atanh sigmoid erf erfc erfinv reciprocal sinc abs __abs__ absolute relu frac "
+    "square relu6 gelu silu mish softplus elu selu celu leaky_relu hardtanh hardswish "
+    "hardsigmoid logsigmoid softsign tanhshrink softshrink hardshrink threshold logit "
+    "nan_to_num clamp clip clamp_min clamp_max pow __pow__ float_power digamma lgamma i0 expit "
+    "arcsin arccos arctan arcsinh arccosh arctanh deg2rad rad2deg".split()
+)
+
+_INPLACE_DUNDERS = {
+    "__iadd__": "add",
+    "__isub__": "sub",
+    "__imul__": "mul",
+    "__itruediv__": "div",
+    "__idiv__": "div",
+    "__imatmul__": "matmul",
+}
+
+
+def _is_inplace(name):
+    return name in _INPLACE_DUNDERS or (
+        name.endswith("_") and not name.startswith("__") and name not in _NO_TANGENT
+    )
+
+
+def _linear_tangent(func, name, args, kwargs, tangents):
+    def sub(a):
+        if not _is_float(a):
+            return a
+        t = tangents.get(id(a))
+        return t if t is not None else _zeros_tangent(a)
+
+    if name in _SHAPE_ONLY_SECOND:
+        rest = args[1:]
+        return func(sub(args[0]), *rest, **kwargs)
+    targs, tkwargs = _map_args(sub, args, kwargs)
+    return func(*targs, **tkwargs)
+
+
+def _multilinear_tangent(func, args, kwargs, tangents):
+    total = None
+    positions = []
+    for i, a in enumerate(args):
+        if _is_float(a) and id(a) in tangents:
+            positions.append(("a", i))
+        elif isinstance(a, (list, tuple)):
+            for j, b in enumerate(a):
+                if _is_float(b) and id(b) in tangents:
+                    positions.append(("l", i, j))
+    for k, v in kwargs.items():
+        if _is_float(v) and id(v) in tangents:
+            positions.append(("k", k))
+    for pos in positions:
+        a2, k2 = list(args), dict(kwargs)
+        if pos[0] == "a":
+            a2[pos[1]] = tangents[id(args[pos[1]])]
+        elif pos[0] == "l":
+            lst = list(args[pos[1]])
+            lst[pos[2]] = tangents[id(lst[pos[2]])]
+            a2[pos[1]] = type(args[pos[1]])(lst)
+        else:
+            k2[pos[1]] = tangents[id(kwargs[pos[1]])]
+        term = func(*a2, **k2)
+        total = term if total is None else total + term
+    return total
+
+
+def _arith_tangent(name, args, kwargs, out, tangents):
+    """add/sub/div and their operator forms; None if the rule does not apply."""
+    a = args[0]
+    b = args[1] if len(args) > 1 else kwargs.get("other")
+    ta = tangents.get(id(a)) if isinstance(a, Tensor) else None
+    tb = tangents.get(id(b)) if isinstance(b, Tensor) else None
+    alpha = kwargs.get("alpha", args[2] if len(args) > 2 and name in ("add", "sub") else 1)
+    if name in ("add", "__add__", "__radd__", "sub", "subtract", "__sub__"):
+        sign = -1 if name in ("sub", "subtract", "__sub__") else 1
+        terms = []
+        if ta is not None:
+            terms.append(ta)
+        if tb is not None:
+            coef = sign * alpha
+            terms.append(tb if coef == 1 else tb * coef)
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total
+    if name == "__rsub__":  # b - a
+        return -ta if ta is not None else None
+    if name in ("div", "divide", "true_divide", "__truediv__"):
+        if kwargs.get("rounding_mode") is not None:
+            return _zeros_tangent(out)
+        num = None
+        if ta is not None:
+            num = ta
+        if tb is not None:
+            term = out * tb
+            num = -term if num is None else num - term
+        return num / b
+    if name == "__rtruediv__":  # b / a
+        return -(out * ta) / a if ta is not None else None
+    return None
+
+
+def _linear_fn_tangent(args, kwargs, tangents):
+    from ..nn.functional import linear
+
+    x = args[0]
+    w = args[1] if len(args) > 1 else kwargs.get("weight")
+    b = args[2] if len(args) > 2 else kwargs.get("bias")
+    total = None
+    for term in (
+        linear(tangents[id(x)], w) if id(x) in tangents else None,
+        linear(x, tangents[id(w)]) if isinstance(w, Tensor) and id(w) in tangents else None,
+        tangents.get(id(b)) if isinstance(b, Tensor) else None,
+    ):
+        if term is not None:
+            total = term if total is None else total + term
+    return total
+
+
+_ARITH = frozenset(
+    "add __add__ __radd__ sub subtract __sub__ __rsub__ div divide true_divide __truediv__ "
+    "__rtruediv__".split()
+)
+
+
+def _generic_tangents(func, name, args, kwargs, tangents, inplace):
+    """Runs func on graph-recording aliases of the dual inputs and returns (output, tangents),
+    the tangents from the op's backward formula (see the module docstring)."""
+    from .._ops.creation import ones_like, zeros_like
+    from ._engine import grad
+    from .grad_mode import enable_grad
+
+    leaves, leaf_tangents, aliases = [], [], {}
+
+    def sub(a):
+        key = id(a)
+        if key in aliases:
+            return aliases[key]
+        target = inplace and a is args[0]
+        if _is_float(a) and key in tangents:
+            leaf = a.detach()
+            if target:
+                leaf = leaf.clone()
+            leaf.requires_grad_(True)
+            leaves.append(leaf)
+            leaf_tangents.append(tangents[key])
+            alias = leaf.clone() if target else leaf
+        elif target:
+            alias = a.detach().clone()
+        else:
+            alias = a
+        aliases[key] = alias
+        return alias
+
+    with enable_grad():
+        cargs, ckwargs = _map_args(sub, args, kwargs)
+        out = func(*cargs, **ckwargs)
+        if inplace:
+            out = cargs[0]
+        outs = _out_tensors(out)
+        diff = [o for o in outs if _is_float(o) and o.requires_grad]
+        if leaves and not diff and any(_is_float(o) for o in outs):
+            # floating results the dual inputs do not reach: ember has no derivative for this
+            # op (reverse mode records nothing either), so no tangent can be given
+            raise _not_supported(name)
+        result = []
+        if diff:
+            try:
+                # B(u) is linear in u, so any u works; ones keeps formulas that take log|u|
+                # (logcumsumexp's) away from their singularity at 0.
+                us = [ones_like(o).requires_grad_(True) for o in diff]
+                gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
+                dot = None
+                for g, t in zip(gs, leaf_tangents):
+                    if g is None:
+                        continue
+                    if not g.requires_grad:
+                        # Jᵀu that does not depend on u is either zero or computed by a
+                        # backward kernel that cannot be differentiated: no forward formula.
+                        if bool((g != 0).any()):
+                            raise _not_supported(name)
+                        continue
+                    term = (g * t).sum()
+                    dot = term if dot is None else dot + term
+                if dot is not None and dot.requires_grad:
+                    jv = grad(dot, us, allow_unused=True)
+                else:
+                    jv = [None] * len(us)
+            except NotImplementedError as e:
+                raise _not_supported(name, e) from e
+            except RuntimeError as e:
+                raise _not_supported(name, e) from e
+            by_id = {id(o): j for o, j in zip(diff, jv)}
+        else:
+            by_id = {}
+        for o in outs:
+            if not _is_float(o):
+                result.append(None)
+            elif id(o) in by_id:
+                j = by_id[id(o)]
+                result.append(zeros_like(o).detach() if j is None else j.detach())
+            else:
+                result.append(None)  # an output the op does not differentiate (slogdet's sign)
+    return out, result
+
+
+class _ForwardMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(_local, "suspended", False):
+            return func(*args, **kwargs)
+        lv = _current()
+        tangents = {}
+        if lv is not None:
+            for t in _flat_tensors(args, kwargs):
+                tan = lv.get(t)
+                if tan is not None:
+                    tangents[id(t)] = tan
+        if not tangents:
+            return func(*args, **kwargs)
+        name = _op_name(func)
+        if name.startswith("property:"):
+            if name not in _VIEW_PROPERTIES:
+                return func(*args, **kwargs)
+            name = _VIEW_PROPERTIES[name]
+        if name in _NO_TANGENT or name in _PASS_THROUGH:
+            return func(*args, **kwargs)
+        with _suspended():
+            if name == "__iter__":
+                parts = _outplace(_C.Tensor.unbind, "unbind", (args[0],), {}, tangents)
+                return iter(parts)
+            if name == "__setitem__":
+                return _setitem(func, args, kwargs, tangents)
+            if _is_inplace(name):
+                return _inplace(func, name, args, kwargs, tangents)
+            return _outplace(func, name, args, kwargs, tangents)
+
+
+def _needs_real_run(args, kwargs):
+    return _C.is_grad_enabled() and any(t.requires_grad for t in _flat_tensors(args, kwargs))
+
+
+def _attach(out, tan_list):
+    for o, t in zip(_out_tensors(out), tan_list):
+        if o is not None and t is not None and _is_float(o):
+            _set_tangent(o, _conform(t, o))
+
+
+def _outplace(func, name, args, kwargs, tangents):
+    if name in _LINEAR or name in _MULTILINEAR or name in _ARITH or name == "linear":
+        out = func(*args, **kwargs)
+        if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
+            return out
+        if name in _LINEAR:
+            tan = _linear_tangent(func, name, args, kwargs, tangents)
+        elif name in _MULTILINEAR:
+            tan = _multilinear_tangent(func, args, kwargs, tangents)
+        elif name == "linear":
+            tan = _linear_fn_tangent(args, kwargs, tangents)
+        else:
+            tan = _arith_tangent(name, args, kwargs, out, tangents)
+        if isinstance(out, Tensor):
+            _attach(out, [tan])
+        else:
+            _attach(out, list(tan) if isinstance(tan, (list, tuple)) else [tan])
+        return out
+    if name in _ELEMENTWISE:
+        done = _elementwise(func, args, kwargs, tangents)
+        if done is not None:
+            return done
+    from .._ops.random import get_rng_state, set_rng_state
+
+    real = _needs_real_run(args, kwargs)
+    state = get_rng_state()
+    out, tans = _generic_tangents(func, name, args, kwargs, tangents, inplace=False)
+    if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
+        real = True  # nothing differentiable: the result must be the op's own, not an alias's
+    if real:
+        set_rng_state(state)
+        out = func(*args, **kwargs)
+    else:
+        out = _detached(out)
+    _attach(out, tans)
+    return out
+
+
+def _elementwise(func, args, kwargs, tangents):
+    """The tangent of a one-node elementwise op from its node; None if the op is not one."""
+    from .grad_mode import enable_grad
+
+    x = args[0] if args else None
+    if not _is_float(x) or id(x) not in tangents:
+        return None
+    if sum(1 for t in _flat_tensors(args, kwargs) if isinstance(t, Tensor)) != 1:
+        return None
+    t = tangents[id(x)]
+    real = _needs_real_run(args, kwargs)
+    with enable_grad():
+        # With a reverse graph to keep (x requires grad), the op's own node is used, so the
+        # tangent stays differentiable with respect to x (reverse-over-forward).
+        src = x if real else x.detach().requires_grad_(True)
+        out = func(src, *args[1:], **kwargs)
+        node = out.grad_fn if isinstance(out, Tensor) else None
+        if node is None or tuple(out.shape) != tuple(x.shape):
+            return None
+        edges = node.next_functions
+        if len(edges) != 1 or edges[0][0] is None:
+            return None
+        expected = src.grad_fn
+        if (expected is not None and edges[0][0] is not expected) or (
+            expected is None and type(edges[0][0]).__name__ != "AccumulateGrad"
+        ):
+            return None  # a composite of several nodes: the generic path handles it
+        (tangent,) = node(t)
+    if not real:
+        out = out.detach()
+        if not (_C.is_grad_enabled() and t.requires_grad) and tangent is not None:
+            tangent = tangent.detach()
+    _attach(out, [tangent if tangent is not None else _zeros_tangent(out)])
+    return out
+
+
+def _detached(out):
+    if isinstance(out, Tensor):
+        return out.detach() if out.requires_grad else out
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return type(out)(*(_detached(o) for o in out))
+    if isinstance(out, (list, tuple)):
+        return type(out)(_detached(o) for o in out)
+    return out
+
+
+def _store_inplace(self, new_tangent, returned):
+    old = _tangent(self)
+    if new_tangent is None:
+        return
+    new_tangent = _conform(new_tangent, self)
+    if old is not None and tuple(old.shape) == tuple(self.shape):
+        old.copy_(new_tangent)
+        new_tangent = old
+    else:
+        _set_tangent(self, new_tangent)
+    if isinstance(returned, Tensor) and returned is not self:
+        _set_tangent(returned, new_tangent)
+
+
+def _inplace(func, name, args, kwargs, tangents):
+    self = args[0]
+    base = _INPLACE_DUNDERS.get(name, name[:-1])
+    if not _is_float(self):
+        return func(*args, **kwargs)
+    if base == "copy":
+        src = args[1] if len(args) > 1 else kwargs.get("src")
+        ts = tangents.get(id(src))
+        new = ts if ts is not None else _zeros_tangent(self)
+        returned = func(*args, **kwargs)
+        _store_inplace(self, new.expand(tuple(self.shape)).clone(), returned)
+        return returned
+    if base in ("add", "sub", "mul", "div"):
+        other = args[1] if len(args) > 1 else kwargs.get("other")
+        ta, tb = tangents.get(id(self)), tangents.get(id(other))
+        if base == "mul":
+            terms = []
+            if ta is not None:
+                terms.append(ta * other)
+            if tb is not None:
+                terms.append(self * tb)
+            new = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+            returned = func(*args, **kwargs)
+        elif base == "div" and kwargs.get("rounding_mode") is None:
+            returned = func(*args, **kwargs)  # self now holds the quotient
+            new = ta if ta is not None else None
+            if tb is not None:
+                new = -(self * tb) if new is None else new - self * tb
+            new = new / other
+        elif base in ("add", "sub"):
+            alpha = kwargs.get("alpha", args[2] if len(args) > 2 else 1)
+            coef = alpha if base == "add" else -alpha
+            new = ta
+            if tb is not None:
+                term = tb if coef == 1 else tb * coef
+                new = term if new is None else new + term
+            returned = func(*args, **kwargs)
+        else:
+            returned = func(*args, **kwargs)
+            new = _zeros_tangent(self)
+        _store_inplace(self, new, returned)
+        return returned
+    from .._ops.random import get_rng_state, set_rng_state
+
+    state = get_rng_state()
+    _, tans = _generic_tangents(func, name, args, kwargs, tangents, inplace=True)
+    set_rng_state(state)
+    returned = func(*args, **kwargs)
+    _store_inplace(self, tans[0] if tans else None, returned)
+    return returned
+
+
+def _setitem(func, args, kwargs, tangents):
+    self, index, value = args[0], args[1], args[2]
+    result = func(*args, **kwargs)
+    if not _is_float(self):
+        return result
+    ts = _tangent(self)
+    if ts is None:
+        ts = _zeros_tangent(self)
+        _set_tangent(self, ts)
+    tv = tangents.get(id(value)) if isinstance(value, Tensor) else None
+    ts[index] = tv if tv is not None else 0
+    return result
+
+
+# ----------------------------------------------------------------------------- autograd.grad
+
+
+def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unused, run_grad):
+    """autograd.grad inside a level: the results get tangents (forward-over-reverse).
+
+    For r = Jᵀg with g independent of the inputs x, the derivative of r along x's tangent t is
+    ∇ₓ<r, t> (the symmetry of second derivatives), plus Jᵀ t_g when g has a tangent."""
+    from .._ops.creation import zeros_like
+    from .grad_mode import enable_grad
+
+    ins = list(inputs)
+    tin = [_tangent(x) for x in ins]
+    outs = list(outputs)
+    go = list(grad_outputs) if grad_outputs is not None else None
+    tgo = [_tangent(g) if isinstance(g, Tensor) else None for g in go] if go else []
+    if all(t is None for t in tin) and all(t is None for t in tgo):
+        return None
+    with _suspended(), enable_grad():
+        res = run_grad(outs, ins, go, True, True)
+        tans = [None] * len(ins)
+        dot = None
+        for r, t in zip(res, tin):
+            if r is not None and t is not None:
+                term = (r * t).sum()
+                dot = term if dot is None else dot + term
+        if dot is not None and dot.requires_grad:
+            hs = run_grad([dot], ins, None, True, True)
+            tans = [h for h in hs]
+        if any(t is not None for t in tgo):
+            gos = [t if t is not None else zeros_like(g) for t, g in zip(tgo, go)]
+            extra = run_grad(outs, ins, gos, True, True)
+            tans = [e if t is None else (t if e is None else t + e) for t, e in zip(tans, extra)]
+        final = []
+        for r, t, x in zip(res, tans, ins):
+            if r is None:
+                if not allow_unused:
+                    raise RuntimeError(
+                        "One of the differentiated Tensors appears to not have been used in the "
+                        "graph. Set allow_unused=True if this is the desired behavior."
+                    )
+                final.append(None)
+                continue
+            value = r if create_graph else r.detach()
+            tangent = (t if t is not None else zeros_like(r)).detach() if not create_graph else t
+            if tangent is None:
+                tangent = zeros_like(r)
+            _set_tangent(value, _conform(tangent, value))
+            final.append(value)
+    return tuple(final)
+
+
+# ----------------------------------------------------------------------------- autograd.Function
+
+
+def _function_apply(cls, ctx, args, kwargs, run_forward):
+    """Function.apply with dual inputs: forward without tangents, then cls.jvp for the outputs."""
+    from .function import Function
+
+    tangents = [_tangent(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return run_forward()
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+    with _suspended():
+        output = run_forward()
+        targs = [
+            (t if t is not None else _zeros_tangent(a)) if _is_float(a) else None
+            for a, t in zip(args, tangents)
+        ]
+        saved = getattr(ctx, "_saved_for_forward", None)
+        prev = ctx.to_save, ctx.saved_versions
+        if saved is not None:
+            ctx.to_save, ctx.saved_versions = saved
+        try:
+            result = cls.jvp(ctx, *targs)
+        finally:
+            ctx.to_save, ctx.saved_versions = prev
+    outs = output if isinstance(output, tuple) else (output,)
+    res = result if isinstance(result, tuple) else (result,)
+    if len(res) != len(outs):
+        raise RuntimeError(
+            f"{cls.__name__}.jvp: expected as many tangents as forward returned outputs "
+            f"({len(outs)}); got {len(res)}"
+        )
+    for o, t in zip(outs, res):
+        if _is_float(o) and isinstance(t, Tensor):
+            _set_tangent(o, _conform(t, o))
+    return output

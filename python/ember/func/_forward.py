@@ -1,0 +1,284 @@
+"""ember.func's forward-mode transforms: jvp, jacfwd, hessian (forward-over-reverse), linearize.
+
+All run on ember.autograd.forward_ad: jvp makes its primals dual in a fresh level and reads the
+outputs' tangents; jacfwd pushes one basis tangent per input element through the function (so
+its cost grows with the number of inputs, not outputs); hessian is jacfwd of a reverse-mode
+Jacobian whose autograd.grad results carry tangents. Forward levels do not nest (torch's
+forward_ad rule), so these transforms cannot be nested inside one another or inside a
+`dual_level` block; reverse-mode transforms (grad, vjp, jacrev) can run inside them."""
+
+from .. import autograd
+from .._C import Tensor, stack
+from .._ops.creation import zeros, zeros_like
+from .._ops.random import get_rng_state, set_rng_state
+from ..autograd import forward_ad as fwad
+from ..autograd.grad_mode import enable_grad
+from ..overrides import routed
+from ._vmap import _argnums, jacrev
+
+__all__ = ["jvp", "jacfwd", "hessian", "linearize"]
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [x for t in tree for x in _leaves(t)]
+    if isinstance(tree, dict):
+        return [x for v in tree.values() for x in _leaves(v)]
+    return [tree]
+
+
+def _structure(tree):
+    if isinstance(tree, (tuple, list)):
+        return (type(tree), tuple(_structure(t) for t in tree))
+    if isinstance(tree, dict):
+        return (dict, tuple((k, _structure(v)) for k, v in tree.items()))
+    return "*"
+
+
+def _unflatten(tree, it):
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return type(tree)(*(_unflatten(t, it) for t in tree))
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_unflatten(t, it) for t in tree)
+    if isinstance(tree, dict):
+        return {k: _unflatten(v, it) for k, v in tree.items()}
+    return next(it)
+
+
+def _check_nesting(name):
+    if fwad._is_active():
+        raise RuntimeError(
+            f"{name}: forward-mode transforms do not nest in ember yet (a forward AD level is "
+            "already active); compose them with reverse-mode transforms (grad, vjp, jacrev) instead"
+        )
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """jvp(func, primals, tangents, *, strict=False, has_aux=False) -> tuple
+
+    Returns (func(*primals), J·tangents) (and the auxiliary output when has_aux) computed in
+    forward mode: primals and tangents are tuples of the same structure."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+            "call f(*primals)."
+        )
+    if not isinstance(tangents, tuple):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected tangents to be a tuple. E.g. it should be valid "
+            "to call f(*primals)."
+        )
+    if _structure(primals) != _structure(tangents):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+            f"structure; got {len(_leaves(primals))} primals and {len(_leaves(tangents))} tangents"
+        )
+    _check_nesting("jvp")
+    with fwad.dual_level():
+        return _jvp_in_level(func, primals, tangents, has_aux)
+
+
+def _jvp_in_level(func, primals, tangents, has_aux):
+    """jvp inside an active level (jacfwd enters one level for all its columns: entering a level
+    installs the function mode, which costs milliseconds)."""
+    func = routed(func)  # a public function taken before the level: its routing wrapper
+    duals = [
+        fwad.make_dual(p, t) if isinstance(p, Tensor) else p
+        for p, t in zip(_leaves(primals), _leaves(tangents))
+    ]
+    out = func(*_unflatten(primals, iter(duals)))
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError(
+                "jvp(f, primals, tangents): output of function f should be a tuple: (output, "
+                "aux) if has_aux is True"
+            )
+        out, aux = out
+    flat = _leaves(out)
+    for o in flat:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(
+                "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
+                f"unsupported type {type(o).__name__}"
+            )
+    primal_outs, tangent_outs = [], []
+    for o in flat:
+        p, t = fwad.unpack_dual(o)
+        primal_outs.append(p)
+        tangent_outs.append(zeros_like(p) if t is None else t)
+    fwad._current().tangents.clear()  # this call's tangents are read out
+    if not any(
+        isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)
+    ):
+        primal_outs = [p.detach() for p in primal_outs]
+        tangent_outs = [t.detach() for t in tangent_outs]
+    primal_tree = _unflatten(out, iter(primal_outs))
+    tangent_tree = _unflatten(out, iter(tangent_outs))
+    if has_aux:
+        return primal_tree, tangent_tree, aux
+    return primal_tree, tangent_tree
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """jacfwd(func, argnums=0, has_aux=False, *, randomness='error') -> Callable
+
+    The Jacobian of func with respect to the argnums inputs, in forward mode: one jvp per input
+    element, so it suits functions with few inputs and many outputs. Each output leaf's Jacobian
+    has shape output.shape + input.shape (a tuple over argnums when argnums is a tuple)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+            f"{randomness}"
+        )
+
+    def wrapper(*args):
+        nums = _argnums(argnums, len(args))
+        inputs = [args[k] for k in nums]
+        for x in _leaves(inputs):
+            if not isinstance(x, Tensor) or not x.is_floating_point():
+                raise RuntimeError(
+                    "jacfwd: expected the argnums inputs to be floating point tensors; got "
+                    f"{getattr(x, 'dtype', type(x).__name__)}"
+                )
+        _check_nesting("jacfwd")
+        with fwad.dual_level():
+            return _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums)
+
+    return wrapper
+
+
+def _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums):
+    func = routed(func)
+    in_leaves = [_leaves(a) for a in inputs]
+    state = get_rng_state() if randomness == "same" else None
+    columns = [[[] for _ in leaves] for leaves in in_leaves]  # [arg][leaf] -> per element
+    out = aux = None
+    for a, leaves in enumerate(in_leaves):
+        for li, x in enumerate(leaves):
+            basis = zeros(x.numel(), dtype=x.dtype)
+            for e in range(x.numel()):
+                tangents = []
+                for b, leaves_b in enumerate(in_leaves):
+                    for lj, y in enumerate(leaves_b):
+                        if a == b and li == lj:
+                            v = basis.clone()
+                            v[e] = 1
+                            tangents.append(v.reshape(tuple(x.shape)))
+                        else:
+                            tangents.append(zeros_like(y))
+                it = iter(tangents)
+                tangent_args = tuple(
+                    _unflatten(args[k], it) if k in nums else None for k in range(len(args))
+                )
+                if state is not None:
+                    set_rng_state(state)
+                out, col, *rest = _jvp_args(func, args, nums, tangent_args, has_aux)
+                if has_aux:
+                    aux = rest[0]
+                columns[a][li].append(_leaves(col))
+    if out is None:  # inputs without elements: run once for the output structure
+        out, *rest = _call(func, args, has_aux)
+        if has_aux:
+            aux = rest[0]
+    out_leaves = _leaves(out)
+    # jac[o][a][l]: d(output leaf o)/d(input leaf l of argnum a)
+    per_out = []
+    for oi, o in enumerate(out_leaves):
+        per_arg = []
+        for a, leaves in enumerate(in_leaves):
+            jl = []
+            for li, x in enumerate(leaves):
+                cols = [c[oi] for c in columns[a][li]]
+                if cols:
+                    j = stack(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
+                else:
+                    j = zeros(*(tuple(o.shape) + tuple(x.shape)), dtype=o.dtype)
+                jl.append(j)
+            per_arg.append(_unflatten(inputs[a], iter(jl)))
+        per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+    result = _unflatten(out, iter(per_out))
+    return (result, aux) if has_aux else result
+
+
+def _call(func, args, has_aux):
+    out = func(*args)
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError(
+                "jacfwd(f, ...)(*args): output of function f should be a tuple: (output, aux) if "
+                "has_aux is True"
+            )
+        return out[0], out[1]
+    return (out,)
+
+
+def _jvp_args(func, args, nums, tangent_args, has_aux):
+    primals = tuple(args[k] for k in nums)
+    tangents = tuple(tangent_args[k] for k in nums)
+
+    def inner(*ps):
+        call = list(args)
+        for k, p in zip(nums, ps):
+            call[k] = p
+        return func(*call)
+
+    return _jvp_in_level(inner, primals, tangents, has_aux)
+
+
+def _jacrev_keeping_tangents(func, argnums):
+    """A reverse-mode Jacobian whose result carries tangents inside a forward level."""
+
+    def wrapper(*args):
+        nums = _argnums(argnums, len(args))
+        with enable_grad():
+            call = list(args)
+            for k in nums:
+                call[k] = fwad._requires_grad_alias(args[k])
+            out = func(*call)
+            if not isinstance(out, Tensor):
+                raise RuntimeError(
+                    f"hessian: expected func to return a Tensor; got {type(out).__name__}"
+                )
+            inputs = [call[k] for k in nums]
+            flat = out.reshape(-1)
+            rows = [[] for _ in inputs]
+            for i in range(flat.numel()):
+                gs = autograd.grad(
+                    flat[i], inputs, retain_graph=True, create_graph=True, allow_unused=True
+                )
+                for r, g, x in zip(rows, gs, inputs):
+                    r.append(zeros_like(x) if g is None else g)
+        jacs = []
+        stack_ = routed(stack)  # the mode's wrapper, so that the rows' tangents are stacked too
+        for r, x in zip(rows, inputs):
+            j = stack_(r, 0) if r else zeros(0, *x.shape, dtype=x.dtype)
+            jacs.append(j.reshape(tuple(out.shape) + tuple(x.shape)))
+        return jacs[0] if isinstance(argnums, int) else tuple(jacs)
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """hessian(func, argnums=0) -> Callable
+
+    The Hessian of func with respect to the argnums inputs, forward-over-reverse (jacfwd of a
+    reverse-mode Jacobian): shape output.shape + input.shape + input.shape."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func, *primals):
+    """linearize(func, *primals) -> (Tensor, Callable)
+
+    Returns (func(*primals), jvp_fn) where jvp_fn(*tangents) gives J·tangents at the primals."""
+    out = func(*primals)
+    detached = tuple(p.detach() if isinstance(p, Tensor) else p for p in primals)
+
+    def jvp_fn(*tangents):
+        if len(tangents) != len(primals):
+            raise RuntimeError(
+                f"linearize: expected {len(primals)} tangents, one per primal; got {len(tangents)}"
+            )
+        return jvp(func, detached, tuple(tangents))[1]
+
+    return out, jvp_fn
