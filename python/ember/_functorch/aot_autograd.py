@@ -22,6 +22,7 @@ differentiates that with ember's autograd, so higher-order gradients are eager's
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 from ..fx import Graph, GraphModule
@@ -93,6 +94,7 @@ def build_joint(gm, primal_vals, needs_grad):
         v.node.meta["needs_grad"] = bool(needs_grad[i])
         env[n] = v
     records = []
+    multi = {}  # V of a multi-output op -> its element Vs
     out_arg = None
     for node in gm.graph.nodes:
         if node.op in ("placeholder", "get_attr"):
@@ -114,6 +116,9 @@ def build_joint(gm, primal_vals, needs_grad):
             continue
         if _is_inplace(node, name):
             raise NoFormula(f"in-place {name} on a tensor that requires grad")
+        if name == "getitem" and isinstance(args[0], V) and args[0] in multi:
+            env[node] = multi[args[0]][args[1]]  # an element of a multi-output op
+            continue
         rule = TABLE.get(name)
         if rule is None:
             raise NoFormula(f"no derivative formula for {name}")
@@ -124,6 +129,16 @@ def build_joint(gm, primal_vals, needs_grad):
             out, ctx = b.copy(node, env), name
         env[node] = out
         if any(out is g for g in grads_in):  # the op returned its input (dropout in eval)
+            continue
+        if isinstance(out.val, (tuple, list)) and out.val and all(map(_is_tensor, out.val)):
+            # several outputs (max with dim, split, unbind): one element V each, read by the
+            # graph's getitem nodes; the formula gets the list of their gradients
+            elems = [b.call(operator.getitem, out, i) for i in range(len(out.val))]
+            for e in elems:
+                e.node.meta["needs_grad"] = e.val.dtype.is_floating_point
+            out.node.meta["needs_grad"] = True
+            multi[out] = elems
+            records.append((rule, a, elems, ctx, name))
             continue
         if not _is_tensor(out.val):
             raise NoFormula(f"{name} returns {type(out.val).__name__}")
@@ -156,9 +171,14 @@ def build_joint(gm, primal_vals, needs_grad):
         return g
 
     for rule, a, out, ctx, name in reversed(records):
-        g = total(out.node)
-        if g is None:
-            continue
+        if isinstance(out, list):
+            g = [total(e.node) for e in out]
+            if all(x is None for x in g):
+                continue
+        else:
+            g = total(out.node)
+            if g is None:
+                continue
         for x, gx in rule.backward(b, a, out, g, ctx):
             if not _needs(x):
                 continue

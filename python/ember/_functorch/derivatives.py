@@ -208,6 +208,55 @@ def embedding_backward(grad, indices, num_weights, padding_idx):
     return out
 
 
+def select_backward(grad, dim, indices, shape, keepdim):
+    """select_backward(grad, dim, indices, shape, keepdim) -> Tensor
+
+    The input gradient of max/min/kthvalue-style reductions over ``dim``: zeros of ``shape``
+    with ``grad`` written at ``indices`` (the selected positions)."""
+    ember = _ember()
+    if not shape:
+        return grad.reshape(())
+    if not keepdim:
+        grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+    return ember.zeros(shape, dtype=grad.dtype).scatter(dim, indices, grad)
+
+
+def advanced_index_backward(grad, shape, index):
+    """advanced_index_backward(grad, shape, index) -> Tensor
+
+    The input gradient of ``x[index]`` for any index (tensor, boolean, mixed): eager's own
+    indexing backward run on a zero tensor of ``shape``, so repeated indices accumulate."""
+    ember = _ember()
+    x = ember.zeros(shape, dtype=grad.dtype, requires_grad=True)
+    with ember.enable_grad():
+        (gx,) = ember.autograd.grad(x[index], x, grad)
+    return gx
+
+
+def index_put_zero(grad, indices):
+    """index_put_zero(grad, indices) -> Tensor
+
+    ``grad`` with zeros at ``indices`` (the input gradient of a non-accumulating index_put)."""
+    ember = _ember()
+    return grad.index_put(tuple(indices), ember.zeros((), dtype=grad.dtype))
+
+
+def index_add_backward(grad, shape, dim, index):
+    """index_add_backward(grad, shape, dim, index) -> Tensor
+
+    The input gradient of index_select: ``grad`` added into zeros of ``shape`` at ``index``."""
+    ember = _ember()
+    return ember.zeros(shape, dtype=grad.dtype).index_add(dim, index, grad)
+
+
+def gather_backward(grad, shape, dim, index):
+    """gather_backward(grad, shape, dim, index) -> Tensor
+
+    The input gradient of gather: ``grad`` scatter-added into zeros of ``shape``."""
+    ember = _ember()
+    return ember.zeros(shape, dtype=grad.dtype).scatter_add(dim, index, grad)
+
+
 # ------------------------------------------------------------------------------ the table
 
 TABLE: dict[str, Rule] = {}
@@ -463,9 +512,76 @@ def _getitem(b, a, out, g, ctx):
     x, idx = a["input"], a["index"]
     if isinstance(x.val, (tuple, list)):
         raise NoFormula("getitem of a tuple")  # handled by the builder
-    if not _basic_index(idx):
-        raise NoFormula("advanced indexing")
-    return _pairs((x, b.call(index_backward, g, x.shape, idx)))
+    if _basic_index(idx):
+        return _pairs((x, b.call(index_backward, g, x.shape, idx)))
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(i, slice) and any(is_v(e) for e in (i.start, i.stop, i.step)) for i in items):
+        raise NoFormula("indexing with tensor slice bounds")
+    if any(_needs_v(i) for i in items):
+        raise NoFormula("indexing with a differentiable index")
+    return _pairs((x, b.call(advanced_index_backward, g, x.shape, idx)))
+
+
+def _needs_v(x):
+    return is_v(x) and bool(x.node.meta.get("needs_grad"))
+
+
+@rule("index_put", lambda input, indices, values, accumulate=False: None)
+def _index_put(b, a, out, g, ctx):
+    x, idx, v = a["input"], tuple(a["indices"]), a["values"]
+    if any(i is not None and not is_v(i) for i in idx):
+        raise NoFormula("index_put with non-tensor indices")
+    gx = g if a["accumulate"] else b.call(index_put_zero, g, idx)
+    gv = g[idx] if _needs_v(v) else None
+    return _pairs((x, gx), (v, gv))
+
+
+@rule("index_select", lambda input, dim, index: None)
+def _index_select(b, a, out, g, ctx):
+    x = a["input"]
+    return _pairs((x, b.call(index_add_backward, g, x.shape, a["dim"], a["index"])))
+
+
+@rule("gather", lambda input, dim, index, *, sparse_grad=False: None)
+def _gather(b, a, out, g, ctx):
+    x = a["input"]
+    return _pairs((x, b.call(gather_backward, g, x.shape, a["dim"], a["index"])))
+
+
+@rule("take_along_dim", lambda input, indices, dim=None: None)
+def _take_along_dim(b, a, out, g, ctx):
+    x, idx, dim = a["input"], a["indices"], a["dim"]
+    if dim is None or tuple(idx.shape) != tuple(out.shape) or idx.ndim != x.ndim:
+        raise NoFormula("take_along_dim with broadcast indices or without dim")
+    return _pairs((x, b.call(gather_backward, g, x.shape, dim, idx)))
+
+
+# ---- multi-output views: split, chunk, unbind (``out`` and ``g`` are lists, one per output)
+
+
+def _fill_none(b, out, g):
+    return [
+        gi if gi is not None else b.call(_ember().zeros, o.shape, dtype=o.dtype)
+        for o, gi in zip(out, g)
+    ]
+
+
+@rule("split chunk tensor_split split_with_sizes", _varargs)
+def _split(b, a, out, g, ctx):
+    x = a["input"]
+    args, kw = a["args"], a["kwargs"]
+    dim = kw.get("dim", args[1] if len(args) > 1 else 0)
+    if not isinstance(dim, int) or not isinstance(out, list):
+        raise NoFormula(f"{ctx} with a non-constant dim")
+    return _pairs((x, b.call(_ember().cat, _fill_none(b, out, g), dim % max(x.ndim, 1))))
+
+
+@rule("unbind", lambda input, dim=0: None)
+def _unbind(b, a, out, g, ctx):
+    x = a["input"]
+    if not isinstance(out, list):
+        raise NoFormula("unbind")
+    return _pairs((x, b.call(_ember().stack, _fill_none(b, out, g), a["dim"] % x.ndim)))
 
 
 @rule("cat concat concatenate", lambda tensors, dim=0: None)
@@ -512,9 +628,30 @@ def _amax(b, a, out, g, ctx):
 
 @rule("max min", lambda input, dim=None, keepdim=False, other=None: None)
 def _max(b, a, out, g, ctx):
-    if a["dim"] is not None or a["other"] is not None:
-        raise NoFormula("max/min with dim or other")
-    return _amax(b, dict(a, dim=None, keepdim=False), out, g, ctx)
+    other = a["other"] if a["other"] is not None else a["dim"] if is_v(a["dim"]) else None
+    if other is not None:  # max(input, other): maximum
+        return _maximum(b, {"input": a["input"], "other": other}, out, g, ctx + "imum")
+    if a["dim"] is None:
+        return _amax(b, dict(a, dim=None, keepdim=False), out, g, ctx)
+    if not isinstance(out, list) or g[0] is None:
+        raise NoFormula("max/min with dim")
+    x = a["input"]
+    d = a["dim"] % x.ndim if x.ndim else 0
+    return _pairs((x, b.call(select_backward, g[0], d, out[1], x.shape, a["keepdim"])))
+
+
+@rule("maximum minimum", lambda input, other: None, "pointwise")
+def _maximum(b, a, out, g, ctx):
+    # eager's rule: the larger (smaller) input gets the gradient, a tie splits it in halves
+    x, y = a["input"], a["other"]
+    if not is_v(y):
+        raise NoFormula(f"{ctx} with a non-tensor")
+    win = x.gt(y) if ctx == "maximum" else x.lt(y)
+    lose = x.lt(y) if ctx == "maximum" else x.gt(y)
+    half = g * 0.5
+    gx = _w(win, g, _w(lose, 0.0, half))
+    gy = _w(lose, g, _w(win, 0.0, half))
+    return _pairs((x, gx), (y, gy))
 
 
 def _correction(a):
@@ -613,6 +750,30 @@ def _addmm(b, a, out, g, ctx):
         (a["input"], g if beta == 1 else g * beta),
         (m1, g1.mm(m2.t())),
         (m2, m1.t().mm(g1)),
+    )
+
+
+@rule("baddbmm addbmm", lambda input, batch1, batch2, *, beta=1, alpha=1: None)
+def _baddbmm(b, a, out, g, ctx):
+    b1, b2, beta, alpha = a["batch1"], a["batch2"], a["beta"], a["alpha"]
+    g1 = g if alpha == 1 else g * alpha
+    if ctx == "addbmm":  # the batch is summed: every matrix product sees the same gradient
+        g1 = g1.unsqueeze(0).expand(b1.shape[0], *g1.shape)
+    return _pairs(
+        (a["input"], g if beta == 1 else g * beta),
+        (b1, g1.bmm(b2.transpose(1, 2)) if _needs_v(b1) else None),
+        (b2, b1.transpose(1, 2).bmm(g1) if _needs_v(b2) else None),
+    )
+
+
+@rule("addmv", lambda input, mat, vec, *, beta=1, alpha=1: None)
+def _addmv(b, a, out, g, ctx):
+    m, v, beta, alpha = a["mat"], a["vec"], a["beta"], a["alpha"]
+    g1 = g if alpha == 1 else g * alpha
+    return _pairs(
+        (a["input"], g if beta == 1 else g * beta),
+        (m, g1.unsqueeze(1) * v.unsqueeze(0) if _needs_v(m) else None),
+        (v, m.t().mv(g1) if _needs_v(v) else None),
     )
 
 
@@ -836,33 +997,73 @@ def _ce_sig(
 
 
 def _loss_checks(a):
-    if a.get("weight") is not None or a.get("label_smoothing", 0.0) != 0.0:
-        raise NoFormula("class weights / label smoothing")
     if a.get("size_average") is not None or a.get("reduce") is not None:
         raise NoFormula("legacy reduction arguments")
-    if is_v(a["target"]) and a["target"].dtype.is_floating_point:
-        raise NoFormula("probability targets")
     if a["input"].ndim < 2:
         raise NoFormula("unbatched loss")
+    if _needs_v(a.get("weight")):
+        raise NoFormula("class weights that require grad")
+    if a["reduction"] not in ("mean", "sum", "none"):
+        raise NoFormula(f"reduction {a['reduction']!r}")
 
 
-def _gscale(g, a, valid):
-    """The per-element output gradient for a class loss of reduction a['reduction']."""
+def _class_shape(x):
+    return [1, x.shape[1]] + [1] * (x.ndim - 2)
+
+
+def _gscale(g, a, denom):
+    """The per-element output gradient for a class loss of reduction a['reduction'] (``denom``:
+    what the mean divides by)."""
     reduction = a["reduction"]
     if reduction == "none":
         return g.unsqueeze(1)
     if reduction == "mean":
-        return g / valid.sum()
+        return g / denom
     return g
+
+
+def _class_loss_grad(a):
+    """The gradient of the loss with respect to the log-probabilities (dim 1 of the input) for
+    cross_entropy / nll_loss: class indices (weights, ignore_index, label smoothing) or class
+    probabilities (weights, label smoothing)."""
+    x, t, w = a["input"], a["target"], a.get("weight")
+    eps = a.get("label_smoothing", 0.0)
+    ncls = x.shape[1]
+    wb = w.reshape(_class_shape(x)) if is_v(w) else None
+    if is_v(t) and t.dtype.is_floating_point:  # probabilities
+        q = t * (1 - eps) + eps / ncls if eps else t
+        G = q * wb if wb is not None else q
+        denom = x.numel() // ncls
+        return -(G * _gscale(a["g"], a, denom)), q
+    onehot, valid = _class_targets(x, t, a["ignore_index"])
+    if wb is not None:
+        wt = (onehot * wb).sum(1, keepdim=True) * valid  # the weight of each sample's class
+        G = onehot * wt
+        denom = wt.sum()
+    else:
+        G = onehot * valid
+        denom = valid.sum()
+    if eps:
+        smooth = (wb * valid if wb is not None else valid) * (eps / ncls)
+        G = G * (1 - eps) + smooth
+    return -(G * _gscale(a["g"], a, denom)), None
 
 
 @rule("cross_entropy", _ce_sig)
 def _cross_entropy(b, a, out, g, ctx):
     _loss_checks(a)
     x, t = a["input"], a["target"]
-    onehot, valid = _class_targets(x, t, a["ignore_index"])
+    Glog, q = _class_loss_grad(dict(a, g=g))
     p = x.softmax(1)
-    return _pairs((x, (p - onehot) * valid * _gscale(g, a, valid)))
+    gx = Glog - p * Glog.sum(1, keepdim=True)
+    gt = None
+    if _needs_v(t) and q is not None:  # d loss / d target = -(1 - eps) * w * scale * log p
+        gt = -(x.log_softmax(1) * _gscale(g, a, x.numel() // x.shape[1]))
+        if is_v(a["weight"]):
+            gt = gt * a["weight"].reshape(_class_shape(x))
+        if a["label_smoothing"]:
+            gt = gt * (1 - a["label_smoothing"])
+    return _pairs((x, gx), (t, gt))
 
 
 def _nll_sig(
@@ -874,9 +1075,10 @@ def _nll_sig(
 @rule("nll_loss", _nll_sig)
 def _nll_loss(b, a, out, g, ctx):
     _loss_checks(a)
-    x, t = a["input"], a["target"]
-    onehot, valid = _class_targets(x, t, a["ignore_index"])
-    return _pairs((x, -(onehot * valid * _gscale(g, a, valid))))
+    if a["target"].dtype.is_floating_point:
+        raise NoFormula("nll_loss with probability targets")
+    Glog, _ = _class_loss_grad(dict(a, g=g))
+    return _pairs((a["input"], Glog))
 
 
 @rule(

@@ -207,6 +207,9 @@ def _cross_entropy(G, node):
     x = _resolve(G, a["input"])
     if not isinstance(x, Val) or x.dtype not in FLOATS or not x.shape:
         raise NotLowered
+    t = _resolve(G, a["target"])
+    if not isinstance(t, Val) or t.dtype in FLOATS:  # class probabilities: not nll_loss
+        raise NotLowered
     from ..nn import functional as F
 
     dim = 1 if len(x.shape) >= 2 else 0
