@@ -8,6 +8,7 @@ graphs and breaks of one call; ``config`` holds ``recompile_limit`` and friends.
 
 from . import config, exc
 from .backends import list_backends, lookup_backend, register_backend
+from .decorators import mark_dynamic, mark_static, maybe_mark_dynamic
 from .eval_frame import OptimizedModule, disable, is_compiling, optimize, reset
 from .explain import explain
 
@@ -23,6 +24,9 @@ __all__ = [
     "lookup_backend",
     "register_backend",
     "OptimizedModule",
+    "mark_dynamic",
+    "maybe_mark_dynamic",
+    "mark_static",
     "is_dynamo_supported",
 ]
 

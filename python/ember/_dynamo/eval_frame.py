@@ -17,6 +17,7 @@ from ..nn.modules.module import Module
 from . import config
 from .backends import lookup_backend
 from .capture import Capture, GraphBreak, SymInt
+from .decorators import marks_of
 from .exc import BackendCompilerFailed, Unsupported
 from .guards import Guards, InputSpec
 from .side_effects import Snapshot, Watcher, code_names
@@ -145,6 +146,9 @@ class _Cache:
     def capture(self, args, kwargs):
         spec = InputSpec(args, kwargs)
         dynamic = self._want_dynamic(spec)
+        marks = [marks_of(t) for _, t in spec.tensors]
+        # dims marked dynamic make the capture symbolic; then only they become dynamic
+        only_marked = not dynamic and self.dynamic is not False and any(m[0] or m[1] for m in marks)
         self.seen.append(
             ([(m[0], len(m[2])) for m in spec.tensor_meta], [m[2] for m in spec.tensor_meta])
         )
@@ -179,7 +183,7 @@ class _Cache:
                 snapshot.add_value(f"closure {name}", v)
             for expr, v in spec.others:
                 snapshot.add_value(expr, v)
-        cap = Capture(named, finder.find, dynamic, self.fullgraph)
+        cap = Capture(named, finder.find, dynamic or only_marked, self.fullgraph)
         names = _arg_names(pyfn, spec)
         for name, (_, t) in zip(names, spec.tensors):
             cap.add_input(name, t)
@@ -205,13 +209,23 @@ class _Cache:
                 cap.graph_break(str(e))
         breaks = list(cap.breaks)
         guards = Guards()
-        dyn_dims = None
-        if dynamic and not cap.specialized and not breaks:
-            dyn_dims = {
-                i: tuple(d for d, s in enumerate(m[2]) if s >= 2 and (i, d) not in cap.static_dims)
-                for i, m in enumerate(spec.tensor_meta)
-            }
-        guards.inputs(spec, dyn_dims)
+        dyn_dims = ranges = None
+        if (dynamic or only_marked) and not cap.specialized and not breaks:
+            dyn_dims, ranges = {}, {}
+            for i, (m, (strong, weak, static)) in enumerate(zip(spec.tensor_meta, marks)):
+                dims = []
+                for d, s in enumerate(m[2]):
+                    if s < 2 or (i, d) in cap.static_dims or d in static:
+                        continue
+                    if only_marked and d not in strong and d not in weak:
+                        continue
+                    dims.append(d)
+                    if d in strong:
+                        ranges[(i, d)] = strong[d]
+                dyn_dims[i] = tuple(dims)
+        if self.dynamic is not False:  # dynamic=False: the marks are ignored
+            _check_marks(spec, marks, dyn_dims)
+        guards.inputs(spec, dyn_dims, ranges)
         guards.grad_mode()
         for label, mod in list(modules.items()):
             guards.module(label or "self", mod, values=not breaks)
@@ -246,6 +260,20 @@ class _Cache:
         self.entries.clear()
         self.seen.clear()
         self.warned = False
+
+
+def _check_marks(spec, marks, dyn_dims):
+    """Warns where a dimension marked with ``mark_dynamic`` had to stay static (the capture
+    needed its concrete value, or its size is 0 or 1)."""
+    for i, ((expr, _), (strong, _, _)) in enumerate(zip(spec.tensors, marks)):
+        lost = sorted(d for d in strong if dyn_dims is None or d not in dyn_dims.get(i, ()))
+        if lost:
+            warnings.warn(
+                f"ember.compile: {expr} dims {lost} were marked dynamic but the capture "
+                "specialized them (their size is 0/1 or the code needed the concrete value); "
+                "they are guarded as static",
+                stacklevel=4,
+            )
 
 
 def _arg_names(pyfn, spec):

@@ -92,8 +92,10 @@ class Guards:
 
     # ---- arguments --------------------------------------------------------------------------
 
-    def inputs(self, spec, dynamic_dims=None):
-        """Guards on the call's arguments; ``dynamic_dims[i]``: the symbolic dims of tensor i."""
+    def inputs(self, spec, dynamic_dims=None, ranges=None):
+        """Guards on the call's arguments; ``dynamic_dims[i]``: the symbolic dims of tensor i;
+        ``ranges[(i, d)]``: the (min, max) of a dim marked dynamic (None: unbounded)."""
+        self.ranges = ranges or {}
         self._fail_if(
             f"len(args) != {spec.nargs} or tuple(kwargs) != {spec.kwkeys!r}", "argument count"
         )
@@ -138,11 +140,25 @@ class Guards:
         self.lines.append(f"    if {' or '.join(conds)}: return False")
         self.lines.append(f"    _s = {v}.shape")
         parts = []
+        ranges = getattr(self, "ranges", {})
         for d, s in enumerate(shape):
-            parts.append(f"_s[{d}] < 2" if d in dyn else f"_s[{d}] != {s}")
+            if d not in dyn:
+                parts.append(f"_s[{d}] != {s}")
+                continue
+            lo, hi = ranges.get((i, d), (None, None))
+            parts.append(f"_s[{d}] < {max(2, lo or 0)}")
+            if hi is not None:
+                parts.append(f"_s[{d}] > {int(hi)}")
         if parts:
             self.lines.append(f"    if {' or '.join(parts)}: return False")
-        desc = ", ".join("s" + str(d) if d in dyn else str(s) for d, s in enumerate(shape))
+
+        def _sym(d):
+            lo, hi = ranges.get((i, d), (None, None))
+            if lo is None and hi is None:
+                return f"s{d}"
+            return f"s{d} in [{max(2, lo or 0)}, {hi if hi is not None else 'inf'}]"
+
+        desc = ", ".join(_sym(d) if d in dyn else str(s) for d, s in enumerate(shape))
         self.described.append(f"{expr}: rank {len(shape)}, sizes ({desc}), contiguous={contiguous}")
 
     def value(self, expr, v):
