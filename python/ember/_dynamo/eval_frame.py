@@ -19,7 +19,7 @@ from .backends import lookup_backend
 from .capture import Capture, GraphBreak, SymInt
 from .decorators import marks_of
 from .exc import BackendCompilerFailed, Unsupported
-from .guards import Guards, InputSpec
+from .guards import Guards, InputSpec, plain_attr_chain
 from .side_effects import Snapshot, Watcher, code_names
 
 __all__ = ["OptimizedModule", "optimize", "is_compiling", "disable", "reset"]
@@ -316,8 +316,48 @@ def _global_guards(guards, pyfn, watcher, cells):
             guards.global_value(g, name, v, "global")
             if isinstance(v, Module):
                 guards.module(f"global {name}", v)
+    # attributes the code reads from globals and closure cells (``cfg.scale``): their values
+    cellmap = {name: (cell, v) for name, cell, v in cells}
+    for code, g in codes.items():
+        own = pyfn is not None and code is pyfn.__code__
+        for kind, name, attrs in sorted(_attr_paths(code)):
+            if kind == "global" and name in g:
+                guards.attr_path(
+                    f"{guards.const(g)}.get({name!r}, _MISSING)", g[name], attrs, f"global {name}"
+                )
+            elif kind == "deref" and own and name in cellmap:
+                cell, v = cellmap[name]
+                guards.attr_path(f"{guards.const(cell)}.cell_contents", v, attrs, f"closure {name}")
     for name, cell, v in cells:
         guards.cell(cell, v, name)
+
+
+def _attr_paths(code, depth=0):
+    """The attribute chains ``code`` reads from globals and closure variables: a set of
+    (kind, name, (attr, ...)) with kind "global" or "deref" (nested code objects included)."""
+    import dis
+
+    out = set()
+    root, attrs = None, []
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op == "LOAD_ATTR" and root is not None and isinstance(ins.argval, str):
+            attrs.append(ins.argval)
+            continue
+        if root is not None and attrs:
+            out.add((*root, tuple(attrs)))
+        root, attrs = None, []
+        if op == "LOAD_GLOBAL":
+            root = ("global", ins.argval)
+        elif op == "LOAD_DEREF":
+            root = ("deref", ins.argval)
+    if root is not None and attrs:
+        out.add((*root, tuple(attrs)))
+    if depth < 3:
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                out |= _attr_paths(c, depth + 1)
+    return out
 
 
 class _Finder:
@@ -360,6 +400,20 @@ class _Finder:
                 elif isinstance(v, Module) and f"G_{name}" not in self.modules:
                     self.modules[f"G_{name}"] = v
                     self._add_module(f"G_{name}", v)
+            # tensors held by attributes of globals / closure objects (``cfg.weight``), which
+            # the guards check by identity
+            cellmap = {name: v for name, _, v in self.cells}
+            for kind, name, attrs in _attr_paths(code):
+                if kind == "global" and name in g:
+                    root, label = g[name], f"G_{name}"
+                elif kind == "deref" and name in cellmap:
+                    root, label = cellmap[name], f"C_{name}"
+                else:
+                    continue
+                for a, v in plain_attr_chain(root, attrs):
+                    label = f"{label}_{a}"
+                    if isinstance(v, _C.Tensor):
+                        self.named.setdefault(id(v), label)
         return self.named.get(id(t))
 
 

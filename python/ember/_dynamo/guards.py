@@ -33,6 +33,29 @@ def _simple(v):
     return False
 
 
+def plain_attr_chain(root, attrs):
+    """[(attr, value), ...]: the steps of ``root.a.b...`` whose attribute is a plain value (in
+    the instance or class dict, a __slots__ member or a module global), stopping before a
+    descriptor (property, method) or a missing attribute, so no user code runs."""
+    import inspect
+
+    steps, v = [], root
+    for a in attrs:
+        try:
+            raw = inspect.getattr_static(v, a)
+        except AttributeError:
+            break
+        if isinstance(raw, types.MemberDescriptorType) and not isinstance(v, type):
+            raw = getattr(v, a, _MISSING)  # a __slots__ attribute: a plain read
+            if raw is _MISSING:
+                break
+        elif not isinstance(v, types.ModuleType) and hasattr(type(raw), "__get__"):
+            break  # a method, property or other descriptor: not a plain value
+        v = raw
+        steps.append((a, v))
+    return steps
+
+
 class InputSpec:
     """The flattened arguments of one call: tensor leaves, other leaves, container shapes."""
 
@@ -216,6 +239,32 @@ class Guards:
             f"module {label}: {len(ident)} parameters/buffers/submodules by identity, "
             f"{len(simple)} attributes (training flags, hyperparameters) by value"
         )
+
+    def const(self, obj):
+        """The name of ``obj`` in the check function's scope."""
+        return self._const(obj)
+
+    def attr_path(self, root_expr, root, attrs, label):
+        """Guards the value of ``root.a.b...`` (``attrs``), read afresh on each check from
+        ``root_expr``: simple values by value, tensors and other objects by identity. The chain
+        stops before a descriptor (property, method) or a missing attribute: the check never
+        runs user code. Attributes reached from a Python module are guarded only for simple
+        values and tensors."""
+        v, expr, done = root, root_expr, []
+        is_mod = isinstance(root, types.ModuleType)
+        for a, v in plain_attr_chain(root, attrs):
+            expr = f"getattr({expr}, {a!r}, _MISSING)"
+            done.append(a)
+        if not done or isinstance(v, types.ModuleType):
+            return
+        what = f"{label}.{'.'.join(done)}"
+        if type(v) is list and len(v) <= 64 and all(_simple(x) for x in v):
+            self._fail_if(f"{self._const(list(v))} != {expr}", f"{what} content")
+        elif _simple(v):
+            self.value(expr, v)
+            self.described[-1] = f"{what} == {v!r}"
+        elif not is_mod or isinstance(v, _C.Tensor):
+            self._fail_if(f"{expr} is not {self._const(v)}", f"{what} identity")
 
     def global_value(self, g, name, v, label):
         d = self._const(g)
