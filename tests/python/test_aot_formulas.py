@@ -92,6 +92,12 @@ def _ties(dtype=ember.float64):
     return [x.requires_grad_(True), y.requires_grad_(True)]
 
 
+def _repeats(dtype):
+    """A (5, 4) tensor whose columns repeat values (a mode to find), requiring grad."""
+    base = ember.randint(0, 3, (5, 4)).to(dtype) + ember.randn(1, 4, dtype=dtype)
+    return base.requires_grad_(True)
+
+
 def _probs(*shape, dtype=ember.float64):
     return ember.randn(*shape, dtype=dtype).softmax(1)
 
@@ -121,6 +127,19 @@ CASES = {
         lambda M, x: (M.max(x, 1)[0], M.max(x, 1)[1].to(x.dtype) * x.sum(1)),
         lambda dt: [r(3, 6, dtype=dt)],
     ),
+    # ---- other (values, indices) ops
+    "sort": (
+        lambda M, x: M.sort(x, 1, descending=True)[0] * M.arange(5.0),
+        lambda dt: [r(3, 5, dtype=dt)],
+    ),
+    "topk": (lambda M, x: x.topk(2, dim=0).values.exp(), lambda dt: [r(4, 3, dtype=dt)]),
+    "kthvalue_keepdim": (
+        lambda M, x: M.kthvalue(x, 2, 1, True)[0] * x,
+        lambda dt: [r(3, 4, dtype=dt)],
+    ),
+    "median_dim": (lambda M, x: x.median(1).values.sin(), lambda dt: [r(3, 5, dtype=dt)]),
+    "mode_dim": (lambda M, x: M.mode(x, 0)[0] * 2, lambda dt: [_repeats(dt)]),
+    "cummax": (lambda M, x: M.cummax(x, 1)[0] * 3, lambda dt: [r(2, 6, dtype=dt)]),
     # ---- split / chunk / unbind
     "split": (
         lambda M, x: (lambda a, b, c: a * b + c.sum())(*x.split(2, 1)),

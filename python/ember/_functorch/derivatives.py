@@ -211,14 +211,15 @@ def embedding_backward(grad, indices, num_weights, padding_idx):
 def select_backward(grad, dim, indices, shape, keepdim):
     """select_backward(grad, dim, indices, shape, keepdim) -> Tensor
 
-    The input gradient of max/min/kthvalue-style reductions over ``dim``: zeros of ``shape``
-    with ``grad`` written at ``indices`` (the selected positions)."""
+    The input gradient of ops that select values along ``dim`` and return their indices
+    (max/min with dim, sort, topk, kthvalue, median, mode, cummax): zeros of ``shape`` with
+    ``grad`` added at ``indices``."""
     ember = _ember()
     if not shape:
         return grad.reshape(())
     if not keepdim:
         grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
-    return ember.zeros(shape, dtype=grad.dtype).scatter(dim, indices, grad)
+    return ember.zeros(shape, dtype=grad.dtype).scatter_add(dim, indices, grad)
 
 
 def advanced_index_backward(grad, shape, index):
@@ -638,6 +639,42 @@ def _max(b, a, out, g, ctx):
     x = a["input"]
     d = a["dim"] % x.ndim if x.ndim else 0
     return _pairs((x, b.call(select_backward, g[0], d, out[1], x.shape, a["keepdim"])))
+
+
+def _select_sig(input, *args, **kwargs):
+    pass
+
+
+# where the dim argument sits (after input) and its default, per op returning (values, indices)
+_SELECT_DIM = {
+    "sort": (0, -1),
+    "topk": (1, -1),
+    "kthvalue": (1, -1),
+    "median": (0, None),
+    "nanmedian": (0, None),
+    "mode": (0, -1),
+    "cummax": (0, None),
+    "cummin": (0, None),
+}
+
+
+@rule(" ".join(_SELECT_DIM), _select_sig)
+def _select_values(b, a, out, g, ctx):
+    pos, default = _SELECT_DIM[ctx]
+    args, kw = a["args"], a["kwargs"]
+    dim = kw.get("dim", args[pos] if len(args) > pos else default)
+    if not isinstance(out, list) or not isinstance(dim, int) or g[0] is None:
+        raise NoFormula(f"{ctx} without dim")
+    x = a["input"]
+    d = dim % x.ndim if x.ndim else 0
+    keepdim = kw.get("keepdim", False)
+    if ctx in ("kthvalue",) and len(args) > 2:
+        keepdim = args[2]
+    elif ctx in ("median", "nanmedian", "mode") and len(args) > 1:
+        keepdim = args[1]
+    if ctx in ("sort", "topk", "cummax", "cummin"):
+        keepdim = True  # values and indices keep the input's rank
+    return _pairs((x, b.call(select_backward, g[0], d, out[1], x.shape, bool(keepdim))))
 
 
 @rule("maximum minimum", lambda input, other: None, "pointwise")
