@@ -155,6 +155,11 @@ CASES = {
         lambda M, x: (lambda u: u[0] * u[2] + u[1].tanh())(x.unbind(1)),
         lambda dt: [r(4, 3, dtype=dt)],
     ),
+    "unbind_stack": (lambda M, x: M.stack(x.unbind(0), 1) * 2, lambda dt: [r(3, 4, dtype=dt)]),
+    "stack_mixed": (
+        lambda M, x, y: M.stack([x, y.exp(), x * y], -1),
+        lambda dt: [r(2, 3, dtype=dt), r(2, 3, dtype=dt)],
+    ),
     "tensor_split": (
         lambda M, x: M.tensor_split(x, 3, dim=1)[1].sin(),
         lambda dt: [r(2, 7, dtype=dt)],
@@ -233,6 +238,18 @@ CASES = {
     "ce_probabilities_target_grad": (
         _ce(None, reduction="none"),
         lambda dt: [r(5, 4, dtype=dt), _probs(5, 4, dtype=dt).requires_grad_(True)],
+    ),
+    "ce_unbatched_smoothing": (
+        _ce(None, label_smoothing=0.1),
+        lambda dt: [r(4, dtype=dt), ember.tensor(2), ember.rand(4, dtype=dt) + 0.5],
+    ),
+    "ce_unbatched_probabilities_none": (
+        _ce(None, reduction="none"),
+        lambda dt: [r(4, dtype=dt), _probs(1, 4, dtype=dt).reshape(4).requires_grad_(True)],
+    ),
+    "nll_unbatched": (
+        lambda M, x, t: M.nn.functional.nll_loss(M.log_softmax(x, 0), t, reduction="sum"),
+        lambda dt: [r(5, dtype=dt), ember.tensor(3)],
     ),
     "nll_weight": (
         _nll,

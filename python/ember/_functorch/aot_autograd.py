@@ -138,13 +138,13 @@ def build_joint(gm, primal_vals, needs_grad):
                 e.node.meta["needs_grad"] = e.val.dtype.is_floating_point
             out.node.meta["needs_grad"] = True
             multi[out] = elems
-            records.append((rule, a, elems, ctx, name))
+            records.append((rule, a, elems, ctx, name, grads_in))
             continue
         if not _is_tensor(out.val):
             raise NoFormula(f"{name} returns {type(out.val).__name__}")
         out.node.meta["needs_grad"] = out.val.dtype.is_floating_point
         if out.val.dtype.is_floating_point:
-            records.append((rule, a, out, ctx, name))
+            records.append((rule, a, out, ctx, name, grads_in))
 
     flat, _ = _flat_outputs(out_arg)
     fw_outs = [env[o] if isinstance(o, Node) else o for o in flat]
@@ -170,7 +170,7 @@ def build_joint(gm, primal_vals, needs_grad):
             g = g + h
         return g
 
-    for rule, a, out, ctx, name in reversed(records):
+    for rule, a, out, ctx, name, grads_in in reversed(records):
         if isinstance(out, list):
             g = [total(e.node) for e in out]
             if all(x is None for x in g):
@@ -179,7 +179,12 @@ def build_joint(gm, primal_vals, needs_grad):
             g = total(out.node)
             if g is None:
                 continue
-        for x, gx in rule.backward(b, a, out, g, ctx):
+        pairs = rule.backward(b, a, out, g, ctx)
+        got = {id(x) for x, _ in pairs}
+        for x in grads_in:  # a formula that forgets an input would leave its gradient out
+            if id(x) not in got and _is_tensor(x.val) and x.val.dtype.is_floating_point:
+                raise NoFormula(f"{name}: no gradient for an input that requires grad")
+        for x, gx in pairs:
             if not _needs(x):
                 continue
             if not isinstance(gx, V):

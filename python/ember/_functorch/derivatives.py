@@ -597,6 +597,16 @@ def _cat(b, a, out, g, ctx):
     return pairs
 
 
+@rule("stack", lambda tensors, dim=0: None)
+def _stack(b, a, out, g, ctx):
+    dim, pairs = a["dim"] % out.ndim, []
+    for i, t in enumerate(a["tensors"]):
+        if not is_v(t):
+            raise NoFormula("stack of non-tensors")
+        pairs.append((t, g.select(dim, i)))
+    return pairs
+
+
 # ---- reductions
 
 
@@ -1086,21 +1096,32 @@ def _class_loss_grad(a):
     return -(G * _gscale(a["g"], a, denom)), None
 
 
+def _batched(a, g):
+    """An unbatched class loss (input (C,)) as a batch of one: (arguments, output gradient)."""
+    x, t = a["input"], a["target"]
+    if not is_v(x) or x.ndim != 1 or not is_v(t):
+        return a, g
+    a = dict(a, input=x.unsqueeze(0), target=t.unsqueeze(0))
+    return a, (g.reshape(1) if a["reduction"] == "none" else g)
+
+
 @rule("cross_entropy", _ce_sig)
 def _cross_entropy(b, a, out, g, ctx):
+    x0, t0 = a["input"], a["target"]
+    a, g = _batched(a, g)
     _loss_checks(a)
-    x, t = a["input"], a["target"]
+    x = a["input"]
     Glog, q = _class_loss_grad(dict(a, g=g))
     p = x.softmax(1)
     gx = Glog - p * Glog.sum(1, keepdim=True)
     gt = None
-    if _needs_v(t) and q is not None:  # d loss / d target = -(1 - eps) * w * scale * log p
+    if _needs_v(t0) and q is not None:  # d loss / d target = -(1 - eps) * w * scale * log p
         gt = -(x.log_softmax(1) * _gscale(g, a, x.numel() // x.shape[1]))
         if is_v(a["weight"]):
             gt = gt * a["weight"].reshape(_class_shape(x))
         if a["label_smoothing"]:
             gt = gt * (1 - a["label_smoothing"])
-    return _pairs((x, gx), (t, gt))
+    return _pairs((x0, gx), (t0, gt))
 
 
 def _nll_sig(
@@ -1111,11 +1132,13 @@ def _nll_sig(
 
 @rule("nll_loss", _nll_sig)
 def _nll_loss(b, a, out, g, ctx):
+    x0 = a["input"]
+    a, g = _batched(a, g)
     _loss_checks(a)
     if a["target"].dtype.is_floating_point:
         raise NoFormula("nll_loss with probability targets")
     Glog, _ = _class_loss_grad(dict(a, g=g))
-    return _pairs((a["input"], Glog))
+    return _pairs((x0, Glog))
 
 
 @rule(
