@@ -345,3 +345,34 @@ def test_weight_requiring_grad_falls_back_correctly():
     for a, b in zip(grads_c, grads_e):
         if a is not None:
             _close(a, b, 1e-9)
+
+
+# ---- saved tensors are version-checked as eager's are
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_inplace_change_of_saved_input_raises_like_eager(backend):
+    def fn(a, b):
+        return (a * b).sum()
+
+    cf = ember.compile(fn, backend=backend)
+    a, b = ember.randn(3, requires_grad=True), ember.randn(3)
+    cf(a, b)
+    out = cf(a, b)
+    b.mul_(2)  # b is saved for a's gradient
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+    eager = fn(a, b)
+    b.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        eager.backward()
+
+
+def test_inplace_change_of_unsaved_input_is_fine():
+    cf = ember.compile(lambda a, b: (a.sin() + b).sum(), backend="aot_eager")
+    a, b = ember.randn(3, requires_grad=True), ember.randn(3)
+    cf(a, b)
+    out = cf(a, b)
+    b.add_(1)  # not needed by the backward
+    out.backward()
+    _close(a.grad, a.detach().cos(), 1e-6)

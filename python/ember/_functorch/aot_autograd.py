@@ -225,6 +225,8 @@ class _Compiled:
                 res = compiled.fw(*primals)
                 outs = tuple(res[: compiled.num_outs])
                 ctx.saved = tuple(res[compiled.num_outs :])
+                # as eager's saved tensors: an in-place change before backward is an error
+                ctx.versions = tuple(t._version if _is_tensor(t) else None for t in ctx.saved)
                 nondiff = [o for o, d in zip(outs, compiled.diff_outs) if not d and _is_tensor(o)]
                 if nondiff:
                     ctx.mark_non_differentiable(*nondiff)
@@ -232,6 +234,7 @@ class _Compiled:
 
             @staticmethod
             def backward(ctx, *grads):
+                _check_versions(ctx.saved, ctx.versions)
                 if ember.is_grad_enabled():  # create_graph=True: differentiable backward
                     return compiled.double_backward(ctx, grads)
                 tangents = [
@@ -293,6 +296,33 @@ class _Compiled:
         for i, g in zip(wanted, got):
             full[i] = g
         return tuple(full)
+
+
+_TENSOR_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
+
+
+def _check_versions(saved, versions):
+    """Raises eager's error when a tensor the backward reads was modified in place after the
+    forward saved it (its version counter moved)."""
+    for t, v in zip(saved, versions):
+        if v is not None and t._version != v:
+            kind = _TENSOR_TYPE_NAMES.get(str(t.dtype).replace("torch.", ""), "Tensor")
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{kind} {list(t.shape)}], is at version {t._version}; "
+                f"expected version {v} instead."
+            )
 
 
 _RANDOM = frozenset(
