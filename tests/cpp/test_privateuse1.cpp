@@ -129,3 +129,18 @@ TEST(PrivateUse1, MissingKernelRaisesUnlessTheBackendOptsIntoTheCpuFallback) {
   EXPECT_EQ(to_vector(c), (std::vector<float>{2, 4, 6, 8}));
   set_privateuse1_cpu_fallback(false);
 }
+
+namespace toyns {
+// A custom op declared outside ember with a namespace, as torch's TORCH_LIBRARY ops are named:
+// the registry (and so ember.ops.toyns.triple in Python) lists it under "toyns::triple".
+EMBER_DECLARE_OP(triple, "toyns::triple(Tensor self) -> Tensor", Tensor(const Tensor&));
+Tensor triple_cpu(const Tensor& x) { return mul(x, wrap_scalar(3)); }
+EMBER_REGISTER_KERNEL(triple, CPU, triple_cpu);
+}  // namespace toyns
+
+TEST(PrivateUse1, NamespacedCustomOpIsInTheRegistry) {
+  const OperatorEntry* e = Dispatcher::singleton().find("toyns::triple");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->schema(), "toyns::triple(Tensor self) -> Tensor");
+  EXPECT_EQ(select(toyns::triple.call(full({2}, 2.0)), 0, 0).item<double>(), 6.0);
+}

@@ -186,3 +186,19 @@ def test_unrenamed_backend_has_no_methods(name):
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
+
+
+def test_reading_values_copies_them_from_the_device():
+    _run(
+        """
+        x = ember.tensor([[1.5, 2.0], [3.0, 4.0]], device="emberdev")
+        assert x.tolist() == [[1.5, 2.0], [3.0, 4.0]]
+        assert ember.tensor([2.5], device="emberdev").item() == 2.5
+        try:
+            x.numpy()
+        except TypeError as e:
+            assert "can't convert emberdev:0 device type tensor to numpy" in str(e)
+        else:
+            raise AssertionError("expected TypeError")
+        """
+    )
