@@ -90,6 +90,7 @@ from . import (  # noqa: E402,F401
     futures,
     fx,
     jit,
+    library,  # noqa: E402,F401
     linalg,
     mps,
     multiprocessing,
@@ -108,6 +109,7 @@ from . import (  # noqa: E402,F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from ._device import device  # noqa: E402
 from ._legacy_types import *  # noqa: E402,F401,F403
+from ._op_overloads import ops  # noqa: E402,F401
 from ._ops.attributes import *  # noqa: E402,F401,F403
 
 # The Python-level ops, by family (python/ember/_ops, as csrc/ember/ops): each lists its names.
@@ -150,6 +152,7 @@ from .nn.functional import (  # noqa: E402,F401
     rrelu_,
 )
 from .serialization import *  # noqa: E402,F401,F403
+from .utils.backend_registration import _register_device_module  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype
 

@@ -1,4 +1,7 @@
-"""ember.device: where a tensor lives (only 'cpu' has kernels today)."""
+"""ember.device: where a tensor lives: 'cpu', or a PrivateUse1 backend's device (Note
+[PrivateUse1] in core/allocator.h)."""
+
+from . import _C
 
 
 class device:
@@ -17,10 +20,14 @@ class device:
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
         if type not in ("cpu", "cuda", "meta", "mps"):
-            raise RuntimeError(
-                "Expected one of cpu, cuda, meta, mps device type at start of device string: "
-                + str(type)
-            )
+            custom = _C._get_privateuse1_backend_name()
+            if type in (custom, "privateuseone"):
+                type = custom
+            else:
+                raise RuntimeError(
+                    f"Expected one of cpu, cuda, meta, mps, {custom} device type at start of "
+                    f"device string: {type}"
+                )
         self.type = type
         self.index = index
 
@@ -50,10 +57,17 @@ class NoCudaError(AssertionError, RuntimeError):
 
 
 def check_device(dev, op="ember"):
-    """Raises for devices ember has no kernels for; returns None for cpu/None."""
+    """Raises for devices ember has no kernels for; returns None for cpu/None and the device for a
+    PrivateUse1 backend's."""
     if dev is None:
         return
     d = device(dev) if not isinstance(dev, device) else dev
+    if d.type == _C._get_privateuse1_backend_name():
+        if not _C._privateuse1_has_allocator():
+            raise RuntimeError(
+                f"{op}: the '{d.type}' backend registered no allocator, so it has no tensors"
+            )
+        return d
     if d.type == "cuda":
         raise NoCudaError(
             f"{op}: Torch not compiled with CUDA enabled (ember runs on the CPU only)"
@@ -62,3 +76,14 @@ def check_device(dev, op="ember"):
         raise RuntimeError(
             f"{op}: ember was built without {d.type} support; only the 'cpu' device is available"
         )
+
+
+def on_device(dev, t, requires_grad=False):
+    """A freshly made CPU tensor ``t`` moved to ``dev`` (a PrivateUse1 device from check_device),
+    as a leaf that requires grad when asked; ``t`` itself when dev is None."""
+    if dev is None:
+        return t
+    out = _C._copy_to_device(t.detach(), str(dev))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out

@@ -177,6 +177,9 @@ def tensor_str(t, prefix="tensor("):
     indent = len(prefix)
     suffixes = []
     default = get_default_dtype()
+    device = t._device_str
+    if device != "cpu":  # a PrivateUse1 backend's tensor: printed from a host copy
+        suffixes.append(f"device='{device}'")
     with no_grad():
         if t.numel() == 0:
             if t.dim() != 1:
@@ -187,7 +190,8 @@ def tensor_str(t, prefix="tensor("):
         else:
             if t.dtype not in (default, int64, _C.bool):
                 suffixes.append("dtype=" + repr(t.dtype))
-            body = _tensor_str(t.detach(), indent)
+            host = t.detach() if device == "cpu" else _C._copy_to_device(t.detach(), "cpu")
+            body = _tensor_str(host, indent)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:

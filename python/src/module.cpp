@@ -357,6 +357,7 @@ NB_MODULE(_C, m) {
         doc("set_num_threads(int) -> None",
             "Sets how many threads the kernels split their work over."));
   bind_registry(m);
+  bind_library(m);
   bind_profiler(m);
   bind_export(m);
   bind_kernel_launch(m);

@@ -208,7 +208,7 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
 }
 
 nb::object tolist(const Tensor& self) {
-  Tensor t = contiguous(self);
+  Tensor t = contiguous(fallback_detail::to_host(self));  // a PrivateUse1 tensor: a host copy
   auto elem = [&](int64_t i) -> nb::object {
     const char* p = static_cast<const char*>(t.data_ptr()) + i * int64_t(t.element_size());
     switch (t.dtype()) {
@@ -411,6 +411,11 @@ void bind_tensor(nb::module_& m) {
             EMBER_CHECK(force || !t.requires_grad(),
                         "Can't call numpy() on Tensor that requires grad. "
                         "Use tensor.detach().numpy() instead.");
+            if (t.device().type == DeviceType::PrivateUse1)
+              throw nb::type_error(("can't convert " + t.device().str() +
+                                    " device type tensor to numpy. Use Tensor.cpu() to copy the "
+                                    "tensor to host memory first.")
+                                       .c_str());
             if (t.dim() > 64)  // numpy's limit: a larger array would abort inside nanobind
               throw nb::value_error("number of dimensions must be within [0, 64]");
             return to_numpy(t);

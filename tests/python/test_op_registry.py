@@ -15,13 +15,15 @@ needs_torch = pytest.mark.skipif(torch is None, reason="torch is the reference f
 
 
 def _ops():
-    return {op["name"]: op for op in ember._C._op_schemas()}
+    # ember's own operators; namespaced entries ("mylib::foo") are custom ops that other tests
+    # define at run time in the same registry (test_library.py checks those).
+    return {op["name"]: op for op in ember._C._op_schemas() if "::" not in op["name"]}
 
 
 def test_every_op_has_a_schema_named_like_it():
     ops = _ops()
     assert len(ops) > 200
-    assert sorted(ops) == ember._C._registered_ops()
+    assert sorted(ops) == [n for n in ember._C._registered_ops() if "::" not in n]
     for name, op in ops.items():
         schema = op["schema"]
         assert schema.split("(", 1)[0] == name

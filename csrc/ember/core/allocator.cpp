@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -186,5 +187,44 @@ void cpu_free(void* ptr, size_t nbytes) {
 }
 CpuAllocatorStats cpu_allocator_stats() { return CachingAllocator::instance().stats(); }
 void cpu_empty_cache() { CachingAllocator::instance().empty_cache(); }
+
+}  // namespace ember
+
+namespace ember {
+
+namespace {
+std::atomic<const PrivateUse1Allocator*> g_privateuse1{nullptr};
+}  // namespace
+
+void register_privateuse1_allocator(const PrivateUse1Allocator& a) {
+  EMBER_CHECK(a.alloc && a.free && a.copy_to_device && a.copy_to_host,
+              "register_privateuse1_allocator: expected alloc, free, copy_to_device and "
+              "copy_to_host to be set");
+  g_privateuse1.store(new PrivateUse1Allocator(a));  // leaked: storage may outlive a replacement
+}
+
+const PrivateUse1Allocator* privateuse1_allocator() { return g_privateuse1.load(); }
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
+  if (!nbytes) return;
+  bool dst_dev = dst_device.type == DeviceType::PrivateUse1;
+  bool src_dev = src_device.type == DeviceType::PrivateUse1;
+  if (!dst_dev && !src_dev) {
+    std::memcpy(dst, src, nbytes);
+    return;
+  }
+  const PrivateUse1Allocator* a = privateuse1_allocator();
+  EMBER_CHECK(a, "copy: no allocator is registered for the '", privateuse1_backend_name(),
+              "' backend");
+  if (dst_dev && src_dev) {  // through the host: the backend registers no device-to-device copy
+    std::vector<char> tmp(nbytes);
+    a->copy_to_host(tmp.data(), src, nbytes);
+    a->copy_to_device(dst, tmp.data(), nbytes);
+  } else if (dst_dev) {
+    a->copy_to_device(dst, src, nbytes);
+  } else {
+    a->copy_to_host(dst, src, nbytes);
+  }
+}
 
 }  // namespace ember

@@ -1,5 +1,6 @@
 #include "ember/core/tensor.h"
 
+#include "ember/core/allocator.h"
 #include "ember/core/grad_mode.h"
 #include "ember/core/shape.h"
 
@@ -11,6 +12,11 @@ int64_t Tensor::stride(int64_t d) const { return strides()[size_t(maybe_wrap_dim
 Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   const char* p = impl_->data();
+  alignas(16) char host[16];  // a PrivateUse1 backend's element, copied out of its memory
+  if (device().type == DeviceType::PrivateUse1) {
+    copy_bytes(host, Device(), p, device(), element_size());
+    p = host;
+  }
   switch (dtype()) {
 #define EMBER_ITEM(cpp, name, py) \
   case ScalarType::name:          \
@@ -27,7 +33,9 @@ Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t o
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
-  EMBER_CHECK(device.is_cpu(), "empty: ember has kernels for cpu only; got device ", device.str());
+  EMBER_CHECK(device.is_cpu() || device.type == DeviceType::PrivateUse1,
+              "empty: ember has kernels for cpu only; got device ", device.str());
+  if (device.type == DeviceType::PrivateUse1 && device.index < 0) device.index = 0;
   for (int64_t s : sizes)
     EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
   // 1 + the largest reachable offset, in bytes; every step is overflow-checked so a huge shape

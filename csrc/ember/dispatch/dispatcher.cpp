@@ -62,6 +62,11 @@ std::vector<const OperatorEntry*> Dispatcher::entries() const {
 
 namespace detail {
 void missing_kernel(const OperatorEntry& e, DispatchKey k) {
+  if (k == DispatchKey::PrivateUse1)
+    EMBER_ERROR(ErrorKind::NotImplemented, "Could not run '", e.name(),
+                "' with arguments from the 'PrivateUse1' backend ('", privateuse1_backend_name(),
+                "'): no kernel is registered for it, and the backend did not opt in to the CPU "
+                "fallback (ember._C._set_privateuse1_cpu_fallback(True))");
   EMBER_ERROR(ErrorKind::NotImplemented, "Could not run '", e.name(), "' with arguments from the '",
               key_name(k), "' backend: no kernel is registered for it");
 }

@@ -16,6 +16,7 @@
 #include "ember/core/grad_mode.h"
 #include "ember/core/profiler.h"
 #include "ember/core/tensor.h"
+#include "ember/dispatch/fallback.h"
 #include "ember/dispatch/op_schema.h"
 
 namespace ember {
@@ -196,8 +197,12 @@ class TypedOperator<R(Args...)> {
 
   R run_kernel(DispatchKey k, Args... args) const {
     void* fn = entry_->kernel(k);
-    if (!fn) [[unlikely]]
+    if (!fn) [[unlikely]] {
+      void* cpu = entry_->kernel(DispatchKey::CPU);  // Note [PrivateUse1] in core/allocator.h
+      if (k == DispatchKey::PrivateUse1 && cpu && privateuse1_cpu_fallback())
+        return fallback_detail::cpu_fallback<R, Args...>(cpu, std::forward<Args>(args)...);
       detail::missing_kernel(*entry_, k);
+    }
     auto kernel = reinterpret_cast<R (*)(Args...)>(fn);
     if (k == DispatchKey::Autograd) return kernel(std::forward<Args>(args)...);
     KernelRegion region((detail::elements(args) + ... + 0) >= kRegionMinElements);

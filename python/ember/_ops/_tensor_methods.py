@@ -17,7 +17,6 @@ import types
 
 from .. import _C, _legacy_types, _numpy_kwargs, _process, _shared, _storage
 from .._C import Tensor
-from .._device import CPU
 from .._type_info import scalar_type_name
 from . import (
     attributes,
@@ -187,8 +186,8 @@ REPLACE = {
 }
 
 PROPERTIES = {
-    "device": lambda self: CPU,
-    "is_cpu": lambda self: True,
+    "device": tensor._device,
+    "is_cpu": lambda self: self._device_str == "cpu",
     "is_xpu": lambda self: False,
     "is_mps": lambda self: False,
     "layout": lambda self: _process.strided,
@@ -200,8 +199,9 @@ PROPERTIES = {
 }
 
 PROPERTY_DOCS = {
-    "device": "device -> device\n\nWhere the tensor's data lives: the CPU, for every ember tensor.",
-    "is_cpu": "is_cpu -> bool\n\nTrue: every ember tensor lives on the CPU.",
+    "device": "device -> device\n\nWhere the tensor's data lives: the CPU, or a PrivateUse1 "
+    "backend's device.",
+    "is_cpu": "is_cpu -> bool\n\nWhether the tensor lives on the CPU.",
     "is_xpu": "is_xpu -> bool\n\nFalse: every ember tensor lives on the CPU.",
     "is_mps": "is_mps -> bool\n\nFalse: every ember tensor lives on the CPU.",
     "layout": "layout -> layout\n\nThe memory layout: strided, for every ember tensor.",
@@ -422,5 +422,18 @@ def install():
     if _installed:
         return
     for name, value in table().items():
+        setattr(Tensor, name, value)
+        _installed[name] = value
+
+
+def install_backend_methods(methods):
+    """Adds a PrivateUse1 backend's methods (``Tensor.is_npu``, ``Tensor.npu``; made by
+    ember.utils.generate_methods_for_privateuse1_backend) to Tensor through this table."""
+    for name in methods:
+        if name in vars(Tensor):
+            raise RuntimeError(
+                f"The custom device module of Tensor has already been registered with {name}"
+            )
+    for name, value in methods.items():
         setattr(Tensor, name, value)
         _installed[name] = value

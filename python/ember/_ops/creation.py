@@ -7,7 +7,7 @@ import warnings
 
 from .. import _C
 from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
-from .._device import check_device
+from .._device import check_device, on_device
 
 __all__ = [
     "tensor",
@@ -90,7 +90,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor
 
     A new tensor holding a copy of data (a nested sequence, number or array)."""
-    check_device(device, "tensor")
+    dev = check_device(device, "tensor")
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
@@ -103,6 +103,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if np is not None and isinstance(data, np.generic):  # numpy scalars keep their dtype, as torch
         data = np.asarray(data)
     _nesting_depth(data)
+    if dev is not None:
+        return on_device(dev, _C._tensor(data, dtype), requires_grad)
     return _finish(_C._tensor(data, dtype), requires_grad)
 
 
@@ -139,7 +141,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs):
         pin_memory=False, memory_format=torch.contiguous_format) -> Tensor
 
     A tensor of the given shape whose elements are not initialised."""
-    check_device(device, "empty")
+    dev = check_device(device, "empty")
+    if dev is not None:
+        return on_device(dev, _C._empty(_size(size, kwargs, "empty"), dtype, False), requires_grad)
     return _C._empty(_size(size, kwargs, "empty"), dtype, requires_grad)
 
 
@@ -148,7 +152,9 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, **kwargs):
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 0."""
-    check_device(device, "zeros")
+    dev = check_device(device, "zeros")
+    if dev is not None:
+        return on_device(dev, _C._zeros(_size(size, kwargs, "zeros"), dtype, False), requires_grad)
     return _C._zeros(_size(size, kwargs, "zeros"), dtype, requires_grad)
 
 
@@ -157,7 +163,9 @@ def ones(*size, dtype=None, device=None, requires_grad=False, **kwargs):
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 1."""
-    check_device(device, "ones")
+    dev = check_device(device, "ones")
+    if dev is not None:
+        return on_device(dev, _C._ones(_size(size, kwargs, "ones"), dtype, False), requires_grad)
     return _C._ones(_size(size, kwargs, "ones"), dtype, requires_grad)
 
 
@@ -166,8 +174,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_)
         requires_grad=False) -> Tensor
 
     A tensor of shape size filled with fill_value."""
-    check_device(device, "full")
+    dev = check_device(device, "full")
     shape = list(size) if not isinstance(size, int) else [size]
+    if dev is not None:
+        return on_device(dev, _C._full(shape, fill_value, dtype, False), requires_grad)
     return _C._full(shape, fill_value, dtype, requires_grad)
 
 

@@ -4,7 +4,7 @@ import math
 
 from .. import _C
 from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan, uint8
-from .._device import check_device
+from .._device import check_device, on_device
 from ..autograd.grad_mode import no_grad
 from .creation import _finish, _like, _size, empty, empty_like, tensor
 
@@ -41,7 +41,11 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn uniformly from [0, 1)."""
-    check_device(device, "rand")
+    dev = check_device(device, "rand")
+    if dev is not None:
+        return on_device(
+            dev, _C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad
+        )
     return _finish(_C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
 
 
@@ -50,7 +54,11 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn from the standard normal distribution."""
-    check_device(device, "randn")
+    dev = check_device(device, "randn")
+    if dev is not None:
+        return on_device(
+            dev, _C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad
+        )
     return _finish(_C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
 
 

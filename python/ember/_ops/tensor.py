@@ -7,7 +7,8 @@ import warnings
 
 from .. import _C
 from .._C import Tensor, from_numpy
-from .._device import check_device
+from .._device import CPU, check_device
+from .._device import device as _device_type
 from .._tensor_str import tensor_str
 from ..autograd._engine import backward as _backward
 from ..autograd.grad_mode import no_grad
@@ -130,7 +131,11 @@ def to(self, *args, **kwargs):
             dtype = a
         elif a is not None:
             device = a
-    check_device(device, "to")
+    target = check_device(device, "to")
+    here = self._device_str
+    if device is not None and (target is None) != (here == "cpu"):  # between cpu and a backend
+        moved = _ToDevice.apply(self, str(target) if target is not None else "cpu")
+        return moved if dtype is None or dtype == moved.dtype else _C._to_dtype(moved, dtype, False)
     if dtype is None or (dtype == self.dtype and not copy):
         return self.clone() if copy else self
     return _C._to_dtype(self, dtype, copy)
@@ -175,8 +180,29 @@ def type_as(self, other):
 def cpu(self, memory_format=None):
     """cpu(memory_format=torch.preserve_format) -> Tensor
 
-    self, since ember tensors already live on the CPU."""
-    return self
+    self when it lives on the CPU, else a copy there."""
+    return self if self._device_str == "cpu" else self.to("cpu")
+
+
+def _device(self):
+    s = self._device_str
+    return CPU if s == "cpu" else _device_type(s)
+
+
+class _ToDevice:
+    """A copy between the CPU and a PrivateUse1 device that autograd sees (ToCopyBackward0)."""
+
+    @staticmethod
+    def apply(x, where):
+        out = _C._copy_to_device(x.detach(), where)
+        if x.requires_grad and _C.is_grad_enabled():
+            source = x._device_str
+
+            def backward(grads):
+                return (_C._copy_to_device(grads[0], source),)
+
+            _C._attach_function("ToCopyBackward0", backward, [x], [out], [])
+        return out
 
 
 def cuda(self, device=None, non_blocking=False):

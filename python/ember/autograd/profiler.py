@@ -77,7 +77,9 @@ def _op_display_name(name):
     out = _display_names.get(name)
     if out is None:
         base = name.split(".", 1)[0]
-        if base in _EMBER_ONLY:
+        if "::" in base:  # a namespaced op (a custom op): its own name, as torch's profiler
+            out = base
+        elif base in _EMBER_ONLY:
             out = "ember::" + base
         else:
             out = "aten::" + _ATEN_NAME.get(base, base)

@@ -59,6 +59,9 @@ def _ember():
 
 def ember_qualified_name(obj):
     """``ember.relu`` for a public ember callable reachable by that name, else None."""
+    qualname = getattr(obj, "__ember_qualname__", None)  # ember.ops.<ns>.<op>.<overload>
+    if isinstance(qualname, str):
+        return qualname
     name = getattr(obj, "__name__", None)
     if not isinstance(name, str):
         return None

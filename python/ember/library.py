@@ -1,0 +1,743 @@
+"""ember.library: operators defined from Python, as torch.library.
+
+``custom_op("mylib::foo", mutates_args=())`` turns a type-annotated function into an operator of
+ember's dispatcher (Note [Python custom ops] in python/src/library.cpp): calls go through the
+dispatcher's key selection and its profiler hook, ``ember.ops.mylib.foo.default`` names it, graph
+capture (``ember.compile``, ``ember.fx.symbolic_trace``) records it as one node, and
+``register_autograd`` makes it differentiable. ``Library(ns, "DEF" | "IMPL" | "FRAGMENT")`` with
+``define``/``impl`` is the lower-level form over the same entries.
+"""
+
+import inspect
+import typing
+import weakref
+
+from . import _C, _op_overloads
+from ._op_overloads import FunctionSchema
+
+__all__ = [
+    "Library",
+    "CustomOpDef",
+    "custom_op",
+    "define",
+    "impl",
+    "infer_schema",
+    "opcheck",
+    "register_autograd",
+    "register_fake",
+    "register_kernel",
+]
+
+_BACKEND_KEYS = ("CPU", "CUDA", "Meta", "PrivateUse1")
+_DISPATCH_KEYS = _BACKEND_KEYS + (
+    "Autograd",
+    "CompositeImplicitAutograd",
+    "CompositeExplicitAutograd",
+)
+
+
+def _device_key(device_type):
+    device_type = str(device_type).split(":")[0]
+    fixed = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1"}
+    if device_type in fixed:
+        return fixed[device_type]
+    if device_type == _C._get_privateuse1_backend_name():
+        return "PrivateUse1"
+    if device_type in _DISPATCH_KEYS:
+        return device_type
+    raise ValueError(f"ember.library: unknown device type '{device_type}'")
+
+
+# --------------------------------------------------------------------------------------------
+# One operator's kernels
+
+
+class _OpState:
+    """The Python kernels of one custom operator, per dispatch key, and the dispatcher handle
+    they are installed on."""
+
+    def __init__(self, entry_name, schema_text, *, from_custom_op):
+        self.entry_name = entry_name
+        self.schema = FunctionSchema(schema_text)
+        self.handle = _C._custom_op_define(entry_name, schema_text)
+        self.kernels = {}  # dispatch key (or Composite*) -> fn
+        self.backward = None
+        self.setup_context = None
+        self.fake = None
+        self.from_custom_op = from_custom_op
+        ns, name, overload = _op_overloads._split_entry(entry_name)
+        self.display = f"{ns}.{name}.{overload}"
+        self.node_name = f"GeneratedBackwardFor_{ns}_{name}_{overload}Backward"
+        self.mutated = [a for a in self.schema.arguments if a.is_write]
+        self.opoverload = _op_overloads._register_custom(entry_name, self.call)
+        self._install()
+
+    # The kernel each key gets: an explicit one, else a composite.
+    def _install(self):
+        explicit = self.kernels.get("CompositeExplicitAutograd")
+        implicit = self.kernels.get("CompositeImplicitAutograd")
+        for key in _BACKEND_KEYS:
+            fn = self.kernels.get(key)
+            if fn is None and key == "Meta":
+                fn = self.fake
+            if fn is None:
+                fn = explicit or implicit
+            _C._custom_op_set_kernel(self.handle, key, fn)
+        _C._custom_op_set_kernel(self.handle, "Autograd", self._autograd_kernel)
+
+    def set_kernel(self, key, fn):
+        key = _device_key(key) if key else "CompositeImplicitAutograd"
+        if key == "Autograd":
+            self.kernels["Autograd"] = fn
+        else:
+            self.kernels[key] = fn
+        self._install()
+
+    def _split(self, bound):
+        args, kwargs = [], {}
+        for a, v in zip(self.schema.arguments, bound):
+            if a.kwarg_only:
+                kwargs[a.name] = v
+            else:
+                args.append(v)
+        return tuple(args), kwargs
+
+    def _tensors(self, bound):
+        out = []
+        for a, v in zip(self.schema.arguments, bound):
+            if isinstance(v, _C.Tensor):
+                out.append(v)
+            elif isinstance(v, (list, tuple)):
+                out.extend(x for x in v if isinstance(x, _C.Tensor))
+        return out
+
+    def _check(self, bound):
+        for a, v in zip(self.schema.arguments, bound):
+            t = a.type
+            bad = False
+            if t == "Tensor":
+                bad = not isinstance(v, _C.Tensor)
+            elif t == "Tensor?":
+                bad = v is not None and not isinstance(v, _C.Tensor)
+            elif t.startswith("Tensor") and t.endswith("[]"):
+                bad = not isinstance(v, (list, tuple)) or not all(
+                    isinstance(x, _C.Tensor) or (x is None and "?" in t) for x in v
+                )
+            if bad:
+                raise RuntimeError(
+                    f"{self.schema.name}() Expected a value of type '{t}' for argument "
+                    f"'{a.name}' but instead found type '{type(v).__name__}'.\n"
+                    f"Declaration: {self.schema}"
+                )
+
+    def call(self, *args, **kwargs):
+        bound = self.schema.bind(args, kwargs, self.schema.name)
+        self._check(bound)
+        pargs, pkwargs = self._split(bound)
+        out = _C._custom_op_call(self.handle, self._tensors(bound), pargs, pkwargs)
+        for a in self.mutated:
+            v = bound[self.schema.arguments.index(a)]
+            for t in v if isinstance(v, (list, tuple)) else (v,):
+                if isinstance(t, _C.Tensor):
+                    _C._bump_version(t)
+        return out
+
+    def _autograd_kernel(self, *args, **kwargs):
+        user = self.kernels.get("Autograd")
+        if user is not None:
+            return user(*args, **kwargs)
+        implicit = self.kernels.get("CompositeImplicitAutograd")
+        if implicit is not None and self.backward is None:
+            return implicit(*args, **kwargs)
+        bound = self.schema.bind(args, kwargs, self.schema.name)
+        tensors = self._tensors(bound)
+        out = _C._custom_op_redispatch(self.handle, "backend", tensors, args, kwargs)
+        if not _C.is_grad_enabled() or not any(t.requires_grad for t in tensors):
+            return out
+        from .autograd.function import FunctionCtx
+
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(
+            (isinstance(v, _C.Tensor) and v.requires_grad)
+            or (
+                isinstance(v, (list, tuple))
+                and any(isinstance(x, _C.Tensor) and x.requires_grad for x in v)
+            )
+            for v in bound
+        )
+        is_seq = isinstance(out, (tuple, list))
+        outputs = list(out) if is_seq else [out]
+        # An output that is an input gets its own handle, so the input keeps its history.
+        outputs = [
+            o.detach() if isinstance(o, _C.Tensor) and any(o is t for t in tensors) else o
+            for o in outputs
+        ]
+        if is_seq:
+            out = type(out)(outputs)
+        else:
+            out = outputs[0]
+        if self.setup_context is not None:
+            self.setup_context(ctx=ctx, inputs=tuple(bound), output=out)
+        state = self
+
+        def backward(grads):
+            if state.backward is None:
+                raise RuntimeError(
+                    f"Trying to backward through {state.display} but no autograd formula was "
+                    "registered. Please use register_autograd to add one."
+                )
+            result = state.backward(ctx, *grads)
+            if not isinstance(result, tuple):
+                result = (result,)
+            if len(result) != len(state.schema.arguments):
+                raise RuntimeError(
+                    f"{state.schema.name}: expected the backward formula to return "
+                    f"{len(state.schema.arguments)} gradients (one per input), got {len(result)}"
+                )
+            flat = []
+            for v, g in zip(bound, result):
+                if isinstance(v, _C.Tensor):
+                    flat.append(g)
+                elif isinstance(v, (list, tuple)):
+                    tensors_in = [x for x in v if isinstance(x, _C.Tensor)]
+                    gs = list(g) if g is not None else [None] * len(tensors_in)
+                    flat.extend(gs)
+            return tuple(flat)
+
+        tensor_outputs = [o for o in outputs if isinstance(o, _C.Tensor)]
+        _C._attach_function(self.node_name, backward, tensors, tensor_outputs, [])
+        return out
+
+
+_ops_by_name = {}  # entry name -> _OpState
+
+
+def _state(op):
+    """The _OpState of an op named by string, CustomOpDef or OpOverload(Packet)."""
+    if isinstance(op, CustomOpDef):
+        return op._state
+    if isinstance(op, _op_overloads.OpOverload):
+        op = op.name()
+    elif isinstance(op, _op_overloads.OpOverloadPacket):
+        op = op._qualified_op_name
+    if not isinstance(op, str):
+        raise TypeError(f"ember.library: expected an operator name or op; got {type(op).__name__}")
+    name = op if "." in op.split("::")[-1] else op
+    st = _ops_by_name.get(name)
+    if st is None:
+        if "::" not in op or op.split("::")[0] == "aten":
+            raise NotImplementedError(
+                f"ember.library: '{op}' is one of ember's own operators; their kernels are typed "
+                "C++ functions, registered with EMBER_REGISTER_KERNEL"
+            )
+        raise RuntimeError(f"ember.library: operator '{op}' does not exist (define it first)")
+    return st
+
+
+def _define(entry_name, schema_text, *, from_custom_op=False):
+    if entry_name in _ops_by_name:
+        raise RuntimeError(
+            f"Tried to register an operator ({schema_text}) with the same name and overload name "
+            "multiple times."
+        )
+    st = _OpState(entry_name, schema_text, from_custom_op=from_custom_op)
+    _ops_by_name[entry_name] = st
+    return st
+
+
+# --------------------------------------------------------------------------------------------
+# Schema inference
+
+
+def _type_table():
+    import ember
+
+    t = ember.Tensor
+    opt = typing.Optional
+    table = {t: "Tensor", opt[t]: "Tensor?"}
+    for seq in (typing.Sequence, typing.List, list):
+        table[seq[t]] = "Tensor[]"
+        table[seq[opt[t]]] = "Tensor?[]"
+    for py, name in ((int, "SymInt"), (float, "float"), (bool, "bool")):
+        table[py] = name
+        table[opt[py]] = name + "?"
+        for seq in (typing.Sequence, typing.List, list):
+            table[seq[py]] = name + "[]"
+            table[opt[seq[py]]] = name + "[]?"
+    table[str] = "str"
+    table[opt[str]] = "str?"
+    number = typing.Union[int, float, bool]
+    table[number] = "Scalar"
+    table[opt[number]] = "Scalar?"
+    for seq in (typing.Sequence, typing.List, list):
+        table[seq[number]] = "Scalar[]"
+    table[ember.dtype] = "ScalarType"
+    table[opt[ember.dtype]] = "ScalarType?"
+    table[ember.device] = "Device"
+    table[opt[ember.device]] = "Device?"
+    return table
+
+
+def _return_table():
+    import ember
+
+    t = ember.Tensor
+    return {
+        t: "Tensor",
+        typing.List[t]: "Tensor[]",
+        list[t]: "Tensor[]",
+        int: "SymInt",
+        float: "float",
+        bool: "bool",
+        typing.Union[int, float, bool]: "Scalar",
+    }
+
+
+def _default_text(value):
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value) if not isinstance(value, bool) else str(value)
+    if isinstance(value, str):
+        return '"' + value + '"'
+    return None
+
+
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+    """infer_schema(prototype_function, /, *, mutates_args, op_name=None) -> str
+
+    The schema string (torch's grammar) of a function from its type annotations: Tensor, Tensor?,
+    list[Tensor], int (SymInt), float, bool, str, their Optional and list forms, dtype and device;
+    ``mutates_args`` names the arguments the function writes ("unknown": every tensor)."""
+    sig = inspect.signature(prototype_function)
+
+    def error_fn(what):
+        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+
+    try:
+        hints = typing.get_type_hints(prototype_function)
+    except Exception:
+        hints = {}
+    table = _type_table()
+    params = []
+    seen_kwarg_only = False
+    names = list(sig.parameters)
+    for idx, (name, param) in enumerate(sig.parameters.items()):
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            error_fn("We do not support positional-only args, varargs, or varkwargs.")
+        if param.kind == param.KEYWORD_ONLY and not seen_kwarg_only:
+            params.append("*")
+            seen_kwarg_only = True
+        if param.annotation is inspect.Parameter.empty:
+            error_fn(f"Parameter {name} must have a type annotation.")
+        ann = hints.get(name, param.annotation)
+        if ann not in table:
+            error_fn(
+                f"Parameter {name} has unsupported type {param.annotation}. "
+                f"The valid types are: {table.keys()}."
+            )
+        typ = table[ann]
+        mutated = mutates_args == "unknown" or (
+            not isinstance(mutates_args, str) and name in mutates_args
+        )
+        if mutated and typ.startswith("Tensor"):
+            typ = f"Tensor(a{idx}!)" + typ[len("Tensor") :]
+        if param.default is inspect.Parameter.empty:
+            params.append(f"{typ} {name}")
+        else:
+            text = _default_text(param.default)
+            if text is None:
+                error_fn(
+                    f"Parameter {name} has an unsupported default value type "
+                    f"{type(param.default)}. Please file an issue on GitHub so we can prioritize "
+                    "this."
+                )
+            params.append(f"{typ} {name}={text}")
+    if mutates_args != "unknown":
+        if isinstance(mutates_args, str):
+            mutates_args = (mutates_args,)
+        missing = set(mutates_args) - set(names)
+        if missing:
+            error_fn(
+                f"{missing} in mutates_args were not found in the custom op's signature. "
+                "mutates_args should contain the names of all args that the custom op mutates, or "
+                "just the string 'unknown' if you don't know."
+            )
+    if sig.return_annotation is inspect.Signature.empty:
+        error_fn("No return type annotation was provided. Please add one.")
+    ret = hints.get("return", sig.return_annotation)
+    returns = _return_text(ret, sig.return_annotation, error_fn)
+    prefix = op_name or ""
+    return f"{prefix}({', '.join(params)}) -> {returns}"
+
+
+def _return_text(ret, shown, error_fn):
+    table = _return_table()
+    if ret is None or ret is type(None):
+        return "()"
+    origin = typing.get_origin(ret)
+    if origin is tuple:
+        items = []
+        for r in typing.get_args(ret):
+            if r not in table:
+                error_fn(f"Return has unsupported type {r}. The valid types are: {table}.")
+            items.append(table[r])
+        return "(" + ", ".join(items) + ")"
+    if ret not in table:
+        error_fn(f"Return has unsupported type {shown}. The valid types are: {table}.")
+    return table[ret]
+
+
+# --------------------------------------------------------------------------------------------
+# custom_op
+
+
+class CustomOpDef:
+    """CustomOpDef(namespace, name, schema, fn)
+
+    What ``custom_op`` returns: callable like the function it wraps (through the dispatcher), with
+    ``register_fake``, ``register_autograd`` and ``register_kernel``."""
+
+    def __init__(self, namespace, name, schema, fn):
+        self._namespace = namespace
+        self._name = name
+        self._qualname = f"{namespace}::{name}"
+        self._init_fn = fn
+        self._state = _define(self._qualname, f"{self._qualname}{schema}", from_custom_op=True)
+        self._opoverload = self._state.opoverload
+        self.__name__ = name
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    @property
+    def _schema(self):
+        return self._state.schema
+
+    def __repr__(self):
+        return f"<CustomOpDef({self._qualname})>"
+
+    def __call__(self, *args, **kwargs):
+        return self._opoverload(*args, **kwargs)
+
+    def register_kernel(self, device_types, fn=None, /):
+        """register_kernel(device_types, fn=None, /) -> Callable
+
+        Makes fn the kernel for device type(s) ("cpu", "cuda", the PrivateUse1 backend's name);
+        usable as a decorator."""
+
+        def inner(fn):
+            types = (
+                [device_types]
+                if isinstance(device_types, str) or device_types is None
+                else device_types
+            )
+            for dt in types:
+                self._state.set_kernel(
+                    "CompositeExplicitAutograd" if dt is None else _device_key(dt), fn
+                )
+            return fn
+
+        return inner if fn is None else inner(fn)
+
+    def register_fake(self, fn, /):
+        """register_fake(fn, /) -> Callable
+
+        The fake (meta) kernel: computes the outputs' shapes and dtypes from the inputs' without
+        reading data (opcheck compares it with the real kernel)."""
+        self._state.fake = fn
+        self._state._install()
+        return fn
+
+    def register_autograd(self, backward, /, *, setup_context=None):
+        """register_autograd(backward, /, *, setup_context=None) -> None
+
+        Makes the op differentiable: ``setup_context(ctx, inputs, output)`` saves what backward
+        needs, ``backward(ctx, *grads)`` returns one gradient per input (None where there is
+        none)."""
+        self._state.backward = backward
+        self._state.setup_context = setup_context
+        self._state._install()
+
+    def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):
+        """register_torch_dispatch(torch_dispatch_class, fn=None, /) -> Callable
+
+        Not supported: ember has no __torch_dispatch__ subclasses."""
+        raise NotImplementedError("ember.library: ember has no __torch_dispatch__ subclasses")
+
+
+def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
+    """custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None) -> CustomOpDef
+
+    Makes fn an operator ``"namespace::name"`` of ember's dispatcher: its schema comes from fn's
+    type annotations (or ``schema``), ``mutates_args`` names the arguments fn writes, and
+    ``device_types`` the devices fn is the kernel for (all when None). Usable as a decorator."""
+    if not isinstance(name, str) or "::" not in name:
+        raise ValueError(
+            f"custom_op(name=...): expected a name of the form 'namespace::name'; got {name!r}"
+        )
+    namespace, opname = name.split("::", 1)
+    if not namespace.isidentifier() or not opname.isidentifier():
+        raise ValueError(
+            f"custom_op(name=...): namespace and name must be identifiers; got {name!r}"
+        )
+
+    def inner(fn):
+        if schema is None:
+            text = infer_schema(fn, mutates_args=mutates_args)
+        else:
+            text = schema
+        result = CustomOpDef(namespace, opname, text, fn)
+        if device_types is None:
+            result._state.set_kernel("CompositeExplicitAutograd", fn)
+        else:
+            result.register_kernel(device_types, fn)
+        return result
+
+    return inner if fn is None else inner(fn)
+
+
+# --------------------------------------------------------------------------------------------
+# Library
+
+
+_def_namespaces = {}  # namespace -> the DEF Library that owns it
+
+
+class Library:
+    """Library(ns, kind, dispatch_key="")
+
+    A set of operator definitions ("DEF": the namespace's one definition block; "FRAGMENT": more
+    definitions in it) or kernel registrations ("IMPL") for namespace ``ns``."""
+
+    def __init__(self, ns, kind, dispatch_key=""):
+        if kind not in ("IMPL", "DEF", "FRAGMENT"):
+            raise ValueError(f"Unsupported kind: {kind}")
+        if ns == "aten" and kind == "DEF":
+            raise ValueError("Library(ns='aten', 'DEF'): ember's own operators are defined in C++")
+        if kind == "DEF":
+            owner = _def_namespaces.get(ns)
+            if owner is not None and owner() is not None:
+                raise RuntimeError(
+                    f"Only a single TORCH_LIBRARY can be used to register the namespace {ns}; "
+                    "please put all of your definitions in a single TORCH_LIBRARY block."
+                )
+            _def_namespaces[ns] = weakref.ref(self)
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self._defined = []
+
+    def __repr__(self):
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
+
+    def define(self, schema, alias_analysis="", *, tags=()):
+        """define(schema, alias_analysis="", *, tags=()) -> str
+
+        Declares an operator of this namespace, ``"foo(Tensor x) -> Tensor"`` or
+        ``"foo.overload(...) -> ..."``; returns its qualified name."""
+        if self.kind == "IMPL":
+            raise RuntimeError("Library.define: an IMPL library cannot define operators")
+        head = schema.split("(", 1)[0].strip()
+        if "::" in head:
+            head = head.split("::", 1)[1]
+        entry = f"{self.ns}::{head}"
+        _define(entry, f"{self.ns}::{schema.strip()}")
+        self._defined.append(entry)
+        return f"{self.ns}::{head.split('.')[0]}"
+
+    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
+        """impl(op_name, fn, dispatch_key="", *, with_keyset=False) -> None
+
+        Registers fn as the kernel of op_name for dispatch_key: "CPU", "Meta", "PrivateUse1",
+        "Autograd", "CompositeExplicitAutograd" or "CompositeImplicitAutograd" (the default)."""
+        if isinstance(op_name, _op_overloads.OpOverload):
+            op_name = op_name.name()
+        if "::" not in op_name:
+            op_name = f"{self.ns}::{op_name}"
+        key = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
+        if key not in _DISPATCH_KEYS:
+            raise ValueError(
+                f"Library.impl: unknown dispatch key '{key}'; expected one of "
+                f"{list(_DISPATCH_KEYS)}"
+            )
+        _state(op_name).set_kernel(key, fn)
+
+    def _destroy(self):
+        owner = _def_namespaces.get(self.ns)
+        if owner is not None and owner() is self:
+            del _def_namespaces[self.ns]
+
+
+def define(qualname, schema, *, lib=None, tags=()):
+    """define(qualname, schema, *, lib=None, tags=()) -> None
+
+    Declares operator ``qualname`` ("ns::name") with ``schema`` ("(Tensor x) -> Tensor")."""
+    ns, name = qualname.split("::", 1)
+    lib = lib or Library(ns, "FRAGMENT")
+    lib.define(name + schema, tags=tags)
+    _keep.append(lib)
+
+
+_keep = []  # libraries made by the module-level helpers live as long as the process
+
+
+def impl(qualname, types, func=None, *, lib=None):
+    """impl(qualname, types, func=None, *, lib=None) -> Callable
+
+    Registers func as the kernel of ``qualname`` for device type(s) or dispatch key(s) ``types``
+    ("cpu", "CompositeImplicitAutograd", ...); usable as a decorator. ``impl(lib, name, key)``, the
+    older form, is accepted too."""
+    if isinstance(qualname, Library):
+        library, name, key = qualname, types, func or ""
+
+        def register(fn):
+            library.impl(name, fn, key)
+            return fn
+
+        return register
+
+    def inner(fn):
+        for t in [types] if isinstance(types, str) else types:
+            _state(qualname).set_kernel(_device_key(t), fn)
+        return fn
+
+    return inner if func is None else inner(func)
+
+
+def register_kernel(op, device_types, func=None, /, *, lib=None):
+    """register_kernel(op, device_types, func=None, /, *, lib=None) -> Callable
+
+    Makes func the kernel of op for device type(s) ("cpu", the PrivateUse1 backend's name, None
+    for all); usable as a decorator."""
+
+    def inner(fn):
+        types = (
+            [device_types]
+            if isinstance(device_types, str) or device_types is None
+            else device_types
+        )
+        for dt in types:
+            _state(op).set_kernel(
+                "CompositeExplicitAutograd" if dt is None else _device_key(dt), fn
+            )
+        return fn
+
+    return inner if func is None else inner(func)
+
+
+def register_fake(op, func=None, /, *, lib=None, _stacklevel=1):
+    """register_fake(op, func=None, /, *, lib=None) -> Callable
+
+    Registers the fake (meta) kernel of op; usable as a decorator."""
+
+    def inner(fn):
+        st = _state(op)
+        st.fake = fn
+        st._install()
+        return fn
+
+    return inner if func is None else inner(func)
+
+
+def register_autograd(op, backward, /, *, setup_context=None, lib=None):
+    """register_autograd(op, backward, /, *, setup_context=None, lib=None) -> None
+
+    Makes op differentiable with ``backward(ctx, *grads)`` (and ``setup_context(ctx, inputs,
+    output)``)."""
+    st = _state(op)
+    st.backward = backward
+    st.setup_context = setup_context
+    st._install()
+
+
+class OpCheckError(Exception):
+    """OpCheckError(message)
+
+    Raised by opcheck when a test fails."""
+
+
+def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, atol=None, rtol=None):
+    """opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True) -> dict
+
+    Checks a custom op's registrations on one input: "test_schema" (arguments not declared mutated
+    are unchanged), "test_autograd_registration" (an op whose inputs require grad has a
+    backward), "test_faketensor" (the fake kernel's outputs have the real outputs' shapes and
+    dtypes). Returns {test: "SUCCESS" or the error}."""
+    import ember
+
+    st = _state(op)
+    kwargs = kwargs or {}
+    tests = test_utils or ("test_schema", "test_autograd_registration", "test_faketensor")
+    if isinstance(tests, str):
+        tests = (tests,)
+    results = {}
+
+    def clone(v):
+        if isinstance(v, _C.Tensor):
+            return v.detach().clone()
+        if isinstance(v, (list, tuple)):
+            return type(v)(clone(x) for x in v)
+        return v
+
+    def flat(v):
+        if isinstance(v, _C.Tensor):
+            return [v]
+        if isinstance(v, (list, tuple)):
+            return [t for x in v for t in flat(x)]
+        return []
+
+    for test in tests:
+        try:
+            if test == "test_schema":
+                a, k = clone(args), clone(kwargs)
+                before = [t.clone() for t in flat((a, k))]
+                bound = st.schema.bind(a, k, st.schema.name)
+                with ember.no_grad():
+                    st.opoverload(*a, **k)
+                after = flat((a, k))
+                writes = {
+                    id(t)
+                    for arg, v in zip(st.schema.arguments, bound)
+                    if arg.is_write
+                    for t in flat(v)
+                }
+                for b, t in zip(before, after):
+                    if id(t) not in writes and not ember.equal(b, t):
+                        raise OpCheckError(
+                            f"{st.entry_name}: an argument not in mutates_args was mutated"
+                        )
+            elif test == "test_autograd_registration":
+                ins = flat((args, kwargs))
+                if any(t.requires_grad for t in ins) and st.backward is None:
+                    if (
+                        "Autograd" not in st.kernels
+                        and "CompositeImplicitAutograd" not in st.kernels
+                    ):
+                        raise OpCheckError(
+                            f"{st.entry_name}: inputs require grad but no autograd formula was "
+                            "registered (use register_autograd)"
+                        )
+            elif test == "test_faketensor":
+                if st.fake is None:
+                    raise OpCheckError(
+                        f"{st.entry_name}: no fake kernel was registered (use register_fake)"
+                    )
+                a, k = clone(args), clone(kwargs)
+                with ember.no_grad():
+                    real = flat(st.opoverload(*a, **k))
+                    fake = flat(st.fake(*clone(args), **clone(kwargs)))
+                if len(real) != len(fake) or any(
+                    tuple(r.shape) != tuple(f.shape) or r.dtype != f.dtype
+                    for r, f in zip(real, fake)
+                ):
+                    raise OpCheckError(
+                        f"{st.entry_name}: the fake kernel's outputs "
+                        f"{[(tuple(f.shape), f.dtype) for f in fake]} differ from the real ones "
+                        f"{[(tuple(r.shape), r.dtype) for r in real]}"
+                    )
+            else:
+                raise ValueError(f"opcheck: unknown test '{test}'")
+            results[test] = "SUCCESS"
+        except Exception as e:
+            if raise_exception:
+                raise OpCheckError(f"opcheck(op, ...): {test} failed with {e}") from e
+            results[test] = e
+    return results
