@@ -1,10 +1,10 @@
 """ember.func: torch.func's transforms over ember's tape autograd.
 
-vmap vectorizes by batching rules (_vmap.py, _batch_rules.py); grad/vjp/jacrev (also in _vmap.py,
-so that they work inside vmap) differentiate with ember.autograd.grad, building graphs so that
-transforms nest; jvp/jacfwd/hessian/linearize (_forward.py) use forward-mode AD
-(ember.autograd.forward_ad); functional_call swaps a module's parameters and buffers for the
-call."""
+vmap vectorizes by batching rules (_vmap.py, _batch_rules.py, _batch_rules_nn.py); grad/vjp/jacrev
+(also in _vmap.py, so that they work inside vmap) differentiate with ember.autograd.grad,
+building graphs so that transforms nest; jvp/jacfwd/hessian/linearize (_forward.py) use
+forward-mode AD (ember.autograd.forward_ad); functional_call swaps a module's parameters and
+buffers for the call."""
 
 import contextlib
 

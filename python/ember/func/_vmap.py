@@ -260,18 +260,26 @@ def _rule_name(func):
 _rules = None  # the _batch_rules module, imported on first use (it needs the whole package)
 
 
-def _dispatch(func, args, kwargs):
+def _load_rules():
+    """The _batch_rules module, with the rules of _batch_rules_nn registered into its RULES."""
     global _rules
     if _rules is None:
-        from . import _batch_rules as _rules
-    rule = _rules.RULES.get(id(func))
+        from . import _batch_rules, _batch_rules_nn  # noqa: F401
+
+        _rules = _batch_rules
+    return _rules
+
+
+def _dispatch(func, args, kwargs):
+    rules = _load_rules()
+    rule = rules.RULES.get(id(func))
     if not _has_batched(args, kwargs):
         if rule is not None and getattr(rule, "random", False):
             return rule(func, args, kwargs)
         return func(*args, **kwargs)
     if rule is None:
         raise RuntimeError(
-            f"vmap: Batching rule not implemented for {_rules.op_name(func)}. ember has no "
+            f"vmap: Batching rule not implemented for {rules.op_name(func)}. ember has no "
             "per-example fallback loop; express the function with operations that have batching "
             "rules, or move this call out of vmap."
         )
@@ -363,7 +371,7 @@ def first_order():
     """Whether the innermost grad transform running now wants first-order gradients only (its
     inputs did not require grad: nothing differentiates its result). Rules may then take
     routes whose backward is not differentiable again (Note [Per-example conv weight
-    gradients] in _batch_rules.py)."""
+    gradients] in _batch_rules_nn.py)."""
     return getattr(_local, "first_order", False)
 
 
@@ -627,10 +635,7 @@ def _callable(func):
     routed = overrides.routed(func)
     if routed is not func:
         return routed
-    global _rules
-    if _rules is None:
-        from . import _batch_rules as _rules
-    if id(func) in _rules.RULES:
+    if id(func) in _load_rules().RULES:
         return lambda *args, **kwargs: _dispatch(func, args, kwargs)
     return func
 

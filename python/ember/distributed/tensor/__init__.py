@@ -7,8 +7,9 @@ copy on each, Partial() holds addends whose sum is the value. A DTensor is a Ten
 this rank's local piece, with its mesh, placements and global shape. redistribute() moves between
 layouts with collectives (Shard->Replicate all_gather, Partial->Replicate all_reduce,
 Partial->Shard reduce_scatter, Shard(i)->Shard(j) gather and cut, Replicate->Shard a local
-slice); ember's operators on DTensors follow sharding rules (_dispatch.py) and are
-differentiable, and so are redistribute, from_local, to_local and full_tensor.
+slice); ember's operators on DTensors follow sharding rules (_sharding_rules.py,
+_sharding_rules_nn.py, routed by _dispatch.py) and are differentiable, and so are redistribute,
+from_local, to_local and full_tensor.
 """
 
 from ._api import (

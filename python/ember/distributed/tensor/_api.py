@@ -2,7 +2,8 @@
 differentiable redistribution, distribute_tensor and distribute_module.
 
 How a DTensor computes is in _dispatch.py: the DTensor mode routes every ember call that gets a
-DTensor to a sharding rule that computes on the local pieces.
+DTensor to a sharding rule (_sharding_rules.py, _sharding_rules_nn.py) that computes on the
+local pieces.
 """
 
 from ... import _C

@@ -1,0 +1,205 @@
+"""Sharding rules of DTensor nn.functional operators (_dispatch.py routes to them): softmax,
+layer_norm / rms_norm, dropout, cross_entropy, embedding and scaled_dot_product_attention,
+whose reduced or gathered dims must stay whole on each rank.
+"""
+
+from ._api import DTensor, Partial, Replicate, Shard, _chunk_sizes, _lib, _redistribute_local
+from ._dispatch_utils import (
+    _arg,
+    _fallback,
+    _first_mesh,
+    _is_t,
+    _move,
+    _spec,
+    _sync_rng,
+    _wrap,
+)
+
+# --- dims that must stay whole -------------------------------------------------------------
+
+
+def _keep_whole(x, whole_dims, mesh, allow_partial=False):
+    """Target placements of x with no Shard on whole_dims and no Partial."""
+    target = []
+    for p in x._placements if isinstance(x, DTensor) else (Replicate(),) * mesh.ndim:
+        if isinstance(p, Shard) and p.dim in whole_dims:
+            target.append(Replicate())
+        elif isinstance(p, Partial) and not allow_partial:
+            target.append(Replicate())
+        else:
+            target.append(p)
+    return tuple(target)
+
+
+def _softmax(func, name, args, kwargs):
+    x = args[0]
+    mesh = x._mesh
+    dim = _arg(args, kwargs, 1, "dim", None)
+    if dim is None:
+        return _fallback(func, name, args, kwargs)
+    dim %= max(x.ndim, 1)
+    target = _keep_whole(x, {dim}, mesh)
+    local = _move(x, mesh, target)
+    res = func(local, *args[1:], **kwargs)
+    return _wrap(res, mesh, target, x._shape)
+
+
+def _layer_norm(func, name, args, kwargs):
+    x = args[0]
+    mesh = x._mesh
+    shape = _arg(args, kwargs, 1, "normalized_shape")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    whole = set(range(x.ndim - len(shape), x.ndim))
+    target = _keep_whole(x, whole, mesh)
+    local = _move(x, mesh, target)
+    sync = [md for md, p in enumerate(target) if not isinstance(p, Replicate)]
+    rest = list(args[1:])
+    kw = dict(kwargs)
+    for i, key in ((2, "weight"), (3, "bias")):
+        v = _arg(args, kwargs, i, key)
+        if v is not None and _is_t(v):
+            moved = _move(v, mesh, (Replicate(),) * mesh.ndim, sync)
+            if key in kw:
+                kw[key] = moved
+            else:
+                rest[i - 1] = moved
+    res = func(local, *rest, **kw)
+    return _wrap(res, mesh, target, x._shape)
+
+
+def _dropout(func, name, args, kwargs):
+    x = args[0]
+    mesh = x._mesh
+    p = _arg(args, kwargs, 1, "p", 0.5)
+    training = _arg(args, kwargs, 2, "training", True)
+    inplace = _arg(args, kwargs, 3, "inplace", False)
+    if not training or p == 0:
+        return x
+    if inplace:
+        return _fallback(func, name, args, kwargs)
+    _sync_rng(mesh)
+    lib = _lib()
+    # the mask of the whole tensor, drawn alike on every rank; each takes its piece
+    mask = func(lib.ones(x._shape, dtype=x.dtype), p, True)
+    src = (Replicate(),) * mesh.ndim
+    pieces = tuple(Replicate() if isinstance(q, Partial) else q for q in x._placements)
+    mask = _redistribute_local(mask, x._shape, mesh, src, pieces)
+    return _wrap(x._local_tensor * mask, mesh, x._placements, x._shape)
+
+
+def _cross_entropy(func, name, args, kwargs):
+    x, target = args[0], _arg(args, kwargs, 1, "target")
+    mesh = _first_mesh(args, kwargs)
+    if not isinstance(x, DTensor) or target.dtype.is_floating_point:
+        return _fallback(func, name, args, kwargs)
+    cdim = 1 if x.ndim > 1 else 0
+    xt = _keep_whole(x, {cdim}, mesh)
+    tt = []
+    for p in xt:
+        if isinstance(p, Shard):
+            tt.append(Shard(p.dim - (1 if p.dim > cdim else 0)))
+        else:
+            tt.append(Replicate())
+    names = ["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"]
+    opts = {k: _arg(args, kwargs, i + 2, k) for i, k in enumerate(names)}
+    if opts["size_average"] is not None or opts["reduce"] is not None:
+        return _fallback(func, name, args, kwargs)
+    reduction = opts["reduction"] or "mean"
+    ignore = -100 if opts["ignore_index"] is None else opts["ignore_index"]
+    weight = opts["weight"]
+    if weight is not None:
+        weight = _move(weight, mesh, (Replicate(),) * mesh.ndim)
+    sharded = [md for md, p in enumerate(xt) if isinstance(p, Shard)]
+    lx = _move(x, mesh, xt)
+    lt = _move(target, mesh, tuple(tt))
+    ls = opts["label_smoothing"] or 0.0
+    kw = {"weight": weight, "ignore_index": ignore, "label_smoothing": ls}
+    if reduction == "none" or not sharded:
+        res = func(lx, lt, reduction=reduction, **kw)
+        pl = tuple(tt) if reduction == "none" else (Replicate(),) * mesh.ndim
+        shape = tuple(target.shape) if reduction == "none" else ()
+        return _wrap(res, mesh, pl, shape)
+    total = func(lx, lt, reduction="sum", **kw)
+    pl = tuple(Partial() if md in sharded else Replicate() for md in range(mesh.ndim))
+    if reduction == "mean":
+        lib = _lib()
+        with lib.no_grad():
+            valid = (lt != ignore).to(lib.float64)
+            if weight is not None:
+                valid = valid * weight.to(lib.float64)[lt.clamp(min=0)]
+            denom = valid.sum().reshape(1)
+            from .. import distributed_c10d as c10d
+
+            for md in sharded:
+                c10d.all_reduce(denom, group=mesh.get_group(md))
+        total = total / denom.to(total.dtype)[0]
+    return _wrap(total, mesh, pl, ())
+
+
+def _embedding(func, name, args, kwargs):
+    idx, weight = args[0], args[1]
+    mesh = _first_mesh(args, kwargs)
+    li, si, pi = _spec(idx, mesh)
+    lw, sw, pw = _spec(weight, mesh)
+    padding_idx = _arg(args, kwargs, 2, "padding_idx", None)
+    if _arg(args, kwargs, 3, "max_norm", None) is not None:
+        return _fallback(func, name, args, kwargs)
+    out_shape = (*si, sw[1])
+    ti, tw, out_pl, sync_w, vocab = [], [], [], [], None
+    for md in range(mesh.ndim):
+        a, w = pi[md], pw[md]
+        if isinstance(a, Partial):
+            a = Replicate()
+        if isinstance(w, Shard) and w.dim == 1 and isinstance(a, Replicate):
+            ti.append(a)
+            tw.append(w)
+            out_pl.append(Shard(len(out_shape) - 1))
+        elif isinstance(w, Shard) and w.dim == 0 and isinstance(a, Replicate) and vocab is None:
+            ti.append(a)
+            tw.append(w)
+            out_pl.append(Partial())
+            vocab = md
+        else:
+            ti.append(a)
+            tw.append(Replicate())
+            out_pl.append(Shard(a.dim) if isinstance(a, Shard) else Replicate())
+            if isinstance(a, Shard):
+                sync_w.append(md)
+    li = _move(idx, mesh, ti)
+    lw = _move(weight, mesh, tw, sync_w)
+    if vocab is None:
+        res = func(li, lw, padding_idx)
+    else:
+        n, me = mesh.size(vocab), mesh.get_local_rank(vocab)
+        sizes = _chunk_sizes(sw[0], n)
+        start = sum(sizes[:me])
+        outside = (li < start) | (li >= start + sizes[me])
+        local_idx = (li - start).masked_fill(outside, 0)
+        pad = padding_idx
+        if pad is not None:
+            pad = pad % sw[0]
+            pad = pad - start if start <= pad < start + sizes[me] else None
+        if sizes[me] == 0:  # an empty piece of the table: this rank adds nothing
+            res = (lw.sum() * 0).expand(*li.shape, sw[1]).contiguous()
+        else:
+            res = func(local_idx, lw, pad)
+            res = res.masked_fill(outside.unsqueeze(-1), 0.0)
+    return _wrap(res, mesh, tuple(out_pl), out_shape)
+
+
+def _sdpa(func, name, args, kwargs):
+    q, k, v = args[0], args[1], args[2]
+    mesh = _first_mesh(args, kwargs)
+    mask = _arg(args, kwargs, 3, "attn_mask", None)
+    if (_arg(args, kwargs, 4, "dropout_p", 0.0) or 0.0) > 0 or isinstance(mask, DTensor):
+        return _fallback(func, name, args, kwargs)
+    nd = len(_spec(q, mesh)[1])
+    target = _keep_whole(q, {nd - 2, nd - 1}, mesh)
+    sync = [md for md, p in enumerate(target) if not isinstance(p, Replicate)]
+    lq = _move(q, mesh, target)
+    lk = _move(k, mesh, target)
+    lv = _move(v, mesh, target)
+    del sync
+    res = func(lq, lk, lv, *args[3:], **kwargs)
+    shape = (*_spec(q, mesh)[1][:-1], _spec(v, mesh)[1][-1])
+    return _wrap(res, mesh, target, shape)
