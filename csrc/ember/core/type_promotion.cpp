@@ -12,7 +12,9 @@ Tensor wrap_scalar(const Scalar& s) {
 }
 
 namespace {
-int kind_of(ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; }
+int kind_of(ScalarType t) {
+  return t == kBool ? 0 : is_complex(t) ? 3 : is_floating_point(t) ? 2 : 1;
+}
 
 ScalarType combine(ScalarType higher, ScalarType lower) {
   if (higher == ScalarType::Undefined) return lower;
@@ -32,7 +34,10 @@ ScalarType result_type(TensorList tensors) {
     if (!t.defined()) continue;
     if (t.impl()->is_wrapped_number) {
       // A Python float takes the default dtype; ints and bools keep int64/bool.
-      merge(wrapped, is_floating_point(t.dtype()) ? default_dtype() : t.dtype());
+      // A Python complex takes the complex type of the default dtype.
+      merge(wrapped, is_complex(t.dtype())          ? to_complex_type(default_dtype())
+                     : is_floating_point(t.dtype()) ? default_dtype()
+                                                    : t.dtype());
     } else if (t.dim() == 0) {
       merge(zero, t.dtype());
     } else {
@@ -44,6 +49,7 @@ ScalarType result_type(TensorList tensors) {
 
 bool can_cast(ScalarType from, ScalarType to) {
   if (is_floating_point(from) && is_integral(to, true)) return false;
+  if (is_complex(from) && !is_complex(to)) return false;
   if (from != kBool && to == kBool) return false;
   return true;
 }
