@@ -43,8 +43,13 @@ cfloat = _C.complex64
 cdouble = _C.complex128
 
 
+# The binding's own is_complex, called directly: while a function mode is active, Tensor's
+# attributes are routing wrappers, and the dtype checks here must not reach the modes.
+_IS_COMPLEX = Tensor.is_complex
+
+
 def _is_c(x):
-    return isinstance(x, Tensor) and x.dtype.is_complex
+    return isinstance(x, Tensor) and _IS_COMPLEX(x)
 
 
 def _re(z):
@@ -539,7 +544,6 @@ _METHOD_EXTRA = {
     "__pow__": (_pow, 2),
     "__matmul__": (functools.partial(_matmul_parts, _C.matmul), 2),
     "__rmatmul__": (lambda a, b: _matmul_parts(_C.matmul, b, a), 2),
-    "__rpow__": (lambda a, b: _pow(b, a), 1),
     "__truediv__": (_div, 2),
     "__rtruediv__": (_rdiv, 2),
 }
@@ -550,7 +554,7 @@ def _guard(orig, path, nargs):
 
         @functools.wraps(orig)
         def f(*args, **kwargs):
-            if args and isinstance(args[0], Tensor) and args[0].is_complex():
+            if args and isinstance(args[0], Tensor) and _IS_COMPLEX(args[0]):
                 return path(*args, **kwargs)
             return orig(*args, **kwargs)
 
@@ -562,8 +566,8 @@ def _guard(orig, path, nargs):
             a = args[0] if n else None
             b = args[1] if n > 1 else kwargs.get("other", kwargs.get("exponent"))
             if (
-                (isinstance(a, Tensor) and a.is_complex())
-                or (isinstance(b, Tensor) and b.is_complex())
+                (isinstance(a, Tensor) and _IS_COMPLEX(a))
+                or (isinstance(b, Tensor) and _IS_COMPLEX(b))
                 or a.__class__ is builtins.complex
                 or b.__class__ is builtins.complex
             ):
@@ -579,7 +583,7 @@ def _list_guard(orig, path):
         if not isinstance(tensors, Tensor):
             tensors = list(tensors)
             for t in tensors:
-                if isinstance(t, Tensor) and t.is_complex():
+                if isinstance(t, Tensor) and _IS_COMPLEX(t):
                     return path(tensors, *args, **kwargs)
         return orig(tensors, *args, **kwargs)
 
