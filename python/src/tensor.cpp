@@ -217,8 +217,8 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
   scan(data, 0, s);
   ScalarType inferred = s.kind == 0   ? kBool
                         : s.kind == 1 ? kLong
-                        : s.kind == 2 ? default_dtype()
-                                      : to_complex_type(default_dtype());
+                        : s.kind == 3 ? to_complex_type(default_dtype())
+                                      : default_dtype();
   if (s.tensor_dtype && s.kind <= (is_complex(*s.tensor_dtype)          ? 3
                                    : is_floating_point(*s.tensor_dtype) ? 2
                                                                         : 1))

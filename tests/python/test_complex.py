@@ -61,6 +61,7 @@ def test_tensor_from_python_complex_and_item():
     ember.set_default_dtype(ember.float64)
     try:
         assert ember.tensor([1j]).dtype == ember.complex128
+        assert (ember.ones(1, dtype=ember.float32) + 1j).dtype == ember.complex64
     finally:
         ember.set_default_dtype(ember.float32)
 

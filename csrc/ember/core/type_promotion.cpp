@@ -19,6 +19,8 @@ int kind_of(ScalarType t) {
 ScalarType combine(ScalarType higher, ScalarType lower) {
   if (higher == ScalarType::Undefined) return lower;
   if (lower == ScalarType::Undefined) return higher;
+  // A complex operand of a lower tier keeps a floating higher tier's precision (torch's rule).
+  if (is_complex(lower) && is_floating_point(higher)) return to_complex_type(higher);
   if (kind_of(lower) > kind_of(higher)) return promote_types(higher, lower);
   return higher;
 }

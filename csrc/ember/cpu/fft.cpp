@@ -327,15 +327,25 @@ void transform_dim(Tensor& t, int64_t d, bool forward, R scale) {
   });
 }
 
-// exp(-2 pi i k / n) for k <= n / 2 (none for n = 0), computed in double.
+// exp(-2 pi i k / n) for k <= n / 2 (none for n = 0), computed in double; cached per n as the
+// plans are.
 template <class R>
-std::vector<C<R>> half_twiddles(int64_t n) {
-  std::vector<C<R>> tw(n ? static_cast<size_t>(n / 2 + 1) : 0);
-  for (int64_t k = 0; k < int64_t(tw.size()); ++k) {
-    double a = -2.0 * M_PI * double(k) / double(n);
-    tw[size_t(k)] = {R(std::cos(a)), R(std::sin(a))};
+std::shared_ptr<const std::vector<C<R>>> half_twiddles(int64_t n) {
+  static std::mutex mu;
+  static std::map<int64_t, std::shared_ptr<const std::vector<C<R>>>> cache;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second;
   }
-  return tw;
+  auto tw = std::make_shared<std::vector<C<R>>>(n ? static_cast<size_t>(n / 2 + 1) : 0);
+  for (int64_t k = 0; k < int64_t(tw->size()); ++k) {
+    double a = -2.0 * M_PI * double(k) / double(n);
+    (*tw)[size_t(k)] = {R(std::cos(a)), R(std::sin(a))};
+  }
+  std::lock_guard<std::mutex> g(mu);
+  if (cache.size() > 64) cache.clear();
+  return cache.emplace(n, tw).first->second;
 }
 
 // Lines of a real tensor `in` (contiguous) along d -> onesided spectra in `out` (contiguous,
@@ -351,7 +361,8 @@ void r2c_dim(const Tensor& in, Tensor& out, int64_t d, R scale, bool onesided) {
   const bool even = n % 2 == 0;
   const int64_t h = even ? n / 2 : n;
   auto pl = get_plan<R>(h);
-  const std::vector<C<R>> tw = half_twiddles<R>(even ? n : 0);  // exp(-2 pi i k / n), k <= n/2
+  const auto tw_ref = half_twiddles<R>(even ? n : 0);  // exp(-2 pi i k / n), k <= n/2
+  const std::vector<C<R>>& tw = *tw_ref;
   const R* src = reinterpret_cast<const R*>(in.data_ptr());
   C<R>* dst = reinterpret_cast<C<R>*>(out.data_ptr());
   const int64_t work_size = std::max<int64_t>(h, pl->m ? 2 * pl->m : 0) + h;
@@ -396,7 +407,8 @@ void c2r_dim(const Tensor& in, Tensor& out, int64_t d, int64_t n, R scale) {
   const bool even = n % 2 == 0;
   const int64_t h = even ? n / 2 : n;
   auto pl = get_plan<R>(h);
-  const std::vector<C<R>> tw = half_twiddles<R>(even ? n : 0);
+  const auto tw_ref = half_twiddles<R>(even ? n : 0);
+  const std::vector<C<R>>& tw = *tw_ref;
   const C<R>* src = reinterpret_cast<const C<R>*>(in.data_ptr());
   R* dst = reinterpret_cast<R*>(out.data_ptr());
   const int64_t work_size = std::max<int64_t>(h, pl->m ? 2 * pl->m : 0) + h;

@@ -40,7 +40,7 @@ EMBER_DECLARE_OP(linalg_eigh,
                  "eigenvalues, Tensor eigenvectors, Tensor info)",
                  std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool));
 EMBER_DECLARE_OP(linalg_eig,
-                 "linalg_eig(Tensor self, bool compute_v=True) -> (Tensor eigenvalues, Tensor "
+                 "linalg_eig_ex(Tensor self, bool compute_v=True) -> (Tensor eigenvalues, Tensor "
                  "eigenvectors, Tensor info)",
                  std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool));
 EMBER_DECLARE_OP(linalg_solve_triangular,
