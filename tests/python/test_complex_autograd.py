@@ -121,3 +121,24 @@ def test_grads_match_torch(k):
     ga, gb = ta.grad.resolve_conj().numpy(), tb.grad.resolve_conj().numpy()
     np.testing.assert_allclose(ea.grad.numpy(), ga, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(eb.grad.numpy(), gb, rtol=1e-9, atol=1e-9)
+
+
+def test_function_with_complex_output_and_casts_keep_gradients():
+    from ember.autograd import Function
+
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx, z):
+            return z * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    z = leaf(crand(3))
+    assert Twice.apply(z).requires_grad
+    assert ember.autograd.gradcheck(lambda t: Twice.apply(t), (z,))
+    x = ember.from_numpy(RNG.standard_normal(3)).requires_grad_()
+    (x.to(ember.complex128) * (1 + 2j)).imag.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 2.0))
+    assert ember.autograd.gradcheck(lambda t: ember._C._to_dtype(t, ember.complex128, False), (x,))
