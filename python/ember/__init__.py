@@ -86,6 +86,7 @@ from . import (  # noqa: E402,F401
     distributed,
     distributions,
     export,
+    fft,
     func,
     futures,
     fx,
@@ -111,6 +112,7 @@ from ._device import device  # noqa: E402
 from ._legacy_types import *  # noqa: E402,F401,F403
 from ._op_overloads import ops  # noqa: E402,F401
 from ._ops.attributes import *  # noqa: E402,F401,F403
+from ._ops.complex import *  # noqa: E402,F401,F403
 
 # The Python-level ops, by family (python/ember/_ops, as csrc/ember/ops): each lists its names.
 from ._ops.creation import *  # noqa: E402,F401,F403
@@ -124,6 +126,7 @@ from ._ops.random import *  # noqa: E402,F401,F403
 from ._ops.reduce import *  # noqa: E402,F401,F403
 from ._ops.shape import *  # noqa: E402,F401,F403
 from ._ops.sort import *  # noqa: E402,F401,F403
+from ._ops.spectral import *  # noqa: E402,F401,F403
 from ._process import *  # noqa: E402,F401,F403
 from ._type_info import finfo, iinfo  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
@@ -161,9 +164,11 @@ from ._numpy_kwargs import accepting_numpy_names as _accepting_numpy_names  # no
 # Tensor's Python-level methods come from one table; the package's own Python functions that take
 # dim/keepdim also take numpy's axis/keepdims.
 from ._ops._tensor_methods import install as _install_tensor_methods  # noqa: E402
+from ._ops.complex import guarded_functions as _complex_paths  # noqa: E402
 from .version import __version__  # noqa: E402
 
 _install_tensor_methods()
+globals().update(_complex_paths(globals()))
 for _name, _value in list(globals().items()):
     if not _name.startswith("__"):
         globals()[_name] = _accepting_numpy_names(_value)

@@ -101,6 +101,25 @@ class _Formatter:
         return (self.max_width - len(s)) * " " + s
 
 
+class _ComplexFormatter:
+    """torch's complex layout: real parts and imaginary parts each get a formatter of their own,
+    and an element prints as real +/- imag j."""
+
+    def __init__(self, values):
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+
+    def width(self):
+        return self.real.width() + self.imag.width() + 3
+
+    def format(self, value):
+        real_str = self.real.format(value.real)
+        imag_str = (self.imag.format(value.imag) + "j").lstrip()
+        if imag_str[0] in "+-":
+            return real_str + imag_str
+        return real_str + "+" + imag_str
+
+
 def _summarized_values(t):
     """The values that will be printed (edges only, for large tensors)."""
     e = PRINT_OPTS.edgeitems
@@ -155,7 +174,10 @@ def _tensor_str(t, indent):
     if t.dtype in (float16, bfloat16):
         t = t.float()
     values = _summarized_values(t) if summarize else _flat_values(t)
-    fmt = _Formatter(values, t.is_floating_point())
+    if t.dtype.is_complex:
+        fmt = _ComplexFormatter(values)
+    else:
+        fmt = _Formatter(values, t.is_floating_point())
     return _str_with_formatter(t, indent, summarize, fmt)
 
 
@@ -188,7 +210,8 @@ def tensor_str(t, prefix="tensor("):
                 suffixes.append("dtype=" + repr(t.dtype))
             body = "[]"
         else:
-            if t.dtype not in (default, int64, _C.bool):
+            default_complex = _C.complex128 if default == _C.float64 else _C.complex64
+            if t.dtype not in (default, default_complex, int64, _C.bool):
                 suffixes.append("dtype=" + repr(t.dtype))
             host = t.detach() if device == "cpu" else _C._copy_to_device(t.detach(), "cpu")
             body = _tensor_str(host, indent)

@@ -288,7 +288,7 @@ void bind_autograd(nb::module_& m) {
         node->num_outputs = uint32_t(outs.size());
         for (size_t i = 0; i < outs.size(); ++i) {
           const Tensor& o = outs[i];
-          if (!o.defined() || !is_floating_point(o.dtype())) continue;
+          if (!o.defined() || !is_differentiable_type(o.dtype())) continue;
           bool skip = false;
           for (const Tensor& x : nd) skip = skip || x.is_same(o);
           if (!skip) autograd::set_history(o, node, uint32_t(i));

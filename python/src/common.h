@@ -8,6 +8,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <complex>
 #include <string_view>
 
 #include "ember/ember.h"
@@ -202,6 +203,13 @@ struct type_caster<ember::py::TensorLike> {
         ember::py::is_numpy_scalar(src)) {
       if (!ember::py::scalar_from_python(src, s)) return false;
       value.t = ember::wrap_scalar(s);
+      return true;
+    }
+    if (PyComplex_Check(src.ptr())) {
+      // A Python complex: a wrapped 0-d complex128 (result_type gives it the default complex).
+      Py_complex c = PyComplex_AsCComplex(src.ptr());
+      value.t = ember::scalar_tensor(0, ember::kComplexDouble, true);
+      *static_cast<std::complex<double>*>(value.t.data_ptr()) = {c.real, c.imag};
       return true;
     }
     return false;

@@ -241,8 +241,8 @@ void bind_dtype(nb::module_& m) {
           "is_signed", [](const DType& d) { return is_signed(d.type); },
           doc("is_signed -> bool", "Whether the type can hold negative values."))
       .def_prop_ro(
-          "is_complex", [](const DType&) { return false; },
-          doc("is_complex -> bool", "Whether the type is complex; ember has none, so False."))
+          "is_complex", [](const DType& d) { return is_complex(d.type); },
+          doc("is_complex -> bool", "Whether the type is complex (complex64, complex128)."))
       .def_prop_ro(
           "itemsize", [](const DType& d) { return element_size(d.type); },
           doc("itemsize -> int", "The size of one element in bytes."))
@@ -267,7 +267,7 @@ void bind_dtype(nb::module_& m) {
   g_dtypes[int(ScalarType::name)] =                                     \
       nb::cast(DType{ScalarType::name}, nb::rv_policy::move).release(); \
   m.attr(#pyname) = g_dtypes[int(ScalarType::name)];
-  EMBER_FORALL_DTYPES(EMBER_DTYPE_OBJ)
+  EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_DTYPE_OBJ)
 #undef EMBER_DTYPE_OBJ
   m.def(
       "_set_size_class", [](nb::object cls) { g_size_class = cls.release(); }, nb::arg("cls"),

@@ -93,6 +93,9 @@ void bind_linalg(nb::module_& m) {
   la.def("eigh_ex", &linalg_eigh_ex, nb::arg("A"), nb::arg("upper"), nb::arg("compute_v"),
          doc("eigh_ex(A, upper, compute_v) -> (L, Q, info)",
              "Ascending eigenvalues (and eigenvectors) of a symmetric A read from one triangle."));
+  la.def("eig_ex", &linalg_eig_ex, nb::arg("A"), nb::arg("compute_v"),
+         doc("eig_ex(A, compute_v) -> (L, V, info)",
+             "Complex eigenvalues and right eigenvectors (unit-norm columns) of a general A."));
   la.def("solve_triangular_left", &linalg_solve_triangular_left, nb::arg("A"), nb::arg("B"),
          nb::arg("upper"), nb::arg("unitriangular"),
          doc("solve_triangular_left(A, B, upper, unitriangular) -> Tensor",

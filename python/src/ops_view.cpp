@@ -20,6 +20,42 @@ void bind_view(nb::module_& m) {
       doc("view(*shape) -> Tensor",
           "The same data seen with another shape (one dim may be -1), or reinterpreted as another "
           "dtype of the same size; the strides must allow it without a copy."));
+  m.def("view_as_real", &view_as_real, nb::arg("input"),
+        doc("view_as_real(input) -> Tensor",
+            "A complex tensor's memory as real pairs: a view with a trailing dim of size 2 "
+            "holding the real and imaginary parts."));
+  m.def("view_as_complex", &view_as_complex, nb::arg("input"),
+        doc("view_as_complex(input) -> Tensor",
+            "A float or double tensor whose last dim has size 2 and stride 1 seen as complex "
+            "values (a view)."));
+  m.def("conj_physical", &conj_physical, nb::arg("input"),
+        doc("conj_physical(input) -> Tensor",
+            "The complex conjugate computed into a new tensor; a real input comes back as is."));
+  m.def(
+      "_fft_c2c",
+      [](const Tensor& t, std::vector<int64_t> dim, int64_t normalization, bool forward) {
+        return _fft_c2c(t, dim, normalization, forward);
+      },
+      nb::arg("input"), nb::arg("dim"), nb::arg("normalization"), nb::arg("forward"),
+      doc("_fft_c2c(input, dim, normalization, forward) -> Tensor",
+          "The complex-to-complex DFT over dim (normalization 0 none, 1 1/sqrt(n), 2 1/n)."));
+  m.def(
+      "_fft_r2c",
+      [](const Tensor& t, std::vector<int64_t> dim, int64_t normalization, bool onesided) {
+        return _fft_r2c(t, dim, normalization, onesided);
+      },
+      nb::arg("input"), nb::arg("dim"), nb::arg("normalization"), nb::arg("onesided"),
+      doc("_fft_r2c(input, dim, normalization, onesided) -> Tensor",
+          "The onesided DFT of a real tensor over dim (no autograd: ember.fft composes "
+          "differentiable transforms from _fft_c2c)."));
+  m.def(
+      "_fft_c2r",
+      [](const Tensor& t, std::vector<int64_t> dim, int64_t normalization, int64_t n) {
+        return _fft_c2r(t, dim, normalization, n);
+      },
+      nb::arg("input"), nb::arg("dim"), nb::arg("normalization"), nb::arg("last_dim_size"),
+      doc("_fft_c2r(input, dim, normalization, last_dim_size) -> Tensor",
+          "The real inverse DFT of a onesided spectrum over dim (no autograd)."));
   cls.def(
       "view_as", [](const Tensor& t, const Tensor& o) { return view(t, o.sizes()); },
       nb::arg("other"), doc("view_as(other) -> Tensor", "view() with the shape of other."));

@@ -31,6 +31,10 @@ std::optional<ScalarType> from_dlpack(nb::dlpack::dtype d) {
                             : std::nullopt;
     case dtype_code::Bfloat:
       return kBFloat16;
+    case dtype_code::Complex:
+      return d.bits == 64    ? kComplexFloat
+             : d.bits == 128 ? std::optional(kComplexDouble)
+                             : std::nullopt;
     default:
       return std::nullopt;
   }
@@ -53,6 +57,10 @@ nb::dlpack::dtype to_dlpack(ScalarType t) {
     case kInt:
     case kLong:
       d.code = uint8_t(dtype_code::Int);
+      break;
+    case kComplexFloat:
+    case kComplexDouble:
+      d.code = uint8_t(dtype_code::Complex);
       break;
     default:
       d.code = uint8_t(dtype_code::Float);
@@ -138,15 +146,23 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
   if (PyBool_Check(o)) k = 0;
   else if (PyLong_Check(o)) k = 1;
   else if (PyFloat_Check(o)) k = 2;
+  else if (PyComplex_Check(o)) k = 3;
   else {
     Tensor* t = nullptr;
     if (nb::try_cast<Tensor*>(h, t) && t) {
       if (t->numel() != 1)
         throw nb::value_error("only one element tensors can be converted to Python scalars");
       s.tensor_dtype = s.tensor_dtype ? promote_types(*s.tensor_dtype, t->dtype()) : t->dtype();
-      k = t->dtype() == kBool ? 0 : is_floating_point(t->dtype()) ? 2 : 1;
+      k = t->dtype() == kBool             ? 0
+          : is_complex(t->dtype())        ? 3
+          : is_floating_point(t->dtype()) ? 2
+                                          : 1;
     } else if (PyObject_HasAttrString(o, "dtype") && PyNumber_Check(o)) {
-      k = PyIndex_Check(o) ? 1 : 2;
+      nb::object kind = nb::getattr(nb::getattr(h, "dtype"), "kind", nb::none());
+      k = PyIndex_Check(o) ? 1
+          : (kind.is_valid() && nb::isinstance<nb::str>(kind) && nb::cast<std::string>(kind) == "c")
+              ? 3
+              : 2;
     } else {
       throw nb::type_error(
           (std::string("new(): invalid data type '") + nb::type_name(h.type()).c_str() + "'")
@@ -157,6 +173,11 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
 }
 
 template <class T>
+constexpr bool is_complex_type = false;
+template <class T>
+constexpr bool is_complex_type<std::complex<T>> = true;
+
+template <class T>
 void fill(nb::handle h, T*& out) {
   if (is_sequence(h)) {
     nb::sequence seq = nb::borrow<nb::sequence>(h);
@@ -164,9 +185,19 @@ void fill(nb::handle h, T*& out) {
     for (size_t i = 0; i < n; ++i) fill(seq[i], out);
     return;
   }
-  Scalar s;
-  if (!scalar_from_python(h, s)) throw nb::type_error("could not convert element to a number");
-  *out++ = s.to<T>();
+  if constexpr (is_complex_type<T>) {
+    Py_complex c = PyComplex_AsCComplex(h.ptr());
+    if (c.real == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      throw nb::type_error("could not convert element to a number");
+    }
+    *out++ = T(typename T::value_type(c.real), typename T::value_type(c.imag));
+  } else {
+    if (PyComplex_Check(h.ptr())) throw nb::type_error("can't convert complex to a real dtype");
+    Scalar s;
+    if (!scalar_from_python(h, s)) throw nb::type_error("could not convert element to a number");
+    *out++ = s.to<T>();
+  }
 }
 
 }  // namespace
@@ -186,9 +217,11 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
   scan(data, 0, s);
   ScalarType inferred = s.kind == 0   ? kBool
                         : s.kind == 1 ? kLong
-                        : s.kind == 2 ? default_dtype()
+                        : s.kind == 3 ? to_complex_type(default_dtype())
                                       : default_dtype();
-  if (s.tensor_dtype && s.kind <= (is_floating_point(*s.tensor_dtype) ? 2 : 1))
+  if (s.tensor_dtype && s.kind <= (is_complex(*s.tensor_dtype)          ? 3
+                                   : is_floating_point(*s.tensor_dtype) ? 2
+                                                                        : 1))
     inferred = *s.tensor_dtype;
   ScalarType out_t = dtype.value_or(inferred);
   Tensor out = empty(s.shape, out_t);
@@ -199,7 +232,7 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
     fill<cpp>(data, p);                         \
     break;                                      \
   }
-    EMBER_FORALL_DTYPES(EMBER_FILL_CASE)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_FILL_CASE)
 #undef EMBER_FILL_CASE
     default:
       break;
@@ -230,6 +263,14 @@ nb::object tolist(const Tensor& self) {
         return nb::float_(float(*reinterpret_cast<const BFloat16*>(p)));
       case kFloat:
         return nb::float_(*reinterpret_cast<const float*>(p));
+      case kComplexFloat: {
+        auto c = *reinterpret_cast<const std::complex<float>*>(p);
+        return nb::steal(PyComplex_FromDoubles(c.real(), c.imag()));
+      }
+      case kComplexDouble: {
+        auto c = *reinterpret_cast<const std::complex<double>*>(p);
+        return nb::steal(PyComplex_FromDoubles(c.real(), c.imag()));
+      }
       default:
         return nb::float_(*reinterpret_cast<const double*>(p));
     }
@@ -398,10 +439,18 @@ void bind_tensor(nb::module_& m) {
       .def("is_floating_point", &Tensor::is_floating_point,
            doc("is_floating_point() -> bool", "Whether the dtype is a floating-point type."))
       .def(
-          "is_complex", [](const Tensor&) { return false; },
-          doc("is_complex() -> bool", "Always False: ember has no complex dtypes."))
+          "is_complex", [](const Tensor& t) { return is_complex(t.dtype()); },
+          doc("is_complex() -> bool", "Whether the tensor's dtype is complex."))
       .def(
-          "item", [](const Tensor& t) { return t.item(); },
+          "item",
+          [](const Tensor& t) -> nb::object {
+            if (is_complex(t.dtype())) {
+              EMBER_CHECK(t.numel() == 1, "a Tensor with ", t.numel(),
+                          " elements cannot be converted to Scalar");
+              return tolist(reshape(t, {}));
+            }
+            return nb::cast(t.item());
+          },
           doc("item() -> number", "The value of a one-element tensor as a Python number."))
       .def("tolist", &tolist,
            doc("tolist() -> list or number", "The elements as (nested) Python lists of numbers."))

@@ -285,7 +285,7 @@ def test_hostile_tensor_records():
         "negative": _pid_pickle("FloatStorage", "0", 4, [2], [-1]),
         "offset": _pid_pickle("FloatStorage", "0", 4, [1], [1], offset=-1),
         "missing": _pid_pickle("FloatStorage", "7", 4, [4], [1]),
-        "complex64": _pid_pickle("ComplexFloatStorage", "0", 2, [2], [1]),
+        "quint2x4": _pid_pickle("QUInt2x4Storage", "0", 2, [2], [1]),
         "GLOBAL torch.NotAStorage": _pid_pickle("NotAStorage", "0", 4, [4], [1]),
         "map_location": _pid_pickle("FloatStorage", "0", 4, [4], [1], location="cuda:0"),
     }

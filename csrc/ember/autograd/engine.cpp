@@ -79,7 +79,7 @@ Tensor conform(Tensor g, const TensorMeta& m, const Node& node, size_t i) {
                 " but expected shape compatible with ", IntArrayRef(m.shape));
     g = is_expandable_to(m.shape, g.sizes()) ? sum_to_shape(g, m.shape) : g.reshape(m.shape);
   }
-  if (g.dtype() != m.dtype && is_floating_point(m.dtype)) g = g.to(m.dtype);
+  if (g.dtype() != m.dtype && is_differentiable_type(m.dtype)) g = g.to(m.dtype);
   return g;
 }
 

@@ -190,7 +190,7 @@ std::shared_ptr<FunctionNode> record(const char* name, TensorList inputs, Tensor
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
     // Integer and bool outputs (indices, comparisons) never carry gradients.
-    if (out.defined() && is_floating_point(out.dtype())) set_history(out, node, uint32_t(i));
+    if (out.defined() && is_differentiable_type(out.dtype())) set_history(out, node, uint32_t(i));
   }
   return node;
 }

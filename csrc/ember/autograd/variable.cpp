@@ -20,7 +20,7 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().");
-  EMBER_CHECK(!requires_grad || ember::is_floating_point(dtype()),
+  EMBER_CHECK(!requires_grad || ember::is_differentiable_type(dtype()),
               "only Tensors of floating point and complex dtype can require gradients");
   if (requires_grad || m) meta(*this).requires_grad = requires_grad;
   return *this;

@@ -13,6 +13,7 @@ constexpr uint32_t kIntTypes =
 constexpr uint32_t kIntBoolTypes = kIntTypes | type_bit(kBool);
 constexpr uint32_t kNumericTypes = kIntTypes | kFloatTypes;
 constexpr uint32_t kAllTypes = kNumericTypes | type_bit(kBool);
+constexpr uint32_t kComplexTypes = type_bit(kComplexFloat) | type_bit(kComplexDouble);
 
 /// Raises "<op>" not implemented for '<dtype>' (NotImplementedError), as PyTorch words it.
 [[noreturn]] void unsupported_dtype(const char* op, ScalarType t);
@@ -29,7 +30,7 @@ void dispatch(ScalarType t, const char* op, F&& f) {
       return;                                               \
     }                                                       \
     break;
-    EMBER_FORALL_DTYPES(EMBER_DISPATCH_CASE)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_DISPATCH_CASE)
 #undef EMBER_DISPATCH_CASE
     default:
       break;

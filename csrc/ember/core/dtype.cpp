@@ -15,7 +15,7 @@ size_t element_size(ScalarType t) {
 #define EMBER_SIZE(cpp, name, py) \
   case ScalarType::name:          \
     return sizeof(cpp);
-    EMBER_FORALL_DTYPES(EMBER_SIZE)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_SIZE)
 #undef EMBER_SIZE
     default:
       EMBER_ASSERT(false);
@@ -27,7 +27,7 @@ std::string_view dtype_name(ScalarType t) {
 #define EMBER_NAME(cpp, name, py) \
   case ScalarType::name:          \
     return #py;
-    EMBER_FORALL_DTYPES(EMBER_NAME)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_NAME)
 #undef EMBER_NAME
     default:
       return "undefined";
@@ -39,7 +39,7 @@ std::string_view scalar_type_name(ScalarType t) {
 #define EMBER_NAME(cpp, name, py) \
   case ScalarType::name:          \
     return #name;
-    EMBER_FORALL_DTYPES(EMBER_NAME)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_NAME)
 #undef EMBER_NAME
     default:
       return "Undefined";
@@ -68,6 +68,10 @@ std::string_view cpp_type_name(ScalarType t) {
       return "double";
     case kBool:
       return "bool";
+    case kComplexFloat:
+      return "c10::complex<float>";
+    case kComplexDouble:
+      return "c10::complex<double>";
     default:
       return "undefined";
   }
@@ -77,6 +81,11 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == kBool) return b;
   if (b == kBool) return a;
+  if (is_complex(a) || is_complex(b)) {
+    // complex with anything: complex128 when either side holds double precision.
+    bool wide = a == kComplexDouble || b == kComplexDouble || a == kDouble || b == kDouble;
+    return wide ? kComplexDouble : kComplexFloat;
+  }
   bool fa = is_floating_point(a), fb = is_floating_point(b);
   if (fa && fb) {
     if ((a == kHalf && b == kBFloat16) || (a == kBFloat16 && b == kHalf)) return kFloat;

@@ -1,5 +1,6 @@
 #pragma once
 // Element types: one X-macro list drives the enum, names, sizes and every dtype dispatch.
+#include <complex>
 #include <cstdint>
 #include <string_view>
 
@@ -21,10 +22,19 @@ namespace ember {
   _(bool, Bool, bool)             \
   _(::ember::BFloat16, BFloat16, bfloat16)
 
+// Complex types, after the real ones (torch's ComplexFloat/ComplexDouble). Kernels opt in to them
+// through EMBER_FORALL_DTYPES_AND_COMPLEX and kComplexTypes (core/dispatch_dtype.h).
+#define EMBER_FORALL_COMPLEX_DTYPES(_)            \
+  _(std::complex<float>, ComplexFloat, complex64) \
+  _(std::complex<double>, ComplexDouble, complex128)
+#define EMBER_FORALL_DTYPES_AND_COMPLEX(_) \
+  EMBER_FORALL_DTYPES(_)                   \
+  EMBER_FORALL_COMPLEX_DTYPES(_)
+
 /// The element type of a tensor (libtorch's `ScalarType`).
 enum class ScalarType : int8_t {
 #define EMBER_ENUM(cpp, name, py) name,
-  EMBER_FORALL_DTYPES(EMBER_ENUM)
+  EMBER_FORALL_DTYPES(EMBER_ENUM) EMBER_FORALL_COMPLEX_DTYPES(EMBER_ENUM)
 #undef EMBER_ENUM
       Undefined,
   NumOptions = Undefined
@@ -49,6 +59,8 @@ constexpr ScalarType kFloat = ScalarType::Float;
 constexpr ScalarType kFloat32 = ScalarType::Float;
 constexpr ScalarType kDouble = ScalarType::Double;
 constexpr ScalarType kFloat64 = ScalarType::Double;
+constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
+constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
 
 /// Bytes per element.
 size_t element_size(ScalarType t);
@@ -67,6 +79,18 @@ constexpr bool is_integral(ScalarType t, bool include_bool) {
          t == kLong;
 }
 constexpr bool is_signed(ScalarType t) { return t != kBool && t != kByte; }
+constexpr bool is_complex(ScalarType t) { return t == kComplexFloat || t == kComplexDouble; }
+/// Whether tensors of this type can carry gradients (floating or complex).
+constexpr bool is_differentiable_type(ScalarType t) {
+  return is_floating_point(t) || is_complex(t);
+}
+/// complex64 <-> float32, complex128 <-> float64 (real types narrower than float map to complex64).
+constexpr ScalarType to_complex_type(ScalarType t) {
+  return t == kDouble || t == kComplexDouble ? kComplexDouble : kComplexFloat;
+}
+constexpr ScalarType to_real_type(ScalarType t) {
+  return t == kComplexDouble ? kDouble : t == kComplexFloat ? kFloat : t;
+}
 
 /// PyTorch's pairwise promotion table (`torch.promote_types`).
 ScalarType promote_types(ScalarType a, ScalarType b);
@@ -83,7 +107,7 @@ struct CppTypeToScalarType;
   struct CppTypeToScalarType<cpp> {                       \
     static constexpr ScalarType value = ScalarType::name; \
   };
-EMBER_FORALL_DTYPES(EMBER_CPP_TO_DTYPE)
+EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_CPP_TO_DTYPE)
 #undef EMBER_CPP_TO_DTYPE
 /// The ScalarType of a C++ element type.
 template <class T>

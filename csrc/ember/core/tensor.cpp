@@ -11,6 +11,7 @@ int64_t Tensor::stride(int64_t d) const { return strides()[size_t(maybe_wrap_dim
 
 Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  EMBER_CHECK(!is_complex(dtype()), "item: a complex value is not a Scalar; read it from Python");
   const char* p = impl_->data();
   alignas(16) char host[16];  // a PrivateUse1 backend's element, copied out of its memory
   if (device().type == DeviceType::PrivateUse1) {
@@ -82,7 +83,7 @@ Tensor scalar_tensor(const Scalar& s, ScalarType dtype, bool wrapped) {
   case ScalarType::name:                            \
     *static_cast<cpp*>(t.data_ptr()) = s.to<cpp>(); \
     break;
-    EMBER_FORALL_DTYPES(EMBER_FILL)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_FILL)
 #undef EMBER_FILL
     default:
       EMBER_ASSERT(false);

@@ -12,11 +12,15 @@ Tensor wrap_scalar(const Scalar& s) {
 }
 
 namespace {
-int kind_of(ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; }
+int kind_of(ScalarType t) {
+  return t == kBool ? 0 : is_complex(t) ? 3 : is_floating_point(t) ? 2 : 1;
+}
 
 ScalarType combine(ScalarType higher, ScalarType lower) {
   if (higher == ScalarType::Undefined) return lower;
   if (lower == ScalarType::Undefined) return higher;
+  // A complex operand of a lower tier keeps a floating higher tier's precision (torch's rule).
+  if (is_complex(lower) && is_floating_point(higher)) return to_complex_type(higher);
   if (kind_of(lower) > kind_of(higher)) return promote_types(higher, lower);
   return higher;
 }
@@ -32,7 +36,10 @@ ScalarType result_type(TensorList tensors) {
     if (!t.defined()) continue;
     if (t.impl()->is_wrapped_number) {
       // A Python float takes the default dtype; ints and bools keep int64/bool.
-      merge(wrapped, is_floating_point(t.dtype()) ? default_dtype() : t.dtype());
+      // A Python complex takes the complex type of the default dtype.
+      merge(wrapped, is_complex(t.dtype())          ? to_complex_type(default_dtype())
+                     : is_floating_point(t.dtype()) ? default_dtype()
+                                                    : t.dtype());
     } else if (t.dim() == 0) {
       merge(zero, t.dtype());
     } else {
@@ -44,6 +51,7 @@ ScalarType result_type(TensorList tensors) {
 
 bool can_cast(ScalarType from, ScalarType to) {
   if (is_floating_point(from) && is_integral(to, true)) return false;
+  if (is_complex(from) && !is_complex(to)) return false;
   if (from != kBool && to == kBool) return false;
   return true;
 }

@@ -21,7 +21,7 @@ template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<T>;
 
 ScalarType compute_type(Out kind, ScalarType common) {
-  if (kind == Out::Float && !is_floating_point(common)) return default_dtype();
+  if (kind == Out::Float && !is_differentiable_type(common)) return default_dtype();
   return common;
 }
 
@@ -79,11 +79,12 @@ Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f
   EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                   \
   EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
 
-EMBER_BINARY_KERNEL(mul, kAllTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(mul, kAllTypes | kComplexTypes, Out::Same, [](auto x, auto y) {
   if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
   else return wrapping_mul(x, y);
 })
-EMBER_BINARY_KERNEL(true_divide, kFloatTypes, Out::Float, [](auto x, auto y) { return x / y; })
+EMBER_BINARY_KERNEL(true_divide, kFloatTypes | kComplexTypes, Out::Float,
+                    [](auto x, auto y) { return x / y; })
 EMBER_BINARY_KERNEL(div_trunc, kNumericTypes, Out::Same, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) return std::trunc(x / y);
@@ -206,8 +207,8 @@ EMBER_BINARY_KERNEL(logical_or, kAllTypes, Out::Bool,
                     [](auto x, auto y) { return bool(x) || bool(y); })
 EMBER_BINARY_KERNEL(logical_xor, kAllTypes, Out::Bool,
                     [](auto x, auto y) { return bool(x) != bool(y); })
-EMBER_BINARY_KERNEL(eq, kAllTypes, Out::Bool, [](auto x, auto y) { return x == y; })
-EMBER_BINARY_KERNEL(ne, kAllTypes, Out::Bool, [](auto x, auto y) { return x != y; })
+EMBER_BINARY_KERNEL(eq, kAllTypes | kComplexTypes, Out::Bool, [](auto x, auto y) { return x == y; })
+EMBER_BINARY_KERNEL(ne, kAllTypes | kComplexTypes, Out::Bool, [](auto x, auto y) { return x != y; })
 EMBER_BINARY_KERNEL(lt, kAllTypes, Out::Bool, [](auto x, auto y) { return x < y; })
 EMBER_BINARY_KERNEL(le, kAllTypes, Out::Bool, [](auto x, auto y) { return x <= y; })
 EMBER_BINARY_KERNEL(gt, kAllTypes, Out::Bool, [](auto x, auto y) { return x > y; })
@@ -220,7 +221,7 @@ using acc = acc_t<T>;
 
 Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Tensor& b,
                  const Scalar& alpha, ScalarType ct) {
-  dispatch<kAllTypes>(ct, name, [&](auto tag) {
+  dispatch<kAllTypes | kComplexTypes>(ct, name, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
       bool al = alpha.to_bool();
@@ -229,10 +230,10 @@ Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Ten
     } else {
       acc<T> al = alpha.to<acc<T>>();
       if (alpha.is_integral(true) && alpha.to_long() == 1) {
-        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct,
-                                          [](auto x, auto y) { return wrapping_add(x, y); });
+        binary_into<type_bit(dtype_of<T>), Out::Same>(
+            name, out, a, b, ct, [](auto x, auto y) { return wrapping_add(x, y); });
       } else {
-        binary_into<kAllTypes, Out::Same>(name, out, a, b, ct, [al](auto x, auto y) {
+        binary_into<type_bit(dtype_of<T>), Out::Same>(name, out, a, b, ct, [al](auto x, auto y) {
           if constexpr (std::is_integral_v<decltype(y)>)
             return wrapping_add(x, wrapping_mul(decltype(y)(al), y));
           else return x + al * y;
@@ -244,7 +245,7 @@ Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Ten
 }
 
 void check_alpha(const Scalar& alpha, ScalarType ct) {
-  EMBER_CHECK(is_floating_point(ct) || !alpha.is_floating_point(),
+  EMBER_CHECK(is_differentiable_type(ct) || !alpha.is_floating_point(),
               "For integral input tensors, argument alpha must not be a floating point number.");
 }
 

@@ -4,6 +4,8 @@
                      "no-math-errno", "fp-contract=off")
 #include "ember/cpu/copy.h"
 
+#include <complex>
+
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/dispatch/dispatcher.h"
@@ -53,6 +55,43 @@ void transpose_copy(const TensorIter& it) {
                });
 }
 
+template <class T>
+constexpr bool is_complex_v = false;
+template <class T>
+constexpr bool is_complex_v<std::complex<T>> = true;
+
+// One element converted as torch converts it: complex -> real keeps the real part (torch warns),
+// real -> complex has a zero imaginary part, complex -> bool tests both parts.
+template <class D, class S>
+D convert(const S& v) {
+  if constexpr (is_complex_v<D> && is_complex_v<S>) {
+    return D(typename D::value_type(v.real()), typename D::value_type(v.imag()));
+  } else if constexpr (is_complex_v<D>) {
+    return D(typename D::value_type(static_cast<acc_t<S>>(v)), 0);
+  } else if constexpr (std::is_same_v<D, bool>) {
+    return v != S(0);
+  } else if constexpr (!is_complex_v<S>) {
+    return D(static_cast<acc_t<S>>(v));  // not reached: real pairs take the vector path
+  } else {
+    return D(static_cast<acc_t<typename S::value_type>>(v.real()));
+  }
+}
+
+// Copies where either side is complex: plain strided loops (no vector ISA clones for these).
+void complex_copy(const TensorIter& it, ScalarType dt, ScalarType st) {
+  dispatch<kAllTypes | kComplexTypes>(dt, "copy_", [&](auto d) {
+    using D = decltype(d);
+    dispatch<kAllTypes | kComplexTypes>(st, "copy_", [&](auto s) {
+      using S = decltype(s);
+      it.for_each([&](char** p, const int64_t* st_, int64_t n) {
+        for (int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<D*>(p[0] + i * st_[0]) =
+              convert<D, S>(*reinterpret_cast<const S*>(p[1] + i * st_[1]));
+      });
+    });
+  });
+}
+
 Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return dst;
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
@@ -67,7 +106,12 @@ Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
   }
   TensorIter it({&dst, &src});
   if (dst.dtype() == src.dtype() && is_transpose(it, int64_t(dst.element_size()))) {
-    dispatch<kAllTypes>(dst.dtype(), "copy_", [&](auto tag) { transpose_copy<decltype(tag)>(it); });
+    dispatch<kAllTypes | kComplexTypes>(dst.dtype(), "copy_",
+                                        [&](auto tag) { transpose_copy<decltype(tag)>(it); });
+    return dst;
+  }
+  if (is_complex(dst.dtype()) || is_complex(src.dtype())) {
+    complex_copy(it, dst.dtype(), src.dtype());
     return dst;
   }
   dispatch<kAllTypes>(dst.dtype(), "copy_", [&](auto d) {
@@ -83,7 +127,7 @@ Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
 }
 
 Tensor& fill_kernel(Tensor& self, const Scalar& value) {
-  dispatch<kAllTypes>(self.dtype(), "fill_", [&](auto tag) {
+  dispatch<kAllTypes | kComplexTypes>(self.dtype(), "fill_", [&](auto tag) {
     using T = decltype(tag);
     const T v = value.to<T>();
     TensorIter it({&self});

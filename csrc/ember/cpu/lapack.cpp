@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <complex>
 #include <vector>
 
 #include "ember/cpu/copy.h"
@@ -39,6 +40,20 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
              double* u, const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork,
              int* iwork, int* info, size_t);
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr,
+            float* wi, float* vl, const int* ldvl, float* vr, const int* ldvr, float* work,
+            const int* lwork, int* info, size_t, size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda,
+            double* wr, double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr,
+            double* work, const int* lwork, int* info, size_t, size_t);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<float>* a,
+            const int* lda, std::complex<float>* w, std::complex<float>* vl, const int* ldvl,
+            std::complex<float>* vr, const int* ldvr, std::complex<float>* work, const int* lwork,
+            float* rwork, int* info, size_t, size_t);
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<double>* a,
+            const int* lda, std::complex<double>* w, std::complex<double>* vl, const int* ldvl,
+            std::complex<double>* vr, const int* ldvr, std::complex<double>* work, const int* lwork,
+            double* rwork, int* info, size_t, size_t);
 void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
              float* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t,
              size_t);
@@ -307,6 +322,94 @@ std::tuple<Tensor, Tensor, Tensor> eigh_kernel(const Tensor& self, bool upper, b
   return {w, compute_v ? matrix_transpose(v) : empty({0}, self.dtype()), info};
 }
 
+void geev_real(char jv, int n, float* a, float* wr, float* wi, float* vr, float* work, int lw,
+               int* info) {
+  int one = 1, ldvr = std::max(n, 1);
+  sgeev_("N", &jv, &n, a, &ldvr, wr, wi, nullptr, &one, vr, &ldvr, work, &lw, info, 1, 1);
+}
+void geev_real(char jv, int n, double* a, double* wr, double* wi, double* vr, double* work, int lw,
+               int* info) {
+  int one = 1, ldvr = std::max(n, 1);
+  dgeev_("N", &jv, &n, a, &ldvr, wr, wi, nullptr, &one, vr, &ldvr, work, &lw, info, 1, 1);
+}
+void geev_complex(char jv, int n, std::complex<float>* a, std::complex<float>* w,
+                  std::complex<float>* vr, std::complex<float>* work, int lw, float* rwork,
+                  int* info) {
+  int one = 1, ldvr = std::max(n, 1);
+  cgeev_("N", &jv, &n, a, &ldvr, w, nullptr, &one, vr, &ldvr, work, &lw, rwork, info, 1, 1);
+}
+void geev_complex(char jv, int n, std::complex<double>* a, std::complex<double>* w,
+                  std::complex<double>* vr, std::complex<double>* work, int lw, double* rwork,
+                  int* info) {
+  int one = 1, ldvr = std::max(n, 1);
+  zgeev_("N", &jv, &n, a, &ldvr, w, nullptr, &one, vr, &ldvr, work, &lw, rwork, info, 1, 1);
+}
+
+// General eigenproblem: eigenvalues and column-major right eigenvectors, complex either way (a
+// real input's conjugate pairs come from LAPACK's split real/imaginary columns).
+std::tuple<Tensor, Tensor, Tensor> eig_kernel(const Tensor& self, bool compute_v) {
+  auto batch = batch_of(self);
+  const int n = int(self.size(-1));
+  const ScalarType ct = to_complex_type(self.dtype());
+  Tensor a = column_major(self), info = int_tensor(batch);
+  auto wshape = batch;
+  wshape.push_back(n);
+  Tensor w = empty(wshape, ct);
+  auto vshape = batch;
+  vshape.push_back(compute_v ? n : 0);
+  vshape.push_back(compute_v ? n : 0);
+  Tensor v = empty(vshape, ct);  // holds the transpose: row j is eigenvector j
+  const char jv = compute_v ? 'V' : 'N';
+  if (n == 0) return {w, v, info};
+  dispatch<kLapackTypes | kComplexTypes>(self.dtype(), "linalg_eig", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      using CT = std::complex<T>;
+      std::vector<T> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n)),
+          vr(compute_v ? static_cast<size_t>(n) * n : 1);
+      T query;
+      int qinfo = 0;
+      geev_real(jv, n, data<T>(a), wr.data(), wi.data(), vr.data(), &query, -1, &qinfo);
+      std::vector<T> work(size_t(lwork_of(query)));
+      for (int64_t b = 0; b < count(batch); ++b) {
+        geev_real(jv, n, data<T>(a) + b * n * n, wr.data(), wi.data(), vr.data(), work.data(),
+                  int(work.size()), data<int>(info) + b);
+        CT* wb = data<CT>(w) + b * n;
+        for (int j = 0; j < n; ++j) wb[j] = CT(wr[size_t(j)], wi[size_t(j)]);
+        if (!compute_v) continue;
+        CT* vb = data<CT>(v) + b * n * n;
+        for (int j = 0; j < n; ++j) {
+          const T* c = vr.data() + size_t(j) * n;
+          if (wi[size_t(j)] != 0 && j + 1 < n) {
+            const T* c2 = c + n;
+            for (int i = 0; i < n; ++i) {
+              vb[j * n + i] = CT(c[i], c2[i]);
+              vb[(j + 1) * n + i] = CT(c[i], -c2[i]);
+            }
+            ++j;
+          } else {
+            for (int i = 0; i < n; ++i) vb[j * n + i] = CT(c[i], 0);
+          }
+        }
+      }
+    } else {
+      using R = typename T::value_type;
+      std::vector<R> rwork(size_t(2 * n));
+      T query;
+      int qinfo = 0;
+      T dummy;
+      geev_complex(jv, n, data<T>(a), data<T>(w), compute_v ? data<T>(v) : &dummy, &query, -1,
+                   rwork.data(), &qinfo);
+      std::vector<T> work(size_t(lwork_of(query.real())));
+      for (int64_t b = 0; b < count(batch); ++b)
+        geev_complex(jv, n, data<T>(a) + b * n * n, data<T>(w) + b * n,
+                     compute_v ? data<T>(v) + b * n * n : &dummy, work.data(), int(work.size()),
+                     rwork.data(), data<int>(info) + b);
+    }
+  });
+  return {w, compute_v ? matrix_transpose(v) : v, info};
+}
+
 // Left triangular solve A X = B; no singularity check (zeros on the diagonal give inf/nan).
 Tensor solve_triangular_kernel(const Tensor& a, const Tensor& rhs, bool upper, bool unitriangular) {
   auto batch = batch_of(a);
@@ -326,6 +429,7 @@ EMBER_REGISTER_KERNEL(op::linalg_cholesky, CPU, cholesky_kernel);
 EMBER_REGISTER_KERNEL(op::linalg_qr, CPU, qr_kernel);
 EMBER_REGISTER_KERNEL(op::linalg_svd, CPU, svd_kernel);
 EMBER_REGISTER_KERNEL(op::linalg_eigh, CPU, eigh_kernel);
+EMBER_REGISTER_KERNEL(op::linalg_eig, CPU, eig_kernel);
 EMBER_REGISTER_KERNEL(op::linalg_solve_triangular, CPU, solve_triangular_kernel);
 
 }  // namespace

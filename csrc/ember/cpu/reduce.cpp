@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/core/complex_view.h"
 #include "ember/core/shape.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
@@ -159,6 +160,17 @@ Tensor sum_like(const char* name, const Tensor& self_in, IntArrayRef dims, bool 
 
 Tensor sum_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
                   std::optional<ScalarType> dtype) {
+  if (is_complex(self.dtype()) || (dtype && is_complex(*dtype))) {
+    // Complex sums: the real and imaginary parts reduce as a trailing pair dim of the real view.
+    Tensor c = dtype ? to_dtype(self, *dtype) : self;
+    DimVector rd;
+    if (dims.empty())
+      for (int64_t d = 0; d < c.dim(); ++d) rd.push_back(d);
+    else
+      for (int64_t d : dims) rd.push_back(maybe_wrap_dim(d, c.dim()));
+    Tensor r = sum_like<SumFor>("sum", real_pairs_view(c), rd, keepdim, std::nullopt);
+    return complex_pairs_view(r.is_contiguous() ? r : to_dtype(r, r.dtype()).contiguous());
+  }
   return sum_like<SumFor>("sum", self, dims, keepdim, dtype);
 }
 Tensor prod_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,

@@ -61,8 +61,9 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
 
 // (name, grad wrt self, grad wrt other): formulas in public ops over grad, self, other, result.
 #define EMBER_BINARY_DERIVATIVES(_)                                                                \
-  _(mul, grad* other, grad* self)                                                                  \
-  _(true_divide, grad / other, -(grad * self) / (other * other))                                   \
+  _(mul, grad* conj_physical(other), grad* conj_physical(self))                                    \
+  _(true_divide, grad / conj_physical(other),                                                      \
+    (grad * conj_physical(self)) / conj_physical(other * other) * wrap_scalar(-1))                 \
   _(div_trunc, zero_grad_like(grad), zero_grad_like(grad))                                         \
   _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                      \
   _(remainder, grad, -(grad * floor_divide(self, other)))                                          \

@@ -132,7 +132,7 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
   if (self.dtype() == dtype && !copy) return self;
   Tensor out = empty(self.sizes(), dtype, self.device());
   op::copy_.redispatch(backend_of(self), out, self);
-  if (is_floating_point(dtype))
+  if (is_differentiable_type(dtype))
     autograd::record("ToCopyBackward0", {self}, {out},
                      [](FunctionNode&, const variable_list& g) { return g; });
   return out;

@@ -61,6 +61,17 @@ std::tuple<Tensor, Tensor, Tensor> linalg_eigh_ex(const Tensor& A, bool upper, b
   return op::linalg_eigh.call(A, upper, compute_v);
 }
 
+std::tuple<Tensor, Tensor, Tensor> linalg_eig_ex(const Tensor& A, bool compute_v) {
+  EMBER_CHECK(A.dim() >= 2, "linalg.eig: expected a tensor with at least 2 dimensions; got ",
+              A.dim());
+  EMBER_CHECK(A.dtype() == kFloat || A.dtype() == kDouble || is_complex(A.dtype()),
+              "linalg.eig: expected a float, double or complex tensor; got ",
+              dtype_name(A.dtype()));
+  EMBER_CHECK(A.size(-1) == A.size(-2), "linalg.eig: expected batches of square matrices; got ",
+              A.size(-2), " by ", A.size(-1), " matrices");
+  return op::linalg_eig.call(A, compute_v);
+}
+
 Tensor linalg_solve_triangular_left(const Tensor& A, const Tensor& B, bool upper,
                                     bool unitriangular) {
   check_matrix(A, "linalg.solve_triangular", true);

@@ -22,6 +22,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_svd_ex(const Tensor& A, bool f
                                                          bool compute_uv);
 /// Ascending eigenvalues and (if compute_v) eigenvectors of symmetric A from one triangle; info.
 std::tuple<Tensor, Tensor, Tensor> linalg_eigh_ex(const Tensor& A, bool upper, bool compute_v);
+/// Eigenvalues (complex) and right eigenvectors (complex columns, unit norm) of a general square
+/// A, real or complex (LAPACK geev); no autograd.
+std::tuple<Tensor, Tensor, Tensor> linalg_eig_ex(const Tensor& A, bool compute_v);
 /// X with A X = B for triangular A (left side, no singularity check).
 Tensor linalg_solve_triangular_left(const Tensor& A, const Tensor& B, bool upper,
                                     bool unitriangular);

@@ -4,6 +4,7 @@
 #include "ember/ops/activation.h"
 #include "ember/ops/binary.h"
 #include "ember/ops/compare.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/conv.h"
 #include "ember/ops/copy.h"
 #include "ember/ops/creation.h"

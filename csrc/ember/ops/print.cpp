@@ -55,7 +55,7 @@ std::ostream& operator<<(std::ostream& os, ScalarType t) {
 #define EMBER_DTYPE_CASE(cpp, name, py) \
   case ScalarType::name:                \
     return os << #name;
-    EMBER_FORALL_DTYPES(EMBER_DTYPE_CASE)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_DTYPE_CASE)
 #undef EMBER_DTYPE_CASE
     default:
       return os << "Undefined";

@@ -168,7 +168,7 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Scal
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   profiler::Range prof_range(profiler::RangeKind::Op, "mean");
   ScalarType t = dtype.value_or(self.dtype());
-  EMBER_CHECK(is_floating_point(t),
+  EMBER_CHECK(is_differentiable_type(t),
               "mean(): could not infer output dtype. Input dtype must be "
               "either a floating point or complex dtype. Got: ",
               scalar_type_name(t));

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "ember/autograd/node.h"
+#include "ember/core/complex_view.h"
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/ops/ops.h"
@@ -73,6 +74,27 @@ Tensor view_dtype(const Tensor& self, ScalarType dtype) {
               "view(dtype) is not differentiable");
   return Tensor(make_intrusive<TensorImpl>(self.storage(), dtype, self.sizes(), self.strides(),
                                            self.storage_offset()));
+}
+
+Tensor view_as_real(const Tensor& self) {
+  Tensor out = real_pairs_view(self);
+  if (autograd::any_requires_grad({&self}))
+    autograd::record("ViewAsRealBackward0", {self}, {out},
+                     [](FunctionNode&, const variable_list& g) {
+                       return variable_list{view_as_complex(contiguous(g[0]))};
+                     });
+  mark_view(out, self);
+  return out;
+}
+
+Tensor view_as_complex(const Tensor& self) {
+  Tensor out = complex_pairs_view(self);
+  if (autograd::any_requires_grad({&self}))
+    autograd::record(
+        "ViewAsComplexBackward0", {self}, {out},
+        [](FunctionNode&, const variable_list& g) { return variable_list{view_as_real(g[0])}; });
+  mark_view(out, self);
+  return out;
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {

@@ -8,6 +8,9 @@ namespace ember {
 Tensor view(const Tensor& self, IntArrayRef shape);
 /// Reinterprets the same bytes as another dtype of equal size.
 Tensor view_dtype(const Tensor& self, ScalarType dtype);
+/// A complex tensor's memory as real pairs (a trailing dim of 2), and back; both are views.
+Tensor view_as_real(const Tensor& self);
+Tensor view_as_complex(const Tensor& self);
 /// A view when possible, else a contiguous copy.
 Tensor reshape(const Tensor& self, IntArrayRef shape);
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);

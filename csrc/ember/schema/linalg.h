@@ -39,6 +39,10 @@ EMBER_DECLARE_OP(linalg_eigh,
                  "linalg_eigh_ex(Tensor self, bool upper=False, bool compute_v=True) -> (Tensor "
                  "eigenvalues, Tensor eigenvectors, Tensor info)",
                  std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool, bool));
+EMBER_DECLARE_OP(linalg_eig,
+                 "linalg_eig_ex(Tensor self, bool compute_v=True) -> (Tensor eigenvalues, Tensor "
+                 "eigenvectors, Tensor info)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, bool));
 EMBER_DECLARE_OP(linalg_solve_triangular,
                  "linalg_solve_triangular(Tensor self, Tensor B, bool upper, bool "
                  "unitriangular=False) -> Tensor",

@@ -161,7 +161,7 @@ int64_t get_int(const Json& obj, const char* key) {
 ScalarType dtype_from_name(const std::string& name) {
 #define EMBER_DTYPE_NAME(cpp, n, py) \
   if (name == #py) return ScalarType::n;
-  EMBER_FORALL_DTYPES(EMBER_DTYPE_NAME)
+  EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_DTYPE_NAME)
 #undef EMBER_DTYPE_NAME
   corrupt("unknown dtype '" + printable(name) + "'");
 }

@@ -20,6 +20,7 @@ from .._C import Tensor
 from .._type_info import scalar_type_name
 from . import (
     attributes,
+    complex,
     elementwise,
     index,
     linalg,
@@ -275,17 +276,17 @@ FORWARD = {
     "nanquantile": sort.nanquantile,
     "quantile": sort.quantile,
     "unique_consecutive": sort.unique_consecutive,
-    "angle": elementwise.angle,
-    "conj": elementwise.conj,
-    "conj_physical": elementwise.conj_physical,
+    "angle": complex.angle,
+    "conj": complex.conj,
+    "conj_physical": complex.conj_physical,
     "deg2rad": elementwise.deg2rad,
     "float_power": elementwise.float_power,
     "frexp": elementwise.frexp,
     "gcd": elementwise.gcd,
     "heaviside": elementwise.heaviside,
-    "is_conj": elementwise.is_conj,
-    "is_neg": elementwise.is_neg,
-    "isreal": elementwise.isreal,
+    "is_conj": complex.is_conj,
+    "is_neg": complex.is_neg,
+    "isreal": complex.isreal,
     "lcm": elementwise.lcm,
     "ldexp": elementwise.ldexp,
     "logaddexp": elementwise.logaddexp,
@@ -295,10 +296,10 @@ FORWARD = {
     "nextafter": elementwise.nextafter,
     "positive": elementwise.positive,
     "rad2deg": elementwise.rad2deg,
-    "real": elementwise.real,
-    "resolve_conj": elementwise.resolve_conj,
-    "resolve_neg": elementwise.resolve_neg,
-    "sgn": elementwise.sgn,
+    "real": complex.real,
+    "resolve_conj": complex.resolve_conj,
+    "resolve_neg": complex.resolve_neg,
+    "sgn": complex.sgn,
     "xlogy": elementwise.xlogy,
     "digamma": _C.digamma,
     "i0": _C.i0,
@@ -358,7 +359,7 @@ FORWARD_INPLACE = {
     "put": index.put,
     "rad2deg": elementwise.rad2deg,
     "renorm": reduce.renorm,
-    "sgn": elementwise.sgn,
+    "sgn": complex.sgn,
     "xlogy": elementwise.xlogy,
     "nextafter": elementwise.nextafter,
 }
@@ -402,6 +403,8 @@ def table():
         {name: property(fget, doc=PROPERTY_DOCS.get(name)) for name, fget in PROPERTIES.items()}
     )
     out["grad"] = tensor._grad_warning_getter(_grad_property)
+    # complex tensors take the complex paths of these methods (ember/_ops/complex.py)
+    out.update(complex.tensor_methods(lambda name: out.get(name) or _bound_method(name)))
     out.update(CLASS_ATTRIBUTES)
     for alias, target in ALIASES.items():
         for suffix in ("", "_"):
@@ -413,6 +416,12 @@ def table():
     return out
 
 
+def _bound_method(name):
+    """The binding's own attribute `name` (before install, or as install found it)."""
+    return _originals.setdefault(name, vars(Tensor).get(name))
+
+
+_originals = {}
 _installed = {}
 _grad_property = Tensor.grad  # the binding's property, which the Python one wraps
 

@@ -35,8 +35,8 @@ def is_floating_point(input):
 def is_complex(input):
     """is_complex(input: Tensor) -> bool
 
-    Always False: ember has no complex dtypes yet."""
-    return False
+    True if input's dtype is a complex type (complex64, complex128)."""
+    return input.is_complex()
 
 
 def is_signed(input):

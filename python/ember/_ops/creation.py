@@ -103,9 +103,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if np is not None and isinstance(data, np.generic):  # numpy scalars keep their dtype, as torch
         data = np.asarray(data)
     _nesting_depth(data)
+    out = _C._tensor(data, dtype)
+    if dtype is None and out.numel() == 0 and out.is_complex():  # no elements: not complex data
+        out = out.to(_C.get_default_dtype())
     if dev is not None:
-        return on_device(dev, _C._tensor(data, dtype), requires_grad)
-    return _finish(_C._tensor(data, dtype), requires_grad)
+        return on_device(dev, out, requires_grad)
+    return _finish(out, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):

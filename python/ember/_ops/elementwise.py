@@ -1,5 +1,5 @@
-"""Elementwise math composed from the core's ops, comparisons of whole tensors, and the
-complex-number no-ops of a real-only library."""
+"""Elementwise math composed from the core's ops and comparisons of whole tensors (complex
+numbers: complex.py)."""
 
 import builtins
 import math
@@ -34,7 +34,7 @@ from .._C import (
 )
 from .._type_info import scalar_type_name
 from ._util import _float, _t
-from .creation import full, ones, ones_like, zeros
+from .creation import full, ones, zeros
 from .index import where
 
 __all__ = [
@@ -49,21 +49,11 @@ __all__ = [
     "positive",
     "rsub",
     "ldexp",
-    "angle",
-    "sgn",
     "gcd",
     "lcm",
     "mvlgamma",
     "frexp",
     "nextafter",
-    "conj",
-    "conj_physical",
-    "resolve_conj",
-    "resolve_neg",
-    "is_conj",
-    "is_neg",
-    "real",
-    "isreal",
     "equal",
     "isclose",
     "allclose",
@@ -191,22 +181,6 @@ def ldexp(input, other):
     return input.to(dt) * _C.pow(2.0, other.to(dt))
 
 
-def angle(input):
-    """angle(input: Tensor, *, out: Optional[Tensor]) -> Tensor
-
-    The argument of each element: pi for negative reals, 0 otherwise (NaN stays NaN)."""
-    x = _float(input)
-    out = where(x < 0, full([], math.pi, dtype=x.dtype), zeros([], dtype=x.dtype))
-    return where(isnan(x), x, out)
-
-
-def sgn(input):
-    """sgn(input) -> Tensor
-
-    The sign of each element; for real tensors the same as sign."""
-    return input.sign()
-
-
 def _euclid(a, b):
     a, b = a.abs(), b.abs()
     while builtins.bool((b != 0).any()):
@@ -283,40 +257,6 @@ def nextafter(input, other):
         return from_numpy(np.array(out.view(np.int16))).view(_C.bfloat16)
     out = np.nextafter(a.detach().numpy(), b.detach().numpy())
     return from_numpy(np.array(out, copy=True))  # np.array keeps a 0-d result 0-d
-
-
-def conj(input):
-    """conj(input) -> Tensor
-
-    The complex conjugate; a real tensor is returned as it is."""
-    return input
-
-
-conj_physical = resolve_conj = resolve_neg = conj
-
-
-def is_conj(input):
-    """is_conj(input) -> (bool)
-
-    Always False: real tensors carry no conjugate bit."""
-    return False
-
-
-is_neg = is_conj
-
-
-def real(input):
-    """real(input) -> Tensor
-
-    The real part; a real tensor is returned as it is."""
-    return input
-
-
-def isreal(input):
-    """isreal(input) -> Tensor
-
-    A bool tensor that is True where the element is real: everywhere, for real dtypes."""
-    return ones_like(input, dtype=_C.bool)
 
 
 def equal(input, other):

@@ -63,6 +63,7 @@ _ATEN_NAME = {
     "cross_entropy": "cross_entropy_loss",
     "div_trunc": "div",
     "div_trunc_": "div_",
+    "linalg_eig_ex": "linalg_eig",
     "linalg_eigh_ex": "linalg_eigh",
     "linalg_svd_ex": "_linalg_svd",
     "logsigmoid": "log_sigmoid_forward",

@@ -96,8 +96,10 @@ class _InlineTracer(fx.Tracer):
             return  # the public namespaces are the tracing mode's (its routing wrappers)
         ember = _ember()
         for name, value in list(globals_.items()):
+            public = getattr(ember, name, None)
             if type(value).__name__ == "nb_func" and (
-                getattr(ember, name, None) is value
+                public is value
+                or getattr(public, "__wrapped__", None) is value  # ember/_ops/complex.py's guards
                 or getattr(ember.nn.functional, name, None) is value
             ):
                 self._patch(globals_, name)

@@ -651,6 +651,12 @@ def _functions():
     relu_ = getattr(F, "relu_", None)
     if relu_ is not None:
         table[relu_] = _unary("relu")
+    # ember/_ops/complex.py puts complex paths in front of some public functions; library code
+    # that imported the extension's function itself reaches the same entry.
+    for fn, entry in list(table.items()):
+        inner = getattr(fn, "__wrapped__", None)
+        if inner is not None:
+            table.setdefault(inner, entry)
     _FUNCTIONS = table
     return table
 

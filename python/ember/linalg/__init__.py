@@ -12,6 +12,7 @@ from .._ops.creation import as_tensor, ones, zeros
 from .._ops.index import where
 from .._ops.products import cross as _cross
 from .._type_info import finfo, scalar_type_name
+from . import _complex
 from ._functions import (
     LinAlgError,
     _check,
@@ -42,6 +43,8 @@ __all__ = [
     "svdvals",
     "eigh",
     "eigvalsh",
+    "eig",
+    "eigvals",
     "pinv",
     "matrix_rank",
     "lstsq",
@@ -78,6 +81,8 @@ def inv(A):
     """inv(A) -> Tensor
 
     The inverse of each square matrix in the batch; singular matrices raise."""
+    if A.dtype.is_complex:
+        return _complex.inv(A, lambda M, B: solve(M, B))
     return inv_ex(A, check_errors=True).inverse
 
 
@@ -85,6 +90,8 @@ def det(A):
     """det(A) -> Tensor
 
     The determinant of each square matrix in the batch."""
+    if A.dtype.is_complex:
+        return _complex.det(A)
     _check("linalg.det", A, square=True)
     return _det(A)
 
@@ -138,6 +145,10 @@ def solve(A, B, *, left=True):
     """solve(A, B, *, left=True) -> Tensor
 
     The solution X of A X = B (or X A = B with left=False) for square A."""
+    if A.dtype.is_complex or B.dtype.is_complex:
+        if not left:
+            return solve(A.mT, B.mT).mT
+        return _complex.solve(A, B, lambda M, R: solve(M, R))
     return solve_ex(A, B, left=left, check_errors=True)[0]
 
 
@@ -215,6 +226,30 @@ def eigh(A, UPLO="L"):
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return return_types.linalg_eigh(*_eigh(A, UPLO == "U", True))
+
+
+def eig(A):
+    """eig(A) -> (Tensor, Tensor)
+
+    Eigenvalues and right eigenvectors (unit-norm columns) of general square matrices, complex
+    for real input too (LAPACK geev). No gradient yet."""
+    w, V, info = _complex.eig_ex(A, True)
+    _raise_eig(info)
+    return return_types.linalg_eig(w, V)
+
+
+def eigvals(A):
+    """eigvals(A) -> Tensor
+
+    The (complex) eigenvalues of general square matrices."""
+    w, _, info = _complex.eig_ex(A, False)
+    _raise_eig(info)
+    return w
+
+
+def _raise_eig(info):
+    if info.numel() and bool((info != 0).any()):
+        raise LinAlgError("linalg.eig: the algorithm failed to converge")
 
 
 def eigvalsh(A, UPLO="L"):

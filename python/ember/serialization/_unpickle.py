@@ -70,7 +70,7 @@ def _forbidden(full_name):
 
 # ---- dtypes and storage types ----
 
-# torch's legacy storage class name -> dtype name (ember has no complex or quantized dtypes yet).
+# torch's legacy storage class name -> dtype name (ember has no quantized dtypes yet).
 _STORAGE_DTYPES = {
     "ByteStorage": "uint8",
     "CharStorage": "int8",
