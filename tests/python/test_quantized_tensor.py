@@ -275,3 +275,13 @@ def test_torch_reads_ember_quantized_checkpoints_and_back(tmp_path):
     assert w.dtype == ember.qint8 and w.qscheme() is ember.per_channel_affine
     assert w.int_repr().tolist() == tq.int_repr().tolist()
     assert w.q_per_channel_scales().tolist() == tq.q_per_channel_scales().tolist()
+
+
+def test_max_pool2d_of_quantized_tensor():
+    q = ember.quantize_per_tensor(ember.randn(2, 3, 8, 8), 0.05, 100, ember.quint8)
+    F = ember.nn.functional
+    for kwargs in ({"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1}):
+        out = F.max_pool2d(q, **kwargs)
+        assert out.is_quantized and out.q_scale() == 0.05 and out.q_zero_point() == 100
+        ref = F.max_pool2d(q.dequantize(), **kwargs)
+        assert ember.equal(out.dequantize(), ref)

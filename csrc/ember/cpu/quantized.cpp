@@ -661,9 +661,12 @@ Tensor qconv2d_kernel(const Tensor& input, double in_scale, int64_t in_zp, const
   Tensor w_scales = w_scales_.contiguous();
   Tensor bias = bias_ ? bias_->contiguous() : Tensor();
   WeightParams wp = weight_zps(w_zps);
-  const uint8_t* xs = ptr<uint8_t>(x);
   uint8_t* ys = ptr<uint8_t>(out);
-  // im2col of every (image, group): rows oh*ow, columns (c, i, j), padded with the zero point.
+  // im2col of every (image, group) from an NHWC copy of the input: rows oh*ow, columns
+  // (i, j, c) (the packed weight's order, see PackedConvWeight), so each kernel tap copies the
+  // group's channels in one run; taps outside the input get the zero point.
+  Tensor xh = x.permute({0, 2, 3, 1}).contiguous();
+  const uint8_t* xn = ptr<uint8_t>(xh);
   std::vector<uint8_t> cols(size_t(nb * groups * hw * lda));
   uint8_t pad = uint8_t(in_zp);
   parallel_for(
@@ -673,18 +676,17 @@ Tensor qconv2d_kernel(const Tensor& input, double in_scale, int64_t in_zp, const
           int64_t img = r / (groups * oh), g = (r / oh) % groups, y = r % oh;
           for (int64_t xo = 0; xo < ow; ++xo) {
             uint8_t* row = cols.data() + ((img * groups + g) * hw + y * ow + xo) * lda;
-            int64_t kk = 0;
-            for (int64_t ci = 0; ci < cg; ++ci) {
-              const uint8_t* plane = xs + ((img * c) + g * cg + ci) * h * w;
-              for (int64_t i = 0; i < kh; ++i) {
-                int64_t iy = y * stride[0] - padding[0] + i * dilation[0];
-                for (int64_t j = 0; j < kw; ++j, ++kk) {
-                  int64_t ix = xo * stride[1] - padding[1] + j * dilation[1];
-                  row[kk] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? plane[iy * w + ix] : pad;
-                }
+            for (int64_t i = 0; i < kh; ++i) {
+              int64_t iy = y * stride[0] - padding[0] + i * dilation[0];
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t ix = xo * stride[1] - padding[1] + j * dilation[1];
+                uint8_t* dst = row + (i * kw + j) * cg;
+                if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+                  std::memcpy(dst, xn + ((img * h + iy) * w + ix) * c + g * cg, size_t(cg));
+                else std::memset(dst, pad, size_t(cg));
               }
             }
-            for (; kk < lda; ++kk) row[kk] = 0;
+            std::memset(row + k, 0, size_t(lda - k));
           }
         }
       });

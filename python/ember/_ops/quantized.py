@@ -224,3 +224,14 @@ def _relu(q, inplace=False):
         r.copy_(out)
         return q
     return _Q.from_repr(out.contiguous(), q)
+
+
+def _max_pool2d(q, kernel_size, stride, padding, dilation, ceil_mode):
+    """max_pool2d of a quantized tensor (what nn.functional.max_pool2d does for one): the
+    maxima are input values, so pooling the integers as float32 is exact; the result keeps q's
+    parameters."""
+    r = _Q.repr_view(q)
+    out = _C._nn.max_pool2d_with_indices(
+        r.to(_C.float32), kernel_size, stride, padding, dilation, ceil_mode
+    )[0]
+    return _Q.from_repr(out.to(r.dtype), q)

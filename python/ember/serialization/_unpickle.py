@@ -262,6 +262,12 @@ def _rebuild_qtensor(
             ints, qdtype, float(quantizer_params[1]), int(quantizer_params[2])
         )
     elif len(quantizer_params) == 4 and isinstance(quantizer_params[1], _C.Tensor):
+        if getattr(storage.reader, "dry", False):
+            return ints
+        reader = storage.reader
+        if getattr(reader, "pending", None):  # the parameters are copied: read their bytes now
+            reader.read_pending()
+            reader.pending = []
         q = _C._quantized.from_repr_per_channel(
             ints, qdtype, quantizer_params[1], quantizer_params[2], int(quantizer_params[3])
         )

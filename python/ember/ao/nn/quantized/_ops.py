@@ -93,7 +93,10 @@ class PackedConvWeight:
         self.dilation, self.groups = list(dilation), int(groups)
         self.out_channels = qweight.shape[0]
         self.kernel = list(qweight.shape[2:])
-        flat = _Q.repr_view(qweight).reshape(self.out_channels, -1)
+        # the kernel's im2col orders a row by (kernel tap, channel): weights [out, kh, kw, in]
+        ints = _Q.repr_view(qweight)
+        perm = [0] + list(range(2, ints.dim())) + [1]
+        flat = ints.permute(perm).contiguous().reshape(self.out_channels, -1)
         self.packed, self.col_sums = _Q.qpack(flat, self.groups)
         self.w_scales, self.w_zps = _weight_qparams(qweight, self.out_channels)
 
