@@ -646,7 +646,7 @@ Tensor qconv2d_kernel(const Tensor& input, double in_scale, int64_t in_zp, const
                       bool relu) {
   EMBER_CHECK(input.dtype() == kByte && input.dim() == 4,
               "quantized::conv2d: expected a 4-d quint8 input; got ", dtype_name(input.dtype()));
-  Tensor x = input.contiguous();
+  const Tensor& x = input;
   int64_t nb = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   int64_t oc = wshape[0], kh = wshape[1], kw = wshape[2];
   int64_t cg = c / groups, ocg = oc / groups;
@@ -657,7 +657,9 @@ Tensor qconv2d_kernel(const Tensor& input, double in_scale, int64_t in_zp, const
   EMBER_CHECK(packed.numel() == groups * npad * lda,
               "quantized::conv2d: the packed weight does not match the input's channels");
   int64_t hw = oh * ow;
-  Tensor out = empty({nb, oc, oh, ow}, kByte);
+  // channels_last output (as torch's): the epilogue stores 16 channels at a time, and the next
+  // convolution's NHWC view of it needs no copy.
+  Tensor out = empty_strided({nb, oc, oh, ow}, {oh * ow * oc, 1, ow * oc, oc}, kByte);
   Tensor w_scales = w_scales_.contiguous();
   Tensor bias = bias_ ? bias_->contiguous() : Tensor();
   WeightParams wp = weight_zps(w_zps);
@@ -669,27 +671,29 @@ Tensor qconv2d_kernel(const Tensor& input, double in_scale, int64_t in_zp, const
   const uint8_t* xn = ptr<uint8_t>(xh);
   std::vector<uint8_t> cols(size_t(nb * groups * hw * lda));
   uint8_t pad = uint8_t(in_zp);
-  parallel_for(
-      0, nb * groups * oh, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, ow * lda)),
-      [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-          int64_t img = r / (groups * oh), g = (r / oh) % groups, y = r % oh;
-          for (int64_t xo = 0; xo < ow; ++xo) {
-            uint8_t* row = cols.data() + ((img * groups + g) * hw + y * ow + xo) * lda;
-            for (int64_t i = 0; i < kh; ++i) {
-              int64_t iy = y * stride[0] - padding[0] + i * dilation[0];
-              for (int64_t j = 0; j < kw; ++j) {
-                int64_t ix = xo * stride[1] - padding[1] + j * dilation[1];
-                uint8_t* dst = row + (i * kw + j) * cg;
-                if (iy >= 0 && iy < h && ix >= 0 && ix < w)
-                  std::memcpy(dst, xn + ((img * h + iy) * w + ix) * c + g * cg, size_t(cg));
-                else std::memset(dst, pad, size_t(cg));
-              }
-            }
-            std::memset(row + k, 0, size_t(lda - k));
-          }
-        }
-      });
+  parallel_for(0, nb * groups * oh,
+               std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, ow * lda)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   int64_t img = r / (groups * oh), g = (r / oh) % groups, y = r % oh;
+                   for (int64_t xo = 0; xo < ow; ++xo) {
+                     uint8_t* row = cols.data() + ((img * groups + g) * hw + y * ow + xo) * lda;
+                     for (int64_t i = 0; i < kh; ++i) {
+                       int64_t iy = y * stride[0] - padding[0] + i * dilation[0];
+                       for (int64_t j = 0; j < kw; ++j) {
+                         int64_t ix = xo * stride[1] - padding[1] + j * dilation[1];
+                         uint8_t* dst = row + (i * kw + j) * cg;
+                         bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
+                         const uint8_t* src = xn + ((img * h + iy) * w + ix) * c + g * cg;
+                         if (cg == 1) dst[0] = inside ? src[0] : pad;
+                         else if (inside) std::memcpy(dst, src, size_t(cg));
+                         else std::memset(dst, pad, size_t(cg));
+                       }
+                     }
+                     std::memset(row + k, 0, size_t(lda - k));
+                   }
+                 }
+               });
   std::vector<int32_t> rs;
   if (wp.any_zp) rs = row_sums(cols.data(), lda, nb * groups * hw, k);
   // One GEMM per (image, group); tiles of all of them share one parallel_for.
@@ -715,9 +719,9 @@ Tensor qconv2d_kernel(const Tensor& input, double in_scale, int64_t in_zp, const
       e.out_zp = int32_t(out_zp);
       e.qlo = relu ? int32_t(std::max<int64_t>(out_zp, 0)) : 0;
       e.qhi = 255;
-      e.out = ys + (img * oc + g * ocg) * hw;
-      e.sm = 1;
-      e.sn = hw;
+      e.out = ys + img * hw * oc + g * ocg;
+      e.sm = oc;
+      e.sn = 1;
       const uint8_t* a = cols.data() + ig * hw * lda;
       const int32_t* r = rs.empty() ? nullptr : rs.data() + ig * hw;
       int64_t r0 = mi * mt, r1 = std::min(hw, r0 + mt);
