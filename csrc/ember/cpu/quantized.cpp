@@ -327,18 +327,26 @@ template <int MR, int NB>
 EMBER_QTARGET void vnni_tile(const uint8_t* a, int64_t lda, const int8_t* b, int64_t bstride,
                              int64_t k4, int64_t n, int64_t m0, int64_t col0, const int32_t* rowsum,
                              const Epilogue& e) {
+  // Every loop over the tile is unrolled, so the 16 accumulators stay in registers (GCC keeps
+  // a rolled loop's array on the stack, a load and a store around every vpdpbusd).
   __m512i acc[MR][NB];
+#pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 16
     for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_setzero_si512();
   const uint8_t* ar[MR];
+#pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) ar[i] = a + (m0 + i) * lda;
   for (int64_t kk = 0; kk < k4; ++kk) {
     __m512i bv[NB];
+#pragma GCC unroll 16
     for (int j = 0; j < NB; ++j) bv[j] = _mm512_loadu_si512(b + j * bstride + kk * 64);
+#pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       int32_t word;
       std::memcpy(&word, ar[i] + kk * 4, 4);
       __m512i av = _mm512_set1_epi32(word);
+#pragma GCC unroll 16
       for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], av, bv[j]);
     }
   }
