@@ -77,7 +77,7 @@ def _op_display_name(name):
     out = _display_names.get(name)
     if out is None:
         base = name.split(".", 1)[0]
-        if base in _EMBER_ONLY:
+        if base in _EMBER_ONLY or base.startswith("_ember_"):  # ember's private kernels
             out = "ember::" + base
         else:
             out = "aten::" + _ATEN_NAME.get(base, base)
