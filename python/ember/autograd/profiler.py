@@ -80,7 +80,7 @@ def _op_display_name(name):
         base = name.split(".", 1)[0]
         if "::" in base:  # a namespaced op (a custom op): its own name, as torch's profiler
             out = base
-        elif base in _EMBER_ONLY:
+        elif base in _EMBER_ONLY or base.startswith("_ember_"):  # ember's private kernels
             out = "ember::" + base
         else:
             out = "aten::" + _ATEN_NAME.get(base, base)

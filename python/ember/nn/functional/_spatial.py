@@ -4,6 +4,7 @@ import math
 import warnings
 
 from ... import _C
+from ..._ops import quantized as _quantized
 from ._activation import _raise_if_not_tensor
 
 __all__ = [
@@ -150,6 +151,10 @@ def max_pool2d(
         return_indices=False)
 
     2-d max pooling; return_indices=True also returns the flat argmax positions."""
+    if isinstance(input, _C.Tensor) and input.is_quantized and not return_indices:
+        return _quantized._max_pool2d(
+            input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
+        )
     out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
 

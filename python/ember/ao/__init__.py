@@ -1,0 +1,1 @@
+"""ember.ao: architecture optimization (torch.ao): quantization and pruning."""

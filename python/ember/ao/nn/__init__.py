@@ -1,0 +1,1 @@
+"""ember.ao.nn: the quantized, QAT and fused modules (torch.ao.nn)."""

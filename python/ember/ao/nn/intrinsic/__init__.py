@@ -1,0 +1,1 @@
+"""ember.ao.nn.intrinsic: fused modules (torch.ao.nn.intrinsic)."""
