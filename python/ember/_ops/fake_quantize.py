@@ -1,0 +1,87 @@
+"""torch.fake_quantize_per_tensor_affine and torch.fake_quantize_per_channel_affine: quantize and
+immediately dequantize in float (round(x / scale) + zero_point, clamped to [quant_min, quant_max])
+with torch's straight-through gradient, which passes the incoming gradient where the value was
+not clamped and zero where it was.
+
+Composite of existing ops, so autograd, compile and vmap see ordinary ops: the float result is
+computed without grad, and `(x - x.detach()) * mask` (exactly zero, gradient `mask`) is added to
+it. The arithmetic is torch's kernel's in float32: x * (1 / scale), rounded half to even."""
+
+from .. import _C
+from ..autograd.grad_mode import no_grad
+from .creation import tensor as _tensor
+
+__all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
+
+
+def _as_float_tensor(v):
+    if isinstance(v, _C.Tensor):
+        return v.detach().to(_C.float32)
+    return _tensor(float(v), dtype=_C.float32)
+
+
+def _as_zp_tensor(v):
+    if isinstance(v, _C.Tensor):
+        return v.detach().to(_C.float32)
+    return _tensor(float(int(v)), dtype=_C.float32)
+
+
+def _fake_quant(input, scale, zero_point, quant_min, quant_max):
+    with no_grad():
+        x = input.detach()
+        q = _C.round(x * _C.reciprocal(scale)) + zero_point
+        mask = (q >= quant_min) & (q <= quant_max)
+        out = ((_C.clamp(q, quant_min, quant_max) - zero_point) * scale).to(input.dtype)
+    if input.requires_grad:
+        out = out + (input - input.detach()) * mask
+    return out
+
+
+def _check_range(name, quant_min, quant_max):
+    if quant_min > quant_max:
+        raise RuntimeError(
+            f"{name}: expected `quant_min` to be less than or equal to `quant_max`; "
+            f"got {quant_min} and {quant_max}"
+        )
+
+
+def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
+    """fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max) -> Tensor
+
+    Returns input quantized with one scale and zero point and dequantized back to float:
+    (clamp(round(input / scale) + zero_point, quant_min, quant_max) - zero_point) * scale. The
+    gradient flows straight through where the value was inside the range and is zero outside."""
+    _check_range("fake_quantize_per_tensor_affine", quant_min, quant_max)
+    if input.dtype not in (_C.float32, _C.float64, _C.float16, _C.bfloat16):
+        raise RuntimeError(
+            f"fake_quantize_per_tensor_affine: expected a floating point input; got {input.dtype}"
+        )
+    s = _as_float_tensor(scale).reshape([])
+    z = _as_zp_tensor(zero_point).reshape([])
+    return _fake_quant(input, s, z, quant_min, quant_max)
+
+
+def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max):
+    """fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min,
+        quant_max) -> Tensor
+
+    Returns input quantized with one scale and zero point per slice along axis and dequantized
+    back to float, with the straight-through gradient of fake_quantize_per_tensor_affine."""
+    _check_range("fake_quantize_per_channel_affine", quant_min, quant_max)
+    if scale.dim() != 1 or zero_point.dim() != 1:
+        raise RuntimeError(
+            "fake_quantize_per_channel_affine: expected 1-D scale and zero_point; got "
+            f"{scale.dim()}-D and {zero_point.dim()}-D"
+        )
+    axis = axis + input.dim() if axis < 0 else axis
+    if scale.numel() != input.shape[axis] or zero_point.numel() != input.shape[axis]:
+        raise RuntimeError(
+            "fake_quantize_per_channel_affine: expected dimensions of scale and zero-point to "
+            f"match the input's size {input.shape[axis]} along axis {axis}; got "
+            f"{scale.numel()} and {zero_point.numel()}"
+        )
+    shape = [1] * input.dim()
+    shape[axis] = -1
+    s = _as_float_tensor(scale).reshape(shape)
+    z = _as_zp_tensor(zero_point).reshape(shape)
+    return _fake_quant(input, s, z, quant_min, quant_max)

@@ -1,0 +1,1 @@
+"""FX graph mode quantization (placeholder; filled below)."""
