@@ -2,9 +2,9 @@
 or the Python creation and indexing ops), without importing the package root."""
 
 from .. import _C
-from .._ops import creation, elementwise, index, reduce, shape
+from .._ops import creation, elementwise, index, random, reduce, shape, sort
 
-_SOURCES = (creation, index, elementwise, reduce, shape, _C)
+_SOURCES = (creation, index, elementwise, reduce, shape, sort, random, _C)
 
 
 def __getattr__(name):
