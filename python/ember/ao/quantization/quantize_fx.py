@@ -424,7 +424,15 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
         if kind == "share":
             src = _tensor_inputs(node)
             if src and src[0] in quantized:
-                quantized[node] = quantized[src[0]]
+                # As torch: the output is observed by the input's observer instance, called
+                # again on the output (moving averages and histograms see both).
+                shared = ins.modules[quantized[src[0]].target]
+                out = ins.observer(node, shared)
+                for user in list(node.users):
+                    if user is not out:
+                        _replace_arg(user, node, out)
+                quantized[node] = out
+                quantized[out] = out
             continue
         if kind != "quant" or _is_dynamic(qconfig):
             continue
