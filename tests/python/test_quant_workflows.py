@@ -308,3 +308,118 @@ def test_prepare_fx_matches_torch(qat):
     for ((sa, za), _), ((sb, zb), _) in zip(qa, qb):
         np.testing.assert_allclose(sa.numpy(), sb.numpy(), rtol=1e-5)
         assert np.array_equal(za.numpy(), zb.numpy())
+
+
+# ------------------------------------------------------------------ convert (quantized core)
+
+needs_core = pytest.mark.skipif(
+    not hasattr(ember, "quantize_per_tensor"), reason="needs the quantized-tensor core"
+)
+
+
+def _static_pair(torch, fx=False):
+    """(ours, theirs, x): the eager test model quantized statically by both libraries."""
+    sd = _weights()
+    rs = np.random.RandomState(6)
+    calib = [rs.randn(8, 3, 6, 6).astype(np.float32) for _ in range(3)]
+    out = []
+    for lib in (ember, torch):
+        aq = lib.ao.quantization
+        m = _load(lib, _build(lib), sd).eval()
+        m.qconfig = aq.get_default_qconfig("x86")
+        prepared = aq.prepare(aq.fuse_modules(m, _FUSE))
+        for c in calib:
+            prepared(lib.tensor(c))
+        out.append(aq.convert(prepared))
+    return out[0], out[1], rs.randn(8, 3, 6, 6).astype(np.float32)
+
+
+@needs_core
+def test_eager_static_convert_matches_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs, x = _static_pair(torch)
+    assert [type(m).__name__ for m in ours.modules()] == [
+        type(m).__name__ for m in theirs.modules()
+    ]
+    assert float(ours.quant.scale) == float(theirs.quant.scale)
+    assert int(ours.quant.zero_point) == int(theirs.quant.zero_point)
+    assert float(ours.fc.scale) == float(theirs.fc.scale)
+    a = ours(ember.tensor(x)).numpy()
+    b = theirs(torch.tensor(x)).numpy()
+    step = float(theirs.fc.scale)
+    assert np.abs(a - b).max() <= step * 1.0001
+
+
+@needs_core
+def test_quantize_dynamic_matches_torch():
+    torch = pytest.importorskip("torch")
+    rs = np.random.RandomState(7)
+    w1, b1 = rs.randn(16, 8).astype(np.float32), rs.randn(16).astype(np.float32)
+    w2, b2 = rs.randn(4, 16).astype(np.float32), rs.randn(4).astype(np.float32)
+    x = rs.randn(5, 8).astype(np.float32)
+    outs = []
+    for lib in (ember, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Linear(16, 4))
+        m.load_state_dict(
+            {
+                "0.weight": lib.tensor(w1),
+                "0.bias": lib.tensor(b1),
+                "2.weight": lib.tensor(w2),
+                "2.bias": lib.tensor(b2),
+            }
+        )
+        q = lib.ao.quantization.quantize_dynamic(m, {lib.nn.Linear}, dtype=lib.qint8)
+        assert type(q[0]).__name__ == "Linear" and "dynamic" in type(q[0]).__module__
+        outs.append(q(lib.tensor(x)).numpy())
+    ref = x @ w1.T + b1
+    tol = np.abs(ref).max() / 127 * 4  # a few steps of the dynamic input/weight quantization
+    np.testing.assert_allclose(outs[0], outs[1], atol=tol)
+
+
+@needs_core
+def test_qat_convert_matches_torch():
+    torch = pytest.importorskip("torch")
+    sd = _weights()
+    rs = np.random.RandomState(8)
+    batches = [rs.randn(8, 3, 6, 6).astype(np.float32) for _ in range(2)]
+    x = rs.randn(8, 3, 6, 6).astype(np.float32)
+    outs = []
+    for lib in (ember, torch):
+        aq = lib.ao.quantization
+        m = _load(lib, _build(lib), sd).train()
+        m.qconfig = aq.get_default_qat_qconfig("x86")
+        qat = aq.prepare_qat(aq.fuse_modules_qat(m, _FUSE))
+        for b in batches:
+            qat(lib.tensor(b))
+        qat.eval()
+        q = aq.convert(qat)
+        assert type(q.conv).__name__ == "ConvReLU2d" and "quantized" in type(q.conv).__module__
+        outs.append((q(lib.tensor(x)).numpy(), float(q.fc.scale)))
+    (a, sa), (b, sb) = outs
+    assert sa == pytest.approx(sb, rel=1e-5)
+    assert np.abs(a - b).max() <= sb * 1.0001
+
+
+@needs_core
+def test_convert_fx_matches_torch():
+    torch = pytest.importorskip("torch")
+    from torch.ao.quantization import quantize_fx as tfx
+
+    sd = _fx_weights()
+    rs = np.random.RandomState(9)
+    calib = [rs.randn(8, 2, 6, 6).astype(np.float32) for _ in range(3)]
+    x = rs.randn(8, 2, 6, 6).astype(np.float32)
+    outs = []
+    for lib, fx in ((ember, quantize_fx), (torch, tfx)):
+        aq = lib.ao.quantization
+        m = _load(lib, _fx_model(lib), sd).eval()
+        prepared = fx.prepare_fx(m, aq.get_default_qconfig_mapping("x86"), (lib.tensor(calib[0]),))
+        for c in calib:
+            prepared(lib.tensor(c))
+        q = fx.convert_fx(prepared)
+        outs.append(q(lib.tensor(x)).detach().numpy())
+        ref = m(lib.tensor(x)).detach().numpy()
+    a, b = outs
+    # The last op's output step: both quantize the same observed range.
+    step = (ref.max() - min(ref.min(), 0)) / 255
+    assert np.abs(a - b).max() <= 2 * step

@@ -578,7 +578,8 @@ def _convert(gm, is_reference):
                 mod = modules[node.target]
                 qcls = static_map.get(type(mod))
                 if qcls is not None:
-                    mod.qconfig = _qconfig_of(gm, node)
+                    for sub in mod.modules():
+                        sub.qconfig = _qconfig_of(gm, node)
                     mod.activation_post_process = out_obs
                     qmod = qcls.from_float(mod)
                     _set_module(gm, node.target, qmod)
