@@ -3,11 +3,12 @@ immediately dequantize in float (round(x / scale) + zero_point, clamped to [quan
 with torch's straight-through gradient, which passes the incoming gradient where the value was
 not clamped and zero where it was.
 
-Composite of existing ops, so autograd, compile and vmap see ordinary ops: the float result is
-computed without grad, and `(x - x.detach()) * mask` (exactly zero, gradient `mask`) is added to
-it. The arithmetic is torch's kernel's in float32: x * (1 / scale), rounded half to even."""
+Built from existing ops (an autograd.Function whose backward multiplies by the saved in-range
+mask) rather than a kernel; the arithmetic is torch's kernel's in float32: x * (1 / scale),
+rounded half to even."""
 
 from .. import _C
+from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from .creation import tensor as _tensor
 
@@ -26,15 +27,35 @@ def _as_zp_tensor(v):
     return _tensor(float(int(v)), dtype=_C.float32)
 
 
+class _FakeQuant(Function):
+    """Quantize-dequantize with the straight-through gradient masked to the unclamped entries."""
+
+    @staticmethod
+    def forward(ctx, input, scale, zero_point, quant_min, quant_max):
+        # clamp(round(x / s) + z, lo, hi) - z == clamp(round(x / s), lo - z, hi - z): every
+        # value is an integer held exactly in float32, so this is torch's result with two fewer
+        # passes over the data.
+        lo, hi = quant_min - zero_point, quant_max - zero_point
+        q = _C.round(input * _C.reciprocal(scale))
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward((q >= lo) & (q <= hi))
+        return (_C.clamp(q, lo, hi) * scale).to(input.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return grad * mask, None, None, None, None
+
+
 def _fake_quant(input, scale, zero_point, quant_min, quant_max):
-    with no_grad():
-        x = input.detach()
-        q = _C.round(x * _C.reciprocal(scale)) + zero_point
-        mask = (q >= quant_min) & (q <= quant_max)
-        out = ((_C.clamp(q, quant_min, quant_max) - zero_point) * scale).to(input.dtype)
     if input.requires_grad:
-        out = out + (input - input.detach()) * mask
-    return out
+        return _FakeQuant.apply(input, scale, zero_point, quant_min, quant_max)
+    with no_grad():
+        return _FakeQuant.forward(_NoGradCtx, input, scale, zero_point, quant_min, quant_max)
+
+
+class _NoGradCtx:
+    needs_input_grad = (False,)
 
 
 def _check_range(name, quant_min, quant_max):
