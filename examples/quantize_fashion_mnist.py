@@ -129,6 +129,9 @@ def quantization_aware(torch, model, args, train_x, train_y):
     opt = torch.optim.Adam(qat.parameters(), lr=args.qat_lr)
     batches = loader(torch, train_x, train_y, args.batch_size, args.seed + 1)
     total = len(batches) if args.max_steps is None else min(len(batches), args.max_steps)
+    # The rate decays to zero over the epoch (a cosine, as the float run's), so training ends
+    # on settled weights and qparams.
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, total)
     F = torch.nn.functional
     qat.train()
     for step, (xb, yb) in enumerate(batches, 1):
@@ -141,6 +144,7 @@ def quantization_aware(torch, model, args, train_x, train_y):
         opt.zero_grad()
         F.cross_entropy(qat(xb), yb).backward()
         opt.step()
+        sched.step()
     qat.eval()
     return aq.convert(qat)
 
