@@ -5,6 +5,11 @@ observers, fake quantization and the prepare passes work without quantized tenso
 
 from ... import _C
 
+try:  # the quantized-tensor core's qscheme objects
+    from ..._ops import quantized as _core
+except ImportError:
+    _core = None
+
 
 class _StandIn:
     """A named constant that prints as torch's (torch.quint8, torch.per_tensor_affine)."""
@@ -26,6 +31,8 @@ _standins = {}
 
 def _lookup(name):
     found = getattr(_C, name, None)
+    if found is None and _core is not None:
+        found = getattr(_core, name, None)
     if found is None:
         found = _standins.setdefault(name, _StandIn(name))
     return found

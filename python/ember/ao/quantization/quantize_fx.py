@@ -520,7 +520,7 @@ def _quantize_args(observer):
 def _convert(gm, is_reference):
     from .quantization_mappings import get_default_static_quant_module_mappings
 
-    gm = copy.deepcopy(gm)
+    gm = _copy_graph_module(gm)
     graph = gm.graph
     modules = dict(gm.named_modules())
     static_map = get_default_static_quant_module_mappings()
@@ -588,18 +588,10 @@ def _convert(gm, is_reference):
                     continue
             # Reference form: dequantize inputs, float op (weights quantize-dequantized through
             # their observers), then the output observer quantizes.
-            for a in inputs:
+            # (A weight observer already became quantize_per_tensor/channel: it is dequantized
+            # here with the activations.)
+            for a in [x for x in _all_node_args(node) if x in quantized]:
                 _replace_arg(node, a, dequantized(node, a))
-            if node.op == "call_function" and node.target in _QUANT_FUNCS_WEIGHTED:
-                wnode = node.args[1]
-                if isinstance(wnode, fx.Node) and _is_observer_node(wnode, modules):
-                    wobs = modules[wnode.target]
-                    fn, args = _quantize_args(wobs)
-                    with graph.inserting_before(node):
-                        wq = graph.call_function(fn, (wnode.args[0], *args))
-                        wdq = graph.call_method("dequantize", (wq,))
-                    _replace_arg(node, wnode, wdq)
-                    graph.erase_node(wnode)
             if node.op == "call_module" and hasattr(modules[node.target], "weight"):
                 mod = modules[node.target]
                 mod.qconfig = _qconfig_of(gm, node)
@@ -615,6 +607,23 @@ def _convert(gm, is_reference):
     graph.lint()
     gm.recompile()
     return gm
+
+
+def _copy_graph_module(gm):
+    """A copy of a prepared GraphModule: its own graph (sharing the op targets, which are not
+    all copyable) and its own modules, parameters and observers."""
+    graph = fx.Graph()
+    out = graph.graph_copy(gm.graph, {})
+    graph.output(out)
+    new = fx.GraphModule(gm, graph, type(gm).__name__)
+    for name, child in list(new.named_children()):
+        setattr(new, name, copy.deepcopy(child))
+    for name, p in list(new.named_parameters(recurse=False)):
+        setattr(new, name, nn.Parameter(p.detach().clone(), p.requires_grad))
+    for attr in ("_node_qconfig_by_name", "_qconfig_mapping", "_is_qat"):
+        if hasattr(gm, attr):
+            setattr(new, attr, getattr(gm, attr))
+    return new
 
 
 def _all_node_args(node):
