@@ -121,6 +121,7 @@ from ._ops.inplace import *  # noqa: E402,F401,F403
 from ._ops.linalg import *  # noqa: E402,F401,F403
 from ._ops.nn import *  # noqa: E402,F401,F403
 from ._ops.products import *  # noqa: E402,F401,F403
+from ._ops.quantized import *  # noqa: E402,F401,F403
 from ._ops.random import *  # noqa: E402,F401,F403
 from ._ops.reduce import *  # noqa: E402,F401,F403
 from ._ops.shape import *  # noqa: E402,F401,F403

@@ -171,6 +171,25 @@ def _add_suffixes(tensor_str, suffixes, indent):
     return tensor_str + ")"
 
 
+def _quantized_str(t, indent, suffixes, default):
+    """torch's body and suffixes of a quantized tensor: its dequantized values, then size,
+    dtype, scheme and parameters."""
+    suffixes.append("size=" + str(tuple(t.shape)))
+    if t.dtype != default:
+        suffixes.append("dtype=" + repr(t.dtype))
+    scheme = t.qscheme()
+    suffixes.append("quantization_scheme=" + repr(scheme))
+    if scheme.name.startswith("per_tensor"):
+        suffixes.append("scale=" + str(t.q_scale()))
+        suffixes.append("zero_point=" + str(t.q_zero_point()))
+    else:
+        suffixes.append("scale=" + str(t.q_per_channel_scales()))
+        suffixes.append("zero_point=" + str(t.q_per_channel_zero_points()))
+        suffixes.append("axis=" + str(t.q_per_channel_axis()))
+    values = t.dequantize()
+    return "[]" if values.numel() == 0 else _tensor_str(values, indent)
+
+
 def tensor_str(t, prefix="tensor("):
     from .autograd.grad_mode import no_grad  # on use: ember.autograd imports this (via _process)
 
@@ -178,7 +197,9 @@ def tensor_str(t, prefix="tensor("):
     suffixes = []
     default = get_default_dtype()
     with no_grad():
-        if t.numel() == 0:
+        if t.is_quantized:
+            body = _quantized_str(t, indent, suffixes, default)
+        elif t.numel() == 0:
             if t.dim() != 1:
                 suffixes.append("size=" + str(tuple(t.shape)))
             if t.dtype != default:

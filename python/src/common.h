@@ -155,6 +155,7 @@ void bind_optim(nb::module_& optim);
 void bind_serialize(nb::module_& ser);
 void bind_export(nb::module_& m);
 void bind_distributed(nb::module_& m);
+void bind_quantized(nb::module_& m);  // ember._C._quantized, quantized Tensor methods
 
 }  // namespace ember::py
 

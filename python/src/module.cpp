@@ -238,7 +238,11 @@ void bind_dtype(nb::module_& m) {
           "is_floating_point", [](const DType& d) { return is_floating_point(d.type); },
           doc("is_floating_point -> bool", "Whether the type is a floating-point type."))
       .def_prop_ro(
-          "is_signed", [](const DType& d) { return is_signed(d.type); },
+          "is_signed",
+          [](const DType& d) {
+            EMBER_CHECK(!is_quantized(d.type), "isSignedType not supported for quantized types");
+            return is_signed(d.type);
+          },
           doc("is_signed -> bool", "Whether the type can hold negative values."))
       .def_prop_ro(
           "is_complex", [](const DType&) { return false; },
@@ -268,6 +272,7 @@ void bind_dtype(nb::module_& m) {
       nb::cast(DType{ScalarType::name}, nb::rv_policy::move).release(); \
   m.attr(#pyname) = g_dtypes[int(ScalarType::name)];
   EMBER_FORALL_DTYPES(EMBER_DTYPE_OBJ)
+  EMBER_FORALL_QUANTIZED_DTYPES(EMBER_DTYPE_OBJ)
 #undef EMBER_DTYPE_OBJ
   m.def(
       "_set_size_class", [](nb::object cls) { g_size_class = cls.release(); }, nb::arg("cls"),
@@ -347,6 +352,7 @@ NB_MODULE(_C, m) {
   bind_serialize(ser);
   nb::module_ dist = m.def_submodule("_distributed", "Stores and process groups over Gloo");
   bind_distributed(dist);
+  bind_quantized(m);
   m.def(
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",

@@ -339,8 +339,8 @@ void bind_tensor(nb::module_& m) {
           "is_sparse", [](const Tensor&) { return false; },
           doc("is_sparse -> bool", "Always False: ember tensors are dense."))
       .def_prop_ro(
-          "is_quantized", [](const Tensor&) { return false; },
-          doc("is_quantized -> bool", "Always False: ember has no quantized tensors."))
+          "is_quantized", [](const Tensor& t) { return is_quantized(t.dtype()); },
+          doc("is_quantized -> bool", "Whether the dtype is a quantized one (qint8 ...)."))
       .def_prop_ro(
           "is_meta", [](const Tensor&) { return false; },
           doc("is_meta -> bool", "Always False: ember tensors have storage."))

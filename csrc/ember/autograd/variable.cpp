@@ -84,6 +84,7 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
 
 Tensor Tensor::detach() const {
   Tensor t(make_intrusive<TensorImpl>(storage(), dtype(), sizes(), strides(), storage_offset()));
+  t.impl()->quantizer = impl()->quantizer;
   return t;
 }
 

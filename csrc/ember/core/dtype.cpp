@@ -16,6 +16,7 @@ size_t element_size(ScalarType t) {
   case ScalarType::name:          \
     return sizeof(cpp);
     EMBER_FORALL_DTYPES(EMBER_SIZE)
+    EMBER_FORALL_QUANTIZED_DTYPES(EMBER_SIZE)
 #undef EMBER_SIZE
     default:
       EMBER_ASSERT(false);
@@ -28,6 +29,7 @@ std::string_view dtype_name(ScalarType t) {
   case ScalarType::name:          \
     return #py;
     EMBER_FORALL_DTYPES(EMBER_NAME)
+    EMBER_FORALL_QUANTIZED_DTYPES(EMBER_NAME)
 #undef EMBER_NAME
     default:
       return "undefined";
@@ -40,6 +42,7 @@ std::string_view scalar_type_name(ScalarType t) {
   case ScalarType::name:          \
     return #name;
     EMBER_FORALL_DTYPES(EMBER_NAME)
+    EMBER_FORALL_QUANTIZED_DTYPES(EMBER_NAME)
 #undef EMBER_NAME
     default:
       return "Undefined";

@@ -21,10 +21,20 @@ namespace ember {
   _(bool, Bool, bool)             \
   _(::ember::BFloat16, BFloat16, bfloat16)
 
+// Quantized element types, appended after the list above: (storage C++ type, enum name, Python
+// name). They are kept out of EMBER_FORALL_DTYPES so no dtype-dispatched kernel instantiates
+// them; quantized tensors reach only the kernels of `cpu/quantized.cpp` (Note [Quantized tensors]
+// in core/quantizer.h). quint4x2 packs two 4-bit values per byte.
+#define EMBER_FORALL_QUANTIZED_DTYPES(_) \
+  _(int8_t, QInt8, qint8)                \
+  _(uint8_t, QUInt8, quint8)             \
+  _(int32_t, QInt32, qint32)             \
+  _(uint8_t, QUInt4x2, quint4x2)
+
 /// The element type of a tensor (libtorch's `ScalarType`).
 enum class ScalarType : int8_t {
 #define EMBER_ENUM(cpp, name, py) name,
-  EMBER_FORALL_DTYPES(EMBER_ENUM)
+  EMBER_FORALL_DTYPES(EMBER_ENUM) EMBER_FORALL_QUANTIZED_DTYPES(EMBER_ENUM)
 #undef EMBER_ENUM
       Undefined,
   NumOptions = Undefined
@@ -66,7 +76,21 @@ constexpr bool is_integral(ScalarType t, bool include_bool) {
   return (include_bool && t == kBool) || t == kByte || t == kChar || t == kShort || t == kInt ||
          t == kLong;
 }
-constexpr bool is_signed(ScalarType t) { return t != kBool && t != kByte; }
+constexpr bool is_signed(ScalarType t) {
+  return t != kBool && t != kByte && t != ScalarType::QUInt8 && t != ScalarType::QUInt4x2;
+}
+constexpr ScalarType kQInt8 = ScalarType::QInt8;
+constexpr ScalarType kQUInt8 = ScalarType::QUInt8;
+constexpr ScalarType kQInt32 = ScalarType::QInt32;
+constexpr ScalarType kQUInt4x2 = ScalarType::QUInt4x2;
+/// Whether `t` is one of the quantized types (qint8, quint8, qint32, quint4x2).
+constexpr bool is_quantized(ScalarType t) {
+  return t == kQInt8 || t == kQUInt8 || t == kQInt32 || t == kQUInt4x2;
+}
+/// The plain integer type holding a quantized type's values (`int_repr`'s dtype).
+constexpr ScalarType underlying_type(ScalarType t) {
+  return t == kQInt8 ? kChar : t == kQInt32 ? kInt : (t == kQUInt8 || t == kQUInt4x2) ? kByte : t;
+}
 
 /// PyTorch's pairwise promotion table (`torch.promote_types`).
 ScalarType promote_types(ScalarType a, ScalarType b);

@@ -23,7 +23,9 @@ Scalar Tensor::item() const {
 }
 
 Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
-  return Tensor(make_intrusive<TensorImpl>(storage(), dtype(), sizes, strides, offset));
+  auto impl = make_intrusive<TensorImpl>(storage(), dtype(), sizes, strides, offset);
+  impl->quantizer = impl_->quantizer;  // views of a quantized tensor share its parameters
+  return Tensor(std::move(impl));
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {

@@ -13,6 +13,8 @@ struct AutogradMetaInterface {
   virtual ~AutogradMetaInterface() = default;
 };
 
+struct Quantizer;  // core/quantizer.h
+
 /// Sizes, strides (in elements), offset and dtype over shared storage.
 class TensorImpl : public RefCounted {
  public:
@@ -39,6 +41,8 @@ class TensorImpl : public RefCounted {
   /// True for tensors made from Python numbers: they promote like scalars, not like tensors.
   bool is_wrapped_number = false;
   std::unique_ptr<AutogradMetaInterface> autograd_meta;
+  /// Set on tensors of a quantized dtype (Note [Quantized tensors] in core/quantizer.h).
+  std::shared_ptr<const Quantizer> quantizer;
 
  private:
   void refresh();

@@ -1,8 +1,11 @@
 #include "ember/dispatch/dispatcher.h"
 
+#include "ember/core/quantizer.h"
+
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace ember {
 
@@ -61,6 +64,36 @@ std::vector<const OperatorEntry*> Dispatcher::entries() const {
 }
 
 namespace detail {
+void check_quantized_op(const OperatorEntry& e) {
+  static const std::set<std::string_view> kIntegerOps = {"copy_",
+                                                         "index.Tensor",
+                                                         "index_select",
+                                                         "flip",
+                                                         "gather",
+                                                         "_take_along_dim",
+                                                         "max_pool2d_with_indices",
+                                                         "adaptive_max_pool2d"};
+  if (kIntegerOps.count(e.name())) return;
+  std::string_view name = e.name();
+  std::string aten(name.substr(0, name.find('.')));
+  std::string overload = name.find('.') == std::string_view::npos
+                             ? std::string()
+                             : std::string(name.substr(name.find('.')));
+  EMBER_ERROR(ErrorKind::NotImplemented, "Could not run 'aten::", aten, overload,
+              "' with arguments from the 'QuantizedCPU' backend. This could be because the "
+              "operator doesn't exist for this backend, or was omitted during the selective/custom "
+              "build process (if using custom build).");
+}
+
+Tensor quantized_repr(const Tensor& t) {
+  return t.defined() && is_quantized(t.dtype()) ? int_repr_view(t) : t;
+}
+
+Tensor quantized_result(const Tensor& out, const Tensor& like) {
+  if (!like.defined() || !out.defined() || out.dtype() != underlying_type(like.dtype())) return out;
+  return make_quantized_like(out, like);
+}
+
 void missing_kernel(const OperatorEntry& e, DispatchKey k) {
   EMBER_ERROR(ErrorKind::NotImplemented, "Could not run '", e.name(), "' with arguments from the '",
               key_name(k), "' backend: no kernel is registered for it");

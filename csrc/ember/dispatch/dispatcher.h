@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "ember/core/grad_mode.h"
@@ -98,9 +100,11 @@ class Dispatcher {
 namespace detail {
 struct KeyState {
   bool requires_grad = false;
+  bool quantized = false;  // Note [Quantized tensors] in core/quantizer.h
   std::optional<Device> device;
   void visit(const Tensor& t) {
     if (!t.defined()) return;
+    quantized = quantized || is_quantized(t.dtype());
     if (!device || (device->is_cpu() && !t.device().is_cpu())) device = t.device();
     requires_grad = requires_grad || t.requires_grad();
   }
@@ -115,6 +119,25 @@ struct KeyState {
   void visit(const T&) {}
 };
 [[noreturn]] void missing_kernel(const OperatorEntry& e, DispatchKey k);
+// Quantized inputs (Note [Quantized tensors]): the ops that run on the integers and hand back a
+// quantized result; any other op raises torch's NotImplementedError for 'QuantizedCPU'.
+void check_quantized_op(const OperatorEntry& e);
+Tensor quantized_repr(const Tensor& t);
+Tensor quantized_result(const Tensor& out, const Tensor& like);
+template <class T>
+void first_quantized(const Tensor*& found, const T& a) {
+  if constexpr (std::is_same_v<std::decay_t<T>, Tensor>)
+    if (!found && a.defined() && is_quantized(a.dtype())) found = &a;
+}
+template <class T>
+struct is_tuple : std::false_type {};
+template <class... T>
+struct is_tuple<std::tuple<T...>> : std::true_type {};
+template <class T>
+std::decay_t<T> repr_arg(const T& a) {
+  if constexpr (std::is_same_v<std::decay_t<T>, Tensor>) return quantized_repr(a);
+  else return a;
+}
 // Elements of a kernel's tensor arguments: a rough measure of its work.
 inline int64_t elements(const Tensor& t) { return t.defined() ? t.numel() : 0; }
 inline int64_t elements(const std::optional<Tensor>& t) { return t ? elements(*t) : 0; }
@@ -168,6 +191,8 @@ class TypedOperator<R(Args...)> {
     detail::KeyState st;
     (st.visit(args), ...);
     DispatchKey backend = backend_key(st.device.value_or(Device()));
+    if (st.quantized) [[unlikely]]
+      return call_quantized(backend, args...);
     if (st.requires_grad && GradMode::is_enabled() && entry_->kernel(DispatchKey::Autograd))
       return redispatch(DispatchKey::Autograd, std::forward<Args>(args)...);
     return redispatch(backend, std::forward<Args>(args)...);
@@ -187,6 +212,29 @@ class TypedOperator<R(Args...)> {
   const OperatorEntry& entry() const { return *entry_; }
 
  private:
+  // Runs an op that copies integers (index, copy_, flip ...) on the integer views of its
+  // quantized inputs and gives its result the quantizer of the first one.
+  [[gnu::noinline]] R call_quantized(DispatchKey k, const std::decay_t<Args>&... args) const {
+    detail::check_quantized_op(*entry_);
+    const Tensor* like = nullptr;
+    (detail::first_quantized(like, args), ...);
+    Tensor keep = like ? *like : Tensor();
+    auto conv = std::make_tuple(detail::repr_arg(args)...);
+    if constexpr (std::is_reference_v<R>) {  // in place: the integers of `like` were written
+      std::apply([&](auto&... a) -> R { return redispatch(k, a...); }, conv);
+      return const_cast<R>(*like);
+    } else if constexpr (std::is_same_v<R, Tensor>) {
+      Tensor out = std::apply([&](auto&... a) -> Tensor { return redispatch(k, a...); }, conv);
+      return detail::quantized_result(out, keep);
+    } else if constexpr (detail::is_tuple<R>::value) {  // (values, indices) of pooling
+      R out = std::apply([&](auto&... a) -> R { return redispatch(k, a...); }, conv);
+      std::apply([&](auto&... t) { ((t = detail::quantized_result(t, keep)), ...); }, out);
+      return out;
+    } else {
+      return std::apply([&](auto&... a) -> R { return redispatch(k, a...); }, conv);
+    }
+  }
+
   [[gnu::noinline]] R redispatch_profiled(DispatchKey k, Args... args) const {
     profiler::Range range(profiler::RangeKind::Op, entry_->name());
     if (range.handle() >= 0 && profiler::records_shapes())

@@ -2,6 +2,7 @@
 #include "ember/schema/copy.h"
 #include "ember/autograd/node.h"
 #include "ember/core/profiler.h"
+#include "ember/core/quantizer.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/inplace.h"
@@ -159,6 +160,8 @@ std::optional<DimVector> dense_strides(const Tensor& t) {
 namespace {
 // A copy with its own storage and the given strides (contiguous if none), recorded for autograd.
 Tensor copy_with_layout(const Tensor& self, const std::optional<DimVector>& strides) {
+  if (is_quantized(self.dtype()))  // Note [Quantized tensors]: copy the integers
+    return make_quantized_like(copy_with_layout(int_repr_view(self), strides), self);
   Tensor out = strides ? empty_strided(self.sizes(), *strides, self.dtype(), self.device())
                        : empty(self.sizes(), self.dtype(), self.device());
   op::copy_.redispatch(backend_of(self), out, self);

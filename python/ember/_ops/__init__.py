@@ -1,8 +1,9 @@
 """ember's Python-level ops, one module per family as in csrc/ember/ops: creation, random,
 elementwise, reduce, sort, shape, index, products, linalg, nn (torch's top-level forms of nn ops),
-attributes and inplace (torch's top-level in-place forms); tensor holds the Python protocols and
-conversions of Tensor. Each family lists its public names in __all__, which the package root
-imports; `_tensor_methods` is the one table that gives Tensor its Python-level methods.
+attributes, inplace (torch's top-level in-place forms) and quantized (quantized tensors); tensor
+holds the Python protocols and conversions of Tensor. Each family lists its public names in
+__all__, which the package root imports; `_tensor_methods` is the one table that gives Tensor
+its Python-level methods.
 
 Nothing here imports the package root at import time: each module imports the specific modules
 (ember._C, another family) whose names it uses."""

@@ -26,6 +26,7 @@ from . import (
     linalg,
     nn,
     products,
+    quantized,
     random,
     reduce,
     shape,
@@ -214,6 +215,7 @@ PROPERTY_DOCS = {
 CLASS_ATTRIBUTES = {"__array_priority__": 1000}
 
 FILL = {
+    "qscheme": quantized._qscheme_method,
     "softmax": nn.softmax,
     "log_softmax": nn.log_softmax,
     "hardshrink": nn.tensor_hardshrink,

@@ -13,6 +13,7 @@ import zipfile
 
 from .. import _C
 from .._ops.creation import empty, from_numpy
+from .._ops.quantized import qscheme as _qscheme
 from . import _unpickle as U
 from ._unpickle import CheckpointError
 
@@ -542,6 +543,8 @@ class _Pickler(pickle._Pickler):
                     _g("torch._utils", "_rebuild_parameter"),
                     (plain, obj.requires_grad, _ordered()),
                 )
+            if obj.is_quantized:
+                return (_g("torch._utils", "_rebuild_qtensor"), self._qtensor_args(obj))
             args = (
                 self._storage(obj),
                 obj.storage_offset(),
@@ -558,6 +561,29 @@ class _Pickler(pickle._Pickler):
             return (_g("torch", "device"), args)
         return NotImplemented
 
+    def _qtensor_args(self, obj):
+        from .._size import Size
+
+        scheme = obj.qscheme()
+        if scheme.name.startswith("per_tensor"):
+            params = (scheme, obj.q_scale(), obj.q_zero_point())
+        else:
+            params = (
+                scheme,
+                obj.q_per_channel_scales(),
+                obj.q_per_channel_zero_points(),
+                obj.q_per_channel_axis(),
+            )
+        return (
+            self._storage(obj),
+            obj.storage_offset(),
+            Size(obj.shape),
+            tuple(obj.stride()),
+            params,
+            False,
+            _ordered(),
+        )
+
     def _write_global(self, obj):
         if self.proto >= 4:
             self.save(obj.module)
@@ -573,6 +599,11 @@ class _Pickler(pickle._Pickler):
         self._write_global(_g("torch", U.dtype_name(obj)))
 
     dispatch[_C.dtype] = _write_dtype
+
+    def _write_qscheme(self, obj):
+        self.save(_g("torch", obj.name))
+
+    dispatch[_qscheme] = _write_qscheme
 
 
 def _ordered():
@@ -604,6 +635,8 @@ def write_zip(obj, f, protocol):
 
 def _storage_bytes(ref):
     t = ref.tensor
+    if t.is_quantized:
+        t = _C._quantized.repr_view(t)
     whole = t.as_strided((ref.numel,), (1,), 0)
     return np_bytes(whole)
 

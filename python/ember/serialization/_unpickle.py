@@ -239,6 +239,37 @@ def _rebuild_tensor_v3(
     return _with_grad(t, requires_grad)
 
 
+_QUANTIZED_REPR = {"qint8": "int8", "quint8": "uint8", "qint32": "int32", "quint4x2": "uint8"}
+
+
+def _rebuild_qtensor(
+    storage, storage_offset, size, stride, quantizer_params, requires_grad, backward_hooks
+):
+    """A quantized tensor: its integers from the storage, its scheme and parameters from
+    quantizer_params ((scheme, scale, zero_point) or (scheme, scales, zero_points, axis))."""
+    from .._ops import quantized as Q
+
+    name = getattr(storage, "dtype_name", None)
+    if name not in _QUANTIZED_REPR or not isinstance(quantizer_params, tuple):
+        raise CheckpointError("ember.load: corrupt quantized tensor record")
+    ints = tensor_from_storage(
+        storage, storage_offset, size, stride, ember_dtype(_QUANTIZED_REPR[name])
+    )
+    qdtype = ember_dtype(name)
+    scheme = quantizer_params[0]
+    if scheme in (Q.per_tensor_affine, Q.per_tensor_symmetric) and len(quantizer_params) == 3:
+        q = _C._quantized.from_repr_per_tensor(
+            ints, qdtype, float(quantizer_params[1]), int(quantizer_params[2])
+        )
+    elif len(quantizer_params) == 4 and isinstance(quantizer_params[1], _C.Tensor):
+        q = _C._quantized.from_repr_per_channel(
+            ints, qdtype, quantizer_params[1], quantizer_params[2], int(quantizer_params[3])
+        )
+    else:
+        raise CheckpointError(f"ember.load: unsupported quantization scheme {scheme!r}")
+    return q
+
+
 def _set_state(obj, state):
     if isinstance(state, tuple) and len(state) == 2:
         state = {**(state[0] or {}), **(state[1] or {})}
@@ -265,6 +296,7 @@ _REBUILDERS = {
     "_rebuild_tensor_v3": _rebuild_tensor_v3,
     "_rebuild_parameter": _rebuild_parameter,
     "_rebuild_parameter_with_state": _rebuild_parameter_with_state,
+    "_rebuild_qtensor": _rebuild_qtensor,
 }
 
 
@@ -386,6 +418,10 @@ def _allowed():
         table["torch." + cls] = StorageType(dt)
     for name in _TORCH_DTYPE_NAMES:
         table["torch." + name] = _dtype_global(name)
+    from .._ops import quantized as Q
+
+    for scheme in Q._SCHEMES.values():
+        table["torch." + scheme.name] = scheme
     # numpy arrays, scalars and dtypes are data (torch reads them only with weights_only=False).
     for core in ("numpy.core", "numpy._core"):
         table[core + ".multiarray._reconstruct"] = _np_reconstruct

@@ -4,6 +4,7 @@ import warnings
 
 from ... import _C
 from ..._C import cat, cumsum
+from ..._ops import quantized as _quantized
 from ..._ops.creation import empty_like, zeros
 from ..._ops.index import where
 
@@ -87,6 +88,8 @@ def relu(input, inplace=False):
     """relu(input, inplace=False) -> Tensor
 
     max(0, x)."""
+    if input.is_quantized:
+        return _quantized._relu(input, inplace)
     return input.relu_() if inplace else _C.relu(input)
 
 

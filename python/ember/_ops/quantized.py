@@ -1,0 +1,226 @@
+"""Quantized tensors: the qscheme objects, quantize/dequantize and the accessors of quantization
+parameters (Note [Quantized tensors] in csrc/ember/core/quantizer.h). The tensors themselves
+are ember tensors of dtype qint8, quint8, qint32 or quint4x2 whose parameters live in C++."""
+
+import builtins
+
+from .. import _C
+from .._C import Tensor
+from .creation import zeros as _zeros
+
+__all__ = [
+    "qscheme",
+    "per_tensor_affine",
+    "per_channel_affine",
+    "per_tensor_symmetric",
+    "per_channel_symmetric",
+    "per_channel_affine_float_qparams",
+    "quantize_per_tensor",
+    "quantize_per_channel",
+    "dequantize",
+    "int_repr",
+    "q_scale",
+    "q_zero_point",
+    "q_per_channel_scales",
+    "q_per_channel_zero_points",
+    "q_per_channel_axis",
+    "_make_per_tensor_quantized_tensor",
+    "_make_per_channel_quantized_tensor",
+    "_empty_affine_quantized",
+    "_empty_per_channel_affine_quantized",
+]
+
+_Q = _C._quantized
+
+
+class qscheme:
+    """qscheme(name, code)
+
+    A quantization scheme (torch.qscheme): one of the fixed objects per_tensor_affine,
+    per_channel_affine, per_tensor_symmetric, per_channel_symmetric and
+    per_channel_affine_float_qparams."""
+
+    def __init__(self, name, code):
+        self.name, self._code = name, code
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+
+per_tensor_affine = qscheme("per_tensor_affine", 0)
+per_channel_affine = qscheme("per_channel_affine", 1)
+per_tensor_symmetric = qscheme("per_tensor_symmetric", 2)
+per_channel_symmetric = qscheme("per_channel_symmetric", 3)
+per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams", 4)
+_SCHEMES = {
+    s.name: s
+    for s in (
+        per_tensor_affine,
+        per_channel_affine,
+        per_tensor_symmetric,
+        per_channel_symmetric,
+        per_channel_affine_float_qparams,
+    )
+}
+
+
+def _number(v, kind):
+    if isinstance(v, Tensor):
+        if v.numel() != 1:
+            raise RuntimeError(
+                f"quantize_per_tensor: expected a one-element {kind} tensor; got "
+                f"{v.numel()} elements"
+            )
+        return v.item()
+    return v
+
+
+def quantize_per_tensor(input, scale, zero_point, dtype):
+    """quantize_per_tensor(input, scale, zero_point, dtype) -> Tensor
+
+    Quantizes a float tensor with one scale and zero point: round(input / scale) + zero_point,
+    rounded half to even and clamped to dtype's range. input may be a list of tensors, with scale
+    and zero_point tensors of one value per tensor; the result is then a tuple."""
+    if isinstance(input, (list, tuple)):
+        scales = scale.tolist() if isinstance(scale, Tensor) else list(scale)
+        zps = zero_point.tolist() if isinstance(zero_point, Tensor) else list(zero_point)
+        return tuple(
+            _Q.quantize_per_tensor(t, float(s), int(z), dtype)
+            for t, s, z in zip(input, scales, zps)
+        )
+    return _Q.quantize_per_tensor(
+        input, float(_number(scale, "scale")), int(_number(zero_point, "zero_point")), dtype
+    )
+
+
+def quantize_per_channel(input, scales, zero_points, axis, dtype):
+    """quantize_per_channel(input, scales, zero_points, axis, dtype) -> Tensor
+
+    Quantizes each slice of input along axis with its own scale and zero point (float zero
+    points give the per_channel_affine_float_qparams scheme)."""
+    return _Q.quantize_per_channel(input, scales, zero_points, int(axis), dtype)
+
+
+def dequantize(tensor):
+    """dequantize(tensor) -> Tensor
+
+    The float32 values (q - zero_point) * scale of a quantized tensor (a tuple of them for a
+    list of tensors)."""
+    if isinstance(tensor, (list, tuple)):
+        return tuple(_Q.dequantize(t) for t in tensor)
+    return _Q.dequantize(tensor)
+
+
+def int_repr(input):
+    """int_repr(input) -> Tensor
+
+    A copy of the integers of a quantized tensor (int8, uint8 or int32)."""
+    return input.int_repr()
+
+
+def q_scale(input):
+    """q_scale(input) -> float
+
+    The scale of a per-tensor quantized tensor."""
+    return input.q_scale()
+
+
+def q_zero_point(input):
+    """q_zero_point(input) -> int
+
+    The zero point of a per-tensor quantized tensor."""
+    return input.q_zero_point()
+
+
+def q_per_channel_scales(input):
+    """q_per_channel_scales(input) -> Tensor
+
+    The float64 scales of a per-channel quantized tensor."""
+    return input.q_per_channel_scales()
+
+
+def q_per_channel_zero_points(input):
+    """q_per_channel_zero_points(input) -> Tensor
+
+    The zero points of a per-channel quantized tensor."""
+    return input.q_per_channel_zero_points()
+
+
+def q_per_channel_axis(input):
+    """q_per_channel_axis(input) -> int
+
+    The dim a per-channel quantized tensor is quantized along."""
+    return input.q_per_channel_axis()
+
+
+def _qscheme_method(self):
+    """qscheme() -> qscheme
+
+    The quantization scheme of a quantized tensor."""
+    return _SCHEMES[_Q.qscheme(self)]
+
+
+def _make_per_tensor_quantized_tensor(input, scale, zero_point):
+    """_make_per_tensor_quantized_tensor(input, scale, zero_point) -> Tensor
+
+    A quantized tensor whose integers are a copy of input (int8 -> qint8, uint8 -> quint8,
+    int32 -> qint32)."""
+    return _Q.make_per_tensor(input, float(scale), int(zero_point))
+
+
+def _make_per_channel_quantized_tensor(input, scale, zero_point, axis):
+    """_make_per_channel_quantized_tensor(input, scale, zero_point, axis) -> Tensor
+
+    A per-channel quantized tensor whose integers are a copy of input."""
+    return _Q.make_per_channel(input, scale, zero_point, int(axis))
+
+
+_REPR = {"qint8": "int8", "quint8": "uint8", "qint32": "int32", "quint4x2": "uint8"}
+
+
+def _empty_affine_quantized(
+    size, *, scale=1.0, zero_point=0, dtype=None, device=None, memory_format=None, **kwargs
+):
+    """_empty_affine_quantized(size, *, scale=1.0, zero_point=0, dtype=quint8, device=None,
+        memory_format=None) -> Tensor
+
+    A per-tensor quantized tensor of the given size; its integers are zero (torch leaves them
+    unset)."""
+    dtype = dtype if dtype is not None else _C.quint8
+    if isinstance(size, int):
+        size = (size,)
+    repr_ = _zeros(tuple(size), dtype=getattr(_C, _REPR[builtins.repr(dtype)[6:]]))
+    return _Q.from_repr_per_tensor(repr_, dtype, float(scale), int(zero_point))
+
+
+def _empty_per_channel_affine_quantized(
+    size, *, scales, zero_points, axis, dtype=None, device=None, memory_format=None, **kwargs
+):
+    """_empty_per_channel_affine_quantized(size, *, scales, zero_points, axis, dtype=quint8,
+        device=None, memory_format=None) -> Tensor
+
+    A per-channel quantized tensor of the given size with zero integers."""
+    dtype = dtype if dtype is not None else _C.quint8
+    repr_ = _zeros(tuple(size), dtype=getattr(_C, _REPR[builtins.repr(dtype)[6:]]))
+    q = _Q.make_per_channel(repr_, scales, zero_points, int(axis))
+    return q if q.dtype == dtype else _Q.retype(q, dtype)
+
+
+def _relu(q, inplace=False):
+    """relu of a quantized tensor: max(q, zero_point) on its integers, parameters kept (what
+    nn.functional.relu does for a quantized input)."""
+    r = _Q.repr_view(q)
+    if q.qscheme().name.startswith("per_tensor"):
+        out = r.clamp(min=q.q_zero_point())
+    else:
+        shape = [1] * q.dim()
+        shape[q.q_per_channel_axis()] = -1
+        zps = q.q_per_channel_zero_points().to(r.dtype).reshape(shape)
+        out = _C.maximum(r, zps)
+    if inplace:
+        r.copy_(out)
+        return q
+    return _Q.from_repr(out.contiguous(), q)

@@ -1,0 +1,6 @@
+"""The fused quantized modules."""
+
+from .conv_relu import ConvReLU1d, ConvReLU2d
+from .linear_relu import LinearReLU
+
+__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d"]

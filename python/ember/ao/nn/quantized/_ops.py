@@ -1,0 +1,449 @@
+"""The quantized kernels in torch.ops.quantized's shape: prepacked weights and the ops that the
+modules of ember.ao.nn.quantized call (linear, linear_dynamic, conv1d/conv2d, add, mul, cat,
+batch_norm2d, embedding_bag). They run the int8 kernels of ember._C._quantized
+(csrc/ember/cpu/quantized.cpp); activations are quint8 and weights qint8, as on torch's x86
+engine."""
+
+from ...._C import _quantized as _Q
+from ...._ops import quantized as _qt
+
+__all__ = [
+    "PackedLinearWeight",
+    "PackedConvWeight",
+    "linear_prepack",
+    "linear_unpack",
+    "linear",
+    "linear_relu",
+    "linear_dynamic",
+    "linear_relu_dynamic",
+    "conv_prepack",
+    "conv_unpack",
+    "conv1d",
+    "conv2d",
+    "add",
+    "add_relu",
+    "add_scalar",
+    "mul",
+    "mul_relu",
+    "mul_scalar",
+    "cat",
+    "relu",
+    "batch_norm",
+    "embedding_bag_rowwise",
+]
+
+
+def _torch():
+    import ember  # on use: this module is imported by the package root's children
+
+    return ember
+
+
+def _weight_qparams(qweight, n):
+    """Per-output-channel float32 scales and int32 zero points of a qint8 weight."""
+    e = _torch()
+    if qweight.qscheme().name.startswith("per_tensor"):
+        scales = e.full((n,), qweight.q_scale(), dtype=e.float32)
+        zps = e.full((n,), qweight.q_zero_point(), dtype=e.int32)
+    else:
+        if qweight.q_per_channel_axis() != 0:
+            raise RuntimeError("quantized weights must be per-channel along dim 0")
+        scales = qweight.q_per_channel_scales().to(e.float32)
+        zps = qweight.q_per_channel_zero_points().to(e.int32)
+    return scales.contiguous(), zps.contiguous()
+
+
+class PackedLinearWeight:
+    """A qint8 weight [out, in] packed for the int8 GEMM, with its float bias (torch's
+    LinearPackedParamsBase)."""
+
+    def __init__(self, qweight, bias):
+        e = _torch()
+        if qweight.dtype != e.qint8:
+            raise RuntimeError(
+                f"quantized::linear_prepack: expected a qint8 weight; got {qweight.dtype}"
+            )
+        if qweight.dim() != 2:
+            raise RuntimeError(
+                "quantized::linear_prepack (fbgemm): Weight tensor rank should be == 2"
+            )
+        self.qweight = qweight
+        self.bias = None if bias is None else bias.detach().to(e.float32).contiguous()
+        self.out_features, self.in_features = qweight.shape
+        self.packed, self.col_sums = _Q.qpack(_Q.repr_view(qweight), 1)
+        self.w_scales, self.w_zps = _weight_qparams(qweight, self.out_features)
+
+    def unpack(self):
+        return self.qweight, self.bias
+
+
+class PackedConvWeight:
+    """A qint8 convolution weight [out, in/groups, *kernel] packed per group, with its bias and
+    geometry (torch's ConvPackedParamsBase)."""
+
+    def __init__(self, qweight, bias, stride, padding, dilation, groups):
+        e = _torch()
+        if qweight.dtype != e.qint8:
+            raise RuntimeError(
+                f"quantized::conv_prepack: expected a qint8 weight; got {qweight.dtype}"
+            )
+        self.qweight = qweight
+        self.bias = None if bias is None else bias.detach().to(e.float32).contiguous()
+        self.stride, self.padding = list(stride), list(padding)
+        self.dilation, self.groups = list(dilation), int(groups)
+        self.out_channels = qweight.shape[0]
+        self.kernel = list(qweight.shape[2:])
+        flat = _Q.repr_view(qweight).reshape(self.out_channels, -1)
+        self.packed, self.col_sums = _Q.qpack(flat, self.groups)
+        self.w_scales, self.w_zps = _weight_qparams(qweight, self.out_channels)
+
+    def unpack(self):
+        return self.qweight, self.bias
+
+
+def linear_prepack(weight, bias=None):
+    """linear_prepack(weight, bias=None) -> PackedLinearWeight
+
+    Packs a qint8 weight [out_features, in_features] and a float bias."""
+    return PackedLinearWeight(weight, bias)
+
+
+def linear_unpack(packed):
+    """linear_unpack(packed) -> (Tensor, Optional[Tensor])
+
+    The qint8 weight and float bias of a packed weight."""
+    return packed.unpack()
+
+
+def _check_quint8(x, op):
+    e = _torch()
+    if not x.is_quantized or x.dtype != e.quint8:
+        raise RuntimeError(f"{op}: expected a quint8 quantized input; got {x.dtype}")
+    if not x.qscheme().name.startswith("per_tensor"):
+        raise RuntimeError(f"{op}: expected a per-tensor quantized input")
+
+
+def _linear(x, packed, scale, zero_point, relu, op):
+    _check_quint8(x, op)
+    out = _Q.linear(
+        _Q.repr_view(x),
+        x.q_scale(),
+        x.q_zero_point(),
+        packed.packed,
+        packed.col_sums,
+        packed.out_features,
+        packed.w_scales,
+        packed.w_zps,
+        packed.bias,
+        float(scale),
+        int(zero_point),
+        relu,
+    )
+    return _Q.from_repr_per_tensor(out, x.dtype, float(scale), int(zero_point))
+
+
+def linear(x, packed, scale, zero_point):
+    """linear(x, packed, scale, zero_point) -> Tensor
+
+    quint8 x times the packed qint8 weight plus bias, accumulated in int32 and requantized to
+    quint8 with the output scale and zero point."""
+    return _linear(x, packed, scale, zero_point, False, "quantized::linear")
+
+
+def linear_relu(x, packed, scale, zero_point):
+    """linear_relu(x, packed, scale, zero_point) -> Tensor
+
+    linear() with ReLU fused into the requantization."""
+    return _linear(x, packed, scale, zero_point, True, "quantized::linear_relu")
+
+
+def linear_dynamic(x, packed, reduce_range=True):
+    """linear_dynamic(x, packed, reduce_range=True) -> Tensor
+
+    float x quantized to quint8 over its own range (0..127 with reduce_range), times the packed
+    weight in int8, float output."""
+    return _Q.linear_dynamic(
+        x.contiguous(),
+        packed.packed,
+        packed.col_sums,
+        packed.out_features,
+        packed.w_scales,
+        packed.w_zps,
+        packed.bias,
+        bool(reduce_range),
+        False,
+    )
+
+
+def linear_relu_dynamic(x, packed, reduce_range=True):
+    """linear_relu_dynamic(x, packed, reduce_range=True) -> Tensor
+
+    linear_dynamic() followed by ReLU."""
+    return _Q.linear_dynamic(
+        x.contiguous(),
+        packed.packed,
+        packed.col_sums,
+        packed.out_features,
+        packed.w_scales,
+        packed.w_zps,
+        packed.bias,
+        bool(reduce_range),
+        True,
+    )
+
+
+def conv_prepack(weight, bias, stride, padding, dilation, groups):
+    """conv_prepack(weight, bias, stride, padding, dilation, groups) -> PackedConvWeight
+
+    Packs a qint8 convolution weight [out, in/groups, kh, kw] (or [out, in/groups, k])."""
+    return PackedConvWeight(weight, bias, stride, padding, dilation, groups)
+
+
+def conv_unpack(packed):
+    """conv_unpack(packed) -> (Tensor, Optional[Tensor])
+
+    The qint8 weight and float bias of a packed convolution weight."""
+    return packed.unpack()
+
+
+def _conv2d(x, p, scale, zero_point, relu, op, kernel, stride, padding, dilation):
+    _check_quint8(x, op)
+    out = _Q.conv2d(
+        _Q.repr_view(x),
+        x.q_scale(),
+        x.q_zero_point(),
+        p.packed,
+        p.col_sums,
+        [p.out_channels] + kernel,
+        stride,
+        padding,
+        dilation,
+        p.groups,
+        p.w_scales,
+        p.w_zps,
+        p.bias,
+        float(scale),
+        int(zero_point),
+        relu,
+    )
+    return _Q.from_repr_per_tensor(out, x.dtype, float(scale), int(zero_point))
+
+
+def conv2d(x, packed, scale, zero_point, relu=False):
+    """conv2d(x, packed, scale, zero_point, relu=False) -> Tensor
+
+    quint8 NCHW convolution with a packed qint8 weight (im2col + the int8 GEMM), requantized to
+    quint8; relu fuses ReLU into the requantization."""
+    if x.dim() != 4:
+        raise RuntimeError(f"quantized::conv2d: expected a 4-d input; got {x.dim()} dims")
+    return _conv2d(
+        x,
+        packed,
+        scale,
+        zero_point,
+        relu,
+        "quantized::conv2d",
+        packed.kernel,
+        packed.stride,
+        packed.padding,
+        packed.dilation,
+    )
+
+
+def conv1d(x, packed, scale, zero_point, relu=False):
+    """conv1d(x, packed, scale, zero_point, relu=False) -> Tensor
+
+    quint8 NCL convolution: conv2d() over a height of 1."""
+    if x.dim() != 3:
+        raise RuntimeError(f"quantized::conv1d: expected a 3-d input; got {x.dim()} dims")
+    out = _conv2d(
+        x.unsqueeze(2),
+        packed,
+        scale,
+        zero_point,
+        relu,
+        "quantized::conv1d",
+        [1] + packed.kernel,
+        [1] + packed.stride,
+        [0] + packed.padding,
+        [1] + packed.dilation,
+    )
+    return out.squeeze(2)
+
+
+_QRANGE = {"qint8": (-128, 127), "quint8": (0, 255), "qint32": (-(2**31), 2**31 - 1)}
+
+
+def _binary(a, b, scale, zero_point, op):
+    e = _torch()
+    if a.shape != b.shape:
+        shape = e.broadcast_shapes(a.shape, b.shape)
+        a = a.expand(shape) if a.shape != shape else a
+        b = b.expand(shape) if b.shape != shape else b
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"quantized binary op: expected one dtype; got {a.dtype} and {b.dtype}")
+    qmin, qmax = _QRANGE[repr(a.dtype)[6:]]
+    out = _Q.binary(
+        _Q.repr_view(a),
+        a.q_scale(),
+        a.q_zero_point(),
+        _Q.repr_view(b),
+        b.q_scale(),
+        b.q_zero_point(),
+        op,
+        float(scale),
+        int(zero_point),
+        qmin,
+        qmax,
+    )
+    return _Q.from_repr_per_tensor(out, a.dtype, float(scale), int(zero_point))
+
+
+def add(qa, qb, scale, zero_point):
+    """add(qa, qb, scale, zero_point) -> Tensor
+
+    Elementwise sum of two quantized tensors, requantized with the output scale and zero point."""
+    return _binary(qa, qb, scale, zero_point, 0)
+
+
+def add_relu(qa, qb, scale, zero_point):
+    """add_relu(qa, qb, scale, zero_point) -> Tensor
+
+    add() followed by ReLU, fused."""
+    return _binary(qa, qb, scale, zero_point, 2)
+
+
+def mul(qa, qb, scale, zero_point):
+    """mul(qa, qb, scale, zero_point) -> Tensor
+
+    Elementwise product of two quantized tensors, requantized."""
+    return _binary(qa, qb, scale, zero_point, 1)
+
+
+def mul_relu(qa, qb, scale, zero_point):
+    """mul_relu(qa, qb, scale, zero_point) -> Tensor
+
+    mul() followed by ReLU, fused."""
+    return _binary(qa, qb, scale, zero_point, 3)
+
+
+def _requantize(q, scale, zero_point, dtype=None):
+    e = _torch()
+    return e.quantize_per_tensor(q.dequantize(), scale, zero_point, dtype or q.dtype)
+
+
+def add_scalar(qa, b):
+    """add_scalar(qa, b) -> Tensor
+
+    qa + b for a Python number b, keeping qa's parameters (torch's quantized::add_scalar)."""
+    e = _torch()
+    return e.quantize_per_tensor(qa.dequantize() + b, qa.q_scale(), qa.q_zero_point(), qa.dtype)
+
+
+def mul_scalar(qa, b):
+    """mul_scalar(qa, b) -> Tensor
+
+    qa * b for a Python number b: the integers are kept and the scale multiplied (negative b
+    also mirrors the zero point), as torch's quantized::mul_scalar does."""
+    e = _torch()
+    b = float(b)
+    if b == 0.0:
+        return e.quantize_per_tensor(qa.dequantize() * 0.0, 1.0, 0, qa.dtype)
+    if b > 0:
+        return _Q.from_repr_per_tensor(
+            _Q.repr_view(qa).clone(), qa.dtype, qa.q_scale() * b, qa.q_zero_point()
+        )
+    qmin, qmax = _QRANGE[repr(qa.dtype)[6:]]
+    flipped = (qmax + qmin) - _Q.repr_view(qa).to(e.int64)
+    return _Q.from_repr_per_tensor(
+        flipped.to(_Q.repr_view(qa).dtype),
+        qa.dtype,
+        qa.q_scale() * -b,
+        qmax + qmin - qa.q_zero_point(),
+    )
+
+
+def cat(qxs, dim=0, scale=None, zero_point=None):
+    """cat(qxs, dim=0, scale=None, zero_point=None) -> Tensor
+
+    Concatenates quantized tensors along dim, requantized to the given scale and zero point
+    (the first tensor's when omitted). Tensors that already carry those parameters are copied
+    as integers."""
+    e = _torch()
+    first = qxs[0]
+    scale = first.q_scale() if scale is None else float(scale)
+    zero_point = first.q_zero_point() if zero_point is None else int(zero_point)
+    parts = []
+    for q in qxs:
+        if q.dtype != first.dtype:
+            raise RuntimeError("quantized::cat: expected tensors of one dtype")
+        if q.q_scale() == scale and q.q_zero_point() == zero_point:
+            parts.append(_Q.repr_view(q))
+        else:
+            parts.append(_Q.repr_view(_requantize(q, scale, zero_point)))
+    return _Q.from_repr_per_tensor(e.cat(parts, dim), first.dtype, scale, zero_point)
+
+
+def relu(q, inplace=False):
+    """relu(q, inplace=False) -> Tensor
+
+    max(q, zero_point) on the integers: ReLU of a quantized tensor with its parameters kept."""
+    return _qt._relu(q, inplace)
+
+
+def batch_norm(qx, weight, bias, mean, var, eps, output_scale, output_zero_point, relu=False):
+    """batch_norm(qx, weight, bias, mean, var, eps, output_scale, output_zero_point,
+        relu=False) -> Tensor
+
+    Inference batch norm on the integers: one multiply-add per element with per-channel
+    factors folded from the statistics and both scales, rounded half to even."""
+    e = _torch()
+    c = qx.shape[1]
+    w = weight if weight is not None else e.ones(c)
+    b = bias if bias is not None else e.zeros(c)
+    inv_std = 1.0 / e.sqrt(var.double() + eps)
+    alpha = w.double() * inv_std
+    beta = b.double() - mean.double() * alpha
+    s_in, s_out = qx.q_scale(), float(output_scale)
+    mul_ = (alpha * (s_in / s_out)).float().contiguous()
+    add_ = (beta / s_out).float().contiguous()
+    qmin, qmax = _QRANGE[repr(qx.dtype)[6:]]
+    if relu:
+        qmin = max(qmin, int(output_zero_point))
+    out = _Q.channel_affine(
+        _Q.repr_view(qx), qx.q_zero_point(), mul_, add_, int(output_zero_point), qmin, qmax
+    )
+    return _Q.from_repr_per_tensor(out, qx.dtype, s_out, int(output_zero_point))
+
+
+def embedding_bag_rowwise(
+    qweight, indices, offsets, mode=0, per_sample_weights=None, include_last_offset=False
+):
+    """embedding_bag_rowwise(qweight, indices, offsets, mode=0, per_sample_weights=None,
+        include_last_offset=False) -> Tensor
+
+    Sums (mode 0), means (1) or maxima (2) of the dequantized rows of a quint8 or quint4x2
+    weight quantized per row (per_channel_affine_float_qparams), per bag."""
+    e = _torch()
+    bits = 4 if qweight.dtype == e.quint4x2 else 8
+    rows, dim = qweight.shape
+    r = _Q.repr_view(qweight)
+    if bits == 4:
+        r = r.to(e.int32)
+        if dim % 2:
+            r = e.cat([r, e.zeros(rows, 1, dtype=e.int32)], 1)
+        r = (r[:, 0::2] + r[:, 1::2] * 16).to(e.uint8)
+    scales = qweight.q_per_channel_scales().float().contiguous()
+    zps = qweight.q_per_channel_zero_points().float().contiguous()
+    return _Q.embedding_bag(
+        r.contiguous(),
+        scales,
+        zps,
+        bits,
+        dim,
+        indices.to(e.int64),
+        offsets.to(e.int64),
+        mode,
+        per_sample_weights,
+        include_last_offset,
+    )

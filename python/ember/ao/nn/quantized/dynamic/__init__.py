@@ -1,0 +1,6 @@
+"""ember.ao.nn.quantized.dynamic (torch.ao.nn.quantized.dynamic): modules with int8 weights
+whose float activations are quantized on the fly."""
+
+from .modules import LSTM, Linear
+
+__all__ = ["Linear", "LSTM"]

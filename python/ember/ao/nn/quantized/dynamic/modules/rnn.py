@@ -1,0 +1,283 @@
+"""Dynamic quantized LSTM (torch.ao.nn.quantized.dynamic.LSTM): the gate projections run as
+dynamic int8 linears (qint8 weights, activations quantized per step), the cell in float."""
+
+import numbers
+import warnings
+
+from ......nn.modules.module import Module
+from ... import _ops
+from ...modules.utils import _addindent, _ember, _quantize_weight
+
+__all__ = ["PackedParameter", "LSTM"]
+
+
+class _CellParams:
+    """The packed input and hidden projections of one layer and direction."""
+
+    def __init__(self, packed_ih, packed_hh, b_ih, b_hh):
+        self.packed_ih, self.packed_hh = packed_ih, packed_hh
+        self.b_ih, self.b_hh = b_ih, b_hh
+
+
+class PackedParameter(Module):
+    """Holds one cell's packed parameters; state dict key `param`."""
+
+    def __init__(self, param):
+        super().__init__()
+        self.param = param
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "param"] = self.param
+
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
+        self.param = state_dict.pop(prefix + "param")
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys, error_msgs
+        )
+
+
+def _pack(qweight, bias):
+    return _ops.linear_prepack(qweight, bias)
+
+
+class LSTM(Module):
+    """LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+        bidirectional=False, dtype=qint8)
+
+    A multi-layer LSTM whose projections are dynamic int8 linears."""
+
+    _version = 2
+
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        dtype=None,
+    ):
+        super().__init__()
+        e = _ember()
+        self.mode = "LSTM"
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.dtype = e.qint8 if dtype is None else dtype
+        self.version = 2
+        self.training = False
+        if (
+            not isinstance(dropout, numbers.Number)
+            or not 0 <= dropout <= 1
+            or isinstance(dropout, bool)
+        ):
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the probability of an "
+                "element being zeroed"
+            )
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                "dropout expects num_layers greater than 1, but got "
+                f"dropout={dropout} and num_layers={num_layers}",
+                stacklevel=2,
+            )
+        gate = 4 * hidden_size
+        dirs = 2 if bidirectional else 1
+        values = []
+        for layer in range(num_layers):
+            for _ in range(dirs):
+                in_size = input_size if layer == 0 else hidden_size * dirs
+                w_ih = e.quantize_per_tensor(e.randn(gate, in_size), 0.1, 0, e.qint8)
+                w_hh = e.quantize_per_tensor(e.randn(gate, hidden_size), 0.1, 0, e.qint8)
+                b_ih, b_hh = e.randn(gate), e.randn(gate)
+                values.append(
+                    PackedParameter(_CellParams(_pack(w_ih, b_ih), _pack(w_hh, b_hh), b_ih, b_hh))
+                )
+        self._all_weight_values = e.nn.ModuleList(values)
+
+    def _get_name(self):
+        return "DynamicQuantizedLSTM"
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    def __repr__(self):
+        e = _ember()
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            "(" + k + "): " + _addindent(repr(m), 2)
+            for k, m in self._modules.items()
+            if not isinstance(m, (PackedParameter, e.nn.ModuleList))
+        ]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def _weight_bias(self):
+        out = {"weight": {}, "bias": {}}
+        dirs = 2 if self.bidirectional else 1
+        count = 0
+        for layer in range(self.num_layers):
+            for d in range(dirs):
+                sfx = "_reverse" if d == 1 else ""
+                p = self._all_weight_values[count].param
+                out["weight"][f"weight_ih_l{layer}{sfx}"] = p.packed_ih.qweight
+                out["weight"][f"weight_hh_l{layer}{sfx}"] = p.packed_hh.qweight
+                out["bias"][f"bias_ih_l{layer}{sfx}"] = p.packed_ih.bias
+                out["bias"][f"bias_hh_l{layer}{sfx}"] = p.packed_hh.bias
+                count += 1
+        return out
+
+    def get_weight(self):
+        """get_weight() -> dict
+
+        The qint8 weights by torch's parameter names."""
+        return self._weight_bias()["weight"]
+
+    def get_bias(self):
+        """get_bias() -> dict
+
+        The float biases by torch's parameter names."""
+        return self._weight_bias()["bias"]
+
+    def _cell_run(self, p, x, h, c, reverse):
+        """One layer and direction over the sequence x [T, B, I]; as torch's, the input
+        projection runs once for the whole sequence (one activation range), the hidden one per
+        step."""
+        e = _ember()
+        gi = _ops.linear_dynamic(x, p.packed_ih)
+        steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+        outs = [None] * x.shape[0]
+        for t in steps:
+            gates = gi[t] + _ops.linear_dynamic(h, p.packed_hh)
+            i, f, g, o = gates.chunk(4, 1)
+            c = e.sigmoid(f) * c + e.sigmoid(i) * e.tanh(g)
+            h = e.sigmoid(o) * e.tanh(c)
+            outs[t] = h
+        return outs, h, c
+
+    def forward(self, input, hx=None):
+        e = _ember()
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(1)
+            if hx is not None:
+                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        x = input.transpose(0, 1) if self.batch_first else input
+        dirs = 2 if self.bidirectional else 1
+        batch = x.shape[1]
+        if hx is None:
+            z = e.zeros(self.num_layers * dirs, batch, self.hidden_size, dtype=input.dtype)
+            hx = (z, z)
+        h0, c0 = hx
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            layer_outs = []
+            for d in range(dirs):
+                idx = layer * dirs + d
+                p = self._all_weight_values[idx].param
+                outs, h, c = self._cell_run(p, x, h0[idx], c0[idx], d == 1)
+                layer_outs.append(e.stack(outs, 0))
+                hs.append(h)
+                cs.append(c)
+            x = e.cat(layer_outs, 2) if dirs == 2 else layer_outs[0]
+        out = x
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        h_n, c_n = e.stack(hs, 0), e.stack(cs, 0)
+        if not batched:
+            out, h_n, c_n = out.squeeze(1), h_n.squeeze(1), c_n.squeeze(1)
+        return out, (h_n, c_n)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """from_float(mod, use_precomputed_fake_quant=False) -> LSTM
+
+        The dynamic quantized LSTM of a float nn.LSTM, each weight quantized with a fresh
+        mod.qconfig.weight() observer."""
+        e = _ember()
+        if type(mod).__name__ != "LSTM":
+            raise AssertionError(
+                "nn.quantized.dynamic.RNNBase.from_float only works for nn.LSTM and nn.GRU"
+            )
+        if not hasattr(mod, "qconfig"):
+            raise AssertionError("Input float module must have qconfig defined")
+        if mod.qconfig is not None and mod.qconfig.weight is not None:
+            make_observer = mod.qconfig.weight
+        else:
+            from .....quantization.qconfig import default_dynamic_qconfig  # the workflow package
+
+            make_observer = default_dynamic_qconfig.weight
+        dtype = make_observer().dtype
+        if dtype != e.qint8:
+            raise RuntimeError(f"Unsupported dtype for dynamic RNN quantization: {dtype}")
+        q = cls(
+            mod.input_size,
+            mod.hidden_size,
+            mod.num_layers,
+            mod.bias,
+            mod.batch_first,
+            mod.dropout,
+            mod.bidirectional,
+            dtype,
+        )
+        if not mod.bias:
+            raise AssertionError("mod.bias must be True")
+        dirs = 2 if mod.bidirectional else 1
+        values = []
+        for layer in range(q.num_layers):
+            for d in range(dirs):
+                sfx = "_reverse" if d == 1 else ""
+
+                def quantize_and_pack(w, b):
+                    obs = make_observer()
+                    obs(w)
+                    return _pack(_quantize_weight(w.float(), obs), b)
+
+                w_ih, b_ih = (
+                    getattr(mod, f"weight_ih_l{layer}{sfx}"),
+                    getattr(mod, f"bias_ih_l{layer}{sfx}"),
+                )
+                w_hh, b_hh = (
+                    getattr(mod, f"weight_hh_l{layer}{sfx}"),
+                    getattr(mod, f"bias_hh_l{layer}{sfx}"),
+                )
+                values.append(
+                    PackedParameter(
+                        _CellParams(
+                            quantize_and_pack(w_ih, b_ih),
+                            quantize_and_pack(w_hh, b_hh),
+                            b_ih.detach(),
+                            b_hh.detach(),
+                        )
+                    )
+                )
+        q._all_weight_values = e.nn.ModuleList(values)
+        return q

@@ -1,0 +1,73 @@
+"""Quantized BatchNorm2d (torch.ao.nn.quantized.BatchNorm2d): inference batch norm on quint8
+tensors, one fused multiply-add per element on the integers."""
+
+from .....nn.modules.batchnorm import BatchNorm2d as _FloatBatchNorm2d
+from .. import _ops
+from .utils import _ember
+
+__all__ = ["BatchNorm2d"]
+
+
+class BatchNorm2d(_FloatBatchNorm2d):
+    """BatchNorm2d(num_features, eps=1e-05, momentum=0.1)
+
+    Batch norm of a quantized NCHW tensor with the running statistics, requantized to the
+    buffers `scale` and `zero_point`."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, True, True)
+        e = _ember()
+        self.register_buffer("scale", e.tensor(1.0))
+        self.register_buffer("zero_point", e.tensor(0))
+
+    def _get_name(self):
+        return "QuantizedBatchNorm2d"
+
+    def _check_input_dim(self, input):
+        if len(input.shape) != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        return _ops.batch_norm(
+            input,
+            self.weight,
+            self.bias,
+            self.running_mean,
+            self.running_var,
+            self.eps,
+            float(self.scale),
+            int(self.zero_point),
+        )
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """from_float(mod, use_precomputed_fake_quant=False) -> BatchNorm2d
+
+        The quantized batch norm of an observed float BatchNorm2d (or fused BNReLU2d)."""
+        activation_post_process = mod.activation_post_process
+        if type(mod).__name__ == "BNReLU2d":
+            mod = mod[0]
+        scale, zero_point = activation_post_process.calculate_qparams()
+        new_mod = cls(mod.num_features, mod.eps)
+        new_mod.weight = mod.weight
+        new_mod.bias = mod.bias
+        new_mod.running_mean = mod.running_mean
+        new_mod.running_var = mod.running_var
+        new_mod.scale = scale
+        new_mod.zero_point = zero_point
+        return new_mod
+
+    @classmethod
+    def from_reference(cls, bn, output_scale, output_zero_point):
+        """from_reference(bn, output_scale, output_zero_point) -> BatchNorm2d
+
+        The quantized batch norm of a float one with the given output parameters."""
+        qbn = cls(bn.num_features, bn.eps, bn.momentum)
+        qbn.weight = bn.weight
+        qbn.bias = bn.bias
+        qbn.running_mean = bn.running_mean
+        qbn.running_var = bn.running_var
+        qbn.scale = output_scale
+        qbn.zero_point = output_zero_point
+        return qbn
