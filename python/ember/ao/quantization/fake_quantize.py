@@ -3,8 +3,6 @@ quantize-dequantize in float, so training sees the rounding and clamping of int8
 
 import math
 
-import numpy as np
-
 from ..._ops.fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
 from ...autograd.grad_mode import no_grad
 from ...nn.modules.module import Module
@@ -234,12 +232,15 @@ class FixedQParamsFakeQuantize(FakeQuantize):
         )
 
 
-_SMALL_SCALE = np.float32(6.1e-5)
+_SMALL_SCALE = 6.1e-5  # torch's SMALL_SCALE_THRESHOLD (a float)
 
 
 def _choose_qparams(min_v, max_v, qmin, qmax, preserve_sparsity):
     """torch's C++ ChooseQuantizationParams (the fused observer's qparams), one channel: float
     min/max, the scale in double rounded to float, the zero point picked by the smaller error."""
+    import numpy as np  # only when QAT observes: importing ember does not load numpy
+
+    small = np.float32(_SMALL_SCALE)
     min_v, max_v = np.float32(min_v), np.float32(max_v)
     if min_v < 0 and max_v > 0 and preserve_sparsity:
         sym_qmin = -(int((qmax - qmin) / 2) + 1)
@@ -254,15 +255,15 @@ def _choose_qparams(min_v, max_v, qmin, qmax, preserve_sparsity):
     with np.errstate(divide="ignore", over="ignore"):
         if fs == 0 or math.isinf(np.float32(1) / fs):
             scale = 0.1
-    if scale < _SMALL_SCALE:
+    if scale < small:
         org_scale = np.float32(scale)
-        scale = float(_SMALL_SCALE)
+        scale = float(small)
         if min_v == 0:
-            max_v = np.float32(_SMALL_SCALE * (qmax - qmin))
+            max_v = np.float32(small * (qmax - qmin))
         elif max_v == 0:
-            min_v = np.float32(-_SMALL_SCALE * (qmax - qmin))
+            min_v = np.float32(-small * (qmax - qmin))
         else:
-            amp = np.float32(_SMALL_SCALE / org_scale)
+            amp = np.float32(small / org_scale)
             min_v, max_v = np.float32(min_v * amp), np.float32(max_v * amp)
     # The zero point is computed from the float scale the kernels will use.
     scale_f = float(np.float32(scale))
@@ -380,11 +381,11 @@ def fused_moving_avg_obs_fake_quant(
                 running_max.resize_(list(new_max.shape))
             running_min.copy_(new_min)
             running_max.copy_(new_max)
-            mins = np.atleast_1d(running_min.numpy()).astype(np.float32)
-            maxs = np.atleast_1d(running_max.numpy()).astype(np.float32)
+            mins = running_min.reshape(-1).tolist()
+            maxs = running_max.reshape(-1).tolist()
             pairs = [
                 _choose_qparams(lo, hi, quant_min, quant_max, symmetric_quant)
-                for lo, hi in zip(mins.tolist(), maxs.tolist())
+                for lo, hi in zip(mins, maxs)
             ]
             s = _C.tensor([p[0] for p in pairs], dtype=_C.float32)
             z = _C.tensor([p[1] for p in pairs], dtype=zero_point.dtype)
