@@ -77,6 +77,7 @@ from . import (  # noqa: E402,F401
     _dynamo,
     accelerator,
     amp,
+    ao,
     autograd,
     backends,
     compiler,
@@ -100,6 +101,7 @@ from . import (  # noqa: E402,F401
     optim,
     overrides,
     profiler,
+    quantization,
     random,
     special,
     testing,
@@ -117,6 +119,7 @@ from ._ops.complex import *  # noqa: E402,F401,F403
 # The Python-level ops, by family (python/ember/_ops, as csrc/ember/ops): each lists its names.
 from ._ops.creation import *  # noqa: E402,F401,F403
 from ._ops.elementwise import *  # noqa: E402,F401,F403
+from ._ops.fake_quantize import *  # noqa: E402,F401,F403
 from ._ops.index import *  # noqa: E402,F401,F403
 from ._ops.inplace import *  # noqa: E402,F401,F403
 from ._ops.linalg import *  # noqa: E402,F401,F403

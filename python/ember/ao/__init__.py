@@ -1,1 +1,6 @@
-"""ember.ao: architecture optimization (torch.ao): quantization and pruning."""
+"""ember.ao: architecture optimisation (torch.ao): quantization, quantized and fused modules,
+pruning and sparsity."""
+
+from . import nn, pruning, quantization
+
+__all__ = ["nn", "pruning", "quantization"]

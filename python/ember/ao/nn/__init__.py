@@ -1,1 +1,5 @@
-"""ember.ao.nn: the quantized, QAT and fused modules (torch.ao.nn)."""
+"""ember.ao.nn: fused (intrinsic), quantization-aware (qat) and quantized modules."""
+
+from . import intrinsic, qat, quantized
+
+__all__ = ["intrinsic", "qat", "quantized"]

@@ -1,6 +1,6 @@
 """ember.nn.utils: gradient clipping, parameter/vector conversion, sequence packing, weight norm."""
 
-from . import fusion, parametrizations, parametrize, rnn, stateless
+from . import fusion, parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -22,6 +22,7 @@ from .weight_norm import remove_weight_norm, weight_norm
 __all__ = [
     "parametrizations",
     "parametrize",
+    "prune",
     "rnn",
     "clip_grad_norm",
     "clip_grad_norm_",
