@@ -81,6 +81,32 @@ LOWER = [
     ),
 ]
 
+# lower-precision ops fed a bfloat16 activation and float32 parameters (a model's second layer)
+MIXED = [
+    ("linear", lambda lib, T: lib.nn.functional.linear(T["a"].bfloat16(), T["w"], T["bias"])),
+    ("matmul", lambda lib, T: lib.matmul(T["a"].bfloat16(), T["b"])),
+    ("conv1d", lambda lib, T: lib.nn.functional.conv1d(T["x1"].bfloat16(), T["w1"], T["b4"])),
+    ("conv2d", lambda lib, T: lib.nn.functional.conv2d(T["x2"].bfloat16(), T["w2"], T["b4"])),
+    (
+        "conv2d_same",
+        lambda lib, T: lib.nn.functional.conv2d(T["x2"].bfloat16(), T["w2"], padding="same"),
+    ),
+    ("conv3d", lambda lib, T: lib.nn.functional.conv3d(T["x3"].bfloat16(), T["w3"])),
+    (
+        "conv_transpose2d",
+        lambda lib, T: lib.nn.functional.conv_transpose2d(T["x2"].bfloat16(), T["wt2"]),
+    ),
+    ("prelu", lambda lib, T: lib.nn.functional.prelu(T["a"].bfloat16(), T["pw"])),
+]
+
+
+@pytest.mark.parametrize("name,fn", MIXED, ids=[n for n, _ in MIXED])
+def test_lower_precision_ops_with_mixed_inputs(name, fn):
+    assert dtype_name(run_autocast(ember, fn, "float32")) == "bfloat16"
+    torch = pytest.importorskip("torch")
+    assert dtype_name(run_autocast(torch, fn, "float32")) == "bfloat16"
+
+
 # float32 ops, fed bfloat16 inputs
 FP32 = [
     ("mse_loss", lambda lib, T: lib.nn.functional.mse_loss(T["p"], T["t"])),

@@ -8,6 +8,7 @@
 #include "ember/autograd/node.h"
 #include "ember/core/profiler.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/autocast.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/conv.h"
 
@@ -190,6 +191,13 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_composite(const Tensor& 
 Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
                int64_t nd, const char* op) {
+  if (autocast::is_active()) [[unlikely]]  // Note [Autocast]: the weight's cast is cached
+    return autocast::run(
+        autocast::CastPolicy::lower_precision_fp,
+        [&](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) {
+          return conv_nd(x, w, b, stride, padding, dilation, groups, nd, op);
+        },
+        input, weight, bias);
   EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1,
               "D (unbatched) or ", nd + 2, "D (batched) input to ", op,
               ", but got input of size: ", input.sizes());
