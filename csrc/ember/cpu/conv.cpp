@@ -171,6 +171,11 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
   });
 }
 
+// bf16 convolutions with fewer input channels per group than this run in float32: oneDNN's
+// bf16 kernels for them (a first layer on 1-channel images) measured 2-3x slower than ember's
+// float32 path.
+constexpr int64_t kOnednnMinChannels = 16;
+
 Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
                              const std::optional<Tensor>& bias, IntArrayRef stride,
                              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
@@ -191,7 +196,7 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
     if (b) copy_(y, b->view({1, -1, 1, 1}));  // y = 0 + bias
     return y;
   }
-  if (x.dtype() == kBFloat16 &&  // Note [oneDNN bf16]
+  if (x.dtype() == kBFloat16 && w.size(1) >= kOnednnMinChannels &&  // Note [oneDNN bf16]
       onednn::conv2d_bf16(x, w, b, y, stride, padding, dilation, groups))
     return y;
   if (x.dtype() != kFloat && x.dtype() != kDouble) {  // 16-bit floats: in float32, rounded once
@@ -339,17 +344,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
     IntArrayRef padding, IntArrayRef dilation, int64_t groups, std::array<bool, 3> mask) {
   Tensor go = contiguous(grad_output), x = contiguous(input), w = contiguous(weight);
   if (x.dtype() != kFloat && x.dtype() != kDouble) {
-    // 16-bit floats: oneDNN's bf16 kernels (Note [oneDNN bf16]), else in float32, rounded once
-    if (x.dtype() == kBFloat16 && go.dtype() == kBFloat16 && w.dtype() == kBFloat16 &&
-        go.numel() > 0 && x.numel() > 0 && w.numel() > 0) {
-      Tensor gi, gw, gb;
-      if (mask[0]) gi = empty(input.sizes(), input.dtype(), input.device());
-      if (mask[1]) gw = empty(weight.sizes(), weight.dtype(), weight.device());
-      if (onednn::conv2d_backward_bf16(go, x, w, gi, gw, stride, padding, dilation, groups)) {
-        if (mask[2]) gb = sum(go, IntArrayRef{0, 2, 3});
-        return {gi, gw, gb};
-      }
-    }
+    // 16-bit floats in float32, rounded once: oneDNN 2.6's bf16 backward measured 2x slower
+    // than this on AVX512-BF16 (Note [oneDNN bf16])
     auto [gi, gw, gb] = convolution_backward_kernel(go.to(kFloat), x.to(kFloat), w.to(kFloat),
                                                     stride, padding, dilation, groups, mask);
     auto back = [&](const Tensor& g) { return g.defined() ? g.to(x.dtype()) : g; };

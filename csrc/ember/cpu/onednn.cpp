@@ -160,56 +160,11 @@ bool conv2d_bf16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& 
   }
 }
 
-bool conv2d_backward_bf16(const Tensor& grad_output, const Tensor& x, const Tensor& w,
-                          const Tensor& gi, const Tensor& gw, IntArrayRef stride,
-                          IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  if (!bf16_available()) return false;
-  try {
-    ConvGeom g(x, w, grad_output, stride, padding, dilation, groups);
-    auto fwd = g.forward(dnnl::prop_kind::forward_training, memory::desc());
-    memory go_user = g.user_dst(grad_output);
-    if (gi.defined()) {
-      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, g.any(g.src),
-                                              g.any(g.wei), g.any(g.dst), g.stride, g.dil, g.pad,
-                                              g.pad);
-      dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd);
-      memory go = as_wanted(go_user, pd.diff_dst_desc());
-      memory wei = as_wanted(g.user_wei(w), pd.weights_desc());
-      into_user(g.user_src(gi), pd.diff_src_desc(), [&](const memory& gsrc) {
-        dnnl::convolution_backward_data(pd).execute(
-            stream(),
-            {{DNNL_ARG_DIFF_DST, go}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, gsrc}});
-      });
-    }
-    if (gw.defined()) {
-      dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, g.any(g.src),
-                                                 g.any(g.wei), g.any(g.dst), g.stride, g.dil, g.pad,
-                                                 g.pad);
-      dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd);
-      memory go = as_wanted(go_user, pd.diff_dst_desc());
-      memory src = as_wanted(g.user_src(x), pd.src_desc());
-      into_user(g.user_wei(gw), pd.diff_weights_desc(), [&](const memory& gwei) {
-        dnnl::convolution_backward_weights(pd).execute(
-            stream(),
-            {{DNNL_ARG_DIFF_DST, go}, {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_WEIGHTS, gwei}});
-      });
-    }
-    stream().wait();
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
-}
-
 #else
 bool bf16_available() { return false; }
 bool gemm_bf16(const Tensor&, const Tensor&, const Tensor&, float, float) { return false; }
 bool conv2d_bf16(const Tensor&, const Tensor&, const std::optional<Tensor>&, const Tensor&,
                  IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
-  return false;
-}
-bool conv2d_backward_bf16(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                          IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
   return false;
 }
 #endif

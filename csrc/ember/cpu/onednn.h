@@ -20,11 +20,4 @@ bool conv2d_bf16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& 
                  const Tensor& y, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                  int64_t groups);
 
-/// The input and weight gradients of that convolution (gi, gw: allocated bfloat16 tensors, or
-/// undefined when not wanted), from contiguous bfloat16 grad_output, input and weight. False when
-/// it did not run.
-bool conv2d_backward_bf16(const Tensor& grad_output, const Tensor& x, const Tensor& w,
-                          const Tensor& gi, const Tensor& gw, IntArrayRef stride,
-                          IntArrayRef padding, IntArrayRef dilation, int64_t groups);
-
 }  // namespace ember::cpu::onednn
