@@ -9,6 +9,7 @@ of time per epoch and accuracy.
     python examples/fashion_mnist.py --compile         # the model through ember.compile
                                                        # (torch.compile under --backend torch)
     python examples/fashion_mnist.py --resume          # continue from the last checkpoint
+    python examples/fashion_mnist.py --amp             # mixed precision (bfloat16 autocast)
 
     # data-parallel over 2 processes (DistributedDataParallel on Gloo); torchrun for torch:
     python -m ember.distributed.run --nproc-per-node 2 examples/fashion_mnist.py --ddp
@@ -54,6 +55,14 @@ def parse_args(argv=None):
         "--compile-backend",
         default="inductor",
         help="compile()'s backend (inductor, aot_eager, eager) with --compile",
+    )
+    p.add_argument(
+        "--amp",
+        action="store_true",
+        help="mixed precision: forward passes in bfloat16 autocast, float32 parameters",
+    )
+    p.add_argument(
+        "--grad-scaler", action="store_true", help="with --amp: scale the loss (GradScaler('cpu'))"
     )
     p.add_argument("--train-limit", type=int, default=None, help="use only the first N images")
     p.add_argument("--no-plot", action="store_true")
@@ -124,17 +133,24 @@ class Progress:
         )
 
 
-def evaluate(torch, model, x, y, batch_size=1000):
+def precision(torch, amp):
+    """The region forward passes run in: bfloat16 autocast with --amp, else a no-op."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp)
+
+
+def evaluate(torch, model, x, y, batch_size=1000, amp=False):
     model.eval()
     correct = 0
-    with torch.no_grad():
+    with torch.no_grad(), precision(torch, amp):
         for i in range(0, len(x), batch_size):
             logits = model(x[i : i + batch_size])
             correct += int((logits.argmax(1) == y[i : i + batch_size]).sum())
     return correct / len(x)
 
 
-def train_epoch(torch, model, optimizer, scheduler, loader, epoch, max_steps, show=True):
+def train_epoch(
+    torch, model, optimizer, scheduler, loader, epoch, max_steps, show=True, amp=False, scaler=None
+):
     model.train()
     F = torch.nn.functional
     total = len(loader) if max_steps is None else min(len(loader), max_steps)
@@ -142,9 +158,15 @@ def train_epoch(torch, model, optimizer, scheduler, loader, epoch, max_steps, sh
     seen, loss_sum = 0, 0.0
     for step, (xb, yb) in enumerate(loader, 1):
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(xb), yb)
-        loss.backward()
-        optimizer.step()
+        with precision(torch, amp):  # the loss itself is float32 (autocast's float32 list)
+            loss = F.cross_entropy(model(xb), yb)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            optimizer.step()
         scheduler.step()
         seen += len(xb)
         loss_sum += loss.item() * len(xb)
@@ -230,9 +252,11 @@ def main(argv=None):
         torch.compile(train_model, backend=args.compile_backend) if args.compile else train_model
     )
     eval_model = torch.compile(model, backend=args.compile_backend) if args.compile else model
+    scaler = torch.amp.GradScaler("cpu") if args.amp and args.grad_scaler else None
     n_params = sum(p.numel() for p in model.parameters())
     compiled = f", compiled ({args.compile_backend})" if args.compile else ""
     ddp = f", DDP over {world} processes" if args.ddp else ""
+    ddp += ", bfloat16 autocast" if args.amp else ""
     say(
         f"{args.backend}: {n_params:,} parameters, {len(train_x):,} training images, "
         f"batch {args.batch_size}, {torch.get_num_threads()} threads{compiled}{ddp}"
@@ -243,11 +267,20 @@ def main(argv=None):
             sampler.set_epoch(epoch)
         start = time.perf_counter()
         loss, rate = train_epoch(
-            torch, run_model, optimizer, scheduler, loader, epoch, args.max_steps, show=lead
+            torch,
+            run_model,
+            optimizer,
+            scheduler,
+            loader,
+            epoch,
+            args.max_steps,
+            show=lead,
+            amp=args.amp,
+            scaler=scaler,
         )
         rate *= world  # every process trains at the same pace
         seconds = time.perf_counter() - start
-        accuracy = evaluate(torch, eval_model, test_x, test_y)
+        accuracy = evaluate(torch, eval_model, test_x, test_y, amp=args.amp)
         history.append({"epoch": epoch, "loss": loss, "accuracy": accuracy, "seconds": seconds})
         say(
             f"epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}, "

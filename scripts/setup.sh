@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for pkg in g++ ccache clang-format libgtest-dev libopenblas-dev zlib1g-dev libgloo-dev dataset-fashion-mnist; do
+for pkg in g++ ccache clang-format libgtest-dev libopenblas-dev zlib1g-dev libgloo-dev libdnnl-dev dataset-fashion-mnist; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then

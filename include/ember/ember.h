@@ -15,6 +15,7 @@
 #include "ember/distributed/store.h"
 #include "ember/export/program.h"
 #include "ember/nn/nn.h"
+#include "ember/ops/autocast.h"
 #include "ember/ops/ops.h"
 #include "ember/optim/adagrad.h"
 #include "ember/optim/adam.h"

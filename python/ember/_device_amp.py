@@ -7,7 +7,7 @@ def amp_namespace(device, doc):
     def autocast(enabled=True, dtype=None, cache_enabled=True):
         from .amp import autocast as _autocast
 
-        return _autocast(device, dtype, enabled)
+        return _autocast(device, dtype, enabled, cache_enabled)
 
     def GradScaler(
         init_scale=2.0**16,

@@ -36,6 +36,11 @@ __all__ = [
     "autocast",
     "is_autocast_enabled",
     "get_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_dtype",
+    "is_autocast_cache_enabled",
+    "set_autocast_cache_enabled",
+    "clear_autocast_cache",
     "strided",
     "layout",
 ]
@@ -223,7 +228,7 @@ def autocast(device_type, dtype=None, enabled=True, cache_enabled=None):
     """autocast(device_type, dtype=None, enabled=True, cache_enabled=None)
 
     A context manager (and decorator) that runs the ops inside it in a lower-precision dtype
-    where that is safe."""
+    where that is safe (ember.amp.autocast)."""
     from .amp import autocast as _autocast
 
     return _autocast(device_type, dtype, enabled, cache_enabled)
@@ -232,19 +237,66 @@ def autocast(device_type, dtype=None, enabled=True, cache_enabled=None):
 def is_autocast_enabled(device_type=None):
     """is_autocast_enabled(device_type=None) -> bool
 
-    Whether an autocast region is active (for the given device type, if any)."""
-    from .amp import is_autocast_enabled as _enabled
+    Whether autocast is on for the device type ('cuda' when none is given, as torch's)."""
+    from . import _C
 
-    return _enabled(device_type or "cuda")
+    return _C._autocast_is_enabled(device_type or "cuda")
 
 
 def get_autocast_dtype(device_type):
     """get_autocast_dtype(device_type) -> dtype
 
     The dtype that autocast uses for the given device type."""
-    from .amp import get_autocast_dtype as _dtype
+    from . import _C
 
-    return _dtype(device_type)
+    return _C._autocast_get_dtype(device_type)
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """set_autocast_enabled(device_type, enabled) -> None
+
+    Turns autocast on or off for the device type on this thread (one argument: 'cuda')."""
+    from . import _C
+
+    if enabled is None:  # the legacy one-argument form
+        device_type, enabled = "cuda", device_type
+    _C._autocast_set_enabled(device_type, bool(enabled))
+
+
+def set_autocast_dtype(device_type, dtype):
+    """set_autocast_dtype(device_type, dtype) -> None
+
+    Sets the dtype that autocast uses for the given device type."""
+    from . import _C
+
+    _C._autocast_set_dtype(device_type, dtype)
+
+
+def is_autocast_cache_enabled():
+    """is_autocast_cache_enabled() -> bool
+
+    Whether autocast caches the casts of parameters within a region."""
+    from . import _C
+
+    return _C._autocast_is_cache_enabled()
+
+
+def set_autocast_cache_enabled(enabled):
+    """set_autocast_cache_enabled(enabled) -> None
+
+    Turns autocast's cast cache on or off."""
+    from . import _C
+
+    _C._autocast_set_cache_enabled(bool(enabled))
+
+
+def clear_autocast_cache():
+    """clear_autocast_cache() -> None
+
+    Drops the cached casts of parameters."""
+    from . import _C
+
+    _C._autocast_clear_cache()
 
 
 class layout:

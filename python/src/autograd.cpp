@@ -3,6 +3,7 @@
 #include "common.h"
 #include "ember/autograd/anomaly.h"
 #include "ember/autograd/node.h"
+#include "ember/dispatch/autocast.h"
 
 namespace ember::py {
 
@@ -60,6 +61,67 @@ void anomaly_warn(const std::string& msg) {
 }
 
 }  // namespace
+
+// Autocast's thread-local state (Note [Autocast]); ember.amp.autocast drives it.
+static DeviceType autocast_device(std::string_view type) {
+  if (type == "cpu") return DeviceType::CPU;
+  if (type == "cuda") return DeviceType::CUDA;
+  if (type == "meta") return DeviceType::Meta;
+  return DeviceType::PrivateUse1;
+}
+
+static void bind_autocast(nb::module_& m) {
+  namespace ac = autocast;
+  m.def(
+      "_autocast_is_enabled",
+      [](const std::string& t) { return ac::is_autocast_enabled(autocast_device(t)); },
+      nb::arg("device_type"),
+      doc("_autocast_is_enabled(device_type) -> bool", "Whether autocast is on for the type."));
+  m.def(
+      "_autocast_set_enabled",
+      [](const std::string& t, bool on) { ac::set_autocast_enabled(autocast_device(t), on); },
+      nb::arg("device_type"), nb::arg("enabled"),
+      doc("_autocast_set_enabled(device_type, enabled) -> None",
+          "Turns autocast on or off for the type on this thread."));
+  m.def(
+      "_autocast_get_dtype",
+      [](const std::string& t) { return ac::get_autocast_dtype(autocast_device(t)); },
+      nb::arg("device_type"),
+      doc("_autocast_get_dtype(device_type) -> dtype", "The type's lower-precision dtype."));
+  m.def(
+      "_autocast_set_dtype",
+      [](const std::string& t, ScalarType d) { ac::set_autocast_dtype(autocast_device(t), d); },
+      nb::arg("device_type"), nb::arg("dtype"),
+      doc("_autocast_set_dtype(device_type, dtype) -> None",
+          "Sets the type's lower-precision dtype."));
+  m.def("_autocast_is_cache_enabled", &ac::is_autocast_cache_enabled,
+        doc("_autocast_is_cache_enabled() -> bool", "Whether parameter casts are cached."));
+  m.def("_autocast_set_cache_enabled", &ac::set_autocast_cache_enabled, nb::arg("enabled"),
+        doc("_autocast_set_cache_enabled(enabled) -> None", "Turns the cast cache on or off."));
+  m.def("_autocast_increment_nesting", &ac::increment_nesting,
+        doc("_autocast_increment_nesting() -> int", "Counts a region's entry."));
+  m.def("_autocast_decrement_nesting", &ac::decrement_nesting,
+        doc("_autocast_decrement_nesting() -> int",
+            "Counts a region's exit; the outermost exit clears the cache."));
+  m.def("_autocast_clear_cache", &ac::clear_cache,
+        doc("_autocast_clear_cache() -> None", "Drops the cached casts."));
+  m.def("_autocast_is_active", &ac::is_active,
+        doc("_autocast_is_active() -> bool",
+            "Whether listed ops cast now (enabled on CPU and not excluded)."));
+  m.def(
+      "_autocast_set_excluded",
+      [](bool excluded) {
+        bool prev = ac::is_excluded();
+        ac::set_excluded(excluded);
+        return prev;
+      },
+      nb::arg("excluded"),
+      doc("_autocast_set_excluded(excluded) -> bool",
+          "Excludes (or readmits) autocast on this thread; returns the previous setting."));
+  m.def("_autocast_cast", &ac::cached_cast, nb::arg("dtype"), nb::arg("tensor"),
+        doc("_autocast_cast(dtype, tensor) -> Tensor",
+            "The tensor cast as autocast casts an argument (cached for parameters)."));
+}
 
 void bind_autograd(nb::module_& m) {
   autograd::anomaly::set_hooks(&anomaly_forward_stack, &anomaly_warn);
@@ -233,6 +295,8 @@ void bind_autograd(nb::module_& m) {
   m.def(
       "_set_inference_mode", &InferenceMode::set_enabled, nb::arg("mode"),
       doc("_set_inference_mode(mode) -> None", "Turns inference mode on or off for this thread."));
+
+  bind_autocast(m);
 
   m.def(
       "_backward",

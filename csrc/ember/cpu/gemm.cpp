@@ -1,5 +1,6 @@
 // CPU matrix products: sgemm for float32 on AVX-512 CPUs (Note [SGEMM]), OpenBLAS for the other
-// float32/float64 products, a blocked loop for the other dtypes. See Note [GEMM layouts].
+// float32/float64 products, oneDNN for bfloat16 (Note [oneDNN bf16]), a blocked loop for the
+// other dtypes. See Note [GEMM layouts].
 #include <algorithm>
 #include <climits>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "ember/cpu/blas_threads.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/onednn.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/linalg.h"
@@ -291,6 +293,10 @@ void scale_output(const Tensor& out, const Scalar& beta, bool use_beta) {
 
 bool is_zero(const Scalar& s) { return s.to_double() == 0; }
 
+// bf16 products below this many multiply-adds stay in the loop: oneDNN's per-call setup (a few
+// microseconds) would outweigh them.
+constexpr int64_t kOnednnMinWork = 1 << 15;
+
 // The one GEMM entry: out (B, M, N), contiguous = beta * out + alpha * a (B, M, K) @ b (B, K, N).
 // `name` is the op PyTorch names in its unsupported-dtype error.
 void gemm_batched(const char* name, const Tensor& out, const Tensor& a_in, const Tensor& b_in,
@@ -306,6 +312,11 @@ void gemm_batched(const char* name, const Tensor& out, const Tensor& a_in, const
       return;
     }
     constexpr bool blas = std::is_same_v<T, float> || std::is_same_v<T, double>;
+    if constexpr (std::is_same_v<T, BFloat16>) {  // Note [oneDNN bf16]
+      if (d.M * d.N * d.K >= kOnednnMinWork && d.M > 1 && d.N > 1 && d.K > 1 &&
+          onednn::gemm_bf16(out, a, b, use_beta ? beta.to<float>() : 0.0f, alpha.to<float>()))
+        return;
+    }
     if constexpr (std::is_same_v<T, float>) {
       if (sgemm_batched(out, a, b, use_beta ? beta.to<float>() : 0.0f, alpha.to<float>())) return;
     }

@@ -22,7 +22,7 @@ KernelRegionHooks g_region_hooks;
 }  // namespace
 
 const char* key_name(DispatchKey k) {
-  const char* names[] = {"CPU", "CUDA", "Meta", "PrivateUse1", "Autograd"};
+  const char* names[] = {"CPU", "CUDA", "Meta", "PrivateUse1", "Autograd", "Autocast"};
   return names[size_t(k)];
 }
 

@@ -7,6 +7,7 @@
 // tensors' device. The Autograd kernel records the graph node and redispatches to the backend.
 // Ops and backends register from their own files through EMBER_REGISTER_KERNEL, so nothing
 // central changes when either is added.
+// Before all of them, while autocast is active, comes Autocast (Note [Autocast]).
 #include <array>
 #include <optional>
 #include <string>
@@ -18,12 +19,13 @@
 #include "ember/core/grad_mode.h"
 #include "ember/core/profiler.h"
 #include "ember/core/tensor.h"
+#include "ember/dispatch/autocast.h"
 #include "ember/dispatch/fallback.h"
 #include "ember/dispatch/op_schema.h"
 
 namespace ember {
 
-enum class DispatchKey : uint8_t { CPU, CUDA, Meta, PrivateUse1, Autograd, NumKeys };
+enum class DispatchKey : uint8_t { CPU, CUDA, Meta, PrivateUse1, Autograd, Autocast, NumKeys };
 constexpr size_t kNumDispatchKeys = size_t(DispatchKey::NumKeys);
 /// The key's name ("CPU", "Autograd", ...).
 const char* key_name(DispatchKey k);
@@ -189,6 +191,8 @@ class TypedOperator<R(Args...)> {
       : entry_(&Dispatcher::singleton().op(name, schema)) {}
 
   R call(Args... args) const {
+    if (autocast::is_active() && entry_->kernel(DispatchKey::Autocast)) [[unlikely]]
+      return redispatch(DispatchKey::Autocast, std::forward<Args>(args)...);
     detail::KeyState st;
     (st.visit(args), ...);
     DispatchKey backend = backend_key(st.device.value_or(Device()));
@@ -252,7 +256,8 @@ class TypedOperator<R(Args...)> {
       detail::missing_kernel(*entry_, k);
     }
     auto kernel = reinterpret_cast<R (*)(Args...)>(fn);
-    if (k == DispatchKey::Autograd) return kernel(std::forward<Args>(args)...);
+    if (k == DispatchKey::Autograd || k == DispatchKey::Autocast)
+      return kernel(std::forward<Args>(args)...);
     KernelRegion region((detail::elements(args) + ... + 0) >= kRegionMinElements);
     if (!GradMode::is_enabled()) return kernel(std::forward<Args>(args)...);
     AutoGradMode below_autograd(false);

@@ -9,6 +9,7 @@
 
 #include <numbers>
 
+#include "ember/ops/autocast.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/activation.h"
@@ -201,6 +202,10 @@ Tensor softsign(const Tensor& self) { return self / (abs(self) + 1); }
 Tensor tanhshrink(const Tensor& self) { return self - tanh(self); }
 
 Tensor prelu(const Tensor& self, const Tensor& weight) {
+  if (autocast::is_active()) [[unlikely]]  // Note [Autocast]
+    return autocast::run(
+        autocast::CastPolicy::lower_precision_fp,
+        [](const Tensor& x, const Tensor& w) { return prelu(x, w); }, self, weight);
   int64_t n = weight.numel();
   EMBER_CHECK(
       weight.dim() <= 1,

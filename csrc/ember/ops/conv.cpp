@@ -8,6 +8,7 @@
 #include "ember/autograd/node.h"
 #include "ember/core/profiler.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/autocast.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/conv.h"
 
@@ -190,6 +191,13 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_composite(const Tensor& 
 Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
                int64_t nd, const char* op) {
+  if (autocast::is_active()) [[unlikely]]  // Note [Autocast]: the weight's cast is cached
+    return autocast::run(
+        autocast::CastPolicy::lower_precision_fp,
+        [&](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) {
+          return conv_nd(x, w, b, stride, padding, dilation, groups, nd, op);
+        },
+        input, weight, bias);
   EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1,
               "D (unbatched) or ", nd + 2, "D (batched) input to ", op,
               ", but got input of size: ", input.sizes());
@@ -211,12 +219,14 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Te
   }
   a.output_padding = {0, 0};
   check_conv(x, w, bias, a, false, op);
-  Tensor out = in_wide_dtype(x, "slow_conv2d_cpu", [&](ScalarType t) {
+  auto run = [&](ScalarType t) {
     std::optional<Tensor> b;
     if (bias) b = to_dtype(*bias, t);
     return op::conv2d_forward.call(to_dtype(x, t), to_dtype(w, t), b, a.stride, a.padding,
                                    a.dilation, groups);
-  });
+  };
+  // bfloat16 stays bfloat16: the kernel has a bf16 path (Note [oneDNN bf16]).
+  Tensor out = x.dtype() == kBFloat16 ? run(kBFloat16) : in_wide_dtype(x, "slow_conv2d_cpu", run);
   if (nd == 1) out = squeeze(out, {2});
   return input.dim() == nd + 1 ? squeeze(out, {0}) : out;
 }
@@ -300,7 +310,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       (grad_output.requires_grad() || input.requires_grad() || weight.requires_grad()))
     return convolution_backward_composite(grad_output, input, weight, a, output_mask);
   ScalarType t = input.dtype();
-  if (t == kFloat || t == kDouble)
+  if (t == kFloat || t == kDouble || t == kBFloat16)  // bf16: Note [oneDNN bf16]
     return op::convolution_backward.call(grad_output, input, weight, a.stride, a.padding,
                                          a.dilation, groups, output_mask);
   auto [gi, gw, gb] = op::convolution_backward.call(

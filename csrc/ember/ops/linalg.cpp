@@ -5,6 +5,7 @@
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/autocast.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/linalg.h"
@@ -241,6 +242,10 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
 }
 
 Tensor matmul(const Tensor& t1, const Tensor& t2) {
+  if (autocast::is_active()) [[unlikely]]  // Note [Autocast]
+    return autocast::run(
+        autocast::CastPolicy::lower_precision_fp,
+        [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, t1, t2);
   profiler::Range prof_range(profiler::RangeKind::Op, "matmul");
   int64_t d1 = t1.dim(), d2 = t2.dim();
   EMBER_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are ",

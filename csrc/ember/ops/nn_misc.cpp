@@ -5,11 +5,19 @@
 #include <cmath>
 
 #include "ember/core/profiler.h"
+#include "ember/ops/autocast.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (autocast::is_active()) [[unlikely]]  // Note [Autocast]: the weight's cast is cached
+    return autocast::run(
+        autocast::CastPolicy::lower_precision_fp,
+        [](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) {
+          return linear(x, w, b);
+        },
+        input, weight, bias);
   profiler::Range prof_range(profiler::RangeKind::Op, "linear");
   if (input.dim() == 2 && bias && bias->defined()) return addmm(*bias, input, t(weight));
   // Leading dims of a contiguous input fold into one GEMM whose bias is added inside it.

@@ -227,6 +227,10 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, OptT weight, OptT bia
   y = reshape(y, input.sizes());
   if (weight) y = y * channel_view(*weight, input.dim());
   if (bias) y = y + channel_view(*bias, input.dim());
+  // 16-bit input with float32 affine parameters (autocast's usual case): the input's dtype, as
+  // torch's mixed-dtype kernel returns
+  if ((input.dtype() == kBFloat16 || input.dtype() == kHalf) && y.dtype() != input.dtype())
+    y = y.to(input.dtype());
   return y;
 }
 

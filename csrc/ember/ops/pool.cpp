@@ -160,7 +160,13 @@ std::tuple<Tensor, Tensor> max_pool_nd(const Tensor& input, IntArrayRef k, IntAr
                 "pad should be at most half of effective kernel size, but got pad=", r.p[i],
                 ", kernel_size=", r.k[i], " and dilation=", r.d[i]);
   check_output(r, ceil_mode);
-  auto [out, idx] = op::max_pool2d_with_indices.call(r.x, r.k, r.s, r.p, r.d, ceil_mode);
+  // 16-bit floats pool in float32, where the kernel is vectorized (47 ms -> ~1 ms for the
+  // Fashion-MNIST CNN's first pool in bf16); a max is exact in either dtype.
+  const ScalarType t = r.x.dtype();
+  const bool narrow = t == kBFloat16 || t == kHalf;
+  auto [out, idx] = op::max_pool2d_with_indices.call(narrow ? r.x.to(kFloat) : r.x, r.k, r.s, r.p,
+                                                     r.d, ceil_mode);
+  if (narrow) out = out.to(t);
   return {r.finish(out), r.finish(idx)};
 }
 

@@ -174,6 +174,9 @@ Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
               scalar_type_name(t));
   DimVector rd = reduced_dims(self.dim(), dim);
   int64_t n = count_of(self.sizes(), rd);
+  // 16-bit floats divide the float32 sum, as torch does: their own sum may overflow (float16)
+  // where the mean does not.
+  if (t == kHalf || t == kBFloat16) return (sum(self, dim, keepdim, kFloat) / double(n)).to(t);
   return sum(self, dim, keepdim, dtype) / double(n);
 }
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {

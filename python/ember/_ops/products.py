@@ -5,6 +5,8 @@ import builtins
 import math
 
 from .. import _C
+from .._autocast_policy import fp32 as _autocast_fp32
+from .._autocast_policy import lower_precision as _autocast_lower
 from .._C import Tensor, addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack
 from .creation import zeros
 
@@ -23,6 +25,7 @@ __all__ = [
 ]
 
 
+@_autocast_fp32
 def trace(input):
     """trace(input) -> Tensor
 
@@ -63,6 +66,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _beta_alpha(input, outer(vec1, vec2), beta, alpha)
 
 
+@_autocast_lower
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor
 
@@ -164,6 +168,7 @@ def vdot(input, other):
     return (input * other).sum()
 
 
+@_autocast_fp32
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary') -> Tensor
 

@@ -1,9 +1,10 @@
 """ember.amp: autocast and GradScaler, as torch.amp.
 
-autocast records that a region asked for mixed precision (is_autocast_enabled reads it) but ember
-computes in the tensors' own dtypes: programs written for AMP run, at full precision. GradScaler
-implements torch's dynamic loss scaling for device 'cpu'; for 'cuda', which ember lacks, it is
-disabled, as torch's is on a machine without CUDA."""
+autocast turns on mixed precision for a region: on device 'cpu' the ops of torch's CPU lists run
+in bfloat16 (or float16), float32 or the widest input dtype (Note [Autocast] in
+csrc/ember/dispatch/autocast.h); the state is the C++ dispatcher's, per thread. For 'cuda',
+which ember lacks, autocast warns and stays disabled, as torch's does on a machine without CUDA.
+GradScaler implements torch's dynamic loss scaling for device 'cpu' (disabled for 'cuda')."""
 
 import functools
 import warnings
@@ -12,56 +13,201 @@ from .. import _C
 from .._C import Tensor, isfinite
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available"]
-
-_state = {}  # device_type -> (enabled, dtype)
-_DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": "float16"}
+__all__ = [
+    "autocast",
+    "GradScaler",
+    "is_autocast_available",
+    "custom_fwd",
+    "custom_bwd",
+]
 
 
 def is_autocast_available(device_type):
+    """is_autocast_available(device_type) -> bool
+
+    Whether autocast can be turned on for the device type ('cpu' here)."""
     return device_type == "cpu"
 
 
 def is_autocast_enabled(device_type="cuda"):
-    return _state.get(device_type, (False, None))[0]
+    """is_autocast_enabled(device_type='cuda') -> bool
+
+    Whether autocast is on for the device type on this thread."""
+    return _C._autocast_is_enabled(device_type)
 
 
 def get_autocast_dtype(device_type):
-    return _state.get(device_type, (False, None))[1] or getattr(
-        _C, _DEFAULT_DTYPE.get(device_type, "float16")
-    )
+    """get_autocast_dtype(device_type) -> dtype
+
+    The lower-precision dtype autocast uses for the device type (bfloat16 on CPU by default)."""
+    return _C._autocast_get_dtype(device_type)
+
+
+def set_autocast_enabled(device_type, enabled):
+    """set_autocast_enabled(device_type, enabled) -> None
+
+    Turns autocast on or off for the device type on this thread, outside any region."""
+    _C._autocast_set_enabled(device_type, bool(enabled))
+
+
+def set_autocast_dtype(device_type, dtype):
+    """set_autocast_dtype(device_type, dtype) -> None
+
+    Sets the lower-precision dtype autocast uses for the device type."""
+    _C._autocast_set_dtype(device_type, dtype)
+
+
+def is_autocast_cache_enabled():
+    """is_autocast_cache_enabled() -> bool
+
+    Whether autocast caches the casts of parameters within a region."""
+    return _C._autocast_is_cache_enabled()
+
+
+def set_autocast_cache_enabled(enabled):
+    """set_autocast_cache_enabled(enabled) -> None
+
+    Turns autocast's cast cache on or off."""
+    _C._autocast_set_cache_enabled(bool(enabled))
+
+
+def clear_autocast_cache():
+    """clear_autocast_cache() -> None
+
+    Drops the cached casts of parameters."""
+    _C._autocast_clear_cache()
+
+
+_LOWER = {"cpu": ("bfloat16", "float16"), "cuda": ("float16", "bfloat16")}
 
 
 class autocast:
-    """Context manager and decorator: `with autocast("cpu", dtype=torch.bfloat16): ...`."""
+    """autocast(device_type, dtype=None, enabled=True, cache_enabled=None)
+
+    Context manager and decorator: inside it, ops on the device type run in the precision their
+    autocast list gives (`with autocast("cpu", dtype=torch.bfloat16): ...`)."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self._cache_enabled = (
+            is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
+        )
         if device_type == "cuda" and enabled:
             warnings.warn(
                 "User provided device_type of 'cuda', but CUDA is not available. Disabling"
             )
             enabled = False
-        self.device_type, self.enabled = device_type, enabled
-        self.dtype = dtype or getattr(_C, _DEFAULT_DTYPE.get(device_type, "bfloat16"))
+        elif device_type not in _LOWER and enabled:
+            warnings.warn(
+                f"User provided device_type of '{device_type}', but autocast is only available "
+                "for 'cpu' here. Disabling"
+            )
+            enabled = False
+        elif device_type == "cpu" and enabled:
+            names = {getattr(_C, n) for n in _LOWER["cpu"]}
+            if self.fast_dtype not in names:
+                warnings.warn(
+                    "In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                    "CPU Autocast only supports dtype of torch.bfloat16, torch.float16 currently."
+                )
+                enabled = False
+        self._enabled = bool(enabled)
+
+    # torch's attribute names, which some programs read
+    @property
+    def device_type(self):
+        return self.device
+
+    @property
+    def enabled(self):
+        return self._enabled
+
+    @property
+    def dtype(self):
+        return self.fast_dtype
 
     def __enter__(self):
-        self.prev = _state.get(self.device_type, (False, None))
-        _state[self.device_type] = (self.enabled, self.dtype)
+        self._prev_cache = is_autocast_cache_enabled()
+        self._prev = is_autocast_enabled(self.device)
+        self._prev_dtype = get_autocast_dtype(self.device)
+        _C._autocast_set_enabled(self.device, self._enabled)
+        if self._enabled:  # a disabled region may name a dtype autocast does not take
+            _C._autocast_set_dtype(self.device, self.fast_dtype)
+        _C._autocast_increment_nesting()
+        _C._autocast_set_cache_enabled(self._cache_enabled)
         return self
 
     def __exit__(self, *exc):
-        _state[self.device_type] = self.prev
+        if _C._autocast_decrement_nesting() == 0:
+            _C._autocast_clear_cache()
+        _C._autocast_set_enabled(self.device, self._prev)
+        _C._autocast_set_dtype(self.device, self._prev_dtype)
+        _C._autocast_set_cache_enabled(self._prev_cache)
         return False
 
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with autocast(self.device_type, self.dtype, self.enabled):
+            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+def _cast_floats(value, dtype):
+    if isinstance(value, Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_floats(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_floats(v, dtype) for k, v in value.items()}
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """custom_fwd(fwd=None, *, device_type, cast_inputs=None)
+
+    Decorates a custom autograd.Function's forward: with cast_inputs, the forward runs with
+    autocast off and its floating tensor inputs cast to cast_inputs (when autocast is on);
+    without, it runs in the caller's autocast state, which custom_bwd then restores."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def wrapper(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        autocast_context = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = False
+        if autocast_context:
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(*_cast_floats(args, cast_inputs), **_cast_floats(kwargs, cast_inputs))
+        return fwd(*args, **kwargs)
+
+    return wrapper
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """custom_bwd(bwd=None, *, device_type)
+
+    Decorates a custom autograd.Function's backward: it runs in the autocast state its forward
+    (decorated with custom_fwd) ran in."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def wrapper(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return wrapper
 
 
 class GradScaler:

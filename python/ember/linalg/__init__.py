@@ -6,6 +6,7 @@ whose backward is written in public ops (so double backward works): see _functio
 import math
 
 from .. import _C, return_types
+from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
 from .._ops import creation as _creation
 from .._ops.creation import as_tensor, ones, zeros
@@ -67,6 +68,7 @@ __all__ = [
 ]
 
 
+@_autocast_fp32
 def inv_ex(A, *, check_errors=False):
     """inv_ex(A, *, check_errors=False) -> (Tensor, Tensor)
 
@@ -77,6 +79,7 @@ def inv_ex(A, *, check_errors=False):
     return return_types.linalg_inv_ex(X, info)
 
 
+@_autocast_fp32
 def inv(A):
     """inv(A) -> Tensor
 
@@ -109,6 +112,7 @@ def _vector_rhs(A, B):
     return B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
 
 
+@_autocast_fp32
 def solve_ex(A, B, *, left=True, check_errors=False):
     """solve_ex(A, B, *, left=True, check_errors=False) -> (Tensor, Tensor)
 
@@ -141,6 +145,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     return (X.squeeze(-1) if vector else X), info
 
 
+@_autocast_fp32
 def solve(A, B, *, left=True):
     """solve(A, B, *, left=True) -> Tensor
 
@@ -171,6 +176,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     )
 
 
+@_autocast_fp32
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """cholesky_ex(A, *, upper=False, check_errors=False) -> (Tensor, Tensor)
 
@@ -181,6 +187,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     return return_types.linalg_cholesky_ex(L, info)
 
 
+@_autocast_fp32
 def cholesky(A, *, upper=False):
     """cholesky(A, *, upper=False) -> Tensor
 
@@ -189,6 +196,7 @@ def cholesky(A, *, upper=False):
     return cholesky_ex(A, upper=upper, check_errors=True).L
 
 
+@_autocast_fp32
 def qr(A, mode="reduced"):
     """qr(A, mode='reduced') -> (Tensor, Tensor)
 
@@ -202,6 +210,7 @@ def qr(A, mode="reduced"):
     return return_types.linalg_qr(*_qr(A, mode))
 
 
+@_autocast_fp32
 def svd(A, full_matrices=True, *, driver=None):
     """svd(A, full_matrices=True, *, driver=None) -> (Tensor, Tensor, Tensor)
 
@@ -210,6 +219,7 @@ def svd(A, full_matrices=True, *, driver=None):
     return return_types.linalg_svd(*_svd(A, full_matrices, True))
 
 
+@_autocast_fp32
 def svdvals(A, *, driver=None):
     """svdvals(A, *, driver=None) -> Tensor
 
@@ -218,6 +228,7 @@ def svdvals(A, *, driver=None):
     return _svd(A, False, False)[1]
 
 
+@_autocast_fp32
 def eigh(A, UPLO="L"):
     """eigh(A, UPLO='L') -> (Tensor, Tensor)
 
@@ -228,6 +239,7 @@ def eigh(A, UPLO="L"):
     return return_types.linalg_eigh(*_eigh(A, UPLO == "U", True))
 
 
+@_autocast_fp32
 def eig(A):
     """eig(A) -> (Tensor, Tensor)
 
@@ -238,6 +250,7 @@ def eig(A):
     return return_types.linalg_eig(w, V)
 
 
+@_autocast_fp32
 def eigvals(A):
     """eigvals(A) -> Tensor
 
@@ -252,6 +265,7 @@ def _raise_eig(info):
         raise LinAlgError("linalg.eig: the algorithm failed to converge")
 
 
+@_autocast_fp32
 def eigvalsh(A, UPLO="L"):
     """eigvalsh(A, UPLO='L') -> Tensor
 
@@ -308,6 +322,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     return (S > _tolerance(S, atol, rtol, A.shape[-2], A.shape[-1])).sum(-1)
 
 
+@_autocast_fp32
 def lstsq(A, B, rcond=None, *, driver=None):
     """lstsq(A, B, rcond=None, *, driver=None) -> (Tensor, Tensor, Tensor, Tensor)
 

@@ -5,6 +5,7 @@ import sys
 import warnings
 
 from ... import _C
+from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import (
     Tensor,
     _nn,
@@ -256,6 +257,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
+@_autocast_lower
 def scaled_dot_product_attention(
     query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
 ):

@@ -8,6 +8,7 @@ import math
 import warnings
 
 from ... import _C
+from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
 from ..._ops.creation import ones_like, tensor
 from ...autograd.grad_mode import no_grad
@@ -132,6 +133,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         raise
 
 
+@_autocast_fp32
 def cross_entropy(
     input,
     target,
@@ -150,6 +152,7 @@ def cross_entropy(
     return _nn.cross_entropy(input, target, weight, red, ignore_index, label_smoothing)
 
 
+@_autocast_fp32
 def nll_loss(
     input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
 ):
@@ -160,6 +163,7 @@ def nll_loss(
     return _nn.nll_loss(input, target, weight, _enum(size_average, reduce, reduction), ignore_index)
 
 
+@_autocast_fp32
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
@@ -179,6 +183,7 @@ def binary_cross_entropy(
     return _nn.binary_cross_entropy(input, target, weight, red)
 
 
+@_autocast_fp32
 def binary_cross_entropy_with_logits(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
 ):
@@ -229,6 +234,7 @@ def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weig
     return kernel(input, target, _reduction_enum(reduction))
 
 
+@_autocast_fp32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
 
@@ -236,6 +242,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _pointwise_loss(_nn.mse_loss, input, target, size_average, reduce, reduction, weight)
 
 
+@_autocast_fp32
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
 
@@ -243,6 +250,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _pointwise_loss(_nn.l1_loss, input, target, size_average, reduce, reduction, weight)
 
 
+@_autocast_fp32
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0)
 
@@ -253,6 +261,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _nn.smooth_l1_loss(input, target, red, beta)
 
 
+@_autocast_fp32
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """huber_loss(input, target, reduction='mean', delta=1.0, weight=None)
 
@@ -266,6 +275,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _nn.huber_loss(input, target, _reduction_enum(reduction), delta)
 
 
+@_autocast_fp32
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False)
 
@@ -288,6 +298,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return out
 
 
+@_autocast_fp32
 def cosine_embedding_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -299,6 +310,7 @@ def cosine_embedding_loss(
     return _nn.cosine_embedding_loss(input1, input2, target, margin, red)
 
 
+@_autocast_fp32
 def margin_ranking_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -315,6 +327,7 @@ def margin_ranking_loss(
     return _nn.margin_ranking_loss(input1, input2, target, margin, red)
 
 
+@_autocast_fp32
 def triplet_margin_loss(
     anchor,
     positive,
@@ -367,6 +380,7 @@ def triplet_margin_with_distance_loss(
     return loss.mean() if red == _MEAN else loss.sum() if red == _SUM else loss
 
 
+@_autocast_fp32
 def hinge_embedding_loss(
     input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -377,6 +391,7 @@ def hinge_embedding_loss(
     return _nn.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
 
 
+@_autocast_fp32
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean')
 
@@ -384,6 +399,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _nn.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
 
 
+@_autocast_fp32
 def poisson_nll_loss(
     input,
     target,
@@ -432,6 +448,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
     return loss.sum() if reduction == "sum" else loss
 
 
+@_autocast_fp32
 def multi_margin_loss(
     input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
@@ -447,6 +464,7 @@ def multi_margin_loss(
     return _nn.multi_margin_loss(input, target, p, margin, weight, red)
 
 
+@_autocast_fp32
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean')
 
@@ -471,6 +489,7 @@ def _lengths(lengths):
     return tensor(list(lengths) if not isinstance(lengths, int) else lengths, dtype=int64)
 
 
+@_autocast_fp32
 def ctc_loss(
     log_probs,
     targets,

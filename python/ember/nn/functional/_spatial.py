@@ -5,6 +5,7 @@ import warnings
 
 from ... import _C
 from ..._ops import quantized as _quantized
+from ..._autocast_policy import lower_precision as _autocast_lower
 from ._activation import _raise_if_not_tensor
 
 __all__ = [
@@ -71,6 +72,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _nn.conv2d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
 
 
+@_autocast_lower
 def conv_transpose1d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
@@ -90,6 +92,7 @@ def conv_transpose1d(
     )
 
 
+@_autocast_lower
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):

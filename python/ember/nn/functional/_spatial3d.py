@@ -7,6 +7,7 @@ K = kD*kH*kW views gives the im2col matrix, so one matmul (convolution) or one r
 
 import math
 
+from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import cat, matmul, stack
 from ..._ops.creation import arange, ones, zeros
 from ._spatial import pad
@@ -72,6 +73,7 @@ def _pad3(x, pads, value=0.0):
     return pad(x, flat, value=value)
 
 
+@_autocast_lower
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
 
@@ -119,6 +121,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return y.squeeze(0) if unbatched else y
 
 
+@_autocast_lower
 def conv_transpose3d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):

@@ -1,0 +1,23 @@
+#pragma once
+// bfloat16 GEMM and convolution through oneDNN (Note [oneDNN bf16]).
+#include <optional>
+
+#include "ember/core/tensor.h"
+
+namespace ember::cpu::onednn {
+
+/// Whether oneDNN's bf16 primitives run here: ember was built with oneDNN and the CPU has
+/// AVX-512 (oneDNN picks AMX, AVX512-BF16 or the AVX-512 emulation at run time).
+bool bf16_available();
+
+/// out (B, M, N) = beta * out + alpha * a (B, M, K) @ b (B, K, N), bfloat16 operands of any
+/// strides, float32 accumulation. False when it did not run (the caller's loop does it).
+bool gemm_bf16(const Tensor& out, const Tensor& a, const Tensor& b, float beta, float alpha);
+
+/// y = conv2d(x, w) + bias, all bfloat16 and contiguous (NCHW / OIHW), y allocated. False when it
+/// did not run.
+bool conv2d_bf16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
+                 const Tensor& y, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                 int64_t groups);
+
+}  // namespace ember::cpu::onednn
