@@ -191,6 +191,11 @@ def _property_wrapper(prop):
     return property(get, prop.fset, prop.fdel, prop.__doc__)
 
 
+# Plain functions, the extension's functions, and the complex paths' guards in front of some of
+# them (ember._C._complex_guard).
+_ROUTED_CALLABLE_TYPES = ("function", "nb_func", "builtin_function_or_method", "_ComplexGuard")
+
+
 def _routed_module_names(module):
     for name, value in list(vars(module).items()):
         if name.startswith("_") or name in _NOT_ROUTED or name.startswith(_CONFIG_PREFIXES):
@@ -199,7 +204,7 @@ def _routed_module_names(module):
             continue
         if isinstance(value, type) or not callable(value):
             continue
-        if type(value).__name__ in ("function", "nb_func", "builtin_function_or_method"):
+        if type(value).__name__ in _ROUTED_CALLABLE_TYPES:
             yield name, value
 
 

@@ -229,6 +229,8 @@ nb::object make_size(IntArrayRef sizes) {
   return g_size_class.is_valid() ? g_size_class(tup) : tup;
 }
 
+void bind_complex_guard(nb::module_& m);  // complex_guard.cpp
+
 void bind_dtype(nb::module_& m) {
   nb::class_<DType>(
       m, "dtype",
@@ -353,6 +355,7 @@ NB_MODULE(_C, m) {
   nb::module_ dist = m.def_submodule("_distributed", "Stores and process groups over Gloo");
   bind_distributed(dist);
   bind_quantized(m);
+  bind_complex_guard(m);
   m.def(
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",

@@ -320,3 +320,28 @@ def test_checkpoints_with_torch_both_ways():
     back = torch.load(buf, weights_only=True)["z"]
     assert back.dtype == torch.complex64
     close(back.numpy(), a)
+
+
+def test_complex_guards_route_by_argument_and_keep_the_originals_identity():
+    # The real-only functions and methods sit behind ember._C._complex_guard: a complex
+    # argument anywhere it checks takes the complex path, a real call the original kernel.
+    a, b = crand(3), crand(3)
+    za, zb = ember.tensor(a), ember.tensor(b)
+    x = ember.tensor([1.0, 2.0, 4.0], dtype=ember.float64)
+    close(ember.exp(za), np.exp(a))
+    close(za.exp(), np.exp(a))
+    close(ember.Tensor.exp(za), np.exp(a))
+    close(x / za, x.numpy() / a)  # complex on the right of an operator slot
+    close(za / x, a / x.numpy())
+    close(za / zb, a / b)
+    close(ember.div(x, other=za), x.numpy() / a)  # `other` given by keyword
+    close(x.pow(2j), x.numpy() ** 2j)  # a Python complex scalar
+    close(ember.cat([x.to(ember.complex128), za]), np.concatenate([x.numpy(), a]))
+    close(ember.cat((x, x)), np.concatenate([x.numpy(), x.numpy()]))
+    close(x.exp(), np.exp(x.numpy()))
+    bound = za.exp
+    close(bound(), np.exp(a))
+    assert ember.exp.__name__ == "exp" and ember.exp.__doc__.startswith("exp(")
+    assert callable(ember.exp.__wrapped__) and ember.exp.__wrapped__ is not ember.exp
+    with pytest.raises(TypeError):
+        ember.exp("not a tensor")

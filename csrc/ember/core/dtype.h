@@ -47,7 +47,7 @@ enum class ScalarType : int8_t {
   EMBER_FORALL_DTYPES(EMBER_ENUM) EMBER_FORALL_COMPLEX_DTYPES(EMBER_ENUM)
       EMBER_FORALL_QUANTIZED_DTYPES(EMBER_ENUM)
 #undef EMBER_ENUM
-      Undefined,
+          Undefined,
   NumOptions = Undefined
 };
 using DType = ScalarType;

@@ -550,44 +550,13 @@ _METHOD_EXTRA = {
 
 
 def _guard(orig, path, nargs):
-    if nargs == 1:
-
-        @functools.wraps(orig)
-        def f(*args, **kwargs):
-            if args and isinstance(args[0], Tensor) and _IS_COMPLEX(args[0]):
-                return path(*args, **kwargs)
-            return orig(*args, **kwargs)
-
-    else:
-
-        @functools.wraps(orig)
-        def f(*args, **kwargs):
-            n = len(args)
-            a = args[0] if n else None
-            b = args[1] if n > 1 else kwargs.get("other", kwargs.get("exponent"))
-            if (
-                (isinstance(a, Tensor) and _IS_COMPLEX(a))
-                or (isinstance(b, Tensor) and _IS_COMPLEX(b))
-                or a.__class__ is builtins.complex
-                or b.__class__ is builtins.complex
-            ):
-                return path(*args, **kwargs)
-            return orig(*args, **kwargs)
-
-    return f
+    """orig behind ember._C._complex_guard: complex arguments go to path (checked in C++, so a
+    real call costs no Python frame)."""
+    return functools.update_wrapper(_C._complex_guard(orig, path, nargs), orig)
 
 
 def _list_guard(orig, path):
-    @functools.wraps(orig)
-    def f(tensors, *args, **kwargs):
-        if not isinstance(tensors, Tensor):
-            tensors = list(tensors)
-            for t in tensors:
-                if isinstance(t, Tensor) and _IS_COMPLEX(t):
-                    return path(tensors, *args, **kwargs)
-        return orig(tensors, *args, **kwargs)
-
-    return f
+    return _guard(orig, path, -1)
 
 
 def _where_guard(orig):

@@ -227,14 +227,21 @@ def _method(name, original):
 
 # Every other Tensor method and operator goes to its batching rule.
 _SKIP = set(vars(BatchedTensor)) | {"__init__", "__new__", "__repr__", "__str__", "__format__"}
-for _name, _value in list(vars(Tensor).items()):
-    if _name in _SKIP or isinstance(_value, (property, type, staticmethod, classmethod)):
-        continue
-    if _name.startswith("_") and _name not in overrides._ROUTED_DUNDERS:
-        continue
-    if callable(_value):
-        setattr(BatchedTensor, _name, _method(_name, _value))
-del _name, _value
+
+
+def _bind_tensor_methods():
+    """BatchedTensor's methods for Tensor's current ones; run again on the first vmap, after the
+    package has put its Python methods and guards (ember/_ops/complex.py) on Tensor."""
+    for name, value in list(vars(Tensor).items()):
+        if name in _SKIP or isinstance(value, (property, type, staticmethod, classmethod)):
+            continue
+        if name.startswith("_") and name not in overrides._ROUTED_DUNDERS:
+            continue
+        if callable(value):
+            setattr(BatchedTensor, name, _method(name, overrides.original(value)))
+
+
+_bind_tensor_methods()
 
 
 def _is_batched(x):
@@ -266,6 +273,7 @@ def _load_rules():
     if _rules is None:
         from . import _batch_rules, _batch_rules_nn  # noqa: F401
 
+        _bind_tensor_methods()
         _rules = _batch_rules
     return _rules
 

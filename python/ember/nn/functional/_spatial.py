@@ -4,8 +4,8 @@ import math
 import warnings
 
 from ... import _C
-from ..._ops import quantized as _quantized
 from ..._autocast_policy import lower_precision as _autocast_lower
+from ..._ops import quantized as _quantized
 from ._activation import _raise_if_not_tensor
 
 __all__ = [
