@@ -11,6 +11,7 @@ import warnings
 
 from .. import _C
 from .._C import Tensor, isfinite
+from .._process import get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled
 from ..autograd.grad_mode import no_grad
 
 __all__ = [
@@ -27,55 +28,6 @@ def is_autocast_available(device_type):
 
     Whether autocast can be turned on for the device type ('cpu' here)."""
     return device_type == "cpu"
-
-
-def is_autocast_enabled(device_type="cuda"):
-    """is_autocast_enabled(device_type='cuda') -> bool
-
-    Whether autocast is on for the device type on this thread."""
-    return _C._autocast_is_enabled(device_type)
-
-
-def get_autocast_dtype(device_type):
-    """get_autocast_dtype(device_type) -> dtype
-
-    The lower-precision dtype autocast uses for the device type (bfloat16 on CPU by default)."""
-    return _C._autocast_get_dtype(device_type)
-
-
-def set_autocast_enabled(device_type, enabled):
-    """set_autocast_enabled(device_type, enabled) -> None
-
-    Turns autocast on or off for the device type on this thread, outside any region."""
-    _C._autocast_set_enabled(device_type, bool(enabled))
-
-
-def set_autocast_dtype(device_type, dtype):
-    """set_autocast_dtype(device_type, dtype) -> None
-
-    Sets the lower-precision dtype autocast uses for the device type."""
-    _C._autocast_set_dtype(device_type, dtype)
-
-
-def is_autocast_cache_enabled():
-    """is_autocast_cache_enabled() -> bool
-
-    Whether autocast caches the casts of parameters within a region."""
-    return _C._autocast_is_cache_enabled()
-
-
-def set_autocast_cache_enabled(enabled):
-    """set_autocast_cache_enabled(enabled) -> None
-
-    Turns autocast's cast cache on or off."""
-    _C._autocast_set_cache_enabled(bool(enabled))
-
-
-def clear_autocast_cache():
-    """clear_autocast_cache() -> None
-
-    Drops the cached casts of parameters."""
-    _C._autocast_clear_cache()
 
 
 _LOWER = {"cpu": ("bfloat16", "float16"), "cuda": ("float16", "bfloat16")}

@@ -25,7 +25,8 @@ import warnings
 
 from .. import _C
 from .._C import Tensor
-from ..amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .._process import get_autocast_dtype, is_autocast_enabled
+from ..amp import autocast
 from ..autograd._engine import _accumulates_into_leaves
 from ..autograd._engine import backward as _autograd_backward
 from ..autograd._engine import grad as _autograd_grad
