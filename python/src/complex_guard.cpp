@@ -58,7 +58,8 @@ PyObject* guard_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
   size_t n = PyVectorcall_NARGS(nargsf);
   bool complex = false;
   if (g->kind == kList) {
-    complex = n > 0 && any_complex_in(args[0]);
+    PyObject* list = n > 0 ? args[0] : keyword(args, n, kwnames, "tensors");
+    complex = list && any_complex_in(list);
   } else {
     complex = n > 0 && complex_value(args[0]);
     if (!complex && g->kind == kBinary) {

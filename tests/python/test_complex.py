@@ -338,6 +338,7 @@ def test_complex_guards_route_by_argument_and_keep_the_originals_identity():
     close(x.pow(2j), x.numpy() ** 2j)  # a Python complex scalar
     close(ember.cat([x.to(ember.complex128), za]), np.concatenate([x.numpy(), a]))
     close(ember.cat((x, x)), np.concatenate([x.numpy(), x.numpy()]))
+    close(ember.cat(tensors=[za, za]), np.concatenate([a, a]))  # the list by keyword
     close(x.exp(), np.exp(x.numpy()))
     bound = za.exp
     close(bound(), np.exp(a))
