@@ -1,15 +1,20 @@
 """ember.multiprocessing: Python's multiprocessing with torch's additions.
 
-Tensors that called share_memory_() (or belong to a Module that called share_memory()) keep
-their data in an anonymous shared mapping: processes forked afterwards (the default start method
-on Linux, as Hogwild training uses) read and update the same memory. Tensors sent through a Queue
-or as arguments to a spawned process are pickled copies; torch passes shared memory there.
+Tensors sent to another process through multiprocessing's pickler (a Queue or Pipe, the args of
+a Process started with spawn or forkserver, spawn(fn, args)) travel as their shared-memory
+segment: the receiver maps the same memory, so in-place writes on either side are seen by the
+other. A tensor that is not shared yet is moved into shared memory first (share_memory_), as
+torch does. How segments are made and passed is the sharing strategy (file_descriptor, the
+default, or file_system); see ember/_shared.py and docs/ARCHITECTURE.md.
 """
 
 import multiprocessing
 import sys
 import traceback
 from multiprocessing import *  # noqa: F401,F403
+
+from .._shared import get_all_sharing_strategies, get_sharing_strategy, set_sharing_strategy
+from . import reductions  # noqa: F401  (registers the tensor reduction)
 
 __all__ = list(multiprocessing.__all__) + [
     "spawn",
@@ -21,25 +26,6 @@ __all__ = list(multiprocessing.__all__) + [
     "get_sharing_strategy",
     "get_all_sharing_strategies",
 ]
-
-_STRATEGIES = {"file_descriptor", "file_system"}
-_strategy = "file_descriptor"
-
-
-def get_all_sharing_strategies():
-    return set(_STRATEGIES)
-
-
-def get_sharing_strategy():
-    return _strategy
-
-
-def set_sharing_strategy(new_strategy):
-    """Accepted for compatibility: ember shares through anonymous mappings either way."""
-    global _strategy
-    if new_strategy not in _STRATEGIES:
-        raise AssertionError(f"invalid sharing strategy {new_strategy!r}")
-    _strategy = new_strategy
 
 
 class ProcessRaisedException(Exception):
