@@ -131,9 +131,10 @@ def _release(key, fd, strategy, name):
         os.close(probe)
 
 
-def tensor_on(segment, dtype, size, stride, offset):
+def tensor_on(segment, dtype, size, stride, offset, fill=None):
     """A tensor of the given geometry over a segment (which it keeps alive, with the segment's
-    registration, until its storage is freed)."""
+    registration, until its storage is freed); `fill`, a tensor over the whole storage, is
+    copied in first (through numpy: the new storage stays at version 0)."""
     import numpy as np
 
     name = str(dtype).replace("torch.", "")
@@ -141,13 +142,17 @@ def tensor_on(segment, dtype, size, stride, offset):
         raise RuntimeError(f"share_memory_: expected a non-quantized dtype; got {dtype}")
     np_dtype = np.dtype(_NP_NAMES[name])
     arr = np.frombuffer(segment.map, np_dtype, segment.nbytes // np_dtype.itemsize)
+    if fill is not None and arr.size:
+        arr[...] = (fill.view(_C.int16) if name == "bfloat16" else fill).numpy()
     whole = _C.from_numpy(arr)  # zero-copy: the array (and so the mapping) lives with the storage
     if whole.dtype != dtype:
         whole = whole.view(dtype)
     key = whole._storage_ptr()
     _segments[key] = segment
     weakref.finalize(arr, _release, key, segment.fd, segment.strategy, segment.name)
-    return whole.as_strided(tuple(size), tuple(stride), offset)
+    out = whole.detach()  # not a view (its _base is None, as torch's rebuilt tensors)
+    out.data = whole.as_strided(tuple(size), tuple(stride), offset)
+    return out
 
 
 def segment_of(tensor):
@@ -167,10 +172,11 @@ def share_memory_(self):
     nbytes = self._storage_nbytes()
     src = self.detach()
     n = nbytes // src.element_size()
-    whole = tensor_on(Segment.create(nbytes), self.dtype, (n,), (1,), 0)
-    if n:
-        whole.copy_(src.as_strided((n,), (1,), 0))
-    self.data = whole.as_strided(tuple(self.shape), self.stride(), self.storage_offset())
+    fill = src.as_strided((n,), (1,), 0)
+    shared = tensor_on(
+        Segment.create(nbytes), self.dtype, self.shape, self.stride(), self.storage_offset(), fill
+    )
+    self.data = shared
     return self
 
 
