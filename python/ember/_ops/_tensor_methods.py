@@ -15,7 +15,7 @@ Every plain Python function installed that takes `dim` or `keepdim` also accepts
 
 import types
 
-from .. import _C, _legacy_types, _numpy_kwargs, _process, _shared, _storage
+from .. import _C, _dlpack, _legacy_types, _numpy_kwargs, _process, _shared, _storage
 from .._C import Tensor
 from .._type_info import scalar_type_name
 from . import (
@@ -141,6 +141,8 @@ REPLACE = {
     "share_memory_": _shared.share_memory_,
     "is_shared": _shared.is_shared,
     "untyped_storage": _storage.untyped_storage,
+    "__dlpack__": _dlpack.__dlpack__,
+    "__dlpack_device__": _dlpack.__dlpack_device__,
     "storage": _storage.storage,
     "resize_": _storage.resize_,
     "resize_as_": _storage.resize_as_,

@@ -4,6 +4,7 @@ from . import (
     backend_registration,  # noqa: F401
     checkpoint,  # noqa: F401,E402
     data,  # noqa: F401
+    dlpack,  # noqa: F401
 )
 from .backend_registration import (  # noqa: F401
     generate_methods_for_privateuse1_backend,
