@@ -96,6 +96,14 @@ void bind_random(nb::module_& m) {
       doc("_normal_(self, mean, std, generator) -> None",
           "Fills self with normal samples (behind Tensor.normal_)."));
   m.def(
+      "_normal_size",
+      [](double mean, double std, std::vector<int64_t> size, Gen g, Dt dtype) {
+        return normal(mean, std, size, gen_of(g), dtype.value_or(default_dtype()));
+      },
+      nb::arg("mean"), nb::arg("std"), size, gen, dtype,
+      doc("_normal_size(mean, std, size, generator, dtype) -> Tensor",
+          "Normal samples of one mean and std (behind ember.normal with a size)."));
+  m.def(
       "_bernoulli_", [](Tensor& t, double p, Gen g) { bernoulli_(t, p, gen_of(g)); },
       nb::arg("self"), nb::arg("p"), gen,
       doc("_bernoulli_(self, p, generator) -> None",

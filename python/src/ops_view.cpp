@@ -147,6 +147,7 @@ void bind_view(nb::module_& m) {
         Tensor& t = nb::cast<Tensor&>(self);
         Tensor v = unsqueeze(t, d);
         t.impl()->set_geometry(v.sizes(), v.strides(), v.storage_offset());
+        t.bump_version();  // as torch's in-place view ops
         return nb::borrow(self);
       },
       nb::arg("dim"),
@@ -157,6 +158,7 @@ void bind_view(nb::module_& m) {
         Tensor& t = nb::cast<Tensor&>(self);
         Tensor v = dim.is_none() ? squeeze(t) : squeeze(t, int_list(dim, "dim"));
         t.impl()->set_geometry(v.sizes(), v.strides(), v.storage_offset());
+        t.bump_version();  // as torch's in-place view ops
         return nb::borrow(self);
       },
       nb::arg("dim") = nb::none(),
@@ -287,6 +289,7 @@ void bind_view(nb::module_& m) {
         EMBER_CHECK(view.storage().get() == t.storage().get(),
                     "_set_geometry_: expected a view of the same storage");
         t.impl()->set_geometry(view.sizes(), view.strides(), view.storage_offset());
+        t.bump_version();
         return nb::borrow(self);
       },
       nb::arg("self"), nb::arg("view"),

@@ -395,6 +395,15 @@ void bind_tensor(nb::module_& m) {
             return m && m->is_view;
           },
           doc("_is_view -> bool", "Whether autograd tracks the tensor as a view of another."))
+      .def_prop_ro(
+          "_base",
+          [](const Tensor& t) -> std::optional<Tensor> {
+            auto* m = autograd::meta_if(t);
+            if (m && m->view_base.defined()) return m->view_base;
+            return std::nullopt;
+          },
+          doc("_base -> Tensor or None",
+              "For a view, the tensor it views (the root of a chain of views); None otherwise."))
       .def(
           "size",
           [](const Tensor& t, nb::object dim) -> nb::object {

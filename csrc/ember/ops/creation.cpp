@@ -5,6 +5,7 @@
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
+#include "ember/schema/copy.h"
 #include "ember/schema/creation.h"
 
 namespace ember {
@@ -37,19 +38,19 @@ Tensor tensor(ArrayRef<double> values, const TensorOptions& o) {
 
 Tensor zeros(IntArrayRef sizes, const TensorOptions& o) {
   Tensor t = empty(sizes, o.dtype_or_default(), o.device_);
-  fill_(t, 0);
+  op::fill_.call(t, 0);  // not fill_(): a fresh tensor is at version 0, as torch's
   return finish(t, o);
 }
 
 Tensor ones(IntArrayRef sizes, const TensorOptions& o) {
   Tensor t = empty(sizes, o.dtype_or_default(), o.device_);
-  fill_(t, 1);
+  op::fill_.call(t, 1);
   return finish(t, o);
 }
 
 Tensor full(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) {
   Tensor t = empty(sizes, o.dtype_.value_or(value.dtype()), o.device_);
-  fill_(t, value);
+  op::fill_.call(t, value);
   return finish(t, o);
 }
 
@@ -121,7 +122,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m, const TensorOptions& o) {
   EMBER_CHECK(cols >= 0, "m must be greater or equal to 0, got ", cols);
   Tensor t = zeros({n, cols}, TensorOptions(o.dtype_or_default()).device(o.device_));
   Tensor d = diagonal(t, 0, 0, 1);
-  fill_(d, 1);
+  op::fill_.call(d, 1);
   return finish(t, o);
 }
 

@@ -140,14 +140,17 @@ Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, const Gen
   return self;
 }
 
+// Factories fill through the ops, not the in-place functions: a fresh tensor is at version 0.
 Tensor rand(IntArrayRef size, const GeneratorPtr& gen, ScalarType dtype) {
   Tensor t = empty(size, dtype);
-  return uniform_(t, 0, 1, gen);
+  op::uniform_.call(t, 0.0, 1.0, gen_or_default(gen));
+  return t;
 }
 
 Tensor randn(IntArrayRef size, const GeneratorPtr& gen, ScalarType dtype) {
   Tensor t = empty(size, dtype);
-  return normal_(t, 0, 1, gen);
+  op::normal_.call(t, 0.0, 1.0, gen_or_default(gen));
+  return t;
 }
 
 Tensor rand_like(const Tensor& self, const GeneratorPtr& gen) {
@@ -161,7 +164,9 @@ Tensor randn_like(const Tensor& self, const GeneratorPtr& gen) {
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const GeneratorPtr& gen,
                ScalarType dtype) {
   Tensor t = empty(size, dtype);
-  return random_(t, low, high, gen);
+  check_random_bounds(dtype, low, high);
+  op::random_.call(t, low, std::optional<int64_t>(high), gen_or_default(gen));
+  return t;
 }
 
 namespace {
@@ -219,7 +224,7 @@ Tensor normal(const Tensor& mean, const Tensor& stddev, const GeneratorPtr& gen)
   {
     NoGradGuard g;
     Tensor z = empty(broadcast_shapes(mean.sizes(), stddev.sizes(), "normal"), dtype);
-    normal_(z, 0, 1, gen);
+    op::normal_.call(z, 0.0, 1.0, gen_or_default(gen));
     out = mean.detach() + stddev.detach() * z;
   }
   autograd::record("NormalBackward3", {mean, stddev}, {out},
@@ -231,8 +236,10 @@ Tensor normal(const Tensor& mean, const Tensor& stddev, const GeneratorPtr& gen)
 
 Tensor normal(double mean, double std, IntArrayRef size, const GeneratorPtr& gen,
               ScalarType dtype) {
+  EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   Tensor t = empty(size, dtype);
-  return normal_(t, mean, std, gen);
+  op::normal_.call(t, mean, std, gen_or_default(gen));
+  return t;
 }
 
 }  // namespace ember

@@ -17,14 +17,15 @@ using autograd::variable_list;
 
 namespace {
 
-// Views remember their base whenever grad mode is on: a later in-place write through the view
-// must rebase the base's history (Note [Writes into views]).
+// Views remember their base (the root of a chain of views: Tensor._base, as torch's). Under grad
+// mode they are also autograd views: a later in-place write through the view must rebase the
+// base's history (Note [Writes into views]). Inference mode records nothing (it stays cheap).
 void mark_view(const Tensor& view, const Tensor& self) {
-  if (!GradMode::is_enabled()) return;
+  if (InferenceMode::is_enabled()) return;
   auto& m = autograd::meta(view);
-  m.is_view = true;
+  m.is_view = GradMode::is_enabled();
   auto* sm = autograd::meta_if(self);
-  m.view_base = (sm && sm->is_view) ? sm->view_base : self;
+  m.view_base = (sm && sm->view_base.defined()) ? sm->view_base : self;
 }
 
 // A view of `self` with the given geometry; `backward` maps the view's grad to self's grad.
@@ -101,7 +102,12 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   profiler::Range prof_range(profiler::RangeKind::Op, "reshape");
   DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
-  return view(contiguous(self), sizes);
+  Tensor out = view(contiguous(self), sizes);
+  if (auto* m = autograd::meta_if(out)) {  // a copy, as torch's: not a view of the temporary
+    m->view_base = Tensor();
+    m->is_view = false;
+  }
+  return out;
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {

@@ -190,9 +190,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
         m = mean if isinstance(mean, Tensor) else tensor(float(mean))
         s = std if isinstance(std, Tensor) else tensor(float(std))
         return _C._normal(m, s, generator)
-    out = empty(*size, dtype=dtype)
-    _C._normal_(out, float(mean), float(std), generator)
-    return out
+    return _C._normal_size(float(mean), float(std), list(size), generator, dtype)
 
 
 def poisson(input, generator=None):
