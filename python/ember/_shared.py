@@ -131,6 +131,11 @@ def _release(key, fd, strategy, name):
         os.close(probe)
 
 
+def can_share(dtype):
+    """Whether tensors of this dtype can live in a shared segment (not the quantized ones)."""
+    return str(dtype).replace("torch.", "") in _NP_NAMES
+
+
 def tensor_on(segment, dtype, size, stride, offset, fill=None):
     """A tensor of the given geometry over a segment (which it keeps alive, with the segment's
     registration, until its storage is freed); `fill`, a tensor over the whole storage, is

@@ -42,6 +42,8 @@ def reduce_tensor(tensor):
             "does not support crossing process boundaries.  If you just want to transfer the "
             "data, call detach() on the tensor before serializing (e.g., putting it on the queue)."
         )
+    if not _shared.can_share(tensor.dtype):  # quantized dtypes: sent as a copy, as before
+        return tensor.__reduce_ex__(2)
     segment = _shared.segment_of(tensor)
     if segment is None:
         tensor.share_memory_()
