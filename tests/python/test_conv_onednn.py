@@ -4,8 +4,8 @@ Float32 convolutions run on oneDNN where ember routes them (Note [Conv on oneDNN
 own kernels otherwise; EMBER_ONEDNN_CONV=0 (read on every call) forces ember's kernels, so each
 case here runs both paths in one process: forward, input gradient and weight gradient, over
 shapes that reach every edge (padding, stride, dilation, groups, depthwise, 1-D, batch 1 and 2,
-odd sizes, 1x1, kernels as large as the padded input) and 3-D (one 2-d convolution per depth
-tap). The reference is a float64 NumPy convolution written out tap by tap."""
+odd sizes, 1x1, kernels as large as the padded input) and 3-D (composed of one 2-d
+convolution). The reference is a float64 NumPy convolution written out tap by tap."""
 
 import itertools
 

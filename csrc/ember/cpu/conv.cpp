@@ -181,6 +181,7 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
 // and the chunks on ember's pool (Note [Conv threading]); a batch too small to give every thread
 // a chunk keeps ember's kernels, whose GEMMs split one image's work over the threads.
 constexpr int64_t kOnednnMinBatch = 2;
+constexpr int64_t kWgradColumns = 1024;
 
 // Measured at 1 thread (CPU time, benchmarks/conv_gemm.py --threads 1 --cpu-time --own), oneDNN
 // against ember's kernels: oneDNN won every weight gradient but one (256 -> 256 at 14 x 14 by 6%),
@@ -211,12 +212,23 @@ bool use_onednn(onednn::ConvPass pass, const Tensor& x, const Tensor& w, IntArra
 bool onednn_conv(onednn::ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
                  const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
                  IntArrayRef dilation, int64_t groups) {
-  const int64_t N = x.size(0), grain = (N + kMinChunks - 1) / kMinChunks;
-  const int64_t chunks = (N + grain - 1) / grain, wnumel = w.numel();
+  const int64_t N = x.size(0), wnumel = w.numel(), L = y.numel() / (y.size(0) * y.size(1));
+  int64_t grain = (N + kMinChunks - 1) / kMinChunks;
+  // A weight gradient's chunk adds a partial sum of the weight's size: at least ~1024 output
+  // positions per chunk keep that small (256 -> 256 at 14 x 14 spent ~10% there with one image
+  // per chunk), the samples spread evenly over the chunks.
+  if (pass == onednn::ConvPass::weight_grad) {
+    const int64_t least = std::max(grain, (kWgradColumns + L - 1) / L);
+    const int64_t chunks = (N + least - 1) / least;
+    grain = (N + chunks - 1) / chunks;
+  }
+  const int64_t chunks = (N + grain - 1) / grain;
   const bool sum = pass == onednn::ConvPass::weight_grad && chunks > 1;
   Tensor partial = sum ? empty({chunks * wnumel}, kFloat, w.device()) : Tensor();
   std::atomic<bool> ok{true};
-  for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
+  // Always on the pool: each chunk is one oneDNN thread, so fewer chunks than threads still
+  // run side by side.
+  parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
     Tensor ws = sum ? partial.narrow(0, (n0 / grain) * wnumel, wnumel).view(w.sizes()) : w;
     if (ok.load(std::memory_order_relaxed) &&
         !onednn::conv_f32(pass, x.narrow(0, n0, n1 - n0), ws, y.narrow(0, n0, n1 - n0), bias,
