@@ -8,6 +8,9 @@ odd sizes, 1x1, kernels as large as the padded input) and 3-D (composed of one 2
 convolution). The reference is a float64 NumPy convolution written out tap by tap."""
 
 import itertools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -181,3 +184,25 @@ def test_empty_and_zero_channel_shapes(path):
     assert tuple(F.conv2d(x, w, padding=1).shape) == (0, 3, 5, 5)
     y = F.conv2d(ember.ones(2, 0, 5, 5), ember.ones(3, 0, 3, 3), ember.tensor([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(y.numpy()[:, :, 0, 0], [[1, 2, 3], [1, 2, 3]])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_onednn_threads_follow_set_num_threads():
+    """oneDNN's OpenMP threads follow ember.set_num_threads, not OMP_NUM_THREADS (Note [oneDNN
+    threads]): at one thread a bf16 product and a float32 convolution start no thread."""
+    code = (
+        "import os, ember\n"
+        "ember.set_num_threads(1)\n"
+        "a = ember.randn(256, 256).bfloat16()\n"
+        "x, w = ember.randn(4, 16, 12, 12), ember.randn(16, 16, 3, 3)\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
+        "for _ in range(3):\n"
+        "    a @ a\n"
+        "    ember.nn.functional.conv2d(x, w, padding=1)\n"
+        "print(len(os.listdir('/proc/self/task')) - before)\n"
+    )
+    env = dict(os.environ, OMP_NUM_THREADS="4")
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "0", out.stdout + out.stderr
