@@ -3,6 +3,7 @@
 // the rest builds by im2col. See Note [Conv chunks] and Note [Conv threading].
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "ember/core/parallel.h"
@@ -171,6 +172,81 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
   });
 }
 
+// Note [Conv on oneDNN]
+// float32 convolutions go to oneDNN (Note [oneDNN float32 convolution]) where it measured faster
+// than ember's kernels (docs/ARCHITECTURE.md, benchmarks/conv_gemm.py); ember's kernels run the
+// rest, and everything in a build without oneDNN, on a CPU without AVX-512, or with
+// EMBER_ONEDNN_CONV=0 (_C._set_onednn_conv(False)). The choice depends on the shapes alone, never
+// on the thread count, so results do not either. oneDNN runs each chunk of samples on one thread
+// and the chunks on ember's pool (Note [Conv threading]); a batch too small to give every thread
+// a chunk keeps ember's kernels, whose GEMMs split one image's work over the threads.
+constexpr int64_t kOnednnMinBatch = 2;
+constexpr int64_t kWgradColumns = 1024;
+
+// Measured at 1 thread (CPU time, benchmarks/conv_gemm.py --threads 1 --cpu-time --own), oneDNN
+// against ember's kernels: oneDNN won every weight gradient but one (256 -> 256 at 14 x 14 by 6%),
+// every depthwise and grouped pass (2-15x), and 3x3 forward and input gradients by 5-20%; ember's
+// kernels won the forward of pointwise convolutions (10.2 against 13.9 ms for 256 -> 64 at 56 x
+// 56: oneDNN reorders NCHW to its NHWC and back), the forward with one or two input channels (1.6
+// against 3.2 ms, Fashion-MNIST's first layer) and the input gradient of convolutions with few
+// input channels (1.7 against 9.0 ms there, 3.1 against 11.1 for a 7 x 7 3 -> 64 stem).
+bool use_onednn(onednn::ConvPass pass, const Tensor& x, const Tensor& w, IntArrayRef stride,
+                IntArrayRef padding, int64_t groups) {
+  if (x.dtype() != kFloat || x.size(0) < kOnednnMinBatch || !onednn::conv_enabled()) return false;
+  const int64_t Cg = w.size(1);
+  const bool pointwise = w.size(2) == 1 && w.size(3) == 1 && stride[0] == 1 && stride[1] == 1 &&
+                         padding[0] == 0 && padding[1] == 0;
+  switch (pass) {
+    case onednn::ConvPass::forward:
+      return !pointwise && !(groups == 1 && Cg < 3);
+    case onednn::ConvPass::input_grad:
+      return !(groups == 1 && Cg < 16);
+    case onednn::ConvPass::weight_grad:
+      return true;
+  }
+  return false;
+}
+
+// One pass over chunks of samples (at least kMinChunks when the batch allows); weight gradients
+// are summed per chunk, then over chunks in order. False when oneDNN did not run.
+bool onednn_conv(onednn::ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                 const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                 IntArrayRef dilation, int64_t groups) {
+  const int64_t N = x.size(0), wnumel = w.numel(), L = y.numel() / (y.size(0) * y.size(1));
+  int64_t grain = (N + kMinChunks - 1) / kMinChunks;
+  // A weight gradient's chunk adds a partial sum of the weight's size: at least ~1024 output
+  // positions per chunk keep that small (256 -> 256 at 14 x 14 spent ~10% there with one image
+  // per chunk), the samples spread evenly over the chunks.
+  if (pass == onednn::ConvPass::weight_grad) {
+    const int64_t least = std::max(grain, (kWgradColumns + L - 1) / L);
+    const int64_t chunks = (N + least - 1) / least;
+    grain = (N + chunks - 1) / chunks;
+  }
+  const int64_t chunks = (N + grain - 1) / grain;
+  const bool sum = pass == onednn::ConvPass::weight_grad && chunks > 1;
+  Tensor partial = sum ? empty({chunks * wnumel}, kFloat, w.device()) : Tensor();
+  std::atomic<bool> ok{true};
+  // Always on the pool: each chunk is one oneDNN thread, so fewer chunks than threads still
+  // run side by side.
+  parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
+    Tensor ws = sum ? partial.narrow(0, (n0 / grain) * wnumel, wnumel).view(w.sizes()) : w;
+    if (ok.load(std::memory_order_relaxed) &&
+        !onednn::conv_f32(pass, x.narrow(0, n0, n1 - n0), ws, y.narrow(0, n0, n1 - n0), bias,
+                          stride, padding, dilation, groups))
+      ok = false;
+  });
+  if (!ok) return false;
+  if (sum) {
+    float* acc = partial.data_ptr<float>();
+    for (int64_t c = 1; c < chunks; ++c) {
+      const float* p = acc + c * wnumel;
+      for (int64_t i = 0; i < wnumel; ++i) acc[i] += p[i];
+    }
+    std::copy_n(acc, wnumel, w.data_ptr<float>());
+  }
+  return true;
+}
+
 // bf16 convolutions with fewer input channels per group than this run in float32: oneDNN's
 // bf16 kernels for them (a first layer on 1-channel images) measured 2-3x slower than ember's
 // float32 path.
@@ -205,6 +281,10 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
     return conv2d_forward_kernel(x.to(kFloat), w.to(kFloat), bf, stride, padding, dilation, groups)
         .to(x.dtype());
   }
+  if (use_onednn(onednn::ConvPass::forward, x, w, stride, padding,
+                 groups) &&  // Note [Conv on oneDNN]
+      onednn_conv(onednn::ConvPass::forward, x, w, y, b, stride, padding, dilation, groups))
+    return y;
   if (x.dtype() == kFloat) forward_impl<float>(x, w, b, y, g, groups);
   else forward_impl<double>(x, w, b, y, g, groups);
   return y;
@@ -360,13 +440,24 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
     if (gi.defined()) fill_(gi, 0);
     if (gw.defined()) fill_(gw, 0);
   } else if (mask[0] || mask[1]) {
-    Tensor gi_cols = gi;  // the input gradient backward_impl computes, if any
-    if (gi.defined() && input_grad_as_conv(x, w, stride, padding, dilation, groups)) {
+    Tensor gi_cols = gi;     // the input gradient backward_impl computes, if any
+    Tensor gw_cols = gw;     // the weight gradient backward_impl computes, if any
+    using onednn::ConvPass;  // Note [Conv on oneDNN]
+    if (gi.defined() && use_onednn(ConvPass::input_grad, x, w, stride, padding, groups) &&
+        onednn_conv(ConvPass::input_grad, gi, w, go, std::nullopt, stride, padding, dilation,
+                    groups))
+      gi_cols = Tensor();
+    if (gw.defined() && use_onednn(ConvPass::weight_grad, x, w, stride, padding, groups) &&
+        onednn_conv(ConvPass::weight_grad, x, gw, go, std::nullopt, stride, padding, dilation,
+                    groups))
+      gw_cols = Tensor();
+    if (gi_cols.defined() && input_grad_as_conv(x, w, stride, padding, dilation, groups)) {
       gi = input_grad_by_conv(go, w, padding, dilation, groups);
       gi_cols = Tensor();
     }
-    if (x.dtype() == kFloat) backward_impl<float>(go, x, w, gi_cols, gw, g, groups);
-    else backward_impl<double>(go, x, w, gi_cols, gw, g, groups);
+    if (!gi_cols.defined() && !gw_cols.defined()) return {gi, gw, gb};
+    if (x.dtype() == kFloat) backward_impl<float>(go, x, w, gi_cols, gw_cols, g, groups);
+    else backward_impl<double>(go, x, w, gi_cols, gw_cols, g, groups);
   }
   return {gi, gw, gb};
 }

@@ -9,12 +9,22 @@
 // cache makes a repeated shape cheap.
 #include "ember/cpu/onednn.h"
 
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #ifdef EMBER_HAVE_DNNL
+#include <dlfcn.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
+#include "ember/core/parallel.h"
 #include "ember/cpu/isa.h"
 
 namespace ember::cpu::onednn {
@@ -33,6 +43,29 @@ dnnl::stream& stream() {
   if (!t_stream) t_stream = new dnnl::stream(engine());  // one per thread, kept for its life
   return *t_stream;
 }
+// Note [oneDNN threads]
+// Debian's oneDNN runs on libgomp, whose thread count is per calling thread (omp_set_num_threads)
+// and read when a primitive is created (oneDNN keys its own cache on it). Callers set it for each
+// call: ember's thread count for the bf16 products, 1 for the float32 convolution chunks, which
+// run on ember's pool (Note [oneDNN float32 convolution]). libgomp is already loaded as oneDNN's
+// dependency; it is looked up there, so ember does not link OpenMP itself.
+void use_threads(int n) {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+  using SetThreads = void (*)(int);
+  static const SetThreads set = [] {
+    void* lib = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    return lib ? reinterpret_cast<SetThreads>(dlsym(lib, "omp_set_num_threads")) : nullptr;
+  }();
+  thread_local int current = -1;
+  if (set && current != n) {
+    set(n);
+    current = n;
+  }
+#else
+  (void)n;
+#endif
+}
+int pool_threads() { return in_parallel_region() ? 1 : get_num_threads(); }
 memory::dims dims_of(const Tensor& t) { return memory::dims(t.sizes().begin(), t.sizes().end()); }
 memory::dims strides_of(const Tensor& t) {
   return memory::dims(t.strides().begin(), t.strides().end());
@@ -47,6 +80,7 @@ bool bf16_available() {
 
 bool gemm_bf16(const Tensor& out, const Tensor& a_in, const Tensor& b_in, float beta, float alpha) {
   if (!bf16_available()) return false;
+  use_threads(pool_threads());
   try {
     Tensor a = a_in, b = b_in;
     const int64_t B = out.size(0);
@@ -89,33 +123,50 @@ bool gemm_bf16(const Tensor& out, const Tensor& a_in, const Tensor& b_in, float 
 namespace {
 using tag = memory::format_tag;
 
-// A convolution's descriptors: the user's plain layouts and the "any" layouts oneDNN chooses.
+// A convolution's descriptors (1 to 3 spatial dims): the user's plain layouts and the "any"
+// layouts oneDNN chooses.
 struct ConvGeom {
+  dt type;
   memory::dims src, wei, dst, stride, dil, pad;
-  tag w_tag;
-  ConvGeom(const Tensor& x, const Tensor& w, const Tensor& y, IntArrayRef st, IntArrayRef padding,
-           IntArrayRef dilation, int64_t groups)
-      : src(dims_of(x)),
-        wei(dims_of(w)),
-        dst(dims_of(y)),
-        stride{st[0], st[1]},
-        dil{dilation[0] - 1, dilation[1] - 1},
-        pad{padding[0], padding[1]},
-        w_tag(tag::oihw) {
+  tag act_tag, w_tag;
+  ConvGeom(dt type, const Tensor& x, const Tensor& w, const Tensor& y, IntArrayRef st,
+           IntArrayRef padding, IntArrayRef dilation, int64_t groups)
+      : type(type), src(dims_of(x)), wei(dims_of(w)), dst(dims_of(y)) {
+    const size_t nd = src.size() - 2;
+    for (size_t d = 0; d < nd; ++d) {
+      stride.push_back(st[d]);
+      dil.push_back(dilation[d] - 1);
+      pad.push_back(padding[d]);
+    }
+    static const tag acts[] = {tag::ncw, tag::nchw, tag::ncdhw};
+    static const tag weis[] = {tag::oiw, tag::oihw, tag::oidhw};
+    static const tag gweis[] = {tag::goiw, tag::goihw, tag::goidhw};
+    act_tag = acts[nd - 1];
+    w_tag = weis[nd - 1];
     if (groups > 1) {
-      wei = {groups, w.size(0) / groups, w.size(1), w.size(2), w.size(3)};
-      w_tag = tag::goihw;
+      wei.insert(wei.begin(), groups);
+      wei[1] /= groups;
+      w_tag = gweis[nd - 1];
     }
   }
-  memory::desc any(const memory::dims& d) const { return {d, dt::bf16, tag::any}; }
-  memory user_src(const Tensor& t) const { return {{src, dt::bf16, tag::nchw}, engine(), ptr(t)}; }
-  memory user_wei(const Tensor& t) const { return {{wei, dt::bf16, w_tag}, engine(), ptr(t)}; }
-  memory user_dst(const Tensor& t) const { return {{dst, dt::bf16, tag::nchw}, engine(), ptr(t)}; }
+  memory::desc any(const memory::dims& d) const { return {d, type, tag::any}; }
+  memory::desc src_md() const { return {src, type, act_tag}; }
+  memory::desc wei_md() const { return {wei, type, w_tag}; }
+  memory::desc dst_md() const { return {dst, type, act_tag}; }
+  memory user_src(const Tensor& t) const { return {src_md(), engine(), ptr(t)}; }
+  memory user_wei(const Tensor& t) const { return {wei_md(), engine(), ptr(t)}; }
+  memory user_dst(const Tensor& t) const { return {dst_md(), engine(), ptr(t)}; }
+  dnnl::convolution_forward::desc forward_desc(dnnl::prop_kind kind,
+                                               const memory::desc& bias) const {
+    return {kind,     dnnl::algorithm::convolution_direct,
+            any(src), any(wei),
+            bias,     any(dst),
+            stride,   dil,
+            pad,      pad};
+  }
   dnnl::convolution_forward::primitive_desc forward(dnnl::prop_kind kind,
                                                     const memory::desc& bias) const {
-    dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, any(src), any(wei),
-                                      bias, any(dst), stride, dil, pad, pad);
-    return {d, engine()};
+    return {forward_desc(kind, bias), engine()};
   }
 };
 
@@ -140,8 +191,9 @@ bool conv2d_bf16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& 
                  const Tensor& y, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                  int64_t groups) {
   if (!bf16_available()) return false;
+  use_threads(pool_threads());
   try {
-    ConvGeom g(x, w, y, stride, padding, dilation, groups);
+    ConvGeom g(dt::bf16, x, w, y, stride, padding, dilation, groups);
     memory::desc b_md;
     if (bias) b_md = memory::desc({w.size(0)}, dt::bf16, tag::a);
     auto pd = g.forward(dnnl::prop_kind::forward_inference, b_md);
@@ -160,6 +212,163 @@ bool conv2d_bf16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& 
   }
 }
 
+// Note [oneDNN float32 convolution]
+// A float32 convolution pass (forward, input gradient, weight gradient) on one chunk of samples,
+// on the calling thread: conv.cpp runs chunks that depend only on the shapes on ember's pool and
+// sums weight gradients over chunks in order, so results are the same at any thread count
+// (oneDNN's own threading splits its reductions by thread count). A plan (the primitive and the
+// reorders between the user's plain layouts and the blocked ones oneDNN picks) is made once per
+// shape and pass and kept; a plan holds no data pointers.
+namespace {
+struct ConvPlan {
+  bool usable = true;  // false: oneDNN has only a fallback implementation for this shape
+  dnnl::primitive prim;
+  memory::desc want[3];                    // src, weights, dst as prim takes them
+  int arg[3];                              // their DNNL_ARG_* in this pass
+  int out;                                 // the operand this pass writes
+  std::optional<dnnl::reorder> order[3];   // user -> want (inputs), want -> user (the output)
+  memory::desc scratch, order_scratch[3];  // their scratchpads, which each call allocates
+};
+
+// oneDNN's own direct kernels (jit, brgemm): its fallbacks, an im2col + GEMM ("gemm:jit") and
+// the reference loops ("ref"), are no faster than ember's kernels, and the im2col one crashed in
+// oneDNN 2.6.3's weight gradient at a few channels per group (8 -> 8 dilated, 4 per group).
+bool direct(const std::string& impl) {
+  return impl.find("ref") == std::string::npos &&
+         (impl.find("gemm") == std::string::npos || impl.find("brg") != std::string::npos);
+}
+
+std::shared_ptr<const ConvPlan> make_plan(ConvPass pass, const ConvGeom& g, bool bias) {
+  using dnnl::prop_kind;
+  auto plan = std::make_shared<ConvPlan>();
+  auto unusable = [&] {
+    plan->usable = false;
+    return plan;
+  };
+  const memory::desc b_md = bias ? memory::desc({g.dst[1]}, g.type, tag::a) : memory::desc();
+  // Scratchpads are the caller's, so that chunks on several threads never share oneDNN's.
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_forward::primitive_desc fwd(
+      g.forward_desc(
+          pass == ConvPass::forward ? prop_kind::forward_inference : prop_kind::forward_training,
+          b_md),
+      attr, engine());
+  if (pass == ConvPass::forward) {
+    if (!direct(fwd.impl_info_str())) return unusable();
+    plan->prim = dnnl::convolution_forward(fwd);
+    plan->scratch = fwd.scratchpad_desc();
+    plan->want[0] = fwd.src_desc();
+    plan->want[1] = fwd.weights_desc();
+    plan->want[2] = fwd.dst_desc();
+    plan->arg[0] = DNNL_ARG_SRC, plan->arg[1] = DNNL_ARG_WEIGHTS, plan->arg[2] = DNNL_ARG_DST;
+    plan->out = 2;
+  } else if (pass == ConvPass::input_grad) {
+    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, g.any(g.src),
+                                            g.any(g.wei), g.any(g.dst), g.stride, g.dil, g.pad,
+                                            g.pad);
+    dnnl::convolution_backward_data::primitive_desc pd(d, attr, engine(), fwd);
+    if (!direct(pd.impl_info_str())) return unusable();
+    plan->prim = dnnl::convolution_backward_data(pd);
+    plan->scratch = pd.scratchpad_desc();
+    plan->want[0] = pd.diff_src_desc();
+    plan->want[1] = pd.weights_desc();
+    plan->want[2] = pd.diff_dst_desc();
+    plan->arg[0] = DNNL_ARG_DIFF_SRC, plan->arg[1] = DNNL_ARG_WEIGHTS;
+    plan->arg[2] = DNNL_ARG_DIFF_DST;
+    plan->out = 0;
+  } else {
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, g.any(g.src),
+                                               g.any(g.wei), g.any(g.dst), g.stride, g.dil, g.pad,
+                                               g.pad);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, attr, engine(), fwd);
+    if (!direct(pd.impl_info_str())) return unusable();
+    plan->prim = dnnl::convolution_backward_weights(pd);
+    plan->scratch = pd.scratchpad_desc();
+    plan->want[0] = pd.src_desc();
+    plan->want[1] = pd.diff_weights_desc();
+    plan->want[2] = pd.diff_dst_desc();
+    plan->arg[0] = DNNL_ARG_SRC, plan->arg[1] = DNNL_ARG_DIFF_WEIGHTS;
+    plan->arg[2] = DNNL_ARG_DIFF_DST;
+    plan->out = 1;
+  }
+  const memory::desc user[3] = {g.src_md(), g.wei_md(), g.dst_md()};
+  for (int i = 0; i < 3; ++i) {
+    if (plan->want[i] == user[i]) continue;
+    const bool in = i != plan->out;
+    auto rpd = in ? dnnl::reorder::primitive_desc(engine(), user[i], engine(), plan->want[i], attr)
+                  : dnnl::reorder::primitive_desc(engine(), plan->want[i], engine(), user[i], attr);
+    plan->order[i] = dnnl::reorder(rpd);
+    plan->order_scratch[i] = rpd.scratchpad_desc();
+  }
+  return plan;
+}
+
+std::shared_ptr<const ConvPlan> plan_for(ConvPass pass, const ConvGeom& g, bool bias) {
+  std::vector<int64_t> key = {int64_t(pass), bias};
+  for (const auto* v : {&g.src, &g.wei, &g.dst, &g.stride, &g.dil, &g.pad}) {
+    key.push_back(int64_t(v->size()));
+    key.insert(key.end(), v->begin(), v->end());
+  }
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, std::shared_ptr<const ConvPlan>> plans;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+  }
+  auto plan = make_plan(pass, g, bias);  // outside the lock: creation takes a while
+  std::lock_guard<std::mutex> lock(mu);
+  if (plans.size() >= 512) plans.clear();  // a bound on shapes seen; plans are cheap to remake
+  return plans.emplace(std::move(key), std::move(plan)).first->second;
+}
+}  // namespace
+
+bool conv_available() {
+  static const bool ok = kBestIsa == Isa::avx512;
+  return ok;
+}
+
+bool conv_f32(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+              const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  if (!conv_available()) return false;
+  use_threads(1);
+  try {
+    ConvGeom g(dt::f32, x, w, y, stride, padding, dilation, groups);
+    auto plan = plan_for(pass, g, bias.has_value());
+    if (!plan->usable) return false;
+    const memory user[3] = {g.user_src(x), g.user_wei(w), g.user_dst(y)};
+    memory use[3];
+    dnnl::stream& s = stream();
+    // Runs reorder i from `from` to `to` with its own scratchpad.
+    auto reorder = [&](int i, const memory& from, const memory& to) {
+      plan->order[i]->execute(s, {{DNNL_ARG_FROM, from},
+                                  {DNNL_ARG_TO, to},
+                                  {DNNL_ARG_SCRATCHPAD, memory(plan->order_scratch[i], engine())}});
+    };
+    for (int i = 0; i < 3; ++i) {
+      if (!plan->order[i]) {
+        use[i] = user[i];
+        continue;
+      }
+      use[i] = memory(plan->want[i], engine());
+      if (i != plan->out) reorder(i, user[i], use[i]);
+    }
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SCRATCHPAD, memory(plan->scratch, engine())}};
+    for (int i = 0; i < 3; ++i) args.emplace(plan->arg[i], use[i]);
+    if (bias)
+      args.emplace(DNNL_ARG_BIAS, memory({{g.dst[1]}, dt::f32, tag::a}, engine(), ptr(*bias)));
+    plan->prim.execute(s, args);
+    const int o = plan->out;
+    if (plan->order[o]) reorder(o, use[o], user[o]);
+    s.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 #else
 bool bf16_available() { return false; }
 bool gemm_bf16(const Tensor&, const Tensor&, const Tensor&, float, float) { return false; }
@@ -167,6 +376,18 @@ bool conv2d_bf16(const Tensor&, const Tensor&, const std::optional<Tensor>&, con
                  IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
   return false;
 }
+bool conv_available() { return false; }
+bool conv_f32(ConvPass, const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
+              IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
+  return false;
+}
 #endif
+
+// Read on every call (a few tens of ns beside a convolution), so that a test or benchmark can
+// switch within one process: os.environ["EMBER_ONEDNN_CONV"] = "0".
+bool conv_enabled() {
+  const char* v = std::getenv("EMBER_ONEDNN_CONV");
+  return !(v && std::string_view(v) == "0") && conv_available();
+}
 
 }  // namespace ember::cpu::onednn

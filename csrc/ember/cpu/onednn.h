@@ -20,4 +20,22 @@ bool conv2d_bf16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& 
                  const Tensor& y, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                  int64_t groups);
 
+/// A float32 convolution pass; x, w, y are the convolution's input, weight and output roles.
+enum class ConvPass {
+  forward,      // y = conv(x, w) + bias
+  input_grad,   // x = the input gradient from y (grad_output) and w
+  weight_grad,  // w = the weight gradient from x and y (grad_output)
+};
+
+/// Whether float32 convolutions may run on oneDNN: built with it, an AVX-512 CPU, and not
+/// switched off by EMBER_ONEDNN_CONV=0 in the environment (read on every call, so tests and
+/// benchmarks run ember's own kernels in the same process).
+bool conv_enabled();
+
+/// One pass of a float32 convolution over contiguous NC(D)HW tensors (1 to 3 spatial dims), on
+/// the calling thread only (Note [oneDNN float32 convolution]). False when it did not run.
+bool conv_f32(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+              const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups);
+
 }  // namespace ember::cpu::onednn

@@ -12,15 +12,15 @@ namespace ember::cpu {
 // broadcasts of a per 24 FMAs). Blocking: the columns are cut into panels of 64 and k into blocks
 // of kKc; a block of b (kKc x up to kNc columns) is packed once per task into panels, and every
 // row tile of a block of kMc rows of a runs over each panel, both blocks held in L2. a is read in
-// place when its rows are contiguous and alpha is 1; otherwise it is packed per kMc rows with
-// alpha folded in. Each tile prefetches the next tile of c, which comes from memory when c is
-// large. Threads split the rows and columns of c into rectangles, never k: every output is summed
-// over k in ascending order with one FMA chain that starts at beta * c (0 when beta is 0, so c is
-// never read then), so results do not depend on the thread count or tiling. Products below
-// kSgemmSerialWork multiply-adds (about 9 us on one core) stay on the calling thread, where the
-// pool's hand-off (a few us while its workers spin, Note [Pool wake-up]) would cost more than it
-// saves. Matrix-vector products stay with OpenBLAS's gemv (memory-bound, no packing), as does
-// float64.
+// place when alpha is 1 and its rows are contiguous, or its columns are and c is one panel wide;
+// otherwise it is packed per kMc rows with alpha folded in. Each tile prefetches the next tile
+// of c, which comes from memory when c is large. Threads split the rows and columns of c into
+// rectangles, never k: every output is summed over k in ascending order with one FMA chain that
+// starts at beta * c (0 when beta is 0, so c is never read then), so results do not depend on
+// the thread count or tiling. Products below kSgemmSerialWork multiply-adds (about 9 us on one
+// core) stay on the calling thread, where the pool's hand-off (a few us while its workers spin,
+// Note [Pool wake-up]) would cost more than it saves. Matrix-vector products stay with OpenBLAS's
+// gemv (memory-bound, no packing), as does float64.
 // Measured on one Sapphire Rapids thread (best of repeated runs on a shared machine; FMA peak
 // 246 GFLOP/s): 256^3 at ~216 GFLOP/s, 1024^3 at ~199, 2048^3 at ~193 (torch: 217, 213, 213;
 // OpenBLAS: 193, 192, 176).
