@@ -2,7 +2,7 @@
 
 from .. import _C
 from .._C import Tensor
-from .._ops.creation import zeros_like
+from .._ops.creation import zeros
 from . import forward_ad
 from .grad_mode import no_grad
 
@@ -164,18 +164,25 @@ class Function(metaclass=_FunctionMeta):
         )
         arg_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensor_outputs = [o for o in outputs if isinstance(o, Tensor)]
+        # The node keeps the outputs' metadata and the inputs' count only: holding the outputs
+        # or inputs would keep them alive beside (or despite) what the node saved.
+        output_meta = [(o.shape, o.dtype, o.device) for o in tensor_outputs]
+        n_args = len(args)
 
         def backward(grads):
             grads = list(grads)
             if ctx.materialize_grads:
-                grads = [zeros_like(o) if g is None else g for g, o in zip(grads, tensor_outputs)]
+                grads = [
+                    zeros(shape, dtype=dtype, device=device) if g is None else g
+                    for g, (shape, dtype, device) in zip(grads, output_meta)
+                ]
             result = cls.backward(ctx, *grads)
             if not isinstance(result, tuple):
                 result = (result,)
-            if len(result) < len(args):
+            if len(result) < n_args:
                 raise RuntimeError(
                     f"function {cls.__name__}Backward returned an incorrect number of gradients "
-                    f"(expected {len(args)}, got {len(result)})"
+                    f"(expected {n_args}, got {len(result)})"
                 )
             return tuple(result[i] for i in arg_positions)
 
