@@ -212,6 +212,19 @@ def set_checkpoint_early_stop(enable):
         _early_stop[0] = prev
 
 
+def _pop_hooks_above(pack):
+    """Pops the saved-tensor hooks that code inside a region pushed and left (an exception,
+    such as the early stop, unwound it before its exit), down to the region's own."""
+    while True:
+        top = _C._top_saved_tensors_hooks()
+        if top is None or top[0] is pack:
+            return
+        _C._pop_saved_tensors_hooks()
+        on_abandon = getattr(top[0], "_on_abandon", None)  # FSDP reshards its module
+        if on_abandon is not None:
+            on_abandon()
+
+
 class _NoopSaveInputs(Function):
     """Saves a region's tensor inputs for its recomputation, as any op saves tensors: through
     the saved-tensor hooks active around the region, so that an enclosing checkpoint drops and
@@ -303,7 +316,10 @@ class _Frame:
 
         try:
             with self.state.replay(), self.recompute_ctx, saved_tensors_hooks(pack, unpack):
-                self.function(*call_args, **call_kwargs)
+                try:
+                    self.function(*call_args, **call_kwargs)
+                finally:
+                    _pop_hooks_above(pack)
         except _StopRecomputation:
             return
         if self.check and count[0] != n:
@@ -337,8 +353,12 @@ def _checkpoint_without_reentrant(
     )
     dummy = empty(0, requires_grad=True)
     frame.input_saver = _NoopSaveInputs.apply(dummy, *arg_tensors)
-    with saved_tensors_hooks(frame.pack, frame.unpack), fwd_ctx:
-        out = function(*args, **kwargs)
+    pack = frame.pack
+    with saved_tensors_hooks(pack, frame.unpack), fwd_ctx:
+        try:
+            out = function(*args, **kwargs)
+        finally:
+            _pop_hooks_above(pack)
     return out
 
 

@@ -12,6 +12,8 @@ gathered parameters that the forward's ops save out of the graph: they are freed
 forward and gathered again in the module's backward. See docs/ARCHITECTURE.md.
 """
 
+import functools
+
 from .. import distributed_c10d as c10d
 from ..tensor._api import DTensor, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
 
@@ -91,18 +93,22 @@ class _Group:
 
     # Resharding what autograd saved (Note [FSDP saved parameters] in the docstring of
     # fully_shard's hooks below): saved views of the gathered parameters become handles.
-    def pack(self, t):
+    def pack(self, outer, t):
         fulls = self.unsharded
         if fulls is not None:
             ptr = t.untyped_storage().data_ptr()
             for i, f in enumerate(fulls):
                 if f.untyped_storage().data_ptr() == ptr:
                     return (_SavedParam, i, tuple(t.shape), t.stride(), t.storage_offset())
+        if outer is not None:  # hooks around the module (a checkpoint) get the rest
+            return (_Outer, outer[1], outer[0](t))
         return t
 
     def unpack(self, packed):
-        if not (isinstance(packed, tuple) and packed and packed[0] is _SavedParam):
+        if not (isinstance(packed, tuple) and packed):
             return packed
+        if packed[0] is _Outer:
+            return packed[1](packed[2])
         _, i, size, stride, offset = packed
         fulls = self.unsharded or self.regathered
         if fulls is None:  # the first use in backward: all-gather again, once
@@ -148,6 +154,7 @@ class _Group:
 
 
 _SavedParam = object()  # tags a packed view of a gathered parameter
+_Outer = object()  # tags what the hooks around the module packed
 _GATHER = []
 
 
@@ -216,6 +223,11 @@ class _State:
         self.group = group
         self.reshard_after_forward = reshard_after_forward
         self.mp = mp
+
+
+def _abandon(mod, state):
+    state.hooks = None
+    mod.reshard()
 
 
 def _unshard(group):
@@ -312,9 +324,19 @@ def fully_shard(
     # and drops them when the gather's own backward runs.
     def pre(mod, args, kwargs):
         if entries:
+            if state.hooks is not None:
+                # the last forward never reached `post` (an exception, such as a checkpoint's
+                # early stop, unwound it): its gathered parameters may be stale
+                state.hooks = None
+                mod.reshard()
             mod.unshard()
             if state.reshard_after_forward and _lib().is_grad_enabled():
-                state.hooks = saved_tensors_hooks(state.group.pack, state.group.unpack)
+                outer = _lib()._C._top_saved_tensors_hooks()
+                pack = functools.partial(state.group.pack, outer)
+                # called by a checkpoint that pops these hooks after an early stop unwound
+                # the forward before `post` (utils/checkpoint.py, _pop_hooks_above)
+                pack._on_abandon = functools.partial(_abandon, mod, state)
+                state.hooks = saved_tensors_hooks(pack, state.group.unpack)
                 state.hooks.__enter__()
         if mp.param_dtype is not None and mp.cast_forward_inputs:
             args, kwargs = _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
@@ -323,7 +345,9 @@ def fully_shard(
     def post(mod, args, kwargs, out):
         if entries:
             if state.hooks is not None:
-                state.hooks.__exit__(None, None, None)
+                top = _lib()._C._top_saved_tensors_hooks()
+                if top is not None and top[0] is state.hooks.pack_hook:
+                    state.hooks.__exit__(None, None, None)
                 state.hooks = None
             # the attributes are the shards again; the gathered tensors are freed, unless
             # reshard_after_forward is False (the graph then keeps what its ops saved)
