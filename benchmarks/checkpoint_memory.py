@@ -1,4 +1,5 @@
-"""Peak memory of one training step of a deep MLP, plain and with activation checkpointing.
+"""Peak memory of one training step of a deep MLP, plain and with activation checkpointing
+(non-reentrant: built on saved-tensor hooks, see docs/ARCHITECTURE.md).
 
 Each configuration runs in a fresh process, which resets its peak-RSS counter (VmHWM, through
 /proc/self/clear_refs) after building the model and reports the growth of the peak during one

@@ -28,6 +28,7 @@ def workloads(lib):
         "sum": lambda: x.sum(),
         "view + transpose": lambda: x.view(16).view(4, 4).t(),
         "forward+backward (mul, sum)": fwd_bwd,
+        "record + save output (w.exp())": lambda: w.exp(),
         "basic index x[1, 2:]": lambda: x[1, 2:],
         "advanced index x[idx]": lambda: x[idx],
     }

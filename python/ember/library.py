@@ -154,7 +154,7 @@ class _OpState:
         out = _C._custom_op_redispatch(self.handle, "backend", tensors, args, kwargs)
         if not _C.is_grad_enabled() or not any(t.requires_grad for t in tensors):
             return out
-        from .autograd.function import FunctionCtx
+        from .autograd.function import FunctionCtx, _attach
 
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(
@@ -205,7 +205,7 @@ class _OpState:
             return tuple(flat)
 
         tensor_outputs = [o for o in outputs if isinstance(o, _C.Tensor)]
-        _C._attach_function(self.node_name, backward, tensors, tensor_outputs, [])
+        _attach(ctx, self.node_name, backward, tensors, tensor_outputs, [])
         return out
 
 

@@ -123,7 +123,10 @@ static void bind_autocast(nb::module_& m) {
             "The tensor cast as autocast casts an argument (cached for parameters)."));
 }
 
+void bind_saved_hooks(nb::module_& m);  // saved_hooks.cpp
+
 void bind_autograd(nb::module_& m) {
+  bind_saved_hooks(m);
   autograd::anomaly::set_hooks(&anomaly_forward_stack, &anomaly_warn);
   m.def("_set_anomaly_enabled", &autograd::anomaly::set_enabled, nb::arg("enabled"),
         nb::arg("check_nan") = true,
@@ -276,6 +279,18 @@ void bind_autograd(nb::module_& m) {
           doc("_register_prehook(hook) -> _HookHandle",
               "Calls hook(grad_outputs) before the node runs; a returned tuple replaces them."))
       .def(
+          "_saved_tensors",
+          [](Node& n) {
+            auto* f = dynamic_cast<autograd::FunctionNode*>(&n);
+            variable_list v;
+            if (f)
+              for (size_t i = 0; i < f->num_saved(); ++i) v.push_back(f->saved(i));
+            return to_tuple(v);
+          },
+          doc("_saved_tensors() -> Tuple[Optional[Tensor], ...]",
+              "Unpacks the tensors the node saved for backward (through the unpack hooks of "
+              "saved-tensor hooks for those packed by them)."))
+      .def(
           "__call__",
           [](Node& n, nb::args grads) {
             variable_list g = to_variables(grads);
@@ -329,16 +344,37 @@ void bind_autograd(nb::module_& m) {
   m.def(
       "_attach_function",
       [](const std::string& name, nb::object backward, nb::handle inputs, nb::handle outputs,
-         nb::handle non_differentiable) {
+         nb::handle non_differentiable, nb::handle saved) {
         variable_list ins = to_variables(inputs);
         variable_list outs = to_variables(outputs);
         variable_list nd = to_variables(non_differentiable);
         size_t n_in = ins.size();
+        bool with_saved = !saved.is_none();
         PyRef fn(std::move(backward), nullptr);
         auto node = std::make_shared<autograd::FunctionNode>(
-            name, [fn, n_in](autograd::FunctionNode&, const variable_list& g) {
+            name, [fn, n_in, with_saved](autograd::FunctionNode& self, const variable_list& g) {
               nb::gil_scoped_acquire gil;
-              nb::object r = fn.get()(to_tuple(g));
+              nb::object r;
+              if (with_saved) {
+                // ctx.saved_tensors unpacks on demand, only while this backward runs.
+                autograd::FunctionNode* node = &self;
+                auto alive = std::make_shared<bool>(true);
+                nb::object unpack = nb::cpp_function([node, alive]() {
+                  EMBER_CHECK(*alive,
+                              "saved tensors of a custom Function are read during its "
+                              "backward only");
+                  variable_list v;
+                  for (size_t i = 0; i < node->num_saved(); ++i) v.push_back(node->saved(i));
+                  return to_tuple(v);
+                });
+                struct Expire {
+                  std::shared_ptr<bool> a;
+                  ~Expire() { *a = false; }
+                } expire{alive};
+                r = fn.get()(to_tuple(g), unpack);
+              } else {
+                r = fn.get()(to_tuple(g));
+              }
               variable_list out = to_variables(r);
               EMBER_CHECK(out.size() >= n_in,
                           "function backward returned an incorrect number of "
@@ -357,13 +393,24 @@ void bind_autograd(nb::module_& m) {
           for (const Tensor& x : nd) skip = skip || x.is_same(o);
           if (!skip) autograd::set_history(o, node, uint32_t(i));
         }
+        // ctx.save_for_backward's tensors, saved as built-in ops save (through saved-tensor
+        // hooks); an output is saved as one, without a reference cycle through the node.
+        if (with_saved) {
+          for (const Tensor& t : to_variables(saved)) {
+            bool is_output = false;
+            for (const Tensor& o : outs) is_output = is_output || (t.defined() && o.is_same(t));
+            node->save(t, is_output && t.grad_fn() == node);
+          }
+        }
         return std::static_pointer_cast<Node>(node);
       },
       nb::arg("name"), nb::arg("backward"), nb::arg("inputs").none(), nb::arg("outputs").none(),
-      nb::arg("non_differentiable").none(),
-      doc("_attach_function(name, backward, inputs, outputs, non_differentiable) -> _Node",
+      nb::arg("non_differentiable").none(), nb::arg("saved").none() = nb::none(),
+      doc("_attach_function(name, backward, inputs, outputs, non_differentiable, saved=None) -> "
+          "_Node",
           "Makes a graph node for a Python autograd.Function whose backward calls back into "
-          "Python, and attaches it to the outputs."));
+          "Python, and attaches it to the outputs. With `saved` (tensors or None), the node saves "
+          "them and backward is called as backward(grads, unpack), unpack() returning them."));
 
   // fn() runs after every accumulation into the leaf's .grad; python/ember/_tensor_extra.py
   // wraps the user's hook(tensor) and makes it removable.

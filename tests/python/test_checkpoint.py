@@ -70,9 +70,13 @@ def test_non_reentrant_no_inner_graph_and_parameters_reached():
     x = ember.randn(3, 8)  # no input requires grad: the parameters still get gradients
     out = checkpoint(model, x, use_reentrant=False)
     assert out.requires_grad
-    # The output's node feeds the leaves directly: the region's own nodes were dropped.
-    nexts = [n.name() for n, _ in out.grad_fn.next_functions if n is not None]
-    assert nexts and set(nexts) == {"AccumulateGrad"}
+    # The graph is the region's own, as torch's (its nodes' saved tensors are recomputed).
+    names, stack = set(), [out.grad_fn]
+    while stack:
+        n = stack.pop()
+        names.add(n.name())
+        stack.extend(m for m, _ in n.next_functions if m is not None)
+    assert {"TanhBackward0", "AccumulateGrad"} <= names
     out.sum().backward()
     ref = _mlp(p=0.0)
     ref(x).sum().backward()
@@ -139,7 +143,8 @@ def test_determinism_check_catches_a_different_recomputation():
 
     def f(t):
         calls.append(1)
-        return t.repeat(len(calls))
+        return t.repeat(len(calls)).sin()  # sin saves what differs (a region saving nothing
+        # is never recomputed, as in torch)
 
     x = ember.ones(2, requires_grad=True)
     with pytest.raises(CheckpointError, match="different metadata"):

@@ -4,6 +4,7 @@
 
 #include "ember/autograd/anomaly.h"
 #include "ember/autograd/grad_mode.h"
+#include "ember/autograd/saved_hooks.h"
 #include "ember/dispatch/dispatcher.h"
 
 namespace ember::autograd {
@@ -28,7 +29,8 @@ void raise_freed(const std::string& node) {
       node, ")");
 }
 
-SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
+SavedTensor::SavedTensor(const Tensor& t, bool is_output, const Node* owner)
+    : is_output_(is_output) {
   if (!t.defined()) return;
   EMBER_CHECK(!t.storage()->is_inference() || InferenceMode::is_enabled(),
               "Inference tensors cannot be saved for backward. To work around you can make a "
@@ -36,16 +38,26 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output
   was_defined_ = true;
   version_ = t._version();
   requires_grad_ = t.requires_grad();
-  if (is_output) {
-    data_ = t.detach();
-    output_nr_ = t.output_nr();
-  } else {
-    data_ = t;
+  if (is_output) output_nr_ = t.output_nr();
+  // Wrapped numbers (the 2 of x * 2) stay out of the hooks' sight, as in torch.
+  SavedTensorHooks* hooks = saved_hooks::current();
+  if (hooks && !t.impl()->is_wrapped_number) [[unlikely]] {
+    if (!is_output && requires_grad_) edge_ = gradient_edge(t);
+    AutoGradMode no_grad(false);
+    packed_ = hooks->pack(is_output ? t.detach() : t, owner);
+    EMBER_CHECK(t._version() == version_,
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform "
+                "in-place operations on the input to a pack hook.");
+    return;
   }
+  data_ = is_output ? t.detach() : t;
 }
 
 Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
   if (!was_defined_) return Tensor();
+  if (packed_) return restore(packed_->unpack(), owner);
   if (!data_.defined()) raise_freed(owner ? owner->name() : "unknown");
   if (data_._version() != version_) {
     std::ostringstream os;
@@ -59,16 +71,39 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
     EMBER_ERROR(ErrorKind::Runtime, os.str());
   }
   if (!is_output_ || !requires_grad_) return data_;
-  // Re-attach the output to its node so double backward flows through it.
-  Tensor t = data_.detach();
-  auto& m = meta(t);
-  m.requires_grad = true;
-  m.grad_fn = owner;
-  m.output_nr = output_nr_;
-  return t;
+  return restore(data_, owner);
 }
 
-void SavedTensor::reset() { data_ = Tensor(); }
+// Gives an unpacked tensor the history the saved one had (Note [Saved tensor hooks]).
+Tensor SavedTensor::restore(Tensor t, const std::shared_ptr<Node>& owner) const {
+  EMBER_ASSERT(t.defined());
+  if (is_output_ && requires_grad_) {
+    // Re-attach the output to its node so double backward flows through it.
+    Tensor r = t.detach();
+    auto& m = meta(r);
+    m.requires_grad = true;
+    m.grad_fn = owner;
+    m.output_nr = output_nr_;
+    return r;
+  }
+  if (!edge_.valid()) return t.requires_grad() ? t.detach() : t;
+  Tensor r = t.detach();
+  auto& m = meta(r);
+  m.requires_grad = true;
+  if (dynamic_cast<AccumulateGrad*>(edge_.fn.get())) {
+    m.grad_accumulator = edge_.fn;  // gradients reach the original leaf's .grad
+  } else {
+    m.grad_fn = edge_.fn;
+    m.output_nr = edge_.input_nr;
+  }
+  return r;
+}
+
+void SavedTensor::reset() {
+  data_ = Tensor();
+  packed_.reset();
+  edge_ = Edge();
+}
 
 AutogradMeta& meta(const Tensor& t) {
   auto& slot = t.impl()->autograd_meta;
@@ -146,7 +181,7 @@ void FunctionNode::release_variables() {
 }
 
 size_t FunctionNode::save(const Tensor& t, bool is_output) {
-  saved_.emplace_back(t, is_output);
+  saved_.emplace_back(t, is_output, this);
   return saved_.size() - 1;
 }
 

@@ -67,19 +67,29 @@ class Node : public std::enable_shared_from_this<Node> {
 /// Marks a graph freed by backward without retain_graph.
 [[noreturn]] void raise_freed(const std::string& node);
 
-/// A tensor saved for backward, checked against in-place changes when unpacked.
+class PackedTensor;  // saved_hooks.h
+
+/// A tensor saved for backward, checked against in-place changes when unpacked. While
+/// saved-tensor hooks are pushed it keeps what the pack hook returned instead (Note [Saved tensor
+/// hooks] in saved_hooks.h).
 class SavedTensor {
  public:
   SavedTensor() = default;
   /// `is_output`: the tensor is an output of `node` (saved without a strong ref to avoid a cycle).
-  SavedTensor(const Tensor& t, bool is_output);
+  /// `owner`: the node that saves it (given to pack hooks).
+  SavedTensor(const Tensor& t, bool is_output, const Node* owner = nullptr);
   /// The saved tensor; raises if it was freed or modified in place since it was saved.
   Tensor unpack(const std::shared_ptr<Node>& owner) const;
   void reset();
   bool defined() const { return data_.defined() || was_defined_; }
+  /// True if a pack hook holds the tensor.
+  bool is_packed() const { return packed_ != nullptr; }
 
  private:
+  Tensor restore(Tensor t, const std::shared_ptr<Node>& owner) const;
   Tensor data_;  // the tensor (inputs) or an alias without history (outputs)
+  std::shared_ptr<PackedTensor> packed_;  // what a pack hook returned, instead of data_
+  Edge edge_;                             // packed inputs requiring grad: where they lead
   uint32_t version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;
@@ -142,6 +152,7 @@ class FunctionNode : public Node {
   size_t save(const Tensor& t, bool is_output = false);
   /// Unpacks saved tensor `i` (version-checked).
   Tensor saved(size_t i);
+  size_t num_saved() const { return saved_.size(); }
   /// True once release_variables ran (a second backward needs retain_graph).
   bool released() const { return released_; }
 

@@ -2,7 +2,7 @@
 
 from .. import _C
 from .._C import Tensor
-from .._ops.creation import zeros_like
+from .._ops.creation import zeros
 from . import forward_ad
 from .grad_mode import no_grad
 
@@ -18,6 +18,11 @@ class FunctionCtx:
         self.non_differentiable = ()
         self.needs_input_grad = ()
         self.materialize_grads = True
+        # Once the node is attached, it holds the saved tensors (through saved-tensor hooks, as
+        # built-in ops save theirs): `_saved_layout` keeps the non-tensor items, `_unpack` reads
+        # the tensors back while the node's backward runs.
+        self._saved_layout = None
+        self._unpack = None
 
     def save_for_backward(self, *tensors):
         self.to_save = tensors
@@ -25,6 +30,9 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        if self._unpack is not None:
+            tensors = iter(self._unpack())
+            return tuple(next(tensors) if x is _TENSOR else x for x in self._saved_layout)
         if self.to_save is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -58,6 +66,36 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value):
         self.materialize_grads = value
+
+
+_TENSOR = object()  # marks a tensor's place in FunctionCtx._saved_layout
+
+
+def _attach(ctx, name, backward, inputs, outputs, non_differentiable, keep_saved=False):
+    """Attaches the node of a Python-defined backward to `outputs`, the node saving the tensors
+    of ctx.save_for_backward (so saved-tensor hooks see them); `backward(grads)` reads them
+    through ctx.saved_tensors."""
+    to_save = ctx.to_save or ()
+    ctx._saved_layout = tuple(_TENSOR if isinstance(t, Tensor) else t for t in to_save)
+
+    def run(grads, unpack):
+        ctx._unpack = unpack
+        try:
+            return backward(grads)
+        finally:
+            ctx._unpack = None
+
+    node = _C._attach_function(
+        name,
+        run,
+        inputs,
+        outputs,
+        non_differentiable,
+        [t for t in to_save if isinstance(t, Tensor)],
+    )
+    if not keep_saved:
+        ctx.to_save = None  # the node holds them now
+    return node
 
 
 class _FunctionMeta(type):
@@ -97,6 +135,7 @@ class Function(metaclass=_FunctionMeta):
     def apply(cls, *args, **kwargs):
         if forward_ad._is_active():
             ctx = FunctionCtx()
+            ctx._keep_saved = True  # jvp reads ctx.saved_tensors after the forward
             return forward_ad._function_apply(
                 cls, ctx, args, kwargs, lambda: cls._apply(ctx, args, kwargs)
             )
@@ -125,27 +164,36 @@ class Function(metaclass=_FunctionMeta):
         )
         arg_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensor_outputs = [o for o in outputs if isinstance(o, Tensor)]
+        # The node keeps the outputs' metadata and the inputs' count only: holding the outputs
+        # or inputs would keep them alive beside (or despite) what the node saved.
+        output_meta = [(o.shape, o.dtype, o.device) for o in tensor_outputs]
+        n_args = len(args)
 
         def backward(grads):
             grads = list(grads)
             if ctx.materialize_grads:
-                grads = [zeros_like(o) if g is None else g for g, o in zip(grads, tensor_outputs)]
+                grads = [
+                    zeros(shape, dtype=dtype, device=device) if g is None else g
+                    for g, (shape, dtype, device) in zip(grads, output_meta)
+                ]
             result = cls.backward(ctx, *grads)
             if not isinstance(result, tuple):
                 result = (result,)
-            if len(result) < len(args):
+            if len(result) < n_args:
                 raise RuntimeError(
                     f"function {cls.__name__}Backward returned an incorrect number of gradients "
-                    f"(expected {len(args)}, got {len(result)})"
+                    f"(expected {n_args}, got {len(result)})"
                 )
             return tuple(result[i] for i in arg_positions)
 
-        _C._attach_function(
+        _attach(
+            ctx,
             cls.__name__ + "Backward",
             backward,
             tensor_args,
             tensor_outputs,
             list(ctx.non_differentiable),
+            keep_saved=getattr(ctx, "_keep_saved", False),
         )
         return outputs if is_tuple else outputs[0]
 

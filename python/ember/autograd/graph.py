@@ -3,6 +3,9 @@ like PyTorch's ("MulBackward0")."""
 
 import weakref
 
+from .. import _C
+from .._ops.creation import empty
+
 _classes = {}
 _live = weakref.WeakValueDictionary()
 
@@ -64,3 +67,70 @@ def wrap_node(node):
         obj = _class_for(node.name())(node)
         _live[key] = obj
     return obj
+
+
+# ---- saved-tensor hooks (Note [Saved tensor hooks] in csrc/ember/autograd/saved_hooks.h) ------
+
+
+class saved_tensors_hooks:
+    """saved_tensors_hooks(pack_hook, unpack_hook)
+
+    Context manager: while it is active on this thread, every tensor that an operation saves for
+    backward is passed to ``pack_hook(tensor)``, and the graph keeps whatever that returns
+    instead of the tensor; when backward (or anything else) needs the tensor, ``unpack_hook``
+    is called on that object and must return a tensor with the original's content. Contexts
+    nest; the innermost pair applies. The pack hook runs under no_grad and must not modify its
+    input in place."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _C._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *args):
+        _C._pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """save_on_cpu(pin_memory=False, device_type='cuda')
+
+    Context manager that stores the tensors saved for backward in CPU memory (in pinned memory
+    when ``pin_memory``) and moves each back to its device when backward needs it. A tensor
+    already on the CPU is kept as is unless ``pin_memory`` asks for a pinned copy."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            if not pin_memory:
+                return (tensor.device, tensor.cpu())
+            packed = empty(tensor.size(), dtype=tensor.dtype, pin_memory=True)
+            packed.copy_(tensor)
+            return (tensor.device, packed)
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+class disable_saved_tensors_hooks:
+    """disable_saved_tensors_hooks(error_message)
+
+    Context manager that forbids saved-tensor hooks on this thread: entering a
+    saved_tensors_hooks (or save_on_cpu) inside it raises RuntimeError(error_message), and
+    entering it while hooks are active raises the same error."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self.maybe_prev_message = _C._saved_tensors_hooks_get_disabled_error_message()
+        _C._saved_tensors_hooks_disable(self.error_message)
+
+    def __exit__(self, *args):
+        if self.maybe_prev_message is None:
+            _C._saved_tensors_hooks_enable()
+        else:
+            _C._saved_tensors_hooks_disable(self.maybe_prev_message)

@@ -9,27 +9,26 @@ Two variants, as torch's:
   whose backward recomputes the region and runs a nested backward through it. Gradients reach
   the parameters used inside only when some tensor input requires grad, and `autograd.grad`
   through the region does not reach them (they accumulate into `.grad`), as in torch.
-- non-reentrant (`use_reentrant=False`): ember has no saved-tensor hooks, so the region's forward
-  runs with grad once to find every tensor requiring grad that it reads (its tensor arguments,
-  and the leaves, such as parameters, that its graph reaches), then that graph is dropped and an
-  autograd.Function takes those tensors as inputs. Its backward recomputes the region and
-  differentiates the recomputed outputs with `autograd.grad`, so `autograd.grad`, keyword
-  arguments, nested structures of outputs and parameters not passed as arguments all work.
-  The nested backward frees the recomputed graph as it goes, so a region that reads a non-leaf
-  tensor requiring grad through a closure (not as an argument) must not share that tensor's
-  history with the rest of the graph: pass such tensors as arguments.
+- non-reentrant (`use_reentrant=False`): the region runs once, with grad, under
+  saved-tensor hooks (ember.autograd.graph.saved_tensors_hooks) whose pack keeps a small holder
+  in place of each tensor the region's ops save. The first unpack in backward reruns the region
+  (replaying RNG and autocast) under hooks that fill the holders with the recomputed tensors, and
+  stops as soon as the last one is filled (early stop). The region's inputs are saved through a
+  no-op Function, so an enclosing checkpoint drops and recomputes them too (nesting). The graph
+  is the forward's own: autograd.grad, keyword arguments, nested outputs, parameters read
+  through closures and double backward work as without checkpointing.
 """
 
 import contextlib
 import warnings
+import weakref
 
 from .. import _C
 from .._C import Tensor
+from .._ops.creation import empty
 from .._process import get_autocast_dtype, is_autocast_enabled
 from ..amp import autocast
-from ..autograd._engine import _accumulates_into_leaves
 from ..autograd._engine import backward as _autograd_backward
-from ..autograd._engine import grad as _autograd_grad
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..random import get_rng_state, set_rng_state
@@ -40,6 +39,7 @@ __all__ = [
     "CheckpointError",
     "noop_context_fn",
     "detach_variable",
+    "set_checkpoint_early_stop",
 ]
 
 _DETERMINISM_MODES = ("default", "none")
@@ -133,7 +133,7 @@ class _RegionState:
 
 
 def _meta(t):
-    return (tuple(t.shape), t.dtype, t.device)
+    return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
 
 
 # ---- reentrant variant -----------------------------------------------------------------------
@@ -185,129 +185,181 @@ class CheckpointFunction(Function):
 # ---- non-reentrant variant -------------------------------------------------------------------
 
 
-def _reached_leaves(outputs, arg_tensors):
-    """The leaves requiring grad that the graph of `outputs` reaches, stopping at the tensor
-    arguments' own nodes."""
-    stop = {(t.grad_fn._node._id, t.output_nr) for t in arg_tensors if t.grad_fn is not None}
-    seen = set()
-    stack = [(o.grad_fn._node, o.output_nr) for o in outputs if o.grad_fn is not None]
-    leaves = []
-    while stack:
-        node, nr = stack.pop()
-        if (node._id, nr) in stop:
-            continue
-        if node._id in seen:
-            continue
-        seen.add(node._id)
-        if node.name() == "AccumulateGrad":
-            leaves.append(node.variable)
-            continue
-        stack.extend((n, i) for n, i in node.next_functions if n is not None)
-    # Outputs that are leaves themselves (the function returned a parameter).
-    leaves.extend(o for o in outputs if o.grad_fn is None and o.requires_grad)
-    return leaves
-
-
-class _NonReentrantCheckpoint(Function):
-    """The non-reentrant checkpoint's node: `apply(region, *inputs)` returns the outputs the
-    region computed (detached), and its backward recomputes the region."""
-
-    @staticmethod
-    def forward(ctx, region, *inputs):
-        ctx.region = region
-        ctx.save_for_backward(*inputs)
-        ctx.mark_non_differentiable(
-            *[o for o, rg in zip(region.outputs, region.out_requires_grad) if not rg]
-        )
-        outs = region.outputs
-        region.outputs = None  # the node holds them only through the caller's result
-        return tuple(outs)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        region = ctx.region
-        inputs = ctx.saved_tensors
-        n_args = region.n_args
-        with region.state.replay(), region.recompute_ctx:
-            args = [x.detach().requires_grad_(x.requires_grad) for x in inputs[:n_args]]
-            call_args, call_kwargs = _unflatten(region.in_spec, iter(args))
-            out = region.function(*call_args, **call_kwargs)
-        flat = []
-        _flatten(out, flat)
-        if region.check and [_meta(t) for t in flat] != region.out_meta:
-            raise CheckpointError(
-                "torch.utils.checkpoint: Recomputed values for the following tensors have "
-                "different metadata than during the forward pass.\n"
-                f"forward: {region.out_meta}\nrecomputed: {[_meta(t) for t in flat]}"
-                + ("" if region.debug else "\n(pass debug=True for the region's details)")
-            )
-        pairs = [(o, g) for o, g in zip(flat, grads) if o.requires_grad and g is not None]
-        result = [None] * len(inputs)
-        if not pairs:
-            return (None,) + tuple(result)
-        outs, gouts = [o for o, _ in pairs], [g for _, g in pairs]
-        if _accumulates_into_leaves():
-            # Within a backward() that accumulates into every leaf: the leaves the region reads
-            # (parameters) accumulate their gradients as the nested backward reaches them, so
-            # the region's parameter gradients never all exist at once.
-            arg_targets = [t for t in args if t.requires_grad]
-            _autograd_backward(
-                outs,
-                gouts,
-                create_graph=_C.is_grad_enabled(),
-                inputs=arg_targets + list(inputs[n_args:]),
-            )
-            for i, t in enumerate(args):
-                result[i] = t.grad if t.requires_grad else None
-            return (None,) + tuple(result)
-        targets = [(i, t) for i, t in enumerate(args) if t.requires_grad]
-        targets += [(n_args + j, t) for j, t in enumerate(inputs[n_args:])]
-        if targets:
-            gs = _autograd_grad(
-                outs,
-                [t for _, t in targets],
-                gouts,
-                create_graph=_C.is_grad_enabled(),
-                allow_unused=True,
-            )
-            for (i, _), g in zip(targets, gs):
-                result[i] = g
-        return (None,) + tuple(result)
-
-
-class _Region:
+class _StopRecomputation(Exception):
     pass
 
 
+class _Holder:
+    """What the graph keeps in place of a tensor saved inside a checkpointed region."""
+
+    __slots__ = ("__weakref__",)
+
+
+_early_stop = [True]
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """set_checkpoint_early_stop(enable)
+
+    Context manager: whether non-reentrant checkpoints stop a recomputation as soon as every
+    tensor the backward needs was recomputed (the default), overriding their `early_stop`."""
+    prev = _early_stop[0]
+    _early_stop[0] = enable
+    try:
+        yield
+    finally:
+        _early_stop[0] = prev
+
+
+def _pop_hooks_above(pack):
+    """Pops the saved-tensor hooks that code inside a region pushed and left (an exception,
+    such as the early stop, unwound it before its exit), down to the region's own."""
+    while True:
+        top = _C._top_saved_tensors_hooks()
+        if top is None or top[0] is pack:
+            return
+        _C._pop_saved_tensors_hooks()
+        on_abandon = getattr(top[0], "_on_abandon", None)  # FSDP reshards its module
+        if on_abandon is not None:
+            on_abandon()
+
+
+class _NoopSaveInputs(Function):
+    """Saves a region's tensor inputs for its recomputation, as any op saves tensors: through
+    the saved-tensor hooks active around the region, so that an enclosing checkpoint drops and
+    recomputes them too (nested checkpoints)."""
+
+    @staticmethod
+    def forward(ctx, dummy, *inputs):
+        ctx.save_for_backward(*inputs)
+        return empty(0)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise AssertionError("checkpoint: the input saver is never differentiated")
+
+
+class _Frame:
+    """One checkpointed call: how to rerun it and the holders of what its forward saved."""
+
+    def __init__(self, function, in_spec, state, recompute_ctx, check, debug, early_stop):
+        self.function = function
+        self.in_spec = in_spec
+        self.state = state
+        self.recompute_ctx = recompute_ctx
+        self.check = check
+        self.debug = debug
+        self.early_stop = early_stop
+        self.weak_holders = []
+        self.forward_meta = []
+        self.recomputed = weakref.WeakKeyDictionary()  # holder -> recomputed tensor
+        self.input_saver = None
+        self.recomputations = 0
+
+    def pack(self, tensor):
+        holder = _Holder()
+        self.weak_holders.append(weakref.ref(holder))
+        self.forward_meta.append(_meta(tensor))
+        return holder
+
+    def unpack(self, holder):
+        if holder not in self.recomputed:
+            self.recompute()
+        if holder not in self.recomputed:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was not "
+                "recomputed. The recomputation saved fewer tensors than the original forward."
+            )
+        return self.recomputed.pop(holder)
+
+    def _mismatch(self, idx, tensor):
+        details = (
+            f"tensor at position {idx}:\nsaved metadata: {self.forward_meta[idx]}\n"
+            f"recomputed metadata: {_meta(tensor)}\n"
+        )
+        hint = "" if self.debug else "\n(pass debug=True to checkpoint for more details)"
+        return CheckpointError(
+            "torch.utils.checkpoint: Recomputed values for the following tensors have different "
+            "metadata than during the forward pass.\n" + details + hint
+        )
+
+    def recompute(self):
+        inputs = self.input_saver.grad_fn._node._saved_tensors()
+        call_args, call_kwargs = _unflatten(self.in_spec, iter(inputs))
+        self.recomputations += 1
+        count = [0]
+        n = len(self.weak_holders)
+        stop = self.early_stop
+
+        def pack(tensor):
+            idx = count[0]
+            count[0] += 1
+            if idx >= n:
+                raise CheckpointError(
+                    "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                    "than during the original forward pass."
+                )
+            if self.check and _meta(tensor) != self.forward_meta[idx]:
+                raise self._mismatch(idx, tensor)
+            holder = self.weak_holders[idx]()
+            if holder is not None:  # None: the node that saved it is gone
+                self.recomputed[holder] = tensor.detach()
+            if stop and count[0] == n:
+                raise _StopRecomputation
+            return None
+
+        def unpack(_):
+            raise CheckpointError("torch.utils.checkpoint: a recomputed graph is never run")
+
+        from ..autograd.graph import saved_tensors_hooks
+
+        try:
+            with self.state.replay(), self.recompute_ctx, saved_tensors_hooks(pack, unpack):
+                try:
+                    self.function(*call_args, **call_kwargs)
+                finally:
+                    _pop_hooks_above(pack)
+        except _StopRecomputation:
+            return
+        if self.check and count[0] != n:
+            raise CheckpointError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the "
+                "original forward and recomputation.\n"
+                f"Number of tensors saved during forward: {n}\n"
+                f"Number of tensors saved during recomputation: {count[0]}"
+            )
+
+
 def _checkpoint_without_reentrant(
-    function, preserve, context_fn, determinism_check, debug, args, kwargs
+    function, preserve, context_fn, determinism_check, debug, early_stop, args, kwargs
 ):
+    from ..autograd.graph import saved_tensors_hooks
+
     fwd_ctx, recompute_ctx = context_fn()
     if not _C.is_grad_enabled():
         with fwd_ctx:
             return function(*args, **kwargs)
-    region = _Region()
-    region.state = _RegionState(preserve)
-    with fwd_ctx:
-        out = function(*args, **kwargs)
     arg_tensors = []
-    region.in_spec = _flatten((tuple(args), dict(kwargs)), arg_tensors)
-    flat_out = []
-    out_spec = _flatten(out, flat_out)
-    if not any(o.requires_grad for o in flat_out):
-        return out
-    leaves = _reached_leaves(flat_out, arg_tensors)
-    region.function = function
-    region.n_args = len(arg_tensors)
-    region.check = determinism_check == "default"
-    region.debug = debug
-    region.out_meta = [_meta(t) for t in flat_out]
-    region.out_requires_grad = [o.requires_grad for o in flat_out]
-    region.outputs = [o.detach() for o in flat_out]
-    region.recompute_ctx = recompute_ctx
-    del out, flat_out  # drops the region's graph: only the inputs stay alive
-    outs = _NonReentrantCheckpoint.apply(region, *arg_tensors, *leaves)
-    return _unflatten(out_spec, iter(outs))
+    in_spec = _flatten((tuple(args), dict(kwargs)), arg_tensors)
+    frame = _Frame(
+        lambda *a, **k: function(*a, **k),
+        in_spec,
+        _RegionState(preserve),
+        recompute_ctx,
+        determinism_check == "default",
+        debug,
+        early_stop and _early_stop[0],
+    )
+    dummy = empty(0, requires_grad=True)
+    frame.input_saver = _NoopSaveInputs.apply(dummy, *arg_tensors)
+    pack = frame.pack
+    with saved_tensors_hooks(pack, frame.unpack), fwd_ctx:
+        try:
+            out = function(*args, **kwargs)
+        finally:
+            _pop_hooks_above(pack)
+    return out
 
 
 # ---- public entry points ---------------------------------------------------------------------
@@ -355,7 +407,7 @@ def checkpoint(
             )
         return CheckpointFunction.apply(function, preserve, *args)
     return _checkpoint_without_reentrant(
-        function, preserve, context_fn, determinism_check, debug, args, kwargs
+        function, preserve, context_fn, determinism_check, debug, early_stop, args, kwargs
     )
 
 

@@ -7,9 +7,12 @@ padded to the largest piece, so the gathered buffer splits by rank) into whole t
 forward uses; after it, the module's attributes are the sharded DTensors again. The gather is an
 autograd Function: its backward reduce-scatters the group's gradients in one collective
 (averaged over the mesh, as torch's default) into the shards' .grad, so the optimizer steps on
-the local shards. See docs/ARCHITECTURE.md for what differs from torch (the gathered tensors
-stay referenced by the autograd graph until the module's backward).
+the local shards. With reshard_after_forward (the default), saved-tensor hooks keep the
+gathered parameters that the forward's ops save out of the graph: they are freed after the
+forward and gathered again in the module's backward. See docs/ARCHITECTURE.md.
 """
+
+import functools
 
 from .. import distributed_c10d as c10d
 from ..tensor._api import DTensor, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
@@ -67,6 +70,7 @@ class _Group:
         self.sync = True
         self.pending = None  # accumulated unsharded gradients while sync is off
         self.unsharded = None
+        self.regathered = None  # gathered again in backward for saved parameters
 
     def gather(self, shards):
         """The whole tensors from this rank's shards (plain tensors, no autograd)."""
@@ -86,6 +90,35 @@ class _Group:
             piece = out.narrow(1, off, size).reshape(self.n * rows, *shape[1:])
             fulls.append(piece.narrow(0, 0, shape[0]) if shape else piece.reshape(()))
         return fulls
+
+    # Resharding what autograd saved (Note [FSDP saved parameters] in the docstring of
+    # fully_shard's hooks below): saved views of the gathered parameters become handles.
+    def pack(self, outer, t):
+        fulls = self.unsharded
+        if fulls is not None:
+            ptr = t.untyped_storage().data_ptr()
+            for i, f in enumerate(fulls):
+                if f.untyped_storage().data_ptr() == ptr:
+                    return (_SavedParam, i, tuple(t.shape), t.stride(), t.storage_offset())
+        if outer is not None:  # hooks around the module (a checkpoint) get the rest
+            return (_Outer, outer[1], outer[0](t))
+        return t
+
+    def unpack(self, packed):
+        if not (isinstance(packed, tuple) and packed):
+            return packed
+        if packed[0] is _Outer:
+            return packed[1](packed[2])
+        _, i, size, stride, offset = packed
+        fulls = self.unsharded or self.regathered
+        if fulls is None:  # the first use in backward: all-gather again, once
+            lib = _lib()
+            shards = [p._local_tensor for _, _, p, _ in self.entries]
+            if self.mp.param_dtype is not None:
+                shards = [s.to(self.mp.param_dtype) for s in shards]
+            with lib.no_grad():
+                fulls = self.regathered = self.gather(shards)
+        return fulls[i].as_strided(size, stride, offset)
 
     def reduce(self, grads):
         """This rank's shards of the gradients, averaged over the mesh (one reduce-scatter)."""
@@ -120,6 +153,8 @@ class _Group:
         return res
 
 
+_SavedParam = object()  # tags a packed view of a gathered parameter
+_Outer = object()  # tags what the hooks around the module packed
 _GATHER = []
 
 
@@ -135,6 +170,7 @@ def _gather_fn():
 
             @staticmethod
             def backward(ctx, *grads):
+                ctx.group.regathered = None  # the module's backward is done with them
                 return (None, *ctx.group.reduce(list(grads)))
 
         _GATHER.append(_AllGatherParams)
@@ -183,9 +219,15 @@ class FSDPModule:
 
 class _State:
     def __init__(self, group, reshard_after_forward, mp):
+        self.hooks = None  # the saved-tensor hooks pushed for the forward
         self.group = group
         self.reshard_after_forward = reshard_after_forward
         self.mp = mp
+
+
+def _abandon(mod, state):
+    state.hooks = None
+    mod.reshard()
 
 
 def _unshard(group):
@@ -274,17 +316,41 @@ def fully_shard(
     state = _State(_Group(entries, mesh, mp), reshard_after_forward, mp)
     module._fsdp_state = state
 
+    from ...autograd.graph import saved_tensors_hooks
+
+    # Note [FSDP saved parameters]: with reshard_after_forward, the gathered parameters that the
+    # forward's ops save for backward are packed as handles (saved-tensor hooks), so resharding
+    # after the forward frees them; the module's backward all-gathers them again on first use
+    # and drops them when the gather's own backward runs.
     def pre(mod, args, kwargs):
         if entries:
+            if state.hooks is not None:
+                # the last forward never reached `post` (an exception, such as a checkpoint's
+                # early stop, unwound it): its gathered parameters may be stale
+                state.hooks = None
+                mod.reshard()
             mod.unshard()
+            if state.reshard_after_forward and _lib().is_grad_enabled():
+                outer = _lib()._C._top_saved_tensors_hooks()
+                pack = functools.partial(state.group.pack, outer)
+                # called by a checkpoint that pops these hooks after an early stop unwound
+                # the forward before `post` (utils/checkpoint.py, _pop_hooks_above)
+                pack._on_abandon = functools.partial(_abandon, mod, state)
+                state.hooks = saved_tensors_hooks(pack, state.group.unpack)
+                state.hooks.__enter__()
         if mp.param_dtype is not None and mp.cast_forward_inputs:
             args, kwargs = _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
         return args, kwargs
 
     def post(mod, args, kwargs, out):
         if entries:
-            # the gathered tensors live on in the autograd graph until this module's
-            # backward; the attributes are the shards again (see the module docstring)
+            if state.hooks is not None:
+                top = _lib()._C._top_saved_tensors_hooks()
+                if top is not None and top[0] is state.hooks.pack_hook:
+                    state.hooks.__exit__(None, None, None)
+                state.hooks = None
+            # the attributes are the shards again; the gathered tensors are freed, unless
+            # reshard_after_forward is False (the graph then keeps what its ops saved)
             mod.reshard()
         if mp.output_dtype is not None:
             out = _cast(out, mp.output_dtype)
