@@ -433,6 +433,10 @@ class _FusedOptimizer(Optimizer):
             params, grads = self._params_with_grad(group)
             if params:
                 self._update_group(group, params, grads)
+            for p in group["params"]:  # sparse gradients (only where _update_sparse exists)
+                g = p.grad if self._update_sparse is not None else None
+                if g is not None and g.is_sparse:
+                    self._update_sparse(group, p, g)
         return loss
 
     def _lazy_states(self, params, *buffers):
@@ -448,13 +452,24 @@ class _FusedOptimizer(Optimizer):
             states.append(state)
         return states
 
+    # (group, param, sparse gradient) -> None: the update of a parameter whose gradient is
+    # sparse, for the optimizers that take them (SGD, Adagrad); the others refuse them.
+    _update_sparse = None
+    _sparse_advice = ""
+
     def _params_with_grad(self, group):
-        """The group's params that have a gradient, and those gradients (torch skips the rest)."""
+        """The group's params that have a dense gradient, and those gradients (torch skips the
+        rest; the sparse ones go to _update_sparse)."""
         params, grads = [], []
         for p in group["params"]:
             if p.grad is not None:
                 if getattr(p.grad, "is_sparse", False):
-                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+                    if self._update_sparse is not None:
+                        continue
+                    raise RuntimeError(
+                        f"{type(self).__name__} does not support sparse gradients"
+                        + self._sparse_advice
+                    )
                 params.append(p)
                 grads.append(p.grad)
         return params, grads
