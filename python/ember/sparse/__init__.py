@@ -7,6 +7,7 @@ tensors") for why.
 
 import functools
 
+from .. import _C
 from . import _ops
 from . import _tensor as st
 from ._tensor import SparseTensor, sparse_coo_tensor, sparse_csr_tensor
@@ -285,20 +286,13 @@ def _smm(input, mat):
 
 
 def _guard(orig, path):
-    @functools.wraps(orig)
-    def guarded(*args, **kwargs):
-        if (
-            (args and type(args[0]) is SparseTensor)
-            or (len(args) > 1 and type(args[1]) is SparseTensor)
-            or (len(args) > 2 and type(args[2]) is SparseTensor)
-        ):
-            return path(*args, **kwargs)
-        return orig(*args, **kwargs)
-
-    return guarded
+    """orig behind ember._C._sparse_guard: calls with a sparse operand go to path (checked in
+    C++, so a dense call costs no Python frame)."""
+    return functools.update_wrapper(_C._sparse_guard(orig, path), orig)
 
 
 def install():
     """Puts the sparse tensors' methods on their class (after Tensor's table is installed, so
     that every Tensor method is either given a sparse form or refused)."""
     st._add_methods(_sparse_class_methods())
+    _C._set_sparse_type(SparseTensor)
