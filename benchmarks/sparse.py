@@ -3,14 +3,14 @@ dense ones, through torch.sparse.mm with a COO operand and with a CSR one, forwa
 forward + backward; prints the median time per call of each side and the ratio ember/torch
 (below 1: ember is faster).
 
-    .venv/bin/python benchmarks/sparse.py [--threads N] [--budget SECONDS]
+    .venv/bin/python benchmarks/sparse.py [--threads N] [--repeat N]
 """
 
 import argparse
 import warnings
 
 import numpy as np
-from _compare import frameworks, median_time
+from _compare import best_times, frameworks
 
 # (rows, cols, density, dense columns)
 CASES = [
@@ -34,7 +34,7 @@ def pattern(m, k, density, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--budget", type=float, default=0.5)
+    ap.add_argument("--repeat", type=int, default=30)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")  # torch's beta-state notes on sparse CSR
     libs = frameworks(args.threads)
@@ -43,7 +43,7 @@ def main():
         idx, vals = pattern(m, k, density, m + n)
         dense = np.random.default_rng(n).standard_normal((k, n)).astype(np.float32)
         for kind in ("coo", "csr", "coo fwd+bwd"):
-            times = {}
+            fns = {}
             for name, lib in libs.items():
                 s = lib.sparse_coo_tensor(
                     lib.from_numpy(idx.copy()), lib.from_numpy(vals.copy()), (m, k)
@@ -64,7 +64,8 @@ def main():
                     def fn(lib=lib, s=s, d=d):
                         return lib.sparse.mm(s, d)
 
-                times[name] = median_time(fn, args.budget)
+                fns[name] = fn
+            times = dict(zip(fns, best_times(list(fns.values()), args.repeat, warmup=2)))
             label = f"{kind} {m}x{k} d={density:g} @ {k}x{n}"
             t_e, t_t = times["ember"], times.get("torch")
             ratio = f"{t_e / t_t:7.2f}" if t_t else "      -"
