@@ -360,3 +360,19 @@ def test_hostile_sparse_record_is_refused(tmp_path):
     torch.save(bad, path)
     with pytest.raises(RuntimeError, match="size is inconsistent"):
         ember.load(path)
+
+
+def test_sparse_mask_reads_a_dense_tensor_at_the_pattern():
+    dense = ember.arange(6.0).reshape(2, 3)
+    out = dense.sparse_mask(_coo())
+    assert out.is_sparse and out.is_coalesced()
+    assert out.indices().tolist() == [[0, 1, 1], [2, 0, 2]]
+    assert out.values().tolist() == [2.0, 3.0, 5.0]
+
+
+def test_dense_operations_are_untouched_by_the_sparse_paths():
+    a, b = ember.ones(2, 2), ember.full((2, 2), 2.0)
+    assert ember.add(a, b).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    assert ember.mm(a, b).tolist() == [[4.0, 4.0], [4.0, 4.0]]
+    assert ember.sum(b, axis=1).tolist() == [4.0, 4.0]
+    assert type(ember.mm).__name__ == "_SparseGuard" and ember.mm.__name__ == "mm"

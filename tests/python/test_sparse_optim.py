@@ -187,3 +187,28 @@ def test_setting_a_sparse_grad_by_hand():
     assert p.detach().tolist() == [[0, 0], [-1, -1], [0, 0], [-1, -1]]
     p.grad = None
     assert p.grad is None
+
+
+def test_zero_grad_without_set_to_none_empties_a_sparse_grad():
+    emb = _embedding(ember)
+    _loss(ember, emb).backward()
+    opt = ember.optim.SGD(emb.parameters(), lr=0.1)
+    opt.zero_grad(set_to_none=False)
+    g = emb.weight.grad
+    assert g.is_sparse and g._nnz() == 0
+    _loss(ember, emb).backward()
+    assert emb.weight.grad._nnz() == 6
+
+
+def test_sgd_momentum_state_saves_and_loads(tmp_path):
+    emb = _embedding(ember)
+    opt = ember.optim.SGD(emb.parameters(), lr=0.1, momentum=0.9)
+    _loss(ember, emb).backward()
+    opt.step()
+    path = tmp_path / "opt.pt"
+    ember.save(opt.state_dict(), path)
+    state = ember.load(path)["state"][0]["momentum_buffer"]
+    assert state.is_sparse
+    np.testing.assert_allclose(
+        state.to_dense().tolist(), opt.state[emb.weight]["momentum_buffer"].to_dense().tolist()
+    )
