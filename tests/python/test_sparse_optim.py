@@ -212,3 +212,18 @@ def test_sgd_momentum_state_saves_and_loads(tmp_path):
     np.testing.assert_allclose(
         state.to_dense().tolist(), opt.state[emb.weight]["momentum_buffer"].to_dense().tolist()
     )
+
+
+def test_embedding_bag_per_sample_weights_sparse_gradient_matches_torch():
+    torch = _torch()
+    results = {}
+    for lib in (ember, torch):
+        bag = lib.nn.EmbeddingBag(6, 3, mode="sum", sparse=True)
+        with lib.no_grad():
+            bag.weight.copy_(lib.tensor(W))
+        weights = lib.tensor([0.5, 2.0, -1.0, 1.5])
+        out = bag(lib.tensor([[0, 2], [2, 5]]), per_sample_weights=weights.reshape(2, 2))
+        (out**2).sum().backward()
+        results[lib.__name__] = (out.tolist(), bag.weight.grad.to_dense().tolist())
+    np.testing.assert_allclose(results["ember"][0], results["torch"][0], rtol=1e-6)
+    np.testing.assert_allclose(results["ember"][1], results["torch"][1], rtol=1e-6)
