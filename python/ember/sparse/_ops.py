@@ -31,10 +31,18 @@ def _lib():
 
 
 class _Pattern:
-    """The CSR arrays of a 2-D sparse matrix, and of its transpose on demand (the backward)."""
+    """The CSR arrays of a 2-D sparse matrix, its entries' row indices and its transpose on
+    demand (the backward and the non-float path need them; the forward kernel does not)."""
 
     def __init__(self, crow, col, rows, shape):
-        self.crow, self.col, self.rows, self.shape = crow, col, rows, shape
+        self.crow, self.col, self._rows, self.shape = crow, col, rows, shape
+
+    @property
+    def rows(self):
+        if self._rows is None:
+            lib = _lib()
+            self._rows = lib.repeat_interleave(lib.arange(self.shape[0]), self.crow.diff())
+        return self._rows
 
     def transposed(self, values):
         lib = _lib()
@@ -49,10 +57,12 @@ def _kernel_ok(values, dense):
 
 
 def _csr_mm(crow, col, rows, values, dense, nrows):
-    """CSR @ dense: the C++ kernel for float32/float64, a gather-and-sum for other dtypes."""
+    """CSR @ dense: the C++ kernel for float32/float64, a gather-and-sum for other dtypes
+    (`rows`: the entries' row indices, or a callable giving them, needed by that path only)."""
     lib = _lib()
     if _kernel_ok(values, dense):
         return _C._sparse_csr_mm(crow, col, values, dense)
+    rows = rows() if callable(rows) else rows
     out = lib.zeros((nrows, dense.shape[1]), dtype=lib.promote_types(values.dtype, dense.dtype))
     return out.index_add(0, rows, values.unsqueeze(1) * dense[col])
 
@@ -62,7 +72,8 @@ class _SparseDenseMM(Function):
     def forward(ctx, values, dense, pattern):
         ctx.pattern = pattern
         ctx.save_for_backward(values, dense)
-        return _csr_mm(pattern.crow, pattern.col, pattern.rows, values, dense, pattern.shape[0])
+        rows = lambda: pattern.rows  # noqa: E731  (read by the non-float path only)
+        return _csr_mm(pattern.crow, pattern.col, rows, values, dense, pattern.shape[0])
 
     @staticmethod
     def backward(ctx, grad):
@@ -84,16 +95,24 @@ class _SparseDenseMM(Function):
 def _pattern_of(s):
     """(pattern, values) of a 2-D sparse matrix without dense dims, as CSR arrays."""
     if s._layout is sparse_csr:
-        return _Pattern(s._crow, s._col, st.csr_rows(s), s._size), st._values_of(s)
+        return _Pattern(s._crow, s._col, None, s._size), st._values_of(s)
     if s.sparse_dim() != 2 or s.dense_dim() != 0:
         raise RuntimeError(
             "mm: expected a 2-D sparse matrix without dense dims; got sparse_dim "
             f"{s.sparse_dim()} and dense_dim {s.dense_dim()}"
         )
     c = st.coalesce(s)
-    rows = c._indices_arr[0].contiguous()
-    crow = st.crow_from_rows(rows, s._size[0])
-    return _Pattern(crow, c._indices_arr[1].contiguous(), rows, s._size), st._values_of(c)
+    # The row pointers of these indices are kept on the tensor: a model multiplies by one
+    # adjacency matrix every step. The cache is keyed by the indices object, which in-place
+    # ops replace rather than modify.
+    cached = getattr(c, "_csr_cache", None)
+    if cached is None or cached[0] is not c._indices_arr:
+        rows = c._indices_arr[0].contiguous()
+        crow = st.crow_from_rows(rows, s._size[0])
+        cached = (c._indices_arr, rows, crow, c._indices_arr[1].contiguous())
+        c._csr_cache = cached
+    _, rows, crow, col = cached
+    return _Pattern(crow, col, rows, s._size), st._values_of(c)
 
 
 def _check_mm(a, b):
