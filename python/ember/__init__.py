@@ -103,6 +103,7 @@ from . import (  # noqa: E402,F401
     profiler,
     quantization,
     random,
+    sparse,
     special,
     testing,
     utils,
@@ -174,6 +175,8 @@ from .version import __version__  # noqa: E402
 
 _install_tensor_methods()
 globals().update(_complex_paths(globals()))
+sparse.install()  # sparse tensors' methods, then their paths through mm, add, ... (ember/sparse/)
+globals().update(sparse.guarded_functions(globals()))
 for _name, _value in list(globals().items()):
     if not _name.startswith("__"):
         globals()[_name] = _accepting_numpy_names(_value)

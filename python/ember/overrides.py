@@ -191,9 +191,15 @@ def _property_wrapper(prop):
     return property(get, prop.fset, prop.fdel, prop.__doc__)
 
 
-# Plain functions, the extension's functions, and the complex paths' guards in front of some of
-# them (ember._C._complex_guard).
-_ROUTED_CALLABLE_TYPES = ("function", "nb_func", "builtin_function_or_method", "_ComplexGuard")
+# Plain functions, the extension's functions, and the complex and sparse paths' guards in front
+# of some of them (ember._C._complex_guard, ember._C._sparse_guard).
+_ROUTED_CALLABLE_TYPES = (
+    "function",
+    "nb_func",
+    "builtin_function_or_method",
+    "_ComplexGuard",
+    "_SparseGuard",  # ember.sparse's paths of ember.mm, ember.add, ... (sparse_guard.cpp)
+)
 
 
 def _routed_module_names(module):

@@ -3,6 +3,7 @@
 // python/ember/linalg.py composes into ember.linalg.
 #include "common.h"
 #include "ember/ops/linalg_lapack.h"
+#include "ember/ops/sparse.h"
 
 namespace ember::py {
 
@@ -74,6 +75,17 @@ void bind_linalg(nb::module_& m) {
       doc("einsum(equation, *operands) -> Tensor",
           "Sums products of the operands over the indices that the Einstein-notation equation "
           "leaves out of its output (e.g. 'ij,jk->ik')."));
+
+  // The kernels behind ember.sparse's products (python/ember/sparse/): plain index and value
+  // arrays in, a dense tensor out, no autograd (Note [Sparse autograd]).
+  m.def("_sparse_csr_mm", &_sparse_csr_mm, nb::arg("crow_indices"), nb::arg("col_indices"),
+        nb::arg("values"), nb::arg("dense"),
+        doc("_sparse_csr_mm(crow_indices, col_indices, values, dense) -> Tensor",
+            "The product of a CSR matrix, given by its arrays, with a dense matrix."));
+  m.def("_sparse_sampled_dot", &_sparse_sampled_dot, nb::arg("rows"), nb::arg("cols"), nb::arg("a"),
+        nb::arg("b"),
+        doc("_sparse_sampled_dot(rows, cols, a, b) -> Tensor",
+            "out[j] = dot(a[rows[j]], b[cols[j]]): a @ b.T sampled at a sparse pattern."));
 
   nb::module_ la = m.def_submodule("_linalg", "LAPACK factorizations behind ember.linalg");
   la.def("lu_factor_ex", &linalg_lu_factor_ex, nb::arg("A"),

@@ -15,7 +15,7 @@ Every plain Python function installed that takes `dim` or `keepdim` also accepts
 
 import types
 
-from .. import _C, _dlpack, _legacy_types, _numpy_kwargs, _process, _shared, _storage
+from .. import _C, _dlpack, _legacy_types, _numpy_kwargs, _process, _shared, _storage, sparse
 from .._C import Tensor
 from .._type_info import scalar_type_name
 from . import (
@@ -407,6 +407,7 @@ def table():
         {name: property(fget, doc=PROPERTY_DOCS.get(name)) for name, fget in PROPERTIES.items()}
     )
     out["grad"] = tensor._grad_warning_getter(_grad_property)
+    out.update(sparse.dense_tensor_methods())  # to_sparse, to_dense, ... (ember/sparse/)
     # complex tensors take the complex paths of these methods (ember/_ops/complex.py)
     out.update(complex.tensor_methods(lambda name: out.get(name) or _bound_method(name)))
     out.update(CLASS_ATTRIBUTES)

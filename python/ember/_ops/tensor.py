@@ -266,16 +266,37 @@ def _grad_fn(self):
     return wrap_node(self._grad_fn)
 
 
+# Sparse gradients of dense tensors (Embedding(sparse=True)), kept beside the tensors because the
+# engine accumulates dense ones: id(tensor) -> (weakref to it, gradient); ember/sparse/_grad.py
+# fills it, Tensor.grad reads it first (a dict check while it is empty).
+_SPARSE_GRADS = {}
+
+
 def _grad_warning_getter(base):
     """Tensor.grad: the binding's property `base`, warning when read on a non-leaf that does not
     retain its gradient (as torch)."""
     getter = base.fget
-    setter = base.fset
+    base_setter = base.fset
+
+    def setter(self, value):
+        if _SPARSE_GRADS:
+            _SPARSE_GRADS.pop(id(self), None)
+        if getattr(value, "_layout", None) is not None and not hasattr(self, "_layout"):
+            from ..sparse._grad import store  # a sparse gradient for a dense tensor
+
+            base_setter(self, None)
+            store(self, value)
+            return
+        base_setter(self, value)
 
     def get(self):
         """grad -> Tensor or None
 
         The accumulated gradient of a leaf tensor, or None before any backward."""
+        if _SPARSE_GRADS:
+            entry = _SPARSE_GRADS.get(id(self))
+            if entry is not None and entry[0]() is self:
+                return entry[1]
         if not self.is_leaf and not self.retains_grad and self.requires_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "

@@ -49,6 +49,8 @@ _EMBER_ONLY = frozenset(
         "_randperm_fill",
         "_rnn_layer",
         "_rnn_layer_backward",
+        "_sparse_csr_mm",  # ember.sparse's kernels (torch's op of that name takes other arguments)
+        "_sparse_sampled_dot",
         "_take_along_dim",
         "fmax_",
         "fmin_",

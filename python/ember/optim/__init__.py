@@ -11,6 +11,7 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .rprop_asgd import ASGD, Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = [
     "Adadelta",
@@ -26,6 +27,7 @@ __all__ = [
     "RMSprop",
     "Rprop",
     "SGD",
+    "SparseAdam",
     "lr_scheduler",
     "swa_utils",
 ]

@@ -63,6 +63,11 @@ class Adagrad(_FusedOptimizer):
     def share_memory(self):
         """No-op kept for API compatibility (ember has one process's memory)."""
 
+    def _update_sparse(self, group, param, grad):
+        from ._sparse import adagrad
+
+        adagrad(self, group, param, grad)
+
     def _update_group(self, group, params, grads):
         states = [self.state[p] for p in params]
         _C._optim.adagrad(

@@ -43,6 +43,8 @@ class Adam(_FusedOptimizer):
 
     Adam (Kingma & Ba), with AMSGrad and optionally decoupled (AdamW) weight decay."""
 
+    _sparse_advice = ", please consider SparseAdam instead"
+
     _load_defaults = {
         "amsgrad": False,
         "maximize": False,

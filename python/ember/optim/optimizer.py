@@ -430,9 +430,11 @@ class _FusedOptimizer(Optimizer):
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            params, grads = self._params_with_grad(group)
+            params, grads, sparse = self._params_with_grad(group)
             if params:
                 self._update_group(group, params, grads)
+            for p, g in sparse:
+                self._update_sparse(group, p, g)
         return loss
 
     def _lazy_states(self, params, *buffers):
@@ -448,13 +450,26 @@ class _FusedOptimizer(Optimizer):
             states.append(state)
         return states
 
+    # (group, param, sparse gradient) -> None: the update of a parameter whose gradient is
+    # sparse, for the optimizers that take them (SGD, Adagrad); the others refuse them.
+    _update_sparse = None
+    _sparse_advice = ""
+
     def _params_with_grad(self, group):
-        """The group's params that have a gradient, and those gradients (torch skips the rest)."""
-        params, grads = [], []
+        """The group's params that have a dense gradient, those gradients (torch skips the
+        params without one), and (param, gradient) pairs of the sparse gradients."""
+        params, grads, sparse = [], [], []
         for p in group["params"]:
-            if p.grad is not None:
-                if getattr(p.grad, "is_sparse", False):
-                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+            g = p.grad
+            if g is not None:
+                if getattr(g, "is_sparse", False):
+                    if self._update_sparse is None:
+                        raise RuntimeError(
+                            f"{type(self).__name__} does not support sparse gradients"
+                            + self._sparse_advice
+                        )
+                    sparse.append((p, g))
+                    continue
                 params.append(p)
-                grads.append(p.grad)
-        return params, grads
+                grads.append(g)
+        return params, grads, sparse

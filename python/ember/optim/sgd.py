@@ -58,6 +58,11 @@ class SGD(_FusedOptimizer):
         super().__init__(params, defaults)
         _check_fused(fused, differentiable, foreach)
 
+    def _update_sparse(self, group, param, grad):
+        from ._sparse import sgd
+
+        sgd(self, group, param, grad)
+
     def _update_group(self, group, params, grads):
         momentum = _to_scalar(group["momentum"])
         buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []

@@ -11,7 +11,7 @@ import struct
 import sys
 import zipfile
 
-from .. import _C
+from .. import _C, _process
 from .._ops.creation import empty, from_numpy
 from .._ops.quantized import qscheme as _qscheme
 from . import _unpickle as U
@@ -294,7 +294,19 @@ def load_zip(fh, map_location, weights_only, mmap_path=None):
         reader.pending = []
     obj = _unpickle(data, reader, weights_only)
     reader.read_pending()
+    _check_sparse()
     return obj
+
+
+def _check_sparse(validate=True):
+    """Checks the sparse tensors the load rebuilt, now that their arrays are read (as torch
+    does, after the load); validate=False forgets them (the legacy reader's dry pass)."""
+    from ..sparse._serialize import check_pending
+
+    try:
+        check_pending(validate)
+    except RuntimeError as e:
+        raise CheckpointError(f"ember.load: corrupt sparse tensor ({e})") from None
 
 
 def _unpickle(data, reader, weights_only):
@@ -444,7 +456,10 @@ def load_legacy(fh, map_location, weights_only):
     # Pass 2 builds the object with the storages read from their checked extents.
     reader.dry = False
     reader.storages = {}
-    return _unpickle(_pread_exact(fh, body, body_end - body, size), reader, weights_only)
+    _check_sparse(validate=False)
+    obj = _unpickle(_pread_exact(fh, body, body_end - body, size), reader, weights_only)
+    _check_sparse()
+    return obj
 
 
 def _pread_exact(fh, pos, n, size):
@@ -537,6 +552,10 @@ class _Pickler(pickle._Pickler):
         from ..nn.parameter import Parameter
 
         if isinstance(obj, _C.Tensor):
+            if getattr(obj, "_layout", None) is not None:  # sparse (ember/sparse/_serialize.py)
+                from ..sparse._serialize import torch_data
+
+                return (_g("torch._utils", "_rebuild_sparse_tensor"), (obj.layout, torch_data(obj)))
             if isinstance(obj, Parameter):
                 plain = obj.detach()
                 return (
@@ -556,6 +575,8 @@ class _Pickler(pickle._Pickler):
             return (_g("torch._utils", "_rebuild_tensor_v2"), args)
         if type(obj) is Size:
             return (_g("torch", "Size"), (tuple(obj),))
+        if type(obj) is _process.layout:
+            return (_g("torch.serialization", "_get_layout"), (repr(obj),))
         if type(obj) is device:
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
             return (_g("torch", "device"), args)

@@ -420,6 +420,10 @@ def _allowed():
     }
     for name, fn in _REBUILDERS.items():
         table["torch._utils." + name] = fn
+    from ..sparse import _serialize as sparse  # sparse tensors' records (torch's names)
+
+    table["torch._utils._rebuild_sparse_tensor"] = sparse.rebuild_sparse_tensor
+    table["torch.serialization._get_layout"] = sparse.get_layout
     for cls, dt in _STORAGE_DTYPES.items():
         table["torch." + cls] = StorageType(dt)
     for name in _TORCH_DTYPE_NAMES:

@@ -462,6 +462,11 @@ def embedding(
     padding_idx = _padding_idx(padding_idx, weight)
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
+    if sparse and weight.requires_grad and _C.is_grad_enabled():
+        from ...sparse._grad import gather_rows  # weight.grad becomes a sparse COO tensor
+
+        rows = gather_rows(weight, input.reshape(-1), padding_idx, scale_grad_by_freq)
+        return rows.reshape(tuple(input.shape) + tuple(weight.shape[1:]))
     return _nn.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
@@ -500,6 +505,13 @@ def embedding_bag(
     padding_idx = _padding_idx(padding_idx, weight)
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
+    if sparse and weight.requires_grad and _C.is_grad_enabled():
+        return _sparse_embedding_bag(
+            input, weight, offsets, scale_grad_by_freq, mode, per_sample_weights,
+            include_last_offset, padding_idx,
+        )  # fmt: skip
     return _nn.embedding_bag(
         weight,
         input,
@@ -511,3 +523,25 @@ def embedding_bag(
         include_last_offset,
         padding_idx,
     )
+
+
+def _sparse_embedding_bag(
+    input, weight, offsets, scale_grad_by_freq, mode, per_sample_weights, include_last_offset, pad
+):
+    """embedding_bag whose weight gradient is sparse: the bags are taken over the rows read
+    (one per index, their gradient a sparse tensor's values), padding entries sent to an extra
+    zero row that is the padding row of that table."""
+    from ... import arange, cat, where, zeros
+    from ...sparse._grad import gather_rows
+
+    flat = input.reshape(-1)
+    n = flat.numel()
+    rows = gather_rows(weight, flat, pad, scale_grad_by_freq)
+    table = cat([rows, zeros((1, weight.shape[1]), dtype=weight.dtype)])
+    local = arange(n).reshape(input.shape)
+    if pad >= 0:
+        local = where(input == pad, n, local)
+    return _nn.embedding_bag(
+        table, local, offsets, False, mode, False, per_sample_weights, include_last_offset,
+        n if pad >= 0 else -1,
+    )  # fmt: skip
