@@ -5,6 +5,10 @@
 
 namespace ember {
 
+// Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
+// self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
+void bump_inplace_version(const Tensor& self);
+
 using autograd::FunctionNode;
 using autograd::variable_list;
 
@@ -17,7 +21,7 @@ using autograd::variable_list;
   Tensor name(const Tensor& self, const Tensor& other) { return op::name.call(self, other); } \
   Tensor& name##_(Tensor& self, const Tensor& other) {                                        \
     op::name##_.call(self, other);                                                            \
-    self.bump_version();                                                                      \
+    bump_inplace_version(self);                                                                      \
     return self;                                                                              \
   }
 EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)
@@ -114,7 +118,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   op::add_.call(self, other, alpha);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
@@ -124,7 +128,7 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_sub(self, other);
   op::sub_.call(self, other, alpha);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
@@ -170,7 +174,7 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
 
 Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   apply_inplace(self, [&](const Tensor& s) { return clamp(s, min, max); });
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 

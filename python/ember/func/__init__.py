@@ -100,7 +100,9 @@ def stack_module_state(models):
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
     if not (all(m.training for m in models) or not any(m.training for m in models)):
-        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
     kind = type(models[0])
     if not all(type(m) is kind for m in models):
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")

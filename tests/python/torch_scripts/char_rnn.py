@@ -20,7 +20,9 @@ def det_init(model, scale=0.2):
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.731 + i) * scale).view_as(p))
+            p.copy_(
+                (torch.sin(torch.arange(n, dtype=torch.float32) * 0.731 + i) * scale).view_as(p)
+            )
 
 
 class CharLM(nn.Module):

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Data pipeline utilities: TensorDataset, Subset, ConcatDataset, random_split, samplers
 (weighted, batch, distributed-free), default_collate of dicts / namedtuples / nested lists,
 custom collate_fn, IterableDataset sharded by worker, worker_init_fn and drop_last."""
@@ -92,7 +93,9 @@ def main():
     print(f"concat {len(cat)} {cat[3][0].tolist()} {cat.cumulative_sizes}")
     g = torch.Generator().manual_seed(42)
     tr, va = random_split(ds, [0.8, 0.2], generator=g)
-    print(f"split_sizes {len(tr)} {len(va)} disjoint {set(tr.indices).isdisjoint(va.indices)} cover {sorted(tr.indices + va.indices) == list(range(10))}")
+    print(
+        f"split_sizes {len(tr)} {len(va)} disjoint {set(tr.indices).isdisjoint(va.indices)} cover {sorted(tr.indices + va.indices) == list(range(10))}"
+    )
     a, b, c = random_split(range(10), [5, 3, 2])
     print(f"split_int {len(a)} {len(b)} {len(c)} type {type(a).__name__}")
     try:
@@ -102,15 +105,23 @@ def main():
 
     batch = default_collate([DictDataset(4)[i] for i in range(3)])
     print(f"collate_keys {sorted(batch)}")
-    print(f"collate_x {tuple(batch['x'].shape)} id {batch['id'].tolist()} {batch['id'].dtype} name {batch['name']}")
-    print(f"collate_meta {batch['meta']['weight'].dtype} {batch['meta']['weight'].tolist()} np {batch['meta']['np'].dtype} {tuple(batch['meta']['np'].shape)}")
-    print(f"collate_pair {type(batch['pair']).__name__} {tuple(batch['pair'].image.shape)} {batch['pair'].label.tolist()}")
+    print(
+        f"collate_x {tuple(batch['x'].shape)} id {batch['id'].tolist()} {batch['id'].dtype} name {batch['name']}"
+    )
+    print(
+        f"collate_meta {batch['meta']['weight'].dtype} {batch['meta']['weight'].tolist()} np {batch['meta']['np'].dtype} {tuple(batch['meta']['np'].shape)}"
+    )
+    print(
+        f"collate_pair {type(batch['pair']).__name__} {tuple(batch['pair'].image.shape)} {batch['pair'].label.tolist()}"
+    )
     print(f"collate_same {dl_default_collate is default_collate}")
     print(f"collate_lists {default_collate([[1, 2.5], [3, 4.5]])}")
     print(f"collate_np_scalar {default_collate([np.float64(1.5), np.float64(2.0)])}")
     print(f"collate_bool {default_collate([True, False]).dtype}")
 
-    loader = DataLoader(DictDataset(10), batch_size=4, shuffle=False, num_workers=2, worker_init_fn=seed_worker)
+    loader = DataLoader(
+        DictDataset(10), batch_size=4, shuffle=False, num_workers=2, worker_init_fn=seed_worker
+    )
     ids = [b["id"].tolist() for b in loader]
     print(f"worker_dict_batches {ids} len {len(loader)}")
     loader = DataLoader(DictDataset(10), batch_size=4, drop_last=True)
@@ -128,7 +139,9 @@ def main():
     weights = torch.tensor([0.0, 0.0, 1.0, 3.0])
     ws = WeightedRandomSampler(weights, num_samples=400, replacement=True)
     counts = collections.Counter(list(ws))
-    print(f"weighted_support {sorted(counts)} len {len(ws)} ratio_ok {2.0 < counts[3] / counts[2] < 4.5}")
+    print(
+        f"weighted_support {sorted(counts)} len {len(ws)} ratio_ok {2.0 < counts[3] / counts[2] < 4.5}"
+    )
     labels = torch.tensor([0] * 8 + [1] * 2)
     class_w = 1.0 / torch.bincount(labels).float()
     balanced = WeightedRandomSampler(class_w[labels], num_samples=len(labels), replacement=True)
@@ -142,7 +155,9 @@ def main():
     print(f"random_sampler_repl {len(list(rs2))}")
     sampler_loader = DataLoader(ds, batch_sampler=BatchSampler(SequentialSampler(ds), 4, True))
     print(f"batch_sampler_loader {[b[1].tolist() for b in sampler_loader]}")
-    gen_loader = DataLoader(ds, batch_size=5, shuffle=True, generator=torch.Generator().manual_seed(7))
+    gen_loader = DataLoader(
+        ds, batch_size=5, shuffle=True, generator=torch.Generator().manual_seed(7)
+    )
     order1 = [b[1].tolist() for b in gen_loader]
     gen_loader.generator.manual_seed(7)
     print(f"shuffle_repeatable {order1 == [b[1].tolist() for b in gen_loader]}")

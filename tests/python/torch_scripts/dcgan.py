@@ -24,7 +24,9 @@ def det_init(m):
     if isinstance(m, (nn.Conv2d, nn.ConvTranspose2d)):
         n = m.weight.numel()
         with torch.no_grad():
-            m.weight.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.91) * 0.05).view_as(m.weight))
+            m.weight.copy_(
+                (torch.sin(torch.arange(n, dtype=torch.float32) * 0.91) * 0.05).view_as(m.weight)
+            )
     elif isinstance(m, nn.BatchNorm2d):
         nn.init.ones_(m.weight)
         nn.init.zeros_(m.bias)

@@ -129,7 +129,9 @@ def main():
     with torch.enable_grad():
         print(f"enable_grad {torch.is_grad_enabled()}")
     print(f"amp_autocast_cpu {torch.autocast('cpu', dtype=torch.bfloat16).fast_dtype}")
-    print(f"np_interop {torch.from_numpy(np.arange(3)).dtype} {torch.tensor(np.float32(2.5)).item()}")
+    print(
+        f"np_interop {torch.from_numpy(np.arange(3)).dtype} {torch.tensor(np.float32(2.5)).item()}"
+    )
     torch.set_printoptions(precision=3)
     print(f"print {torch.tensor([1.23456, 2.0])}")
     torch.set_printoptions(profile="default")

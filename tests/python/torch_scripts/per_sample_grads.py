@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Linear/MLP regression with torch.func: per-sample gradients with vmap(grad),
 functional_call, jacobians, hessians, jvp/vjp and model ensembling with stack_module_state."""
 
@@ -6,7 +7,18 @@ import copy
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.func import functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, stack_module_state, vjp, vmap
+from torch.func import (
+    functional_call,
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    stack_module_state,
+    vjp,
+    vmap,
+)
 
 
 class MLP(nn.Module):
@@ -23,7 +35,11 @@ def det_init(model, phase=0.0):
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.83 + i + phase) * 0.4).view_as(p))
+            p.copy_(
+                (torch.sin(torch.arange(n, dtype=torch.float32) * 0.83 + i + phase) * 0.4).view_as(
+                    p
+                )
+            )
 
 
 def main():
@@ -47,7 +63,9 @@ def main():
         F.mse_loss(model(x[i : i + 1]), y[i : i + 1]).backward()
         loop.append(model.fc1.weight.grad.clone())
     print(f"matches_loop {torch.allclose(per_sample['fc1.weight'], torch.stack(loop), atol=1e-6)}")
-    print(f"grad_norms {[round(v, 5) for v in per_sample['fc2.weight'].flatten(1).norm(dim=1).tolist()[:4]]}")
+    print(
+        f"grad_norms {[round(v, 5) for v in per_sample['fc2.weight'].flatten(1).norm(dim=1).tolist()[:4]]}"
+    )
     # Clipped, noised-free DP-SGD style aggregation.
     norms = torch.stack([g.flatten(1).norm(dim=1) for g in per_sample.values()]).norm(dim=0)
     factor = (1.0 / (norms + 1e-6)).clamp(max=1.0)
@@ -60,7 +78,9 @@ def main():
     f = lambda t: torch.sin(t) * t.pow(2)  # noqa: E731
     t = torch.tensor([0.3, -0.7, 1.2])
     J = jacrev(f)(t)
-    print(f"jacrev_diag {[round(v, 5) for v in J.diagonal().tolist()]} offdiag_zero {bool((J - torch.diag(J.diagonal())).abs().max() == 0)}")
+    print(
+        f"jacrev_diag {[round(v, 5) for v in J.diagonal().tolist()]} offdiag_zero {bool((J - torch.diag(J.diagonal())).abs().max() == 0)}"
+    )
     print(f"jacfwd_eq {torch.allclose(jacfwd(f)(t), J)}")
     H = hessian(lambda t: (t.pow(3) * torch.tensor([1.0, 2.0, 3.0])).sum() + t[0] * t[1])(t)
     print(f"hessian {[[round(v, 4) for v in row] for row in H.tolist()]}")
@@ -93,7 +113,9 @@ def main():
     final = F.mse_loss(functional_call(model, p, (x,)), y).item()
     print(f"final_mse {final:.6f}")
     print(f"vmap_chunk {torch.allclose(vmap(f, chunk_size=2)(x), f(x))}")
-    print(f"vmap_out_dims {tuple(vmap(lambda r: r.sum(0, keepdim=True), in_dims=1, out_dims=1)(x).shape)}")
+    print(
+        f"vmap_out_dims {tuple(vmap(lambda r: r.sum(0, keepdim=True), in_dims=1, out_dims=1)(x).shape)}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Small ResNet on a synthetic 4-class image task: a Dataset subclass fed by a
 multi-worker DataLoader, three LR schedulers, and checkpoint save / resume."""
 
@@ -24,7 +25,9 @@ class Shapes(Dataset):
     def __getitem__(self, idx):
         k = idx + self.offset
         label = k % 4
-        img = 0.1 * torch.sin(torch.arange(144, dtype=torch.float32).view(1, 12, 12) * (0.3 + 0.01 * k))
+        img = 0.1 * torch.sin(
+            torch.arange(144, dtype=torch.float32).view(1, 12, 12) * (0.3 + 0.01 * k)
+        )
         r, c = divmod(label, 2)
         rr, cc = 1 + r * 6 + k % 3, 1 + c * 6 + (k // 3) % 3
         img[0, rr : rr + 2, cc : cc + 2] += 1.0
@@ -42,7 +45,9 @@ class BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(cout)
         self.shortcut = nn.Sequential()
         if stride != 1 or cin != cout:
-            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
+            )
 
     def forward(self, x):
         out = F.relu(self.bn1(self.conv1(x)))
@@ -53,7 +58,9 @@ class BasicBlock(nn.Module):
 class ResNet(nn.Module):
     def __init__(self, classes=4):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(1, 8, 3, 1, 1, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True))
+        self.stem = nn.Sequential(
+            nn.Conv2d(1, 8, 3, 1, 1, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True)
+        )
         self.layer1 = BasicBlock(8, 8)
         self.layer2 = BasicBlock(8, 16, stride=2)
         self.pool = nn.AdaptiveAvgPool2d((1, 1))
@@ -76,7 +83,12 @@ def det_init(model):
             if "bn" in name or name.startswith("stem.1") or "shortcut.1" in name:
                 continue
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.613 + i) * (2.0 / max(1, p[0].numel())) ** 0.5).view_as(p))
+            p.copy_(
+                (
+                    torch.sin(torch.arange(n, dtype=torch.float32) * 0.613 + i)
+                    * (2.0 / max(1, p[0].numel())) ** 0.5
+                ).view_as(p)
+            )
 
 
 def evaluate(model, loader):
@@ -114,8 +126,13 @@ def main():
     torch.manual_seed(0)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     train_ds, test_ds = Shapes(96), Shapes(32, offset=1000)
-    train_loader = DataLoader(train_ds, batch_size=16, shuffle=False, num_workers=args.workers,
-                              persistent_workers=args.workers > 0)
+    train_loader = DataLoader(
+        train_ds,
+        batch_size=16,
+        shuffle=False,
+        num_workers=args.workers,
+        persistent_workers=args.workers > 0,
+    )
     test_loader = DataLoader(test_ds, batch_size=32)
     xb, yb = next(iter(train_loader))
     print(f"batch {tuple(xb.shape)} {xb.dtype} {yb.dtype} {yb[:6].tolist()}")
@@ -123,9 +140,12 @@ def main():
 
     model = ResNet().to(device)
     det_init(model)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
-    onecycle = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, epochs=args.epochs,
-                                                    steps_per_epoch=len(train_loader))
+    opt = torch.optim.SGD(
+        model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4
+    )
+    onecycle = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=0.1, epochs=args.epochs, steps_per_epoch=len(train_loader)
+    )
     lrs = []
     for epoch in range(args.epochs):
         loss = train_epoch(model, train_loader, opt, onecycle)
@@ -139,8 +159,16 @@ def main():
     cosine = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6, eta_min=1e-4)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "ckpt.pt")
-        torch.save({"epoch": args.epochs, "model": model.state_dict(), "optimizer": opt.state_dict(),
-                    "scheduler": cosine.state_dict(), "history": {"lrs": lrs, "acc": acc}}, path)
+        torch.save(
+            {
+                "epoch": args.epochs,
+                "model": model.state_dict(),
+                "optimizer": opt.state_dict(),
+                "scheduler": cosine.state_dict(),
+                "history": {"lrs": lrs, "acc": acc},
+            },
+            path,
+        )
         cosine.step()
         ref_loss = train_epoch(model, train_loader, opt)
         ref_w = model.fc.weight.detach().clone()
@@ -149,20 +177,28 @@ def main():
         model2 = ResNet()
         missing = model2.load_state_dict(ckpt["model"], strict=True)
         print(f"load_result {missing}")
-        opt2 = torch.optim.SGD(model2.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
+        opt2 = torch.optim.SGD(
+            model2.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4
+        )
         opt2.load_state_dict(ckpt["optimizer"])
         cos2 = torch.optim.lr_scheduler.CosineAnnealingLR(opt2, T_max=6, eta_min=1e-4)
         cos2.load_state_dict(ckpt["scheduler"])
         cos2.step()
         print(f"resume_epoch {ckpt['epoch']} keys {sorted(ckpt)}")
-        print(f"opt_state_keys {sorted(ckpt['optimizer'])} groups {len(ckpt['optimizer']['param_groups'])}")
+        print(
+            f"opt_state_keys {sorted(ckpt['optimizer'])} groups {len(ckpt['optimizer']['param_groups'])}"
+        )
         print(f"cosine_lr {cos2.get_last_lr()[0]:.6f} {cosine.get_last_lr()[0]:.6f}")
         res_loss = train_epoch(model2, train_loader, opt2)
-        print(f"resume_matches {abs(res_loss - ref_loss) < 1e-5} {torch.allclose(model2.fc.weight, ref_w, atol=1e-6)}")
+        print(
+            f"resume_matches {abs(res_loss - ref_loss) < 1e-5} {torch.allclose(model2.fc.weight, ref_w, atol=1e-6)}"
+        )
         sd_only = os.path.join(d, "weights.pt")
         torch.save(model2.state_dict(), sd_only)
         sd = torch.load(sd_only, weights_only=True)
-        print(f"sd_keys {len(sd)} first {list(sd)[:3]} bn_tracked {sd['stem.1.num_batches_tracked'].item()}")
+        print(
+            f"sd_keys {len(sd)} first {list(sd)[:3]} bn_tracked {sd['stem.1.num_batches_tracked'].item()}"
+        )
         bad = dict(sd)
         bad.pop("fc.bias")
         bad["extra.weight"] = torch.zeros(1)
@@ -174,7 +210,9 @@ def main():
             print(f"strict_error {str(e).splitlines()[0]}")
 
     plateau_opt = torch.optim.Adam([nn.Parameter(torch.zeros(2))], lr=1.0)
-    plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(plateau_opt, mode="min", factor=0.5, patience=1)
+    plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        plateau_opt, mode="min", factor=0.5, patience=1
+    )
     seen = []
     for metric in [1.0, 0.9, 0.95, 0.96, 0.97, 0.5, 0.6, 0.7, 0.8]:
         plateau.step(metric)
@@ -183,9 +221,12 @@ def main():
     step_opt = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.1)
     chained = torch.optim.lr_scheduler.SequentialLR(
         step_opt,
-        [torch.optim.lr_scheduler.LinearLR(step_opt, start_factor=0.1, total_iters=3),
-         torch.optim.lr_scheduler.StepLR(step_opt, step_size=2, gamma=0.5)],
-        milestones=[3])
+        [
+            torch.optim.lr_scheduler.LinearLR(step_opt, start_factor=0.1, total_iters=3),
+            torch.optim.lr_scheduler.StepLR(step_opt, step_size=2, gamma=0.5),
+        ],
+        milestones=[3],
+    )
     seq = []
     for _ in range(8):
         step_opt.step()

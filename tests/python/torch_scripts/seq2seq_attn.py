@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """GRU encoder-decoder with additive attention learning to reverse digit strings,
 with teacher forcing decided by Python's random module."""
 
@@ -17,7 +18,11 @@ def det_init(model, scale=0.15):
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float64) * 0.529 + 1.1 * i) * scale).view_as(p).to(p.dtype))
+            p.copy_(
+                (torch.sin(torch.arange(n, dtype=torch.float64) * 0.529 + 1.1 * i) * scale)
+                .view_as(p)
+                .to(p.dtype)
+            )
 
 
 class Encoder(nn.Module):
@@ -110,7 +115,9 @@ def main():
         enc_opt.step()
         dec_opt.step()
         history.append(loss.item())
-    print(f"attn_shape {tuple(attn.shape)} rows_sum_to_one {torch.allclose(attn.sum(-1), torch.ones(attn.shape[:2]))}")
+    print(
+        f"attn_shape {tuple(attn.shape)} rows_sum_to_one {torch.allclose(attn.sum(-1), torch.ones(attn.shape[:2]))}"
+    )
     print(f"loss_first {history[0]:.6f}")
     print(f"loss_5 {history[5]:.6f}")
     print(f"loss_last {history[-1]:.5f}")

@@ -15,7 +15,11 @@ def det_init(model, scale=0.15):
                 p.fill_(1.0)
                 continue
             n = p.numel()
-            p.copy_((torch.cos(torch.arange(n, dtype=torch.float32) * 0.377 + 0.5 * i) * scale).view_as(p))
+            p.copy_(
+                (torch.cos(torch.arange(n, dtype=torch.float32) * 0.377 + 0.5 * i) * scale).view_as(
+                    p
+                )
+            )
 
 
 class PositionalEncoding(nn.Module):
@@ -38,16 +42,22 @@ class Classifier(nn.Module):
         self.emb = nn.Embedding(vocab, d_model, padding_idx=0)
         self.pos = PositionalEncoding(d_model)
         layer = nn.TransformerEncoderLayer(
-            d_model, nhead, dim_feedforward=64, dropout=0.0, batch_first=True,
-            activation="gelu", norm_first=norm_first,
+            d_model,
+            nhead,
+            dim_feedforward=64,
+            dropout=0.0,
+            batch_first=True,
+            activation="gelu",
+            norm_first=norm_first,
         )
         self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
         self.head = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, classes))
 
     def forward(self, tokens):
         pad = tokens.eq(0)
-        h = self.encoder(self.pos(self.emb(tokens) * math.sqrt(self.emb.embedding_dim)),
-                         src_key_padding_mask=pad)
+        h = self.encoder(
+            self.pos(self.emb(tokens) * math.sqrt(self.emb.embedding_dim)), src_key_padding_mask=pad
+        )
         keep = (~pad).unsqueeze(-1).float()
         pooled = (h * keep).sum(1) / keep.sum(1).clamp(min=1.0)
         return self.head(pooled)
@@ -131,8 +141,15 @@ def main():
     out2, w2 = mha(xq, xq, xq, average_attn_weights=False, need_weights=True)
     print(f"mha_w_per_head {tuple(w2.shape)}")
 
-    full = nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
-                          dim_feedforward=32, dropout=0.0, batch_first=True)
+    full = nn.Transformer(
+        d_model=16,
+        nhead=2,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        dim_feedforward=32,
+        dropout=0.0,
+        batch_first=True,
+    )
     det_init(full)
     src = torch.sin(torch.arange(2 * 5 * 16, dtype=torch.float32)).reshape(2, 5, 16)
     tgt = torch.cos(torch.arange(2 * 3 * 16, dtype=torch.float32)).reshape(2, 3, 16)

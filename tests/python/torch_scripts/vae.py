@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Variational autoencoder on tiny synthetic binary images with torch.distributions:
 reparameterized sampling, analytic KL, log-likelihoods, and a mixture prior check."""
 
@@ -12,7 +13,9 @@ def det_init(model, scale=0.1):
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 1.3 + 0.7 * i) * scale).view_as(p))
+            p.copy_(
+                (torch.sin(torch.arange(n, dtype=torch.float32) * 1.3 + 0.7 * i) * scale).view_as(p)
+            )
 
 
 class VAE(nn.Module):
@@ -21,8 +24,12 @@ class VAE(nn.Module):
         self.enc = nn.Sequential(nn.Flatten(), nn.Linear(d_in, hidden), nn.ReLU())
         self.mu = nn.Linear(hidden, latent)
         self.logvar = nn.Linear(hidden, latent)
-        self.dec = nn.Sequential(nn.Linear(latent, hidden), nn.ReLU(), nn.Linear(hidden, d_in),
-                                 nn.Unflatten(1, (1, 6, 6)))
+        self.dec = nn.Sequential(
+            nn.Linear(latent, hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, d_in),
+            nn.Unflatten(1, (1, 6, 6)),
+        )
 
     def encode(self, x):
         h = self.enc(x)
@@ -73,19 +80,27 @@ def main():
         print(f"independent_entropy {qi.entropy().mean().item():.6f}")
         bern = D.Bernoulli(logits=model.dec(mu))
         print(f"bern_logprob {bern.log_prob(x).sum().item():.4f}")
-        mvn = D.MultivariateNormal(torch.zeros(3), covariance_matrix=torch.tensor(
-            [[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 0.5]]))
+        mvn = D.MultivariateNormal(
+            torch.zeros(3),
+            covariance_matrix=torch.tensor([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 0.5]]),
+        )
         print(f"mvn_logprob {mvn.log_prob(torch.tensor([0.5, -0.2, 0.1])).item():.6f}")
         print(f"mvn_entropy {mvn.entropy().item():.6f}")
         cat = D.Categorical(probs=torch.tensor([0.2, 0.5, 0.3]))
-        mix = D.MixtureSameFamily(cat, Normal(torch.tensor([-1.0, 0.0, 2.0]), torch.tensor([0.5, 1.0, 0.3])))
+        mix = D.MixtureSameFamily(
+            cat, Normal(torch.tensor([-1.0, 0.0, 2.0]), torch.tensor([0.5, 1.0, 0.3]))
+        )
         print(f"mixture_logprob {mix.log_prob(torch.tensor([0.1, 1.9])).tolist()}")
         print(f"mixture_mean {mix.mean.item():.6f}")
         tr = D.TransformedDistribution(Normal(0.0, 1.0), [D.transforms.ExpTransform()])
-        print(f"lognormal_agree {torch.allclose(tr.log_prob(torch.tensor(1.7)), D.LogNormal(0.0, 1.0).log_prob(torch.tensor(1.7)))}")
+        print(
+            f"lognormal_agree {torch.allclose(tr.log_prob(torch.tensor(1.7)), D.LogNormal(0.0, 1.0).log_prob(torch.tensor(1.7)))}"
+        )
         print(f"has_rsample {Normal(0.0, 1.0).has_rsample} {D.Bernoulli(0.3).has_rsample}")
         print(f"beta_kl {kl_divergence(D.Beta(2.0, 3.0), D.Beta(1.5, 1.5)).item():.6f}")
-        print(f"dirichlet_logprob {D.Dirichlet(torch.tensor([1.5, 2.0, 3.0])).log_prob(torch.tensor([0.2, 0.3, 0.5])).item():.6f}")
+        print(
+            f"dirichlet_logprob {D.Dirichlet(torch.tensor([1.5, 2.0, 3.0])).log_prob(torch.tensor([0.2, 0.3, 0.5])).item():.6f}"
+        )
         print(f"sample_shape {tuple(q.sample((5,)).shape)} {tuple(q.rsample().shape)}")
 
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -108,7 +123,9 @@ def main():
     print(f"rsample_grad {z.requires_grad} {Normal(loc, 1.0).sample().requires_grad}")
     with torch.no_grad():
         samples = torch.sigmoid(model.dec(torch.randn(4, 4)))
-    print(f"samples_shape {tuple(samples.shape)} in_unit {bool(((samples >= 0) & (samples <= 1)).all())}")
+    print(
+        f"samples_shape {tuple(samples.shape)} in_unit {bool(((samples >= 0) & (samples <= 1)).all())}"
+    )
     try:
         Normal(torch.tensor([0.0]), torch.tensor([-1.0]))
     except ValueError as e:

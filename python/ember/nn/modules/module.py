@@ -533,6 +533,15 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
+    def to_empty(self, *, device, recurse=True):
+        """to_empty(*, device, recurse=True) -> Module
+
+        Replaces every parameter and buffer by an uninitialized tensor of its shape and dtype on
+        ``device`` (the values are not copied), for initializing the module afterwards."""
+        from ... import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def compile(self, *args, **kwargs):
         """compile(*args, **kwargs)
 
