@@ -21,7 +21,7 @@ using autograd::variable_list;
   Tensor name(const Tensor& self, const Tensor& other) { return op::name.call(self, other); } \
   Tensor& name##_(Tensor& self, const Tensor& other) {                                        \
     op::name##_.call(self, other);                                                            \
-    bump_inplace_version(self);                                                                      \
+    bump_inplace_version(self);                                                               \
     return self;                                                                              \
   }
 EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)

@@ -70,7 +70,7 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
   Tensor name(const Tensor& self) { return op::name.call(self); } \
   Tensor& name##_(Tensor& self) {                                 \
     op::name##_.call(self);                                       \
-    bump_inplace_version(self);                                          \
+    bump_inplace_version(self);                                   \
     return self;                                                  \
   }
 EMBER_UNARY_FLOAT_OPS(EMBER_DEFINE_UNARY)
