@@ -3,8 +3,8 @@
 import math
 
 from .. import _C
-from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan, uint8
-from .._device import check_device, device, on_device
+from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
+from .._device import check_device, on_device
 from ..autograd.grad_mode import no_grad
 from .creation import _finish, _like, _size, empty, empty_like, tensor
 
@@ -141,48 +141,6 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
-_pair_state = _C.Generator.get_state
-_pair_set_state = _C.Generator.set_state
-
-
-def _state_tensor(pair):
-    a, b = pair
-    return tensor(list(a.to_bytes(8, "little") + b.to_bytes(8, "little")), dtype=uint8)
-
-
-def _state_pair(new_state):
-    if isinstance(new_state, tuple):  # the core's own (state, increment) form
-        return new_state
-    if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
-        raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
-    if new_state.numel() != 16:
-        raise RuntimeError(f"Expected either a RNG state of size 16; got {new_state.numel()}")
-    raw = bytes(new_state.tolist())
-    return int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
-
-
-def _generator_get_state(self):
-    """get_state() -> Tensor
-
-    The generator's state as a uint8 tensor, to restore with set_state()."""
-    return _state_tensor(_pair_state(self))
-
-
-def _generator_set_state(self, new_state):
-    """set_state(new_state) -> Generator
-
-    Restores a state returned by get_state() (a uint8 tensor) and returns the generator."""
-    _pair_set_state(self, _state_pair(new_state))
-    return self
-
-
-# torch's Generator states are uint8 tensors (programs save them in checkpoints and pass them
-# to set_rng_state); the core keeps a pair of integers.
-_C.Generator.get_state = _generator_get_state
-_C.Generator.set_state = _generator_set_state
-_C.Generator.device = property(lambda self: device("cpu"), doc="The generator's device.")
-
-
 def get_rng_state():
     """get_rng_state() -> Tensor
 
@@ -194,8 +152,6 @@ def set_rng_state(new_state):
     """set_rng_state(new_state) -> None
 
     Restores the default generator from a state returned by get_rng_state."""
-    if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
-        raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
     default_generator.set_state(new_state)
 
 

@@ -9,7 +9,7 @@ buffers for the call."""
 import contextlib
 import functools
 
-import ember
+from .._C import stack
 
 from ._forward import hessian, jacfwd, jvp, linearize
 from ._vmap import grad, grad_and_value, jacrev, vjp, vmap
@@ -86,7 +86,7 @@ def _stacked_leaf(tensors, name):
         raise RuntimeError(
             f"Expected {name} from each model to have the same .requires_grad; got a mix"
         )
-    out = ember.stack(tensors)
+    out = stack(tensors)
     return out.detach().requires_grad_() if all(flags) else out
 
 
@@ -118,7 +118,7 @@ def replace_all_batch_norm_modules_(root):
 
     Makes every batch norm module under root stop tracking running statistics in place (so that
     it can run under vmap), and returns root."""
-    from ember.nn.modules.batchnorm import _BatchNorm
+    from ..nn.modules.batchnorm import _BatchNorm
 
     for m in root.modules():
         if isinstance(m, _BatchNorm):
