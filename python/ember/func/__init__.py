@@ -10,7 +10,6 @@ import contextlib
 import functools
 
 from .._C import stack
-
 from ._forward import hessian, jacfwd, jvp, linearize
 from ._vmap import grad, grad_and_value, jacrev, vjp, vmap
 

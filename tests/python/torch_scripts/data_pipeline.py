@@ -87,6 +87,8 @@ def main():
     y = torch.arange(10) % 3
     ds = TensorDataset(x, y)
     print(f"tensor_ds {len(ds)} {ds[3][0].tolist()} {ds[3][1].item()} tensors {len(ds.tensors)}")
+    idx = np.array([1, 3, 5])
+    print(f"np_index {x[idx][:, 0].tolist()} np_mask {y[np.array([True, False] * 5)].tolist()}")
     sub = Subset(ds, [1, 3, 5])
     print(f"subset {len(sub)} {sub[2][0].tolist()} indices {list(sub.indices)}")
     cat = ConcatDataset([sub, ds])

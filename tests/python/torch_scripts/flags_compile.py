@@ -134,6 +134,8 @@ def main():
     )
     torch.set_printoptions(precision=3)
     print(f"print {torch.tensor([1.23456, 2.0])}")
+    torch.set_printoptions(precision=2, sci_mode=False)
+    print(f"print_fixed {torch.tensor([1e-5, 123.456])}")
     torch.set_printoptions(profile="default")
     print(f"finfo {torch.finfo(torch.float32).eps} {torch.iinfo(torch.int8).max}")
 

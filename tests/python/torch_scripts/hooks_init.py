@@ -75,6 +75,7 @@ def main():
     print(f"buffers {[n for n, _ in net.named_buffers()]}")
     print(f"state_dict {list(net.state_dict().keys())}")
     print(f"num_params {sum(p.numel() for p in net.parameters())}")
+    print(f"param_str {str(net.temperature)!r}")
     print(f"repr {repr(net)!r}")
     net.apply(init_weights)
     print(f"bias_const {net.stem.bias[0].item():.4f} zeros {bool((net.heads.cls.bias == 0).all())}")

@@ -166,9 +166,11 @@ def main():
                 "optimizer": opt.state_dict(),
                 "scheduler": cosine.state_dict(),
                 "history": {"lrs": lrs, "acc": acc},
+                "rng_state": torch.get_rng_state(),
             },
             path,
         )
+        draw = torch.rand(3)
         cosine.step()
         ref_loss = train_epoch(model, train_loader, opt)
         ref_w = model.fc.weight.detach().clone()
@@ -185,6 +187,8 @@ def main():
         cos2.load_state_dict(ckpt["scheduler"])
         cos2.step()
         print(f"resume_epoch {ckpt['epoch']} keys {sorted(ckpt)}")
+        torch.set_rng_state(ckpt["rng_state"])
+        print(f"rng_restored {torch.equal(torch.rand(3), draw)} {ckpt['rng_state'].dtype}")
         print(
             f"opt_state_keys {sorted(ckpt['optimizer'])} groups {len(ckpt['optimizer']['param_groups'])}"
         )
