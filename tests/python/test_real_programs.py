@@ -130,3 +130,162 @@ if __name__ == "__main__" and "--regenerate" in sys.argv:
         for name, text in zip(SCRIPTS, pool.map(lambda n: _run(n, False), SCRIPTS)):
             (EXPECTED_DIR / f"{name}.txt").write_text(text)
             print(f"wrote {name}.txt ({len(text.splitlines())} lines)")
+
+
+# --- the fixes these programs led to, each checked on its own ------------------------------
+
+
+def test_generator_state_is_a_uint8_tensor():
+    import ember
+
+    g = ember.Generator().manual_seed(7)
+    state = g.get_state()
+    assert state.dtype == ember.uint8 and state.shape == (16,)
+    first = ember.rand(3, generator=g)
+    assert g.set_state(state) is g
+    assert ember.equal(ember.rand(3, generator=g), first)
+    saved = ember.get_rng_state()
+    draw = ember.randn(4)
+    ember.set_rng_state(saved)
+    assert ember.equal(ember.randn(4), draw)
+    with pytest.raises(TypeError, match="ByteTensor"):
+        ember.set_rng_state([1, 2])
+    with pytest.raises(RuntimeError, match="size 16"):
+        g.set_state(ember.zeros(3, dtype=ember.uint8))
+
+
+def test_inference_tensors_refuse_inplace_outside_inference_mode():
+    import ember
+
+    with ember.inference_mode():
+        t = ember.zeros(3)
+        t.add_(1)  # inside the mode: allowed
+    for write in (
+        lambda: t.add_(1),
+        lambda: t.mul_(2),
+        lambda: t.zero_(),
+        lambda: t.copy_(ember.ones(3)),
+        lambda: t.__setitem__(0, 5.0),
+        lambda: t.uniform_(),
+    ):
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside"):
+            write()
+    normal = ember.zeros(3)
+    with ember.inference_mode():
+        normal.add_(1)  # a normal tensor may be written inside the mode
+    assert normal.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_numpy_array_indices():
+    import numpy as np
+
+    import ember
+
+    x = ember.arange(10) * 10
+    assert x[np.array([1, 4])].tolist() == [10, 40]
+    assert x[np.array([True, False] * 5)].tolist() == [0, 20, 40, 60, 80]
+    assert x[np.int64(3)].item() == 30
+    y = ember.zeros(4)
+    y[np.array([0, 2])] = 1.0
+    assert y.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_norm_and_clamp_gradients_at_the_edges():
+    import ember
+
+    a = ember.zeros(3, requires_grad=True)
+    a.norm().backward()
+    assert a.grad.tolist() == [0.0, 0.0, 0.0]  # a zero subgradient, not NaN
+    b = ember.tensor([[1.0, 2.0], [1.0, 2.0]], requires_grad=True)
+    ember.cdist(b, b).sum().backward()
+    assert b.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    c = ember.tensor([3.0, 4.0], requires_grad=True)
+    c.norm(p=3).backward()
+    expected = [v**2 / (3.0**3 + 4.0**3) ** (2 / 3) for v in (3.0, 4.0)]
+    assert c.grad.tolist() == pytest.approx(expected, rel=1e-5)
+    d = ember.tensor([0.0, 1.0, 0.5, -1.0, 2.0], requires_grad=True)
+    d.clamp(0, 1).sum().backward()
+    assert d.grad.tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]  # the bounds themselves pass it on
+    lo = ember.tensor([0.0, 0.0, 1.0], requires_grad=True)
+    e = ember.tensor([0.0, 1.0, 0.5], requires_grad=True)
+    out = ember.clamp(e, min=lo)
+    out.sum().backward()
+    assert out.tolist() == [0.0, 1.0, 1.0]
+    assert e.grad.tolist() == [1.0, 1.0, 0.0] and lo.grad.tolist() == [0.0, 0.0, 1.0]
+    assert ember.clamp(
+        ember.tensor([float("nan"), 2.0], requires_grad=True), 0, 1
+    ).isnan().tolist() == [
+        True,
+        False,
+    ]
+
+
+def test_cuda_namespace_answers_as_a_cpu_build():
+    import ember
+
+    assert ember.cuda.is_available() is False and ember.cuda.device_count() == 0
+    ember.cuda.manual_seed_all(0)
+    ember.cuda.empty_cache()
+    assert ember.cuda.memory_allocated() == 0 and ember.cuda.get_arch_list() == []
+    for call in (ember.cuda.synchronize, ember.cuda.current_device, ember.cuda.get_device_name):
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            call()
+    with pytest.raises(RuntimeError):
+        ember.cuda.Stream()
+    assert ember.backends.cuda.flash_sdp_enabled() is True
+    ember.backends.cuda.enable_flash_sdp(False)
+    assert ember.backends.cuda.flash_sdp_enabled() is False
+    ember.backends.cuda.enable_flash_sdp(True)
+
+
+def test_module_and_optimizer_additions(tmp_path):
+    import io
+
+    import ember
+    from ember import nn
+
+    m = nn.Linear(3, 2).to_empty(device="cpu")
+    assert m.weight.shape == (2, 3) and isinstance(m.weight, nn.Parameter)
+    handle = m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd)
+    with pytest.raises(RuntimeError, match="must return None"):
+        m.state_dict()
+    handle.remove()
+    assert str(m.bias).startswith("Parameter containing:\ntensor(")
+    p = nn.Parameter(ember.ones(2, 3))
+    opt = ember.optim.Adafactor([p], lr=0.1)
+    p.sum().backward()
+    opt.step()
+    assert sorted(opt.state[p]) == ["col_var", "row_var", "step"]
+    assert p.detach().lt(1).all()
+    traced = ember.jit.trace(nn.Linear(2, 2), ember.ones(1, 2))
+    buf = io.BytesIO()
+    ember.jit.save(traced, buf)
+    buf.seek(0)
+    assert ember.jit.load(buf)(ember.ones(1, 2)).shape == (1, 2)
+
+
+def test_stack_module_state_runs_an_ensemble():
+    import ember
+    from ember import nn
+    from ember.func import functional_call, stack_module_state, vmap
+
+    models = [nn.Linear(3, 2) for _ in range(4)]
+    params, buffers = stack_module_state(models)
+    assert params["weight"].shape == (4, 2, 3) and params["weight"].requires_grad
+    assert params["weight"].is_leaf
+    x = ember.ones(5, 3)
+    out = vmap(lambda p, b: functional_call(models[0], (p, b), (x,)))(params, buffers)
+    assert ember.allclose(out, ember.stack([m(x) for m in models]), atol=1e-6)
+    with pytest.raises(RuntimeError, match="at least one model"):
+        stack_module_state([])
+
+
+def test_printoptions_sci_mode_decides_before_widths():
+    import ember
+
+    ember.set_printoptions(precision=2, sci_mode=False)
+    try:
+        assert str(ember.tensor([1e-5, 123.456])) == "tensor([  0.00, 123.46])"
+    finally:
+        ember.set_printoptions(profile="default")
+    assert str(ember.tensor([1e-5, 123.456])) == "tensor([1.0000e-05, 1.2346e+02])"

@@ -1,5 +1,6 @@
 // Binary ops: promotion rules, dispatch entry points and derivatives.
 #include "ember/schema/binary.h"
+#include "ember/autograd/node.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 
@@ -166,9 +167,21 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
              const std::optional<Tensor>& max) {
   EMBER_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
   Tensor r = self;
-  // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
-  if (min) r = maximum(r, *min);
-  if (max) r = minimum(r, *max);
+  std::vector<Tensor> ins{self};
+  if (min) ins.push_back(*min);
+  if (max) ins.push_back(*max);
+  if (!autograd::any_requires_grad(TensorList(ins))) {
+    // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
+    if (min) r = maximum(r, *min);
+    if (max) r = minimum(r, *max);
+    return r;
+  }
+  // Under autograd, selects instead: a value equal to a bound keeps its gradient (PyTorch's clamp
+  // passes the gradient wherever lo <= x <= hi; maximum/minimum would split it at ties), and a
+  // bound gets the gradient only where it was strictly chosen. NaN still propagates (the
+  // comparisons are false for it).
+  if (min) r = where(lt(r, *min), *min, r);
+  if (max) r = where(gt(r, *max), *max, r);
   return r;
 }
 
