@@ -289,3 +289,17 @@ def test_printoptions_sci_mode_decides_before_widths():
     finally:
         ember.set_printoptions(profile="default")
     assert str(ember.tensor([1e-5, 123.456])) == "tensor([1.0000e-05, 1.2346e+02])"
+
+
+def test_grad_with_batched_grad_outputs():
+    import ember
+
+    x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x**2
+    (rows,) = ember.autograd.grad(y, x, ember.eye(3), is_grads_batched=True)
+    assert rows.tolist() == [[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 6.0]]
+    unused = ember.ones(2, requires_grad=True)
+    out = ember.autograd.grad(
+        y, [x, unused], ember.eye(3)[:2], is_grads_batched=True, allow_unused=True
+    )
+    assert out[0].shape == (2, 3) and out[1] is None

@@ -182,6 +182,12 @@ def main():
     print(f"af_jacobian {torch.autograd.functional.jacobian(lambda v: v**2, v).tolist()}")
     print(f"af_hessian {torch.autograd.functional.hessian(f, v).tolist()}")
     print(f"af_vjp {torch.autograd.functional.vjp(lambda v: v**2, v, torch.ones(2))[1].tolist()}")
+    print(
+        f"af_jacobian_vectorized {torch.autograd.functional.jacobian(lambda v: v.sin() * v, v, vectorize=True).tolist()}"
+    )
+    vv = v.clone().requires_grad_(True)
+    rows = torch.autograd.grad(vv**2, vv, grad_outputs=torch.eye(2), is_grads_batched=True)[0]
+    print(f"grads_batched {rows.tolist()}")
     print(f"af_hvp {torch.autograd.functional.hvp(f, v, torch.ones(2))[1].tolist()}")
 
     w = torch.tensor([1.0, 2.0], requires_grad=True)
