@@ -296,7 +296,7 @@ def test_grad_with_batched_grad_outputs():
 
     x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x**2
-    (rows,) = ember.autograd.grad(y, x, ember.eye(3), is_grads_batched=True)
+    (rows,) = ember.autograd.grad(y, x, ember.eye(3), retain_graph=True, is_grads_batched=True)
     assert rows.tolist() == [[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 6.0]]
     unused = ember.ones(2, requires_grad=True)
     out = ember.autograd.grad(
