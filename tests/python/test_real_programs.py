@@ -37,6 +37,7 @@ SCRIPTS = [
     "word_lm",
     "rl_autograd",
     "vision_misc",
+    "mnist_style",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
