@@ -304,3 +304,27 @@ def test_grad_with_batched_grad_outputs():
         y, [x, unused], ember.eye(3)[:2], is_grads_batched=True, allow_unused=True
     )
     assert out[0].shape == (2, 3) and out[1] is None
+
+
+def test_antialiased_resize_matches_a_hand_computed_filter():
+    import ember
+    import ember.nn.functional as F
+
+    # 4 -> 2 pixels with a triangle filter stretched 2x: weights (1, 3, 3, 1) / 8 per output.
+    x = ember.tensor([[[[0.0, 8.0, 16.0, 24.0]]]])
+    y = F.interpolate(x, size=(1, 2), mode="bilinear", antialias=True)
+    assert y.flatten().tolist() == pytest.approx(
+        [(0 * 3 + 8 * 3 + 16 * 1) / 7, (8 + 16 * 3 + 24 * 3) / 7]
+    )
+    z = ember.ones(1, 2, 9, 9, requires_grad=True)
+    out = F.interpolate(z, scale_factor=0.5, mode="bicubic", antialias=True)
+    assert out.shape == (1, 2, 4, 4) and ember.allclose(out, ember.ones(1, 2, 4, 4), atol=1e-6)
+    out.sum().backward()
+    assert z.grad.sum().item() == pytest.approx(32.0, rel=1e-5)  # each output's weights sum to 1
+    torch = pytest.importorskip("torch")
+    img = ember.linspace(-1, 1, 2 * 17 * 23).reshape(1, 2, 17, 23).sin()
+    ref = torch.nn.functional.interpolate(
+        torch.tensor(img.tolist()), size=(6, 30), mode="bicubic", antialias=True
+    )
+    got = F.interpolate(img, size=(6, 30), mode="bicubic", antialias=True)
+    assert got.flatten().tolist() == pytest.approx(ref.flatten().tolist(), abs=1e-5)

@@ -85,6 +85,10 @@ def main():
     print(
         f"interp_modes {F.interpolate(lr, size=(16, 16), mode='nearest').sum().item():.4f} {F.interpolate(lr, scale_factor=2, mode='bicubic', align_corners=True).sum().item():.4f}"
     )
+    small = F.interpolate(hr, size=(5, 7), mode="bilinear", antialias=True)
+    print(
+        f"antialias_resize {tuple(small.shape)} {small.sum().item():.5f} {F.interpolate(hr, scale_factor=0.3, mode='bicubic', antialias=True).abs().sum().item():.5f}"
+    )
     print(
         f"upsample {nn.Upsample(scale_factor=2, mode='bilinear', align_corners=False)(lr).sum().item():.4f}"
     )
