@@ -66,21 +66,18 @@ class _Formatter:
         absvals = [abs(v) for v in finite]
         lo, hi = min(absvals), max(absvals)
         self.int_mode = all(v == math.ceil(v) for v in finite)
-        if self.int_mode:
-            if hi / lo > 1000.0 or hi > 1.0e8:
-                self.sci_mode = True
-                widths = [len(f"{v:.{p}e}") for v in finite]
-            else:
-                widths = [len(f"{v:.0f}") + 1 for v in finite]
+        # set_printoptions(sci_mode=...) decides the notation before the widths are measured
+        if PRINT_OPTS.sci_mode is None:
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
         else:
-            if hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-                self.sci_mode = True
-                widths = [len(f"{v:.{p}e}") for v in finite]
-            else:
-                widths = [len(f"{v:.{p}f}") for v in finite]
-        self.max_width = max([self.max_width] + widths)
-        if PRINT_OPTS.sci_mode is not None:
             self.sci_mode = PRINT_OPTS.sci_mode
+        if self.sci_mode:
+            widths = [len(f"{v:.{p}e}") for v in finite]
+        elif self.int_mode:
+            widths = [len(f"{v:.0f}") + 1 for v in finite]
+        else:
+            widths = [len(f"{v:.{p}f}") for v in finite]
+        self.max_width = max([self.max_width] + widths)
 
     def width(self):
         return self.max_width

@@ -41,14 +41,43 @@ void bind_random(nb::module_& m) {
           },
           doc("seed() -> int", "Reseeds from a nondeterministic source and returns the new seed."))
       .def(
-          "get_state", [](const Generator& g) { return g.state(); },
-          doc("get_state() -> Tuple[int, int]",
-              "The generator's state, to restore with set_state()."))
+          "get_state",
+          [](const Generator& g) {
+            // torch's form: a uint8 tensor (saved in checkpoints, passed to set_rng_state)
+            auto [seed, offset] = g.state();
+            Tensor out = empty({16}, kByte);
+            auto* bytes = out.data_ptr<uint8_t>();
+            for (int i = 0; i < 8; ++i) {
+              bytes[i] = uint8_t(seed >> (8 * i));
+              bytes[8 + i] = uint8_t(offset >> (8 * i));
+            }
+            return out;
+          },
+          doc("get_state() -> Tensor",
+              "The generator's state as a uint8 tensor, to restore with set_state()."))
       .def(
           "set_state",
-          [](Generator& g, std::pair<uint64_t, uint64_t> s) { g.set_state(s.first, s.second); },
+          [](nb::handle self, nb::handle new_state) {
+            Tensor* t = nullptr;
+            if (!nb::try_cast<Tensor*>(new_state, t) || !t || t->dtype() != kByte)
+              throw nb::type_error(("expected a torch.ByteTensor, but got " +
+                                    std::string(nb::type_name(new_state.type()).c_str()))
+                                       .c_str());
+            EMBER_CHECK(t->numel() == 16, "Expected either a RNG state of size 16; got ",
+                        t->numel());
+            Tensor c = t->contiguous();
+            const auto* bytes = c.data_ptr<uint8_t>();
+            uint64_t seed = 0, offset = 0;
+            for (int i = 7; i >= 0; --i) {
+              seed = (seed << 8) | bytes[i];
+              offset = (offset << 8) | bytes[8 + i];
+            }
+            nb::cast<Generator&>(self).set_state(seed, offset);
+            return nb::borrow(self);
+          },
           nb::arg("new_state"),
-          doc("set_state(new_state) -> None", "Restores a state returned by get_state()."));
+          doc("set_state(new_state) -> Generator",
+              "Restores a state returned by get_state() and returns the generator."));
   m.def(
       "default_generator", [] { return default_generator(); },
       doc("default_generator() -> Generator",

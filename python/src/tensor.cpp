@@ -320,12 +320,26 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
       out.emplace_back(s);
     } else {
       Tensor* t = nullptr;
-      if (nb::try_cast<Tensor*>(h, t) && t) out.emplace_back(*t);
-      else if (PyIndex_Check(o)) out.emplace_back(int64_t(PyNumber_AsSsize_t(o, PyExc_IndexError)));
-      else if (PySequence_Check(o) || nb::hasattr(h, "__array_interface__")) {
-        Tensor t = tensor_from_data(h, std::nullopt);
+      auto as_tensor_index = [&] {
+        Tensor ti = tensor_from_data(h, std::nullopt);
         // An empty list indexes nothing; torch reads it as int64, not the default float.
-        out.emplace_back(t.numel() == 0 && t.is_floating_point() ? to_dtype(t, kLong) : t);
+        out.emplace_back(ti.numel() == 0 && ti.is_floating_point() ? to_dtype(ti, kLong) : ti);
+      };
+      bool is_array = nb::hasattr(h, "__array_interface__");
+      if (nb::try_cast<Tensor*>(h, t) && t) out.emplace_back(*t);
+      else if (PyIndex_Check(o)) {
+        // numpy arrays have __index__ too, which raises unless they hold one integer: those
+        // index as tensors (x[np.array([0, 2])], boolean masks), as in PyTorch.
+        Py_ssize_t i = PyNumber_AsSsize_t(o, PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred()) {
+          if (!is_array) throw nb::python_error();
+          PyErr_Clear();
+          as_tensor_index();
+        } else {
+          out.emplace_back(int64_t(i));
+        }
+      } else if (PySequence_Check(o) || is_array) {
+        as_tensor_index();
       } else
         throw nb::index_error(
             "only integers, slices (`:`), ellipsis (`...`), None and long or "

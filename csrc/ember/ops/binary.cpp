@@ -1,9 +1,14 @@
 // Binary ops: promotion rules, dispatch entry points and derivatives.
 #include "ember/schema/binary.h"
+#include "ember/autograd/node.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
+
+// Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
+// self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
+void bump_inplace_version(const Tensor& self);
 
 using autograd::FunctionNode;
 using autograd::variable_list;
@@ -17,7 +22,7 @@ using autograd::variable_list;
   Tensor name(const Tensor& self, const Tensor& other) { return op::name.call(self, other); } \
   Tensor& name##_(Tensor& self, const Tensor& other) {                                        \
     op::name##_.call(self, other);                                                            \
-    self.bump_version();                                                                      \
+    bump_inplace_version(self);                                                               \
     return self;                                                                              \
   }
 EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)
@@ -114,7 +119,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   op::add_.call(self, other, alpha);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
@@ -124,7 +129,7 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_sub(self, other);
   op::sub_.call(self, other, alpha);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
@@ -162,15 +167,27 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
              const std::optional<Tensor>& max) {
   EMBER_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
   Tensor r = self;
-  // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
-  if (min) r = maximum(r, *min);
-  if (max) r = minimum(r, *max);
+  std::vector<Tensor> ins{self};
+  if (min) ins.push_back(*min);
+  if (max) ins.push_back(*max);
+  if (!autograd::any_requires_grad(TensorList(ins))) {
+    // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
+    if (min) r = maximum(r, *min);
+    if (max) r = minimum(r, *max);
+    return r;
+  }
+  // Under autograd, selects instead: a value equal to a bound keeps its gradient (PyTorch's clamp
+  // passes the gradient wherever lo <= x <= hi; maximum/minimum would split it at ties), and a
+  // bound gets the gradient only where it was strictly chosen. NaN still propagates (the
+  // comparisons are false for it).
+  if (min) r = where(lt(r, *min), *min, r);
+  if (max) r = where(gt(r, *max), *max, r);
   return r;
 }
 
 Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   apply_inplace(self, [&](const Tensor& s) { return clamp(s, min, max); });
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 

@@ -1,6 +1,7 @@
 // copy_, to(dtype), clone, fill_, and the shared in-place machinery.
 #include "ember/schema/copy.h"
 #include "ember/autograd/node.h"
+#include "ember/core/grad_mode.h"
 #include "ember/core/profiler.h"
 #include "ember/core/quantizer.h"
 #include "ember/core/shape.h"
@@ -86,6 +87,15 @@ bool is_leaf_requiring_grad(const Tensor& t) { return t.requires_grad() && t.is_
 
 }  // namespace
 
+void bump_inplace_version(const Tensor& self) {
+  // After the write, as PyTorch's version counter raises (the data has changed by then).
+  EMBER_CHECK(!self.storage()->is_inference() || InferenceMode::is_enabled(),
+              "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+              "make a clone to get a normal tensor before doing inplace update.See "
+              "https://github.com/pytorch/rfcs/pull/17 for more details.");
+  self.bump_version();
+}
+
 void check_inplace(const Tensor& self) {
   if (!GradMode::is_enabled()) return;
   EMBER_CHECK(!is_leaf_requiring_grad(self),
@@ -117,13 +127,13 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   EMBER_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_: source of shape ", src.sizes(),
               " cannot be broadcast to destination of shape ", self.sizes());
   op::copy_.call(self, src);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
 Tensor& fill_(Tensor& self, const Scalar& value) {
   op::fill_.call(self, value);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 

@@ -9,6 +9,10 @@
 
 namespace ember {
 
+// Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
+// self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
+void bump_inplace_version(const Tensor& self);
+
 using autograd::FunctionNode;
 using autograd::variable_list;
 using IndexList = std::vector<std::optional<Tensor>>;
@@ -359,7 +363,7 @@ Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& s
                                 : scatter_add_(self, dim, index, src);
   dim = check_scatter("scatter", self, dim, index, src);
   op::scatter_.call(self, dim, long_index(index), src);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
@@ -376,7 +380,7 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   dim = check_scatter("scatter_add", self, dim, index, src);
   op::scatter_add_.call(self, dim, long_index(index), src);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
@@ -392,7 +396,7 @@ Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Te
   dim = check_scatter("scatter_reduce", self, dim, index, src);
   check_reduce(reduce, self);
   op::scatter_reduce_.call(self, dim, long_index(index), src, reduce, include_self);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
@@ -406,7 +410,7 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
                    const Scalar& alpha) {
   dim = check_index_add(self, dim, index, source, alpha);
   op::index_add_.call(self, dim, index, source, alpha);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
@@ -451,7 +455,7 @@ Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value) {
   EMBER_CHECK(is_expandable_to(mask.sizes(), self.sizes()), "masked_fill_: mask of shape ",
               mask.sizes(), " cannot be broadcast to self of shape ", self.sizes());
   op::masked_fill_.call(self, mask, value);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
@@ -506,7 +510,7 @@ Tensor& index_put_(Tensor& self, const IndexList& indices, const Tensor& values,
     return masked_fill_(self, reshape(*mask, trailing), reshape(values, {}));
   }
   op::index_put_.call(self, indices, values, accumulate);
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 

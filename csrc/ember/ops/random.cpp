@@ -15,6 +15,10 @@
 
 namespace ember {
 
+// Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
+// self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
+void bump_inplace_version(const Tensor& self);
+
 using autograd::FunctionNode;
 using autograd::variable_list;
 
@@ -115,28 +119,28 @@ Tensor& uniform_(Tensor& self, double from, double to, const GeneratorPtr& gen) 
               "std::numeric_limits<double>::max(), but found to=",
               to, " and from=", from, " which result in to-from to exceed the limit");
   op::uniform_.call(self, from, to, gen_or_default(gen));
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
 Tensor& normal_(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   op::normal_.call(self, mean, std, gen_or_default(gen));
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
 Tensor& bernoulli_(Tensor& self, double p, const GeneratorPtr& gen) {
   EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   op::bernoulli_.call(self, p, gen_or_default(gen));
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 
 Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, const GeneratorPtr& gen) {
   check_random_bounds(self.dtype(), from, to);
   op::random_.call(self, from, to, gen_or_default(gen));
-  self.bump_version();
+  bump_inplace_version(self);
   return self;
 }
 

@@ -1,6 +1,7 @@
 // Reductions: dispatch entry points, dtype rules and derivatives; composites at the end.
 #include <cmath>
 
+#include "ember/autograd/node.h"
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
@@ -264,8 +265,17 @@ Tensor norm(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool k
   if (x.dim() > 0)
     for (int64_t d : dim) reduced *= x.size(maybe_wrap_dim(d, x.dim()));
   if (reduced == 1) return sum(a, dim, keepdim, std::nullopt);
-  if (order == 2) return sqrt(sum(x * x, dim, keepdim, std::nullopt));
-  return pow(sum(pow(a, wrap_scalar(order)), dim, keepdim, std::nullopt), wrap_scalar(1.0 / order));
+  Tensor s = order == 2 ? sum(x * x, dim, keepdim, std::nullopt)
+                        : sum(pow(a, wrap_scalar(order)), dim, keepdim, std::nullopt);
+  auto root = [&](const Tensor& v) {
+    return order == 2 ? sqrt(v) : pow(v, wrap_scalar(1.0 / order));
+  };
+  if (!autograd::any_requires_grad({&x})) return root(s);
+  // The norm of a zero vector has a zero subgradient in PyTorch; the root's derivative there is
+  // infinite (0 * inf = NaN), so the root reads 1 where the sum is 0 and the result selects 0.
+  Tensor zero = eq(s, wrap_scalar(0));
+  Tensor one = ones({}, TensorOptions(s.dtype()));
+  return where(zero, zeros({}, TensorOptions(s.dtype())), root(where(zero, one, s)));
 }
 
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {

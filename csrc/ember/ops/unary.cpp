@@ -7,6 +7,10 @@
 
 namespace ember {
 
+// Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
+// self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
+void bump_inplace_version(const Tensor& self);
+
 // d(op)/d(self) times grad, in public ops (so double backward works). `self` is the input,
 // `result` the output. Ops listed in EMBER_UNARY_*_OPS but not here are not differentiable.
 #define EMBER_UNARY_DERIVATIVES(_)                                           \
@@ -66,7 +70,7 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
   Tensor name(const Tensor& self) { return op::name.call(self); } \
   Tensor& name##_(Tensor& self) {                                 \
     op::name##_.call(self);                                       \
-    self.bump_version();                                          \
+    bump_inplace_version(self);                                   \
     return self;                                                  \
   }
 EMBER_UNARY_FLOAT_OPS(EMBER_DEFINE_UNARY)

@@ -3,7 +3,7 @@
 import math
 
 from .. import _C
-from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan, uint8
+from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
 from .._device import check_device, on_device
 from ..autograd.grad_mode import no_grad
 from .creation import _finish, _like, _size, empty, empty_like, tensor
@@ -145,23 +145,14 @@ def get_rng_state():
     """get_rng_state() -> Tensor
 
     The default generator's state as a uint8 tensor (restore it with set_rng_state)."""
-    a, b = default_generator.get_state()
-    raw = a.to_bytes(8, "little") + b.to_bytes(8, "little")
-    return tensor(list(raw), dtype=uint8)
+    return default_generator.get_state()
 
 
 def set_rng_state(new_state):
     """set_rng_state(new_state) -> None
 
     Restores the default generator from a state returned by get_rng_state."""
-    if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
-        raise TypeError("expected a torch.ByteTensor, but got " + type(new_state).__name__)
-    if new_state.numel() != 16:
-        raise RuntimeError(f"Expected either a RNG state of size 16; got {new_state.numel()}")
-    raw = bytes(new_state.tolist())
-    default_generator.set_state(
-        (int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
-    )
+    default_generator.set_state(new_state)
 
 
 def bernoulli(input, p=None, *, generator=None):

@@ -78,6 +78,10 @@ def grad(
     single = isinstance(inputs, Tensor)
     outs = _seq(outputs)
     go = _seq(grad_outputs)
+    if is_grads_batched:
+        return _batched_grad(
+            outputs, inputs, go, retain_graph, create_graph, allow_unused, materialize_grads
+        )
     if go is not None:
         go = [g if g is not None else None for g in go]
     if allow_unused is None:
@@ -100,3 +104,34 @@ def grad(
 
         result = tuple(zeros_like(i) if r is None else r for r, i in zip(result, _seq(inputs)))
     return result if not single else tuple(result)
+
+
+def _batched_grad(outputs, inputs, go, retain_graph, create_graph, allow_unused, materialize):
+    """grad(is_grads_batched=True): the first dim of every grad_output is a batch of vectors;
+    one vector-Jacobian product per row (each pass keeps the graph for the next), stacked."""
+    from .._C import stack
+    from .._ops.creation import zeros_like
+
+    if go is None or any(g is None for g in go):
+        raise RuntimeError("grad: is_grads_batched=True needs a tensor in every grad_outputs")
+    n = go[0].shape[0]
+    rows = [
+        grad(
+            outputs,
+            inputs,
+            [g[b] for g in go],
+            retain_graph=True if b + 1 < n else retain_graph,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize,
+        )
+        for b in range(n)
+    ]
+    result = []
+    for k, inp in enumerate(_seq(inputs)):
+        col = [r[k] for r in rows]
+        if all(c is None for c in col):
+            result.append(None)
+        else:
+            result.append(stack([zeros_like(inp) if c is None else c for c in col]))
+    return tuple(result)

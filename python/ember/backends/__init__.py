@@ -11,8 +11,29 @@ cudnn = types.SimpleNamespace(
     version=lambda: None,
 )
 mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def _sdp_flag(name):
+    def enabled():
+        return _sdp[name]
+
+    def enable(on):
+        _sdp[name] = bool(on)
+
+    return enabled, enable
+
+
 cuda = types.SimpleNamespace(
     is_built=lambda: False,
+    # scaled_dot_product_attention's backend switches: recorded and reported, as torch's CPU
+    # build does; ember's CPU kernel is used whatever they say.
+    **{
+        f"{verb}{name}_sdp{suffix}": _sdp_flag(name)[i]
+        for name in _sdp
+        for i, (verb, suffix) in enumerate((("", "_enabled"), ("enable_", "")))
+    },
+    preferred_linalg_library=lambda backend=None: None,
     matmul=types.SimpleNamespace(
         allow_tf32=False,
         allow_fp16_reduced_precision_reduction=True,

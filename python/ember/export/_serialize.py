@@ -3,6 +3,7 @@ ember/export/__init__.py and csrc/ember/export/program.h)."""
 
 import os
 import sys
+import tempfile
 
 from .. import fx
 from ..nn import Module
@@ -155,9 +156,20 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
     if extra_files:
         raise NotImplementedError("ember.export.save: extra_files is not supported")
     root = _program_dict(ep)
+    if hasattr(f, "write") and not isinstance(f, (str, os.PathLike)):
+        # a buffer (io.BytesIO, an open file): write the file aside, then copy its bytes
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "program.pt2")
+            _save_ember_format(root, path)
+            with open(path, "rb") as src:
+                f.write(src.read())
+        return
     path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
     if path is None:
-        raise TypeError("ember.export.save: expected a path (str or os.PathLike)")
+        raise TypeError(
+            "ember.export.save: expected a path (str or os.PathLike) or a writable buffer; "
+            f"got {type(f).__name__}"
+        )
     # ember's own data-only container, which the C++ runtime reads (not torch's pickle-based zip)
     _save_ember_format(root, path)
 
@@ -184,6 +196,13 @@ def load(f, *, extra_files=None, expected_opset_version=None):
     Reads a file written by ember.export.save. The C++ loader validates it first (magic,
     version, sizes, dtypes, op names, argument kinds, references), so a truncated, corrupt or
     foreign file raises RuntimeError and nothing in it is executed."""
+    if hasattr(f, "read") and not isinstance(f, (str, os.PathLike)):
+        # a buffer: the C++ validator reads paths, so its bytes go to a file aside first
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "program.pt2")
+            with open(path, "wb") as dst:
+                dst.write(f.read())
+            return load(path)
     ember = _ember()
     path = os.fspath(f)
     try:

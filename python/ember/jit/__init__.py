@@ -327,14 +327,17 @@ def _program_of(m):
 def save(m, f, _extra_files=None):
     """save(m, f, _extra_files=None) -> None
 
-    Writes a traced (or loaded) module to the path ``f`` in the export format: one data-only
-    file, written atomically, that ember.jit.load and the C++ runtime read."""
+    Writes a traced (or loaded) module to ``f`` (a path or a binary buffer) in the export
+    format: one data-only file, written atomically, that ember.jit.load and the C++ runtime
+    read."""
     from .. import export as _export
 
     if _extra_files:
         raise NotImplementedError("ember.jit.save: _extra_files is not supported")
-    if not isinstance(f, (str, os.PathLike)):
-        raise TypeError("ember.jit.save: expected a path (str or os.PathLike)")
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+        raise TypeError(
+            f"ember.jit.save: expected a path or a writable buffer; got {type(f).__name__}"
+        )
     _export.save(_program_of(m), f)
 
 
@@ -345,6 +348,8 @@ def load(f, map_location=None, _extra_files=None):
     its graph; a corrupt, truncated or foreign file raises RuntimeError."""
     from .. import export as _export
 
-    if not isinstance(f, (str, os.PathLike)):
-        raise TypeError("ember.jit.load: expected a path (str or os.PathLike)")
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "read"):
+        raise TypeError(
+            f"ember.jit.load: expected a path or a readable buffer; got {type(f).__name__}"
+        )
     return _make_traced(_export.load(f))

@@ -2,6 +2,7 @@
 
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta, Adamax
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
@@ -15,6 +16,7 @@ from .sparse_adam import SparseAdam
 
 __all__ = [
     "Adadelta",
+    "Adafactor",
     "Adagrad",
     "Adamax",
     "Adam",

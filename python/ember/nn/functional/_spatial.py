@@ -366,7 +366,9 @@ def interpolate(
     else:
         raise ValueError("either size or scale_factor should be defined")
     if antialias:
-        raise NotImplementedError("ember: interpolate(antialias=True) is not supported")
+        from ._antialias import antialias_resize
+
+        return antialias_resize(input, output_size, scales, align_corners, mode)
     if mode in ("nearest", "nearest-exact"):
         return _nn.upsample_nearest(input, output_size, scales, mode == "nearest-exact")
     if mode == "area":

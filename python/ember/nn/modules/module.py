@@ -533,6 +533,15 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
+    def to_empty(self, *, device, recurse=True):
+        """to_empty(*, device, recurse=True) -> Module
+
+        Replaces every parameter and buffer by an uninitialized tensor of its shape and dtype on
+        ``device`` (the values are not copied), for initializing the module afterwards."""
+        from ... import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def compile(self, *args, **kwargs):
         """compile(*args, **kwargs)
 
@@ -681,12 +690,23 @@ class Module:
         self._state_dict_pre_hooks[handle.id] = hook
         return handle
 
-    def register_state_dict_post_hook(self, hook):
+    def _register_state_dict_hook(self, hook):
+        # The private form: a hook may return a replacement state dict.
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
 
-    _register_state_dict_hook = register_state_dict_post_hook
+    def register_state_dict_post_hook(self, hook):
+        """register_state_dict_post_hook(hook) -> RemovableHandle
+
+        Runs hook(module, state_dict, prefix, local_metadata) after state_dict(); it edits the
+        dict in place and must return None (RuntimeError otherwise, as torch's)."""
+
+        def checked(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+
+        return self._register_state_dict_hook(checked)
 
     def register_load_state_dict_pre_hook(self, hook):
         """Registers hook(module, state_dict, prefix, meta, strict, missing, unexpected, errs)."""
