@@ -7,9 +7,11 @@ K = kD*kH*kW views gives the im2col matrix, so one matmul (convolution) or one r
 
 import math
 
+from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import cat, matmul, stack
 from ..._ops.creation import arange, ones, zeros
+from ..._process import channels_last_3d as _channels_last_3d
 from ._spatial import pad
 
 __all__ = [
@@ -116,9 +118,16 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     cols = cols.reshape(n, groups, (c // groups) * k, math.prod(out))
     w = weight.reshape(groups, o // groups, (c // groups) * k)
     y = matmul(w, cols).reshape(n, o, *out)
+    if _channels_last_3d in (_suggest(x), _suggest(weight)):  # torch's conv3d keeps NDHWC
+        y = y.contiguous(memory_format=_channels_last_3d)
     if bias is not None:
         y = y + bias.reshape(1, o, 1, 1, 1)
     return y.squeeze(0) if unbatched else y
+
+
+def _suggest(t):
+    """The memory format t's strides follow (channels_last_3d or contiguous_format for 5-d)."""
+    return _channels_last_3d if _C._suggest_memory_format(t) == 2 else None
 
 
 @_autocast_lower
