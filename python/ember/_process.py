@@ -193,19 +193,25 @@ def is_warn_always_enabled():
 class memory_format:
     """memory_format()
 
-    A memory-format tag. ember lays tensors out row-major whatever the tag says."""
+    A memory-format tag: the dim order a tensor's elements lie in memory (row-major
+    contiguous_format, NHWC channels_last, NDHWC channels_last_3d), or preserve_format (keep
+    the input's layout)."""
 
-    def __init__(self, name):
+    def __init__(self, name, code):
         self._name = name
+        self._ember_format = code  # ember::MemoryFormat in csrc/ember/core/memory_format.h
 
     def __repr__(self):
         return "torch." + self._name
 
+    def __reduce__(self):
+        return self._name  # pickles as the module-level singleton
 
-contiguous_format = memory_format("contiguous_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
-preserve_format = memory_format("preserve_format")
+
+contiguous_format = memory_format("contiguous_format", 0)
+channels_last = memory_format("channels_last", 1)
+channels_last_3d = memory_format("channels_last_3d", 2)
+preserve_format = memory_format("preserve_format", 3)
 
 
 def get_default_device():

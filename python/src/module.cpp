@@ -232,6 +232,7 @@ nb::object make_size(IntArrayRef sizes) {
 void bind_complex_guard(nb::module_& m);  // complex_guard.cpp
 void bind_dlpack(nb::module_& m);         // dlpack.cpp
 void bind_sparse_guard(nb::module_& m);   // sparse_guard.cpp
+void bind_memory_format(nb::module_& m);  // memory_format.cpp
 
 void bind_dtype(nb::module_& m) {
   nb::class_<DType>(
@@ -340,6 +341,7 @@ NB_MODULE(_C, m) {
   bind_operators(m);
   bind_reduce(m);
   bind_view(m);
+  bind_memory_format(m);
   bind_autograd(m);
   bind_index(m);
   bind_shape(m);

@@ -1,8 +1,9 @@
 // Views and copies (csrc/ember/ops/view.cpp, copy.cpp): view/reshape/permute/expand/transpose,
 // squeeze/unsqueeze, narrow/select/unfold, as_strided, flatten/unflatten, diagonal, movedim,
-// contiguous/clone/copy_/fill_/zero_, broadcasting helpers, and the geometry setter behind the
-// in-place view ops.
+// copy_/fill_/zero_ (contiguous and clone: memory_format.cpp), broadcasting helpers, and the
+// geometry setter behind the in-place view ops.
 #include "common.h"
+#include "ember/ops/memory_format.h"
 
 namespace ember::py {
 
@@ -222,23 +223,11 @@ void bind_view(nb::module_& m) {
   both(m, cls, "moveaxis", movedim_fn,
        {"moveaxis(input, source, destination) -> Tensor", "Another name for movedim()."},
        nb::arg("source"), nb::arg("destination"));
-  cls.def(
-      "contiguous",
-      [](nb::handle self, nb::handle) -> nb::object {
-        Tensor& t = nb::cast<Tensor&>(self);
-        if (t.is_contiguous()) return nb::borrow(self);
-        return nb::cast(contiguous(t));
-      },
-      nb::arg("memory_format") = nb::none(),
-      doc("contiguous(memory_format=torch.contiguous_format) -> Tensor",
-          "Self if already laid out in row-major order, else a row-major copy."));
-  both(
-      m, cls, "clone", [](const Tensor& t, nb::handle) { return clone(t); },
-      {"clone(input, *, memory_format=torch.preserve_format) -> Tensor",
-       "A copy with its own storage; gradients flow back to input."},
-      nb::kw_only(), nb::arg("memory_format") = nb::none());
   m.def(
-      "_to_dtype", [](const Tensor& t, ScalarType d, bool copy) { return to_dtype(t, d, copy); },
+      "_to_dtype",
+      [](const Tensor& t, ScalarType d, bool copy) {
+        return to_format(t, d, MemoryFormat::Preserve, copy);  // torch's layout for to(dtype)
+      },
       nb::arg("input"), nb::arg("dtype"), nb::arg("copy"),
       doc("_to_dtype(input, dtype, copy) -> Tensor",
           "input converted to dtype; without copy, input itself when it already has it."));

@@ -454,11 +454,6 @@ void bind_tensor(nb::module_& m) {
       .def(
           "_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); },
           doc("_storage_nbytes() -> int", "The size of the storage in bytes."))
-      .def(
-          "is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); },
-          nb::arg("memory_format") = nb::none(),
-          doc("is_contiguous(memory_format=torch.contiguous_format) -> bool",
-              "Whether the elements lie in memory in row-major order without gaps."))
       .def("is_floating_point", &Tensor::is_floating_point,
            doc("is_floating_point() -> bool", "Whether the dtype is a floating-point type."))
       .def(

@@ -5,6 +5,8 @@
 #include "ember/autograd/anomaly.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/saved_hooks.h"
+#include "ember/core/memory_format.h"
+#include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 
 namespace ember::autograd {
@@ -135,6 +137,33 @@ void set_history(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t 
   m.requires_grad = true;
 }
 
+namespace {
+// Note [Gradient layout]
+// As PyTorch's AccumulateGrad: a leaf's first gradient has the leaf's strides when the leaf is
+// dense and non-overlapping (a channels-last or transposed parameter gets a .grad laid out the
+// same way, so an optimizer's update runs over both in one order), and is row-major otherwise.
+// A gradient that already has that layout is kept (or stolen) as before; another is copied once.
+// Later gradients are added into the first, which keeps its layout.
+bool obeys_layout(const Tensor& g, const Tensor& v) {
+  if (g.dim() != v.dim()) return true;  // a mismatch the engine reports elsewhere
+  if (!is_non_overlapping_and_dense(v.sizes(), v.strides())) return g.is_contiguous();
+  for (int64_t d = 0; d < g.dim(); ++d) {
+    const int64_t gs = g.strides()[size_t(d)];
+    if (g.sizes()[size_t(d)] != 1 ? gs != v.strides()[size_t(d)] : gs == 0) return false;
+  }
+  return true;
+}
+
+Tensor copy_in_layout(const Tensor& g, const Tensor& v) {
+  const bool dense = is_non_overlapping_and_dense(v.sizes(), v.strides());
+  Tensor out =
+      empty_strided(v.sizes(), dense ? DimVector(v.strides()) : contiguous_strides(v.sizes()),
+                    g.dtype(), g.device());
+  out.copy_(g);
+  return out;
+}
+}  // namespace
+
 AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
   input_meta.emplace_back(variable);
 }
@@ -152,7 +181,9 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
     KernelRegion waiting;  // the holder may be inside a kernel, waiting for the GIL back
     lock.lock();
   }
-  if (!m.grad.defined()) {
+  if (!m.grad.defined() && !obeys_layout(g, variable)) {
+    m.grad = copy_in_layout(GradMode::is_enabled() ? g : g.detach(), variable);
+  } else if (!m.grad.defined()) {
     // Steal the buffer when nobody else holds it; otherwise keep the caller's tensor intact.
     bool exclusive = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
     m.grad = GradMode::is_enabled() ? g : (exclusive ? g.detach() : g.detach().clone());

@@ -6,6 +6,7 @@
                      "no-math-errno")
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
@@ -35,7 +36,12 @@ Tensor forward(const char* name, const Tensor& self, Make make) {
 template <class Make>
 Tensor backward(const char* name, const Tensor& grad, const Tensor& self, Make make) {
   Tensor g = grad.dtype() == self.dtype() ? grad : to_dtype(grad, self.dtype());
-  Tensor out = empty(self.sizes(), self.dtype());
+  // The result's layout follows the inputs in torch's operand order (Note [Output layout]):
+  // the gradient first, except for leaky_relu's and threshold's backward, which list self first.
+  const std::string_view op(name);
+  Tensor out = op == "leaky_relu_backward" || op == "threshold_backward"
+                   ? empty_like_inputs(self.sizes(), self.dtype(), {&self, &g})
+                   : empty_like_inputs(self.sizes(), self.dtype(), {&g, &self});
   TensorIter it({&out, &g, &self});
   dispatch<kFloatTypes>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);

@@ -285,7 +285,7 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   ScalarType ct = result_type({a, b});
   DimVector shape =
       broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
-  Tensor out = empty_like_inputs(shape, ct, {&a, &b, &cond});
+  Tensor out = empty_like_inputs(shape, ct, {&cond, &a, &b});  // torch's operand order
   Tensor c = cond.dtype() == kBool ? cond : to_dtype(cond, kBool);
   Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);
   Tensor cb = b.dtype() == ct ? b : to_dtype(b, ct);

@@ -13,6 +13,7 @@
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
 #include "ember/cpu/kernels.h"
+#include "ember/cpu/layout.h"
 #include "ember/cpu/onednn.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
@@ -462,9 +463,28 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
   return {gi, gw, gb};
 }
 
+// The kernels above in NCHW, with results laid out as Note [Channels-last kernels] says: a
+// channels-last input or weight gives a channels-last output, input gradient and weight gradient.
+Tensor conv2d_forward_layout(const Tensor& input, const Tensor& weight,
+                             const std::optional<Tensor>& bias, IntArrayRef stride,
+                             IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  const MemoryFormat f = spatial_format({&input, &weight});
+  return in_format(conv2d_forward_kernel(input, weight, bias, stride, padding, dilation, groups),
+                   f);
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_layout(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight, IntArrayRef stride,
+    IntArrayRef padding, IntArrayRef dilation, int64_t groups, std::array<bool, 3> mask) {
+  const MemoryFormat f = spatial_format({&input, &weight});
+  auto [gi, gw, gb] = convolution_backward_kernel(grad_output, input, weight, stride, padding,
+                                                  dilation, groups, mask);
+  return {in_format(gi, f), in_format(gw, f), gb};
+}
+
 }  // namespace
 
-EMBER_REGISTER_KERNEL(op::conv2d_forward, CPU, conv2d_forward_kernel);
-EMBER_REGISTER_KERNEL(op::convolution_backward, CPU, convolution_backward_kernel);
+EMBER_REGISTER_KERNEL(op::conv2d_forward, CPU, conv2d_forward_layout);
+EMBER_REGISTER_KERNEL(op::convolution_backward, CPU, convolution_backward_layout);
 
 }  // namespace ember::cpu

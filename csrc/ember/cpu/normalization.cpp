@@ -11,6 +11,7 @@
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/layout.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/normalization.h"
 
@@ -133,7 +134,14 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
   ScalarType st = acc_type(x.dtype());
   return {out, from_doubles(mean, st), from_doubles(invstd, st)};
 }
-EMBER_REGISTER_KERNEL(op::native_batch_norm, CPU, batch_norm_kernel);
+// Note [Channels-last kernels]: the output keeps a channels-last input's layout.
+Stats batch_norm_layout(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
+                        OptT running_var, bool training, double momentum, double eps) {
+  auto [out, mean, invstd] =
+      batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  return {in_format(out, spatial_format({&input})), mean, invstd};
+}
+EMBER_REGISTER_KERNEL(op::native_batch_norm, CPU, batch_norm_layout);
 
 Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT weight,
                                  const Tensor& save_mean, const Tensor& save_invstd,
@@ -188,7 +196,14 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
   ScalarType pt = weight ? weight->dtype() : acc_type(x.dtype());
   return {gx, from_doubles(gw, pt), from_doubles(gb, pt)};
 }
-EMBER_REGISTER_KERNEL(op::native_batch_norm_backward, CPU, batch_norm_backward_kernel);
+Stats batch_norm_backward_layout(const Tensor& grad, const Tensor& input, OptT weight,
+                                 const Tensor& save_mean, const Tensor& save_invstd,
+                                 bool training) {
+  auto [gx, gw, gb] =
+      batch_norm_backward_kernel(grad, input, weight, save_mean, save_invstd, training);
+  return {in_format(gx, spatial_format({&input})), gw, gb};
+}
+EMBER_REGISTER_KERNEL(op::native_batch_norm_backward, CPU, batch_norm_backward_layout);
 
 // Sum of f(i) for i < n with eight independent accumulators (the compiler can vectorize them).
 template <class A, class F>

@@ -19,6 +19,7 @@
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/layout.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/pool.h"
 
@@ -535,14 +536,45 @@ Tensor adaptive_avg_pool2d_backward_kernel(const Tensor& grad, IntArrayRef input
                            adaptive(input_size[3], grad.size(3)), false, std::nullopt);
 }
 
+// The kernels above in NCHW, with results laid out as Note [Channels-last kernels] says.
+template <auto Kernel>
+std::tuple<Tensor, Tensor> max_layout(const Tensor& input, auto... args) {
+  const MemoryFormat f = spatial_format({&input});
+  auto [out, idx] = Kernel(input, args...);
+  return {in_format(out, f), in_format(idx, f)};
+}
+template <auto Kernel>
+Tensor avg_layout(const Tensor& input, auto... args) {
+  return in_format(Kernel(input, args...), spatial_format({&input}));
+}
+Tensor max_pool2d_backward_layout(const Tensor& grad, const Tensor& indices,
+                                  IntArrayRef input_size) {
+  return in_format(max_pool2d_backward_kernel(grad, indices, input_size),
+                   spatial_format({&indices, &grad}));
+}
+// A global (1x1) average is a mean in PyTorch, whose input gradient is row-major.
+Tensor adaptive_avg_pool2d_backward_layout(const Tensor& grad, IntArrayRef input_size) {
+  const bool global = grad.dim() == 4 && grad.size(2) == 1 && grad.size(3) == 1;
+  return in_format(adaptive_avg_pool2d_backward_kernel(grad, input_size),
+                   global ? MemoryFormat::Contiguous : spatial_format({&grad}));
+}
+
 }  // namespace
 
-EMBER_REGISTER_KERNEL(op::max_pool2d_with_indices, CPU, max_pool2d_kernel);
-EMBER_REGISTER_KERNEL(op::adaptive_max_pool2d, CPU, adaptive_max_pool2d_kernel);
-EMBER_REGISTER_KERNEL(op::max_pool2d_backward, CPU, max_pool2d_backward_kernel);
-EMBER_REGISTER_KERNEL(op::avg_pool2d, CPU, avg_pool2d_kernel);
-EMBER_REGISTER_KERNEL(op::avg_pool2d_backward, CPU, avg_pool2d_backward_kernel);
-EMBER_REGISTER_KERNEL(op::adaptive_avg_pool2d, CPU, adaptive_avg_pool2d_kernel);
-EMBER_REGISTER_KERNEL(op::adaptive_avg_pool2d_backward, CPU, adaptive_avg_pool2d_backward_kernel);
+EMBER_REGISTER_KERNEL(
+    op::max_pool2d_with_indices, CPU,
+    (max_layout<max_pool2d_kernel, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool>));
+EMBER_REGISTER_KERNEL(op::adaptive_max_pool2d, CPU,
+                      (max_layout<adaptive_max_pool2d_kernel, IntArrayRef>));
+EMBER_REGISTER_KERNEL(op::max_pool2d_backward, CPU, max_pool2d_backward_layout);
+EMBER_REGISTER_KERNEL(op::avg_pool2d, CPU,
+                      (avg_layout<avg_pool2d_kernel, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+                                  bool, std::optional<int64_t>>));
+EMBER_REGISTER_KERNEL(op::avg_pool2d_backward, CPU,
+                      (avg_layout<avg_pool2d_backward_kernel, IntArrayRef, IntArrayRef, IntArrayRef,
+                                  IntArrayRef, bool, bool, std::optional<int64_t>>));
+EMBER_REGISTER_KERNEL(op::adaptive_avg_pool2d, CPU,
+                      (avg_layout<adaptive_avg_pool2d_kernel, IntArrayRef>));
+EMBER_REGISTER_KERNEL(op::adaptive_avg_pool2d_backward, CPU, adaptive_avg_pool2d_backward_layout);
 
 }  // namespace ember::cpu

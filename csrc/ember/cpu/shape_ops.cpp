@@ -2,6 +2,7 @@
 // and the take/place pair along a dim that the sort family's derivatives use.
 #include <cstring>
 
+#include "ember/core/memory_format.h"
 #include "ember/core/parallel.h"
 #include "ember/core/shape.h"
 #include "ember/cpu/copy.h"
@@ -41,7 +42,17 @@ Tensor cat_kernel(TensorList tensors, int64_t dim) {
   if (!first) return empty({0}, dtype);
   DimVector shape(first->sizes());
   shape[size_t(dim)] = total;
-  Tensor out = empty(shape, dtype);
+  // As torch's cat: the inputs' common suggested memory format (channels-last inputs give a
+  // channels-last result), row-major as soon as one input is row-major or they disagree.
+  MemoryFormat format = MemoryFormat::Preserve;
+  for (const Tensor& t : tensors) {
+    if (skipped_in_cat(t)) continue;
+    MemoryFormat f = suggest_memory_format(t.sizes(), t.strides());
+    format = format == MemoryFormat::Preserve || format == f ? f : MemoryFormat::Contiguous;
+  }
+  Tensor out = format == MemoryFormat::Contiguous
+                   ? empty(shape, dtype)
+                   : empty_strided(shape, strides_for(shape, format), dtype);
   if (out.numel() == 0) return out;
   bool fast = true;
   for (const Tensor& t : tensors)

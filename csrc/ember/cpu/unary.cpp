@@ -213,7 +213,8 @@ EMBER_PREDICATE(logical_not, [](auto x) { return !bool(x); })
 
 // relu's backward (ops/unary.cpp): grad where result > 0, else 0; NaN passes grad, as torch.
 Tensor relu_backward_kernel(const Tensor& grad, const Tensor& result) {
-  Tensor out = empty_like_inputs(result.sizes(), result.dtype(), {&grad, &result});
+  // torch's threshold_backward lists the result before the gradient (Note [Output layout])
+  Tensor out = empty_like_inputs(result.sizes(), result.dtype(), {&result, &grad});
   TensorIter it({&out, &grad, &result});
   dispatch<kFloatTypes>(result.dtype(), "relu_backward", [&](auto tag) {
     using T = decltype(tag);

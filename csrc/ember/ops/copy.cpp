@@ -7,6 +7,7 @@
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/inplace.h"
+#include "ember/ops/memory_format.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -139,55 +140,53 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 
 Tensor& zero_(Tensor& self) { return fill_(self, 0); }
 
-Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
-  if (self.dtype() == dtype && !copy) return self;
-  Tensor out = empty(self.sizes(), dtype, self.device());
+namespace {
+// A copy with its own storage, the given strides and dtype, recorded for autograd as `node`.
+Tensor copy_with_layout(const Tensor& self, IntArrayRef strides, ScalarType dtype,
+                        const char* node) {
+  if (is_quantized(self.dtype()) && dtype == self.dtype()) {  // Note [Quantized tensors]
+    Tensor repr = int_repr_view(self);                        // copy the integers
+    return make_quantized_like(copy_with_layout(repr, strides, repr.dtype(), node), self);
+  }
+  Tensor out = empty_strided(self.sizes(), strides, dtype, self.device());
   op::copy_.redispatch(backend_of(self), out, self);
   if (is_differentiable_type(dtype))
-    autograd::record("ToCopyBackward0", {self}, {out},
-                     [](FunctionNode&, const variable_list& g) { return g; });
+    autograd::record(node, {self}, {out}, [](FunctionNode&, const variable_list& g) { return g; });
   return out;
 }
 
-namespace {
-// Strides of `t` if its elements tile memory densely in some dim order (a transpose, say), so a
-// clone keeps the layout as torch's preserve_format does; nullopt otherwise.
-std::optional<DimVector> dense_strides(const Tensor& t) {
-  std::vector<size_t> order(size_t(t.dim()));
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return t.strides()[a] > t.strides()[b]; });
-  int64_t expected = 1;
-  for (size_t k = order.size(); k-- > 0;) {
-    size_t d = order[k];
-    if (t.sizes()[d] != 1 && t.strides()[d] != expected) return std::nullopt;
-    expected *= t.sizes()[d];
-  }
-  return DimVector(t.strides());
+// The strides of ember::clone's copy: a dense input's own, else row-major. C++ callers such as
+// repeat view the copy of an expanded tensor as row-major, so the full preserve_format rule
+// (Note [Memory formats]), which the Python bindings follow, is `clone(self, Preserve)`.
+DimVector kept_or_row_major(const Tensor& self) {
+  if (self.is_contiguous() || !is_non_overlapping_and_dense(self.sizes(), self.strides()))
+    return contiguous_strides(self.sizes());
+  return DimVector(self.strides());
 }
 }  // namespace
 
-namespace {
-// A copy with its own storage and the given strides (contiguous if none), recorded for autograd.
-Tensor copy_with_layout(const Tensor& self, const std::optional<DimVector>& strides) {
-  if (is_quantized(self.dtype()))  // Note [Quantized tensors]: copy the integers
-    return make_quantized_like(copy_with_layout(int_repr_view(self), strides), self);
-  Tensor out = strides ? empty_strided(self.sizes(), *strides, self.dtype(), self.device())
-                       : empty(self.sizes(), self.dtype(), self.device());
-  op::copy_.redispatch(backend_of(self), out, self);
-  autograd::record("CloneBackward0", {self}, {out},
-                   [](FunctionNode&, const variable_list& g) { return g; });
-  return out;
+Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
+  if (self.dtype() == dtype && !copy) return self;  // row-major (Python's to(): to_format)
+  return copy_with_layout(self, contiguous_strides(self.sizes()), dtype, "ToCopyBackward0");
 }
-}  // namespace
+
+Tensor to_dtype(const Tensor& self, ScalarType dtype, IntArrayRef strides) {
+  return copy_with_layout(self, strides, dtype, "ToCopyBackward0");
+}
+
+Tensor clone_strided(const Tensor& self, IntArrayRef strides) {
+  return copy_with_layout(self, strides, self.dtype(), "CloneBackward0");
+}
 
 Tensor clone(const Tensor& self) {
   profiler::Range prof_range(profiler::RangeKind::Op, "clone");
-  return copy_with_layout(self, self.is_contiguous() ? std::nullopt : dense_strides(self));
+  return copy_with_layout(self, kept_or_row_major(self), self.dtype(), "CloneBackward0");
 }
 
 Tensor contiguous(const Tensor& self) {
-  return self.is_contiguous() ? self : copy_with_layout(self, std::nullopt);
+  return self.is_contiguous() ? self
+                              : copy_with_layout(self, contiguous_strides(self.sizes()),
+                                                 self.dtype(), "CloneBackward0");
 }
 
 }  // namespace ember

@@ -84,6 +84,8 @@ def _caster(name, dtype_name):
     target = getattr(_C, dtype_name)
 
     def cast(self, memory_format=None):
+        if memory_format is not None:
+            return _C._to_format(self, target, memory_format, False)
         return self if self.dtype == target else _C._to_dtype(self, target, False)
 
     cast.__name__ = name

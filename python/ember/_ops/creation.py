@@ -8,6 +8,7 @@ import warnings
 from .. import _C
 from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
 from .._device import check_device, on_device
+from .._process import contiguous_format, preserve_format
 
 __all__ = [
     "tensor",
@@ -144,6 +145,11 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs):
         pin_memory=False, memory_format=torch.contiguous_format) -> Tensor
 
     A tensor of the given shape whose elements are not initialised."""
+    memory_format = kwargs.pop("memory_format", None)
+    if memory_format is not None and memory_format is not contiguous_format:
+        return _finish(
+            _C._empty_format(_size(size, kwargs, "empty"), dtype, memory_format), requires_grad
+        )
     dev = check_device(device, "empty")
     if dev is not None:
         return on_device(dev, _C._empty(_size(size, kwargs, "empty"), dtype, False), requires_grad)
@@ -188,40 +194,53 @@ def _like(input, dtype):
     return dtype if dtype is not None else input.dtype
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+def _laid_out_like(t, input, memory_format):
+    """t, a fresh row-major tensor shaped like input, laid out as empty_like(input,
+    memory_format=memory_format) would be (preserve_format by default: input's layout)."""
+    if memory_format is contiguous_format or (
+        memory_format in (None, preserve_format) and t.stride() == input.stride()
+    ):
+        return t
+    return _C._empty_like_format(input, t.dtype, memory_format).copy_(t)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
     """empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
         memory_format=torch.preserve_format) -> Tensor
 
     An uninitialised tensor with input's shape (and dtype unless given)."""
     _require_tensor("empty_like", input)
-    return _C._empty(list(input.shape), _like(input, dtype), requires_grad)
+    return _finish(_C._empty_like_format(input, dtype, memory_format), requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
     """zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
         memory_format=torch.preserve_format) -> Tensor
 
     A tensor of zeros with input's shape (and dtype unless given)."""
     _require_tensor("zeros_like", input)
-    return _C._zeros(list(input.shape), _like(input, dtype), requires_grad)
+    return _finish(_C._empty_like_format(input, dtype, memory_format).zero_(), requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
     """ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
         memory_format=torch.preserve_format) -> Tensor
 
     A tensor of ones with input's shape (and dtype unless given)."""
     _require_tensor("ones_like", input)
-    return _C._ones(list(input.shape), _like(input, dtype), requires_grad)
+    return _finish(_C._empty_like_format(input, dtype, memory_format).fill_(1), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+def full_like(
+    input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_
+):
     """full_like(input, fill_value, *, dtype=None, layout=torch.strided, device=None,
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     A tensor with input's shape (and dtype unless given) filled with fill_value."""
     _require_tensor("full_like", input)
-    return _C._full(list(input.shape), fill_value, _like(input, dtype), requires_grad)
+    t = _C._full(list(input.shape), fill_value, _like(input, dtype), False)
+    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, **_):

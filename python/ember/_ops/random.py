@@ -6,7 +6,7 @@ from .. import _C
 from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
 from .._device import check_device, on_device
 from ..autograd.grad_mode import no_grad
-from .creation import _finish, _like, _size, empty, empty_like, tensor
+from .creation import _finish, _laid_out_like, _like, _size, empty, empty_like, tensor
 
 __all__ = [
     "default_generator",
@@ -92,30 +92,43 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     return _C._randperm(n, generator, dtype)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
     """rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Uniform [0, 1) draws with input's shape (and dtype unless given)."""
-    return _finish(_C._rand(list(input.shape), None, _like(input, dtype)), requires_grad)
+    t = _C._rand(list(input.shape), None, _like(input, dtype))
+    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, **_):
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
     """randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Standard normal draws with input's shape (and dtype unless given)."""
-    return _finish(_C._randn(list(input.shape), None, _like(input, dtype)), requires_grad)
+    t = _C._randn(list(input.shape), None, _like(input, dtype))
+    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, **_):
+def randint_like(
+    input,
+    low=0,
+    high=None,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    **_,
+):
     """randint_like(input, low=0, high, *, generator=None, dtype=None, layout=torch.strided,
         device=None, requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Integers drawn uniformly from [low, high) with input's shape (and dtype unless given)."""
     if high is None:
         low, high = 0, low
-    return _C._randint(low, high, list(input.shape), None, _like(input, dtype))
+    t = _C._randint(low, high, list(input.shape), None, _like(input, dtype))
+    return _laid_out_like(t, input, memory_format)
 
 
 def manual_seed(seed):

@@ -124,6 +124,7 @@ def to(self, *args, **kwargs):
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     device = kwargs.pop("device", None)
+    memory_format = kwargs.pop("memory_format", None)
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype
@@ -136,6 +137,8 @@ def to(self, *args, **kwargs):
     if device is not None and (target is None) != (here == "cpu"):  # between cpu and a backend
         moved = _ToDevice.apply(self, str(target) if target is not None else "cpu")
         return moved if dtype is None or dtype == moved.dtype else _C._to_dtype(moved, dtype, False)
+    if memory_format is not None:
+        return _C._to_format(self, dtype, memory_format, copy)
     if dtype is None or (dtype == self.dtype and not copy):
         return self.clone() if copy else self
     return _C._to_dtype(self, dtype, copy)
@@ -165,6 +168,8 @@ def _caster(dtype_name):
     target = getattr(_C, dtype_name)
 
     def cast(self, memory_format=None):
+        if memory_format is not None:
+            return _C._to_format(self, target, memory_format, False)
         return self if self.dtype == target else _C._to_dtype(self, target, False)
 
     return cast

@@ -7,9 +7,11 @@ K = kD*kH*kW views gives the im2col matrix, so one matmul (convolution) or one r
 
 import math
 
+from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import cat, float32, float64, matmul, stack
 from ..._ops.creation import arange, ones, zeros
+from ..._process import channels_last_3d as _channels_last_3d
 from ._spatial import conv2d, pad
 
 __all__ = [
@@ -128,8 +130,12 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             )
     else:
         pads = tuple((p, p) for p in _triple(padding, "padding"))
+    keep_cl = _channels_last_3d in (_suggest(x), _suggest(weight))  # torch's conv3d keeps NDHWC
     if x.dtype in (float32, float64) and weight.dtype == x.dtype:
-        return _conv3d_by_depth(x, weight, bias, stride, pads, dilation, groups, unbatched)
+        y = _conv3d_by_depth(x, weight, bias, stride, pads, dilation, groups, False)
+        if keep_cl:
+            y = y.contiguous(memory_format=_channels_last_3d)
+        return y.squeeze(0) if unbatched else y
     xp = _pad3(x, pads)
     out = tuple(
         (xp.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(3)
@@ -143,9 +149,16 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     cols = cols.reshape(n, groups, (c // groups) * k, math.prod(out))
     w = weight.reshape(groups, o // groups, (c // groups) * k)
     y = matmul(w, cols).reshape(n, o, *out)
+    if keep_cl:
+        y = y.contiguous(memory_format=_channels_last_3d)
     if bias is not None:
         y = y + bias.reshape(1, o, 1, 1, 1)
     return y.squeeze(0) if unbatched else y
+
+
+def _suggest(t):
+    """The memory format t's strides follow (channels_last_3d or contiguous_format for 5-d)."""
+    return _channels_last_3d if _C._suggest_memory_format(t) == 2 else None
 
 
 @_autocast_lower

@@ -476,7 +476,7 @@ class Module:
         """Moves and/or casts parameters and buffers; only floating dtypes are applied."""
         device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(
                 f"to() received an invalid combination of arguments - got {list(kwargs)}"
@@ -499,6 +499,8 @@ class Module:
                 t = t.to(device)
             if dtype is not None and t.is_floating_point():
                 t = t.to(dtype)
+            if memory_format is not None and t.dim() in (4, 5):
+                t = t.to(memory_format=memory_format)  # 4-d and 5-d only, as torch's
             return t
 
         return self._apply(convert)
