@@ -19,13 +19,14 @@ With --ddp every process trains on its own share of each epoch (DistributedSampl
 --batch-size per process; only rank 0 prints, writes checkpoints and the plot.
 
 The default recipe (the constants below) trains for 12 epochs with AdamW under a one-cycle
-learning rate, label smoothing 0.1, and random crops (padding 2) plus horizontal flips done on
-whole batches with tensor ops (augment()). It was chosen on a validation split, never on the test
+learning rate and label smoothing 0.1. It was chosen on a validation split, never on the test
 set: `--val 10000` trains on the first 50,000 training images and reports accuracy on the last
-10,000 instead of the test set, which it then does not read.
+10,000 instead of the test set, which it then does not read. Random crops and horizontal flips
+(done on whole batches with tensor ops, augment()) are options: at 12 epochs they lost on
+validation (0.9232 against 0.9313 without), so the default leaves them off.
 
-    python examples/fashion_mnist.py --val 10000                       # the recipe, on validation
-    python examples/fashion_mnist.py --val 10000 --crop-pad 0 --no-flip   # without augmentation
+    python examples/fashion_mnist.py --val 10000                        # the recipe, on validation
+    python examples/fashion_mnist.py --val 10000 --crop-pad 2 --flip    # with augmentation
 """
 
 import argparse
@@ -48,7 +49,8 @@ WEIGHT_DECAY = 1e-2
 SCHEDULE = "onecycle"
 WIDTH = 32
 LABEL_SMOOTHING = 0.1
-CROP_PAD = 2
+CROP_PAD = 0  # augmentation (--crop-pad 2 --flip) lost 0.8 points on validation at 12 epochs
+FLIP = False
 TTA = False
 
 
@@ -74,7 +76,10 @@ def parse_args(argv=None):
         help="augmentation: random crops of the image padded by this many pixels (0: none)",
     )
     p.add_argument(
-        "--no-flip", action="store_true", help="augmentation: no random horizontal flips"
+        "--flip",
+        action=argparse.BooleanOptionalAction,
+        default=FLIP,
+        help="augmentation: random horizontal flips",
     )
     p.add_argument(
         "--tta",
@@ -221,8 +226,12 @@ def precision(torch, amp):
     return torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp)
 
 
-def evaluate(torch, model, x, y, batch_size=1000, amp=False, tta=False):
-    """The fraction of x classified as y; with tta, by the mean of the logits of x and x flipped."""
+def evaluate(torch, model, x, y, batch_size=250, amp=False, tta=False):
+    """The fraction of x classified as y; with tta, by the mean of the logits of x and x flipped.
+
+    Batches of 250 keep the peak memory near training's: at 1000, evaluation lifted ember's peak
+    RSS ~350 MB above training's (torch's ~190 MB).
+    """
     model.eval()
     correct = 0
     with torch.no_grad(), precision(torch, amp):
@@ -335,7 +344,7 @@ def main(argv=None):
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     # Augmentation draws from its own generator, reseeded per epoch (and rank), like the order.
     crops = torch.Generator()
-    flip = not args.no_flip
+    flip = args.flip
 
     def transform(xb):
         return augment(torch, xb, args.crop_pad, flip, crops)
