@@ -191,9 +191,15 @@ def _property_wrapper(prop):
     return property(get, prop.fset, prop.fdel, prop.__doc__)
 
 
-# Plain functions, the extension's functions, and the complex paths' guards in front of some of
-# them (ember._C._complex_guard).
-_ROUTED_CALLABLE_TYPES = ("function", "nb_func", "builtin_function_or_method", "_ComplexGuard")
+# Plain functions, the extension's functions, and the complex paths' and argument parser's guards
+# in front of some of them (ember._C._complex_guard, ember._C._arg_guard).
+_ROUTED_CALLABLE_TYPES = (
+    "function",
+    "nb_func",
+    "builtin_function_or_method",
+    "_ComplexGuard",
+    "_ArgGuard",
+)
 
 
 def _routed_module_names(module):

@@ -230,6 +230,7 @@ nb::object make_size(IntArrayRef sizes) {
 }
 
 void bind_complex_guard(nb::module_& m);  // complex_guard.cpp
+void bind_arg_guard(nb::module_& m);      // arg_guard.cpp
 
 void bind_dtype(nb::module_& m) {
   nb::class_<DType>(
@@ -356,6 +357,7 @@ NB_MODULE(_C, m) {
   bind_distributed(dist);
   bind_quantized(m);
   bind_complex_guard(m);
+  bind_arg_guard(m);
   m.def(
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",
