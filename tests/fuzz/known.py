@@ -238,11 +238,6 @@ KNOWN = {
         "wrong_values",
         "F.instance_norm",
     ): "bfloat16 instance_norm of 2-element planes differs; not investigated yet",
-    # clamp(max=[[1], [2, 3]]): a ragged list reaches a cast that fails as std::bad_cast
-    (
-        "exc_class",
-        "op:clamp",
-    ): "a ragged list as a clamp bound raises RuntimeError(std::bad_cast), not TypeError",
     **{
         ("ember_raises", fn): EMPTY_HUGE
         for fn in (

@@ -402,3 +402,31 @@ def test_int_conv_matches_torch(dt):
     expected = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), **kw)
     got = ember.nn.functional.conv2d(ember.tensor(x), ember.tensor(w), ember.tensor(b), **kw)
     assert got.tolist() == expected.tolist()
+
+
+def test_empty_reduction_exception_classes():
+    with pytest.raises(IndexError, match="Expected reduction dim to be specified"):
+        ember.argmax(ember.ones(0))
+    with pytest.raises(IndexError):
+        ember.argmin(ember.ones(0))
+    with pytest.raises(RuntimeError):  # amax keeps RuntimeError, as torch
+        ember.amax(ember.ones(0))
+    with pytest.raises(IndexError, match="non-zero size"):
+        ember.kthvalue(ember.ones(0), 3)
+    with pytest.raises(RuntimeError, match="out of range"):
+        ember.kthvalue(ember.ones(2), 3)
+
+
+@pytest.mark.parametrize("bound", ["a", [[1], [2, 3]]])
+def test_clamp_bound_of_wrong_type_is_type_error(bound):
+    with pytest.raises(TypeError):
+        ember.clamp(ember.ones(2), bound)
+    with pytest.raises(TypeError):
+        ember.clamp(ember.ones(2), max=bound)
+
+
+def test_arange_bool_and_empty_index_add_as_torch():
+    with pytest.raises(NotImplementedError):
+        ember.arange(3, -2, 1, dtype=ember.bool)
+    x = ember.zeros(0, 0, 0)  # nothing to add: the index is not read, as torch
+    assert x.index_add(0, ember.tensor([0, 1, 2, 3]), ember.ones(4, 0, 0)).shape == (0, 0, 0)

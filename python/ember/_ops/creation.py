@@ -240,6 +240,8 @@ def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_gr
     elif start is None:  # arange(end=5): torch's arange(Number end) overload
         start = 0
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    if dtype == _C.bool:  # torch has no bool kernel: it says so before checking the bounds
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
     consistent = (step > 0 and end >= start) or (step < 0 and end <= start)
     fractional = builtins.any(isinstance(x, float) for x in (start, end, step))
     if dtype == int64:
