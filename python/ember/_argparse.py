@@ -126,8 +126,6 @@ SIGNATURES = {
     "flip": ("Tensor input, tuple of ints dims",),
     "roll": ("Tensor input, tuple of ints shifts, tuple of ints dims = None",),
     "permute": ("Tensor input, tuple of ints dims",),
-    "cat": ("tuple of Tensors tensors, int dim = 0, *, " + _OUT,),
-    "stack": ("tuple of Tensors tensors, int dim = 0, *, " + _OUT,),
     "matmul": ("Tensor input, Tensor other, *, " + _OUT,),
     "mm": ("Tensor input, Tensor mat2, *, " + _OUT,),
     "bmm": ("Tensor input, Tensor mat2, *, " + _OUT,),
