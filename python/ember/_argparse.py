@@ -257,7 +257,7 @@ class _Signature:
         if (
             pos
             and pos[0].type == "tuple of ints"
-            and len(args) > 1
+            and args
             and all(_is_int(a) for a in args)
             and len(pos) == 1
         ):
