@@ -181,3 +181,10 @@ for _name, _value in list(globals().items()):
     if not _name.startswith("__"):
         globals()[_name] = _accepting_numpy_names(_value)
 del _name, _value
+
+# out= and torch's overload resolution in front of the ops that need them (ember/_argparse.py)
+from ._argparse import OUT_OPS as _OUT_OPS  # noqa: E402
+from ._argparse import SIGNATURES as _SIGNATURES  # noqa: E402
+from ._argparse import guarded as _arg_guarded  # noqa: E402
+
+globals().update(_arg_guarded(globals(), _OUT_OPS + list(_SIGNATURES)))

@@ -191,14 +191,16 @@ def _property_wrapper(prop):
     return property(get, prop.fset, prop.fdel, prop.__doc__)
 
 
-# Plain functions, the extension's functions, and the complex and sparse paths' guards in front
-# of some of them (ember._C._complex_guard, ember._C._sparse_guard).
+# Plain functions, the extension's functions, and the guards in front of some of them: the
+# complex and sparse paths' (ember._C._complex_guard, ember._C._sparse_guard) and the argument
+# parser's (ember._C._arg_guard).
 _ROUTED_CALLABLE_TYPES = (
     "function",
     "nb_func",
     "builtin_function_or_method",
     "_ComplexGuard",
     "_SparseGuard",  # ember.sparse's paths of ember.mm, ember.add, ... (sparse_guard.cpp)
+    "_ArgGuard",
 )
 
 

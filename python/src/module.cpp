@@ -233,6 +233,7 @@ void bind_complex_guard(nb::module_& m);  // complex_guard.cpp
 void bind_dlpack(nb::module_& m);         // dlpack.cpp
 void bind_sparse_guard(nb::module_& m);   // sparse_guard.cpp
 void bind_memory_format(nb::module_& m);  // memory_format.cpp
+void bind_arg_guard(nb::module_& m);      // arg_guard.cpp
 
 void bind_dtype(nb::module_& m) {
   nb::class_<DType>(
@@ -362,6 +363,7 @@ NB_MODULE(_C, m) {
   bind_complex_guard(m);
   bind_dlpack(m);
   bind_sparse_guard(m);
+  bind_arg_guard(m);
   m.def(
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",

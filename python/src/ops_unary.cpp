@@ -90,6 +90,11 @@ void check_clamp_bounds(const char* op, const Tensor& t, nb::handle lo, nb::hand
                              .c_str());
   for (nb::handle h : {lo, hi}) {
     Scalar s;
+    if (is_number(h) && !scalar_from_python(h, s))  // a str, a list: neither form takes it
+      throw nb::type_error((std::string(op) +
+                            "(): argument 'min'/'max' must be Tensor or Number, " + "not " +
+                            type_name_of(h))
+                               .c_str());
     if (is_number(h) && scalar_from_python(h, s) &&
         (is_floating_point(t.dtype()) || !s.is_floating_point()))
       check_scalar_fits(s, t.dtype());

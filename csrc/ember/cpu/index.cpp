@@ -362,10 +362,11 @@ T add_scaled(T d, T x, A alpha) {
 
 Tensor& index_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                           const Scalar& alpha) {
-  // out of bounds is RuntimeError in PyTorch's index_add (IndexError in index_select)
-  std::vector<int64_t> idx =
-      read_index(index, extent(self, dim), dim, "index_add_", ErrorKind::Runtime);
-  if (source.numel() == 0) return self;
+  // out of bounds is RuntimeError in PyTorch's index_add of a matrix, IndexError of a vector (its
+  // 1-d path indexes elements directly), as in index_select
+  if (source.numel() == 0) return self;  // nothing to add: PyTorch reads no index either
+  std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_add_",
+                                        self.dim() <= 1 ? ErrorKind::Index : ErrorKind::Runtime);
   Along d = along(self, source.sizes(), dim), s = along(source, source.sizes(), dim);
   TensorIter it({&d.view, &s.view});
   dispatch<kAllTypes>(self.dtype(), "index_add_", [&](auto tag) {

@@ -226,9 +226,11 @@ void extreme(const char* name, const Tensor& self, uint64_t mask, Tensor* values
 
 void check_nonempty(const Tensor& self, uint64_t mask, const char* name, bool has_dim) {
   if (self.numel() != 0) return;
-  EMBER_CHECK(has_dim, name,
-              "(): Expected reduction dim to be specified for input.numel() == 0. "
-              "Specify the reduction dim with the 'dim' argument.");
+  // IndexError for argmax/argmin, RuntimeError for amax/amin, as PyTorch
+  const bool arg = std::string_view(name).substr(0, 3) == "arg";
+  EMBER_CHECK_KIND(has_dim, arg ? ErrorKind::Index : ErrorKind::Runtime, name,
+                   "(): Expected reduction dim to be specified for input.numel() == 0. "
+                   "Specify the reduction dim with the 'dim' argument.");
   for (int64_t d = 0; d < self.dim(); ++d)
     EMBER_CHECK_INDEX(!((mask >> d & 1) && self.sizes()[size_t(d)] == 0), name,
                       "(): Expected reduction dim ", d, " to have non-zero size.");

@@ -29,8 +29,46 @@ DimVector expand_param(IntArrayRef v, size_t n, const char* name, const char* op
   return out;
 }
 
-// The kernels run in float32/float64: 16-bit floats widen to float32 and integers to float64
-// (exact while sums stay below 2^53), and the result converts back.
+// An integer convolution, computed in int64 with two's-complement wraparound as PyTorch's integer
+// kernel computes it (a float64 sum would round past 2^53 and saturate past 2^63): direct loops,
+// x (N, C, H, W), w (O, C / groups, KH, KW), both int64 and contiguous; the result is int64.
+Tensor conv2d_int64(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
+                    IntArrayRef st, IntArrayRef pad, IntArrayRef dil, int64_t groups) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t O = w.size(0), Cg = w.size(1), KH = w.size(2), KW = w.size(3), Og = O / groups;
+  const int64_t OH = (H + 2 * pad[0] - dil[0] * (KH - 1) - 1) / st[0] + 1;
+  const int64_t OW = (W + 2 * pad[1] - dil[1] * (KW - 1) - 1) / st[1] + 1;
+  Tensor y = empty({N, O, OH, OW}, kLong, x.device());
+  if (y.numel() == 0) return y;
+  const int64_t* px = x.data_ptr<int64_t>();
+  const int64_t* pw = w.data_ptr<int64_t>();
+  const int64_t* pb = bias ? bias->data_ptr<int64_t>() : nullptr;
+  int64_t* py = y.data_ptr<int64_t>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o) {
+      const int64_t c0 = (o / Og) * Cg;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          uint64_t acc = pb ? uint64_t(pb[o]) : 0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              const int64_t ih = oh * st[0] - pad[0] + kh * dil[0];
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t iw = ow * st[1] - pad[1] + kw * dil[1];
+                if (iw < 0 || iw >= W) continue;
+                acc += uint64_t(px[((n * C + c0 + c) * H + ih) * W + iw]) *
+                       uint64_t(pw[((o * Cg + c) * KH + kh) * KW + kw]);
+              }
+            }
+          py[((n * O + o) * OH + oh) * OW + ow] = int64_t(acc);
+        }
+    }
+  return y;
+}
+
+// The kernels run in float32/float64: 16-bit floats widen to float32 (integers take
+// conv2d_int64), and the result converts back.
 template <class F>
 Tensor in_wide_dtype(const Tensor& input, const char* kernel, F&& f) {
   ScalarType t = input.dtype();
@@ -38,9 +76,7 @@ Tensor in_wide_dtype(const Tensor& input, const char* kernel, F&& f) {
                    scalar_type_name(t), "'");
   if (t == kFloat || t == kDouble) return f(t);
   if (is_floating_point(t)) return to_dtype(f(kFloat), t);
-  // through int64, so a sum past int32's range wraps as PyTorch's integer kernel does instead
-  // of converting an out-of-range double
-  return to_dtype(to_dtype(f(kDouble), kLong), t);
+  return to_dtype(f(kDouble), t);
 }
 
 struct Conv2dArgs {
@@ -225,8 +261,17 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Te
     return op::conv2d_forward.call(to_dtype(x, t), to_dtype(w, t), b, a.stride, a.padding,
                                    a.dilation, groups);
   };
-  // bfloat16 stays bfloat16: the kernel has a bf16 path (Note [oneDNN bf16]).
-  Tensor out = x.dtype() == kBFloat16 ? run(kBFloat16) : in_wide_dtype(x, "slow_conv2d_cpu", run);
+  Tensor out;
+  if (is_integral(x.dtype(), false)) {  // exact, wrapping in int64 (int32 wraps on the way back)
+    std::optional<Tensor> b;
+    if (bias) b = contiguous(to_dtype(*bias, kLong));
+    out = to_dtype(conv2d_int64(contiguous(to_dtype(x, kLong)), contiguous(to_dtype(w, kLong)), b,
+                                a.stride, a.padding, a.dilation, groups),
+                   x.dtype());
+  } else {
+    // bfloat16 stays bfloat16: the kernel has a bf16 path (Note [oneDNN bf16]).
+    out = x.dtype() == kBFloat16 ? run(kBFloat16) : in_wide_dtype(x, "slow_conv2d_cpu", run);
+  }
   if (nd == 1) out = squeeze(out, {2});
   return input.dim() == nd + 1 ? squeeze(out, {0}) : out;
 }

@@ -177,8 +177,25 @@ Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
   int64_t n = count_of(self.sizes(), rd);
   // 16-bit floats divide the float32 sum, as torch does: their own sum may overflow (float16)
   // where the mean does not.
-  if (t == kHalf || t == kBFloat16) return (sum(self, dim, keepdim, kFloat) / double(n)).to(t);
-  return sum(self, dim, keepdim, dtype) / double(n);
+  auto compute = [&] {
+    if (t == kHalf || t == kBFloat16) return (sum(self, dim, keepdim, kFloat) / double(n)).to(t);
+    return sum(self, dim, keepdim, dtype) / double(n);
+  };
+  if (!autograd::any_requires_grad({&self})) return compute();
+  // Its own node, as PyTorch's MeanBackward: it keeps only the shape and the count, so a second
+  // backward through a mean works (sum / n would save n as a tensor, freed after the first).
+  Tensor out;
+  {
+    AutoGradMode no_grad(false);
+    out = compute();
+  }
+  DimVector in(self.sizes());
+  autograd::record(dim.empty() ? "MeanBackward0" : "MeanBackward1", {self}, {out},
+                   [in, rd, keepdim, n, t = self.dtype()](FunctionNode&, const variable_list& g) {
+                     Tensor gi = unreduce(g[0], in, rd, keepdim) / double(n);
+                     return variable_list{gi.dtype() == t ? gi : gi.to(t)};
+                   });
+  return out;
 }
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
   profiler::Range prof_range(profiler::RangeKind::Op, "mean");

@@ -214,6 +214,8 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
   dim = maybe_wrap_dim(dim, self.dim());
+  EMBER_CHECK_INDEX(dim_size(self, dim) != 0, "kthvalue(): Expected reduction dim ", dim,
+                    " to have non-zero size.");
   EMBER_CHECK(k >= 1 && k <= dim_size(self, dim),
               "kthvalue(): selected number k out of range for "
               "dimension ",

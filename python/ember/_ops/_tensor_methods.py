@@ -15,7 +15,17 @@ Every plain Python function installed that takes `dim` or `keepdim` also accepts
 
 import types
 
-from .. import _C, _dlpack, _legacy_types, _numpy_kwargs, _process, _shared, _storage, sparse
+from .. import (
+    _C,
+    _argparse,
+    _dlpack,
+    _legacy_types,
+    _numpy_kwargs,
+    _process,
+    _shared,
+    _storage,
+    sparse,
+)
 from .._C import Tensor
 from .._type_info import scalar_type_name
 from . import (
@@ -412,6 +422,13 @@ def table():
     out.update(sparse.dense_tensor_methods())  # to_sparse, to_dense, ... (ember/sparse/)
     # complex tensors take the complex paths of these methods (ember/_ops/complex.py)
     out.update(complex.tensor_methods(lambda name: out.get(name) or _bound_method(name)))
+    # torch's overload resolution for the methods whose binding takes fewer forms (_argparse.py),
+    # in front of the numpy keyword renaming
+    out.update(
+        _argparse.method_guards(
+            lambda name: _numpy_kwargs.accepting_numpy_names(out.get(name) or _bound_method(name))
+        )
+    )
     out.update(CLASS_ATTRIBUTES)
     for alias, target in ALIASES.items():
         for suffix in ("", "_"):

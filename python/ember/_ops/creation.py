@@ -243,24 +243,43 @@ def full_like(
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, **_):
+_SMALL_INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+
+
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False, **_):
     """arange(start=0, end, step=1, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     The 1-D sequence start, start + step, ... stopping before end."""
     check_device(device, "arange")
+    if start is None and end is None:
+        raise TypeError('arange() missing 1 required positional arguments: "end"')
     if end is None:
         start, end = 0, start
+    elif start is None:  # arange(end=5): torch's arange(Number end) overload
+        start = 0
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    if dtype == _C.bool:  # torch has no bool kernel: it says so before checking the bounds
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    consistent = (step > 0 and end >= start) or (step < 0 and end <= start)
+    fractional = builtins.any(isinstance(x, float) for x in (start, end, step))
     if dtype == int64:
         # int64 computes in integers: torch truncates the bounds and the step first
-        # (arange(0.5, dtype=int64) is empty), after checking the signs on the given values;
-        # the narrower integer dtypes count the elements from the given values (one element)
-        consistent = (step > 0 and end >= start) or (step < 0 and end <= start)
-        if consistent and builtins.any(isinstance(x, float) for x in (start, end, step)):
+        # (arange(0.5, dtype=int64) is empty), after checking the signs on the given values
+        if consistent and fractional:
             start, end, step = (builtins.int(x) for x in (start, end, step))
             if step == 0:
                 raise ValueError("step must be nonzero")
+    elif dtype is not None and repr(dtype).split(".")[-1] in _SMALL_INTS and consistent:
+        if fractional and step != 0 and builtins.all(math.isfinite(x) for x in (start, end)):
+            # the narrower integer dtypes count the elements from the given values but step
+            # from the truncated start by the truncated step, wrapping as the dtype does:
+            # arange(0, 5, 0.5, dtype=int8) is ten zeros in torch
+            n = builtins.max(0, math.ceil((end - start) / step))
+            idx = _C._arange(0, n, 1, int64, False)
+            return _finish(
+                (idx * builtins.int(step) + builtins.int(start)).to(dtype), requires_grad
+            )
     return _C._arange(start, end, step, dtype, requires_grad)
 
 

@@ -62,26 +62,41 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
     return _finish(_C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
 
 
-def randint(
-    low=0,
-    high=None,
-    size=None,
-    *,
-    generator=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-    **_,
-):
+def randint(*args, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
     """randint(low=0, high, size, *, generator=None, out=None, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
     A tensor of the given shape with integers drawn uniformly from [low, high)."""
-    if size is None:  # randint(high, size)
-        low, high, size = 0, low, high
-    if high is None:
-        raise TypeError("randint() missing required argument 'high'")
+    low, high, size = _randint_args("randint", args, kwargs)
     return _C._randint(low, high, list(size), generator, dtype)
+
+
+def _randint_args(fn, args, kwargs):
+    """(low, high, size) of torch's two overloads, (int high, tuple of ints size) and (int low,
+    int high, tuple of ints size), positional and keyword mixed as torch's parser binds them:
+    randint(10, size=(1,)) and randint(2, 10, (3,)) and randint(low=2, high=10, size=(3,))."""
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("layout", "pin_memory")}
+    names = ("low", "high", "size")
+    short = len(args) + len([k for k in kwargs if k in names]) <= 2 and "low" not in kwargs
+    params = names[1:] if short else names
+    if len(args) > len(params):
+        raise TypeError(f"{fn}() takes from 2 to 3 positional arguments but {len(args)} were given")
+    bound = dict(zip(params, args))
+    for k, v in kwargs.items():
+        if k not in params:
+            raise TypeError(f"{fn}() got an unexpected keyword argument '{k}'")
+        if k in bound:
+            raise TypeError(f"{fn}() got multiple values for argument '{k}'")
+        bound[k] = v
+    missing = [p for p in params if p not in bound]
+    if missing:
+        raise TypeError(
+            f"{fn}() received an invalid combination of arguments - got ({len(args)} arguments), "
+            "but expected one of:\n * (int high, tuple of ints size, *, ...)\n"
+            " * (int low, int high, tuple of ints size, *, ...)\n"
+        )
+    size = bound["size"]
+    return bound.get("low", 0), bound["high"], [size] if isinstance(size, int) else size
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):

@@ -97,10 +97,10 @@ class _InlineTracer(fx.Tracer):
         ember = _ember()
         for name, value in list(globals_.items()):
             public = getattr(ember, name, None)
+            while public is not value and hasattr(public, "__wrapped__"):
+                public = public.__wrapped__  # the complex paths' and argument parser's guards
             if type(value).__name__ == "nb_func" and (
-                public is value
-                or getattr(public, "__wrapped__", None) is value  # ember/_ops/complex.py's guards
-                or getattr(ember.nn.functional, name, None) is value
+                public is value or getattr(ember.nn.functional, name, None) is value
             ):
                 self._patch(globals_, name)
 

@@ -653,10 +653,12 @@ def _functions():
         table[relu_] = _unary("relu")
     # ember/_ops/complex.py puts complex paths in front of some public functions; library code
     # that imported the extension's function itself reaches the same entry.
+    # ember/_argparse.py's guards may sit in front of those: every function down the chain counts.
     for fn, entry in list(table.items()):
         inner = getattr(fn, "__wrapped__", None)
-        if inner is not None:
+        while inner is not None:
             table.setdefault(inner, entry)
+            inner = getattr(inner, "__wrapped__", None)
     _FUNCTIONS = table
     return table
 

@@ -5,7 +5,7 @@ whose backward is written in public ops (so double backward works): see _functio
 
 import math
 
-from .. import _C, return_types
+from .. import _C, _argparse, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
 from .._ops import creation as _creation
@@ -557,3 +557,7 @@ def vander(x, *, N=None):
             [_creation.vander(r, N, increasing=True) for r in x.reshape(-1, x.shape[-1])]
         ).reshape(list(x.shape) + [x.shape[-1] if N is None else N])
     )
+
+
+# out= on the functions that take it in torch (ember/_argparse.py)
+globals().update(_argparse.guarded(globals(), _argparse.LINALG_OUT_OPS, prefix="linalg_"))

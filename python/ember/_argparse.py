@@ -1,0 +1,598 @@
+"""torch's argument parser for the calls ember's bindings do not take as they are: `out=`, keyword
+forms of overloads, and the TypeError text when nothing matches.
+
+Each function or Tensor method named in OUT_OPS or SIGNATURES gets ``_C._arg_guard(orig, slow)``
+in front of it (python/src/arg_guard.cpp). A call without ``out=`` goes to the binding directly;
+only a call with ``out=``, or one the binding rejected with nanobind's "incompatible function
+arguments", reaches ``slow`` here, which
+
+- resolves the call against torch's overloads of the op (SIGNATURES, in torch's order: the first
+  that binds wins, as in torch's parser) and calls the binding again in the positional form it
+  takes (``x.view(size=(6,))`` -> ``x.view((6,))``, ``pow(self=2, exponent=t)`` -> ``pow(2, t)``);
+- or raises torch's TypeError: ``op(): argument 'x' (position 2) must be Tensor, not str`` for an
+  op with one signature, ``op() received an invalid combination of arguments - got (Tensor,
+  str), but expected one of:`` and the signatures for an overloaded one;
+- and for ``out=``: computes the result, then writes it into ``out`` as torch does (write_out).
+
+Ops without a SIGNATURES entry use the signature line of their docstring for the message.
+"""
+
+import ast
+import warnings
+
+from . import _C
+from ._C import Tensor
+
+__all__ = ["guard", "guarded", "method_guards", "write_out", "OUT_OPS", "SIGNATURES"]
+
+# -------------------------------------------------------------------------------------------
+# torch's signatures of the overloaded ops (types in torch's words), function forms; a method's
+# are the same without the leading `Tensor input` (METHOD_SIGNATURES adds the method-only ones).
+
+_OUT = "Tensor out = None"
+_OUTS = "tuple of Tensors out = None"
+_REDUCE_VAR = (
+    "Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, " + _OUT,
+    "Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, "
+    + _OUT,
+    "Tensor input, bool unbiased = True",
+)
+_RANGE = (
+    "*, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False"
+)
+
+SIGNATURES = {
+    "add": ("Tensor input, Tensor other, *, Number alpha = 1, " + _OUT,),
+    "sub": ("Tensor input, Tensor other, *, Number alpha = 1, " + _OUT,),
+    "div": (
+        "Tensor input, Tensor other, *, " + _OUT,
+        "Tensor input, Tensor other, *, str rounding_mode, " + _OUT,
+        "Tensor input, Number other, *, str rounding_mode",
+    ),
+    "pow": (
+        "Tensor input, Tensor exponent, *, " + _OUT,
+        "Number self, Tensor exponent, *, " + _OUT,
+        "Tensor input, Number exponent, *, " + _OUT,
+    ),
+    "sum": (
+        "Tensor input, *, torch.dtype dtype = None",
+        "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+        + _OUT,
+    ),
+    "mean": (
+        "Tensor input, *, torch.dtype dtype = None, " + _OUT,
+        "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+        + _OUT,
+    ),
+    "prod": (
+        "Tensor input, *, torch.dtype dtype = None",
+        "Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, " + _OUT,
+    ),
+    "std": _REDUCE_VAR,
+    "var": _REDUCE_VAR,
+    "max": (
+        "Tensor input, *, " + _OUT,
+        "Tensor input, Tensor other, *, " + _OUT,
+        "Tensor input, int dim, bool keepdim = False, *, " + _OUTS,
+    ),
+    "min": (
+        "Tensor input, *, " + _OUT,
+        "Tensor input, Tensor other, *, " + _OUT,
+        "Tensor input, int dim, bool keepdim = False, *, " + _OUTS,
+    ),
+    "median": ("Tensor input", "Tensor input, int dim, bool keepdim = False, *, " + _OUTS),
+    "sort": (
+        "Tensor input, *, bool stable, int dim = -1, bool descending = False, " + _OUTS,
+        "Tensor input, int dim = -1, bool descending = False, *, " + _OUTS,
+    ),
+    "topk": (
+        "Tensor input, int k, int dim = -1, bool largest = True, bool sorted = True, *, " + _OUTS,
+    ),
+    "clamp": (
+        "Tensor input, Tensor min = None, Tensor max = None, *, " + _OUT,
+        "Tensor input, Number min = None, Number max = None, *, " + _OUT,
+    ),
+    "where": (
+        "Tensor condition",
+        "Tensor condition, Tensor input, Tensor other, *, " + _OUT,
+        "Tensor condition, Number self, Tensor other",
+        "Tensor condition, Tensor input, Number other",
+        "Tensor condition, Number self, Number other",
+    ),
+    "linspace": tuple(
+        f"{a} start, {b} end, int steps, {_RANGE}"
+        for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"))
+    )
+    + ("Number start, Number end, int steps, " + _RANGE,),
+    "logspace": tuple(
+        f"{a} start, {b} end, int steps, float base = 10.0, {_RANGE}"
+        for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"))
+    )
+    + ("Number start, Number end, int steps, float base = 10.0, " + _RANGE,),
+    "tensor_split": (
+        "Tensor input, tuple of ints indices, int dim = 0",
+        "Tensor input, Tensor tensor_indices_or_sections, int dim = 0",
+        "Tensor input, int sections, int dim = 0",
+    ),
+    "minimum": ("Tensor input, Tensor other, *, " + _OUT,),
+    "maximum": ("Tensor input, Tensor other, *, " + _OUT,),
+    "fmin": ("Tensor input, Tensor other, *, " + _OUT,),
+    "fmax": ("Tensor input, Tensor other, *, " + _OUT,),
+    "logical_and": ("Tensor input, Tensor other, *, " + _OUT,),
+    "logical_or": ("Tensor input, Tensor other, *, " + _OUT,),
+    "equal": ("Tensor input, Tensor other",),
+    "index_select": ("Tensor input, int dim, Tensor index, *, " + _OUT,),
+    "flip": ("Tensor input, tuple of ints dims",),
+    "roll": ("Tensor input, tuple of ints shifts, tuple of ints dims = None",),
+    "permute": ("Tensor input, tuple of ints dims",),
+    "matmul": ("Tensor input, Tensor other, *, " + _OUT,),
+    "mm": ("Tensor input, Tensor mat2, *, " + _OUT,),
+    "bmm": ("Tensor input, Tensor mat2, *, " + _OUT,),
+}
+
+# Tensor methods: the function's signatures less `input`, and the method-only overloads.
+METHOD_SIGNATURES = {
+    "view": ("torch.dtype dtype", "tuple of ints size"),
+    "reshape": ("tuple of ints shape",),
+    "permute": ("tuple of ints dims",),
+    "expand": ("tuple of ints size, *, bool implicit = False",),
+    "repeat": ("tuple of ints repeats",),
+    "flip": ("tuple of ints dims",),
+    "masked_fill": ("Tensor mask, Tensor value", "Tensor mask, Number value"),
+    "copy_": ("Tensor other, bool non_blocking = False",),
+}
+
+
+def _drop(text, names):
+    """A signature's text without the parameters in `names` (and a `*` left last)."""
+    parts = [p for p in text.split(", ") if p.split(" = ")[0].rpartition(" ")[2] not in names]
+    while parts and parts[-1] == "*":
+        parts.pop()
+    return ", ".join(parts)
+
+
+for _name in ("var_mean", "std_mean"):
+    SIGNATURES[_name] = tuple(_drop(s, ("out",)) for s in _REDUCE_VAR)
+for _name in ("sum", "mean", "std", "var", "max", "min", "sort", "topk", "clamp", "pow", "add"):
+    METHOD_SIGNATURES[_name] = tuple(
+        _drop(s, ("input", "out")) for s in SIGNATURES[_name] if not s.startswith("Number self")
+    )
+
+# Functions that take out= in torch (checked against torch 2.13 by tests/python/test_out_arg.py).
+OUT_OPS = (
+    # elementwise, unary
+    "abs absolute acos arccos acosh arccosh asin arcsin asinh arcsinh atan arctan atanh arctanh "
+    "ceil cos cosh deg2rad rad2deg digamma erf erfc erfinv exp exp2 expm1 fix floor frac lgamma "
+    "log log10 log1p log2 logit i0 isneginf isposinf nan_to_num neg negative reciprocal round "
+    "rsqrt sigmoid sign sgn signbit sin sinc sinh sqrt square tan tanh trunc logical_not "
+    "bitwise_not "
+    # elementwise, binary and ternary
+    "add sub subtract mul multiply div divide true_divide floor_divide remainder fmod pow "
+    "float_power atan2 arctan2 hypot copysign maximum minimum fmax fmin eq ne lt le gt ge greater "
+    "greater_equal less less_equal not_equal logical_and logical_or logical_xor bitwise_and "
+    "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift lerp xlogy nextafter ldexp "
+    "logaddexp logaddexp2 gcd lcm heaviside addcmul addcdiv clamp clip where "
+    # reductions, scans, sorts
+    "sum nansum prod mean nanmean std var amax amin argmax argmin all any logsumexp norm cumsum "
+    "cumprod cummax cummin logcumsumexp max min median nanmedian mode kthvalue sort topk aminmax "
+    "quantile nanquantile "
+    # products
+    "matmul mm bmm addmm addbmm baddbmm addmv mv dot vdot outer ger inner kron tensordot cross "
+    # joins and selections
+    "cat concat concatenate stack hstack vstack dstack column_stack gather index_select "
+    "masked_select take diag tril triu "
+    # factories
+    "zeros ones empty full arange linspace logspace eye rand randn randint randperm"
+).split()
+LINALG_OUT_OPS = (
+    "norm vector_norm matrix_norm inv det slogdet solve cholesky qr eigh eigvalsh svd svdvals pinv "
+    "matrix_power matrix_rank cross lu_factor multi_dot vecdot inv_ex cholesky_ex solve_ex"
+).split()
+# ops whose result takes out's dtype when dtype= is not given (factories, accumulating reductions)
+_DTYPE_FROM_OUT = set(
+    "zeros ones empty full arange linspace logspace eye rand randn randint randperm sum nansum "
+    "prod cumsum cumprod".split()
+)
+
+# ops whose out must have the result's dtype exactly (torch's kernels check instead of casting):
+# products, selections, and the linalg functions ("linalg_" names)
+_EXACT_DTYPE = set(
+    "mm bmm matmul addmm addbmm baddbmm addmv mv dot vdot amax amin index_select gather where "
+    "clamp clip norm tril triu masked_select take cross tensordot inner quantile nanquantile "
+    "argmax argmin all any max min median nanmedian mode kthvalue sort topk cummax cummin "
+    "aminmax".split()
+)
+_CAT_LIKE = set("cat concat concatenate stack hstack vstack dstack column_stack".split())
+# the C++ names torch's "Expected out tensor to have dtype ..." prints
+_CPP_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
+# -------------------------------------------------------------------------------------------
+# Signatures
+
+
+class _Param:
+    __slots__ = ("type", "name", "default", "has_default", "kwonly", "optional")
+
+    def __init__(self, text, kwonly):
+        text, eq, default = text.partition(" = ")
+        self.type, _, self.name = text.strip().rpartition(" ")
+        self.has_default = bool(eq)
+        try:
+            self.default = ast.literal_eval(default) if eq else None
+        except (ValueError, SyntaxError):
+            self.default = None
+        self.optional = self.has_default and self.default is None
+        self.kwonly = kwonly
+
+
+class _Signature:
+    def __init__(self, text):
+        self.text = text
+        self.params = []
+        kwonly = False
+        for part in (p.strip() for p in text.split(", ") if p.strip()):
+            if part == "*":
+                kwonly = True
+                continue
+            self.params.append(_Param(part, kwonly))
+        self.positional = [p for p in self.params if not p.kwonly]
+
+    def bind(self, args, kwargs):
+        """{name: value} of a call that matches, else (position, param, value) of the first
+        argument of the wrong type, or None for a wrong count / keyword."""
+        pos = self.positional
+        # varargs ints for a leading int list: view(2, 3) as view((2, 3))
+        if (
+            pos
+            and pos[0].type == "tuple of ints"
+            and args
+            and all(_is_int(a) for a in args)
+            and len(pos) == 1
+        ):
+            args = (tuple(args),)
+        if len(args) > len(pos):
+            return None
+        bound = {}
+        for p, a in zip(pos, args):
+            bound[p.name] = a
+        for k, v in kwargs.items():
+            if k in bound or not any(p.name == k for p in self.params):
+                return None
+            bound[k] = v
+        for p in self.params:
+            if p.name not in bound and not p.has_default:
+                return None
+        for i, p in enumerate(self.params):
+            if p.name in bound and not _accepts(p, bound[p.name]):
+                return (i + 1, p, bound[p.name])
+        return bound
+
+
+def _is_int(v):
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int) or type(v).__name__.startswith(("int", "uint")):  # numpy ints
+        return True
+    return isinstance(v, Tensor) and v.dim() == 0 and not v.is_floating_point() and not _bool(v)
+
+
+def _bool(t):
+    return t.dtype == _C.bool
+
+
+def _is_number(v):
+    if isinstance(v, (int, float, complex)):  # bool included, as torch's Number
+        return True
+    if isinstance(v, Tensor):
+        return False
+    return type(v).__module__ == "numpy" and getattr(v, "ndim", 1) == 0
+
+
+def _accepts(p, v):
+    if v is None:
+        return p.optional
+    t = p.type
+    if t == "Tensor":
+        return isinstance(v, Tensor)
+    if t == "Number":
+        return _is_number(v)
+    if t == "int":
+        return _is_int(v)
+    if t == "float":
+        return (_is_number(v) and not isinstance(v, (bool, complex))) or (
+            isinstance(v, Tensor) and v.dim() == 0
+        )
+    if t == "bool":
+        return isinstance(v, bool) or type(v).__name__ == "bool_"
+    if t == "str":
+        return isinstance(v, str)
+    if t == "tuple of ints":
+        if _is_int(v):  # torch's int[1] parameters take one int
+            return p.name in ("dim", "shifts")
+        return isinstance(v, (tuple, list)) and all(_is_int(x) for x in v)
+    if t == "tuple of Tensors":
+        return isinstance(v, (tuple, list)) and all(isinstance(x, Tensor) for x in v)
+    if t == "torch.dtype":
+        return isinstance(v, _C.dtype)
+    if t == "torch.Generator":
+        return isinstance(v, _C.Generator)
+    return True  # device, layout, memory_format: the binding checks them
+
+
+_PARSED = {}
+
+
+def _signatures(key, texts):
+    sigs = _PARSED.get(key)
+    if sigs is None:
+        sigs = _PARSED[key] = [_Signature(t) for t in texts]
+    return sigs
+
+
+# -------------------------------------------------------------------------------------------
+# torch's TypeError text
+
+
+def _describe(v):
+    """torch's name for an argument's type: Tensor, int, tuple of (int, str), torch.dtype."""
+    if isinstance(v, Tensor):
+        return type(v).__name__ if type(v) is not Tensor else "Tensor"
+    if isinstance(v, tuple):
+        return "tuple of (" + ", ".join(_describe(x) for x in v) + ")"
+    if isinstance(v, list):
+        return "list of [" + ", ".join(_describe(x) for x in v) + "]"
+    if isinstance(v, _C.dtype):
+        return "torch.dtype"
+    return type(v).__name__
+
+
+def _got(args, kwargs):
+    return ", ".join(
+        [_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in kwargs.items()]
+    )
+
+
+def type_error(name, sigs, args, kwargs):
+    """The TypeError torch's parser raises for a call of `name` that matches none of sigs."""
+    if len(sigs) == 1:
+        r = sigs[0].bind(args, kwargs)
+        if isinstance(r, tuple):
+            pos, p, v = r
+            where = f" (position {pos})" if not p.kwonly else ""
+            return TypeError(
+                f"{name}(): argument '{p.name}'{where} must be {p.type}, not {_describe(v)}"
+            )
+    lines = "".join(f" * ({s.text})\n" for s in sigs)
+    head = "one of" if len(sigs) > 1 else ""
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({_got(args, kwargs)}), "
+        f"but expected {head}:\n{lines}"
+        if head
+        else f"{name}() received an invalid combination of arguments - got "
+        f"({_got(args, kwargs)}), but expected ({sigs[0].text})"
+    )
+
+
+def _doc_signature(orig, name, method):
+    """An untyped signature from the docstring's torch line, for ops without a table entry."""
+    for line in (getattr(orig, "__doc__", None) or "").splitlines():
+        line = line.strip()
+        if line.startswith(name + "(") and ": " not in line.split(")")[0]:
+            params = line[len(name) + 1 :].partition(")")[0]
+            if method and params.startswith(("input, ", "self, ")):
+                params = params.split(", ", 1)[1]
+            return params.replace("=", " = ")
+    return "..."
+
+
+# -------------------------------------------------------------------------------------------
+# out=
+
+
+def _flat_tensors(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from (x for x in v if isinstance(x, Tensor))
+
+
+def _type_name(dtype):
+    from ._type_info import scalar_type_name
+
+    return scalar_type_name(dtype)
+
+
+def _cpp_name(dtype):
+    name = repr(dtype).split(".")[-1]
+    return _CPP_NAMES.get(name, name)
+
+
+def _write_one(name, result, out):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_describe(out)}")
+    exact = name in _EXACT_DTYPE or name.startswith("linalg_")
+    if result.dtype != out.dtype and exact:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_cpp_name(result.dtype)}, but got "
+            f"{_cpp_name(out.dtype)} instead"
+        )
+    if result.dtype != out.dtype and not _C.can_cast(result.dtype, out.dtype):
+        if name in _CAT_LIKE:
+            raise TypeError(
+                "torch.cat(): input types can't be cast to the desired output type "
+                f"{_type_name(out.dtype)}"
+            )
+        raise RuntimeError(
+            f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
+            f"{_type_name(out.dtype)}"
+        )
+    shape = tuple(result.shape)
+    if tuple(out.shape) != shape:
+        if out.numel() != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
+                "outputs will not be resized unless they have zero elements. You can explicitly "
+                "reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).",
+                UserWarning,
+                stacklevel=4,
+            )
+        out.resize_(shape)
+    with _NoGrad():
+        out.copy_(result)
+    return out
+
+
+class _NoGrad:
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+
+
+def write_out(name, result, out):
+    """Writes `result` (a tensor or a tuple of them) into `out` as torch's out= does: out's
+    dtype must hold the result's (torch's can_cast rule), a differently shaped out is resized
+    (with torch's warning when it had elements), and out is returned (a tuple as the op's
+    result type for several outputs)."""
+    if isinstance(result, (tuple, list)):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(
+                f"{name}(): argument 'out' must be tuple of {len(result)} Tensors, "
+                f"not {_describe(out)}"
+            )
+        written = [_write_one(name, r, o) for r, o in zip(result, out)]
+        kind = type(result)
+        if hasattr(kind, "_make"):  # a namedtuple (ember.return_types)
+            return kind._make(written)
+        try:
+            return kind(written)  # a structseq
+        except TypeError:
+            return tuple(written)
+    return _write_one(name, result, out)
+
+
+def _call_out(name, orig, args, kwargs, out):
+    if _C.is_grad_enabled() and any(
+        t.requires_grad for t in _flat_tensors(list(args) + list(kwargs.values()) + [out])
+    ):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    if name in _DTYPE_FROM_OUT and kwargs.get("dtype") is None and isinstance(out, Tensor):
+        kwargs["dtype"] = out.dtype
+    return write_out(name, orig(*args, **kwargs), out)
+
+
+# -------------------------------------------------------------------------------------------
+# The slow path
+
+
+def _normalized_call(orig, sig, bound, lead):
+    """orig called with `bound` (a match of sig) in positional form: every non-keyword-only
+    parameter up to the last one given, defaults in between; keyword-only ones as keywords."""
+    pos = sig.positional
+    last = max((i for i, p in enumerate(pos) if p.name in bound), default=-1)
+    args = list(lead)
+    for p in pos[: last + 1]:
+        args.append(bound[p.name] if p.name in bound else p.default)
+    kwargs = {p.name: bound[p.name] for p in sig.params if p.kwonly and p.name in bound}
+    return orig(*args, **kwargs)
+
+
+def _slow(name, orig, texts, method):
+    key = (name, method)
+
+    def call(*args, **kwargs):
+        """orig; when it rejects the arguments, torch's resolution of the overloads."""
+        try:
+            return orig(*args, **kwargs)
+        except TypeError as e:
+            if not texts and "incompatible function arguments" not in str(e):
+                raise
+            error = e
+        lead, rest = (args[:1], args[1:]) if method else ((), args)
+        if texts:
+            return _resolve(name, orig, _signatures(key, texts), rest, kwargs, lead, error)
+        doc = _Signature(_doc_signature(orig, name, method))
+        raise type_error(name, [doc], rest, kwargs) from None
+
+    def slow(*args, **kwargs):
+        out = kwargs.pop("out", None)
+        if out is None:
+            return call(*args, **kwargs)
+        return _call_out(name, call, args, kwargs, out)
+
+    return slow
+
+
+def _resolve(name, orig, sigs, args, kwargs, lead, error):
+    """The call bound to the first of sigs that takes it, made again in the binding's form;
+    torch's TypeError when none does. `error` is the binding's own TypeError, raised when a
+    signature binds but the binding still refuses the values (its message is the better one)."""
+    for sig in sigs:
+        bound = sig.bind(args, kwargs)
+        if isinstance(bound, dict):
+            try:
+                return _normalized_call(orig, sig, bound, lead)
+            except TypeError as e:
+                if "incompatible function arguments" in str(e):
+                    continue
+                raise
+    if "incompatible function arguments" not in str(error) and _binds_any(sigs, args, kwargs):
+        raise error
+    raise type_error(name, sigs, args, kwargs) from None
+
+
+def _binds_any(sigs, args, kwargs):
+    return any(isinstance(s.bind(args, kwargs), dict) for s in sigs)
+
+
+def guard(name, orig, method=False):
+    """orig behind the argument guard (see the module's docstring)."""
+    import functools
+
+    table = METHOD_SIGNATURES if method else SIGNATURES
+    texts = table.get(name)
+    g = _C._arg_guard(orig, _slow(name, orig, texts, method), texts is not None)
+    return functools.update_wrapper(g, orig)
+
+
+def guarded(namespace, names, prefix=""):
+    """{name: guarded function} for each of `names` in `namespace` (a module's globals): the
+    package root's OUT_OPS and SIGNATURES, ember.linalg's LINALG_OUT_OPS (prefix "linalg_")."""
+    out = {}
+    for name in dict.fromkeys(names):
+        fn = namespace.get(name)
+        if fn is not None and callable(fn) and not isinstance(fn, type):
+            out[name] = guard(prefix + name, fn)
+    return out
+
+
+def method_guards(current):
+    """{name: guarded method} for Tensor's table (ember/_ops/_tensor_methods.py): the methods in
+    METHOD_SIGNATURES as `current(name)` gives them."""
+    out = {}
+    for name in METHOD_SIGNATURES:
+        fn = current(name)
+        if fn is not None:
+            out[name] = guard(name, fn, method=True)
+    return out
