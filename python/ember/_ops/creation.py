@@ -219,7 +219,8 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
     A tensor of zeros with input's shape (and dtype unless given)."""
     _require_tensor("zeros_like", input)
-    return _finish(_C._empty_like_format(input, dtype, memory_format).zero_(), requires_grad)
+    t = _C._zeros(list(input.shape), _like(input, dtype), False)
+    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
@@ -228,7 +229,8 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
     A tensor of ones with input's shape (and dtype unless given)."""
     _require_tensor("ones_like", input)
-    return _finish(_C._empty_like_format(input, dtype, memory_format).fill_(1), requires_grad)
+    t = _C._ones(list(input.shape), _like(input, dtype), False)
+    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
 def full_like(
