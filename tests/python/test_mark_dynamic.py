@@ -62,7 +62,9 @@ def test_unmarked_dim_still_guarded():
     y = ember.randn(4, 5)
     mark_dynamic(y, 0)
     close(cf(y), f(y))
-    assert len(rec.graphs) == 2, [(e.breaks, getattr(e,'dynamic',None)) for e in cf._ember_cache.entries]
+    assert len(rec.graphs) == 2, [
+        (e.breaks, getattr(e, 'dynamic', None)) for e in cf._ember_cache.entries
+    ]
 
 
 def test_unmarked_inputs_specialize_as_before():
