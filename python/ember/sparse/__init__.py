@@ -291,6 +291,14 @@ def _guard(orig, path):
     return functools.update_wrapper(_C._sparse_guard(orig, path), orig)
 
 
+def tensor_method_guards(attrs):
+    """{name: guard} for Tensor's table (ember/_ops/_tensor_methods.py): its methods and
+    operators behind the sparse guard (_method_guards.py)."""
+    from ._method_guards import tensor_method_guards as guards
+
+    return guards(attrs, _KEEP)
+
+
 def install():
     """Puts the sparse tensors' methods on their class (after Tensor's table is installed, so
     that every Tensor method is either given a sparse form or refused)."""
