@@ -150,3 +150,23 @@ def test_gradient_through_param_matmul_sparse():
     p = nn.Parameter(ember.tensor(D))
     (p @ _sparse("coo")).sum().backward()
     np.testing.assert_allclose(p.grad.numpy(), np.ones((3, 3)) @ S_DENSE.T, rtol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_package_functions(layout):
+    a, s = _left("param"), _sparse(layout)
+    np.testing.assert_allclose(_dense_np(ember.multiply(a, s)), D * S_DENSE, rtol=1e-5)
+    np.testing.assert_allclose(_dense_np(ember.subtract(a, s)), D - S_DENSE, rtol=1e-5)
+    np.testing.assert_allclose(_dense_np(ember.mm(a, s)), D @ S_DENSE, rtol=1e-5)
+    for call in (
+        lambda: ember.maximum(a, s),
+        lambda: ember.addcmul(a, a, s),
+        lambda: ember.gather(a, 0, s),
+        lambda: ember.clone(s),
+    ):
+        with pytest.raises(RuntimeError):
+            call()
+    # dense calls of the guarded functions are unchanged
+    np.testing.assert_allclose(
+        ember.maximum(ember.tensor(D), ember.tensor(Y)).numpy(), np.maximum(D, Y)
+    )

@@ -146,7 +146,7 @@ def _takes_no_tensor(orig):
     x.sum(...)'s typed form): no tensor can reach it, so it needs no guard. Untyped parameters
     (*args, *shape) and tensor or object ones count as tensors."""
     sigs = getattr(orig, "__nb_signature__", None)
-    if type(orig).__name__ != "nb_method" or not sigs:
+    if type(orig).__name__ not in ("nb_method", "nb_func") or not sigs:
         return False
     for sig in sigs:
         for p in _params(sig[0]):
@@ -178,4 +178,30 @@ def tensor_method_guards(attrs, keep):
         except AttributeError:
             pass
         out[name] = guard
+    return out
+
+
+# package-level bindings that read only their arguments' dtype or shape, or take no tensor
+_FUNCTION_SKIP = set(
+    "promote_types get_default_dtype set_default_dtype can_cast from_numpy result_type "
+    "broadcast_shapes is_grad_enabled is_inference_mode_enabled get_num_threads "
+    "set_num_threads".split()
+)
+
+
+def function_guards(namespace, guarded):
+    """{name: guard} for the package root: each public binding function of `namespace` not in
+    `guarded` (those have sparse paths) behind _C._sparse_guard, refusing sparse arguments as the
+    methods do; `ember.maximum(x, s)` would otherwise compute on s's values array."""
+    out = {}
+    for name, orig in namespace.items():
+        if name.startswith("_") or name in guarded or name in _FUNCTION_SKIP:
+            continue
+        if type(orig).__name__ != "nb_func" or _takes_no_tensor(orig):
+            continue
+
+        def path(*args, __name=name, **kwargs):
+            _refuse(__name, args, kwargs)
+
+        out[name] = functools.update_wrapper(_C._sparse_guard(orig, path), orig)
     return out
