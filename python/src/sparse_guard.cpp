@@ -1,11 +1,17 @@
 // ember._C._sparse_guard: the callable in front of a package-level function (ember.mm, ember.add,
-// ...) that sends calls with a sparse tensor among the first three positional arguments (or as
-// `other`) to the function's sparse path (python/ember/sparse/). Sparse tensors are instances of
-// one Python class, registered with _set_sparse_type, so the check is a few pointer compares.
+// ...) that sends calls with a sparse tensor among their positional or keyword arguments (not
+// inside lists) to the function's sparse path (python/ember/sparse/). Sparse tensors are
+// instances of one Python class, registered with _set_sparse_type, so the check is a few
+// pointer compares.
 //
 // Why C++: a Python wrapper costs a frame on every call of these functions, dense or sparse
 // (ember.add went from 0.7 to 1.3 us); this object forwards through vectorcall instead, as the
 // complex guards do (complex_guard.cpp, whose layout it follows).
+//
+// It also binds as a method (Py_TPFLAGS_METHOD_DESCRIPTOR, as the complex guard): Tensor's
+// methods and operators that take tensor arguments sit behind it (ember/_ops/_tensor_methods.py),
+// so that `param @ s` and `x.mm(s)` with a sparse argument take the sparse path (or return
+// NotImplemented, for the operators) instead of the binding computing on the values array.
 #include <Python.h>
 #include <structmember.h>
 
@@ -28,13 +34,18 @@ PyObject* sparse_call(PyObject* self, PyObject* const* args, size_t nargsf, PyOb
   size_t n = PyVectorcall_NARGS(nargsf);
   bool sparse = false;
   if (g_sparse_type) {
-    for (size_t i = 0; i < n && i < 3 && !sparse; ++i) sparse = Py_TYPE(args[i]) == g_sparse_type;
+    for (size_t i = 0; i < n && !sparse; ++i) sparse = Py_TYPE(args[i]) == g_sparse_type;
     if (!sparse && kwnames) {
       Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
       for (Py_ssize_t i = 0; i < nk && !sparse; ++i) sparse = Py_TYPE(args[n + i]) == g_sparse_type;
     }
   }
   return PyObject_Vectorcall(sparse ? g->path : g->orig, args, nargsf, kwnames);
+}
+
+PyObject* sparse_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (!obj || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
 }
 
 int sparse_traverse(PyObject* self, visitproc visit, void* arg) {
@@ -76,6 +87,7 @@ PyGetSetDef sparse_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot sparse_slots[] = {{Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+                              {Py_tp_descr_get, reinterpret_cast<void*>(sparse_get)},
                               {Py_tp_traverse, reinterpret_cast<void*>(sparse_traverse)},
                               {Py_tp_clear, reinterpret_cast<void*>(sparse_clear)},
                               {Py_tp_dealloc, reinterpret_cast<void*>(sparse_dealloc)},
@@ -85,7 +97,8 @@ PyType_Slot sparse_slots[] = {{Py_tp_call, reinterpret_cast<void*>(PyVectorcall_
                               {0, nullptr}};
 
 PyType_Spec sparse_spec = {"ember._C._SparseGuard", sizeof(SparseGuard), 0,
-                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                               Py_TPFLAGS_METHOD_DESCRIPTOR,
                            sparse_slots};
 
 PyTypeObject* g_guard_type = nullptr;
@@ -110,8 +123,9 @@ void bind_sparse_guard(nb::module_& m) {
       },
       nb::arg("orig"), nb::arg("path"),
       doc("_sparse_guard(orig, path) -> callable",
-          "orig, except that a call with a sparse tensor among its first three positional "
-          "arguments or its keyword arguments goes to path."));
+          "orig, except that a call with a sparse tensor among its positional or keyword "
+          "arguments goes to path. Binds as a method (self is the "
+          "first argument)."));
   m.def(
       "_set_sparse_type",
       [](nb::handle cls) {

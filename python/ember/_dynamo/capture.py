@@ -466,6 +466,8 @@ class Capture(TorchFunctionMode):
             self.graph_break("grad mode changed inside the function (no_grad / enable_grad)")
             return func(*_real(args), **_real(kwargs))
         name = _METHODS.get(id(func))
+        if name is None and type(func).__name__ == "_SparseGuard":  # ember/sparse/_method_guards
+            name = _METHODS.get(id(func.__wrapped__))
         prop = None
         if name is None and getattr(func, "__name__", None) == "__get__":
             prop = _PROPERTIES.get(id(getattr(func, "__self__", None)))

@@ -406,7 +406,9 @@ ALIASES = {
 def table():
     """{name: what install() sets on Tensor} for the binding as it is (FILL entries the binding
     already has are left out); properties appear as property objects."""
-    bound = set(dir(Tensor)) - set(_installed)
+    if not _bound_names:  # the binding's names, as the first call (install's) found them:
+        _bound_names.update(set(dir(Tensor)) - set(_installed))  # the sparse guards replace some
+    bound = _bound_names
     out = {}
     fills = dict(FILL)
     fills.update({n: _forward(f, n) for n, f in FORWARD.items()})
@@ -437,6 +439,13 @@ def table():
     for name, fn in out.items():
         if not name.startswith("__"):
             out[name] = _numpy_kwargs.accepting_numpy_names(fn)
+    # last: every public method and operator behind the sparse guard, so that a sparse argument
+    # never reaches a binding that would compute on its values array (ember/sparse/)
+    if not _binding_attrs:  # the binding's own attributes, as the first call found them
+        _binding_attrs.update({n: vars(Tensor)[n] for n in bound if n in vars(Tensor)})
+    attrs = {n: a for n, a in _binding_attrs.items() if n not in out}
+    attrs.update(out)
+    out.update(sparse.tensor_method_guards(attrs))
     return out
 
 
@@ -447,6 +456,8 @@ def _bound_method(name):
 
 _originals = {}
 _installed = {}
+_binding_attrs = {}
+_bound_names = set()
 _grad_property = Tensor.grad  # the binding's property, which the Python one wraps
 
 

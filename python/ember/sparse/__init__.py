@@ -265,11 +265,17 @@ def guarded_functions(namespace):
     for name in _ops.ZERO_PRESERVING:
         paths[name] = _ops.unary(name)
     paths["absolute"] = paths["abs"]
+    paths["multiply"], paths["subtract"] = paths["mul"], paths["sub"]
+    paths["divide"] = paths["true_divide"] = paths["div"]
     out = {}
     for name, path in paths.items():
         orig = namespace.get(name)
         if orig is not None:
             out[name] = _guard(orig, path)
+    from ._method_guards import function_guards
+
+    # every other binding function refuses a sparse argument instead of reading its values
+    out.update(function_guards(namespace, set(out)))
     out["smm"] = _smm
     out["sparse_coo_tensor"] = sparse_coo_tensor
     out["sparse_csr_tensor"] = sparse_csr_tensor
@@ -289,6 +295,14 @@ def _guard(orig, path):
     """orig behind ember._C._sparse_guard: calls with a sparse operand go to path (checked in
     C++, so a dense call costs no Python frame)."""
     return functools.update_wrapper(_C._sparse_guard(orig, path), orig)
+
+
+def tensor_method_guards(attrs):
+    """{name: guard} for Tensor's table (ember/_ops/_tensor_methods.py): its methods and
+    operators behind the sparse guard (_method_guards.py)."""
+    from ._method_guards import tensor_method_guards as guards
+
+    return guards(attrs, _KEEP)
 
 
 def install():

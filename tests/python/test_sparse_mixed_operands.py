@@ -1,0 +1,172 @@
+"""A dense left operand (plain Tensor, nn.Parameter, a user subclass) with a sparse right operand:
+every operator and method gives torch's result or raises, never computes on the values array."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+
+
+class MyTensor(ember.Tensor):
+    pass
+
+
+I = [[0, 1, 2, 2], [1, 2, 0, 2]]
+V = [1.5, -2.0, 3.0, 0.5]
+D = np.arange(9, dtype=np.float32).reshape(3, 3) / 4 - 1
+
+
+def _left(kind):
+    x = ember.tensor(D)
+    if kind == "param":
+        return nn.Parameter(x)
+    if kind == "subclass":
+        return MyTensor(x)
+    return x
+
+
+def _sparse(layout, lib=ember):
+    s = lib.sparse_coo_tensor(lib.tensor(I), lib.tensor(V), (3, 3))
+    return s if layout == "coo" else s.to_sparse_csr()
+
+
+def _dense_np(x):
+    x = x.to_dense() if x.layout != ember.strided else x
+    return x.detach().numpy()
+
+
+S_DENSE = np.zeros((3, 3), np.float32)
+for (r, c), v in zip(zip(*I), V):
+    S_DENSE[r, c] += v
+Y = np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 3)
+
+# name -> (ember call, numpy reference or None where the result must be an exception)
+CASES = {
+    "@": (lambda a, s: a @ s, lambda: D @ S_DENSE),
+    "*": (lambda a, s: a * s, lambda: D * S_DENSE),
+    "+": (lambda a, s: a + s, lambda: D + S_DENSE),
+    "-": (lambda a, s: a - s, lambda: D - S_DENSE),
+    "mm": (lambda a, s: a.mm(s), lambda: D @ S_DENSE),
+    "matmul": (lambda a, s: a.matmul(s), lambda: D @ S_DENSE),
+    "add": (lambda a, s: a.add(s), lambda: D + S_DENSE),
+    "add alpha": (lambda a, s: a.add(s, alpha=2), lambda: D + 2 * S_DENSE),
+    "sub": (lambda a, s: a.sub(s), lambda: D - S_DENSE),
+    "mul": (lambda a, s: a.mul(s), lambda: D * S_DENSE),
+    "addmm(s, y)": (lambda a, s: a.addmm(s, ember.tensor(Y)), lambda: D + S_DENSE @ Y),
+    "addmm(y, s)": (lambda a, s: a.addmm(ember.tensor(Y), s), lambda: D + Y @ S_DENSE),
+    "mm other=": (lambda a, s: a.mm(mat2=s), lambda: D @ S_DENSE),
+    "add other=": (lambda a, s: a.add(other=s), lambda: D + S_DENSE),
+    "add_": (lambda a, s: a.detach().clone().add_(s), lambda: D + S_DENSE),
+    "+=": (lambda a, s: _iadd(a.detach().clone(), s), lambda: D + S_DENSE),
+    "/": (lambda a, s: a / s, None),
+    "==": (lambda a, s: a == s, None),
+    "**": (lambda a, s: a**s, None),
+    "div": (lambda a, s: a.div(s), None),
+    "maximum": (lambda a, s: a.maximum(s), None),
+    "where": (lambda a, s: a.where(a > 0, s), None),
+    "copy_": (lambda a, s: a.detach().clone().copy_(s), None),
+    "addcmul (4th arg)": (lambda a, s: a.addcmul(a, s), None),
+    "index x[s]": (lambda a, s: a[s], None),
+}
+# torch's layouts of the results that are sparse (dense * sparse)
+SPARSE_RESULT = {"*", "mul"}
+# where torch 2.13 itself refuses a layout (ember computes the dense-equivalent answer there)
+TORCH_REFUSES = {("csr", "-"), ("csr", "sub"), ("coo", "addmm(y, s)")}
+
+
+def _iadd(a, s):
+    a += s
+    return a
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("kind", ["tensor", "param", "subclass"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_dense_left_sparse_right(case, kind, layout):
+    call, ref = CASES[case]
+    a, s = _left(kind), _sparse(layout)
+    if ref is None:
+        with pytest.raises(RuntimeError):  # NotImplementedError is a RuntimeError too
+            call(a, s)
+        return
+    out = call(a, s)
+    np.testing.assert_allclose(_dense_np(out), ref(), rtol=1e-5, atol=1e-6)
+    if case in SPARSE_RESULT:
+        assert out.layout == (ember.sparse_coo if layout == "coo" else ember.sparse_csr)
+    else:
+        assert out.layout == ember.strided
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_matches_torch(case, layout):
+    torch = pytest.importorskip("torch")
+    call, ref = CASES[case]
+    td = torch.nn.Parameter(torch.tensor(D))
+    ts = _sparse(layout, torch)
+
+    def torch_call():
+        # the same lambda, with torch's `tensor` where a case makes one
+        saved = ember.tensor
+        ember.tensor = torch.tensor
+        try:
+            return call(td, ts)
+        finally:
+            ember.tensor = saved
+
+    if ref is None:
+        with pytest.raises((RuntimeError, TypeError, IndexError)):
+            torch_call()
+        return
+    if (layout, case) in TORCH_REFUSES:
+        with pytest.raises(RuntimeError):
+            torch_call()
+        return
+    expected = torch_call()
+    np.testing.assert_allclose(_dense_np(call(_left("param"), _sparse(layout))), ref(), rtol=1e-5)
+    exp = expected.to_dense() if expected.layout != torch.strided else expected
+    np.testing.assert_allclose(exp.detach().numpy(), ref(), rtol=1e-5, atol=1e-6)
+
+
+def test_dense_calls_unchanged():
+    a, b = ember.tensor(D), ember.tensor(Y)
+    np.testing.assert_allclose((a @ b).numpy(), D @ Y, rtol=1e-5)
+    np.testing.assert_allclose(a.add(b, alpha=2).numpy(), D + 2 * Y, rtol=1e-5)
+    p = nn.Parameter(ember.tensor(D))
+    np.testing.assert_allclose((p * b).detach().numpy(), D * Y, rtol=1e-5)
+    assert ember.Tensor.add.__name__ == "add"
+
+
+def test_sparse_self_keeps_tensor_methods():
+    s = _sparse("coo")
+    s.requires_grad_()
+    assert s.requires_grad
+    with pytest.raises(RuntimeError):
+        s == s  # noqa: B015 (torch raises for sparse ==)
+
+
+def test_gradient_through_param_matmul_sparse():
+    p = nn.Parameter(ember.tensor(D))
+    (p @ _sparse("coo")).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), np.ones((3, 3)) @ S_DENSE.T, rtol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_package_functions(layout):
+    a, s = _left("param"), _sparse(layout)
+    np.testing.assert_allclose(_dense_np(ember.multiply(a, s)), D * S_DENSE, rtol=1e-5)
+    np.testing.assert_allclose(_dense_np(ember.subtract(a, s)), D - S_DENSE, rtol=1e-5)
+    np.testing.assert_allclose(_dense_np(ember.mm(a, s)), D @ S_DENSE, rtol=1e-5)
+    for call in (
+        lambda: ember.maximum(a, s),
+        lambda: ember.addcmul(a, a, s),
+        lambda: ember.gather(a, 0, s),
+        lambda: ember.clone(s),
+    ):
+        with pytest.raises(RuntimeError):
+            call()
+    # dense calls of the guarded functions are unchanged
+    np.testing.assert_allclose(
+        ember.maximum(ember.tensor(D), ember.tensor(Y)).numpy(), np.maximum(D, Y)
+    )
