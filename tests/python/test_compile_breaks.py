@@ -246,3 +246,44 @@ def test_reseeding_inside_is_not_dropped():
     first = cf(x)
     ember.manual_seed(1)
     close(cf(x), first)
+
+
+_collections_seen = 0
+
+
+def _count_collections(phase, info):
+    global _collections_seen  # a global store, as hypothesis's own gc callback makes
+    _collections_seen += 1
+
+
+def test_garbage_collection_during_capture_is_not_a_side_effect():
+    # gc.callbacks and finalizers run wherever the collector interrupts; a capture must not take
+    # their global stores for the function's own (a graph break, and no graph, before the fix)
+    import gc
+
+    graphs = []
+
+    def backend(gm, example):
+        graphs.append(gm)
+        return gm.forward
+
+    def f(x):
+        junk = []
+        for _ in range(200):  # cycles: work for the collector at threshold 1
+            a = []
+            a.append(a)
+            junk.append(a)
+        return x * 2 + 1
+
+    cf = ember.compile(f, backend=backend)
+    threshold = gc.get_threshold()
+    gc.callbacks.append(_count_collections)
+    gc.set_threshold(1)
+    try:
+        x = ember.randn(3)
+        close(cf(x), x * 2 + 1)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(_count_collections)
+    assert len(graphs) == 1
+    assert not any(e.breaks for e in cf._ember_cache.entries)

@@ -12,6 +12,7 @@ snapshotted before the run and compared after it. Any difference is a side effec
 function is marked to run eagerly (fullgraph=True raises instead)."""
 
 import dis
+import gc
 import sys
 import types
 
@@ -34,14 +35,22 @@ class Watcher:
         self.codes = {}  # code -> the globals dict it ran with
         self.effects = []
         self._old = None
+        self._gc_was_enabled = False
 
     def __enter__(self):
+        # The collector runs gc.callbacks and finalizers at whatever line it interrupts; that code
+        # is not the function's, so its global stores must not read as the function's side
+        # effects (hypothesis's gc callback did): no collection while a capture runs.
+        self._gc_was_enabled = gc.isenabled()
+        gc.disable()
         self._old = sys.getprofile()
         sys.setprofile(self._hook)
         return self
 
     def __exit__(self, *exc):
         sys.setprofile(self._old)
+        if self._gc_was_enabled:
+            gc.enable()
         return False
 
     def _hook(self, frame, event, arg):
