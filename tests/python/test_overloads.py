@@ -430,3 +430,8 @@ def test_arange_bool_and_empty_index_add_as_torch():
         ember.arange(3, -2, 1, dtype=ember.bool)
     x = ember.zeros(0, 0, 0)  # nothing to add: the index is not read, as torch
     assert x.index_add(0, ember.tensor([0, 1, 2, 3]), ember.ones(4, 0, 0)).shape == (0, 0, 0)
+    # nowhere to add (self empty, source not): no index is read either, as torch
+    y = ember.zeros(3, 4, 0, dtype=ember.float64)
+    src = ember.ones(3, 4, 3, dtype=ember.float64)
+    assert y.index_add(-1, ember.tensor([5, 7, 9]), src).shape == (3, 4, 0)
+    assert ember.zeros(0, 4).index_add(0, ember.tensor([3]), ember.ones(1, 4)).shape == (0, 4)

@@ -364,7 +364,8 @@ Tensor& index_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, const 
                           const Scalar& alpha) {
   // out of bounds is RuntimeError in PyTorch's index_add of a matrix, IndexError of a vector (its
   // 1-d path indexes elements directly), as in index_select
-  if (source.numel() == 0) return self;  // nothing to add: PyTorch reads no index either
+  // nothing to add, or nowhere to add it: PyTorch reads no index either
+  if (source.numel() == 0 || self.numel() == 0) return self;
   std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_add_",
                                         self.dim() <= 1 ? ErrorKind::Index : ErrorKind::Runtime);
   Along d = along(self, source.sizes(), dim), s = along(source, source.sizes(), dim);
