@@ -1,6 +1,7 @@
 """torch.finfo and torch.iinfo: numerical limits of ember's dtypes."""
 
-from ._C import get_default_dtype
+from ._C import Tensor, get_default_dtype
+from ._C import dtype as _DType
 
 __all__ = ["finfo", "iinfo"]
 
@@ -104,3 +105,15 @@ class iinfo:
         return (
             f"iinfo(min={self.min}, max={self.max}, dtype={str(self.dtype).replace('torch.', '')})"
         )
+
+
+def dtype_of_to_call(args, kwargs):
+    """The dtype a ``Tensor.to(*args, **kwargs)`` call asks for (a dtype argument, another
+    tensor's dtype, or ``dtype=``), or None where the call keeps the dtype."""
+    target = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, _DType):
+            target = a
+        elif isinstance(a, Tensor):
+            target = a.dtype
+    return target

@@ -15,6 +15,7 @@ import math
 
 from .. import _C
 from .._C import Tensor, view_as_complex, view_as_real
+from .._type_info import dtype_of_to_call
 from .creation import full, ones, ones_like, tensor, zeros, zeros_like
 from .index import where as _real_where
 
@@ -577,12 +578,7 @@ def _to_guard(orig):
 
     @functools.wraps(orig)
     def to(self, *args, **kwargs):
-        dt = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, _C.dtype):
-                dt = a
-            elif isinstance(a, Tensor):
-                dt = a.dtype
+        dt = dtype_of_to_call(args, kwargs)
         if (
             dt is not None
             and dt.is_complex

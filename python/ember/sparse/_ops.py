@@ -15,6 +15,7 @@ import numbers
 
 from .. import _C
 from .._C import Tensor
+from .._type_info import dtype_of_to_call
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from . import _tensor as st
@@ -313,12 +314,7 @@ def pow(s, exponent):
 
 def to(s, *args, **kwargs):
     """Tensor.to for sparse tensors: a dtype cast of the values (the CPU is the only device)."""
-    dtype = kwargs.get("dtype")
-    for a in args:
-        if isinstance(a, _C.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype = a.dtype
+    dtype = dtype_of_to_call(args, kwargs)
     if dtype is None or dtype == s.dtype:
         return s
     return st._like(s, st._values_of(s).to(dtype))
