@@ -5,7 +5,8 @@ Usage: .venv/bin/python benchmarks/distributed.py [--world-size 2] [--threads 1]
 
 Prints, for each library:
 - all_reduce (float32, SUM) from 4 KB to 64 MB: median time per call and bus bandwidth
-  (2 (n-1)/n x bytes / time, the NCCL-tests convention);
+  (2 (n-1)/n x bytes / time, the NCCL-tests convention), and reduce_scatter_tensor of the same
+  inputs;
 - a DDP training step (zero_grad, forward, cross-entropy, backward, SGD step) of the
   Fashion-MNIST CNN (examples/fashion_mnist.py) and of an MLP, beside the same step without DDP
   and a lone all_reduce of all the gradients: when communication overlaps backward, the DDP step
@@ -137,7 +138,7 @@ def worker(lib_name, quick, part="all"):
     lib.set_num_threads(int(os.environ["BENCH_THREADS"]))
     dist.init_process_group("gloo")
     min_time = 0.1 if quick else 0.4
-    res = {"all_reduce": {}, "ddp": {}}
+    res = {"all_reduce": {}, "reduce_scatter": {}, "ddp": {}}
     if part == "sharded":
         res["sharded"] = worker_sharded(lib, dist, min_time)
         if dist.get_rank() == 0:
@@ -155,6 +156,16 @@ def worker(lib_name, quick, part="all"):
 
         sec = _fixed(lib, dist, calls, min_time) / n
         res["all_reduce"][nbytes] = sec
+        chunk = lib.empty(nbytes // 4 // dist.get_world_size())
+
+        def rs_calls(t=t, n=n, chunk=chunk):
+            for _ in range(n):
+                dist.reduce_scatter_tensor(chunk, t)
+
+        try:
+            res["reduce_scatter"][nbytes] = _fixed(lib, dist, rs_calls, min_time) / n
+        except RuntimeError:  # a backend without reduce_scatter_tensor
+            res["reduce_scatter"][nbytes] = None
 
     lib.manual_seed(0)
     for name, (model, batch) in _models(lib).items():
@@ -263,6 +274,15 @@ def main():
             f"{label:>8} {es * 1e6:10.1f} {ts * 1e6:10.1f} {bus / es / 1e9:11.3f}"
             f" {bus / ts / 1e9:11.3f} {es / ts:17.2f}"
         )
+    print(f"\nreduce_scatter_tensor float32 SUM, {n} processes (ember vs torch)")
+    print(f"{'size':>8} {'ember us':>10} {'torch us':>10} {'ember/torch time':>17}")
+    for size, es in e["reduce_scatter"].items():
+        ts = t["reduce_scatter"].get(size)
+        nbytes = int(size)
+        label = f"{nbytes >> 20} MB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KB"
+        tcol = f"{ts * 1e6:10.1f}" if ts else f"{'n/a':>10}"
+        ratio = f"{es / ts:17.2f}" if ts else f"{'':>17}"
+        print(f"{label:>8} {es * 1e6:10.1f} {tcol} {ratio}")
     print(f"\nDDP training step, {n} processes, {args.threads} thread(s) each (ms)")
     print(f"{'model':<40} {'lib':<6} {'local':>7} {'DDP':>7} {'allreduce':>10} {'overlap':>8}")
     for name in e["ddp"]:

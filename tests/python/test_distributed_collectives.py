@@ -100,6 +100,11 @@ for dt in ["float32", "int64", "bfloat16", "uint8"]:
     flat = np.concatenate([vals(RANK + 10 * r) for r in range(WORLD)])
     dist.reduce_scatter_tensor(o, T(flat, dt))
     np.testing.assert_array_equal(N(o), sum(vals(q + 10 * RANK) for q in range(WORLD)))
+    mine = np.stack([vals(q + 10 * RANK) for q in range(WORLD)])
+    for op, red in ((R.MAX, np.max), (R.MIN, np.min), (R.PRODUCT, np.prod)):
+        o = T(np.zeros(6), dt)
+        dist.reduce_scatter_tensor(o, T(flat, dt), op=op)
+        np.testing.assert_array_equal(N(o), red(mine, 0), err_msg=f"{dt} {op}")
     # all_to_all (list), all_to_all_single even and with split sizes
     # (ember's list form takes tensors of different sizes; torch's gloo needs equal ones)
     size = (lambda r: 2) if AGAINST_TORCH else (lambda r: r + 1)

@@ -700,17 +700,22 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_tensor(Tensor output, Ten
                  timeout);
     size_t nb = output.nbytes();
     if (nb == 0) return;
-    // Every rank reduces the whole input, then keeps its own chunk.
-    Tensor tmp = input.clone();
-    if (size_ > 1) {
-      gloo::AllreduceOptions g(context_);
-      set_output(g, tmp);
-      g.setReduceFunction(fn);
+    if (size_ == 1) {
+      std::memcpy(bytes(output), bytes(input), nb);
+    } else {
+      // Each rank receives every rank's copy of its own chunk and reduces only those: (n-1)/n of
+      // the input crosses the wire, half of what an all-reduce of the whole input would move.
+      Tensor chunks = empty({input.numel()}, input.dtype());
+      gloo::AlltoallOptions g(context_);
+      g.setInput<uint8_t>(bytes(input), input.nbytes());
+      g.setOutput<uint8_t>(bytes(chunks), chunks.nbytes());
       g.setTag(tag);
       g.setTimeout(timeout);
-      gloo::allreduce(g);
+      gloo::alltoall(g);
+      std::memcpy(bytes(output), bytes(chunks), nb);
+      for (int r = 1; r < size_; ++r)
+        fn(bytes(output), bytes(output), bytes(chunks) + size_t(r) * nb, size_t(output.numel()));
     }
-    std::memcpy(bytes(output), bytes(tmp) + size_t(rank_) * nb, nb);
     if (o.reduce_op == ReduceOp::AVG) divide(output, size_);
   });
 }
