@@ -15,7 +15,7 @@ forward and gathered again in the module's backward. See docs/ARCHITECTURE.md.
 import functools
 
 from .. import distributed_c10d as c10d
-from ..tensor._api import DTensor, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
+from ..tensor._api import DTensor, Replicate, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
 
 __all__ = ["FSDPModule", "MixedPrecisionPolicy", "fully_shard"]
 
@@ -50,9 +50,11 @@ class _Group:
         self.entries = entries  # [(owner module, name, DTensor parameter, global shape)]
         self.mesh = mesh
         self.mp = mp
-        self.n = mesh.size()
-        self.me = mesh.get_local_rank()
-        self.group = mesh.get_group()
+        # HSDP (a 2-d mesh): shard over the last dimension, replicate over the first
+        self.n = mesh.size(mesh.ndim - 1)
+        self.me = mesh.get_local_rank(mesh.ndim - 1)
+        self.group = mesh.get_group(mesh.ndim - 1)
+        self.replicas = mesh.get_group(0) if mesh.ndim == 2 else None
         self.rows = []  # padded rows per rank
         self.offsets = []
         self.sizes = []
@@ -142,6 +144,8 @@ class _Group:
             self.pending = buf
             return [None] * len(grads)
         out = _reduce_scatter_rows(buf, self.n, self.group, average=True)
+        if self.replicas is not None:
+            c10d.all_reduce(out, op=c10d.ReduceOp.AVG, group=self.replicas)
         res = []
         for (_, _, p, shape), off, size, rows in zip(
             self.entries, self.offsets, self.sizes, self.rows
@@ -266,8 +270,10 @@ def fully_shard(
         mp_policy=MixedPrecisionPolicy(), offload_policy=None, ignored_params=None) -> FSDPModule
 
     Shards the parameters module owns (not those of fully_shard'ed submodules) on dim 0 over
-    mesh (1-d; default the whole world) and all-gathers them around each forward; their
-    gradients are reduce-scattered in backward. The module's class becomes FSDP<Class>, a
+    mesh (default the whole world) and all-gathers them around each forward; their gradients
+    are reduce-scattered in backward. A 2-d mesh (with dim names) is HSDP: parameters are
+    sharded over its second dimension and replicated over its first, whose groups all-reduce
+    the gradient shards. The module's class becomes FSDP<Class>, a
     subclass of FSDPModule. Call it on submodules first (the transformer blocks), then on the
     root."""
     from ...nn import Module, Parameter
@@ -289,8 +295,11 @@ def fully_shard(
     if shard_placement_fn is not None or offload_policy is not None:
         raise NotImplementedError("fully_shard: shard_placement_fn and offload_policy")
     mesh = mesh or _default_mesh()
-    if mesh.ndim != 1:
-        raise ValueError(f"fully_shard: expected a 1-d mesh (HSDP is not supported); got {mesh}")
+    if mesh.ndim not in (1, 2):
+        raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
+    if mesh.ndim == 2 and mesh.mesh_dim_names is None:
+        raise AssertionError("Please init the 2D mesh for HSDP with mesh_dim_names specified")
+    placements = [Replicate()] * (mesh.ndim - 1) + [Shard(0)]
     mp = mp_policy or MixedPrecisionPolicy()
     ignored = {id(p) for p in ignored_params or ()}
     managed = set()
@@ -308,7 +317,7 @@ def fully_shard(
                 continue
             if isinstance(p, DTensor):
                 raise ValueError("fully_shard: the module's parameters are already DTensors")
-            dt = distribute_tensor(p.detach(), mesh, [Shard(0)], src_data_rank=None)
+            dt = distribute_tensor(p.detach(), mesh, placements, src_data_rank=None)
             sp = Parameter(dt, p.requires_grad)
             seen[id(p)] = sp
             owner._parameters[name] = sp

@@ -182,19 +182,11 @@ def _gather(local, shape, mesh, dim, md, current):
 
 
 def _reduce_scatter_rows(buf, n, group, average=False):
-    """This rank's row of the sum (or mean) over ranks of buf ([n, ...] on every rank): an
-    all-to-all (each rank receives every rank's copy of its row: (n-1)/n of the bytes, half of
-    what the all-reduce inside reduce_scatter_tensor moves; measured 17 vs 32 ms for 16 MB on 2
-    processes) and a sum in rank order."""
-    if n == 1:
-        out = buf[0].clone()
-    else:
-        recv = _lib().empty_like(buf)
-        c10d.all_to_all_single(recv, buf.contiguous(), group=group)
-        out = recv[0].clone()
-        for r in range(1, n):
-            out += recv[r]
-    return out.div_(n) if average else out
+    """This rank's row of the sum (or mean) over ranks of buf ([n, ...] on every rank)."""
+    out = _lib().empty(buf.shape[1:], dtype=buf.dtype)
+    op = c10d.ReduceOp.AVG if average else c10d.ReduceOp.SUM
+    c10d.reduce_scatter_tensor(out, buf.contiguous(), op=op, group=group)
+    return out
 
 
 def _reduce_scatter(local, dim, n, me, op, group):
