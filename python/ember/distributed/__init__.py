@@ -6,6 +6,7 @@ torch does. Collectives work on CPU tensors of every dtype, synchronously or wit
 `async_op=True` (a Work to wait on). nn.parallel.DistributedDataParallel trains on top.
 """
 
+from ._grad_bucket import BuiltinCommHookType, GradBucket
 from .distributed_c10d import (
     Backend,
     FileStore,
@@ -63,7 +64,9 @@ from .distributed_c10d import (
 
 __all__ = [
     "Backend",
+    "BuiltinCommHookType",
     "FileStore",
+    "GradBucket",
     "GroupMember",
     "HashStore",
     "P2POp",

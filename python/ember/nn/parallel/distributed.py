@@ -13,15 +13,20 @@ rank is the same bucket. When the last bucket launched, the hook waits for them 
 averages back into the gradients. With find_unused_parameters the forward walks the graph from its
 outputs and counts the parameters it cannot reach as ready at once (their views zero); a MAX
 all_reduce of the used flags then leaves .grad None only where no rank used the parameter.
+A communication hook (register_comm_hook) replaces the averaging all_reduce of each bucket: it
+gets a GradBucket over the bucket's flat buffer and returns a Future of the reduced buffer, which
+the last hook waits for and copies back.
 """
 
 import contextlib
+import inspect
 
 from ... import _C
 from ... import distributed as dist
 from ..._ops import creation
 from ...autograd.grad_mode import no_grad
 from ...distributed import distributed_c10d as c10d
+from ...distributed._grad_bucket import GradBucket
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -126,6 +131,7 @@ class DistributedDataParallel(Module):
         self._active = False  # a synced backward is under way
         self._next = 0
         self._used = None
+        self._comm_hook = None  # (state, hook) from register_comm_hook
 
     # ---- construction ----
 
@@ -234,6 +240,54 @@ class DistributedDataParallel(Module):
                 self._buckets[bi].views[j].zero_()
                 self._ready(bi)
 
+    # ---- communication hooks ----
+
+    def register_comm_hook(self, state, hook):
+        """register_comm_hook(state, hook) -> None
+
+        Replaces the averaging all-reduce of each gradient bucket by hook(state, bucket), which
+        gets a dist.GradBucket and returns a Future of the reduced bucket buffer (a tensor with
+        the buffer's number of elements; DDP does not divide by the world size for it). Register
+        once, before the first backward."""
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        sig = inspect.signature(hook)
+        ann = sig.parameters["bucket"].annotation
+        if ann is not inspect.Parameter.empty and ann is not dist.GradBucket:
+            raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        if self._comm_hook is not None:
+            raise RuntimeError(
+                "register_comm_hook or register_builtin_comm_hook can only be called once."
+            )
+        self._comm_hook = (state, hook)
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        """_register_builtin_comm_hook(comm_hook_type) -> None
+
+        Registers one of the built-in hooks (dist.BuiltinCommHookType) on the process group."""
+        from ...distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        hooks = {
+            dist.BuiltinCommHookType.ALLREDUCE: default_hooks.allreduce_hook,
+            dist.BuiltinCommHookType.FP16_COMPRESS: default_hooks.fp16_compress_hook,
+        }
+        if comm_hook_type not in hooks:
+            raise ValueError(f"Unknown built-in DDP comm hook type {comm_hook_type}")
+        if self._comm_hook is not None:
+            raise RuntimeError(
+                "register_comm_hook or register_builtin_comm_hook can only be called once."
+            )
+        self._comm_hook = (self.process_group, hooks[comm_hook_type])
+
+    def _launch(self, bi):
+        b = self._buckets[bi]
+        if self._comm_hook is None:
+            return dist.all_reduce(
+                b.flat, op=dist.ReduceOp.AVG, group=self.process_group, async_op=True
+            ).get_future()
+        state, hook = self._comm_hook
+        return hook(state, GradBucket(bi, b.flat, b.params, b.views, bi == len(self._buckets) - 1))
+
     # ---- backward ----
 
     def _make_hook(self, i):
@@ -257,10 +311,7 @@ class DistributedDataParallel(Module):
         if b.pending:
             return
         while self._next < len(self._buckets) and self._buckets[self._next].pending == 0:
-            nb = self._buckets[self._next]
-            nb.work = dist.all_reduce(
-                nb.flat, op=dist.ReduceOp.AVG, group=self.process_group, async_op=True
-            )
+            self._buckets[self._next].work = self._launch(self._next)
             self._next += 1
         if self._next == len(self._buckets):
             self._finish()
@@ -271,7 +322,16 @@ class DistributedDataParallel(Module):
             dist.all_reduce(self._used, op=dist.ReduceOp.MAX, group=self.process_group)
             globally_used = self._used.tolist()
         for b in self._buckets:
-            b.work.wait()
+            reduced = b.work.wait()
+            if isinstance(reduced, list):  # a collective's own future: [the bucket]
+                reduced = reduced[0]
+            if reduced is not b.flat and reduced.data_ptr() != b.flat.data_ptr():
+                if reduced.numel() != b.flat.numel():
+                    raise RuntimeError(
+                        f"DistributedDataParallel: the communication hook returned a tensor of "
+                        f"{reduced.numel()} elements for a bucket of {b.flat.numel()}"
+                    )
+                b.flat.copy_(reduced.reshape(-1))
         for b in self._buckets:
             for p, view in zip(b.params, b.views):
                 if globally_used is not None and not globally_used[self._index[id(p)]]:

@@ -1,0 +1,1 @@
+"""ember.distributed.algorithms: additions to data-parallel training (DDP communication hooks)."""
