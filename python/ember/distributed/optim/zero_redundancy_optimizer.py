@@ -14,6 +14,7 @@ from ... import _C
 from ...autograd.grad_mode import no_grad
 from ...optim.optimizer import Optimizer
 from .. import distributed_c10d as c10d
+from ..algorithms.join import Join, Joinable, JoinHook
 
 __all__ = ["ZeroRedundancyOptimizer"]
 
@@ -25,7 +26,18 @@ def _copy_hyperparameters(src_groups, dst_groups):
                 dst[key] = value
 
 
-class ZeroRedundancyOptimizer(Optimizer):
+class _ZeROJoinHook(JoinHook):
+    """On a rank that ran out of inputs: steps (its share, with the gradients it has) and takes
+    part in the parameter broadcasts, as the training ranks' step() does."""
+
+    def __init__(self, zero):
+        self.zero = zero
+
+    def main_hook(self):
+        self.zero.step()
+
+
+class ZeroRedundancyOptimizer(Optimizer, Joinable):
     """ZeroRedundancyOptimizer(params, optimizer_class, process_group=None,
         parameters_as_bucket_view=False, overlap_with_ddp=False, **defaults)
 
@@ -60,6 +72,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._sizes = [0] * self.world_size
         self._all_state_dicts = []
         self.optim = None
+        Joinable.__init__(self)
         super().__init__(params, defaults)
         self.optim = optimizer_class(self._partition[self.rank], **defaults)
         _copy_hyperparameters(self.optim.param_groups, self.param_groups)
@@ -95,6 +108,7 @@ class ZeroRedundancyOptimizer(Optimizer):
 
         Steps this rank's parameters with the local optimizer, then gives every rank the
         others' updated parameters."""
+        Join.notify_join_context(self)
         _copy_hyperparameters(self.param_groups, self.optim.param_groups)
         if closure is None:
             loss = self.optim.step(**kwargs)
@@ -149,6 +163,24 @@ class ZeroRedundancyOptimizer(Optimizer):
                     for p in params:
                         p.detach().copy_(flat[off : off + p.numel()].view(p.shape))
                         off += p.numel()
+
+    # ---- uneven inputs ----
+
+    def join_hook(self, **kwargs):
+        """join_hook(**kwargs) -> JoinHook
+
+        The hook Join runs on this rank once it ran out of inputs."""
+        return _ZeROJoinHook(self)
+
+    @property
+    def join_device(self):
+        from ..._device import device
+
+        return device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self._group
 
     # ---- state dicts ----
 

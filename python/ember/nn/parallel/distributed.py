@@ -27,6 +27,7 @@ from ..._ops import creation
 from ...autograd.grad_mode import no_grad
 from ...distributed import distributed_c10d as c10d
 from ...distributed._grad_bucket import GradBucket
+from ...distributed.algorithms.join import Join, Joinable, JoinHook
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -40,9 +41,11 @@ class _Bucket:
         total = sum(p.numel() for p in params)
         self.flat = creation.zeros(total, dtype=dtype)
         self.views = []
+        self.offsets = []
         off = 0
         for p in params:
             self.views.append(self.flat[off : off + p.numel()].view(p.shape))
+            self.offsets.append(off)
             off += p.numel()
         self.pending = len(params)
         self.work = None
@@ -60,7 +63,35 @@ def _tensors_in(obj, out):
     return out
 
 
-class DistributedDataParallel(Module):
+class _DDPJoinHook(JoinHook):
+    """On a rank that ran out of inputs: issues the collectives one DDP iteration issues."""
+
+    def __init__(self, ddp, divide_by_initial_world_size):
+        self.ddp = ddp
+        ddp._divide_by_initial_world_size = divide_by_initial_world_size
+
+    def main_hook(self):
+        ddp = self.ddp
+        ddp._sync_buffers(joined=True)
+        if not ddp._global_backward_sync(joined=True):
+            return
+        works = [ddp._launch(i, zeros=True) for i in range(len(ddp._buckets))]
+        if ddp.find_unused_parameters:
+            used = creation.zeros(len(ddp._params), dtype=_C.int32)
+            dist.all_reduce(used, op=dist.ReduceOp.MAX, group=ddp.process_group)
+        for w in works:
+            w.wait()
+
+    def post_hook(self, is_last_joiner):
+        ddp = self.ddp
+        src = ddp._common_rank(is_last_joiner)
+        tensors = [p.detach() for p in ddp.module.parameters()]
+        if ddp.broadcast_buffers:
+            tensors += list(ddp.module.buffers())
+        ddp._broadcast_coalesced(tensors, src)
+
+
+class DistributedDataParallel(Module, Joinable):
     """DistributedDataParallel(module, device_ids=None, output_device=None, dim=0,
         broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
         find_unused_parameters=False, check_reduction=False, gradient_as_bucket_view=False,
@@ -90,6 +121,7 @@ class DistributedDataParallel(Module):
         device_mesh=None,
     ):
         super().__init__()
+        Joinable.__init__(self)
         if device_mesh is not None:
             process_group = device_mesh.get_group()
         group = c10d._group(process_group)
@@ -132,10 +164,12 @@ class DistributedDataParallel(Module):
         self._next = 0
         self._used = None
         self._comm_hook = None  # (state, hook) from register_comm_hook
+        self._divide_by_initial_world_size = True
+        self._join_work = None  # this iteration's announcement to ranks that joined
 
     # ---- construction ----
 
-    def _broadcast_coalesced(self, tensors):
+    def _broadcast_coalesced(self, tensors, src=None):
         by_dtype = {}
         for t in tensors:
             if t.numel():
@@ -143,7 +177,8 @@ class DistributedDataParallel(Module):
         with no_grad():
             for ts in by_dtype.values():
                 flat = _C.cat([t.reshape(-1) for t in ts])
-                dist.broadcast(flat, src=self._root, group=self.process_group)
+                root = self._root if src is None else src
+                dist.broadcast(flat, src=root, group=self.process_group)
                 off = 0
                 for t in ts:
                     t.copy_(flat[off : off + t.numel()].view(t.shape))
@@ -186,12 +221,12 @@ class DistributedDataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         sync = _C.is_grad_enabled() and self.require_backward_grad_sync
+        self._join_work = Join.notify_join_context(self)
         if sync:
             self._prepare()
-        if self.broadcast_buffers and self.process_group.size() > 1:
-            bufs = list(self.module.buffers())
-            if bufs:
-                self._broadcast_coalesced(bufs)
+        self._sync_buffers(joined=False)
+        if self._join_config.enable:
+            self._global_backward_sync(joined=False)
         out = self.module(*inputs, **kwargs)
         if sync and self.find_unused_parameters:
             self._mark_unused(out)
@@ -240,6 +275,64 @@ class DistributedDataParallel(Module):
                 self._buckets[bi].views[j].zero_()
                 self._ready(bi)
 
+    def _sync_buffers(self, joined):
+        """Every rank takes the buffers of the group's first rank (of the last rank still
+        training, under Join)."""
+        if not self.broadcast_buffers or self.process_group.size() == 1:
+            return
+        bufs = list(self.module.buffers())
+        if bufs:
+            src = self._common_rank(not joined) if self._join_config.enable else None
+            self._broadcast_coalesced(bufs, src)
+
+    def _common_rank(self, candidate):
+        """The highest global rank among the ranks passing candidate=True."""
+        me = creation.tensor([c10d.get_rank() if candidate else -1])
+        dist.all_reduce(me, op=dist.ReduceOp.MAX, group=self.process_group)
+        return int(me.item())
+
+    def _global_backward_sync(self, joined):
+        """Under Join: whether any rank still training will reduce gradients this iteration."""
+        flag = creation.zeros(1) if joined or not self.require_backward_grad_sync else None
+        flag = creation.ones(1) if flag is None else flag
+        dist.all_reduce(flag, group=self.process_group)
+        return flag.item() != 0
+
+    # ---- uneven inputs ----
+
+    def join(
+        self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False
+    ):
+        """join(divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False)
+            -> Join
+
+        Context manager for ranks with different numbers of inputs: ranks that ran out
+        shadow the others' gradient reductions until every rank ran out, then all take the
+        model of the last rank to finish. Gradients are divided by the initial world size, or
+        with divide_by_initial_world_size=False by the number of ranks still training."""
+        return Join(
+            [self],
+            enable,
+            throw_on_early_termination,
+            divide_by_initial_world_size=divide_by_initial_world_size,
+        )
+
+    def join_hook(self, **kwargs):
+        """join_hook(**kwargs) -> JoinHook
+
+        The hook Join runs on this rank once it ran out of inputs."""
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        from ..._device import device
+
+        return device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
     # ---- communication hooks ----
 
     def register_comm_hook(self, state, hook):
@@ -279,14 +372,21 @@ class DistributedDataParallel(Module):
             )
         self._comm_hook = (self.process_group, hooks[comm_hook_type])
 
-    def _launch(self, bi):
+    def _launch(self, bi, zeros=False):
+        """Starts bucket bi's reduction (of zeros: a joined rank's share); returns its Future."""
         b = self._buckets[bi]
+        flat = creation.zeros_like(b.flat) if zeros else b.flat
         if self._comm_hook is None:
+            # under Join, without dividing by the initial world size: a sum, divided later by
+            # the number of ranks still training
+            mean = not self._join_config.enable or self._divide_by_initial_world_size
+            op = dist.ReduceOp.AVG if mean else dist.ReduceOp.SUM
             return dist.all_reduce(
-                b.flat, op=dist.ReduceOp.AVG, group=self.process_group, async_op=True
+                flat, op=op, group=self.process_group, async_op=True
             ).get_future()
         state, hook = self._comm_hook
-        return hook(state, GradBucket(bi, b.flat, b.params, b.views, bi == len(self._buckets) - 1))
+        views = [flat[o : o + v.numel()].view(v.shape) for o, v in zip(b.offsets, b.views)]
+        return hook(state, GradBucket(bi, flat, b.params, views, bi == len(self._buckets) - 1))
 
     # ---- backward ----
 
@@ -332,6 +432,9 @@ class DistributedDataParallel(Module):
                         f"{reduced.numel()} elements for a bucket of {b.flat.numel()}"
                     )
                 b.flat.copy_(reduced.reshape(-1))
+            if self._comm_hook is None and self._join_config.enable:
+                if not self._divide_by_initial_world_size:
+                    b.flat.div_(self._join_work.get_future().wait()[0].item())
         for b in self._buckets:
             for p, view in zip(b.params, b.views):
                 if globally_used is not None and not globally_used[self._index[id(p)]]:
