@@ -10,7 +10,8 @@ Partial) gets its gradient summed over that dimension (_sync_grad). So the gradi
 DTensor, kept as its piece, is laid out as the DTensor itself (Partial's as Replicate).
 
 Operators without a rule run on the whole tensor: their DTensor operands are made Replicate and
-the result is a Replicate DTensor (correct, at the price of the gathers).
+the result is a Replicate DTensor (correct, at the price of the gathers). A plain tensor beside
+DTensors is refused as torch refuses it (one element excepted, taken as Replicate).
 
 This module holds the mode, the naming of the routed function, the passthrough of local calls
 and properties, and the table from names to rules; the rules are in _sharding_rules.py
@@ -159,11 +160,28 @@ def _register():
 _register()
 
 
+def _check_no_plain_tensors(name, values):
+    """torch refuses a plain tensor beside DTensors, except one element (taken as Replicate)."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            _check_no_plain_tensors(name, v)
+        elif isinstance(v, _C.Tensor) and not isinstance(v, _api._DTensorBase) and v.numel() != 1:
+            raise RuntimeError(
+                f"{name}: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor "
+                "to DTensor before calling distributed operators!"
+            )
+
+
 def dispatch(func, args, kwargs):
     """Computes func(*args, **kwargs) where some argument is a DTensor."""
     name = _name(func)
     if name.startswith("prop:"):
         return _prop(func, name, args, kwargs)
+    # copy_ of a whole plain tensor into a DTensor keeps its piece (how load_state_dict fills
+    # sharded parameters from a full state dict; torch refuses it)
+    if name not in _LOCAL and name not in _SELF_RETURNING and name != "copy_":
+        _check_no_plain_tensors(name, args)
+        _check_no_plain_tensors(name, kwargs.values())
     if name == "type_as":
         return _elementwise(_orig("to", _C.Tensor), "to", (args[0], args[1].dtype), {})
     rule = _RULES.get(name)
