@@ -205,7 +205,7 @@ def test_path_and_file_object(tmp_path):
     ember.manual_seed(0)
     model, x = MLP(), ember.randn(2, 20)
     path = tmp_path / "m.onnx"
-    assert ember.onnx.export(model, (x,), str(path)) is None
+    assert ember.onnx.export(model, (x,), str(path), dynamo=False) is None  # the legacy form
     buf = io.BytesIO()
     ember.onnx.export(model, (x,), buf)
     assert path.read_bytes() == buf.getvalue()
@@ -251,7 +251,7 @@ def test_opset_versions():
 def test_export_params_false_and_f_none():
     ember.manual_seed(0)
     model, x = nn.Linear(4, 3), ember.randn(2, 4)
-    proto = ember.onnx.export(model, (x,), None, export_params=False)
+    proto = ember.onnx.export(model, (x,), None, export_params=False, dynamo=False)
     assert isinstance(proto, onnx.ModelProto)
     assert len(proto.graph.initializer) == 0
     assert [i.name for i in proto.graph.input] == ["input", "weight", "bias"]
@@ -275,7 +275,7 @@ def test_training_modes_restored_and_is_in_onnx_export():
     model = Probe()
     model.train()
     x = ember.randn(2, 3)
-    proto = ember.onnx.export(model, (x,), None)
+    proto = ember.onnx.export(model, (x,)).model_proto
     (got,) = _run(proto.SerializeToString(), [x])
     np.testing.assert_array_equal(got, x.numpy())  # exported in eval mode: no dropout
     assert model.training and model.drop.training  # back in train mode after export

@@ -1,4 +1,5 @@
-"""ember.onnx: export a model to ONNX, as torch.onnx.export does with its TorchScript exporter.
+"""ember.onnx: export a model to ONNX, as torch.onnx.export does (its dynamo=True and legacy
+forms).
 
 The model is captured with ember.fx (ember.nn layers stay whole, so an LSTM becomes one ONNX
 LSTM and a Conv2d one Conv), each node is mapped to ONNX operators (``_symbolic_*`` modules, by
@@ -15,8 +16,10 @@ from ._exporter import (
     TrainingMode,
     is_in_onnx_export,
 )
+from ._onnx_program import ONNXProgram
 
 __all__ = [
+    "ONNXProgram",
     "export",
     "is_in_onnx_export",
     "TrainingMode",

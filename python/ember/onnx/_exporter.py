@@ -319,9 +319,14 @@ def check(model):
         raise CheckerError(f"ember.onnx.export: the exported model failed onnx.checker: {e}") from e
 
 
+def write_text(path, text):
+    """Writes text to path atomically."""
+    write(text.encode(), path)
+
+
 def write(model, f):
-    """Writes `model` to a path (atomically) or a binary file object."""
-    data = model.SerializeToString()
+    """Writes `model` (a ModelProto, or bytes) to a path (atomically) or a binary file object."""
+    data = model if isinstance(model, bytes) else model.SerializeToString()
     if hasattr(f, "write"):
         f.write(data)
         return
