@@ -17,7 +17,35 @@ import functools
 from .. import distributed_c10d as c10d
 from ..tensor._api import DTensor, Replicate, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
 
-__all__ = ["FSDPModule", "MixedPrecisionPolicy", "fully_shard"]
+__all__ = [
+    "CPUOffloadPolicy",
+    "FSDPModule",
+    "MixedPrecisionPolicy",
+    "OffloadPolicy",
+    "UnshardHandle",
+    "fully_shard",
+    "register_fsdp_forward_method",
+]
+
+
+class OffloadPolicy:
+    """OffloadPolicy()
+
+    No offloading (the default policy)."""
+
+
+class CPUOffloadPolicy(OffloadPolicy):
+    """CPUOffloadPolicy(pin_memory=True)
+
+    Keeps the sharded parameters, gradients and optimizer state in CPU memory. ember computes
+    on the CPU, where they already live, so this policy changes nothing (pinning is a CUDA
+    transfer optimization)."""
+
+    def __init__(self, pin_memory=True):
+        self.pin_memory = pin_memory
+
+    def __repr__(self):
+        return f"CPUOffloadPolicy(pin_memory={self.pin_memory})"
 
 
 class MixedPrecisionPolicy:
@@ -70,12 +98,29 @@ class _Group:
             off += rows * inner
         self.flat = off
         self.sync = True
+        self.all_reduce = True  # HSDP: average the gradient shards over the replicas
+        self.divide_factor = None  # set_gradient_divide_factor: sum, then divide by it
         self.pending = None  # accumulated unsharded gradients while sync is off
         self.unsharded = None
         self.regathered = None  # gathered again in backward for saved parameters
+        self.prefetched = None  # (output buffer, Work, shard versions) of an early all-gather
+        self.forward_prefetch = []  # groups whose all-gather this group's forward starts
+        self.backward_prefetch = []  # groups whose regather this group's backward starts
 
-    def gather(self, shards):
-        """The whole tensors from this rank's shards (plain tensors, no autograd)."""
+    def shards(self):
+        """This rank's shards, in the dtype the forward computes in."""
+        shards = [p._local_tensor for _, _, p, _ in self.entries]
+        if self.mp.param_dtype is not None:
+            shards = [s.to(self.mp.param_dtype) for s in shards]
+        return shards
+
+    def prefetch(self):
+        """Starts the all-gather of this group's shards (asynchronous; gather() collects it),
+        unless its parameters are gathered or being gathered already."""
+        if self.prefetched is None and self.unsharded is None and self.regathered is None:
+            self.prefetched = self._launch(self.shards(), async_op=True)
+
+    def _launch(self, shards, async_op):
         lib = _lib()
         dtype = self.mp.param_dtype or shards[0].dtype
         buf = lib.zeros(self.flat, dtype=dtype)
@@ -83,7 +128,22 @@ class _Group:
             if s.numel():
                 buf.narrow(0, off, s.numel()).copy_(s.reshape(-1))
         out = lib.empty(self.n * self.flat, dtype=dtype)
-        c10d.all_gather_into_tensor(out, buf, group=self.group)
+        work = c10d.all_gather_into_tensor(out, buf, group=self.group, async_op=async_op)
+        versions = tuple(p._local_tensor._version for _, _, p, _ in self.entries)
+        return out, work, versions
+
+    def gather(self, shards):
+        """The whole tensors from this rank's shards (plain tensors, no autograd); an earlier
+        prefetch of the same shard values is used when there is one."""
+        out = None
+        if self.prefetched is not None:
+            out, work, versions = self.prefetched
+            self.prefetched = None
+            work.wait()
+            if versions != tuple(p._local_tensor._version for _, _, p, _ in self.entries):
+                out = None  # the shards changed (an optimizer step) since the prefetch
+        if out is None:
+            out = self._launch(shards, async_op=False)[0]
         out = out.view(self.n, self.flat)
         fulls = []
         for (_, _, _, shape), off, size, rows in zip(
@@ -114,12 +174,10 @@ class _Group:
         _, i, size, stride, offset = packed
         fulls = self.unsharded or self.regathered
         if fulls is None:  # the first use in backward: all-gather again, once
-            lib = _lib()
-            shards = [p._local_tensor for _, _, p, _ in self.entries]
-            if self.mp.param_dtype is not None:
-                shards = [s.to(self.mp.param_dtype) for s in shards]
-            with lib.no_grad():
-                fulls = self.regathered = self.gather(shards)
+            with _lib().no_grad():
+                fulls = self.regathered = self.gather(self.shards())
+                for g in self.backward_prefetch:
+                    g.prefetch()
         return fulls[i].as_strided(size, stride, offset)
 
     def reduce(self, grads):
@@ -143,9 +201,13 @@ class _Group:
         if not self.sync:
             self.pending = buf
             return [None] * len(grads)
-        out = _reduce_scatter_rows(buf, self.n, self.group, average=True)
-        if self.replicas is not None:
-            c10d.all_reduce(out, op=c10d.ReduceOp.AVG, group=self.replicas)
+        factor = self.divide_factor
+        out = _reduce_scatter_rows(buf, self.n, self.group, average=factor is None)
+        if self.replicas is not None and self.all_reduce:
+            op = c10d.ReduceOp.SUM if factor is not None else c10d.ReduceOp.AVG
+            c10d.all_reduce(out, op=op, group=self.replicas)
+        if factor is not None:
+            out.div_(factor)
         res = []
         for (_, _, p, shape), off, size, rows in zip(
             self.entries, self.offsets, self.sizes, self.rows
@@ -175,6 +237,9 @@ def _gather_fn():
             @staticmethod
             def backward(ctx, *grads):
                 ctx.group.regathered = None  # the module's backward is done with them
+                if ctx.group.prefetched is not None:  # prefetched but not needed after all
+                    ctx.group.prefetched[1].wait()
+                    ctx.group.prefetched = None
                 return (None, *ctx.group.reduce(list(grads)))
 
         _GATHER.append(_AllGatherParams)
@@ -185,10 +250,14 @@ class FSDPModule:
     """The methods fully_shard adds to a module (its class becomes FSDP<Class>)."""
 
     def unshard(self, async_op=False):
-        """unshard(async_op=False) -> None
+        """unshard(async_op=False) -> Optional[UnshardHandle]
 
-        All-gathers the module's parameters now (the next forward uses them)."""
+        All-gathers the module's parameters now (the next forward uses them). With
+        async_op=True the all-gather only starts; the returned handle's wait() finishes it."""
         state = self._fsdp_state
+        if async_op:
+            state.group.prefetch()
+            return UnshardHandle(self)
         if state.group.unsharded is None:
             state.group.unsharded = _unshard(state.group)
         for (owner, name, _, _), full in zip(state.group.entries, state.group.unsharded):
@@ -212,6 +281,41 @@ class FSDPModule:
             if isinstance(m, FSDPModule):
                 m._fsdp_state.group.sync = bool(requires_gradient_sync)
 
+    def set_modules_to_forward_prefetch(self, modules):
+        """set_modules_to_forward_prefetch(modules) -> None
+
+        This module's forward starts the all-gathers of `modules` (FSDP modules that run
+        later), so they overlap this module's computation."""
+        self._fsdp_state.group.forward_prefetch = [_fsdp_group(m) for m in modules]
+
+    def set_modules_to_backward_prefetch(self, modules):
+        """set_modules_to_backward_prefetch(modules) -> None
+
+        This module's backward starts the all-gathers `modules`' backward needs, so they
+        overlap this module's gradient computation."""
+        self._fsdp_state.group.backward_prefetch = [_fsdp_group(m) for m in modules]
+
+    def set_gradient_divide_factor(self, factor):
+        """set_gradient_divide_factor(factor) -> None
+
+        Gradients are summed over the ranks and divided by `factor` instead of averaged."""
+        self._fsdp_state.group.divide_factor = float(factor)
+
+    def set_reduce_scatter_divide_factor(self, factor):
+        """set_reduce_scatter_divide_factor(factor) -> None
+
+        The former name of set_gradient_divide_factor."""
+        self.set_gradient_divide_factor(factor)
+
+    def set_requires_all_reduce(self, requires_all_reduce, *, recurse=True):
+        """set_requires_all_reduce(requires_all_reduce, *, recurse=True) -> None
+
+        HSDP: with False, gradient shards are averaged over the shard group only (no
+        all-reduce over the replicas)."""
+        for m in self.modules() if recurse else [self]:
+            if isinstance(m, FSDPModule):
+                m._fsdp_state.group.all_reduce = bool(requires_all_reduce)
+
     def set_reshard_after_forward(self, reshard_after_forward, recurse=True):
         """set_reshard_after_forward(reshard_after_forward, recurse=True) -> None
 
@@ -219,6 +323,26 @@ class FSDPModule:
         for m in self.modules() if recurse else [self]:
             if isinstance(m, FSDPModule):
                 m._fsdp_state.reshard_after_forward = bool(reshard_after_forward)
+
+
+class UnshardHandle:
+    """The handle FSDPModule.unshard(async_op=True) returns: wait() finishes the all-gather and
+    leaves the module's parameters unsharded."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def wait(self):
+        """wait() -> None"""
+        if self._module is not None:
+            self._module.unshard()
+            self._module = None
+
+
+def _fsdp_group(module):
+    if not isinstance(module, FSDPModule):
+        raise ValueError(f"Expects an FSDPModule but got {type(module).__name__}")
+    return module._fsdp_state.group
 
 
 class _State:
@@ -235,10 +359,8 @@ def _abandon(mod, state):
 
 
 def _unshard(group):
-    shards = [p._local_tensor for _, _, p, _ in group.entries]
+    shards = group.shards()
     lib = _lib()
-    if group.mp.param_dtype is not None:
-        shards = [s.to(group.mp.param_dtype) for s in shards]
     if lib.is_grad_enabled() and any(p.requires_grad for _, _, p, _ in group.entries):
         return list(_gather_fn().apply(group, *shards))
     with lib.no_grad():
@@ -292,8 +414,10 @@ def fully_shard(
         return module
     if not isinstance(module, Module):
         raise ValueError(f"fully_shard: expected an nn.Module; got {type(module).__name__}")
-    if shard_placement_fn is not None or offload_policy is not None:
-        raise NotImplementedError("fully_shard: shard_placement_fn and offload_policy")
+    if shard_placement_fn is not None:
+        raise NotImplementedError("fully_shard: shard_placement_fn is not supported by ember")
+    if offload_policy is not None and not isinstance(offload_policy, OffloadPolicy):
+        raise ValueError(f"fully_shard: expected an OffloadPolicy; got {offload_policy!r}")
     mesh = mesh or _default_mesh()
     if mesh.ndim not in (1, 2):
         raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
@@ -339,6 +463,8 @@ def fully_shard(
                 state.hooks = None
                 mod.reshard()
             mod.unshard()
+            for g in state.group.forward_prefetch:
+                g.prefetch()
             if state.reshard_after_forward and _lib().is_grad_enabled():
                 outer = _lib()._C._top_saved_tensors_hooks()
                 pack = functools.partial(state.group.pack, outer)
@@ -365,9 +491,30 @@ def fully_shard(
             out = _cast(out, mp.output_dtype)
         return out
 
+    state.hooks_pair = (pre, post)
     module.register_forward_pre_hook(pre, with_kwargs=True)
     module.register_forward_hook(post, with_kwargs=True)
     cls = module.__class__
     if not isinstance(module, FSDPModule):
         module.__class__ = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
     return module
+
+
+def register_fsdp_forward_method(module, method_name):
+    """register_fsdp_forward_method(module, method_name) -> None
+
+    Makes module.<method_name>() gather and reshard the module's parameters around the call, as
+    forward does (for methods such as generate() that run the model without calling forward)."""
+    if not isinstance(module, FSDPModule):
+        return  # as torch: the same code runs with and without FSDP
+    if not hasattr(module, method_name):
+        raise ValueError(f"{type(module)} does not have a method {method_name}")
+    pre, post = module._fsdp_state.hooks_pair
+    method = getattr(module, method_name)
+
+    @functools.wraps(method)
+    def wrapped(*args, **kwargs):
+        args, kwargs = pre(module, args, kwargs)
+        return post(module, args, kwargs, method(*args, **kwargs))
+
+    setattr(module, method_name, wrapped)
