@@ -103,6 +103,26 @@ try:
     raise AssertionError("a missing method was accepted")
 except ValueError as e:
     assert "no_such_method" in str(e), e
+# shard_placement_fn: 2-d weights sharded on their columns, training unchanged
+M.manual_seed(0)
+ref = Net()
+cols = shard(copy.deepcopy(ref), shard_placement_fn=lambda p: dt.Shard(1) if p.dim() == 2 else None)
+w = cols.blocks[0].weight
+assert w.placements == (dt.Shard(1),) and tuple(w.to_local().shape) == (8, 8 // WORLD)
+assert cols.blocks[0].bias.placements == (dt.Shard(0),)
+opt_ref = M.optim.AdamW(ref.parameters(), lr=0.01)
+opt = M.optim.AdamW(cols.parameters(), lr=0.01)
+for step in range(2):
+    x, y = M.randn(4 * WORLD, 8), M.randint(0, 3, (4 * WORLD,))
+    opt_ref.zero_grad()
+    F.cross_entropy(ref(x), y).backward()
+    opt_ref.step()
+    opt.zero_grad()
+    F.cross_entropy(cols(x[4 * RANK : 4 * RANK + 4]), y[4 * RANK : 4 * RANK + 4]).backward()
+    opt.step()
+for (name, p), q in zip(ref.named_parameters(), cols.parameters()):
+    np.testing.assert_allclose(q.full_tensor().detach().numpy(), p.detach().numpy(), rtol=1e-5,
+                               atol=1e-6, err_msg=name)
 print("OK")
 """
 

@@ -83,11 +83,17 @@ class _Group:
         self.me = mesh.get_local_rank(mesh.ndim - 1)
         self.group = mesh.get_group(mesh.ndim - 1)
         self.replicas = mesh.get_group(0) if mesh.ndim == 2 else None
+        # a parameter sharded on dim d travels with d moved first (shard_placement_fn)
+        self.dims = [p.placements[-1].dim for _, _, p, _ in entries]
+        self.shapes = [
+            (shape[d], *shape[:d], *shape[d + 1 :]) if shape else shape
+            for (_, _, _, shape), d in zip(entries, self.dims)
+        ]
         self.rows = []  # padded rows per rank
         self.offsets = []
         self.sizes = []
         off = 0
-        for _, _, _, shape in entries:
+        for shape in self.shapes:
             rows = _chunk_sizes(shape[0], self.n)[0] if shape else 1
             inner = 1
             for s in shape[1:]:
@@ -124,9 +130,9 @@ class _Group:
         lib = _lib()
         dtype = self.mp.param_dtype or shards[0].dtype
         buf = lib.zeros(self.flat, dtype=dtype)
-        for s, off, size in zip(shards, self.offsets, self.sizes):
+        for s, d, off in zip(shards, self.dims, self.offsets):
             if s.numel():
-                buf.narrow(0, off, s.numel()).copy_(s.reshape(-1))
+                buf.narrow(0, off, s.numel()).copy_((s.movedim(d, 0) if d else s).reshape(-1))
         out = lib.empty(self.n * self.flat, dtype=dtype)
         work = c10d.all_gather_into_tensor(out, buf, group=self.group, async_op=async_op)
         versions = tuple(p._local_tensor._version for _, _, p, _ in self.entries)
@@ -146,11 +152,12 @@ class _Group:
             out = self._launch(shards, async_op=False)[0]
         out = out.view(self.n, self.flat)
         fulls = []
-        for (_, _, _, shape), off, size, rows in zip(
-            self.entries, self.offsets, self.sizes, self.rows
+        for shape, d, off, size, rows in zip(
+            self.shapes, self.dims, self.offsets, self.sizes, self.rows
         ):
             piece = out.narrow(1, off, size).reshape(self.n * rows, *shape[1:])
-            fulls.append(piece.narrow(0, 0, shape[0]) if shape else piece.reshape(()))
+            full = piece.narrow(0, 0, shape[0]) if shape else piece.reshape(())
+            fulls.append(full.movedim(0, d) if d else full)
         return fulls
 
     # Resharding what autograd saved (Note [FSDP saved parameters] in the docstring of
@@ -185,11 +192,13 @@ class _Group:
         lib = _lib()
         dtype = self.mp.reduce_dtype or next(g.dtype for g in grads if g is not None)
         buf = lib.zeros(self.n, self.flat, dtype=dtype)
-        for g, (_, _, _, shape), off, size, rows in zip(
-            grads, self.entries, self.offsets, self.sizes, self.rows
+        for g, shape, d, off, size, rows in zip(
+            grads, self.shapes, self.dims, self.offsets, self.sizes, self.rows
         ):
             if g is None:
                 continue
+            if d:
+                g = g.movedim(d, 0)
             if shape and shape[0] != self.n * rows:
                 padded = lib.zeros(self.n * rows, *shape[1:], dtype=g.dtype)
                 padded.narrow(0, 0, shape[0]).copy_(g)
@@ -209,12 +218,17 @@ class _Group:
         if factor is not None:
             out.div_(factor)
         res = []
-        for (_, _, p, shape), off, size, rows in zip(
-            self.entries, self.offsets, self.sizes, self.rows
+        for (_, _, p, _), shape, d, off, size, rows in zip(
+            self.entries, self.shapes, self.dims, self.offsets, self.sizes, self.rows
         ):
             local_rows = _chunk_sizes(shape[0], self.n)[self.me] if shape else 1
             inner = size // rows if rows else 0
-            g = out.narrow(0, off, local_rows * inner).view(p._local_tensor.shape)
+            local = p._local_tensor
+            g = out.narrow(0, off, local_rows * inner)
+            if d:
+                g = g.view(local.movedim(d, 0).shape).movedim(0, d).contiguous()
+            else:
+                g = g.view(local.shape)
             res.append(g.to(p.dtype))
         return res
 
@@ -391,13 +405,13 @@ def fully_shard(
     """fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placement_fn=None,
         mp_policy=MixedPrecisionPolicy(), offload_policy=None, ignored_params=None) -> FSDPModule
 
-    Shards the parameters module owns (not those of fully_shard'ed submodules) on dim 0 over
-    mesh (default the whole world) and all-gathers them around each forward; their gradients
-    are reduce-scattered in backward. A 2-d mesh (with dim names) is HSDP: parameters are
-    sharded over its second dimension and replicated over its first, whose groups all-reduce
-    the gradient shards. The module's class becomes FSDP<Class>, a
-    subclass of FSDPModule. Call it on submodules first (the transformer blocks), then on the
-    root."""
+    Shards the parameters module owns (not those of fully_shard'ed submodules) on dim 0 (or the
+    dim shard_placement_fn(param) gives as Shard(dim)) over mesh (default the whole world) and
+    all-gathers them around each forward; their gradients are reduce-scattered in backward. A
+    2-d mesh (with dim names) is HSDP: parameters are sharded over its second dimension and
+    replicated over its first, whose groups all-reduce the gradient shards. The module's class
+    becomes FSDP<Class>, a subclass of FSDPModule. Call it on submodules first (the transformer
+    blocks), then on the root."""
     from ...nn import Module, Parameter
     from ..device_mesh import _default_mesh
     from ..tensor import distribute_tensor
@@ -414,8 +428,6 @@ def fully_shard(
         return module
     if not isinstance(module, Module):
         raise ValueError(f"fully_shard: expected an nn.Module; got {type(module).__name__}")
-    if shard_placement_fn is not None:
-        raise NotImplementedError("fully_shard: shard_placement_fn is not supported by ember")
     if offload_policy is not None and not isinstance(offload_policy, OffloadPolicy):
         raise ValueError(f"fully_shard: expected an OffloadPolicy; got {offload_policy!r}")
     mesh = mesh or _default_mesh()
@@ -423,7 +435,7 @@ def fully_shard(
         raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
     if mesh.ndim == 2 and mesh.mesh_dim_names is None:
         raise AssertionError("Please init the 2D mesh for HSDP with mesh_dim_names specified")
-    placements = [Replicate()] * (mesh.ndim - 1) + [Shard(0)]
+    replicate = [Replicate()] * (mesh.ndim - 1)
     mp = mp_policy or MixedPrecisionPolicy()
     ignored = {id(p) for p in ignored_params or ()}
     managed = set()
@@ -441,7 +453,16 @@ def fully_shard(
                 continue
             if isinstance(p, DTensor):
                 raise ValueError("fully_shard: the module's parameters are already DTensors")
-            dt = distribute_tensor(p.detach(), mesh, placements, src_data_rank=None)
+            shard = shard_placement_fn(p) if shard_placement_fn is not None else None
+            shard = Shard(0) if shard is None else shard
+            if not isinstance(shard, Shard) or not -max(p.dim(), 1) <= shard.dim < max(p.dim(), 1):
+                raise ValueError(
+                    f"fully_shard: shard_placement_fn must return Shard(dim) with dim in "
+                    f"[{-p.dim()}, {p.dim()}) for a parameter of shape {tuple(p.shape)} (or None); "
+                    f"got {shard!r}"
+                )
+            shard = Shard(shard.dim % max(p.dim(), 1))
+            dt = distribute_tensor(p.detach(), mesh, replicate + [shard], src_data_rank=None)
             sp = Parameter(dt, p.requires_grad)
             seen[id(p)] = sp
             owner._parameters[name] = sp
