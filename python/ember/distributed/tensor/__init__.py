@@ -21,6 +21,7 @@ from ._api import (
     distribute_module,
     distribute_tensor,
 )
+from ._factories import empty, full, ones, rand, randn, zeros
 
 __all__ = [
     "DTensor",
@@ -30,4 +31,10 @@ __all__ = [
     "Shard",
     "distribute_module",
     "distribute_tensor",
+    "empty",
+    "full",
+    "ones",
+    "rand",
+    "randn",
+    "zeros",
 ]

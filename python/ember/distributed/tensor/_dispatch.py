@@ -19,6 +19,7 @@ and properties, and the table from names to rules; the rules are in _sharding_ru
 and the fallback they share in _dispatch_utils.py.
 """
 
+import contextlib
 import threading
 
 from ... import _C, overrides
@@ -160,8 +161,30 @@ def _register():
 _register()
 
 
+@contextlib.contextmanager
+def mode_flag(name):
+    """Turns this thread's flag `name` on inside the block (nesting counts): "implicit" (plain
+    tensors beside DTensors taken as Replicate: experimental.implicit_replication, and the
+    targets under parallel.loss_parallel) and "loss_parallel"."""
+    setattr(_tls, name, getattr(_tls, name, 0) + 1)
+    try:
+        yield
+    finally:
+        setattr(_tls, name, getattr(_tls, name) - 1)
+
+
+def flag_on(name):
+    return getattr(_tls, name, 0) > 0
+
+
+def _implicit_replication():
+    return flag_on("implicit")
+
+
 def _check_no_plain_tensors(name, values):
     """torch refuses a plain tensor beside DTensors, except one element (taken as Replicate)."""
+    if _implicit_replication():
+        return
     for v in values:
         if isinstance(v, (list, tuple)):
             _check_no_plain_tensors(name, v)

@@ -107,6 +107,13 @@ def _cross_entropy(func, name, args, kwargs):
     reduction = opts["reduction"] or "mean"
     ignore = -100 if opts["ignore_index"] is None else opts["ignore_index"]
     weight = opts["weight"]
+    if weight is None and not opts["label_smoothing"]:
+        from .parallel import _loss
+
+        if _loss.active():
+            out = _loss.cross_entropy(x, target, ignore, reduction)
+            if out is not None:
+                return out
     if weight is not None:
         weight = _move(weight, mesh, (Replicate(),) * mesh.ndim)
     sharded = [md for md, p in enumerate(xt) if isinstance(p, Shard)]

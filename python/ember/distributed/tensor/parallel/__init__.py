@@ -13,6 +13,7 @@ the module computes in and the outputs to the layout the plan asks for.
 import fnmatch
 
 from .._api import DTensor, Replicate, Shard, distribute_tensor
+from ._loss import loss_parallel
 
 __all__ = [
     "ColwiseParallel",
@@ -21,6 +22,7 @@ __all__ = [
     "PrepareModuleOutput",
     "RowwiseParallel",
     "SequenceParallel",
+    "loss_parallel",
     "parallelize_module",
 ]
 
