@@ -114,8 +114,7 @@ def trace(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _capturing("trace"):
-        program = _export.export(func, args, example_kwarg_inputs)
+    program = _shape_general_export(func, args, example_kwarg_inputs)
     traced = _make_traced(program, func if isinstance(func, ember.nn.Module) else None)
     if check_trace:
         with ember.no_grad():
@@ -123,6 +122,33 @@ def trace(
             got = traced(*args, **(example_kwarg_inputs or {}))
         _check_same(want, got, check_tolerance)
     return traced
+
+
+def _shape_general_export(func, args, kwargs):
+    """The program of ``func`` on ``args``, general in every tensor input's sizes where the
+    capture allows (as torch's traced graphs record size reads as graph values); where the
+    Python code needs a concrete size (a branch, ``range``), the sizes of the example."""
+    from .. import export as _export
+    from ..export import Dim
+    from ..export._capture import _bind
+
+    ember = _ember()
+    with _capturing("trace"):
+        try:
+            bound, _ = _bind(func, args, kwargs or {})
+            dynamic = {
+                name: (Dim.AUTO,) * v.dim()
+                for name, v in bound.arguments.items()
+                if isinstance(v, ember.Tensor) and v.dim() > 0
+            }
+        except TypeError:
+            dynamic = None
+        if dynamic:
+            try:
+                return _export.export(func, args, kwargs, dynamic_shapes=dynamic)
+            except Exception:  # noqa: BLE001 (the sizes are needed concretely: static graph)
+                pass
+        return _export.export(func, args, kwargs)
 
 
 def _check_same(want, got, tol):
@@ -315,9 +341,7 @@ def _program_of(m):
                 "ember.jit.save: a scripted module is saved with the sizes of a call: call it "
                 "once first, or use ember.jit.trace(module, example_inputs)"
             )
-        from .. import export as _export
-
-        return _export.export(source, inputs)
+        return _shape_general_export(source, inputs, None)
     raise TypeError(
         f"ember.jit.save: expected a module from ember.jit.trace/script/load; got "
         f"{type(m).__name__}"
