@@ -48,7 +48,9 @@ def test_data_dependent_break_runs_eagerly(fn):
     assert graphs == []
 
 
-@pytest.mark.parametrize("fn", BREAKS, ids=lambda f: f.__name__)
+# ``.item()`` under fullgraph=True is captured as a graph value (torch 2.13 too); a branch on it
+# raises UserError: tests/python/test_compile_scalars.py.
+@pytest.mark.parametrize("fn", [f for f in BREAKS if f is not _item], ids=lambda f: f.__name__)
 def test_fullgraph_raises(fn):
     cf = ember.compile(fn, backend="eager", fullgraph=True)
     with pytest.raises(Unsupported):

@@ -99,6 +99,9 @@ _DATA_DEPENDENT = frozenset(
     "register_post_accumulate_grad_hook".split()
 )
 # Calls whose Python result is metadata the guards pin down (shape, dtype, layout, ...).
+# The data reads captured as graph values under capture_scalar_outputs / fullgraph.
+# (``int(t)``/``float(t)`` must return a real number to Python: they stay breaks.)
+_SCALAR_READS = frozenset({"item", "tolist"})
 _METADATA = frozenset(
     "dim ndimension is_contiguous storage_offset element_size is_floating_point is_complex "
     "is_signed get_device type data_ptr is_pinned is_shared is_inference has_names "
@@ -158,17 +161,21 @@ class SymInt:
         self.value, self.node, self.cap, self.sources = value, node, cap, sources
 
     def _concrete(self):
-        if not self.cap.in_call:
+        if not self.cap.in_call and not self.cap.finished:
             self.cap.specialize(self.sources)
         return self.value
+
+    _NUMBERS = (int,)
 
     def _arith(self, other, fn, reflected=False):
         sources = self.sources
         if isinstance(other, SymInt):
             ov, on = other.value, other.node
             sources = None if sources is None or other.sources is None else sources | other.sources
-        elif type(other) is int:
+        elif type(other) in self._NUMBERS:
             ov, on = other, other
+        elif isinstance(other, _Tensor):
+            return NotImplemented  # the tensor's own (reflected) operator records the call
         else:
             return fn(other, self._concrete()) if reflected else fn(self._concrete(), other)
         if reflected:
@@ -177,8 +184,10 @@ class SymInt:
             value, args = fn(self.value, ov), (self.node, on)
         node = self.cap.graph.call_function(fn, args)
         node.meta["val"] = value
-        self.cap.sym_nodes.add(node)
-        return SymInt(value, node, self.cap, sources)
+        if type(self) is SymInt and (not isinstance(other, SymInt) or type(other) is SymInt):
+            self.cap.sym_nodes.add(node)
+            return SymInt(value, node, self.cap, sources)
+        return UnbackedScalar(value, node, self.cap, None)
 
     def __add__(self, o):
         return self._arith(o, operator.add)
@@ -240,6 +249,37 @@ class SymInt:
 
     def __pow__(self, o):
         return self._concrete() ** (o._concrete() if isinstance(o, SymInt) else o)
+
+
+class UnbackedScalar(SymInt):
+    """A Python number read from tensor data (``.item()``, ``int(t)``, ``.tolist()``) under
+    ``capture_scalar_outputs`` or ``fullgraph=True``: a graph value like torch's unbacked
+    SymInt/SymFloat. Arithmetic stays in the graph; a use that needs the number itself (a branch,
+    ``range``, indexing, formatting) cannot be guarded: a graph break, or under ``fullgraph``
+    torch's UserError."""
+
+    __slots__ = ()
+    _NUMBERS = (int, float, bool)
+
+    def _concrete(self):
+        if not self.cap.in_call and not self.cap.finished:
+            self.cap.data_dependent_use(self)
+        return self.value
+
+    def __truediv__(self, o):
+        return self._arith(o, operator.truediv)
+
+    def __rtruediv__(self, o):
+        return self._arith(o, operator.truediv, True)
+
+    def __pow__(self, o):
+        return self._arith(o, operator.pow)
+
+    def __rpow__(self, o):
+        return self._arith(o, operator.pow, True)
+
+    def __neg__(self):
+        return self._arith(0, operator.sub, True)
 
 
 def _compare(fn):
@@ -325,6 +365,7 @@ class Capture(TorchFunctionMode):
         self.attrs = {}  # get_attr target -> object, the GraphModule's root
         self.breaks = []  # (reason, user stack)
         self.stopped = False
+        self.finished = False  # the capture run is over (a SymInt the caller kept is a number)
         self.in_call = False
         self.specialized = False  # a size of unknown origin was used concretely
         self.static_dims = set()  # (input index, dim) used concretely
@@ -333,6 +374,9 @@ class Capture(TorchFunctionMode):
         self.size_nodes = {}
         self.placeholders = []
         self.grad_enabled = _C.is_grad_enabled()
+        from . import config
+
+        self.capture_scalars = bool(config.capture_scalar_outputs or fullgraph)
 
     # ---- breaks -----------------------------------------------------------------------------
 
@@ -521,6 +565,10 @@ class Capture(TorchFunctionMode):
         return self._record("call_method", name, args, kwargs, func, name)
 
     def _record(self, op, target, args, kwargs, func, name, call_args=None):
+        if name in _SCALAR_READS and self.capture_scalars and args and not kwargs:
+            scalar = self._scalar_read(name, args[0], func)
+            if scalar is not None:
+                return scalar
         if name in _DATA_DEPENDENT:
             raise GraphBreak(f"data-dependent Python value: Tensor.{name.strip('_')}() / {name}")
         try:
@@ -547,6 +595,53 @@ class Capture(TorchFunctionMode):
             raise GraphBreak(f"data-dependent Python value from {name}()", value)
         node = self.graph.create_node(op, target, gargs, gkwargs)
         return self._bind_output(node, value)
+
+    def _scalar_read(self, name, t, func):
+        """``t.item()``/``t.tolist()`` as graph values (None: a break)."""
+        if not isinstance(t, _Tensor) or self.node_of(t) is None:
+            return None
+        if name == "tolist" and (t.is_floating_point() or t.is_complex()):
+            if self.fullgraph:
+                raise Unsupported(
+                    "Tensor.tolist() with non-integer tensor: the capture reads only integer "
+                    "tensors' lists as graph values"
+                )
+            return None
+        if t.numel() != 1 and name != "tolist":
+            return None  # eager's own error, raised by the call in the break path
+        node = self.node_of(t)
+        value = func(t)
+        if name == "tolist":
+            n = self.graph.call_method("tolist", (node,))
+            n.meta["val"] = value
+            return self._unbacked_list(value, n)
+        n = self.graph.call_method("item", (node,))
+        n.meta["val"] = value
+        return UnbackedScalar(value, n, self, None)
+
+    def _unbacked_list(self, value, node):
+        if not isinstance(value, list):
+            return UnbackedScalar(value, node, self, None)
+        out = []
+        for i, v in enumerate(value):
+            n = self.graph.call_function(operator.getitem, (node, i))
+            n.meta["val"] = v
+            out.append(self._unbacked_list(v, n))
+        return out
+
+    def data_dependent_use(self, scalar):
+        """A captured scalar's value is needed by Python (a branch, ``range``, formatting)."""
+        expr = f"{scalar.node.name} (= {scalar.value!r})"
+        if self.fullgraph:
+            from .exc import UserError
+
+            raise UserError(
+                "Could not guard on data-dependent expression involving "
+                f"{expr}: a Python branch or conversion needs the value of a number read from "
+                "tensor data; consider ember.where / tensor ops instead (torch: annotate with "
+                "torch._check*())"
+            )
+        self.graph_break(f"data-dependent use of {expr}, a number read from tensor data")
 
     def _node_for_output(self, op, target, gargs, gkwargs, value):
         node = self.graph.create_node(op, target, gargs, gkwargs)

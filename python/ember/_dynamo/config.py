@@ -17,6 +17,9 @@ assume_static_by_default = True
 # A backend that raises: False -> BackendCompilerFailed; True -> a warning and eager execution.
 suppress_errors = False
 verbose = False
+# Tensor.item()/tolist() (integer tensors) become graph values instead of graph breaks (torch's
+# unbacked scalars); fullgraph=True implies it, as in torch.
+capture_scalar_outputs = False
 # Capture-time detection of Python side effects (print, outer lists, attributes, globals).
 detect_side_effects = True
 
@@ -28,6 +31,7 @@ _NAMES = (
     "suppress_errors",
     "verbose",
     "detect_side_effects",
+    "capture_scalar_outputs",
 )
 
 

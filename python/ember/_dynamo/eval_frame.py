@@ -16,7 +16,7 @@ from .. import _C
 from ..nn.modules.module import Module
 from . import config
 from .backends import lookup_backend
-from .capture import Capture, GraphBreak, SymInt
+from .capture import Capture, GraphBreak, SymInt, UnbackedScalar
 from .decorators import marks_of
 from .exc import BackendCompilerFailed, Unsupported
 from .guards import Guards, InputSpec, plain_attr_chain
@@ -71,12 +71,30 @@ def _rebuild(spec, outs):
     return typ(*items)  # namedtuple / return_types
 
 
+def _realize(value):
+    """The capture run's result as the caller sees it: symbolic numbers become their values."""
+    if isinstance(value, SymInt):
+        return value.value
+    t = type(value)
+    if t is tuple or t is list:
+        if any(isinstance(v, (SymInt, tuple, list, dict)) for v in value):
+            return t(_realize(v) for v in value)
+    elif t is dict:
+        return {k: _realize(v) for k, v in value.items()}
+    elif isinstance(value, tuple) and hasattr(value, "_fields"):
+        return t(*(_realize(v) for v in value))
+    return value
+
+
 def _flatten_output(value, cap, nodes):
     if isinstance(value, _C.Tensor):
         node = cap.node_of(value)
         if node is None:
             raise GraphBreak("the output is a tensor produced by a call the capture could not see")
         nodes.append(node)
+        return ("t", len(nodes) - 1)
+    if isinstance(value, UnbackedScalar):
+        nodes.append(value.node)
         return ("t", len(nodes) - 1)
     if isinstance(value, SymInt):
         return ("c", int(value))
@@ -193,6 +211,7 @@ class _Cache:
                 result = self.fn(*args, **kwargs)
         finally:
             _state.capture = None
+            cap.finished = True
         effects = []
         if config.detect_side_effects:
             effects = watcher.effects + watcher.global_stores() + snapshot.changes()
@@ -236,7 +255,7 @@ class _Cache:
         if not breaks:
             self._compile(entry, cap, spec, out_nodes, out_spec)
         self.entries.append(entry)
-        return result
+        return _realize(result)
 
     def _compile(self, entry, cap, spec, out_nodes, out_spec):
         from ..fx import GraphModule
