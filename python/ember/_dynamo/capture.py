@@ -154,11 +154,14 @@ class SymInt:
     """A size read under dynamic capture: it carries its value and the graph node computing it.
     Arithmetic stays symbolic; anything that needs the concrete number specializes the capture."""
 
-    __slots__ = ("value", "node", "cap", "sources")
+    __slots__ = ("value", "node", "cap", "sources", "expr")
 
-    def __init__(self, value, node, cap, sources):
-        # sources: the (input index, dim) sizes the value derives from; None: unknown
+    def __init__(self, value, node, cap, sources, expr=None):
+        # sources: the (input index, dim) sizes (or ("arg", expr) arguments) the value derives
+        # from, None: unknown; expr: the value as a Python expression over the call's
+        # ``args``/``kwargs`` where it derives from number arguments only (for guards)
         self.value, self.node, self.cap, self.sources = value, node, cap, sources
+        self.expr = expr
 
     def _concrete(self):
         if not self.cap.in_call and not self.cap.finished:
@@ -170,10 +173,10 @@ class SymInt:
     def _arith(self, other, fn, reflected=False):
         sources = self.sources
         if isinstance(other, SymInt):
-            ov, on = other.value, other.node
+            ov, on, oexpr = other.value, other.node, other.expr
             sources = None if sources is None or other.sources is None else sources | other.sources
         elif type(other) in self._NUMBERS:
-            ov, on = other, other
+            ov, on, oexpr = other, other, _literal(other)
         elif isinstance(other, _Tensor):
             return NotImplemented  # the tensor's own (reflected) operator records the call
         else:
@@ -184,10 +187,16 @@ class SymInt:
             value, args = fn(self.value, ov), (self.node, on)
         node = self.cap.graph.call_function(fn, args)
         node.meta["val"] = value
-        if type(self) is SymInt and (not isinstance(other, SymInt) or type(other) is SymInt):
-            self.cap.sym_nodes.add(node)
-            return SymInt(value, node, self.cap, sources)
-        return UnbackedScalar(value, node, self.cap, None)
+        if isinstance(self, UnbackedScalar) or isinstance(other, UnbackedScalar):
+            return UnbackedScalar(value, node, self.cap, None)
+        if isinstance(self, SymArg) or isinstance(other, SymArg):
+            expr = None
+            if self.expr is not None and oexpr is not None:
+                a, b = (oexpr, self.expr) if reflected else (self.expr, oexpr)
+                expr = f"({a} {_SYMBOLS[fn]} {b})"
+            return SymArg(value, node, self.cap, sources, expr)
+        self.cap.sym_nodes.add(node)
+        return SymInt(value, node, self.cap, sources)
 
     def __add__(self, o):
         return self._arith(o, operator.add)
@@ -251,20 +260,29 @@ class SymInt:
         return self._concrete() ** (o._concrete() if isinstance(o, SymInt) else o)
 
 
-class UnbackedScalar(SymInt):
-    """A Python number read from tensor data (``.item()``, ``int(t)``, ``.tolist()``) under
-    ``capture_scalar_outputs`` or ``fullgraph=True``: a graph value like torch's unbacked
-    SymInt/SymFloat. Arithmetic stays in the graph; a use that needs the number itself (a branch,
-    ``range``, indexing, formatting) cannot be guarded: a graph break, or under ``fullgraph``
-    torch's UserError."""
+_SYMBOLS = {
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.floordiv: "//",
+    operator.mod: "%",
+    operator.truediv: "/",
+    operator.pow: "**",
+}
+
+
+def _literal(v):
+    """``v`` as Python source, or None (a value a guard cannot spell, such as nan)."""
+    if type(v) is int or (type(v) is float and v == v and abs(v) != float("inf")):
+        return repr(v)
+    return None
+
+
+class _SymNumber(SymInt):
+    """Arithmetic of symbolic numbers that may be floats (the ``/`` and ``**`` stay symbolic)."""
 
     __slots__ = ()
-    _NUMBERS = (int, float, bool)
-
-    def _concrete(self):
-        if not self.cap.in_call and not self.cap.finished:
-            self.cap.data_dependent_use(self)
-        return self.value
+    _NUMBERS = (int, float)
 
     def __truediv__(self, o):
         return self._arith(o, operator.truediv)
@@ -280,6 +298,66 @@ class UnbackedScalar(SymInt):
 
     def __neg__(self):
         return self._arith(0, operator.sub, True)
+
+
+class SymArg(_SymNumber):
+    """A Python int/float argument captured as a graph input (``dynamic=True``, or automatic
+    dynamic after a second value): arithmetic stays in the graph; a comparison whose sides are
+    expressions of number arguments becomes a guard (``n > 3``: later calls must give the same
+    outcome); any other concrete use specializes the argument (guarded by value)."""
+
+    __slots__ = ()
+
+
+def _guarded_compare(fn, symbol):
+    def method(self, other):
+        oexpr = other.expr if isinstance(other, SymInt) else None
+        if type(other) in (int, float):
+            oexpr = _literal(other)
+        cap = self.cap
+        if (
+            self.expr is None
+            or oexpr is None
+            or cap.in_call
+            or cap.finished
+            or isinstance(other, UnbackedScalar)
+        ):
+            ov = other._concrete() if isinstance(other, SymInt) else other
+            return fn(self._concrete(), ov)
+        result = fn(self.value, other.value if isinstance(other, SymInt) else other)
+        cap.value_guards.append((f"({self.expr} {symbol} {oexpr})", bool(result)))
+        return result
+
+    return method
+
+
+for _name, _fn, _sym in (
+    ("__eq__", operator.eq, "=="),
+    ("__ne__", operator.ne, "!="),
+    ("__lt__", operator.lt, "<"),
+    ("__le__", operator.le, "<="),
+    ("__gt__", operator.gt, ">"),
+    ("__ge__", operator.ge, ">="),
+):
+    setattr(SymArg, _name, _guarded_compare(_fn, _sym))
+SymArg.__hash__ = SymInt.__hash__
+del _name, _fn, _sym
+
+
+class UnbackedScalar(_SymNumber):
+    """A Python number read from tensor data (``.item()``, ``int(t)``, ``.tolist()``) under
+    ``capture_scalar_outputs`` or ``fullgraph=True``: a graph value like torch's unbacked
+    SymInt/SymFloat. Arithmetic stays in the graph; a use that needs the number itself (a branch,
+    ``range``, indexing, formatting) cannot be guarded: a graph break, or under ``fullgraph``
+    torch's UserError."""
+
+    __slots__ = ()
+    _NUMBERS = (int, float, bool)
+
+    def _concrete(self):
+        if not self.cap.in_call and not self.cap.finished:
+            self.cap.data_dependent_use(self)
+        return self.value
 
 
 def _compare(fn):
@@ -371,6 +449,7 @@ class Capture(TorchFunctionMode):
         self.static_dims = set()  # (input index, dim) used concretely
         self.input_index = {}  # id(placeholder tensor) -> its index
         self.sym_nodes = set()
+        self.value_guards = []  # (Python expression over args/kwargs, its outcome) to guard
         self.size_nodes = {}
         self.placeholders = []
         self.grad_enabled = _C.is_grad_enabled()
@@ -389,6 +468,13 @@ class Capture(TorchFunctionMode):
             raise Unsupported(reason)
 
     # ---- inputs and known tensors -----------------------------------------------------------
+
+    def add_number_input(self, name, value, expr):
+        """A Python int/float argument as a graph input: the SymArg the function receives."""
+        node = self.graph.placeholder(name)
+        node.meta["val"] = value
+        self.placeholders.append(node)
+        return SymArg(value, node, self, frozenset({("arg", expr)}), expr)
 
     def add_input(self, name, tensor, dynamic_dims=()):
         node = self.graph.placeholder(name)

@@ -118,6 +118,7 @@ class _Cache:
         self.fullgraph, self.dynamic = fullgraph, dynamic
         self.entries = []
         self.seen = []  # the tensor metadata of each capture (for automatic dynamic shapes)
+        self.seen_numbers = {}  # argument expr -> the int/float values captures saw there
         self.warned = False
         _all_caches.add(self)
 
@@ -153,6 +154,23 @@ class _Cache:
         ranks = [(m[0], len(m[2])) for m in spec.tensor_meta]
         shapes = [m[2] for m in spec.tensor_meta]
         return any(r == ranks and s != shapes for r, s in self.seen)
+
+    def _symbolic_numbers(self, spec):
+        """The top-level int/float arguments to capture as graph inputs: all of them with
+        ``dynamic=True``; by default (automatic dynamic) those a capture already saw with
+        another value of the same type; none with ``dynamic=False``."""
+        out = []
+        for expr, v in spec.others:
+            if type(v) not in (int, float) or expr.count("[") != 1:
+                continue
+            seen = self.seen_numbers.setdefault(expr, [])
+            changed = any(type(p) is type(v) and p != v for p in seen)
+            seen.append(v)
+            if self.dynamic or (
+                self.dynamic is None and config.automatic_dynamic_shapes and changed
+            ):
+                out.append((expr, v))
+        return out
 
     def _function_code(self):
         fn = self.fn
@@ -205,6 +223,22 @@ class _Cache:
         names = _arg_names(pyfn, spec)
         for name, (_, t) in zip(names, spec.tensors):
             cap.add_input(name, t)
+        numbers = self._symbolic_numbers(spec)
+        if numbers:
+            args, kwargs = list(args), dict(kwargs)
+            taken = set(names)
+            for expr, v in numbers:
+                name = _arg_names(pyfn, _Exprs([expr]))[0]
+                while name in taken:
+                    name += "_"
+                taken.add(name)
+                sym = cap.add_number_input(name, v, expr)
+                key = eval(expr[expr.index("[") :])[0]  # noqa: S307 (our own "[i]" / "['k']")
+                if expr.startswith("args["):
+                    args[key] = sym
+                else:
+                    kwargs[key] = sym
+            args = tuple(args)
         _state.capture = cap
         try:
             with watcher, cap:
@@ -244,7 +278,10 @@ class _Cache:
                 dyn_dims[i] = tuple(dims)
         if self.dynamic is not False:  # dynamic=False: the marks are ignored
             _check_marks(spec, marks, dyn_dims)
-        guards.inputs(spec, dyn_dims, ranges)
+        symbolic = {e for e, _ in numbers if ("arg", e) not in cap.static_dims}
+        guards.inputs(spec, dyn_dims, ranges, symbolic)
+        for expr, outcome in cap.value_guards if not breaks else ():
+            guards.outcome(expr, outcome)
         guards.grad_mode()
         for label, mod in list(modules.items()):
             guards.module(label or "self", mod, values=not breaks)
@@ -253,17 +290,17 @@ class _Cache:
         entry = Entry(guards.build(), guards.described, breaks)
         entry.dynamic = dyn_dims is not None
         if not breaks:
-            self._compile(entry, cap, spec, out_nodes, out_spec)
+            self._compile(entry, cap, spec, out_nodes, out_spec, numbers)
         self.entries.append(entry)
         return _realize(result)
 
-    def _compile(self, entry, cap, spec, out_nodes, out_spec):
+    def _compile(self, entry, cap, spec, out_nodes, out_spec, numbers=()):
         from ..fx import GraphModule
 
         cap.graph.output(tuple(out_nodes))
         cap.drop_unused_sym_nodes()
         gm = GraphModule(dict(cap.attrs), cap.graph)
-        example = [t for _, t in spec.tensors]
+        example = [t for _, t in spec.tensors] + [v for _, v in numbers]
         try:
             compiled = self.backend(gm, example)
         except Exception as e:
@@ -273,12 +310,20 @@ class _Cache:
             warnings.warn(f"ember.compile: the backend failed ({e}); running eagerly", stacklevel=3)
             return
         entry.compiled, entry.graph_module = compiled, gm
-        entry.getter, entry.out_spec = spec.getter(), out_spec
+        entry.getter, entry.out_spec = spec.getter([e for e, _ in numbers]), out_spec
 
     def reset(self):
         self.entries.clear()
         self.seen.clear()
+        self.seen_numbers.clear()
         self.warned = False
+
+
+class _Exprs:
+    """Argument expressions in the shape _arg_names reads (``.tensors``)."""
+
+    def __init__(self, exprs):
+        self.tensors = [(e, None) for e in exprs]
 
 
 def _check_marks(spec, marks, dyn_dims):
