@@ -453,6 +453,7 @@ class Capture(TorchFunctionMode):
         self.size_nodes = {}
         self.placeholders = []
         self.grad_enabled = _C.is_grad_enabled()
+        self.log = None  # segments.SegmentLog where partial graphs are possible
         from . import config
 
         self.capture_scalars = bool(config.capture_scalar_outputs or fullgraph)
@@ -461,6 +462,14 @@ class Capture(TorchFunctionMode):
 
     def graph_break(self, reason):
         if self.stopped:
+            return
+        log = self.log
+        if log is not None and not self.fullgraph:
+            # partial graphs: the current call runs eagerly and recording goes on after it
+            last = self.breaks[-1][0] if self.breaks else None
+            if not log.cur_eager and not (log.last_kind == "eager" and last == reason):
+                self.breaks.append((reason, user_stack()))
+            log.cur_eager = True
             return
         self.stopped = True
         self.breaks.append((reason, user_stack()))
@@ -484,6 +493,8 @@ class Capture(TorchFunctionMode):
         self.placeholders.append(node)
         if id(tensor) not in self.nodes:
             self._bind(tensor, node)
+        if self.log is not None:
+            self.log.add_input(tensor, self.nodes[id(tensor)])
         return node
 
     def _bind(self, tensor, node):
@@ -508,7 +519,10 @@ class Capture(TorchFunctionMode):
         if name is None and self.find_named is not None:
             name = self.find_named(t)
         if name is None:
-            return None
+            node = self.log.external_node(t) if self.log is not None else None
+            if node is not None:
+                self._bind(t, node)
+            return node
         node = self.graph.get_attr(name)
         node.meta["val"] = t.detach()
         self.attrs[name] = t
@@ -589,6 +603,20 @@ class Capture(TorchFunctionMode):
     # ---- the mode ---------------------------------------------------------------------------
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        log = self.log
+        if log is None or log.failed or self.stopped:
+            return self._handle(func, types, args, kwargs)
+        kwargs = kwargs or {}
+        sig = log.norm((args, kwargs))
+        log.begin()
+        if log.cur_eager:  # inside a function marked disable
+            value = func(*_real(args), **_real(kwargs))
+        else:
+            value = self._handle(func, types, args, kwargs)
+        log.end(func, sig, value, (args, kwargs))
+        return value
+
+    def _handle(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if self.stopped:
             return func(*_real(args), **_real(kwargs))

@@ -20,6 +20,9 @@ verbose = False
 # Tensor.item()/tolist() (integer tensors) become graph values instead of graph breaks (torch's
 # unbacked scalars); fullgraph=True implies it, as in torch.
 capture_scalar_outputs = False
+# A graph break splits the capture into graphs before and after it (Note [Partial graphs]);
+# False: a function with a break runs eagerly on every call.
+partial_graphs = True
 # Capture-time detection of Python side effects (print, outer lists, attributes, globals).
 detect_side_effects = True
 
@@ -32,6 +35,7 @@ _NAMES = (
     "verbose",
     "detect_side_effects",
     "capture_scalar_outputs",
+    "partial_graphs",
 )
 
 

@@ -46,12 +46,16 @@ class Entry:
         "breaks",
         "guards",
         "dynamic",
+        "plan",
+        "graph_modules",
     )
 
     def __init__(self, check, guards, breaks):
         self.check, self.guards, self.breaks = check, guards, breaks
         self.compiled = self.getter = self.out_spec = self.graph_module = None
         self.dynamic = False
+        self.plan = None  # partial graphs around breaks (segments.Plan)
+        self.graph_modules = []
 
 
 def _rebuild(spec, outs):
@@ -127,6 +131,8 @@ class _Cache:
             return self.fn(*args, **kwargs)
         for entry in self.entries:
             if entry.check(args, kwargs):
+                if entry.plan is not None:
+                    return self._replay(entry, args, kwargs)
                 if entry.compiled is None:
                     return self.fn(*args, **kwargs)
                 outs = entry.compiled(*entry.getter(args, kwargs))
@@ -143,6 +149,18 @@ class _Cache:
                 )
             return self.fn(*args, **kwargs)
         return self.capture(args, kwargs)
+
+    def _replay(self, entry, args, kwargs):
+        from .segments import Replay
+
+        mode = Replay(entry.plan, entry.getter(args, kwargs))
+        # compiled functions called inside run their Python, whose calls the replay matches
+        _state.disabled = getattr(_state, "disabled", 0) + 1
+        try:
+            with mode:
+                return self.fn(*args, **kwargs)
+        finally:
+            _state.disabled -= 1
 
     # ---- capture ----------------------------------------------------------------------------
 
@@ -220,10 +238,14 @@ class _Cache:
             for expr, v in spec.others:
                 snapshot.add_value(expr, v)
         cap = Capture(named, finder.find, dynamic or only_marked, self.fullgraph)
+        numbers = self._symbolic_numbers(spec)
+        if config.partial_graphs and not (self.fullgraph or dynamic or only_marked or numbers):
+            from .segments import SegmentLog
+
+            cap.log = SegmentLog(cap)
         names = _arg_names(pyfn, spec)
         for name, (_, t) in zip(names, spec.tensors):
             cap.add_input(name, t)
-        numbers = self._symbolic_numbers(spec)
         if numbers:
             args, kwargs = list(args), dict(kwargs)
             taken = set(names)
@@ -261,6 +283,15 @@ class _Cache:
             except GraphBreak as e:
                 cap.graph_break(str(e))
         breaks = list(cap.breaks)
+        segments = None
+        if breaks and not effects and cap.log is not None:
+            from .segments import GiveUp
+
+            try:
+                segments = cap.log.split()
+            except GiveUp:
+                segments = None
+        full = not breaks or segments is not None  # what the replay assumes: guard it all
         guards = Guards()
         dyn_dims = ranges = None
         if (dynamic or only_marked) and not cap.specialized and not breaks:
@@ -284,15 +315,38 @@ class _Cache:
             guards.outcome(expr, outcome)
         guards.grad_mode()
         for label, mod in list(modules.items()):
-            guards.module(label or "self", mod, values=not breaks)
-        if not breaks:
+            guards.module(label or "self", mod, values=full)
+        if full:
             _global_guards(guards, pyfn, watcher, cells)
         entry = Entry(guards.build(), guards.described, breaks)
         entry.dynamic = dyn_dims is not None
         if not breaks:
             self._compile(entry, cap, spec, out_nodes, out_spec, numbers)
+        elif segments is not None:
+            self._compile_segments(entry, cap, spec, segments)
         self.entries.append(entry)
         return _realize(result)
+
+    def _backend(self, gm, example):
+        """The backend's callable for ``gm``, or None (a failure under suppress_errors)."""
+        try:
+            return self.backend(gm, example)
+        except Exception as e:
+            if not config.suppress_errors:
+                name = getattr(self.backend, "__name__", repr(self.backend))
+                raise BackendCompilerFailed(name, e) from e
+            warnings.warn(f"ember.compile: the backend failed ({e}); running eagerly", stacklevel=4)
+            return None
+
+    def _compile_segments(self, entry, cap, spec, segments):
+        """Compiles each segment of a capture with breaks (Note [Partial graphs])."""
+        for seg in segments:
+            seg.compiled = self._backend(seg.gm, [cap.log.values[s] for s in seg.in_slots])
+            if seg.compiled is None:
+                return
+        entry.plan = cap.log.plan(segments, len(spec.tensors))
+        entry.getter = spec.getter()
+        entry.graph_modules = [seg.gm for seg in segments]
 
     def _compile(self, entry, cap, spec, out_nodes, out_spec, numbers=()):
         from ..fx import GraphModule
@@ -301,15 +355,11 @@ class _Cache:
         cap.drop_unused_sym_nodes()
         gm = GraphModule(dict(cap.attrs), cap.graph)
         example = [t for _, t in spec.tensors] + [v for _, v in numbers]
-        try:
-            compiled = self.backend(gm, example)
-        except Exception as e:
-            if not config.suppress_errors:
-                name = getattr(self.backend, "__name__", repr(self.backend))
-                raise BackendCompilerFailed(name, e) from e
-            warnings.warn(f"ember.compile: the backend failed ({e}); running eagerly", stacklevel=3)
+        compiled = self._backend(gm, example)
+        if compiled is None:
             return
         entry.compiled, entry.graph_module = compiled, gm
+        entry.graph_modules = [gm]
         entry.getter, entry.out_spec = spec.getter([e for e, _ in numbers]), out_spec
 
     def reset(self):
@@ -580,13 +630,19 @@ def disable(fn=None, recursive=True, *, reason=None):
     @functools.wraps(fn)
     def eager(*args, **kwargs):
         cap = getattr(_state, "capture", None)
+        log = getattr(cap, "log", None)
         if cap is not None:
             cap.graph_break(f"call to {getattr(fn, '__qualname__', fn)} marked disable")
+            if log is not None:
+                log.cur_eager = False  # the break is the calls inside, not the current one
+                log.eager_depth += 1
         _state.disabled = getattr(_state, "disabled", 0) + 1
         try:
             return fn(*args, **kwargs)
         finally:
             _state.disabled -= 1
+            if log is not None:
+                log.eager_depth -= 1
 
     eager._torchdynamo_disable = True
     return eager
