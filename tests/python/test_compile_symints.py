@@ -98,7 +98,9 @@ def test_symbolic_number_through_backends_and_autograd(backend):
         close(out, scaled(x, s))
         close(g, x.grad)
     assert cnt.frame_count == 2
-    assert any(n.op == "placeholder" and n.name.startswith("l_s") for n in cnt.graphs[1].graph.nodes)
+    assert any(
+        n.op == "placeholder" and n.name.startswith("l_s") for n in cnt.graphs[1].graph.nodes
+    )
 
 
 def test_bool_and_string_arguments_stay_specialized():

@@ -104,8 +104,6 @@ def trace(
     Captures ``func`` (a module or a function) called on ``example_inputs`` into a graph and
     returns a module running that graph (``.graph``, ``.code``; parameters shared with
     ``func``). With check_trace the graph's outputs are compared with an eager call."""
-    from .. import export as _export
-
     ember = _ember()
     if example_inputs is None and example_kwarg_inputs is None:
         raise ValueError("trace: expected example_inputs (a tensor or a tuple of them)")
