@@ -83,6 +83,20 @@ def test_graphs_before_and_after_the_break():
     assert "item" in e.break_reasons[0].reason
 
 
+def test_number_from_the_break_is_an_input_of_the_next_graph():
+    seen = []
+
+    def backend(gm, example):
+        seen.append([n.name for n in gm.graph.nodes if n.op == "placeholder"])
+        return gm.forward
+
+    cf = ember.compile(item_break, backend=backend)
+    for x in _inputs(item_break):  # a new .item() value each call
+        close(cf(x), item_break(x))
+    assert cf._ember_cache.entries[0].plan.diverged == 0  # the second graph served every call
+    assert len(seen) == 2 and any(name.startswith("num_") for name in seen[1])
+
+
 def test_replay_runs_the_compiled_segments():
     calls = []
 

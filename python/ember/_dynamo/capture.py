@@ -542,6 +542,10 @@ class Capture(TorchFunctionMode):
         if isinstance(a, SymInt):
             return a.node if a.cap is self else a.value
         t = type(a)
+        if (t is int or t is float) and self.log is not None and self.log.number_slot:
+            node = self.log.number_node(a)
+            if node is not None:
+                return node
         if t is tuple or t is list or isinstance(a, tuple):
             items = [self.to_arg(x) for x in a]
             return list(items) if t is list else tuple(items)

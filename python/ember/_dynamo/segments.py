@@ -90,12 +90,22 @@ def _same(a, b):
         return False
 
 
-class _Call:
-    __slots__ = ("kind", "func", "sig", "out_slots", "spec", "segment")
+def _numbers(value):
+    t = type(value)
+    if t is int or t is float:
+        yield value
+    elif t is list or t is tuple:
+        for v in value:
+            yield from _numbers(v)
 
-    def __init__(self, kind, func, sig=None, out_slots=(), spec=None):
+
+class _Call:
+    __slots__ = ("kind", "func", "sig", "out_slots", "spec", "segment", "num_slots")
+
+    def __init__(self, kind, func, sig=None, out_slots=(), spec=None, num_slots=()):
         self.kind, self.func, self.sig = kind, func, sig
         self.out_slots, self.spec = tuple(out_slots), spec
+        self.num_slots = tuple(num_slots)
         self.segment = None  # on the first call of a segment: its _Segment
 
 
@@ -130,6 +140,8 @@ class SegmentLog:
         self.call_nodes = []
         self.failed = None  # why the capture cannot be split
         self.attr_names = {}  # id(tensor) -> get_attr target, for signatures
+        self.number_slot = {}  # id(number an eager call returned) -> slot
+        self.number_nodes = {}  # slot -> its placeholder
         graph = cap.graph
         create = graph.create_node
 
@@ -166,6 +178,10 @@ class SegmentLog:
             self.failed = "a symbolic number reaches a call"
             return ("?",)
         t = type(a)
+        if t is int or t is float:
+            slot = self.number_slot.get(id(a))
+            if slot is not None and self.values[slot] is a:
+                return ("n", slot)
         if t is tuple or t is list or isinstance(a, tuple):
             return (t, tuple(self.norm(x) for x in a))
         if t is dict:
@@ -193,7 +209,8 @@ class SegmentLog:
                 self.cap.nodes.pop(id(leaf), None)
                 self.cap.pending.pop(id(leaf), None)
             slots = self._slots(value)
-            self.calls.append(_Call("eager", func, sig, slots))
+            numbers = self._number_slots(value)
+            self.calls.append(_Call("eager", func, sig, slots, num_slots=numbers))
             self.last_kind = "eager"
             return
         if not self.call_nodes:
@@ -218,6 +235,31 @@ class SegmentLog:
             slots.append(slot)
         self.calls.append(_Call("graph", func, sig, slots, _spec(value, iter(slots))))
         self.last_kind = "graph"
+
+    def _number_slots(self, value):
+        """Slots for the Python numbers an eager call returned (``.item()``, ``.tolist()``):
+        a graph call that receives one of them (the same object) reads it as an input."""
+        slots = []
+        for leaf in _numbers(value):
+            slot = len(self.values)
+            self.values.append(leaf)
+            self.number_slot[id(leaf)] = slot
+            slots.append(slot)
+        return slots
+
+    def number_node(self, a):
+        """The placeholder of a number an eager call returned, or None."""
+        slot = self.number_slot.get(id(a))
+        if slot is None or self.values[slot] is not a:
+            return None
+        node = self.number_nodes.get(slot)
+        if node is None:
+            node = self.cap.graph.placeholder(f"num_{slot}")
+            node.meta["val"] = a
+            node.meta["seg"] = None
+            self.node_slot[node] = slot
+            self.number_nodes[slot] = node
+        return node
 
     def _slots(self, value):
         slots = []
@@ -265,7 +307,7 @@ class SegmentLog:
                     slot = self.node_slot.get(a)
                     if slot is None:
                         raise GiveUp("a value crosses segments without a slot")
-                    p = g.placeholder(f"slot_{slot}")
+                    p = g.placeholder(a.name if a.op == "placeholder" else f"slot_{slot}")
                     p.meta.update(a.meta)
                     env[a] = p
                     in_slots.append(slot)
@@ -334,6 +376,7 @@ class Replay(TorchFunctionMode):
         self.off = False
         self.values = [None] * plan.nslots
         self.slot_of = {}
+        self.num_of = {}
         for slot, t in enumerate(inputs):
             self.values[slot] = t
             self.slot_of.setdefault(id(t), slot)
@@ -346,6 +389,10 @@ class Replay(TorchFunctionMode):
             name = self.plan.attr_names.get(id(a))
             return ("a", name) if name is not None else ("?",)
         t = type(a)
+        if t is int or t is float:
+            slot = self.num_of.get(id(a))
+            if slot is not None and self.values[slot] is a:
+                return ("n", slot)
         if t is tuple or t is list or isinstance(a, tuple):
             return (t, tuple(self._norm(x) for x in a))
         if t is dict:
@@ -385,6 +432,14 @@ class Replay(TorchFunctionMode):
             for slot, leaf in zip(call.out_slots, leaves):
                 values[slot] = leaf
                 self.slot_of[id(leaf)] = slot
+            numbers = list(_numbers(value))
+            if len(numbers) != len(call.num_slots):
+                self.off = True
+                self.plan.diverged += 1
+                return value
+            for slot, leaf in zip(call.num_slots, numbers):
+                values[slot] = leaf
+                self.num_of[id(leaf)] = slot
             return value
         seg = call.segment
         if seg is not None:
