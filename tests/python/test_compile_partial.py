@@ -19,7 +19,9 @@ def close(a, b, tol=1e-5):
 @pytest.fixture(autouse=True)
 def _fresh():
     dyn.reset()
-    yield
+    # every later call replays the graphs (by default the faster of replay and eager is kept)
+    with dyn.config.patch(partial_graphs="always"):
+        yield
     dyn.reset()
 
 
@@ -207,6 +209,16 @@ def test_compiled_module_with_a_break_trains_like_eager():
             o.step()
     for p, q in zip(net.parameters(), ref.parameters()):
         close(p, q)
+
+
+def test_default_keeps_the_faster_of_replay_and_eager():
+    with dyn.config.patch(partial_graphs=True):
+        cf = ember.compile(item_break, backend="eager")
+        for x in _inputs(item_break, 9):
+            close(cf(x), item_break(x))
+    plan = cf._ember_cache.entries[0].plan
+    assert len(plan.times[0]) == 3 and len(plan.times[1]) == 3
+    assert plan.use_replay == (min(plan.times[1]) < min(plan.times[0]))
 
 
 def test_partial_graphs_off_runs_eagerly():

@@ -8,6 +8,7 @@ eagerly with one warning, as torch does."""
 
 import functools
 import threading
+import time
 import types
 import warnings
 import weakref
@@ -151,6 +152,21 @@ class _Cache:
         return self.capture(args, kwargs)
 
     def _replay(self, entry, args, kwargs):
+        plan = entry.plan
+        if config.partial_graphs == "always" or plan.use_replay:
+            return self._run_segments(entry, args, kwargs)
+        if plan.use_replay is False:
+            return self.fn(*args, **kwargs)
+        # Deciding (Note [Partial graphs], cost): three timed calls each way, then the faster.
+        replay = len(plan.times[1]) < len(plan.times[0])
+        start = time.perf_counter()
+        out = self._run_segments(entry, args, kwargs) if replay else self.fn(*args, **kwargs)
+        plan.times[int(replay)].append(time.perf_counter() - start)
+        if len(plan.times[1]) >= 3:
+            plan.use_replay = min(plan.times[1]) < min(plan.times[0])
+        return out
+
+    def _run_segments(self, entry, args, kwargs):
         from .segments import Replay
 
         mode = Replay(entry.plan, entry.getter(args, kwargs))

@@ -365,6 +365,8 @@ class Plan:
         self.nslots, self.n_inputs = nslots, n_inputs
         self.attr_names = attr_names
         self.diverged = 0  # replays that left the captured path (for tests and explain)
+        self.times = ([], [])  # seconds of timed eager calls, of timed replays
+        self.use_replay = None  # None: still deciding
 
 
 class Replay(TorchFunctionMode):
