@@ -88,3 +88,26 @@ def test_matches_torch_on_other_shapes():
         return t(x).detach().numpy()
 
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5, atol=1e-5)
+
+
+class Checked(nn.Module):
+    """Checks its feature size in Python, as the RNN layers do."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 2)
+
+    def forward(self, x):
+        if x.size(-1) != 4:
+            raise ValueError("expected 4 features")
+        return self.proj(x).softmax(-1) * x.size(0)
+
+
+def test_python_check_of_a_feature_size_keeps_the_batch_general():
+    m = Checked()
+    t = ember.jit.trace(m, ember.randn(2, 3, 4))
+    for shape in [(5, 3, 4), (1, 6, 4)]:
+        x = ember.randn(*shape)
+        close(t(x), m(x))
+    with pytest.raises(RuntimeError):
+        t(ember.randn(2, 3, 5))  # the checked size stays the example's

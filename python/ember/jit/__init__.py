@@ -131,21 +131,33 @@ def _shape_general_export(func, args, kwargs):
     from ..export._capture import _bind
 
     ember = _ember()
+    try:
+        bound, _ = _bind(func, args, kwargs or {})
+        tensors = {
+            name: v.dim()
+            for name, v in bound.arguments.items()
+            if isinstance(v, ember.Tensor) and v.dim() > 0
+        }
+    except TypeError:
+        tensors = {}
+    # Every dim; then all but the last (feature sizes that layers check in Python, as an LSTM
+    # does); then the leading dim only; then the example's sizes.
+    attempts = [lambda n: range(n), lambda n: range(n - 1), lambda n: range(min(n - 1, 1))]
     with _capturing("trace"):
-        try:
-            bound, _ = _bind(func, args, kwargs or {})
+        tried = set()
+        for dims_of in attempts if tensors else ():
             dynamic = {
-                name: (Dim.AUTO,) * v.dim()
-                for name, v in bound.arguments.items()
-                if isinstance(v, ember.Tensor) and v.dim() > 0
+                name: tuple(Dim.AUTO if d in dims_of(n) else None for d in range(n))
+                for name, n in tensors.items()
             }
-        except TypeError:
-            dynamic = None
-        if dynamic:
+            key = tuple(sorted((k, tuple(v is not None for v in d)) for k, d in dynamic.items()))
+            if key in tried or not any(any(d) for d in dynamic.values()):
+                continue
+            tried.add(key)
             try:
                 return _export.export(func, args, kwargs, dynamic_shapes=dynamic)
-            except Exception:  # noqa: BLE001 (the sizes are needed concretely: static graph)
-                pass
+            except Exception:  # noqa: BLE001, S112 (the sizes are needed concretely: try fewer)
+                continue
         return _export.export(func, args, kwargs)
 
 
