@@ -117,9 +117,27 @@ def test_replay_runs_the_compiled_segments():
     assert len(calls) == 2
     plan = cf._ember_cache.entries[0].plan
     assert plan.diverged == 0
-    y = -ember.ones(4) * 3  # the other branch: the rest of the call runs eagerly
+    y = -ember.ones(4) * 3  # the other branch: recorded as a second path, with its own graph
     close(cf(y), branch(y))
-    assert plan.diverged == 1
+    assert plan.diverged == 0 and plan.branches == 1
+    close(cf(y * 2), branch(y * 2))  # now replayed too
+    assert len(calls) == 5  # 2 (first path) + 1 (before the branch, then recording) + 2
+    with dyn.config.patch(recompile_limit=1):  # no room for another path: the rest runs eagerly
+        dyn.reset()
+        cf(x)
+        cf(y)
+        assert cf._ember_cache.entries[0].plan.diverged == 1
+
+
+def test_each_path_compiles_once():
+    cnt = CompileCounter()
+    cf = ember.compile(branch, backend=cnt)
+    for i in range(8):
+        x = ember.randn(4) + (5 if i % 2 else -5)  # a.sum() is 4 on the negative side
+        close(cf(x), branch(x))
+    assert cnt.frame_count == 3  # before the branch, and each side of it (torch: 3 as well)
+    plan = cf._ember_cache.entries[0].plan
+    assert plan.branches == 1 and plan.diverged == 0
 
 
 def test_gradients_through_partial_graphs():

@@ -169,14 +169,19 @@ class _Cache:
     def _run_segments(self, entry, args, kwargs):
         from .segments import Replay
 
-        mode = Replay(entry.plan, entry.getter(args, kwargs))
+        mode = Replay(entry.plan, entry.getter(args, kwargs), may_record=True)
         # compiled functions called inside run their Python, whose calls the replay matches
         _state.disabled = getattr(_state, "disabled", 0) + 1
         try:
             with mode:
-                return self.fn(*args, **kwargs)
+                result = self.fn(*args, **kwargs)
         finally:
             _state.disabled -= 1
+            mode.stop_watching()
+        if mode.recorder is not None:  # another path through the function: its graphs
+            mode.finish(self._backend)
+            result = _realize(result)
+        return result
 
     # ---- capture ----------------------------------------------------------------------------
 

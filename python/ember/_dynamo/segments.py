@@ -18,9 +18,11 @@ A later call that passes the entry's guards runs the Python function again under
 that sees the same calls: each call is checked against the log (same function, same arguments,
 tensors by slot, other values by equality); the first call of a segment runs the compiled
 segment (after checking its inputs' metadata and the grad mode), and each of its calls returns
-the value the segment computed for it; eager calls run for real. The first call that differs
-from the log (another path through Python branches, another number from ``.item()``) turns the
-replay off: that call and the rest of the function run eagerly. Every value the function saw
+the value the segment computed for it; eager calls run for real. A call that differs from the
+log (another path through a Python branch) is looked up among the paths recorded where earlier
+replays left this one (``_Path.branches``); where none starts with it, the rest of the call is
+recorded as a new path (a Capture over the replay's slots, its segments compiled at the end),
+or, past ``recompile_limit`` paths, runs eagerly. Every value the function saw
 came either from a matching call of the log (so from the same ops on the same inputs) or from an
 eager call, so results are eager's. A path that is not the captured one costs eager speed, never
 correctness. (A segment runs whole at its first call, so an in-place op inside it runs before
@@ -346,7 +348,11 @@ class SegmentLog:
         return [segments[k] for k in order]
 
     def plan(self, segments, n_inputs):
-        return Plan(self.calls, segments, len(self.values), n_inputs, dict(self.attr_names))
+        cap = self.cap
+        names = dict(self.attr_names)
+        return Plan(
+            self.calls, segments, len(self.values), n_inputs, names, cap.named, cap.grad_enabled
+        )
 
 
 def _flat(value):
@@ -357,25 +363,49 @@ def _flat(value):
         yield value
 
 
-class Plan:
-    """What a replay needs: the call log, the compiled segments, the slot count."""
+class _Path:
+    """One captured sequence of calls, and the paths recorded where a replay left it:
+    ``branches[pos]`` lists the paths that start at call ``pos`` instead of ``calls[pos]``."""
 
-    def __init__(self, calls, segments, nslots, n_inputs, attr_names):
-        self.calls, self.segments = calls, segments
+    __slots__ = ("calls", "branches")
+
+    def __init__(self, calls):
+        self.calls, self.branches = calls, {}
+
+
+class Plan:
+    """What a replay needs: the call paths, the compiled segments, the slot count."""
+
+    def __init__(self, calls, segments, nslots, n_inputs, attr_names, named, grad):
+        self.root = _Path(calls)
+        self.segments = segments
         self.nslots, self.n_inputs = nslots, n_inputs
         self.attr_names = attr_names
-        self.diverged = 0  # replays that left the captured path (for tests and explain)
+        self.named, self.grad = named, grad  # for recording another path
+        self.branches = 0
+        self.diverged = 0  # replays that left every captured path (for tests)
         self.times = ([], [])  # seconds of timed eager calls, of timed replays
         self.use_replay = None  # None: still deciding
 
+    @property
+    def calls(self):
+        return self.root.calls
+
+
+_MISS = object()
+
 
 class Replay(TorchFunctionMode):
-    """Runs the function again, serving its calls from the compiled segments (see the Note)."""
+    """Runs the function again, serving its calls from the compiled segments (see the Note).
+    Where the function leaves every recorded path, the rest of the call is recorded as a new
+    path (``recorder``, a Capture over the replay's slots) unless ``may_record`` is False."""
 
-    def __init__(self, plan, inputs):
+    def __init__(self, plan, inputs, may_record=False):
         self.plan = plan
-        self.pos = 0
+        self.path, self.pos = plan.root, 0
         self.off = False
+        self.may_record = may_record
+        self.recorder = self.branch_at = self.watcher = None
         self.values = [None] * plan.nslots
         self.slot_of = {}
         self.num_of = {}
@@ -403,42 +433,54 @@ class Replay(TorchFunctionMode):
             return (slice, self._norm(a.start), self._norm(a.stop), self._norm(a.step))
         return ("c", t, a)
 
-    def _leave(self, func, args, kwargs):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if self.recorder is not None:
+            return self.recorder.__torch_function__(func, types, args, kwargs)
+        if self.off:
+            return func(*args, **kwargs)
+        value = self._serve(func, args, kwargs)
+        if value is not _MISS:
+            return value
+        path, pos = self.path, self.pos
+        for alt in path.branches.get(pos, ()):
+            self.path, self.pos = alt, 0
+            value = self._serve(func, args, kwargs)
+            if value is not _MISS:
+                return value
+        self.path, self.pos = path, pos
+        if self.may_record and self.plan.branches < _branch_limit():
+            return self._record(func, types, args, kwargs)
         self.off = True
         self.plan.diverged += 1
         return func(*args, **kwargs)
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if self.off:
-            return func(*args, **kwargs)
-        calls = self.plan.calls
+    def _serve(self, func, args, kwargs):
+        """The call's value from the current path, or _MISS where it is not the path's call."""
+        calls = self.path.calls
         if self.pos >= len(calls):
-            return self._leave(func, args, kwargs)
+            return _MISS
         call = calls[self.pos]
-        self.pos += 1
         if call.func is not func:
-            return self._leave(func, args, kwargs)
+            return _MISS
         if call.kind == "meta":
+            self.pos += 1
             return func(*args, **kwargs)
         if not _same(self._norm((args, kwargs)), call.sig):
-            return self._leave(func, args, kwargs)
+            return _MISS
         values = self.values
         if call.kind == "eager":
+            self.pos += 1
             value = func(*args, **kwargs)
             leaves = list(_leaves(value))
-            if len(leaves) != len(call.out_slots):
-                self.off = True
+            numbers = list(_numbers(value))
+            if len(leaves) != len(call.out_slots) or len(numbers) != len(call.num_slots):
+                self.off = True  # it ran: the rest of the call runs eagerly
                 self.plan.diverged += 1
                 return value
             for slot, leaf in zip(call.out_slots, leaves):
                 values[slot] = leaf
                 self.slot_of[id(leaf)] = slot
-            numbers = list(_numbers(value))
-            if len(numbers) != len(call.num_slots):
-                self.off = True
-                self.plan.diverged += 1
-                return value
             for slot, leaf in zip(call.num_slots, numbers):
                 values[slot] = leaf
                 self.num_of[id(leaf)] = slot
@@ -449,10 +491,62 @@ class Replay(TorchFunctionMode):
             if _C.is_grad_enabled() is not seg.grad or any(
                 _meta_of(t) != m for t, m in zip(inputs, seg.in_meta)
             ):
-                return self._leave(func, args, kwargs)
+                return _MISS
             outs = seg.compiled(*inputs)
             for slot, v in zip(seg.out_slots, outs):
                 values[slot] = v
+        self.pos += 1
         for slot in call.out_slots:
             self.slot_of[id(values[slot])] = slot
         return _build(call.spec, values)
+
+    # ---- recording another path -------------------------------------------------------------
+
+    def _record(self, func, types, args, kwargs):
+        from .capture import Capture
+        from .side_effects import Watcher
+
+        cap = Capture(self.plan.named, None, False, False)
+        cap.grad_enabled = self.plan.grad
+        cap.capture_scalars = False  # a number read here is an eager call's, as in the capture
+        log = cap.log = SegmentLog(cap)
+        log.values = list(self.values)
+        log.slot_of = dict(self.slot_of)
+        log.number_slot = dict(self.num_of)
+        self.recorder, self.branch_at = cap, (self.path, self.pos)
+        self.watcher = Watcher().__enter__()
+        return cap.__torch_function__(func, types, args, kwargs)
+
+    def stop_watching(self):
+        if self.watcher is not None:
+            self.watcher.__exit__(None, None, None)
+
+    def finish(self, compile_segment):
+        """Adds the recorded rest of the call as a path (``compile_segment(gm, example)`` gives
+        a segment's callable or None); a path that cannot be split or compiled is dropped."""
+        cap = self.recorder
+        log = cap.log
+        if self.watcher.effects or cap.breaks and cap.stopped:
+            return
+        try:
+            segments = log.split()
+        except GiveUp:
+            return
+        for seg in segments:
+            seg.compiled = compile_segment(seg.gm, [log.values[s] for s in seg.in_slots])
+            if seg.compiled is None:
+                return
+        path, pos = self.branch_at
+        path.branches.setdefault(pos, []).append(_Path(log.calls))
+        plan = self.plan
+        plan.branches += 1
+        plan.segments.extend(segments)
+        plan.nslots = max(plan.nslots, len(log.values))
+        plan.attr_names.update(log.attr_names)
+
+
+def _branch_limit():
+    """Paths recorded beyond the first: together they count against recompile_limit."""
+    from . import config
+
+    return config.recompile_limit - 1
