@@ -255,3 +255,13 @@ def test_counts_match_torch(fn):
     want = torch._dynamo.explain(fn)(torch.tensor(x))
     got = dyn.explain(fn)(ember.tensor(x))
     assert (got.graph_count, got.graph_break_count) == (want.graph_count, want.graph_break_count)
+
+
+def test_a_backend_failing_on_a_segment_leaves_the_function_eager():
+    def broken(gm, example):
+        raise RuntimeError("no")
+
+    cf = ember.compile(item_break, backend=broken)
+    for x in _inputs(item_break, 3):
+        close(cf(x), item_break(x))
+    assert cf._ember_cache.entries[0].plan is None

@@ -179,7 +179,7 @@ class _Cache:
             _state.disabled -= 1
             mode.stop_watching()
         if mode.recorder is not None:  # another path through the function: its graphs
-            mode.finish(self._backend)
+            mode.finish(self._segment_backend)
             result = _realize(result)
         return result
 
@@ -359,10 +359,18 @@ class _Cache:
             warnings.warn(f"ember.compile: the backend failed ({e}); running eagerly", stacklevel=4)
             return None
 
+    def _segment_backend(self, gm, example):
+        """A segment's callable, or None where the backend fails on it: the function then keeps
+        running eagerly, as it did before partial graphs (only a whole graph's failure raises)."""
+        try:
+            return self.backend(gm, example)
+        except Exception:  # noqa: BLE001 (any backend error: no segments, eager as before)
+            return None
+
     def _compile_segments(self, entry, cap, spec, segments):
         """Compiles each segment of a capture with breaks (Note [Partial graphs])."""
         for seg in segments:
-            seg.compiled = self._backend(seg.gm, [cap.log.values[s] for s in seg.in_slots])
+            seg.compiled = self._segment_backend(seg.gm, [cap.log.values[s] for s in seg.in_slots])
             if seg.compiled is None:
                 return
         entry.plan = cap.log.plan(segments, len(spec.tensors))
