@@ -153,3 +153,11 @@ def test_matches_torch():
                 assert got == want, (fn.__name__, fullgraph, capture)
             else:  # a graph break: the graphs around it are test_compile_partial.py's
                 assert got[0] == want[0], (fn.__name__, fullgraph, capture)
+
+
+def test_break_reasons_use_torchs_words():
+    torch = pytest.importorskip("torch")
+    for fn in (scale_by_item, branch_on_tensor):
+        want = torch._dynamo.explain(fn)(torch.arange(1.0, 4.0)).break_reasons[0].reason
+        got = dyn.explain(fn)(ember.arange(1.0, 4.0)).break_reasons[0].reason
+        assert want.splitlines()[0] in got

@@ -412,6 +412,18 @@ def _meta(value):
     return value
 
 
+def _break_reason(name):
+    """A data-dependent read's break reason, in torch's words where torch has them."""
+    what = f"data-dependent Python value: Tensor.{name.strip('_')}() / {name}"
+    if name in ("item", "__int__", "__float__", "__index__"):
+        return f"{what} (Unsupported Tensor.item() call with capture_scalar_outputs=False)"
+    if name == "__bool__":
+        return f"{what} (Data-dependent branching)"
+    if name == "tolist":
+        return f"{what} (Data dependent operator)"
+    return what
+
+
 _NO_VALUE = object()
 _unbind = _Tensor.unbind
 
@@ -688,7 +700,7 @@ class Capture(TorchFunctionMode):
             if scalar is not None:
                 return scalar
         if name in _DATA_DEPENDENT:
-            raise GraphBreak(f"data-dependent Python value: Tensor.{name.strip('_')}() / {name}")
+            raise GraphBreak(_break_reason(name))
         try:
             gargs = self.to_arg(tuple(args))
             gkwargs = self.to_arg(kwargs)
