@@ -45,10 +45,14 @@ def test_data_dependent_break_runs_eagerly(fn):
     for sign in (1, -1, 1, -1):
         x = ember.randn(5).abs() * sign
         close(cf(x), fn(x))
-    assert graphs == []
+    # the graphs around the break (test_compile_partial.py) never hold the data-dependent read
+    reads = {"item", "tolist", "__bool__", "__int__", "__float__"}
+    assert not any(n.target in reads for gm in graphs for n in gm.graph.nodes)
 
 
-@pytest.mark.parametrize("fn", BREAKS, ids=lambda f: f.__name__)
+# ``.item()`` under fullgraph=True is captured as a graph value (torch 2.13 too); a branch on it
+# raises UserError: tests/python/test_compile_scalars.py.
+@pytest.mark.parametrize("fn", [f for f in BREAKS if f is not _item], ids=lambda f: f.__name__)
 def test_fullgraph_raises(fn):
     cf = ember.compile(fn, backend="eager", fullgraph=True)
     with pytest.raises(Unsupported):
@@ -208,7 +212,8 @@ def test_explain_reports_graphs_and_breaks():
     assert "Graph Count: 1" in str(e)
 
     e = ember._dynamo.explain(_item)(ember.randn(4))
-    assert e.graph_count == 0 and e.graph_break_count == 1
+    # torch's counts: the sum before the break and the product after it are two graphs
+    assert e.graph_count == 2 and e.graph_break_count == 1
     assert "item" in e.break_reasons[0].reason
     assert any(f.name == "_item" for f in e.break_reasons[0].user_stack)
     assert "Break Reason 1" in str(e)

@@ -99,6 +99,9 @@ _DATA_DEPENDENT = frozenset(
     "register_post_accumulate_grad_hook".split()
 )
 # Calls whose Python result is metadata the guards pin down (shape, dtype, layout, ...).
+# The data reads captured as graph values under capture_scalar_outputs / fullgraph.
+# (``int(t)``/``float(t)`` must return a real number to Python: they stay breaks.)
+_SCALAR_READS = frozenset({"item", "tolist"})
 _METADATA = frozenset(
     "dim ndimension is_contiguous storage_offset element_size is_floating_point is_complex "
     "is_signed get_device type data_ptr is_pinned is_shared is_inference has_names "
@@ -151,24 +154,31 @@ class SymInt:
     """A size read under dynamic capture: it carries its value and the graph node computing it.
     Arithmetic stays symbolic; anything that needs the concrete number specializes the capture."""
 
-    __slots__ = ("value", "node", "cap", "sources")
+    __slots__ = ("value", "node", "cap", "sources", "expr")
 
-    def __init__(self, value, node, cap, sources):
-        # sources: the (input index, dim) sizes the value derives from; None: unknown
+    def __init__(self, value, node, cap, sources, expr=None):
+        # sources: the (input index, dim) sizes (or ("arg", expr) arguments) the value derives
+        # from, None: unknown; expr: the value as a Python expression over the call's
+        # ``args``/``kwargs`` where it derives from number arguments only (for guards)
         self.value, self.node, self.cap, self.sources = value, node, cap, sources
+        self.expr = expr
 
     def _concrete(self):
-        if not self.cap.in_call:
+        if not self.cap.in_call and not self.cap.finished:
             self.cap.specialize(self.sources)
         return self.value
+
+    _NUMBERS = (int,)
 
     def _arith(self, other, fn, reflected=False):
         sources = self.sources
         if isinstance(other, SymInt):
-            ov, on = other.value, other.node
+            ov, on, oexpr = other.value, other.node, other.expr
             sources = None if sources is None or other.sources is None else sources | other.sources
-        elif type(other) is int:
-            ov, on = other, other
+        elif type(other) in self._NUMBERS:
+            ov, on, oexpr = other, other, _literal(other)
+        elif isinstance(other, _Tensor):
+            return NotImplemented  # the tensor's own (reflected) operator records the call
         else:
             return fn(other, self._concrete()) if reflected else fn(self._concrete(), other)
         if reflected:
@@ -177,6 +187,14 @@ class SymInt:
             value, args = fn(self.value, ov), (self.node, on)
         node = self.cap.graph.call_function(fn, args)
         node.meta["val"] = value
+        if isinstance(self, UnbackedScalar) or isinstance(other, UnbackedScalar):
+            return UnbackedScalar(value, node, self.cap, None)
+        if isinstance(self, SymArg) or isinstance(other, SymArg):
+            expr = None
+            if self.expr is not None and oexpr is not None:
+                a, b = (oexpr, self.expr) if reflected else (self.expr, oexpr)
+                expr = f"({a} {_SYMBOLS[fn]} {b})"
+            return SymArg(value, node, self.cap, sources, expr)
         self.cap.sym_nodes.add(node)
         return SymInt(value, node, self.cap, sources)
 
@@ -242,6 +260,106 @@ class SymInt:
         return self._concrete() ** (o._concrete() if isinstance(o, SymInt) else o)
 
 
+_SYMBOLS = {
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.floordiv: "//",
+    operator.mod: "%",
+    operator.truediv: "/",
+    operator.pow: "**",
+}
+
+
+def _literal(v):
+    """``v`` as Python source, or None (a value a guard cannot spell, such as nan)."""
+    if type(v) is int or (type(v) is float and v == v and abs(v) != float("inf")):
+        return repr(v)
+    return None
+
+
+class _SymNumber(SymInt):
+    """Arithmetic of symbolic numbers that may be floats (the ``/`` and ``**`` stay symbolic)."""
+
+    __slots__ = ()
+    _NUMBERS = (int, float)
+
+    def __truediv__(self, o):
+        return self._arith(o, operator.truediv)
+
+    def __rtruediv__(self, o):
+        return self._arith(o, operator.truediv, True)
+
+    def __pow__(self, o):
+        return self._arith(o, operator.pow)
+
+    def __rpow__(self, o):
+        return self._arith(o, operator.pow, True)
+
+    def __neg__(self):
+        return self._arith(0, operator.sub, True)
+
+
+class SymArg(_SymNumber):
+    """A Python int/float argument captured as a graph input (``dynamic=True``, or automatic
+    dynamic after a second value): arithmetic stays in the graph; a comparison whose sides are
+    expressions of number arguments becomes a guard (``n > 3``: later calls must give the same
+    outcome); any other concrete use specializes the argument (guarded by value)."""
+
+    __slots__ = ()
+
+
+def _guarded_compare(fn, symbol):
+    def method(self, other):
+        oexpr = other.expr if isinstance(other, SymInt) else None
+        if type(other) in (int, float):
+            oexpr = _literal(other)
+        cap = self.cap
+        if (
+            self.expr is None
+            or oexpr is None
+            or cap.in_call
+            or cap.finished
+            or isinstance(other, UnbackedScalar)
+        ):
+            ov = other._concrete() if isinstance(other, SymInt) else other
+            return fn(self._concrete(), ov)
+        result = fn(self.value, other.value if isinstance(other, SymInt) else other)
+        cap.value_guards.append((f"({self.expr} {symbol} {oexpr})", bool(result)))
+        return result
+
+    return method
+
+
+for _name, _fn, _sym in (
+    ("__eq__", operator.eq, "=="),
+    ("__ne__", operator.ne, "!="),
+    ("__lt__", operator.lt, "<"),
+    ("__le__", operator.le, "<="),
+    ("__gt__", operator.gt, ">"),
+    ("__ge__", operator.ge, ">="),
+):
+    setattr(SymArg, _name, _guarded_compare(_fn, _sym))
+SymArg.__hash__ = SymInt.__hash__
+del _name, _fn, _sym
+
+
+class UnbackedScalar(_SymNumber):
+    """A Python number read from tensor data (``.item()``, ``int(t)``, ``.tolist()``) under
+    ``capture_scalar_outputs`` or ``fullgraph=True``: a graph value like torch's unbacked
+    SymInt/SymFloat. Arithmetic stays in the graph; a use that needs the number itself (a branch,
+    ``range``, indexing, formatting) cannot be guarded: a graph break, or under ``fullgraph``
+    torch's UserError."""
+
+    __slots__ = ()
+    _NUMBERS = (int, float, bool)
+
+    def _concrete(self):
+        if not self.cap.in_call and not self.cap.finished:
+            self.cap.data_dependent_use(self)
+        return self.value
+
+
 def _compare(fn):
     def method(self, other):
         ov = other._concrete() if isinstance(other, SymInt) else other
@@ -294,6 +412,18 @@ def _meta(value):
     return value
 
 
+def _break_reason(name):
+    """A data-dependent read's break reason, in torch's words where torch has them."""
+    what = f"data-dependent Python value: Tensor.{name.strip('_')}() / {name}"
+    if name in ("item", "__int__", "__float__", "__index__"):
+        return f"{what} (Unsupported Tensor.item() call with capture_scalar_outputs=False)"
+    if name == "__bool__":
+        return f"{what} (Data-dependent branching)"
+    if name == "tolist":
+        return f"{what} (Data dependent operator)"
+    return what
+
+
 _NO_VALUE = object()
 _unbind = _Tensor.unbind
 
@@ -325,19 +455,33 @@ class Capture(TorchFunctionMode):
         self.attrs = {}  # get_attr target -> object, the GraphModule's root
         self.breaks = []  # (reason, user stack)
         self.stopped = False
+        self.finished = False  # the capture run is over (a SymInt the caller kept is a number)
         self.in_call = False
         self.specialized = False  # a size of unknown origin was used concretely
         self.static_dims = set()  # (input index, dim) used concretely
         self.input_index = {}  # id(placeholder tensor) -> its index
         self.sym_nodes = set()
+        self.value_guards = []  # (Python expression over args/kwargs, its outcome) to guard
         self.size_nodes = {}
         self.placeholders = []
         self.grad_enabled = _C.is_grad_enabled()
+        self.log = None  # segments.SegmentLog where partial graphs are possible
+        from . import config
+
+        self.capture_scalars = bool(config.capture_scalar_outputs or fullgraph)
 
     # ---- breaks -----------------------------------------------------------------------------
 
     def graph_break(self, reason):
         if self.stopped:
+            return
+        log = self.log
+        if log is not None and not self.fullgraph:
+            # partial graphs: the current call runs eagerly and recording goes on after it
+            last = self.breaks[-1][0] if self.breaks else None
+            if not log.cur_eager and not (log.last_kind == "eager" and last == reason):
+                self.breaks.append((reason, user_stack()))
+            log.cur_eager = True
             return
         self.stopped = True
         self.breaks.append((reason, user_stack()))
@@ -345,6 +489,13 @@ class Capture(TorchFunctionMode):
             raise Unsupported(reason)
 
     # ---- inputs and known tensors -----------------------------------------------------------
+
+    def add_number_input(self, name, value, expr):
+        """A Python int/float argument as a graph input: the SymArg the function receives."""
+        node = self.graph.placeholder(name)
+        node.meta["val"] = value
+        self.placeholders.append(node)
+        return SymArg(value, node, self, frozenset({("arg", expr)}), expr)
 
     def add_input(self, name, tensor, dynamic_dims=()):
         node = self.graph.placeholder(name)
@@ -354,6 +505,8 @@ class Capture(TorchFunctionMode):
         self.placeholders.append(node)
         if id(tensor) not in self.nodes:
             self._bind(tensor, node)
+        if self.log is not None:
+            self.log.add_input(tensor, self.nodes[id(tensor)])
         return node
 
     def _bind(self, tensor, node):
@@ -378,7 +531,10 @@ class Capture(TorchFunctionMode):
         if name is None and self.find_named is not None:
             name = self.find_named(t)
         if name is None:
-            return None
+            node = self.log.external_node(t) if self.log is not None else None
+            if node is not None:
+                self._bind(t, node)
+            return node
         node = self.graph.get_attr(name)
         node.meta["val"] = t.detach()
         self.attrs[name] = t
@@ -398,6 +554,10 @@ class Capture(TorchFunctionMode):
         if isinstance(a, SymInt):
             return a.node if a.cap is self else a.value
         t = type(a)
+        if (t is int or t is float) and self.log is not None and self.log.number_slot:
+            node = self.log.number_node(a)
+            if node is not None:
+                return node
         if t is tuple or t is list or isinstance(a, tuple):
             items = [self.to_arg(x) for x in a]
             return list(items) if t is list else tuple(items)
@@ -459,6 +619,20 @@ class Capture(TorchFunctionMode):
     # ---- the mode ---------------------------------------------------------------------------
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        log = self.log
+        if log is None or log.failed or self.stopped:
+            return self._handle(func, types, args, kwargs)
+        kwargs = kwargs or {}
+        sig = log.norm((args, kwargs))
+        log.begin()
+        if log.cur_eager:  # inside a function marked disable
+            value = func(*_real(args), **_real(kwargs))
+        else:
+            value = self._handle(func, types, args, kwargs)
+        log.end(func, sig, value, (args, kwargs))
+        return value
+
+    def _handle(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if self.stopped:
             return func(*_real(args), **_real(kwargs))
@@ -521,8 +695,12 @@ class Capture(TorchFunctionMode):
         return self._record("call_method", name, args, kwargs, func, name)
 
     def _record(self, op, target, args, kwargs, func, name, call_args=None):
+        if name in _SCALAR_READS and self.capture_scalars and args and not kwargs:
+            scalar = self._scalar_read(name, args[0], func)
+            if scalar is not None:
+                return scalar
         if name in _DATA_DEPENDENT:
-            raise GraphBreak(f"data-dependent Python value: Tensor.{name.strip('_')}() / {name}")
+            raise GraphBreak(_break_reason(name))
         try:
             gargs = self.to_arg(tuple(args))
             gkwargs = self.to_arg(kwargs)
@@ -547,6 +725,53 @@ class Capture(TorchFunctionMode):
             raise GraphBreak(f"data-dependent Python value from {name}()", value)
         node = self.graph.create_node(op, target, gargs, gkwargs)
         return self._bind_output(node, value)
+
+    def _scalar_read(self, name, t, func):
+        """``t.item()``/``t.tolist()`` as graph values (None: a break)."""
+        if not isinstance(t, _Tensor) or self.node_of(t) is None:
+            return None
+        if name == "tolist" and (t.is_floating_point() or t.is_complex()):
+            if self.fullgraph:
+                raise Unsupported(
+                    "Tensor.tolist() with non-integer tensor: the capture reads only integer "
+                    "tensors' lists as graph values"
+                )
+            return None
+        if t.numel() != 1 and name != "tolist":
+            return None  # eager's own error, raised by the call in the break path
+        node = self.node_of(t)
+        value = func(t)
+        if name == "tolist":
+            n = self.graph.call_method("tolist", (node,))
+            n.meta["val"] = value
+            return self._unbacked_list(value, n)
+        n = self.graph.call_method("item", (node,))
+        n.meta["val"] = value
+        return UnbackedScalar(value, n, self, None)
+
+    def _unbacked_list(self, value, node):
+        if not isinstance(value, list):
+            return UnbackedScalar(value, node, self, None)
+        out = []
+        for i, v in enumerate(value):
+            n = self.graph.call_function(operator.getitem, (node, i))
+            n.meta["val"] = v
+            out.append(self._unbacked_list(v, n))
+        return out
+
+    def data_dependent_use(self, scalar):
+        """A captured scalar's value is needed by Python (a branch, ``range``, formatting)."""
+        expr = f"{scalar.node.name} (= {scalar.value!r})"
+        if self.fullgraph:
+            from .exc import UserError
+
+            raise UserError(
+                "Could not guard on data-dependent expression involving "
+                f"{expr}: a Python branch or conversion needs the value of a number read from "
+                "tensor data; consider ember.where / tensor ops instead (torch: annotate with "
+                "torch._check*())"
+            )
+        self.graph_break(f"data-dependent use of {expr}, a number read from tensor data")
 
     def _node_for_output(self, op, target, gargs, gkwargs, value):
         node = self.graph.create_node(op, target, gargs, gkwargs)

@@ -17,6 +17,15 @@ assume_static_by_default = True
 # A backend that raises: False -> BackendCompilerFailed; True -> a warning and eager execution.
 suppress_errors = False
 verbose = False
+# Tensor.item()/tolist() (integer tensors) become graph values instead of graph breaks (torch's
+# unbacked scalars); fullgraph=True implies it, as in torch.
+capture_scalar_outputs = False
+# A graph break splits the capture into graphs before and after it (Note [Partial graphs]).
+# True: the graphs are compiled (and counted) and later calls replay them where that measured
+# faster than running the function eagerly (three timed calls each way; a replay pays for
+# entering a function mode); "always": replay every call; False: a function with a break runs
+# eagerly on every call and no graph is compiled.
+partial_graphs = True
 # Capture-time detection of Python side effects (print, outer lists, attributes, globals).
 detect_side_effects = True
 
@@ -28,6 +37,8 @@ _NAMES = (
     "suppress_errors",
     "verbose",
     "detect_side_effects",
+    "capture_scalar_outputs",
+    "partial_graphs",
 )
 
 

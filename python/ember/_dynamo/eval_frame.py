@@ -8,6 +8,7 @@ eagerly with one warning, as torch does."""
 
 import functools
 import threading
+import time
 import types
 import warnings
 import weakref
@@ -16,7 +17,7 @@ from .. import _C
 from ..nn.modules.module import Module
 from . import config
 from .backends import lookup_backend
-from .capture import Capture, GraphBreak, SymInt
+from .capture import Capture, GraphBreak, SymInt, UnbackedScalar
 from .decorators import marks_of
 from .exc import BackendCompilerFailed, Unsupported
 from .guards import Guards, InputSpec, plain_attr_chain
@@ -46,12 +47,16 @@ class Entry:
         "breaks",
         "guards",
         "dynamic",
+        "plan",
+        "graph_modules",
     )
 
     def __init__(self, check, guards, breaks):
         self.check, self.guards, self.breaks = check, guards, breaks
         self.compiled = self.getter = self.out_spec = self.graph_module = None
         self.dynamic = False
+        self.plan = None  # partial graphs around breaks (segments.Plan)
+        self.graph_modules = []
 
 
 def _rebuild(spec, outs):
@@ -71,12 +76,30 @@ def _rebuild(spec, outs):
     return typ(*items)  # namedtuple / return_types
 
 
+def _realize(value):
+    """The capture run's result as the caller sees it: symbolic numbers become their values."""
+    if isinstance(value, SymInt):
+        return value.value
+    t = type(value)
+    if t is tuple or t is list:
+        if any(isinstance(v, (SymInt, tuple, list, dict)) for v in value):
+            return t(_realize(v) for v in value)
+    elif t is dict:
+        return {k: _realize(v) for k, v in value.items()}
+    elif isinstance(value, tuple) and hasattr(value, "_fields"):
+        return t(*(_realize(v) for v in value))
+    return value
+
+
 def _flatten_output(value, cap, nodes):
     if isinstance(value, _C.Tensor):
         node = cap.node_of(value)
         if node is None:
             raise GraphBreak("the output is a tensor produced by a call the capture could not see")
         nodes.append(node)
+        return ("t", len(nodes) - 1)
+    if isinstance(value, UnbackedScalar):
+        nodes.append(value.node)
         return ("t", len(nodes) - 1)
     if isinstance(value, SymInt):
         return ("c", int(value))
@@ -100,6 +123,7 @@ class _Cache:
         self.fullgraph, self.dynamic = fullgraph, dynamic
         self.entries = []
         self.seen = []  # the tensor metadata of each capture (for automatic dynamic shapes)
+        self.seen_numbers = {}  # argument expr -> the int/float values captures saw there
         self.warned = False
         _all_caches.add(self)
 
@@ -108,6 +132,8 @@ class _Cache:
             return self.fn(*args, **kwargs)
         for entry in self.entries:
             if entry.check(args, kwargs):
+                if entry.plan is not None:
+                    return self._replay(entry, args, kwargs)
                 if entry.compiled is None:
                     return self.fn(*args, **kwargs)
                 outs = entry.compiled(*entry.getter(args, kwargs))
@@ -125,6 +151,38 @@ class _Cache:
             return self.fn(*args, **kwargs)
         return self.capture(args, kwargs)
 
+    def _replay(self, entry, args, kwargs):
+        plan = entry.plan
+        if config.partial_graphs == "always" or plan.use_replay:
+            return self._run_segments(entry, args, kwargs)
+        if plan.use_replay is False:
+            return self.fn(*args, **kwargs)
+        # Deciding (Note [Partial graphs], cost): three timed calls each way, then the faster.
+        replay = len(plan.times[1]) < len(plan.times[0])
+        start = time.perf_counter()
+        out = self._run_segments(entry, args, kwargs) if replay else self.fn(*args, **kwargs)
+        plan.times[int(replay)].append(time.perf_counter() - start)
+        if len(plan.times[1]) >= 3:
+            plan.use_replay = min(plan.times[1]) < min(plan.times[0])
+        return out
+
+    def _run_segments(self, entry, args, kwargs):
+        from .segments import Replay
+
+        mode = Replay(entry.plan, entry.getter(args, kwargs), may_record=True)
+        # compiled functions called inside run their Python, whose calls the replay matches
+        _state.disabled = getattr(_state, "disabled", 0) + 1
+        try:
+            with mode:
+                result = self.fn(*args, **kwargs)
+        finally:
+            _state.disabled -= 1
+            mode.stop_watching()
+        if mode.recorder is not None:  # another path through the function: its graphs
+            mode.finish(self._segment_backend)
+            result = _realize(result)
+        return result
+
     # ---- capture ----------------------------------------------------------------------------
 
     def _want_dynamic(self, spec):
@@ -135,6 +193,23 @@ class _Cache:
         ranks = [(m[0], len(m[2])) for m in spec.tensor_meta]
         shapes = [m[2] for m in spec.tensor_meta]
         return any(r == ranks and s != shapes for r, s in self.seen)
+
+    def _symbolic_numbers(self, spec):
+        """The top-level int/float arguments to capture as graph inputs: all of them with
+        ``dynamic=True``; by default (automatic dynamic) those a capture already saw with
+        another value of the same type; none with ``dynamic=False``."""
+        out = []
+        for expr, v in spec.others:
+            if type(v) not in (int, float) or expr.count("[") != 1:
+                continue
+            seen = self.seen_numbers.setdefault(expr, [])
+            changed = any(type(p) is type(v) and p != v for p in seen)
+            seen.append(v)
+            if self.dynamic or (
+                self.dynamic is None and config.automatic_dynamic_shapes and changed
+            ):
+                out.append((expr, v))
+        return out
 
     def _function_code(self):
         fn = self.fn
@@ -184,15 +259,36 @@ class _Cache:
             for expr, v in spec.others:
                 snapshot.add_value(expr, v)
         cap = Capture(named, finder.find, dynamic or only_marked, self.fullgraph)
+        numbers = self._symbolic_numbers(spec)
+        if config.partial_graphs and not (self.fullgraph or dynamic or only_marked or numbers):
+            from .segments import SegmentLog
+
+            cap.log = SegmentLog(cap)
         names = _arg_names(pyfn, spec)
         for name, (_, t) in zip(names, spec.tensors):
             cap.add_input(name, t)
+        if numbers:
+            args, kwargs = list(args), dict(kwargs)
+            taken = set(names)
+            for expr, v in numbers:
+                name = _arg_names(pyfn, _Exprs([expr]))[0]
+                while name in taken:
+                    name += "_"
+                taken.add(name)
+                sym = cap.add_number_input(name, v, expr)
+                key = eval(expr[expr.index("[") :])[0]  # noqa: S307 (our own "[i]" / "['k']")
+                if expr.startswith("args["):
+                    args[key] = sym
+                else:
+                    kwargs[key] = sym
+            args = tuple(args)
         _state.capture = cap
         try:
             with watcher, cap:
                 result = self.fn(*args, **kwargs)
         finally:
             _state.capture = None
+            cap.finished = True
         effects = []
         if config.detect_side_effects:
             effects = watcher.effects + watcher.global_stores() + snapshot.changes()
@@ -208,6 +304,15 @@ class _Cache:
             except GraphBreak as e:
                 cap.graph_break(str(e))
         breaks = list(cap.breaks)
+        segments = None
+        if breaks and not effects and cap.log is not None:
+            from .segments import GiveUp
+
+            try:
+                segments = cap.log.split()
+            except GiveUp:
+                segments = None
+        full = not breaks or segments is not None  # what the replay assumes: guard it all
         guards = Guards()
         dyn_dims = ranges = None
         if (dynamic or only_marked) and not cap.specialized and not breaks:
@@ -225,41 +330,79 @@ class _Cache:
                 dyn_dims[i] = tuple(dims)
         if self.dynamic is not False:  # dynamic=False: the marks are ignored
             _check_marks(spec, marks, dyn_dims)
-        guards.inputs(spec, dyn_dims, ranges)
+        symbolic = {e for e, _ in numbers if ("arg", e) not in cap.static_dims}
+        guards.inputs(spec, dyn_dims, ranges, symbolic)
+        for expr, outcome in cap.value_guards if not breaks else ():
+            guards.outcome(expr, outcome)
         guards.grad_mode()
         for label, mod in list(modules.items()):
-            guards.module(label or "self", mod, values=not breaks)
-        if not breaks:
+            guards.module(label or "self", mod, values=full)
+        if full:
             _global_guards(guards, pyfn, watcher, cells)
         entry = Entry(guards.build(), guards.described, breaks)
         entry.dynamic = dyn_dims is not None
         if not breaks:
-            self._compile(entry, cap, spec, out_nodes, out_spec)
+            self._compile(entry, cap, spec, out_nodes, out_spec, numbers)
+        elif segments is not None:
+            self._compile_segments(entry, cap, spec, segments)
         self.entries.append(entry)
-        return result
+        return _realize(result)
 
-    def _compile(self, entry, cap, spec, out_nodes, out_spec):
+    def _backend(self, gm, example):
+        """The backend's callable for ``gm``, or None (a failure under suppress_errors)."""
+        try:
+            return self.backend(gm, example)
+        except Exception as e:
+            if not config.suppress_errors:
+                name = getattr(self.backend, "__name__", repr(self.backend))
+                raise BackendCompilerFailed(name, e) from e
+            warnings.warn(f"ember.compile: the backend failed ({e}); running eagerly", stacklevel=4)
+            return None
+
+    def _segment_backend(self, gm, example):
+        """A segment's callable, or None where the backend fails on it: the function then keeps
+        running eagerly, as it did before partial graphs (only a whole graph's failure raises)."""
+        try:
+            return self.backend(gm, example)
+        except Exception:  # noqa: BLE001 (any backend error: no segments, eager as before)
+            return None
+
+    def _compile_segments(self, entry, cap, spec, segments):
+        """Compiles each segment of a capture with breaks (Note [Partial graphs])."""
+        for seg in segments:
+            seg.compiled = self._segment_backend(seg.gm, [cap.log.values[s] for s in seg.in_slots])
+            if seg.compiled is None:
+                return
+        entry.plan = cap.log.plan(segments, len(spec.tensors))
+        entry.getter = spec.getter()
+        entry.graph_modules = [seg.gm for seg in segments]
+
+    def _compile(self, entry, cap, spec, out_nodes, out_spec, numbers=()):
         from ..fx import GraphModule
 
         cap.graph.output(tuple(out_nodes))
         cap.drop_unused_sym_nodes()
         gm = GraphModule(dict(cap.attrs), cap.graph)
-        example = [t for _, t in spec.tensors]
-        try:
-            compiled = self.backend(gm, example)
-        except Exception as e:
-            if not config.suppress_errors:
-                name = getattr(self.backend, "__name__", repr(self.backend))
-                raise BackendCompilerFailed(name, e) from e
-            warnings.warn(f"ember.compile: the backend failed ({e}); running eagerly", stacklevel=3)
+        example = [t for _, t in spec.tensors] + [v for _, v in numbers]
+        compiled = self._backend(gm, example)
+        if compiled is None:
             return
         entry.compiled, entry.graph_module = compiled, gm
-        entry.getter, entry.out_spec = spec.getter(), out_spec
+        entry.graph_modules = [gm]
+        entry.getter, entry.out_spec = spec.getter([e for e, _ in numbers]), out_spec
 
     def reset(self):
         self.entries.clear()
         self.seen.clear()
+        self.seen_numbers.clear()
         self.warned = False
+
+
+class _Exprs:
+    """Argument expressions in the shape _arg_names reads (``.tensors``)."""
+
+    def __init__(self, exprs):
+        self.tensors = [(e, None) for e in exprs]
 
 
 def _check_marks(spec, marks, dyn_dims):
@@ -516,13 +659,19 @@ def disable(fn=None, recursive=True, *, reason=None):
     @functools.wraps(fn)
     def eager(*args, **kwargs):
         cap = getattr(_state, "capture", None)
+        log = getattr(cap, "log", None)
         if cap is not None:
             cap.graph_break(f"call to {getattr(fn, '__qualname__', fn)} marked disable")
+            if log is not None:
+                log.cur_eager = False  # the break is the calls inside, not the current one
+                log.eager_depth += 1
         _state.disabled = getattr(_state, "disabled", 0) + 1
         try:
             return fn(*args, **kwargs)
         finally:
             _state.disabled -= 1
+            if log is not None:
+                log.eager_depth -= 1
 
     eager._torchdynamo_disable = True
     return eager

@@ -5,6 +5,7 @@ __all__ = [
     "Unsupported",
     "InvalidBackend",
     "BackendCompilerFailed",
+    "UserError",
 ]
 
 
@@ -36,3 +37,8 @@ class BackendCompilerFailed(TorchDynamoException):
         super().__init__(
             f"backend={backend_name!r} raised:\n{type(inner_exception).__name__}: {inner_exception}"
         )
+
+
+class UserError(TorchDynamoException):
+    """The program asks for something the capture cannot do for it, e.g. a Python branch on a
+    number read from tensor data (``if x.sum().item() > 0``) under ``fullgraph=True``."""

@@ -78,8 +78,7 @@ def explain(f, *extra_args, **extra_kwargs):
         for entry in cache.entries:
             guards.extend(entry.guards)
             reasons.extend(GraphCompileReason(r, s) for r, s in entry.breaks)
-            if entry.graph_module is not None:
-                gm = entry.graph_module
+            for gm in entry.graph_modules:
                 graphs.append(gm)
                 ops.append(
                     [

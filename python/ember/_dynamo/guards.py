@@ -87,10 +87,12 @@ class InputSpec:
         else:
             self.others.append((expr, v))
 
-    def getter(self):
-        """A function (args, kwargs) -> the tensor leaves, in placeholder order."""
-        body = ", ".join(e for e, _ in self.tensors)
-        src = f"def get(args, kwargs):\n    return ({body}{',' if self.tensors else ''})\n"
+    def getter(self, extra=()):
+        """A function (args, kwargs) -> the tensor leaves, then the ``extra`` expressions (number
+        arguments captured as graph inputs), in placeholder order."""
+        exprs = [e for e, _ in self.tensors] + list(extra)
+        body = ", ".join(exprs)
+        src = f"def get(args, kwargs):\n    return ({body}{',' if exprs else ''})\n"
         scope = {}
         exec(compile(src, "<ember guards>", "exec"), scope)  # noqa: S102 (generated here)
         return scope["get"]
@@ -115,9 +117,10 @@ class Guards:
 
     # ---- arguments --------------------------------------------------------------------------
 
-    def inputs(self, spec, dynamic_dims=None, ranges=None):
+    def inputs(self, spec, dynamic_dims=None, ranges=None, symbolic=()):
         """Guards on the call's arguments; ``dynamic_dims[i]``: the symbolic dims of tensor i;
-        ``ranges[(i, d)]``: the (min, max) of a dim marked dynamic (None: unbounded)."""
+        ``ranges[(i, d)]``: the (min, max) of a dim marked dynamic (None: unbounded);
+        ``symbolic``: the number arguments that are graph inputs (guarded by type only)."""
         self.ranges = ranges or {}
         self._fail_if(
             f"len(args) != {spec.nargs} or tuple(kwargs) != {spec.kwkeys!r}", "argument count"
@@ -144,7 +147,16 @@ class Guards:
             firsts = ", ".join(f"id({e[0]})" for e in ids.values())
             self._fail_if(f"len({{{firsts}}}) != {len(ids)}", "distinct tensor arguments")
         for expr, v in spec.others:
-            self.value(expr, v)
+            if expr in symbolic:
+                self._fail_if(
+                    f"type({expr}) is not {type(v).__name__}", f"{expr}: {type(v).__name__}"
+                )
+            else:
+                self.value(expr, v)
+
+    def outcome(self, expr, result):
+        """Guards that the comparison ``expr`` (over number arguments) keeps its outcome."""
+        self._fail_if(f"bool({expr}) is not {bool(result)}", f"{expr} is {bool(result)}")
 
     def _tensor(self, i, expr, t, meta, dyn):
         dtype, rg, shape, stride, contiguous = meta

@@ -64,7 +64,23 @@ class _ValueProxy(fx.Proxy):
                 return getattr(val, k)
             if self.tracer._all_static(self.node) and (k in _STATIC_METHODS or k == "shape"):
                 return getattr(val, k)
+            if k == "size" and self.node.op == "placeholder":
+                return self._size_of_input(val)
         return super().__getattr__(k)
+
+    def _size_of_input(self, val):
+        # An input's dim that no Dim marks is the example's size (a layer's check of its feature
+        # size, ``input.size(-1) != self.input_size``, stays Python), as torch.export's.
+        dynamic = self.tracer._dynamic.get(self.node.target, {})
+        traced = super().__getattr__("size")
+
+        def size(dim=None):
+            if isinstance(dim, int) and -val.dim() <= dim < val.dim():
+                if dim % val.dim() not in dynamic:
+                    return val.size(dim)
+            return traced(dim) if dim is not None else traced()
+
+        return size
 
 
 class _InlineTracer(fx.Tracer):

@@ -104,8 +104,6 @@ def trace(
     Captures ``func`` (a module or a function) called on ``example_inputs`` into a graph and
     returns a module running that graph (``.graph``, ``.code``; parameters shared with
     ``func``). With check_trace the graph's outputs are compared with an eager call."""
-    from .. import export as _export
-
     ember = _ember()
     if example_inputs is None and example_kwarg_inputs is None:
         raise ValueError("trace: expected example_inputs (a tensor or a tuple of them)")
@@ -114,8 +112,7 @@ def trace(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _capturing("trace"):
-        program = _export.export(func, args, example_kwarg_inputs)
+    program = _shape_general_export(func, args, example_kwarg_inputs)
     traced = _make_traced(program, func if isinstance(func, ember.nn.Module) else None)
     if check_trace:
         with ember.no_grad():
@@ -123,6 +120,45 @@ def trace(
             got = traced(*args, **(example_kwarg_inputs or {}))
         _check_same(want, got, check_tolerance)
     return traced
+
+
+def _shape_general_export(func, args, kwargs):
+    """The program of ``func`` on ``args``, general in every tensor input's sizes where the
+    capture allows (as torch's traced graphs record size reads as graph values); where the
+    Python code needs a concrete size (a branch, ``range``), the sizes of the example."""
+    from .. import export as _export
+    from ..export import Dim
+    from ..export._capture import _bind
+
+    ember = _ember()
+    try:
+        bound, _ = _bind(func, args, kwargs or {})
+        tensors = {
+            name: v.dim()
+            for name, v in bound.arguments.items()
+            if isinstance(v, ember.Tensor) and v.dim() > 0
+        }
+    except TypeError:
+        tensors = {}
+    # Every dim; then all but the last (feature sizes that layers check in Python, as an LSTM
+    # does); then the leading dim only; then the example's sizes.
+    attempts = [lambda n: range(n), lambda n: range(n - 1), lambda n: range(min(n - 1, 1))]
+    with _capturing("trace"):
+        tried = set()
+        for dims_of in attempts if tensors else ():
+            dynamic = {
+                name: tuple(Dim.AUTO if d in dims_of(n) else None for d in range(n))
+                for name, n in tensors.items()
+            }
+            key = tuple(sorted((k, tuple(v is not None for v in d)) for k, d in dynamic.items()))
+            if key in tried or not any(any(d) for d in dynamic.values()):
+                continue
+            tried.add(key)
+            try:
+                return _export.export(func, args, kwargs, dynamic_shapes=dynamic)
+            except Exception:  # noqa: BLE001, S112 (the sizes are needed concretely: try fewer)
+                continue
+        return _export.export(func, args, kwargs)
 
 
 def _check_same(want, got, tol):
@@ -315,9 +351,7 @@ def _program_of(m):
                 "ember.jit.save: a scripted module is saved with the sizes of a call: call it "
                 "once first, or use ember.jit.trace(module, example_inputs)"
             )
-        from .. import export as _export
-
-        return _export.export(source, inputs)
+        return _shape_general_export(source, inputs, None)
     raise TypeError(
         f"ember.jit.save: expected a module from ember.jit.trace/script/load; got "
         f"{type(m).__name__}"

@@ -1,0 +1,166 @@
+"""Numbers read from tensor data inside ember.compile (``.item()``, ``.tolist()``, ``int(t)``,
+``bool(t)``), as torch 2.13 treats them: a graph break by default; with
+``config.capture_scalar_outputs = True`` or ``fullgraph=True`` ``.item()`` and an integer
+tensor's ``.tolist()`` are graph values (unbacked scalars); a Python branch on such a value
+raises UserError under fullgraph; a branch on a tensor raises Unsupported."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember._dynamo as dyn
+from ember._dynamo.exc import TorchDynamoException, Unsupported, UserError
+from ember._dynamo.testing import CompileCounter
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def scale_by_item(x):
+    s = x.sum().item()
+    return x * (2.0 * s + 1) / s, s
+
+
+def index_by_tolist(x):
+    n = x.int().tolist()
+    return x * n[0] + n[1]
+
+
+def weighted(x, w):
+    s = (x * w).sum().item()
+    return (x * w).relu() * s
+
+
+def branch_on_item(x):
+    if x.sum().item() > 0:
+        return x + 1
+    return x - 1
+
+
+def branch_on_tensor(x):
+    if x.sum() > 0:
+        return x + 1
+    return x - 1
+
+
+def float_tolist(x):
+    return x * len(x.tolist())
+
+
+def _arg(fn):
+    if fn is weighted:
+        return (ember.randn(4), ember.randn(4, requires_grad=True))
+    x = ember.rand(5) * 4 + 0.5
+    return (x if fn is not index_by_tolist else x * 2,)
+
+
+def _check(got, want):
+    if isinstance(want, tuple):
+        close(got[0].detach().numpy(), want[0].detach().numpy())
+        assert type(got[1]) is float
+        close(got[1], want[1], 1e-4)
+    else:
+        close(got.detach().numpy(), want.detach().numpy())
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    dyn.reset()
+    yield
+    dyn.reset()
+
+
+@pytest.mark.parametrize("fn", [scale_by_item, index_by_tolist, weighted])
+def test_default_is_a_graph_break_with_eager_results(fn):
+    cnt = CompileCounter()
+    cf = ember.compile(fn, backend=cnt)
+    for _ in range(3):
+        args = _arg(fn)
+        _check(cf(*args), fn(*args))
+    assert dyn.explain(fn)(*_arg(fn)).graph_break_count >= 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn", [scale_by_item, index_by_tolist, weighted])
+@pytest.mark.parametrize("how", ["config", "fullgraph"])
+def test_captured_as_one_graph(fn, backend, how):
+    cnt = ember._dynamo.testing.CompileCounterWithBackend(backend)
+    with dyn.config.patch(capture_scalar_outputs=how == "config"):
+        cf = ember.compile(fn, backend=cnt, fullgraph=how == "fullgraph")
+        for _ in range(3):  # new data each call: the scalar is recomputed, not baked in
+            args = _arg(fn)
+            _check(cf(*args), fn(*args))
+    assert cnt.frame_count == 1
+    assert any(n.target == "item" or n.target == "tolist" for n in cnt.graphs[0].graph.nodes)
+    assert dyn.explain(fn)(*_arg(fn)).graph_break_count >= 1  # explain keeps the default
+
+
+def test_gradient_through_a_captured_item():
+    cf = ember.compile(weighted, backend="aot_eager", fullgraph=True)
+    x, w = _arg(weighted)
+    cf(x, w).sum().backward()
+    g = w.grad.clone()
+    w.grad = None
+    weighted(x, w).sum().backward()
+    close(g.numpy(), w.grad.numpy())
+
+
+def test_branch_on_item_under_fullgraph_raises_user_error():
+    cf = ember.compile(branch_on_item, backend="eager", fullgraph=True)
+    with pytest.raises(UserError, match="data-dependent expression"):
+        cf(ember.ones(3))
+    assert issubclass(UserError, TorchDynamoException) and not issubclass(UserError, Unsupported)
+
+
+def test_branch_on_item_without_fullgraph_runs_eagerly():
+    with dyn.config.patch(capture_scalar_outputs=True):
+        cf = ember.compile(branch_on_item, backend="eager")
+        for sign in (1, -1, 1):
+            x = ember.ones(3) * sign
+            close(cf(x).numpy(), branch_on_item(x).numpy())
+
+
+def test_branch_on_tensor_and_float_tolist_stay_unsupported():
+    for fn in (branch_on_tensor, float_tolist):
+        with pytest.raises(Unsupported):
+            ember.compile(fn, backend="eager", fullgraph=True)(ember.ones(3))
+    with pytest.raises(Unsupported, match="non-integer"):
+        ember.compile(float_tolist, backend="eager", fullgraph=True)(ember.ones(3))
+
+
+def test_matches_torch():
+    torch = pytest.importorskip("torch")
+    import torch._dynamo.testing as tdt
+
+    def run(lib, testing, fn, fullgraph, capture):
+        lib._dynamo.reset()
+        cnt = testing.CompileCounter()
+        with lib._dynamo.config.patch(capture_scalar_outputs=capture):
+            cf = lib.compile(fn, backend=cnt, fullgraph=fullgraph)
+            try:
+                out = cf(lib.arange(1.0, 4.0))
+            except Exception as e:  # noqa: BLE001 (compared by class name)
+                return type(e).__name__, cnt.frame_count
+        out = out[0] if isinstance(out, tuple) else out
+        return out.tolist(), cnt.frame_count
+
+    for fn in (scale_by_item, index_by_tolist, branch_on_item, branch_on_tensor, float_tolist):
+        for fullgraph, capture in ((True, False), (False, True)):
+            want = run(torch, tdt, fn, fullgraph, capture)
+            got = run(ember, ember._dynamo.testing, fn, fullgraph, capture)
+            if fullgraph or fn in (scale_by_item, index_by_tolist):
+                assert got == want, (fn.__name__, fullgraph, capture)
+            else:  # a graph break: the graphs around it are test_compile_partial.py's
+                assert got[0] == want[0], (fn.__name__, fullgraph, capture)
+
+
+def test_break_reasons_use_torchs_words():
+    torch = pytest.importorskip("torch")
+    want = torch._dynamo.explain(scale_by_item)(torch.arange(1.0, 4.0)).break_reasons[0].reason
+    got = dyn.explain(scale_by_item)(ember.arange(1.0, 4.0)).break_reasons[0].reason
+    assert want.splitlines()[0] in got
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="Data-dependent branching"):
+        torch.compile(branch_on_tensor, backend="eager", fullgraph=True)(torch.ones(3))
+    with pytest.raises(Unsupported, match="Data-dependent branching"):
+        ember.compile(branch_on_tensor, backend="eager", fullgraph=True)(ember.ones(3))
