@@ -1,0 +1,54 @@
+"""Converting between a checkpoint directory and a single ember.save file."""
+
+import os
+
+from .filesystem import FileSystemReader, decode_value
+
+__all__ = ["dcp_to_torch_save", "torch_save_to_dcp"]
+
+
+def _unflatten(md, lib):
+    """The nested state dict of a checkpoint's metadata (flat keys split on '.')."""
+    reader = FileSystemReader(md[1])
+    out = {}
+    from ._api import _read_into
+    from .filesystem import _dtype
+
+    try:
+        for key, entry in md[0].items():
+            if entry["type"] == "value":
+                value = decode_value(entry["value"])
+            else:
+                dtype = _dtype(entry["dtype"])
+                value = lib.zeros(entry["size"], dtype=dtype)
+                if value.numel():
+                    _read_into(reader, value, [0] * value.dim(), entry["size"], dtype, entry["chunks"])
+            out[key] = value
+    finally:
+        reader._close()
+    return out
+
+
+def dcp_to_torch_save(dcp_checkpoint_dir, torch_save_path):
+    """dcp_to_torch_save(dcp_checkpoint_dir, torch_save_path) -> None
+
+    Writes the whole state of a checkpoint directory (every tensor assembled from its chunks)
+    as one ember.save file, in one process. Nested state dicts come back flattened to keys
+    joined with '.', as the checkpoint stores them."""
+    from ..tensor._api import _lib
+
+    lib = _lib()
+    meta = FileSystemReader(dcp_checkpoint_dir).read_metadata()["state_dict_metadata"]
+    lib.save(_unflatten((meta, os.fspath(dcp_checkpoint_dir)), lib), torch_save_path)
+
+
+def torch_save_to_dcp(torch_save_path, dcp_checkpoint_dir):
+    """torch_save_to_dcp(torch_save_path, dcp_checkpoint_dir) -> None
+
+    Writes the state dict of an ember.save file (loaded with weights_only=True) as a checkpoint
+    directory, in one process."""
+    from ..tensor._api import _lib
+    from ._api import save
+
+    state = _lib().load(torch_save_path, weights_only=True)
+    save(state, checkpoint_id=dcp_checkpoint_dir, no_dist=True)
