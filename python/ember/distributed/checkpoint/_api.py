@@ -65,23 +65,25 @@ def _traversed(value):
     return False
 
 
-def _flatten(state_dict):
+def _flatten(state_dict, paths=None):
     """{flat key: (container, key in it, value)} for every leaf; mappings are always walked,
     lists and tuples when they hold tensors or mappings. Flat keys join the path with '.'."""
     out = {}
 
-    def walk(prefix, container, key, value):
+    def walk(prefix, path, container, key, value):
         if isinstance(value, dict):
             for k, v in value.items():
-                walk(f"{prefix}.{k}", value, k, v)
+                walk(f"{prefix}.{k}", (*path, str(k)), value, k, v)
         elif isinstance(value, (list, tuple)) and _traversed(value):
             for i, v in enumerate(value):
-                walk(f"{prefix}.{i}", value, i, v)
+                walk(f"{prefix}.{i}", (*path, i), value, i, v)
         else:
             out[prefix] = (container, key, value)
+            if paths is not None:
+                paths[prefix] = list(path)
 
     for k, v in state_dict.items():
-        walk(str(k), state_dict, k, v)
+        walk(str(k), (str(k),), state_dict, k, v)
     return out
 
 
@@ -180,7 +182,8 @@ def _local_save_plan(flat):
 
 def _save(state_dict, writer, planner, dist):
     _check_planner(planner, "save")
-    flat = _flatten(_to_state_dicts(state_dict))
+    paths = {}
+    flat = _flatten(_to_state_dicts(state_dict), paths)
     for key, (c, k, v) in list(flat.items()):
         if isinstance(v, DTensor) and any(isinstance(p, Partial) for p in v.placements):
             v = v.redistribute(v.device_mesh, [Replicate()] * v.device_mesh.ndim)
@@ -220,13 +223,19 @@ def _save(state_dict, writer, planner, dist):
         for key, r in first.items():
             entry = plans[r][key]
             if entry[0] == "v":
-                md[key] = {"type": "value", "value": entry[1]}
+                md[key] = {"type": "value", "value": entry[1], "path": paths.get(key)}
                 continue
             chunks = []
             for records in written:
                 chunks += records.get(key, [])
             chunks.sort(key=lambda c: c["offsets"])
-            md[key] = {"type": "tensor", "dtype": entry[1], "size": entry[2], "chunks": chunks}
+            md[key] = {
+                "type": "tensor",
+                "dtype": entry[1],
+                "size": entry[2],
+                "chunks": chunks,
+                "path": paths.get(key),
+            }
         writer._write_metadata({"state_dict_metadata": md})
         return None
 

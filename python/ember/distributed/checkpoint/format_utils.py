@@ -8,7 +8,7 @@ __all__ = ["dcp_to_torch_save", "torch_save_to_dcp"]
 
 
 def _unflatten(md, lib):
-    """The nested state dict of a checkpoint's metadata (flat keys split on '.')."""
+    """The nested state dict of a checkpoint's metadata (each value at its saved path)."""
     reader = FileSystemReader(md[1])
     out = {}
     from ._api import _read_into
@@ -23,18 +23,37 @@ def _unflatten(md, lib):
                 value = lib.zeros(entry["size"], dtype=dtype)
                 if value.numel():
                     _read_into(reader, value, [0] * value.dim(), entry["size"], dtype, entry["chunks"])
-            out[key] = value
+            _set_path(out, entry.get("path") or [key], value)
     finally:
         reader._close()
     return out
+
+
+def _set_path(root, path, value):
+    """Puts value at path (dict keys and list indices) in root, making containers on the way."""
+    node = root
+    for part, nxt in zip(path, path[1:]):
+        fresh = [] if isinstance(nxt, int) else {}
+        if isinstance(node, list):
+            while len(node) <= part:
+                node.append(None)
+            if node[part] is None:
+                node[part] = fresh
+            node = node[part]
+        else:
+            node = node.setdefault(part, fresh)
+    last = path[-1]
+    if isinstance(node, list):
+        while len(node) <= last:
+            node.append(None)
+    node[last] = value
 
 
 def dcp_to_torch_save(dcp_checkpoint_dir, torch_save_path):
     """dcp_to_torch_save(dcp_checkpoint_dir, torch_save_path) -> None
 
     Writes the whole state of a checkpoint directory (every tensor assembled from its chunks)
-    as one ember.save file, in one process. Nested state dicts come back flattened to keys
-    joined with '.', as the checkpoint stores them."""
+    as one ember.save file (the nested state dict it was saved from), in one process."""
     from ..tensor._api import _lib
 
     lib = _lib()
