@@ -177,6 +177,16 @@ for placement in (dt.Shard(1), dt.Replicate(), dt.Shard(0)):
     np.testing.assert_array_equal(tgt["r"].to_local().numpy(),
                                   M.chunk(rep, WORLD)[RANK].numpy())
     assert tgt["plain"].tolist() == [2.0] * 3 and tgt["meta"] == {"epoch": 3, "tag": "x"}
+
+# async_save: staged before it returns (the change below is not saved), written in background
+fut = dcp.async_save(state, checkpoint_id=path + "-async")
+with M.no_grad():
+    state["w"].to_local().add_(100.0)
+fut.result()
+dist.barrier()
+tgt = {"w": dt.distribute_tensor(M.zeros(5, 7), mesh, [dt.Replicate()])}
+dcp.load(tgt, checkpoint_id=path + "-async", planner=dcp.DefaultLoadPlanner(allow_partial_load=True))
+np.testing.assert_array_equal(tgt["w"].to_local().numpy(), full.numpy())
 print("OK")
 """
 

@@ -392,6 +392,6 @@ def set_state_dict(model, optimizers, *, model_state_dict, optim_state_dict, opt
 
     set_model_state_dict and set_optimizer_state_dict together."""
     keys = set_model_state_dict(model, model_state_dict, options=options)
-    if optim_state_dict:
+    if optim_state_dict or (options is not None and options.broadcast_from_rank0):
         set_optimizer_state_dict(model, optimizers, optim_state_dict, options=options)
     return keys
