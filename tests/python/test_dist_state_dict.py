@@ -57,7 +57,8 @@ def test_plain_and_compiled_models_and_optimizer_fqns(M):
     )
     assert M.equal(other[2].weight, model[2].weight) and oopt.param_groups[0]["lr"] == 0.1
     np.testing.assert_array_equal(
-        oopt.state[other[0].weight]["exp_avg"].numpy(), opt.state[model[0].weight]["exp_avg"].numpy()
+        oopt.state[other[0].weight]["exp_avg"].numpy(),
+        opt.state[model[0].weight]["exp_avg"].numpy(),
     )
     with pytest.raises(RuntimeError, match="Missing key"):
         sdm.set_model_state_dict(other, {"0.weight": M.zeros(4, 3)})
@@ -137,7 +138,8 @@ for k in names:
     np.testing.assert_array_equal(full[k].numpy(), sharded[k].full_tensor().numpy(), err_msg=k)
 off = sdm.get_model_state_dict(model, options=Opts(full_state_dict=True, cpu_offload=True))
 assert (list(off) == names) if RANK == 0 else off == {}
-fosd = sdm.get_optimizer_state_dict(model, opt, options=Opts(full_state_dict=True, cpu_offload=True))
+offload = Opts(full_state_dict=True, cpu_offload=True)
+fosd = sdm.get_optimizer_state_dict(model, opt, options=offload)
 if RANK == 0:
     st = fosd["state"]["blocks.1.1.weight"]
     assert tuple(st["exp_avg"].shape) == (16, 16) and not isinstance(st["exp_avg"], dt.DTensor)

@@ -16,7 +16,6 @@ from .filesystem import (
     decode_value,
     encode_value,
 )
-from .stateful import Stateful
 
 __all__ = ["CheckpointException", "async_save", "load", "save"]
 
@@ -163,18 +162,33 @@ def _check_planner(planner, what):
     return planner
 
 
+def _is_stateful(v):
+    """isinstance(v, Stateful), without typing's protocol check (which, run on a Tensor, leaves
+    an `__annotations__` entry in the Tensor class)."""
+    if isinstance(v, (dict, list, tuple, str, int, float, _C.Tensor)) or v is None:
+        return False
+    return all(callable(getattr(v, m, None)) for m in ("state_dict", "load_state_dict"))
+
+
 def _to_state_dicts(state_dict):
-    return {k: v.state_dict() if isinstance(v, Stateful) else v for k, v in state_dict.items()}
+    return {k: v.state_dict() if _is_stateful(v) else v for k, v in state_dict.items()}
 
 
 def _local_save_plan(flat):
-    """What this rank has: {key: ('t', dtype, size, [(offsets, sizes)] it writes) or ('v', value)}."""
+    """What this rank has: {key: ('t', dtype, size, [(offsets, sizes)] it writes, is DTensor)
+    or ('v', encoded value)}."""
     plan = {}
     for key, (_, _, v) in flat.items():
         if _is_tensor(v):
             offsets, sizes, owner = _box(v)
             mine = [(offsets, sizes)] if owner and all(sizes) else []
-            plan[key] = ("t", repr(v.dtype).split(".", 1)[1], list(v.shape), mine, isinstance(v, DTensor))
+            plan[key] = (
+                "t",
+                repr(v.dtype).split(".", 1)[1],
+                list(v.shape),
+                mine,
+                isinstance(v, DTensor),
+            )
         else:
             plan[key] = ("v", encode_value(v, key))
     return plan
@@ -252,7 +266,7 @@ def save(
     no_dist=False,
 ):
     """save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
-        process_group=None, no_dist=False) -> Metadata
+        process_group=None, no_dist=False) -> None
 
     Saves a (nested) state dict in parallel: every rank calls it, each writes only the chunks of
     its DTensors it owns (one copy of replicated data), and the coordinator (rank 0) writes the
@@ -349,13 +363,15 @@ def _read_into(reader, target, t_off, t_size, dtype, chunks):
 def _load(state_dict, reader, planner, dist):
     _check_planner(planner, "load")
     strict = not getattr(planner, "allow_partial_load", False)
-    statefuls = {k: v for k, v in state_dict.items() if isinstance(v, Stateful)}
+    statefuls = {k: v for k, v in state_dict.items() if _is_stateful(v)}
     sd = dict(state_dict)
     for k, v in statefuls.items():
         sd[k] = v.state_dict()
     flat = _flatten(sd)
     for key, (container, k, v) in flat.items():
-        if container is sd and k not in statefuls:  # top-level values: replaced in the caller's dict
+        if (
+            container is sd and k not in statefuls
+        ):  # top-level values: replaced in the caller's dict
             flat[key] = (state_dict, k, v)
     holder = {}
 
@@ -374,7 +390,9 @@ def _load(state_dict, reader, planner, dist):
                     f"{v.shape} for {key}"
                 )
             if entry["type"] != "tensor" and _is_tensor(v):
-                raise ValueError(f"checkpoint.load: {key} is a tensor here but not in the checkpoint")
+                raise ValueError(
+                    f"checkpoint.load: {key} is a tensor here but not in the checkpoint"
+                )
 
     dist.all_gather("plan", plan)
 

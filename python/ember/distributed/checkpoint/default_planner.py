@@ -20,6 +20,8 @@ class DefaultLoadPlanner:
     The load plan; allow_partial_load=True skips the keys of the state dict that the
     checkpoint lacks instead of raising."""
 
-    def __init__(self, flatten_state_dict=True, flatten_sharded_tensors=True, allow_partial_load=False):
+    def __init__(
+        self, flatten_state_dict=True, flatten_sharded_tensors=True, allow_partial_load=False
+    ):
         self.flatten_state_dict = flatten_state_dict
         self.allow_partial_load = allow_partial_load

@@ -74,7 +74,9 @@ def encode_value(value, where):
     if isinstance(value, tuple):
         return {"__tuple__": [encode_value(v, where) for v in value]}
     if isinstance(value, dict):
-        return {"__dict__": [[encode_value(k, where), encode_value(v, where)] for k, v in value.items()]}
+        return {
+            "__dict__": [[encode_value(k, where), encode_value(v, where)] for k, v in value.items()]
+        }
     raise TypeError(
         f"checkpoint.save: expected None, bool, int, float, complex, str, bytes, dtype or "
         f"lists/tuples/dicts of them for the value at {where!r} (a checkpoint is loaded without "
@@ -90,7 +92,7 @@ def decode_value(obj):
         return obj
     if len(obj) != 1:
         raise ValueError("checkpoint: malformed value in the metadata")
-    (tag, body), = obj.items()
+    ((tag, body),) = obj.items()
     if tag == "__int__":
         return int(body)
     if tag == "__float__":

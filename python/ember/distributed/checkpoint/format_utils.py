@@ -22,7 +22,9 @@ def _unflatten(md, lib):
                 dtype = _dtype(entry["dtype"])
                 value = lib.zeros(entry["size"], dtype=dtype)
                 if value.numel():
-                    _read_into(reader, value, [0] * value.dim(), entry["size"], dtype, entry["chunks"])
+                    _read_into(
+                        reader, value, [0] * value.dim(), entry["size"], dtype, entry["chunks"]
+                    )
             _set_path(out, entry.get("path") or [key], value)
     finally:
         reader._close()

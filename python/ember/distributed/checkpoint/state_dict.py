@@ -210,9 +210,13 @@ def set_model_state_dict(model, model_state_dict, *, options=None):
     if opts.strict and (missing or unexpected):
         msgs = []
         if unexpected:
-            msgs.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            msgs.append(
+                "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". "
+            )
         if missing:
-            msgs.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+            msgs.append(
+                "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". "
+            )
         raise RuntimeError(
             f"Error(s) in loading state_dict for {type(model).__name__}:\n\t" + "\n\t".join(msgs)
         )
