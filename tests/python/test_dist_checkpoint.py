@@ -288,3 +288,49 @@ def test_fsdp2_train_save_load_next_step_identical(tmp_path):
     path = str(tmp_path / "ckpt")
     for _, out in run_workers(tmp_path, FSDP, 2, timeout=180, env={"CKPT": path}):
         assert "OK" in out, out
+
+
+STATEFUL = """
+from importlib import import_module
+dcp = import_module(M.__name__ + ".distributed.checkpoint")
+fsdp = import_module(M.__name__ + ".distributed.fsdp")
+nn = import_module(M.__name__ + ".nn")
+dist.init_process_group("gloo")
+path = os.environ["CKPT"]
+M.manual_seed(0)
+m = fsdp.fully_shard(nn.Linear(6, 5))
+opt = M.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+m(M.randn(3, 6)).sum().backward()
+opt.step()
+dcp.save({"model": m, "optim": opt}, checkpoint_id=path)
+M.manual_seed(1)
+m2 = fsdp.fully_shard(nn.Linear(6, 5))
+opt2 = M.optim.SGD(m2.parameters(), lr=0.1, momentum=0.9)
+m2(M.randn(3, 6)).sum().backward()
+opt2.step()
+dcp.load({"model": m2, "optim": opt2}, checkpoint_id=path)
+np.testing.assert_array_equal(
+    m2.weight.full_tensor().detach().numpy(), m.weight.full_tensor().detach().numpy()
+)
+def local(t):  # ember's SGD keeps the local piece as the momentum buffer of a DTensor
+    return t.to_local() if hasattr(t, "to_local") else t
+b1 = opt.state_dict()["state"][0]["momentum_buffer"]
+b2 = opt2.state_dict()["state"][0]["momentum_buffer"]
+np.testing.assert_array_equal(local(b1).numpy(), local(b2).numpy())
+# a key only rank 1 asks for: every rank raises
+try:
+    dcp.load({"model": m2, **({"extra": M.zeros(1)} if RANK == 1 else {})}, checkpoint_id=path)
+    raise SystemExit("no error")
+except dcp.CheckpointException as e:
+    assert "Missing key in checkpoint state_dict: extra." in str(e), str(e)
+    assert list(e.failures) == [1], e.failures
+print("OK")
+"""
+
+
+def test_modules_and_optimizers_as_stateful_and_errors_on_every_rank(tmp_path):
+    """A fully_shard'ed module and its optimizer saved and loaded as Stateful values; a key only
+    rank 1 asks for makes load raise on both ranks, naming rank 1."""
+    path = str(tmp_path / "ckpt")
+    for _, out in run_workers(tmp_path, STATEFUL, 2, timeout=120, env={"CKPT": path}):
+        assert "OK" in out, out

@@ -170,8 +170,32 @@ def _is_stateful(v):
     return all(callable(getattr(v, m, None)) for m in ("state_dict", "load_state_dict"))
 
 
+def _dtensor_optim_state(optim, osd):
+    """osd (optim.state_dict()) with the plain state tensors of DTensor parameters laid out as
+    their parameter (ember's SGD momentum buffers are the local piece, Adam's are DTensors)."""
+    params = [p for g in getattr(optim, "param_groups", ()) for p in g["params"]]
+    if not isinstance(osd, dict) or not any(isinstance(p, DTensor) for p in params):
+        return osd
+    idxs = [i for g in osd.get("param_groups", ()) for i in g["params"]]
+    state = dict(osd.get("state", {}))
+    for idx, p in zip(idxs, params):
+        st = state.get(idx)
+        if not isinstance(p, DTensor) or not st:
+            continue
+        st = dict(st)
+        for k, v in st.items():
+            plain = _is_tensor(v) and not isinstance(v, DTensor) and v.dim() > 0
+            if plain and tuple(v.shape) == tuple(p._local_tensor.shape):
+                st[k] = DTensor._make(v, p.device_mesh, p.placements, p.shape)
+        state[idx] = st
+    return dict(osd, state=state)
+
+
 def _to_state_dicts(state_dict):
-    return {k: v.state_dict() if _is_stateful(v) else v for k, v in state_dict.items()}
+    return {
+        k: _dtensor_optim_state(v, v.state_dict()) if _is_stateful(v) else v
+        for k, v in state_dict.items()
+    }
 
 
 def _local_save_plan(flat):
@@ -366,7 +390,7 @@ def _load(state_dict, reader, planner, dist):
     statefuls = {k: v for k, v in state_dict.items() if _is_stateful(v)}
     sd = dict(state_dict)
     for k, v in statefuls.items():
-        sd[k] = v.state_dict()
+        sd[k] = _dtensor_optim_state(v, v.state_dict())
     flat = _flatten(sd)
     for key, (container, k, v) in flat.items():
         if (

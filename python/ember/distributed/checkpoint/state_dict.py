@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .. import distributed_c10d as c10d
 from ..tensor._api import DTensor, _lib
-from ._api import _box
+from ._api import _box, _dtensor_optim_state
 
 __all__ = [
     "StateDictOptions",
@@ -310,7 +310,7 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None
     state, groups = {}, []
     for optim in _optims(optimizers):
         _init_state(optim)
-        osd = optim.state_dict()
+        osd = _dtensor_optim_state(optim, optim.state_dict())
         index = {}
         for g_sd, g in zip(osd["param_groups"], optim.param_groups):
             names = [fqns[id(p)] for p in g["params"]]
@@ -361,7 +361,7 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict, *, options=Non
             given_groups[fqn] = g
     for optim in optims:
         _init_state(optim)
-        cur = optim.state_dict()
+        cur = _dtensor_optim_state(optim, optim.state_dict())
         new_state, new_groups = {}, []
         for g_sd, g in zip(cur["param_groups"], optim.param_groups):
             names = [fqns[id(p)] for p in g["params"]]
