@@ -334,3 +334,47 @@ def test_modules_and_optimizers_as_stateful_and_errors_on_every_rank(tmp_path):
     path = str(tmp_path / "ckpt")
     for _, out in run_workers(tmp_path, STATEFUL, 2, timeout=120, env={"CKPT": path}):
         assert "OK" in out, out
+
+
+MESH2D = """
+from importlib import import_module
+dcp = import_module(M.__name__ + ".distributed.checkpoint")
+dt = import_module(M.__name__ + ".distributed.tensor")
+dm = import_module(M.__name__ + ".distributed.device_mesh")
+dist.init_process_group("gloo")
+mesh = dm.init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+path = os.environ["CKPT"]
+a = M.arange(54, dtype=M.float32).reshape(9, 6)
+b = M.arange(20, dtype=M.int32).reshape(4, 5)
+state = {
+    "a": dt.distribute_tensor(a, mesh, [dt.Replicate(), dt.Shard(0)]),  # HSDP-like
+    "b": dt.distribute_tensor(b, mesh, [dt.Shard(0), dt.Shard(1)]),
+}
+dcp.save(state, checkpoint_id=path)
+if not AGAINST_TORCH:  # a's replicas along "dp" are written once: 2 chunks, by dp coordinate 0
+    import json
+    meta = json.loads(open(os.path.join(path, ".metadata")).read())["state_dict_metadata"]
+    assert sorted(c["file"] for c in meta["a"]["chunks"]) == ["__0_0.distcp", "__1_0.distcp"]
+    assert len(meta["b"]["chunks"]) == 4
+dist.barrier()
+tgt = {
+    "a": dt.distribute_tensor(M.zeros(9, 6), mesh, [dt.Shard(1), dt.Shard(0)]),
+    "b": dt.distribute_tensor(M.zeros(4, 5, dtype=M.int32), mesh, [dt.Replicate(), dt.Shard(0)]),
+}
+dcp.load(tgt, checkpoint_id=path)
+np.testing.assert_array_equal(tgt["a"].full_tensor().numpy(), a.numpy())
+np.testing.assert_array_equal(tgt["b"].full_tensor().numpy(), b.numpy())
+dist.barrier()
+dist.destroy_process_group()
+print("OK")
+"""
+
+
+def test_two_dimensional_mesh_on_four_ranks(M, tmp_path):
+    path = str(tmp_path / "ckpt")
+    for _, out in run_workers(tmp_path, MESH2D, 4, timeout=180, env={"CKPT": path}):
+        assert "OK" in out, out
+    tgt = {"a": M.zeros(9, 6), "b": M.zeros(4, 5, dtype=M.int32)}
+    _dcp(M).load(tgt, checkpoint_id=path, no_dist=True)
+    assert tgt["a"].tolist() == M.arange(54.0).reshape(9, 6).tolist()
+    assert tgt["b"].tolist() == M.arange(20).reshape(4, 5).tolist()
