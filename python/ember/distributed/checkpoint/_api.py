@@ -12,7 +12,6 @@ from .filesystem import (
     FileSystemReader,
     FileSystemWriter,
     _dtype,
-    _tensor_from_bytes,
     decode_value,
     encode_value,
 )
@@ -361,13 +360,22 @@ def _overlap(t_off, t_size, c_off, c_size):
 
 def _read_into(reader, target, t_off, t_size, dtype, chunks):
     """Copies the parts of the saved chunks that fall in the box (t_off, t_size) into target,
-    reading only the byte range that covers each overlap."""
-    esize = _lib().empty(0, dtype=dtype).element_size()
+    reading only the byte range that covers each overlap (straight into target when the chunk
+    is exactly target's box)."""
+    lib = _lib()
     for c in chunks:
         ov = _overlap(t_off, t_size, c["offsets"], c["sizes"])
         if ov is None:
             continue
         lo, hi = ov
+        if (
+            c["offsets"] == list(t_off)
+            and c["sizes"] == list(t_size)
+            and target.dtype == dtype
+            and target.is_contiguous()
+        ):
+            reader._read_into(c["file"], c["offset"], target)
+            continue
         strides, acc = [], 1
         for s in reversed(c["sizes"]):
             strides.append(acc)
@@ -375,9 +383,9 @@ def _read_into(reader, target, t_off, t_size, dtype, chunks):
         strides.reverse()
         first = sum((l - o) * st for l, o, st in zip(lo, c["offsets"], strides))
         last = sum((h - 1 - o) * st for h, o, st in zip(hi, c["offsets"], strides))
-        data = reader._read(c["file"], c["offset"] + first * esize, (last - first + 1) * esize)
-        flat = _tensor_from_bytes(data, dtype, (last - first + 1,))
-        src = flat.as_strided([h - l for l, h in zip(lo, hi)], strides, 0)
+        span = lib.empty(last - first + 1, dtype=dtype)
+        reader._read_into(c["file"], c["offset"] + first * span.element_size(), span)
+        src = span.as_strided([h - l for l, h in zip(lo, hi)], strides, 0)
         dst = target
         for d, (l, h) in enumerate(zip(lo, hi)):
             dst = dst.narrow(d, l - t_off[d], h - l)

@@ -39,14 +39,12 @@ def _tensor_bytes(t):
     return t.numpy().view(np.uint8)
 
 
-def _tensor_from_bytes(buf, dtype, shape):
-    """A tensor of dtype and shape over a copy of buf (bytes-like)."""
-    if dtype == _C.bfloat16:
-        arr = np.frombuffer(buf, dtype=np.int16).copy()
-        return _C.from_numpy(arr).view(_C.bfloat16).reshape(shape)
-    np_dtype = _lib().empty(0, dtype=dtype).numpy().dtype
-    arr = np.frombuffer(buf, dtype=np_dtype).copy()
-    return _C.from_numpy(arr).reshape(shape)
+def _tensor_bytes_view(t):
+    """A writable numpy uint8 view of a contiguous tensor's memory."""
+    flat = t.detach().reshape(-1)
+    if flat.dtype == _C.bfloat16:
+        flat = flat.view(_C.int16)
+    return flat.numpy().view(np.uint8)
 
 
 # --- values that are not tensors: JSON with tagged containers --------------------------------
@@ -195,8 +193,8 @@ class FileSystemWriter:
         name = f"__{rank}_0.distcp"
         records, buffers, pos = {}, [], 0
         for key, offsets, t in items:
-            data = _tensor_bytes(t)
-            buffers.append(data.tobytes())
+            data = _tensor_bytes(t)  # a view of the tensor's memory when it is contiguous
+            buffers.append(data)
             records.setdefault(key, []).append(
                 {
                     "offsets": list(offsets),
@@ -262,17 +260,22 @@ class FileSystemReader:
             )
         return meta
 
-    def _read(self, name, offset, length):
+    def _read_into(self, name, offset, tensor):
+        """Reads tensor.nbytes bytes of data file name at offset straight into the memory of
+        tensor (contiguous)."""
         if "/" in name or "\\" in name or name.startswith(".."):
             raise ValueError(f"checkpoint.load: bad data file name {name!r} in the metadata")
         f = self._files.get(name)
         if f is None:
-            f = self._files[name] = open(os.path.join(self.path, name), "rb")
+            f = self._files[name] = open(os.path.join(self.path, name), "rb", buffering=0)
         f.seek(offset)
-        data = f.read(length)
-        if len(data) != length:
-            raise RuntimeError(f"checkpoint.load: {name} is truncated")
-        return data
+        view = memoryview(_tensor_bytes_view(tensor))
+        done = 0
+        while done < len(view):
+            n = f.readinto(view[done:])
+            if not n:
+                raise RuntimeError(f"checkpoint.load: {name} is truncated")
+            done += n
 
     def _close(self):
         for f in self._files.values():
