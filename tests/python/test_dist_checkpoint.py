@@ -78,6 +78,12 @@ def test_nested_state_round_trip_in_one_process(M, tmp_path):
     with pytest.raises(BaseException) as e:
         dcp.load({"ints": M.zeros(5, dtype=M.int64)}, checkpoint_id=path, no_dist=True)
     assert "Size mismatch" in str(e.value)
+    with pytest.raises(RuntimeError, match="`checkpoint_id` must be specified"):
+        dcp.load({"ints": M.zeros(4, dtype=M.int64)})
+    # a FileSystemReader given explicitly
+    got = {"ints": M.zeros(4, dtype=M.int64)}
+    dcp.load(got, storage_reader=dcp.FileSystemReader(path), no_dist=True)
+    assert got["ints"].tolist() == [0, 1, 2, 3]
     # allow_partial_load skips it
     part = {"missing": M.zeros(2), "ints": M.zeros(4, dtype=M.int64)}
     planner = _dcp(M).DefaultLoadPlanner(allow_partial_load=True)

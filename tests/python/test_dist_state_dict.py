@@ -49,6 +49,12 @@ def test_plain_and_compiled_models_and_optimizer_fqns(M):
     opts = sdm.StateDictOptions(ignore_frozen_params=True)
     assert "0.weight" not in sdm.get_model_state_dict(frozen, options=opts)
 
+    sub = sdm.get_model_state_dict(model, submodules={model[2]})
+    assert list(sub) == ["2.weight", "2.bias"]
+    two = M.optim.SGD(model.parameters(), lr=0.2)
+    both = sdm.get_optimizer_state_dict(model, [opt, two])
+    assert [g["lr"] for g in both["param_groups"]] == [0.1, 0.2]
+
     M.manual_seed(1)
     other = _net(M)
     oopt = M.optim.Adam(other.parameters(), lr=0.5)

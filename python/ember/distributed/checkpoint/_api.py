@@ -144,9 +144,15 @@ def _box(t):
 def _writer_of(storage_writer, checkpoint_id, cls):
     if storage_writer is None:
         if checkpoint_id is None:
-            what = "storage_writer" if cls is FileSystemWriter else "storage_reader"
-            raise RuntimeError(f"`checkpoint_id` or `{what}` must be provided")
+            raise RuntimeError(
+                "`checkpoint_id` must be specified if storage_reader/storage_writer is None."
+            )
         return cls(checkpoint_id)
+    if not isinstance(storage_writer, cls):
+        raise NotImplementedError(
+            f"checkpoint: only {cls.__name__} storage is supported; got "
+            f"{type(storage_writer).__name__}"
+        )
     if checkpoint_id is not None:
         storage_writer.reset(checkpoint_id)
     return storage_writer
