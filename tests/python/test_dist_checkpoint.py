@@ -189,6 +189,14 @@ for placement in (dt.Shard(1), dt.Replicate(), dt.Shard(0)):
                                   M.chunk(rep, WORLD)[RANK].numpy())
     assert tgt["plain"].tolist() == [2.0] * 3 and tgt["meta"] == {"epoch": 3, "tag": "x"}
 
+# a Partial DTensor is refused on every rank, as torch
+part = {"p": dt.DTensor.from_local(M.ones(3) * (RANK + 1), mesh, [dt.Partial()])}
+try:
+    dcp.save(part, checkpoint_id=path + "-partial")
+    raise SystemExit("saved a Partial DTensor")
+except dcp.CheckpointException as e:
+    assert "DTensor with partial placements" in str(e) and sorted(e.failures) == [0, 1]
+
 # async_save: staged before it returns (the change below is not saved), written in background
 fut = dcp.async_save(state, checkpoint_id=path + "-async")
 with M.no_grad():

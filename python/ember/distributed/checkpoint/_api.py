@@ -1,13 +1,12 @@
 """save, load and async_save of ember.distributed.checkpoint (see the package docstring)."""
 
 import concurrent.futures
-import os
 import pickle
 import traceback
 
 from ... import _C
 from .. import distributed_c10d as c10d
-from ..tensor._api import DTensor, Partial, Replicate, Shard, _chunk_sizes, _lib
+from ..tensor._api import DTensor, Partial, Shard, _chunk_sizes, _lib
 from .filesystem import (
     FileSystemReader,
     FileSystemWriter,
@@ -209,6 +208,7 @@ def _local_save_plan(flat):
     plan = {}
     for key, (_, _, v) in flat.items():
         if _is_tensor(v):
+            _no_partial(v)
             offsets, sizes, owner = _box(v)
             mine = [(offsets, sizes)] if owner and all(sizes) else []
             plan[key] = (
@@ -223,17 +223,22 @@ def _local_save_plan(flat):
     return plan
 
 
+def _no_partial(v):
+    if isinstance(v, DTensor) and any(isinstance(p, Partial) for p in v.placements):
+        raise ValueError(
+            "Any checkpointing related operations are not supported for DTensor with partial "
+            "placements!"
+        )
+
+
 def _save(state_dict, writer, planner, dist):
     _check_planner(planner, "save")
     paths = {}
     flat = _flatten(_to_state_dicts(state_dict), paths)
-    for key, (c, k, v) in list(flat.items()):
-        if isinstance(v, DTensor) and any(isinstance(p, Partial) for p in v.placements):
-            v = v.redistribute(v.device_mesh, [Replicate()] * v.device_mesh.ndim)
-            flat[key] = (c, k, v)
 
     def plan():
-        writer._prepare() if dist.rank == 0 else None
+        if dist.rank == 0:
+            writer._prepare()
         return _local_save_plan(flat)
 
     plans = dist.all_gather("plan", plan)
@@ -309,6 +314,7 @@ _ASYNC = {}
 
 
 def _stage(value):
+    """A copy of value's tensors."""
     if isinstance(value, DTensor):
         return DTensor._make(
             value._local_tensor.detach().clone(), value.device_mesh, value.placements, value.shape
@@ -417,6 +423,7 @@ def _load(state_dict, reader, planner, dist):
         md = reader.read_metadata()["state_dict_metadata"]
         holder["md"] = md
         for key, (_, _, v) in flat.items():
+            _no_partial(v)
             if key not in md:
                 if strict:
                     raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
@@ -483,7 +490,3 @@ def load(
     reader = _writer_of(storage_reader, checkpoint_id, FileSystemReader)
     dist = _Dist(process_group, no_dist)
     _load(state_dict, reader, planner, dist)
-
-
-def _exists(path):
-    return os.path.exists(os.path.join(os.fspath(path), ".metadata"))
