@@ -1,0 +1,492 @@
+"""save, load and async_save of ember.distributed.checkpoint (see the package docstring)."""
+
+import concurrent.futures
+import pickle
+import traceback
+
+from ... import _C
+from .. import distributed_c10d as c10d
+from ..tensor._api import DTensor, Partial, Shard, _chunk_sizes, _lib
+from .filesystem import (
+    FileSystemReader,
+    FileSystemWriter,
+    _dtype,
+    decode_value,
+    encode_value,
+)
+
+__all__ = ["CheckpointException", "async_save", "load", "save"]
+
+
+class CheckpointException(BaseException):
+    """CheckpointException(msg, failures)
+
+    Raised on every rank when a save or load failed on one or more ranks; failures maps each
+    failed rank to (exception, traceback summary)."""
+
+    def __init__(self, msg, failures):
+        super().__init__(msg, failures)
+        self._failures = failures
+
+    @property
+    def failures(self):
+        return self._failures
+
+    def __str__(self):
+        out = f"CheckpointException ranks:{self._failures.keys()}\n"
+        for rank, (exc, trace) in self._failures.items():
+            out += f"Traceback (most recent call last): (RANK {rank})\n"
+            if trace is not None:
+                out += "".join(traceback.format_list(trace))
+            out += "".join(traceback.format_exception_only(type(exc), exc))
+        return out
+
+
+# --- flattening nested state dicts -----------------------------------------------------------
+
+
+def _is_tensor(v):
+    return isinstance(v, _C.Tensor)
+
+
+def _traversed(value):
+    """Whether a list is walked into (it holds tensors or mappings somewhere), as torch; a
+    tuple only when it holds tensors (ember's addition: tensors are never stored as values)."""
+    if isinstance(value, tuple):
+        return any(_is_tensor(v) for v in value)
+    for v in value:
+        if _is_tensor(v) or isinstance(v, dict):
+            return True
+        if isinstance(v, list) and _traversed(v):
+            return True
+    return False
+
+
+def _flatten(state_dict, paths=None):
+    """{flat key: (container, key in it, value)} for every leaf; mappings are always walked,
+    lists and tuples when they hold tensors or mappings. Flat keys join the path with '.'."""
+    out = {}
+
+    def walk(prefix, path, container, key, value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}", (*path, str(k)), value, k, v)
+        elif isinstance(value, (list, tuple)) and _traversed(value):
+            for i, v in enumerate(value):
+                walk(f"{prefix}.{i}", (*path, i), value, i, v)
+        else:
+            out[prefix] = (container, key, value)
+            if paths is not None:
+                paths[prefix] = list(path)
+
+    for k, v in state_dict.items():
+        walk(str(k), (str(k),), state_dict, k, v)
+    return out
+
+
+# --- the distributed steps --------------------------------------------------------------------
+
+
+class _Dist:
+    """Runs a step on every rank and makes a failure on any rank raise everywhere."""
+
+    def __init__(self, process_group, no_dist):
+        self.use = not no_dist and c10d.is_available() and c10d.is_initialized()
+        self.group = process_group
+        self.rank = c10d.get_rank(process_group) if self.use else 0
+        self.world = c10d.get_world_size(process_group) if self.use else 1
+
+    def all_gather(self, step, fn):
+        try:
+            result = (True, fn())
+        except Exception as e:
+            result = (False, _wrap(e))
+        if self.use and self.world > 1:
+            results = [None] * self.world
+            c10d.all_gather_object(results, result, group=self.group)
+        else:
+            results = [result]
+        failures = {r: res for r, (ok, res) in enumerate(results) if not ok}
+        if failures:
+            raise CheckpointException(step, failures)
+        return [res for _, res in results]
+
+
+def _wrap(e):
+    pair = (e, traceback.extract_tb(e.__traceback__))
+    try:
+        pickle.dumps(pair)
+    except Exception:
+        pair = (RuntimeError(f"{type(e).__name__}: {e}"), pair[1])
+    return pair
+
+
+def _box(t):
+    """(offsets, sizes) of this rank's piece of t in the global tensor, and whether this rank
+    writes it (replicas along a mesh dimension: only coordinate 0 writes)."""
+    if not isinstance(t, DTensor):
+        return [0] * t.dim(), list(t.shape), True
+    mesh = t.device_mesh
+    offsets, sizes = [0] * t.dim(), list(t.shape)
+    owner = True
+    for md, p in enumerate(t.placements):
+        me = mesh.get_local_rank(md)
+        if isinstance(p, Shard):
+            pieces = _chunk_sizes(sizes[p.dim], mesh.size(md))
+            offsets[p.dim] += sum(pieces[:me])
+            sizes[p.dim] = pieces[me]
+        elif me != 0:
+            owner = False
+    return offsets, sizes, owner
+
+
+def _writer_of(storage_writer, checkpoint_id, cls):
+    if storage_writer is None:
+        if checkpoint_id is None:
+            raise RuntimeError(
+                "`checkpoint_id` must be specified if storage_reader/storage_writer is None."
+            )
+        return cls(checkpoint_id)
+    if not isinstance(storage_writer, cls):
+        raise NotImplementedError(
+            f"checkpoint: only {cls.__name__} storage is supported; got "
+            f"{type(storage_writer).__name__}"
+        )
+    if checkpoint_id is not None:
+        storage_writer.reset(checkpoint_id)
+    return storage_writer
+
+
+def _check_planner(planner, what):
+    from .default_planner import DefaultLoadPlanner, DefaultSavePlanner
+
+    base = DefaultSavePlanner if what == "save" else DefaultLoadPlanner
+    if planner is not None and type(planner) is not base:
+        raise NotImplementedError(f"checkpoint.{what}: only {base.__name__} is supported")
+    return planner
+
+
+def _is_stateful(v):
+    """isinstance(v, Stateful), without typing's protocol check (which, run on a Tensor, leaves
+    an `__annotations__` entry in the Tensor class)."""
+    if isinstance(v, (dict, list, tuple, str, int, float, _C.Tensor)) or v is None:
+        return False
+    return all(callable(getattr(v, m, None)) for m in ("state_dict", "load_state_dict"))
+
+
+def _dtensor_optim_state(optim, osd):
+    """osd (optim.state_dict()) with the plain state tensors of DTensor parameters laid out as
+    their parameter (ember's SGD momentum buffers are the local piece, Adam's are DTensors)."""
+    params = [p for g in getattr(optim, "param_groups", ()) for p in g["params"]]
+    if not isinstance(osd, dict) or not any(isinstance(p, DTensor) for p in params):
+        return osd
+    idxs = [i for g in osd.get("param_groups", ()) for i in g["params"]]
+    state = dict(osd.get("state", {}))
+    for idx, p in zip(idxs, params):
+        st = state.get(idx)
+        if not isinstance(p, DTensor) or not st:
+            continue
+        st = dict(st)
+        for k, v in st.items():
+            plain = _is_tensor(v) and not isinstance(v, DTensor) and v.dim() > 0
+            if plain and tuple(v.shape) == tuple(p._local_tensor.shape):
+                st[k] = DTensor._make(v, p.device_mesh, p.placements, p.shape)
+        state[idx] = st
+    return dict(osd, state=state)
+
+
+def _to_state_dicts(state_dict):
+    return {
+        k: _dtensor_optim_state(v, v.state_dict()) if _is_stateful(v) else v
+        for k, v in state_dict.items()
+    }
+
+
+def _local_save_plan(flat):
+    """What this rank has: {key: ('t', dtype, size, [(offsets, sizes)] it writes, is DTensor)
+    or ('v', encoded value)}."""
+    plan = {}
+    for key, (_, _, v) in flat.items():
+        if _is_tensor(v):
+            _no_partial(v)
+            offsets, sizes, owner = _box(v)
+            mine = [(offsets, sizes)] if owner and all(sizes) else []
+            plan[key] = (
+                "t",
+                repr(v.dtype).split(".", 1)[1],
+                list(v.shape),
+                mine,
+                isinstance(v, DTensor),
+            )
+        else:
+            plan[key] = ("v", encode_value(v, key))
+    return plan
+
+
+def _no_partial(v):
+    if isinstance(v, DTensor) and any(isinstance(p, Partial) for p in v.placements):
+        raise ValueError(
+            "Any checkpointing related operations are not supported for DTensor with partial "
+            "placements!"
+        )
+
+
+def _save(state_dict, writer, planner, dist):
+    _check_planner(planner, "save")
+    paths = {}
+    flat = _flatten(_to_state_dicts(state_dict), paths)
+
+    def plan():
+        if dist.rank == 0:
+            writer._prepare()
+        return _local_save_plan(flat)
+
+    plans = dist.all_gather("plan", plan)
+    # the global plan (the same on every rank): DTensor chunks are written by their owners, a
+    # plain tensor or value by the lowest rank that has it
+    first = {}
+    for r, p in enumerate(plans):
+        for key in p:
+            first.setdefault(key, r)
+
+    def write():
+        items = []
+        for key, entry in plans[dist.rank].items():
+            if entry[0] != "t":
+                continue
+            t = flat[key][2]
+            if entry[4]:
+                local = t._local_tensor
+                items += [(key, off, local.detach()) for off, _ in entry[3]]
+            elif first[key] == dist.rank and t.numel():
+                items.append((key, [0] * t.dim(), t.detach()))
+        return writer._write_data(dist.rank, items)
+
+    written = dist.all_gather("write", write)
+
+    def finish():
+        if dist.rank != 0:
+            return None
+        md = {}
+        for key, r in first.items():
+            entry = plans[r][key]
+            if entry[0] == "v":
+                md[key] = {"type": "value", "value": entry[1], "path": paths.get(key)}
+                continue
+            chunks = []
+            for records in written:
+                chunks += records.get(key, [])
+            chunks.sort(key=lambda c: c["offsets"])
+            md[key] = {
+                "type": "tensor",
+                "dtype": entry[1],
+                "size": entry[2],
+                "chunks": chunks,
+                "path": paths.get(key),
+            }
+        writer._write_metadata({"state_dict_metadata": md})
+        return None
+
+    dist.all_gather("finish", finish)
+
+
+def save(
+    state_dict,
+    *,
+    checkpoint_id=None,
+    storage_writer=None,
+    planner=None,
+    process_group=None,
+    no_dist=False,
+):
+    """save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
+        process_group=None, no_dist=False) -> None
+
+    Saves a (nested) state dict in parallel: every rank calls it, each writes only the chunks of
+    its DTensors it owns (one copy of replicated data), and the coordinator (rank 0) writes the
+    metadata once every rank has written. Stateful values are saved through state_dict()."""
+    writer = _writer_of(storage_writer, checkpoint_id, FileSystemWriter)
+    dist = _Dist(process_group, no_dist)
+    _save(state_dict, writer, planner, dist)
+
+
+_ASYNC = {}
+
+
+def _stage(value):
+    """A copy of value's tensors."""
+    if isinstance(value, DTensor):
+        return DTensor._make(
+            value._local_tensor.detach().clone(), value.device_mesh, value.placements, value.shape
+        )
+    if _is_tensor(value):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {k: _stage(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and _traversed(value):
+        return type(value)(_stage(v) for v in value)
+    return value
+
+
+def async_save(
+    state_dict,
+    *,
+    checkpoint_id=None,
+    storage_writer=None,
+    planner=None,
+    process_group=None,
+    async_checkpointer_type=None,
+    async_stager=None,
+    no_dist=False,
+    use_collectives=True,
+):
+    """async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
+        process_group=None, no_dist=False) -> Future
+
+    Like save, in a background thread: the state is copied (staged) before it returns, so
+    training may change the tensors at once; the Future's result() waits for the write. The
+    writes use a process group of their own (made once, collectively, on first use), so they
+    do not interleave with the training's collectives."""
+    writer = _writer_of(storage_writer, checkpoint_id, FileSystemWriter)
+    staged = _stage(_to_state_dicts(state_dict))
+    dist = _Dist(process_group, no_dist)
+    if dist.use and process_group is None:
+        if "group" not in _ASYNC:
+            _ASYNC["group"] = c10d.new_group(list(range(c10d.get_world_size())))
+        dist.group = _ASYNC["group"]
+    if "pool" not in _ASYNC:
+        _ASYNC["pool"] = concurrent.futures.ThreadPoolExecutor(1, "ember-dcp-async")
+    return _ASYNC["pool"].submit(_save, staged, writer, planner, dist)
+
+
+# --- load -------------------------------------------------------------------------------------
+
+
+def _overlap(t_off, t_size, c_off, c_size):
+    lo = [max(a, b) for a, b in zip(t_off, c_off)]
+    hi = [min(a + s, b + z) for a, s, b, z in zip(t_off, t_size, c_off, c_size)]
+    if any(h <= l for l, h in zip(lo, hi)):
+        return None
+    return lo, hi
+
+
+def _read_into(reader, target, t_off, t_size, dtype, chunks):
+    """Copies the parts of the saved chunks that fall in the box (t_off, t_size) into target,
+    reading only the byte range that covers each overlap (straight into target when the chunk
+    is exactly target's box)."""
+    lib = _lib()
+    for c in chunks:
+        ov = _overlap(t_off, t_size, c["offsets"], c["sizes"])
+        if ov is None:
+            continue
+        lo, hi = ov
+        if (
+            c["offsets"] == list(t_off)
+            and c["sizes"] == list(t_size)
+            and target.dtype == dtype
+            and target.is_contiguous()
+        ):
+            reader._read_into(c["file"], c["offset"], target)
+            continue
+        strides, acc = [], 1
+        for s in reversed(c["sizes"]):
+            strides.append(acc)
+            acc *= s
+        strides.reverse()
+        first = sum((l - o) * st for l, o, st in zip(lo, c["offsets"], strides))
+        last = sum((h - 1 - o) * st for h, o, st in zip(hi, c["offsets"], strides))
+        span = lib.empty(last - first + 1, dtype=dtype)
+        reader._read_into(c["file"], c["offset"] + first * span.element_size(), span)
+        src = span.as_strided([h - l for l, h in zip(lo, hi)], strides, 0)
+        dst = target
+        for d, (l, h) in enumerate(zip(lo, hi)):
+            dst = dst.narrow(d, l - t_off[d], h - l)
+        dst.copy_(src)
+
+
+def _load(state_dict, reader, planner, dist):
+    _check_planner(planner, "load")
+    strict = not getattr(planner, "allow_partial_load", False)
+    statefuls = {k: v for k, v in state_dict.items() if _is_stateful(v)}
+    sd = dict(state_dict)
+    for k, v in statefuls.items():
+        sd[k] = _dtensor_optim_state(v, v.state_dict())
+    flat = _flatten(sd)
+    for key, (container, k, v) in flat.items():
+        if (
+            container is sd and k not in statefuls
+        ):  # top-level values: replaced in the caller's dict
+            flat[key] = (state_dict, k, v)
+    holder = {}
+
+    def plan():
+        md = reader.read_metadata()["state_dict_metadata"]
+        holder["md"] = md
+        for key, (_, _, v) in flat.items():
+            _no_partial(v)
+            if key not in md:
+                if strict:
+                    raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
+                continue
+            entry = md[key]
+            if entry["type"] == "tensor" and _is_tensor(v) and list(v.shape) != entry["size"]:
+                raise ValueError(
+                    f"Size mismatch between saved {_lib().Size(entry['size'])} and current: "
+                    f"{v.shape} for {key}"
+                )
+            if entry["type"] != "tensor" and _is_tensor(v):
+                raise ValueError(
+                    f"checkpoint.load: {key} is a tensor here but not in the checkpoint"
+                )
+
+    dist.all_gather("plan", plan)
+
+    def read():
+        md = holder["md"]
+        try:
+            with _lib().no_grad():
+                for key, (container, k, v) in flat.items():
+                    entry = md.get(key)
+                    if entry is None:
+                        continue
+                    if entry["type"] == "value":
+                        if not isinstance(container, tuple):
+                            container[k] = decode_value(entry["value"])
+                        continue
+                    dtype = _dtype(entry["dtype"])
+                    if not _is_tensor(v):
+                        v = _lib().zeros(entry["size"], dtype=dtype)
+                        if not isinstance(container, tuple):
+                            container[k] = v
+                    offsets, sizes, _ = _box(v)
+                    target = v._local_tensor if isinstance(v, DTensor) else v
+                    if all(sizes):
+                        _read_into(reader, target, offsets, sizes, dtype, entry["chunks"])
+        finally:
+            reader._close()
+
+    dist.all_gather("read", read)
+    for k, v in statefuls.items():
+        v.load_state_dict(sd[k])
+
+
+def load(
+    state_dict,
+    *,
+    checkpoint_id=None,
+    storage_reader=None,
+    planner=None,
+    process_group=None,
+    no_dist=False,
+):
+    """load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None,
+        process_group=None, no_dist=False) -> None
+
+    Loads a checkpoint into state_dict in place: its tensors and DTensors receive the saved
+    values (each rank reads only the byte ranges of its own pieces, whatever the number of
+    ranks and the placements at save time), other values are replaced, and Stateful values get
+    load_state_dict() with the loaded state. Every key of state_dict must be in the
+    checkpoint."""
+    reader = _writer_of(storage_reader, checkpoint_id, FileSystemReader)
+    dist = _Dist(process_group, no_dist)
+    _load(state_dict, reader, planner, dist)
