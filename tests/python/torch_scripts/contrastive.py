@@ -13,13 +13,19 @@ def det_init(module, scale=0.3):
     with torch.no_grad():
         for i, p in enumerate(module.parameters()):
             n = p.numel()
-            p.copy_((torch.cos(torch.arange(n, dtype=torch.float32) * 1.13 + 0.5 * i) * scale).view_as(p))
+            p.copy_(
+                (torch.cos(torch.arange(n, dtype=torch.float32) * 1.13 + 0.5 * i) * scale).view_as(
+                    p
+                )
+            )
 
 
 class Encoder(nn.Module):
     def __init__(self, d_in=6, d_out=4):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(d_in, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, d_out))
+        self.net = nn.Sequential(
+            nn.Linear(d_in, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, d_out)
+        )
 
     def forward(self, x):
         return self.net(x)
@@ -32,7 +38,10 @@ class ContrastiveLoss(nn.Module):
 
     def forward(self, out1, out2, label):
         d = F.pairwise_distance(out1, out2, keepdim=True)
-        return torch.mean((1 - label) * torch.pow(d, 2) + label * torch.pow(torch.clamp(self.margin - d, min=0.0), 2))
+        return torch.mean(
+            (1 - label) * torch.pow(d, 2)
+            + label * torch.pow(torch.clamp(self.margin - d, min=0.0), 2)
+        )
 
 
 def nt_xent(z1, z2, temperature=0.5):
@@ -46,7 +55,7 @@ def nt_xent(z1, z2, temperature=0.5):
 
 def make_data(n=24):
     t = torch.arange(n, dtype=torch.float32)
-    cls = (torch.arange(n) % 3)
+    cls = torch.arange(n) % 3
     centers = torch.stack([torch.sin(cls * 2.0 + k) for k in range(6)], dim=1) * 2
     x = centers + 0.3 * torch.cos(t.unsqueeze(1) * torch.arange(1, 7, dtype=torch.float32))
     return x, cls
@@ -78,7 +87,9 @@ def main():
     # SimCLR-style self-supervised objective on two augmented views.
     proj = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
     det_init(proj, 0.2)
-    opt = torch.optim.SGD(list(enc.parameters()) + list(proj.parameters()), lr=0.05, momentum=0.9, nesterov=True)
+    opt = torch.optim.SGD(
+        list(enc.parameters()) + list(proj.parameters()), lr=0.05, momentum=0.9, nesterov=True
+    )
     for step in range(25):
         opt.zero_grad()
         loss = nt_xent(proj(enc(augment(x, 1.0))), proj(enc(augment(x, 2.0))))
@@ -96,7 +107,9 @@ def main():
         recall1 = (cls[nn_idx[:, 0]] == cls).float().mean().item()
         print(f"recall_at_1 {recall1:.4f} nn_shape {tuple(nn_idx.shape)}")
         cs = F.cosine_similarity(emb.unsqueeze(1), emb.unsqueeze(0), dim=-1)
-        print(f"cos_sim_matches_mm {torch.allclose(cs, emb @ emb.T, atol=1e-5)} diag {cs.diagonal().mean().item():.5f}")
+        print(
+            f"cos_sim_matches_mm {torch.allclose(cs, emb @ emb.T, atol=1e-5)} diag {cs.diagonal().mean().item():.5f}"
+        )
 
     # Triplet losses with batch-hard mining.
     emb = enc(x)
@@ -108,13 +121,25 @@ def main():
     print(f"batch_hard {batch_hard.item():.5f}")
     a, p, n = emb[:8], emb[8:16], emb[16:24]
     print(f"triplet {F.triplet_margin_loss(a, p, n, margin=1.0, p=2, swap=True).item():.5f}")
-    twd = nn.TripletMarginWithDistanceLoss(distance_function=lambda u, v: 1.0 - F.cosine_similarity(u, v), margin=0.5)
+    twd = nn.TripletMarginWithDistanceLoss(
+        distance_function=lambda u, v: 1.0 - F.cosine_similarity(u, v), margin=0.5
+    )
     print(f"triplet_cos {twd(a, p, n).item():.5f}")
-    print(f"cosine_emb {F.cosine_embedding_loss(a, p, torch.tensor([1, -1] * 4), margin=0.1).item():.5f}")
-    print(f"margin_rank {F.margin_ranking_loss(a[:, 0], p[:, 0], torch.tensor([1.0, -1.0] * 4), margin=0.2).item():.5f}")
-    print(f"hinge_emb {F.hinge_embedding_loss(dist[0], torch.where(same[0], 1, -1).float(), margin=1.0).item():.5f}")
-    print(f"cdist_p1 {torch.cdist(a, p, p=1).sum().item():.4f} pdist {F.pdist(a).shape[0]} {F.pdist(a).sum().item():.4f}")
-    print(f"cdist_mm_mode {torch.allclose(torch.cdist(a, p, compute_mode='use_mm_for_euclid_dist'), torch.cdist(a, p), atol=1e-4)}")
+    print(
+        f"cosine_emb {F.cosine_embedding_loss(a, p, torch.tensor([1, -1] * 4), margin=0.1).item():.5f}"
+    )
+    print(
+        f"margin_rank {F.margin_ranking_loss(a[:, 0], p[:, 0], torch.tensor([1.0, -1.0] * 4), margin=0.2).item():.5f}"
+    )
+    print(
+        f"hinge_emb {F.hinge_embedding_loss(dist[0], torch.where(same[0], 1, -1).float(), margin=1.0).item():.5f}"
+    )
+    print(
+        f"cdist_p1 {torch.cdist(a, p, p=1).sum().item():.4f} pdist {F.pdist(a).shape[0]} {F.pdist(a).sum().item():.4f}"
+    )
+    print(
+        f"cdist_mm_mode {torch.allclose(torch.cdist(a, p, compute_mode='use_mm_for_euclid_dist'), torch.cdist(a, p), atol=1e-4)}"
+    )
     print(f"logsumexp {torch.logsumexp(dist, dim=1)[:3].tolist()}")
     sim = emb @ emb.T
     ranks = sim.argsort(dim=1, descending=True)

@@ -117,7 +117,9 @@ class StraightThroughSign(Function):
 class MyLinear(nn.Module):
     def __init__(self, i, o):
         super().__init__()
-        self.weight = nn.Parameter(torch.cos(torch.arange(i * o, dtype=torch.float32)).view(o, i) * 0.3)
+        self.weight = nn.Parameter(
+            torch.cos(torch.arange(i * o, dtype=torch.float32)).view(o, i) * 0.3
+        )
         self.bias = nn.Parameter(torch.zeros(o))
 
     def forward(self, x):
@@ -126,7 +128,11 @@ class MyLinear(nn.Module):
 
 def main():
     torch.manual_seed(0)
-    inp = (torch.linspace(-1, 1, 20, dtype=torch.double).view(4, 5).requires_grad_(), torch.linspace(0, 2, 15, dtype=torch.double).view(3, 5).requires_grad_(), torch.tensor([0.1, -0.2, 0.3], dtype=torch.double, requires_grad=True))
+    inp = (
+        torch.linspace(-1, 1, 20, dtype=torch.double).view(4, 5).requires_grad_(),
+        torch.linspace(0, 2, 15, dtype=torch.double).view(3, 5).requires_grad_(),
+        torch.tensor([0.1, -0.2, 0.3], dtype=torch.double, requires_grad=True),
+    )
     print(f"gradcheck_linear {gradcheck(LinearFunction.apply, inp, eps=1e-6, atol=1e-4)}")
     print(f"gradgradcheck_linear {gradgradcheck(LinearFunction.apply, inp)}")
     x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
@@ -187,7 +193,9 @@ def main():
     print(f"ste {out.item()} grad {w.grad.tolist()}")
     # Errors people hit.
     try:
-        LinearFunction.apply(torch.ones(2, 3, requires_grad=True), torch.ones(4, 3), None).sum().backward()
+        LinearFunction.apply(
+            torch.ones(2, 3, requires_grad=True), torch.ones(4, 3), None
+        ).sum().backward()
         print("linear_no_bias ok")
     except Exception as e:  # noqa: BLE001
         print(f"linear_no_bias {type(e).__name__}")

@@ -19,16 +19,26 @@ def main():
     freqs = torch.fft.rfftfreq(n, d=1 / sr)
     mag = spec.abs()
     top = mag.topk(2).indices.sort().values
-    print(f"rfft {spec.dtype} {tuple(spec.shape)} peaks_hz {freqs[top].tolist()} amp {[round(v, 3) for v in (2 * mag[top] / n).tolist()]}")
-    print(f"phase_12hz {torch.angle(spec[top[1]]).item():.4f} parseval {(sig.pow(2).sum() - (mag.pow(2)[0] + 2 * mag.pow(2)[1:-1].sum() + mag.pow(2)[-1]) / n).abs().item() < 1e-2}")
+    print(
+        f"rfft {spec.dtype} {tuple(spec.shape)} peaks_hz {freqs[top].tolist()} amp {[round(v, 3) for v in (2 * mag[top] / n).tolist()]}"
+    )
+    print(
+        f"phase_12hz {torch.angle(spec[top[1]]).item():.4f} parseval {(sig.pow(2).sum() - (mag.pow(2)[0] + 2 * mag.pow(2)[1:-1].sum() + mag.pow(2)[-1]) / n).abs().item() < 1e-2}"
+    )
     filt = spec.clone()
     filt[(freqs > 10) & (freqs < 14)] = 0
     clean = torch.fft.irfft(filt, n=n)
     print(f"bandstop_err {(clean - torch.sin(2 * math.pi * 5 * t)).abs().max().item():.5f}")
     full = torch.fft.fft(sig)
-    print(f"fft_hermitian {torch.allclose(full[1:], full[1:].flip(0).conj(), atol=1e-3)} ifft_real {torch.fft.ifft(full).imag.abs().max().item() < 1e-5}")
-    print(f"fftfreq {torch.fft.fftfreq(6, d=0.5).tolist()} shift {torch.fft.fftshift(torch.arange(6)).tolist()} ishift {torch.fft.ifftshift(torch.arange(5)).tolist()}")
-    print(f"norm_ortho {torch.fft.rfft(torch.ones(4), norm='ortho').tolist()} forward {torch.fft.fft(torch.ones(4), norm='forward').real.tolist()}")
+    print(
+        f"fft_hermitian {torch.allclose(full[1:], full[1:].flip(0).conj(), atol=1e-3)} ifft_real {torch.fft.ifft(full).imag.abs().max().item() < 1e-5}"
+    )
+    print(
+        f"fftfreq {torch.fft.fftfreq(6, d=0.5).tolist()} shift {torch.fft.fftshift(torch.arange(6)).tolist()} ishift {torch.fft.ifftshift(torch.arange(5)).tolist()}"
+    )
+    print(
+        f"norm_ortho {torch.fft.rfft(torch.ones(4), norm='ortho').tolist()} forward {torch.fft.fft(torch.ones(4), norm='forward').real.tolist()}"
+    )
 
     # Convolution theorem: FFT convolution equals conv1d (which is correlation) with a flipped kernel.
     x = torch.cos(torch.arange(50, dtype=torch.float32) * 0.3)
@@ -44,36 +54,65 @@ def main():
     print(f"stft {tuple(S.shape)} {S.dtype} max_bin {S.abs().mean(dim=1).argmax().item()}")
     rec = torch.istft(S, n_fft=32, hop_length=8, window=window, length=n)
     print(f"istft_err {(rec - sig).abs().max().item() < 1e-4}")
-    S2 = torch.stft(sig.unsqueeze(0).repeat(2, 1), n_fft=32, hop_length=16, win_length=24, window=torch.hann_window(24), center=False, return_complex=True)
-    print(f"stft_batch {tuple(S2.shape)} onesided_false {tuple(torch.stft(sig, 16, window=torch.hann_window(16), onesided=False, return_complex=True).shape)}")
+    S2 = torch.stft(
+        sig.unsqueeze(0).repeat(2, 1),
+        n_fft=32,
+        hop_length=16,
+        win_length=24,
+        window=torch.hann_window(24),
+        center=False,
+        return_complex=True,
+    )
+    print(
+        f"stft_batch {tuple(S2.shape)} onesided_false {tuple(torch.stft(sig, 16, window=torch.hann_window(16), onesided=False, return_complex=True).shape)}"
+    )
     power = S.abs() ** 2
     n_mels, n_bins = 6, power.shape[0]
     centers = torch.linspace(0, n_bins - 1, n_mels + 2)
     bins = torch.arange(n_bins, dtype=torch.float32).unsqueeze(0)
-    fb = torch.clamp(1 - (bins - centers[1:-1].unsqueeze(1)).abs() / (centers[1] - centers[0]), min=0)
+    fb = torch.clamp(
+        1 - (bins - centers[1:-1].unsqueeze(1)).abs() / (centers[1] - centers[0]), min=0
+    )
     logmel = torch.log(fb @ power + 1e-6)
     print(f"logmel {tuple(logmel.shape)} {[round(v, 3) for v in logmel.mean(dim=1).tolist()]}")
 
     # Complex tensor arithmetic.
     z = torch.complex(torch.tensor([1.0, 0.0, -1.0]), torch.tensor([1.0, 2.0, 0.5]))
-    print(f"complex {z.real.tolist()} {z.imag.tolist()} abs {[round(v, 4) for v in z.abs().tolist()]} conj_imag {z.conj().imag.tolist()}")
+    print(
+        f"complex {z.real.tolist()} {z.imag.tolist()} abs {[round(v, 4) for v in z.abs().tolist()]} conj_imag {z.conj().imag.tolist()}"
+    )
     w = z * (1 + 2j) / z.abs()
     print(f"complex_ops {[round(v, 4) for v in torch.view_as_real(w).flatten().tolist()]}")
     p = torch.polar(torch.tensor([2.0, 1.0]), torch.tensor([math.pi / 2, math.pi]))
-    print(f"polar {[round(v, 4) for v in torch.view_as_real(p).flatten().tolist()]} is_complex {p.is_complex()}")
-    print(f"exp_i {[round(v, 4) for v in torch.view_as_real(torch.exp(1j * torch.tensor([0.0, math.pi / 3]))).flatten().tolist()]}")
+    print(
+        f"polar {[round(v, 4) for v in torch.view_as_real(p).flatten().tolist()]} is_complex {p.is_complex()}"
+    )
+    print(
+        f"exp_i {[round(v, 4) for v in torch.view_as_real(torch.exp(1j * torch.tensor([0.0, math.pi / 3]))).flatten().tolist()]}"
+    )
     zz = torch.view_as_complex(torch.tensor([[1.0, 2.0], [3.0, -4.0]]))
-    print(f"view_as_complex {zz.dtype} {zz.abs().tolist()} matmul {[round(v, 3) for v in torch.view_as_real(zz.unsqueeze(0) @ zz.unsqueeze(1)).flatten().tolist()]}")
+    print(
+        f"view_as_complex {zz.dtype} {zz.abs().tolist()} matmul {[round(v, 3) for v in torch.view_as_real(zz.unsqueeze(0) @ zz.unsqueeze(1)).flatten().tolist()]}"
+    )
 
     # 2-D FFT low-pass of an image.
-    img = torch.sin(torch.arange(16.0).unsqueeze(1) * 0.4) * torch.cos(torch.arange(16.0) * 0.9) + (torch.arange(256.0).view(16, 16) % 3 == 0).float() * 0.3
+    img = (
+        torch.sin(torch.arange(16.0).unsqueeze(1) * 0.4) * torch.cos(torch.arange(16.0) * 0.9)
+        + (torch.arange(256.0).view(16, 16) % 3 == 0).float() * 0.3
+    )
     F2 = torch.fft.fftshift(torch.fft.fft2(img))
     yy, xx = torch.meshgrid(torch.arange(16) - 8, torch.arange(16) - 8, indexing="ij")
     mask = (yy**2 + xx**2) <= 16
     low = torch.fft.ifft2(torch.fft.ifftshift(F2 * mask)).real
-    print(f"lowpass {low.std().item():.5f} energy_kept {((F2 * mask).abs().pow(2).sum() / F2.abs().pow(2).sum()).item():.5f}")
-    print(f"rfft2 {tuple(torch.fft.rfft2(img).shape)} roundtrip {torch.allclose(torch.fft.irfft2(torch.fft.rfft2(img), s=img.shape), img, atol=1e-5)}")
-    print(f"fftn_dims {tuple(torch.fft.fftn(img.view(2, 8, 16), dim=(1, 2)).shape)} rfftn {tuple(torch.fft.rfftn(img.view(4, 4, 16)).shape)}")
+    print(
+        f"lowpass {low.std().item():.5f} energy_kept {((F2 * mask).abs().pow(2).sum() / F2.abs().pow(2).sum()).item():.5f}"
+    )
+    print(
+        f"rfft2 {tuple(torch.fft.rfft2(img).shape)} roundtrip {torch.allclose(torch.fft.irfft2(torch.fft.rfft2(img), s=img.shape), img, atol=1e-5)}"
+    )
+    print(
+        f"fftn_dims {tuple(torch.fft.fftn(img.view(2, 8, 16), dim=(1, 2)).shape)} rfftn {tuple(torch.fft.rfftn(img.view(4, 4, 16)).shape)}"
+    )
 
     # Learn a 5-tap FIR filter whose magnitude response matches a target (gradients through rfft).
     taps = torch.zeros(5, requires_grad=True)

@@ -42,7 +42,9 @@ def main():
     det_init(layer)
     P.register_parametrization(layer, "weight", Symmetric())
     W = layer.weight
-    print(f"symmetric {torch.allclose(W, W.T)} is_parametrized {P.is_parametrized(layer)} {P.is_parametrized(layer, 'bias')} original {tuple(layer.parametrizations.weight.original.shape)}")
+    print(
+        f"symmetric {torch.allclose(W, W.T)} is_parametrized {P.is_parametrized(layer)} {P.is_parametrized(layer, 'bias')} original {tuple(layer.parametrizations.weight.original.shape)}"
+    )
     print(f"param_names {[n for n, _ in layer.named_parameters()]}")
     opt = torch.optim.SGD(layer.parameters(), lr=0.1)
     x = torch.linspace(-1, 1, 12).view(4, 3)
@@ -50,20 +52,28 @@ def main():
         opt.zero_grad()
         layer(x).pow(2).sum().backward()
         opt.step()
-    print(f"still_symmetric {torch.allclose(layer.weight, layer.weight.T)} w00 {layer.weight[0, 0].item():.5f}")
+    print(
+        f"still_symmetric {torch.allclose(layer.weight, layer.weight.T)} w00 {layer.weight[0, 0].item():.5f}"
+    )
     with P.cached():
         a = layer.weight
         b = layer.weight
         print(f"cached_same {a is b}")
     P.remove_parametrizations(layer, "weight", leave_parametrized=True)
-    print(f"removed {P.is_parametrized(layer)} type {type(layer.weight).__name__} sym {torch.allclose(layer.weight, layer.weight.T)}")
+    print(
+        f"removed {P.is_parametrized(layer)} type {type(layer.weight).__name__} sym {torch.allclose(layer.weight, layer.weight.T)}"
+    )
 
     pos = nn.Linear(2, 2)
     P.register_parametrization(pos, "weight", Positive())
     pos.weight = torch.tensor([[1.0, 2.0], [0.5, 3.0]])
-    print(f"right_inverse {[round(v, 5) for v in pos.weight.flatten().tolist()]} raw {[round(v, 4) for v in pos.parametrizations.weight.original.flatten().tolist()]}")
+    print(
+        f"right_inverse {[round(v, 5) for v in pos.weight.flatten().tolist()]} raw {[round(v, 4) for v in pos.parametrizations.weight.original.flatten().tolist()]}"
+    )
     P.register_parametrization(pos, "weight", Symmetric())
-    print(f"chained {len(pos.parametrizations.weight)} sym {torch.allclose(pos.weight, pos.weight.T)}")
+    print(
+        f"chained {len(pos.parametrizations.weight)} sym {torch.allclose(pos.weight, pos.weight.T)}"
+    )
 
     q = orthogonal(nn.Linear(4, 4))
     det_init(q)
@@ -71,30 +81,42 @@ def main():
     print(f"orthogonal {torch.allclose(Q @ Q.T, torch.eye(4), atol=1e-5)}")
     wn = weight_norm(nn.Linear(3, 2), name="weight", dim=0)
     det_init(wn)
-    print(f"weight_norm params {sorted(n for n, _ in wn.named_parameters())} g {[round(v, 5) for v in wn.parametrizations.weight.original0.flatten().tolist()]} row_norms {[round(v, 5) for v in wn.weight.norm(dim=1).tolist()]}")
+    print(
+        f"weight_norm params {sorted(n for n, _ in wn.named_parameters())} g {[round(v, 5) for v in wn.parametrizations.weight.original0.flatten().tolist()]} row_norms {[round(v, 5) for v in wn.weight.norm(dim=1).tolist()]}"
+    )
     sn = spectral_norm(nn.Linear(5, 4))
     det_init(sn)
     sn.train()
     for _ in range(15):
         sn(torch.ones(1, 5))
     sn.eval()
-    print(f"spectral_norm_sigma {torch.linalg.matrix_norm(sn.weight, 2).item():.3f} buffers {sorted(n for n, _ in sn.named_buffers())}")
+    print(
+        f"spectral_norm_sigma {torch.linalg.matrix_norm(sn.weight, 2).item():.3f} buffers {sorted(n for n, _ in sn.named_buffers())}"
+    )
 
     # Pruning.
     net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 4 * 4, 5))
     det_init(net)
     prune.l1_unstructured(net[0], name="weight", amount=0.3)
-    print(f"l1_pruned {int((net[0].weight == 0).sum())} of {net[0].weight.numel()} names {sorted(n for n, _ in net[0].named_buffers())} hooks {len(net[0]._forward_pre_hooks)}")
+    print(
+        f"l1_pruned {int((net[0].weight == 0).sum())} of {net[0].weight.numel()} names {sorted(n for n, _ in net[0].named_buffers())} hooks {len(net[0]._forward_pre_hooks)}"
+    )
     prune.ln_structured(net[3], name="weight", amount=0.4, n=2, dim=0)
     print(f"ln_structured_rows_zero {int((net[3].weight.abs().sum(1) == 0).sum())}")
-    prune.global_unstructured([(net[0], "bias"), (net[3], "bias")], pruning_method=prune.L1Unstructured, amount=3)
-    print(f"global_zero_biases {int((net[0].bias == 0).sum() + (net[3].bias == 0).sum())} is_pruned {prune.is_pruned(net)}")
+    prune.global_unstructured(
+        [(net[0], "bias"), (net[3], "bias")], pruning_method=prune.L1Unstructured, amount=3
+    )
+    print(
+        f"global_zero_biases {int((net[0].bias == 0).sum() + (net[3].bias == 0).sum())} is_pruned {prune.is_pruned(net)}"
+    )
     prune.custom_from_mask(net[3], name="bias", mask=torch.tensor([1.0, 0.0, 1.0, 1.0, 1.0]))
     print(f"custom_mask {net[3].bias_mask.tolist()}")
     out = net(torch.linspace(0, 1, 36).view(1, 1, 6, 6))
     print(f"pruned_out {[round(v, 5) for v in out.flatten().tolist()]}")
     prune.remove(net[0], "weight")
-    print(f"after_remove {sorted(n for n, _ in net[0].named_parameters())} zeros {int((net[0].weight == 0).sum())}")
+    print(
+        f"after_remove {sorted(n for n, _ in net[0].named_parameters())} zeros {int((net[0].weight == 0).sum())}"
+    )
     sparsity = 100.0 * float(torch.sum(net[3].weight == 0)) / float(net[3].weight.nelement())
     print(f"sparsity {sparsity:.2f}")
 
@@ -115,7 +137,9 @@ def main():
     bn.eval()
     fused = fuse_conv_bn_eval(conv, bn)
     xi = torch.linspace(-1, 1, 50).view(1, 2, 5, 5)
-    print(f"fused_equal {torch.allclose(fused(xi), bn(conv(xi)), atol=1e-5)} has_bias {fused.bias is not None}")
+    print(
+        f"fused_equal {torch.allclose(fused(xi), bn(conv(xi)), atol=1e-5)} has_bias {fused.bias is not None}"
+    )
     lazy = torch.nn.utils.skip_init(nn.Linear, 3, 2)
     print(f"skip_init {tuple(lazy.weight.shape)}")
 
@@ -133,7 +157,9 @@ def main():
     block.zero_grad()
     xin.grad = None
     checkpoint_sequential(block, 2, xin, use_reentrant=False).sum().backward()
-    print(f"checkpoint_seq_same {all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ref, [p.grad for p in block.parameters()] + [xin.grad]))}")
+    print(
+        f"checkpoint_seq_same {all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ref, [p.grad for p in block.parameters()] + [xin.grad]))}"
+    )
 
 
 if __name__ == "__main__":

@@ -118,13 +118,17 @@ def main():
             total_loss += loss.item()
         scheduler.step()
         if epoch in (1, 5, 15):
-            print(f"epoch{epoch} loss {total_loss / len(loader):.5f} acc {total_acc / total_count:.4f} lr {scheduler.get_last_lr()[0]:.5f}")
+            print(
+                f"epoch{epoch} loss {total_loss / len(loader):.5f} acc {total_acc / total_count:.4f} lr {scheduler.get_last_lr()[0]:.5f}"
+            )
 
     model.eval()
     with torch.no_grad():
         text = torch.tensor(vocab(tokenizer("the chip and the battery")))
         out = model(text, torch.tensor([0]))
-        print(f"predict {out.argmax(1).item()} probs {[round(p, 4) for p in F.softmax(out, 1)[0].tolist()]}")
+        print(
+            f"predict {out.argmax(1).item()} probs {[round(p, 4) for p in F.softmax(out, 1)[0].tolist()]}"
+        )
 
     # The other bag modes, 2-D input, per-sample weights, padding_idx and from_pretrained.
     weight = torch.arange(24, dtype=torch.float32).view(6, 4) / 10
@@ -136,7 +140,9 @@ def main():
         print(f"bag_{mode} {[[round(v, 3) for v in row] for row in r.tolist()]}")
     bag = nn.EmbeddingBag.from_pretrained(weight, mode="sum")
     psw = torch.linspace(0.5, 2.0, 8)
-    print(f"bag_psw {[round(v, 3) for v in bag(inp, offs, per_sample_weights=psw).sum(1).tolist()]}")
+    print(
+        f"bag_psw {[round(v, 3) for v in bag(inp, offs, per_sample_weights=psw).sum(1).tolist()]}"
+    )
     bag2d = nn.EmbeddingBag.from_pretrained(weight, mode="mean", padding_idx=0)
     r = bag2d(torch.tensor([[1, 2, 0], [0, 0, 3]]))
     print(f"bag_2d_pad {[[round(v, 3) for v in row] for row in r.tolist()]}")

@@ -22,7 +22,9 @@ def det_init(module):
                 p.fill_(1.0)
             else:
                 n = p.numel()
-                p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 1.37 + i) * 0.08).view_as(p))
+                p.copy_(
+                    (torch.sin(torch.arange(n, dtype=torch.float32) * 1.37 + i) * 0.08).view_as(p)
+                )
 
 
 class CausalSelfAttention(nn.Module):
@@ -31,7 +33,10 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)
         self.c_proj = nn.Linear(n_embd, n_embd)
         self.n_head, self.n_embd, self.flash = n_head, n_embd, flash
-        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+        self.register_buffer(
+            "bias",
+            torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size),
+        )
 
     def forward(self, x):
         B, T, C = x.size()
@@ -40,7 +45,9 @@ class CausalSelfAttention(nn.Module):
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         if self.flash:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=True)
+            y = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=None, dropout_p=0.0, is_causal=True
+            )
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
             att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
@@ -56,7 +63,11 @@ class Block(nn.Module):
         self.ln_1 = nn.LayerNorm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, block_size, flash)
         self.ln_2 = nn.LayerNorm(n_embd)
-        self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(approximate="tanh"), nn.Linear(4 * n_embd, n_embd))
+        self.mlp = nn.Sequential(
+            nn.Linear(n_embd, 4 * n_embd),
+            nn.GELU(approximate="tanh"),
+            nn.Linear(4 * n_embd, n_embd),
+        )
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -88,7 +99,9 @@ class GPT(nn.Module):
         x = self.transformer.ln_f(x)
         if targets is not None:
             logits = self.lm_head(x)
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+            loss = F.cross_entropy(
+                logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1
+            )
         else:
             logits = self.lm_head(x[:, [-1], :])
             loss = None
@@ -102,7 +115,9 @@ class GPT(nn.Module):
             {"params": decay_params, "weight_decay": weight_decay},
             {"params": nodecay_params, "weight_decay": 0.0},
         ]
-        print(f"num_decayed {len(decay_params)} {sum(p.numel() for p in decay_params)} num_nodecay {len(nodecay_params)}")
+        print(
+            f"num_decayed {len(decay_params)} {sum(p.numel() for p in decay_params)} num_nodecay {len(nodecay_params)}"
+        )
         return torch.optim.AdamW(optim_groups, lr=learning_rate, betas=betas)
 
     @torch.no_grad()
@@ -147,7 +162,9 @@ def main():
         return x, y
 
     model = GPT(len(chars), block_size)
-    print(f"n_params {sum(p.numel() for p in model.parameters())} tied {model.transformer.wte.weight is model.lm_head.weight}")
+    print(
+        f"n_params {sum(p.numel() for p in model.parameters())} tied {model.transformer.wte.weight is model.lm_head.weight}"
+    )
     ref = GPT(len(chars), block_size, flash=False)
     xb, yb = get_batch(0)
     l1, loss1 = model(xb, yb)
@@ -172,7 +189,9 @@ def main():
     ctx = torch.tensor([encode("hello ")], dtype=torch.long)
     with torch.no_grad():
         logits, _ = model(ctx)
-        print(f"next_logits_shape {tuple(logits.shape)} argmax {decode([logits[0, -1].argmax().item()])!r}")
+        print(
+            f"next_logits_shape {tuple(logits.shape)} argmax {decode([logits[0, -1].argmax().item()])!r}"
+        )
         greedy = ctx
         for _ in range(10):
             lg, _ = model(greedy[:, -block_size:])
@@ -183,7 +202,9 @@ def main():
     print(f"sample_len {out.shape[1]}")
 
     # The same causal language model on the stock decoder layer (memory-free: self-attention only).
-    layer = nn.TransformerDecoderLayer(d_model=32, nhead=2, dim_feedforward=64, dropout=0.0, batch_first=True, norm_first=True)
+    layer = nn.TransformerDecoderLayer(
+        d_model=32, nhead=2, dim_feedforward=64, dropout=0.0, batch_first=True, norm_first=True
+    )
     dec = nn.TransformerDecoder(layer, num_layers=2)
     det_init(dec)
     emb = nn.Embedding(len(chars), 32)
@@ -193,7 +214,9 @@ def main():
     memory = torch.zeros(batch_size, 1, 32)
     y = dec(x, memory, tgt_mask=mask, tgt_is_causal=True)
     y2 = dec(x[:, :8], memory, tgt_mask=mask[:8, :8])
-    print(f"decoder_out {tuple(y.shape)} prefix_consistent {torch.allclose(y[:, :8], y2, atol=1e-5)} mean {y.mean().item():.5f}")
+    print(
+        f"decoder_out {tuple(y.shape)} prefix_consistent {torch.allclose(y[:, :8], y2, atol=1e-5)} mean {y.mean().item():.5f}"
+    )
     kpm = torch.zeros(batch_size, block_size, dtype=torch.bool)
     kpm[:, -3:] = True
     y3 = dec(x, memory, tgt_mask=mask, tgt_key_padding_mask=kpm)

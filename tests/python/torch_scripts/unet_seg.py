@@ -12,7 +12,11 @@ def det_init(module, scale=0.15):
     with torch.no_grad():
         for i, p in enumerate(module.parameters()):
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.917 + 0.3 * i) * scale).view_as(p))
+            p.copy_(
+                (torch.sin(torch.arange(n, dtype=torch.float32) * 0.917 + 0.3 * i) * scale).view_as(
+                    p
+                )
+            )
 
 
 class DoubleConv(nn.Module):
@@ -82,7 +86,11 @@ class UNet(nn.Module):
 
 
 def make_discs(n, size=15):
-    ys, xs = torch.meshgrid(torch.arange(size, dtype=torch.float32), torch.arange(size, dtype=torch.float32), indexing="ij")
+    ys, xs = torch.meshgrid(
+        torch.arange(size, dtype=torch.float32),
+        torch.arange(size, dtype=torch.float32),
+        indexing="ij",
+    )
     imgs, masks = [], []
     for i in range(n):
         cy, cx, r = 4 + (i * 3) % 7, 4 + (i * 5) % 7, 2.5 + (i % 3)
@@ -114,7 +122,9 @@ def main():
         model = UNet(bilinear=bilinear)
         det_init(model)
         out = model(x[:2])
-        print(f"bilinear{int(bilinear)} out {tuple(out.shape)} params {sum(p.numel() for p in model.parameters())}")
+        print(
+            f"bilinear{int(bilinear)} out {tuple(out.shape)} params {sum(p.numel() for p in model.parameters())}"
+        )
     model = UNet(bilinear=False)
     det_init(model)
     opt = torch.optim.RMSprop(model.parameters(), lr=1e-3, weight_decay=1e-8, momentum=0.9)
@@ -136,12 +146,19 @@ def main():
         logits = model(x)
         prob = torch.sigmoid(logits)
         pred = prob > 0.5
-        print(f"eval_soft_dice {dice_coeff(prob, y).item():.4f} hard_dice {dice_coeff(pred.float(), y).item():.2f} iou {iou(pred, y.bool()):.2f}")
+        print(
+            f"eval_soft_dice {dice_coeff(prob, y).item():.4f} hard_dice {dice_coeff(pred.float(), y).item():.2f} iou {iou(pred, y.bool()):.2f}"
+        )
         print(f"bn_running_mean {model.inc.double_conv[1].running_mean[:3].tolist()}")
 
     # Resizing helpers that segmentation code mixes in.
     t = torch.arange(16, dtype=torch.float32).view(1, 1, 4, 4)
-    for mode, ac in (("nearest", None), ("bilinear", False), ("bilinear", True), ("bicubic", False)):
+    for mode, ac in (
+        ("nearest", None),
+        ("bilinear", False),
+        ("bilinear", True),
+        ("bicubic", False),
+    ):
         r = F.interpolate(t, size=(6, 7), mode=mode, align_corners=ac)
         print(f"interp_{mode}_{ac} {round(r.sum().item(), 3)} {round(r[0, 0, 1, 2].item(), 4)}")
     r = F.interpolate(t, scale_factor=0.5, mode="area")
@@ -154,7 +171,11 @@ def main():
     print(f"convT_output_size {tuple(ct(t, output_size=[7, 7]).shape)}")
     onehot = F.one_hot(torch.tensor([[0, 2], [1, 1]]), num_classes=3).permute(2, 0, 1).float()
     print(f"one_hot_perm {onehot.sum(dim=(1, 2)).tolist()}")
-    ce = F.cross_entropy(torch.stack([t[0, 0], -t[0, 0], t[0, 0] * 0.5]).unsqueeze(0) / 10, torch.tensor([[0, 1, 2, 0]] * 4).unsqueeze(0), ignore_index=2)
+    ce = F.cross_entropy(
+        torch.stack([t[0, 0], -t[0, 0], t[0, 0] * 0.5]).unsqueeze(0) / 10,
+        torch.tensor([[0, 1, 2, 0]] * 4).unsqueeze(0),
+        ignore_index=2,
+    )
     print(f"ce_2d {ce.item():.5f}")
 
 

@@ -4,8 +4,8 @@ torch.nn.utils.parametrizations)."""
 from ... import linalg
 from ..._C import Tensor, cat, mv
 from ..._ops.creation import eye, zeros_like
-from ..._ops.random import randn
 from ..._ops.products import vdot
+from ..._ops.random import randn
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.module import Module

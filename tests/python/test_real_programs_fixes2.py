@@ -1,0 +1,143 @@
+"""The ember fixes that the second batch of real programs (tests/python/torch_scripts/, listed in
+test_real_programs.py) led to, each checked on its own, against torch where it is installed."""
+
+import pytest
+
+import ember
+from ember import nn
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def test_mark_dirty_returns_the_input_itself():
+    class Double(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    b = a.clone()
+    c = Double.apply(b)
+    assert c is b and b.tolist() == [2.0, 4.0]
+    assert type(b.grad_fn).__name__ == "DoubleBackward"
+    (c * ember.tensor([1.0, 3.0])).sum().backward()
+    assert a.grad.tolist() == [2.0, 6.0]  # through Double's backward, then the clone's
+    plain = ember.ones(2)
+    assert Double.apply(plain) is plain and not plain.requires_grad
+    leaf = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used"):
+        Double.apply(leaf)
+
+
+def test_einsum_sublist_form():
+    a = ember.arange(6.0).view(2, 3)
+    b = ember.ones(2, 3)
+    assert ember.einsum(a, [0, 1], b, [0, 1], [0]).tolist() == [3.0, 12.0]
+    assert ember.einsum(a, [0, 1], b, [2, 1]).tolist() == [[3.0, 3.0], [12.0, 12.0]]
+    assert ember.einsum(a, [Ellipsis, 1], [1]).tolist() == [3.0, 5.0, 7.0]
+    assert ember.einsum(a, [27, 30], [30, 27]).tolist() == a.t().tolist()  # upper-case letters
+    assert ember.einsum("ij,kj", [a, b]).tolist() == [[3.0, 3.0], [12.0, 12.0]]
+    with pytest.raises(ValueError, match=r"range \[0, 52\)"):
+        ember.einsum(a, [0, 52])
+    torch = _torch()
+    ta, tb = torch.tensor(a.tolist()), torch.tensor(b.tolist())
+    want = torch.einsum(ta, [0, 1], tb, [2, 1], [2, 0])
+    assert ember.einsum(a, [0, 1], b, [2, 1], [2, 0]).tolist() == want.tolist()
+
+
+def _det_linear(out_f, in_f):
+    m = nn.Linear(in_f, out_f)
+    with ember.no_grad():
+        k = ember.arange(out_f * in_f, dtype=ember.float32)
+        m.weight.copy_(ember.sin(k * 0.83 + 0.05 * k * k).view(out_f, in_f))
+    return m
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+@pytest.mark.parametrize("orthogonal_map", [None, "matrix_exp", "cayley", "householder"])
+def test_orthogonal_parametrization(shape, orthogonal_map):
+    from ember.nn.utils.parametrizations import orthogonal
+
+    for triv in (True, False):
+        m = _det_linear(*shape)
+        orthogonal(m, orthogonal_map=orthogonal_map, use_trivialization=triv)
+        w = m.weight
+        n, k = w.shape
+        gram = w @ w.t() if n < k else w.t() @ w
+        assert ember.allclose(gram, ember.eye(min(n, k)), atol=1e-5)
+        assert "parametrizations.weight.original" in dict(m.named_parameters())
+        opt = ember.optim.SGD(m.parameters(), lr=0.1)
+        m(ember.linspace(-1, 1, 2 * shape[1]).view(2, shape[1])).pow(2).sum().backward()
+        opt.step()
+        w = m.weight
+        gram = w @ w.t() if n < k else w.t() @ w
+        assert ember.allclose(gram, ember.eye(min(n, k)), atol=1e-5)  # stays orthogonal
+
+
+def test_orthogonal_matches_torch_where_deterministic():
+    torch = _torch()
+    from ember.nn.utils.parametrizations import orthogonal
+
+    for shape, omap, triv in [
+        ((4, 4), None, True),
+        ((4, 4), "cayley", False),
+        ((5, 3), "householder", False),
+        ((3, 5), None, False),
+    ]:
+        m = _det_linear(*shape)
+        t = torch.nn.Linear(shape[1], shape[0])
+        with torch.no_grad():
+            t.weight.copy_(torch.tensor(m.weight.tolist()))
+        orthogonal(m, orthogonal_map=omap, use_trivialization=triv)
+        torch.nn.utils.parametrizations.orthogonal(t, orthogonal_map=omap, use_trivialization=triv)
+        got = m.parametrizations.weight.original.flatten().tolist()
+        want = t.parametrizations.weight.original.flatten().tolist()
+        assert got == pytest.approx(want, abs=1e-5)
+        assert m.weight.flatten().tolist() == pytest.approx(t.weight.flatten().tolist(), abs=1e-5)
+
+
+def test_orthogonal_errors_and_no_inverse():
+    from ember.nn.utils.parametrizations import orthogonal
+
+    with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+        orthogonal(nn.Linear(3, 3), orthogonal_map="qr")
+    with pytest.raises(ValueError, match="Expected a matrix"):
+        orthogonal(nn.Linear(3, 3), name="bias")
+    # Without a trivialization the exponential map has no inverse: the original stays as given.
+    m = _det_linear(3, 3)
+    before = m.weight.detach().clone()
+    orthogonal(m, orthogonal_map="matrix_exp", use_trivialization=False)
+    assert ember.equal(m.parametrizations.weight.original, before)
+    with pytest.raises(NotImplementedError):
+        m.weight = ember.eye(3)
+
+
+def test_parametrize_cached_computes_once():
+    import ember.nn.utils.parametrize as P
+
+    calls = []
+
+    class Sym(nn.Module):
+        def forward(self, x):
+            calls.append(1)
+            return x.triu() + x.triu(1).t()
+
+    layer = nn.Linear(3, 3)
+    P.register_parametrization(layer, "weight", Sym())
+    calls.clear()
+    assert layer.weight is not layer.weight and len(calls) == 2
+    with P.cached():
+        a = layer.weight
+        with P.cached():
+            assert layer.weight is a
+        assert layer.weight is a
+    assert len(calls) == 3
+    assert layer.weight is not a  # the cache empties when the block exits
