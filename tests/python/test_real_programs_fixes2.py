@@ -141,3 +141,49 @@ def test_parametrize_cached_computes_once():
         assert layer.weight is a
     assert len(calls) == 3
     assert layer.weight is not a  # the cache empties when the block exits
+
+
+def _det(*shape):
+    n = 1
+    for s in shape:
+        n *= s
+    k = ember.arange(n, dtype=ember.float32)
+    return ember.sin(k * 0.7 + 0.03 * k * k).view(*shape)
+
+
+def test_grid_sample_bicubic():
+    import ember.nn.functional as F
+
+    img = _det(1, 2, 4, 5)
+    # align_corners=True: the grid's corners are the corner pixels' centres, where the cubic
+    # kernel's weights are (0, 1, 0, 0): the pixels come back exactly.
+    ys, xs = ember.meshgrid(ember.linspace(-1, 1, 4), ember.linspace(-1, 1, 5), indexing="ij")
+    grid = ember.stack([xs, ys], -1).unsqueeze(0)
+    out = F.grid_sample(img, grid, mode="bicubic", align_corners=True)
+    assert ember.allclose(out, img, atol=1e-6)
+    # Outside the image with zeros padding, the result is +0.0 (not -0.0), as torch's.
+    far = F.grid_sample(img, ember.full((1, 1, 2, 2), 5.0), mode="bilinear")
+    assert str(far) == str(ember.zeros(1, 2, 1, 2))
+    torch = _torch()
+    x = _det(2, 3, 6, 7)
+    g = _det(2, 5, 4, 2) * 1.3
+    for padding in ("zeros", "border", "reflection"):
+        for align in (False, True):
+            xe, ge = x.clone().requires_grad_(), g.clone().requires_grad_()
+            out = F.grid_sample(xe, ge, mode="bicubic", padding_mode=padding, align_corners=align)
+            (out * _det(*out.shape)).sum().backward()
+            xt = torch.tensor(x.tolist(), requires_grad=True)
+            gt = torch.tensor(g.tolist(), requires_grad=True)
+            ref = torch.nn.functional.grid_sample(
+                xt, gt, mode="bicubic", padding_mode=padding, align_corners=align
+            )
+            (ref * torch.tensor(_det(*out.shape).tolist())).sum().backward()
+            assert out.flatten().tolist() == pytest.approx(ref.flatten().tolist(), abs=1e-5)
+            assert xe.grad.flatten().tolist() == pytest.approx(xt.grad.flatten().tolist(), abs=1e-5)
+            assert ge.grad.flatten().tolist() == pytest.approx(gt.grad.flatten().tolist(), abs=1e-4)
+
+
+def test_iinfo_repr_prints_limits_as_torch():
+    assert repr(ember.iinfo(ember.int8)) == "iinfo(min=-128, max=127, dtype=int8)"
+    assert repr(ember.iinfo(ember.int64)) == "iinfo(min=-9.22337e+18, max=9.22337e+18, dtype=int64)"
+    assert ember.iinfo(ember.int64).max == 2**63 - 1  # the attribute stays exact
