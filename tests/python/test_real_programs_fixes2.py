@@ -187,3 +187,47 @@ def test_iinfo_repr_prints_limits_as_torch():
     assert repr(ember.iinfo(ember.int8)) == "iinfo(min=-128, max=127, dtype=int8)"
     assert repr(ember.iinfo(ember.int64)) == "iinfo(min=-9.22337e+18, max=9.22337e+18, dtype=int64)"
     assert ember.iinfo(ember.int64).max == 2**63 - 1  # the attribute stays exact
+
+
+def test_stack_dataset():
+    from ember.utils.data import DataLoader, StackDataset, TensorDataset
+
+    ds = TensorDataset(ember.arange(4.0))
+    labels = ember.arange(4)
+    pair = StackDataset(ds, labels)
+    assert len(pair) == 4 and pair[2][1].item() == 2 and pair[2][0][0].item() == 2.0
+    named = StackDataset(x=ds, y=labels)
+    assert sorted(named[1]) == ["x", "y"]
+    batch = next(iter(DataLoader(named, batch_size=2)))
+    assert batch["y"].tolist() == [0, 1] and batch["x"][0].tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match="Size mismatch"):
+        StackDataset(ds, ember.arange(3))
+    with pytest.raises(ValueError, match="both types are given"):
+        StackDataset(ds, y=labels)
+
+
+def test_optimizer_repr_separates_groups_with_a_blank_line():
+    p, q = nn.Parameter(ember.ones(1)), nn.Parameter(ember.ones(1))
+    text = str(ember.optim.SGD([{"params": [p]}, {"params": [q], "lr": 1.0}], lr=0.1))
+    assert "    weight_decay: 0\n\nParameter Group 1\n" in text
+    assert text.startswith("SGD (\nParameter Group 0\n") and text.endswith("    weight_decay: 0\n)")
+    torch = _torch()
+    tp, tq = torch.nn.Parameter(torch.ones(1)), torch.nn.Parameter(torch.ones(1))
+    assert text == str(torch.optim.SGD([{"params": [tp]}, {"params": [tq], "lr": 1.0}], lr=0.1))
+
+
+def test_dropin_run_sets_file_as_python_does(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "show.py"
+    script.write_text("import sys\nprint(__file__, sys.argv[0], __name__)\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "ember.run", "show.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(script), "show.py", "__main__"]
