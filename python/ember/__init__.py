@@ -121,6 +121,7 @@ from ._ops.complex import *  # noqa: E402,F401,F403
 # The Python-level ops, by family (python/ember/_ops, as csrc/ember/ops): each lists its names.
 from ._ops.creation import *  # noqa: E402,F401,F403
 from ._ops.elementwise import *  # noqa: E402,F401,F403
+from ._ops.extras import *  # noqa: E402,F401,F403
 from ._ops.fake_quantize import *  # noqa: E402,F401,F403
 from ._ops.index import *  # noqa: E402,F401,F403
 from ._ops.inplace import *  # noqa: E402,F401,F403

@@ -231,3 +231,112 @@ def test_dropin_run_sets_file_as_python_does(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(script), "show.py", "__main__"]
+
+
+def test_narrow_copy_and_unsafe_forms():
+    x = _det(4, 5)
+    c = x.narrow_copy(1, 1, 2)
+    assert c.is_contiguous() and ember.equal(c, x[:, 1:3])
+    c[0, 0] = 100.0
+    assert x[0, 1].item() != 100.0  # a copy, not a view
+    assert ember.equal(ember.narrow_copy(x, 0, 1, 2), x[1:3])
+    assert [t.shape[1] for t in ember.unsafe_chunk(x, 3, 1)] == [2, 2, 1]
+    assert [t.shape[0] for t in x.unsafe_split(3)] == [3, 1]
+
+
+def test_gradient_as_numpy():
+    import numpy as np
+
+    x = _det(4, 5)
+    coords = ember.tensor([0.0, 1.0, 3.0, 4.0])
+    for kwargs, np_args, np_kwargs in [
+        ({}, (), {}),
+        ({"spacing": 0.5}, (0.5,), {}),
+        ({"dim": 1, "edge_order": 2}, (), {"axis": 1, "edge_order": 2}),
+        ({"spacing": (coords,), "dim": 0}, (coords.numpy(),), {"axis": 0}),
+        (
+            {"spacing": (coords,), "dim": 0, "edge_order": 2},
+            (coords.numpy(),),
+            {"axis": 0, "edge_order": 2},
+        ),
+    ]:
+        got = ember.gradient(x, **kwargs)
+        want = np.gradient(x.numpy().astype(np.float64), *np_args, **np_kwargs)
+        want = want if isinstance(want, (list, tuple)) else [want]
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.flatten().tolist() == pytest.approx(w.flatten().tolist(), abs=1e-5)
+    assert ember.gradient(ember.tensor([1, 4, 9, 16]))[0].tolist() == [3.0, 4.0, 6.0, 7.0]
+    with pytest.raises(RuntimeError, match="edge_order"):
+        ember.gradient(x, edge_order=3)
+
+
+def test_index_reduce():
+    src = ember.arange(1.0, 7.0).view(3, 2)
+    idx = ember.tensor([0, 2, 0])
+    expected = {
+        ("prod", True): [[5.0, 12.0], [1.0, 1.0], [3.0, 4.0], [1.0, 1.0]],
+        ("prod", False): [[5.0, 12.0], [1.0, 1.0], [3.0, 4.0], [1.0, 1.0]],
+        ("mean", True): [[7 / 3, 3.0], [1.0, 1.0], [2.0, 2.5], [1.0, 1.0]],
+        ("mean", False): [[3.0, 4.0], [1.0, 1.0], [3.0, 4.0], [1.0, 1.0]],
+        ("amax", True): [[5.0, 6.0], [1.0, 1.0], [3.0, 4.0], [1.0, 1.0]],
+        ("amin", False): [[1.0, 2.0], [1.0, 1.0], [3.0, 4.0], [1.0, 1.0]],
+    }
+    for (reduce, include_self), want in expected.items():
+        got = ember.ones(4, 2).index_reduce(0, idx, src, reduce, include_self=include_self)
+        assert got.flatten().tolist() == pytest.approx([v for row in want for v in row])
+    t = ember.full((2, 4), 2.0)
+    t.index_reduce_(1, ember.tensor([3, 0]), ember.tensor([[1.0, 5.0], [7.0, 0.5]]), "amax")
+    assert t.tolist() == [[5.0, 2.0, 2.0, 2.0], [2.0, 2.0, 2.0, 7.0]]
+
+
+def test_low_rank_factorizations_recover_a_low_rank_matrix():
+    left = ember.sin(ember.arange(30.0)).view(6, 5)
+    right = ember.cos(ember.arange(25.0)).view(5, 5)
+    a = left @ ember.diag(ember.tensor([5.0, 3.0, 1.0, 0.0, 0.0])) @ right
+    u, s, v = ember.svd_lowrank(a, q=3)
+    assert u.shape == (6, 3) and s.shape == (3,) and v.shape == (5, 3)
+    assert ember.allclose(u @ ember.diag(s) @ v.T, a, atol=1e-4)
+    assert ember.allclose(s, ember.linalg.svdvals(a)[:3], atol=1e-4)
+    u, s, v = ember.pca_lowrank(a, q=3)
+    centered = a - a.mean(0, keepdim=True)
+    assert ember.allclose(s, ember.linalg.svdvals(centered)[:3], atol=1e-4)
+
+
+def test_linalg_householder_product_tensorinv_tensorsolve():
+    a = ember.sin(ember.arange(12.0) * 1.3).view(4, 3)
+    tau = ember.tensor([1.2, 0.5, 1.9])
+    q = ember.linalg.householder_product(a, tau)
+    # Each reflection by hand: H_i = I - tau_i v_i v_i^T.
+    ref = ember.eye(4)
+    for i in range(3):
+        v = a[:, i].clone()
+        v[:i] = 0
+        v[i] = 1
+        ref = ref @ (ember.eye(4) - tau[i] * ember.outer(v, v))
+    assert ember.allclose(q, ref[:, :3], atol=1e-5)
+    b = ember.sin(ember.arange(16.0) * 0.9).view(4, 2, 2) + ember.eye(4).view(4, 2, 2)
+    inv = ember.linalg.tensorinv(b, ind=1)
+    assert inv.shape == (2, 2, 4)
+    assert ember.allclose(ember.tensordot(inv, b, 1), ember.eye(4).view(2, 2, 2, 2), atol=1e-5)
+    c = ember.sin(ember.arange(36.0) * 0.9).view(2, 3, 6) + ember.eye(6).view(2, 3, 6)
+    rhs = ember.arange(6.0).view(2, 3)
+    x = ember.linalg.tensorsolve(c, rhs)
+    assert ember.allclose(ember.tensordot(c, x, 1), rhs, atol=1e-4)
+
+
+def test_as_subclass_and_multithreading_switch():
+    class Marked(ember.Tensor):
+        pass
+
+    a = ember.ones(2, requires_grad=True)
+    s = (a * 2).as_subclass(Marked)
+    assert type(s) is Marked and s.grad_fn is not None
+    (s * 3).sum().backward()
+    assert a.grad.tolist() == [6.0, 6.0]
+    with pytest.raises(TypeError):
+        a.as_subclass(int)
+    assert ember.autograd.is_multithreading_enabled()
+    with ember.autograd.set_multithreading_enabled(False):
+        assert not ember.autograd.is_multithreading_enabled()
+    assert ember.autograd.is_multithreading_enabled()

@@ -120,20 +120,6 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 _ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
 
 
-def _householder_product(a, tau):
-    """The first a.shape[-1] columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i being column
-    i of `a` below the diagonal with a 1 on it (LAPACK's orgqr), built from differentiable ops."""
-    n, k = a.shape[-2], a.shape[-1]
-    ident = eye(n, dtype=a.dtype)
-    q = ident[:, :k].expand(*a.shape[:-2], n, k)
-    below = ident.cumsum(0) - ident  # below[r, i] = 1 for r > i
-    for i in reversed(range(k)):
-        v = (a[..., :, i] * below[:, i] + ident[:, i]).unsqueeze(-1)
-        t = tau[..., i : i + 1].unsqueeze(-1)
-        q = q - t * (v @ (v.mH @ q))
-    return q
-
-
 def _orthonormalize(a):
     """The Q of A = QR with R's diagonal made positive (the orthogonal matrix nearest to the
     columns' span, unique for full-rank A)."""
@@ -167,7 +153,7 @@ class _Orthogonal(Module):
         if self.orthogonal_map == "householder":
             A = X.tril(-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
+            Q = linalg.householder_product(A, tau)
             # X's diagonal holds the signs (+-1) of the columns, not differentiated.
             Q = Q * X.diagonal(dim1=-2, dim2=-1).detach().int().unsqueeze(-2)
         else:
