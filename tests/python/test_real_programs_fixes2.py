@@ -340,3 +340,31 @@ def test_as_subclass_and_multithreading_switch():
     with ember.autograd.set_multithreading_enabled(False):
         assert not ember.autograd.is_multithreading_enabled()
     assert ember.autograd.is_multithreading_enabled()
+
+
+def test_adaptive_log_softmax_with_loss():
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 14, cutoffs=[4, 10], div_value=2.0)
+    x = _det(4, 8)
+    target = ember.tensor([0, 5, 9, 12])
+    out, loss = m(x, target)
+    full = m.log_prob(x)
+    assert full.shape == (4, 14)
+    assert ember.allclose(full.exp().sum(1), ember.ones(4), atol=1e-5)  # a distribution
+    assert ember.allclose(out, full.gather(1, target.unsqueeze(1)).squeeze(1), atol=1e-5)
+    assert loss.item() == pytest.approx(-out.mean().item(), rel=1e-6)
+    assert ember.equal(m.predict(x), full.argmax(1))
+    loss.backward()
+    assert all(p.grad is not None for p in m.parameters())
+    assert m(x[1], ember.tensor(5)).output.shape == ()
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 14, cutoffs=[4, 4])
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 13\]"):
+        m(x, ember.tensor([0, 5, 9, 14]))
+    torch = _torch()
+    t = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 14, cutoffs=[4, 10], div_value=2.0, head_bias=True)
+    e = nn.AdaptiveLogSoftmaxWithLoss(8, 14, cutoffs=[4, 10], div_value=2.0, head_bias=True)
+    e.load_state_dict({k: ember.tensor(v.tolist()) for k, v in t.state_dict().items()})
+    want = t(torch.tensor(x.tolist()), torch.tensor(target.tolist()))
+    got = e(x, target)
+    assert got.output.tolist() == pytest.approx(want.output.tolist(), abs=1e-5)
+    assert got.loss.item() == pytest.approx(want.loss.item(), abs=1e-5)
