@@ -368,3 +368,35 @@ def test_adaptive_log_softmax_with_loss():
     got = e(x, target)
     assert got.output.tolist() == pytest.approx(want.output.tolist(), abs=1e-5)
     assert got.loss.item() == pytest.approx(want.loss.item(), abs=1e-5)
+
+
+def test_distributions_with_scalar_parameters_sample():
+    import ember.distributions as D
+
+    ember.manual_seed(0)
+    for d in [
+        D.Normal(0.0, 1.0),
+        D.Normal(ember.tensor(0.0), ember.tensor(1.0)),
+        D.Uniform(0.0, 1.0),
+        D.Laplace(0.0, 1.0),
+        D.Cauchy(0.0, 1.0),
+        D.Gamma(2.0, 1.0),
+        D.Beta(2.0, 3.0),
+        D.StudentT(3.0),
+        D.Poisson(2.0),
+        D.Binomial(5, 0.3),
+        D.VonMises(0.0, 1.0),
+        D.ContinuousBernoulli(0.3),
+        D.Kumaraswamy(2.0, 3.0),
+        D.MixtureSameFamily(
+            D.Categorical(ember.tensor([0.3, 0.7])), D.Poisson(ember.tensor([1.0, 4.0]))
+        ),
+    ]:
+        s = d.sample()
+        assert s.shape == () and d.sample((2,)).shape == (2,)
+        assert d.log_prob(s).shape == ()
+        if d.has_rsample:
+            assert d.rsample().shape == ()
+    mu = ember.tensor(0.0, requires_grad=True)
+    D.Normal(mu, 1.0).rsample().backward()
+    assert mu.grad.item() == 1.0
