@@ -400,3 +400,19 @@ def test_distributions_with_scalar_parameters_sample():
     mu = ember.tensor(0.0, requires_grad=True)
     D.Normal(mu, 1.0).rsample().backward()
     assert mu.grad.item() == 1.0
+
+
+def test_lp_pool3d_and_max_unpool3d():
+    import ember.nn.functional as F
+
+    x = ember.sin(ember.arange(2 * 2 * 4 * 4 * 4.0) * 0.37).view(2, 2, 4, 4, 4)
+    out = F.lp_pool3d(x.abs(), 2, 2)
+    # Each output is the 2-norm of its 2x2x2 window.
+    window = x.abs()[0, 0, :2, :2, :2]
+    assert out[0, 0, 0, 0, 0].item() == pytest.approx(window.pow(2).sum().sqrt().item(), rel=1e-5)
+    assert nn.LPPool3d(3, (2, 1, 2), stride=1)(x.abs()).shape == (2, 2, 3, 4, 3)
+    pooled, idx = F.max_pool3d(x.abs() + 0.1, 2, return_indices=True)  # positive maxima
+    back = F.max_unpool3d(pooled, idx, 2)
+    assert back.shape == x.shape and int((back != 0).sum()) == pooled.numel()
+    assert ember.equal(F.max_pool3d(back, 2), pooled)
+    assert nn.MaxUnpool3d(2)(pooled, idx, output_size=x.shape).shape == x.shape
