@@ -416,3 +416,19 @@ def test_lp_pool3d_and_max_unpool3d():
     assert back.shape == x.shape and int((back != 0).sum()) == pooled.numel()
     assert ember.equal(F.max_pool3d(back, 2), pooled)
     assert nn.MaxUnpool3d(2)(pooled, idx, output_size=x.shape).shape == x.shape
+
+
+def test_func_transforms_of_ember_functions_passed_directly():
+    from ember.func import grad, jacrev, jvp, vjp, vmap
+
+    x = ember.sin(ember.arange(24.0)).view(4, 6)
+    jac = jacrev(ember.sin)(x[0])
+    assert ember.allclose(jac, ember.diag(ember.cos(x[0])), atol=1e-6)
+    batched = vmap(jacrev(ember.tanh))(x)
+    assert batched.shape == (4, 6, 6)
+    assert ember.allclose(batched[2], ember.diag(1 - ember.tanh(x[2]) ** 2), atol=1e-6)
+    assert ember.equal(vmap(grad(ember.sum))(x), ember.ones(4, 6))
+    _, tangent = jvp(ember.sin, (x[0],), (ember.ones(6),))
+    assert ember.allclose(tangent, ember.cos(x[0]), atol=1e-6)
+    _, back = vjp(ember.exp, x[0])
+    assert ember.allclose(back(ember.ones(6))[0], ember.exp(x[0]), atol=1e-6)
