@@ -91,6 +91,7 @@ from . import (  # noqa: E402,F401
     func,
     futures,
     fx,
+    hub,
     jit,
     library,  # noqa: E402,F401
     linalg,
@@ -106,6 +107,7 @@ from . import (  # noqa: E402,F401
     sparse,
     special,
     testing,
+    types,
     utils,
     version,
     xpu,

@@ -432,3 +432,48 @@ def test_func_transforms_of_ember_functions_passed_directly():
     assert ember.allclose(tangent, ember.cos(x[0]), atol=1e-6)
     _, back = vjp(ember.exp, x[0])
     assert ember.allclose(back(ember.ones(6))[0], ember.exp(x[0]), atol=1e-6)
+
+
+def test_dropin_imports_of_torch_submodules_programs_use(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "imports.py"
+    script.write_text(
+        "import torch\n"
+        "import torch.backends.cudnn as cudnn\n"
+        "from torch.cuda.amp import GradScaler, autocast\n"
+        "from torch.hub import load_state_dict_from_url\n"
+        "from torch.utils.model_zoo import load_url\n"
+        "from torch.utils.hooks import RemovableHandle\n"
+        "from torch.utils.data._utils.collate import default_collate\n"
+        "from torch.nn.common_types import _size_2_t\n"
+        "import torch.types\n"
+        "cudnn.benchmark = True\n"
+        "cudnn.deterministic = True\n"
+        "print(torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic)\n"
+        "print(GradScaler(enabled=False).is_enabled(), default_collate([1, 2]).tolist())\n"
+        "print(torch.hub.get_dir() is not None, load_url is load_state_dict_from_url)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "ember.run", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:3] == ["True True", "False [1, 2]", "True True"]
+
+
+def test_hub_loads_a_cached_checkpoint(tmp_path):
+    old = ember.hub.get_dir()
+    ember.hub.set_dir(str(tmp_path))
+    try:
+        (tmp_path / "checkpoints").mkdir()
+        ember.save({"w": ember.ones(2)}, str(tmp_path / "checkpoints" / "net-1234.pth"))
+        sd = ember.hub.load_state_dict_from_url("https://example.org/models/net-1234.pth")
+        assert sd["w"].tolist() == [1.0, 1.0]
+        with pytest.raises(RuntimeError, match="not supported"):
+            ember.hub.load("owner/repo", "model")
+    finally:
+        ember.hub.set_dir(old)
