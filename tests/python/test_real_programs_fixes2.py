@@ -477,3 +477,35 @@ def test_hub_loads_a_cached_checkpoint(tmp_path):
             ember.hub.load("owner/repo", "model")
     finally:
         ember.hub.set_dir(old)
+
+
+def test_pytree_flatten_unflatten_map():
+    from collections import OrderedDict, namedtuple
+
+    import ember.utils._pytree as pytree
+
+    point = namedtuple("point", "a b")
+    tree = {"x": [ember.ones(2), (1, 2.5)], "y": point(ember.zeros(1), None), "z": OrderedDict(k=3)}
+    leaves, spec = pytree.tree_flatten(tree)
+    assert [type(v).__name__ for v in leaves] == [
+        "Tensor",
+        "int",
+        "float",
+        "Tensor",
+        "NoneType",
+        "int",
+    ]
+    assert spec.num_leaves == 6
+    back = pytree.tree_unflatten(leaves, spec)
+    assert type(back["y"]) is point and back["y"].b is None and type(back["z"]) is OrderedDict
+    doubled = pytree.tree_map(lambda v: v if v is None else v * 2, tree)
+    assert doubled["x"][1] == (2, 5.0) and doubled["x"][0].tolist() == [2.0, 2.0]
+    assert pytree.tree_map_only(ember.Tensor, lambda t: t + 1, tree)["x"][1] == (1, 2.5)
+    assert pytree.tree_structure((1, 2)) == pytree.tree_structure((3, 4))
+    assert pytree.tree_structure((1, 2)) != pytree.tree_structure([3, 4])
+    assert pytree.tree_flatten([1, (2, 3)], is_leaf=lambda x: isinstance(x, tuple))[0] == [
+        1,
+        (2, 3),
+    ]
+    with pytest.raises(ValueError):
+        pytree.tree_unflatten([1], spec)
