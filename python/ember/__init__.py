@@ -91,6 +91,7 @@ from . import (  # noqa: E402,F401
     func,
     futures,
     fx,
+    hub,
     jit,
     library,  # noqa: E402,F401
     linalg,
@@ -106,6 +107,7 @@ from . import (  # noqa: E402,F401
     sparse,
     special,
     testing,
+    types,
     utils,
     version,
     xpu,
@@ -121,6 +123,7 @@ from ._ops.complex import *  # noqa: E402,F401,F403
 # The Python-level ops, by family (python/ember/_ops, as csrc/ember/ops): each lists its names.
 from ._ops.creation import *  # noqa: E402,F401,F403
 from ._ops.elementwise import *  # noqa: E402,F401,F403
+from ._ops.extras import *  # noqa: E402,F401,F403
 from ._ops.fake_quantize import *  # noqa: E402,F401,F403
 from ._ops.index import *  # noqa: E402,F401,F403
 from ._ops.inplace import *  # noqa: E402,F401,F403

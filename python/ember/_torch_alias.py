@@ -10,6 +10,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 
 
 class _Loader(importlib.abc.Loader):
@@ -23,6 +24,47 @@ class _Loader(importlib.abc.Loader):
         pass
 
 
+class _AttributeModule(types.ModuleType):
+    """A module standing for an attribute of an ember module that torch has as a submodule
+    (``torch.backends.cudnn``, ``torch.cuda.amp``): reads and writes go to the attribute, so
+    ``import torch.backends.cudnn as cudnn; cudnn.benchmark = True`` sets ember's flag."""
+
+    def __init__(self, name, target):
+        super().__init__(name)
+        object.__setattr__(self, "_ember_target", target)
+
+    def __getattr__(self, key):
+        return getattr(object.__getattribute__(self, "_ember_target"), key)
+
+    def __setattr__(self, key, value):
+        if key.startswith("__") and key.endswith("__"):
+            super().__setattr__(key, value)
+        else:
+            setattr(object.__getattribute__(self, "_ember_target"), key, value)
+
+    def __dir__(self):
+        return dir(object.__getattribute__(self, "_ember_target"))
+
+
+def _attribute_module(fullname, target_name):
+    """The _AttributeModule for `target_name` when it is an attribute (not a module) of its
+    parent ember module, else None."""
+    parent_name, _, child = target_name.rpartition(".")
+    try:
+        parent = importlib.import_module(parent_name)
+    except ImportError:
+        return None
+    target = getattr(parent, child, None)
+    if (
+        target is None
+        or isinstance(target, types.ModuleType)
+        or callable(target)
+        and not (isinstance(target, type))
+    ):
+        return None
+    return _AttributeModule(fullname, target)
+
+
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
     """Finds ``torch[.x]`` as the already-importable module ``ember[.x]``."""
 
@@ -34,13 +76,22 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
             module = importlib.import_module(target_name)
         except ModuleNotFoundError as e:
             if e.name and (target_name == e.name or target_name.startswith(e.name + ".")):
+                module = _attribute_module(fullname, target_name) if e.name == target_name else None
+                if module is not None:
+                    return importlib.util.spec_from_loader(
+                        fullname, _Loader(module), origin=target_name, is_package=True
+                    )
                 raise ModuleNotFoundError(
                     f"No module named '{fullname}': ember, which stands in for torch here "
                     f"(python -m ember.run / EMBER_AS_TORCH=1), has no '{target_name}'",
                     name=fullname,
                 ) from None
             raise
-        return importlib.util.spec_from_loader(fullname, _Loader(module), origin=target_name)
+        # is_package: ember modules that torch has as packages (torch.cuda, with torch.cuda.amp
+        # below it) get an empty __path__ where they have none, so that their submodules import.
+        return importlib.util.spec_from_loader(
+            fullname, _Loader(module), origin=target_name, is_package=True
+        )
 
 
 def installed():

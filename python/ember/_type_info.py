@@ -102,9 +102,9 @@ class iinfo:
         self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
 
     def __repr__(self):
-        return (
-            f"iinfo(min={self.min}, max={self.max}, dtype={str(self.dtype).replace('torch.', '')})"
-        )
+        # torch prints the limits as %g floats (int64's as -9.22337e+18), the dtype unprefixed.
+        dtype = str(self.dtype).replace("torch.", "")
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={dtype})"
 
 
 def dtype_of_to_call(args, kwargs):

@@ -11,9 +11,11 @@ DataLoader workers, subprocesses running Python) inherit EMBER_AS_TORCH=1 and a 
 for ember's opt-in startup hook, so they alias torch too.
 """
 
+import builtins
 import os
 import runpy
 import sys
+import types
 
 from . import _torch_alias
 
@@ -67,8 +69,19 @@ def main(argv=None):
         return 0
     script = argv[0]
     sys.argv[:] = argv
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(script, run_name="__main__")
+    path = os.path.abspath(script)
+    sys.path[0] = os.path.dirname(path)
+    if not (os.path.isfile(path) and path.endswith(".py")):
+        runpy.run_path(script, run_name="__main__")  # a directory or zip with __main__.py
+        return 0
+    # As `python script.py` runs it: __file__ absolute (warnings and tracebacks name the file
+    # so), sys.argv[0] as given, the script's module installed as __main__.
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    main_module = types.ModuleType("__main__")
+    main_module.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None)
+    sys.modules["__main__"] = main_module
+    exec(code, main_module.__dict__)
     return 0
 
 

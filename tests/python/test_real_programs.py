@@ -38,6 +38,23 @@ SCRIPTS = [
     "rl_autograd",
     "vision_misc",
     "mnist_style",
+    "text_bag",
+    "tiny_gpt",
+    "unet_seg",
+    "custom_function",
+    "contrastive",
+    "sched_resume",
+    "fft_signal",
+    "ppo_dists",
+    "einsum_linalg",
+    "nn_utils_param",
+    "rnn_timeseries",
+    "detection_utils",
+    "gcn_sparse",
+    "maml",
+    "translate_transformer",
+    "style_transfer",
+    "tabular",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

@@ -32,6 +32,7 @@ from . import (
     attributes,
     complex,
     elementwise,
+    extras,
     index,
     linalg,
     nn,
@@ -139,6 +140,7 @@ REPLACE = {
     "byte": _caster("byte", "uint8"),
     "bool": _caster("bool", "bool"),
     "type_as": tensor.type_as,
+    "as_subclass": tensor.as_subclass,
     "cpu": tensor.cpu,
     "cuda": tensor.cuda,
     "new_zeros": tensor._new("zeros"),
@@ -271,6 +273,10 @@ del _name, _params
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {
+    "narrow_copy": extras.narrow_copy,
+    "unsafe_chunk": extras.unsafe_chunk,
+    "unsafe_split": extras.unsafe_split,
+    "index_reduce": extras.index_reduce,
     "addbmm": products.addbmm,
     "addmv": products.addmv,
     "addr": products.addr,
@@ -354,6 +360,7 @@ FORWARD = {
 
 # t.name_(...) computes name(t, ...) and copies it into t.
 FORWARD_INPLACE = {
+    "index_reduce": extras.index_reduce,
     "addbmm": products.addbmm,
     "addmv": products.addmv,
     "addr": products.addr,

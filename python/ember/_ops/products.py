@@ -22,6 +22,7 @@ __all__ = [
     "chain_matmul",
     "vdot",
     "cdist",
+    "einsum",
 ]
 
 
@@ -135,6 +136,39 @@ def tensordot(a, b, dims=2, out=None):
     am = a.permute(fa + da).reshape(-1, k)
     bm = b.permute(db + fb).reshape(k, -1)
     return mm(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
+
+
+def _sublist_letters(sub):
+    out = []
+    for s in sub:
+        if s is Ellipsis:
+            out.append("...")
+        elif isinstance(s, int) and 0 <= s < 52:
+            out.append(chr(ord("a") + s) if s < 26 else chr(ord("A") + s - 26))
+        else:
+            raise ValueError(
+                f"einsum(): expected subscript to be within the range [0, 52); got {s}"
+            )
+    return "".join(out)
+
+
+def einsum(*args):
+    """einsum(equation, *operands) -> Tensor
+
+    Sums products of the operands over the indices that the Einstein-notation equation leaves
+    out of its output (e.g. 'ij,jk->ik'). The sublist form einsum(op1, sub1, op2, sub2, ...,
+    [sub_out]), with subscripts as ints in [0, 52) or Ellipsis, is accepted too."""
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand")
+    if isinstance(args[0], str):
+        return _C.einsum(*args)
+    # The sublist form: operand, subscripts, operand, subscripts, ..., optional output subscripts.
+    ops = list(args[0::2][: len(args) // 2])
+    subs = [_sublist_letters(s) for s in args[1::2]]
+    eq = ",".join(subs)
+    if len(args) % 2 == 1:
+        eq += "->" + _sublist_letters(args[-1])
+    return _C.einsum(eq, *ops)
 
 
 def chain_matmul(*matrices):

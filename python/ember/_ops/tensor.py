@@ -175,6 +175,18 @@ def _caster(dtype_name):
     return cast
 
 
+def as_subclass(self, cls):
+    """as_subclass(cls) -> Tensor
+
+    self as an instance of the Tensor subclass cls: the same data (changes show in both) and
+    the same place in the autograd graph."""
+    if not (isinstance(cls, builtins.type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): expected a subclass of Tensor; got {cls!r}")
+    out = Tensor.__new__(cls)
+    Tensor.__init__(out, self)
+    return out
+
+
 def type_as(self, other):
     """type_as(tensor) -> Tensor
 

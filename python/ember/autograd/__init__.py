@@ -5,7 +5,14 @@ from . import forward_ad, functional, graph, profiler, profiler_util  # noqa: F4
 from ._engine import backward, grad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
-from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from .grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    is_multithreading_enabled,
+    no_grad,
+    set_grad_enabled,
+    set_multithreading_enabled,
+)
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 
 Variable = Tensor

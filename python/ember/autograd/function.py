@@ -157,9 +157,21 @@ class Function(metaclass=_FunctionMeta):
         outputs = output if is_tuple else (output,)
         if not (_C.is_grad_enabled() and any(t.requires_grad for t in tensor_args)):
             return output
-        # Outputs that alias inputs get fresh handles so the inputs keep their own history.
+        # Outputs that alias inputs get fresh handles so the inputs keep their own history,
+        # except inputs marked dirty: modified in place, they are returned as themselves and
+        # their history moves onto this node (as an in-place op's does).
+        dirty = getattr(ctx, "dirty", ())
+        for t in dirty:
+            if isinstance(t, Tensor) and t.is_leaf and t.requires_grad:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
         outputs = tuple(
-            o.detach() if isinstance(o, Tensor) and any(o is a for a in tensor_args) else o
+            o.detach()
+            if isinstance(o, Tensor)
+            and any(o is a for a in tensor_args)
+            and not any(o is d for d in dirty)
+            else o
             for o in outputs
         )
         arg_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]

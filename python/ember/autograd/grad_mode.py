@@ -92,3 +92,36 @@ class inference_mode(_DecoratorContextManager):
         if isinstance(fn, bool):
             return inference_mode(fn)
         return super().__call__(fn)
+
+
+# ember's engine runs a backward pass on the calling thread; the switch below is kept so that
+# programs written for torch's multithreaded engine run, and reads back what was set.
+_multithreading = [True]
+
+
+def is_multithreading_enabled():
+    """is_multithreading_enabled() -> bool
+
+    Whether set_multithreading_enabled last enabled multithreaded backward (True by default)."""
+    return _multithreading[0]
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """set_multithreading_enabled(mode)
+
+    Sets whether backward may run on several threads, now (as a function) or for a block (as a
+    context manager). ember's backward runs on the calling thread either way."""
+
+    def __init__(self, mode):
+        self._prev = _multithreading[0]
+        self._args = (mode,)
+        _multithreading[0] = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _multithreading[0] = self._prev
+
+    def clone(self):
+        return self.__class__(self._args[0])

@@ -60,7 +60,7 @@ class Normal(_LocScale, ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = randn(*shape, dtype=self.loc.dtype)
+        eps = randn(tuple(shape), dtype=self.loc.dtype)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -103,7 +103,7 @@ class Laplace(_LocScale):
         shape = self._extended_shape(sample_shape)
         eps = finfo(self.loc.dtype).eps
         # u in (-1, 1) open at both ends so log1p(-|u|) stays finite.
-        u = rand(*shape, dtype=self.loc.dtype) * (2 - 2 * eps) - (1 - eps)
+        u = rand(tuple(shape), dtype=self.loc.dtype) * (2 - 2 * eps) - (1 - eps)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
@@ -140,7 +140,7 @@ class Cauchy(_LocScale):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = empty(*shape, dtype=self.loc.dtype).cauchy_()
+        eps = empty(tuple(shape), dtype=self.loc.dtype).cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -197,7 +197,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = rand(*shape, dtype=self.low.dtype)
+        u = rand(tuple(shape), dtype=self.low.dtype)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):

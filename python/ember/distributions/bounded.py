@@ -115,7 +115,7 @@ class GeneralizedPareto(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(*shape, dtype=self.loc.dtype))
+        return self.icdf(rand(tuple(shape), dtype=self.loc.dtype))
 
     def log_prob(self, value):
         value = self._checked(value, self.loc)

@@ -108,7 +108,7 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(*shape, dtype=self.probs.dtype))
+        return self.icdf(rand(tuple(shape), dtype=self.probs.dtype))
 
     def log_prob(self, value):
         value = self._checked(value, self.probs)

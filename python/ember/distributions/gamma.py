@@ -250,7 +250,7 @@ class StudentT(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        x = randn(*shape, dtype=self.df.dtype)
+        x = randn(tuple(shape), dtype=self.df.dtype)
         z = self._chi2.rsample(sample_shape)
         return self.loc + self.scale * x * (z / self.df).rsqrt()
 

@@ -58,7 +58,7 @@ class LKJCholesky(Distribution):
         with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
             shape = self._extended_shape(sample_shape)
-            direction = randn(*shape, dtype=y.dtype).tril(-1)
+            direction = randn(tuple(shape), dtype=y.dtype).tril(-1)
             norm = linalg.vector_norm(direction, dim=-1, keepdim=True)
             direction = direction / norm.clamp(min=finfo(y.dtype).tiny)
             w = y.sqrt() * direction

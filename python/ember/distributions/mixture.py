@@ -171,10 +171,10 @@ class VonMises(Distribution):
             k = self.concentration.double().expand(shape)
             loc = self.loc.double().expand(shape)
             r = self._proposal_r.expand(shape)
-            x = zeros(*shape, dtype=float64)
-            pending = ones(*shape, dtype=_C.bool)
+            x = zeros(tuple(shape), dtype=float64)
+            pending = ones(tuple(shape), dtype=_C.bool)
             while bool(pending.any()):
-                u1, u2, u3 = (rand(*shape, dtype=float64) for _ in range(3))
+                u1, u2, u3 = (rand(tuple(shape), dtype=float64) for _ in range(3))
                 z = (math.pi * u1).cos()
                 f = (1 + r * z) / (r + z)
                 c = k * (r - f)

@@ -155,7 +155,7 @@ class MultivariateNormal(_GaussianBase):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = randn(*shape, dtype=self.loc.dtype)
+        eps = randn(tuple(shape), dtype=self.loc.dtype)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
 
@@ -241,8 +241,8 @@ class LowRankMultivariateNormal(_GaussianBase):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         rank = self.cov_factor.shape[-1]
-        eps_w = randn(*(shape[:-1] + (rank,)), dtype=self.loc.dtype)
-        eps_d = randn(*shape, dtype=self.loc.dtype)
+        eps_w = randn(tuple((shape[:-1] + (rank,))), dtype=self.loc.dtype)
+        eps_d = randn(tuple(shape), dtype=self.loc.dtype)
         return (
             self.loc
             + _batch_mv(self._unbroadcasted_cov_factor, eps_w)

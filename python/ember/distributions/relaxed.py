@@ -39,7 +39,7 @@ class LogitRelaxedBernoulli(_BinaryParams):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
-        u = clamp_probs(rand(*shape, dtype=probs.dtype))
+        u = clamp_probs(rand(tuple(shape), dtype=probs.dtype))
         logit_u = u.log() - (-u).log1p()
         return (logit_u + probs.log() - (-probs).log1p()) / self.temperature
 
@@ -116,7 +116,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = clamp_probs(rand(*shape, dtype=self.logits.dtype))
+        u = clamp_probs(rand(tuple(shape), dtype=self.logits.dtype))
         gumbels = -((-u.log()).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)

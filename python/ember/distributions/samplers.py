@@ -43,14 +43,14 @@ def standard_gamma(alpha):
     out = zeros_like(a)
     pending = ones_like(a, dtype=_C.bool)
     while bool(pending.any()):
-        z = randn(*a.shape, dtype=float64)
-        u = rand(*a.shape, dtype=float64)
+        z = randn(tuple(a.shape), dtype=float64)
+        u = rand(tuple(a.shape), dtype=float64)
         v = (1 + c * z) ** 3
         ok = (v > 0) & (u.log() < 0.5 * z * z + d - d * v + d * v.clamp(min=1e-300).log())
         take = pending & ok
         out = where(take, d * v, out)
         pending = pending & ~take
-    u = rand(*a.shape, dtype=float64)
+    u = rand(tuple(a.shape), dtype=float64)
     out = where(boost, out * u.pow(1 / a), out)
     tiny = finfo(alpha.dtype).tiny
     return out.clamp(min=tiny).to(alpha.dtype)
@@ -206,8 +206,8 @@ def _ptrs(lam):
     out = zeros_like(lam)
     pending = ones_like(lam, dtype=_C.bool)
     while bool(pending.any()):
-        u = rand(*lam.shape, dtype=float64) - 0.5
-        v = rand(*lam.shape, dtype=float64)
+        u = rand(tuple(lam.shape), dtype=float64) - 0.5
+        v = rand(tuple(lam.shape), dtype=float64)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + lam + 0.43).floor()
         quick = (us >= 0.07) & (v <= vr)
@@ -247,7 +247,7 @@ def _binomial_waiting(n, p, active):
     successes = zeros_like(p)
     active = active & (p > 0) & (n > 0)
     while bool(active.any()):
-        u = rand(*p.shape, dtype=float64).clamp(min=1e-300)
+        u = rand(tuple(p.shape), dtype=float64).clamp(min=1e-300)
         position = position + (u.log() / log_q).floor() + 1
         active = active & (position <= n)
         successes = successes + active.double()
@@ -268,8 +268,8 @@ def _btrs(n, p):
     out = zeros_like(p)
     pending = ones_like(p, dtype=_C.bool)
     while bool(pending.any()):
-        u = rand(*p.shape, dtype=float64) - 0.5
-        v = rand(*p.shape, dtype=float64)
+        u = rand(tuple(p.shape), dtype=float64) - 0.5
+        v = rand(tuple(p.shape), dtype=float64)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + c).floor()
         inside = (k >= 0) & (k <= n)

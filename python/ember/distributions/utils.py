@@ -59,13 +59,13 @@ def probs_to_logits(probs, is_binary=False):
 
 def _standard_normal(shape, dtype, device):
     """torch's private helper (programs import it): N(0, 1) draws of shape."""
-    return randn(*shape, dtype=dtype, device=device)
+    return randn(tuple(shape), dtype=dtype, device=device)
 
 
 def uniform_open(shape, like):
     """Uniform draws in (0, 1): the 0 of rand would make log(u) infinite."""
     tiny = finfo(like.dtype).tiny
-    return rand(*shape, dtype=like.dtype).clamp(min=tiny)
+    return rand(tuple(shape), dtype=like.dtype).clamp(min=tiny)
 
 
 def sum_rightmost(value, dim):

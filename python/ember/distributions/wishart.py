@@ -145,7 +145,7 @@ class Wishart(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         eps = finfo(self.df.dtype).eps
         diag = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps)
-        below = randn(*shape, dtype=diag.dtype).tril(-1)
+        below = randn(tuple(shape), dtype=diag.dtype).tril(-1)
         factor = self._unbroadcasted_scale_tril @ (below + diag.diag_embed())
         return factor @ factor.mT
 

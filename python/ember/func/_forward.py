@@ -7,7 +7,7 @@ Jacobian whose autograd.grad results carry tangents. Forward levels do not nest 
 forward_ad rule), so these transforms cannot be nested inside one another or inside a
 `dual_level` block; reverse-mode transforms (grad, vjp, jacrev) can run inside them."""
 
-from .. import autograd
+from .. import autograd, overrides
 from .._C import Tensor, stack
 from .._ops.creation import zeros, zeros_like
 from .._ops.random import get_rng_state, set_rng_state
@@ -86,7 +86,7 @@ def _jvp_in_level(func, primals, tangents, has_aux):
         fwad.make_dual(p, t) if isinstance(p, Tensor) else p
         for p, t in zip(_leaves(primals), _leaves(tangents))
     ]
-    out = func(*_unflatten(primals, iter(duals)))
+    out = overrides.routed(func)(*_unflatten(primals, iter(duals)))
     aux = None
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):
@@ -202,7 +202,7 @@ def _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums):
 
 
 def _call(func, args, has_aux):
-    out = func(*args)
+    out = overrides.routed(func)(*args)
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):
             raise RuntimeError(
@@ -221,7 +221,7 @@ def _jvp_args(func, args, nums, tangent_args, has_aux):
         call = list(args)
         for k, p in zip(nums, ps):
             call[k] = p
-        return func(*call)
+        return overrides.routed(func)(*call)
 
     return _jvp_in_level(inner, primals, tangents, has_aux)
 
@@ -235,7 +235,7 @@ def _jacrev_keeping_tangents(func, argnums):
             call = list(args)
             for k in nums:
                 call[k] = fwad._requires_grad_alias(args[k])
-            out = func(*call)
+            out = overrides.routed(func)(*call)
             if not isinstance(out, Tensor):
                 raise RuntimeError(
                     f"hessian: expected func to return a Tensor; got {type(out).__name__}"
@@ -271,7 +271,7 @@ def linearize(func, *primals):
     """linearize(func, *primals) -> (Tensor, Callable)
 
     Returns (func(*primals), jvp_fn) where jvp_fn(*tangents) gives J·tangents at the primals."""
-    out = func(*primals)
+    out = overrides.routed(func)(*primals)
     detached = tuple(p.detach() if isinstance(p, Tensor) else p for p in primals)
 
     def jvp_fn(*tangents):

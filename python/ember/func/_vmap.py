@@ -797,7 +797,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             for k in nums:
                 leaves, spec = _tree_flatten(args[k])
                 call[k] = _tree_unflatten([_prepare_input(t, levels) for t in leaves], spec)
-            out = func(*call, **kwargs)
+            out = overrides.routed(func)(*call, **kwargs)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -855,7 +855,7 @@ def vjp(func, *primals, has_aux=False):
     leaves, spec = _tree_flatten(primals)
     with enable_grad(), _FirstOrder(False):
         call_leaves = [_prepare_input(t, levels) for t in leaves]
-        out = func(*_tree_unflatten(call_leaves, spec))
+        out = overrides.routed(func)(*_tree_unflatten(call_leaves, spec))
         aux = None
         if has_aux:
             out, aux = out
@@ -881,7 +881,7 @@ def vjp(func, *primals, has_aux=False):
             # Batched cotangents over a newer level: run func once more at that level.
             now = active_levels()
             again = [_prepare_again(t, now) for t in call_leaves]
-            out2 = func(*_tree_unflatten(again, spec))
+            out2 = overrides.routed(func)(*_tree_unflatten(again, spec))
             if has_aux:
                 out2 = out2[0]
             res = _backward(_tree_flatten(out2)[0], again, cot_leaves, outer)
@@ -921,7 +921,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             call = list(args)
             for k, d in zip(nums, diff):
                 call[k] = d
-            return func(*call)
+            return overrides.routed(func)(*call)
 
         out, vjp_fn, *rest = vjp(partial, *[args[k] for k in nums], has_aux=has_aux)
         aux = rest[0] if has_aux else None

@@ -14,6 +14,7 @@ from .._ops.index import where
 from .._ops.products import cross as _cross
 from .._type_info import finfo, scalar_type_name
 from . import _complex
+from ._extra import householder_product, tensorinv, tensorsolve
 from ._functions import (
     LinAlgError,
     _check,
@@ -30,6 +31,9 @@ from ._lu import lu, lu_solve
 
 __all__ = [
     "LinAlgError",
+    "householder_product",
+    "tensorinv",
+    "tensorsolve",
     "inv",
     "inv_ex",
     "det",

@@ -204,11 +204,14 @@ class Optimizer:
         self.defaults.setdefault("differentiable", False)
 
     def __repr__(self):
-        lines = [self.__class__.__name__ + " ("]
+        text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
-        return "\n".join(lines) + "\n)" if self.param_groups else lines[0] + ")"
+            # Each group after a newline of its own: a blank line between groups, as torch's.
+            text += f"\nParameter Group {i}\n"
+            text += "".join(
+                f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params"
+            )
+        return text + ")"
 
     def add_param_group(self, param_group):
         """Adds a param group (a dict with 'params' and optional per-group options)."""

@@ -5,6 +5,8 @@ from . import (
     checkpoint,  # noqa: F401,E402
     data,  # noqa: F401
     dlpack,  # noqa: F401
+    hooks,  # noqa: F401
+    model_zoo,  # noqa: F401
 )
 from .backend_registration import (  # noqa: F401
     generate_methods_for_privateuse1_backend,

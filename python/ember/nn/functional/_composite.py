@@ -46,6 +46,8 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "lp_pool2d",
+    "lp_pool3d",
+    "max_unpool3d",
 ]
 
 
@@ -191,6 +193,21 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return (sign(out) * relu(_C.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
 
 
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False)
+
+    (sum over each window of x^p)^(1/p), via avg_pool3d."""
+    kd, kh, kw = kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 3
+    out = F.avg_pool3d(
+        input.pow(norm_type),
+        kernel_size,
+        stride if stride is not None else kernel_size,
+        0,
+        ceil_mode,
+    )
+    return (sign(out) * relu(_C.abs(out))).mul(kd * kh * kw).pow(1.0 / norm_type)
+
+
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False)
 
@@ -229,7 +246,9 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
 
 
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
-    as_tuple = _pair if n == 2 else (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,))
+    def as_tuple(v):
+        return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
     kernel_size = as_tuple(kernel_size)
     stride = as_tuple(stride) if stride is not None else kernel_size
     size = _unpool_output_size(input, kernel_size, stride, as_tuple(padding), output_size)
@@ -255,6 +274,13 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
     Inverse of max_pool2d: puts each value at its index, zeros elsewhere."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None)
+
+    Inverse of max_pool3d: puts each value at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
 @_autocast_lower

@@ -80,10 +80,38 @@ def _source_coords(g, size, align_corners, padding_mode):
     return x
 
 
+_CUBIC_A = -0.75  # the cubic convolution kernel's parameter, as torch's bicubic modes use
+
+
+def _cubic_weights(t):
+    """The weights of the four taps at offsets -1, 0, 1, 2 from floor(x), for t = x - floor(x)."""
+    a = _CUBIC_A
+
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _source_coords_int(x, size, align_corners, padding_mode):
+    """A bicubic tap's integer coordinate after the padding mode (border: clamped;
+    reflection: mirrored, then clamped; zeros: kept, the tap reading zero outside)."""
+    if padding_mode == "border":
+        return x.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        x = _reflect(x, 0.0, size - 1.0) if align_corners else _reflect(x, -0.5, size - 0.5)
+        return x.clamp(0, size - 1)
+    return x
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None)
 
-    Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1]."""
+    Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) of normalized (x, y) in [-1, 1], with
+    bilinear, nearest or bicubic (cubic convolution, a = -0.75) interpolation."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
@@ -96,8 +124,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         )
     if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2:
         raise NotImplementedError("ember's grid_sample handles 4-D input with a (N, H, W, 2) grid")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported by ember yet")
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(
             f"grid_sampler(): expected grid and input to have same batch size, but "
@@ -107,8 +133,13 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     align_corners = bool(align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
-    x = _source_coords(grid[..., 0], w, align_corners, padding_mode)
-    y = _source_coords(grid[..., 1], h, align_corners, padding_mode)
+    if mode == "bicubic":
+        # Padding applies to each tap's coordinate, not to the sampling point.
+        x = _source_coords(grid[..., 0], w, align_corners, "zeros")
+        y = _source_coords(grid[..., 1], h, align_corners, "zeros")
+    else:
+        x = _source_coords(grid[..., 0], w, align_corners, padding_mode)
+        y = _source_coords(grid[..., 1], h, align_corners, padding_mode)
     flat = input.reshape(n, c, h * w)
 
     def tap(xi, yi):
@@ -116,10 +147,22 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         valid = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
         idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).long().reshape(n, 1, ho * wo)
         vals = flat.gather(2, idx.expand(n, c, ho * wo)).reshape(n, c, ho, wo)
-        return vals * valid.unsqueeze(1).to(input.dtype)
+        return vals.masked_fill(~valid.unsqueeze(1), 0)  # +0.0 outside, as torch's
 
     if mode == "nearest":
         return tap(x.round(), y.round())
+    if mode == "bicubic":
+        x0, y0 = x.floor(), y.floor()
+        wxs, wys = _cubic_weights(x - x0), _cubic_weights(y - y0)
+        out = 0
+        for j in range(4):
+            yj = _source_coords_int(y0 + (j - 1), h, align_corners, padding_mode)
+            row = 0
+            for i in range(4):
+                xi = _source_coords_int(x0 + (i - 1), w, align_corners, padding_mode)
+                row = row + tap(xi, yj) * wxs[i].unsqueeze(1)
+            out = out + row * wys[j].unsqueeze(1)
+        return out
     x0, y0 = x.floor(), y.floor()
     wx1, wy1 = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
     wx0, wy0 = 1 - wx1, 1 - wy1

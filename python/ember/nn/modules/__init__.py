@@ -1,6 +1,7 @@
 """The torch.nn layer classes."""
 
 from .activation import *  # noqa: F401,F403
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
 from .batchnorm import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403

@@ -2,7 +2,7 @@
 
 from .. import functional as F
 from .module import Module
-from .utils import _pair, _single
+from .utils import _pair, _single, _triple
 
 __all__ = [
     "MaxPool1d",
@@ -19,8 +19,10 @@ __all__ = [
     "AdaptiveMaxPool3d",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -232,7 +234,8 @@ class _LPPoolNd(Module):
 
 LPPool1d = _make("LPPool1d", _LPPoolNd, "lp_pool1d")
 LPPool2d = _make("LPPool2d", _LPPoolNd, "lp_pool2d")
-for _cls in (LPPool1d, LPPool2d):
+LPPool3d = _make("LPPool3d", _LPPoolNd, "lp_pool3d")
+for _cls in (LPPool1d, LPPool2d, LPPool3d):
     _cls.__doc__ = (
         f"{_cls.__name__}(norm_type, kernel_size, stride=None, ceil_mode=False)\n\n"
         f"Module form of {_cls._fn}: the p-norm of each window."
@@ -264,3 +267,13 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     _ntuple = staticmethod(_pair)
     _fn = "max_unpool2d"
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """MaxUnpool3d(kernel_size, stride=None, padding=0)
+
+    Partial inverse of MaxPool3d, given its indices.
+    """
+
+    _ntuple = staticmethod(_triple)
+    _fn = "max_unpool3d"

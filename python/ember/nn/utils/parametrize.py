@@ -20,10 +20,25 @@ __all__ = [
 ]
 
 
+_cache_enabled = 0
+_cache = {}
+
+
 @contextlib.contextmanager
 def cached():
-    """torch caches parametrized tensors inside this block; ember recomputes them (same values)."""
-    yield
+    """cached() -> context manager
+
+    Inside the block each parametrized tensor is computed once, on first access, and the same
+    tensor is returned after that (a recurrent loop reading a parametrized weight each step
+    computes it once); the cache empties when the outermost block exits."""
+    global _cache_enabled
+    _cache_enabled += 1
+    try:
+        yield
+    finally:
+        _cache_enabled -= 1
+        if not _cache_enabled:
+            _cache.clear()
 
 
 def _register_parameter_or_buffer(module, name, x):
@@ -45,7 +60,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass  # a parametrization without an inverse keeps `original` as is
         if isinstance(new, Tensor):
             self.is_tensor = True
             self.ntensors = 1
@@ -117,7 +135,13 @@ def _inject_new_class(module):
 
 def _inject_property(module, tensor_name):
     def get_parametrized(self):
-        return self.parametrizations[tensor_name]()
+        if not _cache_enabled:
+            return self.parametrizations[tensor_name]()
+        key = (id(self), tensor_name)
+        value = _cache.get(key)
+        if value is None:
+            value = _cache[key] = self.parametrizations[tensor_name]()
+        return value
 
     def set_original(self, value):
         self.parametrizations[tensor_name].right_inverse(value)

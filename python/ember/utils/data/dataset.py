@@ -13,6 +13,7 @@ __all__ = [
     "TensorDataset",
     "ConcatDataset",
     "ChainDataset",
+    "StackDataset",
     "Subset",
     "random_split",
 ]
@@ -115,6 +116,53 @@ class ChainDataset(IterableDataset):
             assert isinstance(d, IterableDataset), "ChainDataset only supports IterableDataset"
             total += len(d)
         return total
+
+
+class StackDataset(Dataset):
+    """StackDataset(*args, **kwargs)
+
+    Samples that stack the same index of several datasets of equal length: a tuple from
+    positional datasets, a dict from keyword ones (not both)."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                "input/output, but both types are given."
+            )
+        datasets = args or tuple(kwargs.values())
+        if not datasets:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(datasets[0])
+        if any(self._length != len(d) for d in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else dict(kwargs)
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        def column(d):
+            if callable(getattr(d, "__getitems__", None)):
+                items = d.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError(
+                        "Nested dataset's output size mismatch. "
+                        f"Expected {len(indices)}, got {len(items)}"
+                    )
+                return items
+            return [d[i] for i in indices]
+
+        if isinstance(self.datasets, dict):
+            cols = {k: column(d) for k, d in self.datasets.items()}
+            return [{k: c[j] for k, c in cols.items()} for j in range(len(indices))]
+        cols = [column(d) for d in self.datasets]
+        return [tuple(c[j] for c in cols) for j in range(len(indices))]
+
+    def __len__(self):
+        return self._length
 
 
 class Subset(Dataset):
