@@ -598,7 +598,12 @@ def test_inplace_samplers_follow_their_distributions():
 def test_version_module_describes_a_cpu_build():
     assert ember.version.cuda is None and ember.version.hip is None
     assert ember.__version__ == ember.version.__version__
-    assert all(part.isdigit() for part in ember.__version__.split("."))
+    release, local = ember.__version__.split("+")
+    assert release == "2.13.0" and local == "ember." + ember.version.ember_version
+    # compared as torch's TorchVersion is: by release, with strings and tuples
+    v = ember.__version__
+    assert v >= "2.0" and v > "1.13.1" and v < "2.14" and v >= (2, 13) and not v < (2, 13, 0)
+    assert v != "2.13.0" and v == str(v) and str(v).startswith("2.13")  # == is a string's
 
 
 def test_cuda_requests_raise_torchs_assertion_error():
