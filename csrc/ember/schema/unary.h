@@ -142,6 +142,10 @@
     grad* where(eq(self, wrap_scalar(0)), wrap_scalar(0.5),                                       \
                 special_i0e(self) - result * (sign(self) + reciprocal(self))),                    \
     "exp(-|x|) * i1(x), without overflow (ember.special.i1e).")                                   \
+  _(special_spherical_bessel_j0, SPECIAL, kFloatTypes, SpecialSphericalBesselJ0Backward0,         \
+    special::spherical_bessel_j0,                                                                 \
+    grad* where(eq(self, wrap_scalar(0)), wrap_scalar(0), (cos(self) - result) / self),           \
+    "The spherical Bessel function of the first kind and order 0, sin(x) / x (1 at 0).")          \
   _(gelu, ACT, kFloatTypes, GeluBackward0, gelu_kernel, gelu_backward_kernel, "")                 \
   _(silu, ACT, kFloatTypes, SiluBackward0, silu_kernel, silu_backward_kernel, "")                 \
   _(mish, ACT, kFloatTypes, MishBackward0, mish_kernel, mish_backward_kernel, "")                 \
