@@ -10,15 +10,15 @@
 #include "ember/core/scalar.h"
 #include "ember/core/tensor_impl.h"
 
-// The unary ops that are Tensor methods in C++ (`t.exp()`, `t.exp_()`), libtorch's; each is a
-// row of the op table (Note [Unary table] in schema/unary.h) with an in-place form.
-#define EMBER_TENSOR_UNARY_METHODS(_)                                                              \
-  _(exp)                                                                                           \
-  _(exp2) _(expm1) _(log) _(log2) _(log10) _(log1p) _(sqrt) _(rsqrt) _(sin) _(cos) _(tan) _(asin)  \
-      _(acos) _(atan) _(sinh) _(cosh) _(tanh) _(asinh) _(acosh) _(atanh) _(sigmoid) _(erf) _(erfc) \
-          _(erfinv) _(reciprocal) _(sinc) _(abs) _(neg) _(sign) _(floor) _(ceil) _(round) _(trunc) \
-              _(frac) _(relu) _(bitwise_not)
-
+// The unary Tensor methods of the C++ API (libtorch's), rows of schema/unary.h's table.
+// clang-format off
+#define EMBER_TENSOR_UNARY_METHODS(_)                                                    \
+  _(exp) _(exp2) _(expm1) _(log) _(log2) _(log10) _(log1p)                               \
+  _(sqrt) _(rsqrt) _(sin) _(cos) _(tan) _(asin) _(acos) _(atan) _(sinh) _(cosh) _(tanh)  \
+  _(asinh) _(acosh) _(atanh) _(sigmoid) _(erf) _(erfc) _(erfinv) _(reciprocal) _(sinc)   \
+  _(abs) _(neg) _(sign) _(floor) _(ceil) _(round) _(trunc) _(frac) _(relu)               \
+  _(bitwise_not)
+// clang-format on
 namespace ember {
 
 namespace autograd {
