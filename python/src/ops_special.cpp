@@ -1,29 +1,43 @@
 // Special functions (csrc/ember/ops/special.cpp): gamma-family functions and Bessel functions,
 // as ember.<op>; python/ember/special composes ember.special from them.
+#include <string>
+#include <string_view>
+
 #include "common.h"
 #include "ember/ops/special.h"
+#include "ember/ops/unary_table.h"
 
 namespace ember::py {
 
+namespace {
+void bind_special_op(nb::module_& m, std::string_view name, Tensor (*fn)(const Tensor&),
+                     const char* text) {
+  std::string py(name);
+  if (name.starts_with("special_")) py = "_" + py;
+  m.def(py.c_str(), fn, nb::arg("input"), doc(py + "(input) -> Tensor", text));
+}
+}  // namespace
+
 void bind_special(nb::module_& m) {
-  m.def("lgamma", &lgamma, nb::arg("input"),
-        doc("lgamma(input) -> Tensor",
-            "The natural log of the absolute value of Gamma(x), elementwise."));
-  m.def("digamma", &digamma, nb::arg("input"),
-        doc("digamma(input) -> Tensor", "The derivative of lgamma, elementwise."));
+  // The SPECIAL rows of the unary table (Note [Unary table] in schema/unary.h): ember.<name>,
+  // and ember._special_<x> for special_<x>, which python/ember/special exposes as special.<x>.
+#define EMBER_BIND(name, kind, dtypes, node, math, derivative, text) EMBER_BIND_##kind(name, text)
+#define EMBER_BIND_SPECIAL(name, text) bind_special_op(m, #name, &ember::name, text);
+#define EMBER_BIND_FLOAT(name, text)
+#define EMBER_BIND_SAME(name, text)
+#define EMBER_BIND_INT(name, text)
+#define EMBER_BIND_BOOL(name, text)
+#define EMBER_BIND_ACT(name, text)
+  EMBER_UNARY_OPS(EMBER_BIND)
+#undef EMBER_BIND
+#undef EMBER_BIND_SPECIAL
+#undef EMBER_BIND_FLOAT
+#undef EMBER_BIND_SAME
+#undef EMBER_BIND_INT
+#undef EMBER_BIND_BOOL
+#undef EMBER_BIND_ACT
   m.def("polygamma", &polygamma, nb::arg("n"), nb::arg("input"),
         doc("polygamma(n, input) -> Tensor", "The n-th derivative of digamma, elementwise."));
-  m.def("i0", &i0, nb::arg("input"),
-        doc("i0(input) -> Tensor", "The modified Bessel function of the first kind and order 0."));
-  m.def("_special_i0e", &special_i0e, nb::arg("input"),
-        doc("_special_i0e(input) -> Tensor",
-            "exp(-|x|) * i0(x), without overflow (ember.special.i0e)."));
-  m.def("_special_i1", &special_i1, nb::arg("input"),
-        doc("_special_i1(input) -> Tensor",
-            "The modified Bessel function of the first kind and order 1 (ember.special.i1)."));
-  m.def("_special_i1e", &special_i1e, nb::arg("input"),
-        doc("_special_i1e(input) -> Tensor",
-            "exp(-|x|) * i1(x), without overflow (ember.special.i1e)."));
 }
 
 }  // namespace ember::py

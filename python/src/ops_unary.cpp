@@ -3,59 +3,17 @@
 #include <string>
 
 #include "common.h"
+#include "ember/ops/unary_table.h"
 
 namespace ember::py {
 
 namespace {
 
-// One sentence per op of EMBER_UNARY_FLOAT_OPS / EMBER_UNARY_SAME_OPS.
-struct UnaryText {
-  const char* name;
-  const char* text;
-};
-constexpr UnaryText kUnaryTexts[] = {
-    {"exp", "Raises e to the power of each element."},
-    {"exp2", "Raises 2 to the power of each element."},
-    {"expm1", "Computes exp(x) - 1 for each element, accurately for x near zero."},
-    {"log", "Natural logarithm of each element."},
-    {"log2", "Base-2 logarithm of each element."},
-    {"log10", "Base-10 logarithm of each element."},
-    {"log1p", "Computes log(1 + x) for each element, accurately for x near zero."},
-    {"sqrt", "Square root of each element."},
-    {"rsqrt", "One over the square root of each element."},
-    {"sin", "Sine of each element, in radians."},
-    {"cos", "Cosine of each element, in radians."},
-    {"tan", "Tangent of each element, in radians."},
-    {"asin", "Arcsine of each element, in radians."},
-    {"acos", "Arccosine of each element, in radians."},
-    {"atan", "Arctangent of each element, in radians."},
-    {"sinh", "Hyperbolic sine of each element."},
-    {"cosh", "Hyperbolic cosine of each element."},
-    {"tanh", "Hyperbolic tangent of each element."},
-    {"asinh", "Inverse hyperbolic sine of each element."},
-    {"acosh", "Inverse hyperbolic cosine of each element."},
-    {"atanh", "Inverse hyperbolic tangent of each element."},
-    {"sigmoid", "The logistic function 1 / (1 + exp(-x)) of each element."},
-    {"erf", "The Gauss error function of each element."},
-    {"erfc", "The complementary error function, 1 - erf(x), of each element."},
-    {"erfinv", "The inverse of erf for each element (defined on [-1, 1])."},
-    {"reciprocal", "One over each element; integer inputs give a floating result."},
-    {"sinc", "The normalized sinc function sin(pi x) / (pi x) of each element, 1 at 0."},
-    {"abs", "Absolute value of each element."},
-    {"neg", "Each element with its sign flipped."},
-    {"sign", "-1, 0 or 1 for each element, following its sign."},
-    {"floor", "Rounds each element down to an integer value."},
-    {"ceil", "Rounds each element up to an integer value."},
-    {"round", "Rounds each element to `decimals` places, halves to even."},
-    {"trunc", "Rounds each element toward zero."},
-    {"frac", "The fractional part of each element, x - trunc(x)."},
-    {"relu", "Each element, with negative ones replaced by zero."},
-    {"bitwise_not", "Bitwise NOT of each element (logical NOT for bool tensors)."},
-};
-
 const char* unary_text(std::string_view name) {
-  for (const UnaryText& t : kUnaryTexts)
-    if (name == t.name) return t.text;
+#define EMBER_TEXT(row, kind, dtypes, node, math, derivative, text) \
+  if (name == #row) return text;
+  EMBER_UNARY_OPS(EMBER_TEXT)
+#undef EMBER_TEXT
   return "Applies the op to each element.";
 }
 
@@ -104,24 +62,27 @@ void check_clamp_bounds(const char* op, const Tensor& t, nb::handle lo, nb::hand
 
 void bind_unary(nb::module_& m) {
   auto cls = tensor_class();
-#define EMBER_BIND_UNARY(name, node) \
+  // The rows of the unary table (Note [Unary table] in schema/unary.h), by kind.
+#define EMBER_BIND(name, kind, dtypes, node, math, derivative, text) EMBER_BIND_##kind(name, text)
+#define EMBER_BIND_FLOAT(name, text) \
   bind_unary_op(                     \
       m, cls, #name, [](const Tensor& t) { return name(t); }, [](Tensor& t) { name##_(t); });
-  EMBER_UNARY_FLOAT_OPS(EMBER_BIND_UNARY)
-  EMBER_UNARY_SAME_OPS(EMBER_BIND_UNARY)
-#undef EMBER_BIND_UNARY
-
-#define EMBER_BIND_PRED(name, text) \
+#define EMBER_BIND_SAME(name, text) EMBER_BIND_FLOAT(name, text)
+#define EMBER_BIND_INT(name, text) EMBER_BIND_FLOAT(name, text)
+#define EMBER_BIND_BOOL(name, text) \
   both(m, cls, #name, [](const Tensor& t) { return name(t); }, {#name "(input) -> Tensor", text});
-  EMBER_BIND_PRED(isnan, "True where an element is NaN.")
-  EMBER_BIND_PRED(isinf, "True where an element is positive or negative infinity.")
-  EMBER_BIND_PRED(isfinite, "True where an element is neither infinite nor NaN.")
-  EMBER_BIND_PRED(isposinf, "True where an element is positive infinity.")
-  EMBER_BIND_PRED(isneginf, "True where an element is negative infinity.")
-  EMBER_BIND_PRED(signbit, "True where an element's sign bit is set (negative numbers and -0.0).")
-  EMBER_BIND_PRED(logical_not, "True where an element is zero (a bool tensor).")
-  EMBER_BIND_PRED(square, "Each element multiplied by itself.")
-#undef EMBER_BIND_PRED
+#define EMBER_BIND_SPECIAL(name, text)  // python/src/ops_special.cpp
+#define EMBER_BIND_ACT(name, text)      // python/src/nn_activation.cpp, by hand
+  EMBER_UNARY_OPS(EMBER_BIND)
+#undef EMBER_BIND
+#undef EMBER_BIND_FLOAT
+#undef EMBER_BIND_SAME
+#undef EMBER_BIND_INT
+#undef EMBER_BIND_BOOL
+#undef EMBER_BIND_SPECIAL
+#undef EMBER_BIND_ACT
+  both(m, cls, "square", [](const Tensor& t) { return square(t); },
+       {"square(input) -> Tensor", "Each element multiplied by itself."});
   cls.def("logical_not_", inplace([](Tensor& t) { copy_(t, logical_not(t)); }),
           doc("logical_not_() -> Tensor", "In-place form of logical_not(), in self's dtype."));
   cls.def("square_", inplace([](Tensor& t) { mul_(t, t); }),

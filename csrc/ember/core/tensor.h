@@ -9,8 +9,16 @@
 
 #include "ember/core/scalar.h"
 #include "ember/core/tensor_impl.h"
-#include "ember/core/unary_list.h"
 
+// The unary Tensor methods of the C++ API (libtorch's), rows of schema/unary.h's table.
+// clang-format off
+#define EMBER_TENSOR_UNARY_METHODS(_)                                                    \
+  _(exp) _(exp2) _(expm1) _(log) _(log2) _(log10) _(log1p)                               \
+  _(sqrt) _(rsqrt) _(sin) _(cos) _(tan) _(asin) _(acos) _(atan) _(sinh) _(cosh) _(tanh)  \
+  _(asinh) _(acosh) _(atanh) _(sigmoid) _(erf) _(erfc) _(erfinv) _(reciprocal) _(sinc)   \
+  _(abs) _(neg) _(sign) _(floor) _(ceil) _(round) _(trunc) _(frac) _(relu)               \
+  _(bitwise_not)
+// clang-format on
 namespace ember {
 
 namespace autograd {
@@ -92,11 +100,14 @@ class Tensor {
   // out of line, so including tensor.h stays cheap and core never includes ops headers.
   // In-place methods are const and return Tensor&, as libtorch's: the handle is const, the data
   // it points to is not (so `for (const auto& p : params) p.add_(...)` works).
-#define EMBER_DECLARE_UNARY_METHOD(name, node) \
-  Tensor name() const;                         \
+  // The unary methods are the C++ API's list below, not the op table (Note [Unary table] in
+  // schema/unary.h): every file includes this header, so a new unary op gets its binding and
+  // `ember::name` without rebuilding them; naming it here as well (a rebuild of everything)
+  // adds `t.name()` and `t.name_()`.
+#define EMBER_DECLARE_UNARY_METHOD(name) \
+  Tensor name() const;                   \
   Tensor& name##_() const;
-  EMBER_UNARY_FLOAT_OPS(EMBER_DECLARE_UNARY_METHOD)
-  EMBER_UNARY_SAME_OPS(EMBER_DECLARE_UNARY_METHOD)
+  EMBER_TENSOR_UNARY_METHODS(EMBER_DECLARE_UNARY_METHOD)
 #undef EMBER_DECLARE_UNARY_METHOD
   Tensor round(int64_t decimals) const;
   Tensor square() const;

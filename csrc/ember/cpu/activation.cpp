@@ -13,7 +13,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/schema/activation.h"
+#include "ember/schema/unary.h"
 
 namespace ember::cpu {
 
@@ -268,23 +268,25 @@ Tensor logsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, double
   });
 }
 
+// The ACT rows of the unary table (Note [Unary table] in schema/unary.h) name these kernels.
+#define EMBER_REGISTER(name, kind, dtypes, node, fwd, bwd, ...) \
+  EMBER_REGISTER_##kind(name, fwd, bwd)
 #define EMBER_REGISTER_ACT(name, fwd, bwd)   \
   EMBER_REGISTER_KERNEL(op::name, CPU, fwd); \
   EMBER_REGISTER_KERNEL(op::name##_backward, CPU, bwd);
-EMBER_REGISTER_ACT(gelu, gelu_kernel, gelu_backward_kernel)
-EMBER_REGISTER_ACT(silu, silu_kernel, silu_backward_kernel)
-EMBER_REGISTER_ACT(mish, mish_kernel, mish_backward_kernel)
-EMBER_REGISTER_ACT(leaky_relu, leaky_relu_kernel, leaky_relu_backward_kernel)
-EMBER_REGISTER_ACT(elu, elu_kernel, elu_backward_kernel)
-EMBER_REGISTER_ACT(softplus, softplus_kernel, softplus_backward_kernel)
-EMBER_REGISTER_ACT(hardtanh, hardtanh_kernel, hardtanh_backward_kernel)
-EMBER_REGISTER_ACT(hardsigmoid, hardsigmoid_kernel, hardsigmoid_backward_kernel)
-EMBER_REGISTER_ACT(hardswish, hardswish_kernel, hardswish_backward_kernel)
-EMBER_REGISTER_ACT(threshold, threshold_kernel, threshold_backward_kernel)
-EMBER_REGISTER_ACT(softshrink, softshrink_kernel, shrink_backward_kernel)
-EMBER_REGISTER_ACT(hardshrink, hardshrink_kernel, shrink_backward_kernel)
-EMBER_REGISTER_ACT(logsigmoid, logsigmoid_kernel, logsigmoid_backward_kernel)
+#define EMBER_REGISTER_FLOAT(name, fwd, bwd)
+#define EMBER_REGISTER_SAME(name, fwd, bwd)
+#define EMBER_REGISTER_INT(name, fwd, bwd)
+#define EMBER_REGISTER_BOOL(name, fwd, bwd)
+#define EMBER_REGISTER_SPECIAL(name, fwd, bwd)
+EMBER_UNARY_OPS(EMBER_REGISTER)
+#undef EMBER_REGISTER
 #undef EMBER_REGISTER_ACT
+#undef EMBER_REGISTER_FLOAT
+#undef EMBER_REGISTER_SAME
+#undef EMBER_REGISTER_INT
+#undef EMBER_REGISTER_BOOL
+#undef EMBER_REGISTER_SPECIAL
 
 }  // namespace
 

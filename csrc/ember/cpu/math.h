@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <type_traits>
 
 #include "ember/cpu/vmath.h"
@@ -114,5 +115,74 @@ T floor_div(T a, T b) {
     return fl;
   }
 }
+
+// The math of the unary table's rows (Note [Unary table] in schema/unary.h) that is more than
+// a library call: each takes the widened element value of any dtype the row's loop runs in.
+#define EMBER_ELEM   \
+  template <class T> \
+  inline __attribute__((always_inline))
+EMBER_ELEM T sinc_of(T x) {
+  return x == 0 ? T(1) : std::sin(std::numbers::pi_v<T> * x) / (std::numbers::pi_v<T> * x);
+}
+EMBER_ELEM T abs_of(T x) {
+  if constexpr (std::is_unsigned_v<T>) return x;
+  else if constexpr (std::is_floating_point_v<T>) return std::abs(x);  // abs(-0.0) is +0.0
+  else return x < 0 ? T(-x) : x;
+}
+EMBER_ELEM T sign_of(T x) {
+  if constexpr (std::is_same_v<T, bool>) return x;
+  else return T((T(0) < x) - (x < T(0)));
+}
+EMBER_ELEM T floor_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::floor(x);
+  else return x;
+}
+EMBER_ELEM T ceil_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::ceil(x);
+  else return x;
+}
+EMBER_ELEM T round_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::nearbyint(x);
+  else return x;
+}
+EMBER_ELEM T trunc_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::trunc(x);
+  else return x;
+}
+EMBER_ELEM T relu_of(T x) {
+  return x <= T(0) ? T(0) : x;  // NaN stays NaN
+}
+EMBER_ELEM T not_of(T x) {
+  if constexpr (std::is_same_v<T, bool>) return !x;
+  else return T(~x);
+}
+EMBER_ELEM bool isnan_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+  else return false;
+}
+EMBER_ELEM bool isinf_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isinf(x);
+  else return false;
+}
+EMBER_ELEM bool isfinite_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isfinite(x);
+  else return true;
+}
+EMBER_ELEM bool isposinf_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isinf(x) && x > 0;
+  else return false;
+}
+EMBER_ELEM bool isneginf_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::isinf(x) && x < 0;
+  else return false;
+}
+// Out of line on purpose: GCC 12 crashes (ICE) vectorizing std::signbit loops.
+[[gnu::noinline]] inline bool sign_bit(double x) { return std::signbit(x); }
+EMBER_ELEM bool signbit_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return sign_bit(double(x));
+  else if constexpr (std::is_signed_v<T>) return x < 0;
+  else return false;
+}
+#undef EMBER_ELEM
 
 }  // namespace ember::cpu

@@ -6,6 +6,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/special_math.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/schema/unary.h"
 
 namespace ember::cpu {
 
@@ -25,18 +26,26 @@ Tensor float_unary(const char* name, const Tensor& self, F f) {
   return out;
 }
 
-#define EMBER_SPECIAL_KERNEL(name, fn)                               \
+// The SPECIAL rows of the unary table (Note [Unary table] in schema/unary.h).
+#define EMBER_KERNEL(name, kind, dtypes, node, math, ...) EMBER_KERNEL_##kind(name, math)
+#define EMBER_KERNEL_SPECIAL(name, fn)                               \
   Tensor name##_kernel(const Tensor& self) {                         \
     return float_unary(#name, self, [](double x) { return fn(x); }); \
   }                                                                  \
   EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
-EMBER_SPECIAL_KERNEL(lgamma, std::lgamma)
-EMBER_SPECIAL_KERNEL(digamma, special::digamma)
-EMBER_SPECIAL_KERNEL(i0, special::i0)
-EMBER_SPECIAL_KERNEL(special_i0e, special::i0e)
-EMBER_SPECIAL_KERNEL(special_i1, special::i1)
-EMBER_SPECIAL_KERNEL(special_i1e, special::i1e)
-#undef EMBER_SPECIAL_KERNEL
+#define EMBER_KERNEL_FLOAT(name, fn)
+#define EMBER_KERNEL_SAME(name, fn)
+#define EMBER_KERNEL_INT(name, fn)
+#define EMBER_KERNEL_BOOL(name, fn)
+#define EMBER_KERNEL_ACT(name, fn)
+EMBER_UNARY_OPS(EMBER_KERNEL)
+#undef EMBER_KERNEL
+#undef EMBER_KERNEL_SPECIAL
+#undef EMBER_KERNEL_FLOAT
+#undef EMBER_KERNEL_SAME
+#undef EMBER_KERNEL_INT
+#undef EMBER_KERNEL_BOOL
+#undef EMBER_KERNEL_ACT
 
 Tensor polygamma_kernel(int64_t n, const Tensor& self) {
   return float_unary("polygamma", self, [n](double x) { return special::polygamma(n, x); });

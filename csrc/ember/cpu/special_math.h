@@ -115,4 +115,10 @@ inline double i1e(double x) { return std::isnan(x) ? x : std::copysign(bessel_ie
 inline double i0(double x) { return std::isnan(x) ? x : bessel_ie(0, x) * std::exp(std::fabs(x)); }
 inline double i1(double x) { return std::isnan(x) ? x : i1e(x) * std::exp(std::fabs(x)); }
 
+/// sin(x) / x, 1 at 0 and 0 at the infinities (the spherical Bessel function j0).
+inline double spherical_bessel_j0(double x) {
+  if (std::isinf(x)) return 0;
+  return x == 0 ? 1 : std::sin(x) / x;
+}
+
 }  // namespace ember::cpu::special

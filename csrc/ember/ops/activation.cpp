@@ -12,29 +12,38 @@
 #include "ember/ops/autocast.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
-#include "ember/schema/activation.h"
+#include "ember/schema/unary.h"
 
 namespace ember {
 
 namespace {
 
+// The ACT rows of the unary table (Note [Unary table] in schema/unary.h).
+#define EMBER_ACT_ROWS(name, kind, dtypes, node, ...) EMBER_ACT_ROW_##kind(name, node)
+#define EMBER_ACT_ROW_FLOAT(name, node)
+#define EMBER_ACT_ROW_SAME(name, node)
+#define EMBER_ACT_ROW_INT(name, node)
+#define EMBER_ACT_ROW_BOOL(name, node)
+#define EMBER_ACT_ROW_SPECIAL(name, node)
+#define EMBER_ACT_ROW_ACT(name, node) EMBER_ACT_ROW(name, node)
+
 enum class Act {
-#define EMBER_ENUM(name, node) name,
-  EMBER_FUSED_ACTIVATIONS(EMBER_ENUM)
-#undef EMBER_ENUM
+#define EMBER_ACT_ROW(name, node) name,
+  EMBER_UNARY_OPS(EMBER_ACT_ROWS)
+#undef EMBER_ACT_ROW
 };
 
 // Each activation's forward and backward op declarations.
 template <Act K>
 struct ActOps;
-#define EMBER_ACT_OPS(name, node)                                \
+#define EMBER_ACT_ROW(name, node)                                \
   template <>                                                    \
   struct ActOps<Act::name> {                                     \
     static constexpr const auto& forward = op::name;             \
     static constexpr const auto& backward = op::name##_backward; \
   };
-EMBER_FUSED_ACTIVATIONS(EMBER_ACT_OPS)
-#undef EMBER_ACT_OPS
+EMBER_UNARY_OPS(EMBER_ACT_ROWS)
+#undef EMBER_ACT_ROW
 
 Tensor gt0(const Tensor& x, double v) { return gt(x, wrap_scalar(v)); }
 Tensor lt0(const Tensor& x, double v) { return lt(x, wrap_scalar(v)); }
@@ -96,10 +105,17 @@ Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double
 
 }  // namespace
 
-#define EMBER_ACT_DERIVATIVE(name, node) \
+#define EMBER_ACT_ROW(name, node) \
   EMBER_DERIVATIVE(op::name, #node, (self, a, b, c), act_backward<Act::name>(grad, self, a, b, c));
-EMBER_FUSED_ACTIVATIONS(EMBER_ACT_DERIVATIVE)
-#undef EMBER_ACT_DERIVATIVE
+EMBER_UNARY_OPS(EMBER_ACT_ROWS)
+#undef EMBER_ACT_ROW
+#undef EMBER_ACT_ROWS
+#undef EMBER_ACT_ROW_FLOAT
+#undef EMBER_ACT_ROW_SAME
+#undef EMBER_ACT_ROW_INT
+#undef EMBER_ACT_ROW_BOOL
+#undef EMBER_ACT_ROW_SPECIAL
+#undef EMBER_ACT_ROW_ACT
 
 namespace {
 template <Act K>

@@ -7,11 +7,10 @@ namespace {
 Tensor& mut(const Tensor& t) { return const_cast<Tensor&>(t); }
 }  // namespace
 
-#define EMBER_DEFINE_UNARY_METHOD(name, node)                \
+#define EMBER_DEFINE_UNARY_METHOD(name)                      \
   Tensor Tensor::name() const { return ember::name(*this); } \
   Tensor& Tensor::name##_() const { return ember::name##_(mut(*this)); }
-EMBER_UNARY_FLOAT_OPS(EMBER_DEFINE_UNARY_METHOD)
-EMBER_UNARY_SAME_OPS(EMBER_DEFINE_UNARY_METHOD)
+EMBER_TENSOR_UNARY_METHODS(EMBER_DEFINE_UNARY_METHOD)
 #undef EMBER_DEFINE_UNARY_METHOD
 
 Tensor Tensor::round(int64_t decimals) const { return ember::round(*this, decimals); }

@@ -3,6 +3,8 @@
 
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/special.h"
+#include "ember/ops/unary_table.h"
 #include "ember/schema/unary.h"
 
 namespace ember {
@@ -10,47 +12,6 @@ namespace ember {
 // Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
 // self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
 void bump_inplace_version(const Tensor& self);
-
-// d(op)/d(self) times grad, in public ops (so double backward works). `self` is the input,
-// `result` the output. Ops listed in EMBER_UNARY_*_OPS but not here are not differentiable.
-#define EMBER_UNARY_DERIVATIVES(_)                                           \
-  _(exp, grad* result)                                                       \
-  _(exp2, grad* result* std::numbers::ln2)                                   \
-  _(expm1, grad*(result + 1))                                                \
-  _(log, grad / self)                                                        \
-  _(log2, grad / (self * std::numbers::ln2))                                 \
-  _(log10, grad / (self * std::numbers::ln10))                               \
-  _(log1p, grad / (self + 1))                                                \
-  _(sqrt, grad / (result * 2))                                               \
-  _(rsqrt, grad* result* result* result * -0.5)                              \
-  _(sin, grad* cos(self))                                                    \
-  _(cos, -(grad * sin(self)))                                                \
-  _(tan, grad*(result * result + 1))                                         \
-  _(asin, grad* rsqrt(1 - self * self))                                      \
-  _(acos, -(grad * rsqrt(1 - self * self)))                                  \
-  _(atan, grad / (self * self + 1))                                          \
-  _(sinh, grad* cosh(self))                                                  \
-  _(cosh, grad* sinh(self))                                                  \
-  _(tanh, grad*(1 - result * result))                                        \
-  _(asinh, grad* rsqrt(self* self + 1))                                      \
-  _(acosh, grad* rsqrt(self* self - 1))                                      \
-  _(atanh, grad / (1 - self * self))                                         \
-  _(sigmoid, grad* result*(1 - result))                                      \
-  _(erf, grad* exp(-(self * self)) * (2 / std::sqrt(std::numbers::pi)))      \
-  _(erfc, -(grad * exp(-(self * self)) * (2 / std::sqrt(std::numbers::pi)))) \
-  _(erfinv, grad* exp(result* result) * (std::sqrt(std::numbers::pi) / 2))   \
-  _(reciprocal, -(grad * result * result))                                   \
-  _(sinc, grad* where(eq(self, wrap_scalar(0)), wrap_scalar(0),              \
-                      (cos(self * std::numbers::pi) - result) / self))       \
-  _(abs, grad* sign(self))                                                   \
-  _(neg, -grad)                                                              \
-  _(sign, zeros_like(grad))                                                  \
-  _(floor, zeros_like(grad))                                                 \
-  _(ceil, zeros_like(grad))                                                  \
-  _(round, zeros_like(grad))                                                 \
-  _(trunc, zeros_like(grad))                                                 \
-  _(frac, grad)                                                              \
-  _(relu, relu_backward(grad, result))
 
 namespace {
 // torch's threshold_backward at 0: grad where result > 0, else 0 (a NaN result passes grad).
@@ -66,41 +27,41 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
 }
 }  // namespace
 
-#define EMBER_DEFINE_UNARY(name, node)                            \
+// The public functions and derivatives of the unary table (Note [Unary table] in
+// schema/unary.h), by kind.
+#define EMBER_DEFINE_ROW(name, kind, dtypes, node, math, derivative, ...) \
+  EMBER_DEFINE_ROW_##kind(name, node, derivative)
+#define EMBER_DEFINE_ROW_FLOAT(name, node, derivative)            \
+  Tensor name(const Tensor& self) { return op::name.call(self); } \
+  Tensor& name##_(Tensor& self) {                                 \
+    op::name##_.call(self);                                       \
+    bump_inplace_version(self);                                   \
+    return self;                                                  \
+  }                                                               \
+  EMBER_DERIVATIVE(op::name, #node, (self), derivative);          \
+  EMBER_INPLACE_DERIVATIVE(op::name##_, op::name);
+#define EMBER_DEFINE_ROW_SAME(name, node, derivative) EMBER_DEFINE_ROW_FLOAT(name, node, derivative)
+#define EMBER_DEFINE_ROW_INT(name, node, derivative)              \
   Tensor name(const Tensor& self) { return op::name.call(self); } \
   Tensor& name##_(Tensor& self) {                                 \
     op::name##_.call(self);                                       \
     bump_inplace_version(self);                                   \
     return self;                                                  \
   }
-EMBER_UNARY_FLOAT_OPS(EMBER_DEFINE_UNARY)
-EMBER_UNARY_SAME_OPS(EMBER_DEFINE_UNARY)
-#undef EMBER_DEFINE_UNARY
-
-namespace {
-// Looks the node name up from the op lists, so it is written once.
-#define EMBER_NODE_NAME(name, node) constexpr const char* name##_node = #node;
-EMBER_UNARY_FLOAT_OPS(EMBER_NODE_NAME)
-EMBER_UNARY_SAME_OPS(EMBER_NODE_NAME)
-#undef EMBER_NODE_NAME
-}  // namespace
-
-#define EMBER_UNARY_AUTOGRAD(name, formula)                 \
-  EMBER_DERIVATIVE(op::name, name##_node, (self), formula); \
-  EMBER_INPLACE_DERIVATIVE(op::name##_, op::name);
-EMBER_UNARY_DERIVATIVES(EMBER_UNARY_AUTOGRAD)
-#undef EMBER_UNARY_AUTOGRAD
-
-#define EMBER_PREDICATE_OP(name) \
+#define EMBER_DEFINE_ROW_BOOL(name, node, derivative) \
   Tensor name(const Tensor& self) { return op::name.call(self); }
-EMBER_PREDICATE_OP(isnan)
-EMBER_PREDICATE_OP(isinf)
-EMBER_PREDICATE_OP(isfinite)
-EMBER_PREDICATE_OP(isposinf)
-EMBER_PREDICATE_OP(isneginf)
-EMBER_PREDICATE_OP(signbit)
-EMBER_PREDICATE_OP(logical_not)
-#undef EMBER_PREDICATE_OP
+#define EMBER_DEFINE_ROW_SPECIAL(name, node, derivative)          \
+  Tensor name(const Tensor& self) { return op::name.call(self); } \
+  EMBER_DERIVATIVE(op::name, #node, (self), derivative);
+#define EMBER_DEFINE_ROW_ACT(name, node, derivative)  // ops/activation.cpp
+EMBER_UNARY_OPS(EMBER_DEFINE_ROW)
+#undef EMBER_DEFINE_ROW
+#undef EMBER_DEFINE_ROW_FLOAT
+#undef EMBER_DEFINE_ROW_SAME
+#undef EMBER_DEFINE_ROW_INT
+#undef EMBER_DEFINE_ROW_BOOL
+#undef EMBER_DEFINE_ROW_SPECIAL
+#undef EMBER_DEFINE_ROW_ACT
 
 EMBER_DERIVATIVE(op::nan_to_num, "NanToNumBackward0", (self, nan, posinf, neginf),
                  where(isfinite(self), grad, zeros({}, TensorOptions(grad.dtype()))));

@@ -1,15 +1,16 @@
 #pragma once
-// Unary elementwise ops (ops/unary.cpp); the lists in core/unary_list.h drive declarations,
-// kernels, derivatives and bindings.
+// Unary elementwise ops (ops/unary.cpp). Their one table is schema/unary.h (Note [Unary
+// table]); this header, which most of ember includes, declares the stable C++ API (the ops that
+// are also Tensor methods, core/tensor.h), so a new row does not rebuild its includers.
+// ops/unary_table.h declares every row's function.
 #include "ember/core/tensor.h"
 
 namespace ember {
 
-#define EMBER_DECLARE_UNARY(name, node) \
-  Tensor name(const Tensor& self);      \
+#define EMBER_DECLARE_UNARY(name)  \
+  Tensor name(const Tensor& self); \
   Tensor& name##_(Tensor& self);
-EMBER_UNARY_FLOAT_OPS(EMBER_DECLARE_UNARY)
-EMBER_UNARY_SAME_OPS(EMBER_DECLARE_UNARY)
+EMBER_TENSOR_UNARY_METHODS(EMBER_DECLARE_UNARY)
 #undef EMBER_DECLARE_UNARY
 
 /// self * self with pow's dtype rule (bool squares to int64).

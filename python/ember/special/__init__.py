@@ -7,6 +7,7 @@ from .._C import Tensor, exp, get_default_dtype, isnan, lgamma, log, sigmoid, si
 from .._C import _special_i0e as i0e  # noqa: F401
 from .._C import _special_i1 as i1
 from .._C import _special_i1e as i1e
+from .._C import _special_spherical_bessel_j0 as spherical_bessel_j0  # noqa: F401
 from .._ops import elementwise as _elementwise
 from .._ops import nn as _nn
 from .._ops.creation import full, ones, tensor, zeros
@@ -35,6 +36,7 @@ __all__ = [
     "i0e",
     "i1",
     "i1e",
+    "spherical_bessel_j0",
     "sinc",
     "entr",
     "ndtr",

@@ -1,0 +1,31 @@
+#pragma once
+// The public function of every row of the unary table (Note [Unary table] in schema/unary.h):
+// `ember::name(self)`, and `ember::name_(self)` for the kinds with an in-place form. Included
+// only by the files that define or bind them (ops/unary.cpp, python/src/ops_unary.cpp,
+// python/src/ops_special.cpp) and by code that calls an op outside the stable C++ API of
+// ops/unary.h and ops/special.h. (A function declared in both is the same function.) The fused
+// activations (kind ACT) have their own signatures, in ops/activation.h.
+#include "ember/core/tensor.h"
+#include "ember/schema/unary.h"
+
+namespace ember {
+
+#define EMBER_DECLARE_ROW(name, kind, ...) EMBER_DECLARE_ROW_##kind(name)
+#define EMBER_DECLARE_ROW_FLOAT(name) \
+  Tensor name(const Tensor& self);    \
+  Tensor& name##_(Tensor& self);
+#define EMBER_DECLARE_ROW_SAME(name) EMBER_DECLARE_ROW_FLOAT(name)
+#define EMBER_DECLARE_ROW_INT(name) EMBER_DECLARE_ROW_FLOAT(name)
+#define EMBER_DECLARE_ROW_BOOL(name) Tensor name(const Tensor& self);
+#define EMBER_DECLARE_ROW_SPECIAL(name) Tensor name(const Tensor& self);
+#define EMBER_DECLARE_ROW_ACT(name)
+EMBER_UNARY_OPS(EMBER_DECLARE_ROW)
+#undef EMBER_DECLARE_ROW
+#undef EMBER_DECLARE_ROW_FLOAT
+#undef EMBER_DECLARE_ROW_SAME
+#undef EMBER_DECLARE_ROW_INT
+#undef EMBER_DECLARE_ROW_BOOL
+#undef EMBER_DECLARE_ROW_SPECIAL
+#undef EMBER_DECLARE_ROW_ACT
+
+}  // namespace ember
