@@ -463,3 +463,28 @@ def test_soft_margin_loss_writes_into_the_input_shape():
     )
     want = math.log1p(math.exp(-1.0))
     _check(lambda T: T.nn.functional.soft_margin_loss(T.ones(4, 4), T.ones(4)), ("ok", want))
+
+
+def test_embedding_of_an_empty_table_and_running_stat_checks():
+    _check(
+        lambda T: T.nn.functional.embedding(T.tensor([1]), T.zeros(0, 2)),
+        ("raise", "RuntimeError"),
+    )
+    _check(
+        lambda T: T.nn.functional.embedding(T.tensor([], dtype=T.int64), T.zeros(0, 2)),
+        ("ok", []),
+    )
+    _check(
+        lambda T: T.nn.functional.batch_norm(
+            T.ones(2, 1, 2, 1, dtype=T.bool), T.ones(2, dtype=T.bool), T.ones(1, dtype=T.bool)
+        ),
+        ("raise", "RuntimeError"),
+    )
+    _check(
+        lambda T: T.nn.functional.batch_norm(T.ones(2, 2), None, T.ones(2), training=True),
+        ("raise", "ValueError"),
+    )
+    _check(
+        lambda T: T.nn.functional.batch_norm(T.ones(2, 2), T.zeros(2), T.ones(2)),
+        ("ok", [[1 / math.sqrt(1 + 1e-5)] * 2] * 2),
+    )

@@ -390,6 +390,17 @@ def _empty_norm(input, weight, bias):
     return out
 
 
+def _check_running_stats(input, running_mean, running_var):
+    """torch's checks of the running statistics, which come before its dtype check."""
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    if not isinstance(input, _C.Tensor) or input.dim() < 2:
+        return
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if isinstance(t, _C.Tensor) and t.numel() != input.shape[1]:
+            raise RuntimeError(f"{name} should contain {input.shape[1]} elements not {t.numel()}")
+
+
 def batch_norm(
     input,
     running_mean,
@@ -408,6 +419,7 @@ def batch_norm(
         _verify_batch_size(input.size())
     if isinstance(input, _C.Tensor) and input.numel() == 0:
         return _empty_norm(input, weight, bias)
+    _check_running_stats(input, running_mean, running_var)
     return _nn.batch_norm(
         input,
         weight,

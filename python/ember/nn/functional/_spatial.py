@@ -522,7 +522,15 @@ def embedding(
 
         rows = gather_rows(weight, input.reshape(-1), padding_idx, scale_grad_by_freq)
         return rows.reshape(tuple(input.shape) + tuple(weight.shape[1:]))
-    return _nn.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    try:
+        return _nn.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    except IndexError:
+        if isinstance(weight, _C.Tensor) and weight.dim() > 0 and weight.shape[0] == 0:
+            # torch's index_select refuses an empty table before it reads any index
+            raise RuntimeError(
+                "index_select(): self indexing axis dim should be positive"
+            ) from None
+        raise
 
 
 def embedding_bag(
