@@ -488,3 +488,13 @@ def test_embedding_of_an_empty_table_and_running_stat_checks():
         lambda T: T.nn.functional.batch_norm(T.ones(2, 2), T.zeros(2), T.ones(2)),
         ("ok", [[1 / math.sqrt(1 + 1e-5)] * 2] * 2),
     )
+
+
+def test_loss_reduction_checked_before_the_bool_dtype():
+    for loss in ("smooth_l1_loss", "huber_loss"):
+        _check(
+            lambda T, loss=loss: getattr(T.nn.functional, loss)(
+                T.ones(2, dtype=T.bool), T.ones(2, dtype=T.bool), reduction="batchmean"
+            ),
+            ("raise", "ValueError"),
+        )

@@ -285,9 +285,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0)
 
     Smooth L1: quadratic below ``beta``, linear above."""
-    _no_bool(input, "smooth_l1_cpu")
     _warn_size(input, target)
     red = _enum(size_average, reduce, reduction)
+    _no_bool(input, "smooth_l1_cpu")  # after the reduction's check, as torch
     input, target = broadcast_tensors(input, target)
     return _nn.smooth_l1_loss(input, target, red, beta)
 
@@ -297,6 +297,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """huber_loss(input, target, reduction='mean', delta=1.0, weight=None)
 
     Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
+    _reduction_enum(reduction)  # torch checks the reduction before the dtype
     _no_bool(input, "huber_cpu")
     _warn_size(input, target)
     input, target = broadcast_tensors(input, target)
