@@ -498,3 +498,10 @@ def test_loss_reduction_checked_before_the_bool_dtype():
             ),
             ("raise", "ValueError"),
         )
+        # a non-tensor fails on its .size() first, as in torch's Python layer
+        _check(
+            lambda T, loss=loss: getattr(T.nn.functional, loss)(
+                (2,), [[1], [2, 3]], reduction="batchmean"
+            ),
+            ("raise", "AttributeError"),
+        )

@@ -297,9 +297,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """huber_loss(input, target, reduction='mean', delta=1.0, weight=None)
 
     Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
+    _warn_size(input, target)
     _reduction_enum(reduction)  # torch checks the reduction before the dtype
     _no_bool(input, "huber_cpu")
-    _warn_size(input, target)
     input, target = broadcast_tensors(input, target)
     if weight is not None:
         return _weighted(
