@@ -32,7 +32,7 @@ __all__ = ["guard", "guarded", "method_guards", "write_out", "OUT_OPS", "SIGNATU
 _OUT = "Tensor out = None"
 _OUTS = "tuple of Tensors out = None"
 _REDUCE_VAR = (
-    "Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, " + _OUT,
+    "Tensor input, tuple of ints? dim, bool unbiased = True, bool keepdim = False, *, " + _OUT,
     "Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, "
     + _OUT,
     "Tensor input, bool unbiased = True",
@@ -131,6 +131,23 @@ SIGNATURES = {
     "bmm": ("Tensor input, Tensor mat2, *, " + _OUT,),
 }
 
+# Ops whose signatures above (or here) are checked before the binding runs, not only after it
+# rejects a call: the binding takes forms torch's parser refuses (a bool for an int, a keyword
+# beside a positional overload). A "?" after a type: None is accepted (torch's `int[1]?`).
+SIGNATURES.update(
+    argmax=("Tensor input, int dim = None, bool keepdim = False, *, " + _OUT,),
+    argmin=("Tensor input, int dim = None, bool keepdim = False, *, " + _OUT,),
+    movedim=(
+        "Tensor input, int source, int destination",
+        "Tensor input, tuple of ints source, tuple of ints destination",
+    ),
+    moveaxis=(
+        "Tensor input, int source, int destination",
+        "Tensor input, tuple of ints source, tuple of ints destination",
+    ),
+)
+STRICT = frozenset("std var std_mean var_mean argmax argmin movedim moveaxis pow".split())
+
 # Tensor methods: the function's signatures less `input`, and the method-only overloads.
 METHOD_SIGNATURES = {
     "view": ("torch.dtype dtype", "tuple of ints size"),
@@ -154,7 +171,9 @@ def _drop(text, names):
 
 for _name in ("var_mean", "std_mean"):
     SIGNATURES[_name] = tuple(_drop(s, ("out",)) for s in _REDUCE_VAR)
-for _name in ("sum", "mean", "std", "var", "max", "min", "sort", "topk", "clamp", "pow", "add"):
+for (
+    _name
+) in "sum mean std var max min sort topk clamp pow add argmax argmin movedim moveaxis".split():
     METHOD_SIGNATURES[_name] = tuple(
         _drop(s, ("input", "out")) for s in SIGNATURES[_name] if not s.startswith("Number self")
     )
@@ -228,18 +247,47 @@ class _Param:
     def __init__(self, text, kwonly):
         text, eq, default = text.partition(" = ")
         self.type, _, self.name = text.strip().rpartition(" ")
+        # "tuple of ints? dim": None is accepted although there is no default (torch's `int[1]?`)
+        nullable = self.type.endswith("?")
+        self.type = self.type.rstrip("?")
         self.has_default = bool(eq)
         try:
             self.default = ast.literal_eval(default) if eq else None
         except (ValueError, SyntaxError):
             self.default = None
-        self.optional = self.has_default and self.default is None
+        self.optional = nullable or (self.has_default and self.default is None)
         self.kwonly = kwonly
+
+    def code(self):
+        """(name, type code, flags, aliases) for the C++ guard's check (arg_guard.cpp)."""
+        code = _CODES.get(self.type, 0)
+        if code == 7 and self.name in ("dim", "shifts"):
+            code = 8
+        flags = self.has_default | self.kwonly << 1 | self.optional << 2
+        aliases = [a for a, n in _ALIASES.items() if n == self.name]
+        return (self.name, code, flags, aliases)
+
+
+# numpy's keyword spellings torch's parser takes for its own names
+_ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input"}
+_ALIASES["x2"] = "other"
+
+_CODES = {
+    "Tensor": 1,
+    "Number": 2,
+    "int": 3,
+    "float": 4,
+    "bool": 5,
+    "str": 6,
+    "tuple of ints": 7,
+    "tuple of Tensors": 9,
+    "torch.dtype": 10,
+}
 
 
 class _Signature:
     def __init__(self, text):
-        self.text = text
+        self.text = text.replace("?", "")
         self.params = []
         kwonly = False
         for part in (p.strip() for p in text.split(", ") if p.strip()):
@@ -268,6 +316,8 @@ class _Signature:
         for p, a in zip(pos, args):
             bound[p.name] = a
         for k, v in kwargs.items():
+            if not any(p.name == k for p in self.params):
+                k = _ALIASES.get(k, k)
             if k in bound or not any(p.name == k for p in self.params):
                 return None
             bound[k] = v
@@ -332,6 +382,7 @@ def _accepts(p, v):
 
 
 _PARSED = {}
+_C._arg_guard_dtype_type(_C.dtype)
 
 
 def _signatures(key, texts):
@@ -518,11 +569,16 @@ def _normalized_call(orig, sig, bound, lead):
     return orig(*args, **kwargs)
 
 
-def _slow(name, orig, texts, method):
+def _slow(name, orig, texts, method, strict=False):
     key = (name, method)
 
     def call(*args, **kwargs):
         """orig; when it rejects the arguments, torch's resolution of the overloads."""
+        if strict:  # the guard's check could not tell: bind as torch's parser
+            sigs = _signatures(key, texts)
+            rest = args[1:] if method else args
+            if not _binds_any(sigs, rest, kwargs):
+                raise type_error(name, sigs, rest, kwargs)
         try:
             return orig(*args, **kwargs)
         except TypeError as e:
@@ -572,7 +628,13 @@ def guard(name, orig, method=False):
 
     table = METHOD_SIGNATURES if method else SIGNATURES
     texts = table.get(name)
-    g = _C._arg_guard(orig, _slow(name, orig, texts, method), texts is not None)
+    strict = texts is not None and name in STRICT
+    check = None
+    if strict:
+        check = tuple(tuple(p.code() for p in s.params) for s in _signatures((name, method), texts))
+    g = _C._arg_guard(
+        orig, _slow(name, orig, texts, method, strict), texts is not None, check, method
+    )
     return functools.update_wrapper(g, orig)
 
 

@@ -125,7 +125,11 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
   if (is_sequence(h)) {
     int64_t n = int64_t(PySequence_Size(h.ptr()));
     if (depth == s.shape.size()) s.shape.push_back(n);
-    else if (depth > s.shape.size() || s.shape[depth] != n)
+    else if (depth > s.shape.size())  // a sequence where the first items were numbers
+      throw nb::type_error(("'" + std::string(Py_TYPE(h.ptr())->tp_name) +
+                            "' object cannot be interpreted as a number")
+                               .c_str());
+    else if (s.shape[depth] != n)
       throw nb::value_error(("expected sequence of length " +
                              std::to_string(depth < s.shape.size() ? s.shape[depth] : -1) +
                              " at dim " + std::to_string(depth) + " (got " + std::to_string(n) +
@@ -137,10 +141,8 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
   }
   if (depth != s.shape.size() && !(depth < s.shape.size()))
     throw nb::value_error("inconsistent nesting of sequences");
-  if (depth < s.shape.size())
-    throw nb::value_error(("expected sequence of length " + std::to_string(s.shape[depth]) +
-                           " at dim " + std::to_string(depth) + " (got a scalar)")
-                              .c_str());
+  if (depth < s.shape.size())  // a number where the first items were sequences: torch's TypeError
+    throw nb::type_error("not a sequence");
   PyObject* o = h.ptr();
   int k;
   if (PyBool_Check(o)) k = 0;

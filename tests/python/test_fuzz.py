@@ -71,7 +71,8 @@ def test_max_pool_window_wholly_in_padding_is_minus_inf(torch):
 
 
 def test_pool_with_a_kernel_near_int64_max_raises_instead_of_hanging():
-    with pytest.raises(RuntimeError, match="Output size is too small"):
+    # torch's avg_pool1d reads its sizes as 32-bit ints: its overflow error comes first
+    with pytest.raises(RuntimeError, match="without overflow"):
         ember.nn.functional.avg_pool1d(ember.ones(2, 3), kernel_size=2**63 - 1, padding=1)
 
 

@@ -182,6 +182,7 @@ Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold)
   return act<Act::softplus>(self, beta.to_double(), threshold.to_double());
 }
 Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  EMBER_CHECK(self.dtype() != kBool, "Bool inputs not supported for hardtanh");
   if (is_integral(self))  // torch clamps integer tensors, keeping their dtype
     return clamp(self, wrap_scalar(int64_t(min_val.to_double())),
                  wrap_scalar(int64_t(max_val.to_double())));

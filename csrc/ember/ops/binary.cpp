@@ -6,6 +6,11 @@
 
 namespace ember {
 
+// Defined in copy.cpp: torch's RuntimeError for an in-place write into a tensor whose elements
+// share memory (a stride-0 dim of size > 1, as expand gives); declared here to keep headers as
+// they are. fill_ and zero_ allow such a tensor, as torch.
+void check_no_internal_overlap(const Tensor& self);
+
 // Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
 // self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
 void bump_inplace_version(const Tensor& self);
@@ -21,6 +26,7 @@ using autograd::variable_list;
   }                                                                                           \
   Tensor name(const Tensor& self, const Tensor& other) { return op::name.call(self, other); } \
   Tensor& name##_(Tensor& self, const Tensor& other) {                                        \
+    check_no_internal_overlap(self);                                                          \
     op::name##_.call(self, other);                                                            \
     bump_inplace_version(self);                                                               \
     return self;                                                                              \
@@ -118,6 +124,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return op::add.call(self, other, alpha);
 }
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  check_no_internal_overlap(self);
   op::add_.call(self, other, alpha);
   bump_inplace_version(self);
   return self;
@@ -128,6 +135,7 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_sub(self, other);
+  check_no_internal_overlap(self);
   op::sub_.call(self, other, alpha);
   bump_inplace_version(self);
   return self;
@@ -156,10 +164,25 @@ EMBER_DERIVATIVE(op::where, "WhereBackward0", (condition, self, other), not_diff
                  where(condition, grad, zeros({}, TensorOptions(grad.dtype()))),
                  where(condition, zeros({}, TensorOptions(grad.dtype())), grad));
 
+namespace {
+// torch's "value cannot be converted to type ... without overflow" for a Python number operand
+void check_wrapped_fits(const Tensor& t, ScalarType dtype) {
+  if (t.defined() && t.impl()->is_wrapped_number) check_scalar_fits(t.item(), dtype);
+}
+}  // namespace
+
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   EMBER_CHECK(condition.dtype() == kBool || condition.dtype() == kByte,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               scalar_type_name(condition.dtype()));
+  if (self.impl()->is_wrapped_number || other.impl()->is_wrapped_number) {
+    std::vector<Tensor> ins{self, other};
+    ScalarType rt = result_type(TensorList(ins));
+    // torch converts the number to the compute type: float for half and bfloat16
+    if (rt == kHalf || rt == kBFloat16) rt = kFloat;
+    check_wrapped_fits(self, rt);
+    check_wrapped_fits(other, rt);
+  }
   return op::where.call(condition, self, other);
 }
 
@@ -170,6 +193,11 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
   std::vector<Tensor> ins{self};
   if (min) ins.push_back(*min);
   if (max) ins.push_back(*max);
+  if ((min && min->impl()->is_wrapped_number) || (max && max->impl()->is_wrapped_number)) {
+    ScalarType rt = result_type(TensorList(ins));
+    if (min) check_wrapped_fits(*min, rt);
+    if (max) check_wrapped_fits(*max, rt);
+  }
   if (!autograd::any_requires_grad(TensorList(ins))) {
     // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
     if (min) r = maximum(r, *min);
@@ -197,11 +225,21 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
   EMBER_CHECK_KIND(is_floating_point(self.dtype()), ErrorKind::NotImplemented, "\"lerp_kernel_",
                    weight.impl()->is_wrapped_number ? "scalar" : "tensor",
                    "\" not implemented for '", scalar_type_name(self.dtype()), "'");
+  // A 0-d weight is a scalar of self's dtype (a bool one included: True is 1), as torch's scalar
+  // kernel; a number must fit that dtype; a weight with dims must have it.
+  Tensor w = weight;
+  if (weight.dim() == 0) {
+    if (weight.impl()->is_wrapped_number) check_scalar_fits(weight.item(), self.dtype());
+    if (weight.dtype() != self.dtype()) w = weight.to(self.dtype());
+  } else {
+    EMBER_CHECK(weight.dtype() == self.dtype(), "expected dtype ", cpp_type_name(self.dtype()),
+                " for `weight` but got dtype ", cpp_type_name(weight.dtype()));
+  }
   // Two formulas switching at |weight| = 0.5, each exact at its end, as PyTorch's kernel: their
   // inf/nan results (lerp(0, inf, 0.5) is nan) follow from the same arithmetic.
   Tensor diff = end - self;
-  Tensor near_self = lt(abs(weight), wrap_scalar(0.5));
-  return where(near_self, self + weight * diff, end - diff * (1 - weight));
+  Tensor near_self = lt(abs(w), wrap_scalar(0.5));
+  return where(near_self, self + w * diff, end - diff * (1 - w));
 }
 
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

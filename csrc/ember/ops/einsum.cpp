@@ -160,12 +160,38 @@ Tensor sumproduct_pair(Tensor left, Tensor right, const std::vector<bool>& summe
   return permute(view(bmm(l, r), out_size), operm);
 }
 
+// Whether some label is summed over: absent from the explicit output, or repeated (implicit).
+bool sums_a_label(const Equation& eq) {
+  std::vector<int> count(kLetters + 1, 0);
+  for (const auto& in : eq.inputs)
+    for (int id : in)
+      if (id >= 0 && id < kLetters) ++count[size_t(id)];
+  for (int id = 0; id < kLetters; ++id) {
+    if (!count[size_t(id)]) continue;
+    bool in_output = eq.explicit_output
+                         ? std::find(eq.output.begin(), eq.output.end(), id) != eq.output.end()
+                         : count[size_t(id)] == 1;
+    if (!in_output) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Tensor einsum(const std::string& equation, TensorList operands) {
   EMBER_CHECK(!operands.empty(), "einsum(): must provide at least one operand");
   Equation eq = parse(equation, operands.size());
   const size_t nops = operands.size();
+  bool mixed = false;
+  for (size_t i = 1; i < nops; ++i) mixed = mixed || operands[i].dtype() != operands[0].dtype();
+  if (mixed && !sums_a_label(eq)) {
+    // no label is summed: torch multiplies the operands with broadcasting, promoting dtypes (a
+    // contraction goes through a batched matmul, which requires one dtype: the check below)
+    ScalarType rt = result_type(operands);
+    std::vector<Tensor> promoted;
+    for (const Tensor& t : operands) promoted.push_back(t.to(rt));
+    return einsum(equation, TensorList(promoted));
+  }
   for (size_t i = 1; i < nops; ++i)
     EMBER_CHECK(operands[i].dtype() == operands[0].dtype(), "einsum(): expected scalar type ",
                 scalar_type_name(operands[0].dtype()), " but found ",

@@ -104,6 +104,10 @@ int64_t check_index_add(const Tensor& self, int64_t dim, const Tensor& index, co
                 self.sizes(), " source.shape = ", source.sizes());
   EMBER_CHECK(is_floating_point(self.dtype()) || !alpha.is_floating_point(),
               "For integral input tensors, argument alpha must not be a floating point number.");
+  // an empty vector has no valid index (the kernel reads none of an empty self): torch's
+  // vector kernel raises for any index there
+  EMBER_CHECK_KIND(!(self.dim() == 1 && self.size(0) == 0 && index.numel() > 0), ErrorKind::Index,
+                   "index out of range in self");
   return dim;
 }
 

@@ -129,7 +129,11 @@ ClassRows as_rows(const Tensor& input, const Tensor& target, const std::optional
   Tensor t = to_dtype(target, kLong);
   if (input.dim() <= 2) {
     EMBER_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
-    bool no_batch = input.dim() == 1 && target.dim() == 0;
+    // an unbatched (C,) input takes a 0-d target or a 1-element one (torch's Python check)
+    EMBER_CHECK_VALUE(
+        input.dim() != 1 || target.dim() != 1 || target.size(0) == 1,
+        "For 1D input, 1D target must have size 1, but got target size: ", target.size(0));
+    bool no_batch = input.dim() == 1;
     EMBER_CHECK(no_batch || (input.dim() == 2 && target.dim() == 1),
                 "size mismatch (got input: ", input.sizes(), ", target: ", target.sizes(), ")");
     if (no_batch) return {unsqueeze(input, 0), reshape(t, {1}), {}};
@@ -192,8 +196,11 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                      Reduction reduction, int64_t ignore_index, double label_smoothing) {
   profiler::Range prof_range(profiler::RangeKind::Op, "cross_entropy");
-  EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+  // torch checks only the upper bound, and smooths only for a positive value: a negative one
+  // computes the unsmoothed loss
+  EMBER_CHECK(label_smoothing <= 1.0,
               "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
+  label_smoothing = std::max(label_smoothing, 0.0);
   if (input.sizes().equals(target.sizes()))
     return soft_cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing);
   EMBER_CHECK(input.dim() >= 1, "cross_entropy: expected input of 1 or more dimensions; got 0");

@@ -236,10 +236,12 @@ std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
 }
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   EMBER_CHECK(self.dtype() != kBool, "argmax(): does not support bool input");
+  if (dim) maybe_wrap_dim(*dim, self.dim());  // a 0-d input takes only -1 and 0, as torch
   return op::argmax.call(self, dim, keepdim);
 }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   EMBER_CHECK(self.dtype() != kBool, "argmin(): does not support bool input");
+  if (dim) maybe_wrap_dim(*dim, self.dim());  // a 0-d input takes only -1 and 0, as torch
   return op::argmin.call(self, dim, keepdim);
 }
 

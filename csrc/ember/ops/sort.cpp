@@ -181,10 +181,11 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype)
 }
 
 Tensor logcumsumexp(const Tensor& self, int64_t dim) {
+  dim = maybe_wrap_dim(dim, self.dim());  // torch checks the dim before the dtype
   EMBER_CHECK_KIND(is_floating_point(self.dtype()), ErrorKind::NotImplemented,
                    "\"logcumsumexp_out_cpu\" not implemented for '", scalar_type_name(self.dtype()),
                    "'");
-  return op::logcumsumexp.call(self, maybe_wrap_dim(dim, self.dim()));
+  return op::logcumsumexp.call(self, dim);
 }
 
 std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) {

@@ -47,7 +47,11 @@ Window window(IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, const 
 // valid-looking count.
 int64_t blocks(int64_t size, const Window& w, size_t i, const char* op) {
   using I = __int128;
-  const I n = (I(size) + 2 * I(w.p[i]) - I(w.d[i]) * (w.k[i] - 1) - 1) / w.s[i] + 1;
+  // floor division, as torch's shape checks (a negative span gives no block at any stride)
+  const I span = I(size) + 2 * I(w.p[i]) - I(w.d[i]) * (w.k[i] - 1) - 1;
+  I q = span / w.s[i];
+  if (span % w.s[i] != 0 && span < 0) --q;
+  const I n = q + 1;
   EMBER_CHECK(n <= std::numeric_limits<int64_t>::max(), op, ": expected a number of sliding ",
               "blocks that fits in int64; got size ", size, " and padding ", w.p[i]);
   return int64_t(std::max<I>(n, 0));

@@ -70,14 +70,16 @@ def xlogy(input, other):
     """xlogy(input, other) -> Tensor
 
     input * log(other), and 0 where input is 0 (unless other is NaN)."""
-    if not isinstance(input, Tensor):
-        input = _t(input, other)
-    other = _t(other, input)
     # computed in the pair's promoted floating dtype, as torch (log of an int is float32, which
-    # would otherwise widen a bfloat16 input)
+    # would otherwise widen a bfloat16 input); a number becomes a tensor of that dtype directly
+    # (through the integer tensor's dtype it would wrap)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = _t(input, other)
     dt = result_type(input, other)
     dt = dt if dt.is_floating_point else get_default_dtype()
-    input, other = input.to(dt), other.to(dt)
+    input, other = (
+        x.to(dt) if isinstance(x, Tensor) else full([], x, dtype=dt) for x in (input, other)
+    )
     out = input * log(other)
     return where((input == 0) & ~isnan(other), zeros([], dtype=out.dtype), out)
 
@@ -284,14 +286,23 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise RuntimeError(
             f"{scalar_type_name(input.dtype)} did not match {scalar_type_name(other.dtype)}"
         )
-    diff = (input - other).abs()
-    # an infinite difference is never within tolerance (rtol * inf would admit it): infinities
-    # are close only to themselves, through the == below
-    close = (diff <= atol + rtol * other.abs()) & diff.isfinite()
-    close = close | (input == other)
-    if equal_nan:
+    if rtol < 0 or atol < 0:
+        which, value = ("rtol", rtol) if rtol < 0 else ("atol", atol)
+        raise RuntimeError(f"{which} must be greater than or equal to zero, but got {value:g}")
+    close = input == other
+    if equal_nan and input.dtype.is_floating_point:
         close = close | (input.isnan() & other.isnan())
-    return close
+    if rtol == 0 and atol == 0:  # the inequality degenerates to the equality above
+        return close
+    # integer and bool inputs are compared in the default float dtype (their difference would
+    # wrap), as torch
+    if not input.dtype.is_floating_point and not input.dtype.is_complex:
+        input, other = input.to(get_default_dtype()), other.to(get_default_dtype())
+    allowed = atol + (rtol * other).abs()
+    actual = (input - other).abs()
+    # an infinite difference is never within tolerance (rtol * inf would admit it): infinities
+    # are close only to themselves, through the == above
+    return close | (actual.isfinite() & (actual <= allowed))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

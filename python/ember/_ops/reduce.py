@@ -72,6 +72,8 @@ def _var_args(dim, unbiased, keepdim):
     # var(x, True) is the legacy unbiased flag; var(x, 0) is a dim.
     if isinstance(dim, bool):
         return None, dim, keepdim
+    if dim is not None and not isinstance(dim, (int, tuple, list)) and hasattr(dim, "__index__"):
+        dim = dim.__index__()  # a numpy integer or a 0-d integer tensor, as torch takes
     return dim, unbiased, keepdim
 
 

@@ -202,6 +202,8 @@ def nanmedian(input, dim=None, keepdim=False):
     The lower median of the non-NaN values (NaN where there are none)."""
     from .. import return_types
 
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
     x = input.reshape(-1) if dim is None else input
     d = -1 if dim is None else dim
     if x.dim() == 0:
@@ -209,6 +211,8 @@ def nanmedian(input, dim=None, keepdim=False):
         d = 0
     if x.shape[d] == 0 and dim is None:
         return full([], float("nan"), dtype=input.dtype)
+    if x.shape[d] == 0 and input.dim() > 0:
+        raise IndexError(f"median(): Expected reduction dim {d % x.dim()} to have non-zero size.")
     values, indices = x.sort(d)
     valid = ~isnan(x) if x.dtype.is_floating_point else ones_like(x, dtype=_C.bool)
     k = valid.sum(d, keepdim=True)

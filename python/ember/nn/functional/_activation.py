@@ -88,16 +88,34 @@ def relu(input, inplace=False):
     """relu(input, inplace=False) -> Tensor
 
     max(0, x)."""
-    if input.is_quantized:
-        return _quantized._relu(input, inplace)
-    return input.relu_() if inplace else _C.relu(input)
+    try:
+        if input.is_quantized:
+            return _quantized._relu(input, inplace)
+        return input.relu_() if inplace else _C.relu(input)
+    except (AttributeError, NotImplementedError):
+        _relu_check(input)
+        raise
+
+
+def _relu_check(input):
+    """torch's errors for relu of a non-tensor or a bool tensor."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(
+            f"relu(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        ) from None
+    if input.dtype == _C.bool:
+        raise RuntimeError("Boolean inputs not supported for relu") from None
 
 
 def relu_(input):
     """relu_(input) -> Tensor
 
     In-place relu."""
-    return input.relu_()
+    try:
+        return input.relu_()
+    except (AttributeError, NotImplementedError):
+        _relu_check(input)
+        raise
 
 
 def relu6(input, inplace=False):
@@ -360,6 +378,29 @@ def _verify_spatial_size(size):
         )
 
 
+def _empty_norm(input, weight, bias):
+    """torch's batch_norm of an empty input: no statistics and no checks of the running ones,
+    a copy of the input scaled by weight[0] and shifted by bias[0] (so the graph stays
+    connected)."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
+
+
+def _check_running_stats(input, running_mean, running_var):
+    """torch's checks of the running statistics, which come before its dtype check."""
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    if not isinstance(input, _C.Tensor) or input.dim() < 2:
+        return
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if isinstance(t, _C.Tensor) and t.numel() != input.shape[1]:
+            raise RuntimeError(f"{name} should contain {input.shape[1]} elements not {t.numel()}")
+
+
 def batch_norm(
     input,
     running_mean,
@@ -376,6 +417,9 @@ def batch_norm(
     Batch normalization over dim 1; updates running stats in place when training."""
     if training:
         _verify_batch_size(input.size())
+    if isinstance(input, _C.Tensor) and input.numel() == 0:
+        return _empty_norm(input, weight, bias)
+    _check_running_stats(input, running_mean, running_var)
     return _nn.batch_norm(
         input,
         weight,
@@ -425,6 +469,15 @@ def instance_norm(
     Normalization of each (sample, channel) plane."""
     if use_input_stats:
         _verify_spatial_size(input.size())
+    if isinstance(input, _C.Tensor) and input.numel() == 0 and input.dim() >= 2:
+        # torch normalizes the (1, N * C, ...) reshape with the affine parameters repeated N
+        # times, so an empty batch has no weight[0] to read
+        n = input.size(0)
+        return _empty_norm(
+            input,
+            None if weight is None else weight.repeat(n),
+            None if bias is None else bias.repeat(n),
+        )
     return _nn.instance_norm(
         input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps
     )

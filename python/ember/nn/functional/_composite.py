@@ -26,6 +26,7 @@ from ..._C import (
 from ..._ops import creation as _creation
 from ..._ops.creation import ones, tensor
 from ..._ops.index import where
+from ._spatial import _check_int32
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -121,6 +122,10 @@ def pixel_shuffle(input, upscale_factor):
             f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
             f"{input.dim()} dimension(s)"
         )
+    if r * r > 2**63 - 1:
+        raise ValueError(
+            f"upscale factor is too large, (upscale_factor)^2 overflowed: upscale_factor={r}"
+        )
     *batch, c, h, w = input.shape
     if c % (r * r) != 0:
         raise RuntimeError(
@@ -182,6 +187,7 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False)
 
     (sum over each window of x^p)^(1/p), via avg_pool2d."""
+    _check_int32(input, kernel_size, stride)
     kw, kh = _pair(kernel_size)
     out = F.avg_pool2d(
         input.pow(norm_type),
@@ -212,6 +218,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False)
 
     (sum over each window of x^p)^(1/p), via avg_pool1d."""
+    _check_int32(input, kernel_size, stride)
     out = F.avg_pool1d(
         input.pow(norm_type),
         kernel_size,

@@ -98,12 +98,29 @@ def _softmax_dim(name, ndim, stacklevel):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+def _empty_softmax(input, dim, dtype, negate=False):
+    """torch's softmax family of an empty input in a non-float dtype: no kernel runs, so the
+    (checked) dim and the dtype are all there is; None where the kernels run."""
+    if not isinstance(input, Tensor) or input.numel() != 0:
+        return None
+    target = input.dtype if dtype is None else dtype
+    if target.is_floating_point or target.is_complex:
+        return None
+    input.size(dim)  # torch's dim check
+    if negate and input.dtype == _C.bool:
+        return None  # the negation refuses it, as torch's
+    return input.to(target)
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(input, dim=None, _stacklevel=3, dtype=None)
 
     Softmax along ``dim``: exp(x) / sum(exp(x)), computed stably in one fused pass."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    empty = _empty_softmax(input, dim, dtype)
+    if empty is not None:
+        return empty
     try:
         return _nn.softmax(input, dim, dtype)
     except TypeError:
@@ -117,6 +134,9 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     Softmin along ``dim``: softmax(-x)."""
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    empty = _empty_softmax(input, dim, dtype, negate=True)
+    if empty is not None:
+        return empty
     return _nn.softmin(input, dim, dtype)  # torch's -input raises TypeError on a non-tensor
 
 
@@ -126,6 +146,9 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     log(softmax(x)) along ``dim``, computed as x - logsumexp(x)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    empty = _empty_softmax(input, dim, dtype)
+    if empty is not None:
+        return empty
     try:
         return _nn.log_softmax(input, dim, dtype)
     except TypeError:
@@ -250,6 +273,13 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _pointwise_loss(_nn.l1_loss, input, target, size_average, reduce, reduction, weight)
 
 
+def _no_bool(input, kernel):
+    """torch's NotImplementedError for a bool input its loss kernel lacks (ember's arithmetic
+    would refuse the bool subtraction with a RuntimeError first)."""
+    if isinstance(input, _C.Tensor) and input.dtype == _C.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 @_autocast_fp32
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0)
@@ -257,6 +287,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     Smooth L1: quadratic below ``beta``, linear above."""
     _warn_size(input, target)
     red = _enum(size_average, reduce, reduction)
+    _no_bool(input, "smooth_l1_cpu")  # after the reduction's check, as torch
     input, target = broadcast_tensors(input, target)
     return _nn.smooth_l1_loss(input, target, red, beta)
 
@@ -267,6 +298,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
     Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
     _warn_size(input, target)
+    _reduction_enum(reduction)  # torch checks the reduction before the dtype
+    _no_bool(input, "huber_cpu")
     input, target = broadcast_tensors(input, target)
     if weight is not None:
         return _weighted(
@@ -396,6 +429,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean')
 
     log(1 + exp(-y x))."""
+    if isinstance(input, Tensor) and isinstance(target, Tensor):
+        shape = broadcast_shapes(input.shape, target.shape)
+        if tuple(shape) != tuple(input.shape):  # torch writes the loss into input's shape
+            raise RuntimeError(
+                f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                f"{list(shape)}"
+            )
     return _nn.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
 
 

@@ -112,6 +112,17 @@ def conv_transpose2d(
     )
 
 
+def _check_int32(input, *values):
+    """torch's 2-d pooling kernels (and avg_pool1d) read their sizes as 32-bit ints (checked
+    after the input's type, as torch's parser does first)."""
+    if not isinstance(input, _C.Tensor):
+        return
+    for v in values:
+        for x in v if isinstance(v, (list, tuple)) else (v,):
+            if isinstance(x, int) and not -(2**31) <= x < 2**31:
+                raise RuntimeError("value cannot be converted to type int without overflow")
+
+
 def max_pool1d_with_indices(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
 ):
@@ -131,6 +142,7 @@ def max_pool2d_with_indices(
         ceil_mode=False, return_indices=False)
 
     max_pool2d returning (values, flat indices within each H * W plane)."""
+    _check_int32(input, kernel_size, stride, padding, dilation)
     return _nn.max_pool2d_with_indices(
         input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
     )
@@ -154,6 +166,7 @@ def max_pool2d(
         return_indices=False)
 
     2-d max pooling; return_indices=True also returns the flat argmax positions."""
+    _check_int32(input, kernel_size, stride, padding, dilation)
     if isinstance(input, _C.Tensor) and input.is_quantized and not return_indices:
         return _quantized._max_pool2d(
             input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
@@ -167,6 +180,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         count_include_pad=True) -> Tensor
 
     1-d average pooling."""
+    _check_int32(input, kernel_size, stride, padding)
     return _nn.avg_pool1d(
         input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode, count_include_pad
     )
@@ -185,6 +199,7 @@ def avg_pool2d(
         count_include_pad=True, divisor_override=None) -> Tensor
 
     2-d average pooling."""
+    _check_int32(input, kernel_size, stride, padding)
     if isinstance(input, _C.Tensor) and input.dim() < 3:
         # torch reads the size of dim -3 first: the class is IndexError, as for any bad dim
         n = max(input.dim(), 1)
@@ -204,6 +219,9 @@ def avg_pool2d(
 
 def _adaptive_size(input, output_size, nd):
     """output_size as nd ints; None entries keep the input's size."""
+    if nd > 1 and isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
+        # torch's Python layer reads the input's sizes for the sequence form first
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     sizes = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * nd
     if len(sizes) != nd:
         raise ValueError(f"output_size must have {nd} elements; got {output_size}")
@@ -212,11 +230,25 @@ def _adaptive_size(input, output_size, nd):
     ]
 
 
+def _empty_mean_pool(input, sizes):
+    """torch pools to all-ones sizes as a mean over the pooled dims, which takes an empty input
+    (NaN, or nothing for an empty batch) where the pooling kernel refuses it, and refuses a bool
+    input as mean does; None otherwise (the kernel's path)."""
+    nd = len(sizes)
+    if not nd + 1 <= input.dim() <= nd + 2 or not all(s == 1 for s in sizes):
+        return None
+    if input.numel() == 0 or input.dtype == _C.bool:
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
+    return None
+
+
 def adaptive_avg_pool1d(input, output_size):
     """adaptive_avg_pool1d(input, output_size) -> Tensor
 
     Adaptive 1-d average pooling to length output_size."""
-    return _nn.adaptive_avg_pool1d(input, _adaptive_size(input, output_size, 1))
+    sizes = _adaptive_size(input, output_size, 1)
+    out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
+    return _nn.adaptive_avg_pool1d(input, sizes) if out is None else out
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -224,7 +256,9 @@ def adaptive_avg_pool2d(input, output_size):
 
     Adaptive 2-d average pooling to output_size (None keeps an input size)."""
     try:
-        return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+        sizes = _adaptive_size(input, output_size, 2)
+        out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
+        return _nn.adaptive_avg_pool2d(input, sizes) if out is None else out
     except TypeError:
         _raise_if_not_tensor(input, "dim")
         raise
@@ -274,6 +308,22 @@ def pad(input, pad, mode="constant", value=None):
     """
     if not isinstance(pad, (list, tuple)):
         raise TypeError(f"pad: expected pad to be a tuple of ints; got {type(pad).__name__}")
+    for i, v in enumerate(pad):
+        if isinstance(v, float):
+            raise TypeError(
+                "pad(): argument 'pad' (position 2) must be tuple of ints, but found element of "
+                f"type float at pos {i}"
+            )
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode == "constant" and isinstance(input, _C.Tensor) and len(pad) <= 2 * input.dim():
+        # torch crops the negative pads first (a narrow), which refuses a negative length even
+        # where the positive pad on the other side would restore it
+        for i in range(0, len(pad) - 1, 2):
+            size = input.shape[input.dim() - 1 - i // 2]
+            if isinstance(pad[i], int) and isinstance(pad[i + 1], int):
+                if size + min(pad[i], 0) + min(pad[i + 1], 0) < 0:
+                    raise RuntimeError("narrow(): length must be non-negative.")
     return _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
 
 
@@ -281,7 +331,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """unfold(input, kernel_size, dilation=1, padding=0, stride=1)
 
     Extracts sliding blocks of (N, C, H, W) input as columns (N, C * kH * kW, L)."""
-    return _nn.im2col(input, _ints(kernel_size), _ints(dilation), _ints(padding), _ints(stride))
+    args = (_ints(kernel_size), _ints(dilation), _ints(padding), _ints(stride))
+    if isinstance(input, _C.Tensor) and input.dtype == _C.bool:  # torch unfolds bools too
+        return _nn.im2col(input.to(_C.float32), *args).to(_C.bool)
+    return _nn.im2col(input, *args)
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -469,7 +522,15 @@ def embedding(
 
         rows = gather_rows(weight, input.reshape(-1), padding_idx, scale_grad_by_freq)
         return rows.reshape(tuple(input.shape) + tuple(weight.shape[1:]))
-    return _nn.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    try:
+        return _nn.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+    except IndexError:
+        if isinstance(weight, _C.Tensor) and weight.dim() > 0 and weight.shape[0] == 0:
+            # torch's index_select refuses an empty table before it reads any index
+            raise RuntimeError(
+                "index_select(): self indexing axis dim should be positive"
+            ) from None
+        raise
 
 
 def embedding_bag(
