@@ -37,9 +37,9 @@ Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t o
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
-  EMBER_CHECK(device.is_cpu() || device.type == DeviceType::PrivateUse1 ||
-                  device.type == DeviceType::Meta,
-              "empty: ember has kernels for cpu only; got device ", device.str());
+  EMBER_CHECK(
+      device.is_cpu() || device.type == DeviceType::PrivateUse1 || device.type == DeviceType::Meta,
+      "empty: ember has kernels for cpu only; got device ", device.str());
   if (device.type == DeviceType::PrivateUse1 && device.index < 0) device.index = 0;
   for (int64_t s : sizes)
     EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
