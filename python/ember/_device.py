@@ -2,7 +2,6 @@
 storage] in core/storage.cpp), or a PrivateUse1 backend's device (Note [PrivateUse1] in
 core/allocator.h); and the default device that factories use when given none."""
 
-import functools
 import threading
 
 from . import _C
@@ -72,16 +71,6 @@ class device:
     def __exit__(self, *exc):
         _DEFAULT.stack = _DEFAULT.stack[:-1]
         return False
-
-    def __call__(self, func):
-        """Used as a decorator: runs func with this device as the default."""
-
-        @functools.wraps(func)
-        def run(*args, **kwargs):
-            with self:
-                return func(*args, **kwargs)
-
-        return run
 
 
 CPU = device("cpu")

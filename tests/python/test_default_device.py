@@ -130,15 +130,6 @@ def test_like_factories_follow_their_input():
     assert ember.zeros_like(x, device="meta").is_meta
 
 
-def test_device_as_decorator():
-    @ember.device("meta")
-    def make():
-        return ember.randn(3)
-
-    assert make().is_meta
-    assert not ember.randn(3).is_meta
-
-
 def test_modules_built_under_the_default_device():
     with ember.device("meta"):
         net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.BatchNorm1d(8), nn.Linear(8, 2))

@@ -366,3 +366,27 @@ def test_skip_init_builds_on_meta_first():
     lin = nn.utils.skip_init(nn.Linear, 3, 4)
     assert not lin.weight.is_meta and tuple(lin.weight.shape) == (4, 3)
     assert isinstance(lin.weight, nn.Parameter)
+
+
+def test_boolean_masks_raise_as_torch():
+    m = ember.empty(3, 4, device="meta")
+    mask = m > 0
+    with pytest.raises(NotImplementedError, match="depends on"):
+        m[mask]
+    with pytest.raises(NotImplementedError, match="depends on"):
+        m.masked_select(mask)
+    # a cpu mask has its values: the result's shape is known
+    cpu_mask = ember.tensor([True, False, True])
+    assert geometry(m[cpu_mask]) == ("meta", (2, 4), "float32", (4, 1))
+    assert m.masked_fill(mask, 0.0).is_meta  # same shape as self: fine
+
+
+def test_attention_on_meta():
+    with ember.device("meta"):
+        layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1)
+        out = layer(ember.empty(5, 3, 16), is_causal=True, src_mask=ember.empty(5, 5))
+        sdpa = F.scaled_dot_product_attention(
+            ember.empty(2, 4, 8), ember.empty(2, 6, 8), ember.empty(2, 6, 8), is_causal=True
+        )
+    assert geometry(out) == ("meta", (5, 3, 16), "float32", (48, 16, 1))
+    assert tuple(sdpa.shape) == (2, 4, 8) and sdpa.is_meta

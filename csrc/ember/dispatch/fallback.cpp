@@ -72,7 +72,12 @@ Storage meta_storage(size_t nbytes) {
 }
 }  // namespace
 
+// Tensors collect() has seen in the current call (screen() starts each call): index's first
+// tensor is self, the others its indices.
+thread_local int g_seen = 0;
+
 bool screen(std::string_view op) {
+  g_seen = 0;
   for (std::string_view d : kDataDependent)
     if (op == d)
       EMBER_ERROR(ErrorKind::NotImplemented, "Could not run '", op,
@@ -82,7 +87,15 @@ bool screen(std::string_view op) {
 }
 
 void collect(Call& c, const Tensor& t) {
-  if (t.defined() && t.device().type == DeviceType::Meta) c.metas.push_back(t.storage());
+  if (!t.defined()) return;
+  bool meta = t.device().type == DeviceType::Meta;
+  // A boolean mask index selects as many elements as it has true values: data a meta mask lacks
+  // (the kernel would read zeros and answer an empty result).
+  if (++g_seen > 1 && meta && c.op == "index.Tensor" && (t.dtype() == kBool || t.dtype() == kByte))
+    EMBER_ERROR(ErrorKind::NotImplemented,
+                "Could not run 'index.Tensor' with a boolean mask from the 'Meta' backend: its "
+                "output's shape depends on the mask's values, which a meta tensor does not have");
+  if (meta) c.metas.push_back(t.storage());
 }
 
 Tensor standin(const Tensor& t, std::string_view op) {
