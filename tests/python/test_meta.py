@@ -390,3 +390,14 @@ def test_attention_on_meta():
         )
     assert geometry(out) == ("meta", (5, 3, 16), "float32", (48, 16, 1))
     assert tuple(sdpa.shape) == (2, 4, 8) and sdpa.is_meta
+
+
+def test_linalg_on_meta_as_torch():
+    a = ember.empty(2, 3, 3, device="meta")
+    got = [ember.linalg.inv(a), ember.linalg.solve(a, ember.empty(2, 3, device="meta"))]
+    assert all(g.is_meta for g in got)
+    torch = pytest.importorskip("torch")
+    t = torch.empty(2, 3, 3, device="meta")
+    want = [torch.linalg.inv(t), torch.linalg.solve(t, torch.empty(2, 3, device="meta"))]
+    for g, w in zip(got, want):
+        assert (tuple(g.shape), tuple(g.stride())) == (tuple(w.shape), tuple(w.stride()))
