@@ -1,7 +1,23 @@
-"""ember.device: where a tensor lives: 'cpu', or a PrivateUse1 backend's device (Note
-[PrivateUse1] in core/allocator.h)."""
+"""ember.device: where a tensor lives: 'cpu', 'meta' (shape and dtype, no data: Note [Meta
+storage] in core/storage.cpp), or a PrivateUse1 backend's device (Note [PrivateUse1] in
+core/allocator.h); and the default device that factories use when given none."""
+
+import threading
 
 from . import _C
+
+
+# The default device, per thread as torch's (its device context is a function mode, and modes
+# are per thread): `stack` holds the devices of the `with ember.device(...)` blocks open in this
+# thread, innermost last; `base` the one set_default_device gave (None: cpu).
+class _DefaultDevice(threading.local):
+    stack = ()  # class-level defaults: a thread that set nothing reads these without an exception
+    base = None
+
+
+_DEFAULT = _DefaultDevice()
+# False until some thread first sets a default device: factories then skip the per-thread lookup.
+_EVER_SET = [False]
 
 
 class device:
@@ -47,6 +63,15 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self):
+        _EVER_SET[0] = True
+        _DEFAULT.stack = (*_DEFAULT.stack, self)
+        return self
+
+    def __exit__(self, *exc):
+        _DEFAULT.stack = _DEFAULT.stack[:-1]
+        return False
+
 
 CPU = device("cpu")
 
@@ -72,6 +97,8 @@ def check_device(dev, op="ember"):
         raise NoCudaError(
             f"{op}: Torch not compiled with CUDA enabled (ember runs on the CPU only)"
         )
+    if d.type == "meta":
+        return d
     if d.type != "cpu":
         raise RuntimeError(
             f"{op}: ember was built without {d.type} support; only the 'cpu' device is available"
@@ -84,6 +111,61 @@ def on_device(dev, t, requires_grad=False):
     if dev is None:
         return t
     out = _C._copy_to_device(t.detach(), str(dev))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def default_device():
+    """The default device of this thread (ember.device), or None while it is the cpu."""
+    stack = _DEFAULT.stack
+    d = stack[-1] if stack else _DEFAULT.base
+    return None if d is None or d.type == "cpu" else d
+
+
+def set_default(dev):
+    """Sets this thread's default device outside any `with` block (None: cpu)."""
+    _EVER_SET[0] = True
+    _DEFAULT.base = None if dev is None else device(dev)
+
+
+def factory_device(dev, op):
+    """The device a factory makes its tensor on: dev, else the default device; None for the cpu
+    (check_device's answer otherwise)."""
+    if dev is None:
+        if not _EVER_SET[0]:
+            return None
+        dev = default_device()
+        if dev is None:
+            return None
+    return check_device(dev, op)
+
+
+def is_meta(dev):
+    return dev is not None and dev.type == "meta"
+
+
+def meta_empty(shape, dtype, requires_grad=False, stride=None):
+    """A meta tensor (no data) of shape and dtype (default dtype when None)."""
+    out = _C._empty_meta(
+        [int(s) for s in shape],
+        None if stride is None else list(stride),
+        dtype or _C.get_default_dtype(),
+    )
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def place(dev, t, requires_grad=False):
+    """A freshly made CPU tensor t put on dev (None: t itself): as a meta tensor of its shape,
+    dtype and strides, or moved to a PrivateUse1 device; a leaf that requires grad when asked."""
+    if dev is None:
+        out = t
+    elif dev.type == "meta":
+        out = _C._to_meta(t.detach())
+    else:
+        out = _C._copy_to_device(t.detach(), str(dev))
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -217,17 +217,25 @@ preserve_format = memory_format("preserve_format", 3)
 def get_default_device():
     """get_default_device() -> device
 
-    The device that factory functions use when none is given."""
-    return _device("cpu")
+    The device that factory functions use when none is given: the innermost
+    ``with ember.device(...)`` block's in this thread, else the one set_default_device gave,
+    else cpu."""
+    from ._device import default_device
+
+    return default_device() or _device("cpu")
 
 
 def set_default_device(device):
     """set_default_device(device)
 
-    Sets the device that factory functions use when none is given."""
-    from ._device import check_device
+    Sets the device that factory functions (empty, zeros, rand, arange, tensor, ...) and module
+    constructors use when given none, in this thread (None: cpu). A ``with ember.device(...)``
+    block overrides it while it runs; an explicit ``device=`` argument always wins."""
+    from ._device import check_device, set_default
 
-    check_device(device, "set_default_device")
+    if device is not None:
+        check_device(device, "set_default_device")
+    set_default(device)
 
 
 def autocast(device_type, dtype=None, enabled=True, cache_enabled=None):

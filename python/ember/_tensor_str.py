@@ -219,7 +219,12 @@ def tensor_str(t, prefix="tensor("):
     if device != "cpu":  # a PrivateUse1 backend's tensor: printed from a host copy
         suffixes.append(f"device='{device}'")
     with no_grad():
-        if t.is_quantized:
+        if device == "meta":  # no values to show: torch's "..." with the size
+            suffixes.append("size=" + str(tuple(t.shape)))
+            if t.dtype != default:
+                suffixes.append("dtype=" + repr(t.dtype))
+            body = "..."
+        elif t.is_quantized:
             body = _quantized_str(t, indent, suffixes, default)
         elif t.numel() == 0:
             if t.dim() != 1:

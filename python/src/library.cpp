@@ -18,6 +18,7 @@
 #include <deque>
 #include <mutex>
 
+#include "ember/core/memory_format.h"
 #include "ember/dispatch/fallback.h"
 
 namespace ember::py {
@@ -84,6 +85,15 @@ void host_free(void* p, size_t n) {
   std::free(p);
 }
 void host_copy(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
+
+// A meta tensor with t's shape and dtype: t's strides where they are dense (as torch's .to('meta'),
+// which lays out the copy as empty_like does), else contiguous ones.
+Tensor to_meta(const Tensor& t) {
+  DimVector strides = is_non_overlapping_and_dense(t.sizes(), t.strides())
+                          ? DimVector(t.strides())
+                          : dense_strides_like(t.sizes(), t.strides());
+  return empty_strided(t.sizes(), strides, t.dtype(), Device(DeviceType::Meta));
+}
 
 Tensor copy_to_device(const Tensor& t, Device d) {
   const Storage& src = t.storage();
@@ -200,6 +210,19 @@ void bind_library(nb::module_& m) {
       },
       doc("_privateuse1_host_allocator_stats() -> Tuple[int, int, int]",
           "Allocations, frees and bytes in use of the host allocator for PrivateUse1."));
+  m.def("_to_meta", &to_meta, nb::arg("self"),
+        doc("_to_meta(self) -> Tensor",
+            "A meta tensor (no data) with self's shape, dtype and dense strides."));
+  m.def(
+      "_empty_meta",
+      [](std::vector<int64_t> sizes, std::optional<std::vector<int64_t>> strides,
+         ScalarType dtype) {
+        DimVector st = strides ? DimVector(IntArrayRef(*strides)) : contiguous_strides(sizes);
+        return empty_strided(sizes, st, dtype, Device(DeviceType::Meta));
+      },
+      nb::arg("size"), nb::arg("stride").none(), nb::arg("dtype"),
+      doc("_empty_meta(size, stride, dtype) -> Tensor",
+          "A meta tensor: shape, strides and dtype, and no memory for its data."));
   m.def(
       "_copy_to_device",
       [](const Tensor& t, const std::string& device) { return copy_to_device(t, Device(device)); },

@@ -243,6 +243,8 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
 }
 
 nb::object tolist(const Tensor& self) {
+  if (self.device().type == DeviceType::Meta)
+    EMBER_ERROR(ErrorKind::NotImplemented, "Cannot copy out of meta tensor; no data!");
   Tensor t = contiguous(fallback_detail::to_host(self));  // a PrivateUse1 tensor: a host copy
   auto elem = [&](int64_t i) -> nb::object {
     const char* p = static_cast<const char*>(t.data_ptr()) + i * int64_t(t.element_size());
@@ -399,8 +401,8 @@ void bind_tensor(nb::module_& m) {
           "is_quantized", [](const Tensor& t) { return is_quantized(t.dtype()); },
           doc("is_quantized -> bool", "Whether the dtype is a quantized one (qint8 ...)."))
       .def_prop_ro(
-          "is_meta", [](const Tensor&) { return false; },
-          doc("is_meta -> bool", "Always False: ember tensors have storage."))
+          "is_meta", [](const Tensor& t) { return t.device().type == DeviceType::Meta; },
+          doc("is_meta -> bool", "Whether the tensor is on the meta device (no data)."))
       .def_prop_ro(
           "_version", &Tensor::_version,
           doc("_version -> int", "A counter bumped by every in-place change of the storage."))
@@ -447,7 +449,11 @@ void bind_tensor(nb::module_& m) {
            doc("storage_offset() -> int",
                "Where the first element sits in the storage, in elements."))
       .def(
-          "data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); },
+          "data_ptr",
+          [](const Tensor& t) {  // meta tensors have no data: 0, as torch's
+            if (t.device().type == DeviceType::Meta) return uintptr_t(0);
+            return reinterpret_cast<uintptr_t>(t.data_ptr());
+          },
           doc("data_ptr() -> int", "The address of the first element."))
       .def(
           "_storage_ptr",
@@ -480,7 +486,7 @@ void bind_tensor(nb::module_& m) {
             EMBER_CHECK(force || !t.requires_grad(),
                         "Can't call numpy() on Tensor that requires grad. "
                         "Use tensor.detach().numpy() instead.");
-            if (t.device().type == DeviceType::PrivateUse1)
+            if (!t.device().is_cpu())
               throw nb::type_error(("can't convert " + t.device().str() +
                                     " device type tensor to numpy. Use Tensor.cpu() to copy the "
                                     "tensor to host memory first.")

@@ -11,6 +11,7 @@ int64_t Tensor::stride(int64_t d) const { return strides()[size_t(maybe_wrap_dim
 
 Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  EMBER_CHECK(device().type != DeviceType::Meta, "Tensor.item() cannot be called on meta tensors");
   EMBER_CHECK(!is_complex(dtype()), "item: a complex value is not a Scalar; read it from Python");
   const char* p = impl_->data();
   alignas(16) char host[16];  // a PrivateUse1 backend's element, copied out of its memory
@@ -36,8 +37,9 @@ Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t o
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
-  EMBER_CHECK(device.is_cpu() || device.type == DeviceType::PrivateUse1,
-              "empty: ember has kernels for cpu only; got device ", device.str());
+  EMBER_CHECK(
+      device.is_cpu() || device.type == DeviceType::PrivateUse1 || device.type == DeviceType::Meta,
+      "empty: ember has kernels for cpu only; got device ", device.str());
   if (device.type == DeviceType::PrivateUse1 && device.index < 0) device.index = 0;
   for (int64_t s : sizes)
     EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);

@@ -251,6 +251,8 @@ class TypedOperator<R(Args...)> {
     void* fn = entry_->kernel(k);
     if (!fn) [[unlikely]] {
       void* cpu = entry_->kernel(DispatchKey::CPU);  // Note [PrivateUse1] in core/allocator.h
+      if (k == DispatchKey::Meta && cpu)             // Note [Meta fallback] in dispatch/fallback.h
+        return meta_fallback<R, Args...>(entry_->name(), cpu, std::forward<Args>(args)...);
       if (k == DispatchKey::PrivateUse1 && cpu && privateuse1_cpu_fallback())
         return fallback_detail::cpu_fallback<R, Args...>(cpu, std::forward<Args>(args)...);
       detail::missing_kernel(*entry_, k);

@@ -47,7 +47,7 @@ Tensor& write_into_view(Tensor& view, const Tensor& base_in, const Tensor& src) 
   autograd::set_history(base, node);
   auto rebased = autograd::record(
       "AsStridedBackward0", {base}, {}, [idx, base_shape](FunctionNode&, const variable_list& g) {
-        Tensor z = zeros({numel_of(base_shape)}, TensorOptions(g[0].dtype()));
+        Tensor z = zeros({numel_of(base_shape)}, TensorOptions(g[0].dtype()).device(g[0].device()));
         return variable_list{reshape(index_add(z, 0, idx, reshape(g[0], {-1})), base_shape)};
       });
   autograd::set_history(view, rebased);

@@ -134,8 +134,9 @@ Tensor tri_mask(const Tensor& self, int64_t diagonal, bool lower) {
               "dimensions; got shape ",
               self.sizes());
   int64_t r = self.size(-2), c = self.size(-1);
-  Tensor rows = unsqueeze(arange(0, r, 1, TensorOptions(kLong)), 1);
-  Tensor cols = arange(0, c, 1, TensorOptions(kLong));
+  TensorOptions o = TensorOptions(kLong).device(self.device());
+  Tensor rows = unsqueeze(arange(0, r, 1, o), 1);
+  Tensor cols = arange(0, c, 1, o);
   Tensor diff = sub(cols, rows);
   return lower ? le(diff, wrap_scalar(diagonal)) : ge(diff, wrap_scalar(diagonal));
 }
@@ -156,10 +157,12 @@ Tensor diag(const Tensor& self, int64_t k) {
   int64_t n = self.size(0), a = std::abs(k), size = n + a;
   // M[i, j] = v[i] where j - i == k (k >= 0) or v[j] where i - j == -k (k < 0), built from
   // differentiable ops so the vector gets its gradient.
-  Tensor rows = unsqueeze(arange(0, size, 1, TensorOptions(kLong)), 1);
-  Tensor cols = arange(0, size, 1, TensorOptions(kLong));
+  TensorOptions o = TensorOptions(kLong).device(self.device());
+  Tensor rows = unsqueeze(arange(0, size, 1, o), 1);
+  Tensor cols = arange(0, size, 1, o);
   Tensor mask = eq(sub(cols, rows), wrap_scalar(k));
-  Tensor padded = a ? cat({self, zeros({a}, TensorOptions(self.dtype()))}, 0) : self;
+  Tensor padded =
+      a ? cat({self, zeros({a}, TensorOptions(self.dtype()).device(self.device()))}, 0) : self;
   Tensor spread = k >= 0 ? unsqueeze(padded, 1) : unsqueeze(padded, 0);
   return where(mask, spread, zeros({}, TensorOptions(self.dtype())));
 }

@@ -146,7 +146,7 @@ Tensor pad_to(const Tensor& g, IntArrayRef shape) {
     s[size_t(d)] = g.size(d);
     corner.push_back(reshape(arange(g.size(d)), s));
   }
-  return index_put(zeros(shape, g.dtype()), corner, g);
+  return index_put(zeros(shape, TensorOptions(g.dtype()).device(g.device())), corner, g);
 }
 
 // src cut to the index's extent (the part a scatter reads).
@@ -259,12 +259,12 @@ Tensor index_autograd(const Tensor& self, const IndexList& indices) {
   Tensor out = op::index.redispatch(backend_of(self), self, indices);
   DimVector shape(self.sizes());
   auto present = presence(indices);
-  auto node = autograd::record("IndexBackward0", {self}, {out},
-                               [shape, present](FunctionNode& n, const variable_list& g) {
-                                 IndexList idx = unpack_indices(n, present, 0);
-                                 Tensor zero = zeros(shape, g[0].dtype());
-                                 return variable_list{index_put(zero, idx, g[0], true)};
-                               });
+  auto node = autograd::record(
+      "IndexBackward0", {self}, {out}, [shape, present](FunctionNode& n, const variable_list& g) {
+        IndexList idx = unpack_indices(n, present, 0);
+        Tensor zero = zeros(shape, TensorOptions(g[0].dtype()).device(g[0].device()));
+        return variable_list{index_put(zero, idx, g[0], true)};
+      });
   if (node) save_indices(*node, indices);
   return out;
 }
@@ -291,10 +291,12 @@ Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Te
 }  // namespace
 
 EMBER_DERIVATIVE(op::index_select, "IndexSelectBackward0", (self, dim, index),
-                 index_add(zeros(self_sizes, grad.dtype()), dim, index, grad),
+                 index_add(zeros(self_sizes, TensorOptions(grad.dtype()).device(grad.device())),
+                           dim, index, grad),
                  not_differentiable());
 EMBER_DERIVATIVE(op::gather, "GatherBackward0", (self, dim, index),
-                 scatter_add(zeros(self_sizes, grad.dtype()), dim, index, grad),
+                 scatter_add(zeros(self_sizes, TensorOptions(grad.dtype()).device(grad.device())),
+                             dim, index, grad),
                  not_differentiable());
 // scatter: the overwritten slots of self get no gradient; src gets the grad it was written to.
 EMBER_DERIVATIVE(op::scatter, "ScatterBackward0", (self, dim, index, src),

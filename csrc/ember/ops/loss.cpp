@@ -53,7 +53,8 @@ Tensor nll_backward_composite(const Tensor& grad, const Tensor& t,
   Tensor wt = weight ? index_select(*weight, 0, safe) * maskf : maskf;
   Tensor s = reduction == int64_t(Reduction::Mean) ? grad / total : grad;
   Tensor src = unsqueeze(-(wt * s), 1);
-  return scatter(zeros({t.size(0), C}, TensorOptions(grad.dtype())), 1, unsqueeze(safe, 1), src);
+  return scatter(zeros({t.size(0), C}, TensorOptions(grad.dtype()).device(grad.device())), 1,
+                 unsqueeze(safe, 1), src);
 }
 EMBER_REGISTER_KERNEL(op::_nll_loss_index_backward, Autograd, nll_backward_composite);
 

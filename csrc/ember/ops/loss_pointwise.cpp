@@ -250,10 +250,10 @@ Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, Reducti
   Tensor t = contiguous(to_dtype(reshape(target, {x.size(0), x.size(1)}), kLong));
   int64_t N = x.size(0), C = x.size(1);
   // count[i, j]: times class j is listed before row i's first -1; is_target marks those classes.
-  Tensor count = zeros({N, C}, TensorOptions(x.dtype()));
+  Tensor count = zeros({N, C}, TensorOptions(x.dtype()).device(x.device()));
   {
     const int64_t* tp = t.data_ptr<int64_t>();
-    Tensor cnt = zeros({N, C}, TensorOptions(kDouble));
+    Tensor cnt = zeros({N, C}, TensorOptions(kDouble).device(x.device()));
     double* cp = cnt.data_ptr<double>();
     for (int64_t i = 0; i < N; ++i)
       for (int64_t j = 0; j < C && tp[i * C + j] >= 0; ++j) {

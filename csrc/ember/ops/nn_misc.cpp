@@ -71,12 +71,12 @@ void check_p(double p) {
 // Note [Dropout noise]: the mask is drawn with bernoulli_ from the default generator, so
 // ember.manual_seed fixes it; feature variants draw one value per (sample, channel).
 Tensor noise_like(const Tensor& input, bool feature) {
-  if (!feature) return empty(input.sizes(), TensorOptions(input.dtype()));
+  if (!feature) return empty(input.sizes(), TensorOptions(input.dtype()).device(input.device()));
   EMBER_CHECK(input.dim() >= 2, "Feature dropout requires at least 2 dimensions in the input");
   DimVector shape(size_t(input.dim()), 1);
   shape[0] = input.size(0);
   shape[1] = input.size(1);
-  return empty(shape, TensorOptions(input.dtype()));
+  return empty(shape, TensorOptions(input.dtype()).device(input.device()));
 }
 
 template <bool Inplace>

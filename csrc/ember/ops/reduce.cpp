@@ -108,19 +108,20 @@ std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, boo
       select_op<Max>(op::max_dim, op::min_dim).redispatch(backend_of(self), self, dim, keepdim);
   int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim());
   DimVector in(self.sizes());
-  auto node = autograd::record(Max ? "MaxBackward0" : "MinBackward0", {self}, {values},
-                               [in, d, keepdim](FunctionNode& n, const variable_list& g) {
-                                 Tensor idx = n.saved(0);
-                                 if (in.empty()) return variable_list{g[0]};
-                                 Tensor gi = keepdim ? g[0] : unsqueeze(g[0], d);
-                                 Tensor ii = keepdim ? idx : unsqueeze(idx, d);
-                                 DimVector shape(in.size(), 1);
-                                 shape[size_t(d)] = in[size_t(d)];
-                                 Tensor pos = reshape(
-                                     arange(0, in[size_t(d)], 1, TensorOptions(kLong)), shape);
-                                 Tensor hit = to_dtype(eq(pos, ii), gi.dtype());
-                                 return variable_list{hit * gi};
-                               });
+  auto node = autograd::record(
+      Max ? "MaxBackward0" : "MinBackward0", {self}, {values},
+      [in, d, keepdim](FunctionNode& n, const variable_list& g) {
+        Tensor idx = n.saved(0);
+        if (in.empty()) return variable_list{g[0]};
+        Tensor gi = keepdim ? g[0] : unsqueeze(g[0], d);
+        Tensor ii = keepdim ? idx : unsqueeze(idx, d);
+        DimVector shape(in.size(), 1);
+        shape[size_t(d)] = in[size_t(d)];
+        Tensor pos =
+            reshape(arange(0, in[size_t(d)], 1, TensorOptions(kLong).device(gi.device())), shape);
+        Tensor hit = to_dtype(eq(pos, ii), gi.dtype());
+        return variable_list{hit * gi};
+      });
   if (node) node->save(indices);
   return {values, indices};
 }

@@ -67,7 +67,9 @@ std::tuple<Tensor, Tensor, Tensor> rnn_layer_composite(const Tensor& x, const Te
     }
     outs[size_t(t)] = h;
   }
-  Tensor out = steps ? stack(outs, 0) : zeros({0, hx.size(-2), hx.size(-1)}, hx.dtype());
+  Tensor out =
+      steps ? stack(outs, 0)
+            : zeros({0, hx.size(-2), hx.size(-1)}, TensorOptions(hx.dtype()).device(hx.device()));
   return {out, h, c};
 }
 

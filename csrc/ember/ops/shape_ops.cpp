@@ -22,20 +22,20 @@ Tensor cat_autograd(TensorList tensors, int64_t dim) {
   std::vector<int64_t> lengths;  // -1 marks a skipped input
   for (const Tensor& t : tensors)
     lengths.push_back(skipped_in_cat(t) ? -1 : t.sizes()[size_t(dim)]);
-  autograd::record("CatBackward0", tensors, {out},
-                   [lengths, dim](FunctionNode&, const variable_list& g) {
-                     variable_list grads;
-                     int64_t offset = 0;
-                     for (int64_t n : lengths) {
-                       if (n < 0) {
-                         grads.push_back(zeros({0}, g[0].dtype()));
-                         continue;
-                       }
-                       grads.push_back(narrow(g[0], dim, offset, n));
-                       offset += n;
-                     }
-                     return grads;
-                   });
+  autograd::record(
+      "CatBackward0", tensors, {out}, [lengths, dim](FunctionNode&, const variable_list& g) {
+        variable_list grads;
+        int64_t offset = 0;
+        for (int64_t n : lengths) {
+          if (n < 0) {
+            grads.push_back(zeros({0}, TensorOptions(g[0].dtype()).device(g[0].device())));
+            continue;
+          }
+          grads.push_back(narrow(g[0], dim, offset, n));
+          offset += n;
+        }
+        return grads;
+      });
   return out;
 }
 EMBER_REGISTER_KERNEL(op::cat, Autograd, cat_autograd);

@@ -76,7 +76,7 @@ Tensor embedding_grad(const Tensor& grad, const Tensor& indices, int64_t rows, i
     Tensor counts = index_select(bincount(idx, std::nullopt, rows), 0, idx);
     g2 = g2 / unsqueeze(to_dtype(counts, g2.dtype()), 1);
   }
-  Tensor gw = zeros({rows, g2.size(1)}, TensorOptions().dtype(g2.dtype()));
+  Tensor gw = zeros({rows, g2.size(1)}, TensorOptions().dtype(g2.dtype()).device(g2.device()));
   return index_add(gw, 0, idx, g2);
 }
 }  // namespace
@@ -119,7 +119,7 @@ Tensor pad_dim(const Tensor& input, int64_t dim, int64_t left, int64_t right, st
     if (mode == "constant") {
       DimVector shape(x.sizes());
       shape[size_t(dim)] = len;
-      return full(shape, value, TensorOptions().dtype(x.dtype()));
+      return full(shape, value, TensorOptions().dtype(x.dtype()).device(x.device()));
     }
     if (mode == "reflect") return flip(narrow(x, dim, at_left ? 1 : n - 1 - len, len), {dim});
     if (mode == "replicate") {

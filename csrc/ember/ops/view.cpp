@@ -243,7 +243,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
   DimVector in = shape_of(self);
   return make_view(self, sizes, strides, self.storage_offset() + s * self.strides()[size_t(dim)],
                    "SliceBackward0", [in, dim, s, e, step](const Tensor& g) {
-                     Tensor z = zeros(in, g.dtype());
+                     Tensor z = zeros(in, TensorOptions(g.dtype()).device(g.device()));
                      Tensor part = slice(z, dim, s, e, step);
                      copy_(part, g);
                      return z;
@@ -279,7 +279,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   DimVector in = shape_of(self);
   return make_view(self, sizes, strides, offset, "SelectBackward0",
                    [in, dim, index](const Tensor& g) {
-                     Tensor z = zeros(in, g.dtype());
+                     Tensor z = zeros(in, TensorOptions(g.dtype()).device(g.device()));
                      Tensor part = select(z, dim, index);
                      copy_(part, g);
                      return z;
@@ -311,7 +311,7 @@ std::vector<Tensor> piece_views(const Tensor& self, int64_t dim, IntArrayRef sta
           Tensor z;
           for (size_t i = 0; i < g.size(); ++i) {
             if (!g[i].defined()) continue;
-            if (!z.defined()) z = zeros(in, g[i].dtype());
+            if (!z.defined()) z = zeros(in, TensorOptions(g[i].dtype()).device(g[i].device()));
             Tensor part = drop_dim ? select(z, dim, st[i]) : narrow(z, dim, st[i], len[i]);
             copy_(part, g[i]);
           }
@@ -344,21 +344,22 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
   DimVector in = shape_of(self), in_strides(self.strides());
   int64_t in_offset = self.storage_offset();
   DimVector sz(sizes), st(strides);
-  return make_view(self, sizes, strides, offset, "AsStridedBackward0",
-                   [in, in_strides, in_offset, sz, st, offset](const Tensor& g) {
-                     // Label each storage slot the input covers with the input's flat index,
-                     // read the labels through the view's geometry, and scatter-add the grad:
-                     // correct even when windows overlap.
-                     int64_t n = numel_of(in);
-                     int64_t span =
-                         std::max(extent_of(sz, st, offset), extent_of(in, in_strides, in_offset));
-                     Tensor labels = full({span}, Scalar(-1), kLong);
-                     Tensor slots = as_strided(labels, in, in_strides, in_offset);
-                     copy_(slots, reshape(arange(0, n, 1, kLong), in));
-                     Tensor idx = reshape(as_strided(labels, sz, st, offset), {-1});
-                     Tensor flat = index_add(zeros({n}, g.dtype()), 0, idx, reshape(g, {-1}));
-                     return reshape(flat, in);
-                   });
+  return make_view(
+      self, sizes, strides, offset, "AsStridedBackward0",
+      [in, in_strides, in_offset, sz, st, offset](const Tensor& g) {
+        // Label each storage slot the input covers with the input's flat index,
+        // read the labels through the view's geometry, and scatter-add the grad:
+        // correct even when windows overlap.
+        int64_t n = numel_of(in);
+        int64_t span = std::max(extent_of(sz, st, offset), extent_of(in, in_strides, in_offset));
+        Tensor labels = full({span}, Scalar(-1), kLong);
+        Tensor slots = as_strided(labels, in, in_strides, in_offset);
+        copy_(slots, reshape(arange(0, n, 1, kLong), in));
+        Tensor idx = reshape(as_strided(labels, sz, st, offset), {-1});
+        Tensor flat = index_add(zeros({n}, TensorOptions(g.dtype()).device(g.device())), 0, idx,
+                                reshape(g, {-1}));
+        return reshape(flat, in);
+      });
 }
 
 Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
@@ -429,7 +430,7 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
   DimVector in = shape_of(self);
   return make_view(self, sizes, strides, start, "DiagonalBackward0",
                    [in, offset, dim1, dim2](const Tensor& g) {
-                     Tensor z = zeros(in, g.dtype());
+                     Tensor z = zeros(in, TensorOptions(g.dtype()).device(g.device()));
                      Tensor d = diagonal(z, offset, dim1, dim2);
                      copy_(d, g);
                      return z;

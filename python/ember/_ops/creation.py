@@ -7,7 +7,8 @@ import warnings
 
 from .. import _C
 from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
-from .._device import check_device, on_device
+from .._device import device as _device_type
+from .._device import factory_device, is_meta, meta_empty, place
 from .._process import contiguous_format, preserve_format
 
 __all__ = [
@@ -39,6 +40,9 @@ __all__ = [
     "bartlett_window",
     "kaiser_window",
 ]
+
+
+_cpu = _device_type("cpu")  # a block that makes tensors on the cpu whatever the default
 
 
 def _numpy():
@@ -91,7 +95,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor
 
     A new tensor holding a copy of data (a nested sequence, number or array)."""
-    dev = check_device(device, "tensor")
+    dev = factory_device(device, "tensor")
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
@@ -108,7 +112,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dtype is None and out.numel() == 0 and out.is_complex():  # no elements: not complex data
         out = out.to(_C.get_default_dtype())
     if dev is not None:
-        return on_device(dev, out, requires_grad)
+        return place(dev, out, requires_grad)
     return _finish(out, requires_grad)
 
 
@@ -117,7 +121,13 @@ def as_tensor(data, dtype=None, device=None):
         device: Optional[DeviceLikeType]) -> Tensor
 
     data as a tensor, sharing memory with a tensor or NumPy array where dtype allows."""
-    check_device(device, "as_tensor")
+    dev = factory_device(device, "as_tensor")
+    if dev is not None:
+        if isinstance(data, Tensor):
+            if data.device == dev:
+                return data if dtype is None or data.dtype == dtype else data.to(dtype)
+            return data.to(dev, dtype)
+        return place(dev, as_tensor(data, dtype, "cpu"))
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dtype else data.to(dtype)
     np = _numpy()
@@ -137,7 +147,9 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     """scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor
 
     A 0-d tensor holding the number s (default dtype unless dtype is given)."""
-    return _finish(_C._full([], s, dtype or _C.get_default_dtype(), False), requires_grad)
+    dev = factory_device(device, "scalar_tensor")
+    out = _C._full([], s, dtype or _C.get_default_dtype(), False)
+    return place(dev, out, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -146,13 +158,18 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs):
 
     A tensor of the given shape whose elements are not initialised."""
     memory_format = kwargs.pop("memory_format", None)
+    dev = factory_device(device, "empty")
+    if is_meta(dev):
+        t = meta_empty(_size(size, kwargs, "empty"), dtype)
+        if memory_format is not None and memory_format is not contiguous_format:
+            t = _C._empty_like_format(t, dtype, memory_format)
+        return _finish(t, requires_grad)
     if memory_format is not None and memory_format is not contiguous_format:
-        return _finish(
-            _C._empty_format(_size(size, kwargs, "empty"), dtype, memory_format), requires_grad
+        return place(
+            dev, _C._empty_format(_size(size, kwargs, "empty"), dtype, memory_format), requires_grad
         )
-    dev = check_device(device, "empty")
     if dev is not None:
-        return on_device(dev, _C._empty(_size(size, kwargs, "empty"), dtype, False), requires_grad)
+        return place(dev, _C._empty(_size(size, kwargs, "empty"), dtype, False), requires_grad)
     return _C._empty(_size(size, kwargs, "empty"), dtype, requires_grad)
 
 
@@ -161,9 +178,11 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, **kwargs):
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 0."""
-    dev = check_device(device, "zeros")
+    dev = factory_device(device, "zeros")
+    if is_meta(dev):
+        return meta_empty(_size(size, kwargs, "zeros"), dtype, requires_grad)
     if dev is not None:
-        return on_device(dev, _C._zeros(_size(size, kwargs, "zeros"), dtype, False), requires_grad)
+        return place(dev, _C._zeros(_size(size, kwargs, "zeros"), dtype, False), requires_grad)
     return _C._zeros(_size(size, kwargs, "zeros"), dtype, requires_grad)
 
 
@@ -172,9 +191,11 @@ def ones(*size, dtype=None, device=None, requires_grad=False, **kwargs):
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 1."""
-    dev = check_device(device, "ones")
+    dev = factory_device(device, "ones")
+    if is_meta(dev):
+        return meta_empty(_size(size, kwargs, "ones"), dtype, requires_grad)
     if dev is not None:
-        return on_device(dev, _C._ones(_size(size, kwargs, "ones"), dtype, False), requires_grad)
+        return place(dev, _C._ones(_size(size, kwargs, "ones"), dtype, False), requires_grad)
     return _C._ones(_size(size, kwargs, "ones"), dtype, requires_grad)
 
 
@@ -183,10 +204,12 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_)
         requires_grad=False) -> Tensor
 
     A tensor of shape size filled with fill_value."""
-    dev = check_device(device, "full")
+    dev = factory_device(device, "full")
     shape = list(size) if not isinstance(size, int) else [size]
+    if is_meta(dev):  # the dtype as a cpu full would infer it from fill_value
+        return meta_empty(shape, _C._full([0], fill_value, dtype, False).dtype, requires_grad)
     if dev is not None:
-        return on_device(dev, _C._full(shape, fill_value, dtype, False), requires_grad)
+        return place(dev, _C._full(shape, fill_value, dtype, False), requires_grad)
     return _C._full(shape, fill_value, dtype, requires_grad)
 
 
@@ -204,13 +227,44 @@ def _laid_out_like(t, input, memory_format):
     return _C._empty_like_format(input, t.dtype, memory_format).copy_(t)
 
 
+def _like_target(input, dtype, device, memory_format, op):
+    """An uninitialised tensor for a *_like factory when a device is involved (input on meta,
+    or device= given), laid out as empty_like lays it out; None for the plain cpu path. As
+    torch's, the *_like factories follow input's device, not the default device."""
+    src_meta = input.is_meta
+    if device is None and not src_meta:
+        return None
+    dev = factory_device(device, op) if device is not None else None
+    to_meta = is_meta(dev) or (device is None and src_meta)
+    if not to_meta and not src_meta:
+        return (
+            None if dev is None else place(dev, _C._empty_like_format(input, dtype, memory_format))
+        )
+    layout = _C._empty_like_format(input if src_meta else _C._to_meta(input), dtype, memory_format)
+    if to_meta:
+        return layout
+    out = empty_strided(list(layout.shape), list(layout.stride()), dtype=layout.dtype, device="cpu")
+    return out if dev is None else place(dev, out)
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
     """empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
         memory_format=torch.preserve_format) -> Tensor
 
     An uninitialised tensor with input's shape (and dtype unless given)."""
     _require_tensor("empty_like", input)
+    t = _like_target(input, dtype, device, memory_format, "empty_like")
+    if t is not None:
+        return _finish(t, requires_grad)
     return _finish(_C._empty_like_format(input, dtype, memory_format), requires_grad)
+
+
+def _filled_like(input, dtype, device, memory_format, op, value):
+    """The *_like result on a device other than the plain cpu path's, or None."""
+    t = _like_target(input, dtype, device, memory_format, op)
+    if t is None or t.is_meta:
+        return t
+    return t.fill_(value)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
@@ -219,6 +273,9 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
     A tensor of zeros with input's shape (and dtype unless given)."""
     _require_tensor("zeros_like", input)
+    t = _filled_like(input, dtype, device, memory_format, "zeros_like", 0)
+    if t is not None:
+        return _finish(t, requires_grad)
     t = _C._zeros(list(input.shape), _like(input, dtype), False)
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
@@ -229,6 +286,9 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
     A tensor of ones with input's shape (and dtype unless given)."""
     _require_tensor("ones_like", input)
+    t = _filled_like(input, dtype, device, memory_format, "ones_like", 1)
+    if t is not None:
+        return _finish(t, requires_grad)
     t = _C._ones(list(input.shape), _like(input, dtype), False)
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
@@ -241,6 +301,9 @@ def full_like(
 
     A tensor with input's shape (and dtype unless given) filled with fill_value."""
     _require_tensor("full_like", input)
+    t = _filled_like(input, dtype, device, memory_format, "full_like", fill_value)
+    if t is not None:
+        return _finish(t, requires_grad)
     t = _C._full(list(input.shape), fill_value, _like(input, dtype), False)
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
@@ -253,7 +316,10 @@ def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_gr
         requires_grad=False) -> Tensor
 
     The 1-D sequence start, start + step, ... stopping before end."""
-    check_device(device, "arange")
+    dev = factory_device(device, "arange")
+    if dev is not None:  # computed on the cpu (its length is known only then), then placed
+        out = arange(start, end, step, dtype=dtype, device="cpu")
+        return place(dev, out, requires_grad)
     if start is None and end is None:
         raise TypeError('arange() missing 1 required positional arguments: "end"')
     if end is None:
@@ -292,7 +358,11 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     Deprecated: the 1-D sequence from start to end inclusive in steps of step."""
     warnings.warn("torch.range is deprecated; use torch.arange instead", UserWarning, stacklevel=2)
     n = int((end - start) // step) + 1
-    return _C._linspace(start, start + (n - 1) * step, n, dtype, requires_grad)
+    dev = factory_device(device, "range")
+    if is_meta(dev):
+        return meta_empty([n], dtype, requires_grad)
+    out = _C._linspace(start, start + (n - 1) * step, n, dtype, dev is None and requires_grad)
+    return place(dev, out, requires_grad and dev is not None)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, **_):
@@ -300,7 +370,11 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         requires_grad=False) -> Tensor
 
     steps evenly spaced values from start to end, both included."""
-    return _C._linspace(start, end, steps, dtype, requires_grad)
+    dev = factory_device(device, "linspace")
+    if is_meta(dev):
+        return meta_empty([steps], _C._linspace(0, 1, 0, dtype, False).dtype, requires_grad)
+    out = _C._linspace(start, end, steps, dtype, dev is None and requires_grad)
+    return place(dev, out, requires_grad and dev is not None)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, **_):
@@ -308,7 +382,11 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
         device=None, requires_grad=False) -> Tensor
 
     steps values base ** x for x evenly spaced from start to end."""
-    return _C._logspace(start, end, steps, base, dtype, requires_grad)
+    dev = factory_device(device, "logspace")
+    if is_meta(dev):
+        return meta_empty([steps], _C._logspace(0, 1, 0, base, dtype, False).dtype, requires_grad)
+    out = _C._logspace(start, end, steps, base, dtype, dev is None and requires_grad)
+    return place(dev, out, requires_grad and dev is not None)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, **_):
@@ -316,7 +394,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, **_):
         requires_grad=False) -> Tensor
 
     An n x m matrix with ones on the diagonal and zeros elsewhere."""
-    return _C._eye(n, m, dtype, requires_grad)
+    dev = factory_device(device, "eye")
+    if is_meta(dev):
+        return meta_empty([n, n if m is None else m], dtype, requires_grad)
+    return place(
+        dev, _C._eye(n, m, dtype, dev is None and requires_grad), requires_grad and dev is not None
+    )
 
 
 def empty_strided(
@@ -326,10 +409,13 @@ def empty_strided(
         pin_memory=False) -> Tensor
 
     An uninitialised tensor with the given sizes and strides over a fresh buffer."""
+    dev = factory_device(device, "empty_strided")
+    if is_meta(dev):
+        return meta_empty(size, dtype, requires_grad, stride=stride)
     extent = (
         1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if builtins.all(size) else 0
     )
-    base = empty(extent, dtype=dtype)
+    base = empty(extent, dtype=dtype, device=dev or "cpu")
     out = base.as_strided(list(size), list(stride))
     return out.requires_grad_(True) if requires_grad else out
 
@@ -359,7 +445,8 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
         layout=torch.strided) -> Tensor
 
     The 2 x N (row, column) coordinates of the lower triangle of a row x col matrix."""
-    return _tri_indices(row, col, offset, dtype or int64, False)
+    dev = factory_device(device, "tril_indices")
+    return place(dev, _tri_indices(row, col, offset, dtype or int64, False))
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
@@ -367,7 +454,8 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
         layout=torch.strided) -> Tensor
 
     The 2 x N (row, column) coordinates of the upper triangle of a row x col matrix."""
-    return _tri_indices(row, col, offset, dtype or int64, True)
+    dev = factory_device(device, "triu_indices")
+    return place(dev, _tri_indices(row, col, offset, dtype or int64, True))
 
 
 def vander(x, N=None, increasing=False):
@@ -388,7 +476,13 @@ def vander(x, N=None, increasing=False):
     return cols if increasing else cols.flip([1])
 
 
-def _window(name, n, periodic, dtype, fn):
+def _window(name, n, periodic, dtype, fn, device=None, requires_grad=False):
+    dev = factory_device(device, name)
+    if dev is not None:
+        with _cpu:
+            return place(dev, _window(name, n, periodic, dtype, fn), requires_grad)
+    if requires_grad:
+        return _window(name, n, periodic, dtype, fn).requires_grad_(True)
     if n < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
     dtype = dtype or get_default_dtype()
@@ -399,7 +493,7 @@ def _window(name, n, periodic, dtype, fn):
     return fn(k, denom).to(dtype)
 
 
-def hann_window(window_length, periodic=True, *, dtype=None, **_):
+def hann_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False, **_):
     """hann_window(window_length, periodic=True, *, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
@@ -410,10 +504,22 @@ def hann_window(window_length, periodic=True, *, dtype=None, **_):
         periodic,
         dtype,
         lambda k, d: 0.5 - 0.5 * cos(2 * math.pi * k / d),
+        device,
+        requires_grad,
     )
 
 
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, **_):
+def hamming_window(
+    window_length,
+    periodic=True,
+    alpha=0.54,
+    beta=0.46,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    **_,
+):
     """hamming_window(window_length, *, dtype=None, layout=None, device=None, pin_memory=False,
         requires_grad=False) -> Tensor
 
@@ -424,10 +530,14 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
         periodic,
         dtype,
         lambda k, d: alpha - beta * cos(2 * math.pi * k / d),
+        device,
+        requires_grad,
     )
 
 
-def blackman_window(window_length, periodic=True, *, dtype=None, **_):
+def blackman_window(
+    window_length, periodic=True, *, dtype=None, device=None, requires_grad=False, **_
+):
     """blackman_window(window_length, periodic=True, *, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
@@ -438,20 +548,32 @@ def blackman_window(window_length, periodic=True, *, dtype=None, **_):
         periodic,
         dtype,
         lambda k, d: 0.42 - 0.5 * cos(2 * math.pi * k / d) + 0.08 * cos(4 * math.pi * k / d),
+        device,
+        requires_grad,
     )
 
 
-def bartlett_window(window_length, periodic=True, *, dtype=None, **_):
+def bartlett_window(
+    window_length, periodic=True, *, dtype=None, device=None, requires_grad=False, **_
+):
     """bartlett_window(window_length, periodic=True, *, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
     The Bartlett (triangular) window of window_length points."""
     return _window(
-        "bartlett_window", window_length, periodic, dtype, lambda k, d: 1 - (2 * k / d - 1).abs()
+        "bartlett_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda k, d: 1 - (2 * k / d - 1).abs(),
+        device,
+        requires_grad,
     )
 
 
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
+def kaiser_window(
+    window_length, periodic=True, beta=12.0, *, dtype=None, device=None, requires_grad=False, **_
+):
     """kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
@@ -461,4 +583,4 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, **_):
         r = 2 * k / d - 1
         return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(tensor(float(beta), dtype=float64))
 
-    return _window("kaiser_window", window_length, periodic, dtype, kaiser)
+    return _window("kaiser_window", window_length, periodic, dtype, kaiser, device, requires_grad)

@@ -4,9 +4,18 @@ import math
 
 from .. import _C
 from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
-from .._device import check_device, on_device
+from .._device import factory_device, is_meta, meta_empty, place
 from ..autograd.grad_mode import no_grad
-from .creation import _finish, _laid_out_like, _like, _size, empty, empty_like, tensor
+from .creation import (
+    _finish,
+    _laid_out_like,
+    _like,
+    _like_target,
+    _size,
+    empty,
+    empty_like,
+    tensor,
+)
 
 __all__ = [
     "default_generator",
@@ -41,11 +50,11 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn uniformly from [0, 1)."""
-    dev = check_device(device, "rand")
+    dev = factory_device(device, "rand")
+    if is_meta(dev):  # no draws: the generator's state is left as it is, as torch's meta
+        return meta_empty(_size(size, kwargs, "rand"), dtype, requires_grad)
     if dev is not None:
-        return on_device(
-            dev, _C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad
-        )
+        return place(dev, _C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
     return _finish(_C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
 
 
@@ -54,11 +63,11 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn from the standard normal distribution."""
-    dev = check_device(device, "randn")
+    dev = factory_device(device, "randn")
+    if is_meta(dev):  # no draws: the generator's state is left as it is, as torch's meta
+        return meta_empty(_size(size, kwargs, "randn"), dtype, requires_grad)
     if dev is not None:
-        return on_device(
-            dev, _C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad
-        )
+        return place(dev, _C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
     return _finish(_C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
 
 
@@ -68,7 +77,10 @@ def randint(*args, generator=None, dtype=None, device=None, requires_grad=False,
 
     A tensor of the given shape with integers drawn uniformly from [low, high)."""
     low, high, size = _randint_args("randint", args, kwargs)
-    return _C._randint(low, high, list(size), generator, dtype)
+    dev = factory_device(device, "randint")
+    if is_meta(dev):
+        return meta_empty(list(size), dtype or _C.int64, requires_grad)
+    return place(dev, _C._randint(low, high, list(size), generator, dtype), requires_grad)
 
 
 def _randint_args(fn, args, kwargs):
@@ -104,7 +116,10 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
         requires_grad=False, pin_memory=False) -> Tensor
 
     A random permutation of the integers 0 .. n - 1."""
-    return _C._randperm(n, generator, dtype)
+    dev = factory_device(device, "randperm")
+    if is_meta(dev):
+        return meta_empty([n], dtype or _C.int64, requires_grad)
+    return place(dev, _C._randperm(n, generator, dtype), requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
@@ -112,6 +127,9 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Uniform [0, 1) draws with input's shape (and dtype unless given)."""
+    t = _like_target(input, dtype, device, memory_format, "rand_like")
+    if t is not None:
+        return _finish(t if t.is_meta else t.uniform_(), requires_grad)
     t = _C._rand(list(input.shape), None, _like(input, dtype))
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
@@ -121,6 +139,9 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Standard normal draws with input's shape (and dtype unless given)."""
+    t = _like_target(input, dtype, device, memory_format, "randn_like")
+    if t is not None:
+        return _finish(t if t.is_meta else t.normal_(), requires_grad)
     t = _C._randn(list(input.shape), None, _like(input, dtype))
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
@@ -142,6 +163,9 @@ def randint_like(
     Integers drawn uniformly from [low, high) with input's shape (and dtype unless given)."""
     if high is None:
         low, high = 0, low
+    t = _like_target(input, dtype, device, memory_format, "randint_like")
+    if t is not None:
+        return _finish(t if t.is_meta else t.random_(low, high), requires_grad)
     t = _C._randint(low, high, list(input.shape), None, _like(input, dtype))
     return _laid_out_like(t, input, memory_format)
 

@@ -134,6 +134,13 @@ def to(self, *args, **kwargs):
             device = a
     target = check_device(device, "to")
     here = self._device_str
+    if device is not None and (here == "meta") != (target is not None and target.type == "meta"):
+        if here == "meta":  # a meta tensor has nothing to copy
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        moved = _C._to_meta(self)  # shape, dtype and strides; nothing is copied
+        if self.requires_grad:
+            moved.requires_grad_(True)
+        return moved if dtype is None or dtype == moved.dtype else _C._to_dtype(moved, dtype, False)
     if device is not None and (target is None) != (here == "cpu"):  # between cpu and a backend
         moved = _ToDevice.apply(self, str(target) if target is not None else "cpu")
         return moved if dtype is None or dtype == moved.dtype else _C._to_dtype(moved, dtype, False)
@@ -231,9 +238,12 @@ def cuda(self, device=None, non_blocking=False):
 
 def _new(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
-
         return getattr(creation, fn)(
-            *size, dtype=dtype or self.dtype, requires_grad=requires_grad, **kwargs
+            *size,
+            dtype=dtype or self.dtype,
+            device=self.device if device is None else device,
+            requires_grad=requires_grad,
+            **kwargs,
         )
 
     filled = {"zeros": "A zero-filled", "ones": "A one-filled", "empty": "An uninitialized"}[fn]
@@ -250,7 +260,13 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
         layout=torch.strided, pin_memory=False) -> Tensor
 
     A tensor of the given size filled with fill_value, with self's dtype unless told otherwise."""
-    return creation.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return creation.full(
+        size,
+        fill_value,
+        dtype=dtype or self.dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
@@ -258,7 +274,12 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         pin_memory=False) -> Tensor
 
     A new tensor copied from data, with self's dtype unless told otherwise."""
-    return creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return creation.tensor(
+        data,
+        dtype=dtype or self.dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -342,7 +363,11 @@ def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_
     An uninitialized tensor of the given size and strides, with self's dtype unless told
     otherwise."""
     return creation.empty_strided(
-        size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad
+        size,
+        stride,
+        dtype=dtype or self.dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
     )
 
 

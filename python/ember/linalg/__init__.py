@@ -78,7 +78,7 @@ def inv_ex(A, *, check_errors=False):
 
     inv returning (inverse, info), where info is nonzero for singular matrices."""
     _check("linalg.inv", A, square=True)
-    eye = _creation.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
+    eye = _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand_as(A)
     X, info = _solve(A, eye, "linalg.inv", check_errors)
     return return_types.linalg_inv_ex(X, info)
 
@@ -464,7 +464,7 @@ def matrix_power(A, n):
             f" matrices"
         )
     if n == 0:
-        return _creation.eye(A.shape[-1], dtype=A.dtype).expand_as(A).clone()
+        return _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand_as(A).clone()
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A
@@ -485,7 +485,7 @@ def matrix_exp(A):
     norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0
     X = A / (2**s)
-    eye = _creation.eye(A.shape[-1], dtype=A.dtype).expand_as(A)
+    eye = _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand_as(A)
     result, term = eye, eye
     for k in range(1, 19):
         term = term @ X / k

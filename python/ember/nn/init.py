@@ -226,11 +226,13 @@ def orthogonal_(tensor, gain=1, generator=None):
     ember has no linalg.qr yet, so the factorisation runs in numpy on the sampled matrix."""
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:  # a meta tensor has no values to set
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flattened = empty(rows, cols, dtype=float64).normal_(0, 1, generator=generator).numpy()
+    flattened = (
+        empty(rows, cols, dtype=float64, device="cpu").normal_(0, 1, generator=generator).numpy()
+    )
     if rows < cols:
         flattened = flattened.T
     import numpy as _np  # on first use: see ember._ops.creation._numpy

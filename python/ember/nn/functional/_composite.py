@@ -304,7 +304,7 @@ def scaled_dot_product_attention(
         value = value.repeat_interleave(query.size(-3) // value.size(-3), -3)
     scores = matmul(query * scale_factor, key.transpose(-2, -1))
     if is_causal:
-        keep = ones(L, S, dtype=_C.bool).tril(0)
+        keep = ones(L, S, dtype=_C.bool, device=query.device).tril(0)
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype == _C.bool:

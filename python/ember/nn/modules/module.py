@@ -3,6 +3,7 @@ state_dict, hooks, conversions and repr."""
 
 import functools
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -71,6 +72,23 @@ def _forward_unimplemented(self, *input):
     )
 
 
+def _constructed_on_device(init, position):
+    """init, run with its `device` argument (keyword, or positional at `position`) as the
+    default device when one is given."""
+
+    @functools.wraps(init)
+    def run(self, *args, **kwargs):
+        dev = kwargs.get("device")
+        if dev is None and 0 < position <= len(args):
+            dev = args[position - 1]
+        if dev is None:
+            return init(self, *args, **kwargs)
+        with _device.device(dev):
+            return init(self, *args, **kwargs)
+
+    return run
+
+
 class Module:
     """Module(*args, **kwargs)
 
@@ -80,6 +98,20 @@ class Module:
     dump_patches = False
     _version = 1
     call_super_init = False
+
+    def __init_subclass__(cls, **kwargs):
+        # ember's modules take torch's `device=` argument: their constructors run with it as the
+        # default device, so every factory inside them makes its tensors there.
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and cls.__module__.startswith("ember."):
+            code = getattr(init, "__code__", None)
+            if (
+                code is not None
+                and "device" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+            ):
+                at = code.co_varnames.index("device")
+                cls.__init__ = _constructed_on_device(init, at if at < code.co_argcount else 0)
 
     def __init__(self, *args, **kwargs):
         if self.call_super_init is False and bool(kwargs):
@@ -825,6 +857,16 @@ class Module:
                                 input_param.requires_grad_(param.requires_grad)
                         setattr(self, name, input_param)
                     else:
+                        if param.is_meta and not input_param.is_meta:
+                            warnings.warn(
+                                f"for {key}: copying from a non-meta parameter in the checkpoint "
+                                "to a meta parameter in the current model, which is a no-op. "
+                                "(Did you mean to pass `assign=True` to assign items in the state "
+                                "dictionary to their corresponding key in the module instead of "
+                                "copying them in place?)",
+                                UserWarning,
+                                stacklevel=2,
+                            )
                         param.copy_(input_param)
             except Exception as ex:
                 error_msgs.append(

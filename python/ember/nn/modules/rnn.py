@@ -252,7 +252,7 @@ class RNNBase(Module):
         self.check_input(input)
         expected = self.get_expected_hidden_size(input)
         if hx is None:
-            hx = _creation.zeros(expected, dtype=input.dtype)
+            hx = _creation.zeros(expected, dtype=input.dtype, device=input.device)
         self.check_hidden_size(hx, expected)
         out, h_n, _ = self._run(input, hx, None)
         if not is_batched:
@@ -336,8 +336,8 @@ class LSTM(RNNBase):
         expected_c = self.get_expected_cell_size(input)
         if hx is None:
             hx = (
-                _creation.zeros(expected_h, dtype=input.dtype),
-                _creation.zeros(expected_c, dtype=input.dtype),
+                _creation.zeros(expected_h, dtype=input.dtype, device=input.device),
+                _creation.zeros(expected_c, dtype=input.dtype, device=input.device),
             )
         self.check_hidden_size(hx[0], expected_h, "Expected hidden[0] size {}, got {}")
         self.check_hidden_size(hx[1], expected_c, "Expected hidden[1] size {}, got {}")
@@ -426,7 +426,9 @@ class RNNCell(RNNCellBase):
     def forward(self, input, hx=None):
         input, hx, is_batched = self._batch(input, hx)
         if hx is None:
-            hx = _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            hx = _creation.zeros(
+                input.size(0), self.hidden_size, dtype=input.dtype, device=input.device
+            )
         if self.nonlinearity == "tanh":
             mode = "RNN_TANH"
         elif self.nonlinearity == "relu":
@@ -449,7 +451,9 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         input, hx, is_batched = self._batch(input, hx)
         if hx is None:
-            zeros = _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            zeros = _creation.zeros(
+                input.size(0), self.hidden_size, dtype=input.dtype, device=input.device
+            )
             hx = (zeros, zeros)
         h, c = self._step("LSTM", input, hx[0], hx[1])
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
@@ -467,6 +471,8 @@ class GRUCell(RNNCellBase):
     def forward(self, input, hx=None):
         input, hx, is_batched = self._batch(input, hx)
         if hx is None:
-            hx = _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            hx = _creation.zeros(
+                input.size(0), self.hidden_size, dtype=input.dtype, device=input.device
+            )
         ret, _ = self._step("GRU", input, hx, None)
         return ret if is_batched else ret.squeeze(0)

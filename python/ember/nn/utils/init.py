@@ -1,5 +1,7 @@
-"""torch.nn.utils.skip_init: a module built without running its initializers' randomness
-mattering to the caller (ember simply constructs it; values are overwritten by the caller)."""
+"""torch.nn.utils.skip_init: a module built on the meta device (so its initializers run nothing)
+and then given uninitialized storage on the requested device, as torch's."""
+
+import inspect
 
 __all__ = ["skip_init"]
 
@@ -8,6 +10,8 @@ def skip_init(module_cls, *args, **kwargs):
     """skip_init(module_cls, *args, **kwargs)
 
     Builds module_cls(*args, **kwargs) without running its parameter initialization."""
-    if "device" not in module_cls.__init__.__code__.co_varnames:
+    if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    return module_cls(*args, **kwargs)
+    final_device = kwargs.pop("device", "cpu")
+    kwargs["device"] = "meta"
+    return module_cls(*args, **kwargs).to_empty(device=final_device)
