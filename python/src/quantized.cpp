@@ -266,6 +266,49 @@ void bind_quantized(nb::module_& m) {
           "output_zero_point, relu=False) -> Tensor",
           "uint8 NCHW convolution with a packed int8 weight, requantized to uint8."));
   q.def(
+      "conv2d_onednn_pack",
+      [](const Tensor& w, std::vector<int64_t> in_sizes, std::vector<int64_t> stride,
+         std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups,
+         const Tensor& ws, double xs, int64_t xz, double os, int64_t oz, bool relu) {
+        return op::_ember_qconv2d_onednn_pack.call(w, in_sizes, stride, padding, dilation, groups,
+                                                   ws, xs, xz, os, oz, relu);
+      },
+      nb::arg("weight"), nb::arg("input_sizes"), nb::arg("stride"), nb::arg("padding"),
+      nb::arg("dilation"), nb::arg("groups"), nb::arg("w_scales"), nb::arg("input_scale"),
+      nb::arg("input_zero_point"), nb::arg("output_scale"), nb::arg("output_zero_point"),
+      nb::arg("relu"),
+      doc("conv2d_onednn_pack(weight, input_sizes, stride, padding, dilation, groups, w_scales, "
+          "input_scale, input_zero_point, output_scale, output_zero_point, relu) -> Tensor",
+          "An int8 [O, C/g, kh, kw] weight in oneDNN's layout for that input shape and those "
+          "parameters; empty when oneDNN does not run the convolution."));
+  q.def(
+      "conv2d_onednn",
+      [](const Tensor& x, double xs, int64_t xz, const Tensor& packed, const Tensor& weight,
+         std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation,
+         int64_t groups, const Tensor& ws, const OptTensor& bias, double os, int64_t oz,
+         bool relu) {
+        return op::_ember_qconv2d_onednn.call(x, xs, xz, packed, weight, stride, padding, dilation,
+                                              groups, ws, bias, os, oz, relu);
+      },
+      nb::arg("input"), nb::arg("input_scale"), nb::arg("input_zero_point"), nb::arg("packed"),
+      nb::arg("weight"), nb::arg("stride"), nb::arg("padding"), nb::arg("dilation"),
+      nb::arg("groups"), nb::arg("w_scales"), nb::arg("bias").none(), nb::arg("output_scale"),
+      nb::arg("output_zero_point"), nb::arg("relu") = false,
+      doc("conv2d_onednn(input, input_scale, input_zero_point, packed, weight, stride, "
+          "padding, dilation, groups, w_scales, bias, output_scale, output_zero_point, "
+          "relu=False) -> Tensor",
+          "uint8 convolution on oneDNN with a weight from conv2d_onednn_pack; uint8 NHWC out."));
+  q.def(
+      "max_pool2d",
+      [](const Tensor& x, std::vector<int64_t> k, std::vector<int64_t> stride,
+         std::vector<int64_t> padding, std::vector<int64_t> dilation, bool ceil_mode) {
+        return op::_ember_qmax_pool2d.call(x, k, stride, padding, dilation, ceil_mode);
+      },
+      nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride"), nb::arg("padding"),
+      nb::arg("dilation"), nb::arg("ceil_mode"),
+      doc("max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode) -> Tensor",
+          "Max pooling of 4-d 8-bit integers; channels-last output."));
+  q.def(
       "binary",
       [](const Tensor& a, double sa, int64_t za, const Tensor& b, double sb, int64_t zb, int64_t op,
          double so, int64_t zo, int64_t qmin, int64_t qmax) {

@@ -9,7 +9,9 @@
 // cache makes a repeated shape cheap.
 #include "ember/cpu/onednn.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -369,6 +371,212 @@ bool conv_f32(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
   }
 }
 
+// Note [oneDNN int8]
+// Static int8 convolution (quint8 activations, symmetric qint8 weights) runs on oneDNN's int8
+// primitives (jit_int8 / brgconv on AVX512-VNNI; AMX where the CPU has it), with torch's
+// requantization fused into the primitive: the bias, divided by in_scale * w_scale[c], is added
+// to the int32 sums, the output scales in_scale * w_scale[c] / out_scale multiply them, ReLU is
+// an eltwise post-op, and the output zero point is added before the rounding (half to even) and
+// the uint8 saturation. torch rounds first and adds its zero point after, so an exact .5 with an
+// odd zero point may differ by one. Activations are NHWC on both sides (the next convolution
+// takes this one's output as it is). oneDNN 2.6 bakes the output scales into the primitive
+// (runtime per-channel scales are refused for convolution), so a primitive is cached per shape
+// and quantization parameters; the weight, reordered once into the primitive's layout, is kept
+// by the caller (ember.ao.nn.quantized's packed parameters, per input shape). As for float32
+// (Note [oneDNN float32 convolution]), the batch is cut into chunks that depend on the batch
+// only, each run by one oneDNN thread on ember's pool: with oneDNN's own OpenMP threads beside
+// ember's pool on a busy 2-core machine, one convolution took 10-20 ms instead of 0.3-1.
+namespace {
+// The output scales of torch's requantization: in_scale * w_scale[c] / out_scale, in float.
+std::vector<float> qconv_scales(const QConvSpec& s) {
+  const int64_t o = s.weight_sizes[0];
+  std::vector<float> sc(static_cast<size_t>(o));
+  for (int64_t c = 0; c < o; ++c)
+    sc[size_t(c)] = float(s.in_scale) * s.w_scales[c] / float(s.out_scale);
+  return sc;
+}
+
+struct QConvPlan {
+  dnnl::convolution_forward prim;
+  memory::desc src, wei, dst, scratch;
+  bool src_zp = false;
+};
+
+// Images per chunk: a function of the batch alone (Note [oneDNN int8]).
+int64_t qconv_chunk(int64_t n) { return n <= 1 ? 1 : std::min<int64_t>(16, (n + 3) / 4); }
+
+std::vector<int64_t> qconv_key(const QConvSpec& s, int64_t batch) {
+  std::vector<int64_t> key = {batch};
+  for (IntArrayRef v : {s.input_sizes, s.weight_sizes, s.stride, s.padding, s.dilation}) {
+    key.push_back(int64_t(v.size()));
+    key.insert(key.end(), v.begin(), v.end());
+  }
+  key.push_back(s.groups);
+  key.push_back(s.in_zp != 0);
+  key.push_back(s.relu);
+  for (float f : qconv_scales(s)) {
+    int32_t bits;
+    std::memcpy(&bits, &f, 4);
+    key.push_back(bits);
+  }
+  return key;
+}
+
+std::shared_ptr<const QConvPlan> make_qconv_plan(const QConvSpec& s, int64_t n) {
+  const int64_t c = s.input_sizes[1], h = s.input_sizes[2], w = s.input_sizes[3];
+  const int64_t o = s.weight_sizes[0], kh = s.weight_sizes[2], kw = s.weight_sizes[3];
+  const int64_t oh = (h + 2 * s.padding[0] - s.dilation[0] * (kh - 1) - 1) / s.stride[0] + 1;
+  const int64_t ow = (w + 2 * s.padding[1] - s.dilation[1] * (kw - 1) - 1) / s.stride[1] + 1;
+  memory::dims wei = {o, s.weight_sizes[1], kh, kw};
+  if (s.groups > 1) wei = {s.groups, o / s.groups, s.weight_sizes[1], kh, kw};
+  memory::desc src_md({n, c, h, w}, dt::u8, tag::nhwc), dst_md({n, o, oh, ow}, dt::u8, tag::nhwc);
+  memory::desc wei_md(wei, dt::s8, tag::any), b_md({o}, dt::f32, tag::a);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // chunks run on several threads
+  attr.set_output_scales(o > 1 ? 2 : 0, qconv_scales(s));
+  if (s.in_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+  if (s.relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  dnnl::convolution_forward::desc d(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, wei_md, b_md,
+      dst_md, {s.stride[0], s.stride[1]}, {s.dilation[0] - 1, s.dilation[1] - 1},
+      {s.padding[0], s.padding[1]}, {s.padding[0], s.padding[1]});
+  dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+  if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return nullptr;
+  auto plan = std::make_shared<QConvPlan>();
+  plan->prim = dnnl::convolution_forward(pd);
+  plan->src = pd.src_desc();
+  plan->wei = pd.weights_desc();
+  plan->dst = pd.dst_desc();
+  plan->scratch = pd.scratchpad_desc();
+  plan->src_zp = s.in_zp != 0;
+  return plan;
+}
+
+// The plan for `s` at `batch` images, made on first use; null when oneDNN has only a reference
+// kernel for it (or refuses it).
+std::shared_ptr<const QConvPlan> qconv_plan(const QConvSpec& s, int64_t batch) {
+  std::vector<int64_t> key = qconv_key(s, batch);
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, std::shared_ptr<const QConvPlan>> plans;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+  }
+  std::shared_ptr<const QConvPlan> plan;
+  try {
+    plan = make_qconv_plan(s, batch);
+  } catch (const dnnl::error&) {
+    plan = nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (plans.size() >= 256) plans.clear();
+  return plans.emplace(std::move(key), std::move(plan)).first->second;
+}
+
+bool int8_available() {
+  static const bool ok = [] {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return kBestIsa == Isa::avx512 && __builtin_cpu_supports("avx512vnni");
+#else
+    return false;
+#endif
+  }();
+  return ok;
+}
+
+// `weight` (plain int8) reordered into `want` at `out`.
+void reorder_weight(const Tensor& weight, const memory::desc& want, void* out) {
+  memory::dims wd = want.dims();
+  memory::desc plain(wd, dt::s8, wd.size() == 5 ? tag::goihw : tag::oihw);
+  memory from(plain, engine(), ptr(weight)), to(want, engine(), out);
+  dnnl::reorder(from, to).execute(stream(), from, to);
+  stream().wait();
+}
+}  // namespace
+
+Tensor qconv_pack(const Tensor& weight, const QConvSpec& s) {
+  if (!int8_available() || s.input_sizes.size() != 4 || s.weight_sizes.size() != 4) return {};
+  use_threads(1);
+  auto plan = qconv_plan(s, qconv_chunk(s.input_sizes[0]));
+  if (!plan) return {};
+  try {
+    Tensor packed = empty({int64_t(plan->wei.get_size())}, kChar);
+    reorder_weight(weight, plan->wei, ptr(packed));
+    return packed;
+  } catch (const dnnl::error&) {
+    return {};
+  }
+}
+
+bool qconv_run(const Tensor& x, const Tensor& packed, const Tensor& weight, const Tensor& y,
+               const float* bias, const QConvSpec& s) {
+  if (!int8_available()) return false;
+  const int64_t n = s.input_sizes[0], cb = qconv_chunk(n), chunks = (n + cb - 1) / cb;
+  const int64_t tail = n - (chunks - 1) * cb;
+  auto plan = qconv_plan(s, cb);
+  auto tail_plan = tail == cb ? plan : qconv_plan(s, tail);
+  if (!plan || !tail_plan || size_t(packed.numel()) != plan->wei.get_size()) return false;
+  try {
+    // The last chunk's primitive may want the weight in another layout: reordered here.
+    Tensor tail_w = packed;
+    if (!(tail_plan->wei == plan->wei)) {
+      use_threads(1);
+      tail_w = empty({int64_t(tail_plan->wei.get_size())}, kChar);
+      reorder_weight(weight, tail_plan->wei, ptr(tail_w));
+    }
+    const int64_t o = s.weight_sizes[0];
+    // torch's requantization adds bias / (in_scale * w_scale[c]) to the int32 sums.
+    std::vector<float> b(static_cast<size_t>(o), 0.f);
+    if (bias)
+      for (int64_t c = 0; c < o; ++c) b[size_t(c)] = bias[c] / (float(s.in_scale) * s.w_scales[c]);
+    int32_t zs = int32_t(s.in_zp), zd = int32_t(s.out_zp);
+    const int64_t x_image = x.numel() / std::max<int64_t>(1, n);
+    const int64_t y_image = y.numel() / std::max<int64_t>(1, n);
+    auto run_chunk = [&](int64_t i) {
+      const QConvPlan& p = i + 1 == chunks ? *tail_plan : *plan;
+      const Tensor& w = i + 1 == chunks ? tail_w : packed;
+      memory::desc one({1}, dt::s32, tag::a);
+      auto* xp = static_cast<uint8_t*>(ptr(x)) + i * cb * x_image;
+      auto* yp = static_cast<uint8_t*>(ptr(y)) + i * cb * y_image;
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, memory(p.src, engine(), xp)},
+          {DNNL_ARG_WEIGHTS, memory(p.wei, engine(), ptr(w))},
+          {DNNL_ARG_BIAS, memory({{o}, dt::f32, tag::a}, engine(), b.data())},
+          {DNNL_ARG_DST, memory(p.dst, engine(), yp)},
+          {DNNL_ARG_SCRATCHPAD, memory(p.scratch, engine())},
+          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, memory(one, engine(), &zd)}};
+      if (p.src_zp)
+        args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory(one, engine(), &zs));
+      p.prim.execute(stream(), args);
+      stream().wait();
+    };
+    if (chunks == 1) {  // one image: oneDNN's own threads split it
+      use_threads(pool_threads());
+      run_chunk(0);
+      return true;
+    }
+    std::atomic<bool> ok{true};
+    parallel_for(0, chunks, 1, [&](int64_t b0, int64_t b1) {
+      use_threads(1);
+      try {
+        for (int64_t i = b0; i < b1; ++i) run_chunk(i);
+      } catch (const dnnl::error&) {
+        ok = false;
+      }
+    });
+    return ok;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 #else
 bool bf16_available() { return false; }
 bool gemm_bf16(const Tensor&, const Tensor&, const Tensor&, float, float) { return false; }
@@ -377,6 +585,11 @@ bool conv2d_bf16(const Tensor&, const Tensor&, const std::optional<Tensor>&, con
   return false;
 }
 bool conv_available() { return false; }
+Tensor qconv_pack(const Tensor&, const QConvSpec&) { return {}; }
+bool qconv_run(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const float*,
+               const QConvSpec&) {
+  return false;
+}
 bool conv_f32(ConvPass, const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
               IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
   return false;

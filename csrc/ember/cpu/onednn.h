@@ -38,4 +38,31 @@ bool conv_f32(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
               const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups);
 
+/// A static int8 convolution (quint8 activations, symmetric qint8 weights) as oneDNN runs it
+/// (Note [oneDNN int8]): the geometry, the quantization parameters that the primitive bakes in,
+/// and the per-output-channel weight scales (float32, length out channels).
+struct QConvSpec {
+  IntArrayRef input_sizes;   // N, C, H, W
+  IntArrayRef weight_sizes;  // O, C/groups, kh, kw
+  IntArrayRef stride, padding, dilation;
+  int64_t groups = 1;
+  double in_scale = 1, out_scale = 1;
+  int64_t in_zp = 0, out_zp = 0;
+  bool relu = false;
+  const float* w_scales = nullptr;
+};
+
+/// The weight (int8 [O, C/groups, kh, kw], contiguous) reordered into the layout of the
+/// primitive for `spec` (its zero-point compensation included): a 1-d int8 tensor, made once per
+/// input shape and kept by the caller. Undefined when oneDNN does not run this convolution
+/// (no oneDNN, no AVX512-VNNI, or only its reference implementation): the caller's own kernel
+/// runs it.
+Tensor qconv_pack(const Tensor& weight, const QConvSpec& spec);
+
+/// y (uint8 [N, O, OH, OW], channels-last strides, allocated) = the convolution of x (uint8,
+/// channels-last dense) with `packed`, made by qconv_pack for the same spec from `weight`;
+/// bias float32 or null. False when it did not run.
+bool qconv_run(const Tensor& x, const Tensor& packed, const Tensor& weight, const Tensor& y,
+               const float* bias, const QConvSpec& spec);
+
 }  // namespace ember::cpu::onednn

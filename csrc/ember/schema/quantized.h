@@ -40,6 +40,25 @@ EMBER_DECLARE_OP(
     Tensor(const Tensor&, double, int64_t, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef,
            IntArrayRef, IntArrayRef, int64_t, const Tensor&, const Tensor&,
            const std::optional<Tensor>&, double, int64_t, bool));
+EMBER_DECLARE_OP(_ember_qconv2d_onednn_pack,
+                 "_ember_qconv2d_onednn_pack(Tensor weight, int[4] input_sizes, int[2] stride, "
+                 "int[2] padding, int[2] dilation, int groups, Tensor w_scales, float input_scale, "
+                 "int input_zero_point, float output_scale, int output_zero_point, bool relu) -> "
+                 "Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, int64_t,
+                        const Tensor&, double, int64_t, double, int64_t, bool));
+EMBER_DECLARE_OP(
+    _ember_qconv2d_onednn,
+    "_ember_qconv2d_onednn(Tensor input, float input_scale, int input_zero_point, Tensor packed, "
+    "Tensor weight, int[2] stride, int[2] padding, int[2] dilation, int groups, Tensor "
+    "w_scales, Tensor? bias, float output_scale, int output_zero_point, bool relu) -> Tensor",
+    Tensor(const Tensor&, double, int64_t, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef,
+           IntArrayRef, int64_t, const Tensor&, const std::optional<Tensor>&, double, int64_t,
+           bool));
+EMBER_DECLARE_OP(_ember_qmax_pool2d,
+                 "_ember_qmax_pool2d(Tensor self, int[2] kernel_size, int[2] stride, int[2] "
+                 "padding, int[2] dilation, bool ceil_mode) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool));
 EMBER_DECLARE_OP(_ember_qbinary,
                  "_ember_qbinary(Tensor self, float self_scale, int self_zero_point, Tensor other, "
                  "float other_scale, int other_zero_point, int op, float output_scale, int "

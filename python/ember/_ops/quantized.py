@@ -231,7 +231,36 @@ def _max_pool2d(q, kernel_size, stride, padding, dilation, ceil_mode):
     maxima are input values, so pooling the integers as float32 is exact; the result keeps q's
     parameters."""
     r = _Q.repr_view(q)
+    args = _pool_args(kernel_size, stride, padding, dilation)
+    if r.dim() == 4 and r.dtype in (_C.uint8, _C.int8) and args is not None:
+        k, s, p, d = args
+        # 8-bit integers pooled in place, NHWC in and out (the layout of the convolutions)
+        return _Q.from_repr(_Q.max_pool2d(r, k, s, p, d, bool(ceil_mode)), q)
     out = _C._nn.max_pool2d_with_indices(
         r.to(_C.float32), kernel_size, stride, padding, dilation, ceil_mode
     )[0]
     return _Q.from_repr(out.to(r.dtype), q)
+
+
+def _pool_args(kernel_size, stride, padding, dilation):
+    """max_pool2d's arguments as four pairs when they are valid (positive kernel, stride and
+    dilation; padding at most half the kernel), else None (the float path checks and raises)."""
+
+    def pair(v):
+        if isinstance(v, int) and not isinstance(v, bool):
+            return [v, v]
+        if isinstance(v, (list, tuple)) and all(type(i) is int for i in v):
+            if len(v) == 1:
+                return [v[0], v[0]]
+            if len(v) == 2:
+                return list(v)
+        return None
+
+    k = pair(kernel_size)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else pair(stride)
+    p, d = pair(padding), pair(dilation)
+    if None in (k, s, p, d):
+        return None
+    if min(k + s + d) < 1 or min(p) < 0 or p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        return None
+    return k, s, p, d

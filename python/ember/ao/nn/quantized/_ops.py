@@ -99,6 +99,13 @@ class PackedConvWeight:
         flat = ints.permute(perm).contiguous().reshape(self.out_channels, -1)
         self.packed, self.col_sums = _Q.qpack(flat, self.groups)
         self.w_scales, self.w_zps = _weight_qparams(qweight, self.out_channels)
+        # oneDNN's int8 convolution (Note [oneDNN int8]): symmetric weights only; the weight is
+        # reordered once per input shape and quantization parameters, kept here.
+        self._plain = ints.reshape(
+            [self.out_channels, ints.shape[1]] + [1] * (4 - ints.dim()) + self.kernel
+        ).contiguous()
+        self._onednn_ok = not bool((self.w_zps != 0).any())
+        self._onednn = {}
 
     def unpack(self):
         return self.qweight, self.bias
@@ -209,10 +216,60 @@ def conv_unpack(packed):
     return packed.unpack()
 
 
+def _conv2d_onednn(r, xs, xz, p, scale, zero_point, relu, stride, padding, dilation):
+    """The convolution on oneDNN, or None where it does not run (Note [oneDNN int8])."""
+    key = (tuple(r.shape), xs, xz, scale, zero_point, relu)
+    w = p._onednn.get(key)
+    if w is None:
+        if len(p._onednn) >= 8:
+            p._onednn.clear()
+        w = _Q.conv2d_onednn_pack(
+            p._plain,
+            list(r.shape),
+            stride,
+            padding,
+            dilation,
+            p.groups,
+            p.w_scales,
+            xs,
+            xz,
+            scale,
+            zero_point,
+            relu,
+        )
+        p._onednn[key] = w
+    if w.numel() == 0:
+        return None
+    return _Q.conv2d_onednn(
+        r,
+        xs,
+        xz,
+        w,
+        p._plain,
+        stride,
+        padding,
+        dilation,
+        p.groups,
+        p.w_scales,
+        p.bias,
+        scale,
+        zero_point,
+        relu,
+    )
+
+
 def _conv2d(x, p, scale, zero_point, relu, op, kernel, stride, padding, dilation):
     _check_quint8(x, op)
+    scale, zero_point = float(scale), int(zero_point)
+    r = _Q.repr_view(x)
+    if p._onednn_ok and r.shape[1] == p._plain.shape[1] * p.groups:
+        out = _conv2d_onednn(
+            r, x.q_scale(), x.q_zero_point(), p, scale, zero_point, relu, stride, padding, dilation
+        )
+        if out is not None:
+            return _Q.from_repr_per_tensor(out, x.dtype, scale, zero_point)
     out = _Q.conv2d(
-        _Q.repr_view(x),
+        r,
         x.q_scale(),
         x.q_zero_point(),
         p.packed,
