@@ -194,6 +194,9 @@ struct Autograd<Decl, D, R(Args...)> {
       for (size_t k = 0; k < kOuts; ++k)
         d[k] = d[k] || formula_uses(f, kOutNames[k], {}, "grad_") ||
                (k == 0 && formula_uses(f, "grad"));
+    bool none = true;
+    for (bool b : d) none = none && !b;
+    d[0] = d[0] || none;  // a formula that reads no gradient (a constant) still differentiates
     return d;
   }();
   static constexpr size_t kRecorded = [] {
