@@ -117,17 +117,37 @@ struct OutputCount : std::integral_constant<size_t, 1> {};
 template <class... T>
 struct OutputCount<std::tuple<T...>> : std::integral_constant<size_t, sizeof...(T)> {};
 
-template <size_t N, class R>
-std::array<Tensor, N> outputs_of(const R& r) {
-  if constexpr (std::is_same_v<R, Tensor>) {
-    return {r};
-  } else {
-    return std::apply([](const auto&... t) { return std::array<Tensor, N>{Tensor(t)...}; }, r);
-  }
+// Output K of an op's result (R is Tensor or a tuple of Tensors).
+template <size_t K, class R>
+const Tensor& output_of(const R& r) {
+  if constexpr (std::is_same_v<R, Tensor>) return r;
+  else return std::get<K>(r);
+}
+
+// An aggregate tuple of what a node keeps: built in place from the arguments, and trivially
+// copyable when its members are.
+template <class... T>
+struct Pack {};
+template <class H>
+struct Pack<H> {
+  [[no_unique_address]] H head;
+};
+template <class H, class H2, class... T>
+struct Pack<H, H2, T...> {
+  [[no_unique_address]] H head;
+  [[no_unique_address]] Pack<H2, T...> tail;
+};
+template <size_t I, class P>
+constexpr const auto& pack_get(const P& p) {
+  if constexpr (I == 0) return p.head;
+  else return pack_get<I - 1>(p.tail);
 }
 
 /// The Autograd kernel of `Decl` with the formulas of `D` (written by EMBER_DERIVATIVE and its
 /// variants). R is Tensor or a tuple of Tensors (Note [Derivatives]).
+// Everything a formula does not name is decided away at compile time (Note [Derivative
+// slots]): the node saves only the tensors some formula names, keeps only the other arguments
+// and the geometry some formula names, and holds them itself (one allocation per call).
 template <class Decl, class D, class Sig = typename Decl::Signature>
 struct Autograd;
 template <class Decl, class D, class R, class... Args>
@@ -158,8 +178,8 @@ struct Autograd<Decl, D, R(Args...)> {
     }
     return d;
   }();
-  // kEdge[j]: the edge of tensor argument j (if differentiable); kSlot[i]: the saved slot of
-  // argument i (if a tensor); kEdges: the number of edges.
+  // kEdge[j]: the edge of tensor argument j (if differentiable); kTensorOf[i]: the tensor index
+  // of argument i (if a tensor); kEdges: the number of edges.
   static constexpr auto kEdge = [] {
     std::array<size_t, kTensors + 1> e{};
     for (size_t j = 0; j < kTensors; ++j) e[j + 1] = e[j] + kDiff[j];
@@ -168,15 +188,16 @@ struct Autograd<Decl, D, R(Args...)> {
   static constexpr size_t kEdges = kEdge[kTensors];
   static_assert(!D::kGrouped || D::kWrtCount == kEdges,
                 "EMBER_DERIVATIVE_GROUPED: `wrt` names tensor arguments, in argument order");
-  static constexpr auto kSlot = [] {
+  static constexpr auto kTensorOf = [] {
     std::array<size_t, kArgs> s{};
     for (size_t i = 0, j = 0; i < kArgs; ++i) s[i] = kIsTensor[i] ? j++ : 0;
     return s;
   }();
 
   // kReads[f][j]: formula f names tensor argument j (j >= kTensors: output j - kTensors).
+  static constexpr size_t kSlots = kTensors + kOuts;
   static constexpr auto kReads = [] {
-    std::array<std::array<bool, kTensors + kOuts>, kFormulas> r{};
+    std::array<std::array<bool, kSlots>, kFormulas> r{};
     for (size_t f = 0; f < kFormulas; ++f) {
       size_t j = 0;
       for (size_t i = 0; i < kArgs; ++i)
@@ -186,6 +207,23 @@ struct Autograd<Decl, D, R(Args...)> {
     }
     return r;
   }();
+  // Note [Derivative slots]
+  // kSaved[j]: some formula names tensor j (argument, then output), so the node has a saved slot
+  // for it, kSlot[j]; whether the slot holds the tensor or a placeholder is decided per call by
+  // the gradients needed (Note [Saving for needed grads]). A tensor no formula names gets no slot.
+  static constexpr auto kSaved = [] {
+    std::array<bool, kSlots> s{};
+    for (size_t f = 0; f < kFormulas; ++f)
+      for (size_t j = 0; j < kSlots; ++j) s[j] = s[j] || kReads[f][j];
+    return s;
+  }();
+  static constexpr auto kSlot = [] {
+    std::array<size_t, kSlots + 1> s{};
+    for (size_t j = 0; j < kSlots; ++j) s[j + 1] = s[j] + kSaved[j];
+    return s;
+  }();
+  static constexpr size_t kSaves = kSlot[kSlots];
+
   // kOutDiff[k]: some formula names output k's gradient (`grad_<name>`, or `grad` for output 0),
   // so output k gets this node as its grad_fn.
   static constexpr auto kOutDiff = [] {
@@ -205,84 +243,99 @@ struct Autograd<Decl, D, R(Args...)> {
       if (kOutDiff[k]) n = k + 1;
     return n;
   }();
+  // The recorded outputs are a prefix of all of them (no output before the last recorded one is
+  // left out): the node attaches to the outputs as they are, without a copy.
+  static constexpr bool kRecordedPrefix = [] {
+    for (size_t k = 0; k < kRecorded; ++k)
+      if (!kOutDiff[k]) return false;
+    return true;
+  }();
 
-  // kSizeReads[j] / kStrideReads[j]: some formula names `<tensor argument j>_sizes` / `_strides`.
-  static constexpr auto reads_suffix(std::string_view suffix) {
-    std::array<bool, kTensors> r{};
-    for (std::string_view f : D::kFormulas) {
-      size_t j = 0;
-      for (size_t i = 0; i < kArgs; ++i) {
+  // Geometry: kGeometryAt[j] / kGeometryAt[kTensors + j] is the index in DerivNode::geometry of
+  // `<tensor j>_sizes` / `_strides`, or kNone where no formula names it.
+  static constexpr size_t kNone = size_t(-1);
+  static constexpr auto geometry_index() {
+    std::array<size_t, 2 * kTensors> at{};
+    size_t n = 0;
+    for (size_t s = 0; s < 2; ++s) {
+      for (size_t i = 0, j = 0; i < kArgs; ++i) {
         if (!kIsTensor[i]) continue;
-        r[j] = r[j] || formula_uses(f, kNames[i], suffix);
+        bool named = false;
+        for (std::string_view f : D::kFormulas)
+          named = named || formula_uses(f, kNames[i], s == 0 ? "_sizes" : "_strides");
+        at[s * kTensors + j] = named ? n++ : kNone;
         ++j;
       }
     }
-    return r;
+    return std::pair{at, n};
   }
-  static constexpr auto kSizeReads = reads_suffix("_sizes");
-  static constexpr auto kStrideReads = reads_suffix("_strides");
-  static constexpr bool any(const std::array<bool, kTensors>& a) {
-    for (bool b : a)
-      if (b) return true;
-    return false;
-  }
-  static constexpr bool kAnySizes = any(kSizeReads) || any(kStrideReads);
-  // Sizes then strides of each tensor argument (only those the formulas name are filled).
-  using Sizes = std::array<DimVector, kAnySizes ? 2 * kTensors : 0>;
+  static constexpr auto kGeometryAt = geometry_index().first;
+  static constexpr size_t kGeometries = geometry_index().second;
+
+  // kKeep[i]: some formula names non-tensor argument i, so the node keeps an owning copy of it.
+  static constexpr auto kKeep = [] {
+    std::array<bool, kArgs> k{};
+    for (size_t i = 0; i < kArgs; ++i)
+      for (std::string_view f : D::kFormulas)
+        k[i] = k[i] || (!kIsTensor[i] && formula_uses(f, kNames[i]));
+    return k;
+  }();
+  template <size_t I>
+  using arg_t = std::tuple_element_t<I, std::tuple<Args...>>;
+  template <size_t I>
+  using kept_at = std::conditional_t<kKeep[I], kept_t<arg_t<I>>, std::monostate>;
+  template <class Seq>
+  struct KeptOf;
+  template <size_t... I>
+  struct KeptOf<std::index_sequence<I...>> {
+    using type = Pack<kept_at<I>...>;
+  };
+  using KeptPack = typename KeptOf<std::index_sequence_for<Args...>>::type;
+
+  // The node: a FunctionNode holding what the formulas keep, with no closure of its own.
+  struct DerivNode final : autograd::FunctionNode {
+    template <size_t... I>
+    DerivNode(const char* name, std::index_sequence<I...>, const Args&... args)
+        : FunctionNode(name, &DerivNode::call), kept{keep<I>(args)...} {}
+    static autograd::variable_list call(FunctionNode& n, const autograd::variable_list& g) {
+      return backward(static_cast<DerivNode&>(n), g);
+    }
+    KeptPack kept;
+    std::array<DimVector, kGeometries> geometry;
+  };
 
   static R run(Args... args) {
     R out = Decl{}.redispatch(backend_of(args...), args...);
-    std::array<Tensor, kOuts> outs = outputs_of<kOuts>(out);
     std::array<Tensor, kTensors> inputs;
     size_t j = 0;
     ((is_tensor_arg<Args> ? void(inputs[j++] = tensor_of(args)) : void()), ...);
-    std::tuple<kept_t<Args>...> kept{keep<Args>(args)...};
-    Sizes sizes;
-    if constexpr (kAnySizes) {
+    // What autograd::record does, with the node allocated once with its kept arguments.
+    const auto& edges = edges_of(inputs);
+    if (!autograd::any_requires_grad(edges)) return out;
+    auto node =
+        std::make_shared<DerivNode>(D::node(args...), std::index_sequence_for<Args...>{}, args...);
+    if constexpr (kGeometries > 0) {
       for (size_t t = 0; t < kTensors; ++t) {
-        if (kSizeReads[t] && inputs[t].defined()) sizes[t] = DimVector(inputs[t].sizes());
-        if (kStrideReads[t] && inputs[t].defined())
-          sizes[kTensors + t] = DimVector(inputs[t].strides());
+        if (!inputs[t].defined()) continue;
+        if (kGeometryAt[t] != kNone) node->geometry[kGeometryAt[t]] = inputs[t].sizes();
+        if (kGeometryAt[kTensors + t] != kNone)
+          node->geometry[kGeometryAt[kTensors + t]] = inputs[t].strides();
       }
     }
-    std::array<Tensor, kRecorded> recorded;
-    for (size_t k = 0; k < kRecorded; ++k)
-      if (kOutDiff[k]) recorded[k] = outs[k];
-    auto node = autograd::record(
-        D::node(args...), edges_of(inputs), recorded,
-        [kept = std::move(kept), sizes = std::move(sizes)](autograd::FunctionNode& n,
-                                                           const autograd::variable_list& g) {
-          std::array<Tensor, kOuts> grads;
-          for (size_t k = 0; k < kOuts && k < g.size(); ++k) grads[k] = g[k];
-          std::array<Tensor, kOuts> saved_outs;
-          for (size_t k = 0; k < kOuts; ++k) saved_outs[k] = n.saved(kTensors + k);
-          if constexpr (D::kGrouped) {
-            std::array<bool, kEdges> need{};
-            for (size_t e = 0; e < kEdges; ++e) need[e] = n.needs_input_grad(e);
-            autograd::variable_list all(bound_backward(n, need, grads, saved_outs, kept, sizes,
-                                                       std::index_sequence_for<Args...>{}));
-            all.resize(kEdges);
-            for (size_t e = 0; e < kEdges; ++e)
-              if (!need[e]) all[e] = Tensor();
-            return all;
-          } else {
-            std::array<bool, kTensors> need{};
-            for (size_t t = 0; t < kTensors; ++t)
-              need[t] = kDiff[t] && n.needs_input_grad(kEdge[t]);
-            autograd::variable_list all = bound_backward(n, need, grads, saved_outs, kept, sizes,
-                                                         std::index_sequence_for<Args...>{});
-            autograd::variable_list edge_grads;
-            edge_grads.reserve(kEdges);
-            for (size_t t = 0; t < kTensors; ++t)
-              if (kDiff[t]) edge_grads.push_back(std::move(all[t]));
-            return edge_grads;
-          }
-        });
-    if (node) save(*node, inputs, outs);
+    autograd::collect_next_edges(*node, edges);
+    node->num_outputs = uint32_t(std::max<size_t>(1, kRecorded));
+    [&]<size_t... K>(std::index_sequence<K...>) { (attach(node, output_of<K>(out), K), ...); }
+    (std::make_index_sequence<kRecorded>{});
+    save(*node, inputs, out);
     return out;
   }
 
  private:
+  static void attach(const std::shared_ptr<DerivNode>& node, const Tensor& t, size_t k) {
+    // Integer and bool outputs (indices, comparisons) never carry gradients.
+    if (kOutDiff[k] && t.defined() && is_differentiable_type(t.dtype()))
+      autograd::set_history(t, node, uint32_t(k));
+  }
   // The inputs that get an edge: all of them (no copy) unless some are not differentiable.
   static decltype(auto) edges_of(const std::array<Tensor, kTensors>& inputs) {
     if constexpr (kEdges == kTensors) {
@@ -299,58 +352,102 @@ struct Autograd<Decl, D, R(Args...)> {
     if constexpr (is_tensor_arg<T>) return as_tensor(v);
     else return Tensor();
   }
-  template <class T>
-  static kept_t<T> keep(const T& v) {
-    if constexpr (is_tensor_arg<T>) return {};
-    else return kept_t<T>(v);
+  template <size_t I, class T>
+  static kept_at<I> keep(const T& v) {
+    if constexpr (kKeep[I]) return kept_at<I>(v);
+    else return {};
   }
 
-  static void save(autograd::FunctionNode& node, const std::array<Tensor, kTensors>& inputs,
-                   const std::array<Tensor, kOuts>& outs) {
-    auto needed_reads = [&](size_t j) {
-      for (size_t f = 0; f < kFormulas; ++f) {
-        if (!kReads[f][j]) continue;
-        if constexpr (D::kGrouped) {
-          for (size_t e = 0; e < kEdges; ++e)
-            if (node.needs_input_grad(e)) return true;
-        } else if (kDiff[f] && node.needs_input_grad(kEdge[f])) {
-          return true;
-        }
+  // True if a gradient this node will compute reads slot j.
+  static bool needed(const autograd::FunctionNode& node, size_t j) {
+    for (size_t f = 0; f < kFormulas; ++f) {
+      if (!kReads[f][j]) continue;
+      if constexpr (D::kGrouped) {
+        for (size_t e = 0; e < kEdges; ++e)
+          if (node.needs_input_grad(e)) return true;
+      } else if (kDiff[f] && node.needs_input_grad(kEdge[f])) {
+        return true;
       }
-      return false;
-    };
-    for (size_t j = 0; j < kTensors; ++j) node.save(needed_reads(j) ? inputs[j] : Tensor());
+    }
+    return false;
+  }
+  static void save(autograd::FunctionNode& node, const std::array<Tensor, kTensors>& inputs,
+                   const R& out) {
+    for (size_t j = 0; j < kTensors; ++j)
+      if (kSaved[j]) node.save(needed(node, j) ? inputs[j] : Tensor());
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      ((kSaved[kTensors + K]
+            ? void(
+                  node.save(needed(node, kTensors + K) ? output_of<K>(out) : Tensor(), kOutDiff[K]))
+            : void()),
+       ...);
+    }
+    (std::make_index_sequence<kOuts>{});
+  }
+
+  static autograd::variable_list backward(DerivNode& n, const autograd::variable_list& g) {
+    std::array<Tensor, kOuts> grads;
+    for (size_t k = 0; k < kOuts && k < g.size(); ++k) grads[k] = g[k];
+    std::array<Tensor, kOuts> saved_outs;
     for (size_t k = 0; k < kOuts; ++k)
-      node.save(needed_reads(kTensors + k) ? outs[k] : Tensor(), kOutDiff[k]);
+      if (kSaved[kTensors + k]) saved_outs[k] = n.saved(kSlot[kTensors + k]);
+    if constexpr (D::kGrouped) {
+      std::array<bool, kEdges> need{};
+      for (size_t e = 0; e < kEdges; ++e) need[e] = n.needs_input_grad(e);
+      autograd::variable_list all(
+          bound_backward(n, need, grads, saved_outs, std::index_sequence_for<Args...>{}));
+      all.resize(kEdges);
+      for (size_t e = 0; e < kEdges; ++e)
+        if (!need[e]) all[e] = Tensor();
+      return all;
+    } else {
+      std::array<bool, kTensors> need{};
+      for (size_t t = 0; t < kTensors; ++t) need[t] = kDiff[t] && n.needs_input_grad(kEdge[t]);
+      autograd::variable_list all =
+          bound_backward(n, need, grads, saved_outs, std::index_sequence_for<Args...>{});
+      if constexpr (kEdges == kTensors) {
+        return all;
+      } else {
+        autograd::variable_list edge_grads;
+        edge_grads.reserve(kEdges);
+        for (size_t t = 0; t < kTensors; ++t)
+          if (kDiff[t]) edge_grads.push_back(std::move(all[t]));
+        return edge_grads;
+      }
+    }
   }
 
   // Calls D::backward with every forward argument: saved tensors unpacked, the rest as kept.
   template <class Need, size_t... I>
-  static autograd::variable_list bound_backward(autograd::FunctionNode& n, const Need& need,
+  static autograd::variable_list bound_backward(DerivNode& n, const Need& need,
                                                 const std::array<Tensor, kOuts>& grads,
                                                 const std::array<Tensor, kOuts>& outs,
-                                                const std::tuple<kept_t<Args>...>& kept,
-                                                const Sizes& sizes, std::index_sequence<I...>) {
+                                                std::index_sequence<I...>) {
     std::array<IntArrayRef, kArgs> arg_sizes{}, arg_strides{};
-    if constexpr (kAnySizes) {
-      for (size_t i = 0; i < kArgs; ++i) {
-        if (!kIsTensor[i]) continue;
-        arg_sizes[i] = sizes[kSlot[i]];
-        arg_strides[i] = sizes[kTensors + kSlot[i]];
-      }
+    for (size_t i = 0; i < kArgs; ++i) {
+      if (!kIsTensor[i]) continue;
+      size_t s = kGeometryAt[kTensorOf[i]], st = kGeometryAt[kTensors + kTensorOf[i]];
+      if (s != kNone) arg_sizes[i] = n.geometry[s];
+      if (st != kNone) arg_strides[i] = n.geometry[st];
     }
-    return D::backward(need, grads, outs, arg_sizes, arg_strides,
-                       bound<Args>(n, kSlot[I], std::get<I>(kept))...);
+    return D::backward(need, grads, outs, arg_sizes, arg_strides, bound<I>(n)...);
   }
-  template <class T>
-  static decltype(auto) bound(autograd::FunctionNode& n, size_t slot, const kept_t<T>& kept) {
+  template <size_t I>
+  static decltype(auto) bound(DerivNode& n) {
+    using T = arg_t<I>;
+    constexpr size_t j = kTensorOf[I];
     if constexpr (std::is_same_v<std::decay_t<T>, Tensor>) {
-      return n.saved(slot);
+      if constexpr (kSaved[j]) return n.saved(kSlot[j]);
+      else return Tensor();
     } else if constexpr (is_tensor_arg<T>) {
-      Tensor t = n.saved(slot);
-      return t.defined() ? std::optional<Tensor>(t) : std::optional<Tensor>();
+      if constexpr (kSaved[j]) {
+        Tensor t = n.saved(kSlot[j]);
+        return t.defined() ? std::optional<Tensor>(t) : std::optional<Tensor>();
+      } else {
+        return std::optional<Tensor>();
+      }
     } else {
-      return (const kept_t<T>&)kept;
+      return (const kept_at<I>&)pack_get<I>(n.kept);
     }
   }
 };
