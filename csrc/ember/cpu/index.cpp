@@ -8,7 +8,6 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/tensor_iter.h"
 #include "ember/dispatch/dispatcher.h"
-#include "ember/ops/index.h"
 #include "ember/schema/index.h"
 
 namespace ember::cpu {
@@ -421,9 +420,135 @@ Tensor masked_fill_kernel(const Tensor& self, const Tensor& mask, const Tensor& 
 
 // ---- advanced indexing --------------------------------------------------------------------------
 
+// Note [Advanced indexing]
+// self[i0, i1, ...] with index tensors follows numpy: a bool (or uint8) mask becomes its
+// nonzero() coordinates, one int64 tensor per mask dim; all index tensors broadcast to one index
+// shape; the result is self's shape with the indexed dims replaced by that shape — where they
+// were if the indexed dims are adjacent, in front if an unindexed dim separates them. The kernels
+// see `src`, self restrided to the result shape with stride 0 over the index dims, so element
+// i of the result lives at src's address for i plus sum_k index_k[i] * stride_k: one offset per
+// index position, computed and bounds-checked before any element moves.
+
+// Advanced indexing in the kernels' terms.
+struct AdvancedIndex {
+  Tensor src;                   // self restrided to the result shape, stride 0 over index dims
+  std::vector<Tensor> indices;  // int64, each broadcast to index_shape
+  DimVector sizes;              // self's size along each indexed dim (the bound)
+  DimVector strides;            // self's stride along each indexed dim (elements)
+  DimVector dims;               // the indexed dims as the user numbered them (for messages)
+  int64_t before = 0;           // result dims in front of the index dims
+  DimVector index_shape;
+};
+
+Tensor nonzero_kernel(const Tensor& self);
+
+// Column j of a 2-d tensor, as a view.
+Tensor column(const Tensor& t, int64_t j) {
+  return t.as_strided_view({t.size(0)}, {t.stride(0)}, t.storage_offset() + j * t.stride(1));
+}
+
+// Expands masks, checks dtypes and counts, broadcasts, and moves separated index dims first.
+// Runs in the kernel with the kernel-side helpers (nonzero_kernel, cpu::to_dtype, views), so
+// the op never climbs back to ops/.
+AdvancedIndex make_advanced_index(const Tensor& self, const IndexList& indices) {
+  DimVector sizes(self.sizes()), strides(self.strides()), user_dims;
+  for (int64_t d = 0; d < self.dim(); ++d) user_dims.push_back(d);
+  auto too_many = [&] {
+    EMBER_ERROR(ErrorKind::Index, "too many indices for tensor of dimension ", self.dim());
+  };
+  IndexList idx;  // one entry per dim of `sizes`
+  for (const auto& entry : indices) {
+    if (!entry || !entry->defined()) {
+      if (idx.size() >= sizes.size()) too_many();
+      idx.emplace_back();
+      continue;
+    }
+    ScalarType t = entry->dtype();
+    EMBER_CHECK_INDEX(t == kLong || t == kInt || t == kByte || t == kBool,
+                      "tensors used as indices must be long, int, byte or bool tensors");
+    if (t == kLong || t == kInt) {
+      if (idx.size() >= sizes.size()) too_many();
+      idx.push_back(t == kLong ? *entry : to_dtype(*entry, kLong));
+      continue;
+    }
+    Tensor mask = *entry;
+    size_t d = idx.size();
+    if (mask.dim() == 0) {
+      // A 0-d mask indexes a new size-1 dim: all of it (true) or none of it (false).
+      sizes.insert(d, 1);
+      strides.insert(d, 0);
+      user_dims.insert(d, int64_t(d));
+      mask = mask.as_strided_view({1}, {1}, mask.storage_offset());
+    }
+    if (d + size_t(mask.dim()) > sizes.size()) too_many();
+    for (int64_t j = 0; j < mask.dim(); ++j)
+      EMBER_CHECK_INDEX(mask.sizes()[size_t(j)] == sizes[d + size_t(j)], "The shape of the mask ",
+                        mask.sizes(), " at index ", j,
+                        " does not match the shape of the indexed tensor ", sizes, " at index ",
+                        d + size_t(j));
+    Tensor nz = nonzero_kernel(mask);
+    for (int64_t j = 0; j < mask.dim(); ++j) idx.push_back(column(nz, j));
+  }
+  idx.resize(sizes.size());
+
+  std::vector<size_t> pos;
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i]) pos.push_back(i);
+  AdvancedIndex r;
+  try {
+    for (size_t p : pos) r.index_shape = broadcast_shapes(r.index_shape, idx[p]->sizes());
+  } catch (const Error&) {
+    std::ostringstream shapes;
+    for (size_t k = 0; k < pos.size(); ++k) shapes << (k ? ", " : "") << idx[pos[k]]->sizes();
+    EMBER_ERROR(ErrorKind::Index,
+                "shape mismatch: indexing tensors could not be broadcast together with shapes ",
+                shapes.str());
+  }
+  // Separated index dims go to the front, in order; adjacent ones stay where they are.
+  bool adjacent = pos.empty() || pos.back() - pos.front() + 1 == pos.size();
+  if (!adjacent) {
+    std::vector<size_t> order = pos;
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (!idx[i]) order.push_back(i);
+    DimVector s2, st2, u2;
+    IndexList i2;
+    for (size_t o : order) {
+      s2.push_back(sizes[o]);
+      st2.push_back(strides[o]);
+      u2.push_back(user_dims[o]);
+      i2.push_back(idx[o]);
+    }
+    sizes = s2, strides = st2, user_dims = u2, idx = std::move(i2);
+    for (size_t k = 0; k < pos.size(); ++k) pos[k] = k;
+  }
+  r.before = pos.empty() ? int64_t(sizes.size()) : int64_t(pos.front());
+  size_t after = pos.empty() ? sizes.size() : pos.back() + 1;
+  DimVector src_sizes, src_strides;
+  for (size_t d = 0; d < size_t(r.before); ++d) {
+    src_sizes.push_back(sizes[d]);
+    src_strides.push_back(strides[d]);
+  }
+  for (int64_t s : r.index_shape) {
+    src_sizes.push_back(s);
+    src_strides.push_back(0);
+  }
+  for (size_t d = after; d < sizes.size(); ++d) {
+    src_sizes.push_back(sizes[d]);
+    src_strides.push_back(strides[d]);
+  }
+  r.src = self.as_strided_view(src_sizes, src_strides, self.storage_offset());
+  for (size_t p : pos) {
+    r.indices.push_back(expand_view(*idx[p], r.index_shape));
+    r.sizes.push_back(sizes[p]);
+    r.strides.push_back(strides[p]);
+    r.dims.push_back(user_dims[p]);
+  }
+  return r;
+}
+
 // Byte offsets into `src` for each index position (Note [Advanced indexing]), checked and
 // wrapped, viewed over the result's shape with stride 0 off the index dims.
-Tensor index_offsets(const detail::AdvancedIndex& ai, int64_t itemsize) {
+Tensor index_offsets(const AdvancedIndex& ai, int64_t itemsize) {
   Tensor off = zeros(ai.index_shape, kLong);
   for (size_t k = 0; k < ai.indices.size(); ++k) {
     const int64_t size = ai.sizes[k], step = ai.strides[k] * itemsize, dim = ai.dims[k];
@@ -447,7 +572,7 @@ Tensor index_offsets(const detail::AdvancedIndex& ai, int64_t itemsize) {
 }
 
 Tensor index_kernel(const Tensor& self, const IndexList& indices) {
-  detail::AdvancedIndex ai = detail::make_advanced_index(self, indices);
+  AdvancedIndex ai = make_advanced_index(self, indices);
   const int64_t es = int64_t(self.element_size());
   Tensor off = index_offsets(ai, es);
   Tensor out = empty(ai.src.sizes(), self.dtype());
@@ -469,7 +594,7 @@ Tensor index_kernel(const Tensor& self, const IndexList& indices) {
 
 Tensor& index_put_kernel_(Tensor& self, const IndexList& indices, const Tensor& values,
                           bool accumulate) {
-  detail::AdvancedIndex ai = detail::make_advanced_index(self, indices);
+  AdvancedIndex ai = make_advanced_index(self, indices);
   EMBER_CHECK(is_expandable_to(values.sizes(), ai.src.sizes()),
               "shape mismatch: value tensor of shape ", values.sizes(),
               " cannot be broadcast to indexing result of shape ", ai.src.sizes());

@@ -9,6 +9,7 @@
 #include "ember/core/profiler.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/autocast.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/conv.h"
 
@@ -140,28 +141,19 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
               "). Kernel size can't be greater than actual input size");
 }
 
-Tensor conv2d_autograd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                       int64_t groups) {
-  Tensor out = op::conv2d_forward.redispatch(backend_of(input, weight, bias), input, weight, bias,
-                                             stride, padding, dilation, groups);
-  auto node =
-      autograd::record("ConvolutionBackward0", {input, weight, bias.value_or(Tensor())}, {out},
-                       [s = DimVector(stride), p = DimVector(padding), d = DimVector(dilation),
-                        groups](FunctionNode& n, const variable_list& g) {
-                         if (!g[0].defined()) return variable_list(3);
-                         auto [gi, gw, gb] = convolution_backward(
-                             g[0], n.saved(0), n.saved(1), s, p, d, groups,
-                             {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
-                         return variable_list{gi, gw, gb};
-                       });
-  if (node) {
-    node->save(input);
-    node->save(weight);
-  }
-  return out;
+// The three gradients come from one backward (im2col + GEMM, Note [Conv panels]).
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad, const Tensor& input,
+                                                   const Tensor& weight, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation,
+                                                   int64_t groups, std::array<bool, 3> need) {
+  if (!grad.defined()) return {};
+  return convolution_backward(grad, input, weight, stride, padding, dilation, groups, need);
 }
-EMBER_REGISTER_KERNEL(op::conv2d_forward, Autograd, conv2d_autograd);
+EMBER_DERIVATIVE_GROUPED(op::conv2d_forward, "ConvolutionBackward0",
+                         (input, weight, bias, stride, padding, dilation, groups), (result),
+                         (input, weight, bias),
+                         conv2d_backward(grad, input, weight, stride, padding, dilation, groups,
+                                         need));
 
 // Transposed convolution over batched 4-d input with expanded, checked params.
 Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,

@@ -10,9 +10,21 @@
 // argument names; `not_differentiable` marks a tensor argument without a gradient. From that
 // the helper writes the Autograd kernel and registers it: redispatch to the backend, record the
 // node, save only the tensors the formulas of the needed gradients name (Note [Saving for needed
-// grads]), keep the other arguments by value, and compute only the needed gradients. It covers
-// ops with one tensor output; ops with several outputs or a backward kernel of their own write
-// their node by hand. EMBER_INPLACE_DERIVATIVE(op::mul_, op::mul) gives an in-place op the
+// grads]), keep the other arguments by value, and compute only the needed gradients.
+// - The node name may be an expression over the arguments:
+//   `dim.empty() ? "SumBackward0" : "SumBackward1"`.
+// - `<arg>_sizes` and `<arg>_strides` are an input's geometry, kept at forward time without
+//   saving the input (mm reads mat2's layout; mat2 is saved only if self needs a gradient).
+// - EMBER_DERIVATIVE_OUTPUTS(decl, node, (args), (outs), formulas...) is for an op that returns
+//   a tuple: `outs` names its outputs, formulas read them (`indices`) and their gradients
+//   (`grad_<out>`; `grad` is the first output's). An output whose gradient no formula names gets
+//   no grad_fn (indices); a gradient of an unused output arrives undefined.
+// - EMBER_DERIVATIVE_GROUPED(decl, node, (args), (outs), (wrt), formula) takes one formula that
+//   returns the gradients of the tensor arguments `wrt` at once, as a tuple or a variable_list
+//   in wrt's order (conv2d's, the normalizations' and the RNN layer's backward kernels);
+//   `need[k]` says whether wrt's k-th gradient is needed. It saves what the formula names.
+// Ops over a list of tensors (cat, index) and in-place writes that rebase history (copy_) still
+// write their node by hand. EMBER_INPLACE_DERIVATIVE(op::mul_, op::mul) gives an in-place op the
 // derivative of its out-of-place twin (Note [In-place under autograd]).
 #include <array>
 #include <optional>
@@ -73,13 +85,18 @@ constexpr std::array<std::string_view, N> split_names(std::string_view list) {
   return out;
 }
 
-// True if `formula` names `<name><suffix>` as a word ("self", or "self_sizes" with "_sizes").
+// True if `formula` names `<prefix><name><suffix>` as a word ("self", "self_sizes" with suffix
+// "_sizes", "grad_values" with prefix "grad_").
 constexpr bool formula_uses(std::string_view formula, std::string_view name,
-                            std::string_view suffix = {}) {
-  auto word = [](char c) { return (c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'); };
+                            std::string_view suffix = {}, std::string_view prefix = {}) {
+  auto word = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9');
+  };
   for (size_t i = formula.find(name); i != std::string_view::npos; i = formula.find(name, i + 1)) {
-    size_t end = i + name.size() + suffix.size();
-    if ((i == 0 || !word(formula[i - 1])) && formula.substr(i + name.size()).starts_with(suffix) &&
+    if (i < prefix.size() || formula.substr(i - prefix.size(), prefix.size()) != prefix) continue;
+    size_t begin = i - prefix.size(), end = i + name.size() + suffix.size();
+    if ((begin == 0 || !word(formula[begin - 1])) &&
+        formula.substr(i + name.size()).starts_with(suffix) &&
         (end >= formula.size() || !word(formula[end])))
       return true;
   }
@@ -87,102 +104,238 @@ constexpr bool formula_uses(std::string_view formula, std::string_view name,
 }
 
 inline Tensor as_tensor(const Tensor& t) { return t; }
+// The result of a grouped formula (Note [Derivatives]) as a list of gradients.
+inline autograd::variable_list as_list(autograd::variable_list v) { return v; }
+template <class... T>
+autograd::variable_list as_list(const std::tuple<T...>& t) {
+  return std::apply([](const auto&... x) { return autograd::variable_list{Tensor(x)...}; }, t);
+}
 inline Tensor as_tensor(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
 
-/// The Autograd kernel of `Decl` with the formulas of `D` (written by EMBER_DERIVATIVE).
+template <class R>
+struct OutputCount : std::integral_constant<size_t, 1> {};
+template <class... T>
+struct OutputCount<std::tuple<T...>> : std::integral_constant<size_t, sizeof...(T)> {};
+
+// Output K of an op's result (R is Tensor or a tuple of Tensors).
+template <size_t K, class R>
+const Tensor& output_of(const R& r) {
+  if constexpr (std::is_same_v<R, Tensor>) return r;
+  else return std::get<K>(r);
+}
+
+// An aggregate tuple of what a node keeps: built in place from the arguments, and trivially
+// copyable when its members are.
+template <class... T>
+struct Pack {};
+template <class H>
+struct Pack<H> {
+  [[no_unique_address]] H head;
+};
+template <class H, class H2, class... T>
+struct Pack<H, H2, T...> {
+  [[no_unique_address]] H head;
+  [[no_unique_address]] Pack<H2, T...> tail;
+};
+template <size_t I, class P>
+constexpr const auto& pack_get(const P& p) {
+  if constexpr (I == 0) return p.head;
+  else return pack_get<I - 1>(p.tail);
+}
+
+/// The Autograd kernel of `Decl` with the formulas of `D` (written by EMBER_DERIVATIVE and its
+/// variants). R is Tensor or a tuple of Tensors (Note [Derivatives]).
+// Everything a formula does not name is decided away at compile time (Note [Derivative
+// slots]): the node saves only the tensors some formula names, keeps only the other arguments
+// and the geometry some formula names, and holds them itself (one allocation per call).
 template <class Decl, class D, class Sig = typename Decl::Signature>
 struct Autograd;
-template <class Decl, class D, class... Args>
-struct Autograd<Decl, D, Tensor(Args...)> {
+template <class Decl, class D, class R, class... Args>
+struct Autograd<Decl, D, R(Args...)> {
   static constexpr size_t kArgs = sizeof...(Args);
+  static constexpr size_t kOuts = OutputCount<R>::value;
   static constexpr std::array<bool, kArgs> kIsTensor{is_tensor_arg<Args>...};
   static constexpr size_t kTensors = (size_t(is_tensor_arg<Args>) + ... + 0);
-  static_assert(D::kFormulas.size() == kTensors,
+  static constexpr size_t kFormulas = D::kFormulas.size();
+  static_assert(D::kGrouped ? kFormulas == 1 : kFormulas == kTensors,
                 "EMBER_DERIVATIVE needs one formula per tensor argument");
   static constexpr auto kNames = split_names<kArgs>(D::kNames);
+  static constexpr auto kOutNames = split_names<kOuts>(D::kOutNames);
+  static constexpr auto kWrt = split_names<D::kWrtCount>(D::kWrt);
 
-  // Tensor argument j gets an edge unless its formula is not_differentiable().
+  // Tensor argument j gets an edge unless its formula is not_differentiable() (or, for a grouped
+  // formula, unless `wrt` leaves it out).
   static constexpr auto kDiff = [] {
     std::array<bool, kTensors> d{};
-    for (size_t j = 0; j < kTensors; ++j) d[j] = D::kFormulas[j] != "not_differentiable()";
+    for (size_t i = 0, j = 0; i < kArgs; ++i) {
+      if (!kIsTensor[i]) continue;
+      if constexpr (D::kGrouped) {
+        for (std::string_view w : kWrt) d[j] = d[j] || w == kNames[i];
+      } else {
+        d[j] = D::kFormulas[j] != "not_differentiable()";
+      }
+      ++j;
+    }
     return d;
   }();
-  // kEdge[j]: the edge of tensor argument j (if differentiable); kSlot[i]: the saved slot of
-  // argument i (if a tensor); kEdges: the number of edges.
+  // kEdge[j]: the edge of tensor argument j (if differentiable); kTensorOf[i]: the tensor index
+  // of argument i (if a tensor); kEdges: the number of edges.
   static constexpr auto kEdge = [] {
     std::array<size_t, kTensors + 1> e{};
     for (size_t j = 0; j < kTensors; ++j) e[j + 1] = e[j] + kDiff[j];
     return e;
   }();
   static constexpr size_t kEdges = kEdge[kTensors];
-  static constexpr auto kSlot = [] {
+  static_assert(!D::kGrouped || D::kWrtCount == kEdges,
+                "EMBER_DERIVATIVE_GROUPED: `wrt` names tensor arguments, in argument order");
+  static constexpr auto kTensorOf = [] {
     std::array<size_t, kArgs> s{};
     for (size_t i = 0, j = 0; i < kArgs; ++i) s[i] = kIsTensor[i] ? j++ : 0;
     return s;
   }();
 
-  // kReads[f][j]: formula f names tensor argument j (j == kTensors: the result).
+  // kReads[f][j]: formula f names tensor argument j (j >= kTensors: output j - kTensors).
+  static constexpr size_t kSlots = kTensors + kOuts;
   static constexpr auto kReads = [] {
-    std::array<std::array<bool, kTensors + 1>, kTensors> r{};
-    for (size_t f = 0; f < kTensors; ++f) {
+    std::array<std::array<bool, kSlots>, kFormulas> r{};
+    for (size_t f = 0; f < kFormulas; ++f) {
       size_t j = 0;
       for (size_t i = 0; i < kArgs; ++i)
         if (kIsTensor[i]) r[f][j++] = formula_uses(D::kFormulas[f], kNames[i]);
-      r[f][kTensors] = formula_uses(D::kFormulas[f], "result");
+      for (size_t k = 0; k < kOuts; ++k)
+        r[f][kTensors + k] = formula_uses(D::kFormulas[f], kOutNames[k]);
     }
     return r;
   }();
+  // Note [Derivative slots]
+  // kSaved[j]: some formula names tensor j (argument, then output), so the node has a saved slot
+  // for it, kSlot[j]; whether the slot holds the tensor or a placeholder is decided per call by
+  // the gradients needed (Note [Saving for needed grads]). A tensor no formula names gets no slot.
+  static constexpr auto kSaved = [] {
+    std::array<bool, kSlots> s{};
+    for (size_t f = 0; f < kFormulas; ++f)
+      for (size_t j = 0; j < kSlots; ++j) s[j] = s[j] || kReads[f][j];
+    return s;
+  }();
+  static constexpr auto kSlot = [] {
+    std::array<size_t, kSlots + 1> s{};
+    for (size_t j = 0; j < kSlots; ++j) s[j + 1] = s[j] + kSaved[j];
+    return s;
+  }();
+  static constexpr size_t kSaves = kSlot[kSlots];
 
-  // kSizeReads[j]: some formula names `<tensor argument j>_sizes`.
-  static constexpr auto kSizeReads = [] {
-    std::array<bool, kTensors> r{};
-    for (size_t f = 0; f < kTensors; ++f) {
-      size_t j = 0;
-      for (size_t i = 0; i < kArgs; ++i) {
+  // kOutDiff[k]: some formula names output k's gradient (`grad_<name>`, or `grad` for output 0),
+  // so output k gets this node as its grad_fn.
+  static constexpr auto kOutDiff = [] {
+    std::array<bool, kOuts> d{};
+    for (std::string_view f : D::kFormulas)
+      for (size_t k = 0; k < kOuts; ++k)
+        d[k] = d[k] || formula_uses(f, kOutNames[k], {}, "grad_") ||
+               (k == 0 && formula_uses(f, "grad"));
+    bool none = true;
+    for (bool b : d) none = none && !b;
+    d[0] = d[0] || none;  // a formula that reads no gradient (a constant) still differentiates
+    return d;
+  }();
+  static constexpr size_t kRecorded = [] {
+    size_t n = 0;
+    for (size_t k = 0; k < kOuts; ++k)
+      if (kOutDiff[k]) n = k + 1;
+    return n;
+  }();
+  // The recorded outputs are a prefix of all of them (no output before the last recorded one is
+  // left out): the node attaches to the outputs as they are, without a copy.
+  static constexpr bool kRecordedPrefix = [] {
+    for (size_t k = 0; k < kRecorded; ++k)
+      if (!kOutDiff[k]) return false;
+    return true;
+  }();
+
+  // Geometry: kGeometryAt[j] / kGeometryAt[kTensors + j] is the index in DerivNode::geometry of
+  // `<tensor j>_sizes` / `_strides`, or kNone where no formula names it.
+  static constexpr size_t kNone = size_t(-1);
+  static constexpr auto geometry_index() {
+    std::array<size_t, 2 * kTensors> at{};
+    size_t n = 0;
+    for (size_t s = 0; s < 2; ++s) {
+      for (size_t i = 0, j = 0; i < kArgs; ++i) {
         if (!kIsTensor[i]) continue;
-        r[j] = r[j] || formula_uses(D::kFormulas[f], kNames[i], "_sizes");
+        bool named = false;
+        for (std::string_view f : D::kFormulas)
+          named = named || formula_uses(f, kNames[i], s == 0 ? "_sizes" : "_strides");
+        at[s * kTensors + j] = named ? n++ : kNone;
         ++j;
       }
     }
-    return r;
-  }();
-  static constexpr bool kAnySizes = [] {
-    for (bool b : kSizeReads)
-      if (b) return true;
-    return false;
-  }();
-  using Sizes = std::array<DimVector, kAnySizes ? kTensors : 0>;
+    return std::pair{at, n};
+  }
+  static constexpr auto kGeometryAt = geometry_index().first;
+  static constexpr size_t kGeometries = geometry_index().second;
 
-  static Tensor run(Args... args) {
-    Tensor out = Decl{}.redispatch(backend_of(args...), args...);
+  // kKeep[i]: some formula names non-tensor argument i, so the node keeps an owning copy of it.
+  static constexpr auto kKeep = [] {
+    std::array<bool, kArgs> k{};
+    for (size_t i = 0; i < kArgs; ++i)
+      for (std::string_view f : D::kFormulas)
+        k[i] = k[i] || (!kIsTensor[i] && formula_uses(f, kNames[i]));
+    return k;
+  }();
+  template <size_t I>
+  using arg_t = std::tuple_element_t<I, std::tuple<Args...>>;
+  template <size_t I>
+  using kept_at = std::conditional_t<kKeep[I], kept_t<arg_t<I>>, std::monostate>;
+  template <class Seq>
+  struct KeptOf;
+  template <size_t... I>
+  struct KeptOf<std::index_sequence<I...>> {
+    using type = Pack<kept_at<I>...>;
+  };
+  using KeptPack = typename KeptOf<std::index_sequence_for<Args...>>::type;
+
+  // The node: a FunctionNode holding what the formulas keep, with no closure of its own.
+  struct DerivNode final : autograd::FunctionNode {
+    template <size_t... I>
+    DerivNode(const char* name, std::index_sequence<I...>, const Args&... args)
+        : FunctionNode(name, &DerivNode::call), kept{keep<I>(args)...} {}
+    static autograd::variable_list call(FunctionNode& n, const autograd::variable_list& g) {
+      return backward(static_cast<DerivNode&>(n), g);
+    }
+    KeptPack kept;
+    std::array<DimVector, kGeometries> geometry;
+  };
+
+  static R run(Args... args) {
+    R out = Decl{}.redispatch(backend_of(args...), args...);
     std::array<Tensor, kTensors> inputs;
     size_t j = 0;
     ((is_tensor_arg<Args> ? void(inputs[j++] = tensor_of(args)) : void()), ...);
-    std::tuple<kept_t<Args>...> kept{keep<Args>(args)...};
-    Sizes sizes;
-    if constexpr (kAnySizes)
-      for (size_t t = 0; t < kTensors; ++t)
-        if (kSizeReads[t]) sizes[t] = DimVector(inputs[t].sizes());
-    auto node = autograd::record(D::kNode, edges_of(inputs), {out},
-                                 [kept = std::move(kept), sizes = std::move(sizes)](
-                                     autograd::FunctionNode& n, const autograd::variable_list& g) {
-                                   std::array<bool, kTensors> need{};
-                                   for (size_t t = 0; t < kTensors; ++t)
-                                     need[t] = kDiff[t] && n.needs_input_grad(kEdge[t]);
-                                   autograd::variable_list all =
-                                       bound_backward(n, need.data(), g[0], kept, sizes,
-                                                      std::index_sequence_for<Args...>{});
-                                   autograd::variable_list grads;
-                                   grads.reserve(kEdges);
-                                   for (size_t t = 0; t < kTensors; ++t)
-                                     if (kDiff[t]) grads.push_back(std::move(all[t]));
-                                   return grads;
-                                 });
-    if (node) save(*node, inputs, out);
+    // What autograd::record does, with the node allocated once with its kept arguments.
+    const auto& edges = edges_of(inputs);
+    if (!autograd::any_requires_grad(edges)) return out;
+    auto node =
+        std::make_shared<DerivNode>(D::node(args...), std::index_sequence_for<Args...>{}, args...);
+    if constexpr (kGeometries > 0) {
+      for (size_t t = 0; t < kTensors; ++t) {
+        if (!inputs[t].defined()) continue;
+        if (kGeometryAt[t] != kNone) node->geometry[kGeometryAt[t]] = inputs[t].sizes();
+        if (kGeometryAt[kTensors + t] != kNone)
+          node->geometry[kGeometryAt[kTensors + t]] = inputs[t].strides();
+      }
+    }
+    autograd::collect_next_edges(*node, edges);
+    node->num_outputs = uint32_t(std::max<size_t>(1, kRecorded));
+    [&]<size_t... K>(std::index_sequence<K...>) { (attach(node, output_of<K>(out), K), ...); }
+    (std::make_index_sequence<kRecorded>{});
+    save(*node, inputs, out);
     return out;
   }
 
  private:
+  static void attach(const std::shared_ptr<DerivNode>& node, const Tensor& t, size_t k) {
+    // Integer and bool outputs (indices, comparisons) never carry gradients.
+    if (kOutDiff[k] && t.defined() && is_differentiable_type(t.dtype()))
+      autograd::set_history(t, node, uint32_t(k));
+  }
   // The inputs that get an edge: all of them (no copy) unless some are not differentiable.
   static decltype(auto) edges_of(const std::array<Tensor, kTensors>& inputs) {
     if constexpr (kEdges == kTensors) {
@@ -199,45 +352,102 @@ struct Autograd<Decl, D, Tensor(Args...)> {
     if constexpr (is_tensor_arg<T>) return as_tensor(v);
     else return Tensor();
   }
-  template <class T>
-  static kept_t<T> keep(const T& v) {
-    if constexpr (is_tensor_arg<T>) return {};
-    else return kept_t<T>(v);
+  template <size_t I, class T>
+  static kept_at<I> keep(const T& v) {
+    if constexpr (kKeep[I]) return kept_at<I>(v);
+    else return {};
   }
 
+  // True if a gradient this node will compute reads slot j.
+  static bool needed(const autograd::FunctionNode& node, size_t j) {
+    for (size_t f = 0; f < kFormulas; ++f) {
+      if (!kReads[f][j]) continue;
+      if constexpr (D::kGrouped) {
+        for (size_t e = 0; e < kEdges; ++e)
+          if (node.needs_input_grad(e)) return true;
+      } else if (kDiff[f] && node.needs_input_grad(kEdge[f])) {
+        return true;
+      }
+    }
+    return false;
+  }
   static void save(autograd::FunctionNode& node, const std::array<Tensor, kTensors>& inputs,
-                   const Tensor& out) {
-    auto needed_reads = [&](size_t j) {
-      for (size_t f = 0; f < kTensors; ++f)
-        if (kReads[f][j] && kDiff[f] && node.needs_input_grad(kEdge[f])) return true;
-      return false;
-    };
-    for (size_t j = 0; j < kTensors; ++j) node.save(needed_reads(j) ? inputs[j] : Tensor());
-    node.save(needed_reads(kTensors) ? out : Tensor(), true);
+                   const R& out) {
+    for (size_t j = 0; j < kTensors; ++j)
+      if (kSaved[j]) node.save(needed(node, j) ? inputs[j] : Tensor());
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      ((kSaved[kTensors + K]
+            ? void(
+                  node.save(needed(node, kTensors + K) ? output_of<K>(out) : Tensor(), kOutDiff[K]))
+            : void()),
+       ...);
+    }
+    (std::make_index_sequence<kOuts>{});
+  }
+
+  static autograd::variable_list backward(DerivNode& n, const autograd::variable_list& g) {
+    std::array<Tensor, kOuts> grads;
+    for (size_t k = 0; k < kOuts && k < g.size(); ++k) grads[k] = g[k];
+    std::array<Tensor, kOuts> saved_outs;
+    for (size_t k = 0; k < kOuts; ++k)
+      if (kSaved[kTensors + k]) saved_outs[k] = n.saved(kSlot[kTensors + k]);
+    if constexpr (D::kGrouped) {
+      std::array<bool, kEdges> need{};
+      for (size_t e = 0; e < kEdges; ++e) need[e] = n.needs_input_grad(e);
+      autograd::variable_list all(
+          bound_backward(n, need, grads, saved_outs, std::index_sequence_for<Args...>{}));
+      all.resize(kEdges);
+      for (size_t e = 0; e < kEdges; ++e)
+        if (!need[e]) all[e] = Tensor();
+      return all;
+    } else {
+      std::array<bool, kTensors> need{};
+      for (size_t t = 0; t < kTensors; ++t) need[t] = kDiff[t] && n.needs_input_grad(kEdge[t]);
+      autograd::variable_list all =
+          bound_backward(n, need, grads, saved_outs, std::index_sequence_for<Args...>{});
+      if constexpr (kEdges == kTensors) {
+        return all;
+      } else {
+        autograd::variable_list edge_grads;
+        edge_grads.reserve(kEdges);
+        for (size_t t = 0; t < kTensors; ++t)
+          if (kDiff[t]) edge_grads.push_back(std::move(all[t]));
+        return edge_grads;
+      }
+    }
   }
 
   // Calls D::backward with every forward argument: saved tensors unpacked, the rest as kept.
-  template <size_t... I>
-  static autograd::variable_list bound_backward(autograd::FunctionNode& n, const bool* need,
-                                                const Tensor& grad,
-                                                const std::tuple<kept_t<Args>...>& kept,
-                                                const Sizes& sizes, std::index_sequence<I...>) {
-    std::array<IntArrayRef, kArgs> arg_sizes{};
-    if constexpr (kAnySizes)
-      for (size_t i = 0; i < kArgs; ++i)
-        if (kIsTensor[i]) arg_sizes[i] = sizes[kSlot[i]];
-    return D::backward(need, grad, n.saved(kTensors), arg_sizes,
-                       bound<Args>(n, kSlot[I], std::get<I>(kept))...);
+  template <class Need, size_t... I>
+  static autograd::variable_list bound_backward(DerivNode& n, const Need& need,
+                                                const std::array<Tensor, kOuts>& grads,
+                                                const std::array<Tensor, kOuts>& outs,
+                                                std::index_sequence<I...>) {
+    std::array<IntArrayRef, kArgs> arg_sizes{}, arg_strides{};
+    for (size_t i = 0; i < kArgs; ++i) {
+      if (!kIsTensor[i]) continue;
+      size_t s = kGeometryAt[kTensorOf[i]], st = kGeometryAt[kTensors + kTensorOf[i]];
+      if (s != kNone) arg_sizes[i] = n.geometry[s];
+      if (st != kNone) arg_strides[i] = n.geometry[st];
+    }
+    return D::backward(need, grads, outs, arg_sizes, arg_strides, bound<I>(n)...);
   }
-  template <class T>
-  static decltype(auto) bound(autograd::FunctionNode& n, size_t slot, const kept_t<T>& kept) {
+  template <size_t I>
+  static decltype(auto) bound(DerivNode& n) {
+    using T = arg_t<I>;
+    constexpr size_t j = kTensorOf[I];
     if constexpr (std::is_same_v<std::decay_t<T>, Tensor>) {
-      return n.saved(slot);
+      if constexpr (kSaved[j]) return n.saved(kSlot[j]);
+      else return Tensor();
     } else if constexpr (is_tensor_arg<T>) {
-      Tensor t = n.saved(slot);
-      return t.defined() ? std::optional<Tensor>(t) : std::optional<Tensor>();
+      if constexpr (kSaved[j]) {
+        Tensor t = n.saved(kSlot[j]);
+        return t.defined() ? std::optional<Tensor>(t) : std::optional<Tensor>();
+      } else {
+        return std::optional<Tensor>();
+      }
     } else {
-      return (const kept_t<T>&)kept;
+      return (const kept_at<I>&)pack_get<I>(n.kept);
     }
   }
 };
@@ -276,31 +486,60 @@ struct InplaceAutograd<InplaceDecl, Decl, Tensor&(Tensor&, Rest...)> {
 #define EMBER_DERIV_UNPAREN_(...) __VA_ARGS__
 #define EMBER_DERIV_UNPAREN(x) EMBER_DERIV_UNPAREN_ x
 
+#define EMBER_DERIV_GRAD_NAME(i, name) grad_##name
+#define EMBER_DERIV_STRIDES_NAME(i, name) name##_strides
+
 /// Defines and registers the Autograd kernel of `decl` from its formulas; see Note [Derivatives].
-#define EMBER_DERIVATIVE(decl, node, names, ...) \
-  EMBER_DERIVATIVE_(EMBER_CONCAT(ember_derivative_, __COUNTER__), decl, node, names, __VA_ARGS__)
-#define EMBER_DERIVATIVE_(D, decl, node, names, ...)                                             \
-  namespace {                                                                                    \
-  struct D {                                                                                     \
-    static constexpr const char* kNode = node;                                                   \
-    static constexpr std::string_view kNames = #names;                                           \
-    static constexpr std::array kFormulas{EMBER_DERIV_EACH(EMBER_DERIV_TEXT, __VA_ARGS__)};      \
-    template <class... Bound>                                                                    \
-    static ::ember::autograd::variable_list backward(const bool* need,                           \
-                                                     const ::ember::Tensor& grad,                \
-                                                     const ::ember::Tensor& result,              \
-                                                     const auto& sizes, const Bound&... bound) { \
-      (void)grad;                                                                                \
-      (void)result;                                                                              \
-      [[maybe_unused]] const auto& [EMBER_DERIV_UNPAREN(names)] = std::tie(bound...);            \
-      [[maybe_unused]] const auto& [EMBER_DERIV_EACH(EMBER_DERIV_SIZES_NAME,                     \
-                                                     EMBER_DERIV_UNPAREN(names))] = sizes;       \
-      return {EMBER_DERIV_EACH(EMBER_DERIV_GRAD, __VA_ARGS__)};                                  \
-    }                                                                                            \
-  };                                                                                             \
-  EMBER_REGISTER_KERNEL(                                                                         \
-      decl, Autograd,                                                                            \
-      (&::ember::derivative_detail::Autograd<std::decay_t<decltype(decl)>, D>::run));            \
+#define EMBER_DERIVATIVE(decl, node, names, ...)                                               \
+  EMBER_DERIVATIVE_(EMBER_CONCAT(ember_derivative_, __COUNTER__), decl, node, names, (result), \
+                    false, (), 0, EMBER_DERIV_PER_INPUT(__VA_ARGS__), __VA_ARGS__)
+/// The same for an op that returns a tuple: `outs` names its outputs; formulas may name them
+/// and their gradients (`grad_<output>`; `grad` is the first output's).
+#define EMBER_DERIVATIVE_OUTPUTS(decl, node, names, outs, ...)                                    \
+  EMBER_DERIVATIVE_(EMBER_CONCAT(ember_derivative_, __COUNTER__), decl, node, names, outs, false, \
+                    (), 0, EMBER_DERIV_PER_INPUT(__VA_ARGS__), __VA_ARGS__)
+/// One formula that returns the gradients of the tensor arguments `wrt` at once (a tuple or a
+/// variable_list, in the order of `wrt`); `need[k]` says whether the k-th one is needed.
+#define EMBER_DERIVATIVE_GROUPED(decl, node, names, outs, wrt, formula)                          \
+  EMBER_DERIVATIVE_(EMBER_CONCAT(ember_derivative_, __COUNTER__), decl, node, names, outs, true, \
+                    wrt, EMBER_DERIV_NARGS(EMBER_DERIV_UNPAREN(wrt)),                            \
+                    ::ember::derivative_detail::as_list(formula), formula)
+#define EMBER_DERIV_PER_INPUT(...) \
+  ::ember::autograd::variable_list { EMBER_DERIV_EACH(EMBER_DERIV_GRAD, __VA_ARGS__) }
+#define EMBER_DERIVATIVE_(D, decl, node_name, names, outs, grouped, wrt, wrt_count, body, ...)     \
+  namespace {                                                                                      \
+  struct D {                                                                                       \
+    static constexpr std::string_view kNames = #names;                                             \
+    static constexpr std::string_view kOutNames = #outs;                                           \
+    static constexpr std::string_view kWrt = #wrt;                                                 \
+    static constexpr size_t kWrtCount = wrt_count;                                                 \
+    static constexpr bool kGrouped = grouped;                                                      \
+    static constexpr std::array kFormulas{EMBER_DERIV_EACH(EMBER_DERIV_TEXT, __VA_ARGS__)};        \
+    template <class... A>                                                                          \
+    static const char* node(const A&... args) {                                                    \
+      [[maybe_unused]] const auto& [EMBER_DERIV_UNPAREN(names)] = std::tie(args...);               \
+      return node_name;                                                                            \
+    }                                                                                              \
+    template <class Need, class Outs, class... Bound>                                              \
+    static ::ember::autograd::variable_list backward(const Need& need, const Outs& grads,          \
+                                                     const Outs& outputs, const auto& sizes,       \
+                                                     const auto& strides, const Bound&... bound) { \
+      [[maybe_unused]] const ::ember::Tensor& grad = grads[0];                                     \
+      [[maybe_unused]] const auto& [EMBER_DERIV_EACH(EMBER_DERIV_GRAD_NAME,                        \
+                                                     EMBER_DERIV_UNPAREN(outs))] = grads;          \
+      [[maybe_unused]] const auto& [EMBER_DERIV_UNPAREN(outs)] = outputs;                          \
+      [[maybe_unused]] const auto& [EMBER_DERIV_UNPAREN(names)] = std::tie(bound...);              \
+      [[maybe_unused]] const auto& [EMBER_DERIV_EACH(EMBER_DERIV_SIZES_NAME,                       \
+                                                     EMBER_DERIV_UNPAREN(names))] = sizes;         \
+      [[maybe_unused]] const auto& [EMBER_DERIV_EACH(EMBER_DERIV_STRIDES_NAME,                     \
+                                                     EMBER_DERIV_UNPAREN(names))] = strides;       \
+      (void)need;                                                                                  \
+      return body;                                                                                 \
+    }                                                                                              \
+  };                                                                                               \
+  EMBER_REGISTER_KERNEL(                                                                           \
+      decl, Autograd,                                                                              \
+      (&::ember::derivative_detail::Autograd<std::decay_t<decltype(decl)>, D>::run));              \
   }
 
 /// Registers the in-place op `inplace` with the derivative of its out-of-place twin `decl`.

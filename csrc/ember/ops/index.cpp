@@ -179,9 +179,10 @@ Tensor zero_like_dtype(const Tensor& g) { return zeros({}, TensorOptions(g.dtype
 
 // PyTorch's formulas (FunctionsManual.cpp, scatter_reduce_backward), except that for amax/amin
 // with include_self=false the excluded self no longer counts among the tied winners.
-variable_list scatter_reduce_backward(FunctionNode& n, const Tensor& grad, int64_t dim,
-                                      const std::string& reduce, bool include_self) {
-  Tensor index = n.saved(0), self = n.saved(1), src_full = n.saved(2), result = n.saved(3);
+variable_list scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
+                                      const Tensor& index, const Tensor& src_full,
+                                      const std::string& reduce, bool include_self,
+                                      const Tensor& result, std::array<bool, 2> need) {
   Tensor src = narrow_to(src_full, index);
   Tensor zero = wrap_scalar(0), one = wrap_scalar(1);
   Tensor gs, gsrc;
@@ -217,43 +218,22 @@ variable_list scatter_reduce_backward(FunctionNode& n, const Tensor& grad, int64
     gsrc = src_is_result * gather(share, dim, index);
   }
   if (!include_self) gs = scatter(gs, dim, index, Scalar(0));
-  return {n.needs_input_grad(0) ? gs : Tensor(),
-          n.needs_input_grad(1) ? pad_to(gsrc, src_full.sizes()) : Tensor()};
+  return {need[0] ? gs : Tensor(), need[1] ? pad_to(gsrc, src_full.sizes()) : Tensor()};
 }
 
-Tensor scatter_reduce_autograd(const Tensor& self, int64_t dim, const Tensor& index,
-                               const Tensor& src, const std::string& reduce, bool include_self) {
-  Tensor out = op::scatter_reduce.redispatch(backend_of(self, index, src), self, dim, index, src,
-                                             reduce, include_self);
-  auto node =
-      autograd::record("ScatterReduceBackward0", {self, src}, {out},
-                       [dim, reduce, include_self](FunctionNode& n, const variable_list& g) {
-                         return scatter_reduce_backward(n, g[0], dim, reduce, include_self);
-                       });
-  if (node) {
-    node->save(index);
-    node->save(self);
-    node->save(src);
-    node->save(out, true);
-  }
-  return out;
-}
+}  // namespace
 
-Tensor masked_fill_autograd(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  Tensor out = op::masked_fill.redispatch(backend_of(self, mask, value), self, mask, value);
-  bool number = value.impl()->is_wrapped_number;
-  auto node = autograd::record(
-      number ? "MaskedFillBackward0" : "MaskedFillBackward1", {self, value}, {out},
-      [](FunctionNode& n, const variable_list& g) {
-        Tensor mask = n.saved(0);
-        Tensor gs = n.needs_input_grad(0) ? masked_fill(g[0], mask, Scalar(0)) : Tensor();
-        Tensor gv =
-            n.needs_input_grad(1) ? sum(masked_fill(g[0], logical_not(mask), Scalar(0))) : Tensor();
-        return variable_list{gs, gv};
-      });
-  if (node) node->save(mask);
-  return out;
-}
+EMBER_DERIVATIVE_GROUPED(op::scatter_reduce, "ScatterReduceBackward0",
+                         (self, dim, index, src, reduce, include_self), (result), (self, src),
+                         scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self,
+                                                 result, need));
+// A number as the value (a wrapped 0-d tensor) names the node as torch's Scalar overload.
+EMBER_DERIVATIVE(op::masked_fill,
+                 value.impl()->is_wrapped_number ? "MaskedFillBackward0" : "MaskedFillBackward1",
+                 (self, mask, value), masked_fill(grad, mask, Scalar(0)), not_differentiable(),
+                 sum(masked_fill(grad, logical_not(mask), Scalar(0))));
+
+namespace {
 
 Tensor index_autograd(const Tensor& self, const IndexList& indices) {
   Tensor out = op::index.redispatch(backend_of(self), self, indices);
@@ -313,8 +293,6 @@ EMBER_INPLACE_DERIVATIVE(op::scatter_reduce_, op::scatter_reduce);
 EMBER_INPLACE_DERIVATIVE(op::index_add_, op::index_add);
 EMBER_INPLACE_DERIVATIVE(op::masked_fill_, op::masked_fill);
 EMBER_INPLACE_DERIVATIVE(op::index_put_, op::index_put);
-EMBER_REGISTER_KERNEL(op::scatter_reduce, Autograd, scatter_reduce_autograd);
-EMBER_REGISTER_KERNEL(op::masked_fill, Autograd, masked_fill_autograd);
 EMBER_REGISTER_KERNEL(op::index, Autograd, index_autograd);
 EMBER_REGISTER_KERNEL(op::index_put, Autograd, index_put_autograd);
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ember/core/tensor.h"
-#include "ember/ops/indexing.h"  // TensorIndex, detail::AdvancedIndex (cpu/index.cpp reads it)
+#include "ember/ops/indexing.h"  // TensorIndex
 
 namespace ember {
 

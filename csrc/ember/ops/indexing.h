@@ -47,20 +47,4 @@ Tensor getitem(const Tensor& self, const std::vector<TensorIndex>& indices);
 void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Tensor& value);
 void setitem(Tensor& self, const std::vector<TensorIndex>& indices, const Scalar& value);
 
-namespace detail {
-/// Advanced indexing in the kernels' terms. See Note [Advanced indexing] in ops/indexing.cpp.
-struct AdvancedIndex {
-  Tensor src;                   // self restrided to the result shape, stride 0 over index dims
-  std::vector<Tensor> indices;  // int64, each broadcast to index_shape
-  DimVector sizes;              // self's size along each indexed dim (the bound)
-  DimVector strides;            // self's stride along each indexed dim (elements)
-  DimVector dims;               // the indexed dims as the user numbered them (for messages)
-  int64_t before = 0;           // result dims in front of the index dims
-  DimVector index_shape;
-};
-/// Expands masks, checks dtypes and counts, broadcasts, and moves separated index dims first.
-AdvancedIndex make_advanced_index(const Tensor& self,
-                                  const std::vector<std::optional<Tensor>>& indices);
-}  // namespace detail
-
 }  // namespace ember

@@ -20,10 +20,11 @@ namespace {
 // The gradient a^T @ g of a product's right operand b, laid out like b: a transposed b (linear's
 // t(weight)) gets (g^T @ a)^T, which reaches the weight through t() contiguous instead of being
 // copied there (10% of an MLP step). The same products are summed in the same order.
-// The layout is read at forward time: b itself is saved only if a needs a gradient.
-bool transposed_layout(const Tensor& b) {
-  const int64_t r = b.dim() - 2;
-  return b.stride(r) == 1 && b.stride(r + 1) != 1 && b.size(r) > 1;
+// The layout is read at forward time (the formulas name b_sizes and b_strides): b itself is
+// saved only if a needs a gradient.
+bool transposed_layout(IntArrayRef sizes, IntArrayRef strides) {
+  const size_t r = sizes.size() - 2;
+  return strides[r] == 1 && strides[r + 1] != 1 && sizes[r] > 1;
 }
 Tensor right_grad(Tensor (*prod)(const Tensor&, const Tensor&), const Tensor& a, const Tensor& g,
                   bool b_transposed) {
@@ -61,62 +62,31 @@ void check_input(const Tensor& self, IntArrayRef shape, const Tensor& mat) {
               scalar_type_name(self.dtype()), " and ", scalar_type_name(mat.dtype()));
 }
 
-// Saves the two factors of a product whose inputs `first` and `first + 1` are a and b: each
-// factor's gradient reads only the other, so a is kept only if b needs a gradient and vice
-// versa (Note [Saving for needed grads]).
-void save_factors(FunctionNode& node, const Tensor& a, const Tensor& b, size_t first) {
-  node.save(node.needs_input_grad(first + 1) ? a : Tensor());
-  node.save(node.needs_input_grad(first) ? b : Tensor());
-}
-
-// Derivatives: mm(a, b)' = (g @ b^T, a^T @ g), in public ops so double backward works.
-template <bool Batched>
-Tensor mm_autograd(const Tensor& self, const Tensor& mat2) {
-  Tensor out = select_op<Batched>(op::bmm, op::mm).redispatch(backend_of(self, mat2), self, mat2);
-  auto node = autograd::record(
-      Batched ? "BmmBackward0" : "MmBackward0", {self, mat2}, {out},
-      [b_transposed = transposed_layout(mat2)](FunctionNode& n, const variable_list& g) {
-        auto prod = Batched ? &bmm : &mm;
-        Tensor a = n.saved(0), b = n.saved(1), ga, gb;
-        if (n.needs_input_grad(0)) ga = prod(g[0], matrix_transpose(b));
-        if (n.needs_input_grad(1)) gb = right_grad(prod, a, g[0], b_transposed);
-        return variable_list{ga, gb};
-      });
-  if (node) save_factors(*node, self, mat2, 0);
-  return out;
-}
-EMBER_REGISTER_KERNEL(op::mm, Autograd, mm_autograd<false>);
-EMBER_REGISTER_KERNEL(op::bmm, Autograd, mm_autograd<true>);
-
 }  // namespace
 
+// Derivatives: mm(a, b)' = (g @ b^T, a^T @ g), in public ops so double backward works. Each
+// factor's gradient reads only the other factor, so a is kept only if b needs a gradient and vice
+// versa (Note [Saving for needed grads]).
+EMBER_DERIVATIVE(op::mm, "MmBackward0", (self, mat2), mm(grad, matrix_transpose(mat2)),
+                 right_grad(&mm, self, grad, transposed_layout(mat2_sizes, mat2_strides)));
+EMBER_DERIVATIVE(op::bmm, "BmmBackward0", (self, mat2), bmm(grad, matrix_transpose(mat2)),
+                 right_grad(&bmm, self, grad, transposed_layout(mat2_sizes, mat2_strides)));
 EMBER_DERIVATIVE(op::mv, "MvBackward0", (self, vec), outer(grad, vec),
                  mv(matrix_transpose(self), grad));
 EMBER_DERIVATIVE(op::dot, "DotBackward0", (self, other), grad* other, grad* self);
 
-namespace {
-
 // addmm(s, a, b) = beta * s + alpha * a @ b: s gets beta * g (the engine sums it to s's shape).
-template <bool Batched>
-Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
-                      const Scalar& alpha) {
-  Tensor out = select_op<Batched>(op::baddbmm, op::addmm)
-                   .redispatch(backend_of(self, m1, m2), self, m1, m2, beta, alpha);
-  auto node = autograd::record(
-      Batched ? "BaddbmmBackward0" : "AddmmBackward0", {self, m1, m2}, {out},
-      [beta, alpha, b_transposed = transposed_layout(m2)](FunctionNode& n, const variable_list& g) {
-        auto prod = Batched ? &bmm : &mm;
-        Tensor a = n.saved(0), b = n.saved(1), gs, ga, gb;
-        if (n.needs_input_grad(0)) gs = times_alpha(g[0], beta);
-        if (n.needs_input_grad(1)) ga = times_alpha(prod(g[0], matrix_transpose(b)), alpha);
-        if (n.needs_input_grad(2)) gb = times_alpha(right_grad(prod, a, g[0], b_transposed), alpha);
-        return variable_list{gs, ga, gb};
-      });
-  if (node) save_factors(*node, m1, m2, 1);
-  return out;
-}
-EMBER_REGISTER_KERNEL(op::addmm, Autograd, addmm_autograd<false>);
-EMBER_REGISTER_KERNEL(op::baddbmm, Autograd, addmm_autograd<true>);
+EMBER_DERIVATIVE(
+    op::addmm, "AddmmBackward0", (self, mat1, mat2, beta, alpha), times_alpha(grad, beta),
+    times_alpha(mm(grad, matrix_transpose(mat2)), alpha),
+    times_alpha(right_grad(&mm, mat1, grad, transposed_layout(mat2_sizes, mat2_strides)), alpha));
+EMBER_DERIVATIVE(op::baddbmm, "BaddbmmBackward0", (self, batch1, batch2, beta, alpha),
+                 times_alpha(grad, beta), times_alpha(bmm(grad, matrix_transpose(batch2)), alpha),
+                 times_alpha(right_grad(&bmm, batch1, grad,
+                                        transposed_layout(batch2_sizes, batch2_strides)),
+                             alpha));
+
+namespace {
 
 // Note [matmul folding]
 // As in PyTorch, an N-d @ 1-d/2-d product (N >= 3) folds the batch into the rows and runs one

@@ -6,6 +6,7 @@
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/loss.h"
@@ -15,33 +16,16 @@ namespace ember {
 using autograd::FunctionNode;
 using autograd::variable_list;
 
-namespace {
-
 // (input (M, C), target (M,), weight, reduction, ignore_index) -> (loss, total weight).
 // (grad, target, weight, reduction, ignore_index, total weight, C) -> gradient (M, C).
+EMBER_DERIVATIVE_OUTPUTS(op::_nll_loss_index, "NllLossBackward0",
+                         (self, target, weight, reduction, ignore_index), (result, total_weight),
+                         op::_nll_loss_index_backward.call(grad, target, weight, reduction,
+                                                           ignore_index, total_weight,
+                                                           self_sizes[1]),
+                         not_differentiable(), not_differentiable());
 
-std::tuple<Tensor, Tensor> nll_autograd(const Tensor& x, const Tensor& t,
-                                        const std::optional<Tensor>& weight, int64_t reduction,
-                                        int64_t ignore_index) {
-  auto [loss, total] = op::_nll_loss_index.redispatch(backend_of(x, t, weight), x, t, weight,
-                                                      reduction, ignore_index);
-  bool has_weight = weight.has_value();
-  int64_t C = x.size(1);
-  auto node = autograd::record("NllLossBackward0", {x}, {loss},
-                               [=](FunctionNode& n, const variable_list& g) {
-                                 std::optional<Tensor> w;
-                                 if (has_weight) w = n.saved(2);
-                                 return variable_list{op::_nll_loss_index_backward.call(
-                                     g[0], n.saved(0), w, reduction, ignore_index, n.saved(1), C)};
-                               });
-  if (node) {
-    node->save(t);
-    node->save(total);
-    if (has_weight) node->save(*weight);
-  }
-  return {loss, total};
-}
-EMBER_REGISTER_KERNEL(op::_nll_loss_index, Autograd, nll_autograd);
+namespace {
 
 // The gradient scatters -w[t] * s into each row's target column; in public ops for create_graph.
 Tensor nll_backward_composite(const Tensor& grad, const Tensor& t,
@@ -66,30 +50,17 @@ EMBER_REGISTER_KERNEL(op::_nll_loss_index_backward, Autograd, nll_backward_compo
 // The gradient s * ((1 - eps) w (p - onehot(t)) + eps / C (W p - w_c)), p = exp(x - lse),
 // W = sum_c w_c, is the op _cross_entropy_index_backward; its Autograd kernel (reached only by
 // create_graph) evaluates the same formula in public ops.
-std::tuple<Tensor, Tensor, Tensor> ce_autograd(const Tensor& x, const Tensor& t,
-                                               const std::optional<Tensor>& weight,
-                                               int64_t reduction, int64_t ignore_index,
-                                               double eps) {
-  auto [loss, lse, total] = op::_cross_entropy_index.redispatch(
-      backend_of(x, t, weight), x, t, weight, reduction, ignore_index, eps);
-  bool has_weight = weight.has_value();
-  auto node = autograd::record(
-      "NllLossBackward0", {x}, {loss}, [=](FunctionNode& n, const variable_list& g) {
-        std::optional<Tensor> w;
-        if (has_weight) w = n.saved(4);
-        return variable_list{op::_cross_entropy_index_backward.call(
-            g[0], n.saved(0), n.saved(1), w, reduction, ignore_index, eps, n.saved(2), n.saved(3))};
-      });
-  if (node) {
-    node->save(x);
-    node->save(t);
-    node->save(lse);
-    node->save(total);
-    if (has_weight) node->save(*weight);
-  }
-  return {loss, lse, total};
-}
-EMBER_REGISTER_KERNEL(op::_cross_entropy_index, Autograd, ce_autograd);
+}  // namespace
+
+EMBER_DERIVATIVE_OUTPUTS(op::_cross_entropy_index, "NllLossBackward0",
+                         (self, target, weight, reduction, ignore_index, label_smoothing),
+                         (result, lse, total_weight),
+                         op::_cross_entropy_index_backward.call(grad, self, target, weight,
+                                                                reduction, ignore_index,
+                                                                label_smoothing, lse, total_weight),
+                         not_differentiable(), not_differentiable());
+
+namespace {
 
 Tensor ce_backward_composite(const Tensor& grad, const Tensor& x, const Tensor& t,
                              const std::optional<Tensor>& weight, int64_t reduction,

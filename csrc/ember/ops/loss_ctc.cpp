@@ -1,17 +1,12 @@
 // ctc_loss: argument checks, target layouts, the Autograd kernel and the reduction. The
 // alpha/beta recursions are in cpu/loss_ctc.cpp.
-#include "ember/autograd/node.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/loss.h"
 
 namespace ember {
-
-using autograd::FunctionNode;
-using autograd::variable_list;
-
-namespace {
 
 // (log_probs (T, N, C), flat targets, per-sample target offsets, input lengths, target lengths,
 // blank, zero_infinity) -> (negative log-likelihood (N,), log_alpha (N, T, 2 max_len + 1)).
@@ -20,23 +15,15 @@ namespace {
 
 // The gradient is PyTorch's: with respect to the logits behind log_probs (which must come from
 // log_softmax), exp(lp) - exp(log(sum alpha beta over the label's positions) + nll - lp).
-std::tuple<Tensor, Tensor> ctc_autograd(const Tensor& lp, const Tensor& targets,
-                                        const Tensor& offsets, const Tensor& il, const Tensor& tl,
-                                        int64_t blank, bool zero_infinity) {
-  auto [nll, alpha] =
-      op::_ctc_loss.redispatch(backend_of(lp), lp, targets, offsets, il, tl, blank, zero_infinity);
-  auto node = autograd::record("CtcLossBackward0", {lp}, {nll},
-                               [blank, zero_infinity](FunctionNode& n, const variable_list& g) {
-                                 return variable_list{op::_ctc_loss_backward.call(
-                                     g[0], n.saved(0), n.saved(1), n.saved(2), n.saved(3),
-                                     n.saved(4), n.saved(5), blank, zero_infinity)};
-                               });
-  if (node) {
-    for (const Tensor& t : {lp, targets, offsets, il, tl, alpha}) node->save(t);
-  }
-  return {nll, alpha};
-}
-EMBER_REGISTER_KERNEL(op::_ctc_loss, Autograd, ctc_autograd);
+EMBER_DERIVATIVE_OUTPUTS(
+    op::_ctc_loss, "CtcLossBackward0",
+    (log_probs, targets, offsets, input_lengths, target_lengths, blank, zero_infinity),
+    (result, log_alpha),
+    op::_ctc_loss_backward.call(grad, log_probs, targets, offsets, input_lengths, target_lengths,
+                                log_alpha, blank, zero_infinity),
+    not_differentiable(), not_differentiable(), not_differentiable(), not_differentiable());
+
+namespace {
 
 Tensor lengths_of(const Tensor& t, int64_t n, const char* what) {
   EMBER_CHECK(!is_floating_point(t.dtype()), what, " must be integral; got ",

@@ -12,6 +12,7 @@
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/normalization.h"
 
@@ -66,35 +67,14 @@ variable_list batch_norm_composite(const Tensor& g, const Tensor& x, const Tenso
   return {gx, sum(g * xhat, dims), sum(g, dims)};
 }
 
-Stats batch_norm_autograd(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
-                          OptT running_var, bool training, double momentum, double eps) {
-  auto [out, mean, invstd] = op::native_batch_norm.redispatch(
-      backend_of(input), input, weight, bias, running_mean, running_var, training, momentum, eps);
-  auto node = autograd::record(
-      "NativeBatchNormBackward0", {input, opt(weight), opt(bias)}, {out},
-      [training, eps](FunctionNode& n, const variable_list& g) {
-        Tensor x = n.saved(0), w = n.saved(1), m = n.saved(2), is = n.saved(3);
-        variable_list r;
-        if (recording({&g[0], &x, &w})) {
-          r = batch_norm_composite(g[0], x, w, m, is, training, eps);
-        } else {
-          auto [gx, gw, gb] = op::native_batch_norm_backward.call(
-              g[0], x, w.defined() ? std::optional<Tensor>(w) : std::nullopt, m, is, training);
-          r = {gx, gw, gb};
-        }
-        for (size_t i = 0; i < 3; ++i)
-          if (!n.needs_input_grad(i)) r[i] = Tensor();
-        return r;
-      });
-  if (node) {
-    node->save(input);
-    node->save(opt(weight));
-    node->save(mean);
-    node->save(invstd);
-  }
-  return {out, mean, invstd};
+// The fused backward kernel, or the composite when the backward is recorded (create_graph).
+variable_list batch_norm_backward(const Tensor& g, const Tensor& x, OptT weight, const Tensor& mean,
+                                  const Tensor& invstd, bool training, double eps) {
+  Tensor w = opt(weight);
+  if (recording({&g, &x, &w})) return batch_norm_composite(g, x, w, mean, invstd, training, eps);
+  auto [gx, gw, gb] = op::native_batch_norm_backward.call(g, x, weight, mean, invstd, training);
+  return {gx, gw, gb};
 }
-EMBER_REGISTER_KERNEL(op::native_batch_norm, Autograd, batch_norm_autograd);
 
 // Note [Normalization backward]: layer_norm's gradients in public ops.
 variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tensor& w, int64_t k,
@@ -114,36 +94,28 @@ variable_list layer_norm_composite(const Tensor& g, const Tensor& x, const Tenso
   return {gx, gw, gb};
 }
 
-Stats layer_norm_autograd(const Tensor& input, IntArrayRef normalized_shape, OptT weight, OptT bias,
-                          double eps) {
-  auto [out, mean, rstd] = op::native_layer_norm.redispatch(backend_of(input), input,
-                                                            normalized_shape, weight, bias, eps);
-  DimVector shape(normalized_shape);
-  auto node = autograd::record(
-      "NativeLayerNormBackward0", {input, opt(weight), opt(bias)}, {out},
-      [shape, eps](FunctionNode& n, const variable_list& g) {
-        Tensor x = n.saved(0), w = n.saved(1), m = n.saved(2), rs = n.saved(3);
-        variable_list r;
-        if (recording({&g[0], &x, &w})) {
-          r = layer_norm_composite(g[0], x, w, int64_t(shape.size()), eps);
-        } else {
-          auto [gx, gw, gb] = op::native_layer_norm_backward.call(
-              g[0], x, shape, m, rs, w.defined() ? std::optional<Tensor>(w) : std::nullopt);
-          r = {gx, gw, gb};
-        }
-        for (size_t i = 0; i < 3; ++i)
-          if (!n.needs_input_grad(i)) r[i] = Tensor();
-        return r;
-      });
-  if (node) {
-    node->save(input);
-    node->save(opt(weight));
-    node->save(mean);
-    node->save(rstd);
-  }
-  return {out, mean, rstd};
+variable_list layer_norm_backward(const Tensor& g, const Tensor& x, IntArrayRef shape, OptT weight,
+                                  const Tensor& mean, const Tensor& rstd, double eps) {
+  Tensor w = opt(weight);
+  if (recording({&g, &x, &w})) return layer_norm_composite(g, x, w, int64_t(shape.size()), eps);
+  auto [gx, gw, gb] = op::native_layer_norm_backward.call(g, x, shape, mean, rstd, weight);
+  return {gx, gw, gb};
 }
-EMBER_REGISTER_KERNEL(op::native_layer_norm, Autograd, layer_norm_autograd);
+
+}  // namespace
+
+EMBER_DERIVATIVE_GROUPED(op::native_batch_norm, "NativeBatchNormBackward0",
+                         (input, weight, bias, running_mean, running_var, training, momentum, eps),
+                         (result, save_mean, save_invstd), (input, weight, bias),
+                         batch_norm_backward(grad, input, weight, save_mean, save_invstd, training,
+                                             eps));
+EMBER_DERIVATIVE_GROUPED(op::native_layer_norm, "NativeLayerNormBackward0",
+                         (input, normalized_shape, weight, bias, eps), (result, save_mean, rstd),
+                         (input, weight, bias),
+                         layer_norm_backward(grad, input, normalized_shape, weight, save_mean, rstd,
+                                             eps));
+
+namespace {
 
 void check_channel_param(OptT t, const char* what, int64_t c) {
   if (t) EMBER_CHECK(t->numel() == c, what, " should contain ", c, " elements not ", t->numel());

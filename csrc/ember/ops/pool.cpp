@@ -22,35 +22,16 @@ Tensor picked_at(const Tensor& grad, const Tensor& idx) {
   Tensor picked = gather(reshape(grad, {N, C, -1}), 2, reshape(idx, {N, C, -1}));
   return reshape(picked, idx.sizes());
 }
-
-// The derivative of a max pool: gradients go back to the saved argmax positions.
-void record_max(const char* name, const Tensor& input, const Tensor& out, const Tensor& idx) {
-  auto node =
-      autograd::record(name, {input}, {out, idx},
-                       [size = DimVector(input.sizes())](FunctionNode& n, const variable_list& g) {
-                         return variable_list{op::max_pool2d_backward.call(g[0], n.saved(0), size)};
-                       });
-  if (node) node->save(idx);
-}
-
-std::tuple<Tensor, Tensor> max_autograd(const Tensor& input, IntArrayRef k, IntArrayRef s,
-                                        IntArrayRef p, IntArrayRef d, bool ceil_mode) {
-  auto [out, idx] =
-      op::max_pool2d_with_indices.redispatch(backend_of(input), input, k, s, p, d, ceil_mode);
-  record_max("MaxPool2DWithIndicesBackward0", input, out, idx);
-  return {out, idx};
-}
-EMBER_REGISTER_KERNEL(op::max_pool2d_with_indices, Autograd, max_autograd);
-
-std::tuple<Tensor, Tensor> adaptive_max_autograd(const Tensor& input, IntArrayRef size) {
-  auto [out, idx] = op::adaptive_max_pool2d.redispatch(backend_of(input), input, size);
-  record_max("AdaptiveMaxPool2DBackward0", input, out, idx);
-  return {out, idx};
-}
-EMBER_REGISTER_KERNEL(op::adaptive_max_pool2d, Autograd, adaptive_max_autograd);
-
 }  // namespace
 
+// The derivative of a max pool: gradients go back to the saved argmax positions.
+EMBER_DERIVATIVE_OUTPUTS(op::max_pool2d_with_indices, "MaxPool2DWithIndicesBackward0",
+                         (self, kernel_size, stride, padding, dilation, ceil_mode),
+                         (result, indices),
+                         op::max_pool2d_backward.call(grad, indices, self_sizes));
+EMBER_DERIVATIVE_OUTPUTS(op::adaptive_max_pool2d, "AdaptiveMaxPool2DBackward0", (self, output_size),
+                         (result, indices),
+                         op::max_pool2d_backward.call(grad, indices, self_sizes));
 EMBER_DERIVATIVE(op::max_pool2d_backward, "MaxPool2DWithIndicesBackwardBackward0",
                  (grad_output, indices, input_size), picked_at(grad, indices),
                  not_differentiable());

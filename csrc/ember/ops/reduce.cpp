@@ -43,45 +43,22 @@ int64_t count_of(IntArrayRef shape, const DimVector& dims) {
   return n;
 }
 
-Tensor sum_autograd(const Tensor& self, IntArrayRef dims, bool keepdim,
-                    std::optional<ScalarType> dtype) {
-  Tensor out = op::sum.redispatch(backend_of(self), self, dims, keepdim, dtype);
-  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
-  autograd::record(dims.empty() ? "SumBackward0" : "SumBackward1", {self}, {out},
-                   [in, rd, keepdim](FunctionNode&, const variable_list& g) {
-                     return variable_list{unreduce(g[0], in, rd, keepdim)};
-                   });
-  return out;
+// Exact with zeros: a lone zero gets the product of the others; two or more give 0.
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dims,
+                     bool keepdim) {
+  IntArrayRef in = self.sizes();
+  DimVector rd = reduced_dims(self.dim(), dims);
+  Tensor is_zero = eq(self, wrap_scalar(0));
+  Tensor zeros_in_slice = sum(is_zero, rd, true, std::nullopt);
+  Tensor others = where(is_zero, ones({}, TensorOptions(self.dtype())), self);
+  for (int64_t d : rd) others = prod(others, d, true, std::nullopt);
+  Tensor res = unreduce(result, in, rd, keepdim);
+  Tensor gin = unreduce(grad, in, rd, keepdim);
+  Tensor lone = logical_and(is_zero, eq(zeros_in_slice, wrap_scalar(1)));
+  Tensor zero = zeros({}, TensorOptions(self.dtype()));
+  Tensor d = where(is_zero, where(lone, expand(others, in), zero), res / self);
+  return gin * d;
 }
-EMBER_REGISTER_KERNEL(op::sum, Autograd, sum_autograd);
-
-Tensor prod_autograd(const Tensor& self, IntArrayRef dims, bool keepdim,
-                     std::optional<ScalarType> dtype) {
-  Tensor out = op::prod.redispatch(backend_of(self), self, dims, keepdim, dtype);
-  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
-  auto node = autograd::record(
-      dims.empty() ? "ProdBackward0" : "ProdBackward1", {self}, {out},
-      [in, rd, keepdim](FunctionNode& n, const variable_list& g) {
-        // Exact with zeros: a lone zero gets the product of the others; two or more give 0.
-        Tensor self = n.saved(0), result = n.saved(1);
-        Tensor is_zero = eq(self, wrap_scalar(0));
-        Tensor zeros_in_slice = sum(is_zero, rd, true, std::nullopt);
-        Tensor others = where(is_zero, ones({}, TensorOptions(self.dtype())), self);
-        for (int64_t d : rd) others = prod(others, d, true, std::nullopt);
-        Tensor res = unreduce(result, in, rd, keepdim);
-        Tensor gin = unreduce(g[0], in, rd, keepdim);
-        Tensor lone = logical_and(is_zero, eq(zeros_in_slice, wrap_scalar(1)));
-        Tensor zero = zeros({}, TensorOptions(self.dtype()));
-        Tensor d = where(is_zero, where(lone, expand(others, in), zero), res / self);
-        return variable_list{gin * d};
-      });
-  if (node) {
-    node->save(self);
-    node->save(out, true);
-  }
-  return out;
-}
-EMBER_REGISTER_KERNEL(op::prod, Autograd, prod_autograd);
 
 // amax/amin: the gradient is shared evenly among the tied extremes.
 Tensor extreme_grad(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dims,
@@ -99,59 +76,59 @@ EMBER_DERIVATIVE(op::amax, "AmaxBackward0", (self, dim, keepdim),
 EMBER_DERIVATIVE(op::amin, "AminBackward0", (self, dim, keepdim),
                  extreme_grad(grad, self, result, dim, keepdim));
 
+EMBER_DERIVATIVE(op::sum, dim.empty() ? "SumBackward0" : "SumBackward1",
+                 (self, dim, keepdim, dtype),
+                 unreduce(grad, self_sizes, reduced_dims(int64_t(self_sizes.size()), dim),
+                          keepdim));
+EMBER_DERIVATIVE(op::prod, dim.empty() ? "ProdBackward0" : "ProdBackward1",
+                 (self, dim, keepdim, dtype), prod_backward(grad, self, result, dim, keepdim));
+
 namespace {
 
 // max/min along a dim: the gradient goes to the returned index.
-template <bool Max>
-std::tuple<Tensor, Tensor> max_dim_autograd(const Tensor& self, int64_t dim, bool keepdim) {
-  auto [values, indices] =
-      select_op<Max>(op::max_dim, op::min_dim).redispatch(backend_of(self), self, dim, keepdim);
-  int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim());
-  DimVector in(self.sizes());
-  auto node = autograd::record(
-      Max ? "MaxBackward0" : "MinBackward0", {self}, {values},
-      [in, d, keepdim](FunctionNode& n, const variable_list& g) {
-        Tensor idx = n.saved(0);
-        if (in.empty()) return variable_list{g[0]};
-        Tensor gi = keepdim ? g[0] : unsqueeze(g[0], d);
-        Tensor ii = keepdim ? idx : unsqueeze(idx, d);
-        DimVector shape(in.size(), 1);
-        shape[size_t(d)] = in[size_t(d)];
-        Tensor pos =
-            reshape(arange(0, in[size_t(d)], 1, TensorOptions(kLong).device(gi.device())), shape);
-        Tensor hit = to_dtype(eq(pos, ii), gi.dtype());
-        return variable_list{hit * gi};
-      });
-  if (node) node->save(indices);
-  return {values, indices};
+Tensor max_dim_backward(const Tensor& grad, const Tensor& idx, IntArrayRef in, int64_t dim,
+                        bool keepdim) {
+  if (in.empty()) return grad;
+  int64_t d = maybe_wrap_dim(dim, int64_t(in.size()));
+  Tensor gi = keepdim ? grad : unsqueeze(grad, d);
+  Tensor ii = keepdim ? idx : unsqueeze(idx, d);
+  DimVector shape(in.size(), 1);
+  shape[size_t(d)] = in[size_t(d)];
+  Tensor pos =
+      reshape(arange(0, in[size_t(d)], 1, TensorOptions(kLong).device(grad.device())), shape);
+  Tensor hit = to_dtype(eq(pos, ii), gi.dtype());
+  return hit * gi;
 }
-EMBER_REGISTER_KERNEL(op::max_dim, Autograd, max_dim_autograd<true>);
-EMBER_REGISTER_KERNEL(op::min_dim, Autograd, max_dim_autograd<false>);
 
-std::tuple<Tensor, Tensor> var_mean_autograd(const Tensor& self, IntArrayRef dims,
-                                             double correction, bool keepdim) {
-  auto [var, mean] = op::var_mean.redispatch(backend_of(self), self, dims, correction, keepdim);
-  DimVector in(self.sizes()), rd = reduced_dims(self.dim(), dims);
+// Either gradient may be absent (only the variance or only the mean was used).
+Tensor var_mean_backward(const Tensor& grad_var, const Tensor& grad_mean, const Tensor& self,
+                         IntArrayRef dims, double correction, bool keepdim) {
+  IntArrayRef in = self.sizes();
+  DimVector rd = reduced_dims(self.dim(), dims);
   int64_t n = count_of(in, rd);
-  auto node = autograd::record(
-      "VarMeanBackward0", {self}, {var, mean},
-      [in, rd, keepdim, n, correction](FunctionNode& nd, const variable_list& g) {
-        Tensor self = nd.saved(0);
-        Tensor total;
-        if (g[0].defined()) {
-          Tensor centered = self - ember::mean(self, rd, true, std::nullopt);
-          total = unreduce(g[0], in, rd, keepdim) * centered * (2.0 / (double(n) - correction));
-        }
-        if (g[1].defined()) {
-          Tensor gm = unreduce(g[1], in, rd, keepdim) / double(n);
-          total = total.defined() ? total + gm : gm;
-        }
-        return variable_list{total};
-      });
-  if (node) node->save(self);
-  return {var, mean};
+  Tensor total;
+  if (grad_var.defined()) {
+    Tensor centered = self - ember::mean(self, rd, true, std::nullopt);
+    total = unreduce(grad_var, in, rd, keepdim) * centered * (2.0 / (double(n) - correction));
+  }
+  if (grad_mean.defined()) {
+    Tensor gm = unreduce(grad_mean, in, rd, keepdim) / double(n);
+    total = total.defined() ? total + gm : gm;
+  }
+  return total;
 }
-EMBER_REGISTER_KERNEL(op::var_mean, Autograd, var_mean_autograd);
+
+}  // namespace
+
+EMBER_DERIVATIVE_OUTPUTS(op::max_dim, "MaxBackward0", (self, dim, keepdim), (values, indices),
+                         max_dim_backward(grad, indices, self_sizes, dim, keepdim));
+EMBER_DERIVATIVE_OUTPUTS(op::min_dim, "MinBackward0", (self, dim, keepdim), (values, indices),
+                         max_dim_backward(grad, indices, self_sizes, dim, keepdim));
+EMBER_DERIVATIVE_OUTPUTS(op::var_mean, "VarMeanBackward0", (self, dim, correction, keepdim),
+                         (var, mean),
+                         var_mean_backward(grad_var, grad_mean, self, dim, correction, keepdim));
+
+namespace {
 
 double correction_of(std::optional<double> c) { return c.value_or(1.0); }
 IntArrayRef dims_of(const std::optional<std::vector<int64_t>>& d) {

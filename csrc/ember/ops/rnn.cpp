@@ -18,6 +18,7 @@
 #include "ember/autograd/engine.h"
 #include "ember/autograd/node.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/rnn.h"
 
@@ -75,7 +76,7 @@ std::tuple<Tensor, Tensor, Tensor> rnn_layer_composite(const Tensor& x, const Te
 
 // The gradients of the composite layer (create_graph): inputs are x, hx, cx, w_ih, w_hh, b_ih,
 // b_hh; `g` the gradients of output, h_n and c_n.
-variable_list composite_grads(const FunctionNode& n, const variable_list& in,
+variable_list composite_grads(const std::array<bool, 7>& need, const variable_list& in,
                               const variable_list& g, RnnMode mode, bool reverse) {
   auto [o, h, c] =
       rnn_layer_composite(in[0], in[1], in[2], in[3], in[4], in[5], in[6], mode, reverse);
@@ -89,7 +90,7 @@ variable_list composite_grads(const FunctionNode& n, const variable_list& in,
   }
   std::vector<size_t> where;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (n.next_edges[i].valid() && in[i].defined()) {
+    if (need[i] && in[i].defined()) {
       wrt.push_back(in[i]);
       where.push_back(i);
     }
@@ -101,35 +102,26 @@ variable_list composite_grads(const FunctionNode& n, const variable_list& in,
   return r;
 }
 
-RnnOut rnn_layer_autograd(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
-                          const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh, int64_t mode,
-                          bool reverse) {
-  RnnOut res =
-      op::_rnn_layer.redispatch(backend_of(x), x, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse);
-  auto& [out, h_n, c_n, gates, cells] = res;
-  auto node = autograd::record(
-      "RnnLayerBackward0", {x, hx, cx, w_ih, w_hh, b_ih, b_hh}, {out, h_n, c_n},
-      [mode, reverse](FunctionNode& n, const variable_list& g) {
-        variable_list in(7);
-        for (size_t i = 0; i < 7; ++i) in[i] = n.saved(i);
-        bool recording = autograd::any_requires_grad(
-            {&g[0], &g[1], &g[2], &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &in[6]});
-        if (recording) return composite_grads(n, in, g, RnnMode(mode), reverse);
-        std::array<bool, 7> mask{};
-        for (size_t i = 0; i < 7; ++i) mask[i] = n.next_edges[i].valid();
-        return op::_rnn_layer_backward.call(in[0], in[1], in[2], in[3], in[4], n.saved(7),
-                                            n.saved(8), n.saved(9), g[0], g[1], g[2], mode, reverse,
-                                            mask);
-      });
-  if (node) {
-    for (const Tensor* t : {&x, &hx, &cx, &w_ih, &w_hh, &b_ih, &b_hh}) node->save(*t);
-    node->save(out, true);
-    node->save(gates);
-    node->save(cells);
-  }
-  return res;
+// The backward of the fused layer: the fused kernels, or the composite when it is recorded.
+variable_list rnn_layer_backward(const variable_list& in, const Tensor& output, const Tensor& gates,
+                                 const Tensor& cells, const variable_list& g, int64_t mode,
+                                 bool reverse, const std::array<bool, 7>& need) {
+  bool recording = autograd::any_requires_grad(
+      {&g[0], &g[1], &g[2], &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &in[6]});
+  if (recording) return composite_grads(need, in, g, RnnMode(mode), reverse);
+  return op::_rnn_layer_backward.call(in[0], in[1], in[2], in[3], in[4], output, gates, cells, g[0],
+                                      g[1], g[2], mode, reverse, need);
 }
-EMBER_REGISTER_KERNEL(op::_rnn_layer, Autograd, rnn_layer_autograd);
+
+}  // namespace
+
+EMBER_DERIVATIVE_GROUPED(
+    op::_rnn_layer, "RnnLayerBackward0", (input, hx, cx, w_ih, w_hh, b_ih, b_hh, mode, reverse),
+    (output, h_n, c_n, gates, cells), (input, hx, cx, w_ih, w_hh, b_ih, b_hh),
+    rnn_layer_backward(variable_list{input, hx, cx, w_ih, w_hh, b_ih, b_hh}, output, gates, cells,
+                       variable_list{grad_output, grad_h_n, grad_c_n}, mode, reverse, need));
+
+namespace {
 
 // Whether the fused kernels cover these arguments (Note [Fused RNN layer]).
 bool fusable(const Tensor& x, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,

@@ -14,9 +14,6 @@
 
 namespace ember {
 
-using autograd::FunctionNode;
-using autograd::variable_list;
-
 namespace {
 
 int64_t dim_size(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.sizes()[size_t(dim)]; }
@@ -84,85 +81,41 @@ EMBER_DERIVATIVE(op::logcumsumexp, "LogcumsumexpBackward0", (self, dim),
 
 namespace {
 
-template <bool Max>
-std::tuple<Tensor, Tensor> cum_extreme_autograd(const Tensor& self, int64_t dim) {
-  auto [values, indices] =
-      select_op<Max>(op::cummax, op::cummin).redispatch(backend_of(self), self, dim);
-  int64_t size = dim_size(self, dim), nd = self.dim();
-  auto node =
-      autograd::record(Max ? "CummaxBackward0" : "CumminBackward0", {self}, {values},
-                       [dim, size, nd](FunctionNode& n, const variable_list& g) {
-                         return variable_list{place_picked(g[0], n.saved(0), dim, size, true, nd)};
-                       });
-  if (node) node->save(indices);
-  return {values, indices};
+// The gradient of values picked at `indices` along `dim` of an input of shape `in`.
+Tensor picked_backward(const Tensor& grad, const Tensor& indices, IntArrayRef in, int64_t dim,
+                       bool keepdim) {
+  int64_t size = in.empty() ? 1 : in[size_t(dim)];
+  return place_picked(grad, indices, dim, size, keepdim, int64_t(in.size()));
 }
-EMBER_REGISTER_KERNEL(op::cummax, Autograd, cum_extreme_autograd<true>);
-EMBER_REGISTER_KERNEL(op::cummin, Autograd, cum_extreme_autograd<false>);
-
-// Records `name` for values selected at `indices` along `dim`.
-void record_picked(const char* name, const Tensor& self, const Tensor& values,
-                   const Tensor& indices, int64_t dim, bool keepdim) {
-  int64_t size = dim_size(self, dim), nd = self.dim();
-  auto node = autograd::record(
-      name, {self}, {values}, [dim, size, keepdim, nd](FunctionNode& n, const variable_list& g) {
-        return variable_list{place_picked(g[0], n.saved(0), dim, size, keepdim, nd)};
-      });
-  if (node) node->save(indices);
-}
-
-std::tuple<Tensor, Tensor> sort_autograd(const Tensor& self, int64_t dim, bool descending,
-                                         bool stable) {
-  auto [values, indices] = op::sort.redispatch(backend_of(self), self, dim, descending, stable);
-  record_picked("SortBackward0", self, values, indices, dim, true);
-  return {values, indices};
-}
-EMBER_REGISTER_KERNEL(op::sort, Autograd, sort_autograd);
-
-std::tuple<Tensor, Tensor> topk_autograd(const Tensor& self, int64_t k, int64_t dim, bool largest,
-                                         bool sorted) {
-  auto [values, indices] = op::topk.redispatch(backend_of(self), self, k, dim, largest, sorted);
-  record_picked("TopkBackward0", self, values, indices, dim, true);
-  return {values, indices};
-}
-EMBER_REGISTER_KERNEL(op::topk, Autograd, topk_autograd);
-
-std::tuple<Tensor, Tensor> kthvalue_autograd(const Tensor& self, int64_t k, int64_t dim,
-                                             bool keepdim) {
-  auto [values, indices] = op::kthvalue.redispatch(backend_of(self), self, k, dim, keepdim);
-  record_picked("KthvalueBackward0", self, values, indices, dim, keepdim);
-  return {values, indices};
-}
-EMBER_REGISTER_KERNEL(op::kthvalue, Autograd, kthvalue_autograd);
-
-template <bool Median>
-std::tuple<Tensor, Tensor> select_autograd(const Tensor& self, int64_t dim, bool keepdim) {
-  auto [values, indices] =
-      select_op<Median>(op::median_dim, op::mode).redispatch(backend_of(self), self, dim, keepdim);
-  record_picked(Median ? "MedianBackward1" : "ModeBackward0", self, values, indices, dim, keepdim);
-  return {values, indices};
-}
-EMBER_REGISTER_KERNEL(op::median_dim, Autograd, select_autograd<true>);
-EMBER_REGISTER_KERNEL(op::mode, Autograd, select_autograd<false>);
 
 // The median of all elements shares its gradient evenly among the elements equal to it (the NaNs
 // when it is NaN), as PyTorch's evenly_distribute_backward.
-Tensor median_autograd(const Tensor& self) {
-  Tensor out = op::median.redispatch(backend_of(self), self);
-  auto node = autograd::record(
-      "MedianBackward0", {self}, {out}, [](FunctionNode& n, const variable_list& g) {
-        Tensor self = n.saved(0), result = n.saved(1);
-        Tensor hit = logical_or(eq(self, result), logical_and(isnan(self), isnan(result)));
-        Tensor mask = to_dtype(hit, g[0].dtype());
-        return variable_list{mask * (g[0] / sum(mask))};
-      });
-  if (node) {
-    node->save(self);
-    node->save(out, true);
-  }
-  return out;
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  Tensor hit = logical_or(eq(self, result), logical_and(isnan(self), isnan(result)));
+  Tensor mask = to_dtype(hit, grad.dtype());
+  return mask * (grad / sum(mask));
 }
-EMBER_REGISTER_KERNEL(op::median, Autograd, median_autograd);
+}  // namespace
+
+EMBER_DERIVATIVE_OUTPUTS(op::cummax, "CummaxBackward0", (self, dim), (values, indices),
+                         picked_backward(grad, indices, self_sizes, dim, true));
+EMBER_DERIVATIVE_OUTPUTS(op::cummin, "CumminBackward0", (self, dim), (values, indices),
+                         picked_backward(grad, indices, self_sizes, dim, true));
+EMBER_DERIVATIVE_OUTPUTS(op::sort, "SortBackward0", (self, dim, descending, stable),
+                         (values, indices), picked_backward(grad, indices, self_sizes, dim, true));
+EMBER_DERIVATIVE_OUTPUTS(op::topk, "TopkBackward0", (self, k, dim, largest, sorted),
+                         (values, indices), picked_backward(grad, indices, self_sizes, dim, true));
+EMBER_DERIVATIVE_OUTPUTS(op::kthvalue, "KthvalueBackward0", (self, k, dim, keepdim),
+                         (values, indices),
+                         picked_backward(grad, indices, self_sizes, dim, keepdim));
+EMBER_DERIVATIVE_OUTPUTS(op::median_dim, "MedianBackward1", (self, dim, keepdim), (values, indices),
+                         picked_backward(grad, indices, self_sizes, dim, keepdim));
+EMBER_DERIVATIVE_OUTPUTS(op::mode, "ModeBackward0", (self, dim, keepdim), (values, indices),
+                         picked_backward(grad, indices, self_sizes, dim, keepdim));
+EMBER_DERIVATIVE(op::median, "MedianBackward0", (self),
+                 evenly_distribute_backward(grad, self, result));
+
+namespace {
 
 // Selecting along a dim of size 0 has no answer (sort and the scans just return empty).
 void check_reduction_dim(const Tensor& self, int64_t dim, const char* op) {
@@ -249,7 +202,6 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool sorted, bool 
                     "they aren't selected, so unique cannot be applied");
     }
   }
-  NoGradGuard g;  // unique is not differentiable
   return op::unique.call(self, sorted, return_inverse, return_counts, dim);
 }
 
@@ -258,14 +210,12 @@ Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_
   EMBER_CHECK(self.dim() == 1, "bincount only supports 1-d non-negative integral inputs.");
   EMBER_CHECK(!weights || (weights->dim() == 1 && weights->numel() == self.numel()),
               "weights should be 1-d and have the same length as input");
-  NoGradGuard g;  // bincount is not differentiable
   return op::bincount.call(self, weights, minlength);
 }
 
 Tensor histc(const Tensor& self, int64_t bins, double min, double max) {
   EMBER_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
   EMBER_CHECK(min <= max, "torch.histc: max must be larger than min");
-  NoGradGuard g;  // histc is not differentiable
   return op::histc.call(self, bins, min, max);
 }
 
