@@ -130,7 +130,7 @@ Tensor& fill_kernel(Tensor& self, const Scalar& value) {
   dispatch<kAllTypes | kComplexTypes>(self.dtype(), "fill_", [&](auto tag) {
     using T = decltype(tag);
     const T v = value.to<T>();
-    TensorIter it({&self});
+    TensorIter it({&self}, 1, WriteOverlap::kAllow);  // torch fills expanded tensors too
     it.for_each([&](char** p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(T)) {
         T* o = reinterpret_cast<T*>(p[0]);

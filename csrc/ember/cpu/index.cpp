@@ -147,7 +147,7 @@ Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   Along o = along(out, index.sizes(), dim), s = along(self, index.sizes(), dim),
         i = along(index, index.sizes(), dim);
   const int64_t len = extent(index, dim), bound = extent(self, dim);
-  TensorIter it({&o.view, &s.view, &i.view});
+  TensorIter it({&o.view, &s.view, &i.view}, 1, WriteOverlap::kAllow);
   dispatch_size(self.element_size(), [&](auto tag) {
     using T = decltype(tag);
     for_each_along(
@@ -216,7 +216,7 @@ void scatter_into(const Tensor& self, int64_t dim, const Tensor& index, const Te
   Along d = along(self, index.sizes(), dim), i = along(index, index.sizes(), dim),
         s = along(src, index.sizes(), dim);
   const int64_t len = extent(index, dim), bound = extent(self, dim);
-  TensorIter it({&d.view, &i.view, &s.view});
+  TensorIter it({&d.view, &i.view, &s.view}, 1, WriteOverlap::kAllow);
   auto loop = [&](auto tag, auto f) {
     using T = decltype(tag);
     for_each_along(
@@ -264,7 +264,7 @@ void divide_by_count(Tensor& self, int64_t dim, const Tensor& index, bool includ
   Tensor count = zeros(self.sizes(), kLong);
   Tensor one = scalar_tensor(1, kLong);
   scatter_into(count, dim, index, expand_view(one, index.sizes()), Reduce::Sum);
-  TensorIter it({&self, &count});
+  TensorIter it({&self, &count}, 1, WriteOverlap::kAllow);
   dispatch<kNumericTypes>(self.dtype(), "scatter_reduce", [&](auto tag) {
     using T = decltype(tag);
     it.for_each([&](char** p, const int64_t* st, int64_t n) {
@@ -333,7 +333,7 @@ Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index)
   if (out.numel() == 0) return out;
   Along o = along(out, shape, dim), s = along(self, shape, dim);
   const int64_t es = int64_t(self.element_size());
-  TensorIter it({&o.view, &s.view});
+  TensorIter it({&o.view, &s.view}, 1, WriteOverlap::kAllow);
   dispatch_size(size_t(es), [&](auto tag) {
     using T = decltype(tag);
     for_each_along(
@@ -368,7 +368,7 @@ Tensor& index_add_kernel_(Tensor& self, int64_t dim, const Tensor& index, const 
   std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_add_",
                                         self.dim() <= 1 ? ErrorKind::Index : ErrorKind::Runtime);
   Along d = along(self, source.sizes(), dim), s = along(source, source.sizes(), dim);
-  TensorIter it({&d.view, &s.view});
+  TensorIter it({&d.view, &s.view}, 1, WriteOverlap::kAllow);
   dispatch<kAllTypes>(self.dtype(), "index_add_", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
@@ -401,7 +401,7 @@ Tensor& masked_fill_kernel_(Tensor& self, const Tensor& mask, const Tensor& valu
   if (self.numel() == 0) return self;
   Tensor v = to_dtype(value, self.dtype());
   Tensor m = expand_view(mask, self.sizes());
-  TensorIter it({&self, &m});
+  TensorIter it({&self, &m}, 1, WriteOverlap::kAllow);
   dispatch_size(self.element_size(), [&](auto tag) {
     using T = decltype(tag);
     const T fill = *ptr<T>(static_cast<const char*>(v.data_ptr()));
@@ -552,7 +552,7 @@ Tensor index_offsets(const AdvancedIndex& ai, int64_t itemsize) {
   Tensor off = zeros(ai.index_shape, kLong);
   for (size_t k = 0; k < ai.indices.size(); ++k) {
     const int64_t size = ai.sizes[k], step = ai.strides[k] * itemsize, dim = ai.dims[k];
-    TensorIter it({&off, &ai.indices[k]});
+    TensorIter it({&off, &ai.indices[k]}, 1, WriteOverlap::kAllow);
     it.for_each([&](char** p, const int64_t* st, int64_t n) {
       for (int64_t e = 0; e < n; ++e) {
         int64_t v = *ptr<int64_t>(p[1] + e * st[1]);
@@ -577,7 +577,7 @@ Tensor index_kernel(const Tensor& self, const IndexList& indices) {
   Tensor off = index_offsets(ai, es);
   Tensor out = empty(ai.src.sizes(), self.dtype());
   if (out.numel() == 0) return out;
-  TensorIter it({&out, &ai.src, &off});
+  TensorIter it({&out, &ai.src, &off}, 1, WriteOverlap::kAllow);
   dispatch_size(size_t(es), [&](auto tag) {
     using T = decltype(tag);
     it.for_each([&](char** p, const int64_t* st, int64_t n) {
@@ -602,7 +602,7 @@ Tensor& index_put_kernel_(Tensor& self, const IndexList& indices, const Tensor& 
   Tensor off = index_offsets(ai, es);  // every index checked before the first write
   if (ai.src.numel() == 0) return self;
   Tensor v = expand_view(values, ai.src.sizes());
-  TensorIter it({&ai.src, &v, &off});
+  TensorIter it({&ai.src, &v, &off}, 1, WriteOverlap::kAllow);
   auto loop = [&](auto tag, auto f, int64_t grain) {
     using T = decltype(tag);
     it.for_each(

@@ -48,7 +48,8 @@ bool flat_run(std::initializer_list<const Tensor*> operands) {
 
 }  // namespace
 
-TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutputs) {
+TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutputs,
+                       WriteOverlap overlap) {
   n_ = int(operands.size());
   EMBER_ASSERT(n_ <= kMaxOperands && noutputs >= 1);
   const Tensor& out = **operands.begin();
@@ -66,6 +67,16 @@ TensorIter::TensorIter(std::initializer_list<const Tensor*> operands, int noutpu
       base_[size_t(k++)] = static_cast<char*>(t->data_ptr());
     }
     return;
+  }
+  if (overlap == WriteOverlap::kRefuse && numel_ > 0) {  // an empty output writes nothing
+    for (int k = 0; k < noutputs; ++k) {
+      const Tensor& o = *operands.begin()[k];
+      for (size_t d = 0; d < o.sizes().size(); ++d)
+        EMBER_CHECK(o.sizes()[d] <= 1 || o.strides()[d] != 0,
+                    "unsupported operation: more than one element of the written-to tensor "
+                    "refers to a single memory location. Please clone() the tensor before "
+                    "performing the operation.");
+    }
   }
   // Byte strides aligned to the output's dims (right-aligned broadcasting).
   std::array<DimVector, kMaxOperands> st;

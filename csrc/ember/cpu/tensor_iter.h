@@ -17,10 +17,16 @@ namespace ember::cpu {
 constexpr int kMaxOperands = 6;
 constexpr size_t kMaxDims = 64;  // PyTorch's limit too
 
+/// Whether an output may have several elements at one address (a stride-0 dim, as from
+/// expand()): elementwise writes refuse it, as torch does, since each element would be written
+/// several times; fills and index kernels that restride their output on purpose allow it.
+enum class WriteOverlap { kRefuse, kAllow };
+
 class TensorIter {
  public:
   /// `operands`: outputs first (already shaped to the broadcast shape), then inputs.
-  TensorIter(std::initializer_list<const Tensor*> operands, int noutputs = 1);
+  TensorIter(std::initializer_list<const Tensor*> operands, int noutputs = 1,
+             WriteOverlap overlap = WriteOverlap::kRefuse);
 
   int64_t numel() const { return numel_; }
   int ntensors() const { return n_; }
