@@ -6,11 +6,6 @@
 
 namespace ember {
 
-// Defined in copy.cpp: torch's RuntimeError for an in-place write into a tensor whose elements
-// share memory (a stride-0 dim of size > 1, as expand gives); declared here to keep headers as
-// they are. fill_ and zero_ allow such a tensor, as torch.
-void check_no_internal_overlap(const Tensor& self);
-
 // Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
 // self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
 void bump_inplace_version(const Tensor& self);
@@ -26,7 +21,6 @@ using autograd::variable_list;
   }                                                                                           \
   Tensor name(const Tensor& self, const Tensor& other) { return op::name.call(self, other); } \
   Tensor& name##_(Tensor& self, const Tensor& other) {                                        \
-    check_no_internal_overlap(self);                                                          \
     op::name##_.call(self, other);                                                            \
     bump_inplace_version(self);                                                               \
     return self;                                                                              \
@@ -124,7 +118,6 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return op::add.call(self, other, alpha);
 }
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  check_no_internal_overlap(self);
   op::add_.call(self, other, alpha);
   bump_inplace_version(self);
   return self;
@@ -135,7 +128,6 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_sub(self, other);
-  check_no_internal_overlap(self);
   op::sub_.call(self, other, alpha);
   bump_inplace_version(self);
   return self;

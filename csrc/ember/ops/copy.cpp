@@ -122,18 +122,7 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& 
   return self;
 }
 
-// An in-place write into a tensor whose elements share memory: torch refuses it (fill_ and
-// zero_ excepted). Declared where it is used (binary.cpp).
-void check_no_internal_overlap(const Tensor& self) {
-  for (int64_t d = 0; d < self.dim(); ++d)
-    EMBER_CHECK(self.stride(d) != 0 || self.size(d) <= 1,
-                "unsupported operation: more than one element of the written-to tensor refers to "
-                "a single memory location. Please clone() the tensor before performing the "
-                "operation.");
-}
-
 Tensor& copy_(Tensor& self, const Tensor& src) {
-  check_no_internal_overlap(self);
   if (!self.sizes().equals(src.sizes()))
     broadcast_shapes(self.sizes(), src.sizes(), "copy_");  // raises on mismatch
   EMBER_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_: source of shape ", src.sizes(),
