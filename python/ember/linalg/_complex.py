@@ -7,7 +7,8 @@ product of its eigenvalues (no gradient)."""
 
 from .. import _C
 from .._C import _linalg, view_as_real
-from .._ops.creation import eye
+from .._ops.creation import eye, zeros_like
+from .._ops.shape import diag_embed
 
 
 def _c(x):
@@ -60,3 +61,184 @@ def inv(A, solve_real):
 def det(A):
     w = eig_ex(A, False)[0]
     return w.prod(-1)
+
+
+# --- complex paths through the real embedding --------------------------------------------------
+# _embed is a *-homomorphism: embed(A B) = embed(A) embed(B), embed(A^H) = embed(A)^T, so
+# pinv and matrix functions commute with it, and each singular value or eigenvalue of a
+# Hermitian A appears twice in embed(A). Gradients then come from the real ops' (svdvals and
+# eigvalsh need no 1 / (s_i - s_j) terms, so the doubled values do no harm).
+
+
+def _real_of(dtype):
+    return _C.float64 if dtype == _C.complex128 else _C.float32
+
+
+def _unembed(X, m, n):
+    """The complex m x n matrix whose embedding's left column block is X[..., :2m, :n]."""
+    from .._ops.complex import _make
+
+    return _make(X[..., :m, :n], X[..., m:, :n])
+
+
+def svdvals(A, svdvals_real):
+    return svdvals_real(_embed(A))[..., ::2]
+
+
+def hermitian_part(A, upper):
+    """The Hermitian matrix LAPACK's heevd reads from one triangle (real diagonal)."""
+    from .._ops.complex import _make
+
+    from .._ops.complex_more import _tri
+
+    T = _tri(_C.triu, A, 1) if upper else _tri(_C.tril, A, -1)
+    d = view_as_real(A.diagonal(0, -2, -1)).select(-1, 0)
+    return T + T.mH + _make(diag_embed(d), zeros_like(diag_embed(d)))
+
+
+def eigvalsh(A, upper, eigvalsh_real):
+    return eigvalsh_real(_embed(hermitian_part(A, upper)))[..., ::2]
+
+
+def pinv(A, pinv_real, **kwargs):
+    """pinv through the embedding, with the gradient from the pseudo-inverse's differential
+    dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P (the embedding's duplicated
+    singular values would make the real SVD's gradient divide by zero)."""
+    from ..autograd.function import Function
+
+    m, n = A.shape[-2], A.shape[-1]
+
+    class _PinvC(Function):
+        @staticmethod
+        def forward(ctx, A):
+            P = _unembed(pinv_real(_embed(A), **kwargs), n, m).contiguous()
+            ctx.save_for_backward(A, P)
+            return P
+
+        @staticmethod
+        def backward(ctx, G):
+            A, P = ctx.saved_tensors
+            Gh, Ph = G.mH, P.mH
+            g = -(Ph @ G @ Ph)
+            g = g + (Gh @ P @ Ph - A @ (P @ (Gh @ P @ Ph)))
+            g = g + (Ph @ P @ Gh - Ph @ P @ Gh @ P @ A)
+            return g
+
+    return _PinvC.apply(A)
+
+
+def _check_unitary(V, op):
+    I = eye(V.shape[-1], dtype=V.dtype)
+    err = (V.mH @ V - I).abs().amax().item() if V.numel() else 0.0
+    if err > (1e-3 if V.dtype == _C.complex64 else 1e-8):
+        raise NotImplementedError(
+            f"{op}: ember's complex path needs distinct eigenvalues / singular values for the "
+            "vectors; this matrix has repeated ones"
+        )
+
+
+def eigh(A, upper, eigh_real):
+    from ..autograd.function import Function
+
+    class _EighC(Function):
+        @staticmethod
+        def forward(ctx, H):
+            n = H.shape[-1]
+            w, W = eigh_real(_embed(H))
+            w, W = w[..., ::2].contiguous(), W[..., ::2]
+            V = _unembed(W, n, n).contiguous()
+            _check_unitary(V, "linalg.eigh")
+            ctx.save_for_backward(w, V)
+            return w, V
+
+        @staticmethod
+        def backward(ctx, gw, gV):
+            w, V = ctx.saved_tensors
+            return _eig_grad(w, V, gw, gV, hermitian=True)
+
+    return _EighC.apply(hermitian_part(A, upper))
+
+
+def _eig_grad(w, V, gw, gV, hermitian):
+    """The gradient of (eigenvalues, eigenvectors) with respect to A, in torch's convention:
+    V^-H (diag(gw) + P(V^H gV) / conj(w_j - w_i)) V^H, P projecting out the gauge freedom
+    (the skew-Hermitian part for Hermitian A; for general A the unit-norm columns)."""
+    from .._ops.complex import _as_complex
+
+    n = w.shape[-1]
+    cw = _as_complex(w, V.dtype)
+    I = eye(n, dtype=V.dtype)
+    if gV is not None:
+        M = V.mH @ gV
+        if hermitian:
+            M = (M - M.mH) * 0.5
+        else:
+            d = view_as_real(M.diagonal(0, -2, -1)).select(-1, 0)
+            M = M - V.mH @ (V * _as_complex(d, V.dtype).unsqueeze(-2))
+        E = cw.unsqueeze(-2) - cw.unsqueeze(-1)
+        E = _C.conj_physical(E) + I
+        M = M / E * (1 - I)
+    else:
+        M = zeros_like(I).expand(V.shape)
+    if gw is not None:
+        M = M + _diag_c(_as_complex(gw, V.dtype))
+    if hermitian:
+        return V @ M @ V.mH
+    return solve(V.mH, M @ V.mH, _real_solve)
+
+
+def _diag_c(v):
+    from .._ops.complex import _make
+
+    return _make(diag_embed(view_as_real(v).select(-1, 0)), diag_embed(view_as_real(v).select(-1, 1)))
+
+
+def _real_solve(M, B):
+    from . import solve as real_solve
+
+    return real_solve(M, B)
+
+
+def eig_grad_fn(A, compute_v):
+    """eig / eigvals with a gradient (torch's formula; the eigenvalues must be distinct)."""
+    from ..autograd.function import Function
+
+    class _EigC(Function):
+        @staticmethod
+        def forward(ctx, A):
+            w, V, info = _linalg.eig_ex(A, True)
+            ctx.save_for_backward(w, V)
+            ctx.real_input = not _c(A)
+            return w, V, info
+
+        @staticmethod
+        def backward(ctx, gw, gV, _ginfo):
+            w, V = ctx.saved_tensors
+            g = _eig_grad(w, V, gw, gV if compute_v else None, hermitian=False)
+            return view_as_real(g).select(-1, 0) if ctx.real_input else g
+
+    w, V, info = _EigC.apply(A)
+    return w, V, info
+
+
+def cholesky(A):
+    """The lower Cholesky factor of Hermitian positive-definite A, composed recursively over
+    2x2 blocks of complex ops (so its gradient is the composition's)."""
+    from .._ops.complex import _make
+
+    n = A.shape[-1]
+    if n == 1:
+        d = _C.sqrt(view_as_real(A).select(-1, 0))
+        return _make(d, zeros_like(d))
+    k = n // 2
+    L11 = cholesky(A[..., :k, :k])
+    # L21 = A21 L11^-H, as the solve L11 X = A21^H, X = L21^H
+    L21 = solve(L11, A[..., k:, :k].mH, _real_solve).mH
+    L22 = cholesky(A[..., k:, k:] - L21 @ L21.mH)
+    top = _C.cat([view_as_real(L11), zeros_like(view_as_real(L21.mH))], -2)
+    bottom = _C.cat([view_as_real(L21), view_as_real(L22)], -2)
+    return view_as_complex_c(_C.cat([top, bottom], -3))
+
+
+def view_as_complex_c(x):
+    return _C.view_as_complex(x.contiguous())

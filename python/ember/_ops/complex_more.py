@@ -1,0 +1,246 @@
+"""More complex paths (see complex.py): random draws, item assignment, triangles, scans,
+contractions (einsum, tensordot, addmm and kin) and norms, each composed over real kernels so
+that its gradient follows torch's conjugate Wirtinger convention from the real ops' gradients."""
+
+import builtins
+import functools
+import math
+
+from .. import _C
+from .._C import Tensor, view_as_complex, view_as_real
+from .complex import _abs_c, _as_complex, _complex_dtype, _is_c, _matmul_parts, _real_dtype
+from .creation import tensor
+
+_IS_COMPLEX = Tensor.is_complex
+
+
+def _vc(x):
+    return view_as_complex(x.contiguous())
+
+
+# --- random draws ----------------------------------------------------------------------------
+
+
+def complex_draw(draw, size, dtype, scale):
+    """A complex tensor of `size` whose real and imaginary parts are real draws times scale
+    (torch's complex randn has variance 1/2 per part, so that E|z|^2 = 1)."""
+    parts = draw(tuple(size) + (2,), _real_dtype(dtype))
+    if scale != 1.0:
+        parts = parts * scale
+    return _vc(parts)
+
+
+def normal_c_(self, mean, std, generator):
+    """normal_ for a complex tensor: each part drawn with std / sqrt(2) around the parts of
+    mean (a complex mean shifts both parts)."""
+    m = builtins.complex(mean)
+    r = view_as_real(self)
+    _C._normal_(r, 0.0, float(std) / math.sqrt(2.0), generator)
+    if m != 0:
+        r.select(-1, 0).add_(m.real)
+        r.select(-1, 1).add_(m.imag)
+    return self
+
+
+# --- item assignment -------------------------------------------------------------------------
+
+
+def setitem_guard(orig):
+    """Tensor.__setitem__ that accepts a Python complex value for a complex tensor."""
+
+    @functools.wraps(orig)
+    def __setitem__(self, index, value):
+        if isinstance(value, builtins.complex) and _IS_COMPLEX(self):
+            value = tensor(value, dtype=self.dtype)
+        return orig(self, index, value)
+
+    return __setitem__
+
+
+# --- triangles, scans ------------------------------------------------------------------------
+
+
+def _tri(fn, z, diagonal=0, *, out=None):
+    if z.dim() < 2:
+        raise RuntimeError(f"{fn.__name__}: input tensor must have at least 2 dimensions")
+    result = _vc(fn(view_as_real(z).movedim(-1, 0), diagonal).movedim(0, -1))
+    return out.copy_(result) if out is not None else result
+
+
+def _cumsum(z, dim, *, dtype=None, out=None):
+    if dtype is not None:
+        z = z.to(dtype)
+    d = dim % builtins.max(z.dim(), 1)
+    result = _vc(_C.cumsum(view_as_real(z), d)) if z.dim() else z.clone()
+    return out.copy_(result) if out is not None else result
+
+
+def _cumprod(z, dim, *, dtype=None, out=None):
+    """Inclusive product scan by doubling (Hillis-Steele): log2(n) complex multiplies."""
+    if dtype is not None:
+        z = z.to(dtype)
+    if z.dim() == 0:
+        return z.clone()
+    d = dim % z.dim()
+    x = z.movedim(d, 0)
+    n, shift = x.shape[0], 1
+    while shift < n:
+        head = x[:shift]
+        x = _C.cat([view_as_real(head), view_as_real(x[shift:] * x[: n - shift])], 0)
+        x = _vc(x)
+        shift *= 2
+    result = x.movedim(0, d)
+    return out.copy_(result) if out is not None else result
+
+
+# --- contractions ----------------------------------------------------------------------------
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _pair_matrix(z):
+    """[[re, -im], [im, re]] in two trailing dims: complex products become matrix products."""
+    r, i = view_as_real(z).select(-1, 0), view_as_real(z).select(-1, 1)
+    return _C.stack([_C.stack([r, -i], -1), _C.stack([i, r], -1)], -2)
+
+
+def einsum_c(equation, *operands):
+    """einsum with complex operands as one real einsum: every complex operand but the last as
+    its 2x2 real matrix, chained through fresh indices, the last as its (re, im) pair."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if not arrow:
+        seen = [c for c in lhs if c.isalpha()]
+        out = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(seen) if seen.count(c) == 1)
+        )
+    ct = operands[0].dtype
+    for t in operands[1:]:
+        ct = _C.promote_types(ct, t.dtype)
+    ct = _complex_dtype(ct)
+    free = [c for c in _LETTERS if c not in eq]
+    cidx = [k for k, t in enumerate(operands) if _is_c(t)]
+    ops, subs = [], []
+    for k, t in enumerate(operands):
+        if k not in cidx:
+            ops.append(t.to(_real_dtype(ct)))
+            subs.append(ins[k])
+            continue
+        j = cidx.index(k)
+        t = _as_complex(t, ct)
+        if j == len(cidx) - 1:
+            ops.append(view_as_real(t))
+            subs.append(ins[k] + free[j])
+        else:
+            ops.append(_pair_matrix(t))
+            subs.append(ins[k] + free[j] + free[j + 1])
+    result = _C.einsum(",".join(subs) + "->" + out + free[0], *ops)
+    return _vc(result)
+
+
+def einsum_guard(orig):
+    @functools.wraps(orig)
+    def einsum(*args):
+        if args and isinstance(args[0], str):
+            ops = args[1:]
+            if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+                ops = ops[0]
+            if builtins.any(_is_c(t) for t in ops):
+                return einsum_c(args[0], *ops)
+        elif builtins.any(_is_c(t) for t in args[0::2]):
+            return einsum_c(*_sublist_equation(args))
+        return orig(*args)
+
+    return einsum
+
+
+def _sublist_equation(args):
+    from .products import _sublist_letters
+
+    ops = list(args[0::2][: len(args) // 2])
+    eq = ",".join(_sublist_letters(s) for s in args[1::2])
+    if len(args) % 2 == 1:
+        eq += "->" + _sublist_letters(args[-1])
+    return (eq, *ops)
+
+
+def _tensordot(a, b, dims=2, out=None):
+    from .products import tensordot
+
+    result = _matmul_parts(lambda x, y: tensordot(x, y, dims), a, b)
+    return out.copy_(result) if out is not None else result
+
+
+def _addmm_family(fn):
+    def run(input, a, b, *, beta=1, alpha=1, out=None):
+        product = _matmul_parts(fn, a, b)
+        if alpha != 1:
+            product = product * alpha
+        if beta == 0:
+            result = product.expand(_C.broadcast_shapes(product.shape, input.shape))
+        else:
+            result = (input * beta if beta != 1 else input) + product
+        return out.copy_(result) if out is not None else result
+
+    return run
+
+
+def _addbmm_product(a, b):
+    return _C.bmm(a, b).sum(0)
+
+
+def _any_c(args, kwargs):
+    return builtins.any(_is_c(a) or isinstance(a, builtins.complex) for a in args) or builtins.any(
+        _is_c(v) for v in kwargs.values()
+    )
+
+
+def multi_guard(orig, path):
+    """orig with path in front for a complex tensor among all positional arguments (for ops of
+    three tensors, such as addmm, which the C++ guard's one-or-two-argument check misses)."""
+
+    @functools.wraps(orig)
+    def f(*args, **kwargs):
+        if _any_c(args, kwargs):
+            return path(*args, **kwargs)
+        return orig(*args, **kwargs)
+
+    return f
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+
+def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    from .reduce import norm
+
+    if p == "nuc":
+        from ..linalg import matrix_norm
+
+        return matrix_norm(input, "nuc", dim if dim is not None else (0, 1), keepdim)
+    if dtype is not None and dtype.is_complex:
+        dtype = _real_dtype(dtype)
+    return norm(_abs_c(input), p, dim, keepdim, dtype)
+
+
+# (name, path, which positional args may be complex), as complex._PATHS
+PATHS = {
+    "cumsum": (_cumsum, 1),
+    "cumprod": (_cumprod, 1),
+    "triu": (functools.partial(_tri, _C.triu), 1),
+    "tril": (functools.partial(_tri, _C.tril), 1),
+    "tensordot": (_tensordot, 2),
+    "norm": (_norm, 1),
+}
+# name -> path for ops whose complex tensor may come third (Python guard over all arguments)
+MULTI_PATHS = {
+    "addmm": _addmm_family(_C.mm),
+    "addmv": _addmm_family(_C.mv),
+    "baddbmm": _addmm_family(_C.bmm),
+    "addbmm": _addmm_family(_addbmm_product),
+    "addr": _addmm_family(lambda a, b: a.unsqueeze(-1) * b),
+}

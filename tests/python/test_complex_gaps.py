@@ -1,0 +1,202 @@
+"""Complex paths that were missing: random draws, item assignment, triangles, scans, contractions,
+norms and the linalg decompositions, against numpy, torch and complex gradcheck."""
+
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck
+
+
+def _c(shape, seed=0, dtype=ember.complex128):
+    r = np.random.default_rng(seed)
+    a = r.standard_normal(shape) + 1j * r.standard_normal(shape)
+    return ember.tensor(a, dtype=dtype)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def _close(a, b, tol=1e-9):
+    np.testing.assert_allclose(_np(a) if isinstance(a, ember.Tensor) else a, b, rtol=tol, atol=tol)
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+# --- random draws ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [ember.complex64, ember.complex128])
+def test_randn_complex_has_half_variance_per_part(dtype):
+    ember.manual_seed(0)
+    z = ember.randn(400, 500, dtype=dtype)
+    assert z.dtype == dtype and tuple(z.shape) == (400, 500)
+    assert abs(z.real.var().item() - 0.5) < 0.01 and abs(z.imag.var().item() - 0.5) < 0.01
+    assert abs((z.abs() ** 2).mean().item() - 1.0) < 0.02
+
+
+def test_rand_and_normal_complex():
+    z = ember.rand(1000, dtype=ember.complex64)
+    assert z.dtype == ember.complex64
+    assert 0 <= z.real.min().item() and z.real.max().item() < 1 and 0 <= z.imag.min().item()
+    e = ember.empty(20000, dtype=ember.complex64).normal_(mean=1 + 2j, std=2.0)
+    assert abs(e.real.mean().item() - 1) < 0.05 and abs(e.imag.mean().item() - 2) < 0.05
+    assert abs(((e - (1 + 2j)).abs() ** 2).mean().item() - 4.0) < 0.2
+    u = ember.empty(100, dtype=ember.complex128).uniform_(2, 3)
+    assert 2 <= u.imag.min().item() and u.imag.max().item() < 3
+    assert ember.randn_like(u).dtype == ember.complex128
+
+
+def test_real_random_unchanged():
+    ember.manual_seed(3)
+    a = ember.randn(5)
+    ember.manual_seed(3)
+    b = ember.randn(5)
+    assert a.dtype == ember.float32 and ember.equal(a, b)
+
+
+# --- setitem, triangles, where ---------------------------------------------------------------
+
+
+def test_setitem_complex_scalar():
+    z = _c((3, 3))
+    z[0, 0] = 1 + 2j
+    z[1] = 3j
+    assert complex(z[0, 0].item()) == 1 + 2j
+    assert np.all(_np(z[1]) == 3j)
+
+
+def test_triu_tril_where():
+    z = _c((2, 4, 5))
+    a = _np(z)
+    _close(ember.triu(z, 1), np.triu(a, 1))
+    _close(z.tril(-1), np.tril(a, -1))
+    _close(ember.where(z.real > 0, z, 0), np.where(a.real > 0, a, 0))
+
+
+# --- scans, contractions ---------------------------------------------------------------------
+
+
+def test_cumsum_cumprod():
+    z = _c((3, 6))
+    a = _np(z)
+    _close(ember.cumsum(z, 1), np.cumsum(a, 1))
+    _close(z.cumsum(0), np.cumsum(a, 0))
+    _close(z.cumprod(1), np.cumprod(a, 1))
+    _close(ember.cumprod(z, -2), np.cumprod(a, 0))
+    x = _c((5,), 1).requires_grad_()
+    assert gradcheck(lambda t: t.cumprod(0), (x,))
+    assert gradcheck(lambda t: t.cumsum(0), (x,))
+
+
+def test_einsum_bmm_tensordot_addmm():
+    a, b, c = _c((3, 4, 5), 1), _c((3, 5, 2), 2), _c((3, 2, 2), 3)
+    na, nb, nc = _np(a), _np(b), _np(c)
+    _close(ember.einsum("bij,bjk->bik", a, b), np.einsum("bij,bjk->bik", na, nb))
+    _close(ember.einsum("bij,bjk,bkl", a, b, c), np.einsum("bij,bjk,bkl", na, nb, nc))
+    _close(ember.einsum("ii", a[0, :4, :4]), np.einsum("ii", na[0, :4, :4]))
+    _close(ember.einsum("bij,bjk->bik", a, b.real), np.einsum("bij,bjk->bik", na, nb.real))
+    _close(ember.einsum(a, [0, 1, 2], b, [0, 2, 3], [0, 1, 3]), na @ nb)
+    _close(ember.bmm(a, b), na @ nb)
+    _close(ember.tensordot(a, b, ([0, 2], [0, 1])), np.tensordot(na, nb, ([0, 2], [0, 1])))
+    e = _c((3, 4, 2), 8)
+    ne = _np(e)
+    _close(ember.addmm(e[0], a[0], b[0], beta=0.5, alpha=2j), 0.5 * ne[0] + 2j * (na[0] @ nb[0]))
+    _close(ember.baddbmm(e, a, b), ne + na @ nb)
+    _close(ember.addmm(e[0], a[0], b[0], beta=0), na[0] @ nb[0])
+    d = _c((4, 2), 9)
+    _close(d.addmm(a[0], b[0].real), _np(d) + na[0] @ nb[0].real)
+    x, y = _c((2, 3), 4).requires_grad_(), _c((3, 2), 5).requires_grad_()
+    assert gradcheck(lambda p, q: ember.einsum("ij,jk->ik", p, q), (x, y))
+
+
+def test_mH_conjugates():
+    z = _c((2, 3))
+    _close(z.mH, _np(z).conj().T)
+    _close(z.H, _np(z).conj().T)
+    _close(ember.adjoint(z), _np(z).conj().T)
+    r = ember.randn(2, 3)
+    assert r.mH.data_ptr() == r.data_ptr()
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+
+def test_norms():
+    z = _c((4, 5))
+    a = _np(z)
+    _close(ember.linalg.vector_norm(z), np.linalg.norm(a.ravel()))
+    _close(ember.linalg.vector_norm(z, 1, dim=0), np.abs(a).sum(0))
+    _close(ember.linalg.vector_norm(z, math.inf), np.abs(a).max())
+    _close(ember.linalg.norm(z), np.linalg.norm(a))
+    for ord in ("fro", "nuc", 1, -1, 2, -2, math.inf):
+        _close(ember.linalg.matrix_norm(z, ord), np.linalg.norm(a, ord), 1e-8)
+    _close(ember.norm(z), np.linalg.norm(a))
+    _close(z.norm(dim=1), np.linalg.norm(a, axis=1))
+    x = z.clone().requires_grad_()
+    assert gradcheck(lambda t: ember.linalg.vector_norm(t), (x,))
+
+
+# --- linalg ----------------------------------------------------------------------------------
+
+
+def test_svdvals_eigvalsh_pinv_lstsq_matrix_exp():
+    z = _c((2, 4, 3))
+    a = _np(z)
+    _close(ember.linalg.svdvals(z), np.linalg.svd(a, compute_uv=False), 1e-8)
+    h = z[0, :3] @ z[0, :3].mH
+    _close(ember.linalg.eigvalsh(h), np.linalg.eigvalsh(_np(h)), 1e-8)
+    _close(ember.linalg.pinv(z), np.linalg.pinv(a), 1e-8)
+    b = _c((2, 4, 2), 1)
+    _close(ember.linalg.lstsq(z, b).solution, np.linalg.pinv(a) @ _np(b), 1e-8)
+    m = _c((3, 3), 2) * 0.5
+    torch = _torch()
+    ref = torch.linalg.matrix_exp(torch.tensor(_np(m))).numpy()
+    _close(ember.linalg.matrix_exp(m), ref, 1e-8)
+    x = z[0].clone().requires_grad_()
+    assert gradcheck(lambda t: ember.linalg.svdvals(t), (x,))
+    assert gradcheck(lambda t: ember.linalg.pinv(t), (x,))
+
+
+def test_eigh_cholesky():
+    z = _c((2, 4, 4))
+    h = z @ z.mH + ember.eye(4)
+    w, V = ember.linalg.eigh(h)
+    nw, _ = np.linalg.eigh(_np(h))
+    _close(w, nw, 1e-8)
+    _close(h @ V, _np(V) * nw[..., None, :], 1e-8)
+    _close(V.mH @ V, np.broadcast_to(np.eye(4) + 0j, (2, 4, 4)), 1e-8)
+    L = ember.linalg.cholesky(h)
+    _close(L, np.linalg.cholesky(_np(h)), 1e-8)
+    _close(ember.linalg.cholesky(h, upper=True), np.linalg.cholesky(_np(h)).conj().swapaxes(-1, -2))
+    x = z[0].clone().requires_grad_()
+
+    def f(t):
+        w, V = ember.linalg.eigh(t @ t.mH)
+        return w, V.abs()  # |V| does not depend on the eigenvectors' phases
+
+    assert gradcheck(f, (x,))
+    assert gradcheck(lambda t: ember.linalg.cholesky(t @ t.mH + ember.eye(4)), (x,))
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.cholesky(-h)
+
+
+def test_eig_gradient_matches_torch():
+    torch = _torch()
+    z = _c((4, 4), 7)
+    x = z.clone().requires_grad_()
+    w = ember.linalg.eigvals(x)
+    (w.abs().sum() + (w * w).real.sum()).backward()
+    tx = torch.tensor(_np(z), requires_grad=True)
+    tw = torch.linalg.eigvals(tx)
+    (tw.abs().sum() + (tw * tw).real.sum()).backward()
+    _close(x.grad, tx.grad.numpy(), 1e-8)
+    r = ember.tensor(np.random.default_rng(1).standard_normal((4, 4)), requires_grad=True)
+    assert gradcheck(lambda t: ember.linalg.eigvals(t), (r,))
+    assert gradcheck(lambda t: ember.linalg.eigvals(t), (z.clone().requires_grad_(),))
+    assert gradcheck(lambda t: ember.linalg.eig(t)[1].abs(), (z.clone().requires_grad_(),))
