@@ -200,3 +200,21 @@ def test_eig_gradient_matches_torch():
     assert gradcheck(lambda t: ember.linalg.eigvals(t), (r,))
     assert gradcheck(lambda t: ember.linalg.eigvals(t), (z.clone().requires_grad_(),))
     assert gradcheck(lambda t: ember.linalg.eig(t)[1].abs(), (z.clone().requires_grad_(),))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_matches_torch(shape, mode):
+    z = _c(shape, 11)
+    Q, R = ember.linalg.qr(z, mode=mode)
+    torch = _torch()
+    tQ, tR = torch.linalg.qr(torch.tensor(_np(z)), mode=mode)
+    _close(R, tR.numpy(), 1e-10)
+    if mode != "r":
+        _close(Q, tQ.numpy(), 1e-10)
+        _close(Q @ R, _np(z), 1e-10)
+
+
+def test_qr_gradcheck():
+    x = _c((4, 3), 12).requires_grad_()
+    assert gradcheck(lambda t: ember.linalg.qr(t), (x,))

@@ -212,12 +212,15 @@ def qr(A, mode="reduced"):
     """qr(A, mode='reduced') -> (Tensor, Tensor)
 
     The QR decomposition of A in 'reduced', 'complete' or 'r' mode."""
-    _check("linalg.qr", A)
+    if not A.dtype.is_complex:
+        _check("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
             "(default), 'r', or 'complete'"
         )
+    if A.dtype.is_complex and A.dim() >= 2:
+        return return_types.linalg_qr(*_complex.qr(A, mode))
     return return_types.linalg_qr(*_qr(A, mode))
 
 

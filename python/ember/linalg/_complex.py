@@ -7,7 +7,7 @@ product of its eigenvalues (no gradient)."""
 
 from .. import _C
 from .._C import _linalg, view_as_real
-from .._ops.creation import eye, zeros_like
+from .._ops.creation import eye, ones_like, zeros_like
 from .._ops.shape import diag_embed
 
 
@@ -242,3 +242,49 @@ def cholesky(A):
 
 def view_as_complex_c(x):
     return _C.view_as_complex(x.contiguous())
+
+
+def qr(A, mode):
+    """Householder QR composed over complex ops, with LAPACK's (geqrf/ungqr) conventions: each
+    reflector H = I - tau v v^H maps the column to beta e1 with beta real and of the opposite
+    sign to the pivot's real part, so R has a real diagonal and matches torch's factors."""
+    from .._ops.complex import _as_complex, _cat, _where
+    from .._ops.index import where as _real_where
+
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    rdt = _real_of(A.dtype)
+    R = A
+    Q = _as_complex(eye(m, dtype=rdt), A.dtype).expand(*A.shape[:-2], m, m) if mode != "r" else None
+    for j in range(k if m > 1 else 0):
+        x = R[..., j:, j]
+        alpha = x[..., :1]
+        rest = x[..., 1:]
+        ar = view_as_real(alpha).select(-1, 0)
+        ai = view_as_real(alpha).select(-1, 1)
+        xnorm2 = (rest.abs() ** 2).sum(-1, keepdim=True) if m - j > 1 else zeros_like(ar)
+        skip = (xnorm2 == 0) & (ai == 0)
+        nrm = _C.sqrt(ar * ar + ai * ai + xnorm2)
+        beta = -_real_where(ar >= 0, nrm, -nrm)
+        one = ones_like(beta)
+        beta_safe = _real_where(skip, one, beta)
+        bc = _as_complex(beta_safe, A.dtype)
+        tau = _where(skip, 0, (bc - alpha) / bc)
+        denom = _where(skip, 1, alpha - bc)
+        v = _cat([_as_complex(one, A.dtype), rest / denom], -1)
+        if j:
+            v = _cat([_as_complex(zeros_like(R[..., :j, 0]), A.dtype), v], -1)
+        vh = _C.conj_physical(v)
+        # R <- H^H R, Q <- Q H
+        R = R - (_C.conj_physical(tau) * v).unsqueeze(-1) * (vh.unsqueeze(-2) @ R)
+        if Q is not None:
+            Q = Q - ((Q @ v.unsqueeze(-1)) * tau.unsqueeze(-1)) * vh.unsqueeze(-2)
+    # exact zeros below the diagonal (and the skipped reflectors' real pivots)
+    from .._ops.complex_more import _tri
+
+    R = _tri(_C.triu, R, 0)
+    if mode == "complete":
+        return Q, R
+    if mode == "r":
+        return A.new_empty(0), R[..., :k, :]
+    return Q[..., :k], R[..., :k, :]
