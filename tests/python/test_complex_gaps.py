@@ -218,3 +218,34 @@ def test_qr_matches_torch(shape, mode):
 def test_qr_gradcheck():
     x = _c((4, 3), 12).requires_grad_()
     assert gradcheck(lambda t: ember.linalg.qr(t), (x,))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_complex(shape, full):
+    z = _c(shape, 13)
+    U, S, Vh = ember.linalg.svd(z, full_matrices=full)
+    a = _np(z)
+    k = min(shape[-2:])
+    _close(S, np.linalg.svd(a, compute_uv=False), 1e-10)
+    rec = (_np(U)[..., :k] * _np(S)[..., None, :]) @ _np(Vh)[..., :k, :]
+    _close(rec, a, 1e-10)
+    for M in (U, Vh.mH):  # orthonormal columns
+        eye = np.broadcast_to(np.eye(M.shape[-1]), M.shape[:-2] + (M.shape[-1],) * 2)
+        _close(M.mH @ M, eye + 0j, 1e-10)
+    torch = _torch()
+    tU, tS, tVh = torch.linalg.svd(torch.tensor(a), full_matrices=full)
+    # singular vectors agree up to a phase per pair
+    _close(np.abs(_np(U)[..., :k]), tU.abs().numpy()[..., :k], 1e-8)
+    _close(np.abs(_np(Vh)[..., :k, :]), tVh.abs().numpy()[..., :k, :], 1e-8)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_svd_complex_gradcheck(shape):
+    x = _c(shape, 14).requires_grad_()
+
+    def f(a):
+        U, S, Vh = ember.linalg.svd(a, full_matrices=False)
+        return U @ Vh, S, U.abs(), Vh.abs()  # phase-independent functions of the factors
+
+    assert gradcheck(f, (x,))

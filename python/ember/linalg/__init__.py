@@ -229,6 +229,8 @@ def svd(A, full_matrices=True, *, driver=None):
     """svd(A, full_matrices=True, *, driver=None) -> (Tensor, Tensor, Tensor)
 
     The singular value decomposition (U, S, Vh), full or reduced."""
+    if A.dim() >= 2 and A.dtype.is_complex:
+        return return_types.linalg_svd(*_complex.svd(A, full_matrices, svd))
     _check("linalg.svd", A)
     return return_types.linalg_svd(*_svd(A, full_matrices, True))
 

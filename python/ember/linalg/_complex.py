@@ -288,3 +288,66 @@ def qr(A, mode):
     if mode == "r":
         return A.new_empty(0), R[..., :k, :]
     return Q[..., :k], R[..., :k, :]
+
+
+def svd(A, full_matrices, svd_real):
+    """(U, S, Vh) of complex A: the reduced factors read from the embedding's SVD (every other
+    singular pair), the full ones completed by a complex QR; the gradient is the complex SVD's
+    (Wan and Zhang, 2019) through the reduced factors, as torch's."""
+    from ..autograd.function import Function
+
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+
+    class _SvdC(Function):
+        @staticmethod
+        def forward(ctx, A):
+            Ue, Se, Vhe = svd_real(_embed(A), full_matrices=False)
+            S = Se[..., ::2].contiguous()
+            U = _unembed(Ue[..., ::2], m, k).contiguous()
+            V = _unembed(Vhe.mT[..., ::2], n, k).contiguous()
+            _check_unitary(U, "linalg.svd")
+            _check_unitary(V, "linalg.svd")
+            ctx.save_for_backward(U, S, V)
+            return U, S, V
+
+        @staticmethod
+        def backward(ctx, gU, gS, gV):
+            from .._ops.complex import _as_complex
+
+            U, S, V = ctx.saved_tensors
+            cS = _as_complex(S, U.dtype)
+            I = eye(k, dtype=U.dtype)
+            inner = _diag_c(_as_complex(gS, U.dtype)) if gS is not None else 0
+            s2 = S * S
+            diff = s2.unsqueeze(-2) - s2.unsqueeze(-1)  # s_j^2 - s_i^2
+            F = _as_complex(1 / (diff + eye(k, dtype=S.dtype)), U.dtype) * (1 - I)
+            gA = 0
+            if gU is not None:
+                J = F * (U.mH @ gU)
+                inner = inner + (J + J.mH) * cS.unsqueeze(-2)
+                if m > k:
+                    gA = gA + ((gU - U @ (U.mH @ gU)) / cS.unsqueeze(-2)) @ V.mH
+            if gV is not None:
+                VhgV = V.mH @ gV
+                K = F * VhgV
+                inner = inner + cS.unsqueeze(-1) * (K + K.mH)
+                d = VhgV.diagonal(0, -2, -1)
+                inner = inner + _diag_c((_C.conj_physical(d) - d) / (2 * cS))
+                if n > k:
+                    gA = gA + (U / cS.unsqueeze(-2)) @ (gV - V @ VhgV).mH
+            return U @ inner @ V.mH + gA
+
+    U, S, V = _SvdC.apply(A)
+    if full_matrices and m != n:
+        if m > k:
+            Q = qr(U, "complete")[0]
+            U = _join(U, Q[..., k:])
+        else:
+            Q = qr(V, "complete")[0]
+            V = _join(V, Q[..., k:])
+    return U, S, V.mH
+
+
+def _join(a, b):
+    return view_as_complex_c(_C.cat([view_as_real(a), view_as_real(b)], -2))
