@@ -637,9 +637,6 @@ def guarded_functions(namespace):
     for name, (path, nargs) in more.PATHS.items():
         if name in namespace:
             out[name] = _guard(namespace[name], path, nargs)
-    for name, path in more.MULTI_PATHS.items():
-        if name in namespace:
-            out[name] = more.multi_guard(namespace[name], path)
     if "einsum" in namespace:
         out["einsum"] = more.einsum_guard(namespace["einsum"])
     return out
@@ -661,9 +658,6 @@ def tensor_methods(current):
     for name, (path, nargs) in more.PATHS.items():
         if current(name) is not None:
             out[name] = _guard(current(name), path, nargs)
-    for name, path in more.MULTI_PATHS.items():
-        if current(name) is not None:
-            out[name] = more.multi_guard(current(name), path)
     if current("__setitem__") is not None:
         out["__setitem__"] = more.setitem_guard(current("__setitem__"))
     if current("to") is not None:

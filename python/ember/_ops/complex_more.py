@@ -46,15 +46,15 @@ def normal_c_(self, mean, std, generator):
 
 
 def setitem_guard(orig):
-    """Tensor.__setitem__ that accepts a Python complex value for a complex tensor."""
+    """Tensor.__setitem__ that accepts a Python complex value for a complex tensor (behind the
+    C++ guard, so a real tensor's assignment costs no Python frame)."""
 
-    @functools.wraps(orig)
-    def __setitem__(self, index, value):
-        if isinstance(value, builtins.complex) and _IS_COMPLEX(self):
+    def path(self, index, value):
+        if isinstance(value, builtins.complex):
             value = tensor(value, dtype=self.dtype)
         return orig(self, index, value)
 
-    return __setitem__
+    return functools.update_wrapper(_C._complex_guard(orig, path, 1), orig)
 
 
 # --- triangles, scans ------------------------------------------------------------------------
@@ -193,25 +193,6 @@ def _addbmm_product(a, b):
     return _C.bmm(a, b).sum(0)
 
 
-def _any_c(args, kwargs):
-    return builtins.any(_is_c(a) or isinstance(a, builtins.complex) for a in args) or builtins.any(
-        _is_c(v) for v in kwargs.values()
-    )
-
-
-def multi_guard(orig, path):
-    """orig with path in front for a complex tensor among all positional arguments (for ops of
-    three tensors, such as addmm, which the C++ guard's one-or-two-argument check misses)."""
-
-    @functools.wraps(orig)
-    def f(*args, **kwargs):
-        if _any_c(args, kwargs):
-            return path(*args, **kwargs)
-        return orig(*args, **kwargs)
-
-    return f
-
-
 # --- norms -----------------------------------------------------------------------------------
 
 
@@ -236,11 +217,14 @@ PATHS = {
     "tensordot": (_tensordot, 2),
     "norm": (_norm, 1),
 }
-# name -> path for ops whose complex tensor may come third (Python guard over all arguments)
-MULTI_PATHS = {
-    "addmm": _addmm_family(_C.mm),
-    "addmv": _addmm_family(_C.mv),
-    "baddbmm": _addmm_family(_C.bmm),
-    "addbmm": _addmm_family(_addbmm_product),
-    "addr": _addmm_family(lambda a, b: a.unsqueeze(-1) * b),
-}
+# The addmm family is guarded on (input, first factor): torch requires one dtype across the
+# three tensors, so a complex second factor alone is an error either way.
+PATHS.update(
+    {
+        "addmm": (_addmm_family(_C.mm), 2),
+        "addmv": (_addmm_family(_C.mv), 2),
+        "baddbmm": (_addmm_family(_C.bmm), 2),
+        "addbmm": (_addmm_family(_addbmm_product), 2),
+        "addr": (_addmm_family(lambda a, b: a.unsqueeze(-1) * b), 2),
+    }
+)

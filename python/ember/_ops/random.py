@@ -60,9 +60,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
     A tensor of the given shape with values drawn uniformly from [0, 1)."""
     dev = check_device(device, "rand")
     if dev is not None:
-        return on_device(
-            dev, _rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad
-        )
+        return on_device(dev, _rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
     return _finish(_rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
 
 
@@ -73,9 +71,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
     A tensor of the given shape with values drawn from the standard normal distribution."""
     dev = check_device(device, "randn")
     if dev is not None:
-        return on_device(
-            dev, _randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad
-        )
+        return on_device(dev, _randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
     return _finish(_randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
 
 

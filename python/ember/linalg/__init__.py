@@ -190,8 +190,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
         L = _complex.cholesky(A)
         bad = _C.isnan(L.abs()).any(-1).any(-1)
         if check_errors and bool(bad.any()):
-            raise LinAlgError("linalg.cholesky: The factorization could not be completed because "
-                              "the input is not positive-definite.")
+            raise LinAlgError(
+                "linalg.cholesky: The factorization could not be completed because "
+                "the input is not positive-definite."
+            )
         return return_types.linalg_cholesky_ex(L.mH if upper else L, bad.to(_C.int32))
     _check("linalg.cholesky", A, square=True)
     L, info = _cholesky(A, upper, check_errors)
@@ -369,7 +371,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.shape[-2] != b.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2], A.shape[-1]
-    rtol = finfo(_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    rtol = (
+        finfo(_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype).eps * max(m, n)
+        if rcond is None or rcond < 0
+        else rcond
+    )
     X = pinv(A, rtol=rtol) @ b
     rank = matrix_rank(A, rtol=rtol).long() if driver != "gels" else _creation.empty(0, dtype=int64)
     empty = _creation.empty(0, dtype=A.dtype)

@@ -88,7 +88,6 @@ def svdvals(A, svdvals_real):
 def hermitian_part(A, upper):
     """The Hermitian matrix LAPACK's heevd reads from one triangle (real diagonal)."""
     from .._ops.complex import _make
-
     from .._ops.complex_more import _tri
 
     T = _tri(_C.triu, A, 1) if upper else _tri(_C.tril, A, -1)
@@ -190,7 +189,9 @@ def _eig_grad(w, V, gw, gV, hermitian):
 def _diag_c(v):
     from .._ops.complex import _make
 
-    return _make(diag_embed(view_as_real(v).select(-1, 0)), diag_embed(view_as_real(v).select(-1, 1)))
+    return _make(
+        diag_embed(view_as_real(v).select(-1, 0)), diag_embed(view_as_real(v).select(-1, 1))
+    )
 
 
 def _real_solve(M, B):
