@@ -249,3 +249,14 @@ def test_svd_complex_gradcheck(shape):
         return U @ Vh, S, U.abs(), Vh.abs()  # phase-independent functions of the factors
 
     assert gradcheck(f, (x,))
+
+
+def test_eigh_repeated_eigenvalues_and_diag():
+    q = ember.linalg.qr(_c((5, 5), 15))[0]
+    d = ember.diag(ember.tensor([1.0, 1.0, 2.0, 3.0, 3.0], dtype=ember.float64).to(q.dtype))
+    _close(ember.diag(d), np.array([1, 1, 2, 3, 3]) + 0j)
+    A = ember.stack([q @ d @ q.mH, ember.eye(5, dtype=ember.complex128)])
+    w, V = ember.linalg.eigh(A)
+    _close(w, np.array([[1, 1, 2, 3, 3], [1, 1, 1, 1, 1]], dtype=float), 1e-10)
+    _close(A @ V, _np(V) * _np(w)[..., None, :], 1e-10)
+    _close(V.mH @ V, np.broadcast_to(np.eye(5) + 0j, (2, 5, 5)), 1e-10)

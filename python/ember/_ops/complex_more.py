@@ -208,6 +208,17 @@ def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return norm(_abs_c(input), p, dim, keepdim, dtype)
 
 
+def _diag(z, diagonal=0, *, out=None):
+    from .complex import _make
+
+    if z.dim() == 1:
+        r = view_as_real(z)
+        result = _make(_C.diag(r.select(-1, 0), diagonal), _C.diag(r.select(-1, 1), diagonal))
+    else:
+        result = z.diagonal(diagonal).clone()
+    return out.copy_(result) if out is not None else result
+
+
 # (name, path, which positional args may be complex), as complex._PATHS
 PATHS = {
     "cumsum": (_cumsum, 1),
@@ -216,6 +227,7 @@ PATHS = {
     "tril": (functools.partial(_tri, _C.tril), 1),
     "tensordot": (_tensordot, 2),
     "norm": (_norm, 1),
+    "diag": (_diag, 1),
 }
 # The addmm family is guarded on (input, first factor): torch requires one dtype across the
 # three tensors, so a complex second factor alone is an error either way.

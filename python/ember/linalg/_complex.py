@@ -126,10 +126,46 @@ def pinv(A, pinv_real, **kwargs):
     return _PinvC.apply(A)
 
 
-def _check_unitary(V, op):
+def _is_unitary(V):
     I = eye(V.shape[-1], dtype=V.dtype)
     err = (V.mH @ V - I).abs().amax().item() if V.numel() else 0.0
-    if err > (1e-3 if V.dtype == _C.complex64 else 1e-8):
+    return err <= (1e-3 if V.dtype == _C.complex64 else 1e-8)
+
+
+def _pick_clusters(w2, W2, n):
+    """Eigenvectors of Hermitian A from E(A)'s when eigenvalues repeat: the 2m real vectors of a
+    cluster of m equal eigenvalues span the real form of the m-dim eigenspace, and any of them
+    is a complex eigenvector; m orthonormal ones are picked by pivoted Gram-Schmidt (largest
+    residual first), one matrix at a time. Forward only (the gradient is undefined there)."""
+    cands = _unembed(W2, n, 2 * n).detach()
+    flat_w, flat_c = w2.detach().reshape(-1, 2 * n), cands.reshape(-1, n, 2 * n)
+    out = []
+    for b in range(flat_c.shape[0]):
+        wb, cb = flat_w[b].tolist(), flat_c[b]
+        scale = max(1.0, max(abs(x) for x in wb)) if wb else 1.0
+        tol = scale * (1e-4 if cb.dtype == _C.complex64 else 1e-9) * n
+        cols, start = [], 0
+        while start < 2 * n:
+            end = start + 1
+            while end < 2 * n and wb[end] - wb[end - 1] <= tol:
+                end += 1
+            group = [cb[:, j] for j in range(start, end)]
+            for _ in range((end - start + 1) // 2):
+                res = []
+                for c in group:
+                    for q in cols:
+                        c = c - q * (_C.conj_physical(q) * c).sum()
+                    res.append(c)
+                norms = [float(r.abs().pow(2).sum()) for r in res]
+                j = max(range(len(res)), key=norms.__getitem__)
+                cols.append(res[j] / norms[j] ** 0.5)
+            start = end
+        out.append(_C.stack([view_as_real(c) for c in cols[:n]], -2))
+    return view_as_complex_c(_C.stack(out, 0).reshape(*W2.shape[:-2], n, n, 2))
+
+
+def _check_unitary(V, op):
+    if not _is_unitary(V):
         raise NotImplementedError(
             f"{op}: ember's complex path needs distinct eigenvalues / singular values for the "
             "vectors; this matrix has repeated ones"
@@ -143,10 +179,10 @@ def eigh(A, upper, eigh_real):
         @staticmethod
         def forward(ctx, H):
             n = H.shape[-1]
-            w, W = eigh_real(_embed(H))
-            w, W = w[..., ::2].contiguous(), W[..., ::2]
-            V = _unembed(W, n, n).contiguous()
-            _check_unitary(V, "linalg.eigh")
+            w2, W2 = eigh_real(_embed(H))
+            w, V = w2[..., ::2].contiguous(), _unembed(W2[..., ::2], n, n).contiguous()
+            if not _is_unitary(V):  # repeated eigenvalues: pick each cluster's vectors apart
+                V = _pick_clusters(w2, W2, n)
             ctx.save_for_backward(w, V)
             return w, V
 
