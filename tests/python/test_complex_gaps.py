@@ -260,3 +260,9 @@ def test_eigh_repeated_eigenvalues_and_diag():
     _close(w, np.array([[1, 1, 2, 3, 3], [1, 1, 1, 1, 1]], dtype=float), 1e-10)
     _close(A @ V, _np(V) * _np(w)[..., None, :], 1e-10)
     _close(V.mH @ V, np.broadcast_to(np.eye(5) + 0j, (2, 5, 5)), 1e-10)
+
+
+def test_det_complex_gradient():
+    z = _c((2, 3, 3), 16)
+    _close(ember.linalg.det(z), np.linalg.det(_np(z)), 1e-10)
+    assert gradcheck(lambda t: ember.linalg.det(t), (z.clone().requires_grad_(),))

@@ -59,8 +59,23 @@ def inv(A, solve_real):
 
 
 def det(A):
-    w = eig_ex(A, False)[0]
-    return w.prod(-1)
+    """The product of the eigenvalues; gradient g conj(det) A^-H (A must be invertible)."""
+    from ..autograd.function import Function
+
+    class _DetC(Function):
+        @staticmethod
+        def forward(ctx, A):
+            d = _linalg.eig_ex(A, False)[0].prod(-1)
+            ctx.save_for_backward(A, d)
+            return d
+
+        @staticmethod
+        def backward(ctx, g):
+            A, d = ctx.saved_tensors
+            Ainv = inv(A, _real_solve)
+            return (g * _C.conj_physical(d)).unsqueeze(-1).unsqueeze(-1) * Ainv.mH
+
+    return _DetC.apply(A)
 
 
 # --- complex paths through the real embedding --------------------------------------------------
