@@ -266,3 +266,39 @@ def test_det_complex_gradient():
     z = _c((2, 3, 3), 16)
     _close(ember.linalg.det(z), np.linalg.det(_np(z)), 1e-10)
     assert gradcheck(lambda t: ember.linalg.det(t), (z.clone().requires_grad_(),))
+
+
+def test_var_std_masked_select_index_add():
+    torch = _torch()
+    z = _c((4, 5), 17)
+    tz = torch.tensor(_np(z))
+    _close(z.var(), tz.var().item(), 1e-10)
+    _close(z.std(0), tz.std(0).numpy(), 1e-10)
+    _close(ember.var(z, 1, keepdim=True, correction=0), tz.var(1, keepdim=True, correction=0))
+    m = z.real > 0
+    _close(z.masked_select(m), _np(z)[_np(m)])
+    idx = ember.tensor([0, 1, 0, 1])
+    got = ember.zeros(2, 5, dtype=z.dtype).index_add_(0, idx, z, alpha=2)
+    want = torch.zeros(2, 5, dtype=tz.dtype).index_add_(0, torch.tensor([0, 1, 0, 1]), tz, alpha=2)
+    _close(got, want.numpy())
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_solve_triangular_and_slogdet(upper, left, unit):
+    torch = _torch()
+    A = _c((3, 3), 18) + 3 * ember.eye(3)
+    B = _c((3, 3), 19)
+    X = ember.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unit)
+    tX = torch.linalg.solve_triangular(
+        torch.tensor(_np(A)), torch.tensor(_np(B)), upper=upper, left=left, unitriangular=unit
+    )
+    _close(X, tX.numpy(), 1e-10)
+    sign, logabs = ember.linalg.slogdet(A)
+    ns, nl = np.linalg.slogdet(_np(A))
+    _close(sign, ns, 1e-10)
+    _close(logabs, nl, 1e-10)
+    x = A.clone().requires_grad_()
+    assert gradcheck(lambda a: ember.linalg.slogdet(a), (x,))
+    assert gradcheck(lambda a: ember.linalg.solve_triangular(a, B, upper=upper, left=left), (x,))

@@ -219,6 +219,37 @@ def _diag(z, diagonal=0, *, out=None):
     return out.copy_(result) if out is not None else result
 
 
+def _var(z, *args, **kwargs):
+    """var of complex z: the variance of the parts summed (real, as torch's)."""
+    r = view_as_real(z)
+    return r.select(-1, 0).var(*args, **kwargs) + r.select(-1, 1).var(*args, **kwargs)
+
+
+def _std(z, *args, **kwargs):
+    return _var(z, *args, **kwargs).sqrt()
+
+
+def _masked_select(z, mask):
+    z, mask = _C.broadcast_tensors(z, mask)
+    r = view_as_real(z)
+    return _vc(r.masked_select(mask.unsqueeze(-1).expand(r.shape)).reshape(-1, 2))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    from .complex import _as_complex
+
+    if isinstance(alpha, builtins.complex) or _is_c(alpha):
+        source = source * alpha
+        alpha = 1
+    view_as_real(self).index_add_(
+        dim % builtins.max(self.dim(), 1),
+        index,
+        view_as_real(_as_complex(source, self.dtype)),
+        alpha=alpha,
+    )
+    return self
+
+
 # (name, path, which positional args may be complex), as complex._PATHS
 PATHS = {
     "cumsum": (_cumsum, 1),
@@ -228,6 +259,10 @@ PATHS = {
     "tensordot": (_tensordot, 2),
     "norm": (_norm, 1),
     "diag": (_diag, 1),
+    "var": (_var, 1),
+    "std": (_std, 1),
+    "masked_select": (_masked_select, 1),
+    "index_add_": (_index_add_, 1),
 }
 # The addmm family is guarded on (input, first factor): torch requires one dtype across the
 # three tensors, so a complex second factor alone is an error either way.

@@ -107,6 +107,8 @@ def slogdet(A):
     """slogdet(A) -> (Tensor, Tensor)
 
     The sign and the log of the absolute value of the determinant."""
+    if A.dim() >= 2 and A.dtype.is_complex:
+        return return_types.linalg_slogdet(*_complex.slogdet(eigvals(A)))
     _check("linalg.slogdet", A, square=True)
     return return_types.linalg_slogdet(*_slogdet(A))
 
@@ -165,6 +167,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """solve_triangular(A, B, *, upper, left=True, unitriangular=False) -> Tensor
 
     The solution of a triangular system, using only the upper or lower triangle of A."""
+    if A.dtype.is_complex or B.dtype.is_complex:
+        return _complex.solve_triangular(A, B, upper, left, unitriangular, solve)
     _check("linalg.solve_triangular", A, square=True)
     if not left:
         # X A = B  <=>  A^T X^T = B^T, and A^T is triangular on the other side.

@@ -403,3 +403,24 @@ def svd(A, full_matrices, svd_real):
 
 def _join(a, b):
     return view_as_complex_c(_C.cat([view_as_real(a), view_as_real(b)], -2))
+
+
+def slogdet(w):
+    """(sign, log|det|) from the eigenvalues w (differentiable through eig's gradient)."""
+    a = w.abs()
+    return (w / a).prod(-1), _C.log(a).sum(-1)
+
+
+def solve_triangular(A, B, upper, left, unitriangular, solve_any):
+    """The triangular solve of complex A or B as a general solve of A's triangle."""
+    from .._ops.complex import _as_complex
+    from .._ops.complex_more import _tri
+
+    ct = _complex_dtype(A, B)
+    A = _tri(_C.triu if upper else _C.tril, _as_complex(A, ct))
+    if unitriangular:
+        I = eye(A.shape[-1], dtype=_real_of(ct))
+        A = A * (1 - I) + I
+    if not left:
+        return solve_any(A.mT, _as_complex(B, ct).mT).mT
+    return solve_any(A, _as_complex(B, ct))
