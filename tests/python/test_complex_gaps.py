@@ -302,3 +302,12 @@ def test_solve_triangular_and_slogdet(upper, left, unit):
     x = A.clone().requires_grad_()
     assert gradcheck(lambda a: ember.linalg.slogdet(a), (x,))
     assert gradcheck(lambda a: ember.linalg.solve_triangular(a, B, upper=upper, left=left), (x,))
+
+
+def test_linear_complex():
+    x, w, b = _c((2, 4), 20), _c((3, 4), 21), _c((3,), 22)
+    F = ember.nn.functional
+    _close(F.linear(x, w, b), _np(x) @ _np(w).T + _np(b))
+    _close(F.linear(x, w.real), _np(x) @ _np(w).real.T)
+    wg = w.clone().requires_grad_()
+    assert gradcheck(lambda t: F.linear(x, t, b), (wg,))

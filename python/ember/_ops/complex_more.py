@@ -250,6 +250,17 @@ def _index_add_(self, dim, index, source, *, alpha=1):
     return self
 
 
+def complex_linear_guard(orig):
+    """F.linear behind the C++ guard: a complex input or weight gives x W^T + b over complex
+    products."""
+
+    def path(input, weight, bias=None):
+        out = _matmul_parts(_C.matmul, input, weight.mT)
+        return out + bias if bias is not None else out
+
+    return functools.update_wrapper(_C._complex_guard(orig, path, 2), orig)
+
+
 # (name, path, which positional args may be complex), as complex._PATHS
 PATHS = {
     "cumsum": (_cumsum, 1),
