@@ -311,3 +311,22 @@ def test_linear_complex():
     _close(F.linear(x, w.real), _np(x) @ _np(w).real.T)
     wg = w.clone().requires_grad_()
     assert gradcheck(lambda t: F.linear(x, t, b), (wg,))
+
+
+@pytest.mark.parametrize("which", ["low_rank", "identity", "zeros", "batch"])
+def test_svd_repeated_singular_values(which):
+    x = _np(_c((4, 4), 23))
+    a = {
+        "low_rank": x[:, :2] @ x[:2, :],
+        "identity": np.eye(3) + 0j,
+        "zeros": np.zeros((2, 3)) + 0j,
+        "batch": np.stack([x[:, :2] @ x[:2, :3], x[:, :3]]),
+    }[which]
+    for full in (False, True):
+        U, S, Vh = ember.linalg.svd(ember.tensor(a), full_matrices=full)
+        k = min(a.shape[-2:])
+        _close(S, np.linalg.svd(a, compute_uv=False), 1e-10)
+        _close((_np(U)[..., :k] * _np(S)[..., None, :]) @ _np(Vh)[..., :k, :], a, 1e-10)
+        for M in (U, Vh.mH):
+            eye = np.broadcast_to(np.eye(M.shape[-1]), M.shape[:-2] + (M.shape[-1],) * 2)
+            _close(M.mH @ M, eye + 0j, 1e-10)

@@ -148,21 +148,23 @@ def _is_unitary(V):
 
 
 def _pick_clusters(w2, W2, n):
+    """(See below.) W2: 2n x 2c real candidates, w2: their sorted values; returns n x c."""
     """Eigenvectors of Hermitian A from E(A)'s when eigenvalues repeat: the 2m real vectors of a
     cluster of m equal eigenvalues span the real form of the m-dim eigenspace, and any of them
     is a complex eigenvector; m orthonormal ones are picked by pivoted Gram-Schmidt (largest
     residual first), one matrix at a time. Forward only (the gradient is undefined there)."""
-    cands = _unembed(W2, n, 2 * n).detach()
-    flat_w, flat_c = w2.detach().reshape(-1, 2 * n), cands.reshape(-1, n, 2 * n)
+    c2 = W2.shape[-1]
+    cands = _unembed(W2, n, c2).detach()
+    flat_w, flat_c = w2.detach().reshape(-1, c2), cands.reshape(-1, n, c2)
     out = []
     for b in range(flat_c.shape[0]):
         wb, cb = flat_w[b].tolist(), flat_c[b]
         scale = max(1.0, max(abs(x) for x in wb)) if wb else 1.0
         tol = scale * (1e-4 if cb.dtype == _C.complex64 else 1e-9) * n
         cols, start = [], 0
-        while start < 2 * n:
+        while start < c2:
             end = start + 1
-            while end < 2 * n and wb[end] - wb[end - 1] <= tol:
+            while end < c2 and abs(wb[end] - wb[end - 1]) <= tol:
                 end += 1
             group = [cb[:, j] for j in range(start, end)]
             for _ in range((end - start + 1) // 2):
@@ -175,8 +177,29 @@ def _pick_clusters(w2, W2, n):
                 j = max(range(len(res)), key=norms.__getitem__)
                 cols.append(res[j] / norms[j] ** 0.5)
             start = end
-        out.append(_C.stack([view_as_real(c) for c in cols[:n]], -2))
-    return view_as_complex_c(_C.stack(out, 0).reshape(*W2.shape[:-2], n, n, 2))
+        out.append(_C.stack([view_as_real(c) for c in cols[: c2 // 2]], -2))
+    return view_as_complex_c(_C.stack(out, 0).reshape(*W2.shape[:-2], n, c2 // 2, 2))
+
+
+def _svd_repeated(A, Se, Vhe, m, n, k):
+    """Reduced (U, V) of complex A whose singular values repeat: V's clusters picked as eigh's,
+    U = A V / s for the nonzero values, the rest completed by a complex QR."""
+    V = _pick_clusters(Se, Vhe.mT, n)
+    S = Se[..., ::2]
+    tol = S.amax().item() * max(m, n) * (1e-6 if A.dtype == _C.complex64 else 1e-13)
+    U = A.detach() @ V
+    flat_u, flat_s = U.reshape(-1, m, k), S.reshape(-1, k)
+    out = []
+    for b in range(flat_u.shape[0]):
+        r = int((flat_s[b] > tol).sum().item())
+        Ub = flat_u[b][:, :r] / flat_s[b][:r].to(A.dtype).unsqueeze(-2)
+        if r < k:
+            seed = _join(Ub, eye(m, dtype=_real_of(A.dtype)).to(A.dtype)) if r else None
+            Q = qr(seed if r else eye(m, dtype=_real_of(A.dtype)).to(A.dtype), "complete")[0]
+            Ub = _join(Ub, Q[:, r:k]) if r else Q[:, :k]
+        out.append(Ub)
+    U = view_as_complex_c(_C.stack([view_as_real(u) for u in out], 0)).reshape(*A.shape[:-2], m, k)
+    return U, V
 
 
 def _check_unitary(V, op):
@@ -358,8 +381,8 @@ def svd(A, full_matrices, svd_real):
             S = Se[..., ::2].contiguous()
             U = _unembed(Ue[..., ::2], m, k).contiguous()
             V = _unembed(Vhe.mT[..., ::2], n, k).contiguous()
-            _check_unitary(U, "linalg.svd")
-            _check_unitary(V, "linalg.svd")
+            if not (_is_unitary(U) and _is_unitary(V)):
+                U, V = _svd_repeated(A, Se, Vhe, m, n, k)
             ctx.save_for_backward(U, S, V)
             return U, S, V
 
