@@ -50,6 +50,9 @@ def test_rand_and_normal_complex():
     u = ember.empty(100, dtype=ember.complex128).uniform_(2, 3)
     assert 2 <= u.imag.min().item() and u.imag.max().item() < 3
     assert ember.randn_like(u).dtype == ember.complex128
+    m = ember.full((20000,), 1.0).to(ember.complex64) * (1 + 2j)
+    n = ember.normal(m, 2.0)
+    assert n.dtype == ember.complex64 and abs(((n - m).abs() ** 2).mean().item() - 4.0) < 0.2
 
 
 def test_real_random_unchanged():

@@ -218,6 +218,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
     """normal(mean, std=1.0, size=None, *, generator=None, out=None) -> Tensor
 
     Draws from normal distributions with the given means and standard deviations."""
+    if isinstance(mean, Tensor) and mean.dtype.is_complex:  # both parts, variance std^2 / 2
+        shape = _C.broadcast_shapes(mean.shape, std.shape if isinstance(std, Tensor) else ())
+        return mean + std * _randn(list(shape), generator, mean.dtype)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else tensor(float(mean))
         s = std if isinstance(std, Tensor) else tensor(float(std))
