@@ -382,7 +382,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     )
     X = pinv(A, rtol=rtol) @ b
     rank = matrix_rank(A, rtol=rtol).long() if driver != "gels" else _creation.empty(0, dtype=int64)
-    empty = _creation.empty(0, dtype=A.dtype)
+    empty = _creation.empty(0, dtype=_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype)
     return return_types.linalg_lstsq(X.squeeze(-1) if vector else X, empty, rank, empty)
 
 
