@@ -632,11 +632,14 @@ def guarded_functions(namespace):
             out[name] = _list_guard(namespace[name], path)
     if "where" in namespace:
         out["where"] = _where_guard(namespace["where"])
+    from .._numpy_kwargs import accepting_numpy_names
     from . import complex_more as more
 
     for name, (path, nargs) in more.PATHS.items():
-        if name in namespace:
-            out[name] = _guard(namespace[name], path, nargs)
+        if name in namespace:  # numpy's axis/keepdims kept for a Python function behind the guard
+            out[name] = _guard(
+                accepting_numpy_names(namespace[name]), accepting_numpy_names(path), nargs
+            )
     if "einsum" in namespace:
         out["einsum"] = more.einsum_guard(namespace["einsum"])
     return out
@@ -653,11 +656,14 @@ def tensor_methods(current):
         orig = current(name)
         if orig is not None:
             out[name] = _guard(orig, path, nargs)
+    from .._numpy_kwargs import accepting_numpy_names
     from . import complex_more as more
 
     for name, (path, nargs) in more.PATHS.items():
         if current(name) is not None:
-            out[name] = _guard(current(name), path, nargs)
+            out[name] = _guard(
+                accepting_numpy_names(current(name)), accepting_numpy_names(path), nargs
+            )
     if current("__setitem__") is not None:
         out["__setitem__"] = more.setitem_guard(current("__setitem__"))
     if current("to") is not None:
