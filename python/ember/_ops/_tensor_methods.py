@@ -213,7 +213,7 @@ PROPERTIES = {
     "nbytes": lambda self: self.numel() * self.element_size(),
     "grad_fn": tensor._grad_fn,
     "H": products._H,
-    "mH": lambda self: self.mT,
+    "mH": products.adjoint,
 }
 
 PROPERTY_DOCS = {

@@ -85,7 +85,9 @@ def _default_complex():
 def _make(re, im):
     """The complex tensor re + i*im (broadcast, differentiable through both parts)."""
     re, im = _C.broadcast_tensors(re, im)
-    return view_as_complex(_C.stack([re, im], -1))
+    # contiguous parts: stack keeps its inputs' layout, and a transposed part would leave the
+    # pair dim with strides view_as_complex refuses
+    return view_as_complex(_C.stack([re.contiguous(), im.contiguous()], -1))
 
 
 def complex(real, imag, *, out=None):
@@ -630,6 +632,16 @@ def guarded_functions(namespace):
             out[name] = _list_guard(namespace[name], path)
     if "where" in namespace:
         out["where"] = _where_guard(namespace["where"])
+    from .._numpy_kwargs import accepting_numpy_names
+    from . import complex_more as more
+
+    for name, (path, nargs) in more.PATHS.items():
+        if name in namespace:  # numpy's axis/keepdims kept for a Python function behind the guard
+            out[name] = _guard(
+                accepting_numpy_names(namespace[name]), accepting_numpy_names(path), nargs
+            )
+    if "einsum" in namespace:
+        out["einsum"] = more.einsum_guard(namespace["einsum"])
     return out
 
 
@@ -644,6 +656,16 @@ def tensor_methods(current):
         orig = current(name)
         if orig is not None:
             out[name] = _guard(orig, path, nargs)
+    from .._numpy_kwargs import accepting_numpy_names
+    from . import complex_more as more
+
+    for name, (path, nargs) in more.PATHS.items():
+        if current(name) is not None:
+            out[name] = _guard(
+                accepting_numpy_names(current(name)), accepting_numpy_names(path), nargs
+            )
+    if current("__setitem__") is not None:
+        out["__setitem__"] = more.setitem_guard(current("__setitem__"))
     if current("to") is not None:
         out["to"] = _to_guard(current("to"))
     out["real"] = property(_real_property, _set_part(0), doc=PROPERTY_DOCS["real"])

@@ -41,8 +41,13 @@ def trace(input):
 def adjoint(input):
     """adjoint(input: Tensor) -> Tensor
 
-    The conjugate transpose of the last two dimensions (a view)."""
-    return input.mT
+    The conjugate transpose of the last two dimensions (a view for real dtypes; ember's eager
+    conjugate makes it a copy for complex ones)."""
+    return _conj(input.mT)
+
+
+def _conj(x):
+    return _C.conj_physical(x) if x.dtype.is_complex else x
 
 
 def _beta_alpha(input, product, beta, alpha):
@@ -242,4 +247,4 @@ def _H(self):
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
         )
-    return self.t() if self.dim() == 2 else self
+    return _conj(self.t() if self.dim() == 2 else self)

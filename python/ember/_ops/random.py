@@ -45,6 +45,23 @@ __all__ = [
 default_generator = _C.default_generator()
 
 
+def _rand(size, generator, dtype):
+    if dtype is not None and dtype.is_complex:  # both parts uniform on [0, 1), as torch
+        from .complex_more import complex_draw
+
+        return complex_draw(lambda s, d: _C._rand(list(s), generator, d), size, dtype, 1.0)
+    return _C._rand(size, generator, dtype)
+
+
+def _randn(size, generator, dtype):
+    if dtype is not None and dtype.is_complex:  # variance 1/2 per part, as torch
+        from .complex_more import complex_draw
+
+        draw = lambda s, d: _C._randn(list(s), generator, d)  # noqa: E731
+        return complex_draw(draw, size, dtype, math.sqrt(0.5))
+    return _C._randn(size, generator, dtype)
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
     """rand(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False, pin_memory=False) -> Tensor
@@ -54,8 +71,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
     if is_meta(dev):  # no draws: the generator's state is left as it is, as torch's meta
         return meta_empty(_size(size, kwargs, "rand"), dtype, requires_grad)
     if dev is not None:
-        return place(dev, _C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
-    return _finish(_C._rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
+        return place(dev, _rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
+    return _finish(_rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -67,8 +84,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
     if is_meta(dev):  # no draws: the generator's state is left as it is, as torch's meta
         return meta_empty(_size(size, kwargs, "randn"), dtype, requires_grad)
     if dev is not None:
-        return place(dev, _C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
-    return _finish(_C._randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
+        return place(dev, _randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
+    return _finish(_randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
 
 
 def randint(*args, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -130,7 +147,7 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     t = _like_target(input, dtype, device, memory_format, "rand_like")
     if t is not None:
         return _finish(t if t.is_meta else t.uniform_(), requires_grad)
-    t = _C._rand(list(input.shape), None, _like(input, dtype))
+    t = _rand(list(input.shape), None, _like(input, dtype))
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
@@ -142,7 +159,7 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     t = _like_target(input, dtype, device, memory_format, "randn_like")
     if t is not None:
         return _finish(t if t.is_meta else t.normal_(), requires_grad)
-    t = _C._randn(list(input.shape), None, _like(input, dtype))
+    t = _randn(list(input.shape), None, _like(input, dtype))
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
@@ -229,6 +246,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
     """normal(mean, std=1.0, size=None, *, generator=None, out=None) -> Tensor
 
     Draws from normal distributions with the given means and standard deviations."""
+    if isinstance(mean, Tensor) and mean.dtype.is_complex:  # both parts, variance std^2 / 2
+        shape = _C.broadcast_shapes(mean.shape, std.shape if isinstance(std, Tensor) else ())
+        return mean + std * _randn(list(shape), generator, mean.dtype)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else tensor(float(mean))
         s = std if isinstance(std, Tensor) else tensor(float(std))
@@ -295,6 +315,9 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """uniform_(from=0, to=1, *, generator=None) -> Tensor
 
     Fills self with samples from the uniform distribution on [from, to)."""
+    if self.dtype.is_complex:  # both parts, as torch
+        _C._uniform_(_C.view_as_real(self), float(a), float(b), generator)
+        return self
     _C._uniform_(self, float(a), float(b), generator)
     return self
 
@@ -303,6 +326,10 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """normal_(mean=0, std=1, *, generator=None) -> Tensor
 
     Fills self with samples from a normal distribution with the given mean and std."""
+    if self.dtype.is_complex:
+        from .complex_more import normal_c_
+
+        return normal_c_(self, mean, std, generator)
     _C._normal_(self, float(mean), float(std), generator)
     return self
 

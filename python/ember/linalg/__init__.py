@@ -107,6 +107,8 @@ def slogdet(A):
     """slogdet(A) -> (Tensor, Tensor)
 
     The sign and the log of the absolute value of the determinant."""
+    if A.dim() >= 2 and A.dtype.is_complex:
+        return return_types.linalg_slogdet(*_complex.slogdet(eigvals(A)))
     _check("linalg.slogdet", A, square=True)
     return return_types.linalg_slogdet(*_slogdet(A))
 
@@ -165,6 +167,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """solve_triangular(A, B, *, upper, left=True, unitriangular=False) -> Tensor
 
     The solution of a triangular system, using only the upper or lower triangle of A."""
+    if A.dtype.is_complex or B.dtype.is_complex:
+        return _complex.solve_triangular(A, B, upper, left, unitriangular, solve)
     _check("linalg.solve_triangular", A, square=True)
     if not left:
         # X A = B  <=>  A^T X^T = B^T, and A^T is triangular on the other side.
@@ -186,6 +190,15 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
     cholesky returning (L, info), where info is nonzero for matrices that are not positive-
     definite."""
+    if A.dim() >= 2 and A.dtype.is_complex:
+        L = _complex.cholesky(A)
+        bad = _C.isnan(L.abs()).any(-1).any(-1)
+        if check_errors and bool(bad.any()):
+            raise LinAlgError(
+                "linalg.cholesky: The factorization could not be completed because "
+                "the input is not positive-definite."
+            )
+        return return_types.linalg_cholesky_ex(L.mH if upper else L, bad.to(_C.int32))
     _check("linalg.cholesky", A, square=True)
     L, info = _cholesky(A, upper, check_errors)
     return return_types.linalg_cholesky_ex(L, info)
@@ -205,12 +218,15 @@ def qr(A, mode="reduced"):
     """qr(A, mode='reduced') -> (Tensor, Tensor)
 
     The QR decomposition of A in 'reduced', 'complete' or 'r' mode."""
-    _check("linalg.qr", A)
+    if not A.dtype.is_complex:
+        _check("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
             "(default), 'r', or 'complete'"
         )
+    if A.dtype.is_complex and A.dim() >= 2:
+        return return_types.linalg_qr(*_complex.qr(A, mode))
     return return_types.linalg_qr(*_qr(A, mode))
 
 
@@ -219,6 +235,8 @@ def svd(A, full_matrices=True, *, driver=None):
     """svd(A, full_matrices=True, *, driver=None) -> (Tensor, Tensor, Tensor)
 
     The singular value decomposition (U, S, Vh), full or reduced."""
+    if A.dim() >= 2 and A.dtype.is_complex:
+        return return_types.linalg_svd(*_complex.svd(A, full_matrices, svd))
     _check("linalg.svd", A)
     return return_types.linalg_svd(*_svd(A, full_matrices, True))
 
@@ -228,6 +246,8 @@ def svdvals(A, *, driver=None):
     """svdvals(A, *, driver=None) -> Tensor
 
     The singular values of A in descending order."""
+    if A.dim() >= 2 and A.dtype.is_complex:
+        return _complex.svdvals(A, svdvals)
     _check("linalg.svdvals", A)
     return _svd(A, False, False)[1]
 
@@ -237,6 +257,8 @@ def eigh(A, UPLO="L"):
     """eigh(A, UPLO='L') -> (Tensor, Tensor)
 
     Eigenvalues (ascending) and eigenvectors of symmetric matrices, read from the UPLO triangle."""
+    if A.dim() >= 2 and A.dtype.is_complex and UPLO in ("L", "U"):
+        return return_types.linalg_eigh(*_complex.eigh(A, UPLO == "U", eigh))
     _check("linalg.eigh", A, square=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -249,7 +271,10 @@ def eig(A):
 
     Eigenvalues and right eigenvectors (unit-norm columns) of general square matrices, complex
     for real input too (LAPACK geev). No gradient yet."""
-    w, V, info = _complex.eig_ex(A, True)
+    if A.requires_grad and _C.is_grad_enabled():
+        w, V, info = _complex.eig_grad_fn(A, True)
+    else:
+        w, V, info = _complex.eig_ex(A, True)
     _raise_eig(info)
     return return_types.linalg_eig(w, V)
 
@@ -259,7 +284,10 @@ def eigvals(A):
     """eigvals(A) -> Tensor
 
     The (complex) eigenvalues of general square matrices."""
-    w, _, info = _complex.eig_ex(A, False)
+    if A.requires_grad and _C.is_grad_enabled():
+        w, _, info = _complex.eig_grad_fn(A, False)
+    else:
+        w, _, info = _complex.eig_ex(A, False)
     _raise_eig(info)
     return w
 
@@ -274,6 +302,8 @@ def eigvalsh(A, UPLO="L"):
     """eigvalsh(A, UPLO='L') -> Tensor
 
     The ascending eigenvalues of symmetric matrices, read from the UPLO triangle."""
+    if A.dim() >= 2 and A.dtype.is_complex and UPLO in ("L", "U"):
+        return _complex.eigvalsh(A, UPLO == "U", eigvalsh)
     _check("linalg.eigvalsh", A, square=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -300,6 +330,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """pinv(A, *, atol=None, rtol=None, hermitian=False) -> Tensor
 
     The Moore-Penrose pseudo-inverse, computed from the SVD with small singular values dropped."""
+    if A.dim() >= 2 and A.dtype.is_complex:
+        return _complex.pinv(A, pinv, atol=atol, rtol=rtol)
     _check("linalg.pinv", A)
     m, n = A.shape[-2], A.shape[-1]
     if hermitian:
@@ -319,7 +351,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     """matrix_rank(A, *, atol=None, rtol=None, hermitian=False) -> Tensor
 
     The number of singular values above the tolerance max(atol, rtol * largest)."""
-    _check("linalg.matrix_rank", A)
+    if not A.dtype.is_complex:
+        _check("linalg.matrix_rank", A)
     if tol is not None:
         atol, rtol = tol, 0.0
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
@@ -331,7 +364,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     """lstsq(A, B, rcond=None, *, driver=None) -> (Tensor, Tensor, Tensor, Tensor)
 
     The minimum-norm least-squares solution (what torch's default CPU driver, gelsy, returns)."""
-    _check("linalg.lstsq", A)
+    if not A.dtype.is_complex:
+        _check("linalg.lstsq", A)
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(
             "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
@@ -341,10 +375,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.shape[-2] != b.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.shape[-2], A.shape[-1]
-    rtol = finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    rtol = (
+        finfo(_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype).eps * max(m, n)
+        if rcond is None or rcond < 0
+        else rcond
+    )
     X = pinv(A, rtol=rtol) @ b
     rank = matrix_rank(A, rtol=rtol).long() if driver != "gels" else _creation.empty(0, dtype=int64)
-    empty = _creation.empty(0, dtype=A.dtype)
+    empty = _creation.empty(0, dtype=_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype)
     return return_types.linalg_lstsq(X.squeeze(-1) if vector else X, empty, rank, empty)
 
 
@@ -352,6 +390,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
     The ord-norm of x over dim (all elements when dim is None), as if flattened into one vector."""
+    if x.dtype.is_complex:
+        x = x.abs()
+        dtype = _complex._real_of(dtype) if dtype is not None and dtype.is_complex else dtype
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
@@ -384,7 +425,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor
 
     A matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) over the two dims in dim."""
-    _check("linalg.matrix_norm", A)
+    if A.dtype.is_complex and ord not in ("nuc", 2, -2):
+        return matrix_norm(A.abs(), ord, dim, keepdim)
+    if not A.dtype.is_complex:
+        _check("linalg.matrix_norm", A)
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = dim[0] % A.dim(), dim[1] % A.dim()
@@ -481,7 +525,8 @@ def matrix_exp(A):
     """matrix_exp(A) -> Tensor
 
     Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding)."""
-    _check("linalg.matrix_exp", A, square=True)
+    if not A.dtype.is_complex:
+        _check("linalg.matrix_exp", A, square=True)
     norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0
     X = A / (2**s)

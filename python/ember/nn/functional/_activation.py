@@ -5,6 +5,7 @@ import warnings
 from ... import _C
 from ..._C import cat, cumsum
 from ..._ops import quantized as _quantized
+from ..._ops.complex_more import complex_linear_guard as _complex_linear_guard
 from ..._ops.creation import empty_like, zeros
 from ..._ops.index import where
 
@@ -74,7 +75,8 @@ __all__ = [
 
 
 # The binding itself (as in torch): a Python wrapper added ~10% to a small nn.Linear call.
-linear = _nn.linear
+# complex input or weight takes the composed path (ember/_ops/complex_more.py)
+linear = _complex_linear_guard(_nn.linear)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -1,0 +1,288 @@
+"""More complex paths (see complex.py): random draws, item assignment, triangles, scans,
+contractions (einsum, tensordot, addmm and kin) and norms, each composed over real kernels so
+that its gradient follows torch's conjugate Wirtinger convention from the real ops' gradients."""
+
+import builtins
+import functools
+import math
+
+from .. import _C
+from .._C import Tensor, view_as_complex, view_as_real
+from .complex import _abs_c, _as_complex, _complex_dtype, _is_c, _matmul_parts, _real_dtype
+from .creation import tensor
+
+_IS_COMPLEX = Tensor.is_complex
+
+
+def _vc(x):
+    return view_as_complex(x.contiguous())
+
+
+# --- random draws ----------------------------------------------------------------------------
+
+
+def complex_draw(draw, size, dtype, scale):
+    """A complex tensor of `size` whose real and imaginary parts are real draws times scale
+    (torch's complex randn has variance 1/2 per part, so that E|z|^2 = 1)."""
+    parts = draw(tuple(size) + (2,), _real_dtype(dtype))
+    if scale != 1.0:
+        parts = parts * scale
+    return _vc(parts)
+
+
+def normal_c_(self, mean, std, generator):
+    """normal_ for a complex tensor: each part drawn with std / sqrt(2) around the parts of
+    mean (a complex mean shifts both parts)."""
+    m = builtins.complex(mean)
+    r = view_as_real(self)
+    _C._normal_(r, 0.0, float(std) / math.sqrt(2.0), generator)
+    if m != 0:
+        r.select(-1, 0).add_(m.real)
+        r.select(-1, 1).add_(m.imag)
+    return self
+
+
+# --- item assignment -------------------------------------------------------------------------
+
+
+def setitem_guard(orig):
+    """Tensor.__setitem__ that accepts a Python complex value for a complex tensor (behind the
+    C++ guard, so a real tensor's assignment costs no Python frame)."""
+
+    def path(self, index, value):
+        if isinstance(value, builtins.complex):
+            value = tensor(value, dtype=self.dtype)
+        return orig(self, index, value)
+
+    return functools.update_wrapper(_C._complex_guard(orig, path, 1), orig)
+
+
+# --- triangles, scans ------------------------------------------------------------------------
+
+
+def _tri(fn, z, diagonal=0, *, out=None):
+    if z.dim() < 2:
+        raise RuntimeError(f"{fn.__name__}: input tensor must have at least 2 dimensions")
+    result = _vc(fn(view_as_real(z).movedim(-1, 0), diagonal).movedim(0, -1))
+    return out.copy_(result) if out is not None else result
+
+
+def _cumsum(z, dim, *, dtype=None, out=None):
+    if dtype is not None:
+        z = z.to(dtype)
+    d = dim % builtins.max(z.dim(), 1)
+    result = _vc(_C.cumsum(view_as_real(z), d)) if z.dim() else z.clone()
+    return out.copy_(result) if out is not None else result
+
+
+def _cumprod(z, dim, *, dtype=None, out=None):
+    """Inclusive product scan by doubling (Hillis-Steele): log2(n) complex multiplies."""
+    if dtype is not None:
+        z = z.to(dtype)
+    if z.dim() == 0:
+        return z.clone()
+    d = dim % z.dim()
+    x = z.movedim(d, 0)
+    n, shift = x.shape[0], 1
+    while shift < n:
+        head = x[:shift]
+        x = _C.cat([view_as_real(head), view_as_real(x[shift:] * x[: n - shift])], 0)
+        x = _vc(x)
+        shift *= 2
+    result = x.movedim(0, d)
+    return out.copy_(result) if out is not None else result
+
+
+# --- contractions ----------------------------------------------------------------------------
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _pair_matrix(z):
+    """[[re, -im], [im, re]] in two trailing dims: complex products become matrix products."""
+    r, i = view_as_real(z).select(-1, 0), view_as_real(z).select(-1, 1)
+    return _C.stack([_C.stack([r, -i], -1), _C.stack([i, r], -1)], -2)
+
+
+def einsum_c(equation, *operands):
+    """einsum with complex operands as one real einsum: every complex operand but the last as
+    its 2x2 real matrix, chained through fresh indices, the last as its (re, im) pair."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if not arrow:
+        seen = [c for c in lhs if c.isalpha()]
+        out = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(seen) if seen.count(c) == 1)
+        )
+    ct = operands[0].dtype
+    for t in operands[1:]:
+        ct = _C.promote_types(ct, t.dtype)
+    ct = _complex_dtype(ct)
+    free = [c for c in _LETTERS if c not in eq]
+    cidx = [k for k, t in enumerate(operands) if _is_c(t)]
+    ops, subs = [], []
+    for k, t in enumerate(operands):
+        if k not in cidx:
+            ops.append(t.to(_real_dtype(ct)))
+            subs.append(ins[k])
+            continue
+        j = cidx.index(k)
+        t = _as_complex(t, ct)
+        if j == len(cidx) - 1:
+            ops.append(view_as_real(t))
+            subs.append(ins[k] + free[j])
+        else:
+            ops.append(_pair_matrix(t))
+            subs.append(ins[k] + free[j] + free[j + 1])
+    result = _C.einsum(",".join(subs) + "->" + out + free[0], *ops)
+    return _vc(result)
+
+
+def einsum_guard(orig):
+    @functools.wraps(orig)
+    def einsum(*args):
+        if args and isinstance(args[0], str):
+            ops = args[1:]
+            if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+                ops = ops[0]
+            if builtins.any(_is_c(t) for t in ops):
+                return einsum_c(args[0], *ops)
+        elif builtins.any(_is_c(t) for t in args[0::2]):
+            return einsum_c(*_sublist_equation(args))
+        return orig(*args)
+
+    return einsum
+
+
+def _sublist_equation(args):
+    from .products import _sublist_letters
+
+    ops = list(args[0::2][: len(args) // 2])
+    eq = ",".join(_sublist_letters(s) for s in args[1::2])
+    if len(args) % 2 == 1:
+        eq += "->" + _sublist_letters(args[-1])
+    return (eq, *ops)
+
+
+def _tensordot(a, b, dims=2, out=None):
+    from .products import tensordot
+
+    result = _matmul_parts(lambda x, y: tensordot(x, y, dims), a, b)
+    return out.copy_(result) if out is not None else result
+
+
+def _addmm_family(fn):
+    def run(input, a, b, *, beta=1, alpha=1, out=None):
+        product = _matmul_parts(fn, a, b)
+        if alpha != 1:
+            product = product * alpha
+        if beta == 0:
+            result = product.expand(_C.broadcast_shapes(product.shape, input.shape))
+        else:
+            result = (input * beta if beta != 1 else input) + product
+        return out.copy_(result) if out is not None else result
+
+    return run
+
+
+def _addbmm_product(a, b):
+    return _C.bmm(a, b).sum(0)
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+
+def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    from .reduce import norm
+
+    if p == "nuc":
+        from ..linalg import matrix_norm
+
+        return matrix_norm(input, "nuc", dim if dim is not None else (0, 1), keepdim)
+    if dtype is not None and dtype.is_complex:
+        dtype = _real_dtype(dtype)
+    return norm(_abs_c(input), p, dim, keepdim, dtype)
+
+
+def _diag(z, diagonal=0, *, out=None):
+    from .complex import _make
+
+    if z.dim() == 1:
+        r = view_as_real(z)
+        result = _make(_C.diag(r.select(-1, 0), diagonal), _C.diag(r.select(-1, 1), diagonal))
+    else:
+        result = z.diagonal(diagonal).clone()
+    return out.copy_(result) if out is not None else result
+
+
+def _var(z, *args, **kwargs):
+    """var of complex z: the variance of the parts summed (real, as torch's)."""
+    r = view_as_real(z)
+    return r.select(-1, 0).var(*args, **kwargs) + r.select(-1, 1).var(*args, **kwargs)
+
+
+def _std(z, *args, **kwargs):
+    return _var(z, *args, **kwargs).sqrt()
+
+
+def _masked_select(z, mask):
+    z, mask = _C.broadcast_tensors(z, mask)
+    r = view_as_real(z)
+    return _vc(r.masked_select(mask.unsqueeze(-1).expand(r.shape)).reshape(-1, 2))
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    from .complex import _as_complex
+
+    if isinstance(alpha, builtins.complex) or _is_c(alpha):
+        source = source * alpha
+        alpha = 1
+    view_as_real(self).index_add_(
+        dim % builtins.max(self.dim(), 1),
+        index,
+        view_as_real(_as_complex(source, self.dtype)),
+        alpha=alpha,
+    )
+    return self
+
+
+def complex_linear_guard(orig):
+    """F.linear behind the C++ guard: a complex input or weight gives x W^T + b over complex
+    products."""
+
+    def path(input, weight, bias=None):
+        out = _matmul_parts(_C.matmul, input, weight.mT)
+        return out + bias if bias is not None else out
+
+    return functools.update_wrapper(_C._complex_guard(orig, path, 2), orig)
+
+
+# (name, path, which positional args may be complex), as complex._PATHS
+PATHS = {
+    "cumsum": (_cumsum, 1),
+    "cumprod": (_cumprod, 1),
+    "triu": (functools.partial(_tri, _C.triu), 1),
+    "tril": (functools.partial(_tri, _C.tril), 1),
+    "tensordot": (_tensordot, 2),
+    "norm": (_norm, 1),
+    "diag": (_diag, 1),
+    "var": (_var, 1),
+    "std": (_std, 1),
+    "masked_select": (_masked_select, 1),
+    "index_add_": (_index_add_, 1),
+}
+# The addmm family is guarded on (input, first factor): torch requires one dtype across the
+# three tensors, so a complex second factor alone is an error either way.
+PATHS.update(
+    {
+        "addmm": (_addmm_family(_C.mm), 2),
+        "addmv": (_addmm_family(_C.mv), 2),
+        "baddbmm": (_addmm_family(_C.bmm), 2),
+        "addbmm": (_addmm_family(_addbmm_product), 2),
+        "addr": (_addmm_family(lambda a, b: a.unsqueeze(-1) * b), 2),
+    }
+)
