@@ -7,6 +7,8 @@ import os
 import urllib.parse
 import urllib.request
 
+from ._atomic import atomic_write
+
 __all__ = [
     "get_dir",
     "set_dir",
@@ -48,14 +50,12 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     Downloads `url` to the file `dst` (through a temporary file, so a failed download leaves no
     partial file), checking the SHA-256 prefix when given."""
     import hashlib
-    import tempfile
 
     dst = os.path.expanduser(dst)
-    folder = os.path.dirname(os.path.abspath(dst))
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".partial")
-    try:
+
+    def download(out):
         sha = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url) as resp:
+        with urllib.request.urlopen(url) as resp:
             while True:
                 chunk = resp.read(1 << 20)
                 if not chunk:
@@ -66,10 +66,8 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
             raise RuntimeError(
                 f'invalid hash value (expected "{hash_prefix}", got "{sha.hexdigest()}")'
             )
-        os.replace(tmp, dst)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+    atomic_write(dst, download)
 
 
 def load_state_dict_from_url(

@@ -24,6 +24,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from .._atomic import atomic_write
 from . import config, metrics
 
 _compiler_ids: dict = {}
@@ -151,17 +152,7 @@ def _valid(d, key):
 
 
 def _atomic_write(path, data: bytes):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(path, lambda f: f.write(data), sync=False)  # a cache: a lost file is rebuilt
 
 
 def _compile(cxx, source, d, key):

@@ -2,10 +2,9 @@
 
 import enum
 import numbers
-import os
-import tempfile
 
 from .. import _C
+from .._atomic import atomic_write
 from . import _capture
 from ._graph import GraphContext, Value, onnx_type
 from ._registry import METHODS, lookup_function, lookup_module
@@ -330,16 +329,4 @@ def write(model, f):
     if hasattr(f, "write"):
         f.write(data)
         return
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".onnx-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(f, lambda out: out.write(data))

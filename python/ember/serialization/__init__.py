@@ -13,6 +13,7 @@ import io
 import os
 
 from .. import _C
+from .._atomic import atomic_write
 from . import _torch_format, _unpickle
 
 __all__ = ["save", "load"]
@@ -73,32 +74,10 @@ class safe_globals:
 
 
 def _atomic_write(path, write):
-    path = os.fsdecode(path)
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = os.path.dirname(os.path.abspath(os.fsdecode(path)))
     if not os.path.isdir(directory):
         raise RuntimeError(f"ember.save: parent directory {directory} does not exist")
-    tmp = f"{path}.tmp{os.getpid()}.{os.urandom(4).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with open(fd, "wb", closefd=True) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    atomic_write(path, write)
 
 
 def save(

@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from ... import _C
+from ..._atomic import atomic_write
 from ..tensor._api import _lib
 
 __all__ = ["FileSystemReader", "FileSystemWriter"]
@@ -114,30 +115,11 @@ def decode_value(obj):
 
 
 def _atomic_write(path, chunks, sync):
-    tmp = f"{path}.tmp{os.getpid()}.{os.urandom(4).hex()}"
-    try:
-        with open(tmp, "wb") as f:
-            for c in chunks:
-                f.write(c)
-            f.flush()
-            if sync:
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    if sync:
-        try:
-            dfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:
-            pass
+    def write(f):
+        for c in chunks:
+            f.write(c)
+
+    atomic_write(path, write, sync=sync)
 
 
 class FileSystemWriter:
