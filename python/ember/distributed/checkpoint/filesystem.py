@@ -122,7 +122,29 @@ def _atomic_write(path, chunks, sync):
     atomic_write(path, write, sync=sync)
 
 
-class FileSystemWriter:
+class _FileSystemStorage:
+    """What FileSystemWriter and FileSystemReader share: the checkpoint directory they name."""
+
+    @property
+    def checkpoint_id(self):
+        return self.path
+
+    def reset(self, checkpoint_id=None):
+        """reset(checkpoint_id=None) -> None
+
+        Points the storage at another checkpoint directory."""
+        if checkpoint_id is not None:
+            self.path = os.fspath(checkpoint_id)
+
+    @classmethod
+    def validate_checkpoint_id(cls, checkpoint_id):
+        """validate_checkpoint_id(checkpoint_id) -> bool
+
+        Whether checkpoint_id names a local path."""
+        return isinstance(checkpoint_id, (str, os.PathLike))
+
+
+class FileSystemWriter(_FileSystemStorage):
     """FileSystemWriter(path, single_file_per_rank=True, sync_files=True, thread_count=1,
         per_thread_copy_ahead=10000000, cache_staged_state_dict=False, overwrite=True)
 
@@ -143,24 +165,6 @@ class FileSystemWriter:
         self.path = os.fspath(path)
         self.sync_files = sync_files
         self.overwrite = overwrite
-
-    @property
-    def checkpoint_id(self):
-        return self.path
-
-    def reset(self, checkpoint_id=None):
-        """reset(checkpoint_id=None) -> None
-
-        Points the writer at another checkpoint directory."""
-        if checkpoint_id is not None:
-            self.path = os.fspath(checkpoint_id)
-
-    @classmethod
-    def validate_checkpoint_id(cls, checkpoint_id):
-        """validate_checkpoint_id(checkpoint_id) -> bool
-
-        Whether checkpoint_id names a local path."""
-        return isinstance(checkpoint_id, (str, os.PathLike))
 
     def _prepare(self):
         os.makedirs(self.path, exist_ok=True)
@@ -195,7 +199,7 @@ class FileSystemWriter:
         _atomic_write(os.path.join(self.path, _METADATA), [text.encode()], self.sync_files)
 
 
-class FileSystemReader:
+class FileSystemReader(_FileSystemStorage):
     """FileSystemReader(path)
 
     Reads a checkpoint directory that FileSystemWriter wrote: the JSON metadata, then only the
@@ -204,24 +208,6 @@ class FileSystemReader:
     def __init__(self, path, **kwargs):
         self.path = os.fspath(path)
         self._files = {}
-
-    @property
-    def checkpoint_id(self):
-        return self.path
-
-    def reset(self, checkpoint_id=None):
-        """reset(checkpoint_id=None) -> None
-
-        Points the reader at another checkpoint directory."""
-        if checkpoint_id is not None:
-            self.path = os.fspath(checkpoint_id)
-
-    @classmethod
-    def validate_checkpoint_id(cls, checkpoint_id):
-        """validate_checkpoint_id(checkpoint_id) -> bool
-
-        Whether checkpoint_id names a local path."""
-        return isinstance(checkpoint_id, (str, os.PathLike))
 
     def read_metadata(self):
         """read_metadata() -> dict
