@@ -7,23 +7,11 @@
 #include <string>
 #include <type_traits>
 
+#include "ember/core/arg.h"
 #include "ember/core/ordered_dict.h"
 #include "ember/core/tensor.h"
 
 namespace ember::nn {
-
-/// Declares a builder-style option: `opts.name(v)` sets and returns *this, `opts.name()` reads.
-#define EMBER_ARG(T, name)                                 \
- public:                                                   \
-  auto name(const T& new_##name)->decltype(*this)& {       \
-    this->name##_ = new_##name;                            \
-    return *this;                                          \
-  }                                                        \
-  const T& name() const noexcept { return this->name##_; } \
-  T& name() noexcept { return this->name##_; }             \
-                                                           \
- private:                                                  \
-  T name##_
 
 /// A tree of parameters, buffers and submodules; subclasses add `forward`.
 class Module : public std::enable_shared_from_this<Module> {

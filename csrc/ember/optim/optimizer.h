@@ -6,21 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ember/core/arg.h"
 #include "ember/core/tensor.h"
-
-/// Declares a chainable option `name` of type T: `opts.name(v)` sets and returns *this,
-/// `opts.name()` reads (libtorch's TORCH_ARG).
-#define EMBER_ARG(T, name)                                  \
- public:                                                    \
-  inline auto name(const T& new_##name)->decltype(*this) {  \
-    this->name##_ = new_##name;                             \
-    return *this;                                           \
-  }                                                         \
-  inline const T& name() const noexcept { return name##_; } \
-  inline T& name() noexcept { return name##_; }             \
-                                                            \
- private:                                                   \
-  T name##_
 
 namespace ember::optim {
 
