@@ -1,5 +1,6 @@
 // Core: promotion, views and storage sharing, strides, the dispatcher, the autograd engine.
 #include <gtest/gtest.h>
+#include <atomic>
 
 #include "ember/ember.h"
 
@@ -176,4 +177,27 @@ TEST(Autograd, FreedGraphRaises) {
   Tensor y = sum(exp(x));
   y.backward();
   EXPECT_EQ(kind_of([&] { y.backward(); }), ErrorKind::Runtime);
+}
+
+// Pool threads run a parallel_for's chunks under the caller's grad and inference modes, so a
+// kernel's views of an input that requires grad record nothing from a pool thread.
+TEST(Parallel, ChunksRunUnderTheCallersGradModes) {
+  ember::set_num_threads(2);
+  for (bool inference : {false, true}) {
+    ember::NoGradGuard no_grad;
+    ember::InferenceMode::set_enabled(inference);
+    std::atomic<int> wrong{0}, chunks{0};
+    ember::parallel_for(0, 64, 1, [&](int64_t, int64_t) {
+      if (ember::GradMode::is_enabled() || ember::InferenceMode::is_enabled() != inference) ++wrong;
+      ++chunks;
+    });
+    ember::InferenceMode::set_enabled(false);
+    EXPECT_EQ(chunks.load(), 64);
+    EXPECT_EQ(wrong.load(), 0);
+  }
+  // and the pool threads are back in their own default afterwards
+  std::atomic<int> enabled{0};
+  ember::parallel_for(0, 64, 1,
+                      [&](int64_t, int64_t) { enabled += ember::GradMode::is_enabled(); });
+  EXPECT_EQ(enabled.load(), 64);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ember/core/error.h"
+#include "ember/core/grad_mode.h"
 #include "ember/core/profiler.h"
 
 namespace ember {
@@ -208,6 +209,27 @@ void set_num_threads(int n) {
 
 bool in_parallel_region() { return t_in_parallel; }
 
+namespace {
+// Sets this thread's grad and inference modes for a scope (a chunk run for another thread).
+class CallerModes {
+ public:
+  CallerModes(bool grad, bool inference)
+      : grad_(GradMode::is_enabled()), inference_(InferenceMode::is_enabled()) {
+    GradMode::set_enabled(grad);
+    InferenceMode::set_enabled(inference);
+  }
+  ~CallerModes() {
+    GradMode::set_enabled(grad_);
+    InferenceMode::set_enabled(inference_);
+  }
+  CallerModes(const CallerModes&) = delete;
+  CallerModes& operator=(const CallerModes&) = delete;
+
+ private:
+  bool grad_, inference_;
+};
+}  // namespace
+
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& f) {
   if (begin >= end) return;
@@ -220,8 +242,14 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
       f(begin + c * grain, std::min(end, begin + (c + 1) * grain));
     return;
   }
-  pool().run(nchunks,
-             [&](int64_t c) { f(begin + c * grain, std::min(end, begin + (c + 1) * grain)); });
+  // Chunks run under the caller's grad and inference modes, as torch's parallel_for carries its
+  // thread-local state: a kernel's view of an input that requires grad must not record history
+  // from a pool thread (concurrent recording on one tensor raced on its autograd metadata).
+  const bool grad = GradMode::is_enabled(), inference = InferenceMode::is_enabled();
+  pool().run(nchunks, [&](int64_t c) {
+    CallerModes modes(grad, inference);
+    f(begin + c * grain, std::min(end, begin + (c + 1) * grain));
+  });
 }
 
 }  // namespace ember
