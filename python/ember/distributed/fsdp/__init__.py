@@ -124,7 +124,11 @@ class _Group:
         """Starts the all-gather of this group's shards (asynchronous; gather() collects it),
         unless its parameters are gathered or being gathered already."""
         if self.prefetched is None and self.unsharded is None and self.regathered is None:
-            self.prefetched = self._launch(self.shards(), async_op=True)
+            out, work = self._launch(self.shards(), async_op=True)
+            self.prefetched = (out, work, self._versions())
+
+    def _versions(self):
+        return tuple(p._local_tensor._version for _, _, p, _ in self.entries)
 
     def _launch(self, shards, async_op):
         lib = _lib()
@@ -135,8 +139,7 @@ class _Group:
                 buf.narrow(0, off, s.numel()).copy_((s.movedim(d, 0) if d else s).reshape(-1))
         out = lib.empty(self.n * self.flat, dtype=dtype)
         work = c10d.all_gather_into_tensor(out, buf, group=self.group, async_op=async_op)
-        versions = tuple(p._local_tensor._version for _, _, p, _ in self.entries)
-        return out, work, versions
+        return out, work
 
     def gather(self, shards):
         """The whole tensors from this rank's shards (plain tensors, no autograd); an earlier
@@ -146,7 +149,7 @@ class _Group:
             out, work, versions = self.prefetched
             self.prefetched = None
             work.wait()
-            if versions != tuple(p._local_tensor._version for _, _, p, _ in self.entries):
+            if versions != self._versions():
                 out = None  # the shards changed (an optimizer step) since the prefetch
         if out is None:
             out = self._launch(shards, async_op=False)[0]

@@ -177,13 +177,9 @@ def flag_on(name):
     return getattr(_tls, name, 0) > 0
 
 
-def _implicit_replication():
-    return flag_on("implicit")
-
-
 def _check_no_plain_tensors(name, values):
     """torch refuses a plain tensor beside DTensors, except one element (taken as Replicate)."""
-    if _implicit_replication():
+    if flag_on("implicit"):
         return
     for v in values:
         if isinstance(v, (list, tuple)):

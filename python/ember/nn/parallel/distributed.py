@@ -293,8 +293,8 @@ class DistributedDataParallel(Module, Joinable):
 
     def _global_backward_sync(self, joined):
         """Under Join: whether any rank still training will reduce gradients this iteration."""
-        flag = creation.zeros(1) if joined or not self.require_backward_grad_sync else None
-        flag = creation.ones(1) if flag is None else flag
+        syncing = not joined and self.require_backward_grad_sync
+        flag = creation.ones(1) if syncing else creation.zeros(1)
         dist.all_reduce(flag, group=self.process_group)
         return flag.item() != 0
 
@@ -385,7 +385,9 @@ class DistributedDataParallel(Module, Joinable):
                 flat, op=op, group=self.process_group, async_op=True
             ).get_future()
         state, hook = self._comm_hook
-        views = [flat[o : o + v.numel()].view(v.shape) for o, v in zip(b.offsets, b.views)]
+        views = b.views
+        if zeros:  # the joined rank's stand-in bucket: views of its zeros
+            views = [flat[o : o + v.numel()].view(v.shape) for o, v in zip(b.offsets, b.views)]
         return hook(state, GradBucket(bi, flat, b.params, views, bi == len(self._buckets) - 1))
 
     # ---- backward ----
