@@ -52,6 +52,8 @@ mapped = exp.local_map(scale_rows, out_placements=[dt.Shard(0)], in_placements=r
 out = mapped(x, 2.0)
 assert isinstance(out, dt.DTensor) and out.placements == (dt.Shard(0),)
 np.testing.assert_allclose(out.full_tensor().numpy(), np.arange(8.0).reshape(4, 2) * 2)
+one = exp.local_map(scale_rows, out_placements=([dt.Shard(0)],), in_placements=rows)(x, 2.0)
+assert one.placements == (dt.Shard(0),)   # a one-output spec list names the single output
 rep = dt.distribute_tensor(M.arange(8.0).reshape(4, 2), mesh, [dt.Replicate()])
 try:
     mapped(rep, 2.0)

@@ -66,8 +66,6 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         self.rank = c10d.get_rank(process_group)
         self.global_rank = c10d.get_rank()
         self.parameters_as_bucket_view = parameters_as_bucket_view
-        self._optim_constructor = optimizer_class
-        self._optim_defaults = defaults
         self._partition = [[] for _ in range(self.world_size)]  # param groups per rank
         self._sizes = [0] * self.world_size
         self._all_state_dicts = []

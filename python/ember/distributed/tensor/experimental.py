@@ -80,9 +80,12 @@ def local_map(
 def _wrap_outputs(out, placements, mesh):
     single = isinstance(out, DTensor) or hasattr(out, "dim")
     outs = (out,) if single else tuple(out)
-    specs = (placements,) if single else tuple(placements)
-    if single and len(placements) and not isinstance(placements[0], (list, tuple)):
-        specs = (tuple(placements),)
+    if not single:
+        specs = tuple(placements)
+    elif placements and isinstance(placements[0], (list, tuple)):  # one spec per output, of one
+        specs = (placements[0],)
+    else:
+        specs = (placements,)
     wrapped = []
     for o, spec in zip(outs, specs):
         if spec is None or not hasattr(o, "dim"):
