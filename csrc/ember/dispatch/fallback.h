@@ -71,26 +71,26 @@ struct HeldAs<const std::vector<std::optional<Tensor>>&, Conv> {
 struct ToHost {
   static Tensor in(const Tensor& t) { return to_host(t); }
 };
-template <class T>
-using Held = HeldAs<T, ToHost>;
 
-template <class T>
-T back(T v) {
+// Applies `f` to every tensor of a kernel's result (a tensor, a list, a tuple of them).
+template <class T, class F>
+T map_tensors(T v, const F& f) {
   if constexpr (std::is_same_v<T, Tensor>) {
-    return to_device(v);
+    return f(v);
   } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
-    for (Tensor& t : v) t = to_device(t);
+    for (Tensor& t : v) t = f(t);
     return v;
   } else if constexpr (requires { std::tuple_size<T>::value; }) {
-    return std::apply([](auto... xs) { return T(back(std::move(xs))...); }, std::move(v));
+    return std::apply([&](auto... xs) { return T(map_tensors(std::move(xs), f)...); },
+                      std::move(v));
   } else {
     return v;
   }
 }
 
-template <class A>
-void write_back_arg(const std::remove_reference_t<A>& orig, const typename Held<A>::type& held) {
-  if constexpr (std::is_same_v<A, Tensor&>) write_back(orig, held);
+template <class A, class After, class H>
+void after_arg(const After& after, const std::remove_reference_t<A>& orig, const H& held) {
+  if constexpr (std::is_same_v<A, Tensor&>) after(orig, held);
 }
 
 template <class A, class... Rest>
@@ -99,15 +99,16 @@ Tensor& first_mutable(A&& a, Rest&&... rest) {
   else return first_mutable(std::forward<Rest>(rest)...);
 }
 
-// Runs the CPU kernel `fn` on host copies of the arguments; the results come back to the device.
-template <class R, class... Args>
-R cpu_fallback(void* fn, Args... args) {
-  std::tuple<typename Held<Args>::type...> held(Held<Args>::in(args)...);
+// Runs the CPU kernel `fn` without grad on the arguments as `Conv::in` converts them; then
+// `after(arg, held)` for each mutable tensor argument, and `out` converts the results.
+template <class R, class Conv, class... Args, class After, class Out>
+R run_converted(void* fn, const After& after, const Out& out, Args... args) {
+  std::tuple<typename HeldAs<Args, Conv>::type...> held(HeldAs<Args, Conv>::in(args)...);
   auto kernel = reinterpret_cast<R (*)(Args...)>(fn);
   AutoGradMode no_grad(false);
   auto run = [&] { return std::apply([&](auto&... h) -> R { return kernel(h...); }, held); };
   auto restore = [&] {
-    std::apply([&](auto&... h) { (write_back_arg<Args>(args, h), ...); }, held);
+    std::apply([&](auto&... h) { (after_arg<Args>(after, args, h), ...); }, held);
   };
   if constexpr (std::is_void_v<R>) {
     run();
@@ -117,10 +118,16 @@ R cpu_fallback(void* fn, Args... args) {
     restore();
     return first_mutable(std::forward<Args>(args)...);
   } else {
-    R out = run();
+    R r = run();
     restore();
-    return back(std::move(out));
+    return map_tensors(std::move(r), out);
   }
+}
+
+// Runs the CPU kernel `fn` on host copies of the arguments; the results come back to the device.
+template <class R, class... Args>
+R cpu_fallback(void* fn, Args... args) {
+  return run_converted<R, ToHost, Args...>(fn, write_back, to_device, std::forward<Args>(args)...);
 }
 }  // namespace fallback_detail
 
@@ -177,28 +184,10 @@ void collect_arg(Call& c, const T& a) {
   }
 }
 
-template <class T>
-T back(T v, const Call& c) {
-  if constexpr (std::is_same_v<T, Tensor>) {
-    return to_meta(v, c);
-  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
-    for (Tensor& t : v) t = to_meta(t, c);
-    return v;
-  } else if constexpr (requires { std::tuple_size<T>::value; }) {
-    return std::apply([&](auto... xs) { return T(back(std::move(xs), c)...); }, std::move(v));
-  } else {
-    return v;
-  }
-}
-
 template <class A>
 bool mutable_too_large(const std::remove_reference_t<A>& a) {
   if constexpr (std::is_same_v<A, Tensor&>) return too_large(a);
   else return false;
-}
-template <class A, class H>
-void after_write(const std::remove_reference_t<A>& orig, const H& held) {
-  if constexpr (std::is_same_v<A, Tensor&>) written(orig, held);
 }
 }  // namespace meta_detail
 
@@ -224,23 +213,8 @@ R meta_fallback(std::string_view op, void* fn, Args... args) {
     else if constexpr (std::is_void_v<R>) return;
   }
   Alias::op = op;
-  std::tuple<typename HeldAs<Args, Alias>::type...> held(HeldAs<Args, Alias>::in(args)...);
-  auto kernel = reinterpret_cast<R (*)(Args...)>(fn);
-  AutoGradMode no_grad(false);
-  auto run = [&] { return std::apply([&](auto&... h) -> R { return kernel(h...); }, held); };
-  auto restore = [&] { std::apply([&](auto&... h) { (after_write<Args>(args, h), ...); }, held); };
-  if constexpr (std::is_void_v<R>) {
-    run();
-    restore();
-  } else if constexpr (std::is_same_v<R, Tensor&>) {
-    run();
-    restore();
-    return first_mutable(std::forward<Args>(args)...);
-  } else {
-    R out = run();
-    restore();
-    return back(std::move(out), c);
-  }
+  return run_converted<R, Alias, Args...>(
+      fn, written, [&c](const Tensor& t) { return to_meta(t, c); }, std::forward<Args>(args)...);
 }
 
 }  // namespace ember
