@@ -72,6 +72,7 @@ void bind_unary(nb::module_& m) {
 #define EMBER_BIND_BOOL(name, text) \
   both(m, cls, #name, [](const Tensor& t) { return name(t); }, {#name "(input) -> Tensor", text});
 #define EMBER_BIND_SPECIAL(name, text)  // python/src/ops_special.cpp
+#define EMBER_BIND_NOGRAD(name, text)   // python/src/ops_special.cpp
 #define EMBER_BIND_ACT(name, text)      // python/src/nn_activation.cpp, by hand
   EMBER_UNARY_OPS(EMBER_BIND)
 #undef EMBER_BIND
@@ -80,6 +81,7 @@ void bind_unary(nb::module_& m) {
 #undef EMBER_BIND_INT
 #undef EMBER_BIND_BOOL
 #undef EMBER_BIND_SPECIAL
+#undef EMBER_BIND_NOGRAD
 #undef EMBER_BIND_ACT
   both(m, cls, "square", [](const Tensor& t) { return square(t); },
        {"square(input) -> Tensor", "Each element multiplied by itself."});

@@ -279,6 +279,7 @@ Tensor logsigmoid_backward_kernel(const Tensor& grad, const Tensor& self, double
 #define EMBER_REGISTER_INT(name, fwd, bwd)
 #define EMBER_REGISTER_BOOL(name, fwd, bwd)
 #define EMBER_REGISTER_SPECIAL(name, fwd, bwd)
+#define EMBER_REGISTER_NOGRAD(name, fwd, bwd)
 EMBER_UNARY_OPS(EMBER_REGISTER)
 #undef EMBER_REGISTER
 #undef EMBER_REGISTER_ACT
@@ -287,6 +288,7 @@ EMBER_UNARY_OPS(EMBER_REGISTER)
 #undef EMBER_REGISTER_INT
 #undef EMBER_REGISTER_BOOL
 #undef EMBER_REGISTER_SPECIAL
+#undef EMBER_REGISTER_NOGRAD
 
 }  // namespace
 

@@ -1,6 +1,11 @@
 // CPU kernels of the special functions (ops/special.cpp): the gamma family and the modified
 // Bessel functions. Each computes in double, which costs little next to the functions themselves.
 #include "ember/schema/special.h"
+#include <string>
+#include <string_view>
+
+#include "ember/core/shape.h"
+#include "ember/core/type_promotion.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
@@ -10,42 +15,80 @@
 
 namespace ember::cpu {
 
+// The dtypes of torch's special functions that have no 16-bit kernels (Bessel, polynomials); the
+// unary table's rows name it.
+constexpr uint32_t kSingleDoubleTypes = type_bit(kFloat) | type_bit(kDouble);
+
 namespace {
 
 // Floating output: integer and bool inputs compute in the default dtype, as torch's.
-template <class F>
+template <uint32_t Allowed = kFloatTypes, class F>
 Tensor float_unary(const char* name, const Tensor& self, F f) {
   ScalarType dt = is_floating_point(self.dtype()) ? self.dtype() : default_dtype();
   Tensor in = self.dtype() == dt ? self : to_dtype(self, dt);
   Tensor out = empty_like_inputs(self.sizes(), dt, {&self});
   TensorIter it({&out, &in});
-  dispatch<kFloatTypes>(dt, name, [&](auto tag) {
+  dispatch<Allowed>(dt, name, [&](auto tag) {
     using T = decltype(tag);
     unary_loop<T, T>(it, [&](auto x) { return decltype(x)(f(double(x))); });
   });
   return out;
 }
 
-// The SPECIAL rows of the unary table (Note [Unary table] in schema/unary.h).
-#define EMBER_KERNEL(name, kind, dtypes, node, math, ...) EMBER_KERNEL_##kind(name, math)
-#define EMBER_KERNEL_SPECIAL(name, fn)                               \
-  Tensor name##_kernel(const Tensor& self) {                         \
-    return float_unary(#name, self, [](double x) { return fn(x); }); \
-  }                                                                  \
+// torch's name of a special op's CPU kernel in its dtype errors: "bessel_j0_cpu".
+std::string kernel_name(std::string_view op) {
+  if (op.starts_with("special_")) op.remove_prefix(8);
+  return std::string(op) + "_cpu";
+}
+
+// The SPECIAL and NOGRAD rows of the unary table (Note [Unary table] in schema/unary.h).
+#define EMBER_KERNEL(name, kind, dtypes, node, math, ...) EMBER_KERNEL_##kind(name, dtypes, math)
+#define EMBER_KERNEL_SPECIAL(name, dtypes, fn)                                       \
+  Tensor name##_kernel(const Tensor& self) {                                         \
+    static const std::string label = kernel_name(#name);                             \
+    return float_unary<dtypes>(label.c_str(), self, [](double x) { return fn(x); }); \
+  }                                                                                  \
   EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
-#define EMBER_KERNEL_FLOAT(name, fn)
-#define EMBER_KERNEL_SAME(name, fn)
-#define EMBER_KERNEL_INT(name, fn)
-#define EMBER_KERNEL_BOOL(name, fn)
-#define EMBER_KERNEL_ACT(name, fn)
+#define EMBER_KERNEL_NOGRAD(name, dtypes, fn) EMBER_KERNEL_SPECIAL(name, dtypes, fn)
+#define EMBER_KERNEL_FLOAT(name, dtypes, fn)
+#define EMBER_KERNEL_SAME(name, dtypes, fn)
+#define EMBER_KERNEL_INT(name, dtypes, fn)
+#define EMBER_KERNEL_BOOL(name, dtypes, fn)
+#define EMBER_KERNEL_ACT(name, dtypes, fn)
 EMBER_UNARY_OPS(EMBER_KERNEL)
 #undef EMBER_KERNEL
 #undef EMBER_KERNEL_SPECIAL
+#undef EMBER_KERNEL_NOGRAD
 #undef EMBER_KERNEL_FLOAT
 #undef EMBER_KERNEL_SAME
 #undef EMBER_KERNEL_INT
 #undef EMBER_KERNEL_BOOL
 #undef EMBER_KERNEL_ACT
+
+// The two-argument special functions (schema/special.h).
+template <class F>
+Tensor float_binary(const std::string& name, const Tensor& a, const Tensor& b, F f) {
+  ScalarType dt = result_type({a, b});
+  if (!is_floating_point(dt)) dt = default_dtype();
+  DimVector shape = broadcast_shapes(a.sizes(), b.sizes(), name.c_str());
+  Tensor out = empty_like_inputs(shape, dt, {&a, &b});
+  Tensor ca = a.dtype() == dt ? a : to_dtype(a, dt);
+  Tensor cb = b.dtype() == dt ? b : to_dtype(b, dt);
+  TensorIter it({&out, &ca, &cb});
+  dispatch<kSingleDoubleTypes>(dt, name.c_str(), [&](auto tag) {
+    using T = decltype(tag);
+    binary_loop<T, T, T>(it, [&](auto x, auto y) { return decltype(x)(f(double(x), double(y))); });
+  });
+  return out;
+}
+#define EMBER_SPECIAL_BINARY_KERNEL(name, a, b, fn, ...)                           \
+  Tensor name##_kernel(const Tensor& a, const Tensor& b) {                         \
+    static const std::string label = kernel_name(#name);                           \
+    return float_binary(label, a, b, [](double u, double v) { return fn(u, v); }); \
+  }                                                                                \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
+EMBER_SPECIAL_BINARY_OPS(EMBER_SPECIAL_BINARY_KERNEL)
+#undef EMBER_SPECIAL_BINARY_KERNEL
 
 Tensor polygamma_kernel(int64_t n, const Tensor& self) {
   return float_unary("polygamma", self, [n](double x) { return special::polygamma(n, x); });

@@ -98,6 +98,7 @@ Tensor predicate(const char* name, const Tensor& self, F f) {
   }                                                             \
   EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
 #define EMBER_KERNEL_SPECIAL(name, dtypes, math)  // cpu/special.cpp
+#define EMBER_KERNEL_NOGRAD(name, dtypes, math)   // cpu/special.cpp
 #define EMBER_KERNEL_ACT(name, dtypes, math)      // cpu/activation.cpp
 EMBER_UNARY_OPS(EMBER_KERNEL)
 #undef EMBER_KERNEL
@@ -106,6 +107,7 @@ EMBER_UNARY_OPS(EMBER_KERNEL)
 #undef EMBER_KERNEL_INT
 #undef EMBER_KERNEL_BOOL
 #undef EMBER_KERNEL_SPECIAL
+#undef EMBER_KERNEL_NOGRAD
 #undef EMBER_KERNEL_ACT
 
 // relu's backward (ops/unary.cpp): grad where result > 0, else 0; NaN passes grad, as torch.

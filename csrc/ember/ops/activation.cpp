@@ -25,6 +25,7 @@ namespace {
 #define EMBER_ACT_ROW_INT(name, node)
 #define EMBER_ACT_ROW_BOOL(name, node)
 #define EMBER_ACT_ROW_SPECIAL(name, node)
+#define EMBER_ACT_ROW_NOGRAD(name, node)
 #define EMBER_ACT_ROW_ACT(name, node) EMBER_ACT_ROW(name, node)
 
 enum class Act {
@@ -115,6 +116,7 @@ EMBER_UNARY_OPS(EMBER_ACT_ROWS)
 #undef EMBER_ACT_ROW_INT
 #undef EMBER_ACT_ROW_BOOL
 #undef EMBER_ACT_ROW_SPECIAL
+#undef EMBER_ACT_ROW_NOGRAD
 #undef EMBER_ACT_ROW_ACT
 
 namespace {

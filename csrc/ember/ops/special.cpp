@@ -9,7 +9,22 @@
 
 namespace ember {
 
+namespace {
+// A gradient torch does not implement: computing it raises torch's NotImplementedError.
+[[noreturn]] Tensor not_implemented_derivative(const char* what) {
+  EMBER_ERROR(ErrorKind::NotImplemented, "the derivative for '", what, "' is not implemented.");
+}
+}  // namespace
+
 EMBER_DERIVATIVE(op::polygamma, "PolygammaBackward0", (n, self), grad* polygamma(n + 1, self));
+// d/dq zeta(s, q) = -s zeta(s + 1, q); torch has no derivative in s either.
+EMBER_DERIVATIVE(op::special_zeta, "SpecialZetaBackward0", (self, other),
+                 not_implemented_derivative("zeta"), grad * -self * special_zeta(self + 1, other));
+
+#define EMBER_DEFINE_SPECIAL_BINARY(name, a, b, ...) \
+  Tensor name(const Tensor& a, const Tensor& b) { return op::name.call(a, b); }
+EMBER_SPECIAL_BINARY_OPS(EMBER_DEFINE_SPECIAL_BINARY)
+#undef EMBER_DEFINE_SPECIAL_BINARY
 
 Tensor polygamma(int64_t n, const Tensor& self) {
   EMBER_CHECK(n >= 0, "polygamma: expected a non-negative order n; got ", n);

@@ -53,6 +53,8 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
 #define EMBER_DEFINE_ROW_SPECIAL(name, node, derivative)          \
   Tensor name(const Tensor& self) { return op::name.call(self); } \
   EMBER_DERIVATIVE(op::name, #node, (self), derivative);
+#define EMBER_DEFINE_ROW_NOGRAD(name, node, derivative) \
+  EMBER_DEFINE_ROW_BOOL(name, node, derivative)
 #define EMBER_DEFINE_ROW_ACT(name, node, derivative)  // ops/activation.cpp
 EMBER_UNARY_OPS(EMBER_DEFINE_ROW)
 #undef EMBER_DEFINE_ROW
@@ -61,6 +63,7 @@ EMBER_UNARY_OPS(EMBER_DEFINE_ROW)
 #undef EMBER_DEFINE_ROW_INT
 #undef EMBER_DEFINE_ROW_BOOL
 #undef EMBER_DEFINE_ROW_SPECIAL
+#undef EMBER_DEFINE_ROW_NOGRAD
 #undef EMBER_DEFINE_ROW_ACT
 
 EMBER_DERIVATIVE(op::nan_to_num, "NanToNumBackward0", (self, nan, posinf, neginf),

@@ -18,6 +18,7 @@ namespace ember {
 #define EMBER_DECLARE_ROW_INT(name) EMBER_DECLARE_ROW_FLOAT(name)
 #define EMBER_DECLARE_ROW_BOOL(name) Tensor name(const Tensor& self);
 #define EMBER_DECLARE_ROW_SPECIAL(name) Tensor name(const Tensor& self);
+#define EMBER_DECLARE_ROW_NOGRAD(name) Tensor name(const Tensor& self);
 #define EMBER_DECLARE_ROW_ACT(name)
 EMBER_UNARY_OPS(EMBER_DECLARE_ROW)
 #undef EMBER_DECLARE_ROW
@@ -26,6 +27,7 @@ EMBER_UNARY_OPS(EMBER_DECLARE_ROW)
 #undef EMBER_DECLARE_ROW_INT
 #undef EMBER_DECLARE_ROW_BOOL
 #undef EMBER_DECLARE_ROW_SPECIAL
+#undef EMBER_DECLARE_ROW_NOGRAD
 #undef EMBER_DECLARE_ROW_ACT
 
 }  // namespace ember

@@ -14,6 +14,8 @@
 //     BOOL    a bool result for any input dtype; no in-place form, no derivative.
 //     SPECIAL computes in double, returns floating point as FLOAT; no in-place form; a
 //             derivative (the special functions, torch.special's `special_*` ops).
+//     NOGRAD  as SPECIAL, without a derivative: the result never requires grad, as torch
+//             records no graph for these (torch.special's Bessel and Airy functions).
 //     ACT     a fused activation: `name.ember(self, p0, p1, p2)`, whose three doubles carry its
 //             parameters as ops/activation.cpp passes them, and `name_backward.ember(grad, self,
 //             p0, p1, p2)` (Note [Activation kernels] in ops/activation.cpp).
@@ -21,8 +23,8 @@
 // - node: the name of the backward node, torch's.
 // - math: the value of one element, an expression of `x` (the input widened to float or double,
 //   or a GCC vector of them) over cpu/math.h and cpu/vmath.h (Note [Vector math]); for SPECIAL
-//   a function of a double (cpu/special_math.h); for ACT the name of the forward kernel
-//   (cpu/activation.cpp).
+//   a function of a double (cpu/special_math.h) for SPECIAL and NOGRAD; for ACT the name of the
+//   forward kernel (cpu/activation.cpp).
 // - derivative: grad times d(op)/d(self), in public ops of `grad`, `self` and `result` (so double
 //   backward works); for ACT the name of the fused backward kernel; `-` where the kind has none.
 // - doc: the docstring's sentence (python/src/ops_unary.cpp; unused for ACT).
@@ -142,10 +144,32 @@
     grad* where(eq(self, wrap_scalar(0)), wrap_scalar(0.5),                                       \
                 special_i0e(self) - result * (sign(self) + reciprocal(self))),                    \
     "exp(-|x|) * i1(x), without overflow (ember.special.i1e).")                                   \
-  _(special_spherical_bessel_j0, SPECIAL, kFloatTypes, SpecialSphericalBesselJ0Backward0,         \
+  _(special_spherical_bessel_j0, SPECIAL, kSingleDoubleTypes, SpecialSphericalBesselJ0Backward0,  \
     special::spherical_bessel_j0,                                                                 \
     grad* where(eq(self, wrap_scalar(0)), wrap_scalar(0), (cos(self) - result) / self),           \
     "The spherical Bessel function of the first kind and order 0, sin(x) / x (1 at 0).")          \
+  _(special_bessel_j0, NOGRAD, kSingleDoubleTypes, -, special::bessel_j0, -,                      \
+    "The Bessel function of the first kind and order 0.")                                         \
+  _(special_bessel_j1, NOGRAD, kSingleDoubleTypes, -, special::bessel_j1, -,                      \
+    "The Bessel function of the first kind and order 1.")                                         \
+  _(special_bessel_y0, NOGRAD, kSingleDoubleTypes, -, special::bessel_y0, -,                      \
+    "The Bessel function of the second kind and order 0.")                                        \
+  _(special_bessel_y1, NOGRAD, kSingleDoubleTypes, -, special::bessel_y1, -,                      \
+    "The Bessel function of the second kind and order 1.")                                        \
+  _(special_modified_bessel_i0, NOGRAD, kSingleDoubleTypes, -, special::i0, -,                    \
+    "The modified Bessel function of the first kind and order 0.")                                \
+  _(special_modified_bessel_i1, NOGRAD, kSingleDoubleTypes, -, special::i1, -,                    \
+    "The modified Bessel function of the first kind and order 1.")                                \
+  _(special_modified_bessel_k0, NOGRAD, kSingleDoubleTypes, -, special::modified_bessel_k0, -,    \
+    "The modified Bessel function of the second kind and order 0.")                               \
+  _(special_modified_bessel_k1, NOGRAD, kSingleDoubleTypes, -, special::modified_bessel_k1, -,    \
+    "The modified Bessel function of the second kind and order 1.")                               \
+  _(special_scaled_modified_bessel_k0, NOGRAD, kSingleDoubleTypes, -,                             \
+    special::scaled_modified_bessel_k0, -, "exp(x) * modified_bessel_k0(x), without underflow.")  \
+  _(special_scaled_modified_bessel_k1, NOGRAD, kSingleDoubleTypes, -,                             \
+    special::scaled_modified_bessel_k1, -, "exp(x) * modified_bessel_k1(x), without underflow.")  \
+  _(special_airy_ai, NOGRAD, kSingleDoubleTypes, -, special::airy_ai, -,                          \
+    "The Airy function Ai(x).")                                                                   \
   _(gelu, ACT, kFloatTypes, GeluBackward0, gelu_kernel, gelu_backward_kernel, "")                 \
   _(silu, ACT, kFloatTypes, SiluBackward0, silu_kernel, silu_backward_kernel, "")                 \
   _(mish, ACT, kFloatTypes, MishBackward0, mish_kernel, mish_backward_kernel, "")                 \
@@ -179,6 +203,7 @@ namespace ember::op {
 #define EMBER_DECLARE_UNARY_BOOL(name) \
   EMBER_DECLARE_OP(name, #name "(Tensor self) -> Tensor", Tensor(const Tensor&));
 #define EMBER_DECLARE_UNARY_SPECIAL(name) EMBER_DECLARE_UNARY_BOOL(name)
+#define EMBER_DECLARE_UNARY_NOGRAD(name) EMBER_DECLARE_UNARY_BOOL(name)
 #define EMBER_DECLARE_UNARY_ACT(name)                                                         \
   EMBER_DECLARE_OP(name, #name ".ember(Tensor self, float p0, float p1, float p2) -> Tensor", \
                    Tensor(const Tensor&, double, double, double));                            \
@@ -195,6 +220,7 @@ EMBER_UNARY_OPS(EMBER_DECLARE_UNARY)
 #undef EMBER_DECLARE_UNARY_INT
 #undef EMBER_DECLARE_UNARY_BOOL
 #undef EMBER_DECLARE_UNARY_SPECIAL
+#undef EMBER_DECLARE_UNARY_NOGRAD
 #undef EMBER_DECLARE_UNARY_ACT
 
 EMBER_DECLARE_OP(relu_backward, "relu_backward(Tensor grad_output, Tensor result) -> Tensor",

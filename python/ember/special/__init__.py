@@ -7,7 +7,19 @@ from .._C import Tensor, exp, get_default_dtype, isnan, lgamma, log, sigmoid, si
 from .._C import _special_i0e as i0e  # noqa: F401
 from .._C import _special_i1 as i1
 from .._C import _special_i1e as i1e
+from .._C import _special_airy_ai as airy_ai  # noqa: F401
+from .._C import _special_bessel_j0 as bessel_j0  # noqa: F401
+from .._C import _special_bessel_j1 as bessel_j1  # noqa: F401
+from .._C import _special_bessel_y0 as bessel_y0  # noqa: F401
+from .._C import _special_bessel_y1 as bessel_y1  # noqa: F401
+from .._C import _special_modified_bessel_i0 as modified_bessel_i0  # noqa: F401
+from .._C import _special_modified_bessel_i1 as modified_bessel_i1  # noqa: F401
+from .._C import _special_modified_bessel_k0 as modified_bessel_k0  # noqa: F401
+from .._C import _special_modified_bessel_k1 as modified_bessel_k1  # noqa: F401
+from .._C import _special_scaled_modified_bessel_k0 as scaled_modified_bessel_k0  # noqa: F401
+from .._C import _special_scaled_modified_bessel_k1 as scaled_modified_bessel_k1  # noqa: F401
 from .._C import _special_spherical_bessel_j0 as spherical_bessel_j0  # noqa: F401
+from .._argparse import write_out as _write_out
 from .._ops import elementwise as _elementwise
 from .._ops import nn as _nn
 from .._ops.creation import full, ones, tensor, zeros
@@ -37,6 +49,30 @@ __all__ = [
     "i1",
     "i1e",
     "spherical_bessel_j0",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "airy_ai",
+    "zeta",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "sinc",
     "entr",
     "ndtr",
@@ -258,3 +294,74 @@ def logsumexp(input, dim, keepdim=False):
 
     The log of the sum of exp(input) over dim, without overflow."""
     return _C.logsumexp(input, dim, keepdim)
+
+
+def _two_args(name, first, second, a, b, out):
+    """Calls the C++ op `_special_<name>` as torch's overloads (Tensor, Tensor), (Number, Tensor)
+    and (Tensor, Number) allow: a Python number becomes a 0-d tensor, which promotes as torch's
+    wrapped numbers do here."""
+    a_num, b_num = not isinstance(a, Tensor), not isinstance(b, Tensor)
+    if a_num and b_num:
+        raise TypeError(
+            f"special_{name}() received an invalid combination of arguments - got "
+            f"({type(a).__name__}, {type(b).__name__}), but expected one of:\n"
+            f" * (Tensor {first}, Tensor {second}, *, Tensor out = None)\n"
+            f" * (Number {first}, Tensor {second}, *, Tensor out = None)\n"
+            f" * (Tensor {first}, Number {second}, *, Tensor out = None)\n"
+        )
+    if a_num:
+        a = tensor(a)
+    if b_num:
+        b = tensor(b)
+    result = getattr(_C, f"_special_{name}")(a, b)
+    return result if out is None else _write_out(f"special_{name}", result, out)
+
+
+def zeta(input, other, *, out=None):
+    """zeta(input, other, *, out=None) -> Tensor
+
+    The Hurwitz zeta function, the sum over k >= 0 of (k + other)^-input."""
+    return _two_args("zeta", "self", "other", input, other, out)
+
+
+def _polynomial(name, doc):
+    def fn(input, n, *, out=None):
+        return _two_args(name, "x", "n", input, n, out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}(input, n, *, out=None) -> Tensor\n\n    {doc}"
+    return fn
+
+
+chebyshev_polynomial_t = _polynomial(
+    "chebyshev_polynomial_t", "The Chebyshev polynomial of the first kind T_n(input)."
+)
+chebyshev_polynomial_u = _polynomial(
+    "chebyshev_polynomial_u", "The Chebyshev polynomial of the second kind U_n(input)."
+)
+chebyshev_polynomial_v = _polynomial(
+    "chebyshev_polynomial_v", "The Chebyshev polynomial of the third kind V_n(input)."
+)
+chebyshev_polynomial_w = _polynomial(
+    "chebyshev_polynomial_w", "The Chebyshev polynomial of the fourth kind W_n(input)."
+)
+shifted_chebyshev_polynomial_t = _polynomial(
+    "shifted_chebyshev_polynomial_t", "T_n(2 * input - 1), the shifted Chebyshev polynomial."
+)
+shifted_chebyshev_polynomial_u = _polynomial(
+    "shifted_chebyshev_polynomial_u", "U_n(2 * input - 1), the shifted Chebyshev polynomial."
+)
+shifted_chebyshev_polynomial_v = _polynomial(
+    "shifted_chebyshev_polynomial_v", "V_n(2 * input - 1), the shifted Chebyshev polynomial."
+)
+shifted_chebyshev_polynomial_w = _polynomial(
+    "shifted_chebyshev_polynomial_w", "W_n(2 * input - 1), the shifted Chebyshev polynomial."
+)
+hermite_polynomial_h = _polynomial(
+    "hermite_polynomial_h", "The physicists' Hermite polynomial H_n(input)."
+)
+hermite_polynomial_he = _polynomial(
+    "hermite_polynomial_he", "The probabilists' Hermite polynomial He_n(input)."
+)
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", "The Laguerre polynomial L_n(input).")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", "The Legendre polynomial P_n(input).")
