@@ -75,6 +75,7 @@ del _omp
 
 from . import (  # noqa: E402,F401
     _dynamo,
+    _logging,
     accelerator,
     amp,
     ao,
@@ -115,6 +116,7 @@ from . import (  # noqa: E402,F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from ._device import device  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402,F401
+from ._higher_order_ops import cond  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403
 from ._op_overloads import ops  # noqa: E402,F401
 from ._ops.attributes import *  # noqa: E402,F401,F403

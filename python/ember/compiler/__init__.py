@@ -1,8 +1,53 @@
 """ember.compiler: torch.compiler's user-facing controls over ember.compile."""
 
 from .._dynamo import eval_frame as _eval_frame
+from .._dynamo.user_api import (
+    allow_in_graph,
+    assume_constant_result,
+    nested_compile_region,
+    set_stance,
+    substitute_in_graph,
+)
 
-__all__ = ["reset", "is_compiling", "is_dynamo_compiling", "disable", "list_backends"]
+__all__ = [
+    "compile",
+    "reset",
+    "is_compiling",
+    "is_dynamo_compiling",
+    "is_exporting",
+    "disable",
+    "list_backends",
+    "allow_in_graph",
+    "assume_constant_result",
+    "substitute_in_graph",
+    "nested_compile_region",
+    "set_stance",
+    "cudagraph_mark_step_begin",
+]
+
+
+def compile(*args, **kwargs):  # noqa: A001 (torch's name)
+    """compile(*args, **kwargs)
+
+    Same as ``ember.compile``."""
+    from .._process import compile as _compile
+
+    return _compile(*args, **kwargs)
+
+
+def is_exporting():
+    """is_exporting() -> bool
+
+    True while ``ember.export`` traces a program (its capture does not run through
+    ember.compile's entry points, so this is False inside compiled functions)."""
+    return False
+
+
+def cudagraph_mark_step_begin():
+    """cudagraph_mark_step_begin()
+
+    Marks the start of an iteration for CUDA graphs; ember has no CUDA graphs, so it does
+    nothing."""
 
 
 def reset():

@@ -280,7 +280,11 @@ class Graph:
                 raise RuntimeError(f"Node {node} had unknown opcode {node.op}!")
             for inp in node._input_nodes:
                 if inp.graph is not self:
-                    raise RuntimeError(f"Argument '{inp}' of Node '{node}' is in another graph")
+                    raise RuntimeError(
+                        f"Argument '{inp}' of Node '{node}' does not belong to this Graph, but "
+                        "was used as an argument! If you are copying nodes from another graph, "
+                        "make sure to use ``arg_transform`` on node_copy() to remap values"
+                    )
                 if inp not in seen:
                     raise RuntimeError(
                         f"Argument '{inp}' of Node '{node}' was used before it has been defined! "
