@@ -181,8 +181,8 @@ class Tracer(TracerBase):
         """
         if isinstance(a, Parameter):
             for n, p in self.root.named_parameters():
-                if a is p:
-                    return self.create_node("get_attr", n, (), {})
+                if a is p:  # through create_proxy, as torch's module-attribute reads go
+                    return self.create_proxy("get_attr", n, (), {}).node
             raise NameError("parameter is not a member of this module")
         if isinstance(a, _C.Tensor):
             qualname = self._tensor_attrs.get(id(a))
