@@ -193,3 +193,12 @@ from ._argparse import SIGNATURES as _SIGNATURES  # noqa: E402
 from ._argparse import guarded as _arg_guarded  # noqa: E402
 
 globals().update(_arg_guarded(globals(), _OUT_OPS + list(_SIGNATURES)))
+
+
+def __getattr__(name):
+    # ember._inductor (the code generator) loads on first use: importing it costs ~0.15 s
+    if name == "_inductor":
+        import importlib
+
+        return importlib.import_module("._inductor", __name__)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -452,3 +452,30 @@ def test_int_and_float_of_a_tensor_under_fullgraph():
     want = [[3.0] * 5, [5.0] * 5, [3.0] * 5, [2.5] * 5, [-1.5] * 5, [2.0] * 5, [0.0] * 5]
     for got, w in zip(outs, want + [[1.0] * 2, [1.0] * 4]):
         np.testing.assert_allclose(got, w)
+
+
+def test_other_dynamo_and_inductor_names():
+    def case(T):
+        t = T.ones(2)
+        T._dynamo.mark_static_address(t)
+
+        def helper(x):
+            return x * 3
+
+        assert callable(T._dynamo.nonstrict_trace(helper))
+
+        def never(x):
+            return x - 1
+
+        never = T._dynamo.forbid_in_graph(never)
+        with pytest.raises(AssertionError, match="forbidden callable"):
+            T.compile(lambda x: never(x) * 2, backend="eager")(t)
+        assert float(never(t)[0]) == 0.0
+        cfg = T._inductor.config
+        knobs = (cfg.max_autotune, cfg.epilogue_fusion, cfg.triton.cudagraphs)
+        out = T.compile(lambda x: helper(x) + 1, backend="eager")(t)
+        return knobs, _np(out), T.compiler.is_exporting()
+
+    knobs, out, exporting = _each(case)
+    assert knobs == (False, True, False) and exporting is False
+    np.testing.assert_allclose(out, [4.0, 4.0])

@@ -510,3 +510,49 @@ def test_cond_traces_as_one_node():
     x = ember.tensor([0.5, 1.0])
     np.testing.assert_allclose(_np(gm(x)), np.sin([0.5, 1.0]), rtol=1e-6)
     np.testing.assert_allclose(_np(gm(-x)), np.cos([0.5, 1.0]), rtol=1e-6)
+
+
+def test_print_readable_matches_torch_text():
+    def case(T):
+        class M(T.nn.Module):
+            def forward(self, x):
+                return (x + 1).relu()
+
+        gm = T.fx.symbolic_trace(M())
+        _sub(T, "fx.passes.shape_prop").ShapeProp(gm).propagate(T.ones(2))
+        return gm.print_readable(print_output=False).replace(f"{T.__name__}.", "<lib>.")
+
+    text = _each(case)
+    assert '    def forward(self, x: "f32[2]"):\n        # No stacktrace found' in text
+
+
+def test_docs_decomposition_with_proxies():
+    def case(T):
+        def relu_decomposition(x):
+            return (x > 0) * x
+
+        rules = {T.nn.functional.relu: relu_decomposition}
+
+        class M(T.nn.Module):
+            def forward(self, x):
+                return T.nn.functional.relu(x) + 1
+
+        model = M()
+        graph = T.fx.Tracer().trace(model)
+        new_graph, env = T.fx.Graph(), {}
+        tracer = T.fx.proxy.GraphAppendingTracer(new_graph)
+        for node in graph.nodes:
+            if node.op == "call_function" and node.target in rules:
+                args = [
+                    T.fx.Proxy(env[a.name], tracer) if isinstance(a, T.fx.Node) else a
+                    for a in node.args
+                ]
+                env[node.name] = rules[node.target](*args).node
+            else:
+                env[node.name] = new_graph.node_copy(node, lambda a: env[a.name])
+        gm = T.fx.GraphModule(model, new_graph)
+        return _np(gm(T.tensor([-1.0, 2.0]))), [n.op for n in gm.graph.nodes]
+
+    out, ops = _each(case)
+    np.testing.assert_allclose(out, [1.0, 3.0])
+    assert ops == ["placeholder", "call_function", "call_function", "call_function", "output"]

@@ -8,16 +8,18 @@ graphs and breaks of one call; ``config`` holds ``recompile_limit`` and friends.
 
 from . import config, exc, utils
 from .backends import list_backends, lookup_backend, register_backend
-from .decorators import mark_dynamic, mark_static, maybe_mark_dynamic
+from .decorators import mark_dynamic, mark_static, mark_static_address, maybe_mark_dynamic
 from .eval_frame import OptimizedModule, disable, is_compiling, optimize, reset
 from .explain import explain
 from .user_api import (
     allow_in_graph,
     assume_constant_result,
     disallow_in_graph,
+    forbid_in_graph,
     get_stance,
     graph_break,
     nested_compile_region,
+    nonstrict_trace,
     set_stance,
     substitute_in_graph,
 )
@@ -47,6 +49,9 @@ __all__ = [
     "nested_compile_region",
     "set_stance",
     "get_stance",
+    "forbid_in_graph",
+    "nonstrict_trace",
+    "mark_static_address",
 ]
 
 

@@ -20,6 +20,8 @@ __all__ = [
     "assume_constant_result",
     "substitute_in_graph",
     "nested_compile_region",
+    "forbid_in_graph",
+    "nonstrict_trace",
 ]
 
 _STANCES = (
@@ -129,6 +131,35 @@ def disallow_in_graph(fn):
     """disallow_in_graph(fn) -> fn
 
     The inverse of ``allow_in_graph``; returns ``fn`` unchanged."""
+    return _identity_decorator(fn)
+
+
+def forbid_in_graph(fn):
+    """forbid_in_graph(fn) -> callable
+
+    Marks ``fn`` as one a compiled function must not call: the returned function raises
+    AssertionError when called while ember.compile captures, and runs ``fn`` otherwise."""
+    if isinstance(fn, (list, tuple)):
+        return [forbid_in_graph(f) for f in fn]
+    if not callable(fn):
+        raise TypeError(f"forbid_in_graph: expected a callable; got {type(fn).__name__}")
+
+    @functools.wraps(fn)
+    def forbidden(*args, **kwargs):
+        from .eval_frame import is_compiling
+
+        if is_compiling():
+            raise AssertionError(f"Attempt to trace forbidden callable {fn}")
+        return fn(*args, **kwargs)
+
+    return forbidden
+
+
+def nonstrict_trace(fn):
+    """nonstrict_trace(fn) -> fn
+
+    torch's marker for a function traced without Dynamo's checks; ember's capture already
+    records the ember ops ``fn`` runs, so ``fn`` is returned unchanged."""
     return _identity_decorator(fn)
 
 
