@@ -479,3 +479,92 @@ def test_other_dynamo_and_inductor_names():
     knobs, out, exporting = _each(case)
     assert knobs == (False, True, False) and exporting is False
     np.testing.assert_allclose(out, [4.0, 4.0])
+
+
+def test_error_on_graph_break():
+    def case(T):
+        def noisy(x):
+            print("side effect")
+            return x + 1
+
+        def branchy(x):
+            if x.sum() > 0:
+                return x * 2
+            return x
+
+        @T.compile(backend="eager")
+        def f(x):
+            with T._dynamo.error_on_graph_break(True):
+                return noisy(x)
+
+        @T.compile(backend="eager")
+        @T._dynamo.error_on_graph_break(True)
+        def g(x):
+            return branchy(x)
+
+        @T.compile(backend="eager")
+        def h(x):  # outside the block a break is a break: eager results
+            with T._dynamo.error_on_graph_break(False):
+                return branchy(x)
+
+        for fn in (f, g):
+            with pytest.raises(T._dynamo.exc.Unsupported):
+                fn(T.ones(2))
+        return _np(h(T.ones(2)))
+
+    np.testing.assert_allclose(_each(case), [2.0, 2.0])
+
+
+def test_custom_op_under_fullgraph():
+    def case(T):
+        name = f"docs_{T.__name__}::numpy_sin"
+
+        @T.library.custom_op(name, mutates_args=())
+        def numpy_sin(x: T.Tensor) -> T.Tensor:
+            return T.from_numpy(np.sin(x.numpy()))
+
+        @numpy_sin.register_fake
+        def _(x):
+            return T.empty_like(x)
+
+        @T.compile(backend="eager", fullgraph=True)
+        def f(x):
+            return numpy_sin(x) * 2
+
+        return _np(f(T.tensor([0.5, 1.0])))
+
+    np.testing.assert_allclose(_each(case), 2 * np.sin([0.5, 1.0]), rtol=1e-6)
+
+
+def test_torch_logs_environment_variable(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import ember as torch\n"
+        "@torch.compile(backend='eager')\n"
+        "def f(x):\n"
+        "    if x.sum() > 0:\n"
+        "        return x + 1\n"
+        "    return x\n"
+        "f(torch.ones(2))\n"
+    )
+    env = dict(__import__("os").environ, TORCH_LOGS="graph_breaks")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "Graph break in user code" in run.stderr and "prog.py:4" in run.stderr
+
+
+def test_errors_of_incorrect_code_are_eager_errors():
+    def case(T):
+        @T.compile(backend="eager")
+        def fn(x):
+            return T.sin(x, x)
+
+        for stance in ("default", "force_eager"):
+            with T.compiler.set_stance(stance), pytest.raises(TypeError):
+                fn(T.ones(3, 3))
+        return True
+
+    assert _each(case)

@@ -15,6 +15,7 @@ from .user_api import (
     allow_in_graph,
     assume_constant_result,
     disallow_in_graph,
+    error_on_graph_break,
     forbid_in_graph,
     get_stance,
     graph_break,
@@ -52,6 +53,7 @@ __all__ = [
     "forbid_in_graph",
     "nonstrict_trace",
     "mark_static_address",
+    "error_on_graph_break",
 ]
 
 

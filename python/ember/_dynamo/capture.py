@@ -478,6 +478,12 @@ class Capture(TorchFunctionMode):
     def graph_break(self, reason):
         if self.stopped:
             return
+        from .user_api import _error_on_graph_break
+
+        if _error_on_graph_break[0]:
+            self.stopped = True
+            self.breaks.append((reason, user_stack()))
+            raise Unsupported(f"{reason} (inside error_on_graph_break(True))")
         log = self.log
         if log is not None and not self.fullgraph:
             # partial graphs: the current call runs eagerly and recording goes on after it

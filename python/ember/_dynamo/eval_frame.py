@@ -328,6 +328,11 @@ class _Cache:
                 cap.breaks.append((f"Python side effect: {reason}", []))
             if effects and self.fullgraph:
                 raise Unsupported(f"Python side effect in a fullgraph capture: {effects[0]}")
+            if watcher.strict_effects:
+                raise Unsupported(
+                    f"Python side effect inside error_on_graph_break(True): "
+                    f"{watcher.strict_effects[0]}"
+                )
         out_nodes = []
         out_spec = None
         if not cap.breaks:

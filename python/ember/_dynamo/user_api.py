@@ -22,6 +22,7 @@ __all__ = [
     "nested_compile_region",
     "forbid_in_graph",
     "nonstrict_trace",
+    "error_on_graph_break",
 ]
 
 _STANCES = (
@@ -91,6 +92,38 @@ def get_stance():
 
     The stance ``set_stance`` set last."""
     return _stance["stance"]
+
+
+_error_on_graph_break = [False]
+
+
+class error_on_graph_break:  # noqa: N801 (torch's name; a context manager and decorator)
+    """error_on_graph_break(error_on_graph_break)
+
+    While active (a with block, or the calls of a decorated function), a graph break met by a
+    capture raises ``Unsupported`` instead of splitting the graph; unlike ``fullgraph=True`` the
+    function may still be captured as several graphs where breaks happen outside the block."""
+
+    def __init__(self, error_on_graph_break):
+        self.value = bool(error_on_graph_break)
+        self.prior = []
+
+    def __enter__(self):
+        self.prior.append(_error_on_graph_break[0])
+        _error_on_graph_break[0] = self.value
+        return self
+
+    def __exit__(self, *exc):
+        _error_on_graph_break[0] = self.prior.pop()
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with error_on_graph_break(self.value):
+                return fn(*args, **kwargs)
+
+        return wrapper
 
 
 def graph_break(msg=""):

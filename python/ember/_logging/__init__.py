@@ -7,6 +7,7 @@ are. Other torch artifacts and log levels are accepted and have nothing to recor
 ``set_logs()`` with no arguments turns everything off again."""
 
 import logging
+import os
 
 __all__ = ["set_logs", "getArtifactLogger"]
 
@@ -61,3 +62,16 @@ def getArtifactLogger(module_qname, artifact_name):  # noqa: N802 (torch's name)
 
     The logger records of ``artifact_name`` go to."""
     return logging.getLogger(f"{module_qname}.__{artifact_name}")
+
+
+def _from_environment():
+    """TORCH_LOGS (or EMBER_LOGS), as torch reads it: comma-separated artifact names such as
+    ``graph_breaks,recompiles``; ``+dynamo`` style level settings are accepted and ignored."""
+    spec = os.environ.get("EMBER_LOGS") or os.environ.get("TORCH_LOGS") or ""
+    names = {item.strip().lstrip("+-") for item in spec.split(",") if item.strip()}
+    wanted = {name: True for name in names if name in _ARTIFACTS}
+    if wanted:
+        set_logs(**wanted)
+
+
+_from_environment()
