@@ -568,3 +568,33 @@ def test_errors_of_incorrect_code_are_eager_errors():
         return True
 
     assert _each(case)
+
+
+def test_custom_backend_with_aot_autograd_and_boxed_functions():
+    def case(T):
+        common = importlib.import_module(f"{T.__name__}._dynamo.backends.common")
+        aot = importlib.import_module(f"{T.__name__}._functorch.aot_autograd")
+        seen = []
+
+        def my_compiler(gm, example_inputs):
+            seen.append(type(gm).__name__)
+            return aot.make_boxed_func(gm.forward)
+
+        backend = common.aot_autograd(fw_compiler=my_compiler)
+        T.manual_seed(0)
+        m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.Tanh(), T.nn.Linear(4, 1))
+        cm = T.compile(m, backend=backend)
+        x = T.linspace(-1, 1, 6).reshape(2, 3)
+        cm(x)
+        cm(x).sum().backward()
+        grads = [p.grad.clone() for p in m.parameters()]
+        for p in m.parameters():
+            p.grad = None
+        m(x).sum().backward()
+        same = all(bool((g - p.grad).abs().max() < 1e-6) for g, p in zip(grads, m.parameters()))
+        boxed = aot.make_boxed_func(lambda a, b: a + b)
+        return same, len(seen) >= 2, set(seen), _np(boxed([T.ones(1), T.ones(1)]))
+
+    same, compiled_both, kinds, boxed = _each(case)
+    assert same and compiled_both and kinds == {"GraphModule"}
+    np.testing.assert_allclose(boxed, [2.0])

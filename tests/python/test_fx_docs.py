@@ -556,3 +556,34 @@ def test_docs_decomposition_with_proxies():
     out, ops = _each(case)
     np.testing.assert_allclose(out, [1.0, 3.0])
     assert ops == ["placeholder", "call_function", "call_function", "call_function", "output"]
+
+
+def test_on_generate_code_and_is_fx_tracing():
+    def case(T):
+        gm = T.fx.symbolic_trace(lambda x: x + 1)
+
+        def insert(body):
+            return ["y0 = 41\n", *body]
+
+        with gm.graph.on_generate_code(lambda prev: insert):
+            gm.recompile()
+            inside = gm.code
+        out = _np(gm(T.ones(1)))
+        gm.recompile()
+        seen = []
+
+        def f(x):
+            seen.append(T.fx._symbolic_trace.is_fx_tracing())
+            return x * 2
+
+        T.fx.symbolic_trace(f)
+        f(T.ones(1))
+        return inside, out, gm.code, seen
+
+    inside, out, after, seen = _each(case)
+    want = (
+        "\n\n\ndef forward(self, x):\n    y0 = 41\n    add = x + 1;  x = None\n    return add\n    "
+    )
+    assert inside == want
+    assert "y0" not in after and seen == [True, False]
+    np.testing.assert_allclose(out, [2.0])

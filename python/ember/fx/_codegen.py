@@ -275,6 +275,11 @@ def python_code(graph, root_module="self", verbose=False):
         body.append(line)
     if not any(n.op == "output" for n in nodes):
         body.append("pass")
+    transformer = getattr(graph, "_body_transformer", None)
+    if transformer is not None:
+        lines = transformer([b + "\n" for b in body])
+        body = "".join(lines).rstrip("\n").split("\n") if lines else ["pass"]
+        lineno_map = {}  # the transformer may have moved lines
     sig = ", ".join([root_module] + params)
     src = f"\n\n\ndef forward({sig}):\n" + "".join(f"    {b}\n" for b in body) + "    "
     # Line numbers of the body start after the three blank lines and the def line.

@@ -45,6 +45,13 @@ def _tracer_stack():
     return s
 
 
+def is_fx_tracing():
+    """is_fx_tracing() -> bool
+
+    True while ``symbolic_trace`` (a Tracer) runs the traced code."""
+    return bool(_tracer_stack())
+
+
 def wrap(fn_or_name):
     """wrap(fn_or_name) -> fn_or_name
 
