@@ -644,3 +644,33 @@ def test_cond_in_a_module_trains_under_every_backend():
     # every backend and call gives eager's values (each backend's runs line up with eager's)
     for i in range(4, len(results)):
         _same(results[i], results[i % 4])
+
+
+def test_default_backend_per_function_recompile_limit_and_run():
+    def case(T):
+        testing = importlib.import_module(f"{T.__name__}._dynamo.testing")
+        counter = testing.CompileCounter()
+        T.compiler.set_default_backend(counter)
+        try:
+            c = T.compile(lambda x: x + 1, name="plus_one")
+            first = _np(c(T.ones(2)))
+        finally:
+            T.compiler.set_default_backend(None)
+        default = T.compiler.get_default_backend()
+        limited = testing.CompileCounter()
+        lc = T.compile(lambda x: x * 2, backend=limited, recompile_limit=1, dynamic=False)
+        outs = [_np(lc(T.ones(n))).tolist() for n in (1, 2, 3)]
+        unused = testing.CompileCounter()
+        rc = T.compile(lambda x: x * 3, backend=unused)
+
+        @T._dynamo.run
+        def go(x):
+            return rc(x)
+
+        return first, counter.frame_count, default, limited.frame_count, outs, _np(go(T.ones(2)))
+
+    first, frames, default, limited, outs, ran = _each(case)
+    np.testing.assert_allclose(first, [2.0, 2.0])
+    assert frames == 1 and default == "inductor" and limited == 1
+    assert outs == [[2.0], [2.0, 2.0], [2.0, 2.0, 2.0]]
+    np.testing.assert_allclose(ran, [3.0, 3.0])

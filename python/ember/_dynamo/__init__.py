@@ -21,6 +21,7 @@ from .user_api import (
     graph_break,
     nested_compile_region,
     nonstrict_trace,
+    run,
     set_stance,
     substitute_in_graph,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "nonstrict_trace",
     "mark_static_address",
     "error_on_graph_break",
+    "run",
 ]
 
 

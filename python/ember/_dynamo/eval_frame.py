@@ -22,7 +22,7 @@ from .decorators import marks_of
 from .exc import BackendCompilerFailed, Unsupported
 from .guards import Guards, InputSpec, plain_attr_chain
 from .side_effects import Snapshot, Watcher, code_names
-from .user_api import _stance
+from .user_api import _default_backend, _stance
 from .utils import counters
 
 __all__ = ["OptimizedModule", "optimize", "is_compiling", "disable", "reset"]
@@ -129,6 +129,7 @@ class _Cache:
         self.seen_numbers = {}  # argument expr -> the int/float values captures saw there
         self.warned = False
         self.ran_eager = False  # set_stance("eager_then_compile"): the first call ran eagerly
+        self.recompile_limit = None  # ember.compile(recompile_limit=n): this function's own
         _all_caches.add(self)
 
     def __call__(self, *args, **kwargs):
@@ -145,13 +146,16 @@ class _Cache:
                     return self.fn(*args, **kwargs)
                 outs = entry.compiled(*entry.getter(args, kwargs))
                 return _rebuild(entry.out_spec, outs)
-        if len(self.entries) >= config.recompile_limit:
+        limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
+        if len(self.entries) >= limit or stance == "_cached_only":
+            if stance == "_cached_only":
+                return self.fn(*args, **kwargs)
             if not self.warned:
                 self.warned = True
                 name = getattr(self.fn, "__qualname__", repr(self.fn))
                 warnings.warn(
-                    f"ember.compile: {name} hit config.recompile_limit "
-                    f"({config.recompile_limit}); calls whose guards match no cached graph run "
+                    f"ember.compile: {name} hit recompile_limit "
+                    f"({limit}); calls whose guards match no cached graph run "
                     "eagerly from now on",
                     stacklevel=2,
                 )
@@ -655,27 +659,37 @@ def optimize(
     mode=None,
     options=None,
     disable=False,
+    recompile_limit=None,
 ):
     """optimize(model=None, *, backend='inductor', fullgraph=False, dynamic=None, mode=None,
-        options=None, disable=False)
+        options=None, disable=False, recompile_limit=None)
 
     ember.compile's implementation (see ``ember.compile``)."""
     _check_mode(mode, options)
     if disable:
         return model if model is not None else (lambda m: m)
-    backend_fn = lookup_backend(backend if backend is not None else "inductor")
+    backend_fn = lookup_backend(backend if backend is not None else _default_backend[0])
     if model is None:
         return lambda m: optimize(
-            m, backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options
+            m,
+            backend=backend,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            mode=mode,
+            options=options,
+            recompile_limit=recompile_limit,
         )
     if isinstance(model, Module):
-        return OptimizedModule(model, _Cache(model.__call__, model, backend_fn, fullgraph, dynamic))
+        cache = _Cache(model.__call__, model, backend_fn, fullgraph, dynamic)
+        cache.recompile_limit = recompile_limit
+        return OptimizedModule(model, cache)
     if not callable(model):
         raise RuntimeError(f"ember.compile: expected a callable or an nn.Module; got {type(model)}")
     root = getattr(model, "__self__", None)
     cache = _Cache(
         model, root if isinstance(root, Module) else None, backend_fn, fullgraph, dynamic
     )
+    cache.recompile_limit = recompile_limit
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):

@@ -23,6 +23,9 @@ __all__ = [
     "forbid_in_graph",
     "nonstrict_trace",
     "error_on_graph_break",
+    "run",
+    "set_default_backend",
+    "get_default_backend",
 ]
 
 _STANCES = (
@@ -34,6 +37,7 @@ _STANCES = (
     "aot_eager_then_compile",
 )
 _stance = {"stance": "default", "force_backend": None}
+_default_backend = ["inductor"]  # what ember.compile uses without backend= (set_default_backend)
 
 
 class _StanceSetter:
@@ -253,3 +257,39 @@ def nested_compile_region(fn=None, *, options=None, max_reuse_entries=8, reuse_h
     if fn is None:
         return lambda f: f
     return fn
+
+
+def run(fn=None):
+    """run(fn=None) -> callable
+
+    ``fn`` (a function that calls compiled functions) run so that compiled functions only use
+    graphs they already captured: a call whose guards match none runs eagerly instead of
+    capturing. Without ``fn``, a decorator."""
+    if fn is None:
+        return run
+
+    @functools.wraps(fn)
+    def cached_only(*args, **kwargs):
+        prior = dict(_stance)
+        _stance["stance"] = "_cached_only"
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _stance.update(prior)
+
+    return cached_only
+
+
+def set_default_backend(backend):
+    """set_default_backend(backend)
+
+    The backend ``ember.compile`` uses when called without ``backend=`` (a name or a callable;
+    None restores "inductor"). Functions compiled earlier keep theirs."""
+    _default_backend[0] = "inductor" if backend is None else backend
+
+
+def get_default_backend():
+    """get_default_backend() -> str or callable
+
+    The backend ``ember.compile`` uses when called without ``backend=``."""
+    return _default_backend[0]

@@ -4,7 +4,9 @@ from .._dynamo import eval_frame as _eval_frame
 from .._dynamo.user_api import (
     allow_in_graph,
     assume_constant_result,
+    get_default_backend,
     nested_compile_region,
+    set_default_backend,
     set_stance,
     substitute_in_graph,
 )
@@ -23,6 +25,9 @@ __all__ = [
     "nested_compile_region",
     "set_stance",
     "cudagraph_mark_step_begin",
+    "set_default_backend",
+    "get_default_backend",
+    "set_enable_guard_collectives",
 ]
 
 
@@ -86,3 +91,16 @@ def list_backends(exclude_tags=("debug", "experimental")):
     from .._dynamo import list_backends as _list
 
     return _list(exclude_tags)
+
+
+_guard_collectives = [False]
+
+
+def set_enable_guard_collectives(enabled):
+    """set_enable_guard_collectives(enabled) -> bool
+
+    torch's switch for agreeing on guard results across distributed ranks; ember's guards are
+    per process, so this only records the setting. Returns the previous one."""
+    prior = _guard_collectives[0]
+    _guard_collectives[0] = bool(enabled)
+    return prior
