@@ -493,13 +493,16 @@ def test_to_folder_writes_an_importable_module(tmp_path, monkeypatch):
         rebuilt = mod.MyMod()
         x = ember.randn(3, 4)
         np.testing.assert_allclose(_np(rebuilt(x)), _np(m(x)), rtol=1e-6)
-        assert "class MyMod(ember.nn.Module)" in (tmp_path / "fxpkg" / "module.py").read_text()
+        assert "class MyMod(" in (tmp_path / "fxpkg" / "module.py").read_text()
     finally:
         sys.modules.pop("fxpkg", None)
         sys.modules.pop("fxpkg.module", None)
 
 
 def test_cond_traces_as_one_node():
+    if ember.__name__ != "ember":
+        pytest.skip("ember's own behavior (EMBER_TEST_AGAINST=torch runs torch as ember)")
+
     # ember's symbolic_trace records ember.cond as one node (torch's rejects a Proxy predicate;
     # under torch.compile both capture it, see test_compile_docs.py)
     def f(x):
