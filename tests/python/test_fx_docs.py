@@ -590,3 +590,25 @@ def test_on_generate_code_and_is_fx_tracing():
     assert inside == want
     assert "y0" not in after and seen == [True, False]
     np.testing.assert_allclose(out, [2.0])
+
+
+def test_concrete_args_with_placeholders_in_a_structure():
+    def case(T):
+        def f(x):
+            out = 0
+            for v in x.values():
+                out += v
+            return out
+
+        g = T.fx.symbolic_trace(f, concrete_args={"x": {"a": T.fx.PH, "b": T.fx.PH, "c": T.fx.PH}})
+
+        def h(d):
+            return d["a"] * d["w"][0] + d["w"][1]
+
+        g2 = T.fx.symbolic_trace(h, concrete_args={"d": {"a": T.fx.PH, "w": [T.fx.PH, T.fx.PH]}})
+        d = {"a": T.ones(2), "w": [T.full((2,), 3.0), T.tensor([1.0, -1.0])]}
+        return g({"a": 1, "b": 2, "c": 4}), _np(g2(d))
+
+    total, out = _each(case)
+    assert total == 7
+    np.testing.assert_allclose(out, [4.0, 2.0])
