@@ -689,3 +689,34 @@ def test_default_backend_per_function_recompile_limit_and_run():
     assert frames == 1 and default == "inductor" and limited == 1
     assert outs == [[2.0], [2.0, 2.0], [2.0, 2.0, 2.0]]
     np.testing.assert_allclose(ran, [3.0, 3.0])
+
+
+def test_guard_filter_functions():
+    import types
+
+    entries = [
+        types.SimpleNamespace(is_global=True, guard_type="GLOBAL_STATE"),
+        types.SimpleNamespace(is_global=False, guard_type="TENSOR_MATCH"),
+    ]
+
+    def case(T):
+        c = T.compile(
+            lambda x: x + 1,
+            backend="eager",
+            options=None,
+        )
+        return (
+            T.compiler.skip_guard_on_globals_unsafe(entries),
+            T.compiler.skip_all_guards_unsafe(entries),
+            _np(c(T.ones(1))),
+        )
+
+    by_global, none, out = _each(case)
+    assert by_global == [False, True] and none == [False, False]
+    np.testing.assert_allclose(out, [2.0])
+    # ember accepts the filter as an inductor option and keeps every guard (still correct)
+    c = ember.compile(
+        lambda x: x * 2, options={"guard_filter_fn": ember.compiler.skip_all_guards_unsafe}
+    )
+    np.testing.assert_allclose(_np(c(ember.ones(2))), [2.0, 2.0])
+    np.testing.assert_allclose(_np(c(ember.ones(3))), [2.0, 2.0, 2.0])

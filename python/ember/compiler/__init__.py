@@ -28,6 +28,11 @@ __all__ = [
     "set_default_backend",
     "get_default_backend",
     "set_enable_guard_collectives",
+    "skip_guard_on_inbuilt_nn_modules_unsafe",
+    "skip_guard_on_all_nn_modules_unsafe",
+    "keep_tensor_guards_unsafe",
+    "skip_guard_on_globals_unsafe",
+    "skip_all_guards_unsafe",
 ]
 
 
@@ -104,3 +109,48 @@ def set_enable_guard_collectives(enabled):
     prior = _guard_collectives[0]
     _guard_collectives[0] = bool(enabled)
     return prior
+
+
+# Guard filters: torch passes them as ``options={"guard_filter_fn": f}``, calling ``f`` with its
+# guard entries and dropping the guards it maps to False. ember ignores the option and keeps
+# every guard (always correct, at worst a re-capture torch would skip); the filters work on any
+# entries with torch's attribute names, for code that calls them directly.
+
+
+def skip_guard_on_inbuilt_nn_modules_unsafe(guard_entries):
+    """skip_guard_on_inbuilt_nn_modules_unsafe(guard_entries) -> list[bool]
+
+    False for the guards on built-in nn modules (see the note above on ember's guards)."""
+    return [not getattr(e, "is_inbuilt_nn_module", False) for e in guard_entries]
+
+
+def skip_guard_on_all_nn_modules_unsafe(guard_entries):
+    """skip_guard_on_all_nn_modules_unsafe(guard_entries) -> list[bool]
+
+    False for the guards on nn modules."""
+    return [not getattr(e, "is_nn_module", False) for e in guard_entries]
+
+
+def keep_tensor_guards_unsafe(guard_entries, keep_parameters=False):
+    """keep_tensor_guards_unsafe(guard_entries, keep_parameters=False) -> list[bool]
+
+    True only for the guards on tensors (and on parameters when ``keep_parameters``)."""
+    out = []
+    for e in guard_entries:
+        tensor = getattr(e, "guard_type", "") == "TENSOR_MATCH"
+        out.append(tensor and (keep_parameters or not getattr(e, "is_parameter", False)))
+    return out
+
+
+def skip_guard_on_globals_unsafe(guard_entries):
+    """skip_guard_on_globals_unsafe(guard_entries) -> list[bool]
+
+    False for the guards on global variables."""
+    return [not getattr(e, "is_global", False) for e in guard_entries]
+
+
+def skip_all_guards_unsafe(guard_entries):
+    """skip_all_guards_unsafe(guard_entries) -> list[bool]
+
+    False for every guard."""
+    return [False for _ in guard_entries]
