@@ -75,6 +75,7 @@ del _omp
 
 from . import (  # noqa: E402,F401
     _dynamo,
+    _logging,
     accelerator,
     amp,
     ao,
@@ -115,6 +116,7 @@ from . import (  # noqa: E402,F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from ._device import device  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402,F401
+from ._higher_order_ops import cond  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403
 from ._op_overloads import ops  # noqa: E402,F401
 from ._ops.attributes import *  # noqa: E402,F401,F403
@@ -191,3 +193,12 @@ from ._argparse import SIGNATURES as _SIGNATURES  # noqa: E402
 from ._argparse import guarded as _arg_guarded  # noqa: E402
 
 globals().update(_arg_guarded(globals(), _OUT_OPS + list(_SIGNATURES)))
+
+
+def __getattr__(name):
+    # ember._inductor (the code generator) loads on first use: importing it costs ~0.15 s
+    if name == "_inductor":
+        import importlib
+
+        return importlib.import_module("._inductor", __name__)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -54,21 +54,30 @@ def compile(
     *,
     fullgraph=False,
     dynamic=None,
-    backend="inductor",
+    backend=None,
     mode=None,
     options=None,
+    name=None,
     disable=False,
+    recompile_limit=None,
+    isolate_recompiles=False,
+    shapes_spec=None,
 ):
-    """compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None,
-        options=None, disable=False)
+    """compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None,
+        options=None, name=None, disable=False, recompile_limit=None, isolate_recompiles=False,
+        shapes_spec=None)
 
     Compiles a function or module: the first call records its tensor operations into a graph
     (with guards on shapes, dtypes, grad mode, modules, scalars and globals), the backend
-    ('inductor', 'eager', 'aot_eager' or a callable ``backend(gm, example_inputs)``) compiles
-    it, and later calls whose guards hold run the compiled graph. Graph breaks (``.item()``,
-    data-dependent control flow, Python side effects) run the function eagerly, or raise
-    ``ember._dynamo.exc.Unsupported`` under ``fullgraph=True``. Without ``model``, a decorator;
-    a Module comes back wrapped (``OptimizedModule``); ``disable=True`` returns it unchanged."""
+    ('inductor' unless ``ember.compiler.set_default_backend`` chose another, 'eager',
+    'aot_eager' or a callable ``backend(gm, example_inputs)``) compiles it, and later calls
+    whose guards hold run the compiled graph. Graph breaks (``.item()``, data-dependent control
+    flow, Python side effects) run the function eagerly, or raise
+    ``ember._dynamo.exc.Unsupported`` under ``fullgraph=True``. ``recompile_limit`` caps this
+    function's captures (default ``ember._dynamo.config.recompile_limit``); ``name``,
+    ``isolate_recompiles`` and ``shapes_spec`` are accepted (each compiled function already
+    keeps its own cache). Without ``model``, a decorator; a Module comes back wrapped
+    (``OptimizedModule``); ``disable=True`` returns it unchanged."""
     from ._dynamo import optimize
 
     return optimize(
@@ -79,6 +88,7 @@ def compile(
         mode=mode,
         options=options,
         disable=disable,
+        recompile_limit=recompile_limit,
     )
 
 

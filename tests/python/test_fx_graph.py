@@ -162,8 +162,10 @@ def test_lint_finds_faults():
     g.lint()
     other = fx.Graph()
     ox = other.placeholder("x")
-    with pytest.raises(AssertionError, match="another graph"):
-        a.args = (ox, y)
+    a.args = (ox, y)  # accepted, as torch's Node accepts it: lint() reports it
+    with pytest.raises(RuntimeError, match="does not belong to this Graph"):
+        g.lint()
+    a.args = (x, y)
     gm_root = ember.nn.Module()
     g2 = fx.Graph()
     p = g2.placeholder("x")

@@ -100,8 +100,10 @@ _DATA_DEPENDENT = frozenset(
 )
 # Calls whose Python result is metadata the guards pin down (shape, dtype, layout, ...).
 # The data reads captured as graph values under capture_scalar_outputs / fullgraph.
-# (``int(t)``/``float(t)`` must return a real number to Python: they stay breaks.)
+# (``int(t)``/``float(t)`` must return a real number to Python: under fullgraph, on an input
+# tensor, they read the value and guard on it (_VALUE_READS); elsewhere they stay breaks.)
 _SCALAR_READS = frozenset({"item", "tolist"})
+_VALUE_READS = frozenset({"__int__", "__float__", "__index__"})
 _METADATA = frozenset(
     "dim ndimension is_contiguous storage_offset element_size is_floating_point is_complex "
     "is_signed get_device type data_ptr is_pinned is_shared is_inference has_names "
@@ -460,6 +462,7 @@ class Capture(TorchFunctionMode):
         self.specialized = False  # a size of unknown origin was used concretely
         self.static_dims = set()  # (input index, dim) used concretely
         self.input_index = {}  # id(placeholder tensor) -> its index
+        self.input_exprs = {}  # id(input tensor) -> its expression over args/kwargs (guards)
         self.sym_nodes = set()
         self.value_guards = []  # (Python expression over args/kwargs, its outcome) to guard
         self.size_nodes = {}
@@ -475,6 +478,12 @@ class Capture(TorchFunctionMode):
     def graph_break(self, reason):
         if self.stopped:
             return
+        from .user_api import _error_on_graph_break
+
+        if _error_on_graph_break[0]:
+            self.stopped = True
+            self.breaks.append((reason, user_stack()))
+            raise Unsupported(f"{reason} (inside error_on_graph_break(True))")
         log = self.log
         if log is not None and not self.fullgraph:
             # partial graphs: the current call runs eagerly and recording goes on after it
@@ -699,6 +708,10 @@ class Capture(TorchFunctionMode):
             scalar = self._scalar_read(name, args[0], func)
             if scalar is not None:
                 return scalar
+        if name in _VALUE_READS and self.fullgraph and args and not kwargs:
+            value = self._guarded_value_read(args[0], func)
+            if value is not None:
+                return value
         if name in _DATA_DEPENDENT:
             raise GraphBreak(_break_reason(name))
         try:
@@ -748,6 +761,20 @@ class Capture(TorchFunctionMode):
         n = self.graph.call_method("item", (node,))
         n.meta["val"] = value
         return UnbackedScalar(value, n, self, None)
+
+    def _guarded_value_read(self, t, func):
+        """``int(t)``/``float(t)`` of a one-element input tensor under fullgraph: Python needs
+        a real number, so the capture specializes on the value and guards it (a later call with
+        another value captures again), as torch specializes such reads. None: not an input."""
+        expr = self.input_exprs.get(id(t)) if isinstance(t, _Tensor) else None
+        if expr is None or t.numel() != 1 or t.is_complex():
+            return None
+        value = func(t)
+        literal = _literal(value)
+        if literal is None:
+            return None
+        self.value_guards.append((f"({expr}.item() == {literal})", True))
+        return value
 
     def _unbacked_list(self, value, node):
         if not isinstance(value, list):

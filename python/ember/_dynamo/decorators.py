@@ -7,7 +7,7 @@ tensor arguments of the call it captures. A dimension marked dynamic is captured
 size, as ``dynamic=True`` captures every size, and the entry's guard checks only its range
 (``min``/``max``, at least 2), so other sizes reuse the graph instead of re-capturing."""
 
-__all__ = ["mark_dynamic", "maybe_mark_dynamic", "mark_static"]
+__all__ = ["mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address"]
 
 
 def _dims(t, index):
@@ -74,6 +74,18 @@ def mark_static(t, index=None):
     ``dynamic=True`` or after a second shape was seen."""
     dims = list(range(t.dim())) if index is None else _dims(t, index)
     _add(t, "_dynamo_static_indices", dims)
+
+
+def mark_static_address(t, guard=True):
+    """mark_static_address(t, guard=True)
+
+    Marks ``t`` as keeping its storage address across calls (torch uses it for CUDA graphs);
+    ember records the mark on the tensor and needs nothing from it."""
+    from .. import _C
+
+    if not isinstance(t, _C.Tensor):
+        raise TypeError(f"mark_static_address: expected a Tensor; got {type(t).__name__}")
+    t._dynamo_static_input_type = "guarded" if guard else "unguarded"
 
 
 def marks_of(t):

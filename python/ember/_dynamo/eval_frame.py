@@ -22,12 +22,15 @@ from .decorators import marks_of
 from .exc import BackendCompilerFailed, Unsupported
 from .guards import Guards, InputSpec, plain_attr_chain
 from .side_effects import Snapshot, Watcher, code_names
+from .user_api import _default_backend, _stance
+from .utils import counters
 
 __all__ = ["OptimizedModule", "optimize", "is_compiling", "disable", "reset"]
 
 _state = threading.local()
 _all_caches = weakref.WeakSet()  # every live cache, for reset()
-_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_CAPTURE = object()  # _stance_miss: go on and capture
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
 
 def is_compiling():
@@ -125,10 +128,15 @@ class _Cache:
         self.seen = []  # the tensor metadata of each capture (for automatic dynamic shapes)
         self.seen_numbers = {}  # argument expr -> the int/float values captures saw there
         self.warned = False
+        self.ran_eager = False  # set_stance("eager_then_compile"): the first call ran eagerly
+        self.recompile_limit = None  # ember.compile(recompile_limit=n): this function's own
         _all_caches.add(self)
 
     def __call__(self, *args, **kwargs):
         if is_compiling() or getattr(_state, "disabled", 0):
+            return self.fn(*args, **kwargs)
+        stance = _stance["stance"]
+        if stance == "force_eager":
             return self.fn(*args, **kwargs)
         for entry in self.entries:
             if entry.check(args, kwargs):
@@ -138,18 +146,45 @@ class _Cache:
                     return self.fn(*args, **kwargs)
                 outs = entry.compiled(*entry.getter(args, kwargs))
                 return _rebuild(entry.out_spec, outs)
-        if len(self.entries) >= config.recompile_limit:
+        limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
+        if len(self.entries) >= limit or stance == "_cached_only":
+            if stance == "_cached_only":
+                return self.fn(*args, **kwargs)
             if not self.warned:
                 self.warned = True
                 name = getattr(self.fn, "__qualname__", repr(self.fn))
                 warnings.warn(
-                    f"ember.compile: {name} hit config.recompile_limit "
-                    f"({config.recompile_limit}); calls whose guards match no cached graph run "
+                    f"ember.compile: {name} hit recompile_limit "
+                    f"({limit}); calls whose guards match no cached graph run "
                     "eagerly from now on",
                     stacklevel=2,
                 )
             return self.fn(*args, **kwargs)
+        if stance != "default":
+            out = self._stance_miss(stance, args, kwargs)
+            if out is not _CAPTURE:
+                return out
         return self.capture(args, kwargs)
+
+    def _stance_miss(self, stance, args, kwargs):
+        """What a call whose guards match no entry does under a set_stance stance."""
+        if stance == "fail_on_recompile":
+            code = getattr(self._function_code(), "__code__", None)
+            where = ""
+            if code is not None:
+                where = (
+                    f" filename: {code.co_filename!r}, function name: {code.co_name!r}, "
+                    f"line number: {code.co_firstlineno}"
+                )
+            raise RuntimeError(
+                f"Detected recompile when torch.compile stance is 'fail_on_recompile'.{where}"
+            )
+        if stance == "eager_on_recompile" and self.entries:
+            return self.fn(*args, **kwargs)
+        if stance in ("eager_then_compile", "aot_eager_then_compile") and not self.ran_eager:
+            self.ran_eager = True
+            return self.fn(*args, **kwargs)
+        return _CAPTURE
 
     def _replay(self, entry, args, kwargs):
         plan = entry.plan
@@ -265,8 +300,9 @@ class _Cache:
 
             cap.log = SegmentLog(cap)
         names = _arg_names(pyfn, spec)
-        for name, (_, t) in zip(names, spec.tensors):
+        for name, (expr, t) in zip(names, spec.tensors):
             cap.add_input(name, t)
+            cap.input_exprs.setdefault(id(t), expr)
         if numbers:
             args, kwargs = list(args), dict(kwargs)
             taken = set(names)
@@ -296,6 +332,11 @@ class _Cache:
                 cap.breaks.append((f"Python side effect: {reason}", []))
             if effects and self.fullgraph:
                 raise Unsupported(f"Python side effect in a fullgraph capture: {effects[0]}")
+            if watcher.strict_effects:
+                raise Unsupported(
+                    f"Python side effect inside error_on_graph_break(True): "
+                    f"{watcher.strict_effects[0]}"
+                )
         out_nodes = []
         out_spec = None
         if not cap.breaks:
@@ -339,6 +380,12 @@ class _Cache:
             guards.module(label or "self", mod, values=full)
         if full:
             _global_guards(guards, pyfn, watcher, cells)
+        counters["frames"]["total"] += 1
+        if not breaks:
+            counters["frames"]["ok"] += 1
+        for reason, _ in breaks:
+            counters["graph_break"][reason] += 1
+        _log_capture(self, breaks, bool(self.entries))
         entry = Entry(guards.build(), guards.described, breaks)
         entry.dynamic = dyn_dims is not None
         if not breaks:
@@ -387,6 +434,7 @@ class _Cache:
         compiled = self._backend(gm, example)
         if compiled is None:
             return
+        counters["stats"]["unique_graphs"] += 1
         entry.compiled, entry.graph_module = compiled, gm
         entry.graph_modules = [gm]
         entry.getter, entry.out_spec = spec.getter([e for e, _ in numbers]), out_spec
@@ -611,27 +659,37 @@ def optimize(
     mode=None,
     options=None,
     disable=False,
+    recompile_limit=None,
 ):
     """optimize(model=None, *, backend='inductor', fullgraph=False, dynamic=None, mode=None,
-        options=None, disable=False)
+        options=None, disable=False, recompile_limit=None)
 
     ember.compile's implementation (see ``ember.compile``)."""
     _check_mode(mode, options)
     if disable:
         return model if model is not None else (lambda m: m)
-    backend_fn = lookup_backend(backend if backend is not None else "inductor")
+    backend_fn = lookup_backend(backend if backend is not None else _default_backend[0])
     if model is None:
         return lambda m: optimize(
-            m, backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options
+            m,
+            backend=backend,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            mode=mode,
+            options=options,
+            recompile_limit=recompile_limit,
         )
     if isinstance(model, Module):
-        return OptimizedModule(model, _Cache(model.__call__, model, backend_fn, fullgraph, dynamic))
+        cache = _Cache(model.__call__, model, backend_fn, fullgraph, dynamic)
+        cache.recompile_limit = recompile_limit
+        return OptimizedModule(model, cache)
     if not callable(model):
         raise RuntimeError(f"ember.compile: expected a callable or an nn.Module; got {type(model)}")
     root = getattr(model, "__self__", None)
     cache = _Cache(
         model, root if isinstance(root, Module) else None, backend_fn, fullgraph, dynamic
     )
+    cache.recompile_limit = recompile_limit
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
@@ -675,6 +733,26 @@ def disable(fn=None, recursive=True, *, reason=None):
 
     eager._torchdynamo_disable = True
     return eager
+
+
+def _log_capture(cache, breaks, recompile):
+    """The ``ember._logging.set_logs(graph_breaks=..., recompiles=...)`` records of a capture."""
+    from .. import _logging
+
+    if not (_logging.enabled("graph_breaks") or _logging.enabled("recompiles")):
+        return
+    code = getattr(cache._function_code(), "__code__", None)
+    name = code.co_name if code is not None else repr(cache.fn)
+    where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "?"
+    if recompile:
+        _logging.emit(
+            "recompiles",
+            f"Recompiling function {name} in {where}\n    triggered by the call's arguments: "
+            f"the guards of none of the {len(cache.entries)} cached graph(s) hold",
+        )
+    for reason, stack in breaks:
+        frame = f" at {stack[-1].filename}:{stack[-1].lineno}" if stack else ""
+        _logging.emit("graph_breaks", f"Graph break in user code{frame}\n    Reason: {reason}")
 
 
 def reset():

@@ -6,6 +6,8 @@ __all__ = [
     "InvalidBackend",
     "BackendCompilerFailed",
     "UserError",
+    "TorchRuntimeError",
+    "InternalTorchDynamoError",
 ]
 
 
@@ -42,3 +44,12 @@ class BackendCompilerFailed(TorchDynamoException):
 class UserError(TorchDynamoException):
     """The program asks for something the capture cannot do for it, e.g. a Python branch on a
     number read from tensor data (``if x.sum().item() > 0``) under ``fullgraph=True``."""
+
+
+class TorchRuntimeError(TorchDynamoException):
+    """An op failed while the capture ran it (torch's name; ember's capture re-raises the op's
+    own error, as eager would)."""
+
+
+class InternalTorchDynamoError(TorchDynamoException):
+    """A fault of the capture itself rather than of the program."""

@@ -34,6 +34,7 @@ class Watcher:
     def __init__(self):
         self.codes = {}  # code -> the globals dict it ran with
         self.effects = []
+        self.strict_effects = []
         self._old = None
         self._gc_was_enabled = False
 
@@ -72,19 +73,33 @@ class Watcher:
             name = getattr(arg, "__name__", "")
             owner = getattr(arg, "__self__", None)
             if name in _IO_METHODS and owner is not None and hasattr(owner, "fileno"):
-                self.effects.append(f"I/O: {name}() on {type(owner).__name__}")
+                self._effect(f"I/O: {name}() on {type(owner).__name__}")
             elif name in _IO_BUILTINS and (owner is None or isinstance(owner, types.ModuleType)):
-                self.effects.append(f"I/O or Python side effect: {name}()")
+                self._effect(f"I/O or Python side effect: {name}()")
+
+    def _effect(self, reason):
+        from .user_api import _error_on_graph_break
+
+        self.effects.append(reason)
+        if _error_on_graph_break[0]:  # met inside error_on_graph_break(True): the capture raises
+            self.strict_effects.append(reason)
 
     def global_stores(self):
         """Reasons for user code that rebinds globals (``global x; x = ...``)."""
         found = []
         for code in self.codes:
+            if _is_installed_library(code.co_filename):
+                continue  # a library's own module state (numpy's lazy caches), not the program's
             for ins in dis.get_instructions(code):
                 if ins.opname in _GLOBAL_STORES:
                     found.append(f"assignment to global {ins.argval!r} in {code.co_name}")
                     break
         return found
+
+
+def _is_installed_library(filename):
+    norm = filename.replace("\\", "/")
+    return "/site-packages/" in norm or "/dist-packages/" in norm
 
 
 def _is_plain_object(v):

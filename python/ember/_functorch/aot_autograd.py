@@ -32,7 +32,14 @@ from .builder import Builder, V
 from .derivatives import NONDIFF, TABLE, NoFormula, op_name, sum_to
 from .partitioners import min_cut_rematerialization_partition
 
-__all__ = ["aot_function", "aot_module", "aot_module_simplified", "build_joint"]
+__all__ = [
+    "aot_function",
+    "aot_module",
+    "aot_module_simplified",
+    "build_joint",
+    "make_boxed_func",
+    "make_boxed_compiler",
+]
 
 
 def _ember():
@@ -439,6 +446,35 @@ def _without_nones(bw_gm, compiler, example_inputs):
         return full
 
     return run
+
+
+def make_boxed_func(f):
+    """make_boxed_func(f) -> callable
+
+    ``f`` in torch's boxed calling convention (one list of inputs, emptied by the call) as
+    compilers passed to ``aot_autograd`` return it. ember calls compiled graphs with the inputs
+    as arguments, so the result accepts both forms."""
+
+    def g(*args):
+        if len(args) == 1 and type(args[0]) is list:
+            boxed = args[0]
+            args = tuple(boxed)
+            boxed.clear()
+        return f(*args)
+
+    g._boxed_call = True
+    return g
+
+
+def make_boxed_compiler(compiler):
+    """make_boxed_compiler(compiler) -> callable
+
+    ``compiler`` whose result is made boxed (``make_boxed_func``)."""
+
+    def boxed_compiler(gm, example_inputs):
+        return make_boxed_func(compiler(gm, example_inputs))
+
+    return boxed_compiler
 
 
 def aot_module_simplified(

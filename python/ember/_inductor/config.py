@@ -30,6 +30,28 @@ cxxflags: tuple = (
 )
 debug: bool = False
 
+# torch's inductor knobs that documented programs set (``options={...}`` or assignment here);
+# accepted for compatibility: ember's code generator has no autotuning, CUDA graphs or freezing,
+# so they change nothing.
+max_autotune: bool = False
+max_autotune_gemm: bool = False
+max_autotune_pointwise: bool = False
+epilogue_fusion: bool = True
+coordinate_descent_tuning: bool = False
+freezing: bool = False
+fx_graph_cache: bool = True
+shape_padding: bool = True
+
+
+class triton:  # noqa: N801 (torch's namespace)
+    cudagraphs: bool = False
+    cudagraph_trees: bool = True
+
+
+class cpp:  # noqa: N801 (torch's namespace)
+    threads: int = -1
+    simdlen: int | None = None
+
 
 def resolved_cache_dir() -> str:
     if cache_dir:

@@ -210,6 +210,11 @@ class Plan:
         self.nstorage = max(storage.values(), default=-1) + 1
         self.output = G.output
         self.any_requires_grad = None
+        # ember.cond runs Python branches that may read parameters the graph never sees: its
+        # result can require grad when no input does, so the kernels after it check at run time
+        from .._higher_order_ops import cond
+
+        self.opaque_grad = any(e[0] == "e" and e[1].fn is cond for e in self.program)
         from .ir import Buffer
 
         out = G.output
@@ -250,7 +255,7 @@ class Plan:
             self.any_requires_grad = any(
                 getattr(t, "requires_grad", False) for t in (*args, *params)
             )
-        grad = self.any_requires_grad and em.is_grad_enabled()
+        grad = (self.any_requires_grad or self.opaque_grad) and em.is_grad_enabled()
         stor = [None] * self.nstorage
         empty = em.empty
         for entry in self.program:

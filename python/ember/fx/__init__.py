@@ -5,7 +5,7 @@
 ``Interpreter``/``Transformer`` run and rewrite graphs node by node; ``passes.shape_prop`` and
 ``subgraph_rewriter`` are passes over them."""
 
-from . import passes, proxy, subgraph_rewriter  # noqa: F401  (as torch.fx's submodules)
+from . import experimental, passes, proxy, subgraph_rewriter  # noqa: F401  (torch.fx's submodules)
 from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule

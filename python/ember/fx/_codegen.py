@@ -238,6 +238,7 @@ def python_code(graph, root_module="self", verbose=False):
                 seen.add(inp)
                 last_use.setdefault(n, []).append(inp)
     params, body, lineno_map = [], [], {}
+    last_trace = ""  # no comment before the first node yet
     for i, n in enumerate(nodes):
         if n.op == "placeholder":
             t = n.target
@@ -246,13 +247,20 @@ def python_code(graph, root_module="self", verbose=False):
                 if t.lstrip("*") != n.name:
                     body.append(f"{n.name} = {t.lstrip('*')}")
                 continue
-            params.append(t if not n.args else f"{t} = {em.repr(n.args[0])}")
+            ann = _annotation(n) if verbose else ""
+            params.append(f"{t}{ann}" if not n.args else f"{t}{ann} = {em.repr(n.args[0])}")
             if t != n.name:
                 body.append(f"{n.name} = {t}")
             continue
+        if verbose:  # a comment where the nodes' stack trace changes, as torch's
+            trace = n.meta.get("stack_trace")
+            if trace != last_trace:
+                if trace:
+                    body.append("# " + trace.strip().splitlines()[-1].strip())
+                else:
+                    body.append("# No stacktrace found for following nodes")
+                last_trace = trace
         if n.op == "output":
-            if verbose and n.meta.get("stack_trace"):
-                body.append("# " + n.meta["stack_trace"].strip().splitlines()[-1].strip())
             lineno_map[len(body)] = i
             body.append(f"return {em.repr(n.args[0])}")
             continue
@@ -267,6 +275,11 @@ def python_code(graph, root_module="self", verbose=False):
         body.append(line)
     if not any(n.op == "output" for n in nodes):
         body.append("pass")
+    transformer = getattr(graph, "_body_transformer", None)
+    if transformer is not None:
+        lines = transformer([b + "\n" for b in body])
+        body = "".join(lines).rstrip("\n").split("\n") if lines else ["pass"]
+        lineno_map = {}  # the transformer may have moved lines
     sig = ", ".join([root_module] + params)
     src = f"\n\n\ndef forward({sig}):\n" + "".join(f"    {b}\n" for b in body) + "    "
     # Line numbers of the body start after the three blank lines and the def line.

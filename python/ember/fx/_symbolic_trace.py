@@ -45,6 +45,13 @@ def _tracer_stack():
     return s
 
 
+def is_fx_tracing():
+    """is_fx_tracing() -> bool
+
+    True while ``symbolic_trace`` (a Tracer) runs the traced code."""
+    return bool(_tracer_stack())
+
+
 def wrap(fn_or_name):
     """wrap(fn_or_name) -> fn_or_name
 
@@ -108,6 +115,33 @@ def _traced_class(cls):
     sub.__qualname__, sub.__module__, sub._fx_original_class = cls.__qualname__, cls.__module__, cls
     _swap_classes[cls] = sub
     return sub
+
+
+def _holds_ph(value):
+    """True for a dict/list/tuple with a PH leaf (PH itself is a plain placeholder)."""
+    if isinstance(value, dict):
+        return any(v is PH or _holds_ph(v) for v in value.values())
+    if type(value) in (list, tuple):
+        return any(v is PH or _holds_ph(v) for v in value)
+    return False
+
+
+def _leaf_proxies(tracer, proxy, spec):
+    """``spec`` with each PH replaced by a Proxy of ``proxy[key]`` (nested by path); the other
+    leaves stay the concrete values given."""
+    import operator
+
+    if spec is PH:
+        return proxy
+    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+    out = {}
+    for k, v in items:
+        if v is PH or _holds_ph(v):
+            sub = tracer.create_proxy("call_function", operator.getitem, (proxy, k), {})
+            out[k] = _leaf_proxies(tracer, sub, v)
+        else:
+            out[k] = v
+    return out if isinstance(spec, dict) else type(spec)(out[i] for i in range(len(spec)))
 
 
 class Tracer(TracerBase):
@@ -181,8 +215,8 @@ class Tracer(TracerBase):
         """
         if isinstance(a, Parameter):
             for n, p in self.root.named_parameters():
-                if a is p:
-                    return self.create_node("get_attr", n, (), {})
+                if a is p:  # through create_proxy, as torch's module-attribute reads go
+                    return self.create_proxy("get_attr", n, (), {}).node
             raise NameError("parameter is not a member of this module")
         if isinstance(a, _C.Tensor):
             qualname = self._tensor_attrs.get(id(a))
@@ -246,7 +280,12 @@ class Tracer(TracerBase):
             concrete_args = dict(zip(names, concrete_args))
         args, kwonly = [], {}
         for p in params:
-            if p.name in concrete_args and concrete_args[p.name] is not PH:
+            if p.name in concrete_args and _holds_ph(concrete_args[p.name]):
+                # a structure with PH leaves: the argument is one placeholder and each PH
+                # leaf is read from it by indexing (torch flattens it with pytree instead)
+                ph = self.create_proxy("placeholder", p.name, (), {}, name=p.name)
+                val = _leaf_proxies(self, ph, concrete_args[p.name])
+            elif p.name in concrete_args and concrete_args[p.name] is not PH:
                 value = concrete_args[p.name]
                 self.create_proxy("placeholder", p.name, (value,), {})
                 val = value

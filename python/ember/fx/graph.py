@@ -69,6 +69,7 @@ class Graph:
         self._owning_module = owning_module
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
+        self._body_transformer = None  # on_generate_code: edits the generated body's lines
 
     # ---- properties --------------------------------------------------------------------------
 
@@ -280,7 +281,11 @@ class Graph:
                 raise RuntimeError(f"Node {node} had unknown opcode {node.op}!")
             for inp in node._input_nodes:
                 if inp.graph is not self:
-                    raise RuntimeError(f"Argument '{inp}' of Node '{node}' is in another graph")
+                    raise RuntimeError(
+                        f"Argument '{inp}' of Node '{node}' does not belong to this Graph, but "
+                        "was used as an argument! If you are copying nodes from another graph, "
+                        "make sure to use ``arg_transform`` on node_copy() to remap values"
+                    )
                 if inp not in seen:
                     raise RuntimeError(
                         f"Argument '{inp}' of Node '{node}' was used before it has been defined! "
@@ -310,6 +315,42 @@ class Graph:
         The source of the forward function computing this graph, with its globals.
         """
         return _codegen.python_code(self, root_module, verbose=verbose)
+
+    def on_generate_code(self, make_transformer):
+        """on_generate_code(make_transformer) -> context manager
+
+        Installs ``make_transformer(previous)`` as the transformer of the generated code: a
+        function from the list of the forward body's lines (each ending in a newline, without
+        indentation) to a new list, applied by ``python_code`` (and so by
+        ``GraphModule.recompile``). Takes effect at once; used in a with block, the previous
+        transformer comes back on exit.
+        """
+        prior = self._body_transformer
+        self._body_transformer = make_transformer(prior)
+        graph = self
+
+        class _Restore:
+            def __enter__(self):
+                return graph
+
+            def __exit__(self, *exc):
+                graph._body_transformer = prior
+                return False
+
+        return _Restore()
+
+    def process_inputs(self, *args):
+        """process_inputs(*args) -> tuple
+
+        The inputs as the generated forward receives them (ember's code generator does not
+        flatten inputs: unchanged)."""
+        return args
+
+    def process_outputs(self, out):
+        """process_outputs(out) -> Any
+
+        The output as the caller receives it (unchanged)."""
+        return out
 
     def __str__(self):
         return_type = [""]

@@ -161,6 +161,18 @@ class GraphModule(Module):
         lines += ["    " + ln if ln else "" for ln in body.splitlines()]
         return "\n".join(lines) + "\n"
 
+    def to_folder(self, folder, module_name="FxModule"):
+        """to_folder(folder, module_name='FxModule')
+
+        Writes the module to ``folder`` as a Python package: ``module.py`` defines class
+        ``module_name`` (its ``__init__`` rebuilds the submodules and loads the weights saved
+        beside it, its ``forward`` is ``self.code``), so ``from folder import module_name``
+        gives an equivalent module without fx.
+        """
+        from ._to_folder import write_folder
+
+        write_folder(self, str(folder), module_name)
+
     def __str__(self):
         return super().__str__() + "\n\n\n" + self._code
 

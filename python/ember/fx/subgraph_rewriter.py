@@ -14,7 +14,7 @@ from .graph import Graph, _has_attr_path
 from .graph_module import GraphModule, _copy_attr
 from .node import Node, map_arg
 
-__all__ = ["Match", "replace_pattern"]
+__all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
 
 
 class Match(namedtuple("Match", "anchor nodes_map")):
@@ -25,6 +25,31 @@ class Match(namedtuple("Match", "anchor nodes_map")):
     """
 
     __slots__ = ()
+
+
+class ReplacedPatterns(namedtuple("ReplacedPatterns", "anchor nodes_map replacements")):
+    """ReplacedPatterns(anchor, nodes_map, replacements)
+
+    One replaced occurrence (``replace_pattern_with_filters``): as ``Match``, plus the nodes
+    inserted in its place.
+    """
+
+    __slots__ = ()
+
+
+class InternalMatch:
+    """What a match filter receives: ``anchors`` (the graph nodes matching the pattern's
+    outputs), ``nodes_map`` (pattern node -> graph node), ``placeholder_nodes`` (the graph
+    values bound to the pattern's inputs) and ``returning_nodes``."""
+
+    def __init__(self, anchors, nodes_map, placeholder_nodes, returning_nodes):
+        self.anchors = anchors
+        self.nodes_map = nodes_map
+        self.placeholder_nodes = placeholder_nodes
+        self.returning_nodes = returning_nodes
+
+    def __repr__(self):
+        return f"InternalMatch(anchors={self.anchors}, nodes_map={self.nodes_map})"
 
 
 def _as_graph(obj):
@@ -88,6 +113,15 @@ class _Matcher:
         return ok
 
     def _arg(self, a, b):
+        if isinstance(a, Node) and a.op == "placeholder" and not isinstance(b, Node):
+            # a pattern input matches a literal argument too (torch's matcher does)
+            if isinstance(b, (tuple, list, dict, slice)):
+                return False
+            if a in self.map:
+                bound = self.map[a]
+                return not isinstance(bound, Node) and type(bound) is type(b) and bound == b
+            self.map[a] = b
+            return True
         if isinstance(a, Node):
             return isinstance(b, Node) and self._node(a, b)
         if isinstance(a, (tuple, list)):
@@ -98,6 +132,8 @@ class _Matcher:
             )
         if isinstance(b, Node):
             return False
+        if getattr(self, "ignore_literals", False) and isinstance(a, (int, float, bool)):
+            return isinstance(b, (int, float, bool))
         try:
             return bool(a == b) and type(a) is type(b)
         except Exception:
@@ -111,19 +147,56 @@ def replace_pattern(gm, pattern, replacement):
     GraphModule, traced if needed) in ``gm``'s graph with ``replacement`` (same forms, same
     number of inputs and outputs); recompiles ``gm`` and returns the matches.
     """
+    done = _rewrite(gm, pattern, replacement, ())
+    return [Match(anchor=r.anchor, nodes_map=r.nodes_map) for r in done]
+
+
+def replace_pattern_with_filters(
+    gm,
+    pattern,
+    replacement=None,
+    match_filters=None,
+    ignore_literals=False,
+    replacement_callback=None,
+    node_name_match="",
+):
+    """replace_pattern_with_filters(gm, pattern, replacement=None, match_filters=None,
+        ignore_literals=False, replacement_callback=None, node_name_match='')
+        -> list[ReplacedPatterns]
+
+    ``replace_pattern`` that keeps only the occurrences every ``match_filters`` function accepts
+    (``f(match, original_graph, pattern_graph) -> bool``, ``match`` an InternalMatch);
+    ``replacement_callback(match, original_graph, pattern_graph)`` may give the replacement per
+    occurrence instead of ``replacement``. With ``ignore_literals``, the pattern's constant
+    arguments match any constant.
+    """
+    if replacement is None and replacement_callback is None:
+        raise ValueError(
+            "replace_pattern_with_filters: expected a replacement or a replacement_callback"
+        )
+    return _rewrite(
+        gm,
+        pattern,
+        replacement,
+        tuple(match_filters or ()),
+        ignore_literals=ignore_literals,
+        callback=replacement_callback,
+        name_match=node_name_match,
+    )
+
+
+def _rewrite(
+    gm, pattern, replacement, filters, ignore_literals=False, callback=None, name_match=""
+):
     graph = gm.graph
     pattern_graph, _ = _as_graph(pattern)
-    repl_graph, repl_module = _as_graph(replacement)
     matcher = _Matcher(pattern_graph)
-    repl_placeholders = [n for n in repl_graph.nodes if n.op == "placeholder"]
-    if len(repl_placeholders) != len(matcher.placeholders):
-        raise ValueError(
-            "replace_pattern: expected the replacement to take as many inputs as the pattern "
-            f"({len(matcher.placeholders)}); got {len(repl_placeholders)}"
-        )
+    matcher.ignore_literals = ignore_literals
     matches, taken = [], set()
     for node in list(graph.nodes):
         if node.op in ("placeholder", "output") or node in taken:
+            continue
+        if name_match and name_match not in node.name:
             continue
         found = matcher.match_at(node)
         if found is None:
@@ -131,13 +204,34 @@ def replace_pattern(gm, pattern, replacement):
         mapped = {g for p, g in found.items() if p.op != "placeholder"}
         if mapped & taken:
             continue
+        internal = InternalMatch(
+            [found[r] for r in matcher.returns],
+            found,
+            [found[p] for p in matcher.placeholders],
+            [found[r] for r in matcher.returns],
+        )
+        if not all(f(internal, graph, pattern_graph) for f in filters):
+            continue
         taken |= mapped
-        matches.append(Match(anchor=node, nodes_map=found))
+        matches.append((node, found, internal))
     replaced = {}  # a node an earlier replacement removed -> the node that took its place
-    for match in matches:
-        _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_module, replaced)
+    done = []
+    for anchor, found, internal in matches:
+        repl = callback(internal, graph, pattern_graph) if callback is not None else replacement
+        repl_graph, repl_module = _as_graph(repl)
+        repl_placeholders = [n for n in repl_graph.nodes if n.op == "placeholder"]
+        if len(repl_placeholders) != len(matcher.placeholders):
+            raise ValueError(
+                "replace_pattern: expected the replacement to take as many inputs as the "
+                f"pattern ({len(matcher.placeholders)}); got {len(repl_placeholders)}"
+            )
+        match = Match(anchor=anchor, nodes_map=found)
+        new_nodes = _replace(
+            gm, graph, match, matcher, repl_graph, repl_placeholders, repl_module, replaced
+        )
+        done.append(ReplacedPatterns(anchor, found, new_nodes))
     gm.recompile()
-    return matches
+    return done
 
 
 def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_module, replaced):
@@ -145,6 +239,7 @@ def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_modu
     val_map = {
         r: replaced.get(nm[p], nm[p]) for r, p in zip(repl_placeholders, matcher.placeholders)
     }
+    new_nodes = []
     returned = [nm[r] for r in matcher.returns]
     order = {n: i for i, n in enumerate(graph.nodes)}
     users = [u for r in returned for u in r.users if u not in nm.values()]
@@ -162,6 +257,7 @@ def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_modu
             new = graph.node_copy(rn, lambda n: val_map[n])
             new.meta = copy.copy(rn.meta)
             val_map[rn] = new
+            new_nodes.append(new)
     new_outs = list(new_out) if isinstance(new_out, (tuple, list)) else [new_out]
     if len(new_outs) != len(returned):
         raise ValueError(
@@ -177,3 +273,4 @@ def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_modu
             continue
         if not g.users:
             graph.erase_node(g)
+    return new_nodes

@@ -1,5 +1,6 @@
-"""ember.fx.passes: analyses and transformations over fx graphs (``shape_prop``)."""
+"""ember.fx.passes: analyses and transformations over fx graphs (``shape_prop``,
+``split_module``)."""
 
-from . import shape_prop
+from . import shape_prop, split_module
 
-__all__ = ["shape_prop"]
+__all__ = ["shape_prop", "split_module"]

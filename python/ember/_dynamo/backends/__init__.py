@@ -11,7 +11,8 @@
   autograd, AOT autograd with ``compile_fx`` for the forward and the backward graph.
 """
 
-from .exc import InvalidBackend
+from ..exc import InvalidBackend
+from . import common  # noqa: F401  (torch._dynamo.backends.common)
 
 __all__ = ["register_backend", "lookup_backend", "list_backends"]
 
@@ -56,8 +57,8 @@ def eager(gm, example_inputs, **kwargs):
 
 def _interpret(gm):
     """Runs ``gm.graph`` node by node (an fx Interpreter over the GraphModule's attributes)."""
-    from ..fx.graph import _get_attr
-    from ..fx.node import map_arg
+    from ...fx.graph import _get_attr
+    from ...fx.node import map_arg
 
     nodes = list(gm.graph.nodes)
     # values no later node reads are dropped as soon as their last reader ran
@@ -105,13 +106,13 @@ def _interpreter(gm, example_inputs):
 
 @register_backend
 def aot_eager(gm, example_inputs, **kwargs):
-    from .._functorch import aot_module_simplified
+    from ..._functorch import aot_module_simplified
 
     return aot_module_simplified(gm, example_inputs, fw_compiler=_interpreter)
 
 
 @register_backend
 def inductor(gm, example_inputs, **kwargs):
-    from .. import _inductor
+    from ... import _inductor
 
     return _inductor.compile_fx_aot(gm, example_inputs)

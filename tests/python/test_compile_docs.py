@@ -1,0 +1,722 @@
+"""The capabilities torch.compile's documentation shows (torch.compiler API, fine-grained
+controls, custom backends, troubleshooting tools), run under ember and, where torch is
+installed, under torch with the same code, the results compared. Graphs are tiny and most
+use backend="eager" to stay fast; the inductor cases reuse the on-disk kernel cache."""
+
+import importlib
+import logging
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def _libs():
+    libs = [ember]
+    try:
+        import torch
+    except ImportError:
+        return libs
+    return libs + [torch]
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def _same(a, b):
+    if isinstance(a, np.ndarray):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    else:
+        assert a == b
+
+
+def _each(case):
+    """``case(T)`` for ember and torch (each after a reset of the compile caches); returns
+    ember's result after checking torch's equals it."""
+    results = []
+    for T in _libs():
+        T._dynamo.reset()
+        results.append(case(T))
+    for other in results[1:]:
+        _same(results[0], other)
+    return results[0]
+
+
+def test_compile_function_module_and_method():
+    def case(T):
+        def f(x):
+            return T.sin(x) + T.cos(x) * 2
+
+        x = T.linspace(0, 1, 5)
+        # ember's default backend (inductor, kernel cache reused); torch's first inductor
+        # compile takes seconds, so torch's side uses its eager backend
+        compiled = T.compile(f) if T is ember else T.compile(f, backend="eager")
+        m = T.nn.Linear(3, 2)
+        cm = T.compile(m, backend="eager")
+        m2 = T.nn.Linear(3, 2)
+        m2.load_state_dict(m.state_dict())
+        m2.compile(backend="eager")
+        y = T.ones(1, 3)
+        return (
+            _np(compiled(x)),
+            _np(f(x)),
+            type(cm).__name__,
+            cm._orig_mod is m,
+            sorted(cm.state_dict()),
+            float((m2(y) - cm(y)).abs().max()),
+        )
+
+    got, want, kind, orig, keys, diff = _each(case)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert kind == "OptimizedModule" and orig and keys == ["_orig_mod.bias", "_orig_mod.weight"]
+    assert diff < 1e-6
+
+
+def test_modes_options_and_their_errors():
+    def case(T):
+        outs = []
+        for mode in ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
+            outs.append(_np(T.compile(lambda x: x * 2, mode=mode, backend="eager")(T.ones(2))))
+        with pytest.raises(RuntimeError, match="Unrecognized mode=fast"):
+            T.compile(lambda x: x, mode="fast")
+        with pytest.raises(RuntimeError, match="Either mode or options"):
+            T.compile(lambda x: x, mode="default", options={"trace.enabled": True})
+        opts = {"epilogue_fusion": True, "max_autotune": False}
+        if T is ember:  # options go to inductor (torch's first inductor compile takes seconds)
+            outs.append(_np(T.compile(lambda x: x * 3, options=opts)(T.ones(2))))
+        else:
+            outs.append(_np(T.compile(lambda x: x * 3, backend="eager")(T.ones(2))))
+        return outs
+
+    outs = _each(case)
+    np.testing.assert_allclose(np.stack(outs), [[2.0, 2.0]] * 4 + [[3.0, 3.0]])
+
+
+_registered = []  # backend names taken in this process (registering one twice is an error)
+
+
+def _ember_only():
+    if ember.__name__ != "ember":
+        pytest.skip("ember's own behavior (EMBER_TEST_AGAINST=torch runs torch as ember)")
+
+
+def test_custom_backend_receives_graph_module_and_example_inputs():
+    def case(T):
+        seen = []
+
+        def my_compiler(gm, example_inputs):
+            ops = [n.op for n in gm.graph.nodes]
+            seen.append((type(gm).__name__, [list(e.shape) for e in example_inputs], ops[-1]))
+            return gm.forward
+
+        c = T.compile(lambda x, y: x * y + 1, backend=my_compiler)
+        out = c(T.ones(2), T.full((2,), 3.0))
+        c(T.ones(2), T.ones(2))  # same guards: no second capture
+
+        name = f"doc_backend_{len(_registered)}"
+        _registered.append(name)
+
+        @T._dynamo.register_backend(name=name)
+        def doc_backend(gm, example_inputs):
+            return gm.forward
+
+        out2 = T.compile(lambda x: x - 1, backend=name)(T.ones(2))
+        names = T._dynamo.list_backends()
+        return _np(out), seen, _np(out2), name in names, "inductor" in names
+
+    out, seen, out2, listed, has_inductor = _each(case)
+    np.testing.assert_allclose(out, [4.0, 4.0])
+    assert seen == [("GraphModule", [[2], [2]], "output")]
+    np.testing.assert_allclose(out2, [0.0, 0.0])
+    assert listed and has_inductor
+
+
+def test_compile_counter_from_testing():
+    def case(T):
+        counter = importlib.import_module(f"{T.__name__}._dynamo.testing").CompileCounter()
+        c = T.compile(lambda x: x.sin() + 1, backend=counter)
+        c(T.ones(2))
+        c(T.ones(2))
+        c(T.ones(3, 3))  # new shape: captured again
+        return counter.frame_count
+
+    assert _each(case) == 2
+
+
+def test_disable_allow_in_graph_is_compiling_assume_constant_result():
+    def case(T):
+        @T.compiler.disable
+        def eager_only(x):
+            return x * 10
+
+        def helper(x):
+            return x + 5
+
+        T.compiler.allow_in_graph(helper)
+
+        @T.compiler.assume_constant_result
+        def get_k():
+            return 3
+
+        def f(x):
+            if T.compiler.is_compiling():
+                x = x + 100
+            return eager_only(x) + helper(x) * get_k()
+
+        c = T.compile(f, backend="eager")
+        x = T.ones(2)
+        return _np(c(x)), _np(f(x)), T.compiler.is_compiling(), T.compiler.is_dynamo_compiling()
+
+    compiled, eager, a, b = _each(case)
+    np.testing.assert_allclose(compiled, [101 * 10 + 106 * 3] * 2)
+    np.testing.assert_allclose(eager, [10 + 6 * 3] * 2)
+    assert a is False and b is False
+
+
+def test_substitute_in_graph_and_nested_compile_region():
+    def case(T):
+        def original(a, b):
+            return a * b
+
+        @T.compiler.substitute_in_graph(original)
+        def polyfill(a, b):
+            return a * b
+
+        @T.compiler.nested_compile_region
+        def region(x):
+            return x.relu() * 2
+
+        def f(x):
+            return region(x) + polyfill(x, x)
+
+        x = T.tensor([-1.0, 2.0])
+        with pytest.raises(TypeError):
+
+            @T.compiler.substitute_in_graph(original)
+            def wrong(a):
+                return a
+
+        return _np(T.compile(f, backend="eager")(x)), polyfill(2, 3)
+
+    out, six = _each(case)
+    np.testing.assert_allclose(out, [1.0, 8.0])
+    assert six == 6
+
+
+def test_set_stance():
+    def case(T):
+        counter = importlib.import_module(f"{T.__name__}._dynamo.testing").CompileCounter()
+        c = T.compile(lambda x: x + 1, backend=counter)
+        with T.compiler.set_stance("force_eager"):
+            a = c(T.ones(2))
+        before = counter.frame_count
+        with T.compiler.set_stance("fail_on_recompile"):
+            with pytest.raises(RuntimeError, match="fail_on_recompile"):
+                c(T.ones(2))
+        c(T.ones(2))
+        with T.compiler.set_stance("fail_on_recompile"):
+            b = c(T.ones(2))  # guards hold: no recompile needed
+            with pytest.raises(RuntimeError, match="Detected recompile"):
+                c(T.ones(2, 2))
+        with T.compiler.set_stance("eager_on_recompile"):
+            d = c(T.ones(4))
+        after = counter.frame_count
+
+        @T.compiler.set_stance("force_eager")
+        def run_eagerly(x):
+            return c(x)
+
+        e = run_eagerly(T.ones(5))
+        return _np(a), before, _np(b), _np(d), after, counter.frame_count, _np(e)
+
+    a, before, b, d, after, final, e = _each(case)
+    assert before == 0 and after == 1 and final == 1
+    for out, n in ((a, 2), (b, 2), (d, 4), (e, 5)):
+        np.testing.assert_allclose(out, [2.0] * n)
+
+
+def test_fullgraph_errors_and_graph_breaks():
+    def case(T):
+        Unsupported = T._dynamo.exc.Unsupported
+
+        def branch(x):
+            if x.sum() > 0:
+                return x + 1
+            return x - 1
+
+        def prints(x):
+            print("side effect")
+            return x + 1
+
+        for fn in (branch, prints):
+            with pytest.raises(Unsupported):
+                T.compile(fn, fullgraph=True, backend="eager")(T.ones(2))
+        # without fullgraph the same functions run, with eager results
+        outs = [_np(T.compile(fn, backend="eager")(T.ones(2))) for fn in (branch, prints)]
+
+        def explicit(x):
+            x = x + 1
+            T._dynamo.graph_break()
+            return x * 2
+
+        with pytest.raises(Unsupported):
+            T.compile(explicit, fullgraph=True, backend="eager")(T.ones(2))
+        outs.append(_np(T.compile(explicit, backend="eager")(T.ones(2))))
+        e = T._dynamo.explain(explicit)(T.ones(2))
+        return outs, e.graph_break_count
+
+    outs, breaks = _each(case)
+    np.testing.assert_allclose(np.stack(outs), [[2.0, 2.0], [2.0, 2.0], [4.0, 4.0]])
+    assert breaks == 1
+
+
+def test_explain_fields():
+    def case(T):
+        def f(x):
+            x = x * 2
+            if x.sum() > 0:
+                x = x + 1
+            return x.relu()
+
+        e = T._dynamo.explain(f)(T.ones(3))
+        fields = [hasattr(e, k) for k in ("graphs", "break_reasons", "ops_per_graph", "out_guards")]
+        reason = e.break_reasons[0]
+        return (
+            e.graph_count,
+            e.graph_break_count,
+            len(e.graphs),
+            len(e.ops_per_graph),
+            fields,
+            type(reason).__name__,
+            isinstance(reason.reason, str),
+            str(e).startswith("Graph Count: 2\nGraph Break Count: 1"),
+        )
+
+    assert _each(case) == (2, 1, 2, 2, [True] * 4, "GraphCompileReason", True, True)
+
+
+def test_config_knobs():
+    def case(T):
+        cfg = T._dynamo.config
+        with cfg.patch(cache_size_limit=2):
+            alias = cfg.recompile_limit
+        with cfg.patch(recompile_limit=1):
+            counter = importlib.import_module(f"{T.__name__}._dynamo.testing").CompileCounter()
+            c = T.compile(lambda x: x * 2, backend=counter, dynamic=False)
+            outs = [_np(c(T.ones(n))) for n in (2, 3, 4)]
+        return alias, counter.frame_count, [o.tolist() for o in outs], cfg.suppress_errors
+
+    alias, frames, outs, suppress = _each(case)
+    assert alias == 2 and frames == 1 and suppress is False
+    assert outs == [[2.0] * 2, [2.0] * 3, [2.0] * 4]  # past the limit: eager, same results
+
+
+def test_backend_errors_and_suppress_errors():
+    _ember_only()
+
+    def case(T):
+        def bad(gm, example_inputs):
+            raise RuntimeError("boom")
+
+        with pytest.raises(T._dynamo.exc.BackendCompilerFailed, match="boom"):
+            T.compile(lambda x: x + 2, backend=bad)(T.ones(2))
+        T._dynamo.reset()
+        with T._dynamo.config.patch(suppress_errors=True), pytest.warns(UserWarning):
+            return _np(T.compile(lambda x: x + 1, backend=bad)(T.ones(2)))
+
+    if len(_libs()) > 1:
+        # torch logs the failure instead of warning: compare the results only
+        T = _libs()[1]
+        with T._dynamo.config.patch(suppress_errors=True):
+            _same(
+                _np(T.compile(lambda x: x + 1, backend=lambda g, e: 1 / 0)(T.ones(2))),
+                np.full(2, 2.0),
+            )
+    ember._dynamo.reset()
+    np.testing.assert_allclose(case(ember), [2.0, 2.0])
+
+
+def test_set_logs_graph_breaks_and_recompiles():
+    _ember_only()
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Keep()
+    logger = logging.getLogger("ember._dynamo")
+    logger.addHandler(handler)
+    try:
+        ember._logging.set_logs(graph_breaks=True, recompiles=True)
+        ember._dynamo.reset()
+
+        def f(x):
+            if x.sum() > 0:
+                return x + 1
+            return x - 1
+
+        c = ember.compile(f, backend="eager")
+        c(ember.ones(2))
+        c(ember.ones(3, 3))
+    finally:
+        ember._logging.set_logs()
+        logger.removeHandler(handler)
+    assert any("Graph break in user code" in r and "Data-dependent" in r for r in records)
+    assert any(r.startswith("Recompiling function f") for r in records)
+    n = len(records)
+    ember._dynamo.reset()
+    ember.compile(f, backend="eager")(ember.ones(2))
+    assert len(records) == n  # turned off again
+
+
+def test_counters():
+    _ember_only()
+    from ember._dynamo.utils import counters
+
+    counters.clear()
+    ember._dynamo.reset()
+    c = ember.compile(lambda x: x + 1, backend="eager")
+    c(ember.ones(2))
+    c(ember.ones(2))
+    assert counters["frames"]["total"] == 1 and counters["frames"]["ok"] == 1
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def test_cond_under_compile_fullgraph_and_backward():
+    def case(T):
+        def true_fn(x):
+            return x.sin()
+
+        def false_fn(x):
+            return x.cos()
+
+        def f(x):
+            return T.cond(x.sum() > 0, true_fn, false_fn, (x,))
+
+        x = T.tensor([0.5, 1.0])
+        outs = [_np(f(x)), _np(f(-x))]
+        for backend in ("eager", "aot_eager"):
+            T._dynamo.reset()
+            c = T.compile(f, fullgraph=True, backend=backend)
+            outs += [_np(c(x)), _np(c(-x))]
+        xr = x.clone().requires_grad_()
+        c(xr).sum().backward()
+        outs.append(_np(xr.grad))
+        with pytest.raises(RuntimeError):
+            T.cond(T.ones(2) > 0, true_fn, false_fn, (x,))  # predicate of two elements
+        return outs
+
+    outs = _each(case)
+    s, c = np.sin([0.5, 1.0]), np.cos([0.5, 1.0])
+    np.testing.assert_allclose(np.stack(outs), np.stack([s, c, s, c, s, c, c]), rtol=1e-6)
+
+
+def test_cond_under_inductor():
+    ember._dynamo.reset()
+
+    def f(x, y):
+        return ember.cond(x.max() > y.max(), lambda a, b: a * 2 + b, lambda a, b: a - b, (x, y))
+
+    c = ember.compile(f, fullgraph=True)
+    x, y = ember.tensor([1.0, 4.0]), ember.tensor([2.0, 3.0])
+    np.testing.assert_allclose(_np(c(x, y)), [4.0, 11.0])
+    np.testing.assert_allclose(_np(c(y, x)), [1.0, -1.0])
+
+
+def test_int_and_float_of_a_tensor_under_fullgraph():
+    def case(T):
+        def scale(x, n):
+            return x * int(n)
+
+        def fscale(x, n):
+            return x * float(n)
+
+        def pick(x, n):
+            if int(n) > 2:
+                return x + 1
+            return x - 1
+
+        def head(x, n):
+            return x[: int(n)]
+
+        backend = "inductor" if T is ember else "eager"  # torch's inductor: seconds per graph
+        cs, cf, cp, ch = (
+            T.compile(fn, fullgraph=True, backend=backend) for fn in (scale, fscale, pick, head)
+        )
+        x = T.ones(5)
+        return [
+            _np(cs(x, T.tensor(3))),
+            _np(cs(x, T.tensor(5))),  # another value: correct result (a new graph or a graph value)
+            _np(cs(x, T.tensor(3))),
+            _np(cf(x, T.tensor(2.5))),
+            _np(cf(x, T.tensor(-1.5))),
+            _np(cp(x, T.tensor(3))),
+            _np(cp(x, T.tensor(1))),
+            _np(ch(x, T.tensor(2))),
+            _np(ch(x, T.tensor(4))),
+        ]
+
+    outs = _each(case)
+    want = [[3.0] * 5, [5.0] * 5, [3.0] * 5, [2.5] * 5, [-1.5] * 5, [2.0] * 5, [0.0] * 5]
+    for got, w in zip(outs, want + [[1.0] * 2, [1.0] * 4]):
+        np.testing.assert_allclose(got, w)
+
+
+def test_other_dynamo_and_inductor_names():
+    def case(T):
+        t = T.ones(2)
+        T._dynamo.mark_static_address(t)
+
+        def helper(x):
+            return x * 3
+
+        assert callable(T._dynamo.nonstrict_trace(helper))
+
+        def never(x):
+            return x - 1
+
+        never = T._dynamo.forbid_in_graph(never)
+        with pytest.raises(AssertionError, match="forbidden callable"):
+            T.compile(lambda x: never(x) * 2, backend="eager")(t)
+        assert float(never(t)[0]) == 0.0
+        cfg = T._inductor.config
+        knobs = (cfg.max_autotune, cfg.epilogue_fusion, cfg.triton.cudagraphs)
+        out = T.compile(lambda x: helper(x) + 1, backend="eager")(t)
+        return knobs, _np(out), T.compiler.is_exporting()
+
+    knobs, out, exporting = _each(case)
+    assert knobs == (False, True, False) and exporting is False
+    np.testing.assert_allclose(out, [4.0, 4.0])
+
+
+def test_error_on_graph_break():
+    def case(T):
+        def noisy(x):
+            print("side effect")
+            return x + 1
+
+        def branchy(x):
+            if x.sum() > 0:
+                return x * 2
+            return x
+
+        @T.compile(backend="eager")
+        def f(x):
+            with T._dynamo.error_on_graph_break(True):
+                return noisy(x)
+
+        @T.compile(backend="eager")
+        @T._dynamo.error_on_graph_break(True)
+        def g(x):
+            return branchy(x)
+
+        @T.compile(backend="eager")
+        def h(x):  # outside the block a break is a break: eager results
+            with T._dynamo.error_on_graph_break(False):
+                return branchy(x)
+
+        for fn in (f, g):
+            with pytest.raises(T._dynamo.exc.Unsupported):
+                fn(T.ones(2))
+        return _np(h(T.ones(2)))
+
+    np.testing.assert_allclose(_each(case), [2.0, 2.0])
+
+
+def test_custom_op_under_fullgraph():
+    def case(T):
+        name = f"docs_{T.__name__}::numpy_sin"
+
+        @T.library.custom_op(name, mutates_args=())
+        def numpy_sin(x: T.Tensor) -> T.Tensor:
+            return T.from_numpy(np.sin(x.numpy()))
+
+        @numpy_sin.register_fake
+        def _(x):
+            return T.empty_like(x)
+
+        @T.compile(backend="eager", fullgraph=True)
+        def f(x):
+            return numpy_sin(x) * 2
+
+        return _np(f(T.tensor([0.5, 1.0])))
+
+    np.testing.assert_allclose(_each(case), 2 * np.sin([0.5, 1.0]), rtol=1e-6)
+
+
+def test_torch_logs_environment_variable(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import ember as torch\n"
+        "@torch.compile(backend='eager')\n"
+        "def f(x):\n"
+        "    if x.sum() > 0:\n"
+        "        return x + 1\n"
+        "    return x\n"
+        "f(torch.ones(2))\n"
+    )
+    env = dict(__import__("os").environ, TORCH_LOGS="graph_breaks")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "Graph break in user code" in run.stderr and "prog.py:4" in run.stderr
+
+
+def test_errors_of_incorrect_code_are_eager_errors():
+    def case(T):
+        @T.compile(backend="eager")
+        def fn(x):
+            return T.sin(x, x)
+
+        for stance in ("default", "force_eager"):
+            with T.compiler.set_stance(stance), pytest.raises(TypeError):
+                fn(T.ones(3, 3))
+        return True
+
+    assert _each(case)
+
+
+def test_custom_backend_with_aot_autograd_and_boxed_functions():
+    def case(T):
+        common = importlib.import_module(f"{T.__name__}._dynamo.backends.common")
+        aot = importlib.import_module(f"{T.__name__}._functorch.aot_autograd")
+        seen = []
+
+        def my_compiler(gm, example_inputs):
+            seen.append(type(gm).__name__)
+            return aot.make_boxed_func(gm.forward)
+
+        backend = common.aot_autograd(fw_compiler=my_compiler)
+        T.manual_seed(0)
+        m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.Tanh(), T.nn.Linear(4, 1))
+        cm = T.compile(m, backend=backend)
+        x = T.linspace(-1, 1, 6).reshape(2, 3)
+        cm(x)
+        cm(x).sum().backward()
+        grads = [p.grad.clone() for p in m.parameters()]
+        for p in m.parameters():
+            p.grad = None
+        m(x).sum().backward()
+        same = all(bool((g - p.grad).abs().max() < 1e-6) for g, p in zip(grads, m.parameters()))
+        boxed = aot.make_boxed_func(lambda a, b: a + b)
+        return same, len(seen) >= 2, set(seen), _np(boxed([T.ones(1), T.ones(1)]))
+
+    same, compiled_both, kinds, boxed = _each(case)
+    assert same and compiled_both and kinds == {"GraphModule"}
+    np.testing.assert_allclose(boxed, [2.0])
+
+
+def test_cond_in_a_module_trains_under_every_backend():
+    def case(T):
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = T.nn.Linear(3, 3), T.nn.Linear(3, 3)
+                with T.no_grad():
+                    self.a.weight.copy_(T.linspace(-1, 1, 9).reshape(3, 3))
+                    self.b.weight.copy_(T.linspace(1, -1, 9).reshape(3, 3))
+                    self.a.bias.zero_()
+                    self.b.bias.fill_(0.5)
+
+            def forward(self, x):
+                # the branches read parameters through closures: the graph never sees them
+                return (
+                    T.cond(
+                        x.sum() > 0, lambda t: self.a(t).relu(), lambda t: self.b(t).tanh(), (x,)
+                    )
+                    * 2
+                )
+
+        results = []
+        for backend in ("eager", "aot_eager", "inductor"):
+            T._dynamo.reset()
+            m = M()
+            cm = T.compile(m, backend=backend if T is ember else "eager")
+            for sign in (1.0, -1.0, 1.0, 1.0):
+                x = T.linspace(-1, 2, 6).reshape(2, 3) * sign
+                for p in m.parameters():
+                    p.grad = None
+                out = cm(x)
+                out.sum().backward()
+                # torch's cond gives the other branch's parameters zero gradients, ember's none
+                grads = [
+                    _np(p.grad) if p.grad is not None else np.zeros(tuple(p.shape))
+                    for p in m.parameters()
+                ]
+                results.append((_np(out), grads))
+        return results
+
+    results = _each(case)
+    # every backend and call gives eager's values (each backend's runs line up with eager's)
+    for i in range(4, len(results)):
+        _same(results[i], results[i % 4])
+
+
+def test_default_backend_per_function_recompile_limit_and_run():
+    def case(T):
+        testing = importlib.import_module(f"{T.__name__}._dynamo.testing")
+        counter = testing.CompileCounter()
+        T.compiler.set_default_backend(counter)
+        try:
+            c = T.compile(lambda x: x + 1, name="plus_one")
+            first = _np(c(T.ones(2)))
+        finally:
+            T.compiler.set_default_backend(None)
+        default = T.compiler.get_default_backend()
+        limited = testing.CompileCounter()
+        lc = T.compile(lambda x: x * 2, backend=limited, recompile_limit=1, dynamic=False)
+        outs = [_np(lc(T.ones(n))).tolist() for n in (1, 2, 3)]
+        unused = testing.CompileCounter()
+        rc = T.compile(lambda x: x * 3, backend=unused)
+
+        @T._dynamo.run
+        def go(x):
+            return rc(x)
+
+        return first, counter.frame_count, default, limited.frame_count, outs, _np(go(T.ones(2)))
+
+    first, frames, default, limited, outs, ran = _each(case)
+    np.testing.assert_allclose(first, [2.0, 2.0])
+    assert frames == 1 and default == "inductor" and limited == 1
+    assert outs == [[2.0], [2.0, 2.0], [2.0, 2.0, 2.0]]
+    np.testing.assert_allclose(ran, [3.0, 3.0])
+
+
+def test_guard_filter_functions():
+    import types
+
+    entries = [
+        types.SimpleNamespace(is_global=True, guard_type="GLOBAL_STATE"),
+        types.SimpleNamespace(is_global=False, guard_type="TENSOR_MATCH"),
+    ]
+
+    def case(T):
+        c = T.compile(
+            lambda x: x + 1,
+            backend="eager",
+            options=None,
+        )
+        return (
+            T.compiler.skip_guard_on_globals_unsafe(entries),
+            T.compiler.skip_all_guards_unsafe(entries),
+            _np(c(T.ones(1))),
+        )
+
+    by_global, none, out = _each(case)
+    assert by_global == [False, True] and none == [False, False]
+    np.testing.assert_allclose(out, [2.0])
+    # ember accepts the filter as an inductor option and keeps every guard (still correct)
+    c = ember.compile(
+        lambda x: x * 2, options={"guard_filter_fn": ember.compiler.skip_all_guards_unsafe}
+    )
+    np.testing.assert_allclose(_np(c(ember.ones(2))), [2.0, 2.0])
+    np.testing.assert_allclose(_np(c(ember.ones(3))), [2.0, 2.0, 2.0])
