@@ -37,8 +37,9 @@ each op name, argument count and literal kind, and that every reference names an
 a truncated, corrupt or foreign file raises RuntimeError.
 """
 
+from ._nested import register_dataclass
 from ._ops import ops
-from .dynamic_shapes import Dim, dims
+from .dynamic_shapes import ConstraintViolationError, Dim, ShapesCollection, dims
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -62,6 +63,9 @@ __all__ = [
     "ConstantArgument",
     "Dim",
     "dims",
+    "ShapesCollection",
+    "ConstraintViolationError",
+    "register_dataclass",
     "save",
     "load",
     "ops",
@@ -79,9 +83,22 @@ def export(
     one graph. ``dynamic_shapes`` maps each tensor input (by parameter name, or positionally) to
     ``{dim: Dim(...)}`` or a per-dim tuple; those dims stay symbolic in the graph."""
     from ._capture import capture
+    from ._nested import flatten_model
+    from .dynamic_shapes import ShapesCollection
 
+    if isinstance(dynamic_shapes, ShapesCollection):
+        dynamic_shapes = dynamic_shapes.dynamic_shapes(mod, args, kwargs)
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    nested = flatten_model(mod, args, kwargs, dynamic_shapes)
+    if nested is not None:  # containers of tensors among the inputs: capture the leaves
+        example = (args, dict(kwargs or {}))
+        mod, args, dynamic_shapes, nested = nested
+        kwargs = None
     parts = capture(mod, args, kwargs, dynamic_shapes)
-    return ExportedProgram(
+    if nested is not None:
+        parts["example_inputs"] = example
+    ep = ExportedProgram(
         parts["graph_module"],
         parts["graph_signature"],
         parts["state_dict"],
@@ -91,6 +108,8 @@ def export(
         output_structure=parts["output_structure"],
         example_inputs=parts["example_inputs"],
     )
+    ep._nested = nested
+    return ep
 
 
 def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):

@@ -88,6 +88,7 @@ class ExportedProgram:
         self._output_structure = output_structure
         self._example_inputs = example_inputs
         self._decomposed = decomposed
+        self._nested = None  # how nested inputs map to the flat ones (ember.export._nested)
 
     @property
     def graph_module(self):
@@ -210,7 +211,7 @@ class ExportedProgram:
             env[node] = n
         new.lint()
         gm = fx.GraphModule(Module(), new)
-        return ExportedProgram(
+        out = ExportedProgram(
             gm,
             self._graph_signature,
             self._state_dict,
@@ -221,6 +222,8 @@ class ExportedProgram:
             example_inputs=self._example_inputs,
             decomposed=True,
         )
+        out._nested = self._nested
+        return out
 
     def _readable(self):
         gm = self._graph_module
@@ -269,6 +272,23 @@ def _get_by_name(module, qualname):
     return obj
 
 
+class GuardError(AssertionError, RuntimeError):
+    """An input that the exported program was not captured for (torch 2.13 raises an
+    AssertionError "Guard failed: ..."; ember's was a RuntimeError, and is both)."""
+
+
+def _parse_dim(name):
+    """(root name, a, b) of a Dim name 'a*root + b' (a=1, b=0 for a plain Dim)."""
+    import re
+
+    m = re.fullmatch(r"(?:(\d+)\*)?([A-Za-z_]\w*)(?: ([+-]) (\d+))?", name)
+    if m is None:
+        return name, 1, 0
+    a = int(m.group(1) or 1)
+    b = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
+    return m.group(2), a, b
+
+
 class _ExportedModule(Module):
     """The module ExportedProgram.module() returns: the program's state as attributes and a
     forward that runs its graph."""
@@ -300,31 +320,48 @@ class _ExportedModule(Module):
         The graph's generated Python source."""
         return self._program.graph_module.code
 
-    def _check(self, name, value, shape):
+    def _check(self, name, value, shape, sizes):
         ember = _ember()
         if not isinstance(value, ember.Tensor):
             raise TypeError(f"{name}: expected a Tensor; got {type(value).__name__}")
         if value.dim() != len(shape):
-            raise RuntimeError(
-                f"Expected input {name}.shape to have {len(shape)} dims, but got {value.dim()}"
+            raise GuardError(
+                f"Guard failed: {name}.dim() == {len(shape)} (expected input {name}.shape to "
+                f"have {len(shape)} dims, but got {value.dim()})"
             )
         for d, size in enumerate(shape):
-            if isinstance(size, int) and value.size(d) != size:
-                raise RuntimeError(
-                    f"Expected input at {name}.shape[{d}] to be equal to {size}, but got "
-                    f"{value.size(d)}"
+            got = value.size(d)
+            if isinstance(size, int) and got != size:
+                raise GuardError(
+                    f"Guard failed: {name}.size()[{d}] == {size} (expected input at "
+                    f"{name}.shape[{d}] to be equal to {size}, but got {got})"
                 )
             if isinstance(size, str):
                 lo, hi = self._program.range_constraints.get(size, (0, None))
-                if value.size(d) < lo or (hi is not None and value.size(d) > hi):
-                    raise RuntimeError(
-                        f"Expected input at {name}.shape[{d}] to be in [{lo}, {hi}] (Dim "
-                        f"'{size}'), but got {value.size(d)}"
+                if got < lo or (hi is not None and got > hi):
+                    raise GuardError(
+                        f"Guard failed: {lo} <= {name}.size()[{d}] <= {hi} (expected input at "
+                        f"{name}.shape[{d}] to be in [{lo}, {hi}] (Dim '{size}'), but got {got})"
+                    )
+                root, a, b = _parse_dim(size)
+                if (got - b) % a:
+                    raise GuardError(
+                        f"Guard failed: {name}.size()[{d}] == {size} (no {root} gives {got})"
+                    )
+                value_of_root = (got - b) // a
+                prev = sizes.setdefault(root, (value_of_root, f"{name}.shape[{d}]"))
+                if prev[0] != value_of_root:
+                    raise GuardError(
+                        f"Guard failed: {name}.size()[{d}] == {size} (Dim '{root}' is "
+                        f"{prev[0]} at {prev[1]} but {name}.shape[{d}] is {got})"
                     )
 
     def forward(self, *args, **kwargs):
         program = self._program
         names = list(program.graph_signature.user_inputs)
+        nested = getattr(program, "_nested", None)
+        if nested is not None:  # the model's own (nested) arguments
+            args, kwargs = nested.flatten_call(args, kwargs), {}
         values = list(args)
         if len(values) > len(names):
             raise TypeError(f"forward() takes {len(names)} inputs but {len(values)} were given")
@@ -334,9 +371,10 @@ class _ExportedModule(Module):
             values.append(kwargs.pop(name))
         if kwargs:
             raise TypeError(f"forward() got unexpected inputs {sorted(kwargs)}")
+        sizes = {}  # Dim root name -> (its size, where it was read)
         for name, v in zip(names, values):
             if name in program.input_shapes:
-                self._check(name, v, program.input_shapes[name])
+                self._check(name, v, program.input_shapes[name], sizes)
         lifted = []
         for spec in program.graph_signature.input_specs:
             if spec.kind != InputKind.USER_INPUT:
