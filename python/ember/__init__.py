@@ -112,10 +112,10 @@ from . import (  # noqa: E402,F401
     version,
     xpu,
 )
-from ._higher_order import _check, _check_is_size, cond  # noqa: E402,F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from ._device import device  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402,F401
+from ._higher_order import _check, _check_is_size, cond  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403
 from ._op_overloads import ops  # noqa: E402,F401
 from ._ops.attributes import *  # noqa: E402,F401,F403

@@ -4,8 +4,9 @@ assertions that torch.export's documentation uses in exportable code.
 ``cond(pred, true_fn, false_fn, operands)`` calls one branch eagerly. When ``ember.export``
 traces it (a traced `pred`), both branches are traced and each output becomes
 ``where(pred, true_out, false_out)``: torch requires the branches' outputs to agree in shape and
-dtype, so selecting gives the same values, and the exported graph stays runnable by the C++
-runtime (at the price of computing both branches)."""
+dtype, so selecting gives the same values (at the price of computing both branches), and the
+exported graph holds ordinary ops only. (The C++ runtime of saved programs has no comparison or
+where op yet, so ``ember.export.save`` refuses such a program, naming the node.)"""
 
 __all__ = ["cond"]
 

@@ -37,6 +37,7 @@ each op name, argument count and literal kind, and that every reference names an
 a truncated, corrupt or foreign file raises RuntimeError.
 """
 
+from ._decomp import CustomDecompTable, default_decompositions
 from ._nested import register_dataclass
 from ._ops import ops
 from .dynamic_shapes import ConstraintViolationError, Dim, ShapesCollection, dims
@@ -66,6 +67,10 @@ __all__ = [
     "ShapesCollection",
     "ConstraintViolationError",
     "register_dataclass",
+    "default_decompositions",
+    "CustomDecompTable",
+    "unflatten",
+    "draft_export",
     "save",
     "load",
     "ops",
@@ -139,3 +144,38 @@ def runtime_ops():
     from .. import _C
 
     return list(_C._export_runtime_ops())
+
+
+def unflatten(module, flat_args_adapter=None):
+    """unflatten(module, flat_args_adapter=None) -> ember.nn.Module
+
+    The ExportedProgram `module` as a module with the original model's hierarchy: submodules by
+    their qualified names holding their parameters and buffers (``u.conv.weight``), and a
+    forward that runs the program. ember inlines every module when it exports, so the
+    submodules hold state but are not callable on their own."""
+    from .exported_program import _ExportedModule
+
+    if not isinstance(module, ExportedProgram):
+        raise TypeError(f"unflatten: expected an ExportedProgram; got {type(module).__name__}")
+    return _ExportedModule(module)
+
+
+def draft_export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, **_):
+    """draft_export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False) -> ExportedProgram
+
+    ``export`` for a first try: ember's export either captures the program or raises naming the
+    line that stops it, so this is export with an empty report (``ep._report.failures``)."""
+    ep = export(mod, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
+    ep._report = _DraftReport()
+    return ep
+
+
+class _DraftReport:
+    def __init__(self):
+        self.failures = []
+
+    def successful(self):
+        return not self.failures
+
+    def __str__(self):
+        return "No issues found." if not self.failures else "\n".join(map(str, self.failures))

@@ -127,10 +127,10 @@ class Nested:
                 continue
             if _structure(value) != self.structures[name] and has_tensor(value):
                 if _children(value) is not None or not _is_tensor(value):
-                    raise TypeError(
-                        f"forward() of the exported program: input '{name}' has another "
-                        f"structure than the example's: {_structure(value)} vs "
-                        f"{self.structures[name]}"
+                    raise ValueError(
+                        f"forward() of the exported program: the inputs do not match the "
+                        f"exported input tree spec: '{name}' is {_structure(value)}, exported "
+                        f"as {self.structures[name]}"
                     )
             out += [t for _, t, _ in leaves(value, None, [name], [])]
         return out

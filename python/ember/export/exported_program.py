@@ -177,6 +177,12 @@ class ExportedProgram:
         every argument positional and every default filled in: what ember.export.save writes
         and the C++ runtime runs. Calls without a runtime op stay as they are (save refuses
         them, naming the op)."""
+        if decomp_table is not None:
+            from ._decomp import apply
+
+            graph = apply(self.graph, decomp_table)
+            if graph is not self.graph:
+                return self._with_graph(graph, self._decomposed).run_decompositions()
         if self._decomposed:
             return self
         old = self.graph
@@ -225,6 +231,65 @@ class ExportedProgram:
         out._nested = self._nested
         return out
 
+    def _with_graph(self, graph, decomposed):
+        out = ExportedProgram(
+            fx.GraphModule(Module(), graph),
+            self._graph_signature,
+            self._state_dict,
+            self._range_constraints,
+            self._constants,
+            input_shapes=self._input_shapes,
+            output_structure=self._output_structure,
+            example_inputs=self._example_inputs,
+            decomposed=decomposed,
+        )
+        out._nested = self._nested
+        return out
+
+    @property
+    def dialect(self):
+        """dialect -> str
+
+        "TRAINING" as captured (torch's export IR), "ATEN" after run_decompositions."""
+        return "ATEN" if self._decomposed else "TRAINING"
+
+    @property
+    def module_call_graph(self):
+        """module_call_graph -> list
+
+        One entry per module of the exported model (``fqn``: its qualified name, "" for the
+        root); ember inlines every module, so no call signatures are kept."""
+        fqns = [""]
+        for spec in self._graph_signature.input_specs:
+            if spec.target:
+                prefix = spec.target.rpartition(".")[0]
+                parts = prefix.split(".") if prefix else []
+                for i in range(1, len(parts) + 1):
+                    name = ".".join(parts[:i])
+                    if name not in fqns:
+                        fqns.append(name)
+        return [_ModuleCallEntry(f) for f in fqns]
+
+    def validate(self):
+        """validate() -> None
+
+        Checks the program's invariants: the graph lints, its placeholders are the signature's
+        inputs in order, and every lifted input has its tensor in state_dict or constants."""
+        self.graph.lint()
+        placeholders = [n.name for n in self.graph.nodes if n.op == "placeholder"]
+        specs = [s.arg.name for s in self._graph_signature.input_specs]
+        if placeholders != specs:
+            raise RuntimeError(
+                f"ExportedProgram.validate: the graph's inputs {placeholders} are not the "
+                f"signature's {specs}"
+            )
+        for spec in self._graph_signature.input_specs:
+            if spec.kind != InputKind.USER_INPUT and spec.target not in self._state_dict:
+                if spec.target not in self._constants:
+                    raise RuntimeError(
+                        f"ExportedProgram.validate: no tensor for the lifted input '{spec.target}'"
+                    )
+
     def _readable(self):
         gm = self._graph_module
         try:
@@ -270,6 +335,15 @@ def _get_by_name(module, qualname):
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+class _ModuleCallEntry:
+    def __init__(self, fqn):
+        self.fqn = fqn
+        self.signature = None
+
+    def __repr__(self):
+        return f"ModuleCallEntry(fqn={self.fqn!r})"
 
 
 class GuardError(AssertionError, RuntimeError):
