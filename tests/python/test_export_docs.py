@@ -427,3 +427,41 @@ def test_check_and_check_is_size():
         ember._check_is_size(-1)
     with pytest.raises(RuntimeError):
         ember._check_is_size(5, max=4)
+
+
+class _Lin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+def test_printing():
+    ep = export(_Lin(), (ember.randn(3, 4),), dynamic_shapes={"x": {0: Dim("b")}})
+    text = str(ep)
+    assert text.startswith("ExportedProgram:\n    class GraphModule(")
+    assert (
+        'def forward(self, p_lin_weight: "f32[2, 4]", p_lin_bias: "f32[2]", x: "f32[b, 4]")' in text
+    )
+    assert "x: USER_INPUT" in text and "relu: USER_OUTPUT" in text
+    assert "Range constraints: {b: VR[0, int_oo]}" in text
+    torch = _torch()
+
+    class Lin(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.lin(x).relu()
+
+    ttext = str(torch.export.export(Lin(), (torch.randn(3, 4),)))
+    for part in (
+        'p_lin_weight: "f32[2, 4]"',
+        'p_lin_bias: "f32[2]"',
+        "x: USER_INPUT",
+        "relu: USER_OUTPUT",
+    ):
+        assert part in ttext and part in text

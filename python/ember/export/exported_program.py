@@ -297,11 +297,32 @@ class ExportedProgram:
         except Exception:  # a graph whose nodes carry no example values
             return str(gm.graph)
 
+    def _annotated_inputs(self, text):
+        """The readable graph with its inputs annotated as torch prints them ("f32[s, 4]")."""
+        from ..fx._codegen import dtype_abbr
+
+        params = []
+        for node in self.graph.nodes:
+            if node.op != "placeholder":
+                continue
+            val = node.meta.get("val")
+            if not hasattr(val, "shape"):
+                params.append(node.name)
+                continue
+            shape = self._input_shapes.get(node.name, list(val.shape))
+            dims = ", ".join(str(d) for d in shape)
+            params.append(f'{node.name}: "{dtype_abbr(val.dtype)}[{dims}]"')
+        plain = ", ".join(n.name for n in self.graph.nodes if n.op == "placeholder")
+        old = f"def forward(self, {plain}):" if plain else "def forward(self):"
+        return text.replace(old, f"def forward(self, {', '.join(params)}):", 1)
+
     def __str__(self):
-        body = "\n".join("    " + line for line in self._readable().rstrip().splitlines())
+        readable = self._annotated_inputs(self._readable())
+        body = "\n".join("    " + line for line in readable.rstrip().splitlines())
         sig = "\n".join("    " + line for line in str(self._graph_signature).splitlines())
         ranges = ", ".join(
-            f"{k}: VR[{lo}, {hi}]" for k, (lo, hi) in self._range_constraints.items()
+            f"{k}: VR[{lo}, {'int_oo' if hi >= (1 << 63) - 1 else hi}]"
+            for k, (lo, hi) in self._range_constraints.items()
         )
         return (
             f"ExportedProgram:\n{body}\n\nGraph signature: \n{sig}\n"
