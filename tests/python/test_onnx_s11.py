@@ -328,3 +328,36 @@ def test_custom_translation_table_errors():
 
     with pytest.raises(ember.onnx.errors.SymbolicValueError, match="NoSuchOp"):
         ember.onnx.export(model, (x,), custom_translation_table={F.gelu: bad})
+
+
+def test_custom_translation_table_same_function_as_torch():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxscript")
+    from onnxscript import opset18 as op
+
+    def gelu(x, approximate="none"):  # the function torch's docs would have a user write
+        return op.Mul(op.Sigmoid(op.Mul(x, op.CastLike(1.702, x))), x)
+
+    class TAct(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.gelu(x) * 2
+
+    class Act(nn.Module):
+        def forward(self, x):
+            return F.gelu(x) * 2
+
+    xn = np.random.RandomState(2).randn(3, 4).astype(np.float32)
+    tp = torch.onnx.export(
+        TAct(),
+        (torch.from_numpy(xn),),
+        dynamo=True,
+        custom_translation_table={torch.ops.aten.gelu.default: gelu},
+        verbose=False,
+    )
+    want = _run(tp.model_proto.SerializeToString(), [torch.from_numpy(xn)])[0]
+    ep = ember.onnx.export(
+        Act(), (ember.from_numpy(xn),), custom_translation_table={ember.ops.aten.gelu: gelu}
+    )
+    got = _run(ep.model_proto.SerializeToString(), [ember.from_numpy(xn)])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert "Gelu" not in _ops(ep.model_proto) and "Gelu" not in _ops(tp.model_proto)
