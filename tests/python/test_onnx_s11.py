@@ -40,6 +40,15 @@ class _RowMask(nn.Module):
         return x[x.sum(1) > 0]
 
 
+class _ColumnMask(nn.Module):
+    def forward(self, x):
+        return x[:, x[0] > 0] + 1
+
+
+def test_mask_after_slices():
+    roundtrip(_ColumnMask(), ember.randn(3, 6, 2), run_args=ember.randn(3, 6, 2))
+
+
 def test_mask_select_counts_vary_at_run_time():
     x = ember.randn(4, 3)
     proto = roundtrip(_Mask(), (x, x > 0), run_args=(ember.randn(4, 3), ember.randn(4, 3) > 1))

@@ -143,8 +143,11 @@ def flatten_model(model, args, kwargs, dynamic_shapes):
 
     is_module = isinstance(model, ember.nn.Module)
     fn = type(model).forward if is_module else model
-    sig = inspect.signature(model.forward if is_module else model)
-    bound = sig.bind(*args, **(kwargs or {}))
+    try:
+        sig = inspect.signature(model.forward if is_module else model)
+        bound = sig.bind(*args, **(kwargs or {}))
+    except (TypeError, ValueError):  # the capture reports a call that does not fit
+        return None
     if not any(not _is_tensor(v) and has_tensor(v) for v in bound.arguments.values()):
         return None
     specs = dynamic_shapes

@@ -18,11 +18,11 @@ from ._registry import operators
 from .errors import SymbolicValueError
 
 
-def _loose(g, out):
+def _loose(g, out, record=True):
     """Marks dim 0 of `out` as data-dependent (its example size too, to follow it downstream)."""
     g.data_dependent[out.name] = {0}
     ex = g.example
-    if hasattr(ex, "shape") and len(ex.shape):
+    if record and hasattr(ex, "shape") and len(ex.shape):
         g.data_sizes.add(int(ex.shape[0]))
 
 
@@ -31,24 +31,41 @@ def _typed(v, dtype, shape):
     return v
 
 
-def mask_select(g, x, mask, before=0):
+def mask_select(g, x, mask, before=0, record=True):
     """x[(slice(None),) * before + (mask,)]: the rows of x where the bool `mask` is True."""
-    if before:
-        raise SymbolicValueError(
-            f"getitem: a boolean mask after other indices is not supported; got it at dim {before}"
-        )
     k = mask.rank
+    if before and k:  # x[:, mask]: the masked dims first, then the result's count back in place
+        rank = x.rank
+        if before + k > rank:
+            raise SymbolicValueError(
+                f"getitem: expected a mask of at most {rank - before} dims at dim {before}; got "
+                f"{k} dims"
+            )
+        perm = list(range(before, before + k)) + list(range(before)) + list(range(before + k, rank))
+        moved = g.op("Transpose", x, perm=perm)
+        moved = _typed(moved, x.dtype, tuple(x.shape[p] for p in perm))
+        picked = mask_select(g, moved, mask, record=False)
+        back = list(range(1, before + 1)) + [0] + list(range(before + 1, picked.rank))
+        out = g.op("Transpose", picked, perm=back)
+        g.data_dependent[out.name] = {before}
+        ex = g.example
+        if hasattr(ex, "shape") and len(ex.shape) > before:
+            g.data_sizes.add(int(ex.shape[before]))
+        shape = tuple(x.shape[:before]) + (None,) + tuple(x.shape[before + k :])
+        return _typed(out, x.dtype, shape)
+    if before:
+        raise SymbolicValueError("getitem: expected a mask of at least one dim after other indices")
     if k > x.rank:
         raise SymbolicValueError(f"getitem: expected a mask of at most {x.rank} dims; got {k} dims")
     if k == 0:  # x[True] adds a dim of 1, x[False] one of 0
         idx = g.op("NonZero", g.unsqueeze(mask, [0]))
         out = g.op("Gather", g.unsqueeze(x, [0]), g.squeeze(idx, [0]), axis=0)
-        _loose(g, out)
+        _loose(g, out, record)
         return _typed(out, x.dtype, (None,) + tuple(x.shape))
     nz = g.op("NonZero", mask)  # (k, count)
     idx = g.op("Transpose", nz, perm=[1, 0])  # (count, k)
     out = g.op("GatherND", x, idx)
-    _loose(g, out)
+    _loose(g, out, record)
     return _typed(out, x.dtype, (None,) + tuple(x.shape[k:]))
 
 
