@@ -465,3 +465,31 @@ def test_printing():
         "relu: USER_OUTPUT",
     ):
         assert part in ttext and part in text
+
+
+class _Item(nn.Module):
+    def forward(self, p, k):
+        n = k.item()
+        ember._check_is_size(n)
+        ember._check(n <= p.shape[0])
+        return p[:n]
+
+
+def test_item_with_checks_matches_torch(tmp_path):
+    ep = export(_Item(), (ember.randn(6), ember.tensor(3)))
+    p = ember.arange(6.0)
+    _close(ep.module()(p, ember.tensor(2)), p[:2])  # the size read at run time
+    with pytest.raises(RuntimeError, match="item"):  # the C++ runtime has no item op
+        ember.export.save(ep, tmp_path / "item.pt2")
+    torch = _torch()
+
+    class Item(torch.nn.Module):
+        def forward(self, p, k):
+            n = k.item()
+            torch._check_is_size(n)
+            torch._check(n <= p.shape[0])
+            return p[:n]
+
+    tep = torch.export.export(Item(), (torch.randn(6), torch.tensor(3)))
+    want = tep.module()(torch.arange(6.0), torch.tensor(4)).numpy()
+    np.testing.assert_array_equal(ep.module()(p, ember.tensor(4)).numpy(), want)

@@ -66,6 +66,8 @@ class _ValueProxy(fx.Proxy):
                 return getattr(val, k)
             if k == "size" and self.node.op == "placeholder":
                 return self._size_of_input(val)
+            if k == "item":  # a number read from data (torch's unbacked symint): a graph value
+                return lambda: self.tracer.create_proxy("call_method", "item", (self,), {})
         return super().__getattr__(k)
 
     def _size_of_input(self, val):
