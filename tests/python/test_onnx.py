@@ -275,10 +275,14 @@ def test_training_modes_restored_and_is_in_onnx_export():
     model = Probe()
     model.train()
     x = ember.randn(2, 3)
-    proto = ember.onnx.export(model, (x,)).model_proto
+    proto = ember.onnx.export(model, (x,), None, dynamo=False)
     (got,) = _run(proto.SerializeToString(), [x])
     np.testing.assert_array_equal(got, x.numpy())  # exported in eval mode: no dropout
     assert model.training and model.drop.training  # back in train mode after export
+    # The dynamo form takes the model as it is, as torch's does: train-mode dropout.
+    proto = ember.onnx.export(model, (x,)).model_proto
+    assert [n.op_type for n in proto.graph.node] == ["Dropout"]
+    assert model.training and model.drop.training
     assert seen[0] is True and ember.onnx.is_in_onnx_export() is False
 
 

@@ -37,8 +37,10 @@ each op name, argument count and literal kind, and that every reference names an
 a truncated, corrupt or foreign file raises RuntimeError.
 """
 
+from ._decomp import CustomDecompTable, default_decompositions
+from ._nested import register_dataclass
 from ._ops import ops
-from .dynamic_shapes import Dim, dims
+from .dynamic_shapes import ConstraintViolationError, Dim, ShapesCollection, dims
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -62,6 +64,13 @@ __all__ = [
     "ConstantArgument",
     "Dim",
     "dims",
+    "ShapesCollection",
+    "ConstraintViolationError",
+    "register_dataclass",
+    "default_decompositions",
+    "CustomDecompTable",
+    "unflatten",
+    "draft_export",
     "save",
     "load",
     "ops",
@@ -79,9 +88,22 @@ def export(
     one graph. ``dynamic_shapes`` maps each tensor input (by parameter name, or positionally) to
     ``{dim: Dim(...)}`` or a per-dim tuple; those dims stay symbolic in the graph."""
     from ._capture import capture
+    from ._nested import flatten_model
+    from .dynamic_shapes import ShapesCollection
 
+    if isinstance(dynamic_shapes, ShapesCollection):
+        dynamic_shapes = dynamic_shapes.dynamic_shapes(mod, args, kwargs)
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    nested = flatten_model(mod, args, kwargs, dynamic_shapes)
+    if nested is not None:  # containers of tensors among the inputs: capture the leaves
+        example = (args, dict(kwargs or {}))
+        mod, args, dynamic_shapes, nested = nested
+        kwargs = None
     parts = capture(mod, args, kwargs, dynamic_shapes)
-    return ExportedProgram(
+    if nested is not None:
+        parts["example_inputs"] = example
+    ep = ExportedProgram(
         parts["graph_module"],
         parts["graph_signature"],
         parts["state_dict"],
@@ -91,6 +113,8 @@ def export(
         output_structure=parts["output_structure"],
         example_inputs=parts["example_inputs"],
     )
+    ep._nested = nested
+    return ep
 
 
 def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
@@ -120,3 +144,38 @@ def runtime_ops():
     from .. import _C
 
     return list(_C._export_runtime_ops())
+
+
+def unflatten(module, flat_args_adapter=None):
+    """unflatten(module, flat_args_adapter=None) -> ember.nn.Module
+
+    The ExportedProgram `module` as a module with the original model's hierarchy: submodules by
+    their qualified names holding their parameters and buffers (``u.conv.weight``), and a
+    forward that runs the program. ember inlines every module when it exports, so the
+    submodules hold state but are not callable on their own."""
+    from .exported_program import _ExportedModule
+
+    if not isinstance(module, ExportedProgram):
+        raise TypeError(f"unflatten: expected an ExportedProgram; got {type(module).__name__}")
+    return _ExportedModule(module)
+
+
+def draft_export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, **_):
+    """draft_export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False) -> ExportedProgram
+
+    ``export`` for a first try: ember's export either captures the program or raises naming the
+    line that stops it, so this is export with an empty report (``ep._report.failures``)."""
+    ep = export(mod, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
+    ep._report = _DraftReport()
+    return ep
+
+
+class _DraftReport:
+    def __init__(self):
+        self.failures = []
+
+    def successful(self):
+        return not self.failures
+
+    def __str__(self):
+        return "No issues found." if not self.failures else "\n".join(map(str, self.failures))

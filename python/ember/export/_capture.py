@@ -66,6 +66,8 @@ class _ValueProxy(fx.Proxy):
                 return getattr(val, k)
             if k == "size" and self.node.op == "placeholder":
                 return self._size_of_input(val)
+            if k == "item":  # a number read from data (torch's unbacked symint): a graph value
+                return lambda: self.tracer.create_proxy("call_method", "item", (self,), {})
         return super().__getattr__(k)
 
     def _size_of_input(self, val):
@@ -122,6 +124,17 @@ class _InlineTracer(fx.Tracer):
 
     def proxy(self, node):
         return _ValueProxy(node, self)
+
+    def to_bool(self, obj):
+        from ._constraints import specialized_dims, violation
+
+        found = specialized_dims(obj.node, self._dynamic, self._examples)
+        if found:
+            try:
+                super().to_bool(obj)
+            except Exception as e:  # its text names the line of user code
+                raise violation(found, str(e).partition("\n")[2]) from None
+        return super().to_bool(obj)
 
     def iter(self, obj):
         # Iterating a traced tuple or list (chunk's pieces, an op's results) of known length.
@@ -249,14 +262,25 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         list(user_tensors.values()),
     )
 
-    tracer = _InlineTracer(user_tensors, dims)
-    try:
-        with capturing("trace"):
-            graph = tracer.trace(model, concrete_args=concrete or None)
-    except Exception as e:  # fx's TraceError: bool()/iteration on a Proxy
-        if type(e).__name__ == "TraceError":
-            raise _trace_error(e) from e
-        raise
+    from ._constraints import ConstraintsViolated
+
+    while True:
+        tracer = _InlineTracer(user_tensors, dims)
+        try:
+            with capturing("trace"):
+                graph = tracer.trace(model, concrete_args=concrete or None)
+            break
+        except ConstraintsViolated as e:
+            # Dims marked Dim.AUTO that the code specializes become static (torch's rule).
+            if not all(getattr(dim, "auto", False) for _, _, dim, _ in e.dims):
+                raise
+            for name, d, _, _ in e.dims:
+                dims.get(name, {}).pop(d, None)
+            dims = {k: v for k, v in dims.items() if v}
+        except Exception as e:  # fx's TraceError: bool()/iteration on a Proxy
+            if type(e).__name__ == "TraceError":
+                raise _trace_error(e) from e
+            raise
     root = tracer.root
     return _lift(
         model if is_module else root,
@@ -483,6 +507,9 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         spec = dims.get(name, {})
         input_shapes[name] = [spec[d].__name__ if d in spec else t.size(d) for d in range(t.dim())]
         for dim in spec.values():
+            root = getattr(dim, "root", None)  # a derived dim's root, as torch lists both
+            if root is not None:
+                range_constraints.setdefault(root.__name__, (root.min, root.max))
             range_constraints[dim.__name__] = (dim.min, dim.max)
     return dict(
         graph_module=gm,

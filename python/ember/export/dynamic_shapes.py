@@ -2,7 +2,7 @@
 
 import inspect
 
-__all__ = ["Dim", "dims"]
+__all__ = ["Dim", "dims", "ShapesCollection", "ConstraintViolationError"]
 
 _INT_MAX = (1 << 63) - 1
 
@@ -29,15 +29,106 @@ class _Dim:
             bounds.append(f"max={self.max}")
         return f"Dim('{self.__name__}'{''.join(', ' + b for b in bounds)})"
 
+    # Derived dims (torch's `2 * d`, `d + 1`): a * root + b, another input's size in terms of
+    # this one; the range follows the root's.
+    def _derive(self, a, b):
+        if not isinstance(a, int) or not isinstance(b, int) or isinstance(a, bool):
+            return NotImplemented
+        return _DerivedDim(self, a, b)
+
+    def __add__(self, other):
+        return self._derive(1, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._derive(1, -other) if isinstance(other, int) else NotImplemented
+
+    def __mul__(self, other):
+        if not isinstance(other, int) or other <= 0:
+            raise TypeError(f"Dim: expected a positive int factor; got {other!r}")
+        return self._derive(other, 0)
+
+    __rmul__ = __mul__
+
+
+def _expr(root, a, b):
+    text = root if a == 1 else f"{a}*{root}"
+    return text if b == 0 else f"{text} {'+' if b > 0 else '-'} {abs(b)}"
+
+
+class _DerivedDim(_Dim):
+    """a * root + b for a root Dim: a dim whose size follows another's."""
+
+    def __init__(self, root, a, b):
+        if isinstance(root, _DerivedDim):  # a * (a0 * r + b0) + b
+            root, a, b = root.root, a * root.a, a * root.b + b
+        self.root, self.a, self.b = root, a, b
+        self.__name__ = _expr(root.__name__, a, b)
+        self.min = a * root.min + b
+        self.max = _INT_MAX if root.max == _INT_MAX else a * root.max + b
+        if self.min < 0:
+            raise ValueError(
+                f"Dim {self.__name__}: expected a non-negative minimum; got {self.min} (the "
+                f"root Dim {root.__name__} has min={root.min})"
+            )
+
+    def root_size(self, size):
+        """The root's size that gives this dim `size`, or None if none does."""
+        q, r = divmod(size - self.b, self.a)
+        return q if r == 0 else None
+
+    def __repr__(self):
+        return self.__name__
+
 
 class _Auto:
-    """Dim.AUTO / Dim.DYNAMIC: a dynamic dim named after its input and position."""
+    """Dim.AUTO / Dim.DYNAMIC / Dim.STATIC (torch's DimHint): a dynamic dim named after its
+    input and position, or (STATIC) the example's size."""
 
     def __init__(self, what):
         self.what = what
 
     def __repr__(self):
-        return f"Dim.{self.what}"
+        return f"DimHint({self.what})"
+
+
+class ConstraintViolationError(RuntimeError, ValueError):
+    """ConstraintViolationError(message)
+
+    An example input outside the dynamic_shapes it was exported with (torch's class of the same
+    name; a ValueError too, as ember raised before)."""
+
+
+class ShapesCollection:
+    """ShapesCollection()
+
+    dynamic_shapes given per tensor rather than per argument: ``sc[tensor] = {0: Dim("b")}``,
+    then ``export(..., dynamic_shapes=sc)`` (or ``sc.dynamic_shapes(model, args, kwargs)``)."""
+
+    def __init__(self):
+        self._shapes = {}
+
+    def __setitem__(self, tensor, spec):
+        self._shapes[id(tensor)] = (tensor, spec)
+
+    def __getitem__(self, tensor):
+        return self._shapes[id(tensor)][1]
+
+    def __contains__(self, tensor):
+        return id(tensor) in self._shapes
+
+    def dynamic_shapes(self, m, args, kwargs=None):
+        """dynamic_shapes(m, args, kwargs=None) -> dict
+
+        The per-argument dynamic_shapes of these tensors for ``m`` called on args/kwargs."""
+        fn = getattr(m, "forward", m)
+        bound = inspect.signature(fn).bind(*args, **(kwargs or {}))
+        return {
+            name: self._shapes[id(v)][1]
+            for name, v in bound.arguments.items()
+            if id(v) in self._shapes
+        }
 
 
 class _DimFactory:
@@ -49,7 +140,7 @@ class _DimFactory:
 
     AUTO = _Auto("AUTO")
     DYNAMIC = _Auto("DYNAMIC")
-    STATIC = None
+    STATIC = _Auto("STATIC")
 
     def __call__(self, name, *, min=None, max=None):
         return _Dim(name, min=min, max=max)
@@ -91,13 +182,15 @@ def _spec_of(spec, ndim, input_name):
         )
     out = {}
     for d, dim in items:
-        if dim is None:
+        if dim is None or dim is _DimFactory.STATIC:
             continue
         if not isinstance(d, int) or not -ndim <= d < ndim:
             raise ValueError(f"export: dynamic_shapes for '{input_name}': bad dim index {d!r}")
         d %= ndim
         if isinstance(dim, _Auto):
+            auto = dim is _DimFactory.AUTO
             dim = _Dim(f"s_{input_name}_{d}")
+            dim.auto = auto  # static again if the code specializes it
         if not isinstance(dim, _Dim):
             raise ValueError(
                 f"export: dynamic_shapes for '{input_name}' dim {d}: expected a Dim; got {dim!r}"
@@ -110,6 +203,10 @@ def resolve(dynamic_shapes, forward, names, tensors):
     """{input name: {dim: _Dim}} for the user's tensor inputs, checking the examples' sizes."""
     if dynamic_shapes is None:
         return {}
+    if isinstance(dynamic_shapes, ShapesCollection):
+        dynamic_shapes = {
+            n: dynamic_shapes[t] for n, t in zip(names, tensors) if t in dynamic_shapes
+        }
     if isinstance(dynamic_shapes, dict):
         by_name = dict(dynamic_shapes)
         unknown = set(by_name) - set(names)
@@ -137,18 +234,28 @@ def resolve(dynamic_shapes, forward, names, tensors):
         spec = _spec_of(by_name.get(name), t.dim(), name)
         for d, dim in spec.items():
             size = t.size(d)
+            where = f"{name}.shape[{d}]"
             if not dim.min <= size <= dim.max:
-                raise ValueError(
-                    f"export: the example size {size} of {name}.shape[{d}] is outside the range "
-                    f"[{dim.min}, {dim.max}] of {dim!r}"
+                raise ConstraintViolationError(
+                    f"{size} not in range [{dim.min}, {dim.max}]: export: the example size "
+                    f"{size} of {where} is outside the range [{dim.min}, {dim.max}] of {dim!r}"
                 )
-            prev = seen.get(dim.__name__)
-            if prev is not None and prev[0] != size:
-                raise ValueError(
-                    f"export: Dim '{dim.__name__}' has two example sizes: {prev[0]} "
-                    f"({prev[1]}) and {size} ({name}.shape[{d}])"
+            root, root_size = dim, size
+            if isinstance(dim, _DerivedDim):
+                root, root_size = dim.root, dim.root_size(size)
+                if root_size is None or not root.min <= root_size <= root.max:
+                    raise ConstraintViolationError(
+                        f"export: the example size {size} of {where} is not {dim.__name__} for "
+                        f"any {root.__name__} in [{root.min}, {root.max}]"
+                    )
+            prev = seen.get(root.__name__)
+            if prev is not None and prev[0] != root_size:
+                raise ConstraintViolationError(
+                    f"export: Dim '{root.__name__}' has two example sizes: {prev[0]} "
+                    f"({prev[1]}) and {root_size} ({where}"
+                    + (f", as {dim.__name__})" if dim is not root else ")")
                 )
-            seen[dim.__name__] = (size, f"{name}.shape[{d}]")
+            seen[root.__name__] = (root_size, where)
         if spec:
             out[name] = spec
     return out

@@ -88,6 +88,7 @@ class ExportedProgram:
         self._output_structure = output_structure
         self._example_inputs = example_inputs
         self._decomposed = decomposed
+        self._nested = None  # how nested inputs map to the flat ones (ember.export._nested)
 
     @property
     def graph_module(self):
@@ -176,6 +177,12 @@ class ExportedProgram:
         every argument positional and every default filled in: what ember.export.save writes
         and the C++ runtime runs. Calls without a runtime op stay as they are (save refuses
         them, naming the op)."""
+        if decomp_table is not None:
+            from ._decomp import apply
+
+            graph = apply(self.graph, decomp_table)
+            if graph is not self.graph:
+                return self._with_graph(graph, self._decomposed).run_decompositions()
         if self._decomposed:
             return self
         old = self.graph
@@ -210,7 +217,7 @@ class ExportedProgram:
             env[node] = n
         new.lint()
         gm = fx.GraphModule(Module(), new)
-        return ExportedProgram(
+        out = ExportedProgram(
             gm,
             self._graph_signature,
             self._state_dict,
@@ -221,6 +228,67 @@ class ExportedProgram:
             example_inputs=self._example_inputs,
             decomposed=True,
         )
+        out._nested = self._nested
+        return out
+
+    def _with_graph(self, graph, decomposed):
+        out = ExportedProgram(
+            fx.GraphModule(Module(), graph),
+            self._graph_signature,
+            self._state_dict,
+            self._range_constraints,
+            self._constants,
+            input_shapes=self._input_shapes,
+            output_structure=self._output_structure,
+            example_inputs=self._example_inputs,
+            decomposed=decomposed,
+        )
+        out._nested = self._nested
+        return out
+
+    @property
+    def dialect(self):
+        """dialect -> str
+
+        "TRAINING" as captured (torch's export IR), "ATEN" after run_decompositions."""
+        return "ATEN" if self._decomposed else "TRAINING"
+
+    @property
+    def module_call_graph(self):
+        """module_call_graph -> list
+
+        One entry per module of the exported model (``fqn``: its qualified name, "" for the
+        root); ember inlines every module, so no call signatures are kept."""
+        fqns = [""]
+        for spec in self._graph_signature.input_specs:
+            if spec.target:
+                prefix = spec.target.rpartition(".")[0]
+                parts = prefix.split(".") if prefix else []
+                for i in range(1, len(parts) + 1):
+                    name = ".".join(parts[:i])
+                    if name not in fqns:
+                        fqns.append(name)
+        return [_ModuleCallEntry(f) for f in fqns]
+
+    def validate(self):
+        """validate() -> None
+
+        Checks the program's invariants: the graph lints, its placeholders are the signature's
+        inputs in order, and every lifted input has its tensor in state_dict or constants."""
+        self.graph.lint()
+        placeholders = [n.name for n in self.graph.nodes if n.op == "placeholder"]
+        specs = [s.arg.name for s in self._graph_signature.input_specs]
+        if placeholders != specs:
+            raise RuntimeError(
+                f"ExportedProgram.validate: the graph's inputs {placeholders} are not the "
+                f"signature's {specs}"
+            )
+        for spec in self._graph_signature.input_specs:
+            if spec.kind != InputKind.USER_INPUT and spec.target not in self._state_dict:
+                if spec.target not in self._constants:
+                    raise RuntimeError(
+                        f"ExportedProgram.validate: no tensor for the lifted input '{spec.target}'"
+                    )
 
     def _readable(self):
         gm = self._graph_module
@@ -229,11 +297,32 @@ class ExportedProgram:
         except Exception:  # a graph whose nodes carry no example values
             return str(gm.graph)
 
+    def _annotated_inputs(self, text):
+        """The readable graph with its inputs annotated as torch prints them ("f32[s, 4]")."""
+        from ..fx._codegen import dtype_abbr
+
+        params = []
+        for node in self.graph.nodes:
+            if node.op != "placeholder":
+                continue
+            val = node.meta.get("val")
+            if not hasattr(val, "shape"):
+                params.append(node.name)
+                continue
+            shape = self._input_shapes.get(node.name, list(val.shape))
+            dims = ", ".join(str(d) for d in shape)
+            params.append(f'{node.name}: "{dtype_abbr(val.dtype)}[{dims}]"')
+        plain = ", ".join(n.name for n in self.graph.nodes if n.op == "placeholder")
+        old = f"def forward(self, {plain}):" if plain else "def forward(self):"
+        return text.replace(old, f"def forward(self, {', '.join(params)}):", 1)
+
     def __str__(self):
-        body = "\n".join("    " + line for line in self._readable().rstrip().splitlines())
+        readable = self._annotated_inputs(self._readable())
+        body = "\n".join("    " + line for line in readable.rstrip().splitlines())
         sig = "\n".join("    " + line for line in str(self._graph_signature).splitlines())
         ranges = ", ".join(
-            f"{k}: VR[{lo}, {hi}]" for k, (lo, hi) in self._range_constraints.items()
+            f"{k}: VR[{lo}, {'int_oo' if hi >= (1 << 63) - 1 else hi}]"
+            for k, (lo, hi) in self._range_constraints.items()
         )
         return (
             f"ExportedProgram:\n{body}\n\nGraph signature: \n{sig}\n"
@@ -269,6 +358,32 @@ def _get_by_name(module, qualname):
     return obj
 
 
+class _ModuleCallEntry:
+    def __init__(self, fqn):
+        self.fqn = fqn
+        self.signature = None
+
+    def __repr__(self):
+        return f"ModuleCallEntry(fqn={self.fqn!r})"
+
+
+class GuardError(AssertionError, RuntimeError):
+    """An input that the exported program was not captured for (torch 2.13 raises an
+    AssertionError "Guard failed: ..."; ember's was a RuntimeError, and is both)."""
+
+
+def _parse_dim(name):
+    """(root name, a, b) of a Dim name 'a*root + b' (a=1, b=0 for a plain Dim)."""
+    import re
+
+    m = re.fullmatch(r"(?:(\d+)\*)?([A-Za-z_]\w*)(?: ([+-]) (\d+))?", name)
+    if m is None:
+        return name, 1, 0
+    a = int(m.group(1) or 1)
+    b = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
+    return m.group(2), a, b
+
+
 class _ExportedModule(Module):
     """The module ExportedProgram.module() returns: the program's state as attributes and a
     forward that runs its graph."""
@@ -300,31 +415,48 @@ class _ExportedModule(Module):
         The graph's generated Python source."""
         return self._program.graph_module.code
 
-    def _check(self, name, value, shape):
+    def _check(self, name, value, shape, sizes):
         ember = _ember()
         if not isinstance(value, ember.Tensor):
             raise TypeError(f"{name}: expected a Tensor; got {type(value).__name__}")
         if value.dim() != len(shape):
-            raise RuntimeError(
-                f"Expected input {name}.shape to have {len(shape)} dims, but got {value.dim()}"
+            raise GuardError(
+                f"Guard failed: {name}.dim() == {len(shape)} (expected input {name}.shape to "
+                f"have {len(shape)} dims, but got {value.dim()})"
             )
         for d, size in enumerate(shape):
-            if isinstance(size, int) and value.size(d) != size:
-                raise RuntimeError(
-                    f"Expected input at {name}.shape[{d}] to be equal to {size}, but got "
-                    f"{value.size(d)}"
+            got = value.size(d)
+            if isinstance(size, int) and got != size:
+                raise GuardError(
+                    f"Guard failed: {name}.size()[{d}] == {size} (expected input at "
+                    f"{name}.shape[{d}] to be equal to {size}, but got {got})"
                 )
             if isinstance(size, str):
                 lo, hi = self._program.range_constraints.get(size, (0, None))
-                if value.size(d) < lo or (hi is not None and value.size(d) > hi):
-                    raise RuntimeError(
-                        f"Expected input at {name}.shape[{d}] to be in [{lo}, {hi}] (Dim "
-                        f"'{size}'), but got {value.size(d)}"
+                if got < lo or (hi is not None and got > hi):
+                    raise GuardError(
+                        f"Guard failed: {lo} <= {name}.size()[{d}] <= {hi} (expected input at "
+                        f"{name}.shape[{d}] to be in [{lo}, {hi}] (Dim '{size}'), but got {got})"
+                    )
+                root, a, b = _parse_dim(size)
+                if (got - b) % a:
+                    raise GuardError(
+                        f"Guard failed: {name}.size()[{d}] == {size} (no {root} gives {got})"
+                    )
+                value_of_root = (got - b) // a
+                prev = sizes.setdefault(root, (value_of_root, f"{name}.shape[{d}]"))
+                if prev[0] != value_of_root:
+                    raise GuardError(
+                        f"Guard failed: {name}.size()[{d}] == {size} (Dim '{root}' is "
+                        f"{prev[0]} at {prev[1]} but {name}.shape[{d}] is {got})"
                     )
 
     def forward(self, *args, **kwargs):
         program = self._program
         names = list(program.graph_signature.user_inputs)
+        nested = getattr(program, "_nested", None)
+        if nested is not None:  # the model's own (nested) arguments
+            args, kwargs = nested.flatten_call(args, kwargs), {}
         values = list(args)
         if len(values) > len(names):
             raise TypeError(f"forward() takes {len(names)} inputs but {len(values)} were given")
@@ -334,9 +466,10 @@ class _ExportedModule(Module):
             values.append(kwargs.pop(name))
         if kwargs:
             raise TypeError(f"forward() got unexpected inputs {sorted(kwargs)}")
+        sizes = {}  # Dim root name -> (its size, where it was read)
         for name, v in zip(names, values):
             if name in program.input_shapes:
-                self._check(name, v, program.input_shapes[name])
+                self._check(name, v, program.input_shapes[name], sizes)
         lifted = []
         for spec in program.graph_signature.input_specs:
             if spec.kind != InputKind.USER_INPUT:

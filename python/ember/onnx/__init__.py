@@ -7,6 +7,7 @@ family) and the graph is written with the `onnx` package, which ember needs only
 on the first export."""
 
 from . import errors
+from ._custom import ops
 from ._export_api import export
 from ._exporter import (
     DEFAULT_OPSET,
@@ -25,6 +26,7 @@ __all__ = [
     "TrainingMode",
     "OperatorExportTypes",
     "errors",
+    "ops",
     "DEFAULT_OPSET",
     "MIN_OPSET",
     "MAX_OPSET",

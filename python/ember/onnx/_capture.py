@@ -98,6 +98,16 @@ def _map(a, fn):
     return a
 
 
+def _clone(x):
+    if is_tensor(x):
+        return x.clone()
+    if isinstance(x, (tuple, list)) and not hasattr(x, "_fields"):
+        return type(x)(_clone(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _clone(v) for k, v in x.items()}
+    return x
+
+
 def map_arg(a, fn):
     return _map(a, fn)
 
@@ -110,7 +120,9 @@ def run(captured, placeholder_values):
         kwargs = _map(node.kwargs, env.__getitem__)
         if node.op == "placeholder":
             if node.target in placeholder_values:
-                env[node] = placeholder_values[node.target]
+                # A copy: a graph that assigns into its input (x[mask] = 0) must not change
+                # the caller's example.
+                env[node] = _clone(placeholder_values[node.target])
             else:
                 env[node] = node.args[0] if node.args else None
         elif node.op == "get_attr":

@@ -15,7 +15,9 @@ def _load_symbolics():
     from . import (  # noqa: F401
         _symbolic_attention,
         _symbolic_elementwise,
+        _symbolic_mask,
         _symbolic_nn,
+        _symbolic_pool,
         _symbolic_reduce,
         _symbolic_rnn,
         _symbolic_shape,
@@ -106,11 +108,11 @@ def export(
         )
     if operator_export_type not in (OperatorExportTypes.ONNX, None):
         raise ValueError("ember.onnx.export: only operator_export_type=ONNX is supported")
+    custom = None
     if custom_translation_table:
-        raise NotImplementedError(
-            "ember.onnx.export: custom_translation_table is not supported; ember maps operators "
-            "through its own symbolic functions"
-        )
+        from ._custom import Table
+
+        custom = Table(custom_translation_table)
     from .._C import Tensor
 
     if hasattr(model, "module") and hasattr(model, "graph_signature"):  # an ExportedProgram
@@ -132,7 +134,9 @@ def export(
     timings = {}
     modules = list(model.modules()) if hasattr(model, "modules") else []
     modes = [m.training for m in modules]
-    if training == TrainingMode.EVAL and hasattr(model, "eval"):
+    # torch's dynamo exporter takes the model in the mode it is in (its `training` argument is
+    # legacy-only); TRAINING still asks for train mode there.
+    if training == TrainingMode.EVAL and not dynamo and hasattr(model, "eval"):
         model.eval()
     elif training == TrainingMode.TRAINING and hasattr(model, "train"):
         model.train()
@@ -151,6 +155,7 @@ def export(
                 output_names=output_names,
                 dynamic_axes=dynamic_axes,
                 export_params=export_params,
+                custom=custom,
             )
             timings["conversion"] = time.perf_counter() - start
     finally:

@@ -2,6 +2,7 @@
 
 import enum
 import numbers
+import operator
 
 from .. import _C
 from .._atomic import atomic_write
@@ -79,11 +80,14 @@ def _shape(r1, r2):
     return tuple(a if a == b else None for a, b in zip(r1.shape, r2.shape))
 
 
-def _attach(out, r1, r2, what):
+def _attach(out, r1, r2, what, loose=None):
     """Sets the dtypes and shapes of the Values a mapping returned from the example results."""
     if isinstance(out, Value):
         if _capture.is_tensor(r1):
             out.dtype, out.shape = r1.dtype, _shape(r1, r2)
+            dims = loose.get(out.name) if loose else None
+            if dims:  # sizes that depend on the data (x[mask]): never baked in
+                out.shape = tuple(None if d in dims else s for d, s in enumerate(out.shape))
         elif isinstance(r1, bool):
             out.dtype, out.shape = _C.bool, ()
         elif isinstance(r1, numbers.Integral):
@@ -97,7 +101,7 @@ def _attach(out, r1, r2, what):
         return out
     if isinstance(out, (tuple, list)) and isinstance(r1, (tuple, list)) and len(out) == len(r1):
         r2s = r2 if isinstance(r2, (tuple, list)) and len(r2) == len(r1) else [None] * len(r1)
-        return type(out)(_attach(o, a, b, what) for o, a, b in zip(out, r1, r2s))
+        return type(out)(_attach(o, a, b, what, loose) for o, a, b in zip(out, r1, r2s))
     return out
 
 
@@ -128,6 +132,13 @@ def _map_node(g, node, captured, env, r1, r2, dynamic):
         if dynamic is not None and _same(r1, r2):
             return r1  # a size or flag that is the same for every input
     g.example = r1
+    custom = g.custom.lookup(node, captured.root) if g.custom is not None else None
+    if custom is not None:
+        sym, name = custom
+        out = g.custom.call(g, sym, name, args, kwargs)
+        if g.data_dependent:
+            _follow_data_dependent(g, (args, kwargs), out, r1)
+        return _attach(out, r1, r2, name, g.data_dependent)
     if node.op == "call_module":
         mod = _capture.resolve(captured.root, node.target)
         sym, name = lookup_module(mod)
@@ -147,12 +158,42 @@ def _map_node(g, node, captured, env, r1, r2, dynamic):
         raise
     except TypeError as e:
         raise SymbolicValueError(f"ember.onnx.export: {name}: {e}") from e
-    return _attach(out, r1, r2, name)
+    if node.op == "call_function" and node.target is operator.setitem:
+        # x[index] = v: later uses of x (the same Value) read the assigned tensor.
+        target = args[0]
+        target.name, target.dtype, target.shape = out.name, out.dtype, out.shape
+        return None
+    if g.data_dependent:
+        _follow_data_dependent(g, (args, kwargs), out, r1)
+    return _attach(out, r1, r2, name, g.data_dependent)
 
 
-def build(captured, examples, opset, *, input_names, output_names, dynamic_axes, export_params):
-    """The ONNX ModelProto of a captured graph."""
+def _follow_data_dependent(g, inputs, out, r1):
+    """A result computed from a data-dependent value (y = x[mask] * 2) keeps those sizes free:
+    its dims of the sizes the example gave them are marked too."""
+    if not isinstance(out, Value) or not _capture.is_tensor(r1):
+        return
+    if not any(isinstance(v, Value) and v.name in g.data_dependent for v in _leaves(inputs, [])):
+        return
+    dims = {d for d, s in enumerate(r1.shape) if s in g.data_sizes}
+    if dims:
+        g.data_dependent[out.name] = dims
+
+
+def build(
+    captured,
+    examples,
+    opset,
+    *,
+    input_names,
+    output_names,
+    dynamic_axes,
+    export_params,
+    custom=None,
+):
+    """The ONNX ModelProto of a captured graph (`custom`: a custom translation table)."""
     g = GraphContext(opset, export_params)
+    g.custom = custom
     onnx = g.onnx
     g.module_param = lambda m, name: _module_param(g, m, name)
     dynamic_axes = _normalize_axes(dynamic_axes or {})
@@ -295,6 +336,8 @@ def _outputs(g, outputs, ex, ex2, output_names, dynamic_axes):
         used.add(name)
         e2 = examples2[i] if i < len(examples2) else None
         shape = _shape(e, e2) if _capture.is_tensor(e) else ()
+        if v.shape is not None and len(v.shape) == len(shape):  # data-dependent sizes stay free
+            shape = tuple(None if a is None else b for a, b in zip(v.shape, shape))
         axes = dynamic_axes.get(name, {})
         dims = [axes.get(d, s if s is not None else f"{name}_dim_{d}") for d, s in enumerate(shape)]
         dtype = e.dtype if _capture.is_tensor(e) else v.dtype

@@ -100,6 +100,9 @@ class GraphContext:
         self._params = {}  # id(tensor) -> Value
         self._consts = {}
         self._shapes = {}  # value name -> its Shape output
+        self.data_dependent = {}  # value name -> dims whose size depends on the data
+        self.data_sizes = set()  # the example sizes of those dims
+        self.custom = None  # the custom translation table (ember.onnx._custom.Table) or None
 
     # -- names and nodes ---------------------------------------------------------------------
 

@@ -89,9 +89,11 @@ def _mha(
     average_attn_weights=True,
     is_causal=False,
 ):
-    if m.bias_k is not None or m.add_zero_attn:
+    extra = int(m.bias_k is not None) + int(bool(m.add_zero_attn))
+    if extra and is_causal and attn_mask is None:
         raise SymbolicValueError(
-            "MultiheadAttention: add_bias_kv and add_zero_attn are not supported"
+            "MultiheadAttention: is_causal without attn_mask is not supported with add_bias_kv "
+            "or add_zero_attn"
         )
     E, H = m.embed_dim, m.num_heads
     D = E // H
@@ -110,16 +112,36 @@ def _mha(
     bq = bk = bv = None
     if bias is not None:
         bq, bk, bv = g.split(bias, [E, E, E], 0)
-    q, k, v = (
-        _heads(g, linear(g, t, w_, b_), H, D)
-        for t, w_, b_ in ((q, wq, bq), (k, wk, bk), (v, wv, bv))
-    )
+    q, k, v = (linear(g, t, w_, b_) for t, w_, b_ in ((q, wq, bq), (k, wk, bk), (v, wv, bv)))
+    if m.bias_k is not None:  # one more key and value, learned, for every batch element
+        rows = g.op(
+            "Concat",
+            g.op(
+                "Slice", g.shape_of(_typed(k, query.dtype)), g.ints([0]), g.ints([1]), g.ints([0])
+            ),
+            g.ints([1, E]),
+            axis=0,
+        )
+        k = g.op("Concat", k, g.op("Expand", g.module_param(m, "bias_k"), rows), axis=1)
+        v = g.op("Concat", v, g.op("Expand", g.module_param(m, "bias_v"), rows), axis=1)
+    q, k, v = (_heads(g, t, H, D) for t in (q, k, v))
+    if m.add_zero_attn:  # and one more of zeros, after the heads are split
+        lead = g.op(
+            "Slice", g.shape_of(_typed(k, query.dtype)), g.ints([0]), g.ints([2]), g.ints([0])
+        )
+        zero = g.onnx.helper.make_tensor("value", g.onnx.TensorProto.FLOAT, [1], [0.0])
+        zeros = g.op("ConstantOfShape", g.op("Concat", lead, g.ints([1, D]), axis=0), value=zero)
+        zeros = g.cast(_typed(zeros, _C.float32), query.dtype)
+        k, v = (g.op("Concat", t, zeros, axis=2) for t in (k, v))
     mask = None
+    mask_rank = 0
     if attn_mask is not None:
         mask = attn_mask
+        mask_rank = attn_mask.rank
         if mask.rank == 3:  # (N * H, L, S) -> (N, H, L, S)
             mask = g.op("Reshape", mask, g.ints([-1, H, 0, 0]))
             mask.dtype, mask.shape = attn_mask.dtype, (None,) * 4
+            mask_rank = 4
         if mask.dtype == _C.bool:
             mask = g.op("Where", mask, _neg_inf(g, query.dtype), g.const(0.0, query.dtype))
     if key_padding_mask is not None:
@@ -129,8 +151,13 @@ def _mha(
         else:
             kpm = g.cast(kpm, query.dtype)
         mask = kpm if mask is None else g.op("Add", mask, kpm)
+        mask_rank = 4
     if mask is not None:
         mask.dtype = query.dtype
+        if extra:  # the added keys are never masked
+            pads = [0] * (2 * mask_rank)
+            pads[2 * mask_rank - 1] = extra
+            mask = _typed(g.op("Pad", mask, g.ints(pads)), query.dtype)
     causal = is_causal and attn_mask is None
     out, weights = attention(g, q, k, v, mask, causal, None, D, query.dtype, 4)
     out = g.op("Transpose", out, perm=[0, 2, 1, 3])

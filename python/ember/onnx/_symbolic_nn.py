@@ -306,23 +306,68 @@ def _instance_norm_module(g, m, input):
 # -- dropout ---------------------------------------------------------------------------------------
 
 
-@function(
-    "dropout",
-    "alpha_dropout",
-    "feature_alpha_dropout",
-    "dropout1d",
-    "dropout2d",
-    "dropout3d",
-    method=False,
-)
+@function("dropout", method=False)
 def _dropout(g, input, p=0.5, training=True, inplace=False):
     if training and p > 0:
-        raise SymbolicValueError("dropout: exporting dropout in training mode is not supported")
+        return dropout_train(g, input, p, feature=False)
+    return g.op("Identity", input)
+
+
+def dropout_train(g, input, p, feature, name="dropout"):
+    """Train-mode dropout: ONNX Dropout with training_mode set (random at run time, as torch's
+    export); channel-wise (`feature`) by dropping a (N, C, 1, ...) tensor of ones."""
+    if p >= 1:
+        return g.op("Mul", input, g.const(0.0, input.dtype))
+    ratio, on = g.const(float(p), input.dtype), g.const(True, _C.bool)
+    if not feature:
+        return g.op("Dropout", input, ratio, on)
+    if input.rank < 2:
+        raise SymbolicValueError(f"{name}: expected at least 2 dims in training mode")
+    # The mask of one element per (n, c) plane, drawn from the input itself (a constant
+    # input would be folded away, randomness and all, by ONNX Runtime's optimizer).
+    k = input.rank - 2
+    corner = g.op("Slice", input, g.ints([0] * k), g.ints([1] * k), g.ints(range(2, 2 + k)))
+    _, keep = g.op("Dropout", corner, ratio, on, outputs=2)
+    scale = g.op("Mul", g.cast(_as(keep, _C.bool), input.dtype), g.const(1 / (1 - p), input.dtype))
+    return g.op("Mul", input, scale)
+
+
+def _as(v, dtype):
+    v.dtype = dtype
+    return v
+
+
+def _feature_dropout(name, batched_rank):
+    def sym(g, input, p=0.5, training=True, inplace=False):
+        if not (training and p > 0):
+            return g.op("Identity", input)
+        if input.rank == batched_rank - 1:  # unbatched: channels first
+            return g.squeeze(dropout_train(g, g.unsqueeze(input, [0]), p, True, name), [0])
+        return dropout_train(g, input, p, True, name)
+
+    return sym
+
+
+for _name, _rank in (("dropout1d", 3), ("dropout2d", 4), ("dropout3d", 5)):
+    function(_name, method=False)(_feature_dropout(_name, _rank))
+
+
+@function("alpha_dropout", "feature_alpha_dropout", method=False)
+def _alpha_dropout(g, input, p=0.5, training=False, inplace=False):
+    if training and p > 0:
+        raise SymbolicValueError("alpha_dropout: exporting it in training mode is not supported")
     return g.op("Identity", input)
 
 
 @module("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
 def _dropout_module(g, m, input):
+    name = type(m).__name__
+    if name in ("Dropout1d", "Dropout2d", "Dropout3d"):
+        return _feature_dropout(name.lower(), {"1": 3, "2": 4, "3": 5}[name[-2]])(
+            g, input, m.p, m.training
+        )
+    if name in ("AlphaDropout", "FeatureAlphaDropout"):
+        return _alpha_dropout(g, input, m.p, m.training)
     return _dropout(g, input, m.p, m.training)
 
 
@@ -364,7 +409,11 @@ def _max_pool_fn(n):
         return_indices=False,
     ):
         if return_indices:
-            raise SymbolicValueError(f"max_pool{n}d: return_indices=True is not supported")
+            from ._symbolic_pool import max_pool_with_indices
+
+            return max_pool_with_indices(
+                g, input, n, kernel_size, stride, padding, dilation, ceil_mode
+            )
         return _pool(g, "MaxPool", input, n, kernel_size, stride, padding, dilation, ceil_mode)
 
     return sym

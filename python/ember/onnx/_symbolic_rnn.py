@@ -2,8 +2,13 @@
 nodes, one per layer (both directions in one node), with the weights rearranged into ONNX's gate
 order: torch's LSTM gates (i, f, g, o) are ONNX's (i, o, f, c), torch's GRU gates (r, z, n) are
 ONNX's (z, r, h) with ``linear_before_reset=1`` (torch applies the reset gate after the hidden
-projection)."""
+projection).
 
+An LSTM with ``proj_size`` (h_t projected by ``weight_hr``) has no ONNX operator: it is unrolled
+over the time steps, which must then be static: per step one MatMul of the hidden state, the gate
+activations and the projection, in torch's gate order (i, f, g, o)."""
+
+from .. import _C
 from ._graph import np
 from ._helpers import out_dtype
 from ._registry import module
@@ -53,7 +58,7 @@ def _slice0(g, v, start, stop):
 def _rnn(g, m, input, hx=None):
     mode = m.mode if m.mode != "RNN" else ("RNN_TANH" if m.nonlinearity == "tanh" else "RNN_RELU")
     if getattr(m, "proj_size", 0):
-        raise SymbolicValueError(f"{type(m).__name__}: proj_size > 0 has no ONNX equivalent")
+        return _lstm_projected(g, m, input, hx)
     lstm = mode == "LSTM"
     dirs = 2 if m.bidirectional else 1
     hidden = m.hidden_size
@@ -103,3 +108,88 @@ def _rnn(g, m, input, hx=None):
     elif m.batch_first:
         out = g.op("Transpose", out, perm=[1, 0, 2])
     return (out, (h_n, c_n)) if lstm else (out, h_n)
+
+
+def _w(g, t, dtype, transpose=True):
+    a = t.detach().float().numpy()
+    return g.const(a.T.copy() if transpose else a, dtype)
+
+
+def _lstm_projected(g, m, input, hx):
+    dtype = out_dtype(g)
+    hidden, proj, dirs = m.hidden_size, m.proj_size, 2 if m.bidirectional else 1
+    batched = input.rank == 3
+    x = input if batched else g.unsqueeze(input, [1])
+    if batched and m.batch_first:
+        x = g.op("Transpose", x, perm=[1, 0, 2])
+    steps = input.shape[1 if batched and m.batch_first else 0]
+    if steps is None:
+        raise SymbolicValueError("LSTM: proj_size > 0 needs a static sequence length to unroll")
+    if hx is not None:
+        h0, c0 = hx
+        if not batched:
+            h0, c0 = g.unsqueeze(h0, [1]), g.unsqueeze(c0, [1])
+    else:
+        nb = g.size(input, 0 if batched and m.batch_first else 1) if batched else 1
+        zero = g.onnx.helper.make_tensor("value", g.onnx.TensorProto.FLOAT, [1], [0.0])
+        h0 = g.cast(
+            _t(
+                g.op("ConstantOfShape", g.shape_tensor([m.num_layers * dirs, nb, proj]), value=zero)
+            ),
+            dtype,
+        )
+        c0 = g.cast(
+            _t(
+                g.op(
+                    "ConstantOfShape", g.shape_tensor([m.num_layers * dirs, nb, hidden]), value=zero
+                )
+            ),
+            dtype,
+        )
+    hs, cs = [], []
+    for layer in range(m.num_layers):
+        outs = []
+        for d in range(dirs):
+            sfx = f"_l{layer}" + ("_reverse" if d else "")
+            k = layer * dirs + d
+            wi = _w(g, getattr(m, "weight_ih" + sfx), dtype)
+            wh = _w(g, getattr(m, "weight_hh" + sfx), dtype)
+            wr = _w(g, getattr(m, "weight_hr" + sfx), dtype)
+            xw = g.op("MatMul", x, wi)  # (T, N, 4H)
+            if m.bias:
+                b = getattr(m, "bias_ih" + sfx) + getattr(m, "bias_hh" + sfx)
+                xw = g.op("Add", xw, _w(g, b, dtype, transpose=False))
+            h = g.op("Gather", h0, g.const(k, _C.int64), axis=0)
+            c = g.op("Gather", c0, g.const(k, _C.int64), axis=0)
+            ys = [None] * steps
+            for t in reversed(range(steps)) if d else range(steps):
+                gates = g.op(
+                    "Add", g.op("Gather", xw, g.const(t, _C.int64), axis=0), g.op("MatMul", h, wh)
+                )
+                i, f, cand, o = g.op("Split", gates, g.ints([hidden] * 4), axis=1, outputs=4)
+                c = g.op(
+                    "Add",
+                    g.op("Mul", g.op("Sigmoid", f), c),
+                    g.op("Mul", g.op("Sigmoid", i), g.op("Tanh", cand)),
+                )
+                h = g.op("MatMul", g.op("Mul", g.op("Sigmoid", o), g.op("Tanh", c)), wr)
+                ys[t] = g.op("Unsqueeze", h, g.ints([0]))
+            outs.append(g.op("Concat", *ys, axis=0) if steps > 1 else ys[0])
+            hs.append(g.op("Unsqueeze", h, g.ints([0])))
+            cs.append(g.op("Unsqueeze", c, g.ints([0])))
+        x = outs[0] if dirs == 1 else g.op("Concat", *outs, axis=2)
+    h_n = hs[0] if len(hs) == 1 else g.op("Concat", *hs, axis=0)
+    c_n = cs[0] if len(cs) == 1 else g.op("Concat", *cs, axis=0)
+    out = x
+    if not batched:
+        out, h_n, c_n = (g.op("Squeeze", v, g.ints([1])) for v in (out, h_n, c_n))
+    elif m.batch_first:
+        out = g.op("Transpose", out, perm=[1, 0, 2])
+    return out, (h_n, c_n)
+
+
+def _t(v):
+    from .. import _C
+
+    v.dtype = _C.float32
+    return v

@@ -264,8 +264,20 @@ def _getitem(g, obj, index):
         return obj[index]
     if not isinstance(index, tuple):
         index = (index,)
-    if any(isinstance(i, Value) and i.dtype == _C.bool for i in index):
-        raise SymbolicValueError("getitem: boolean-mask indexing is not supported")
+    masks = [k for k, i in enumerate(index) if isinstance(i, Value) and i.dtype == _C.bool]
+    if masks:
+        from ._symbolic_mask import mask_select
+
+        k = masks[0]
+        rest = [i for j, i in enumerate(index) if j != k]
+        if len(masks) > 1 or any(i is not Ellipsis and i != slice(None) for i in rest):
+            raise SymbolicValueError(
+                "getitem: a boolean mask is supported alone (x[mask]); got the index "
+                f"{tuple(index)!r}"
+            )
+        if any(i is Ellipsis for i in index[:k]):
+            raise SymbolicValueError("getitem: expected the boolean mask before any '...'")
+        return mask_select(g, obj, index[k], before=k)
     # Expand `...` to the dims it stands for.
     used = sum(1 for i in index if i is not None and i is not Ellipsis)
     if Ellipsis in index:

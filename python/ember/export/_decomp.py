@@ -1,0 +1,146 @@
+"""Decomposition tables of ExportedProgram.run_decompositions (torch.export's API).
+
+torch's table maps an op overload (``torch.ops.aten.gelu.default``) to a Python function that
+computes it from other ops. ember's captured graphs call ember's functions and Tensor methods;
+a table key names the operator by its aten overload or packet (``ember.ops.aten.gelu``, with
+``import ember as torch`` the same object), by its name (``"aten::gelu"``), or is an ember
+function itself. Each call of the operator (function, method or Python operator) is replaced by
+the function's own calls, traced on the node's arguments; the program is then mapped onto the
+runtime op set as without a table. ``default_decompositions()`` gives an empty, editable table:
+ember's lowering to runtime ops needs none, so every entry is the user's choice."""
+
+import operator
+
+from .. import fx
+
+_OPERATORS = {
+    operator.add: "add",
+    operator.sub: "sub",
+    operator.mul: "mul",
+    operator.truediv: "div",
+    operator.matmul: "matmul",
+    operator.neg: "neg",
+    operator.pow: "pow",
+}
+
+
+class CustomDecompTable(dict):
+    """CustomDecompTable()
+
+    The table ``default_decompositions()`` returns: a dict from operators to decomposition
+    functions; ``pop`` of an operator it does not hold is not an error (ember decomposes
+    nothing by default)."""
+
+    def pop(self, key, *default):
+        return super().pop(key, *(default or (None,)))
+
+    def copy(self):
+        return CustomDecompTable(self)
+
+
+def default_decompositions():
+    """default_decompositions() -> CustomDecompTable
+
+    The table run_decompositions uses by default: empty in ember (see the module docstring)."""
+    return CustomDecompTable()
+
+
+def _key_name(key):
+    if isinstance(key, str):
+        return key.split("::")[-1].split(".")[0], None
+    packet = getattr(key, "overloadpacket", None)
+    if packet is not None:
+        return str(getattr(packet, "__name__", packet)).split(".")[-1], None
+    qual = getattr(key, "_qualified_op_name", None)
+    if qual is not None:
+        return str(qual).split("::")[-1].split(".")[-1], None
+    if callable(key):
+        return None, key
+    raise TypeError(f"run_decompositions: expected op overloads or functions as keys; got {key!r}")
+
+
+class _Table:
+    def __init__(self, table):
+        self.by_id, self.by_name = {}, {}
+        for key, fn in table.items():
+            if fn is None:
+                continue
+            if not callable(fn):
+                raise TypeError(
+                    f"run_decompositions: expected decomp_table[{key!r}] to be a function; got "
+                    f"{fn!r}"
+                )
+            name, func = _key_name(key)
+            if func is not None:
+                self.by_id[id(func)] = fn
+                name = getattr(func, "__name__", None)
+            if name:
+                self.by_name.setdefault(name, fn)
+
+    def find(self, node):
+        if node.op == "call_function":
+            hit = self.by_id.get(id(node.target))
+            if hit is not None:
+                return hit
+            name = _OPERATORS.get(node.target) or getattr(node.target, "__name__", None)
+        elif node.op == "call_method":
+            name = node.target
+        else:
+            return None
+        return self.by_name.get(name) if name else None
+
+
+def _trace(fn, args, kwargs):
+    """(Graph of fn traced on the Nodes among args/kwargs, those Nodes in order)."""
+    nodes = []
+    fx.map_arg((args, kwargs), nodes.append)
+    names = [f"a{i}" for i in range(len(nodes))]
+
+    def call(values):
+        it = iter(values)
+        a, k = fx.map_arg((args, kwargs), lambda _: next(it))
+        return fn(*a, **k)
+
+    scope = {"_call": call}
+    params = ", ".join(names)
+    exec(f"def decomposition({params}):\n    return _call([{params}])\n", scope)
+    return fx.Tracer().trace(scope["decomposition"]), nodes
+
+
+def apply(graph, table):
+    """A new Graph with each call the table covers replaced by its decomposition's calls."""
+    table = _Table(table)
+    if not table.by_id and not table.by_name:
+        return graph
+    new = fx.Graph()
+    env = {}
+    for node in graph.nodes:
+        fn = table.find(node) if node.op in ("call_function", "call_method") else None
+        if fn is None:
+            env[node] = new.node_copy(node, lambda n: env[n])
+            env[node].meta.update(node.meta)
+            continue
+        sub, inputs = _trace(fn, node.args, node.kwargs)
+        sub_env = {}
+        placeholders = iter(inputs)
+        for sn in sub.nodes:
+            if sn.op == "placeholder":
+                sub_env[sn] = env[next(placeholders)]
+            elif sn.op == "output":
+                out = sn.args[0]
+                if not isinstance(out, fx.Node):
+                    raise RuntimeError(
+                        f"run_decompositions: the decomposition of {node.target} returned "
+                        f"{out!r}; expected one tensor computed from its inputs"
+                    )
+                env[node] = sub_env[out]
+            elif sn.op == "get_attr":
+                raise RuntimeError(
+                    f"run_decompositions: the decomposition of {node.target} reads a tensor "
+                    "constant; expected it to compute from its inputs only"
+                )
+            else:
+                sub_env[sn] = new.node_copy(sn, lambda n: sub_env[n])
+        env[node].meta.update(node.meta)
+    new.lint()
+    return new

@@ -1,0 +1,497 @@
+"""ember.export against torch.export's documentation: each documented use runs, with torch's
+results where torch is installed (the same program exported by both, the same errors).
+
+Covered: export(mod, args, kwargs=, dynamic_shapes=, strict=), Dim(name, min, max), dims(),
+Dim.AUTO / DYNAMIC / STATIC, derived dims (d + 1, 2 * d), dynamic_shapes as dict, tuple and
+nested, ShapesCollection, constraint violations (UserError, ConstraintViolationError), module()
+input checks, graph / graph_module / graph_signature / state_dict / constants /
+range_constraints, run_decompositions with a table, save/load, unflatten, register_dataclass,
+cond / _check / _check_is_size, printing, validate / dialect / module_call_graph / draft_export."""
+
+import dataclasses
+import io
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from ember.export import Dim, export
+
+
+def _close(a, b):
+    np.testing.assert_allclose(np.asarray(a.detach()), np.asarray(b.detach()), rtol=1e-5, atol=1e-6)
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.lin = nn.Linear(4, 2)
+        self.register_buffer("scale", ember.ones(2))
+
+    def forward(self, x, *, y=None):
+        out = self.lin(self.bn(self.conv(x)).relu().mean((2, 3))) * self.scale
+        return out if y is None else out + y
+
+
+@pytest.fixture
+def net():
+    ember.manual_seed(0)
+    return Net().eval()
+
+
+# -- export(mod, args, kwargs=, dynamic_shapes=, strict=) -------------------------------------
+
+
+def test_export_args_kwargs_strict(net):
+    x, y = ember.randn(2, 3, 8, 8), ember.randn(2, 2)
+    _close(export(net, (x,)).module()(x), net(x))
+    ep = export(net, (x,), kwargs={"y": y}, strict=True)
+    _close(ep.module()(x, y=y), net(x, y=y))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        lambda b: {"x": {0: b}},
+        lambda b: ({0: b},),
+        lambda b: {"x": (b, None, None, None)},
+        lambda b: {"x": {0: Dim.AUTO, 1: Dim.STATIC}},
+        lambda b: {"x": {0: Dim.DYNAMIC}},
+    ],
+)
+def test_dynamic_shapes_forms(net, spec):
+    ep = export(net, (ember.randn(2, 3, 8, 8),), dynamic_shapes=spec(Dim("batch", min=1, max=16)))
+    x = ember.randn(5, 3, 8, 8)
+    _close(ep.module()(x), net(x))
+    with pytest.raises(AssertionError, match="Guard failed"):
+        ep.module()(ember.randn(5, 3, 8, 7))  # a static dim
+
+
+def test_dims_and_shapes_collection():
+    a, b = ember.export.dims("a", "b", min=1, max=20)
+
+    class MatMul(nn.Module):
+        def forward(self, p, q):
+            return p @ q
+
+    ep = export(
+        MatMul(), (ember.randn(3, 4), ember.randn(4, 5)), dynamic_shapes={"p": {0: a}, "q": {1: b}}
+    )
+    assert ep.range_constraints == {"a": (1, 20), "b": (1, 20)}
+    assert tuple(ep.module()(ember.randn(6, 4), ember.randn(4, 7)).shape) == (6, 7)
+    p = ember.randn(3, 4)
+    sc = ember.export.ShapesCollection()
+    sc[p] = {0: Dim("rows")}
+    ep = export(MatMul(), (p, ember.randn(4, 5)), dynamic_shapes=sc)
+    assert list(ep.range_constraints) == ["rows"]
+    assert (
+        repr(Dim.AUTO) == "DimHint(AUTO)"
+        and repr(Dim("b", min=1, max=8)) == "Dim('b', min=1, max=8)"
+    )
+
+
+class _Shifted(nn.Module):
+    def forward(self, p, q):
+        return p + q[1:]
+
+
+class _Doubled(nn.Module):
+    def forward(self, p, q):
+        return p.repeat(2) + q
+
+
+def test_derived_dims():
+    d = Dim("d", min=2, max=32)
+    ep = export(
+        _Shifted(), (ember.randn(4), ember.randn(5)), dynamic_shapes={"p": {0: d}, "q": {0: d + 1}}
+    )
+    assert ep.range_constraints == {"d": (2, 32), "d + 1": (3, 33)}
+    p, q = ember.randn(7), ember.randn(8)
+    _close(ep.module()(p, q), p + q[1:])
+    with pytest.raises(AssertionError, match="Guard failed"):
+        ep.module()(ember.randn(4), ember.randn(6))  # q is not d + 1
+    ep = export(
+        _Doubled(), (ember.randn(4), ember.randn(8)), dynamic_shapes={"p": {0: d}, "q": {0: 2 * d}}
+    )
+    p, q = ember.randn(5), ember.randn(10)
+    _close(ep.module()(p, q), p.repeat(2) + q)
+    with pytest.raises(ember.export.ConstraintViolationError, match="2\\*d"):
+        export(
+            _Doubled(),
+            (ember.randn(4), ember.randn(7)),
+            dynamic_shapes={"p": {0: d}, "q": {0: 2 * d}},
+        )
+
+
+def test_derived_dims_match_torch():
+    torch = _torch()
+    td = torch.export.Dim("d", min=2, max=32)
+    tep = torch.export.export(
+        _torch_shifted(torch)(),
+        (torch.randn(4), torch.randn(5)),
+        dynamic_shapes={"p": {0: td}, "q": {0: td + 1}},
+    )
+    d = Dim("d", min=2, max=32)
+    ep = export(
+        _Shifted(), (ember.randn(4), ember.randn(5)), dynamic_shapes={"p": {0: d}, "q": {0: d + 1}}
+    )
+    # the same ranges (torch keys them by symbol, ember by the Dim's name)
+    assert sorted((v.lower, v.upper) for v in tep.range_constraints.values()) == sorted(
+        ep.range_constraints.values()
+    )
+    for mod, lib in ((tep.module(), torch), (ep.module(), ember)):
+        with pytest.raises(AssertionError, match="Guard failed"):
+            mod(lib.randn(4), lib.randn(6))
+
+
+def _torch_shifted(torch):
+    class Shifted(torch.nn.Module):
+        def forward(self, p, q):
+            return p + q[1:]
+
+    return Shifted
+
+
+# -- nested inputs, register_dataclass ---------------------------------------------------------
+
+
+class _Nested(nn.Module):
+    def forward(self, inp, k):
+        return inp["a"] + inp["b"][0] * k
+
+
+def test_nested_inputs_and_dynamic_shapes():
+    d = Dim("d")
+    example = ({"a": ember.randn(3, 2), "b": [ember.randn(3, 2)]}, ember.randn(2))
+    ep = export(_Nested(), example, dynamic_shapes={"inp": {"a": {0: d}, "b": [{0: d}]}, "k": None})
+    assert ep.graph_signature.user_inputs == ("inp_a", "inp_b_0", "k") or list(
+        ep.graph_signature.user_inputs
+    ) == ["inp_a", "inp_b_0", "k"]
+    inp, k = {"a": ember.randn(5, 2), "b": [ember.randn(5, 2)]}, ember.randn(2)
+    _close(ep.module()(inp, k), inp["a"] + inp["b"][0] * k)
+    with pytest.raises(ValueError, match="tree spec"):
+        ep.module()({"a": ember.randn(5, 2)}, k)
+    torch = pytest.importorskip("torch")
+
+    class Nested(torch.nn.Module):
+        def forward(self, inp, k):
+            return inp["a"] + inp["b"][0] * k
+
+    tep = torch.export.export(
+        Nested(), ({"a": torch.randn(3, 2), "b": [torch.randn(3, 2)]}, torch.randn(2))
+    )
+    assert list(tep.graph_signature.user_inputs) == list(ep.graph_signature.user_inputs)
+
+
+@dataclasses.dataclass
+class _Pair:
+    a: object
+    b: object
+
+
+def test_register_dataclass():
+    ember.export.register_dataclass(_Pair)
+
+    class Sum(nn.Module):
+        def forward(self, pair):
+            return pair.a + 2 * pair.b
+
+    ep = export(Sum(), (_Pair(ember.ones(2), ember.ones(2)),))
+    got = ep.module()(_Pair(ember.ones(2), 3 * ember.ones(2)))
+    _close(got, ember.full((2,), 7.0))
+    with pytest.raises(TypeError, match="dataclass"):
+        ember.export.register_dataclass(int)
+
+
+# -- constraint violations -------------------------------------------------------------------------
+
+
+class _Branchy(nn.Module):
+    def forward(self, p):
+        if p.shape[0] == 4:
+            return p + 1
+        return p - 1
+
+
+def test_specialized_dynamic_dim_is_a_user_error():
+    with pytest.raises(ember._dynamo.exc.UserError, match=r"Constraints violated \(n\)!") as info:
+        export(_Branchy(), (ember.randn(4),), dynamic_shapes={"p": {0: Dim("n")}})
+    assert "p.shape[0]" in str(info.value) and "(4)" in str(info.value)
+    # Dim.AUTO lets export make it static instead, as torch does
+    ep = export(_Branchy(), (ember.randn(4),), dynamic_shapes={"p": {0: Dim.AUTO}})
+    assert ep.range_constraints == {}
+    with pytest.raises(AssertionError, match="Guard failed"):
+        ep.module()(ember.randn(5))
+    # a branch on tensor data is not a constraint violation
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+
+        class Data(nn.Module):
+            def forward(self, p):
+                return p + 1 if p.sum() > 0 else p
+
+        export(Data(), (ember.randn(4),), dynamic_shapes={"p": {0: Dim("n")}})
+
+
+def test_constraint_errors_match_torch():
+    torch = _torch()
+
+    class Branchy(torch.nn.Module):
+        def forward(self, p):
+            if p.shape[0] == 4:
+                return p + 1
+            return p - 1
+
+    with pytest.raises(torch._dynamo.exc.UserError, match=r"Constraints violated \(n\)!"):
+        torch.export.export(
+            Branchy(), (torch.randn(4),), dynamic_shapes={"p": {0: torch.export.Dim("n")}}
+        )
+    with pytest.raises(ember._dynamo.exc.UserError, match=r"Constraints violated \(n\)!"):
+        export(_Branchy(), (ember.randn(4),), dynamic_shapes={"p": {0: Dim("n")}})
+    # an example outside its Dim's range
+    with pytest.raises(RuntimeError, match="not in range"):
+        torch.export.export(
+            Branchy(), (torch.randn(2),), dynamic_shapes={"p": {0: torch.export.Dim("n", min=3)}}
+        )
+    with pytest.raises(RuntimeError, match="not in range"):
+        export(_Branchy(), (ember.randn(2),), dynamic_shapes={"p": {0: Dim("n", min=3)}})
+
+
+def test_module_input_checks(net):
+    ep = export(net, (ember.randn(2, 3, 8, 8),))
+    with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] == 2"):
+        ep.module()(ember.randn(3, 3, 8, 8))
+    with pytest.raises(AssertionError, match="Guard failed"):
+        ep.module()(ember.randn(3, 8, 8))
+    with pytest.raises(RuntimeError, match="module()"):
+        ep(ember.randn(2, 3, 8, 8))
+
+
+# -- the program's parts ---------------------------------------------------------------------------
+
+
+def test_graph_signature_state_constants(net):
+    ep = export(net, (ember.randn(2, 3, 8, 8),))
+    sig = ep.graph_signature
+    assert [n.op for n in ep.graph.nodes][0] == "placeholder" and ep.graph is ep.graph_module.graph
+    assert sig.parameters[:2] == ["conv.weight", "conv.bias"] or list(sig.parameters[:2]) == [
+        "conv.weight",
+        "conv.bias",
+    ]
+    assert "scale" in sig.buffers and list(sig.user_inputs) == ["x"]
+    assert set(ep.state_dict) >= {"conv.weight", "bn.running_mean", "scale"}
+
+    class WithConstant(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = ember.tensor([1.0, 2.0])
+
+        def forward(self, p):
+            return p + self.c
+
+    ep = export(WithConstant(), (ember.randn(2),))
+    assert list(ep.constants) == ["c"]
+    assert [s.kind.name for s in ep.graph_signature.input_specs] == [
+        "CONSTANT_TENSOR",
+        "USER_INPUT",
+    ]
+    ep.validate()
+    assert ep.dialect == "TRAINING" and ep.run_decompositions().dialect == "ATEN"
+
+
+def test_signature_names_match_torch(net):
+    torch = _torch()
+
+    class TNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(4)
+            self.lin = torch.nn.Linear(4, 2)
+            self.register_buffer("scale", torch.ones(2))
+
+        def forward(self, x, *, y=None):
+            out = self.lin(self.bn(self.conv(x)).relu().mean((2, 3))) * self.scale
+            return out if y is None else out + y
+
+    tep = torch.export.export(TNet().eval(), (torch.randn(2, 3, 8, 8),))
+    ep = export(net, (ember.randn(2, 3, 8, 8),))
+    spec = lambda s: (s.kind.name, s.arg.name, s.target)  # noqa: E731
+    assert [spec(s) for s in ep.graph_signature.input_specs] == [
+        spec(s) for s in tep.graph_signature.input_specs
+    ]
+    assert sorted(ep.state_dict) == sorted(tep.state_dict)
+    assert [e.fqn for e in ep.module_call_graph] == [e.fqn for e in tep.module_call_graph]
+    text, ttext = str(ep), str(tep)
+    for section in (
+        "ExportedProgram:",
+        "Graph signature:",
+        "# inputs",
+        "p_conv_weight: PARAMETER target='conv.weight'",
+        "Range constraints",
+    ):
+        assert section in text and section in ttext
+
+
+def test_run_decompositions_with_a_table():
+    class Act(nn.Module):
+        def forward(self, x):
+            return nn.functional.gelu(x) + x.add(1)
+
+    x = ember.randn(5)
+    ep = export(Act(), (x,))
+    table = ember.export.default_decompositions()
+    assert table.pop(ember.ops.aten.gelu) is None  # not there: no error, as torch's table
+    table[ember.ops.aten.gelu] = lambda x, approximate="none": x * ember.sigmoid(1.702 * x)
+    dep = ep.run_decompositions(table)
+    names = [str(n.target) for n in dep.graph.nodes if n.op == "call_function"]
+    assert not any("gelu" in n for n in names) and any("sigmoid" in n for n in names)
+    _close(dep.module()(x), x * ember.sigmoid(1.702 * x) + x + 1)
+    _close(ep.run_decompositions().module()(x), Act()(x))  # the default: gelu kept
+
+
+def test_save_load_unflatten_draft(net, tmp_path):
+    x = ember.randn(2, 3, 8, 8)
+    ep = export(net, (x,), dynamic_shapes={"x": {0: Dim("batch", min=1, max=8)}})
+    buf = io.BytesIO()
+    ember.export.save(ep, buf)
+    buf.seek(0)
+    loaded = ember.export.load(buf)
+    x3 = ember.randn(3, 3, 8, 8)
+    _close(loaded.module()(x3), net(x3))
+    assert loaded.range_constraints == ep.range_constraints
+    flat = ember.export.unflatten(ep)
+    _close(flat(x3), net(x3))
+    assert flat.conv.weight.shape == net.conv.weight.shape
+    draft = ember.export.draft_export(net, (x,))
+    assert draft._report.successful()
+
+
+# -- cond, _check, _check_is_size ------------------------------------------------------------------
+
+
+class _Cond(nn.Module):
+    def forward(self, p):
+        return ember.cond(p.sum() > 0, lambda p: p.cos(), lambda p: p.sin(), (p,))
+
+
+def test_cond_eager_and_exported(tmp_path):
+    q = ember.tensor([-1.0, -2.0, 0.5])
+    _close(_Cond()(q), q.sin())
+    _close(_Cond()(-q), (-q).cos())
+    ep = export(_Cond(), (ember.randn(3),))
+    _close(ep.module()(q), q.sin())
+    _close(ep.module()(-q), (-q).cos())
+    # the C++ runtime has no comparison or where op yet: save says so, naming the node
+    with pytest.raises(RuntimeError, match="C\\+\\+ runtime"):
+        ember.export.save(ep, tmp_path / "cond.pt2")
+    # as torch's: a lone tensor is a one-tuple of operands
+    with pytest.raises(TypeError, match="positional argument"):
+        ember.cond(True, lambda: 1, lambda: 2, operands=ember.ones(1))
+    assert ember.cond(True, lambda x: x + 1, lambda x: x, operands=ember.ones(1)).tolist() == [2.0]
+
+
+def test_cond_matches_torch():
+    torch = _torch()
+
+    class Cond(torch.nn.Module):
+        def forward(self, p):
+            return torch.cond(p.sum() > 0, lambda p: p.cos(), lambda p: p.sin(), (p,))
+
+    qn = np.array([-1.0, -2.0, 0.5], dtype=np.float32)
+    tep = torch.export.export(Cond(), (torch.randn(3),))
+    ep = export(_Cond(), (ember.randn(3),))
+    for v in (qn, -qn):
+        want = tep.module()(torch.from_numpy(v.copy())).numpy()
+        np.testing.assert_allclose(ep.module()(ember.from_numpy(v.copy())).numpy(), want, rtol=1e-6)
+
+
+def test_check_and_check_is_size():
+    class Checked(nn.Module):
+        def forward(self, p):
+            ember._check(p.shape[0] > 1)
+            ember._check_is_size(p.shape[0])
+            return p * 2
+
+    ep = export(Checked(), (ember.randn(6),), dynamic_shapes={"p": {0: Dim("n")}})
+    _close(ep.module()(ember.ones(4)), ember.full((4,), 2.0))
+    ember._check(True)
+    ember._check_is_size(3, max=4)
+    with pytest.raises(RuntimeError, match="custom text"):
+        ember._check(False, lambda: "custom text")
+    with pytest.raises(RuntimeError):
+        ember._check_is_size(-1)
+    with pytest.raises(RuntimeError):
+        ember._check_is_size(5, max=4)
+
+
+class _Lin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+def test_printing():
+    ep = export(_Lin(), (ember.randn(3, 4),), dynamic_shapes={"x": {0: Dim("b")}})
+    text = str(ep)
+    assert text.startswith("ExportedProgram:\n    class GraphModule(")
+    assert (
+        'def forward(self, p_lin_weight: "f32[2, 4]", p_lin_bias: "f32[2]", x: "f32[b, 4]")' in text
+    )
+    assert "x: USER_INPUT" in text and "relu: USER_OUTPUT" in text
+    assert "Range constraints: {b: VR[0, int_oo]}" in text
+    torch = _torch()
+
+    class Lin(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.lin(x).relu()
+
+    ttext = str(torch.export.export(Lin(), (torch.randn(3, 4),)))
+    for part in (
+        'p_lin_weight: "f32[2, 4]"',
+        'p_lin_bias: "f32[2]"',
+        "x: USER_INPUT",
+        "relu: USER_OUTPUT",
+    ):
+        assert part in ttext and part in text
+
+
+class _Item(nn.Module):
+    def forward(self, p, k):
+        n = k.item()
+        ember._check_is_size(n)
+        ember._check(n <= p.shape[0])
+        return p[:n]
+
+
+def test_item_with_checks_matches_torch(tmp_path):
+    ep = export(_Item(), (ember.randn(6), ember.tensor(3)))
+    p = ember.arange(6.0)
+    _close(ep.module()(p, ember.tensor(2)), p[:2])  # the size read at run time
+    with pytest.raises(RuntimeError, match="item"):  # the C++ runtime has no item op
+        ember.export.save(ep, tmp_path / "item.pt2")
+    torch = _torch()
+
+    class Item(torch.nn.Module):
+        def forward(self, p, k):
+            n = k.item()
+            torch._check_is_size(n)
+            torch._check(n <= p.shape[0])
+            return p[:n]
+
+    tep = torch.export.export(Item(), (torch.randn(6), torch.tensor(3)))
+    want = tep.module()(torch.arange(6.0), torch.tensor(4)).numpy()
+    np.testing.assert_array_equal(ep.module()(p, ember.tensor(4)).numpy(), want)
