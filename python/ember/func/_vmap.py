@@ -271,7 +271,7 @@ def _load_rules():
     """The _batch_rules module, with the rules of _batch_rules_nn registered into its RULES."""
     global _rules
     if _rules is None:
-        from . import _batch_rules, _batch_rules_nn  # noqa: F401
+        from . import _batch_rules, _batch_rules_more, _batch_rules_nn  # noqa: F401
 
         _bind_tensor_methods()
         _rules = _batch_rules
