@@ -35,6 +35,7 @@ import weakref
 from .. import _C
 from .._C import Tensor
 from ..overrides import TorchFunctionMode
+from . import _forward_nested
 
 __all__ = [
     "dual_level",
@@ -58,6 +59,7 @@ class _Level:
         self.idx = idx
         self.tangents = {}  # id(tensor) -> (weakref to the tensor, tangent)
         self.mode = None
+        self.hidden = False  # while set, this level neither sees ops nor gives tangents
 
     def get(self, t):
         entry = self.tangents.get(id(t))
@@ -81,12 +83,25 @@ class _Level:
             del self.tangents[id(t)]
 
 
-_levels = []  # the live levels (torch allows one at a time)
+_levels = []  # the live levels, outermost first (dual_level allows one; ember.func nests them)
 _local = threading.local()
 
 
+def _visible():
+    """The levels that see ops now, outermost first: a level's mode is off while it handles an
+    op (ember.overrides pops it), so the ops its handler runs reach only the levels outside it,
+    which differentiate them in turn (Note [Nested forward levels] in docs/ARCHITECTURE.md)."""
+    if not _levels:
+        return []
+    from ..overrides import _stack
+
+    modes = _stack()
+    return [lv for lv in _levels if not lv.hidden and lv.mode in modes]
+
+
 def _current():
-    return _levels[-1] if _levels else None
+    vis = _visible()
+    return vis[-1] if vis else None
 
 
 def _level_for(level):
@@ -99,18 +114,33 @@ def _level_for(level):
 
 
 def _is_active():
-    return bool(_levels)
+    return bool(_visible())
 
 
-class _suspended:
-    """Runs the enclosed ember calls as if no level were active (forward_ad's own bookkeeping)."""
+class _hidden:
+    """Runs the enclosed ember calls as if `lv` (default: the innermost visible level; "all":
+    every level) were not active; the other levels still see them."""
+
+    def __init__(self, lv=None):
+        if lv == "all":
+            self.lvs = list(_levels)
+        else:
+            lv = _current() if lv is None else lv
+            self.lvs = [lv] if lv is not None else []
 
     def __enter__(self):
-        self.prev = getattr(_local, "suspended", False)
-        _local.suspended = True
+        self.prev = [lv.hidden for lv in self.lvs]
+        for lv in self.lvs:
+            lv.hidden = True
 
     def __exit__(self, *exc):
-        _local.suspended = self.prev
+        for lv, prev in zip(self.lvs, self.prev):
+            lv.hidden = prev
+
+
+def _suspended():
+    """Every level off for the enclosed calls (forward_ad's own bookkeeping)."""
+    return _hidden("all")
 
 
 def enter_dual_level():
@@ -120,11 +150,17 @@ def enter_dual_level():
     level belong to it. Only one level can be active at a time."""
     if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    lv = _Level(0)
+    return _enter_level()
+
+
+def _enter_level():
+    """A new level inside the active ones (ember.func's jvp and jacfwd nest this way)."""
+    lv = _Level(len(_levels))
+    lv.mode = _ForwardMode(lv)
     _levels.append(lv)
-    lv.mode = _ForwardMode()
     lv.mode.__enter__()
-    _route_private_nn(True)
+    if len(_levels) == 1:
+        _route_private_nn(True)
     return lv.idx
 
 
@@ -154,7 +190,7 @@ def exit_dual_level(*, level=None):
 
     Ends the forward AD level `level` (default: the current one); every tangent of that level is
     dropped."""
-    lv = _current()
+    lv = _levels[-1] if _levels else None
     if lv is None or (level is not None and level != lv.idx):
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one that was created. This "
@@ -162,7 +198,8 @@ def exit_dual_level(*, level=None):
         )
     _levels.pop()
     lv.tangents.clear()
-    _route_private_nn(False)
+    if not _levels:
+        _route_private_nn(False)
     lv.mode.__exit__(None, None, None)
 
 
@@ -216,8 +253,8 @@ def make_dual(tensor, tangent, *, level=None):
             f"{_shape_text(tensor.shape)} while the given forward gradient is of size "
             f"{_shape_text(tangent.shape)}."
         )
-    with _suspended():
-        dual = tensor.view_as(tensor)
+    with _hidden(lv):
+        dual = tensor.view_as(tensor)  # the other levels' tangents stay on the view
     lv.set(dual, tangent)
     return dual
 
@@ -231,7 +268,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = lv.get(tensor) if lv is not None and isinstance(tensor, Tensor) else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    with _suspended():
+    with _hidden(lv):
         primal = tensor.view_as(tensor)
     return UnpackedDualTensor(primal, tangent)
 
@@ -247,15 +284,23 @@ def _set_tangent(t, tangent):
         lv.set(t, tangent)
 
 
+def _detach_keeping(t):
+    """t.detach() carrying t's tangents at the visible levels (detach drops them)."""
+    vis = _visible()
+    with _suspended():
+        d = t.detach()
+    for lv in vis:
+        tan = lv.get(t)
+        if tan is not None:
+            lv.set(d, tan)
+    return d
+
+
 def _requires_grad_alias(x):
     """x as a tensor that requires grad, keeping x's tangent (detach would drop it)."""
     if x.requires_grad:
         return x
-    tangent = _tangent(x)
-    y = x.detach().requires_grad_(True)
-    if tangent is not None:
-        _set_tangent(y, tangent)
-    return y
+    return _detach_keeping(x).requires_grad_(True)
 
 
 # ----------------------------------------------------------------------------- propagation
@@ -599,28 +644,62 @@ def _generic_tangents(func, name, args, kwargs, tangents, inplace):
     return out, result
 
 
+def _redispatch(func):
+    """The routing wrapper of the original `func` a mode received: calling it hands the op to
+    the modes outside the one handling it (the outer forward levels, vmap), where calling `func`
+    itself would skip them."""
+    from .. import overrides
+
+    entry = overrides._wrappers.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    if getattr(func, "__name__", None) == "__get__":  # a property's getter
+        prop = getattr(func, "__self__", None)
+        entry = overrides._wrappers.get(id(prop))
+        if entry is not None and entry[0] is prop:
+            return entry[1].fget
+    return func
+
+
+def _handling():
+    """The level whose handler is running (its tangents are the ones being computed)."""
+    return getattr(_local, "handling", None) or _current()
+
+
 class _ForwardMode(TorchFunctionMode):
+    def __init__(self, level=None):
+        self.level = level
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if getattr(_local, "suspended", False):
-            return func(*args, **kwargs)
-        lv = _current()
+        lv = self.level
+        if lv is None or lv.hidden:
+            return _redispatch(func)(*args, **kwargs)
+        prev = getattr(_local, "handling", None)
+        _local.handling = lv
+        try:
+            return self._handle(lv, func, args, kwargs)
+        finally:
+            _local.handling = prev
+
+    def _handle(self, lv, func, args, kwargs):
         tangents = {}
         if lv is not None:
             for t in _flat_tensors(args, kwargs):
                 tan = lv.get(t)
                 if tan is not None:
                     tangents[id(t)] = tan
+        name = _op_name(func)
+        func = _redispatch(func)
         if not tangents:
             return func(*args, **kwargs)
-        name = _op_name(func)
         if name.startswith("property:"):
             if name not in _VIEW_PROPERTIES:
                 return func(*args, **kwargs)
             name = _VIEW_PROPERTIES[name]
         if name in _NO_TANGENT or name in _PASS_THROUGH:
             return func(*args, **kwargs)
-        with _suspended():
+        with _hidden(lv):
             if name == "__iter__":
                 parts = _outplace(_C.Tensor.unbind, "unbind", (args[0],), {}, tangents)
                 return iter(parts)
@@ -636,9 +715,10 @@ def _needs_real_run(args, kwargs):
 
 
 def _attach(out, tan_list):
+    lv = _handling()
     for o, t in zip(_out_tensors(out), tan_list):
         if o is not None and t is not None and _is_float(o):
-            _set_tangent(o, _conform(t, o))
+            lv.set(o, _conform(t, o))
 
 
 def _outplace(func, name, args, kwargs, tangents):
@@ -659,15 +739,20 @@ def _outplace(func, name, args, kwargs, tangents):
         else:
             _attach(out, list(tan) if isinstance(tan, (list, tuple)) else [tan])
         return out
+    nested = _current() is not None  # levels outside this one see the ops run here
     if name in _ELEMENTWISE:
-        done = _elementwise(func, args, kwargs, tangents)
+        if nested:
+            done = _forward_nested.elementwise(func, args, kwargs, tangents)
+        else:
+            done = _elementwise(func, args, kwargs, tangents)
         if done is not None:
             return done
     from .._ops.random import get_rng_state, set_rng_state
 
-    real = _needs_real_run(args, kwargs)
+    real = _needs_real_run(args, kwargs) or nested
     state = get_rng_state()
-    out, tans = _generic_tangents(func, name, args, kwargs, tangents, inplace=False)
+    generic = _forward_nested.generic if nested else _generic_tangents
+    out, tans = generic(func, name, args, kwargs, tangents, inplace=False)
     if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
         real = True  # nothing differentiable: the result must be the op's own, not an alias's
     if real:
@@ -726,7 +811,8 @@ def _detached(out):
 
 
 def _store_inplace(self, new_tangent, returned):
-    old = _tangent(self)
+    lv = _handling()
+    old = lv.get(self)
     if new_tangent is None:
         return
     new_tangent = _conform(new_tangent, self)
@@ -734,9 +820,9 @@ def _store_inplace(self, new_tangent, returned):
         old.copy_(new_tangent)
         new_tangent = old
     else:
-        _set_tangent(self, new_tangent)
+        lv.set(self, new_tangent)
     if isinstance(returned, Tensor) and returned is not self:
-        _set_tangent(returned, new_tangent)
+        lv.set(returned, new_tangent)
 
 
 def _inplace(func, name, args, kwargs, tangents):
@@ -784,7 +870,8 @@ def _inplace(func, name, args, kwargs, tangents):
     from .._ops.random import get_rng_state, set_rng_state
 
     state = get_rng_state()
-    _, tans = _generic_tangents(func, name, args, kwargs, tangents, inplace=True)
+    generic = _forward_nested.generic if _current() is not None else _generic_tangents
+    _, tans = generic(func, name, args, kwargs, tangents, inplace=True)
     set_rng_state(state)
     returned = func(*args, **kwargs)
     _store_inplace(self, tans[0] if tans else None, returned)
@@ -796,10 +883,11 @@ def _setitem(func, args, kwargs, tangents):
     result = func(*args, **kwargs)
     if not _is_float(self):
         return result
-    ts = _tangent(self)
+    lv = _handling()
+    ts = lv.get(self)
     if ts is None:
         ts = _zeros_tangent(self)
-        _set_tangent(self, ts)
+        lv.set(self, ts)
     tv = tangents.get(id(value)) if isinstance(value, Tensor) else None
     ts[index] = tv if tv is not None else 0
     return result
@@ -816,6 +904,7 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
     from .._ops.creation import zeros_like
     from .grad_mode import enable_grad
 
+    lv = _current()
     ins = list(inputs)
     tin = [_tangent(x) for x in ins]
     outs = list(outputs)
@@ -823,7 +912,9 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
     tgo = [_tangent(g) if isinstance(g, Tensor) else None for g in go] if go else []
     if all(t is None for t in tin) and all(t is None for t in tgo):
         return None
-    with _suspended(), enable_grad():
+    # With this level hidden, run_grad is autograd.grad as the levels outside it see it (they
+    # give its results their own tangents in turn).
+    with _hidden(lv), enable_grad():
         res = run_grad(outs, ins, go, True, True)
         tans = [None] * len(ins)
         dot = None
@@ -848,11 +939,13 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
                     )
                 final.append(None)
                 continue
-            value = r if create_graph else r.detach()
-            tangent = (t if t is not None else zeros_like(r)).detach() if not create_graph else t
+            value = r if create_graph else _detach_keeping(r)
+            tangent = (t if t is not None else zeros_like(r)) if not create_graph else t
+            if tangent is not None and not create_graph:
+                tangent = _detach_keeping(tangent)
             if tangent is None:
                 tangent = zeros_like(r)
-            _set_tangent(value, _conform(tangent, value))
+            lv.set(value, _conform(tangent, value))
             final.append(value)
     return tuple(final)
 
@@ -864,6 +957,7 @@ def _function_apply(cls, ctx, args, kwargs, run_forward):
     """Function.apply with dual inputs: forward without tangents, then cls.jvp for the outputs."""
     from .function import Function
 
+    lv = _current()
     tangents = [_tangent(a) if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return run_forward()
@@ -872,7 +966,7 @@ def _function_apply(cls, ctx, args, kwargs, run_forward):
             "You must implement the jvp function for custom autograd.Function to use it with "
             "forward mode AD."
         )
-    with _suspended():
+    with _hidden(lv):
         output = run_forward()
         targs = [
             (t if t is not None else _zeros_tangent(a)) if _is_float(a) else None
@@ -895,5 +989,5 @@ def _function_apply(cls, ctx, args, kwargs, run_forward):
         )
     for o, t in zip(outs, res):
         if _is_float(o) and isinstance(t, Tensor):
-            _set_tangent(o, _conform(t, o))
+            lv.set(o, _conform(t, o))
     return output

@@ -1,6 +1,6 @@
 """ember.func's forward-mode transforms: jvp, jacfwd, hessian (forward-over-reverse), linearize.
 
-All run on ember.autograd.forward_ad: jvp makes its primals dual in a fresh level and reads the
+All run on ember.autograd.forward_ad: jvp makes its primals dual in a level of its own and reads the
 outputs' tangents; jacfwd pushes one basis tangent per input element through the function (so
 its cost grows with the number of inputs, not outputs); hessian is jacfwd of a reverse-mode
 Jacobian whose autograd.grad results carry tangents. Forward levels do not nest (torch's
@@ -45,12 +45,15 @@ def _unflatten(tree, it):
     return next(it)
 
 
-def _check_nesting(name):
-    if fwad._is_active():
-        raise RuntimeError(
-            f"{name}: forward-mode transforms do not nest in ember yet (a forward AD level is "
-            "already active); compose them with reverse-mode transforms (grad, vjp, jacrev) instead"
-        )
+class _level:
+    """A forward level of its own for one transform, inside any active ones (transforms nest:
+    Note [Nested forward levels] in ember/autograd/_forward_nested.py)."""
+
+    def __enter__(self):
+        self.idx = fwad._enter_level()
+
+    def __exit__(self, *exc):
+        fwad.exit_dual_level(level=self.idx)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -73,8 +76,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
             f"structure; got {len(_leaves(primals))} primals and {len(_leaves(tangents))} tangents"
         )
-    _check_nesting("jvp")
-    with fwad.dual_level():
+    with _level():
         return _jvp_in_level(func, primals, tangents, has_aux)
 
 
@@ -111,8 +113,8 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     if not any(
         isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)
     ):
-        primal_outs = [p.detach() for p in primal_outs]
-        tangent_outs = [t.detach() for t in tangent_outs]
+        primal_outs = [fwad._detach_keeping(p) for p in primal_outs]
+        tangent_outs = [fwad._detach_keeping(t) for t in tangent_outs]
     primal_tree = _unflatten(out, iter(primal_outs))
     tangent_tree = _unflatten(out, iter(tangent_outs))
     if has_aux:
@@ -141,8 +143,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     "jacfwd: expected the argnums inputs to be floating point tensors; got "
                     f"{getattr(x, 'dtype', type(x).__name__)}"
                 )
-        _check_nesting("jacfwd")
-        with fwad.dual_level():
+        with _level():
             return _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums)
 
     return wrapper
@@ -191,7 +192,7 @@ def _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums):
             for li, x in enumerate(leaves):
                 cols = [c[oi] for c in columns[a][li]]
                 if cols:
-                    j = stack(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
+                    j = routed(stack)(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
                 else:
                     j = zeros(*(tuple(o.shape) + tuple(x.shape)), dtype=o.dtype)
                 jl.append(j)
