@@ -155,3 +155,147 @@ def test_vmap_error_names_the_op():
         RuntimeError, match=r"Batching rule not implemented for ember\.linalg\.solve"
     ):
         func.vmap(lambda v: ember.linalg.solve(ember.tensor(spd(2)), v))(x)
+
+
+# -------------------------------------------------------------------------- nested forward mode
+
+
+def _f64(a):
+    return ember.tensor(np.asarray(a, dtype=np.float64))
+
+
+def _fd_jacobian(fn, x, eps=1e-6):
+    """Central finite differences of fn (tensor -> tensor) at x (float64)."""
+    base = x.numpy().astype(np.float64)
+    cols = []
+    for i in range(base.size):
+        d = np.zeros_like(base).reshape(-1)
+        d[i] = eps
+        d = d.reshape(base.shape)
+        hi = fn(_f64(base + d)).numpy()
+        lo = fn(_f64(base - d)).numpy()
+        cols.append((hi - lo) / (2 * eps))
+    return np.stack(cols, -1).reshape(np.shape(hi) + base.shape)
+
+
+def _scalar_fns(m, fm):
+    w = m.tensor(np.random.default_rng(3).standard_normal((3, 4)))
+    return {
+        "sin_exp": lambda x: (m.sin(x) * x.exp()).sum(),
+        "softmax": lambda x: (m.softmax(x, -1) ** 2).sum(),
+        "logsumexp": lambda x: m.logsumexp(x * x, 0),
+        "mlp": lambda x: m.tanh(w @ x).pow(3).sum(),
+        "gelu_logsoftmax": lambda x: fm.gelu(x).sum() + fm.log_softmax(x, -1).sum(),
+        "cumsum_prod": lambda x: (x.cumsum(0) * x.sigmoid()).prod(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_scalar_fns(ember, F)))
+def test_jacfwd_of_jacfwd_is_the_hessian(name):
+    f = _scalar_fns(ember, F)[name]
+    x = _f64(np.random.default_rng(4).standard_normal(4))
+    h = func.jacfwd(func.jacfwd(f))(x)
+    close(h, func.hessian(f)(x), 1e-8)
+    close(h, func.jacrev(func.jacrev(f))(x), 1e-8)
+    close(h, _fd_jacobian(lambda y: func.jacrev(f)(y), x), 1e-5)
+    torch = pytest.importorskip("torch")
+    tf = _scalar_fns(torch, torch.nn.functional)[name]
+    close(h, torch.func.jacfwd(torch.func.jacfwd(tf))(torch.tensor(x.numpy())), 1e-8)
+
+
+@pytest.mark.parametrize("name", list(_scalar_fns(ember, F)))
+def test_jvp_of_jvp(name):
+    f = _scalar_fns(ember, F)[name]
+    rng = np.random.default_rng(5)
+    x, v, u = (_f64(rng.standard_normal(4)) for _ in range(3))
+    got = func.jvp(lambda y: func.jvp(f, (y,), (v,))[1], (x,), (u,))[1]
+    h = func.hessian(f)(x)
+    close(got, u @ h @ v, 1e-8)
+    torch = pytest.importorskip("torch")
+    tf = _scalar_fns(torch, torch.nn.functional)[name]
+    tx, tv, tu = (torch.tensor(a.numpy()) for a in (x, v, u))
+    want = torch.func.jvp(lambda y: torch.func.jvp(tf, (y,), (tv,))[1], (tx,), (tu,))[1]
+    close(got, want, 1e-8)
+
+
+def test_third_order_and_jacfwd_of_hessian():
+    def f(m):
+        return lambda x: (m.sin(x) * x.exp()).sum() + m.softmax(x, 0)[0] * x[1]
+
+    x = _f64([0.3, -0.7, 1.1])
+    third = func.jacfwd(func.jacfwd(func.jacfwd(f(ember))))(x)
+    close(third, func.jacfwd(func.hessian(f(ember)))(x), 1e-8)
+    close(third, _fd_jacobian(lambda y: func.hessian(f(ember))(y), x), 1e-5)
+    torch = pytest.importorskip("torch")
+    tj = torch.func.jacfwd
+    close(third, tj(tj(tj(f(torch))))(torch.tensor(x.numpy())), 1e-8)
+
+
+def test_hessian_is_forward_over_reverse_with_argnums():
+    def f(a, b):
+        return (a.sin() * b).sum() + (a * a * b.exp()).sum()
+
+    a, b = _f64([0.1, 0.5, -1.0]), _f64([2.0, -0.3, 0.7])
+    h = func.hessian(f, argnums=(0, 1))(a, b)
+    torch = pytest.importorskip("torch")
+    want = torch.func.hessian(f, argnums=(0, 1))(torch.tensor(a.numpy()), torch.tensor(b.numpy()))
+    close([list(r) for r in h], [list(r) for r in want], 1e-8)
+
+
+def test_jacfwd_runs_vmap_over_jvp_and_matches_torch():
+    rng = np.random.default_rng(6)
+    x = _f64(rng.standard_normal(5))
+    w = rng.standard_normal((3, 5))
+
+    def fns(m, fm):
+        wm = m.tensor(w)
+        return [
+            lambda y: m.tanh(wm @ y),
+            lambda y: m.softmax(y, 0) * y.sin(),
+            lambda y: fm.gelu(y).cumsum(0),
+            lambda y: (y.exp(), y.sum()),
+        ]
+
+    for f in fns(ember, F):
+        got = func.jacfwd(f)(x)
+        close(got, func.jacrev(f)(x), 1e-8)
+    torch = pytest.importorskip("torch")
+    for f, tf in zip(fns(ember, F), fns(torch, torch.nn.functional)):
+        close(func.jacfwd(f)(x), torch.func.jacfwd(tf)(torch.tensor(x.numpy())), 1e-8)
+
+
+def test_jacfwd_randomness_as_vmap():
+    x = ember.randn(3)
+    with pytest.raises(RuntimeError, match="randomness"):
+        func.jacfwd(lambda y: y * ember.rand(3))(x)
+    ember.manual_seed(0)
+    j = func.jacfwd(lambda y: y * ember.rand(()), randomness="same")(x)
+    d = j.diagonal()
+    close(j, ember.diag(d))
+    assert float((d - d[0]).abs().max()) == 0.0  # one random value for every column
+
+
+def test_jacfwd_argnums_and_has_aux():
+    def f(a, b):
+        return a * b.sum(), a.detach()
+
+    a, b = _f64([1.0, 2.0]), _f64([3.0, 4.0, 5.0])
+    (ja, jb), aux = func.jacfwd(f, argnums=(0, 1), has_aux=True)(a, b)
+    close(ja, np.eye(2) * 12.0)
+    close(jb, np.outer([1.0, 2.0], np.ones(3)))
+    close(aux, a)
+
+
+def test_dual_tensor_prints_its_tangent():
+    import ember.autograd.forward_ad as fwad
+
+    with fwad.dual_level():
+        d = fwad.make_dual(ember.ones(2), ember.full((2,), 3.0))
+        assert repr(d) == "tensor([1., 1.], tangent=tensor([3., 3.]))"
+        u = fwad.unpack_dual(d)
+        assert type(u).__name__ == "UnpackedDualTensor" and u._fields == ("primal", "tangent")
+        assert "tangent=" not in repr(u.primal)
+    torch = pytest.importorskip("torch")
+    with torch.autograd.forward_ad.dual_level():
+        t = torch.autograd.forward_ad.make_dual(torch.ones(2), torch.full((2,), 3.0))
+        assert repr(t) == "tensor([1., 1.], tangent=tensor([3., 3.]))"

@@ -127,3 +127,102 @@ def generic(func, name, args, kwargs, tangents, inplace):
             else:
                 result.append(None)
     return out, result
+
+
+def generic_batched(func, name, args, kwargs, tangents, inplace):
+    """forward_ad._generic_tangents for tangents batched by vmap (jacfwd's basis) and unbatched
+    primals: the op and its backward run once on the primals; J·t for each tangent of the batch
+    is one more gradient of that op's node alone."""
+    from .._ops.creation import ones_like, zeros_like
+    from ..func._vmap import BatchedTensor, _size_of, align, levels_of
+    from ._engine import grad
+    from .forward_ad import _is_float, _map_args, _not_supported, _out_tensors
+    from .grad_mode import enable_grad
+
+    leaves, leaf_tangents, aliases = [], [], {}
+
+    def sub(a):
+        key = id(a)
+        if key in aliases:
+            return aliases[key]
+        target = inplace and a is args[0]
+        if _is_float(a) and key in tangents:
+            leaf = a.detach()
+            if target:
+                leaf = leaf.clone()
+            leaf.requires_grad_(True)
+            leaves.append(leaf)
+            leaf_tangents.append(tangents[key])
+            alias = leaf.clone() if target else leaf
+        elif target:
+            alias = a.detach().clone()
+        else:
+            alias = a
+        aliases[key] = alias
+        return alias
+
+    levels = levels_of(*leaf_tangents_of(tangents))
+    sizes = tuple(_size_of(lv) for lv in levels)
+    with enable_grad():
+        cargs, ckwargs = _map_args(sub, args, kwargs)
+        out = func(*cargs, **ckwargs)
+        if inplace:
+            out = cargs[0]
+        outs = _out_tensors(out)
+        diff = [o for o in outs if _is_float(o) and o.requires_grad]
+        if leaves and not diff and any(_is_float(o) for o in outs):
+            raise _not_supported(name)
+        by_id = {}
+        if diff:
+            try:
+                us = [ones_like(o).requires_grad_(True) for o in diff]
+                gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
+                dot = None
+                for g, t in zip(gs, leaf_tangents):
+                    if g is None:
+                        continue
+                    if not g.requires_grad:
+                        if bool((g != 0).any()):
+                            raise _not_supported(name)
+                        continue
+                    if type(t) is BatchedTensor:
+                        term = (g * align(t, levels, expand=True)).reshape(sizes + (-1,)).sum(-1)
+                    else:
+                        term = (g * t).sum()
+                    dot = term if dot is None else dot + term
+                if dot is not None and dot.requires_grad:
+                    flat = dot.expand(sizes).reshape(-1)
+                    rows = [
+                        grad([flat[i]], us, retain_graph=True, allow_unused=True)
+                        for i in range(flat.numel())
+                    ]
+                    jv = []
+                    for k, o in enumerate(diff):
+                        col = [zeros_like(o) if r[k] is None else r[k] for r in rows]
+                        v = _stack()(col).reshape(sizes + tuple(o.shape))
+                        jv.append(BatchedTensor(v, levels))
+                else:
+                    jv = [None] * len(us)
+            except (NotImplementedError, RuntimeError) as e:
+                raise _not_supported(name, e) from e
+            by_id = {id(o): j for o, j in zip(diff, jv)}
+        result = []
+        for o in outs:
+            if not _is_float(o):
+                result.append(None)
+            elif id(o) in by_id:
+                j = by_id[id(o)]
+                result.append(zeros_like(o) if j is None else j)
+            else:
+                result.append(None)
+    return out, result
+
+
+def _stack():
+    import ember
+
+    return ember.stack
+
+
+def leaf_tangents_of(tangents):
+    return [t for t in tangents.values() if type(t).__name__ == "BatchedTensor"]

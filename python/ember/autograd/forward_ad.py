@@ -710,6 +710,16 @@ class _ForwardMode(TorchFunctionMode):
             return _outplace(func, name, args, kwargs, tangents)
 
 
+def _has_batched(tangents):
+    return any(type(t).__name__ == "BatchedTensor" for t in tangents.values())
+
+
+def _generic_for(nested, batched):
+    if batched:
+        return _forward_nested.generic_batched
+    return _forward_nested.generic if nested else _generic_tangents
+
+
 def _needs_real_run(args, kwargs):
     return _C.is_grad_enabled() and any(t.requires_grad for t in _flat_tensors(args, kwargs))
 
@@ -739,7 +749,10 @@ def _outplace(func, name, args, kwargs, tangents):
         else:
             _attach(out, list(tan) if isinstance(tan, (list, tuple)) else [tan])
         return out
-    nested = _current() is not None  # levels outside this one see the ops run here
+    # Levels outside this one see the ops run here, or tangents batched by vmap (jacfwd): the
+    # paths that build derivatives from ops (Note [Nested forward levels]).
+    batched = _has_batched(tangents)
+    nested = batched or _current() is not None
     if name in _ELEMENTWISE:
         if nested:
             done = _forward_nested.elementwise(func, args, kwargs, tangents)
@@ -751,7 +764,7 @@ def _outplace(func, name, args, kwargs, tangents):
 
     real = _needs_real_run(args, kwargs) or nested
     state = get_rng_state()
-    generic = _forward_nested.generic if nested else _generic_tangents
+    generic = _generic_for(nested, batched)
     out, tans = generic(func, name, args, kwargs, tangents, inplace=False)
     if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
         real = True  # nothing differentiable: the result must be the op's own, not an alias's
@@ -870,7 +883,8 @@ def _inplace(func, name, args, kwargs, tangents):
     from .._ops.random import get_rng_state, set_rng_state
 
     state = get_rng_state()
-    generic = _forward_nested.generic if _current() is not None else _generic_tangents
+    batched = _has_batched(tangents)
+    generic = _generic_for(batched or _current() is not None, batched)
     _, tans = generic(func, name, args, kwargs, tangents, inplace=True)
     set_rng_state(state)
     returned = func(*args, **kwargs)
@@ -912,6 +926,10 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
     tgo = [_tangent(g) if isinstance(g, Tensor) else None for g in go] if go else []
     if all(t is None for t in tin) and all(t is None for t in tgo):
         return None
+    if _has_batched({id(t): t for t in tin + tgo if t is not None}):
+        raise NotImplementedError(
+            "autograd.grad inside a forward level whose tangents are batched by vmap"
+        )
     # With this level hidden, run_grad is autograd.grad as the levels outside it see it (they
     # give its results their own tangents in turn).
     with _hidden(lv), enable_grad():

@@ -64,7 +64,7 @@ class BatchedTensor:
     The tensor a vmapped function sees: `value` with its leading dimensions (one per entry of
     `levels`) hidden. `isinstance(x, ember.Tensor)` holds, as for torch's batched tensors."""
 
-    __slots__ = ("_v", "_lv")
+    __slots__ = ("_v", "_lv", "__weakref__")  # forward_ad keys its tangents by weak reference
     __torch_function__ = None  # ember.overrides treats it as a tensor-like type
 
     def __init__(self, value, levels):
