@@ -299,3 +299,208 @@ def test_dual_tensor_prints_its_tangent():
     with torch.autograd.forward_ad.dual_level():
         t = torch.autograd.forward_ad.make_dual(torch.ones(2), torch.full((2,), 3.0))
         assert repr(t) == "tensor([1., 1.], tangent=tensor([3., 3.]))"
+
+
+# -------------------------------------------------------------------------- torch.func's examples
+
+
+def _nets(m):
+    class SimpleCNN(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = m.nn.Conv2d(1, 4, 3)
+            self.fc = m.nn.Linear(4 * 4 * 4, 10)
+
+        def forward(self, x):
+            x = m.nn.functional.relu(self.conv(x))
+            x = m.nn.functional.max_pool2d(x, 2)
+            return self.fc(x.flatten(1))
+
+    class MLP(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = m.nn.Linear(6, 16)
+            self.fc2 = m.nn.Linear(16, 3)
+
+        def forward(self, x):
+            return self.fc2(m.nn.functional.relu(self.fc1(x)))
+
+    return SimpleCNN, MLP
+
+
+def _same_weights(src, dst, torch):
+    dst.load_state_dict({k: torch.tensor(v.detach().numpy()) for k, v in src.state_dict().items()})
+    return dst
+
+
+def _per_sample_grads(m, model, data, targets):
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() for k, v in model.named_buffers()}
+
+    def compute_loss(params, buffers, sample, target):
+        batch = sample.unsqueeze(0)
+        out = m.func.functional_call(model, (params, buffers), (batch,))
+        return m.nn.functional.cross_entropy(out, target.unsqueeze(0))
+
+    return m.func.vmap(m.func.grad(compute_loss), in_dims=(None, None, 0, 0))(
+        params, buffers, data, targets
+    )
+
+
+def test_example_per_sample_gradients():
+    cnn, _ = _nets(ember)
+    ember.manual_seed(0)
+    model = cnn()
+    data = ember.tensor(rand(8, 1, 10, 10))
+    targets = ember.tensor(RNG.integers(0, 10, 8))
+    grads = _per_sample_grads(ember, model, data, targets)
+    # the loop it replaces
+    for i in (0, 5):
+        model.zero_grad()
+        F.cross_entropy(model(data[i : i + 1]), targets[i : i + 1]).backward()
+        for k, p in model.named_parameters():
+            close(grads[k][i], p.grad)
+    torch = pytest.importorskip("torch")
+    tmodel = _same_weights(model, _nets(torch)[0](), torch)
+    want = _per_sample_grads(
+        torch, tmodel, torch.tensor(data.numpy()), torch.tensor(targets.numpy())
+    )
+    for k in want:
+        close(grads[k], want[k])
+
+
+def _ensemble(m, models, minibatches, same_batch):
+    import copy
+
+    params, buffers = m.func.stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def fmodel(params, buffers, x):
+        return m.func.functional_call(base, (params, buffers), (x,))
+
+    if same_batch:
+        return m.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, minibatches[0])
+    return m.func.vmap(fmodel)(params, buffers, minibatches)
+
+
+@pytest.mark.parametrize("same_batch", [False, True])
+def test_example_model_ensembling(same_batch):
+    _, mlp = _nets(ember)
+    ember.manual_seed(1)
+    models = [mlp() for _ in range(4)]
+    batches = ember.tensor(rand(4, 5, 6))
+    got = _ensemble(ember, models, batches, same_batch)
+    for i, model in enumerate(models):
+        close(got[i], model(batches[0] if same_batch else batches[i]))
+    torch = pytest.importorskip("torch")
+    tmlp = _nets(torch)[1]
+    tmodels = [_same_weights(mod, tmlp(), torch) for mod in models]
+    want = _ensemble(torch, tmodels, torch.tensor(batches.numpy()), same_batch)
+    close(got, want)
+
+
+def _jacobian_examples(m, weight, bias, x, v):
+    func_ = m.func
+
+    def predict(weight, bias, x):
+        return m.nn.functional.linear(x, weight, bias).tanh()
+
+    def f(x):
+        return x.sin().sum()
+
+    return {
+        "jacrev": func_.jacrev(predict, argnums=2)(weight, bias, x[0]),
+        "jacfwd": func_.jacfwd(predict, argnums=2)(weight, bias, x[0]),
+        "batched_jacrev": func_.vmap(func_.jacrev(predict, argnums=2), in_dims=(None, None, 0))(
+            weight, bias, x
+        ),
+        "jac_wb": func_.jacrev(predict, argnums=(0, 1))(weight, bias, x[0]),
+        "hessian": func_.hessian(predict, argnums=2)(weight, bias, x[0]),
+        "hess_fwdrev": func_.jacfwd(func_.jacrev(predict, argnums=2), argnums=2)(
+            weight, bias, x[0]
+        ),
+        "hvp": func_.jvp(func_.grad(f), (x[0],), (v,))[1],
+    }
+
+
+def test_example_jacobians_hessians_hvp():
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(s) for s in ((4, 3), (4,), (5, 3), (3,))]
+    got = _jacobian_examples(ember, *(_f64(a) for a in arrays))
+    close(got["jacfwd"], got["jacrev"], 1e-8)
+    close(got["batched_jacrev"][2], got["jacrev"] * 0 + _jac_at(arrays, 2), 1e-8)
+    close(got["hessian"], got["hess_fwdrev"], 1e-8)
+    close(got["hvp"], -np.sin(arrays[2][0]) * arrays[3], 1e-8)
+    torch = pytest.importorskip("torch")
+    want = _jacobian_examples(torch, *(torch.tensor(a) for a in arrays))
+    for k in want:
+        close(got[k], want[k], 1e-8)
+
+
+def _jac_at(arrays, i):
+    w, b, x = arrays[0], arrays[1], arrays[2][i]
+    y = np.tanh(w @ x + b)
+    return (1 - y**2)[:, None] * w
+
+
+def _ntk(m, net, x1, x2, method):
+    func_ = m.func
+    params = {k: v.detach() for k, v in net.named_parameters()}
+
+    def fnet_single(params, x):
+        return func_.functional_call(net, params, (x.unsqueeze(0),)).squeeze(0)
+
+    if method == "jacobian":
+        jac1 = func_.vmap(func_.jacrev(fnet_single), (None, 0))(params, x1)
+        jac1 = [j.flatten(2) for j in jac1.values()]
+        jac2 = func_.vmap(func_.jacrev(fnet_single), (None, 0))(params, x2)
+        jac2 = [j.flatten(2) for j in jac2.values()]
+        return sum(m.einsum("Naf,Mbf->NMab", a, b) for a, b in zip(jac1, jac2))
+
+    def get_ntk(x1, x2):
+        def func_x1(params):
+            return fnet_single(params, x1)
+
+        def func_x2(params):
+            return fnet_single(params, x2)
+
+        output, vjp_fn = func_.vjp(func_x1, params)
+
+        def get_ntk_slice(vec):
+            (vjps,) = vjp_fn(vec)
+            return func_.jvp(func_x2, (params,), (vjps,))[1]
+
+        basis = m.eye(output.numel(), dtype=output.dtype).view(output.numel(), -1)
+        return func_.vmap(get_ntk_slice)(basis)
+
+    return func_.vmap(func_.vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "jacobian",
+        pytest.param(
+            "vjp_jvp",
+            marks=pytest.mark.xfail(
+                raises=RuntimeError,
+                strict=True,
+                reason="jvp whose primals are batched by vmap (forward_ad computes derivatives "
+                "with autograd.grad, which does not take BatchedTensors): not done yet",
+            ),
+        ),
+    ],
+)
+def test_example_neural_tangent_kernel(method):
+    _, mlp = _nets(ember)
+    ember.manual_seed(2)
+    net = mlp()
+    x1, x2 = ember.tensor(rand(3, 6)), ember.tensor(rand(2, 6))
+    got = _ntk(ember, net, x1, x2, method)
+    assert tuple(got.shape) == (3, 2, 3, 3)
+    if method == "vjp_jvp":
+        close(got, _ntk(ember, net, x1, x2, "jacobian"))
+    torch = pytest.importorskip("torch")
+    tnet = _same_weights(net, _nets(torch)[1](), torch)
+    want = _ntk(torch, tnet, torch.tensor(x1.numpy()), torch.tensor(x2.numpy()), method)
+    close(got, want)

@@ -208,6 +208,10 @@ class BatchedTensor:
         # Tensor methods defined in Python after this module was imported (ember/__init__ adds
         # some): route them like the others, and remember the method on the class.
         value = vars(Tensor).get(name)
+        if isinstance(value, property) and name.startswith("is_"):
+            # flags of the storage (is_quantized, is_sparse, is_meta, ...): the physical tensor's,
+            # which ember's own functions read before computing (F.relu reads is_quantized)
+            return getattr(self._v, name)
         if value is None or name.startswith("__") or isinstance(value, (property, type)):
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
         if isinstance(value, (staticmethod, classmethod)):
