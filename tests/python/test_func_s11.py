@@ -504,3 +504,60 @@ def test_example_neural_tangent_kernel(method):
     tnet = _same_weights(net, _nets(torch)[1](), torch)
     want = _ntk(torch, tnet, torch.tensor(x1.numpy()), torch.tensor(x2.numpy()), method)
     close(got, want)
+
+
+# -------------------------------------------------------------------------- references taken early
+
+from ember import add as _add_early  # noqa: E402
+from ember import sum as _sum_early  # noqa: E402
+
+_softmax_early = F.softmax
+_gelu_early = F.gelu
+_logsigmoid_early = F.logsigmoid
+_relu_early = F.relu
+_det_early = ember.linalg.det
+_tensor_sum_early = ember.Tensor.sum
+
+
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("from ember import sum", lambda a: _sum_early(a, 0)),
+        ("from ember import add", lambda a: _add_early(a, a, alpha=2.0)),
+        ("Tensor.sum taken early", lambda a: _tensor_sum_early(a, -1)),
+        ("F.softmax taken early", lambda a: _softmax_early(a, -1)),
+        ("F.gelu taken early", lambda a: _gelu_early(a)),
+        ("F.logsigmoid taken early", lambda a: _logsigmoid_early(a)),
+        ("F.relu taken early", lambda a: _relu_early(a)),
+        ("bound method", lambda a: a.sum),  # returns the method: called below
+    ],
+)
+def test_references_taken_before_vmap_reach_the_rules(name, fn):
+    x = ember.tensor(rand(4, 3, 5))
+    if name == "bound method":
+
+        def f(a):
+            return fn(a)(0)
+
+    else:
+        f = fn
+    close(func.vmap(f)(x), loop(f, x))
+    close(func.vmap(func.vmap(f), in_dims=1)(x), loop(lambda r: loop(f, r), x.movedim(1, 0)))
+
+
+def test_linalg_reference_and_default_argument_reach_the_rules():
+    a = ember.tensor(spd(4))
+
+    def f(m, det=_det_early):
+        return det(m)
+
+    close(func.vmap(f)(a), loop(f, a))
+    # and per-example gradients through a captured F function
+    w = ember.tensor(rand(3, 5))
+    x = ember.tensor(rand(6, 5))
+
+    def loss(w, xi):
+        return _softmax_early(w @ xi, 0)[0]
+
+    g = func.vmap(func.grad(loss), in_dims=(None, 0))(w, x)
+    close(g, loop(lambda xi: func.grad(loss)(w, xi), x))

@@ -275,9 +275,10 @@ def _load_rules():
     """The _batch_rules module, with the rules of _batch_rules_nn registered into its RULES."""
     global _rules
     if _rules is None:
-        from . import _batch_rules, _batch_rules_more, _batch_rules_nn  # noqa: F401
+        from . import _batch_rules, _batch_rules_more, _batch_rules_nn, _foreign  # noqa: F401
 
         _bind_tensor_methods()
+        _foreign.install(_batch_rules)
         _rules = _batch_rules
     return _rules
 
@@ -622,8 +623,15 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
     stack = _levels()
     modes = overrides._get_current_function_mode_stack()
     mode = None if modes and isinstance(modes[-1], _VmapMode) else _VmapMode()
+    patched = None
     if mode is not None:
         mode.__enter__()
+        if not any(isinstance(m, _VmapMode) for m in modes):  # the outermost vmap
+            from . import _foreign
+
+            _load_rules()
+            patched = _foreign.patched_C()
+            patched.__enter__()
     stack.append(level)
     try:
         inputs = [_batch_input(lf, d, level.id) for lf, d in zip(leaves, dims)]
@@ -634,6 +642,8 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
         result = [_unbatch_output(o, d, level, fname) for o, d in zip(out_leaves, odims)]
     finally:
         stack.pop()
+        if patched is not None:
+            patched.__exit__()
         if mode is not None:
             mode.__exit__(None, None, None)
     if flat:
