@@ -575,6 +575,12 @@ def _normalized_call(orig, sig, bound, lead):
 foreign = None
 
 
+def set_foreign(hook):
+    """Installs the hook the slow path offers a rejected call before resolving it (vmap's)."""
+    global foreign
+    foreign = hook
+
+
 def _slow(name, orig, texts, method, strict=False, holder=()):
     key = (name, method)
 

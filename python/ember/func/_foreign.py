@@ -99,7 +99,7 @@ def install(rules):
                 rules._NAMES[id(value)] = rules._NAMES.get(id(front))
                 rules._KEEP.append(value)
             _c_names.append((ns, name, value))
-    _argparse.foreign = call
+    _argparse.set_foreign(call)
 
 
 class patched_C:
