@@ -561,3 +561,34 @@ def test_linalg_reference_and_default_argument_reach_the_rules():
 
     g = func.vmap(func.grad(loss), in_dims=(None, 0))(w, x)
     close(g, loop(lambda xi: func.grad(loss)(w, xi), x))
+
+
+# -------------------------------------------------------------------------- jacrev runs f once
+
+
+def test_jacrev_runs_the_function_once_and_composes_with_jacfwd():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x.sin() * x.sum()
+
+    x = _f64([0.2, -0.4, 0.9])
+    j = func.jacrev(f)(x)
+    assert len(calls) == 1  # rows by backward passes over the one recorded graph
+    close(j, func.jacfwd(f)(x), 1e-10)
+
+    def g(y):
+        return (y.sin() * y).sum() + F.softmax(y, 0)[1]
+
+    close(func.jacrev(func.jacfwd(g))(x), func.hessian(g)(x), 1e-8)
+    # per-example Jacobians: jacrev under an outer vmap
+    xs = _f64(np.random.default_rng(8).standard_normal((4, 3)))
+    close(func.vmap(func.jacrev(f))(xs), loop(func.jacrev(f), xs), 1e-10)
+    torch = pytest.importorskip("torch")
+    tg = lambda y: (y.sin() * y).sum() + torch.softmax(y, 0)[1]  # noqa: E731
+    close(
+        func.jacrev(func.jacfwd(g))(x),
+        torch.func.jacrev(torch.func.jacfwd(tg))(torch.tensor(x.numpy())),
+        1e-8,
+    )

@@ -60,6 +60,7 @@ def generic(func, name, args, kwargs, tangents, inplace):
     from .grad_mode import enable_grad
 
     leaves, leaf_tangents, aliases = [], [], {}
+    keep = _keeps_graph(args, kwargs)
 
     def fresh(a, clone=False):
         y = _requires_grad_alias(a)
@@ -111,7 +112,9 @@ def generic(func, name, args, kwargs, tangents, inplace):
                         dot = term if dot is None else dot + term
                 if dot is not None and dot.requires_grad:
                     wrt = us + leaves + leaf_tangents
-                    jv = list(grad([dot], wrt, allow_unused=True))[: len(us)]
+                    # reverse-over-forward: the tangent stays differentiable when the op's
+                    # inputs are in a reverse graph
+                    jv = list(grad([dot], wrt, create_graph=keep, allow_unused=True))[: len(us)]
                 else:
                     jv = [None] * len(us)
             except (NotImplementedError, RuntimeError) as e:
@@ -147,10 +150,15 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
             return aliases[key]
         target = inplace and a is args[0]
         if _is_float(a) and key in tangents:
-            leaf = a.detach()
-            if target:
-                leaf = leaf.clone()
-            leaf.requires_grad_(True)
+            if keep and a.requires_grad:
+                leaf = a.view_as(a)  # in the reverse graph (reverse-over-forward)
+                if target:
+                    leaf = leaf.clone()
+            else:
+                leaf = a.detach()
+                if target:
+                    leaf = leaf.clone()
+                leaf.requires_grad_(True)
             leaves.append(leaf)
             leaf_tangents.append(tangents[key])
             alias = leaf.clone() if target else leaf
@@ -161,6 +169,7 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
         aliases[key] = alias
         return alias
 
+    keep = _keeps_graph(args, kwargs)
     levels = levels_of(*leaf_tangents_of(tangents))
     sizes = tuple(_size_of(lv) for lv in levels)
     with enable_grad():
@@ -193,7 +202,7 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
                 if dot is not None and dot.requires_grad:
                     flat = dot.expand(sizes).reshape(-1)
                     rows = [
-                        grad([flat[i]], us, retain_graph=True, allow_unused=True)
+                        grad([flat[i]], us, retain_graph=True, create_graph=keep, allow_unused=True)
                         for i in range(flat.numel())
                     ]
                     jv = []
@@ -216,6 +225,14 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
             else:
                 result.append(None)
     return out, result
+
+
+def _keeps_graph(args, kwargs):
+    """Whether the op's inputs are in a reverse graph that its tangent must stay part of."""
+    from .. import _C
+    from .forward_ad import _flat_tensors
+
+    return _C.is_grad_enabled() and any(t.requires_grad for t in _flat_tensors(args, kwargs))
 
 
 def _stack():

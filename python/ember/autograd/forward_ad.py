@@ -715,10 +715,14 @@ def _has_batched(tangents):
     return any(type(t).__name__ == "BatchedTensor" for t in tangents.values())
 
 
-def _generic_for(nested, batched):
+def _generic_for(nested, batched, args, kwargs):
     if batched:
         return _forward_nested.generic_batched
-    return _forward_nested.generic if nested else _generic_tangents
+    if nested or _needs_real_run(args, kwargs):
+        # outer levels, or a reverse graph the tangent must stay in (reverse-over-forward):
+        # the path whose derivative is built from differentiable ops
+        return _forward_nested.generic
+    return _generic_tangents
 
 
 def _needs_real_run(args, kwargs):
@@ -765,7 +769,7 @@ def _outplace(func, name, args, kwargs, tangents):
 
     real = _needs_real_run(args, kwargs) or nested
     state = get_rng_state()
-    generic = _generic_for(nested, batched)
+    generic = _generic_for(nested, batched, args, kwargs)
     out, tans = generic(func, name, args, kwargs, tangents, inplace=False)
     if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
         real = True  # nothing differentiable: the result must be the op's own, not an alias's
@@ -885,7 +889,7 @@ def _inplace(func, name, args, kwargs, tangents):
 
     state = get_rng_state()
     batched = _has_batched(tangents)
-    generic = _generic_for(batched or _current() is not None, batched)
+    generic = _generic_for(batched or _current() is not None, batched, args, kwargs)
     _, tans = generic(func, name, args, kwargs, tangents, inplace=True)
     set_rng_state(state)
     returned = func(*args, **kwargs)
