@@ -15,8 +15,10 @@ autograd tape records them as for any program. grad/vjp inside vmap expand their
 inputs over every active level before calling the function, so each batch element has its own
 copy of an unbatched parameter and the physical backward pass yields per-example gradients
 (what torch.func computes with a batched backward). A vjp_fn called under a vmap level newer than
-its vjp (jacrev's rows) runs the function again at that level: ember's backward nodes are C++ and
-cannot be batched after the fact, so the rows are vectorized by one batched forward and backward.
+its vjp (jacrev's rows) runs one physical backward pass per element of the newer levels over the
+graph the vjp recorded (_backward_rows): ember's backward nodes are C++ and cannot be batched
+after the fact, and running the function again at the newer level (what this did before) ran
+it twice, drew its random numbers twice and needed a batching rule for every op it calls.
 """
 
 import functools
