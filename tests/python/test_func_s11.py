@@ -476,21 +476,7 @@ def _ntk(m, net, x1, x2, method):
     return func_.vmap(func_.vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
 
 
-@pytest.mark.parametrize(
-    "method",
-    [
-        "jacobian",
-        pytest.param(
-            "vjp_jvp",
-            marks=pytest.mark.xfail(
-                raises=RuntimeError,
-                strict=True,
-                reason="jvp whose primals are batched by vmap (forward_ad computes derivatives "
-                "with autograd.grad, which does not take BatchedTensors): not done yet",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("method", ["jacobian", "vjp_jvp"])
 def test_example_neural_tangent_kernel(method):
     _, mlp = _nets(ember)
     ember.manual_seed(2)
@@ -592,3 +578,34 @@ def test_jacrev_runs_the_function_once_and_composes_with_jacfwd():
         torch.func.jacrev(torch.func.jacfwd(tg))(torch.tensor(x.numpy())),
         1e-8,
     )
+
+
+# -------------------------------------------------------------------------- vmap over jvp
+
+
+def _vj_fns(m):
+    w = m.tensor(np.random.default_rng(9).standard_normal((3, 5)))
+    return {
+        "tanh_mlp": lambda x: m.tanh(w @ x),
+        "softmax_sin": lambda x: m.softmax(x, 0) * x.sin(),
+        "logsumexp": lambda x: m.logsumexp(x.exp() * x, 0),
+        "methods": lambda x: x.cumsum(0) * x.sigmoid() + x.exp().sum(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_vj_fns(ember)))
+def test_vmap_over_jvp_with_batched_primals(name):
+    f = _vj_fns(ember)[name]
+    rng = np.random.default_rng(10)
+    xs, vs = _f64(rng.standard_normal((4, 5))), _f64(rng.standard_normal((4, 5)))
+    got = func.vmap(lambda x, v: func.jvp(f, (x,), (v,))[1])(xs, vs)
+    close(got, loop(lambda x, v: func.jvp(f, (x,), (v,))[1], xs, vs), 1e-10)
+    got1 = func.vmap(lambda x: func.jvp(f, (x,), (vs[0],))[1])(xs)
+    close(got1, loop(lambda x: func.jvp(f, (x,), (vs[0],))[1], xs), 1e-10)
+    jac = func.vmap(func.jacfwd(f))(xs)
+    close(jac, loop(func.jacrev(f), xs), 1e-10)
+    torch = pytest.importorskip("torch")
+    tf = _vj_fns(torch)[name]
+    tx, tv = torch.tensor(xs.numpy()), torch.tensor(vs.numpy())
+    want = torch.func.vmap(lambda x, v: torch.func.jvp(tf, (x,), (v,))[1])(tx, tv)
+    close(got, want, 1e-10)

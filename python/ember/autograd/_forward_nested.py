@@ -32,6 +32,21 @@ def elementwise(func, args, kwargs, tangents):
     if sum(1 for t in _flat_tensors(args, kwargs) if isinstance(t, Tensor)) != 1:
         return None
     t = tangents[id(x)]
+    if type(x).__name__ == "BatchedTensor":  # batched by vmap: f' on the physical tensor
+        from ..func._vmap import BatchedTensor
+
+        with enable_grad():
+            v = x._v
+            xa = v.view_as(v) if _keeps_graph(args, kwargs) else v.detach().requires_grad_(True)
+            ya = func(xa, *args[1:], **kwargs)
+            if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(v.shape):
+                return None
+            if not ya.requires_grad:
+                return None
+            (d,) = grad([ya], [xa], [ones_like(ya)], create_graph=True, allow_unused=True)
+        out = func(*args, **kwargs)
+        _attach(out, [zeros_like(out) if d is None else BatchedTensor(d, x._lv) * t])
+        return out
     with enable_grad():
         xa = _requires_grad_alias(x)
         ya = func(xa, *args[1:], **kwargs)
@@ -133,16 +148,24 @@ def generic(func, name, args, kwargs, tangents, inplace):
 
 
 def generic_batched(func, name, args, kwargs, tangents, inplace):
-    """forward_ad._generic_tangents for tangents batched by vmap (jacfwd's basis) and unbatched
-    primals: the op and its backward run once on the primals; J·t for each tangent of the batch
-    is one more gradient of that op's node alone."""
+    """forward_ad._generic_tangents for tangents batched by vmap (jacfwd's basis, vmap over jvp),
+    the primals batched or not: the op and its backward run once on the physical tensors; J·t
+    for every tangent of the batch is one gradient of that op's node per element of the levels
+    only the tangents carry (the primals' own batch elements are independent, so one gradient
+    of their sum serves them all)."""
     from .._ops.creation import ones_like, zeros_like
     from ..func._vmap import BatchedTensor, _size_of, align, levels_of
     from ._engine import grad
     from .forward_ad import _is_float, _map_args, _not_supported, _out_tensors
     from .grad_mode import enable_grad
 
-    leaves, leaf_tangents, aliases = [], [], {}
+    keep = _keeps_graph(args, kwargs)
+    leaves, phys, leaf_tangents, aliases = [], [], [], {}
+    from .forward_ad import _flat_tensors
+
+    # the primals' batch: a dual input not batched over all of it is expanded over it, so that
+    # its gradient is per batch element (as grad inside vmap does)
+    primal_lv = levels_of(*_flat_tensors(args, kwargs))
 
     def sub(a):
         key = id(a)
@@ -150,16 +173,14 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
             return aliases[key]
         target = inplace and a is args[0]
         if _is_float(a) and key in tangents:
-            if keep and a.requires_grad:
-                leaf = a.view_as(a)  # in the reverse graph (reverse-over-forward)
-                if target:
-                    leaf = leaf.clone()
+            v = align(a, primal_lv, expand=True) if primal_lv else a
+            if keep and v.requires_grad:
+                p = v.view_as(v)  # in the reverse graph (reverse-over-forward)
             else:
-                leaf = a.detach()
-                if target:
-                    leaf = leaf.clone()
-                leaf.requires_grad_(True)
+                p = v.detach().requires_grad_(True)
+            leaf = BatchedTensor(p, primal_lv) if primal_lv else p
             leaves.append(leaf)
+            phys.append(p)
             leaf_tangents.append(tangents[key])
             alias = leaf.clone() if target else leaf
         elif target:
@@ -169,9 +190,6 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
         aliases[key] = alias
         return alias
 
-    keep = _keeps_graph(args, kwargs)
-    levels = levels_of(*leaf_tangents_of(tangents))
-    sizes = tuple(_size_of(lv) for lv in levels)
     with enable_grad():
         cargs, ckwargs = _map_args(sub, args, kwargs)
         out = func(*cargs, **ckwargs)
@@ -184,37 +202,23 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
         by_id = {}
         if diff:
             try:
-                us = [ones_like(o).requires_grad_(True) for o in diff]
-                gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
-                dot = None
-                for g, t in zip(gs, leaf_tangents):
-                    if g is None:
-                        continue
-                    if not g.requires_grad:
-                        if bool((g != 0).any()):
-                            raise _not_supported(name)
-                        continue
-                    if type(t) is BatchedTensor:
-                        term = (g * align(t, levels, expand=True)).reshape(sizes + (-1,)).sum(-1)
-                    else:
-                        term = (g * t).sum()
-                    dot = term if dot is None else dot + term
-                if dot is not None and dot.requires_grad:
-                    flat = dot.expand(sizes).reshape(-1)
-                    rows = [
-                        grad([flat[i]], us, retain_graph=True, create_graph=keep, allow_unused=True)
-                        for i in range(flat.numel())
-                    ]
-                    jv = []
-                    for k, o in enumerate(diff):
-                        col = [zeros_like(o) if r[k] is None else r[k] for r in rows]
-                        v = _stack()(col).reshape(sizes + tuple(o.shape))
-                        jv.append(BatchedTensor(v, levels))
-                else:
-                    jv = [None] * len(us)
+                by_id = _batched_jv(
+                    grad,
+                    ones_like,
+                    zeros_like,
+                    BatchedTensor,
+                    _size_of,
+                    align,
+                    levels_of,
+                    diff,
+                    leaves,
+                    phys,
+                    leaf_tangents,
+                    keep,
+                    name,
+                )
             except (NotImplementedError, RuntimeError) as e:
                 raise _not_supported(name, e) from e
-            by_id = {id(o): j for o, j in zip(diff, jv)}
         result = []
         for o in outs:
             if not _is_float(o):
@@ -225,6 +229,74 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
             else:
                 result.append(None)
     return out, result
+
+
+def _batched_jv(
+    grad,
+    ones_like,
+    zeros_like,
+    BatchedTensor,
+    _size_of,
+    align,
+    levels_of,
+    diff,
+    leaves,
+    phys,
+    leaf_tangents,
+    keep,
+    name,
+):
+    from .forward_ad import _not_supported
+
+    diff_p = [o._v if type(o) is BatchedTensor else o for o in diff]
+    us = [ones_like(p).requires_grad_(True) for p in diff_p]
+    gs = grad(diff_p, phys, us, create_graph=True, allow_unused=True)
+    primal_lv = levels_of(*leaves, *diff)
+    union = levels_of(*leaves, *diff, *leaf_tangents)
+    extra = tuple(lv for lv in union if lv not in primal_lv)
+    sizes = tuple(_size_of(lv) for lv in union)
+    dot = None
+    for g, leaf, t in zip(gs, leaves, leaf_tangents):
+        if g is None:
+            continue
+        if not g.requires_grad:
+            if bool((g != 0).any()):
+                raise _not_supported(name)
+            continue
+        gl = BatchedTensor(g, leaf._lv) if type(leaf) is BatchedTensor else g
+        prod = align(gl, union, expand=True) * align(
+            t,
+            union,
+            rank=g.dim() - len(leaf._lv if type(leaf) is BatchedTensor else ()),
+            expand=True,
+        )
+        term = prod.reshape(sizes + (-1,)).sum(-1)
+        dot = term if dot is None else dot + term
+    if dot is None or not dot.requires_grad:
+        return {id(o): None for o in diff}
+    qpos = [union.index(lv) for lv in extra]
+    ppos = [k for k in range(len(union)) if k not in qpos]
+    nq = 1
+    for lv in extra:
+        nq *= _size_of(lv)
+    dq = dot.permute(qpos + ppos).reshape(nq, -1).sum(-1) if union else dot.reshape(1)
+    rows = [
+        grad([dq[i]], us, retain_graph=True, create_graph=keep, allow_unused=True)
+        for i in range(nq)
+    ]
+    by_id = {}
+    for k, (o, p) in enumerate(zip(diff, diff_p)):
+        olv = o._lv if type(o) is BatchedTensor else ()
+        col = [zeros_like(p) if r[k] is None else r[k] for r in rows]
+        v = _stack()(col)  # [nq, *olv sizes, *logical]
+        v = v.reshape(tuple(_size_of(lv) for lv in extra) + tuple(v.shape[1:]))
+        order = extra + olv  # the physical order now; BatchedTensor wants levels ascending
+        want = tuple(sorted(order))
+        if want != order:
+            perm = [order.index(lv) for lv in want]
+            v = v.permute(perm + list(range(len(order), v.dim())))
+        by_id[id(o)] = BatchedTensor(v, want) if want else v
+    return by_id
 
 
 def _keeps_graph(args, kwargs):
@@ -239,7 +311,3 @@ def _stack():
     import ember
 
     return ember.stack
-
-
-def leaf_tangents_of(tangents):
-    return [t for t in tangents.values() if type(t).__name__ == "BatchedTensor"]

@@ -715,6 +715,16 @@ def _has_batched(tangents):
     return any(type(t).__name__ == "BatchedTensor" for t in tangents.values())
 
 
+def _batched_call(args, kwargs, tangents):
+    """Whether vmap batches this op's tangents or its dual inputs (vmap over jvp)."""
+    if _has_batched(tangents):
+        return True
+    return any(
+        type(t).__name__ == "BatchedTensor" and id(t) in tangents
+        for t in _flat_tensors(args, kwargs)
+    )
+
+
 def _generic_for(nested, batched, args, kwargs):
     if batched:
         return _forward_nested.generic_batched
@@ -756,7 +766,7 @@ def _outplace(func, name, args, kwargs, tangents):
         return out
     # Levels outside this one see the ops run here, or tangents batched by vmap (jacfwd): the
     # paths that build derivatives from ops (Note [Nested forward levels]).
-    batched = _has_batched(tangents)
+    batched = _batched_call(args, kwargs, tangents)
     nested = batched or _current() is not None
     if name in _ELEMENTWISE:
         if nested:
@@ -888,7 +898,7 @@ def _inplace(func, name, args, kwargs, tangents):
     from .._ops.random import get_rng_state, set_rng_state
 
     state = get_rng_state()
-    batched = _has_batched(tangents)
+    batched = _batched_call(args, kwargs, tangents)
     generic = _generic_for(batched or _current() is not None, batched, args, kwargs)
     _, tans = generic(func, name, args, kwargs, tangents, inplace=True)
     set_rng_state(state)

@@ -178,6 +178,11 @@ class BatchedTensor:
     def is_contiguous(self, *args, **kwargs):
         return self._v.is_contiguous(*args, **kwargs)
 
+    def stride(self, dim=None):
+        """The logical dimensions' strides in the physical tensor (ember's *_like read them)."""
+        s = tuple(self._v.stride())[len(self._lv) :]
+        return s if dim is None else s[dim]
+
     def __repr__(self):
         return f"BatchedTensor(levels={self._lv}, value={self._v!r})"
 
@@ -225,6 +230,11 @@ class BatchedTensor:
 
 def _method(name, original):
     def method(self, *args, **kwargs):
+        stack = overrides._stack()
+        if stack and type(stack[-1]).__name__ == "_ForwardMode":
+            # a forward level inside this vmap (vmap over jvp) sees the call first, as it sees
+            # plain tensors' methods; it hands the call on to vmap's mode
+            return overrides._route(original, (self, *args), kwargs)
         return _dispatch(original, (self, *args), kwargs)
 
     method.__name__ = name
@@ -738,6 +748,13 @@ def _prepare_input(x, levels):
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
             return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
+        if _tangent(x) is not None:
+            # the copies would drop x's forward tangent (a grad inside vmap over jvp): refuse
+            # rather than give a zero derivative (jacfwd then goes by columns)
+            raise NotImplementedError(
+                "grad/vjp of a dual tensor inside vmap: forward-over-reverse under vmap is not "
+                "supported yet"
+            )
         # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
         x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
         v = align(x, levels, expand=True).requires_grad_(True)
