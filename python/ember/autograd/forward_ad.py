@@ -33,6 +33,7 @@ import threading
 import weakref
 
 from .. import _C
+from .. import overrides as _overrides
 from .._C import Tensor
 from ..overrides import TorchFunctionMode
 from . import _forward_nested
@@ -649,14 +650,13 @@ def _redispatch(func):
     """The routing wrapper of the original `func` a mode received: calling it hands the op to
     the modes outside the one handling it (the outer forward levels, vmap), where calling `func`
     itself would skip them."""
-    from .. import overrides
-
-    entry = overrides._wrappers.get(id(func))
+    wrappers = _overrides._wrappers
+    entry = wrappers.get(id(func))
     if entry is not None and entry[0] is func:
         return entry[1]
     if getattr(func, "__name__", None) == "__get__":  # a property's getter
         prop = getattr(func, "__self__", None)
-        entry = overrides._wrappers.get(id(prop))
+        entry = wrappers.get(id(prop))
         if entry is not None and entry[0] is prop:
             return entry[1].fget
     return func

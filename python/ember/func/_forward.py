@@ -128,7 +128,7 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     return primal_tree, tangent_tree
 
 
-def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False):
     """jacfwd(func, argnums=0, has_aux=False, *, randomness='error') -> Callable
 
     The Jacobian of func with respect to the argnums inputs, in forward mode: one jvp per input
@@ -149,7 +149,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     "jacfwd: expected the argnums inputs to be floating point tensors; got "
                     f"{getattr(x, 'dtype', type(x).__name__)}"
                 )
-        if not fwad._levels and not active_levels():
+        if not _columns and not fwad._levels and not active_levels():
             try:
                 return _jacfwd_vmapped(func, args, nums, inputs, has_aux, randomness, argnums)
             except _NoBatchedJvp:
@@ -351,7 +351,9 @@ def hessian(func, argnums=0):
 
     The Hessian of func with respect to the argnums inputs, forward-over-reverse (jacfwd of a
     reverse-mode Jacobian): shape output.shape + input.shape + input.shape."""
-    return jacfwd(jacrev(func, argnums), argnums)
+    # jacrev inside a forward level needs unbatched tangents (autograd.grad gives them tangents
+    # one column at a time), so the vmapped jvp would only fail and fall back: go by columns
+    return jacfwd(jacrev(func, argnums), argnums, _columns=True)
 
 
 def linearize(func, *primals):
