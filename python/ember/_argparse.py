@@ -569,7 +569,19 @@ def _normalized_call(orig, sig, bound, lead):
     return orig(*args, **kwargs)
 
 
-def _slow(name, orig, texts, method, strict=False):
+# ember.func.vmap's hook for a guarded function called with its BatchedTensor (which the binding
+# rejects): a reference taken before vmap patched the namespaces still reaches the batching rules.
+# foreign(guard, args, kwargs) returns NotImplemented when the call is not vmap's.
+foreign = None
+
+
+def set_foreign(hook):
+    """Installs the hook the slow path offers a rejected call before resolving it (vmap's)."""
+    global foreign
+    foreign = hook
+
+
+def _slow(name, orig, texts, method, strict=False, holder=()):
     key = (name, method)
 
     def call(*args, **kwargs):
@@ -582,6 +594,10 @@ def _slow(name, orig, texts, method, strict=False):
         try:
             return orig(*args, **kwargs)
         except TypeError as e:
+            if foreign is not None and holder:
+                out = foreign(holder[0], args, kwargs)
+                if out is not NotImplemented:
+                    return out
             if not texts and "incompatible function arguments" not in str(e):
                 raise
             error = e
@@ -632,9 +648,11 @@ def guard(name, orig, method=False):
     check = None
     if strict:
         check = tuple(tuple(p.code() for p in s.params) for s in _signatures((name, method), texts))
+    holder = []
     g = _C._arg_guard(
-        orig, _slow(name, orig, texts, method, strict), texts is not None, check, method
+        orig, _slow(name, orig, texts, method, strict, holder), texts is not None, check, method
     )
+    holder.append(g)
     return functools.update_wrapper(g, orig)
 
 

@@ -2,6 +2,7 @@
 width 80)."""
 
 import math
+import sys
 
 from . import _C
 from ._C import bfloat16, float16, get_default_dtype, int64
@@ -242,4 +243,10 @@ def tensor_str(t, prefix="tensor("):
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    fwad = sys.modules.get("ember.autograd.forward_ad")
+    if fwad is not None and fwad._levels:  # a dual tensor prints its tangent, as torch's
+        lv = fwad._current()
+        tangent = lv.get(t) if lv is not None else None
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent!r}")
     return _add_suffixes(prefix + body, suffixes, indent)

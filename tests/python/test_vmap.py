@@ -661,8 +661,8 @@ def test_errors_as_torch(name):
 
 
 def test_op_without_rule_names_it():
-    with pytest.raises(RuntimeError, match=r"Batching rule not implemented for ember\.linalg\.det"):
-        ember.func.vmap(lambda t: ember.linalg.det(t))(ember.tensor(rand(3, 4, 4)))
+    with pytest.raises(RuntimeError, match=r"Batching rule not implemented for ember\.linalg\.eig"):
+        ember.func.vmap(lambda t: ember.linalg.eig(t))(ember.tensor(rand(3, 4, 4)))
 
 
 def test_batched_tensor_looks_like_a_tensor():
@@ -815,6 +815,8 @@ def test_batch_norm_with_running_stats_in_training_raises():
 
 
 def test_method_without_rule_names_it():
-    x, i, s = ember.tensor(rand(4, 3)), ember.tensor(np.array([0, 1])), ember.tensor(rand(4, 2))
-    with pytest.raises(RuntimeError, match=r"Batching rule not implemented for ember\.Tensor\."):
-        ember.func.vmap(lambda t, u: t.index_add(0, i, u))(x, s)
+    x = ember.tensor(rand(4, 3))
+    with pytest.raises(
+        RuntimeError, match=r"Batching rule not implemented for ember\.Tensor\.histc"
+    ):
+        ember.func.vmap(lambda t: t.histc())(x)

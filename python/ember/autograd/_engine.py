@@ -90,6 +90,9 @@ def grad(
     if forward_ad._is_active():
 
         def run_grad(o, i, g, create, unused):
+            # the levels outside the one giving tangents now (nested forward levels)
+            if forward_ad._is_active():
+                return grad(o, i, g, retain_graph=True, create_graph=create, allow_unused=unused)
             return _run(False, _C._grad, o, i, g, True, create, unused)
 
         result = forward_ad._grad_with_tangents(

@@ -33,8 +33,11 @@ import threading
 import weakref
 
 from .. import _C
+from .. import overrides as _overrides
 from .._C import Tensor
 from ..overrides import TorchFunctionMode
+from . import _forward_nested
+from ._forward_calls import _function_apply, _grad_with_tangents  # noqa: F401  (autograd uses)
 
 __all__ = [
     "dual_level",
@@ -58,6 +61,7 @@ class _Level:
         self.idx = idx
         self.tangents = {}  # id(tensor) -> (weakref to the tensor, tangent)
         self.mode = None
+        self.hidden = False  # while set, this level neither sees ops nor gives tangents
 
     def get(self, t):
         entry = self.tangents.get(id(t))
@@ -81,12 +85,25 @@ class _Level:
             del self.tangents[id(t)]
 
 
-_levels = []  # the live levels (torch allows one at a time)
+_levels = []  # the live levels, outermost first (dual_level allows one; ember.func nests them)
 _local = threading.local()
 
 
+def _visible():
+    """The levels that see ops now, outermost first: a level's mode is off while it handles an
+    op (ember.overrides pops it), so the ops its handler runs reach only the levels outside it,
+    which differentiate them in turn (Note [Nested forward levels] in docs/ARCHITECTURE.md)."""
+    if not _levels:
+        return []
+    from ..overrides import _stack
+
+    modes = _stack()
+    return [lv for lv in _levels if not lv.hidden and lv.mode in modes]
+
+
 def _current():
-    return _levels[-1] if _levels else None
+    vis = _visible()
+    return vis[-1] if vis else None
 
 
 def _level_for(level):
@@ -99,18 +116,33 @@ def _level_for(level):
 
 
 def _is_active():
-    return bool(_levels)
+    return bool(_visible())
 
 
-class _suspended:
-    """Runs the enclosed ember calls as if no level were active (forward_ad's own bookkeeping)."""
+class _hidden:
+    """Runs the enclosed ember calls as if `lv` (default: the innermost visible level; "all":
+    every level) were not active; the other levels still see them."""
+
+    def __init__(self, lv=None):
+        if lv == "all":
+            self.lvs = list(_levels)
+        else:
+            lv = _current() if lv is None else lv
+            self.lvs = [lv] if lv is not None else []
 
     def __enter__(self):
-        self.prev = getattr(_local, "suspended", False)
-        _local.suspended = True
+        self.prev = [lv.hidden for lv in self.lvs]
+        for lv in self.lvs:
+            lv.hidden = True
 
     def __exit__(self, *exc):
-        _local.suspended = self.prev
+        for lv, prev in zip(self.lvs, self.prev):
+            lv.hidden = prev
+
+
+def _suspended():
+    """Every level off for the enclosed calls (forward_ad's own bookkeeping)."""
+    return _hidden("all")
 
 
 def enter_dual_level():
@@ -120,11 +152,17 @@ def enter_dual_level():
     level belong to it. Only one level can be active at a time."""
     if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    lv = _Level(0)
+    return _enter_level()
+
+
+def _enter_level():
+    """A new level inside the active ones (ember.func's jvp and jacfwd nest this way)."""
+    lv = _Level(len(_levels))
+    lv.mode = _ForwardMode(lv)
     _levels.append(lv)
-    lv.mode = _ForwardMode()
     lv.mode.__enter__()
-    _route_private_nn(True)
+    if len(_levels) == 1:
+        _route_private_nn(True)
     return lv.idx
 
 
@@ -154,7 +192,7 @@ def exit_dual_level(*, level=None):
 
     Ends the forward AD level `level` (default: the current one); every tangent of that level is
     dropped."""
-    lv = _current()
+    lv = _levels[-1] if _levels else None
     if lv is None or (level is not None and level != lv.idx):
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one that was created. This "
@@ -162,7 +200,8 @@ def exit_dual_level(*, level=None):
         )
     _levels.pop()
     lv.tangents.clear()
-    _route_private_nn(False)
+    if not _levels:
+        _route_private_nn(False)
     lv.mode.__exit__(None, None, None)
 
 
@@ -216,8 +255,8 @@ def make_dual(tensor, tangent, *, level=None):
             f"{_shape_text(tensor.shape)} while the given forward gradient is of size "
             f"{_shape_text(tangent.shape)}."
         )
-    with _suspended():
-        dual = tensor.view_as(tensor)
+    with _hidden(lv):
+        dual = tensor.view_as(tensor)  # the other levels' tangents stay on the view
     lv.set(dual, tangent)
     return dual
 
@@ -231,7 +270,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = lv.get(tensor) if lv is not None and isinstance(tensor, Tensor) else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    with _suspended():
+    with _hidden(lv):
         primal = tensor.view_as(tensor)
     return UnpackedDualTensor(primal, tangent)
 
@@ -247,15 +286,23 @@ def _set_tangent(t, tangent):
         lv.set(t, tangent)
 
 
+def _detach_keeping(t):
+    """t.detach() carrying t's tangents at the visible levels (detach drops them)."""
+    vis = _visible()
+    with _suspended():
+        d = t.detach()
+    for lv in vis:
+        tan = lv.get(t)
+        if tan is not None:
+            lv.set(d, tan)
+    return d
+
+
 def _requires_grad_alias(x):
     """x as a tensor that requires grad, keeping x's tangent (detach would drop it)."""
     if x.requires_grad:
         return x
-    tangent = _tangent(x)
-    y = x.detach().requires_grad_(True)
-    if tangent is not None:
-        _set_tangent(y, tangent)
-    return y
+    return _detach_keeping(x).requires_grad_(True)
 
 
 # ----------------------------------------------------------------------------- propagation
@@ -599,28 +646,61 @@ def _generic_tangents(func, name, args, kwargs, tangents, inplace):
     return out, result
 
 
+def _redispatch(func):
+    """The routing wrapper of the original `func` a mode received: calling it hands the op to
+    the modes outside the one handling it (the outer forward levels, vmap), where calling `func`
+    itself would skip them."""
+    wrappers = _overrides._wrappers
+    entry = wrappers.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    if getattr(func, "__name__", None) == "__get__":  # a property's getter
+        prop = getattr(func, "__self__", None)
+        entry = wrappers.get(id(prop))
+        if entry is not None and entry[0] is prop:
+            return entry[1].fget
+    return func
+
+
+def _handling():
+    """The level whose handler is running (its tangents are the ones being computed)."""
+    return getattr(_local, "handling", None) or _current()
+
+
 class _ForwardMode(TorchFunctionMode):
+    def __init__(self, level=None):
+        self.level = level
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if getattr(_local, "suspended", False):
-            return func(*args, **kwargs)
-        lv = _current()
+        lv = self.level
+        if lv is None or lv.hidden:
+            return _redispatch(func)(*args, **kwargs)
+        prev = getattr(_local, "handling", None)
+        _local.handling = lv
+        try:
+            return self._handle(lv, func, args, kwargs)
+        finally:
+            _local.handling = prev
+
+    def _handle(self, lv, func, args, kwargs):
         tangents = {}
         if lv is not None:
             for t in _flat_tensors(args, kwargs):
                 tan = lv.get(t)
                 if tan is not None:
                     tangents[id(t)] = tan
+        name = _op_name(func)
+        func = _redispatch(func)
         if not tangents:
             return func(*args, **kwargs)
-        name = _op_name(func)
         if name.startswith("property:"):
             if name not in _VIEW_PROPERTIES:
                 return func(*args, **kwargs)
             name = _VIEW_PROPERTIES[name]
         if name in _NO_TANGENT or name in _PASS_THROUGH:
             return func(*args, **kwargs)
-        with _suspended():
+        with _hidden(lv):
             if name == "__iter__":
                 parts = _outplace(_C.Tensor.unbind, "unbind", (args[0],), {}, tangents)
                 return iter(parts)
@@ -631,14 +711,39 @@ class _ForwardMode(TorchFunctionMode):
             return _outplace(func, name, args, kwargs, tangents)
 
 
+def _has_batched(tangents):
+    return any(type(t).__name__ == "BatchedTensor" for t in tangents.values())
+
+
+def _batched_call(args, kwargs, tangents):
+    """Whether vmap batches this op's tangents or its dual inputs (vmap over jvp)."""
+    if _has_batched(tangents):
+        return True
+    return any(
+        type(t).__name__ == "BatchedTensor" and id(t) in tangents
+        for t in _flat_tensors(args, kwargs)
+    )
+
+
+def _generic_for(nested, batched, args, kwargs):
+    if batched:
+        return _forward_nested.generic_batched
+    if nested or _needs_real_run(args, kwargs):
+        # outer levels, or a reverse graph the tangent must stay in (reverse-over-forward):
+        # the path whose derivative is built from differentiable ops
+        return _forward_nested.generic
+    return _generic_tangents
+
+
 def _needs_real_run(args, kwargs):
     return _C.is_grad_enabled() and any(t.requires_grad for t in _flat_tensors(args, kwargs))
 
 
 def _attach(out, tan_list):
+    lv = _handling()
     for o, t in zip(_out_tensors(out), tan_list):
         if o is not None and t is not None and _is_float(o):
-            _set_tangent(o, _conform(t, o))
+            lv.set(o, _conform(t, o))
 
 
 def _outplace(func, name, args, kwargs, tangents):
@@ -659,15 +764,23 @@ def _outplace(func, name, args, kwargs, tangents):
         else:
             _attach(out, list(tan) if isinstance(tan, (list, tuple)) else [tan])
         return out
+    # Levels outside this one see the ops run here, or tangents batched by vmap (jacfwd): the
+    # paths that build derivatives from ops (Note [Nested forward levels]).
+    batched = _batched_call(args, kwargs, tangents)
+    nested = batched or _current() is not None
     if name in _ELEMENTWISE:
-        done = _elementwise(func, args, kwargs, tangents)
+        if nested:
+            done = _forward_nested.elementwise(func, args, kwargs, tangents)
+        else:
+            done = _elementwise(func, args, kwargs, tangents)
         if done is not None:
             return done
     from .._ops.random import get_rng_state, set_rng_state
 
-    real = _needs_real_run(args, kwargs)
+    real = _needs_real_run(args, kwargs) or nested
     state = get_rng_state()
-    out, tans = _generic_tangents(func, name, args, kwargs, tangents, inplace=False)
+    generic = _generic_for(nested, batched, args, kwargs)
+    out, tans = generic(func, name, args, kwargs, tangents, inplace=False)
     if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
         real = True  # nothing differentiable: the result must be the op's own, not an alias's
     if real:
@@ -726,7 +839,8 @@ def _detached(out):
 
 
 def _store_inplace(self, new_tangent, returned):
-    old = _tangent(self)
+    lv = _handling()
+    old = lv.get(self)
     if new_tangent is None:
         return
     new_tangent = _conform(new_tangent, self)
@@ -734,9 +848,9 @@ def _store_inplace(self, new_tangent, returned):
         old.copy_(new_tangent)
         new_tangent = old
     else:
-        _set_tangent(self, new_tangent)
+        lv.set(self, new_tangent)
     if isinstance(returned, Tensor) and returned is not self:
-        _set_tangent(returned, new_tangent)
+        lv.set(returned, new_tangent)
 
 
 def _inplace(func, name, args, kwargs, tangents):
@@ -784,7 +898,9 @@ def _inplace(func, name, args, kwargs, tangents):
     from .._ops.random import get_rng_state, set_rng_state
 
     state = get_rng_state()
-    _, tans = _generic_tangents(func, name, args, kwargs, tangents, inplace=True)
+    batched = _batched_call(args, kwargs, tangents)
+    generic = _generic_for(batched or _current() is not None, batched, args, kwargs)
+    _, tans = generic(func, name, args, kwargs, tangents, inplace=True)
     set_rng_state(state)
     returned = func(*args, **kwargs)
     _store_inplace(self, tans[0] if tans else None, returned)
@@ -796,104 +912,11 @@ def _setitem(func, args, kwargs, tangents):
     result = func(*args, **kwargs)
     if not _is_float(self):
         return result
-    ts = _tangent(self)
+    lv = _handling()
+    ts = lv.get(self)
     if ts is None:
         ts = _zeros_tangent(self)
-        _set_tangent(self, ts)
+        lv.set(self, ts)
     tv = tangents.get(id(value)) if isinstance(value, Tensor) else None
     ts[index] = tv if tv is not None else 0
     return result
-
-
-# ----------------------------------------------------------------------------- autograd.grad
-
-
-def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unused, run_grad):
-    """autograd.grad inside a level: the results get tangents (forward-over-reverse).
-
-    For r = Jᵀg with g independent of the inputs x, the derivative of r along x's tangent t is
-    ∇ₓ<r, t> (the symmetry of second derivatives), plus Jᵀ t_g when g has a tangent."""
-    from .._ops.creation import zeros_like
-    from .grad_mode import enable_grad
-
-    ins = list(inputs)
-    tin = [_tangent(x) for x in ins]
-    outs = list(outputs)
-    go = list(grad_outputs) if grad_outputs is not None else None
-    tgo = [_tangent(g) if isinstance(g, Tensor) else None for g in go] if go else []
-    if all(t is None for t in tin) and all(t is None for t in tgo):
-        return None
-    with _suspended(), enable_grad():
-        res = run_grad(outs, ins, go, True, True)
-        tans = [None] * len(ins)
-        dot = None
-        for r, t in zip(res, tin):
-            if r is not None and t is not None:
-                term = (r * t).sum()
-                dot = term if dot is None else dot + term
-        if dot is not None and dot.requires_grad:
-            hs = run_grad([dot], ins, None, True, True)
-            tans = [h for h in hs]
-        if any(t is not None for t in tgo):
-            gos = [t if t is not None else zeros_like(g) for t, g in zip(tgo, go)]
-            extra = run_grad(outs, ins, gos, True, True)
-            tans = [e if t is None else (t if e is None else t + e) for t, e in zip(tans, extra)]
-        final = []
-        for r, t, x in zip(res, tans, ins):
-            if r is None:
-                if not allow_unused:
-                    raise RuntimeError(
-                        "One of the differentiated Tensors appears to not have been used in the "
-                        "graph. Set allow_unused=True if this is the desired behavior."
-                    )
-                final.append(None)
-                continue
-            value = r if create_graph else r.detach()
-            tangent = (t if t is not None else zeros_like(r)).detach() if not create_graph else t
-            if tangent is None:
-                tangent = zeros_like(r)
-            _set_tangent(value, _conform(tangent, value))
-            final.append(value)
-    return tuple(final)
-
-
-# ----------------------------------------------------------------------------- autograd.Function
-
-
-def _function_apply(cls, ctx, args, kwargs, run_forward):
-    """Function.apply with dual inputs: forward without tangents, then cls.jvp for the outputs."""
-    from .function import Function
-
-    tangents = [_tangent(a) if isinstance(a, Tensor) else None for a in args]
-    if all(t is None for t in tangents):
-        return run_forward()
-    if cls.jvp is Function.jvp:
-        raise NotImplementedError(
-            "You must implement the jvp function for custom autograd.Function to use it with "
-            "forward mode AD."
-        )
-    with _suspended():
-        output = run_forward()
-        targs = [
-            (t if t is not None else _zeros_tangent(a)) if _is_float(a) else None
-            for a, t in zip(args, tangents)
-        ]
-        saved = getattr(ctx, "_saved_for_forward", None)
-        prev = ctx.to_save, ctx.saved_versions
-        if saved is not None:
-            ctx.to_save, ctx.saved_versions = saved
-        try:
-            result = cls.jvp(ctx, *targs)
-        finally:
-            ctx.to_save, ctx.saved_versions = prev
-    outs = output if isinstance(output, tuple) else (output,)
-    res = result if isinstance(result, tuple) else (result,)
-    if len(res) != len(outs):
-        raise RuntimeError(
-            f"{cls.__name__}.jvp: expected as many tangents as forward returned outputs "
-            f"({len(outs)}); got {len(res)}"
-        )
-    for o, t in zip(outs, res):
-        if _is_float(o) and isinstance(t, Tensor):
-            _set_tangent(o, _conform(t, o))
-    return output

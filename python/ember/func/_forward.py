@@ -1,11 +1,13 @@
 """ember.func's forward-mode transforms: jvp, jacfwd, hessian (forward-over-reverse), linearize.
 
-All run on ember.autograd.forward_ad: jvp makes its primals dual in a fresh level and reads the
+All run on ember.autograd.forward_ad: jvp makes its primals dual in a level of its own and reads the
 outputs' tangents; jacfwd pushes one basis tangent per input element through the function (so
 its cost grows with the number of inputs, not outputs); hessian is jacfwd of a reverse-mode
 Jacobian whose autograd.grad results carry tangents. Forward levels do not nest (torch's
 forward_ad rule), so these transforms cannot be nested inside one another or inside a
 `dual_level` block; reverse-mode transforms (grad, vjp, jacrev) can run inside them."""
+
+import threading
 
 from .. import autograd, overrides
 from .._C import Tensor, stack
@@ -14,7 +16,7 @@ from .._ops.random import get_rng_state, set_rng_state
 from ..autograd import forward_ad as fwad
 from ..autograd.grad_mode import enable_grad
 from ..overrides import routed
-from ._vmap import _argnums, jacrev
+from ._vmap import _argnums, active_levels, jacrev, vmap
 
 __all__ = ["jvp", "jacfwd", "hessian", "linearize"]
 
@@ -45,12 +47,19 @@ def _unflatten(tree, it):
     return next(it)
 
 
-def _check_nesting(name):
-    if fwad._is_active():
-        raise RuntimeError(
-            f"{name}: forward-mode transforms do not nest in ember yet (a forward AD level is "
-            "already active); compose them with reverse-mode transforms (grad, vjp, jacrev) instead"
-        )
+class _level:
+    """A forward level of its own for one transform, inside any active ones (transforms nest:
+    Note [Nested forward levels] in ember/autograd/_forward_nested.py)."""
+
+    def __enter__(self):
+        if _vmapped_jvp.depth and fwad._levels:
+            # a transform inside jacfwd's vmapped jvp: its levels would see batched tangents,
+            # which only the single-level paths handle; jacfwd goes by columns instead
+            raise _NoBatchedJvp
+        self.idx = fwad._enter_level()
+
+    def __exit__(self, *exc):
+        fwad.exit_dual_level(level=self.idx)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -73,8 +82,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
             f"structure; got {len(_leaves(primals))} primals and {len(_leaves(tangents))} tangents"
         )
-    _check_nesting("jvp")
-    with fwad.dual_level():
+    with _level():
         return _jvp_in_level(func, primals, tangents, has_aux)
 
 
@@ -111,8 +119,8 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     if not any(
         isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)
     ):
-        primal_outs = [p.detach() for p in primal_outs]
-        tangent_outs = [t.detach() for t in tangent_outs]
+        primal_outs = [fwad._detach_keeping(p) for p in primal_outs]
+        tangent_outs = [fwad._detach_keeping(t) for t in tangent_outs]
     primal_tree = _unflatten(out, iter(primal_outs))
     tangent_tree = _unflatten(out, iter(tangent_outs))
     if has_aux:
@@ -120,7 +128,7 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     return primal_tree, tangent_tree
 
 
-def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False):
     """jacfwd(func, argnums=0, has_aux=False, *, randomness='error') -> Callable
 
     The Jacobian of func with respect to the argnums inputs, in forward mode: one jvp per input
@@ -141,11 +149,90 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     "jacfwd: expected the argnums inputs to be floating point tensors; got "
                     f"{getattr(x, 'dtype', type(x).__name__)}"
                 )
-        _check_nesting("jacfwd")
-        with fwad.dual_level():
+        if not _columns and not fwad._levels and not active_levels():
+            try:
+                return _jacfwd_vmapped(func, args, nums, inputs, has_aux, randomness, argnums)
+            except _NoBatchedJvp:
+                pass  # an op without a batching rule: one jvp per column instead
+        with _level():
             return _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums)
 
     return wrapper
+
+
+class _NoBatchedJvp(Exception):
+    pass
+
+
+class _VmappedJvp(threading.local):
+    depth = 0
+
+
+_vmapped_jvp = _VmappedJvp()
+
+
+def _jacfwd_vmapped(func, args, nums, inputs, has_aux, randomness, argnums):
+    """jacfwd as torch computes it: vmap over jvp, the batch being the basis of the inputs'
+    tangent space (randomness as vmap's). The primals stay unbatched; only tangents carry the
+    batch (forward_ad computes their derivatives on the primals, then applies them to the
+    batched tangents through vmap's rules)."""
+    from .._ops.creation import eye
+
+    in_leaves = [_leaves(a) for a in inputs]
+    flat = [x for leaves in in_leaves for x in leaves]
+    n = sum(x.numel() for x in flat)
+    if n == 0:
+        raise _NoBatchedJvp
+    dtype = flat[0].dtype
+    basis = eye(n, dtype=dtype)
+    tangents, off = [], 0
+    for x in flat:
+        k = x.numel()
+        tangents.append(basis[:, off : off + k].to(x.dtype).reshape((n, *x.shape)))
+        off += k
+    state = {}
+
+    def push(*tans):
+        it = iter(tans)
+        tangent_args = tuple(
+            _unflatten(args[k], it) if k in nums else None for k in range(len(args))
+        )
+        with _level():
+            out, col, *rest = _jvp_args(func, args, nums, tangent_args, has_aux)
+        state["out"], state["aux"] = out, (rest[0] if has_aux else None)
+        return col
+
+    _vmapped_jvp.depth += 1
+    try:
+        cols = vmap(push, randomness=randomness)(*tangents)
+    except _NoBatchedJvp:
+        raise
+    except Exception as e:
+        # vmap's randomness errors are jacfwd's (torch raises them too); any other failure of
+        # the batched path (an op without a batching rule, a derivative that needs the
+        # tangents unbatched) leaves the columns to compute one by one
+        if "randomness" in str(e):
+            raise
+        raise _NoBatchedJvp from e
+    finally:
+        _vmapped_jvp.depth -= 1
+    out = state["out"]
+    out_leaves = _leaves(out)
+    col_leaves = _leaves(cols)
+    per_out = []
+    for o, c in zip(out_leaves, col_leaves):
+        c = c.movedim(0, -1) if c.dim() > 1 else c
+        per_arg, off = [], 0
+        for a, leaves in enumerate(in_leaves):
+            jl = []
+            for x in leaves:
+                k = x.numel()
+                jl.append(c[..., off : off + k].reshape(tuple(o.shape) + tuple(x.shape)))
+                off += k
+            per_arg.append(_unflatten(inputs[a], iter(jl)))
+        per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+    result = _unflatten(out, iter(per_out))
+    return (result, state["aux"]) if has_aux else result
 
 
 def _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums):
@@ -191,7 +278,7 @@ def _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums):
             for li, x in enumerate(leaves):
                 cols = [c[oi] for c in columns[a][li]]
                 if cols:
-                    j = stack(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
+                    j = routed(stack)(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
                 else:
                     j = zeros(*(tuple(o.shape) + tuple(x.shape)), dtype=o.dtype)
                 jl.append(j)
@@ -264,7 +351,9 @@ def hessian(func, argnums=0):
 
     The Hessian of func with respect to the argnums inputs, forward-over-reverse (jacfwd of a
     reverse-mode Jacobian): shape output.shape + input.shape + input.shape."""
-    return jacfwd(jacrev(func, argnums), argnums)
+    # jacrev inside a forward level needs unbatched tangents (autograd.grad gives them tangents
+    # one column at a time), so the vmapped jvp would only fail and fall back: go by columns
+    return jacfwd(jacrev(func, argnums), argnums, _columns=True)
 
 
 def linearize(func, *primals):

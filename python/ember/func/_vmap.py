@@ -15,8 +15,10 @@ autograd tape records them as for any program. grad/vjp inside vmap expand their
 inputs over every active level before calling the function, so each batch element has its own
 copy of an unbatched parameter and the physical backward pass yields per-example gradients
 (what torch.func computes with a batched backward). A vjp_fn called under a vmap level newer than
-its vjp (jacrev's rows) runs the function again at that level: ember's backward nodes are C++ and
-cannot be batched after the fact, so the rows are vectorized by one batched forward and backward.
+its vjp (jacrev's rows) runs one physical backward pass per element of the newer levels over the
+graph the vjp recorded (_backward_rows): ember's backward nodes are C++ and cannot be batched
+after the fact, and running the function again at the newer level (what this did before) ran
+it twice, drew its random numbers twice and needed a batching rule for every op it calls.
 """
 
 import functools
@@ -27,6 +29,7 @@ from .. import autograd, overrides
 from .._C import Tensor
 from ..autograd.forward_ad import _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
+from ._pytree import _broadcast_dims, _check_dims_type, _spec_str, _tree_flatten, _tree_unflatten
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "BatchedTensor"]
 
@@ -64,7 +67,7 @@ class BatchedTensor:
     The tensor a vmapped function sees: `value` with its leading dimensions (one per entry of
     `levels`) hidden. `isinstance(x, ember.Tensor)` holds, as for torch's batched tensors."""
 
-    __slots__ = ("_v", "_lv")
+    __slots__ = ("_v", "_lv", "__weakref__")  # forward_ad keys its tangents by weak reference
     __torch_function__ = None  # ember.overrides treats it as a tensor-like type
 
     def __init__(self, value, levels):
@@ -176,6 +179,11 @@ class BatchedTensor:
     def is_contiguous(self, *args, **kwargs):
         return self._v.is_contiguous(*args, **kwargs)
 
+    def stride(self, dim=None):
+        """The logical dimensions' strides in the physical tensor (ember's *_like read them)."""
+        s = tuple(self._v.stride())[len(self._lv) :]
+        return s if dim is None else s[dim]
+
     def __repr__(self):
         return f"BatchedTensor(levels={self._lv}, value={self._v!r})"
 
@@ -208,6 +216,10 @@ class BatchedTensor:
         # Tensor methods defined in Python after this module was imported (ember/__init__ adds
         # some): route them like the others, and remember the method on the class.
         value = vars(Tensor).get(name)
+        if isinstance(value, property) and name.startswith("is_"):
+            # flags of the storage (is_quantized, is_sparse, is_meta, ...): the physical tensor's,
+            # which ember's own functions read before computing (F.relu reads is_quantized)
+            return getattr(self._v, name)
         if value is None or name.startswith("__") or isinstance(value, (property, type)):
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
         if isinstance(value, (staticmethod, classmethod)):
@@ -219,6 +231,11 @@ class BatchedTensor:
 
 def _method(name, original):
     def method(self, *args, **kwargs):
+        stack = overrides._stack()
+        if stack and type(stack[-1]).__name__ == "_ForwardMode":
+            # a forward level inside this vmap (vmap over jvp) sees the call first, as it sees
+            # plain tensors' methods; it hands the call on to vmap's mode
+            return overrides._route(original, (self, *args), kwargs)
         return _dispatch(original, (self, *args), kwargs)
 
     method.__name__ = name
@@ -271,9 +288,10 @@ def _load_rules():
     """The _batch_rules module, with the rules of _batch_rules_nn registered into its RULES."""
     global _rules
     if _rules is None:
-        from . import _batch_rules, _batch_rules_nn  # noqa: F401
+        from . import _batch_rules, _batch_rules_more, _batch_rules_nn, _foreign  # noqa: F401
 
         _bind_tensor_methods()
+        _foreign.install(_batch_rules)
         _rules = _batch_rules
     return _rules
 
@@ -409,121 +427,6 @@ def active_levels():
     return tuple(lv.id for lv in _levels())
 
 
-# -- pytrees
-
-
-def _tree_flatten(tree):
-    if isinstance(tree, (tuple, list)) and type(tree) is not BatchedTensor:
-        leaves, specs = [], []
-        for t in tree:
-            lf, sp = _tree_flatten(t)
-            leaves += lf
-            specs.append(sp)
-        return leaves, (type(tree), specs)
-    if isinstance(tree, dict):
-        leaves, specs = [], []
-        for k, v in tree.items():
-            lf, sp = _tree_flatten(v)
-            leaves += lf
-            specs.append((k, sp))
-        return leaves, (dict, specs)
-    return [tree], None
-
-
-def _tree_unflatten(leaves, spec):
-    it = iter(leaves)
-
-    def build(sp):
-        if sp is None:
-            return next(it)
-        kind, subs = sp
-        if kind is dict:
-            return {k: build(s) for k, s in subs}
-        items = [build(s) for s in subs]
-        return kind(*items) if hasattr(kind, "_fields") else kind(items)
-
-    return build(spec)
-
-
-def _spec_str(spec):
-    if spec is None:
-        return "*"
-    kind, subs = spec
-    if kind is dict:
-        return "{" + ", ".join(f"{k!r}: {_spec_str(s)}" for k, s in subs) + "}"
-    return f"{kind.__name__}(" + ", ".join(_spec_str(s) for s in subs) + ")"
-
-
-def _broadcast_dims(dims, spec, what, fname, args_spec_text):
-    """dims (an int/None or a pytree prefix of spec) -> one dim per leaf of spec."""
-    if dims is None or isinstance(dims, int):
-        n = len(_tree_unflatten_count(spec))
-        return [dims] * n
-    if spec is None:
-        raise ValueError(
-            f"vmap({fname}, ...): {what} is not compatible with the structure of "
-            f"`{args_spec_text}`. {what} has structure {_describe(dims)} but {args_spec_text} "
-            "has structure *."
-        )
-    kind, subs = spec
-    if kind is dict:
-        if not isinstance(dims, dict) or set(dims) != {k for k, _ in subs}:
-            raise ValueError(
-                f"vmap({fname}, ...): {what} is not compatible with the structure of "
-                f"`{args_spec_text}`. {what} has structure {_describe(dims)} but "
-                f"{args_spec_text} has structure {_spec_str(spec)}."
-            )
-        out = []
-        for k, s in subs:
-            out += _broadcast_dims(dims[k], s, what, fname, args_spec_text)
-        return out
-    if not isinstance(dims, (tuple, list)) or len(dims) != len(subs):
-        raise ValueError(
-            f"vmap({fname}, ...): {what} is not compatible with the structure of "
-            f"`{args_spec_text}`. {what} has structure {_describe(dims)} but {args_spec_text} "
-            f"has structure {_spec_str(spec)}."
-        )
-    out = []
-    for d, s in zip(dims, subs):
-        out += _broadcast_dims(d, s, what, fname, args_spec_text)
-    return out
-
-
-def _tree_unflatten_count(spec):
-    if spec is None:
-        return [0]
-    kind, subs = spec
-    out = []
-    for s in subs:
-        out += _tree_unflatten_count(s[1] if kind is dict else s)
-    return out
-
-
-def _describe(dims):
-    if isinstance(dims, (tuple, list)):
-        return f"{type(dims).__name__}(" + ", ".join(_describe(d) for d in dims) + ")"
-    if isinstance(dims, dict):
-        return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in dims.items()) + "}"
-    return "*"
-
-
-def _check_dims_type(dims, what, fname):
-    if dims is None or (isinstance(dims, int) and not isinstance(dims, bool)):
-        return
-    if isinstance(dims, (tuple, list)):
-        for d in dims:
-            _check_dims_type(d, what, fname)
-        return
-    if isinstance(dims, dict):
-        for d in dims.values():
-            _check_dims_type(d, what, fname)
-        return
-    raise ValueError(
-        f"vmap({fname}, {what}={dims!r}, ...)(<inputs>): expected `{what}` to be int or a "
-        f"(potentially nested) tuple matching the structure of inputs, got: {type(dims)}."
-    )
-
-
 # -- vmap
 
 
@@ -618,8 +521,15 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
     stack = _levels()
     modes = overrides._get_current_function_mode_stack()
     mode = None if modes and isinstance(modes[-1], _VmapMode) else _VmapMode()
+    patched = None
     if mode is not None:
         mode.__enter__()
+        if not any(isinstance(m, _VmapMode) for m in modes):  # the outermost vmap
+            from . import _foreign
+
+            _load_rules()
+            patched = _foreign.patched_C()
+            patched.__enter__()
     stack.append(level)
     try:
         inputs = [_batch_input(lf, d, level.id) for lf, d in zip(leaves, dims)]
@@ -630,6 +540,8 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
         result = [_unbatch_output(o, d, level, fname) for o, d in zip(out_leaves, odims)]
     finally:
         stack.pop()
+        if patched is not None:
+            patched.__exit__()
         if mode is not None:
             mode.__exit__(None, None, None)
     if flat:
@@ -722,6 +634,13 @@ def _prepare_input(x, levels):
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
             return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
+        if _tangent(x) is not None:
+            # the copies would drop x's forward tangent (a grad inside vmap over jvp): refuse
+            # rather than give a zero derivative (jacfwd then goes by columns)
+            raise NotImplementedError(
+                "grad/vjp of a dual tensor inside vmap: forward-over-reverse under vmap is not "
+                "supported yet"
+            )
         # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
         x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
         v = align(x, levels, expand=True).requires_grad_(True)
@@ -878,13 +797,9 @@ def vjp(func, *primals, has_aux=False):
                         spec,
                     )
                 )
-            # Batched cotangents over a newer level: run func once more at that level.
-            now = active_levels()
-            again = [_prepare_again(t, now) for t in call_leaves]
-            out2 = overrides.routed(func)(*_tree_unflatten(again, spec))
-            if has_aux:
-                out2 = out2[0]
-            res = _backward(_tree_flatten(out2)[0], again, cot_leaves, outer)
+            # Batched cotangents over a newer level (jacrev's rows): one backward pass of the
+            # graph the vjp recorded per element of the newer levels; func runs once.
+            res = _backward_rows(out_leaves, call_leaves, cot_leaves, levels, outer)
         return tuple(_tree_unflatten(res, spec))
 
     value = out if outer else _detached(out)
@@ -893,11 +808,50 @@ def vjp(func, *primals, has_aux=False):
     return value, vjp_fn
 
 
-def _prepare_again(x, levels):
-    if not isinstance(x, Tensor):
-        return x
-    v = align(x, levels, expand=True)
-    return BatchedTensor(v, levels) if levels else v
+def _backward_rows(outs, inputs, cotangents, levels, create_graph):
+    """_backward for cotangents batched over levels newer than the graph's (`levels`): the
+    newer levels' elements run one physical backward each over the same graph, stacked."""
+    now = active_levels()
+    new = tuple(lv for lv in now if lv not in levels)
+    sizes = tuple(_size_of(lv) for lv in new)
+    n = 1
+    for s in sizes:
+        n *= s
+    nb = len(levels)
+    pairs = []
+    for o, c in zip(outs, cotangents):
+        if not isinstance(o, Tensor) or not _phys(o).requires_grad:
+            continue
+        op = align(o, levels, expand=True)
+        cp = align(c, levels + new, rank=logical_dim(o), expand=True)
+        cp = cp.expand(tuple(cp.shape[: nb + len(new)]) + tuple(op.shape[nb:]))
+        cp = cp.reshape(tuple(cp.shape[:nb]) + (n,) + tuple(cp.shape[nb + len(new) :]))
+        pairs.append((op, cp))
+    in_p = [_phys(i) for i in inputs]
+    rows = []
+    for r in range(n):
+        if pairs:
+            gs = autograd.grad(
+                [op for op, _ in pairs],
+                in_p,
+                [cp.select(nb, r) for _, cp in pairs],
+                retain_graph=True,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
+        else:
+            gs = [None] * len(in_p)
+        rows.append([_zeros_for(i) if g is None else g for g, i in zip(gs, inputs)])
+    res = []
+    for k, (i, p) in enumerate(zip(inputs, in_p)):
+        from .. import stack
+
+        col = stack([row[k] for row in rows], nb)  # the newer levels after the graph's
+        v = col.reshape(tuple(col.shape[:nb]) + sizes + tuple(col.shape[nb + 1 :]))
+        if not create_graph:
+            v = v.detach()
+        res.append(BatchedTensor(v, levels + new))
+    return res
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):

@@ -1,0 +1,313 @@
+"""Forward-mode tangents of an op while other forward levels are active outside the one handling
+it (ember.func's jvp of jvp, jacfwd of jacfwd).
+
+Note [Nested forward levels]: a level's handler runs with its own mode off, so every op it runs
+reaches the levels outside it, which differentiate those ops in turn. The single-level fast paths
+of forward_ad cannot serve there: they call a backward node directly or detach inputs, and the
+outer levels would not see that. Here the derivative is built from ops and autograd.grad calls
+the outer levels do see:
+
+- elementwise ops: f'(x) = autograd.grad(f(x), x, ones) with x an alias keeping the outer
+  tangents, so the outer levels give f'(x) its tangent f''(x)·s (forward-over-reverse), and the
+  tangent f'(x)·t is a product they differentiate as any other;
+- every other op: J·t = ∇ᵤ<Jᵀu, t> (the op's backward is linear in u), the last gradient taken
+  with respect to u, the op's inputs and t together, so that the outer levels' rule for
+  autograd.grad (forward_ad._grad_with_tangents, exact when every tensor carrying their tangents
+  is among the inputs) gives J·t its tangent.
+"""
+
+from .._C import Tensor
+
+
+def elementwise(func, args, kwargs, tangents):
+    """The tangent of a one-tensor elementwise op as f'(x)·t; None if the op is not one."""
+    from .._ops.creation import ones_like, zeros_like
+    from ._engine import grad
+    from .forward_ad import _attach, _flat_tensors, _is_float, _requires_grad_alias
+    from .grad_mode import enable_grad
+
+    x = args[0] if args else None
+    if not _is_float(x) or id(x) not in tangents:
+        return None
+    if sum(1 for t in _flat_tensors(args, kwargs) if isinstance(t, Tensor)) != 1:
+        return None
+    t = tangents[id(x)]
+    if type(x).__name__ == "BatchedTensor":  # batched by vmap: f' on the physical tensor
+        from ..func._vmap import BatchedTensor
+
+        with enable_grad():
+            v = x._v
+            xa = v.view_as(v) if _keeps_graph(args, kwargs) else v.detach().requires_grad_(True)
+            ya = func(xa, *args[1:], **kwargs)
+            if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(v.shape):
+                return None
+            if not ya.requires_grad:
+                return None
+            (d,) = grad([ya], [xa], [ones_like(ya)], create_graph=True, allow_unused=True)
+        out = func(*args, **kwargs)
+        _attach(out, [zeros_like(out) if d is None else BatchedTensor(d, x._lv) * t])
+        return out
+    with enable_grad():
+        xa = _requires_grad_alias(x)
+        ya = func(xa, *args[1:], **kwargs)
+        if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(x.shape):
+            return None
+        if not ya.requires_grad:
+            return None
+        (d,) = grad([ya], [xa], [ones_like(ya)], create_graph=True, allow_unused=True)
+    out = func(*args, **kwargs)
+    _attach(out, [zeros_like(out) if d is None else d * t])
+    return out
+
+
+def generic(func, name, args, kwargs, tangents, inplace):
+    """(output on aliases, tangents) as forward_ad._generic_tangents, visible to outer levels."""
+    from .._ops.creation import ones_like, zeros_like
+    from ._engine import grad
+    from .forward_ad import (
+        _hidden,
+        _is_float,
+        _map_args,
+        _not_supported,
+        _out_tensors,
+        _requires_grad_alias,
+    )
+    from .grad_mode import enable_grad
+
+    leaves, leaf_tangents, aliases = [], [], {}
+    keep = _keeps_graph(args, kwargs)
+
+    def fresh(a, clone=False):
+        y = _requires_grad_alias(a)
+        if y is a:  # already requires grad: a new leaf-like alias of it
+            y = a.view_as(a)
+        return y.clone() if clone else y
+
+    def sub(a):
+        key = id(a)
+        if key in aliases:
+            return aliases[key]
+        target = inplace and a is args[0]
+        if _is_float(a) and key in tangents:
+            leaf = fresh(a)
+            leaves.append(leaf)
+            leaf_tangents.append(fresh(tangents[key]))
+            alias = leaf.clone() if target else leaf
+        elif target:
+            alias = a.clone()
+        else:
+            alias = a
+        aliases[key] = alias
+        return alias
+
+    with enable_grad():
+        cargs, ckwargs = _map_args(sub, args, kwargs)
+        out = func(*cargs, **ckwargs)
+        if inplace:
+            out = cargs[0]
+        outs = _out_tensors(out)
+        diff = [o for o in outs if _is_float(o) and o.requires_grad]
+        if leaves and not diff and any(_is_float(o) for o in outs):
+            raise _not_supported(name)
+        by_id = {}
+        if diff:
+            try:
+                us = [ones_like(o).requires_grad_(True) for o in diff]
+                with _hidden("all"):  # plain graph work: only the last gradient needs tangents
+                    gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
+                    dot = None
+                    for g, t in zip(gs, leaf_tangents):
+                        if g is None:
+                            continue
+                        if not g.requires_grad:
+                            if bool((g != 0).any()):
+                                raise _not_supported(name)
+                            continue
+                        term = (g * t).sum()
+                        dot = term if dot is None else dot + term
+                if dot is not None and dot.requires_grad:
+                    wrt = us + leaves + leaf_tangents
+                    # reverse-over-forward: the tangent stays differentiable when the op's
+                    # inputs are in a reverse graph
+                    jv = list(grad([dot], wrt, create_graph=keep, allow_unused=True))[: len(us)]
+                else:
+                    jv = [None] * len(us)
+            except (NotImplementedError, RuntimeError) as e:
+                raise _not_supported(name, e) from e
+            by_id = {id(o): j for o, j in zip(diff, jv)}
+        result = []
+        for o in outs:
+            if not _is_float(o):
+                result.append(None)
+            elif id(o) in by_id:
+                j = by_id[id(o)]
+                result.append(zeros_like(o) if j is None else j)
+            else:
+                result.append(None)
+    return out, result
+
+
+def generic_batched(func, name, args, kwargs, tangents, inplace):
+    """forward_ad._generic_tangents for tangents batched by vmap (jacfwd's basis, vmap over jvp),
+    the primals batched or not: the op and its backward run once on the physical tensors; J·t
+    for every tangent of the batch is one gradient of that op's node per element of the levels
+    only the tangents carry (the primals' own batch elements are independent, so one gradient
+    of their sum serves them all)."""
+    from .._ops.creation import ones_like, zeros_like
+    from ..func._vmap import BatchedTensor, _size_of, align, levels_of
+    from ._engine import grad
+    from .forward_ad import _is_float, _map_args, _not_supported, _out_tensors
+    from .grad_mode import enable_grad
+
+    keep = _keeps_graph(args, kwargs)
+    leaves, phys, leaf_tangents, aliases = [], [], [], {}
+    from .forward_ad import _flat_tensors
+
+    # the primals' batch: a dual input not batched over all of it is expanded over it, so that
+    # its gradient is per batch element (as grad inside vmap does)
+    primal_lv = levels_of(*_flat_tensors(args, kwargs))
+
+    def sub(a):
+        key = id(a)
+        if key in aliases:
+            return aliases[key]
+        target = inplace and a is args[0]
+        if _is_float(a) and key in tangents:
+            v = align(a, primal_lv, expand=True) if primal_lv else a
+            if keep and v.requires_grad:
+                p = v.view_as(v)  # in the reverse graph (reverse-over-forward)
+            else:
+                p = v.detach().requires_grad_(True)
+            leaf = BatchedTensor(p, primal_lv) if primal_lv else p
+            leaves.append(leaf)
+            phys.append(p)
+            leaf_tangents.append(tangents[key])
+            alias = leaf.clone() if target else leaf
+        elif target:
+            alias = a.detach().clone()
+        else:
+            alias = a
+        aliases[key] = alias
+        return alias
+
+    with enable_grad():
+        cargs, ckwargs = _map_args(sub, args, kwargs)
+        out = func(*cargs, **ckwargs)
+        if inplace:
+            out = cargs[0]
+        outs = _out_tensors(out)
+        diff = [o for o in outs if _is_float(o) and o.requires_grad]
+        if leaves and not diff and any(_is_float(o) for o in outs):
+            raise _not_supported(name)
+        by_id = {}
+        if diff:
+            try:
+                by_id = _batched_jv(
+                    grad,
+                    ones_like,
+                    zeros_like,
+                    BatchedTensor,
+                    _size_of,
+                    align,
+                    levels_of,
+                    diff,
+                    leaves,
+                    phys,
+                    leaf_tangents,
+                    keep,
+                    name,
+                )
+            except (NotImplementedError, RuntimeError) as e:
+                raise _not_supported(name, e) from e
+        result = []
+        for o in outs:
+            if not _is_float(o):
+                result.append(None)
+            elif id(o) in by_id:
+                j = by_id[id(o)]
+                result.append(zeros_like(o) if j is None else j)
+            else:
+                result.append(None)
+    return out, result
+
+
+def _batched_jv(
+    grad,
+    ones_like,
+    zeros_like,
+    BatchedTensor,
+    _size_of,
+    align,
+    levels_of,
+    diff,
+    leaves,
+    phys,
+    leaf_tangents,
+    keep,
+    name,
+):
+    from .forward_ad import _not_supported
+
+    diff_p = [o._v if type(o) is BatchedTensor else o for o in diff]
+    us = [ones_like(p).requires_grad_(True) for p in diff_p]
+    gs = grad(diff_p, phys, us, create_graph=True, allow_unused=True)
+    primal_lv = levels_of(*leaves, *diff)
+    union = levels_of(*leaves, *diff, *leaf_tangents)
+    extra = tuple(lv for lv in union if lv not in primal_lv)
+    sizes = tuple(_size_of(lv) for lv in union)
+    dot = None
+    for g, leaf, t in zip(gs, leaves, leaf_tangents):
+        if g is None:
+            continue
+        if not g.requires_grad:
+            if bool((g != 0).any()):
+                raise _not_supported(name)
+            continue
+        gl = BatchedTensor(g, leaf._lv) if type(leaf) is BatchedTensor else g
+        prod = align(gl, union, expand=True) * align(
+            t,
+            union,
+            rank=g.dim() - len(leaf._lv if type(leaf) is BatchedTensor else ()),
+            expand=True,
+        )
+        term = prod.reshape(sizes + (-1,)).sum(-1)
+        dot = term if dot is None else dot + term
+    if dot is None or not dot.requires_grad:
+        return {id(o): None for o in diff}
+    qpos = [union.index(lv) for lv in extra]
+    ppos = [k for k in range(len(union)) if k not in qpos]
+    nq = 1
+    for lv in extra:
+        nq *= _size_of(lv)
+    dq = dot.permute(qpos + ppos).reshape(nq, -1).sum(-1) if union else dot.reshape(1)
+    rows = [
+        grad([dq[i]], us, retain_graph=True, create_graph=keep, allow_unused=True)
+        for i in range(nq)
+    ]
+    by_id = {}
+    for k, (o, p) in enumerate(zip(diff, diff_p)):
+        olv = o._lv if type(o) is BatchedTensor else ()
+        col = [zeros_like(p) if r[k] is None else r[k] for r in rows]
+        v = _stack()(col)  # [nq, *olv sizes, *logical]
+        v = v.reshape(tuple(_size_of(lv) for lv in extra) + tuple(v.shape[1:]))
+        order = extra + olv  # the physical order now; BatchedTensor wants levels ascending
+        want = tuple(sorted(order))
+        if want != order:
+            perm = [order.index(lv) for lv in want]
+            v = v.permute(perm + list(range(len(order), v.dim())))
+        by_id[id(o)] = BatchedTensor(v, want) if want else v
+    return by_id
+
+
+def _keeps_graph(args, kwargs):
+    """Whether the op's inputs are in a reverse graph that its tangent must stay part of."""
+    from .. import _C
+    from .forward_ad import _flat_tensors
+
+    return _C.is_grad_enabled() and any(t.requires_grad for t in _flat_tensors(args, kwargs))
+
+
+def _stack():
+    import ember
+
+    return ember.stack
