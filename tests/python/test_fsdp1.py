@@ -62,12 +62,12 @@ def shard(model, **kw):
     kw.setdefault("device_id", M.device("cpu"))  # torch's FSDP1 runs on the CPU when told so
     return FSDP(model, **kw)
 
-def train(strategy, orig, steps=3, B=2, mesh=None, clip=None):
+def train(strategy, orig, steps=3, B=2, mesh=None, clip=None, **kw):
     # `steps` AdamW steps of FSDP on this rank's slice and of the model on the whole batch
     M.manual_seed(0)
     ref = Net()
     model = shard(copy.deepcopy(ref), sharding_strategy=strategy, use_orig_params=orig,
-                  device_mesh=mesh)
+                  device_mesh=mesh, **kw)
     opt_ref = M.optim.AdamW(ref.parameters(), lr=1e-2)
     opt = M.optim.AdamW(model.parameters(), lr=1e-2)
     M.manual_seed(1)
@@ -116,7 +116,26 @@ for strategy in (SS.FULL_SHARD, SS.SHARD_GRAD_OP, SS.NO_SHARD):
                 "_fsdp_wrapped_module.blocks.0._fsdp_wrapped_module._flat_param",
                 "_fsdp_wrapped_module.blocks.1._fsdp_wrapped_module._flat_param",
             ], names
+# the all-gathers started early (forward_prefetch, BACKWARD_POST) change nothing in the math
+_, pf, _, _ = train(SS.FULL_SHARD, False, steps=2, forward_prefetch=True,
+                    backward_prefetch=fsdp.BackwardPrefetch.BACKWARD_POST)
+if not AGAINST_TORCH:  # the root's first forward chained each unit to the next one
+    assert pf._fsdp_state.group.forward_prefetch == [pf.blocks[0]._fsdp_state.group]
+    assert pf.blocks[1]._fsdp_state.group.backward_prefetch == [pf.blocks[0]._fsdp_state.group]
 print("TRAINED")
+
+# sync_module_states: every rank starts from rank 0's parameters and buffers (torch's FSDP1
+# wants them on a GPU for that)
+if not AGAINST_TORCH:
+    M.manual_seed(RANK)
+    net = Net()
+    net.scale.fill_(RANK + 1.0)
+    synced = shard(net, sync_module_states=True)
+    with FSDP.state_dict_type(synced, fsdp.StateDictType.FULL_STATE_DICT):
+        for k, v in synced.state_dict().items():
+            t = v.clone()
+            dist.broadcast(t, 0)
+            close(v, t, k, rtol=0, atol=0)
 
 M.manual_seed(0)
 model = shard(Net())
