@@ -124,6 +124,17 @@ if not AGAINST_TORCH:  # the root's first forward chained each unit to the next 
     assert pf.blocks[1]._fsdp_state.group.backward_prefetch == [pf.blocks[0]._fsdp_state.group]
 print("TRAINED")
 
+# a root that owns no parameter of its own has no flat parameter
+M.manual_seed(0)
+plain = nn.Sequential(Block(), Block())
+seq = shard(copy.deepcopy(plain))
+names = [n for n, _ in seq.named_parameters()]
+assert names == [f"_fsdp_wrapped_module.{i}._fsdp_wrapped_module._flat_param" for i in (0, 1)], names
+x = M.randn(2, 8)
+close(seq(x), plain(x), "sequential")
+with FSDP.state_dict_type(seq, fsdp.StateDictType.FULL_STATE_DICT):
+    assert list(seq.state_dict()) == list(plain.state_dict())
+
 # sync_module_states: every rank starts from rank 0's parameters and buffers (torch's FSDP1
 # wants them on a GPU for that)
 if not AGAINST_TORCH:

@@ -72,7 +72,7 @@ def _mesh_for(strategy, process_group, device_mesh):
     """The mesh a unit's collectives run on (see the module docstring)."""
     import numpy as np
 
-    from ..device_mesh import DeviceMesh, _default_mesh, init_device_mesh
+    from ..device_mesh import DeviceMesh, _default_mesh
 
     world = c10d.get_world_size()
     hybrid = strategy in (ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2)
@@ -90,13 +90,31 @@ def _mesh_for(strategy, process_group, device_mesh):
                 "a pair of process groups"
             )
         local = int(__import__("os").environ.get("LOCAL_WORLD_SIZE", world))
-        return init_device_mesh("cpu", (world // local, local), mesh_dim_names=("rep", "shard"))
+        return _shared_mesh((world // local, local))
     if strategy is ShardingStrategy.NO_SHARD:
-        return init_device_mesh("cpu", (world, 1), mesh_dim_names=("rep", "shard"))
+        return _shared_mesh((world, 1))
     if process_group is None or process_group is c10d.GroupMember.WORLD:
         return _default_mesh()
     ranks = c10d.get_process_group_ranks(process_group)
     return DeviceMesh("cpu", np.asarray(ranks), _groups=[process_group])
+
+
+_MESHES = {}  # shape -> (the default group it was made in, the mesh every unit shares)
+
+
+def _shared_mesh(shape):
+    """One (replicate, shard) mesh per shape for the current default group: its subgroups are
+    made once, not once per unit."""
+    from ..device_mesh import init_device_mesh
+
+    world = c10d._default()
+    made = _MESHES.get(shape)
+    if made is None or made[0] is not world:
+        made = _MESHES[shape] = (
+            world,
+            init_device_mesh("cpu", shape, mesh_dim_names=("rep", "shard")),
+        )
+    return made[1]
 
 
 class FullyShardedDataParallel(Module):
@@ -267,7 +285,7 @@ class FullyShardedDataParallel(Module):
             )
         with lib.no_grad():
             pieces = [self._rows_of(i, p.detach()) for i, p in enumerate(originals)]
-            if self._use_orig_params:
+            if self._use_orig_params or not originals:  # (torch makes no empty flat parameter)
                 self._params = [
                     Parameter(piece.clone(), requires_grad=rg)
                     for piece, rg in zip(pieces, self._requires_grad)
