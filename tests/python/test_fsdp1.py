@@ -68,6 +68,11 @@ def train(strategy, orig, steps=3, B=2, mesh=None, clip=None, **kw):
     ref = Net()
     model = shard(copy.deepcopy(ref), sharding_strategy=strategy, use_orig_params=orig,
                   device_mesh=mesh, **kw)
+    # each rank holds its share of the parameters (and a few rows of padding)
+    total = sum(p.numel() for p in ref.parameters())
+    mine = sum(p.numel() for p in model.parameters())
+    shards = 1 if strategy == SS.NO_SHARD else mesh.size(1) if mesh is not None else WORLD
+    assert abs(mine - total / shards) <= 32, (strategy, total, mine)
     opt_ref = M.optim.AdamW(ref.parameters(), lr=1e-2)
     opt = M.optim.AdamW(model.parameters(), lr=1e-2)
     M.manual_seed(1)
@@ -129,7 +134,8 @@ M.manual_seed(0)
 plain = nn.Sequential(Block(), Block())
 seq = shard(copy.deepcopy(plain))
 names = [n for n, _ in seq.named_parameters()]
-assert names == [f"_fsdp_wrapped_module.{i}._fsdp_wrapped_module._flat_param" for i in (0, 1)], names
+want = [f"_fsdp_wrapped_module.{i}._fsdp_wrapped_module._flat_param" for i in (0, 1)]
+assert names == want, names
 x = M.randn(2, 8)
 close(seq(x), plain(x), "sequential")
 with FSDP.state_dict_type(seq, fsdp.StateDictType.FULL_STATE_DICT):
