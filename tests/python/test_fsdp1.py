@@ -230,6 +230,28 @@ with FSDP.state_dict_type(model, fsdp.StateDictType.FULL_STATE_DICT):
     a, b = model.state_dict(), other.state_dict()
 for k in a:
     close(b[k], a[k], k)
+
+# the same through checkpoint.state_dict's get_state_dict / set_state_dict
+sdm = import_module(M.__name__ + ".distributed.checkpoint.state_dict")
+full_opts = sdm.StateDictOptions(full_state_dict=True)
+msd, osd_full = sdm.get_state_dict(model, opt, options=full_opts)
+assert list(msd) == list(a), list(msd)
+for k in a:
+    close(msd[k], a[k], k)
+with FSDP.state_dict_type(model, fsdp.StateDictType.FULL_STATE_DICT):
+    want_osd = FSDP.optim_state_dict(model, opt)
+assert sorted(osd_full["state"]) == sorted(want_osd["state"])
+msd, osd = sdm.get_state_dict(model, opt)
+M.manual_seed(11)
+third = shard(Net(), use_orig_params=False, device_mesh=mesh1)
+opt4 = M.optim.Adam(third.parameters(), lr=1e-2)
+sdm.set_state_dict(third, opt4, model_state_dict=msd, optim_state_dict=osd)
+with FSDP.state_dict_type(third, fsdp.StateDictType.FULL_STATE_DICT):
+    got, got_osd = third.state_dict(), FSDP.optim_state_dict(third, opt4)
+for k in a:
+    close(got[k], a[k], k)
+for k, st in want_osd["state"].items():
+    close(got_osd["state"][k]["exp_avg"], st["exp_avg"], k)
 print("STATE OK")
 
 # no_sync: the first micro-batch accumulates locally, the second reduces both
