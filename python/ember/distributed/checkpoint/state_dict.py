@@ -7,6 +7,7 @@ full_state_dict=True, DTensors (FSDP2, tensor parallel) are gathered into whole 
 accepts whole tensors or DTensors of any placement for any parameter and keeps each rank's piece.
 """
 
+import contextlib
 from dataclasses import dataclass
 
 from .. import distributed_c10d as c10d
@@ -78,6 +79,23 @@ def _fqn(model, key):
     return ".".join(out)
 
 
+def _fsdp1(model):
+    """Whether model holds FSDP1 units (FullyShardedDataParallel): their state_dict() and
+    FSDP.optim_state_dict() already name tensors by FQN; these helpers read them as DTensors."""
+    from ..fsdp import FullyShardedDataParallel
+
+    return bool(FullyShardedDataParallel.fsdp_modules(model))
+
+
+def _fsdp1_sharded(model):
+    """Inside it, model's FSDP1 units give SHARDED_STATE_DICT (DTensors); else nothing."""
+    from ..fsdp import FullyShardedDataParallel, StateDictType
+
+    if not _fsdp1(model):
+        return contextlib.nullcontext()
+    return FullyShardedDataParallel.state_dict_type(model, StateDictType.SHARDED_STATE_DICT)
+
+
 def _rank():
     return c10d.get_rank() if c10d.is_available() and c10d.is_initialized() else 0
 
@@ -113,7 +131,9 @@ def get_model_state_dict(model, *, submodules=None, options=None):
     if opts.ignore_frozen_params:
         frozen = {_fqn(model, n) for n, p in model.named_parameters() if not p.requires_grad}
     sd = {}
-    for k, v in model.state_dict().items():
+    with _fsdp1_sharded(model):
+        items = model.state_dict().items()
+    for k, v in items:
         fqn = _fqn(model, k)
         if fqn not in frozen:
             sd[fqn] = v
@@ -201,7 +221,8 @@ def set_model_state_dict(model, model_state_dict, *, options=None):
     opts = _options(options)
     if opts.broadcast_from_rank0:
         model_state_dict = _broadcast(model_state_dict if _rank() == 0 else None)
-    targets = {_fqn(model, k): v for k, v in model.state_dict(keep_vars=True).items()}
+    with _fsdp1_sharded(model):  # FSDP1: DTensors over the units' shards, filled in place
+        targets = {_fqn(model, k): v for k, v in model.state_dict(keep_vars=True).items()}
     frozen = set()
     if opts.ignore_frozen_params:
         frozen = {_fqn(model, n) for n, p in model.named_parameters() if not p.requires_grad}
@@ -310,6 +331,14 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None
     state, groups = {}, []
     for optim in _optims(optimizers):
         _init_state(optim)
+        if _fsdp1(model):  # FSDP1 names its flat parameters' states itself
+            from ..fsdp import FullyShardedDataParallel
+
+            with _fsdp1_sharded(model):
+                osd = FullyShardedDataParallel.optim_state_dict(model, optim)
+            state.update(osd["state"])
+            groups.extend(osd["param_groups"])
+            continue
         osd = _dtensor_optim_state(optim, optim.state_dict())
         index = {}
         for g_sd, g in zip(osd["param_groups"], optim.param_groups):
@@ -354,6 +383,14 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict, *, options=Non
         optim_state_dict = _broadcast(optim_state_dict if _rank() == 0 else None)
     if "state" not in optim_state_dict and "param_groups" not in optim_state_dict:
         optim_state_dict = _unflatten_optim(optim_state_dict, model, optims)
+    if _fsdp1(model):  # one optimizer over the FSDP1 model, as FSDP.optim_state_dict_to_load
+        from ..fsdp import FullyShardedDataParallel
+
+        for optim in optims:
+            optim.load_state_dict(
+                FullyShardedDataParallel.optim_state_dict_to_load(model, optim, optim_state_dict)
+            )
+        return
     fqns = _param_fqns(model)
     given_groups = {}
     for g in optim_state_dict["param_groups"]:

@@ -18,7 +18,21 @@ from .. import distributed_c10d as c10d
 from ..tensor._api import DTensor, Replicate, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
 
 __all__ = [
+    "BackwardPrefetch",
+    "CPUOffload",
     "CPUOffloadPolicy",
+    "FullOptimStateDictConfig",
+    "FullStateDictConfig",
+    "FullyShardedDataParallel",
+    "LocalStateDictConfig",
+    "MixedPrecision",
+    "OptimStateDictConfig",
+    "ShardedOptimStateDictConfig",
+    "ShardedStateDictConfig",
+    "ShardingStrategy",
+    "StateDictConfig",
+    "StateDictSettings",
+    "StateDictType",
     "FSDPModule",
     "MixedPrecisionPolicy",
     "OffloadPolicy",
@@ -130,9 +144,9 @@ class _Group:
     def _versions(self):
         return tuple(p._local_tensor._version for _, _, p, _ in self.entries)
 
-    def _launch(self, shards, async_op):
+    def _launch(self, shards, async_op, dtype=None):
         lib = _lib()
-        dtype = self.mp.param_dtype or shards[0].dtype
+        dtype = dtype or self.mp.param_dtype or shards[0].dtype
         buf = lib.zeros(self.flat, dtype=dtype)
         for s, d, off in zip(shards, self.dims, self.offsets):
             if s.numel():
@@ -141,18 +155,19 @@ class _Group:
         work = c10d.all_gather_into_tensor(out, buf, group=self.group, async_op=async_op)
         return out, work
 
-    def gather(self, shards):
+    def gather(self, shards, dtype=None):
         """The whole tensors from this rank's shards (plain tensors, no autograd); an earlier
-        prefetch of the same shard values is used when there is one."""
+        prefetch of the same shard values is used when there is one. dtype: that of the
+        gathered tensors (default the forward's)."""
         out = None
-        if self.prefetched is not None:
+        if self.prefetched is not None and dtype is None:
             out, work, versions = self.prefetched
             self.prefetched = None
             work.wait()
             if versions != self._versions():
                 out = None  # the shards changed (an optimizer step) since the prefetch
         if out is None:
-            out = self._launch(shards, async_op=False)[0]
+            out = self._launch(shards, async_op=False, dtype=dtype)[0]
         out = out.view(self.n, self.flat)
         fulls = []
         for shape, d, off, size, rows in zip(
@@ -395,6 +410,52 @@ def _cast(x, dtype):
     return x
 
 
+# Note [FSDP saved parameters]: with reshard_after_forward, the gathered parameters that the
+# forward's ops save for backward are packed as handles (saved-tensor hooks), so resharding
+# after the forward frees them; the module's backward all-gathers them again on first use
+# and drops them when the gather's own backward runs. FSDP1 (FullyShardedDataParallel) runs
+# its units through the same two functions: `mod` has unshard() and reshard().
+def _pre_forward(state, mod, args, kwargs):
+    from ...autograd.graph import saved_tensors_hooks
+
+    mp = state.mp
+    if state.group.entries:
+        if state.hooks is not None:
+            # the last forward never reached `post` (an exception, such as a checkpoint's
+            # early stop, unwound it): its gathered parameters may be stale
+            state.hooks = None
+            mod.reshard()
+        mod.unshard()
+        for g in state.group.forward_prefetch:
+            g.prefetch()
+        if state.reshard_after_forward and _lib().is_grad_enabled():
+            outer = _lib()._C._top_saved_tensors_hooks()
+            pack = functools.partial(state.group.pack, outer)
+            # called by a checkpoint that pops these hooks after an early stop unwound
+            # the forward before `post` (utils/checkpoint.py, _pop_hooks_above)
+            pack._on_abandon = functools.partial(_abandon, mod, state)
+            state.hooks = saved_tensors_hooks(pack, state.group.unpack)
+            state.hooks.__enter__()
+    if mp.param_dtype is not None and mp.cast_forward_inputs:
+        args, kwargs = _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
+    return args, kwargs
+
+
+def _post_forward(state, mod, args, kwargs, out):
+    if state.group.entries:
+        if state.hooks is not None:
+            top = _lib()._C._top_saved_tensors_hooks()
+            if top is not None and top[0] is state.hooks.pack_hook:
+                state.hooks.__exit__(None, None, None)
+            state.hooks = None
+        # the attributes are the shards again; the gathered tensors are freed, unless
+        # reshard_after_forward is False (the graph then keeps what its ops saved)
+        mod.reshard()
+    if state.mp.output_dtype is not None:
+        out = _cast(out, state.mp.output_dtype)
+    return out
+
+
 def fully_shard(
     module,
     *,
@@ -472,49 +533,7 @@ def fully_shard(
             entries.append((owner, name, sp, tuple(p.shape)))
     state = _State(_Group(entries, mesh, mp), reshard_after_forward, mp)
     module._fsdp_state = state
-
-    from ...autograd.graph import saved_tensors_hooks
-
-    # Note [FSDP saved parameters]: with reshard_after_forward, the gathered parameters that the
-    # forward's ops save for backward are packed as handles (saved-tensor hooks), so resharding
-    # after the forward frees them; the module's backward all-gathers them again on first use
-    # and drops them when the gather's own backward runs.
-    def pre(mod, args, kwargs):
-        if entries:
-            if state.hooks is not None:
-                # the last forward never reached `post` (an exception, such as a checkpoint's
-                # early stop, unwound it): its gathered parameters may be stale
-                state.hooks = None
-                mod.reshard()
-            mod.unshard()
-            for g in state.group.forward_prefetch:
-                g.prefetch()
-            if state.reshard_after_forward and _lib().is_grad_enabled():
-                outer = _lib()._C._top_saved_tensors_hooks()
-                pack = functools.partial(state.group.pack, outer)
-                # called by a checkpoint that pops these hooks after an early stop unwound
-                # the forward before `post` (utils/checkpoint.py, _pop_hooks_above)
-                pack._on_abandon = functools.partial(_abandon, mod, state)
-                state.hooks = saved_tensors_hooks(pack, state.group.unpack)
-                state.hooks.__enter__()
-        if mp.param_dtype is not None and mp.cast_forward_inputs:
-            args, kwargs = _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
-        return args, kwargs
-
-    def post(mod, args, kwargs, out):
-        if entries:
-            if state.hooks is not None:
-                top = _lib()._C._top_saved_tensors_hooks()
-                if top is not None and top[0] is state.hooks.pack_hook:
-                    state.hooks.__exit__(None, None, None)
-                state.hooks = None
-            # the attributes are the shards again; the gathered tensors are freed, unless
-            # reshard_after_forward is False (the graph then keeps what its ops saved)
-            mod.reshard()
-        if mp.output_dtype is not None:
-            out = _cast(out, mp.output_dtype)
-        return out
-
+    pre, post = functools.partial(_pre_forward, state), functools.partial(_post_forward, state)
     state.hooks_pair = (pre, post)
     module.register_forward_pre_hook(pre, with_kwargs=True)
     module.register_forward_hook(post, with_kwargs=True)
@@ -542,3 +561,22 @@ def register_fsdp_forward_method(module, method_name):
         return post(module, args, kwargs, method(*args, **kwargs))
 
     setattr(module, method_name, wrapped)
+
+
+# FSDP1 (FullyShardedDataParallel) runs its units on the machinery above
+from ._fully_sharded_data_parallel import FullyShardedDataParallel  # noqa: E402
+from .api import (  # noqa: E402
+    BackwardPrefetch,
+    CPUOffload,
+    FullOptimStateDictConfig,
+    FullStateDictConfig,
+    LocalStateDictConfig,
+    MixedPrecision,
+    OptimStateDictConfig,
+    ShardedOptimStateDictConfig,
+    ShardedStateDictConfig,
+    ShardingStrategy,
+    StateDictConfig,
+    StateDictSettings,
+    StateDictType,
+)
