@@ -3,15 +3,16 @@
 import math
 
 from .. import _C
+from .._argparse import write_out as _write_out
 from .._C import Tensor, exp, get_default_dtype, isnan, lgamma, log, sigmoid, sinc
-from .._C import _special_i0e as i0e  # noqa: F401
-from .._C import _special_i1 as i1
-from .._C import _special_i1e as i1e
 from .._C import _special_airy_ai as airy_ai  # noqa: F401
 from .._C import _special_bessel_j0 as bessel_j0  # noqa: F401
 from .._C import _special_bessel_j1 as bessel_j1  # noqa: F401
 from .._C import _special_bessel_y0 as bessel_y0  # noqa: F401
 from .._C import _special_bessel_y1 as bessel_y1  # noqa: F401
+from .._C import _special_i0e as i0e  # noqa: F401
+from .._C import _special_i1 as i1
+from .._C import _special_i1e as i1e
 from .._C import _special_modified_bessel_i0 as modified_bessel_i0  # noqa: F401
 from .._C import _special_modified_bessel_i1 as modified_bessel_i1  # noqa: F401
 from .._C import _special_modified_bessel_k0 as modified_bessel_k0  # noqa: F401
@@ -19,7 +20,6 @@ from .._C import _special_modified_bessel_k1 as modified_bessel_k1  # noqa: F401
 from .._C import _special_scaled_modified_bessel_k0 as scaled_modified_bessel_k0  # noqa: F401
 from .._C import _special_scaled_modified_bessel_k1 as scaled_modified_bessel_k1  # noqa: F401
 from .._C import _special_spherical_bessel_j0 as spherical_bessel_j0  # noqa: F401
-from .._argparse import write_out as _write_out
 from .._ops import elementwise as _elementwise
 from .._ops import nn as _nn
 from .._ops.creation import full, ones, tensor, zeros
