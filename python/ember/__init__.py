@@ -104,6 +104,7 @@ from . import (  # noqa: E402,F401
     profiler,
     quantization,
     random,
+    signal,
     sparse,
     special,
     testing,
