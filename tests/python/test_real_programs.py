@@ -72,6 +72,7 @@ SCRIPTS = [
     "autocast_bf16",
     "ckpt_rng_resume",
     "onecycle_accum",
+    "audio_features",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
