@@ -188,3 +188,13 @@ def test_signal_windows_match_torch(name, kw):
             got = getattr(ember.signal.windows, name)(M, sym=sym, **kw).tolist()
             ref = getattr(torch.signal.windows, name)(M, sym=sym, **kw).tolist()
             assert got == pytest.approx(ref, abs=1e-6), (M, sym)
+
+
+def test_squeeze_overloads_name_their_nodes_as_torch():
+    x = ember.ones(1, 3, 1, requires_grad=True)
+    assert type(x.squeeze().grad_fn).__name__ == "SqueezeBackward0"
+    assert type(x.squeeze(0).grad_fn).__name__ == "SqueezeBackward1"
+    assert type(x.squeeze((0, 2)).grad_fn).__name__ == "SqueezeBackward2"
+    assert type(F.avg_pool1d(x.view(1, 1, 3), 1).grad_fn).__name__ == "SqueezeBackward1"
+    x.squeeze((0, 2)).sum().backward()
+    assert x.grad.shape == (1, 3, 1)
