@@ -95,6 +95,8 @@ _NAMED = [
     (lambda x, t: ember.cdist(x, t), "CdistBackward0"),
     (lambda x, t: x.var(), "VarBackward0"),
     (lambda x, t: ember.std(x, dim=1), "StdBackward0"),
+    (lambda x, t: x.max(), "MaxBackward1"),
+    (lambda x, t: ember.min(x), "MinBackward1"),
 ]
 
 

@@ -350,3 +350,17 @@ norm = _names.named(
     ),
 )
 dist = _names.named(dist, "DistBackward0")
+
+
+def _extreme_name(name):
+    """max()/min() over all elements are torch's MaxBackward1/MinBackward1 (ember's amax)."""
+
+    def namer(args, kwargs):
+        whole = _names.arg(args, kwargs, 1, "dim") is None and kwargs.get("other") is None
+        return name if whole else None
+
+    return namer
+
+
+max = _names.named(max, _extreme_name("MaxBackward1"))  # noqa: A001
+min = _names.named(min, _extreme_name("MinBackward1"))  # noqa: A001
