@@ -105,6 +105,7 @@ from . import (  # noqa: E402,F401
     profiler,
     quantization,
     random,
+    signal,
     sparse,
     special,
     testing,

@@ -339,6 +339,21 @@ void bind_autograd(nb::module_& m) {
           "The gradients of outputs with respect to inputs, without touching .grad (behind "
           "ember.autograd.grad)."));
 
+  // A Python composite (F.mse_loss built from sub, pow and mean) names its result's node as
+  // torch's fused op does: a pass-through node with that name takes over the result's history.
+  m.def(
+      "_rename_grad_fn",
+      [](const Tensor& out, const std::string& name) {
+        if (!out.grad_fn()) return;
+        auto node = std::make_shared<autograd::FunctionNode>(
+            name, [](autograd::FunctionNode&, const variable_list& g) { return g; });
+        autograd::collect_next_edges(*node, {out});
+        autograd::set_history(out, node, 0);
+      },
+      nb::arg("out"), nb::arg("name"),
+      doc("_rename_grad_fn(out, name) -> None",
+          "Gives `out` (a result with history) a pass-through grad_fn named `name`."));
+
   // autograd.Function: the forward ran under no_grad in Python; this attaches the node whose
   // backward calls back into Python.
   m.def(

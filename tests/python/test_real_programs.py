@@ -55,6 +55,24 @@ SCRIPTS = [
     "translate_transformer",
     "style_transfer",
     "tabular",
+    # session 11
+    "vit_patch",
+    "bert_mlm",
+    "distill_kd",
+    "crnn_ctc",
+    "triplet_rank",
+    "conv_autoencoder",
+    "mdn_flow",
+    "swa_ema",
+    "quantile_reg",
+    "recommender",
+    "gat_scatter",
+    "gru_seq2seq",
+    "loader_workers",
+    "autocast_bf16",
+    "ckpt_rng_resume",
+    "onecycle_accum",
+    "audio_features",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

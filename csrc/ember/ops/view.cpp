@@ -161,14 +161,10 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
                    [inverse](const Tensor& g) { return permute(g, inverse); });
 }
 
-Tensor squeeze(const Tensor& self) {
-  DimVector dims;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (self.sizes()[size_t(d)] == 1) dims.push_back(d);
-  return squeeze(self, dims);
-}
-
-Tensor squeeze(const Tensor& self, IntArrayRef dims) {
+namespace {
+// torch names the three overloads' nodes apart: squeeze() SqueezeBackward0, squeeze(dim)
+// SqueezeBackward1, squeeze(dims) SqueezeBackward2 (a one-element dims reads as squeeze(dim)).
+Tensor squeeze_named(const Tensor& self, IntArrayRef dims, const char* name) {
   uint64_t mask = self.dim() == 0 ? 0 : dim_mask(dims, self.dim(), "squeeze");
   if (self.dim() == 0)
     for (int64_t d : dims) maybe_wrap_dim(d, 0);
@@ -179,8 +175,20 @@ Tensor squeeze(const Tensor& self, IntArrayRef dims) {
     strides.push_back(self.strides()[size_t(d)]);
   }
   DimVector in = shape_of(self);
-  return make_view(self, sizes, strides, self.storage_offset(), "SqueezeBackward0",
+  return make_view(self, sizes, strides, self.storage_offset(), name,
                    [in](const Tensor& g) { return reshape(g, in); });
+}
+}  // namespace
+
+Tensor squeeze(const Tensor& self) {
+  DimVector dims;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.sizes()[size_t(d)] == 1) dims.push_back(d);
+  return squeeze_named(self, dims, "SqueezeBackward0");
+}
+
+Tensor squeeze(const Tensor& self, IntArrayRef dims) {
+  return squeeze_named(self, dims, dims.size() == 1 ? "SqueezeBackward1" : "SqueezeBackward2");
 }
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {

@@ -8,6 +8,7 @@ from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._autocast_policy import lower_precision as _autocast_lower
 from .._C import Tensor, addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack
+from . import _names
 from .creation import zeros
 
 __all__ = [
@@ -248,3 +249,20 @@ def _H(self):
             f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
         )
     return _conj(self.t() if self.dim() == 2 else self)
+
+
+def _cdist_name(args, kwargs):
+    """torch's cdist node, or the reshape ending its matrix-product path for p=2 (asked for, or
+    by default past 25 rows)."""
+    x1, x2 = _names.arg(args, kwargs, 0, "x1"), _names.arg(args, kwargs, 1, "x2")
+    mode = _names.arg(args, kwargs, 3, "compute_mode", "use_mm_for_euclid_dist_if_necessary")
+    if _names.arg(args, kwargs, 2, "p", 2.0) == 2 and isinstance(x1, Tensor):
+        big = x1.shape[-2] > 25 or x2.shape[-2] > 25
+        if mode == "use_mm_for_euclid_dist" or (
+            mode == "use_mm_for_euclid_dist_if_necessary" and big
+        ):
+            return "ViewBackward0"
+    return "CdistBackward0"
+
+
+cdist = _names.named(cdist, _cdist_name)

@@ -4,6 +4,7 @@ forms, covariance, histograms."""
 from .. import _C, return_types
 from .._C import Tensor, broadcast_shapes, isnan, mm
 from .._type_info import scalar_type_name
+from . import _names
 from ._util import _float
 from .creation import full, linspace, ones, ones_like, zeros
 from .index import bucketize, where
@@ -336,3 +337,30 @@ def _sum_to_size(self, *size):
     ]
     out = self.sum(dims, keepdim=True) if dims else self
     return out.reshape(size)
+
+
+# ---- torch's grad_fn names (see _names.py) ----
+
+var = _names.named(var, "VarBackward0")
+std = _names.named(std, "StdBackward0")
+norm = _names.named(
+    norm,
+    lambda args, kwargs: (
+        None if _names.arg(args, kwargs, 1, "p") == "nuc" else "LinalgVectorNormBackward0"
+    ),
+)
+dist = _names.named(dist, "DistBackward0")
+
+
+def _extreme_name(name):
+    """max()/min() over all elements are torch's MaxBackward1/MinBackward1 (ember's amax)."""
+
+    def namer(args, kwargs):
+        whole = _names.arg(args, kwargs, 1, "dim") is None and kwargs.get("other") is None
+        return name if whole else None
+
+    return namer
+
+
+max = _names.named(max, _extreme_name("MaxBackward1"))  # noqa: A001
+min = _names.named(min, _extreme_name("MinBackward1"))  # noqa: A001

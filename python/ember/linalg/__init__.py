@@ -8,6 +8,7 @@ import math
 from .. import _C, _argparse, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
+from .._ops import _names
 from .._ops import creation as _creation
 from .._ops.creation import as_tensor, ones, zeros
 from .._ops.index import where
@@ -610,3 +611,22 @@ def vander(x, *, N=None):
 
 # out= on the functions that take it in torch (ember/_argparse.py)
 globals().update(_argparse.guarded(globals(), _argparse.LINALG_OUT_OPS, prefix="linalg_"))
+
+
+# ---- torch's grad_fn names (see ember/_ops/_names.py) ----
+
+
+def _norm_name(args, kwargs):
+    """Vector norms (no ord, a 1-D input or one dim) are torch's linalg_vector_norm."""
+    A, ord, dim = (
+        args[0] if args else kwargs.get("A"),
+        _names.arg(args, kwargs, 1, "ord"),
+        _names.arg(args, kwargs, 2, "dim"),
+    )
+    if ord is None or (isinstance(A, Tensor) and A.dim() == 1) or isinstance(dim, int):
+        return "LinalgVectorNormBackward0"
+    return None
+
+
+vector_norm = _names.named(vector_norm, "LinalgVectorNormBackward0")
+norm = _names.named(norm, _norm_name)

@@ -42,7 +42,10 @@ def get_ema_multi_avg_fn(decay=0.999):
     @no_grad()
     def ema_update(ema_param_list, current_param_list, _):
         for p_ema, p_model in zip(ema_param_list, current_param_list):
-            p_ema.copy_(lerp(p_ema, p_model, 1 - decay))
+            if p_ema.is_floating_point() or p_ema.is_complex():
+                p_ema.copy_(lerp(p_ema, p_model, 1 - decay))
+            else:  # integer buffers (BatchNorm's num_batches_tracked): no lerp, as torch's
+                p_ema.copy_(p_ema * decay + p_model * (1 - decay))
 
     return ema_update
 
@@ -84,7 +87,14 @@ class AveragedModel(nn.Module):
             for a, b in zip(mine, theirs):
                 a.copy_(b)
         elif self.multi_avg_fn is not None:
-            self.multi_avg_fn(mine, theirs, self.n_averaged)
+            # As torch's: one call per (device, dtype) group, so each list holds one dtype.
+            groups = {}
+            for a, b in zip(mine, theirs):
+                pair = groups.setdefault((str(a.device), a.dtype), ([], []))
+                pair[0].append(a)
+                pair[1].append(b)
+            for group_mine, group_theirs in groups.values():
+                self.multi_avg_fn(group_mine, group_theirs, self.n_averaged)
         else:
             fn = self.avg_fn or get_swa_avg_fn()
             for a, b in zip(mine, theirs):

@@ -4,6 +4,7 @@ import warnings
 
 from ... import _C
 from ..._C import cat, cumsum
+from ..._ops import _names
 from ..._ops import quantized as _quantized
 from ..._ops.complex_more import complex_linear_guard as _complex_linear_guard
 from ..._ops.creation import empty_like, zeros
@@ -650,3 +651,13 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
     ||x1 - x2 + eps||_p along the last dim."""
     return _nn.pairwise_distance(x1, x2, float(p), eps, keepdim)
+
+
+# ---- torch's grad_fn names (see ember/_ops/_names.py) ----
+
+celu = _names.named(celu, "CeluBackward0")
+glu = _names.named(glu, "GluBackward0")
+prelu = _names.named(prelu, "PreluKernelBackward0")
+rrelu = _names.named(rrelu, "RreluWithNoiseBackward0")
+group_norm = _names.named(group_norm, "NativeGroupNormBackward0")
+pairwise_distance = _names.named(pairwise_distance, "NormBackward1")

@@ -23,6 +23,7 @@ from ..._C import (
     stack,
     tanh,
 )
+from ..._ops import _names
 from ..._ops import creation as _creation
 from ..._ops.creation import ones, tensor
 from ..._ops.index import where
@@ -648,3 +649,24 @@ def _rnn_forward(
         if dropout > 0 and training and layer < num_layers - 1:
             layer_input = F.dropout(layer_input, dropout, True)
     return layer_input, stack(h_n, 0), (stack(c_n, 0) if mode == "LSTM" else None)
+
+
+# ---- torch's grad_fn names (see ember/_ops/_names.py) ----
+
+pixel_shuffle = _names.named(pixel_shuffle, "PixelShuffleBackward0")
+pixel_unshuffle = _names.named(pixel_unshuffle, "PixelUnshuffleBackward0")
+
+
+def _sdpa_name(args, kwargs):
+    """torch's CPU flash kernel (4-D, no dropout, value's head size = query's) or its math path,
+    which ends in a reshape."""
+    q, v = _names.arg(args, kwargs, 0, "query"), _names.arg(args, kwargs, 2, "value")
+    if not isinstance(q, _C.Tensor) or not isinstance(v, _C.Tensor):
+        return None
+    flash = q.dim() == 4 and not _names.arg(args, kwargs, 4, "dropout_p", 0.0)
+    if flash and q.shape[-1] == v.shape[-1]:
+        return "ScaledDotProductFlashAttentionForCpuBackward0"
+    return "UnsafeViewBackward0"
+
+
+scaled_dot_product_attention = _names.named(scaled_dot_product_attention, _sdpa_name)

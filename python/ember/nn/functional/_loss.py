@@ -10,6 +10,7 @@ import warnings
 from ... import _C
 from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
+from ..._ops import _names
 from ..._ops.creation import ones_like, tensor
 from ...autograd.grad_mode import no_grad
 from ._activation import _raise_if_not_tensor
@@ -553,3 +554,55 @@ def ctc_loss(
         red,
         zero_infinity,
     )
+
+
+# ---- torch's grad_fn names (see ember/_ops/_names.py) ----
+
+
+def _nll_name(input, reduction):
+    """nll_loss's node: 2-D inputs NllLossBackward0, 4-D NllLoss2DBackward0; other ranks go
+    through nll_loss2d on a reshape, which is a view when unreduced."""
+    dim = input.dim() if isinstance(input, Tensor) else 0
+    if dim <= 2:
+        return "NllLossBackward0"
+    if dim == 4 or reduction != "none":
+        return "NllLoss2DBackward0"
+    return None
+
+
+def _reduction_of(args, kwargs):
+    """The reduction of a cross_entropy / nll_loss call (both keep it at position 6)."""
+    red = _names.arg(args, kwargs, 6, "reduction", "mean")
+    size_average = _names.arg(args, kwargs, 3, "size_average")
+    reduce = _names.arg(args, kwargs, 5, "reduce")
+    if size_average is None and reduce is None:
+        return red
+    return "none" if reduce is False else ("sum" if size_average is False else "mean")
+
+
+def _ce_name(args, kwargs):
+    input, target = args[0] if args else kwargs.get("input"), _names.arg(args, kwargs, 1, "target")
+    if not isinstance(target, Tensor) or target.is_floating_point():
+        return None  # class probabilities: torch's composite ends in a division
+    if _names.arg(args, kwargs, 7, "label_smoothing", 0.0):
+        return "AddBackward0"
+    return _nll_name(input, _reduction_of(args, kwargs))
+
+
+def _nll_loss_name(args, kwargs):
+    input = args[0] if args else kwargs.get("input")
+    return _nll_name(input, _reduction_of(args, kwargs))
+
+
+cross_entropy = _names.named(cross_entropy, _ce_name)
+nll_loss = _names.named(nll_loss, _nll_loss_name)
+binary_cross_entropy = _names.named(binary_cross_entropy, "BinaryCrossEntropyBackward0")
+binary_cross_entropy_with_logits = _names.named(
+    binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0"
+)
+mse_loss = _names.named(mse_loss, _names.unweighted("MseLossBackward0", 5))
+smooth_l1_loss = _names.named(smooth_l1_loss, "SmoothL1LossBackward0")
+huber_loss = _names.named(huber_loss, _names.unweighted("HuberLossBackward0", 4))
+soft_margin_loss = _names.named(soft_margin_loss, "SoftMarginLossBackward0")
+multi_margin_loss = _names.named(multi_margin_loss, "MultiMarginLossBackward0")
+multilabel_margin_loss = _names.named(multilabel_margin_loss, "MultilabelMarginLossBackward0")

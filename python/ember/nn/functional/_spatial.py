@@ -5,6 +5,7 @@ import warnings
 
 from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
+from ..._ops import _names
 from ..._ops import quantized as _quantized
 from ._activation import _raise_if_not_tensor
 
@@ -608,3 +609,44 @@ def _sparse_embedding_bag(
         table, local, offsets, False, mode, False, per_sample_weights, include_last_offset,
         n if pad >= 0 else -1,
     )  # fmt: skip
+
+
+# ---- torch's grad_fn names (see ember/_ops/_names.py) ----
+
+_PAD_NODES = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0"}
+_UPSAMPLE_NODES = {
+    "nearest": "UpsampleNearest{}DBackward0",
+    "nearest-exact": "UpsampleNearestExact{}DBackward0",
+    "linear": "UpsampleLinear1DBackward0",
+    "bilinear": "UpsampleBilinear2DBackward0",
+    "bicubic": "UpsampleBicubic2DBackward0",
+    "trilinear": "UpsampleTrilinear3DBackward0",
+    "area": "AdaptiveAvgPool{}DBackward0",
+}
+
+
+def _pad_name(args, kwargs):
+    mode = _names.arg(args, kwargs, 2, "mode", "constant")
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    pads = _names.arg(args, kwargs, 1, "pad")
+    node = _PAD_NODES.get(mode)
+    return node.format(len(pads) // 2) if node and pads is not None else None
+
+
+def _interpolate_name(args, kwargs):
+    input = args[0] if args else kwargs.get("input")
+    node = _UPSAMPLE_NODES.get(_names.arg(args, kwargs, 3, "mode", "nearest"))
+    if node is None or not isinstance(input, _C.Tensor):
+        return None
+    if _names.arg(args, kwargs, 6, "antialias", False):
+        node = node.replace("2DBackward0", "2DAaBackward0")
+    return node.format(input.dim() - 2)
+
+
+pad = _names.named(pad, _pad_name)
+interpolate = _names.named(interpolate, _interpolate_name)
+conv1d = _names.named(conv1d, "ConvolutionBackward0")
+conv_transpose1d = _names.named(conv_transpose1d, "ConvolutionBackward0")
+conv_transpose2d = _names.named(conv_transpose2d, "ConvolutionBackward0")
+embedding_bag = _names.named(embedding_bag, "EmbeddingBagBackward0")

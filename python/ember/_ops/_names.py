@@ -1,0 +1,41 @@
+"""torch's grad_fn names on functional composites (Note [Composite node names] in
+docs/ARCHITECTURE.md).
+
+torch computes F.mse_loss, F.pad or F.interpolate with one fused kernel, so the result's grad_fn
+prints as MseLossBackward0; ember builds several of them from smaller ops, whose last node would
+print as MeanBackward0. Programs print and test these names, so the wrapped functions give their
+result a pass-through node carrying torch's name (ember._C._rename_grad_fn); the gradients are
+unchanged and still flow through the smaller ops' nodes."""
+
+import functools
+
+from .. import _C
+
+
+def arg(args, kwargs, index, name, default=None):
+    """The argument at position `index` or keyword `name` of a call."""
+    if len(args) > index:
+        return args[index]
+    return kwargs.get(name, default)
+
+
+def named(fn, name):
+    """`fn` whose tensor result gets a grad_fn named `name` (a string, or a function of the call's
+    (args, kwargs) returning the name, or None to keep the composite's own)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, _C.Tensor) and out.requires_grad and out._grad_fn is not None:
+            if not any(out is a for a in args):  # an input handed back keeps its own node
+                node_name = name if isinstance(name, str) else name(args, kwargs)
+                if node_name:
+                    _C._rename_grad_fn(out, node_name)
+        return out
+
+    return wrapper
+
+
+def unweighted(name, weight_index):
+    """`name` unless the call passed a `weight` (torch then computes it another way)."""
+    return lambda args, kwargs: name if arg(args, kwargs, weight_index, "weight") is None else None
