@@ -465,3 +465,55 @@ def test_histogramdd_and_segment_reduce():
             )
             got = ember.segment_reduce(data, reduce, lengths=lengths, initial=initial)
             np.testing.assert_allclose(_np(got), want.numpy(), err_msg=f"{reduce} {initial}")
+
+
+# ---- Tensor methods ------------------------------------------------------------------------
+
+
+def test_tensor_methods():
+    a, x = _pair((2, 3), 12)
+    assert x.cfloat().dtype == ember.complex64 and x.cdouble().dtype == ember.complex128
+    np.testing.assert_allclose(_np(x.cfloat().real), a)
+    s, t = ember.tensor([1.0, 2.0]), ember.tensor([0.5, 3.0])
+    np.testing.assert_allclose(_np(s.igamma(t)), _np(ember.igamma(s, t)))
+    np.testing.assert_allclose(_np(s.igammac(t)), _np(ember.igammac(s, t)))
+    s2 = s.clone()
+    s2.igamma_(t)
+    np.testing.assert_allclose(_np(s2), _np(ember.igamma(s, t)))
+    assert x.is_nested is False
+    assert x.const_data_ptr() == x.data_ptr()
+    assert x.record_stream(ember.Stream()) is None
+    assert x.nonzero_static(size=8).shape == (8, 2)
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        assert x.resize_as(ember.zeros(3, 2)).shape == (3, 2)
+    parts = ember.arange(5).unsafe_split_with_sizes([1, 4])
+    assert [p.tolist() for p in parts] == [[0], [1, 2, 3, 4]]
+    m = ember.randn(4, 3)
+    qa, tau = m.geqrf()
+    np.testing.assert_allclose(_np(qa.orgqr(tau)), _np(ember.orgqr(qa, tau)))
+    np.testing.assert_allclose(
+        _np(qa.ormqr(tau, ember.eye(4))), _np(ember.ormqr(qa, tau, ember.eye(4)))
+    )
+    y = ember.arange(6.0)
+    assert y.as_strided_((3,), (2,)) is y and y.tolist() == [0.0, 2.0, 4.0]
+    out = ember.zeros(4).as_strided_scatter(ember.ones(2), (2,), (2,))
+    assert out.tolist() == [1.0, 0.0, 1.0, 0.0]
+    A = ember.randn(3, 3) + 3 * ember.eye(3)
+    LU, piv = ember.linalg.lu_factor(A)
+    b = ember.randn(3, 2)
+    np.testing.assert_allclose(_np(A @ b.lu_solve(LU, piv)), _np(b), rtol=1e-4, atol=1e-5)
+    with pytest.raises(RuntimeError, match="deprecated since version 1.9"):
+        x.solve(x)
+
+
+def test_dim_order_matches_torch():
+    x = ember.randn(2, 3, 4)
+    cases = [x, x.permute(2, 0, 1), x.transpose(0, 1), ember.randn(1, 3, 1), x[:, :1]]
+    want = [(0, 1, 2), (1, 2, 0), (1, 0, 2), (0, 1, 2), (0, 1, 2)]
+    assert [c.dim_order() for c in cases] == want
+    with pytest.raises(RuntimeError, match="unique dim order"):
+        ember.randn(1, 3, 1).dim_order(ambiguity_check=True)
+    torch = _torch()
+    tx = torch.randn(2, 3, 4)
+    tcases = [tx, tx.permute(2, 0, 1), tx.transpose(0, 1), torch.randn(1, 3, 1), tx[:, :1]]
+    assert [c.dim_order() for c in tcases] == want
