@@ -8,6 +8,7 @@ ATen default `reduction=Mean` as 0, so a call that leaves reduction out returns 
 loss; ours do the same (programs written against torch rely on what torch does)."""
 
 from ..nn import functional as F
+from ..nn.functional import conv_tbc  # noqa: F401  (torch.conv_tbc is F.conv_tbc)
 
 __all__ = [
     "binary_cross_entropy_with_logits",
@@ -284,15 +285,6 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     z = (iz + hz).sigmoid()
     n = (in_ + r * hn).tanh()
     return (1 - z) * n + z * hx
-
-
-def conv_tbc(input, weight, bias, pad=0):
-    """conv_tbc(input, weight, bias, pad=0) -> Tensor
-
-    1-D convolution of a (time, batch, channels) input with a (kernel, in, out) weight; the
-    output is (time', batch, out)."""
-    out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
-    return out.permute(2, 0, 1)
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
