@@ -6,7 +6,28 @@ torch does. Collectives work on CPU tensors of every dtype, synchronously or wit
 `async_op=True` (a Work to wait on). nn.parallel.DistributedDataParallel trains on top.
 """
 
+from ._extras import (
+    DebugLevel,
+    DistBackendError,
+    DistError,
+    DistNetworkError,
+    DistStoreError,
+    ProcessGroupGloo,
+    all_gather_coalesced,
+    all_reduce_coalesced,
+    breakpoint,
+    get_debug_level,
+    get_node_local_rank,
+    get_pg_count,
+    new_subgroups,
+    new_subgroups_by_enumeration,
+    recv_object_list,
+    send_object_list,
+    set_debug_level,
+    set_debug_level_from_env,
+)
 from ._grad_bucket import BuiltinCommHookType, GradBucket
+from .device_mesh import DeviceMesh, init_device_mesh
 from .distributed_c10d import (
     Backend,
     FileStore,
@@ -117,4 +138,25 @@ __all__ = [
     "scatter",
     "scatter_object_list",
     "send",
+    # torch's smaller names (_extras.py) and the device mesh
+    "DebugLevel",
+    "DeviceMesh",
+    "DistBackendError",
+    "DistError",
+    "DistNetworkError",
+    "DistStoreError",
+    "ProcessGroupGloo",
+    "all_gather_coalesced",
+    "all_reduce_coalesced",
+    "breakpoint",
+    "get_debug_level",
+    "get_node_local_rank",
+    "get_pg_count",
+    "init_device_mesh",
+    "new_subgroups",
+    "new_subgroups_by_enumeration",
+    "recv_object_list",
+    "send_object_list",
+    "set_debug_level",
+    "set_debug_level_from_env",
 ]
