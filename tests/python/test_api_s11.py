@@ -517,3 +517,121 @@ def test_dim_order_matches_torch():
     tx = torch.randn(2, 3, 4)
     tcases = [tx, tx.permute(2, 0, 1), tx.transpose(0, 1), torch.randn(1, 3, 1), tx[:, :1]]
     assert [c.dim_order() for c in tcases] == want
+
+
+# ---- overrides, swap_tensors, assert_allclose -------------------------------------------------
+
+
+class _Logged:
+    """A tensor-like that records the functions offered to it."""
+
+    seen = []
+
+    def __init__(self, value):
+        self.value = value
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(func)
+        return ("handled", func.__name__)
+
+
+class _Declines(_Logged):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+def test_torch_function_helpers():
+    from ember import overrides
+
+    t = ember.ones(2)
+    assert not overrides.has_torch_function((t, 1)) and overrides.has_torch_function(
+        (t, _Logged(1))
+    )
+    assert overrides.has_torch_function_unary(
+        _Logged(1)
+    ) and not overrides.has_torch_function_unary(t)
+    assert overrides.has_torch_function_variadic(t, _Logged(1))
+    assert overrides.is_tensor_like(t) and overrides.is_tensor_like(_Logged(1))
+    assert not overrides.is_tensor_like(1)
+
+    def dispatcher(a, b=None):
+        return (a, b)
+
+    @overrides.wrap_torch_function(dispatcher)
+    def scaled(a, b=None):
+        return a * 2
+
+    assert scaled(t).tolist() == [2.0, 2.0]
+    assert scaled(_Logged(1)) == ("handled", "scaled")
+    # subclasses first: _Declines (a subclass) is asked before _Logged, declines, _Logged takes it
+    _Logged.seen.clear()
+    assert overrides.handle_torch_function(scaled, (_Logged(1), _Declines(2)), 1) == (
+        "handled",
+        "scaled",
+    )
+    with pytest.raises(TypeError, match="no implementation found"):
+        overrides.handle_torch_function(scaled, (_Declines(1),), 1)
+
+    class Mode(overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return ("mode", func(*args, **(kwargs or {})))
+
+    with Mode():
+        assert overrides.has_torch_function((t,))
+        out = scaled(t)
+    assert out[0] == "mode" and out[1].tolist() == [2.0, 2.0]
+
+
+def test_overridable_listings():
+    from ember import overrides
+
+    assert overrides.resolve_name(ember.add) == "torch.add"
+    assert overrides.resolve_name(ember.Tensor.add) == "torch.Tensor.add"
+    assert overrides.resolve_name(ember.nn.functional.relu) == "torch.nn.functional.relu"
+    assert overrides.resolve_name(ember.Tensor.shape.__get__) == "torch.Tensor.shape.__get__"
+    assert overrides.resolve_name(len) is None
+    table = overrides.get_overridable_functions()
+    assert ember.add in table[ember] and ember.nn.functional.relu in table[ember.nn.functional]
+    assert ember.Tensor.add in table[ember.Tensor]
+    ignored = overrides.get_ignored_functions()
+    assert ember.manual_seed in ignored and ember.add not in ignored
+    dummies = overrides.get_testing_overrides()
+    assert dummies[ember.add](ember.ones(1), 1) == -1
+    assert overrides.is_tensor_method_or_property(ember.Tensor.add)
+    assert not overrides.is_tensor_method_or_property(ember.add)
+    torch = _torch()
+    from torch import overrides as to
+
+    for name in ("add", "matmul", "relu"):
+        fn = getattr(ember, name)
+        assert overrides.resolve_name(fn) == to.resolve_name(getattr(torch, name))
+
+
+def test_swap_tensors():
+    a = ember.ones(2, requires_grad=True)
+    b = ember.zeros(3, dtype=ember.float64)
+    a.tag = "a"
+    ida, idb = id(a), id(b)
+    ember.utils.swap_tensors(a, b)
+    assert id(a) == ida and id(b) == idb
+    assert a.dtype == ember.float64 and a.shape == (3,) and not a.requires_grad
+    assert b.tolist() == [1.0, 1.0] and b.requires_grad and b.tag == "a"
+    assert not hasattr(a, "tag")
+    with pytest.raises(RuntimeError, match="leaf"):
+        ember.utils.swap_tensors(b * 2, a)
+    torch = _torch()
+    ta, tb = torch.ones(2, requires_grad=True), torch.zeros(3, dtype=torch.float64)
+    torch.utils.swap_tensors(ta, tb)
+    assert (ta.dtype, tuple(ta.shape), ta.requires_grad) == (torch.float64, (3,), False)
+    assert (tb.dtype, tuple(tb.shape), tb.requires_grad) == (torch.float32, (2,), True)
+
+
+def test_assert_allclose():
+    with pytest.warns(FutureWarning, match="assert_allclose"):
+        ember.testing.assert_allclose(ember.tensor([1.0, float("nan")]), [1.00001, float("nan")])
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError):
+        ember.testing.assert_allclose(ember.tensor([1.0]), [1.1])
+    with pytest.warns(FutureWarning):
+        ember.testing.assert_allclose(ember.tensor([1, 2]), ember.tensor([1.0, 2.0]))
