@@ -104,6 +104,7 @@ from . import (  # noqa: E402,F401
     overrides,
     profiler,
     quantization,
+    quasirandom,
     random,
     sparse,
     special,

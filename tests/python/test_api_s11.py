@@ -635,3 +635,52 @@ def test_assert_allclose():
         ember.testing.assert_allclose(ember.tensor([1.0]), [1.1])
     with pytest.warns(FutureWarning):
         ember.testing.assert_allclose(ember.tensor([1, 2]), ember.tensor([1.0, 2.0]))
+
+
+# ---- quasirandom ---------------------------------------------------------------------------
+
+
+def test_sobol_engine_properties():
+    from ember.quasirandom import SobolEngine
+
+    e = SobolEngine(3)
+    first = e.draw(4, dtype=ember.float64).numpy()
+    np.testing.assert_array_equal(first[:, 0], [0.0, 0.5, 0.75, 0.25])  # van der Corput
+    assert e.num_generated == 4
+    pts = SobolEngine(6, scramble=True, seed=7).draw_base2(7).numpy()
+    assert pts.shape == (128, 6) and (pts >= 0).all() and (pts < 1).all()
+    for d in range(6):  # (0, m, s)-net: one point per interval of width 1/128 in each dimension
+        assert len(set((pts[:, d] * 128).astype(int))) == 128
+    again = SobolEngine(6, scramble=True, seed=7).draw_base2(7).numpy()
+    np.testing.assert_array_equal(pts, again)
+    eng = SobolEngine(2)
+    eng.draw(3)
+    with pytest.raises(ValueError, match="power of 2"):
+        eng.draw_base2(2)
+    with pytest.raises(ValueError, match="Supported range of dimensionality"):
+        SobolEngine(0)
+    a = SobolEngine(4).fast_forward(9).draw(5)
+    b = SobolEngine(4).draw(14)[9:]
+    np.testing.assert_array_equal(_np(a), _np(b))
+    r = SobolEngine(2)
+    x = _np(r.draw(5))
+    np.testing.assert_array_equal(_np(r.reset().draw(5)), x)
+    assert (
+        repr(SobolEngine(2, scramble=True, seed=1))
+        == "SobolEngine(dimension=2, scramble=True, seed=1)"
+    )
+
+
+def test_sobol_engine_equals_torch():
+    torch = _torch()
+    from ember.quasirandom import SobolEngine
+
+    for dim in (1, 5, 300, 1111):
+        e, t = SobolEngine(dim), torch.quasirandom.SobolEngine(dim)
+        np.testing.assert_array_equal(_np(e.draw(33)), t.draw(33).numpy())
+        e.fast_forward(7)
+        t.fast_forward(7)
+        got = e.draw(9, dtype=ember.float64)
+        np.testing.assert_array_equal(_np(got), t.draw(9, dtype=torch.float64).numpy())
+    e, t = SobolEngine(3), torch.quasirandom.SobolEngine(3)
+    np.testing.assert_array_equal(_np(e.draw_base2(4)), t.draw_base2(4).numpy())
