@@ -44,10 +44,20 @@ __all__ = [
     "from_file",
     "compiled_with_cxx11_abi",
     "Tag",
+    "fork",
+    "wait",
+    "is_distributed",
+    "is_vulkan_available",
+    "addmv_",
+    "conj_physical_",
+    "native_channel_shuffle",
+    "to_dlpack",
 ]
 
 from ._dynamo import capture as _capture  # noqa: E402
-from .amp import GradScaler  # noqa: E402  (torch.GradScaler is torch.amp.GradScaler)
+from ._fork import fork, wait  # noqa: E402
+from .amp import GradScaler  # noqa: E402
+from .utils.dlpack import to_dlpack  # noqa: E402  (torch.GradScaler is torch.amp.GradScaler)
 
 
 class _SymIntMeta(type):
@@ -497,3 +507,47 @@ class Tag(enum.Enum):
     pt2_compliant_tag = 17
     reduction = 18
     view_copy = 19
+
+
+def is_distributed(input):
+    """is_distributed(input) -> bool
+
+    Whether input is a distributed tensor of torch's legacy THD API (never, as in torch)."""
+    return False
+
+
+def is_vulkan_available():
+    """is_vulkan_available() -> bool
+
+    Whether the Vulkan backend is built in (never in ember)."""
+    return False
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """addmv_(input, mat, vec, *, beta=1, alpha=1) -> Tensor
+
+    In-place addmv: input = beta * input + alpha * (mat @ vec); returns input."""
+    from ._ops.products import addmv
+
+    return input.copy_(addmv(input, mat, vec, beta=beta, alpha=alpha))
+
+
+def conj_physical_(input):
+    """conj_physical_(input) -> Tensor
+
+    Conjugates input in place (nothing to do for a real dtype); returns input."""
+    if input.is_complex():
+        from ._ops.complex import conj_physical
+
+        input.copy_(conj_physical(input))
+    return input
+
+
+def native_channel_shuffle(input, groups):
+    """native_channel_shuffle(input, groups) -> Tensor
+
+    channel_shuffle(input, groups): the channels regrouped from (groups, C / groups) to
+    (C / groups, groups)."""
+    from .nn.functional import channel_shuffle
+
+    return channel_shuffle(input, groups)

@@ -684,3 +684,27 @@ def test_sobol_engine_equals_torch():
         np.testing.assert_array_equal(_np(got), t.draw(9, dtype=torch.float64).numpy())
     e, t = SobolEngine(3), torch.quasirandom.SobolEngine(3)
     np.testing.assert_array_equal(_np(e.draw_base2(4)), t.draw_base2(4).numpy())
+
+
+def test_fork_wait_and_small_names():
+    fut = ember.fork(lambda x, y=1: x + y, 2, y=3)
+    assert ember.wait(fut) == 5 and ember.jit.wait(ember.jit.fork(lambda: 7)) == 7
+
+    def boom():
+        raise ValueError("inside")
+
+    with pytest.raises(ValueError, match="inside"):
+        ember.wait(ember.fork(boom))
+    with pytest.raises(TypeError, match="expected a Future"):
+        ember.wait(3)
+    assert not ember.is_distributed(ember.ones(1)) and not ember.is_vulkan_available()
+    x = ember.ones(2)
+    assert ember.addmv_(x, ember.ones(2, 3), ember.ones(3), beta=2) is x
+    assert x.tolist() == [5.0, 5.0]
+    c = ember.tensor([1 + 2j])
+    assert ember.conj_physical_(c) is c and c.tolist() == [1 - 2j]
+    r = ember.ones(2)
+    assert ember.conj_physical_(r) is r
+    shuffled = ember.native_channel_shuffle(ember.arange(4.0).view(1, 4, 1, 1), 2)
+    assert shuffled.view(-1).tolist() == [0.0, 2.0, 1.0, 3.0]
+    assert ember.to_dlpack is ember.utils.dlpack.to_dlpack
