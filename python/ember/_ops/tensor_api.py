@@ -93,6 +93,12 @@ def lu_solve(self, LU_data, LU_pivots):
     return linalg.lu_solve(self, LU_data, LU_pivots)
 
 
+def _conj_physical_(self):
+    from .._runtime_names import conj_physical_
+
+    return conj_physical_(self)
+
+
 def _is_nested(self):
     return False
 
@@ -148,6 +154,9 @@ METHODS = {
         "unsafe_split_with_sizes",
         "(split_sizes, dim=0) -> List[Tensor]",
         "ember.unsafe_split_with_sizes(self, split_sizes, dim).",
+    ),
+    "conj_physical_": _method(
+        _conj_physical_, "conj_physical_", "() -> Tensor", "ember.conj_physical_(self)."
     ),
     "dim_order": dim_order,
     "const_data_ptr": const_data_ptr,
