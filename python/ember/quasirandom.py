@@ -11,8 +11,6 @@ another)."""
 import base64
 import zlib
 
-import numpy as np
-
 from . import _C
 from ._ops.creation import from_numpy
 
@@ -37,6 +35,8 @@ _rows = []
 
 def _direction_numbers(dimension):
     """(dimension, MAXBIT) int64: column j of dimension d holds v_{d,j} << (MAXBIT - 1 - j)."""
+    import numpy as np  # (at use: `import ember` leaves numpy unloaded)
+
     if not _rows:
         _rows.extend(_table())
     state = np.zeros((dimension, _MAXBIT), dtype=np.int64)
@@ -76,6 +76,8 @@ class SobolEngine:
     MAXDIM = None  # set below from the table
 
     def __init__(self, dimension, scramble=False, seed=None):
+        import numpy as np
+
         if dimension > self.MAXDIM or dimension < 1:
             raise ValueError(
                 f"Supported range of dimensionality for SobolEngine is [1, {self.MAXDIM}]"
@@ -92,6 +94,8 @@ class SobolEngine:
         self.num_generated = 0
 
     def _scramble(self):
+        import numpy as np
+
         from ._ops.random import randint
 
         gen = _C.Generator()
@@ -121,6 +125,8 @@ class SobolEngine:
         """draw(n=1, out=None, dtype=None) -> Tensor
 
         The next n points as an (n, dimension) tensor of dtype (the default dtype when None)."""
+        import numpy as np
+
         if dtype is None:
             dtype = _C.get_default_dtype()
         points = np.empty((n, self.dimension), dtype=np.int64)
@@ -157,6 +163,7 @@ class SobolEngine:
         """reset() -> SobolEngine
 
         Back to the first point."""
+
         self._quasi = self._shift.copy()
         self.num_generated = 0
         return self

@@ -27,7 +27,6 @@ from ._extras import (
     set_debug_level_from_env,
 )
 from ._grad_bucket import BuiltinCommHookType, GradBucket
-from .device_mesh import DeviceMesh, init_device_mesh
 from .distributed_c10d import (
     Backend,
     FileStore,
@@ -160,3 +159,13 @@ __all__ = [
     "set_debug_level",
     "set_debug_level_from_env",
 ]
+
+
+def __getattr__(name):
+    # DeviceMesh and init_device_mesh live in device_mesh, loaded at first use (it imports numpy,
+    # which `import ember` leaves unloaded)
+    if name in ("DeviceMesh", "init_device_mesh"):
+        from . import device_mesh
+
+        return getattr(device_mesh, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

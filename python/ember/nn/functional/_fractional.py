@@ -8,8 +8,6 @@ does it, so equal samples give torch's windows. The pooling is a gather of each 
 elements and a max over them, which makes it differentiable; indices are flat positions within
 each plane, as torch's."""
 
-import numpy as np
-
 from ..._ops.creation import from_numpy
 from ..._ops.random import rand
 
@@ -29,6 +27,8 @@ def _tuple(v, n):
 
 def _starts(samples, in_size, out_size, pool, dtype):
     """(planes, out_size) int64 window starts for the planes' samples of one dimension."""
+    import numpy as np  # (not at import: `import ember` leaves numpy unloaded)
+
     u = samples.astype(dtype)
     if out_size == 1:
         return np.full((u.shape[0], 1), in_size - pool, dtype=np.int64)
@@ -41,6 +41,8 @@ def _starts(samples, in_size, out_size, pool, dtype):
 
 
 def _pool(name, nd, input, kernel_size, output_size, output_ratio, _random_samples):
+    import numpy as np
+
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
     unbatched = input.dim() == nd + 1
