@@ -90,6 +90,7 @@ from . import (  # noqa: E402,F401
     export,
     fft,
     func,
+    functional,
     futures,
     fx,
     hub,
@@ -104,6 +105,7 @@ from . import (  # noqa: E402,F401
     overrides,
     profiler,
     quantization,
+    quasirandom,
     random,
     signal,
     sparse,
@@ -120,6 +122,11 @@ from ._dlpack import from_dlpack  # noqa: E402,F401
 from ._higher_order_ops import cond  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403
 from ._op_overloads import ops  # noqa: E402,F401
+
+# torch's top-level names beyond the op families: runtime classes and flags, ATen-named nn and
+# math ops, the *_copy view ops (issue 16's drop-in running)
+from ._ops.aten_misc import *  # noqa: E402,F401,F403
+from ._ops.aten_nn import *  # noqa: E402,F401,F403
 from ._ops.attributes import *  # noqa: E402,F401,F403
 from ._ops.complex import *  # noqa: E402,F401,F403
 
@@ -139,7 +146,9 @@ from ._ops.reduce import *  # noqa: E402,F401,F403
 from ._ops.shape import *  # noqa: E402,F401,F403
 from ._ops.sort import *  # noqa: E402,F401,F403
 from ._ops.spectral import *  # noqa: E402,F401,F403
+from ._ops.view_copy import *  # noqa: E402,F401,F403
 from ._process import *  # noqa: E402,F401,F403
+from ._runtime_names import *  # noqa: E402,F401,F403
 from ._size_checks import _check, _check_is_size  # noqa: E402,F401
 from ._type_info import finfo, iinfo  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402

@@ -282,3 +282,10 @@ def _uninstall():
     while _patches:
         owner, name, value = _patches.pop()
         setattr(owner, name, value)
+
+
+# torch.overrides' helpers for Python code that implements the protocol (ember/_override_helpers)
+from ._override_helpers import *  # noqa: E402,F401,F403
+from ._override_helpers import __all__ as _helper_names  # noqa: E402
+
+__all__ += _helper_names

@@ -48,3 +48,5 @@ triangular_solve = _struct("triangular_solve", ["solution", "cloned_coefficient"
 lu_unpack = _struct("lu_unpack", ["P", "L", "U"])
 linalg_lu = _struct("linalg_lu", ["P", "L", "U"])
 histogram = _struct("histogram", ["hist", "bin_edges"])
+geqrf = _struct("geqrf", ["a", "tau"])
+histogramdd = _struct("histogramdd", ["hist", "bin_edges"])

@@ -43,6 +43,7 @@ from . import (
     shape,
     sort,
     tensor,
+    tensor_api,
 )
 
 
@@ -270,6 +271,10 @@ for _name, _params in (
         "self takes the view's sizes and strides."
     )
 del _name, _params
+
+FILL.update(tensor_api.METHODS)  # torch's methods for drop-in running (issue 16)
+PROPERTIES.update(tensor_api.PROPERTIES)
+PROPERTY_DOCS.update(tensor_api.PROPERTY_DOCS)
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {

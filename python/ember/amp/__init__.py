@@ -163,7 +163,10 @@ def custom_bwd(bwd=None, *, device_type):
 
 
 class GradScaler:
-    """Dynamic loss scaling (torch.amp.GradScaler): scale the loss, unscale and check the grads,
+    """GradScaler(device='cuda', init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
+    growth_interval=2000, enabled=True)
+
+    Dynamic loss scaling (torch.amp.GradScaler): scale the loss, unscale and check the grads,
     skip steps with inf/NaN grads, and grow or back off the scale."""
 
     def __init__(

@@ -6,6 +6,26 @@ torch does. Collectives work on CPU tensors of every dtype, synchronously or wit
 `async_op=True` (a Work to wait on). nn.parallel.DistributedDataParallel trains on top.
 """
 
+from ._extras import (
+    DebugLevel,
+    DistBackendError,
+    DistError,
+    DistNetworkError,
+    DistStoreError,
+    ProcessGroupGloo,
+    all_gather_coalesced,
+    all_reduce_coalesced,
+    breakpoint,
+    get_debug_level,
+    get_node_local_rank,
+    get_pg_count,
+    new_subgroups,
+    new_subgroups_by_enumeration,
+    recv_object_list,
+    send_object_list,
+    set_debug_level,
+    set_debug_level_from_env,
+)
 from ._grad_bucket import BuiltinCommHookType, GradBucket
 from .distributed_c10d import (
     Backend,
@@ -117,4 +137,35 @@ __all__ = [
     "scatter",
     "scatter_object_list",
     "send",
+    # torch's smaller names (_extras.py) and the device mesh
+    "DebugLevel",
+    "DeviceMesh",
+    "DistBackendError",
+    "DistError",
+    "DistNetworkError",
+    "DistStoreError",
+    "ProcessGroupGloo",
+    "all_gather_coalesced",
+    "all_reduce_coalesced",
+    "breakpoint",
+    "get_debug_level",
+    "get_node_local_rank",
+    "get_pg_count",
+    "init_device_mesh",
+    "new_subgroups",
+    "new_subgroups_by_enumeration",
+    "recv_object_list",
+    "send_object_list",
+    "set_debug_level",
+    "set_debug_level_from_env",
 ]
+
+
+def __getattr__(name):
+    # DeviceMesh and init_device_mesh live in device_mesh, loaded at first use (it imports numpy,
+    # which `import ember` leaves unloaded)
+    if name in ("DeviceMesh", "init_device_mesh"):
+        from . import device_mesh
+
+        return getattr(device_mesh, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

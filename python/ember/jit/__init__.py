@@ -12,6 +12,7 @@ import os
 import sys
 import warnings
 
+from .._fork import fork, wait  # noqa: F401  (torch.jit.fork/wait in eager mode)
 from ..export._tracing import active as _active
 from ..export._tracing import capturing as _capturing
 
@@ -32,6 +33,8 @@ __all__ = [
     "ScriptFunction",
     "TracedModule",
     "freeze",
+    "fork",
+    "wait",
 ]
 
 

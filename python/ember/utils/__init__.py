@@ -8,6 +8,7 @@ from . import (
     hooks,  # noqa: F401
     model_zoo,  # noqa: F401
 )
+from ._swap import swap_tensors  # noqa: E402,F401
 from .backend_registration import (  # noqa: F401
     generate_methods_for_privateuse1_backend,
     rename_privateuse1_backend,

@@ -3,7 +3,18 @@
 from ._activation import *  # noqa: F401,F403
 from ._composite import *  # noqa: F401,F403
 from ._extra import *  # noqa: F401,F403
+from ._fractional import *  # noqa: F401,F403
 from ._grid import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
+from ._sequence import *  # noqa: F401,F403
 from ._spatial import *  # noqa: F401,F403
 from ._spatial3d import *  # noqa: F401,F403
+
+
+def __getattr__(name):
+    # torch.nn.functional.grad is the module torch.nn.grad (which imports this one: loaded at use)
+    if name == "grad":
+        import importlib
+
+        return importlib.import_module("ember.nn.grad")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

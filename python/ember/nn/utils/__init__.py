@@ -16,6 +16,10 @@ from .fusion import (
     fuse_linear_bn_weights,
 )
 from .init import skip_init
+from .memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -42,4 +46,6 @@ __all__ = [
     "fuse_linear_bn_eval",
     "fuse_linear_bn_weights",
     "skip_init",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
 ]
