@@ -7,9 +7,15 @@
    Linear(3136->128, ReLU) -> Linear(128->10), ember's vs torch's quantized modules with the
    same int8 weights, and ember's float32 model.
 
+3. The primitives around them, at the CNN's sizes: quantize_per_tensor of the input
+   (64 x 1 x 28 x 28), quantize_per_channel of the second convolution's weight (64 x 32 x 3 x 3),
+   dequantize of a 64 x 64 x 7 x 7 activation, and the flatten (a contiguous NCHW copy) of that
+   activation in channels-last layout, where the quantized convolutions leave it.
+
 The libraries run alternately in one process (best of R), same thread count.
 
 Usage: python benchmarks/quantized.py [--threads N] [--repeat R] [--features F] [--batch B]
+                                      [--only primitives]
 """
 
 import argparse
@@ -191,12 +197,50 @@ def static_cnn(torch, batch, repeat):
     print(f"{e:>11.3f} {t:>11.3f} {f:>10.3f} {t / e:>12.2f} {f / e:>9.2f}")
 
 
+def primitives(torch, repeat):
+    rng = np.random.default_rng(2)
+    x = rng.random((64, 1, 28, 28)).astype(np.float32)
+    w = rng.normal(0, 0.06, (64, 32, 3, 3)).astype(np.float32)
+    act = rng.random((64, 64, 7, 7)).astype(np.float32)
+    scales = np.maximum(np.abs(w.reshape(64, -1)).max(1) / 127.5, 1e-8)
+
+    def cases(lib):
+        xt, wt, at = lib.tensor(x), lib.tensor(w), lib.tensor(act)
+        sc, zp = lib.tensor(scales), lib.zeros(64, dtype=lib.int64)
+        qa = lib.quantize_per_tensor(at, 0.01, 0, lib.quint8)
+        qcl = qa.contiguous(memory_format=lib.channels_last)
+        return [
+            (
+                "quantize_per_tensor 64x1x28x28",
+                lambda: lib.quantize_per_tensor(xt, 0.01, 0, lib.quint8),
+            ),
+            (
+                "quantize_per_channel 64x32x3x3",
+                lambda: lib.quantize_per_channel(wt, sc, zp, 0, lib.qint8),
+            ),
+            ("dequantize 64x64x7x7", lambda: qa.dequantize()),
+            ("channels-last quint8 flatten", lambda: qcl.reshape(64, -1)),
+        ]
+
+    ours = cases(ember)
+    theirs = cases(torch) if torch is not None else None
+    print("quantization primitives (ms per call)")
+    print(f"{'':<32} {'ember':>9} {'torch':>9} {'torch/ember':>12}")
+    for i, (name, fn) in enumerate(ours):
+        fns = [fn] + ([theirs[i][1]] if theirs else [])
+        times = best_times(fns, repeat * 5, warmup=3)
+        e = times[0] * 1e3
+        t = times[1] * 1e3 if theirs else float("nan")
+        print(f"{name:<32} {e:>9.4f} {t:>9.4f} {t / e:>12.2f}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--features", type=int, default=1024)
     p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--only", choices=["primitives"], default=None)
     args = p.parse_args()
     if args.threads:
         ember.set_num_threads(args.threads)
@@ -214,9 +258,14 @@ def main():
         f"threads: ember {ember.get_num_threads()}"
         + (f", torch {torch.get_num_threads()}" if torch else "")
     )
+    if args.only == "primitives":
+        primitives(torch, args.repeat)
+        return
     dynamic_linear(torch, args.features, (1, 4, 16, 64), args.repeat)
     print()
     static_cnn(torch, args.batch, max(3, args.repeat // 3))
+    print()
+    primitives(torch, args.repeat)
 
 
 if __name__ == "__main__":

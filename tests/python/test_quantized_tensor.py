@@ -17,9 +17,18 @@ def _torch():
 
 
 def _ref_quantize(x, scale, zp, lo, hi):
-    """numpy reference: round half to even of x * (1/scale) in float32, plus zp, clamped."""
+    """numpy reference, torch's rule (Note [Quantize arithmetic] in cpu/quantize.cpp): round half
+    to even of x * (1/scale) + zp (one rounding of the sum for 8-bit types; qint32 adds in
+    float32), clamped; quint4x2 (hi 15) adds zp after the rounding."""
     inv = np.float32(1.0) / np.float32(scale)
-    return np.clip(np.rint(x.astype(np.float32) * inv) + zp, lo, hi)
+    x = x.astype(np.float32)
+    if hi == 15:
+        return np.clip(np.rint(x * inv) + zp, lo, hi)
+    if hi == 2**31 - 1:
+        return np.clip(np.rint((x * inv).astype(np.float32) + np.float32(zp)), lo, hi)
+    return np.clip(
+        np.rint((x.astype(np.float64) * np.float64(inv) + zp).astype(np.float32)), lo, hi
+    )
 
 
 def test_dtypes():
@@ -110,7 +119,8 @@ def test_quantize_per_channel():
         x, ember.tensor([0.1, 0.2, 0.5]), ember.tensor([0, 0, 1]), 1, ember.quint8
     )
     assert q1.q_per_channel_axis() == 1
-    assert q1.int_repr().tolist() == [[1, 0, 3], [20, 0, 1]]
+    # 0.25 / 0.5 + 1 = 1.5 rounds to 2: torch rounds after adding the zero point
+    assert q1.int_repr().tolist() == [[1, 0, 3], [20, 0, 2]]
 
 
 def test_per_tensor_accessors_refuse_float_tensors():

@@ -6,6 +6,10 @@
 
 #include <complex>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/dispatch/dispatcher.h"
@@ -21,6 +25,31 @@ bool is_transpose(const TensorIter& it, int64_t elem) {
   return it.shape().size() >= 2 && it.numel() >= 1024 && it.strides(0)[0] == elem &&
          it.strides(1)[1] == elem && it.strides(1)[0] != elem;
 }
+
+#ifdef __SSE2__
+// d[j * ds + i] = s[i * ss + j] for a 16 x 16 block of bytes, in registers: four rounds of
+// interleaving rows k and k + 8 (each round rotates the row index's bits into the column index).
+// Byte by byte, the transpose of a channels-last uint8 activation ran 4x slower than torch's.
+inline void transpose16x16_bytes(const void* s_, int64_t ss, void* d_, int64_t ds) {
+  const char* s = static_cast<const char*>(s_);
+  char* d = static_cast<char*>(d_);
+  __m128i a[16], b[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i * ss));
+#pragma GCC unroll 4
+  for (int round = 0; round < 4; ++round) {
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      b[2 * k] = _mm_unpacklo_epi8(a[k], a[k + 8]);
+      b[2 * k + 1] = _mm_unpackhi_epi8(a[k], a[k + 8]);
+    }
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; ++k) a[k] = b[k];
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j * ds), a[j]);
+}
+#endif
 
 // The copy of is_transpose in square tiles, so both sides stay in cache: element by element, the
 // source's reads would each touch a new cache line. Tasks are tiles in the source's row-major
@@ -49,8 +78,19 @@ void transpose_copy(const TensorIter& it) {
                    const T* src = reinterpret_cast<const T*>(sp);
                    const int64_t i0 = (t / tiles1 % tiles0) * kTile, i1 = std::min(n0, i0 + kTile);
                    const int64_t j0 = (t % tiles1) * kTile, j1 = std::min(n1, j0 + kTile);
+                   int64_t ib = i0, jb = j0;  // [i0, ib) x [j0, jb): done in 16 x 16 blocks
+#ifdef __SSE2__
+                   if constexpr (sizeof(T) == 1) {
+                     ib = i0 + (i1 - i0) / 16 * 16;
+                     jb = j0 + (j1 - j0) / 16 * 16;
+                     for (int64_t i = i0; i < ib; i += 16)
+                       for (int64_t j = j0; j < jb; j += 16)
+                         transpose16x16_bytes(src + i * s0 + j, s0, dst + i + j * d1, d1);
+                   }
+#endif
                    for (int64_t j = j0; j < j1; ++j)
-                     for (int64_t i = i0; i < i1; ++i) dst[i + j * d1] = src[i * s0 + j];
+                     for (int64_t i = j < jb ? ib : i0; i < i1; ++i)
+                       dst[i + j * d1] = src[i * s0 + j];
                  }
                });
 }

@@ -1,6 +1,6 @@
-// Quantized kernels (schema/quantized.h): quantize/dequantize, the int8 GEMM behind quantized
-// linear and convolution (static and dynamic), elementwise add/mul, per-channel affine
-// (batch norm) and embedding-bag lookup of int8/int4 rows.
+// Quantized kernels (schema/quantized.h): the int8 GEMM behind quantized linear and convolution
+// (static and dynamic), elementwise add/mul, per-channel affine (batch norm) and embedding-bag
+// lookup of int8/int4 rows. Quantize and dequantize are in cpu/quantize.cpp.
 //
 // Note [Int8 GEMM]
 // C[M,N] (int32) = A[M,K] (uint8 activations) x B[K,N] (int8 weights) on AVX512-VNNI
@@ -36,12 +36,6 @@ constexpr int64_t kLanes = 16;  // output columns per packed block
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-ScalarType int_type_for(int64_t qmin, int64_t qmax) {
-  if (qmin >= 0 && qmax <= 255) return kByte;
-  if (qmin >= -128 && qmax <= 127) return kChar;
-  return kInt;
-}
-
 template <class T>
 T* ptr(const Tensor& t) {
   return static_cast<T*>(t.data_ptr());
@@ -61,12 +55,13 @@ bool has_vnni() {
 bool has_vnni() { return false; }
 #endif
 
-// ---------------------------------------------------------------- quantize / dequantize
+// ---------------------------------------------------------------- activations of dynamic linear
 
+// The scalar twin of quantize_u8_avx512 (CPUs without VNNI).
 template <class Q>
 void quantize_run(const float* x, Q* q, int64_t n, float inv_scale, int64_t zp, int64_t qmin,
                   int64_t qmax) {
-  for (int64_t i = 0; i < n; ++i) {  // in double: qint32's range is not exact in float
+  for (int64_t i = 0; i < n; ++i) {
     double v = double(std::nearbyint(x[i] * inv_scale)) + double(zp);
     v = std::min(std::max(v, double(qmin)), double(qmax));
     q[i] = Q(int64_t(v));
@@ -109,119 +104,6 @@ EMBER_QTARGET void min_max_avx512(const float* x, int64_t n, float& lo, float& h
   }
 }
 #endif
-
-Tensor quantize_kernel(const Tensor& self_, const Tensor& scales_, const Tensor& zps_, int64_t axis,
-                       int64_t qmin, int64_t qmax) {
-  EMBER_CHECK(self_.dtype() == kFloat, "quantize: expected a float32 tensor; got ",
-              dtype_name(self_.dtype()));
-  Tensor self = self_.contiguous();
-  Tensor scales = scales_.contiguous(), zps = zps_.contiguous();
-  ScalarType it = int_type_for(qmin, qmax);
-  Tensor out = empty(self.sizes(), it);
-  const float* x = ptr<float>(self);
-  const double* sc = ptr<double>(scales);
-  if (zps.dtype() == kDouble) {  // per_channel_affine_float_qparams: q = round(x / s + zp)
-    EMBER_CHECK(axis >= 0, "quantize: float zero points need an axis");
-    Tensor fz = zps;
-    const double* zf = ptr<double>(fz);
-    int64_t inner = 1;
-    for (int64_t d = axis + 1; d < self.dim(); ++d) inner *= self.size(d);
-    int64_t channels = scales.numel();
-    auto runf = [&](auto* q) {
-      using Q = std::remove_pointer_t<decltype(q)>;
-      for (int64_t i = 0; i < self.numel(); ++i) {
-        int64_t c = (i / inner) % channels;
-        float s = float(sc[c]);
-        float inv = s == 0.f ? 1.f : 1.f / s;
-        float v = std::nearbyint(x[i] * inv + float(zf[c]));
-        q[i] = Q(std::min(std::max(v, float(qmin)), float(qmax)));
-      }
-    };
-    if (it == kByte) runf(ptr<uint8_t>(out));
-    else if (it == kChar) runf(ptr<int8_t>(out));
-    else runf(ptr<int32_t>(out));
-    return out;
-  }
-  const int64_t* zp = ptr<int64_t>(zps);
-  int64_t n = self.numel();
-  int64_t channels = scales.numel();
-  int64_t inner = 1, outer = 1;
-  if (axis >= 0) {
-    for (int64_t d = axis + 1; d < self.dim(); ++d) inner *= self.size(d);
-    outer = n / std::max<int64_t>(1, inner * channels);
-  }
-  auto run = [&](auto* q) {
-    using Q = std::remove_pointer_t<decltype(q)>;
-    if (axis < 0) {
-      float inv = 1.0f / float(sc[0]);
-      parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {
-        quantize_run<Q>(x + b, q + b, e - b, inv, zp[0], qmin, qmax);
-      });
-      return;
-    }
-    parallel_for(0, outer * channels,
-                 std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, inner)),
-                 [&](int64_t b, int64_t e) {
-                   for (int64_t r = b; r < e; ++r) {
-                     int64_t c = r % channels;
-                     quantize_run<Q>(x + r * inner, q + r * inner, inner, 1.0f / float(sc[c]),
-                                     zp[c], qmin, qmax);
-                   }
-                 });
-  };
-  if (it == kByte) run(ptr<uint8_t>(out));
-  else if (it == kChar) run(ptr<int8_t>(out));
-  else run(ptr<int32_t>(out));
-  return out;
-}
-
-// zero_points may be float (per_channel_affine_float_qparams) or int64.
-Tensor dequantize_kernel(const Tensor& self_, const Tensor& scales_, const Tensor& zps_,
-                         int64_t axis) {
-  Tensor self = self_.contiguous();
-  Tensor scales = scales_.contiguous();
-  Tensor zps = zps_.dtype() == kDouble ? zps_.contiguous() : zps_.contiguous();
-  Tensor out = empty(self.sizes(), kFloat);
-  float* y = ptr<float>(out);
-  int64_t n = self.numel(), channels = scales.numel();
-  int64_t inner = 1;
-  if (axis >= 0)
-    for (int64_t d = axis + 1; d < self.dim(); ++d) inner *= self.size(d);
-  const double* sc = ptr<double>(scales);
-  std::vector<float> zpf(size_t(zps.numel()));
-  for (int64_t i = 0; i < zps.numel(); ++i)
-    zpf[size_t(i)] = zps.dtype() == kDouble  ? float(ptr<double>(zps)[i])
-                     : zps.dtype() == kFloat ? ptr<float>(zps)[i]
-                                             : float(ptr<int64_t>(zps)[i]);
-  // torch computes per-tensor values in float and per-channel ones in double.
-  auto run = [&](const auto* q) {
-    parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {
-      if (axis < 0) {
-        float zp0 = zpf[0], s0 = float(sc[0]);
-        for (int64_t i = b; i < e; ++i) y[i] = (float(q[i]) - zp0) * s0;
-        return;
-      }
-      for (int64_t i = b; i < e; ++i) {
-        int64_t c = (i / inner) % channels;
-        y[i] = float((double(q[i]) - double(zpf[size_t(c)])) * sc[c]);
-      }
-    });
-  };
-  switch (self.dtype()) {
-    case kByte:
-      run(ptr<uint8_t>(self));
-      break;
-    case kChar:
-      run(ptr<int8_t>(self));
-      break;
-    case kInt:
-      run(ptr<int32_t>(self));
-      break;
-    default:
-      EMBER_CHECK(false, "dequantize: expected integer values; got ", dtype_name(self.dtype()));
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------- packing
 
@@ -855,8 +737,6 @@ Tensor qembedding_bag_kernel(const Tensor& weight_, const Tensor& scales_, const
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL(op::_ember_quantize, CPU, quantize_kernel);
-EMBER_REGISTER_KERNEL(op::_ember_dequantize, CPU, dequantize_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qpack, CPU, qpack_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qlinear, CPU, qlinear_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qlinear_dynamic, CPU, qlinear_dynamic_kernel);

@@ -15,6 +15,29 @@
 namespace ember::cpu {
 namespace {
 
+// The oneDNN convolution's description, which keys its primitive cache (onednn::qconv_plan): one
+// builder, so the packing and the run look up the same primitive. w_scales: float32, contiguous,
+// alive while the spec is used.
+onednn::QConvSpec qconv_spec(IntArrayRef input_sizes, IntArrayRef weight_sizes, IntArrayRef stride,
+                             IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                             const Tensor& w_scales, double in_scale, int64_t in_zp,
+                             double out_scale, int64_t out_zp, bool relu) {
+  onednn::QConvSpec spec;
+  spec.input_sizes = input_sizes;
+  spec.weight_sizes = weight_sizes;
+  spec.stride = stride;
+  spec.padding = padding;
+  spec.dilation = dilation;
+  spec.groups = groups;
+  spec.in_scale = in_scale;
+  spec.in_zp = in_zp;
+  spec.out_scale = out_scale;
+  spec.out_zp = out_zp;
+  spec.relu = relu;
+  spec.w_scales = static_cast<const float*>(w_scales.data_ptr());
+  return spec;
+}
+
 Tensor qconv2d_onednn_pack_kernel(const Tensor& weight, IntArrayRef input_sizes, IntArrayRef stride,
                                   IntArrayRef padding, IntArrayRef dilation, int64_t groups,
                                   const Tensor& w_scales_, double in_scale, int64_t in_zp,
@@ -26,19 +49,9 @@ Tensor qconv2d_onednn_pack_kernel(const Tensor& weight, IntArrayRef input_sizes,
   Tensor w_scales = w_scales_.to(kFloat).contiguous();
   EMBER_CHECK(w_scales.numel() == w.size(0),
               "_ember_qconv2d_onednn_pack: expected one weight scale per output channel");
-  onednn::QConvSpec spec;
-  spec.input_sizes = input_sizes;
-  spec.weight_sizes = w.sizes();
-  spec.stride = stride;
-  spec.padding = padding;
-  spec.dilation = dilation;
-  spec.groups = groups;
-  spec.in_scale = in_scale;
-  spec.in_zp = in_zp;
-  spec.out_scale = out_scale;
-  spec.out_zp = out_zp;
-  spec.relu = relu;
-  spec.w_scales = static_cast<const float*>(w_scales.data_ptr());
+  const onednn::QConvSpec spec =
+      qconv_spec(input_sizes, w.sizes(), stride, padding, dilation, groups, w_scales, in_scale,
+                 in_zp, out_scale, out_zp, relu);
   Tensor packed = onednn::qconv_pack(w, spec);
   return packed.defined() ? packed : empty({0}, kChar);
 }
@@ -63,19 +76,9 @@ Tensor qconv2d_onednn_kernel(const Tensor& input, double in_scale, int64_t in_zp
   Tensor w_scales = w_scales_.to(kFloat).contiguous();
   Tensor bias = bias_ ? bias_->to(kFloat).contiguous() : Tensor();
   Tensor out = empty_strided({n, oc, oh, ow}, {oh * ow * oc, 1, ow * oc, oc}, kByte);
-  onednn::QConvSpec spec;
-  spec.input_sizes = input.sizes();
-  spec.weight_sizes = wshape;
-  spec.stride = stride;
-  spec.padding = padding;
-  spec.dilation = dilation;
-  spec.groups = groups;
-  spec.in_scale = in_scale;
-  spec.in_zp = in_zp;
-  spec.out_scale = out_scale;
-  spec.out_zp = out_zp;
-  spec.relu = relu;
-  spec.w_scales = static_cast<const float*>(w_scales.data_ptr());
+  const onednn::QConvSpec spec =
+      qconv_spec(input.sizes(), wshape, stride, padding, dilation, groups, w_scales, in_scale,
+                 in_zp, out_scale, out_zp, relu);
   const float* b = bias.defined() ? static_cast<const float*>(bias.data_ptr()) : nullptr;
   EMBER_CHECK(onednn::qconv_run(x, packed, weight, out, b, spec),
               "quantized::conv2d: the packed weight was made for another input shape or "
