@@ -312,9 +312,14 @@ class ExportedProgram:
             shape = self._input_shapes.get(node.name, list(val.shape))
             dims = ", ".join(str(d) for d in shape)
             params.append(f'{node.name}: "{dtype_abbr(val.dtype)}[{dims}]"')
-        plain = ", ".join(n.name for n in self.graph.nodes if n.op == "placeholder")
-        old = f"def forward(self, {plain}):" if plain else "def forward(self):"
-        return text.replace(old, f"def forward(self, {', '.join(params)}):", 1)
+        # the def line as print_readable wrote it (its annotations have concrete sizes), replaced
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith("def forward(self"):
+                indent = line[: len(line) - len(line.lstrip())]
+                lines[i] = f"{indent}def forward({', '.join(['self', *params])}):"
+                break
+        return "\n".join(lines)
 
     def __str__(self):
         readable = self._annotated_inputs(self._readable())
