@@ -23,39 +23,33 @@ def elementwise(func, args, kwargs, tangents):
     """The tangent of a one-tensor elementwise op as f'(x)·t; None if the op is not one."""
     from .._ops.creation import ones_like, zeros_like
     from ._engine import grad
-    from .forward_ad import _attach, _flat_tensors, _is_float, _requires_grad_alias
+    from .forward_ad import _attach, _elementwise_input, _requires_grad_alias
     from .grad_mode import enable_grad
 
-    x = args[0] if args else None
-    if not _is_float(x) or id(x) not in tangents:
+    dual = _elementwise_input(args, kwargs, tangents)
+    if dual is None:
         return None
-    if sum(1 for t in _flat_tensors(args, kwargs) if isinstance(t, Tensor)) != 1:
-        return None
-    t = tangents[id(x)]
-    if type(x).__name__ == "BatchedTensor":  # batched by vmap: f' on the physical tensor
-        from ..func._vmap import BatchedTensor
-
-        with enable_grad():
-            v = x._v
-            xa = v.view_as(v) if _keeps_graph(args, kwargs) else v.detach().requires_grad_(True)
-            ya = func(xa, *args[1:], **kwargs)
-            if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(v.shape):
-                return None
-            if not ya.requires_grad:
-                return None
-            (d,) = grad([ya], [xa], [ones_like(ya)], create_graph=True, allow_unused=True)
-        out = func(*args, **kwargs)
-        _attach(out, [zeros_like(out) if d is None else BatchedTensor(d, x._lv) * t])
-        return out
+    x, t = dual
+    batched = type(x).__name__ == "BatchedTensor"  # batched by vmap: f' on the physical tensor
+    base = x._v if batched else x
     with enable_grad():
-        xa = _requires_grad_alias(x)
+        if not batched:
+            xa = _requires_grad_alias(x)
+        elif _keeps_graph(args, kwargs):
+            xa = base.view_as(base)
+        else:
+            xa = base.detach().requires_grad_(True)
         ya = func(xa, *args[1:], **kwargs)
-        if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(x.shape):
+        if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(base.shape):
             return None
         if not ya.requires_grad:
             return None
         (d,) = grad([ya], [xa], [ones_like(ya)], create_graph=True, allow_unused=True)
     out = func(*args, **kwargs)
+    if d is not None and batched:
+        from ..func._vmap import BatchedTensor
+
+        d = BatchedTensor(d, x._lv)
     _attach(out, [zeros_like(out) if d is None else d * t])
     return out
 

@@ -814,16 +814,25 @@ def _outplace(func, name, args, kwargs, tangents):
     return out
 
 
-def _elementwise(func, args, kwargs, tangents):
-    """The tangent of a one-node elementwise op from its node; None if the op is not one."""
-    from .grad_mode import enable_grad
-
+def _elementwise_input(args, kwargs, tangents):
+    """(x, x's tangent) when the call's only tensor argument is its first, a floating dual
+    tensor (the elementwise fast paths' case); None otherwise."""
     x = args[0] if args else None
     if not _is_float(x) or id(x) not in tangents:
         return None
     if sum(1 for t in _flat_tensors(args, kwargs) if isinstance(t, Tensor)) != 1:
         return None
-    t = tangents[id(x)]
+    return x, tangents[id(x)]
+
+
+def _elementwise(func, args, kwargs, tangents):
+    """The tangent of a one-node elementwise op from its node; None if the op is not one."""
+    from .grad_mode import enable_grad
+
+    dual = _elementwise_input(args, kwargs, tangents)
+    if dual is None:
+        return None
+    x, t = dual
     real = _needs_real_run(args, kwargs)
     with enable_grad():
         # With a reverse graph to keep (x requires grad), the op's own node is used, so the
