@@ -12,16 +12,9 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
     For r = Jᵀg with g independent of the inputs x, the derivative of r along x's tangent t is
     ∇ₓ<r, t> (the symmetry of second derivatives), plus Jᵀ t_g when g has a tangent."""
     from .._ops.creation import zeros_like
-    from .forward_ad import (  # noqa: F401  (forward_ad imports this module)
-        _conform,
-        _current,
-        _detach_keeping,
-        _has_batched,
-        _hidden,
-        _is_float,
-        _tangent,
-        _zeros_tangent,
-    )
+
+    # imported here: forward_ad imports this module
+    from .forward_ad import _conform, _current, _detach_keeping, _has_batched, _hidden, _tangent
     from .grad_mode import enable_grad
 
     lv = _current()
@@ -79,16 +72,8 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
 
 def _function_apply(cls, ctx, args, kwargs, run_forward):
     """Function.apply with dual inputs: forward without tangents, then cls.jvp for the outputs."""
-    from .forward_ad import (  # noqa: F401  (forward_ad imports this module)
-        _conform,
-        _current,
-        _detach_keeping,
-        _has_batched,
-        _hidden,
-        _is_float,
-        _tangent,
-        _zeros_tangent,
-    )
+    # imported here: forward_ad imports this module
+    from .forward_ad import _conform, _current, _hidden, _is_float, _tangent, _zeros_tangent
     from .function import Function
 
     lv = _current()

@@ -23,128 +23,67 @@ def elementwise(func, args, kwargs, tangents):
     """The tangent of a one-tensor elementwise op as f'(x)·t; None if the op is not one."""
     from .._ops.creation import ones_like, zeros_like
     from ._engine import grad
-    from .forward_ad import _attach, _flat_tensors, _is_float, _requires_grad_alias
+    from .forward_ad import _attach, _elementwise_input, _requires_grad_alias
     from .grad_mode import enable_grad
 
-    x = args[0] if args else None
-    if not _is_float(x) or id(x) not in tangents:
+    dual = _elementwise_input(args, kwargs, tangents)
+    if dual is None:
         return None
-    if sum(1 for t in _flat_tensors(args, kwargs) if isinstance(t, Tensor)) != 1:
-        return None
-    t = tangents[id(x)]
-    if type(x).__name__ == "BatchedTensor":  # batched by vmap: f' on the physical tensor
-        from ..func._vmap import BatchedTensor
-
-        with enable_grad():
-            v = x._v
-            xa = v.view_as(v) if _keeps_graph(args, kwargs) else v.detach().requires_grad_(True)
-            ya = func(xa, *args[1:], **kwargs)
-            if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(v.shape):
-                return None
-            if not ya.requires_grad:
-                return None
-            (d,) = grad([ya], [xa], [ones_like(ya)], create_graph=True, allow_unused=True)
-        out = func(*args, **kwargs)
-        _attach(out, [zeros_like(out) if d is None else BatchedTensor(d, x._lv) * t])
-        return out
+    x, t = dual
+    batched = type(x).__name__ == "BatchedTensor"  # batched by vmap: f' on the physical tensor
+    base = x._v if batched else x
     with enable_grad():
-        xa = _requires_grad_alias(x)
+        if not batched:
+            xa = _requires_grad_alias(x)
+        elif _keeps_graph(args, kwargs):
+            xa = base.view_as(base)
+        else:
+            xa = base.detach().requires_grad_(True)
         ya = func(xa, *args[1:], **kwargs)
-        if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(x.shape):
+        if not isinstance(ya, Tensor) or tuple(ya.shape) != tuple(base.shape):
             return None
         if not ya.requires_grad:
             return None
         (d,) = grad([ya], [xa], [ones_like(ya)], create_graph=True, allow_unused=True)
     out = func(*args, **kwargs)
+    if d is not None and batched:
+        from ..func._vmap import BatchedTensor
+
+        d = BatchedTensor(d, x._lv)
     _attach(out, [zeros_like(out) if d is None else d * t])
     return out
 
 
 def generic(func, name, args, kwargs, tangents, inplace):
     """(output on aliases, tangents) as forward_ad._generic_tangents, visible to outer levels."""
-    from .._ops.creation import ones_like, zeros_like
+    from .._ops.creation import ones_like
     from ._engine import grad
-    from .forward_ad import (
-        _hidden,
-        _is_float,
-        _map_args,
-        _not_supported,
-        _out_tensors,
-        _requires_grad_alias,
-    )
-    from .grad_mode import enable_grad
+    from .forward_ad import _hidden, _requires_grad_alias, _tangent_dot, _tangents_on_leaves
 
-    leaves, leaf_tangents, aliases = [], [], {}
     keep = _keeps_graph(args, kwargs)
 
-    def fresh(a, clone=False):
+    def fresh(a):
         y = _requires_grad_alias(a)
-        if y is a:  # already requires grad: a new leaf-like alias of it
-            y = a.view_as(a)
-        return y.clone() if clone else y
+        return a.view_as(a) if y is a else y  # already requires grad: a new leaf-like alias
 
-    def sub(a):
-        key = id(a)
-        if key in aliases:
-            return aliases[key]
-        target = inplace and a is args[0]
-        if _is_float(a) and key in tangents:
-            leaf = fresh(a)
-            leaves.append(leaf)
-            leaf_tangents.append(fresh(tangents[key]))
-            alias = leaf.clone() if target else leaf
-        elif target:
-            alias = a.clone()
-        else:
-            alias = a
-        aliases[key] = alias
-        return alias
+    def new_leaf(a, t, target):
+        return fresh(a), fresh(t)
 
-    with enable_grad():
-        cargs, ckwargs = _map_args(sub, args, kwargs)
-        out = func(*cargs, **ckwargs)
-        if inplace:
-            out = cargs[0]
-        outs = _out_tensors(out)
-        diff = [o for o in outs if _is_float(o) and o.requires_grad]
-        if leaves and not diff and any(_is_float(o) for o in outs):
-            raise _not_supported(name)
-        by_id = {}
-        if diff:
-            try:
-                us = [ones_like(o).requires_grad_(True) for o in diff]
-                with _hidden("all"):  # plain graph work: only the last gradient needs tangents
-                    gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
-                    dot = None
-                    for g, t in zip(gs, leaf_tangents):
-                        if g is None:
-                            continue
-                        if not g.requires_grad:
-                            if bool((g != 0).any()):
-                                raise _not_supported(name)
-                            continue
-                        term = (g * t).sum()
-                        dot = term if dot is None else dot + term
-                if dot is not None and dot.requires_grad:
-                    wrt = us + leaves + leaf_tangents
-                    # reverse-over-forward: the tangent stays differentiable when the op's
-                    # inputs are in a reverse graph
-                    jv = list(grad([dot], wrt, create_graph=keep, allow_unused=True))[: len(us)]
-                else:
-                    jv = [None] * len(us)
-            except (NotImplementedError, RuntimeError) as e:
-                raise _not_supported(name, e) from e
-            by_id = {id(o): j for o, j in zip(diff, jv)}
-        result = []
-        for o in outs:
-            if not _is_float(o):
-                result.append(None)
-            elif id(o) in by_id:
-                j = by_id[id(o)]
-                result.append(zeros_like(o) if j is None else j)
-            else:
-                result.append(None)
-    return out, result
+    def jv(diff, leaves, leaf_tangents):
+        us = [ones_like(o).requires_grad_(True) for o in diff]
+        with _hidden("all"):  # plain graph work: only the last gradient needs tangents
+            gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
+            dot = _tangent_dot(gs, leaf_tangents, name)
+        if dot is None or not dot.requires_grad:
+            return [None] * len(us)
+        wrt = us + leaves + leaf_tangents
+        # reverse-over-forward: the tangent stays differentiable when the op's inputs are in a
+        # reverse graph
+        return list(grad([dot], wrt, create_graph=keep, allow_unused=True))[: len(us)]
+
+    return _tangents_on_leaves(
+        func, name, args, kwargs, tangents, inplace, new_leaf, jv, lambda a: a.clone(), False
+    )
 
 
 def generic_batched(func, name, args, kwargs, tangents, inplace):
@@ -153,100 +92,38 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
     for every tangent of the batch is one gradient of that op's node per element of the levels
     only the tangents carry (the primals' own batch elements are independent, so one gradient
     of their sum serves them all)."""
-    from .._ops.creation import ones_like, zeros_like
-    from ..func._vmap import BatchedTensor, _size_of, align, levels_of
-    from ._engine import grad
-    from .forward_ad import _is_float, _map_args, _not_supported, _out_tensors
-    from .grad_mode import enable_grad
+    from ..func._vmap import BatchedTensor, align, levels_of
+    from .forward_ad import _flat_tensors, _tangents_on_leaves
 
     keep = _keeps_graph(args, kwargs)
-    leaves, phys, leaf_tangents, aliases = [], [], [], {}
-    from .forward_ad import _flat_tensors
-
+    phys = []
     # the primals' batch: a dual input not batched over all of it is expanded over it, so that
     # its gradient is per batch element (as grad inside vmap does)
     primal_lv = levels_of(*_flat_tensors(args, kwargs))
 
-    def sub(a):
-        key = id(a)
-        if key in aliases:
-            return aliases[key]
-        target = inplace and a is args[0]
-        if _is_float(a) and key in tangents:
-            v = align(a, primal_lv, expand=True) if primal_lv else a
-            if keep and v.requires_grad:
-                p = v.view_as(v)  # in the reverse graph (reverse-over-forward)
-            else:
-                p = v.detach().requires_grad_(True)
-            leaf = BatchedTensor(p, primal_lv) if primal_lv else p
-            leaves.append(leaf)
-            phys.append(p)
-            leaf_tangents.append(tangents[key])
-            alias = leaf.clone() if target else leaf
-        elif target:
-            alias = a.detach().clone()
+    def new_leaf(a, t, target):
+        v = align(a, primal_lv, expand=True) if primal_lv else a
+        if keep and v.requires_grad:
+            p = v.view_as(v)  # in the reverse graph (reverse-over-forward)
         else:
-            alias = a
-        aliases[key] = alias
-        return alias
+            p = v.detach().requires_grad_(True)
+        phys.append(p)
+        return (BatchedTensor(p, primal_lv) if primal_lv else p), t
 
-    with enable_grad():
-        cargs, ckwargs = _map_args(sub, args, kwargs)
-        out = func(*cargs, **ckwargs)
-        if inplace:
-            out = cargs[0]
-        outs = _out_tensors(out)
-        diff = [o for o in outs if _is_float(o) and o.requires_grad]
-        if leaves and not diff and any(_is_float(o) for o in outs):
-            raise _not_supported(name)
-        by_id = {}
-        if diff:
-            try:
-                by_id = _batched_jv(
-                    grad,
-                    ones_like,
-                    zeros_like,
-                    BatchedTensor,
-                    _size_of,
-                    align,
-                    levels_of,
-                    diff,
-                    leaves,
-                    phys,
-                    leaf_tangents,
-                    keep,
-                    name,
-                )
-            except (NotImplementedError, RuntimeError) as e:
-                raise _not_supported(name, e) from e
-        result = []
-        for o in outs:
-            if not _is_float(o):
-                result.append(None)
-            elif id(o) in by_id:
-                j = by_id[id(o)]
-                result.append(zeros_like(o) if j is None else j)
-            else:
-                result.append(None)
-    return out, result
+    def jv(diff, leaves, leaf_tangents):
+        by_id = _batched_jv(diff, leaves, phys, leaf_tangents, keep, name)
+        return [by_id[id(o)] for o in diff]
+
+    return _tangents_on_leaves(
+        func, name, args, kwargs, tangents, inplace, new_leaf, jv, detach=False
+    )
 
 
-def _batched_jv(
-    grad,
-    ones_like,
-    zeros_like,
-    BatchedTensor,
-    _size_of,
-    align,
-    levels_of,
-    diff,
-    leaves,
-    phys,
-    leaf_tangents,
-    keep,
-    name,
-):
-    from .forward_ad import _not_supported
+def _batched_jv(diff, leaves, phys, leaf_tangents, keep, name):
+    from .._ops.creation import ones_like, zeros_like
+    from ..func._vmap import BatchedTensor, _size_of, align, levels_of
+    from ._engine import grad
+    from .forward_ad import _tangent_dot
 
     diff_p = [o._v if type(o) is BatchedTensor else o for o in diff]
     us = [ones_like(p).requires_grad_(True) for p in diff_p]
@@ -255,14 +132,9 @@ def _batched_jv(
     union = levels_of(*leaves, *diff, *leaf_tangents)
     extra = tuple(lv for lv in union if lv not in primal_lv)
     sizes = tuple(_size_of(lv) for lv in union)
-    dot = None
-    for g, leaf, t in zip(gs, leaves, leaf_tangents):
-        if g is None:
-            continue
-        if not g.requires_grad:
-            if bool((g != 0).any()):
-                raise _not_supported(name)
-            continue
+
+    def term(k, g, t):
+        leaf = leaves[k]
         gl = BatchedTensor(g, leaf._lv) if type(leaf) is BatchedTensor else g
         prod = align(gl, union, expand=True) * align(
             t,
@@ -270,8 +142,9 @@ def _batched_jv(
             rank=g.dim() - len(leaf._lv if type(leaf) is BatchedTensor else ()),
             expand=True,
         )
-        term = prod.reshape(sizes + (-1,)).sum(-1)
-        dot = term if dot is None else dot + term
+        return prod.reshape(sizes + (-1,)).sum(-1)
+
+    dot = _tangent_dot(gs, leaf_tangents, name, term)
     if dot is None or not dot.requires_grad:
         return {id(o): None for o in diff}
     qpos = [union.index(lv) for lv in extra]

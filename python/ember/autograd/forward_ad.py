@@ -568,8 +568,38 @@ _ARITH = frozenset(
 def _generic_tangents(func, name, args, kwargs, tangents, inplace):
     """Runs func on graph-recording aliases of the dual inputs and returns (output, tangents),
     the tangents from the op's backward formula (see the module docstring)."""
-    from .._ops.creation import ones_like, zeros_like
+    from .._ops.creation import ones_like
     from ._engine import grad
+
+    def new_leaf(a, t, target):
+        leaf = a.detach()
+        if target:
+            leaf = leaf.clone()
+        return leaf.requires_grad_(True), t
+
+    def jv(diff, leaves, leaf_tangents):
+        # B(u) is linear in u, so any u works; ones keeps formulas that take log|u|
+        # (logcumsumexp's) away from their singularity at 0.
+        us = [ones_like(o).requires_grad_(True) for o in diff]
+        gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
+        dot = _tangent_dot(gs, leaf_tangents, name)
+        if dot is not None and dot.requires_grad:
+            return grad(dot, us, allow_unused=True)
+        return [None] * len(us)
+
+    return _tangents_on_leaves(func, name, args, kwargs, tangents, inplace, new_leaf, jv)
+
+
+def _tangents_on_leaves(
+    func, name, args, kwargs, tangents, inplace, new_leaf, jv, copy_target=None, detach=True
+):
+    """The body the generic forward rules share (this module's and _forward_nested's): runs func
+    under enable_grad with every dual input replaced by a leaf, `new_leaf(a, tangent, target)`
+    -> (leaf, the tangent to pair with it), `target` when the op writes a in place (a non-dual
+    in-place target is replaced by `copy_target(a)`, a detached clone by default). `jv(diff,
+    leaves, leaf_tangents)` gives J·t for the differentiable outputs, in diff's order. Returns
+    (output, one tangent or None per output tensor), the tangents detached when `detach`."""
+    from .._ops.creation import zeros_like
     from .grad_mode import enable_grad
 
     leaves, leaf_tangents, aliases = [], [], {}
@@ -580,15 +610,12 @@ def _generic_tangents(func, name, args, kwargs, tangents, inplace):
             return aliases[key]
         target = inplace and a is args[0]
         if _is_float(a) and key in tangents:
-            leaf = a.detach()
-            if target:
-                leaf = leaf.clone()
-            leaf.requires_grad_(True)
+            leaf, t = new_leaf(a, tangents[key], target)
             leaves.append(leaf)
-            leaf_tangents.append(tangents[key])
+            leaf_tangents.append(t)
             alias = leaf.clone() if target else leaf
         elif target:
-            alias = a.detach().clone()
+            alias = copy_target(a) if copy_target is not None else a.detach().clone()
         else:
             alias = a
         aliases[key] = alias
@@ -605,45 +632,40 @@ def _generic_tangents(func, name, args, kwargs, tangents, inplace):
             # floating results the dual inputs do not reach: ember has no derivative for this
             # op (reverse mode records nothing either), so no tangent can be given
             raise _not_supported(name)
-        result = []
+        by_id = {}
         if diff:
             try:
-                # B(u) is linear in u, so any u works; ones keeps formulas that take log|u|
-                # (logcumsumexp's) away from their singularity at 0.
-                us = [ones_like(o).requires_grad_(True) for o in diff]
-                gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
-                dot = None
-                for g, t in zip(gs, leaf_tangents):
-                    if g is None:
-                        continue
-                    if not g.requires_grad:
-                        # Jᵀu that does not depend on u is either zero or computed by a
-                        # backward kernel that cannot be differentiated: no forward formula.
-                        if bool((g != 0).any()):
-                            raise _not_supported(name)
-                        continue
-                    term = (g * t).sum()
-                    dot = term if dot is None else dot + term
-                if dot is not None and dot.requires_grad:
-                    jv = grad(dot, us, allow_unused=True)
-                else:
-                    jv = [None] * len(us)
-            except NotImplementedError as e:
+                by_id = {id(o): j for o, j in zip(diff, jv(diff, leaves, leaf_tangents))}
+            except (NotImplementedError, RuntimeError) as e:
                 raise _not_supported(name, e) from e
-            except RuntimeError as e:
-                raise _not_supported(name, e) from e
-            by_id = {id(o): j for o, j in zip(diff, jv)}
-        else:
-            by_id = {}
+        result = []
         for o in outs:
-            if not _is_float(o):
+            if not _is_float(o) or id(o) not in by_id:
+                # not floating, or an output the op does not differentiate (slogdet's sign)
                 result.append(None)
-            elif id(o) in by_id:
-                j = by_id[id(o)]
-                result.append(zeros_like(o).detach() if j is None else j.detach())
-            else:
-                result.append(None)  # an output the op does not differentiate (slogdet's sign)
+                continue
+            j = by_id[id(o)]
+            j = zeros_like(o) if j is None else j
+            result.append(j.detach() if detach else j)
     return out, result
+
+
+def _tangent_dot(gs, leaf_tangents, name, term=None):
+    """Σ <Jᵀu, t> over the leaves (None when no gradient reaches them); `term(k, g, t)` gives
+    the k-th leaf's summand, (g * t).sum() by default."""
+    dot = None
+    for k, (g, t) in enumerate(zip(gs, leaf_tangents)):
+        if g is None:
+            continue
+        if not g.requires_grad:
+            # Jᵀu that does not depend on u is either zero or computed by a backward kernel
+            # that cannot be differentiated: no forward formula.
+            if bool((g != 0).any()):
+                raise _not_supported(name)
+            continue
+        part = (g * t).sum() if term is None else term(k, g, t)
+        dot = part if dot is None else dot + part
+    return dot
 
 
 def _redispatch(func):
@@ -792,16 +814,25 @@ def _outplace(func, name, args, kwargs, tangents):
     return out
 
 
-def _elementwise(func, args, kwargs, tangents):
-    """The tangent of a one-node elementwise op from its node; None if the op is not one."""
-    from .grad_mode import enable_grad
-
+def _elementwise_input(args, kwargs, tangents):
+    """(x, x's tangent) when the call's only tensor argument is its first, a floating dual
+    tensor (the elementwise fast paths' case); None otherwise."""
     x = args[0] if args else None
     if not _is_float(x) or id(x) not in tangents:
         return None
     if sum(1 for t in _flat_tensors(args, kwargs) if isinstance(t, Tensor)) != 1:
         return None
-    t = tangents[id(x)]
+    return x, tangents[id(x)]
+
+
+def _elementwise(func, args, kwargs, tangents):
+    """The tangent of a one-node elementwise op from its node; None if the op is not one."""
+    from .grad_mode import enable_grad
+
+    dual = _elementwise_input(args, kwargs, tangents)
+    if dual is None:
+        return None
+    x, t = dual
     real = _needs_real_run(args, kwargs)
     with enable_grad():
         # With a reverse graph to keep (x requires grad), the op's own node is used, so the

@@ -216,20 +216,7 @@ class ExportedProgram:
                 n.meta["export_unsupported"] = reason
             env[node] = n
         new.lint()
-        gm = fx.GraphModule(Module(), new)
-        out = ExportedProgram(
-            gm,
-            self._graph_signature,
-            self._state_dict,
-            self._range_constraints,
-            self._constants,
-            input_shapes=self._input_shapes,
-            output_structure=self._output_structure,
-            example_inputs=self._example_inputs,
-            decomposed=True,
-        )
-        out._nested = self._nested
-        return out
+        return self._with_graph(new, decomposed=True)
 
     def _with_graph(self, graph, decomposed):
         out = ExportedProgram(

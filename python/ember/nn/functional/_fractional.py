@@ -99,75 +99,54 @@ def _pool(name, nd, input, kernel_size, output_size, output_ratio, _random_sampl
     return values, index
 
 
-def fractional_max_pool2d_with_indices(
-    input,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-):
-    """fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
-        return_indices=False, _random_samples=None) -> (Tensor, Tensor)
-
-    2-D fractional max pooling of (N, C, H, W) or (C, H, W) input; returns the maxima and their
-    flat positions within each plane."""
-    return _pool(
-        "fractional_max_pool2d", 2, input, kernel_size, output_size, output_ratio, _random_samples
-    )
+_SIGNATURE = """(input, kernel_size, output_size=None, output_ratio=None,
+        return_indices=False, _random_samples=None)"""
 
 
-def fractional_max_pool2d(
-    input,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-):
-    """fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
-        return_indices=False, _random_samples=None) -> Tensor
+def _define(nd, with_indices, doc):
+    """fractional_max_pool{nd}d, or its _with_indices form that always returns (output, indices);
+    both pool as _pool."""
+    op = f"fractional_max_pool{nd}d"
 
-    2-D fractional max pooling: windows of kernel_size at pseudo-random fractional strides that
-    give output_size (or input size * output_ratio); with return_indices, (output, indices)."""
-    out, idx = fractional_max_pool2d_with_indices(
-        input, kernel_size, output_size, output_ratio, return_indices, _random_samples
-    )
-    return (out, idx) if return_indices else out
+    def pool(
+        input,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices=False,
+        _random_samples=None,
+    ):
+        out, idx = _pool(op, nd, input, kernel_size, output_size, output_ratio, _random_samples)
+        return (out, idx) if with_indices or return_indices else out
 
-
-def fractional_max_pool3d_with_indices(
-    input,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-):
-    """fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
-        return_indices=False, _random_samples=None) -> (Tensor, Tensor)
-
-    3-D fractional max pooling of (N, C, T, H, W) or (C, T, H, W) input; returns the maxima and
-    their flat positions within each volume."""
-    return _pool(
-        "fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio, _random_samples
-    )
+    name = op + "_with_indices" if with_indices else op
+    returns = "(Tensor, Tensor)" if with_indices else "Tensor"
+    pool.__name__ = pool.__qualname__ = name
+    pool.__doc__ = f"{name}{_SIGNATURE} -> {returns}\n\n    {doc}"
+    return pool
 
 
-def fractional_max_pool3d(
-    input,
-    kernel_size,
-    output_size=None,
-    output_ratio=None,
-    return_indices=False,
-    _random_samples=None,
-):
-    """fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
-        return_indices=False, _random_samples=None) -> Tensor
-
-    3-D fractional max pooling (see fractional_max_pool2d); with return_indices,
-    (output, indices)."""
-    out, idx = fractional_max_pool3d_with_indices(
-        input, kernel_size, output_size, output_ratio, return_indices, _random_samples
-    )
-    return (out, idx) if return_indices else out
+fractional_max_pool2d_with_indices = _define(
+    2,
+    True,
+    """2-D fractional max pooling of (N, C, H, W) or (C, H, W) input; returns the maxima and their
+    flat positions within each plane.""",
+)
+fractional_max_pool2d = _define(
+    2,
+    False,
+    """2-D fractional max pooling: windows of kernel_size at pseudo-random fractional strides that
+    give output_size (or input size * output_ratio); with return_indices, (output, indices).""",
+)
+fractional_max_pool3d_with_indices = _define(
+    3,
+    True,
+    """3-D fractional max pooling of (N, C, T, H, W) or (C, T, H, W) input; returns the maxima and
+    their flat positions within each volume.""",
+)
+fractional_max_pool3d = _define(
+    3,
+    False,
+    """3-D fractional max pooling (see fractional_max_pool2d); with return_indices,
+    (output, indices).""",
+)

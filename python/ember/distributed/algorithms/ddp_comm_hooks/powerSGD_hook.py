@@ -213,12 +213,10 @@ def _done(value):
     return fut
 
 
-def powerSGD_hook(state, bucket):
-    """powerSGD_hook(state, bucket) -> Future
-
-    Averages the bucket's gradients over state.process_group with PowerSGD: each gradient
-    matrix worth compressing as a rank-state.matrix_approximation_rank approximation, the other
-    gradients whole (one all-reduce), with error feedback and warm start as state says."""
+def _run_hook(state, bucket, average):
+    """The frame both hooks share: plain averaging before state.start_powerSGD_iter, afterwards
+    `average(state, bucket, group, index, buffer)` (which averages the buffer in place) between
+    the error feedback's two halves."""
     group = _group(state)
     buffer = bucket.buffer()
     if state.iter < state.start_powerSGD_iter:
@@ -226,6 +224,14 @@ def powerSGD_hook(state, bucket):
         return _mean_async(group, buffer)
     index = bucket.index()
     before = _feedback(state, index, buffer)
+    average(state, bucket, group, index, buffer)
+    if before is not None:
+        state.error_dict[index] = before - buffer
+    state.maybe_increase_iter(bucket)
+    return _done(buffer)
+
+
+def _average_per_matrix(state, bucket, group, index, buffer):
     whole, keyed = [], []
     for i, view in enumerate(_views(bucket, buffer)):
         if view.dim() > 1:
@@ -246,10 +252,25 @@ def powerSGD_hook(state, bucket):
     for view in whole:
         view.div_(world)
     _approximate(state, group, keyed)
-    if before is not None:
-        state.error_dict[index] = before - buffer
-    state.maybe_increase_iter(bucket)
-    return _done(buffer)
+
+
+def _average_batched(state, bucket, group, index, buffer):
+    total = buffer.numel()
+    side = math.ceil(math.sqrt(total))
+    square = _lib().zeros(side * side, dtype=buffer.dtype)
+    square.narrow(0, 0, total).copy_(buffer)
+    state.total_numel_before_compression += total
+    _approximate(state, group, [((index, "batched"), square.view(side, side))])
+    buffer.copy_(square.narrow(0, 0, total))
+
+
+def powerSGD_hook(state, bucket):
+    """powerSGD_hook(state, bucket) -> Future
+
+    Averages the bucket's gradients over state.process_group with PowerSGD: each gradient
+    matrix worth compressing as a rank-state.matrix_approximation_rank approximation, the other
+    gradients whole (one all-reduce), with error feedback and warm start as state says."""
+    return _run_hook(state, bucket, _average_per_matrix)
 
 
 def batched_powerSGD_hook(state, bucket):
@@ -258,21 +279,4 @@ def batched_powerSGD_hook(state, bucket):
     PowerSGD on the whole bucket at once: the flat buffer, padded with zeros to a square
     matrix, gets one rank-state.matrix_approximation_rank approximation (fewer, larger
     collectives than powerSGD_hook; a coarser approximation)."""
-    group = _group(state)
-    buffer = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return _mean_async(group, buffer)
-    index = bucket.index()
-    before = _feedback(state, index, buffer)
-    total = buffer.numel()
-    side = math.ceil(math.sqrt(total))
-    square = _lib().zeros(side * side, dtype=buffer.dtype)
-    square.narrow(0, 0, total).copy_(buffer)
-    state.total_numel_before_compression += total
-    _approximate(state, group, [((index, "batched"), square.view(side, side))])
-    buffer.copy_(square.narrow(0, 0, total))
-    if before is not None:
-        state.error_dict[index] = before - buffer
-    state.maybe_increase_iter(bucket)
-    return _done(buffer)
+    return _run_hook(state, bucket, _average_batched)
