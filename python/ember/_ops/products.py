@@ -167,6 +167,10 @@ def einsum(*args):
         raise TypeError("einsum(): must specify the equation string and at least one operand")
     if isinstance(args[0], str):
         return _C.einsum(*args)
+    if not isinstance(args[0], _C.Tensor):  # neither an equation nor the sublist form
+        raise TypeError(
+            f"einsum(): argument 'equation' (position 1) must be str, not {type(args[0]).__name__}"
+        )
     # The sublist form: operand, subscripts, operand, subscripts, ..., optional output subscripts.
     ops = list(args[0::2][: len(args) // 2])
     subs = [_sublist_letters(s) for s in args[1::2]]
