@@ -344,3 +344,68 @@ def test_empty_shapes_as_torch(case):
 def test_bool_matmul_with_a_reduced_dim_still_raises():
     with pytest.raises(NotImplementedError):
         ember.mm(ember.ones(3, 1, dtype=ember.bool), ember.ones(1, 2, dtype=ember.bool))
+
+
+# ----------------------------------------------------------------------------- gelu at the edges
+
+GELU = [
+    # torch's scalar path (one element, strided): x / 2 first, so 3e38 stays finite
+    (lambda T: T.nn.functional.gelu(T.tensor(3e38)), 3e38),
+    (lambda T: T.nn.functional.gelu(T.tensor([3e38])), [3e38]),
+    (lambda T: T.nn.functional.gelu(T.tensor([INF])), [INF]),
+    (lambda T: T.nn.functional.gelu(T.tensor([3e38, 0.0, INF, 0.0])[::2]), [3e38, INF]),
+    # its vectorized path (contiguous): x * (1 + erf) overflows, and +inf gives NaN
+    (lambda T: T.nn.functional.gelu(T.tensor([3e38, INF, -INF, 1.0])), [INF, NAN, NAN, 0.8413447]),
+    (lambda T: T.nn.functional.gelu(T.tensor([3e38, INF]), approximate="tanh"), [3e38, INF]),
+    (lambda T: T.nn.functional.gelu(T.tensor([3e38, INF], dtype=T.float64)), [3e38, INF]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(GELU)))
+def test_gelu_special_values_as_torch(case):
+    fn, want = GELU[case]
+    _check(fn, _ok(want))
+
+
+MORE = [
+    (
+        lambda T: T.nn.functional.pairwise_distance(T.ones(1, 5, 0), T.ones(1, 5, 0), p=-1.0),
+        RuntimeError,
+    ),
+    (
+        lambda T: T.nn.functional.pairwise_distance(T.ones(5, 0), T.ones(5, 0), p=math.inf),
+        RuntimeError,
+    ),
+    (
+        lambda T: T.nn.functional.smooth_l1_loss(
+            _i(T, 3, dtype="bool"), _i(T, 3, dtype="bool"), beta=-1.0
+        ),
+        RuntimeError,
+    ),
+    (lambda T: T.einsum("ii->i"), ValueError),
+    (
+        lambda T: T.nn.functional.pad(_i(T, 2, 2, dtype="bool"), (1, 1), mode="reflect"),
+        NotImplementedError,
+    ),
+    (
+        lambda T: T.nn.functional.pad(_i(T, 1, 2, 2, dtype="bool"), (1, 1), mode="replicate"),
+        NotImplementedError,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(MORE)))
+def test_more_checks_as_torch(case):
+    fn, cls = MORE[case]
+    _check(fn, _raises(cls))
+
+
+def test_pairwise_distance_of_empty_rows_with_an_identity():
+    _check(
+        lambda T: T.nn.functional.pairwise_distance(T.ones(5, 0), T.ones(5, 0), p=2.0),
+        _ok([0.0] * 5),
+    )
+    _check(
+        lambda T: T.nn.functional.pad(_i(T, 1, 2, dtype="int64"), (1, 1), mode="reflect"),
+        _ok([[1, 1, 1, 1]]),
+    )

@@ -1,5 +1,6 @@
 """Activations, normalization, dropout, linear maps and distances, as in torch.nn.functional."""
 
+import math
 import warnings
 
 from ... import _C
@@ -689,4 +690,14 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor
 
     ||x1 - x2 + eps||_p along the last dim."""
-    return _nn.pairwise_distance(x1, x2, float(p), eps, keepdim)
+    p = float(p)
+    if (p < 0 or p == math.inf) and isinstance(x1, _C.Tensor) and isinstance(x2, _C.Tensor):
+        shape = _C.broadcast_shapes(x1.shape, x2.shape)
+        if len(shape) and shape[-1] == 0:  # a min/max over nothing: no identity, as torch
+            ps = {math.inf: "inf", -math.inf: "-inf"}.get(p, f"{p:g}")
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ps} norm on the dimension "
+                f"{len(shape) - 1}because this dimension is empty and the operation does not "
+                "have an identity"
+            )
+    return _nn.pairwise_distance(x1, x2, p, eps, keepdim)

@@ -298,6 +298,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     Smooth L1: quadratic below ``beta``, linear above."""
     _warn_size(input, target)
     red = _enum(size_average, reduce, reduction)
+    if beta < 0:  # torch checks beta before the dtype
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _no_bool(input, "smooth_l1_cpu", target)  # after the reduction's check, as torch
     input, target = broadcast_tensors(input, target)
     return _nn.smooth_l1_loss(input, target, red, beta)

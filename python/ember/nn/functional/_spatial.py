@@ -330,7 +330,11 @@ def pad(input, pad, mode="constant", value=None):
             if isinstance(pad[i], int) and isinstance(pad[i + 1], int):
                 if size + min(pad[i], 0) + min(pad[i + 1], 0) < 0:
                     raise RuntimeError("narrow(): length must be non-negative.")
-    return _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
+    out = _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
+    if mode in ("reflect", "replicate") and input.dtype == _C.bool:  # torch's kernels lack bool
+        kind = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f"\"{kind}_pad{len(pad) // 2}d\" not implemented for 'Bool'")
+    return out
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -476,6 +480,8 @@ def _check_interpolate_dtype(input, mode, dim, output_size):
         return
     base = "nearest" if mode == "nearest-exact" else mode
     kernel = _INTERP_KERNELS.get((base, dim))
+    if base == "area" and input.numel() == 0:  # torch's empty area path is its mean's
+        return
     if kernel is None or min(list(input.shape[2:]) + list(output_size), default=1) <= 0:
         return
     if str(input.dtype).endswith("uint8") and base in ("nearest", "bilinear", "bicubic"):
