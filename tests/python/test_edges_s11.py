@@ -409,3 +409,10 @@ def test_pairwise_distance_of_empty_rows_with_an_identity():
         lambda T: T.nn.functional.pad(_i(T, 1, 2, dtype="int64"), (1, 1), mode="reflect"),
         _ok([[1, 1, 1, 1]]),
     )
+
+
+def test_index_select_of_a_0d_tensor_as_torch():
+    # more than one index into a 0-d tensor: torch's RuntimeError; one index selects it
+    _check(lambda T: T.index_select(T.tensor(1.0), 0, T.tensor([0, 1])), _raises(RuntimeError))
+    _check(lambda T: T.index_select(T.tensor(1.0), 0, T.tensor([0])), _ok(1.0))
+    _check(lambda T: T.index_select(T.tensor(1.0), 0, T.tensor([1])), _raises(IndexError))

@@ -327,9 +327,9 @@ Tensor scalar_src(const Tensor& self, const Tensor& index, const Scalar& value) 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = maybe_wrap_dim(dim, self.dim());
   check_index_vector("index_select", index, true, ErrorKind::Index);
-  EMBER_CHECK_INDEX(self.dim() > 0 || index.numel() == 1,
-                    "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
-                    " value(s)");
+  EMBER_CHECK(self.dim() > 0 || index.numel() == 1,  // a RuntimeError in torch
+              "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
+              " value(s)");
   return op::index_select.call(self, dim, index);
 }
 
