@@ -416,3 +416,12 @@ def test_index_select_of_a_0d_tensor_as_torch():
     _check(lambda T: T.index_select(T.tensor(1.0), 0, T.tensor([0, 1])), _raises(RuntimeError))
     _check(lambda T: T.index_select(T.tensor(1.0), 0, T.tensor([0])), _ok(1.0))
     _check(lambda T: T.index_select(T.tensor(1.0), 0, T.tensor([1])), _raises(IndexError))
+
+
+def test_dropout_of_an_integer_input_as_torch():
+    _check(lambda T: T.nn.functional.dropout(T.ones(3, dtype=T.bool), p=0.5), _raises(RuntimeError))
+    _check(
+        lambda T: T.nn.functional.dropout(T.ones(3, dtype=T.int64), p=0.5, training=False),
+        _ok([1, 1, 1]),
+    )
+    _check(lambda T: list(T.nn.functional.dropout(T.ones(0, 5, dtype=T.bool)).shape), _ok([0, 5]))

@@ -551,7 +551,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
     Zeroes elements with probability p and scales the rest by 1 / (1 - p)."""
     _check_p(p)
-    if training and 0 < p < 1 and isinstance(input, _C.Tensor):
+    if training and 0 < p < 1 and isinstance(input, _C.Tensor) and input.numel():
         dt = input.dtype
         if not (dt.is_floating_point or dt.is_complex):  # torch's float mask can't be cast back
             from ..._type_info import scalar_type_name
