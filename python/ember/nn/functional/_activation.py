@@ -329,7 +329,7 @@ def prelu(input, weight):
 
     max(0, x) + weight * min(0, x), weight per channel (dim 1)."""
     out = _nn.prelu(input, weight)
-    if input.dtype != weight.dtype:
+    if input.dtype != weight.dtype and not _C._autocast_is_active():  # autocast casts both
         from ..._type_info import scalar_type_name
 
         raise RuntimeError(
