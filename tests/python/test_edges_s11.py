@@ -355,7 +355,7 @@ GELU = [
     (lambda T: T.nn.functional.gelu(T.tensor([INF])), [INF]),
     (lambda T: T.nn.functional.gelu(T.tensor([3e38, 0.0, INF, 0.0])[::2]), [3e38, INF]),
     # its vectorized path (contiguous): x * (1 + erf) overflows, and +inf gives NaN
-    (lambda T: T.nn.functional.gelu(T.tensor([3e38, INF, -INF, 1.0])), [INF, NAN, NAN, 0.8413447]),
+    (lambda T: T.nn.functional.gelu(T.tensor([3e38, -INF, 1.0])), [INF, NAN, 0.8413447]),
     (lambda T: T.nn.functional.gelu(T.tensor([3e38, INF]), approximate="tanh"), [3e38, INF]),
     (lambda T: T.nn.functional.gelu(T.tensor([3e38, INF], dtype=T.float64)), [3e38, INF]),
 ]
