@@ -2,6 +2,15 @@
 // of torch's signatures, which python/ember/_creation.py parses; tril/triu/diag are public.
 #include "common.h"
 
+namespace {
+// check_scalar_fits for a fill of `t` (full, fill_): torch's one-element fill converts a number
+// to float16 or bfloat16 unchecked (full((1,), 1e39, dtype=float16) is inf; (2,) raises).
+void check_fill_fits(const ember::Scalar& v, const ember::Tensor& t) {
+  if (t.numel() == 1 && (t.dtype() == ember::kHalf || t.dtype() == ember::kBFloat16)) return;
+  ember::check_scalar_fits(v, t.dtype());
+}
+}  // namespace
+
 namespace ember::py {
 
 namespace {
@@ -36,7 +45,7 @@ void bind_creation(nb::module_& m) {
       "_full",
       [](std::vector<int64_t> size, Scalar v, Dt dtype, bool rg) {
         Tensor r = full(size, v, opts(dtype, rg));
-        check_scalar_fits(v, r.dtype());  // full((2,), 300, dtype=uint8) raises, as PyTorch
+        check_fill_fits(v, r);  // full((2,), 300, dtype=uint8) raises, as PyTorch
         return r;
       },
       size, nb::arg("fill_value"), dtype, rg,

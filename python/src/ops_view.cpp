@@ -5,6 +5,15 @@
 #include "common.h"
 #include "ember/ops/memory_format.h"
 
+namespace {
+// check_scalar_fits for a fill of `t` (full, fill_): torch's one-element fill converts a number
+// to float16 or bfloat16 unchecked (full((1,), 1e39, dtype=float16) is inf; (2,) raises).
+void check_fill_fits(const ember::Scalar& v, const ember::Tensor& t) {
+  if (t.numel() == 1 && (t.dtype() == ember::kHalf || t.dtype() == ember::kBFloat16)) return;
+  ember::check_scalar_fits(v, t.dtype());
+}
+}  // namespace
+
 namespace ember::py {
 
 void bind_view(nb::module_& m) {
@@ -242,7 +251,7 @@ void bind_view(nb::module_& m) {
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
   cls.def("fill_", inplace([](Tensor& t, Scalar v) {
-            check_scalar_fits(v, t.dtype());
+            check_fill_fits(v, t);
             fill_(t, v);
           }),
           nb::arg("value"),

@@ -319,8 +319,7 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
       s.start = get(sl->start);
       s.stop = get(sl->stop);
       auto st = get(sl->step);
-      s.step = st.value_or(1);
-      if (s.step == 0) throw nb::value_error("slice step cannot be zero");
+      s.step = st.value_or(1);  // a zero or negative step raises in apply_indices (its order)
       out.emplace_back(s);
     } else {
       Tensor* t = nullptr;
@@ -521,7 +520,8 @@ void bind_tensor(nb::module_& m) {
             if (nb::try_cast<Tensor*>(value, vt) && vt) {
               v = *vt;
             } else if (scalar_from_python(value, s)) {
-              check_scalar_fits(s, t.dtype());  // x_int32[...] = 1e40 raises, as PyTorch
+              // x_int32[...] = 1e40 raises, as PyTorch; a float16 or bfloat16 target takes inf
+              if (t.dtype() != kHalf && t.dtype() != kBFloat16) check_scalar_fits(s, t.dtype());
               v = scalar_tensor(s, t.dtype());
             } else {  // a list, an array, None: PyTorch assigns only tensors and numbers
               throw nb::type_error(("can't assign a " + type_name_of(value) + " to a torch." +

@@ -138,6 +138,10 @@ const char* overflow_type_name(ScalarType t) {
       return "int";
     case kLong:
       return "int64_t";
+    case kHalf:
+      return "c10::Half";
+    case kBFloat16:
+      return "c10::BFloat16";
     default:
       return "float";
   }
@@ -182,6 +186,13 @@ void check_scalar_fits(const Scalar& value, ScalarType dtype) {
         ok = !std::isfinite(d) || std::abs(d) <= double(std::numeric_limits<float>::max());
       }
       break;
+    case kHalf:
+    case kBFloat16: {
+      // any finite value past the type's max, an int included (70000 does not fit a half)
+      double d = value.to_double(), hi = dtype == kHalf ? 65504.0 : 0x1.fep127;
+      ok = value.is_bool() || !std::isfinite(d) || std::abs(d) <= hi;
+      break;
+    }
     default:
       break;
   }

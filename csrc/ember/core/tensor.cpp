@@ -54,7 +54,8 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
     overflow |= __builtin_add_overflow(extent, step, &extent);
   }
   overflow |= __builtin_mul_overflow(extent, int64_t(element_size(dtype)), &nbytes);
-  EMBER_CHECK(!overflow, "Storage size calculation overflowed with sizes=", sizes,
+  // an empty tensor needs no storage, whatever its other sizes (torch's ones(2**62, 0) builds)
+  EMBER_CHECK(!overflow || empty_tensor, "Storage size calculation overflowed with sizes=", sizes,
               " and strides=", strides);
   auto storage = make_intrusive<StorageImpl>(empty_tensor ? 0 : size_t(nbytes), device);
   storage->set_inference(InferenceMode::is_enabled());

@@ -6,6 +6,7 @@
                      "no-math-errno")
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "ember/cpu/copy.h"
@@ -55,6 +56,19 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kGeluC = 0.044715;
 
+// Whether torch's elementwise loop takes its vectorized path for `self`: more than one element
+// and an innermost dim (by stride) that is contiguous or broadcast; else its scalar path.
+bool torch_vector_path(const Tensor& self) {
+  if (self.numel() < 2) return false;
+  bool unit = false, all_zero = true;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.size(d) < 2) continue;
+    unit = unit || self.stride(d) == 1;
+    all_zero = all_zero && self.stride(d) == 0;
+  }
+  return unit || all_zero;
+}
+
 Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
   if (tanh_mode != 0)
     return forward("GeluKernelImpl", self, [](auto t) {
@@ -64,9 +78,23 @@ Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
         return T(0.5) * x * (T(1) + fast_tanh(inner));
       };
     });
+  // float32 and bfloat16 round at the edges as torch's two paths do: its vectorized kernel
+  // multiplies x * (1 + erf) first (gelu(3e38) overflows to inf); its scalar kernel halves x
+  // first (gelu(3e38) = 3e38). (Its vector erf's NaN at +inf is not copied: the compiled
+  // kernels give inf there, and eager and compiled must agree.)
+  if (self.dtype() == kFloat || self.dtype() == kBFloat16) {
+    if (!torch_vector_path(self))
+      return forward("GeluKernelImpl", self, [](auto t) {
+        using T = decltype(t);
+        return [](T x) { return x * T(0.5) * (T(1) + fast_erf(x * T(kInvSqrt2))); };
+      });
+    return forward("GeluKernelImpl", self, [](auto t) {
+      using T = decltype(t);
+      return [](T x) { return x * (T(1) + fast_erf(x * T(kInvSqrt2))) * T(0.5); };
+    });
+  }
   return forward("GeluKernelImpl", self, [](auto t) {
     using T = decltype(t);
-    // x * (1 + erf) first, as torch's vectorized kernel: gelu(3e38) overflows to inf there too
     return [](T x) { return x * (T(1) + fast_erf(x * T(kInvSqrt2))) * T(0.5); };
   });
 }

@@ -305,6 +305,10 @@ void gemm_batched(const char* name, const Tensor& out, const Tensor& a_in, const
   Tensor a = a_in.detach(), b = b_in.detach();
   Dims d = dims_of(a, b);
   bool use_beta = !is_zero(beta);
+  if (d.K == 0 && !use_beta) {  // nothing to multiply: any dtype, bool included, as torch
+    scale_output(out, beta, false);
+    return;
+  }
   dispatch<kNumericTypes>(out.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     if (d.K == 0) {

@@ -94,10 +94,21 @@ Tensor composite_backward(Act k, const Tensor& g, const Tensor& x, double a, dou
   return {};
 }
 
+// The piecewise-linear activations, whose backward ops are differentiable themselves (below).
+constexpr bool piecewise(Act k) {
+  return k == Act::leaky_relu || k == Act::hardtanh || k == Act::hardsigmoid ||
+         k == Act::threshold || k == Act::softshrink || k == Act::hardshrink;
+}
+
 template <Act K>
 Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double b = 0,
                     double c = 0) {
-  if (GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad()))
+  // A recorded backward of a piecewise activation records its backward op (its derivative
+  // gives self a zero gradient, as torch's, so double backward reaches x); the others, and
+  // other backends or shapes, record the composite.
+  if (GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad()) &&
+      !(piecewise(K) && backend_of(grad, self) == DispatchKey::CPU &&
+        grad.sizes().equals(self.sizes()) && is_floating_point(grad.dtype())))
     return composite_backward(K, grad, self, a, b, c);
   EMBER_CHECK(grad.sizes().equals(self.sizes()), ActOps<K>::backward.name,
               ": expected grad of shape ", self.sizes(), "; got ", grad.sizes());
@@ -110,6 +121,25 @@ Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double
   EMBER_DERIVATIVE(op::name, #node, (self, a, b, c), act_backward<Act::name>(grad, self, a, b, c));
 EMBER_UNARY_OPS(EMBER_ACT_ROWS)
 #undef EMBER_ACT_ROW
+
+// The backward ops of the piecewise-linear activations are linear in the gradient and flat in
+// self (torch's threshold_backward, leaky_relu_backward, ...: self's gradient is zeros).
+#define EMBER_PIECEWISE_BACKWARD(name, node)                                \
+  EMBER_DERIVATIVE(op::name##_backward, node, (grad_output, self, a, b, c), \
+                   op::name##_backward.call(grad, self, a, b, c), zeros_like(grad));
+EMBER_PIECEWISE_BACKWARD(leaky_relu, "LeakyReluBackwardBackward0")
+EMBER_PIECEWISE_BACKWARD(hardtanh, "HardtanhBackwardBackward0")
+EMBER_PIECEWISE_BACKWARD(threshold, "ThresholdBackwardBackward0")
+EMBER_PIECEWISE_BACKWARD(softshrink, "SoftshrinkBackwardBackward0")
+EMBER_PIECEWISE_BACKWARD(hardshrink, "HardshrinkBackwardBackward0")
+#undef EMBER_PIECEWISE_BACKWARD
+// torch has no derivative for hardsigmoid's backward: a double backward through it raises.
+[[noreturn]] static Tensor no_derivative(const char* op) {
+  EMBER_ERROR(ErrorKind::Runtime, "derivative for aten::", op, " is not implemented");
+}
+EMBER_DERIVATIVE(op::hardsigmoid_backward, "HardsigmoidBackwardBackward0",
+                 (grad_output, self, a, b, c), no_derivative("hardsigmoid_backward"),
+                 no_derivative("hardsigmoid_backward"));
 #undef EMBER_ACT_ROWS
 #undef EMBER_ACT_ROW_FLOAT
 #undef EMBER_ACT_ROW_SAME

@@ -170,10 +170,11 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   if (self.impl()->is_wrapped_number || other.impl()->is_wrapped_number) {
     std::vector<Tensor> ins{self, other};
     ScalarType rt = result_type(TensorList(ins));
-    // torch converts the number to the compute type: float for half and bfloat16
-    if (rt == kHalf || rt == kBFloat16) rt = kFloat;
-    check_wrapped_fits(self, rt);
-    check_wrapped_fits(other, rt);
+    // torch converts a number to a float16 or bfloat16 result unchecked (1e39 gives inf)
+    if (rt != kHalf && rt != kBFloat16) {
+      check_wrapped_fits(self, rt);
+      check_wrapped_fits(other, rt);
+    }
   }
   return op::where.call(condition, self, other);
 }
@@ -221,7 +222,10 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
   // kernel; a number must fit that dtype; a weight with dims must have it.
   Tensor w = weight;
   if (weight.dim() == 0) {
-    if (weight.impl()->is_wrapped_number) check_scalar_fits(weight.item(), self.dtype());
+    // a number weight is checked against float for float16 and bfloat16 (their opmath type)
+    if (weight.impl()->is_wrapped_number)
+      check_scalar_fits(weight.item(),
+                        self.dtype() == kHalf || self.dtype() == kBFloat16 ? kFloat : self.dtype());
     if (weight.dtype() != self.dtype()) w = weight.to(self.dtype());
   } else {
     EMBER_CHECK(weight.dtype() == self.dtype(), "expected dtype ", cpp_type_name(self.dtype()),

@@ -178,6 +178,10 @@ Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optio
   EMBER_CHECK(OH > 0 && OW > 0, "Given input size per channel: (", H, " x ", W,
               "). Calculated output size per channel: (", OH, " x ", OW,
               "). Output size is too small");
+  // torch sizes its output before its kernel rejects the dtype
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
+                   "\"slow_conv_transpose2d_cpu\" not implemented for '",
+                   scalar_type_name(x.dtype()), "'");
   Tensor xg = reshape(x, {N, G, Cg, H * W});
   Tensor wg = reshape(w, {G, Cg, Og * kh * kw});
   Tensor cols = reshape(matmul(transpose(wg, 1, 2), xg), {N, G * Og * kh * kw, H * W});
@@ -323,9 +327,6 @@ Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight,
     a.output_padding.insert(0, 0);
   }
   check_conv(x, w, bias, a, true, op);
-  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
-                   "\"slow_conv_transpose2d_cpu\" not implemented for '",
-                   scalar_type_name(x.dtype()), "'");
   Tensor out = conv_transpose_batched(x, w, bias, a);
   if (nd == 1) out = squeeze(out, {2});
   return input.dim() == nd + 1 ? squeeze(out, {0}) : out;

@@ -72,6 +72,18 @@ int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Ten
   EMBER_CHECK(self.dtype() == src.dtype(), op,
               "(): Expected self.dtype to be equal to src.dtype; got ",
               scalar_type_name(self.dtype()), " and ", scalar_type_name(src.dtype()));
+  // torch reads src's sizes along self's dims once index fits self, so a src with fewer dims
+  // fails there first, with an IndexError (Dimension out of range)
+  if (nonempty_dim(self) == nonempty_dim(index) && src.dim() > 0 && src.dim() < index.dim()) {
+    bool fits_self = true;
+    for (int64_t d = 0; d < nonempty_dim(self); ++d)
+      fits_self = fits_self && (d == dim || nonempty_size(index, d) <= nonempty_size(self, d));
+    if (fits_self) {
+      for (int64_t d = 0; d < src.dim(); ++d)
+        if (nonempty_size(index, d) > src.size(d)) fits_self = false;
+      if (fits_self) maybe_wrap_dim(src.dim(), src.dim());  // raises torch's IndexError
+    }
+  }
   EMBER_CHECK(
       nonempty_dim(self) == nonempty_dim(index) && nonempty_dim(src) == nonempty_dim(index), op,
       "(): Index tensor must have the same number of dimensions as self and src; got index ",
@@ -315,9 +327,9 @@ Tensor scalar_src(const Tensor& self, const Tensor& index, const Scalar& value) 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = maybe_wrap_dim(dim, self.dim());
   check_index_vector("index_select", index, true, ErrorKind::Index);
-  EMBER_CHECK_INDEX(self.dim() > 0 || index.numel() == 1,
-                    "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
-                    " value(s)");
+  EMBER_CHECK(self.dim() > 0 || index.numel() == 1,  // a RuntimeError in torch
+              "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
+              " value(s)");
   return op::index_select.call(self, dim, index);
 }
 

@@ -39,6 +39,11 @@ int64_t claimed(const TensorIndex& entry) {
 Applied apply_indices(const Tensor& self, const std::vector<TensorIndex>& indices) {
   int64_t specified = 0;
   for (const auto& entry : indices) specified += claimed(entry);
+  // A lone slice's step is checked first, as torch's single-slice path (x0d[::-1] is a
+  // ValueError); a tuple's entries are counted first (x1d[::0, idx] is an IndexError).
+  if (const Slice* s = indices.size() == 1 ? std::get_if<Slice>(&indices[0]) : nullptr)
+    EMBER_CHECK_VALUE(
+        s->step > 0, s->step == 0 ? "slice step cannot be zero" : "step must be greater than zero");
   EMBER_CHECK_INDEX(self.dim() > 0 || specified == 0,
                     "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                     "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");

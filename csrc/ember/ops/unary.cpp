@@ -15,12 +15,12 @@ void bump_inplace_version(const Tensor& self);
 
 namespace {
 // torch's threshold_backward at 0: grad where result > 0, else 0 (a NaN result passes grad).
-// It is on every CNN's training path, so a backward that records no graph of its own runs one
-// fused CPU kernel; create_graph, other backends and mixed dtypes take the differentiable
-// composite.
+// It is on every CNN's training path, so it is one fused CPU kernel; the op is differentiable
+// itself (below), so a create_graph backward records ThresholdBackwardBackward0 as torch does
+// and a second backward gives result (hence x) a zero gradient rather than none. Other
+// backends and mixed dtypes or shapes take the composite.
 Tensor relu_backward(const Tensor& grad, const Tensor& result) {
-  bool graph = GradMode::is_enabled() && (grad.requires_grad() || result.requires_grad());
-  if (!graph && backend_of(grad, result) == DispatchKey::CPU && grad.dtype() == result.dtype() &&
+  if (backend_of(grad, result) == DispatchKey::CPU && grad.dtype() == result.dtype() &&
       is_floating_point(grad.dtype()) && grad.sizes().equals(result.sizes()))
     return op::relu_backward.call(grad, result);
   return where(le(result, wrap_scalar(0)), wrap_scalar(0), grad);
@@ -68,6 +68,9 @@ EMBER_UNARY_OPS(EMBER_DEFINE_ROW)
 
 EMBER_DERIVATIVE(op::nan_to_num, "NanToNumBackward0", (self, nan, posinf, neginf),
                  where(isfinite(self), grad, zeros({}, TensorOptions(grad.dtype()))));
+// relu's backward is linear in the gradient and flat in the result (torch's threshold_backward).
+EMBER_DERIVATIVE(op::relu_backward, "ThresholdBackwardBackward0", (grad_output, self),
+                 relu_backward(grad, self), zeros_like(grad));
 EMBER_DERIVATIVE(op::round_decimals, "RoundBackward1", (self, decimals), zeros_like(grad));
 
 Tensor square(const Tensor& self) { return pow(self, wrap_scalar(2)); }

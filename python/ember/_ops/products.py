@@ -166,8 +166,17 @@ def einsum(*args):
     [sub_out]), with subscripts as ints in [0, 52) or Ellipsis, is accepted too."""
     if not args:
         raise TypeError("einsum(): must specify the equation string and at least one operand")
+    if len(args) < 2:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, "
+            "or at least one operand and its subscripts list"
+        )
     if isinstance(args[0], str):
         return _C.einsum(*args)
+    if not isinstance(args[0], _C.Tensor):  # neither an equation nor the sublist form
+        raise TypeError(
+            f"einsum(): argument 'equation' (position 1) must be str, not {type(args[0]).__name__}"
+        )
     # The sublist form: operand, subscripts, operand, subscripts, ..., optional output subscripts.
     ops = list(args[0::2][: len(args) // 2])
     subs = [_sublist_letters(s) for s in args[1::2]]

@@ -1,5 +1,6 @@
 """Activations, normalization, dropout, linear maps and distances, as in torch.nn.functional."""
 
+import math
 import warnings
 
 from ... import _C
@@ -21,6 +22,17 @@ def _raise_if_not_tensor(input, method):
 
 
 _nn = _C._nn
+
+
+def _float_kernel(kernel, dtype):
+    """torch's NotImplementedError for a dtype its CPU kernel `kernel` lacks: these nn kernels
+    take floating dtypes only. Callers check after their own argument checks (torch checks the
+    shapes first and the dtype when it dispatches to the kernel)."""
+    if not (dtype.is_floating_point or dtype.is_complex):
+        from ..._type_info import scalar_type_name
+
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
+
 
 __all__ = [
     "linear",
@@ -317,7 +329,16 @@ def prelu(input, weight):
     """prelu(input, weight) -> Tensor
 
     max(0, x) + weight * min(0, x), weight per channel (dim 1)."""
-    return _nn.prelu(input, weight)
+    out = _nn.prelu(input, weight)
+    if input.dtype != weight.dtype and not _C._autocast_is_active():  # autocast casts both
+        from ..._type_info import scalar_type_name
+
+        raise RuntimeError(
+            f"prelu: Type promoting not supported. Got {scalar_type_name(input.dtype)} and "
+            f"{scalar_type_name(weight.dtype)}"
+        )
+    _float_kernel("prelu_cpu", input.dtype)
+    return out
 
 
 def logsigmoid(input):
@@ -342,6 +363,8 @@ def softshrink(input, lambd=0.5):
     """softshrink(input, lambd=0.5) -> Tensor
 
     x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
+    if isinstance(input, _C.Tensor):  # torch's lambd check is a kernel of floating dtypes
+        _float_kernel("softshrink_check", input.dtype)
     return _nn.softshrink(input, lambd)
 
 
@@ -423,6 +446,8 @@ def batch_norm(
     if isinstance(input, _C.Tensor) and input.numel() == 0:
         return _empty_norm(input, weight, bias)
     _check_running_stats(input, running_mean, running_var)
+    if training:  # torch writes expanded running stats unchecked; ember updates copies of them
+        running_mean, running_var = _unaliased(running_mean), _unaliased(running_var)
     return _nn.batch_norm(
         input,
         weight,
@@ -433,6 +458,14 @@ def batch_norm(
         0.0 if momentum is None else momentum,
         eps,
     )
+
+
+def _unaliased(t):
+    """t, or a copy of it where elements share memory (an expanded tensor): an in-place update
+    of such a tensor is refused, and torch's result there is one of the racing writes."""
+    if isinstance(t, _C.Tensor) and any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
+        return t.clone()
+    return t
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
@@ -519,6 +552,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
     Zeroes elements with probability p and scales the rest by 1 / (1 - p)."""
     _check_p(p)
+    if training and 0 < p < 1 and isinstance(input, _C.Tensor) and input.numel():
+        dt = input.dtype
+        if not (dt.is_floating_point or dt.is_complex):  # torch's float mask can't be cast back
+            from ..._type_info import scalar_type_name
+
+            raise RuntimeError(
+                "result type Float can't be cast to the desired output type " + scalar_type_name(dt)
+            )
     return _nn.dropout_(input, p, training) if inplace else _nn.dropout(input, p, training)
 
 
@@ -650,7 +691,17 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor
 
     ||x1 - x2 + eps||_p along the last dim."""
-    return _nn.pairwise_distance(x1, x2, float(p), eps, keepdim)
+    p = float(p)
+    if (p < 0 or p == math.inf) and isinstance(x1, _C.Tensor) and isinstance(x2, _C.Tensor):
+        shape = _C.broadcast_shapes(x1.shape, x2.shape)
+        if len(shape) and shape[-1] == 0:  # a min/max over nothing: no identity, as torch
+            ps = {math.inf: "inf", -math.inf: "-inf"}.get(p, f"{p:g}")
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ps} norm on the dimension "
+                f"{len(shape) - 1}because this dimension is empty and the operation does not "
+                "have an identity"
+            )
+    return _nn.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
 # ---- torch's grad_fn names (see ember/_ops/_names.py) ----

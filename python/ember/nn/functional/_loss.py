@@ -13,7 +13,7 @@ from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log
 from ..._ops import _names
 from ..._ops.creation import ones_like, tensor
 from ...autograd.grad_mode import no_grad
-from ._activation import _raise_if_not_tensor
+from ._activation import _float_kernel, _raise_if_not_tensor
 
 _nn = _C._nn
 
@@ -184,7 +184,11 @@ def nll_loss(
         reduction='mean')
 
     Negative log-likelihood of class indices given log-probabilities."""
-    return _nn.nll_loss(input, target, weight, _enum(size_average, reduce, reduction), ignore_index)
+    out = _nn.nll_loss(input, target, weight, _enum(size_average, reduce, reduction), ignore_index)
+    _float_kernel(
+        "nll_loss_out_frame" if input.dim() <= 2 else "nll_loss2d_forward_out_frame", input.dtype
+    )
+    return out
 
 
 @_autocast_fp32
@@ -220,6 +224,7 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({target.size()}) must be the same as input size ({input.size()})"
         )
+    _float_kernel("log_sigmoid_cpu", input.dtype)
     return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 
 
@@ -263,6 +268,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
 
     Mean squared error (optionally weighted per element)."""
+    if isinstance(input, Tensor) and isinstance(target, Tensor):
+        _float_kernel("mse_cpu", _C.result_type(input, target))
     return _pointwise_loss(_nn.mse_loss, input, target, size_average, reduce, reduction, weight)
 
 
@@ -274,11 +281,15 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _pointwise_loss(_nn.l1_loss, input, target, size_average, reduce, reduction, weight)
 
 
-def _no_bool(input, kernel):
-    """torch's NotImplementedError for a bool input its loss kernel lacks (ember's arithmetic
-    would refuse the bool subtraction with a RuntimeError first)."""
-    if isinstance(input, _C.Tensor) and input.dtype == _C.bool:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+def _no_bool(input, kernel, target=None):
+    """torch's NotImplementedError for a bool or integer input its loss kernel lacks (ember's
+    arithmetic would refuse a bool subtraction with a RuntimeError first); with `target`, for
+    the dtype the pair promotes to."""
+    if isinstance(input, _C.Tensor):
+        dtype = input.dtype
+        if isinstance(target, _C.Tensor):
+            dtype = _C.result_type(input, target)
+        _float_kernel(kernel, dtype)
 
 
 @_autocast_fp32
@@ -288,7 +299,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     Smooth L1: quadratic below ``beta``, linear above."""
     _warn_size(input, target)
     red = _enum(size_average, reduce, reduction)
-    _no_bool(input, "smooth_l1_cpu")  # after the reduction's check, as torch
+    if beta < 0:  # torch checks beta before the dtype
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _no_bool(input, "smooth_l1_cpu", target)  # after the reduction's check, as torch
     input, target = broadcast_tensors(input, target)
     return _nn.smooth_l1_loss(input, target, red, beta)
 
@@ -299,8 +312,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
     Huber loss: quadratic below ``delta``, linear (scaled by delta) above."""
     _warn_size(input, target)
-    _reduction_enum(reduction)  # torch checks the reduction before the dtype
-    _no_bool(input, "huber_cpu")
+    _reduction_enum(reduction)  # torch checks the reduction and delta before the dtype
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _no_bool(input, "huber_cpu", target)
     input, target = broadcast_tensors(input, target)
     if weight is not None:
         return _weighted(

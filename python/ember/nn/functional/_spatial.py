@@ -7,7 +7,7 @@ from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._ops import _names
 from ..._ops import quantized as _quantized
-from ._activation import _raise_if_not_tensor
+from ._activation import _float_kernel, _raise_if_not_tensor
 
 __all__ = [
     "conv1d",
@@ -157,7 +157,12 @@ def max_pool1d(
 
     1-d max pooling; return_indices=True also returns the argmax positions."""
     out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return out if return_indices else out[0]
+    if return_indices:
+        if input.dtype == _C.bool:
+            raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
+        return out
+    _float_kernel("max_pool1d_impl", input.dtype)
+    return out[0]
 
 
 def max_pool2d(
@@ -288,6 +293,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
     Adaptive 1-d max pooling; return_indices=True also returns the argmax positions."""
     out = adaptive_max_pool1d_with_indices(input, output_size)
+    _float_kernel("adaptive_max_pool2d", input.dtype)
     return out if return_indices else out[0]
 
 
@@ -325,7 +331,11 @@ def pad(input, pad, mode="constant", value=None):
             if isinstance(pad[i], int) and isinstance(pad[i + 1], int):
                 if size + min(pad[i], 0) + min(pad[i + 1], 0) < 0:
                     raise RuntimeError("narrow(): length must be non-negative.")
-    return _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
+    out = _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
+    if mode in ("reflect", "replicate") and input.dtype == _C.bool:  # torch's kernels lack bool
+        kind = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f"\"{kind}_pad{len(pad) // 2}d\" not implemented for 'Bool'")
+    return out
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -419,6 +429,7 @@ def interpolate(
         scales = [None] * dim if recompute_scale_factor else factors
     else:
         raise ValueError("either size or scale_factor should be defined")
+    _check_interpolate_dtype(input, mode, dim, output_size)
     if antialias:
         from ._antialias import antialias_resize
 
@@ -444,6 +455,41 @@ def interpolate(
         f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
         f"(got {mode})"
     )
+
+
+# The kernel torch's CPU resize dispatches to by mode and spatial rank, named in its error; the
+# nearest and the 2-d bilinear/bicubic kernels take uint8 as well as floats, the others floats only.
+_INTERP_KERNELS = {
+    ("nearest", 1): "compute_indices_weights_nearest",
+    ("nearest", 2): "upsample_nearest2d_channels_last",
+    ("nearest", 3): "compute_indices_weights_nearest",
+    ("linear", 1): "compute_indices_weights_linear",
+    ("bilinear", 2): "upsample_bilinear2d_channels_last",
+    ("bicubic", 2): "compute_indices_weights_cubic",
+    ("trilinear", 3): "compute_indices_weights_linear",
+    ("area", 1): "adaptive_avg_pool2d",
+    ("area", 2): "adaptive_avg_pool2d",
+    ("area", 3): "adaptive_avg_pool3d_cpu",
+}
+
+
+def _check_interpolate_dtype(input, mode, dim, output_size):
+    """NotImplementedError for a dtype torch's CPU resize kernels lack (integers and bool; uint8
+    is taken by nearest, bilinear and bicubic), once the sizes are valid (torch checks those
+    first)."""
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        return
+    base = "nearest" if mode == "nearest-exact" else mode
+    kernel = _INTERP_KERNELS.get((base, dim))
+    if base == "area" and input.numel() == 0:  # torch's empty area path is its mean's
+        return
+    if kernel is None or min(list(input.shape[2:]) + list(output_size), default=1) <= 0:
+        return
+    if str(input.dtype).endswith("uint8") and base in ("nearest", "bilinear", "bicubic"):
+        return
+    from ..._type_info import scalar_type_name
+
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(input.dtype)}'")
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
