@@ -168,3 +168,21 @@ def test_against_torch():
     ours = S.zeta(ember.tensor(zs, dtype=ember.float64), ember.tensor(zq, dtype=ember.float64))
     theirs = torch.special.zeta(torch.tensor(zs, dtype=torch.float64), torch.tensor(zq))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_gammainc_edges():
+    nan, inf = float("nan"), float("inf")
+    a = [-1.0, 0.5, 0.0, 0.0, 1.0, inf, inf, nan, nan, 2.0]
+    x = [0.5, -1.0, 0.0, 2.0, inf, 1.0, inf, inf, 1.0, 0.0]
+    p_want = [nan, nan, nan, 1.0, 1.0, 0.0, nan, 1.0, nan, 0.0]
+    at, xt = ember.tensor(a, dtype=ember.float64), ember.tensor(x, dtype=ember.float64)
+    p, q = S.gammainc(at, xt).tolist(), S.gammaincc(at, xt).tolist()
+    for got_p, got_q, want in zip(p, q, p_want):
+        if math.isnan(want):
+            assert math.isnan(got_p) and math.isnan(got_q)
+        else:
+            assert got_p == want and got_q == 1 - want
+    # inside the domain P + Q = 1 and P(1, x) = 1 - exp(-x)
+    xs = ember.tensor([0.1, 1.0, 4.0], dtype=ember.float64)
+    ones = ember.ones(3, dtype=ember.float64)
+    np.testing.assert_allclose(S.gammainc(ones, xs).numpy(), 1 - np.exp(-xs.numpy()), rtol=1e-12)

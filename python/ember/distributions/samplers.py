@@ -137,6 +137,26 @@ def _gammaincc_fraction(a, x):
     return h * (a * x.log() - x - a.lgamma()).exp()
 
 
+def _gammainc_edges(a, x, p, upper):
+    """P (or Q) where torch's rules give a fixed value, applied by increasing precedence: NaN for
+    a NaN argument, the limits at x = inf and a = inf (NaN for both), the value at x = 0, at a = 0
+    (1 for x > 0, NaN at x = 0), and NaN for a negative argument."""
+    nan = float("nan")
+
+    def lo_hi(lower_value):  # P's value, and Q's (1 - P) for upper
+        return full_like(
+            p, nan if lower_value != lower_value else (1 - lower_value) if upper else lower_value
+        )
+
+    r = where(a.isnan() | x.isnan(), lo_hi(nan), p)
+    inf_x, inf_a = x == float("inf"), a == float("inf")
+    r = where(inf_x, lo_hi(1.0), r)
+    r = where(inf_a, where(inf_x, lo_hi(nan), lo_hi(0.0)), r)
+    r = where(x == 0, lo_hi(0.0), r)
+    r = where(a == 0, where(x > 0, lo_hi(1.0), lo_hi(nan)), r)
+    return where((x < 0) | (a < 0), lo_hi(nan), r)
+
+
 def gammainc(alpha, x, upper=False):
     """The regularized lower incomplete gamma P(alpha, x), or with upper=True Q = 1 - P (each
     computed directly where it is the small one), differentiable in both arguments: dP/dx is
@@ -154,7 +174,7 @@ def gammainc(alpha, x, upper=False):
         lower[~use_series] = _gammaincc_fraction(a[~use_series], xs[~use_series])
     p = where(use_series, lower, 1 - lower)
     q = where(use_series, 1 - lower, lower)
-    value = where(positive, q if upper else p, full_like(p, 1.0 if upper else 0.0))
+    value = _gammainc_edges(a, xd, where(positive, q if upper else p, full_like(p, 0.0)), upper)
     out = value.to(x.dtype)
     if not (alpha.requires_grad or x.requires_grad):
         return out
