@@ -8,44 +8,15 @@ import logging
 
 import numpy as np
 import pytest
+from _docs_check import _each as _each_lib
+from _docs_check import _libs, _np, _same
 
 import ember
 
 
-def _libs():
-    libs = [ember]
-    try:
-        import torch
-    except ImportError:
-        return libs
-    return libs + [torch]
-
-
-def _np(t):
-    return t.detach().numpy()
-
-
-def _same(a, b):
-    if isinstance(a, np.ndarray):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-    else:
-        assert a == b
-
-
 def _each(case):
-    """``case(T)`` for ember and torch (each after a reset of the compile caches); returns
-    ember's result after checking torch's equals it."""
-    results = []
-    for T in _libs():
-        T._dynamo.reset()
-        results.append(case(T))
-    for other in results[1:]:
-        _same(results[0], other)
-    return results[0]
+    """``case(T)`` for ember and torch, each after a reset of the compile caches."""
+    return _each_lib(case, before=lambda T: T._dynamo.reset())
 
 
 def test_compile_function_module_and_method():

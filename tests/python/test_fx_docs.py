@@ -10,46 +10,14 @@ import sys
 
 import numpy as np
 import pytest
+from _docs_check import _each, _np
 
 import ember
-
-
-def _libs():
-    libs = [ember]
-    try:
-        import torch
-    except ImportError:
-        return libs
-    return libs + [torch]
 
 
 def _sub(T, name):
     """``T.<name>`` imported (torch.fx.passes.split_module, ember.fx.passes.split_module)."""
     return importlib.import_module(f"{T.__name__}.{name}")
-
-
-def _np(t):
-    return t.detach().numpy()
-
-
-def _each(case):
-    """Runs ``case(T)`` for ember and torch; returns ember's result after checking torch gives
-    the same (numpy arrays compared to 1e-5, everything else equal)."""
-    results = [case(T) for T in _libs()]
-    for other in results[1:]:
-        _same(results[0], other)
-    return results[0]
-
-
-def _same(a, b):
-    if isinstance(a, np.ndarray):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-    else:
-        assert a == b
 
 
 def _model(T):
