@@ -22,6 +22,12 @@ def workloads(lib):
     def fwd_bwd():
         (w * a).sum().backward()
 
+    # autograd.grad wrt one of two inputs: the engine computes mm's gradient for xm only
+    # (Note [Engine pruning]); a backward that computed wm's too does twice the work.
+    xm = lib.ones(64, 64, requires_grad=True)
+    wm = lib.ones(64, 64, requires_grad=True)
+    mm_loss = (xm @ wm).sum()
+
     return {
         "add (4 elements)": lambda: a + b,
         "mul + scalar": lambda: a * 2.0,
@@ -31,6 +37,7 @@ def workloads(lib):
         "record + save output (w.exp())": lambda: w.exp(),
         "basic index x[1, 2:]": lambda: x[1, 2:],
         "advanced index x[idx]": lambda: x[idx],
+        "grad wrt 1 of 2 (64x64 mm)": lambda: lib.autograd.grad(mm_loss, [xm], retain_graph=True),
     }
 
 

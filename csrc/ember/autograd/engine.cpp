@@ -6,6 +6,7 @@
 
 #include "ember/autograd/anomaly.h"
 #include "ember/autograd/grad_mode.h"
+#include "ember/autograd/task.h"
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 
@@ -18,6 +19,48 @@ namespace ember::autograd {
 // first among ready nodes (so the most recent forward op runs first, as in PyTorch). Gradients
 // for one node are summed in its input buffer. Every gradient is reduced to the shape and dtype of
 // the forward input it belongs to, which is how broadcasting and type promotion are undone.
+//
+// Note [Engine pruning]
+// As torch's engine (its exec_info): a call with `inputs` (backward(inputs=...), autograd.grad)
+// runs only what lies on a path from the roots to those inputs. Each node reached gets two
+// marks: `captured` (autograd.grad reads the gradient arriving at it: the node of a requested
+// tensor) and `needed` (it runs: a node of backward's `inputs`, whose run accumulates into .grad
+// or fills a retained grad, or a node with a successor that is needed or captured). A node with
+// neither mark is not visited at all: its hooks do not fire, its formula does not run, a leaf's
+// .grad behind it is untouched. A captured node that is not needed runs its tensor hooks (for a
+// leaf, its hooks on .grad; a retained grad is filled) before its gradient is read, and stops
+// there. A needed node runs whole, and its formula computes only the gradients of inputs whose
+// node is marked (`task_should_compute_output` in autograd/task.h, read by the derivative helper);
+// the gradients a formula computes anyway (a Python Function's) go nowhere. Without `inputs`
+// nothing is marked and every node runs. As torch, a needed node's captured gradient is read
+// before its hooks run, and `ctx.needs_input_grad` of a Python Function keeps what it was at
+// forward time.
+
+namespace {
+struct ExecInfo {
+  bool needed = false;
+  bool captured = false;
+  bool should_execute() const { return needed || captured; }
+};
+using ExecMap = std::unordered_map<const Node*, ExecInfo>;
+// The marks of the backward running on this thread; null: no pruning (every node runs).
+thread_local const ExecMap* t_exec_info = nullptr;
+
+struct ExecInfoGuard {
+  const ExecMap* saved = t_exec_info;
+  explicit ExecInfoGuard(const ExecMap* m) { t_exec_info = m; }
+  ~ExecInfoGuard() { t_exec_info = saved; }
+  ExecInfoGuard(const ExecInfoGuard&) = delete;
+  ExecInfoGuard& operator=(const ExecInfoGuard&) = delete;
+};
+}  // namespace
+
+bool task_should_compute_output(const Node& node, size_t i) {
+  if (!node.needs_input_grad(i)) return false;
+  if (!t_exec_info) return true;
+  auto it = t_exec_info->find(node.next_edges[i].fn.get());
+  return it != t_exec_info->end() && it->second.should_execute();
+}
 
 namespace {
 
@@ -97,10 +140,31 @@ struct Task {
   bool operator<(const Task& o) const { return seq < o.seq; }
 };
 
-// Runs the graph. `captures` maps (node, input_nr) -> output slot for autograd.grad.
+// Runs the tensor hooks of a node's incoming gradients: hooks on a non-leaf's gradient (and
+// retain_grad's), and for a leaf's accumulator, the hooks on the leaf's gradient when it is
+// `leaf_too` (a needed accumulator runs those itself, in apply).
+void run_tensor_pre_hooks(Node& n, variable_list& grads, bool leaf_too) {
+  for (auto& [nr, hook] : n.tensor_pre_hooks) {
+    if (!grads[nr].defined()) continue;
+    Tensor r = hook(grads[nr]);
+    if (r.defined()) grads[nr] = r;
+  }
+  if (!leaf_too) return;
+  if (auto* acc = dynamic_cast<AccumulateGrad*>(&n); acc && grads[0].defined()) {
+    if (auto* m = meta_if(acc->variable))
+      for (auto& hook : m->leaf_hooks) {
+        Tensor r = hook(grads[0]);
+        if (r.defined()) grads[0] = r;
+      }
+  }
+}
+
+// Runs the graph. `targets` (with `captured`) are the edges of the requested inputs: with
+// `accumulate_grad`, their nodes run (backward(inputs=...)); without, the gradients arriving there
+// are captured into `captured` (autograd.grad). No targets: every node runs.
 void run(const variable_list& roots, const variable_list& grad_roots, bool keep_graph,
          bool create_graph, const std::vector<Edge>& targets, variable_list* captured,
-         bool accumulate_leaves) {
+         bool accumulate_grad) {
   AutoGradMode mode(create_graph);
   std::vector<Edge> root_edges;
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -110,48 +174,67 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
     root_edges.push_back(gradient_edge(r));
   }
 
-  // Pass 1: dependencies, and which nodes lead to a target (when targets are given).
-  std::unordered_map<Node*, int> deps;
+  // Pass 1: every node reachable from the roots, successors before predecessors (post-order).
   std::vector<Node*> order;
   {
-    std::vector<Node*> stack;
     std::unordered_set<Node*> seen;
-    for (auto& e : root_edges)
-      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
-    while (!stack.empty()) {
-      Node* n = stack.back();
-      stack.pop_back();
-      order.push_back(n);
-      for (auto& e : n->next_edges) {
-        if (!e.valid()) continue;
-        deps[e.fn.get()] += 1;
-        if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    std::vector<std::pair<Node*, size_t>> stack;  // node, next edge to look at
+    for (auto& e : root_edges) {
+      if (!seen.insert(e.fn.get()).second) continue;
+      stack.push_back({e.fn.get(), 0});
+      while (!stack.empty()) {
+        auto& [n, i] = stack.back();
+        if (i < n->next_edges.size()) {
+          Node* next = n->next_edges[i++].fn.get();
+          if (next && seen.insert(next).second) stack.push_back({next, 0});
+          continue;
+        }
+        order.push_back(n);
+        stack.pop_back();
       }
     }
   }
-  std::unordered_set<Node*> needed;  // empty = everything is needed
+  // Marks (Note [Engine pruning]): one pass, as successors come first in `order`.
+  ExecMap exec;
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> capture_at;
-  if (!targets.empty()) {
-    for (size_t i = 0; i < targets.size(); ++i)
-      if (targets[i].valid()) capture_at[targets[i].fn.get()].push_back({targets[i].input_nr, i});
-    // A node is needed if it is a target or any successor is needed: iterate to a fixed point in
-    // reverse discovery order (successors were discovered later).
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        Node* n = *it;
-        if (needed.count(n)) continue;
-        bool need = capture_at.count(n) > 0;
-        for (auto& e : n->next_edges)
-          if (e.valid() && needed.count(e.fn.get())) need = true;
-        if (need) {
-          needed.insert(n);
-          changed = true;
+  const bool prune = !targets.empty();
+  if (prune) {
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (!targets[i].valid()) continue;
+      ExecInfo& info = exec[targets[i].fn.get()];
+      if (accumulate_grad) {
+        info.needed = true;
+      } else {
+        info.captured = true;
+        capture_at[targets[i].fn.get()].push_back({targets[i].input_nr, i});
+      }
+    }
+    for (Node* n : order) {
+      auto it = exec.find(n);
+      if (it != exec.end() && it->second.needed) continue;
+      for (auto& e : n->next_edges) {
+        if (!e.valid()) continue;
+        auto c = exec.find(e.fn.get());
+        if (c != exec.end() && c->second.should_execute()) {
+          exec[n].needed = true;
+          break;
         }
       }
     }
   }
+  auto should_execute = [&](const Node* n) {
+    if (!prune) return true;
+    auto it = exec.find(n);
+    return it != exec.end() && it->second.should_execute();
+  };
+  // Dependencies: edges between nodes that run.
+  std::unordered_map<Node*, int> deps;
+  for (Node* n : order) {
+    if (!should_execute(n)) continue;
+    for (auto& e : n->next_edges)
+      if (e.valid() && should_execute(e.fn.get())) deps[e.fn.get()] += 1;
+  }
+  ExecInfoGuard marks(prune ? &exec : nullptr);
 
   std::unordered_map<Node*, Buffer> buffers;
   std::priority_queue<Task> ready;
@@ -167,13 +250,15 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
                 "] has a shape of ", g.sizes(), " and output[", i, "] has a shape of ",
                 roots[i].sizes(), ".");
     Node* n = root_edges[i].fn.get();
-    accumulate(buffer_of(n).grads, root_edges[i].input_nr, g);
+    if (should_execute(n)) accumulate(buffer_of(n).grads, root_edges[i].input_nr, g);
   }
   for (auto& e : root_edges) {
     Node* n = e.fn.get();
-    if (deps[n] == 0) {
+    if (!should_execute(n)) continue;
+    int& d = deps[n];
+    if (d == 0) {
       ready.push({n->sequence_nr(), n});
-      deps[n] = -1;  // queued
+      d = -1;  // queued
     }
   }
 
@@ -187,25 +272,27 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
                      "autograd::engine::evaluate_function: " + n->name());
     variable_list grads = std::move(buffer_of(n).grads);
     buffers.erase(n);
-    for (auto& [nr, hook] : n->tensor_pre_hooks) {
-      if (!grads[nr].defined()) continue;
-      Tensor r = hook(grads[nr]);
-      if (r.defined()) grads[nr] = r;
+    const bool needed = !prune || exec[n].needed;
+    auto cap = capture_at.find(n);
+    if (!needed) {
+      // Captured only: its tensor hooks, then the gradient is read; nothing runs past it.
+      run_tensor_pre_hooks(*n, grads, true);
+      if (cap != capture_at.end())
+        for (auto [nr, slot] : cap->second) accumulate(*captured, slot, grads[nr]);
+      continue;
     }
+    if (cap != capture_at.end())
+      for (auto [nr, slot] : cap->second) accumulate(*captured, slot, grads[nr]);
+    run_tensor_pre_hooks(*n, grads, false);
     for (auto& hook : n->pre_hooks) {
       variable_list r = hook(grads);
       if (!r.empty()) grads = std::move(r);
     }
-    if (auto it = capture_at.find(n); it != capture_at.end())
-      for (auto [nr, slot] : it->second) accumulate(*captured, slot, grads[nr]);
 
-    bool is_leaf_acc = dynamic_cast<AccumulateGrad*>(n) != nullptr;
     bool any_grad = false;
     for (auto& g : grads) any_grad = any_grad || g.defined();
-    bool run_node =
-        any_grad && (targets.empty() || needed.count(n)) && !(is_leaf_acc && !accumulate_leaves);
     variable_list outs;
-    if (run_node) {
+    if (any_grad) {
       variable_list grads_in = grads;
       auto apply_node = [&] {
         {
@@ -228,7 +315,8 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
       const Edge& e = n->next_edges[i];
       if (!e.valid()) continue;
       Node* next = e.fn.get();
-      if (run_node && i < outs.size() && outs[i].defined()) {
+      if (!should_execute(next)) continue;  // a gradient that leads nowhere requested
+      if (i < outs.size() && outs[i].defined()) {
         Tensor g = conform(outs[i], n->input_meta[i], *n, i);
         accumulate(buffer_of(next).grads, e.input_nr, std::move(g));
       }
@@ -257,16 +345,12 @@ void backward(const variable_list& roots, const variable_list& grad_roots, bool 
     run(roots, grad_roots, keep_graph, create_graph, {}, nullptr, true);
     return;
   }
-  // backward(inputs=...) accumulates into just those tensors.
-  variable_list captured(inputs.size());
-  run(roots, grad_roots, keep_graph, create_graph, edges_of(inputs), &captured, false);
-  AutoGradMode mode(create_graph);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!captured[i].defined()) continue;
-    auto& m = meta(inputs[i]);
-    if (!m.grad.defined()) m.grad = create_graph ? captured[i] : captured[i].detach();
-    else m.grad = m.grad.add(captured[i]);
-  }
+  // backward(inputs=...) runs the inputs' nodes: a leaf's accumulator fills its .grad, a
+  // non-leaf's node fills the grad it now retains (as torch, which calls retain_grad on it).
+  std::vector<Edge> targets = edges_of(inputs);
+  for (const Tensor& t : inputs)
+    if (!t.is_leaf()) t.retain_grad();
+  run(roots, grad_roots, keep_graph, create_graph, targets, nullptr, true);
 }
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs,

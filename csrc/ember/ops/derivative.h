@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "ember/autograd/node.h"
+#include "ember/autograd/task.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/inplace.h"
 
@@ -393,7 +394,7 @@ struct Autograd<Decl, D, R(Args...)> {
       if (kSaved[kTensors + k]) saved_outs[k] = n.saved(kSlot[kTensors + k]);
     if constexpr (D::kGrouped) {
       std::array<bool, kEdges> need{};
-      for (size_t e = 0; e < kEdges; ++e) need[e] = n.needs_input_grad(e);
+      for (size_t e = 0; e < kEdges; ++e) need[e] = autograd::task_should_compute_output(n, e);
       autograd::variable_list all(
           bound_backward(n, need, grads, saved_outs, std::index_sequence_for<Args...>{}));
       all.resize(kEdges);
@@ -402,7 +403,8 @@ struct Autograd<Decl, D, R(Args...)> {
       return all;
     } else {
       std::array<bool, kTensors> need{};
-      for (size_t t = 0; t < kTensors; ++t) need[t] = kDiff[t] && n.needs_input_grad(kEdge[t]);
+      for (size_t t = 0; t < kTensors; ++t)
+        need[t] = kDiff[t] && autograd::task_should_compute_output(n, kEdge[t]);
       autograd::variable_list all =
           bound_backward(n, need, grads, saved_outs, std::index_sequence_for<Args...>{});
       if constexpr (kEdges == kTensors) {

@@ -266,16 +266,16 @@ Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Te
   Tensor out =
       op::index_put.redispatch(backend_of(self, values), self, indices, values, accumulate);
   auto present = presence(indices);
-  auto node =
-      autograd::record("IndexPutBackward0", {self, values}, {out},
-                       [present, accumulate](FunctionNode& n, const variable_list& g) {
-                         IndexList idx = unpack_indices(n, present, 0);
-                         Tensor gs;
-                         if (n.needs_input_grad(0))
-                           gs = accumulate ? g[0] : index_put(g[0], idx, zero_like_dtype(g[0]));
-                         Tensor gv = n.needs_input_grad(1) ? index(g[0], idx) : Tensor();
-                         return variable_list{gs, gv};
-                       });
+  auto node = autograd::record(
+      "IndexPutBackward0", {self, values}, {out},
+      [present, accumulate](FunctionNode& n, const variable_list& g) {
+        IndexList idx = unpack_indices(n, present, 0);
+        Tensor gs;
+        if (autograd::task_should_compute_output(n, 0))
+          gs = accumulate ? g[0] : index_put(g[0], idx, zero_like_dtype(g[0]));
+        Tensor gv = autograd::task_should_compute_output(n, 1) ? index(g[0], idx) : Tensor();
+        return variable_list{gs, gv};
+      });
   if (node) save_indices(*node, indices);
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
+#include "ember/autograd/task.h"
 #include "ember/core/profiler.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
@@ -55,9 +56,9 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
   auto node = autograd::record("BinaryCrossEntropyBackward0", {input, target}, {loss},
                                [](FunctionNode& n, const variable_list& g) {
                                  Tensor x = n.saved(0), t = n.saved(1), gx, gt;
-                                 if (n.needs_input_grad(0))
+                                 if (autograd::task_should_compute_output(n, 0))
                                    gx = g[0] * (x - t) / clamp((1 - x) * x, num(1e-12), {});
-                                 if (n.needs_input_grad(1)) {
+                                 if (autograd::task_should_compute_output(n, 1)) {
                                    Tensor lo = num(-100);
                                    gt = g[0] * (clamp(log1p(-x), lo, {}) - clamp(log(x), lo, {}));
                                  }
@@ -90,13 +91,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                  Tensor x = n.saved(0), t = n.saved(1),
                                         p = has_pw ? n.saved(2) : Tensor();
                                  Tensor lw = has_pw ? (p - 1) * t + 1 : Tensor(), gx, gt, gp;
-                                 if (n.needs_input_grad(0)) {
+                                 if (autograd::task_should_compute_output(n, 0)) {
                                    Tensor s = sigmoid(-x);
                                    gx = g[0] * ((1 - t) - (has_pw ? lw * s : s));
                                  }
-                                 if (n.needs_input_grad(1))
+                                 if (autograd::task_should_compute_output(n, 1))
                                    gt = g[0] * (has_pw ? -x - (p - 1) * log_sigmoid_value(x) : -x);
-                                 if (n.needs_input_grad(2)) gp = g[0] * (-t * log_sigmoid_value(x));
+                                 if (autograd::task_should_compute_output(n, 2))
+                                   gp = g[0] * (-t * log_sigmoid_value(x));
                                  return variable_list{gx, gt, gp};
                                });
   if (node) {
