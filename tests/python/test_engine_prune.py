@@ -1,5 +1,6 @@
 """backward(inputs=...) and autograd.grad run only the graph between the roots and the requested
-inputs, as torch's engine (Note [Engine pruning] in csrc/ember/autograd/engine.cpp).
+inputs, as torch's engine (Note [Engine pruning] in csrc/ember/autograd/engine.cpp); and torch's
+node names for pow, logsumexp, matmul, einsum and adaptive_avg_pool2d.
 
 Each scenario runs on a module (ember, and torch where installed) and returns what a program can
 observe: which hooks fired, which .grad fields changed, what a custom Function's ctx saw. The
@@ -198,6 +199,78 @@ def unneeded_node_with_stale_saved_tensor_is_not_run(m):
     w = m.zeros(2, requires_grad=True)
     (gw,) = m.autograd.grad((w * q2.detach()).sum() * 0 + loss, [w], allow_unused=True)
     return _round(gp), _round(gw)
+
+
+@scenario(
+    {
+        "x ** 2": "PowBackward0",
+        "x ** 2.5": "PowBackward0",
+        "pow(x, 2)": "PowBackward0",
+        "x ** y": "PowBackward1",
+        "x ** tensor(2.)": "PowBackward1",
+        "2 ** x": "PowBackward2",
+        "pow(2, x)": "PowBackward2",
+        "x.pow_(2)": "PowBackward0",
+    }
+)
+def pow_node_names(m):
+    x = m.tensor([1.5, 2.0], requires_grad=True)
+    y = m.tensor([0.5, 3.0], requires_grad=True)
+    xc = x * 1
+    xc.pow_(2)
+    results = {
+        "x ** 2": x**2,
+        "x ** 2.5": x**2.5,
+        "pow(x, 2)": m.pow(x, 2),
+        "x ** y": x**y,
+        "x ** tensor(2.)": x ** m.tensor(2.0),
+        "2 ** x": 2**x,
+        "pow(2, x)": m.pow(2, x),
+        "x.pow_(2)": xc,
+    }
+    return {k: _chain(v, 1)[0] for k, v in results.items()}
+
+
+@scenario(
+    {
+        "logsumexp": ["LogsumexpBackward0"],
+        "matmul 3d @ 2d": ["UnsafeViewBackward0", "MmBackward0"],
+        "matmul 3d @ 1d": ["UnsafeViewBackward0", "MvBackward0"],
+        "matmul 3d @ 3d": ["UnsafeViewBackward0", "BmmBackward0"],
+        "linear 3d": ["UnsafeViewBackward0", "MmBackward0"],
+        "linear 3d + bias": ["ViewBackward0", "AddmmBackward0"],
+        "einsum bij,jk->bik": ["ViewBackward0", "PermuteBackward0", "ViewBackward0"],
+        "einsum ij,ij->i": ["ViewBackward0", "PermuteBackward0", "ViewBackward0"],
+        "adaptive_avg_pool2d(x, 1)": ["MeanBackward1", "AccumulateGrad"],
+        "adaptive_avg_pool2d(x3d, (1, 1))": ["MeanBackward1", "AccumulateGrad"],
+        "adaptive_avg_pool2d(x, 2)": ["AdaptiveAvgPool2DBackward0", "AccumulateGrad"],
+    }
+)
+def composite_node_names(m):
+    f = m.nn.functional
+    x = m.randn(2, 3, 4, requires_grad=True)
+    w = m.randn(4, 5, requires_grad=True)
+    v = m.randn(4, requires_grad=True)
+    b3 = m.randn(2, 4, 5, requires_grad=True)
+    lw = m.randn(5, 4, requires_grad=True)
+    lb = m.randn(5, requires_grad=True)
+    img = m.randn(1, 2, 4, 4, requires_grad=True)
+    img3 = m.randn(2, 4, 4, requires_grad=True)
+    a = m.randn(3, 4, requires_grad=True)
+    cases = {
+        "logsumexp": (m.logsumexp(x, 1), 1),
+        "matmul 3d @ 2d": (m.matmul(x, w), 2),
+        "matmul 3d @ 1d": (m.matmul(x, v), 2),
+        "matmul 3d @ 3d": (m.matmul(x, b3), 2),
+        "linear 3d": (f.linear(x, lw), 2),
+        "linear 3d + bias": (f.linear(x, lw, lb), 2),
+        "einsum bij,jk->bik": (m.einsum("bij,jk->bik", x, w), 3),
+        "einsum ij,ij->i": (m.einsum("ij,ij->i", a, a), 3),
+        "adaptive_avg_pool2d(x, 1)": (f.adaptive_avg_pool2d(img, 1), 2),
+        "adaptive_avg_pool2d(x3d, (1, 1))": (f.adaptive_avg_pool2d(img3, (1, 1)), 2),
+        "adaptive_avg_pool2d(x, 2)": (f.adaptive_avg_pool2d(img, 2), 2),
+    }
+    return {k: _chain(out, depth) for k, (out, depth) in cases.items()}
 
 
 def _round(t):

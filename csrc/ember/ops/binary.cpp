@@ -73,7 +73,6 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
   _(floor_divide, zero_grad_like(grad), zero_grad_like(grad))                                      \
   _(remainder, grad, -(grad * floor_divide(self, other)))                                          \
   _(fmod, grad, -(grad * div_trunc(self, other)))                                                  \
-  _(pow, pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result))           \
   _(atan2, grad* other / (self * self + other * other),                                            \
     -(grad * self) / (self * self + other * other))                                                \
   _(hypot, grad* self / result, grad * other / result)                                             \
@@ -90,6 +89,20 @@ Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& e
   EMBER_INPLACE_DERIVATIVE(op::name##_, op::name);
 EMBER_BINARY_DERIVATIVES(EMBER_BINARY_AUTOGRAD)
 #undef EMBER_BINARY_AUTOGRAD
+
+namespace {
+// torch names pow's node by its overload: PowBackward0 for tensor ** scalar, PowBackward1 for
+// tensor ** tensor, PowBackward2 for scalar ** tensor. A Python number reaches op::pow as a
+// wrapped 0-d tensor (Note [Wrapped numbers]), which tells the overloads apart.
+const char* pow_node_name(const Tensor& self, const Tensor& exponent) {
+  if (exponent.impl()->is_wrapped_number) return "PowBackward0";
+  if (self.impl()->is_wrapped_number) return "PowBackward2";
+  return pow_node;
+}
+}  // namespace
+EMBER_DERIVATIVE(op::pow, pow_node_name(self, other), (self, other),
+                 pow_self_grad(grad, self, other), pow_exponent_grad(grad, self, other, result));
+EMBER_INPLACE_DERIVATIVE(op::pow_, op::pow);
 
 Tensor times_alpha(const Tensor& grad, const Scalar& alpha) {
   return alpha.to_double() == 1 ? grad : grad * alpha;

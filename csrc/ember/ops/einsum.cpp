@@ -332,7 +332,12 @@ Tensor einsum(const std::string& equation, TensorList operands) {
   // Contracted dims are size 1 now; drop them, and give broadcast output dims their full size.
   DimVector drop;
   for (int64_t p = nout; p < ndim; ++p) drop.push_back(p);
-  if (!drop.empty()) result = squeeze(result, drop);
+  // As a view (torch's einsum ends in ViewBackward0): dropping size-1 dims always is one.
+  if (!drop.empty()) {
+    DimVector kept(result.sizes());
+    kept.resize(size_t(nout));
+    result = view(result, kept);
+  }
   return result;
 }
 

@@ -11,6 +11,9 @@
 #include "ember/schema/linalg.h"
 
 namespace ember {
+// A view named UnsafeViewBackward0 as torch's _unsafe_view (ops/view.cpp; declared here to keep
+// the headers, which most files include, unchanged).
+Tensor unsafe_view(const Tensor& self, IntArrayRef shape);
 
 using autograd::FunctionNode;
 using autograd::variable_list;
@@ -118,10 +121,10 @@ Tensor fold_matmul(const Tensor& tensor1, const Tensor& tensor2) {
   Tensor folded = reshape(t1, {rows, k});
   if (t2.dim() == 2) {
     out_shape.push_back(t2.size(1));
-    Tensor out = view(mm(folded, t2), out_shape);
+    Tensor out = unsafe_view(mm(folded, t2), out_shape);
     return transpose ? contiguous(matrix_transpose(out)) : out;
   }
-  return view(mv(folded, t2), out_shape);
+  return unsafe_view(mv(folded, t2), out_shape);
 }
 
 Tensor batched_matmul(const Tensor& t1, const Tensor& t2) {
@@ -141,7 +144,7 @@ Tensor batched_matmul(const Tensor& t1, const Tensor& t2) {
   Tensor b = reshape(expand(d2 == 1 ? unsqueeze(t2, -1) : t2, s2), {nbatch, m2, p});
   if (d1 > 1) out_shape.push_back(n);
   if (d2 > 1) out_shape.push_back(p);
-  return view(bmm(a, b), out_shape);
+  return unsafe_view(bmm(a, b), out_shape);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // a gather). Kernels are in cpu/pool.cpp.
 #include "ember/ops/pool.h"
 
+#include "ember/core/memory_format.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
@@ -224,14 +225,27 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
                      divisor_override, false);
 }
 
+namespace {
+// An output of one element per plane is the mean over the plane, which torch computes (and
+// names, MeanBackward1) as mean(-1, -2, keepdim) for floating inputs. A channels-last input keeps
+// the kernel, whose output is channels-last too (torch restrides the mean's: AsStridedBackward1).
+bool is_plane_mean(const Tensor& x, IntArrayRef size) {
+  return size.size() == 2 && size[0] == 1 && size[1] == 1 && is_floating_point(x.dtype()) &&
+         x.device().is_cpu() &&
+         suggest_memory_format(x.sizes(), x.strides()) != MemoryFormat::ChannelsLast;
+}
+}  // namespace
+
 Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size) {
   DimVector size;
   Pool2d r = prepare_adaptive(input, output_size, true, "adaptive_avg_pool1d", size);
+  if (is_plane_mean(r.x, size)) return r.finish(mean(r.x, {-1, -2}, true));
   return r.finish(op::adaptive_avg_pool2d.call(r.x, size));
 }
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
   DimVector size;
   Pool2d r = prepare_adaptive(input, output_size, false, "adaptive_avg_pool2d", size);
+  if (is_plane_mean(r.x, size)) return mean(input, {-1, -2}, true);
   return r.finish(op::adaptive_avg_pool2d.call(r.x, size));
 }
 std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& input, IntArrayRef output_size) {

@@ -286,6 +286,15 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
     DimVector rd = reduced_dims(x.dim(), dim);
     for (size_t i = rd.size(); i-- > 0;) r = squeeze(r, {rd[i]});
   }
+  // torch computes it in one op: its node is named LogsumexpBackward0 (a pass-through node on
+  // top of the composite's, as Note [Composite node names] in docs/ARCHITECTURE.md).
+  if (r.grad_fn()) {
+    auto node = std::make_shared<autograd::FunctionNode>(
+        "LogsumexpBackward0",
+        [](autograd::FunctionNode&, const autograd::variable_list& g) { return g; });
+    autograd::collect_next_edges(*node, {r});
+    autograd::set_history(r, node, 0);
+  }
   return r;
 }
 

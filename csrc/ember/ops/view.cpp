@@ -67,6 +67,17 @@ Tensor view(const Tensor& self, IntArrayRef shape) {
                    [in](const Tensor& g) { return reshape(g, in); });
 }
 
+// A view whose node torch names UnsafeViewBackward0: the reshape ending matmul's folded and
+// batched paths (torch's _unsafe_view). Declared where it is used (ops/linalg.cpp).
+Tensor unsafe_view(const Tensor& self, IntArrayRef shape) {
+  DimVector sizes = infer_size(shape, self.numel());
+  auto strides = view_strides(self.sizes(), self.strides(), sizes);
+  EMBER_ASSERT(strides.has_value());
+  DimVector in = shape_of(self);
+  return make_view(self, sizes, *strides, self.storage_offset(), "UnsafeViewBackward0",
+                   [in](const Tensor& g) { return reshape(g, in); });
+}
+
 Tensor view_dtype(const Tensor& self, ScalarType dtype) {
   EMBER_CHECK(element_size(dtype) == self.element_size(),
               "view(dtype): only dtypes of the same element size are supported; got ",
