@@ -1,10 +1,11 @@
 // Activation functions: dispatch entry points, derivatives and the composites.
 //
 // Note [Activation kernels]
-// Each fused activation is one operator `name(self, a, b, c)` whose three doubles carry its
-// parameters, and one backward operator `name_backward(grad, self, a, b, c)` (cpu/activation.cpp).
-// The backward node calls the fused backward kernel; when the backward itself is recorded
-// (create_graph), the same gradient is computed from public ops instead, so double backward works.
+// Each fused activation is one operator `name(self, a, b, c)` whose three
+// doubles carry its parameters, and one backward operator `name_backward(grad,
+// self, a, b, c)` (cpu/activation.cpp). The backward node calls the fused
+// backward kernel; when the backward itself is recorded (create_graph), the
+// same gradient is computed from public ops instead, so double backward works.
 #include "ember/ops/activation.h"
 
 #include <numbers>
@@ -50,66 +51,68 @@ Tensor gt0(const Tensor& x, double v) { return gt(x, wrap_scalar(v)); }
 Tensor lt0(const Tensor& x, double v) { return lt(x, wrap_scalar(v)); }
 Tensor zero_of(const Tensor& g) { return zeros({}, TensorOptions(g.dtype())); }
 
-// The gradients of Note [Activation kernels] in public ops (the differentiable path).
-Tensor composite_backward(Act k, const Tensor& g, const Tensor& x, double a, double b, double c) {
+Tensor gelu_grad(const Tensor& g, const Tensor& x, double approximate_tanh) {
   using std::numbers::pi;
-  switch (k) {
-    case Act::gelu:
-      if (a == 0)
-        return g * (0.5 * (1 + erf(x * std::numbers::sqrt2 * 0.5)) +
-                    x * exp(x * x * -0.5) * (1 / std::sqrt(2 * pi)));
-      else {
-        const double k0 = std::sqrt(2 / pi), k1 = 0.044715;
-        Tensor t = tanh((x + x * x * x * k1) * k0);
-        return g * (0.5 * (1 + t) + x * 0.5 * (1 - t * t) * k0 * (1 + x * x * (3 * k1)));
-      }
-    case Act::silu: {
-      Tensor s = sigmoid(x);
-      return g * s * (1 + x * (1 - s));
-    }
-    case Act::mish: {
-      Tensor t = tanh(softplus(x));
-      return g * (t + x * sigmoid(x) * (1 - t * t));
-    }
-    case Act::leaky_relu:
-      return where(gt0(x, 0), g, g * a);
-    case Act::elu:
-      return where(gt0(x, 0), g * b, g * (a * b * c) * exp(x * c));
-    case Act::softplus:
-      return where(gt0(x * a, b), g, g * sigmoid(x * a));
-    case Act::hardtanh:
-      return where(logical_and(gt0(x, a), lt0(x, b)), g, zero_of(g));
-    case Act::hardsigmoid:
-      return where(logical_and(gt0(x, -3), lt0(x, 3)), g / 6, zero_of(g));
-    case Act::hardswish:
-      return where(lt0(x, -3), zero_of(g), where(gt0(x, 3), g, g * (x / 3 + 0.5)));
-    case Act::threshold:
-      return where(gt0(x, a), g, zero_of(g));
-    case Act::softshrink:
-    case Act::hardshrink:
-      return where(gt0(abs(x), a), g, zero_of(g));
-    case Act::logsigmoid:
-      return g * sigmoid(-x);
-  }
-  return {};
+  if (approximate_tanh == 0)
+    return g * (0.5 * (1 + erf(x * std::numbers::sqrt2 * 0.5)) +
+                x * exp(x * x * -0.5) * (1 / std::sqrt(2 * pi)));
+  const double k0 = std::sqrt(2 / pi), k1 = 0.044715;
+  Tensor t = tanh((x + x * x * x * k1) * k0);
+  return g * (0.5 * (1 + t) + x * 0.5 * (1 - t * t) * k0 * (1 + x * x * (3 * k1)));
+}
+Tensor silu_grad(const Tensor& g, const Tensor& x) {
+  Tensor s = sigmoid(x);
+  return g * s * (1 + x * (1 - s));
+}
+Tensor mish_grad(const Tensor& g, const Tensor& x) {
+  Tensor t = tanh(softplus(x));
+  return g * (t + x * sigmoid(x) * (1 - t * t));
 }
 
-// The piecewise-linear activations, whose backward ops are differentiable themselves (below).
-constexpr bool piecewise(Act k) {
-  return k == Act::leaky_relu || k == Act::hardtanh || k == Act::hardsigmoid ||
-         k == Act::threshold || k == Act::softshrink || k == Act::hardshrink;
-}
+// The gradients of Note [Activation kernels] in public ops (the differentiable
+// path), one row per ACT row of the unary table: (name, piecewise, gradient
+// over g, x and the parameters a, b, c). `piecewise` marks the piecewise-linear
+// activations, whose backward ops are differentiable themselves (below).
+#define EMBER_ACT_COMPOSITES(_)                                                            \
+  _(gelu, false, gelu_grad(g, x, a))                                                       \
+  _(silu, false, silu_grad(g, x))                                                          \
+  _(mish, false, mish_grad(g, x))                                                          \
+  _(leaky_relu, true, where(gt0(x, 0), g, g* a))                                           \
+  _(elu, false, where(gt0(x, 0), g* b, g*(a * b * c) * exp(x * c)))                        \
+  _(softplus, false, where(gt0(x* a, b), g, g* sigmoid(x* a)))                             \
+  _(hardtanh, true, where(logical_and(gt0(x, a), lt0(x, b)), g, zero_of(g)))               \
+  _(hardsigmoid, true, where(logical_and(gt0(x, -3), lt0(x, 3)), g / 6, zero_of(g)))       \
+  _(hardswish, false, where(lt0(x, -3), zero_of(g), where(gt0(x, 3), g, g*(x / 3 + 0.5)))) \
+  _(threshold, true, where(gt0(x, a), g, zero_of(g)))                                      \
+  _(softshrink, true, where(gt0(abs(x), a), g, zero_of(g)))                                \
+  _(hardshrink, true, where(gt0(abs(x), a), g, zero_of(g)))                                \
+  _(logsigmoid, false, g* sigmoid(-x))
+
+template <Act K>
+struct ActComposite;
+#define EMBER_ACT_COMPOSITE(name, is_piecewise, formula)                                       \
+  template <>                                                                                  \
+  struct ActComposite<Act::name> {                                                             \
+    static constexpr bool piecewise = is_piecewise;                                            \
+    static Tensor backward([[maybe_unused]] const Tensor& g, [[maybe_unused]] const Tensor& x, \
+                           [[maybe_unused]] double a, [[maybe_unused]] double b,               \
+                           [[maybe_unused]] double c) {                                        \
+      return formula;                                                                          \
+    }                                                                                          \
+  };
+EMBER_ACT_COMPOSITES(EMBER_ACT_COMPOSITE)
+#undef EMBER_ACT_COMPOSITE
 
 template <Act K>
 Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double b = 0,
                     double c = 0) {
-  // A recorded backward of a piecewise activation records its backward op (its derivative
-  // gives self a zero gradient, as torch's, so double backward reaches x); the others, and
-  // other backends or shapes, record the composite.
+  // A recorded backward of a piecewise activation records its backward op (its
+  // derivative gives self a zero gradient, as torch's, so double backward
+  // reaches x); the others, and other backends or shapes, record the composite.
   if (GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad()) &&
-      !(piecewise(K) && backend_of(grad, self) == DispatchKey::CPU &&
+      !(ActComposite<K>::piecewise && backend_of(grad, self) == DispatchKey::CPU &&
         grad.sizes().equals(self.sizes()) && is_floating_point(grad.dtype())))
-    return composite_backward(K, grad, self, a, b, c);
+    return ActComposite<K>::backward(grad, self, a, b, c);
   EMBER_CHECK(grad.sizes().equals(self.sizes()), ActOps<K>::backward.name,
               ": expected grad of shape ", self.sizes(), "; got ", grad.sizes());
   return ActOps<K>::backward.call(grad, self, a, b, c);
@@ -122,8 +125,9 @@ Tensor act_backward(const Tensor& grad, const Tensor& self, double a = 0, double
 EMBER_UNARY_OPS(EMBER_ACT_ROWS)
 #undef EMBER_ACT_ROW
 
-// The backward ops of the piecewise-linear activations are linear in the gradient and flat in
-// self (torch's threshold_backward, leaky_relu_backward, ...: self's gradient is zeros).
+// The backward ops of the piecewise-linear activations are linear in the
+// gradient and flat in self (torch's threshold_backward, leaky_relu_backward,
+// ...: self's gradient is zeros).
 #define EMBER_PIECEWISE_BACKWARD(name, node)                                \
   EMBER_DERIVATIVE(op::name##_backward, node, (grad_output, self, a, b, c), \
                    op::name##_backward.call(grad, self, a, b, c), zeros_like(grad));
@@ -133,7 +137,8 @@ EMBER_PIECEWISE_BACKWARD(threshold, "ThresholdBackwardBackward0")
 EMBER_PIECEWISE_BACKWARD(softshrink, "SoftshrinkBackwardBackward0")
 EMBER_PIECEWISE_BACKWARD(hardshrink, "HardshrinkBackwardBackward0")
 #undef EMBER_PIECEWISE_BACKWARD
-// torch has no derivative for hardsigmoid's backward: a double backward through it raises.
+// torch has no derivative for hardsigmoid's backward: a double backward through
+// it raises.
 [[noreturn]] static Tensor no_derivative(const char* op) {
   EMBER_ERROR(ErrorKind::Runtime, "derivative for aten::", op, " is not implemented");
 }
@@ -262,7 +267,8 @@ Tensor prelu(const Tensor& self, const Tensor& weight) {
   Tensor w = weight;
   if (n != 1) {
     EMBER_CHECK(self.dim() >= 2 && self.size(1) == n,
-                "Mismatch of parameter numbers and input channel size. Found parameter numbers = ",
+                "Mismatch of parameter numbers and input channel size. Found "
+                "parameter numbers = ",
                 n, " and channel size = ", self.dim() >= 2 ? self.size(1) : 1, ".");
     DimVector shape(size_t(self.dim()), 1);
     shape[1] = n;
