@@ -1,7 +1,6 @@
 """ember: PyTorch's programming model on a fast C++ core. Use it as ``import ember as torch``."""
 
 import os as _os
-import sys as _sys
 
 
 def _load_extension():
@@ -66,12 +65,9 @@ from ._size import Size  # noqa: E402
 
 _C._set_size_class(Size)
 
-# As torch's, the kernels' thread count follows OMP_NUM_THREADS when it is set: launchers
-# (ember.distributed.run, torchrun) set it to each worker's share of the CPUs.
-_omp = _os.environ.get("OMP_NUM_THREADS", "").strip()
-if _omp.isdigit() and _omp.strip("0"):
-    _C.set_num_threads(_sys.modules["builtins"].int(_omp))  # `int` is ember's dtype here
-del _omp
+# The kernels' default thread count follows OMP_NUM_THREADS as torch's does (launchers such as
+# ember.distributed.run and torchrun set it to each worker's share of the CPUs), else the
+# affinity mask and cgroup CPU quota: the pool reads them (Note [Thread count], core/cpu_quota.cpp).
 
 from . import (  # noqa: E402,F401
     _dynamo,

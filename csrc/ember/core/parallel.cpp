@@ -8,12 +8,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
-#include <fstream>
 #include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "ember/core/cpu_quota.h"
 #include "ember/core/error.h"
 #include "ember/core/grad_mode.h"
 #include "ember/core/profiler.h"
@@ -21,20 +21,6 @@
 namespace ember {
 
 namespace {
-
-// CPUs this process may run on: the affinity mask, capped by a cgroup v2 quota if any.
-int available_cpus() {
-  int n = std::max(1u, std::thread::hardware_concurrency());
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) n = std::max(1, CPU_COUNT(&set));
-  std::ifstream f("/sys/fs/cgroup/cpu.max");
-  std::string quota, period;
-  if (f >> quota >> period && quota != "max") {
-    double q = std::stod(quota) / std::stod(period);
-    n = std::min(n, std::max(1, int(q + 0.5)));
-  }
-  return n;
-}
 
 thread_local bool t_in_parallel = false;
 
@@ -190,7 +176,7 @@ void reset_pool_in_child() { g_pool = new ThreadPool(1); }
 
 ThreadPool& pool() {
   static bool init = [] {
-    g_pool = new ThreadPool(available_cpus());
+    g_pool = new ThreadPool(cpu_quota::default_num_threads());
     pthread_atfork(nullptr, nullptr, reset_pool_in_child);
     return true;
   }();

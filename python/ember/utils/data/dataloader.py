@@ -1,6 +1,7 @@
 """DataLoader, as torch.utils.data.DataLoader: batches from a dataset, in the main process or in
 worker processes (see _worker.py)."""
 
+import gc
 import itertools
 import multiprocessing
 import os
@@ -33,6 +34,25 @@ def _death(exitcode):
         except ValueError:
             return f"killed by signal {-exitcode}"
     return f"exited with code {exitcode}"
+
+
+def _freeze_before_fork(ctx):
+    """Moves every object the collector tracks into its permanent generation before workers are
+    forked, so that a worker's collections never visit (and never write the header of) an object
+    it inherited; True when the caller must unfreeze once the workers exist.
+
+    Note [Workers share the dataset]
+    A forked worker shares the parent's memory copy-on-write; its first full collection would
+    write the GC header of every inherited container object (dataset items, modules, ...) and so
+    copy their pages. Frozen objects are skipped by the collector in the child; the parent
+    unfreezes them at once, so its own collections are as before. Nothing changes when the
+    program already froze objects itself (it then manages freezing) or workers are spawned. See
+    docs/ARCHITECTURE.md (issue 18) for the measurement."""
+    method = ctx.get_start_method() if hasattr(ctx, "get_start_method") else None
+    if method != "fork" or gc.get_freeze_count() or not gc.isenabled():
+        return False
+    gc.freeze()
+    return True
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -302,6 +322,17 @@ class _MultiProcessIter(_BaseIter):
         super().__init__(loader)  # draws the base seed the workers need
         self._index_queues, self._workers = [], []
         self._shutdown = False
+        # Note [Workers share the dataset]: the collector of a forked worker must not write the
+        # header of every object the parent holds (the dataset's too), which copies their pages.
+        frozen = _freeze_before_fork(ctx)
+        try:
+            self._start_workers(ctx, loader)
+        finally:
+            if frozen:
+                gc.unfreeze()
+        self._start_epoch(first=True)
+
+    def _start_workers(self, ctx, loader):
         for i in range(self._num_workers):
             index_queue = ctx.Queue()
             index_queue.cancel_join_thread()
@@ -328,7 +359,6 @@ class _MultiProcessIter(_BaseIter):
             w.start()
             self._index_queues.append(index_queue)
             self._workers.append(w)
-        self._start_epoch(first=True)
 
     def _reset(self, loader, first=False):
         super()._reset(loader, first)
