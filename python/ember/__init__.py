@@ -204,6 +204,11 @@ from ._argparse import SIGNATURES as _SIGNATURES  # noqa: E402
 from ._argparse import guarded as _arg_guarded  # noqa: E402
 
 globals().update(_arg_guarded(globals(), _OUT_OPS + list(_SIGNATURES)))
+# vmap's tensors reach the batching rules through bare functions and methods too (Note [Foreign
+# tensors], python/src/guard_object.h)
+from ._ops.foreign_guards import install as _install_foreign_guards  # noqa: E402
+
+_install_foreign_guards(_sys.modules[__name__], (linalg, special))
 
 
 def __getattr__(name):

@@ -482,6 +482,14 @@ def install():
         _installed[name] = value
 
 
+def install_guards(methods):
+    """Puts vmap's foreign-tensor guards (ember/_ops/foreign_guards.py) in front of Tensor's bare
+    methods: {name: guard}. Guards are C++ objects in front of the binding, as the sparse
+    paths' (not Python-level methods of the table)."""
+    for name, value in methods.items():
+        setattr(Tensor, name, value)
+
+
 def install_backend_methods(methods):
     """Adds a PrivateUse1 backend's methods (``Tensor.is_npu``, ``Tensor.npu``; made by
     ember.utils.generate_methods_for_privateuse1_backend) to Tensor through this table."""
