@@ -122,11 +122,13 @@ from ._dlpack import from_dlpack  # noqa: E402,F401
 from ._higher_order_ops import cond  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403
 from ._op_overloads import ops  # noqa: E402,F401
+from ._ops.api_s12 import *  # noqa: E402,F401,F403
 
 # torch's top-level names beyond the op families: runtime classes and flags, ATen-named nn and
 # math ops, the *_copy view ops (issue 16's drop-in running)
 from ._ops.aten_misc import *  # noqa: E402,F401,F403
 from ._ops.aten_nn import *  # noqa: E402,F401,F403
+from ._ops.aten_rnn import *  # noqa: E402,F401,F403
 from ._ops.attributes import *  # noqa: E402,F401,F403
 from ._ops.complex import *  # noqa: E402,F401,F403
 

@@ -44,6 +44,7 @@ from . import (
     sort,
     tensor,
     tensor_api,
+    tensor_api_s12,
 )
 
 
@@ -275,6 +276,9 @@ del _name, _params
 FILL.update(tensor_api.METHODS)  # torch's methods for drop-in running (issue 16)
 PROPERTIES.update(tensor_api.PROPERTIES)
 PROPERTY_DOCS.update(tensor_api.PROPERTY_DOCS)
+FILL.update(tensor_api_s12.METHODS)  # session 12's missing names
+PROPERTIES.update(tensor_api_s12.PROPERTIES)
+PROPERTY_DOCS.update(tensor_api_s12.PROPERTY_DOCS)
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {
