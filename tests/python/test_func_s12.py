@@ -21,6 +21,7 @@ _Tensor_size = ember.Tensor.size
 _Tensor_mm = ember.Tensor.mm
 _stack = ember.stack
 _vector_norm = ember.linalg.vector_norm
+_glu, _normalize = F.glu, F.normalize  # Python functions calling ember._C._nn kernels
 
 RNG = np.random.default_rng(12)
 
@@ -51,6 +52,8 @@ CAPTURED = {
     "special_i1_bare_binding": lambda x, w: i1(x @ w),
     "stack_captured": lambda x, w: _stack([x @ w, relu(x @ w)]),
     "vector_norm_captured": lambda x, w: _vector_norm(x @ w, dim=-1),
+    "F_glu_bound": lambda x, w: _glu(x @ w),
+    "F_normalize_bound": lambda x, w: _normalize(x @ w, dim=0),
 }
 
 
