@@ -118,11 +118,13 @@ from ._dlpack import from_dlpack  # noqa: E402,F401
 from ._higher_order_ops import cond  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403
 from ._op_overloads import ops  # noqa: E402,F401
+from ._ops.api_s12 import *  # noqa: E402,F401,F403
 
 # torch's top-level names beyond the op families: runtime classes and flags, ATen-named nn and
 # math ops, the *_copy view ops (issue 16's drop-in running)
 from ._ops.aten_misc import *  # noqa: E402,F401,F403
 from ._ops.aten_nn import *  # noqa: E402,F401,F403
+from ._ops.aten_rnn import *  # noqa: E402,F401,F403
 from ._ops.attributes import *  # noqa: E402,F401,F403
 from ._ops.complex import *  # noqa: E402,F401,F403
 
@@ -200,6 +202,11 @@ from ._argparse import SIGNATURES as _SIGNATURES  # noqa: E402
 from ._argparse import guarded as _arg_guarded  # noqa: E402
 
 globals().update(_arg_guarded(globals(), _OUT_OPS + list(_SIGNATURES)))
+# vmap's tensors reach the batching rules through bare functions and methods too (Note [Foreign
+# tensors], python/src/guard_object.h)
+from ._ops.foreign_guards import install as _install_foreign_guards  # noqa: E402
+
+_install_foreign_guards(_sys.modules[__name__], (linalg, special))
 
 
 def __getattr__(name):

@@ -201,6 +201,7 @@ _ROUTED_CALLABLE_TYPES = (
     "_ComplexGuard",
     "_SparseGuard",  # ember.sparse's paths of ember.mm, ember.add, ... (sparse_guard.cpp)
     "_ArgGuard",
+    "_ForeignGuard",  # vmap's path of the bare functions (ember/_ops/foreign_guards.py)
 )
 
 

@@ -194,6 +194,8 @@ bool call_binds(const GuardObject* g, PyObject* const* args, size_t nargsf, PyOb
 
 PyObject* guard_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   GuardObject* g = as_guard(self);
+  PyObject* out = nullptr;
+  if (route_foreign(self, args, nargsf, kwnames, &out)) return out;
   if (has_out_keyword(kwnames) || !call_binds(g, args, nargsf, kwnames))
     return PyObject_Vectorcall(g->path, args, nargsf, kwnames);
   PyObject* r = PyObject_Vectorcall(g->orig, args, nargsf, kwnames);

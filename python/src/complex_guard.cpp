@@ -38,6 +38,8 @@ PyObject* keyword(PyObject* const* args, size_t nargs, PyObject* kwnames, const 
 
 PyObject* guard_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   GuardObject* g = as_guard(self);
+  PyObject* out = nullptr;
+  if (route_foreign(self, args, nargsf, kwnames, &out)) return out;
   size_t n = PyVectorcall_NARGS(nargsf);
   bool complex = false;
   if (g->data == kList) {

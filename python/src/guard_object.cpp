@@ -72,6 +72,91 @@ PyTypeObject* make_guard_type(nb::module_& m, const char* spec_name, const char*
   return type;
 }
 
+PyTypeObject* g_foreign_type = nullptr;
+
+namespace {
+
+PyObject* g_foreign_hook = nullptr;
+PyTypeObject* g_foreign_guard_type = nullptr;
+
+bool is_foreign(PyObject* o) {
+  if (Py_TYPE(o) == g_foreign_type) return true;
+  if (!PyList_CheckExact(o) && !PyTuple_CheckExact(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (Py_TYPE(items[i]) == g_foreign_type) return true;
+  return false;
+}
+
+PyObject* foreign_guard_call(PyObject* self, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  PyObject* out = nullptr;
+  if (route_foreign(self, args, nargsf, kwnames, &out)) return out;
+  return PyObject_Vectorcall(as_guard(self)->orig, args, nargsf, kwnames);
+}
+
+}  // namespace
+
+bool foreign_in(PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  size_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? size_t(PyTuple_GET_SIZE(kwnames)) : 0);
+  for (size_t i = 0; i < n; ++i)
+    if (is_foreign(args[i])) return true;
+  return false;
+}
+
+PyObject* foreign_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  size_t n = PyVectorcall_NARGS(nargsf);
+  PyObject* tuple = PyTuple_New(Py_ssize_t(n));
+  if (!tuple) return nullptr;
+  for (size_t i = 0; i < n; ++i) PyTuple_SET_ITEM(tuple, Py_ssize_t(i), Py_NewRef(args[i]));
+  PyObject* kwargs = PyDict_New();
+  if (!kwargs) {
+    Py_DECREF(tuple);
+    return nullptr;
+  }
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[n + size_t(i)]) < 0) {
+      Py_DECREF(tuple);
+      Py_DECREF(kwargs);
+      return nullptr;
+    }
+  }
+  PyObject* r = PyObject_CallFunctionObjArgs(g_foreign_hook, self, tuple, kwargs, nullptr);
+  Py_DECREF(tuple);
+  Py_DECREF(kwargs);
+  return r;
+}
+
+void bind_foreign(nb::module_& m) {
+  g_foreign_guard_type = make_guard_type(m, "ember._C._ForeignGuard", "_ForeignGuard");
+  m.def(
+      "_foreign_guard",
+      [](nb::object orig) {
+        return new_guard(g_foreign_guard_type, orig, orig, foreign_guard_call, 0);
+      },
+      nb::arg("orig"),
+      doc("_foreign_guard(orig) -> callable",
+          "orig, except that a call with an instance of the class registered by _set_foreign "
+          "among its arguments goes to that class's hook first. Binds as a method."));
+  m.def(
+      "_set_foreign",
+      [](nb::handle cls, nb::handle hook) {
+        EMBER_CHECK(PyType_Check(cls.ptr()), "_set_foreign: expected a class");
+        EMBER_CHECK(PyCallable_Check(hook.ptr()), "_set_foreign: expected a callable hook");
+        // both live as long as ember.func, which is never unloaded: keep references
+        Py_XDECREF(g_foreign_hook);
+        Py_XDECREF(reinterpret_cast<PyObject*>(g_foreign_type));
+        g_foreign_hook = Py_NewRef(hook.ptr());
+        g_foreign_type = reinterpret_cast<PyTypeObject*>(Py_NewRef(cls.ptr()));
+      },
+      nb::arg("cls"), nb::arg("hook"),
+      doc("_set_foreign(cls, hook) -> None",
+          "Registers the tensor-like class that ember's guards hand to hook(guard, args, kwargs) "
+          "before the binding sees it (vmap's BatchedTensor)."));
+}
+
 nb::object new_guard(PyTypeObject* type, nb::object orig, nb::object path, vectorcallfunc call,
                      int data) {
   auto* g = PyObject_GC_New(GuardObject, type);

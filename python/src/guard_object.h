@@ -33,4 +33,36 @@ nb::object new_guard(PyTypeObject* type, nb::object orig, nb::object path, vecto
 
 inline GuardObject* as_guard(PyObject* self) { return reinterpret_cast<GuardObject*>(self); }
 
+// Note [Foreign tensors]: a tensor-like Python class that ember's bindings cannot take (vmap's
+// BatchedTensor: its logical shape is not its physical tensor's) registers itself with
+// `_set_foreign(cls, hook)`. Every guard first looks for an instance of it among the call's
+// positional and keyword arguments (and one level into lists and tuples) and, when one is there,
+// calls `hook(guard, args, kwargs)`; the hook's result is the call's unless it is NotImplemented
+// (then the guard goes on as usual and the binding's error stands). This is torch's
+// __torch_function__ check at the C++ entry, paid only by the guarded callables: one load and a
+// pointer compare per argument while no class is registered. Functions and methods with no guard
+// of their own get `_foreign_guard(orig)`, whose check is only this one.
+extern PyTypeObject* g_foreign_type;
+
+bool foreign_in(PyObject* const* args, size_t nargsf, PyObject* kwnames);
+
+// The hook's result for a call with a foreign argument (a new reference, or null with the error
+// set); Py_NotImplemented (a new reference) when the hook declines.
+PyObject* foreign_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+
+void bind_foreign(nb::module_& m);  // _foreign_guard and _set_foreign
+
+// Whether the call is the foreign hook's: then `*out` is its result (or null with the error set).
+inline bool route_foreign(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames,
+                          PyObject** out) {
+  if (!g_foreign_type || !foreign_in(args, nargsf, kwnames)) return false;
+  PyObject* r = foreign_call(self, args, nargsf, kwnames);
+  if (r == Py_NotImplemented) {
+    Py_DECREF(r);
+    return false;
+  }
+  *out = r;
+  return true;
+}
+
 }  // namespace ember::py

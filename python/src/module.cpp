@@ -234,6 +234,7 @@ void bind_dlpack(nb::module_& m);         // dlpack.cpp
 void bind_sparse_guard(nb::module_& m);   // sparse_guard.cpp
 void bind_memory_format(nb::module_& m);  // memory_format.cpp
 void bind_arg_guard(nb::module_& m);      // arg_guard.cpp
+void bind_foreign(nb::module_& m);        // guard_object.cpp
 
 void bind_dtype(nb::module_& m) {
   nb::class_<DType>(
@@ -364,6 +365,7 @@ NB_MODULE(_C, m) {
   bind_dlpack(m);
   bind_sparse_guard(m);
   bind_arg_guard(m);
+  bind_foreign(m);
   m.def(
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",

@@ -19,6 +19,8 @@ PyTypeObject* g_sparse_type = nullptr;  // ember.sparse's tensor class (a borrow
 
 PyObject* sparse_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   GuardObject* g = as_guard(self);
+  PyObject* out = nullptr;
+  if (route_foreign(self, args, nargsf, kwnames, &out)) return out;
   size_t n = PyVectorcall_NARGS(nargsf);
   bool sparse = false;
   if (g_sparse_type) {

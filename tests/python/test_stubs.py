@@ -34,7 +34,8 @@ def _bindings():
     out = []
     for prefix, scope in scopes:
         for name, value in vars(scope).items():
-            if type(value).__name__ == "_SparseGuard":  # Tensor's methods behind the guard
+            # Tensor's methods behind a guard (sparse paths; vmap's foreign-tensor check)
+            if type(value).__name__ in ("_SparseGuard", "_ForeignGuard"):
                 value = value.__wrapped__
             kind = type(value).__name__
             if kind in ("nb_func", "nb_method"):

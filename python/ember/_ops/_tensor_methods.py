@@ -44,6 +44,7 @@ from . import (
     sort,
     tensor,
     tensor_api,
+    tensor_api_s12,
 )
 
 
@@ -275,6 +276,9 @@ del _name, _params
 FILL.update(tensor_api.METHODS)  # torch's methods for drop-in running (issue 16)
 PROPERTIES.update(tensor_api.PROPERTIES)
 PROPERTY_DOCS.update(tensor_api.PROPERTY_DOCS)
+FILL.update(tensor_api_s12.METHODS)  # session 12's missing names
+PROPERTIES.update(tensor_api_s12.PROPERTIES)
+PROPERTY_DOCS.update(tensor_api_s12.PROPERTY_DOCS)
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {
@@ -480,6 +484,14 @@ def install():
     for name, value in table().items():
         setattr(Tensor, name, value)
         _installed[name] = value
+
+
+def install_guards(methods):
+    """Puts vmap's foreign-tensor guards (ember/_ops/foreign_guards.py) in front of Tensor's bare
+    methods: {name: guard}. Guards are C++ objects in front of the binding, as the sparse
+    paths' (not Python-level methods of the table)."""
+    for name, value in methods.items():
+        setattr(Tensor, name, value)
 
 
 def install_backend_methods(methods):

@@ -37,7 +37,8 @@ _SAME_CALL = {
     name: name
     for name in (
         "softmax log_softmax softmin gelu silu mish elu selu celu leaky_relu hardtanh relu6 "
-        "softplus hardswish hardsigmoid softsign tanhshrink softshrink hardshrink threshold"
+        "softplus hardswish hardsigmoid softsign tanhshrink softshrink hardshrink threshold "
+        "glu normalize"
     ).split()
 }
 _SAME_CALL["log_sigmoid"] = "logsigmoid"

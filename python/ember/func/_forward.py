@@ -10,7 +10,7 @@ forward_ad rule), so these transforms cannot be nested inside one another or ins
 import threading
 
 from .. import autograd, overrides
-from .._C import Tensor, stack
+from .._C import Tensor
 from .._ops.creation import zeros, zeros_like
 from .._ops.random import get_rng_state, set_rng_state
 from ..autograd import forward_ad as fwad
@@ -278,7 +278,7 @@ def _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums):
             for li, x in enumerate(leaves):
                 cols = [c[oi] for c in columns[a][li]]
                 if cols:
-                    j = routed(stack)(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
+                    j = _stack()(cols, -1).reshape(tuple(o.shape) + tuple(x.shape))
                 else:
                     j = zeros(*(tuple(o.shape) + tuple(x.shape)), dtype=o.dtype)
                 jl.append(j)
@@ -337,13 +337,21 @@ def _jacrev_keeping_tangents(func, argnums):
                 for r, g, x in zip(rows, gs, inputs):
                     r.append(zeros_like(x) if g is None else g)
         jacs = []
-        stack_ = routed(stack)  # the mode's wrapper, so that the rows' tangents are stacked too
+        stack_ = _stack()  # the mode's wrapper, so that the rows' tangents are stacked too
         for r, x in zip(rows, inputs):
             j = stack_(r, 0) if r else zeros(0, *x.shape, dtype=x.dtype)
             jacs.append(j.reshape(tuple(out.shape) + tuple(x.shape)))
         return jacs[0] if isinstance(argnums, int) else tuple(jacs)
 
     return wrapper
+
+
+def _stack():
+    # ember.stack as the namespace holds it now: the active modes' wrapper, so that the
+    # columns' tangents are stacked too (the binding itself is not in any namespace)
+    import ember
+
+    return ember.stack
 
 
 def hessian(func, argnums=0):

@@ -25,7 +25,7 @@ import functools
 import itertools
 import threading
 
-from .. import autograd, overrides
+from .. import _C, autograd, overrides
 from .._C import Tensor
 from ..autograd.forward_ad import _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
@@ -260,6 +260,24 @@ def _bind_tensor_methods():
 
 _bind_tensor_methods()
 
+# BatchedTensor's own methods (metadata: size, dim, numel, ...), for Tensor's called on it
+_OWN = {
+    name: vars(BatchedTensor)[name]
+    for name in _SKIP
+    if not name.startswith("_") and callable(vars(BatchedTensor).get(name))
+}
+
+
+def _foreign_hook(fn, args, kwargs):
+    from ._foreign import call
+
+    return call(fn, args, kwargs)
+
+
+# Every guard of the extension hands a call with a BatchedTensor to the hook before its binding
+# (Note [Foreign tensors], python/src/guard_object.h; ember/func/_foreign.py routes it).
+_C._set_foreign(BatchedTensor, _foreign_hook)
+
 
 def _is_batched(x):
     return type(x) is BatchedTensor
@@ -303,6 +321,10 @@ def _dispatch(func, args, kwargs):
         if rule is not None and getattr(rule, "random", False):
             return rule(func, args, kwargs)
         return func(*args, **kwargs)
+    if rule is None and args and type(args[0]) is BatchedTensor:
+        own = _OWN.get(getattr(func, "__name__", None))
+        if own is not None:  # Tensor.size(x), Tensor.dim(x): BatchedTensor answers itself
+            return own(*args, **kwargs)
     if rule is None:
         raise RuntimeError(
             f"vmap: Batching rule not implemented for {rules.op_name(func)}. ember has no "

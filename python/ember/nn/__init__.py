@@ -36,7 +36,7 @@ def factory_kwargs(kwargs):
 
 
 # torch.nn's legacy names of ember.ao.nn's packages, loaded at first use (they import ember.nn)
-_LAZY = ("quantized", "qat", "intrinsic")
+_LAZY = ("quantized", "qat", "intrinsic", "quantizable")
 
 
 def __getattr__(name):

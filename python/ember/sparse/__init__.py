@@ -161,7 +161,8 @@ def _unsupported(name):
 _KEEP = set(
     "requires_grad_ backward register_hook retain_grad element_size is_floating_point is_complex "
     "get_device is_signed is_inference is_shared is_pinned pin_memory share_memory_ detach_ "
-    "register_post_accumulate_grad_hook dim_order is_set_to is_nonzero is_same_size".split()
+    "register_post_accumulate_grad_hook dim_order is_set_to is_nonzero is_same_size "
+    "smm sspaddmm".split()  # these two take sparse self (ember/_ops/tensor_api_s12.py)
 )
 _OPERATOR_DUNDERS = (
     "__getitem__ __setitem__ __lt__ __le__ __gt__ __ge__ __and__ __or__ __xor__ __mod__ "

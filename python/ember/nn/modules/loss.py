@@ -8,6 +8,7 @@ from .module import Module
 __all__ = [
     "L1Loss",
     "NLLLoss",
+    "NLLLoss2d",
     "PoissonNLLLoss",
     "GaussianNLLLoss",
     "KLDivLoss",
@@ -102,6 +103,22 @@ class NLLLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss2d(weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean')
+
+    Deprecated name of NLLLoss (which takes images directly); warns as torch's does."""
+
+    def __init__(
+        self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+    ):
+        warnings.warn(
+            "NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement "
+            "and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
