@@ -10,6 +10,7 @@ from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dt
 from .._device import device as _device_type
 from .._device import factory_device, is_meta, meta_empty, place
 from .._process import contiguous_format, preserve_format
+from ._op_range import op_range
 
 __all__ = [
     "tensor",
@@ -584,3 +585,21 @@ def kaiser_window(
         return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(tensor(float(beta), dtype=float64))
 
     return _window("kaiser_window", window_length, periodic, dtype, kaiser, device, requires_grad)
+
+
+# torch's profiler names for the factories (an allocation first, then the fill).
+for _name, _inner in (
+    ("empty", None),
+    ("zeros", "empty"),
+    ("ones", "empty"),
+    ("full", "empty"),
+    ("arange", "empty"),
+    ("linspace", "empty"),
+    ("eye", "empty"),
+    ("empty_like", "empty_strided"),
+    ("zeros_like", "empty_like"),
+    ("ones_like", "empty_like"),
+    ("full_like", "empty_like"),
+):
+    globals()[_name] = op_range(globals()[_name], "aten::" + _name, _inner and "aten::" + _inner)
+del _name, _inner

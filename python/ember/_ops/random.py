@@ -6,6 +6,7 @@ from .. import _C
 from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
 from .._device import factory_device, is_meta, meta_empty, place
 from ..autograd.grad_mode import no_grad
+from ._op_range import op_range
 from .creation import (
     _finish,
     _laid_out_like,
@@ -390,3 +391,10 @@ Fills self with exp of normal samples of the given mean and std."""
 geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
 
 Fills self with the number of Bernoulli(p) trials up to and including the first success."""
+
+
+# torch's profiler names for the random factories (their allocation is recorded by empty).
+for _name in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm"):
+    if _name in globals():
+        globals()[_name] = op_range(globals()[_name], "aten::" + _name)
+del _name
