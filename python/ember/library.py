@@ -8,8 +8,8 @@ capture (``ember.compile``, ``ember.fx.symbolic_trace``) records it as one node,
 ``define``/``impl`` is the lower-level form over the same entries.
 """
 
-import inspect
 import functools
+import inspect
 import typing
 import weakref
 

@@ -15,12 +15,13 @@ def op_range(fn, name, inner=None):
     """op_range(fn, name, inner=None) -> Callable
 
     `fn` recorded as the op `name` while a profile records, with an empty `inner` op (the
-    allocation torch's factory makes first) nested at its start."""
+    allocation torch's factory makes first; a tuple of names nests each in the one before)
+    at its start."""
     enabled = _C._profiler_enabled
     enter = _C._record_function_enter
     exit_ = _C._record_function_exit
     op = OP_MARK + name
-    sub = OP_MARK + inner if inner else None
+    subs = [OP_MARK + n for n in ((inner,) if isinstance(inner, str) else inner or ())]
 
     @functools.wraps(fn)
     def recorded(*args, **kwargs):
@@ -28,8 +29,10 @@ def op_range(fn, name, inner=None):
             return fn(*args, **kwargs)
         handle = enter(op)
         try:
-            if sub is not None:
-                exit_(enter(sub))
+            if subs:
+                handles = [enter(sub) for sub in subs]
+                for h in reversed(handles):
+                    exit_(h)
             return fn(*args, **kwargs)
         finally:
             exit_(handle)

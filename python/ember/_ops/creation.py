@@ -601,5 +601,8 @@ for _name, _inner in (
     ("ones_like", "empty_like"),
     ("full_like", "empty_like"),
 ):
-    globals()[_name] = op_range(globals()[_name], "aten::" + _name, _inner and "aten::" + _inner)
-del _name, _inner
+    _chain = () if _inner is None else ("aten::" + _inner,)
+    if _inner == "empty_like":  # torch's empty_like allocates through empty_strided
+        _chain += ("aten::empty_strided",)
+    globals()[_name] = op_range(globals()[_name], "aten::" + _name, _chain)
+del _name, _inner, _chain

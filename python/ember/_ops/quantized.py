@@ -266,7 +266,9 @@ def _avg_pool2d(q, kernel_size, stride, padding, ceil_mode, count_include_pad, d
     out = _C._nn.avg_pool2d(
         r.to(_C.float32), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor
     )
-    lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(builtins.repr(r.dtype)[6:], (-(2**31), 2**31 - 1))
+    lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(
+        builtins.repr(r.dtype)[6:], (-(2**31), 2**31 - 1)
+    )
     return _Q.from_repr(out.round().clamp(lo, hi).to(r.dtype).contiguous(), q)
 
 

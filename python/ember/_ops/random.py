@@ -393,8 +393,17 @@ geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
 Fills self with the number of Bernoulli(p) trials up to and including the first success."""
 
 
-# torch's profiler names for the random factories (their allocation is recorded by empty).
-for _name in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm"):
+# torch's profiler names for the random factories (an allocation first, then the sampling).
+for _name, _inner in (
+    ("rand", "empty"),
+    ("randn", "empty"),
+    ("randint", "empty"),
+    ("randperm", "empty"),
+    ("rand_like", "empty_like"),
+    ("randn_like", "empty_like"),
+    ("randint_like", "empty_like"),
+):
     if _name in globals():
-        globals()[_name] = op_range(globals()[_name], "aten::" + _name)
-del _name
+        _chain = ("aten::" + _inner,) + (("aten::empty_strided",) if "like" in _inner else ())
+        globals()[_name] = op_range(globals()[_name], "aten::" + _name, _chain)
+del _name, _inner, _chain
