@@ -255,17 +255,22 @@ def test_fx_graph_mode_static():
         m = _fill(T, M()).eval()
         x = T.linspace(-1, 2, 4).reshape(1, 1, 2, 2)
         prepared = qfx.prepare_fx(m, q.get_default_qconfig_mapping("x86"), (x,))
+        tree = [(n, type(mod).__name__) for n, mod in prepared.named_modules()]
         prepared(x)
         converted = qfx.convert_fx(prepared)
         return (
+            tree,
+            [n for n, _ in converted.named_buffers()],
             type(prepared).__name__,
             [n.op for n in converted.graph.nodes],
             converted(x).numpy(),
             sorted(type(mod).__name__ for mod in converted.modules()),
         )
 
-    kind, ops, _, mods = _each(case)
+    tree, buffers, kind, ops, _, mods = _each(case)
     assert kind == "GraphModule" and ops.count("get_attr") == 4 and "ConvReLU2d" in mods
+    assert ("relu", "ReLU") not in tree  # fused into conv: not kept, as torch's prepare
+    assert buffers[:2] == ["conv_input_scale_0", "conv_input_zero_point_0"]
 
 
 def test_fx_graph_mode_dynamic_swaps_the_module():

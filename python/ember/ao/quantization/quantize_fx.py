@@ -460,7 +460,9 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
         quantized[node] = out
         quantized[out] = out
     gm.graph.lint()
-    gm.recompile()
+    # A fresh GraphModule over the graph, as torch's prepare returns: it holds only the modules
+    # the graph calls (not those fusion replaced), registered in the graph's order.
+    gm = fx.GraphModule(gm, gm.graph)
     gm._qconfig_mapping = mapping
     gm._is_qat = is_qat
     gm._node_qconfig_by_name = {n.name: qconfigs.get(n) for n in gm.graph.nodes if n in qconfigs}
@@ -518,10 +520,13 @@ def _quantize_args(observer):
     return quantize_per_tensor, (float(scale), int(zp), observer.dtype)
 
 
-def _qparam_attrs(gm, graph, user, args):
-    """args with the scale and zero point made buffers of gm read by get_attr nodes (as torch's
-    converted graphs hold them: `_input_scale_0`, `_<node>_zero_point_0`)."""
-    prefix = f"{user.target if user.op == 'call_module' else user.name}_input"
+def _qparam_attrs(gm, graph, src, user, args):
+    """args with the scale and zero point made buffers of gm read by get_attr nodes, named as
+    torch's converted graphs name them: `<module>_input_scale_0` for a graph input quantized for
+    a module, `_scale_0` (`_scale_1`, ...) for a value computed inside."""
+    prefix = ""
+    if src.op == "placeholder":
+        prefix = f"{user.target if user.op == 'call_module' else ''}_input"
     out = list(args)
     for i, key in ((0, "_scale_"), (1, "_zero_point_")):
         value = out[i]
@@ -585,7 +590,7 @@ def _convert(gm, is_reference):
                 continue
             fn, args = _quantize_args(obs)
             with graph.inserting_before(node):
-                args = _qparam_attrs(gm, graph, consumer, args)
+                args = _qparam_attrs(gm, graph, src, consumer, args)
                 q = graph.call_function(fn, (src, *args))
             node.replace_all_uses_with(q)
             graph.erase_node(node)
