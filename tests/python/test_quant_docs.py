@@ -225,6 +225,18 @@ def test_dynamic_quantization_lstm_and_repr():
     _each(case)
 
 
+def test_dynamic_linear_activation_rounding_at_the_top_of_the_range():
+    # reduce_range picks qparams for 0..127, but the activations are clamped to 0..255 as
+    # fbgemm's are: the maximum 1.0 rounds to 128 here, and the result shows it
+    def case(T):
+        q = _q(T)
+        m = _fill(T, T.nn.Sequential(T.nn.Linear(4, 3)))
+        d = q.quantize_dynamic(m, {T.nn.Linear}, dtype=T.qint8)
+        return d(T.linspace(-1, 1, 8).reshape(2, 4)).numpy()
+
+    _each(case)
+
+
 def test_dynamic_linear_single_row_matches():
     def case(T):
         q = _q(T)
