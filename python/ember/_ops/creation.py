@@ -10,7 +10,7 @@ from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dt
 from .._device import device as _device_type
 from .._device import factory_device, is_meta, meta_empty, place
 from .._process import contiguous_format, preserve_format
-from ._op_range import op_range
+from . import _op_range
 
 __all__ = [
     "tensor",
@@ -587,22 +587,20 @@ def kaiser_window(
     return _window("kaiser_window", window_length, periodic, dtype, kaiser, device, requires_grad)
 
 
-# torch's profiler names for the factories (an allocation first, then the fill).
+# torch's profiler names for the factories (an allocation first, then the fill), recorded
+# while a profile records.
 for _name, _inner in (
-    ("empty", None),
-    ("zeros", "empty"),
-    ("ones", "empty"),
-    ("full", "empty"),
-    ("arange", "empty"),
-    ("linspace", "empty"),
-    ("eye", "empty"),
-    ("empty_like", "empty_strided"),
-    ("zeros_like", "empty_like"),
-    ("ones_like", "empty_like"),
-    ("full_like", "empty_like"),
+    ("empty", ()),
+    ("zeros", ("aten::empty",)),
+    ("ones", ("aten::empty",)),
+    ("full", ("aten::empty",)),
+    ("arange", ("aten::empty",)),
+    ("linspace", ("aten::empty",)),
+    ("eye", ("aten::empty",)),
+    ("empty_like", ("aten::empty_strided",)),
+    ("zeros_like", ("aten::empty_like", "aten::empty_strided")),
+    ("ones_like", ("aten::empty_like", "aten::empty_strided")),
+    ("full_like", ("aten::empty_like", "aten::empty_strided")),
 ):
-    _chain = () if _inner is None else ("aten::" + _inner,)
-    if _inner == "empty_like":  # torch's empty_like allocates through empty_strided
-        _chain += ("aten::empty_strided",)
-    globals()[_name] = op_range(globals()[_name], "aten::" + _name, _chain)
-del _name, _inner, _chain
+    _op_range.register(__name__, _name, "aten::" + _name, _inner)
+del _name, _inner

@@ -6,7 +6,7 @@ from .. import _C
 from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
 from .._device import factory_device, is_meta, meta_empty, place
 from ..autograd.grad_mode import no_grad
-from ._op_range import op_range
+from . import _op_range
 from .creation import (
     _finish,
     _laid_out_like,
@@ -393,17 +393,17 @@ geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
 Fills self with the number of Bernoulli(p) trials up to and including the first success."""
 
 
-# torch's profiler names for the random factories (an allocation first, then the sampling).
+# torch's profiler names for the random factories (an allocation first, then the sampling),
+# recorded while a profile records.
 for _name, _inner in (
-    ("rand", "empty"),
-    ("randn", "empty"),
-    ("randint", "empty"),
-    ("randperm", "empty"),
-    ("rand_like", "empty_like"),
-    ("randn_like", "empty_like"),
-    ("randint_like", "empty_like"),
+    ("rand", ("aten::empty",)),
+    ("randn", ("aten::empty",)),
+    ("randint", ("aten::empty",)),
+    ("randperm", ("aten::empty",)),
+    ("rand_like", ("aten::empty_like", "aten::empty_strided")),
+    ("randn_like", ("aten::empty_like", "aten::empty_strided")),
+    ("randint_like", ("aten::empty_like", "aten::empty_strided")),
 ):
     if _name in globals():
-        _chain = ("aten::" + _inner,) + (("aten::empty_strided",) if "like" in _inner else ())
-        globals()[_name] = op_range(globals()[_name], "aten::" + _name, _chain)
-del _name, _inner, _chain
+        _op_range.register(__name__, _name, "aten::" + _name, _inner)
+del _name, _inner

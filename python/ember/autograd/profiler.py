@@ -15,6 +15,7 @@ import traceback
 import uuid
 
 from .. import _C
+from .._ops import _op_range
 from .._ops._op_range import OP_MARK
 from .profiler_util import (
     DeviceType,
@@ -217,9 +218,11 @@ class profile:
         self._wall_ns = time.time_ns()
         self._start_ns = _C._profiler_start(self.record_shapes, self.profile_memory)
         _StackSink.active = self._stacks
+        _op_range.swap_in()
 
     def _stop_trace(self):
         _StackSink.active = None
+        _op_range.swap_out()
         stop_ns, threads = _C._profiler_stop()
         self.function_events, self._memory = self._build(threads)
         self._stop_ns = stop_ns
