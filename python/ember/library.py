@@ -8,6 +8,7 @@ capture (``ember.compile``, ``ember.fx.symbolic_trace``) records it as one node,
 ``define``/``impl`` is the lower-level form over the same entries.
 """
 
+import functools
 import inspect
 import typing
 import weakref
@@ -429,9 +430,10 @@ class CustomOpDef:
                 if isinstance(device_types, str) or device_types is None
                 else device_types
             )
+            kernel = _no_alias_outputs(self._name, fn)
             for dt in types:
                 self._state.set_kernel(
-                    "CompositeExplicitAutograd" if dt is None else _device_key(dt), fn
+                    "CompositeExplicitAutograd" if dt is None else _device_key(dt), kernel
                 )
             return fn
 
@@ -463,6 +465,46 @@ class CustomOpDef:
         raise NotImplementedError("ember.library: ember has no __torch_dispatch__ subclasses")
 
 
+def _tensors(value):
+    if isinstance(value, _C.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+def _no_alias_outputs(name, fn):
+    """fn checked as torch checks a custom op's kernel: no output may be an input, alias an
+    input or alias another output (RuntimeError)."""
+
+    def storage(t):
+        return t.untyped_storage().data_ptr() if t.numel() else None
+
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        seen = {storage(t) for t in _tensors((args, kwargs))}
+        ins = {id(t) for t in _tensors((args, kwargs))}
+        for i, t in enumerate(_tensors(out)):
+            key = storage(t)
+            if id(t) in ins or (key is not None and key in seen):
+                raise RuntimeError(
+                    f"{name}: The output of this custom operator ({i}) must not also be an "
+                    "input to this custom operator and (2) may not alias any inputs to this "
+                    "custom operator or other returns. The most common way to trigger this "
+                    "error is if we have y = custom_op(x) and y and x are the same Tensor. "
+                    "Please instead return a clone of the offending output tensor(s) (e.g. "
+                    "return x.clone()) or refactor the custom operator to not return y."
+                )
+            if key is not None:
+                seen.add(key)
+        return out
+
+    return kernel
+
+
 def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
     """custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None) -> CustomOpDef
 
@@ -486,7 +528,7 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
             text = schema
         result = CustomOpDef(namespace, opname, text, fn)
         if device_types is None:
-            result._state.set_kernel("CompositeExplicitAutograd", fn)
+            result._state.set_kernel("CompositeExplicitAutograd", _no_alias_outputs(opname, fn))
         else:
             result.register_kernel(device_types, fn)
         return result
@@ -654,18 +696,57 @@ class OpCheckError(Exception):
     Raised by opcheck when a test fails."""
 
 
+def _check_traced(ember, st, args, kwargs, flat):
+    """opcheck's test_aot_dispatch_dynamic: the op captured by make_fx (one node, traced through
+    its fake kernel) and the captured graph run must give the eager outputs."""
+    from .fx.experimental.proxy_tensor import make_fx
+
+    def clone(v):
+        if isinstance(v, _C.Tensor):
+            return v.detach().clone()
+        if isinstance(v, (list, tuple)):
+            return type(v)(clone(x) for x in v)
+        return v
+
+    where = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
+
+    def call(*tensors):  # the tensors are the graph's inputs; other arguments are constants
+        full = list(args)
+        for i, t in zip(where, tensors):
+            full[i] = t
+        return st.opoverload(*full, **clone(kwargs))
+
+    tensors = [args[i] for i in where]
+    with ember.no_grad():
+        expected = flat(st.opoverload(*clone(args), **clone(kwargs)))
+        gm = make_fx(call)(*clone(tensors))
+        got = flat(gm(*clone(tensors)))
+    if len(got) != len(expected) or any(
+        tuple(g.shape) != tuple(e.shape) or g.dtype != e.dtype or not ember.allclose(g, e)
+        for g, e in zip(got, expected)
+        if g.is_floating_point()
+    ):
+        raise OpCheckError(f"{st.entry_name}: the traced op's outputs differ from eager's")
+
+
 def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, atol=None, rtol=None):
     """opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True) -> dict
 
     Checks a custom op's registrations on one input: "test_schema" (arguments not declared mutated
     are unchanged), "test_autograd_registration" (an op whose inputs require grad has a
     backward), "test_faketensor" (the fake kernel's outputs have the real outputs' shapes and
-    dtypes). Returns {test: "SUCCESS" or the error}."""
+    dtypes), "test_aot_dispatch_dynamic" (the op traced into a graph through its fake kernel
+    gives the eager outputs). Returns {test: "SUCCESS" or the error}."""
     import ember
 
     st = _state(op)
     kwargs = kwargs or {}
-    tests = test_utils or ("test_schema", "test_autograd_registration", "test_faketensor")
+    tests = test_utils or (
+        "test_schema",
+        "test_autograd_registration",
+        "test_faketensor",
+        "test_aot_dispatch_dynamic",
+    )
     if isinstance(tests, str):
         tests = (tests,)
     results = {}
@@ -733,6 +814,8 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
                         f"{[(tuple(f.shape), f.dtype) for f in fake]} differ from the real ones "
                         f"{[(tuple(r.shape), r.dtype) for r in real]}"
                     )
+            elif test == "test_aot_dispatch_dynamic":
+                _check_traced(ember, st, clone(args), clone(kwargs), flat)
             else:
                 raise ValueError(f"opcheck: unknown test '{test}'")
             results[test] = "SUCCESS"

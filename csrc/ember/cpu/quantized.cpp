@@ -485,8 +485,10 @@ Tensor qlinear_dynamic_kernel(const Tensor& input, const Tensor& packed, const T
       hi = std::max(hi, xs[i]);
     }
   if (m * k == 0) lo = hi = 0;
-  int32_t qmax = reduce_range ? 127 : 255;
-  auto [sa, za] = choose_qparams(lo, hi, 0, qmax);
+  // reduce_range picks the parameters for 0..127 but, as fbgemm's quantization in torch, the
+  // values are clamped to the full uint8 range: the maximum may round to 128.
+  auto [sa, za] = choose_qparams(lo, hi, 0, reduce_range ? 127 : 255);
+  constexpr int32_t qmax = 255;
   std::vector<uint8_t> a(size_t(m * lda), 0);
   float inv = 1.0f / sa;
   parallel_for(0, m, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, k)),

@@ -358,6 +358,15 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   return {back(gi), back(gw), back(gb)};
 }
 
+namespace {
+// Records the input shapes of a composite op's own range, as the dispatcher records its ops'.
+template <class... Args>
+void profile_inputs(const profiler::Range& range, const Args&... args) {
+  if (range.handle() >= 0 && profiler::records_shapes()) [[unlikely]]
+    (detail::profile_input(range.handle(), args), ...);
+}
+}  // namespace
+
 Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
@@ -370,6 +379,7 @@ Tensor conv1d_padding_mode(const Tensor& input, const Tensor& weight,
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   profiler::Range prof_range(profiler::RangeKind::Op, "conv2d");
+  profile_inputs(prof_range, input, weight, bias, stride, padding, dilation, groups);
   return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
 }
 Tensor conv2d_padding_mode(const Tensor& input, const Tensor& weight,

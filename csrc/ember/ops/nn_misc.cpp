@@ -5,10 +5,20 @@
 #include <cmath>
 
 #include "ember/core/profiler.h"
+#include "ember/dispatch/dispatcher.h"
 #include "ember/ops/autocast.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
+
+namespace {
+// Records the input shapes of a composite op's own range, as the dispatcher records its ops'.
+template <class... Args>
+void profile_inputs(const profiler::Range& range, const Args&... args) {
+  if (range.handle() >= 0 && profiler::records_shapes()) [[unlikely]]
+    (detail::profile_input(range.handle(), args), ...);
+}
+}  // namespace
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   if (autocast::is_active()) [[unlikely]]  // Note [Autocast]: the weight's cast is cached
@@ -19,6 +29,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
         },
         input, weight, bias);
   profiler::Range prof_range(profiler::RangeKind::Op, "linear");
+  profile_inputs(prof_range, input, weight, bias);
   if (input.dim() == 2 && bias && bias->defined()) return addmm(*bias, input, t(weight));
   // Leading dims of a contiguous input fold into one GEMM whose bias is added inside it.
   if (input.dim() > 2 && bias && bias->defined() && input.is_contiguous() && weight.dim() == 2 &&

@@ -140,7 +140,15 @@ Tensor t(const Tensor& self) {
   profiler::Range prof_range(profiler::RangeKind::Op, "t");
   EMBER_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ",
               self.dim(), "D");
-  return self.dim() < 2 ? transpose(self, 0, 0) : transpose(self, 0, 1);
+  // torch's own node (TBackward0), under the transpose range torch's t opens.
+  profiler::Range inner(profiler::RangeKind::Op, "transpose");
+  DimVector sizes = shape_of(self), strides(self.strides());
+  if (self.dim() == 2) {
+    std::swap(sizes[0], sizes[1]);
+    std::swap(strides[0], strides[1]);
+  }
+  return make_view(self, sizes, strides, self.storage_offset(), "TBackward0",
+                   [](const Tensor& g) { return t(g); });
 }
 
 Tensor matrix_transpose(const Tensor& self) {

@@ -10,6 +10,7 @@ from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dt
 from .._device import device as _device_type
 from .._device import factory_device, is_meta, meta_empty, place
 from .._process import contiguous_format, preserve_format
+from . import _op_range
 
 __all__ = [
     "tensor",
@@ -584,3 +585,22 @@ def kaiser_window(
         return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(tensor(float(beta), dtype=float64))
 
     return _window("kaiser_window", window_length, periodic, dtype, kaiser, device, requires_grad)
+
+
+# torch's profiler names for the factories (an allocation first, then the fill), recorded
+# while a profile records.
+for _name, _inner in (
+    ("empty", ()),
+    ("zeros", ("aten::empty",)),
+    ("ones", ("aten::empty",)),
+    ("full", ("aten::empty",)),
+    ("arange", ("aten::empty",)),
+    ("linspace", ("aten::empty",)),
+    ("eye", ("aten::empty",)),
+    ("empty_like", ("aten::empty_strided",)),
+    ("zeros_like", ("aten::empty_like", "aten::empty_strided")),
+    ("ones_like", ("aten::empty_like", "aten::empty_strided")),
+    ("full_like", ("aten::empty_like", "aten::empty_strided")),
+):
+    _op_range.register(__name__, _name, "aten::" + _name, _inner)
+del _name, _inner

@@ -266,6 +266,10 @@ def equal(input, other):
 
     True if both tensors have the same shape and elements."""
     _both_tensors("equal", input, other)
+    if input.is_quantized:
+        from .quantized import _equal
+
+        return _equal(input, other)
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
 
 

@@ -58,6 +58,15 @@ class _NoGradCtx:
     needs_input_grad = (False,)
 
 
+# c10's names of the scalar types, as torch's dtype checks print them.
+_TITLES = {"int64": "Long", "int8": "Char", "uint8": "Byte", "int16": "Short", "float64": "Double"}
+
+
+def _dtype_title(dtype):
+    name = repr(dtype).split(".")[-1]
+    return _TITLES.get(name, name.capitalize())
+
+
 def _check_range(name, quant_min, quant_max):
     if quant_min > quant_max:
         raise RuntimeError(
@@ -93,6 +102,12 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
         raise RuntimeError(
             "fake_quantize_per_channel_affine: expected 1-D scale and zero_point; got "
             f"{scale.dim()}-D and {zero_point.dim()}-D"
+        )
+    if scale.dtype not in (_C.float32, _C.bfloat16):
+        raise RuntimeError(f"Scale must be Float or BFloat16, found {_dtype_title(scale.dtype)}")
+    if zero_point.dtype not in (_C.int32, _C.float32, _C.float16):
+        raise RuntimeError(
+            f"Zero-point must be Int32, Float or Half, found {_dtype_title(zero_point.dtype)}"
         )
     axis = axis + input.dim() if axis < 0 else axis
     if scale.numel() != input.shape[axis] or zero_point.numel() != input.shape[axis]:

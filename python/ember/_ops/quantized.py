@@ -17,6 +17,7 @@ __all__ = [
     "per_channel_affine_float_qparams",
     "quantize_per_tensor",
     "quantize_per_channel",
+    "quantize_per_tensor_dynamic",
     "dequantize",
     "int_repr",
     "q_scale",
@@ -94,6 +95,38 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
     return _Q.quantize_per_tensor(
         input, float(_number(scale, "scale")), int(_number(zero_point, "zero_point")), dtype
     )
+
+
+def _choose_qparams(lo, hi, qmin, qmax):
+    """torch's (scale, zero_point) for the range [lo, hi] (widened to hold 0) on [qmin, qmax]."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    scale = (hi - lo) / (qmax - qmin)
+    if scale == 0.0:
+        scale = 0.1
+    zp_min, zp_max = qmin - lo / scale, qmax - hi / scale
+    err_min = abs(qmin) - abs(lo / scale)
+    err_max = abs(qmax) - abs(hi / scale)
+    zp = zp_min if err_min < err_max else zp_max
+    zp = qmin if zp < qmin else qmax if zp > qmax else int(builtins.round(zp))
+    return scale, zp
+
+
+def quantize_per_tensor_dynamic(input, dtype, reduce_range):
+    """quantize_per_tensor_dynamic(input, dtype, reduce_range) -> Tensor
+
+    Quantizes input (quint8 or qint8) with the scale and zero point its own min and max give
+    (over half the integer range with reduce_range), as dynamic quantization does."""
+    if dtype not in (_C.quint8, _C.qint8):
+        raise RuntimeError(
+            f"quantize_per_tensor_dynamic: expected dtype torch.quint8 or torch.qint8; got {dtype}"
+        )
+    qmin, qmax = (0, 255) if dtype == _C.quint8 else (-128, 127)
+    if reduce_range:
+        qmin, qmax = qmin // 2, qmax // 2
+    x = input.detach().float()
+    lo, hi = (float(x.min()), float(x.max())) if x.numel() else (0.0, 0.0)
+    scale, zp = _choose_qparams(lo, hi, qmin, qmax)
+    return _Q.quantize_per_tensor(input, float(scale), int(zp), dtype)
 
 
 def quantize_per_channel(input, scales, zero_points, axis, dtype):
@@ -224,6 +257,36 @@ def _relu(q, inplace=False):
         r.copy_(out)
         return q
     return _Q.from_repr(out.contiguous(), q)
+
+
+def _avg_pool2d(q, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor):
+    """avg_pool2d of a quantized tensor (what nn.functional.avg_pool2d does for one): the
+    integers averaged, rounded half to even and clamped, the parameters of q kept."""
+    r = _Q.repr_view(q)
+    out = _C._nn.avg_pool2d(
+        r.to(_C.float32), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor
+    )
+    lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(
+        builtins.repr(r.dtype)[6:], (-(2**31), 2**31 - 1)
+    )
+    return _Q.from_repr(out.round().clamp(lo, hi).to(r.dtype).contiguous(), q)
+
+
+def _equal(a, b):
+    """equal() of quantized tensors: the same scheme, parameters, shape and integers."""
+    if not (isinstance(b, Tensor) and b.is_quantized) or a.qscheme() != b.qscheme():
+        return False
+    if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
+        return False
+    if a.qscheme().name.startswith("per_tensor"):
+        same = a.q_scale() == b.q_scale() and a.q_zero_point() == b.q_zero_point()
+    else:
+        same = (
+            a.q_per_channel_axis() == b.q_per_channel_axis()
+            and bool((a.q_per_channel_scales() == b.q_per_channel_scales()).all())
+            and bool((a.q_per_channel_zero_points() == b.q_per_channel_zero_points()).all())
+        )
+    return same and bool((_Q.repr_view(a) == _Q.repr_view(b)).all())
 
 
 def _max_pool2d(q, kernel_size, stride, padding, dilation, ceil_mode):

@@ -6,6 +6,7 @@ from .. import _C
 from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
 from .._device import factory_device, is_meta, meta_empty, place
 from ..autograd.grad_mode import no_grad
+from . import _op_range
 from .creation import (
     _finish,
     _laid_out_like,
@@ -390,3 +391,19 @@ Fills self with exp of normal samples of the given mean and std."""
 geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
 
 Fills self with the number of Bernoulli(p) trials up to and including the first success."""
+
+
+# torch's profiler names for the random factories (an allocation first, then the sampling),
+# recorded while a profile records.
+for _name, _inner in (
+    ("rand", ("aten::empty",)),
+    ("randn", ("aten::empty",)),
+    ("randint", ("aten::empty",)),
+    ("randperm", ("aten::empty",)),
+    ("rand_like", ("aten::empty_like", "aten::empty_strided")),
+    ("randn_like", ("aten::empty_like", "aten::empty_strided")),
+    ("randint_like", ("aten::empty_like", "aten::empty_strided")),
+):
+    if _name in globals():
+        _op_range.register(__name__, _name, "aten::" + _name, _inner)
+del _name, _inner

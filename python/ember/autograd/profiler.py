@@ -15,6 +15,8 @@ import traceback
 import uuid
 
 from .. import _C
+from .._ops import _op_range
+from .._ops._op_range import OP_MARK
 from .profiler_util import (
     DeviceType,
     EventList,
@@ -73,6 +75,13 @@ _ATEN_NAME = {
     "relu_backward": "threshold_backward",
 }
 _display_names = {}
+# The autograd engine's ranges shown under torch's names (its C++ class for AccumulateGrad).
+_AUTOGRAD_NAME = {
+    "AccumulateGrad": "torch::autograd::AccumulateGrad",
+    "autograd::engine::evaluate_function: AccumulateGrad": (
+        "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+    ),
+}
 
 
 def _op_display_name(name):
@@ -209,9 +218,11 @@ class profile:
         self._wall_ns = time.time_ns()
         self._start_ns = _C._profiler_start(self.record_shapes, self.profile_memory)
         _StackSink.active = self._stacks
+        _op_range.swap_in()
 
     def _stop_trace(self):
         _StackSink.active = None
+        _op_range.swap_out()
         stop_ns, threads = _C._profiler_stop()
         self.function_events, self._memory = self._build(threads)
         self._stop_ns = stop_ns
@@ -256,14 +267,17 @@ class profile:
                         owner.cpu_memory_usage += nbytes
                         owner = owner.cpu_parent
                     continue
-                if kind == 0:
+                if kind == 1 and name.startswith(OP_MARK):  # an op written in Python
+                    kind, name = 0, name[1:]
+                    display = name
+                elif kind == 0:
                     display = _op_display_name(name)
                 elif kind == 3:
                     display = "ember::parallel_for" + (
                         f": {_op_display_name(name)}" if name else ""
                     )
                 else:
-                    display = name
+                    display = _AUTOGRAD_NAME.get(name, name)
                 trace_name = display
                 if kind == 1 and display.startswith("ProfilerStep#"):
                     display = "ProfilerStep*"  # torch's steps share one key
@@ -279,6 +293,7 @@ class profile:
                     is_user_annotation=kind == 1,
                 )
                 next_id += 1
+                evt._worker = kind == 3
                 if self.with_flops and kind == 0:
                     evt.flops = _flops(display, evt.input_shapes)
                 if parent >= 0 and local[parent] is not None:
@@ -392,14 +407,17 @@ class profile:
 class emit_nvtx:
     """emit_nvtx(enabled=True, record_shapes=False)
 
-    Accepted for torch's API: ember has no CUDA, so there are no NVTX ranges to emit; the block
-    runs unchanged."""
+    NVTX ranges are CUDA's: ember has no CUDA, so entering an enabled block fails as torch's does
+    on a build without CUDA (AssertionError "Torch not compiled with CUDA enabled"); a disabled
+    one runs unchanged."""
 
     def __init__(self, enabled=True, record_shapes=False):
         self.enabled = enabled
         self.record_shapes = record_shapes
 
     def __enter__(self):
+        if self.enabled:
+            raise AssertionError("Torch not compiled with CUDA enabled")
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
@@ -410,3 +428,6 @@ class emit_itt(emit_nvtx):
     """emit_itt(enabled=True, record_shapes=False)
 
     Accepted for torch's API: ember emits no ITT ranges; the block runs unchanged."""
+
+    def __enter__(self):
+        return self

@@ -402,6 +402,8 @@ class EventList(list):
         asked for), in order of first appearance."""  # noqa: E501
         groups = {}
         for evt in self:
+            if getattr(evt, "_worker", False):  # a pool chunk: in the trace, not an op's row
+                continue
             key = [evt.key, str(evt.node_id)]
             if group_by_input_shapes:
                 key.append(str(evt.input_shapes))
@@ -652,6 +654,22 @@ def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
                 "ts": round(e.time_range.start, 3),
                 "dur": round(e.time_range.elapsed_us(), 3),
                 "args": args,
+            }
+        )
+    spans = [e for e in events if e.name != "[memory]"]
+    if spans:  # the session's own span, as torch's trace has
+        start = min(e.time_range.start for e in spans)
+        end = max(e.time_range.end for e in spans)
+        trace.append(
+            {
+                "ph": "X",
+                "cat": "Trace",
+                "ts": round(start, 3),
+                "dur": round(end - start, 3),
+                "pid": "Spans",
+                "tid": "PyTorch Profiler",
+                "name": "PyTorch Profiler (0)",
+                "args": {"Op count": 0},
             }
         )
     for tid, ts, nbytes, addr, total in memory:

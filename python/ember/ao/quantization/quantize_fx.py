@@ -22,6 +22,7 @@ import re
 
 from ... import _C, fx, nn
 from ...nn import functional as F
+from .. import _torch
 from ..nn import intrinsic as nni
 from ..nn import qat as nnqat
 from ..nn.intrinsic import qat as nniqat
@@ -251,7 +252,7 @@ def _trace(model, prepare_custom_config):
 
     tracer = _Tracer()
     graph = tracer.trace(model)
-    return fx.GraphModule(model, graph, type(model).__name__)
+    return fx.GraphModule(model, graph)  # torch's class name: GraphModule, whatever the model
 
 
 def fuse_fx(model, fuse_custom_config=None, backend_config=None):
@@ -459,7 +460,9 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
         quantized[node] = out
         quantized[out] = out
     gm.graph.lint()
-    gm.recompile()
+    # A fresh GraphModule over the graph, as torch's prepare returns: it holds only the modules
+    # the graph calls (not those fusion replaced), registered in the graph's order.
+    gm = fx.GraphModule(gm, gm.graph)
     gm._qconfig_mapping = mapping
     gm._is_qat = is_qat
     gm._node_qconfig_by_name = {n.name: qconfigs.get(n) for n in gm.graph.nodes if n in qconfigs}
@@ -517,13 +520,38 @@ def _quantize_args(observer):
     return quantize_per_tensor, (float(scale), int(zp), observer.dtype)
 
 
+def _qparam_attrs(gm, graph, src, user, args):
+    """args with the scale and zero point made buffers of gm read by get_attr nodes, named as
+    torch's converted graphs name them: `<module>_input_scale_0` for a graph input quantized for
+    a module, `_scale_0` (`_scale_1`, ...) for a value computed inside."""
+    prefix = ""
+    if src.op == "placeholder":
+        prefix = f"{user.target if user.op == 'call_module' else ''}_input"
+    out = list(args)
+    for i, key in ((0, "_scale_"), (1, "_zero_point_")):
+        value = out[i]
+        if not isinstance(value, _C.Tensor):
+            value = _torch.tensor(value)
+        n = 0
+        while hasattr(gm, f"{prefix}{key}{n}"):
+            n += 1
+        name = f"{prefix}{key}{n}"
+        gm.register_buffer(name, value)
+        out[i] = graph.get_attr(name)
+    return tuple(out)
+
+
 def _convert(gm, is_reference):
-    from .quantization_mappings import get_default_static_quant_module_mappings
+    from .quantization_mappings import (
+        get_default_dynamic_quant_module_mappings,
+        get_default_static_quant_module_mappings,
+    )
 
     gm = _copy_graph_module(gm)
     graph = gm.graph
     modules = dict(gm.named_modules())
     static_map = get_default_static_quant_module_mappings()
+    dynamic_map = get_default_dynamic_quant_module_mappings()
     quantized = set()  # nodes whose value is a quantized tensor in the converted graph
 
     def dequantized(node, arg):
@@ -548,6 +576,7 @@ def _convert(gm, is_reference):
         if _is_observer_node(node, modules):
             obs = modules[node.target]
             src = node.args[0]
+            consumer = next(iter(node.users), node)
             if src in quantized:
                 # The output observer of a swapped module or a share op: already quantized.
                 node.replace_all_uses_with(src)
@@ -561,11 +590,24 @@ def _convert(gm, is_reference):
                 continue
             fn, args = _quantize_args(obs)
             with graph.inserting_before(node):
+                args = _qparam_attrs(gm, graph, src, consumer, args)
                 q = graph.call_function(fn, (src, *args))
             node.replace_all_uses_with(q)
             graph.erase_node(node)
             quantized.add(q)
             continue
+        if node.op == "call_module" and not is_reference:
+            qconfig = _qconfig_of(gm, node)
+            dcls = dynamic_map.get(type(modules[node.target]))
+            if qconfig is not None and dcls is not None and _is_dynamic(qconfig):
+                # A dynamic qconfig: the module swapped for its dynamic quantized form (float
+                # in and out, so the graph around it is unchanged), as torch's convert_fx does.
+                mod = modules[node.target]
+                mod.qconfig = qconfig
+                qmod = dcls.from_float(mod)
+                _set_module(gm, node.target, qmod)
+                modules[node.target] = qmod
+                continue
         kind = _kind(node, modules) if node.op != "placeholder" else None
         inputs = _tensor_inputs(node) if node.op not in ("placeholder", "get_attr") else []
         if kind == "share" and inputs and inputs[0] in quantized:

@@ -203,8 +203,10 @@ class Measurement:
 
     @property
     def env(self):
-        """env -> str"""
-        return "Unspecified env" if self.task_spec.env is None else self.task_spec.env
+        """env -> Optional[str]
+
+        The task's env label, None when not given (what torch's Measurement.env gives)."""
+        return self.task_spec.env
 
     @property
     def as_row_name(self):

@@ -1,0 +1,231 @@
+"""The capabilities torch.library's custom-operator documentation shows, run under ember (and,
+where torch is installed, under torch with the same code, the results compared): custom_op with
+register_fake / register_autograd / register_kernel and mutates_args, opcheck, infer_schema,
+Library DEF / FRAGMENT with define and impl, torch.ops.<ns>.<op> and its .default overload and
+schema, ops.aten overloads, the profiler and compile seeing a custom op, and the errors torch
+raises (an output aliasing an input, a missing kernel, a duplicate definition)."""
+
+import importlib
+import itertools
+
+import numpy as np
+from _docs_check import _each
+
+_ids = itertools.count()
+
+
+def _ns(T):
+    """A fresh namespace per case and library (definitions live as long as the process)."""
+    return f"docs{next(_ids)}{T.__name__}"
+
+
+def _err(fn):
+    try:
+        fn()
+    except Exception as e:  # the class is what is compared
+        return type(e).__name__
+    return None
+
+
+def test_custom_op_call_forms_and_schema():
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::mysin", mutates_args=())
+        def mysin(x: T.Tensor) -> T.Tensor:
+            return x.sin()
+
+        x = T.tensor([0.0, 1.0])
+        op = getattr(T.ops, ns).mysin
+        schema = str(op.default._schema).replace(ns, "NS")
+        return mysin(x).numpy(), op(x).numpy(), op.default(x).numpy(), schema
+
+    assert _each(case)[3] == "NS::mysin(Tensor x) -> Tensor"
+
+
+def test_register_fake_and_opcheck():
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::numpy_mul", mutates_args=())
+        def numpy_mul(x: T.Tensor, y: float) -> T.Tensor:
+            return T.from_numpy(x.numpy() * y)
+
+        @numpy_mul.register_fake
+        def _(x, y):
+            return T.empty_like(x)
+
+        bad = _ns(T)
+
+        @T.library.custom_op(f"{bad}::bad_fake", mutates_args=())
+        def bad_fake(x: T.Tensor) -> T.Tensor:
+            return x.clone()
+
+        @bad_fake.register_fake
+        def _(x):
+            return T.empty(3, 3)
+
+        ok = T.library.opcheck(numpy_mul, (T.randn(3), 3.14))
+        return sorted(ok.items()), _err(lambda: T.library.opcheck(bad_fake, (T.ones(2),)))
+
+    ok, bad = _each(case)
+    assert [k for k, _ in ok] == [
+        "test_aot_dispatch_dynamic",
+        "test_autograd_registration",
+        "test_faketensor",
+        "test_schema",
+    ]
+    assert bad == "OpCheckError"
+
+
+def test_register_autograd_and_mutation():
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::numpy_sin", mutates_args=())
+        def numpy_sin(x: T.Tensor) -> T.Tensor:
+            return T.from_numpy(np.sin(x.detach().numpy()))
+
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x.cos()
+
+        numpy_sin.register_autograd(backward, setup_context=setup_context)
+        x = T.tensor([0.5, 1.0], requires_grad=True)
+        y = numpy_sin(x)
+        y.sum().backward()
+
+        @T.library.custom_op(f"{ns}::sin_out", mutates_args={"out"})
+        def sin_out(x: T.Tensor, out: T.Tensor) -> None:
+            out.copy_(x.sin())
+
+        out = T.empty(1)
+        ret = sin_out(T.tensor([0.5]), out)
+        schema = str(getattr(T.ops, ns).sin_out.default._schema).replace(ns, "NS")
+        return y.detach().numpy(), x.grad.numpy(), ret, out.numpy(), schema
+
+    *_, schema = _each(case)
+    assert schema == "NS::sin_out(Tensor x, Tensor(a1!) out) -> ()"
+
+
+def test_infer_schema_kernels_and_multiple_outputs():
+    def case(T):
+        def f(x: T.Tensor, n: int = 2, *, flag: bool = True) -> tuple[T.Tensor, T.Tensor]: ...
+
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::g", mutates_args=(), device_types="cpu")
+        def g(x: T.Tensor) -> T.Tensor:
+            return x + 1
+
+        @g.register_kernel("cpu")
+        def _(x):
+            return x + 100
+
+        @T.library.custom_op(f"{ns}::mo", mutates_args=())
+        def mo(x: T.Tensor) -> tuple[T.Tensor, T.Tensor]:
+            return x + 1, x * 2
+
+        a, b = mo(T.ones(2))
+        return (
+            T.library.infer_schema(f, mutates_args=(), op_name="foo"),
+            g(T.zeros(1)).numpy(),
+            a.numpy(),
+            b.numpy(),
+            str(getattr(T.ops, ns).mo.default._schema).replace(ns, "NS"),
+        )
+
+    _each(case)
+
+
+def test_library_define_impl_and_fragment():
+    def case(T):
+        ns = _ns(T)
+        lib = T.library.Library(ns, "DEF")
+        lib.define("foo(Tensor x, Scalar alpha=1) -> Tensor")
+        lib.impl("foo", lambda x, alpha=1: x * alpha + 1, "CPU")
+        lib.define("sq(Tensor x) -> Tensor")
+        lib.impl("sq", lambda x: x * x, "CompositeImplicitAutograd")
+        op = getattr(T.ops, ns)
+        x = T.tensor([3.0], requires_grad=True)
+        op.sq(x).sum().backward()
+        other = _ns(T)
+        T.library.define(f"{other}::bar", "(Tensor x) -> Tensor")
+
+        @T.library.impl(f"{other}::bar", "cpu")
+        def bar(x):
+            return x * 3
+
+        frag = T.library.Library(_ns(T), "FRAGMENT")
+        frag.define("twice(Tensor x) -> Tensor")
+        frag.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
+        return (
+            op.foo(T.ones(2)).numpy(),
+            op.foo(T.ones(2), 3).numpy(),
+            str(op.foo.default._schema).replace(ns, "NS"),
+            op.foo.default.name().replace(ns, "NS"),
+            x.grad.numpy(),
+            getattr(T.ops, other).bar(T.ones(1)).numpy(),
+            getattr(T.ops, frag.ns).twice(T.ones(2)).numpy(),
+        )
+
+    _each(case)
+
+
+def test_errors_torch_raises():
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::al", mutates_args=())
+        def al(x: T.Tensor) -> T.Tensor:
+            return x
+
+        lib = T.library.Library(ns, "FRAGMENT")
+        lib.define("nokernel(Tensor x) -> Tensor")
+
+        def duplicate():
+            lib.define("nokernel(Tensor x) -> Tensor")
+
+        return (
+            _err(lambda: al(T.ones(2))),
+            _err(lambda: getattr(T.ops, ns).nokernel(T.ones(1))),
+            _err(duplicate),
+            _err(lambda: getattr(T.ops, ns).nope),
+        )
+
+    assert _each(case) == ("RuntimeError", "NotImplementedError", "RuntimeError", "AttributeError")
+
+
+def test_aten_overloads_profiler_and_compile():
+    def case(T):
+        a = T.ops.aten
+        x, y = T.tensor([1.0, 2.0]), T.tensor([3.0, 4.0])
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::cc", mutates_args=())
+        def cc(x: T.Tensor) -> T.Tensor:
+            return x.clone() * 2
+
+        @cc.register_fake
+        def _(x):
+            return T.empty_like(x)
+
+        profiler = importlib.import_module(f"{T.__name__}.profiler")
+        with profiler.profile() as prof:
+            cc(x)
+        keys = sorted(e.key.replace(ns, "NS") for e in prof.key_averages() if ns in e.key)
+        compiled = T.compile(lambda v: cc(v) + 1, backend="eager")
+        return (
+            a.add.Tensor(x, y).numpy(),
+            a.mm.default(x[None], y[:, None]).numpy(),
+            a.sin.default.name(),
+            str(a.mul.Tensor._schema),
+            keys,
+            compiled(x).numpy(),
+        )
+
+    _each(case)
