@@ -698,12 +698,13 @@ def _long(values):
 def all_gather_object(object_list, obj, group=None):
     """all_gather_object(object_list, obj, group=None) -> None
 
-    object_list[r] receives group rank r's obj (any picklable object)."""
+    object_list[r] receives group rank r's obj (any picklable object); entries past the group's
+    size are left as they are."""
     g = _pg(group, "all_gather_object")
     if g is None:
         return
     n = g.size()
-    if len(object_list) != n:
+    if len(object_list) < n:  # a longer list keeps its extra entries, as torch's
         raise ValueError(
             f"all_gather_object: expected object_list of {n} entries; got {len(object_list)}"
         )
@@ -732,7 +733,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
         group_dst if group_dst is not None else _peer(g, 0 if dst is None else dst, "gather_object")
     )
     me = g.rank() == root
-    if me and (object_gather_list is None or len(object_gather_list) != n):
+    if me and (object_gather_list is None or len(object_gather_list) < n):
         raise ValueError(
             f"gather_object: expected object_gather_list of {n} entries on the destination rank"
         )
