@@ -130,6 +130,11 @@ assert dist.get_default_backend_for_device("cpu") == "gloo"
 assert not dist.supports_complex(dist.ReduceOp.MAX) and dist.supports_complex(dist.ReduceOp.SUM)
 assert not dist.is_xccl_available()
 assert issubclass(dist.QueueEmptyError, dist.DistStoreError)
+try:  # the docs' 4-rank all_to_all example on another world size: torch's RuntimeError
+    dist.all_to_all([M.zeros(1) for _ in range(WORLD + 1)], [M.ones(1)] * (WORLD + 1))
+    raise AssertionError("all_to_all with too many tensors returned")
+except RuntimeError as e:
+    assert f"tensor list size {WORLD + 1} does not match world size {WORLD}" in str(e), e
 
 # -- 0-d parameters: torch's FSDP1 refuses them
 holder = nn.Module()

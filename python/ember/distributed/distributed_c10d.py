@@ -552,6 +552,12 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     g = _pg(group, "all_to_all")
     if g is None:
         return None
+    for what, tensors in (("input", input_tensor_list), ("output", output_tensor_list)):
+        if len(tensors) != g.size():  # torch's RuntimeError and words
+            raise RuntimeError(
+                f"ProcessGroupGloo::alltoall: {what} tensor list size {len(tensors)} does not "
+                f"match world size {g.size()}"
+            )
     work = g._pg.alltoall(list(output_tensor_list), list(input_tensor_list), async_op)
     return _done(work, async_op)
 
