@@ -25,6 +25,64 @@ HashStore = _C.HashStore
 PrefixStore = _C.PrefixStore
 Work = _C.Work
 
+
+# torch's extended Store API, on every store (the binding's set/get/add/compare_set/wait below
+# it): this module is where Store gets its Python face, so the methods are added here.
+def _store_append(self, key, value):
+    """append(key, value) -> None
+
+    Appends value to the value under key (creating it), atomically (compare_set)."""
+    value = value.encode() if isinstance(value, str) else bytes(value)
+    while True:  # compare_set fails when another rank appended in between
+        current = self.get(key) if self.check([key]) else b""
+        if self.compare_set(key, current, current + value) == current + value:
+            return
+
+
+def _store_multi_get(self, keys):
+    """multi_get(keys) -> List[bytes]
+
+    The values under keys, waiting up to the timeout for each."""
+    return [self.get(k) for k in keys]
+
+
+def _store_multi_set(self, keys, values):
+    """multi_set(keys, values) -> None
+
+    Stores each of values under the key at the same position of keys."""
+    if len(keys) != len(values):
+        raise ValueError(f"multi_set: got {len(keys)} keys and {len(values)} values")
+    for k, v in zip(keys, values):
+        self.set(k, v)
+
+
+def _store_barrier(self, key, world_size, timeout=None):
+    """barrier(key, world_size, timeout=None) -> None
+
+    Waits until world_size callers have reached the barrier named key (the store's timeout
+    unless timeout is given)."""
+    if self.add(key, 1) == world_size:
+        self.set(key + "/done", "1")
+    self.wait([key + "/done"], timeout)
+
+
+def _store_has_extended_api(self):
+    """has_extended_api() -> bool
+
+    Whether the store has append, multi_get, multi_set and barrier: every ember store has."""
+    return True
+
+
+for _name, _fn in (
+    ("append", _store_append),
+    ("multi_get", _store_multi_get),
+    ("multi_set", _store_multi_set),
+    ("barrier", _store_barrier),
+    ("has_extended_api", _store_has_extended_api),
+):
+    _fn.__name__ = _fn.__qualname__ = _name
+    setattr(Store, _name, _fn)
+
 default_pg_timeout = datetime.timedelta(minutes=30)
 
 _NO_GROUP = (
