@@ -278,6 +278,31 @@ def test_store_extended_api():
     store.barrier("bar", 1)  # a barrier of one passes at once
 
 
+def test_elastic_record_writes_the_error_file(tmp_path, monkeypatch):
+    # torchrun's docs: a worker's entry point decorated with @record
+    import importlib
+    import json
+
+    errors = importlib.import_module(module_name() + ".distributed.elastic.multiprocessing.errors")
+
+    @errors.record
+    def main(x):
+        return x + 1
+
+    assert main(1) == 2
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(tmp_path / "error.json"))
+
+    @errors.record
+    def bad():
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        bad()
+    written = json.loads((tmp_path / "error.json").read_text())["message"]
+    assert written["message"] == "ValueError: boom", written
+    assert "boom" in written["extraInfo"]["py_callstack"]
+
+
 def test_fsdp1_local_state_dict_optim_dicts_with_grads_and_hybrid_pair(tmp_path):
     for _, out in run_workers(tmp_path, FSDP_BODY, 4, timeout=120):
         assert "OK" in out, out
