@@ -4,6 +4,7 @@
 #include <nanobind/stl/function.h>
 
 #include "common.h"
+#include "ember/distributed/dist_error.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/store.h"
 
@@ -35,6 +36,40 @@ O opts(bool async_op, milliseconds timeout = milliseconds(0)) {
 }  // namespace
 
 void bind_distributed(nb::module_& m) {
+  // torch's DistError family (Note [Distributed errors] in dist_error.h), created here as
+  // torch._C creates its own and re-exported by ember.distributed. Leaked on purpose: they live
+  // as long as the interpreter.
+  static PyObject* dist_error = PyErr_NewExceptionWithDoc(
+      "ember.distributed.DistError",
+      "DistError(message)\n\nThe base of torch.distributed's errors (a RuntimeError).",
+      PyExc_RuntimeError, nullptr);
+  static PyObject* kinds[3] = {
+      PyErr_NewExceptionWithDoc(
+          "ember.distributed.DistBackendError",
+          "DistBackendError(message)\n\nAn error of a process group's backend.", dist_error,
+          nullptr),
+      PyErr_NewExceptionWithDoc("ember.distributed.DistStoreError",
+                                "DistStoreError(message)\n\nAn error of a key-value store (a get "
+                                "or wait that timed out).",
+                                dist_error, nullptr),
+      PyErr_NewExceptionWithDoc("ember.distributed.DistNetworkError",
+                                "DistNetworkError(message)\n\nA store or peer that cannot be "
+                                "reached, refuses or closes the "
+                                "connection.",
+                                dist_error, nullptr)};
+  if (!dist_error || !kinds[0] || !kinds[1] || !kinds[2]) throw nb::python_error();
+  m.attr("DistError") = nb::handle(dist_error);
+  m.attr("DistBackendError") = nb::handle(kinds[0]);
+  m.attr("DistStoreError") = nb::handle(kinds[1]);
+  m.attr("DistNetworkError") = nb::handle(kinds[2]);
+  // Registered after the module's ember::Error translator, so tried before it.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const DistError& e) {
+      PyErr_SetString(kinds[int(e.dist_kind())], e.what());
+    }
+  });
   nb::enum_<ReduceOp>(m, "ReduceOp", "The reductions of the collectives (torch's ReduceOp).")
       .value("SUM", ReduceOp::SUM)
       .value("AVG", ReduceOp::AVG)

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "ember/distributed/dist_error.h"
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/store.h"
 #include "ember/ember.h"
@@ -34,6 +35,9 @@ void exercise(Store& s) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("wait timeout after 50ms, keys: never"), std::string::npos)
         << e.what();
+    auto* d = dynamic_cast<const ember::distributed::DistError*>(&e);  // DistStoreError in Python
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->dist_kind(), ember::distributed::DistErrorKind::Store);
   }
 }
 }  // namespace

@@ -11,15 +11,17 @@
 #include <thread>
 
 #include "ember/core/error.h"
+#include "ember/distributed/dist_error.h"
 
 namespace ember::distributed {
 
 void store_timeout(const char* what, std::chrono::milliseconds timeout,
                    const std::vector<std::string>& keys) {
   std::ostringstream os;
-  os << what << ": wait timeout after " << timeout.count() << "ms, keys: ";
+  if (*what) os << what << ": ";
+  os << "wait timeout after " << timeout.count() << "ms, keys: ";
   for (size_t i = 0; i < keys.size(); ++i) os << (i ? ", " : "") << keys[i];
-  EMBER_ERROR(ErrorKind::Runtime, os.str());
+  EMBER_DIST_ERROR(Store, os.str());
 }
 
 namespace {

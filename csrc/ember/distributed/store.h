@@ -55,7 +55,8 @@ class Store {
   std::chrono::milliseconds timeout_;
 };
 
-/// Raises the store's timeout error: "<what>: wait timeout after <ms>ms, keys: <keys>".
+/// Raises the store's timeout error, a DistStoreError: "<what>: wait timeout after <ms>ms, keys:
+/// <keys>" (no "<what>: " when what is empty, torch's TCPStore text).
 [[noreturn]] void store_timeout(const char* what, std::chrono::milliseconds timeout,
                                 const std::vector<std::string>& keys);
 

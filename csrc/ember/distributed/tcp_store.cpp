@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "ember/core/error.h"
+#include "ember/distributed/dist_error.h"
 #include "ember/distributed/store.h"
 
 namespace ember::distributed {
@@ -160,10 +161,10 @@ class TCPStore::Server {
     if (rc != 0 || ::listen(listen_fd_, 1024) != 0) {
       int e = errno;
       ::close(listen_fd_);
-      EMBER_ERROR(ErrorKind::Runtime,
-                  "TCPStore: the server socket has failed to listen on any local network "
-                  "address. port: ",
-                  port, ", message: ", std::strerror(e));
+      EMBER_DIST_ERROR(Network,
+                       "The server socket has failed to listen on any local network address. "
+                       "port: ",
+                       port, ", message: ", std::strerror(e));
     }
     sockaddr_storage bound{};
     socklen_t len = sizeof bound;
@@ -362,9 +363,9 @@ TCPStore::TCPStore(std::string host, const Options& opts)
     auto deadline = steady_clock::now() + timeout_;
     while (add(kInitKey, 0) < opts.num_workers) {
       if (steady_clock::now() >= deadline)
-        EMBER_ERROR(ErrorKind::Runtime, "TCPStore: timed out after ", timeout_.count(),
-                    "ms waiting for ", opts.num_workers, " clients to connect to port ", port_,
-                    "; ", add(kInitKey, 0), " connected");
+        EMBER_DIST_ERROR(Store, "Timed out after ", timeout_.count(), "ms waiting for clients. ",
+                         add(kInitKey, 0), "/", opts.num_workers, " clients joined (TCPStore port ",
+                         port_, ").");
       std::this_thread::sleep_for(milliseconds(5));
     }
   }
@@ -404,9 +405,8 @@ void TCPStore::connect_client() {
     }
     if (fd_ >= 0) return;
     if (steady_clock::now() + pause >= deadline)
-      EMBER_ERROR(ErrorKind::Runtime, "TCPStore: the client socket has timed out after ",
-                  timeout_.count(), "ms while trying to connect to (", host_, ", ", port_,
-                  "): ", last);
+      EMBER_DIST_ERROR(Network, "The client socket has timed out after ", timeout_.count(),
+                       "ms while trying to connect to (", host_, ", ", port_, "). (", last, ")");
     std::this_thread::sleep_for(pause);
   }
 }
@@ -415,8 +415,9 @@ std::string TCPStore::request(const std::string& msg, milliseconds timeout, cons
                               const std::vector<std::string>& keys) {
   std::lock_guard<std::mutex> g(mutex_);
   if (!send_all(fd_, framed(msg)))
-    EMBER_ERROR(ErrorKind::Runtime, "TCPStore.", what, ": lost the connection to (", host_, ", ",
-                port_, "): ", std::strerror(errno));
+    EMBER_DIST_ERROR(Network, "Failed to send to the TCPStore server at (", host_, ", ", port_,
+                     ") in ", what, ": ", std::strerror(errno),
+                     ". Did the remote server shutdown or crash?");
   if (Cmd(msg[0]) == SET) return {};
   auto deadline = steady_clock::now() + timeout;
   uint32_t len;
@@ -430,14 +431,14 @@ std::string TCPStore::request(const std::string& msg, milliseconds timeout, cons
     connect_client();  // drop the answer still owed to this request (Note [TCPStore protocol])
     Cmd cmd = Cmd(msg[0]);
     if (cmd != GET && cmd != WAIT)  // answered at once by a live server
-      EMBER_ERROR(ErrorKind::Runtime, "TCPStore.", what, ": no answer from the server at (", host_,
-                  ", ", port_, ") within ", timeout.count(), "ms");
-    std::string where = "TCPStore (" + host_ + ", " + std::to_string(port_) + ")";
-    store_timeout(where.c_str(), timeout, keys);
+      EMBER_DIST_ERROR(Network, "The TCPStore server at (", host_, ", ", port_, ") did not answer ",
+                       what, " within ", timeout.count(), "ms");
+    store_timeout("", timeout, keys);
   }
   if (e != 0)
-    EMBER_ERROR(ErrorKind::Runtime, "TCPStore.", what, ": lost the connection to (", host_, ", ",
-                port_, "): ", std::strerror(e));
+    EMBER_DIST_ERROR(Network, "Failed to recv, got 0 bytes. Connection was likely closed. Did the ",
+                     "remote server shutdown or crash? (TCPStore.", what, " to (", host_, ", ",
+                     port_, "): ", std::strerror(e), ")");
   return out;
 }
 

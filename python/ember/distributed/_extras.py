@@ -28,31 +28,106 @@ __all__ = [
     "get_node_local_rank",
     "get_pg_count",
     "breakpoint",
+    "QueueEmptyError",
+    "all_gather_single",
+    "reduce_scatter_single",
+    "record_comm",
+    "get_default_backend_for_device",
+    "get_backend_config",
+    "supports_complex",
+    "is_xccl_available",
 ]
 
 
-class DistError(RuntimeError):
-    """DistError(message)
-
-    The base of torch.distributed's errors (a RuntimeError)."""
-
-
-class DistBackendError(DistError):
-    """DistBackendError(message)
-
-    An error of a process group's backend (a collective that failed or timed out)."""
+# torch's DistError family (DistError <- RuntimeError; DistBackendError, DistStoreError and
+# DistNetworkError <- DistError), created by the C++ binding so that the runtime's store and
+# network failures raise them (Note [Distributed errors] in csrc/ember/distributed/dist_error.h).
+DistError = _Cd.DistError
+DistBackendError = _Cd.DistBackendError
+DistStoreError = _Cd.DistStoreError
+DistNetworkError = _Cd.DistNetworkError
 
 
-class DistStoreError(DistError):
-    """DistStoreError(message)
+class QueueEmptyError(DistStoreError):
+    """QueueEmptyError(message)
 
-    An error of a key-value store (a get or wait that timed out)."""
+    A store's queue that had nothing to pop (a DistStoreError)."""
 
 
-class DistNetworkError(DistError):
-    """DistNetworkError(message)
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+    """all_gather_single(output_tensor, input_tensor, group=None, async_op=False) -> Optional[Work]
 
-    A network error of the distributed runtime (a peer or store that cannot be reached)."""
+    torch's newer name of all_gather_into_tensor: every rank's input_tensor laid end to end
+    (or stacked) in output_tensor."""
+    return c10d.all_gather_into_tensor(output_tensor, input_tensor, group=group, async_op=async_op)
+
+
+def reduce_scatter_single(output, input, op=c10d.ReduceOp.SUM, group=None, async_op=False):
+    """reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False)
+        -> Optional[Work]
+
+    torch's newer name of reduce_scatter_tensor: input reduced over the ranks, this rank's
+    piece of it written to output."""
+    return c10d.reduce_scatter_tensor(output, input, op=op, group=group, async_op=async_op)
+
+
+class record_comm:
+    """record_comm(name)
+
+    A context manager that names the collectives issued inside it for the profiler. ember's
+    collectives are recorded under their own names, so the name is kept (record_comm.current)
+    and nothing else changes."""
+
+    current = None
+
+    def __init__(self, name):
+        self.name = name
+        self._before = None
+
+    def __enter__(self):
+        self._before, record_comm.current = record_comm.current, self.name
+        return self
+
+    def __exit__(self, *exc):
+        record_comm.current = self._before
+        return False
+
+
+def get_default_backend_for_device(device):
+    """get_default_backend_for_device(device) -> str
+
+    The backend a process group uses for device: "gloo" for the CPU ("nccl" for CUDA, as
+    torch says, although ember runs on the CPU only)."""
+    kind = str(device).split(":")[0]
+    if kind == "cpu":
+        return "gloo"
+    if kind == "cuda":
+        return "nccl"
+    raise ValueError(f"Default backend not registered for device : {device}")
+
+
+def get_backend_config(group=None):
+    """get_backend_config(group=None) -> str
+
+    The group's backend per device type, as torch writes it ("cpu:gloo,cuda:gloo" for a gloo
+    group)."""
+    backend = c10d.get_backend(group)
+    return f"cpu:{backend},cuda:{backend}"
+
+
+def supports_complex(reduceOp):
+    """supports_complex(reduceOp) -> bool
+
+    Whether reduceOp is defined on complex tensors (not MAX, MIN, PRODUCT or the bitwise ops)."""
+    R = c10d.ReduceOp
+    return reduceOp not in (R.MAX, R.MIN, R.PRODUCT, R.BAND, R.BOR, R.BXOR)
+
+
+def is_xccl_available():
+    """is_xccl_available() -> bool
+
+    Whether the XCCL (Intel GPU) backend is built in: never in ember."""
+    return False
 
 
 # The C++ gloo process group that a ProcessGroup wraps (torch.distributed.ProcessGroupGloo).

@@ -34,6 +34,11 @@ class DeviceMesh:
             )
         self.mesh_dim_names = tuple(mesh_dim_names) if mesh_dim_names is not None else None
         world = c10d.get_world_size()
+        if arr.size > world:  # torch's words
+            raise RuntimeError(
+                f"Mesh should not be bigger than default world size {world}, but found "
+                f"{arr.size} ranks!"
+            )
         if sorted(arr.reshape(-1).tolist()) != list(range(world)) and _groups is None:
             raise RuntimeError(
                 f"DeviceMesh: the mesh must hold every rank of the world (0..{world - 1}) once; "
@@ -180,6 +185,10 @@ def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_ov
     shape = tuple(mesh_shape)
     n = int(np.prod(shape))
     world = c10d.get_world_size()
+    if n > world:  # torch's words
+        raise RuntimeError(
+            f"Mesh should not be bigger than default world size {world}, but found {n} ranks!"
+        )
     if n != world:
         raise RuntimeError(
             f"init_device_mesh: mesh_shape {shape} holds {n} ranks; the world has {world}"

@@ -25,6 +25,64 @@ HashStore = _C.HashStore
 PrefixStore = _C.PrefixStore
 Work = _C.Work
 
+
+# torch's extended Store API, on every store (the binding's set/get/add/compare_set/wait below
+# it): this module is where Store gets its Python face, so the methods are added here.
+def _store_append(self, key, value):
+    """append(key, value) -> None
+
+    Appends value to the value under key (creating it), atomically (compare_set)."""
+    value = value.encode() if isinstance(value, str) else bytes(value)
+    while True:  # compare_set fails when another rank appended in between
+        current = self.get(key) if self.check([key]) else b""
+        if self.compare_set(key, current, current + value) == current + value:
+            return
+
+
+def _store_multi_get(self, keys):
+    """multi_get(keys) -> List[bytes]
+
+    The values under keys, waiting up to the timeout for each."""
+    return [self.get(k) for k in keys]
+
+
+def _store_multi_set(self, keys, values):
+    """multi_set(keys, values) -> None
+
+    Stores each of values under the key at the same position of keys."""
+    if len(keys) != len(values):
+        raise ValueError(f"multi_set: got {len(keys)} keys and {len(values)} values")
+    for k, v in zip(keys, values):
+        self.set(k, v)
+
+
+def _store_barrier(self, key, world_size, timeout=None):
+    """barrier(key, world_size, timeout=None) -> None
+
+    Waits until world_size callers have reached the barrier named key (the store's timeout
+    unless timeout is given)."""
+    if self.add(key, 1) == world_size:
+        self.set(key + "/done", "1")
+    self.wait([key + "/done"], timeout)
+
+
+def _store_has_extended_api(self):
+    """has_extended_api() -> bool
+
+    Whether the store has append, multi_get, multi_set and barrier: every ember store has."""
+    return True
+
+
+for _name, _fn in (
+    ("append", _store_append),
+    ("multi_get", _store_multi_get),
+    ("multi_set", _store_multi_set),
+    ("barrier", _store_barrier),
+    ("has_extended_api", _store_has_extended_api),
+):
+    _fn.__name__ = _fn.__qualname__ = _name
+    setattr(Store, _name, _fn)
+
 default_pg_timeout = datetime.timedelta(minutes=30)
 
 _NO_GROUP = (
@@ -552,6 +610,12 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     g = _pg(group, "all_to_all")
     if g is None:
         return None
+    for what, tensors in (("input", input_tensor_list), ("output", output_tensor_list)):
+        if len(tensors) != g.size():  # torch's RuntimeError and words
+            raise RuntimeError(
+                f"ProcessGroupGloo::alltoall: {what} tensor list size {len(tensors)} does not "
+                f"match world size {g.size()}"
+            )
     work = g._pg.alltoall(list(output_tensor_list), list(input_tensor_list), async_op)
     return _done(work, async_op)
 
@@ -698,12 +762,13 @@ def _long(values):
 def all_gather_object(object_list, obj, group=None):
     """all_gather_object(object_list, obj, group=None) -> None
 
-    object_list[r] receives group rank r's obj (any picklable object)."""
+    object_list[r] receives group rank r's obj (any picklable object); entries past the group's
+    size are left as they are."""
     g = _pg(group, "all_gather_object")
     if g is None:
         return
     n = g.size()
-    if len(object_list) != n:
+    if len(object_list) < n:  # a longer list keeps its extra entries, as torch's
         raise ValueError(
             f"all_gather_object: expected object_list of {n} entries; got {len(object_list)}"
         )
@@ -732,7 +797,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
         group_dst if group_dst is not None else _peer(g, 0 if dst is None else dst, "gather_object")
     )
     me = g.rank() == root
-    if me and (object_gather_list is None or len(object_gather_list) != n):
+    if me and (object_gather_list is None or len(object_gather_list) < n):
         raise ValueError(
             f"gather_object: expected object_gather_list of {n} entries on the destination rank"
         )

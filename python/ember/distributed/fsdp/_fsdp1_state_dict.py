@@ -1,6 +1,7 @@
 """FSDP1's model and optimizer state dicts: keys are the wrapped model's own names (no
 `_fsdp_wrapped_module.` parts, as torch's); values are whole tensors (FULL_STATE_DICT, gathered
-with the unit's own all-gather) or DTensors over this rank's rows (SHARDED_STATE_DICT).
+with the unit's own all-gather) or DTensors over this rank's rows (SHARDED_STATE_DICT);
+LOCAL_STATE_DICT and the full optimizer state dicts are in _fsdp1_extras.py.
 
 Collectives run unit by unit in module order, which every rank shares, so every rank must call
 these functions together."""
@@ -58,6 +59,10 @@ def model_state_dict(model):
 
     settings = model._sd_settings
     out = {}
+    if settings.state_dict_type is StateDictType.LOCAL_STATE_DICT:
+        from ._fsdp1_extras import local_state_dict
+
+        return local_state_dict(model)
     if settings.state_dict_type is StateDictType.FULL_STATE_DICT:
         with FullyShardedDataParallel.summon_full_params(model, writeback=False):
             for item in _walk(model, "", None):
@@ -90,6 +95,10 @@ def _rows(unit, i, value):
 
 def load_model_state_dict(model, state_dict):
     """Copies state_dict into model's shards and buffers; returns (missing, unexpected)."""
+    if model._sd_settings.state_dict_type is StateDictType.LOCAL_STATE_DICT:
+        from ._fsdp1_extras import load_local_state_dict
+
+        return load_local_state_dict(model, state_dict)
     lib = _lib()
     expected = list(_walk(model, "", None))
     names = {item[1] for item in expected}
@@ -193,21 +202,23 @@ def optim_state_dict(model, optim, osd=None):
     return {"state": out, "param_groups": groups}
 
 
-def optim_state_dict_to_load(model, optim, osd):
-    """FSDP.optim_state_dict_to_load: osd (by names) in the form optim.load_state_dict takes."""
+def optim_state_dict_to_load(model, optim, osd, param_groups=None):
+    """FSDP.optim_state_dict_to_load: osd (by names) in the form optim.load_state_dict takes.
+    param_groups: the optimizer's tensors, a list per group (default optim's)."""
     lib = _lib()
     owners = _param_owners(model)
     state, groups, j = {}, [], 0
     saved = osd["param_groups"]
-    if len(saved) != len(optim.param_groups):
+    if param_groups is None:
+        param_groups = [g["params"] for g in optim.param_groups]
+    if len(saved) != len(param_groups):
         raise ValueError(
-            f"optim_state_dict_to_load: expected {len(optim.param_groups)} param groups; got "
-            f"{len(saved)}"
+            f"optim_state_dict_to_load: expected {len(param_groups)} param groups; got {len(saved)}"
         )
     with lib.no_grad():
-        for g, saved_g in zip(optim.param_groups, saved):
+        for params, saved_g in zip(param_groups, saved):
             indices = []
-            for p in g["params"]:
+            for p in params:
                 unit, slots = owners[id(p)]
                 named = [(name, i) for name, i in slots if name in osd["state"]]
                 if named:

@@ -27,11 +27,13 @@ from ...nn.modules.module import Module, _IncompatibleKeys
 from ...nn.parameter import Parameter
 from .. import distributed_c10d as c10d
 from ..tensor._api import DTensor, Replicate, Shard, _chunk_sizes, _lib
+from . import _fsdp1_extras as _extras
 from . import _fsdp1_state_dict as _sd
 from .api import (
     BackwardPrefetch,
     FullOptimStateDictConfig,
     FullStateDictConfig,
+    LocalStateDictConfig,
     ShardedOptimStateDictConfig,
     ShardedStateDictConfig,
     ShardingStrategy,
@@ -85,10 +87,7 @@ def _mesh_for(strategy, process_group, device_mesh):
         return device_mesh
     if hybrid:
         if process_group is not None:
-            raise NotImplementedError(
-                "FullyShardedDataParallel: HYBRID_SHARD takes a 2-d device_mesh in ember, not "
-                "a pair of process groups"
-            )
+            return _pair_mesh(process_group)
         local = int(__import__("os").environ.get("LOCAL_WORLD_SIZE", world))
         return _shared_mesh((world // local, local))
     if strategy is ShardingStrategy.NO_SHARD:
@@ -100,6 +99,49 @@ def _mesh_for(strategy, process_group, device_mesh):
 
 
 _MESHES = {}  # shape -> (the default group it was made in, the mesh every unit shares)
+_PAIR_MESHES = {}  # (id(shard group), id(replicate group)) -> (the groups, their mesh)
+
+
+def _pair_mesh(groups):
+    """HYBRID_SHARD's (shard group, replicate group) as a (replicate, shard) mesh: each rank's
+    rows are the shard groups of the ranks of its replicate group (one all_gather_object over
+    the world, once per pair)."""
+    import numpy as np
+
+    from ..device_mesh import DeviceMesh
+
+    if not (isinstance(groups, (tuple, list)) and len(groups) == 2):
+        raise ValueError(
+            "FullyShardedDataParallel: HYBRID_SHARD expects process_group to be a pair "
+            f"(shard group, replicate group); got {groups!r}"
+        )
+    key = (id(groups[0]), id(groups[1]))
+    made = _PAIR_MESHES.get(key)
+    if made is not None and made[0][0] is groups[0] and made[0][1] is groups[1]:
+        return made[1]
+    intra = c10d.get_process_group_ranks(groups[0])
+    inter = c10d.get_process_group_ranks(groups[1])
+    me = c10d.get_rank()
+    if me not in intra or me not in inter or len(set(intra) & set(inter)) != 1:
+        raise ValueError(
+            "FullyShardedDataParallel: HYBRID_SHARD's shard group and replicate group must both "
+            f"hold this rank ({me}) and share only it; got {intra} and {inter}"
+        )
+    every = [None] * c10d.get_world_size()
+    c10d.all_gather_object(every, intra)
+    rows = [every[r] for r in inter]
+    if any(len(row) != len(intra) for row in rows):
+        raise ValueError(
+            f"FullyShardedDataParallel: HYBRID_SHARD's shard groups differ in size: {rows}"
+        )
+    mesh = DeviceMesh(
+        "cpu",
+        np.asarray(rows),
+        mesh_dim_names=("replicate", "shard"),
+        _groups=[groups[1], groups[0]],
+    )
+    _PAIR_MESHES[key] = ((groups[0], groups[1]), mesh)
+    return mesh
 
 
 def _shared_mesh(shape):
@@ -238,6 +280,13 @@ class FullyShardedDataParallel(Module):
                     index[id(p)] = len(originals)
                     originals.append(p)
                 slots.append((owner, name, index[id(p)]))
+        names = {id(p): n for n, p in module.named_parameters()}
+        for p in originals:
+            if p.dim() == 0:  # torch's refusal (its flat parameters are made of 1-d pieces)
+                raise ValueError(
+                    f"FSDP doesn't support scalar parameters. Change {names.get(id(p), '')} to a "
+                    "1D tensor with numel equal to 1."
+                )
         self._buffer_dtypes = {}
         with lib.no_grad():
             if sync:
@@ -279,10 +328,6 @@ class FullyShardedDataParallel(Module):
         for shape in self._shapes:
             sizes = _chunk_sizes(shape[0], group.n) if shape else [1] * group.n
             self._rows.append((sum(sizes[: group.me]), sizes[group.me]))
-        if any(not s for s in self._shapes):
-            raise NotImplementedError(
-                "FullyShardedDataParallel: 0-d parameters are not supported in ember"
-            )
         with lib.no_grad():
             pieces = [self._rows_of(i, p.detach()) for i, p in enumerate(originals)]
             if self._use_orig_params or not originals:  # (torch makes no empty flat parameter)
@@ -484,33 +529,49 @@ class FullyShardedDataParallel(Module):
 
         Inside the block the units' parameters (every unit in module with recurse, else module
         only) are whole, under their original names; with writeback, changes made to them are
-        copied into the shards on exit. Every rank of the group must enter it."""
-        if with_grads:
-            raise NotImplementedError("summon_full_params: with_grads=True is not supported")
+        copied into the shards on exit. with_grads (use_orig_params=True): the parameters'
+        .grad are whole as well (the shards' gradients are unchanged on exit). Every rank of
+        the group must enter it."""
         if isinstance(module, FullyShardedDataParallel) and not recurse:
             units = [module]
         else:
             units = FullyShardedDataParallel.fsdp_modules(module) if recurse else []
         entered = []
+        if with_grads and any(u._flat is not None for u in units):
+            raise NotImplementedError(
+                f"with_grads=True, use_orig_params=False, offload_to_cpu={offload_to_cpu} is not "
+                "supported yet"
+            )
         try:
             for u in units:
-                u._summon()
+                u._summon(with_grads)
                 entered.append(u)
             yield
         finally:
             for u in reversed(entered):
                 u._unsummon(writeback)
 
-    def _summon(self):
+    def _summon(self, with_grads=False):
         lib = _lib()
         group = self._fsdp_state.group
+        grads = None
         with lib.no_grad():
             dtype = self._flat.dtype if self._flat is not None else None
             pieces = [self._local(i) for i in range(len(self._shapes))]
             fulls = group.gather(pieces, dtype=dtype or pieces[0].dtype) if pieces else []
+            # every rank must join the gradients' all-gather, also one that has none yet
+            have = lib.tensor([float(any(p.grad is not None for p in pieces))]) if pieces else None
+            if with_grads and have is not None:
+                c10d.all_reduce(have, op=c10d.ReduceOp.MAX, group=group.group)
+                if have.item():
+                    g = [p.grad if p.grad is not None else lib.zeros_like(p) for p in pieces]
+                    grads = [x.clone() for x in group.gather(g, dtype=g[0].dtype)]
         self._summoned = [
             Parameter(f, requires_grad=rg) for f, rg in zip(fulls, self._requires_grad)
         ]
+        if grads is not None:
+            for p, g in zip(self._summoned, grads):
+                p.grad = g
         if self._flat is not None:
             self._fsdp_wrapped_module._parameters.pop(FLAT_PARAM, None)
         for owner, name, i in self._slots:
@@ -538,11 +599,17 @@ class FullyShardedDataParallel(Module):
         if not units:
             raise ValueError("set_state_dict_type: the module holds no FullyShardedDataParallel")
         sharded = state_dict_type is StateDictType.SHARDED_STATE_DICT
-        if state_dict_type is StateDictType.LOCAL_STATE_DICT:
-            raise NotImplementedError("FullyShardedDataParallel: LOCAL_STATE_DICT in ember")
+        local = state_dict_type is StateDictType.LOCAL_STATE_DICT
         settings = StateDictSettings(
             state_dict_type,
-            state_dict_config or (ShardedStateDictConfig() if sharded else FullStateDictConfig()),
+            state_dict_config
+            or (
+                ShardedStateDictConfig()
+                if sharded
+                else LocalStateDictConfig()
+                if local
+                else FullStateDictConfig()
+            ),
             optim_state_dict_config
             or (ShardedOptimStateDictConfig() if sharded else FullOptimStateDictConfig()),
         )
@@ -630,6 +697,51 @@ class FullyShardedDataParallel(Module):
         if load_directly:
             optim.load_state_dict(out)
         return out
+
+    @staticmethod
+    def full_optim_state_dict(model, optim, optim_input=None, rank0_only=True, group=None):
+        """full_optim_state_dict(model, optim, optim_input=None, rank0_only=True, group=None)
+            -> Dict
+
+        optim's state with whole tensors keyed by the model's parameter names (rank0_only:
+        other ranks get {}). Collective: every rank must call it."""
+        return _extras.full_optim_state_dict(model, optim, rank0_only=rank0_only)
+
+    @staticmethod
+    def shard_full_optim_state_dict(full_optim_state_dict, model, optim_input=None, optim=None):
+        """shard_full_optim_state_dict(full_optim_state_dict, model, optim_input=None,
+            optim=None) -> Dict
+
+        This rank's part of a full optimizer state dict (every rank holds it), ready for
+        optim.load_state_dict."""
+        return _extras.shard_full_optim_state_dict(full_optim_state_dict, model, optim=optim)
+
+    @staticmethod
+    def scatter_full_optim_state_dict(
+        full_optim_state_dict, model, optim_input=None, optim=None, group=None
+    ):
+        """scatter_full_optim_state_dict(full_optim_state_dict, model, optim_input=None,
+            optim=None, group=None) -> Dict
+
+        As shard_full_optim_state_dict, from the full dict rank 0 holds (others pass None),
+        which is broadcast. Collective: every rank must call it."""
+        return _extras.scatter_full_optim_state_dict(
+            full_optim_state_dict, model, optim=optim, group=group
+        )
+
+    @staticmethod
+    def rekey_optim_state_dict(
+        optim_state_dict, optim_state_key_type, model, optim_input=None, optim=None
+    ):
+        """rekey_optim_state_dict(optim_state_dict, optim_state_key_type, model,
+            optim_input=None, optim=None) -> Dict
+
+        optim_state_dict keyed by parameter names (OptimStateKeyType.PARAM_NAME) or by the
+        parameters' indices in optim, or in model.parameters() without optim (PARAM_ID), to
+        move optimizer state between a wrapped and an unwrapped model."""
+        return _extras.rekey_optim_state_dict(
+            optim_state_dict, optim_state_key_type, model, optim=optim
+        )
 
     def _mesh_placements(self):
         return [Replicate()] * (self._mesh.ndim - 1) + [Shard(0)]

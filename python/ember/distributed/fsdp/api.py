@@ -9,6 +9,7 @@ __all__ = [
     "BackwardPrefetch",
     "CPUOffload",
     "FullOptimStateDictConfig",
+    "OptimStateKeyType",
     "FullStateDictConfig",
     "LocalStateDictConfig",
     "MixedPrecision",
@@ -51,6 +52,16 @@ class StateDictType(enum.Enum):
     FULL_STATE_DICT = enum.auto()
     LOCAL_STATE_DICT = enum.auto()
     SHARDED_STATE_DICT = enum.auto()
+
+
+class OptimStateKeyType(enum.Enum):
+    """OptimStateKeyType(value)
+
+    How FullyShardedDataParallel.rekey_optim_state_dict keys an optimizer state dict: by
+    parameter name (PARAM_NAME) or by the parameter's index in the optimizer (PARAM_ID)."""
+
+    PARAM_NAME = enum.auto()
+    PARAM_ID = enum.auto()
 
 
 class CPUOffload:

@@ -19,6 +19,7 @@ __all__ = [
     "ColwiseParallel",
     "ParallelStyle",
     "PrepareModuleInput",
+    "PrepareModuleInputOutput",
     "PrepareModuleOutput",
     "RowwiseParallel",
     "SequenceParallel",
@@ -264,6 +265,45 @@ class PrepareModuleOutput(ParallelStyle):
             return res[0] if single else tuple(res)
 
         module.register_forward_hook(post)
+        return module
+
+
+class PrepareModuleInputOutput(ParallelStyle):
+    """PrepareModuleInputOutput(*, input_layouts=None, desired_input_layouts=None,
+        input_kwarg_layouts=None, desired_input_kwarg_layouts=None, use_local_input=False,
+        output_layouts, desired_output_layouts, use_local_output=True)
+
+    PrepareModuleInput and PrepareModuleOutput on the same module: lays out its inputs
+    (use_local_input hands it the local pieces) and its outputs."""
+
+    def __init__(
+        self,
+        *,
+        input_layouts=None,
+        desired_input_layouts=None,
+        input_kwarg_layouts=None,
+        desired_input_kwarg_layouts=None,
+        use_local_input=False,
+        output_layouts,
+        desired_output_layouts,
+        use_local_output=True,
+    ):
+        self.prepare_module_input = PrepareModuleInput(
+            input_layouts=input_layouts,
+            desired_input_layouts=desired_input_layouts,
+            input_kwarg_layouts=input_kwarg_layouts,
+            desired_input_kwarg_layouts=desired_input_kwarg_layouts,
+            use_local_output=use_local_input,
+        )
+        self.prepare_module_output = PrepareModuleOutput(
+            output_layouts=output_layouts,
+            desired_output_layouts=desired_output_layouts,
+            use_local_output=use_local_output,
+        )
+
+    def _apply(self, module, device_mesh):
+        self.prepare_module_input._apply(module, device_mesh)
+        self.prepare_module_output._apply(module, device_mesh)
         return module
 
 

@@ -1,0 +1,1 @@
+"""ember.distributed.elastic.multiprocessing: see errors (record, ChildFailedError)."""
