@@ -140,11 +140,15 @@ def graph_break(msg=""):
     cap = getattr(eval_frame._state, "capture", None)
     if cap is None or getattr(eval_frame._state, "disabled", 0):
         return
-    cap.graph_break(f"graph_break() called{': ' + msg if msg else ''}")
-    if cap.log is not None:
-        # partial graphs: no call runs eagerly here, so the recording goes on after the break
-        # (the graphs before and after it are replayed as one)
+    cap.graph_break(
+        "Call to `torch._dynamo.graph_break()`\n"
+        f"  Explanation: User-inserted graph break. Message: {msg or None}"
+    )
+    if cap.log is not None and not cap.stopped:
+        # partial graphs: no call runs eagerly here; the graph so far ends and the calls after
+        # the break open the next one (two graphs, as torch's resume function makes)
         cap.log.cur_eager = False
+        cap.log.user_break()
 
 
 def _identity_decorator(fn):
