@@ -380,3 +380,54 @@ def test_make_fx_names_aten_overloads():
     assert (ref_nodes, ref_text) == (nodes, text)
     for a, b in zip(ref_outs, outs):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+# ---- documentation examples: ExportedProgram's state, AdditionalInputs, passes, Dim repr -----
+
+
+def _doc_examples(T):
+    import importlib
+
+    class Mod(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = T.nn.Linear(4, 3)
+            self.register_buffer("b", T.ones(3))
+
+        def forward(self, x):
+            return self.lin(x).relu() + self.b
+
+    T.manual_seed(0)
+    m = Mod()
+    ep = T.export.export(m, (T.ones(2, 4),))
+    state = (
+        [n for n, _ in ep.named_parameters()],
+        [n for n, _ in ep.named_buffers()],
+        len(list(ep.parameters())),
+        len(list(ep.buffers())),
+        dict(ep.tensor_constants),
+    )
+    ai = T.export.AdditionalInputs()
+    ai.add((T.ones(2, 4),))
+    ai.add((T.ones(5, 4),))
+    shapes = ai.dynamic_shapes(m, (T.ones(3, 4),))
+    dyn = T.export.export(m, (T.ones(3, 4),), dynamic_shapes=shapes)
+    ai.verify(dyn)
+    x = T.linspace(-1, 1, 28).reshape(7, 4)
+    out = dyn.module()(x).detach().numpy()
+    moved = importlib.import_module(T.__name__ + ".export.passes").move_to_device_pass(ep, "cpu")
+    moved_out = moved.module()(x[:2]).detach().numpy()
+    reprs = [repr(T.export.Dim("b", **kw)) for kw in ({}, {"min": 2}, {"min": 3, "max": 9})]
+    return state, repr(shapes), out, moved_out, reprs, m(x).detach().numpy()
+
+
+def test_export_doc_examples_match_torch():
+    state, shapes, out, moved_out, reprs, eager = _doc_examples(ember)
+    assert state == (["lin.weight", "lin.bias"], ["b"], 2, 1, {})
+    assert shapes == "{'x': (DimHint(DYNAMIC), None)}"
+    assert reprs == ["Dim('b', min=0)", "Dim('b')", "Dim('b', min=3, max=9)"]
+    np.testing.assert_allclose(out, eager, rtol=1e-6)
+    np.testing.assert_allclose(moved_out, eager[:2], rtol=1e-6)
+    torch = pytest.importorskip("torch")
+    ref = _doc_examples(torch)
+    assert (ref[0], ref[1], ref[4]) == (state, shapes, reprs)

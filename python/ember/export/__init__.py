@@ -40,7 +40,13 @@ a truncated, corrupt or foreign file raises RuntimeError.
 from ._decomp import CustomDecompTable, default_decompositions
 from ._nested import register_dataclass
 from ._ops import ops
-from .dynamic_shapes import ConstraintViolationError, Dim, ShapesCollection, dims
+from .dynamic_shapes import (
+    AdditionalInputs,
+    ConstraintViolationError,
+    Dim,
+    ShapesCollection,
+    dims,
+)
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -65,6 +71,7 @@ __all__ = [
     "Dim",
     "dims",
     "ShapesCollection",
+    "AdditionalInputs",
     "ConstraintViolationError",
     "register_dataclass",
     "default_decompositions",

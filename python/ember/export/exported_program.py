@@ -140,6 +140,46 @@ class ExportedProgram:
         The (args, kwargs) the program was exported with (None after loading)."""
         return self._example_inputs
 
+    def named_parameters(self):
+        """named_parameters() -> Iterator[tuple[str, Parameter]]
+
+        The program's parameters by qualified name, in the signature's order."""
+        for spec in self._graph_signature.input_specs:
+            if spec.kind == InputKind.PARAMETER:
+                yield spec.target, self._state_dict[spec.target]
+
+    def parameters(self):
+        """parameters() -> Iterator[Parameter]
+
+        The program's parameters."""
+        for _, p in self.named_parameters():
+            yield p
+
+    def named_buffers(self):
+        """named_buffers() -> Iterator[tuple[str, Tensor]]
+
+        The program's buffers (non-persistent ones too) by qualified name."""
+        for spec in self._graph_signature.input_specs:
+            if spec.kind == InputKind.BUFFER:
+                yield (
+                    spec.target,
+                    self._state_dict.get(spec.target, self._constants.get(spec.target)),
+                )
+
+    def buffers(self):
+        """buffers() -> Iterator[Tensor]
+
+        The program's buffers."""
+        for _, b in self.named_buffers():
+            yield b
+
+    @property
+    def tensor_constants(self):
+        """tensor_constants -> dict[str, Tensor]
+
+        torch's older name of ``constants``."""
+        return self._constants
+
     @property
     def call_spec(self):
         """call_spec -> CallSpec
