@@ -431,3 +431,31 @@ def test_export_doc_examples_match_torch():
     torch = pytest.importorskip("torch")
     ref = _doc_examples(torch)
     assert (ref[0], ref[1], ref[4]) == (state, shapes, reprs)
+
+
+def _compiler_doc_examples(T):
+    def orig(a, b=1, *, c=2):
+        return a + b + c
+
+    outcomes = []
+    for fn in (lambda a, b=1, *, c=2: 0, lambda a, b=2, *, c=2: 0, lambda x, b=1, *, c=2: 0):
+        try:
+            T.compiler.substitute_in_graph(orig)(fn)
+            outcomes.append("ok")
+        except TypeError:
+            outcomes.append("TypeError")
+
+    def positional(x, /):  # as a builtin's signature, abs(x, /)
+        return abs(x)
+
+    T.compiler.substitute_in_graph(positional)(lambda x: x if x >= 0 else -x)
+    wrapped = T.compiler.wrap_numpy(lambda a, d: (a * 2, {"s": np.sum(a) + d["k"]}))
+    t, d = wrapped(T.ones(3), {"k": T.tensor(1.0)})
+    return outcomes, t.numpy().tolist(), type(t).__name__, float(d["s"]), type(d["s"]).__name__
+
+
+def test_compiler_doc_examples_match_torch():
+    got = _compiler_doc_examples(ember)
+    assert got == (["ok", "TypeError", "TypeError"], [2.0, 2.0, 2.0], "Tensor", 4.0, "float32")
+    torch = pytest.importorskip("torch")
+    assert _compiler_doc_examples(torch) == got

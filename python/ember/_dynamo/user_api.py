@@ -236,7 +236,7 @@ def substitute_in_graph(
                 want, got = inspect.signature(original_fn), inspect.signature(polyfill)
             except (TypeError, ValueError):
                 want = got = None
-            if want is not None and str(want) != str(got):
+            if want is not None and _sig_key(want) != _sig_key(got):
                 raise TypeError(
                     f"substitute_in_graph: expected the signature of {polyfill.__name__} to "
                     f"match {getattr(original_fn, '__name__', original_fn)}{want}; got {got}"
@@ -251,6 +251,15 @@ def substitute_in_graph(
         return wrapper
 
     return decorator
+
+
+def _sig_key(sig):
+    """What substitute_in_graph compares: names, kinds and defaults, with positional-only and
+    positional-or-keyword alike (a builtin's ``abs(x, /)`` matches ``def f(x)``, as torch's
+    check takes it) and annotations left out."""
+    P = inspect.Parameter
+    kinds = {P.POSITIONAL_ONLY: P.POSITIONAL_OR_KEYWORD}
+    return [(p.name, kinds.get(p.kind, p.kind), p.default) for p in sig.parameters.values()]
 
 
 def nested_compile_region(fn=None, *, options=None, max_reuse_entries=8, reuse_hash_fn=None):
