@@ -459,3 +459,32 @@ def test_compiler_doc_examples_match_torch():
     assert got == (["ok", "TypeError", "TypeError"], [2.0, 2.0, 2.0], "Tensor", 4.0, "float32")
     torch = pytest.importorskip("torch")
     assert _compiler_doc_examples(torch) == got
+
+
+def _unflatten_report(T):
+    T.manual_seed(0)
+    m = T.nn.Sequential(
+        T.nn.Linear(3, 4), T.nn.Sequential(T.nn.ReLU(), T.nn.Linear(4, 2)), T.nn.Tanh()
+    )
+    ep = T.export.export(m, (T.ones(2, 3),))
+    u = T.export.unflatten(ep)
+    children = [n for n, _ in u.named_modules() if n and "_graph_module" not in n]
+    x = T.linspace(-1, 1, 6).reshape(2, 3)
+    first = getattr(u, "0")(x)
+    inner = getattr(getattr(u, "1"), "1")(first)
+    whole = u(x)
+    diffs = [
+        float((first - m[0](x)).abs().max()),
+        float((inner - m[1][1](first)).abs().max()),
+        float((whole - m(x)).abs().max()),
+    ]
+    return children, tuple(inner.shape), diffs
+
+
+def test_unflatten_submodules_callable_alone():
+    children, shape, diffs = _unflatten_report(ember)
+    assert children == ["0", "1", "1.0", "1.1", "2"] and shape == (2, 2)
+    assert max(diffs) < 1e-6
+    torch = pytest.importorskip("torch")
+    t_children, t_shape, t_diffs = _unflatten_report(torch)
+    assert (t_children, t_shape) == (children, shape) and max(t_diffs) < 1e-6
