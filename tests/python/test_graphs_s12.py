@@ -488,3 +488,32 @@ def test_unflatten_submodules_callable_alone():
     torch = pytest.importorskip("torch")
     t_children, t_shape, t_diffs = _unflatten_report(torch)
     assert (t_children, t_shape) == (children, shape) and max(t_diffs) < 1e-6
+
+
+def _normalized(T):
+    F = T.nn.functional
+
+    class M(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = T.nn.Linear(4, 4)
+
+        def forward(self, x, y):
+            return F.softmax(self.lin(x), 1) + F.dropout(y, 0.3, False) + F.leaky_relu(x) + y.sum()
+
+    gm = T.fx.symbolic_trace(M())
+    out = []
+    for n in gm.graph.nodes:
+        for only_kwargs in (False, True):
+            r = n.normalized_arguments(gm, normalize_to_only_use_kwargs=only_kwargs)
+            out.append(None if r is None else (n.name, str(r.args), str(r.kwargs)))
+    return out
+
+
+def test_node_normalized_arguments_match_torch():
+    got = _normalized(ember)
+    assert ("softmax", "(lin,)", "{'dim': 1, '_stacklevel': 3, 'dtype': None}") in got
+    assert ("lin", "()", "{'input': x}") in got
+    assert got[0] is None  # a placeholder
+    torch = pytest.importorskip("torch")
+    assert _normalized(torch) == got
