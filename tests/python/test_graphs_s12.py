@@ -517,3 +517,23 @@ def test_node_normalized_arguments_match_torch():
     assert got[0] is None  # a placeholder
     torch = pytest.importorskip("torch")
     assert _normalized(torch) == got
+
+
+def test_compiler_config_aliases_dynamo_config():
+    for T in _libs():
+        c = T.compiler.config
+        assert c.job_id is None and c.cache_key_tag == "" and c.force_disable_caches is False
+        c.capture_scalar_outputs = True
+        assert T._dynamo.config.capture_scalar_outputs is True
+        c.capture_scalar_outputs = False
+        assert T._dynamo.config.capture_scalar_outputs is False
+        assert c.recompile_limit == T._dynamo.config.recompile_limit
+    with ember.compiler.config.patch(recompile_limit=3, job_id="j"):
+        assert ember._dynamo.config.recompile_limit == 3 and ember.compiler.config.job_id == "j"
+    assert ember._dynamo.config.recompile_limit == 8 and ember.compiler.config.job_id is None
+
+
+def test_graph_break_reason_stack_ends_in_user_code():
+    e = ember._dynamo.explain(_user_break(ember))(ember.ones(2))
+    frames = e.break_reasons[0].user_stack
+    assert frames and frames[-1].name == "f" and frames[-1].filename == __file__

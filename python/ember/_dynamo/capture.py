@@ -143,6 +143,8 @@ def user_stack():
     innermost ember frame below them where the break happened inside a library module."""
     stack = [f for f in traceback.extract_stack()[:-2] if not f.filename.endswith("capture.py")]
     stack = [f for f in stack if "/overrides.py" not in f.filename]
+    # graph_break() itself is the user's statement, not a library frame to point at
+    stack = [f for f in stack if not f.filename.endswith(os.path.join("_dynamo", "user_api.py"))]
     user = [f for f in stack if is_user_code(f.filename)][-4:]
     if stack and not is_user_code(stack[-1].filename):
         user.append(stack[-1])

@@ -34,7 +34,10 @@ __all__ = [
     "skip_guard_on_globals_unsafe",
     "skip_all_guards_unsafe",
     "wrap_numpy",
+    "config",
 ]
+
+from . import config  # noqa: E402 (torch.compiler.config)
 
 
 def compile(*args, **kwargs):  # noqa: A001 (torch's name)
