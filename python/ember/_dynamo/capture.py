@@ -143,6 +143,8 @@ def user_stack():
     innermost ember frame below them where the break happened inside a library module."""
     stack = [f for f in traceback.extract_stack()[:-2] if not f.filename.endswith("capture.py")]
     stack = [f for f in stack if "/overrides.py" not in f.filename]
+    # graph_break() itself is the user's statement, not a library frame to point at
+    stack = [f for f in stack if not f.filename.endswith(os.path.join("_dynamo", "user_api.py"))]
     user = [f for f in stack if is_user_code(f.filename)][-4:]
     if stack and not is_user_code(stack[-1].filename):
         user.append(stack[-1])
@@ -469,6 +471,7 @@ class Capture(TorchFunctionMode):
         self.placeholders = []
         self.grad_enabled = _C.is_grad_enabled()
         self.log = None  # segments.SegmentLog where partial graphs are possible
+        self.value_checks = []  # (item node, int/float, value) of int(t)/float(t) reads
         from . import config
 
         self.capture_scalars = bool(config.capture_scalar_outputs or fullgraph)
@@ -712,6 +715,10 @@ class Capture(TorchFunctionMode):
             value = self._guarded_value_read(args[0], func)
             if value is not None:
                 return value
+        if name in _VALUE_READS and self.capture_scalars and args and not kwargs:
+            value = self._checked_value_read(args[0], func)
+            if value is not None:
+                return value
         if name in _DATA_DEPENDENT:
             raise GraphBreak(_break_reason(name))
         try:
@@ -774,6 +781,24 @@ class Capture(TorchFunctionMode):
         if literal is None:
             return None
         self.value_guards.append((f"({expr}.item() == {literal})", True))
+        return value
+
+    def _checked_value_read(self, t, func):
+        """``int(t)``/``float(t)`` of a one-element tensor the graph computes, under
+        capture_scalar_outputs / fullgraph (torch captures them there as it does ``.item()``).
+        Python needs a real number, so the capture goes on with the value as a constant; the
+        graph also returns the tensor's value, and a later call whose value differs runs the
+        function eagerly instead (eval_frame's value checks). None: not such a read."""
+        if not isinstance(t, _Tensor) or self.node_of(t) is None:
+            return None
+        if t.numel() != 1 or t.is_complex():
+            return None
+        if self.log is not None:  # a replay of segments could not check the value: no split
+            self.log.failed = "int()/float() of a captured tensor"
+        value = func(t)
+        n = self.graph.call_method("item", (self.node_of(t),))
+        n.meta["val"] = t.item()
+        self.value_checks.append((n, type(value), value))
         return value
 
     def _unbacked_list(self, value, node):

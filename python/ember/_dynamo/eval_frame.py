@@ -52,6 +52,7 @@ class Entry:
         "dynamic",
         "plan",
         "graph_modules",
+        "checks",
     )
 
     def __init__(self, check, guards, breaks):
@@ -60,6 +61,7 @@ class Entry:
         self.dynamic = False
         self.plan = None  # partial graphs around breaks (segments.Plan)
         self.graph_modules = []
+        self.checks = ()  # (int/float, value) the graph's trailing outputs must give
 
 
 def _rebuild(spec, outs):
@@ -117,6 +119,28 @@ def _flatten_output(value, cap, nodes):
     return ("c", value)
 
 
+def _values_match(checks, outs):
+    """int(t)/float(t) reads the capture took as constants: do this call's values agree?"""
+    for (kind, value), out in zip(checks, outs):
+        out = out.item() if isinstance(out, _C.Tensor) else out
+        if kind(out) != value:
+            return False
+    return True
+
+
+def _mutates(node):
+    """A node that may change a tensor in place (its graph cannot simply be run twice)."""
+    import operator
+
+    t = node.target
+    if node.op not in ("call_function", "call_method"):
+        return False
+    if t is operator.setitem:
+        return True
+    name = t if isinstance(t, str) else getattr(t, "__name__", "")
+    return name.endswith("_") and not name.endswith("__")
+
+
 class _Cache:
     """The entries of one compiled function (shared by every call of its wrapper)."""
 
@@ -145,6 +169,12 @@ class _Cache:
                 if entry.compiled is None:
                     return self.fn(*args, **kwargs)
                 outs = entry.compiled(*entry.getter(args, kwargs))
+                if entry.checks:
+                    outs = tuple(outs)
+                    n = len(entry.checks)
+                    if not _values_match(entry.checks, outs[-n:]):
+                        return self.fn(*args, **kwargs)
+                    outs = outs[:-n]
                 return _rebuild(entry.out_spec, outs)
         limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
         if len(self.entries) >= limit or stance == "_cached_only":
@@ -427,7 +457,10 @@ class _Cache:
     def _compile(self, entry, cap, spec, out_nodes, out_spec, numbers=()):
         from ..fx import GraphModule
 
-        cap.graph.output(tuple(out_nodes))
+        checks = cap.value_checks
+        if checks and any(_mutates(n) for n in cap.graph.nodes):
+            return  # a check failing after the graph changed its inputs could not rerun: eager
+        cap.graph.output(tuple(out_nodes) + tuple(n for n, _, _ in checks))
         cap.drop_unused_sym_nodes()
         gm = GraphModule(dict(cap.attrs), cap.graph)
         example = [t for _, t in spec.tensors] + [v for _, v in numbers]
@@ -436,6 +469,7 @@ class _Cache:
             return
         counters["stats"]["unique_graphs"] += 1
         entry.compiled, entry.graph_module = compiled, gm
+        entry.checks = tuple((kind, value) for _, kind, value in checks)
         entry.graph_modules = [gm]
         entry.getter, entry.out_spec = spec.getter([e for e, _ in numbers]), out_spec
 
@@ -650,6 +684,25 @@ def _check_mode(mode, options):
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
 
 
+def _check_options(backend, options, dynamic):
+    """torch's checks of compile's arguments when a model is given: ``dynamic`` a bool (or
+    None), and, for the inductor backend, every ``options`` key one of its option names
+    (``guard_filter_fn`` goes to the capture)."""
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise AssertionError(f"Expected enable to be a bool, got {type(dynamic)}")
+    if options is None or backend != "inductor":
+        return
+    from .._inductor import config as inductor_config
+
+    known = None
+    for key, _ in options.items():
+        if key == "guard_filter_fn":
+            continue
+        known = known if known is not None else inductor_config.known_options()
+        if key not in known:
+            raise RuntimeError(f"Unexpected optimization option {key}, known options are {known}")
+
+
 def optimize(
     model=None,
     *,
@@ -668,7 +721,10 @@ def optimize(
     _check_mode(mode, options)
     if disable:
         return model if model is not None else (lambda m: m)
-    backend_fn = lookup_backend(backend if backend is not None else _default_backend[0])
+    name = backend if backend is not None else _default_backend[0]
+    backend_fn = lookup_backend(name)
+    if model is not None:
+        _check_options(name, options, dynamic)
     if model is None:
         return lambda m: optimize(
             m,

@@ -238,6 +238,14 @@ class SegmentLog:
         self.calls.append(_Call("graph", func, sig, slots, _spec(value, iter(slots))))
         self.last_kind = "graph"
 
+    def user_break(self):
+        """``graph_break()``: the graph calls after it open a new segment. The log keeps a
+        ``break`` entry, which a replay passes over (the call is no tensor call)."""
+        if self.last_kind == "graph":
+            self.segment += 1
+        self.calls.append(_Call("break", None))
+        self.last_kind = "break"
+
     def _number_slots(self, value):
         """Slots for the Python numbers an eager call returned (``.item()``, ``.tolist()``):
         a graph call that receives one of them (the same object) reads it as an input."""
@@ -458,6 +466,8 @@ class Replay(TorchFunctionMode):
     def _serve(self, func, args, kwargs):
         """The call's value from the current path, or _MISS where it is not the path's call."""
         calls = self.path.calls
+        while self.pos < len(calls) and calls[self.pos].kind == "break":
+            self.pos += 1
         if self.pos >= len(calls):
             return _MISS
         call = calls[self.pos]

@@ -140,11 +140,15 @@ def graph_break(msg=""):
     cap = getattr(eval_frame._state, "capture", None)
     if cap is None or getattr(eval_frame._state, "disabled", 0):
         return
-    cap.graph_break(f"graph_break() called{': ' + msg if msg else ''}")
-    if cap.log is not None:
-        # partial graphs: no call runs eagerly here, so the recording goes on after the break
-        # (the graphs before and after it are replayed as one)
+    cap.graph_break(
+        "Call to `torch._dynamo.graph_break()`\n"
+        f"  Explanation: User-inserted graph break. Message: {msg or None}"
+    )
+    if cap.log is not None and not cap.stopped:
+        # partial graphs: no call runs eagerly here; the graph so far ends and the calls after
+        # the break open the next one (two graphs, as torch's resume function makes)
         cap.log.cur_eager = False
+        cap.log.user_break()
 
 
 def _identity_decorator(fn):
@@ -232,7 +236,7 @@ def substitute_in_graph(
                 want, got = inspect.signature(original_fn), inspect.signature(polyfill)
             except (TypeError, ValueError):
                 want = got = None
-            if want is not None and str(want) != str(got):
+            if want is not None and _sig_key(want) != _sig_key(got):
                 raise TypeError(
                     f"substitute_in_graph: expected the signature of {polyfill.__name__} to "
                     f"match {getattr(original_fn, '__name__', original_fn)}{want}; got {got}"
@@ -247,6 +251,15 @@ def substitute_in_graph(
         return wrapper
 
     return decorator
+
+
+def _sig_key(sig):
+    """What substitute_in_graph compares: names, kinds and defaults, with positional-only and
+    positional-or-keyword alike (a builtin's ``abs(x, /)`` matches ``def f(x)``, as torch's
+    check takes it) and annotations left out."""
+    P = inspect.Parameter
+    kinds = {P.POSITIONAL_ONLY: P.POSITIONAL_OR_KEYWORD}
+    return [(p.name, kinds.get(p.kind, p.kind), p.default) for p in sig.parameters.values()]
 
 
 def nested_compile_region(fn=None, *, options=None, max_reuse_entries=8, reuse_hash_fn=None):

@@ -68,9 +68,85 @@ def cond(pred, true_fn, false_fn, operands=()):
         )
     if is_proxy(pred):
         return _traced(pred, true_fn, false_fn, tuple(operands))
-    out = (true_fn if _pred_value(pred) else false_fn)(*operands)
+    taken = _pred_value(pred)
+    out = (true_fn if taken else false_fn)(*operands)
     _check_output(out)
+    if _C.is_grad_enabled():
+        out = _zero_grads_of_untaken(false_fn if taken else true_fn, operands, out)
     return out
+
+
+def _leaves(outputs):
+    """The leaf tensors requiring grad that `outputs`' autograd graphs reach."""
+    found, seen = {}, {}  # `seen` keeps the node wrappers alive, so their ids stay unique
+    stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen:
+            continue
+        seen[id(fn)] = fn
+        var = getattr(fn, "variable", None)
+        if var is not None:
+            found[id(var)] = var
+            continue
+        stack.extend(n for n, _ in fn.next_functions if n is not None)
+    found.update((id(t), t) for t in outputs if t.grad_fn is None and t.requires_grad)
+    return list(found.values())
+
+
+def _zero_grads_of_untaken(other_fn, operands, out):
+    """torch traces both branches and lifts the tensors either reads as operands of one node, so
+    a backward through the result gives zeros (not None) to the parameters only the branch not
+    taken reads. Eagerly that is: run the other branch once to find the leaves its result reaches,
+    and attach them to the result through an identity whose backward returns zeros for them."""
+    from ..utils import _pytree
+
+    leaves, spec = _pytree.tree_flatten(out)
+    if not any(isinstance(t, _C.Tensor) and t.requires_grad for t in leaves):
+        return out
+    try:
+        other = _pytree.tree_flatten(other_fn(*operands))[0]
+    except Exception:  # the branch not taken may fail on these values; torch never runs it
+        return out
+    extra = _leaves([t for t in other if isinstance(t, _C.Tensor) and t.requires_grad])
+    if not extra:
+        return out
+    idx = [i for i, t in enumerate(leaves) if isinstance(t, _C.Tensor) and t.requires_grad]
+    res = _ZeroGradsTo.apply(len(idx), *[leaves[i] for i in idx], *extra)
+    res = res if isinstance(res, tuple) else (res,)
+    for i, t in zip(idx, res):
+        leaves[i] = t
+    return _pytree.tree_unflatten(leaves, spec)
+
+
+def _identity_function():
+    from ..autograd import Function
+
+    class ZeroGradsTo(Function):
+        @staticmethod
+        def forward(ctx, n, *tensors):
+            ctx.n = n
+            ctx.shapes = [(t.shape, t.dtype) for t in tensors[n:]]
+            return tuple(t.view_as(t) for t in tensors[:n])
+
+        @staticmethod
+        def backward(ctx, *grads):
+            import ember
+
+            zeros = [ember.zeros(s, dtype=d) for s, d in ctx.shapes]
+            return (None, *grads, *zeros)
+
+    return ZeroGradsTo
+
+
+class _Lazy:
+    def __getattr__(self, name):
+        fn = _identity_function()
+        globals()["_ZeroGradsTo"] = fn
+        return getattr(fn, name)
+
+
+_ZeroGradsTo = _Lazy()
 
 
 def _traced(pred, true_fn, false_fn, operands):

@@ -53,6 +53,65 @@ class cpp:  # noqa: N801 (torch's namespace)
     simdlen: int | None = None
 
 
+# More of torch's inductor option names that ``ember.compile(options=...)`` accepts (as the
+# knobs above: they change nothing in ember's code generator); any other key raises as torch's
+# does ("Unexpected optimization option ...").
+torch_options: tuple = (
+    "aggressive_fusion",
+    "allow_buffer_reuse",
+    "batch_fusion",
+    "benchmark_kernel",
+    "comprehensive_padding",
+    "compile_threads",
+    "conv_1x1_as_mm",
+    "cpp_wrapper",
+    "dce",
+    "debug_fusion",
+    "emulate_precision_casts",
+    "fallback_random",
+    "group_fusion",
+    "implicit_fallbacks",
+    "inplace_buffers",
+    "keep_output_stride",
+    "layout_optimization",
+    "max_fusion_size",
+    "memory_planning",
+    "pattern_matcher",
+    "permute_fusion",
+    "reorder_for_compute_comm_overlap",
+    "reorder_for_locality",
+    "size_asserts",
+    "split_reductions",
+    "unroll_reductions_threshold",
+    "use_fast_math",
+    "triton.unique_kernel_names",
+    "triton.cudagraph_skip_dynamic_graphs",
+    "cpp.enable_kernel_profile",
+    "cpp.dynamic_threads",
+    "cpp.weight_prepack",
+    "trace.enabled",
+    "trace.debug_dir",
+    "trace.graph_diagram",
+    "trace.output_code",
+    "aot_inductor.output_path",
+    "aot_inductor.package",
+)
+
+
+def known_options() -> list:
+    """The option names ``ember.compile(options=...)`` accepts for the inductor backend."""
+    names = [k for k, v in globals().items() if _is_option(k, v)]
+    for section in (triton, cpp):
+        names += [f"{section.__name__}.{k}" for k in vars(section) if not k.startswith("_")]
+    return names + [k for k in torch_options if k not in names]
+
+
+def _is_option(name, value):
+    if name.startswith("_") or name in ("annotations", "os", "torch_options"):
+        return False
+    return not callable(value) and not isinstance(value, type)
+
+
 def resolved_cache_dir() -> str:
     if cache_dir:
         return cache_dir

@@ -33,7 +33,11 @@ __all__ = [
     "keep_tensor_guards_unsafe",
     "skip_guard_on_globals_unsafe",
     "skip_all_guards_unsafe",
+    "wrap_numpy",
+    "config",
 ]
+
+from . import config  # noqa: E402 (torch.compiler.config)
 
 
 def compile(*args, **kwargs):  # noqa: A001 (torch's name)
@@ -154,3 +158,32 @@ def skip_all_guards_unsafe(guard_entries):
 
     False for every guard."""
     return [False for _ in guard_entries]
+
+
+def wrap_numpy(fn):
+    """wrap_numpy(fn) -> callable
+
+    ``fn``, written for NumPy arrays, made callable with tensors: tensor arguments (also inside
+    tuples, lists and dicts) reach it as arrays (``Tensor.numpy()`` of a detached tensor), and
+    the arrays it returns come back as tensors (NumPy scalars stay scalars). torch traces the
+    NumPy calls into its graph; ember runs ``fn`` eagerly (under ``ember.compile``, a graph
+    break), with the same values."""
+    import functools
+
+    import numpy as np
+
+    from .. import _C, from_numpy
+    from ..utils import _pytree
+
+    def to_np(x):
+        return x.detach().numpy() if isinstance(x, _C.Tensor) else x
+
+    def to_tensor(x):
+        return from_numpy(x) if isinstance(x, np.ndarray) else x  # NumPy scalars stay (torch's)
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        args, kwargs = _pytree.tree_map(to_np, (args, kwargs))
+        return _pytree.tree_map(to_tensor, fn(*args, **kwargs))
+
+    return wrapped

@@ -40,7 +40,13 @@ a truncated, corrupt or foreign file raises RuntimeError.
 from ._decomp import CustomDecompTable, default_decompositions
 from ._nested import register_dataclass
 from ._ops import ops
-from .dynamic_shapes import ConstraintViolationError, Dim, ShapesCollection, dims
+from .dynamic_shapes import (
+    AdditionalInputs,
+    ConstraintViolationError,
+    Dim,
+    ShapesCollection,
+    dims,
+)
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -65,6 +71,7 @@ __all__ = [
     "Dim",
     "dims",
     "ShapesCollection",
+    "AdditionalInputs",
     "ConstraintViolationError",
     "register_dataclass",
     "default_decompositions",
@@ -95,6 +102,7 @@ def export(
         dynamic_shapes = dynamic_shapes.dynamic_shapes(mod, args, kwargs)
     if not isinstance(args, tuple):
         args = (args,) if not isinstance(args, list) else tuple(args)
+    model = mod
     nested = flatten_model(mod, args, kwargs, dynamic_shapes)
     if nested is not None:  # containers of tensors among the inputs: capture the leaves
         example = (args, dict(kwargs or {}))
@@ -114,6 +122,7 @@ def export(
         example_inputs=parts["example_inputs"],
     )
     ep._nested = nested
+    ep._model = model  # unflatten exports its submodules on their own
     return ep
 
 
@@ -151,13 +160,73 @@ def unflatten(module, flat_args_adapter=None):
 
     The ExportedProgram `module` as a module with the original model's hierarchy: submodules by
     their qualified names holding their parameters and buffers (``u.conv.weight``), and a
-    forward that runs the program. ember inlines every module when it exports, so the
-    submodules hold state but are not callable on their own."""
+    forward that runs the program. For a program exported in this process, each such
+    submodule is callable on its own (``u.conv(x)``): export inlines every module, so unflatten
+    exports each submodule on the inputs it received when the model ran on the example inputs
+    (a submodule that cannot be exported alone, or a loaded program's, only holds state)."""
+    import sys
+
     from .exported_program import _ExportedModule
 
+    ember = sys.modules["ember"]
     if not isinstance(module, ExportedProgram):
         raise TypeError(f"unflatten: expected an ExportedProgram; got {type(module).__name__}")
-    return _ExportedModule(module)
+    root = _ExportedModule(module)
+    model = getattr(module, "_model", None)
+    if isinstance(model, ember.nn.Module) and module.example_inputs is not None:
+        _callable_submodules(root, model, module.example_inputs)
+    return root
+
+
+def _callable_submodules(root, model, example):
+    """Replaces each state container of ``root`` by the program of that submodule of ``model``,
+    exported on the inputs it got in one eager run of ``model`` (buffers restored after)."""
+    import sys
+
+    from .exported_program import _get_by_name
+
+    ember = sys.modules["ember"]
+    names = {id(m): n for n, m in model.named_modules() if n}
+    seen, handles = {}, []
+
+    def record(mod, args, kwargs):
+        seen.setdefault(names[id(mod)], (args, kwargs))
+
+    for n, m in model.named_modules():
+        if n:
+            handles.append(m.register_forward_pre_hook(record, with_kwargs=True))
+    saved = [(b, b.clone()) for _, b in model.named_buffers() if b is not None]
+    try:
+        with ember.no_grad():
+            args, kwargs = example
+            model(*args, **kwargs)
+    except Exception:  # noqa: BLE001 (no recorded inputs: the containers stay as they are)
+        return
+    finally:
+        for h in handles:
+            h.remove()
+        with ember.no_grad():
+            for b, value in saved:
+                b.copy_(value)
+    for name in sorted(seen, key=lambda q: q.count(".")):  # parents first
+        parent_name, _, leaf = name.rpartition(".")
+        try:
+            parent = _get_by_name(root, parent_name) if parent_name else root
+        except AttributeError:
+            continue
+        sub_model = _get_by_name(model, name)
+        try:
+            sub = export(sub_model, *seen[name]).module()
+        except Exception:  # noqa: BLE001 (not exportable alone: it keeps holding the state)
+            continue
+        held = parent._modules.get(leaf)  # a container of the submodule's state, if any
+        for k, v in held._modules.items() if held is not None else ():
+            if k not in sub._modules:
+                sub._modules[k] = v
+        parent._modules[leaf] = sub  # (a stateless module gets its entry too, as torch's)
+        order = list(_get_by_name(model, parent_name)._modules if parent_name else model._modules)
+        keys = sorted(parent._modules, key=lambda k: order.index(k) if k in order else len(order))
+        parent._modules = type(parent._modules)((k, parent._modules[k]) for k in keys)
 
 
 def draft_export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, **_):

@@ -156,10 +156,20 @@ class _InlineTracer(fx.Tracer):
 
         nn_ext.rnn_layer = rnn_layer
         self._library_patched = False
+        # buffers read as plain tensors run their in-place updates for real while tracing (a
+        # training batch norm's num_batches_tracked): exporting must leave the model as it was
+        saved = []
+        if isinstance(root, _ember().nn.Module):
+            with _ember().no_grad():
+                saved = [(b, b.clone()) for _, b in root.named_buffers() if b is not None]
         try:
             return super().trace(root, concrete_args)
         finally:
             nn_ext.rnn_layer = orig
+            with _ember().no_grad():
+                for b, value in saved:
+                    if not b.equal(value):
+                        b.copy_(value)
 
     def _all_static(self, node):
         # Sizes of the inputs without dynamic dims, and of everything when none is dynamic.
@@ -316,11 +326,16 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     state = {}
     constants = {}
 
+    buffer_of = {}  # buffer placeholder -> its qualified name
+    mutations = {}  # buffer qualified name -> the node computing its new value
+
     def add_input(name, kind, target, value, persistent=None):
         node = out.placeholder(name)
         node.meta["val"] = value
         vals[node] = value
         input_specs.append(InputSpec(kind, TensorArgument(node.name), target, persistent))
+        if kind == InputKind.BUFFER:
+            buffer_of[node] = target
         return node
 
     lifted = {}  # qualified name -> placeholder
@@ -459,14 +474,18 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         elif kwargs.get("inplace") is True:
             mutated = node.args[0]
             kwargs["inplace"] = False
+        buffer = None
         if mutated is not None and isinstance(mutated, fx.Node):
             base = env[mutated]
-            if isinstance(base, fx.Node) and base.op == "placeholder":
+            buffer = _buffer_target(base, buffer_of, mutations)
+            if buffer is None and isinstance(base, fx.Node) and base.op == "placeholder":
                 raise RuntimeError(
                     f"ember.export: '{_ops.target_name(node.target)}' updates the input "
                     f"'{base.name}' in place; exported programs are functional (clone it first)"
                 )
-        _check_training_batch_norm(target, args, kwargs, value_of)
+        if _training_batch_norm(target, args, kwargs):
+            env[node] = _functional_batch_norm(args, kwargs, call, buffer_of, mutations)
+            return
         if _composite(target, args, kwargs):
             result = inline(target, args, kwargs)
             if result is not _NOT_INLINED:
@@ -482,6 +501,16 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         env[node] = new
         if mutated is not None and isinstance(mutated, fx.Node):
             env[mutated] = new  # later uses of the updated value read the functional result
+        if buffer is not None:
+            mutations[buffer] = new
+
+    def call(target, *args):
+        """A call_function node of ``target`` on ``args`` (with its example value)."""
+        new = out.call_function(target, tuple(args))
+        with ember.no_grad():
+            new.meta["val"] = target(*value_of(args))
+        vals[new] = new.meta["val"]
+        return new
 
     def bind_root(node):
         name = node.target.lstrip("*")
@@ -497,7 +526,17 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
                 f"{type(item).__name__} (constant outputs are not supported)"
             )
         output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None))
-    out.output(tree_unflatten(output_structure, items))
+    if mutations:
+        # as torch's functional programs: the buffers' new values come first, then the user's
+        # outputs, in one flat tuple (ExportedModule.forward writes the buffers back)
+        muts = [
+            OutputSpec(OutputKind.BUFFER_MUTATION, TensorArgument(n.name), qn)
+            for qn, n in mutations.items()
+        ]
+        output_specs = muts + output_specs
+        out.output(tuple(mutations.values()) + tuple(items))
+    else:
+        out.output(tree_unflatten(output_structure, items))
     out.eliminate_dead_code()
     out.lint()
     gm = fx.GraphModule(ember.nn.Module(), out)
@@ -543,12 +582,63 @@ def vals_or_const(a, vals):
     return vals[a] if isinstance(a, fx.Node) else a
 
 
-def _check_training_batch_norm(target, args, kwargs, value_of):
-    F = _ember().nn.functional
-    if target is F.batch_norm:
-        training = kwargs.get("training", args[5] if len(args) > 5 else False)
-        if training:
+def _buffer_target(value, buffer_of, mutations):
+    """The buffer a graph value stands for: its placeholder, or the latest update of it."""
+    if not isinstance(value, fx.Node):
+        return None
+    if value in buffer_of:
+        return buffer_of[value]
+    for qn, node in mutations.items():
+        if node is value:
+            return qn
+    return None
+
+
+_BN_PARAMS = ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum")
+
+
+def _bn_args(args, kwargs):
+    bound = dict(zip(_BN_PARAMS + ("eps",), args))
+    bound.update(kwargs)
+    defaults = {"weight": None, "bias": None, "training": False, "momentum": 0.1, "eps": 1e-5}
+    return {**defaults, **bound}
+
+
+def _training_batch_norm(target, args, kwargs):
+    if target is not _ember().nn.functional.batch_norm:
+        return False
+    a = _bn_args(args, kwargs)
+    return bool(a["training"]) and a["running_mean"] is not None
+
+
+def _functional_batch_norm(args, kwargs, call, buffer_of, mutations):
+    """batch_norm in training mode, functionally (torch's programs after run_decompositions):
+    normalize by the batch statistics, and compute the running statistics' new values, which
+    become buffer mutations of the program."""
+    ember = _ember()
+    a = _bn_args(args, kwargs)
+    x, m = a["input"], float(a["momentum"])
+    dims = [0] + list(range(2, x.meta["val"].dim()))
+    out = call(
+        ember.nn.functional.batch_norm, x, None, None, a["weight"], a["bias"], True, m, a["eps"]
+    )
+    n = x.meta["val"].numel() // x.meta["val"].size(1)
+    mean = call(ember.mean, x, dims)
+    var = call(operator.mul, call(ember.var, x, dims, False), n / max(n - 1, 1))
+    qn = _buffer_target(a["running_mean"], buffer_of, mutations) or ""
+    tracked = qn.rpartition(".")[0] + ("." if "." in qn else "") + "num_batches_tracked"
+    counter = next((p for p, name in buffer_of.items() if name == tracked), None)
+    if qn and counter is not None:  # the module's counter (its add_ ran outside the graph)
+        mutations[tracked] = call(operator.add, mutations.get(tracked, counter), 1)
+    for stat, new in (("running_mean", mean), ("running_var", var)):
+        old = a[stat]
+        qn = _buffer_target(old, buffer_of, mutations)
+        if qn is None:
             raise RuntimeError(
-                "ember.export: batch_norm in training mode updates its running statistics; call "
-                "model.eval() before exporting"
+                f"ember.export: batch_norm in training mode updates {stat}, which is not a buffer "
+                "of the model; call model.eval() before exporting"
             )
+        mutations[qn] = call(
+            operator.add, call(operator.mul, old, 1.0 - m), call(operator.mul, new, m)
+        )
+    return out

@@ -5,7 +5,8 @@ The program is captured with one graph input per tensor leaf, named after its pa
 ``inp_b_0``, as torch names them): a forward taking the leaves rebuilds each argument and calls
 the model's own. ``dynamic_shapes`` for such an argument has the argument's structure, with a
 per-tensor spec at each tensor. ``ep.module()`` takes the original structure again and checks it;
-``ember.export.save`` stores the flat program (a loaded one takes the leaves in order)."""
+``ember.export.save`` stores the flat program and the arguments' structure, so a loaded program's
+``module()`` takes the same nested arguments (the C++ runtime takes the leaves in order)."""
 
 import dataclasses
 import inspect
@@ -185,3 +186,98 @@ def flatten_model(model, args, kwargs, dynamic_shapes):
     if dynamic_shapes is not None:
         flat_specs = {n: s for n, (_, _, s) in zip(names, flat) if s is not None}
     return wrapper, tuple(t for _, t, _ in flat), flat_specs, Nested(sig, bound, names)
+
+
+def _encode(value):
+    """A data-only description of one argument's structure ("T" for a tensor leaf)."""
+    if _is_tensor(value):
+        return "T"
+    if type(value) in _DATACLASSES:
+        fields = [[f.name, _encode(getattr(value, f.name))] for f in dataclasses.fields(value)]
+        return {"dataclass": [_DATACLASSES[type(value)], fields]}
+    if isinstance(value, dict):
+        return {"dict": [[k, _encode(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return {type(value).__name__: [_encode(v) for v in value]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"const": value}
+    raise RuntimeError(
+        f"ember.export.save: expected inputs of tensors, tuples, lists, dicts, registered "
+        f"dataclasses and constants; got {type(value).__name__}"
+    )
+
+
+def encode_structure(nested):
+    """[[argument name, its structure]] of a Nested, in the signature's order."""
+    return [[name, _encode(v)] for name, v in nested.templates.items()]
+
+
+def _describe(spec):
+    if spec == "T":
+        return "T"
+    ((kind, body),) = spec.items()
+    if kind == "const":
+        return repr(body)
+    if kind == "dataclass":
+        return (body[0], tuple((k, _describe(v)) for k, v in body[1]))
+    if kind == "dict":
+        return ("dict", tuple((k, _describe(v)) for k, v in body))
+    return (kind, tuple(_describe(v) for v in body))
+
+
+def _flat_by(spec, value, name, out):
+    """Appends `value`'s tensor leaves, checking it has the structure `spec` describes."""
+    ok = True
+    if spec == "T":
+        ok = _is_tensor(value)
+        if ok:
+            out.append(value)
+    else:
+        ((kind, body),) = spec.items()
+        if kind == "const":
+            ok = not has_tensor(value)
+        elif kind == "dataclass":
+            ok = _DATACLASSES.get(type(value)) == body[0]
+            for key, sub in body[1] if ok else ():
+                _flat_by(sub, getattr(value, key), name, out)
+        elif kind == "dict":
+            ok = isinstance(value, dict) and list(value) == [k for k, _ in body]
+            for key, sub in body if ok else ():
+                _flat_by(sub, value[key], name, out)
+        else:
+            ok = type(value).__name__ == kind and len(value) == len(body)
+            for sub, v in zip(body, value) if ok else ():
+                _flat_by(sub, v, name, out)
+    if not ok:
+        raise ValueError(
+            "forward() of the exported program: the inputs do not match the exported input tree "
+            f"spec: '{name}' is {_structure(value)}, exported as {_describe(spec)}"
+        )
+
+
+class StoredNested:
+    """The nested arguments of a loaded program (from the structure save stored): flattens a
+    call with the original structure into the program's tensor leaves."""
+
+    def __init__(self, structure, leaf_names):
+        self.names = [name for name, _ in structure]
+        self.specs = dict((name, spec) for name, spec in structure)
+        self.leaf_names = leaf_names
+
+    def flatten_call(self, args, kwargs):
+        if len(args) > len(self.names):
+            raise TypeError(
+                f"forward() of the exported program: takes {len(self.names)} arguments but "
+                f"{len(args)} were given"
+            )
+        values = dict(zip(self.names, args))
+        for k, v in kwargs.items():
+            if k not in self.specs or k in values:
+                raise TypeError(f"forward() of the exported program: unexpected argument '{k}'")
+            values[k] = v
+        out = []
+        for name in self.names:
+            if name not in values:
+                raise TypeError(f"forward() of the exported program: missing argument '{name}'")
+            _flat_by(self.specs[name], values[name], name, out)
+        return out

@@ -155,7 +155,19 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
         raise TypeError(f"ember.export.save: expected an ExportedProgram; got {type(ep).__name__}")
     if extra_files:
         raise NotImplementedError("ember.export.save: extra_files is not supported")
+    mutated = ep.graph_signature.buffers_to_mutate
+    if mutated:
+        raise RuntimeError(
+            "ember.export.save: expected a program without buffer mutations (the C++ runtime "
+            f"runs functional programs); got updates of {sorted(mutated.values())} (export the "
+            "model in eval() mode)"
+        )
     root = _program_dict(ep)
+    nested = getattr(ep, "_nested", None)
+    if nested is not None:  # the model's own argument structure, for ep.module() after load
+        from ._nested import encode_structure
+
+        root["input_structure"] = encode_structure(nested)
     if hasattr(f, "write") and not isinstance(f, (str, os.PathLike)):
         # a buffer (io.BytesIO, an open file): write the file aside, then copy its bytes
         with tempfile.TemporaryDirectory() as d:
@@ -260,7 +272,7 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         k: (v[0], (1 << 63) - 1 if v[1] < 0 else v[1]) for k, v in root.get("dims", {}).items()
     }
     gm = fx.GraphModule(Module(), graph)
-    return ExportedProgram(
+    ep = ExportedProgram(
         gm,
         ExportGraphSignature(input_specs, output_specs),
         state_dict,
@@ -270,3 +282,8 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         output_structure=structure,
         decomposed=True,
     )
+    if root.get("input_structure") is not None:
+        from ._nested import StoredNested
+
+        ep._nested = StoredNested(root["input_structure"], [s.arg.name for s in input_specs])
+    return ep

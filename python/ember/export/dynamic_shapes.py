@@ -2,7 +2,7 @@
 
 import inspect
 
-__all__ = ["Dim", "dims", "ShapesCollection", "ConstraintViolationError"]
+__all__ = ["Dim", "dims", "ShapesCollection", "ConstraintViolationError", "AdditionalInputs"]
 
 _INT_MAX = (1 << 63) - 1
 
@@ -23,7 +23,7 @@ class _Dim:
 
     def __repr__(self):
         bounds = []
-        if self.min:
+        if self.min != 2:  # torch's repr leaves out only min=2
             bounds.append(f"min={self.min}")
         if self.max != _INT_MAX:
             bounds.append(f"max={self.max}")
@@ -259,3 +259,60 @@ def resolve(dynamic_shapes, forward, names, tensors):
         if spec:
             out[name] = spec
     return out
+
+
+class AdditionalInputs:
+    """AdditionalInputs()
+
+    More example inputs for export's ``dynamic_shapes``: ``add(args, kwargs=None)`` records one
+    call's inputs; ``dynamic_shapes(m, args, kwargs=None)`` marks each tensor dim whose size
+    differs across them (``Dim.DYNAMIC``; others None), in the argument structure export takes;
+    ``verify(ep)`` runs the program on each recorded input."""
+
+    def __init__(self):
+        self._examples = []
+
+    def add(self, args, kwargs=None):
+        """add(args, kwargs=None) -> None
+
+        Records the inputs of one more example call."""
+        if not isinstance(args, tuple):
+            raise ValueError(f"AdditionalInputs.add: expected args to be a tuple; got {args!r}")
+        self._examples.append((args, dict(kwargs or {})))
+
+    def dynamic_shapes(self, m, args, kwargs=None):
+        """dynamic_shapes(m, args, kwargs=None) -> dict
+
+        Per argument of ``m``, the dims that vary across the recorded examples (and the
+        given ``args``/``kwargs``), as export's ``dynamic_shapes``."""
+        fn = m.forward if hasattr(m, "forward") else m
+        sig = inspect.signature(fn)
+        calls = [(args, dict(kwargs or {}))] + self._examples
+        bound = [sig.bind(*a, **k).arguments for a, k in calls]
+        return {name: _varying([b.get(name) for b in bound]) for name in bound[0]}
+
+    def verify(self, ep):
+        """verify(ep) -> None
+
+        Runs ``ep.module()`` on each recorded input (raising where one does not fit)."""
+        mod = ep.module()
+        for args, kwargs in self._examples:
+            mod(*args, **kwargs)
+
+
+def _varying(values):
+    import ember
+
+    first = values[0]
+    if isinstance(first, ember.Tensor):
+        if not all(isinstance(v, ember.Tensor) and v.dim() == first.dim() for v in values):
+            raise ValueError("AdditionalInputs: expected the examples to agree in rank")
+        return tuple(
+            Dim.DYNAMIC if len({v.size(d) for v in values}) > 1 else None
+            for d in range(first.dim())
+        )
+    if isinstance(first, (list, tuple)):
+        return type(first)(_varying([v[i] for v in values]) for i in range(len(first)))
+    if isinstance(first, dict):
+        return {k: _varying([v[k] for v in values]) for k in first}
+    return None

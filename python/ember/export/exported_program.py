@@ -1,12 +1,13 @@
 """ExportedProgram: a captured graph with lifted parameters and buffers (torch.export's class),
 the module that runs it, and run_decompositions() to the op set of the C++ runtime."""
 
+import collections
 import sys
 
 from .. import fx
 from ..nn import Module, Parameter
 from . import _ops
-from .graph_signature import InputKind
+from .graph_signature import InputKind, OutputKind
 
 __all__ = ["ExportedProgram"]
 
@@ -138,6 +139,63 @@ class ExportedProgram:
 
         The (args, kwargs) the program was exported with (None after loading)."""
         return self._example_inputs
+
+    def named_parameters(self):
+        """named_parameters() -> Iterator[tuple[str, Parameter]]
+
+        The program's parameters by qualified name, in the signature's order."""
+        for spec in self._graph_signature.input_specs:
+            if spec.kind == InputKind.PARAMETER:
+                yield spec.target, self._state_dict[spec.target]
+
+    def parameters(self):
+        """parameters() -> Iterator[Parameter]
+
+        The program's parameters."""
+        for _, p in self.named_parameters():
+            yield p
+
+    def named_buffers(self):
+        """named_buffers() -> Iterator[tuple[str, Tensor]]
+
+        The program's buffers (non-persistent ones too) by qualified name."""
+        for spec in self._graph_signature.input_specs:
+            if spec.kind == InputKind.BUFFER:
+                yield (
+                    spec.target,
+                    self._state_dict.get(spec.target, self._constants.get(spec.target)),
+                )
+
+    def buffers(self):
+        """buffers() -> Iterator[Tensor]
+
+        The program's buffers."""
+        for _, b in self.named_buffers():
+            yield b
+
+    @property
+    def tensor_constants(self):
+        """tensor_constants -> dict[str, Tensor]
+
+        torch's older name of ``constants``."""
+        return self._constants
+
+    @property
+    def call_spec(self):
+        """call_spec -> CallSpec
+
+        ``(in_spec, out_spec)``: the pytree specs of the call's ``(args, kwargs)`` (from the
+        example inputs; after loading, the user inputs as positional leaves) and of its
+        outputs, as ``ember.utils._pytree.tree_structure`` gives them."""
+        from ..utils import _pytree
+
+        example = self._example_inputs
+        if example is None:
+            n = len(self._graph_signature.user_inputs)
+            example = (tuple(range(n)), {})
+        n_out = _check_spec(self._output_structure)
+        outputs = tree_unflatten(self._output_structure, list(range(n_out)))
+        return CallSpec(_pytree.tree_structure(example), _pytree.tree_structure(outputs))
 
     @property
     def input_shapes(self):
@@ -324,6 +382,9 @@ class ExportedProgram:
     __repr__ = __str__
 
 
+CallSpec = collections.namedtuple("CallSpec", ["in_spec", "out_spec"])
+
+
 def _set_by_name(module, qualname, value, kind, persistent=True):
     *path, leaf = qualname.split(".")
     mod = module
@@ -468,4 +529,14 @@ class _ExportedModule(Module):
                 lifted.append(_get_by_name(self, spec.target))
         out = self._graph_module(*lifted, *values)
         leaves, _ = tree_flatten(out)
+        mutated = [
+            s.target
+            for s in program.graph_signature.output_specs
+            if s.kind == OutputKind.BUFFER_MUTATION
+        ]
+        if mutated:
+            with _ember().no_grad():
+                for target, value in zip(mutated, leaves):
+                    _get_by_name(self, target).copy_(value)
+            leaves = leaves[len(mutated) :]
         return tree_unflatten(program._output_structure, leaves)

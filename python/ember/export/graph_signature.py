@@ -173,8 +173,11 @@ class ExportGraphSignature:
     def buffers_to_mutate(self):
         """buffers_to_mutate -> dict[str, str]
 
-        Outputs that update buffers (none: exported graphs are functional)."""
-        return {}
+        Output name -> the buffer it updates (the BUFFER_MUTATION outputs: a training-mode
+        batch norm's running statistics, a buffer's in-place update)."""
+        return {
+            s.arg.name: s.target for s in self.output_specs if s.kind == OutputKind.BUFFER_MUTATION
+        }
 
     def __str__(self):
         lines = ["# inputs"]

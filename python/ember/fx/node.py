@@ -1,6 +1,7 @@
 """Node: one operation of an fx Graph, with torch.fx's fields and editing methods."""
 
 import builtins
+import collections
 import operator
 
 from .immutable_collections import immutable_dict, immutable_list
@@ -80,6 +81,10 @@ def _target_name(target):
         if q is not None:
             return q
     return f"{mod}.{name}" if mod else name
+
+
+ArgsKwargsPair = collections.namedtuple("ArgsKwargsPair", ["args", "kwargs"])
+ArgsKwargsPair.__doc__ = "ArgsKwargsPair(args, kwargs): Node.normalized_arguments' result."
 
 
 class Node:
@@ -265,6 +270,42 @@ class Node:
     @stack_trace.setter
     def stack_trace(self, trace):
         self.meta["stack_trace"] = trace
+
+    def normalized_arguments(
+        self, root, arg_types=None, kwarg_types=None, normalize_to_only_use_kwargs=False
+    ):
+        """normalized_arguments(root, arg_types=None, kwarg_types=None,
+            normalize_to_only_use_kwargs=False) -> ArgsKwargsPair or None
+
+        The node's arguments matched to the signature of its Python function or module's
+        forward, with defaults filled in: the first argument positional (when given so) and
+        the rest by keyword, or all by keyword with ``normalize_to_only_use_kwargs``. None for
+        other nodes and targets without a Python signature (methods, ember's built-in ops,
+        Python operators)."""
+        import inspect
+
+        if self.op == "call_module":
+            fn = getattr(root.get_submodule(self.target), "forward", None)
+        elif self.op == "call_function" and inspect.isfunction(self.target):
+            fn = self.target
+        else:
+            return None
+        try:
+            bound = inspect.signature(fn).bind(*self.args, **self.kwargs)
+        except (TypeError, ValueError):
+            return None
+        bound.apply_defaults()
+        kwargs = dict(bound.arguments)
+        if any(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in inspect.signature(fn).parameters.values()
+        ):
+            return None
+        args = ()
+        if not normalize_to_only_use_kwargs and self.args and kwargs:
+            first = next(iter(kwargs))
+            args = (kwargs.pop(first),)
+        return ArgsKwargsPair(args, kwargs)
 
     def is_impure(self):
         """is_impure() -> bool

@@ -17,6 +17,7 @@ from . import common  # noqa: F401  (torch._dynamo.backends.common)
 __all__ = ["register_backend", "lookup_backend", "list_backends"]
 
 _BACKENDS = {}
+_TAGS = {}
 
 
 def register_backend(compiler_fn=None, name=None, tags=()):
@@ -27,6 +28,7 @@ def register_backend(compiler_fn=None, name=None, tags=()):
     if compiler_fn is None:
         return lambda fn: register_backend(fn, name=name, tags=tags)
     _BACKENDS[name or compiler_fn.__name__] = compiler_fn
+    _TAGS[name or compiler_fn.__name__] = tuple(tags)
     return compiler_fn
 
 
@@ -39,18 +41,31 @@ def lookup_backend(compiler_fn):
             raise InvalidBackend(compiler_fn)
         return _BACKENDS[compiler_fn]
     if not callable(compiler_fn):
-        raise InvalidBackend(compiler_fn)
+        # torch takes any other object and fails when the first graph is compiled (as a
+        # BackendCompilerFailed whose inner error is the call's TypeError)
+        return _Uncallable(compiler_fn)
     return compiler_fn
+
+
+class _Uncallable:
+    def __init__(self, obj):
+        self.obj = obj
+        self.__name__ = str(obj)
+
+    def __call__(self, gm, example_inputs):
+        return self.obj(gm, example_inputs)
 
 
 def list_backends(exclude_tags=("debug", "experimental")):
     """list_backends(exclude_tags=('debug', 'experimental')) -> list[str]
 
-    The names of the registered backends."""
-    return sorted(_BACKENDS)
+    The names of the registered backends, but those tagged with one of ``exclude_tags`` (as
+    torch's, ``eager`` and ``aot_eager`` are tagged "debug")."""
+    drop = set(exclude_tags or ())
+    return sorted(k for k in _BACKENDS if not drop.intersection(_TAGS.get(k, ())))
 
 
-@register_backend
+@register_backend(tags=("debug",))
 def eager(gm, example_inputs, **kwargs):
     return gm.forward
 
@@ -104,7 +119,7 @@ def _interpreter(gm, example_inputs):
     return _interpret(gm)
 
 
-@register_backend
+@register_backend(tags=("debug",))
 def aot_eager(gm, example_inputs, **kwargs):
     from ..._functorch import aot_module_simplified
 
@@ -116,3 +131,24 @@ def inductor(gm, example_inputs, **kwargs):
     from ... import _inductor
 
     return _inductor.compile_fx_aot(gm, example_inputs)
+
+
+@register_backend
+def cudagraphs(gm, example_inputs, **kwargs):
+    """torch's CUDA-graph backend: ember runs on the CPU, where it records no CUDA graph, so the
+    graph runs as under ``aot_eager`` (torch's does the same for CPU tensors)."""
+    return aot_eager(gm, example_inputs)
+
+
+def _missing(name, package):
+    def backend(gm, example_inputs, **kwargs):
+        raise ImportError(f"{name} backend: expected the {package} package; it is not installed")
+
+    backend.__name__ = name
+    return register_backend(backend, name=name)
+
+
+# registered as torch's are (listed, accepted by compile), failing at the first graph as torch's
+# do without their packages
+_missing("tvm", "apache-tvm")
+_missing("openxla", "torch_xla")

@@ -3,9 +3,12 @@ inputs (torch.fx.experimental.proxy_tensor's entry point).
 
 ember records with ember.compile's capture mode (Note [Capture] in ember/_dynamo/capture.py):
 the function runs for real and each public ember call becomes a node. torch's make_fx records
-ATen overloads (``aten.sin.default``); ember's graph names the public functions and Tensor
-methods instead, which compute the same values. Tensors the function reads that are not
-inputs (closures, globals) become ``_tensor_constant<i>`` attributes of the GraphModule.
+ATen overloads (``aten.sin.default``); ember then renames each call whose operator ember's
+registry holds with a schema the call's arguments fit (``ember.ops.aten.add.Tensor``, integer
+dims as lists where the schema takes ``int[]``), and keeps the public function or Tensor method
+where it holds none (``ember.matmul``, ``ember.Tensor.mean``): both compute the same values.
+Tensors the function reads that are not inputs (closures, globals) become
+``_tensor_constant<i>`` attributes of the GraphModule.
 Python control flow is run, not recorded: a data-dependent branch or ``.item()`` raises."""
 
 import functools
@@ -93,7 +96,95 @@ def make_fx(
             raise RuntimeError(f"make_fx: {e}") from None
         cap.graph.output(_rebuild(spec, out_nodes) if spec is not None else tuple(out_nodes))
         cap.drop_unused_sym_nodes()
-        gm = GraphModule(dict(cap.attrs), cap.graph)
-        return gm
+        for node in cap.graph.nodes:
+            _to_overload(node)
+        # torch names the module's class after the traced function (or the module's class)
+        name = type(f).__name__ if isinstance(f, _nn_module()) else getattr(f, "__name__", None)
+        return GraphModule(dict(cap.attrs), cap.graph, name or "GraphModule")
 
     return wrapped
+
+
+def _nn_module():
+    from ...nn import Module
+
+    return Module
+
+
+_OPERATORS = {"truediv": "div", "getitem": None, "setitem": None}
+
+
+def _op_name(node):
+    if node.op == "call_method":
+        return node.target
+    if node.op != "call_function":
+        return None
+    name = getattr(node.target, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    return _OPERATORS.get(name, name)
+
+
+def _fit(schema, overload, args, kwargs):
+    """``args`` (normalized) when the call fits the schema, else None."""
+    from ... import _C
+
+    params = schema.arguments
+    positional = [p for p in params if not p.kwarg_only]
+    if len(args) > len(positional) or any(k not in {p.name for p in params} for k in kwargs):
+        return None
+    out = []
+    for i, p in enumerate(positional):
+        given = i < len(args)
+        if not given and p.name not in kwargs and p.default_value is None:
+            if not str(p.type).endswith("?"):
+                return None
+        if not given:
+            continue
+        a, kind = args[i], str(p.type)
+        is_tensor = _is_graph_tensor(a) or isinstance(a, _C.Tensor)
+        if kind == "Tensor" and not is_tensor:
+            # torch's arithmetic ops take Python numbers as wrapped tensors (``add.Tensor``)
+            if overload != "Tensor" or not isinstance(a, (int, float, bool)):
+                return None
+        elif kind.startswith("int[]") and isinstance(a, int):
+            a = [a]
+        elif kind.startswith("Tensor") is False and is_tensor:
+            return None
+        out.append(a)
+    return tuple(out)
+
+
+def _is_graph_tensor(a):
+    from ..node import Node
+
+    if not isinstance(a, Node):
+        return False
+    from ... import _C
+
+    return isinstance(a.meta.get("val"), _C.Tensor)
+
+
+def _to_overload(node):
+    """Renames a call to the aten overload of ember's registry that fits it (see the module
+    docstring); leaves it as it is otherwise."""
+    from ... import ops
+
+    name = _op_name(node)
+    if not name or name.startswith("_") or name.endswith("_"):
+        return
+    packet = getattr(ops.aten, name, None) if name.isidentifier() else None
+    if packet is None:
+        return
+    try:
+        overloads = packet.overloads()
+    except Exception:  # noqa: BLE001 (a packet without a registry entry: keep the call)
+        return
+    for overload in overloads:
+        if overload == "ember" or overload.endswith("out"):
+            continue
+        op = getattr(packet, overload)
+        args = _fit(op._schema, overload, node.args, node.kwargs)
+        if args is not None:
+            node.op, node.target, node.args = "call_function", op, args
+            return
