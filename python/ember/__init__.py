@@ -1,6 +1,7 @@
 """ember: PyTorch's programming model on a fast C++ core. Use it as ``import ember as torch``."""
 
 import os as _os
+import sys as _sys
 
 
 def _load_extension():
