@@ -598,6 +598,12 @@ def _slow(name, orig, texts, method, strict=False, holder=()):
                 out = foreign(holder[0], args, kwargs)
                 if out is not NotImplemented:
                     return out
+            if holder:  # a tensor-like argument's own __torch_function__ takes the call
+                from ._subclass_dispatch import dispatch_rejected
+
+                out = dispatch_rejected(holder[0], args, kwargs)
+                if out is not NotImplemented:
+                    return out
             if not texts and "incompatible function arguments" not in str(e):
                 raise
             error = e

@@ -186,11 +186,12 @@ def as_subclass(self, cls):
     """as_subclass(cls) -> Tensor
 
     self as an instance of the Tensor subclass cls: the same data (changes show in both) and
-    the same place in the autograd graph."""
+    the same place in the autograd graph: a tensor that requires grad gives a view of itself
+    (not a leaf, its gradient flows back to self), as torch's alias does."""
     if not (isinstance(cls, builtins.type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass(): expected a subclass of Tensor; got {cls!r}")
     out = Tensor.__new__(cls)
-    Tensor.__init__(out, self)
+    Tensor.__init__(out, self.view_as(self) if self.requires_grad else self)
     return out
 
 
