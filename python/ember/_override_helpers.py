@@ -32,7 +32,9 @@ def _overloads(arg):
     impl = getattr(type(arg), "__torch_function__", None)
     base = getattr(_C.Tensor, "__torch_function__", None)
     # classmethods bind anew on each lookup: compare the functions underneath
-    return impl is not None and getattr(impl, "__func__", impl) is not getattr(base, "__func__", base)
+    return impl is not None and getattr(impl, "__func__", impl) is not getattr(
+        base, "__func__", base
+    )
 
 
 def _mode_active():

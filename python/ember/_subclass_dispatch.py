@@ -12,8 +12,10 @@ ScalarTensor). ember's functions are bindings that do not look at their argument
   rejected by the binding; the argument parser's slow path (`_argparse`) then offers the call to
   it (`dispatch_rejected`);
 - `Tensor.__torch_function__` is torch's default: the function run with subclass dispatch off,
-  Tensor results turned into the calling class (`as_subclass`); `_C._disabled_torch_function_impl`
+  Tensor results turned into the calling class (`as_subclass`); `_disabled_torch_function_impl`
   (what `nn.Parameter` behaves as) leaves them plain.
+
+Tensor gets these attributes through its one table (_ops/_tensor_methods.py).
 """
 
 import threading
@@ -221,10 +223,11 @@ def _make_subclass(cls, data, require_grad=False, *args, **kwargs):
     return out
 
 
-def install():
-    """Gives Tensor torch's default __torch_function__, _make_subclass and the subclass hook."""
-    _C.Tensor.__torch_function__ = classmethod(_default_torch_function)
-    _C.Tensor._make_subclass = staticmethod(_make_subclass)
-    _C.Tensor.__init_subclass__ = classmethod(_init_subclass)
-    _C._disabled_torch_function_impl = _disabled_torch_function_impl
-    _C.DisableTorchFunctionSubclass = DisableTorchFunctionSubclass
+def tensor_attributes():
+    """What the Tensor table (_ops/_tensor_methods.py) sets for this protocol: torch's default
+    __torch_function__, _make_subclass and the hook that sees subclasses being defined."""
+    return {
+        "__torch_function__": classmethod(_default_torch_function),
+        "__init_subclass__": classmethod(_init_subclass),
+        "_make_subclass": _make_subclass,
+    }

@@ -291,8 +291,6 @@ from ._override_helpers import __all__ as _helper_names  # noqa: E402
 __all__ += _helper_names
 
 # Tensor subclasses' and tensor-likes' own __torch_function__ (ember/_subclass_dispatch.py)
-from . import _subclass_dispatch  # noqa: E402
 from ._subclass_dispatch import get_default_nowrap_functions  # noqa: E402,F401
 
-_subclass_dispatch.install()
 __all__ += ["get_default_nowrap_functions"]

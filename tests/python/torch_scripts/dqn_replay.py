@@ -61,7 +61,11 @@ def env_step(s, a):
 def det_init(model, k0=0):
     with torch.no_grad():
         for k, p in enumerate(model.parameters()):
-            p.copy_((torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.77 + k + k0) * 0.3).view_as(p))
+            p.copy_(
+                (
+                    torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.77 + k + k0) * 0.3
+                ).view_as(p)
+            )
 
 
 def main():
@@ -91,7 +95,9 @@ def main():
             return
         transitions = memory.sample(BATCH_SIZE)
         batch = Transition(*zip(*transitions))
-        non_final_mask = torch.tensor(tuple(map(lambda s: s is not None, batch.next_state)), dtype=torch.bool)
+        non_final_mask = torch.tensor(
+            tuple(map(lambda s: s is not None, batch.next_state)), dtype=torch.bool
+        )
         non_final_next_states = torch.cat([s for s in batch.next_state if s is not None])
         state_batch = torch.cat(batch.state)
         action_batch = torch.cat(batch.action)
@@ -124,7 +130,9 @@ def main():
             target_net_state_dict = target_net.state_dict()
             policy_net_state_dict = policy_net.state_dict()
             for key in policy_net_state_dict:
-                target_net_state_dict[key] = policy_net_state_dict[key] * TAU + target_net_state_dict[key] * (1 - TAU)
+                target_net_state_dict[key] = policy_net_state_dict[
+                    key
+                ] * TAU + target_net_state_dict[key] * (1 - TAU)
             target_net.load_state_dict(target_net_state_dict)
             if done:
                 break

@@ -31,7 +31,9 @@ def main():
     print("cholesky_solve", r(torch.cholesky_solve(y, L)))
     print("solve", r(torch.linalg.solve(S, y)))
     print("solve_triangular", r(torch.linalg.solve_triangular(L, y, upper=False)))
-    print("triangular_left_false", r(torch.linalg.solve_triangular(L.T, y.T, upper=True, left=False)))
+    print(
+        "triangular_left_false", r(torch.linalg.solve_triangular(L.T, y.T, upper=True, left=False))
+    )
     LU, piv = torch.linalg.lu_factor(A[:4])
     print("lu_solve", r(torch.linalg.lu_solve(LU, piv, y)), piv.tolist())
     P, Lm, U = torch.linalg.lu(A[:4])
@@ -47,11 +49,22 @@ def main():
     print("svdvals", r(torch.linalg.svdvals(A)))
     print("matrix_exp", r(torch.linalg.matrix_exp(torch.tensor([[0.0, 1.0], [-1.0, 0.0]]))))
     sign, logabs = torch.linalg.slogdet(S)
-    print("slogdet", sign.item(), round(logabs.item(), 6), round(torch.logdet(S).item(), 6), round(torch.det(S).item(), 4))
+    print(
+        "slogdet",
+        sign.item(),
+        round(logabs.item(), 6),
+        round(torch.logdet(S).item(), 6),
+        round(torch.det(S).item(), 4),
+    )
     print("rank_cond", torch.linalg.matrix_rank(A).item(), round(torch.linalg.cond(S).item(), 5))
     print("matrix_power", r(torch.linalg.matrix_power(torch.tensor([[1.0, 1.0], [0.0, 1.0]]), 5)))
     print("inv", r(torch.linalg.inv(S)[0]))
-    print("norms", round(torch.linalg.matrix_norm(A).item(), 5), round(torch.linalg.matrix_norm(A, ord=2).item(), 5), round(torch.linalg.norm(A, "nuc").item(), 5))
+    print(
+        "norms",
+        round(torch.linalg.matrix_norm(A).item(), 5),
+        round(torch.linalg.matrix_norm(A, ord=2).item(), 5),
+        round(torch.linalg.norm(A, "nuc").item(), 5),
+    )
     batch = torch.stack([spd(3, k) for k in range(4)])
     rhs = torch.ones(4, 3, 1)
     print("batched_solve", r(torch.linalg.solve(batch, rhs)[:, 0]))
@@ -90,7 +103,11 @@ def main():
         K = torch.exp(-0.5 * d2 / log_ls.exp() ** 2) + (log_noise.exp() ** 2 + 1e-6) * torch.eye(20)
         Lk = torch.linalg.cholesky(K)
         alpha = torch.cholesky_solve(yt.unsqueeze(1), Lk)
-        return 0.5 * (yt.unsqueeze(0) @ alpha).squeeze() + Lk.diagonal().log().sum() + 10 * math.log(2 * math.pi)
+        return (
+            0.5 * (yt.unsqueeze(0) @ alpha).squeeze()
+            + Lk.diagonal().log().sum()
+            + 10 * math.log(2 * math.pi)
+        )
 
     first = nll().item()
     for _ in range(40):
@@ -98,7 +115,10 @@ def main():
         loss = nll()
         loss.backward()
         opt.step()
-    print(f"gp nll {first:.5f} -> {nll().item():.5f} ls {log_ls.exp().item():.5f} noise {log_noise.exp().item():.5f}")
+    print(
+        f"gp nll {first:.5f} -> {nll().item():.5f} ls {log_ls.exp().item():.5f} "
+        f"noise {log_noise.exp().item():.5f}"
+    )
 
 
 if __name__ == "__main__":

@@ -106,7 +106,9 @@ class Transformer(nn.Module):
         self.layers = nn.ModuleList(Layer(i) for i in range(LAYERS))
         self.norm = nn.RMSNorm(DIM, eps=1e-6)
         self.output = nn.Linear(DIM, VOCAB, bias=False)
-        self.register_buffer("freqs_cis", precompute_freqs_cis(DIM // HEADS, MAXLEN), persistent=False)
+        self.register_buffer(
+            "freqs_cis", precompute_freqs_cis(DIM // HEADS, MAXLEN), persistent=False
+        )
 
     def forward(self, tokens, start_pos=0, **kw):
         h = self.tok_embeddings(tokens)
@@ -122,7 +124,13 @@ def det_init(model):
             if name.endswith("weight") and p.dim() == 1:
                 continue
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 1.3 + k) * 0.5 / math.sqrt(p.shape[-1])).view_as(p))
+            p.copy_(
+                (
+                    torch.sin(torch.arange(n, dtype=torch.float32) * 1.3 + k)
+                    * 0.5
+                    / math.sqrt(p.shape[-1])
+                ).view_as(p)
+            )
 
 
 def batch(step, b=4, t=12):
@@ -134,7 +142,10 @@ def main():
     model = Transformer()
     det_init(model)
     print(f"params {sum(p.numel() for p in model.parameters())}")
-    print(f"freqs {model.freqs_cis.dtype} {tuple(model.freqs_cis.shape)} {model.freqs_cis[3, 1].item()}")
+    print(
+        f"freqs {model.freqs_cis.dtype} {tuple(model.freqs_cis.shape)} "
+        f"{model.freqs_cis[3, 1].item()}"
+    )
     print(f"buffers_in_sd {'freqs_cis' in model.state_dict()}")
     seq = batch(0)
     logits_causal = model(seq[:, :-1])
@@ -172,7 +183,10 @@ def main():
             logits = model(nxt, start_pos=pos, use_cache=True)
             pos += 1
     print(f"greedy {full.tolist()}")
-    print(f"kv_cache_same {torch.equal(full, cached)} cache_shape {tuple(model.layers[0].attention.cache_k.shape)}")
+    print(
+        f"kv_cache_same {torch.equal(full, cached)} "
+        f"cache_shape {tuple(model.layers[0].attention.cache_k.shape)}"
+    )
     print(f"inference_tensor {full.is_inference()}")
 
 

@@ -37,7 +37,9 @@ def err(fn):
         return "ok"
     except Exception as e:  # noqa: BLE001
         msg = str(e).splitlines()
-        return f"{type(e).__name__}: {msg[0][:90]}" + (f" | {msg[1].strip()[:120]}" if len(msg) > 1 else "")
+        return f"{type(e).__name__}: {msg[0][:90]}" + (
+            f" | {msg[1].strip()[:120]}" if len(msg) > 1 else ""
+        )
 
 
 def main():
@@ -45,10 +47,16 @@ def main():
     sd = enc.state_dict()
     print("keys", list(sd.keys()))
     print("sd_type", type(sd).__name__, sd["steps"].dtype, sd["fc.weight"].requires_grad)
-    print("metadata", hasattr(sd, "_metadata"), sorted(sd._metadata.keys()) if hasattr(sd, "_metadata") else None)
+    print(
+        "metadata",
+        hasattr(sd, "_metadata"),
+        sorted(sd._metadata.keys()) if hasattr(sd, "_metadata") else None,
+    )
 
     other = Encoder()
-    res = other.load_state_dict({k: v for k, v in sd.items() if k != "fc.bias"} | {"extra": torch.ones(1)}, strict=False)
+    res = other.load_state_dict(
+        {k: v for k, v in sd.items() if k != "fc.bias"} | {"extra": torch.ones(1)}, strict=False
+    )
     print("incompatible", res)
     print("missing", res.missing_keys, "unexpected", res.unexpected_keys)
     print("strict_missing", err(lambda: other.load_state_dict({"fc.weight": sd["fc.weight"]})))
@@ -59,7 +67,12 @@ def main():
     fresh = Encoder()
     w = torch.full((3, 4), 2.0)
     fresh.load_state_dict({**sd, "fc.weight": w}, assign=True)
-    print("assign", fresh.fc.weight.data_ptr() == w.data_ptr(), type(fresh.fc.weight).__name__, fresh.fc.weight.requires_grad)
+    print(
+        "assign",
+        fresh.fc.weight.data_ptr() == w.data_ptr(),
+        type(fresh.fc.weight).__name__,
+        fresh.fc.weight.requires_grad,
+    )
     copy_load = Encoder()
     copy_load.load_state_dict({**sd, "fc.weight": w})
     print("copy_load", copy_load.fc.weight.data_ptr() == w.data_ptr())
@@ -102,14 +115,25 @@ def main():
     print("moduledict", list(md.keys()), "a" in md, type(md.pop("b")).__name__, list(md))
     pl = nn.ParameterList([torch.ones(2), nn.Parameter(torch.zeros(1))])
     pl.append(torch.full((3,), 2.0))
-    print("paramlist", [type(p).__name__ for p in pl], [p.requires_grad for p in pl], len(list(pl.parameters())))
+    print(
+        "paramlist",
+        [type(p).__name__ for p in pl],
+        [p.requires_grad for p in pl],
+        len(list(pl.parameters())),
+    )
     pd = nn.ParameterDict({"x": torch.ones(2)})
     pd["y"] = nn.Parameter(torch.zeros(3), requires_grad=False)
-    print("paramdict", list(pd.keys()), [type(v).__name__ for v in pd.values()], pd["y"].requires_grad)
+    print(
+        "paramdict", list(pd.keys()), [type(v).__name__ for v in pd.values()], pd["y"].requires_grad
+    )
 
     # navigation, flags and conversions
     net = nn.Sequential(det_(Encoder()), nn.ReLU(), nn.Linear(3, 1))
-    print("get_submodule", type(net.get_submodule("0.bn")).__name__, tuple(net.get_parameter("2.weight").shape))
+    print(
+        "get_submodule",
+        type(net.get_submodule("0.bn")).__name__,
+        tuple(net.get_parameter("2.weight").shape),
+    )
     print("get_buffer", net.get_buffer("0.steps").item())
     print("bad_submodule", err(lambda: net.get_submodule("0.nope")))
     net.eval()
@@ -154,7 +178,11 @@ def main():
     h2.remove()
     out2 = enc(x)
     print("hooks_removed", len(calls), [round(v, 4) for v in out2[0].tolist()], enc.steps.item())
-    print("bn_stats", [round(v, 4) for v in enc.bn.running_mean.tolist()], enc.bn.num_batches_tracked.item())
+    print(
+        "bn_stats",
+        [round(v, 4) for v in enc.bn.running_mean.tolist()],
+        enc.bn.num_batches_tracked.item(),
+    )
 
     # state_dict round trip of a wrapped model (the DataParallel "module." prefix)
     wrapped = nn.Sequential()

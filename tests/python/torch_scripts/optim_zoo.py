@@ -10,7 +10,9 @@ def det_init(model, seed=0.0):
     with torch.no_grad():
         for k, p in enumerate(model.parameters()):
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.7 + k + seed) * 0.4).view_as(p))
+            p.copy_(
+                (torch.sin(torch.arange(n, dtype=torch.float32) * 0.7 + k + seed) * 0.4).view_as(p)
+            )
 
 
 def make_model():
@@ -72,7 +74,10 @@ def main():
     # the ASGD averages
     _, opt = run(OPTS["asgd"])
     st = opt.state[opt.param_groups[0]["params"][0]]
-    print(f"asgd_eta {float(st['eta']):.6f} mu {float(st['mu']):.5f} ax_sum {st['ax'].sum().item():.5f}")
+    print(
+        f"asgd_eta {float(st['eta']):.6f} mu {float(st['mu']):.5f} "
+        f"ax_sum {st['ax'].sum().item():.5f}"
+    )
 
     # parameter groups and add_param_group
     model = make_model()
@@ -102,17 +107,24 @@ def main():
         o.zero_grad()
         nn.functional.mse_loss(m(X), Y).backward()
         o.step()
-    same = all(torch.allclose(a, b, atol=1e-6) for a, b in zip(model.parameters(), model2.parameters()))
+    same = all(
+        torch.allclose(a, b, atol=1e-6) for a, b in zip(model.parameters(), model2.parameters())
+    )
     print(f"resume_identical {same}")
     opt.zero_grad(set_to_none=False)
-    print(f"zero_grad_keep {model[0].weight.grad is not None} {model[0].weight.grad.abs().sum().item()}")
+    print(
+        f"zero_grad_keep {model[0].weight.grad is not None} "
+        f"{model[0].weight.grad.abs().sum().item()}"
+    )
     opt.zero_grad()
     print(f"zero_grad_none {model[0].weight.grad is None}")
 
     # LBFGS with strong Wolfe line search (in float64: its line search amplifies rounding)
     model = make_model().double()
     Xd, Yd = X.double(), Y.double()
-    opt = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=10, history_size=5, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        model.parameters(), lr=1, max_iter=10, history_size=5, line_search_fn="strong_wolfe"
+    )
     evals = []
 
     def closure():

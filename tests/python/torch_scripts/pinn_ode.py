@@ -15,7 +15,9 @@ torch.set_default_dtype(torch.float64)
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+        self.net = nn.Sequential(
+            nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1)
+        )
 
     def forward(self, x):
         return self.net(x)
@@ -53,7 +55,9 @@ def main():
         opt.step()
         hist.append(loss.item())
     print(f"adam first {hist[0]:.6f} last {hist[-1]:.6f}")
-    lbfgs = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=15, line_search_fn="strong_wolfe")
+    lbfgs = torch.optim.LBFGS(
+        model.parameters(), lr=0.5, max_iter=15, line_search_fn="strong_wolfe"
+    )
 
     def closure():
         lbfgs.zero_grad()
@@ -78,7 +82,9 @@ def main():
     xg = pts.clone().requires_grad_(True)
     (rev,) = torch.autograd.grad(model(xg).sum(), xg)
     print(f"fwd_tangent {[round(v, 6) for v in tangent.squeeze(1).tolist()]}")
-    print(f"fwd_eq_rev {torch.allclose(tangent, rev)} primal_ok {torch.allclose(primal, model(pts))}")
+    print(
+        f"fwd_eq_rev {torch.allclose(tangent, rev)} primal_ok {torch.allclose(primal, model(pts))}"
+    )
 
     from torch.func import functional_call, grad, jvp, linearize, vmap
 
@@ -91,7 +97,10 @@ def main():
     print(f"second_derivative {[round(v, 5) for v in d2.tolist()]}")
     params = dict(model.named_parameters())
     g = grad(lambda p: functional_call(model, p, (pts,)).sum())(params)
-    print(f"param_grad_keys {list(g)[:2]} norm {torch.cat([v.flatten() for v in g.values()]).norm().item():.5f}")
+    print(
+        f"param_grad_keys {list(g)[:2]} "
+        f"norm {torch.cat([v.flatten() for v in g.values()]).norm().item():.5f}"
+    )
 
     from torch.autograd.functional import hessian, hvp, jacobian, vjp
 

@@ -10,7 +10,12 @@ class Block(nn.Module):
     def __init__(self, dim, hidden, p=0.1):
         super().__init__()
         self.norm = nn.LayerNorm(dim)
-        self.ff = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(approximate="tanh"), nn.Dropout(p), nn.Linear(hidden, dim))
+        self.ff = nn.Sequential(
+            nn.Linear(dim, hidden),
+            nn.GELU(approximate="tanh"),
+            nn.Dropout(p),
+            nn.Linear(hidden, dim),
+        )
         self.scale = nn.Parameter(torch.ones(dim))
         self.register_buffer("mask", torch.tril(torch.ones(3, 3)), persistent=False)
 
@@ -42,7 +47,9 @@ class Net(nn.Module):
         self.lstm = nn.LSTM(16, 8, num_layers=2, batch_first=True, bidirectional=True, dropout=0.2)
         self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
         self.scaler = Scaler(0.5)
-        self.extras = nn.ParameterList([nn.Parameter(torch.zeros(2)), nn.Parameter(torch.ones(3, 3))])
+        self.extras = nn.ParameterList(
+            [nn.Parameter(torch.zeros(2)), nn.Parameter(torch.ones(3, 3))]
+        )
         self.pdict = nn.ParameterDict({"alpha": nn.Parameter(torch.tensor(1.0))})
         self.act = nn.LeakyReLU(0.1, inplace=True)
         self.upsample = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
@@ -95,7 +102,9 @@ def main():
     print("PARAM", nn.Parameter(torch.zeros(2)))
     print("PARAM2", nn.Parameter(torch.ones(2, dtype=torch.float64), requires_grad=False))
     print("SIZE", torch.zeros(2, 3).shape, torch.Size([4]), torch.Size([]))
-    print("DTYPES", torch.float32, torch.int64, torch.bool, torch.bfloat16, torch.get_default_dtype())
+    print(
+        "DTYPES", torch.float32, torch.int64, torch.bool, torch.bfloat16, torch.get_default_dtype()
+    )
     print("DEVICE", torch.device("cpu"), repr(torch.device("cpu", 0)), torch.zeros(1).device)
     print("FINFO", torch.finfo(torch.float32))
     print("IINFO", torch.iinfo(torch.int16))
@@ -114,7 +123,12 @@ def main():
     print("STR", str(torch.tensor([1, 2, 3])), repr(torch.tensor([[True]])))
     print("FMT", f"{torch.tensor(2.5):.3f}", "{:d}".format(torch.tensor(7)), f"{torch.tensor(1.0)}")
     print("LIST", [torch.tensor(1.5), torch.tensor([2])])
-    print("ITEMS", torch.tensor([1.5, 2.5]).tolist(), torch.tensor(3).item(), float(torch.tensor([4.0])))
+    print(
+        "ITEMS",
+        torch.tensor([1.5, 2.5]).tolist(),
+        torch.tensor(3).item(),
+        float(torch.tensor([4.0])),
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ def main():
     show("floor_div_float", f // 1)
     show("remainder", a % 4)
     show("fmod", torch.fmod(a, 4))
-    show("uint8_int8", (torch.tensor([200], dtype=torch.uint8) + torch.tensor([1], dtype=torch.int8)))
+    show(
+        "uint8_int8", (torch.tensor([200], dtype=torch.uint8) + torch.tensor([1], dtype=torch.int8))
+    )
     show("bool_add", torch.tensor([True, False]) + torch.tensor([True, True]))
     show("int_true_div_int", torch.tensor([7]) / torch.tensor([2]))
     show("half_float", (torch.ones(2, dtype=torch.float16) + torch.ones(2)).dtype)
@@ -56,11 +58,17 @@ def main():
     show("amax", f.amax(dim=0))
     show("aminmax", list(torch.aminmax(f)))
     show("logsumexp", f.logsumexp(dim=1))
-    show("norm", [f.norm().item(), f.norm(p=1).item(), torch.linalg.vector_norm(f, ord=float("inf")).item()])
+    show(
+        "norm",
+        [f.norm().item(), f.norm(p=1).item(), torch.linalg.vector_norm(f, ord=float("inf")).item()],
+    )
     show("cumsum", a.cumsum(dim=1))
     show("cumprod", a.cumprod(dim=0))
     show("logcumsumexp", f.logcumsumexp(dim=1))
-    show("median", [f.median().item(), f.median(dim=1).values.tolist(), f.median(dim=1).indices.tolist()])
+    show(
+        "median",
+        [f.median().item(), f.median(dim=1).values.tolist(), f.median(dim=1).indices.tolist()],
+    )
     show("nanmean", torch.tensor([1.0, float("nan"), 3.0]).nanmean())
     show("nansum", torch.tensor([1.0, float("nan"), 3.0]).nansum())
     show("mode", list(torch.tensor([1, 2, 2, 3, 3]).mode()))
@@ -77,11 +85,17 @@ def main():
     show("topk_smallest", list(torch.tensor([1.0, 5.0, 3.0, 0.5]).topk(2, largest=False)))
     show("unique", list(torch.unique(s, return_inverse=True, return_counts=True)))
     show("unique_dim", torch.unique(torch.tensor([[1, 2], [1, 2], [0, 5]]), dim=0))
-    show("unique_consecutive", list(torch.unique_consecutive(torch.tensor([1, 1, 2, 2, 1]), return_counts=True)))
+    show(
+        "unique_consecutive",
+        list(torch.unique_consecutive(torch.tensor([1, 1, 2, 2, 1]), return_counts=True)),
+    )
     show("bincount", torch.bincount(s, minlength=6))
     show("bincount_w", torch.bincount(s, weights=torch.arange(6.0)))
     show("histc", torch.histc(f, bins=4, min=-4, max=4))
-    show("searchsorted", torch.searchsorted(torch.tensor([1, 3, 5, 7]), torch.tensor([0, 3, 6, 9]), right=True))
+    show(
+        "searchsorted",
+        torch.searchsorted(torch.tensor([1, 3, 5, 7]), torch.tensor([0, 3, 6, 9]), right=True),
+    )
     show("bucketize", torch.bucketize(torch.tensor([0.5, 3.0, 7.5]), torch.tensor([1.0, 3.0, 5.0])))
     show("nonzero", torch.nonzero(a > 0))
     show("nonzero_tuple", [t.tolist() for t in torch.nonzero(a > 0, as_tuple=True)])
@@ -94,18 +108,48 @@ def main():
     show("index_select", a.index_select(1, torch.tensor([2, 0])))
     show("scatter", torch.zeros(2, 4).scatter(1, torch.tensor([[3, 0], [1, 2]]), 5.0))
     show("scatter_add", torch.zeros(5).scatter_add(0, torch.tensor([0, 1, 1, 4]), torch.ones(4)))
-    show("scatter_reduce", torch.zeros(3).scatter_reduce(0, torch.tensor([0, 0, 2]), torch.tensor([2.0, 5.0, 1.0]), reduce="amax", include_self=False))
-    show("scatter_mean", torch.zeros(3).scatter_reduce(0, torch.tensor([0, 0, 2]), torch.tensor([2.0, 5.0, 1.0]), reduce="mean"))
-    show("index_add", torch.zeros(3, 2).index_add(0, torch.tensor([0, 2, 0]), torch.ones(3, 2), alpha=2))
+    show(
+        "scatter_reduce",
+        torch.zeros(3).scatter_reduce(
+            0,
+            torch.tensor([0, 0, 2]),
+            torch.tensor([2.0, 5.0, 1.0]),
+            reduce="amax",
+            include_self=False,
+        ),
+    )
+    show(
+        "scatter_mean",
+        torch.zeros(3).scatter_reduce(
+            0, torch.tensor([0, 0, 2]), torch.tensor([2.0, 5.0, 1.0]), reduce="mean"
+        ),
+    )
+    show(
+        "index_add",
+        torch.zeros(3, 2).index_add(0, torch.tensor([0, 2, 0]), torch.ones(3, 2), alpha=2),
+    )
     show("index_copy", torch.zeros(3).index_copy(0, torch.tensor([2, 0]), torch.tensor([7.0, 8.0])))
     show("index_fill", torch.zeros(2, 3).index_fill(1, torch.tensor([1]), -1))
-    show("index_put_acc", torch.zeros(3).index_put_((torch.tensor([0, 0, 2]),), torch.tensor([1.0, 2.0, 3.0]), accumulate=True))
+    show(
+        "index_put_acc",
+        torch.zeros(3).index_put_(
+            (torch.tensor([0, 0, 2]),), torch.tensor([1.0, 2.0, 3.0]), accumulate=True
+        ),
+    )
     show("put_", torch.zeros(2, 2).put_(torch.tensor([3, 0]), torch.tensor([9.0, 1.0])))
-    show("masked_scatter", torch.zeros(4).masked_scatter(torch.tensor([True, False, True, False]), torch.tensor([5.0, 6.0])))
+    show(
+        "masked_scatter",
+        torch.zeros(4).masked_scatter(
+            torch.tensor([True, False, True, False]), torch.tensor([5.0, 6.0])
+        ),
+    )
     # shapes
     show("cat", torch.cat([a, a[:1]], dim=0).shape)
     show("stack", torch.stack([a, a], dim=-1).shape)
-    show("hstack_vstack", [torch.hstack([a, a]).shape, torch.vstack([a[0], a[1]]).shape, torch.dstack([a, a]).shape])
+    show(
+        "hstack_vstack",
+        [torch.hstack([a, a]).shape, torch.vstack([a[0], a[1]]).shape, torch.dstack([a, a]).shape],
+    )
     show("tensor_split", [t.tolist() for t in torch.arange(7).tensor_split(3)])
     show("split_sizes", [t.tolist() for t in torch.arange(7).split([2, 5])])
     show("repeat", a[:, :1].repeat(2, 3).shape)
@@ -115,18 +159,33 @@ def main():
     show("roll2d", torch.roll(a, shifts=(1, -1), dims=(0, 1)))
     show("flip", torch.flip(a, dims=[1]))
     show("rot90", torch.rot90(a, 1, [0, 1]))
-    show("tril_triu", [torch.tril(torch.ones(3, 3), diagonal=-1).sum().item(), torch.triu(torch.ones(3, 4), 1).sum().item()])
-    show("meshgrid", [t.tolist() for t in torch.meshgrid(torch.arange(2), torch.arange(3), indexing="xy")])
+    show(
+        "tril_triu",
+        [
+            torch.tril(torch.ones(3, 3), diagonal=-1).sum().item(),
+            torch.triu(torch.ones(3, 4), 1).sum().item(),
+        ],
+    )
+    show(
+        "meshgrid",
+        [t.tolist() for t in torch.meshgrid(torch.arange(2), torch.arange(3), indexing="xy")],
+    )
     show("cartesian", torch.cartesian_prod(torch.tensor([1, 2]), torch.tensor([3, 4])))
     show("combinations", torch.combinations(torch.tensor([1, 2, 3]), r=2))
     show("block_diag", torch.block_diag(torch.ones(1, 1), 2 * torch.ones(2, 1)))
     show("diag_embed", torch.diag_embed(torch.tensor([1.0, 2.0])))
     show("outer", torch.outer(torch.tensor([1, 2]), torch.tensor([3, 4, 5])))
     show("kron", torch.kron(torch.eye(2), torch.tensor([[1.0, 2.0]])))
-    show("atleast", [torch.atleast_2d(torch.tensor(1.0)).shape, torch.atleast_3d(torch.ones(2)).shape])
+    show(
+        "atleast",
+        [torch.atleast_2d(torch.tensor(1.0)).shape, torch.atleast_3d(torch.ones(2)).shape],
+    )
     show("einsum_trace", torch.einsum("ii", torch.arange(9.0).view(3, 3)))
     show("broadcast_shapes", torch.broadcast_shapes((2, 1, 3), (4, 1)))
-    show("broadcast_tensors", [t.shape for t in torch.broadcast_tensors(torch.ones(2, 1), torch.ones(3))])
+    show(
+        "broadcast_tensors",
+        [t.shape for t in torch.broadcast_tensors(torch.ones(2, 1), torch.ones(3))],
+    )
     # math
     x = torch.tensor([0.25, 1.0, 4.0])
     show("lerp", torch.lerp(x, torch.zeros(3), 0.25))
@@ -135,9 +194,15 @@ def main():
     show("hypot_atan2", [torch.hypot(x, x).tolist(), torch.atan2(x, -x).tolist()])
     show("logaddexp", torch.logaddexp(x, -x))
     show("xlogy", torch.xlogy(torch.tensor([0.0, 2.0]), torch.tensor([0.0, 3.0])))
-    show("special", [torch.special.expit(x).tolist(), torch.special.erfinv(torch.tensor([0.5])).tolist()])
+    show(
+        "special",
+        [torch.special.expit(x).tolist(), torch.special.erfinv(torch.tensor([0.5])).tolist()],
+    )
     show("sinc_log1p", [torch.sinc(x).tolist(), torch.log1p(x).tolist()])
-    show("nan_to_num", torch.nan_to_num(torch.tensor([float("nan"), float("inf"), -float("inf")]), posinf=9.0))
+    show(
+        "nan_to_num",
+        torch.nan_to_num(torch.tensor([float("nan"), float("inf"), -float("inf")]), posinf=9.0),
+    )
     show("isclose", torch.isclose(torch.tensor([1.0, 1.001]), torch.tensor([1.0, 1.0]), rtol=1e-4))
     show("isin", torch.isin(torch.tensor([1, 2, 3, 4]), torch.tensor([2, 4])))
     show("cross", torch.linalg.cross(torch.tensor([1.0, 0, 0]), torch.tensor([0, 1.0, 0])))
@@ -155,9 +220,19 @@ def main():
     show("tensor_from_np_scalar", torch.tensor(np.float64(1.5)).dtype)
     show("np_on_tensor", np.asarray(torch.ones(2, dtype=torch.float64)).dtype)
     show("np_sum_tensor", float(np.sum(torch.arange(4.0).numpy())))
-    show("zeros_like_np", torch.zeros_like(torch.from_numpy(np.ones((2, 2), dtype=np.float64))).dtype)
+    show(
+        "zeros_like_np", torch.zeros_like(torch.from_numpy(np.ones((2, 2), dtype=np.float64))).dtype
+    )
     torch.set_default_dtype(torch.float64)
-    show("default64", [torch.tensor([1.0]).dtype, torch.zeros(1).dtype, torch.arange(3.0).dtype, torch.tensor([1]).dtype])
+    show(
+        "default64",
+        [
+            torch.tensor([1.0]).dtype,
+            torch.zeros(1).dtype,
+            torch.arange(3.0).dtype,
+            torch.tensor([1]).dtype,
+        ],
+    )
     show("default64_promote", (torch.tensor([1]) * 0.5).dtype)
     torch.set_default_dtype(torch.float32)
 

@@ -35,7 +35,9 @@ class ScalarTensor:
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
-        if func not in HANDLED_FUNCTIONS or not all(issubclass(t, (torch.Tensor, ScalarTensor)) for t in types):
+        if func not in HANDLED_FUNCTIONS or not all(
+            issubclass(t, (torch.Tensor, ScalarTensor)) for t in types
+        ):
             return NotImplemented
         return HANDLED_FUNCTIONS[func](*args, **kwargs)
 
@@ -95,8 +97,17 @@ def main():
         torch.sum(d)
     except TypeError as e:
         print("unhandled TypeError", "ScalarTensor" in str(e))
-    print("has_torch_function", torch.overrides.has_torch_function((d,)), torch.overrides.has_torch_function((torch.ones(1),)))
-    print("is_tensor_like", torch.overrides.is_tensor_like(d), torch.overrides.is_tensor_like(torch.ones(1)), torch.is_tensor(d))
+    print(
+        "has_torch_function",
+        torch.overrides.has_torch_function((d,)),
+        torch.overrides.has_torch_function((torch.ones(1),)),
+    )
+    print(
+        "is_tensor_like",
+        torch.overrides.is_tensor_like(d),
+        torch.overrides.is_tensor_like(torch.ones(1)),
+        torch.is_tensor(d),
+    )
 
     x = torch.arange(4.0).as_subclass(LoggingTensor)
     LoggingTensor.log.clear()
@@ -128,7 +139,11 @@ def main():
     b = (a**2).sum()
     b.backward()
     print("subclass_grad", a.grad.tolist() if a.grad is not None else None, type(b).__name__)
-    print("get_overridable", torch.add in torch.overrides.get_overridable_functions()[torch], len(torch.overrides.get_ignored_functions()) > 10)
+    print(
+        "get_overridable",
+        torch.add in torch.overrides.get_overridable_functions()[torch],
+        len(torch.overrides.get_ignored_functions()) > 10,
+    )
     print("testing_overrides", callable(torch.overrides.get_testing_overrides()[torch.add]))
 
 

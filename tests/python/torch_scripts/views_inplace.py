@@ -8,7 +8,10 @@ import torch
 
 def info(name, t):
     base = t._base is not None
-    print(f"{name} shape {tuple(t.shape)} stride {t.stride()} offset {t.storage_offset()} contig {t.is_contiguous()} base {base}")
+    print(
+        f"{name} shape {tuple(t.shape)} stride {t.stride()} offset {t.storage_offset()} "
+        f"contig {t.is_contiguous()} base {base}"
+    )
 
 
 def try_(name, fn):
