@@ -178,6 +178,22 @@ def _public_func(func):
     return entry[1] if entry is not None and entry[0] is func else func
 
 
+# The Tensor subclasses defining their own __torch_function__ (registered as they are created):
+# the mode's test of a call is a set lookup per argument.
+_overloading_types = set()
+
+
+def _has_overloading(args, kwargs):
+    for group in (args, kwargs.values()):
+        for a in group:
+            t = type(a)
+            if t in _overloading_types:
+                return True
+            if (t is list or t is tuple) and any(type(i) in _overloading_types for i in a):
+                return True
+    return False
+
+
 def _install_mode():
     from . import overrides
 
@@ -188,7 +204,7 @@ def _install_mode():
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if not _disabled():
+            if _has_overloading(args, kwargs) and not _disabled():
                 overloaded = _helpers._get_overloaded_args(list(_flat(args, kwargs)))
                 overloaded = [a for a in overloaded if _overloading_subclass(type(a))]
                 if overloaded:
@@ -209,8 +225,10 @@ def _init_subclass(cls, **kwargs):
         "__init__" in k.__dict__ for k in cls.__mro__[: cls.__mro__.index(_C.Tensor)]
     ):
         cls.__init__ = lambda self, *args, **kw: None
-    if not _installed and _overloading_subclass(cls):
-        _install_mode()
+    if _overloading_subclass(cls):
+        _overloading_types.add(cls)
+        if not _installed:
+            _install_mode()
 
 
 def _make_subclass(cls, data, require_grad=False, *args, **kwargs):
