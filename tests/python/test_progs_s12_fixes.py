@@ -180,3 +180,78 @@ def test_out_resize_warning_points_at_the_caller():
         ember.mul(ember.ones(2, 2), 3, out=ember.empty(1))
     assert [w.filename for w in caught] == [__file__]
     assert "was resized" in str(caught[0].message)
+
+
+_COMPLEX_OPTIMS = [
+    ("SGD", {"lr": 0.1, "momentum": 0.9}),
+    ("Adam", {"lr": 0.1}),
+    ("AdamW", {"lr": 0.1, "amsgrad": True}),
+    ("RMSprop", {"lr": 0.01, "centered": True}),
+    ("Adagrad", {"lr": 0.1}),
+    ("Adadelta", {"lr": 1.0}),
+    ("Adamax", {"lr": 0.1}),
+    ("NAdam", {"lr": 0.1}),
+    ("RAdam", {"lr": 0.1}),
+    ("Rprop", {"lr": 0.1}),
+]
+
+
+def _complex_run(lib, name, kwargs):
+    p = lib.nn.Parameter(lib.tensor([1.0 + 2.0j, -0.5 + 0.25j, 0.3 - 1.0j]))
+    opt = getattr(lib.optim, name)([p], **kwargs)
+    for _ in range(4):
+        opt.zero_grad()
+        (p.abs() ** 2 + 0.5 * (p * (1 - 1j)).real + p.real**3).sum().backward()
+        opt.step()
+    states = {k: v.dtype for k, v in opt.state[p].items() if k != "step" and v.dim() > 0}
+    return p.detach().tolist(), {k: str(v).split(".")[-1] for k, v in states.items()}
+
+
+@pytest.mark.parametrize("name,kwargs", _COMPLEX_OPTIMS, ids=[n for n, _ in _COMPLEX_OPTIMS])
+def test_optimizers_update_complex_parameters_as_real_pairs(name, kwargs):
+    got, states = _complex_run(ember, name, kwargs)
+    # the imaginary parts move too, and the state keeps the parameter's complex dtype
+    assert all(isinstance(v, complex) for v in got)
+    assert set(states.values()) <= {"complex64"}
+    # a complex parameter steps as the two real coordinates (re, im) would
+    re = ember.nn.Parameter(ember.tensor([[1.0, 2.0], [-0.5, 0.25], [0.3, -1.0]]))
+    opt = getattr(ember.optim, name)([re], **kwargs)
+    for _ in range(4):
+        opt.zero_grad()
+        x, y = re[:, 0], re[:, 1]
+        (x**2 + y**2 + 0.5 * (x + y) + x**3).sum().backward()
+        opt.step()
+    expect = [complex(a, b) for a, b in re.detach().tolist()]
+    assert got == pytest.approx(expect, rel=1e-5, abs=1e-6)
+    torch = pytest.importorskip("torch")
+    ref, ref_states = _complex_run(torch, name, kwargs)
+    assert got == pytest.approx(ref, rel=1e-4, abs=1e-5)
+    assert states == ref_states
+
+
+def test_retained_grad_is_the_hooked_one():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    y.register_hook(lambda g: g * 2)
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [12.0, 24.0]  # 2 * (2 y), as torch: retain_grad's hook runs last
+    assert x.grad.tolist() == [36.0, 72.0]
+    z = x * 1
+    z.register_hook(lambda g: g + 1)  # registered before retain_grad: already first
+    z.retain_grad()
+    z.sum().backward()
+    assert z.grad.tolist() == [2.0, 2.0]
+    w = x * 1
+    w.retain_grad()
+    w.register_hook(lambda g: None)  # a hook that returns nothing keeps the gradient
+    w.sum().backward(retain_graph=True)
+    w.sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]  # and the retained gradient still accumulates
+
+
+def test_accumulate_grad_node_names_as_torch():
+    x = ember.ones(2, requires_grad=True)
+    node = (x * 2).grad_fn.next_functions[0][0]
+    assert node.name() == "torch::autograd::AccumulateGrad"
+    assert type(node).__name__ == "AccumulateGrad" and repr(node).startswith("<AccumulateGrad ")

@@ -90,6 +90,8 @@ SCRIPTS = [
     "iterable_data",
     "mobilenet_se",
     "common_errors",
+    "complex_net",
+    "autograd_hooks",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

@@ -4,6 +4,7 @@ hooks. These are method implementations; _tensor_methods installs them on Tensor
 
 import builtins
 import warnings
+import weakref
 
 from .. import _C
 from .._C import Tensor, from_numpy
@@ -294,8 +295,23 @@ def register_hook(self, hook):
     """register_hook(hook)
 
     Registers hook(grad) to run when this tensor's gradient is computed; it may return a
-    replacement gradient."""
-    return _C.Tensor._register_hook(self, hook)
+    replacement gradient. The gradient that retain_grad() keeps is the one after every hook, as
+    torch's (its retaining hook runs last)."""
+    if self.grad_fn is None or not self.retains_grad:
+        return _C.Tensor._register_hook(self, hook)
+    # retain_grad() came first, so its hook runs before this one: correct what it kept by this
+    # hook's replacement (exact for the first backward: r - g + out is out when r is g).
+    ref = weakref.ref(self)
+
+    def retained_last(grad):
+        out = hook(grad)
+        t = ref()
+        if out is not None and t is not None and t.retains_grad:
+            with no_grad():
+                t.grad = t.grad - grad.detach() + out.detach()
+        return out
+
+    return _C.Tensor._register_hook(self, retained_last)
 
 
 def _grad_fn(self):
