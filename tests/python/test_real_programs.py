@@ -92,6 +92,7 @@ SCRIPTS = [
     "common_errors",
     "complex_net",
     "autograd_hooks",
+    "samplers_split",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
