@@ -19,6 +19,7 @@ Tensor gets these attributes through its one table (_ops/_tensor_methods.py).
 """
 
 import threading
+import warnings
 
 from . import _C
 from . import _override_helpers as _helpers
@@ -220,15 +221,39 @@ def _init_subclass(cls, **kwargs):
     if cls.__module__.startswith("ember.") or cls.__module__ == "ember":
         return
     # A subclass built in __new__ (Tensor._make_subclass, as_subclass) is not initialized again
-    # with __new__'s arguments: Tensor has no __init__ of its own in torch.
+    # with __new__'s arguments: Tensor has no __init__ of its own in torch. One that __new__
+    # left uninitialized (`super().__new__(cls, data)`) is initialized from the data, as before.
     if "__new__" in cls.__dict__ and not any(
         "__init__" in k.__dict__ for k in cls.__mro__[: cls.__mro__.index(_C.Tensor)]
     ):
-        cls.__init__ = lambda self, *args, **kw: None
+        cls.__init__ = _init_unless_ready
     if _overloading_subclass(cls):
         _overloading_types.add(cls)
         if not _installed:
             _install_mode()
+
+
+_bound_dim = _C.Tensor.__dict__["dim"]  # the binding's own (never a routing wrapper)
+_bound_init = _C.Tensor.__init__
+
+
+def _ready(t):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nanobind warns about an uninitialized instance
+        try:
+            _bound_dim(t)
+            return True
+        except TypeError:
+            return False
+
+
+def _init_unless_ready(self, *args, **kwargs):
+    if _ready(self) or not args:
+        return
+    try:
+        _bound_init(self, *args)
+    except TypeError:  # __new__'s own extra arguments
+        _bound_init(self, args[0])
 
 
 def _make_subclass(cls, data, require_grad=False, *args, **kwargs):

@@ -158,6 +158,13 @@ def test_subclass_with_new_taking_extra_arguments():
     b = Boxed(ember.ones(2), unit="s")
     assert type(b) is Boxed and b.unit == "s" and b.is_leaf and b.requires_grad
 
+    class Built(ember.Tensor):
+        def __new__(cls, data, unit="m"):
+            return super().__new__(cls, data)  # left to Tensor's own initialization
+
+    c = Built(ember.arange(3.0), "s")
+    assert type(c) is Built and c.tolist() == [0.0, 1.0, 2.0]
+
 
 def test_consume_prefix_in_state_dict_if_present():
     from ember.nn.modules.utils import consume_prefix_in_state_dict_if_present
