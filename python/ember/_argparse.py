@@ -18,6 +18,8 @@ Ops without a SIGNATURES entry use the signature line of their docstring for the
 """
 
 import ast
+import os
+import sys
 import warnings
 
 from . import _C
@@ -471,6 +473,18 @@ def _cpp_name(dtype):
     return _CPP_NAMES.get(name, name)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_level():
+    """The warnings stacklevel of the first frame outside ember, counted from the function
+    calling this one (the path to a write differs: guards, the slow path, out= helpers)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _write_one(name, result, out):
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_describe(out)}")
@@ -501,7 +515,7 @@ def _write_one(name, result, out):
                 "reuse an out tensor t by resizing it, inplace, to zero elements with "
                 "t.resize_(0).",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=_caller_level(),
             )
         out.resize_(shape)
     with _NoGrad():
@@ -596,6 +610,12 @@ def _slow(name, orig, texts, method, strict=False, holder=()):
         except TypeError as e:
             if foreign is not None and holder:
                 out = foreign(holder[0], args, kwargs)
+                if out is not NotImplemented:
+                    return out
+            if holder:  # a tensor-like argument's own __torch_function__ takes the call
+                from ._subclass_dispatch import dispatch_rejected
+
+                out = dispatch_rejected(holder[0], args, kwargs)
                 if out is not NotImplemented:
                     return out
             if not texts and "incompatible function arguments" not in str(e):

@@ -30,13 +30,17 @@ __all__ = [
 
 def _overloads(arg):
     impl = getattr(type(arg), "__torch_function__", None)
-    return impl is not None and impl is not getattr(_C.Tensor, "__torch_function__", None)
+    base = getattr(_C.Tensor, "__torch_function__", None)
+    # classmethods bind anew on each lookup: compare the functions underneath
+    return impl is not None and getattr(impl, "__func__", impl) is not getattr(
+        base, "__func__", base
+    )
 
 
 def _mode_active():
     from .overrides import _get_current_function_mode_stack
 
-    return bool(_get_current_function_mode_stack())
+    return any(not getattr(m, "_ember_internal", False) for m in _get_current_function_mode_stack())
 
 
 def has_torch_function(relevant_args):

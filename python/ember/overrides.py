@@ -290,3 +290,8 @@ from ._override_helpers import *  # noqa: E402,F401,F403
 from ._override_helpers import __all__ as _helper_names  # noqa: E402
 
 __all__ += _helper_names
+
+# Tensor subclasses' and tensor-likes' own __torch_function__ (ember/_subclass_dispatch.py)
+from ._subclass_dispatch import get_default_nowrap_functions  # noqa: E402,F401
+
+__all__ += ["get_default_nowrap_functions"]

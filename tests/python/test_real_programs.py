@@ -73,6 +73,26 @@ SCRIPTS = [
     "ckpt_rng_resume",
     "onecycle_accum",
     "audio_features",
+    # session 12
+    "optim_zoo",
+    "print_repr",
+    "views_inplace",
+    "tensor_tour",
+    "llama_block",
+    "bilstm_crf",
+    "module_api",
+    "dqn_replay",
+    "pinn_ode",
+    "torch_function",
+    "linalg_solvers",
+    "fx_transform",
+    "dist_zoo",
+    "iterable_data",
+    "mobilenet_se",
+    "common_errors",
+    "complex_net",
+    "autograd_hooks",
+    "samplers_split",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

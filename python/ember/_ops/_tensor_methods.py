@@ -24,6 +24,7 @@ from .. import (
     _process,
     _shared,
     _storage,
+    _subclass_dispatch,
     sparse,
 )
 from .._C import Tensor
@@ -448,6 +449,7 @@ def table():
         )
     )
     out.update(CLASS_ATTRIBUTES)
+    out.update(_subclass_dispatch.tensor_attributes())  # __torch_function__ of subclasses
     for alias, target in ALIASES.items():
         for suffix in ("", "_"):
             if (target + suffix in bound or target + suffix in out) and alias + suffix not in bound:

@@ -4,6 +4,7 @@ hooks. These are method implementations; _tensor_methods installs them on Tensor
 
 import builtins
 import warnings
+import weakref
 
 from .. import _C
 from .._C import Tensor, from_numpy
@@ -186,11 +187,12 @@ def as_subclass(self, cls):
     """as_subclass(cls) -> Tensor
 
     self as an instance of the Tensor subclass cls: the same data (changes show in both) and
-    the same place in the autograd graph."""
+    the same place in the autograd graph: a tensor that requires grad gives a view of itself
+    (not a leaf, its gradient flows back to self), as torch's alias does."""
     if not (isinstance(cls, builtins.type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass(): expected a subclass of Tensor; got {cls!r}")
     out = Tensor.__new__(cls)
-    Tensor.__init__(out, self)
+    Tensor.__init__(out, self.view_as(self) if self.requires_grad else self)
     return out
 
 
@@ -293,8 +295,23 @@ def register_hook(self, hook):
     """register_hook(hook)
 
     Registers hook(grad) to run when this tensor's gradient is computed; it may return a
-    replacement gradient."""
-    return _C.Tensor._register_hook(self, hook)
+    replacement gradient. The gradient that retain_grad() keeps is the one after every hook, as
+    torch's (its retaining hook runs last)."""
+    if self.grad_fn is None or not self.retains_grad:
+        return _C.Tensor._register_hook(self, hook)
+    # retain_grad() came first, so its hook runs before this one: correct what it kept by this
+    # hook's replacement (exact for the first backward: r - g + out is out when r is g).
+    ref = weakref.ref(self)
+
+    def retained_last(grad):
+        out = hook(grad)
+        t = ref()
+        if out is not None and t is not None and t.retains_grad:
+            with no_grad():
+                t.grad = t.grad - grad.detach() + out.detach()
+        return out
+
+    return _C.Tensor._register_hook(self, retained_last)
 
 
 def _grad_fn(self):

@@ -20,7 +20,10 @@ class Node:
         self.metadata = {}
 
     def name(self):
-        return self._node.name()
+        name = self._node.name()
+        # torch names the leaf accumulator by its C++ qualified name (the class stays
+        # AccumulateGrad)
+        return "torch::autograd::AccumulateGrad" if name == "AccumulateGrad" else name
 
     @property
     def next_functions(self):
@@ -46,7 +49,7 @@ class Node:
         return self._node._id
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 def _class_for(name):

@@ -21,6 +21,8 @@ class Adafactor(_FusedOptimizer):
     Adafactor: Adam-like steps from a factored second-moment estimate, with relative step sizes
     and update clipping; eps is (eps1, eps2), eps1=None meaning the dtype's machine epsilon."""
 
+    _complex_as_real = False  # torch refuses complex parameters here
+
     _load_defaults = {"foreach": None}
 
     def __init__(

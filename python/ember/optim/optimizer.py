@@ -6,9 +6,18 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
-from .._C import Tensor, bfloat16, float16, float32, float64, get_default_dtype
+from .._C import (
+    Tensor,
+    bfloat16,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    view_as_complex,
+    view_as_real,
+)
 from .._ops.creation import tensor, zeros_like
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -409,6 +418,17 @@ class Optimizer:
             hook(self)
 
 
+def _as_real(t):
+    return view_as_real(t) if isinstance(t, Tensor) and t.is_complex() else t
+
+
+def _as_complex(t, param):
+    """A state tensor made for param's real view, as a complex tensor of param's shape."""
+    if isinstance(t, Tensor) and tuple(t.shape) == (*param.shape, 2) and t.is_floating_point():
+        return view_as_complex(t if t.stride(-1) == 1 else t.contiguous())
+    return t
+
+
 class _FusedOptimizer(Optimizer):
     """Base of the optimizers over ember._C._optim kernels: each implements _update_group, and
     lists in _load_defaults the group options that pickles from older versions may lack."""
@@ -434,11 +454,32 @@ class _FusedOptimizer(Optimizer):
                 loss = closure()
         for group in self.param_groups:
             params, grads, sparse = self._params_with_grad(group)
-            if params:
+            if params and self._complex_as_real and any(p.is_complex() for p in params):
+                self._update_complex_group(group, params, grads)
+            elif params:
                 self._update_group(group, params, grads)
             for p, g in sparse:
                 self._update_sparse(group, p, g)
         return loss
+
+    # Complex parameters are updated as their real views (real and imaginary parts as separate
+    # coordinates), as torch's optimizers do; their state stays complex, as torch keeps it.
+    _complex_as_real = True
+
+    def _update_complex_group(self, group, params, grads):
+        with no_grad():
+            views = [view_as_real(p) if p.is_complex() else p for p in params]
+            real_grads = [view_as_real(g) if g.is_complex() else g for g in grads]
+            for p, v in zip(params, views):
+                if v is not p:
+                    self.state[v] = {k: _as_real(t) for k, t in self.state.pop(p, {}).items()}
+            try:
+                self._update_group(group, views, real_grads)
+            finally:
+                for p, v in zip(params, views):
+                    if v is not p:
+                        state = self.state.pop(v, {})
+                        self.state[p] = {k: _as_complex(t, p) for k, t in state.items()}
 
     def _lazy_states(self, params, *buffers):
         """The params' state dicts; an empty one gets a zero 'step' and zero `buffers` first."""
