@@ -130,10 +130,10 @@ CPP = {
     "logical_or": lambda T, a, b: f"(bool({a}) || bool({b}))",
     # ternary
     "where": lambda T, c, a, b: f"(({c}) ? ({a}) : ({b}))",
-    # eager's two formulas, switching at |weight| = 0.5 (each exact at its end)
+    # eager's two fused formulas, switching at |weight| = 0.5 (each exact at its end, one rounding)
     "lerp": lambda T, a, b, w: (
-        f"(std::abs({w}) < {T}(0.5) ? ({a}) + ({w}) * (({b}) - ({a}))"
-        f" : ({b}) - (({b}) - ({a})) * ({T}(1) - ({w})))"
+        f"(std::abs({w}) < {T}(0.5) ? std::fma({w}, ({b}) - ({a}), {a})"
+        f" : std::fma(({w}) - {T}(1), ({b}) - ({a}), {b}))"
     ),
     "addcmul": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) * ({b})))",
     "addcdiv": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) / ({b})))",

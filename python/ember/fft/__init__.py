@@ -53,7 +53,7 @@ def _norm_code(norm, forward):
     """torch's normalization code for the kernel: 0 none, 1 1/sqrt(n), 2 1/n."""
     norm = "backward" if norm is None else norm
     if norm not in _NORMS:
-        raise ValueError(f"Invalid normalization mode: {norm}")
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     if norm == "ortho":
         return 1
     return 0 if (norm == "backward") == forward else 2
@@ -62,7 +62,7 @@ def _norm_code(norm, forward):
 def _swap(norm):
     norm = "backward" if norm is None else norm
     if norm not in _NORMS:
-        raise ValueError(f"Invalid normalization mode: {norm}")
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return {"backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
 
 
@@ -406,8 +406,8 @@ def _shift(input, dim, sign):
         dims = list(range(input.dim()))
     else:
         dims = [dim] if isinstance(dim, int) else list(dim)
-    if not dims:
-        return input
+    if not dims:  # torch rolls by an empty list of shifts, which it refuses
+        raise RuntimeError("`shifts` required")
     shifts = [sign * (input.shape[d] // 2) for d in dims]
     if input.dtype.is_complex:
         return _cx._roll(input, shifts, dims)
