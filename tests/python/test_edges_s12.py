@@ -267,6 +267,11 @@ def test_error_classes_as_torch(case):
 
 
 VALUES = [
+    # an empty dim list: vector_norm reduces every dim (all/any below reduce none)
+    (
+        lambda T: T.linalg.vector_norm(T.tensor([[3.0, 4.0], [0.0, 0.0]]), dim=(), keepdim=True),
+        [[5.0]],
+    ),
     (
         lambda T: T.nn.functional.smooth_l1_loss(
             T.tensor([1, 4]), T.tensor([2, 2]), reduction="sum", beta=0.0
