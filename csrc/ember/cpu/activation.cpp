@@ -73,7 +73,8 @@ Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
   // float32 and bfloat16 round at the edges as torch's two paths do: its vectorized kernel
   // multiplies x * (1 + erf) first (gelu(3e38) overflows to inf) and gives NaN at +inf (its
   // vector erf); its scalar kernel halves x first (gelu(3e38) = 3e38) and gives +inf there. The
-  // compiled kernels (_inductor/ops.py) give what torch.compile gives: +inf and 3e38 there.
+  // compiled kernels (_inductor/ops.py) give NaN at +inf as eager's contiguous path (torch.compile
+  // gives +inf there), and keep x * 0.5 first (3e38 stays finite).
   if (self.dtype() == kFloat || self.dtype() == kBFloat16) {
     if (!torch_vector_path(self))
       return forward("GeluKernelImpl", self, [](auto t) {

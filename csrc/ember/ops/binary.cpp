@@ -152,7 +152,9 @@ Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> mode)
   return floor_divide_(self, other);
 }
 
-EMBER_DERIVATIVE(op::lerp, "LerpBackward1", (self, end, weight), grad*(1 - weight), grad* weight,
+// grad - grad * w, not grad * (1 - w): a 0-d weight may be a wrapped number, and 1 - w of two
+// wrapped numbers would be computed in the default dtype (float32) instead of the weight's
+EMBER_DERIVATIVE(op::lerp, "LerpBackward1", (self, end, weight), grad - grad * weight, grad* weight,
                  to_dtype(grad*(end - self), weight.dtype()));
 EMBER_DERIVATIVE(op::where, "WhereBackward0", (condition, self, other), not_differentiable(),
                  where(condition, grad, zeros({}, TensorOptions(grad.dtype()))),

@@ -25,6 +25,13 @@ def _lit(T, v):
     return f"{T}({v!r})"
 
 
+def _gelu_erf(T, a):
+    """Exact gelu as eager's kernel on the contiguous buffers compiled code reads: NaN at +inf
+    for float (torch's vector erf; torch.compile itself gives +inf there), +inf for double."""
+    body = f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_erf(({a}) * {T}(0.70710678118654752440))))"
+    return f"(({a}) == INFINITY ? {T}(NAN) : {body})" if T == "float" else body
+
+
 def _softplus(T, a, beta=1.0, threshold=20.0):
     b = _lit(T, beta)
     big = f"({a}) * {b} > {_lit(T, threshold)}"
@@ -66,7 +73,7 @@ CPP = {
     "sign": lambda T, a: f"{T}(({T}(0) < ({a})) - (({a}) < {T}(0)))",
     "relu": lambda T, a: f"(({a}) < {T}(0) ? {T}(0) : ({a}))",
     "gelu": lambda T, a, approximate="none": (
-        f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_erf(({a}) * {T}(0.70710678118654752440))))"
+        _gelu_erf(T, a)
         if approximate == "none"
         else f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_tanh({T}(0.79788456080286535588) * "
         f"(({a}) + {T}(0.044715) * ({a}) * ({a}) * ({a})))))"
