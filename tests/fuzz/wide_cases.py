@@ -135,7 +135,9 @@ def index_write_cases(draw):
         )
     if how == "masked_scatter":
         mask = T(rng.random(x.shape if chance(draw, 85) else x.shape[-1:]) < 0.5, "bool")
-        src = draw(tensors(shape=(x.values.size + draw(st.integers(-1, 2)),), dtype=x.dtype))
+        src = draw(
+            tensors(shape=(max(0, x.values.size + draw(st.integers(-1, 2))),), dtype=x.dtype)
+        )
         return Case("Tensor.masked_scatter", (x, mask, src))
     idx = index_tensor(draw(shapes(0, 2)), x.values.size + oob, rng, low=-oob)
     src = draw(tensors(shape=idx.shape, dtype=x.dtype))
