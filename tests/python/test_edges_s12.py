@@ -267,6 +267,13 @@ def test_error_classes_as_torch(case):
 
 
 VALUES = [
+    # an expanded input cut to one row keeps a 0 stride; the FFT kernel divided by it (SIGFPE)
+    (
+        lambda T: (
+            T.fft.rfft(T.ones(1, 2, dtype=T.float64).expand(3, 2), norm="forward", n=1, dim=-2).real
+        ),
+        [[1.0, 1.0]],
+    ),
     # an empty dim list: vector_norm reduces every dim (all/any below reduce none)
     (
         lambda T: T.linalg.vector_norm(T.tensor([[3.0, 4.0], [0.0, 0.0]]), dim=(), keepdim=True),
