@@ -4,6 +4,15 @@
 
 namespace ember::py {
 
+namespace {
+// An empty dim list reduces nothing for all/any, as torch's all.dims: each element's truth
+// (uint8 stays uint8), where sum(dim=()) reduces every dim.
+Tensor element_truth(const Tensor& t) {
+  Tensor r = ne(t, wrap_scalar(int64_t(0)));
+  return t.dtype() == kByte ? to_dtype(r, kByte) : r;
+}
+}  // namespace
+
 void bind_reduce(nb::module_& m) {
   auto cls = tensor_class();
   auto sum_fn = [](const Tensor& t, nb::handle dim, bool keepdim, Dt dtype) {
@@ -37,10 +46,14 @@ void bind_reduce(nb::module_& m) {
     return amin(t, dims_arg(dim), keepdim);
   };
   auto all_fn = [](const Tensor& t, nb::handle dim, bool keepdim) {
-    return all(t, dims_arg(dim), keepdim);
+    std::vector<int64_t> dims = dims_arg(dim);
+    if (!dim.is_none() && dims.empty()) return element_truth(t);
+    return all(t, dims, keepdim);
   };
   auto any_fn = [](const Tensor& t, nb::handle dim, bool keepdim) {
-    return any(t, dims_arg(dim), keepdim);
+    std::vector<int64_t> dims = dims_arg(dim);
+    if (!dim.is_none() && dims.empty()) return element_truth(t);
+    return any(t, dims, keepdim);
   };
   auto dk = [](const char* sig, const char* text) { return Doc{sig, text}; };
   both(m, cls, "amax", +amax_fn,

@@ -2,6 +2,7 @@
 #include <nanobind/ndarray.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "common.h"
 
@@ -107,6 +108,15 @@ nb::object to_numpy(const Tensor& t) {
   return nb::cast(arr, nb::rv_policy::reference);
 }
 
+// torch counts a tuple's entries before it checks a slice's step: x0d[(::0,)] is an IndexError
+// where x0d[::0] is a ValueError (apply_indices checks a lone slice's step first)
+void check_tuple_on_0d(const Tensor& t, nb::handle idx) {
+  PyObject* o = idx.ptr();
+  EMBER_CHECK_INDEX(t.dim() != 0 || !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 1 ||
+                        !PySlice_Check(PyTuple_GET_ITEM(o, 0)),
+                    "too many indices for tensor of dimension 0");
+}
+
 // --- Python data -> tensor ------------------------------------------------------------------
 
 struct DataScan {
@@ -180,11 +190,11 @@ template <class T>
 constexpr bool is_complex_type<std::complex<T>> = true;
 
 template <class T>
-void fill(nb::handle h, T*& out) {
+void fill(nb::handle h, T*& out, ScalarType dtype) {
   if (is_sequence(h)) {
     nb::sequence seq = nb::borrow<nb::sequence>(h);
     size_t n = nb::len(seq);
-    for (size_t i = 0; i < n; ++i) fill(seq[i], out);
+    for (size_t i = 0; i < n; ++i) fill(seq[i], out, dtype);
     return;
   }
   if constexpr (is_complex_type<T>) {
@@ -198,6 +208,9 @@ void fill(nb::handle h, T*& out) {
     if (PyComplex_Check(h.ptr())) throw nb::type_error("can't convert complex to a real dtype");
     Scalar s;
     if (!scalar_from_python(h, s)) throw nb::type_error("could not convert element to a number");
+    // an integer dtype takes only numbers it can hold (NaN, 1e10 into int32), as torch's
+    // checked conversion; floating dtypes round or overflow to inf unchecked
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) check_scalar_fits(s, dtype);
     *out++ = s.to<T>();
   }
 }
@@ -231,7 +244,7 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
 #define EMBER_FILL_CASE(cpp, name, py)          \
   case ScalarType::name: {                      \
     cpp* p = static_cast<cpp*>(out.data_ptr()); \
-    fill<cpp>(data, p);                         \
+    fill<cpp>(data, p, out_t);                  \
     break;                                      \
   }
     EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_FILL_CASE)
@@ -507,7 +520,10 @@ void bind_tensor(nb::module_& m) {
           doc("__len__() -> int", "The size of the first dim."))
       .def(
           "__getitem__",
-          [](const Tensor& t, nb::handle idx) { return getitem(t, parse_index(idx)); },
+          [](const Tensor& t, nb::handle idx) {
+            check_tuple_on_0d(t, idx);
+            return getitem(t, parse_index(idx));
+          },
           nb::arg("index").none(),
           doc("__getitem__(index) -> Tensor",
               "Indexing with ints, slices, None, Ellipsis, bool and integer tensors, as numpy."))
@@ -528,6 +544,7 @@ void bind_tensor(nb::module_& m) {
                                     legacy_tensor_name(t.dtype()))
                                        .c_str());
             }
+            check_tuple_on_0d(t, idx);
             setitem(t, parse_index(idx), v);
           },
           nb::arg("index").none(), nb::arg("value").none(),

@@ -67,6 +67,7 @@ TOL = {
     "float32": (1e-4, 1e-4),
     "float64": (1e-7, 1e-7),
 }
+TOL_COMPLEX = {"complex64": "float32", "complex128": "float64"}  # each part as its real dtype
 
 
 @dataclass
@@ -150,10 +151,11 @@ def call(m, case: Case):
     kind, _, name = case.fn.partition(".")
     if case.fn.startswith("op:"):
         return OPS_BY_NAME[case.fn[3:]].op(m, *args, **kwargs)
-    if case.fn.startswith("prog:"):  # a short program (autograd, conversions): edge_cases.py
+    if case.fn.startswith("prog:"):  # a short program: edge_cases.py, wide_cases.py
         from edge_cases import PROGRAMS
+        from wide_cases import WIDE_PROGRAMS
 
-        return PROGRAMS[case.fn[5:]](m, *args, **kwargs)
+        return {**PROGRAMS, **WIDE_PROGRAMS}[case.fn[5:]](m, *args, **kwargs)
     if case.fn == "setitem":
         x, index, value = args
         x[index] = value
@@ -162,6 +164,8 @@ def call(m, case: Case):
         return getattr(m.nn.functional, name)(*args, **kwargs)
     if kind == "Tensor":
         return getattr(args[0], name)(*args[1:], **kwargs)
+    if kind in ("linalg", "fft", "sparse", "special"):  # a submodule's function
+        return getattr(getattr(m, kind), name)(*args, **kwargs)
     return getattr(m, case.fn)(*args, **kwargs)
 
 
@@ -274,6 +278,10 @@ def _close(a, b, dtype):
     if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
         return np.array_equal(a, b)
     rtol, atol = TOL.get(dtype, (1e-4, 1e-4))
+    if a.dtype.kind == "c" or b.dtype.kind == "c":  # fft's results: real and imaginary parts
+        a, b = np.asarray(a, np.complex128), np.asarray(b, np.complex128)
+        part = TOL_COMPLEX.get(dtype)
+        return _close(a.real, b.real, part) and _close(a.imag, b.imag, part)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     finite = np.isfinite(b64)
     scale = float(np.abs(b64[finite]).max()) if finite.any() else 1.0
@@ -281,7 +289,8 @@ def _close(a, b, dtype):
 
 
 def _diff(a, b):
-    a64, b64 = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    kind = np.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else np.float64
+    a64, b64 = np.asarray(a, kind).ravel(), np.asarray(b, kind).ravel()
     bad = ~np.isclose(a64, b64, equal_nan=True)
     i = int(np.argmax(bad)) if bad.any() else 0
     return (

@@ -6,7 +6,9 @@
 
 --families picks the case families: classic (op_db samples, views, indexing, nn), edge
 (edge_cases.py: keywords, special values, wrong types, in-place, reductions, matmul, autograd,
-conversions) or all (the default on the command line). The run ends with a table of calls per
+conversions), all (the default on the command line: classic and edge), wide (wide_cases.py:
+reductions over dim tuples, indexing writes, more losses, linalg, fft, sparse) or full (all and
+wide). The run ends with a table of calls per
 family in the issue's classes (pass / crash / hang / value / raise / exc_class) and the share
 that agrees with torch. A seed gives the same calls every run.
 
@@ -42,7 +44,9 @@ CHUNK = 5000  # calls per worker (each start costs ~2 s of imports)
 def strategies(families: str):
     """(name, strategy) pairs drawn from for `families`: 'classic' (op_db samples, views,
     indexing, creation, nn), 'edge' (edge_cases.py: keywords, special values, wrong types,
-    in-place, reductions, matmul, autograd, conversions) or 'all' (both, half each)."""
+    in-place, reductions, matmul, autograd, conversions), 'all' (both, half each), 'wide'
+    (wide_cases.py: dim tuples, indexing writes, losses, linalg, fft, sparse) or 'full' (all,
+    with a quarter of the draws from wide)."""
     from edge_cases import EDGE_STRATEGIES
     from nn_cases import NN_STRATEGIES
     from strategies import (
@@ -52,6 +56,7 @@ def strategies(families: str):
         op_db_cases,
         view_cases,
     )
+    from wide_cases import WIDE_STRATEGIES
 
     # op_db samples are half the classic cases: they cover most ops
     classic = [("op_db", op_db_cases())] * 3 + [
@@ -62,8 +67,13 @@ def strategies(families: str):
     ]
     classic += [("nn." + s.wrapped_strategy.definition.__name__[:-6], s) for s in NN_STRATEGIES]
     edge = [(s.wrapped_strategy.definition.__name__[:-6], s) for s in EDGE_STRATEGIES]
-    if families == "all":  # as many edge draws as classic ones
+    wide = [(s.wrapped_strategy.definition.__name__[:-6], s) for s in WIDE_STRATEGIES]
+    if families == "wide":
+        return wide
+    if families in ("all", "full"):  # as many edge draws as classic ones
         edge = edge * max(1, round(len(classic) / len(edge)))
+    if families == "full":  # and a quarter of the draws from the wide families
+        return classic + edge + wide * max(1, round(len(classic + edge) / (3 * len(wide))))
     return {"classic": classic, "edge": edge, "all": classic + edge}[families]
 
 
@@ -309,9 +319,11 @@ def main(argv=None):
     p.add_argument("--out", help="write every finding's examples here (JSON lines)")
     p.add_argument(
         "--families",
-        choices=("all", "classic", "edge"),
+        choices=("all", "classic", "edge", "wide", "full"),
         default="all",
-        help="classic: op_db samples, views, indexing, nn; edge: edge_cases.py; all: both",
+        help="classic: op_db samples, views, indexing, nn; edge: edge_cases.py; all: both; "
+        "wide: wide_cases.py (dim tuples, indexing writes, losses, linalg, fft, sparse); "
+        "full: all and wide",
     )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--ci", action="store_true", help=argparse.SUPPRESS)

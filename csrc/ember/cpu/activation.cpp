@@ -56,18 +56,10 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kGeluC = 0.044715;
 
-// Whether torch's elementwise loop takes its vectorized path for `self`: more than one element
-// and an innermost dim (by stride) that is contiguous or broadcast; else its scalar path.
-bool torch_vector_path(const Tensor& self) {
-  if (self.numel() < 2) return false;
-  bool unit = false, all_zero = true;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (self.size(d) < 2) continue;
-    unit = unit || self.stride(d) == 1;
-    all_zero = all_zero && self.stride(d) == 0;
-  }
-  return unit || all_zero;
-}
+// Whether torch's GELU kernel takes its vectorized path for `self`: a contiguous (row-major)
+// tensor of two or more elements; any other layout, and a single element, take its scalar path.
+// (Measured on torch 2.13: a transposed, sliced-by-rows, strided or expanded input is scalar.)
+bool torch_vector_path(const Tensor& self) { return self.numel() >= 2 && self.is_contiguous(); }
 
 Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
   if (tanh_mode != 0)
@@ -79,9 +71,10 @@ Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
       };
     });
   // float32 and bfloat16 round at the edges as torch's two paths do: its vectorized kernel
-  // multiplies x * (1 + erf) first (gelu(3e38) overflows to inf); its scalar kernel halves x
-  // first (gelu(3e38) = 3e38). (Its vector erf's NaN at +inf is not copied: the compiled
-  // kernels give inf there, and eager and compiled must agree.)
+  // multiplies x * (1 + erf) first (gelu(3e38) overflows to inf) and gives NaN at +inf (its
+  // vector erf); its scalar kernel halves x first (gelu(3e38) = 3e38) and gives +inf there. The
+  // compiled kernels (_inductor/ops.py) give NaN at +inf as eager's contiguous path (torch.compile
+  // gives +inf there), and keep x * 0.5 first (3e38 stays finite).
   if (self.dtype() == kFloat || self.dtype() == kBFloat16) {
     if (!torch_vector_path(self))
       return forward("GeluKernelImpl", self, [](auto t) {
@@ -90,7 +83,11 @@ Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
       });
     return forward("GeluKernelImpl", self, [](auto t) {
       using T = decltype(t);
-      return [](T x) { return x * (T(1) + fast_erf(x * T(kInvSqrt2))) * T(0.5); };
+      return [](T x) {
+        return x == std::numeric_limits<T>::infinity()
+                   ? std::numeric_limits<T>::quiet_NaN()
+                   : x * (T(1) + fast_erf(x * T(kInvSqrt2))) * T(0.5);
+      };
     });
   }
   return forward("GeluKernelImpl", self, [](auto t) {

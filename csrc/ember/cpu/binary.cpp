@@ -3,6 +3,10 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno", "fp-contract=off")
 #include "ember/schema/binary.h"
+
+#include <cmath>
+#include <type_traits>
+
 #include "ember/core/shape.h"
 #include "ember/core/type_promotion.h"
 #include "ember/cpu/copy.h"
@@ -297,6 +301,34 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 EMBER_REGISTER_KERNEL(op::where, CPU, where_kernel);
+
+// torch.lerp as PyTorch's CPU kernels compute it, one rounding per output: below |w| = 0.5 it is
+// fma(w, end - self, self), else fma(w - 1, end - self, end). The fused multiply-add is what
+// keeps lerp(-2e38, 1.5e36, 300) finite where a rounded product would overflow. A 0-d weight of
+// a float16/bfloat16 lerp arrives as float (torch's opmath scalar), so it is not rounded twice.
+template <class W>
+void lerp_loop(const TensorIter& it, ScalarType dt) {
+  dispatch<kFloatTypes>(dt, "lerp_kernel", [&](auto tag) {
+    using T = decltype(tag);
+    using Wt = std::conditional_t<std::is_same_v<W, void>, T, W>;
+    ternary_loop<T, T, T, Wt, Isa::avx2>(it, [](auto s, auto e, auto w) {
+      using A = decltype(s);
+      const A aw = A(w), d = e - s;
+      return std::abs(aw) < A(0.5) ? std::fma(aw, d, s) : std::fma(aw - A(1), d, e);
+    });
+  });
+}
+
+Tensor lerp_kernel(const Tensor& self, const Tensor& end, const Tensor& weight) {
+  DimVector shape =
+      broadcast_shapes(broadcast_shapes(self.sizes(), end.sizes(), "lerp"), weight.sizes(), "lerp");
+  Tensor out = empty_like_inputs(shape, self.dtype(), {&self, &end, &weight});
+  TensorIter it({&out, &self, &end, &weight});
+  if (weight.dtype() == kFloat && self.dtype() != kFloat) lerp_loop<float>(it, self.dtype());
+  else lerp_loop<void>(it, self.dtype());
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::lerp, CPU, lerp_kernel);
 
 }  // namespace
 

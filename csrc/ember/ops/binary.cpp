@@ -165,6 +165,10 @@ Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> mode)
   return floor_divide_(self, other);
 }
 
+// grad - grad * w, not grad * (1 - w): a 0-d weight may be a wrapped number, and 1 - w of two
+// wrapped numbers would be computed in the default dtype (float32) instead of the weight's
+EMBER_DERIVATIVE(op::lerp, "LerpBackward1", (self, end, weight), grad - grad * weight, grad* weight,
+                 to_dtype(grad*(end - self), weight.dtype()));
 EMBER_DERIVATIVE(op::where, "WhereBackward0", (condition, self, other), not_differentiable(),
                  where(condition, grad, zeros({}, TensorOptions(grad.dtype()))),
                  where(condition, zeros({}, TensorOptions(grad.dtype())), grad));
@@ -239,16 +243,16 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
     if (weight.impl()->is_wrapped_number)
       check_scalar_fits(weight.item(),
                         self.dtype() == kHalf || self.dtype() == kBFloat16 ? kFloat : self.dtype());
-    if (weight.dtype() != self.dtype()) w = weight.to(self.dtype());
+    // float16/bfloat16 keep a float weight (torch's opmath scalar), other dtypes self's
+    ScalarType wt = self.dtype() == kHalf || self.dtype() == kBFloat16 ? kFloat : self.dtype();
+    if (weight.dtype() != wt) w = weight.to(wt);
   } else {
     EMBER_CHECK(weight.dtype() == self.dtype(), "expected dtype ", cpp_type_name(self.dtype()),
                 " for `weight` but got dtype ", cpp_type_name(weight.dtype()));
   }
-  // Two formulas switching at |weight| = 0.5, each exact at its end, as PyTorch's kernel: their
-  // inf/nan results (lerp(0, inf, 0.5) is nan) follow from the same arithmetic.
-  Tensor diff = end - self;
-  Tensor near_self = lt(abs(w), wrap_scalar(0.5));
-  return where(near_self, self + w * diff, end - diff * (1 - w));
+  // Two formulas switching at |weight| = 0.5, each exact at its end and fused (one rounding),
+  // as PyTorch's kernel: see lerp_kernel (cpu/binary.cpp).
+  return op::lerp.call(self, end, w);
 }
 
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

@@ -3,6 +3,8 @@
 // (GEMM + col2im), so they and the create_graph backward need no derivative of their own.
 #include "ember/ops/conv.h"
 
+#include <array>
+#include <cstdint>
 #include <limits>
 
 #include "ember/autograd/node.h"
@@ -155,6 +157,34 @@ EMBER_DERIVATIVE_GROUPED(op::conv2d_forward, "ConvolutionBackward0",
                          conv2d_backward(grad, input, weight, stride, padding, dilation, groups,
                                          need));
 
+// int64 transposed convolution onto the uncropped canvas (CH, CW): every input element times
+// every tap of its group's weight, added where the tap lands; unsigned arithmetic wraps as
+// torch's int64 kernel does.
+Tensor conv_transpose_int64(const Tensor& x, const Tensor& w, int64_t G,
+                            std::array<int64_t, 2> canvas, const Conv2dArgs& a) {
+  const int64_t N = x.size(0), Cg = x.size(1) / G, Og = w.size(1), kh = w.size(2);
+  const int64_t kw = w.size(3), H = x.size(2), W = x.size(3), CH = canvas[0], CW = canvas[1];
+  Tensor out = zeros({N, G * Og, CH, CW}, TensorOptions(kLong));
+  const auto* xp = reinterpret_cast<const uint64_t*>(x.data_ptr<int64_t>());
+  const auto* wp = reinterpret_cast<const uint64_t*>(w.data_ptr<int64_t>());
+  auto* op = reinterpret_cast<uint64_t*>(out.data_ptr<int64_t>());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t o = 0; o < Og; ++o) {
+          const uint64_t* xc = xp + ((n * G + g) * Cg + c) * H * W;
+          const uint64_t* wc = wp + ((g * Cg + c) * Og + o) * kh * kw;
+          uint64_t* oc = op + ((n * G + g) * Og + o) * CH * CW;
+          for (int64_t i = 0; i < H; ++i)
+            for (int64_t j = 0; j < W; ++j)
+              for (int64_t u = 0; u < kh; ++u)
+                for (int64_t v = 0; v < kw; ++v)
+                  oc[(i * a.stride[0] + u * a.dilation[0]) * CW + j * a.stride[1] +
+                     v * a.dilation[1]] += xc[i * W + j] * wc[u * kw + v];
+        }
+  return out;
+}
+
 // Transposed convolution over batched 4-d input with expanded, checked params.
 Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
                               const Conv2dArgs& a) {
@@ -178,10 +208,19 @@ Tensor conv_transpose_batched(const Tensor& x, const Tensor& w, const std::optio
   EMBER_CHECK(OH > 0 && OW > 0, "Given input size per channel: (", H, " x ", W,
               "). Calculated output size per channel: (", OH, " x ", OW,
               "). Output size is too small");
-  // torch sizes its output before its kernel rejects the dtype
-  EMBER_CHECK_KIND(is_floating_point(x.dtype()), ErrorKind::NotImplemented,
-                   "\"slow_conv_transpose2d_cpu\" not implemented for '",
+  // torch sizes its output before its kernel rejects the dtype; its kernel computes int64
+  // (wrapping) but no other integer type
+  EMBER_CHECK_KIND(is_floating_point(x.dtype()) || x.dtype() == kLong, ErrorKind::NotImplemented,
+                   "\"slow_conv_transpose2d_out_cpu\" not implemented for '",
                    scalar_type_name(x.dtype()), "'");
+  if (x.dtype() == kLong) {
+    Tensor out = conv_transpose_int64(contiguous(x), contiguous(w), G, {CH, CW}, a);
+    if (CH != OH || CW != OW || a.padding[0] || a.padding[1])
+      out = pad(out, {-a.padding[1], a.output_padding[1] - a.padding[1], -a.padding[0],
+                      a.output_padding[0] - a.padding[0]});
+    if (bias) out = out + view(to_dtype(*bias, kLong), {1, -1, 1, 1});
+    return out;
+  }
   Tensor xg = reshape(x, {N, G, Cg, H * W});
   Tensor wg = reshape(w, {G, Cg, Og * kh * kw});
   Tensor cols = reshape(matmul(transpose(wg, 1, 2), xg), {N, G * Og * kh * kw, H * W});

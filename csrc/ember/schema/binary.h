@@ -55,5 +55,7 @@ EMBER_DECLARE_OP(sub_,
                  Tensor&(Tensor&, const Tensor&, const Scalar&));
 EMBER_DECLARE_OP(where, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
                  Tensor(const Tensor&, const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(lerp, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&));
 
 }  // namespace ember::op

@@ -25,6 +25,13 @@ def _lit(T, v):
     return f"{T}({v!r})"
 
 
+def _gelu_erf(T, a):
+    """Exact gelu as eager's kernel on the contiguous buffers compiled code reads: NaN at +inf
+    for float (torch's vector erf; torch.compile itself gives +inf there), +inf for double."""
+    body = f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_erf(({a}) * {T}(0.70710678118654752440))))"
+    return f"(({a}) == INFINITY ? {T}(NAN) : {body})" if T == "float" else body
+
+
 def _softplus(T, a, beta=1.0, threshold=20.0):
     b = _lit(T, beta)
     big = f"({a}) * {b} > {_lit(T, threshold)}"
@@ -66,7 +73,7 @@ CPP = {
     "sign": lambda T, a: f"{T}(({T}(0) < ({a})) - (({a}) < {T}(0)))",
     "relu": lambda T, a: f"(({a}) < {T}(0) ? {T}(0) : ({a}))",
     "gelu": lambda T, a, approximate="none": (
-        f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_erf(({a}) * {T}(0.70710678118654752440))))"
+        _gelu_erf(T, a)
         if approximate == "none"
         else f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_tanh({T}(0.79788456080286535588) * "
         f"(({a}) + {T}(0.044715) * ({a}) * ({a}) * ({a})))))"
@@ -130,10 +137,10 @@ CPP = {
     "logical_or": lambda T, a, b: f"(bool({a}) || bool({b}))",
     # ternary
     "where": lambda T, c, a, b: f"(({c}) ? ({a}) : ({b}))",
-    # eager's two formulas, switching at |weight| = 0.5 (each exact at its end)
+    # eager's two fused formulas, switching at |weight| = 0.5 (each exact at its end, one rounding)
     "lerp": lambda T, a, b, w: (
-        f"(std::abs({w}) < {T}(0.5) ? ({a}) + ({w}) * (({b}) - ({a}))"
-        f" : ({b}) - (({b}) - ({a})) * ({T}(1) - ({w})))"
+        f"(std::abs({w}) < {T}(0.5) ? std::fma({w}, ({b}) - ({a}), {a})"
+        f" : std::fma(({w}) - {T}(1), ({b}) - ({a}), {b}))"
     ),
     "addcmul": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) * ({b})))",
     "addcdiv": lambda T, s, a, b, value=1: f"(({s}) + {_lit(T, value)} * (({a}) / ({b})))",

@@ -134,7 +134,12 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
             f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
             f"{reduce}."
         )
-    dim = dim % builtins.max(input.dim(), 1)
+    n = builtins.max(input.dim(), 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    dim = dim % n
     shape = [1] * source.dim()
     if source.dim():
         shape[dim] = -1

@@ -168,6 +168,11 @@ def aminmax(input, *, dim=None, keepdim=False):
     from .. import return_types
 
     if dim is None:
+        if input.numel() == 0:  # torch's check for the all-elements form
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                "no identity."
+            )
         if keepdim:
             dims = tuple(range(input.dim()))
             return return_types.aminmax(input.amin(dims, True), input.amax(dims, True))

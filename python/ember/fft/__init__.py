@@ -49,11 +49,17 @@ __all__ = [
 _NORMS = ("backward", "ortho", "forward")
 
 
+def _dense(x):
+    """x, or a row-major copy where a stride is 0 (expanded, or a size-1 dim of an expanded
+    tensor, which contiguous() leaves as is): the FFT kernels divide by strides."""
+    return x.reshape(-1).clone().reshape(x.shape) if 0 in x.stride() else x
+
+
 def _norm_code(norm, forward):
     """torch's normalization code for the kernel: 0 none, 1 1/sqrt(n), 2 1/n."""
     norm = "backward" if norm is None else norm
     if norm not in _NORMS:
-        raise ValueError(f"Invalid normalization mode: {norm}")
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     if norm == "ortho":
         return 1
     return 0 if (norm == "backward") == forward else 2
@@ -62,7 +68,7 @@ def _norm_code(norm, forward):
 def _swap(norm):
     norm = "backward" if norm is None else norm
     if norm not in _NORMS:
-        raise ValueError(f"Invalid normalization mode: {norm}")
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return {"backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
 
 
@@ -116,7 +122,7 @@ def _c2c(x, dims, norm, forward):
     for d in dims:
         if x.shape[d] < 1:
             raise RuntimeError(f"Invalid number of data points ({x.shape[d]}) specified")
-    return _C._fft_c2c(x, list(dims), _norm_code(norm, forward), forward)
+    return _C._fft_c2c(_dense(x), list(dims), _norm_code(norm, forward), forward)
 
 
 def _c2r_last(x, dim, n, norm):
@@ -124,7 +130,7 @@ def _c2r_last(x, dim, n, norm):
     after _resize); n the output length."""
     x = _resize(x, dim, n // 2 + 1, "irfft")
     if not _needs_grad(x):
-        return _C._fft_c2r(x, [dim], _norm_code(norm, False), n)
+        return _C._fft_c2r(_dense(x), [dim], _norm_code(norm, False), n)
     tail = x.narrow(dim, 1, n - n // 2 - 1)
     full = _cx._cat([x, _cx.conj(_cx._flip(tail, [dim]))], dim) if tail.shape[dim] else x
     return _cx.real(_c2c(full, [dim], norm, False)).contiguous()
@@ -144,7 +150,7 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
             x = _resize(x, dim, n, "fft")
         if x.shape[dim] < 1:
             raise RuntimeError(f"Invalid number of data points ({x.shape[dim]}) specified")
-        return _out(_C._fft_r2c(x, [dim], _norm_code(norm, True), False), out)
+        return _out(_C._fft_r2c(_dense(x), [dim], _norm_code(norm, True), False), out)
     x = _to_complex(input)
     dim = _wrap(dim, x.dim())
     if n is not None:
@@ -176,7 +182,7 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     if m < 1:
         raise RuntimeError(f"Invalid number of data points ({m}) specified")
     if not _needs_grad(x):
-        return _out(_C._fft_r2c(x, [dim], _norm_code(norm, True), True), out)
+        return _out(_C._fft_r2c(_dense(x), [dim], _norm_code(norm, True), True), out)
     y = _c2c(_to_complex(x), [dim], norm, True)
     return _out(y.narrow(dim, 0, m // 2 + 1), out)
 
@@ -248,7 +254,7 @@ def fftn(input, s=None, dim=None, norm=None, *, out=None):
         for d in dims:
             if x.shape[d] < 1:
                 raise RuntimeError(f"Invalid number of data points ({x.shape[d]}) specified")
-        return _out(_C._fft_r2c(x, dims, _norm_code(norm, True), False), out)
+        return _out(_C._fft_r2c(_dense(x), dims, _norm_code(norm, True), False), out)
     x = _to_complex(x)
     return _out(_c2c(x, dims, norm, True), out)
 
@@ -283,7 +289,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
         for d in dims:
             if x.shape[d] < 1:
                 raise RuntimeError(f"Invalid number of data points ({x.shape[d]}) specified")
-        return _out(_C._fft_r2c(x, dims, _norm_code(norm, True), True), out)
+        return _out(_C._fft_r2c(_dense(x), dims, _norm_code(norm, True), True), out)
     y = _c2c(_to_complex(x), dims, norm, True)
     return _out(y.narrow(last, 0, m // 2 + 1), out)
 
@@ -308,7 +314,7 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
         x = _resize(x, d, k, "irfftn")
     if not _needs_grad(x) and s[-1] >= 1:
         x = _resize(x, last, s[-1] // 2 + 1, "irfftn")
-        return _out(_C._fft_c2r(x, dims, _norm_code(norm, False), s[-1]), out)
+        return _out(_C._fft_c2r(_dense(x), dims, _norm_code(norm, False), s[-1]), out)
     x = _c2c(x, dims[:-1], norm, False) if len(dims) > 1 else x
     n = s[-1]
     if n < 1:
@@ -406,8 +412,8 @@ def _shift(input, dim, sign):
         dims = list(range(input.dim()))
     else:
         dims = [dim] if isinstance(dim, int) else list(dim)
-    if not dims:
-        return input
+    if not dims:  # torch rolls by an empty list of shifts, which it refuses
+        raise RuntimeError("`shifts` required")
     shifts = [sign * (input.shape[d] // 2) for d in dims]
     if input.dtype.is_complex:
         return _cx._roll(input, shifts, dims)

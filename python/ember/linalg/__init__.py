@@ -404,6 +404,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     dims = (
         tuple(range(x.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
     )
+    if not dims:  # an empty dim list reduces every dim, as torch's
+        dims = tuple(range(x.dim()))
     if x.dim() == 0:
         dims = ()
     a = x.abs()

@@ -381,6 +381,10 @@ def glu(input, dim=-1):
     a * sigmoid(b) where a, b are the halves of input along dim."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        d = dim + input.dim() if -input.dim() <= dim < 0 else dim
+        if 0 <= d < input.dim() and input.shape[d] % 2 == 0:  # after torch's shape checks
+            _float_kernel("glu_cpu", input.dtype)
     return _nn.glu(input, dim)
 
 
@@ -663,6 +667,8 @@ def one_hot(tensor, num_classes=-1):
     """one_hot(tensor, num_classes=-1) -> LongTensor
 
     int64 one-hot encoding with a new last dim of size num_classes (-1: max + 1)."""
+    if isinstance(tensor, _C.Tensor) and tensor.numel() == 0 and num_classes == 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     return _nn.one_hot(tensor, num_classes)
 
 

@@ -133,6 +133,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmin(input, dim=None, _stacklevel=3, dtype=None)
 
     Softmin along ``dim``: softmax(-x)."""
+    if not isinstance(input, Tensor):  # torch negates first: a number has no .softmax
+        return (-input).softmax(dim)
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     empty = _empty_softmax(input, dim, dtype, negate=True)
@@ -206,6 +208,14 @@ def binary_cross_entropy(
             f"({input.size()}) "
             "is deprecated. Please ensure they have the same size."
         )
+    if target.dtype != input.dtype:  # torch's kernel takes the target in input's dtype only
+        from ..._type_info import scalar_type_name
+
+        raise RuntimeError(
+            f"Found dtype {scalar_type_name(target.dtype)} but expected "
+            f"{scalar_type_name(input.dtype)}"
+        )
+    _float_kernel("binary_cross_entropy", input.dtype)
     if weight is not None:
         weight = weight.expand(broadcast_shapes(target.size(), weight.size()))
     return _nn.binary_cross_entropy(input, target, weight, red)
@@ -301,6 +311,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     red = _enum(size_average, reduce, reduction)
     if beta < 0:  # torch checks beta before the dtype
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:  # torch computes l1_loss here (its dtype rules and errors included)
+        return l1_loss(input, target, reduction={_NONE: "none", _SUM: "sum"}.get(red, "mean"))
     _no_bool(input, "smooth_l1_cpu", target)  # after the reduction's check, as torch
     input, target = broadcast_tensors(input, target)
     return _nn.smooth_l1_loss(input, target, red, beta)
@@ -451,6 +463,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
             raise RuntimeError(
                 f"output with shape {list(input.shape)} doesn't match the broadcast shape "
                 f"{list(shape)}"
+            )
+        if not (input.dtype.is_floating_point or input.dtype.is_complex or input.dtype == _C.bool):
+            from ..._type_info import scalar_type_name  # torch writes the float loss into input
+
+            raise RuntimeError(
+                "result type Float can't be cast to the desired output type "
+                f"{scalar_type_name(input.dtype)}"
             )
     return _nn.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
 

@@ -249,11 +249,11 @@ def _adaptive_size(input, output_size, nd):
 def _empty_mean_pool(input, sizes):
     """torch pools to all-ones sizes as a mean over the pooled dims, which takes an empty input
     (NaN, or nothing for an empty batch) where the pooling kernel refuses it, and refuses a bool
-    input as mean does; None otherwise (the kernel's path)."""
+    or integer input as mean does (RuntimeError); None otherwise (the kernel's path)."""
     nd = len(sizes)
     if not nd + 1 <= input.dim() <= nd + 2 or not all(s == 1 for s in sizes):
         return None
-    if input.numel() == 0 or input.dtype == _C.bool:
+    if input.numel() == 0 or not (input.dtype.is_floating_point or input.dtype.is_complex):
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
     return None
 
@@ -264,6 +264,8 @@ def adaptive_avg_pool1d(input, output_size):
     Adaptive 1-d average pooling to length output_size."""
     sizes = _adaptive_size(input, output_size, 1)
     out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
+    if out is None and isinstance(input, _C.Tensor) and input.numel():
+        _float_kernel("adaptive_avg_pool2d", input.dtype)  # torch pools 1-d as 2-d
     return _nn.adaptive_avg_pool1d(input, sizes) if out is None else out
 
 
@@ -274,6 +276,8 @@ def adaptive_avg_pool2d(input, output_size):
     try:
         sizes = _adaptive_size(input, output_size, 2)
         out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
+        if out is None and isinstance(input, _C.Tensor) and input.numel():
+            _float_kernel("adaptive_avg_pool2d", input.dtype)
         return _nn.adaptive_avg_pool2d(input, sizes) if out is None else out
     except TypeError:
         _raise_if_not_tensor(input, "dim")
@@ -292,10 +296,12 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
     adaptive_max_pool2d returning (values, flat indices)."""
     try:
-        return _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+        out = _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
     except TypeError:
         _raise_if_not_tensor(input, "dim")
         raise
+    _float_kernel("adaptive_max_pool2d", input.dtype)  # an empty input too, after the sizes
+    return out
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -362,14 +368,10 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1)
 
     Sums columns (N, C * kH * kW, L) back into an (N, C, *output_size) image."""
-    return _nn.col2im(
-        input,
-        _ints(output_size),
-        _ints(kernel_size),
-        _ints(dilation),
-        _ints(padding),
-        _ints(stride),
-    )
+    args = (_ints(output_size), _ints(kernel_size), _ints(dilation), _ints(padding), _ints(stride))
+    if isinstance(input, _C.Tensor) and input.dtype == _C.bool:  # torch folds bools: an OR
+        return _nn.col2im(input.to(_C.float32), *args) != 0
+    return _nn.col2im(input, *args)
 
 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
@@ -491,8 +493,8 @@ def _check_interpolate_dtype(input, mode, dim, output_size):
         return
     base = "nearest" if mode == "nearest-exact" else mode
     kernel = _INTERP_KERNELS.get((base, dim))
-    if base == "area" and input.numel() == 0:  # torch's empty area path is its mean's
-        return
+    if base == "area" and (input.numel() == 0 or all(s == 1 for s in output_size)):
+        return  # torch's area path to all-ones sizes (or of an empty input) is its mean's
     if kernel is None or min(list(input.shape[2:]) + list(output_size), default=1) <= 0:
         return
     if str(input.dtype).endswith("uint8") and base in ("nearest", "bilinear", "bicubic"):
