@@ -696,17 +696,19 @@ class OpCheckError(Exception):
     Raised by opcheck when a test fails."""
 
 
+def _clone_arg(v):
+    """v with each tensor (also inside lists/tuples) replaced by a detached copy."""
+    if isinstance(v, _C.Tensor):
+        return v.detach().clone()
+    if isinstance(v, (list, tuple)):
+        return type(v)(_clone_arg(x) for x in v)
+    return v
+
+
 def _check_traced(ember, st, args, kwargs, flat):
     """opcheck's test_aot_dispatch_dynamic: the op captured by make_fx (one node, traced through
     its fake kernel) and the captured graph run must give the eager outputs."""
     from .fx.experimental.proxy_tensor import make_fx
-
-    def clone(v):
-        if isinstance(v, _C.Tensor):
-            return v.detach().clone()
-        if isinstance(v, (list, tuple)):
-            return type(v)(clone(x) for x in v)
-        return v
 
     where = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
 
@@ -714,13 +716,13 @@ def _check_traced(ember, st, args, kwargs, flat):
         full = list(args)
         for i, t in zip(where, tensors):
             full[i] = t
-        return st.opoverload(*full, **clone(kwargs))
+        return st.opoverload(*full, **_clone_arg(kwargs))
 
     tensors = [args[i] for i in where]
     with ember.no_grad():
-        expected = flat(st.opoverload(*clone(args), **clone(kwargs)))
-        gm = make_fx(call)(*clone(tensors))
-        got = flat(gm(*clone(tensors)))
+        expected = flat(st.opoverload(*_clone_arg(args), **_clone_arg(kwargs)))
+        gm = make_fx(call)(*_clone_arg(tensors))
+        got = flat(gm(*_clone_arg(tensors)))
     if len(got) != len(expected) or any(
         tuple(g.shape) != tuple(e.shape) or g.dtype != e.dtype or not ember.allclose(g, e)
         for g, e in zip(got, expected)
@@ -751,13 +753,6 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
         tests = (tests,)
     results = {}
 
-    def clone(v):
-        if isinstance(v, _C.Tensor):
-            return v.detach().clone()
-        if isinstance(v, (list, tuple)):
-            return type(v)(clone(x) for x in v)
-        return v
-
     def flat(v):
         if isinstance(v, _C.Tensor):
             return [v]
@@ -768,7 +763,7 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
     for test in tests:
         try:
             if test == "test_schema":
-                a, k = clone(args), clone(kwargs)
+                a, k = _clone_arg(args), _clone_arg(kwargs)
                 before = [t.clone() for t in flat((a, k))]
                 bound = st.schema.bind(a, k, st.schema.name)
                 with ember.no_grad():
@@ -801,10 +796,10 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
                     raise OpCheckError(
                         f"{st.entry_name}: no fake kernel was registered (use register_fake)"
                     )
-                a, k = clone(args), clone(kwargs)
+                a, k = _clone_arg(args), _clone_arg(kwargs)
                 with ember.no_grad():
                     real = flat(st.opoverload(*a, **k))
-                    fake = flat(st.fake(*clone(args), **clone(kwargs)))
+                    fake = flat(st.fake(*_clone_arg(args), **_clone_arg(kwargs)))
                 if len(real) != len(fake) or any(
                     tuple(r.shape) != tuple(f.shape) or r.dtype != f.dtype
                     for r, f in zip(real, fake)
@@ -815,7 +810,7 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
                         f"{[(tuple(r.shape), r.dtype) for r in real]}"
                     )
             elif test == "test_aot_dispatch_dynamic":
-                _check_traced(ember, st, clone(args), clone(kwargs), flat)
+                _check_traced(ember, st, _clone_arg(args), _clone_arg(kwargs), flat)
             else:
                 raise ValueError(f"opcheck: unknown test '{test}'")
             results[test] = "SUCCESS"

@@ -5,17 +5,9 @@ compile's argument checks, export and make_fx details."""
 
 import numpy as np
 import pytest
+from _docs_check import _libs
 
 import ember
-
-
-def _libs():
-    libs = [ember]
-    try:
-        import torch
-    except ImportError:
-        return libs
-    return libs + [torch]
 
 
 def _reset(T):

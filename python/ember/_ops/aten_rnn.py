@@ -94,30 +94,7 @@ def _run(
     return out, h_n
 
 
-def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-    """lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first) -> (Tensor, Tensor, Tensor)
-
-    A multi-layer LSTM over a padded input (torch's flat-weights form: params holds w_ih, w_hh,
-    then b_ih, b_hh when has_biases, then w_hr with a projection, per layer and direction);
-    hx = (h0, c0). Returns (output, h_n, c_n)."""  # noqa: E501
-    _check_padded("lstm", (input, hx))
-    return _run(
-        "lstm",
-        lstm_cell,
-        input,
-        hx,
-        list(params),
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        batch_first,
-        True,
-    )
-
-
-def _plain(name, cell):
+def _flat_rnn(name, cell, doc):
     def fn(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
         _check_padded(name, (input, hx))
         return _run(
@@ -132,22 +109,35 @@ def _plain(name, cell):
             train,
             bidirectional,
             batch_first,
-            False,
+            name == "lstm",
         )
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
+    fn.__doc__ = doc
+    return fn
+
+
+def _plain_doc(name):
+    return (
         f"{name}(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
         "batch_first) -> (Tensor, Tensor)\n\n"
         f"A multi-layer {name} recurrence over a padded input with torch's flat weights (w_ih, "
         "w_hh, then b_ih, b_hh when has_biases, per layer and direction). Returns (output, h_n)."
     )
-    return fn
 
 
-gru = _plain("gru", gru_cell)
-rnn_tanh = _plain("rnn_tanh", rnn_tanh_cell)
-rnn_relu = _plain("rnn_relu", rnn_relu_cell)
+lstm = _flat_rnn(
+    "lstm",
+    lstm_cell,
+    "lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
+    "batch_first) -> (Tensor, Tensor, Tensor)\n\n"
+    "A multi-layer LSTM over a padded input (torch's flat-weights form: params holds w_ih, w_hh, "
+    "then b_ih, b_hh when has_biases, then w_hr with a projection, per layer and direction); "
+    "hx = (h0, c0). Returns (output, h_n, c_n).",
+)
+gru = _flat_rnn("gru", gru_cell, _plain_doc("gru"))
+rnn_tanh = _flat_rnn("rnn_tanh", rnn_tanh_cell, _plain_doc("rnn_tanh"))
+rnn_relu = _flat_rnn("rnn_relu", rnn_relu_cell, _plain_doc("rnn_relu"))
 
 
 # -- SyncBatchNorm's statistics: per-channel over every dim but 1

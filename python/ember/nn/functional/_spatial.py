@@ -212,17 +212,8 @@ def avg_pool2d(
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got -3)"
         )
-    if isinstance(input, _C.Tensor) and input.is_quantized:
-        return _quantized._avg_pool2d(
-            input,
-            _ints(kernel_size),
-            _stride(stride),
-            _ints(padding),
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
-        )
-    return _nn.avg_pool2d(
+    quantized = isinstance(input, _C.Tensor) and input.is_quantized
+    return (_quantized._avg_pool2d if quantized else _nn.avg_pool2d)(
         input,
         _ints(kernel_size),
         _stride(stride),
