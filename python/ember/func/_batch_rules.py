@@ -365,7 +365,7 @@ def _repeat(func, args, kwargs):
     x = args[0]
     sizes = _shape_args(args, 1) if len(args) > 1 else tuple(kwargs.get("repeats", ()))
     nb = len(x._lv)
-    if func is _orig("Tensor", "repeat") or len(sizes) >= x.dim():
+    if overrides.original(func) is _orig("Tensor", "repeat") or len(sizes) >= x.dim():
         v = align(x, x._lv, len(sizes))
         return wrap(v.repeat(*((1,) * nb + tuple(sizes))), x._lv)
     sizes = (1,) * (x.dim() - len(sizes)) + tuple(sizes)  # tile

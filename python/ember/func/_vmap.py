@@ -27,7 +27,7 @@ import threading
 
 from .. import _C, autograd, overrides
 from .._C import Tensor
-from ..autograd.forward_ad import _requires_grad_alias, _tangent
+from ..autograd.forward_ad import _redispatch, _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
 from ._pytree import _broadcast_dims, _check_dims_type, _spec_str, _tree_flatten, _tree_unflatten
 
@@ -319,8 +319,8 @@ def _dispatch(func, args, kwargs):
     rule = rules.RULES.get(id(func))
     if not _has_batched(args, kwargs):
         if rule is not None and getattr(rule, "random", False):
-            return rule(func, args, kwargs)
-        return func(*args, **kwargs)
+            return _outside_vmap(rule, func, args, kwargs)
+        return _outside_vmap(None, func, args, kwargs)
     if rule is None and args and type(args[0]) is BatchedTensor:
         own = _OWN.get(getattr(func, "__name__", None))
         if own is not None:  # Tensor.size(x), Tensor.dim(x): BatchedTensor answers itself
@@ -331,16 +331,23 @@ def _dispatch(func, args, kwargs):
             "per-example fallback loop; express the function with operations that have batching "
             "rules, or move this call out of vmap."
         )
-    # Rules compute on plain tensors: switch the vmap mode off meanwhile (as ember.overrides
-    # does for calls it routes) so their own tensor calls are not routed back here.
+    return _outside_vmap(rule, func, args, kwargs)
+
+
+def _outside_vmap(rule, func, args, kwargs):
+    """rule(func, args, kwargs), or func(*args, **kwargs) without a rule, with the vmap mode
+    switched off (as ember.overrides does for calls it routes, so the rule's own tensor calls
+    are not routed back here) and func reaching the modes outside vmap: a forward-AD level of a
+    jvp/jacfwd around the vmap would otherwise never see the call and drop its tangents."""
     stack = overrides._stack()
-    if stack and type(stack[-1]) is _VmapMode:
-        mode = stack.pop()
-        try:
-            return rule(func, args, kwargs)
-        finally:
+    mode = stack.pop() if stack and type(stack[-1]) is _VmapMode else None
+    try:
+        if stack:
+            func = _redispatch(func)
+        return rule(func, args, kwargs) if rule is not None else func(*args, **kwargs)
+    finally:
+        if mode is not None:
             stack.append(mode)
-    return rule(func, args, kwargs)
 
 
 class _VmapMode(overrides.TorchFunctionMode):
@@ -363,10 +370,24 @@ def levels_of(*xs):
 # Tensor's own methods, taken before any mode patches the class: the layout helpers run on every
 # batched op, and the patched forms would route each call through ember.overrides first.
 _dim = vars(Tensor)["dim"]
-_unsqueeze = vars(Tensor)["unsqueeze"]
-_reshape = vars(Tensor)["reshape"]
-_expand = vars(Tensor)["expand"]
 _shape = vars(Tensor)["shape"].__get__
+
+
+def _view_op(name):
+    """Tensor's own view method `name`; while modes are active, Tensor's current (routing) one,
+    so that a forward-AD level around the vmap sees the view (the aligned tensor would lose its
+    tangent)."""
+    own = vars(Tensor)[name]
+
+    def call(v, *args):
+        return (vars(Tensor)[name] if overrides._stack() else own)(v, *args)
+
+    return call
+
+
+_unsqueeze = _view_op("unsqueeze")
+_reshape = _view_op("reshape")
+_expand = _view_op("expand")
 
 
 def logical_dim(x):
@@ -656,7 +677,7 @@ def _prepare_input(x, levels):
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
             return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
-        if _tangent(x) is not None:
+        if _tangent(x) is not None or (type(x) is BatchedTensor and _tangent(x._v) is not None):
             # the copies would drop x's forward tangent (a grad inside vmap over jvp): refuse
             # rather than give a zero derivative (jacfwd then goes by columns)
             raise NotImplementedError(
