@@ -366,6 +366,19 @@ NB_MODULE(_C, m) {
   bind_sparse_guard(m);
   bind_arg_guard(m);
   bind_foreign(m);
+  // Subclasses name torch's protocol helpers through the extension (`__torch_function__ =
+  // torch._C._disabled_torch_function_impl`); ember's live in ember/_subclass_dispatch.py, looked
+  // up on first use so that importing _C does not import its package.
+  m.def(
+      "__getattr__",
+      [](const std::string& name) -> nb::object {
+        if (name == "_disabled_torch_function_impl" || name == "DisableTorchFunctionSubclass")
+          return nb::module_::import_("ember._subclass_dispatch").attr(name.c_str());
+        throw nb::attribute_error(("module 'ember._C' has no attribute '" + name + "'").c_str());
+      },
+      nb::arg("name"),
+      doc("__getattr__(name) -> object",
+          "The subclass protocol's helpers torch keeps on its extension module."));
   m.def(
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",

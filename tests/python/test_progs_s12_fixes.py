@@ -262,3 +262,49 @@ def test_accumulate_grad_node_names_as_torch():
     node = (x * 2).grad_fn.next_functions[0][0]
     assert node.name() == "torch::autograd::AccumulateGrad"
     assert type(node).__name__ == "AccumulateGrad" and repr(node).startswith("<AccumulateGrad ")
+
+
+# Also in a fresh interpreter (the subclass with __torch_function__ switches dispatch on).
+_PROTOCOL_NAMES_SCRIPT = textwrap.dedent(
+    """
+    import {mod} as torch
+
+    class Plain(torch.Tensor):
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
+    class Logged(torch.Tensor):
+        seen = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {{}})
+
+    p = torch.ones(2, 3).as_subclass(Plain)
+    out = [type(p + 1).__name__, type(p.sum()).__name__, type(p).__name__]
+    logged = torch.ones(2).as_subclass(Logged)
+    with torch._C.DisableTorchFunctionSubclass():
+        plain = logged * 2
+    out += [type(plain).__name__, len(Logged.seen), type(logged * 2).__name__, len(Logged.seen)]
+    print(out)
+    """
+)
+
+
+def _protocol_names(mod):
+    out = subprocess.run(
+        [sys.executable, "-c", _PROTOCOL_NAMES_SCRIPT.format(mod=mod)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_subclass_protocol_names_on_the_extension_module():
+    # subclasses name these through torch._C: results stay plain, the block sees no subclass
+    got = _protocol_names("ember")
+    assert got.strip() == "['Tensor', 'Tensor', 'Plain', 'Tensor', 0, 'Logged', 1]"
+    pytest.importorskip("torch")
+    assert _protocol_names("torch") == got
