@@ -65,9 +65,9 @@ _SUBCLASS_SCRIPT = textwrap.dedent(
 )
 
 
-def _run_subclass_script(mod):
+def _run_subclass_script(mod, script=_SUBCLASS_SCRIPT):
     out = subprocess.run(
-        [sys.executable, "-c", _SUBCLASS_SCRIPT.format(mod=mod)],
+        [sys.executable, "-c", script.format(mod=mod)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -291,20 +291,9 @@ _PROTOCOL_NAMES_SCRIPT = textwrap.dedent(
 )
 
 
-def _protocol_names(mod):
-    out = subprocess.run(
-        [sys.executable, "-c", _PROTOCOL_NAMES_SCRIPT.format(mod=mod)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    return out.stdout
-
-
 def test_subclass_protocol_names_on_the_extension_module():
     # subclasses name these through torch._C: results stay plain, the block sees no subclass
-    got = _protocol_names("ember")
+    got = _run_subclass_script("ember", _PROTOCOL_NAMES_SCRIPT)
     assert got.strip() == "['Tensor', 'Tensor', 'Plain', 'Tensor', 0, 'Logged', 1]"
     pytest.importorskip("torch")
-    assert _protocol_names("torch") == got
+    assert _run_subclass_script("torch", _PROTOCOL_NAMES_SCRIPT) == got
