@@ -318,6 +318,8 @@ def _jacrev_keeping_tangents(func, argnums):
 
     def wrapper(*args):
         nums = _argnums(argnums, len(args))
+        if active_levels():  # inside vmap: rows by grad-inside-vmap's backward
+            return _rows_in_vmap(func, args, nums, argnums)
         with enable_grad():
             call = list(args)
             for k in nums:
@@ -344,6 +346,36 @@ def _jacrev_keeping_tangents(func, argnums):
         return jacs[0] if isinstance(argnums, int) else tuple(jacs)
 
     return wrapper
+
+
+def _rows_in_vmap(func, args, nums, argnums):
+    """_jacrev_keeping_tangents inside vmap (vmap(hessian(f))): one vjp, then a backward per
+    output element, whose results get their tangents (Note [Forward-over-reverse under vmap])."""
+    from ._vmap import vjp
+
+    def partial(*diff):
+        call = list(args)
+        for k, d in zip(nums, diff):
+            call[k] = d
+        return overrides.routed(func)(*call)
+
+    inputs = [args[k] for k in nums]
+    out, vjp_fn = vjp(partial, *inputs)
+    if not isinstance(out, Tensor):
+        raise RuntimeError(f"hessian: expected func to return a Tensor; got {type(out).__name__}")
+    n = out.numel()
+    rows = [[] for _ in inputs]
+    for i in range(n):
+        e = zeros(n, dtype=out.dtype)
+        e[i] = 1
+        for r, g in zip(rows, vjp_fn(e.reshape(tuple(out.shape)))):
+            r.append(g)
+    stack_ = _stack()
+    jacs = []
+    for r, x in zip(rows, inputs):
+        j = stack_(r, 0) if r else zeros(0, *x.shape, dtype=x.dtype)
+        jacs.append(j.reshape(tuple(out.shape) + tuple(x.shape)))
+    return jacs[0] if isinstance(argnums, int) else tuple(jacs)
 
 
 def _stack():

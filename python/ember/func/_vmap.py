@@ -27,6 +27,7 @@ import threading
 
 from .. import _C, autograd, overrides
 from .._C import Tensor
+from ..autograd import _engine
 from ..autograd.forward_ad import _redispatch, _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
 from ._pytree import _broadcast_dims, _check_dims_type, _spec_str, _tree_flatten, _tree_unflatten
@@ -277,6 +278,15 @@ def _foreign_hook(fn, args, kwargs):
 # Every guard of the extension hands a call with a BatchedTensor to the hook before its binding
 # (Note [Foreign tensors], python/src/guard_object.h; ember/func/_foreign.py routes it).
 _C._set_foreign(BatchedTensor, _foreign_hook)
+
+
+def _grad_of_batched(*args):
+    from ._vmap_ad import autograd_grad
+
+    return autograd_grad(*args)
+
+
+_engine._batched_grad_handler = (BatchedTensor, _grad_of_batched)
 
 
 def _is_batched(x):
@@ -677,25 +687,34 @@ def _prepare_input(x, levels):
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
             return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
-        if _tangent(x) is not None or (type(x) is BatchedTensor and _tangent(x._v) is not None):
-            # the copies would drop x's forward tangent (a grad inside vmap over jvp): refuse
-            # rather than give a zero derivative (jacfwd then goes by columns)
-            raise NotImplementedError(
-                "grad/vjp of a dual tensor inside vmap: forward-over-reverse under vmap is not "
-                "supported yet"
-            )
+        if _vmap_ad().has_tangent(x):  # forward-over-reverse under vmap: keep the tangents
+            return _vmap_ad().prepare_dual(x, levels)
         # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
         x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
         v = align(x, levels, expand=True).requires_grad_(True)
     else:
         v = align(x, levels, expand=True)
+        if levels and fwad_levels():  # the new wrapper keeps x's tangents (nested grads)
+            return _vmap_ad().carry(x, BatchedTensor(v, levels))
     return BatchedTensor(v, levels) if levels else v
+
+
+def _vmap_ad():
+    from . import _vmap_ad
+
+    return _vmap_ad
+
+
+def fwad_levels():
+    from ..autograd import forward_ad
+
+    return forward_ad._levels
 
 
 def _requires_grad(tree):
     """Whether tree's tensors belong to an enclosing transform: a graph or a forward tangent."""
     return any(
-        isinstance(t, Tensor) and (t.requires_grad or _tangent(t) is not None)
+        isinstance(t, Tensor) and (t.requires_grad or _vmap_ad().has_tangent(t))
         for t in _tree_flatten(tree)[0]
     )
 
@@ -706,9 +725,14 @@ def _zeros_for(x):
     return zeros_like(_phys(x))
 
 
-def _backward(outs, inputs, cotangents, create_graph):
+def _backward(outs, inputs, cotangents, create_graph, materialize=True):
     """Physical autograd.grad of outs (logical tensors) against inputs (prepared by
-    _prepare_input) with cotangents; returns logical gradients batched like the inputs."""
+    _prepare_input) with cotangents; returns logical gradients batched like the inputs (zeros
+    for inputs the outputs do not reach, None when not `materialize`)."""
+    if fwad_levels():
+        lv = _vmap_ad().dual_level_of(inputs, cotangents)
+        if lv is not None:  # Note [Forward-over-reverse under vmap]
+            return _vmap_ad().backward_dual(lv, outs, inputs, cotangents, create_graph, _backward)
     out_p, cot_p = [], []
     for o, c in zip(outs, cotangents):
         if not isinstance(o, Tensor) or not _phys(o).requires_grad:
@@ -725,6 +749,9 @@ def _backward(outs, inputs, cotangents, create_graph):
         gs = [None] * len(in_p)
     res = []
     for g, i, p in zip(gs, inputs, in_p):
+        if g is None and not materialize:
+            res.append(None)
+            continue
         g = _zeros_for(i) if g is None else g
         if not create_graph:
             g = g.detach()

@@ -1,0 +1,201 @@
+"""ember.func, session 13: forward-over-reverse under vmap (grad/vjp of dual tensors inside vmap:
+per-example Hessians and Hessian-vector products, vmap(jacfwd(grad)), jacfwd(vmap(grad)),
+vmap(hessian), nested forward levels inside vmap), autograd.grad of BatchedTensors, and Python
+functions captured before vmap. Values against torch.func and against numpy / finite
+differences (Note [Forward-over-reverse under vmap] in ember/func/_vmap_ad.py)."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.func as func
+import ember.nn.functional as F
+
+# references taken at import, before any transform
+_angle, _einsum, _empty_like = ember.angle, ember.einsum, ember.empty_like
+_logdet, _conj, _real = ember.logdet, ember.conj, ember.real
+_logit = ember.special.logit
+_elu_, _hardtanh_, _leaky_relu_ = F.elu_, F.hardtanh_, F.leaky_relu_
+
+RNG = np.random.default_rng(13)
+X = RNG.standard_normal((3, 4))
+V = RNG.standard_normal((3, 4))
+W = RNG.standard_normal((4, 4))
+
+
+def _fns(T):
+    G = T.nn.functional
+    return {
+        "sin_mul": lambda x, w: (x.sin() * x.exp()).sum() + (x**3).sum() * x.tanh().sum(),
+        "softmax": lambda x, w: (T.softmax(x @ w, -1) * x).sum(),
+        "logsumexp": lambda x, w: T.logsumexp(x * w.sum(0), 0) + (x**2).sum(),
+        "mlp": lambda x, w: G.gelu(G.linear(x, w)).pow(2).sum(),
+        "norm": lambda x, w: x.norm() * (w @ x).tanh().sum(),
+        "cumprod": lambda x, w: (x.cumsum(0) * x.sigmoid()).prod(),
+        "log_softmax": lambda x, w: -G.log_softmax(w @ x, -1)[1] + x.abs().sum(),
+    }
+
+
+def _compositions(T, fn):
+    x, v, w = T.tensor(X), T.tensor(V), T.tensor(W)
+    vmap, grad, jvp, jacfwd, jacrev = (
+        T.func.vmap,
+        T.func.grad,
+        T.func.jvp,
+        T.func.jacfwd,
+        T.func.jacrev,
+    )
+    hessian, vjp = T.func.hessian, T.func.vjp
+
+    def g_x(a):
+        return grad(fn)(a, w)
+
+    return {
+        "vmap(hessian)": lambda: vmap(hessian(fn), in_dims=(0, None))(x, w),
+        "vmap(jacfwd(grad))": lambda: vmap(jacfwd(grad(fn)), in_dims=(0, None))(x, w),
+        "vmap(jacfwd(jacrev))": lambda: vmap(jacfwd(jacrev(fn)), in_dims=(0, None))(x, w),
+        "vmap(jacfwd(jacfwd))": lambda: vmap(jacfwd(jacfwd(fn)), in_dims=(0, None))(x, w),
+        "vmap(jacrev(jacrev))": lambda: vmap(jacrev(jacrev(fn)), in_dims=(0, None))(x, w),
+        "per-sample hvp (jvp of grad)": lambda: vmap(lambda a, b: jvp(g_x, (a,), (b,))[1])(x, v),
+        "vmap(jvp(grad)) primal": lambda: vmap(lambda a, b: jvp(g_x, (a,), (b,))[0])(x, v),
+        "per-sample hvp (vjp of grad)": lambda: vmap(lambda a, b: vjp(g_x, a)[1](b)[0])(x, v),
+        "hvp wrt an unbatched weight": lambda: vmap(
+            lambda a: jvp(lambda ww: grad(fn, argnums=1)(a, ww), (w,), (T.ones_like(w),))[1]
+        )(x),
+        "vmap(hessian) wrt the weight": lambda: vmap(hessian(fn, argnums=1), in_dims=(0, None))(
+            x, w
+        ),
+        "jacfwd(vmap(grad))": lambda: jacfwd(lambda xx: vmap(grad(fn), in_dims=(0, None))(xx, w))(
+            x
+        ),
+        "jvp(vmap(grad))": lambda: jvp(
+            lambda xx: vmap(grad(fn), in_dims=(0, None))(xx, w), (x,), (v,)
+        )[1],
+        "vmap(grad(grad))": lambda: vmap(grad(lambda a: g_x(a).sin().sum()))(x),
+    }
+
+
+def _case_ids():
+    names = list(_fns(ember))
+    comps = list(_compositions(ember, _fns(ember)["sin_mul"]))
+    return [(f, c) for f in names for c in comps]
+
+
+@pytest.mark.parametrize("fname,comp", _case_ids())
+def test_compositions_against_torch(fname, comp):
+    torch = pytest.importorskip("torch")
+    want = _compositions(torch, _fns(torch)[fname])[comp]().detach().numpy()
+    got = _compositions(ember, _fns(ember)[fname])[comp]().detach().numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-8)
+
+
+def _f_np_hessian(x):
+    # f(x) = sum(sin(x) * x): H = diag(2 cos x - x sin x)
+    return np.diag(2 * np.cos(x) - x * np.sin(x))
+
+
+def _f(r):
+    return (r.sin() * r).sum()
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: func.vmap(func.hessian(_f)),
+        lambda: func.vmap(func.jacfwd(func.grad(_f))),
+        lambda: func.vmap(func.jacfwd(func.jacrev(_f))),
+        lambda: func.vmap(func.jacfwd(func.jacfwd(_f))),
+    ],
+    ids=["hessian", "jacfwd_grad", "jacfwd_jacrev", "jacfwd_jacfwd"],
+)
+def test_per_example_hessians_against_numpy(build):
+    got = build()(ember.tensor(X)).numpy()
+    for i in range(X.shape[0]):
+        np.testing.assert_allclose(got[i], _f_np_hessian(X[i]), rtol=1e-10, atol=1e-10)
+
+
+def test_jacfwd_of_vmapped_grad_is_block_diagonal():
+    got = func.jacfwd(func.vmap(func.grad(_f)))(ember.tensor(X)).numpy()
+    for i in range(3):
+        for j in range(3):
+            want = _f_np_hessian(X[i]) if i == j else np.zeros((4, 4))
+            np.testing.assert_allclose(got[i, :, j, :], want, rtol=1e-10, atol=1e-10)
+
+
+def test_per_example_hvp_against_finite_differences():
+    def loss(x):
+        return (x.tanh() * x.sum()).sum()
+
+    def hvp(x, v):
+        return func.jvp(func.grad(loss), (x,), (v,))[1]
+
+    got = func.vmap(hvp)(ember.tensor(X), ember.tensor(V)).numpy()
+    eps = 1e-6
+    for i in range(3):
+        gp = func.grad(loss)(ember.tensor(X[i] + eps * V[i])).numpy()
+        gm = func.grad(loss)(ember.tensor(X[i] - eps * V[i])).numpy()
+        np.testing.assert_allclose(got[i], (gp - gm) / (2 * eps), rtol=1e-6, atol=1e-6)
+
+
+def test_third_order_inside_vmap():
+    # d3/dx3 of sum(x^4) / 4 is diag3(6 x)
+    got = func.vmap(func.jacfwd(func.hessian(lambda r: (r**4).sum() / 4)))(ember.tensor(X))
+    got = got.numpy()
+    for i in range(3):
+        want = np.zeros((4, 4, 4))
+        for k in range(4):
+            want[k, k, k] = 6 * X[i, k]
+        np.testing.assert_allclose(got[i], want, rtol=1e-10, atol=1e-10)
+
+
+def test_autograd_grad_of_batched_tensors_gives_per_example_gradients():
+    x = ember.tensor(X, requires_grad=True)
+
+    def per_example(a):
+        (g,) = ember.autograd.grad((a.sin() * a).sum(), a)
+        return g
+
+    got = func.vmap(per_example)(x).numpy()
+    np.testing.assert_allclose(got, np.cos(X) * X + np.sin(X), rtol=1e-12)
+
+
+def test_autograd_grad_refuses_to_sum_over_the_batch():
+    w = ember.tensor(W, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not batched over all of its vmap levels"):
+        func.vmap(lambda a: ember.autograd.grad((a @ w).sum(), w)[0])(ember.tensor(X))
+
+
+_CAPTURED = {
+    "angle": (lambda a: _angle(a), lambda t: t.angle()),
+    "einsum": (lambda a: _einsum("i,i->", a, a), lambda t: (t * t).sum()),
+    "einsum_sublist": (lambda a: _einsum(a, [0], a, [0], []), lambda t: (t * t).sum()),
+    "empty_like": (lambda a: _empty_like(a).fill_(2.0) * a, lambda t: 2.0 * t),
+    "conj": (lambda a: _conj(a) + 1, lambda t: t + 1),
+    "real": (lambda a: _real(a) * 3, lambda t: t * 3),
+    "logit": (lambda a: _logit(a.sigmoid()), lambda t: t),
+    "elu_": (lambda a: _elu_(a.clone()), lambda t: F.elu(t)),
+    "hardtanh_": (lambda a: _hardtanh_(a.clone()), lambda t: F.hardtanh(t)),
+    "leaky_relu_": (lambda a: _leaky_relu_(a.clone()), lambda t: F.leaky_relu(t)),
+}
+
+
+@pytest.mark.parametrize("name", list(_CAPTURED))
+def test_python_functions_captured_before_vmap(name):
+    fn, ref = _CAPTURED[name]
+    x = ember.tensor(X)
+    got = func.vmap(fn)(x)
+    want = ember.stack([ref(x[i]) for i in range(3)])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_logdet_captured_before_vmap():
+    a = ember.tensor(RNG.standard_normal((3, 4, 4)))
+    spd = a @ a.transpose(-1, -2) + ember.eye(4, dtype=ember.float64)
+    got = func.vmap(lambda m: _logdet(m))(spd).numpy()
+    np.testing.assert_allclose(got, np.linalg.slogdet(spd.numpy())[1], rtol=1e-10)
+
+
+def test_grad_through_a_captured_function_inside_vmap():
+    got = func.vmap(func.grad(lambda a: (_angle(a) + a * a).sum()))(ember.tensor(X)).numpy()
+    np.testing.assert_allclose(got, 2 * X, rtol=1e-12)
