@@ -199,3 +199,129 @@ def test_logdet_captured_before_vmap():
 def test_grad_through_a_captured_function_inside_vmap():
     got = func.vmap(func.grad(lambda a: (_angle(a) + a * a).sum()))(ember.tensor(X)).numpy()
     np.testing.assert_allclose(got, 2 * X, rtol=1e-12)
+
+
+def _functions(T):
+    class MyExp(T.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return MyExp.apply(x), in_dims[0]
+
+    class MyCube(T.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x**3, 3 * x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, g, g_dx):
+            x, dx = ctx.saved_tensors
+            return g * dx + g_dx * 6 * x
+
+    class NoRule(T.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return MyExp, MyCube, NoRule
+
+
+def _function_programs(T):
+    MyExp, MyCube, _ = _functions(T)
+    F = T.func
+    x = T.tensor(X)
+    cube = lambda q: MyCube.apply(q)[0]  # noqa: E731
+    return {
+        "vmap_staticmethod": lambda: F.vmap(MyExp.apply)(x),
+        "vmap_in_dims_1": lambda: F.vmap(MyExp.apply, in_dims=1)(x),
+        "vmap_vmap": lambda: F.vmap(F.vmap(MyExp.apply))(x),
+        "vmap_grad": lambda: F.vmap(F.grad(lambda r: MyExp.apply(r).sum()))(x),
+        "grad_vmap": lambda: F.grad(lambda r: F.vmap(MyExp.apply)(r).sum())(x),
+        "generated": lambda: F.vmap(cube)(x),
+        "generated_grad": lambda: F.vmap(F.grad(lambda r: cube(r).sum()))(x),
+        "generated_grad_grad": lambda: F.vmap(
+            F.grad(lambda q: F.grad(lambda r: cube(r).sum())(q).sum())
+        )(x),
+        "generated_jacrev": lambda: F.vmap(F.jacrev(cube))(x),
+        "grad_vmap_generated": lambda: F.grad(lambda r: F.vmap(cube)(r).sum())(x),
+    }
+
+
+@pytest.mark.parametrize("name", list(_function_programs(ember)))
+def test_autograd_function_under_vmap(name):
+    got = _function_programs(ember)[name]().numpy()
+    if name.startswith(("vmap_", "grad_vmap")) and "generated" not in name:
+        want = np.exp(X)  # exp and its gradient
+        if name == "vmap_in_dims_1":
+            want = np.exp(X).T
+    elif name in ("generated", "generated_jacrev"):
+        want = X**3 if name == "generated" else np.stack([np.diag(3 * r**2) for r in X])
+    elif name == "generated_grad_grad":
+        want = 6 * X
+    else:
+        want = 3 * X**2
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(got, _function_programs(torch)[name]().detach().numpy(), rtol=1e-10)
+
+
+def test_autograd_function_without_a_vmap_rule_raises_as_torch():
+    _, _, NoRule = _functions(ember)
+    with pytest.raises(RuntimeError, match="does not have vmap support"):
+        func.vmap(NoRule.apply)(ember.tensor(X))
+
+
+def test_hessian_of_a_dict_of_parameters_inside_and_outside_vmap():
+    w0, b0 = RNG.standard_normal((1, 3)), RNG.standard_normal(1)
+    xs = RNG.standard_normal((4, 3))
+
+    def run(T, batched):
+        lin = T.nn.Linear(3, 1).double()
+        params = {"weight": T.tensor(w0), "bias": T.tensor(b0)}
+
+        def loss(p, xi):
+            return T.func.functional_call(lin, p, (xi,)).tanh().pow(2).sum()
+
+        if batched:
+            h = T.func.vmap(T.func.hessian(loss), in_dims=(None, 0))(params, T.tensor(xs))
+        else:
+            h = T.func.hessian(loss)(params, T.tensor(xs[0]))
+        return [h[a][b].detach().numpy() for a in sorted(h) for b in sorted(h[a])]
+
+    for batched in (False, True):
+        got = run(ember, batched)
+        # numpy: loss = tanh(u)^2, u = w.x + b; d2/du2 = 2 (1 - t^2)(1 - 3 t^2)
+        for k, x in enumerate(xs if batched else xs[:1]):
+            t = np.tanh(w0 @ x + b0)[0]
+            c = 2 * (1 - t**2) * (1 - 3 * t**2)
+            bb, bw, wb, ww = (g[k] if batched else g for g in got)
+            np.testing.assert_allclose(bb.reshape(()), c, rtol=1e-10)
+            np.testing.assert_allclose(ww.reshape(3, 3), c * np.outer(x, x), rtol=1e-10)
+            np.testing.assert_allclose(bw.reshape(3), c * x, rtol=1e-10)
+            np.testing.assert_allclose(wb.reshape(3), c * x, rtol=1e-10)

@@ -164,6 +164,55 @@ def autograd_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, mat
     return tuple(res)
 
 
+def backward_rows(outs, inputs, cotangents, levels, create_graph):
+    """_backward for cotangents batched over levels newer than the graph's (`levels`): the
+    newer levels' elements run one physical backward each over the same graph, stacked."""
+    from .. import autograd
+    from ._vmap import _phys, _size_of, _zeros_for, active_levels, logical_dim
+
+    now = active_levels()
+    new = tuple(lv for lv in now if lv not in levels)
+    sizes = tuple(_size_of(lv) for lv in new)
+    n = 1
+    for s in sizes:
+        n *= s
+    nb = len(levels)
+    pairs = []
+    for o, c in zip(outs, cotangents):
+        if not isinstance(o, Tensor) or not _phys(o).requires_grad:
+            continue
+        op = align(o, levels, expand=True)
+        cp = align(c, levels + new, rank=logical_dim(o), expand=True)
+        cp = cp.expand(tuple(cp.shape[: nb + len(new)]) + tuple(op.shape[nb:]))
+        cp = cp.reshape(tuple(cp.shape[:nb]) + (n,) + tuple(cp.shape[nb + len(new) :]))
+        pairs.append((op, cp))
+    in_p = [_phys(i) for i in inputs]
+    rows = []
+    for r in range(n):
+        if pairs:
+            gs = autograd.grad(
+                [op for op, _ in pairs],
+                in_p,
+                [cp.select(nb, r) for _, cp in pairs],
+                retain_graph=True,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
+        else:
+            gs = [None] * len(in_p)
+        rows.append([_zeros_for(i) if g is None else g for g, i in zip(gs, inputs)])
+    res = []
+    for k, (i, p) in enumerate(zip(inputs, in_p)):
+        from .. import stack
+
+        col = stack([row[k] for row in rows], nb)  # the newer levels after the graph's
+        v = col.reshape(tuple(col.shape[:nb]) + sizes + tuple(col.shape[nb + 1 :]))
+        if not create_graph:
+            v = v.detach()
+        res.append(BatchedTensor(v, levels + new))
+    return res
+
+
 # -- forward levels nested inside vmap (vmap(jacfwd(jacfwd(f))))
 
 
