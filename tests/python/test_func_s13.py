@@ -325,3 +325,43 @@ def test_hessian_of_a_dict_of_parameters_inside_and_outside_vmap():
             np.testing.assert_allclose(ww.reshape(3, 3), c * np.outer(x, x), rtol=1e-10)
             np.testing.assert_allclose(bw.reshape(3), c * x, rtol=1e-10)
             np.testing.assert_allclose(wb.reshape(3), c * x, rtol=1e-10)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_per_example_gradients_through_batch_norm_affine(training):
+    # grad inside vmap expands the affine parameters over the batch: the rule applies them after
+    # normalizing (per-example batch statistics in training mode, running ones in eval mode)
+    x = RNG.standard_normal((5, 2, 4))
+    w, b = RNG.standard_normal(4), RNG.standard_normal(4)
+    rm, rv = RNG.standard_normal(4), RNG.random(4) + 0.5
+
+    def run(T):
+        G = T.nn.functional
+
+        def loss(xi, ww, bb):
+            stats = (None, None) if training else (T.tensor(rm), T.tensor(rv))
+            out = G.batch_norm(xi, *stats, ww, bb, training)
+            return (out**2 * T.arange(4.0, dtype=T.float64)).sum()
+
+        g = T.func.vmap(T.func.grad(loss, argnums=(1, 2)), in_dims=(0, None, None))
+        return [t.numpy() for t in g(T.tensor(x), T.tensor(w), T.tensor(b))]
+
+    got = run(ember)
+    # numpy reference for the bias gradient: d/db sum(c * out^2) = 2 c sum_n out
+    for i in range(5):
+        xi = x[i]
+        if training:
+            mean, var = xi.mean(0), xi.var(0)
+        else:
+            mean, var = rm, rv
+        out = (xi - mean) / np.sqrt(var + 1e-5) * w + b
+        np.testing.assert_allclose(got[1][i], 2 * np.arange(4.0) * out.sum(0), rtol=1e-8)
+    torch = pytest.importorskip("torch")
+    for g, t in zip(got, run(torch)):
+        np.testing.assert_allclose(g, t, rtol=1e-8, atol=1e-10)
+
+
+def test_batch_norm_of_one_value_per_channel_raises_value_error_inside_vmap():
+    x = ember.tensor(RNG.standard_normal((3, 1, 4)))
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        func.vmap(lambda r: F.batch_norm(r, None, None, training=True))(x)
