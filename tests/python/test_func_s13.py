@@ -365,3 +365,13 @@ def test_batch_norm_of_one_value_per_channel_raises_value_error_inside_vmap():
     x = ember.tensor(RNG.standard_normal((3, 1, 4)))
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         func.vmap(lambda r: F.batch_norm(r, None, None, training=True))(x)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 0}, {"dim": -2}])
+def test_glu_under_vmap_halves_the_dimension_glu_does(kwargs):
+    # the rule defaulted to dim 0 where F.glu halves the last dimension (a silently wrong shape)
+    x = ember.tensor(RNG.standard_normal((3, 4, 6)))
+    got = func.vmap(lambda t: F.glu(t, **kwargs))(x)
+    want = ember.stack([F.glu(x[i], **kwargs) for i in range(3)])
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
