@@ -36,6 +36,12 @@ def _run(accumulates, fn, *args):
 _batched_grad_handler = None
 
 
+def _set_batched_grad_handler(cls, handler):
+    """Registers ember.func's BatchedTensor class and the autograd.grad of its instances."""
+    global _batched_grad_handler
+    _batched_grad_handler = (cls, handler)
+
+
 def _seq(x):
     if x is None:
         return None

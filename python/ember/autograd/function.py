@@ -71,6 +71,13 @@ class FunctionCtx:
 # (class, handler) that ember.func registers: Function.apply on its BatchedTensors
 _batched_apply = None
 
+
+def _set_batched_apply(cls, handler):
+    """Registers ember.func's BatchedTensor class and Function.apply on its instances."""
+    global _batched_apply
+    _batched_apply = (cls, handler)
+
+
 _TENSOR = object()  # marks a tensor's place in FunctionCtx._saved_layout
 
 

@@ -291,7 +291,7 @@ def _grad_of_batched(*args):
     return autograd_grad(*args)
 
 
-_engine._batched_grad_handler = (BatchedTensor, _grad_of_batched)
+_engine._set_batched_grad_handler(BatchedTensor, _grad_of_batched)
 
 
 def _function_of_batched(*args):
@@ -300,7 +300,7 @@ def _function_of_batched(*args):
     return apply(*args)
 
 
-_function._batched_apply = (BatchedTensor, _function_of_batched)
+_function._set_batched_apply(BatchedTensor, _function_of_batched)
 
 
 def _is_batched(x):
