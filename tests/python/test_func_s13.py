@@ -72,6 +72,16 @@ def _compositions(T, fn):
             lambda xx: vmap(grad(fn), in_dims=(0, None))(xx, w), (x,), (v,)
         )[1],
         "vmap(grad(grad))": lambda: vmap(grad(lambda a: g_x(a).sin().sum()))(x),
+        # a forward level outside the vmap and one inside it
+        "jvp(vmap(hessian))": lambda: jvp(
+            lambda xx: vmap(hessian(fn), in_dims=(0, None))(xx, w), (x,), (v,)
+        )[1],
+        "jvp(vmap(jvp(grad)))": lambda: jvp(
+            lambda xx: vmap(lambda a, b: jvp(g_x, (a,), (b,))[1])(xx, v), (x,), (v,)
+        )[1],
+        "jacfwd(vmap(hessian))": lambda: jacfwd(
+            lambda xx: vmap(hessian(fn), in_dims=(0, None))(xx, w).sum(0)
+        )(x[:2]),
     }
 
 
@@ -113,6 +123,26 @@ def test_per_example_hessians_against_numpy(build):
     got = build()(ember.tensor(X)).numpy()
     for i in range(X.shape[0]):
         np.testing.assert_allclose(got[i], _f_np_hessian(X[i]), rtol=1e-10, atol=1e-10)
+
+
+def test_jvp_of_vmapped_jvp_against_numpy():
+    # a forward level outside vmap and one inside: d/dx (f''(x) t) along s, f = sin^2
+    t, s = ember.tensor(V), ember.ones(3, 4, dtype=ember.float64)
+
+    def inner(a, b):
+        return func.jvp(lambda c: c.sin() ** 2, (a,), (b,))[1]
+
+    got = func.jvp(lambda xx: func.vmap(inner)(xx, t), (ember.tensor(X),), (s,))[1].numpy()
+    np.testing.assert_allclose(got, 2 * np.cos(2 * X) * V, rtol=1e-12, atol=1e-12)
+
+
+def test_jvp_of_vmapped_hessian_against_numpy():
+    # H(x) = diag(2 cos x - x sin x); its derivative along s: diag((-3 sin x - x cos x) s)
+    s = ember.tensor(V)
+    got = func.jvp(lambda xx: func.vmap(func.hessian(_f))(xx), (ember.tensor(X),), (s,))[1]
+    for i in range(3):
+        want = np.diag((-3 * np.sin(X[i]) - X[i] * np.cos(X[i])) * V[i])
+        np.testing.assert_allclose(got.numpy()[i], want, rtol=1e-10, atol=1e-10)
 
 
 def test_jacfwd_of_vmapped_grad_is_block_diagonal():

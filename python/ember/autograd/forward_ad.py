@@ -289,8 +289,11 @@ def _set_tangent(t, tangent):
 def _detach_keeping(t):
     """t.detach() carrying t's tangents at the visible levels (detach drops them)."""
     vis = _visible()
-    with _suspended():
-        d = t.detach()
+    if type(t).__name__ == "BatchedTensor":  # vmap's: its physical tensor keeps its own tangents
+        d = type(t)(_detach_keeping(t._v), t._lv)
+    else:
+        with _suspended():
+            d = t.detach()
     for lv in vis:
         tan = lv.get(t)
         if tan is not None:

@@ -218,7 +218,8 @@ def backward_rows(outs, inputs, cotangents, levels, create_graph):
 
 def outer_logical(args, kwargs, tangents):
     """Whether a forward level visible now (one outside the level handling an op) keys a tangent
-    by one of the op's BatchedTensor arguments, the op's tangents being batched over no level
+    by one of the op's BatchedTensor arguments (or by its physical tensor: a level outside the
+    vmap, jvp(vmap(jvp(f)))), the op's tangents being batched over no level
     its primals are not: then the op's derivative must be built from logical ops and gradients
     those levels see (generic_logical, elementwise_logical) instead of physical ones."""
     from ..autograd.forward_ad import _flat_tensors
@@ -231,8 +232,10 @@ def outer_logical(args, kwargs, tangents):
     found = False
     args_t = list(_flat_tensors(args, kwargs))
     for a in args_t:
-        if type(a) is BatchedTensor and any(lv.get(a) is not None for lv in vis):
-            found = True
+        if type(a) is BatchedTensor and any(
+            lv.get(a) is not None or lv.get(a._v) is not None for lv in vis
+        ):
+            found = True  # a level outside keys a tangent by it, or by its physical tensor
             break
     if not found:
         return False
