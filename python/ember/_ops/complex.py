@@ -50,7 +50,12 @@ _IS_COMPLEX = Tensor.is_complex
 
 
 def _is_c(x):
-    return isinstance(x, Tensor) and _IS_COMPLEX(x)
+    if not isinstance(x, Tensor):
+        return False
+    try:
+        return _IS_COMPLEX(x)
+    except TypeError:  # vmap's BatchedTensor (a function captured before vmap): its own flag
+        return x.is_complex()
 
 
 def _re(z):

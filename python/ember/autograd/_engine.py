@@ -30,6 +30,18 @@ def _run(accumulates, fn, *args):
         stack.pop()
 
 
+# (class, handler): ember.func registers BatchedTensor and the autograd.grad of its instances
+# (the physical backward of vmap, Note [Forward-over-reverse under vmap]); the C++ engine would
+# reject them.
+_batched_grad_handler = None
+
+
+def _set_batched_grad_handler(cls, handler):
+    """Registers ember.func's BatchedTensor class and the autograd.grad of its instances."""
+    global _batched_grad_handler
+    _batched_grad_handler = (cls, handler)
+
+
 def _seq(x):
     if x is None:
         return None
@@ -78,6 +90,13 @@ def grad(
     single = isinstance(inputs, Tensor)
     outs = _seq(outputs)
     go = _seq(grad_outputs)
+    if _batched_grad_handler is not None:
+        cls, handler = _batched_grad_handler
+        if any(type(t) is cls for t in (*outs, *_seq(inputs), *(go or ()))):
+            if allow_unused is None:
+                allow_unused = materialize_grads
+            res = handler(outs, _seq(inputs), go, create_graph, allow_unused, materialize_grads)
+            return res if not single else tuple(res)
     if is_grads_batched:
         return _batched_grad(
             outputs, inputs, go, retain_graph, create_graph, allow_unused, materialize_grads

@@ -31,6 +31,11 @@ def elementwise(func, args, kwargs, tangents):
         return None
     x, t = dual
     batched = type(x).__name__ == "BatchedTensor"  # batched by vmap: f' on the physical tensor
+    if batched:
+        from ..func import _vmap_ad
+
+        if _vmap_ad.outer_logical(args, kwargs, tangents):
+            batched = False  # outer levels inside the vmap: f' from logical ops they see
     base = x._v if batched else x
     with enable_grad():
         if not batched:

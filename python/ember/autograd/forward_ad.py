@@ -289,8 +289,11 @@ def _set_tangent(t, tangent):
 def _detach_keeping(t):
     """t.detach() carrying t's tangents at the visible levels (detach drops them)."""
     vis = _visible()
-    with _suspended():
-        d = t.detach()
+    if type(t).__name__ == "BatchedTensor":  # vmap's: its physical tensor keeps its own tangents
+        d = type(t)(_detach_keeping(t._v), t._lv)
+    else:
+        with _suspended():
+            d = t.detach()
     for lv in vis:
         tan = lv.get(t)
         if tan is not None:
@@ -747,8 +750,12 @@ def _batched_call(args, kwargs, tangents):
     )
 
 
-def _generic_for(nested, batched, args, kwargs):
+def _generic_for(nested, batched, args, kwargs, tangents=None):
     if batched:
+        from ..func import _vmap_ad
+
+        if tangents is not None and _vmap_ad.outer_logical(args, kwargs, tangents):
+            return _vmap_ad.generic_logical  # levels nested inside vmap
         return _forward_nested.generic_batched
     if nested or _needs_real_run(args, kwargs):
         # outer levels, or a reverse graph the tangent must stay in (reverse-over-forward):
@@ -801,7 +808,7 @@ def _outplace(func, name, args, kwargs, tangents):
 
     real = _needs_real_run(args, kwargs) or nested
     state = get_rng_state()
-    generic = _generic_for(nested, batched, args, kwargs)
+    generic = _generic_for(nested, batched, args, kwargs, tangents)
     out, tans = generic(func, name, args, kwargs, tangents, inplace=False)
     if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
         real = True  # nothing differentiable: the result must be the op's own, not an alias's
@@ -930,7 +937,7 @@ def _inplace(func, name, args, kwargs, tangents):
 
     state = get_rng_state()
     batched = _batched_call(args, kwargs, tangents)
-    generic = _generic_for(batched or _current() is not None, batched, args, kwargs)
+    generic = _generic_for(batched or _current() is not None, batched, args, kwargs, tangents)
     _, tans = generic(func, name, args, kwargs, tangents, inplace=True)
     set_rng_state(state)
     returned = func(*args, **kwargs)

@@ -68,6 +68,16 @@ class FunctionCtx:
         self.materialize_grads = value
 
 
+# (class, handler) that ember.func registers: Function.apply on its BatchedTensors
+_batched_apply = None
+
+
+def _set_batched_apply(cls, handler):
+    """Registers ember.func's BatchedTensor class and Function.apply on its instances."""
+    global _batched_apply
+    _batched_apply = (cls, handler)
+
+
 _TENSOR = object()  # marks a tensor's place in FunctionCtx._saved_layout
 
 
@@ -131,6 +141,18 @@ class Function(metaclass=_FunctionMeta):
             "forward mode AD."
         )
 
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """vmap(info, in_dims, *args) -> (output, out_dims)
+
+        Override to give the Function a batching rule: called with the arguments unwrapped from
+        vmap's innermost level, `in_dims` their batch dimensions (None when not batched) and
+        `info.batch_size` / `info.randomness`; returns the outputs and their batch dimensions."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
         if forward_ad._is_active():
@@ -143,6 +165,10 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def _apply(cls, ctx, args, kwargs):
+        if _batched_apply is not None:  # vmap's BatchedTensors (ember/func/_vmap_function.py)
+            kind, handler = _batched_apply
+            if any(type(a) is kind for a in args):
+                return handler(cls, ctx, args, kwargs)
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context

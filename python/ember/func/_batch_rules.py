@@ -335,6 +335,9 @@ def _reshape_fn(func, args, kwargs):  # ember.reshape(input, shape)
 
 def _view_as(func, args, kwargs):
     x, other = args[0], args[1]
+    if not _is_b(x):  # an unbatched tensor shaped like a batched one (a tangent's view_as)
+        shape = tuple(other.shape)
+        return x.view(shape) if getattr(func, "__name__", "") == "view_as" else x.reshape(shape)
     return _view(Tensor.reshape, (x, tuple(other.shape)), {})
 
 
@@ -797,7 +800,8 @@ register("std var std_mean var_mean", _reduction())
 register("norm", _reduction(2, "dim"))
 register("vector_norm", _reduction(2, "dim"), ("linalg",))
 register("softmax log_softmax softmin", _softmax_like)
-register("cumsum cumprod cummax cummin logcumsumexp unbind glu", _dimop((1, "dim", 0)))
+register("cumsum cumprod cummax cummin logcumsumexp unbind", _dimop((1, "dim", 0)))
+register("glu", _dimop((1, "dim", -1)))  # F.glu halves the last dimension by default
 register("sort argsort", _dimop((1, "dim", -1)))
 register("topk kthvalue", _dimop((2, "dim", -1)))
 register("flip", _dimop((1, "dims", _MISSING)))

@@ -202,12 +202,30 @@ def _batch_norm(func, args, kwargs):
             "which vmap cannot batch (torch raises as well); put the module in eval mode, or "
             "build it with track_running_stats=False"
         )
-    if any(_is_b(a[n]) for n in names[1:5]) or not _is_b(x):
+    if any(_is_b(a[n]) for n in names[1:3]) or not _is_b(x):
         return _no_rule(func)
+    if _is_b(a["weight"]) or _is_b(a["bias"]):
+        # a batched affine (grad inside vmap expands the parameters): normalize, then apply it
+        w, b = a["weight"], a["bias"]
+        plain = {k: val for k, val in a.items() if k != "input"}
+        out = _batch_norm(func, (x,), {**plain, "weight": None, "bias": None})
+        shape = (-1,) + (1,) * (x.dim() - 2)
+        if w is not None:
+            out = out * w.reshape(shape)
+        if b is not None:
+            out = out + b.reshape(shape)
+        return out
     nb = len(x._lv)
     v = x._v
     if a["training"]:
         nd = v.dim() - nb
+        per_channel = 1
+        for d, s in enumerate(x.shape):
+            per_channel *= s if d != 1 else 1
+        if per_channel == 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {x.shape}"
+            )
         dims = tuple(d + nb for d in range(nd) if d != 1)
         mean = v.mean(dims, keepdim=True)
         var = v.var(dims, keepdim=True, correction=0)

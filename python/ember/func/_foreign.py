@@ -42,6 +42,22 @@ _SAME_CALL = {
     ).split()
 }
 _SAME_CALL["log_sigmoid"] = "logsigmoid"
+# the in-place activations (F.elu_ calls _C._nn.elu_ with its own arguments)
+_SAME_CALL.update(
+    (n, n)
+    for n in "elu_ celu_ selu_ leaky_relu_ hardtanh_ relu_ relu6_ silu_ mish_ threshold_ "
+    "hardswish_ hardsigmoid_ rrelu_".split()
+)
+
+# ember._C's private kernels that public Python functions call with the public function's own
+# arguments (ember.where -> _C._where): they take that function's rule.
+_PRIVATE_SAME_CALL = {"_where": ("ember", "where"), "einsum": ("ember", "einsum")}
+# private kernels whose first argument is the tensor a creation-like result copies the shape of
+_PRIVATE_LIKE = ("_empty_like_format",)
+
+# ember's modules whose Python functions call bindings they imported by name (`from .._C import
+# log` in ember.special): while the outermost vmap runs, those names are routing wrappers too.
+_MODULE_PREFIXES = ("ember._ops.", "ember.special", "ember.nn.functional", "ember.linalg")
 
 
 def _batched_in(args, kwargs):
@@ -100,7 +116,37 @@ def install(rules):
                 rules._NAMES[id(value)] = rules._NAMES.get(id(front))
                 rules._KEEP.append(value)
             _c_names.append((ns, name, value))
+    for name, (owner, public_name) in _PRIVATE_SAME_CALL.items():
+        value = getattr(_C, name, None)
+        front = overrides.original(getattr(ember, public_name, None))
+        rule = rules.RULES.get(id(front))
+        if value is not None and rule is not None:
+            rules.RULES[id(value)] = rule
+            rules._NAMES[id(value)] = f"ember.{public_name}"
+            rules._KEEP.append(value)
+            _c_names.append((_C, name, value))
+    for name in _PRIVATE_LIKE:
+        value = getattr(_C, name, None)
+        if value is not None:
+            rules.RULES[id(value)] = rules._like
+            rules._NAMES[id(value)] = f"ember._C.{name}"
+            rules._KEEP.append(value)
+            _c_names.append((_C, name, value))
+    _collect_module_names()
     _argparse.set_foreign(call)
+
+
+def _collect_module_names():
+    """(module, name, binding) for the bindings with a rule that ember's op modules hold by name."""
+    import sys
+
+    ids = {id(value) for _, _, value in _c_names}
+    for modname, mod in list(sys.modules.items()):
+        if mod is None or not modname.startswith(_MODULE_PREFIXES):
+            continue
+        for name, value in list(vars(mod).items()):
+            if id(value) in ids and type(value).__name__ == "nb_func":
+                _c_names.append((mod, name, value))
 
 
 class patched_C:

@@ -16,6 +16,7 @@ from .._ops.random import get_rng_state, set_rng_state
 from ..autograd import forward_ad as fwad
 from ..autograd.grad_mode import enable_grad
 from ..overrides import routed
+from ._pytree import _tree_flatten, _tree_unflatten
 from ._vmap import _argnums, active_levels, jacrev, vmap
 
 __all__ = ["jvp", "jacfwd", "hessian", "linearize"]
@@ -318,6 +319,9 @@ def _jacrev_keeping_tangents(func, argnums):
 
     def wrapper(*args):
         nums = _argnums(argnums, len(args))
+        if active_levels() or not all(isinstance(args[k], Tensor) for k in nums):
+            # inside vmap, or pytree inputs: rows by vjp (grad-inside-vmap's backward)
+            return _rows_in_vmap(func, args, nums, argnums)
         with enable_grad():
             call = list(args)
             for k in nums:
@@ -344,6 +348,40 @@ def _jacrev_keeping_tangents(func, argnums):
         return jacs[0] if isinstance(argnums, int) else tuple(jacs)
 
     return wrapper
+
+
+def _rows_in_vmap(func, args, nums, argnums):
+    """_jacrev_keeping_tangents inside vmap (vmap(hessian(f))): one vjp, then a backward per
+    output element, whose results get their tangents (Note [Forward-over-reverse under vmap])."""
+    from ._vmap import vjp
+
+    def partial(*diff):
+        call = list(args)
+        for k, d in zip(nums, diff):
+            call[k] = d
+        return overrides.routed(func)(*call)
+
+    inputs = [args[k] for k in nums]
+    out, vjp_fn = vjp(partial, *inputs)
+    if not isinstance(out, Tensor):
+        raise RuntimeError(f"hessian: expected func to return a Tensor; got {type(out).__name__}")
+    n = out.numel()
+    rows = []
+    for i in range(n):
+        e = zeros(n, dtype=out.dtype)
+        e[i] = 1
+        rows.append(vjp_fn(e.reshape(tuple(out.shape))))
+    stack_ = _stack()
+    jacs = []
+    for k, x in enumerate(inputs):
+        x_leaves, spec = _tree_flatten(x)
+        per_leaf = []
+        for li, xl in enumerate(x_leaves):
+            col = [_tree_flatten(row[k])[0][li] for row in rows]
+            j = stack_(col, 0) if col else zeros(0, *xl.shape, dtype=xl.dtype)
+            per_leaf.append(j.reshape(tuple(out.shape) + tuple(xl.shape)))
+        jacs.append(_tree_unflatten(per_leaf, spec))
+    return jacs[0] if isinstance(argnums, int) else tuple(jacs)
 
 
 def _stack():

@@ -16,9 +16,9 @@ inputs over every active level before calling the function, so each batch elemen
 copy of an unbatched parameter and the physical backward pass yields per-example gradients
 (what torch.func computes with a batched backward). A vjp_fn called under a vmap level newer than
 its vjp (jacrev's rows) runs one physical backward pass per element of the newer levels over the
-graph the vjp recorded (_backward_rows): ember's backward nodes are C++ and cannot be batched
-after the fact, and running the function again at the newer level (what this did before) ran
-it twice, drew its random numbers twice and needed a batching rule for every op it calls.
+graph the vjp recorded (_vmap_ad.backward_rows): ember's backward nodes are C++ and cannot be
+batched after the fact, and running the function again at the newer level (what this did before)
+ran it twice, drew its random numbers twice and needed a batching rule for every op it calls.
 """
 
 import functools
@@ -27,6 +27,8 @@ import threading
 
 from .. import _C, autograd, overrides
 from .._C import Tensor
+from ..autograd import _engine
+from ..autograd import function as _function
 from ..autograd.forward_ad import _redispatch, _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
 from ._pytree import _broadcast_dims, _check_dims_type, _spec_str, _tree_flatten, _tree_unflatten
@@ -139,6 +141,10 @@ class BatchedTensor:
     def requires_grad_(self, requires_grad=True):
         self._v.requires_grad_(requires_grad)
         return self
+
+    @property
+    def _version(self):
+        return self._v._version
 
     @property
     def is_leaf(self):
@@ -277,6 +283,24 @@ def _foreign_hook(fn, args, kwargs):
 # Every guard of the extension hands a call with a BatchedTensor to the hook before its binding
 # (Note [Foreign tensors], python/src/guard_object.h; ember/func/_foreign.py routes it).
 _C._set_foreign(BatchedTensor, _foreign_hook)
+
+
+def _grad_of_batched(*args):
+    from ._vmap_ad import autograd_grad
+
+    return autograd_grad(*args)
+
+
+_engine._set_batched_grad_handler(BatchedTensor, _grad_of_batched)
+
+
+def _function_of_batched(*args):
+    from ._vmap_function import apply
+
+    return apply(*args)
+
+
+_function._set_batched_apply(BatchedTensor, _function_of_batched)
 
 
 def _is_batched(x):
@@ -677,25 +701,34 @@ def _prepare_input(x, levels):
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
             return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
-        if _tangent(x) is not None or (type(x) is BatchedTensor and _tangent(x._v) is not None):
-            # the copies would drop x's forward tangent (a grad inside vmap over jvp): refuse
-            # rather than give a zero derivative (jacfwd then goes by columns)
-            raise NotImplementedError(
-                "grad/vjp of a dual tensor inside vmap: forward-over-reverse under vmap is not "
-                "supported yet"
-            )
+        if _vmap_ad().has_tangent(x):  # forward-over-reverse under vmap: keep the tangents
+            return _vmap_ad().prepare_dual(x, levels)
         # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
         x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
         v = align(x, levels, expand=True).requires_grad_(True)
     else:
         v = align(x, levels, expand=True)
+        if levels and fwad_levels():  # the new wrapper keeps x's tangents (nested grads)
+            return _vmap_ad().carry(x, BatchedTensor(v, levels))
     return BatchedTensor(v, levels) if levels else v
+
+
+def _vmap_ad():
+    from . import _vmap_ad
+
+    return _vmap_ad
+
+
+def fwad_levels():
+    from ..autograd import forward_ad
+
+    return forward_ad._levels
 
 
 def _requires_grad(tree):
     """Whether tree's tensors belong to an enclosing transform: a graph or a forward tangent."""
     return any(
-        isinstance(t, Tensor) and (t.requires_grad or _tangent(t) is not None)
+        isinstance(t, Tensor) and (t.requires_grad or _vmap_ad().has_tangent(t))
         for t in _tree_flatten(tree)[0]
     )
 
@@ -706,9 +739,14 @@ def _zeros_for(x):
     return zeros_like(_phys(x))
 
 
-def _backward(outs, inputs, cotangents, create_graph):
+def _backward(outs, inputs, cotangents, create_graph, materialize=True):
     """Physical autograd.grad of outs (logical tensors) against inputs (prepared by
-    _prepare_input) with cotangents; returns logical gradients batched like the inputs."""
+    _prepare_input) with cotangents; returns logical gradients batched like the inputs (zeros
+    for inputs the outputs do not reach, None when not `materialize`)."""
+    if fwad_levels():
+        lv = _vmap_ad().dual_level_of(inputs, cotangents)
+        if lv is not None:  # Note [Forward-over-reverse under vmap]
+            return _vmap_ad().backward_dual(lv, outs, inputs, cotangents, create_graph, _backward)
     out_p, cot_p = [], []
     for o, c in zip(outs, cotangents):
         if not isinstance(o, Tensor) or not _phys(o).requires_grad:
@@ -725,6 +763,9 @@ def _backward(outs, inputs, cotangents, create_graph):
         gs = [None] * len(in_p)
     res = []
     for g, i, p in zip(gs, inputs, in_p):
+        if g is None and not materialize:
+            res.append(None)
+            continue
         g = _zeros_for(i) if g is None else g
         if not create_graph:
             g = g.detach()
@@ -842,59 +883,13 @@ def vjp(func, *primals, has_aux=False):
                 )
             # Batched cotangents over a newer level (jacrev's rows): one backward pass of the
             # graph the vjp recorded per element of the newer levels; func runs once.
-            res = _backward_rows(out_leaves, call_leaves, cot_leaves, levels, outer)
+            res = _vmap_ad().backward_rows(out_leaves, call_leaves, cot_leaves, levels, outer)
         return tuple(_tree_unflatten(res, spec))
 
     value = out if outer else _detached(out)
     if has_aux:
         return value, vjp_fn, (aux if outer else _detached(aux))
     return value, vjp_fn
-
-
-def _backward_rows(outs, inputs, cotangents, levels, create_graph):
-    """_backward for cotangents batched over levels newer than the graph's (`levels`): the
-    newer levels' elements run one physical backward each over the same graph, stacked."""
-    now = active_levels()
-    new = tuple(lv for lv in now if lv not in levels)
-    sizes = tuple(_size_of(lv) for lv in new)
-    n = 1
-    for s in sizes:
-        n *= s
-    nb = len(levels)
-    pairs = []
-    for o, c in zip(outs, cotangents):
-        if not isinstance(o, Tensor) or not _phys(o).requires_grad:
-            continue
-        op = align(o, levels, expand=True)
-        cp = align(c, levels + new, rank=logical_dim(o), expand=True)
-        cp = cp.expand(tuple(cp.shape[: nb + len(new)]) + tuple(op.shape[nb:]))
-        cp = cp.reshape(tuple(cp.shape[:nb]) + (n,) + tuple(cp.shape[nb + len(new) :]))
-        pairs.append((op, cp))
-    in_p = [_phys(i) for i in inputs]
-    rows = []
-    for r in range(n):
-        if pairs:
-            gs = autograd.grad(
-                [op for op, _ in pairs],
-                in_p,
-                [cp.select(nb, r) for _, cp in pairs],
-                retain_graph=True,
-                create_graph=create_graph,
-                allow_unused=True,
-            )
-        else:
-            gs = [None] * len(in_p)
-        rows.append([_zeros_for(i) if g is None else g for g, i in zip(gs, inputs)])
-    res = []
-    for k, (i, p) in enumerate(zip(inputs, in_p)):
-        from .. import stack
-
-        col = stack([row[k] for row in rows], nb)  # the newer levels after the graph's
-        v = col.reshape(tuple(col.shape[:nb]) + sizes + tuple(col.shape[nb + 1 :]))
-        if not create_graph:
-            v = v.detach()
-        res.append(BatchedTensor(v, levels + new))
-    return res
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
