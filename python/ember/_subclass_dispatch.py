@@ -209,7 +209,17 @@ def _install_mode():
                 overloaded = _helpers._get_overloaded_args(list(_flat(args, kwargs)))
                 overloaded = [a for a in overloaded if _overloading_subclass(type(a))]
                 if overloaded:
-                    return _offer(_public_func(func), overloaded, args, kwargs)
+                    # Unlike a user's mode, subclass dispatch stays on while the subclass's own
+                    # __torch_function__ runs: the calls it makes reach subclasses again (torch's
+                    # behaviour), unless made under DisableTorchFunctionSubclass (as
+                    # super().__torch_function__ makes them).
+                    stack = overrides._stack()
+                    stack.append(self)
+                    try:
+                        return _offer(_public_func(func), overloaded, args, kwargs)
+                    finally:
+                        if stack and stack[-1] is self:
+                            stack.pop()
             return func(*args, **kwargs)
 
     overrides._enter_outermost(_SubclassDispatch())

@@ -46,6 +46,7 @@ from . import (
     tensor,
     tensor_api,
     tensor_api_s12,
+    tensor_api_s13,
 )
 
 
@@ -280,6 +281,7 @@ PROPERTY_DOCS.update(tensor_api.PROPERTY_DOCS)
 FILL.update(tensor_api_s12.METHODS)  # session 12's missing names
 PROPERTIES.update(tensor_api_s12.PROPERTIES)
 PROPERTY_DOCS.update(tensor_api_s12.PROPERTY_DOCS)
+FILL.update(tensor_api_s13.METHODS)  # session 13's: __rdiv__ and the Python 2 names
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {
