@@ -114,7 +114,7 @@ def _caster(name, dtype_name):
 REPLACE = {
     # Python protocols
     "__repr__": tensor.__repr__,
-    "__str__": tensor.__repr__,
+    "__str__": object.__str__,  # as torch's: repr(), a subclass's own __repr__ included
     "__format__": tensor.__format__,
     "__hash__": tensor.__hash__,
     "__bool__": tensor.__bool__,
