@@ -48,11 +48,22 @@ def main():
         out = act(inp)
         (out * torch.arange(out.numel()).view_as(out).float().cos()).sum().backward()
         extra = r(act.weight.grad) if isinstance(act, nn.PReLU) else ""
-        print("act", repr(act), tuple(out.shape), round(out.sum().item(), 4), round(inp.grad.abs().sum().item(), 4), extra)
+        print(
+            "act",
+            repr(act),
+            tuple(out.shape),
+            round(out.sum().item(), 4),
+            round(inp.grad.abs().sum().item(), 4),
+            extra,
+        )
     rrelu = nn.RReLU(0.1, 0.3).eval()
     print("rrelu_eval", r(rrelu(x[0, 0])))
     print("softmax2d", r(nn.Softmax2d()(x.view(1, 2, 3, 4))[0, :, 0, 0]))
-    print("alpha_dropout_eval", torch.equal(nn.AlphaDropout(0.5).eval()(x), x), torch.equal(nn.FeatureAlphaDropout(0.5).eval()(x), x))
+    print(
+        "alpha_dropout_eval",
+        torch.equal(nn.AlphaDropout(0.5).eval()(x), x),
+        torch.equal(nn.FeatureAlphaDropout(0.5).eval()(x), x),
+    )
 
     inorm = nn.InstanceNorm1d(3, affine=True, track_running_stats=True)
     with torch.no_grad():
@@ -67,7 +78,9 @@ def main():
     print("lrn", r(nn.LocalResponseNorm(3, alpha=0.1, beta=0.75, k=1.0)(img)[0, :, 1, 1]))
     print("groupnorm", r(nn.GroupNorm(2, 4)(img)[1, :, 0, 0]))
 
-    logits = torch.tensor([[0.2, -1.0, 2.0, 0.5], [1.5, 0.3, -0.2, 0.0], [-0.5, 0.5, 1.0, 2.0]], requires_grad=True)
+    logits = torch.tensor(
+        [[0.2, -1.0, 2.0, 0.5], [1.5, 0.3, -0.2, 0.0], [-0.5, 0.5, 1.0, 2.0]], requires_grad=True
+    )
     ml_target = torch.tensor([[2, 0, -1, 1], [0, -1, 3, 2], [3, 2, 1, -1]])
     multi_hot = torch.tensor([[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 1.0]])
     cls = torch.tensor([1, 0, 2])
@@ -75,15 +88,25 @@ def main():
     b = torch.cos(torch.arange(12.0)).view(3, 4)
     losses = {
         "multilabel_margin": nn.MultiLabelMarginLoss()(logits, ml_target),
-        "multilabel_soft": nn.MultiLabelSoftMarginLoss(weight=torch.tensor([1.0, 2.0, 1.0, 0.5]))(logits, multi_hot),
+        "multilabel_soft": nn.MultiLabelSoftMarginLoss(weight=torch.tensor([1.0, 2.0, 1.0, 0.5]))(
+            logits, multi_hot
+        ),
         "multi_margin": nn.MultiMarginLoss()(logits, cls),
-        "multi_margin_p2": nn.MultiMarginLoss(p=2, margin=0.5, weight=torch.tensor([1.0, 0.5, 2.0, 1.0]))(logits, cls),
+        "multi_margin_p2": nn.MultiMarginLoss(
+            p=2, margin=0.5, weight=torch.tensor([1.0, 0.5, 2.0, 1.0])
+        )(logits, cls),
         "cosine_embedding": nn.CosineEmbeddingLoss(margin=0.2)(logits, b, torch.tensor([1, -1, 1])),
         "soft_margin": nn.SoftMarginLoss()(logits, multi_hot * 2 - 1),
-        "bce_pos_weight": nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0, 3.0, 0.5, 2.0]))(logits, multi_hot),
-        "nll_weighted": nn.NLLLoss(weight=torch.tensor([1.0, 2.0, 0.5, 1.0]), ignore_index=3)(F.log_softmax(logits, 1), cls),
+        "bce_pos_weight": nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0, 3.0, 0.5, 2.0]))(
+            logits, multi_hot
+        ),
+        "nll_weighted": nn.NLLLoss(weight=torch.tensor([1.0, 2.0, 0.5, 1.0]), ignore_index=3)(
+            F.log_softmax(logits, 1), cls
+        ),
         "ce_probs_smooth": nn.CrossEntropyLoss(label_smoothing=0.1)(logits, F.softmax(b, 1)),
-        "ce_smooth_weight": nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 0.5, 1.0]), label_smoothing=0.2)(logits, cls),
+        "ce_smooth_weight": nn.CrossEntropyLoss(
+            weight=torch.tensor([1.0, 2.0, 0.5, 1.0]), label_smoothing=0.2
+        )(logits, cls),
         "poisson_log": nn.PoissonNLLLoss()(logits, multi_hot * 3),
         "poisson_full": nn.PoissonNLLLoss(log_input=False, full=True)(logits.exp(), multi_hot * 3),
         "gaussian_nll": nn.GaussianNLLLoss(full=True)(logits, a, b.abs() + 0.1),
@@ -91,13 +114,23 @@ def main():
         "l1_sum": nn.L1Loss(reduction="sum")(logits, a),
         "huber": nn.HuberLoss(delta=0.5)(logits, a),
         "smooth_l1": nn.SmoothL1Loss(beta=0.3)(logits, a),
-        "kl_log_target": nn.KLDivLoss(reduction="batchmean", log_target=True)(F.log_softmax(logits, 1), F.log_softmax(b, 1)),
+        "kl_log_target": nn.KLDivLoss(reduction="batchmean", log_target=True)(
+            F.log_softmax(logits, 1), F.log_softmax(b, 1)
+        ),
     }
     for name, loss in losses.items():
         (g,) = torch.autograd.grad(loss, logits)
         print("loss", name, round(loss.item(), 5), round(g.abs().sum().item(), 5))
-    print("none", r(nn.MultiMarginLoss(reduction="none")(logits, cls)), r(nn.MultiLabelMarginLoss(reduction="none")(logits, ml_target)))
-    print("none_shapes", tuple(nn.CosineEmbeddingLoss(reduction="none")(a, b, torch.tensor([1, -1, 1])).shape), tuple(nn.GaussianNLLLoss(reduction="none")(logits, a, torch.ones(3, 1)).shape))
+    print(
+        "none",
+        r(nn.MultiMarginLoss(reduction="none")(logits, cls)),
+        r(nn.MultiLabelMarginLoss(reduction="none")(logits, ml_target)),
+    )
+    print(
+        "none_shapes",
+        tuple(nn.CosineEmbeddingLoss(reduction="none")(a, b, torch.tensor([1, -1, 1])).shape),
+        tuple(nn.GaussianNLLLoss(reduction="none")(logits, a, torch.ones(3, 1)).shape),
+    )
 
 
 if __name__ == "__main__":

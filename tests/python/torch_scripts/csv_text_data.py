@@ -39,7 +39,9 @@ def tokenize(text):
 
 class Vocab:
     def __init__(self, counter, min_freq=1, specials=("<pad>", "<unk>", "<bos>", "<eos>")):
-        self.itos = list(specials) + sorted(w for w, c in counter.items() if c >= min_freq and w not in specials)
+        self.itos = list(specials) + sorted(
+            w for w, c in counter.items() if c >= min_freq and w not in specials
+        )
         self.stoi = {w: i for i, w in enumerate(self.itos)}
 
     def __len__(self):
@@ -51,7 +53,9 @@ class Vocab:
 
 class ReviewDataset(Dataset):
     def __init__(self, rows, vocab, labels):
-        self.items = [(torch.tensor([2] + vocab(tokenize(r["text"])) + [3]), labels[r["label"]]) for r in rows]
+        self.items = [
+            (torch.tensor([2] + vocab(tokenize(r["text"])) + [3]), labels[r["label"]]) for r in rows
+        ]
 
     def __len__(self):
         return len(self.items)
@@ -79,7 +83,12 @@ class BucketSampler(Sampler):
 def collate(batch):
     ids, labels, lengths = zip(*batch)
     padded = pad_sequence(ids, batch_first=True, padding_value=0)
-    return {"ids": padded, "mask": padded != 0, "labels": torch.tensor(labels), "lengths": torch.tensor(lengths)}
+    return {
+        "ids": padded,
+        "mask": padded != 0,
+        "labels": torch.tensor(labels),
+        "lengths": torch.tensor(lengths),
+    }
 
 
 class Classifier(nn.Module):
@@ -90,7 +99,9 @@ class Classifier(nn.Module):
         self.out = nn.Linear(hidden, 2)
 
     def forward(self, ids, lengths):
-        packed = pack_padded_sequence(self.emb(ids), lengths, batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(
+            self.emb(ids), lengths, batch_first=True, enforce_sorted=False
+        )
         out, (h, _) = self.rnn(packed)
         padded, lens = pad_packed_sequence(out, batch_first=True)
         return self.out(h[-1]), padded, lens
@@ -112,7 +123,13 @@ def main():
     print("buckets", list(sampler), len(sampler))
     loader = DataLoader(ds, batch_sampler=sampler, collate_fn=collate)
     batch = next(iter(loader))
-    print("batch", tuple(batch["ids"].shape), batch["lengths"].tolist(), batch["mask"].sum(1).tolist(), batch["labels"].tolist())
+    print(
+        "batch",
+        tuple(batch["ids"].shape),
+        batch["lengths"].tolist(),
+        batch["mask"].sum(1).tolist(),
+        batch["labels"].tolist(),
+    )
     print("padded_row", batch["ids"][-1].tolist())
 
     g = torch.Generator().manual_seed(1234)
@@ -133,7 +150,9 @@ def main():
     model = Classifier(len(vocab))
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
-            p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.41 + i).view_as(p) * 0.3)
+            p.copy_(
+                torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.41 + i).view_as(p) * 0.3
+            )
         model.emb.weight[0].zero_()
     opt = torch.optim.Adam(model.parameters(), lr=0.05)
     for epoch in range(6):
@@ -147,7 +166,9 @@ def main():
             total += loss.item() * len(b["labels"])
         if epoch % 2 == 1:
             print("epoch", epoch, round(total / len(ds), 5))
-    print("unpacked", tuple(padded.shape), lens.tolist(), round(padded[:, -1].abs().sum().item(), 5))
+    print(
+        "unpacked", tuple(padded.shape), lens.tolist(), round(padded[:, -1].abs().sum().item(), 5)
+    )
     model.eval()
     correct = 0
     with torch.no_grad():

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """A CycleGAN-style image translation loop, scaled down, as the reference implementation is
 structured: ResNet generators with ReflectionPad2d, InstanceNorm2d and ConvTranspose2d, a
 PatchGAN discriminator with LeakyReLU and spectral-norm-free least-squares (MSE) GAN loss,
@@ -16,8 +17,13 @@ class ResnetBlock(nn.Module):
     def __init__(self, dim):
         super().__init__()
         self.conv_block = nn.Sequential(
-            nn.ReflectionPad2d(1), nn.Conv2d(dim, dim, 3, bias=False), nn.InstanceNorm2d(dim), nn.ReLU(True),
-            nn.ReflectionPad2d(1), nn.Conv2d(dim, dim, 3, bias=False), nn.InstanceNorm2d(dim),
+            nn.ReflectionPad2d(1),
+            nn.Conv2d(dim, dim, 3, bias=False),
+            nn.InstanceNorm2d(dim),
+            nn.ReLU(True),
+            nn.ReflectionPad2d(1),
+            nn.Conv2d(dim, dim, 3, bias=False),
+            nn.InstanceNorm2d(dim),
         )
 
     def forward(self, x):
@@ -27,10 +33,23 @@ class ResnetBlock(nn.Module):
 class Generator(nn.Module):
     def __init__(self, ch=3, ngf=8, n_blocks=2):
         super().__init__()
-        layers = [nn.ReflectionPad2d(3), nn.Conv2d(ch, ngf, 7, bias=False), nn.InstanceNorm2d(ngf, affine=True), nn.ReLU(True)]
-        layers += [nn.Conv2d(ngf, ngf * 2, 3, stride=2, padding=1, bias=False), nn.InstanceNorm2d(ngf * 2), nn.ReLU(True)]
+        layers = [
+            nn.ReflectionPad2d(3),
+            nn.Conv2d(ch, ngf, 7, bias=False),
+            nn.InstanceNorm2d(ngf, affine=True),
+            nn.ReLU(True),
+        ]
+        layers += [
+            nn.Conv2d(ngf, ngf * 2, 3, stride=2, padding=1, bias=False),
+            nn.InstanceNorm2d(ngf * 2),
+            nn.ReLU(True),
+        ]
         layers += [ResnetBlock(ngf * 2) for _ in range(n_blocks)]
-        layers += [nn.ConvTranspose2d(ngf * 2, ngf, 3, stride=2, padding=1, output_padding=1, bias=False), nn.InstanceNorm2d(ngf), nn.ReLU(True)]
+        layers += [
+            nn.ConvTranspose2d(ngf * 2, ngf, 3, stride=2, padding=1, output_padding=1, bias=False),
+            nn.InstanceNorm2d(ngf),
+            nn.ReLU(True),
+        ]
         layers += [nn.ReflectionPad2d(3), nn.Conv2d(ngf, ch, 7), nn.Tanh()]
         self.model = nn.Sequential(*layers)
 
@@ -42,8 +61,11 @@ class PatchD(nn.Module):
     def __init__(self, ch=3, ndf=8):
         super().__init__()
         self.model = nn.Sequential(
-            nn.Conv2d(ch, ndf, 4, 2, 1), nn.LeakyReLU(0.2, True),
-            nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False), nn.InstanceNorm2d(ndf * 2), nn.LeakyReLU(0.2, True),
+            nn.Conv2d(ch, ndf, 4, 2, 1),
+            nn.LeakyReLU(0.2, True),
+            nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False),
+            nn.InstanceNorm2d(ndf * 2),
+            nn.LeakyReLU(0.2, True),
             nn.Conv2d(ndf * 2, 1, 3, 1, 1),
         )
 
@@ -57,7 +79,11 @@ def init_weights(net, phase):
         if hasattr(m, "weight") and m.weight is not None and ("Conv" in name):
             with torch.no_grad():
                 n = m.weight.numel()
-                m.weight.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.91 + phase) * 0.08).view_as(m.weight))
+                m.weight.copy_(
+                    (torch.sin(torch.arange(n, dtype=torch.float32) * 0.91 + phase) * 0.08).view_as(
+                        m.weight
+                    )
+                )
                 if m.bias is not None:
                     nn.init.constant_(m.bias, 0.0)
         elif "InstanceNorm" in name and m.weight is not None:
@@ -97,15 +123,21 @@ def set_requires_grad(nets, flag):
 
 def main():
     yy, xx = torch.meshgrid(torch.linspace(-1, 1, 16), torch.linspace(-1, 1, 16), indexing="ij")
-    A = torch.stack([torch.stack([torch.sin(3 * xx + i), torch.cos(2 * yy - i), xx * yy]) for i in range(4)]).tanh()
+    A = torch.stack(
+        [torch.stack([torch.sin(3 * xx + i), torch.cos(2 * yy - i), xx * yy]) for i in range(4)]
+    ).tanh()
     B = torch.stack([torch.stack([xx.sign() * 0.5 + 0.1 * i, yy, (xx + yy) / 2]) for i in range(4)])
     G_AB, G_BA, D_A, D_B = Generator(), Generator(), PatchD(), PatchD()
     for i, net in enumerate((G_AB, G_BA, D_A, D_B)):
         init_weights(net, i)
     print("params", [sum(p.numel() for p in n.parameters()) for n in (G_AB, D_A)])
     print("shapes", tuple(G_AB(A).shape), tuple(D_A(A).shape))
-    opt_G = torch.optim.Adam(itertools.chain(G_AB.parameters(), G_BA.parameters()), lr=1e-3, betas=(0.5, 0.999))
-    opt_D = torch.optim.Adam(itertools.chain(D_A.parameters(), D_B.parameters()), lr=1e-3, betas=(0.5, 0.999))
+    opt_G = torch.optim.Adam(
+        itertools.chain(G_AB.parameters(), G_BA.parameters()), lr=1e-3, betas=(0.5, 0.999)
+    )
+    opt_D = torch.optim.Adam(
+        itertools.chain(D_A.parameters(), D_B.parameters()), lr=1e-3, betas=(0.5, 0.999)
+    )
     n_epochs, decay_start = 3, 1
     rule = lambda epoch: 1.0 - max(0, epoch + 1 - decay_start) / float(n_epochs - decay_start + 1)
     sched_G = torch.optim.lr_scheduler.LambdaLR(opt_G, lr_lambda=rule)
@@ -129,7 +161,10 @@ def main():
             set_requires_grad([D_A, D_B], True)
             opt_D.zero_grad()
             loss_D = 0
-            for D, real, fake in ((D_B, real_B, pool_B.query(fake_B.detach())), (D_A, real_A, pool_A.query(fake_A.detach()))):
+            for D, real, fake in (
+                (D_B, real_B, pool_B.query(fake_B.detach())),
+                (D_A, real_A, pool_A.query(fake_A.detach())),
+            ):
                 pr, pf = D(real), D(fake)
                 ld = 0.5 * (mse(pr, torch.ones_like(pr)) + mse(pf, torch.zeros_like(pf)))
                 ld.backward()
@@ -137,14 +172,39 @@ def main():
             opt_D.step()
         sched_G.step()
         sched_D.step()
-        print("epoch", epoch, round(loss_G.item(), 4), round(loss_cycle.item(), 4), round(loss_D.item(), 4), round(sched_G.get_last_lr()[0], 6))
+        print(
+            "epoch",
+            epoch,
+            round(loss_G.item(), 4),
+            round(loss_cycle.item(), 4),
+            round(loss_D.item(), 4),
+            round(sched_G.get_last_lr()[0], 6),
+        )
     G_AB.eval()
     with torch.no_grad():
         out = G_AB(A[:1])
-    print("translated", tuple(out.shape), round(out.mean().item(), 4), round(out.std().item(), 4), round(out.abs().max().item(), 4))
-    print("pool", pool_A.calls, len(pool_A.images), [round(img.mean().item(), 4) for img in pool_A.images])
-    print("grad_flags", all(p.requires_grad for p in D_A.parameters()), D_A.model[0].weight.grad is not None)
-    print("instnorm_affine", [type(m).__name__ + str(m.affine) for m in G_AB.model if isinstance(m, nn.InstanceNorm2d)])
+    print(
+        "translated",
+        tuple(out.shape),
+        round(out.mean().item(), 4),
+        round(out.std().item(), 4),
+        round(out.abs().max().item(), 4),
+    )
+    print(
+        "pool",
+        pool_A.calls,
+        len(pool_A.images),
+        [round(img.mean().item(), 4) for img in pool_A.images],
+    )
+    print(
+        "grad_flags",
+        all(p.requires_grad for p in D_A.parameters()),
+        D_A.model[0].weight.grad is not None,
+    )
+    print(
+        "instnorm_affine",
+        [type(m).__name__ + str(m.affine) for m in G_AB.model if isinstance(m, nn.InstanceNorm2d)],
+    )
 
 
 if __name__ == "__main__":

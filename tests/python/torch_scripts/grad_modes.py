@@ -15,7 +15,12 @@ import torch.nn as nn
 def det_init(model, phase=0.0):
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
-            p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.77 + i + phase).view_as(p) * 0.3)
+            p.copy_(
+                torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.77 + i + phase).view_as(
+                    p
+                )
+                * 0.3
+            )
 
 
 class Evaluator:
@@ -54,7 +59,11 @@ def main():
     print("inference_method", p.is_inference(), p.requires_grad, torch.is_inference_mode_enabled())
     with torch.no_grad():
         g = ev.grad_inside(x)
-        print("enable_grad_in_no_grad", [round(v, 5) for v in g.flatten().tolist()], torch.is_grad_enabled())
+        print(
+            "enable_grad_in_no_grad",
+            [round(v, 5) for v in g.flatten().tolist()],
+            torch.is_grad_enabled(),
+        )
     print("generator", [(e, t.requires_grad, t.item()) for e, t in batches(3)])
 
     with torch.no_grad():
@@ -66,7 +75,16 @@ def main():
         w = torch.ones(2, requires_grad=True)
         w2 = w * 2
         leaf = torch.zeros(2).requires_grad_()
-    print("nesting", a.requires_grad, b.requires_grad, c.requires_grad, w2.requires_grad, w2.is_leaf, leaf.requires_grad, leaf.is_leaf)
+    print(
+        "nesting",
+        a.requires_grad,
+        b.requires_grad,
+        c.requires_grad,
+        w2.requires_grad,
+        w2.is_leaf,
+        leaf.requires_grad,
+        leaf.is_leaf,
+    )
     torch.set_grad_enabled(False)
     print("set_call", torch.is_grad_enabled(), (w * 3).requires_grad)
     torch.set_grad_enabled(True)
@@ -78,9 +96,20 @@ def main():
         t = torch.ones(3) * 2
         with torch.inference_mode(False):
             u = torch.ones(3)
-            print("inner_inference_off", torch.is_inference_mode_enabled(), u.is_inference(), torch.is_grad_enabled())
+            print(
+                "inner_inference_off",
+                torch.is_inference_mode_enabled(),
+                u.is_inference(),
+                torch.is_grad_enabled(),
+            )
         view = t[:2]
-    print("inference_tensors", t.is_inference(), view.is_inference(), u.is_inference(), torch.is_inference_mode_enabled())
+    print(
+        "inference_tensors",
+        t.is_inference(),
+        view.is_inference(),
+        u.is_inference(),
+        torch.is_inference_mode_enabled(),
+    )
     try:
         t.add_(1)
     except RuntimeError as e:
@@ -91,7 +120,9 @@ def main():
     except RuntimeError as e:
         print("use_in_autograd_error", str(e).split(".")[0])
     try:
-        torch.nn.functional.linear(t.view(1, 3), torch.ones(1, 3, requires_grad=True)).sum().backward()
+        torch.nn.functional.linear(
+            t.view(1, 3), torch.ones(1, 3, requires_grad=True)
+        ).sum().backward()
         print("linear_ok", True)
     except RuntimeError as e:
         print("linear_error", str(e).split(".")[0])
@@ -145,7 +176,13 @@ def main():
         with torch.no_grad():
             for pt, ps in zip(teacher.parameters(), student.parameters()):
                 pt.mul_(0.9).add_(ps, alpha=0.1)
-    print("ema", round(loss.item(), 5), [round(v, 5) for v in teacher.weight.flatten().tolist()], teacher.weight.requires_grad, teacher.weight.grad)
+    print(
+        "ema",
+        round(loss.item(), 5),
+        [round(v, 5) for v in teacher.weight.flatten().tolist()],
+        teacher.weight.requires_grad,
+        teacher.weight.grad,
+    )
     print("decorated_names", Evaluator.score.__name__, Evaluator.predict.__name__, batches.__name__)
     print("final_state", torch.is_grad_enabled(), torch.is_inference_mode_enabled())
 

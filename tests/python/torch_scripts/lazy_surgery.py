@@ -24,7 +24,9 @@ class Backbone(nn.Module):
     def __init__(self):
         super().__init__()
         self.stem = nn.Sequential(nn.LazyConv2d(6, 3, padding=1), nn.LazyBatchNorm2d(), nn.ReLU())
-        self.block = nn.Sequential(nn.Conv2d(6, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(inplace=True))
+        self.block = nn.Sequential(
+            nn.Conv2d(6, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(inplace=True)
+        )
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.head = nn.LazyLinear(4)
 
@@ -39,8 +41,12 @@ class MultiHead(nn.Module):
         super().__init__()
         self.trunk = nn.Linear(4, 4)
         self.heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "reg": nn.Linear(4, 1)})
-        self.scales = nn.ParameterList([nn.Parameter(torch.tensor(1.5)), nn.Parameter(torch.tensor(0.5))])
-        self.bias = nn.ParameterDict({"cls": nn.Parameter(torch.zeros(3)), "reg": nn.Parameter(torch.ones(1))})
+        self.scales = nn.ParameterList(
+            [nn.Parameter(torch.tensor(1.5)), nn.Parameter(torch.tensor(0.5))]
+        )
+        self.bias = nn.ParameterDict(
+            {"cls": nn.Parameter(torch.zeros(3)), "reg": nn.Parameter(torch.ones(1))}
+        )
 
     def forward(self, x, task="cls"):
         h = torch.tanh(self.trunk(x)) * self.scales[0 if task == "cls" else 1]
@@ -49,10 +55,22 @@ class MultiHead(nn.Module):
 
 def main():
     model = Backbone()
-    print("uninitialized", model.head.has_uninitialized_params(), type(model.head).__name__, type(model.head.weight).__name__)
+    print(
+        "uninitialized",
+        model.head.has_uninitialized_params(),
+        type(model.head).__name__,
+        type(model.head.weight).__name__,
+    )
     x = torch.cos(torch.arange(2 * 3 * 5 * 5, dtype=torch.float32) * 0.3).view(2, 3, 5, 5)
     model(x)
-    print("materialized", type(model.head).__name__, tuple(model.head.weight.shape), type(model.stem[0]).__name__, tuple(model.stem[0].weight.shape), type(model.stem[1]).__name__)
+    print(
+        "materialized",
+        type(model.head).__name__,
+        tuple(model.head.weight.shape),
+        type(model.stem[0]).__name__,
+        tuple(model.stem[0].weight.shape),
+        type(model.stem[1]).__name__,
+    )
     det_init(model)
     for m in model.modules():
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
@@ -86,7 +104,10 @@ def main():
     print("trainable", trainable)
     decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() > 1]
     no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() <= 1]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}], lr=0.01)
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=0.01,
+    )
     model.train()
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
@@ -98,16 +119,31 @@ def main():
         opt.zero_grad()
         loss.backward()
         opt.step()
-    print("frozen_loss", round(loss.item(), 5), model.stem[0].weight.grad is None, model.stem[1].running_mean.abs().sum().item() > 0)
-    print("bn_train_flags", [m.training for m in model.modules() if isinstance(m, nn.BatchNorm2d)], model.training)
+    print(
+        "frozen_loss",
+        round(loss.item(), 5),
+        model.stem[0].weight.grad is None,
+        model.stem[1].running_mean.abs().sum().item() > 0,
+    )
+    print(
+        "bn_train_flags",
+        [m.training for m in model.modules() if isinstance(m, nn.BatchNorm2d)],
+        model.training,
+    )
 
     # containers
     mh = MultiHead()
     det_init(mh)
     inp = torch.linspace(-1, 1, 8).view(2, 4)
-    print("multihead", [round(v, 4) for v in mh(inp).flatten().tolist()], [round(v, 4) for v in mh(inp, task="reg").flatten().tolist()])
+    print(
+        "multihead",
+        [round(v, 4) for v in mh(inp).flatten().tolist()],
+        [round(v, 4) for v in mh(inp, task="reg").flatten().tolist()],
+    )
     print("param_names", [n for n, _ in mh.named_parameters()])
-    print("moduledict", list(mh.heads.keys()), "reg" in mh.heads, len(mh.scales), list(mh.bias.keys()))
+    print(
+        "moduledict", list(mh.heads.keys()), "reg" in mh.heads, len(mh.scales), list(mh.bias.keys())
+    )
     mh.heads["aux"] = nn.Identity()
     mh.scales.append(nn.Parameter(torch.tensor(2.0)))
     mh.bias.update({"aux": nn.Parameter(torch.zeros(4))})
@@ -117,9 +153,15 @@ def main():
 
     # hooks
     events = []
-    g_pre = module_mod.register_module_forward_pre_hook(lambda m, a: events.append(("gpre", type(m).__name__)))
-    g_fwd = nn.modules.module.register_module_forward_hook(lambda m, a, o: events.append(("gfwd", type(m).__name__)))
-    g_bwd = nn.modules.module.register_module_full_backward_hook(lambda m, gi, go: events.append(("gbwd", type(m).__name__)))
+    g_pre = module_mod.register_module_forward_pre_hook(
+        lambda m, a: events.append(("gpre", type(m).__name__))
+    )
+    g_fwd = nn.modules.module.register_module_forward_hook(
+        lambda m, a, o: events.append(("gfwd", type(m).__name__))
+    )
+    g_bwd = nn.modules.module.register_module_full_backward_hook(
+        lambda m, gi, go: events.append(("gbwd", type(m).__name__))
+    )
     net = nn.Sequential(nn.Linear(4, 3), nn.Tanh())
     det_init(net)
 
@@ -133,13 +175,19 @@ def main():
 
     h1 = net[0].register_forward_pre_hook(pre, with_kwargs=True)
     h2 = net[0].register_forward_hook(post, with_kwargs=True)
-    h3 = net[1].register_full_backward_pre_hook(lambda m, go: events.append(("bpre", round(go[0].sum().item(), 4))))
+    h3 = net[1].register_full_backward_pre_hook(
+        lambda m, go: events.append(("bpre", round(go[0].sum().item(), 4)))
+    )
     h4 = net[1].register_full_backward_hook(lambda m, gi, go: (gi[0] * 0.5,))
     inp2 = inp.clone().requires_grad_(True)
     out = net(inp2)
     out.sum().backward()
     print("events", events)
-    print("hooked_out", [round(v, 4) for v in out.flatten().tolist()], round(inp2.grad.sum().item(), 4))
+    print(
+        "hooked_out",
+        [round(v, 4) for v in out.flatten().tolist()],
+        round(inp2.grad.sum().item(), 4),
+    )
     for h in (g_pre, g_fwd, g_bwd, h1, h2, h3, h4):
         h.remove()
     events.clear()
@@ -151,8 +199,16 @@ def main():
     print("apply", counts)
     shared = nn.Linear(2, 2)
     tied = nn.Sequential(shared, nn.ReLU(), shared)
-    print("named_modules", [n for n, _ in tied.named_modules()], [n for n, _ in tied.named_modules(remove_duplicate=False)])
-    print("params_dedup", len(list(tied.parameters())), len(list(tied.named_parameters(remove_duplicate=False))))
+    print(
+        "named_modules",
+        [n for n, _ in tied.named_modules()],
+        [n for n, _ in tied.named_modules(remove_duplicate=False)],
+    )
+    print(
+        "params_dedup",
+        len(list(tied.parameters())),
+        len(list(tied.named_parameters(remove_duplicate=False))),
+    )
 
 
 if __name__ == "__main__":

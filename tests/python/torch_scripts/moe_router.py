@@ -18,7 +18,9 @@ def det_init(module, scale=0.1):
                 p.fill_(1.0)
             else:
                 n = p.numel()
-                p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.731 + i) * scale).view_as(p))
+                p.copy_(
+                    (torch.sin(torch.arange(n, dtype=torch.float32) * 0.731 + i) * scale).view_as(p)
+                )
 
 
 class Expert(nn.Module):
@@ -97,9 +99,23 @@ def main():
     print("aux", round(aux.item(), 5), "z", round(z.item(), 5))
     y.pow(2).sum().backward()
     print("router_grad", round(moe.router.weight.grad.norm().item(), 5))
-    print("expert_grads", [round(e.w1.weight.grad.abs().sum().item(), 5) if e.w1.weight.grad is not None else None for e in moe.experts])
+    print(
+        "expert_grads",
+        [
+            round(e.w1.weight.grad.abs().sum().item(), 5) if e.w1.weight.grad is not None else None
+            for e in moe.experts
+        ],
+    )
 
-    logits = torch.tensor([[2.0, 1.0, 0.5, -1.0], [0.1, 0.2, 3.0, 0.0], [1.0, 1.5, 0.2, 0.3], [0.0, 4.0, 0.1, 0.2], [0.9, 2.0, 0.3, 0.1]])
+    logits = torch.tensor(
+        [
+            [2.0, 1.0, 0.5, -1.0],
+            [0.1, 0.2, 3.0, 0.0],
+            [1.0, 1.5, 0.2, 0.3],
+            [0.0, 4.0, 0.1, 0.2],
+            [0.9, 2.0, 0.3, 0.1],
+        ]
+    )
     topi = logits.argmax(-1)
     pos, keep = capacity_dispatch(topi, 4, capacity=2)
     print("capacity", topi.tolist(), pos.tolist(), keep.tolist())
@@ -107,7 +123,9 @@ def main():
     e_idx, p_idx = topi[keep], pos[keep]
     buf[e_idx, p_idx] = logits[keep]
     print("buffer_rows", buf.abs().sum(-1).tolist())
-    combined = torch.zeros(5, 4).scatter_add_(0, torch.arange(5)[keep].unsqueeze(-1).expand(-1, 4), buf[e_idx, p_idx])
+    combined = torch.zeros(5, 4).scatter_add_(
+        0, torch.arange(5)[keep].unsqueeze(-1).expand(-1, 4), buf[e_idx, p_idx]
+    )
     print("combined", combined.sum(-1).tolist())
 
     vocab, seq = 10, 6

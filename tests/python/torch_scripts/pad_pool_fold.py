@@ -48,19 +48,43 @@ def main():
     print("adaptive_max1d", r(p1), i1.tolist())
     mp, mi = F.max_pool2d(img, 2, return_indices=True)
     un = nn.MaxUnpool2d(2)(mp, mi, output_size=img.shape)
-    print("unpool", tuple(un.shape), int((un != 0).sum()), torch.equal(un.gather(-1, un.abs().argmax(-1, keepdim=True)).squeeze(-1).ne(0).any(-1), torch.ones(2, 2, 6, dtype=torch.bool)))
-    print("avgpool_ceil", r(nn.AvgPool2d(4, stride=3, ceil_mode=True)(img)[0, 0]), r(nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False)(img)[0, 0, 0]))
+    print(
+        "unpool",
+        tuple(un.shape),
+        int((un != 0).sum()),
+        torch.equal(
+            un.gather(-1, un.abs().argmax(-1, keepdim=True)).squeeze(-1).ne(0).any(-1),
+            torch.ones(2, 2, 6, dtype=torch.bool),
+        ),
+    )
+    print(
+        "avgpool_ceil",
+        r(nn.AvgPool2d(4, stride=3, ceil_mode=True)(img)[0, 0]),
+        r(nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False)(img)[0, 0, 0]),
+    )
     print("avgpool_divisor", r(nn.AvgPool2d(2, divisor_override=3)(img)[0, 1, 0]))
-    print("maxpool_dilation", r(nn.MaxPool2d(2, stride=1, dilation=2)(img)[1, 1, 0]), tuple(nn.MaxPool2d(3, 2, ceil_mode=True)(img).shape))
+    print(
+        "maxpool_dilation",
+        r(nn.MaxPool2d(2, stride=1, dilation=2)(img)[1, 1, 0]),
+        tuple(nn.MaxPool2d(3, 2, ceil_mode=True)(img).shape),
+    )
 
     conv = nn.Conv2d(2, 3, 3, padding=1, stride=2, bias=True)
     with torch.no_grad():
-        conv.weight.copy_(torch.cos(torch.arange(conv.weight.numel(), dtype=torch.float32)).view_as(conv.weight) * 0.2)
+        conv.weight.copy_(
+            torch.cos(torch.arange(conv.weight.numel(), dtype=torch.float32)).view_as(conv.weight)
+            * 0.2
+        )
         conv.bias.copy_(torch.tensor([0.1, -0.1, 0.0]))
     unfold = nn.Unfold(kernel_size=3, padding=1, stride=2)
     cols = unfold(img)
     out = (conv.weight.view(3, -1) @ cols + conv.bias.view(1, 3, 1)).view(2, 3, 3, 3)
-    print("im2col", tuple(cols.shape), torch.allclose(out, conv(img), atol=1e-5), round(out.sum().item(), 4))
+    print(
+        "im2col",
+        tuple(cols.shape),
+        torch.allclose(out, conv(img), atol=1e-5),
+        round(out.sum().item(), 4),
+    )
     fold = nn.Fold(output_size=(6, 6), kernel_size=2, stride=2)
     print("fold_roundtrip", torch.equal(fold(nn.Unfold(2, stride=2)(img)), img))
     overlap = F.fold(F.unfold(torch.ones(1, 1, 4, 4), 2, stride=1), (4, 4), 2, stride=1)
@@ -76,15 +100,34 @@ def main():
     for m in (c3, t3):
         with torch.no_grad():
             for i, p in enumerate(m.parameters()):
-                p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) + i).view_as(p) * 0.1)
+                p.copy_(
+                    torch.sin(torch.arange(p.numel(), dtype=torch.float32) + i).view_as(p) * 0.1
+                )
     v = vol.clone().requires_grad_(True)
     h = t3(F.relu(c3(v)))
     h.sum().backward()
-    print("conv3d", tuple(h.shape), round(h.sum().item(), 4), round(v.grad.abs().sum().item(), 4), round(c3.weight.grad.norm().item(), 4))
+    print(
+        "conv3d",
+        tuple(h.shape),
+        round(h.sum().item(), 4),
+        round(v.grad.abs().sum().item(), 4),
+        round(c3.weight.grad.norm().item(), 4),
+    )
     print("avgpool3d", r(nn.AvgPool3d(2)(vol)[0, 0]), r(F.max_pool3d(vol, 2, stride=2)[0, 1]))
-    print("trilinear", r(nn.Upsample(scale_factor=1.5, mode="trilinear", align_corners=False)(vol)[0, 0, 0, 0]))
-    print("nearest_exact", r(nn.Upsample(size=(5, 5), mode="nearest-exact")(x2)[0, 0, 0]), r(nn.Upsample(size=(5, 5), mode="nearest")(x2)[0, 0, 0]))
-    print("pixel_unshuffle", tuple(nn.PixelUnshuffle(2)(img).shape), r(nn.PixelUnshuffle(2)(x2)[0, :, 0, 0]))
+    print(
+        "trilinear",
+        r(nn.Upsample(scale_factor=1.5, mode="trilinear", align_corners=False)(vol)[0, 0, 0, 0]),
+    )
+    print(
+        "nearest_exact",
+        r(nn.Upsample(size=(5, 5), mode="nearest-exact")(x2)[0, 0, 0]),
+        r(nn.Upsample(size=(5, 5), mode="nearest")(x2)[0, 0, 0]),
+    )
+    print(
+        "pixel_unshuffle",
+        tuple(nn.PixelUnshuffle(2)(img).shape),
+        r(nn.PixelUnshuffle(2)(x2)[0, :, 0, 0]),
+    )
     print("channel_shuffle", r(nn.ChannelShuffle(2)(torch.arange(6.0).view(1, 6, 1, 1))))
     print("adaptive_avg3d", r(nn.AdaptiveAvgPool3d((1, 2, 2))(vol)[0, 1]))
 

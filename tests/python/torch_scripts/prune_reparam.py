@@ -52,17 +52,36 @@ def main():
     base = net(x)
 
     prune.l1_unstructured(net.fc1, name="weight", amount=0.3)
-    print("fc1_names", sorted(n for n, _ in net.fc1.named_parameters()), sorted(n for n, _ in net.fc1.named_buffers()))
+    print(
+        "fc1_names",
+        sorted(n for n, _ in net.fc1.named_parameters()),
+        sorted(n for n, _ in net.fc1.named_buffers()),
+    )
     print("fc1_sparsity", sparsity(net.fc1.weight), prune.is_pruned(net), prune.is_pruned(net.fc2))
     print("hooks", [type(h).__name__ for h in net.fc1._forward_pre_hooks.values()])
     prune.ln_structured(net.conv, name="weight", amount=0.5, n=2, dim=0)
     print("conv_channels_kept", (net.conv.weight.abs().sum(dim=(1, 2, 3)) > 0).tolist())
     prune.l1_unstructured(net.fc1, name="weight", amount=0.2)  # iterative: a PruningContainer
-    print("iterative", sparsity(net.fc1.weight), type(next(iter(net.fc1._forward_pre_hooks.values()))).__name__)
-    prune.global_unstructured([(net.fc2, "weight"), (net.fc2, "bias")], pruning_method=prune.L1Unstructured, amount=10)
-    print("global", sparsity(net.fc2.weight), sparsity(net.fc2.bias), int((net.fc2.weight == 0).sum() + (net.fc2.bias == 0).sum()))
+    print(
+        "iterative",
+        sparsity(net.fc1.weight),
+        type(next(iter(net.fc1._forward_pre_hooks.values()))).__name__,
+    )
+    prune.global_unstructured(
+        [(net.fc2, "weight"), (net.fc2, "bias")], pruning_method=prune.L1Unstructured, amount=10
+    )
+    print(
+        "global",
+        sparsity(net.fc2.weight),
+        sparsity(net.fc2.bias),
+        int((net.fc2.weight == 0).sum() + (net.fc2.bias == 0).sum()),
+    )
     EveryOther.apply(net.conv, "bias")
-    print("custom", net.conv.bias.tolist() == (net.conv.bias_orig * torch.tensor([0.0, 1.0, 0.0, 1.0])).tolist())
+    print(
+        "custom",
+        net.conv.bias.tolist()
+        == (net.conv.bias_orig * torch.tensor([0.0, 1.0, 0.0, 1.0])).tolist(),
+    )
     print("out_changed", round((net(x) - base).abs().max().item(), 5))
 
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
@@ -71,11 +90,27 @@ def main():
         opt.zero_grad()
         loss.backward()
         opt.step()
-    print("finetune_loss", round(loss.item(), 5), "masked_still_zero", sparsity(net.fc1.weight) >= 0.44)
+    print(
+        "finetune_loss",
+        round(loss.item(), 5),
+        "masked_still_zero",
+        sparsity(net.fc1.weight) >= 0.44,
+    )
     print("orig_grad_masked", bool((net.fc1.weight_orig.grad[net.fc1.weight_mask == 0] == 0).all()))
-    for m, name in [(net.fc1, "weight"), (net.conv, "weight"), (net.conv, "bias"), (net.fc2, "weight"), (net.fc2, "bias")]:
+    for m, name in [
+        (net.fc1, "weight"),
+        (net.conv, "weight"),
+        (net.conv, "bias"),
+        (net.fc2, "weight"),
+        (net.fc2, "bias"),
+    ]:
         prune.remove(m, name)
-    print("removed", sorted(n for n, _ in net.fc1.named_parameters()), list(net.fc1.named_buffers()), prune.is_pruned(net))
+    print(
+        "removed",
+        sorted(n for n, _ in net.fc1.named_parameters()),
+        list(net.fc1.named_buffers()),
+        prune.is_pruned(net),
+    )
     print("kept_zeros", sparsity(net.fc1.weight), isinstance(net.fc1.weight, nn.Parameter))
     lin = nn.Linear(3, 3)
     prune.custom_from_mask(lin, "weight", torch.eye(3))
@@ -88,11 +123,21 @@ def main():
     ref = wn.weight.detach().clone()
     wn = nn.utils.parametrizations.weight_norm(wn, name="weight", dim=0)
     g, v = wn.parametrizations.weight.original0, wn.parametrizations.weight.original1
-    print("wn_new", tuple(g.shape), tuple(v.shape), torch.allclose(wn.weight, ref), [round(t, 4) for t in g.flatten().tolist()])
-    print("wn_parametrized", parametrize.is_parametrized(wn), parametrize.is_parametrized(wn, "bias"))
+    print(
+        "wn_new",
+        tuple(g.shape),
+        tuple(v.shape),
+        torch.allclose(wn.weight, ref),
+        [round(t, 4) for t in g.flatten().tolist()],
+    )
+    print(
+        "wn_parametrized", parametrize.is_parametrized(wn), parametrize.is_parametrized(wn, "bias")
+    )
     inp = torch.linspace(-1, 1, 8).view(2, 4)
     wn(inp).sum().backward()
-    print("wn_grads", [round(t, 4) for t in g.grad.flatten().tolist()], round(v.grad.norm().item(), 4))
+    print(
+        "wn_grads", [round(t, 4) for t in g.grad.flatten().tolist()], round(v.grad.norm().item(), 4)
+    )
     with parametrize.cached():
         a, b = wn.weight, wn.weight
         print("cached_same", a is b)
@@ -102,7 +147,11 @@ def main():
     old = nn.Linear(4, 2)
     det_init(old)
     old = nn.utils.weight_norm(old, dim=0)
-    print("wn_old", sorted(n for n, _ in old.named_parameters()), [round(t, 4) for t in old.weight_g.flatten().tolist()])
+    print(
+        "wn_old",
+        sorted(n for n, _ in old.named_parameters()),
+        [round(t, 4) for t in old.weight_g.flatten().tolist()],
+    )
     nn.utils.remove_weight_norm(old)
     print("wn_old_removed", sorted(n for n, _ in old.named_parameters()))
 
@@ -119,7 +168,9 @@ def main():
         sn(torch.ones(1, 5))
     sn.eval()
     w = sn.weight.detach()
-    print("spectral_sigma", round(true_sigma, 3), round(torch.linalg.matrix_norm(w, ord=2).item(), 3))
+    print(
+        "spectral_sigma", round(true_sigma, 3), round(torch.linalg.matrix_norm(w, ord=2).item(), 3)
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ def moons(n):
     upper = torch.stack([torch.cos(t), torch.sin(t)], 1)
     lower = torch.stack([1 - torch.cos(t), 0.5 - torch.sin(t)], 1)
     x = torch.cat([upper, lower])
-    wiggle = 0.05 * torch.stack([torch.sin(torch.arange(n) * 12.9898), torch.cos(torch.arange(n) * 78.233)], 1)
+    wiggle = 0.05 * torch.stack(
+        [torch.sin(torch.arange(n) * 12.9898), torch.cos(torch.arange(n) * 78.233)], 1
+    )
     return x + wiggle
 
 
@@ -25,14 +27,22 @@ def det_init(module):
     with torch.no_grad():
         for i, (name, p) in enumerate(module.named_parameters()):
             n = p.numel()
-            p.copy_((torch.cos(torch.arange(n, dtype=torch.float32) * 0.917 + 0.3 * i) * 0.2).view_as(p))
+            p.copy_(
+                (torch.cos(torch.arange(n, dtype=torch.float32) * 0.917 + 0.3 * i) * 0.2).view_as(p)
+            )
 
 
 class Coupling(nn.Module):
     def __init__(self, mask, hidden=32):
         super().__init__()
         self.register_buffer("mask", mask)
-        self.net = nn.Sequential(nn.Linear(2, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(), nn.Linear(hidden, 4))
+        self.net = nn.Sequential(
+            nn.Linear(2, hidden),
+            nn.SiLU(),
+            nn.Linear(hidden, hidden),
+            nn.SiLU(),
+            nn.Linear(hidden, 4),
+        )
 
     def _st(self, xm):
         s, t = self.net(xm).chunk(2, dim=1)
@@ -74,7 +84,10 @@ class ActNorm(nn.Module):
 class Flow(nn.Module):
     def __init__(self, n_layers=4):
         super().__init__()
-        masks = [torch.tensor([1.0, 0.0]) if i % 2 == 0 else torch.tensor([0.0, 1.0]) for i in range(n_layers)]
+        masks = [
+            torch.tensor([1.0, 0.0]) if i % 2 == 0 else torch.tensor([0.0, 1.0])
+            for i in range(n_layers)
+        ]
         self.layers = nn.ModuleList([ActNorm(2)] + [Coupling(m) for m in masks])
         self.base = MultivariateNormal(torch.zeros(2), torch.eye(2))
 
@@ -99,9 +112,13 @@ def main():
     x = moons(128)
     flow = Flow()
     det_init(flow)
-    print("params", sum(p.numel() for p in flow.parameters()), [type(m).__name__ for m in flow.layers])
+    print(
+        "params", sum(p.numel() for p in flow.parameters()), [type(m).__name__ for m in flow.layers]
+    )
     lp0 = flow.log_prob(x)
-    print("init_nll", round(-lp0.mean().item(), 4), "actnorm_init", bool(flow.layers[0].initialized))
+    print(
+        "init_nll", round(-lp0.mean().item(), 4), "actnorm_init", bool(flow.layers[0].initialized)
+    )
 
     z, logdet = flow(x[:3])
     back = flow.inverse(z)
@@ -113,7 +130,13 @@ def main():
 
     for i in range(2):
         jac = torch.autograd.functional.jacobian(f, x[i])
-        print("logdet_check", i, round(logdet[i].item(), 4), round(torch.logdet(jac).item(), 4), round(torch.linalg.slogdet(jac).logabsdet.item(), 4))
+        print(
+            "logdet_check",
+            i,
+            round(logdet[i].item(), 4),
+            round(torch.logdet(jac).item(), 4),
+            round(torch.linalg.slogdet(jac).logabsdet.item(), 4),
+        )
 
     opt = torch.optim.Adam(flow.parameters(), lr=5e-3)
     for step in range(60):
@@ -131,8 +154,19 @@ def main():
     with torch.no_grad():
         samples = flow.inverse(grid)
         zz, _ = flow(samples)
-    print("samples_mean", [round(v, 4) for v in samples.mean(0).tolist()], "roundtrip", round((zz - grid).abs().max().item(), 6) < 1e-4)
-    print("density_peak", round(flow.log_prob(torch.tensor([[0.0, 1.0], [1.0, -0.5], [5.0, 5.0]])).detach().tolist()[0], 4))
+    print(
+        "samples_mean",
+        [round(v, 4) for v in samples.mean(0).tolist()],
+        "roundtrip",
+        round((zz - grid).abs().max().item(), 6) < 1e-4,
+    )
+    print(
+        "density_peak",
+        round(
+            flow.log_prob(torch.tensor([[0.0, 1.0], [1.0, -0.5], [5.0, 5.0]])).detach().tolist()[0],
+            4,
+        ),
+    )
     try:
         torch.testing.assert_close(samples[:2], samples[:2] + 1e-3)
     except AssertionError as e:

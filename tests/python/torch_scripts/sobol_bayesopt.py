@@ -28,7 +28,9 @@ def rbf(a, b, lengthscale, outputscale):
 class GP:
     def __init__(self, x, y):
         self.x, self.y = x, y
-        self.raw = torch.tensor([0.0, 0.0, -3.0], requires_grad=True)  # lengthscale, outputscale, noise
+        self.raw = torch.tensor(
+            [0.0, 0.0, -3.0], requires_grad=True
+        )  # lengthscale, outputscale, noise
 
     def params(self):
         ls, os_, noise = F.softplus(self.raw) + torch.tensor([1e-3, 1e-3, 1e-6])
@@ -40,7 +42,11 @@ class GP:
         k = rbf(self.x, self.x, ls, os_) + noise * torch.eye(n)
         chol = torch.linalg.cholesky(k)
         alpha = torch.cholesky_solve(self.y.unsqueeze(1), chol)
-        return (-0.5 * (self.y.unsqueeze(1) * alpha).sum() - torch.log(torch.diagonal(chol)).sum() - 0.5 * n * math.log(2 * math.pi)) / n
+        return (
+            -0.5 * (self.y.unsqueeze(1) * alpha).sum()
+            - torch.log(torch.diagonal(chol)).sum()
+            - 0.5 * n * math.log(2 * math.pi)
+        ) / n
 
     def fit(self, steps=60):
         opt = torch.optim.Adam([self.raw], lr=0.1)
@@ -80,7 +86,11 @@ def main():
     eng.reset()
     again = eng.draw(10)[8:]
     print("fast_forward", nxt.tolist(), torch.equal(nxt, again), eng.num_generated)
-    print("draw_base2", tuple(SobolEngine(3).draw_base2(3).shape), SobolEngine(5, scramble=False).draw(3, dtype=torch.float32).dtype)
+    print(
+        "draw_base2",
+        tuple(SobolEngine(3).draw_base2(3).shape),
+        SobolEngine(5, scramble=False).draw(3, dtype=torch.float32).dtype,
+    )
     print("sobol_repr", repr(eng))
 
     x = SobolEngine(2, scramble=False).draw(8)
@@ -88,7 +98,9 @@ def main():
     gp = GP(x, (y - y.mean()) / y.std())
     mll = gp.fit()
     ls, os_, noise = gp.params()
-    print("gp_fit", round(mll, 4), round(ls.item(), 4), round(os_.item(), 4), round(noise.item(), 6))
+    print(
+        "gp_fit", round(mll, 4), round(ls.item(), 4), round(os_.item(), 4), round(noise.item(), 6)
+    )
     cand = SobolEngine(2, scramble=False).draw(64)[8:]
     for it in range(4):
         ystd = (y - y.mean()) / y.std()
@@ -101,7 +113,13 @@ def main():
         x = torch.cat([x, new])
         y = torch.cat([y, objective(new)])
         cand = torch.cat([cand[:best_i], cand[best_i + 1 :]])
-        print("iter", it, [round(v, 4) for v in new[0].tolist()], round(ei.max().item(), 5), round(y.min().item(), 5))
+        print(
+            "iter",
+            it,
+            [round(v, 4) for v in new[0].tolist()],
+            round(ei.max().item(), 5),
+            round(y.min().item(), 5),
+        )
     mean, var = gp.posterior(x[:3])
     print("posterior_at_data", [round(v, 3) for v in mean.tolist()], bool((var < 0.1).all()))
     print("best", [round(v, 4) for v in x[y.argmin()].tolist()], round(y.min().item(), 5))

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Tensor subclasses as libraries build them on __torch_function__: a physical-units Quantity whose
 handler checks and propagates units and re-dispatches (its own calls to torch functions on
 Quantity arguments come back to it, as torch does), unwraps with DisableTorchFunctionSubclass
@@ -60,7 +61,17 @@ class Quantity(torch.Tensor):
             if len(units) > 1 and units[0] != units[1]:
                 raise ValueError(f"cannot add {unit_str(units[0])} and {unit_str(units[1])}")
             u = units[0]
-        elif func in {torch.Tensor.sum, torch.sum, torch.Tensor.mean, torch.Tensor.__getitem__, torch.Tensor.abs, torch.Tensor.neg, torch.Tensor.__neg__, torch.Tensor.clone, torch.Tensor.max}:
+        elif func in {
+            torch.Tensor.sum,
+            torch.sum,
+            torch.Tensor.mean,
+            torch.Tensor.__getitem__,
+            torch.Tensor.abs,
+            torch.Tensor.neg,
+            torch.Tensor.__neg__,
+            torch.Tensor.clone,
+            torch.Tensor.max,
+        }:
             u = units[0]
         else:
             return raw
@@ -75,7 +86,15 @@ class Quantity(torch.Tensor):
 # HANDLED_FUNCTIONS tables are).
 MUL = {torch.mul, torch.Tensor.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__}
 DIV = {torch.div, torch.Tensor.div, torch.Tensor.__truediv__}
-ADD = {torch.add, torch.Tensor.add, torch.Tensor.__add__, torch.Tensor.__radd__, torch.sub, torch.Tensor.sub, torch.Tensor.__sub__}
+ADD = {
+    torch.add,
+    torch.Tensor.add,
+    torch.Tensor.__add__,
+    torch.Tensor.__radd__,
+    torch.sub,
+    torch.Tensor.sub,
+    torch.Tensor.__sub__,
+}
 
 
 class Masked(torch.Tensor):
@@ -98,7 +117,11 @@ class Counting(torch.Tensor):
         Counting.depth += 1
         try:
             if getattr(func, "__name__", "") == "add":
-                return torch.mul(args[0], 1) + 0 if len(Counting.seen) < 3 else super().__torch_function__(func, types, args, kwargs or {})
+                return (
+                    torch.mul(args[0], 1) + 0
+                    if len(Counting.seen) < 3
+                    else super().__torch_function__(func, types, args, kwargs or {})
+                )
             return super().__torch_function__(func, types, args, kwargs or {})
         finally:
             Counting.depth -= 1
@@ -127,21 +150,45 @@ def main():
     plain = torch.ones(3) * 2
     print("mixed", type(plain * dist).__name__, (plain * dist).units, torch.mul(plain, dist))
     print("mean_max", dist.mean(), dist.max(), torch.sum(time))
-    print("untracked", type(dist.exp()).__name__, type(torch.sqrt(dist)).__name__, dist.shape, dist.dtype)
+    print(
+        "untracked",
+        type(dist.exp()).__name__,
+        type(torch.sqrt(dist)).__name__,
+        dist.shape,
+        dist.dtype,
+    )
     CALLS.clear()
     _ = dist.shape
     print("attr_calls", CALLS)
 
     m = torch.tensor([1.0, float("nan"), 3.0]).as_subclass(Masked)
-    print("masked", type(m * 2).__name__, (m * 2).tolist(), torch.add(m, 1).tolist(), type(m.sum()).__name__, round(m.sum().item(), 3))
+    print(
+        "masked",
+        type(m * 2).__name__,
+        (m * 2).tolist(),
+        torch.add(m, 1).tolist(),
+        type(m.sum()).__name__,
+        round(m.sum().item(), 3),
+    )
     print("masked_int", (m > 1).dtype, type(m > 1).__name__, (m > 1).tolist())
 
     c = torch.tensor([1.0, 2.0]).as_subclass(Counting)
     out = torch.add(c, c)
     print("nested_dispatch", type(out).__name__, out.tolist(), Counting.seen)
 
-    print("helpers", is_tensor_like(dist), is_tensor_like([1.0]), has_torch_function((dist,)), has_torch_function((torch.ones(1),)))
-    print("resolve", resolve_name(torch.add), resolve_name(torch.Tensor.add), resolve_name(torch.nn.functional.relu))
+    print(
+        "helpers",
+        is_tensor_like(dist),
+        is_tensor_like([1.0]),
+        has_torch_function((dist,)),
+        has_torch_function((torch.ones(1),)),
+    )
+    print(
+        "resolve",
+        resolve_name(torch.add),
+        resolve_name(torch.Tensor.add),
+        resolve_name(torch.nn.functional.relu),
+    )
 
     lin = nn.Linear(3, 2)
     with torch.no_grad():
@@ -150,7 +197,13 @@ def main():
     x = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True).as_subclass(Masked)
     y = lin(x)
     y.sum().backward()
-    print("linear", type(y).__name__, [round(v, 4) for v in y.tolist()[0]], lin.weight.grad.tolist(), type(lin.weight).__name__)
+    print(
+        "linear",
+        type(y).__name__,
+        [round(v, 4) for v in y.tolist()[0]],
+        lin.weight.grad.tolist(),
+        type(lin.weight).__name__,
+    )
 
 
 if __name__ == "__main__":

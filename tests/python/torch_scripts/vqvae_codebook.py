@@ -33,7 +33,11 @@ class VectorQuantizer(nn.Module):
     def forward(self, z):
         b, c, h, w = z.shape
         flat = z.permute(0, 2, 3, 1).reshape(-1, c)
-        d = flat.pow(2).sum(1, keepdim=True) - 2 * flat @ self.codebook.weight.t() + self.codebook.weight.pow(2).sum(1)
+        d = (
+            flat.pow(2).sum(1, keepdim=True)
+            - 2 * flat @ self.codebook.weight.t()
+            + self.codebook.weight.pow(2).sum(1)
+        )
         codes = d.argmin(1)
         q = F.embedding(codes, self.codebook.weight).view(b, h, w, c).permute(0, 3, 1, 2)
         if self.ema and self.training:
@@ -49,7 +53,9 @@ class VectorQuantizer(nn.Module):
         else:
             loss = F.mse_loss(q, z.detach()) + self.beta * F.mse_loss(z, q.detach())
         q_st = z + (q - z).detach()
-        probs = torch.bincount(codes, minlength=self.codebook.num_embeddings).float() / codes.numel()
+        probs = (
+            torch.bincount(codes, minlength=self.codebook.num_embeddings).float() / codes.numel()
+        )
         perplexity = torch.exp(-(probs * torch.log(probs + 1e-10)).sum())
         return q_st, loss, codes.view(b, h, w), perplexity, d
 
@@ -66,7 +72,9 @@ class VQVAE(nn.Module):
         super().__init__()
         self.enc = nn.Sequential(nn.Conv2d(1, 8, 4, 2, 1), nn.ReLU(), nn.Conv2d(8, dim, 3, 1, 1))
         self.vq = VectorQuantizer(n_codes, dim, ema=ema)
-        self.dec = nn.Sequential(nn.Conv2d(dim, 8, 3, 1, 1), nn.ReLU(), nn.ConvTranspose2d(8, 1, 4, 2, 1))
+        self.dec = nn.Sequential(
+            nn.Conv2d(dim, 8, 3, 1, 1), nn.ReLU(), nn.ConvTranspose2d(8, 1, 4, 2, 1)
+        )
 
     def forward(self, x):
         z = self.enc(x)
@@ -77,7 +85,10 @@ class VQVAE(nn.Module):
 def det_init(model):
     with torch.no_grad():
         for i, (name, p) in enumerate(model.named_parameters()):
-            p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 1.31 + i * 0.7).view_as(p) * 0.4)
+            p.copy_(
+                torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 1.31 + i * 0.7).view_as(p)
+                * 0.4
+            )
         for name, b in model.named_buffers():
             if name.endswith("embed_sum"):
                 b.copy_(model.vq.codebook.weight)
@@ -101,22 +112,50 @@ def main():
     det_init(model)
     recon, vq_loss, codes, ppl, z, d = model(x)
     dist = torch.cdist(z.permute(0, 2, 3, 1).reshape(-1, 4), model.vq.codebook.weight) ** 2
-    print("init", tuple(recon.shape), tuple(codes.shape), round(vq_loss.item(), 5), round(ppl.item(), 4))
-    print("cdist_matches", torch.allclose(dist, d, atol=1e-4), torch.equal(dist.argmin(1), codes.flatten()))
+    print(
+        "init",
+        tuple(recon.shape),
+        tuple(codes.shape),
+        round(vq_loss.item(), 5),
+        round(ppl.item(), 4),
+    )
+    print(
+        "cdist_matches",
+        torch.allclose(dist, d, atol=1e-4),
+        torch.equal(dist.argmin(1), codes.flatten()),
+    )
     z.retain_grad()
     (recon.sum() + vq_loss).backward()
-    print("straight_through", z.grad is not None, round(z.grad.abs().sum().item(), 4), model.vq.codebook.weight.grad.abs().sum().item() > 0)
+    print(
+        "straight_through",
+        z.grad is not None,
+        round(z.grad.abs().sum().item(), 4),
+        model.vq.codebook.weight.grad.abs().sum().item() > 0,
+    )
     model.zero_grad()
     rec, vq_loss, codes, ppl, z, _ = train(model, x)
     usage = torch.bincount(codes.flatten(), minlength=8)
-    print("trained", round(rec.item(), 5), round(vq_loss.item(), 5), round(ppl.item(), 4), usage.tolist())
+    print(
+        "trained",
+        round(rec.item(), 5),
+        round(vq_loss.item(), 5),
+        round(ppl.item(), 4),
+        usage.tolist(),
+    )
     print("restarted", model.vq.restart_dead(z, usage))
     print("codes_img0", codes[0].tolist())
 
     ema = VQVAE(ema=True)
     det_init(ema)
     rec, vq_loss, codes, ppl, _, _ = train(ema, x)
-    print("ema", round(rec.item(), 5), round(vq_loss.item(), 5), round(ppl.item(), 4), round(ema.vq.cluster_size.sum().item(), 4), ema.vq.codebook.weight.requires_grad)
+    print(
+        "ema",
+        round(rec.item(), 5),
+        round(vq_loss.item(), 5),
+        round(ppl.item(), 4),
+        round(ema.vq.cluster_size.sum().item(), 4),
+        ema.vq.codebook.weight.requires_grad,
+    )
     print("ema_codebook", [round(v, 4) for v in ema.vq.codebook.weight[:2].flatten().tolist()])
     ema.eval()
     with torch.no_grad():
@@ -129,7 +168,13 @@ def main():
     y_hard = F.gumbel_softmax(logits, tau=0.5, hard=True)
     y_soft = F.gumbel_softmax(logits, tau=0.5)
     (y_hard * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
-    print("gumbel", y_hard.sum(1).tolist(), bool(((y_hard == 0) | (y_hard == 1)).all()), round(y_soft.sum().item(), 4), logits.grad.abs().sum().item() > 0)
+    print(
+        "gumbel",
+        y_hard.sum(1).tolist(),
+        bool(((y_hard == 0) | (y_hard == 1)).all()),
+        round(y_soft.sum().item(), 4),
+        logits.grad.abs().sum().item() > 0,
+    )
     print("rng_gumbel", y_hard.argmax(1).tolist())
 
 

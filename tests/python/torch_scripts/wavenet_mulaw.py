@@ -55,7 +55,9 @@ class ResBlock(nn.Module):
         f = (both.unsqueeze(1) * self.filt.weight.unsqueeze(0)).sum((2, 3)) + self.filt.bias
         g = (both.unsqueeze(1) * self.gate.weight.unsqueeze(0)).sum((2, 3)) + self.gate.bias
         z = torch.tanh(f) * torch.sigmoid(g)
-        return x_t + F.linear(z, self.res.weight.squeeze(-1), self.res.bias), F.linear(z, self.skip.weight.squeeze(-1), self.skip.bias)
+        return x_t + F.linear(z, self.res.weight.squeeze(-1), self.res.bias), F.linear(
+            z, self.skip.weight.squeeze(-1), self.skip.bias
+        )
 
 
 class WaveNet(nn.Module):
@@ -77,7 +79,10 @@ class WaveNet(nn.Module):
 
     @torch.no_grad()
     def generate(self, prime, n):
-        queues = [deque([torch.zeros(prime.shape[0], b.filt.in_channels)] * b.dilation, maxlen=b.dilation) for b in self.blocks]
+        queues = [
+            deque([torch.zeros(prime.shape[0], b.filt.in_channels)] * b.dilation, maxlen=b.dilation)
+            for b in self.blocks
+        ]
         out = []
         cur = prime[:, 0]
         for t in range(prime.shape[1] + n - 1):
@@ -88,7 +93,11 @@ class WaveNet(nn.Module):
                 q.append(x)
                 x, s = b.step(x, past)
                 skips = skips + s
-            logits = F.linear(F.relu(F.linear(F.relu(skips), self.out1.weight.squeeze(-1), self.out1.bias)), self.out2.weight.squeeze(-1), self.out2.bias)
+            logits = F.linear(
+                F.relu(F.linear(F.relu(skips), self.out1.weight.squeeze(-1), self.out1.bias)),
+                self.out2.weight.squeeze(-1),
+                self.out2.bias,
+            )
             nxt = logits.argmax(-1)
             if t + 1 < prime.shape[1]:
                 cur = prime[:, t + 1]
@@ -103,13 +112,28 @@ def main():
     wave = 0.6 * torch.sin(t * 0.19) + 0.3 * torch.sin(t * 0.051 + 1.0)
     q = mu_law_encode(wave)
     back = mu_law_decode(q)
-    print("mulaw", q[:10].tolist(), round((back - wave).abs().max().item(), 4), q.min().item(), q.max().item())
+    print(
+        "mulaw",
+        q[:10].tolist(),
+        round((back - wave).abs().max().item(), 4),
+        q.min().item(),
+        q.max().item(),
+    )
     print("mulaw_edges", mu_law_encode(torch.tensor([-1.0, -0.01, 0.0, 0.01, 1.0])).tolist())
 
     model = WaveNet()
     with torch.no_grad():
         for i, p in enumerate(model.parameters()):
-            p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.83 + i).view_as(p) * (0.5 / math.sqrt(max(p.shape[1] if p.dim() > 1 else 1, 1) * (p.shape[2] if p.dim() > 2 else 1))))
+            p.copy_(
+                torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.83 + i).view_as(p)
+                * (
+                    0.5
+                    / math.sqrt(
+                        max(p.shape[1] if p.dim() > 1 else 1, 1)
+                        * (p.shape[2] if p.dim() > 2 else 1)
+                    )
+                )
+            )
     print("receptive_field", model.receptive_field, sum(p.numel() for p in model.parameters()))
     segs = torch.stack([q[i : i + 64] for i in range(0, 320, 40)])
     x, y = segs[:, :-1], segs[:, 1:]
@@ -130,7 +154,11 @@ def main():
     gen, last_logits = model.generate(prime, 12)
     full = model(torch.cat([prime, gen[:, :-1]], 1))
     print("generated", gen[0].tolist())
-    print("incremental_matches_full", torch.allclose(full[:, :, -1], last_logits, atol=1e-4), bool((full.argmax(1)[:, 39:] == gen).all()))
+    print(
+        "incremental_matches_full",
+        torch.allclose(full[:, :, -1], last_logits, atol=1e-4),
+        bool((full.argmax(1)[:, 39:] == gen).all()),
+    )
     print("gen_wave", [round(v, 3) for v in mu_law_decode(gen[0, :5]).tolist()])
 
 

@@ -12,17 +12,17 @@ from ..._C import Tensor, float16, float32, float64
 from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
 from . import _errors, _submodule
-from ._hooks import _global_backward_hooks, _global_backward_pre_hooks
-from ._hooks import BackwardHook, RemovableHandle
-from ._hooks import register_module_full_backward_hook, register_module_full_backward_pre_hook
+from ._hooks import (
+    BackwardHook,
+    RemovableHandle,
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 
-__all__ = [
-    "Module",
-    "register_module_forward_pre_hook",
-    "register_module_forward_hook",
-    "register_module_full_backward_hook",
-    "register_module_full_backward_pre_hook",
-]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
+__all__ += ["register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
 
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
