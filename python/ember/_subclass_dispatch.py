@@ -195,6 +195,12 @@ def _visible(func):
     return wrapper
 
 
+def as_seen(func):
+    """The function a program's handler (mode or subclass) receives for ember's `func`: the
+    operator under torch's method name, as the program now sees it."""
+    return _visible(_public_func(func))
+
+
 # torch's Tensor.__pow__ and __ipow__ are functions named after the ops they wrap.
 _TORCH_NAMES = {"__pow__": "pow", "__ipow__": "pow_"}
 
@@ -236,7 +242,7 @@ def _install_mode():
                     stack = overrides._stack()
                     stack.append(self)
                     try:
-                        return _offer(_visible(_public_func(func)), overloaded, args, kwargs)
+                        return _offer(as_seen(func), overloaded, args, kwargs)
                     finally:
                         if stack and stack[-1] is self:
                             stack.pop()

@@ -110,6 +110,52 @@ def test_calls_inside_a_subclass_handler_dispatch_again():
     assert got == _run("torch", _REDISPATCH_SCRIPT)
 
 
+def test_user_modes_see_calls_as_torch_hands_them():
+    from ember.overrides import TorchFunctionMode
+
+    table = {ember.nn.functional.linear: "linear"}  # built before the mode: the originals
+    seen, order = [], []
+
+    class Flops(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is ember.nn.functional.linear:  # looked up while the mode is on
+                seen.append(("is", table.get(func)))
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    class Named(TorchFunctionMode):
+        def __init__(self, name):
+            self.name = name
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            order.append(self.name)
+            return func(*args, **(kwargs or {}))
+
+    relu = ember.relu
+    x, w = ember.ones(1, 2), ember.ones(3, 2)
+    with Flops():
+        ember.nn.functional.linear(x, w)
+        y = x + 1
+        _ = 2 / y
+    assert seen == [("is", "linear"), "linear", "add", "__rdiv__"]
+    with Flops():
+        pass
+    with Named("outer"), Named("inner"):
+        ember.relu(x)
+    assert order == ["inner", "outer"]
+    got = []
+
+    class Keep(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            got.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Keep():
+        ember.relu(x)
+    assert got == [relu] and hash(got[0]) == hash(relu)  # equal to the function it stands for
+    assert ember.relu is relu  # the originals are back after the mode
+
+
 def test_set_submodule():
     m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
     m.set_submodule("1", nn.GELU())

@@ -109,6 +109,8 @@ SCRIPTS = [
     "subclass_units",
     "sobol_bayesopt",
     "cyclegan_lite",
+    "capsnet_routing",
+    "modes_checkpoint",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

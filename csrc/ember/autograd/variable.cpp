@@ -2,7 +2,6 @@
 #include "ember/autograd/engine.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
-#include "ember/core/grad_mode.h"
 
 namespace ember {
 
@@ -23,9 +22,6 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
                 "var_no_grad = var.detach().");
   EMBER_CHECK(!requires_grad || ember::is_differentiable_type(dtype()),
               "only Tensors of floating point and complex dtype can require gradients");
-  EMBER_CHECK(!requires_grad || !storage()->is_inference() || InferenceMode::is_enabled(),
-              "Setting requires_grad=True on inference tensor outside InferenceMode is not "
-              "allowed.");
   if (requires_grad || m) meta(*this).requires_grad = requires_grad;
   return *this;
 }
