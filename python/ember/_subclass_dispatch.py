@@ -198,7 +198,16 @@ def _visible(func):
 def as_seen(func):
     """The function a program's handler (mode or subclass) receives for ember's `func`: the
     operator under torch's method name, as the program now sees it."""
-    return _visible(_public_func(func))
+    entry = _seen.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    seen = _visible(_public_func(func))
+    if seen is not func:  # a wrapper exists (they outlive installs): the answer is fixed
+        _seen[id(func)] = (func, seen)
+    return seen
+
+
+_seen = {}  # id(func) -> (func, what handlers receive for it)
 
 
 # torch's Tensor.__pow__ and __ipow__ are functions named after the ops they wrap.

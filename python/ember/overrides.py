@@ -203,6 +203,8 @@ class _Routed:
         self.__ember_routed__ = func
 
     def __call__(self, *args, **kwargs):
+        if not getattr(_local, "stack", None):  # a handler's own call, with no mode left
+            return self.__ember_routed__(*args, **kwargs)
         return _route(self.__ember_routed__, args, kwargs)
 
     def __get__(self, obj, objtype=None):  # a Tensor method: bound as functions bind
