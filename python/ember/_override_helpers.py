@@ -212,10 +212,10 @@ def resolve_name(f):
     f = original(f)
     for module in _namespaces():
         for name, fn in _routed_module_names(module):
-            if fn is f:
+            if original(fn) is f:  # while a mode is on, the namespace holds its wrapper
                 return "torch" + module.__name__[len("ember") :] + "." + name
     for name, value in vars(_C.Tensor).items():
-        if value is f:
+        if original(value) is f:
             return f"torch.Tensor.{name}"
         if isinstance(value, property) and value.__get__ == f:
             return f"torch.Tensor.{name}.__get__"

@@ -153,7 +153,6 @@ _OPERATOR_METHODS = {
     "__itruediv__": "div_",
     "__rtruediv__": "__rdiv__",
     "__mod__": "remainder",
-    "__pow__": "pow",
     "__neg__": "neg",
     "__abs__": "abs",
     "__matmul__": "matmul",
@@ -177,6 +176,42 @@ def _public_func(func):
                 _operator_funcs[id(original(src))] = (original(src), original(dst))
     entry = _operator_funcs.get(id(func))
     return entry[1] if entry is not None and entry[0] is func else func
+
+
+def _visible(func):
+    """What the program sees under func's name while subclass dispatch is on: the routing
+    wrapper standing for it in ember's namespaces and on Tensor (so that a handler's
+    `func is torch.Tensor.__repr__`, or a table filled by `@implements(torch.mean)` after the
+    subclass was defined, finds it, as in torch)."""
+    from .overrides import _wrappers
+
+    entry = _wrappers.get(id(func))
+    if entry is None or entry[0] is not func:
+        return func
+    wrapper = entry[1]
+    name = _TORCH_NAMES.get(getattr(wrapper, "__name__", None))
+    if name is not None:
+        wrapper.__name__ = name
+    return wrapper
+
+
+def as_seen(func):
+    """The function a program's handler (mode or subclass) receives for ember's `func`: the
+    operator under torch's method name, as the program now sees it."""
+    entry = _seen.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    seen = _visible(_public_func(func))
+    if seen is not func:  # a wrapper exists (they outlive installs): the answer is fixed
+        _seen[id(func)] = (func, seen)
+    return seen
+
+
+_seen = {}  # id(func) -> (func, what handlers receive for it)
+
+
+# torch's Tensor.__pow__ and __ipow__ are functions named after the ops they wrap.
+_TORCH_NAMES = {"__pow__": "pow", "__ipow__": "pow_"}
 
 
 # The Tensor subclasses defining their own __torch_function__ (registered as they are created):
@@ -209,7 +244,17 @@ def _install_mode():
                 overloaded = _helpers._get_overloaded_args(list(_flat(args, kwargs)))
                 overloaded = [a for a in overloaded if _overloading_subclass(type(a))]
                 if overloaded:
-                    return _offer(_public_func(func), overloaded, args, kwargs)
+                    # Unlike a user's mode, subclass dispatch stays on while the subclass's own
+                    # __torch_function__ runs: the calls it makes reach subclasses again (torch's
+                    # behaviour), unless made under DisableTorchFunctionSubclass (as
+                    # super().__torch_function__ makes them).
+                    stack = overrides._stack()
+                    stack.append(self)
+                    try:
+                        return _offer(as_seen(func), overloaded, args, kwargs)
+                    finally:
+                        if stack and stack[-1] is self:
+                            stack.pop()
             return func(*args, **kwargs)
 
     overrides._enter_outermost(_SubclassDispatch())

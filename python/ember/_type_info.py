@@ -53,7 +53,8 @@ class finfo:
     Machine limits of a floating dtype (default: the default dtype)."""
 
     def __init__(self, type=None):
-        self.dtype, name = _dtype_name(type)
+        _, name = _dtype_name(type)
+        self.dtype = name  # a string, as torch's finfo.dtype is ('float32')
         if name == "bfloat16":
             values = _BFLOAT16
         else:
@@ -81,7 +82,7 @@ class finfo:
         return (
             f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
             f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
-            f"tiny={self.tiny:g}, dtype={str(self.dtype).replace('torch.', '')})"
+            f"tiny={self.tiny:g}, dtype={self.dtype})"
         )
 
 
@@ -91,7 +92,8 @@ class iinfo:
     Limits of an integer dtype."""
 
     def __init__(self, type):
-        self.dtype, name = _dtype_name(type)
+        _, name = _dtype_name(type)
+        self.dtype = name  # a string, as torch's iinfo.dtype is ('int64')
         if name not in ("uint8", "int8", "int16", "int32", "int64"):
             raise TypeError(
                 f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{name}'"
@@ -103,8 +105,7 @@ class iinfo:
 
     def __repr__(self):
         # torch prints the limits as %g floats (int64's as -9.22337e+18), the dtype unprefixed.
-        dtype = str(self.dtype).replace("torch.", "")
-        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={dtype})"
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
 
 
 def dtype_of_to_call(args, kwargs):

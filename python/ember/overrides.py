@@ -3,10 +3,11 @@
 `TorchFunctionMode` is torch's class: subclass it, define `__torch_function__(self, func, types,
 args=(), kwargs=None)`, and inside `with MyMode():` every call of a public ember function
 (`ember.*`, `ember.nn.functional.*`, `ember.linalg.*`, `ember.special.*`) and every Tensor method,
-property and operator reaches the mode first. `func` is the function the call would have run
-(`ember.add`, `ember.Tensor.add`, `ember.Tensor.__add__`, `ember.Tensor.shape.__get__`); inside the
-handler the mode is off, so `func(*args, **kwargs)` computes as usual and the ember calls `func`
-makes internally are not seen. Modes nest: the innermost handles the call.
+property and operator reaches the mode first. `func` is the function the call would have run, as
+torch names it (`ember.add`, `ember.Tensor.add` for `x + y`, `ember.Tensor.shape.__get__`); inside
+the handler the mode is off, so `func(*args, **kwargs)` computes as usual and the ember calls
+`func` makes internally are not seen. Modes nest: the innermost handles the call first, and its
+own call of `func` reaches the next one out.
 
 Why patching: ember's functions are bindings that take tensors directly, so a check for modes in
 every call would cost every eager program. Instead, the first mode entered replaces the public
@@ -17,6 +18,7 @@ function before the mode was entered (`from ember import relu`) calls the origin
 
 import functools
 import threading
+import types
 
 from . import _C
 
@@ -156,9 +158,26 @@ def _route(func, args, kwargs):
         return func(*args, **kwargs)
     mode = stack.pop()
     try:
+        if _is_user_mode(type(mode)):
+            func = _subclass_dispatch.as_seen(func)
         return mode.__torch_function__(func, _tensor_types(args, kwargs), args, kwargs)
     finally:
         stack.append(mode)
+
+
+_user_modes = {}
+
+
+def _is_user_mode(cls):
+    """A program's mode (not one of ember's own: vmap, forward AD, DTensor, tracing) sees calls as
+    torch hands them to modes: operators under torch's names (`x + y` as Tensor.add, `2 / x` as
+    Tensor.__rdiv__), the function as the program now sees it (the wrapper, equal to the
+    original), so that `func is F.linear` holds and its own `func(...)` reaches the modes
+    outside it."""
+    user = _user_modes.get(cls)
+    if user is None:
+        user = _user_modes[cls] = cls.__module__.split(".")[0] != "ember"
+    return user
 
 
 # Wrappers outlive one install (building ~10k of them was most of the cost of entering a mode):
@@ -173,13 +192,44 @@ def _cached(value, make):
     return entry[1]
 
 
-def _function_wrapper(func):
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return _route(func, args, kwargs)
+class _Routed:
+    """The routing wrapper standing for a public function or Tensor method while a mode is on.
+    It compares and hashes as the function it stands for, so a handler's `func is F.linear`
+    (both the wrapper while the mode is on) and `func in TABLE` for a table built before the
+    mode (holding the originals) both hold, as they do in torch."""
 
-    wrapper.__ember_routed__ = func
-    return wrapper
+    def __init__(self, func):
+        functools.update_wrapper(self, func)
+        self.__ember_routed__ = func
+
+    def __call__(self, *args, **kwargs):
+        if not getattr(_local, "stack", None):  # a handler's own call, with no mode left
+            return self.__ember_routed__(*args, **kwargs)
+        return _route(self.__ember_routed__, args, kwargs)
+
+    def __get__(self, obj, objtype=None):  # a Tensor method: bound as functions bind
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __eq__(self, other):
+        func = self.__ember_routed__
+        if other is self or other is func:
+            return True
+        if isinstance(other, _Routed):
+            return other.__ember_routed__ is func
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.__ember_routed__)
+
+    def __repr__(self):
+        return repr(self.__ember_routed__)
+
+    def __reduce__(self):  # pickled as what it stands for
+        return self.__ember_routed__.__reduce__()
+
+
+def _function_wrapper(func):
+    return _Routed(func)
 
 
 def _property_wrapper(prop):
@@ -195,6 +245,7 @@ def _property_wrapper(prop):
 # complex and sparse paths' (ember._C._complex_guard, ember._C._sparse_guard) and the argument
 # parser's (ember._C._arg_guard).
 _ROUTED_CALLABLE_TYPES = (
+    "_Routed",  # a wrapper itself, while a mode is on (resolve_name looks then)
     "function",
     "nb_func",
     "builtin_function_or_method",
@@ -292,6 +343,7 @@ from ._override_helpers import __all__ as _helper_names  # noqa: E402
 __all__ += _helper_names
 
 # Tensor subclasses' and tensor-likes' own __torch_function__ (ember/_subclass_dispatch.py)
+from . import _subclass_dispatch  # noqa: E402
 from ._subclass_dispatch import get_default_nowrap_functions  # noqa: E402,F401
 
 __all__ += ["get_default_nowrap_functions"]

@@ -93,6 +93,24 @@ SCRIPTS = [
     "complex_net",
     "autograd_hooks",
     "samplers_split",
+    # session 13
+    "moe_router",
+    "realnvp_flow",
+    "prune_reparam",
+    "lazy_surgery",
+    "act_loss_zoo",
+    "pad_pool_fold",
+    "special_bits",
+    "grad_modes",
+    "csv_text_data",
+    "testing_pytree",
+    "wavenet_mulaw",
+    "vqvae_codebook",
+    "subclass_units",
+    "sobol_bayesopt",
+    "cyclegan_lite",
+    "capsnet_routing",
+    "modes_checkpoint",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

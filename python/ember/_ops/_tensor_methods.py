@@ -46,6 +46,7 @@ from . import (
     tensor,
     tensor_api,
     tensor_api_s12,
+    tensor_api_s13,
 )
 
 
@@ -113,7 +114,7 @@ def _caster(name, dtype_name):
 REPLACE = {
     # Python protocols
     "__repr__": tensor.__repr__,
-    "__str__": tensor.__repr__,
+    "__str__": object.__str__,  # as torch's: repr(), a subclass's own __repr__ included
     "__format__": tensor.__format__,
     "__hash__": tensor.__hash__,
     "__bool__": tensor.__bool__,
@@ -280,6 +281,8 @@ PROPERTY_DOCS.update(tensor_api.PROPERTY_DOCS)
 FILL.update(tensor_api_s12.METHODS)  # session 12's missing names
 PROPERTIES.update(tensor_api_s12.PROPERTIES)
 PROPERTY_DOCS.update(tensor_api_s12.PROPERTY_DOCS)
+FILL.update(tensor_api_s13.METHODS)  # session 13's: __rdiv__ and the Python 2 names
+REPLACE.update(tensor_api_s13.REPLACE)  # session 13's: requires_grad on inference tensors
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {

@@ -20,7 +20,10 @@ __all__ = []
 
 
 def __repr__(self, *, tensor_contents=None):
-    return tensor_str(self)
+    cls = builtins.type(self)
+    if cls is Tensor or cls.__module__.split(".")[0] == "ember":
+        return tensor_str(self)
+    return tensor_str(self, prefix=cls.__name__ + "(")  # a program's subclass: named, as torch
 
 
 def __format__(self, spec):

@@ -1,6 +1,7 @@
 """Grad-mode switches usable as context managers and as decorators."""
 
 import functools
+import inspect
 
 from .. import _C
 
@@ -11,6 +12,9 @@ _set_grad_enabled = _C._set_grad_enabled
 
 class _DecoratorContextManager:
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(lambda: self.__class__(*self._args), fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._args):
@@ -19,6 +23,35 @@ class _DecoratorContextManager:
         return wrapper
 
     _args = ()
+
+
+def _wrap_generator(make_ctx, fn):
+    """A decorated generator function runs each step of its generator (first, send, throw,
+    close) inside the mode, and the caller's code between steps outside it, as torch's does."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with make_ctx():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_ctx():
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with make_ctx():
+                        response = gen.throw(exc)
+                else:
+                    with make_ctx():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return wrapper
 
 
 class no_grad(_DecoratorContextManager):
@@ -80,8 +113,9 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self._prev = (_C.is_grad_enabled(), _C.is_inference_mode_enabled())
-        if self._mode:
-            _C._set_grad_enabled(False)
+        # torch's InferenceMode(enabled) sets grad mode to `not enabled`: inference_mode(False)
+        # turns gradients on, even inside no_grad.
+        _C._set_grad_enabled(not self._mode)
         _C._set_inference_mode(self._mode)
 
     def __exit__(self, *exc):

@@ -2,6 +2,7 @@
 
 import warnings
 import weakref
+from collections import OrderedDict
 
 from ..._C import Tensor
 from ...autograd.function import Function
@@ -130,3 +131,28 @@ class BackwardHook:
         items = result if isinstance(result, tuple) else (result,)
         wrapped, index = self._wrap(result, on_grads)
         return wrapped
+
+
+# Full backward (pre-)hooks common to all modules, run before each module's own.
+_global_backward_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+
+
+def register_module_full_backward_pre_hook(hook):
+    """register_module_full_backward_pre_hook(hook) -> RemovableHandle
+
+    Registers hook(module, grad_output), run for every module before its own backward pre-hooks
+    (see Module.register_full_backward_pre_hook)."""
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook):
+    """register_module_full_backward_hook(hook) -> RemovableHandle
+
+    Registers hook(module, grad_input, grad_output), run for every module before its own full
+    backward hooks (see Module.register_full_backward_hook)."""
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle

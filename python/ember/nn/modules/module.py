@@ -11,10 +11,18 @@ from ... import _C, _device
 from ..._C import Tensor, float16, float32, float64
 from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
-from . import _errors
-from ._hooks import BackwardHook, RemovableHandle
+from . import _errors, _submodule
+from ._hooks import (
+    BackwardHook,
+    RemovableHandle,
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
+__all__ += ["register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
 
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
@@ -239,6 +247,8 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    set_submodule = _submodule.set_submodule
 
     def get_parameter(self, target):
         """Returns the parameter at the dotted path `target`."""
@@ -603,6 +613,8 @@ class Module:
             or self._backward_pre_hooks
             or _global_forward_pre_hooks
             or _global_forward_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
         ):
             try:
                 return self.forward(*args, **kwargs)
@@ -631,10 +643,10 @@ class Module:
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
         bw_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            bw_hook = BackwardHook(
-                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
-            )
+        hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+        pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        if hooks or pre_hooks:
+            bw_hook = BackwardHook(self, hooks, pre_hooks)
             args = bw_hook.setup_input_hook(args)
         called = set()
         try:

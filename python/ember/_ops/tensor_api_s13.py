@@ -1,0 +1,98 @@
+"""Tensor methods of torch's that the binding lacked (session 13): the reflected division under
+its torch name (`__rdiv__`, the function torch's __torch_function__ sees for `2 / t`) and the
+Python 2 spellings that torch still answers (`__div__`, `__idiv__`, `__nonzero__`, `__long__`).
+_tensor_methods fills them into Tensor (METHODS: never over a binding's method) and puts
+REPLACE in front of the binding's (requires_grad on inference tensors)."""
+
+from .. import _C
+from .._C import Tensor
+
+__all__ = []
+
+# The binding's own functions (never a mode's routing wrapper, which may stand in Tensor later).
+_rtruediv = Tensor.__dict__["__rtruediv__"]
+_truediv = Tensor.__dict__["__truediv__"]
+_itruediv = Tensor.__dict__["__itruediv__"]
+
+
+def __rdiv__(self, other):
+    """__rdiv__(other) -> Tensor
+
+    other / self: the true division with self as the divisor (what `2 / t` calls); returns
+    NotImplemented for an operand that is not a number or tensor, as torch's does."""
+    try:
+        return _rtruediv(self, other)
+    except TypeError:
+        return NotImplemented
+
+
+def __div__(self, other):
+    """__div__(other) -> Tensor
+
+    self / other: the Python 2 name of __truediv__."""
+    return _truediv(self, other)
+
+
+def __idiv__(self, other):
+    """__idiv__(other) -> Tensor
+
+    self /= other: the Python 2 name of __itruediv__."""
+    return _itruediv(self, other)
+
+
+def __nonzero__(self):
+    """__nonzero__() -> bool
+
+    The Python 2 name of __bool__: the truth of a one-element tensor."""
+    return bool(self)
+
+
+def __long__(self):
+    """__long__() -> int
+
+    The Python 2 name of __int__: the value of a one-element tensor as an int."""
+    return int(self)
+
+
+METHODS = {
+    "__rdiv__": __rdiv__,
+    "__div__": __div__,
+    "__idiv__": __idiv__,
+    "__nonzero__": __nonzero__,
+    "__long__": __long__,
+}
+
+
+# requires_grad=True on an inference tensor outside inference mode raises, as torch's does (the
+# binding's setter only checks the dtype and leaf-ness).
+_bound_requires_grad_ = Tensor.__dict__["requires_grad_"]
+_bound_requires_grad = Tensor.__dict__["requires_grad"]
+
+
+def _check_inference(self, requires_grad):
+    if requires_grad and self.is_inference() and not _C.is_inference_mode_enabled():
+        raise RuntimeError(
+            "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+        )
+
+
+def requires_grad_(self, requires_grad=True):
+    """requires_grad_(requires_grad=True) -> Tensor
+
+    Sets requires_grad in place and returns self (refused for an inference tensor outside
+    inference mode)."""
+    _check_inference(self, requires_grad)
+    return _bound_requires_grad_(self, requires_grad)
+
+
+def _set_requires_grad(self, requires_grad):
+    _check_inference(self, requires_grad)
+    _bound_requires_grad.fset(self, requires_grad)
+
+
+REPLACE = {
+    "requires_grad_": requires_grad_,
+    "requires_grad": property(
+        _bound_requires_grad.fget, _set_requires_grad, doc=_bound_requires_grad.__doc__
+    ),
+}
