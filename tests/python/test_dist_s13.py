@@ -90,6 +90,7 @@ def _server_gone(lib):
     server = d.TCPStore("127.0.0.1", 0, 1, True, t, wait_for_workers=False)
     client = d.TCPStore("127.0.0.1", server.port, 1, False, t, wait_for_workers=False)
     client.set("k", "v")
+    assert client.get("k") == b"v"  # the server has read every request: it closes cleanly
     del server  # the server goes away under a connected client
     out = []
     for call in (lambda: client.get("k"), lambda: client.set("z", "1"), client.num_keys):
@@ -192,3 +193,196 @@ def test_launcher_nnodes_refuses_a_bad_range(tmp_path):
     script.write_text("print('never')\n")
     ((code, out, err),) = _launch("ember", script, ["--nnodes", "2:1"], timeout=60)
     assert code != 0 and "--nnodes must be N or MIN:MAX" in err, err
+
+
+# -- the documentation probe's fixes, on one spawned group of 2 ranks (also under torch with
+# EMBER_TEST_AGAINST=torch)
+
+PROBE_FIXES = """
+import copy, io, warnings
+warnings.filterwarnings("ignore")
+from importlib import import_module
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+imp = lambda name: import_module(M.__name__ + "." + name)
+
+# non-contiguous tensors in the collectives (torch's gloo reduces a contiguous copy and copies
+# the result back); all_to_all_single refuses them with torch's ValueError
+nc = lambda: (M.arange(6.0).reshape(2, 3) * (RANK + 1)).t()
+t = nc()
+dist.all_reduce(t)
+assert t.tolist() == (M.arange(6.0).reshape(2, 3) * 3).t().tolist(), t
+t = nc()
+dist.broadcast(t, src=1)
+assert t.tolist() == (M.arange(6.0).reshape(2, 3) * 2).t().tolist(), t
+outs = [nc() for _ in range(WORLD)]
+dist.all_gather(outs, M.ones(3, 2) * RANK)
+assert [o.tolist() for o in outs] == [[[float(r)] * 2] * 3 for r in range(WORLD)], outs
+big = M.zeros(2, 3 * WORLD).t()
+dist.all_gather_into_tensor(big, M.ones(3, 2).t().contiguous().t() * RANK)
+assert big.tolist() == [[float(r)] * 2 for r in range(WORLD) for _ in range(3)], big
+try:
+    dist.all_to_all_single(M.zeros(3, 2), nc())
+    raise AssertionError("a non-contiguous all_to_all_single was accepted")
+except ValueError as e:
+    assert "Tensors must be contiguous" in str(e), e
+
+# complex sums; other reductions refuse them as torch does
+z = M.tensor([1 + 2j, 3 - 1j]) * (RANK + 1)
+dist.all_reduce(z)
+assert z.tolist() == [3 + 6j, 9 - 3j], z
+zs = M.zeros(1, dtype=M.complex64)
+dist.reduce_scatter_tensor(zs, M.tensor([1j, 2.0 + 0j]) * (RANK + 1))
+assert zs.tolist() == [[3j, 6 + 0j][RANK]], zs
+try:
+    dist.all_reduce(M.tensor([1j]), op=dist.ReduceOp.MAX)
+    raise AssertionError("MAX of complex tensors was accepted")
+except ValueError as e:
+    assert "all_reduce does not support RedOpType.MAX on complex tensors" in str(e), e
+
+# the default group's store
+store = dist.distributed_c10d._get_default_store()
+store.set(f"k{RANK}", str(RANK))
+dist.barrier()
+assert store.get(f"k{1 - RANK}") == str(1 - RANK).encode()
+
+# placements print as torch's (S(0), R, P(sum)), repr unchanged
+T = imp("distributed.tensor")
+assert [str(p) for p in (T.Shard(0), T.Replicate(), T.Partial())] == ["S(0)", "R", "P(sum)"]
+assert repr(T.Shard(1)) == "Shard(dim=1)" and repr(T.Replicate()) == "Replicate()"
+
+# parallelize_module: the plan key "" is the module itself
+P = imp("distributed.tensor.parallel")
+mesh = imp("distributed.device_mesh").init_device_mesh("cpu", (WORLD,))
+class Blk(M.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = M.nn.Linear(4, 4)
+    def forward(self, x):
+        return self.l(x)
+blk = Blk()
+with M.no_grad():
+    blk.l.weight.copy_(M.arange(16.0).reshape(4, 4) / 10)
+    blk.l.bias.zero_()
+P.parallelize_module(blk, mesh, {
+    "": P.PrepareModuleInput(input_layouts=(T.Shard(0),), desired_input_layouts=(T.Replicate(),)),
+    "l": P.ColwiseParallel(),
+})
+x = M.arange(8.0).reshape(2, 4) + RANK       # this rank's rows of the whole batch
+y = blk(x)
+whole = M.cat([M.arange(8.0).reshape(2, 4) + r for r in range(WORLD)])
+want = whole @ (M.arange(16.0).reshape(4, 4) / 10).t()
+got = y.to_local() if hasattr(y, "to_local") else y
+mine = np.array(want.tolist())[:, 2 * RANK : 2 * RANK + 2]   # ColwiseParallel: my columns
+np.testing.assert_allclose(np.array(got.tolist()), mine, rtol=1e-5)
+
+# ZeroRedundancyOptimizer(overlap_with_ddp=True) constructs; the DDP hooks that would step it
+# refuse Gloo, as torch's
+Z = imp("distributed.optim").ZeroRedundancyOptimizer
+hz = imp("distributed.algorithms.ddp_comm_hooks.ddp_zero_hook")
+dh = imp("distributed.algorithms.ddp_comm_hooks.default_hooks")
+ddp = M.nn.parallel.DistributedDataParallel(M.nn.Linear(2, 2))
+zero = Z(ddp.parameters(), optimizer_class=M.optim.SGD, overlap_with_ddp=True, lr=0.1)
+for fn in (hz.hook_with_zero_step, hz.hook_with_zero_step_interleaved):
+    try:
+        fn(dh.allreduce_hook, ddp, zero)
+        raise AssertionError("the ZeRO hook accepted Gloo")
+    except RuntimeError as e:
+        assert "Gloo backend using Overlapping DDP with ZeRO may meet hangs" in str(e), e
+plain = Z(ddp.parameters(), optimizer_class=M.optim.SGD, lr=0.1)
+try:
+    hz.hook_with_zero_step(dh.allreduce_hook, ddp, plain)
+    raise AssertionError("the ZeRO hook accepted an optimizer without overlap_with_ddp")
+except ValueError as e:
+    assert "overlap_with_ddp=True" in str(e), e
+
+# distributed checkpoint: planners subclassed as torch's docs show
+C = imp("distributed.checkpoint")
+WIT = imp("distributed.checkpoint.planner").WriteItemType
+ck = os.path.join(os.environ["CKPT_DIR"], "ck")
+
+class Renamer(C.DefaultSavePlanner):          # rewrites the state dict's keys
+    def set_up_planner(self, state_dict, storage_meta=None, is_coordinator=False):
+        super().set_up_planner({"foo_" + k: v for k, v in state_dict.items()}, storage_meta,
+                               is_coordinator)
+
+class Half(C.DefaultSavePlanner):             # changes the plan and the data together
+    def create_local_plan(self):
+        plan = super().create_local_plan()
+        for item in plan.items:
+            if item.tensor_data is not None:
+                item.tensor_data.properties.dtype = M.float16
+        return plan
+    def resolve_data(self, write_item):
+        data = super().resolve_data(write_item)
+        return data if write_item.type == WIT.BYTE_IO else data.to(M.float16)
+
+class Extra(C.DefaultSavePlanner):            # planner data through the global step
+    def create_local_plan(self):
+        return dataclasses.replace(super().create_local_plan(), planner_data=f"rank{RANK}")
+    def create_global_plan(self, all_plans):
+        plans, md = super().create_global_plan(all_plans)
+        Extra.merged = [p.planner_data for p in plans]
+        return plans, md
+
+import dataclasses
+w = T.distribute_tensor(M.arange(12.0).reshape(4, 3), mesh, [T.Shard(0)])
+C.save({"w": w, "step": 3}, checkpoint_id=ck + "1", planner=Renamer())
+md = C.FileSystemReader(ck + "1").read_metadata()
+assert sorted(md.state_dict_metadata) == ["foo_step", "foo_w"], md.state_dict_metadata
+tm = md.state_dict_metadata["foo_w"]
+assert list(tm.size) == [4, 3] and tm.properties.dtype == M.float32, tm
+assert sorted(list(c.offsets) for c in tm.chunks) == [[0, 0], [2, 0]], tm.chunks
+back = {"foo_w": T.distribute_tensor(M.zeros(4, 3), mesh, [T.Shard(1)]), "foo_step": 0}
+C.load(back, checkpoint_id=ck + "1")
+assert back["foo_w"].full_tensor().tolist() == M.arange(12.0).reshape(4, 3).tolist()
+assert back["foo_step"] == 3, back
+
+C.save({"a": M.arange(3.0) / 3}, checkpoint_id=ck + "2", planner=Half())
+md = C.FileSystemReader(ck + "2").read_metadata()
+assert md.state_dict_metadata["a"].properties.dtype == M.float16
+half = {"a": M.zeros(3, dtype=M.float16)}
+C.load(half, checkpoint_id=ck + "2")
+assert half["a"].tolist() == (M.arange(3.0) / 3).to(M.float16).tolist(), half
+
+# (torch's default planner keeps its key mappings in planner_data when it flattens)
+C.save({"a": M.ones(2)}, checkpoint_id=ck + "3", planner=Extra(flatten_state_dict=False))
+if RANK == 0:
+    assert Extra.merged == [f"rank{r}" for r in range(WORLD)], Extra.merged
+
+class LoadRenamer(C.DefaultLoadPlanner):      # loads foo_<k> into <k>, values via load_bytes
+    def set_up_planner(self, state_dict, metadata=None, is_coordinator=False):
+        self.original_state_dict = state_dict
+        self.state_dict = {"foo_" + k: v for k, v in state_dict.items()}
+        self.mappings = {k: (self.state_dict, k) for k in self.state_dict}
+        self.metadata = metadata
+        self.is_coordinator = is_coordinator
+        self.seen = sorted(metadata.state_dict_metadata)
+    def load_bytes(self, read_item, value):
+        self.original_state_dict[read_item.dest_index.fqn[4:]] = M.load(value, weights_only=False)
+
+class Fresh(C.DefaultLoadPlanner):            # reads into new tensors, then keeps them
+    def resolve_tensor(self, read_item):
+        return M.empty_like(super().resolve_tensor(read_item))
+    def commit_tensor(self, read_item, tensor):
+        self.state_dict[read_item.dest_index.fqn] = tensor
+
+lr = LoadRenamer()
+got = {"w": T.distribute_tensor(M.zeros(4, 3), mesh, [T.Shard(0)]), "step": 0}
+C.load(got, checkpoint_id=ck + "1", planner=lr)
+assert lr.seen == ["foo_step", "foo_w"] and got["step"] == 3, (lr.seen, got)
+assert got["w"].full_tensor().tolist() == M.arange(12.0).reshape(4, 3).tolist()
+fresh = Fresh()
+keep = M.zeros(2)
+C.load({"a": keep}, checkpoint_id=ck + "3", planner=fresh)
+assert keep.tolist() == [0.0, 0.0] and fresh.state_dict["a"].tolist() == [1.0, 1.0]
+print("OK")
+"""
+
+
+def test_docs_probe_fixes(tmp_path):
+    from _dist_util import run_workers
+
+    for _, out in run_workers(
+        tmp_path, PROBE_FIXES, 2, timeout=120, env={"CKPT_DIR": str(tmp_path)}
+    ):
+        assert "OK" in out, out

@@ -423,7 +423,7 @@ std::string TCPStore::request(const std::string& msg, milliseconds timeout, cons
   std::lock_guard<std::mutex> g(mutex_);
   if (!send_all(fd_, framed(msg)))
     EMBER_DIST_ERROR(Network, std::strerror(errno), " (TCPStore.", what, " to (", host_, ", ",
-                     port_, "): did the remote server shutdown or crash?)");
+                     port_, ")). Did the remote server shutdown or crash?");
   if (Cmd(msg[0]) == SET) return {};
   auto deadline = steady_clock::now() + timeout;
   uint32_t len;
