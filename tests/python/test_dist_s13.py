@@ -275,6 +275,27 @@ got = y.to_local() if hasattr(y, "to_local") else y
 mine = np.array(want.tolist())[:, 2 * RANK : 2 * RANK + 2]   # ColwiseParallel: my columns
 np.testing.assert_allclose(np.array(got.tolist()), mine, rtol=1e-5)
 
+# DeviceMesh.from_group: the mesh of an existing group, no new group made
+dm = imp("distributed.device_mesh")
+gm = dm.DeviceMesh.from_group(dist.group.WORLD, "cpu")
+assert gm.size() == WORLD and gm.get_local_rank() == RANK and gm.mesh.tolist() == list(range(WORLD))
+assert gm.get_group() is dist.group.WORLD
+
+# clip_grad_norm_ of DTensor gradients returns the norm as a replicated DTensor, as torch's
+F = imp("distributed.fsdp")
+net = M.nn.Linear(4, 4)
+with M.no_grad():
+    net.weight.copy_(M.arange(16.0).reshape(4, 4) / 10)
+    net.bias.fill_(0.5)
+F.fully_shard(net)
+net(M.ones(2, 4)).sum().backward()
+norm = M.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+assert type(norm).__name__ == "DTensor" and norm.placements == (T.Replicate(),), norm
+full = np.sqrt(20 * 2.0**2)   # every gradient element is 2 (the batch of two ones)
+np.testing.assert_allclose(norm.full_tensor().item(), full, rtol=1e-5)
+after = sum(float((p.grad.full_tensor() ** 2).sum()) for p in net.parameters()) ** 0.5
+np.testing.assert_allclose(after, 1.0, rtol=1e-4)
+
 # ZeroRedundancyOptimizer(overlap_with_ddp=True) constructs; the DDP hooks that would step it
 # refuse Gloo, as torch's
 Z = imp("distributed.optim").ZeroRedundancyOptimizer
