@@ -407,3 +407,47 @@ def test_docs_probe_fixes(tmp_path):
         tmp_path, PROBE_FIXES, 2, timeout=120, env={"CKPT_DIR": str(tmp_path)}
     ):
         assert "OK" in out, out
+
+
+# -- a rank killed mid-step: the others raise (never hang), in FSDP2's backward and in a DCP save
+
+KILLED = """
+import signal, time
+from importlib import import_module
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+nn = M.nn
+def die(*_):
+    if RANK == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+try:
+    if os.environ["WHERE"] == "fsdp2":
+        F = import_module(M.__name__ + ".distributed.fsdp")
+        m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+        F.fully_shard(m[0])
+        F.fully_shard(m)
+        out = m(M.ones(2, 8))
+        out.register_hook(die)        # rank 1 dies inside backward, the others are in collectives
+        out.sum().backward()
+    else:
+        C = import_module(M.__name__ + ".distributed.checkpoint")
+        class Dies(C.DefaultSavePlanner):   # rank 1 dies while writing its data (its own key)
+            def resolve_data(self, write_item):
+                die()
+                return super().resolve_data(write_item)
+        C.save({f"w{RANK}": M.ones(4)}, checkpoint_id=os.environ["CKPT_DIR"] + "/k", planner=Dies())
+    print("NO ERROR", flush=True)
+except RuntimeError as e:
+    print("RAISED", type(e).__name__, str(e).splitlines()[0][:200], flush=True)
+"""
+
+
+@pytest.mark.parametrize("where", ["fsdp2", "dcp"])
+def test_killed_rank_mid_step_makes_the_others_raise(tmp_path, where):
+    from _dist_util import run_workers
+
+    env = {"WHERE": where, "CKPT_DIR": str(tmp_path)}
+    results = run_workers(tmp_path, KILLED, 3, timeout=90, env=env, expect_ok=False)
+    assert results[1][0] == -9, results[1]
+    for rank in (0, 2):
+        code, out = results[rank]
+        assert "RAISED" in out and "NO ERROR" not in out, (rank, out)
