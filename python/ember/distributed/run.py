@@ -9,7 +9,9 @@ arguments. The launcher of node 0 hosts the job's TCPStore (workers join it as c
 --master-port of 0 picks a free port). Every output line of a worker is prefixed with
 "[rank<N>]:". When a worker fails, the launcher stops the others and, once --max-restarts are
 spent, exits with status 1 naming the failed rank and its exit code. Each worker's kernels use its
-share of the CPUs (OMP_NUM_THREADS) unless the environment sets it.
+share of the CPUs (OMP_NUM_THREADS) unless the environment sets it. An elastic --nnodes MIN:MAX
+meets in the store at --rdzv-endpoint: it starts once MIN nodes joined and waits last_call_timeout
+(--rdzv-conf) for up to MAX.
 """
 
 import argparse
