@@ -268,7 +268,8 @@ bool FileStore::delete_key(const std::string& key) {
 }
 
 int64_t FileStore::num_keys() {
-  return locked([&](int, auto& data) { return int64_t(data.size() - data.count(kUsersKey)); });
+  // the users' count is a key, as torch's "cleanup/" count of the stores on the file is one
+  return locked([&](int, auto& data) { return int64_t(data.size()); });
 }
 
 // ---- PrefixStore ----

@@ -33,6 +33,11 @@ enum Cmd : uint8_t { SET = 1, GET, ADD, CHECK, WAIT, DELETE_KEY, NUM_KEYS, COMPA
 constexpr const char* kInitKey =
     "\x01"
     "ember_tcpstore_init";
+// torch's own key, "init/", which every store that waits for workers increments: num_keys
+// counts it as torch's does (user keys live under "/" there, so it never meets one of theirs).
+constexpr const char* kTorchInitKey =
+    "\x01"
+    "init/";
 
 void put_u32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
 void put_i64(std::string& s, int64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
@@ -313,6 +318,7 @@ class TCPStore::Server {
       case NUM_KEYS: {
         int64_t n = 0;
         for (auto& kv : data_) n += kv.first.empty() || kv.first[0] != '\x01';
+        n += data_.count(kTorchInitKey);
         put_i64(out, n);
         break;
       }
@@ -359,6 +365,7 @@ TCPStore::TCPStore(std::string host, const Options& opts)
   }
   connect_client();
   add(kInitKey, 1);
+  if (opts.wait_for_workers && opts.num_workers > 0) add(kTorchInitKey, 1);
   if (opts.is_server && opts.wait_for_workers && opts.num_workers > 0) {
     auto deadline = steady_clock::now() + timeout_;
     while (add(kInitKey, 0) < opts.num_workers) {
@@ -415,9 +422,8 @@ std::string TCPStore::request(const std::string& msg, milliseconds timeout, cons
                               const std::vector<std::string>& keys) {
   std::lock_guard<std::mutex> g(mutex_);
   if (!send_all(fd_, framed(msg)))
-    EMBER_DIST_ERROR(Network, "Failed to send to the TCPStore server at (", host_, ", ", port_,
-                     ") in ", what, ": ", std::strerror(errno),
-                     ". Did the remote server shutdown or crash?");
+    EMBER_DIST_ERROR(Network, std::strerror(errno), " (TCPStore.", what, " to (", host_, ", ",
+                     port_, ")). Did the remote server shutdown or crash?");
   if (Cmd(msg[0]) == SET) return {};
   auto deadline = steady_clock::now() + timeout;
   uint32_t len;
@@ -433,7 +439,9 @@ std::string TCPStore::request(const std::string& msg, milliseconds timeout, cons
     if (cmd != GET && cmd != WAIT)  // answered at once by a live server
       EMBER_DIST_ERROR(Network, "The TCPStore server at (", host_, ", ", port_, ") did not answer ",
                        what, " within ", timeout.count(), "ms");
-    store_timeout("", timeout, keys);
+    std::vector<std::string> shown;  // torch names the keys as it stores them, under "/"
+    for (auto& k : keys) shown.push_back("/" + k);
+    store_timeout("", timeout, shown);
   }
   if (e != 0)
     EMBER_DIST_ERROR(Network, "Failed to recv, got 0 bytes. Connection was likely closed. Did the ",

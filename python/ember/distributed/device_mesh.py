@@ -68,6 +68,29 @@ class DeviceMesh:
                     mine = g
             self._groups.append(mine)
 
+    @staticmethod
+    def from_group(group, device_type, mesh=None, *, mesh_dim_names=None):
+        """from_group(group, device_type, mesh=None, *, mesh_dim_names=None) -> DeviceMesh
+
+        A mesh over process groups that exist: one group gives the 1-d mesh of its ranks; a
+        list of groups (this rank's group along each dimension) needs mesh, the global ranks
+        laid out. No group is created."""
+        groups = list(group) if isinstance(group, (list, tuple)) else [group]
+        if mesh is None:
+            if len(groups) != 1:
+                raise ValueError(
+                    "Expects mesh to be specified if passing a list of groups; got "
+                    f"{len(groups)} groups"
+                )
+            mesh = c10d.get_process_group_ranks(groups[0])
+        arr = np.asarray(mesh.tolist() if hasattr(mesh, "tolist") else mesh, dtype=np.int64)
+        if arr.ndim != len(groups):
+            raise ValueError(
+                f"Expects the mesh to have one dimension per group; got a {arr.ndim}-d mesh and "
+                f"{len(groups)} groups"
+            )
+        return DeviceMesh(device_type, arr, mesh_dim_names=mesh_dim_names, _groups=groups)
+
     @property
     def mesh(self):
         """mesh -> Tensor

@@ -365,6 +365,18 @@ def init_process_group(
     GroupMember.WORLD = pg
 
 
+def _get_default_store():
+    """_get_default_store() -> Store
+
+    The store the default process group met through."""
+    if _world.default is None:
+        raise ValueError(
+            "Default process group has not been initialized, please make sure to "
+            "call init_process_group."
+        )
+    return _world.store
+
+
 def destroy_process_group(group=None):
     """destroy_process_group(group=None) -> None
 
@@ -482,11 +494,46 @@ def _peer(g, global_rank, what):
     return g._ranks.index(global_rank)
 
 
-def _done(work, async_op):
+def _done(work, async_op, stage=None):
+    if stage is not None and stage.back:
+        work.wait()  # (then the results go back into the caller's tensors)
+        for t, dense in stage.back:
+            t.copy_(dense)
+        return work if async_op else None
     if async_op:
         return work
     work.wait()
     return None
+
+
+class _Stage:
+    """The tensors a collective is given, made ones Gloo can move as torch's gloo backend does:
+    a non-contiguous tensor is replaced by a contiguous copy (outputs copied back after the
+    call), and a complex tensor of a SUM or AVG reduction by its real view."""
+
+    def __init__(self, name, op=None):
+        self.name, self.op, self.back = name, op, []
+
+    def __call__(self, t, out=False):
+        if t is None or not isinstance(t, _C_root.Tensor):
+            return t
+        if not t.is_contiguous():
+            dense = t.contiguous()
+            if out:
+                self.back.append((t, dense))
+            t = dense
+        if self.op is not None and t.is_complex():
+            if self.op not in (ReduceOp.SUM, ReduceOp.AVG):
+                raise ValueError(
+                    f"{self.name} does not support RedOpType.{self.op.name} on complex tensors"
+                )
+            from .. import view_as_real
+
+            t = view_as_real(t)
+        return t
+
+    def all(self, tensors, out=False):
+        return [self(t, out) for t in tensors]
 
 
 def _pg(group, op):
@@ -505,7 +552,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     g = _pg(group, "all_reduce")
     if g is None:
         return None
-    return _done(g._pg.allreduce(tensor, op, async_op), async_op)
+    st = _Stage("all_reduce", op)
+    return _done(g._pg.allreduce(st(tensor, True), op, async_op), async_op, st)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -516,7 +564,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     if g is None:
         return None
     root = group_dst if group_dst is not None else _peer(g, 0 if dst is None else dst, "reduce")
-    return _done(g._pg.reduce(tensor, root, op, async_op), async_op)
+    st = _Stage("reduce", op)
+    return _done(g._pg.reduce(st(tensor, True), root, op, async_op), async_op, st)
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -527,7 +576,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if g is None:
         return None
     root = group_src if group_src is not None else _peer(g, 0 if src is None else src, "broadcast")
-    return _done(g._pg.broadcast(tensor, root, async_op), async_op)
+    st = _Stage("broadcast")
+    return _done(g._pg.broadcast(st(tensor, True), root, async_op), async_op, st)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -537,7 +587,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     g = _pg(group, "all_gather")
     if g is None:
         return None
-    return _done(g._pg.allgather(list(tensor_list), tensor, async_op), async_op)
+    st = _Stage("all_gather")
+    work = g._pg.allgather(st.all(tensor_list, True), st(tensor), async_op)
+    return _done(work, async_op, st)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -548,8 +600,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     g = _pg(group, "all_gather_into_tensor")
     if g is None:
         return None
-    work = g._pg.allgather_into_tensor(output_tensor, input_tensor, async_op)
-    return _done(work, async_op)
+    st = _Stage("all_gather_into_tensor")
+    work = g._pg.allgather_into_tensor(st(output_tensor, True), st(input_tensor), async_op)
+    return _done(work, async_op, st)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
@@ -563,7 +616,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     outs = list(gather_list) if gather_list is not None and g.rank() == root else []
     if g.rank() != root and gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    return _done(g._pg.gather(outs, tensor, root, async_op), async_op)
+    st = _Stage("gather")
+    return _done(g._pg.gather(st.all(outs, True), st(tensor), root, async_op), async_op, st)
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -577,7 +631,8 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if g.rank() != root and scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     ins = list(scatter_list) if scatter_list is not None and g.rank() == root else []
-    return _done(g._pg.scatter(tensor, ins, root, async_op), async_op)
+    st = _Stage("scatter")
+    return _done(g._pg.scatter(st(tensor, True), st.all(ins), root, async_op), async_op, st)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -588,7 +643,9 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     g = _pg(group, "reduce_scatter")
     if g is None:
         return None
-    return _done(g._pg.reduce_scatter(output, list(input_list), op, async_op), async_op)
+    st = _Stage("reduce_scatter", op)
+    work = g._pg.reduce_scatter(st(output, True), st.all(input_list), op, async_op)
+    return _done(work, async_op, st)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -599,7 +656,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     g = _pg(group, "reduce_scatter_tensor")
     if g is None:
         return None
-    return _done(g._pg.reduce_scatter_tensor(output, input, op, async_op), async_op)
+    st = _Stage("reduce_scatter_tensor", op)
+    work = g._pg.reduce_scatter_tensor(st(output, True), st(input), op, async_op)
+    return _done(work, async_op, st)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -633,6 +692,8 @@ def all_to_all_single(
         return None
     outs = list(output_split_sizes or [])
     ins = list(input_split_sizes or [])
+    if not (output.is_contiguous() and input.is_contiguous()):
+        raise ValueError("Tensors must be contiguous")  # torch's gloo: ValueError here
     return _done(g._pg.alltoall_base(output, input, outs, ins, async_op), async_op)
 
 

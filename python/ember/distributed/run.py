@@ -9,7 +9,9 @@ arguments. The launcher of node 0 hosts the job's TCPStore (workers join it as c
 --master-port of 0 picks a free port). Every output line of a worker is prefixed with
 "[rank<N>]:". When a worker fails, the launcher stops the others and, once --max-restarts are
 spent, exits with status 1 naming the failed rank and its exit code. Each worker's kernels use its
-share of the CPUs (OMP_NUM_THREADS) unless the environment sets it.
+share of the CPUs (OMP_NUM_THREADS) unless the environment sets it. An elastic --nnodes MIN:MAX
+meets in the store at --rdzv-endpoint: it starts once MIN nodes joined and waits last_call_timeout
+(--rdzv-conf) for up to MAX.
 """
 
 import argparse
@@ -42,7 +44,7 @@ def get_args_parser():
                 spelled.append("--" + n[2:].replace("-", "_"))
         p.add_argument(*spelled, **kw)
 
-    opt("--nnodes", default="1", help="number of nodes, or MIN:MAX (only a fixed count runs)")
+    opt("--nnodes", default="1", help="number of nodes, or MIN:MAX (elastic rendezvous)")
     opt("--nproc-per-node", default="1", help="workers per node: an int, 'cpu' or 'auto'")
     opt("--node-rank", type=int, default=0, help="this node's rank in [0, nnodes)")
     opt("--master-addr", default="127.0.0.1", help="address of node 0 (hosts the store)")
@@ -120,10 +122,33 @@ def _nproc(value):
 
 
 def _nnodes(value):
+    """(min, max) of --nnodes N or MIN:MAX, as torchrun reads it."""
     lo, _, hi = str(value).partition(":")
-    if hi and int(hi) != int(lo):
-        raise ValueError(f"--nnodes {value}: elastic node counts are not supported; give one count")
-    return int(lo)
+    lo, hi = int(lo), int(hi or lo)
+    if not 0 < lo <= hi:
+        raise ValueError(f"--nnodes must be N or MIN:MAX with 0 < MIN <= MAX; got {value}")
+    return lo, hi
+
+
+def _rdzv_conf(text):
+    """--rdzv-conf's KEY=VALUE,... as a dict of strings."""
+    conf = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, _, value = item.partition("=")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def _is_local(addr):
+    """Whether addr names this machine (a socket binds to it)."""
+    import socket
+
+    try:
+        with socket.socket() as s:
+            s.bind((addr, 0))
+        return True
+    except OSError:
+        return False
 
 
 def _describe(code):
@@ -139,8 +164,10 @@ class _Job:
     def __init__(self, args):
         self.args = args
         self.nproc = _nproc(args.nproc_per_node)
-        self.nnodes = _nnodes(args.nnodes)
-        if not 0 <= args.node_rank < self.nnodes:
+        self.min_nodes, self.max_nodes = _nnodes(args.nnodes)
+        self.elastic = self.min_nodes != self.max_nodes
+        self.nnodes = self.max_nodes
+        if not self.elastic and not 0 <= args.node_rank < self.nnodes:
             raise ValueError(f"--node-rank must be in [0, {self.nnodes}); got {args.node_rank}")
         if args.standalone:
             self.addr, self.port = "127.0.0.1", 0
@@ -149,21 +176,71 @@ class _Job:
             self.addr, self.port = (host or args.rdzv_endpoint), int(port or 29400)
         else:
             self.addr, self.port = args.master_addr, args.master_port
+        self.node_rank = args.node_rank
         self.world = self.nnodes * self.nproc
         self.run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex[:12]
         self.store = None
         self.procs = []
 
     def host_store(self):
-        """Node 0 serves the job's store; workers and other nodes connect to it."""
-        if self.args.node_rank != 0:
-            return
+        """Node 0 serves the job's store; workers and other nodes connect to it. With an
+        elastic --nnodes the node whose address is the endpoint's hosts it (the first to bind
+        the port, as torch's c10d rendezvous), and the others join as clients."""
         from .distributed_c10d import TCPStore
 
-        self.store = TCPStore(
-            "0.0.0.0", self.port, None, True, datetime.timedelta(minutes=30), False
+        life = datetime.timedelta(minutes=30)
+        if not self.elastic:
+            if self.node_rank == 0:
+                self.store = TCPStore("0.0.0.0", self.port, None, True, life, False)
+                self.port = self.store.port
+            return
+        if self.port == 0 or _is_local(self.addr):
+            try:
+                self.store = TCPStore("0.0.0.0", self.port, None, True, life, False)
+                self.port = self.store.port
+            except RuntimeError:
+                if self.port == 0:
+                    raise
+        join = float(_rdzv_conf(self.args.rdzv_conf).get("join_timeout", 600))
+        self.client = TCPStore(
+            self.addr, self.port, None, False, datetime.timedelta(seconds=join), False
         )
-        self.port = self.store.port
+        self.rendezvous(join)
+
+    def rendezvous(self, join_timeout):
+        """Elastic --nnodes MIN:MAX: each node takes the next node rank; once MIN nodes are in,
+        the rendezvous closes when MAX are, or last_call_timeout (torch's default 30 s) after
+        MIN were seen, with the count at that moment. A node that joins after it closed fails
+        (torch's would wait for the next round)."""
+        conf = _rdzv_conf(self.args.rdzv_conf)
+        last_call = float(conf.get("last_call_timeout", 30))
+        key = f"ember_rdzv/{self.args.rdzv_id}/"
+        store = self.client
+        mine = store.add(key + "joined", 1) - 1
+        start = time.monotonic()
+        seen_min = None
+        while not store.check([key + "closed"]):
+            count = store.add(key + "joined", 0)
+            now = time.monotonic()
+            if count >= self.min_nodes and seen_min is None:
+                seen_min = now
+            if count >= self.max_nodes or (seen_min is not None and now - seen_min >= last_call):
+                store.compare_set(key + "closed", "", str(min(count, self.max_nodes)))
+                break
+            if now - start > join_timeout:
+                raise RuntimeError(
+                    f"ember.distributed.run: rendezvous at {self.addr}:{self.port} timed out "
+                    f"after {join_timeout:g}s with {count} of at least {self.min_nodes} nodes"
+                )
+            time.sleep(0.05)
+        nodes = int(store.get(key + "closed"))
+        if mine >= nodes:
+            raise RuntimeError(
+                f"ember.distributed.run: the rendezvous at {self.addr}:{self.port} closed with "
+                f"{nodes} nodes before this node joined (--nnodes {self.args.nnodes})"
+            )
+        self.nnodes, self.node_rank = nodes, mine
+        self.world = nodes * self.nproc
 
     def command(self):
         a = self.args
@@ -175,11 +252,11 @@ class _Job:
 
     def env(self, local_rank, restart):
         env = dict(os.environ)
-        rank = self.args.node_rank * self.nproc + local_rank
+        rank = self.node_rank * self.nproc + local_rank
         env.update(
             RANK=str(rank),
             LOCAL_RANK=str(local_rank),
-            GROUP_RANK=str(self.args.node_rank),
+            GROUP_RANK=str(self.node_rank),
             ROLE_RANK=str(rank),
             ROLE_NAME=self.args.role,
             WORLD_SIZE=str(self.world),
@@ -202,7 +279,7 @@ class _Job:
         self.procs = []
         self.pumps = []
         for lr in range(self.nproc):
-            rank = self.args.node_rank * self.nproc + lr
+            rank = self.node_rank * self.nproc + lr
             p = subprocess.Popen(
                 self.command(),
                 env=self.env(lr, restart),

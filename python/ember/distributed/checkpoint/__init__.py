@@ -12,14 +12,31 @@ code. The on-disk format is ember's own: torch's DCP directories are not read (a
 not torch's). See docs/ARCHITECTURE.md.
 """
 
-from . import default_planner, format_utils, state_dict, stateful
+from . import default_planner, format_utils, metadata, planner, state_dict, stateful
 from ._api import CheckpointException, async_save, load, save
 from .default_planner import DefaultLoadPlanner, DefaultSavePlanner
 from .filesystem import FileSystemReader, FileSystemWriter
+from .metadata import (
+    BytesStorageMetadata,
+    ChunkStorageMetadata,
+    Metadata,
+    TensorStorageMetadata,
+)
+from .planner import LoadPlan, LoadPlanner, ReadItem, SavePlan, SavePlanner, WriteItem
 from .stateful import Stateful
 
 __all__ = [
+    "BytesStorageMetadata",
     "CheckpointException",
+    "ChunkStorageMetadata",
+    "LoadPlan",
+    "LoadPlanner",
+    "Metadata",
+    "ReadItem",
+    "SavePlan",
+    "SavePlanner",
+    "TensorStorageMetadata",
+    "WriteItem",
     "DefaultLoadPlanner",
     "DefaultSavePlanner",
     "FileSystemReader",
@@ -29,6 +46,8 @@ __all__ = [
     "default_planner",
     "format_utils",
     "load",
+    "metadata",
+    "planner",
     "save",
     "state_dict",
     "stateful",

@@ -1,6 +1,7 @@
 """save, load and async_save of ember.distributed.checkpoint (see the package docstring)."""
 
 import concurrent.futures
+import io
 import pickle
 import traceback
 
@@ -157,15 +158,6 @@ def _writer_of(storage_writer, checkpoint_id, cls):
     return storage_writer
 
 
-def _check_planner(planner, what):
-    from .default_planner import DefaultLoadPlanner, DefaultSavePlanner
-
-    base = DefaultSavePlanner if what == "save" else DefaultLoadPlanner
-    if planner is not None and type(planner) is not base:
-        raise NotImplementedError(f"checkpoint.{what}: only {base.__name__} is supported")
-    return planner
-
-
 def _is_stateful(v):
     """isinstance(v, Stateful), without typing's protocol check (which, run on a Tensor, leaves
     an `__annotations__` entry in the Tensor class)."""
@@ -202,27 +194,6 @@ def _to_state_dicts(state_dict):
     }
 
 
-def _local_save_plan(flat):
-    """What this rank has: {key: ('t', dtype, size, [(offsets, sizes)] it writes, is DTensor)
-    or ('v', encoded value)}."""
-    plan = {}
-    for key, (_, _, v) in flat.items():
-        if _is_tensor(v):
-            _no_partial(v)
-            offsets, sizes, owner = _box(v)
-            mine = [(offsets, sizes)] if owner and all(sizes) else []
-            plan[key] = (
-                "t",
-                repr(v.dtype).split(".", 1)[1],
-                list(v.shape),
-                mine,
-                isinstance(v, DTensor),
-            )
-        else:
-            plan[key] = ("v", encode_value(v, key))
-    return plan
-
-
 def _no_partial(v):
     if isinstance(v, DTensor) and any(isinstance(p, Partial) for p in v.placements):
         raise ValueError(
@@ -231,36 +202,44 @@ def _no_partial(v):
         )
 
 
+def _coordinated(dist, planner, plans):
+    """The coordinator's create_global_plan(plans), on every rank."""
+    return dist.all_gather(
+        "global plan", lambda: planner.create_global_plan(plans) if dist.rank == 0 else None
+    )[0]
+
+
 def _save(state_dict, writer, planner, dist):
-    _check_planner(planner, "save")
-    paths = {}
-    flat = _flatten(_to_state_dicts(state_dict), paths)
+    from .default_planner import DefaultSavePlanner
+    from .planner import WriteItemType
+
+    planner = DefaultSavePlanner() if planner is None else planner
 
     def plan():
         if dist.rank == 0:
             writer._prepare()
-        return _local_save_plan(flat)
+        planner.set_up_planner(_to_state_dicts(state_dict), None, dist.rank == 0)
+        return planner.create_local_plan()
 
     plans = dist.all_gather("plan", plan)
-    # the global plan (the same on every rank): DTensor chunks are written by their owners, a
-    # plain tensor or value by the lowest rank that has it
-    first = {}
-    for r, p in enumerate(plans):
-        for key in p:
-            first.setdefault(key, r)
+    central, _ = _coordinated(dist, planner, plans)
+    final = {}
 
     def write():
-        items = []
-        for key, entry in plans[dist.rank].items():
-            if entry[0] != "t":
-                continue
-            t = flat[key][2]
-            if entry[4]:
-                local = t._local_tensor
-                items += [(key, off, local.detach()) for off, _ in entry[3]]
-            elif first[key] == dist.rank and t.numel():
-                items.append((key, [0] * t.dim(), t.detach()))
-        return writer._write_data(dist.rank, items)
+        final["plan"] = planner.finish_plan(central[dist.rank])
+        items, values = [], {}
+        for item in final["plan"].items:
+            key = item.index.fqn
+            data = planner.resolve_data(item)
+            if item.type == WriteItemType.BYTE_IO:
+                values[key] = encode_value(data, key)
+            elif data.numel():
+                items.append((key, list(item.tensor_data.chunk.offsets), data.detach()))
+        paths = {
+            i.index.fqn: getattr(planner, "mappings", {}).get(i.index.fqn)
+            for i in final["plan"].items
+        }
+        return writer._write_data(dist.rank, items), values, paths
 
     written = dist.all_gather("write", write)
 
@@ -268,22 +247,28 @@ def _save(state_dict, writer, planner, dist):
         if dist.rank != 0:
             return None
         md = {}
-        for key, r in first.items():
-            entry = plans[r][key]
-            if entry[0] == "v":
-                md[key] = {"type": "value", "value": entry[1], "path": paths.get(key)}
-                continue
-            chunks = []
-            for records in written:
-                chunks += records.get(key, [])
-            chunks.sort(key=lambda c: c["offsets"])
-            md[key] = {
-                "type": "tensor",
-                "dtype": entry[1],
-                "size": entry[2],
-                "chunks": chunks,
-                "path": paths.get(key),
-            }
+        for plan, (records, values, paths) in zip(central, written):
+            for item in plan.items:
+                key = item.index.fqn
+                path = paths.get(key)
+                if item.type == WriteItemType.BYTE_IO:
+                    md[key] = {"type": "value", "value": values[key], "path": path}
+                    continue
+                td = item.tensor_data
+                entry = md.setdefault(
+                    key,
+                    {
+                        "type": "tensor",
+                        "dtype": repr(td.properties.dtype).split(".", 1)[1],
+                        "size": list(td.size),
+                        "chunks": [],
+                        "path": path,
+                    },
+                )
+                entry["chunks"] += records.get(key, [])
+        for entry in md.values():
+            if entry["type"] == "tensor":
+                entry["chunks"].sort(key=lambda c: c["offsets"])
         writer._write_metadata({"state_dict_metadata": md})
         return None
 
@@ -405,67 +390,51 @@ def _read_into(reader, target, t_off, t_size, dtype, chunks):
 
 
 def _load(state_dict, reader, planner, dist):
-    _check_planner(planner, "load")
-    strict = not getattr(planner, "allow_partial_load", False)
+    from .default_planner import DefaultLoadPlanner
+    from .metadata import from_json
+    from .planner import LoadItemType
+
+    planner = DefaultLoadPlanner() if planner is None else planner
     statefuls = {k: v for k, v in state_dict.items() if _is_stateful(v)}
-    sd = dict(state_dict)
+    sd = dict(state_dict)  # top-level values are replaced here, then in the caller's dict
     for k, v in statefuls.items():
         sd[k] = _dtensor_optim_state(v, v.state_dict())
-    flat = _flatten(sd)
-    for key, (container, k, v) in flat.items():
-        if (
-            container is sd and k not in statefuls
-        ):  # top-level values: replaced in the caller's dict
-            flat[key] = (state_dict, k, v)
     holder = {}
 
     def plan():
-        md = reader.read_metadata()["state_dict_metadata"]
-        holder["md"] = md
-        for key, (_, _, v) in flat.items():
-            _no_partial(v)
-            if key not in md:
-                if strict:
-                    raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
-                continue
-            entry = md[key]
-            if entry["type"] == "tensor" and _is_tensor(v) and list(v.shape) != entry["size"]:
-                raise ValueError(
-                    f"Size mismatch between saved {_lib().Size(entry['size'])} and current: "
-                    f"{v.shape} for {key}"
-                )
-            if entry["type"] != "tensor" and _is_tensor(v):
-                raise ValueError(
-                    f"checkpoint.load: {key} is a tensor here but not in the checkpoint"
-                )
+        holder["md"] = md = reader._read_json()["state_dict_metadata"]
+        planner.set_up_planner(sd, from_json(md, _dtype), dist.rank == 0)
+        return planner.create_local_plan()
 
-    dist.all_gather("plan", plan)
+    plans = dist.all_gather("plan", plan)
+    central = _coordinated(dist, planner, plans)
 
     def read():
         md = holder["md"]
+        lib = _lib()
         try:
-            with _lib().no_grad():
-                for key, (container, k, v) in flat.items():
-                    entry = md.get(key)
-                    if entry is None:
+            with lib.no_grad():
+                for item in planner.finish_plan(central[dist.rank]).items:
+                    entry = md[item.storage_index.fqn]
+                    if item.type == LoadItemType.BYTE_IO:
+                        buf = io.BytesIO()
+                        lib.save(decode_value(entry["value"]), buf)
+                        buf.seek(0)
+                        planner.load_bytes(item, buf)
                         continue
-                    if entry["type"] == "value":
-                        if not isinstance(container, tuple):
-                            container[k] = decode_value(entry["value"])
-                        continue
-                    dtype = _dtype(entry["dtype"])
-                    if not _is_tensor(v):
-                        v = _lib().zeros(entry["size"], dtype=dtype)
-                        if not isinstance(container, tuple):
-                            container[k] = v
-                    offsets, sizes, _ = _box(v)
-                    target = v._local_tensor if isinstance(v, DTensor) else v
-                    if all(sizes):
-                        _read_into(reader, target, offsets, sizes, dtype, entry["chunks"])
+                    target = planner.resolve_tensor(item)
+                    offsets, sizes = list(item.storage_offsets), list(item.lengths)
+                    _read_into(
+                        reader, target, offsets, sizes, _dtype(entry["dtype"]), entry["chunks"]
+                    )
+                    planner.commit_tensor(item, target)
         finally:
             reader._close()
 
     dist.all_gather("read", read)
+    for k in state_dict:
+        if k not in statefuls:
+            state_dict[k] = sd[k]
     for k, v in statefuls.items():
         v.load_state_dict(sd[k])
 

@@ -210,9 +210,15 @@ class FileSystemReader(_FileSystemStorage):
         self._files = {}
 
     def read_metadata(self):
-        """read_metadata() -> dict
+        """read_metadata() -> Metadata
 
-        The checkpoint's metadata (parsed JSON)."""
+        The checkpoint's table of contents: each key's dtype, size and chunks, or a value."""
+        from .metadata import from_json
+
+        return from_json(self._read_json()["state_dict_metadata"], _dtype)
+
+    def _read_json(self):
+        """The checkpoint's metadata file, parsed."""
         path = os.path.join(self.path, _METADATA)
         with open(path, "rb") as f:
             meta = json.loads(f.read().decode())

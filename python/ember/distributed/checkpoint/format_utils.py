@@ -59,7 +59,7 @@ def dcp_to_torch_save(dcp_checkpoint_dir, torch_save_path):
     from ..tensor._api import _lib
 
     lib = _lib()
-    meta = FileSystemReader(dcp_checkpoint_dir).read_metadata()["state_dict_metadata"]
+    meta = FileSystemReader(dcp_checkpoint_dir)._read_json()["state_dict_metadata"]
     lib.save(_unflatten((meta, os.fspath(dcp_checkpoint_dir)), lib), torch_save_path)
 
 

@@ -10,6 +10,8 @@ so every replica ends the step equal. Gradients must already be averaged (Distri
 does it).
 """
 
+import warnings
+
 from ... import _C
 from ...autograd.grad_mode import no_grad
 from ...optim.optimizer import Optimizer
@@ -53,11 +55,9 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         overlap_with_ddp=False,
         **defaults,
     ):
-        if overlap_with_ddp:
-            raise NotImplementedError(
-                "ZeroRedundancyOptimizer: overlap_with_ddp=True (stepping from a DDP "
-                "communication hook) is not supported by ember"
-            )
+        # overlap_with_ddp: the steps come from DDP's communication hook (ddp_zero_hook), which,
+        # as torch's, refuses the Gloo backend; step() then does nothing, as torch's
+        self._overlap_with_ddp = bool(overlap_with_ddp)
         self._group = c10d._group(process_group)
         if self._group is None:
             raise ValueError("ZeroRedundancyOptimizer: this process is not in process_group")
@@ -106,6 +106,11 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
 
         Steps this rank's parameters with the local optimizer, then gives every rank the
         others' updated parameters."""
+        if self._overlap_with_ddp:
+            warnings.warn(
+                "`step()` should not be included in the training loop when `overlap_with_ddp=True`"
+            )
+            return None
         Join.notify_join_context(self)
         _copy_hyperparameters(self.param_groups, self.optim.param_groups)
         if closure is None:

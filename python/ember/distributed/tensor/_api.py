@@ -59,6 +59,9 @@ class Shard(Placement):
     def __repr__(self):
         return f"Shard(dim={self.dim})"
 
+    def __str__(self):  # torch's short form
+        return f"S({self.dim})"
+
 
 class Replicate(Placement):
     """Replicate()
@@ -73,6 +76,9 @@ class Replicate(Placement):
 
     def __repr__(self):
         return "Replicate()"
+
+    def __str__(self):
+        return "R"
 
 
 class Partial(Placement):
@@ -91,6 +97,9 @@ class Partial(Placement):
 
     def __repr__(self):
         return f"Partial({self.reduce_op})"
+
+    def __str__(self):
+        return f"P({self.reduce_op})"
 
 
 _OPS = {"sum": "SUM", "avg": "AVG", "max": "MAX", "min": "MIN", "product": "PRODUCT"}

@@ -34,6 +34,18 @@ def _vector_norm(t, p):
     return a.pow(p).sum().pow(1.0 / p)
 
 
+def _as_dtensor_like(total_norm, tensors):
+    """The norm of DTensors as torch gives it: a DTensor replicated over their mesh."""
+    first = next((t for t in tensors if type(t).__name__ == "DTensor"), None)
+    if first is None or type(total_norm).__name__ == "DTensor":
+        return total_norm
+    import importlib
+
+    api = importlib.import_module(type(first).__module__)
+    mesh = first.device_mesh
+    return api.DTensor.from_local(total_norm, mesh, [api.Replicate()] * mesh.ndim, run_check=False)
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None)
 
@@ -44,6 +56,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         return tensor(0.0)
     with no_grad():
         total_norm = _vector_norm(stack([_vector_norm(t, norm_type) for t in tensors]), norm_type)
+    total_norm = _as_dtensor_like(total_norm, tensors)
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
@@ -61,6 +74,8 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
+    if type(total_norm).__name__ == "DTensor":
+        total_norm = total_norm.to_local()
     with no_grad():
         coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
         for g in grads:

@@ -2,6 +2,6 @@
 (DDP.register_comm_hook(state, hook)); `default_hooks` holds the all-reduce and compressing
 hooks, `debugging_hooks` the no-op one, `powerSGD_hook` PowerSGD's low-rank compression."""
 
-from . import debugging_hooks, default_hooks, powerSGD_hook
+from . import ddp_zero_hook, debugging_hooks, default_hooks, powerSGD_hook
 
-__all__ = ["debugging_hooks", "default_hooks", "powerSGD_hook"]
+__all__ = ["ddp_zero_hook", "debugging_hooks", "default_hooks", "powerSGD_hook"]

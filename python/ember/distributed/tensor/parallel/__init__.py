@@ -333,6 +333,9 @@ def parallelize_module(module, device_mesh=None, parallelize_plan=None, *, src_d
         )
     names = dict(module.named_modules())
     for path, style in parallelize_plan.items():
+        if path == "":  # the module itself, as torch's
+            style._apply(module, mesh)
+            continue
         parts = path.split(".")
         hits = [
             n
