@@ -398,6 +398,9 @@ def _sync():
         if call is None:
             call = _aten_call(entry_name, name) if ns == "aten" else _cpp_call(entry_name)
         packet._add(overload, schema, call)
+    from . import _aten_extra  # torch's overloads the registry lacks (mean.dim, t.default, ...)
+
+    _aten_extra.install()
 
 
 def _cpp_call(entry_name):
