@@ -267,6 +267,9 @@ def install():
     global _installed
     if _installed:
         return
+    ember = sys.modules.get("ember")
+    if ember is None or not hasattr(ember, "nn") or not hasattr(ember.nn, "functional"):
+        return  # the registry read while ember is still importing: install on a later read
     _installed = True
     from ._op_overloads import OpOverloadPacket, ops
 
