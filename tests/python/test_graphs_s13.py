@@ -322,6 +322,7 @@ def _fx_cases(T):
         "conv_pool": (lambda a, b: F.max_pool2d(F.conv2d(a, b, padding=1), 2), (img, cw)),
         "misc": (lambda a: F.gelu(a).clamp(-1, 1).to(T.float64) + T.zeros_like(a), (x,)),
         "dropout_eval": (lambda a: F.dropout(a, 0.5, training=False) * 2, (x,)),
+        "max_min_dim": (lambda a: a.max(1)[0] + a.min(dim=0, keepdim=True)[0].sum(), (x,)),
     }
 
 

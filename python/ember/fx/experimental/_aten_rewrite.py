@@ -286,6 +286,17 @@ def _max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return values
 
 
+def _max_min(name):
+    def rule(b, x, dim=None, keepdim=False):
+        if dim is None or not isinstance(dim, int) or not b.is_tensor(x):
+            raise _Skip
+        out = b.op(name, "dim", x, dim, *([True] if keepdim else []))
+        # torch's graph reads both results (values, indices), used or not
+        return tuple(b.emit(operator.getitem, (out, k)) for k in range(2))
+
+    return rule
+
+
 def _dropout(b, x, p=0.5, training=True, inplace=False):
     if training and p > 0:
         raise _Skip
@@ -293,6 +304,8 @@ def _dropout(b, x, p=0.5, training=True, inplace=False):
 
 
 def _getitem(b, x, index):
+    if isinstance(x, tuple) and isinstance(index, int):
+        return x[index]  # an element of a rule's tuple result (max.dim's values/indices)
     if not b.is_tensor(x):
         raise _Skip
     items = index if isinstance(index, tuple) else (index,)
@@ -388,6 +401,8 @@ _RULES = {
     "conv3d": _conv(3),
     "max_pool2d": _max_pool2d,
     "dropout": _dropout,
+    "max": _max_min("max"),
+    "min": _max_min("min"),
     "getitem": _getitem,
     "to": _to,
     "float": _cast("float32"),
