@@ -392,7 +392,9 @@ def test_bool_under_fullgraph_raises_torch_error(which):
     name, text = run(ember)
     assert name == ("Unsupported", "UserError")[which]
     key = ("Data-dependent branching", "Could not guard on data-dependent expression")[which]
-    assert key in text and ("if x.sum() > 0" if which == 0 else "bool(x.sum())") in text
+    # the user frame is named (its line text depends on how the frame is being evaluated: torch's
+    # frame hook, once installed in the process, can move the reported line to the def)
+    assert key in text and "from user code" in text and ("in f" if which == 0 else "in g") in text
     torch = pytest.importorskip("torch")
     t_name, t_text = run(torch)
     assert t_name == name and key in t_text
