@@ -1,5 +1,9 @@
 // Bindings of the exported-program runtime (csrc/ember/export): the op list ember.export.save
 // checks against, and a runner that tests the C++ interpreter from Python.
+#include <nanobind/stl/map.h>
+
+#include <map>
+
 #include "common.h"
 #include "ember/export/program.h"
 
@@ -30,6 +34,23 @@ void bind_export(nb::module_& m) {
       doc("_export_run(path, inputs) -> List[Tensor]",
           "Loads an exported program with the C++ loader and runs it on inputs, as a C++ program "
           "would."));
+  m.def(
+      "_export_run_steps",
+      [](const std::string& path, const std::vector<std::vector<Tensor>>& steps) {
+        export_::ExportedProgram program = export_::load(path);
+        std::vector<std::vector<Tensor>> outputs;
+        {
+          nb::gil_scoped_release release;
+          for (const auto& inputs : steps) outputs.push_back(program.run(inputs));
+        }
+        std::map<std::string, Tensor> state = program.state_dict();
+        return std::make_pair(outputs, state);
+      },
+      nb::arg("path"), nb::arg("steps"),
+      doc("_export_run_steps(path, steps) -> Tuple[List[List[Tensor]], Dict[str, Tensor]]",
+          "Loads an exported program with the C++ loader, runs it once per list of inputs in "
+          "steps (one program, so buffer updates carry over) and returns each run's outputs and "
+          "the final state."));
 }
 
 }  // namespace ember::py

@@ -4,6 +4,8 @@ another; later calls replay the graphs while the Python function runs, and any c
 the captured path runs eagerly. Results always equal eager's; graph and break counts follow
 torch 2.13's."""
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -81,7 +83,8 @@ def test_graphs_before_and_after_the_break():
     assert cnt.frame_count == 2  # one capture: two graphs, no recompiles
     e = dyn.explain(item_break)(ember.ones(3))
     assert (e.graph_count, e.graph_break_count) == (2, 1)
-    assert e.ops_per_graph == [["mul", "sum"], ["add"]]
+    # torch's explain lists call_function targets only (y.sum() is a method call there)
+    assert e.ops_per_graph == [[operator.mul], [operator.add]]
     assert "item" in e.break_reasons[0].reason
 
 
@@ -178,7 +181,8 @@ def test_disable_and_no_grad_regions_run_eagerly():
         close(cf(x), f(x))
     e = dyn.explain(f)(ember.ones(3))
     assert e.graph_count == 2 and e.graph_break_count == 2
-    assert not any("flip" in ops for ops in e.ops_per_graph)
+    names = [getattr(n.target, "__name__", n.target) for gm in e.graphs for n in gm.graph.nodes]
+    assert "flip" not in names
 
 
 def test_unseen_tensor_and_inplace_ops():

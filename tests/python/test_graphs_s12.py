@@ -264,7 +264,7 @@ def _bn_program(T):
     return m, x, ep, mutated, kinds, tracked_after_export
 
 
-def test_export_training_batch_norm_updates_buffers():
+def test_export_training_batch_norm_updates_buffers(tmp_path):
     m, x, ep, mutated, kinds, tracked = _bn_program(ember)
     assert mutated == ["1.num_batches_tracked", "1.running_mean", "1.running_var"]
     assert kinds == ["BUFFER_MUTATION"] * 3 + ["USER_OUTPUT"]
@@ -280,8 +280,15 @@ def test_export_training_batch_norm_updates_buffers():
             getattr(m[1], name).numpy(), getattr(ref[1], name).numpy(), rtol=1e-5, atol=1e-7
         )
     assert int(m[1].num_batches_tracked) == 1
-    with pytest.raises(RuntimeError, match="buffer mutations"):
-        ember.export.save(ep, "unused.pt2")
+    # session 13: saved programs keep the updates (the C++ runtime writes them back)
+    before = copy.deepcopy(ref)
+    ember.export.save(ep, str(tmp_path / "bn.pt2"))
+    ((out,),), state = ember._C._export_run_steps(str(tmp_path / "bn.pt2"), [[x]])
+    np.testing.assert_allclose(out.numpy(), before(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(
+            state[f"1.{name}"].numpy(), getattr(before[1], name).numpy(), rtol=1e-5, atol=1e-7
+        )
     torch = pytest.importorskip("torch")
     _, _, _, t_mutated, t_kinds, t_tracked = _bn_program(torch)
     assert (t_mutated, t_kinds, t_tracked) == (mutated, kinds, tracked)

@@ -9,202 +9,25 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/error.h"
+#include "ember/export/interp.h"
 #include "ember/ops/ops.h"
 #include "ember/serialize/serialize.h"
 
 namespace ember::export_ {
 
+using namespace detail;
+
 namespace {
 
 using serialize::Value;
 
-constexpr int64_t kFormatVersion = 1;
+// Version 2 adds buffer mutations (an older runtime would silently skip them); a file without
+// them is written as version 1, which both read.
+constexpr int64_t kFormatVersion = 2;
 
 [[noreturn]] void corrupt(const std::string& what) {
   EMBER_ERROR(ErrorKind::Runtime, "ember::export_::load: invalid exported program: ", what);
 }
-
-// A runtime value: what an argument or a node's result can be. A reference (Ref) appears only
-// in parsed arguments, naming the slot that holds the value.
-struct RValue {
-  enum class Kind { None, Bool, Int, Double, Str, Tensor, List, Slice, Ellipsis, DType, Ref };
-  Kind kind = Kind::None;
-  bool b = false;
-  int64_t i = 0;  // Int, Ref (slot)
-  double d = 0;
-  std::string s;
-  Tensor t;
-  ScalarType dtype = ScalarType::Float;
-  std::vector<RValue> items;  // List; Slice: start, stop, step
-};
-
-const char* kind_name(RValue::Kind k) {
-  switch (k) {
-    case RValue::Kind::None:
-      return "None";
-    case RValue::Kind::Bool:
-      return "bool";
-    case RValue::Kind::Int:
-      return "int";
-    case RValue::Kind::Double:
-      return "float";
-    case RValue::Kind::Str:
-      return "str";
-    case RValue::Kind::Tensor:
-      return "Tensor";
-    case RValue::Kind::List:
-      return "list";
-    case RValue::Kind::Slice:
-      return "slice";
-    case RValue::Kind::Ellipsis:
-      return "Ellipsis";
-    case RValue::Kind::DType:
-      return "dtype";
-    case RValue::Kind::Ref:
-      return "reference";
-  }
-  return "?";
-}
-
-RValue of_tensor(Tensor t) {
-  RValue v;
-  v.kind = RValue::Kind::Tensor;
-  v.t = std::move(t);
-  return v;
-}
-RValue of_int(int64_t i) {
-  RValue v;
-  v.kind = RValue::Kind::Int;
-  v.i = i;
-  return v;
-}
-RValue of_double(double d) {
-  RValue v;
-  v.kind = RValue::Kind::Double;
-  v.d = d;
-  return v;
-}
-RValue of_list(std::vector<RValue> items) {
-  RValue v;
-  v.kind = RValue::Kind::List;
-  v.items = std::move(items);
-  return v;
-}
-RValue of_tensors(const std::vector<Tensor>& ts) {
-  std::vector<RValue> items;
-  for (const auto& t : ts) items.push_back(of_tensor(t));
-  return of_list(std::move(items));
-}
-
-std::optional<ScalarType> dtype_named(std::string_view name) {
-  for (int k = 0; k < int(ScalarType::NumOptions); ++k)
-    if (dtype_name(ScalarType(k)) == name) return ScalarType(k);
-  return std::nullopt;
-}
-
-// ---- argument access for the op handlers (the op name goes into each message) ----
-
-struct Args {
-  const char* op;
-  std::vector<RValue>& v;
-
-  [[noreturn]] void bad(size_t k, const char* want) const {
-    EMBER_ERROR(ErrorKind::Runtime, op, ": argument ", k, ": expected ", want, "; got ",
-                kind_name(v[k].kind));
-  }
-  const Tensor& tensor(size_t k) const {
-    if (v[k].kind != RValue::Kind::Tensor) bad(k, "a Tensor");
-    return v[k].t;
-  }
-  std::optional<Tensor> opt_tensor(size_t k) const {
-    if (v[k].kind == RValue::Kind::None) return std::nullopt;
-    return tensor(k);
-  }
-  int64_t integer(size_t k) const {
-    if (v[k].kind == RValue::Kind::Int) return v[k].i;
-    if (v[k].kind == RValue::Kind::Bool) return v[k].b;
-    bad(k, "an int");
-  }
-  std::optional<int64_t> opt_int(size_t k) const {
-    if (v[k].kind == RValue::Kind::None) return std::nullopt;
-    return integer(k);
-  }
-  double number(size_t k) const {
-    if (v[k].kind == RValue::Kind::Double) return v[k].d;
-    if (v[k].kind == RValue::Kind::Int) return double(v[k].i);
-    if (v[k].kind == RValue::Kind::Bool) return v[k].b;
-    bad(k, "a number");
-  }
-  std::optional<double> opt_number(size_t k) const {
-    if (v[k].kind == RValue::Kind::None) return std::nullopt;
-    return number(k);
-  }
-  bool boolean(size_t k) const {
-    if (v[k].kind == RValue::Kind::Bool) return v[k].b;
-    if (v[k].kind == RValue::Kind::Int) return v[k].i != 0;
-    bad(k, "a bool");
-  }
-  const std::string& str(size_t k) const {
-    if (v[k].kind != RValue::Kind::Str) bad(k, "a str");
-    return v[k].s;
-  }
-  std::optional<std::string> opt_str(size_t k) const {
-    if (v[k].kind == RValue::Kind::None) return std::nullopt;
-    return str(k);
-  }
-  std::vector<int64_t> ints(size_t k) const {
-    const RValue& a = v[k];
-    if (a.kind == RValue::Kind::Int) return {a.i};
-    if (a.kind != RValue::Kind::List) bad(k, "a list of ints");
-    std::vector<int64_t> out;
-    for (const auto& item : a.items) {
-      if (item.kind != RValue::Kind::Int) bad(k, "a list of ints");
-      out.push_back(item.i);
-    }
-    return out;
-  }
-  std::vector<Tensor> tensors(size_t k) const {
-    const RValue& a = v[k];
-    if (a.kind != RValue::Kind::List) bad(k, "a list of Tensors");
-    std::vector<Tensor> out;
-    for (const auto& item : a.items) {
-      if (item.kind != RValue::Kind::Tensor) bad(k, "a list of Tensors");
-      out.push_back(item.t);
-    }
-    return out;
-  }
-  // A tensor, or a number as a wrapped 0-d tensor (Python's promotion of numbers).
-  Tensor operand(size_t k) const {
-    const RValue& a = v[k];
-    switch (a.kind) {
-      case RValue::Kind::Tensor:
-        return a.t;
-      case RValue::Kind::Int:
-        return scalar_tensor(Scalar(a.i), kLong, true);
-      case RValue::Kind::Double:
-        return scalar_tensor(Scalar(a.d), kDouble, true);
-      case RValue::Kind::Bool:
-        return scalar_tensor(Scalar(a.b), kBool, true);
-      default:
-        bad(k, "a Tensor or a number");
-    }
-  }
-  bool is_number(size_t k) const {
-    return v[k].kind == RValue::Kind::Int || v[k].kind == RValue::Kind::Bool;
-  }
-};
-
-using OpFn = RValue (*)(Args&);
-
-// An op: its name, the kinds of its positional arguments, and its handler.
-// Kinds: T Tensor, O Tensor or None, i int, j int or None, f number, g number or None, b bool,
-// s str, z str or None, I int or list of ints, P padding (list of ints or str), L list of
-// Tensors, a Tensor or number, x index (getitem), d dtype.
-struct OpDef {
-  const char* name;
-  const char* kinds;
-  OpFn fn;
-};
 
 RValue unary(Args& a, Tensor (*f)(const Tensor&)) { return of_tensor(f(a.tensor(0))); }
 
@@ -540,6 +363,7 @@ const OpDef* find_op(std::string_view name) {
   static const std::unordered_map<std::string_view, const OpDef*> index = [] {
     std::unordered_map<std::string_view, const OpDef*> m;
     for (const auto& d : op_table()) m.emplace(d.name, &d);
+    for (const auto& d : flow_op_table()) m.emplace(d.name, &d);
     return m;
   }();
   auto it = index.find(name);
@@ -566,20 +390,16 @@ const Value& need(const Value& dict, const std::string& key, Value::Kind kind,
 }  // namespace
 
 struct Graph {
-  struct Node {
-    std::string name;
-    const OpDef* op;
-    std::vector<RValue> args;
-    int64_t slot;
-  };
   std::vector<InputSpec> inputs;
   std::map<std::string, Tensor> state;
-  std::vector<Node> nodes;
-  std::vector<RValue> outputs;
-  int64_t num_slots = 0;
+  Block main;  // its input slots are `inputs`, in order
+  // buffers_to_mutate: (state entry, output position in main.outputs after the user outputs)
+  std::vector<std::pair<std::string, RValue>> mutations;
 };
 
 namespace {
+
+std::shared_ptr<const Block> parse_subgraph(const Value& body, const std::string& where, int depth);
 
 // Parses one argument; `slots` maps the names defined so far to their slots.
 RValue parse_arg(const Value& v, const std::unordered_map<std::string, int64_t>& slots,
@@ -639,6 +459,11 @@ RValue parse_arg(const Value& v, const std::unordered_map<std::string, int64_t>&
         r.kind = RValue::Kind::Ellipsis;
         return r;
       }
+      if (tag == "graph") {
+        r.kind = RValue::Kind::Graph;
+        r.graph = parse_subgraph(body, where, depth + 1);
+        return r;
+      }
       if (tag == "dtype") {
         auto dt = body.kind == Value::Kind::String ? dtype_named(body.s) : std::nullopt;
         if (!dt) corrupt(where + ": unknown dtype");
@@ -660,7 +485,7 @@ bool is_int_like(const RValue& v) {
 // Checks a literal argument against its kind letter (references are checked when they run).
 bool kind_ok(char kind, const RValue& v) {
   using K = RValue::Kind;
-  if (v.kind == K::Ref) return kind != 'd';
+  if (v.kind == K::Ref) return kind != 'd' && kind != 'G';
   switch (kind) {
     case 'T':
       return false;
@@ -699,6 +524,8 @@ bool kind_ok(char kind, const RValue& v) {
       return true;  // any index element; getitem checks at run time
     case 'd':
       return v.kind == K::DType;
+    case 'G':
+      return v.kind == K::Graph;
     default:
       return false;
   }
@@ -706,13 +533,122 @@ bool kind_ok(char kind, const RValue& v) {
 
 RValue resolve(const RValue& a, const std::vector<RValue>& slots) {
   if (a.kind == RValue::Kind::Ref) return slots[size_t(a.i)];
-  if (a.items.empty()) return a;
+  if (a.items.empty()) return a;  // a Graph argument shares its block (no items)
   RValue out = a;
   for (auto& item : out.items) item = resolve(item, slots);
   return out;
 }
 
+int64_t define_slot(std::unordered_map<std::string, int64_t>& slots, const std::string& name,
+                    const std::string& where) {
+  if (name.empty()) corrupt(where + " has an empty name");
+  int64_t slot = int64_t(slots.size());
+  if (!slots.emplace(name, slot).second) corrupt(where + ": '" + name + "' is defined twice");
+  return slot;
+}
+
+// Parses a list of nodes into `block`, defining each node's name after its arguments.
+void parse_nodes(const Value& nodes, Block& block, std::unordered_map<std::string, int64_t>& slots,
+                 int depth) {
+  for (const auto& n : nodes.items) {
+    if (n.kind != Value::Kind::Dict) corrupt("a node is not a dict");
+    Block::Node node;
+    node.name = need(n, "name", Value::Kind::String, "a node").s;
+    std::string where = "node '" + node.name + "'";
+    const std::string& op = need(n, "op", Value::Kind::String, where).s;
+    node.op = find_op(op);
+    if (!node.op) corrupt(where + " calls '" + op + "', which this runtime does not run");
+    const Value& args = need(n, "args", Value::Kind::List, where);
+    std::string_view kinds = node.op->kinds;
+    if (args.items.size() != kinds.size())
+      corrupt(where + " (" + op + ") has " + std::to_string(args.items.size()) +
+              " arguments, expected " + std::to_string(kinds.size()));
+    for (size_t k = 0; k < args.items.size(); ++k) {
+      RValue a = parse_arg(args.items[k], slots, where, depth);
+      if (!kind_ok(kinds[k], a))
+        corrupt(where + " (" + op + "): argument " + std::to_string(k) + " is a " +
+                kind_name(a.kind) + " literal, which does not fit");
+      node.args.push_back(std::move(a));
+    }
+    if (op == "cond") {  // both branches take the operands
+      size_t n_ops = node.args[3].items.size();
+      for (size_t k : {size_t(1), size_t(2)})
+        if (size_t(node.args[k].graph->num_inputs) != n_ops)
+          corrupt(where + " (cond): a branch takes " +
+                  std::to_string(node.args[k].graph->num_inputs) + " inputs, the node passes " +
+                  std::to_string(n_ops));
+    }
+    node.slot = define_slot(slots, node.name, where);
+    block.nodes.push_back(std::move(node));
+  }
+  block.num_slots = int64_t(slots.size());
+}
+
+// A cond branch: {"inputs": [names], "input_shapes": [[int | str] | null] (optional), "nodes":
+// [...], "outputs": [refs]}; its names are its own (it sees only its inputs).
+std::shared_ptr<const Block> parse_subgraph(const Value& body, const std::string& where,
+                                            int depth) {
+  if (depth > 32) corrupt(where + ": graphs nest too deeply");
+  if (body.kind != Value::Kind::Dict) corrupt(where + ": a 'graph' must be a dict");
+  auto block = std::make_shared<Block>();
+  std::unordered_map<std::string, int64_t> slots;
+  for (const auto& name : need(body, "inputs", Value::Kind::List, where + "'s graph").items) {
+    if (name.kind != Value::Kind::String) corrupt(where + ": a graph input name is not a str");
+    define_slot(slots, name.s, where);
+  }
+  block->num_inputs = int64_t(slots.size());
+  if (const Value* shapes = field(body, "input_shapes")) {
+    if (shapes->kind != Value::Kind::List || shapes->items.size() != slots.size())
+      corrupt(where + ": a graph's input_shapes must list one entry per input");
+    for (const auto& s : shapes->items) {
+      std::vector<int64_t> dims;
+      if (s.kind == Value::Kind::List) {
+        for (const auto& d : s.items) dims.push_back(d.kind == Value::Kind::Int ? d.i : -1);
+      } else if (s.kind != Value::Kind::None) {
+        corrupt(where + ": a graph input shape must be a list or null");
+      }
+      block->input_shapes.push_back(std::move(dims));
+    }
+  }
+  parse_nodes(need(body, "nodes", Value::Kind::List, where + "'s graph"), *block, slots, depth);
+  for (const auto& o : need(body, "outputs", Value::Kind::List, where + "'s graph").items) {
+    RValue r = parse_arg(o, slots, where + "'s graph output", depth);
+    if (r.kind != RValue::Kind::Ref) corrupt(where + ": a graph output must be a reference");
+    block->outputs.push_back(std::move(r));
+  }
+  return block;
+}
+
 }  // namespace
+
+std::vector<RValue> detail::run_block(const Block& block, std::vector<RValue> inputs) {
+  EMBER_CHECK(int64_t(inputs.size()) == block.num_inputs, "cond: expected ", block.num_inputs,
+              " operands; got ", inputs.size());
+  std::vector<RValue> slots(size_t(block.num_slots));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (k < block.input_shapes.size() && !block.input_shapes[k].empty() &&
+        inputs[k].kind == RValue::Kind::Tensor) {
+      const auto& want = block.input_shapes[k];
+      const Tensor& t = inputs[k].t;
+      bool ok = t.dim() == int64_t(want.size());
+      for (size_t d = 0; ok && d < want.size(); ++d)
+        ok = want[d] < 0 || t.size(int64_t(d)) == want[d];
+      EMBER_CHECK(ok, "cond: operand ", k, " has sizes ", t.sizes(),
+                  ", which differ from the static sizes the branch was exported with");
+    }
+    slots[k] = std::move(inputs[k]);
+  }
+  for (const auto& node : block.nodes) {
+    std::vector<RValue> args;
+    args.reserve(node.args.size());
+    for (const auto& a : node.args) args.push_back(resolve(a, slots));
+    Args view{node.op->name, args};
+    slots[size_t(node.slot)] = node.op->fn(view);
+  }
+  std::vector<RValue> out;
+  for (const auto& o : block.outputs) out.push_back(slots[size_t(o.i)]);
+  return out;
+}
 
 ExportedProgram::ExportedProgram() = default;
 ExportedProgram::~ExportedProgram() = default;
@@ -730,7 +666,13 @@ std::vector<InputSpec> ExportedProgram::user_inputs() const {
 
 const std::map<std::string, Tensor>& ExportedProgram::state_dict() const { return graph_->state; }
 
-size_t ExportedProgram::num_nodes() const { return graph_->nodes.size(); }
+size_t ExportedProgram::num_nodes() const { return graph_->main.nodes.size(); }
+
+std::vector<std::string> ExportedProgram::mutated_buffers() const {
+  std::vector<std::string> out;
+  for (const auto& [target, value] : graph_->mutations) out.push_back(target);
+  return out;
+}
 
 ExportedProgram load(const std::string& path) {
   Value root;
@@ -744,7 +686,7 @@ ExportedProgram load(const std::string& path) {
   if (!fmt || fmt->kind != Value::Kind::String || fmt->s != "ember.export")
     corrupt("the file is a checkpoint, not an exported program (no format 'ember.export')");
   const Value& version = need(root, "version", Value::Kind::Int, "the program");
-  if (version.i != kFormatVersion)
+  if (version.i < 1 || version.i > kFormatVersion)
     corrupt("format version " + std::to_string(version.i) + " is not supported (this build reads " +
             std::to_string(kFormatVersion) + ")");
 
@@ -758,10 +700,7 @@ ExportedProgram load(const std::string& path) {
 
   std::unordered_map<std::string, int64_t> slots;
   auto define = [&](const std::string& name, const std::string& where) {
-    if (name.empty()) corrupt(where + " has an empty name");
-    if (!slots.emplace(name, g->num_slots).second)
-      corrupt(where + ": '" + name + "' is defined twice");
-    return g->num_slots++;
+    define_slot(slots, name, where);
   };
 
   const Value& inputs = need(root, "inputs", Value::Kind::List, "the program");
@@ -798,37 +737,34 @@ ExportedProgram load(const std::string& path) {
       if (!same) corrupt(where + ": the state tensor's dtype or shape differs from the input's");
     }
     define(spec.name, where);
+    g->main.num_slots = int64_t(slots.size());
     g->inputs.push_back(std::move(spec));
   }
 
-  const Value& nodes = need(root, "nodes", Value::Kind::List, "the program");
-  for (const auto& n : nodes.items) {
-    if (n.kind != Value::Kind::Dict) corrupt("a node is not a dict");
-    Graph::Node node;
-    node.name = need(n, "name", Value::Kind::String, "a node").s;
-    std::string where = "node '" + node.name + "'";
-    const std::string& op = need(n, "op", Value::Kind::String, where).s;
-    node.op = find_op(op);
-    if (!node.op) corrupt(where + " calls '" + op + "', which this runtime does not run");
-    const Value& args = need(n, "args", Value::Kind::List, where);
-    std::string_view kinds = node.op->kinds;
-    if (args.items.size() != kinds.size())
-      corrupt(where + " (" + op + ") has " + std::to_string(args.items.size()) +
-              " arguments, expected " + std::to_string(kinds.size()));
-    for (size_t k = 0; k < args.items.size(); ++k) {
-      RValue a = parse_arg(args.items[k], slots, where, 0);
-      if (!kind_ok(kinds[k], a))
-        corrupt(where + " (" + op + "): argument " + std::to_string(k) + " is a " +
-                kind_name(a.kind) + " literal, which does not fit");
-      node.args.push_back(std::move(a));
-    }
-    node.slot = define(node.name, where);
-    g->nodes.push_back(std::move(node));
-  }
+  g->main.num_inputs = g->main.num_slots;
+  parse_nodes(need(root, "nodes", Value::Kind::List, "the program"), g->main, slots, 0);
   for (const auto& o : need(root, "outputs", Value::Kind::List, "the program").items) {
     RValue r = parse_arg(o, slots, "an output", 0);
     if (r.kind != RValue::Kind::Ref) corrupt("an output must be a reference");
-    g->outputs.push_back(std::move(r));
+    g->main.outputs.push_back(std::move(r));
+  }
+  // buffers_to_mutate: each names a buffer input's state entry and the value written back
+  if (const Value* muts = field(root, "mutations")) {
+    if (version.i < 2) corrupt("'mutations' needs format version 2");
+    if (muts->kind != Value::Kind::List) corrupt("'mutations' must be a list");
+    for (const auto& m : muts->items) {
+      if (m.kind != Value::Kind::Dict) corrupt("a mutation is not a dict");
+      const std::string& target = need(m, "target", Value::Kind::String, "a mutation").s;
+      bool is_buffer = false;
+      for (const auto& in : g->inputs) is_buffer |= in.kind == "buffer" && in.target == target;
+      if (!is_buffer) corrupt("a mutation names '" + target + "', which is no buffer input");
+      const Value* val = field(m, "value");
+      if (!val) corrupt("the mutation of '" + target + "' has no 'value'");
+      RValue r = parse_arg(*val, slots, "the mutation of '" + target + "'", 0);
+      if (r.kind != RValue::Kind::Ref) corrupt("a mutation's value must be a reference");
+      g->main.outputs.push_back(r);  // computed with the outputs, written back after
+      g->mutations.emplace_back(target, std::move(r));
+    }
   }
   ExportedProgram p;
   p.graph_ = std::move(g);
@@ -838,7 +774,7 @@ ExportedProgram load(const std::string& path) {
 std::vector<Tensor> ExportedProgram::run(const std::vector<Tensor>& user) const {
   const Graph& g = *graph_;
   NoGradGuard no_grad;
-  std::vector<RValue> slots(size_t(g.num_slots));
+  std::vector<RValue> inputs(g.inputs.size());
   size_t next_user = 0, n_user = 0;
   for (const auto& in : g.inputs) n_user += in.kind == "user_input";
   EMBER_CHECK(user.size() == n_user, "ExportedProgram.run: expected ", n_user, " inputs; got ",
@@ -846,7 +782,7 @@ std::vector<Tensor> ExportedProgram::run(const std::vector<Tensor>& user) const 
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     const InputSpec& in = g.inputs[k];
     if (in.kind != "user_input") {
-      slots[k] = of_tensor(g.state.at(in.target));
+      inputs[k] = of_tensor(g.state.at(in.target));
       continue;
     }
     const Tensor& t = user[next_user++];
@@ -859,28 +795,31 @@ std::vector<Tensor> ExportedProgram::run(const std::vector<Tensor>& user) const 
       EMBER_CHECK(in.shape[d] < 0 || t.size(int64_t(d)) == in.shape[d],
                   "ExportedProgram.run: input '", in.name, "': expected size ", in.shape[d],
                   " at dim ", d, " (a static dim); got ", t.size(int64_t(d)));
-    slots[k] = of_tensor(t);
+    inputs[k] = of_tensor(t);
   }
-  for (const auto& node : g.nodes) {
-    std::vector<RValue> args;
-    args.reserve(node.args.size());
-    for (const auto& a : node.args) args.push_back(resolve(a, slots));
-    Args view{node.op->name, args};
-    slots[size_t(node.slot)] = node.op->fn(view);
-  }
+  std::vector<RValue> results = run_block(g.main, std::move(inputs));
   std::vector<Tensor> out;
-  for (const auto& o : g.outputs) {
-    const RValue& v = slots[size_t(o.i)];
+  for (size_t k = 0; k < results.size(); ++k) {
+    const RValue& v = results[k];
     EMBER_CHECK(v.kind == RValue::Kind::Tensor, "ExportedProgram.run: an output is a ",
                 kind_name(v.kind), ", expected a Tensor");
     out.push_back(v.t);
   }
+  // buffers_to_mutate: the new values (after the user outputs) are copied into the buffers,
+  // as torch's ExportedProgram.module() does, once every output is computed
+  size_t n_user_out = out.size() - g.mutations.size();
+  for (size_t k = 0; k < g.mutations.size(); ++k) {
+    Tensor buffer = g.state.at(g.mutations[k].first);
+    buffer.copy_(out[n_user_out + k]);
+  }
+  out.resize(n_user_out);
   return out;
 }
 
 std::vector<std::string> runtime_ops() {
   std::vector<std::string> out;
   for (const auto& d : op_table()) out.emplace_back(d.name);
+  for (const auto& d : flow_op_table()) out.emplace_back(d.name);
   return out;
 }
 

@@ -422,7 +422,9 @@ def _break_reason(name):
     if name in ("item", "__int__", "__float__", "__index__"):
         return f"{what} (Unsupported Tensor.item() call with capture_scalar_outputs=False)"
     if name == "__bool__":
-        return f"{what} (Data-dependent branching)"
+        from ._bool_errors import bool_reason
+
+        return bool_reason(what)
     if name == "tolist":
         return f"{what} (Data dependent operator)"
     return what
@@ -498,7 +500,9 @@ class Capture(TorchFunctionMode):
         self.stopped = True
         self.breaks.append((reason, user_stack()))
         if self.fullgraph:
-            raise Unsupported(reason)
+            from ._bool_errors import fullgraph_error
+
+            raise fullgraph_error(reason, self.breaks[-1][1]) or Unsupported(reason)
 
     # ---- inputs and known tensors -----------------------------------------------------------
 

@@ -51,9 +51,34 @@ class ExplainOutput:
     __repr__ = __str__
 
 
-def _op_name(node):
-    t = node.target
-    return t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+def _torch_ops(gm):
+    """The graph's ops as torch's explain lists them: the targets of call_function nodes.
+
+    torch's graphs record ``x.relu()`` as a call_method node (not listed) and ``x @ y`` as a
+    call of ``operator.matmul``; ember records both as calls of Tensor's methods, so a method
+    is left out unless it is an operator's (``__matmul__`` is listed as ``operator.matmul``)."""
+    import operator
+
+    from .. import _C
+
+    ops = []
+    for n in gm.graph.nodes:
+        if n.op != "call_function":
+            continue
+        name = getattr(n.target, "__name__", None)
+        if isinstance(name, str) and getattr(_C.Tensor, name, None) is n.target:
+            if not (name.startswith("__") and name.endswith("__")):
+                continue  # a method call (torch: call_method)
+            base = name[2:-2]
+            fn = getattr(operator, base, None) or getattr(operator, base[1:], None)
+            if fn is None and base.startswith("i"):
+                fn = getattr(operator, base, None)
+            if fn is None:
+                continue
+            ops.append(fn)
+            continue
+        ops.append(n.target)
+    return ops
 
 
 def explain(f, *extra_args, **extra_kwargs):
@@ -61,7 +86,8 @@ def explain(f, *extra_args, **extra_kwargs):
 
     ``explain(f)(*args, **kwargs)`` captures ``f`` once for those arguments (running it) and
     returns an ExplainOutput: the graphs captured, the graph breaks and their reasons, the ops
-    per graph and the guards."""
+    per graph (the called functions and operators, as torch lists them: method calls such as
+    ``x.relu()`` are not counted) and the guards."""
 
     def inner(*args, **kwargs):
         from ..nn.modules.module import Module
@@ -80,13 +106,7 @@ def explain(f, *extra_args, **extra_kwargs):
             reasons.extend(GraphCompileReason(r, s) for r, s in entry.breaks)
             for gm in entry.graph_modules:
                 graphs.append(gm)
-                ops.append(
-                    [
-                        _op_name(n)
-                        for n in gm.graph.nodes
-                        if n.op in ("call_function", "call_method")
-                    ]
-                )
+                ops.append(_torch_ops(gm))
         return ExplainOutput(graphs, reasons, ops, guards)
 
     if extra_args or extra_kwargs:

@@ -4,8 +4,8 @@ ember.compile and ember.fx record a call as one node. When ``ember.export`` trac
 `pred`), both branches are traced and each output becomes ``where(pred, true_out, false_out)``:
 torch requires the branches' outputs to agree in shape and dtype, so selecting gives the same
 values (at the price of computing both branches), and the exported graph holds ordinary ops only.
-(The C++ runtime of saved programs has no comparison or where op yet, so ``ember.export.save``
-refuses such a program, naming the node.)"""
+A program exported with a cond node keeps it: ``ember.export.save`` stores each branch as a
+graph in the file and the C++ runtime picks the branch when it runs (ember/export/_cond.py)."""
 
 from .. import _C
 from .._size_checks import is_proxy

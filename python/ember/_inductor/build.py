@@ -31,6 +31,7 @@ _compiler_ids: dict = {}
 _cpu_id: str | None = None
 _fallback_dir: str | None = None
 _loaded: dict = {}
+_used: dict = {}  # key -> shared object path, every entry this process loaded (cache artifacts)
 
 
 class CompileError(RuntimeError):
@@ -201,4 +202,23 @@ def load(source):
         metrics.add("cache_hits")
     lib = ctypes.CDLL(str(so))
     _loaded[key] = lib
+    _used[key] = so
     return lib
+
+
+def used_entries():
+    """{key: shared object path} of the entries this process has loaded."""
+    return dict(_used)
+
+
+def install_entry(key, data: bytes):
+    """Writes an entry (its shared object's bytes) into the cache as _compile does; returns its
+    path. The caller has checked ``key`` and the bytes' hash."""
+    d = _writable_dir()
+    digest = hashlib.sha256(data).hexdigest()
+    so = d / f"{key[:24]}-{digest[:16]}.so"
+    if not so.exists() or _sha(so) != digest:
+        _atomic_write(so, data)
+    meta = {"key": key, "so": so.name, "size": len(data), "sha256": digest}
+    _atomic_write(d / f"{key}.json", json.dumps(meta).encode())
+    return so

@@ -35,9 +35,12 @@ __all__ = [
     "skip_all_guards_unsafe",
     "wrap_numpy",
     "config",
+    "save_cache_artifacts",
+    "load_cache_artifacts",
 ]
 
 from . import config  # noqa: E402 (torch.compiler.config)
+from ._cache_artifacts import load_cache_artifacts, save_cache_artifacts  # noqa: E402
 
 
 def compile(*args, **kwargs):  # noqa: A001 (torch's name)

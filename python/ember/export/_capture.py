@@ -272,6 +272,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         list(user_tensors.values()),
     )
 
+    from .._dynamo.exc import UserError
     from ._constraints import ConstraintsViolated
 
     while True:
@@ -283,7 +284,8 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         except ConstraintsViolated as e:
             # Dims marked Dim.AUTO that the code specializes become static (torch's rule).
             if not all(getattr(dim, "auto", False) for _, _, dim, _ in e.dims):
-                raise
+                # torch raises UserError itself (the subclass only carries the dims here)
+                raise UserError(str(e)) from None
             for name, d, _, _ in e.dims:
                 dims.get(name, {}).pop(d, None)
             dims = {k: v for k, v in dims.items() if v}
@@ -622,9 +624,8 @@ def _functional_batch_norm(args, kwargs, call, buffer_of, mutations):
     out = call(
         ember.nn.functional.batch_norm, x, None, None, a["weight"], a["bias"], True, m, a["eps"]
     )
-    n = x.meta["val"].numel() // x.meta["val"].size(1)
     mean = call(ember.mean, x, dims)
-    var = call(operator.mul, call(ember.var, x, dims, False), n / max(n - 1, 1))
+    var = call(ember.var, x, dims, True)  # unbiased, as the running variance (any batch size)
     qn = _buffer_target(a["running_mean"], buffer_of, mutations) or ""
     tracked = qn.rpartition(".")[0] + ("." if "." in qn else "") + "num_batches_tracked"
     counter = next((p for p, name in buffer_of.items() if name == tracked), None)

@@ -140,6 +140,11 @@ def _all(x, how, keepdim):
 for _name, _fn in _SIMPLE.items():
     _executor(_name)(_fn)
 
+from . import _ops_flow  # noqa: E402  (comparisons, where, item, cond)
+
+for _name, _fn in _ops_flow.EXECUTORS.items():
+    _executor(_name)(lambda *a, _f=_fn: _f(*a))
+
 #: ``ops.linear`` ... : the Python executor of each runtime op (torch.ops.aten's role).
 ops = types.SimpleNamespace(**_EXEC)
 
@@ -552,6 +557,7 @@ _METHODS = {
 }
 for _n in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf"):
     _METHODS[_n] = _unary(_n)
+_METHODS.update(_ops_flow.METHODS)
 
 #: In-place Tensor methods the exporter turns into their functional forms (see _capture.py).
 INPLACE_METHODS = {
@@ -642,6 +648,7 @@ def _functions():
         builtins.getattr: _getattr,
         e._C._nn.rnn_layer: _rnn_layer,
     }
+    table.update(_ops_flow.functions())
     for name in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf"):
         table[getattr(e, name)] = _unary(name)
     for name in ("relu", "sigmoid", "tanh", "silu", "mish", "hardswish", "hardsigmoid"):

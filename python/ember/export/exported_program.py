@@ -517,6 +517,7 @@ class _ExportedModule(Module):
             if name not in kwargs:
                 raise TypeError(f"forward() missing the input '{name}'")
             values.append(kwargs.pop(name))
+        _check_constant_kwargs(program, kwargs)
         if kwargs:
             raise TypeError(f"forward() got unexpected inputs {sorted(kwargs)}")
         sizes = {}  # Dim root name -> (its size, where it was read)
@@ -540,3 +541,19 @@ class _ExportedModule(Module):
                     _get_by_name(self, target).copy_(value)
             leaves = leaves[len(mutated) :]
         return tree_unflatten(program._output_structure, leaves)
+
+
+def _check_constant_kwargs(program, kwargs):
+    """Keyword arguments that were numbers or other constants at export time are specialized
+    (torch's guards): the same value is accepted, another raises AssertionError as torch's
+    "Guard failed" does. Removes them from ``kwargs``."""
+    example = program._example_inputs
+    exported = example[1] if isinstance(example, tuple) and len(example) == 2 else None
+    if not isinstance(exported, dict):
+        return
+    for name, value in exported.items():
+        if isinstance(value, _ember().Tensor) or name not in kwargs:
+            continue
+        got = kwargs.pop(name)
+        if got != value:
+            raise AssertionError(f"Guard failed: {name} == {value!r}")

@@ -3,10 +3,12 @@ inputs (torch.fx.experimental.proxy_tensor's entry point).
 
 ember records with ember.compile's capture mode (Note [Capture] in ember/_dynamo/capture.py):
 the function runs for real and each public ember call becomes a node. torch's make_fx records
-ATen overloads (``aten.sin.default``); ember then renames each call whose operator ember's
-registry holds with a schema the call's arguments fit (``ember.ops.aten.add.Tensor``, integer
-dims as lists where the schema takes ``int[]``), and keeps the public function or Tensor method
-where it holds none (``ember.matmul``, ``ember.Tensor.mean``): both compute the same values.
+ATen overloads (``aten.sin.default``); ember rewrites each call as torch's graph shows it
+(``_aten_rewrite.py``: ``mean.dim``, ``linear`` as ``t`` + ``addmm``, batched ``matmul`` as
+``expand``/``view``/``bmm``), then renames the other calls whose operator ember's registry
+holds with a schema the call's arguments fit (``ember.ops.aten.add.Tensor``, integer dims as
+lists where the schema takes ``int[]``), and keeps the public function or Tensor method where
+neither applies: both compute the same values.
 Tensors the function reads that are not inputs (closures, globals) become
 ``_tensor_constant<i>`` attributes of the GraphModule.
 Python control flow is run, not recorded: a data-dependent branch or ``.item()`` raises."""
@@ -96,11 +98,16 @@ def make_fx(
             raise RuntimeError(f"make_fx: {e}") from None
         cap.graph.output(_rebuild(spec, out_nodes) if spec is not None else tuple(out_nodes))
         cap.drop_unused_sym_nodes()
-        for node in cap.graph.nodes:
+        from ._aten_rewrite import rewrite, strip_defaults
+
+        graph, rest = rewrite(cap.graph)  # torch's decompositions first, then the registry
+        for node in rest:
             _to_overload(node)
+        for node in graph.nodes:
+            strip_defaults(node)
         # torch names the module's class after the traced function (or the module's class)
         name = type(f).__name__ if isinstance(f, _nn_module()) else getattr(f, "__name__", None)
-        return GraphModule(dict(cap.attrs), cap.graph, name or "GraphModule")
+        return GraphModule(dict(cap.attrs), graph, name or "GraphModule")
 
     return wrapped
 
