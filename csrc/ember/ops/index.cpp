@@ -5,6 +5,7 @@
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -240,6 +241,25 @@ EMBER_DERIVATIVE_GROUPED(op::scatter_reduce, "ScatterReduceBackward0",
                          scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self,
                                                  result, need));
 // A number as the value (a wrapped 0-d tensor) names the node as torch's Scalar overload.
+namespace {
+// masked_fill's meta step (Note [Meta step] in ops/meta.h): self's dtype over the broadcast of
+// self and mask; the result is self's copy that the in-place kernel then fills.
+template <DispatchKey K>
+Tensor masked_fill_structured(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  if constexpr (K == DispatchKey::Meta)
+    meta::check_meta_devices("masked_fill", {&self, &mask, &value});
+  Tensor out = empty(broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill"), self.dtype(),
+                     meta::device_of(K));
+  if constexpr (K != DispatchKey::Meta) {
+    meta::copy(out, self, K);
+    meta::kernel(op::masked_fill_, K)(out, mask, value);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::masked_fill, CPU, masked_fill_structured<DispatchKey::CPU>);
+EMBER_REGISTER_KERNEL(op::masked_fill, Meta, masked_fill_structured<DispatchKey::Meta>);
+}  // namespace
+
 EMBER_DERIVATIVE(op::masked_fill,
                  value.impl()->is_wrapped_number ? "MaskedFillBackward0" : "MaskedFillBackward1",
                  (self, mask, value), masked_fill(grad, mask, Scalar(0)), not_differentiable(),

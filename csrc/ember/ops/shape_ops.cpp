@@ -1,9 +1,11 @@
 // Joining, splitting and reordering: argument checks, shape rules and derivatives. Splits are
 // narrow/select views and repeats are expand + copy, so autograd comes from those ops; cat,
 // flip, roll and the take/place pair have kernels (cpu/shape_ops.cpp) and derivatives here.
+#include "ember/core/memory_format.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/shape.h"
 
@@ -65,6 +67,43 @@ Tensor atleast_2d(const Tensor& t) {
   return t.dim() == 1 ? unsqueeze(t, 0) : t;
 }
 
+}  // namespace
+
+namespace {
+// cat's meta step (Note [Meta step] in ops/meta.h): the promoted dtype, the shape and, as torch's
+// cat, the inputs' common suggested memory format (channels-last inputs give a channels-last
+// result; row-major as soon as one input is row-major or they disagree). ember::cat validated the
+// shapes and wrapped `dim`.
+template <DispatchKey K>
+Tensor cat_structured(TensorList tensors, int64_t dim) {
+  ScalarType dtype = tensors[0].dtype();
+  for (const Tensor& t : tensors) {
+    if constexpr (K == DispatchKey::Meta) meta::check_meta_devices("cat", {&t});
+    dtype = promote_types(dtype, t.dtype());
+  }
+  const Device device = meta::device_of(K);
+  const Tensor* first = nullptr;
+  int64_t total = 0;
+  MemoryFormat format = MemoryFormat::Preserve;
+  for (const Tensor& t : tensors) {
+    if (skipped_in_cat(t)) continue;
+    if (!first) first = &t;
+    total += t.sizes()[size_t(dim)];
+    MemoryFormat f = suggest_memory_format(t.sizes(), t.strides());
+    format = format == MemoryFormat::Preserve || format == f ? f : MemoryFormat::Contiguous;
+  }
+  if (!first) return empty({0}, dtype, device);
+  DimVector shape(first->sizes());
+  shape[size_t(dim)] = total;
+  Tensor out = format == MemoryFormat::Contiguous
+                   ? empty(shape, dtype, device)
+                   : empty_strided(shape, strides_for(shape, format), dtype, device);
+  if constexpr (K != DispatchKey::Meta)
+    if (out.numel() > 0) meta::kernel(op::cat_out, K)(tensors, dim, out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::cat, CPU, cat_structured<DispatchKey::CPU>);
+EMBER_REGISTER_KERNEL(op::cat, Meta, cat_structured<DispatchKey::Meta>);
 }  // namespace
 
 Tensor cat(TensorList tensors, int64_t dim) {
