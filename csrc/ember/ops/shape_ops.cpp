@@ -5,13 +5,13 @@
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/derivative_list.h"
 #include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/shape.h"
 
 namespace ember {
 
-using autograd::FunctionNode;
 using autograd::variable_list;
 
 namespace {
@@ -19,28 +19,23 @@ namespace {
 // PyTorch's legacy rule: 1-d empty tensors may join anything and are skipped by cat.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
-Tensor cat_autograd(TensorList tensors, int64_t dim) {
-  Tensor out = op::cat.redispatch(backend_of(tensors), tensors, dim);
-  std::vector<int64_t> lengths;  // -1 marks a skipped input
-  for (const Tensor& t : tensors)
-    lengths.push_back(skipped_in_cat(t) ? -1 : t.sizes()[size_t(dim)]);
-  autograd::record(
-      "CatBackward0", tensors, {out}, [lengths, dim](FunctionNode&, const variable_list& g) {
-        variable_list grads;
-        int64_t offset = 0;
-        for (int64_t n : lengths) {
-          if (n < 0) {
-            grads.push_back(zeros({0}, TensorOptions(g[0].dtype()).device(g[0].device())));
-            continue;
-          }
-          grads.push_back(narrow(g[0], dim, offset, n));
-          offset += n;
-        }
-        return grads;
-      });
-  return out;
+// cat's gradient: grad's slice of each input's length along dim; a skipped input gets an empty
+// one.
+autograd::variable_list cat_backward(const Tensor& grad, const std::vector<DimVector>& sizes,
+                                     int64_t dim) {
+  autograd::variable_list grads;
+  int64_t offset = 0;
+  for (const DimVector& s : sizes) {
+    if (s.size() == 1 && s[0] == 0) {
+      grads.push_back(zeros({0}, TensorOptions(grad.dtype()).device(grad.device())));
+      continue;
+    }
+    const int64_t n = s[size_t(dim)];
+    grads.push_back(narrow(grad, dim, offset, n));
+    offset += n;
+  }
+  return grads;
 }
-EMBER_REGISTER_KERNEL(op::cat, Autograd, cat_autograd);
 
 DimVector negated(IntArrayRef v) {
   DimVector out;
@@ -48,6 +43,9 @@ DimVector negated(IntArrayRef v) {
   return out;
 }
 }  // namespace
+
+EMBER_DERIVATIVE_LIST(op::cat, "CatBackward0", (tensors, dim),
+                      cat_backward(grad, tensors_sizes, dim));
 
 EMBER_DERIVATIVE(op::flip, "FlipBackward0", (self, dims), flip(grad, dims));
 EMBER_DERIVATIVE(op::roll, "RollBackward0", (self, shifts, dims),
