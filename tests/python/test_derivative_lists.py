@@ -125,3 +125,29 @@ def test_double_backward_through_cat_and_index():
         return g.detach().numpy().tolist(), h.numpy().tolist()
 
     assert second(ember) == second(torch)
+
+
+def test_unused_input_error_text_is_torchs():
+    """torch 2.13 names the unused input's index; materialize_grads refuses allow_unused=False."""
+    x = ember.ones(2, requires_grad=True)
+    y = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError) as err:
+        ember.autograd.grad((x * 2).sum(), [x, y])
+    assert str(err.value) == (
+        "The differentiated Tensor at index 1 appears to not have been used in the graph. "
+        "Set allow_unused=True if this is the desired behavior."
+    )
+    with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed"):
+        ember.autograd.grad((x * 2).sum(), [x, y], allow_unused=False, materialize_grads=True)
+    g = ember.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True)
+    assert g[1].tolist() == [0.0, 0.0]
+    torch = pytest.importorskip("torch")
+    tx = torch.ones(2, requires_grad=True)
+    ty = torch.ones(2, requires_grad=True)
+    for args in (([ty, tx], {}), ([tx, ty], {"allow_unused": False, "materialize_grads": True})):
+        with pytest.raises((RuntimeError, ValueError)) as theirs:
+            torch.autograd.grad((tx * 2).sum(), args[0], **args[1])
+        ex, ey = (x, y) if args[0][0] is tx else (y, x)
+        with pytest.raises(theirs.type) as ours:
+            ember.autograd.grad((x * 2).sum(), [ex, ey], **args[1])
+        assert str(ours.value) == str(theirs.value)
