@@ -30,6 +30,10 @@ listed fails, and so does a listed entry that no longer occurs (delete it when i
 Every `ops/<family>.cpp` has its header `ops/<family>.h` (the public functions of the family),
 except the two files that define what `core/tensor.h` declares (Note [Tensor methods]).
 
+Kernels receive ready operands: dtype promotion and broadcasting are the meta step's, in `ops/`
+(Note [Meta step] in ops/meta.h), so a file under `cpu/` that calls `result_type`,
+`broadcast_shapes` or `promote_types` fails (a debt entry reads `path:calls <function>`).
+
 Usage: tools/check_layers.py [--root DIR]   exit 0 when clean, 1 with one line per problem.
 """
 
@@ -108,6 +112,24 @@ def find_violations(root: Path) -> tuple[list[tuple[str, int, str, str]], list[s
     return violations, problems
 
 
+# The dtype and shape rules that belong to the meta step in ops/, never to a kernel.
+_META_RULES = ("result_type", "broadcast_shapes", "promote_types")
+_META_CALL_RE = re.compile(r"\b(" + "|".join(_META_RULES) + r")\s*\(")
+
+
+def meta_rule_calls(root: Path) -> list[tuple[str, int, str]]:
+    """(file, line, function) for each call of a meta-step rule in a kernel file (cpu/)."""
+    calls = []
+    cpu = root / "csrc" / "ember" / "cpu"
+    for path in sorted(p for p in cpu.rglob("*") if p.suffix in SOURCE_SUFFIXES):
+        rel = path.relative_to(root).as_posix()
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("//", 1)[0]
+            for m in _META_CALL_RE.finditer(code):
+                calls.append((rel, lineno, m.group(1)))
+    return calls
+
+
 # ops/*.cpp that define core/tensor.h's declarations (Tensor methods, operator<<), not a family.
 _OPS_WITHOUT_HEADER = {"tensor_methods.cpp", "print.cpp"}
 
@@ -147,6 +169,14 @@ def main(argv: list[str] | None = None) -> int:
         seen.add(key)
         if key not in debt:
             problems.append(f"{file}:{lineno}: includes {header}: {rule}")
+    for file, lineno, fn in meta_rule_calls(root):
+        key = f"{file}:calls {fn}"
+        seen.add(key)
+        if key not in debt:
+            problems.append(
+                f"{file}:{lineno}: calls {fn}: dtype promotion and broadcasting belong to the "
+                "meta step in ops/ (Note [Meta step] in ops/meta.h); kernels get ready operands"
+            )
     for key in sorted(debt - seen):
         problems.append(f"tools/layer_debt.txt: '{key}' no longer occurs; delete the entry")
 

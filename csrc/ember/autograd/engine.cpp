@@ -361,9 +361,9 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
   run(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, edges_of(inputs),
       &captured, false);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    EMBER_CHECK(allow_unused || captured[i].defined(),
-                "One of the differentiated Tensors appears to not have been used in the graph. "
-                "Set allow_unused=True if this is the desired behavior.");
+    EMBER_CHECK(allow_unused || captured[i].defined(), "The differentiated Tensor at index ", i,
+                " appears to not have been used in the graph. Set allow_unused=True if this is "
+                "the desired behavior.");
     if (captured[i].defined() && !create_graph) captured[i] = captured[i].detach();
   }
   return captured;

@@ -7,8 +7,6 @@
 #include <cmath>
 #include <type_traits>
 
-#include "ember/core/shape.h"
-#include "ember/core/type_promotion.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
@@ -19,77 +17,52 @@ namespace ember::cpu {
 
 namespace {
 
-enum class Out { Same, Float, Bool };
+// Bool: the result is bool (comparisons, logical ops); Value: the result has the operands' dtype.
+enum class Out { Value, Bool };
 
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<T>;
 
-ScalarType compute_type(Out kind, ScalarType common) {
-  if (kind == Out::Float && !is_differentiable_type(common)) return default_dtype();
-  return common;
-}
-
 void check_zero_div(bool is_int_zero) { EMBER_CHECK(!is_int_zero, "ZeroDivisionError"); }
 
-// out = f(a, b) computed in `ct`; out has dtype ct (or bool for Out::Bool).
+// The operands as the meta step (Note [Meta step] in ops/meta.h) hands them over: all of the
+// compute dtype, `out` of that dtype (or bool) and of the broadcast shape.
+void check_prepared(const char* name, const Tensor& out, ScalarType ct,
+                    std::initializer_list<const Tensor*> operands, bool bool_out) {
+  bool ok = out.dtype() == (bool_out ? kBool : ct);
+  for (const Tensor* t : operands) ok = ok && t->dtype() == ct;
+  EMBER_CHECK(ok, name, ": expected operands of one dtype and an output of the result dtype ",
+              "(the op's meta step prepares them); got ", out.dtype(), " output");
+}
+
+// out = f(a, b), computed in a's dtype.
 template <uint32_t Allowed, Out kind, class F>
-void binary_into(const char* name, const Tensor& out, const Tensor& a, const Tensor& b,
-                 ScalarType ct, F f) {
-  Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);
-  Tensor cb = b.dtype() == ct ? b : to_dtype(b, ct);
-  TensorIter it({&out, &ca, &cb});
+Tensor& binary_out(const char* name, Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  const ScalarType ct = a.dtype();
+  check_prepared(name, out, ct, {&b}, kind == Out::Bool);
+  TensorIter it({&out, &a, &b});
   dispatch<Allowed>(ct, name, [&](auto tag) {
     using T = decltype(tag);
     // Memory-bound: AVX-512 would only cost build time (Note [ISA clones]).
     if constexpr (kind == Out::Bool) binary_loop<bool, T, T, Isa::avx2>(it, f);
     else binary_loop<T, T, T, Isa::avx2>(it, f);
   });
-}
-
-template <uint32_t Allowed, Out kind, class F>
-Tensor binary_out_of_place(const char* name, const Tensor& a, const Tensor& b, F f) {
-  ScalarType ct = compute_type(kind, result_type({a, b}));
-  DimVector shape = broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = empty_like_inputs(shape, kind == Out::Bool ? kBool : ct, {&a, &b});
-  binary_into<Allowed, kind>(name, out, a, b, ct, f);
   return out;
 }
 
-template <uint32_t Allowed, Out kind, class F>
-Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f) {
-  ScalarType ct = compute_type(kind, result_type({self, other}));
-  DimVector shape = broadcast_shapes(self.sizes(), other.sizes(), name);
-  EMBER_CHECK(shape.vec() == self.sizes().vec(), name, ": output with shape ", self.sizes(),
-              " doesn't match the broadcast shape ", shape);
-  ScalarType out_t = kind == Out::Bool ? kBool : ct;
-  check_inplace_dtype(self, out_t, name);
-  if (out_t == self.dtype()) {
-    binary_into<Allowed, kind>(name, self, self, other, ct, f);
-  } else {
-    Tensor tmp = empty(shape, out_t);
-    binary_into<Allowed, kind>(name, tmp, self, other, ct, f);
-    copy_(self, tmp);
-  }
-  return self;
-}
+#define EMBER_BINARY_KERNEL(name, allowed, kind, ...)                        \
+  Tensor& name##_out_kernel(const Tensor& a, const Tensor& b, Tensor& out) { \
+    return binary_out<allowed, kind>(#name, out, a, b, __VA_ARGS__);         \
+  }                                                                          \
+  EMBER_REGISTER_KERNEL(op::name##_out, CPU, name##_out_kernel);
 
-#define EMBER_BINARY_KERNEL(name, allowed, kind, ...)                    \
-  Tensor name##_kernel(const Tensor& a, const Tensor& b) {               \
-    return binary_out_of_place<allowed, kind>(#name, a, b, __VA_ARGS__); \
-  }                                                                      \
-  Tensor& name##_inplace_kernel(Tensor& a, const Tensor& b) {            \
-    return binary_in_place<allowed, kind>(#name "_", a, b, __VA_ARGS__); \
-  }                                                                      \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                   \
-  EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
-
-EMBER_BINARY_KERNEL(mul, kAllTypes | kComplexTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(mul, kAllTypes | kComplexTypes, Out::Value, [](auto x, auto y) {
   if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
   else return wrapping_mul(x, y);
 })
-EMBER_BINARY_KERNEL(true_divide, kFloatTypes | kComplexTypes, Out::Float,
+EMBER_BINARY_KERNEL(true_divide, kFloatTypes | kComplexTypes, Out::Value,
                     [](auto x, auto y) { return x / y; })
-EMBER_BINARY_KERNEL(div_trunc, kNumericTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(div_trunc, kNumericTypes, Out::Value, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) return std::trunc(x / y);
   else {
@@ -97,17 +70,17 @@ EMBER_BINARY_KERNEL(div_trunc, kNumericTypes, Out::Same, [](auto x, auto y) {
     return y == T(-1) ? T(-x) : T(x / y);
   }
 })
-EMBER_BINARY_KERNEL(floor_divide, kNumericTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(floor_divide, kNumericTypes, Out::Value, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (!is_float_v<T>) check_zero_div(y == 0);
   return floor_div(x, y);
 })
-EMBER_BINARY_KERNEL(remainder, kNumericTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(remainder, kNumericTypes, Out::Value, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (!is_float_v<T>) check_zero_div(y == 0);
   return python_mod(x, y);
 })
-EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Value, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) return std::fmod(x, y);
   else {
@@ -115,13 +88,6 @@ EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Same, [](auto x, auto y) {
     return y == T(-1) ? T(0) : T(x % y);
   }
 })
-// PyTorch rejects a negative Python-number exponent of an integer base (tensor exponents
-// truncate instead), so the check needs the wrapped-number flag only a kernel sees.
-void check_integer_pow(const Tensor& a, const Tensor& b) {
-  bool ints = !is_floating_point(a.dtype()) && !is_floating_point(b.dtype());
-  EMBER_CHECK(!(ints && b.impl()->is_wrapped_number && b.item().to_double() < 0),
-              "Integers to negative integer powers are not allowed.");
-}
 constexpr auto pow_fn = [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) {
@@ -146,7 +112,7 @@ constexpr auto pow_fn = [](auto x, auto y) {
 // Calls run<Allowed dtypes>(loop functor) for the exponent's case.
 template <class Run>
 decltype(auto) with_pow_fn(const Tensor& a, const Tensor& b, Run run) {
-  if (b.dim() == 0 && is_floating_point(result_type({a, b}))) {
+  if (b.dim() == 0 && is_floating_point(a.dtype())) {
     const double e = b.item().to_double();
     auto special = [&](auto f) -> decltype(auto) {
       return run.template operator()<kFloatTypes>(f);
@@ -158,49 +124,41 @@ decltype(auto) with_pow_fn(const Tensor& a, const Tensor& b, Run run) {
   }
   return run.template operator()<kNumericTypes>(pow_fn);
 }
-Tensor pow_kernel(const Tensor& a, const Tensor& b) {
-  check_integer_pow(a, b);
-  return with_pow_fn(a, b, [&]<uint32_t Allowed>(auto f) -> Tensor {
-    return binary_out_of_place<Allowed, Out::Same>("pow", a, b, f);
-  });
-}
-Tensor& pow_inplace_kernel(Tensor& a, const Tensor& b) {
-  check_integer_pow(a, b);
+Tensor& pow_out_kernel(const Tensor& a, const Tensor& b, Tensor& out) {
   return with_pow_fn(a, b, [&]<uint32_t Allowed>(auto f) -> Tensor& {
-    return binary_in_place<Allowed, Out::Same>("pow_", a, b, f);
+    return binary_out<Allowed, Out::Value>("pow", out, a, b, f);
   });
 }
-EMBER_REGISTER_KERNEL(op::pow, CPU, pow_kernel);
-EMBER_REGISTER_KERNEL(op::pow_, CPU, pow_inplace_kernel);
-EMBER_BINARY_KERNEL(atan2, kFloatTypes, Out::Float, [](auto x, auto y) { return std::atan2(x, y); })
-EMBER_BINARY_KERNEL(hypot, kFloatTypes, Out::Same, [](auto x, auto y) { return std::hypot(x, y); })
-EMBER_BINARY_KERNEL(copysign, kFloatTypes, Out::Float,
+EMBER_REGISTER_KERNEL(op::pow_out, CPU, pow_out_kernel);
+EMBER_BINARY_KERNEL(atan2, kFloatTypes, Out::Value, [](auto x, auto y) { return std::atan2(x, y); })
+EMBER_BINARY_KERNEL(hypot, kFloatTypes, Out::Value, [](auto x, auto y) { return std::hypot(x, y); })
+EMBER_BINARY_KERNEL(copysign, kFloatTypes, Out::Value,
                     [](auto x, auto y) { return std::copysign(x, y); })
-EMBER_BINARY_KERNEL(minimum, kAllTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(minimum, kAllTypes, Out::Value, [](auto x, auto y) {
   if constexpr (is_float_v<decltype(x)>) return (std::isnan(x) || x < y) ? x : y;
   else return x < y ? x : y;
 })
-EMBER_BINARY_KERNEL(maximum, kAllTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(maximum, kAllTypes, Out::Value, [](auto x, auto y) {
   if constexpr (is_float_v<decltype(x)>) return (std::isnan(x) || x > y) ? x : y;
   else return x > y ? x : y;
 })
-EMBER_BINARY_KERNEL(fmin, kAllTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(fmin, kAllTypes, Out::Value, [](auto x, auto y) {
   if constexpr (is_float_v<decltype(x)>) return std::fmin(x, y);
   else return x < y ? x : y;
 })
-EMBER_BINARY_KERNEL(fmax, kAllTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(fmax, kAllTypes, Out::Value, [](auto x, auto y) {
   if constexpr (is_float_v<decltype(x)>) return std::fmax(x, y);
   else return x > y ? x : y;
 })
-EMBER_BINARY_KERNEL(bitwise_and, kIntBoolTypes, Out::Same, [](auto x, auto y) { return x & y; })
-EMBER_BINARY_KERNEL(bitwise_or, kIntBoolTypes, Out::Same, [](auto x, auto y) { return x | y; })
-EMBER_BINARY_KERNEL(bitwise_xor, kIntBoolTypes, Out::Same, [](auto x, auto y) { return x ^ y; })
-EMBER_BINARY_KERNEL(bitwise_left_shift, kIntTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(bitwise_and, kIntBoolTypes, Out::Value, [](auto x, auto y) { return x & y; })
+EMBER_BINARY_KERNEL(bitwise_or, kIntBoolTypes, Out::Value, [](auto x, auto y) { return x | y; })
+EMBER_BINARY_KERNEL(bitwise_xor, kIntBoolTypes, Out::Value, [](auto x, auto y) { return x ^ y; })
+EMBER_BINARY_KERNEL(bitwise_left_shift, kIntTypes, Out::Value, [](auto x, auto y) {
   using T = decltype(x);
   using U = std::make_unsigned_t<T>;
   return (y < 0 || y >= T(sizeof(T) * 8)) ? T(0) : T(U(x) << y);
 })
-EMBER_BINARY_KERNEL(bitwise_right_shift, kIntTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL(bitwise_right_shift, kIntTypes, Out::Value, [](auto x, auto y) {
   using T = decltype(x);
   if (y < 0 || y >= T(sizeof(T) * 8)) return T(std::is_signed_v<T> && x < 0 ? -1 : 0);
   return T(x >> y);
@@ -223,21 +181,21 @@ EMBER_BINARY_KERNEL(ge, kAllTypes, Out::Bool, [](auto x, auto y) { return x >= y
 template <class T>
 using acc = acc_t<T>;
 
-Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Tensor& b,
-                 const Scalar& alpha, ScalarType ct) {
-  dispatch<kAllTypes | kComplexTypes>(ct, name, [&](auto tag) {
+Tensor& add_out_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) {
+  const ScalarType ct = a.dtype();
+  dispatch<kAllTypes | kComplexTypes>(ct, "add", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
       bool al = alpha.to_bool();
-      binary_into<kAllTypes, Out::Same>(name, out, a, b, ct,
+      binary_out<kAllTypes, Out::Value>("add", out, a, b,
                                         [al](bool x, bool y) { return x || (al && y); });
     } else {
       acc<T> al = alpha.to<acc<T>>();
       if (alpha.is_integral(true) && alpha.to_long() == 1) {
-        binary_into<type_bit(dtype_of<T>), Out::Same>(
-            name, out, a, b, ct, [](auto x, auto y) { return wrapping_add(x, y); });
+        binary_out<type_bit(dtype_of<T>), Out::Value>(
+            "add", out, a, b, [](auto x, auto y) { return wrapping_add(x, y); });
       } else {
-        binary_into<type_bit(dtype_of<T>), Out::Same>(name, out, a, b, ct, [al](auto x, auto y) {
+        binary_out<type_bit(dtype_of<T>), Out::Value>("add", out, a, b, [al](auto x, auto y) {
           if constexpr (std::is_integral_v<decltype(y)>)
             return wrapping_add(x, wrapping_mul(decltype(y)(al), y));
           else return x + al * y;
@@ -245,62 +203,24 @@ Tensor& add_into(const char* name, const Tensor& out, const Tensor& a, const Ten
       }
     }
   });
-  return const_cast<Tensor&>(out);
+  return out;
 }
+EMBER_REGISTER_KERNEL(op::add_out, CPU, add_out_kernel);
 
-void check_alpha(const Scalar& alpha, ScalarType ct) {
-  EMBER_CHECK(is_differentiable_type(ct) || !alpha.is_floating_point(),
-              "For integral input tensors, argument alpha must not be a floating point number.");
-}
-
-Tensor add_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  ScalarType ct = result_type({a, b});
-  check_alpha(alpha, ct);
-  Tensor out = empty_like_inputs(broadcast_shapes(a.sizes(), b.sizes(), "add"), ct, {&a, &b});
-  return add_into("add", out, a, b, alpha, ct);
-}
-
-Tensor& add_inplace_kernel(Tensor& self, const Tensor& b, const Scalar& alpha) {
-  ScalarType ct = result_type({self, b});
-  check_alpha(alpha, ct);
-  DimVector shape = broadcast_shapes(self.sizes(), b.sizes(), "add_");
-  EMBER_CHECK(shape.vec() == self.sizes().vec(), "add_: output with shape ", self.sizes(),
-              " doesn't match the broadcast shape ", shape);
-  check_inplace_dtype(self, ct, "add_");
-  if (ct == self.dtype()) return add_into("add_", self, self, b, alpha, ct);
-  Tensor tmp = empty(shape, ct);
-  add_into("add_", tmp, self, b, alpha, ct);
-  return copy_(self, tmp);
-}
-
-Tensor sub_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return add_kernel(a, b, -alpha);
-}
-Tensor& sub_inplace_kernel(Tensor& self, const Tensor& b, const Scalar& alpha) {
-  return add_inplace_kernel(self, b, -alpha);
-}
-
-EMBER_REGISTER_KERNEL(op::add, CPU, add_kernel);
-EMBER_REGISTER_KERNEL(op::add_, CPU, add_inplace_kernel);
-EMBER_REGISTER_KERNEL(op::sub, CPU, sub_kernel);
-EMBER_REGISTER_KERNEL(op::sub_, CPU, sub_inplace_kernel);
-
-Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  ScalarType ct = result_type({a, b});
-  DimVector shape =
-      broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
-  Tensor out = empty_like_inputs(shape, ct, {&cond, &a, &b});  // torch's operand order
-  Tensor c = cond.dtype() == kBool ? cond : to_dtype(cond, kBool);
-  Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);
-  Tensor cb = b.dtype() == ct ? b : to_dtype(b, ct);
-  TensorIter it({&out, &c, &ca, &cb});
-  dispatch<kAllTypes>(ct, "where", [&](auto tag) {
+Tensor& where_into(Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_prepared("where", out, out.dtype(), {&a, &b}, false);
+  EMBER_CHECK(cond.dtype() == kBool, "where: expected a bool condition; got ", cond.dtype());
+  TensorIter it({&out, &cond, &a, &b});
+  dispatch<kAllTypes>(out.dtype(), "where", [&](auto tag) {
     using T = decltype(tag);
     ternary_loop<T, bool, T, T, Isa::avx2>(it, [](bool m, auto x, auto y) { return m ? x : y; });
   });
   return out;
 }
-EMBER_REGISTER_KERNEL(op::where, CPU, where_kernel);
+Tensor& where_out_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
+  return where_into(out, cond, a, b);
+}
+EMBER_REGISTER_KERNEL(op::where_out, CPU, where_out_kernel);
 
 // torch.lerp as PyTorch's CPU kernels compute it, one rounding per output: below |w| = 0.5 it is
 // fma(w, end - self, self), else fma(w - 1, end - self, end). The fused multiply-add is what
@@ -319,21 +239,22 @@ void lerp_loop(const TensorIter& it, ScalarType dt) {
   });
 }
 
-Tensor lerp_kernel(const Tensor& self, const Tensor& end, const Tensor& weight) {
-  DimVector shape =
-      broadcast_shapes(broadcast_shapes(self.sizes(), end.sizes(), "lerp"), weight.sizes(), "lerp");
-  Tensor out = empty_like_inputs(shape, self.dtype(), {&self, &end, &weight});
+Tensor& lerp_out_kernel(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor& out) {
   TensorIter it({&out, &self, &end, &weight});
   if (weight.dtype() == kFloat && self.dtype() != kFloat) lerp_loop<float>(it, self.dtype());
   else lerp_loop<void>(it, self.dtype());
   return out;
 }
-EMBER_REGISTER_KERNEL(op::lerp, CPU, lerp_kernel);
+EMBER_REGISTER_KERNEL(op::lerp_out, CPU, lerp_out_kernel);
 
 }  // namespace
 
+// Other kernels' where (LAPACK's triangles): a and b of one dtype, cond bool of the shape of a or
+// b, broadcast against each other by TensorIter over the larger of the two.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  return where_kernel(cond, a, b);
+  const Tensor& big = a.numel() >= b.numel() ? a : b;
+  Tensor out = empty_like_inputs(big.sizes(), a.dtype(), {&cond, &a, &b});
+  return where_into(out, cond, a, b);
 }
 
 }  // namespace ember::cpu

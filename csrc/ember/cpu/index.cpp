@@ -412,11 +412,6 @@ Tensor& masked_fill_kernel_(Tensor& self, const Tensor& mask, const Tensor& valu
   });
   return self;
 }
-Tensor masked_fill_kernel(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  Tensor out = empty(broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill"), self.dtype());
-  copy_(out, self);
-  return masked_fill_kernel_(out, mask, value);
-}
 
 // ---- advanced indexing --------------------------------------------------------------------------
 
@@ -694,7 +689,6 @@ EMBER_REGISTER_KERNEL(op::scatter_reduce_, CPU, scatter_reduce_kernel_);
 EMBER_REGISTER_KERNEL(op::index_select, CPU, index_select_kernel);
 EMBER_REGISTER_KERNEL(op::index_add, CPU, index_add_kernel);
 EMBER_REGISTER_KERNEL(op::index_add_, CPU, index_add_kernel_);
-EMBER_REGISTER_KERNEL(op::masked_fill, CPU, masked_fill_kernel);
 EMBER_REGISTER_KERNEL(op::masked_fill_, CPU, masked_fill_kernel_);
 EMBER_REGISTER_KERNEL(op::index, CPU, index_kernel);
 EMBER_REGISTER_KERNEL(op::index_put, CPU, index_put_kernel);

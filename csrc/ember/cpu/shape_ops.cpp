@@ -28,10 +28,10 @@ Tensor narrow_view(const Tensor& t, int64_t dim, int64_t start, int64_t length) 
 
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
-// ember::cat validated shapes and wrapped `dim` against the first tensor that is not skipped.
-Tensor cat_kernel(TensorList tensors, int64_t dim) {
-  ScalarType dtype = tensors[0].dtype();
-  for (const Tensor& t : tensors) dtype = promote_types(dtype, t.dtype());
+// ember::cat validated shapes and wrapped `dim` against the first tensor that is not skipped;
+// its meta step (ops/shape_ops.cpp) allocated `out` in the promoted dtype and the inputs' format.
+Tensor& cat_out_kernel(TensorList tensors, int64_t dim, Tensor& out) {
+  const ScalarType dtype = out.dtype();
   const Tensor* first = nullptr;
   int64_t total = 0;
   for (const Tensor& t : tensors) {
@@ -39,22 +39,11 @@ Tensor cat_kernel(TensorList tensors, int64_t dim) {
     if (!first) first = &t;
     total += t.sizes()[size_t(dim)];
   }
-  if (!first) return empty({0}, dtype);
+  if (!first) return out;
   DimVector shape(first->sizes());
   shape[size_t(dim)] = total;
-  // As torch's cat: the inputs' common suggested memory format (channels-last inputs give a
-  // channels-last result), row-major as soon as one input is row-major or they disagree.
-  MemoryFormat format = MemoryFormat::Preserve;
-  for (const Tensor& t : tensors) {
-    if (skipped_in_cat(t)) continue;
-    MemoryFormat f = suggest_memory_format(t.sizes(), t.strides());
-    format = format == MemoryFormat::Preserve || format == f ? f : MemoryFormat::Contiguous;
-  }
-  Tensor out = format == MemoryFormat::Contiguous
-                   ? empty(shape, dtype)
-                   : empty_strided(shape, strides_for(shape, format), dtype);
   if (out.numel() == 0) return out;
-  bool fast = true;
+  bool fast = out.is_contiguous();
   for (const Tensor& t : tensors)
     fast = fast && (skipped_in_cat(t) || (t.dtype() == dtype && t.is_contiguous()));
   if (!fast) {
@@ -88,7 +77,7 @@ Tensor cat_kernel(TensorList tensors, int64_t dim) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL(op::cat, CPU, cat_kernel);
+EMBER_REGISTER_KERNEL(op::cat_out, CPU, cat_out_kernel);
 
 // flip copies from a view that walks the flipped dims backwards (negative strides), so the copy
 // kernel's strided loops do the work. `dims` are wrapped and distinct.

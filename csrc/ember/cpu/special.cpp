@@ -65,28 +65,28 @@ EMBER_UNARY_OPS(EMBER_KERNEL)
 #undef EMBER_KERNEL_BOOL
 #undef EMBER_KERNEL_ACT
 
-// The two-argument special functions (schema/special.h).
+// The two-argument special functions (schema/special.h): out = f(a, b), the operands and out in
+// the result dtype (float or double) as the meta step (Note [Meta step] in ops/meta.h) gives them.
 template <class F>
-Tensor float_binary(const std::string& name, const Tensor& a, const Tensor& b, F f) {
-  ScalarType dt = result_type({a, b});
-  if (!is_floating_point(dt)) dt = default_dtype();
-  DimVector shape = broadcast_shapes(a.sizes(), b.sizes(), name.c_str());
-  Tensor out = empty_like_inputs(shape, dt, {&a, &b});
-  Tensor ca = a.dtype() == dt ? a : to_dtype(a, dt);
-  Tensor cb = b.dtype() == dt ? b : to_dtype(b, dt);
-  TensorIter it({&out, &ca, &cb});
+Tensor& float_binary_out(const std::string& name, const Tensor& a, const Tensor& b, Tensor& out,
+                         F f) {
+  const ScalarType dt = out.dtype();
+  EMBER_CHECK(a.dtype() == dt && b.dtype() == dt, name,
+              ": expected operands of the output's dtype (the op's meta step casts them); got ",
+              a.dtype(), " and ", b.dtype());
+  TensorIter it({&out, &a, &b});
   dispatch<kSingleDoubleTypes>(dt, name.c_str(), [&](auto tag) {
     using T = decltype(tag);
     binary_loop<T, T, T>(it, [&](auto x, auto y) { return decltype(x)(f(double(x), double(y))); });
   });
   return out;
 }
-#define EMBER_SPECIAL_BINARY_KERNEL(name, a, b, fn, ...)                           \
-  Tensor name##_kernel(const Tensor& a, const Tensor& b) {                         \
-    static const std::string label = kernel_name(#name);                           \
-    return float_binary(label, a, b, [](double u, double v) { return fn(u, v); }); \
-  }                                                                                \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
+#define EMBER_SPECIAL_BINARY_KERNEL(name, a, b, fn, ...)                                    \
+  Tensor& name##_out_kernel(const Tensor& a, const Tensor& b, Tensor& out) {                \
+    static const std::string label = kernel_name(#name);                                    \
+    return float_binary_out(label, a, b, out, [](double u, double v) { return fn(u, v); }); \
+  }                                                                                         \
+  EMBER_REGISTER_KERNEL(op::name##_out, CPU, name##_out_kernel);
 EMBER_SPECIAL_BINARY_OPS(EMBER_SPECIAL_BINARY_KERNEL)
 #undef EMBER_SPECIAL_BINARY_KERNEL
 

@@ -2,6 +2,7 @@
 #include "ember/schema/binary.h"
 #include "ember/autograd/node.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -28,6 +29,143 @@ using autograd::variable_list;
 EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)
 EMBER_DEFINE_BINARY(div_trunc, DivBackward1)
 #undef EMBER_DEFINE_BINARY
+
+// The backend kernels (CPU and Meta) of the binary ops: the meta step, then the out= kernel
+// (Note [Meta step] in ops/meta.h).
+namespace {
+using meta::Result;
+constexpr DispatchKey kCPU = DispatchKey::CPU, kMeta = DispatchKey::Meta;
+
+#define EMBER_STRUCTURED_BINARY(name, kind)                                        \
+  template <DispatchKey K>                                                         \
+  Tensor name##_structured(const Tensor& a, const Tensor& b) {                     \
+    return meta::binary_op<K>(#name, Result::kind, a, b,                           \
+                              [](const Tensor& x, const Tensor& y, Tensor& out) {  \
+                                meta::kernel(op::name##_out, K)(x, y, out);        \
+                              });                                                  \
+  }                                                                                \
+  template <DispatchKey K>                                                         \
+  Tensor& name##_structured_(Tensor& a, const Tensor& b) {                         \
+    return meta::binary_op_<K>(#name "_", Result::kind, a, b,                      \
+                               [](const Tensor& x, const Tensor& y, Tensor& out) { \
+                                 meta::kernel(op::name##_out, K)(x, y, out);       \
+                               });                                                 \
+  }                                                                                \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_structured<kCPU>);                   \
+  EMBER_REGISTER_KERNEL(op::name, Meta, name##_structured<kMeta>);                 \
+  EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_structured_<kCPU>);               \
+  EMBER_REGISTER_KERNEL(op::name##_, Meta, name##_structured_<kMeta>);
+EMBER_STRUCTURED_BINARY(mul, Same)
+EMBER_STRUCTURED_BINARY(true_divide, Float)
+EMBER_STRUCTURED_BINARY(div_trunc, Same)
+EMBER_STRUCTURED_BINARY(floor_divide, Same)
+EMBER_STRUCTURED_BINARY(remainder, Same)
+EMBER_STRUCTURED_BINARY(fmod, Same)
+EMBER_STRUCTURED_BINARY(atan2, Float)
+EMBER_STRUCTURED_BINARY(hypot, Same)
+EMBER_STRUCTURED_BINARY(copysign, Float)
+EMBER_STRUCTURED_BINARY(minimum, Same)
+EMBER_STRUCTURED_BINARY(maximum, Same)
+EMBER_STRUCTURED_BINARY(fmin, Same)
+EMBER_STRUCTURED_BINARY(fmax, Same)
+EMBER_STRUCTURED_BINARY(bitwise_and, Same)
+EMBER_STRUCTURED_BINARY(bitwise_or, Same)
+EMBER_STRUCTURED_BINARY(bitwise_xor, Same)
+EMBER_STRUCTURED_BINARY(bitwise_left_shift, Same)
+EMBER_STRUCTURED_BINARY(bitwise_right_shift, Same)
+EMBER_STRUCTURED_BINARY(logical_and, Bool)
+EMBER_STRUCTURED_BINARY(logical_or, Bool)
+EMBER_STRUCTURED_BINARY(logical_xor, Bool)
+EMBER_STRUCTURED_BINARY(eq, Bool)
+EMBER_STRUCTURED_BINARY(ne, Bool)
+EMBER_STRUCTURED_BINARY(lt, Bool)
+EMBER_STRUCTURED_BINARY(le, Bool)
+EMBER_STRUCTURED_BINARY(gt, Bool)
+EMBER_STRUCTURED_BINARY(ge, Bool)
+#undef EMBER_STRUCTURED_BINARY
+
+template <DispatchKey K>
+Tensor pow_structured(const Tensor& a, const Tensor& b) {
+  meta::check_integer_pow(a, b);
+  return meta::binary_op<K>("pow", Result::Same, a, b,
+                            [](const Tensor& x, const Tensor& y, Tensor& out) {
+                              meta::kernel(op::pow_out, K)(x, y, out);
+                            });
+}
+template <DispatchKey K>
+Tensor& pow_structured_(Tensor& a, const Tensor& b) {
+  meta::check_integer_pow(a, b);
+  return meta::binary_op_<K>("pow_", Result::Same, a, b,
+                             [](const Tensor& x, const Tensor& y, Tensor& out) {
+                               meta::kernel(op::pow_out, K)(x, y, out);
+                             });
+}
+EMBER_REGISTER_KERNEL(op::pow, CPU, pow_structured<kCPU>);
+EMBER_REGISTER_KERNEL(op::pow, Meta, pow_structured<kMeta>);
+EMBER_REGISTER_KERNEL(op::pow_, CPU, pow_structured_<kCPU>);
+EMBER_REGISTER_KERNEL(op::pow_, Meta, pow_structured_<kMeta>);
+
+// add and sub (sub is add of -alpha): the step checks alpha against the compute dtype.
+template <DispatchKey K>
+Tensor add_structured(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return meta::binary_op<K>(
+      "add", Result::Same, a, b,
+      [&](const Tensor& x, const Tensor& y, Tensor& out) {
+        meta::kernel(op::add_out, K)(x, y, alpha, out);
+      },
+      [&](const meta::Elementwise& m) { meta::check_alpha(alpha, m.compute); });
+}
+template <DispatchKey K>
+Tensor& add_structured_(Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return meta::binary_op_<K>(
+      "add_", Result::Same, a, b,
+      [&](const Tensor& x, const Tensor& y, Tensor& out) {
+        meta::kernel(op::add_out, K)(x, y, alpha, out);
+      },
+      [&](const meta::Elementwise& m) { meta::check_alpha(alpha, m.compute); });
+}
+template <DispatchKey K>
+Tensor sub_structured(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return add_structured<K>(a, b, -alpha);
+}
+template <DispatchKey K>
+Tensor& sub_structured_(Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return add_structured_<K>(a, b, -alpha);
+}
+EMBER_REGISTER_KERNEL(op::add, CPU, add_structured<kCPU>);
+EMBER_REGISTER_KERNEL(op::add, Meta, add_structured<kMeta>);
+EMBER_REGISTER_KERNEL(op::add_, CPU, add_structured_<kCPU>);
+EMBER_REGISTER_KERNEL(op::add_, Meta, add_structured_<kMeta>);
+EMBER_REGISTER_KERNEL(op::sub, CPU, sub_structured<kCPU>);
+EMBER_REGISTER_KERNEL(op::sub, Meta, sub_structured<kMeta>);
+EMBER_REGISTER_KERNEL(op::sub_, CPU, sub_structured_<kCPU>);
+EMBER_REGISTER_KERNEL(op::sub_, Meta, sub_structured_<kMeta>);
+
+template <DispatchKey K>
+Tensor where_structured(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if constexpr (K == kMeta) meta::check_meta_devices("where", {&cond, &a, &b});
+  const meta::Elementwise m = meta::where(cond, a, b);
+  Tensor out = empty_like_inputs(m.shape, m.result, {&cond, &a, &b}, meta::device_of(K));
+  if constexpr (K != kMeta)
+    meta::kernel(op::where_out, K)(meta::cast(cond, kBool, K), meta::cast(a, m.compute, K),
+                                   meta::cast(b, m.compute, K), out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::where, CPU, where_structured<kCPU>);
+EMBER_REGISTER_KERNEL(op::where, Meta, where_structured<kMeta>);
+
+// The public lerp checked the dtypes and gave a 0-d weight its computing dtype.
+template <DispatchKey K>
+Tensor lerp_structured(const Tensor& self, const Tensor& end, const Tensor& weight) {
+  if constexpr (K == kMeta) meta::check_meta_devices("lerp", {&self, &end, &weight});
+  const meta::Elementwise m = meta::lerp(self, end, weight);
+  Tensor out = empty_like_inputs(m.shape, m.result, {&self, &end, &weight}, meta::device_of(K));
+  if constexpr (K != kMeta) meta::kernel(op::lerp_out, K)(self, end, weight, out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::lerp, CPU, lerp_structured<kCPU>);
+EMBER_REGISTER_KERNEL(op::lerp, Meta, lerp_structured<kMeta>);
+}  // namespace
 
 namespace {
 Tensor zero_grad_like(const Tensor& g) { return zeros_like(g); }

@@ -23,8 +23,9 @@
 //   returns the gradients of the tensor arguments `wrt` at once, as a tuple or a variable_list
 //   in wrt's order (conv2d's, the normalizations' and the RNN layer's backward kernels);
 //   `need[k]` says whether wrt's k-th gradient is needed. It saves what the formula names.
-// Ops over a list of tensors (cat, index) and in-place writes that rebase history (copy_) still
-// write their node by hand. EMBER_INPLACE_DERIVATIVE(op::mul_, op::mul) gives an in-place op the
+// Ops over a list of tensors (cat, index, index_put) use EMBER_DERIVATIVE_LIST (Note [List
+// derivatives] in ops/derivative_list.h); in-place writes that rebase history (copy_) still write
+// their node by hand. EMBER_INPLACE_DERIVATIVE(op::mul_, op::mul) gives an in-place op the
 // derivative of its out-of-place twin (Note [In-place under autograd]).
 #include <array>
 #include <optional>

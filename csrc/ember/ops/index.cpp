@@ -5,6 +5,8 @@
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/derivative_list.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -13,7 +15,6 @@ namespace ember {
 // self is an inference tensor and InferenceMode is off (declared here to keep headers unchanged).
 void bump_inplace_version(const Tensor& self);
 
-using autograd::FunctionNode;
 using autograd::variable_list;
 using IndexList = std::vector<std::optional<Tensor>>;
 
@@ -169,22 +170,6 @@ Tensor narrow_to(const Tensor& src, const Tensor& index) {
   return r;
 }
 
-// Index tensors are saved like any input (version-checked); absent entries keep their place.
-std::vector<char> presence(const IndexList& indices) {
-  std::vector<char> p;
-  for (const auto& i : indices) p.push_back(i && i->defined());
-  return p;
-}
-void save_indices(FunctionNode& n, const IndexList& indices) {
-  for (const auto& i : indices)
-    if (i && i->defined()) n.save(*i);
-}
-IndexList unpack_indices(FunctionNode& n, const std::vector<char>& present, size_t first) {
-  IndexList r;
-  for (char p : present) r.push_back(p ? std::optional<Tensor>(n.saved(first++)) : std::nullopt);
-  return r;
-}
-
 Tensor zero_like_dtype(const Tensor& g) { return zeros({}, TensorOptions(g.dtype())); }
 
 // ---- autograd kernels ---------------------------------------------------------------------------
@@ -240,47 +225,29 @@ EMBER_DERIVATIVE_GROUPED(op::scatter_reduce, "ScatterReduceBackward0",
                          scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self,
                                                  result, need));
 // A number as the value (a wrapped 0-d tensor) names the node as torch's Scalar overload.
+namespace {
+// masked_fill's meta step (Note [Meta step] in ops/meta.h): self's dtype over the broadcast of
+// self and mask; the result is self's copy that the in-place kernel then fills.
+template <DispatchKey K>
+Tensor masked_fill_structured(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  if constexpr (K == DispatchKey::Meta)
+    meta::check_meta_devices("masked_fill", {&self, &mask, &value});
+  Tensor out = empty(broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill"), self.dtype(),
+                     meta::device_of(K));
+  if constexpr (K != DispatchKey::Meta) {
+    meta::copy(out, self, K);
+    meta::kernel(op::masked_fill_, K)(out, mask, value);
+  }
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::masked_fill, CPU, masked_fill_structured<DispatchKey::CPU>);
+EMBER_REGISTER_KERNEL(op::masked_fill, Meta, masked_fill_structured<DispatchKey::Meta>);
+}  // namespace
+
 EMBER_DERIVATIVE(op::masked_fill,
                  value.impl()->is_wrapped_number ? "MaskedFillBackward0" : "MaskedFillBackward1",
                  (self, mask, value), masked_fill(grad, mask, Scalar(0)), not_differentiable(),
                  sum(masked_fill(grad, logical_not(mask), Scalar(0))));
-
-namespace {
-
-Tensor index_autograd(const Tensor& self, const IndexList& indices) {
-  Tensor out = op::index.redispatch(backend_of(self), self, indices);
-  DimVector shape(self.sizes());
-  auto present = presence(indices);
-  auto node = autograd::record(
-      "IndexBackward0", {self}, {out}, [shape, present](FunctionNode& n, const variable_list& g) {
-        IndexList idx = unpack_indices(n, present, 0);
-        Tensor zero = zeros(shape, TensorOptions(g[0].dtype()).device(g[0].device()));
-        return variable_list{index_put(zero, idx, g[0], true)};
-      });
-  if (node) save_indices(*node, indices);
-  return out;
-}
-
-Tensor index_put_autograd(const Tensor& self, const IndexList& indices, const Tensor& values,
-                          bool accumulate) {
-  Tensor out =
-      op::index_put.redispatch(backend_of(self, values), self, indices, values, accumulate);
-  auto present = presence(indices);
-  auto node = autograd::record(
-      "IndexPutBackward0", {self, values}, {out},
-      [present, accumulate](FunctionNode& n, const variable_list& g) {
-        IndexList idx = unpack_indices(n, present, 0);
-        Tensor gs;
-        if (autograd::task_should_compute_output(n, 0))
-          gs = accumulate ? g[0] : index_put(g[0], idx, zero_like_dtype(g[0]));
-        Tensor gv = autograd::task_should_compute_output(n, 1) ? index(g[0], idx) : Tensor();
-        return variable_list{gs, gv};
-      });
-  if (node) save_indices(*node, indices);
-  return out;
-}
-
-}  // namespace
 
 EMBER_DERIVATIVE(op::index_select, "IndexSelectBackward0", (self, dim, index),
                  index_add(zeros(self_sizes, TensorOptions(grad.dtype()).device(grad.device())),
@@ -305,8 +272,14 @@ EMBER_INPLACE_DERIVATIVE(op::scatter_reduce_, op::scatter_reduce);
 EMBER_INPLACE_DERIVATIVE(op::index_add_, op::index_add);
 EMBER_INPLACE_DERIVATIVE(op::masked_fill_, op::masked_fill);
 EMBER_INPLACE_DERIVATIVE(op::index_put_, op::index_put);
-EMBER_REGISTER_KERNEL(op::index, Autograd, index_autograd);
-EMBER_REGISTER_KERNEL(op::index_put, Autograd, index_put_autograd);
+EMBER_DERIVATIVE_LIST(op::index, "IndexBackward0", (self, indices),
+                      index_put(zeros(self_sizes,
+                                      TensorOptions(grad.dtype()).device(grad.device())),
+                                indices, grad, true),
+                      not_differentiable());
+EMBER_DERIVATIVE_LIST(op::index_put, "IndexPutBackward0", (self, indices, values, accumulate),
+                      accumulate ? grad : index_put(grad, indices, zero_like_dtype(grad)),
+                      not_differentiable(), index(grad, indices));
 
 namespace {
 bool is_multiply(const std::string& reduce) {

@@ -1,15 +1,17 @@
 // Joining, splitting and reordering: argument checks, shape rules and derivatives. Splits are
 // narrow/select views and repeats are expand + copy, so autograd comes from those ops; cat,
 // flip, roll and the take/place pair have kernels (cpu/shape_ops.cpp) and derivatives here.
+#include "ember/core/memory_format.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/derivative_list.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/shape.h"
 
 namespace ember {
 
-using autograd::FunctionNode;
 using autograd::variable_list;
 
 namespace {
@@ -17,28 +19,23 @@ namespace {
 // PyTorch's legacy rule: 1-d empty tensors may join anything and are skipped by cat.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
-Tensor cat_autograd(TensorList tensors, int64_t dim) {
-  Tensor out = op::cat.redispatch(backend_of(tensors), tensors, dim);
-  std::vector<int64_t> lengths;  // -1 marks a skipped input
-  for (const Tensor& t : tensors)
-    lengths.push_back(skipped_in_cat(t) ? -1 : t.sizes()[size_t(dim)]);
-  autograd::record(
-      "CatBackward0", tensors, {out}, [lengths, dim](FunctionNode&, const variable_list& g) {
-        variable_list grads;
-        int64_t offset = 0;
-        for (int64_t n : lengths) {
-          if (n < 0) {
-            grads.push_back(zeros({0}, TensorOptions(g[0].dtype()).device(g[0].device())));
-            continue;
-          }
-          grads.push_back(narrow(g[0], dim, offset, n));
-          offset += n;
-        }
-        return grads;
-      });
-  return out;
+// cat's gradient: grad's slice of each input's length along dim; a skipped input gets an empty
+// one.
+autograd::variable_list cat_backward(const Tensor& grad, const std::vector<DimVector>& sizes,
+                                     int64_t dim) {
+  autograd::variable_list grads;
+  int64_t offset = 0;
+  for (const DimVector& s : sizes) {
+    if (s.size() == 1 && s[0] == 0) {
+      grads.push_back(zeros({0}, TensorOptions(grad.dtype()).device(grad.device())));
+      continue;
+    }
+    const int64_t n = s[size_t(dim)];
+    grads.push_back(narrow(grad, dim, offset, n));
+    offset += n;
+  }
+  return grads;
 }
-EMBER_REGISTER_KERNEL(op::cat, Autograd, cat_autograd);
 
 DimVector negated(IntArrayRef v) {
   DimVector out;
@@ -46,6 +43,9 @@ DimVector negated(IntArrayRef v) {
   return out;
 }
 }  // namespace
+
+EMBER_DERIVATIVE_LIST(op::cat, "CatBackward0", (tensors, dim),
+                      cat_backward(grad, tensors_sizes, dim));
 
 EMBER_DERIVATIVE(op::flip, "FlipBackward0", (self, dims), flip(grad, dims));
 EMBER_DERIVATIVE(op::roll, "RollBackward0", (self, shifts, dims),
@@ -65,6 +65,43 @@ Tensor atleast_2d(const Tensor& t) {
   return t.dim() == 1 ? unsqueeze(t, 0) : t;
 }
 
+}  // namespace
+
+namespace {
+// cat's meta step (Note [Meta step] in ops/meta.h): the promoted dtype, the shape and, as torch's
+// cat, the inputs' common suggested memory format (channels-last inputs give a channels-last
+// result; row-major as soon as one input is row-major or they disagree). ember::cat validated the
+// shapes and wrapped `dim`.
+template <DispatchKey K>
+Tensor cat_structured(TensorList tensors, int64_t dim) {
+  ScalarType dtype = tensors[0].dtype();
+  for (const Tensor& t : tensors) {
+    if constexpr (K == DispatchKey::Meta) meta::check_meta_devices("cat", {&t});
+    dtype = promote_types(dtype, t.dtype());
+  }
+  const Device device = meta::device_of(K);
+  const Tensor* first = nullptr;
+  int64_t total = 0;
+  MemoryFormat format = MemoryFormat::Preserve;
+  for (const Tensor& t : tensors) {
+    if (skipped_in_cat(t)) continue;
+    if (!first) first = &t;
+    total += t.sizes()[size_t(dim)];
+    MemoryFormat f = suggest_memory_format(t.sizes(), t.strides());
+    format = format == MemoryFormat::Preserve || format == f ? f : MemoryFormat::Contiguous;
+  }
+  if (!first) return empty({0}, dtype, device);
+  DimVector shape(first->sizes());
+  shape[size_t(dim)] = total;
+  Tensor out = format == MemoryFormat::Contiguous
+                   ? empty(shape, dtype, device)
+                   : empty_strided(shape, strides_for(shape, format), dtype, device);
+  if constexpr (K != DispatchKey::Meta)
+    if (out.numel() > 0) meta::kernel(op::cat_out, K)(tensors, dim, out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::cat, CPU, cat_structured<DispatchKey::CPU>);
+EMBER_REGISTER_KERNEL(op::cat, Meta, cat_structured<DispatchKey::Meta>);
 }  // namespace
 
 Tensor cat(TensorList tensors, int64_t dim) {

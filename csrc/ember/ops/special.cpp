@@ -4,6 +4,7 @@
 #include "ember/ops/special.h"
 
 #include "ember/ops/derivative.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/special.h"
 
@@ -20,6 +21,23 @@ EMBER_DERIVATIVE(op::polygamma, "PolygammaBackward0", (n, self), grad* polygamma
 // d/dq zeta(s, q) = -s zeta(s + 1, q); torch has no derivative in s either.
 EMBER_DERIVATIVE(op::special_zeta, "SpecialZetaBackward0", (self, other),
                  not_implemented_derivative("zeta"), grad * -self * special_zeta(self + 1, other));
+
+// Their backend kernels: the meta step (float results: integers compute in the default dtype),
+// then the out= kernel (Note [Meta step] in ops/meta.h).
+namespace {
+#define EMBER_STRUCTURED_SPECIAL(name, a, b, ...)                                 \
+  template <DispatchKey K>                                                        \
+  Tensor name##_structured(const Tensor& a, const Tensor& b) {                    \
+    return meta::binary_op<K>(#name, meta::Result::Float, a, b,                   \
+                              [](const Tensor& x, const Tensor& y, Tensor& out) { \
+                                meta::kernel(op::name##_out, K)(x, y, out);       \
+                              });                                                 \
+  }                                                                               \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_structured<DispatchKey::CPU>);      \
+  EMBER_REGISTER_KERNEL(op::name, Meta, name##_structured<DispatchKey::Meta>);
+EMBER_SPECIAL_BINARY_OPS(EMBER_STRUCTURED_SPECIAL)
+#undef EMBER_STRUCTURED_SPECIAL
+}  // namespace
 
 #define EMBER_DEFINE_SPECIAL_BINARY(name, a, b, ...) \
   Tensor name(const Tensor& a, const Tensor& b) { return op::name.call(a, b); }

@@ -6,6 +6,9 @@
 namespace ember::op {
 
 EMBER_DECLARE_OP(cat, "cat(Tensor[] tensors, int dim=0) -> Tensor", Tensor(TensorList, int64_t));
+// cat's kernel: the output comes from its meta step (Note [Meta step] in ops/meta.h).
+EMBER_DECLARE_OP(cat_out, "cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+                 Tensor&(TensorList, int64_t, Tensor&));
 EMBER_DECLARE_OP(flip, "flip(Tensor self, int[] dims) -> Tensor",
                  Tensor(const Tensor&, IntArrayRef));
 EMBER_DECLARE_OP(roll, "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",

@@ -39,9 +39,13 @@ namespace ember::op {
 
 EMBER_DECLARE_OP(polygamma, "polygamma(int n, Tensor self) -> Tensor",
                  Tensor(int64_t, const Tensor&));
-#define EMBER_DECLARE_SPECIAL_BINARY(name, a, b, ...)                      \
-  EMBER_DECLARE_OP(name, #name "(Tensor " #a ", Tensor " #b ") -> Tensor", \
-                   Tensor(const Tensor&, const Tensor&));
+// Each with its out= form, the kernel (Note [Meta step] in ops/meta.h).
+#define EMBER_DECLARE_SPECIAL_BINARY(name, a, b, ...)                                           \
+  EMBER_DECLARE_OP(name, #name "(Tensor " #a ", Tensor " #b ") -> Tensor",                      \
+                   Tensor(const Tensor&, const Tensor&));                                       \
+  EMBER_DECLARE_OP(name##_out,                                                                  \
+                   #name ".out(Tensor " #a ", Tensor " #b ", *, Tensor(a!) out) -> Tensor(a!)", \
+                   Tensor&(const Tensor&, const Tensor&, Tensor&));
 EMBER_SPECIAL_BINARY_OPS(EMBER_DECLARE_SPECIAL_BINARY)
 #undef EMBER_DECLARE_SPECIAL_BINARY
 

@@ -103,6 +103,11 @@ def grad(
         )
     if go is not None:
         go = [g if g is not None else None for g in go]
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
     result = None

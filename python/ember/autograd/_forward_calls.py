@@ -47,12 +47,12 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
             extra = run_grad(outs, ins, gos, True, True)
             tans = [e if t is None else (t if e is None else t + e) for t, e in zip(tans, extra)]
         final = []
-        for r, t, x in zip(res, tans, ins):
+        for k, (r, t, x) in enumerate(zip(res, tans, ins)):
             if r is None:
                 if not allow_unused:
                     raise RuntimeError(
-                        "One of the differentiated Tensors appears to not have been used in the "
-                        "graph. Set allow_unused=True if this is the desired behavior."
+                        f"The differentiated Tensor at index {k} appears to not have been used "
+                        "in the graph. Set allow_unused=True if this is the desired behavior."
                     )
                 final.append(None)
                 continue

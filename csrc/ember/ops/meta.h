@@ -1,0 +1,112 @@
+#pragma once
+// The meta step of the elementwise ops. See Note [Meta step].
+//
+// Note [Meta step]
+// An elementwise op's rules that do not depend on the data live here, once, for every backend:
+// the result dtype (torch's promotion, with wrapped Python numbers), the broadcast shape, the
+// output's allocation in the inputs' layout (core/output_layout.h), the in-place checks and
+// torch's error texts. The op's backend kernels (CPU and Meta, registered from ops/) run the
+// step and then hand the op's out= kernel ready operands: every operand already of the dtype the
+// loop computes in, the output allocated. So a kernel (cpu/) only loops and never computes a
+// dtype or a shape, and a second backend registers only its out= kernels.
+// On the Meta key the step is the whole op: it checks the devices, computes the result's
+// geometry and allocates it on meta storage, and runs no loop (before, the Meta fallback ran
+// the CPU kernel over zeros to learn the same shape; one rule now answers both).
+//   a + b: ops/binary.cpp's add -> op::add (dispatcher) -> add_structured<CPU> (ops/binary.cpp:
+//   meta::binary here, the casts, the output) -> op::add_out's CPU kernel (cpu/binary.cpp: the
+//   loop).
+#include <initializer_list>
+
+#include "ember/core/output_layout.h"
+#include "ember/dispatch/dispatcher.h"
+
+namespace ember::meta {
+
+/// The result dtype rule of an elementwise op: the promoted dtype (Same), the promoted dtype
+/// or the default float dtype for integers and bool (Float: true division, atan2, the special
+/// functions), bool computed in the promoted dtype (Bool: comparisons, logical ops).
+enum class Result : uint8_t { Same, Float, Bool };
+
+/// What the meta step decides for one call.
+struct Elementwise {
+  ScalarType compute;  // the dtype the loop runs in: every operand is cast to it
+  ScalarType result;   // the output's dtype: compute, or bool
+  DimVector shape;     // the broadcast shape
+};
+
+/// The step of a binary op (name is the op's, for error texts).
+Elementwise binary(const char* name, const Tensor& a, const Tensor& b, Result kind);
+/// where(condition, self, other): the promoted dtype of self and other; all three broadcast.
+Elementwise where(const Tensor& condition, const Tensor& self, const Tensor& other);
+/// lerp(self, end, weight): self's dtype (the public op checked end's and weight's).
+Elementwise lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
+/// An in-place write of m's result into self: same shape, castable dtype (torch's texts).
+void check_inplace(const Elementwise& m, const Tensor& self, const char* name);
+/// add/sub: a floating alpha needs a floating (or complex) result.
+void check_alpha(const Scalar& alpha, ScalarType compute);
+/// pow: an integer base with a negative Python-number exponent raises, as torch's.
+void check_integer_pow(const Tensor& self, const Tensor& exponent);
+/// On meta: every tensor is a meta tensor or a 0-d CPU one (a Python number), else torch's
+/// "Tensor on device cpu is not on the expected device meta!".
+void check_meta_devices(const char* name, std::initializer_list<const Tensor*> tensors);
+/// `t` in dtype `dt` on the backend of key `k` (t itself when it has it): a wrapped number
+/// converts as a scalar, a tensor through the backend's copy_ kernel.
+Tensor cast(const Tensor& t, ScalarType dt, DispatchKey k);
+/// dst <- src through the backend's copy_ kernel (an in-place op whose dtype differs).
+void copy(Tensor& dst, const Tensor& src, DispatchKey k);
+
+/// The device of a backend key.
+inline Device device_of(DispatchKey k) { return Device(DeviceType(uint8_t(k))); }
+
+/// The kernel of op declaration `d` for key `k` (an out= kernel the step hands its operands).
+template <class Decl>
+typename Decl::Signature* kernel(const Decl&, DispatchKey k) {
+  const OperatorEntry& e = Decl::handle().entry();
+  void* fn = e.kernel(k);
+  if (!fn) [[unlikely]]
+    detail::missing_kernel(e, k);
+  return reinterpret_cast<typename Decl::Signature*>(fn);
+}
+
+/// No check beyond the step's own.
+struct NoCheck {
+  void operator()(const Elementwise&) const {}
+};
+
+/// The backend kernel of binary op `name` for key K: the step (and an op's own `check` of its
+/// result), then `run(a, b, out)` with the cast operands and the new output (not on Meta, where
+/// the step is the whole op).
+template <DispatchKey K, class Run, class Check = NoCheck>
+Tensor binary_op(const char* name, Result kind, const Tensor& a, const Tensor& b, Run run,
+                 Check check = {}) {
+  if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&a, &b});
+  const Elementwise m = binary(name, a, b, kind);
+  check(m);
+  Tensor out = empty_like_inputs(m.shape, m.result, {&a, &b}, device_of(K));
+  if constexpr (K != DispatchKey::Meta) run(cast(a, m.compute, K), cast(b, m.compute, K), out);
+  return out;
+}
+
+/// The in-place form: writes into self (through a temporary when the result's dtype differs
+/// from self's, e.g. a bool comparison into a float self).
+template <DispatchKey K, class Run, class Check = NoCheck>
+Tensor& binary_op_(const char* name, Result kind, Tensor& self, const Tensor& other, Run run,
+                   Check check = {}) {
+  if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&self, &other});
+  const Elementwise m = binary(name, self, other, kind);
+  check(m);
+  check_inplace(m, self, name);
+  if constexpr (K != DispatchKey::Meta) {
+    Tensor cs = cast(self, m.compute, K), co = cast(other, m.compute, K);
+    if (m.result == self.dtype()) {
+      run(cs, co, self);
+    } else {
+      Tensor tmp = empty(m.shape, m.result, device_of(K));
+      run(cs, co, tmp);
+      copy(self, tmp, K);
+    }
+  }
+  return self;
+}
+
+}  // namespace ember::meta
