@@ -185,7 +185,7 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
 // kernels at unit column stride the sum stays in registers, 16 outputs at a time; other kernels
 // and strides loop over the taps per output. Planes run on the pool, each on one thread, so
 // results do not depend on the thread count. Adding a tap at a time into the output row (and
-// bounds-checked edges) measured 5.4 ms; this, XX ms.
+// bounds-checked edges) measured 5.4 ms; this, 3.1-3.5 ms (torch: 3.9-4.7).
 template <class T, int KH, int KW>
 void depthwise_row(const T* const* r, const T* t, int64_t dw, int64_t OW, T* row) {
   for (int64_t ow = 0; ow < OW; ++ow) {
