@@ -331,10 +331,45 @@ bool conv_available() {
   return ok;
 }
 
+namespace {
+// A weight in the layout a plan wants (conv_f32_weight): the chunks of one forward or input
+// gradient all used to reorder the same weight, 8 times per call at batch 8 (2.4 MB each for
+// 3x3 256 -> 256).
+struct PreparedWeight {
+  memory::desc desc;
+  memory mem;
+};
+}  // namespace
+
+std::shared_ptr<const void> conv_f32_weight(ConvPass pass, const Tensor& x, const Tensor& w,
+                                            const Tensor& y, bool bias, IntArrayRef stride,
+                                            IntArrayRef padding, IntArrayRef dilation,
+                                            int64_t groups) {
+  if (!conv_available() || pass == ConvPass::weight_grad) return nullptr;
+  use_threads(1);
+  try {
+    ConvGeom g(dt::f32, x, w, y, stride, padding, dilation, groups);
+    auto plan = plan_for(pass, g, bias);
+    if (!plan->usable || !plan->order[1]) return nullptr;
+    auto p = std::make_shared<PreparedWeight>();
+    p->desc = plan->want[1];
+    p->mem = memory(plan->want[1], engine());
+    dnnl::stream& s = stream();
+    plan->order[1]->execute(s, {{DNNL_ARG_FROM, g.user_wei(w)},
+                                {DNNL_ARG_TO, p->mem},
+                                {DNNL_ARG_SCRATCHPAD, memory(plan->order_scratch[1], engine())}});
+    s.wait();
+    return p;
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
 bool conv_f32(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
               const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
-              IntArrayRef dilation, int64_t groups) {
+              IntArrayRef dilation, int64_t groups, const std::shared_ptr<const void>& weight) {
   if (!conv_available()) return false;
+  const auto* prepared = static_cast<const PreparedWeight*>(weight.get());
   use_threads(1);
   try {
     ConvGeom g(dt::f32, x, w, y, stride, padding, dilation, groups);
@@ -352,6 +387,10 @@ bool conv_f32(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
     for (int i = 0; i < 3; ++i) {
       if (!plan->order[i]) {
         use[i] = user[i];
+        continue;
+      }
+      if (i == 1 && prepared && prepared->desc == plan->want[1]) {
+        use[i] = prepared->mem;
         continue;
       }
       use[i] = memory(plan->want[i], engine());
@@ -591,8 +630,12 @@ bool qconv_run(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const
   return false;
 }
 bool conv_f32(ConvPass, const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
-              IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
+              IntArrayRef, IntArrayRef, IntArrayRef, int64_t, const std::shared_ptr<const void>&) {
   return false;
+}
+std::shared_ptr<const void> conv_f32_weight(ConvPass, const Tensor&, const Tensor&, const Tensor&,
+                                            bool, IntArrayRef, IntArrayRef, IntArrayRef, int64_t) {
+  return nullptr;
 }
 #endif
 

@@ -1,5 +1,6 @@
 #pragma once
 // bfloat16 GEMM and convolution through oneDNN (Note [oneDNN bf16]).
+#include <memory>
 #include <optional>
 
 #include "ember/core/tensor.h"
@@ -34,9 +35,19 @@ bool conv_enabled();
 
 /// One pass of a float32 convolution over contiguous NC(D)HW tensors (1 to 3 spatial dims), on
 /// the calling thread only (Note [oneDNN float32 convolution]). False when it did not run.
+/// `weight`, when given, is the weight already in the layout the pass wants (conv_f32_weight).
 bool conv_f32(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
               const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
-              IntArrayRef dilation, int64_t groups);
+              IntArrayRef dilation, int64_t groups,
+              const std::shared_ptr<const void>& weight = nullptr);
+
+/// The weight of a forward or input-gradient pass over chunks shaped like x and y, reordered
+/// once into the layout oneDNN's kernel wants, for every chunk of one call to share (opaque).
+/// Null when no reorder is needed or oneDNN does not run the pass: each chunk then does its own.
+std::shared_ptr<const void> conv_f32_weight(ConvPass pass, const Tensor& x, const Tensor& w,
+                                            const Tensor& y, bool bias, IntArrayRef stride,
+                                            IntArrayRef padding, IntArrayRef dilation,
+                                            int64_t groups);
 
 /// A static int8 convolution (quint8 activations, symmetric qint8 weights) as oneDNN runs it
 /// (Note [oneDNN int8]): the geometry, the quantization parameters that the primitive bakes in,
