@@ -1,11 +1,14 @@
 // Fused optimizer update bindings (ember._C._optim): one call per param group.
 #include "common.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/optim/fused.h"
 
 namespace ember::py {
 
 namespace od = ember::optim::detail;
 using TensorVec = std::vector<Tensor>;
+// Each fused update is one op range under torch's name for its fused kernel (Note [Profiler rows]).
+constexpr std::nullopt_t kNone = std::nullopt;
 
 void bind_optim(nb::module_& optim) {
   optim.def(
@@ -18,6 +21,8 @@ void bind_optim(nb::module_& optim) {
           bufs.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
         {
           nb::gil_scoped_release release;
+          profiler::OpRange range("_fused_sgd_", params, grads, bufs, weight_decay, momentum, lr,
+                                  dampening, nesterov, maximize, false, kNone, kNone);
           od::sgd_step(params, grads, bufs,
                        {lr, momentum, dampening, weight_decay, nesterov, maximize});
         }
@@ -36,6 +41,9 @@ void bind_optim(nb::module_& optim) {
          double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad,
          bool maximize, bool decoupled_weight_decay) {
         nb::gil_scoped_release release;
+        profiler::OpRange range(decoupled_weight_decay ? "_fused_adamw_" : "_fused_adam_", params,
+                                grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1,
+                                beta2, weight_decay, eps, amsgrad, maximize, kNone, kNone);
         od::adam_step(
             params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
             {lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay});
@@ -52,6 +60,9 @@ void bind_optim(nb::module_& optim) {
          double lr, double alpha, double eps, double weight_decay, double momentum, bool centered,
          bool maximize) {
         nb::gil_scoped_release release;
+        profiler::OpRange range("_fused_rmsprop_", params, grads, square_avgs, grad_avgs,
+                                momentum_buffers, steps, lr, alpha, eps, weight_decay, momentum,
+                                centered, maximize);
         od::rmsprop_step(params, grads, square_avgs, grad_avgs, momentum_buffers, steps,
                          {lr, alpha, eps, weight_decay, momentum, centered, maximize});
       },
@@ -65,6 +76,8 @@ void bind_optim(nb::module_& optim) {
          const TensorVec& steps, double lr, double lr_decay, double weight_decay, double eps,
          bool maximize) {
         nb::gil_scoped_release release;
+        profiler::OpRange range("_fused_adagrad_", params, grads, sums, steps, lr, lr_decay,
+                                weight_decay, eps, maximize, kNone, kNone);
         od::adagrad_step(params, grads, sums, steps, {lr, lr_decay, weight_decay, eps, maximize});
       },
       nb::arg("params"), nb::arg("grads"), nb::arg("state_sums"), nb::arg("state_steps"),

@@ -101,9 +101,26 @@ ScalarType qtype_of_repr(ScalarType t, const char* op) {
   return kQInt8;
 }
 
+// The dispatcher's requantization of a list argument (cat of tensors with different scales or
+// zero points): dequantize, then quantize with `like`'s parameters, warning as torch does.
+Tensor requantize_like(const Tensor& q, const Tensor& like) {
+  {
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "All inputs of this cat operator must share the same quantization "
+                     "parameters. Otherwise large numerical inaccuracies may occur.",
+                     1) < 0)
+      PyErr_Clear();
+    PyGILState_Release(g);
+  }
+  const Quantizer* lq = quantizer_of(like);
+  return quantize_per_tensor(dequantize(q), lq->scale, lq->zero_point, like.dtype());
+}
+
 }  // namespace
 
 void bind_quantized(nb::module_& m) {
+  detail::set_requantize_fn(&requantize_like);
   nb::module_ q = m.def_submodule("_quantized", "Quantized tensors and the int8 kernels");
   q.def("quantize_per_tensor", &quantize_per_tensor, nb::arg("input"), nb::arg("scale"),
         nb::arg("zero_point"), nb::arg("dtype"),

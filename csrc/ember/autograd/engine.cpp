@@ -9,6 +9,7 @@
 #include "ember/autograd/task.h"
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
+#include "ember/dispatch/profile_range.h"
 
 namespace ember::autograd {
 
@@ -96,7 +97,15 @@ Tensor make_ones_like_root(const Tensor& root) {
   EMBER_CHECK(is_floating_point(root.dtype()),
               "grad can be implicitly created only for real scalar outputs but got ",
               dtype_name(root.dtype()));
-  Tensor ones = empty(root.sizes(), root.dtype(), root.device());
+  // torch's rows: aten::ones_like > (aten::empty_like > aten::empty_strided, aten::fill_).
+  const std::nullopt_t none = std::nullopt;
+  profiler::OpRange range("ones_like", root, none, none, none, none, none);
+  Tensor ones;
+  {
+    profiler::OpRange el("empty_like", root, none, none, none, none, none);
+    profiler::OpRange es("empty_strided", none, none, none, none, none, none);
+    ones = empty(root.sizes(), root.dtype(), root.device());
+  }
   ones.fill_(1);
   return ones;
 }
@@ -109,7 +118,9 @@ Tensor sum_to_shape(const Tensor& g, IntArrayRef shape) {
   for (int64_t d = 0; d < g.dim(); ++d)
     if (d < lead || (shape[size_t(d - lead)] == 1 && g.sizes()[size_t(d)] != 1)) dims.push_back(d);
   Tensor r = dims.empty() ? g : g.sum(dims, true);
-  if (lead > 0 || !r.sizes().equals(shape)) r = r.reshape(shape);
+  // torch's sum_to views the sum (a fresh sum always has a view; profile rows as torch's)
+  if (lead > 0 || !r.sizes().equals(shape))
+    r = view_strides(r.sizes(), r.strides(), shape) ? r.view(shape) : r.reshape(shape);
   return r;
 }
 
@@ -293,12 +304,18 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
     for (auto& g : grads) any_grad = any_grad || g.defined();
     variable_list outs;
     if (any_grad) {
-      variable_list grads_in = grads;
+      // The inputs again for the post hooks only: an extra reference would keep AccumulateGrad
+      // from stealing the gradient's buffer.
+      variable_list grads_in;
+      if (!n->post_hooks.empty()) grads_in = grads;
       auto apply_node = [&] {
         {
           profiler::Range apply;
-          if (profiler::enabled()) [[unlikely]]
+          if (profiler::enabled()) [[unlikely]] {
             apply.begin(profiler::RangeKind::Autograd, n->name());
+            if (apply.handle() >= 0 && profiler::records_shapes())  // the node's inputs, as torch
+              for (const Tensor& g : grads) ::ember::detail::profile_input(apply.handle(), g);
+          }
           outs = n->apply(std::move(grads));
         }
         for (auto& hook : n->post_hooks) {

@@ -8,6 +8,7 @@
 #include "ember/core/memory_format.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 
 namespace ember::autograd {
 
@@ -164,6 +165,19 @@ Tensor copy_in_layout(const Tensor& g, const Tensor& v) {
 }
 }  // namespace
 
+namespace {
+// Whether nobody else can reach g's memory: g is held only here, and so is its storage, or g is
+// a view (a formula's t(), the engine's sum_to) of a base that only g's view record holds.
+bool stealable(const Tensor& g) {
+  if (g.impl_ptr().use_count() != 1) return false;
+  const int64_t holders = g.storage().use_count();
+  if (holders == 1) return true;
+  const AutogradMeta* m = meta_if(g);
+  return holders == 2 && m && m->view_base.defined() && m->view_base.impl_ptr().use_count() == 1 &&
+         m->view_base.storage() == g.storage();
+}
+}  // namespace
+
 AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
   input_meta.emplace_back(variable);
 }
@@ -185,8 +199,17 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
     m.grad = copy_in_layout(GradMode::is_enabled() ? g : g.detach(), variable);
   } else if (!m.grad.defined()) {
     // Steal the buffer when nobody else holds it; otherwise keep the caller's tensor intact.
-    bool exclusive = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
-    m.grad = GradMode::is_enabled() ? g : (exclusive ? g.detach() : g.detach().clone());
+    bool exclusive = stealable(g);
+    if (GradMode::is_enabled()) {
+      m.grad = g;
+    } else if (exclusive) {
+      // torch's rows for the stolen buffer: aten::detach > detach (Note [Profiler rows]).
+      profiler::OpRange range("detach", g);
+      profiler::Range inner(profiler::RangeKind::Autograd, "detach");
+      m.grad = g.detach();
+    } else {
+      m.grad = g.detach().clone();
+    }
   } else if (GradMode::is_enabled()) {
     m.grad = m.grad.add(g);
   } else {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/core/shape.h"
 #include "ember/cpu/blas_threads.h"
 #include "ember/cpu/conv_panels.h"
 #include "ember/cpu/copy.h"
@@ -18,6 +19,7 @@
 #include "ember/cpu/onednn.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/conv.h"
 
 namespace ember::cpu {
@@ -308,19 +310,28 @@ bool onednn_conv(onednn::ConvPass pass, const Tensor& x, const Tensor& w, const 
   const int64_t chunks = (N + grain - 1) / grain;
   const bool sum = pass == onednn::ConvPass::weight_grad && chunks > 1;
   Tensor partial = sum ? empty({chunks * wnumel}, kFloat, w.device()) : Tensor();
+  // The chunks' views are made directly, not through narrow/view: they are this kernel's own
+  // slicing, which torch's profiler does not show (Note [Profiler rows]).
+  auto rows = [](const Tensor& t, int64_t start, int64_t len) {
+    DimVector sizes(t.sizes());
+    sizes[0] = len;
+    return t.as_strided_view(sizes, t.strides(), t.storage_offset() + start * t.stride(0));
+  };
   // The weight in oneDNN's layout once for all chunks (forward and input gradient).
   const auto prepared =
-      chunks > 1 ? onednn::conv_f32_weight(pass, x.narrow(0, 0, grain), w, y.narrow(0, 0, grain),
+      chunks > 1 ? onednn::conv_f32_weight(pass, rows(x, 0, grain), w, rows(y, 0, grain),
                                            bias.has_value(), stride, padding, dilation, groups)
                  : nullptr;
   std::atomic<bool> ok{true};
   // Always on the pool: each chunk is one oneDNN thread, so fewer chunks than threads still
   // run side by side.
   parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
-    Tensor ws = sum ? partial.narrow(0, (n0 / grain) * wnumel, wnumel).view(w.sizes()) : w;
+    Tensor ws = sum ? partial.as_strided_view(w.sizes(), contiguous_strides(w.sizes()),
+                                              (n0 / grain) * wnumel)
+                    : w;
     if (ok.load(std::memory_order_relaxed) &&
-        !onednn::conv_f32(pass, x.narrow(0, n0, n1 - n0), ws, y.narrow(0, n0, n1 - n0), bias,
-                          stride, padding, dilation, groups, prepared))
+        !onednn::conv_f32(pass, rows(x, n0, n1 - n0), ws, rows(y, n0, n1 - n0), bias, stride,
+                          padding, dilation, groups, prepared))
       ok = false;
   });
   if (!ok) return false;
@@ -563,6 +574,22 @@ Tensor conv2d_forward_layout(const Tensor& input, const Tensor& weight,
                              const std::optional<Tensor>& bias, IntArrayRef stride,
                              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   const MemoryFormat f = spatial_format({&input, &weight});
+  if (profiler::enabled()) [[unlikely]] {
+    // torch's rows inside aten::convolution (Note [Profiler rows]): its float path is oneDNN's,
+    // as ember's is (cpu/onednn.cpp).
+    const std::nullopt_t none = std::nullopt;
+    profiler::OpRange c("_convolution", input, weight, bias, stride, padding, dilation, false, none,
+                        groups, false, false, false, false);
+    profiler::OpRange m("mkldnn_convolution", input, weight, bias, padding, stride, dilation,
+                        groups);
+    profiler::mark_op("empty", none, none, none, none, none, none);
+    profiler::mark_op("empty", none, none, none, none, none, none);
+    Tensor out =
+        in_format(conv2d_forward_kernel(input, weight, bias, stride, padding, dilation, groups), f);
+    profiler::mark_op("as_strided_", out, none, none, none);
+    profiler::mark_op("resize_", out, none, none);
+    return out;
+  }
   return in_format(conv2d_forward_kernel(input, weight, bias, stride, padding, dilation, groups),
                    f);
 }
@@ -573,6 +600,15 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_layout(
   const MemoryFormat f = spatial_format({&input, &weight});
   auto [gi, gw, gb] = convolution_backward_kernel(grad_output, input, weight, stride, padding,
                                                   dilation, groups, mask);
+  if (profiler::enabled()) [[unlikely]] {  // torch's rows: each gradient's buffer made and sized
+    const std::nullopt_t none = std::nullopt;
+    for (const Tensor* g : {&gw, &gb})
+      if (g->defined()) {
+        profiler::mark_op("empty", none, none, none, none, none, none);
+        profiler::mark_op("as_strided_", *g, none, none, none);
+        profiler::mark_op("resize_", *g, none, none);
+      }
+  }
   return {in_format(gi, f), in_format(gw, f), gb};
 }
 

@@ -13,6 +13,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/copy.h"
 
 namespace ember::cpu {
@@ -189,6 +190,13 @@ Tensor& copy_(Tensor& dst, const Tensor& src) { return copy_kernel(dst, src); }
 
 Tensor to_dtype(const Tensor& self, ScalarType dtype) {
   if (self.dtype() == dtype) return self;
+  // torch converts a Python number's tensor through aten::to (Note [Profiler rows]).
+  if (profiler::enabled() && self.impl()->is_wrapped_number) [[unlikely]] {
+    profiler::OpRange to("to", self, dtype, false, false, std::nullopt);
+    return profiler::to_copy_rows(
+        self, dtype, [&] { return empty(self.sizes(), dtype, self.device()); },
+        [&](Tensor& out) { copy_kernel(out, self); }, true);
+  }
   Tensor out = empty(self.sizes(), dtype, self.device());
   copy_kernel(out, self);
   return out;

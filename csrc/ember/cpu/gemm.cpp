@@ -13,6 +13,7 @@
 #include "ember/cpu/onednn.h"
 #include "ember/cpu/sgemm.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/linalg.h"
 
 namespace ember::cpu {
@@ -348,15 +349,49 @@ Tensor as_row(const Tensor& v) {
   return v.as_strided_view({1, 1, v.size(0)}, {0, 1, v.stride(0)}, v.storage_offset());
 }
 
+// torch's rows of a 2-d GEMM (Note [Profiler rows]): the result, then each operand BLAS reads
+// row-major, passes through aten::resolve_conj; an operand in neither order is cloned.
+[[gnu::noinline]] void gemm_rows(const Tensor& out, const Tensor& m1, const Tensor& m2) {
+  const std::nullopt_t none = std::nullopt;
+  auto operand = [&](const Tensor& t) {
+    if (t.stride(1) == 1 && t.stride(0) >= std::max<int64_t>(1, t.size(1))) {
+      profiler::mark_op("resolve_conj", t);
+    } else if (!(t.stride(0) == 1 && t.stride(1) >= std::max<int64_t>(1, t.size(0)))) {
+      profiler::OpRange clone("clone", t, none);
+      {
+        profiler::OpRange el("empty_like", t, none, none, none, none, none);
+        profiler::mark_op("empty", none, none, none, none, none, none);
+      }
+      profiler::mark_op("copy_", t, t, false);
+    }
+  };
+  profiler::mark_op("resolve_conj", out);
+  operand(m2);
+  operand(m1);
+}
+
 // Fills a fresh (B, M, N) output with self broadcast, the `beta * self` part of addmm/baddbmm.
 Tensor init_output(const Tensor& self, IntArrayRef shape, const Scalar& beta) {
   Tensor out = empty(shape, self.dtype(), self.device());
-  if (!is_zero(beta) && out.numel() > 0) copy_(out, self.detach());
+  if (!is_zero(beta) && out.numel() > 0) {
+    if (profiler::enabled()) [[unlikely]] {  // torch's rows: expand, then copy_
+      {
+        profiler::OpRange expand("expand", self, shape, false);
+        profiler::mark_op("as_strided", self, shape, shape, std::nullopt);
+      }
+      profiler::OpRange copy("copy_", out, out, false);
+      copy_(out, self.detach());
+    } else {
+      copy_(out, self.detach());
+    }
+  }
   return out;
 }
 
 Tensor mm_kernel(const Tensor& self, const Tensor& mat2) {
   Tensor out = empty({self.size(0), mat2.size(1)}, self.dtype(), self.device());
+  if (profiler::enabled()) [[unlikely]]
+    gemm_rows(out, self, mat2);
   gemm_batched("addmm_impl_cpu_", as_batch(out), as_batch(self), as_batch(mat2), 0, 1);
   return out;
 }
@@ -383,6 +418,8 @@ Tensor dot_kernel(const Tensor& self, const Tensor& other) {
 Tensor addmm_kernel(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                     const Scalar& alpha) {
   Tensor out = init_output(self, {mat1.size(0), mat2.size(1)}, beta);
+  if (profiler::enabled()) [[unlikely]]
+    gemm_rows(out, mat1, mat2);
   gemm_batched("addmm_impl_cpu_", as_batch(out), as_batch(mat1), as_batch(mat2), beta, alpha);
   return out;
 }

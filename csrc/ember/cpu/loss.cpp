@@ -11,6 +11,7 @@
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/softmax_rows.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/loss.h"
 
 namespace ember::cpu {
@@ -56,6 +57,7 @@ Tensor nll_backward(const Tensor& grad, const Tensor& target, const std::optiona
   Tensor w = weight ? contiguous(*weight) : Tensor();
   int64_t M = t.size(0);
   Tensor out = zeros({M, C}, g.dtype());
+  profiler::mark_op("zero_", out);  // torch's row for the zeroed gradient (Note [Profiler rows])
   dispatch<kLossTypes>(g.dtype(), "nll_loss_backward_out_frame", [&](auto tag) {
     using T = decltype(tag);
     const int64_t* tp = t.data_ptr<int64_t>();

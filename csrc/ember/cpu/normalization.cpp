@@ -5,6 +5,8 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno")
 #include <cmath>
+#include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -13,6 +15,7 @@
 #include "ember/cpu/isa.h"
 #include "ember/cpu/layout.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/normalization.h"
 
 namespace ember::cpu {
@@ -134,9 +137,23 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
   ScalarType st = acc_type(x.dtype());
   return {out, from_doubles(mean, st), from_doubles(invstd, st)};
 }
+// torch's rows of its batch-norm kernels' buffers (Note [Profiler rows]): each `like` is an
+// aten::empty_like > aten::empty, each other an aten::empty.
+void buffer_rows(std::initializer_list<const Tensor*> buffers) {
+  const std::nullopt_t none = std::nullopt;
+  for (const Tensor* like : buffers) {
+    std::optional<profiler::OpRange> el;
+    if (like) el.emplace("empty_like", *like, none, none, none, none, none);
+    profiler::mark_op("empty", none, none, none, none, none, none);
+  }
+}
 // Note [Channels-last kernels]: the output keeps a channels-last input's layout.
 Stats batch_norm_layout(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                         OptT running_var, bool training, double momentum, double eps) {
+  if (profiler::enabled()) [[unlikely]] {  // the output, then the statistics' buffers
+    if (training) buffer_rows({&input, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr});
+    else buffer_rows({&input, nullptr, nullptr, nullptr, nullptr});
+  }
   auto [out, mean, invstd] =
       batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps);
   return {in_format(out, spatial_format({&input})), mean, invstd};
@@ -199,6 +216,8 @@ Stats batch_norm_backward_kernel(const Tensor& grad, const Tensor& input, OptT w
 Stats batch_norm_backward_layout(const Tensor& grad, const Tensor& input, OptT weight,
                                  const Tensor& save_mean, const Tensor& save_invstd,
                                  bool training) {
+  if (profiler::enabled()) [[unlikely]]
+    buffer_rows({&input, nullptr, nullptr, &input});
   auto [gx, gw, gb] =
       batch_norm_backward_kernel(grad, input, weight, save_mean, save_invstd, training);
   return {in_format(gx, spatial_format({&input})), gw, gb};

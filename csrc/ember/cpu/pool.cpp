@@ -21,6 +21,7 @@
 #include "ember/cpu/isa.h"
 #include "ember/cpu/layout.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/pool.h"
 
 namespace ember::cpu {
@@ -549,8 +550,10 @@ Tensor avg_layout(const Tensor& input, auto... args) {
 }
 Tensor max_pool2d_backward_layout(const Tensor& grad, const Tensor& indices,
                                   IntArrayRef input_size) {
-  return in_format(max_pool2d_backward_kernel(grad, indices, input_size),
-                   spatial_format({&indices, &grad}));
+  Tensor out = in_format(max_pool2d_backward_kernel(grad, indices, input_size),
+                         spatial_format({&indices, &grad}));
+  profiler::mark_op("zero_", out);  // torch's row: the gradient zeroed before the scatter
+  return out;
 }
 // A global (1x1) average is a mean in PyTorch, whose input gradient is row-major.
 Tensor adaptive_avg_pool2d_backward_layout(const Tensor& grad, IntArrayRef input_size) {

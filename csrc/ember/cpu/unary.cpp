@@ -3,6 +3,7 @@
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
                      "no-math-errno", "fp-contract=off")
 #include <numbers>
+#include <optional>
 #include <string_view>
 
 #include "ember/core/type_promotion.h"
@@ -11,6 +12,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/unary.h"
 
 namespace ember::cpu {
@@ -40,6 +42,14 @@ void same_into(const char* name, const Tensor& out, const Tensor& self, F f) {
     using T = decltype(tag);
     unary_loop<T, T>(it, [&](auto x) { return f(x); });
   });
+}
+
+// torch's relu is clamp_min(self, 0) (Note [Profiler rows]): its range covers the output's
+// allocation too, which a memory profile then attributes to clamp_min, as torch's.
+void clamp_rows(std::optional<profiler::OpRange>& rows, const char* name, const Tensor& self,
+                bool inplace) {
+  if (profiler::enabled() && std::string_view(name) == "relu") [[unlikely]]
+    rows.emplace(inplace ? "clamp_min_" : "clamp_min", self, 0);
 }
 
 // torch's own text for the one same-dtype op that refuses a dtype by name.
@@ -80,12 +90,16 @@ Tensor predicate(const char* name, const Tensor& self, F f) {
 #define EMBER_KERNEL_SAME(name, dtypes, math)                            \
   Tensor name##_kernel(const Tensor& self) {                             \
     check_same_input(#name, self);                                       \
+    std::optional<profiler::OpRange> rows;                               \
+    clamp_rows(rows, #name, self, false);                                \
     Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self}); \
     same_into<dtypes>(#name, out, self, [](auto x) { return math; });    \
     return out;                                                          \
   }                                                                      \
   Tensor& name##_inplace_kernel(Tensor& self) {                          \
     check_same_input(#name, self);                                       \
+    std::optional<profiler::OpRange> rows;                               \
+    clamp_rows(rows, #name, self, true);                                 \
     same_into<dtypes>(#name, self, self, [](auto x) { return math; });   \
     return self;                                                         \
   }                                                                      \

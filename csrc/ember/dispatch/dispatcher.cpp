@@ -2,6 +2,7 @@
 
 #include "ember/core/quantizer.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,7 +73,8 @@ void check_quantized_op(const OperatorEntry& e) {
                                                          "gather",
                                                          "_take_along_dim",
                                                          "max_pool2d_with_indices",
-                                                         "adaptive_max_pool2d"};
+                                                         "adaptive_max_pool2d",
+                                                         "cat"};
   if (kIntegerOps.count(e.name())) return;
   std::string_view name = e.name();
   std::string aten(name.substr(0, name.find('.')));
@@ -83,6 +85,48 @@ void check_quantized_op(const OperatorEntry& e) {
               "' with arguments from the 'QuantizedCPU' backend. This could be because the "
               "operator doesn't exist for this backend, or was omitted during the selective/custom "
               "build process (if using custom build).");
+}
+
+namespace {
+std::atomic<RequantizeFn> g_requantize{nullptr};
+
+bool same_qparams(const Tensor& a, const Tensor& b) {
+  const Quantizer* qa = quantizer_of(a);
+  const Quantizer* qb = quantizer_of(b);
+  return qa == qb || (qa && qb && qa->scale == qb->scale && qa->zero_point == qb->zero_point);
+}
+}  // namespace
+
+void set_requantize_fn(RequantizeFn fn) { g_requantize.store(fn); }
+
+// The integers of a list of quantized tensors, as torch's quantized cat takes them: all of one
+// quantized dtype and per tensor; a tensor whose scale or zero point differs from `like`'s is
+// requantized to them first (torch warns there, since the values lose precision).
+std::vector<Tensor> quantized_list_repr(const OperatorEntry& e, TensorList ts, const Tensor& like) {
+  std::string_view name = e.name();
+  std::string aten(name.substr(0, name.find('.')));
+  std::vector<Tensor> out;
+  out.reserve(ts.size());
+  for (const Tensor& t : ts) {
+    EMBER_CHECK_KIND(t.defined() && is_quantized(t.dtype()), ErrorKind::NotImplemented,
+                     "Could not run 'aten::qscheme' with arguments from the '",
+                     key_name(backend_key(t.defined() ? t.device() : Device())),
+                     "' backend. This could be because the operator doesn't exist for this "
+                     "backend, or was omitted during the selective/custom build process (if using "
+                     "custom build).");
+    EMBER_CHECK(t.dtype() == like.dtype(), "All dtypes must be the same.");
+    const Quantizer* q = quantizer_of(t);
+    EMBER_CHECK(q && !is_per_channel(q->scheme), "Only per-tensor quantization is supported in '",
+                aten, "'!");
+    if (same_qparams(t, like)) {
+      out.push_back(quantized_repr(t));
+      continue;
+    }
+    RequantizeFn fn = g_requantize.load();
+    EMBER_CHECK(fn, aten, ": expected inputs sharing one scale and zero point; got different ones");
+    out.push_back(quantized_repr(fn(t, like)));
+  }
+  return out;
 }
 
 Tensor quantized_repr(const Tensor& t) {

@@ -127,19 +127,34 @@ struct KeyState {
 void check_quantized_op(const OperatorEntry& e);
 Tensor quantized_repr(const Tensor& t);
 Tensor quantized_result(const Tensor& out, const Tensor& like);
+// A list argument (cat's tensors) takes part as its tensors do: the first quantized tensor of the
+// call, in a list or not, gives the result its parameters, and a list's other tensors are
+// requantized to them (quantized_list_repr).
 template <class T>
 void first_quantized(const Tensor*& found, const T& a) {
-  if constexpr (std::is_same_v<std::decay_t<T>, Tensor>)
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, Tensor>) {
     if (!found && a.defined() && is_quantized(a.dtype())) found = &a;
+  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
+    for (const Tensor& t : a) first_quantized(found, t);
+  }
 }
+std::vector<Tensor> quantized_list_repr(const OperatorEntry& e, TensorList ts, const Tensor& like);
+/// Requantizes a quantized tensor to the parameters of `like` (installed by the layer that owns
+/// quantize/dequantize: the Python extension).
+using RequantizeFn = Tensor (*)(const Tensor& q, const Tensor& like);
+void set_requantize_fn(RequantizeFn fn);
 template <class T>
 struct is_tuple : std::false_type {};
 template <class... T>
 struct is_tuple<std::tuple<T...>> : std::true_type {};
 template <class T>
-std::decay_t<T> repr_arg(const T& a) {
-  if constexpr (std::is_same_v<std::decay_t<T>, Tensor>) return quantized_repr(a);
-  else return a;
+auto repr_arg(const OperatorEntry& e, const T& a, const Tensor& like) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, Tensor>) return quantized_repr(a);
+  else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>)
+    return quantized_list_repr(e, a, like);
+  else return D(a);
 }
 // Elements of a kernel's tensor arguments: a rough measure of its work.
 inline int64_t elements(const Tensor& t) { return t.defined() ? t.numel() : 0; }
@@ -224,7 +239,7 @@ class TypedOperator<R(Args...)> {
     const Tensor* like = nullptr;
     (detail::first_quantized(like, args), ...);
     Tensor keep = like ? *like : Tensor();
-    auto conv = std::make_tuple(detail::repr_arg(args)...);
+    auto conv = std::make_tuple(detail::repr_arg(*entry_, args, keep)...);
     if constexpr (std::is_reference_v<R>) {  // in place: the integers of `like` were written
       std::apply([&](auto&... a) -> R { return redispatch(k, a...); }, conv);
       return const_cast<R>(*like);

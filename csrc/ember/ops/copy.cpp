@@ -6,6 +6,7 @@
 #include "ember/core/quantizer.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/ops/inplace.h"
 #include "ember/ops/memory_format.h"
 #include "ember/ops/ops.h"
@@ -141,6 +142,26 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 Tensor& zero_(Tensor& self) { return fill_(self, 0); }
 
 namespace {
+// copy_with_layout's copy under a profile, in torch's rows (Note [Profiler rows]): a conversion
+// is aten::_to_copy > (aten::empty_strided, aten::copy_), a clone aten::empty_like >
+// aten::empty, then aten::copy_.
+[[gnu::noinline]] Tensor copy_rows(const Tensor& self, IntArrayRef strides, ScalarType dtype,
+                                   const char* node) {
+  auto alloc = [&] { return empty_strided(self.sizes(), strides, dtype, self.device()); };
+  auto fill = [&](Tensor& out) { op::copy_.redispatch(backend_of(self), out, self); };
+  if (std::string_view(node) == "ToCopyBackward0")
+    return profiler::to_copy_rows(self, dtype, alloc, fill, false);
+  Tensor out;
+  {
+    const std::nullopt_t none = std::nullopt;
+    profiler::OpRange el("empty_like", self, none, none, none, none, none);
+    profiler::OpRange e("empty", none, none, none, none, none, none);
+    out = alloc();
+  }
+  fill(out);
+  return out;
+}
+
 // A copy with its own storage, the given strides and dtype, recorded for autograd as `node`.
 Tensor copy_with_layout(const Tensor& self, IntArrayRef strides, ScalarType dtype,
                         const char* node) {
@@ -148,8 +169,13 @@ Tensor copy_with_layout(const Tensor& self, IntArrayRef strides, ScalarType dtyp
     Tensor repr = int_repr_view(self);                        // copy the integers
     return make_quantized_like(copy_with_layout(repr, strides, repr.dtype(), node), self);
   }
-  Tensor out = empty_strided(self.sizes(), strides, dtype, self.device());
-  op::copy_.redispatch(backend_of(self), out, self);
+  Tensor out;
+  if (profiler::enabled()) [[unlikely]] {
+    out = copy_rows(self, strides, dtype, node);
+  } else {
+    out = empty_strided(self.sizes(), strides, dtype, self.device());
+    op::copy_.redispatch(backend_of(self), out, self);
+  }
   if (is_differentiable_type(dtype))
     autograd::record(node, {self}, {out}, [](FunctionNode&, const variable_list& g) { return g; });
   return out;
@@ -166,11 +192,14 @@ DimVector kept_or_row_major(const Tensor& self) {
 }  // namespace
 
 Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
+  // a call that changes nothing (the ops' own dtype checks) records no row
   if (self.dtype() == dtype && !copy) return self;  // row-major (Python's to(): to_format)
+  profiler::OpRange prof_range("to", self, dtype, false, copy, std::nullopt);
   return copy_with_layout(self, contiguous_strides(self.sizes()), dtype, "ToCopyBackward0");
 }
 
 Tensor to_dtype(const Tensor& self, ScalarType dtype, IntArrayRef strides) {
+  profiler::OpRange prof_range("to", self, dtype, false, false, std::nullopt);
   return copy_with_layout(self, strides, dtype, "ToCopyBackward0");
 }
 
@@ -179,14 +208,15 @@ Tensor clone_strided(const Tensor& self, IntArrayRef strides) {
 }
 
 Tensor clone(const Tensor& self) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "clone");
+  profiler::OpRange prof_range("clone", self, std::nullopt);
   return copy_with_layout(self, kept_or_row_major(self), self.dtype(), "CloneBackward0");
 }
 
 Tensor contiguous(const Tensor& self) {
-  return self.is_contiguous() ? self
-                              : copy_with_layout(self, contiguous_strides(self.sizes()),
-                                                 self.dtype(), "CloneBackward0");
+  if (self.is_contiguous()) return self;
+  profiler::OpRange prof_range("contiguous", self, std::nullopt);
+  profiler::OpRange clone_range("clone", self, std::nullopt);
+  return copy_with_layout(self, contiguous_strides(self.sizes()), self.dtype(), "CloneBackward0");
 }
 
 }  // namespace ember

@@ -5,6 +5,7 @@
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/ops/autocast.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
@@ -29,10 +30,12 @@ bool transposed_layout(IntArrayRef sizes, IntArrayRef strides) {
   const size_t r = sizes.size() - 2;
   return strides[r] == 1 && strides[r + 1] != 1 && sizes[r] > 1;
 }
+// The last two dims swapped: t() for a matrix, as torch's formulas write it (its profiler shows
+// aten::t there; Note [Profiler rows]).
+Tensor mtr(const Tensor& x) { return x.dim() == 2 ? t(x) : matrix_transpose(x); }
 Tensor right_grad(Tensor (*prod)(const Tensor&, const Tensor&), const Tensor& a, const Tensor& g,
                   bool b_transposed) {
-  return b_transposed ? matrix_transpose(prod(matrix_transpose(g), a))
-                      : prod(matrix_transpose(a), g);
+  return b_transposed ? mtr(prod(mtr(g), a)) : prod(mtr(a), g);
 }
 
 void check_mm(const Tensor& m1, const Tensor& m2, const char* first) {
@@ -70,7 +73,7 @@ void check_input(const Tensor& self, IntArrayRef shape, const Tensor& mat) {
 // Derivatives: mm(a, b)' = (g @ b^T, a^T @ g), in public ops so double backward works. Each
 // factor's gradient reads only the other factor, so a is kept only if b needs a gradient and vice
 // versa (Note [Saving for needed grads]).
-EMBER_DERIVATIVE(op::mm, "MmBackward0", (self, mat2), mm(grad, matrix_transpose(mat2)),
+EMBER_DERIVATIVE(op::mm, "MmBackward0", (self, mat2), mm(grad, mtr(mat2)),
                  right_grad(&mm, self, grad, transposed_layout(mat2_sizes, mat2_strides)));
 EMBER_DERIVATIVE(op::bmm, "BmmBackward0", (self, mat2), bmm(grad, matrix_transpose(mat2)),
                  right_grad(&bmm, self, grad, transposed_layout(mat2_sizes, mat2_strides)));
@@ -81,7 +84,7 @@ EMBER_DERIVATIVE(op::dot, "DotBackward0", (self, other), grad* other, grad* self
 // addmm(s, a, b) = beta * s + alpha * a @ b: s gets beta * g (the engine sums it to s's shape).
 EMBER_DERIVATIVE(
     op::addmm, "AddmmBackward0", (self, mat1, mat2, beta, alpha), times_alpha(grad, beta),
-    times_alpha(mm(grad, matrix_transpose(mat2)), alpha),
+    times_alpha(mm(grad, mtr(mat2)), alpha),
     times_alpha(right_grad(&mm, mat1, grad, transposed_layout(mat2_sizes, mat2_strides)), alpha));
 EMBER_DERIVATIVE(op::baddbmm, "BaddbmmBackward0", (self, batch1, batch2, beta, alpha),
                  times_alpha(grad, beta), times_alpha(bmm(grad, matrix_transpose(batch2)), alpha),
@@ -219,7 +222,7 @@ Tensor matmul(const Tensor& t1, const Tensor& t2) {
     return autocast::run(
         autocast::CastPolicy::lower_precision_fp,
         [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, t1, t2);
-  profiler::Range prof_range(profiler::RangeKind::Op, "matmul");
+  profiler::OpRange prof_range("matmul", t1, t2);
   int64_t d1 = t1.dim(), d2 = t2.dim();
   EMBER_CHECK(d1 > 0 && d2 > 0, "both arguments to matmul need to be at least 1D, but they are ",
               d1, "D and ", d2, "D");

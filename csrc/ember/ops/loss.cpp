@@ -6,6 +6,7 @@
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/loss_util.h"
 #include "ember/ops/ops.h"
@@ -154,7 +155,7 @@ Tensor soft_cross_entropy(const Tensor& input, const Tensor& target,
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                 Reduction reduction, int64_t ignore_index) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "nll_loss");
+  profiler::OpRange prof_range("nll_loss", input, target, weight, int64_t(reduction), ignore_index);
   if (!(input.dtype() == kFloat || input.dtype() == kDouble))
     return to_dtype(nll_loss(to_dtype(input, kFloat), target, weight, reduction, ignore_index),
                     input.dtype());
@@ -167,7 +168,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                      Reduction reduction, int64_t ignore_index, double label_smoothing) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "cross_entropy");
+  profiler::OpRange prof_range("cross_entropy", input, target, weight, int64_t(reduction),
+                               ignore_index, label_smoothing);
   // torch checks only the upper bound, and smooths only for a positive value: a negative one
   // computes the unsmoothed loss
   EMBER_CHECK(label_smoothing <= 1.0,
@@ -176,6 +178,14 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
   if (input.sizes().equals(target.sizes()))
     return soft_cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing);
   EMBER_CHECK(input.dim() >= 1, "cross_entropy: expected input of 1 or more dimensions; got 0");
+  if (profiler::enabled() && label_smoothing == 0 && reduction != Reduction::None &&
+      (input.dtype() == kFloat || input.dtype() == kDouble)) [[unlikely]] {
+    // Under a profile, torch's composition (log_softmax, then nll_loss_nd), whose rows and
+    // backward nodes the profile then shows (Note [Profiler rows]); the fused kernel otherwise.
+    Tensor logp = log_softmax(input, input.dim() == 1 ? 0 : 1, input.dtype());
+    profiler::OpRange nd("nll_loss_nd", logp, target, weight, int64_t(reduction), ignore_index);
+    return nll_loss(logp, target, weight, reduction, ignore_index);
+  }
   if (!(input.dtype() == kFloat || input.dtype() == kDouble)) {
     int64_t cdim = input.dim() == 1 ? 0 : 1;
     Tensor logp = log_softmax(input, cdim);

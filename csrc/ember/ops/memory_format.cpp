@@ -2,6 +2,7 @@
 
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -20,7 +21,7 @@ Tensor contiguous(const Tensor& self, MemoryFormat format) {
 }
 
 Tensor clone(const Tensor& self, MemoryFormat format) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "clone");
+  profiler::OpRange prof_range("clone", self, format);
   if (format == MemoryFormat::Contiguous)
     return clone_strided(self, contiguous_strides(self.sizes()));
   return clone_strided(self, strides_like(self.sizes(), self.strides(), format));
@@ -45,8 +46,10 @@ Tensor to_format(const Tensor& self, std::optional<ScalarType> dtype, MemoryForm
                  bool copy) {
   const ScalarType t = dtype.value_or(self.dtype());
   if (!copy && t == self.dtype() &&
-      (format == MemoryFormat::Preserve || suggest_memory_format(self) == format))
+      (format == MemoryFormat::Preserve || suggest_memory_format(self) == format)) {
+    profiler::mark_op("to", self, dtype, false, copy, format);  // Note [Profiler rows]
     return self;
+  }
   return to_dtype(self, t, strides_like(self.sizes(), self.strides(), format));
 }
 

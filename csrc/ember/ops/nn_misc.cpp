@@ -36,7 +36,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
       input.numel() > 0) {
     DimVector shape(input.sizes());
     shape.back() = weight.size(0);
-    return view(addmm(*bias, reshape(input, {-1, input.size(-1)}), t(weight)), shape);
+    Tensor flat = view(input, {-1, input.size(-1)});  // torch's order: view, t, addmm, view
+    return view(addmm(*bias, flat, t(weight)), shape);
   }
   Tensor out = matmul(input, t(weight));
   return bias && bias->defined() ? out + *bias : out;

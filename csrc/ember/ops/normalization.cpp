@@ -12,6 +12,7 @@
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/normalization.h"
@@ -144,7 +145,15 @@ Stats native_batch_norm(const Tensor& input, OptT weight, OptT bias, OptT runnin
 
 Tensor batch_norm(const Tensor& input, OptT weight, OptT bias, OptT running_mean, OptT running_var,
                   bool training, double momentum, double eps) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "batch_norm");
+  profiler::OpRange prof_range("batch_norm", input, weight, bias, running_mean, running_var,
+                               training, momentum, eps, true);
+  // torch's rows (Note [Profiler rows]): the index-returning implementation, and the reserve
+  // buffer it allocates before the kernel.
+  profiler::OpRange impl("_batch_norm_impl_index", input, weight, bias, running_mean, running_var,
+                         training, momentum, eps, true);
+  if (profiler::enabled()) [[unlikely]]
+    profiler::mark_op("empty", std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                      std::nullopt);
   return std::get<0>(
       native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
 }

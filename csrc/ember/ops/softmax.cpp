@@ -6,6 +6,7 @@
 
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/softmax.h"
@@ -58,12 +59,16 @@ Tensor backward_impl(bool log, const Tensor& grad, const Tensor& output, int64_t
 }  // namespace
 
 Tensor softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "softmax");
+  profiler::OpRange prof_range("softmax", input, dim, dtype);
   return softmax_impl<false>(input, dim, dtype);
 }
 
 Tensor log_softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "log_softmax");
+  profiler::OpRange prof_range("log_softmax", input, dim, dtype);
+  if (dtype && profiler::enabled()) [[unlikely]] {  // torch converts to the dtype first
+    const std::nullopt_t none = std::nullopt;
+    profiler::mark_op("to", input, dtype, none, none, none, false, false, none);
+  }
   return softmax_impl<true>(input, dim, dtype);
 }
 

@@ -8,6 +8,7 @@
 #include "ember/core/complex_view.h"
 #include "ember/core/profiler.h"
 #include "ember/core/shape.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -31,6 +32,12 @@ void mark_view(const Tensor& view, const Tensor& self) {
 // A view of `self` with the given geometry; `backward` maps the view's grad to self's grad.
 Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
                  const char* node, std::function<Tensor(const Tensor& grad)> backward) {
+  // torch's views other than view itself make their geometry through aten::as_strided
+  // (Note [Profiler rows]).
+  if (profiler::enabled()) [[unlikely]]
+    if (std::string_view(node) != "ViewBackward0" &&
+        std::string_view(node) != "UnsafeViewBackward0")
+      profiler::mark_op("as_strided", self, sizes, strides, offset);
   Tensor out = self.as_strided_view(sizes, strides, offset);
   bool grad = autograd::any_requires_grad({&self});
   if (grad) {
@@ -54,7 +61,7 @@ int64_t extent_of(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
 }  // namespace
 
 Tensor view(const Tensor& self, IntArrayRef shape) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "view");
+  profiler::OpRange prof_range("view", self, shape);
   DimVector sizes = infer_size(shape, self.numel());
   auto strides = view_strides(self.sizes(), self.strides(), sizes);
   EMBER_CHECK(strides.has_value(),
@@ -70,6 +77,7 @@ Tensor view(const Tensor& self, IntArrayRef shape) {
 // A view whose node torch names UnsafeViewBackward0: the reshape ending matmul's folded and
 // batched paths (torch's _unsafe_view). Declared where it is used (ops/linalg.cpp).
 Tensor unsafe_view(const Tensor& self, IntArrayRef shape) {
+  profiler::OpRange prof_range("_unsafe_view", self, shape);
   DimVector sizes = infer_size(shape, self.numel());
   auto strides = view_strides(self.sizes(), self.strides(), sizes);
   EMBER_ASSERT(strides.has_value());
@@ -110,7 +118,7 @@ Tensor view_as_complex(const Tensor& self) {
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "reshape");
+  profiler::OpRange prof_range("reshape", self, shape);
   DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
   Tensor out = view(contiguous(self), sizes);
@@ -122,7 +130,7 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "transpose");
+  profiler::OpRange prof_range("transpose", self, dim0, dim1);
   int64_t n = self.dim();
   dim0 = maybe_wrap_dim(dim0, n);
   dim1 = maybe_wrap_dim(dim1, n);
@@ -137,11 +145,11 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
 }
 
 Tensor t(const Tensor& self) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "t");
+  profiler::OpRange prof_range("t", self);
   EMBER_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ",
               self.dim(), "D");
   // torch's own node (TBackward0), under the transpose range torch's t opens.
-  profiler::Range inner(profiler::RangeKind::Op, "transpose");
+  profiler::OpRange inner("transpose", self, 0, 1);
   DimVector sizes = shape_of(self), strides(self.strides());
   if (self.dim() == 2) {
     std::swap(sizes[0], sizes[1]);
@@ -160,7 +168,7 @@ Tensor matrix_transpose(const Tensor& self) {
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "permute");
+  profiler::OpRange prof_range("permute", self, dims);
   int64_t n = self.dim();
   EMBER_CHECK(
       int64_t(dims.size()) == n,
@@ -184,6 +192,7 @@ namespace {
 // torch names the three overloads' nodes apart: squeeze() SqueezeBackward0, squeeze(dim)
 // SqueezeBackward1, squeeze(dims) SqueezeBackward2 (a one-element dims reads as squeeze(dim)).
 Tensor squeeze_named(const Tensor& self, IntArrayRef dims, const char* name) {
+  profiler::OpRange prof_range("squeeze", self, dims);
   uint64_t mask = self.dim() == 0 ? 0 : dim_mask(dims, self.dim(), "squeeze");
   if (self.dim() == 0)
     for (int64_t d : dims) maybe_wrap_dim(d, 0);
@@ -211,6 +220,7 @@ Tensor squeeze(const Tensor& self, IntArrayRef dims) {
 }
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
+  profiler::OpRange prof_range("unsqueeze", self, dim);
   dim = maybe_wrap_dim(dim, self.dim() + 1);
   DimVector sizes = shape_of(self), strides(self.strides());
   int64_t st = dim < self.dim() ? sizes[size_t(dim)] * strides[size_t(dim)] : 1;
@@ -221,7 +231,7 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
 }
 
 Tensor expand(const Tensor& self, IntArrayRef sizes) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "expand");
+  profiler::OpRange prof_range("expand", self, sizes, false);
   int64_t n = int64_t(sizes.size());
   EMBER_CHECK(n >= self.dim(), "expand: the number of sizes provided (", n,
               ") must be greater or equal to the number of dimensions in the tensor (", self.dim(),
@@ -255,6 +265,7 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
              std::optional<int64_t> end, int64_t step) {
+  profiler::OpRange prof_range("slice", self, dim, start, end, step);
   EMBER_CHECK(self.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
   dim = maybe_wrap_dim(dim, self.dim());
   EMBER_CHECK(step > 0, "slice step must be positive; got ", step);
@@ -278,6 +289,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
 }
 
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  profiler::OpRange prof_range("narrow", self, dim, start, length);
   EMBER_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   dim = maybe_wrap_dim(dim, self.dim());
   int64_t size = self.sizes()[size_t(dim)];
@@ -293,6 +305,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
 }
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+  profiler::OpRange prof_range("select", self, dim, index);
   EMBER_CHECK_INDEX(self.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
   dim = maybe_wrap_dim(dim, self.dim());
   int64_t size = self.sizes()[size_t(dim)];
@@ -390,6 +403,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
 }
 
 Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
+  profiler::OpRange prof_range("unfold", self, dim, size, step);
   int64_t n = self.dim();
   dim = maybe_wrap_dim(dim, n);
   int64_t len = n == 0 ? 1 : self.sizes()[size_t(dim)];
@@ -408,7 +422,7 @@ Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
 }
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
-  profiler::Range prof_range(profiler::RangeKind::Op, "flatten");
+  profiler::OpRange prof_range("flatten", self, start_dim, end_dim);
   if (self.dim() == 0) return reshape(self, {1});
   start_dim = maybe_wrap_dim(start_dim, self.dim());
   end_dim = maybe_wrap_dim(end_dim, self.dim());
@@ -420,6 +434,8 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   for (int64_t d = start_dim; d <= end_dim; ++d) m *= self.sizes()[size_t(d)];
   sizes.push_back(m);
   for (int64_t d = end_dim + 1; d < self.dim(); ++d) sizes.push_back(self.sizes()[size_t(d)]);
+  // torch's flatten reshapes without the reshape op: a view where one exists.
+  if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
   return reshape(self, sizes);
 }
 
@@ -435,6 +451,7 @@ Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
 }
 
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  profiler::OpRange prof_range("diagonal", self, offset, dim1, dim2);
   int64_t n = self.dim();
   dim1 = maybe_wrap_dim(dim1, n);
   dim2 = maybe_wrap_dim(dim2, n);
@@ -501,7 +518,9 @@ Tensor sum_to(const Tensor& self, IntArrayRef shape) {
     if (d < lead || (shape[size_t(d - lead)] == 1 && self.sizes()[size_t(d)] != 1))
       dims.push_back(d);
   Tensor r = dims.empty() ? self : sum(self, dims, true, std::nullopt);
-  if (lead > 0 || !r.sizes().equals(shape)) r = reshape(r, shape);
+  // torch's sum_to views its sum (a view always exists for the fresh sum; no reshape row)
+  if (lead > 0 || !r.sizes().equals(shape))
+    r = view_strides(r.sizes(), r.strides(), shape) ? view(r, shape) : reshape(r, shape);
   return r;
 }
 

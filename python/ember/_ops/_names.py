@@ -29,7 +29,8 @@ def named(fn, name):
         if isinstance(out, _C.Tensor) and out.requires_grad and out._grad_fn is not None:
             if not any(out is a for a in args):  # an input handed back keeps its own node
                 node_name = name if isinstance(name, str) else name(args, kwargs)
-                if node_name:
+                # a node already of that name (the fused loss kernels' own) needs no second one
+                if node_name and out._grad_fn.name() != node_name:
                     _C._rename_grad_fn(out, node_name)
         return out
 

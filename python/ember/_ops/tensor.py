@@ -151,7 +151,11 @@ def to(self, *args, **kwargs):
     if memory_format is not None:
         return _C._to_format(self, dtype, memory_format, copy)
     if dtype is None or (dtype == self.dtype and not copy):
-        return self.clone() if copy else self
+        if copy:
+            return self.clone()
+        if _C._profiler_enabled():  # torch records aten::to even when it hands back self
+            return _C._to_format(self, dtype, None, False)
+        return self
     return _C._to_dtype(self, dtype, copy)
 
 

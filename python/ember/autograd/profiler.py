@@ -45,8 +45,7 @@ _EMBER_ONLY = frozenset(
         "_arange_fill",
         "_cross_entropy_index",
         "_cross_entropy_index_backward",
-        "_nll_loss_index",
-        "_nll_loss_index_backward",
+        "_fused_rmsprop_",  # ember's fused RMSprop update (torch has no fused RMSprop)
         "_place_along_dim",
         "_randperm_fill",
         "_rnn_layer",
@@ -72,7 +71,37 @@ _ATEN_NAME = {
     "linalg_svd_ex": "_linalg_svd",
     "logsigmoid": "log_sigmoid_forward",
     "logsigmoid_backward": "log_sigmoid_backward",
+    "max_pool2d_backward": "max_pool2d_with_indices_backward",
+    "_nll_loss_index": "nll_loss_forward",  # (loss, total_weight) of (M, C) rows, as torch's
+    "_nll_loss_index_backward": "nll_loss_backward",
     "relu_backward": "threshold_backward",
+}
+# torch's argument counts of ops whose ember schema (or Python factory) takes fewer: a profile
+# with record_shapes lists the missing trailing arguments as [] (non-tensor), as torch does.
+_TORCH_ARITY = {
+    "aten::_log_softmax": 3,
+    "aten::_log_softmax_backward_data": 4,
+    "aten::_softmax": 3,
+    "aten::_softmax_backward_data": 4,
+    "aten::arange": 5,
+    "aten::convolution": 9,
+    "aten::copy_": 3,
+    "aten::empty": 6,
+    "aten::empty_like": 6,
+    "aten::empty_strided": 6,
+    "aten::eye": 5,
+    "aten::full": 6,
+    "aten::full_like": 7,
+    "aten::linspace": 7,
+    "aten::ones": 5,
+    "aten::ones_like": 6,
+    "aten::rand": 5,
+    "aten::randint": 7,
+    "aten::randn": 5,
+    "aten::randn_like": 6,
+    "aten::threshold_backward": 3,
+    "aten::zeros": 5,
+    "aten::zeros_like": 6,
 }
 _display_names = {}
 # The autograd engine's ranges shown under torch's names (its C++ class for AccumulateGrad).
@@ -279,6 +308,11 @@ class profile:
                 else:
                     display = _AUTOGRAD_NAME.get(name, name)
                 trace_name = display
+                if shapes is not None or (kind == 0 and self.record_shapes):
+                    want = _TORCH_ARITY.get(display, 0) if kind == 0 else 0
+                    shapes = list(shapes or [])
+                    if len(shapes) < want:
+                        shapes += [[] for _ in range(want - len(shapes))]
                 if kind == 1 and display.startswith("ProfilerStep#"):
                     display = "ProfilerStep*"  # torch's steps share one key
                 evt = FunctionEvent(

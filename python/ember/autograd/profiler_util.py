@@ -635,15 +635,17 @@ def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
     for e in sorted(events, key=lambda e: (e.thread, e.time_range.start, -e.time_range.end)):
         if e.name == "[memory]":
             continue
-        args = {"External id": e.id, "Record function id": e.id, "Ev Idx": e.id}
-        if e.input_shapes:
-            args["Input Dims"] = e.input_shapes
+        # torch's keys, in its order: the range's id (from 1), its record function's (0 on
+        # the CPU), the node's sequence number, the input shapes, then the event's index.
+        args = {"External id": e.id + 1, "Record function id": 0}
         if e.sequence_nr >= 0:
             args["Sequence number"] = e.sequence_nr
+            args["Fwd thread id"] = 0
+        if e.input_shapes:
+            args["Input Dims"] = e.input_shapes
         if e.flops:
             args["flops"] = e.flops
-        if e.cpu_parent is not None:
-            args["Parent id"] = e.cpu_parent.id
+        args["Ev Idx"] = e.id
         trace.append(
             {
                 "ph": "X",

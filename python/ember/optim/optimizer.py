@@ -6,6 +6,7 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
+from .. import _C
 from .._C import (
     Tensor,
     bfloat16,
@@ -131,6 +132,14 @@ def _hooked_step(step):
     def wrapper(self, *args, **kwargs):
         if getattr(self, "_in_step", False):
             return step(self, *args, **kwargs)
+        if _C._profiler_enabled():  # torch's range around the hooks and the step
+            from ..autograd.profiler import record_function
+
+            with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+                return hooked(self, args, kwargs)
+        return hooked(self, args, kwargs)
+
+    def hooked(self, args, kwargs):
         for hook in chain(_global_step_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = hook(self, args, kwargs)
             if result is not None:
@@ -291,6 +300,14 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Resets the gradients of all optimized tensors (to None by default)."""
+        if _C._profiler_enabled():  # torch's range around the reset
+            from ..autograd.profiler import record_function
+
+            with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+                return self._zero_grad(set_to_none)
+        return self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

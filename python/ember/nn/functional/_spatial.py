@@ -5,7 +5,7 @@ import warnings
 
 from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
-from ..._ops import _names
+from ..._ops import _names, _op_range
 from ..._ops import quantized as _quantized
 from ._activation import _float_kernel, _raise_if_not_tensor
 
@@ -177,6 +177,14 @@ def max_pool2d(
         return _quantized._max_pool2d(
             input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
         )
+    if not return_indices and _C._profiler_enabled():  # torch's row around the indexed pooling
+        handle = _C._record_function_enter(_op_range.OP_MARK + "aten::max_pool2d")
+        try:
+            return max_pool2d_with_indices(
+                input, kernel_size, stride, padding, dilation, ceil_mode
+            )[0]
+        finally:
+            _C._record_function_exit(handle)
     out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return out if return_indices else out[0]
 
