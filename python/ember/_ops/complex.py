@@ -515,17 +515,38 @@ def _div(input, other, *, rounding_mode=None, out=None):
     gradient for complex operands needs a complex negation the core lacks."""
     if rounding_mode is not None:
         raise RuntimeError("div: rounding_mode is not supported for complex inputs")
+    if not isinstance(other, Tensor) and other == 0:  # Python's 1 / 0 raises: divide by a 0-d
+        other = (  # tensor of it, as torch's wrapped number
+            _as_complex(other, input.dtype)
+            if isinstance(other, builtins.complex)
+            else tensor(0.0)  # torch divides by |0|
+        )
     if not isinstance(other, Tensor):
         result = input * (1 / other)
     elif not isinstance(input, Tensor):
         result = _recip_any(other) * input
     else:
         result = input * _recip_any(other)
+    result = _by_complex_zero(input, other, result)
     return out.copy_(result) if out is not None else result
 
 
+def _by_complex_zero(input, other, result):
+    """c10's complex division by exactly 0 + 0i: each part of input over |0| (inf, or nan for
+    0 / 0), where input * (1 / other) gives nan + nan i (or -inf for a -0.0)."""
+    if not isinstance(other, Tensor) or not _is_c(result):
+        return result
+    zero = _C.eq(_re(other), 0) & _C.eq(_im(other), 0) if _is_c(other) else _C.eq(other, 0)
+    if not bool(zero.any()):
+        return result
+    num = _as_complex(input, result.dtype)
+    re = _real_where(zero, _re(num) / 0.0, _re(result))
+    im = _real_where(zero, _im(num) / 0.0, _im(result))
+    return _make(re, im)
+
+
 def _rdiv(self, other):
-    return _div(other, self)
+    return _recip_any(self) * other  # torch's __rtruediv__: reciprocal, then the product
 
 
 # (name, complex path, which positional args may be complex)
