@@ -461,8 +461,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     d0, d1 = dim[0] % n, dim[1] % n
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
-    if A.numel() == 0 and ord in (2, math.inf):  # torch's largest of nothing is 0 here
-        shape = [1 if i in (d0, d1) else s for i, s in enumerate(A.shape)]
+    shape = [1 if i in (d0, d1) else s for i, s in enumerate(A.shape)]
+    if A.numel() == 0 and (ord in (1, 2, math.inf) or math.prod(shape) == 0):
+        # torch's largest of nothing is 0 here; an empty batch has no matrices to reduce
         out = zeros(shape, dtype=_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype)
         return out if keepdim else out.squeeze((d0, d1))
     if ord == "fro":
