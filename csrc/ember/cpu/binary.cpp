@@ -5,6 +5,7 @@
 #include "ember/schema/binary.h"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "ember/core/shape.h"
@@ -31,8 +32,48 @@ ScalarType compute_type(Out kind, ScalarType common) {
 
 void check_zero_div(bool is_int_zero) { EMBER_CHECK(!is_int_zero, "ZeroDivisionError"); }
 
-// out = f(a, b) computed in `ct`; out has dtype ct (or bool for Out::Bool).
-template <uint32_t Allowed, Out kind, class F>
+// Note [torch's vectorized fmod]
+// PyTorch's CPU fmod and remainder of floating dtypes run Sleef's fmod on its vectorized path:
+// exact, except that it gives NaN where the first quotient estimate |x| * (1 / |y|) (both
+// rounded toward zero by an ulp, a divisor below the normal range first scaled up with x)
+// overflows, e.g. fmod(3.0, 1e-40) or fmod(3e38, 0.5) in float32; the scalar path (std::fmod)
+// gives the exact remainder there. That path covers, in each inner loop TensorIterator runs,
+// the leading blocks of two AVX2 vectors (16 floats, 8 doubles, 32 half/bfloat16, computed in
+// float) when all operands are dense or one input is a broadcast scalar; the tail and every
+// other layout are scalar. Measured on torch 2.13 (tests/python/test_edges_s13.py).
+template <class C>
+bool vector_fmod_is_nan(C x, C y) {
+  C nu = std::fabs(x), de = std::fabs(y);
+  if (!(nu >= de) || de == 0) return false;  // NaN operands, |x| < |y| and 0: as std::fmod
+  const C scale = sizeof(C) == 4 ? C(1 << 25) : C(UINT64_C(1) << 54);
+  if (de < std::numeric_limits<C>::min()) {
+    nu *= scale;
+    de *= scale;
+  }
+  auto toward0 = [](C v) { return std::nextafter(v, C(0)); };
+  return std::isinf(toward0(nu) * toward0(C(1) / de));
+}
+
+template <class T, class F>
+void vector_fmod_loop(const TensorIter& it, F f) {
+  using C = acc_t<T>;
+  constexpr int64_t block = 64 / int64_t(sizeof(T));  // two 256-bit vectors of T
+  it.for_each([&](char** p, const int64_t* s, int64_t n) {
+    const int64_t z = sizeof(T);
+    const bool vec =
+        s[0] == z && ((s[1] == z && (s[2] == z || s[2] == 0)) || (s[1] == 0 && s[2] == z));
+    const int64_t nv = vec ? n - n % block : 0;
+    for (int64_t i = 0; i < n; ++i) {
+      C x = load<T>(p[1] + i * s[1]), y = load<T>(p[2] + i * s[2]);
+      C r = i < nv && vector_fmod_is_nan(x, y) ? std::numeric_limits<C>::quiet_NaN() : f(x, y);
+      *reinterpret_cast<T*>(p[0] + i * s[0]) = T(r);
+    }
+  });
+}
+
+// out = f(a, b) computed in `ct`; out has dtype ct (or bool for Out::Bool). `vec_fmod`: the
+// floating dtypes follow Note [torch's vectorized fmod].
+template <uint32_t Allowed, Out kind, bool vec_fmod = false, class F>
 void binary_into(const char* name, const Tensor& out, const Tensor& a, const Tensor& b,
                  ScalarType ct, F f) {
   Tensor ca = a.dtype() == ct ? a : to_dtype(a, ct);
@@ -42,20 +83,21 @@ void binary_into(const char* name, const Tensor& out, const Tensor& a, const Ten
     using T = decltype(tag);
     // Memory-bound: AVX-512 would only cost build time (Note [ISA clones]).
     if constexpr (kind == Out::Bool) binary_loop<bool, T, T, Isa::avx2>(it, f);
+    else if constexpr (vec_fmod && std::is_floating_point_v<acc_t<T>>) vector_fmod_loop<T>(it, f);
     else binary_loop<T, T, T, Isa::avx2>(it, f);
   });
 }
 
-template <uint32_t Allowed, Out kind, class F>
+template <uint32_t Allowed, Out kind, bool vec_fmod = false, class F>
 Tensor binary_out_of_place(const char* name, const Tensor& a, const Tensor& b, F f) {
   ScalarType ct = compute_type(kind, result_type({a, b}));
   DimVector shape = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = empty_like_inputs(shape, kind == Out::Bool ? kBool : ct, {&a, &b});
-  binary_into<Allowed, kind>(name, out, a, b, ct, f);
+  binary_into<Allowed, kind, vec_fmod>(name, out, a, b, ct, f);
   return out;
 }
 
-template <uint32_t Allowed, Out kind, class F>
+template <uint32_t Allowed, Out kind, bool vec_fmod = false, class F>
 Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f) {
   ScalarType ct = compute_type(kind, result_type({self, other}));
   DimVector shape = broadcast_shapes(self.sizes(), other.sizes(), name);
@@ -64,24 +106,26 @@ Tensor& binary_in_place(const char* name, Tensor& self, const Tensor& other, F f
   ScalarType out_t = kind == Out::Bool ? kBool : ct;
   check_inplace_dtype(self, out_t, name);
   if (out_t == self.dtype()) {
-    binary_into<Allowed, kind>(name, self, self, other, ct, f);
+    binary_into<Allowed, kind, vec_fmod>(name, self, self, other, ct, f);
   } else {
     Tensor tmp = empty(shape, out_t);
-    binary_into<Allowed, kind>(name, tmp, self, other, ct, f);
+    binary_into<Allowed, kind, vec_fmod>(name, tmp, self, other, ct, f);
     copy_(self, tmp);
   }
   return self;
 }
 
-#define EMBER_BINARY_KERNEL(name, allowed, kind, ...)                    \
-  Tensor name##_kernel(const Tensor& a, const Tensor& b) {               \
-    return binary_out_of_place<allowed, kind>(#name, a, b, __VA_ARGS__); \
-  }                                                                      \
-  Tensor& name##_inplace_kernel(Tensor& a, const Tensor& b) {            \
-    return binary_in_place<allowed, kind>(#name "_", a, b, __VA_ARGS__); \
-  }                                                                      \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                   \
+#define EMBER_BINARY_KERNEL_V(name, allowed, kind, vec, ...)                  \
+  Tensor name##_kernel(const Tensor& a, const Tensor& b) {                    \
+    return binary_out_of_place<allowed, kind, vec>(#name, a, b, __VA_ARGS__); \
+  }                                                                           \
+  Tensor& name##_inplace_kernel(Tensor& a, const Tensor& b) {                 \
+    return binary_in_place<allowed, kind, vec>(#name "_", a, b, __VA_ARGS__); \
+  }                                                                           \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);                        \
   EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_inplace_kernel);
+#define EMBER_BINARY_KERNEL(name, allowed, kind, ...) \
+  EMBER_BINARY_KERNEL_V(name, allowed, kind, false, __VA_ARGS__)
 
 EMBER_BINARY_KERNEL(mul, kAllTypes | kComplexTypes, Out::Same, [](auto x, auto y) {
   if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
@@ -102,12 +146,12 @@ EMBER_BINARY_KERNEL(floor_divide, kNumericTypes, Out::Same, [](auto x, auto y) {
   if constexpr (!is_float_v<T>) check_zero_div(y == 0);
   return floor_div(x, y);
 })
-EMBER_BINARY_KERNEL(remainder, kNumericTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL_V(remainder, kNumericTypes, Out::Same, true, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (!is_float_v<T>) check_zero_div(y == 0);
   return python_mod(x, y);
 })
-EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Same, [](auto x, auto y) {
+EMBER_BINARY_KERNEL_V(fmod, kNumericTypes, Out::Same, true, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) return std::fmod(x, y);
   else {
@@ -118,9 +162,11 @@ EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Same, [](auto x, auto y) {
 // PyTorch rejects a negative Python-number exponent of an integer base (tensor exponents
 // truncate instead), so the check needs the wrapped-number flag only a kernel sees.
 void check_integer_pow(const Tensor& a, const Tensor& b) {
-  bool ints = !is_floating_point(a.dtype()) && !is_floating_point(b.dtype());
-  EMBER_CHECK(!(ints && b.impl()->is_wrapped_number && b.item().to_double() < 0),
-              "Integers to negative integer powers are not allowed.");
+  bool ints = is_integral(a.dtype(), true) && is_integral(b.dtype(), true);
+  if (!ints || !b.impl()->is_wrapped_number) return;
+  EMBER_CHECK(b.item().to_double() >= 0, "Integers to negative integer powers are not allowed.");
+  // torch converts a number exponent to the integer result type with its overflow check
+  check_scalar_fits(b.item(), result_type({a, b}));
 }
 constexpr auto pow_fn = [](auto x, auto y) {
   using T = decltype(x);
