@@ -218,8 +218,6 @@ def test_complex_in_place_unary_and_pow():
     _check(lambda T: T.tensor([1j]).pow_(2).real, _ok([-1.0]))
     _check(lambda T: T.tensor([1.0]).pow_(T.tensor(1j)), _raises(RuntimeError))
     _check(lambda T: T.tensor([1j]).abs_(), _raises(RuntimeError))
-    rpow = lambda T: T.tensor([1, 2], dtype=T.int8).__rpow__(T.tensor(2 + 0j)).real  # noqa: E731
-    _check(rpow, _ok([2.0, 4.0]))
 
 
 def test_complex_exp_at_the_edges_as_c99():

@@ -658,7 +658,6 @@ for _name in (
     _METHOD_EXTRA[_name + "_"] = (_in_place(_PATHS[_name][0]), 1)
 _METHOD_EXTRA["pow_"] = (_in_place(_pow), 2)
 _METHOD_EXTRA["__ipow__"] = (_in_place(_pow), 2)
-_METHOD_EXTRA["__rpow__"] = (lambda a, b: _pow(b, a), 2)
 for _name in ("maximum", "minimum", "fmax", "fmin"):
     _PATHS[_name] = (_no_complex(_name), 2)
 for _name in ("logical_and", "logical_or", "logical_xor"):
