@@ -352,3 +352,12 @@ def test_matrix_norm_of_empty_batches_and_matrices():
     _check(lambda T: T.linalg.matrix_norm(T.zeros(0, 0, 0), ord=1).shape[0], _ok(0))
     _check(lambda T: T.linalg.matrix_norm(T.zeros(2, 3, 0), ord=1), _ok([0.0, 0.0]))
     _check(lambda T: T.linalg.matrix_norm(T.zeros(2, 3, 0), ord=-1), _raises(IndexError))
+
+
+@pytest.mark.parametrize(
+    "dtype,want",
+    [("int8", 0), ("int16", 0), ("uint8", 0), ("int32", -(2**31)), ("int64", -(2**63))],
+)
+def test_median_of_nothing_is_nan_cast_as_torch(dtype, want):
+    _check(lambda T: T.median(T.tensor([], dtype=getattr(T, dtype))).item(), _ok(want))
+    _check(lambda T: T.nanmedian(T.tensor([], dtype=getattr(T, dtype))).item(), _ok(want))
