@@ -224,6 +224,11 @@ _EXACT_DTYPE = set(
     "argmax argmin all any max min median nanmedian mode kthvalue sort topk cummax cummin "
     "aminmax".split()
 )
+# unary ops that keep the input's dtype: torch's iterator checks out's dtype is the input's
+_SAME_DTYPE = set(
+    "abs absolute neg negative floor ceil round trunc fix frac sign sgn bitwise_not "
+    "conj_physical".split()
+)
 _CAT_LIKE = set("cat concat concatenate stack hstack vstack dstack column_stack".split())
 # the C++ names torch's "Expected out tensor to have dtype ..." prints
 _CPP_NAMES = {
@@ -488,6 +493,10 @@ def _caller_level():
 def _write_one(name, result, out):
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_describe(out)}")
+    if name in _SAME_DTYPE and result.dtype != out.dtype:
+        raise RuntimeError(
+            f"Found dtype {_type_name(out.dtype)} but expected {_type_name(result.dtype)}"
+        )
     exact = name in _EXACT_DTYPE or name.startswith("linalg_")
     if result.dtype != out.dtype and exact:
         raise RuntimeError(
@@ -631,6 +640,12 @@ def _slow(name, orig, texts, method, strict=False, holder=()):
         out = kwargs.pop("out", None)
         if out is None:
             return call(*args, **kwargs)
+        if texts and not method and any("out" not in t for t in texts):
+            # only some overloads take out= (sum(x, out=o) is torch's TypeError)
+            sigs = _signatures(key, texts)
+            given = {**kwargs, "out": out}
+            if not _binds_any(sigs, args, given):
+                raise type_error(name, sigs, args, given)
         return _call_out(name, call, args, kwargs, out)
 
     return slow

@@ -151,11 +151,12 @@ def call(m, case: Case):
     kind, _, name = case.fn.partition(".")
     if case.fn.startswith("op:"):
         return OPS_BY_NAME[case.fn[3:]].op(m, *args, **kwargs)
-    if case.fn.startswith("prog:"):  # a short program: edge_cases.py, wide_cases.py
+    if case.fn.startswith("prog:"):  # a short program: edge_, wide_ or deep_cases.py
+        from deep_cases import DEEP_PROGRAMS
         from edge_cases import PROGRAMS
         from wide_cases import WIDE_PROGRAMS
 
-        return {**PROGRAMS, **WIDE_PROGRAMS}[case.fn[5:]](m, *args, **kwargs)
+        return {**PROGRAMS, **WIDE_PROGRAMS, **DEEP_PROGRAMS}[case.fn[5:]](m, *args, **kwargs)
     if case.fn == "setitem":
         x, index, value = args
         x[index] = value

@@ -7,10 +7,11 @@
 --families picks the case families: classic (op_db samples, views, indexing, nn), edge
 (edge_cases.py: keywords, special values, wrong types, in-place, reductions, matmul, autograd,
 conversions), all (the default on the command line: classic and edge), wide (wide_cases.py:
-reductions over dim tuples, indexing writes, more losses, linalg, fft, sparse) or full (all and
-wide). The run ends with a table of calls per
-family in the issue's classes (pass / crash / hang / value / raise / exc_class) and the share
-that agrees with torch. A seed gives the same calls every run.
+reductions over dim tuples, indexing writes, more losses, linalg, fft, sparse), deep
+(deep_cases.py: nn.Module forwards, gradients of op_db ops, out= and in-place variants, type
+promotion over every dtype pair) or full (all, wide and deep). The run ends with a table of
+calls per family in the issue's classes (pass / crash / hang / value / raise / exc_class) and
+the share that agrees with torch. A seed gives the same calls every run.
 
 Cases run in child processes (workers): each logs a case before running it, so when a worker
 dies (a crash) or stops logging (a hang) the parent records that case as a finding and starts a
@@ -45,8 +46,10 @@ def strategies(families: str):
     """(name, strategy) pairs drawn from for `families`: 'classic' (op_db samples, views,
     indexing, creation, nn), 'edge' (edge_cases.py: keywords, special values, wrong types,
     in-place, reductions, matmul, autograd, conversions), 'all' (both, half each), 'wide'
-    (wide_cases.py: dim tuples, indexing writes, losses, linalg, fft, sparse) or 'full' (all,
-    with a quarter of the draws from wide)."""
+    (wide_cases.py: dim tuples, indexing writes, losses, linalg, fft, sparse), 'deep'
+    (deep_cases.py: modules, gradients, out=/in-place variants, promotion) or 'full' (all, with
+    a quarter of the draws from each of wide and deep)."""
+    from deep_cases import DEEP_STRATEGIES
     from edge_cases import EDGE_STRATEGIES
     from nn_cases import NN_STRATEGIES
     from strategies import (
@@ -68,12 +71,17 @@ def strategies(families: str):
     classic += [("nn." + s.wrapped_strategy.definition.__name__[:-6], s) for s in NN_STRATEGIES]
     edge = [(s.wrapped_strategy.definition.__name__[:-6], s) for s in EDGE_STRATEGIES]
     wide = [(s.wrapped_strategy.definition.__name__[:-6], s) for s in WIDE_STRATEGIES]
+    deep = [(s.wrapped_strategy.definition.__name__[:-6], s) for s in DEEP_STRATEGIES]
     if families == "wide":
         return wide
+    if families == "deep":
+        return deep
     if families in ("all", "full"):  # as many edge draws as classic ones
         edge = edge * max(1, round(len(classic) / len(edge)))
-    if families == "full":  # and a quarter of the draws from the wide families
-        return classic + edge + wide * max(1, round(len(classic + edge) / (3 * len(wide))))
+    if families == "full":  # and a quarter of the draws from each of wide and deep
+        base = classic + edge
+        wide = wide * max(1, round(len(base) / (3 * len(wide))))
+        return base + wide + deep * max(1, round(len(base) / (3 * len(deep))))
     return {"classic": classic, "edge": edge, "all": classic + edge}[families]
 
 
@@ -319,11 +327,12 @@ def main(argv=None):
     p.add_argument("--out", help="write every finding's examples here (JSON lines)")
     p.add_argument(
         "--families",
-        choices=("all", "classic", "edge", "wide", "full"),
+        choices=("all", "classic", "edge", "wide", "deep", "full"),
         default="all",
         help="classic: op_db samples, views, indexing, nn; edge: edge_cases.py; all: both; "
         "wide: wide_cases.py (dim tuples, indexing writes, losses, linalg, fft, sparse); "
-        "full: all and wide",
+        "deep: deep_cases.py (modules, gradients, out=/in-place, promotion); full: all, wide "
+        "and deep",
     )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--ci", action="store_true", help=argparse.SUPPRESS)

@@ -1,5 +1,7 @@
 #include "ember/core/shape.h"
 
+#include <string_view>
+
 namespace ember {
 
 DimVector contiguous_strides(IntArrayRef sizes) {
@@ -104,6 +106,11 @@ Rows rows_of(IntArrayRef sizes, int64_t dim) {
 }
 
 uint64_t dim_mask(IntArrayRef dims, int64_t ndim, const char* op) {
+  // torch's reductions and movedim wrap every dim before looking for a repeat (sum((0, 0, 5))
+  // is an IndexError); var, flip and squeeze check one entry at a time (a RuntimeError there)
+  const std::string_view name(op);
+  if (name != "var" && name != "flip" && name != "squeeze")
+    for (int64_t d : dims) maybe_wrap_dim(d, ndim);
   uint64_t mask = 0;
   for (int64_t d : dims) {
     int64_t w = maybe_wrap_dim(d, ndim);

@@ -5,6 +5,7 @@
 #include "ember/schema/binary.h"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "ember/cpu/copy.h"
@@ -35,8 +36,48 @@ void check_prepared(const char* name, const Tensor& out, ScalarType ct,
               "(the op's meta step prepares them); got ", out.dtype(), " output");
 }
 
-// out = f(a, b), computed in a's dtype.
-template <uint32_t Allowed, Out kind, class F>
+// Note [torch's vectorized fmod]
+// PyTorch's CPU fmod and remainder of floating dtypes run Sleef's fmod on its vectorized path:
+// exact, except that it gives NaN where the first quotient estimate |x| * (1 / |y|) (both
+// rounded toward zero by an ulp, a divisor below the normal range first scaled up with x)
+// overflows, e.g. fmod(3.0, 1e-40) or fmod(3e38, 0.5) in float32; the scalar path (std::fmod)
+// gives the exact remainder there. That path covers, in each inner loop TensorIterator runs,
+// the leading blocks of two AVX2 vectors (16 floats, 8 doubles, 32 half/bfloat16, computed in
+// float) when all operands are dense or one input is a broadcast scalar; the tail and every
+// other layout are scalar. Measured on torch 2.13 (tests/python/test_edges_s13.py).
+template <class C>
+bool vector_fmod_is_nan(C x, C y) {
+  C nu = std::fabs(x), de = std::fabs(y);
+  if (!(nu >= de) || de == 0) return false;  // NaN operands, |x| < |y| and 0: as std::fmod
+  const C scale = sizeof(C) == 4 ? C(1 << 25) : C(UINT64_C(1) << 54);
+  if (de < std::numeric_limits<C>::min()) {
+    nu *= scale;
+    de *= scale;
+  }
+  auto toward0 = [](C v) { return std::nextafter(v, C(0)); };
+  return std::isinf(toward0(nu) * toward0(C(1) / de));
+}
+
+template <class T, class F>
+void vector_fmod_loop(const TensorIter& it, F f) {
+  using C = acc_t<T>;
+  constexpr int64_t block = 64 / int64_t(sizeof(T));  // two 256-bit vectors of T
+  it.for_each([&](char** p, const int64_t* s, int64_t n) {
+    const int64_t z = sizeof(T);
+    const bool vec =
+        s[0] == z && ((s[1] == z && (s[2] == z || s[2] == 0)) || (s[1] == 0 && s[2] == z));
+    const int64_t nv = vec ? n - n % block : 0;
+    for (int64_t i = 0; i < n; ++i) {
+      C x = load<T>(p[1] + i * s[1]), y = load<T>(p[2] + i * s[2]);
+      C r = i < nv && vector_fmod_is_nan(x, y) ? std::numeric_limits<C>::quiet_NaN() : f(x, y);
+      *reinterpret_cast<T*>(p[0] + i * s[0]) = T(r);
+    }
+  });
+}
+
+// out = f(a, b), computed in a's dtype. `vec_fmod`: the floating dtypes follow
+// Note [torch's vectorized fmod].
+template <uint32_t Allowed, Out kind, bool vec_fmod = false, class F>
 Tensor& binary_out(const char* name, Tensor& out, const Tensor& a, const Tensor& b, F f) {
   const ScalarType ct = a.dtype();
   check_prepared(name, out, ct, {&b}, kind == Out::Bool);
@@ -45,16 +86,19 @@ Tensor& binary_out(const char* name, Tensor& out, const Tensor& a, const Tensor&
     using T = decltype(tag);
     // Memory-bound: AVX-512 would only cost build time (Note [ISA clones]).
     if constexpr (kind == Out::Bool) binary_loop<bool, T, T, Isa::avx2>(it, f);
+    else if constexpr (vec_fmod && std::is_floating_point_v<acc_t<T>>) vector_fmod_loop<T>(it, f);
     else binary_loop<T, T, T, Isa::avx2>(it, f);
   });
   return out;
 }
 
-#define EMBER_BINARY_KERNEL(name, allowed, kind, ...)                        \
+#define EMBER_BINARY_KERNEL_V(name, allowed, kind, vec, ...)                 \
   Tensor& name##_out_kernel(const Tensor& a, const Tensor& b, Tensor& out) { \
-    return binary_out<allowed, kind>(#name, out, a, b, __VA_ARGS__);         \
+    return binary_out<allowed, kind, vec>(#name, out, a, b, __VA_ARGS__);    \
   }                                                                          \
   EMBER_REGISTER_KERNEL(op::name##_out, CPU, name##_out_kernel);
+#define EMBER_BINARY_KERNEL(name, allowed, kind, ...) \
+  EMBER_BINARY_KERNEL_V(name, allowed, kind, false, __VA_ARGS__)
 
 EMBER_BINARY_KERNEL(mul, kAllTypes | kComplexTypes, Out::Value, [](auto x, auto y) {
   if constexpr (std::is_same_v<decltype(x), bool>) return x && y;
@@ -75,12 +119,12 @@ EMBER_BINARY_KERNEL(floor_divide, kNumericTypes, Out::Value, [](auto x, auto y) 
   if constexpr (!is_float_v<T>) check_zero_div(y == 0);
   return floor_div(x, y);
 })
-EMBER_BINARY_KERNEL(remainder, kNumericTypes, Out::Value, [](auto x, auto y) {
+EMBER_BINARY_KERNEL_V(remainder, kNumericTypes, Out::Value, true, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (!is_float_v<T>) check_zero_div(y == 0);
   return python_mod(x, y);
 })
-EMBER_BINARY_KERNEL(fmod, kNumericTypes, Out::Value, [](auto x, auto y) {
+EMBER_BINARY_KERNEL_V(fmod, kNumericTypes, Out::Value, true, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (is_float_v<T>) return std::fmod(x, y);
   else {

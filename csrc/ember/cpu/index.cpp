@@ -326,7 +326,10 @@ std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim,
 }
 
 Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
-  std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_select");
+  // torch's CPU kernel raises IndexError along dim 0 (and for a vector), its gather's
+  // RuntimeError along another dim of a matrix or more
+  const ErrorKind kind = self.dim() > 1 && dim > 0 ? ErrorKind::Runtime : ErrorKind::Index;
+  std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_select", kind);
   DimVector shape(self.sizes());
   if (self.dim() > 0) shape[size_t(dim)] = int64_t(idx.size());
   Tensor out = empty(shape, self.dtype());

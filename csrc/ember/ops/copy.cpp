@@ -112,6 +112,10 @@ void check_inplace(const Tensor& self) {
 Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& outofplace) {
   check_inplace(self);
   Tensor result = outofplace(autograd::any_requires_grad({&self}) ? clone(self) : self);
+  // an operand that broadcasts self to a bigger shape: torch's shape check runs before its
+  // dtype check
+  EMBER_CHECK(result.sizes().equals(self.sizes()), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", result.sizes());
   check_inplace_dtype(self, result.dtype(), "in-place op");
   if (is_view_of_base(self) && result.requires_grad())
     return write_into_view(self, autograd::meta(self).view_base, result);

@@ -39,9 +39,12 @@ void check_alpha(const Scalar& alpha, ScalarType compute) {
 
 void check_integer_pow(const Tensor& self, const Tensor& exponent) {
   // Tensor exponents truncate instead; only a Python number is refused (torch's rule).
-  bool ints = !is_floating_point(self.dtype()) && !is_floating_point(exponent.dtype());
-  EMBER_CHECK(!(ints && exponent.impl()->is_wrapped_number && exponent.item().to_double() < 0),
+  bool ints = is_integral(self.dtype(), true) && is_integral(exponent.dtype(), true);
+  if (!ints || !exponent.impl()->is_wrapped_number) return;
+  EMBER_CHECK(exponent.item().to_double() >= 0,
               "Integers to negative integer powers are not allowed.");
+  // torch converts a number exponent to the integer result type with its overflow check
+  check_scalar_fits(exponent.item(), result_type({self, exponent}));
 }
 
 void check_meta_devices(const char* name, std::initializer_list<const Tensor*> tensors) {

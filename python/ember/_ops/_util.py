@@ -19,3 +19,19 @@ def _t(x, like=None):
 
 def _float(x):
     return x if x.dtype.is_floating_point else x.to(get_default_dtype())
+
+
+def _check_repeats_in_order(op, dim, ndim):
+    """Some torch ops (nansum, linalg.vector_norm, var) check a dim list one entry at a time:
+    a repeat before an out-of-range dim raises the repeat's RuntimeError; the other reductions
+    wrap every dim first. Stops at the first out-of-range dim (the caller's op raises there)."""
+    if dim is None or isinstance(dim, int) or not isinstance(dim, (tuple, list)) or ndim == 0:
+        return
+    seen = set()
+    for d in dim:
+        if not isinstance(d, int) or not -ndim <= d < ndim:
+            return
+        w = d % ndim
+        if w in seen:
+            raise RuntimeError(f"{op}: dim {w} appears multiple times in the list of dims")
+        seen.add(w)

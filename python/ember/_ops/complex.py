@@ -15,8 +15,8 @@ import math
 
 from .. import _C
 from .._C import Tensor, view_as_complex, view_as_real
-from .._type_info import dtype_of_to_call
-from .creation import full, ones, ones_like, tensor, zeros, zeros_like
+from .._type_info import dtype_of_to_call, scalar_type_name
+from .creation import full, full_like, ones, ones_like, tensor, zeros, zeros_like
 from .index import where as _real_where
 
 __all__ = [
@@ -253,7 +253,18 @@ def vdot(input, other, *, out=None):
 def _exp(z):
     x, y = _re(z), _im(z)
     e = _C.exp(x)
-    return _make(e * _C.cos(y), e * _C.sin(y))
+    re, im = e * _C.cos(y), e * _C.sin(y)
+    if not bool(_C.isfinite(e).all()) or not bool(_C.isfinite(y).all()):
+        # C99's cexp at the edges, as torch's: a zero angle gives exp(x) + 0i exactly (3**300
+        # is inf + 0i, not inf + nan i); x = +inf with a non-finite angle is inf + nan i, and
+        # x = -inf with one is 0 + 0i
+        flat = y == 0
+        re, im = _real_where(flat, e, re), _real_where(flat, y, im)
+        bad_y = ~_C.isfinite(y)
+        up, down = (x == math.inf) & bad_y, (x == -math.inf) & bad_y
+        re = _real_where(up, full_like(re, math.inf), _real_where(down, zeros_like(re), re))
+        im = _real_where(up, full_like(im, math.nan), _real_where(down, zeros_like(im), im))
+    return _make(re, im)
 
 
 def _log(z):
@@ -368,6 +379,15 @@ def _prod(input, dim=None, keepdim=False, *, dtype=None):
     return z
 
 
+def _same_dtype(what, a, b):
+    """torch's products take one dtype: a complex operand does not promote the other."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype != b.dtype:
+        raise RuntimeError(
+            f"{what}: expected both operands to have the same dtype, but got "
+            f"{scalar_type_name(a.dtype)} and {scalar_type_name(b.dtype)}"
+        )
+
+
 def _matmul_parts(fn, a, b):
     ct = _complex_dtype(_C.promote_types(a.dtype, b.dtype))
     if not _is_c(a):
@@ -385,6 +405,17 @@ def _matmul_parts(fn, a, b):
 
 def _dot(a, b):
     return (a * b).sum()
+
+
+def _checked(what, path):
+    """dot's complex path: torch's dot takes one dtype. (The matrix products keep promoting a
+    real operand to complex, as numpy does: ember's own callers and tests rely on it.)"""
+
+    def run(a, b, *args, **kwargs):
+        _same_dtype(what, a, b)
+        return path(a, b, *args, **kwargs)
+
+    return run
 
 
 def _isnan(z):
@@ -489,17 +520,38 @@ def _div(input, other, *, rounding_mode=None, out=None):
     gradient for complex operands needs a complex negation the core lacks."""
     if rounding_mode is not None:
         raise RuntimeError("div: rounding_mode is not supported for complex inputs")
+    if not isinstance(other, Tensor) and other == 0:  # Python's 1 / 0 raises: divide by a 0-d
+        other = (  # tensor of it, as torch's wrapped number
+            _as_complex(other, input.dtype)
+            if isinstance(other, builtins.complex)
+            else tensor(0.0)  # torch divides by |0|
+        )
     if not isinstance(other, Tensor):
         result = input * (1 / other)
     elif not isinstance(input, Tensor):
         result = _recip_any(other) * input
     else:
         result = input * _recip_any(other)
+    result = _by_complex_zero(input, other, result)
     return out.copy_(result) if out is not None else result
 
 
+def _by_complex_zero(input, other, result):
+    """c10's complex division by exactly 0 + 0i: each part of input over |0| (inf, or nan for
+    0 / 0), where input * (1 / other) gives nan + nan i (or -inf for a -0.0)."""
+    if not isinstance(other, Tensor) or not _is_c(result):
+        return result
+    zero = _C.eq(_re(other), 0) & _C.eq(_im(other), 0) if _is_c(other) else _C.eq(other, 0)
+    if not bool(zero.any()):
+        return result
+    num = _as_complex(input, result.dtype)
+    re = _real_where(zero, _re(num) / 0.0, _re(result))
+    im = _real_where(zero, _im(num) / 0.0, _im(result))
+    return _make(re, im)
+
+
 def _rdiv(self, other):
-    return _div(other, self)
+    return _recip_any(self) * other  # torch's __rtruediv__: reciprocal, then the product
 
 
 # (name, complex path, which positional args may be complex)
@@ -530,7 +582,7 @@ _PATHS = {
     "mm": (functools.partial(_matmul_parts, _C.mm), 2),
     "bmm": (functools.partial(_matmul_parts, _C.bmm), 2),
     "mv": (functools.partial(_matmul_parts, _C.mv), 2),
-    "dot": (_dot, 2),
+    "dot": (_checked("dot", _dot), 2),
     "inner": (_dot, 2),
     "isnan": (_isnan, 1),
     "isinf": (_isinf, 1),
@@ -555,6 +607,69 @@ _METHOD_EXTRA = {
     "__truediv__": (_div, 2),
     "__rtruediv__": (_rdiv, 2),
 }
+
+
+def _in_place(path):
+    """The in-place form of a complex path: the result written into self (a complex result
+    into a real self is torch's cast error)."""
+
+    def run(self, *args):
+        result = path(self, *args)
+        if not _is_c(self):
+            raise RuntimeError(
+                f"result type {scalar_type_name(result.dtype)} can't be cast to the desired output "
+                f"type {scalar_type_name(self.dtype)}"
+            )
+        return self.copy_(result)
+
+    return run
+
+
+def _no_complex(name):
+    def run(a, b, *args, **kwargs):
+        if not isinstance(b, Tensor):  # the parser's refusal comes first
+            raise TypeError(
+                f"{name}(): argument 'other' (position 2) must be Tensor, not {type(b).__name__}"
+            )
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+
+    return run
+
+
+def _nonzero(x):
+    if _is_c(x):
+        return _C.ne(_re(x), 0) | _C.ne(_im(x), 0)
+    return x if not isinstance(x, Tensor) else _C.ne(x, 0)
+
+
+def _logical(fn):
+    """A logical op with a complex operand: a complex value is true where it is nonzero."""
+
+    def run(a, b, *, out=None):
+        result = fn(_nonzero(a), _nonzero(b))
+        return out.copy_(result) if out is not None else result
+
+    return run
+
+
+def _no_inplace_abs(z):
+    raise RuntimeError("In-place abs is not supported for complex tensors.")
+
+
+for _name in (
+    "exp log log10 log2 sqrt rsqrt sin cos tan sinh cosh tanh sigmoid reciprocal neg "
+    "negative square"
+).split():
+    _METHOD_EXTRA[_name + "_"] = (_in_place(_PATHS[_name][0]), 1)
+_METHOD_EXTRA["pow_"] = (_in_place(_pow), 2)
+_METHOD_EXTRA["__ipow__"] = (_in_place(_pow), 2)
+for _name in ("maximum", "minimum", "fmax", "fmin"):
+    _PATHS[_name] = (_no_complex(_name), 2)
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _PATHS[_name] = (_logical(getattr(_C, _name)), 2)
+_PATHS["logical_not"] = (lambda z: ~_nonzero(z), 1)
+_METHOD_EXTRA["abs_"] = (_no_inplace_abs, 1)
+del _name
 
 
 def _guard(orig, path, nargs):

@@ -109,12 +109,28 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if np is not None and isinstance(data, np.generic):  # numpy scalars keep their dtype, as torch
         data = np.asarray(data)
     _nesting_depth(data)
-    out = _C._tensor(data, dtype)
+    try:
+        out = _C._tensor(data, dtype)
+    except TypeError as e:
+        _infer_error(data, dtype, e)
+        raise
     if dtype is None and out.numel() == 0 and out.is_complex():  # no elements: not complex data
         out = out.to(_C.get_default_dtype())
     if dev is not None:
         return place(dev, out, requires_grad)
     return _finish(out, requires_grad)
+
+
+def _infer_error(data, dtype, error):
+    """torch's class for an element tensor() cannot hold: RuntimeError when no dtype is given
+    (it cannot infer one), ValueError for a str inside a sequence (another dimension)."""
+    msg = str(error)
+    if data is None or (dtype is None and msg.startswith("new(): invalid data type '")):
+        name = "NoneType" if data is None else msg.split("'")[1]
+        if name == "str" and not isinstance(data, str):
+            raise ValueError("too many dimensions 'str'") from None
+        if name != "str":
+            raise RuntimeError(f"Could not infer dtype of {name}") from None
 
 
 def as_tensor(data, dtype=None, device=None):

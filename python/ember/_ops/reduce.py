@@ -5,7 +5,7 @@ from .. import _C, return_types
 from .._C import Tensor, broadcast_shapes, isnan, mm
 from .._type_info import scalar_type_name
 from . import _names
-from ._util import _float
+from ._util import _check_repeats_in_order, _float
 from .creation import full, linspace, ones, ones_like, zeros
 from .index import bucketize, where
 
@@ -140,6 +140,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
     The sum over dim, treating NaN as zero."""
+    _check_repeats_in_order("nansum", dim, input.dim())
     x = _nan_zeroed(input)
     if dim is None:
         return (
@@ -152,6 +153,11 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
     The mean over dim of the elements that are not NaN."""
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(  # torch checks dtype= before the dims
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {scalar_type_name(dtype)}"
+        )
     if not input.dtype.is_floating_point and dtype is None:
         raise RuntimeError(
             f"nanmean(): expected input to have floating point dtype but got "

@@ -59,7 +59,13 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if input.dim() < 2:
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
-    d0, d1 = dims[0] % input.dim(), dims[1] % input.dim()
+    n = input.dim()
+    for d in dims:  # both dims range-checked before they are compared, as torch's
+        if not -n <= d < n:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
+            )
+    d0, d1 = dims[0] % n, dims[1] % n
     if d0 == d1:
         raise RuntimeError(
             f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"

@@ -50,8 +50,18 @@ def median(input, dim=None, keepdim=False):
 
     The median of all elements, or (values, indices) of the lower median along dim."""
     if dim is None:
+        if input.numel() == 0 and not (input.dtype.is_floating_point or input.dtype.is_complex):
+            return _nan_as(input.dtype)
         return _C._median_all(input)
     return return_types.median(*_C._median_dim(input, dim, keepdim))
+
+
+def _nan_as(dtype):
+    """torch's median of nothing: NaN cast to dtype as x86 converts it (the integer
+    indefinite, INT_MIN, truncated to the narrow types; True for bool)."""
+    name = str(dtype).rsplit(".", 1)[-1]
+    value = {"int64": -(2**63), "int32": -(2**31), "bool": True}.get(name, 0)
+    return full([], value, dtype=dtype)
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -202,6 +212,12 @@ def nanmedian(input, dim=None, keepdim=False):
     The lower median of the non-NaN values (NaN where there are none)."""
     from .. import return_types
 
+    if (
+        dim is None
+        and input.numel() == 0
+        and not (input.dtype.is_floating_point or input.dtype.is_complex)
+    ):
+        return _nan_as(input.dtype)  # before the dtype check: torch fills the empty result
     if input.dtype == _C.bool:
         raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
     x = input.reshape(-1) if dim is None else input
@@ -210,6 +226,8 @@ def nanmedian(input, dim=None, keepdim=False):
         x = x.reshape(1)
         d = 0
     if x.shape[d] == 0 and dim is None:
+        if not (input.dtype.is_floating_point or input.dtype.is_complex):
+            return _nan_as(input.dtype)
         return full([], float("nan"), dtype=input.dtype)
     if x.shape[d] == 0 and input.dim() > 0:
         raise IndexError(f"median(): Expected reduction dim {d % x.dim()} to have non-zero size.")

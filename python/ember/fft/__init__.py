@@ -401,7 +401,8 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
 
     The sample frequencies of an rfft of length n: [0, 1, ..., n // 2] / (d * n)."""
     dtype = dtype or _C.get_default_dtype()
-    result = (_arange(n // 2 + 1, dtype=_C.int64).to(dtype) / (d * n)).to(dtype)
+    half = n // 2 if n >= 0 else -(-n // 2)  # C's division, as torch's: rfftfreq(-1) has 1
+    result = (_arange(half + 1, dtype=_C.int64).to(dtype) / (d * n)).to(dtype)
     if requires_grad:
         result.requires_grad_(True)
     return _out(result, out)

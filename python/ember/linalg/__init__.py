@@ -10,6 +10,7 @@ from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
 from .._ops import _names
 from .._ops import creation as _creation
+from .._ops._util import _check_repeats_in_order
 from .._ops.creation import as_tensor, ones, zeros
 from .._ops.index import where
 from .._ops.products import cross as _cross
@@ -404,6 +405,19 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     dims = (
         tuple(range(x.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
     )
+    _check_repeats_in_order("linalg.vector_norm", dims, x.dim())
+    if abs(ord) == math.inf and x.numel() == 0:  # max/min of nothing: no identity to return
+        if dim is None or (not isinstance(dim, int) and not tuple(dim)):
+            raise RuntimeError(
+                "linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
+                "operation does not have an identity"
+            )
+        for d in dims:
+            if -x.dim() <= d < x.dim() and x.shape[d] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the inf norm on the dimension {d % x.dim()}"
+                    "because this dimension is empty and the operation does not have an identity"
+                )
     if not dims:  # an empty dim list reduces every dim, as torch's
         dims = tuple(range(x.dim()))
     if x.dim() == 0:
@@ -434,7 +448,24 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         _check("linalg.matrix_norm", A)
     if dtype is not None:
         A = A.to(dtype)
-    d0, d1 = dim[0] % A.dim(), dim[1] % A.dim()
+    if len(dim) != 2:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}"
+        )
+    n = A.dim()
+    for d in dim:  # range-checked before compared, as torch's
+        if not -n <= d < n:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
+            )
+    d0, d1 = dim[0] % n, dim[1] % n
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    shape = [1 if i in (d0, d1) else s for i, s in enumerate(A.shape)]
+    if A.numel() == 0 and (ord in (1, 2, math.inf) or math.prod(shape) == 0):
+        # torch's largest of nothing is 0 here; an empty batch has no matrices to reduce
+        out = zeros(shape, dtype=_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype)
+        return out if keepdim else out.squeeze((d0, d1))
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):

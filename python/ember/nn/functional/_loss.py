@@ -12,6 +12,7 @@ from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
 from ..._ops import _names
 from ..._ops.creation import ones_like, tensor
+from ..._type_info import scalar_type_name
 from ...autograd.grad_mode import no_grad
 from ._activation import _float_kernel, _raise_if_not_tensor
 
@@ -235,6 +236,13 @@ def binary_cross_entropy_with_logits(
             f"Target size ({target.size()}) must be the same as input size ({input.size()})"
         )
     _float_kernel("log_sigmoid_cpu", input.dtype)
+    if isinstance(target, _C.Tensor) and not (
+        target.dtype.is_floating_point or target.dtype.is_complex or target.dtype == _C.bool
+    ):  # torch's loss is computed into a tensor of target's dtype
+        raise RuntimeError(
+            f"result type {scalar_type_name(_C.promote_types(input.dtype, target.dtype))} can't "
+            f"be cast to the desired output type {scalar_type_name(target.dtype)}"
+        )
     return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 
 

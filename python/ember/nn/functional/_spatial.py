@@ -275,6 +275,12 @@ def adaptive_avg_pool2d(input, output_size):
     try:
         sizes = _adaptive_size(input, output_size, 2)
         out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
+        if out is None and isinstance(input, _C.Tensor) and input.dim() not in (3, 4):
+            if sizes == [1, 1]:  # torch's mean path takes any rank (a vector: IndexError)
+                return input.mean((-1, -2), keepdim=True)
+            raise RuntimeError(  # the rank is checked before the dtype
+                f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}"
+            )
         if out is None and isinstance(input, _C.Tensor) and input.numel():
             _float_kernel("adaptive_avg_pool2d", input.dtype)
         return _nn.adaptive_avg_pool2d(input, sizes) if out is None else out
@@ -441,6 +447,17 @@ def interpolate(
     else:
         raise ValueError("either size or scale_factor should be defined")
     _check_interpolate_dtype(input, mode, dim, output_size)
+    if antialias and dim == 2 and min(output_size + list(input.shape[2:])) <= 0:
+        (ih, iw), (oh, ow) = input.shape[2:], output_size
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input "
+            f"(H: {ih}, W: {iw}) output (H: {oh}, W: {ow})"
+        )
+    uint8 = str(input.dtype).endswith("uint8") and min(output_size + list(input.shape[2:])) > 0
+    if mode in ("bilinear", "bicubic") and dim == 2 and uint8:
+        from ._uint8_resize import uint8_resize  # torch's fixed-point uint8 kernel
+
+        return uint8_resize(input, output_size, scales, align_corners, mode == "bicubic", antialias)
     if antialias:
         from ._antialias import antialias_resize
 
