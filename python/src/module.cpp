@@ -3,6 +3,7 @@
 #include <Python.h>
 
 #include <deque>
+#include <typeinfo>
 
 #include "common.h"
 
@@ -322,6 +323,13 @@ NB_MODULE(_C, m) {
       std::rethrow_exception(p);
     } catch (const ember::Error& e) {
       PyErr_SetString(exception_for(e.kind()), e.what());
+    } catch (const std::bad_cast&) {
+      // nb::cast inside a binding (an in-place kernel's `self`, a tensor list's item) met an
+      // object of another type: that is the caller's TypeError, as torch's argument parser
+      // raises, never a RuntimeError named after the C++ exception.
+      PyErr_SetString(PyExc_TypeError,
+                      "incompatible function arguments: expected a Tensor where an object of "
+                      "another type was passed");
     } catch (const std::bad_alloc&) {
       // A host buffer (index tables ...) sized from a huge argument: PyTorch's allocation
       // failures are RuntimeErrors, and nanobind's default would be MemoryError.

@@ -361,3 +361,9 @@ def test_matrix_norm_of_empty_batches_and_matrices():
 def test_median_of_nothing_is_nan_cast_as_torch(dtype, want):
     _check(lambda T: T.median(T.tensor([], dtype=getattr(T, dtype))).item(), _ok(want))
     _check(lambda T: T.nanmedian(T.tensor([], dtype=getattr(T, dtype))).item(), _ok(want))
+
+
+def test_a_binding_given_another_type_where_a_tensor_goes_raises_type_error():
+    # nanobind's failed cast inside a binding was a RuntimeError named "std::bad_cast"
+    _check(lambda T: T._C._nn.elu_(object()), _raises(TypeError))
+    _check(lambda T: T._C._nn.elu_([1.0]), _raises(TypeError))
