@@ -3,6 +3,7 @@
 
 #include "ember/core/shape.h"
 #include "ember/core/type_promotion.h"
+#include "ember/dispatch/profile_range.h"
 #include "ember/schema/copy.h"
 
 namespace ember::meta {
@@ -59,8 +60,16 @@ Tensor cast(const Tensor& t, ScalarType dt, DispatchKey k) {
   if (t.dtype() == dt) return t;
   // A real Python number (a 0-d CPU tensor) converts as the scalar it is: no loop, and it stays
   // a number for the kernels that ask (pow's exponent). A complex one has no Scalar form.
-  if (t.impl()->is_wrapped_number && !is_complex(t.dtype()) && !is_complex(dt))
-    return scalar_tensor(t.item(), dt, true);
+  if (t.impl()->is_wrapped_number && !is_complex(t.dtype()) && !is_complex(dt)) {
+    auto number = [&] { return scalar_tensor(t.item(), dt, true); };
+    if (!profiler::enabled()) [[likely]]
+      return number();
+    // torch converts a Python number through aten::to (Note [Profiler rows]); the value is
+    // whole once made, so the copy_ row surrounds nothing.
+    profiler::OpRange to("to", t, dt, false, false, std::nullopt);
+    return profiler::to_copy_rows(
+        t, dt, number, [](Tensor&) {}, true);
+  }
   Tensor out = empty(t.sizes(), dt, device_of(k));
   kernel(op::copy_, k)(out, t);
   return out;
