@@ -8,17 +8,9 @@ here and, where torch is installed, against torch's own profile of the same code
 import json
 
 import pytest
+from _docs_check import _libs
 
 import ember
-
-
-def _libs():
-    libs = [ember]
-    try:
-        import torch
-    except ImportError:
-        return libs
-    return libs + [torch]
 
 
 def _tree(prof, shapes=False):

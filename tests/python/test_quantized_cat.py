@@ -8,17 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-
-import ember
-
-
-def _libs():
-    libs = [ember]
-    try:
-        import torch
-    except ImportError:
-        return libs
-    return libs + [torch]
+from _docs_check import _libs
 
 
 def _q(T, values, scale, zp, dtype="quint8"):
