@@ -144,9 +144,9 @@ constexpr auto pow_fn = [](auto x, auto y) {
     T result = 1, base = x;
     auto e = y;
     while (e) {
-      if (e & 1) result = T(result * base);
+      if (e & 1) result = wrapping_mul(result, base);
       e >>= 1;
-      base = T(base * base);
+      base = wrapping_mul(base, base);
     }
     return result;
   }

@@ -26,8 +26,9 @@ inline T wrapping_add(T x, T y) {
 template <class T>
 inline T wrapping_mul(T x, T y) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(x) * U(y));
+    // 8/16-bit operands promote to int, whose product can overflow: multiply as unsigned int
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+    return T(U(std::make_unsigned_t<T>(x)) * U(std::make_unsigned_t<T>(y)));
   } else {
     return x * y;
   }
