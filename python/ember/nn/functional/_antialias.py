@@ -27,13 +27,17 @@ def _cubic(x, a=-0.5):
     return 0.0
 
 
-def _weights(in_size, out_size, align_corners, scale_factor, bicubic):
+def _source_scale(in_size, out_size, align_corners, scale_factor):
+    """Input pixels per output pixel, as torch's resize kernels compute it."""
     if align_corners:
-        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    elif scale_factor is not None and scale_factor > 0:
-        scale = 1.0 / scale_factor
-    else:
-        scale = in_size / out_size
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    if scale_factor is not None and scale_factor > 0:
+        return 1.0 / scale_factor
+    return in_size / out_size
+
+
+def _weights(in_size, out_size, align_corners, scale_factor, bicubic):
+    scale = _source_scale(in_size, out_size, align_corners, scale_factor)
     half = 2.0 if bicubic else 1.0  # half the filter's support at scale 1
     filt = _cubic if bicubic else _triangle
     support = half * scale if scale >= 1.0 else half

@@ -15,6 +15,7 @@ import struct
 
 from ..._C import int64, uint8
 from ..._ops.creation import tensor
+from ._antialias import _source_scale
 
 __all__ = ["uint8_resize"]
 
@@ -92,12 +93,7 @@ def _weights_plain(in_size, out_size, scale, interp, filt, align_corners):
 
 def _int16_weights(in_size, out_size, align_corners, scale_factor, bicubic, antialias):
     """(first input index, int16 weights) per output pixel, and the weights' precision."""
-    if align_corners:
-        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    elif scale_factor is not None and scale_factor > 0:
-        scale = 1.0 / scale_factor
-    else:
-        scale = in_size / out_size
+    scale = _source_scale(in_size, out_size, align_corners, scale_factor)
     interp = 4 if bicubic else 2
     filt = _filter(bicubic, -0.5 if antialias else -0.75)
     if antialias:
