@@ -12,9 +12,12 @@ input's quantization; everything else stays float.
 
 convert_fx turns observers into quantize_per_tensor calls at the points where float values
 become quantized, swaps quantizable modules for quantized ones (from_float with the module's
-observers), runs functional quantizable ops in torch's reference form (dequantize, float op on
+observers), lowers sums and products of two quantized tensors to quantized add/mul (add_relu /
+mul_relu when a relu follows: that pair is observed after the relu, as torch's pattern), runs
+other functional quantizable ops in torch's reference form (dequantize, float op on
 quantize-dequantized weights, quantize with the output observer's qparams) and dequantizes
-where a quantized value reaches a float consumer or the output."""
+where a quantized value reaches a float consumer or the output. Nodes whose qconfig is None stay
+float."""
 
 import copy
 import operator
@@ -39,7 +42,16 @@ __all__ = [
     "convert_to_reference_fx",
 ]
 
-_RELU_FUNCS = (F.relu, _C.relu)
+
+def _unwrap(fn):
+    """fn through the argument guards the package wraps around the extension's functions
+    (`ember.relu` calls `_C.relu`), so that a graph calling either is matched."""
+    while type(fn).__name__.endswith("Guard") and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return fn
+
+
+_RELU_FUNCS = (_unwrap(F.relu), _unwrap(_C.relu))
 _CONV_TYPES = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _BN_FOR_CONV = {nn.Conv1d: nn.BatchNorm1d, nn.Conv2d: nn.BatchNorm2d, nn.Conv3d: nn.BatchNorm3d}
 
@@ -81,11 +93,11 @@ def _functions(*names):
         for src in (_C, F, elementwise, products, shape, creation):
             fn = getattr(src, name, None)
             if fn is not None:
-                out.add(fn)
+                out.add(_unwrap(fn))
     return out
 
 
-_QUANT_FUNCS_WEIGHTED = {F.linear: 1, F.conv1d: 1, F.conv2d: 1, F.conv3d: 1}
+_QUANT_FUNCS_WEIGHTED = {_unwrap(f): 1 for f in (F.linear, F.conv1d, F.conv2d, F.conv3d)}
 _QUANT_FUNCS = (
     {operator.add, operator.mul, operator.matmul}
     | _functions("add", "mul", "matmul", "cat", "bmm")
@@ -160,11 +172,16 @@ _SHARE_METHODS = {
 # fusion
 
 
+def _fn(node):
+    """A call_function node's function, as the tables below hold it."""
+    return _unwrap(node.target)
+
+
 def _is_relu(node, modules):
     if node.op == "call_module":
         return type(modules[node.target]) is nn.ReLU
     if node.op == "call_function":
-        return node.target in _RELU_FUNCS
+        return _fn(node) in _RELU_FUNCS
     return node.op == "call_method" and node.target == "relu"
 
 
@@ -344,9 +361,9 @@ def _kind(node, modules):
             return "share"
         return None
     if node.op == "call_function":
-        if node.target in _QUANT_FUNCS:
+        if _fn(node) in _QUANT_FUNCS:
             return "quant"
-        if node.target in _SHARE_FUNCS:
+        if _fn(node) in _SHARE_FUNCS:
             return "share"
         return None
     if node.op == "call_method" and node.target in _SHARE_METHODS:
@@ -356,9 +373,9 @@ def _kind(node, modules):
 
 def _tensor_inputs(node):
     """The argument nodes of node that are activations (not weights or biases)."""
-    if node.op == "call_function" and node.target in _QUANT_FUNCS_WEIGHTED:
+    if node.op == "call_function" and _fn(node) in _QUANT_FUNCS_WEIGHTED:
         return [node.args[0]] if isinstance(node.args[0], fx.Node) else []
-    if node.op == "call_function" and node.target in _functions("cat", "stack"):
+    if node.op == "call_function" and _fn(node) in _functions("cat", "stack"):
         seq = node.args[0] if node.args else []
         return [a for a in seq if isinstance(a, fx.Node)]
     return [a for a in node.args if isinstance(a, fx.Node)]
@@ -417,9 +434,12 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
                 modules[node.target] = new
     ins = _Inserter(gm)
     quantized = {}  # value node -> observer node whose qparams it carries
+    fused_relus = set()
     for node in list(gm.graph.nodes):
         qconfig = qconfigs.get(node)
         if qconfig is None or node.op in ("placeholder", "get_attr", "output"):
+            continue
+        if node in fused_relus:
             continue
         kind = _kind(node, ins.modules)
         if kind == "share":
@@ -448,16 +468,21 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
             for user in list(arg.users):
                 if user is not obs and user is not node and _kind(user, ins.modules) == "quant":
                     _replace_arg(user, arg, obs)
-        if node.op == "call_function" and node.target in _QUANT_FUNCS_WEIGHTED:
+        if node.op == "call_function" and _fn(node) in _QUANT_FUNCS_WEIGHTED:
             weight = node.args[1]
             if isinstance(weight, fx.Node) and qconfig.weight is not None:
                 wobs = ins.observer(weight, qconfig.weight())
                 _replace_arg(node, weight, wobs)
-        out = ins.observer(node, qconfig.activation())
-        for user in list(node.users):
+        # add/mul followed by relu is one pattern (torch's add_relu): observed after the relu.
+        relu = _binary_relu(node, ins.modules)
+        last = node if relu is None else relu
+        if relu is not None:
+            fused_relus.add(relu)
+        out = ins.observer(last, qconfig.activation())
+        for user in list(last.users):
             if user is not out:
-                _replace_arg(user, node, out)
-        quantized[node] = out
+                _replace_arg(user, last, out)
+        quantized[last] = out
         quantized[out] = out
     gm.graph.lint()
     # A fresh GraphModule over the graph, as torch's prepare returns: it holds only the modules
@@ -522,11 +547,15 @@ def _quantize_args(observer):
 
 def _qparam_attrs(gm, graph, src, user, args):
     """args with the scale and zero point made buffers of gm read by get_attr nodes, named as
-    torch's converted graphs name them: `<module>_input_scale_0` for a graph input quantized for
-    a module, `_scale_0` (`_scale_1`, ...) for a value computed inside."""
-    prefix = ""
-    if src.op == "placeholder":
+    torch's converted graphs name them: a value observed only as another op's input (its own
+    node has no qconfig: a graph input, an op left float) after that op's module with `_input`
+    (`linear_input_scale_0`, `_input_scale_0`), any other after its own node's module
+    (`fc1_scale_0`; `_scale_0` outside modules)."""
+    by_name = getattr(gm, "_node_qconfig_by_name", {})
+    if src.name in by_name and by_name[src.name] is None:
         prefix = f"{user.target if user.op == 'call_module' else ''}_input"
+    else:
+        prefix = src.target if src.op == "call_module" else ""
     out = list(args)
     for i, key in ((0, "_scale_"), (1, "_zero_point_")):
         value = out[i]
@@ -553,6 +582,8 @@ def _convert(gm, is_reference):
     static_map = get_default_static_quant_module_mappings()
     dynamic_map = get_default_dynamic_quant_module_mappings()
     quantized = set()  # nodes whose value is a quantized tensor in the converted graph
+    swapped = set()  # targets of the modules swapped for quantized ones
+    gm_qconfigs = getattr(gm, "_node_qconfig_by_name", None)
 
     def dequantized(node, arg):
         """arg as a float tensor for node: a dequantize call inserted when it is quantized."""
@@ -608,12 +639,28 @@ def _convert(gm, is_reference):
                 _set_module(gm, node.target, qmod)
                 modules[node.target] = qmod
                 continue
+        if node.op == "call_module" and node.target in swapped:
+            # A module called again: already quantized with its first call's output qparams.
+            quantized.add(node)
+            continue
         kind = _kind(node, modules) if node.op != "placeholder" else None
+        if kind == "quant" and gm_qconfigs and _qconfig_of(gm, node) is None:
+            kind = None  # its qconfig is None: it stays float
         inputs = _tensor_inputs(node) if node.op not in ("placeholder", "get_attr") else []
         if kind == "share" and inputs and inputs[0] in quantized:
             quantized.add(node)
             continue
         out_obs_node = next((u for u in node.users if _is_observer_node(u, modules)), None)
+        relu = _binary_relu(node, modules)
+        if relu is not None and not is_reference and all(a in quantized for a in inputs):
+            relu_obs = next((u for u in relu.users if _is_observer_node(u, modules)), None)
+            if kind == "quant" and relu_obs is not None:
+                q = _lower_binary(gm, node, modules[relu_obs.target], relu_obs, relu=True)
+                relu.replace_all_uses_with(q)
+                graph.erase_node(relu)
+                graph.erase_node(node)
+                quantized.add(q)
+                continue
         if kind == "quant" and out_obs_node is not None and all(a in quantized for a in inputs):
             out_obs = modules[out_obs_node.target]
             if node.op == "call_module" and not is_reference:
@@ -626,8 +673,15 @@ def _convert(gm, is_reference):
                     qmod = qcls.from_float(mod)
                     _set_module(gm, node.target, qmod)
                     modules[node.target] = qmod
+                    swapped.add(node.target)
                     quantized.add(node)
                     continue
+            if _lowered_binary(node) is not None and not is_reference:
+                q = _lower_binary(gm, node, out_obs, out_obs_node, relu=False)
+                node.replace_all_uses_with(q)
+                graph.erase_node(node)
+                quantized.add(q)
+                continue
             # Reference form: dequantize inputs, float op (weights quantize-dequantized through
             # their observers), then the output observer quantizes.
             # (A weight observer already became quantize_per_tensor/channel: it is dequantized
@@ -649,6 +703,45 @@ def _convert(gm, is_reference):
     graph.lint()
     gm.recompile()
     return gm
+
+
+def _binary_relu(node, modules):
+    """The relu that is the sole user of an add/mul node of two tensors, else None."""
+    if _lowered_binary(node) is None or len(node.users) != 1:
+        return None
+    (user,) = node.users
+    return user if _is_relu(user, modules) else None
+
+
+def _lower_binary(gm, node, observer, obs_node, relu):
+    """A call of torch's quantized add/mul (add_relu/mul_relu) in place of node, with the output
+    observer's scale and zero point."""
+    from ..nn.quantized import _ops as qops
+
+    fn = _lowered_binary(node)
+    if relu:
+        fn = qops.add_relu if fn is qops.add else qops.mul_relu
+    scale, zp = _qparams(observer)
+    with gm.graph.inserting_before(node):
+        qparams = _qparam_attrs(gm, gm.graph, node, obs_node, (float(scale), int(zp)))
+        return gm.graph.call_function(fn, (*node.args, *qparams))
+
+
+def _lowered_binary(node):
+    """The quantized op of an add/mul node of two tensors (no alpha), else None."""
+    if node.kwargs or len(node.args) != 2 or not all(isinstance(a, fx.Node) for a in node.args):
+        return None
+    from ..nn.quantized import _ops as qops
+
+    if node.op == "call_method":
+        return {"add": qops.add, "mul": qops.mul}.get(node.target)
+    if node.op != "call_function":
+        return None
+    if _fn(node) is operator.add or _fn(node) in _functions("add"):
+        return qops.add
+    if _fn(node) is operator.mul or _fn(node) in _functions("mul"):
+        return qops.mul
+    return None
 
 
 def _copy_graph_module(gm):

@@ -3,6 +3,7 @@
 import collections
 import contextlib
 import math
+import struct
 import textwrap
 
 from ... import _C
@@ -266,9 +267,15 @@ def trim_sigfig(x, n):
         raise AssertionError("Number of significant figures must be an integer")
     if x == 0:
         return 0.0
-    magnitude = math.ceil(math.log10(abs(x)))
+    # torch computes this on float32 tensors: a median like 2.5000000000000004 us is 2.5 there,
+    # which rounds half to even (2), and the result is a float32 value.
+    magnitude = math.ceil(_f32(math.log10(abs(_f32(x)))))
     scale = 10 ** (magnitude - n)
-    return float(round(x / scale) * scale)
+    return _f32(round(_f32(x / scale)) * scale)
+
+
+def _f32(v):
+    return struct.unpack("f", struct.pack("f", v))[0]
 
 
 @contextlib.contextmanager
