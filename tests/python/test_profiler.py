@@ -572,12 +572,16 @@ def _ranged():
         ember.ones(2) + 1
 
 
-def test_with_stack_records_python_frames_of_user_ranges(tmp_path):
+def test_with_stack_records_python_calls_as_rows(tmp_path):
+    # torch 2.13: with_stack gives no per-event stacks (export_stacks writes nothing); each
+    # Python call is a row of its own with the ranges and ops it ran nested inside.
     with profile(with_stack=True) as prof:
         _ranged()
     (evt,) = [e for e in prof.events() if e.name == "ranged"]
-    assert "_ranged" in evt.stack[0] and "test_profiler.py" in evt.stack[0]
-    assert _header_columns(prof.key_averages(group_by_stack_n=1).table())[-1] == "Source Location"
+    assert evt.stack == []
+    assert evt.cpu_parent.is_python_function and evt.cpu_parent.name.endswith(": _ranged")
+    assert "test_profiler.py(" in evt.cpu_parent.name
+    assert "Source Location" not in prof.key_averages(group_by_stack_n=1).table()
     path = tmp_path / "stacks.txt"
     prof.export_stacks(str(path))
-    assert path.read_text().strip().endswith(";ranged " + str(int(evt.self_cpu_time_total)))
+    assert path.read_text() == ""

@@ -9,14 +9,14 @@ ops are named `ember::<name>`.
 """
 
 import contextlib
-import threading
 import time
-import traceback
 import uuid
 
 from .. import _C
 from .._ops import _op_range
 from .._ops._op_range import OP_MARK
+from ._profiler_events import nest_python_events, relink_children, remove_dup_nodes
+from ._python_tracer import PythonTracer
 from .profiler_util import (
     DeviceType,
     EventList,
@@ -150,17 +150,6 @@ def _flops(name, shapes):
     return 0
 
 
-class _StackSink:
-    """Python stacks of the user ranges opened while a with_stack profile records."""
-
-    active = None
-
-
-def _python_stack():
-    frames = traceback.extract_stack()[:-2]
-    return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)]
-
-
 class record_function(contextlib.ContextDecorator):
     """record_function(name, args=None)
 
@@ -182,9 +171,6 @@ class record_function(contextlib.ContextDecorator):
         if _C._profiler_enabled():
             name = self.name if self.args is None else f"{self.name}, {self.args}"
             self._handle = _C._record_function_enter(name)
-            sink = _StackSink.active
-            if sink is not None and self._handle >= 0:
-                sink[(threading.get_native_id(), self._handle & 0xFFFFFFFF)] = _python_stack()
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
@@ -200,8 +186,9 @@ class profile:
     Records every op run inside the `with` block, on every thread: `function_events`,
     `key_averages()`, `table()` and `export_chrome_trace()` after it. `record_shapes` keeps each
     op's input shapes, `profile_memory` the allocations and frees of ember's CPU allocator
-    (attributed to the op running), `with_flops` the FLOPs of the products, `with_stack` the
-    Python stack of each user range. ember has no CUDA: `use_cuda` and `use_device` record CPU
+    (attributed to the op running), `with_flops` the FLOPs of the products, `with_stack` a row
+    per Python call (and `nn.Module: Name_0` per module call) with the ops nested inside, as
+    torch 2.13's profiler. ember has no CUDA: `use_cuda` and `use_device` record CPU
     events only."""  # noqa: E501
 
     def __init__(
@@ -243,19 +230,22 @@ class profile:
 
     def _start_trace(self):
         self.entered = True
-        self._stacks = {} if self.with_stack else None
         self._wall_ns = time.time_ns()
         self._start_ns = _C._profiler_start(self.record_shapes, self.profile_memory)
-        _StackSink.active = self._stacks
         _op_range.swap_in()
+        # Python calls are traced inside the swaps, which would show as the profile's own rows.
+        self._tracer = PythonTracer() if self.with_stack else None
+        if self._tracer is not None:
+            self._tracer.start()
 
     def _stop_trace(self):
-        _StackSink.active = None
+        self._python_events = self._tracer.stop() if self._tracer is not None else []
+        self._tracer = None
         _op_range.swap_out()
         stop_ns, threads = _C._profiler_stop()
-        self.function_events, self._memory = self._build(threads)
+        self.function_events, every, self._memory = self._build(threads)
         self._stop_ns = stop_ns
-        self.function_events._trace = self._trace()
+        self.function_events._trace = self._trace(every)
 
     def __enter__(self):
         if not self.enabled:
@@ -273,9 +263,10 @@ class profile:
         return False
 
     def _build(self, threads):
+        """(function events, every event for the trace, memory records) of the records."""
         events, memory = [], []
+        by_thread = {}
         next_id = 0
-        stacks = self._stacks or {}
         t0 = self._start_ns
         for tid, records in threads:
             local = [None] * len(records)
@@ -322,7 +313,6 @@ class profile:
                     ts,
                     (end - t0) / 1000.0,
                     input_shapes=shapes if shapes is not None else [],
-                    stack=stacks.get((tid, i)),
                     trace_name=trace_name,
                     is_user_annotation=kind == 1,
                 )
@@ -332,19 +322,39 @@ class profile:
                     evt.flops = _flops(display, evt.input_shapes)
                 if parent >= 0 and local[parent] is not None:
                     evt.set_cpu_parent(local[parent])
-                    local[parent].append_cpu_child(evt)
                 local[i] = evt
                 events.append(evt)
+                by_thread.setdefault(tid, []).append(evt)
+        python = []
+        for pid, parent_id, module_id, name, start, end, tid in self._python_events:
+            evt = FunctionEvent(
+                next_id,
+                name,
+                tid,
+                (start - t0) / 1000.0,
+                (end - t0) / 1000.0,
+                is_python_function=True,
+                python_id=pid,
+                python_parent_id=-1 if parent_id is None else parent_id,
+                python_module_id=module_id,
+            )
+            next_id += 1
+            python.append(evt)
+        if python:
+            nest_python_events(by_thread, python)
+            events += python
         events.sort(key=lambda e: (e.time_range.start, -e.time_range.end, e.id))
+        relink_children(events)
+        every = list(events)
         out = EventList(
-            events,
+            remove_dup_nodes(events),
             use_device=self.use_device,
             profile_memory=self.profile_memory,
             with_flops=self.with_flops,
         )
-        return out, memory
+        return out, every, memory
 
-    def _trace(self):
+    def _trace(self, events):
         meta = {
             "trace_id": (
                 self.custom_trace_id_callback()
@@ -355,7 +365,7 @@ class profile:
             "profile_memory": int(self.profile_memory),
         }
         meta.update(self._trace_meta)
-        return _chrome_trace(self.function_events, meta, self._memory, self._wall_ns)
+        return _chrome_trace(events, meta, self._memory, self._wall_ns)
 
     def _check_finish(self):
         if self.function_events is None:
@@ -404,7 +414,8 @@ class profile:
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """export_stacks(path, metric="self_cpu_time_total") -> None
 
-        Writes the user ranges' Python stacks with their metric (with_stack=True)."""
+        Writes each event's recorded stack with its metric, one per line (torch 2.13 records
+        no per-op stacks, the Python calls being rows of their own, and neither does ember)."""
         self._check_finish()
         self.function_events.export_stacks(path, metric)
 

@@ -117,11 +117,12 @@ class _TimeStrings:
 
 
 class FunctionEvent(_TimeStrings):
-    """FunctionEvent(id, name, thread, start_us, end_us, fwd_thread=None, input_shapes=None, stack=None, scope=0, use_device=None, cpu_memory_usage=0, device_memory_usage=0, is_async=False, is_remote=False, sequence_nr=-1, node_id=-1, device_type=DeviceType.CPU, device_index=0, device_resource_id=None, is_legacy=False, flops=None, trace_name=None, concrete_inputs=None, kwinputs=None, is_user_annotation=False, metadata_json=None)
+    """FunctionEvent(id, name, thread, start_us, end_us, overload_name=None, fwd_thread=None, input_shapes=None, stack=None, scope=0, use_device=None, cpu_memory_usage=0, device_memory_usage=0, is_async=False, is_remote=False, sequence_nr=-1, node_id=-1, device_type=DeviceType.CPU, device_index=0, device_resource_id=None, is_legacy=False, flops=None, trace_name=None, concrete_inputs=None, kwinputs=None, is_user_annotation=False, is_python_function=False, activity_type=None, metadata_json=None, flow_id=None, flow_type=None, flow_start=None, external_id=0, linked_correlation_id=0, extra_meta=None, structured_input_shapes=None, structured_input_strides=None, input_dtypes=None, python_id=-1, python_parent_id=-1, python_module_id=-1)
 
-    One recorded range: an op, a user range (record_function), an autograd node or a pool
-    worker's share of an op, with its time, its thread, its input shapes and the memory it
-    allocated (itself and its children)."""  # noqa: E501
+    One recorded range: an op, a user range (record_function), an autograd node, a Python call
+    (with_stack) or a pool worker's share of an op, with its time, its thread, its inputs
+    (record_shapes: shapes, strides, types, concrete values), its autograd sequence number and
+    the memory it allocated (itself and its children)."""  # noqa: E501
 
     def __init__(
         self,
@@ -130,6 +131,7 @@ class FunctionEvent(_TimeStrings):
         thread,
         start_us,
         end_us,
+        overload_name=None,
         fwd_thread=None,
         input_shapes=None,
         stack=None,
@@ -150,12 +152,26 @@ class FunctionEvent(_TimeStrings):
         concrete_inputs=None,
         kwinputs=None,
         is_user_annotation=False,
+        is_python_function=False,
+        activity_type=None,
         metadata_json=None,
+        flow_id=None,
+        flow_type=None,
+        flow_start=None,
+        external_id=0,
+        linked_correlation_id=0,
+        extra_meta=None,
+        structured_input_shapes=None,
+        structured_input_strides=None,
+        input_dtypes=None,
+        python_id=-1,
+        python_parent_id=-1,
+        python_module_id=-1,
     ):
         self.id = id
         self.node_id = node_id
         self.name = name
-        self.overload_name = ""
+        self.overload_name = overload_name if overload_name is not None else ""
         self.trace_name = trace_name if trace_name is not None else name
         self.time_range = Interval(start_us, end_us)
         self.thread = thread
@@ -181,7 +197,21 @@ class FunctionEvent(_TimeStrings):
         self.is_legacy = is_legacy
         self.flops = flops
         self.is_user_annotation = is_user_annotation
+        self.is_python_function = is_python_function
+        self.activity_type = activity_type
         self.metadata_json = metadata_json
+        self.flow_id = flow_id
+        self.flow_type = flow_type
+        self.flow_start = flow_start
+        self.external_id = external_id
+        self.linked_correlation_id = linked_correlation_id
+        self.extra_meta = extra_meta
+        self.structured_input_shapes = structured_input_shapes
+        self.structured_input_strides = structured_input_strides
+        self.input_dtypes = input_dtypes
+        self.python_id = python_id
+        self.python_parent_id = python_parent_id
+        self.python_module_id = python_module_id
         self.self_cpu_percent = -1
         self.total_cpu_percent = -1
         self.total_device_percent = -1
@@ -632,32 +662,19 @@ def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
                 "args": {"sort_index": tid},
             }
         )
-    for e in sorted(events, key=lambda e: (e.thread, e.time_range.start, -e.time_range.end)):
-        if e.name == "[memory]":
-            continue
-        # torch's keys, in its order: the range's id (from 1), its record function's (0 on
-        # the CPU), the node's sequence number, the input shapes, then the event's index.
-        args = {"External id": e.id + 1, "Record function id": 0}
-        if e.sequence_nr >= 0:
-            args["Sequence number"] = e.sequence_nr
-            args["Fwd thread id"] = 0
-        if e.input_shapes:
-            args["Input Dims"] = e.input_shapes
-        if e.flops:
-            args["flops"] = e.flops
+    ops = [e for e in events if e.name != "[memory]" and not e.is_python_function]
+    python = [e for e in events if e.is_python_function]
+    for e in sorted(ops, key=lambda e: (e.thread, e.time_range.start, -e.time_range.end)):
+        trace.append(_trace_event(e, "user_annotation" if e.is_user_annotation else "cpu_op", pid))
+    for e in sorted(python, key=lambda e: e.python_id):
+        args = {
+            "Python parent id": None if e.python_parent_id < 0 else e.python_parent_id,
+            "Python id": e.python_id,
+        }
+        if e.python_module_id >= 0:
+            args["Python module id"] = e.python_module_id
         args["Ev Idx"] = e.id
-        trace.append(
-            {
-                "ph": "X",
-                "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
-                "name": e.trace_name,
-                "pid": pid,
-                "tid": e.thread,
-                "ts": round(e.time_range.start, 3),
-                "dur": round(e.time_range.elapsed_us(), 3),
-                "args": args,
-            }
-        )
+        trace.append(_trace_event(e, "python_function", pid, args))
     spans = [e for e in events if e.name != "[memory]"]
     if spans:  # the session's own span, as torch's trace has
         start = min(e.time_range.start for e in spans)
@@ -704,6 +721,32 @@ def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
     out.update(meta)
     out["traceEvents"] = trace
     return out
+
+
+def _trace_event(e, cat, pid, args=None):
+    if args is None:
+        args = _trace_args(e)
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": e.trace_name,
+        "pid": pid,
+        "tid": e.thread,
+        "ts": round(e.time_range.start, 3),
+        "dur": round(e.time_range.elapsed_us(), 3),
+        "args": args,
+    }
+
+
+def _trace_args(e):
+    """torch's `args` of an op, node or user range, in its order."""
+    args = {"External id": e.id + 1, "Record function id": 0}
+    if e.input_shapes:
+        args["Input Dims"] = e.input_shapes
+    if e.flops:
+        args["flops"] = e.flops
+    args["Ev Idx"] = e.id
+    return args
 
 
 def _write_json(trace, path):
