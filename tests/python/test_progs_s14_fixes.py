@@ -9,8 +9,86 @@ import pytest
 
 import ember
 from ember import nn
+from ember.nn import functional as F
 
 _INFERENCE_MSG = "Setting requires_grad=True on inference tensor outside InferenceMode"
+
+
+def test_requires_grad_on_inference_tensors_is_refused_on_every_path():
+    with ember.inference_mode():
+        t = ember.ones(2)
+        made = ember.ones(2, requires_grad=True)  # inside the mode: allowed
+    assert made.requires_grad and made.is_inference()
+    for turn_on in (
+        lambda: t.requires_grad_(),
+        lambda: setattr(t, "requires_grad", True),
+        lambda: nn.Parameter(t),
+        lambda: t.detach().requires_grad_(),  # a detached inference tensor is one too
+    ):
+        with pytest.raises(RuntimeError, match=_INFERENCE_MSG):
+            turn_on()
+    assert not t.requires_grad
+    t.requires_grad_(False)
+    copy = ember.tensor(t, requires_grad=True)  # a copy is a normal tensor
+    assert copy.requires_grad and not copy.is_inference()
+    with ember.inference_mode():
+        assert nn.Parameter(t).requires_grad
+
+
+def test_requires_grad_on_inference_tensors_matches_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ember):
+        with lib.inference_mode():
+            t = lib.ones(2)
+        with pytest.raises(RuntimeError, match=_INFERENCE_MSG):
+            lib.nn.Parameter(t)
+
+
+def test_tensor_class_is_seen_in_the_package():
+    assert repr(type(ember.ones(1))) == "<class 'ember.Tensor'>"
+    assert ember.Tensor.__module__ == "ember"
+    assert pickle.loads(pickle.dumps(ember.Tensor)) is ember.Tensor
+    p = nn.Parameter(ember.ones(2))
+    assert isinstance(p, ember.Tensor) and type(p).__module__.startswith("ember.nn")
+    back = pickle.loads(pickle.dumps(p))
+    assert type(back) is nn.Parameter and back.tolist() == [1.0, 1.0]
+
+    class Sub(ember.Tensor):
+        pass
+
+    s = ember.ones(2).as_subclass(Sub)
+    assert isinstance(s, ember.Tensor) and type(s) is Sub
+    assert repr(s) == "Sub([1., 1.])"
+
+
+def test_tensor_class_name_in_messages_matches_torch():
+    torch = pytest.importorskip("torch")
+    assert repr(type(ember.ones(1))).replace("ember", "torch") == repr(type(torch.ones(1)))
+
+
+def test_as_subclass_of_a_tensor_requiring_grad_is_an_alias():
+    class Sub(ember.Tensor):
+        pass
+
+    x = ember.ones(3, requires_grad=True)
+    s = x.as_subclass(Sub)
+    assert type(s) is Sub and s.grad_fn.name() == "AliasBackward0"
+    assert s._base is not None and s._base.data_ptr() == x.data_ptr() and not s.is_leaf
+    (s * ember.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0]
+    plain = ember.ones(2).as_subclass(Sub)
+    assert plain.grad_fn is None and plain._base is None
+
+
+def test_as_subclass_node_matches_torch():
+    torch = pytest.importorskip("torch")
+
+    class TSub(torch.Tensor):
+        pass
+
+    t = torch.ones(2, requires_grad=True).as_subclass(TSub)
+    e = ember.ones(2, requires_grad=True).as_subclass(type("ESub", (ember.Tensor,), {}))
+    assert t.grad_fn.name() == e.grad_fn.name()
 
 
 def _lists():
@@ -173,3 +251,44 @@ def test_weights_only_refusal_has_torchs_class_name():
         ember.load(buf, weights_only=True)
     assert type(info.value).__name__ == "UnpicklingError"
     assert isinstance(info.value, RuntimeError)
+
+
+def test_class_target_shape_is_checked_before_its_dtype():
+    logits = ember.zeros(3, 5)
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected"):
+        F.cross_entropy(logits, ember.rand(3, 4))
+    with pytest.raises(RuntimeError, match="Expected target size \\[3, 2\\], got \\[3, 2, 2\\]"):
+        F.cross_entropy(ember.zeros(3, 5, 2), ember.rand(3, 2, 2))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte"):
+        F.nll_loss(logits, ember.rand(3))
+
+
+def test_topk_ties_pick_torchs_positions():
+    ties = ember.tensor([1.0, 3.0, 3.0, 2.0, 3.0])
+    assert ties.topk(2).indices.tolist() == [2, 4]
+    scores = ember.tensor([[0.1, 0.5, 0.2, 0.05, 0.15], [0.3, 0.1, 0.1, 0.4, 0.1]])
+    assert scores.topk(2, largest=False).indices.tolist() == [[3, 0], [2, 4]]
+    # A long row takes the partial-sort path; values are the same either way.
+    long = ember.cat([ember.zeros(200), ember.ones(3)])
+    top = long.topk(2)
+    assert top.values.tolist() == [1.0, 1.0] and set(top.indices.tolist()) <= {200, 201, 202}
+    nan_first = ember.tensor([1.0, float("nan"), 2.0]).topk(1)
+    assert nan_first.indices.tolist() == [1]
+
+
+def test_topk_ties_match_torch():
+    torch = pytest.importorskip("torch")
+    rows = [
+        [1.0, 3.0, 3.0, 2.0, 3.0],
+        [0.3, 0.1, 0.1, 0.4, 0.1, 0.1, 0.4, 0.4],
+        [float(i % 3) for i in range(40)],
+        [float(i % 2) for i in range(300)],
+    ]
+    for row in rows:
+        for k in (1, 2, 3):
+            for largest in (True, False):
+                for is_sorted in (True, False):
+                    kw = {"largest": largest, "sorted": is_sorted}
+                    got = ember.tensor(row).topk(k, **kw).indices.tolist()
+                    want = torch.tensor(row).topk(k, **kw).indices.tolist()
+                    assert got == want, (row[:8], k, kw)

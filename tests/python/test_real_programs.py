@@ -125,6 +125,9 @@ SCRIPTS = [
     "sparse_complex_ops",
     "dtype_rules",
     "custom_optim",
+    "soft_targets",
+    "mha_variants",
+    "metrics_eval",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
