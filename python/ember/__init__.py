@@ -134,6 +134,7 @@ from ._ops.creation import *  # noqa: E402,F401,F403
 from ._ops.elementwise import *  # noqa: E402,F401,F403
 from ._ops.extras import *  # noqa: E402,F401,F403
 from ._ops.fake_quantize import *  # noqa: E402,F401,F403
+from ._ops.foreach import *  # noqa: E402,F401,F403
 from ._ops.index import *  # noqa: E402,F401,F403
 from ._ops.inplace import *  # noqa: E402,F401,F403
 from ._ops.linalg import *  # noqa: E402,F401,F403

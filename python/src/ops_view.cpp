@@ -30,6 +30,9 @@ void bind_view(nb::module_& m) {
       doc("view(*shape) -> Tensor",
           "The same data seen with another shape (one dim may be -1), or reinterpreted as another "
           "dtype of the same size; the strides must allow it without a copy."));
+  m.def("_alias", &alias, nb::arg("input"),
+        doc("_alias(input) -> Tensor",
+            "A view of input with its geometry (node AliasBackward0), behind as_subclass."));
   m.def("view_as_real", &view_as_real, nb::arg("input"),
         doc("view_as_real(input) -> Tensor",
             "A complex tensor's memory as real pairs: a view with a trailing dim of size 2 "

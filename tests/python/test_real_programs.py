@@ -111,6 +111,23 @@ SCRIPTS = [
     "cyclegan_lite",
     "capsnet_routing",
     "modes_checkpoint",
+    # session 14
+    "encoder_lm_beam",
+    "sngan_r1_ema",
+    "activation_ckpt",
+    "numpy_bridge",
+    "bucket_collate",
+    "sched_chain",
+    "param_orth_wn",
+    "rnn_pack_cells",
+    "save_roundtrip",
+    "einops_reshapes",
+    "sparse_complex_ops",
+    "dtype_rules",
+    "custom_optim",
+    "soft_targets",
+    "mha_variants",
+    "metrics_eval",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

@@ -5,8 +5,10 @@
 // Every kernel orders values as PyTorch does: NaN above everything (so it sorts last ascending,
 // first descending, and is "largest" for topk), equal values by position. Ordering by
 // (value, position) makes results deterministic where PyTorch leaves ties unspecified and makes
-// sort stable always. 16-bit floats are widened to float keys, so the templates below are
-// instantiated for 8 key types, not 10.
+// sort stable always. topk is the exception: it runs torch's own selection (partial_sort, or
+// nth_element then sort, compared by value alone), so equal values come out at the positions
+// torch's gives, which programs see (top-k accuracy, beam search with equal scores). 16-bit floats
+// are widened to float keys, so the templates below are instantiated for 8 key types, not 10.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -120,9 +122,18 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
     int64_t* io = indices.data_ptr<int64_t>();
     for_each_row<T>(x, dim, k, [&](auto& row, auto out) {
       using K = typename std::decay_t<decltype(row)>::value_type::first_type;
-      Order<K> order{largest};
-      if (sorted) std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
-      else std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), order);
+      // torch's selection, step for step, so that ties pick torch's positions (Note [Sort
+      // order]): a partial sort when k is small against the row, else nth_element and a sort
+      // of the k - 1 in front of it.
+      auto by_value = [largest](const Item<K>& a, const Item<K>& b) {
+        return largest ? less(b.first, a.first) : less(a.first, b.first);
+      };
+      if (k * 64 <= int64_t(row.size())) {
+        std::partial_sort(row.begin(), row.begin() + k, row.end(), by_value);
+      } else {
+        std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), by_value);
+        if (sorted) std::sort(row.begin(), row.begin() + (k - 1), by_value);
+      }
       for (int64_t j = 0; j < k; ++j) {
         vo[out(j)] = T(row[size_t(j)].first);
         io[out(j)] = row[size_t(j)].second;

@@ -93,15 +93,17 @@ ClassRows as_rows(const Tensor& input, const Tensor& target, const std::optional
   EMBER_CHECK_VALUE(input.dim() == 1 || target.dim() == 0 || input.size(0) == target.size(0),
                     "Expected input batch_size (", input.size(0), ") to match target batch_size (",
                     target.size(0), ").");
-  check_class_target(target);
   int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   if (weight)
     EMBER_CHECK(weight->dim() == 1 && weight->numel() == C,
                 "weight tensor should be defined either for all ", C,
                 " classes or no classes but got weight tensor of shape: ", weight->sizes());
-  Tensor t = to_dtype(target, kLong);
+  // The target's shape is checked before its dtype, as torch's (a float (N, K) target of a
+  // (N, C) input is reported as multi-target, not as a wrong dtype).
   if (input.dim() <= 2) {
     EMBER_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+    check_class_target(target);
+    Tensor t = to_dtype(target, kLong);
     // an unbatched (C,) input takes a 0-d target or a 1-element one (torch's Python check)
     EMBER_CHECK_VALUE(
         input.dim() != 1 || target.dim() != 1 || target.size(0) == 1,
@@ -116,7 +118,9 @@ ClassRows as_rows(const Tensor& input, const Tensor& target, const std::optional
   for (int64_t d = 2; d < input.dim(); ++d) expected.push_back(input.size(d));
   EMBER_CHECK(target.sizes().equals(expected), "Expected target size ", IntArrayRef(expected),
               ", got ", target.sizes());
-  return {reshape(movedim(input, {1}, {-1}), {-1, C}), reshape(t, {-1}), expected};
+  check_class_target(target);
+  return {reshape(movedim(input, {1}, {-1}), {-1, C}), reshape(to_dtype(target, kLong), {-1}),
+          expected};
 }
 
 Tensor reduce_rows(const Tensor& loss, const ClassRows& r, Reduction reduction) {

@@ -86,6 +86,11 @@ Tensor unsafe_view(const Tensor& self, IntArrayRef shape) {
                    [in](const Tensor& g) { return reshape(g, in); });
 }
 
+Tensor alias(const Tensor& self) {
+  return make_view(self, self.sizes(), self.strides(), self.storage_offset(), "AliasBackward0",
+                   [](const Tensor& g) { return g; });
+}
+
 Tensor view_dtype(const Tensor& self, ScalarType dtype) {
   EMBER_CHECK(element_size(dtype) == self.element_size(),
               "view(dtype): only dtypes of the same element size are supported; got ",

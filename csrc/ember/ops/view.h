@@ -9,6 +9,9 @@ Tensor view(const Tensor& self, IntArrayRef shape);
 /// Reinterprets the same bytes as another dtype of equal size.
 Tensor view_dtype(const Tensor& self, ScalarType dtype);
 /// A complex tensor's memory as real pairs (a trailing dim of 2), and back; both are views.
+/// self seen through a new tensor with the same geometry (torch's aten::alias; node
+/// AliasBackward0): what as_subclass gives a tensor that requires grad.
+Tensor alias(const Tensor& self);
 Tensor view_as_real(const Tensor& self);
 Tensor view_as_complex(const Tensor& self);
 /// A view when possible, else a contiguous copy.

@@ -282,7 +282,6 @@ FILL.update(tensor_api_s12.METHODS)  # session 12's missing names
 PROPERTIES.update(tensor_api_s12.PROPERTIES)
 PROPERTY_DOCS.update(tensor_api_s12.PROPERTY_DOCS)
 FILL.update(tensor_api_s13.METHODS)  # session 13's: __rdiv__ and the Python 2 names
-REPLACE.update(tensor_api_s13.REPLACE)  # session 13's: requires_grad on inference tensors
 
 # t.name(...) is name(t, ...) for these functions of the families (or of the binding).
 FORWARD = {

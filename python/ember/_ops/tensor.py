@@ -199,7 +199,7 @@ def as_subclass(self, cls):
     if not (isinstance(cls, builtins.type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass(): expected a subclass of Tensor; got {cls!r}")
     out = Tensor.__new__(cls)
-    Tensor.__init__(out, self.view_as(self) if self.requires_grad else self)
+    Tensor.__init__(out, _C._alias(self) if self.requires_grad else self)
     return out
 
 

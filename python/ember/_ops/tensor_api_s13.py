@@ -1,10 +1,8 @@
 """Tensor methods of torch's that the binding lacked (session 13): the reflected division under
 its torch name (`__rdiv__`, the function torch's __torch_function__ sees for `2 / t`) and the
 Python 2 spellings that torch still answers (`__div__`, `__idiv__`, `__nonzero__`, `__long__`).
-_tensor_methods fills them into Tensor (METHODS: never over a binding's method) and puts
-REPLACE in front of the binding's (requires_grad on inference tensors)."""
+_tensor_methods fills them into Tensor (METHODS: never over a binding's method)."""
 
-from .. import _C
 from .._C import Tensor
 
 __all__ = []
@@ -60,39 +58,4 @@ METHODS = {
     "__idiv__": __idiv__,
     "__nonzero__": __nonzero__,
     "__long__": __long__,
-}
-
-
-# requires_grad=True on an inference tensor outside inference mode raises, as torch's does (the
-# binding's setter only checks the dtype and leaf-ness).
-_bound_requires_grad_ = Tensor.__dict__["requires_grad_"]
-_bound_requires_grad = Tensor.__dict__["requires_grad"]
-
-
-def _check_inference(self, requires_grad):
-    if requires_grad and self.is_inference() and not _C.is_inference_mode_enabled():
-        raise RuntimeError(
-            "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
-        )
-
-
-def requires_grad_(self, requires_grad=True):
-    """requires_grad_(requires_grad=True) -> Tensor
-
-    Sets requires_grad in place and returns self (refused for an inference tensor outside
-    inference mode)."""
-    _check_inference(self, requires_grad)
-    return _bound_requires_grad_(self, requires_grad)
-
-
-def _set_requires_grad(self, requires_grad):
-    _check_inference(self, requires_grad)
-    _bound_requires_grad.fset(self, requires_grad)
-
-
-REPLACE = {
-    "requires_grad_": requires_grad_,
-    "requires_grad": property(
-        _bound_requires_grad.fget, _set_requires_grad, doc=_bound_requires_grad.__doc__
-    ),
 }

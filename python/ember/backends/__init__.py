@@ -1,4 +1,5 @@
-"""ember.backends: the switches programs set for cuDNN, MPS and CUDA matmul; none apply on CPU."""
+"""ember.backends: the switches programs set for cuDNN, MPS and CUDA matmul (none apply on CPU)
+and for the attention fast path."""
 
 import types
 
@@ -39,6 +40,17 @@ cuda = types.SimpleNamespace(
         allow_fp16_reduced_precision_reduction=True,
         allow_bf16_reduced_precision_reduction=True,
     ),
+)
+_mha = {"fastpath": True}
+
+
+def _set_mha_fastpath(on):
+    _mha["fastpath"] = bool(on)
+
+
+# nn.TransformerEncoder's nested-tensor path (padded positions come out as zeros) follows it.
+mha = types.SimpleNamespace(
+    get_fastpath_enabled=lambda: _mha["fastpath"], set_fastpath_enabled=_set_mha_fastpath
 )
 mkldnn = types.SimpleNamespace(enabled=True, is_available=lambda: False)
 openmp = types.SimpleNamespace(is_available=lambda: False)

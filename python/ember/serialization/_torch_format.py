@@ -314,7 +314,7 @@ def _unpickle(data, reader, weights_only):
     stream = data if hasattr(data, "read") else io.BytesIO(data)
     try:
         return cls(stream, reader).load()
-    except (U.WeightsUnpicklingError, CheckpointError, MemoryError):
+    except (U.UnpicklingError, CheckpointError, MemoryError):
         raise
     except RuntimeError as e:
         if weights_only or str(e).startswith("ember.load"):

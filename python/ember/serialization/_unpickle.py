@@ -42,9 +42,9 @@ def _user_global(full_name):
     return None
 
 
-class WeightsUnpicklingError(pickle.UnpicklingError, RuntimeError):
-    """A weights_only load refused the file (an UnpicklingError, as torch raises, and a
-    RuntimeError like every other ember.load failure)."""
+class UnpicklingError(pickle.UnpicklingError, RuntimeError):
+    """A weights_only load refused the file: a pickle.UnpicklingError under that class name, as
+    torch raises, and a RuntimeError like every other ember.load failure."""
 
 
 class CheckpointError(RuntimeError):
@@ -52,7 +52,7 @@ class CheckpointError(RuntimeError):
 
 
 def _forbidden(full_name):
-    return WeightsUnpicklingError(
+    return UnpicklingError(
         "ember.load: Weights only load failed. This file can still be loaded, to do so you have "
         "two options, do those steps only if you trust the source of the checkpoint.\n"
         "\t(1) Re-running `ember.load` with `weights_only` set to `False` will likely succeed, "

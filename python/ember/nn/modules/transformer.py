@@ -1,10 +1,13 @@
 """Transformer, its encoder/decoder stacks and layers (post-norm or norm_first)."""
 
 import copy
+import warnings
 
-from ... import overrides
-from ..._C import float32, triu
+from ... import backends, overrides
+from ..._C import float32, is_grad_enabled, triu
 from ..._ops.creation import full
+from ..._override_helpers import has_torch_function
+from ..._process import is_autocast_enabled
 from .. import functional as F
 from .. import init
 from .activation import GELU, ReLU
@@ -26,6 +29,37 @@ __all__ = [
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     return triu(full((sz, sz), float("-inf"), dtype=dtype or float32), diagonal=1)
+
+
+def _why_no_nested_tensor(layer):
+    """Why torch's encoder would not take its nested-tensor path with this layer ('' if it
+    would)."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    if layer.norm_first:
+        return "encoder_layer.norm_first was True"
+    if not attn.batch_first:
+        return (
+            "encoder_layer.self_attn.batch_first was not True"
+            "(use batch_first for better inference performance)"
+        )
+    if not attn._qkv_same_embed_dim:
+        return "encoder_layer.self_attn._qkv_same_embed_dim was not True"
+    if attn.in_proj_bias is None:
+        return "encoder_layer.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return "encoder_layer.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"
+    if attn.num_heads % 2 == 1:
+        return "encoder_layer.self_attn.num_heads is odd"
+    return ""
+
+
+def _left_aligned(padded):
+    """Whether each row's real positions come first (no real position after a padded one)."""
+    return not (padded[..., :-1] & ~padded[..., 1:]).any().item()
 
 
 def _get_seq_len(src, batch_first):
@@ -278,6 +312,14 @@ class TransformerEncoder(Module):
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not = _why_no_nested_tensor(encoder_layer)
+        self.use_nested_tensor = enable_nested_tensor and not why_not
+        if enable_nested_tensor and why_not:
+            warnings.warn(
+                "enable_nested_tensor is True, but self.use_nested_tensor is False because "
+                + why_not,
+                stacklevel=2,
+            )
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         src_key_padding_mask = F._canonical_mask(
@@ -286,6 +328,7 @@ class TransformerEncoder(Module):
         mask = F._canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, batch_first))
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
         output = src
         for mod in self.layers:
             output = mod(
@@ -294,9 +337,32 @@ class TransformerEncoder(Module):
                 is_causal=is_causal,
                 src_key_padding_mask=src_key_padding_mask,
             )
+        if padded is not None:
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _nested_padding(self, src, mask, key_padding_mask):
+        """The padded positions, where torch's encoder would run on a nested tensor (eval, a
+        left-aligned padding mask, no attention mask, no grad to record): its layers never see
+        those positions and they come back as zeros. The layers here run on the padded batch
+        with the padding mask, which gives the real positions the same values."""
+        if not (getattr(self, "use_nested_tensor", False) and backends.mha.get_fastpath_enabled()):
+            return None
+        layer = self.layers[0]
+        if layer.training or src.dim() != 3 or key_padding_mask is None or mask is not None:
+            return None
+        if is_autocast_enabled() or has_torch_function((src,)):
+            return None
+        if is_grad_enabled() and (
+            src.requires_grad or any(p.requires_grad for p in layer.parameters())
+        ):
+            return None
+        padded = key_padding_mask != 0  # the canonical mask: -inf where padded
+        if self.mask_check and not _left_aligned(padded):
+            return None
+        return padded
 
 
 class TransformerDecoder(Module):
