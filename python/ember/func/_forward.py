@@ -57,7 +57,7 @@ class _level:
             # a transform inside jacfwd's vmapped jvp: its levels would see batched tangents,
             # which only the single-level paths handle; jacfwd goes by columns instead
             raise _NoBatchedJvp
-        self.idx = fwad._enter_level()
+        self.idx = fwad._enter_level(transform=True)
 
     def __exit__(self, *exc):
         fwad.exit_dual_level(level=self.idx)

@@ -291,7 +291,25 @@ def _grad_of_batched(*args):
     return autograd_grad(*args)
 
 
-_engine._set_batched_grad_handler(BatchedTensor, _grad_of_batched)
+def _check_user_grad(*args):
+    from ._vmap_ad import check_user_grad
+
+    check_user_grad(*args)
+
+
+def transforms_active():
+    """Whether a transform of ember.func runs now (torch's `_are_functorch_transforms_active`):
+    a vmap, grad/vjp, or the forward level of a jvp/jacfwd."""
+    if _levels() or _inside_transform():
+        return True
+    from ..autograd import forward_ad
+
+    return any(lv.transform for lv in forward_ad._levels)
+
+
+_engine._set_batched_grad_handler(
+    BatchedTensor, _grad_of_batched, _check_user_grad, transforms_active
+)
 
 
 def _function_of_batched(*args):
@@ -480,14 +498,24 @@ class _FirstOrder:
         self.prev = getattr(_local, "first_order", False)
         _local.first_order = self.value
         _local.depth = getattr(_local, "depth", 0) + 1
+        self.prev_vmaps = getattr(_local, "grad_vmaps", -1)
+        _local.grad_vmaps = len(_levels())
 
     def __exit__(self, *exc):
         _local.first_order = self.prev
         _local.depth -= 1
+        _local.grad_vmaps = self.prev_vmaps
 
 
 def _inside_transform():
     return getattr(_local, "depth", 0) > 0
+
+
+def grad_inside_innermost_vmap():
+    """Whether the innermost grad transform (grad, vjp) runs inside the innermost vmap: then the
+    BatchedTensors a function sees are tracked by that transform, as torch's GradTrackingTensors
+    wrapping its batched tensors are, and autograd.grad of them has a meaning."""
+    return getattr(_local, "grad_vmaps", -1) >= len(_levels()) > 0
 
 
 def active_levels():
