@@ -11,6 +11,11 @@ import ember
 import ember.func as func
 import ember.nn.functional as F
 
+# references taken at import, before any transform (their bodies read values)
+_frexp, _matrix_exp, _lu = ember.frexp, ember.linalg.matrix_exp, ember.linalg.lu
+_lu_unpack, _lu_solve, _lu_factor = ember.lu_unpack, ember.linalg.lu_solve, ember.linalg.lu_factor
+_legacy_lu = ember.lu
+
 RNG = np.random.default_rng(14)
 X = RNG.standard_normal((2, 3))
 V = RNG.standard_normal((2, 3))
@@ -197,3 +202,74 @@ def test_backward_and_autograd_grad_outside_transforms_still_work():
     func.vmap(lambda a: a * 2)(ember.tensor(X))
     (w * w * w).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), 5 * np.ones(3))
+
+
+# -- functions bound before vmap whose bodies read values
+
+MATS = RNG.standard_normal((3, 4, 4))
+
+
+def _captured(T):
+    if T is ember:
+        frexp, mexp, lu, unpack, solve, factor, legacy = (
+            _frexp,
+            _matrix_exp,
+            _lu,
+            _lu_unpack,
+            _lu_solve,
+            _lu_factor,
+            _legacy_lu,
+        )
+    else:
+        frexp, mexp, lu = T.frexp, T.linalg.matrix_exp, T.linalg.lu
+        unpack, solve, factor, legacy = T.lu_unpack, T.linalg.lu_solve, T.linalg.lu_factor, T.lu
+    return {
+        "frexp": lambda a: frexp(a),
+        "matrix_exp": lambda a: mexp(a),
+        "linalg.lu": lambda a: lu(a),
+        "lu_unpack": lambda a: unpack(*factor(a)),
+        "linalg.lu_solve": lambda a: solve(*factor(a), a.mT @ a),
+        "lu": lambda a: legacy(a),
+        "grad of matrix_exp": T.func.grad(lambda a: (mexp(a) * a).sum()),
+    }
+
+
+@pytest.mark.parametrize("name", list(_captured(ember)))
+def test_value_reading_functions_bound_before_vmap_match_a_loop(name):
+    fn = _captured(ember)[name]
+    a = ember.tensor(MATS)
+    got = func.vmap(fn)(a)
+    want = [fn(a[i]) for i in range(len(MATS))]
+    got = got if isinstance(got, tuple) else (got,)
+    for k, g in enumerate(got):
+        w = ember.stack([r[k] if isinstance(r, tuple) else r for r in want])
+        np.testing.assert_allclose(g.double().numpy(), w.double().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_frexp_bound_before_vmap_against_numpy():
+    m, e = func.vmap(lambda a: _frexp(a))(ember.tensor(MATS))
+    nm, ne = np.frexp(MATS)
+    np.testing.assert_array_equal(m.numpy(), nm)
+    np.testing.assert_array_equal(e.numpy(), ne)
+
+
+def test_matrix_exp_bound_before_vmap_against_a_series():
+    got = func.vmap(lambda a: _matrix_exp(a))(ember.tensor(MATS * 0.3)).numpy()
+    for i, a in enumerate(MATS * 0.3):
+        term, want = np.eye(4), np.eye(4)
+        for k in range(1, 40):
+            term = term @ a / k
+            want = want + term
+        np.testing.assert_allclose(got[i], want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(_captured(ember)))
+def test_value_reading_functions_bound_before_vmap_against_torch(name):
+    torch = pytest.importorskip("torch")
+    want = torch.func.vmap(_captured(torch)[name])(torch.tensor(MATS))
+    got = func.vmap(_captured(ember)[name])(ember.tensor(MATS))
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.double().numpy(), w.double().numpy(), rtol=1e-9, atol=1e-12)

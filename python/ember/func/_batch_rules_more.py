@@ -24,8 +24,8 @@ def _leading_batch(func, args, kwargs):
 
 _LINALG = (
     "solve inv inv_ex det slogdet cholesky cholesky_ex qr eigh eigvalsh svd svdvals matrix_exp "
-    "pinv matrix_power lu_factor lu solve_triangular cholesky_inverse cholesky_solve inverse "
-    "logdet triangular_solve"
+    "pinv matrix_power lu_factor lu_factor_ex lu lu_unpack lu_solve solve_triangular "
+    "cholesky_inverse cholesky_solve inverse logdet triangular_solve"
 )
 register(_LINALG, _leading_batch, ("linalg", "ember", "Tensor"))
 
