@@ -273,3 +273,77 @@ def test_value_reading_functions_bound_before_vmap_against_torch(name):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.double().numpy(), w.double().numpy(), rtol=1e-9, atol=1e-12)
+
+
+# -- torch.func's tutorials and API docs: compositions not covered before
+
+
+def _ensemble(T):
+    import copy
+
+    ms = []
+    for i in range(3):
+        m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.BatchNorm1d(4), T.nn.ReLU()).double()
+        with T.no_grad():
+            m[0].weight.copy_(T.tensor(MATS[i, :, :3]))
+            m[0].bias.copy_(T.tensor(MATS[i, 0]))
+            m[1].running_mean.copy_(T.tensor(MATS[i, 1]))
+            m[1].running_var.copy_(T.tensor(MATS[i, 2]).abs() + 0.5)
+            m[1].weight.copy_(T.tensor(MATS[i, 3]))
+        ms.append(m.eval())
+    params, buffers = T.func.stack_module_state(ms)
+    base = copy.deepcopy(ms[0]).to("meta")
+    x = T.tensor(XS[:, :3])
+    out = T.func.vmap(
+        lambda p, b, x: T.func.functional_call(base, (p, b), (x,)), in_dims=(0, 0, None)
+    )(params, buffers, x)
+    return out, T.stack([m(x) for m in ms])
+
+
+def test_ensemble_of_eval_batch_norm_models_matches_the_models():
+    got, loop = _ensemble(ember)
+    np.testing.assert_allclose(got.detach().numpy(), loop.detach().numpy(), rtol=1e-12)
+
+
+def test_ensemble_of_eval_batch_norm_models_against_torch():
+    torch = pytest.importorskip("torch")
+    got, want = _ensemble(ember)[0], _ensemble(torch)[0]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
+def test_tensor_unfold_under_vmap_matches_a_loop():
+    x = ember.tensor(RNG.standard_normal((3, 4, 6)))
+    got = func.vmap(lambda a: a.unfold(1, 2, 2))(x)
+    want = ember.stack([x[i].unfold(1, 2, 2) for i in range(3)])
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got = func.vmap(lambda a: a.unfold(-2, 3, 1), in_dims=2)(x)
+    want = ember.stack([x[:, :, i].unfold(-2, 3, 1) for i in range(6)])
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def _api_errors(T):
+    x = T.tensor(X[0])
+    m = T.nn.Linear(2, 2)
+    fc = T.func.functional_call
+    return {
+        "grad of a vector": lambda: T.func.grad(lambda a: a * 2)(x),
+        "grad of a tuple": lambda: T.func.grad(lambda a: (a.sum(), a))(x),
+        "argnum out of range": lambda: T.func.grad(lambda a: a.sum(), argnums=3)(x),
+        "argnums tuple out of range": lambda: T.func.grad(lambda a: a.sum(), argnums=(0, 2))(x),
+        "strict missing": lambda: fc(m, {"weight": T.zeros(2, 2)}, (T.ones(2),), strict=True),
+        "strict both": lambda: fc(
+            m, {"weight": T.zeros(2, 2), "bogus": T.ones(1)}, (T.ones(2),), strict=True
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_api_errors(ember)))
+def test_api_errors_as_torch(name):
+    torch = pytest.importorskip("torch")
+
+    def run(T):
+        with pytest.raises(Exception) as info:
+            _api_errors(T)[name]()
+        return type(info.value).__name__, str(info.value)
+
+    assert run(ember) == run(torch)

@@ -713,7 +713,7 @@ def _argnums(argnums, n):
         raise RuntimeError("argnums must be non-empty")
     for k in nums:
         if not -n <= k < n:
-            raise RuntimeError(f"Got argnums={argnums}, but only {n} positional inputs")
+            raise RuntimeError(f"Got argnum={k}, but only {n} positional inputs")
     return tuple(k % n for k in nums)
 
 
@@ -837,10 +837,16 @@ def grad_and_value(func, argnums=0, has_aux=False):
                         "(output, aux) if has_aux is True"
                     )
                 out, aux = out
-            if not isinstance(out, Tensor) or out.numel() != 1:
+            if not isinstance(out, Tensor):
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                    f"{type(out)}"
+                )
+            if out.dim() != 0:
                 raise RuntimeError(
                     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
-                    f"got tensor with {out.dim() if isinstance(out, Tensor) else 'no'} dims"
+                    f"got tensor with {out.dim()} dims. Maybe you wanted to use the vjp or "
+                    "jacrev APIs instead?"
                 )
             inputs, specs = [], []
             for k in nums:
