@@ -347,3 +347,24 @@ def test_api_errors_as_torch(name):
         return type(info.value).__name__, str(info.value)
 
     assert run(ember) == run(torch)
+
+
+def _inplace_views(a):
+    b = a.clone()
+    assert b.unsqueeze_(0) is b
+    b.squeeze_(0).t_()
+    b.unsqueeze_(-1).squeeze_()
+    b.transpose_(0, 1).swapaxes_(0, 1).unsqueeze_(1).squeeze_(1)
+    return b
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_inplace_views, lambda a: a.clone()[0].t_(), lambda a: a.clone().unsqueeze_(2).squeeze_(2)],
+)
+def test_inplace_view_methods_under_vmap_match_a_loop(fn):
+    x = ember.tensor(RNG.standard_normal((2, 3, 4)))
+    got = func.vmap(fn)(x)
+    want = ember.stack([fn(x[i]) for i in range(2)])
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
