@@ -368,3 +368,87 @@ def test_inplace_view_methods_under_vmap_match_a_loop(fn):
     want = ember.stack([fn(x[i]) for i in range(2)])
     assert got.shape == want.shape
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# -- autograd.functional's strict=True (it was accepted and not checked)
+
+
+def _strict_cases(T):
+    AF = T.autograd.functional
+    x = T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+    y = T.tensor([0.5, -1.0, 2.0], dtype=T.float64)
+
+    def const(a):
+        return T.zeros(3, dtype=T.float64)
+
+    def only_a(a, b):
+        return a.sin() * 2
+
+    def lin(a):
+        return (a * 3).sum()
+
+    def lin2(a, b):
+        return (a * 3).sum() + (b * b).sum()
+
+    def sq(a):
+        return (a**2).sum()
+
+    return {
+        "jacobian const": lambda: AF.jacobian(const, x, strict=True),
+        "jacobian independent": lambda: AF.jacobian(only_a, (x, y), strict=True),
+        "jacobian vectorize": lambda: AF.jacobian(only_a, (x, y), strict=True, vectorize=True),
+        "jacobian linear create": lambda: AF.jacobian(
+            lambda a: a * 2, x, strict=True, create_graph=True
+        ),
+        "jacobian two outputs create": lambda: AF.jacobian(
+            lambda a, b: (b.sin(), a * 2), (x, y), strict=True, create_graph=True
+        ),
+        "hessian linear": lambda: AF.hessian(lin, x, strict=True),
+        "hessian half linear": lambda: AF.hessian(lin2, (x, y), strict=True),
+        "hessian independent block": lambda: AF.hessian(
+            lambda a, b: (b**2).sum() * (a * 3).sum(), (x, y), strict=True, create_graph=True
+        ),
+        "vjp const": lambda: AF.vjp(const, x, x, strict=True),
+        "vjp independent": lambda: AF.vjp(only_a, (x, y), x, strict=True),
+        "vjp linear create": lambda: AF.vjp(
+            lambda a, b: b.sin() + a * 2, (x, y), x, strict=True, create_graph=True
+        ),
+        "jvp const": lambda: AF.jvp(const, x, x, strict=True),
+        "jvp independent": lambda: AF.jvp(only_a, (x, y), (x, y), strict=True),
+        "jvp linear create": lambda: AF.jvp(
+            lambda a, b: (a * 2, b.sin()), (x, y), (x, y), strict=True, create_graph=True
+        ),
+        "vhp linear": lambda: AF.vhp(lin2, (x, y), (x, y), strict=True),
+        "hvp linear": lambda: AF.hvp(lin, x, x, strict=True),
+        "vhp const": lambda: AF.vhp(lambda a: T.zeros((), dtype=T.float64), x, x, strict=True),
+        "vhp ok": lambda: AF.vhp(sq, x, x, strict=True, create_graph=True)[1],
+        "hessian ok": lambda: AF.hessian(lambda a: a.sin().sum(), x, strict=True),
+        "jacobian ok": lambda: AF.jacobian(lambda a: a.sin(), x, strict=True),
+    }
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except RuntimeError as e:
+        return str(e)
+    return r.detach().numpy()
+
+
+@pytest.mark.parametrize("name", list(_strict_cases(ember)))
+def test_autograd_functional_strict_as_torch(name):
+    torch = pytest.importorskip("torch")
+    want, got = _outcome(_strict_cases(torch)[name]), _outcome(_strict_cases(ember)[name])
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_autograd_functional_strict_raises_only_where_it_must():
+    cases = _strict_cases(ember)
+    for name, fn in cases.items():
+        out = _outcome(fn)
+        assert isinstance(out, str) == (not name.endswith("ok")), name
+    np.testing.assert_allclose(_outcome(cases["jacobian ok"]), np.diag(np.cos([1.0, 2.0, 3.0])))
+    np.testing.assert_allclose(_outcome(cases["vhp ok"]), 2 * np.array([1.0, 2.0, 3.0]))
