@@ -452,3 +452,46 @@ def test_autograd_functional_strict_raises_only_where_it_must():
         assert isinstance(out, str) == (not name.endswith("ok")), name
     np.testing.assert_allclose(_outcome(cases["jacobian ok"]), np.diag(np.cos([1.0, 2.0, 3.0])))
     np.testing.assert_allclose(_outcome(cases["vhp ok"]), 2 * np.array([1.0, 2.0, 3.0]))
+
+
+def _attention(T, mask):
+    mha = T.nn.MultiheadAttention(4, 2, batch_first=True).double()
+    with T.no_grad():
+        for j, p in enumerate(mha.parameters()):
+            p.copy_(T.tensor(np.random.default_rng(80 + j).standard_normal(tuple(p.shape)) * 0.4))
+    params = {k: v.detach() for k, v in mha.named_parameters()}
+    x = T.tensor(np.random.default_rng(16).standard_normal((3, 5, 4)))
+    attn_mask = T.tensor(np.triu(np.full((5, 5), -np.inf), 1)) if mask else None
+
+    def loss(p, x):
+        q = x.unsqueeze(0)
+        out, w = T.func.functional_call(mha, p, (q, q, q), {"attn_mask": attn_mask})
+        return out.pow(2).sum() + w.sin().sum()
+
+    outs = T.func.vmap(lambda x: mha(x, x, x, attn_mask=attn_mask)[0])(x)
+    grads = T.func.vmap(T.func.grad(loss), in_dims=(None, 0))(params, x)
+    return [outs] + [grads[k] for k in sorted(grads)]
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_multihead_attention_under_vmap_matches_a_loop(mask):
+    got = _attention(ember, mask)[0]
+    mha_out = []
+    # the same module and inputs, one example at a time
+    T = ember
+    mha = T.nn.MultiheadAttention(4, 2, batch_first=True).double()
+    with T.no_grad():
+        for j, p in enumerate(mha.parameters()):
+            p.copy_(T.tensor(np.random.default_rng(80 + j).standard_normal(tuple(p.shape)) * 0.4))
+    x = T.tensor(np.random.default_rng(16).standard_normal((3, 5, 4)))
+    attn_mask = T.tensor(np.triu(np.full((5, 5), -np.inf), 1)) if mask else None
+    for i in range(3):
+        mha_out.append(mha(x[i], x[i], x[i], attn_mask=attn_mask)[0])
+    np.testing.assert_allclose(got.detach().numpy(), T.stack(mha_out).detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_per_sample_gradients_of_multihead_attention_against_torch(mask):
+    torch = pytest.importorskip("torch")
+    for g, w in zip(_attention(ember, mask), _attention(torch, mask)):
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-9, atol=1e-12)

@@ -552,3 +552,17 @@ register(
     ("Tensor",),
 )
 register("randperm multinomial normal", _random_other, ("ember", "Tensor"))
+
+
+# -- compositions without a rule of their own: the body runs under vmap, each op it calls
+# reaching its rule (nn.MultiheadAttention's functional form is views, linears, bmm and softmax)
+
+
+def _composite(func, args, kwargs):
+    from ._vmap import _VmapMode
+
+    with _VmapMode():
+        return func(*args, **kwargs)
+
+
+register("multi_head_attention_forward", _composite, ("F",))
