@@ -198,8 +198,15 @@ def test_backward_and_autograd_grad_outside_transforms_still_work():
     with ember.autograd.forward_ad.dual_level():  # not a transform (torch allows it too)
         (w * w).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), 2 * np.ones(3))
-    # a vmap that ended leaves nothing behind
+    # transforms that ended, normally or by an error, leave nothing behind
     func.vmap(lambda a: a * 2)(ember.tensor(X))
+    with pytest.raises(RuntimeError):
+        func.vmap(func.grad(lambda a: a.sum().item()))(ember.tensor(X))
+    with pytest.raises(RuntimeError):
+        func.jvp(lambda a: a.backward(), (ember.tensor(X),), (ember.tensor(X),))
+    from ember.autograd import _engine
+
+    assert _engine._transform_count == 0  # backward() then skips the per-thread test
     (w * w * w).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), 5 * np.ones(3))
 

@@ -35,8 +35,19 @@ def _run(accumulates, fn, *args):
 # reject them) and check(outputs, inputs, grad_outputs), which raises torch's error where a
 # user's autograd.grad of them has no meaning (no grad transform inside the innermost vmap).
 _batched_grad_handler = None
-# ember.func's test whether one of its transforms (vmap, grad, vjp, jvp, ...) is running.
+# ember.func's test whether one of its transforms (vmap, grad, vjp, jvp, ...) is running in this
+# thread, and the count of transforms running in any thread: backward() asks the test only while
+# the count is not 0, so it costs one integer test otherwise.
 _transforms_active = None
+_transform_count = 0
+_count_lock = threading.Lock()
+
+
+def _transform_entered(delta):
+    """ember.func's transforms call this with 1 on entry and -1 on exit."""
+    global _transform_count
+    with _count_lock:
+        _transform_count += delta
 
 
 def _set_batched_grad_handler(cls, handler, check, transforms_active):
@@ -67,7 +78,7 @@ def backward(
         grad_variables=None, inputs=None)
 
     Accumulates gradients of `tensors` into the leaves' `.grad`."""
-    if _transforms_active is not None and _transforms_active():
+    if _transform_count and _transforms_active():
         raise RuntimeError(
             "backward() called inside a functorch transform. This is not supported, please use "
             "functorch.grad or functorch.vjp instead or call backward() outside of functorch "

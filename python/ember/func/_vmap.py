@@ -28,6 +28,7 @@ import threading
 from .. import _C, autograd, overrides
 from .._C import Tensor
 from ..autograd import _engine
+from ..autograd import forward_ad as _fwad
 from ..autograd import function as _function
 from ..autograd.forward_ad import _redispatch, _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
@@ -299,12 +300,11 @@ def _check_user_grad(*args):
 
 def transforms_active():
     """Whether a transform of ember.func runs now (torch's `_are_functorch_transforms_active`):
-    a vmap, grad/vjp, or the forward level of a jvp/jacfwd."""
-    if _levels() or _inside_transform():
+    a vmap, grad/vjp, or the forward level of a jvp/jacfwd. Every backward() asks: attribute
+    reads only."""
+    if getattr(_local, "levels", None) or getattr(_local, "depth", 0):
         return True
-    from ..autograd import forward_ad
-
-    return any(lv.transform for lv in forward_ad._levels)
+    return bool(_fwad._levels) and any(lv.transform for lv in _fwad._levels)
 
 
 _engine._set_batched_grad_handler(
@@ -500,11 +500,13 @@ class _FirstOrder:
         _local.depth = getattr(_local, "depth", 0) + 1
         self.prev_vmaps = getattr(_local, "grad_vmaps", -1)
         _local.grad_vmaps = len(_levels())
+        _engine._transform_entered(1)
 
     def __exit__(self, *exc):
         _local.first_order = self.prev
         _local.depth -= 1
         _local.grad_vmaps = self.prev_vmaps
+        _engine._transform_entered(-1)
 
 
 def _inside_transform():
@@ -626,6 +628,7 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
             patched = _foreign.patched_C()
             patched.__enter__()
     stack.append(level)
+    _engine._transform_entered(1)
     try:
         inputs = [_batch_input(lf, d, level.id) for lf, d in zip(leaves, dims)]
         out = _callable(func)(*_tree_unflatten(inputs, spec), **kwargs)
@@ -635,6 +638,7 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
         result = [_unbatch_output(o, d, level, fname) for o, d in zip(out_leaves, odims)]
     finally:
         stack.pop()
+        _engine._transform_entered(-1)
         if patched is not None:
             patched.__exit__()
         if mode is not None:
