@@ -109,7 +109,7 @@ def grad(
         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
 
     Returns d(outputs)/d(inputs) without touching `.grad`."""
-    if _batched_grad_handler is not None:
+    if _transform_count and _batched_grad_handler is not None:  # BatchedTensors exist
         cls, _, check = _batched_grad_handler
         go = _seq(grad_outputs)
         if any(type(t) is cls for t in (*_seq(outputs), *_seq(inputs), *(go or ()))):
