@@ -179,20 +179,33 @@ def test_third_order_inside_vmap():
         np.testing.assert_allclose(got[i], want, rtol=1e-10, atol=1e-10)
 
 
-def test_autograd_grad_of_batched_tensors_gives_per_example_gradients():
+def test_autograd_grad_of_batched_tensors_raises_as_torch():
+    # torch's BatchedTensor is not tracked by autograd: the batched output "does not require
+    # grad" (this test asserted per-example gradients before, which torch does not give)
     x = ember.tensor(X, requires_grad=True)
 
     def per_example(a):
         (g,) = ember.autograd.grad((a.sin() * a).sum(), a)
         return g
 
-    got = func.vmap(per_example)(x).numpy()
-    np.testing.assert_allclose(got, np.cos(X) * X + np.sin(X), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
+        func.vmap(per_example)(x)
 
 
-def test_autograd_grad_refuses_to_sum_over_the_batch():
+def test_autograd_grad_inside_grad_inside_vmap_gives_per_example_gradients():
+    def f(a):
+        (g,) = ember.autograd.grad((a.sin() * a).sum(), a, create_graph=True)
+        return (g * g).sum()
+
+    got = func.vmap(func.grad(f))(ember.tensor(X)).numpy()
+    d1 = np.cos(X) * X + np.sin(X)
+    d2 = 2 * np.cos(X) - np.sin(X) * X
+    np.testing.assert_allclose(got, 2 * d1 * d2, rtol=1e-12)
+
+
+def test_autograd_grad_wrt_an_unbatched_weight_raises_as_torch():
     w = ember.tensor(W, requires_grad=True)
-    with pytest.raises(RuntimeError, match="not batched over all of its vmap levels"):
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
         func.vmap(lambda a: ember.autograd.grad((a @ w).sum(), w)[0])(ember.tensor(X))
 
 

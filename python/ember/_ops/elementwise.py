@@ -35,6 +35,7 @@ from .._C import (
 from .._type_info import scalar_type_name
 from ._util import _float, _t
 from .creation import full, ones, zeros
+from .foreign_guards import reads_values as _reads_values
 from .index import where
 
 __all__ = [
@@ -222,6 +223,7 @@ def mvlgamma(input, p):
     return terms + p * (p - 1) / 4 * math.log(math.pi)
 
 
+@_reads_values
 def frexp(input):
     """frexp(input) -> (Tensor mantissa, Tensor exponent)
 

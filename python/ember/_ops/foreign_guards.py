@@ -34,6 +34,15 @@ def _guard(fn):
     return entry[1]
 
 
+def reads_values(fn):
+    """The guard in front of a public Python function whose body reads tensor values (numpy(),
+    tolist(), item(): frexp, linalg.matrix_exp's scaling, the LU permutation). A reference to it
+    taken before a vmap started then hands a call with a BatchedTensor to its batching rule,
+    which calls it on the physical tensors, instead of running the body on the BatchedTensor
+    (Note [References taken before vmap] in ember/func/_foreign.py)."""
+    return _guard(fn)
+
+
 def _chain(fn):
     seen = 0
     while fn is not None and seen < 8:

@@ -4,6 +4,7 @@ cholesky and LU forms)."""
 from .. import linalg, return_types
 from . import creation as _creation
 from .creation import full, zeros
+from .foreign_guards import reads_values as _reads_values
 from .index import where
 
 __all__ = [
@@ -143,6 +144,7 @@ def lu(A, pivot=True, get_infos=False):
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
+@_reads_values
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True) -> (Tensor,
         Tensor, Tensor)

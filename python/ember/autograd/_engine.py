@@ -30,16 +30,32 @@ def _run(accumulates, fn, *args):
         stack.pop()
 
 
-# (class, handler): ember.func registers BatchedTensor and the autograd.grad of its instances
-# (the physical backward of vmap, Note [Forward-over-reverse under vmap]); the C++ engine would
-# reject them.
+# (class, handler, check): ember.func registers BatchedTensor, the autograd.grad of its instances
+# (the physical backward of vmap, Note [Forward-over-reverse under vmap]; the C++ engine would
+# reject them) and check(outputs, inputs, grad_outputs), which raises torch's error where a
+# user's autograd.grad of them has no meaning (no grad transform inside the innermost vmap).
 _batched_grad_handler = None
+# ember.func's test whether one of its transforms (vmap, grad, vjp, jvp, ...) is running in this
+# thread, and the count of transforms running in any thread: backward() asks the test only while
+# the count is not 0, so it costs one integer test otherwise.
+_transforms_active = None
+_transform_count = 0
+_count_lock = threading.Lock()
 
 
-def _set_batched_grad_handler(cls, handler):
-    """Registers ember.func's BatchedTensor class and the autograd.grad of its instances."""
-    global _batched_grad_handler
-    _batched_grad_handler = (cls, handler)
+def _transform_entered(delta):
+    """ember.func's transforms call this with 1 on entry and -1 on exit."""
+    global _transform_count
+    with _count_lock:
+        _transform_count += delta
+
+
+def _set_batched_grad_handler(cls, handler, check, transforms_active):
+    """Registers ember.func's BatchedTensor class, the autograd.grad of its instances, the check
+    of a user's call and the test for running transforms."""
+    global _batched_grad_handler, _transforms_active
+    _batched_grad_handler = (cls, handler, check)
+    _transforms_active = transforms_active
 
 
 def _seq(x):
@@ -62,6 +78,12 @@ def backward(
         grad_variables=None, inputs=None)
 
     Accumulates gradients of `tensors` into the leaves' `.grad`."""
+    if _transform_count and _transforms_active():
+        raise RuntimeError(
+            "backward() called inside a functorch transform. This is not supported, please use "
+            "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
+            "transforms."
+        )
     tensors = _seq(tensors)
     grads = _seq(grad_tensors if grad_tensors is not None else grad_variables) or [None] * len(
         tensors
@@ -87,11 +109,42 @@ def grad(
         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
 
     Returns d(outputs)/d(inputs) without touching `.grad`."""
+    if _transform_count and _batched_grad_handler is not None:  # BatchedTensors exist
+        cls, _, check = _batched_grad_handler
+        go = _seq(grad_outputs)
+        if any(type(t) is cls for t in (*_seq(outputs), *_seq(inputs), *(go or ()))):
+            check(_seq(outputs), _seq(inputs), go)
+    return _grad(
+        outputs,
+        inputs,
+        grad_outputs,
+        retain_graph,
+        create_graph,
+        only_inputs,
+        allow_unused,
+        is_grads_batched,
+        materialize_grads,
+    )
+
+
+def _grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
+    """autograd.grad without the check of a user's call on BatchedTensors: ember's own transforms
+    (forward-mode rules inside vmap) take gradients of them."""
     single = isinstance(inputs, Tensor)
     outs = _seq(outputs)
     go = _seq(grad_outputs)
     if _batched_grad_handler is not None:
-        cls, handler = _batched_grad_handler
+        cls, handler, _ = _batched_grad_handler
         if any(type(t) is cls for t in (*outs, *_seq(inputs), *(go or ()))):
             if allow_unused is None:
                 allow_unused = materialize_grads
@@ -116,7 +169,7 @@ def grad(
         def run_grad(o, i, g, create, unused):
             # the levels outside the one giving tangents now (nested forward levels)
             if forward_ad._is_active():
-                return grad(o, i, g, retain_graph=True, create_graph=create, allow_unused=unused)
+                return _grad(o, i, g, retain_graph=True, create_graph=create, allow_unused=unused)
             return _run(False, _C._grad, o, i, g, True, create, unused)
 
         result = forward_ad._grad_with_tangents(

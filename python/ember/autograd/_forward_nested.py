@@ -22,7 +22,7 @@ from .._C import Tensor
 def elementwise(func, args, kwargs, tangents):
     """The tangent of a one-tensor elementwise op as f'(x)·t; None if the op is not one."""
     from .._ops.creation import ones_like, zeros_like
-    from ._engine import grad
+    from ._engine import _grad as grad
     from .forward_ad import _attach, _elementwise_input, _requires_grad_alias
     from .grad_mode import enable_grad
 
@@ -59,15 +59,21 @@ def elementwise(func, args, kwargs, tangents):
     return out
 
 
-def generic(func, name, args, kwargs, tangents, inplace):
-    """(output on aliases, tangents) as forward_ad._generic_tangents, visible to outer levels."""
+def generic(func, name, args, kwargs, tangents, inplace, prepare=None, ones=None):
+    """(output on aliases, tangents) as forward_ad._generic_tangents, visible to outer levels.
+    `prepare(a)` maps each dual input and its tangent before they become leaves, `ones(o)` makes
+    the cotangent u of an output (vmap's logical variant, _vmap_ad.generic_logical, passes
+    both)."""
     from .._ops.creation import ones_like
-    from ._engine import grad
+    from ._engine import _grad as grad
     from .forward_ad import _hidden, _requires_grad_alias, _tangent_dot, _tangents_on_leaves
 
     keep = _keeps_graph(args, kwargs)
+    ones = ones_like if ones is None else ones
 
     def fresh(a):
+        if prepare is not None:
+            a = prepare(a)
         y = _requires_grad_alias(a)
         return a.view_as(a) if y is a else y  # already requires grad: a new leaf-like alias
 
@@ -75,7 +81,7 @@ def generic(func, name, args, kwargs, tangents, inplace):
         return fresh(a), fresh(t)
 
     def jv(diff, leaves, leaf_tangents):
-        us = [ones_like(o).requires_grad_(True) for o in diff]
+        us = [ones(o).requires_grad_(True) for o in diff]
         with _hidden("all"):  # plain graph work: only the last gradient needs tangents
             gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
             dot = _tangent_dot(gs, leaf_tangents, name)
@@ -127,7 +133,7 @@ def generic_batched(func, name, args, kwargs, tangents, inplace):
 def _batched_jv(diff, leaves, phys, leaf_tangents, keep, name):
     from .._ops.creation import ones_like, zeros_like
     from ..func._vmap import BatchedTensor, _size_of, align, levels_of
-    from ._engine import grad
+    from ._engine import _grad as grad
     from .forward_ad import _tangent_dot
 
     diff_p = [o._v if type(o) is BatchedTensor else o for o in diff]

@@ -57,8 +57,9 @@ class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal",
 
 
 class _Level:
-    def __init__(self, idx):
+    def __init__(self, idx, transform=False):
         self.idx = idx
+        self.transform = transform  # ember.func's jvp/jacfwd, not a dual_level block
         self.tangents = {}  # id(tensor) -> (weakref to the tensor, tangent)
         self.mode = None
         self.hidden = False  # while set, this level neither sees ops nor gives tangents
@@ -155,9 +156,10 @@ def enter_dual_level():
     return _enter_level()
 
 
-def _enter_level():
-    """A new level inside the active ones (ember.func's jvp and jacfwd nest this way)."""
-    lv = _Level(len(_levels))
+def _enter_level(transform=False):
+    """A new level inside the active ones (ember.func's jvp and jacfwd nest this way, with
+    `transform` set)."""
+    lv = _Level(len(_levels), transform)
     lv.mode = _ForwardMode(lv)
     _levels.append(lv)
     lv.mode.__enter__()
@@ -572,7 +574,7 @@ def _generic_tangents(func, name, args, kwargs, tangents, inplace):
     """Runs func on graph-recording aliases of the dual inputs and returns (output, tangents),
     the tangents from the op's backward formula (see the module docstring)."""
     from .._ops.creation import ones_like
-    from ._engine import grad
+    from ._engine import _grad as grad
 
     def new_leaf(a, t, target):
         leaf = a.detach()

@@ -21,7 +21,10 @@ def _fresh(inputs, create_graph):
     )
 
 
-def _grads(outputs, inputs, grad_outputs, create_graph):
+def _grads(outputs, inputs, grad_outputs, create_graph, unused=None, constant=None):
+    """autograd.grad with zeros for the inputs it does not reach. In strict mode `unused(j)`
+    is the error for input j not reached, `constant(j)` the one for a gradient with no graph
+    under create_graph (torch's strict checks)."""
     gs = grad(
         outputs,
         inputs,
@@ -30,8 +33,56 @@ def _grads(outputs, inputs, grad_outputs, create_graph):
         create_graph=create_graph,
         allow_unused=True,
     )
+    for j, g in enumerate(gs):
+        if g is None and unused is not None:
+            raise RuntimeError(unused(j))
+        if g is not None and create_graph and constant is not None and not g.requires_grad:
+            raise RuntimeError(constant(j))
     gs = tuple(zeros_like(x) if g is None else g for g, x in zip(gs, inputs))
     return gs if create_graph else tuple(g.detach() for g in gs)
+
+
+# torch's strict-mode errors
+def _no_grad_output(i):
+    return (
+        f"Output {i} of the user-provided function does not require gradients. The outputs must "
+        "be computed in a differentiable manner from the input when running in strict mode."
+    )
+
+
+def _independent(j):
+    return (
+        f"The output of the user-provided function is independent of input {j}. This is not "
+        "allowed in strict mode."
+    )
+
+
+def _constant_jacobian(j):
+    return (
+        f"The jacobian of the user-provided function is independent of input {j}. This is not "
+        "allowed in strict mode when create_graph=True."
+    )
+
+
+def _constant_gradient(j):
+    return (
+        "While computing the hessian, found that the jacobian of the user-provided function "
+        f"with respect to input {j} is independent of the input. This is not allowed in strict "
+        "mode. You should ensure that your function is twice differentiable and that the "
+        "jacobian depends on the inputs (this would be violated by a linear function for "
+        "example)."
+    )
+
+
+def _check_outputs(outs, strict):
+    if strict:
+        for i, o in enumerate(outs):
+            if not o.requires_grad:
+                raise RuntimeError(_no_grad_output(i))
+
+
+def _strict(strict, message):
+    return message if strict else None
 
 
 def _maybe_detach(ts, create_graph):
@@ -82,6 +133,11 @@ def jacobian(
     forward-mode AD, one pass per input element; "reverse-mode" one backward per output
     element."""
     _check_strategy(strategy, vectorize, create_graph)
+    if strict and vectorize:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+            "supported together. Please either set `strict=False` or `vectorize=False`."
+        )
     if strategy == "forward-mode":
         return _forward_jacobian(func, inputs)
     single_in = isinstance(inputs, Tensor)
@@ -90,10 +146,22 @@ def jacobian(
         out = func(*xs)
         single_out = isinstance(out, Tensor)
         outs = _tuple(out)
+        _check_outputs(outs, strict)
         table = []
-        for o in outs:
+        for k, o in enumerate(outs):
             flat = o.reshape(-1)
-            rows = [_grads(flat[i], xs, None, create_graph) for i in range(flat.numel())]
+            unused = _strict(
+                strict,
+                lambda j, k=k: (
+                    f"Output {k} of the user-provided function is independent of input {j}. "
+                    "This is not allowed in strict mode."
+                ),
+            )
+            constant = _strict(strict, _constant_jacobian)
+            rows = [
+                _grads(flat[i], xs, None, create_graph, unused, constant)
+                for i in range(flat.numel())
+            ]
             per_in = []
             for j, x in enumerate(xs):
                 col = stack([r[j] for r in rows], 0) if rows else zeros(0, *x.shape, dtype=x.dtype)
@@ -142,10 +210,15 @@ def hessian(
             raise RuntimeError(
                 "The function given to hessian should return a single Tensor with a single element"
             )
+        _check_outputs((out,), strict)
         gs = _grads(out.reshape(()), xs, None, True)
+        if strict:
+            for j, g in enumerate(gs):
+                if not g.requires_grad:
+                    raise RuntimeError(_constant_gradient(j))
         return gs[0] if single_in else gs
 
-    return jacobian(gradient, inputs, create_graph=create_graph)
+    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -166,7 +239,15 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             vs = (ones_like(outs[0]),)
         else:
             vs = _tuple(v)
-        gs = _grads(outs, xs, vs, create_graph)
+        _check_outputs(outs, strict)
+        gs = _grads(
+            outs,
+            xs,
+            vs,
+            create_graph,
+            _strict(strict, _independent),
+            _strict(strict, _constant_jacobian),
+        )
     out = (
         out
         if create_graph
@@ -184,11 +265,24 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         vs = (ones_like(xs[0]),) if v is None else _tuple(v)
         out = func(*xs)
         outs = _tuple(out)
+        _check_outputs(outs, strict)
         us = tuple(zeros_like(o).requires_grad_(True) for o in outs)
         gs = grad(outs, xs, us, create_graph=True, allow_unused=True)
+        if strict:
+            for j, g in enumerate(gs):
+                if g is None:
+                    raise RuntimeError(_independent(j))
         dot = sum((g * t).sum() for g, t in zip(gs, vs) if g is not None)
         if isinstance(dot, Tensor):
-            jv = _grads(dot, us, None, create_graph)
+            unused = _strict(
+                strict,
+                lambda i: (
+                    "The gradient with respect to the input is independent of entry "
+                    f"{i} in the grad_outputs when using the double backward trick to compute "
+                    "forward mode gradients. This is not allowed in strict mode."
+                ),
+            )
+            jv = _grads(dot, us, None, create_graph, unused, _strict(strict, _constant_jacobian))
         else:
             jv = tuple(zeros_like(o) for o in outs)
     out = (
@@ -211,10 +305,22 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
             raise RuntimeError(
                 "The Tensor returned by the function given to hvp should contain a single element"
             )
+        _check_outputs((out,), strict)
         gs = grad(out, xs, create_graph=True, allow_unused=True)
+        if strict:
+            for j, g in enumerate(gs):
+                if g is None or not g.requires_grad:
+                    raise RuntimeError(_constant_gradient(j))
         vs = _tuple(v)
         dot = sum((g * t).sum() for g, t in zip(gs, vs) if g is not None)
-        res = _grads(dot, xs, None, create_graph)
+        unused = _strict(
+            strict,
+            lambda j: (
+                f"The jacobian of the user-provided function is independent of input {j}. This "
+                "is not allowed in strict mode."
+            ),
+        )
+        res = _grads(dot, xs, None, create_graph, unused, _strict(strict, _constant_jacobian))
     return (out if create_graph else out.detach()), (res[0] if single_in else res)
 
 

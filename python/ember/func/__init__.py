@@ -69,10 +69,14 @@ def functional_call(
             n for n, _ in module.named_buffers()
         }
         missing, unexpected = expected - set(dicts), set(dicts) - expected
-        if missing or unexpected:
+        msgs = []
+        if unexpected:
+            msgs.append(f"Unexpected key(s): {', '.join(map(repr, sorted(unexpected)))}.")
+        if missing:
+            msgs.append(f"Missing key(s): {', '.join(map(repr, sorted(missing)))}.")
+        if msgs:
             raise RuntimeError(
-                f"Error(s) in reparametrizing for {type(module).__name__}: missing "
-                f"{sorted(missing)}, unexpected {sorted(unexpected)}"
+                f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(msgs)
             )
     args = () if args is None else (args if isinstance(args, tuple) else (args,))
     with _swapped(module, dicts):

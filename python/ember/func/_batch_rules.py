@@ -812,6 +812,7 @@ register("squeeze", _squeeze)
 register("transpose swapaxes swapdims", _dimop((1, "dim0", _MISSING), (2, "dim1", _MISSING)))
 register("movedim moveaxis", _dimop((1, "source", _MISSING), (2, "destination", _MISSING)))
 register("narrow select", _dimop((1, "dim", _MISSING)))
+register("unfold", _dimop((1, "dimension", _MISSING)), ("Tensor",))  # its window dim goes last
 register("chunk split tensor_split", _dimop((2, "dim", 0)))
 register("flatten", _dimop((1, "start_dim", 0), (2, "end_dim", -1)))
 register("unflatten", _dimop((1, "dim", _MISSING)))

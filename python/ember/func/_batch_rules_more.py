@@ -3,7 +3,17 @@ is batched by nature, index_add/index_copy, transposed convolution, group and in
 prelu with a batched weight. Importing this module registers them into _batch_rules.RULES.
 """
 
-from ._batch_rules import _arg, _batch_sizes, _is_b, _is_t, _no_rule, register
+from ._batch_rules import (
+    _MISSING,
+    _arg,
+    _batch_sizes,
+    _dimop,
+    _is_b,
+    _is_t,
+    _no_rule,
+    op_name,
+    register,
+)
 from ._vmap import BatchedTensor, align, levels_of, logical_dim, wrap
 
 # -- linear algebra: ember's kernels treat every leading dimension as a batch dimension, so the
@@ -24,8 +34,8 @@ def _leading_batch(func, args, kwargs):
 
 _LINALG = (
     "solve inv inv_ex det slogdet cholesky cholesky_ex qr eigh eigvalsh svd svdvals matrix_exp "
-    "pinv matrix_power lu_factor lu solve_triangular cholesky_inverse cholesky_solve inverse "
-    "logdet triangular_solve"
+    "pinv matrix_power lu_factor lu_factor_ex lu lu_unpack lu_solve solve_triangular "
+    "cholesky_inverse cholesky_solve inverse logdet triangular_solve"
 )
 register(_LINALG, _leading_batch, ("linalg", "ember", "Tensor"))
 
@@ -39,6 +49,39 @@ def _linalg_solve(func, args, kwargs):
 
 
 register("solve", _linalg_solve, ("linalg",))
+
+
+# -- in-place view methods (unsqueeze_, squeeze_, transpose_, t_): the same op on the physical
+# tensor with the logical dims shifted past the batch dims; `self` is returned, as torch's are
+
+
+def _inplace_view(func, args, kwargs):
+    x = args[0]
+    if not _is_b(x):
+        return _no_rule(func)
+    name = op_name(func).rsplit(".", 1)[-1]  # these originals' __name__ is a wrapper's
+    name = {"swapaxes_": "transpose_", "swapdims_": "transpose_"}.get(name, name)
+    if name == "t_":
+        if x.dim() < 2:
+            return x
+        args, kwargs = (x, 0, 1), {}
+        name = "transpose_"
+    if name == "squeeze_" and _arg(args, kwargs, 1, "dim") is None:
+        nb = len(x._lv)
+        dims = tuple(i + nb for i, s in enumerate(x.shape) if s == 1)
+        if dims:
+            x._v.squeeze_(dims)
+        return x
+    spec = {
+        "unsqueeze_": _dimop((1, "dim", _MISSING), extra=1),
+        "squeeze_": _dimop((1, "dim", _MISSING)),
+        "transpose_": _dimop((1, "dim0", _MISSING), (2, "dim1", _MISSING)),
+    }[name]
+    spec(lambda v, *a, **k: getattr(v, name)(*a, **k), args, kwargs)
+    return x
+
+
+register("unsqueeze_ squeeze_ transpose_ swapaxes_ swapdims_ t_", _inplace_view, ("Tensor",))
 
 
 # -- index_add / index_copy (self, dim, index, source): the index must not be batched

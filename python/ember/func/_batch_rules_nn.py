@@ -202,6 +202,18 @@ def _batch_norm(func, args, kwargs):
             "which vmap cannot batch (torch raises as well); put the module in eval mode, or "
             "build it with track_running_stats=False"
         )
+    if not a["training"] and any(_is_b(a[n]) for n in names[1:3]):
+        # per-model running statistics (an ensemble of eval-mode models, stack_module_state):
+        # eval-mode batch_norm is elementwise, so it is written with ops that have rules
+        shape = (-1,) + (1,) * (x.dim() - 2)
+        out = (x - a["running_mean"].reshape(shape)) * (
+            a["running_var"].reshape(shape) + a["eps"]
+        ).rsqrt()
+        if a["weight"] is not None:
+            out = out * a["weight"].reshape(shape)
+        if a["bias"] is not None:
+            out = out + a["bias"].reshape(shape)
+        return out
     if any(_is_b(a[n]) for n in names[1:3]) or not _is_b(x):
         return _no_rule(func)
     if _is_b(a["weight"]) or _is_b(a["bias"]):
@@ -540,3 +552,17 @@ register(
     ("Tensor",),
 )
 register("randperm multinomial normal", _random_other, ("ember", "Tensor"))
+
+
+# -- compositions without a rule of their own: the body runs under vmap, each op it calls
+# reaching its rule (nn.MultiheadAttention's functional form is views, linears, bmm and softmax)
+
+
+def _composite(func, args, kwargs):
+    from ._vmap import _VmapMode
+
+    with _VmapMode():
+        return func(*args, **kwargs)
+
+
+register("multi_head_attention_forward", _composite, ("F",))

@@ -13,6 +13,7 @@ from .. import autograd, overrides
 from .._C import Tensor
 from .._ops.creation import zeros, zeros_like
 from .._ops.random import get_rng_state, set_rng_state
+from ..autograd import _engine
 from ..autograd import forward_ad as fwad
 from ..autograd.grad_mode import enable_grad
 from ..overrides import routed
@@ -57,9 +58,11 @@ class _level:
             # a transform inside jacfwd's vmapped jvp: its levels would see batched tangents,
             # which only the single-level paths handle; jacfwd goes by columns instead
             raise _NoBatchedJvp
-        self.idx = fwad._enter_level()
+        self.idx = fwad._enter_level(transform=True)
+        _engine._transform_entered(1)
 
     def __exit__(self, *exc):
+        _engine._transform_entered(-1)
         fwad.exit_dual_level(level=self.idx)
 
 

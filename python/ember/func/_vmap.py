@@ -28,6 +28,7 @@ import threading
 from .. import _C, autograd, overrides
 from .._C import Tensor
 from ..autograd import _engine
+from ..autograd import forward_ad as _fwad
 from ..autograd import function as _function
 from ..autograd.forward_ad import _redispatch, _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
@@ -291,7 +292,24 @@ def _grad_of_batched(*args):
     return autograd_grad(*args)
 
 
-_engine._set_batched_grad_handler(BatchedTensor, _grad_of_batched)
+def _check_user_grad(*args):
+    from ._vmap_ad import check_user_grad
+
+    check_user_grad(*args)
+
+
+def transforms_active():
+    """Whether a transform of ember.func runs now (torch's `_are_functorch_transforms_active`):
+    a vmap, grad/vjp, or the forward level of a jvp/jacfwd. Every backward() asks: attribute
+    reads only."""
+    if getattr(_local, "levels", None) or getattr(_local, "depth", 0):
+        return True
+    return bool(_fwad._levels) and any(lv.transform for lv in _fwad._levels)
+
+
+_engine._set_batched_grad_handler(
+    BatchedTensor, _grad_of_batched, _check_user_grad, transforms_active
+)
 
 
 def _function_of_batched(*args):
@@ -480,14 +498,26 @@ class _FirstOrder:
         self.prev = getattr(_local, "first_order", False)
         _local.first_order = self.value
         _local.depth = getattr(_local, "depth", 0) + 1
+        self.prev_vmaps = getattr(_local, "grad_vmaps", -1)
+        _local.grad_vmaps = len(_levels())
+        _engine._transform_entered(1)
 
     def __exit__(self, *exc):
         _local.first_order = self.prev
         _local.depth -= 1
+        _local.grad_vmaps = self.prev_vmaps
+        _engine._transform_entered(-1)
 
 
 def _inside_transform():
     return getattr(_local, "depth", 0) > 0
+
+
+def grad_inside_innermost_vmap():
+    """Whether the innermost grad transform (grad, vjp) runs inside the innermost vmap: then the
+    BatchedTensors a function sees are tracked by that transform, as torch's GradTrackingTensors
+    wrapping its batched tensors are, and autograd.grad of them has a meaning."""
+    return getattr(_local, "grad_vmaps", -1) >= len(_levels()) > 0
 
 
 def active_levels():
@@ -598,6 +628,7 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
             patched = _foreign.patched_C()
             patched.__enter__()
     stack.append(level)
+    _engine._transform_entered(1)
     try:
         inputs = [_batch_input(lf, d, level.id) for lf, d in zip(leaves, dims)]
         out = _callable(func)(*_tree_unflatten(inputs, spec), **kwargs)
@@ -607,6 +638,7 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
         result = [_unbatch_output(o, d, level, fname) for o, d in zip(out_leaves, odims)]
     finally:
         stack.pop()
+        _engine._transform_entered(-1)
         if patched is not None:
             patched.__exit__()
         if mode is not None:
@@ -685,7 +717,7 @@ def _argnums(argnums, n):
         raise RuntimeError("argnums must be non-empty")
     for k in nums:
         if not -n <= k < n:
-            raise RuntimeError(f"Got argnums={argnums}, but only {n} positional inputs")
+            raise RuntimeError(f"Got argnum={k}, but only {n} positional inputs")
     return tuple(k % n for k in nums)
 
 
@@ -809,10 +841,16 @@ def grad_and_value(func, argnums=0, has_aux=False):
                         "(output, aux) if has_aux is True"
                     )
                 out, aux = out
-            if not isinstance(out, Tensor) or out.numel() != 1:
+            if not isinstance(out, Tensor):
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                    f"{type(out)}"
+                )
+            if out.dim() != 0:
                 raise RuntimeError(
                     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
-                    f"got tensor with {out.dim() if isinstance(out, Tensor) else 'no'} dims"
+                    f"got tensor with {out.dim()} dims. Maybe you wanted to use the vjp or "
+                    "jacrev APIs instead?"
                 )
             inputs, specs = [], []
             for k in nums:

@@ -117,10 +117,31 @@ def _detached(x):
     return fwad._detach_keeping(x)
 
 
+def check_user_grad(outputs, inputs, grad_outputs):
+    """A user's autograd.grad with BatchedTensors among its arguments raises torch's error
+    where torch's does: unless a grad transform runs inside the innermost vmap, a tensor
+    batched by that vmap is not tracked by autograd (torch's BatchedTensor wrapper has no
+    graph), so a batched output is one that does not require grad and a batched input one
+    that is not differentiated. Batched grad_outputs alone are a batch of vectors for an
+    unbatched graph (torch's vmap over autograd.grad), which autograd_grad computes."""
+    from ._vmap import grad_inside_innermost_vmap
+
+    if grad_inside_innermost_vmap():
+        return
+    for k, o in enumerate(outputs):
+        if type(o) is BatchedTensor or (o.grad_fn is None and not o.requires_grad):
+            raise RuntimeError(
+                f"element {k} of tensors does not require grad and does not have a grad_fn"
+            )
+    if any(type(i) is BatchedTensor or not i.requires_grad for i in inputs):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
 def autograd_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, materialize):
     """ember.autograd.grad called with BatchedTensors (inside vmap): the per-example gradients
     of grad-inside-vmap's physical backward, for inputs batched over every level of the
-    outputs (a tensor created or prepared inside the vmap)."""
+    outputs (a tensor created or prepared inside the vmap); for an unbatched graph and batched
+    grad_outputs, one backward pass per batch element (backward_rows)."""
     from .._ops.creation import ones
     from ._vmap import _backward, _phys
 
@@ -130,6 +151,10 @@ def autograd_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, mat
         gos = [None] * len(outs)
     else:
         gos = list(grad_outputs)
+    if not levels_of(*outs, *ins) and all(g is not None for g in gos):
+        res = backward_rows(outs, ins, gos, (), create_graph, materialize=materialize)
+        _check_used(res, allow_unused)
+        return tuple(res)
     for k, (o, g) in enumerate(zip(outs, gos)):
         if g is None:
             if o.numel() != 1:
@@ -156,17 +181,23 @@ def autograd_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, mat
                 "element 0 of tensors does not require grad and does not have a grad_fn"
             )
     res = _backward(outs, ins, gos, create_graph, materialize=materialize)
-    if not allow_unused and any(r is None for r in res):
-        raise RuntimeError(
-            "One of the differentiated Tensors appears to not have been used in the graph. Set "
-            "allow_unused=True if this is the desired behavior."
-        )
+    _check_used(res, allow_unused)
     return tuple(res)
 
 
-def backward_rows(outs, inputs, cotangents, levels, create_graph):
+def _check_used(res, allow_unused):
+    for k, r in enumerate(res):
+        if r is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {k} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
+            )
+
+
+def backward_rows(outs, inputs, cotangents, levels, create_graph, materialize=True):
     """_backward for cotangents batched over levels newer than the graph's (`levels`): the
-    newer levels' elements run one physical backward each over the same graph, stacked."""
+    newer levels' elements run one physical backward each over the same graph, stacked (None
+    for an input no output reaches, unless `materialize`)."""
     from .. import autograd
     from ._vmap import _phys, _size_of, _zeros_for, active_levels, logical_dim
 
@@ -188,6 +219,7 @@ def backward_rows(outs, inputs, cotangents, levels, create_graph):
         pairs.append((op, cp))
     in_p = [_phys(i) for i in inputs]
     rows = []
+    used = [False] * len(in_p)
     for r in range(n):
         if pairs:
             gs = autograd.grad(
@@ -200,11 +232,15 @@ def backward_rows(outs, inputs, cotangents, levels, create_graph):
             )
         else:
             gs = [None] * len(in_p)
+        used = [u or g is not None for u, g in zip(used, gs)]
         rows.append([_zeros_for(i) if g is None else g for g, i in zip(gs, inputs)])
     res = []
     for k, (i, p) in enumerate(zip(inputs, in_p)):
         from .. import stack
 
+        if not used[k] and not materialize:
+            res.append(None)
+            continue
         col = stack([row[k] for row in rows], nb)  # the newer levels after the graph's
         v = col.reshape(tuple(col.shape[:nb]) + sizes + tuple(col.shape[nb + 1 :]))
         if not create_graph:
@@ -257,43 +293,27 @@ def _expanded(a, levels):
 def generic_logical(func, name, args, kwargs, tangents, inplace):
     """forward_ad's generic rule (J·t = ∇ᵤ<Jᵀu, t>) on the logical tensors of a vmap, for a
     level nested inside other forward levels that key their tangents by BatchedTensors: the
-    gradients are autograd.grad of BatchedTensors (per-example physical backward passes, which
-    give their results the outer levels' tangents: Note [Forward-over-reverse under vmap])."""
-    from .._ops.creation import ones_like
-    from ..autograd._engine import grad
-    from ..autograd._forward_nested import _keeps_graph
-    from ..autograd.forward_ad import (
-        _flat_tensors,
-        _requires_grad_alias,
-        _tangent_dot,
-        _tangents_on_leaves,
-    )
+    nested rule (_forward_nested.generic) with every dual input and tangent expanded over the
+    primals' levels first, so its gradients are autograd.grad of BatchedTensors (per-example
+    physical backward passes, which give their results the outer levels' tangents: Note
+    [Forward-over-reverse under vmap])."""
+    from ..autograd._forward_nested import generic
+    from ..autograd.forward_ad import _flat_tensors
 
-    keep = _keeps_graph(args, kwargs)
     primal_lv = levels_of(*_flat_tensors(args, kwargs))
-
-    def fresh(a):
-        a = _expanded(a, primal_lv)
-        y = _requires_grad_alias(a)
-        return a.view_as(a) if y is a else y
-
-    def new_leaf(a, t, target):
-        return fresh(a), fresh(t)
-
-    def jv(diff, leaves, leaf_tangents):
-        us = [_ones_like(o, ones_like).requires_grad_(True) for o in diff]
-        with fwad._hidden("all"):  # plain graph work: only the last gradient needs tangents
-            gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
-            dot = _tangent_dot(gs, leaf_tangents, name)
-        if dot is None or not dot.requires_grad:
-            return [None] * len(us)
-        wrt = us + leaves + leaf_tangents
-        return list(grad([dot], wrt, create_graph=keep, allow_unused=True))[: len(us)]
-
-    return _tangents_on_leaves(
-        func, name, args, kwargs, tangents, inplace, new_leaf, jv, lambda a: a.clone(), False
+    return generic(
+        func,
+        name,
+        args,
+        kwargs,
+        tangents,
+        inplace,
+        prepare=lambda a: _expanded(a, primal_lv),
+        ones=_ones_like,
     )
 
 
-def _ones_like(o, ones_like):
+def _ones_like(o):
+    from .._ops.creation import ones_like
+
     return BatchedTensor(ones_like(o._v), o._lv) if type(o) is BatchedTensor else ones_like(o)

@@ -12,6 +12,7 @@ from .._ops import _names
 from .._ops import creation as _creation
 from .._ops._util import _check_repeats_in_order
 from .._ops.creation import as_tensor, ones, zeros
+from .._ops.foreign_guards import reads_values as _reads_values
 from .._ops.index import where
 from .._ops.products import cross as _cross
 from .._type_info import finfo, scalar_type_name
@@ -555,6 +556,7 @@ def matrix_power(A, n):
     return result
 
 
+@_reads_values
 def matrix_exp(A):
     """matrix_exp(A) -> Tensor
 

@@ -7,6 +7,7 @@ import math
 from .. import return_types
 from .._ops import creation as _creation
 from .._ops.creation import eye, tensor
+from .._ops.foreign_guards import reads_values as _reads_values
 
 
 def _permutation(pivots, m, dtype):
@@ -38,6 +39,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     return return_types.lu_unpack(P, L, U)
 
 
+@_reads_values
 def lu(A, *, pivot=True):
     """lu(A, *, pivot=True) -> (Tensor, Tensor, Tensor)
 
@@ -48,6 +50,7 @@ def lu(A, *, pivot=True):
     return return_types.linalg_lu(*lu_unpack(LU, piv))
 
 
+@_reads_values
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """lu_solve(LU, pivots, B, *, left=True, adjoint=False) -> Tensor
 
