@@ -3,6 +3,7 @@ state dicts flattened to dotted keys; each DTensor chunk written by its owner (c
 replicated mesh dims), a plain tensor or value by the lowest rank that has it; on load, each
 tensor's piece on this rank read in place. Subclass them to customize (planner.py)."""
 
+import collections
 import dataclasses
 
 from .metadata import (
@@ -56,7 +57,7 @@ class DefaultSavePlanner(SavePlanner):
             self.mappings = paths
         else:
             self.state_dict = dict(state_dict)
-            self.mappings = {k: [k] for k in state_dict}
+            self.mappings = {}
         self.is_coordinator = is_coordinator
 
     def create_local_plan(self):
@@ -79,13 +80,16 @@ class DefaultSavePlanner(SavePlanner):
             data = TensorWriteData(chunk, TensorProperties(v.dtype), api._lib().Size(v.shape))
             kind = WriteItemType.SHARD if sharded and v.numel() else WriteItemType.TENSOR
             items.append(WriteItem(MetadataIndex(key, chunk.offsets), kind, data))
-        return SavePlan(items)
+        # torch's planner carries its flattening paths as planner data (create_global_plan
+        # merges them into the checkpoint's Metadata)
+        return SavePlan(items, planner_data=self.mappings if self.flatten_state_dict else None)
 
     def create_global_plan(self, all_plans):
         """create_global_plan(all_plans) -> Tuple[List[SavePlan], Metadata]
 
         Leaves a whole tensor's or a value's write to the lowest rank that has it; the
-        metadata lists every key's chunks."""
+        metadata lists every key's chunks, and its planner_data merges the plans' (the
+        flattening paths) when flatten_state_dict."""
         seen, plans = set(), []
         for plan in all_plans:
             kept = []
@@ -107,7 +111,10 @@ class DefaultSavePlanner(SavePlanner):
                     item.index.fqn, TensorStorageMetadata(td.properties, td.size, [])
                 )
                 entry.chunks.append(td.chunk)
-        return plans, Metadata(md)
+        planner_data = None
+        if self.flatten_state_dict:
+            planner_data = dict(collections.ChainMap(*(p.planner_data for p in plans)))
+        return plans, Metadata(md, planner_data=planner_data)
 
     def finish_plan(self, new_plan):
         """finish_plan(new_plan) -> SavePlan
@@ -124,6 +131,30 @@ class DefaultSavePlanner(SavePlanner):
             return v
         api = _api()
         return (v._local_tensor if isinstance(v, api.DTensor) else v).detach()
+
+
+def _chunk_reads(key, chunks, offsets, sizes, Size):
+    """The ReadItems that fill the box (offsets, sizes) of a tensor from its saved chunks: one
+    per overlapping chunk, its dest_offsets in the box and its storage_offsets in the chunk, as
+    torch's planner plans them."""
+    items = []
+    dest = MetadataIndex(key, Size(offsets), 0)
+    for i, c in enumerate(chunks):
+        lo = [max(a, b) for a, b in zip(offsets, c.offsets)]
+        hi = [min(a + n, b + m) for a, n, b, m in zip(offsets, sizes, c.offsets, c.sizes)]
+        if any(h <= l for l, h in zip(lo, hi)):
+            continue
+        items.append(
+            ReadItem(
+                LoadItemType.TENSOR,
+                dest,
+                Size([l - o for l, o in zip(lo, offsets)]),
+                MetadataIndex(key, c.offsets, i),
+                Size([l - o for l, o in zip(lo, c.offsets)]),
+                Size([h - l for l, h in zip(lo, hi)]),
+            )
+        )
+    return items
 
 
 class DefaultLoadPlanner(LoadPlanner):
@@ -166,8 +197,8 @@ class DefaultLoadPlanner(LoadPlanner):
     def create_local_plan(self):
         """create_local_plan() -> LoadPlan
 
-        A TENSOR item per tensor (this rank's piece), a BYTE_IO item per value; a key the
-        checkpoint lacks raises unless allow_partial_load."""
+        A TENSOR item per saved chunk that overlaps this rank's piece of a tensor, a BYTE_IO
+        item per value; a key the checkpoint lacks raises unless allow_partial_load."""
         api = _api()
         saved = self.metadata.state_dict_metadata
         items = []
@@ -195,19 +226,8 @@ class DefaultLoadPlanner(LoadPlanner):
                 offsets, sizes, _ = api._box(v)
             else:
                 offsets, sizes = [0] * len(entry.size), list(entry.size)
-            if not all(sizes):
-                continue
-            Size = api._lib().Size
-            items.append(
-                ReadItem(
-                    LoadItemType.TENSOR,
-                    index,
-                    Size([0] * len(sizes)),
-                    index,
-                    Size(offsets),
-                    Size(sizes),
-                )
-            )
+            if all(sizes):
+                items += _chunk_reads(key, entry.chunks, offsets, sizes, api._lib().Size)
         return LoadPlan(items)
 
     def create_global_plan(self, global_plan):

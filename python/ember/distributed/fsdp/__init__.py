@@ -153,7 +153,7 @@ class _Group:
             if s.numel():
                 buf.narrow(0, off, s.numel()).copy_((s.movedim(d, 0) if d else s).reshape(-1))
         out = lib.empty(self.n * self.flat, dtype=dtype)
-        work = c10d.all_gather_into_tensor(out, buf, group=self.group, async_op=async_op)
+        work = c10d.all_gather_single(out, buf, group=self.group, async_op=async_op)
         return out, work
 
     def gather(self, shards, dtype=None):
