@@ -204,6 +204,58 @@ assert m0.placements == (T.Partial("avg"),) and m0.full_tensor().tolist() == [7.
 if not AGAINST_TORCH:  # unequal pieces: ember keeps the exact Partial(sum) of divided pieces
     u = T.distribute_tensor(M.arange(6.0).reshape(3, 2), mesh, [T.Shard(0)]).mean()
     assert u.placements == (T.Partial("sum"),) and abs(u.full_tensor().item() - 2.5) < 1e-6
+
+# a write several ranks plan goes to the rank with the fewest bytes planned (torch's dedup)
+class Plans(C.DefaultSavePlanner):
+    def create_global_plan(self, all_plans):
+        plans, md = super().create_global_plan(all_plans)
+        self.kept = [sorted(i.index.fqn for i in p.items) for p in plans]
+        return plans, md
+
+planner = Plans()
+sd = {"w": T.distribute_tensor(M.ones(4, 4), mesh, [T.Shard(0)]), "r": M.ones(3), "v": 1.5}
+C.save(sd, checkpoint_id=ck + "/d", planner=planner)
+if RANK == 0:
+    assert planner.kept == [["w"], ["r", "v", "w"]], planner.kept
+
+# the default group's ranks are global ranks, unchecked (torch's identity); the old name warns
+W = dist.group.WORLD
+assert dist.get_global_rank(W, 9) == 9 and dist.get_group_rank(W, 9) == 9
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    assert dist.distributed_c10d._get_global_rank(dist.group.WORLD, 1) == 1
+assert [c.category for c in caught] == [FutureWarning], caught
+
+# DeviceMesh prints as torch's; a wrong name raises torch's KeyError
+m2 = imp("distributed.device_mesh").init_device_mesh("cpu", (1, WORLD), mesh_dim_names=("a", "b"))
+assert repr(m2) == "DeviceMesh((a=1, b=2), 'cpu', stride=((), 1))", repr(m2)
+assert repr(mesh) == "DeviceMesh((2,), 'cpu', stride=(1,))", repr(mesh)
+try:
+    m2["zz"]
+    raise AssertionError("an unknown mesh dim name was accepted")
+except KeyError as e:
+    want = "Invalid mesh_dim_names ('zz',) specified. Valid mesh_dim_names are ['a', 'b']."
+    assert want in str(e), e
+
+# FSDP2: unshard() of a module whose parameters all belong to its children gathers nothing
+F = imp("distributed.fsdp")
+seq = M.nn.Sequential(M.nn.Linear(2, 2), M.nn.Linear(2, 2))
+for layer in seq:
+    F.fully_shard(layer)
+F.fully_shard(seq)
+seq.unshard()
+seq.reshard()
+assert type(seq[0].weight).__name__ == "DTensor"
+
+# DDP refuses the bf16 hooks on the CPU, as torch
+H = imp("distributed.algorithms.ddp_comm_hooks.default_hooks")
+ddp = M.nn.parallel.DistributedDataParallel(M.nn.Linear(2, 2))
+for hook in (H.bf16_compress_hook, H.bf16_compress_wrapper(H.allreduce_hook)):
+    try:
+        ddp.register_comm_hook(None, hook)
+        raise AssertionError("a bf16 hook was accepted")
+    except TypeError as e:
+        assert "BF16 all reduce communication hook required" in str(e), e
 print("OK", flush=True)
 """
 

@@ -376,8 +376,7 @@ def init_process_group(
 def _get_default_store():
     """_get_default_store() -> PrefixStore
 
-    The default process group's store, as torch's: a PrefixStore ("0/") over the one under
-    "default_pg" over the store the group met through."""
+    The default group's store, as torch's: PrefixStore "0/" over its "default_pg" one."""
     if _world.default is None:
         raise ValueError(
             "Default process group has not been initialized, please make sure to "
@@ -478,17 +477,34 @@ def get_process_group_ranks(group):
 def get_global_rank(group, group_rank):
     """get_global_rank(group, group_rank) -> int
 
-    The global rank of group's member group_rank."""
+    The global rank of group's member group_rank (on the default group: group_rank itself,
+    unchecked, as torch)."""
+    if group is GroupMember.WORLD:
+        return group_rank
     g = _group(group)
     if not 0 <= group_rank < len(g._ranks):
         raise ValueError(f"Group rank {group_rank} is not part of group {g}")
     return g._ranks[group_rank]
 
 
+def _get_global_rank(group, rank):
+    """_get_global_rank(group, rank) -> int: get_global_rank's old name (warns as torch)."""
+    warnings.warn(
+        "`torch.distributed.distributed_c10d._get_global_rank` is deprecated, please use "
+        "`torch.distributed.distributed_c10d.get_global_rank` instead",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return get_global_rank(group, rank)
+
+
 def get_group_rank(group, global_rank):
     """get_group_rank(group, global_rank) -> int
 
-    The rank in group of the process with global_rank."""
+    The rank in group of the process with global_rank (on the default group: global_rank
+    itself, unchecked, as torch)."""
+    if group is GroupMember.WORLD:
+        return global_rank
     g = _group(group)
     if global_rank not in g._ranks:
         raise ValueError(f"Global rank {global_rank} is not part of group {g}")

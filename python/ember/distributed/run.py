@@ -236,8 +236,12 @@ class _Rendezvous:
         return int(store.get(closed))
 
     def num_nodes_waiting(self):
-        """How many nodes wait to join after this node's round closed."""
-        return self._count(f"{self.round}/waiting")
+        """How many nodes wait to join after this node's round closed (0 once the store has
+        gone: the node hosting it ended, and this node's workers decide how it ends)."""
+        try:
+            return self._count(f"{self.round}/waiting")
+        except RuntimeError:
+            return 0
 
     def leave(self):
         """This node leaves its round; the last to leave opens the next one."""
@@ -245,8 +249,21 @@ class _Rendezvous:
             self.store.add(self.key + "round", 1)
         self.round = None
 
-    def shutdown(self):
-        self.store.set(self.key + "shut", "1")
+    def shutdown(self, succeeded, timeout=300.0):
+        """The job ended on this node. After a success, torch's exit barrier first: wait (up to
+        timeout) until every node of the round finished, so that the node hosting the store
+        outlives the others' use of it. Then the rendezvous is shut: nodes that wait stop."""
+        try:
+            if succeeded:
+                self.store.add(f"{self.key}{self.round}/finished", 1)
+                deadline = time.monotonic() + timeout
+                while self._count(f"{self.round}/finished") < self.nodes:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.1)
+            self.store.set(self.key + "shut", "1")
+        except RuntimeError:
+            pass  # the store has gone with the node that hosted it
 
 
 class _Job:
@@ -412,10 +429,10 @@ class _Job:
         if self.elastic:
             self.rdzv.leave()
 
-    def close(self):
+    def close(self, succeeded):
         """The job ended on this node: an elastic rendezvous closes (waiting nodes stop)."""
         if self.elastic:
-            self.rdzv.shutdown()
+            self.rdzv.shutdown(succeeded)
 
 
 def main(args=None):
@@ -446,7 +463,7 @@ def main(args=None):
             sys.exit(130)
         if failure is None:
             job.drain()
-            job.close()
+            job.close(succeeded=True)
             return
         job.stop()
         job.drain()
@@ -471,7 +488,7 @@ def main(args=None):
             job.leave()
             continue
         print(f"{msg}; stopped the other workers", file=sys.stderr, flush=True)
-        job.close()
+        job.close(succeeded=False)
         sys.exit(1)
 
 

@@ -35,15 +35,45 @@ def _api():
     return _api
 
 
+def _dedup(plans, lowest_rank):
+    """plans with each write planned by several ranks kept by one: in order of first
+    appearance, the rank with the fewest bytes planned so far (the lowest rank with
+    lowest_rank); a value counts as one byte."""
+    owners, items = {}, {}
+    for r, plan in enumerate(plans):
+        for item in plan.items:
+            owners.setdefault(item.index, []).append(r)
+            items[item.index] = item
+    planned, keep = [0] * len(plans), {}
+    for index, ranks in owners.items():
+        r = ranks[0] if lowest_rank else min(ranks, key=lambda k: planned[k])
+        planned[r] += items[index].tensor_storage_size() or 1
+        keep[index] = r
+    return [
+        dataclasses.replace(plan, items=[i for i in plan.items if keep[i.index] == r])
+        for r, plan in enumerate(plans)
+    ]
+
+
 class DefaultSavePlanner(SavePlanner):
     """DefaultSavePlanner(flatten_state_dict=True, flatten_sharded_tensors=True,
         dedup_replicated_tensors=None, dedup_save_to_lowest_rank=False, enable_plan_caching=False)
 
-    The save plan: nested state dicts flattened, each chunk written by one rank."""
+    The save plan: nested state dicts flattened, each chunk written by one rank (a chunk that
+    several ranks hold by the one with the fewest bytes planned so far, as torch's; with
+    dedup_save_to_lowest_rank, by the lowest rank)."""
 
-    def __init__(self, flatten_state_dict=True, flatten_sharded_tensors=True, **kwargs):
+    def __init__(
+        self,
+        flatten_state_dict=True,
+        flatten_sharded_tensors=True,
+        dedup_replicated_tensors=None,
+        dedup_save_to_lowest_rank=False,
+        **kwargs,
+    ):
         self.flatten_state_dict = flatten_state_dict
         self.flatten_sharded_tensors = flatten_sharded_tensors
+        self.dedup_save_to_lowest_rank = dedup_save_to_lowest_rank
         self.mappings = {}
 
     def set_up_planner(self, state_dict, storage_meta=None, is_coordinator=False):
@@ -87,19 +117,10 @@ class DefaultSavePlanner(SavePlanner):
     def create_global_plan(self, all_plans):
         """create_global_plan(all_plans) -> Tuple[List[SavePlan], Metadata]
 
-        Leaves a whole tensor's or a value's write to the lowest rank that has it; the
-        metadata lists every key's chunks, and its planner_data merges the plans' (the
-        flattening paths) when flatten_state_dict."""
-        seen, plans = set(), []
-        for plan in all_plans:
-            kept = []
-            for item in plan.items:
-                if item.type != WriteItemType.SHARD:
-                    if item.index.fqn in seen:
-                        continue
-                    seen.add(item.index.fqn)
-                kept.append(item)
-            plans.append(dataclasses.replace(plan, items=kept))
+        Leaves each write that several ranks planned (a whole tensor, a value) to one of them,
+        as torch's dedup; the metadata lists every key's chunks, and its planner_data merges
+        the plans' (the flattening paths) when flatten_state_dict."""
+        plans = _dedup(all_plans, self.dedup_save_to_lowest_rank)
         md = {}
         for plan in plans:
             for item in plan.items:
