@@ -208,8 +208,8 @@ class DeviceMesh:
         strides = []
         for d, n in enumerate(sizes):
             if n > 1:
-                step = np.take(self._mesh, [0, 1], axis=d).reshape(2, -1)[:, 0]
-                strides.append(int(step[1] - step[0]))
+                nxt = tuple(1 if k == d else 0 for k in range(len(sizes)))
+                strides.append(int(self._mesh[nxt] - self._mesh[(0,) * len(sizes)]))
             else:
                 strides.append(())  # torch's layout prints a size-1 dim's stride so
         text = f"DeviceMesh({shape}, '{self.device_type}', stride={tuple(strides)}"
