@@ -64,35 +64,49 @@ def store_server(timeout=60):
 
 
 def run_workers(tmp_path, body, world_size, timeout=90, env=None, expect_ok=True):
-    """Runs PRELUDE + body in world_size processes; returns [(returncode, output)] by rank."""
+    """Runs PRELUDE + body in world_size processes; returns [(returncode, output)] by rank.
+    With expect_ok, a worker that fails ends the run at once: the others get a few seconds to
+    report their own error, then are killed, and the test fails with every output (a dead
+    rank never makes the test wait for its timeout)."""
     script = tmp_path / "worker.py"
     script.write_text(PRELUDE + textwrap.dedent(body))
     store = store_server(timeout)
-    procs = []
+    procs, logs = [], []
     for r in range(world_size):
         extra = env(r) if callable(env) else env
+        log = open(tmp_path / f"rank{r}.log", "w+")
+        logs.append(log)
         procs.append(
             subprocess.Popen(
                 [sys.executable, str(script)],
                 env=worker_env(r, world_size, store.port, extra),
-                stdout=subprocess.PIPE,
+                stdout=log,
                 stderr=subprocess.STDOUT,
                 text=True,
                 cwd=str(tmp_path),
             )
         )
     deadline = time.monotonic() + timeout
+    failed_at = None
+    while any(p.poll() is None for p in procs):
+        now = time.monotonic()
+        if expect_ok and failed_at is None and any(p.poll() for p in procs):
+            failed_at = now
+        if now > deadline or (failed_at is not None and now - failed_at > 5):
+            break
+        time.sleep(0.02)
+    late = [p for p in procs if p.poll() is None]
+    for p in late:
+        p.kill()
     results = []
-    for p in procs:
-        try:
-            out, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            outs = [q.communicate()[0] for q in procs]
-            pytest.fail(f"workers still running after {timeout}s:\n" + "\n".join(outs))
-        results.append((p.returncode, out))
+    for p, log in zip(procs, logs):
+        p.wait()
+        log.seek(0)
+        results.append((p.returncode, log.read()))
+        log.close()
     del store
+    if late and failed_at is None:
+        pytest.fail(f"workers still running after {timeout}s:\n" + "\n".join(o for _, o in results))
     if expect_ok:
         bad = [
             f"rank {r} exited with {code}:\n{out}" for r, (code, out) in enumerate(results) if code

@@ -167,13 +167,15 @@ state = {
     "meta": {"epoch": 3, "tag": "x"},
 }
 dcp.save(state, checkpoint_id=path)
-if not AGAINST_TORCH:  # rank 1 wrote only its rows of w; r and plain once, by rank 0
+if not AGAINST_TORCH:  # rank 1 wrote its rows of w and plain (torch's dedup: the rank with the
+    # fewest bytes planned so far), r once, by its owner rank 0
     import json
     meta = json.loads(open(os.path.join(path, ".metadata")).read())["state_dict_metadata"]
     files = {(c["file"], tuple(c["offsets"])) for c in meta["w"]["chunks"]}
     assert files == {("__0_0.distcp", (0, 0)), ("__1_0.distcp", (3, 0))}, files
     assert len(meta["r"]["chunks"]) == 1 and meta["r"]["chunks"][0]["file"] == "__0_0.distcp"
-    assert os.path.getsize(os.path.join(path, "__1_0.distcp")) == 2 * 7 * 4
+    assert [c["file"] for c in meta["plain"]["chunks"]] == ["__1_0.distcp"], meta["plain"]
+    assert os.path.getsize(os.path.join(path, "__1_0.distcp")) == 2 * 7 * 4 + 3 * 4
 dist.barrier()
 for placement in (dt.Shard(1), dt.Replicate(), dt.Shard(0)):
     tgt = {

@@ -15,7 +15,6 @@ from ._extras import (
     ProcessGroupGloo,
     QueueEmptyError,
     all_gather_coalesced,
-    all_gather_single,
     all_reduce_coalesced,
     breakpoint,
     get_backend_config,
@@ -28,13 +27,15 @@ from ._extras import (
     new_subgroups_by_enumeration,
     record_comm,
     recv_object_list,
-    reduce_scatter_single,
     send_object_list,
     set_debug_level,
     set_debug_level_from_env,
     supports_complex,
 )
 from ._grad_bucket import BuiltinCommHookType, GradBucket
+from ._renamed import _all_gather_base as _all_gather_base
+from ._renamed import _reduce_scatter_base as _reduce_scatter_base
+from ._renamed import all_gather_into_tensor, reduce_scatter_tensor
 from .distributed_c10d import (
     Backend,
     FileStore,
@@ -48,8 +49,8 @@ from .distributed_c10d import (
     TCPStore,
     Work,
     all_gather,
-    all_gather_into_tensor,
     all_gather_object,
+    all_gather_single,
     all_reduce,
     all_to_all,
     all_to_all_single,
@@ -84,7 +85,7 @@ from .distributed_c10d import (
     recv,
     reduce,
     reduce_scatter,
-    reduce_scatter_tensor,
+    reduce_scatter_single,
     scatter,
     scatter_object_list,
     send,

@@ -4,6 +4,7 @@ get_pg_count and the rank-0 breakpoint. Built on distributed_c10d's public funct
 
 import enum
 import os
+import warnings
 
 from .. import _C as _C_root
 from .._C import _distributed as _Cd
@@ -29,8 +30,6 @@ __all__ = [
     "get_pg_count",
     "breakpoint",
     "QueueEmptyError",
-    "all_gather_single",
-    "reduce_scatter_single",
     "record_comm",
     "get_default_backend_for_device",
     "get_backend_config",
@@ -52,23 +51,6 @@ class QueueEmptyError(DistStoreError):
     """QueueEmptyError(message)
 
     A store's queue that had nothing to pop (a DistStoreError)."""
-
-
-def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
-    """all_gather_single(output_tensor, input_tensor, group=None, async_op=False) -> Optional[Work]
-
-    torch's newer name of all_gather_into_tensor: every rank's input_tensor laid end to end
-    (or stacked) in output_tensor."""
-    return c10d.all_gather_into_tensor(output_tensor, input_tensor, group=group, async_op=async_op)
-
-
-def reduce_scatter_single(output, input, op=c10d.ReduceOp.SUM, group=None, async_op=False):
-    """reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False)
-        -> Optional[Work]
-
-    torch's newer name of reduce_scatter_tensor: input reduced over the ranks, this rank's
-    piece of it written to output."""
-    return c10d.reduce_scatter_tensor(output, input, op=op, group=group, async_op=async_op)
 
 
 class record_comm:
@@ -253,11 +235,23 @@ class _Coalesced:
         return all(w.is_success() for w in self._works)
 
 
+def _to_be_deprecated(name):
+    warnings.warn(
+        f"`torch.distributed.{name}` will be deprecated. If you must use it, please revisit our "
+        "documentation later at "
+        "https://pytorch.org/docs/main/distributed.html#collective-functions",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
 def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
     """all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False)
 
     all_gather of each tensor of input_tensor_list into the list of output_tensor_lists of the
-    same position (output_tensor_lists[rank][i] is rank's input_tensor_list[i])."""
+    same position (output_tensor_lists[rank][i] is rank's input_tensor_list[i]). Warns as
+    torch 2.13 (to be deprecated)."""
+    _to_be_deprecated("all_gather_coalesced")
     world = c10d.get_world_size(group)
     if len(output_tensor_lists) != world:
         raise ValueError(
@@ -274,7 +268,9 @@ def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, asy
 def all_reduce_coalesced(tensors, op=c10d.ReduceOp.SUM, group=None, async_op=False):
     """all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False)
 
-    all_reduce of every tensor of tensors (one dtype) as one flattened buffer, in place."""
+    all_reduce of every tensor of tensors (one dtype) as one flattened buffer, in place. Warns
+    as torch 2.13 (to be deprecated)."""
+    _to_be_deprecated("all_reduce_coalesced")
     if isinstance(tensors, _C_root.Tensor):
         tensors = [tensors]
     if not tensors:

@@ -8,6 +8,8 @@ Every process builds the same mesh (new_group is collective): the groups of ever
 made on every rank, in the same order, and each rank keeps the ones it belongs to.
 """
 
+import os
+
 import numpy as np
 
 from . import distributed_c10d as c10d
@@ -28,9 +30,9 @@ class DeviceMesh:
         arr = np.asarray(mesh.tolist() if hasattr(mesh, "tolist") else mesh, dtype=np.int64)
         self._mesh = arr
         if mesh_dim_names is not None and len(mesh_dim_names) != arr.ndim:
-            raise RuntimeError(
-                f"mesh_dim_names {tuple(mesh_dim_names)} must name each of the mesh's "
-                f"{arr.ndim} dimensions"
+            raise RuntimeError(  # torch's words
+                "mesh_shape and mesh_dim_names should have same length! Found "
+                f"len(mesh_dim_names): {len(mesh_dim_names)} and len(mesh_shape):{arr.ndim}."
             )
         self.mesh_dim_names = tuple(mesh_dim_names) if mesh_dim_names is not None else None
         world = c10d.get_world_size()
@@ -119,8 +121,9 @@ class DeviceMesh:
     def _dim(self, mesh_dim):
         if isinstance(mesh_dim, str):
             if not self.mesh_dim_names or mesh_dim not in self.mesh_dim_names:
-                raise KeyError(
-                    f"Mesh dimension '{mesh_dim}' does not exist; names: {self.mesh_dim_names}"
+                raise KeyError(  # torch's words
+                    f"Invalid mesh_dim_names {(mesh_dim,)} specified. Valid mesh_dim_names are "
+                    f"{list(self.mesh_dim_names or ())}."
                 )
             return self.mesh_dim_names.index(mesh_dim)
         return mesh_dim
@@ -194,8 +197,25 @@ class DeviceMesh:
         return hash((self._mesh.tobytes(), self._mesh.shape, self.mesh_dim_names))
 
     def __repr__(self):
-        names = f", mesh_dim_names={self.mesh_dim_names}" if self.mesh_dim_names else ""
-        return f"DeviceMesh('{self.device_type}', {self._mesh.tolist()}{names})"
+        """torch's form: the sizes (named), the device and each dimension's stride in ranks
+        (`()` for a dimension of size 1), and the ranks themselves with
+        TORCH_DISTRIBUTED_DEBUG=DETAIL."""
+        sizes = self._mesh.shape
+        if self.mesh_dim_names:
+            shape = "(" + ", ".join(f"{k}={v}" for k, v in zip(self.mesh_dim_names, sizes)) + ")"
+        else:
+            shape = str(tuple(sizes))
+        strides = []
+        for d, n in enumerate(sizes):
+            if n > 1:
+                nxt = tuple(1 if k == d else 0 for k in range(len(sizes)))
+                strides.append(int(self._mesh[nxt] - self._mesh[(0,) * len(sizes)]))
+            else:
+                strides.append(())  # torch's layout prints a size-1 dim's stride so
+        text = f"DeviceMesh({shape}, '{self.device_type}', stride={tuple(strides)}"
+        if os.environ.get("TORCH_DISTRIBUTED_DEBUG", "") == "DETAIL":
+            text += f", Mesh: {self._mesh.tolist()}"
+        return text + ")"
 
 
 def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_override=None):

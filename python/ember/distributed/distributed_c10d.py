@@ -158,6 +158,7 @@ class _World:
     def __init__(self):
         self.default = None
         self.store = None
+        self.default_store = None
         self.count = 0
         self.groups = []
 
@@ -352,29 +353,36 @@ def init_process_group(
         store, rank, world_size, master = _rendezvous(
             init_method or "env://", rank, world_size, timeout
         )
-    # A restarted job meets in the same launcher's store: each attempt uses its own keys.
+    # A restarted job meets in the same launcher's store: each attempt uses its own keys; under
+    # an elastic rendezvous each start of the workers is a new round, which the launcher
+    # numbers (nodes of one round may have different restart counts).
     attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
-    prefixed = PrefixStore(
-        "default_pg" if attempt == "0" else f"attempt_{attempt}/default_pg", store
-    )
+    rdzv_round = os.environ.get("EMBER_RDZV_ROUND")
+    if rdzv_round is not None:
+        prefix = "" if rdzv_round == "0" else f"round_{rdzv_round}/"
+    else:
+        prefix = "" if attempt == "0" else f"attempt_{attempt}/"
+    prefixed = PrefixStore(f"{prefix}default_pg", store)
     pg = ProcessGroup(_new_pg(prefixed, rank, world_size, timeout, master), range(world_size), "0")
     _world.default, _world.store, _world.count = pg, store, 1
+    # torch's default store is the group's own PrefixStore ("0/" under "default_pg")
+    _world.default_store = PrefixStore("0/", prefixed)
     _world.master = master
-    _world.prefix = "" if attempt == "0" else f"attempt_{attempt}/"
+    _world.prefix = prefix
     _world.groups = [pg]
     GroupMember.WORLD = pg
 
 
 def _get_default_store():
-    """_get_default_store() -> Store
+    """_get_default_store() -> PrefixStore
 
-    The store the default process group met through."""
+    The default group's store, as torch's: PrefixStore "0/" over its "default_pg" one."""
     if _world.default is None:
         raise ValueError(
             "Default process group has not been initialized, please make sure to "
             "call init_process_group."
         )
-    return _world.store
+    return _world.default_store
 
 
 def destroy_process_group(group=None):
@@ -385,7 +393,7 @@ def destroy_process_group(group=None):
         if _world.default is None:
             raise ValueError(_NO_GROUP)
         _world.groups.clear()
-        _world.default = _world.store = None
+        _world.default = _world.store = _world.default_store = None
         GroupMember.WORLD = None
         return
     if group == GroupMember.NON_GROUP_MEMBER:
@@ -469,17 +477,34 @@ def get_process_group_ranks(group):
 def get_global_rank(group, group_rank):
     """get_global_rank(group, group_rank) -> int
 
-    The global rank of group's member group_rank."""
+    The global rank of group's member group_rank (on the default group: group_rank itself,
+    unchecked, as torch)."""
+    if group is GroupMember.WORLD:
+        return group_rank
     g = _group(group)
     if not 0 <= group_rank < len(g._ranks):
         raise ValueError(f"Group rank {group_rank} is not part of group {g}")
     return g._ranks[group_rank]
 
 
+def _get_global_rank(group, rank):
+    """_get_global_rank(group, rank) -> int: get_global_rank's old name (warns as torch)."""
+    warnings.warn(
+        "`torch.distributed.distributed_c10d._get_global_rank` is deprecated, please use "
+        "`torch.distributed.distributed_c10d.get_global_rank` instead",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return get_global_rank(group, rank)
+
+
 def get_group_rank(group, global_rank):
     """get_group_rank(group, global_rank) -> int
 
-    The rank in group of the process with global_rank."""
+    The rank in group of the process with global_rank (on the default group: global_rank
+    itself, unchecked, as torch)."""
+    if group is GroupMember.WORLD:
+        return global_rank
     g = _group(group)
     if global_rank not in g._ranks:
         raise ValueError(f"Global rank {global_rank} is not part of group {g}")
@@ -592,8 +617,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     return _done(work, async_op, st)
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    """all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False)
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+    """all_gather_single(output_tensor, input_tensor, group=None, async_op=False)
         -> Optional[Work]
 
     output_tensor receives every rank's input_tensor, concatenated on dim 0 (or stacked)."""
@@ -648,8 +673,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     return _done(work, async_op, st)
 
 
-def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    """reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False)
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False)
         -> Optional[Work]
 
     output receives the reduction over ranks of chunk rank of their input (split on dim 0)."""
@@ -835,13 +860,13 @@ def all_gather_object(object_list, obj, group=None):
         )
     t, size = _to_tensor(obj)
     sizes = _long([0] * n)
-    all_gather_into_tensor(sizes, _long([size]), group=g)
+    all_gather_single(sizes, _long([size]), group=g)
     sizes = sizes.tolist()
     width = max(sizes)
     padded = _bytes(width)
     padded[:size] = t
     out = _bytes(width * n)
-    all_gather_into_tensor(out, padded, group=g)
+    all_gather_single(out, padded, group=g)
     for r in range(n):
         object_list[r] = _from_tensor(out[r * width : (r + 1) * width], sizes[r])
 
@@ -864,7 +889,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
         )
     t, size = _to_tensor(obj)
     sizes = _long([0] * n)
-    all_gather_into_tensor(sizes, _long([size]), group=g)
+    all_gather_single(sizes, _long([size]), group=g)
     sizes = sizes.tolist()
     width = max(sizes)
     padded = _bytes(width)

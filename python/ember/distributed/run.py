@@ -10,8 +10,9 @@ arguments. The launcher of node 0 hosts the job's TCPStore (workers join it as c
 "[rank<N>]:". When a worker fails, the launcher stops the others and, once --max-restarts are
 spent, exits with status 1 naming the failed rank and its exit code. Each worker's kernels use its
 share of the CPUs (OMP_NUM_THREADS) unless the environment sets it. An elastic --nnodes MIN:MAX
-meets in the store at --rdzv-endpoint: it starts once MIN nodes joined and waits last_call_timeout
-(--rdzv-conf) for up to MAX.
+meets in the store at --rdzv-endpoint in rounds: a round starts once MIN nodes joined and waits
+last_call_timeout (--rdzv-conf) for up to MAX; a node that comes later waits for the next round,
+which the running nodes start (restarting their workers) as soon as they see it waiting.
 """
 
 import argparse
@@ -160,6 +161,111 @@ def _describe(code):
     return f"failed with exit code {code}"
 
 
+class _Rendezvous:
+    """torch's c10d rendezvous for an elastic --nnodes MIN:MAX, in rounds kept in the job's
+    store under prefix. A round takes node ranks in order of arrival and closes when MAX nodes
+    joined, or last_call_timeout after MIN were seen, with the count at that moment. A node that
+    arrives after a round closed waits for the next one; while the round has room it counts as
+    waiting, which makes the running nodes restart their workers (num_nodes_waiting), and the
+    next round opens once every node of the closed one has left it. A node arriving at a full
+    round is redundant: it waits without a deadline and ends quietly with the job."""
+
+    def __init__(self, store, prefix, nodes, last_call, join_timeout, where):
+        self.store, self.key = store, prefix
+        self.min_nodes, self.max_nodes = nodes
+        self.last_call, self.join_timeout, self.where = last_call, join_timeout, where
+        self.round, self.nodes = None, 0
+
+    def _count(self, key):
+        return int(self.store.add(self.key + key, 0))
+
+    def next_round(self):
+        """(nodes, this node's rank) of the round it joined; None when it was redundant and
+        the job ended."""
+        store = self.store
+        deadline = time.monotonic() + self.join_timeout
+        waiting_in, redundant = None, False
+        while True:
+            if store.check([self.key + "shut"]):
+                if redundant:
+                    return None
+                raise RuntimeError(
+                    f"ember.distributed.run: the rendezvous at {self.where} is closed (the job "
+                    "ended) before this node could join"
+                )
+            r = self._count("round")
+            if not store.check([f"{self.key}{r}/closed"]):
+                mine = store.add(f"{self.key}{r}/joined", 1) - 1
+                nodes = self._close(r, deadline)
+                if mine < nodes:
+                    self.round, self.nodes = r, nodes
+                    return nodes, mine
+                continue  # it closed just before this node joined: wait as a late node
+            staying = int(store.get(f"{self.key}{r}/closed")) - self._count(f"{r}/left")
+            redundant = staying >= self.max_nodes
+            if not redundant and waiting_in != r:
+                store.add(f"{self.key}{r}/waiting", 1)
+                waiting_in = r
+            if not redundant and time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"ember.distributed.run: rendezvous at {self.where} timed out after "
+                    f"{self.join_timeout:g}s waiting for the next round"
+                )
+            time.sleep(0.1)
+
+    def _close(self, r, deadline):
+        """The node count of round r, once it closed (this node may close it)."""
+        store, closed = self.store, f"{self.key}{r}/closed"
+        seen_min = None
+        while not store.check([closed]):
+            count = self._count(f"{r}/joined")
+            now = time.monotonic()
+            if count >= self.min_nodes and seen_min is None:
+                seen_min = now
+            if count >= self.max_nodes or (
+                seen_min is not None and now - seen_min >= self.last_call
+            ):
+                store.compare_set(closed, "", str(min(count, self.max_nodes)))
+                break
+            if now > deadline:
+                raise RuntimeError(
+                    f"ember.distributed.run: rendezvous at {self.where} timed out after "
+                    f"{self.join_timeout:g}s with {count} of at least {self.min_nodes} nodes"
+                )
+            time.sleep(0.05)
+        return int(store.get(closed))
+
+    def num_nodes_waiting(self):
+        """How many nodes wait to join after this node's round closed (0 once the store has
+        gone: the node hosting it ended, and this node's workers decide how it ends)."""
+        try:
+            return self._count(f"{self.round}/waiting")
+        except RuntimeError:
+            return 0
+
+    def leave(self):
+        """This node leaves its round; the last to leave opens the next one."""
+        if self.store.add(f"{self.key}{self.round}/left", 1) == self.nodes:
+            self.store.add(self.key + "round", 1)
+        self.round = None
+
+    def shutdown(self, succeeded, timeout=300.0):
+        """The job ended on this node. After a success, torch's exit barrier first: wait (up to
+        timeout) until every node of the round finished, so that the node hosting the store
+        outlives the others' use of it. Then the rendezvous is shut: nodes that wait stop."""
+        try:
+            if succeeded:
+                self.store.add(f"{self.key}{self.round}/finished", 1)
+                deadline = time.monotonic() + timeout
+                while self._count(f"{self.round}/finished") < self.nodes:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.1)
+            self.store.set(self.key + "shut", "1")
+        except RuntimeError:
+            pass  # the store has gone with the node that hosted it
+
+
 class _Job:
     def __init__(self, args):
         self.args = args
@@ -201,46 +307,29 @@ class _Job:
             except RuntimeError:
                 if self.port == 0:
                     raise
-        join = float(_rdzv_conf(self.args.rdzv_conf).get("join_timeout", 600))
-        self.client = TCPStore(
+        conf = _rdzv_conf(self.args.rdzv_conf)
+        join = float(conf.get("join_timeout", 600))
+        client = TCPStore(
             self.addr, self.port, None, False, datetime.timedelta(seconds=join), False
         )
-        self.rendezvous(join)
+        self.rdzv = _Rendezvous(
+            client,
+            f"ember_rdzv/{self.args.rdzv_id}/",
+            (self.min_nodes, self.max_nodes),
+            float(conf.get("last_call_timeout", 30)),
+            join,
+            f"{self.addr}:{self.port}",
+        )
 
-    def rendezvous(self, join_timeout):
-        """Elastic --nnodes MIN:MAX: each node takes the next node rank; once MIN nodes are in,
-        the rendezvous closes when MAX are, or last_call_timeout (torch's default 30 s) after
-        MIN were seen, with the count at that moment. A node that joins after it closed fails
-        (torch's would wait for the next round)."""
-        conf = _rdzv_conf(self.args.rdzv_conf)
-        last_call = float(conf.get("last_call_timeout", 30))
-        key = f"ember_rdzv/{self.args.rdzv_id}/"
-        store = self.client
-        mine = store.add(key + "joined", 1) - 1
-        start = time.monotonic()
-        seen_min = None
-        while not store.check([key + "closed"]):
-            count = store.add(key + "joined", 0)
-            now = time.monotonic()
-            if count >= self.min_nodes and seen_min is None:
-                seen_min = now
-            if count >= self.max_nodes or (seen_min is not None and now - seen_min >= last_call):
-                store.compare_set(key + "closed", "", str(min(count, self.max_nodes)))
-                break
-            if now - start > join_timeout:
-                raise RuntimeError(
-                    f"ember.distributed.run: rendezvous at {self.addr}:{self.port} timed out "
-                    f"after {join_timeout:g}s with {count} of at least {self.min_nodes} nodes"
-                )
-            time.sleep(0.05)
-        nodes = int(store.get(key + "closed"))
-        if mine >= nodes:
-            raise RuntimeError(
-                f"ember.distributed.run: the rendezvous at {self.addr}:{self.port} closed with "
-                f"{nodes} nodes before this node joined (--nnodes {self.args.nnodes})"
-            )
-        self.nnodes, self.node_rank = nodes, mine
-        self.world = nodes * self.nproc
+    def rendezvous(self):
+        """Elastic --nnodes: joins the next round (see _Rendezvous); False when this node was
+        redundant and the job ended without it (torch's graceful exit)."""
+        got = self.rdzv.next_round()
+        if got is None:
+            return False
+        self.nnodes, self.node_rank = got
+        self.world = self.nnodes * self.nproc
+        return True
 
     def command(self):
         a = self.args
@@ -271,6 +360,8 @@ class _Job:
             TORCHELASTIC_USE_AGENT_STORE="True",
             PYTHONUNBUFFERED="1",
         )
+        if self.elastic:  # each round's workers meet under their own keys (distributed_c10d)
+            env["EMBER_RDZV_ROUND"] = str(self.rdzv.round)
         if "OMP_NUM_THREADS" not in os.environ:
             env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // self.nproc))
         return env
@@ -313,8 +404,9 @@ class _Job:
                 p.wait()
 
     def monitor(self):
-        """None once every worker succeeded, else (rank, local rank, pid, code) of the first
-        failure."""
+        """None once every worker succeeded, "waiting" when an elastic rendezvous has nodes
+        waiting to join (the group restarts with them), else (rank, local rank, pid, code) of
+        the first failure."""
         while True:
             running = False
             for rank, lr, p in self.procs:
@@ -325,17 +417,31 @@ class _Job:
                     return rank, lr, p.pid, code
             if not running:
                 return None
+            if self.elastic and self.rdzv.num_nodes_waiting() > 0:
+                return "waiting"
             time.sleep(self.args.monitor_interval)
 
     def drain(self):
         for t in self.pumps:
             t.join(timeout=5)
 
+    def leave(self):
+        if self.elastic:
+            self.rdzv.leave()
+
+    def close(self, succeeded):
+        """The job ended on this node: an elastic rendezvous closes (waiting nodes stop)."""
+        if self.elastic:
+            self.rdzv.shutdown(succeeded)
+
 
 def main(args=None):
     """main(args=None) -> None
 
-    Runs the launcher with args (sys.argv[1:] by default); exits with the job's status."""
+    Runs the launcher with args (sys.argv[1:] by default); exits with the job's status. Under
+    an elastic --nnodes every start of the workers is a new rendezvous round: after a failure
+    (while --max-restarts last) and, without counting as a restart, when nodes wait to join,
+    as torchrun's agent."""
     args = parse_args(args)
     job = _Job(args)
     job.host_store()
@@ -345,7 +451,10 @@ def main(args=None):
         sys.exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_signal)
-    for restart in range(args.max_restarts + 1):
+    restart = 0
+    while True:
+        if job.elastic and not job.rendezvous():
+            return  # a redundant node of a full group, and the job ended without it
         job.start(restart)
         try:
             failure = job.monitor()
@@ -354,10 +463,20 @@ def main(args=None):
             sys.exit(130)
         if failure is None:
             job.drain()
+            job.close(succeeded=True)
             return
-        rank, lr, pid, code = failure
         job.stop()
         job.drain()
+        if failure == "waiting":
+            print(
+                "ember.distributed.run: new nodes are waiting to join; restarting the workers "
+                "in the next rendezvous round",
+                file=sys.stderr,
+                flush=True,
+            )
+            job.leave()
+            continue
+        rank, lr, pid, code = failure
         left = args.max_restarts - restart
         msg = (
             f"ember.distributed.run: worker rank {rank} (local rank {lr}, pid {pid}) "
@@ -365,8 +484,11 @@ def main(args=None):
         )
         if left > 0:
             print(f"{msg}; restarting all workers ({left} restarts left)", file=sys.stderr)
+            restart += 1
+            job.leave()
             continue
         print(f"{msg}; stopped the other workers", file=sys.stderr, flush=True)
+        job.close(succeeded=False)
         sys.exit(1)
 
 

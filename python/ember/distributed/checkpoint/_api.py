@@ -78,7 +78,7 @@ def _flatten(state_dict, paths=None):
         else:
             out[prefix] = (container, key, value)
             if paths is not None:
-                paths[prefix] = list(path)
+                paths[prefix] = path
 
     for k, v in state_dict.items():
         walk(str(k), (str(k),), state_dict, k, v)
@@ -209,6 +209,34 @@ def _coordinated(dist, planner, plans):
     )[0]
 
 
+def _metadata_json(metadata, records, values, paths):
+    """The checkpoint's JSON for the Metadata the global plan returned, as torch writes that
+    object: its keys, dtypes, sizes and chunk order, and its planner_data; each listed chunk
+    gets the place where its owner wrote it (a chunk nobody wrote is left out)."""
+    from .metadata import BytesStorageMetadata
+
+    md = {}
+    for key, entry in metadata.state_dict_metadata.items():
+        path = paths.get(key)
+        if isinstance(entry, BytesStorageMetadata):
+            if key in values:
+                md[key] = {"type": "value", "value": values[key], "path": path}
+            continue
+        written = {tuple(r["offsets"]): r for r in records.get(key, [])}
+        chunks = [written.get(tuple(c.offsets)) for c in entry.chunks]
+        md[key] = {
+            "type": "tensor",
+            "dtype": repr(entry.properties.dtype).split(".", 1)[1],
+            "size": list(entry.size),
+            "chunks": [c for c in chunks if c is not None],
+            "path": path,
+        }
+    out = {"state_dict_metadata": md}
+    if metadata.planner_data is not None:
+        out["planner_data"] = encode_value(metadata.planner_data, "planner_data")
+    return out
+
+
 def _save(state_dict, writer, planner, dist):
     from .default_planner import DefaultSavePlanner
     from .planner import WriteItemType
@@ -222,7 +250,7 @@ def _save(state_dict, writer, planner, dist):
         return planner.create_local_plan()
 
     plans = dist.all_gather("plan", plan)
-    central, _ = _coordinated(dist, planner, plans)
+    central, metadata = _coordinated(dist, planner, plans)
     final = {}
 
     def write():
@@ -246,30 +274,13 @@ def _save(state_dict, writer, planner, dist):
     def finish():
         if dist.rank != 0:
             return None
-        md = {}
-        for plan, (records, values, paths) in zip(central, written):
-            for item in plan.items:
-                key = item.index.fqn
-                path = paths.get(key)
-                if item.type == WriteItemType.BYTE_IO:
-                    md[key] = {"type": "value", "value": values[key], "path": path}
-                    continue
-                td = item.tensor_data
-                entry = md.setdefault(
-                    key,
-                    {
-                        "type": "tensor",
-                        "dtype": repr(td.properties.dtype).split(".", 1)[1],
-                        "size": list(td.size),
-                        "chunks": [],
-                        "path": path,
-                    },
-                )
-                entry["chunks"] += records.get(key, [])
-        for entry in md.values():
-            if entry["type"] == "tensor":
-                entry["chunks"].sort(key=lambda c: c["offsets"])
-        writer._write_metadata({"state_dict_metadata": md})
+        records, values, paths = {}, {}, {}
+        for recs, vals, pths in written:
+            for key, rs in recs.items():
+                records.setdefault(key, []).extend(rs)
+            values.update(vals)
+            paths.update({k: list(v) for k, v in pths.items() if v is not None})
+        writer._write_metadata(_metadata_json(metadata, records, values, paths))
         return None
 
     dist.all_gather("finish", finish)
@@ -347,46 +358,41 @@ def async_save(
 # --- load -------------------------------------------------------------------------------------
 
 
-def _overlap(t_off, t_size, c_off, c_size):
-    lo = [max(a, b) for a, b in zip(t_off, c_off)]
-    hi = [min(a + s, b + z) for a, s, b, z in zip(t_off, t_size, c_off, c_size)]
-    if any(h <= l for l, h in zip(lo, hi)):
-        return None
-    return lo, hi
-
-
-def _read_into(reader, target, t_off, t_size, dtype, chunks):
-    """Copies the parts of the saved chunks that fall in the box (t_off, t_size) into target,
-    reading only the byte range that covers each overlap (straight into target when the chunk
-    is exactly target's box)."""
-    lib = _lib()
+def _saved_chunk(entry, index):
+    """The saved chunk record that a ReadItem's storage_index names (its index is a hint, its
+    offset decides, as torch's lookup)."""
+    chunks = entry["chunks"]
+    want = list(index.offset) if index.offset is not None else None
+    i = index.index
+    if i is not None and i < len(chunks) and (want is None or chunks[i]["offsets"] == want):
+        return chunks[i]
     for c in chunks:
-        ov = _overlap(t_off, t_size, c["offsets"], c["sizes"])
-        if ov is None:
-            continue
-        lo, hi = ov
-        if (
-            c["offsets"] == list(t_off)
-            and c["sizes"] == list(t_size)
-            and target.dtype == dtype
-            and target.is_contiguous()
-        ):
-            reader._read_into(c["file"], c["offset"], target)
-            continue
-        strides, acc = [], 1
-        for s in reversed(c["sizes"]):
-            strides.append(acc)
-            acc *= s
-        strides.reverse()
-        first = sum((l - o) * st for l, o, st in zip(lo, c["offsets"], strides))
-        last = sum((h - 1 - o) * st for h, o, st in zip(hi, c["offsets"], strides))
-        span = lib.empty(last - first + 1, dtype=dtype)
-        reader._read_into(c["file"], c["offset"] + first * span.element_size(), span)
-        src = span.as_strided([h - l for l, h in zip(lo, hi)], strides, 0)
-        dst = target
-        for d, (l, h) in enumerate(zip(lo, hi)):
-            dst = dst.narrow(d, l - t_off[d], h - l)
-        dst.copy_(src)
+        if want is None or c["offsets"] == want:
+            return c
+    raise ValueError(f"checkpoint.load: no saved chunk of {index.fqn} at offsets {want}")
+
+
+def _read_chunk(reader, target, chunk, start, lengths, dtype):
+    """Copies the box (start, lengths) of a saved chunk into target, reading only the byte
+    range that covers it (straight into target when the box is the whole chunk)."""
+    if (
+        not any(start)
+        and chunk["sizes"] == list(lengths)
+        and target.dtype == dtype
+        and target.is_contiguous()
+    ):
+        reader._read_into(chunk["file"], chunk["offset"], target)
+        return
+    strides, acc = [], 1
+    for s in reversed(chunk["sizes"]):
+        strides.append(acc)
+        acc *= s
+    strides.reverse()
+    first = sum(o * st for o, st in zip(start, strides))
+    last = sum((o + n - 1) * st for o, n, st in zip(start, lengths, strides))
+    span = _lib().empty(last - first + 1, dtype=dtype)
+    reader._read_into(chunk["file"], chunk["offset"] + first * span.element_size(), span)
+    target.copy_(span.as_strided(list(lengths), strides, 0))
 
 
 def _load(state_dict, reader, planner, dist):
@@ -402,8 +408,9 @@ def _load(state_dict, reader, planner, dist):
     holder = {}
 
     def plan():
-        holder["md"] = md = reader._read_json()["state_dict_metadata"]
-        planner.set_up_planner(sd, from_json(md, _dtype), dist.rank == 0)
+        meta = reader._read_json()
+        holder["md"] = meta["state_dict_metadata"]
+        planner.set_up_planner(sd, from_json(meta, _dtype, decode_value), dist.rank == 0)
         return planner.create_local_plan()
 
     plans = dist.all_gather("plan", plan)
@@ -423,10 +430,9 @@ def _load(state_dict, reader, planner, dist):
                         planner.load_bytes(item, buf)
                         continue
                     target = planner.resolve_tensor(item)
-                    offsets, sizes = list(item.storage_offsets), list(item.lengths)
-                    _read_into(
-                        reader, target, offsets, sizes, _dtype(entry["dtype"]), entry["chunks"]
-                    )
+                    chunk = _saved_chunk(entry, item.storage_index)
+                    dtype = _dtype(entry["dtype"])
+                    _read_chunk(reader, target, chunk, item.storage_offsets, item.lengths, dtype)
                     planner.commit_tensor(item, target)
         finally:
             reader._close()

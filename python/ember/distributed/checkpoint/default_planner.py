@@ -3,6 +3,7 @@ state dicts flattened to dotted keys; each DTensor chunk written by its owner (c
 replicated mesh dims), a plain tensor or value by the lowest rank that has it; on load, each
 tensor's piece on this rank read in place. Subclass them to customize (planner.py)."""
 
+import collections
 import dataclasses
 
 from .metadata import (
@@ -34,15 +35,45 @@ def _api():
     return _api
 
 
+def _dedup(plans, lowest_rank):
+    """plans with each write planned by several ranks kept by one: in order of first
+    appearance, the rank with the fewest bytes planned so far (the lowest rank with
+    lowest_rank); a value counts as one byte."""
+    owners, items = {}, {}
+    for r, plan in enumerate(plans):
+        for item in plan.items:
+            owners.setdefault(item.index, []).append(r)
+            items[item.index] = item
+    planned, keep = [0] * len(plans), {}
+    for index, ranks in owners.items():
+        r = ranks[0] if lowest_rank else min(ranks, key=lambda k: planned[k])
+        planned[r] += items[index].tensor_storage_size() or 1
+        keep[index] = r
+    return [
+        dataclasses.replace(plan, items=[i for i in plan.items if keep[i.index] == r])
+        for r, plan in enumerate(plans)
+    ]
+
+
 class DefaultSavePlanner(SavePlanner):
     """DefaultSavePlanner(flatten_state_dict=True, flatten_sharded_tensors=True,
         dedup_replicated_tensors=None, dedup_save_to_lowest_rank=False, enable_plan_caching=False)
 
-    The save plan: nested state dicts flattened, each chunk written by one rank."""
+    The save plan: nested state dicts flattened, each chunk written by one rank (a chunk that
+    several ranks hold by the one with the fewest bytes planned so far, as torch's; with
+    dedup_save_to_lowest_rank, by the lowest rank)."""
 
-    def __init__(self, flatten_state_dict=True, flatten_sharded_tensors=True, **kwargs):
+    def __init__(
+        self,
+        flatten_state_dict=True,
+        flatten_sharded_tensors=True,
+        dedup_replicated_tensors=None,
+        dedup_save_to_lowest_rank=False,
+        **kwargs,
+    ):
         self.flatten_state_dict = flatten_state_dict
         self.flatten_sharded_tensors = flatten_sharded_tensors
+        self.dedup_save_to_lowest_rank = dedup_save_to_lowest_rank
         self.mappings = {}
 
     def set_up_planner(self, state_dict, storage_meta=None, is_coordinator=False):
@@ -56,7 +87,7 @@ class DefaultSavePlanner(SavePlanner):
             self.mappings = paths
         else:
             self.state_dict = dict(state_dict)
-            self.mappings = {k: [k] for k in state_dict}
+            self.mappings = {}
         self.is_coordinator = is_coordinator
 
     def create_local_plan(self):
@@ -79,23 +110,17 @@ class DefaultSavePlanner(SavePlanner):
             data = TensorWriteData(chunk, TensorProperties(v.dtype), api._lib().Size(v.shape))
             kind = WriteItemType.SHARD if sharded and v.numel() else WriteItemType.TENSOR
             items.append(WriteItem(MetadataIndex(key, chunk.offsets), kind, data))
-        return SavePlan(items)
+        # torch's planner carries its flattening paths as planner data (create_global_plan
+        # merges them into the checkpoint's Metadata)
+        return SavePlan(items, planner_data=self.mappings if self.flatten_state_dict else None)
 
     def create_global_plan(self, all_plans):
         """create_global_plan(all_plans) -> Tuple[List[SavePlan], Metadata]
 
-        Leaves a whole tensor's or a value's write to the lowest rank that has it; the
-        metadata lists every key's chunks."""
-        seen, plans = set(), []
-        for plan in all_plans:
-            kept = []
-            for item in plan.items:
-                if item.type != WriteItemType.SHARD:
-                    if item.index.fqn in seen:
-                        continue
-                    seen.add(item.index.fqn)
-                kept.append(item)
-            plans.append(dataclasses.replace(plan, items=kept))
+        Leaves each write that several ranks planned (a whole tensor, a value) to one of them,
+        as torch's dedup; the metadata lists every key's chunks, and its planner_data merges
+        the plans' (the flattening paths) when flatten_state_dict."""
+        plans = _dedup(all_plans, self.dedup_save_to_lowest_rank)
         md = {}
         for plan in plans:
             for item in plan.items:
@@ -107,7 +132,10 @@ class DefaultSavePlanner(SavePlanner):
                     item.index.fqn, TensorStorageMetadata(td.properties, td.size, [])
                 )
                 entry.chunks.append(td.chunk)
-        return plans, Metadata(md)
+        planner_data = None
+        if self.flatten_state_dict:
+            planner_data = dict(collections.ChainMap(*(p.planner_data for p in plans)))
+        return plans, Metadata(md, planner_data=planner_data)
 
     def finish_plan(self, new_plan):
         """finish_plan(new_plan) -> SavePlan
@@ -124,6 +152,30 @@ class DefaultSavePlanner(SavePlanner):
             return v
         api = _api()
         return (v._local_tensor if isinstance(v, api.DTensor) else v).detach()
+
+
+def _chunk_reads(key, chunks, offsets, sizes, Size):
+    """The ReadItems that fill the box (offsets, sizes) of a tensor from its saved chunks: one
+    per overlapping chunk, its dest_offsets in the box and its storage_offsets in the chunk, as
+    torch's planner plans them."""
+    items = []
+    dest = MetadataIndex(key, Size(offsets), 0)
+    for i, c in enumerate(chunks):
+        lo = [max(a, b) for a, b in zip(offsets, c.offsets)]
+        hi = [min(a + n, b + m) for a, n, b, m in zip(offsets, sizes, c.offsets, c.sizes)]
+        if any(h <= l for l, h in zip(lo, hi)):
+            continue
+        items.append(
+            ReadItem(
+                LoadItemType.TENSOR,
+                dest,
+                Size([l - o for l, o in zip(lo, offsets)]),
+                MetadataIndex(key, c.offsets, i),
+                Size([l - o for l, o in zip(lo, c.offsets)]),
+                Size([h - l for l, h in zip(lo, hi)]),
+            )
+        )
+    return items
 
 
 class DefaultLoadPlanner(LoadPlanner):
@@ -166,8 +218,8 @@ class DefaultLoadPlanner(LoadPlanner):
     def create_local_plan(self):
         """create_local_plan() -> LoadPlan
 
-        A TENSOR item per tensor (this rank's piece), a BYTE_IO item per value; a key the
-        checkpoint lacks raises unless allow_partial_load."""
+        A TENSOR item per saved chunk that overlaps this rank's piece of a tensor, a BYTE_IO
+        item per value; a key the checkpoint lacks raises unless allow_partial_load."""
         api = _api()
         saved = self.metadata.state_dict_metadata
         items = []
@@ -195,19 +247,8 @@ class DefaultLoadPlanner(LoadPlanner):
                 offsets, sizes, _ = api._box(v)
             else:
                 offsets, sizes = [0] * len(entry.size), list(entry.size)
-            if not all(sizes):
-                continue
-            Size = api._lib().Size
-            items.append(
-                ReadItem(
-                    LoadItemType.TENSOR,
-                    index,
-                    Size([0] * len(sizes)),
-                    index,
-                    Size(offsets),
-                    Size(sizes),
-                )
-            )
+            if all(sizes):
+                items += _chunk_reads(key, entry.chunks, offsets, sizes, api._lib().Size)
         return LoadPlan(items)
 
     def create_global_plan(self, global_plan):

@@ -215,7 +215,7 @@ class FileSystemReader(_FileSystemStorage):
         The checkpoint's table of contents: each key's dtype, size and chunks, or a value."""
         from .metadata import from_json
 
-        return from_json(self._read_json()["state_dict_metadata"], _dtype)
+        return from_json(self._read_json(), _dtype, decode_value)
 
     def _read_json(self):
         """The checkpoint's metadata file, parsed."""

@@ -11,7 +11,7 @@ def _unflatten(md, lib):
     """The nested state dict of a checkpoint's metadata (each value at its saved path)."""
     reader = FileSystemReader(md[1])
     out = {}
-    from ._api import _read_into
+    from ._api import _read_chunk
     from .filesystem import _dtype
 
     try:
@@ -21,10 +21,11 @@ def _unflatten(md, lib):
             else:
                 dtype = _dtype(entry["dtype"])
                 value = lib.zeros(entry["size"], dtype=dtype)
-                if value.numel():
-                    _read_into(
-                        reader, value, [0] * value.dim(), entry["size"], dtype, entry["chunks"]
-                    )
+                for c in entry["chunks"] if value.numel() else ():
+                    box = value
+                    for d, (o, n) in enumerate(zip(c["offsets"], c["sizes"])):
+                        box = box.narrow(d, o, n)
+                    _read_chunk(reader, box, c, [0] * len(c["sizes"]), c["sizes"], dtype)
             _set_path(out, entry.get("path") or [key], value)
     finally:
         reader._close()

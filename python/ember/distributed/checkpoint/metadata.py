@@ -59,14 +59,18 @@ class BytesStorageMetadata:
 
 @dataclass
 class Metadata:
-    """Metadata(state_dict_metadata, planner_data=None, storage_data=None)
+    """Metadata(state_dict_metadata, planner_data=None, storage_data=None, storage_meta=None,
+        version=None)
 
     The checkpoint's table of contents: {flat key: TensorStorageMetadata or
-    BytesStorageMetadata}."""
+    BytesStorageMetadata}, and the planner's data (the save planner's create_global_plan
+    returned it; ember stores it as JSON, so it holds plain values)."""
 
     state_dict_metadata: dict
     planner_data: Any = None
     storage_data: Any = None
+    storage_meta: Any = None
+    version: Any = None
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,12 @@ class MetadataIndex:
     index: Optional[int] = field(hash=False, compare=False, default=None)
 
 
-def from_json(md, dtype_of):
-    """Metadata of the checkpoint JSON's state_dict_metadata (dtype_of: name -> dtype)."""
+def from_json(meta, dtype_of, decode_value):
+    """Metadata of the checkpoint's JSON document (dtype_of: name -> dtype; decode_value reads
+    the stored planner data)."""
     from ... import Size
+
+    md = meta["state_dict_metadata"]
 
     out = {}
     for key, entry in md.items():
@@ -95,4 +102,5 @@ def from_json(md, dtype_of):
             )
         else:
             out[key] = BytesStorageMetadata()
-    return Metadata(out)
+    planner_data = decode_value(meta["planner_data"]) if "planner_data" in meta else None
+    return Metadata(out, planner_data=planner_data)

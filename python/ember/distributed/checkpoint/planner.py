@@ -6,10 +6,10 @@ planner data, as torch's docs show.
 
 ember's engine calls the same methods in the same order as torch's (set_up_planner,
 create_local_plan, create_global_plan on the coordinator, finish_plan, then resolve_data for
-each write, or load_bytes / resolve_tensor / commit_tensor for each read). One difference:
-ember plans one ReadItem per tensor, covering this rank's whole piece (its storage_offsets are
-the piece's offsets in the whole tensor, whatever chunks it spans), where torch plans one per
-overlapping saved chunk."""
+each write, or load_bytes / resolve_tensor / commit_tensor for each read). A load reads one
+ReadItem per saved chunk that overlaps this rank's piece (dest_offsets in the piece,
+storage_offsets in the chunk), and a save records the Metadata that create_global_plan returns,
+as torch's do."""
 
 import abc
 from dataclasses import dataclass

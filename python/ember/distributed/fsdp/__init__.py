@@ -137,8 +137,10 @@ class _Group:
 
     def prefetch(self):
         """Starts the all-gather of this group's shards (asynchronous; gather() collects it),
-        unless its parameters are gathered or being gathered already."""
-        if self.prefetched is None and self.unsharded is None and self.regathered is None:
+        unless its parameters are gathered or being gathered already, or it has none (a module
+        whose parameters all belong to its children)."""
+        idle = self.prefetched is None and self.unsharded is None and self.regathered is None
+        if idle and self.entries:
             out, work = self._launch(self.shards(), async_op=True)
             self.prefetched = (out, work, self._versions())
 
@@ -153,7 +155,7 @@ class _Group:
             if s.numel():
                 buf.narrow(0, off, s.numel()).copy_((s.movedim(d, 0) if d else s).reshape(-1))
         out = lib.empty(self.n * self.flat, dtype=dtype)
-        work = c10d.all_gather_into_tensor(out, buf, group=self.group, async_op=async_op)
+        work = c10d.all_gather_single(out, buf, group=self.group, async_op=async_op)
         return out, work
 
     def gather(self, shards, dtype=None):
@@ -392,6 +394,8 @@ def _abandon(mod, state):
 
 
 def _unshard(group):
+    if not group.entries:
+        return []
     shards = group.shards()
     lib = _lib()
     if lib.is_grad_enabled() and any(p.requires_grad for _, _, p, _ in group.entries):

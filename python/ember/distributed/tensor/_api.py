@@ -176,7 +176,7 @@ def _gather(local, shape, mesh, dim, md, current):
     local = local.contiguous()
     if all(s == width for s in sizes) and dim == 0:
         out = lib.empty((width * n, *local.shape[1:]), dtype=local.dtype)
-        c10d.all_gather_into_tensor(out, local, group=group)
+        c10d.all_gather_single(out, local, group=group)
         return out
     pad = list(local.shape)
     pad[dim] = width
@@ -194,7 +194,7 @@ def _reduce_scatter_rows(buf, n, group, average=False):
     """This rank's row of the sum (or mean) over ranks of buf ([n, ...] on every rank)."""
     out = _lib().empty(buf.shape[1:], dtype=buf.dtype)
     op = c10d.ReduceOp.AVG if average else c10d.ReduceOp.SUM
-    c10d.reduce_scatter_tensor(out, buf.contiguous(), op=op, group=group)
+    c10d.reduce_scatter_single(out, buf.contiguous(), op=op, group=group)
     return out
 
 
@@ -482,7 +482,7 @@ class _DTensorBase:
                     lib = _lib()
                     mine = lib.tensor([local_tensor.shape[p.dim]], dtype=lib.int64)
                     got = lib.zeros(mesh.size(md), dtype=lib.int64)
-                    c10d.all_gather_into_tensor(got, mine, group=mesh.get_group(md))
+                    c10d.all_gather_single(got, mine, group=mesh.get_group(md))
                     glob[p.dim] = sum(got.tolist())
             shape = glob
         if run_check:

@@ -205,6 +205,7 @@ def _reduction(func, name, args, kwargs):
     target = list(src)
     out_pl = []
     sharded_reduced = False
+    even = True  # every reduced sharded dim splits into equal pieces
     for md, p in enumerate(src):
         if isinstance(p, Partial) and (kind != "sum" or p.reduce_op != "sum"):
             target[md] = Replicate()
@@ -215,6 +216,7 @@ def _reduction(func, name, args, kwargs):
                 out_pl.append(Replicate())
                 continue
             sharded_reduced = True
+            even = even and x._shape[p.dim] % mesh.size(md) == 0
             out_pl.append(Partial(kind))
         elif isinstance(p, Shard):
             shift = 0 if keepdim else sum(1 for d in dims if d < p.dim)
@@ -227,7 +229,21 @@ def _reduction(func, name, args, kwargs):
         for d in dims:
             out_shape[d] = 1
     lib = _lib()
-    if name == "mean" and sharded_reduced:
+    if name == "mean" and sharded_reduced and even:
+        # torch's rule: the local mean, averaged over the ranks (P(avg)); exact when the pieces
+        # are equal, so unequal ones take the global count below instead. Each element's
+        # gradient is 1/(global count), as torch's mean backward on the whole tensor: the local
+        # mean's 1/(local count) divided by the number of pieces.
+        pieces = 1
+        for md, (p, q) in enumerate(zip(out_pl, target)):
+            if isinstance(p, Partial) and isinstance(q, Shard):
+                out_pl[md] = Partial("avg")
+                pieces *= mesh.size(md)
+        if local.requires_grad:
+            local = local.view_as(local)
+            local.register_hook(lambda g: g / pieces)
+        res = func(local, *args[1:], **kwargs)
+    elif name == "mean" and sharded_reduced:
         count = 1
         for d in dims:
             count *= x._shape[d]

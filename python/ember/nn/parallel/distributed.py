@@ -348,6 +348,12 @@ class DistributedDataParallel(Module, Joinable):
         ann = sig.parameters["bucket"].annotation
         if ann is not inspect.Parameter.empty and ann is not dist.GradBucket:
             raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        if getattr(hook, "__name__", "") in ("bf16_compress_hook", "bf16_compress_wrapper_hook"):
+            # torch refuses the bf16 hooks without CUDA+NCCL or XPU+XCCL: on the CPU, always
+            raise TypeError(
+                "BF16 all reduce communication hook required CUDA 11+ and NCCL 2.10+ or XPU and "
+                "XCCL"
+            )
         if self._comm_hook is not None:
             raise RuntimeError(
                 "register_comm_hook or register_builtin_comm_hook can only be called once."

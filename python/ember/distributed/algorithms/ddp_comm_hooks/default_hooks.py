@@ -71,6 +71,8 @@ def _compress_wrapper(dtype, hook):
 
         return fut.then(decompress)
 
+    # torch's names (DDP refuses the bf16 one on the CPU by this name, as torch's)
+    wrapped.__name__ = f"{'bf16' if dtype == bfloat16 else 'fp16'}_compress_wrapper_hook"
     return wrapped
 
 
