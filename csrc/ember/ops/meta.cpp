@@ -46,7 +46,7 @@ Elementwise lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
 }
 
 void check_inplace(const Elementwise& m, const Tensor& self, const char* name) {
-  EMBER_CHECK(m.shape.vec() == self.sizes().vec(), name, ": output with shape ", self.sizes(),
+  EMBER_CHECK(self.sizes().equals(m.shape), name, ": output with shape ", self.sizes(),
               " doesn't match the broadcast shape ", m.shape);
   check_inplace_dtype(self, m.result, name);
 }
