@@ -18,6 +18,7 @@ def workloads(lib):
     x = lib.ones(4, 4)
     w = lib.ones(4, requires_grad=True)
     idx = lib.tensor([0, 2])
+    o = lib.empty(4)
 
     def fwd_bwd():
         (w * a).sum().backward()
@@ -31,6 +32,9 @@ def workloads(lib):
     return {
         "add (4 elements)": lambda: a + b,
         "mul + scalar": lambda: a * 2.0,
+        "exp (4 elements)": lambda: a.exp(),
+        "exp(a, out=o)": lambda: lib.exp(a, out=o),
+        "add(a, b, out=o)": lambda: lib.add(a, b, out=o),
         "sum": lambda: x.sum(),
         "view + transpose": lambda: x.view(16).view(4, 4).t(),
         "forward+backward (mul, sum)": fwd_bwd,

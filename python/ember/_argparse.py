@@ -516,20 +516,24 @@ def _write_one(name, result, out):
     shape = tuple(result.shape)
     if tuple(out.shape) != shape:
         if out.numel() != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(out.shape)}, which does not match the required output shape "
-                f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
-                "outputs will not be resized unless they have zero elements. You can explicitly "
-                "reuse an out tensor t by resizing it, inplace, to zero elements with "
-                "t.resize_(0).",
-                UserWarning,
-                stacklevel=_caller_level(),
-            )
+            _warn_resized(tuple(out.shape), shape)
         out.resize_(shape)
     with _NoGrad():
         out.copy_(result)
     return out
+
+
+def _warn_resized(had, shape):
+    warnings.warn(
+        f"An output with one or more elements was resized since it had shape "
+        f"{list(had)}, which does not match the required output shape "
+        f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
+        "outputs will not be resized unless they have zero elements. You can explicitly "
+        "reuse an out tensor t by resizing it, inplace, to zero elements with "
+        "t.resize_(0).",
+        UserWarning,
+        stacklevel=_caller_level(),
+    )
 
 
 class _NoGrad:
@@ -571,9 +575,36 @@ def _call_out(name, orig, args, kwargs, out):
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
+    form = _ELEMENTWISE_OUT.get(name)
+    if form is not None and _plain(out) and all(_plain(a) for a in args):
+        had = tuple(out.shape) if out.numel() else None
+        try:
+            form(*args, out=out, **kwargs)
+        except TypeError as e:  # a form of the op the out= kernel does not take
+            if "incompatible function arguments" not in str(e):
+                raise
+        else:
+            if had is not None and tuple(out.shape) != had:
+                _warn_resized(had, tuple(out.shape))
+            return out
     if name in _DTYPE_FROM_OUT and kwargs.get("dtype") is None and isinstance(out, Tensor):
         kwargs["dtype"] = out.dtype
     return write_out(name, orig(*args, **kwargs), out)
+
+
+# The elementwise ops whose out= runs their out= kernel, after torch's out= checks in C++
+# (Note [Meta step] in csrc/ember/ops/meta.h): no result tensor, no copy when out has the
+# result's dtype. Other ops, and calls with a tensor subclass (sparse tensors among them), a
+# complex or quantized tensor or a device other than cpu and meta, compute the result and write
+# it (write_out).
+_ELEMENTWISE_OUT = _C._elementwise_out
+_PLAIN_DEVICES = frozenset(("cpu", "meta"))
+
+
+def _plain(v):
+    if type(v) is not Tensor:
+        return isinstance(v, (int, float))
+    return v.device.type in _PLAIN_DEVICES and not v.is_complex() and not v.is_quantized
 
 
 # -------------------------------------------------------------------------------------------

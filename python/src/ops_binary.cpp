@@ -4,6 +4,8 @@
 #include <string>
 
 #include "common.h"
+#include "ember/ops/binary_out.h"
+#include "out_forms.h"
 
 namespace ember::py {
 
@@ -105,6 +107,36 @@ void bind_binary(nb::module_& m) {
   EMBER_BINARY_OPS(EMBER_BIND_BINARY)
 #undef EMBER_BIND_BINARY
 
+  // The out= forms (Note [Meta step] in ops/meta.h), taking numbers where the op does.
+#define EMBER_OUT_BINARY(name, node)                                                              \
+  switch (numbers_of(#name)) {                                                                    \
+    case Numbers::None:                                                                           \
+      out_form(                                                                                   \
+          m, #name, [](const Tensor& a, const Tensor& b, Tensor& out) { name##_out(a, b, out); }, \
+          nb::arg("input"), nb::arg("other"), nb::kw_only());                                     \
+      break;                                                                                      \
+    case Numbers::Other:                                                                          \
+      out_form(                                                                                   \
+          m, #name, [](const Tensor& a, const TL& b, Tensor& out) { name##_out(a, b.t, out); },   \
+          nb::arg("input"), nb::arg("other"), nb::kw_only());                                     \
+      break;                                                                                      \
+    case Numbers::Both:                                                                           \
+      out_form(                                                                                   \
+          m, #name, [](const TL& a, const TL& b, Tensor& out) { name##_out(a.t, b.t, out); },     \
+          nb::arg("input"), nb::arg("other"), nb::kw_only());                                     \
+      break;                                                                                      \
+  }
+  EMBER_BINARY_OPS(EMBER_OUT_BINARY)
+#undef EMBER_OUT_BINARY
+  out_form(
+      m, "add",
+      [](const TL& a, const TL& b, Scalar alpha, Tensor& out) { add_out(a.t, b.t, alpha, out); },
+      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  out_form(
+      m, "sub",
+      [](const TL& a, const TL& b, Scalar alpha, Tensor& out) { sub_out(a.t, b.t, alpha, out); },
+      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+
   Doc add_doc{"add(input, other, *, alpha=1) -> Tensor",
               "Adds other, multiplied by alpha, to input, broadcasting and promoting dtypes."};
   m.def(
@@ -144,6 +176,11 @@ void bind_binary(nb::module_& m) {
   cls.def("div_", inplace([](Tensor& a, const TL& b, Mode mode) { div_(a, b.t, mode); }),
           nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),
           doc("div_(other, *, rounding_mode=None) -> Tensor", "In-place form of div()."));
+  for (const char* name : {"div", "divide"})
+    out_form(
+        m, name,
+        [](const TL& a, const TL& b, Mode mode, Tensor& out) { div_out(a.t, b.t, mode, out); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
 
   m.def(
       "_where", [](const Tensor& c, const TL& a, const TL& b) { return where(c, a.t, b.t); },

@@ -4,6 +4,7 @@
 
 #include "common.h"
 #include "ember/ops/unary_table.h"
+#include "out_forms.h"
 
 namespace ember::py {
 
@@ -62,6 +63,27 @@ void check_clamp_bounds(const char* op, const Tensor& t, nb::handle lo, nb::hand
 
 void bind_unary(nb::module_& m) {
   auto cls = tensor_class();
+  // The out= forms of the rows (Note [Meta step] in ops/meta.h).
+#define EMBER_OUT(name, kind, ...) EMBER_OUT_##kind(name)
+#define EMBER_OUT_FLOAT(name)                                                               \
+  out_form(                                                                                 \
+      m, #name, [](const Tensor& t, Tensor& out) { name##_out(t, out); }, nb::arg("input"), \
+      nb::kw_only());
+#define EMBER_OUT_SAME(name) EMBER_OUT_FLOAT(name)
+#define EMBER_OUT_INT(name) EMBER_OUT_FLOAT(name)
+#define EMBER_OUT_BOOL(name) EMBER_OUT_FLOAT(name)
+#define EMBER_OUT_SPECIAL(name) EMBER_OUT_FLOAT(name)
+#define EMBER_OUT_NOGRAD(name) EMBER_OUT_FLOAT(name)
+#define EMBER_OUT_ACT(name)
+  EMBER_UNARY_OPS(EMBER_OUT)
+#undef EMBER_OUT
+#undef EMBER_OUT_FLOAT
+#undef EMBER_OUT_SAME
+#undef EMBER_OUT_INT
+#undef EMBER_OUT_BOOL
+#undef EMBER_OUT_SPECIAL
+#undef EMBER_OUT_NOGRAD
+#undef EMBER_OUT_ACT
   // The rows of the unary table (Note [Unary table] in schema/unary.h), by kind.
 #define EMBER_BIND(name, kind, dtypes, node, math, derivative, text) EMBER_BIND_##kind(name, text)
 #define EMBER_BIND_FLOAT(name, text) \

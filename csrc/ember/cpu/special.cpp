@@ -21,14 +21,15 @@ constexpr uint32_t kSingleDoubleTypes = type_bit(kFloat) | type_bit(kDouble);
 
 namespace {
 
-// Floating output: integer and bool inputs compute in the default dtype, as torch's.
-template <uint32_t Allowed = kFloatTypes, class F>
-Tensor float_unary(const char* name, const Tensor& self, F f) {
-  ScalarType dt = is_floating_point(self.dtype()) ? self.dtype() : default_dtype();
-  Tensor in = self.dtype() == dt ? self : to_dtype(self, dt);
-  Tensor out = empty_like_inputs(self.sizes(), dt, {&self});
-  TensorIter it({&out, &in});
-  dispatch<Allowed>(dt, name, [&](auto tag) {
+// out = f(self) in double, self and out of the dtype the meta step (Note [Meta step] in
+// ops/meta.h) chose: float or double (float16 and bfloat16 where Allowed has them).
+template <uint32_t Allowed, class F>
+Tensor& float_unary_out(const char* name, const Tensor& self, Tensor& out, F f) {
+  EMBER_CHECK(self.dtype() == out.dtype(), name,
+              ": expected an input of the output's dtype (the op's meta step casts it); got ",
+              self.dtype(), " and ", out.dtype());
+  TensorIter it({&out, &self});
+  dispatch<Allowed>(out.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     unary_loop<T, T>(it, [&](auto x) { return decltype(x)(f(double(x))); });
   });
@@ -43,12 +44,12 @@ std::string kernel_name(std::string_view op) {
 
 // The SPECIAL and NOGRAD rows of the unary table (Note [Unary table] in schema/unary.h).
 #define EMBER_KERNEL(name, kind, dtypes, node, math, ...) EMBER_KERNEL_##kind(name, dtypes, math)
-#define EMBER_KERNEL_SPECIAL(name, dtypes, fn)                                       \
-  Tensor name##_kernel(const Tensor& self) {                                         \
-    static const std::string label = kernel_name(#name);                             \
-    return float_unary<dtypes>(label.c_str(), self, [](double x) { return fn(x); }); \
-  }                                                                                  \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_kernel);
+#define EMBER_KERNEL_SPECIAL(name, dtypes, fn)                                                \
+  Tensor& name##_out_kernel(const Tensor& self, Tensor& out) {                                \
+    static const std::string label = kernel_name(#name);                                      \
+    return float_unary_out<dtypes>(label.c_str(), self, out, [](double x) { return fn(x); }); \
+  }                                                                                           \
+  EMBER_REGISTER_KERNEL(op::name##_out, CPU, name##_out_kernel);
 #define EMBER_KERNEL_NOGRAD(name, dtypes, fn) EMBER_KERNEL_SPECIAL(name, dtypes, fn)
 #define EMBER_KERNEL_FLOAT(name, dtypes, fn)
 #define EMBER_KERNEL_SAME(name, dtypes, fn)
@@ -90,8 +91,12 @@ Tensor& float_binary_out(const std::string& name, const Tensor& a, const Tensor&
 EMBER_SPECIAL_BINARY_OPS(EMBER_SPECIAL_BINARY_KERNEL)
 #undef EMBER_SPECIAL_BINARY_KERNEL
 
+// polygamma (its order first) is not behind the meta step yet: it prepares its own operands.
 Tensor polygamma_kernel(int64_t n, const Tensor& self) {
-  return float_unary("polygamma", self, [n](double x) { return special::polygamma(n, x); });
+  ScalarType dt = is_floating_point(self.dtype()) ? self.dtype() : default_dtype();
+  Tensor out = empty_like_inputs(self.sizes(), dt, {&self});
+  return float_unary_out<kFloatTypes>("polygamma", self.dtype() == dt ? self : to_dtype(self, dt),
+                                      out, [n](double x) { return special::polygamma(n, x); });
 }
 EMBER_REGISTER_KERNEL(op::polygamma, CPU, polygamma_kernel);
 

@@ -1,6 +1,7 @@
 // Binary ops: promotion rules, dispatch entry points and derivatives.
 #include "ember/schema/binary.h"
 #include "ember/autograd/node.h"
+#include "ember/ops/binary_out.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
@@ -36,6 +37,37 @@ namespace {
 using meta::Result;
 constexpr DispatchKey kCPU = DispatchKey::CPU, kMeta = DispatchKey::Meta;
 
+// The binary ops whose kernels are the step and the out= kernel of the same name, with their
+// result dtype rule.
+#define EMBER_STRUCTURED_BINARY_OPS(_) \
+  _(mul, Same)                         \
+  _(true_divide, Float)                \
+  _(div_trunc, Same)                   \
+  _(floor_divide, Same)                \
+  _(remainder, Same)                   \
+  _(fmod, Same)                        \
+  _(atan2, Float)                      \
+  _(hypot, Same)                       \
+  _(copysign, Float)                   \
+  _(minimum, Same)                     \
+  _(maximum, Same)                     \
+  _(fmin, Same)                        \
+  _(fmax, Same)                        \
+  _(bitwise_and, Same)                 \
+  _(bitwise_or, Same)                  \
+  _(bitwise_xor, Same)                 \
+  _(bitwise_left_shift, Same)          \
+  _(bitwise_right_shift, Same)         \
+  _(logical_and, Bool)                 \
+  _(logical_or, Bool)                  \
+  _(logical_xor, Bool)                 \
+  _(eq, Bool)                          \
+  _(ne, Bool)                          \
+  _(lt, Bool)                          \
+  _(le, Bool)                          \
+  _(gt, Bool)                          \
+  _(ge, Bool)
+
 #define EMBER_STRUCTURED_BINARY(name, kind)                                        \
   template <DispatchKey K>                                                         \
   Tensor name##_structured(const Tensor& a, const Tensor& b) {                     \
@@ -55,33 +87,7 @@ constexpr DispatchKey kCPU = DispatchKey::CPU, kMeta = DispatchKey::Meta;
   EMBER_REGISTER_KERNEL(op::name, Meta, name##_structured<kMeta>);                 \
   EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_structured_<kCPU>);               \
   EMBER_REGISTER_KERNEL(op::name##_, Meta, name##_structured_<kMeta>);
-EMBER_STRUCTURED_BINARY(mul, Same)
-EMBER_STRUCTURED_BINARY(true_divide, Float)
-EMBER_STRUCTURED_BINARY(div_trunc, Same)
-EMBER_STRUCTURED_BINARY(floor_divide, Same)
-EMBER_STRUCTURED_BINARY(remainder, Same)
-EMBER_STRUCTURED_BINARY(fmod, Same)
-EMBER_STRUCTURED_BINARY(atan2, Float)
-EMBER_STRUCTURED_BINARY(hypot, Same)
-EMBER_STRUCTURED_BINARY(copysign, Float)
-EMBER_STRUCTURED_BINARY(minimum, Same)
-EMBER_STRUCTURED_BINARY(maximum, Same)
-EMBER_STRUCTURED_BINARY(fmin, Same)
-EMBER_STRUCTURED_BINARY(fmax, Same)
-EMBER_STRUCTURED_BINARY(bitwise_and, Same)
-EMBER_STRUCTURED_BINARY(bitwise_or, Same)
-EMBER_STRUCTURED_BINARY(bitwise_xor, Same)
-EMBER_STRUCTURED_BINARY(bitwise_left_shift, Same)
-EMBER_STRUCTURED_BINARY(bitwise_right_shift, Same)
-EMBER_STRUCTURED_BINARY(logical_and, Bool)
-EMBER_STRUCTURED_BINARY(logical_or, Bool)
-EMBER_STRUCTURED_BINARY(logical_xor, Bool)
-EMBER_STRUCTURED_BINARY(eq, Bool)
-EMBER_STRUCTURED_BINARY(ne, Bool)
-EMBER_STRUCTURED_BINARY(lt, Bool)
-EMBER_STRUCTURED_BINARY(le, Bool)
-EMBER_STRUCTURED_BINARY(gt, Bool)
-EMBER_STRUCTURED_BINARY(ge, Bool)
+EMBER_STRUCTURED_BINARY_OPS(EMBER_STRUCTURED_BINARY)
 #undef EMBER_STRUCTURED_BINARY
 
 template <DispatchKey K>
@@ -165,7 +171,53 @@ Tensor lerp_structured(const Tensor& self, const Tensor& end, const Tensor& weig
 }
 EMBER_REGISTER_KERNEL(op::lerp, CPU, lerp_structured<kCPU>);
 EMBER_REGISTER_KERNEL(op::lerp, Meta, lerp_structured<kMeta>);
+
+// out= (Python's `out=`): the step and an op's own `check`, torch's out= rules, then
+// `run(k, a, b, out)`, the out= kernel with the cast operands.
+template <class Run, class Check = meta::NoCheck>
+Tensor& binary_out(const char* name, Result kind, const Tensor& a, const Tensor& b, Tensor& out,
+                   Run run, Check check = {}) {
+  return meta::out_op(
+      name, meta::OutDtype::Cast, {&a, &b}, out, [&] { return meta::binary(name, a, b, kind); },
+      [&](DispatchKey k, const meta::Elementwise& m, Tensor& dst) {
+        run(k, meta::cast(a, m.compute, k), meta::cast(b, m.compute, k), dst);
+      },
+      check);
+}
+
+// add.out and sub.out (sub is add of -alpha), under their own names.
+Tensor& alpha_out(const char* name, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                  Tensor& out) {
+  return binary_out(
+      name, Result::Same, self, other, out,
+      [&](DispatchKey k, const Tensor& x, const Tensor& y, Tensor& o) {
+        meta::kernel(op::add_out, k)(x, y, alpha, o);
+      },
+      [&](const meta::Elementwise& m) { meta::check_alpha(alpha, m.compute); });
+}
 }  // namespace
+
+#define EMBER_BINARY_OUT(name, kind)                                                   \
+  Tensor& name##_out(const Tensor& self, const Tensor& other, Tensor& out) {           \
+    return binary_out(#name, Result::kind, self, other, out,                           \
+                      [](DispatchKey k, const Tensor& x, const Tensor& y, Tensor& o) { \
+                        meta::kernel(op::name##_out, k)(x, y, o);                      \
+                      });                                                              \
+  }
+EMBER_STRUCTURED_BINARY_OPS(EMBER_BINARY_OUT)
+#undef EMBER_BINARY_OUT
+#undef EMBER_STRUCTURED_BINARY_OPS
+
+Tensor& pow_out(const Tensor& self, const Tensor& exponent, Tensor& out) {
+  meta::check_integer_pow(self, exponent);
+  return binary_out("pow", Result::Same, self, exponent, out,
+                    [](DispatchKey k, const Tensor& x, const Tensor& y, Tensor& o) {
+                      meta::kernel(op::pow_out, k)(x, y, o);
+                    });
+}
+Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  return alpha_out("add", self, other, alpha, out);
+}
 
 namespace {
 Tensor zero_grad_like(const Tensor& g) { return zeros_like(g); }
@@ -283,24 +335,43 @@ Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
   bump_inplace_version(self);
   return self;
 }
+Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  check_sub(self, other);
+  return alpha_out("sub", self, other, -alpha, out);
+}
+
+namespace {
+// div's rounding_mode picks the op: none (true division), "trunc" or "floor".
+template <class True, class Trunc, class Floor>
+decltype(auto) by_rounding_mode(const std::optional<std::string>& mode, True t, Trunc trunc,
+                                Floor floor) {
+  if (!mode) return t();
+  if (*mode == "trunc") return trunc();
+  EMBER_CHECK(*mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or "
+              "'floor' but found '",
+              *mode, "'");
+  return floor();
+}
+}  // namespace
 
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string> mode) {
-  if (!mode) return true_divide(self, other);
-  if (*mode == "trunc") return div_trunc(self, other);
-  EMBER_CHECK(*mode == "floor",
-              "div expected rounding_mode to be one of None, 'trunc', or "
-              "'floor' but found '",
-              *mode, "'");
-  return floor_divide(self, other);
+  return by_rounding_mode(
+      mode, [&] { return true_divide(self, other); }, [&] { return div_trunc(self, other); },
+      [&] { return floor_divide(self, other); });
 }
 Tensor& div_(Tensor& self, const Tensor& other, std::optional<std::string> mode) {
-  if (!mode) return true_divide_(self, other);
-  if (*mode == "trunc") return div_trunc_(self, other);
-  EMBER_CHECK(*mode == "floor",
-              "div expected rounding_mode to be one of None, 'trunc', or "
-              "'floor' but found '",
-              *mode, "'");
-  return floor_divide_(self, other);
+  return by_rounding_mode(
+      mode, [&]() -> Tensor& { return true_divide_(self, other); },
+      [&]() -> Tensor& { return div_trunc_(self, other); },
+      [&]() -> Tensor& { return floor_divide_(self, other); });
+}
+Tensor& div_out(const Tensor& self, const Tensor& other, std::optional<std::string> mode,
+                Tensor& out) {
+  return by_rounding_mode(
+      mode, [&]() -> Tensor& { return true_divide_out(self, other, out); },
+      [&]() -> Tensor& { return div_trunc_out(self, other, out); },
+      [&]() -> Tensor& { return floor_divide_out(self, other, out); });
 }
 
 // grad - grad * w, not grad * (1 - w): a 0-d weight may be a wrapped number, and 1 - w of two

@@ -145,6 +145,50 @@ constexpr const auto& pack_get(const P& p) {
   else return pack_get<I - 1>(p.tail);
 }
 
+// The non-tensor arguments a node keeps: an owning copy of each one some formula of D names
+// (kIsInput[i]: argument i is a tensor, or a list of them, which the node saves instead). Both
+// EMBER_DERIVATIVE's and EMBER_DERIVATIVE_LIST's nodes hold one (Note [Derivative slots]).
+template <class D, auto kIsInput, class... Args>
+struct KeptArgs {
+  static constexpr size_t kArgs = sizeof...(Args);
+  static constexpr auto kNames = split_names<kArgs>(D::kNames);
+  static constexpr auto kKeep = [] {
+    std::array<bool, kArgs> k{};
+    for (size_t i = 0; i < kArgs; ++i)
+      for (std::string_view f : D::kFormulas)
+        k[i] = k[i] || (!kIsInput[i] && formula_uses(f, kNames[i]));
+    return k;
+  }();
+  template <size_t I>
+  using arg_t = std::tuple_element_t<I, std::tuple<Args...>>;
+  template <size_t I>
+  using kept_at = std::conditional_t<kKeep[I], kept_t<arg_t<I>>, std::monostate>;
+  template <class Seq>
+  struct Of;
+  template <size_t... I>
+  struct Of<std::index_sequence<I...>> {
+    using type = Pack<kept_at<I>...>;
+  };
+  using Type = typename Of<std::index_sequence_for<Args...>>::type;
+
+  // Built in place from the arguments (aggregate initialization of the nested Pack).
+  template <size_t... I>
+  static Type make(std::index_sequence<I...>, const Args&... args) {
+    return Type{keep<I>(args)...};
+  }
+  template <size_t I>
+  static const kept_at<I>& get(const Type& kept) {
+    return pack_get<I>(kept);
+  }
+
+ private:
+  template <size_t I, class T>
+  static kept_at<I> keep(const T& v) {
+    if constexpr (kKeep[I]) return kept_at<I>(v);
+    else return {};
+  }
+};
+
 /// The Autograd kernel of `Decl` with the formulas of `D` (written by EMBER_DERIVATIVE and its
 /// variants). R is Tensor or a tuple of Tensors (Note [Derivatives]).
 // Everything a formula does not name is decided away at compile time (Note [Derivative
@@ -274,35 +318,20 @@ struct Autograd<Decl, D, R(Args...)> {
   static constexpr auto kGeometryAt = geometry_index().first;
   static constexpr size_t kGeometries = geometry_index().second;
 
-  // kKeep[i]: some formula names non-tensor argument i, so the node keeps an owning copy of it.
-  static constexpr auto kKeep = [] {
-    std::array<bool, kArgs> k{};
-    for (size_t i = 0; i < kArgs; ++i)
-      for (std::string_view f : D::kFormulas)
-        k[i] = k[i] || (!kIsTensor[i] && formula_uses(f, kNames[i]));
-    return k;
-  }();
+  // The non-tensor arguments some formula names, kept by value.
+  using Kept = KeptArgs<D, kIsTensor, Args...>;
   template <size_t I>
-  using arg_t = std::tuple_element_t<I, std::tuple<Args...>>;
-  template <size_t I>
-  using kept_at = std::conditional_t<kKeep[I], kept_t<arg_t<I>>, std::monostate>;
-  template <class Seq>
-  struct KeptOf;
-  template <size_t... I>
-  struct KeptOf<std::index_sequence<I...>> {
-    using type = Pack<kept_at<I>...>;
-  };
-  using KeptPack = typename KeptOf<std::index_sequence_for<Args...>>::type;
+  using arg_t = typename Kept::template arg_t<I>;
 
   // The node: a FunctionNode holding what the formulas keep, with no closure of its own.
   struct DerivNode final : autograd::FunctionNode {
     template <size_t... I>
-    DerivNode(const char* name, std::index_sequence<I...>, const Args&... args)
-        : FunctionNode(name, &DerivNode::call), kept{keep<I>(args)...} {}
+    DerivNode(const char* name, std::index_sequence<I...> seq, const Args&... args)
+        : FunctionNode(name, &DerivNode::call), kept(Kept::make(seq, args...)) {}
     static autograd::variable_list call(FunctionNode& n, const autograd::variable_list& g) {
       return backward(static_cast<DerivNode&>(n), g);
     }
-    KeptPack kept;
+    typename Kept::Type kept;
     std::array<DimVector, kGeometries> geometry;
   };
 
@@ -353,11 +382,6 @@ struct Autograd<Decl, D, R(Args...)> {
   static Tensor tensor_of(const T& v) {
     if constexpr (is_tensor_arg<T>) return as_tensor(v);
     else return Tensor();
-  }
-  template <size_t I, class T>
-  static kept_at<I> keep(const T& v) {
-    if constexpr (kKeep[I]) return kept_at<I>(v);
-    else return {};
   }
 
   // True if a gradient this node will compute reads slot j.
@@ -450,7 +474,7 @@ struct Autograd<Decl, D, R(Args...)> {
         return std::optional<Tensor>();
       }
     } else {
-      return (const kept_at<I>&)pack_get<I>(n.kept);
+      return Kept::template get<I>(n.kept);
     }
   }
 };

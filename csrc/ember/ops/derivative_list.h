@@ -85,8 +85,7 @@ struct ListAutograd<Decl, D, Tensor(Args...)> {
     return o;
   }();
   // kDiff[j]: input j gets edges; kReads[f][j]: formula f names input j (j == kInputs: result);
-  // kSizes[j]: some formula names `<input j>_sizes`; kKeep[i]: some formula names non-tensor
-  // argument i.
+  // kSizes[j]: some formula names `<input j>_sizes`.
   static constexpr auto kDiff = [] {
     std::array<bool, kInputs> d{};
     for (size_t j = 0; j < kInputs; ++j) d[j] = D::kFormulas[j] != "not_differentiable()";
@@ -113,35 +112,20 @@ struct ListAutograd<Decl, D, Tensor(Args...)> {
         s[j] = s[j] || formula_uses(f, kInputName[j], "_sizes");
     return s;
   }();
-  static constexpr auto kKeep = [] {
-    std::array<bool, kArgs> k{};
-    for (size_t i = 0; i < kArgs; ++i)
-      for (std::string_view f : D::kFormulas)
-        k[i] = k[i] || (!kIsInput[i] && formula_uses(f, kNames[i]));
-    return k;
-  }();
+  using Kept = KeptArgs<D, kIsInput, Args...>;
   template <size_t I>
-  using arg_t = std::tuple_element_t<I, std::tuple<Args...>>;
-  template <size_t I>
-  using kept_at = std::conditional_t<kKeep[I], kept_t<arg_t<I>>, std::monostate>;
-  template <class Seq>
-  struct KeptOf;
-  template <size_t... I>
-  struct KeptOf<std::index_sequence<I...>> {
-    using type = Pack<kept_at<I>...>;
-  };
-  using KeptPack = typename KeptOf<std::index_sequence_for<Args...>>::type;
+  using arg_t = typename Kept::template arg_t<I>;
 
   // The node: what the formulas keep, and per input the number of its elements, where its saved
   // tensors start, which of an optional list's entries were given, and its sizes if named.
   struct ListNode final : autograd::FunctionNode {
     template <size_t... I>
-    ListNode(const char* name, std::index_sequence<I...>, const Args&... args)
-        : FunctionNode(name, &ListNode::call), kept{keep<I>(args)...} {}
+    ListNode(const char* name, std::index_sequence<I...> seq, const Args&... args)
+        : FunctionNode(name, &ListNode::call), kept(Kept::make(seq, args...)) {}
     static autograd::variable_list call(FunctionNode& n, const autograd::variable_list& g) {
       return backward(static_cast<ListNode&>(n), g);
     }
-    KeptPack kept;
+    typename Kept::Type kept;
     std::array<size_t, kInputs> count{};
     std::array<size_t, kInputs + 1> slot{};
     std::array<std::vector<char>, kInputs> given;
@@ -188,11 +172,6 @@ struct ListAutograd<Decl, D, Tensor(Args...)> {
   }
 
  private:
-  template <size_t I, class T>
-  static kept_at<I> keep(const T& v) {
-    if constexpr (kKeep[I]) return kept_at<I>(v);
-    else return {};
-  }
   // The first edge of input k (edges run over the differentiable inputs' elements in order).
   static size_t first_edge(const ListNode& n, size_t k) {
     size_t e = 0;
@@ -283,7 +262,7 @@ struct ListAutograd<Decl, D, Tensor(Args...)> {
         return std::optional<Tensor>();
       }
     } else {
-      return (const kept_at<I>&)pack_get<I>(n.kept);
+      return Kept::template get<I>(n.kept);
     }
   }
 };

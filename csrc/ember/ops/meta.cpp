@@ -1,10 +1,18 @@
 // The meta step of the elementwise ops (Note [Meta step] in ops/meta.h).
 #include "ember/ops/meta.h"
 
+#include <string_view>
+
 #include "ember/core/shape.h"
 #include "ember/core/type_promotion.h"
 #include "ember/dispatch/profile_range.h"
 #include "ember/schema/copy.h"
+
+namespace ember {
+// Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
+// self is an inference tensor and InferenceMode is off.
+void bump_inplace_version(const Tensor& self);
+}  // namespace ember
 
 namespace ember::meta {
 
@@ -12,6 +20,16 @@ Elementwise binary(const char* name, const Tensor& a, const Tensor& b, Result ki
   ScalarType ct = result_type({a, b});
   if (kind == Result::Float && !is_differentiable_type(ct)) ct = default_dtype();
   return {ct, kind == Result::Bool ? kBool : ct, broadcast_shapes(a.sizes(), b.sizes(), name)};
+}
+
+Elementwise unary(const char* name, const Tensor& self, Result kind) {
+  // torch's text, which its meta function raises too
+  EMBER_CHECK(self.dtype() != kBool || std::string_view(name).substr(0, 3) != "neg",
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+              "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  ScalarType ct = self.dtype();
+  if (kind == Result::Float && !is_floating_point(ct)) ct = default_dtype();
+  return {ct, kind == Result::Bool ? kBool : ct, DimVector(self.sizes())};
 }
 
 Elementwise where(const Tensor& condition, const Tensor& self, const Tensor& other) {
@@ -28,7 +46,7 @@ Elementwise lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
 }
 
 void check_inplace(const Elementwise& m, const Tensor& self, const char* name) {
-  EMBER_CHECK(m.shape.vec() == self.sizes().vec(), name, ": output with shape ", self.sizes(),
+  EMBER_CHECK(self.sizes().equals(m.shape), name, ": output with shape ", self.sizes(),
               " doesn't match the broadcast shape ", m.shape);
   check_inplace_dtype(self, m.result, name);
 }
@@ -48,11 +66,12 @@ void check_integer_pow(const Tensor& self, const Tensor& exponent) {
   check_scalar_fits(exponent.item(), result_type({self, exponent}));
 }
 
-void check_meta_devices(const char* name, std::initializer_list<const Tensor*> tensors) {
+void check_devices(const char* name, Device device, std::initializer_list<const Tensor*> tensors) {
   for (const Tensor* t : tensors) {
     const Device d = t->device();
-    EMBER_CHECK(d.type == DeviceType::Meta || (d.type == DeviceType::CPU && t->dim() == 0), name,
-                ": Tensor on device ", d.str(), " is not on the expected device meta!");
+    EMBER_CHECK(d == device || (d.type == DeviceType::CPU && t->dim() == 0), name,
+                ": Tensor on device ", d.str(), " is not on the expected device ", device.str(),
+                "!");
   }
 }
 
@@ -76,5 +95,63 @@ Tensor cast(const Tensor& t, ScalarType dt, DispatchKey k) {
 }
 
 void copy(Tensor& dst, const Tensor& src, DispatchKey k) { kernel(op::copy_, k)(dst, src); }
+
+void bump_out_version(const Tensor& out) { bump_inplace_version(out); }
+
+void check_meta_dtype(const char* name, const Elementwise& m) {
+  EMBER_CHECK(m.compute != kBool || std::string_view(name).substr(0, 12) != "floor_divide",
+              "torch.bool not supported for floor_divide");
+}
+
+namespace {
+// The bytes [first, last) that t's elements span.
+std::pair<const char*, const char*> span_of(const Tensor& t) {
+  const char* first = static_cast<const char*>(t.data_ptr());
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
+  return {first, first + (last + 1) * int64_t(t.element_size())};
+}
+}  // namespace
+
+void check_out_overlap(const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  if (out.numel() == 0) return;
+  const auto [o0, o1] = span_of(out);
+  for (const Tensor* t : inputs) {
+    if (t->numel() == 0 || t->storage().get() != out.storage().get()) continue;
+    const bool same = t->data_ptr() == out.data_ptr() && t->sizes().equals(out.sizes()) &&
+                      t->strides().equals(out.strides());
+    const auto [i0, i1] = span_of(*t);
+    EMBER_CHECK(same || i1 <= o0 || o1 <= i0,
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation.");
+  }
+}
+
+void check_out(const char* name, const Elementwise& m, Tensor& out, OutDtype rule) {
+  switch (rule) {
+    case OutDtype::Cast:
+      EMBER_CHECK(can_cast(m.result, out.dtype()), "result type ", scalar_type_name(m.result),
+                  " can't be cast to the desired output type ", scalar_type_name(out.dtype()));
+      break;
+    case OutDtype::Exact:
+      EMBER_CHECK(out.dtype() == m.result, "Found dtype ", scalar_type_name(out.dtype()),
+                  " but expected ", scalar_type_name(m.result));
+      break;
+    case OutDtype::Bool:
+      EMBER_CHECK(out.dtype() == kBool, name, " does not support non-boolean outputs.");
+      break;
+  }
+  if (out.sizes().equals(m.shape)) return;
+  const DimVector strides = contiguous_strides(m.shape);
+  const int64_t n = numel_of(m.shape), offset = out.storage_offset();
+  const int64_t room = int64_t(out.storage()->nbytes() / out.element_size()) - offset;
+  if (n > room) {
+    out.impl()->set_storage(empty({n}, out.dtype(), out.device()).storage(), out.dtype());
+    out.impl()->set_geometry(m.shape, strides, 0);
+  } else {
+    out.impl()->set_geometry(m.shape, strides, offset);
+  }
+}
 
 }  // namespace ember::meta

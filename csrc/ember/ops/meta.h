@@ -19,8 +19,12 @@
 
 #include "ember/core/output_layout.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/profile_range.h"
 
 namespace ember::meta {
+
+/// The device of a backend key.
+inline Device device_of(DispatchKey k) { return Device(DeviceType(uint8_t(k))); }
 
 /// The result dtype rule of an elementwise op: the promoted dtype (Same), the promoted dtype
 /// or the default float dtype for integers and bool (Float: true division, atan2, the special
@@ -36,6 +40,9 @@ struct Elementwise {
 
 /// The step of a binary op (name is the op's, for error texts).
 Elementwise binary(const char* name, const Tensor& a, const Tensor& b, Result kind);
+/// The step of a unary op (the unary table's kinds: FLOAT and SPECIAL are Float, SAME and INT
+/// Same, BOOL Bool). neg of a bool tensor raises torch's text here, on every device.
+Elementwise unary(const char* name, const Tensor& self, Result kind);
 /// where(condition, self, other): the promoted dtype of self and other; all three broadcast.
 Elementwise where(const Tensor& condition, const Tensor& self, const Tensor& other);
 /// lerp(self, end, weight): self's dtype (the public op checked end's and weight's).
@@ -46,17 +53,74 @@ void check_inplace(const Elementwise& m, const Tensor& self, const char* name);
 void check_alpha(const Scalar& alpha, ScalarType compute);
 /// pow: an integer base with a negative Python-number exponent raises, as torch's.
 void check_integer_pow(const Tensor& self, const Tensor& exponent);
-/// On meta: every tensor is a meta tensor or a 0-d CPU one (a Python number), else torch's
+/// Every tensor is on `device` or a 0-d CPU one (a Python number), else torch's
 /// "Tensor on device cpu is not on the expected device meta!".
-void check_meta_devices(const char* name, std::initializer_list<const Tensor*> tensors);
+void check_devices(const char* name, Device device, std::initializer_list<const Tensor*> tensors);
+/// The dtype refusals torch's meta functions make where the CPU loop's dtype set refuses (on
+/// CPU the loop raises its own NotImplementedError): bool floor_divide. Meta runs no loop, so
+/// without this a meta program would pass where its CPU run fails.
+void check_meta_dtype(const char* name, const Elementwise& m);
+/// check_devices on meta.
+inline void check_meta_devices(const char* name, std::initializer_list<const Tensor*> tensors) {
+  check_devices(name, Device(DeviceType::Meta), tensors);
+}
 /// `t` in dtype `dt` on the backend of key `k` (t itself when it has it): a wrapped number
 /// converts as a scalar, a tensor through the backend's copy_ kernel.
 Tensor cast(const Tensor& t, ScalarType dt, DispatchKey k);
 /// dst <- src through the backend's copy_ kernel (an in-place op whose dtype differs).
 void copy(Tensor& dst, const Tensor& src, DispatchKey k);
+/// An out= write's version bump, with torch's error for an inference tensor outside
+/// InferenceMode (ops/copy.cpp's bump_inplace_version).
+void bump_out_version(const Tensor& out);
 
-/// The device of a backend key.
-inline Device device_of(DispatchKey k) { return Device(DeviceType(uint8_t(k))); }
+/// No check beyond the step's own.
+struct NoCheck {
+  void operator()(const Elementwise&) const {}
+};
+
+/// out='s dtype rule, torch's: Cast, out may have any dtype the result casts to (can_cast);
+/// Exact, out must have the result's dtype (the SAME and INT unary kinds); Bool, out must be
+/// bool (signbit, isposinf, isneginf).
+enum class OutDtype : uint8_t { Cast, Exact, Bool };
+/// torch's out= checks after the op's step: out on the inputs' device, out's dtype against
+/// m.result by `rule` (torch's texts), then out resized to m.shape when it differs (contiguous,
+/// on its own storage when that has room, as resize_; torch's warning about it is the Python
+/// layer's, which sees the shape change).
+void check_out(const char* name, const Elementwise& m, Tensor& out, OutDtype rule);
+/// torch's overlap rule for out=: out may be an input itself (the same elements) or apart from
+/// every input; a partial overlap raises torch's text.
+void check_out_overlap(const Tensor& out, std::initializer_list<const Tensor*> inputs);
+
+/// The out= form of an elementwise op (Python's `out=`): `step()` (the op's meta step, an
+/// Elementwise) on out's device, torch's out= checks, an op's own `check` (after them, as
+/// torch's: add's alpha), then (not on Meta) `run(k, m, dst)`, the op's out= kernel for key k
+/// and step m, into out itself when it has the result dtype, else into a new tensor copied into
+/// out (torch's cast to out's dtype). Bumps out's version. `name` is a string literal (the
+/// profiler's row keeps it).
+template <class Step, class Run, class Check = NoCheck>
+Tensor& out_op(const char* name, OutDtype rule, std::initializer_list<const Tensor*> inputs,
+               Tensor& out, Step step, Run run, Check check = {}) {
+  profiler::OpRange row(name, out);  // torch's row of the op (Note [Profiler rows])
+  const DispatchKey k = backend_key(out.device());
+  check_devices(name, out.device(), inputs);
+  const Elementwise m = step();
+  check_out(name, m, out, rule);
+  check(m);
+  if (k == DispatchKey::Meta) {
+    check_meta_dtype(name, m);
+    return out;
+  }
+  check_out_overlap(out, inputs);
+  if (out.dtype() == m.result) {
+    run(k, m, out);
+  } else {
+    Tensor tmp = empty_like_inputs(m.shape, m.result, inputs, device_of(k));
+    run(k, m, tmp);
+    copy(out, tmp, k);
+  }
+  bump_out_version(out);
+  return out;
+}
 
 /// The kernel of op declaration `d` for key `k` (an out= kernel the step hands its operands).
 template <class Decl>
@@ -68,11 +132,6 @@ typename Decl::Signature* kernel(const Decl&, DispatchKey k) {
   return reinterpret_cast<typename Decl::Signature*>(fn);
 }
 
-/// No check beyond the step's own.
-struct NoCheck {
-  void operator()(const Elementwise&) const {}
-};
-
 /// The backend kernel of binary op `name` for key K: the step (and an op's own `check` of its
 /// result), then `run(a, b, out)` with the cast operands and the new output (not on Meta, where
 /// the step is the whole op).
@@ -82,9 +141,31 @@ Tensor binary_op(const char* name, Result kind, const Tensor& a, const Tensor& b
   if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&a, &b});
   const Elementwise m = binary(name, a, b, kind);
   check(m);
+  if constexpr (K == DispatchKey::Meta) check_meta_dtype(name, m);
   Tensor out = empty_like_inputs(m.shape, m.result, {&a, &b}, device_of(K));
   if constexpr (K != DispatchKey::Meta) run(cast(a, m.compute, K), cast(b, m.compute, K), out);
   return out;
+}
+
+/// The backend kernel of unary op `name` for key K: the step, then `run(self, out)` with self
+/// cast to the compute dtype and the new output (not on Meta).
+template <DispatchKey K, class Run>
+Tensor unary_op(const char* name, Result kind, const Tensor& self, Run run) {
+  if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&self});
+  const Elementwise m = unary(name, self, kind);
+  Tensor out = empty_like_inputs(m.shape, m.result, {&self}, device_of(K));
+  if constexpr (K != DispatchKey::Meta) run(cast(self, m.compute, K), out);
+  return out;
+}
+
+/// Its in-place form: self must hold the result's dtype (an integer self of a Float op raises).
+template <DispatchKey K, class Run>
+Tensor& unary_op_(const char* name, Result kind, Tensor& self, Run run) {
+  if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&self});
+  const Elementwise m = unary(name, self, kind);
+  check_inplace(m, self, name);
+  if constexpr (K != DispatchKey::Meta) run(self, self);
+  return self;
 }
 
 /// The in-place form: writes into self (through a temporary when the result's dtype differs
@@ -95,6 +176,7 @@ Tensor& binary_op_(const char* name, Result kind, Tensor& self, const Tensor& ot
   if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&self, &other});
   const Elementwise m = binary(name, self, other, kind);
   check(m);
+  if constexpr (K == DispatchKey::Meta) check_meta_dtype(name, m);
   check_inplace(m, self, name);
   if constexpr (K != DispatchKey::Meta) {
     Tensor cs = cast(self, m.compute, K), co = cast(other, m.compute, K);

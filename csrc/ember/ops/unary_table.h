@@ -10,15 +10,19 @@
 
 namespace ember {
 
+// `name_out(self, out)` is the op with torch's out= rules (Python's `out=`): out's dtype
+// checked, out resized, the result written into it (Note [Meta step] in ops/meta.h).
 #define EMBER_DECLARE_ROW(name, kind, ...) EMBER_DECLARE_ROW_##kind(name)
 #define EMBER_DECLARE_ROW_FLOAT(name) \
-  Tensor name(const Tensor& self);    \
+  EMBER_DECLARE_ROW_BOOL(name)        \
   Tensor& name##_(Tensor& self);
 #define EMBER_DECLARE_ROW_SAME(name) EMBER_DECLARE_ROW_FLOAT(name)
 #define EMBER_DECLARE_ROW_INT(name) EMBER_DECLARE_ROW_FLOAT(name)
-#define EMBER_DECLARE_ROW_BOOL(name) Tensor name(const Tensor& self);
-#define EMBER_DECLARE_ROW_SPECIAL(name) Tensor name(const Tensor& self);
-#define EMBER_DECLARE_ROW_NOGRAD(name) Tensor name(const Tensor& self);
+#define EMBER_DECLARE_ROW_BOOL(name) \
+  Tensor name(const Tensor& self);   \
+  Tensor& name##_out(const Tensor& self, Tensor& out);
+#define EMBER_DECLARE_ROW_SPECIAL(name) EMBER_DECLARE_ROW_BOOL(name)
+#define EMBER_DECLARE_ROW_NOGRAD(name) EMBER_DECLARE_ROW_BOOL(name)
 #define EMBER_DECLARE_ROW_ACT(name)
 EMBER_UNARY_OPS(EMBER_DECLARE_ROW)
 #undef EMBER_DECLARE_ROW

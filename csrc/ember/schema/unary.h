@@ -194,14 +194,18 @@
 namespace ember::op {
 
 #define EMBER_DECLARE_UNARY(name, kind, ...) EMBER_DECLARE_UNARY_##kind(name)
-#define EMBER_DECLARE_UNARY_WITH_INPLACE(name)                                    \
-  EMBER_DECLARE_OP(name, #name "(Tensor self) -> Tensor", Tensor(const Tensor&)); \
+// Each kind but ACT has torch's out= form, the kernel the backends register (Note [Meta step] in
+// ops/meta.h); the op and its in-place form are the meta step in front of it.
+#define EMBER_DECLARE_UNARY_WITH_INPLACE(name) \
+  EMBER_DECLARE_UNARY_BOOL(name)               \
   EMBER_DECLARE_OP(name##_, #name "_(Tensor(a!) self) -> Tensor(a!)", Tensor&(Tensor&));
 #define EMBER_DECLARE_UNARY_FLOAT(name) EMBER_DECLARE_UNARY_WITH_INPLACE(name)
 #define EMBER_DECLARE_UNARY_SAME(name) EMBER_DECLARE_UNARY_WITH_INPLACE(name)
 #define EMBER_DECLARE_UNARY_INT(name) EMBER_DECLARE_UNARY_WITH_INPLACE(name)
-#define EMBER_DECLARE_UNARY_BOOL(name) \
-  EMBER_DECLARE_OP(name, #name "(Tensor self) -> Tensor", Tensor(const Tensor&));
+#define EMBER_DECLARE_UNARY_BOOL(name)                                                     \
+  EMBER_DECLARE_OP(name, #name "(Tensor self) -> Tensor", Tensor(const Tensor&));          \
+  EMBER_DECLARE_OP(name##_out, #name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", \
+                   Tensor&(const Tensor&, Tensor&));
 #define EMBER_DECLARE_UNARY_SPECIAL(name) EMBER_DECLARE_UNARY_BOOL(name)
 #define EMBER_DECLARE_UNARY_NOGRAD(name) EMBER_DECLARE_UNARY_BOOL(name)
 #define EMBER_DECLARE_UNARY_ACT(name)                                                         \
