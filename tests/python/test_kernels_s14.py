@@ -1,7 +1,8 @@
 """Session 14's kernels: conv3d as one op on 3-d kernels, and the CPU tier forced down.
 
 - conv3d (Note [conv3d] in cpu/conv3d.cpp): float32 on both routes (oneDNN's 3-d primitive and
-  the 2-d convolution over the depth taps that EMBER_ONEDNN_CONV=0 forces) and float64, against
+  the 2-d convolution over the depth taps that EMBER_ONEDNN_CONV=0 forces; on a CPU without
+  AVX-512 both cases run the latter) and float64, against
   a float64 NumPy reference over strides, padding (also past the kernel's reach), dilation,
   groups, depthwise, batch 1 and odd sizes: output, input, weight and bias gradients; bitwise the
   same at 1, 2 and 3 threads; padding 'same' with even kernels, unbatched and channels_last_3d
