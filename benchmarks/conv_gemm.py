@@ -2,8 +2,7 @@
 
 Each row times one kernel call on both sides, alternately in one process (load changes on a
 shared machine hit both alike), and prints the best times and ember / torch. The convolutions are
-ResNet-like 3x3, 1x1, strided, depthwise, grouped, dilated, 1-D and 3-D shapes (3-D gradients
-are timed with their forward, on both sides); the GEMMs square
+ResNet-like 3x3, 1x1, strided, depthwise, grouped, dilated, 1-D and 3-D shapes; the GEMMs square
 64..4096, skinny (M or N <= 64, a Linear layer at a small batch) and transposed.
 
 Usage: python benchmarks/conv_gemm.py [--threads N] [--repeat R] [--only REGEX] [--no-onednn]
@@ -48,6 +47,18 @@ CONVS = [
         (1, 1, 1),
         1,
     ),
+    (
+        "3d 3x3x3 s2 32->64 16 N4",
+        4,
+        32,
+        64,
+        (16, 16, 16),
+        (3, 3, 3),
+        (2, 2, 2),
+        (1, 1, 1),
+        (1, 1, 1),
+        1,
+    ),
 ]
 
 # (name, M, N, K, transpose a, transpose b)
@@ -83,15 +94,6 @@ def conv_fns(lib, name, case):
             conv(xs, ws, None, s, p, d, g)
 
     def backward(mask):
-        if len(sp) == 3:  # ember's conv3d is composed of conv2d: both sides time forward+backward
-            xg = lib.tensor(x, requires_grad=mask[0])
-            wg = lib.tensor(w, requires_grad=mask[1])
-
-            def run3():
-                conv(xg, wg, None, s, p, d, g).backward(gy)
-                xg.grad = wg.grad = None
-
-            return run3
         if name == "torch":
             aten = lib.ops.aten.convolution_backward
 

@@ -6,6 +6,7 @@
 #include <typeinfo>
 
 #include "common.h"
+#include "ember/cpu/isa.h"
 
 namespace ember::py {
 
@@ -391,6 +392,16 @@ NB_MODULE(_C, m) {
       "manual_seed", [](uint64_t s) { ember::manual_seed(s); }, nb::arg("seed"),
       doc("manual_seed(seed) -> None",
           "Reseeds the default generator, making sampling repeatable."));
+  m.def(
+      "_get_cpu_capability",
+      [] {
+        using ember::cpu::Isa;
+        const Isa isa = ember::cpu::kBestIsa;
+        return isa == Isa::avx512 ? "AVX512" : isa == Isa::avx2 ? "AVX2" : "DEFAULT";
+      },
+      doc("_get_cpu_capability() -> str",
+          "The instruction-set tier the kernels run at: AVX512, AVX2 or DEFAULT, capped by "
+          "ATEN_CPU_CAPABILITY at start-up (Note [CPU capability])."));
   m.def("get_num_threads", &ember::get_num_threads,
         doc("get_num_threads() -> int", "How many threads the kernels split their work over."));
   m.def("set_num_threads", &ember::set_num_threads, nb::arg("int"),

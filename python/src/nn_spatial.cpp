@@ -3,6 +3,7 @@
 #include <nanobind/stl/array.h>
 #include <array>
 #include "common.h"
+#include "ember/ops/conv3d.h"
 #include "ember/schema/normalization.h"
 #include "ember/schema/pool.h"
 
@@ -21,13 +22,15 @@ void bind_nn_spatial(nb::module_& nn) {
       "convolution_backward",
       [](const Tensor& g, const Tensor& x, const Tensor& w, Ints s, Ints p, Ints d, int64_t groups,
          std::array<bool, 3> mask) {
-        auto [gx, gw, gb] = convolution_backward(g, x, w, s, p, d, groups, mask);
+        auto [gx, gw, gb] = x.dim() == 5 ? conv3d_backward(g, x, w, s, p, d, groups, mask)
+                                         : convolution_backward(g, x, w, s, p, d, groups, mask);
         auto opt = [](const Tensor& t) { return t.defined() ? OptTensor(t) : std::nullopt; };
         return std::make_tuple(opt(gx), opt(gw), opt(gb));
       },
       nb::arg("grad_output"), nb::arg("input"), nb::arg("weight"), nb::arg("stride"),
       nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"), nb::arg("output_mask"),
-      "Gradients (input, weight, bias) of a batched conv2d; None where output_mask is false.");
+      "Gradients (input, weight, bias) of a batched conv2d or conv3d; None where output_mask is "
+      "false.");
   nn.def(
       "max_pool2d_backward",
       [](const Tensor& g, const Tensor& idx, Ints size) {
@@ -83,6 +86,14 @@ void bind_nn_spatial(nb::module_& nn) {
       nb::arg("input"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("stride"),
       nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"),
       "2-d convolution with padding 'same' or 'valid'.");
+  nn.def(
+      "conv3d",
+      [](const Tensor& x, const Tensor& w, OptTensor b, Ints s, Ints p, Ints d, int64_t g) {
+        return conv3d(x, w, b, s, p, d, g);
+      },
+      nb::arg("input"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("stride"),
+      nb::arg("padding"), nb::arg("dilation"), nb::arg("groups"),
+      "3-d convolution of float32 or float64 tensors.");
   nn.def(
       "conv_transpose1d",
       [](const Tensor& x, const Tensor& w, OptTensor b, Ints s, Ints p, Ints op, int64_t g,

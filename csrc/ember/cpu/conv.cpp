@@ -11,6 +11,7 @@
 #include "ember/core/shape.h"
 #include "ember/cpu/blas_threads.h"
 #include "ember/cpu/conv_panels.h"
+#include "ember/cpu/conv_routes.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
@@ -268,6 +269,8 @@ bool is_depthwise(const Tensor& x, const Tensor& w, int64_t groups) {
 constexpr int64_t kOnednnMinBatch = 2;
 constexpr int64_t kWgradColumns = 1024;
 
+}  // namespace
+
 // Measured at 1 thread (CPU time, benchmarks/conv_gemm.py --threads 1 --cpu-time --own), oneDNN
 // against ember's kernels: oneDNN won every weight gradient but one (256 -> 256 at 14 x 14 by 6%),
 // every depthwise and grouped pass (2-15x), and 3x3 forward and input gradients by 5-20%; ember's
@@ -275,12 +278,14 @@ constexpr int64_t kWgradColumns = 1024;
 // 56: oneDNN reorders NCHW to its NHWC and back), the forward with one or two input channels (1.6
 // against 3.2 ms, Fashion-MNIST's first layer) and the input gradient of convolutions with few
 // input channels (1.7 against 9.0 ms there, 3.1 against 11.1 for a 7 x 7 3 -> 64 stem).
+
 bool use_onednn(onednn::ConvPass pass, const Tensor& x, const Tensor& w, IntArrayRef stride,
                 IntArrayRef padding, int64_t groups) {
   if (x.dtype() != kFloat || x.size(0) < kOnednnMinBatch || !onednn::conv_enabled()) return false;
   const int64_t Cg = w.size(1);
-  const bool pointwise = w.size(2) == 1 && w.size(3) == 1 && stride[0] == 1 && stride[1] == 1 &&
-                         padding[0] == 0 && padding[1] == 0;
+  bool pointwise = true;
+  for (int64_t d = 2; d < w.dim(); ++d)
+    pointwise = pointwise && w.size(d) == 1 && stride[d - 2] == 1 && padding[d - 2] == 0;
   switch (pass) {
     case onednn::ConvPass::forward:
       return !pointwise && !(groups == 1 && Cg < 3);
@@ -395,6 +400,8 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
   else forward_impl<double>(x, w, b, y, g, groups);
   return y;
 }
+
+namespace {
 
 // dst (count * L, O) = the samples src (count, O, L) transposed, in cache-sized tiles.
 template <class T>
@@ -525,6 +532,8 @@ Tensor input_grad_by_conv(const Tensor& go, const Tensor& w, IntArrayRef padding
   return conv2d_forward_kernel(go, turned, std::nullopt, unit, pad, dilation, groups);
 }
 
+}  // namespace
+
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
     const Tensor& grad_output, const Tensor& input, const Tensor& weight, IntArrayRef stride,
     IntArrayRef padding, IntArrayRef dilation, int64_t groups, std::array<bool, 3> mask) {
@@ -567,6 +576,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
   }
   return {gi, gw, gb};
 }
+
+namespace {
 
 // The kernels above in NCHW, with results laid out as Note [Channels-last kernels] says: a
 // channels-last input or weight gives a channels-last output, input gradient and weight gradient.

@@ -12,9 +12,28 @@
 // 16 lanes measured no faster than 8, cap the tier at AVX2 (with_best_isa<Isa::avx2>): the
 // AVX-512 clone added 40% to their compile time.
 
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
 namespace ember::cpu {
 
 enum class Isa { baseline, avx2, avx512 };
+
+// Note [CPU capability]
+// ATEN_CPU_CAPABILITY, as torch reads it once at start-up (`default`, `avx2` or `avx512`), caps
+// the tier: every clone above it, ember's AVX-512 sgemm, its VNNI int8 kernels and oneDNN's
+// float32, bf16 and int8 routes (which ember takes only with AVX-512) are then skipped, so a test
+// can run the AVX2 and baseline kernels on an AVX-512 machine (in a subprocess). Other values are
+// ignored, as torch ignores them. _C._get_cpu_capability() reports the tier in torch's words.
+inline Isa cap_by_environment(Isa best) {
+  const char* cap = std::getenv("ATEN_CPU_CAPABILITY");
+  if (cap == nullptr) return best;
+  const std::string_view c(cap);
+  if (c == "default") return Isa::baseline;
+  if (c == "avx2") return std::min(best, Isa::avx2);
+  return best;
+}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // __builtin_cpu_init first: this runs in a static initializer, possibly before libgcc's own.
@@ -22,8 +41,9 @@ inline const Isa kBestIsa = [] {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return Isa::avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
+    return cap_by_environment(Isa::avx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return cap_by_environment(Isa::avx2);
   return Isa::baseline;
 }();
 #else

@@ -26,6 +26,7 @@
 #endif
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/isa.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/schema/quantized.h"
 
@@ -44,9 +45,8 @@ T* ptr(const Tensor& t) {
 #ifdef EMBER_QVNNI
 bool has_vnni() {
   static const bool ok = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    __builtin_cpu_init();  // kBestIsa: ATEN_CPU_CAPABILITY may cap it (Note [CPU capability])
+    return kBestIsa == Isa::avx512 && __builtin_cpu_supports("avx512vnni");
   }();
   return ok;
 }

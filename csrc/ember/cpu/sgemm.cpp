@@ -7,6 +7,7 @@
 #include <new>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/isa.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
@@ -27,10 +28,8 @@ constexpr int64_t kMr = 6, kNr = 64;
 // 172 (noisy shared machine).
 constexpr int64_t kKc = 256, kMc = 192, kNc = 1024;
 
-const bool kHasAvx512 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
-}();
+// The AVX-512 tier, unless ATEN_CPU_CAPABILITY caps it (Note [CPU capability]).
+const bool kHasAvx512 = kBestIsa == Isa::avx512;
 
 __mmask16 lanes(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);

@@ -16,4 +16,16 @@ EMBER_DECLARE_OP(
     std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
                                        IntArrayRef, IntArrayRef, int64_t, std::array<bool, 3>));
 
+EMBER_DECLARE_OP(conv3d_forward,
+                 "conv3d_forward(Tensor input, Tensor weight, Tensor? bias, int[3] stride, int[3] "
+                 "padding, int[3] dilation, int groups) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
+                        IntArrayRef, IntArrayRef, int64_t));
+EMBER_DECLARE_OP(
+    conv3d_backward,
+    "conv3d_backward(Tensor grad_output, Tensor input, Tensor weight, int[3] stride, "
+    "int[3] padding, int[3] dilation, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
+                                       IntArrayRef, IntArrayRef, int64_t, std::array<bool, 3>));
+
 }  // namespace ember::op

@@ -63,6 +63,8 @@ _EMBER_ONLY = frozenset(
 _ATEN_NAME = {
     "adaptive_avg_pool2d_backward": "_adaptive_avg_pool2d_backward",
     "conv2d_forward": "convolution",
+    "conv3d_forward": "convolution",
+    "conv3d_backward": "convolution_backward",
     "cross_entropy": "cross_entropy_loss",
     "div_trunc": "div",
     "div_trunc_": "div_",

@@ -1,7 +1,9 @@
-"""ember.backends: the switches programs set for cuDNN, MPS and CUDA matmul (none apply on CPU)
-and for the attention fast path."""
+"""ember.backends: the switches programs set for cuDNN, MPS and CUDA matmul (none apply on CPU),
+the attention fast path and the CPU's kernel tier."""
 
 import types
+
+from .. import _C
 
 cudnn = types.SimpleNamespace(
     enabled=True,
@@ -54,3 +56,7 @@ mha = types.SimpleNamespace(
 )
 mkldnn = types.SimpleNamespace(enabled=True, is_available=lambda: False)
 openmp = types.SimpleNamespace(is_available=lambda: False)
+cpu = types.SimpleNamespace(
+    # "AVX512", "AVX2" or "DEFAULT"; ATEN_CPU_CAPABILITY caps it at start-up, as in torch
+    get_cpu_capability=lambda: _C._get_cpu_capability(),
+)

@@ -1,5 +1,6 @@
-"""3-D convolution and pooling composed from strided views, pad and matmul (no 3-d kernels):
-what nn.Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d and the adaptive 3-D pools call.
+"""3-D convolution and pooling composed from strided views, pad and matmul: what nn.Conv3d,
+ConvTranspose3d, MaxPool3d, AvgPool3d and the adaptive 3-D pools call. float32 and float64
+conv3d (so ConvTranspose3d's too) run on the 3-d kernels of `_C._nn.conv3d` instead.
 
 Each window offset (a, b, c) of the kernel is one strided view of the padded input; stacking the
 K = kD*kH*kW views gives the im2col matrix, so one matmul (convolution) or one reduction over K
@@ -9,10 +10,10 @@ import math
 
 from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
-from ..._C import cat, float32, float64, matmul, stack
+from ..._C import _nn, cat, float32, float64, matmul, stack
 from ..._ops.creation import arange, ones, zeros
 from ..._process import channels_last_3d as _channels_last_3d
-from ._spatial import conv2d, pad
+from ._spatial import pad
 
 __all__ = [
     "conv3d",
@@ -75,31 +76,6 @@ def _pad3(x, pads, value=0.0):
     return pad(x, flat, value=value)
 
 
-def _conv3d_by_depth(x, weight, bias, stride, pads, dilation, groups, unbatched):
-    """conv3d as one conv2d: the output depths fold into the batch and the kernel's depth taps
-    into the input channels, x2[n * Do + d, c * kD + t] = x[n, c, d * stride + t * dilation], so
-    the weight (O, C/g, kD, kH, kW) is already the 2-d weight (O, C/g * kD, kH, kW). The 2-d
-    kernels (oneDNN where routed, Note [Conv on oneDNN]) then do the work, and autograd
-    differentiates the slices and stack; the 3-d im2col below measured 3-4x torch's time."""
-    kernel = tuple(weight.shape[2:])
-    symmetric = pads[1][0] == pads[1][1] and pads[2][0] == pads[2][1]
-    hw = (pads[1][0], pads[2][0]) if symmetric else (0, 0)
-    xp = _pad3(x, pads if not symmetric else (pads[0], (0, 0), (0, 0)))
-    size = [xp.shape[2 + i] + (2 * hw[i - 1] if i else 0) for i in range(3)]
-    out = tuple((size[i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(3))
-    if min(out) <= 0:
-        raise RuntimeError(f"conv3d: the padded input {size} is smaller than the dilated kernel")
-    n, c, o = xp.shape[0], xp.shape[1], weight.shape[0]
-    xq = xp.permute(0, 2, 1, 3, 4)  # (N, D, C, H, W)
-    span = stride[0] * (out[0] - 1) + 1
-    taps = [xq[:, t * dilation[0] : t * dilation[0] + span : stride[0]] for t in range(kernel[0])]
-    x2 = stack(taps, 3).reshape(n * out[0], c * kernel[0], xp.shape[3], xp.shape[4])
-    w2 = weight.reshape(o, weight.shape[1] * kernel[0], kernel[1], kernel[2])
-    y = conv2d(x2, w2, bias, stride[1:], hw, dilation[1:], groups)
-    y = y.reshape(n, out[0], o, out[1], out[2]).permute(0, 2, 1, 3, 4).contiguous()
-    return y.squeeze(0) if unbatched else y
-
-
 @_autocast_lower
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
@@ -112,6 +88,11 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"conv3d: expected a 5-D weight; got {list(weight.shape)}")
     n, c = x.shape[0], x.shape[1]
     o = weight.shape[0]
+    if groups > 0 and o % groups:  # torch prints this size in double brackets
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{list(weight.shape)}] instead"
+        )
     if c != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
@@ -122,6 +103,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         if padding == "valid":
             pads = ((0, 0),) * 3
         elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             pads = tuple((t // 2, t - t // 2) for t in total)
         else:
@@ -130,12 +113,18 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             )
     else:
         pads = tuple((p, p) for p in _triple(padding, "padding"))
-    keep_cl = _channels_last_3d in (_suggest(x), _suggest(weight))  # torch's conv3d keeps NDHWC
     if x.dtype in (float32, float64) and weight.dtype == x.dtype:
-        y = _conv3d_by_depth(x, weight, bias, stride, pads, dilation, groups, False)
-        if keep_cl:
-            y = y.contiguous(memory_format=_channels_last_3d)
+        # the 3-d kernels (Note [conv3d] in cpu/conv3d.cpp) take symmetric padding: an odd
+        # "same" total pads its extra element on the far side first
+        extra = [back - front for front, back in pads]
+        if any(extra):
+            x = _pad3(x, tuple((0, e) for e in extra))
+        front = [p for p, _ in pads]
+        y = _nn.conv3d(x, weight, bias, list(stride), front, list(dilation), groups)
+        if x.dtype == float64:  # torch's float64 conv3d (slow_conv3d) gives contiguous results
+            y = y.contiguous()
         return y.squeeze(0) if unbatched else y
+    keep_cl = _channels_last_3d in (_suggest(x), _suggest(weight))  # torch's conv3d keeps NDHWC
     xp = _pad3(x, pads)
     out = tuple(
         (xp.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(3)
