@@ -174,6 +174,30 @@ def test_saved_program_with_in_place_updates_runs_in_cpp(tmp_path):
         _close(state[name].to(b.dtype), b)
 
 
+class _Counter(nn.Module):
+    def __init__(self, from_input):
+        super().__init__()
+        self.from_input = from_input
+        self.register_buffer("n", ember.zeros(()))
+
+    def forward(self, x):
+        self.n.add_(x.new_ones(()) if self.from_input else 1)
+        return x + self.n
+
+
+def test_unrecorded_buffer_update_is_refused_not_dropped():
+    # the tracer reads buffers as tensors: add_(1) has no graph value and ran once while
+    # tracing; the program would skip it (torch records it), so export refuses it by name
+    m = _Counter(from_input=False)
+    with pytest.raises(RuntimeError, match="updates the buffer 'n' in place"):
+        ember.export.export(m, (ember.randn(2),))
+    assert m.n.item() == 0  # the trace's own update was undone
+    # the same update from a graph value is recorded and runs each call
+    mod = ember.export.export(_Counter(from_input=True), (ember.randn(2),)).module()
+    mod(ember.zeros(2))
+    assert mod(ember.zeros(2)).tolist() == [2.0, 2.0]
+
+
 class _Max(nn.Module):
     def forward(self, x):
         return x.max(1)

@@ -161,15 +161,15 @@ class _InlineTracer(fx.Tracer):
         saved = []
         if isinstance(root, _ember().nn.Module):
             with _ember().no_grad():
-                saved = [(b, b.clone()) for _, b in root.named_buffers() if b is not None]
+                saved = [(n, b, b.clone()) for n, b in root.named_buffers() if b is not None]
         try:
             return super().trace(root, concrete_args)
         finally:
             nn_ext.rnn_layer = orig
             with _ember().no_grad():
-                for b, value in saved:
-                    if not b.equal(value):
-                        b.copy_(value)
+                self.changed_buffers = [n for n, b, value in saved if not b.equal(value)]
+                for _, b, value in saved:
+                    b.copy_(value)
 
     def _all_static(self, node):
         # Sizes of the inputs without dynamic dims, and of everything when none is dynamic.
@@ -294,7 +294,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
                 raise _trace_error(e) from e
             raise
     root = tracer.root
-    return _lift(
+    parts = _lift(
         model if is_module else root,
         root,
         graph,
@@ -303,6 +303,37 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dims,
         (tuple(args), kwargs),
     )
+    _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))
+    return parts
+
+
+def _check_buffer_updates_recorded(parts, changed):
+    """Refuses a program whose forward changed a buffer by a call the trace could not record
+    (``self.n.add_(1)``: no graph value among its arguments, so it ran once while tracing):
+    the program would silently skip the update."""
+    graph = parts["graph_module"].graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    buffer_of = {
+        node: spec.target
+        for node, spec in zip(placeholders, parts["graph_signature"].input_specs)
+        if spec.kind == InputKind.BUFFER
+    }
+    updated = set()
+    for node in graph.nodes:
+        if node.op == "call_function" and node.args and node.args[0] in buffer_of:
+            name = getattr(node.target, "__name__", "")
+            if name.endswith("_") or node.kwargs.get("inplace") is True:
+                updated.add(buffer_of[node.args[0]])
+        if node.op == "call_function" and _training_batch_norm(node.target, node.args, node.kwargs):
+            a = _bn_args(node.args, node.kwargs)
+            updated.update(buffer_of.get(a[k]) for k in ("running_mean", "running_var"))
+    missed = [name for name in changed if name not in updated]
+    if missed:
+        raise RuntimeError(
+            f"ember.export: forward updates the buffer '{missed[0]}' in place with a call that "
+            "reads no graph value (such as self.n.add_(1)); ember's trace runs it once instead "
+            "of recording it. Write the update from the inputs (self.n.add_(x.new_ones(())))"
+        )
 
 
 def _resolve_attr(root, target):
