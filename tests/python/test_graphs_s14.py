@@ -1,5 +1,6 @@
 """Session 14 graph-stack work, each checked against eager ember (and torch 2.13 where it is
-installed): torch's symbols as range_constraints keys, buffer updates kept in place until
+installed): the C++ runtime's math ops (sin, cos, *_like, clamp, max over a dim ...), torch's
+symbols as range_constraints keys, buffer updates kept in place until
 run_decompositions, ep.module()'s refused mode switches, export of a plain function refused,
 make_fx of ops that return named tuples."""
 
@@ -20,6 +21,106 @@ def _close(a, b, tol=1e-5):
             _close(x, y, tol)
         return
     np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+
+
+# ---- 1. the C++ runtime's elementwise math, *_like factories, clamp, max/min over a dim -------
+
+_UNARY = (
+    "sin cos tan asin acos atan sinh cosh asinh atanh exp2 expm1 log2 log10 log1p erfc "
+    "reciprocal sign floor ceil trunc frac square sigmoid tanh exp sqrt"
+).split()
+
+
+class _Unary(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.name = name
+
+    def forward(self, x):
+        return getattr(x, self.name)() + getattr(ember, self.name)(x * 0.5)
+
+
+@pytest.mark.parametrize("name", _UNARY)
+def test_unary_math_runs_in_cpp(tmp_path, name):
+    m = _Unary(name)
+    x = ember.rand(3, 5) * 0.8 + 0.1  # inside every op's domain
+    ep = ember.export.export(m, (x,))
+    path = str(tmp_path / "u.ember")
+    ember.export.save(ep, path)
+    y = ember.rand(3, 5) * 0.8 + 0.1
+    _close(ember._C._export_run(path, [y])[0], m(y))
+
+
+class _Docs(nn.Module):
+    """What torch's export documentation models call beyond layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x):
+        h = self.lin(x)
+        wave = h.sin() + ember.cos(h) + ember.zeros_like(h) * ember.ones_like(h)
+        full = ember.full_like(h, 2, dtype=ember.float64)
+        values, indices = wave.max(1)
+        lo = ember.min(h, 1, True)[0]
+        return (
+            wave,
+            full,
+            values,
+            indices,
+            h.clamp(-0.2, 0.3),
+            h.clamp(min=ember.zeros(6)),
+            h.clamp_min(0.1) + h.clamp_max(0.2),
+            ember.maximum(h, lo) - ember.minimum(h, lo) + ember.atan2(h, lo - 1),
+            h.argmax(1) + h.argmin(dim=1, keepdim=True),
+            h.amin(1) + h.max() + h.min(),
+            h.std(1, keepdim=True) + h.std(),
+            h.cumsum(1).tril(1).triu(-1) + h.round(decimals=1),
+            ember.nn.functional.logsigmoid(h) + ember.nn.functional.selu(h),
+        )
+
+
+def test_docs_ops_run_in_cpp_at_another_batch(tmp_path):
+    ember.manual_seed(0)
+    m = _Docs().eval()
+    batch = ember.export.Dim("batch", min=2, max=64)
+    ep = ember.export.export(m, (ember.randn(4, 6),), dynamic_shapes={"x": {0: batch}})
+    path = str(tmp_path / "d.ember")
+    ember.export.save(ep, path)
+    x = ember.randn(7, 6)
+    with ember.no_grad():
+        want = list(m(x))
+    got = ember._C._export_run(path, [x])
+    assert [g.dtype for g in got] == [w.dtype for w in want]
+    _close(got, want)
+    _close(list(ember.export.load(path).module()(x)), want)
+
+
+def test_runtime_lists_the_new_ops():
+    names = set(ember.export.runtime_ops())
+    assert {"sin", "cos", "zeros_like", "ones_like", "full_like", "clamp", "max_dim"} <= names
+    # one op set: every Python executor is a runtime op and the reverse
+    assert set(vars(ember.export.ops)) == names
+
+
+def test_a_wrong_dtype_literal_is_rejected_on_load(tmp_path):
+    class Like(nn.Module):
+        def forward(self, x):
+            return ember.zeros_like(x, dtype=ember.int64)
+
+    ep = ember.export.export(Like(), (ember.randn(2, 3),))
+    path = tmp_path / "l.ember"
+    ember.export.save(ep, str(path))
+    data = path.read_bytes()
+    size = int.from_bytes(data[16:24], "little")
+    header = data[24 : 24 + size]
+    bad = header.replace(b'{"dict":[["dtype","int64"]]}', b'"int64"')  # a dtype as a string
+    assert bad != header
+    blob = data[:16] + len(bad).to_bytes(8, "little") + bad  # the program holds no tensors
+    path.write_bytes(blob + b"\0" * (-len(blob) % 64))
+    with pytest.raises(RuntimeError, match="zeros_like.*argument 1 is a str literal"):
+        ember.export.load(str(path))
 
 
 # ---- 2. range_constraints keyed by torch's symbols --------------------------------------------
