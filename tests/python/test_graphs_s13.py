@@ -198,7 +198,8 @@ def test_buffer_mutation_written_back_in_cpp(tmp_path):
     eager = copy.deepcopy(m)
     batch = ember.export.Dim("batch", min=2, max=64)
     ep, path = _roundtrip(tmp_path, m, (ember.randn(4, 3),), dynamic_shapes={"x": {0: batch}})
-    assert set(ep.graph_signature.buffers_to_mutate.values()) == {
+    # listed once decomposed, as torch 2.13's (the captured program updates them in place)
+    assert set(ep.run_decompositions().graph_signature.buffers_to_mutate.values()) == {
         "count",
         "bn.running_mean",
         "bn.running_var",

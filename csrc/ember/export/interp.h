@@ -208,7 +208,7 @@ using OpFn = RValue (*)(Args&);
 // An op: its name, the kinds of its positional arguments, and its handler.
 // Kinds: T Tensor, O Tensor or None, i int, j int or None, f number, g number or None, b bool,
 // s str, z str or None, I int or list of ints, P padding (list of ints or str), L list of
-// Tensors, a Tensor or number, x index (getitem), d dtype.
+// Tensors, a Tensor or number, x index (getitem), d dtype, D dtype or None.
 struct OpDef {
   const char* name;
   const char* kinds;
@@ -236,5 +236,7 @@ std::vector<RValue> run_block(const Block& block, std::vector<RValue> inputs);
 
 /// The control-flow ops (flow_ops.cpp): comparisons, logical and bitwise ops, where, item, cond.
 const std::vector<OpDef>& flow_op_table();
+/// Elementwise math, the *_like factories, clamp, max/min over a dim (math_ops.cpp).
+const std::vector<OpDef>& math_op_table();
 
 }  // namespace ember::export_::detail

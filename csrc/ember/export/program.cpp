@@ -364,6 +364,7 @@ const OpDef* find_op(std::string_view name) {
     std::unordered_map<std::string_view, const OpDef*> m;
     for (const auto& d : op_table()) m.emplace(d.name, &d);
     for (const auto& d : flow_op_table()) m.emplace(d.name, &d);
+    for (const auto& d : math_op_table()) m.emplace(d.name, &d);
     return m;
   }();
   auto it = index.find(name);
@@ -485,7 +486,7 @@ bool is_int_like(const RValue& v) {
 // Checks a literal argument against its kind letter (references are checked when they run).
 bool kind_ok(char kind, const RValue& v) {
   using K = RValue::Kind;
-  if (v.kind == K::Ref) return kind != 'd' && kind != 'G';
+  if (v.kind == K::Ref) return kind != 'd' && kind != 'D' && kind != 'G';
   switch (kind) {
     case 'T':
       return false;
@@ -524,6 +525,8 @@ bool kind_ok(char kind, const RValue& v) {
       return true;  // any index element; getitem checks at run time
     case 'd':
       return v.kind == K::DType;
+    case 'D':
+      return v.kind == K::DType || v.kind == K::None;
     case 'G':
       return v.kind == K::Graph;
     default:
@@ -820,6 +823,7 @@ std::vector<std::string> runtime_ops() {
   std::vector<std::string> out;
   for (const auto& d : op_table()) out.emplace_back(d.name);
   for (const auto& d : flow_op_table()) out.emplace_back(d.name);
+  for (const auto& d : math_op_table()) out.emplace_back(d.name);
   return out;
 }
 

@@ -91,9 +91,22 @@ def export(
     """export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
         preserve_module_call_signature=()) -> ExportedProgram
 
-    Captures ``mod`` (an nn.Module, or a function) called on the example ``args``/``kwargs`` as
-    one graph. ``dynamic_shapes`` maps each tensor input (by parameter name, or positionally) to
-    ``{dim: Dim(...)}`` or a per-dim tuple; those dims stay symbolic in the graph."""
+    Captures ``mod`` (an nn.Module, as torch 2.13 requires: a plain function raises
+    ValueError) called on the example ``args``/``kwargs`` as one graph. ``dynamic_shapes`` maps
+    each tensor input (by parameter name, or positionally) to ``{dim: Dim(...)}`` or a per-dim
+    tuple; those dims stay symbolic in the graph."""
+    from ..nn import Module
+
+    if not isinstance(mod, Module):
+        raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
+    return _export_callable(mod, args, kwargs, dynamic_shapes=dynamic_shapes)
+
+
+def _export_callable(mod, args, kwargs=None, *, dynamic_shapes=None):
+    """_export_callable(mod, args, kwargs=None, *, dynamic_shapes=None) -> ExportedProgram
+
+    ``export`` for a module or a plain function: ember.jit traces functions through it (torch's
+    ``export`` itself asks for a Module)."""
     from ._capture import capture
     from ._nested import flatten_model
     from .dynamic_shapes import ShapesCollection
@@ -166,12 +179,12 @@ def unflatten(module, flat_args_adapter=None):
     (a submodule that cannot be exported alone, or a loaded program's, only holds state)."""
     import sys
 
-    from .exported_program import _ExportedModule
+    from .exported_program import _UnflattenedModule
 
     ember = sys.modules["ember"]
     if not isinstance(module, ExportedProgram):
         raise TypeError(f"unflatten: expected an ExportedProgram; got {type(module).__name__}")
-    root = _ExportedModule(module)
+    root = _UnflattenedModule(module)
     model = getattr(module, "_model", None)
     if isinstance(model, ember.nn.Module) and module.example_inputs is not None:
         _callable_submodules(root, model, module.example_inputs)
@@ -183,7 +196,7 @@ def _callable_submodules(root, model, example):
     exported on the inputs it got in one eager run of ``model`` (buffers restored after)."""
     import sys
 
-    from .exported_program import _get_by_name
+    from .exported_program import _get_by_name, _UnflattenedModule
 
     ember = sys.modules["ember"]
     names = {id(m): n for n, m in model.named_modules() if n}
@@ -216,9 +229,10 @@ def _callable_submodules(root, model, example):
             continue
         sub_model = _get_by_name(model, name)
         try:
-            sub = export(sub_model, *seen[name]).module()
+            sub = _export_callable(sub_model, *seen[name]).module()
         except Exception:  # noqa: BLE001 (not exportable alone: it keeps holding the state)
             continue
+        sub.__class__ = _UnflattenedModule
         held = parent._modules.get(leaf)  # a container of the submodule's state, if any
         for k, v in held._modules.items() if held is not None else ():
             if k not in sub._modules:

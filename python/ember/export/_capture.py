@@ -161,15 +161,15 @@ class _InlineTracer(fx.Tracer):
         saved = []
         if isinstance(root, _ember().nn.Module):
             with _ember().no_grad():
-                saved = [(b, b.clone()) for _, b in root.named_buffers() if b is not None]
+                saved = [(n, b, b.clone()) for n, b in root.named_buffers() if b is not None]
         try:
             return super().trace(root, concrete_args)
         finally:
             nn_ext.rnn_layer = orig
             with _ember().no_grad():
-                for b, value in saved:
-                    if not b.equal(value):
-                        b.copy_(value)
+                self.changed_buffers = [n for n, b, value in saved if not b.equal(value)]
+                for _, b, value in saved:
+                    b.copy_(value)
 
     def _all_static(self, node):
         # Sizes of the inputs without dynamic dims, and of everything when none is dynamic.
@@ -294,7 +294,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
                 raise _trace_error(e) from e
             raise
     root = tracer.root
-    return _lift(
+    parts = _lift(
         model if is_module else root,
         root,
         graph,
@@ -303,6 +303,37 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dims,
         (tuple(args), kwargs),
     )
+    _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))
+    return parts
+
+
+def _check_buffer_updates_recorded(parts, changed):
+    """Refuses a program whose forward changed a buffer by a call the trace could not record
+    (``self.n.add_(1)``: no graph value among its arguments, so it ran once while tracing):
+    the program would silently skip the update."""
+    graph = parts["graph_module"].graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    buffer_of = {
+        node: spec.target
+        for node, spec in zip(placeholders, parts["graph_signature"].input_specs)
+        if spec.kind == InputKind.BUFFER
+    }
+    updated = set()
+    for node in graph.nodes:
+        if node.op == "call_function" and node.args and node.args[0] in buffer_of:
+            name = getattr(node.target, "__name__", "")
+            if name.endswith("_") or node.kwargs.get("inplace") is True:
+                updated.add(buffer_of[node.args[0]])
+        if node.op == "call_function" and _training_batch_norm(node.target, node.args, node.kwargs):
+            a = _bn_args(node.args, node.kwargs)
+            updated.update(buffer_of.get(a[k]) for k in ("running_mean", "running_var"))
+    missed = [name for name in changed if name not in updated]
+    if missed:
+        raise RuntimeError(
+            f"ember.export: forward updates the buffer '{missed[0]}' in place with a call that "
+            "reads no graph value (such as self.n.add_(1)); ember's trace runs it once instead "
+            "of recording it. Write the update from the inputs (self.n.add_(x.new_ones(())))"
+        )
 
 
 def _resolve_attr(root, target):
@@ -329,7 +360,6 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     constants = {}
 
     buffer_of = {}  # buffer placeholder -> its qualified name
-    mutations = {}  # buffer qualified name -> the node computing its new value
 
     def add_input(name, kind, target, value, persistent=None):
         node = out.placeholder(name)
@@ -479,14 +509,20 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         buffer = None
         if mutated is not None and isinstance(mutated, fx.Node):
             base = env[mutated]
-            buffer = _buffer_target(base, buffer_of, mutations)
+            buffer = buffer_of.get(base) if isinstance(base, fx.Node) else None
             if buffer is None and isinstance(base, fx.Node) and base.op == "placeholder":
                 raise RuntimeError(
                     f"ember.export: '{_ops.target_name(node.target)}' updates the input "
                     f"'{base.name}' in place; exported programs are functional (clone it first)"
                 )
+        if buffer is not None:
+            # torch's training IR keeps a buffer's update in place (add_ on b_seen);
+            # run_decompositions makes it a BUFFER_MUTATION output (_functionalize.py)
+            in_place = getattr(Tensor, node.target) if node.op == "call_method" else target
+            env[node] = call_in_place(in_place, args, dict(new_arg(dict(node.kwargs))))
+            return
         if _training_batch_norm(target, args, kwargs):
-            env[node] = _functional_batch_norm(args, kwargs, call, buffer_of, mutations)
+            env[node] = _in_place_batch_norm(args, kwargs, call_in_place, buffer_of)
             return
         if _composite(target, args, kwargs):
             result = inline(target, args, kwargs)
@@ -503,14 +539,17 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         env[node] = new
         if mutated is not None and isinstance(mutated, fx.Node):
             env[mutated] = new  # later uses of the updated value read the functional result
-        if buffer is not None:
-            mutations[buffer] = new
 
-    def call(target, *args):
-        """A call_function node of ``target`` on ``args`` (with its example value)."""
-        new = out.call_function(target, tuple(args))
+    def call_in_place(target, args, kwargs):
+        """A call_function node updating buffers in place; its example value is computed on
+        copies (the model's own buffers stay as they are)."""
+        new = out.call_function(target, tuple(args), kwargs)
+
+        def copy(n):
+            return vals[n].clone() if n in buffer_of else vals[n]
+
         with ember.no_grad():
-            new.meta["val"] = target(*value_of(args))
+            new.meta["val"] = target(*fx.map_arg(args, copy), **fx.map_arg(kwargs, copy))
         vals[new] = new.meta["val"]
         return new
 
@@ -518,7 +557,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         name = node.target.lstrip("*")
         return user_nodes[name] if name in user_nodes else concrete.get(name)
 
-    result = process(graph, bind_root, {})
+    result = _split_multi_outputs(process(graph, bind_root, {}), out, vals)
     items, output_structure = tree_flatten(result)
     output_specs = []
     for item in items:
@@ -528,17 +567,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
                 f"{type(item).__name__} (constant outputs are not supported)"
             )
         output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None))
-    if mutations:
-        # as torch's functional programs: the buffers' new values come first, then the user's
-        # outputs, in one flat tuple (ExportedModule.forward writes the buffers back)
-        muts = [
-            OutputSpec(OutputKind.BUFFER_MUTATION, TensorArgument(n.name), qn)
-            for qn, n in mutations.items()
-        ]
-        output_specs = muts + output_specs
-        out.output(tuple(mutations.values()) + tuple(items))
-    else:
-        out.output(tree_unflatten(output_structure, items))
+    out.output(tree_unflatten(output_structure, items))
     out.eliminate_dead_code()
     out.lint()
     gm = fx.GraphModule(ember.nn.Module(), out)
@@ -567,6 +596,26 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
 _NOT_INLINED = object()
 
 
+def _split_multi_outputs(result, graph, vals):
+    """The output with each op returning several tensors (``x.max(1)``) read element by element
+    by ``getitem`` nodes, as torch's graphs return them (cond's tuples stay whole: save encodes
+    a cond node's results itself)."""
+    from ._ops_flow import is_cond
+
+    if isinstance(result, (tuple, list)):
+        items = [_split_multi_outputs(r, graph, vals) for r in result]
+        return items if isinstance(result, list) else tuple(items)
+    val = vals.get(result) if isinstance(result, fx.Node) else None
+    if not isinstance(val, (tuple, list)) or is_cond(result.target):
+        return result
+    items = []
+    for k, v in enumerate(val):
+        node = graph.call_function(operator.getitem, (result, k))
+        node.meta["val"] = vals[node] = v
+        items.append(node)
+    return tuple(items)
+
+
 def _composite(target, args, kwargs):
     """Whether ``target`` is a Python-level ember.nn.functional function without a runtime op
     (multi_head_attention_forward ...): export traces through it instead of keeping the call."""
@@ -582,18 +631,6 @@ def _composite(target, args, kwargs):
 
 def vals_or_const(a, vals):
     return vals[a] if isinstance(a, fx.Node) else a
-
-
-def _buffer_target(value, buffer_of, mutations):
-    """The buffer a graph value stands for: its placeholder, or the latest update of it."""
-    if not isinstance(value, fx.Node):
-        return None
-    if value in buffer_of:
-        return buffer_of[value]
-    for qn, node in mutations.items():
-        if node is value:
-            return qn
-    return None
 
 
 _BN_PARAMS = ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum")
@@ -613,33 +650,20 @@ def _training_batch_norm(target, args, kwargs):
     return bool(a["training"]) and a["running_mean"] is not None
 
 
-def _functional_batch_norm(args, kwargs, call, buffer_of, mutations):
-    """batch_norm in training mode, functionally (torch's programs after run_decompositions):
-    normalize by the batch statistics, and compute the running statistics' new values, which
-    become buffer mutations of the program."""
-    ember = _ember()
+def _in_place_batch_norm(args, kwargs, call_in_place, buffer_of):
+    """batch_norm in training mode as torch's training IR shows it: the module's counter
+    (``num_batches_tracked.add_(1)``, which ran outside the graph while tracing) and the call
+    updating the running statistics in place."""
     a = _bn_args(args, kwargs)
-    x, m = a["input"], float(a["momentum"])
-    dims = [0] + list(range(2, x.meta["val"].dim()))
-    out = call(
-        ember.nn.functional.batch_norm, x, None, None, a["weight"], a["bias"], True, m, a["eps"]
-    )
-    mean = call(ember.mean, x, dims)
-    var = call(ember.var, x, dims, True)  # unbiased, as the running variance (any batch size)
-    qn = _buffer_target(a["running_mean"], buffer_of, mutations) or ""
-    tracked = qn.rpartition(".")[0] + ("." if "." in qn else "") + "num_batches_tracked"
-    counter = next((p for p, name in buffer_of.items() if name == tracked), None)
-    if qn and counter is not None:  # the module's counter (its add_ ran outside the graph)
-        mutations[tracked] = call(operator.add, mutations.get(tracked, counter), 1)
-    for stat, new in (("running_mean", mean), ("running_var", var)):
-        old = a[stat]
-        qn = _buffer_target(old, buffer_of, mutations)
-        if qn is None:
+    for stat in ("running_mean", "running_var"):
+        if a[stat] not in buffer_of:
             raise RuntimeError(
                 f"ember.export: batch_norm in training mode updates {stat}, which is not a buffer "
                 "of the model; call model.eval() before exporting"
             )
-        mutations[qn] = call(
-            operator.add, call(operator.mul, old, 1.0 - m), call(operator.mul, new, m)
-        )
-    return out
+    qn = buffer_of[a["running_mean"]]
+    tracked = qn.rpartition(".")[0] + ("." if "." in qn else "") + "num_batches_tracked"
+    counter = next((p for p, name in buffer_of.items() if name == tracked), None)
+    if counter is not None:
+        call_in_place(_ember().Tensor.add_, (counter, 1), {})
+    return call_in_place(_ember().nn.functional.batch_norm, tuple(args), dict(kwargs))

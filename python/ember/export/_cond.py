@@ -84,12 +84,12 @@ def branch_program(fn, operands, ep, outer_names, where):
         )
     except Exception:
         sub = export(wrapper, tuple(examples))
+    sub = sub.run_decompositions()
     if sub.graph_signature.buffers_to_mutate:
         raise RuntimeError(
             f"ember.export.save: {where}: a cond branch updates buffers; expected functional "
             "branches"
         )
-    sub = sub.run_decompositions()
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     user, lifted, constants, shapes = [], {}, {}, []
     for spec, node in zip(sub.graph_signature.input_specs, placeholders):

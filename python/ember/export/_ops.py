@@ -140,9 +140,9 @@ def _all(x, how, keepdim):
 for _name, _fn in _SIMPLE.items():
     _executor(_name)(_fn)
 
-from . import _ops_flow  # noqa: E402  (comparisons, where, item, cond)
+from . import _ops_flow, _ops_math  # noqa: E402  (control flow; math, *_like, clamp, max.dim)
 
-for _name, _fn in _ops_flow.EXECUTORS.items():
+for _name, _fn in list(_ops_flow.EXECUTORS.items()) + list(_ops_math.EXECUTORS.items()):
     _executor(_name)(lambda *a, _f=_fn: _f(*a))
 
 #: ``ops.linear`` ... : the Python executor of each runtime op (torch.ops.aten's role).
@@ -558,6 +558,7 @@ _METHODS = {
 for _n in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf"):
     _METHODS[_n] = _unary(_n)
 _METHODS.update(_ops_flow.METHODS)
+_METHODS.update(_ops_math.METHODS)
 
 #: In-place Tensor methods the exporter turns into their functional forms (see _capture.py).
 INPLACE_METHODS = {
@@ -649,6 +650,7 @@ def _functions():
         e._C._nn.rnn_layer: _rnn_layer,
     }
     table.update(_ops_flow.functions())
+    table.update(_ops_math.functions())
     for name in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf"):
         table[getattr(e, name)] = _unary(name)
     for name in ("relu", "sigmoid", "tanh", "silu", "mish", "hardswish", "hardsigmoid"):

@@ -9,7 +9,7 @@ not normalized here: its branches become graphs of their own when a program is s
 import operator
 import sys
 
-__all__ = ["EXECUTORS", "METHODS", "functions", "is_cond"]
+__all__ = ["EXECUTORS", "METHODS", "functions", "is_cond", "normalize_var"]
 
 
 def _ember():
@@ -94,13 +94,18 @@ def _where(condition, input=None, other=None):
     return "where", [condition, input, other]
 
 
-def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def normalize_var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """var's (and std's) runtime arguments: input, dims ([] = all), correction, keepdim."""
     if isinstance(dim, bool):  # var(x, unbiased)
         dim, unbiased = None, dim
     if correction is None:
         correction = 0 if unbiased is False else 1
     dims = [] if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
-    return "var", [input, dims, float(correction), bool(keepdim)]
+    return [input, dims, float(correction), bool(keepdim)]
+
+
+def _var(*args, **kwargs):
+    return "var", normalize_var(*args, **kwargs)
 
 
 _COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")

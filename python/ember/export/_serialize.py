@@ -123,7 +123,7 @@ def _program_dict(ep):
         "output_structure": structure,
         "dims": {
             k: [lo, -1 if hi >= (1 << 63) - 1 else hi]
-            for k, (lo, hi) in ep.range_constraints.items()
+            for k, (lo, hi) in ep._range_constraints.items()
         },
     }
     mutated = [s for s in ep.graph_signature.output_specs if s.kind == OutputKind.BUFFER_MUTATION]

@@ -128,10 +128,23 @@ class ExportedProgram:
 
     @property
     def range_constraints(self):
-        """range_constraints -> dict[str, tuple[int, int]]
+        """range_constraints -> dict[Symbol, ValueRanges]
 
-        The range of each dynamic dim, by its name."""
-        return self._range_constraints
+        The range ``(lower, upper)`` of each dynamic dim, keyed by torch's symbol for it
+        (``s77``; ``s77 + 1`` for a derived dim; see ``_symbols.py``)."""
+        from ._symbols import Symbol, ValueRanges
+
+        names = self._dim_symbols()
+        return {
+            Symbol(names.get(k, k)): ValueRanges(lo, hi)
+            for k, (lo, hi) in self._range_constraints.items()
+        }
+
+    def _dim_symbols(self):
+        """{Dim name: torch's symbol expression} of the program's dynamic dims."""
+        from ._symbols import symbol_names
+
+        return symbol_names(self._input_shapes, self._graph_signature.user_inputs, _parse_dim)
 
     @property
     def example_inputs(self):
@@ -243,7 +256,12 @@ class ExportedProgram:
                 return self._with_graph(graph, self._decomposed).run_decompositions()
         if self._decomposed:
             return self
-        old = self.graph
+        from ._functionalize import functionalize
+
+        old, signature = self.graph, self._graph_signature
+        functional = functionalize(old, signature)
+        if functional is not None:
+            old, signature = functional
         new = fx.Graph()
         env = {}
         for node in old.nodes:
@@ -274,12 +292,12 @@ class ExportedProgram:
                 n.meta["export_unsupported"] = reason
             env[node] = n
         new.lint()
-        return self._with_graph(new, decomposed=True)
+        return self._with_graph(new, decomposed=True, signature=signature)
 
-    def _with_graph(self, graph, decomposed):
+    def _with_graph(self, graph, decomposed, signature=None):
         out = ExportedProgram(
             fx.GraphModule(Module(), graph),
-            self._graph_signature,
+            signature or self._graph_signature,
             self._state_dict,
             self._range_constraints,
             self._constants,
@@ -347,6 +365,7 @@ class ExportedProgram:
         from ..fx._codegen import dtype_abbr
 
         params = []
+        symbols = self._dim_symbols()
         for node in self.graph.nodes:
             if node.op != "placeholder":
                 continue
@@ -355,7 +374,7 @@ class ExportedProgram:
                 params.append(node.name)
                 continue
             shape = self._input_shapes.get(node.name, list(val.shape))
-            dims = ", ".join(str(d) for d in shape)
+            dims = ", ".join(str(symbols.get(d, d)) for d in shape)
             params.append(f'{node.name}: "{dtype_abbr(val.dtype)}[{dims}]"')
         # the def line as print_readable wrote it (its annotations have concrete sizes), replaced
         lines = text.split("\n")
@@ -370,10 +389,7 @@ class ExportedProgram:
         readable = self._annotated_inputs(self._readable())
         body = "\n".join("    " + line for line in readable.rstrip().splitlines())
         sig = "\n".join("    " + line for line in str(self._graph_signature).splitlines())
-        ranges = ", ".join(
-            f"{k}: VR[{lo}, {'int_oo' if hi >= (1 << 63) - 1 else hi}]"
-            for k, (lo, hi) in self._range_constraints.items()
-        )
+        ranges = ", ".join(f"{k}: {v!r}" for k, v in self.range_constraints.items())
         return (
             f"ExportedProgram:\n{body}\n\nGraph signature: \n{sig}\n"
             f"Range constraints: {{{ranges}}}\n"
@@ -461,6 +477,14 @@ class _ExportedModule(Module):
         The graph forward runs."""
         return self._program.graph
 
+    def train(self, mode=True):
+        # torch 2.13's ep.module() refuses mode switches: the graph was captured in one mode
+        # (a train-mode BatchNorm's batch statistics are baked into it)
+        raise NotImplementedError("Calling train() is not supported yet.")
+
+    def eval(self):
+        raise NotImplementedError("Calling eval() is not supported yet.")
+
     @property
     def code(self):
         """code -> str
@@ -485,7 +509,7 @@ class _ExportedModule(Module):
                     f"{name}.shape[{d}] to be equal to {size}, but got {got})"
                 )
             if isinstance(size, str):
-                lo, hi = self._program.range_constraints.get(size, (0, None))
+                lo, hi = self._program._range_constraints.get(size, (0, None))
                 if got < lo or (hi is not None and got > hi):
                     raise GuardError(
                         f"Guard failed: {lo} <= {name}.size()[{d}] <= {hi} (expected input at "
@@ -541,6 +565,14 @@ class _ExportedModule(Module):
                     _get_by_name(self, target).copy_(value)
             leaves = leaves[len(mutated) :]
         return tree_unflatten(program._output_structure, leaves)
+
+
+class _UnflattenedModule(_ExportedModule):
+    """What unflatten returns (and its callable submodules): torch's unflattened modules switch
+    modes as any module does."""
+
+    train = Module.train
+    eval = Module.eval
 
 
 def _check_constant_kwargs(program, kwargs):

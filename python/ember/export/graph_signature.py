@@ -188,5 +188,6 @@ class ExportGraphSignature:
         lines.append("")
         lines.append("# outputs")
         for s in self.output_specs:
-            lines.append(f"{s.arg.name}: {s.kind.name}")
+            target = f" target='{s.target}'" if s.target is not None else ""
+            lines.append(f"{s.arg.name}: {s.kind.name}{target}")
         return "\n".join(lines)

@@ -79,6 +79,9 @@ def _make_traced(program, original=None):
             "_captured_graph": lambda self: self._program.graph,
             "_captured_code": lambda self: self._program.graph_module.code,
             "_export_program": property(lambda self: self._program),
+            # a traced module switches modes (ep.module() does not)
+            "train": _Module().train,
+            "eval": _Module().eval,
         },
     )
     module.__class__ = cls
@@ -158,10 +161,10 @@ def _shape_general_export(func, args, kwargs):
                 continue
             tried.add(key)
             try:
-                return _export.export(func, args, kwargs, dynamic_shapes=dynamic)
+                return _export._export_callable(func, args, kwargs, dynamic_shapes=dynamic)
             except Exception:  # noqa: BLE001, S112 (the sizes are needed concretely: try fewer)
                 continue
-        return _export.export(func, args, kwargs)
+        return _export._export_callable(func, args, kwargs)
 
 
 def _check_same(want, got, tol):

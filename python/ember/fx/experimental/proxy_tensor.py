@@ -96,7 +96,8 @@ def make_fx(
             spec = _flatten_output(result, cap, out_nodes)
         except GraphBreak as e:
             raise RuntimeError(f"make_fx: {e}") from None
-        cap.graph.output(_rebuild(spec, out_nodes) if spec is not None else tuple(out_nodes))
+        out = _rebuild(spec, out_nodes) if spec is not None else tuple(out_nodes)
+        cap.graph.output(_plain_tuples(out))
         cap.drop_unused_sym_nodes()
         from ._aten_rewrite import rewrite, strip_defaults
 
@@ -110,6 +111,16 @@ def make_fx(
         return GraphModule(dict(cap.attrs), graph, name or "GraphModule")
 
     return wrapped
+
+
+def _plain_tuples(value):
+    """The output with named tuples (``x.max(1)``'s values/indices) as plain tuples: torch's
+    make_fx graphs return ``(getitem, getitem_1)``."""
+    if isinstance(value, tuple):
+        return tuple(_plain_tuples(v) for v in value)
+    if isinstance(value, list):
+        return [_plain_tuples(v) for v in value]
+    return value
 
 
 def _nn_module():
