@@ -10,6 +10,7 @@ from ..._ops import quantized as _quantized
 from ..._ops.complex_more import complex_linear_guard as _complex_linear_guard
 from ..._ops.creation import empty_like, zeros
 from ..._ops.index import where
+from ..._process import channels_last, channels_last_3d
 
 
 def _raise_if_not_tensor(input, method):
@@ -450,6 +451,8 @@ def batch_norm(
     if isinstance(input, _C.Tensor) and input.numel() == 0:
         return _empty_norm(input, weight, bias)
     _check_running_stats(input, running_mean, running_var)
+    if training and isinstance(input, _C.Tensor):
+        _strided_stats_dtype(input)
     if training:  # torch writes expanded running stats unchecked; ember updates copies of them
         running_mean, running_var = _unaliased(running_mean), _unaliased(running_var)
     return _nn.batch_norm(
@@ -461,6 +464,23 @@ def batch_norm(
         training,
         0.0 if momentum is None else momentum,
         eps,
+    )
+
+
+def _strided_stats_dtype(input):
+    """torch computes the training statistics of an input that is neither contiguous nor
+    channels-last with mean(), whose dtype check (a RuntimeError) runs before the kernel's."""
+    dtype = input.dtype
+    if dtype.is_floating_point or dtype.is_complex or input.is_contiguous():
+        return
+    formats = {4: channels_last, 5: channels_last_3d}
+    if input.dim() in formats and input.is_contiguous(memory_format=formats[input.dim()]):
+        return
+    from ..._type_info import scalar_type_name
+
+    raise RuntimeError(
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+        f"complex dtype. Got: {scalar_type_name(dtype)}"
     )
 
 

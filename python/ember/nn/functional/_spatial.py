@@ -263,9 +263,18 @@ def adaptive_avg_pool1d(input, output_size):
     Adaptive 1-d average pooling to length output_size."""
     sizes = _adaptive_size(input, output_size, 1)
     out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
-    if out is None and isinstance(input, _C.Tensor) and input.numel():
-        _float_kernel("adaptive_avg_pool2d", input.dtype)  # torch pools 1-d as 2-d
-    return _nn.adaptive_avg_pool1d(input, sizes) if out is None else out
+    if out is None:
+        out = _nn.adaptive_avg_pool1d(input, sizes)
+        _pooled_dtype("adaptive_avg_pool2d", input, out)  # torch pools 1-d as 2-d
+    return out
+
+
+def _pooled_dtype(kernel, input, out):
+    """torch's adaptive average pools check the sizes and allocate the output (an output that
+    does not fit in memory fails there, whatever the dtype) and return an empty output before
+    they dispatch on the dtype; so ember pools first and checks the dtype after."""
+    if out.numel() and input.numel():
+        _float_kernel(kernel, input.dtype)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -281,9 +290,10 @@ def adaptive_avg_pool2d(input, output_size):
             raise RuntimeError(  # the rank is checked before the dtype
                 f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}"
             )
-        if out is None and isinstance(input, _C.Tensor) and input.numel():
-            _float_kernel("adaptive_avg_pool2d", input.dtype)
-        return _nn.adaptive_avg_pool2d(input, sizes) if out is None else out
+        if out is None:
+            out = _nn.adaptive_avg_pool2d(input, sizes)
+            _pooled_dtype("adaptive_avg_pool2d", input, out)
+        return out
     except TypeError:
         _raise_if_not_tensor(input, "dim")
         raise
@@ -465,10 +475,11 @@ def interpolate(
     if mode in ("nearest", "nearest-exact"):
         return _nn.upsample_nearest(input, output_size, scales, mode == "nearest-exact")
     if mode == "area":
-        pool = adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d
-        if dim > 2:
-            raise NotImplementedError(f"ember: area interpolation of {input.dim()}D input")
-        return pool(input, output_size)
+        from ._spatial3d import adaptive_avg_pool3d
+
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](
+            input, output_size
+        )
     if mode in _LINEAR_MODES:
         need = _LINEAR_MODES[mode]
         if dim != need:
@@ -495,9 +506,6 @@ _INTERP_KERNELS = {
     ("bilinear", 2): "upsample_bilinear2d_channels_last",
     ("bicubic", 2): "compute_indices_weights_cubic",
     ("trilinear", 3): "compute_indices_weights_linear",
-    ("area", 1): "adaptive_avg_pool2d",
-    ("area", 2): "adaptive_avg_pool2d",
-    ("area", 3): "adaptive_avg_pool3d_cpu",
 }
 
 
@@ -509,8 +517,8 @@ def _check_interpolate_dtype(input, mode, dim, output_size):
         return
     base = "nearest" if mode == "nearest-exact" else mode
     kernel = _INTERP_KERNELS.get((base, dim))
-    if base == "area" and (input.numel() == 0 or all(s == 1 for s in output_size)):
-        return  # torch's area path to all-ones sizes (or of an empty input) is its mean's
+    if base == "area":
+        return  # torch's area mode is its adaptive average pool, which checks its own dtype
     if kernel is None or min(list(input.shape[2:]) + list(output_size), default=1) <= 0:
         return
     if str(input.dtype).endswith("uint8") and base in ("nearest", "bilinear", "bicubic"):

@@ -1,0 +1,174 @@
+"""Issue 19, session 14: the fuzzer's last raise and class findings. Adaptive average pools
+and area interpolation of integer inputs (sizes checked and the output allocated before the
+dtype; area of 5-d inputs), losses that check the reduction before the dtype, batch_norm's
+training statistics of a strided integer input, median of a non-tensor. Each case is checked
+against hand-computed outcomes, and against torch where it is installed.
+"""
+
+import pytest
+from _edge_check import _check, _ok, _raises
+
+# ----------------------------------------------------------------------------- check order
+
+ORDER = [
+    # the reduction is checked before the dtype (torch's Python layer)
+    (
+        lambda T: T.nn.functional.mse_loss(
+            T.ones(2, dtype=T.int64), T.ones(2, dtype=T.int64), reduction="bogus"
+        ),
+        _raises(ValueError),
+    ),
+    (
+        lambda T: T.nn.functional.mse_loss(T.ones(2, dtype=T.int64), T.ones(2, dtype=T.int64)),
+        _raises(NotImplementedError),
+    ),
+    (
+        lambda T: T.nn.functional.mse_loss(
+            T.ones(2, dtype=T.int64), T.zeros(2, dtype=T.int64), weight=T.ones(2)
+        ),
+        _ok(1.0),
+    ),
+    (
+        lambda T: T.nn.functional.soft_margin_loss(
+            T.ones((), dtype=T.int64), T.ones((), dtype=T.int64), reduction="bogus"
+        ),
+        _raises(ValueError),
+    ),
+    (lambda T: T.median("abc"), _raises(TypeError)),
+    # training statistics of an input neither contiguous nor channels-last: torch's mean()
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.ones(3, 2, 4, dtype=T.int64).transpose(1, 2), None, None, training=True
+        ),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.ones(1, 4, 2, dtype=T.bool).expand(3, 4, 2), None, None, training=True
+        ),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.ones(3, 4, 2, 2, dtype=T.int64).to(memory_format=T.channels_last),
+            None,
+            None,
+            training=True,
+        ),
+        _raises(NotImplementedError),
+    ),
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.ones(3, 2, 4, dtype=T.int64).transpose(1, 2), T.ones(4), T.ones(4)
+        ),
+        _raises(NotImplementedError),
+    ),
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.tensor([[1.0, 3.0], [3.0, 5.0]], dtype=T.float16).t(), None, None, training=True
+        ).tolist(),
+        _ok([[-1.0, -1.0], [1.0, 1.0]]),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ORDER)))
+def test_check_order_as_torch(case):
+    fn, want = ORDER[case]
+    _check(fn, want)
+
+
+# ----------------------------------------------------------------------------- integer pools
+
+POOLS = [
+    # negative sizes first (RuntimeError), then the output's allocation, then the dtype
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool1d(T.ones(1, 1, 4, dtype=T.int64), -2),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool2d(T.ones(1, 1, 4, 4, dtype=T.int32), (-2, 2)),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool2d(
+            T.ones(1, 1, 4, 4, dtype=T.int64), (2**62, 2)
+        ),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: list(
+            T.nn.functional.adaptive_avg_pool2d(T.ones(1, 1, 4, 4, dtype=T.int64), (0, 2)).shape
+        ),
+        _ok([1, 1, 0, 2]),
+    ),
+    (
+        lambda T: list(
+            T.nn.functional.adaptive_avg_pool2d(T.ones(0, 1, 4, 4, dtype=T.int64), 2).shape
+        ),
+        _ok([0, 1, 2, 2]),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool2d(T.ones(1, 1, 4, 4, dtype=T.int64), 2),
+        _raises(NotImplementedError),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool1d(T.ones(6, dtype=T.bool), -1),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool3d(
+            T.ones(1, 1, 4, 4, 4, dtype=T.int64), (-2, 2, 2)
+        ),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool3d(
+            T.ones(1, 1, 4, 4, 4, dtype=T.int64), (0, 2, 2)
+        ),
+        _raises(NotImplementedError),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool3d(T.ones(1, 1, 0, 4, 4), (2, 2, 2)),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool3d(T.ones(1, 1, 4, 4, 4, dtype=T.int64), 1),
+        _raises(RuntimeError),  # torch's mean path
+    ),
+    # area interpolation is the adaptive average pool (3-d included)
+    (
+        lambda T: T.nn.functional.interpolate(T.ones(1, 1, 4, dtype=T.int64), size=-2, mode="area"),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.interpolate(
+            T.ones(2, 2, 1, dtype=T.int64), scale_factor=0.0, mode="area"
+        ).shape[-1],
+        _ok(0),
+    ),
+    (
+        lambda T: T.nn.functional.interpolate(
+            T.ones(1, 1, 4, 4, 4, dtype=T.int64), size=(-2, 2, 2), mode="area"
+        ),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.interpolate(
+            T.ones(1, 1, 4, 4, 4, dtype=T.int64), size=(2, 3, 2), mode="area"
+        ),
+        _raises(NotImplementedError),
+    ),
+    (
+        lambda T: T.nn.functional.interpolate(
+            T.arange(64.0).reshape(1, 1, 4, 4, 4), size=(2, 1, 2), mode="area"
+        ).flatten(),
+        _ok([14.5, 16.5, 46.5, 48.5]),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(POOLS)))
+def test_integer_adaptive_pools_as_torch(case):
+    fn, want = POOLS[case]
+    _check(fn, want)
