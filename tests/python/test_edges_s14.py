@@ -172,3 +172,59 @@ POOLS = [
 def test_integer_adaptive_pools_as_torch(case):
     fn, want = POOLS[case]
     _check(fn, want)
+
+
+# ----------------------------------------------------------------------------- conv_transpose1d
+
+CONV_T = [
+    # torch's oneDNN path (batched float32) takes dilation 0 with a 1-wide kernel; others refuse
+    (
+        lambda T: T.nn.functional.conv_transpose1d(
+            T.arange(16.0).reshape(2, 2, 4), T.ones(2, 1, 1), dilation=0, stride=3, padding=2
+        ).flatten()[:6],
+        _ok([0.0, 6.0, 0.0, 0.0, 8.0, 0.0]),
+    ),
+    (
+        lambda T: T.nn.functional.conv_transpose1d(
+            T.ones(2, 2, 4), T.ones(2, 1, 1), T.tensor([5.0]), dilation=(0,)
+        ).flatten()[:2],
+        _ok([7.0, 7.0]),
+    ),
+    (
+        lambda T: T.nn.functional.conv_transpose1d(T.ones(2, 2, 4), T.ones(2, 1, 2), dilation=0),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.conv_transpose1d(
+            T.ones(2, 2, 4, dtype=T.float64), T.ones(2, 1, 1, dtype=T.float64), dilation=0
+        ),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.conv_transpose1d(T.ones(2, 4), T.ones(2, 1, 1), dilation=0),
+        _raises(RuntimeError),
+    ),
+    # a batch of 1 is torch's native path (unless grouped), an empty batch is sized unchecked
+    (
+        lambda T: T.nn.functional.conv_transpose1d(T.ones(1, 2, 4), T.ones(2, 1, 1), dilation=0),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.conv_transpose1d(
+            T.ones(1, 2, 4), T.ones(2, 1, 1), dilation=0, groups=2
+        ).shape[1],
+        _ok(2),
+    ),
+    (
+        lambda T: T.nn.functional.conv_transpose1d(
+            T.ones(0, 2, 4, dtype=T.float64), T.ones(2, 1, 1, dtype=T.float64), dilation=0
+        ).shape[-1],
+        _ok(4),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONV_T)))
+def test_conv_transpose1d_dilation_zero_as_torch(case):
+    fn, want = CONV_T[case]
+    _check(fn, want)

@@ -81,6 +81,9 @@ def conv_transpose1d(
         dilation=1) -> Tensor
 
     Transposed 1-d convolution (the gradient of conv1d with respect to its input)."""
+    dilation = _ints(dilation)
+    if dilation == [0] and _onednn_transpose1d(input, weight, groups):
+        dilation = [1]  # a dilation does nothing to a 1-wide kernel
     return _nn.conv_transpose1d(
         input,
         weight,
@@ -89,8 +92,21 @@ def conv_transpose1d(
         _ints(padding),
         _ints(output_padding),
         groups,
-        _ints(dilation),
+        dilation,
     )
+
+
+def _onednn_transpose1d(input, weight, groups):
+    """Whether torch takes dilation 0 for this conv_transpose1d with a 1-wide kernel (where it is
+    dilation 1): an empty batch (torch sizes the output without checking it), or a batched
+    float32 input on torch's oneDNN path (a batch other than 1, groups, or more than 20480
+    elements); its other paths refuse a dilation below 1."""
+    if not (isinstance(input, _C.Tensor) and isinstance(weight, _C.Tensor)):
+        return False
+    if input.dim() != 3 or weight.dim() != 3 or weight.shape[-1] != 1:
+        return False
+    onednn = input.shape[0] != 1 or groups > 1 or input.numel() > 20480
+    return input.shape[0] == 0 or (input.dtype == _C.float32 and onednn)
 
 
 @_autocast_lower
