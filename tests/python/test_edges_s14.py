@@ -8,6 +8,8 @@ against hand-computed outcomes, and against torch where it is installed.
 import pytest
 from _edge_check import _check, _ok, _raises
 
+T_EYE3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
 # ----------------------------------------------------------------------------- check order
 
 ORDER = [
@@ -227,4 +229,73 @@ CONV_T = [
 @pytest.mark.parametrize("case", range(len(CONV_T)))
 def test_conv_transpose1d_dilation_zero_as_torch(case):
     fn, want = CONV_T[case]
+    _check(fn, want)
+
+
+# ----------------------------------------------------------------------------- empty linalg
+
+EMPTY_LINALG = [
+    # the factorization kernels refused an empty batch with an internal assert
+    (lambda T: list(T.linalg.cholesky(T.zeros(0, 4, 4, dtype=T.float64)).shape), _ok([0, 4, 4])),
+    (
+        lambda T: [list(t.shape) for t in T.linalg.cholesky_ex(T.zeros(2, 0, 0))][1],
+        _ok([2]),
+    ),
+    (
+        lambda T: [list(t.shape) for t in T.linalg.qr(T.zeros(0, 3, 2), mode="complete")],
+        _ok([[0, 3, 3], [0, 3, 2]]),
+    ),
+    (lambda T: T.linalg.qr(T.zeros(2, 3, 0), mode="complete").Q[1], _ok(T_EYE3)),
+    (
+        lambda T: [list(t.shape) for t in T.linalg.qr(T.zeros(3, 0), mode="r")][0],
+        _ok([0]),
+    ),
+    (
+        lambda T: [list(t.shape) for t in T.linalg.qr(T.zeros(2, 0, 3))],
+        _ok([[2, 0, 0], [2, 0, 3]]),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(EMPTY_LINALG)))
+def test_empty_factorizations_as_torch(case):
+    fn, want = EMPTY_LINALG[case]
+    _check(fn, want)
+
+
+# ----------------------------------------------------------------------------- batch_norm order
+
+BN_ORDER = [
+    # sizes, then the strided statistics' dtype (training), then the pair of running stats
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.ones(2, 2, 2, dtype=T.bool).permute(2, 1, 0),
+            None,
+            T.ones(2, dtype=T.bool),
+            training=True,
+        ),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.nn.functional.batch_norm(T.ones(2, 2, 2), None, T.ones(2), training=True),
+        _raises(ValueError),
+    ),
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.ones(2, 2, 2, dtype=T.int64).permute(2, 1, 0), T.ones(3), T.ones(3), training=True
+        ),
+        _raises(RuntimeError),
+    ),
+    # evaluating: each running statistic must be given (RuntimeError, before the pair check)
+    (
+        lambda T: T.nn.functional.batch_norm(T.ones(2, 2, 2), None, T.ones(2)),
+        _raises(RuntimeError),
+    ),
+    (lambda T: T.nn.functional.batch_norm(T.ones(2, 2, 2), T.ones(2), None), _raises(RuntimeError)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BN_ORDER)))
+def test_batch_norm_check_order_as_torch(case):
+    fn, want = BN_ORDER[case]
     _check(fn, want)

@@ -421,15 +421,23 @@ def _empty_norm(input, weight, bias):
     return out
 
 
-def _check_running_stats(input, running_mean, running_var):
-    """torch's checks of the running statistics, which come before its dtype check."""
+def _check_running_stats(input, running_mean, running_var, training):
+    """torch's checks of the running statistics, which come before its dtype check: their sizes,
+    then (training) the strided statistics' dtype, then (evaluating) that both are given, then
+    that both or neither are."""
+    if isinstance(input, _C.Tensor) and input.dim() >= 2:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if isinstance(t, _C.Tensor) and t.numel() != input.shape[1]:
+                raise RuntimeError(
+                    f"{name} should contain {input.shape[1]} elements not {t.numel()}"
+                )
+    if training and isinstance(input, _C.Tensor):
+        _strided_stats_dtype(input)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if not training and t is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
-    if not isinstance(input, _C.Tensor) or input.dim() < 2:
-        return
-    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
-        if isinstance(t, _C.Tensor) and t.numel() != input.shape[1]:
-            raise RuntimeError(f"{name} should contain {input.shape[1]} elements not {t.numel()}")
 
 
 def batch_norm(
@@ -450,9 +458,7 @@ def batch_norm(
         _verify_batch_size(input.size())
     if isinstance(input, _C.Tensor) and input.numel() == 0:
         return _empty_norm(input, weight, bias)
-    _check_running_stats(input, running_mean, running_var)
-    if training and isinstance(input, _C.Tensor):
-        _strided_stats_dtype(input)
+    _check_running_stats(input, running_mean, running_var, training)
     if training:  # torch writes expanded running stats unchecked; ember updates copies of them
         running_mean, running_var = _unaliased(running_mean), _unaliased(running_var)
     return _nn.batch_norm(
