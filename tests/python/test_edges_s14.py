@@ -226,6 +226,33 @@ CONV_T = [
 ]
 
 
+CONV_T += [
+    # an empty batch is sized without checking output_padding against the stride
+    (
+        lambda T: list(
+            T.nn.functional.conv_transpose1d(
+                T.ones(0, 2, 2), T.ones(2, 1, 2), T.ones(1), output_padding=1
+            ).shape
+        ),
+        _ok([0, 1, 4]),
+    ),
+    (
+        lambda T: list(
+            T.nn.functional.conv_transpose2d(
+                T.ones(0, 2, 2, 3), T.ones(2, 1, 2, 2), output_padding=(1, 3)
+            ).shape
+        ),
+        _ok([0, 1, 4, 7]),
+    ),
+    (
+        lambda T: T.nn.functional.conv_transpose1d(
+            T.ones(2, 2, 2), T.ones(2, 1, 2), output_padding=1
+        ),
+        _raises(RuntimeError),
+    ),
+]
+
+
 @pytest.mark.parametrize("case", range(len(CONV_T)))
 def test_conv_transpose1d_dilation_zero_as_torch(case):
     fn, want = CONV_T[case]

@@ -84,16 +84,20 @@ def conv_transpose1d(
     dilation = _ints(dilation)
     if dilation == [0] and _onednn_transpose1d(input, weight, groups):
         dilation = [1]  # a dilation does nothing to a 1-wide kernel
-    return _nn.conv_transpose1d(
-        input,
-        weight,
-        bias,
-        _ints(stride),
-        _ints(padding),
-        _ints(output_padding),
-        groups,
-        dilation,
-    )
+    args = (weight, bias, _ints(stride), _ints(padding), _ints(output_padding), groups, dilation)
+    return _transposed(_nn.conv_transpose1d, 1, input, *args)
+
+
+def _transposed(kernel, nd, input, weight, bias, stride, padding, output_padding, groups, dil):
+    """kernel(...), except that torch sizes an empty batch's output without checking
+    output_padding against the stride and dilation: there the kernel runs without it and the
+    output grows by it (a zero pad, which keeps the graph)."""
+    empty = isinstance(input, _C.Tensor) and input.dim() == nd + 2 and input.shape[0] == 0
+    if not (empty and any(output_padding)):
+        return kernel(input, weight, bias, stride, padding, output_padding, groups, dil)
+    out = kernel(input, weight, bias, stride, padding, [0] * len(output_padding), groups, dil)
+    grow = output_padding * nd if len(output_padding) == 1 else output_padding
+    return pad(out, [p for g in reversed(grow) for p in (0, g)])
 
 
 def _onednn_transpose1d(input, weight, groups):
@@ -117,16 +121,8 @@ def conv_transpose2d(
         dilation=1) -> Tensor
 
     Transposed 2-d convolution (the gradient of conv2d with respect to its input)."""
-    return _nn.conv_transpose2d(
-        input,
-        weight,
-        bias,
-        _ints(stride),
-        _ints(padding),
-        _ints(output_padding),
-        groups,
-        _ints(dilation),
-    )
+    args = (weight, bias, _ints(stride), _ints(padding), _ints(output_padding), groups)
+    return _transposed(_nn.conv_transpose2d, 2, input, *args, _ints(dilation))
 
 
 def _check_int32(input, *values):
