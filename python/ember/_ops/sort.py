@@ -49,6 +49,10 @@ def median(input, dim=None, keepdim=False):
     """median(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
     The median of all elements, or (values, indices) of the lower median along dim."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(
+            f"median(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     if dim is None:
         if input.numel() == 0 and not (input.dtype.is_floating_point or input.dtype.is_complex):
             return _nan_as(input.dtype)

@@ -166,7 +166,10 @@ def _slogdet(A):
 class _CholeskyFn(Function):
     @staticmethod
     def forward(ctx, A, upper):
-        L, info = _linalg.cholesky_ex(A, False)
+        if A.numel() == 0:  # the kernel's iterator refuses an empty batch: nothing to factor
+            L, info = zeros_like(A), zeros(*A.shape[:-2], dtype=int32)
+        else:
+            L, info = _linalg.cholesky_ex(A, False)
         ctx.save_for_backward(L)
         ctx.upper = upper
         ctx.mark_non_differentiable(info)
@@ -202,7 +205,7 @@ def _cholesky(A, upper, check_errors):
 class _QRFn(Function):
     @staticmethod
     def forward(ctx, A, mode):
-        Q, R = _linalg.qr(A, mode)
+        Q, R = _empty_qr(A, mode) if A.numel() == 0 else _linalg.qr(A, mode)
         ctx.save_for_backward(Q, R)
         ctx.mode = mode
         return Q, R
@@ -223,6 +226,19 @@ class _QRFn(Function):
         b = gQ + Q @ copyltu
         gA = _SolveTriangularFn.apply(R, b.mT, True, False).mT
         return gA, None
+
+
+def _empty_qr(A, mode):
+    """torch's QR of an input with no elements (the kernel refuses it): R is zeros, a complete Q
+    is the identity of each (empty-columned) matrix, 'r' mode's Q an empty vector."""
+    *batch, m, n = A.shape
+    k = m if mode == "complete" else min(m, n)
+    R = zeros(*batch, k, n, dtype=A.dtype)
+    if mode == "r":
+        return _creation.empty(0, dtype=A.dtype), R
+    if mode == "complete":
+        return _creation.eye(m, dtype=A.dtype).expand(*batch, m, m).contiguous(), R
+    return zeros(*batch, m, k, dtype=A.dtype), R
 
 
 def _qr(A, mode):

@@ -10,6 +10,7 @@ from ..._ops import quantized as _quantized
 from ..._ops.complex_more import complex_linear_guard as _complex_linear_guard
 from ..._ops.creation import empty_like, zeros
 from ..._ops.index import where
+from ..._process import channels_last, channels_last_3d
 
 
 def _raise_if_not_tensor(input, method):
@@ -420,15 +421,23 @@ def _empty_norm(input, weight, bias):
     return out
 
 
-def _check_running_stats(input, running_mean, running_var):
-    """torch's checks of the running statistics, which come before its dtype check."""
+def _check_running_stats(input, running_mean, running_var, training):
+    """torch's checks of the running statistics, which come before its dtype check: their sizes,
+    then (training) the strided statistics' dtype, then (evaluating) that both are given, then
+    that both or neither are."""
+    if isinstance(input, _C.Tensor) and input.dim() >= 2:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if isinstance(t, _C.Tensor) and t.numel() != input.shape[1]:
+                raise RuntimeError(
+                    f"{name} should contain {input.shape[1]} elements not {t.numel()}"
+                )
+    if training and isinstance(input, _C.Tensor):
+        _strided_stats_dtype(input)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if not training and t is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
-    if not isinstance(input, _C.Tensor) or input.dim() < 2:
-        return
-    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
-        if isinstance(t, _C.Tensor) and t.numel() != input.shape[1]:
-            raise RuntimeError(f"{name} should contain {input.shape[1]} elements not {t.numel()}")
 
 
 def batch_norm(
@@ -449,7 +458,7 @@ def batch_norm(
         _verify_batch_size(input.size())
     if isinstance(input, _C.Tensor) and input.numel() == 0:
         return _empty_norm(input, weight, bias)
-    _check_running_stats(input, running_mean, running_var)
+    _check_running_stats(input, running_mean, running_var, training)
     if training:  # torch writes expanded running stats unchecked; ember updates copies of them
         running_mean, running_var = _unaliased(running_mean), _unaliased(running_var)
     return _nn.batch_norm(
@@ -461,6 +470,23 @@ def batch_norm(
         training,
         0.0 if momentum is None else momentum,
         eps,
+    )
+
+
+def _strided_stats_dtype(input):
+    """torch computes the training statistics of an input that is neither contiguous nor
+    channels-last with mean(), whose dtype check (a RuntimeError) runs before the kernel's."""
+    dtype = input.dtype
+    if dtype.is_floating_point or dtype.is_complex or input.is_contiguous():
+        return
+    formats = {4: channels_last, 5: channels_last_3d}
+    if input.dim() in formats and input.is_contiguous(memory_format=formats[input.dim()]):
+        return
+    from ..._type_info import scalar_type_name
+
+    raise RuntimeError(
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+        f"complex dtype. Got: {scalar_type_name(dtype)}"
     )
 
 

@@ -271,14 +271,18 @@ def _weighted(loss, weight, input, reduction, mean_by_weight):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weight):
-    """`kernel` (mse or l1) on the broadcast pair, optionally weighted per element."""
+def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weight, float_only=""):
+    """`kernel` (mse or l1) on the broadcast pair, optionally weighted per element. torch checks
+    the shapes, then the reduction, then (unweighted, in its kernel `float_only`) the dtype."""
     _warn_size(input, target, stacklevel=4)
     reduction = _string(size_average, reduce, reduction)
     input, target = broadcast_tensors(input, target)
     if weight is not None:
         return _weighted(kernel(input, target, _NONE), weight, input, reduction, True)
-    return kernel(input, target, _reduction_enum(reduction))
+    red = _reduction_enum(reduction)
+    if float_only:
+        _float_kernel(float_only, _C.result_type(input, target))
+    return kernel(input, target, red)
 
 
 @_autocast_fp32
@@ -286,9 +290,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
 
     Mean squared error (optionally weighted per element)."""
-    if isinstance(input, Tensor) and isinstance(target, Tensor):
-        _float_kernel("mse_cpu", _C.result_type(input, target))
-    return _pointwise_loss(_nn.mse_loss, input, target, size_average, reduce, reduction, weight)
+    return _pointwise_loss(
+        _nn.mse_loss, input, target, size_average, reduce, reduction, weight, "mse_cpu"
+    )
 
 
 @_autocast_fp32
@@ -465,6 +469,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean')
 
     log(1 + exp(-y x))."""
+    red = _enum(size_average, reduce, reduction)  # torch's Python layer checks it first
     if isinstance(input, Tensor) and isinstance(target, Tensor):
         shape = broadcast_shapes(input.shape, target.shape)
         if tuple(shape) != tuple(input.shape):  # torch writes the loss into input's shape
@@ -479,7 +484,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
                 "result type Float can't be cast to the desired output type "
                 f"{scalar_type_name(input.dtype)}"
             )
-    return _nn.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
+    return _nn.soft_margin_loss(input, target, red)
 
 
 @_autocast_fp32

@@ -81,16 +81,36 @@ def conv_transpose1d(
         dilation=1) -> Tensor
 
     Transposed 1-d convolution (the gradient of conv1d with respect to its input)."""
-    return _nn.conv_transpose1d(
-        input,
-        weight,
-        bias,
-        _ints(stride),
-        _ints(padding),
-        _ints(output_padding),
-        groups,
-        _ints(dilation),
-    )
+    dilation = _ints(dilation)
+    if dilation == [0] and _onednn_transpose1d(input, weight, groups):
+        dilation = [1]  # a dilation does nothing to a 1-wide kernel
+    args = (weight, bias, _ints(stride), _ints(padding), _ints(output_padding), groups, dilation)
+    return _transposed(_nn.conv_transpose1d, 1, input, *args)
+
+
+def _transposed(kernel, nd, input, weight, bias, stride, padding, output_padding, groups, dil):
+    """kernel(...), except that torch sizes an empty batch's output without checking
+    output_padding against the stride and dilation: there the kernel runs without it and the
+    output grows by it (a zero pad, which keeps the graph)."""
+    empty = isinstance(input, _C.Tensor) and input.dim() == nd + 2 and input.shape[0] == 0
+    if not (empty and any(output_padding)):
+        return kernel(input, weight, bias, stride, padding, output_padding, groups, dil)
+    out = kernel(input, weight, bias, stride, padding, [0] * len(output_padding), groups, dil)
+    grow = output_padding * nd if len(output_padding) == 1 else output_padding
+    return pad(out, [p for g in reversed(grow) for p in (0, g)])
+
+
+def _onednn_transpose1d(input, weight, groups):
+    """Whether torch takes dilation 0 for this conv_transpose1d with a 1-wide kernel (where it is
+    dilation 1): an empty batch (torch sizes the output without checking it), or a batched
+    float32 input on torch's oneDNN path (a batch other than 1, groups, or more than 20480
+    elements); its other paths refuse a dilation below 1."""
+    if not (isinstance(input, _C.Tensor) and isinstance(weight, _C.Tensor)):
+        return False
+    if input.dim() != 3 or weight.dim() != 3 or weight.shape[-1] != 1:
+        return False
+    onednn = input.shape[0] != 1 or groups > 1 or input.numel() > 20480
+    return input.shape[0] == 0 or (input.dtype == _C.float32 and onednn)
 
 
 @_autocast_lower
@@ -101,16 +121,8 @@ def conv_transpose2d(
         dilation=1) -> Tensor
 
     Transposed 2-d convolution (the gradient of conv2d with respect to its input)."""
-    return _nn.conv_transpose2d(
-        input,
-        weight,
-        bias,
-        _ints(stride),
-        _ints(padding),
-        _ints(output_padding),
-        groups,
-        _ints(dilation),
-    )
+    args = (weight, bias, _ints(stride), _ints(padding), _ints(output_padding), groups)
+    return _transposed(_nn.conv_transpose2d, 2, input, *args, _ints(dilation))
 
 
 def _check_int32(input, *values):
@@ -263,9 +275,18 @@ def adaptive_avg_pool1d(input, output_size):
     Adaptive 1-d average pooling to length output_size."""
     sizes = _adaptive_size(input, output_size, 1)
     out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
-    if out is None and isinstance(input, _C.Tensor) and input.numel():
-        _float_kernel("adaptive_avg_pool2d", input.dtype)  # torch pools 1-d as 2-d
-    return _nn.adaptive_avg_pool1d(input, sizes) if out is None else out
+    if out is None:
+        out = _nn.adaptive_avg_pool1d(input, sizes)
+        _pooled_dtype("adaptive_avg_pool2d", input, out)  # torch pools 1-d as 2-d
+    return out
+
+
+def _pooled_dtype(kernel, input, out):
+    """torch's adaptive average pools check the sizes and allocate the output (an output that
+    does not fit in memory fails there, whatever the dtype) and return an empty output before
+    they dispatch on the dtype; so ember pools first and checks the dtype after."""
+    if out.numel() and input.numel():
+        _float_kernel(kernel, input.dtype)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -281,9 +302,10 @@ def adaptive_avg_pool2d(input, output_size):
             raise RuntimeError(  # the rank is checked before the dtype
                 f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}"
             )
-        if out is None and isinstance(input, _C.Tensor) and input.numel():
-            _float_kernel("adaptive_avg_pool2d", input.dtype)
-        return _nn.adaptive_avg_pool2d(input, sizes) if out is None else out
+        if out is None:
+            out = _nn.adaptive_avg_pool2d(input, sizes)
+            _pooled_dtype("adaptive_avg_pool2d", input, out)
+        return out
     except TypeError:
         _raise_if_not_tensor(input, "dim")
         raise
@@ -465,10 +487,11 @@ def interpolate(
     if mode in ("nearest", "nearest-exact"):
         return _nn.upsample_nearest(input, output_size, scales, mode == "nearest-exact")
     if mode == "area":
-        pool = adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d
-        if dim > 2:
-            raise NotImplementedError(f"ember: area interpolation of {input.dim()}D input")
-        return pool(input, output_size)
+        from ._spatial3d import adaptive_avg_pool3d
+
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](
+            input, output_size
+        )
     if mode in _LINEAR_MODES:
         need = _LINEAR_MODES[mode]
         if dim != need:
@@ -495,9 +518,6 @@ _INTERP_KERNELS = {
     ("bilinear", 2): "upsample_bilinear2d_channels_last",
     ("bicubic", 2): "compute_indices_weights_cubic",
     ("trilinear", 3): "compute_indices_weights_linear",
-    ("area", 1): "adaptive_avg_pool2d",
-    ("area", 2): "adaptive_avg_pool2d",
-    ("area", 3): "adaptive_avg_pool3d_cpu",
 }
 
 
@@ -509,8 +529,8 @@ def _check_interpolate_dtype(input, mode, dim, output_size):
         return
     base = "nearest" if mode == "nearest-exact" else mode
     kernel = _INTERP_KERNELS.get((base, dim))
-    if base == "area" and (input.numel() == 0 or all(s == 1 for s in output_size)):
-        return  # torch's area path to all-ones sizes (or of an empty input) is its mean's
+    if base == "area":
+        return  # torch's area mode is its adaptive average pool, which checks its own dtype
     if kernel is None or min(list(input.shape[2:]) + list(output_size), default=1) <= 0:
         return
     if str(input.dtype).endswith("uint8") and base in ("nearest", "bilinear", "bicubic"):

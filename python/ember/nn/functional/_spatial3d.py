@@ -11,8 +11,9 @@ import math
 from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import _nn, cat, float32, float64, matmul, stack
-from ..._ops.creation import arange, ones, zeros
+from ..._ops.creation import arange, empty, ones, zeros
 from ..._process import channels_last_3d as _channels_last_3d
+from ._activation import _float_kernel
 from ._spatial import pad
 
 __all__ = [
@@ -325,11 +326,23 @@ def adaptive_avg_pool3d(input, output_size):
     """adaptive_avg_pool3d(input, output_size)
 
     Adaptive 3-d average pooling to output_size (None keeps an input size)."""
+    sizes = _triple(output_size, "output_size")
+    if any(s is not None and s < 0 for s in sizes):
+        raise RuntimeError(
+            "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 "
+            f"but received {{{', '.join(str(s) for s in sizes)}}}"
+        )
     x, unbatched = _batched(input, "adaptive_avg_pool3d")
-    out = [
-        x.shape[2 + i] if s is None else s
-        for i, s in enumerate(_triple(output_size, "output_size"))
-    ]
+    out = [x.shape[2 + i] if s is None else s for i, s in enumerate(sizes)]
+    if out != [1, 1, 1]:  # all-ones sizes are torch's mean (its dtype rule, its empty input)
+        if 0 in input.shape[1:]:
+            raise RuntimeError(
+                "adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(input.shape)} with dimension "
+                f"{1 + list(input.shape[1:]).index(0)} being empty"
+            )
+        empty(*x.shape[:2], *out, dtype=x.dtype)  # an output past memory fails first
+        _float_kernel("adaptive_avg_pool3d_cpu", x.dtype)
     # Averages over boxes factor into averages along each dim in turn.
     for i in range(3):
         dim = 2 + i
