@@ -98,8 +98,10 @@ def test_log_softmax_of_equal_large_values_is_minus_log_n():
 
 
 def test_gelu_of_a_huge_value_overflows_as_torch():
+    # torch's AVX-512 vector kernel overflows x * (1 + erf); its AVX2 build halves x first
+    big = INF if ember.backends.cpu.get_cpu_capability() == "AVX512" else 3e38
     got = F.gelu(ember.tensor([3e38, 3e38, -3e38])).numpy()
-    assert got[0] == INF and got[2] == 0.0
+    assert got[0] == np.float32(big) and got[2] == 0.0
 
 
 @pytest.mark.parametrize(

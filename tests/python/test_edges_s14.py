@@ -326,3 +326,31 @@ BN_ORDER = [
 def test_batch_norm_check_order_as_torch(case):
     fn, want = BN_ORDER[case]
     _check(fn, want)
+
+
+# ------------------------------------------------------------------ batch_norm, inf weight
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _bn_eval(T, weight, dtype="float32", shape=(3, 2)):
+    x = T.tensor([[1.0, 2.0], [0.0, -1.0], [3.0, 0.5]], dtype=getattr(T, dtype)).reshape(shape)
+    stats = [T.tensor(v, dtype=getattr(T, dtype)) for v in ([1.0, 0.0], [1.0, 1.0])]
+    w = T.tensor(weight, dtype=getattr(T, dtype))
+    b = T.tensor([0.5, 0.0], dtype=getattr(T, dtype))
+    return T.nn.functional.batch_norm(x, *stats, w, b, training=False).reshape(3, 2)
+
+
+# torch's evaluation kernel folds the mean into the shift: an inf weight makes the whole channel
+# NaN (x * inf + (bias - mean * inf)), the input's zeros and the mean's own value included
+BN_INF = [
+    (lambda T: _bn_eval(T, [INF, 1.0]), [[NAN, 2.0], [NAN, -1.0], [NAN, 0.5]]),
+    (lambda T: _bn_eval(T, [-INF, 2.0], "float64"), [[NAN, 4.0], [NAN, -2.0], [NAN, 1.0]]),
+    (lambda T: _bn_eval(T, [INF, 1.0], shape=(3, 2, 1, 1)), [[NAN, 2.0], [NAN, -1.0], [NAN, 0.5]]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BN_INF)))
+def test_batch_norm_eval_with_an_inf_weight_as_torch(case):
+    fn, want = BN_INF[case]
+    _check(fn, _ok(want))

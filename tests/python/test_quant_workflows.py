@@ -343,7 +343,9 @@ def test_eager_static_convert_matches_torch():
     ]
     assert float(ours.quant.scale) == float(theirs.quant.scale)
     assert int(ours.quant.zero_point) == int(theirs.quant.zero_point)
-    assert float(ours.fc.scale) == float(theirs.fc.scale)
+    # fc's scale comes from observed float outputs of the convolution and Linear kernels, which
+    # round like torch's only where both take the same path (oneDNN on AVX-512): a few ulps apart
+    assert float(ours.fc.scale) == pytest.approx(float(theirs.fc.scale), rel=1e-6)
     a = ours(ember.tensor(x)).numpy()
     b = theirs(torch.tensor(x)).numpy()
     step = float(theirs.fc.scale)

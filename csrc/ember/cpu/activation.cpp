@@ -11,6 +11,7 @@
 
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
+#include "ember/cpu/isa.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math.h"
 #include "ember/dispatch/dispatcher.h"
@@ -56,10 +57,14 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kGeluC = 0.044715;
 
-// Whether torch's GELU kernel takes its vectorized path for `self`: a contiguous (row-major)
-// tensor of two or more elements; any other layout, and a single element, take its scalar path.
-// (Measured on torch 2.13: a transposed, sliced-by-rows, strided or expanded input is scalar.)
-bool torch_vector_path(const Tensor& self) { return self.numel() >= 2 && self.is_contiguous(); }
+// Whether torch's GELU kernel takes its vectorized path for `self` with the edge behaviour below:
+// a contiguous (row-major) tensor of two or more elements on a CPU where torch runs its AVX-512
+// kernels; any other layout, and a single element, take its scalar path. (Measured on torch
+// 2.13: a transposed, sliced-by-rows, strided or expanded input is scalar; on an AVX2-only CPU
+// its vector kernel gives the scalar path's results at 3e38 and +inf for every layout.)
+bool torch_vector_path(const Tensor& self) {
+  return kBestIsa == Isa::avx512 && self.numel() >= 2 && self.is_contiguous();
+}
 
 Tensor gelu_kernel(const Tensor& self, double tanh_mode, double, double) {
   if (tanh_mode != 0)

@@ -110,11 +110,20 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
                        // mean large
                        const A scale = A(w[size_t(c)] * invstd[size_t(c)]);
                        const A mu = A(mean[size_t(c)]), shift = A(b[size_t(c)]);
+                       // torch's evaluation kernel takes the folded form; with a non-finite scale
+                       // (an inf weight) its results differ (inf - inf is NaN), so follow it there
+                       const bool fold = !training && !std::isfinite(double(scale));
+                       const A folded_shift = shift - mu * scale;
                        for (int64_t i = 0; i < g.n; ++i) {
                          const T* row = xp + (i * g.c + c) * g.s;
                          T* orow = op + (i * g.c + c) * g.s;
-                         for (int64_t j = 0; j < g.s; ++j)
-                           orow[j] = T((A(row[j]) - mu) * scale + shift);
+                         if (fold) {
+                           for (int64_t j = 0; j < g.s; ++j)
+                             orow[j] = T(A(row[j]) * scale + folded_shift);
+                         } else {
+                           for (int64_t j = 0; j < g.s; ++j)
+                             orow[j] = T((A(row[j]) - mu) * scale + shift);
+                         }
                        }
                      }
                    });

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+from .. import _C
+
 
 def _lit(T, v):
     if isinstance(v, bool):
@@ -27,9 +29,12 @@ def _lit(T, v):
 
 def _gelu_erf(T, a):
     """Exact gelu as eager's kernel on the contiguous buffers compiled code reads: NaN at +inf
-    for float (torch's vector erf; torch.compile itself gives +inf there), +inf for double."""
+    for float on an AVX-512 CPU (torch's vector erf there; torch.compile itself gives +inf),
+    +inf for double and on other CPUs."""
     body = f"({T}(0.5) * ({a}) * ({T}(1) + vm::fast_erf(({a}) * {T}(0.70710678118654752440))))"
-    return f"(({a}) == INFINITY ? {T}(NAN) : {body})" if T == "float" else body
+    if T == "float" and _C._get_cpu_capability() == "AVX512":
+        return f"(({a}) == INFINITY ? {T}(NAN) : {body})"
+    return body
 
 
 def _softplus(T, a, beta=1.0, threshold=20.0):
