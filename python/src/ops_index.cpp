@@ -99,14 +99,24 @@ void bind_index(nb::module_& m) {
       }),
       nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1,
       doc("index_add_(dim, index, source, *, alpha=1) -> Tensor", "In-place form of index_add()."));
+  // torch's index_fill takes a number or a 0-d tensor (its Tensor overload checks that first)
+  auto fill_value = [](const TL& v) {
+    EMBER_CHECK(v.t.dim() == 0,
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                v.t.dim(), " dimension(s).");
+    return v.t.item();
+  };
   both(
       m, cls, "index_fill",
-      [](const Tensor& t, int64_t d, const Tensor& i, Scalar v) { return index_fill(t, d, i, v); },
+      [fill_value](const Tensor& t, int64_t d, const Tensor& i, const TL& v) {
+        return index_fill(t, d, i, fill_value(v));
+      },
       {"index_fill(input, dim, index, value) -> Tensor",
        "A copy of input with the slices along dim listed in index set to value."},
       nb::arg("dim"), nb::arg("index"), nb::arg("value"));
-  cls.def("index_fill_",
-          inplace([](Tensor& t, int64_t d, const Tensor& i, Scalar v) { index_fill_(t, d, i, v); }),
+  cls.def("index_fill_", inplace([fill_value](Tensor& t, int64_t d, const Tensor& i, const TL& v) {
+            index_fill_(t, d, i, fill_value(v));
+          }),
           nb::arg("dim"), nb::arg("index"), nb::arg("value"),
           doc("index_fill_(dim, index, value) -> Tensor", "In-place form of index_fill()."));
   both(

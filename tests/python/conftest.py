@@ -61,6 +61,16 @@ def torch():
     return t
 
 
+@pytest.fixture(params=["onednn", "own"])
+def route(request, monkeypatch):
+    """Both float32 routes: oneDNN where ember sends a pass, and ember's kernels forced."""
+    if request.param == "own":
+        monkeypatch.setenv("EMBER_ONEDNN_CONV", "0")
+    else:
+        monkeypatch.delenv("EMBER_ONEDNN_CONV", raising=False)
+    return request.param
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     np.random.seed(0)

@@ -1,8 +1,9 @@
-"""Issue 19, session 14: the fuzzer's last raise and class findings. Adaptive average pools
-and area interpolation of integer inputs (sizes checked and the output allocated before the
-dtype; area of 5-d inputs), losses that check the reduction before the dtype, batch_norm's
-training statistics of a strided integer input, median of a non-tensor. Each case is checked
-against hand-computed outcomes, and against torch where it is installed.
+"""Issue 19, session 14: the fuzzer's last raise and class findings. movedim and index_fill
+check in torch's order; adaptive average pools and area interpolation of integer inputs (sizes
+checked and the output allocated before the dtype; area of 5-d inputs); losses that check the
+reduction before the dtype; batch_norm's training statistics of a strided integer input and its
+inf weight in evaluation; median of a non-tensor. Each case is checked against hand-computed
+outcomes, and against torch where it is installed.
 """
 
 import pytest
@@ -13,6 +14,41 @@ T_EYE3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 # ----------------------------------------------------------------------------- check order
 
 ORDER = [
+    # movedim wraps every source and destination dim before it looks for repeats
+    (lambda T: T.movedim(T.ones(2, 3), (0, 0), (0, 5)), _raises(IndexError)),
+    (lambda T: T.movedim(T.ones(2, 3), (0, -2), (0, 1)), _raises(RuntimeError)),
+    (lambda T: T.movedim(T.ones(2, 3), (0, 1), (1, -1)), _raises(RuntimeError)),
+    (lambda T: list(T.movedim(T.ones(2, 3, 4), (0, -1), (-1, 0)).shape), _ok([4, 3, 2])),
+    # index_fill: a value tensor must be 0-d (checked first), a number must fit self's dtype
+    # (even with no index to fill)
+    (
+        lambda T: T.ones(2).index_fill(0, T.tensor([0.0]), T.tensor([1.0])),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.ones(2, dtype=T.int32).index_fill(0, T.tensor([0]), 1e20),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.ones(2, dtype=T.int32).index_fill(0, T.tensor([], dtype=T.int64), 1e20),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.ones(2, dtype=T.int32).index_fill(5, T.tensor([0]), 1e20),
+        _raises(IndexError),
+    ),
+    (
+        lambda T: T.ones(2, dtype=T.int32).index_fill(0, T.tensor([0]), T.tensor(1e20)),
+        _raises(RuntimeError),
+    ),
+    (
+        lambda T: T.ones(2, dtype=T.uint8).index_fill_(0, T.tensor([0]), -1),
+        _ok([255, 1]),
+    ),
+    (
+        lambda T: T.ones(2, dtype=T.int32).index_fill(0, T.tensor([1]), T.tensor(2.5)),
+        _ok([1, 2]),
+    ),
     # the reduction is checked before the dtype (torch's Python layer)
     (
         lambda T: T.nn.functional.mse_loss(

@@ -20,16 +20,6 @@ import ember
 F = ember.nn.functional
 
 
-@pytest.fixture(params=["onednn", "own"])
-def route(request, monkeypatch):
-    """Both float32 routes: oneDNN where ember sends a pass, and ember's kernels forced."""
-    if request.param == "own":
-        monkeypatch.setenv("EMBER_ONEDNN_CONV", "0")
-    else:
-        monkeypatch.delenv("EMBER_ONEDNN_CONV", raising=False)
-    return request.param
-
-
 # (N, C, spatial, kernel, stride, padding, dilation)
 DEPTHWISE = [
     (1, 3, (7, 9), (3, 3), (1, 1), (1, 1), (1, 1)),  # batch 1, odd sizes

@@ -25,16 +25,6 @@ import ember
 F = ember.nn.functional
 
 
-@pytest.fixture(params=["onednn", "own"])
-def route(request, monkeypatch):
-    """Both float32 routes: oneDNN where ember sends a pass, and ember's kernels forced."""
-    if request.param == "own":
-        monkeypatch.setenv("EMBER_ONEDNN_CONV", "0")
-    else:
-        monkeypatch.delenv("EMBER_ONEDNN_CONV", raising=False)
-    return request.param
-
-
 # (N, C, O, spatial, kernel, stride, padding, dilation, groups)
 CONV3D = [
     (2, 4, 6, (6, 7, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),

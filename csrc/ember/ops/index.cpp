@@ -394,10 +394,25 @@ IndexList fill_indices(const Tensor& self, int64_t& dim, const Tensor& index) {
   idx.push_back(reshape(index, {-1}));
   return idx;
 }
+
+// torch fills through a view of self with index.numel() entries of stride 0 along dim, checking
+// the indices as it fills: an empty self takes any index when that view is empty too, and refuses
+// the view past its (empty) storage otherwise. True when there is nothing to fill.
+bool empty_fill(const Tensor& self, int64_t dim, const Tensor& index) {
+  if (self.numel() != 0) return false;
+  DimVector sizes(self.sizes());
+  sizes[size_t(dim)] = index.numel();
+  EMBER_CHECK(numel_of(sizes) == 0, "index_fill_(): a view of sizes ", IntArrayRef(sizes),
+              " is out of bounds for the empty storage of self");
+  return true;
+}
 }  // namespace
 
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   IndexList idx = fill_indices(self, dim, index);
+  bool empty = empty_fill(self, dim, index);
+  check_scalar_fits(value, self.dtype());  // torch's kernel converts it checked, even for no index
+  if (empty) return clone(self);
   Tensor v = scalar_tensor(value, self.dtype());
   if (self.dim() == 0) return reshape(index_put(reshape(self, {1}), idx, v), {});
   return index_put(self, idx, v);
@@ -405,6 +420,9 @@ Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Sc
 
 Tensor& index_fill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   IndexList idx = fill_indices(self, dim, index);
+  bool empty = empty_fill(self, dim, index);
+  check_scalar_fits(value, self.dtype());
+  if (empty) return self;
   Tensor v = scalar_tensor(value, self.dtype());
   if (self.dim() == 0) {
     Tensor flat = reshape(self, {1});

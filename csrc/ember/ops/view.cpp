@@ -493,8 +493,20 @@ Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) 
               "source (",
               source, " dims) should contain the same number of dims as destination (", destination,
               " dims)");
-  uint64_t smask = dim_mask(source, n, "movedim");
-  uint64_t dmask = dim_mask(destination, n, "movedim");
+  // torch wraps every source and destination dim (IndexError) before it looks for repeats
+  for (int64_t d : source) maybe_wrap_dim(d, n);
+  for (int64_t d : destination) maybe_wrap_dim(d, n);
+  auto mask_of = [n](IntArrayRef dims, const char* which) {
+    uint64_t mask = 0;
+    for (int64_t d : dims) {
+      int64_t w = maybe_wrap_dim(d, n);
+      EMBER_CHECK(!(mask >> w & 1), "movedim: repeated dim in `", which, "` (", dims, ")");
+      mask |= uint64_t(1) << w;
+    }
+    return mask;
+  };
+  uint64_t smask = mask_of(source, "source");
+  uint64_t dmask = mask_of(destination, "destination");
   DimVector order(static_cast<size_t>(n), -1);
   for (size_t i = 0; i < source.size(); ++i)
     order[size_t(maybe_wrap_dim(destination[i], n))] = maybe_wrap_dim(source[i], n);
