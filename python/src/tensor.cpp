@@ -376,9 +376,6 @@ void bind_tensor(nb::module_& m) {
                          "Tensor(data) or Tensor(*size) -> Tensor\n\n"
                          "An n-dimensional array of one dtype with autograd history; construct "
                          "one with ember.tensor, the factories, or this legacy constructor.");
-  // Users see the class where they import it from (`<class 'ember.Tensor'>`, as torch's
-  // `torch.Tensor`); pickle finds it there too, since the package exports it under that name.
-  cls.attr("__module__") = "ember";
   cls.def(
          "__init__",
          [](Tensor* self, nb::args args) {

@@ -4,6 +4,7 @@ linear and conv gradients, and bitwise equality across thread counts."""
 
 import numpy as np
 import pytest
+from _cpu_tier import avx512_tier
 
 import ember
 
@@ -106,6 +107,7 @@ def _products():
     return [t.detach().numpy() for t in out + [y, w.grad, z, x.grad, k.grad]]
 
 
+@avx512_tier
 def test_bitwise_equal_across_thread_counts():
     original = ember.get_num_threads()
     try:

@@ -8,6 +8,7 @@ here and, where torch is installed, against torch's own profile of the same code
 import json
 
 import pytest
+from _cpu_tier import avx512_tier
 from _docs_check import _libs
 
 import ember
@@ -199,6 +200,7 @@ def test_relu_and_max_pool_rows():
     )
 
 
+@avx512_tier
 def test_conv2d_rows():
     _check(
         [

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _cpu_tier import torch_int8_exact
 
 import ember
 from ember.ao.nn.quantized import _ops as qops
@@ -90,6 +91,7 @@ def test_onednn_conv_matches_own_kernel(case, per_channel, in_zp, relu):
     assert (x == y).mean() > 0.99
 
 
+@torch_int8_exact
 @pytest.mark.parametrize("case", CASES[:4])
 def test_onednn_conv_matches_torch(case):
     torch = _torch()
@@ -196,7 +198,9 @@ def _cnn(lib):
     return M().eval()
 
 
-@pytest.mark.parametrize("backend", ["x86", "fbgemm", "onednn"])
+@pytest.mark.parametrize(
+    "backend", ["x86", "fbgemm", pytest.param("onednn", marks=torch_int8_exact)]
+)
 def test_converted_cnn_matches_torch(backend):
     torch = _torch()
     rs = np.random.RandomState(3)

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _cpu_tier import torch_int8_exact
 
 import ember
 from ember.ao.nn.quantized import _ops as qops
@@ -92,6 +93,7 @@ def test_linear_without_bias_and_batched_input():
     _within_one_step(out, ref, 0.04, 100, ember.quint8)
 
 
+@torch_int8_exact
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("relu", [False, True])
 def test_linear_matches_torch(per_channel, relu):
@@ -200,6 +202,7 @@ def test_conv2d_against_float_reference(case, per_channel, relu):
     _within_one_step(out, ref, 0.08, 70, ember.quint8, relu)
 
 
+@torch_int8_exact
 @pytest.mark.parametrize("case", CONV_CASES[:3])
 def test_conv2d_matches_torch(case):
     torch = _torch()

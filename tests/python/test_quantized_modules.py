@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _cpu_tier import torch_int8_exact
 
 import ember
 import ember.ao.nn.intrinsic.quantized as nniq
@@ -161,6 +162,7 @@ def test_linear_set_weight_bias_forward_and_state_dict_roundtrip():
     assert m3(x).int_repr().tolist() == y.int_repr().tolist()
 
 
+@torch_int8_exact
 def test_linear_matches_torch_and_state_dicts_interchange(tmp_path):
     torch = _torch()
     import torch.ao.nn.quantized as tnnq
@@ -215,6 +217,7 @@ def test_linear_from_float_and_linear_relu():
 # ---- Conv ----
 
 
+@torch_int8_exact
 def test_conv2d_repr_state_dict_and_torch():
     torch = _torch()
     import torch.ao.nn.quantized as tnnq

@@ -485,6 +485,10 @@ def install():
     """Sets every entry of table() on Tensor (once; later calls change nothing)."""
     if _installed:
         return
+    # Users see the class where they import it from (`<class 'ember.Tensor'>`, as torch's
+    # `torch.Tensor`; pickle finds it there too). Set here, not in the binding, so that the
+    # extension's stub still declares the class with its methods.
+    Tensor.__module__ = "ember"
     for name, value in table().items():
         setattr(Tensor, name, value)
         _installed[name] = value
