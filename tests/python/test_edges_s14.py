@@ -377,12 +377,37 @@ def _bn_eval(T, weight, dtype="float32", shape=(3, 2)):
     return T.nn.functional.batch_norm(x, *stats, w, b, training=False).reshape(3, 2)
 
 
-# torch's evaluation kernel folds the mean into the shift: an inf weight makes the whole channel
-# NaN (x * inf + (bias - mean * inf)), the input's zeros and the mean's own value included
+# torch's evaluation kernel folds the mean into the shift for a contiguous input and contiguous
+# per-channel tensors: an inf weight makes the whole channel NaN (x * inf + (bias - mean * inf)),
+# the input's zeros and the mean's own value included
 BN_INF = [
     (lambda T: _bn_eval(T, [INF, 1.0]), [[NAN, 2.0], [NAN, -1.0], [NAN, 0.5]]),
     (lambda T: _bn_eval(T, [-INF, 2.0], "float64"), [[NAN, 4.0], [NAN, -2.0], [NAN, 1.0]]),
     (lambda T: _bn_eval(T, [INF, 1.0], shape=(3, 2, 1, 1)), [[NAN, 2.0], [NAN, -1.0], [NAN, 0.5]]),
+    # its other path (a strided input, or a per-channel tensor that is not contiguous) does not
+    # fold: (x - mean) * invstd * weight + bias
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.tensor([[1.0, 0.0, 3.0], [2.0, -1.0, 0.5]]).t(),
+            T.tensor([1.0, 0.0]),
+            T.tensor([1.0, 1.0]),
+            T.tensor([INF, 1.0]),
+            T.tensor([0.5, 0.0]),
+            training=False,
+        ),
+        [[NAN, 2.0], [-INF, -1.0], [INF, 0.5]],
+    ),
+    (
+        lambda T: T.nn.functional.batch_norm(
+            T.tensor([[1.0, 2.0], [0.0, -1.0], [3.0, 0.5]]),
+            T.tensor([1.0, 0.0]),
+            T.tensor([1.0, 1.0]),
+            T.tensor([INF, 1.0]),
+            T.tensor(0.5).expand(2),
+            training=False,
+        ),
+        [[NAN, 2.5], [-INF, -0.5], [INF, 1.0]],
+    ),
 ]
 
 

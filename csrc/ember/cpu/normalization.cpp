@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "ember/core/memory_format.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
@@ -66,6 +67,17 @@ struct NCS {
 
 Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                         OptT running_var, bool training, double momentum, double eps) {
+  // torch's evaluation kernel folds the mean into the shift (x * scale + (bias - mean * scale))
+  // when the input is contiguous or channels-last and each per-channel tensor is contiguous; its
+  // other path computes (x - mean) * invstd * weight + bias. The two differ only where the scale is
+  // not finite (an inf weight: inf - inf is NaN), so ember takes the folded form just there.
+  auto dense = [](OptT t) { return !t || t->is_contiguous(); };
+  const bool torch_folds =
+      !training &&
+      (input.is_contiguous() ||
+       is_contiguous_as(input.sizes(), input.strides(), MemoryFormat::ChannelsLast) ||
+       is_contiguous_as(input.sizes(), input.strides(), MemoryFormat::ChannelsLast3d)) &&
+      dense(weight) && dense(bias) && dense(running_mean) && dense(running_var);
   Tensor x = contiguous(input);
   NCS g(x);
   const int64_t count = g.n * g.s;
@@ -110,9 +122,7 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
                        // mean large
                        const A scale = A(w[size_t(c)] * invstd[size_t(c)]);
                        const A mu = A(mean[size_t(c)]), shift = A(b[size_t(c)]);
-                       // torch's evaluation kernel takes the folded form; with a non-finite scale
-                       // (an inf weight) its results differ (inf - inf is NaN), so follow it there
-                       const bool fold = !training && !std::isfinite(double(scale));
+                       const bool fold = torch_folds && !std::isfinite(double(scale));
                        const A folded_shift = shift - mu * scale;
                        for (int64_t i = 0; i < g.n; ++i) {
                          const T* row = xp + (i * g.c + c) * g.s;
