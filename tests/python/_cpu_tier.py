@@ -1,6 +1,6 @@
 """Marks for tests whose reference holds on one CPU tier only: torch's int8 kernels sum exactly
-only with AVX512-VNNI, and ember's own sgemm (bitwise the same at any thread count) and oneDNN
-float32 routes run only on AVX-512. Each mark says why; the tests run wherever the tier holds."""
+only with AVX512-VNNI, and ember's oneDNN float32 convolution routes run only on AVX-512. Each
+mark says why; the tests run wherever the tier holds."""
 
 import pytest
 
@@ -27,8 +27,7 @@ torch_int8_exact = pytest.mark.skipif(
     reason="torch's int8 kernels saturate int16 pair sums on CPUs without AVX512-VNNI",
 )
 
-# Below AVX-512 ember's GEMM is OpenBLAS's, whose sums depend on its thread count, and convolution
-# takes ember's own kernels instead of oneDNN (other profiler rows).
+# Below AVX-512 convolution takes ember's own kernels instead of oneDNN (other profiler rows).
 avx512_tier = pytest.mark.skipif(
-    not _AVX512, reason="ember's own sgemm and its oneDNN routes run on AVX-512 CPUs only"
+    not _AVX512, reason="ember's oneDNN convolution routes run on AVX-512 CPUs only"
 )

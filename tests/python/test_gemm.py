@@ -1,10 +1,13 @@
-"""float32 matrix products (ember's sgemm on AVX-512 CPUs, Note [SGEMM]) against numpy in float64:
-odd shapes, transposed/sliced/broadcast operands, alpha/beta, beta=0 over NaN, batch broadcast,
-linear and conv gradients, and bitwise equality across thread counts."""
+"""float32 matrix products (ember's sgemm on AVX2 and AVX-512 CPUs, Note [SGEMM]) against numpy in
+float64: odd shapes, transposed/sliced/broadcast operands, alpha/beta, beta=0 over NaN, batch
+broadcast, linear and conv gradients, and bitwise equality across thread counts and CPU tiers."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from _cpu_tier import avx512_tier
 
 import ember
 
@@ -107,7 +110,6 @@ def _products():
     return [t.detach().numpy() for t in out + [y, w.grad, z, x.grad, k.grad]]
 
 
-@avx512_tier
 def test_bitwise_equal_across_thread_counts():
     original = ember.get_num_threads()
     try:
@@ -120,3 +122,36 @@ def test_bitwise_equal_across_thread_counts():
     for other in results[1:]:
         for x, y in zip(results[0], other):
             assert x.tobytes() == y.tobytes()
+
+
+_TIER_PRODUCTS = """
+import hashlib, numpy as np, ember
+rng = np.random.default_rng(1)
+h = hashlib.sha256()
+for m, n, k in [(7, 300, 131), (257, 65, 97), (64, 1024, 512), (300, 17, 1000)]:
+    a = ember.tensor(rng.standard_normal((m, k)).astype(np.float32))
+    b = ember.tensor(rng.standard_normal((k, n)).astype(np.float32))
+    for x in (a @ b, a @ b[:, :n - 1], ember.addmm(a @ b, a, b, beta=0.5, alpha=2.0),
+              (b.t() @ a.t()).contiguous()):
+        h.update(x.numpy().tobytes())
+print(ember.backends.cpu.get_cpu_capability(), h.hexdigest())
+"""
+
+
+def test_avx2_tier_gives_the_default_tiers_bits():
+    def run(cap):
+        env = dict(os.environ)
+        env.pop("ATEN_CPU_CAPABILITY", None)
+        if cap:
+            env["ATEN_CPU_CAPABILITY"] = cap
+        out = subprocess.run(
+            [sys.executable, "-c", _TIER_PRODUCTS], env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+    best, avx2 = run(None), run("avx2")
+    if best[0] == "DEFAULT":
+        pytest.skip("this CPU has neither AVX2 nor AVX-512")
+    assert avx2[0] == "AVX2"
+    assert avx2[1] == best[1]

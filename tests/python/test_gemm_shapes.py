@@ -8,7 +8,6 @@ threads."""
 
 import numpy as np
 import pytest
-from _cpu_tier import avx512_tier
 
 import ember
 
@@ -94,7 +93,6 @@ def test_bmm_transposed_matches_float64(shape):
     _check(got, a64 @ b64, np.abs(a64) @ np.abs(b64))
 
 
-@avx512_tier
 def test_skinny_products_bitwise_equal_across_threads():
     saved = ember.get_num_threads()
     results = []

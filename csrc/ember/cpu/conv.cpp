@@ -138,7 +138,7 @@ void forward_impl(const Tensor& x, const Tensor& w, const std::optional<Tensor>&
   const T* pb = bias ? bias->data_ptr<T>() : nullptr;
   T* py = y.data_ptr<T>();
   // Note [Conv panels]: sgemm computes the column matrix itself.
-  const bool panels = std::is_same_v<T, float> && has_sgemm();
+  const bool panels = std::is_same_v<T, float> && has_conv_panels();
   const int64_t grain = panels ? panel_chunk_size(N, L) : chunk_size(N, g, sizeof(T));
   for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
     const int64_t ld = (n1 - n0) * L;
@@ -506,7 +506,7 @@ constexpr int64_t kMaxTurnedOg = 64;
 bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef dilation, int64_t groups) {
   const int64_t Og = w.size(0) / groups, Cg = w.size(1);
-  if (x.dtype() != kFloat || !has_sgemm() || Og > kMaxTurnedOg || Cg < Og) return false;
+  if (x.dtype() != kFloat || !has_conv_panels() || Og > kMaxTurnedOg || Cg < Og) return false;
   for (int d = 0; d < 2; ++d)
     if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
   return true;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "ember/cpu/isa.h"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define EMBER_CONV_PANELS 1
@@ -89,9 +91,12 @@ PackB im2col_panels(const float* x, int64_t image_stride, int64_t c0, const Wind
   };
 }
 
+bool has_conv_panels() { return kBestIsa == Isa::avx512 && has_sgemm(); }
+
 #else
 
 PackB im2col_panels(const float*, int64_t, int64_t, const WindowGeom&) { return {}; }
+bool has_conv_panels() { return false; }
 
 #endif
 

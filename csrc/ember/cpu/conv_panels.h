@@ -17,7 +17,11 @@ namespace ember::cpu {
 /// Packs the column matrix of `count` images side by side, image s at x + s * image_stride,
 /// each (C, H, W) in g's geometry, using the channels from c0 on: column s * OH * OW + l of row
 /// (c, ki, kj) is image s's input under output pixel l and tap (ki, kj) of channel c0 + c.
-/// Needs has_sgemm().
+/// Needs has_conv_panels().
 PackB im2col_panels(const float* x, int64_t image_stride, int64_t c0, const WindowGeom& g);
+
+/// True where im2col_panels packs: its masked row copies are AVX-512's (an AVX2 CPU's convs
+/// write im2col's column matrix out and multiply it with sgemm).
+bool has_conv_panels();
 
 }  // namespace ember::cpu
