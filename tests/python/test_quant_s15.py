@@ -207,3 +207,68 @@ def test_eager_bn_relu_flow_against_torch():
     got, want = run(ember), run(torch)
     assert got[:2] == want[:2] == ("BNReLU2d", "QuantizedBNReLU2d")
     np.testing.assert_allclose(got[2], want[2], atol=1.01 * want[3])
+
+
+# -- quantize_dynamic with dtype=float16 (weights rounded to float16, float32 GEMM)
+
+
+def _fp16_models(T):
+    rs = np.random.RandomState(5)
+
+    class D(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = T.nn.LSTM(4, 5, num_layers=2)
+            self.fc = T.nn.Linear(5, 3)
+
+        def forward(self, x):
+            return self.fc(self.lstm(x)[0])
+
+    m = _seed(T, D(), seed=5).eval()
+    x = T.tensor(rs.randn(6, 2, 4).astype("float32"))
+    return m, x
+
+
+def test_fp16_dynamic_modules_equal_float_modules_with_rounded_weights():
+    Q, _ = _q(ember)
+    m, x = _fp16_models(ember)
+    q = Q.quantize_dynamic(m, dtype=ember.float16)
+    assert repr(q.fc) == (
+        "DynamicQuantizedLinear(in_features=5, out_features=3, dtype=torch.float16)"
+    )
+    assert repr(q.lstm) == "DynamicQuantizedLSTM(4, 5, num_layers=2)"
+    rounded = _fp16_models(ember)[0]
+    with ember.no_grad():
+        for p in rounded.parameters():
+            if p.dim() == 2:
+                p.copy_(p.half().float())
+    np.testing.assert_allclose(
+        q(x).detach().numpy(), rounded(x).detach().numpy(), rtol=1e-5, atol=1e-6
+    )
+    w = q.fc.weight()
+    assert w.dtype == ember.float32
+    np.testing.assert_array_equal(w.numpy(), m.fc.weight.detach().numpy().astype(np.float16))
+    # torch's fp16 packing saturates at float16's range
+    big = ember.ao.nn.quantized.dynamic.Linear(2, 2, dtype=ember.float16)
+    big.set_weight_bias(ember.full((2, 2), 1e6), None)
+    np.testing.assert_array_equal(big.weight().numpy(), np.full((2, 2), 65504.0, np.float32))
+
+
+def test_fp16_dynamic_quantization_against_torch():
+    torch = pytest.importorskip("torch")
+    out = {}
+    for T in (ember, torch):
+        Q, _ = _q(T)
+        m, x = _fp16_models(T)
+        q = Q.quantize_dynamic(m, dtype=T.float16)
+        sd = q.fc.state_dict()
+        out[T.__name__] = (
+            repr(q),
+            q(x).detach().numpy(),
+            list(sd),
+            str(sd["_packed_params.dtype"]),
+        )
+    got, want = out["ember"], out["torch"]
+    assert got[0] == want[0]
+    assert got[2:] == want[2:]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-5)
