@@ -400,3 +400,49 @@ def test_documented_uses_against_torch(name):
     for g, w in zip(got, want):
         assert g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+# -- index_put under vmap (indexed assignment through __setitem__'s rule)
+
+
+def _index_put_programs(T):
+    x = T.tensor(np.arange(12.0).reshape(3, 4))
+    i, i2 = T.tensor([0, 1, 3]), T.tensor([[0, 2], [1, 1], [3, 0]])
+    v = T.tensor([[1.0], [2.0], [3.0]], dtype=T.float64)
+    vmap = T.func.vmap
+    return {
+        "batched_index": lambda: vmap(lambda r, j: r.index_put((j,), T.tensor(-1.0).double()))(
+            x, i
+        ),
+        "batched_index_values": lambda: vmap(
+            lambda r, j: r.index_put((j,), T.tensor([7.0, 8.0]).double())
+        )(x, i2),
+        "unbatched_index": lambda: vmap(
+            lambda r: r.index_put((i,), T.tensor([5.0, 6.0, 7.0]).double())
+        )(x),
+        "in_place": lambda: vmap(lambda r, w: r.clone().index_put_((T.tensor([1]),), w))(x, v),
+        "unbatched_self": lambda: vmap(
+            lambda w: T.zeros(4, dtype=w.dtype).index_put((T.tensor([2]),), w)
+        )(v),
+    }
+
+
+@pytest.mark.parametrize("name", list(_index_put_programs(ember)))
+def test_index_put_under_vmap_equals_a_loop(name):
+    got = _index_put_programs(ember)[name]().numpy()
+    x = np.arange(12.0).reshape(3, 4)
+    want = {
+        "batched_index": lambda: np.where(np.eye(4)[[0, 1, 3]] > 0, -1.0, x),
+        "batched_index_values": lambda: np.array([[7.0, 1, 8, 3], [4, 8, 6, 7], [8, 9, 10, 7]]),
+        "unbatched_index": lambda: np.array([[5.0, 6, 2, 7], [5, 6, 6, 7], [5, 6, 10, 7]]),
+        "in_place": lambda: np.array([[0.0, 1, 2, 3], [4, 2, 6, 7], [8, 3, 10, 11]]),
+        "unbatched_self": lambda: np.array([[0.0, 0, 1, 0], [0, 0, 2, 0], [0, 0, 3, 0]]),
+    }[name]()
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", list(_index_put_programs(ember)))
+def test_index_put_under_vmap_against_torch(name):
+    torch = pytest.importorskip("torch")
+    got = _index_put_programs(ember)[name]().numpy()
+    np.testing.assert_array_equal(got, _index_put_programs(torch)[name]().numpy())
