@@ -3,7 +3,7 @@
 from .. import _C
 from .._C import Tensor
 from .._ops.creation import zeros
-from . import forward_ad
+from . import _engine, forward_ad
 from .grad_mode import no_grad
 
 
@@ -108,6 +108,13 @@ def _attach(ctx, name, backward, inputs, outputs, non_differentiable, keep_saved
     return node
 
 
+def _refused_by_transforms(cls):
+    """A user's Function in the old style (forward(ctx, ...), no setup_context): torch.func's
+    transforms refuse it, as torch's do. ember's own Functions (linalg, sparse, hooks) stand
+    for operators that torch implements in C++ and keep working under the transforms."""
+    return cls.setup_context is Function.setup_context and not cls.__module__.startswith("ember.")
+
+
 class _FunctionMeta(type):
     pass
 
@@ -155,6 +162,16 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if (
+            _engine._transform_count
+            and _refused_by_transforms(cls)
+            and _engine._transforms_active()
+        ):
+            raise RuntimeError(
+                "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+                "jacrev, ...), it must override the setup_context staticmethod. For more details, "
+                "please see https://pytorch.org/docs/main/notes/extending.func.html"
+            )
         if forward_ad._is_active():
             ctx = FunctionCtx()
             ctx._keep_saved = True  # jvp reads ctx.saved_tensors after the forward

@@ -6,8 +6,10 @@ building graphs so that transforms nest; jvp/jacfwd/hessian/linearize (_forward.
 forward-mode AD (ember.autograd.forward_ad); functional_call swaps a module's parameters and
 buffers for the call."""
 
+import collections
 import contextlib
 import functools
+import itertools
 
 from .._C import stack
 from ._forward import hessian, jacfwd, jvp, linearize
@@ -30,22 +32,61 @@ __all__ = [
 ]
 
 
+_MISSING = object()
+
+
 @contextlib.contextmanager
 def _swapped(module, tensors):
+    """The module with `tensors` in place of its parameters and buffers of those names; a name
+    that is neither becomes a plain attribute for the call (as torch's reparametrization does)."""
     saved = []
     try:
         for name, value in tensors.items():
             owner_path, _, leaf = name.rpartition(".")
             owner = module.get_submodule(owner_path) if owner_path else module
-            table = owner._parameters if leaf in owner._parameters else owner._buffers
-            if leaf not in table:
-                raise AttributeError(f"{type(owner).__name__} has no parameter or buffer `{leaf}`")
+            if leaf in owner._parameters:
+                table = owner._parameters
+            elif leaf in owner._buffers:
+                table = owner._buffers
+            else:
+                saved.append((owner, leaf, owner.__dict__.get(leaf, _MISSING)))
+                object.__setattr__(owner, leaf, value)
+                continue
             saved.append((table, leaf, table[leaf]))
             table[leaf] = value
         yield
     finally:
         for table, leaf, old in reversed(saved):
-            table[leaf] = old
+            if isinstance(table, dict):
+                table[leaf] = old
+            elif old is _MISSING:
+                object.__delattr__(table, leaf)
+            else:
+                object.__setattr__(table, leaf, old)
+
+
+def _tied(module, tensors):
+    """tensors extended to every name of a tied parameter or buffer one of whose names is given
+    (tie_weights=True); different values for names of one tensor are an error, as torch's."""
+    names_of = {}
+    for name, t in itertools.chain(
+        module.named_parameters(remove_duplicate=False),
+        module.named_buffers(remove_duplicate=False),
+    ):
+        names_of.setdefault(id(t), []).append(name)
+    out = dict(tensors)
+    for names in names_of.values():
+        given = [n for n in names if n in tensors]
+        if len(names) < 2 or not given:
+            continue
+        if len({id(tensors[n]) for n in given}) > 1:
+            raise ValueError(
+                f"functional_call got multiple values for keys {sorted(given)}, which are tied. "
+                "Consider using tie_weights=False"
+            )
+        for n in names:
+            out.setdefault(n, tensors[given[0]])
+    return out
 
 
 def functional_call(
@@ -54,16 +95,13 @@ def functional_call(
     """module(*args, **kwargs) with the named parameters and buffers replaced by the given ones."""
     dicts = parameter_and_buffer_dicts
     if isinstance(dicts, (tuple, list)):
-        merged = {}
-        for d in dicts:
-            dup = set(merged) & set(d)
-            if dup:
-                raise ValueError(
-                    f"{sorted(dup)} appeared in multiple dictionaries; behavior of "
-                    "functional call is ambiguous"
-                )
-            merged.update(d)
-        dicts = merged
+        counts = collections.Counter(k for d in dicts for k in d)
+        dup = [k for k, n in counts.items() if n > 1]
+        if dup:
+            raise ValueError(
+                f"{dup} appeared in multiple dictionaries; behavior of functional call is ambiguous"
+            )
+        dicts = {k: v for d in dicts for k, v in d.items()}
     if strict:
         expected = {n for n, _ in module.named_parameters()} | {
             n for n, _ in module.named_buffers()
@@ -78,6 +116,8 @@ def functional_call(
             raise RuntimeError(
                 f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(msgs)
             )
+    if tie_weights:
+        dicts = _tied(module, dicts)
     args = () if args is None else (args if isinstance(args, tuple) else (args,))
     with _swapped(module, dicts):
         return module(*args, **(kwargs or {}))

@@ -414,11 +414,49 @@ def _stack(func, args, kwargs):
     return _cat(func, args, kwargs, stack=True)
 
 
+# torch's operator names in its "dynamic shape" error (unique is aten::_unique2 there)
+_ATEN_DYNAMIC = {
+    "nonzero": "aten::nonzero",
+    "argwhere": "aten::nonzero",
+    "unique": "aten::_unique2",
+    "unique_consecutive": "aten::unique_consecutive",
+}
+
+
 def _dynamic(func, args, kwargs):
+    name = getattr(func, "__name__", "")
+    if name == "nonzero" and kwargs.get("as_tuple"):
+        raise RuntimeError(
+            "Batching rule not implemented for aten::nonzero_numpy. We could not generate a "
+            "fallback."
+        )
     raise RuntimeError(
         "vmap: We do not support batching operators that can output dynamic shape. Attempted to "
-        f"vmap over {op_name(func)}."
+        f"vmap over {_ATEN_DYNAMIC.get(name, op_name(func))}. Please file an issue at "
+        "https://github.com/pytorch/pytorch/issues if you need this feature."
     )
+
+
+def _masked_select(func, args, kwargs):
+    x, mask = _bind_masked_select(*args, **kwargs)
+    if _is_b(mask):
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot "
+            "support this because for each batch this would return a differently shaped Tensor. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+            "feature."
+        )
+    # an unbatched mask selects the same positions of every example
+    levels = x._lv
+    sizes = tuple(_size_of(level) for level in levels)
+    shape = ember.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
+    v = align(x, levels, rank=len(shape), expand=True).expand(sizes + shape)
+    v = v.reshape(sizes + (-1,))
+    return wrap(v[..., mask.expand(shape).reshape(-1)], levels)
+
+
+def _bind_masked_select(input, mask):
+    return input, mask
 
 
 # -- indexing
@@ -449,8 +487,8 @@ def _index_plan(x, index):
     if any(_is_t(p) and p.dtype == ember.bool for p in tensors):
         if any(_is_b(p) for p in tensors):
             raise RuntimeError(
-                "vmap: We do not support batching operators that can output dynamic shape. "
-                "Attempted to vmap over indexing with a boolean mask; use ember.where instead."
+                "vmap: We do not support batching operators that can support dynamic shape. "
+                "Attempting to batch over indexing with a boolean mask."
             )
         new = []
         for p in parts:
@@ -832,7 +870,8 @@ register("t", _t)
 register("trace", _trace)
 register("cat concat concatenate", _cat, ("ember",))
 register("stack", _stack, ("ember",))
-register("nonzero argwhere unique unique_consecutive masked_select", _dynamic)
+register("nonzero argwhere unique unique_consecutive", _dynamic)
+register("masked_select", _masked_select)
 register("__getitem__", _getitem, ("Tensor",))
 register("__setitem__", _setitem, ("Tensor",))
 register("gather", _gather_like(2))

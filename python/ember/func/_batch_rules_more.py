@@ -118,6 +118,34 @@ register("index_add index_copy", _index_into(False), ("ember", "Tensor"))
 register("index_add_ index_copy_", _index_into(True), ("Tensor",))
 
 
+def _index_put(inplace):
+    # index_put is indexed assignment (`out[indices] = values`), which __setitem__'s rule batches;
+    # accumulate=True sums repeated positions, which assignment cannot express
+    def rule(func, args, kwargs):
+        from ._vmap import _VmapMode
+
+        x, indices, values, accumulate = _bind_index_put(*args, **kwargs)
+        if accumulate:
+            return _no_rule(func)
+        out = x
+        if not inplace:  # a copy batched over every level, so batched values can land in it
+            levels = levels_of(x, values, *(i for i in indices if _is_t(i)))
+            out = wrap(align(x, levels, expand=True).clone(), levels)
+        with _VmapMode():
+            out[tuple(indices)] = values
+        return out
+
+    return rule
+
+
+def _bind_index_put(input, indices, values, accumulate=False):
+    return input, indices, values, accumulate
+
+
+register("index_put", _index_put(False), ("ember", "Tensor"))
+register("index_put_", _index_put(True), ("ember", "Tensor"))
+
+
 # -- nn.functional
 
 

@@ -405,7 +405,7 @@ def _random_levels(func):
             raise RuntimeError(
                 "vmap: called random operation while in randomness error mode. Please either use "
                 "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-                f"operation out of vmap (op: {op_name(func)})"
+                "operation out of vmap"
             )
     return tuple(lv.id for lv in levels if lv.randomness == "different")
 

@@ -32,7 +32,15 @@ from ..autograd import forward_ad as _fwad
 from ..autograd import function as _function
 from ..autograd.forward_ad import _redispatch, _requires_grad_alias, _tangent
 from ..autograd.grad_mode import enable_grad
-from ._pytree import _broadcast_dims, _check_dims_type, _spec_str, _tree_flatten, _tree_unflatten
+from ._pytree import (
+    _broadcast_dims,
+    _check_out_dims,
+    _mapped_inputs,
+    _spec_pprint,
+    _structure_error,
+    _tree_flatten,
+    _tree_unflatten,
+)
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "BatchedTensor"]
 
@@ -194,28 +202,38 @@ class BatchedTensor:
     def __repr__(self):
         return f"BatchedTensor(levels={self._lv}, value={self._v!r})"
 
-    # -- what vmap cannot batch
+    # -- what vmap cannot batch: torch's errors (float(), int() and complex() read one value
+    # through item(); bool() is a branch on the value; tolist()/numpy() read storage that a
+    # batched tensor does not have)
     def item(self):
         raise RuntimeError(
             "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
             "calling .item() on a Tensor, please try to rewrite what you're doing with other "
-            "operations."
+            "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+            "bug report."
         )
 
-    def _data_dependent(self, *args):
+    def __bool__(self):
         raise RuntimeError(
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
-            "control flow. We don't support that yet (each example could take another branch); "
-            "use ember.where instead."
+            "control flow. We don't support that yet, please file an issue at "
+            "https://github.com/pytorch/pytorch/issues ."
         )
 
-    __bool__ = __int__ = __float__ = __index__ = __complex__ = _data_dependent
+    def _read_value(self, *args):
+        return self.item()
 
-    def tolist(self):
-        raise RuntimeError("vmap: tolist() reads values per example, which vmap cannot batch")
+    __int__ = __float__ = __complex__ = _read_value
 
-    def numpy(self, *args, **kwargs):
-        raise RuntimeError("vmap: numpy() reads values per example, which vmap cannot batch")
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return self.item()
+
+    def _no_storage(self, *args, **kwargs):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    tolist = numpy = _no_storage
 
     __hash__ = object.__hash__
 
@@ -348,7 +366,13 @@ def _load_rules():
     """The _batch_rules module, with the rules of _batch_rules_nn registered into its RULES."""
     global _rules
     if _rules is None:
-        from . import _batch_rules, _batch_rules_more, _batch_rules_nn, _foreign  # noqa: F401
+        from . import (  # noqa: F401
+            _batch_rules,
+            _batch_rules_more,
+            _batch_rules_nn,
+            _batch_rules_rnn,
+            _foreign,
+        )
 
         _bind_tensor_methods()
         _foreign.install(_batch_rules)
@@ -549,47 +573,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        _check_dims_type(in_dims, "in_dims", fname)
-        leaves, spec = _tree_flatten(args)
-        dims_tree = in_dims if not isinstance(in_dims, (list, tuple)) else tuple(in_dims)
-        if isinstance(dims_tree, tuple) and len(dims_tree) != len(args):
-            raise ValueError(
-                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
-                f"with the structure of `inputs`. in_dims has {len(dims_tree)} elements, but "
-                f"inputs has {len(args)} elements."
-            )
-        dims = _broadcast_dims(dims_tree, spec, "in_dims", fname, "inputs")
-        size = None
-        for leaf, d in zip(leaves, dims):
-            if d is None:
-                continue
-            if not isinstance(leaf, Tensor):
-                raise ValueError(
-                    f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an "
-                    f"input but the input is of type {type(leaf)}. We cannot vmap over "
-                    "non-Tensor arguments, please use None as the respective in_dim"
-                )
-            n = leaf.dim()
-            if not -n <= d < n:
-                raise ValueError(
-                    f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some "
-                    f"input, but that input is a Tensor of dimensionality {n} so expected in_dim "
-                    f"to satisfy -{n} <= in_dim < {n}."
-                )
-            s = leaf.shape[d]
-            if size is None:
-                size = s
-            elif s != size:
-                sizes = [lf.shape[dd] for lf, dd in zip(leaves, dims) if dd is not None]
-                raise ValueError(
-                    f"vmap: Expected all tensors to have the same size in the mapped dimension, "
-                    f"got sizes {sizes} for the mapped dimension"
-                )
-        if size is None:
-            raise ValueError(
-                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a "
-                "Tensor mapped over a dimension (in_dims not None); got none"
-            )
+        leaves, spec, dims, size = _mapped_inputs(fname, in_dims, args)
         if chunk_size is None or chunk_size >= size:
             return _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness)
         pieces = []
@@ -633,8 +617,16 @@ def _run(func, fname, leaves, spec, dims, size, kwargs, out_dims, randomness, fl
         inputs = [_batch_input(lf, d, level.id) for lf, d in zip(leaves, dims)]
         out = _callable(func)(*_tree_unflatten(inputs, spec), **kwargs)
         out_leaves, out_spec = _tree_flatten(out)
-        _check_dims_type(out_dims, "out_dims", fname)
-        odims = _broadcast_dims(out_dims, out_spec, "out_dims", fname, "outputs")
+        _check_out_dims(out_dims, fname)
+        odims = _broadcast_dims(out_dims, out_spec)
+        if odims is None:
+            raise _structure_error(
+                f"vmap({fname}, ..., out_dims={out_dims})(<inputs>)",
+                "out_dims",
+                out_dims,
+                out_spec,
+                "outputs",
+            )
         result = [_unbatch_output(o, d, level, fname) for o, d in zip(out_leaves, odims)]
     finally:
         stack.pop()
@@ -685,9 +677,8 @@ def _unbatch_output(out, od, level, fname):
         )
     n = out.dim() + 1
     if not -n <= od < n:
-        raise ValueError(
-            f"vmap({fname}, ..., out_dims={od}): out_dims={od} is out of range for an output "
-            f"of dimensionality {n - 1} (expected -{n} <= out_dim < {n})"
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-{n}, {n - 1}], but got {od})"
         )
     od %= n
     if type(out) is BatchedTensor:
@@ -730,6 +721,8 @@ def _prepare_input(x, levels):
     connected to x's own graph when x already requires grad (an enclosing transform)."""
     if not isinstance(x, Tensor):
         return x
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
             return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
@@ -905,10 +898,11 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(*cotangents):
         cot = cotangents[0] if len(cotangents) == 1 else cotangents
         cot_leaves, cot_spec = _tree_flatten(cot)
-        if len(cot_leaves) != len(out_leaves):
+        if cot_spec != out_spec:
             raise RuntimeError(
-                "vjp_fn: Expected cotangents to have the same structure as the output of func "
-                f"({_spec_str(out_spec)}), got {_spec_str(cot_spec)}"
+                "Expected pytree structure of cotangents to be the same as pytree structure of "
+                f"outputs to the function. cotangents: {_spec_pprint(cot_spec)}, primal output: "
+                f"{_spec_pprint(out_spec)}"
             )
         newer = set(levels_of(*cot_leaves)) - set(levels)
         with enable_grad(), _FirstOrder(False):

@@ -12,8 +12,9 @@ the BatchedTensors (the generated rule: the vmap staticmethod computes the same 
 backward would need a vmap of backward that ember's C++ nodes cannot express), and the node's
 backward wraps the physical gradients into BatchedTensors, re-entering the vmap levels of the
 forward if the backward runs after the vmap returned (grad(vmap(f))), and calls the Function's
-backward on them. Old-style Functions (forward(ctx, ...)) keep running on BatchedTensors as
-before (torch refuses them under any transform).
+backward on them. A user's old-style Function (forward(ctx, ...)) is refused under any transform
+with torch's text before it gets here (autograd/function.py); ember's own ones (linalg, sparse)
+run on the BatchedTensors.
 """
 
 from .. import _C, overrides
@@ -48,7 +49,8 @@ def apply(cls, ctx, args, kwargs):
     if uses_setup and not getattr(cls, "generate_vmap_rule", False) and not _has_vmap(cls):
         raise RuntimeError(
             f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
-            "override and implement the vmap staticmethod or set generate_vmap_rule=True."
+            "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
+            "details, please see https://pytorch.org/docs/main/notes/extending.func.html"
         )
     if uses_setup and not needs_grad and _has_vmap(cls):
         return _apply_vmap_staticmethod(cls, args, kwargs)

@@ -120,32 +120,37 @@ _SHARE_MODULES = (
     nn.ReLU,
     nn.ReLU6,
 )
-_SHARE_FUNCS = _functions(
-    "relu",
-    "relu6",
-    "hardtanh",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_avg_pool3d",
-    "avg_pool1d",
-    "avg_pool2d",
-    "avg_pool3d",
-    "interpolate",
-    "pixel_shuffle",
-    "pixel_unshuffle",
-    "clamp",
-    "flatten",
-    "mean",
-    "narrow",
-    "repeat_interleave",
-    "transpose",
-    "squeeze",
-    "stack",
-    "unsqueeze",
-) | {operator.floordiv}
+# F.relu runs on its input's quantization; torch.relu is not in torch 2.13's x86 backend config,
+# so it stays a float op (dequantize before it), as torch converts it
+_SHARE_FUNCS = (
+    {_unwrap(F.relu)}
+    | _functions(
+        "relu6",
+        "hardtanh",
+        "max_pool1d",
+        "max_pool2d",
+        "max_pool3d",
+        "adaptive_avg_pool1d",
+        "adaptive_avg_pool2d",
+        "adaptive_avg_pool3d",
+        "avg_pool1d",
+        "avg_pool2d",
+        "avg_pool3d",
+        "interpolate",
+        "pixel_shuffle",
+        "pixel_unshuffle",
+        "clamp",
+        "flatten",
+        "mean",
+        "narrow",
+        "repeat_interleave",
+        "transpose",
+        "squeeze",
+        "stack",
+        "unsqueeze",
+    )
+    | {operator.floordiv}
+)
 _SHARE_METHODS = {
     "contiguous",
     "clamp",
@@ -185,6 +190,14 @@ def _is_relu(node, modules):
     return node.op == "call_method" and node.target == "relu"
 
 
+def _fuses(node, modules):
+    """A relu that torch's fusion patterns take after a conv, linear or batch norm: nn.ReLU or
+    F.relu (torch.relu and Tensor.relu stay separate ops, as in torch's backend config)."""
+    if node.op == "call_module":
+        return type(modules[node.target]) is nn.ReLU
+    return node.op == "call_function" and _fn(node) is _RELU_FUNCS[0]
+
+
 def _sole_user(node):
     users = list(node.users)
     return users[0] if len(users) == 1 else None
@@ -210,17 +223,17 @@ def _chain(node, modules):
     if type(first) in _CONV_TYPES:
         if type(second) is _BN_FOR_CONV[type(first)]:
             after = _sole_user(nxt)
-            if after is not None and _is_relu(after, modules):
+            if after is not None and _fuses(after, modules):
                 return [node, nxt, after]
             return [node, nxt]
-        if _is_relu(nxt, modules):
+        if _fuses(nxt, modules):
             return [node, nxt]
     elif type(first) is nn.Linear:
         if type(second) is nn.BatchNorm1d:
             return [node, nxt]
-        if _is_relu(nxt, modules):
+        if _fuses(nxt, modules):
             return [node, nxt]
-    elif type(first) in (nn.BatchNorm2d, nn.BatchNorm3d) and _is_relu(nxt, modules):
+    elif type(first) in (nn.BatchNorm2d, nn.BatchNorm3d) and _fuses(nxt, modules):
         return [node, nxt]
     return None
 
@@ -810,7 +823,7 @@ def convert_fx(
 
     Turns a calibrated (or QAT-trained) prepared model into a quantized one: quantized modules
     where they exist, torch's reference form for functional ops."""
-    return _convert(graph_module, is_reference=False)
+    return _hand_back(graph_module, _convert(graph_module, is_reference=False))
 
 
 def convert_to_reference_fx(
@@ -825,4 +838,24 @@ def convert_to_reference_fx(
 
     The reference quantized model: every quantizable op in float between dequantize and
     quantize, with quantize-dequantized weights."""
-    return _convert(graph_module, is_reference=True)
+    return _hand_back(graph_module, _convert(graph_module, is_reference=True))
+
+
+def _hand_back(prepared, converted):
+    """torch's conversion rewrites the prepared model's graph in place and registers the
+    quantization parameters on it, so after convert_fx the prepared model's `.graph` is the
+    converted graph (its code, not recompiled, still runs the observers). The same here: the
+    prepared graph's nodes are replaced by a copy of the converted ones, without recompiling."""
+    graph = prepared.graph
+    for node in reversed(list(graph.nodes)):
+        graph.erase_node(node)
+    graph.output(graph.graph_copy(converted.graph, {}))
+    for node in graph.nodes:
+        if node.op != "get_attr" or "." in node.target or hasattr(prepared, node.target):
+            continue
+        value = getattr(converted, node.target)
+        if isinstance(value, _C.Tensor):
+            prepared.register_buffer(node.target, value)
+        else:
+            setattr(prepared, node.target, value)
+    return converted

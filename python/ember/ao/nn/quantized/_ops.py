@@ -118,6 +118,14 @@ def linear_prepack(weight, bias=None):
     return PackedLinearWeight(weight, bias)
 
 
+def fp16_weight(weight):
+    """A float weight as torch's fp16 packing keeps it: saturated to float16's range, rounded
+    to float16, held as float32 (the GEMM runs in float32)."""
+    e = _torch()
+    limit = 65504.0
+    return weight.detach().float().clamp(-limit, limit).to(e.float16).float().contiguous()
+
+
 def linear_unpack(packed):
     """linear_unpack(packed) -> (Tensor, Optional[Tensor])
 
@@ -165,6 +173,13 @@ def linear_relu(x, packed, scale, zero_point):
 
     linear() with ReLU fused into the requantization."""
     return _linear(x, packed, scale, zero_point, True, "quantized::linear_relu")
+
+
+def linear_fp16(x, weight, bias=None):
+    """The fp16 dynamic linear: float x times the float16-rounded weight in float32 (torch's
+    linear_dynamic_fp16 converts the weight, not the activations)."""
+    e = _torch()
+    return e.nn.functional.linear(x.float(), weight, bias).to(x.dtype)
 
 
 def linear_dynamic(x, packed, reduce_range=True):

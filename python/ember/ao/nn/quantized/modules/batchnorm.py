@@ -14,6 +14,8 @@ class BatchNorm2d(_FloatBatchNorm2d):
     Batch norm of a quantized NCHW tensor with the running statistics, requantized to the
     buffers `scale` and `zero_point`."""
 
+    _RELU = False  # the fused BNReLU2d clamps at the zero point in the same pass
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, device=None, dtype=None):
         super().__init__(num_features, eps, momentum, True, True)
         e = _ember()
@@ -38,6 +40,7 @@ class BatchNorm2d(_FloatBatchNorm2d):
             self.eps,
             float(self.scale),
             int(self.zero_point),
+            self._RELU,
         )
 
     @classmethod

@@ -24,18 +24,27 @@ class LinearPackedParams(Module):
         super().__init__()
         e = _ember()
         self.dtype = e.qint8 if dtype is None else dtype
-        if self.dtype != e.qint8:
+        if self.dtype == e.qint8:
+            wq = e._empty_affine_quantized([1, 1], scale=1.0, zero_point=0, dtype=e.qint8)
+        elif self.dtype == e.float16:
+            wq = e.zeros([1, 1], dtype=e.float32)
+        else:
             raise RuntimeError("Unsupported dtype on dynamic quantized linear!")
-        wq = e._empty_affine_quantized([1, 1], scale=1.0, zero_point=0, dtype=e.qint8)
         self.set_weight_bias(wq, None)
 
     def set_weight_bias(self, weight, bias):
         """set_weight_bias(weight, bias) -> None
 
-        Packs a qint8 weight and a float bias (or None)."""
-        self._packed_params = _ops.linear_prepack(weight, bias)
+        Packs a qint8 weight and a float bias (or None); with dtype float16, a float weight
+        rounded to float16 (saturated at its range, as torch's fp16 packing)."""
+        if self.dtype == _ember().float16:
+            self._packed_params = (_ops.fp16_weight(weight), bias)
+        else:
+            self._packed_params = _ops.linear_prepack(weight, bias)
 
     def _weight_bias(self):
+        if self.dtype == _ember().float16:
+            return self._packed_params
         return _ops.linear_unpack(self._packed_params)
 
     def forward(self, x):
@@ -84,11 +93,14 @@ class Linear(WeightedQuantizedModule):
         self.in_features = in_features
         self.out_features = out_features
         bias = e.zeros(out_features, dtype=e.float32) if bias_ else None
-        if dtype != e.qint8:
+        if dtype == e.qint8:
+            qweight = e._empty_affine_quantized(
+                [out_features, in_features], scale=1, zero_point=0, dtype=e.qint8
+            )
+        elif dtype == e.float16:  # the dynamic Linear's fp16 form
+            qweight = e.zeros([out_features, in_features], dtype=e.float32)
+        else:
             raise RuntimeError("Unsupported dtype specified for quantized Linear!")
-        qweight = e._empty_affine_quantized(
-            [out_features, in_features], scale=1, zero_point=0, dtype=e.qint8
-        )
         self._packed_params = LinearPackedParams(dtype)
         self._packed_params.set_weight_bias(qweight, bias)
         self.scale = 1.0

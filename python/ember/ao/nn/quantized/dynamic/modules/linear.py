@@ -23,6 +23,9 @@ class Linear(_qlinear.Linear):
 
     def forward(self, x):
         packed = self._packed_params._packed_params
+        if self._packed_params.dtype == _ember().float16:
+            weight, bias = packed
+            return _ops.linear_fp16(x, weight, bias)
         if self.version is None or self.version < 4:
             y = _ops.linear_dynamic(x, packed, reduce_range=False)
         else:
@@ -33,6 +36,11 @@ class Linear(_qlinear.Linear):
         return "DynamicQuantizedLinear"
 
     def extra_repr(self):
+        if self._packed_params.dtype == _ember().float16:
+            return (
+                f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"dtype={self._packed_params.dtype}"
+            )
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}"
@@ -71,13 +79,16 @@ class Linear(_qlinear.Linear):
 
             weight_observer = default_dynamic_qconfig.weight()
         dtype = weight_observer.dtype
-        if dtype != e.qint8:
+        if dtype not in (e.qint8, e.float16):
             raise AssertionError(
                 "The only supported dtypes for dynamic quantized linear are qint8 and float16, "
                 f"got: {dtype}"
             )
         weight_observer(mod.weight)
-        qweight = _quantize_weight(mod.weight.float(), weight_observer)
+        if dtype == e.float16:
+            qweight = mod.weight.float()
+        else:
+            qweight = _quantize_weight(mod.weight.float(), weight_observer)
         qlinear = cls(mod.in_features, mod.out_features, dtype=dtype)
         qlinear.set_weight_bias(qweight, mod.bias)
         return qlinear

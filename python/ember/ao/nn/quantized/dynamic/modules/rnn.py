@@ -39,8 +39,22 @@ class PackedParameter(Module):
         )
 
 
-def _pack(qweight, bias):
-    return _ops.linear_prepack(qweight, bias)
+def _pack(weight, bias):
+    """The packed projection: a qint8 weight packed for the int8 GEMM, or with a float weight
+    (the float16 LSTM) the float16-rounded weight and the bias."""
+    if weight.is_quantized:
+        return _ops.linear_prepack(weight, bias)
+    return (_ops.fp16_weight(weight), bias)
+
+
+def _project(x, packed):
+    if isinstance(packed, tuple):
+        return _ops.linear_fp16(x, *packed)
+    return _ops.linear_dynamic(x, packed)
+
+
+def _unpack(packed):
+    return packed if isinstance(packed, tuple) else (packed.qweight, packed.bias)
 
 
 class LSTM(Module):
@@ -97,8 +111,10 @@ class LSTM(Module):
         for layer in range(num_layers):
             for _ in range(dirs):
                 in_size = input_size if layer == 0 else hidden_size * dirs
-                w_ih = e.quantize_per_tensor(e.randn(gate, in_size), 0.1, 0, e.qint8)
-                w_hh = e.quantize_per_tensor(e.randn(gate, hidden_size), 0.1, 0, e.qint8)
+                w_ih, w_hh = e.randn(gate, in_size), e.randn(gate, hidden_size)
+                if self.dtype == e.qint8:
+                    w_ih = e.quantize_per_tensor(w_ih, 0.1, 0, e.qint8)
+                    w_hh = e.quantize_per_tensor(w_hh, 0.1, 0, e.qint8)
                 b_ih, b_hh = e.randn(gate), e.randn(gate)
                 values.append(
                     PackedParameter(_CellParams(_pack(w_ih, b_ih), _pack(w_hh, b_hh), b_ih, b_hh))
@@ -148,10 +164,12 @@ class LSTM(Module):
             for d in range(dirs):
                 sfx = "_reverse" if d == 1 else ""
                 p = self._all_weight_values[count].param
-                out["weight"][f"weight_ih_l{layer}{sfx}"] = p.packed_ih.qweight
-                out["weight"][f"weight_hh_l{layer}{sfx}"] = p.packed_hh.qweight
-                out["bias"][f"bias_ih_l{layer}{sfx}"] = p.packed_ih.bias
-                out["bias"][f"bias_hh_l{layer}{sfx}"] = p.packed_hh.bias
+                w_ih, b_ih = _unpack(p.packed_ih)
+                w_hh, b_hh = _unpack(p.packed_hh)
+                out["weight"][f"weight_ih_l{layer}{sfx}"] = w_ih
+                out["weight"][f"weight_hh_l{layer}{sfx}"] = w_hh
+                out["bias"][f"bias_ih_l{layer}{sfx}"] = b_ih
+                out["bias"][f"bias_hh_l{layer}{sfx}"] = b_hh
                 count += 1
         return out
 
@@ -172,11 +190,11 @@ class LSTM(Module):
         projection runs once for the whole sequence (one activation range), the hidden one per
         step."""
         e = _ember()
-        gi = _ops.linear_dynamic(x, p.packed_ih)
+        gi = _project(x, p.packed_ih)
         steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
         outs = [None] * x.shape[0]
         for t in steps:
-            gates = gi[t] + _ops.linear_dynamic(h, p.packed_hh)
+            gates = gi[t] + _project(h, p.packed_hh)
             i, f, g, o = gates.chunk(4, 1)
             c = e.sigmoid(f) * c + e.sigmoid(i) * e.tanh(g)
             h = e.sigmoid(o) * e.tanh(c)
@@ -236,7 +254,7 @@ class LSTM(Module):
 
             make_observer = default_dynamic_qconfig.weight
         dtype = make_observer().dtype
-        if dtype != e.qint8:
+        if dtype not in (e.qint8, e.float16):
             raise RuntimeError(f"Unsupported dtype for dynamic RNN quantization: {dtype}")
         q = cls(
             mod.input_size,
@@ -257,6 +275,8 @@ class LSTM(Module):
                 sfx = "_reverse" if d == 1 else ""
 
                 def quantize_and_pack(w, b):
+                    if dtype == e.float16:
+                        return _pack(w, b)
                     obs = make_observer()
                     obs(w)
                     return _pack(_quantize_weight(w.float(), obs), b)
