@@ -182,6 +182,24 @@ class record_function(contextlib.ContextDecorator):
         return False
 
 
+_ALLOCATORS = ("aten::empty", "aten::empty_like", "aten::empty_strided")
+
+
+def _allocating_child(owner):
+    """The range an allocation belongs to: a factory written in Python (aten::zeros) records its
+    allocation row (aten::empty, or aten::empty_like > aten::empty_strided) before it allocates,
+    so its first allocation goes to that row, where torch's profile shows it."""
+    if owner is None or not owner._python_op or getattr(owner, "_allocated", False):
+        return owner
+    child = owner._first_child
+    if child is None or child.name not in _ALLOCATORS:
+        return owner
+    owner._allocated = True
+    while child._first_child is not None and child._first_child.name in _ALLOCATORS:
+        child = child._first_child
+    return child
+
+
 class profile:
     """profile(enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False, profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False, custom_trace_id_callback=None)
 
@@ -278,7 +296,7 @@ class profile:
                 ts = (start - t0) / 1000.0
                 if kind == 4:  # an allocation (> 0) or a free (< 0)
                     memory.append((tid, ts, nbytes, addr, total))
-                    owner = local[parent] if parent >= 0 else None
+                    owner = _allocating_child(local[parent] if parent >= 0 else None)
                     if owner is None:
                         evt = FunctionEvent(
                             next_id, "[memory]", tid, ts, ts, cpu_memory_usage=nbytes
@@ -289,7 +307,8 @@ class profile:
                         owner.cpu_memory_usage += nbytes
                         owner = owner.cpu_parent
                     continue
-                if kind == 1 and name.startswith(OP_MARK):  # an op written in Python
+                python_op = kind == 1 and name.startswith(OP_MARK)
+                if python_op:  # an op written in Python
                     kind, name = 0, name[1:]
                     display = name
                 elif kind == 0:
@@ -320,10 +339,14 @@ class profile:
                 )
                 next_id += 1
                 evt._worker = kind == 3
+                evt._python_op = python_op
+                evt._first_child = None
                 if self.with_flops and kind == 0:
                     evt.flops = _flops(display, evt.input_shapes)
                 if parent >= 0 and local[parent] is not None:
                     evt.set_cpu_parent(local[parent])
+                    if local[parent]._first_child is None:
+                        local[parent]._first_child = evt
                 local[i] = evt
                 events.append(evt)
                 by_thread.setdefault(tid, []).append(evt)
@@ -363,8 +386,6 @@ class profile:
                 if self.custom_trace_id_callback is not None
                 else uuid.uuid4().hex.upper()
             ),
-            "record_shapes": int(self.record_shapes),
-            "profile_memory": int(self.profile_memory),
         }
         meta.update(self._trace_meta)
         return _chrome_trace(events, meta, self._memory, self._wall_ns)
