@@ -27,6 +27,7 @@ __all__ = [
     "register_autograd",
     "register_fake",
     "register_kernel",
+    "register_vmap",
 ]
 
 _BACKEND_KEYS = ("CPU", "CUDA", "Meta", "PrivateUse1")
@@ -460,6 +461,12 @@ class CustomOpDef:
         self._state.setup_context = setup_context
         self._state._install()
 
+    def register_vmap(self, func=None, /):
+        """register_vmap(func=None, /) -> Callable
+
+        The op's rule under ember.func.vmap (see ember.library.register_vmap)."""
+        return register_vmap(self, func)
+
     def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):
         """register_torch_dispatch(torch_dispatch_class, fn=None, /) -> Callable
 
@@ -707,6 +714,23 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     st.backward = backward
     st.setup_context = setup_context
     st._install()
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """register_vmap(op, func=None, /, *, lib=None) -> Callable
+
+    Makes ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)`` the op's rule under
+    ember.func.vmap: ``in_dims`` gives each argument's batch dimension (None when unbatched),
+    ``info.batch_size`` the vmap's size; usable as a decorator."""
+    st = _state(op)
+
+    def inner(fn):
+        from . import _library_vmap
+
+        _library_vmap.register(st.opoverload, fn)
+        return fn
+
+    return inner if func is None else inner(func)
 
 
 class OpCheckError(Exception):

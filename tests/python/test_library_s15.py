@@ -92,3 +92,42 @@ def test_returning_an_input_raises_torch_text():
             "The output of this custom operator (1) must not also be an input to this custom "
             "operator and (2) may not alias any inputs to this custom operator or other returns."
         ) in msg, T.__name__
+
+
+def test_register_vmap_rule_runs_under_vmap():
+    for T in _libs():
+        ns = _ns(T, "f")
+
+        @T.library.custom_op(f"{ns}::axpy", mutates_args=())
+        def axpy(x: T.Tensor, y: T.Tensor, k: float) -> T.Tensor:
+            return x * k + y
+
+        seen = []
+
+        def rule(info, in_dims, x, y, k):
+            seen.append((info.batch_size, info.randomness, in_dims[1:], k))
+            x = x.movedim(in_dims[0], 0)  # torch may hand the batch in any dimension
+            return axpy(x, y, k), 0
+
+        T.library.register_vmap(axpy, rule)
+        a, b = T.arange(6.0).reshape(2, 3), T.ones(3)
+        assert T.func.vmap(axpy, in_dims=(0, None, None))(a, b, 2.0).tolist() == [
+            [1.0, 3.0, 5.0],
+            [7.0, 9.0, 11.0],
+        ], T.__name__
+        out = T.func.vmap(axpy, in_dims=(1, None, None), out_dims=1)(a.T.contiguous(), b, 2.0)
+        assert out.tolist() == [[1.0, 7.0], [3.0, 9.0], [5.0, 11.0]], T.__name__
+        assert seen == [(2, "error", (None, None), 2.0)] * 2, T.__name__
+
+        @T.library.custom_op(f"{ns}::two", mutates_args=())
+        def two(x: T.Tensor) -> tuple[T.Tensor, T.Tensor]:
+            return x * 2, x.sum()
+
+        @two.register_vmap
+        def _(info, in_dims, x):
+            x = x.movedim(in_dims[0], 0)
+            return (x * 2, x.sum(1)), (0, 0)
+
+        doubled, sums = T.func.vmap(two)(a)
+        assert doubled.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]], T.__name__
+        assert sums.tolist() == [3.0, 12.0], T.__name__
