@@ -99,3 +99,38 @@ def test_factory_allocation_belongs_to_its_empty_row():
         table = prof.key_averages().table(sort_by="self_cpu_memory_usage", row_limit=3)
         top = [line.split()[0] for line in table.splitlines()[3:6]]
         assert top[0] in ("aten::empty_strided", "aten::empty"), (T.__name__, top)
+
+
+def test_custom_op_rows_and_input_shapes():
+    for T in _libs():
+        ns = f"s15prof_{T.__name__}"
+
+        @T.library.custom_op(f"{ns}::scale", mutates_args=())
+        def scale(x: T.Tensor, k: float, y: T.Tensor) -> T.Tensor:
+            return x * k + y
+
+        scale.register_autograd(
+            lambda ctx, g: (g * 2, None, g), setup_context=lambda ctx, inputs, output: None
+        )
+        rows = []
+        for requires_grad in (False, True):
+            x = T.ones(2, 3, requires_grad=requires_grad)
+            with T.profiler.profile(record_shapes=True) as prof:
+                scale(x, 2.0, T.ones(3))
+            rows.append(
+                [
+                    (e.name, e.cpu_parent.name if e.cpu_parent else None, e.input_shapes)
+                    for e in prof.events()
+                    if e.name.startswith((ns, "GeneratedBackwardFor_", "aten::mul"))
+                ]
+            )
+        fn_row = f"GeneratedBackwardFor_{ns}_scale_default"
+        assert rows[0] == [
+            (f"{ns}::scale", None, [[2, 3], [], [3]]),
+            ("aten::mul", f"{ns}::scale", [[2, 3], []]),
+        ], T.__name__
+        assert rows[1] == [
+            (f"{ns}::scale", None, [[2, 3], [], [3]]),
+            (fn_row, f"{ns}::scale", [[2, 3], [], [3]]),
+            ("aten::mul", fn_row, [[2, 3], []]),
+        ], T.__name__

@@ -9,6 +9,7 @@ ops are named `ember::<name>`.
 """
 
 import contextlib
+import sys
 import time
 import uuid
 
@@ -182,6 +183,35 @@ class record_function(contextlib.ContextDecorator):
         return False
 
 
+def _custom_op_shapes(name, shapes):
+    """A Python custom op's input shapes as torch lists them, one entry per schema argument:
+    ember's dispatcher records its tensors as one list, then its other arguments as one entry.
+    Unchanged when the tensors cannot be placed (a list or optional tensor argument)."""
+    library = sys.modules.get("ember.library")
+    state = library._ops_by_name.get(name) if library is not None else None
+    if state is None or len(shapes) != 2 or not isinstance(shapes[0], list):
+        return shapes
+    types = [a.type for a in state.schema.arguments]
+    if any(t.startswith("Tensor") and t != "Tensor" for t in types):
+        return shapes
+    tensors = iter(shapes[0])
+    if len(shapes[0]) != types.count("Tensor"):
+        return shapes
+    return [next(tensors) if t == "Tensor" else [] for t in types]
+
+
+def _is_backend_call_of(outer, name):
+    """Whether an op range `name` is the backend call of a differentiable custom op inside its
+    autograd.Function row (GeneratedBackwardFor_...), itself inside the op's row: torch shows
+    the op's row and the Function's row only."""
+    return (
+        outer is not None
+        and outer.name.startswith("GeneratedBackwardFor_")
+        and outer.cpu_parent is not None
+        and outer.cpu_parent.name == name
+    )
+
+
 _ALLOCATORS = ("aten::empty", "aten::empty_like", "aten::empty_strided")
 
 
@@ -325,6 +355,13 @@ class profile:
                     shapes = list(shapes or [])
                     if len(shapes) < want:
                         shapes += [[] for _ in range(want - len(shapes))]
+                if shapes and kind == 0:
+                    shapes = _custom_op_shapes(display, shapes)
+                outer = local[parent] if parent >= 0 else None
+                if kind == 0 and _is_backend_call_of(outer, display):
+                    outer.input_shapes = shapes if shapes is not None else []
+                    local[i] = outer  # one row, as torch's: what the call does nests in outer
+                    continue
                 if kind == 1 and display.startswith("ProfilerStep#"):
                     display = "ProfilerStep*"  # torch's steps share one key
                 evt = FunctionEvent(
