@@ -111,12 +111,43 @@ class Argument:
         return f"Argument(name={self.name!r}, type={self.type!r})"
 
 
+def format_double(v):
+    """A double as c10 prints it in a schema: integral values as `2.`, others with 17 significant
+    digits (`0.10000000000000001`, `1e+20`)."""
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    text = f"{v:.17g}"
+    return text if any(c in text for c in ".e") else text + "."
+
+
+def _canonical_defaults(text, open_, close):
+    """The schema text with its float defaults (of float arguments, and of Scalar ones written
+    as floats) printed as c10 prints them."""
+    items = []
+    for item in _split_top(text[open_ + 1 : close]):
+        head, eq, default = item.partition("=")
+        kind = head.split()[0].rstrip("?") if eq else ""
+        literal = default.strip()
+        if kind == "float" or (kind == "Scalar" and any(c in literal for c in ".eE")):
+            try:
+                default = format_double(float(literal))
+            except ValueError:
+                pass
+        items.append(head + eq + default)
+    return text[: open_ + 1] + ", ".join(items) + text[close:]
+
+
 class FunctionSchema:
     """A parsed operator schema in torch's grammar: ``name`` (``"mylib::foo"``),
-    ``overload_name``, ``arguments`` and ``returns`` (Argument lists); ``str()`` gives the text."""
+    ``overload_name``, ``arguments`` and ``returns`` (Argument lists); ``str()`` gives the text
+    as torch prints it (float defaults in c10's form)."""
 
     def __init__(self, text):
-        self._text = text
+        open_ = text.index("(")
+        close = text.rindex(")", 0, text.rindex("->"))
+        self._text = _canonical_defaults(text, open_, close)
         open_ = text.index("(")
         arrow = text.rindex("->")
         close = text.rindex(")", 0, arrow)

@@ -15,6 +15,7 @@ import weakref
 
 from . import _C, _op_overloads
 from ._op_overloads import FunctionSchema
+from ._ops._op_range import OP_MARK
 
 __all__ = [
     "Library",
@@ -27,6 +28,7 @@ __all__ = [
     "register_autograd",
     "register_fake",
     "register_kernel",
+    "register_vmap",
 ]
 
 _BACKEND_KEYS = ("CPU", "CUDA", "Meta", "PrivateUse1")
@@ -68,7 +70,8 @@ class _OpState:
         self.from_custom_op = from_custom_op
         ns, name, overload = _op_overloads._split_entry(entry_name)
         self.display = f"{ns}.{name}.{overload}"
-        self.node_name = f"GeneratedBackwardFor_{ns}_{name}_{overload}Backward"
+        self.forward_row = f"GeneratedBackwardFor_{ns}_{name}_{overload}"
+        self.node_name = self.forward_row + "Backward"
         self.mutated = [a for a in self.schema.arguments if a.is_write]
         self.opoverload = _op_overloads._register_custom(entry_name, self.call)
         self._install()
@@ -152,9 +155,14 @@ class _OpState:
             return implicit(*args, **kwargs)
         bound = self.schema.bind(args, kwargs, self.schema.name)
         tensors = self._tensors(bound)
-        out = _C._custom_op_redispatch(self.handle, "backend", tensors, args, kwargs)
         if not _C.is_grad_enabled() or not any(t.requires_grad for t in tensors):
-            return out
+            return _C._custom_op_redispatch(self.handle, "backend", tensors, args, kwargs)
+        # torch runs a differentiable call as an autograd.Function, whose row the profile shows
+        handle = _C._record_function_enter(OP_MARK + self.forward_row)
+        try:
+            out = _C._custom_op_redispatch(self.handle, "backend", tensors, args, kwargs)
+        finally:
+            _C._record_function_exit(handle)
         from .autograd.function import FunctionCtx, _attach
 
         ctx = FunctionCtx()
@@ -404,6 +412,8 @@ class CustomOpDef:
         self._init_fn = fn
         self._state = _define(self._qualname, f"{self._qualname}{schema}", from_custom_op=True)
         self._opoverload = self._state.opoverload
+        if not self._state.schema.returns:  # torch generates the fake of an op returning nothing
+            self._state.fake = _returns_nothing
         self.__name__ = name
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__wrapped__ = fn
@@ -458,11 +468,34 @@ class CustomOpDef:
         self._state.setup_context = setup_context
         self._state._install()
 
+    def register_vmap(self, func=None, /):
+        """register_vmap(func=None, /) -> Callable
+
+        The op's rule under ember.func.vmap (see ember.library.register_vmap)."""
+        return register_vmap(self, func)
+
     def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):
         """register_torch_dispatch(torch_dispatch_class, fn=None, /) -> Callable
 
         Not supported: ember has no __torch_dispatch__ subclasses."""
         raise NotImplementedError("ember.library: ember has no __torch_dispatch__ subclasses")
+
+
+def _returns_nothing(*args, **kwargs):
+    return None
+
+
+def _missing_fake(st):
+    """The error of a fake-kernel test on an op without one (torch's text for a custom_op)."""
+    if st.from_custom_op:
+        name = st.schema.name
+        short = name.split("::", 1)[1]
+        return RuntimeError(
+            f"There was no fake impl registered for <CustomOpDef({name})>. This is necessary "
+            "for torch.compile/export/fx tracing to work. Please use "
+            f"`{short}.register_fake` to add an fake impl."
+        )
+    return RuntimeError(f"{st.entry_name}: no fake kernel was registered (use register_fake)")
 
 
 def _tensors(value):
@@ -487,11 +520,11 @@ def _no_alias_outputs(name, fn):
         out = fn(*args, **kwargs)
         seen = {storage(t) for t in _tensors((args, kwargs))}
         ins = {id(t) for t in _tensors((args, kwargs))}
-        for i, t in enumerate(_tensors(out)):
+        for t in _tensors(out):
             key = storage(t)
             if id(t) in ins or (key is not None and key in seen):
                 raise RuntimeError(
-                    f"{name}: The output of this custom operator ({i}) must not also be an "
+                    f"{name}: The output of this custom operator (1) must not also be an "
                     "input to this custom operator and (2) may not alias any inputs to this "
                     "custom operator or other returns. The most common way to trigger this "
                     "error is if we have y = custom_op(x) and y and x are the same Tensor. "
@@ -690,6 +723,23 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     st._install()
 
 
+def register_vmap(op, func=None, /, *, lib=None):
+    """register_vmap(op, func=None, /, *, lib=None) -> Callable
+
+    Makes ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)`` the op's rule under
+    ember.func.vmap: ``in_dims`` gives each argument's batch dimension (None when unbatched),
+    ``info.batch_size`` the vmap's size; usable as a decorator."""
+    st = _state(op)
+
+    def inner(fn):
+        from . import _library_vmap
+
+        _library_vmap.register(st.opoverload, fn)
+        return fn
+
+    return inner if func is None else inner(func)
+
+
 class OpCheckError(Exception):
     """OpCheckError(message)
 
@@ -710,17 +760,21 @@ def _check_traced(ember, st, args, kwargs, flat):
     its fake kernel) and the captured graph run must give the eager outputs."""
     from .fx.experimental.proxy_tensor import make_fx
 
+    if st.fake is None:  # torch traces through the fake kernel
+        raise _missing_fake(st)
     where = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
 
     def call(*tensors):  # the tensors are the graph's inputs; other arguments are constants
         full = list(args)
         for i, t in zip(where, tensors):
             full[i] = t
-        return st.opoverload(*full, **_clone_arg(kwargs))
+        out = st.opoverload(*full, **_clone_arg(kwargs))
+        # an op that returns nothing is checked by the tensors it wrote
+        return out if st.schema.returns else tuple(full[i] for i in where)
 
     tensors = [args[i] for i in where]
     with ember.no_grad():
-        expected = flat(st.opoverload(*_clone_arg(args), **_clone_arg(kwargs)))
+        expected = flat(call(*_clone_arg(tensors)))
         gm = make_fx(call)(*_clone_arg(tensors))
         got = flat(gm(*_clone_arg(tensors)))
     if len(got) != len(expected) or any(
@@ -793,9 +847,7 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
                         )
             elif test == "test_faketensor":
                 if st.fake is None:
-                    raise OpCheckError(
-                        f"{st.entry_name}: no fake kernel was registered (use register_fake)"
-                    )
+                    raise _missing_fake(st)
                 a, k = _clone_arg(args), _clone_arg(kwargs)
                 with ember.no_grad():
                     real = flat(st.opoverload(*a, **k))
@@ -816,6 +868,8 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
             results[test] = "SUCCESS"
         except Exception as e:
             if raise_exception:
-                raise OpCheckError(f"opcheck(op, ...): {test} failed with {e}") from e
+                raise OpCheckError(
+                    f"opcheck(op, ...): {test} failed with {e} (scroll up for stack trace)"
+                ) from e
             results[test] = e
     return results

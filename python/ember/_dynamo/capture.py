@@ -416,6 +416,13 @@ def _meta(value):
     return value
 
 
+def _writes_arguments(target):
+    """An operator overload whose schema marks an argument written (a custom op's mutates_args):
+    a call of it returning None is kept in the graph, as an in-place method is."""
+    schema = getattr(target, "_schema", None)
+    return any(a.is_write for a in getattr(schema, "arguments", ()))
+
+
 def _break_reason(name):
     """A data-dependent read's break reason, in torch's words where torch has them."""
     what = f"data-dependent Python value: Tensor.{name.strip('_')}() / {name}"
@@ -743,7 +750,7 @@ class Capture(TorchFunctionMode):
         if not has_tensor:
             if name in _METADATA or name in _SIZES:
                 return value
-            if value is None and name.endswith("_"):
+            if value is None and (name.endswith("_") or _writes_arguments(target)):
                 self.graph.create_node(op, target, gargs, gkwargs)
                 return value
             raise GraphBreak(f"data-dependent Python value from {name}()", value)

@@ -9,6 +9,7 @@ ops are named `ember::<name>`.
 """
 
 import contextlib
+import sys
 import time
 import uuid
 
@@ -182,6 +183,53 @@ class record_function(contextlib.ContextDecorator):
         return False
 
 
+def _custom_op_shapes(name, shapes):
+    """A Python custom op's input shapes as torch lists them, one entry per schema argument:
+    ember's dispatcher records its tensors as one list, then its other arguments as one entry.
+    Unchanged when the tensors cannot be placed (a list or optional tensor argument)."""
+    library = sys.modules.get("ember.library")
+    state = library._ops_by_name.get(name) if library is not None else None
+    if state is None or len(shapes) != 2 or not isinstance(shapes[0], list):
+        return shapes
+    types = [a.type for a in state.schema.arguments]
+    if any(t.startswith("Tensor") and t != "Tensor" for t in types):
+        return shapes
+    tensors = iter(shapes[0])
+    if len(shapes[0]) != types.count("Tensor"):
+        return shapes
+    return [next(tensors) if t == "Tensor" else [] for t in types]
+
+
+def _is_backend_call_of(outer, name):
+    """Whether an op range `name` is the backend call of a differentiable custom op inside its
+    autograd.Function row (GeneratedBackwardFor_...), itself inside the op's row: torch shows
+    the op's row and the Function's row only."""
+    return (
+        outer is not None
+        and outer.name.startswith("GeneratedBackwardFor_")
+        and outer.cpu_parent is not None
+        and outer.cpu_parent.name == name
+    )
+
+
+_ALLOCATORS = ("aten::empty", "aten::empty_like", "aten::empty_strided")
+
+
+def _allocating_child(owner):
+    """The range an allocation belongs to: a factory written in Python (aten::zeros) records its
+    allocation row (aten::empty, or aten::empty_like > aten::empty_strided) before it allocates,
+    so its first allocation goes to that row, where torch's profile shows it."""
+    if owner is None or not owner._python_op or getattr(owner, "_allocated", False):
+        return owner
+    child = owner._first_child
+    if child is None or child.name not in _ALLOCATORS:
+        return owner
+    owner._allocated = True
+    while child._first_child is not None and child._first_child.name in _ALLOCATORS:
+        child = child._first_child
+    return child
+
+
 class profile:
     """profile(enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False, profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False, custom_trace_id_callback=None)
 
@@ -278,7 +326,7 @@ class profile:
                 ts = (start - t0) / 1000.0
                 if kind == 4:  # an allocation (> 0) or a free (< 0)
                     memory.append((tid, ts, nbytes, addr, total))
-                    owner = local[parent] if parent >= 0 else None
+                    owner = _allocating_child(local[parent] if parent >= 0 else None)
                     if owner is None:
                         evt = FunctionEvent(
                             next_id, "[memory]", tid, ts, ts, cpu_memory_usage=nbytes
@@ -289,7 +337,8 @@ class profile:
                         owner.cpu_memory_usage += nbytes
                         owner = owner.cpu_parent
                     continue
-                if kind == 1 and name.startswith(OP_MARK):  # an op written in Python
+                python_op = kind == 1 and name.startswith(OP_MARK)
+                if python_op:  # an op written in Python
                     kind, name = 0, name[1:]
                     display = name
                 elif kind == 0:
@@ -306,6 +355,13 @@ class profile:
                     shapes = list(shapes or [])
                     if len(shapes) < want:
                         shapes += [[] for _ in range(want - len(shapes))]
+                if shapes and kind == 0:
+                    shapes = _custom_op_shapes(display, shapes)
+                outer = local[parent] if parent >= 0 else None
+                if kind == 0 and _is_backend_call_of(outer, display):
+                    outer.input_shapes = shapes if shapes is not None else []
+                    local[i] = outer  # one row, as torch's: what the call does nests in outer
+                    continue
                 if kind == 1 and display.startswith("ProfilerStep#"):
                     display = "ProfilerStep*"  # torch's steps share one key
                 evt = FunctionEvent(
@@ -320,10 +376,14 @@ class profile:
                 )
                 next_id += 1
                 evt._worker = kind == 3
+                evt._python_op = python_op
+                evt._first_child = None
                 if self.with_flops and kind == 0:
                     evt.flops = _flops(display, evt.input_shapes)
                 if parent >= 0 and local[parent] is not None:
                     evt.set_cpu_parent(local[parent])
+                    if local[parent]._first_child is None:
+                        local[parent]._first_child = evt
                 local[i] = evt
                 events.append(evt)
                 by_thread.setdefault(tid, []).append(evt)
@@ -363,8 +423,6 @@ class profile:
                 if self.custom_trace_id_callback is not None
                 else uuid.uuid4().hex.upper()
             ),
-            "record_shapes": int(self.record_shapes),
-            "profile_memory": int(self.profile_memory),
         }
         meta.update(self._trace_meta)
         return _chrome_trace(events, meta, self._memory, self._wall_ns)

@@ -616,82 +616,47 @@ def _build_table(
 
 def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
     """The Chrome trace of `events` (FunctionEvents) and `memory` records
-    ((tid, ts_us, bytes, addr, total_allocated))."""
+    ((tid, ts_us, bytes, addr, total_allocated)), laid out as torch's: metadata, the ops and user
+    ranges, the allocations, the Python calls (each numbered by its place, "Ev Idx"), then the
+    session's span and its markers."""
     pid = os.getpid() if pid is None else pid
-    trace = []
-    threads = sorted({e.thread for e in events} | {m[0] for m in memory})
-    trace.append(
-        {
-            "ph": "M",
-            "name": "process_name",
-            "pid": pid,
-            "tid": 0,
-            "ts": 0,
-            "args": {"name": "python"},
-        }
-    )
-    trace.append(
-        {
-            "ph": "M",
-            "name": "process_labels",
-            "pid": pid,
-            "tid": 0,
-            "ts": 0,
-            "args": {"labels": "CPU"},
-        }
-    )
-    for tid in threads:
-        label = "main thread" if tid == pid else "thread"
-        trace.append(
-            {
-                "ph": "M",
-                "name": "thread_name",
-                "pid": pid,
-                "tid": tid,
-                "ts": 0,
-                "args": {"name": f"{label} {tid}"},
-            }
-        )
-        trace.append(
-            {
-                "ph": "M",
-                "name": "thread_sort_index",
-                "pid": pid,
-                "tid": tid,
-                "ts": 0,
-                "args": {"sort_index": tid},
-            }
-        )
-    ops = [e for e in events if e.name != "[memory]" and not e.is_python_function]
-    python = [e for e in events if e.is_python_function]
-    for e in sorted(ops, key=lambda e: (e.thread, e.time_range.start, -e.time_range.end)):
-        trace.append(_trace_event(e, "user_annotation" if e.is_user_annotation else "cpu_op", pid))
-    for e in sorted(python, key=lambda e: e.python_id):
-        args = {
-            "Python parent id": None if e.python_parent_id < 0 else e.python_parent_id,
-            "Python id": e.python_id,
-        }
-        if e.python_module_id >= 0:
-            args["Python module id"] = e.python_module_id
-        args["Ev Idx"] = e.id
-        trace.append(_trace_event(e, "python_function", pid, args))
     spans = [e for e in events if e.name != "[memory]"]
-    if spans:  # the session's own span, as torch's trace has
-        start = min(e.time_range.start for e in spans)
-        end = max(e.time_range.end for e in spans)
-        trace.append(
-            {
-                "ph": "X",
-                "cat": "Trace",
-                "ts": round(start, 3),
-                "dur": round(end - start, 3),
-                "pid": "Spans",
-                "tid": "PyTorch Profiler",
-                "name": "PyTorch Profiler (0)",
-                "args": {"Op count": 0},
-            }
-        )
+    start = min((e.time_range.start for e in spans), default=0.0)
+    end = max((e.time_range.end for e in spans), default=0.0)
+    start, end = round(start, 3), round(end, 3)
+    threads = sorted({e.thread for e in events} | {m[0] for m in memory})
+
+    def meta_event(name, tid, args, pid=pid):
+        return {"ph": "M", "name": name, "ts": start, "pid": pid, "tid": tid, "args": args}
+
+    trace = [
+        meta_event("process_name", 0, {"name": "python"}),
+        meta_event("process_labels", 0, {"labels": "CPU"}),
+        meta_event("process_sort_index", 0, {"sort_index": pid}),
+    ]
+    for tid in threads:
+        trace.append(meta_event("thread_name", tid, {"name": f"thread {tid} (python)"}))
+        trace.append(meta_event("thread_sort_index", tid, {"sort_index": tid}))
+    ops = [e for e in spans if not e.is_python_function]
+    python = [e for e in events if e.is_python_function]
+    for n, e in enumerate(
+        sorted(ops, key=lambda e: (e.thread, e.time_range.start, -e.time_range.end))
+    ):
+        cat = "user_annotation" if e.is_user_annotation else "cpu_op"
+        trace.append(_trace_event(e, cat, pid, _trace_args(e, external_id=n + 1, index=n)))
+    index = len(ops)
     for tid, ts, nbytes, addr, total in memory:
+        args = {
+            "Total Reserved": 0,
+            "Total Allocated": total,
+            "Bytes": nbytes,
+            "Device Id": -1,
+            "Device Type": 0,
+            "Addr": addr,
+            "finished": False,
+            "Ev Idx": index,
+        }
+        index += 1
         trace.append(
             {
                 "ph": "i",
@@ -701,31 +666,56 @@ def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
                 "pid": pid,
                 "tid": tid,
                 "ts": round(ts, 3),
-                "args": {
-                    "Device Type": 0,
-                    "Device Id": -1,
-                    "Addr": addr,
-                    "Bytes": nbytes,
-                    "Total Allocated": total,
-                    "Total Reserved": 0,
-                },
+                "args": args,
             }
         )
-    out = {
-        "schemaVersion": 1,
-        "deviceProperties": [],
-        "host_name": socket.gethostname(),
-        "displayTimeUnit": "ms",
-        "baseTimeNanoseconds": base_time_ns,
-    }
+    for e in sorted(python, key=lambda e: e.python_id):
+        args = {
+            "Python parent id": None if e.python_parent_id < 0 else e.python_parent_id,
+            "Python id": e.python_id,
+        }
+        if e.python_module_id >= 0:
+            args["Python module id"] = e.python_module_id
+        args["Ev Idx"] = index
+        index += 1
+        trace.append(_trace_event(e, "python_function", pid, args))
+    if spans:  # the session's own span and markers, as torch's trace has
+        trace.append(
+            {
+                "ph": "X",
+                "cat": "Trace",
+                "name": "PyTorch Profiler (0)",
+                "pid": "Spans",
+                "tid": "PyTorch Profiler",
+                "ts": start,
+                "dur": round(end - start, 3),
+                "args": {"Op count": 0},
+            }
+        )
+        trace.append(meta_event("process_sort_index", 0, {"sort_index": 536870912}, "Spans"))
+        trace.append(
+            {
+                "ph": "i",
+                "s": "g",
+                "name": "Iteration Start: PyTorch Profiler",
+                "pid": "Traces",
+                "tid": "Trace PyTorch Profiler",
+                "ts": start,
+            }
+        )
+        trace.append(
+            {"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": end}
+        )
+    out = {"schemaVersion": 1, "deviceProperties": []}
     out.update(meta)
+    out["host_name"] = socket.gethostname()
+    out["displayTimeUnit"] = "ms"
+    out["baseTimeNanoseconds"] = base_time_ns
     out["traceEvents"] = trace
     return out
 
 
-def _trace_event(e, cat, pid, args=None):
-    if args is None:
-        args = _trace_args(e)
+def _trace_event(e, cat, pid, args):
     return {
         "ph": "X",
         "cat": cat,
@@ -738,19 +728,21 @@ def _trace_event(e, cat, pid, args=None):
     }
 
 
-def _trace_args(e):
+def _trace_args(e, external_id, index):
     """torch's `args` of an op, node or user range, in its order."""
-    args = {"External id": e.id + 1, "Record function id": 0}
+    args = {"External id": external_id, "Record function id": 0}
     if e.input_shapes:
         args["Input Dims"] = e.input_shapes
     if e.flops:
         args["flops"] = e.flops
-    args["Ev Idx"] = e.id
+    args["Ev Idx"] = index
     return args
 
 
 def _write_json(trace, path):
+    """Writes `trace` to `path`, naming the file in it as torch's traceName."""
     path = os.fspath(path)
+    trace = dict(trace, traceName=path)
     if path.endswith(".gz"):
         import gzip
 

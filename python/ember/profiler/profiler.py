@@ -200,7 +200,7 @@ class _KinetoProfile:
         Starts the recorder prepare_trace() created."""
         if self.profiler is None:
             self.prepare_trace()
-        self.profiler._trace_meta = {"metadata": dict(self._metadata)} if self._metadata else {}
+        self.profiler._trace_meta = self._trace_meta()
         self.profiler._start_trace()
 
     def stop_trace(self):
@@ -212,10 +212,16 @@ class _KinetoProfile:
             and self.profiler.entered
             and self.profiler.function_events is None
         ):
-            self.profiler._trace_meta.update(
-                {"metadata": dict(self._metadata)} if self._metadata else {}
-            )
+            self.profiler._trace_meta = self._trace_meta()
             self.profiler._stop_trace()
+
+    def _trace_meta(self):
+        """The trace's top-level entries after its trace_id, as torch's: each option that is on
+        (as 1, in torch's order), then add_metadata's entries."""
+        flags = ("with_stack", "profile_memory", "record_shapes", "with_modules", "with_flops")
+        meta = {name: 1 for name in flags if getattr(self, name)}
+        meta.update(self._metadata)
+        return meta
 
     def _require_results(self):
         if self.profiler is None or self.profiler.function_events is None:
