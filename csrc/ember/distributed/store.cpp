@@ -116,8 +116,12 @@ bool HashStore::delete_key(const std::string& key) {
 }
 
 int64_t HashStore::num_keys() {
+  // keys holding \x01 are ember's own (a queue's counters and items, under a PrefixStore's prefix
+  // too), not counted, as torch keeps its queues apart from the keys
   std::lock_guard<std::mutex> g(mutex_);
-  return int64_t(data_.size());
+  int64_t n = 0;
+  for (auto& kv : data_) n += kv.first.find('\x01') == std::string::npos;
+  return n;
 }
 
 // ---- FileStore ----
@@ -287,7 +291,11 @@ std::vector<std::string> PrefixStore::ks(const std::vector<std::string>& keys) c
 void PrefixStore::set(const std::string& key, const std::string& value) {
   store_->set(k(key), value);
 }
-std::string PrefixStore::get(const std::string& key) { return store_->get(k(key)); }
+std::string PrefixStore::get(const std::string& key) {
+  // with this store's timeout (set_timeout on a PrefixStore bounds its gets, as torch's)
+  store_->wait({k(key)}, timeout_);
+  return store_->get(k(key));
+}
 int64_t PrefixStore::add(const std::string& key, int64_t delta) {
   return store_->add(k(key), delta);
 }

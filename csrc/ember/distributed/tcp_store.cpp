@@ -317,7 +317,8 @@ class TCPStore::Server {
         break;
       case NUM_KEYS: {
         int64_t n = 0;
-        for (auto& kv : data_) n += kv.first.empty() || kv.first[0] != '\x01';
+        for (auto& kv : data_)
+          n += kv.first.find('\x01') == std::string::npos;  // (ember's own keys)
         n += data_.count(kTorchInitKey);
         put_i64(out, n);
         break;

@@ -9,6 +9,7 @@ import warnings
 from .. import _C as _C_root
 from .._C import _distributed as _Cd
 from . import distributed_c10d as c10d
+from ._store import QueueEmptyError
 
 __all__ = [
     "DistError",
@@ -45,12 +46,6 @@ DistError = _Cd.DistError
 DistBackendError = _Cd.DistBackendError
 DistStoreError = _Cd.DistStoreError
 DistNetworkError = _Cd.DistNetworkError
-
-
-class QueueEmptyError(DistStoreError):
-    """QueueEmptyError(message)
-
-    A store's queue that had nothing to pop (a DistStoreError)."""
 
 
 class record_comm:

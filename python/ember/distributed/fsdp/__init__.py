@@ -9,7 +9,8 @@ autograd Function: its backward reduce-scatters the group's gradients in one col
 (averaged over the mesh, as torch's default) into the shards' .grad, so the optimizer steps on
 the local shards. With reshard_after_forward (the default), saved-tensor hooks keep the
 gathered parameters that the forward's ops save out of the graph: they are freed after the
-forward and gathered again in the module's backward. See docs/ARCHITECTURE.md.
+forward and gathered again in the module's backward; without it, the gathered parameters stay
+the module's attributes until its backward (torch's). See docs/ARCHITECTURE.md.
 """
 
 import functools
@@ -125,6 +126,7 @@ class _Group:
         self.unsharded = None
         self.regathered = None  # gathered again in backward for saved parameters
         self.prefetched = None  # (output buffer, Work, shard versions) of an early all-gather
+        self.after_backward = None  # called once the gather's backward reduced the gradients
         self.forward_prefetch = []  # groups whose all-gather this group's forward starts
         self.backward_prefetch = []  # groups whose regather this group's backward starts
 
@@ -275,7 +277,10 @@ def _gather_fn():
                 if ctx.group.prefetched is not None:  # prefetched but not needed after all
                     ctx.group.prefetched[1].wait()
                     ctx.group.prefetched = None
-                return (None, *ctx.group.reduce(list(grads)))
+                grads = ctx.group.reduce(list(grads))
+                if ctx.group.after_backward is not None:
+                    ctx.group.after_backward()
+                return (None, *grads)
 
         _GATHER.append(_AllGatherParams)
     return _GATHER[0]
@@ -386,6 +391,10 @@ class _State:
         self.group = group
         self.reshard_after_forward = reshard_after_forward
         self.mp = mp
+        # FSDP2 without reshard_after_forward: the gathered parameters stay the attributes
+        # from the forward until the backward (torch's), `kept` while they do
+        self.keeps_until_backward = False
+        self.kept = False
 
 
 def _abandon(mod, state):
@@ -425,6 +434,9 @@ def _pre_forward(state, mod, args, kwargs):
 
     mp = state.mp
     if state.group.entries:
+        if state.kept:  # from an earlier forward (maybe without grad): gathered again
+            state.kept = False
+            mod.reshard()
         if state.hooks is not None:
             # the last forward never reached `post` (an exception, such as a checkpoint's
             # early stop, unwound it): its gathered parameters may be stale
@@ -454,11 +466,21 @@ def _post_forward(state, mod, args, kwargs, out):
                 state.hooks.__exit__(None, None, None)
             state.hooks = None
         # the attributes are the shards again; the gathered tensors are freed, unless
-        # reshard_after_forward is False (the graph then keeps what its ops saved)
-        mod.reshard()
+        # reshard_after_forward is False (the graph then keeps what its ops saved; FSDP2
+        # keeps them as the attributes until the backward, as torch's)
+        if state.keeps_until_backward and not state.reshard_after_forward:
+            state.kept = True
+        else:
+            mod.reshard()
     if state.mp.output_dtype is not None:
         out = _cast(out, state.mp.output_dtype)
     return out
+
+
+def _post_backward(state, mod):
+    if state.kept:
+        state.kept = False
+        mod.reshard()
 
 
 def fully_shard(
@@ -537,6 +559,8 @@ def fully_shard(
             owner._parameters[name] = sp
             entries.append((owner, name, sp, tuple(p.shape)))
     state = _State(_Group(entries, mesh, mp), reshard_after_forward, mp)
+    state.keeps_until_backward = True
+    state.group.after_backward = functools.partial(_post_backward, state, module)
     module._fsdp_state = state
     pre, post = functools.partial(_pre_forward, state), functools.partial(_post_forward, state)
     state.hooks_pair = (pre, post)
