@@ -84,6 +84,13 @@ def _cases(lib):
                 x[None],
             )  # fmt: skip
 
+    class Math(nn.Module):
+        def forward(self, x):
+            y = x.clamp(-0.5, 0.5) + lib.clamp(x, min=x * 0) + lib.minimum(x, x * 2)
+            y = y + lib.atan2(x, x + 2) + x.max() - lib.min(x) + x.argmax(1, keepdim=True)
+            y = y + x.argmin() + x.amin(0) + x.cumsum(1) + x.tril() + lib.triu(x, 1)
+            return y + x.round() + x.round(decimals=2) + x.clamp(max=1)
+
     class Embed(nn.Module):
         def __init__(self):
             super().__init__()
@@ -111,6 +118,7 @@ def _cases(lib):
         "methods": (Methods(), (lib.randn(4, 4),)),
         "lists": (Lists(), (lib.randn(4, 4),)),
         "index": (Index(), (lib.randn(4, 4),)),
+        "math": (Math(), (lib.randn(4, 4),)),
         "embed": (Embed().eval(), (ints,)),
         "train_norms": (TrainNorms().train(), (lib.randn(4, 3),)),
     }
@@ -135,7 +143,8 @@ def _calls(ep):
 
 
 @pytest.mark.parametrize(
-    "case", ["mlp", "convnet", "attention", "methods", "lists", "index", "embed", "train_norms"]
+    "case",
+    ["mlp", "convnet", "attention", "methods", "lists", "index", "math", "embed", "train_norms"],
 )
 def test_graphs_name_what_torch_names(case):
     torch = pytest.importorskip("torch")
@@ -167,7 +176,7 @@ def test_targets_are_the_overload_objects():
 
 
 @pytest.mark.parametrize(
-    "case", ["mlp", "convnet", "attention", "methods", "lists", "index", "embed"]
+    "case", ["mlp", "convnet", "attention", "methods", "lists", "index", "math", "embed"]
 )
 def test_renamed_graphs_compute_what_eager_does(case, tmp_path):
     m, args = _cases(ember)[case]

@@ -346,6 +346,39 @@ _add(
 )
 
 
+# the math of _ops_math.py beyond the unary table
+_add("clamp", _ov("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"))
+_add(
+    "clamp_tensor",
+    _ov("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"),
+)
+for _name in ("minimum", "maximum", "atan2"):
+    _add(_name, _ov(f"{_name}(Tensor self, Tensor other) -> Tensor"))
+for _name in ("max", "min"):
+    _add(f"{_name}_all", _ov(f"{_name}(Tensor self) -> Tensor"))
+for _name in ("argmax", "argmin"):
+    _add(_name, _ov(f"{_name}(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"))
+_add("amin", _ov("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"))
+_add(
+    "cumsum",
+    _ov("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"),
+    fwd=lambda ov, a: list(a) + [None],
+    back=_keep(2),
+)
+for _name in ("tril", "triu"):
+    _add(_name, _ov(f"{_name}(Tensor self, int diagonal=0) -> Tensor"))
+_add(
+    "round",
+    {
+        "round.default": "round(Tensor self) -> Tensor",
+        "round.decimals": "round.decimals(Tensor self, *, int decimals) -> Tensor",
+    },
+    choose=lambda a: "round.decimals" if a[1] else "round.default",
+    fwd=lambda ov, a: list(a) if a[1] else [a[0]],
+    back=lambda ov, f: list(f) if ov == "round.decimals" else [f[0], 0],
+)
+
+
 # Indexing: one getitem node becomes torch's chain of slice/select/unsqueeze nodes
 # (_index_chain); back, each is the runtime's getitem with that one component.
 _END = (1 << 63) - 1  # torch's end of an open slice
