@@ -408,10 +408,12 @@ def _aten_call(entry_name, name):
 def _sync():
     """Adds the dispatcher entries registered since the last look (cheap when none were)."""
     from . import _aten_extra  # torch's overloads the registry lacks (mean.dim, t.default, ...)
+    from .export import _aten_names  # the overloads exported graphs name (linear.default, ...)
 
     entries = _C._op_schemas()
     if len(entries) == len(_seen):
         _aten_extra.install()  # after the registry's own (a no-op once installed)
+        _aten_names.install()
         return
     for e in entries:
         entry_name = e["name"]
@@ -433,6 +435,7 @@ def _sync():
             call = _aten_call(entry_name, name) if ns == "aten" else _cpp_call(entry_name)
         packet._add(overload, schema, call)
     _aten_extra.install()
+    _aten_names.install()
 
 
 def _cpp_call(entry_name):

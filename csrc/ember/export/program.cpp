@@ -302,6 +302,11 @@ const std::vector<OpDef>& op_table() {
       {"stack", "Li", [](Args& a) { return of_tensor(stack(a.tensors(0), a.integer(1))); }},
       {"chunk", "Tii",
        [](Args& a) { return of_tensors(chunk(a.tensor(0), a.integer(1), a.integer(2))); }},
+      {"split", "Tii",
+       [](Args& a) { return of_tensors(split(a.tensor(0), a.integer(1), a.integer(2))); }},
+      {"split_with_sizes", "TIi",
+       [](Args& a) { return of_tensors(split_with_sizes(a.tensor(0), a.ints(1), a.integer(2))); }},
+      {"unbind", "Ti", [](Args& a) { return of_tensors(unbind(a.tensor(0), a.integer(1))); }},
       {"getitem", "ax",
        [](Args& a) {
          const RValue& base = a.v[0];

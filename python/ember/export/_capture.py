@@ -8,9 +8,9 @@ import operator
 import sys
 
 from .. import fx
-from . import _ops
+from . import _aten_names, _ops
 from ._tracing import capturing
-from .exported_program import tree_flatten, tree_unflatten
+from .exported_program import tree_flatten
 from .graph_signature import (
     ExportGraphSignature,
     InputKind,
@@ -321,11 +321,12 @@ def _check_buffer_updates_recorded(parts, changed):
     updated = set()
     for node in graph.nodes:
         if node.op == "call_function" and node.args and node.args[0] in buffer_of:
-            name = getattr(node.target, "__name__", "")
+            packet = getattr(node.target, "overloadpacket", None)  # aten.add_.Tensor
+            name = getattr(packet or node.target, "__name__", "")
             if name.endswith("_") or node.kwargs.get("inplace") is True:
                 updated.add(buffer_of[node.args[0]])
         if node.op == "call_function" and _training_batch_norm(node.target, node.args, node.kwargs):
-            a = _bn_args(node.args, node.kwargs)
+            a = _bn_call(node.target, node.args, node.kwargs)
             updated.update(buffer_of.get(a[k]) for k in ("running_mean", "running_var"))
     missed = [name for name in changed if name not in updated]
     if missed:
@@ -544,6 +545,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         """A call_function node updating buffers in place; its example value is computed on
         copies (the model's own buffers stay as they are)."""
         new = out.call_function(target, tuple(args), kwargs)
+        new.meta["export_in_place"] = True
 
         def copy(n):
             return vals[n].clone() if n in buffer_of else vals[n]
@@ -559,16 +561,20 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
 
     result = _split_multi_outputs(process(graph, bind_root, {}), out, vals)
     items, output_structure = tree_flatten(result)
-    output_specs = []
     for item in items:
         if not isinstance(item, fx.Node):
             raise RuntimeError(
                 "ember.export: outputs must be tensors computed by the program; got "
                 f"{type(item).__name__} (constant outputs are not supported)"
             )
-        output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None))
-    out.output(tree_unflatten(output_structure, items))
+    out.output(tuple(items))  # flat, as torch's; module() nests them by output_structure
     out.eliminate_dead_code()
+    _read_every_item(out)
+    _aten_names.rename(out)  # torch's ATen overloads and node names
+    output_specs = [  # the output's nodes after renaming (an index became slice nodes)
+        OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
+        for item in next(n for n in out.nodes if n.op == "output").args[0]
+    ]
     out.lint()
     gm = fx.GraphModule(ember.nn.Module(), out)
     range_constraints = {}
@@ -616,6 +622,40 @@ def _split_multi_outputs(result, graph, vals):
     return tuple(items)
 
 
+def _read_every_item(graph):
+    """Each op returning a list of tensors (split, unbind, chunk) read by one getitem per item,
+    right after it and in order, unused items included, as torch's export graphs show them."""
+    from ._ops_flow import is_cond
+
+    Tensor = _ember().Tensor
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        if (
+            node.op != "call_function"
+            or type(val) not in (list, tuple)
+            or not val
+            or not all(isinstance(v, Tensor) for v in val)
+            or node.target is operator.getitem
+            or is_cond(node.target)
+        ):
+            continue
+        readers = {}
+        for user in node.users:
+            k = user.args[1] if user.target is operator.getitem and len(user.args) == 2 else None
+            if isinstance(k, int) and user.args[0] is node and -len(val) <= k < len(val):
+                readers.setdefault(k % len(val), user)
+        at = node
+        for k, v in enumerate(val):
+            item = readers.get(k)
+            if item is None:
+                with graph.inserting_after(at):
+                    item = graph.call_function(operator.getitem, (node, k))
+                item.meta["val"] = v
+            else:
+                at.append(item)
+            at = item
+
+
 def _composite(target, args, kwargs):
     """Whether ``target`` is a Python-level ember.nn.functional function without a runtime op
     (multi_head_attention_forward ...): export traces through it instead of keeping the call."""
@@ -643,11 +683,20 @@ def _bn_args(args, kwargs):
     return {**defaults, **bound}
 
 
+def _bn_call(target, args, kwargs):
+    """The arguments of a batch_norm call by F.batch_norm's names (of F.batch_norm itself or of
+    ``aten.batch_norm.default``, whose order differs), or None for another target."""
+    if target is _ember().nn.functional.batch_norm:
+        return _bn_args(args, kwargs)
+    mapped = _aten_names.to_runtime(target, args, kwargs)
+    if mapped is not None and mapped[0] == "batch_norm":
+        return _bn_args(mapped[1], {})
+    return None
+
+
 def _training_batch_norm(target, args, kwargs):
-    if target is not _ember().nn.functional.batch_norm:
-        return False
-    a = _bn_args(args, kwargs)
-    return bool(a["training"]) and a["running_mean"] is not None
+    a = _bn_call(target, args, kwargs)
+    return a is not None and bool(a["training"]) and a["running_mean"] is not None
 
 
 def _in_place_batch_norm(args, kwargs, call_in_place, buffer_of):

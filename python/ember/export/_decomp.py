@@ -1,7 +1,7 @@
 """Decomposition tables of ExportedProgram.run_decompositions (torch.export's API).
 
 torch's table maps an op overload (``torch.ops.aten.gelu.default``) to a Python function that
-computes it from other ops. ember's captured graphs call ember's functions and Tensor methods;
+computes it from other ops. ember's captured graphs name the same overloads (_aten_names.py);
 a table key names the operator by its aten overload or packet (``ember.ops.aten.gelu``, with
 ``import ember as torch`` the same object), by its name (``"aten::gelu"``), or is an ember
 function itself. Each call of the operator (function, method or Python operator) is replaced by
@@ -82,7 +82,10 @@ class _Table:
             hit = self.by_id.get(id(node.target))
             if hit is not None:
                 return hit
-            name = _OPERATORS.get(node.target) or getattr(node.target, "__name__", None)
+            packet = getattr(node.target, "overloadpacket", None)  # aten.gelu.default -> gelu
+            name = _OPERATORS.get(node.target) or getattr(
+                packet, "_name", getattr(node.target, "__name__", None)
+            )
         elif node.op == "call_method":
             name = node.target
         else:

@@ -36,11 +36,19 @@ def _mutated_arg(node, buffer_of):
     first = node.args[0]
     if first not in buffer_of:
         return None
+    if _in_place_overload(node.target):
+        return first
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
     method = node.op == "call_method" or getattr(_ember().Tensor, name, None) is node.target
     if (method and name in _ops.INPLACE_METHODS) or node.kwargs.get("inplace") is True:
         return first
     return None
+
+
+def _in_place_overload(target):
+    """Whether target is an in-place ATen overload (``aten.add_.Tensor``)."""
+    aten = getattr(target, "namespace", None) == "aten"
+    return aten and target.overloadpacket._name.endswith("_")
 
 
 def _functional(node):
@@ -49,23 +57,26 @@ def _functional(node):
     if kwargs.get("inplace") is True:
         kwargs["inplace"] = False
         return node.target, kwargs
+    if _in_place_overload(node.target):  # aten.add_.Tensor -> aten.add.Tensor
+        packet = getattr(_ember().ops.aten, node.target.overloadpacket._name[:-1])
+        return getattr(packet, node.target._overloadname), kwargs
     name = node.target if node.op == "call_method" else node.target.__name__
     return getattr(_ember().Tensor, _ops.INPLACE_METHODS[name]), kwargs
 
 
 def _is_training_batch_norm(node, buffer_of):
-    from ._capture import _bn_args, _training_batch_norm
+    from ._capture import _bn_call, _training_batch_norm
 
     if node.op != "call_function" or not _training_batch_norm(node.target, node.args, node.kwargs):
         return False
-    a = _bn_args(node.args, node.kwargs)
+    a = _bn_call(node.target, node.args, node.kwargs)
     return a["running_mean"] in buffer_of and a["running_var"] in buffer_of
 
 
 def functionalize(graph, signature):
     """(graph, signature) with the in-place buffer updates made functional, or None when the
     program updates no buffer in place."""
-    from ._capture import _bn_args
+    from ._capture import _bn_call
 
     ember = _ember()
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
@@ -118,7 +129,7 @@ def functionalize(graph, signature):
             update(buffer, value)
             continue
         if _is_training_batch_norm(node, buffer_of):
-            a = _bn_args(node.args, node.kwargs)
+            a = _bn_call(node.target, node.args, node.kwargs)
             m = float(a["momentum"])
             x = env[a["input"]]
             w, b = (env.get(a[k], a[k]) if a[k] is not None else None for k in ("weight", "bias"))

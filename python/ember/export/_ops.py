@@ -93,6 +93,9 @@ _SIMPLE = {
     "cat": lambda xs, dim: _ember().cat(xs, dim),
     "stack": lambda xs, dim: _ember().stack(xs, dim),
     "chunk": lambda x, n, dim: list(_ember().chunk(x, n, dim)),
+    "split": lambda x, size, dim: list(_ember().split(x, size, dim)),
+    "split_with_sizes": lambda x, sizes, dim: list(_ember().split(x, list(sizes), dim)),
+    "unbind": lambda x, dim: list(_ember().unbind(x, dim)),
     "getitem": lambda x, idx: x[tuple(idx) if isinstance(idx, list) else idx],
     "add": lambda a, b, alpha: a + b * alpha if alpha != 1 else a + b,
     "sub": lambda a, b, alpha: a - b * alpha if alpha != 1 else a - b,
@@ -140,7 +143,7 @@ def _all(x, how, keepdim):
 for _name, _fn in _SIMPLE.items():
     _executor(_name)(_fn)
 
-from . import _ops_flow, _ops_math  # noqa: E402  (control flow; math, *_like, clamp, max.dim)
+from . import _aten_names, _ops_flow, _ops_math  # noqa: E402  (control flow; math, *_like, clamp, max.dim)
 
 for _name, _fn in list(_ops_flow.EXECUTORS.items()) + list(_ops_math.EXECUTORS.items()):
     _executor(_name)(lambda *a, _f=_fn: _f(*a))
@@ -380,6 +383,20 @@ def _chunk(input, chunks, dim=0):
     return "chunk", [input, chunks, dim]
 
 
+def _split(tensor, split_size_or_sections, dim=0):
+    if isinstance(split_size_or_sections, (list, tuple)):
+        return "split_with_sizes", [tensor, list(split_size_or_sections), dim]
+    return "split", [tensor, split_size_or_sections, dim]
+
+
+def _split_method(self, split_size, dim=0):
+    return _split(self, split_size, dim)
+
+
+def _unbind(input, dim=0):
+    return "unbind", [input, dim]
+
+
 def _getitem(a, b):
     return "getitem", [a, b]
 
@@ -534,6 +551,8 @@ _METHODS = {
     "flatten": _flatten,
     "size": _size,
     "chunk": _chunk,
+    "split": _split_method,
+    "unbind": _unbind,
     "softmax": _softmax("softmax"),
     "log_softmax": _softmax("log_softmax"),
     "mean": _reduce("mean"),
@@ -620,6 +639,8 @@ def _functions():
         e.concat: _cat,
         e.stack: _stack,
         e.chunk: _chunk,
+        e.split: _split,
+        e.unbind: _unbind,
         e.add: _binary("add"),
         e.sub: _binary("sub"),
         e.mul: _mul,
@@ -687,6 +708,8 @@ def normalize(target, args, kwargs):
     no runtime op. Raises Unsupported for a known target used in a way the runtime cannot run."""
     if isinstance(target, str):
         fn = _METHODS.get(target)
+    elif isinstance(target, _ember()._op_overloads.OpOverload):
+        return _aten_names.to_runtime(target, args, kwargs)
     else:
         fn = None
         try:

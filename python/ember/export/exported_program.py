@@ -387,11 +387,12 @@ class ExportedProgram:
 
     def __str__(self):
         readable = self._annotated_inputs(self._readable())
-        body = "\n".join("    " + line for line in readable.rstrip().splitlines())
-        sig = "\n".join("    " + line for line in str(self._graph_signature).splitlines())
+        # torch's layout: each part's lines indented, a part's last newline too
+        body = (readable.rstrip() + "\n").replace("\n", "\n    ")
+        sig = str(self._graph_signature).replace("\n", "\n    ")
         ranges = ", ".join(f"{k}: {v!r}" for k, v in self.range_constraints.items())
         return (
-            f"ExportedProgram:\n{body}\n\nGraph signature: \n{sig}\n"
+            f"ExportedProgram:\n    {body}\nGraph signature: {sig}\n"
             f"Range constraints: {{{ranges}}}\n"
         )
 

@@ -180,7 +180,7 @@ class ExportGraphSignature:
         }
 
     def __str__(self):
-        lines = ["# inputs"]
+        lines = ["", "# inputs"]
         for s in self.input_specs:
             target = f" target='{s.target}'" if s.target is not None else ""
             persistent = f" persistent={s.persistent}" if s.persistent is not None else ""
@@ -190,4 +190,4 @@ class ExportGraphSignature:
         for s in self.output_specs:
             target = f" target='{s.target}'" if s.target is not None else ""
             lines.append(f"{s.arg.name}: {s.kind.name}{target}")
-        return "\n".join(lines)
+        return "\n".join(lines) + "\n"

@@ -307,6 +307,7 @@ def _module_of_exported_program(program):
     import copy
 
     from .. import fx
+    from ..export import _aten_names
     from ..export.graph_signature import InputKind
 
     root = program.module()
@@ -317,6 +318,8 @@ def _module_of_exported_program(program):
         if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
     }
     for node in list(graph.nodes):
+        if node.op == "call_function":
+            node.target = _aten_names.eager_call(node.target)  # traced through to ember's calls
         if node.op == "placeholder" and node.name in lifted:
             with graph.inserting_before(node):
                 attr = graph.get_attr(lifted[node.name])

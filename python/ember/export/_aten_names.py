@@ -1,0 +1,640 @@
+"""The one two-way table between the export runtime's ops and torch's ATen overloads.
+
+Exported graphs name ATen overloads as torch 2.13's export IR does (``aten.linear.default``,
+``aten.add.Tensor``, ``aten.batch_norm.default`` with torch's argument order), while the runtime
+op set (``_ops.py``, the C++ interpreter, the saved format) keeps its own fixed signatures. Each
+entry here says, for one runtime op, which overload it is (by its arguments), torch's schema of
+that overload, and how the arguments map each way:
+
+- ``rename(graph)`` (capture) turns each captured call into its overload, arguments in torch's
+  order with trailing defaults left out (as torch prints them);
+- ``to_runtime(overload, args, kwargs)`` (``_ops.normalize``: run_decompositions, save, the C++
+  runtime) maps an overload's call back to ``(runtime op, positional args)``;
+- ``install()`` gives ``ember.ops.aten`` the overloads its registry lacks (their call runs the
+  runtime op's executor), so a graph naming them runs, and a user comparing ``node.target`` with
+  ``torch.ops.aten.linear.default`` finds the same object."""
+
+import operator
+import sys
+
+__all__ = ["rename", "to_runtime", "install", "overload_of", "eager_call"]
+
+
+def _ember():
+    return sys.modules["ember"]
+
+
+def _is_tensor(v):
+    from ._ops_math import _is_tensor as is_tensor
+
+    return is_tensor(v)
+
+
+def _n(v, n):
+    """A size argument as a list of n items (``2`` or ``[2]`` -> ``[2, 2]`` for n = 2)."""
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 and n > 1 else v
+
+
+class _Entry:
+    """One runtime op: ``choose(args)`` the overload for its runtime args (None: keep the call as
+    captured), ``fwd(overload, args)`` torch's full argument list, ``back(overload, full)`` the
+    runtime args; schemas by overload name."""
+
+    def __init__(self, op, schemas, choose=None, fwd=None, back=None):
+        self.op = op
+        self.schemas = schemas
+        first = next(iter(schemas))
+        self.choose = choose or (lambda a: first if _is_tensor(a[0]) else None)
+        self.fwd = fwd or (lambda ov, a: list(a))
+        self.back = back or (lambda ov, full: list(full))
+
+
+_TABLE = {}  # runtime op -> _Entry
+_BY_OVERLOAD = {}  # "linear.default" -> _Entry
+
+
+def _add(op, schemas, choose=None, fwd=None, back=None):
+    entry = _Entry(op, schemas, choose, fwd, back)
+    _TABLE[op] = entry
+    for ov in schemas:
+        _BY_OVERLOAD[ov] = entry
+
+
+def _ov(schema):
+    """{overload: schema} for one overload, named by the schema's head."""
+    head = schema.split("(", 1)[0]
+    return {head if "." in head else f"{head}.default": schema}
+
+
+def _keep(n):
+    """back: the first n of torch's arguments are the runtime's."""
+    return lambda ov, full: list(full[:n])
+
+
+_UNARY_NAMES = (
+    "relu sigmoid tanh silu mish hardswish hardsigmoid exp log sqrt rsqrt neg abs erf "
+    "exp2 expm1 log2 log10 log1p sin cos tan asin acos atan sinh cosh asinh acosh atanh erfc "
+    "erfinv reciprocal sinc sign floor ceil trunc frac square selu"
+).split()
+for _name in _UNARY_NAMES:
+    _add(_name, _ov(f"{_name}(Tensor self) -> Tensor"))
+
+_add("linear", _ov("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"))
+for _d in (1, 2):
+    _ints = f"SymInt[{_d}]"
+    _one, _zero = [1] * _d, [0] * _d
+    _add(
+        f"conv{_d}d",
+        {
+            f"conv{_d}d.default": f"conv{_d}d(Tensor input, Tensor weight, Tensor? bias=None, "
+            f"{_ints} stride={_one}, {_ints} padding={_zero}, {_ints} dilation={_one}, "
+            "SymInt groups=1) -> Tensor",
+            f"conv{_d}d.padding": f"conv{_d}d.padding(Tensor input, Tensor weight, Tensor? "
+            f"bias=None, {_ints} stride={_one}, str padding=\"valid\", {_ints} dilation={_one}, "
+            "SymInt groups=1) -> Tensor",
+        },
+        choose=lambda a, d=_d: f"conv{d}d.{'padding' if isinstance(a[4], str) else 'default'}",
+        fwd=lambda ov, a, d=_d: [
+            a[0],
+            a[1],
+            a[2],
+            _n(a[3], d),
+            a[4] if isinstance(a[4], str) else _n(a[4], d),
+            _n(a[5], d),
+            a[6],
+        ],
+    )
+_add(
+    "batch_norm",
+    _ov(
+        "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
+        "running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+    ),
+    fwd=lambda ov, a: [a[0], a[3], a[4], a[1], a[2], a[5], a[6], a[7], False],
+    back=lambda ov, f: [f[0], f[3], f[4], f[1], f[2], bool(f[5]), float(f[6]), float(f[7])],
+)
+_add(
+    "layer_norm",
+    _ov(
+        "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? "
+        "bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
+    ),
+    fwd=lambda ov, a: list(a) + [False],  # export records cudnn off, as torch's does
+    back=_keep(5),
+)
+_add(
+    "group_norm",
+    _ov(
+        "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+        "float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
+    ),
+    fwd=lambda ov, a: list(a) + [False],
+    back=_keep(5),
+)
+_add("gelu", _ov("gelu(Tensor self, *, str approximate='none') -> Tensor"))
+_add(
+    "leaky_relu",
+    _ov("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"),
+)
+_add(
+    "hardtanh",
+    _ov("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"),
+)
+_add(
+    "elu",
+    _ov("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"),
+    fwd=lambda ov, a: list(a) + [1, 1],
+    back=_keep(2),
+)
+_add(
+    "softplus",
+    _ov("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"),
+)
+for _name in ("softmax", "log_softmax"):
+    _add(
+        _name,
+        _ov(f"{_name}.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"),
+        fwd=lambda ov, a: list(a) + [None],
+        back=_keep(2),
+    )
+for _d in (1, 2):
+    _k = f"int[{_d}]"
+    _pad, _dil = ("[0]", "[1]") if _d == 1 else ("0", "1")
+    _add(
+        f"max_pool{_d}d",
+        _ov(
+            f"max_pool{_d}d(Tensor self, {_k} kernel_size, {_k} stride=[], {_k} padding={_pad}, "
+            f"{_k} dilation={_dil}, bool ceil_mode=False) -> Tensor",
+        ),
+        fwd=lambda ov, a, d=_d: [
+            a[0],
+            _n(a[1], d),
+            _n(a[2], d) if a[2] else [],
+            _n(a[3], d),
+            _n(a[4], d),
+            a[5],
+        ],
+    )
+    _add(
+        f"avg_pool{_d}d",
+        _ov(
+            f"avg_pool{_d}d(Tensor self, {_k} kernel_size, {_k} stride=[], {_k} padding={_pad}, "
+            "bool ceil_mode=False, bool count_include_pad=True"
+            + (", int? divisor_override=None" if _d == 2 else "")
+            + ") -> Tensor",
+        ),
+        fwd=lambda ov, a, d=_d: (
+            [a[0], _n(a[1], d), _n(a[2], d) if a[2] else [], _n(a[3], d)] + list(a[4:])
+        ),
+    )
+    _add(
+        f"adaptive_avg_pool{_d}d",
+        _ov(
+            f"adaptive_avg_pool{_d}d(Tensor self, SymInt[{_d}] output_size) -> Tensor",
+        ),
+    )
+_add(
+    "flatten",
+    _ov("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"),
+)
+_add("view", _ov("view(Tensor(a) self, SymInt[] size) -> Tensor(a)"))
+_add("reshape", _ov("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"))
+_add("permute", _ov("permute(Tensor(a) self, int[] dims) -> Tensor(a)"))
+_add("transpose", _ov("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"))
+_add("unsqueeze", _ov("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"))
+_add(
+    "squeeze",
+    {
+        "squeeze.default": "squeeze(Tensor(a) self) -> Tensor(a)",
+        "squeeze.dim": "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
+    },
+    choose=lambda a: "squeeze.default" if a[1] is None else "squeeze.dim",
+    fwd=lambda ov, a: [a[0]] if a[1] is None else list(a),
+    back=lambda ov, f: [f[0], None] if ov == "squeeze.default" else list(f),
+)
+_add(
+    "expand",
+    _ov("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"),
+    fwd=lambda ov, a: list(a) + [False],
+    back=_keep(2),
+)
+_add("t", _ov("t(Tensor(a) self) -> Tensor(a)"))
+_add(
+    "contiguous",
+    _ov("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)"),
+    fwd=lambda ov, a: list(a) + [0],
+    back=_keep(1),
+)
+_add(
+    "clone",
+    _ov("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"),
+    fwd=lambda ov, a: list(a) + [None],
+    back=_keep(1),
+)
+_add(
+    "cat",
+    _ov("cat(Tensor[] tensors, int dim=0) -> Tensor"),
+    choose=lambda a: "cat.default",
+)
+_add(
+    "stack",
+    _ov("stack(Tensor[] tensors, int dim=0) -> Tensor"),
+    choose=lambda a: "stack.default",
+)
+_add("chunk", _ov("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"))
+_add(
+    "split",
+    _ov("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"),
+)
+_add(
+    "split_with_sizes",
+    _ov("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"),
+)
+_add("unbind", _ov("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"))
+for _name in ("add", "sub"):
+    _add(
+        _name,
+        _ov(f"{_name}.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
+    )
+_add("mul", _ov("mul.Tensor(Tensor self, Tensor other) -> Tensor"))
+_add(
+    "div",
+    {
+        "div.Tensor": "div.Tensor(Tensor self, Tensor other) -> Tensor",
+        "div.Tensor_mode": "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) "
+        "-> Tensor",
+    },
+    choose=lambda a: (
+        None if not _is_tensor(a[0]) else "div.Tensor" if a[2] is None else "div.Tensor_mode"
+    ),
+    fwd=lambda ov, a: list(a) if ov == "div.Tensor_mode" else list(a[:2]),
+    back=lambda ov, f: list(f) if ov == "div.Tensor_mode" else list(f) + [None],
+)
+_add("floordiv", _ov("floor_divide(Tensor self, Tensor other) -> Tensor"))
+_add(
+    "pow",
+    {
+        "pow.Tensor_Tensor": "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        "pow.Tensor_Scalar": "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        "pow.Scalar": "pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
+    },
+    choose=lambda a: (
+        ("pow.Tensor_Tensor" if _is_tensor(a[1]) else "pow.Tensor_Scalar")
+        if _is_tensor(a[0])
+        else ("pow.Scalar" if _is_tensor(a[1]) else None)
+    ),
+)
+for _name, _other in (("matmul", "other"), ("bmm", "mat2"), ("mm", "mat2")):
+    _add(_name, _ov(f"{_name}(Tensor self, Tensor {_other}) -> Tensor"))
+_add(
+    "embedding",
+    _ov(
+        "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
+        "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+    ),
+    fwd=lambda ov, a: [a[1], a[0], -1, False, False],
+    back=lambda ov, f: [f[1], f[0]],
+)
+_add("dropout", _ov("dropout(Tensor input, float p, bool train) -> Tensor"))
+_add(
+    "scaled_dot_product_attention",
+    _ov(
+        "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? "
+        "attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool "
+        "enable_gqa=False) -> Tensor",
+    ),
+    fwd=lambda ov, a: list(a) + [False],
+    back=_keep(7),
+)
+for _name, _dim_ov in (("mean", "mean.dim"), ("sum", "sum.dim_IntList")):
+    _add(
+        _name,
+        {
+            _dim_ov: f"{_dim_ov}(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
+            "dtype=None) -> Tensor",
+            f"{_name}.default": f"{_name}(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        },
+        choose=lambda a, d=_dim_ov, n=_name: d if a[1] or a[2] else f"{n}.default",
+        fwd=lambda ov, a: [a[0], None] if ov.endswith(".default") else [a[0], a[1], a[2], None],
+        back=lambda ov, f: (
+            [f[0], [], False] if ov.endswith("default") else [f[0], f[1] or [], f[2]]
+        ),
+    )
+_add(
+    "amax",
+    _ov("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"),
+)
+_add(
+    "masked_fill",
+    {
+        "masked_fill.Scalar": "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) "
+        "-> Tensor",
+        "masked_fill.Tensor": "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) "
+        "-> Tensor",
+    },
+    choose=lambda a: "masked_fill.Tensor" if _is_tensor(a[2]) else "masked_fill.Scalar",
+)
+_add(
+    "to_dtype",
+    _ov(
+        "to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+        "MemoryFormat? memory_format=None) -> Tensor(a)",
+    ),
+    fwd=lambda ov, a: list(a) + [False, False, None],
+    back=_keep(2),
+)
+
+
+# the math of _ops_math.py beyond the unary table
+_add("clamp", _ov("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"))
+_add(
+    "clamp_tensor",
+    _ov("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"),
+)
+for _name in ("minimum", "maximum", "atan2"):
+    _add(_name, _ov(f"{_name}(Tensor self, Tensor other) -> Tensor"))
+for _name in ("max", "min"):
+    _add(f"{_name}_all", _ov(f"{_name}(Tensor self) -> Tensor"))
+for _name in ("argmax", "argmin"):
+    _add(_name, _ov(f"{_name}(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"))
+_add("amin", _ov("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"))
+_add(
+    "cumsum",
+    _ov("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"),
+    fwd=lambda ov, a: list(a) + [None],
+    back=_keep(2),
+)
+for _name in ("tril", "triu"):
+    _add(_name, _ov(f"{_name}(Tensor self, int diagonal=0) -> Tensor"))
+_add(
+    "round",
+    {
+        "round.default": "round(Tensor self) -> Tensor",
+        "round.decimals": "round.decimals(Tensor self, *, int decimals) -> Tensor",
+    },
+    choose=lambda a: "round.decimals" if a[1] else "round.default",
+    fwd=lambda ov, a: list(a) if a[1] else [a[0]],
+    back=lambda ov, f: list(f) if ov == "round.decimals" else [f[0], 0],
+)
+
+
+# Indexing: one getitem node becomes torch's chain of slice/select/unsqueeze nodes
+# (_index_chain); back, each is the runtime's getitem with that one component.
+_END = (1 << 63) - 1  # torch's end of an open slice
+
+
+def _index_back(ov, f):
+    x, dim = f[0], f[1]
+    if ov == "select.int":
+        component = f[2]
+    else:
+        end = None if f[3] is None or f[3] >= _END else f[3]
+        component = slice(f[2], end, None if f[4] == 1 else f[4])
+    return [x, [slice(None)] * dim + [component]]
+
+
+_INDEX = _Entry(
+    "getitem",
+    {
+        "select.int": "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
+        "slice.Tensor": "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
+        "end=None, SymInt step=1) -> Tensor(a)",
+    },
+    choose=lambda a: None,
+    back=_index_back,
+)
+_BY_OVERLOAD["select.int"] = _BY_OVERLOAD["slice.Tensor"] = _INDEX
+
+
+# ---- the three uses ----
+
+
+def _schema(overload_name):
+    from .._op_overloads import FunctionSchema
+
+    cache = _schema.__dict__.setdefault("cache", {})
+    if overload_name not in cache:
+        cache[overload_name] = FunctionSchema(
+            "aten::" + _BY_OVERLOAD[overload_name].schemas[overload_name]
+        )
+    return cache[overload_name]
+
+
+def _same(value, default):
+    if isinstance(default, list) and len(default) == 1 and isinstance(value, (list, tuple)):
+        return all(v == default[0] for v in value)
+    if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, list):
+        return all(v == default for v in value)
+    if isinstance(value, (list, tuple)) and isinstance(default, list):
+        return list(value) == default
+    return type(value) is type(default) and value == default or (value is None and default is None)
+
+
+def _trim(schema, full):
+    """(args, kwargs) as torch's graphs record a call: positional arguments up to the last one
+    that differs from its default, keyword-only ones only when not the default."""
+    args, kwargs = [], {}
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    last = -1
+    for i, a in enumerate(positional):
+        if not a.has_default or not _same(full[i], a.default_value):
+            last = i
+    args = list(full[: last + 1])
+    for a, v in zip(schema.arguments[len(positional) :], full[len(positional) :]):
+        if not a.has_default or not _same(v, a.default_value):
+            kwargs[a.name] = v
+    return args, kwargs
+
+
+def overload_of(name):
+    """The OpOverload ``ember.ops.aten.<name>`` (``"linear.default"``)."""
+    packet, _, ov = name.partition(".")
+    return getattr(getattr(_ember().ops.aten, packet), ov)
+
+
+def _index_steps(index, ndim):
+    """[(overload, dim/args)] that torch records for ``x[index]``, or None when it indexes with
+    tensors or lists (advanced indexing keeps the getitem)."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    if any(not (i is None or i is Ellipsis or isinstance(i, (int, slice))) for i in items):
+        return None
+    if any(isinstance(i, bool) for i in items) or items.count(Ellipsis) > 1:
+        return None
+    bounds = [b for i in items if isinstance(i, slice) for b in (i.start, i.stop, i.step)]
+    if any(b is not None and type(b) is not int for b in bounds):  # sizes read at run time
+        return None
+    if Ellipsis in items:
+        used = sum(1 for i in items if i is not None and i is not Ellipsis)
+        k = items.index(Ellipsis)
+        items[k : k + 1] = [slice(None)] * (ndim - used)
+    steps, dim = [], 0
+    for i in items:
+        if i is None:
+            steps.append(("unsqueeze.default", [dim]))
+            dim += 1
+        elif isinstance(i, int):
+            steps.append(("select.int", [dim, i]))
+        else:
+            if i != slice(None):
+                start = 0 if i.start is None else i.start
+                end = _END if i.stop is None else i.stop
+                step = [] if i.step in (None, 1) else [i.step]
+                steps.append(("slice.Tensor", [dim, start, end] + step))
+            dim += 1
+    return steps
+
+
+def _index_chain(graph, node):
+    """Replaces ``x[index]`` by torch's slice/select/unsqueeze nodes; False when it cannot."""
+    from .. import fx
+
+    x, index = node.args
+    val = x.meta.get("val") if isinstance(x, fx.Node) else None
+    if not isinstance(val, _ember().Tensor) or node.kwargs:
+        return False
+    steps = _index_steps(index, val.dim())
+    if not steps:
+        return False
+    cur = x
+    with graph.inserting_before(node):
+        for ov, args in steps:
+            target = overload_of(ov)
+            new = graph.call_function(target, (cur, *args))
+            with _ember().no_grad():
+                new.meta["val"] = target(cur.meta["val"], *args)
+            new.meta.update({k: v for k, v in node.meta.items() if k not in ("val",)})
+            cur = new
+    node.replace_all_uses_with(cur)
+    graph.erase_node(node)
+    return True
+
+
+def rename(graph):
+    """Renames the captured calls of ``graph`` (in place) to the ATen overloads torch's export
+    names, with torch's arguments (a Tensor method updating a buffer in place, marked
+    ``meta["export_in_place"]``, becomes the in-place overload); calls without an entry stay as
+    captured."""
+    from . import _ops
+
+    Tensor = _ember().Tensor
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        if node.op != "call_function" or not (
+            isinstance(val, Tensor)
+            or (type(val) in (list, tuple) and val and all(isinstance(v, Tensor) for v in val))
+        ):
+            continue
+        if node.target is operator.getitem and _index_chain(graph, node):
+            continue
+        target, in_place = node.target, None
+        method = _ops.method_name(target) if node.meta.get("export_in_place") else None
+        if method is not None:  # Tensor.add_ on a buffer: aten.add_.Tensor, as torch's IR
+            in_place = _ops.INPLACE_METHODS.get(method)
+            if in_place is None:
+                continue
+            target = getattr(Tensor, in_place)
+        try:
+            mapped = _ops.normalize(target, node.args, dict(node.kwargs))
+        except _ops.Unsupported:
+            continue
+        if mapped is None or mapped[0] not in _TABLE:
+            continue
+        op, args = mapped
+        entry = _TABLE[op]
+        ov = entry.choose(args)
+        if ov is None:
+            continue
+        new_target = overload_of(ov)
+        if in_place is not None:
+            packet = _ember().ops.aten._packets.get(new_target.overloadpacket._name + "_")
+            new_target = getattr(packet, "_overloads", {}).get(new_target._overloadname)
+            if new_target is None:
+                continue
+        node.target = new_target
+        aargs, akwargs = _trim(_schema(ov), entry.fwd(ov, args))
+        node.args, node.kwargs = tuple(aargs), akwargs
+    _rename_nodes(graph)
+
+
+def _base(node):
+    from ..fx._namespace import _SUFFIX
+
+    if node.op == "call_function" and getattr(node.target, "namespace", None) == "aten":
+        return node.target.overloadpacket._name
+    m = _SUFFIX.match(node.name)
+    return m.group(1) if m else node.name
+
+
+def _rename_nodes(graph):
+    """Names the nodes after their overloads as torch does (``x / 2`` is ``div``, not
+    ``truediv``), numbering each name's uses in graph order (getitem_0, getitem_1, ...)."""
+    from ..fx._namespace import Namespace
+
+    nodes = list(graph.nodes)
+    names = graph._graph_namespace = Namespace()
+    for node in nodes:
+        if node.op in ("placeholder", "get_attr", "output"):  # kept as they are ("input")
+            names._used.add(node.name)
+            names.associate_name_with_obj(node.name, node)
+    for node in nodes:
+        if node.op not in ("placeholder", "get_attr", "output"):
+            node.name = names.create_name(_base(node), node)
+
+
+def to_runtime(overload, args, kwargs):
+    """``(runtime op, positional args)`` of a call of an ATen overload; None without an entry."""
+    if getattr(overload, "namespace", None) != "aten":
+        return None
+    ov = f"{overload.overloadpacket._name}.{overload._overloadname}"
+    entry = _BY_OVERLOAD.get(ov)
+    if entry is None:
+        return None
+    full = _schema(ov).bind(args, kwargs, ov)
+    return entry.op, entry.back(ov, full)
+
+
+_installed = []
+
+
+def install():
+    """Adds the table's overloads that ``ember.ops.aten`` lacks (once)."""
+    if _installed:
+        return
+    _installed.append(True)
+    from .._op_overloads import OpOverloadPacket, ops
+
+    aten = ops._namespace("aten")
+    for ov, entry in _BY_OVERLOAD.items():
+        name, _, overload = ov.partition(".")
+        packet = aten._packets.get(name)
+        if packet is None:
+            packet = aten._packets[name] = OpOverloadPacket("aten", name)
+        if overload not in packet._overloads:
+            packet._add(overload, "aten::" + entry.schemas[ov], _runner(ov))
+
+
+def _runner(ov):
+    def call(*args, **kwargs):
+        from . import _ops
+
+        op, rargs = to_runtime(overload_of(ov), args, kwargs)
+        return getattr(_ops.ops, op)(*rargs)
+
+    call.__name__ = call.__qualname__ = "aten_" + ov.replace(".", "_")
+    return call
+
+
+def eager_call(target):
+    """A plain function computing an ATen overload of the table through ember's public functions
+    (``ember.nn.functional.linear`` ...), for graph consumers keyed by those functions (the ONNX
+    exporter traces through it); ``target`` itself when the table has no entry for it."""
+    if getattr(target, "namespace", None) != "aten":
+        return target
+    ov = f"{target.overloadpacket._name}.{target._overloadname}"
+    if ov not in _BY_OVERLOAD:
+        return target
+    cache = eager_call.__dict__.setdefault("cache", {})
+    if ov not in cache:
+        cache[ov] = _runner(ov)
+    return cache[ov]
