@@ -1,4 +1,4 @@
-// The AVX-512 float32 GEMM (Note [SGEMM]) against a naive double loop: odd shapes, every operand
+// ember's float32 GEMM (Note [SGEMM]) against a naive double loop: odd shapes, every operand
 // layout, alpha/beta, beta == 0 over NaN, and bitwise equality across thread counts.
 #include <gtest/gtest.h>
 
@@ -77,7 +77,7 @@ void check(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, float alpha, f
 class SgemmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!has_sgemm()) GTEST_SKIP() << "this CPU has no AVX-512F";
+    if (!has_sgemm()) GTEST_SKIP() << "this CPU has neither AVX2 + FMA nor AVX-512F";
   }
 };
 
