@@ -197,6 +197,7 @@ def gcd(input, other):
     """gcd(input, other) -> Tensor
 
     The elementwise greatest common divisor of two integer tensors (never negative)."""
+    _both_tensors("gcd", input, other)
     if input.dtype.is_floating_point or other.dtype.is_floating_point:
         raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
     a, b = broadcast_tensors(input, other)
@@ -207,6 +208,7 @@ def lcm(input, other):
     """lcm(input, other) -> Tensor
 
     The elementwise least common multiple of two integer tensors (never negative)."""
+    _both_tensors("lcm", input, other)
     g = gcd(input, other)
     safe = where(g == 0, ones([], dtype=g.dtype), g)
     return where(g == 0, g, (input // safe * other).abs())

@@ -183,6 +183,10 @@ def aminmax(input, *, dim=None, keepdim=False):
             dims = tuple(range(input.dim()))
             return return_types.aminmax(input.amin(dims, True), input.amax(dims, True))
         return return_types.aminmax(input.amin(), input.amax())
+    if input.numel() == 0 and input.size(dim) == 0:  # size() raises torch's range IndexError
+        raise IndexError(
+            f"aminmax: Expected reduction dim {dim % input.dim()} to have non-zero size."
+        )
     return return_types.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 
