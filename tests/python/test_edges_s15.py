@@ -23,6 +23,34 @@ REDUCTIONS = [
     (lambda T: T.kthvalue(T.tensor(True), 1), _ok([True, 0])),
     (lambda T: T.kthvalue(T.tensor(True), 2), _raises(RuntimeError)),
     (lambda T: T.kthvalue(T.tensor([True]), 1), _raises(NotImplementedError)),
+    # nanmean refuses a non-float input whatever dtype= says
+    (lambda T: T.nanmean(T.tensor(True), dim=(0,), dtype=T.float64), _raises(RuntimeError)),
+    (lambda T: T.nanmean(T.tensor([1, 2]), dtype=T.float64), _raises(RuntimeError)),
+    (lambda T: T.nanmean(T.tensor([1.0, float("nan")]), dtype=T.float64), _ok(1.0)),
+    # index_reduce: an index out of range (negative too) is an IndexError
+    (
+        lambda T: T.zeros(3, dtype=T.int64).index_reduce(
+            -1, T.tensor([3, 0]), T.tensor([1, 2]), "amin", include_self=False
+        ),
+        _raises(IndexError),
+    ),
+    (
+        lambda T: T.zeros(3).index_reduce(0, T.tensor([-1, 0]), T.tensor([1.0, 2.0]), "prod"),
+        _raises(IndexError),
+    ),
+    (
+        lambda T: T.zeros(3, 2).index_reduce(1, T.tensor([5]), T.ones(3, 1), "amax"),
+        _raises(IndexError),
+    ),
+    (
+        lambda T: T.zeros(3).index_reduce(0, T.tensor([2, 2]), T.tensor([1.0, 3.0]), "amax"),
+        _ok([0.0, 0.0, 3.0]),
+    ),
+    # linalg.cond of matrices with no elements is 0 (in the real dtype), for every valid order
+    (lambda T: T.linalg.cond(T.zeros(0, 0, dtype=T.float64)), _ok(0.0)),
+    (lambda T: T.linalg.cond(T.zeros(2, 0, 0)), _ok([0.0, 0.0])),
+    (lambda T: T.linalg.cond(T.zeros(0, 0), -2), _ok(0.0)),
+    (lambda T: T.linalg.cond(T.zeros(0, 0), "fro"), _ok(0.0)),
 ]
 
 
