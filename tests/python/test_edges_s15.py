@@ -73,6 +73,14 @@ TYPES = [
     (lambda T: T.lcm(T.tensor([4]), True), _raises(TypeError)),
     (lambda T: T.gcd(T.tensor(3.0), 0.5), _raises(TypeError)),
     (lambda T: T.lcm(T.tensor([4, 6]), T.tensor(6)), _ok([12, 6])),
+    # so do logaddexp/logaddexp2, ldexp and heaviside
+    (lambda T: T.logaddexp(T.ones(1, dtype=T.uint8), float("nan")), _raises(TypeError)),
+    (lambda T: T.logaddexp2(T.ones(1), 2.0), _raises(TypeError)),
+    (lambda T: T.logaddexp(2.0, T.ones(1)), _raises(TypeError)),
+    (lambda T: T.ldexp(T.ones(1, dtype=T.float16), -1), _raises(TypeError)),
+    (lambda T: T.heaviside(T.ones(1), 0.5), _raises(TypeError)),
+    (lambda T: T.ldexp(T.ones(1), T.tensor([2])), _ok([4.0])),
+    (lambda T: T.heaviside(T.tensor([0.0, -1.0]), T.tensor([0.5])), _ok([0.5, 0.0])),
 ]
 
 
