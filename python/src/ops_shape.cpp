@@ -20,6 +20,12 @@ std::vector<Tensor> tensor_seq(nb::handle seq, const char* op) {
   return out;
 }
 
+namespace {
+// split, chunk, unbind and meshgrid give a tuple of views, as torch's (a list is not a tuple:
+// `x.chunk(2) + (y,)` must work)
+nb::tuple pieces(std::vector<Tensor> v) { return nb::tuple(nb::cast(std::move(v))); }
+}  // namespace
+
 void bind_shape(nb::module_& m) {
   auto cls = tensor_class();
   m.def(
@@ -49,8 +55,8 @@ void bind_shape(nb::module_& m) {
       "row_stack", [](nb::handle ts) { return vstack(tensor_seq(ts, "row_stack")); },
       nb::arg("tensors"), doc("row_stack(tensors) -> Tensor", "Another name for vstack()."));
   auto split_fn = [](const Tensor& t, nb::handle size, int64_t dim) {
-    if (PyLong_Check(size.ptr())) return split(t, nb::cast<int64_t>(size), dim);
-    return split_with_sizes(t, int_list(size, "split_size_or_sections"), dim);
+    if (PyLong_Check(size.ptr())) return pieces(split(t, nb::cast<int64_t>(size), dim));
+    return pieces(split_with_sizes(t, int_list(size, "split_size_or_sections"), dim));
   };
   const char* split_text =
       "Cuts the tensor along dim into views of the given size (the last may be smaller), or of "
@@ -62,19 +68,19 @@ void bind_shape(nb::module_& m) {
   both(
       m, cls, "split_with_sizes",
       [](const Tensor& t, nb::handle sizes, int64_t dim) {
-        return split_with_sizes(t, int_list(sizes, "split_sizes"), dim);
+        return pieces(split_with_sizes(t, int_list(sizes, "split_sizes"), dim));
       },
       {"split_with_sizes(input, split_sizes, dim=0) -> List of Tensors",
        "Cuts the tensor along dim into views of the listed sizes, which must add up to its size."},
       nb::arg("split_sizes"), nb::arg("dim") = 0);
   both(
-      m, cls, "chunk", [](const Tensor& t, int64_t c, int64_t d) { return chunk(t, c, d); },
+      m, cls, "chunk", [](const Tensor& t, int64_t c, int64_t d) { return pieces(chunk(t, c, d)); },
       {"chunk(input, chunks, dim=0) -> List of Tensors",
        "Cuts the tensor along dim into at most chunks views of equal size (the last may be "
        "smaller)."},
       nb::arg("chunks"), nb::arg("dim") = 0);
   both(
-      m, cls, "unbind", [](const Tensor& t, int64_t d) { return unbind(t, d); },
+      m, cls, "unbind", [](const Tensor& t, int64_t d) { return pieces(unbind(t, d)); },
       {"unbind(input, dim=0) -> seq", "The slices along dim, each without that dim."},
       nb::arg("dim") = 0);
   Doc flip_doc{"flip(input, dims) -> Tensor",
@@ -139,17 +145,30 @@ void bind_shape(nb::module_& m) {
         std::vector<Tensor> v = ts.size() == 1 && !nb::isinstance<Tensor>(ts[0])
                                     ? tensor_seq(ts[0], "meshgrid")
                                     : tensor_seq(ts, "meshgrid");
-        return meshgrid(v, indexing.value_or("ij"));
+        return pieces(meshgrid(v, indexing.value_or("ij")));
       },
       nb::arg("tensors"), nb::kw_only(), nb::arg("indexing") = nb::none(),
       doc("meshgrid(*tensors, indexing=None) -> seq",
           "Coordinate grids from 1-D tensors: one N-D tensor per input, indexed 'ij' (default) or "
           "'xy'."));
-  both(
-      m, cls, "broadcast_to",
+  // the method takes a bare int as the size (x.broadcast_to(4)), the function does not
+  Doc broadcast_doc{"broadcast_to(input, size) -> Tensor",
+                    "A view of input expanded to the given shape."};
+  m.def(
+      "broadcast_to",
+      [](const Tensor& t, nb::handle shape) {
+        if (PyLong_Check(shape.ptr()))
+          throw nb::type_error(("broadcast_to(): argument 'size' (position 2) must be tuple of "
+                                "ints, not " +
+                                type_name_of(shape))
+                                   .c_str());
+        return broadcast_to(t, int_list(shape, "size"));
+      },
+      nb::arg("input"), nb::arg("size"), doc(broadcast_doc));
+  cls.def(
+      "broadcast_to",
       [](const Tensor& t, nb::handle shape) { return broadcast_to(t, int_list(shape, "size")); },
-      {"broadcast_to(input, size) -> Tensor", "A view of input expanded to the given shape."},
-      nb::arg("size"));
+      nb::arg("size"), method_doc(broadcast_doc));
 }
 
 }  // namespace ember::py

@@ -247,9 +247,9 @@ void bind_view(nb::module_& m) {
           nb::arg("src"), nb::arg("non_blocking") = false,
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
-  // x.copy_(-4.0): PyTorch takes a Python number as src too (converted, like a 0-d tensor)
-  cls.def("copy_",
-          inplace([](Tensor& t, Scalar src, bool) { copy_(t, scalar_tensor(src, t.dtype())); }),
+  // x.copy_(-4.0): PyTorch takes a Python number as src too, as its wrapped 0-d tensor (a float
+  // in double), cast to self's dtype as a tensor is: -inf into int32 is INT_MIN, as torch's
+  cls.def("copy_", inplace([](Tensor& t, Scalar src, bool) { copy_(t, wrap_scalar(src)); }),
           nb::arg("src"), nb::arg("non_blocking") = false,
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
@@ -266,7 +266,7 @@ void bind_view(nb::module_& m) {
       [](nb::args args) {
         std::vector<Tensor> ts;
         for (nb::handle h : args) ts.push_back(nb::cast<Tensor>(h));
-        return broadcast_tensors(ts);
+        return nb::tuple(nb::cast(broadcast_tensors(ts)));  // a tuple, as torch's
       },
       nb::arg("tensors"),
       doc("broadcast_tensors(*tensors) -> List of Tensors",

@@ -16,15 +16,19 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 }
 
 int64_t numel_of(IntArrayRef sizes) {
-  // Zero-size dims are counted as 1 in the overflow check, as PyTorch does: a shape whose other
-  // dims overflow is rejected even when it holds no elements.
-  int64_t n = 1, bound = 1;
+  // PyTorch's check (c10's safe_multiplies_u64): the sizes multiplied left to right as unsigned
+  // 64-bit, an overflow sticking even if a later size is 0 ([2**62, 4, 0] fails, [4, 0, 2**62]
+  // is an empty tensor), and the product at most INT64_MAX.
+  int64_t n = 1;
+  uint64_t prod = 1;
+  bool overflow = false;
   for (int64_t s : sizes) {
-    EMBER_CHECK(!__builtin_mul_overflow(bound, std::max<int64_t>(s, 1), &bound),
-                "numel: integer multiplication overflow");
+    // a negative size counts as 1 here: its caller rejects it with its own message
+    overflow |= __builtin_mul_overflow(prod, uint64_t(s < 0 ? 1 : s), &prod);
     // Wrapping, not UB, for a negative size that a caller has yet to reject.
     (void)__builtin_mul_overflow(n, s, &n);
   }
+  EMBER_CHECK(!overflow && prod <= uint64_t(INT64_MAX), "numel: integer multiplication overflow");
   return n;
 }
 

@@ -326,9 +326,16 @@ std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim,
 }
 
 Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
-  // torch's CPU kernel raises IndexError along dim 0 (and for a vector), its gather's
-  // RuntimeError along another dim of a matrix or more
-  const ErrorKind kind = self.dim() > 1 && dim > 0 ? ErrorKind::Runtime : ErrorKind::Index;
+  // torch's CPU kernel raises IndexError, but along dim 1 of a matrix or more its dim-1 fast path
+  // raises a RuntimeError
+  ErrorKind kind = self.dim() > 1 && dim == 1 ? ErrorKind::Runtime : ErrorKind::Index;
+  if (self.dim() > 1 && self.numel() == 0 && index.numel() > 0) {
+    // an empty matrix or more: torch needs the indexed dim to have a size, then its indices
+    // fail as a RuntimeError along any dim
+    EMBER_CHECK(self.sizes()[size_t(dim)] > 0,
+                "index_select(): self indexing axis dim should be positive");
+    kind = ErrorKind::Runtime;
+  }
   std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_select", kind);
   DimVector shape(self.sizes());
   if (self.dim() > 0) shape[size_t(dim)] = int64_t(idx.size());
@@ -536,6 +543,9 @@ AdvancedIndex make_advanced_index(const Tensor& self, const IndexList& indices) 
   }
   r.src = self.as_strided_view(src_sizes, src_strides, self.storage_offset());
   for (size_t p : pos) {
+    // torch refuses any index into an empty dim here, before a value's shape is looked at
+    EMBER_CHECK_INDEX(sizes[p] != 0 || numel_of(r.index_shape) == 0,
+                      "index is out of bounds for dimension with size 0");
     r.indices.push_back(expand_view(*idx[p], r.index_shape));
     r.sizes.push_back(sizes[p]);
     r.strides.push_back(strides[p]);

@@ -513,6 +513,8 @@ Tensor max_pool2d_backward_kernel(const Tensor& grad, const Tensor& indices,
 Tensor avg_pool2d_kernel(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                          bool ceil_mode, bool count_pad, std::optional<int64_t> divisor) {
   const DimVector one{1, 1};
+  // torch's kernel refuses a bool input even with nothing to pool (its adaptive one does not)
+  if (input.numel() == 0) dispatch<kNumericTypes>(input.dtype(), "avg_pool2d", [](auto) {});
   return avg_pool(input, sliding_dim(input, 0, k, s, p, one, ceil_mode),
                   sliding_dim(input, 1, k, s, p, one, ceil_mode), count_pad, divisor);
 }

@@ -239,6 +239,12 @@ void check_nonempty(const Tensor& self, uint64_t mask, const char* name, bool ha
 template <bool Max>
 Tensor amax_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
   const char* name = Max ? "amax" : "amin";
+  // torch checks each listed dim of an empty input, in order and as given, before it looks for
+  // repeats: amin(zeros(0, 3), (0, 0)) and (0, 5) are this IndexError
+  if (self.numel() == 0)
+    for (int64_t d : dims)
+      EMBER_CHECK_INDEX(self.sizes()[size_t(maybe_wrap_dim(d, self.dim()))] != 0, name,
+                        "(): Expected reduction dim ", d, " to have non-zero size.");
   uint64_t mask = mask_of(self, dims, name);
   check_nonempty(self, mask, name, !dims.empty());
   Tensor out = empty(reduced_shape(self, mask, keepdim), self.dtype());

@@ -96,7 +96,16 @@ Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end,
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
   EMBER_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
   ScalarType dtype = o.dtype_or_default();
+  // torch's kernel takes start (and, past one step, end) as values of dtype, converted checked:
+  // an integer dtype then steps between the converted ends (-2 is 254 in uint8); one step is a
+  // fill, which bool takes while its kernel has no bool loop
+  EMBER_CHECK_KIND(steps <= 1 || dtype != kBool, ErrorKind::NotImplemented,
+                   "\"linspace_cpu\" not implemented for 'Bool'");
+  if (steps >= 1) check_scalar_fits(start, dtype);
+  if (steps > 1) check_scalar_fits(end, dtype);
   double s = start.to_double(), e = end.to_double();
+  if (is_integral(dtype, true) && steps >= 1) s = scalar_tensor(start, dtype).item().to_double();
+  if (is_integral(dtype, true) && steps > 1) e = scalar_tensor(end, dtype).item().to_double();
   double step = steps > 1 ? (e - s) / double(steps - 1) : 0.0;
   // Filled from both ends (as PyTorch does) so the last value is exactly `end`.
   Tensor idx = arange(0, steps, 1, TensorOptions(kDouble));

@@ -129,6 +129,13 @@ void check_out_overlap(const Tensor& out, std::initializer_list<const Tensor*> i
 }
 
 void check_out(const char* name, const Elementwise& m, Tensor& out, OutDtype rule) {
+  // torch's TensorIterator refuses an out whose elements share memory (a stride-0 dim of size > 1)
+  // before it looks at dtypes or resizes: exp(tensor(1.), out=zeros(1).expand(3)) raises
+  for (size_t d = 0; d < out.sizes().size() && out.numel() > 0; ++d)
+    EMBER_CHECK(out.sizes()[d] <= 1 || out.strides()[d] != 0,
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.");
   switch (rule) {
     case OutDtype::Cast:
       EMBER_CHECK(can_cast(m.result, out.dtype()), "result type ", scalar_type_name(m.result),

@@ -296,6 +296,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   profiler::OpRange prof_range("narrow", self, dim, start, length);
   EMBER_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  EMBER_CHECK(length >= 0, "narrow(): length must be non-negative.");  // torch's order
   dim = maybe_wrap_dim(dim, self.dim());
   int64_t size = self.sizes()[size_t(dim)];
   EMBER_CHECK_INDEX(start >= -size && start <= size,
@@ -304,7 +305,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
                     -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
   // length <= size - start: start + length could overflow past a huge length
-  EMBER_CHECK(length >= 0 && length <= size - start, "start (", start, ") + length (", length,
+  EMBER_CHECK(length <= size - start, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
   return slice(self, dim, start, start + length, 1);
 }

@@ -97,6 +97,7 @@ def logaddexp(input, other):
     """logaddexp(input, other) -> Tensor
 
     log(exp(input) + exp(other)) without overflow."""
+    _both_tensors("logaddexp", input, other)
     _check_float_pair("logaddexp", input, other)
     m = maximum(input, other)
     out = m + log1p(exp(-(input - other).abs()))
@@ -108,6 +109,7 @@ def logaddexp2(input, other):
     """logaddexp2(input, other) -> Tensor
 
     log2(2**input + 2**other) without overflow."""
+    _both_tensors("logaddexp2", input, other)
     _check_float_pair("logaddexp2", input, other)
     m = maximum(input, other)
     out = m + log1p(exp2(-(input - other).abs())) / math.log(2)
@@ -142,6 +144,7 @@ def heaviside(input, values):
     """heaviside(input, values) -> Tensor
 
     The step function: 0 where input < 0, 1 where input > 0, values where input == 0."""
+    _both_tensors("heaviside", input, values, "values")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     step = (input > 0).to(input.dtype)
@@ -179,6 +182,7 @@ def ldexp(input, other):
     """ldexp(input, other) -> Tensor
 
     input * 2**other in the pair's promoted floating dtype."""
+    _both_tensors("ldexp", input, other)
     dt = promote_types(input.dtype, other.dtype)
     dt = dt if dt.is_floating_point else get_default_dtype()
     return input.to(dt) * _C.pow(2.0, other.to(dt))
@@ -197,6 +201,7 @@ def gcd(input, other):
     """gcd(input, other) -> Tensor
 
     The elementwise greatest common divisor of two integer tensors (never negative)."""
+    _both_tensors("gcd", input, other)
     if input.dtype.is_floating_point or other.dtype.is_floating_point:
         raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
     a, b = broadcast_tensors(input, other)
@@ -207,6 +212,7 @@ def lcm(input, other):
     """lcm(input, other) -> Tensor
 
     The elementwise least common multiple of two integer tensors (never negative)."""
+    _both_tensors("lcm", input, other)
     g = gcd(input, other)
     safe = where(g == 0, ones([], dtype=g.dtype), g)
     return where(g == 0, g, (input // safe * other).abs())
@@ -275,8 +281,8 @@ def equal(input, other):
     return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
 
 
-def _both_tensors(fn, input, other):
-    for pos, (name, x) in enumerate((("input", input), ("other", other)), 1):
+def _both_tensors(fn, input, other, second="other"):
+    for pos, (name, x) in enumerate((("input", input), (second, other)), 1):
         if not isinstance(x, Tensor):
             raise TypeError(
                 f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}"

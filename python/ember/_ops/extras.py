@@ -140,11 +140,25 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     dim = dim % n
+    _check_reduce_index(input, dim, index, include_self)
     shape = [1] * source.dim()
     if source.dim():
         shape[dim] = -1
     idx = index.reshape(shape).expand(source.shape) if source.dim() else index.reshape(())
     return input.scatter_reduce(dim, idx, source, reduce, include_self=include_self)
+
+
+def _check_reduce_index(input, dim, index, include_self):
+    """torch's IndexError for an index out of [0, size) (negative ones too): with include_self=False
+    its first fill names the index, its reduction does not."""
+    size = input.shape[dim] if input.dim() else 1
+    flat = index.reshape(-1)
+    bad = flat[(flat < 0) | (flat >= size)]
+    if bad.numel() == 0:
+        return
+    if include_self:
+        raise IndexError("index out of range in self")
+    raise IndexError(f"index {int(bad[0])} is out of bounds for dimension {dim} with size {size}")
 
 
 def _matmul_range(a, q, niter):

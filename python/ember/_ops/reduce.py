@@ -158,9 +158,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
             "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {scalar_type_name(dtype)}"
         )
-    if not input.dtype.is_floating_point and dtype is None:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # whatever dtype= says
         raise RuntimeError(
-            f"nanmean(): expected input to have floating point dtype but got "
+            f"nanmean(): expected input to have floating point or complex dtype but got "
             f"{scalar_type_name(input.dtype)}"
         )
     count = (~isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
@@ -183,6 +183,10 @@ def aminmax(input, *, dim=None, keepdim=False):
             dims = tuple(range(input.dim()))
             return return_types.aminmax(input.amin(dims, True), input.amax(dims, True))
         return return_types.aminmax(input.amin(), input.amax())
+    if input.numel() == 0 and input.size(dim) == 0:  # size() raises torch's range IndexError
+        raise IndexError(
+            f"aminmax: Expected reduction dim {dim % input.dim()} to have non-zero size."
+        )
     return return_types.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 

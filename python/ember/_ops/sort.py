@@ -42,6 +42,10 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """kthvalue(input, k, dim=None, keepdim=False) -> (Tensor, LongTensor)
 
     The k-th smallest element along dim with its index."""
+    if isinstance(input, _C.Tensor) and input.dim() == 0 and input.dtype == _C.bool:
+        # torch copies a 0-d input before its kernel's dtype dispatch, which lacks bool
+        values, indices = _C._kthvalue(input.to(_C.uint8), k, dim, keepdim)
+        return return_types.kthvalue(values.to(_C.bool), indices)
     return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
 
 
@@ -79,14 +83,21 @@ def cummax(input, dim):
     """cummax(input, dim) -> (Tensor, LongTensor)
 
     The running maximum along dim with the index of each maximum."""
-    return return_types.cummax(*_C._cummax(input, dim))
+    return return_types.cummax(*_C._cummax(input, _cum_dim(input, dim)))
+
+
+def _cum_dim(input, dim):
+    """dim for cummax/cummin: torch returns an empty input's (empty) results without wrapping
+    dim, so any int passes there (0 gives the same results)."""
+    empty = isinstance(input, _C.Tensor) and input.numel() == 0 and input.dim() > 0
+    return 0 if empty and type(dim) is int else dim
 
 
 def cummin(input, dim):
     """cummin(input, dim) -> (Tensor, LongTensor)
 
     The running minimum along dim with the index of each minimum."""
-    return return_types.cummin(*_C._cummin(input, dim))
+    return return_types.cummin(*_C._cummin(input, _cum_dim(input, dim)))
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

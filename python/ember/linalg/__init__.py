@@ -604,6 +604,10 @@ def cond(A, p=None):
     """cond(A, p=None) -> Tensor
 
     The condition number of A in the norm p (2-norm by default)."""
+    norms = (None, 1, -1, 2, -2, math.inf, -math.inf, "fro", "nuc")
+    if A.dim() >= 2 and A.numel() == 0 and any(p is q or p == q for q in norms):
+        # torch's 0 for matrices with no elements (numpy leaves it undefined), in A's real dtype
+        return zeros(A.shape[:-2], dtype=A.abs().dtype)
     if p is None or p == 2 or p == -2:
         S = svdvals(A)
         return S.amax(-1) / S.amin(-1) if p != -2 else S.amin(-1) / S.amax(-1)

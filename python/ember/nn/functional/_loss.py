@@ -277,12 +277,23 @@ def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weig
     _warn_size(input, target, stacklevel=4)
     reduction = _string(size_average, reduce, reduction)
     input, target = broadcast_tensors(input, target)
+    # torch's l1 subtracts (refusing a bool), its mse kernel computes in the result dtype
+    pair = _unbool(input, target) if float_only else (input, target)
     if weight is not None:
-        return _weighted(kernel(input, target, _NONE), weight, input, reduction, True)
+        return _weighted(kernel(*pair, _NONE), weight, input, reduction, True)
     red = _reduction_enum(reduction)
     if float_only:
         _float_kernel(float_only, _C.result_type(input, target))
-    return kernel(input, target, red)
+    return kernel(*pair, red)
+
+
+def _unbool(input, target):
+    """The pair in its result dtype when one is bool and the other is not: torch's loss kernels
+    compute there, where ember's would refuse subtracting a bool tensor."""
+    if (input.dtype == _C.bool) != (target.dtype == _C.bool):
+        dtype = _C.result_type(input, target)
+        return input.to(dtype), target.to(dtype)
+    return input, target
 
 
 @_autocast_fp32
@@ -326,7 +337,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta == 0:  # torch computes l1_loss here (its dtype rules and errors included)
         return l1_loss(input, target, reduction={_NONE: "none", _SUM: "sum"}.get(red, "mean"))
     _no_bool(input, "smooth_l1_cpu", target)  # after the reduction's check, as torch
-    input, target = broadcast_tensors(input, target)
+    input, target = _unbool(*broadcast_tensors(input, target))
     return _nn.smooth_l1_loss(input, target, red, beta)
 
 

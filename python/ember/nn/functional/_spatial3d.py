@@ -10,9 +10,10 @@ import math
 
 from ... import _C
 from ..._autocast_policy import lower_precision as _autocast_lower
-from ..._C import _nn, cat, float32, float64, matmul, stack
+from ..._C import _nn, cat, float32, float64, int64, matmul, stack
 from ..._ops.creation import arange, empty, ones, zeros
 from ..._process import channels_last_3d as _channels_last_3d
+from ..._type_info import scalar_type_name
 from ._activation import _float_kernel
 from ._spatial import pad
 
@@ -292,12 +293,17 @@ def avg_pool3d(
     kernel, stride, padding, _, out = _pool_geometry(
         x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d"
     )
+    # torch's CPU kernel: float32, float64 and int64 (whose averages truncate), even when empty
+    if x.dtype not in (float32, float64, int64):
+        raise NotImplementedError(
+            f"\"avg_pool3d_out_frame\" not implemented for '{scalar_type_name(x.dtype)}'"
+        )
     ones3 = (1, 1, 1)
     sums = _windows(
         _pool_pad(x, kernel, stride, padding, ones3, out, 0.0), kernel, stride, ones3, out
     ).sum(2)
     if divisor_override is not None:
-        y = sums / divisor_override
+        counts = divisor_override
     else:
         # Window sizes: clipped to input + padding (count_include_pad) or to the input alone.
         one = ones(1, 1, *x.shape[2:], dtype=x.dtype)
@@ -314,7 +320,7 @@ def avg_pool3d(
             counts = _windows(
                 _pool_pad(one, kernel, stride, padding, ones3, out, 0.0), kernel, stride, ones3, out
             ).sum(2)
-        y = sums / counts
+    y = sums.div(counts, rounding_mode="trunc") if x.dtype == int64 else sums / counts
     return y.squeeze(0) if unbatched else y
 
 
