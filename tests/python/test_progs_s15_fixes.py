@@ -168,3 +168,178 @@ def test_embedding_bag_bad_index_matches_torch():
         ),
     ):
         assert _error(lambda: fn(ember)) == _error(lambda: fn(torch))
+
+
+# ---- view(dtype) across element sizes, set_ on a storage, _is_view() (tensor_meta) -------------
+
+
+def test_view_dtype_changes_the_last_dim_when_sizes_differ():
+    a = ember.arange(12.0).view(3, 4)
+    b = a.view(ember.uint8)
+    assert b.shape == (3, 16) and b.stride() == (16, 1) and b.dtype == ember.uint8
+    c = a.view(ember.float64)
+    assert c.shape == (3, 2) and c.stride() == (2, 1)
+    assert c.view(ember.float32).equal(a)  # the bytes are the same
+    b[0, :4] = 0  # a view: writes reach a
+    assert a[0, 0].item() == 0.0
+    s = a[1:, :].view(ember.int16)  # the offset scales too
+    assert s.storage_offset() == 8 and s.shape == (2, 8)
+    assert ember.zeros(0).view(ember.float64).shape == (0,)
+    assert ember.tensor(1.0).view(ember.int32).shape == ()
+
+
+def test_view_dtype_across_sizes_matches_torch():
+    torch = pytest.importorskip("torch")
+    cases = (
+        lambda m: m.arange(12.0).view(3, 4).view(m.uint8),
+        lambda m: m.arange(12.0).view(3, 4).view(m.float64),
+        lambda m: m.arange(12.0).view(3, 4)[:, 2:].view(m.float64),
+        lambda m: m.arange(8, dtype=m.int16).view(2, 4).view(m.int64),
+        lambda m: m.ones(2, 2).view(m.complex64),
+        lambda m: m.arange(12.0).view(3, 4)[:, 1:].view(m.float64),
+        lambda m: m.arange(12.0).view(3, 4)[:, 1:3].view(m.float64),
+        lambda m: m.arange(12.0).view(3, 4)[:, ::2].view(m.int16),
+        lambda m: m.arange(12.0).view(3, 4).t().view(m.int16),
+        lambda m: m.tensor(1.0).view(m.int16),
+        lambda m: m.arange(6.0).view(3, 2)[:, :1].view(m.float64),
+        lambda m: m.arange(12.0).view(4, 3)[::3].view(m.float64),
+    )
+    for fn in cases:
+        want = _error(lambda: fn(torch))
+        got = _error(lambda: fn(ember))
+        assert got == want
+        if want is None:
+            a, b = fn(ember), fn(torch)
+            assert tuple(a.shape) == tuple(b.shape) and a.stride() == b.stride()
+            assert a.storage_offset() == b.storage_offset() and str(a.dtype) == str(b.dtype)
+
+
+def test_set_on_a_storage_reads_its_bytes_as_the_tensors_dtype():
+    a = ember.arange(10.0)
+    b = ember.empty(0)
+    b.set_(a.untyped_storage(), 2, (2, 2), (3, 1))
+    assert b.tolist() == [[2.0, 3.0], [5.0, 6.0]] and b.storage_offset() == 2
+    b[0, 0] = 100.0
+    assert a[2].item() == 100.0
+    whole = ember.empty(0).set_(a.untyped_storage())
+    assert whole.shape == (10,) and whole.data_ptr() == a.data_ptr()
+    assert _error(lambda: ember.empty(0, dtype=ember.int32).set_(a.storage())) == (
+        "RuntimeError",
+        "Expected a Storage of type int or an UntypedStorage, but got type Float for argument 1 "
+        "'storage'",
+    )
+    as_int = ember.empty(0, dtype=ember.int32).set_(a.untyped_storage())  # bytes: any dtype
+    assert as_int.shape == (10,) and as_int.dtype == ember.int32
+    wide = ember.empty(0, dtype=ember.float64).set_(a.untyped_storage(), 1, (2,))
+    assert wide.data_ptr() == a.data_ptr() + 8
+
+
+def test_set_on_a_storage_matches_torch():
+    torch = pytest.importorskip("torch")
+    for fn in (
+        lambda m: m.empty(0).set_(m.arange(10.0).untyped_storage(), 2, (2, 2), (3, 1)),
+        lambda m: m.empty(0, dtype=m.float64).set_(m.arange(10.0).untyped_storage(), 1, (2,)),
+        lambda m: m.empty(0, dtype=m.int16).set_(m.arange(4.0).untyped_storage()),
+        lambda m: m.empty(0, dtype=m.int16).set_(m.zeros(4, dtype=m.float64).storage()),
+        lambda m: m.empty(0, dtype=m.uint8).set_(m.zeros(4, dtype=m.bool).storage()),
+    ):
+        want = _error(lambda: fn(torch))
+        assert _error(lambda: fn(ember)) == want
+        if want is None:
+            a, b = fn(ember), fn(torch)
+            assert a.tolist() == b.tolist() and a.stride() == b.stride()
+
+
+def test_full_complex_into_bool_is_nonzero():
+    assert ember.full((2,), 1j, dtype=ember.bool).tolist() == [True, True]
+    assert ember.full((1,), 0j, dtype=ember.bool).tolist() == [False]
+
+
+def test_is_view_is_a_method():
+    base = ember.arange(6.0)
+    assert base.view(2, 3)._is_view() is True
+    assert base._is_view() is False and base.view(2, 3).clone()._is_view() is False
+
+
+def test_index_select_bad_index_has_torchs_error():
+    m2, m3 = ember.ones(3, 2), ember.ones(3, 2, 2)
+    assert _error(lambda: m2.index_select(0, ember.tensor([5]))) == (
+        "IndexError",
+        "index out of range in self",
+    )
+    assert _error(lambda: m2.index_select(1, ember.tensor([5]))) == (
+        "RuntimeError",
+        "INDICES element is out of DATA bounds, id=5 axis_dim=2",
+    )
+    assert _error(lambda: m3.index_select(2, ember.tensor([3])))[0] == "IndexError"
+    assert _error(lambda: F.embedding(ember.tensor([10]), m2)) == (
+        "IndexError",
+        "index out of range in self",
+    )
+
+
+def test_index_select_bad_index_matches_torch():
+    torch = pytest.importorskip("torch")
+    for fn in (
+        lambda m: m.ones(3, 2).index_select(0, m.tensor([5])),
+        lambda m: m.ones(3, 2).index_select(1, m.tensor([5])),
+        lambda m: m.ones(3, 2).index_select(-1, m.tensor([-1])),
+        lambda m: m.ones(3).index_select(0, m.tensor([3])),
+        lambda m: m.ones(3, 2, 2).index_select(1, m.tensor([3])),
+        lambda m: m.ones(3, 2, 2).index_select(2, m.tensor([3])),
+        lambda m: m.nn.functional.embedding(m.tensor([[0, 4]]), m.ones(3, 2)),
+    ):
+        assert _error(lambda: fn(ember)) == _error(lambda: fn(torch))
+
+
+def test_view_dtype_of_a_tensor_that_requires_grad_is_outside_autograd():
+    a = ember.ones(2, requires_grad=True)
+    for dtype in (ember.int32, ember.float16, ember.float32, ember.float64):
+        b = (
+            a.view(dtype)
+            if dtype != ember.float64
+            else ember.ones(4, requires_grad=True).view(dtype)
+        )
+        assert not b.requires_grad and b.grad_fn is None
+
+
+# ---- autograd wordings found by probing daily idioms -------------------------------------------
+
+
+def test_detach_inplace_of_a_view_is_refused():
+    for v in (ember.ones(2, requires_grad=True)[0:1], ember.ones(4).view(2, 2)):
+        got = _error(lambda: v.detach_())
+        assert got[0] == "RuntimeError"
+        assert got[1].startswith("Can't detach views in-place. Use detach() instead.")
+    y = ember.ones(2, requires_grad=True) * 2  # not a view: allowed
+    assert y.detach_() is y and not y.requires_grad
+
+
+def test_autograd_messages_match_torch():
+    torch = pytest.importorskip("torch")
+    for fn in (
+        lambda m: m.ones(2, requires_grad=True).mul(2).backward(),
+        lambda m: m.ones(2, dtype=m.int64, requires_grad=True),
+        lambda m: m.nn.Parameter(m.ones(2, dtype=m.int64)),
+        lambda m: m.tensor([1, 2], requires_grad=True),
+        lambda m: m.ones(3, requires_grad=True)[1:].detach_(),
+    ):
+        assert _error(lambda: fn(ember)) == _error(lambda: fn(torch))
+
+
+def test_warnings_have_torchs_text():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    def caught(fn):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fn()
+        # torch's C++ warnings end with where they were raised: " (Triggered internally at ...)"
+        return [str(x.message).split(" (Triggered internally")[0] for x in w]
+
+    for fn in (
+        lambda m: m.tensor(m.ones(2)),
+        lambda m: (m.ones(2, requires_grad=True) * 2).grad,
+    ):
+        assert caught(lambda: fn(ember)) == caught(lambda: fn(torch))

@@ -135,11 +135,13 @@ SCRIPTS = [
     "warmup_cosine_accum",
     "loader_custom",
     "dists_mixed",
+    "tensor_meta",
     "creation_overloads",
     "seg_upsample",
     "attn_masks",
     "rnn_packing_lstm",
     "ensemble_func",
+    "embed_sparse",
     "reductions_out",
 ]
 RTOL, ATOL = 2e-3, 1e-4

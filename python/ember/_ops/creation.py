@@ -100,7 +100,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
-            "sourceTensor.clone().detach() or sourceTensor.clone().detach().requires_grad_(True), "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
             "rather than torch.tensor(sourceTensor).",
             UserWarning,
             stacklevel=2,
@@ -243,6 +243,8 @@ def _full(shape, fill_value, dtype, requires_grad):
         return _C._full(shape, fill_value, dtype, requires_grad)
     if dtype is None:
         dtype = _C.complex128 if get_default_dtype() == float64 else _C.complex64
+    if dtype == _C.bool:
+        return _C._full(shape, fill_value != 0, dtype, requires_grad)
     if not dtype.is_complex:
         name = _CPP_NAMES.get(str(dtype), dtype)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
@@ -261,7 +263,6 @@ _CPP_NAMES = {
     "torch.int16": "int16_t",
     "torch.int8": "int8_t",
     "torch.uint8": "uint8_t",
-    "torch.bool": "bool",
 }
 
 
