@@ -343,3 +343,14 @@ def test_warnings_have_torchs_text():
         lambda m: (m.ones(2, requires_grad=True) * 2).grad,
     ):
         assert caught(lambda: fn(ember)) == caught(lambda: fn(torch))
+
+
+def test_loss_size_warning_points_at_the_callers_line():
+    import warnings
+
+    for loss in (F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            loss(ember.ones(2, 1), ember.ones(2))
+        assert len(w) == 1 and "Using a target size" in str(w[0].message)
+        assert w[0].filename == __file__, (loss.__name__, w[0].filename)
