@@ -354,3 +354,38 @@ def test_loss_size_warning_points_at_the_callers_line():
             loss(ember.ones(2, 1), ember.ones(2))
         assert len(w) == 1 and "Using a target size" in str(w[0].message)
         assert w[0].filename == __file__, (loss.__name__, w[0].filename)
+
+
+def test_inplace_version_error_has_torchs_wording():
+    a = ember.ones(2, requires_grad=True)
+    b = a.sigmoid()
+    b.mul_(2)
+    msg = _error(lambda: b.sum().backward())[1]
+    assert "[torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1" in msg
+    assert msg.endswith("set_detect_anomaly(True, check_nan=False).")
+
+
+def test_inplace_version_error_matches_torch():
+    torch = pytest.importorskip("torch")
+
+    def saved_output(m):
+        a = m.ones(2, requires_grad=True)
+        b = a.sigmoid()
+        b.mul_(2)
+        b.sum().backward()
+
+    def saved_input(m):
+        a = m.ones(2, requires_grad=True)
+        x = a * 1
+        y = x * x
+        x.add_(1)
+        y.sum().backward()
+
+    for fn in (saved_output, saved_input):
+        assert _error(lambda: fn(ember)) == _error(lambda: fn(torch))
+    with torch.autograd.set_detect_anomaly(True), ember.autograd.set_detect_anomaly(True):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the recorded forward stacks
+            assert _error(lambda: saved_output(ember)) == _error(lambda: saved_output(torch))
