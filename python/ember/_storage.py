@@ -134,7 +134,18 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     with no argument, an empty tensor."""
     if source is None:
         self.data = empty(0, dtype=self.dtype)
-    elif size is None:
+        return self
+    if isinstance(source, UntypedStorage):
+        if isinstance(source, TypedStorage) and source.dtype != self.dtype:
+            raise RuntimeError(
+                f"Expected a Storage of type {_cpp_name(self.dtype)} or an UntypedStorage, but "
+                f"got type {_c10_name(source.dtype)} for argument 1 'storage'"
+            )
+        # A storage is bytes: the tensor reads them as its own dtype, offset in its elements.
+        source = _whole(source._tensor).view(uint8).view(self.dtype)
+        if size is None:
+            size = (source.numel(),)
+    if size is None:
         self.data = source
     else:
         size = tuple(size)
@@ -142,3 +153,28 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
             stride = tuple(math.prod(size[i + 1 :]) for i in range(len(size)))
         self.data = source.as_strided(size, tuple(stride), storage_offset)
     return self
+
+
+# The C++ and c10 names of dtypes that torch's storage argument errors print.
+_NAMES = {
+    "float32": ("float", "Float"),
+    "float64": ("double", "Double"),
+    "float16": ("c10::Half", "Half"),
+    "bfloat16": ("c10::BFloat16", "BFloat16"),
+    "int64": ("long int", "Long"),
+    "int32": ("int", "Int"),
+    "int16": ("short int", "Short"),
+    "int8": ("signed char", "Char"),
+    "uint8": ("unsigned char", "Byte"),
+    "bool": ("bool", "Bool"),
+    "complex64": ("c10::complex<float>", "ComplexFloat"),
+    "complex128": ("c10::complex<double>", "ComplexDouble"),
+}
+
+
+def _cpp_name(dtype):
+    return _NAMES.get(str(dtype).split(".")[-1], (str(dtype),) * 2)[0]
+
+
+def _c10_name(dtype):
+    return _NAMES.get(str(dtype).split(".")[-1], (str(dtype),) * 2)[1]

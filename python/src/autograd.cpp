@@ -9,6 +9,14 @@ namespace ember::py {
 
 namespace {
 
+// torch's refusal of detach_() on a view (its DDP remark included: programs search for it).
+constexpr const char* kDetachViewMsg =
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution.";
+
 using autograd::Node;
 using autograd::variable_list;
 
@@ -183,7 +191,10 @@ void bind_autograd(nb::module_& m) {
   cls.def(
       "detach_",
       [](nb::handle self) {
-        nb::cast<Tensor&>(self).detach_();
+        Tensor& t = nb::cast<Tensor&>(self);
+        auto* m = autograd::meta_if(t);
+        EMBER_CHECK(!(m && m->is_view), kDetachViewMsg);
+        t.detach_();
         return nb::borrow(self);
       },
       doc("detach_() -> Tensor", "Cuts self off from the autograd graph in place."));

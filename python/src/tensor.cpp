@@ -418,13 +418,13 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro(
           "_version", &Tensor::_version,
           doc("_version -> int", "A counter bumped by every in-place change of the storage."))
-      .def_prop_ro(
+      .def(
           "_is_view",
           [](const Tensor& t) {
             auto* m = autograd::meta_if(t);
             return m && m->is_view;
           },
-          doc("_is_view -> bool", "Whether autograd tracks the tensor as a view of another."))
+          doc("_is_view() -> bool", "Whether autograd tracks the tensor as a view of another."))
       .def_prop_ro(
           "_base",
           [](const Tensor& t) -> std::optional<Tensor> {

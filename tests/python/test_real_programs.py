@@ -128,6 +128,21 @@ SCRIPTS = [
     "soft_targets",
     "mha_variants",
     "metrics_eval",
+    # session 15
+    "char_gru_tf",
+    "tensor_surgery",
+    "autograd_functional",
+    "warmup_cosine_accum",
+    "loader_custom",
+    "dists_mixed",
+    "tensor_meta",
+    "creation_overloads",
+    "seg_upsample",
+    "attn_masks",
+    "rnn_packing_lstm",
+    "ensemble_func",
+    "embed_sparse",
+    "reductions_out",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

@@ -92,8 +92,7 @@ struct Buffer {
 };
 
 Tensor make_ones_like_root(const Tensor& root) {
-  EMBER_CHECK(root.numel() == 1,
-              "grad can be implicitly created only for scalar outputs; got shape ", root.sizes());
+  EMBER_CHECK(root.numel() == 1, "grad can be implicitly created only for scalar outputs");
   EMBER_CHECK(is_floating_point(root.dtype()),
               "grad can be implicitly created only for real scalar outputs but got ",
               dtype_name(root.dtype()));

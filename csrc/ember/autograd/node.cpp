@@ -63,14 +63,31 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
   if (packed_) return restore(packed_->unpack(), owner);
   if (!data_.defined()) raise_freed(owner ? owner->name() : "unknown");
   if (data_._version() != version_) {
+    // torch's wording: the node is named without its "Backward<n>" suffix; a saved input names
+    // the node it comes from now (after the in-place change), a saved output its own node.
+    auto op_name = [](std::string n) {
+      const size_t at = n.rfind("Backward");
+      if (at != std::string::npos && n.find_first_not_of("0123456789", at + 8) == std::string::npos)
+        n.resize(at);
+      return n;
+    };
     std::ostringstream os;
     os << "one of the variables needed for gradient computation has been modified by an inplace "
-          "operation: ["
+          "operation: [torch."
        << scalar_type_name(data_.dtype()) << "Tensor " << data_.sizes() << "]";
-    if (is_output_ && owner) os << ", which is output " << output_nr_ << " of " << owner->name();
+    if (is_output_ && owner) {
+      os << ", which is output " << output_nr_ << " of " << op_name(owner->name());
+    } else if (auto* m = meta_if(data_); !is_output_ && m && m->grad_fn) {
+      os << ", which is output " << m->output_nr << " of " << op_name(m->grad_fn->name());
+    }
     os << ", is at version " << data_._version() << "; expected version " << version_
-       << " instead. Hint: the backtrace further above can show the operation that failed to "
-          "compute its gradient.";
+       << " instead. Hint: "
+       << (anomaly::enabled()
+               ? "the backtrace further above shows the operation that failed to compute its "
+                 "gradient. The variable in question was changed in there or anywhere later. "
+                 "Good luck!"
+               : "enable anomaly detection to find the operation that failed to compute its "
+                 "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).");
     EMBER_ERROR(ErrorKind::Runtime, os.str());
   }
   if (!is_output_ || !requires_grad_) return data_;

@@ -21,7 +21,7 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().");
   EMBER_CHECK(!requires_grad || ember::is_differentiable_type(dtype()),
-              "only Tensors of floating point and complex dtype can require gradients");
+              "Only Tensors of floating point and complex dtype can require gradients");
   // Every path that turns requires_grad on (the setter, requires_grad_, Parameter, factories)
   // comes through here, so torch's inference-tensor rule is checked once, for all of them.
   EMBER_CHECK(!requires_grad || !storage()->is_inference() || InferenceMode::is_enabled(),

@@ -311,13 +311,18 @@ Tensor scatter_reduce_kernel(const Tensor& self, int64_t dim, const Tensor& inde
 
 // ---- index_select / index_add -------------------------------------------------------------------
 
-// The values of a 1-d index, checked against [0, bound) and copied, so that a self that shares
-// memory with the index can't change them mid-loop.
-std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim, const char* op,
-                                ErrorKind kind = ErrorKind::Index) {
+// The values of a 1-d index, copied so that a self that shares memory with the index can't
+// change them mid-loop.
+std::vector<int64_t> index_values(const Tensor& index) {
   Tensor ix = contiguous(to_dtype(index, kLong));
   const int64_t* p = ix.data_ptr<int64_t>();
-  std::vector<int64_t> v(p, p + ix.numel());
+  return std::vector<int64_t>(p, p + ix.numel());
+}
+
+// index_values, checked against [0, bound).
+std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim, const char* op,
+                                ErrorKind kind = ErrorKind::Index) {
+  std::vector<int64_t> v = index_values(index);
   for (int64_t x : v)
     if (x < 0 || x >= bound) [[unlikely]]
       EMBER_ERROR(kind, op, "(): index ", x, " is out of bounds for dimension ", dim, " with size ",
@@ -326,17 +331,25 @@ std::vector<int64_t> read_index(const Tensor& index, int64_t bound, int64_t dim,
 }
 
 Tensor index_select_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
-  // torch's CPU kernel raises IndexError, but along dim 1 of a matrix or more its dim-1 fast path
-  // raises a RuntimeError
-  ErrorKind kind = self.dim() > 1 && dim == 1 ? ErrorKind::Runtime : ErrorKind::Index;
+  // torch's CPU index_select words a bad index by kernel: its dim-1 kernel for a matrix or more
+  // raises RuntimeError, the general one IndexError (both without the op's name); an empty
+  // matrix or more needs the indexed dim to have a size, then fails as the dim-1 kernel does
+  // along any dim
+  bool matrix_kernel = self.dim() > 1 && dim == 1;
   if (self.dim() > 1 && self.numel() == 0 && index.numel() > 0) {
-    // an empty matrix or more: torch needs the indexed dim to have a size, then its indices
-    // fail as a RuntimeError along any dim
     EMBER_CHECK(self.sizes()[size_t(dim)] > 0,
                 "index_select(): self indexing axis dim should be positive");
-    kind = ErrorKind::Runtime;
+    matrix_kernel = true;
   }
-  std::vector<int64_t> idx = read_index(index, extent(self, dim), dim, "index_select", kind);
+  const int64_t bound = extent(self, dim);
+  std::vector<int64_t> idx = index_values(index);
+  for (int64_t x : idx)
+    if (x < 0 || x >= bound) [[unlikely]] {
+      if (matrix_kernel)
+        EMBER_ERROR(ErrorKind::Runtime, "INDICES element is out of DATA bounds, id=", x,
+                    " axis_dim=", bound);
+      EMBER_ERROR(ErrorKind::Index, "index out of range in self");
+    }
   DimVector shape(self.sizes());
   if (self.dim() > 0) shape[size_t(dim)] = int64_t(idx.size());
   Tensor out = empty(shape, self.dtype());

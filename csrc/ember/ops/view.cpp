@@ -92,13 +92,41 @@ Tensor alias(const Tensor& self) {
 }
 
 Tensor view_dtype(const Tensor& self, ScalarType dtype) {
-  EMBER_CHECK(element_size(dtype) == self.element_size(),
-              "view(dtype): only dtypes of the same element size are supported; got ",
-              dtype_name(self.dtype()), " -> ", dtype_name(dtype));
-  EMBER_CHECK(!self.requires_grad() || !GradMode::is_enabled() || dtype == self.dtype(),
-              "view(dtype) is not differentiable");
-  return Tensor(make_intrusive<TensorImpl>(self.storage(), dtype, self.sizes(), self.strides(),
-                                           self.storage_offset()));
+  // As torch's, the result never requires grad: the op is outside autograd, not refused.
+  const int64_t from = int64_t(self.element_size()), to = int64_t(element_size(dtype));
+  DimVector sizes = shape_of(self), strides(self.strides());
+  int64_t offset = self.storage_offset();
+  if (from != to) {
+    // torch's rule: the last dim (contiguous) absorbs the size change; every other stride and
+    // the offset are rescaled, so they must divide evenly when the element grows.
+    auto what = [&] {
+      return std::string(" to view ") + std::string(scalar_type_name(self.dtype())) + " as " +
+             std::string(scalar_type_name(dtype)) + " (different element sizes)";
+    };
+    const int64_t last = self.dim() - 1;
+    EMBER_CHECK(self.dim() > 0, "self.dim() cannot be 0", what());
+    EMBER_CHECK(strides[last] == 1, "self.stride(-1) must be 1", what(), ", but got ",
+                strides[last]);
+    if (to > from) {
+      const int64_t ratio = to / from;
+      EMBER_CHECK(sizes[last] % ratio == 0, "self.size(-1) must be divisible by ", ratio, what(),
+                  ", but got ", sizes[last]);
+      EMBER_CHECK(offset % ratio == 0, "self.storage_offset() must be divisible by ", ratio, what(),
+                  ", but got ", offset);
+      for (int64_t i = 0; i < last; ++i)
+        EMBER_CHECK(strides[i] % ratio == 0, "self.stride(", i, ") must be divisible by ", ratio,
+                    what(), ", but got ", strides[i]);
+      for (int64_t i = 0; i < last; ++i) strides[i] /= ratio;
+      sizes[last] /= ratio;
+      offset /= ratio;
+    } else {
+      const int64_t ratio = from / to;
+      for (int64_t i = 0; i < last; ++i) strides[i] *= ratio;
+      sizes[last] *= ratio;
+      offset *= ratio;
+    }
+  }
+  return Tensor(make_intrusive<TensorImpl>(self.storage(), dtype, sizes, strides, offset));
 }
 
 Tensor view_as_real(const Tensor& self) {

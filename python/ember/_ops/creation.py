@@ -100,7 +100,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
-            "sourceTensor.clone().detach() or sourceTensor.clone().detach().requires_grad_(True), "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
             "rather than torch.tensor(sourceTensor).",
             UserWarning,
             stacklevel=2,
@@ -196,11 +196,18 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, **kwargs):
 
     A tensor of the given shape filled with 0."""
     dev = factory_device(device, "zeros")
-    if is_meta(dev):
-        return meta_empty(_size(size, kwargs, "zeros"), dtype, requires_grad)
-    if dev is not None:
-        return place(dev, _C._zeros(_size(size, kwargs, "zeros"), dtype, False), requires_grad)
-    return _C._zeros(_size(size, kwargs, "zeros"), dtype, requires_grad)
+    shape = _size(size, kwargs, "zeros")
+    try:
+        if is_meta(dev):
+            return meta_empty(shape, dtype, requires_grad)
+        if dev is not None:
+            return place(dev, _C._zeros(shape, dtype, False), requires_grad)
+        return _C._zeros(shape, dtype, requires_grad)
+    except RuntimeError as e:
+        if "negative dimension" not in str(e):
+            raise
+        # torch's zeros checks its sizes itself, with its own wording
+        raise RuntimeError("zeros: Dimension size must be non-negative.") from None
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -224,10 +231,39 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_)
     dev = factory_device(device, "full")
     shape = list(size) if not isinstance(size, int) else [size]
     if is_meta(dev):  # the dtype as a cpu full would infer it from fill_value
-        return meta_empty(shape, _C._full([0], fill_value, dtype, False).dtype, requires_grad)
+        return meta_empty(shape, _full([0], fill_value, dtype, False).dtype, requires_grad)
     if dev is not None:
-        return place(dev, _C._full(shape, fill_value, dtype, False), requires_grad)
-    return _C._full(shape, fill_value, dtype, requires_grad)
+        return place(dev, _full(shape, fill_value, dtype, False), requires_grad)
+    return _full(shape, fill_value, dtype, requires_grad)
+
+
+def _full(shape, fill_value, dtype, requires_grad):
+    """_C._full, which takes real numbers only; a Python complex fills through a 0-d tensor."""
+    if not isinstance(fill_value, complex):
+        return _C._full(shape, fill_value, dtype, requires_grad)
+    if dtype is None:
+        dtype = _C.complex128 if get_default_dtype() == float64 else _C.complex64
+    if dtype == _C.bool:
+        return _C._full(shape, fill_value != 0, dtype, requires_grad)
+    if not dtype.is_complex:
+        name = _CPP_NAMES.get(str(dtype), dtype)
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    value = _C._tensor(fill_value, dtype)
+    return value.expand(shape).contiguous().requires_grad_(requires_grad)
+
+
+# The C++ type names torch's conversion error prints.
+_CPP_NAMES = {
+    "torch.float32": "float",
+    "torch.float64": "double",
+    "torch.float16": "c10::Half",
+    "torch.bfloat16": "c10::BFloat16",
+    "torch.int64": "int64_t",
+    "torch.int32": "int",
+    "torch.int16": "int16_t",
+    "torch.int8": "int8_t",
+    "torch.uint8": "uint8_t",
+}
 
 
 def _like(input, dtype):
@@ -321,7 +357,7 @@ def full_like(
     t = _filled_like(input, dtype, device, memory_format, "full_like", fill_value)
     if t is not None:
         return _finish(t, requires_grad)
-    t = _C._full(list(input.shape), fill_value, _like(input, dtype), False)
+    t = _full(list(input.shape), fill_value, _like(input, dtype), False)
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
@@ -440,11 +476,14 @@ def empty_strided(
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor
 
-    A 1-D tensor over the bytes of a Python buffer (copied: ember tensors own their memory)."""
+    A 1-D tensor over the bytes of a Python buffer, sharing its memory as torch's does (a
+    read-only buffer is copied, where torch would share it and warn)."""
     import numpy as np
 
     np_dtype = np.dtype(repr(dtype).split(".")[1].replace("bfloat16", "uint16"))
-    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset).copy()
+    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
+    if not arr.flags.writeable:  # a read-only buffer (bytes) is copied; a writable one is shared
+        arr = arr.copy()
     out = from_numpy(arr) if dtype != bfloat16 else from_numpy(arr).view(bfloat16)
     return out.requires_grad_(True) if requires_grad else out
 

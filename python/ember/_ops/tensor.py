@@ -364,7 +364,9 @@ def _grad_warning_getter(base):
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
                 ".grad attribute won't be populated during autograd.backward(). If you indeed want "
                 "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
-                "non-leaf Tensor.",
+                "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
+                "access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
+                "more information.",
                 UserWarning,
                 stacklevel=2,
             )

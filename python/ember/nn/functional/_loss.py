@@ -5,6 +5,8 @@ legacy ``size_average``/``reduce`` arguments map onto them as in torch.
 """
 
 import math
+import os
+import sys
 import warnings
 
 from ... import _C
@@ -15,6 +17,8 @@ from ..._ops.creation import ones_like, tensor
 from ..._type_info import scalar_type_name
 from ...autograd.grad_mode import no_grad
 from ._activation import _float_kernel, _raise_if_not_tensor
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 _nn = _C._nn
 
@@ -246,8 +250,13 @@ def binary_cross_entropy_with_logits(
     return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 
 
-def _warn_size(input, target, stacklevel=3):
+def _warn_size(input, target):
     if target.size() != input.size():
+        # The wrappers around a loss (autocast, grad_fn naming) vary in depth: point the warning
+        # at the first frame outside ember, the caller's line, as torch's does.
+        frame, stacklevel = sys._getframe(1), 2
+        while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
+            frame, stacklevel = frame.f_back, stacklevel + 1
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size "
             f"({input.size()}). "
@@ -274,7 +283,7 @@ def _weighted(loss, weight, input, reduction, mean_by_weight):
 def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weight, float_only=""):
     """`kernel` (mse or l1) on the broadcast pair, optionally weighted per element. torch checks
     the shapes, then the reduction, then (unweighted, in its kernel `float_only`) the dtype."""
-    _warn_size(input, target, stacklevel=4)
+    _warn_size(input, target)
     reduction = _string(size_average, reduce, reduction)
     input, target = broadcast_tensors(input, target)
     # torch's l1 subtracts (refusing a bool), its mse kernel computes in the result dtype

@@ -670,17 +670,37 @@ def embedding_bag(
             input, weight, offsets, scale_grad_by_freq, mode, per_sample_weights,
             include_last_offset, padding_idx,
         )  # fmt: skip
-    return _nn.embedding_bag(
-        weight,
-        input,
-        offsets,
-        scale_grad_by_freq,
-        mode,
-        sparse,
-        per_sample_weights,
-        include_last_offset,
-        padding_idx,
-    )
+    try:
+        return _nn.embedding_bag(
+            weight,
+            input,
+            offsets,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            padding_idx,
+        )
+    except (IndexError, RuntimeError):
+        _check_bag_indices(input, weight.shape[0], mode)
+        raise
+
+
+def _check_bag_indices(input, num_embeddings, mode):
+    """Raises torch's embedding_bag error for the first index outside the table, if any."""
+    flat = input.reshape(-1).tolist()
+    for i, v in enumerate(flat):
+        if not 0 <= v < num_embeddings:
+            if mode == "max":
+                raise RuntimeError(
+                    "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to "
+                    f"be {v}"
+                ) from None
+            raise RuntimeError(
+                f"Index {i} of input takes value {v} which is not in the valid range "
+                f"[0, {num_embeddings})"
+            ) from None
 
 
 def _sparse_embedding_bag(

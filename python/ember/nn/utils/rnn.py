@@ -2,7 +2,19 @@
 
 from collections import namedtuple
 
-from ..._C import Tensor, cat, int64, stack
+from ..._C import (
+    Tensor,
+    cat,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    stack,
+    uint8,
+)
 from ..._ops.creation import arange, empty_like, full, tensor, zeros
 
 __all__ = [
@@ -34,6 +46,42 @@ class PackedSequence(
             if data is self.data
             else type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
         )
+
+    def cpu(self, *args, **kwargs):
+        return self.to(*args, device="cpu", **kwargs)
+
+    def cuda(self, *args, **kwargs):
+        return self.to(*args, device="cuda", **kwargs)
+
+    def pin_memory(self):
+        return type(self)(
+            self.data.pin_memory(), self.batch_sizes, self.sorted_indices, self.unsorted_indices
+        )
+
+    # The dtype casts of Tensor, applied to the data (batch_sizes stay int64), as torch's.
+    def double(self):
+        return self.to(dtype=float64)
+
+    def float(self):
+        return self.to(dtype=float32)
+
+    def half(self):
+        return self.to(dtype=float16)
+
+    def long(self):
+        return self.to(dtype=int64)
+
+    def int(self):
+        return self.to(dtype=int32)
+
+    def short(self):
+        return self.to(dtype=int16)
+
+    def char(self):
+        return self.to(dtype=int8)
+
+    def byte(self):
+        return self.to(dtype=uint8)
 
     @property
     def is_cuda(self):
