@@ -97,8 +97,8 @@ def _cases(lib):
             self.e = nn.Embedding(10, 4)
             self.d = nn.Dropout(0.1)
 
-        def forward(self, i):
-            h = self.d(self.e(i))
+        def forward(self, input):  # a builtin's name: torch's export keeps it
+            h = self.d(self.e(input))
             return F.leaky_relu(h, 0.2) + F.elu(h) + F.hardtanh(h) + lib.pow(h, 2) + h / 3
 
     class TrainNorms(nn.Module):

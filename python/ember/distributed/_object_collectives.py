@@ -34,6 +34,17 @@ def _long(values):
     return _C_root.from_numpy(np.asarray(values, dtype=np.int64))
 
 
+def _padded(obj, g):
+    """obj pickled into a byte tensor as wide as the group's widest, and every rank's size."""
+    t, size = _to_tensor(obj)
+    sizes = _long([0] * g.size())
+    all_gather_single(sizes, _long([size]), group=g)
+    sizes = sizes.tolist()
+    padded = _bytes(max(sizes))
+    padded[:size] = t
+    return padded, sizes
+
+
 def all_gather_object(object_list, obj, group=None):
     """all_gather_object(object_list, obj, group=None) -> None
 
@@ -47,13 +58,8 @@ def all_gather_object(object_list, obj, group=None):
         raise ValueError(
             f"all_gather_object: expected object_list of {n} entries; got {len(object_list)}"
         )
-    t, size = _to_tensor(obj)
-    sizes = _long([0] * n)
-    all_gather_single(sizes, _long([size]), group=g)
-    sizes = sizes.tolist()
-    width = max(sizes)
-    padded = _bytes(width)
-    padded[:size] = t
+    padded, sizes = _padded(obj, g)
+    width = len(padded)
     out = _bytes(width * n)
     all_gather_single(out, padded, group=g)
     for r in range(n):
@@ -76,14 +82,8 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
         raise ValueError(
             f"gather_object: expected object_gather_list of {n} entries on the destination rank"
         )
-    t, size = _to_tensor(obj)
-    sizes = _long([0] * n)
-    all_gather_single(sizes, _long([size]), group=g)
-    sizes = sizes.tolist()
-    width = max(sizes)
-    padded = _bytes(width)
-    padded[:size] = t
-    outs = [_bytes(width) for _ in range(n)] if me else None
+    padded, sizes = _padded(obj, g)
+    outs = [_bytes(len(padded)) for _ in range(n)] if me else None
     gather(padded, outs, group=g, group_dst=root)
     if me:
         for r in range(n):

@@ -307,6 +307,20 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     return parts
 
 
+def _keep_builtin_name(graph, node, name):
+    """torch's export names a user input after its parameter even where the name is a builtin's
+    (``input``), which fx's namespace would number (``input_1``): the generated forward only
+    shadows the builtin."""
+    from ..fx._namespace import _RESERVED, is_identifier
+
+    names = graph._graph_namespace
+    if node.name != name and is_identifier(name) and name not in _RESERVED and name not in names:
+        names.remove(node.name, node)
+        node.name = name
+        names._used.add(name)
+        names.associate_name_with_obj(name, node)
+
+
 def _check_buffer_updates_recorded(parts, changed):
     """Refuses a program whose forward changed a buffer by a call the trace could not record
     (``self.n.add_(1)``: no graph value among its arguments, so it ran once while tracing):
@@ -409,6 +423,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     user_nodes = {}
     for name, t in user_tensors.items():
         node = out.placeholder(name)
+        _keep_builtin_name(out, node, name)
         node.meta["val"] = t
         vals[node] = t
         user_nodes[name] = node
