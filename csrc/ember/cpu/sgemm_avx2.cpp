@@ -119,10 +119,7 @@ __attribute__((target("avx2,fma"))) void pack_b(int64_t kc, int64_t w, const flo
       for (; p < kc; ++p)
         for (int64_t q = j; q < j + 8; ++q) dst[p * ldp + q] = b[p + q * cs];
     }
-  for (int64_t p = 0; p < kc; ++p) {
-    for (int64_t q = j; q < w; ++q) dst[p * ldp + q] = b[p * rs + q * cs];
-    std::fill(dst + p * ldp + w, dst + (p + 1) * ldp, 0.0f);
-  }
+  pack_b_columns(kc, j, w, b, rs, cs, dst, ldp);
 }
 
 __attribute__((target("avx2,fma"))) void pack_a(int64_t mc, int64_t kc, float alpha, const float* a,

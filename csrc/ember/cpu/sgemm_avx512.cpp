@@ -135,10 +135,7 @@ __attribute__((target("avx512f"))) void pack_b(int64_t kc, int64_t w, const floa
       for (; p < kc; ++p)
         for (int64_t q = j; q < j + 16; ++q) dst[p * ldp + q] = b[p + q * cs];
     }
-  for (int64_t p = 0; p < kc; ++p) {
-    for (int64_t q = j; q < w; ++q) dst[p * ldp + q] = b[p * rs + q * cs];
-    std::fill(dst + p * ldp + w, dst + (p + 1) * ldp, 0.0f);
-  }
+  pack_b_columns(kc, j, w, b, rs, cs, dst, ldp);
 }
 
 // Packs alpha * A(i, p) = alpha * a[i * rs + p * cs], i < mc, p < kc, as tiles of kMr rows, each

@@ -1,6 +1,7 @@
 #pragma once
 // The per-ISA pieces of sgemm (Note [SGEMM]): one register-tile kernel and two packers per tier,
 // chosen once by the blocking and threading code in sgemm.cpp.
+#include <algorithm>
 #include <cstdint>
 
 namespace ember::cpu::sgemm_detail {
@@ -22,6 +23,17 @@ struct Kernels {
   void (*pack_a)(int64_t mc, int64_t kc, float alpha, const float* a, int64_t rs, int64_t cs,
                  float* dst);
 };
+
+// Columns [j, w) of B(p, j) = b[p * rs + j * cs], p < kc, copied element by element into packed
+// rows ldp floats apart, and each row's padding past w zeroed: what a tier's pack_b leaves to
+// plain loads (any strides, ragged ends).
+inline void pack_b_columns(int64_t kc, int64_t j, int64_t w, const float* b, int64_t rs, int64_t cs,
+                           float* dst, int64_t ldp) {
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int64_t q = j; q < w; ++q) dst[p * ldp + q] = b[p * rs + q * cs];
+    std::fill(dst + p * ldp + w, dst + (p + 1) * ldp, 0.0f);
+  }
+}
 
 extern const Kernels kAvx512Kernels;
 extern const Kernels kAvx2Kernels;
