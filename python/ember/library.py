@@ -13,7 +13,8 @@ import inspect
 import typing
 import weakref
 
-from . import _C, _op_overloads
+from . import _C, _library_fake, _op_overloads
+from ._library_fake import get_ctx
 from ._op_overloads import FunctionSchema
 from ._ops._op_range import OP_MARK
 
@@ -22,6 +23,7 @@ __all__ = [
     "CustomOpDef",
     "custom_op",
     "define",
+    "get_ctx",
     "impl",
     "infer_schema",
     "opcheck",
@@ -82,8 +84,8 @@ class _OpState:
         implicit = self.kernels.get("CompositeImplicitAutograd")
         for key in _BACKEND_KEYS:
             fn = self.kernels.get(key)
-            if fn is None and key == "Meta":
-                fn = self.fake
+            if fn is None and key == "Meta" and self.fake is not None:
+                fn = _library_fake.meta_kernel(self.schema.name, self.fake)
             if fn is None:
                 fn = explicit or implicit
             _C._custom_op_set_kernel(self.handle, key, fn)
@@ -851,9 +853,12 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
                 a, k = _clone_arg(args), _clone_arg(kwargs)
                 with ember.no_grad():
                     real = flat(st.opoverload(*a, **k))
-                    fake = flat(st.fake(*_clone_arg(args), **_clone_arg(kwargs)))
+                    fake, dynamic = _library_fake.run_fake(
+                        st.fake, st.opoverload, _clone_arg(args), _clone_arg(kwargs)
+                    )
+                    fake = flat(fake)
                 if len(real) != len(fake) or any(
-                    tuple(r.shape) != tuple(f.shape) or r.dtype != f.dtype
+                    not _library_fake.shapes_match(r.shape, f.shape, dynamic) or r.dtype != f.dtype
                     for r, f in zip(real, fake)
                 ):
                     raise OpCheckError(

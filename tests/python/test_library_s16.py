@@ -1,0 +1,63 @@
+"""torch.library.get_ctx in fake kernels, as torch's custom-ops tutorial uses it for an op whose
+output size depends on the data (session 16). Each case checks the expectation written here
+under ember and, where torch is installed, under torch."""
+
+import pytest
+from _docs_check import _libs
+
+
+def _nonzero_op(T, tag, fake_rows=None, min=0):
+    @T.library.custom_op(f"s16{tag}_{T.__name__}::nz", mutates_args=())
+    def nz(x: T.Tensor) -> T.Tensor:
+        return x.nonzero()
+
+    @nz.register_fake
+    def _(x):
+        if fake_rows is not None:  # a wrong fake kernel: a fixed size
+            return x.new_empty(fake_rows, x.dim(), dtype=T.int64)
+        n = T.library.get_ctx().new_dynamic_size(min=min)
+        return x.new_empty(n, x.dim(), dtype=T.int64)
+
+    return nz
+
+
+def test_dynamic_size_in_a_fake_kernel_passes_opcheck():
+    for T in _libs():
+        assert T.library.get_ctx() is None, T.__name__  # outside a fake kernel
+        nz = _nonzero_op(T, "a")
+        x = T.tensor([0.0, 1.0, 2.0, 0.0, 3.0])
+        assert nz(x).tolist() == [[1], [2], [4]]
+        result = T.library.opcheck(nz, (x,))
+        assert set(result.values()) == {"SUCCESS"} and len(result) == 4, T.__name__
+        nz_min = _nonzero_op(T, "b", min=1)
+        assert T.library.opcheck(nz_min, (x,))["test_faketensor"] == "SUCCESS", T.__name__
+
+
+def test_fake_kernel_with_a_wrong_fixed_size_fails_opcheck():
+    for T in _libs():
+        nz = _nonzero_op(T, "c", fake_rows=5)
+        x = T.tensor([0.0, 1.0, 2.0])
+        result = T.library.opcheck(nz, (x,), raise_exception=False)
+        assert isinstance(result["test_faketensor"], Exception), T.__name__
+        assert result["test_schema"] == "SUCCESS", T.__name__
+
+
+def test_negative_min_is_refused():
+    for T in _libs():
+        nz = _nonzero_op(T, "d", min=-1)
+        with pytest.raises(Exception) as info:
+            T.library.opcheck(nz, (T.tensor([1.0]),), test_utils="test_faketensor")
+        assert type(info.value).__name__ == "OpCheckError", T.__name__
+        text = "ctx.new_dynamic_size(min=-1, ...): expected min to be greater than or equal to 0"
+        assert text in str(info.value) or text in str(info.value.__cause__), T.__name__
+
+
+def test_meta_tensors_cannot_give_a_dynamic_size():
+    for T in _libs():
+        nz = _nonzero_op(T, "e")
+        with pytest.raises(
+            RuntimeError, match="You're trying to run this operator with meta Tensors"
+        ) as info:
+            nz(T.ones(3, device="meta"))
+        assert str(info.value).startswith(f"s16e_{T.__name__}::nz ("), T.__name__
+        assert "please use FakeTensors" in str(info.value)
