@@ -7,6 +7,7 @@ calls), and the originals back when it stops (Note [Profiler] in core/profiler.h
 
 import functools
 import sys
+import threading
 
 from .. import _C
 
@@ -14,24 +15,71 @@ from .. import _C
 # under the rest of its name, as an op (category cpu_op), not as a user annotation.
 OP_MARK = "\x01"
 
+# The input shapes of the op ranges opened here, by (thread id, record index): the recorder takes
+# shapes from the dispatcher's typed arguments only, so an op written in Python lists its own
+# here, and ember.autograd.profiler puts them on its rows (torch's `[[2, 4, 8, 8], [], ...]`).
+_shapes = {}
+
+
+def _shape_of(a):
+    return list(a.shape) if isinstance(a, _C.Tensor) else []
+
+
+def enter(name, *inputs):
+    """enter(name, *inputs) -> int
+
+    Opens the op range `name` (torch's "aten::max_pool2d") for an op written in Python, listing
+    `inputs` (its leading arguments: a tensor's shape, [] for anything else) as its input shapes;
+    returns the handle for `_C._record_function_exit` (-1 while nothing records)."""
+    handle = _C._record_function_enter(OP_MARK + name)
+    if handle >= 0 and inputs:
+        _shapes[(threading.get_native_id(), handle & 0xFFFFFFFF)] = [_shape_of(a) for a in inputs]
+    return handle
+
+
+# What a row of a C++ op gets that its recorded arguments cannot give (conv2d's FLOPs need its
+# stride, padding and dilation, which the recorder lists as []): (thread id, time in ns, op name,
+# FLOPs), noted by the Python caller just before the call and given by ember.autograd.profiler to
+# the op's next row on that thread.
+_notes = []
+
+
+def note_flops(name, flops):
+    """note_flops(name, flops) -> None
+
+    Notes the FLOPs of the op `name` this thread calls next (only while a profile records)."""
+    _notes.append((threading.get_native_id(), _C._profiler_now_ns(), name, flops))
+
+
+def take_recorded():
+    """take_recorded() -> (dict, list)
+
+    The input shapes recorded by `enter` and the notes of `note_flops` since the profile started
+    (at profile stop)."""
+    shapes, notes = dict(_shapes), list(_notes)
+    _shapes.clear()
+    _notes.clear()
+    return shapes, notes
+
+
 # (module name, attribute, original function, recording version)
 _FACTORIES = []
 _swapped = []
 
 
 def _recording(fn, name, inner):
-    enter = _C._record_function_enter
     exit_ = _C._record_function_exit
-    op = OP_MARK + name
-    subs = [OP_MARK + n for n in inner]
 
     @functools.wraps(fn)
     def recorded(*args, **kwargs):
         if not _C._profiler_enabled():
             return fn(*args, **kwargs)
-        handle = enter(op)
+        # a _like factory's first argument is the tensor torch lists (also on its empty_like)
+        handle = enter(name, *args[:1])
         try:
-            handles = [enter(sub) for sub in subs]
+            handles = [
+                enter(sub, *args[:1]) if sub.endswith("_like") else enter(sub) for sub in inner
+            ]
             for h in reversed(handles):
                 exit_(h)
             return fn(*args, **kwargs)
@@ -57,6 +105,8 @@ def swap_in():
     Installs the recording factories (at profile start)."""
     if _swapped:
         return
+    _shapes.clear()
+    _notes.clear()
     package = sys.modules.get("ember")
     for module_name, attr, fn, rec in _FACTORIES:
         module = sys.modules[module_name]

@@ -96,6 +96,7 @@ _TORCH_ARITY = {
     "aten::full": 6,
     "aten::full_like": 7,
     "aten::linspace": 7,
+    "aten::max_pool2d": 6,
     "aten::ones": 5,
     "aten::ones_like": 6,
     "aten::rand": 5,
@@ -212,6 +213,28 @@ def _is_backend_call_of(outer, name):
     )
 
 
+def _noted_flops(notes, tid, name, start):
+    """The FLOPs its Python caller noted for the op row `name` starting at `start` on thread
+    `tid` (the last note before it; earlier ones are spent), or None."""
+    pending = notes.get((tid, name))
+    found = None
+    while pending and pending[0][0] <= start:
+        found = pending.pop(0)[1]
+    return found
+
+
+def _is_zero_fill_of(outer):
+    """Whether a fill_ row is the zeroing of a zeros/zeros_like factory's new tensor."""
+    return (
+        outer is not None and outer._python_op and outer.name in ("aten::zeros", "aten::zeros_like")
+    )
+
+
+# torch's correlation ids (a trace's "External id") keep counting over the profiles of a process,
+# each profile starting a new block of 512.
+_EXTERNAL_ID_BLOCK = 512
+_next_external_id = [1]
+
 _ALLOCATORS = ("aten::empty", "aten::empty_like", "aten::empty_strided")
 
 
@@ -293,6 +316,7 @@ class profile:
         self._tracer = None
         _op_range.swap_out()
         stop_ns, threads = _C._profiler_stop()
+        self._python_op_shapes, self._flops_notes = _op_range.take_recorded()
         self.function_events, every, self._memory = self._build(threads)
         self._stop_ns = stop_ns
         self.function_events._trace = self._trace(every)
@@ -318,6 +342,9 @@ class profile:
         by_thread = {}
         next_id = 0
         t0 = self._start_ns
+        notes = {}
+        for tid, t, name, flops in self._flops_notes:
+            notes.setdefault((tid, name), []).append((t, flops))
         for tid, records in threads:
             local = [None] * len(records)
             for i, (name, kind, start, end, parent, shapes, nbytes, addr, total) in enumerate(
@@ -329,7 +356,7 @@ class profile:
                     owner = _allocating_child(local[parent] if parent >= 0 else None)
                     if owner is None:
                         evt = FunctionEvent(
-                            next_id, "[memory]", tid, ts, ts, cpu_memory_usage=nbytes
+                            next_id, "[memory]", tid, ts, ts, cpu_memory_usage=nbytes, flops=0
                         )
                         next_id += 1
                         events.append(evt)
@@ -349,6 +376,12 @@ class profile:
                     )
                 else:
                     display = _AUTOGRAD_NAME.get(name, name)
+                outer = local[parent] if parent >= 0 else None
+                if python_op and self.record_shapes:
+                    shapes = self._python_op_shapes.get((tid, i))
+                elif display == "aten::fill_" and _is_zero_fill_of(outer):
+                    display = "aten::zero_"  # torch's factory zeroes its tensor with zero_
+                    shapes = shapes[:1] if shapes else shapes
                 trace_name = display
                 if shapes is not None or (kind == 0 and self.record_shapes):
                     want = _TORCH_ARITY.get(display, 0) if kind == 0 else 0
@@ -357,7 +390,6 @@ class profile:
                         shapes += [[] for _ in range(want - len(shapes))]
                 if shapes and kind == 0:
                     shapes = _custom_op_shapes(display, shapes)
-                outer = local[parent] if parent >= 0 else None
                 if kind == 0 and _is_backend_call_of(outer, display):
                     outer.input_shapes = shapes if shapes is not None else []
                     local[i] = outer  # one row, as torch's: what the call does nests in outer
@@ -373,13 +405,15 @@ class profile:
                     input_shapes=shapes if shapes is not None else [],
                     trace_name=trace_name,
                     is_user_annotation=kind == 1,
+                    flops=0,  # torch's events count 0 unless with_flops counts them
                 )
                 next_id += 1
                 evt._worker = kind == 3
                 evt._python_op = python_op
                 evt._first_child = None
                 if self.with_flops and kind == 0:
-                    evt.flops = _flops(display, evt.input_shapes)
+                    noted = _noted_flops(notes, tid, display, start)
+                    evt.flops = _flops(display, evt.input_shapes) if noted is None else noted
                 if parent >= 0 and local[parent] is not None:
                     evt.set_cpu_parent(local[parent])
                     if local[parent]._first_child is None:
@@ -399,6 +433,7 @@ class profile:
                 python_id=pid,
                 python_parent_id=-1 if parent_id is None else parent_id,
                 python_module_id=module_id,
+                flops=0,
             )
             next_id += 1
             python.append(evt)
@@ -425,7 +460,15 @@ class profile:
             ),
         }
         meta.update(self._trace_meta)
-        return _chrome_trace(events, meta, self._memory, self._wall_ns)
+        first = _next_external_id[0]
+        trace = _chrome_trace(events, meta, self._memory, self._wall_ns, first_external_id=first)
+        last = max(
+            (e["args"].get("External id", 0) for e in trace["traceEvents"] if "args" in e),
+            default=0,
+        )
+        if last >= first:
+            _next_external_id[0] = -(-last // _EXTERNAL_ID_BLOCK) * _EXTERNAL_ID_BLOCK + 1
+        return trace
 
     def _check_finish(self):
         if self.function_events is None:

@@ -614,11 +614,11 @@ def _build_table(
 # Chrome traces
 
 
-def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
+def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None, first_external_id=1):
     """The Chrome trace of `events` (FunctionEvents) and `memory` records
     ((tid, ts_us, bytes, addr, total_allocated)), laid out as torch's: metadata, the ops and user
-    ranges, the allocations, the Python calls (each numbered by its place, "Ev Idx"), then the
-    session's span and its markers."""
+    ranges (numbered from `first_external_id`, "External id"), the allocations, the Python calls
+    (each numbered by its place, "Ev Idx"), then the session's span and its markers."""
     pid = os.getpid() if pid is None else pid
     spans = [e for e in events if e.name != "[memory]"]
     start = min((e.time_range.start for e in spans), default=0.0)
@@ -643,7 +643,9 @@ def _chrome_trace(events, meta, memory=(), base_time_ns=0, pid=None):
         sorted(ops, key=lambda e: (e.thread, e.time_range.start, -e.time_range.end))
     ):
         cat = "user_annotation" if e.is_user_annotation else "cpu_op"
-        trace.append(_trace_event(e, cat, pid, _trace_args(e, external_id=n + 1, index=n)))
+        trace.append(
+            _trace_event(e, cat, pid, _trace_args(e, external_id=first_external_id + n, index=n))
+        )
     index = len(ops)
     for tid, ts, nbytes, addr, total in memory:
         args = {

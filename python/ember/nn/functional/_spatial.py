@@ -70,7 +70,27 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     2-d convolution over (N, C, H, W) or (C, H, W) input; padding may be 'same' or 'valid'."""
     if isinstance(padding, str):
         return _nn.conv2d_mode(input, weight, bias, _ints(stride), padding, _ints(dilation), groups)
-    return _nn.conv2d(input, weight, bias, _ints(stride), _ints(padding), _ints(dilation), groups)
+    stride, padding, dilation = _ints(stride), _ints(padding), _ints(dilation)
+    if _C._profiler_enabled():
+        _op_range.note_flops(
+            "aten::conv2d", _conv2d_flops(input, weight, stride, padding, dilation, groups)
+        )
+    return _nn.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv2d_flops(input, weight, stride, padding, dilation, groups):
+    """torch's profiler count for conv2d (with_flops): 2 x batch x output pixels x kernel area x
+    in_channels x out_channels / groups; 0 unless input and weight are 4-d, as torch's."""
+    try:
+        (n, c_in, h, w), (c_out, _, kh, kw) = input.shape, weight.shape
+        (sh, sw), (ph, pw), (dh, dw) = (
+            v * 2 if len(v) == 1 else v for v in (stride, padding, dilation)
+        )
+        out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+        out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+        return 2 * n * out_h * out_w * kh * kw * c_in * c_out // groups
+    except (AttributeError, ValueError, TypeError, ZeroDivisionError):
+        return 0  # bad arguments: the kernel raises torch's error
 
 
 @_autocast_lower
@@ -190,7 +210,7 @@ def max_pool2d(
             input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
         )
     if not return_indices and _C._profiler_enabled():  # torch's row around the indexed pooling
-        handle = _C._record_function_enter(_op_range.OP_MARK + "aten::max_pool2d")
+        handle = _op_range.enter("aten::max_pool2d", input)
         try:
             return max_pool2d_with_indices(
                 input, kernel_size, stride, padding, dilation, ceil_mode
