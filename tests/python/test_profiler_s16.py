@@ -97,3 +97,24 @@ def test_external_ids_count_on_in_blocks_of_512(tmp_path):
             if prev is not None:  # the block after the last id of the profile before
                 assert ids[0] == -(-prev // 512) * 512 + 1, T.__name__
             prev = ids[-1]
+
+
+def test_tensor_list_argument_shapes(tmp_path):
+    for T in _libs():
+        x = T.ones(3, 4)
+        with T.profiler.profile(record_shapes=True) as prof:
+            T.cat([x, x])
+            x * 2
+        ev = {e.name: e for e in prof.events()}
+        # a tensor list is [] in input_shapes; its tensors' shapes are in the structured form
+        assert ev["aten::cat"].input_shapes == [[], []], T.__name__
+        assert ev["aten::cat"].structured_input_shapes == [[[3, 4], [3, 4]], []], T.__name__
+        assert ev["aten::mul"].structured_input_shapes == [[3, 4], []], T.__name__
+        grouped = [(e.key, e.input_shapes) for e in prof.key_averages(group_by_input_shape=True)]
+        assert ("aten::cat", [[], []]) in grouped, T.__name__
+        path = tmp_path / f"{T.__name__}.json"
+        prof.export_chrome_trace(str(path))
+        with open(path) as f:
+            evs = json.load(f)["traceEvents"]
+        dims = [e["args"]["Input Dims"] for e in evs if e.get("name") == "aten::cat"]
+        assert dims == [[[[3, 4], [3, 4]], []]], T.__name__

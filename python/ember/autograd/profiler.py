@@ -213,6 +213,15 @@ def _is_backend_call_of(outer, name):
     )
 
 
+# (op, child op): ember's op calls the child where torch's does the step inside (zero_ fills
+# without a fill_ row), so the child's row folds into the op's.
+_NO_CHILD_ROW = frozenset({("aten::zero_", "aten::fill_")})
+
+
+def _is_tensor_list(arg):
+    return isinstance(arg, list) and bool(arg) and all(isinstance(a, list) for a in arg)
+
+
 def _noted_flops(notes, tid, name, start):
     """The FLOPs its Python caller noted for the op row `name` starting at `start` on thread
     `tid` (the last note before it; earlier ones are spent), or None."""
@@ -394,6 +403,14 @@ class profile:
                     outer.input_shapes = shapes if shapes is not None else []
                     local[i] = outer  # one row, as torch's: what the call does nests in outer
                     continue
+                if kind == 0 and outer is not None and (outer.name, display) in _NO_CHILD_ROW:
+                    local[i] = outer  # a step torch's op does without a dispatcher call
+                    continue
+                # torch lists a tensor-list argument (cat's) as [] in input_shapes, its tensors'
+                # shapes in structured_input_shapes and the trace's Input Dims
+                structured = shapes if kind == 0 and shapes else None
+                if structured is not None:
+                    shapes = [[] if _is_tensor_list(a) else a for a in shapes]
                 if kind == 1 and display.startswith("ProfilerStep#"):
                     display = "ProfilerStep*"  # torch's steps share one key
                 evt = FunctionEvent(
@@ -403,6 +420,7 @@ class profile:
                     ts,
                     (end - t0) / 1000.0,
                     input_shapes=shapes if shapes is not None else [],
+                    structured_input_shapes=structured,
                     trace_name=trace_name,
                     is_user_annotation=kind == 1,
                     flops=0,  # torch's events count 0 unless with_flops counts them

@@ -734,7 +734,7 @@ def _trace_args(e, external_id, index):
     """torch's `args` of an op, node or user range, in its order."""
     args = {"External id": external_id, "Record function id": 0}
     if e.input_shapes:
-        args["Input Dims"] = e.input_shapes
+        args["Input Dims"] = e.structured_input_shapes or e.input_shapes
     if e.flops:
         args["flops"] = e.flops
     args["Ev Idx"] = index
