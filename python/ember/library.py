@@ -216,7 +216,9 @@ class _OpState:
             return tuple(flat)
 
         tensor_outputs = [o for o in outputs if isinstance(o, _C.Tensor)]
-        _attach(ctx, self.node_name, backward, tensors, tensor_outputs, [])
+        _attach(
+            ctx, self.node_name, backward, tensors, tensor_outputs, list(ctx.non_differentiable)
+        )
         return out
 
 

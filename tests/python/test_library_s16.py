@@ -61,3 +61,21 @@ def test_meta_tensors_cannot_give_a_dynamic_size():
             nz(T.ones(3, device="meta"))
         assert str(info.value).startswith(f"s16e_{T.__name__}::nz ("), T.__name__
         assert "please use FakeTensors" in str(info.value)
+
+
+def test_setup_context_marks_an_output_non_differentiable():
+    for T in _libs():
+
+        @T.library.custom_op(f"s16f_{T.__name__}::twice", mutates_args=())
+        def twice(x: T.Tensor) -> tuple[T.Tensor, T.Tensor]:
+            return x.clone(), x * 2
+
+        def setup_context(ctx, inputs, output):
+            ctx.mark_non_differentiable(output[0])
+
+        twice.register_autograd(lambda ctx, g0, g1: g1 * 2, setup_context=setup_context)
+        x = T.ones(2, requires_grad=True)
+        a, b = twice(x)
+        assert (a.requires_grad, b.requires_grad) == (False, True), T.__name__
+        b.sum().backward()
+        assert x.grad.tolist() == [2.0, 2.0], T.__name__
