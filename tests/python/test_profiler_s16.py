@@ -118,3 +118,16 @@ def test_tensor_list_argument_shapes(tmp_path):
             evs = json.load(f)["traceEvents"]
         dims = [e["args"]["Input Dims"] for e in evs if e.get("name") == "aten::cat"]
         assert dims == [[[[3, 4], [3, 4]], []]], T.__name__
+
+
+def test_frees_of_blocks_allocated_before_the_profile_are_not_reported():
+    for T in _libs():
+        before = T.ones(100)
+        with T.profiler.profile(profile_memory=True) as prof:
+            del before  # allocated before: its free is not reported, as torch's allocator
+            inside = T.ones(50)
+            del inside  # allocated and freed inside: both reported
+        memory = [e.cpu_memory_usage for e in prof.events() if e.name == "[memory]"]
+        assert memory == [-200], (T.__name__, memory)
+        ones = {e.key: e for e in prof.key_averages()}["aten::ones"]
+        assert ones.cpu_memory_usage == 200, T.__name__

@@ -218,6 +218,28 @@ def _is_backend_call_of(outer, name):
 _NO_CHILD_ROW = frozenset({("aten::zero_", "aten::fill_")})
 
 
+def _frees_of_unknown_blocks(threads):
+    """(thread id, record index) of the frees of blocks allocated before the profile started:
+    torch's CPU allocator knows the size of the blocks allocated while a profile records only,
+    and reports no free of another block."""
+    events = [
+        (rec[2], rec[6], rec[7], tid, i)
+        for tid, records in threads
+        for i, rec in enumerate(records)
+        if rec[1] == 4
+    ]
+    events.sort(key=lambda e: e[0])
+    live, unknown = set(), set()
+    for _, nbytes, addr, tid, i in events:
+        if nbytes > 0:
+            live.add(addr)
+        elif addr in live:
+            live.discard(addr)
+        else:
+            unknown.add((tid, i))
+    return unknown
+
+
 def _is_tensor_list(arg):
     return isinstance(arg, list) and bool(arg) and all(isinstance(a, list) for a in arg)
 
@@ -354,12 +376,15 @@ class profile:
         notes = {}
         for tid, t, name, flops in self._flops_notes:
             notes.setdefault((tid, name), []).append((t, flops))
+        unknown_frees = _frees_of_unknown_blocks(threads)
         for tid, records in threads:
             local = [None] * len(records)
             for i, (name, kind, start, end, parent, shapes, nbytes, addr, total) in enumerate(
                 records
             ):
                 ts = (start - t0) / 1000.0
+                if kind == 4 and (tid, i) in unknown_frees:
+                    continue
                 if kind == 4:  # an allocation (> 0) or a free (< 0)
                     memory.append((tid, ts, nbytes, addr, total))
                     owner = _allocating_child(local[parent] if parent >= 0 else None)
