@@ -213,11 +213,6 @@ def _is_backend_call_of(outer, name):
     )
 
 
-# (op, child op): ember's op calls the child where torch's does the step inside (zero_ fills
-# without a fill_ row), so the child's row folds into the op's.
-_NO_CHILD_ROW = frozenset({("aten::zero_", "aten::fill_")})
-
-
 def _frees_of_unknown_blocks(threads):
     """(thread id, record index) of the frees of blocks allocated before the profile started:
     torch's CPU allocator knows the size of the blocks allocated while a profile records only,
@@ -427,9 +422,6 @@ class profile:
                 if kind == 0 and _is_backend_call_of(outer, display):
                     outer.input_shapes = shapes if shapes is not None else []
                     local[i] = outer  # one row, as torch's: what the call does nests in outer
-                    continue
-                if kind == 0 and outer is not None and (outer.name, display) in _NO_CHILD_ROW:
-                    local[i] = outer  # a step torch's op does without a dispatcher call
                     continue
                 # torch lists a tensor-list argument (cat's) as [] in input_shapes, its tensors'
                 # shapes in structured_input_shapes and the trace's Input Dims
