@@ -376,6 +376,10 @@ def _aten_callable(name):
     import ember
     import ember.nn.functional as F
 
+    from ._aten_extra import ENTRY_POINTS  # ATen ops that Python reaches otherwise (x[idx])
+
+    if name in ENTRY_POINTS:
+        return ENTRY_POINTS[name]
     fn = getattr(ember, name, None)
     if callable(fn) and not isinstance(fn, type):
         return overrides.original(fn)

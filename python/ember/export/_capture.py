@@ -8,7 +8,7 @@ import operator
 import sys
 
 from .. import fx
-from . import _aten_names, _ops
+from . import _aten_names, _factories, _ops
 from ._tracing import capturing
 from .exported_program import tree_flatten
 from .graph_signature import (
@@ -124,6 +124,9 @@ class _InlineTracer(fx.Tracer):
 
     def proxy(self, node):
         return _ValueProxy(node, self)
+
+    def _records_constant_call(self, func, kwargs):
+        return _factories.records(func, kwargs)  # torch.zeros(n, 4) in forward: a graph node
 
     def to_bool(self, obj):
         from ._constraints import specialized_dims, violation
@@ -583,6 +586,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
                 f"{type(item).__name__} (constant outputs are not supported)"
             )
     out.output(tuple(items))  # flat, as torch's; module() nests them by output_structure
+    _plain_tuples(out)
     out.eliminate_dead_code()
     _read_every_item(out)
     _aten_names.rename(out)  # torch's ATen overloads and node names
@@ -635,6 +639,25 @@ def _split_multi_outputs(result, graph, vals):
         node.meta["val"] = vals[node] = v
         items.append(node)
     return tuple(items)
+
+
+def _plain_tuples(graph):
+    """An op returning a named tuple (``x.max(1)``) as torch's graphs hold it: a plain tuple,
+    its fields (``.values``) read by ``getitem``."""
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        fields = getattr(type(val), "_fields", None)
+        if node.op != "call_function" or not isinstance(val, tuple) or fields is None:
+            continue
+        node.meta["val"] = tuple(val)
+        for user in list(node.users):
+            if user.target is builtins.getattr and user.args[0] is node and user.args[1] in fields:
+                k = fields.index(user.args[1])
+                with graph.inserting_before(user):
+                    item = graph.call_function(operator.getitem, (node, k))
+                item.meta.update(user.meta)
+                user.replace_all_uses_with(item)
+                graph.erase_node(user)
 
 
 def _read_every_item(graph):
