@@ -5,6 +5,7 @@ the overload the call picks, the ``*_like`` factories, and factory calls inside 
 (factories become constant inputs there)."""
 
 import operator
+import re
 
 import pytest
 from test_export_aten_names import _close, _flatten
@@ -170,3 +171,30 @@ def test_symbolic_trace_keeps_factory_values_as_torch_fx_does():
     assert targets(ember) == targets(torch) == ["add>", "add>"]
     x = ember.randn(3, 4)
     _close(ember.fx.symbolic_trace(build(ember))(x), build(ember)(x))
+
+
+def _comments(ep):
+    """print(ep)'s stack-trace comments, a layer's own file reduced to its name (ember's and
+    torch's layers have their own paths and lines)."""
+    out = []
+    for line in str(ep).splitlines():
+        line = line.strip()
+        if line.startswith("# File:"):
+            layer = re.search(r"nn/modules/(\w+\.py):\d+ in (\w+)", line)
+            out.append(f"layer {layer.group(1)} {layer.group(2)}" if layer else line)
+        elif line.startswith("#"):
+            out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("case", ["index", "factories"])
+def test_printed_program_shows_torchs_stack_trace_comments(case):
+    tep, eep = _pair(case)
+    assert _comments(eep) == _comments(tep)
+    assert any(c.startswith("layer linear.py") for c in _comments(eep)) == (case == "factories")
+    # the innermost frame of each node is torch's (the same user line)
+    torch_nodes = {n.name: n for n in tep.graph.nodes}
+    for e in eep.graph.nodes:
+        t = torch_nodes[e.name]
+        if e.op == "call_function" and "nn/modules" not in (t.meta.get("stack_trace") or "/"):
+            assert e.meta.get("stack_trace") == t.meta.get("stack_trace"), e.name

@@ -89,6 +89,8 @@ class _InlineTracer(fx.Tracer):
     """A tracer that treats no module as a leaf (every module's forward is traced through, as
     torch.export inlines modules) and runs each op on the example values as it records it."""
 
+    record_stack_traces = True  # torch's export nodes carry where they were traced
+
     def __init__(self, examples, dynamic, all_dynamic=False):
         super().__init__()
         self._examples = examples
@@ -637,8 +639,15 @@ def _split_multi_outputs(result, graph, vals):
     for k, v in enumerate(val):
         node = graph.call_function(operator.getitem, (result, k))
         node.meta["val"] = vals[node] = v
+        _same_trace(node, result)
         items.append(node)
     return tuple(items)
+
+
+def _same_trace(item, node):
+    """A getitem node added for a call's result shows the call's stack trace, as torch's."""
+    if "stack_trace" in node.meta:
+        item.meta["stack_trace"] = node.meta["stack_trace"]
 
 
 def _plain_tuples(graph):
@@ -689,6 +698,7 @@ def _read_every_item(graph):
                 with graph.inserting_after(at):
                     item = graph.call_function(operator.getitem, (node, k))
                 item.meta["val"] = v
+                _same_trace(item, node)
             else:
                 at.append(item)
             at = item
