@@ -311,6 +311,8 @@ class _OpNamespace(types.ModuleType):
 
     def __getattr__(self, key):
         if key.startswith("__"):
+            if key in self._packets:  # an operator's own overloads (aten.__and__.Tensor)
+                return self._packets[key]
             raise AttributeError(key)
         packet = self._packets.get(key)
         if packet is None:

@@ -47,6 +47,23 @@ def _cases(lib):
             d = lib.ones(4, dtype=lib.int32) + lib.arange(4.0).long()
             return self.l(x) + a + b + c + d
 
+    class Logic(nn.Module):
+        def forward(self, x, y):
+            m = (x > 0) & (y <= x) | ~(x == 1)
+            n = lib.logical_and(x != y, x < 0.5) ^ (x >= y)
+            return lib.where(m, x, y), n.logical_not(), lib.gt(x, y), lib.bitwise_and(m, n)
+
+    class InPlace(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.l(x)
+            y.add_(1)
+            y = lib.relu(y).mul_(2)
+            return lib.nn.functional.relu(y, inplace=True) + y.sigmoid_()
+
     g = lib.Generator().manual_seed(0)
     x3 = lib.randn(5, 4, 6, generator=g)
     idx, m1 = lib.tensor([0, 2]), lib.tensor([True, False, True, True, False])
@@ -54,6 +71,8 @@ def _cases(lib):
         "index": (Index(), (x3, idx, m1)),
         "reductions": (Reductions(), (lib.randn(3, 4, generator=g),)),
         "factories": (Factories(), (lib.randn(3, 4, generator=g),)),
+        "logic": (Logic(), (lib.randn(3, 4, generator=g), lib.randn(3, 4, generator=g))),
+        "in_place": (InPlace(), (lib.randn(3, 4, generator=g),)),
     }
 
 
@@ -94,7 +113,7 @@ def _pair(case):
     return torch.export.export(tmod, targs), ember.export.export(emod, eargs)
 
 
-@pytest.mark.parametrize("case", ["index", "reductions", "factories"])
+@pytest.mark.parametrize("case", ["index", "reductions", "factories", "logic", "in_place"])
 def test_graphs_name_what_torch_names(case):
     tep, eep = _pair(case)
     got, want = str(_calls(eep)).replace("ember.", ""), str(_calls(tep)).replace("torch.", "")
@@ -122,9 +141,13 @@ def test_targets_are_the_overload_objects():
         aten.zeros.default([2, 3], device=ember.device("cpu"), pin_memory=False), ember.zeros(2, 3)
     )
     assert aten.arange.start_step(0, 8, 2).tolist() == [0, 2, 4, 6]
+    m, args = _cases(ember)["logic"]
+    code = ember.export.export(m, args).graph_module.code
+    assert "and_1 = ember.ops.aten.__and__.Tensor(gt, le)" in code  # a & b, runnable
+    assert ember.ops.aten.__and__.Tensor(args[0] > 0, args[1] > 0).dtype == ember.bool
 
 
-@pytest.mark.parametrize("case", ["index", "reductions", "factories"])
+@pytest.mark.parametrize("case", ["index", "reductions", "factories", "logic", "in_place"])
 def test_graphs_compute_what_eager_does(case, tmp_path):
     m, args = _cases(ember)[case]
     want = m(*args)
@@ -198,3 +221,15 @@ def test_printed_program_shows_torchs_stack_trace_comments(case):
         t = torch_nodes[e.name]
         if e.op == "call_function" and "nn/modules" not in (t.meta.get("stack_trace") or "/"):
             assert e.meta.get("stack_trace") == t.meta.get("stack_trace"), e.name
+
+
+def test_onnx_export_of_a_program_updating_intermediates_in_place():
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    m, (x,) = _cases(ember)["in_place"]
+    ep = ember.export.export(m, (x,))
+    assert "aten.add_.Tensor" in [str(n.target) for n in ep.graph.nodes]
+    program = ember.onnx.export(ep, (x,))
+    onnx.checker.check_model(program.model_proto)
+    (got,) = program(x)
+    _close(got, m(x))

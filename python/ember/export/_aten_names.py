@@ -385,6 +385,60 @@ _add(
 )
 
 
+# comparisons and logical/bitwise ops: a number operand is torch's .Scalar overload
+def _tensor_or_scalar(name, scalar=True):
+    return lambda a: (
+        None
+        if not _is_tensor(a[0])
+        else f"{name}.Tensor"
+        if _is_tensor(a[1])
+        else (f"{name}.Scalar" if scalar else None)
+    )
+
+
+def _pair_schemas(name):
+    return {
+        f"{name}.Tensor": f"{name}.Tensor(Tensor self, Tensor other) -> Tensor",
+        f"{name}.Scalar": f"{name}.Scalar(Tensor self, Scalar other) -> Tensor",
+    }
+
+
+def _operator_pick(dunder):
+    """``a & b`` is torch's ``__and__`` overload, ``torch.bitwise_and(a, b)`` its own."""
+
+    def pick(target, args, kwargs):
+        if target is not getattr(operator, dunder) or kwargs or len(args) != 2:
+            return None
+        ov = _tensor_or_scalar(dunder)(args)
+        return (ov, list(args)) if ov else None
+
+    return pick
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _add(_name, _pair_schemas(_name), choose=_tensor_or_scalar(_name))
+for _name in ("and", "or", "xor"):
+    _add(
+        f"bitwise_{_name}",
+        {**_pair_schemas(f"bitwise_{_name}"), **_pair_schemas(f"__{_name}__")},
+        choose=_tensor_or_scalar(f"bitwise_{_name}"),
+        pick=_operator_pick(f"__{_name}__"),
+    )
+_add(
+    "where",
+    _ov("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"),
+    choose=lambda a: "where.self" if all(_is_tensor(v) for v in a) else None,
+)
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _add(
+        _name,
+        _ov(f"{_name}(Tensor self, Tensor other) -> Tensor"),
+        choose=lambda a, n=_name: f"{n}.default" if _is_tensor(a[0]) and _is_tensor(a[1]) else None,
+    )
+for _name in ("logical_not", "bitwise_not"):
+    _add(_name, _ov(f"{_name}(Tensor self) -> Tensor"))
+
+
 # max/min over a dim return (values, indices), read by getitem as torch's graphs do
 for _name in ("max", "min"):
     _add(
@@ -692,21 +746,31 @@ def rename(graph):
             continue
         new_target = overload_of(ov)
         if in_place is not None:
-            packet = _ember().ops.aten._packets.get(new_target.overloadpacket._name + "_")
-            new_target = getattr(packet, "_overloads", {}).get(new_target._overloadname)
+            new_target = _in_place_of(new_target)
             if new_target is None:
                 continue
+        elif node.meta.get("in_place_of_intermediate"):
+            # torch's training IR keeps x.add_(1) on an intermediate as aten.add_.Tensor; later
+            # reads already read this node, so the runtime computes it out of place
+            new_target = _in_place_of(new_target) or new_target
         node.target = new_target
         aargs, akwargs = _trim(_schema(ov), picked[1] if picked else entry.fwd(ov, args))
         node.args, node.kwargs = tuple(aargs), akwargs
     _rename_nodes(graph)
 
 
+def _in_place_of(overload):
+    """The in-place overload of ``overload`` (``add.Tensor`` -> ``add_.Tensor``), or None."""
+    packet = _ember().ops.aten._packets.get(overload.overloadpacket._name + "_")
+    return getattr(packet, "_overloads", {}).get(overload._overloadname)
+
+
 def _base(node):
     from ..fx._namespace import _SUFFIX
 
     if node.op == "call_function" and getattr(node.target, "namespace", None) == "aten":
-        return node.target.overloadpacket._name
+        name = node.target.overloadpacket._name
+        return name[2:-2] if name.startswith("__") and name.endswith("__") else name  # and_1
     m = _SUFFIX.match(node.name)
     return m.group(1) if m else node.name
 
@@ -727,14 +791,25 @@ def _rename_nodes(graph):
             node.name = names.create_name(_base(node), node)
 
 
+def _table_key(overload):
+    """The table's name of an ATen overload (``"add.Tensor"``), None without an entry; an
+    in-place overload (``add_.Tensor`` on an intermediate, see rename) computes as its
+    out-of-place one, since later reads read the node's result."""
+    name, overload_name = overload.overloadpacket._name, overload._overloadname
+    ov = f"{name}.{overload_name}"
+    if ov not in _BY_OVERLOAD and name.endswith("_"):
+        ov = f"{name[:-1]}.{overload_name}"
+    return ov if ov in _BY_OVERLOAD else None
+
+
 def to_runtime(overload, args, kwargs):
     """``(runtime op, positional args)`` of a call of an ATen overload; None without an entry."""
     if getattr(overload, "namespace", None) != "aten":
         return None
-    ov = f"{overload.overloadpacket._name}.{overload._overloadname}"
-    entry = _BY_OVERLOAD.get(ov)
-    if entry is None:
+    ov = _table_key(overload)
+    if ov is None:
         return None
+    entry = _BY_OVERLOAD[ov]
     full = _schema(ov).bind(args, kwargs, ov)
     return entry.op, entry.back(ov, full)
 
@@ -777,8 +852,8 @@ def eager_call(target):
     exporter traces through it); ``target`` itself when the table has no entry for it."""
     if getattr(target, "namespace", None) != "aten":
         return target
-    ov = f"{target.overloadpacket._name}.{target._overloadname}"
-    if ov not in _BY_OVERLOAD:
+    ov = _table_key(target)
+    if ov is None:
         return target
     cache = eager_call.__dict__.setdefault("cache", {})
     if ov not in cache:

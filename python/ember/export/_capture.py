@@ -559,7 +559,17 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         vals[new] = new.meta["val"]
         env[node] = new
         if mutated is not None and isinstance(mutated, fx.Node):
-            env[mutated] = new  # later uses of the updated value read the functional result
+            # later reads of the updated tensor read the new node, through every name it has
+            # (F.relu(y, inplace=True) returns y itself, so a later y.sigmoid_() updates both)
+            root = aliases.get(env[mutated], env[mutated])
+            aliases[new] = root
+            for k, v in list(env.items()):
+                if isinstance(v, fx.Node) and aliases.get(v, v) is root:
+                    env[k] = new
+            env[mutated] = new
+            new.meta["in_place_of_intermediate"] = True  # shown as torch's add_ (_aten_names)
+
+    aliases = {}  # result of an in-place call -> the node whose tensor it updated
 
     def call_in_place(target, args, kwargs):
         """A call_function node updating buffers in place; its example value is computed on
