@@ -79,6 +79,15 @@ def _max_pool2d(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
     )
 
 
+def _index(x, indices):
+    # index.Tensor's list holds a tensor per indexed dim, None for a dim left whole
+    return x[tuple(slice(None) if i is None else i for i in indices)]
+
+
+# registered ATen ops whose Python entry point is not a function of their name
+ENTRY_POINTS = {"index": _index}
+
+
 def _table():
     e, F = _e(), _F()
     return {

@@ -311,6 +311,8 @@ class _OpNamespace(types.ModuleType):
 
     def __getattr__(self, key):
         if key.startswith("__"):
+            if key in self._packets:  # an operator's own overloads (aten.__and__.Tensor)
+                return self._packets[key]
             raise AttributeError(key)
         packet = self._packets.get(key)
         if packet is None:
@@ -376,6 +378,10 @@ def _aten_callable(name):
     import ember
     import ember.nn.functional as F
 
+    from ._aten_extra import ENTRY_POINTS  # ATen ops that Python reaches otherwise (x[idx])
+
+    if name in ENTRY_POINTS:
+        return ENTRY_POINTS[name]
     fn = getattr(ember, name, None)
     if callable(fn) and not isinstance(fn, type):
         return overrides.original(fn)

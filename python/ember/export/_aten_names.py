@@ -17,6 +17,8 @@ that overload, and how the arguments map each way:
 import operator
 import sys
 
+from . import _factories
+
 __all__ = ["rename", "to_runtime", "install", "overload_of", "eager_call"]
 
 
@@ -41,21 +43,25 @@ class _Entry:
     captured), ``fwd(overload, args)`` torch's full argument list, ``back(overload, full)`` the
     runtime args; schemas by overload name."""
 
-    def __init__(self, op, schemas, choose=None, fwd=None, back=None):
+    def __init__(self, op, schemas, choose=None, fwd=None, back=None, pick=None):
         self.op = op
         self.schemas = schemas
         first = next(iter(schemas))
         self.choose = choose or (lambda a: first if _is_tensor(a[0]) else None)
         self.fwd = fwd or (lambda ov, a: list(a))
         self.back = back or (lambda ov, full: list(full))
+        # pick(target, args, kwargs): (overload, torch's full args) read from the call as the
+        # user wrote it, where torch's overload depends on that (var(x, 0) against
+        # var(x, correction=0)); None: choose by the runtime args
+        self.pick = pick
 
 
 _TABLE = {}  # runtime op -> _Entry
 _BY_OVERLOAD = {}  # "linear.default" -> _Entry
 
 
-def _add(op, schemas, choose=None, fwd=None, back=None):
-    entry = _Entry(op, schemas, choose, fwd, back)
+def _add(op, schemas, choose=None, fwd=None, back=None, pick=None):
+    entry = _Entry(op, schemas, choose, fwd, back, pick)
     _TABLE[op] = entry
     for ov in schemas:
         _BY_OVERLOAD[ov] = entry
@@ -379,13 +385,164 @@ _add(
 )
 
 
-# Indexing: one getitem node becomes torch's chain of slice/select/unsqueeze nodes
-# (_index_chain); back, each is the runtime's getitem with that one component.
+# comparisons and logical/bitwise ops: a number operand is torch's .Scalar overload
+def _tensor_or_scalar(name, scalar=True):
+    return lambda a: (
+        None
+        if not _is_tensor(a[0])
+        else f"{name}.Tensor"
+        if _is_tensor(a[1])
+        else (f"{name}.Scalar" if scalar else None)
+    )
+
+
+def _pair_schemas(name):
+    return {
+        f"{name}.Tensor": f"{name}.Tensor(Tensor self, Tensor other) -> Tensor",
+        f"{name}.Scalar": f"{name}.Scalar(Tensor self, Scalar other) -> Tensor",
+    }
+
+
+def _operator_pick(dunder):
+    """``a & b`` is torch's ``__and__`` overload, ``torch.bitwise_and(a, b)`` its own."""
+
+    def pick(target, args, kwargs):
+        if target is not getattr(operator, dunder) or kwargs or len(args) != 2:
+            return None
+        ov = _tensor_or_scalar(dunder)(args)
+        return (ov, list(args)) if ov else None
+
+    return pick
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _add(_name, _pair_schemas(_name), choose=_tensor_or_scalar(_name))
+for _name in ("and", "or", "xor"):
+    _add(
+        f"bitwise_{_name}",
+        {**_pair_schemas(f"bitwise_{_name}"), **_pair_schemas(f"__{_name}__")},
+        choose=_tensor_or_scalar(f"bitwise_{_name}"),
+        pick=_operator_pick(f"__{_name}__"),
+    )
+_add(
+    "where",
+    _ov("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"),
+    choose=lambda a: "where.self" if all(_is_tensor(v) for v in a) else None,
+)
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _add(
+        _name,
+        _ov(f"{_name}(Tensor self, Tensor other) -> Tensor"),
+        choose=lambda a, n=_name: f"{n}.default" if _is_tensor(a[0]) and _is_tensor(a[1]) else None,
+    )
+for _name in ("logical_not", "bitwise_not"):
+    _add(_name, _ov(f"{_name}(Tensor self) -> Tensor"))
+
+
+# max/min over a dim return (values, indices), read by getitem as torch's graphs do
+for _name in ("max", "min"):
+    _add(
+        f"{_name}_dim",
+        _ov(
+            f"{_name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor "
+            "indices)"
+        ),
+    )
+
+
+def _var_pick(target, args, kwargs):
+    """torch's overload of var/std as called: ``correction=`` gives ``.correction``, a dim
+    ``.dim`` (unbiased as given), ``unbiased`` alone ``.default``, nothing ``.correction``."""
+    import inspect
+
+    def bind(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return locals()
+
+    try:
+        a = bind(*args, **kwargs)
+    except TypeError:
+        return None
+    if isinstance(a["dim"], bool):  # var(x, unbiased)
+        a["dim"], a["unbiased"] = None, a["dim"]
+    name = getattr(inspect.unwrap(target), "__name__", "")
+    name = "std" if name.startswith("std") else "var"
+    dims = a["dim"] if a["dim"] is None else _n(a["dim"], 1)
+    if "correction" in kwargs:
+        return f"{name}.correction", [a["input"], dims, a["correction"], a["keepdim"]]
+    if dims is not None:
+        unbiased = True if a["unbiased"] is None else a["unbiased"]
+        return f"{name}.dim", [a["input"], dims, unbiased, a["keepdim"]]
+    if a["unbiased"] is not None and not a["keepdim"]:
+        return f"{name}.default", [a["input"], a["unbiased"]]
+    return f"{name}.correction", [a["input"], None, None, a["keepdim"]]
+
+
+def _var_back(ov, f):
+    if ov.endswith(".default"):
+        return [f[0], [], 1.0 if f[1] else 0.0, False]
+    if ov.endswith(".dim"):
+        return [f[0], list(f[1] or []), 1.0 if f[2] else 0.0, bool(f[3])]
+    return [f[0], list(f[1] or []), 1.0 if f[2] is None else float(f[2]), bool(f[3])]
+
+
+for _name in ("var", "std"):
+    _add(
+        _name,
+        {
+            f"{_name}.correction": f"{_name}.correction(Tensor self, int[1]? dim=None, *, "
+            "Scalar? correction=None, bool keepdim=False) -> Tensor",
+            f"{_name}.dim": f"{_name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool "
+            "keepdim=False) -> Tensor",
+            f"{_name}.default": f"{_name}(Tensor self, bool unbiased=True) -> Tensor",
+        },
+        choose=lambda a, n=_name: f"{n}.correction",
+        fwd=lambda ov, a: [a[0], a[1] or None, a[2], a[3]],
+        back=_var_back,
+        pick=_var_pick,
+    )
+
+# the *_like factories: torch's export records pin_memory=False
+_LIKE_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+_LIKE_KW += "pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
+
+
+def _like_pick(target, args, kwargs):
+    """empty_like runs as zeros_like (any value is an empty tensor's): its call keeps its name."""
+    import inspect
+
+    if getattr(inspect.unwrap(target), "__name__", "") != "empty_like":
+        return None
+    return "empty_like.default", [args[0], kwargs.get("dtype"), None, None, False, None]
+
+
+for _name, _also in (("zeros_like", ("empty_like",)), ("ones_like", ())):
+    _add(
+        _name,
+        {f"{n}.default": f"{n}(Tensor self, {_LIKE_KW}" for n in (_name, *_also)},
+        choose=lambda a, n=_name: f"{n}.default",
+        fwd=lambda ov, a: [a[0], a[1], None, None, False, None],
+        back=_keep(2),
+        pick=_like_pick if _also else None,
+    )
+_add(
+    "full_like",
+    _ov(f"full_like(Tensor self, Scalar fill_value, {_LIKE_KW}"),
+    fwd=lambda ov, a: [a[0], a[1], a[2], None, None, False, None],
+    back=_keep(3),
+)
+
+
+# Indexing: one getitem node becomes torch's chain of slice/select/unsqueeze nodes, then one
+# index.Tensor for the tensor components (_index_chain); back, each is the runtime's getitem
+# with that one component.
 _END = (1 << 63) - 1  # torch's end of an open slice
 
 
 def _index_back(ov, f):
-    x, dim = f[0], f[1]
+    x = f[0]
+    if ov == "index.Tensor":  # a None entry leaves its dim whole
+        return [x, [slice(None) if i is None else i for i in f[1]]]
+    dim = f[1]
     if ov == "select.int":
         component = f[2]
     else:
@@ -400,11 +557,13 @@ _INDEX = _Entry(
         "select.int": "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
         "slice.Tensor": "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
         "end=None, SymInt step=1) -> Tensor(a)",
+        "index.Tensor": "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
     },
     choose=lambda a: None,
     back=_index_back,
 )
-_BY_OVERLOAD["select.int"] = _BY_OVERLOAD["slice.Tensor"] = _INDEX
+for _ov_name in _INDEX.schemas:
+    _BY_OVERLOAD[_ov_name] = _INDEX
 
 
 # ---- the three uses ----
@@ -453,24 +612,51 @@ def overload_of(name):
     return getattr(getattr(_ember().ops.aten, packet), ov)
 
 
+def _index_value(i):
+    """The example tensor of an index component that is a graph value, else None."""
+    from .. import fx
+
+    val = i.meta.get("val") if isinstance(i, fx.Node) else None
+    return val if isinstance(val, _ember().Tensor) else None
+
+
 def _index_steps(index, ndim):
-    """[(overload, dim/args)] that torch records for ``x[index]``, or None when it indexes with
-    tensors or lists (advanced indexing keeps the getitem)."""
+    """[(overload, args)] that torch records for ``x[index]``: the basic components in order
+    (select, slice, unsqueeze), then one ``index.Tensor`` whose list holds each tensor at the
+    dim it indexes (None for the dims between), as torch's indexing splits a subscript; None
+    when it cannot say (Python lists, 0-d or multi-dim masks before other components)."""
     items = list(index) if isinstance(index, tuple) else [index]
-    if any(not (i is None or i is Ellipsis or isinstance(i, (int, slice))) for i in items):
-        return None
+    tensors = [_index_value(i) for i in items]
+    for i, t in zip(items, tensors):
+        if t is not None:
+            if t.dim() == 0:  # torch reads a 0-d index's value: data-dependent
+                return None
+        elif not (i is None or i is Ellipsis or isinstance(i, (int, slice))):
+            return None
     if any(isinstance(i, bool) for i in items) or items.count(Ellipsis) > 1:
         return None
     bounds = [b for i in items if isinstance(i, slice) for b in (i.start, i.stop, i.step)]
     if any(b is not None and type(b) is not int for b in bounds):  # sizes read at run time
         return None
+    # a k-d boolean mask indexes k dims; the other components after it would shift by k - 1
+    masks = [k for k, t in enumerate(tensors) if t is not None and t.dim() > 1]
+    if masks and any(tensors[k] is None for k in range(masks[0] + 1, len(items))):
+        return None
     if Ellipsis in items:
-        used = sum(1 for i in items if i is not None and i is not Ellipsis)
+        used = sum(
+            t.dim() if t is not None and t.dtype == _ember().bool else 1
+            for i, t in zip(items, tensors)
+            if i is not None and i is not Ellipsis
+        )
         k = items.index(Ellipsis)
         items[k : k + 1] = [slice(None)] * (ndim - used)
-    steps, dim = [], 0
-    for i in items:
-        if i is None:
+        tensors[k : k + 1] = [None] * (ndim - used)
+    steps, dim, indices = [], 0, []
+    for i, t in zip(items, tensors):
+        if t is not None:
+            indices += [None] * (dim - len(indices)) + [i]
+            dim += 1
+        elif i is None:
             steps.append(("unsqueeze.default", [dim]))
             dim += 1
         elif isinstance(i, int):
@@ -482,6 +668,8 @@ def _index_steps(index, ndim):
                 step = [] if i.step in (None, 1) else [i.step]
                 steps.append(("slice.Tensor", [dim, start, end] + step))
             dim += 1
+    if indices:
+        steps.append(("index.Tensor", [indices]))
     return steps
 
 
@@ -496,15 +684,21 @@ def _index_chain(graph, node):
     steps = _index_steps(index, val.dim())
     if not steps:
         return False
-    cur = x
+    cur, added = x, []
     with graph.inserting_before(node):
         for ov, args in steps:
             target = overload_of(ov)
             new = graph.call_function(target, (cur, *args))
+            added.append(new)
             with _ember().no_grad():
-                new.meta["val"] = target(cur.meta["val"], *args)
+                new.meta["val"] = target(cur.meta["val"], *fx.map_arg(args, _index_value))
             new.meta.update({k: v for k, v in node.meta.items() if k not in ("val",)})
             cur = new
+    want = node.meta.get("val")
+    if isinstance(want, _ember().Tensor) and cur.meta["val"].shape != want.shape:
+        for new in reversed(added):  # a subscript read otherwise than torch's: kept whole
+            graph.erase_node(new)
+        return False
     node.replace_all_uses_with(cur)
     graph.erase_node(node)
     return True
@@ -522,10 +716,14 @@ def rename(graph):
         val = node.meta.get("val")
         if node.op != "call_function" or not (
             isinstance(val, Tensor)
-            or (type(val) in (list, tuple) and val and all(isinstance(v, Tensor) for v in val))
+            or (isinstance(val, (list, tuple)) and val and all(isinstance(v, Tensor) for v in val))
         ):
             continue
         if node.target is operator.getitem and _index_chain(graph, node):
+            continue
+        factory = _factories.overload_call(node.target, node.args, node.kwargs)
+        if factory is not None:
+            node.target, node.args, node.kwargs = factory[0], tuple(factory[1]), factory[2]
             continue
         target, in_place = node.target, None
         method = _ops.method_name(target) if node.meta.get("export_in_place") else None
@@ -542,26 +740,37 @@ def rename(graph):
             continue
         op, args = mapped
         entry = _TABLE[op]
-        ov = entry.choose(args)
+        picked = entry.pick(target, node.args, dict(node.kwargs)) if entry.pick else None
+        ov = picked[0] if picked else entry.choose(args)
         if ov is None:
             continue
         new_target = overload_of(ov)
         if in_place is not None:
-            packet = _ember().ops.aten._packets.get(new_target.overloadpacket._name + "_")
-            new_target = getattr(packet, "_overloads", {}).get(new_target._overloadname)
+            new_target = _in_place_of(new_target)
             if new_target is None:
                 continue
+        elif node.meta.get("in_place_of_intermediate"):
+            # torch's training IR keeps x.add_(1) on an intermediate as aten.add_.Tensor; later
+            # reads already read this node, so the runtime computes it out of place
+            new_target = _in_place_of(new_target) or new_target
         node.target = new_target
-        aargs, akwargs = _trim(_schema(ov), entry.fwd(ov, args))
+        aargs, akwargs = _trim(_schema(ov), picked[1] if picked else entry.fwd(ov, args))
         node.args, node.kwargs = tuple(aargs), akwargs
     _rename_nodes(graph)
+
+
+def _in_place_of(overload):
+    """The in-place overload of ``overload`` (``add.Tensor`` -> ``add_.Tensor``), or None."""
+    packet = _ember().ops.aten._packets.get(overload.overloadpacket._name + "_")
+    return getattr(packet, "_overloads", {}).get(overload._overloadname)
 
 
 def _base(node):
     from ..fx._namespace import _SUFFIX
 
     if node.op == "call_function" and getattr(node.target, "namespace", None) == "aten":
-        return node.target.overloadpacket._name
+        name = node.target.overloadpacket._name
+        return name[2:-2] if name.startswith("__") and name.endswith("__") else name  # and_1
     m = _SUFFIX.match(node.name)
     return m.group(1) if m else node.name
 
@@ -582,14 +791,25 @@ def _rename_nodes(graph):
             node.name = names.create_name(_base(node), node)
 
 
+def _table_key(overload):
+    """The table's name of an ATen overload (``"add.Tensor"``), None without an entry; an
+    in-place overload (``add_.Tensor`` on an intermediate, see rename) computes as its
+    out-of-place one, since later reads read the node's result."""
+    name, overload_name = overload.overloadpacket._name, overload._overloadname
+    ov = f"{name}.{overload_name}"
+    if ov not in _BY_OVERLOAD and name.endswith("_"):
+        ov = f"{name[:-1]}.{overload_name}"
+    return ov if ov in _BY_OVERLOAD else None
+
+
 def to_runtime(overload, args, kwargs):
     """``(runtime op, positional args)`` of a call of an ATen overload; None without an entry."""
     if getattr(overload, "namespace", None) != "aten":
         return None
-    ov = f"{overload.overloadpacket._name}.{overload._overloadname}"
-    entry = _BY_OVERLOAD.get(ov)
-    if entry is None:
+    ov = _table_key(overload)
+    if ov is None:
         return None
+    entry = _BY_OVERLOAD[ov]
     full = _schema(ov).bind(args, kwargs, ov)
     return entry.op, entry.back(ov, full)
 
@@ -602,6 +822,7 @@ def install():
     if _installed:
         return
     _installed.append(True)
+    _factories.install()
     from .._op_overloads import OpOverloadPacket, ops
 
     aten = ops._namespace("aten")
@@ -631,8 +852,8 @@ def eager_call(target):
     exporter traces through it); ``target`` itself when the table has no entry for it."""
     if getattr(target, "namespace", None) != "aten":
         return target
-    ov = f"{target.overloadpacket._name}.{target._overloadname}"
-    if ov not in _BY_OVERLOAD:
+    ov = _table_key(target)
+    if ov is None:
         return target
     cache = eager_call.__dict__.setdefault("cache", {})
     if ov not in cache:

@@ -8,7 +8,7 @@ import operator
 import sys
 
 from .. import fx
-from . import _aten_names, _ops
+from . import _aten_names, _factories, _ops
 from ._tracing import capturing
 from .exported_program import tree_flatten
 from .graph_signature import (
@@ -89,6 +89,8 @@ class _InlineTracer(fx.Tracer):
     """A tracer that treats no module as a leaf (every module's forward is traced through, as
     torch.export inlines modules) and runs each op on the example values as it records it."""
 
+    record_stack_traces = True  # torch's export nodes carry where they were traced
+
     def __init__(self, examples, dynamic, all_dynamic=False):
         super().__init__()
         self._examples = examples
@@ -124,6 +126,9 @@ class _InlineTracer(fx.Tracer):
 
     def proxy(self, node):
         return _ValueProxy(node, self)
+
+    def _records_constant_call(self, func, kwargs):
+        return _factories.records(func, kwargs)  # torch.zeros(n, 4) in forward: a graph node
 
     def to_bool(self, obj):
         from ._constraints import specialized_dims, violation
@@ -554,7 +559,17 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         vals[new] = new.meta["val"]
         env[node] = new
         if mutated is not None and isinstance(mutated, fx.Node):
-            env[mutated] = new  # later uses of the updated value read the functional result
+            # later reads of the updated tensor read the new node, through every name it has
+            # (F.relu(y, inplace=True) returns y itself, so a later y.sigmoid_() updates both)
+            root = aliases.get(env[mutated], env[mutated])
+            aliases[new] = root
+            for k, v in list(env.items()):
+                if isinstance(v, fx.Node) and aliases.get(v, v) is root:
+                    env[k] = new
+            env[mutated] = new
+            new.meta["in_place_of_intermediate"] = True  # shown as torch's add_ (_aten_names)
+
+    aliases = {}  # result of an in-place call -> the node whose tensor it updated
 
     def call_in_place(target, args, kwargs):
         """A call_function node updating buffers in place; its example value is computed on
@@ -583,6 +598,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
                 f"{type(item).__name__} (constant outputs are not supported)"
             )
     out.output(tuple(items))  # flat, as torch's; module() nests them by output_structure
+    _plain_tuples(out)
     out.eliminate_dead_code()
     _read_every_item(out)
     _aten_names.rename(out)  # torch's ATen overloads and node names
@@ -633,8 +649,34 @@ def _split_multi_outputs(result, graph, vals):
     for k, v in enumerate(val):
         node = graph.call_function(operator.getitem, (result, k))
         node.meta["val"] = vals[node] = v
+        _same_trace(node, result)
         items.append(node)
     return tuple(items)
+
+
+def _same_trace(item, node):
+    """A getitem node added for a call's result shows the call's stack trace, as torch's."""
+    if "stack_trace" in node.meta:
+        item.meta["stack_trace"] = node.meta["stack_trace"]
+
+
+def _plain_tuples(graph):
+    """An op returning a named tuple (``x.max(1)``) as torch's graphs hold it: a plain tuple,
+    its fields (``.values``) read by ``getitem``."""
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        fields = getattr(type(val), "_fields", None)
+        if node.op != "call_function" or not isinstance(val, tuple) or fields is None:
+            continue
+        node.meta["val"] = tuple(val)
+        for user in list(node.users):
+            if user.target is builtins.getattr and user.args[0] is node and user.args[1] in fields:
+                k = fields.index(user.args[1])
+                with graph.inserting_before(user):
+                    item = graph.call_function(operator.getitem, (node, k))
+                item.meta.update(user.meta)
+                user.replace_all_uses_with(item)
+                graph.erase_node(user)
 
 
 def _read_every_item(graph):
@@ -666,6 +708,7 @@ def _read_every_item(graph):
                 with graph.inserting_after(at):
                     item = graph.call_function(operator.getitem, (node, k))
                 item.meta["val"] = v
+                _same_trace(item, node)
             else:
                 at.append(item)
             at = item

@@ -240,5 +240,6 @@ def functions():
             table[fn] = norm
     for name in ("zeros_like", "ones_like"):
         table[getattr(e, name)] = _like(name)
+    table[e.empty_like] = _like("zeros_like")  # any value is an empty tensor's
     table[e.full_like] = _full_like
     return table

@@ -6,7 +6,7 @@ import sys
 
 from .. import fx
 from ..nn import Module, Parameter
-from . import _ops
+from . import _factories, _ops
 from .graph_signature import InputKind, OutputKind
 
 __all__ = ["ExportedProgram"]
@@ -291,16 +291,20 @@ class ExportedProgram:
             if reason is not None:
                 n.meta["export_unsupported"] = reason
             env[node] = n
+        # the runtime has no factories: torch.zeros(3, 4) in forward becomes a constant input
+        new, signature, constants = _factories.fold(
+            new, signature or self._graph_signature, self._constants
+        )
         new.lint()
-        return self._with_graph(new, decomposed=True, signature=signature)
+        return self._with_graph(new, decomposed=True, signature=signature, constants=constants)
 
-    def _with_graph(self, graph, decomposed, signature=None):
+    def _with_graph(self, graph, decomposed, signature=None, constants=None):
         out = ExportedProgram(
             fx.GraphModule(Module(), graph),
             signature or self._graph_signature,
             self._state_dict,
             self._range_constraints,
-            self._constants,
+            self._constants if constants is None else constants,
             input_shapes=self._input_shapes,
             output_structure=self._output_structure,
             example_inputs=self._example_inputs,

@@ -7,6 +7,7 @@ and anything else is passed in as a global of the generated function."""
 import builtins
 import math
 import operator
+import re
 import sys
 
 from ._namespace import Namespace, is_identifier
@@ -221,6 +222,21 @@ class _Emitter:
         return f"{self.callable_name(target)}({self.args(args, kwargs)})"
 
 
+_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
+
+
+def _trace_summary(trace):
+    """``File: model.py:12 in forward, code: y = x.relu()`` for the innermost frame of a
+    traceback-form stack trace, as torch's readable code prints it."""
+    lines = (trace or "").strip().splitlines()
+    for k in range(len(lines) - 1, -1, -1):
+        m = _FRAME.match(lines[k])
+        if m:
+            code = lines[k + 1].strip() if k + 1 < len(lines) else ""
+            return f"File: {m.group(1)}:{m.group(2)} in {m.group(3)}, code: {code}"
+    return lines[-1].strip() if lines else "No stacktrace found for following nodes"
+
+
 def python_code(graph, root_module="self", verbose=False):
     """python_code(graph, root_module='self', verbose=False) -> PythonCode
 
@@ -252,13 +268,12 @@ def python_code(graph, root_module="self", verbose=False):
             if t != n.name:
                 body.append(f"{n.name} = {t}")
             continue
-        if verbose:  # a comment where the nodes' stack trace changes, as torch's
+        if verbose and n.op != "output":  # a comment where the stack trace changes, as torch's
             trace = n.meta.get("stack_trace")
             if trace != last_trace:
-                if trace:
-                    body.append("# " + trace.strip().splitlines()[-1].strip())
-                else:
-                    body.append("# No stacktrace found for following nodes")
+                if body:
+                    body.append("")
+                body.append("# " + _trace_summary(trace))
                 last_trace = trace
         if n.op == "output":
             lineno_map[len(body)] = i
@@ -281,7 +296,8 @@ def python_code(graph, root_module="self", verbose=False):
         body = "".join(lines).rstrip("\n").split("\n") if lines else ["pass"]
         lineno_map = {}  # the transformer may have moved lines
     sig = ", ".join([root_module] + params)
-    src = f"\n\n\ndef forward({sig}):\n" + "".join(f"    {b}\n" for b in body) + "    "
+    lines = "".join(f"    {b}\n" if b else "\n" for b in body)  # torch's blank lines: empty
+    src = f"\n\n\ndef forward({sig}):\n" + lines + "    "
     # Line numbers of the body start after the three blank lines and the def line.
     lineno_map = {k + 4: v for k, v in lineno_map.items()}
     return PythonCode(src, em.globals, lineno_map)

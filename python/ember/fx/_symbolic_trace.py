@@ -72,7 +72,7 @@ class _TracingMode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if not _has_proxy(args, kwargs):
+        if not _has_proxy(args, kwargs) and not self.tracer._records_constant_call(func, kwargs):
             return func(*args, **kwargs)
         return record_call(self.tracer, func, args, kwargs)
 
@@ -172,6 +172,11 @@ class Tracer(TracerBase):
         other modules are traced through.
         """
         return type(m).__module__.startswith("ember.nn") and not isinstance(m, Sequential)
+
+    def _records_constant_call(self, func, kwargs):
+        # a call with no Proxy argument runs (its value is a constant of the graph), as
+        # torch.fx's; export's tracer records factories (export/_factories.py)
+        return False
 
     def path_of_module(self, mod):
         """path_of_module(mod) -> str

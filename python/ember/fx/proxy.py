@@ -46,6 +46,32 @@ def where():
     return f'File "{info.filename}", line {info.lineno}, in {info.function}: {code}'
 
 
+_MODULES_DIR = os.path.join(_EMBER_DIR, "nn", "modules") + os.sep
+_TRACE_FILE = os.path.join(_EMBER_DIR, "fx", "_symbolic_trace.py")
+
+
+def stack_trace():
+    """The frames of the call being traced in traceback form, outermost first (``File
+    "model.py", line 12, in forward`` and its code line), from the traced forward down to the
+    call: user code and the nn layers' ``forward``, as torch's node.meta["stack_trace"]."""
+    lines = []
+    frame = inspect.currentframe().f_back
+    while frame is not None:
+        code = frame.f_code
+        path = os.path.abspath(code.co_filename)
+        if path == _TRACE_FILE and code.co_name == "trace":
+            break  # the tracer's own caller is not the program
+        ours = path.startswith(_EMBER_DIR + os.sep)
+        layer = path.startswith(_MODULES_DIR) and code.co_name == "forward"
+        if (not ours or layer) and not code.co_filename.startswith("<eval_with_key>"):
+            info = inspect.getframeinfo(frame, context=1)
+            text = info.code_context[0].strip() if info.code_context else ""
+            entry = f'File "{code.co_filename}", line {info.lineno}, in {code.co_name}'
+            lines[:0] = [entry + (f"\n    {text}" if text else "")]
+        frame = frame.f_back
+    return "\n".join(lines)
+
+
 def trace_error(message):
     loc = where()
     return TraceError(f"{message}\n(traced code: {loc})" if loc else message)
@@ -71,7 +97,7 @@ class TracerBase:
         if self.module_stack:
             node.meta["nn_module_stack"] = dict(self.module_stack)
         if self.record_stack_traces:
-            loc = where()
+            loc = stack_trace()
             if loc:
                 node.meta["stack_trace"] = loc
         return node
