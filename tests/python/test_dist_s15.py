@@ -170,7 +170,7 @@ _FSDP_PROGRAM = textwrap.dedent(
     fully_shard(m, reshard_after_forward=False)
 
     def show(tag):
-        kinds = ["DTensor" if isinstance(p, DTensor) else "full" for p in m.parameters()]
+        kinds = ["DTensor" if isinstance(p, DTensor) else type(p).__name__ for p in m.parameters()]
         print(tag, kinds, tuple(m[0].weight.shape))
 
     show("init")
@@ -205,10 +205,11 @@ def _run_fsdp_program(lib, tmp_path):
 
 
 def test_fsdp2_no_reshard_after_forward_keeps_gathered_parameters(tmp_path):
-    """With reshard_after_forward=False the gathered parameters are the module's attributes
-    from the forward until its backward (torch's); a forward without grad leaves them too."""
+    """With reshard_after_forward=False the gathered parameters (nn.Parameters) are the
+    module's attributes from the forward until its backward (torch's); a forward without grad
+    leaves them too."""
     out = _run_fsdp_program(module_name(), tmp_path)
-    d, f = "'DTensor'", "'full'"
+    d, f = "'DTensor'", "'Parameter'"  # torch's unsharded parameters are nn.Parameters
     assert out.splitlines() == [
         f"init [{d}, {d}, {d}, {d}] (4, 4)",
         f"forward [{f}, {f}, {f}, {f}] (4, 4)",
