@@ -47,7 +47,8 @@ def _softmax(func, name, args, kwargs):
 
 
 # op -> (position of its dim argument, the dim's default, what becomes of that dim: "keep",
-# "k" (topk: k long) or "reduce" (gone, or 1 with keepdim))
+# "k" (topk: k long) or "reduce" (gone, or 1 with keepdim)). Without a dim (None) the reducing
+# ops reduce everything and take the fallback.
 _ALONG_DIM = {
     "sort": (1, -1, "keep"),
     "argsort": (1, -1, "keep"),
@@ -61,6 +62,15 @@ _ALONG_DIM = {
     "median": (1, None, "reduce"),
     "nanmedian": (1, None, "reduce"),
     "mode": (1, -1, "reduce"),
+    "argmax": (1, None, "reduce"),
+    "argmin": (1, None, "reduce"),
+    "var": (1, None, "reduce"),
+    "std": (1, None, "reduce"),
+    "prod": (1, None, "reduce"),
+    "logsumexp": (1, None, "reduce"),
+    "any": (1, None, "reduce"),
+    "all": (1, None, "reduce"),
+    "norm": (2, None, "reduce"),
 }
 
 
@@ -77,9 +87,10 @@ def _along_dim(func, name, args, kwargs):
     target = _keep_whole(x, {dim}, mesh)
     res = func(_move(x, mesh, target), *args[1:], **kwargs)
     shape, out_pl = list(x._shape), target
+    first = res if _is_t(res) else res[0]
     if kind == "k":
         shape[dim] = int(_arg(args, kwargs, 1, "k"))
-    elif kind == "reduce" and _arg(args, kwargs, pos + 1, "keepdim", False):
+    elif kind == "reduce" and first.ndim == x.ndim:  # keepdim (wherever the overload has it)
         shape[dim] = 1
     elif kind == "reduce":
         del shape[dim]
