@@ -46,13 +46,16 @@ def test_queue_methods(kind):
     store = _stores()[kind]
     base = store.num_keys()
     assert store.queue_len("q") == 0
+    assert not store.check(["q"])
     store.queue_push("q", "a")
     store.queue_push("q", b"\x00b")
     assert store.queue_len("q") == 2
+    # check answers for a queue that holds values, as for a key (torch's)
+    assert store.check(["q"]) and not store.check(["q", "nokey"])
     assert store.num_keys() == base  # queues are not keys
     assert store.queue_pop("q") == b"a"  # oldest first
     assert store.queue_pop("q", False) == b"\x00b"
-    assert store.queue_len("q") == 0
+    assert store.queue_len("q") == 0 and not store.check(["q"])
     with pytest.raises(d.QueueEmptyError, match="^queue is empty$"):
         store.queue_pop("q", block=False)
     assert issubclass(d.QueueEmptyError, d.DistStoreError)
@@ -62,6 +65,8 @@ def test_queue_methods(kind):
     assert not isinstance(err.value, d.QueueEmptyError)
     if kind == "tcp":  # torch's TCPStore text, naming the queue
         assert str(err.value) == "wait timeout after 200ms, keys: /q"
+    if kind == "hash":  # torch's HashStore text
+        assert str(err.value) == "Wait timeout"
     # a queue and a key of the same name are unrelated
     store.set("k", "v")
     assert store.queue_len("k") == 0
