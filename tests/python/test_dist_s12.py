@@ -47,12 +47,19 @@ def test_store_timeouts_raise_dist_store_error(tmp_path):
     prefix = d.PrefixStore("pre", hash_store)
     file_store = d.FileStore(str(tmp_path / "fs"), 1)
     file_store.set_timeout(second)
-    for store in (hash_store, prefix, file_store):
-        # torch's FileStore raises a plain RuntimeError here; DistStoreError is one
-        with pytest.raises(RuntimeError) as e:
+    for store in (hash_store, prefix):  # torch's HashStore texts
+        with pytest.raises(d.DistStoreError, match="^Wait timeout$"):
             store.get("x")
-        if module_name() == "ember":
-            assert type(e.value) is d.DistStoreError and "wait timeout" in str(e.value), e.value
+        with pytest.raises(d.DistStoreError, match="^Wait timeout$"):
+            store.wait(["x", "y"], datetime.timedelta(milliseconds=50))
+    # torch's FileStore raises plain RuntimeErrors
+    with pytest.raises(RuntimeError) as e:
+        file_store.get("x")
+    assert type(e.value) is RuntimeError
+    assert str(e.value) == "Timeout waiting for key: x after 300 ms"
+    with pytest.raises(RuntimeError) as e:
+        file_store.wait(["x"], datetime.timedelta(milliseconds=50))
+    assert type(e.value) is RuntimeError and str(e.value) == "Wait timeout"
 
 
 def test_network_failures_raise_dist_network_error():

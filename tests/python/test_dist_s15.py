@@ -46,13 +46,16 @@ def test_queue_methods(kind):
     store = _stores()[kind]
     base = store.num_keys()
     assert store.queue_len("q") == 0
+    assert not store.check(["q"])
     store.queue_push("q", "a")
     store.queue_push("q", b"\x00b")
     assert store.queue_len("q") == 2
+    # check answers for a queue that holds values, as for a key (torch's)
+    assert store.check(["q"]) and not store.check(["q", "nokey"])
     assert store.num_keys() == base  # queues are not keys
     assert store.queue_pop("q") == b"a"  # oldest first
     assert store.queue_pop("q", False) == b"\x00b"
-    assert store.queue_len("q") == 0
+    assert store.queue_len("q") == 0 and not store.check(["q"])
     with pytest.raises(d.QueueEmptyError, match="^queue is empty$"):
         store.queue_pop("q", block=False)
     assert issubclass(d.QueueEmptyError, d.DistStoreError)
@@ -62,6 +65,8 @@ def test_queue_methods(kind):
     assert not isinstance(err.value, d.QueueEmptyError)
     if kind == "tcp":  # torch's TCPStore text, naming the queue
         assert str(err.value) == "wait timeout after 200ms, keys: /q"
+    if kind == "hash":  # torch's HashStore text
+        assert str(err.value) == "Wait timeout"
     # a queue and a key of the same name are unrelated
     store.set("k", "v")
     assert store.queue_len("k") == 0
@@ -170,7 +175,7 @@ _FSDP_PROGRAM = textwrap.dedent(
     fully_shard(m, reshard_after_forward=False)
 
     def show(tag):
-        kinds = ["DTensor" if isinstance(p, DTensor) else "full" for p in m.parameters()]
+        kinds = ["DTensor" if isinstance(p, DTensor) else type(p).__name__ for p in m.parameters()]
         print(tag, kinds, tuple(m[0].weight.shape))
 
     show("init")
@@ -205,10 +210,11 @@ def _run_fsdp_program(lib, tmp_path):
 
 
 def test_fsdp2_no_reshard_after_forward_keeps_gathered_parameters(tmp_path):
-    """With reshard_after_forward=False the gathered parameters are the module's attributes
-    from the forward until its backward (torch's); a forward without grad leaves them too."""
+    """With reshard_after_forward=False the gathered parameters (nn.Parameters) are the
+    module's attributes from the forward until its backward (torch's); a forward without grad
+    leaves them too."""
     out = _run_fsdp_program(module_name(), tmp_path)
-    d, f = "'DTensor'", "'full'"
+    d, f = "'DTensor'", "'Parameter'"  # torch's unsharded parameters are nn.Parameters
     assert out.splitlines() == [
         f"init [{d}, {d}, {d}, {d}] (4, 4)",
         f"forward [{f}, {f}, {f}, {f}] (4, 4)",

@@ -7,22 +7,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 #include <thread>
 
 #include "ember/core/error.h"
 #include "ember/distributed/dist_error.h"
 
 namespace ember::distributed {
-
-void store_timeout(const char* what, std::chrono::milliseconds timeout,
-                   const std::vector<std::string>& keys) {
-  std::ostringstream os;
-  if (*what) os << what << ": ";
-  os << "wait timeout after " << timeout.count() << "ms, keys: ";
-  for (size_t i = 0; i < keys.size(); ++i) os << (i ? ", " : "") << keys[i];
-  EMBER_DIST_ERROR(Store, os.str());
-}
 
 namespace {
 int64_t add_to(std::map<std::string, std::string>& data, const std::string& key, int64_t delta) {
@@ -101,8 +91,9 @@ std::string HashStore::compare_set(const std::string& key, const std::string& ex
 
 void HashStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> g(mutex_);
+  // torch's c10d::HashStore text
   if (!cv_.wait_for(g, timeout, [&] { return all_in(data_, keys); }))
-    store_timeout("HashStore", timeout, keys);
+    EMBER_DIST_ERROR(Store, "Wait timeout");
 }
 
 bool HashStore::check(const std::vector<std::string>& keys) {
@@ -226,7 +217,10 @@ void FileStore::set(const std::string& key, const std::string& value) {
 }
 
 std::string FileStore::get(const std::string& key) {
-  wait({key}, timeout_);
+  // torch's c10d::FileStore raises these as plain RuntimeErrors, not DistStoreErrors
+  if (!poll_until({key}, timeout_))
+    EMBER_ERROR(ErrorKind::Runtime, "Timeout waiting for key: ", key, " after ", timeout_.count(),
+                " ms");
   return locked([&](int, auto& data) { return data.at(key); });
 }
 
@@ -249,14 +243,19 @@ std::string FileStore::compare_set(const std::string& key, const std::string& ex
   });
 }
 
-void FileStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+bool FileStore::poll_until(const std::vector<std::string>& keys,
+                           std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (auto pause = std::chrono::milliseconds(1);;
        pause = std::min(pause * 2, decltype(pause)(50))) {
-    if (check(keys)) return;
-    if (std::chrono::steady_clock::now() >= deadline) store_timeout("FileStore", timeout, keys);
+    if (check(keys)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(pause);
   }
+}
+
+void FileStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  if (!poll_until(keys, timeout)) EMBER_ERROR(ErrorKind::Runtime, "Wait timeout");
 }
 
 bool FileStore::check(const std::vector<std::string>& keys) {

@@ -55,11 +55,6 @@ class Store {
   std::chrono::milliseconds timeout_;
 };
 
-/// Raises the store's timeout error, a DistStoreError: "<what>: wait timeout after <ms>ms, keys:
-/// <keys>" (no "<what>: " when what is empty, torch's TCPStore text).
-[[noreturn]] void store_timeout(const char* what, std::chrono::milliseconds timeout,
-                                const std::vector<std::string>& keys);
-
 /// A store in this process's memory, shared by the threads that hold it (c10d::HashStore).
 class HashStore : public Store {
  public:
@@ -108,6 +103,8 @@ class FileStore : public Store {
   void append(int fd, const std::string& key, const std::string* value);
   template <class F>
   auto locked(F&& f);
+  // Whether keys all exist before timeout (polls the file).
+  bool poll_until(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
   std::string path_;
   int num_workers_;
   std::mutex mutex_;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <list>
+#include <sstream>
 #include <thread>
 
 #include "ember/core/error.h"
@@ -133,6 +134,14 @@ int connect_before(int fd, const addrinfo* a, steady_clock::time_point deadline)
   }
   ::fcntl(fd, F_SETFL, flags);
   return e;
+}
+
+// torch's c10d::TCPStore text, the keys as it stores them (under "/")
+[[noreturn]] void wait_timeout(milliseconds timeout, const std::vector<std::string>& keys) {
+  std::ostringstream os;
+  os << "wait timeout after " << timeout.count() << "ms, keys: ";
+  for (size_t i = 0; i < keys.size(); ++i) os << (i ? ", /" : "/") << keys[i];
+  EMBER_DIST_ERROR(Store, os.str());
 }
 }  // namespace
 
@@ -440,9 +449,7 @@ std::string TCPStore::request(const std::string& msg, milliseconds timeout, cons
     if (cmd != GET && cmd != WAIT)  // answered at once by a live server
       EMBER_DIST_ERROR(Network, "The TCPStore server at (", host_, ", ", port_, ") did not answer ",
                        what, " within ", timeout.count(), "ms");
-    std::vector<std::string> shown;  // torch names the keys as it stores them, under "/"
-    for (auto& k : keys) shown.push_back("/" + k);
-    store_timeout("", timeout, shown);
+    wait_timeout(timeout, keys);
   }
   if (e != 0)
     EMBER_DIST_ERROR(Network, "Failed to recv, got 0 bytes. Connection was likely closed. Did the ",

@@ -34,7 +34,7 @@ def _store_append(self, key, value):
     Appends value to the value under key (creating it), atomically (compare_set)."""
     value = value.encode() if isinstance(value, str) else bytes(value)
     while True:  # compare_set fails when another rank appended in between
-        current = self.get(key) if self.check([key]) else b""
+        current = self.get(key) if _check(self, [key]) else b""
         if self.compare_set(key, current, current + value) == current + value:
             return
 
@@ -84,17 +84,41 @@ def _queue_key(key, part):
     return f"\x01queue/{key}/{part}"
 
 
-def _queue_support(store):
+_check = Store.check  # the binding's: keys only
+
+
+def _store_check(self, keys):
+    """check(keys) -> bool
+
+    Whether every one of keys is set, or names a queue that holds values (torch's)."""
+    keys = list(keys)
+    if _check(self, keys):
+        return True
+    if not _has_queues(self):
+        return False
+    return all(_check(self, [k]) or _queue_holds(self, k) for k in keys)
+
+
+def _queue_holds(store, key):
+    # (a missing key costs one more request, not the two of queue_len)
+    return _check(store, [_queue_key(key, "tail")]) and _store_queue_len(store, key) > 0
+
+
+def _has_queues(store):
     base = store
     while isinstance(base, PrefixStore):
         base = base.underlying_store
-    if isinstance(base, FileStore):  # torch's FileStore has no queues either
+    return not isinstance(base, FileStore)  # torch's FileStore has no queues either
+
+
+def _queue_support(store):
+    if not _has_queues(store):
         raise NotImplementedError("queue support is not implemented.")
 
 
 def _counter(store, key):
     """(raw value, count) of counter key (its first word), (b"", 0) while it is not set."""
-    raw = store.get(key) if store.check([key]) else b""
+    raw = store.get(key) if _check(store, [key]) else b""
     return raw, int(raw.split()[0]) if raw else 0
 
 
@@ -152,6 +176,7 @@ def _store_queue_len(self, key):
 
 
 for _name, _fn in (
+    ("check", _store_check),
     ("append", _store_append),
     ("multi_get", _store_multi_get),
     ("multi_set", _store_multi_set),

@@ -300,8 +300,11 @@ class FSDPModule:
             return UnshardHandle(self)
         if state.group.unsharded is None:
             state.group.unsharded = _unshard(state.group)
+        # the attributes are nn.Parameters, as torch's unsharded parameters: aliases of the
+        # gathered tensors, so their gradients still reach the gather's backward
+        param = _lib().nn.Parameter
         for (owner, name, _, _), full in zip(state.group.entries, state.group.unsharded):
-            owner._parameters[name] = full
+            owner._parameters[name] = full.as_subclass(param)
 
     def reshard(self):
         """reshard() -> None

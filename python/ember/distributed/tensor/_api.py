@@ -276,18 +276,21 @@ def _redistribute_fn():
 
         class _Redistribute(Function):
             @staticmethod
-            def forward(ctx, local, shape, mesh, src, dst):
-                ctx.spec = (shape, mesh, src, dst)
+            def forward(ctx, local, shape, mesh, src, dst, grad_dtype):
+                ctx.spec = (shape, mesh, src, dst, grad_dtype)
                 out = _redistribute_local(local, shape, mesh, src, dst)
                 return out.view_as(out) if out is local else out
 
             @staticmethod
             def backward(ctx, grad):
-                shape, mesh, src, dst = ctx.spec
+                shape, mesh, src, dst, grad_dtype = ctx.spec
                 g_src, g_dst = _grad_placements(dst), _grad_placements(src)
                 if g_src != g_dst:
-                    grad = _redistribute_local(grad, shape, mesh, g_src, g_dst)
-                return grad, None, None, None, None
+                    dtype = grad.dtype
+                    if grad_dtype is not None:
+                        grad = grad.to(grad_dtype)
+                    grad = _redistribute_local(grad, shape, mesh, g_src, g_dst).to(dtype)
+                return grad, None, None, None, None, None
 
         class _SyncGrad(Function):
             """Identity forward; all-reduces the gradient over the given mesh dims (a Replicate
@@ -311,12 +314,14 @@ def _redistribute_fn():
     return fn
 
 
-def _redistribute_autograd(local, shape, mesh, src, dst):
+def _redistribute_autograd(local, shape, mesh, src, dst, grad_dtype=None):
+    """local moved from src to dst placements, differentiably (the gradient moves back in
+    grad_dtype when one is given)."""
     if tuple(src) == tuple(dst):
         return local
     if not local.requires_grad:
         return _redistribute_local(local, shape, mesh, tuple(src), tuple(dst))
-    return _redistribute_fn().apply(local, tuple(shape), mesh, tuple(src), tuple(dst))
+    return _redistribute_fn().apply(local, tuple(shape), mesh, tuple(src), tuple(dst), grad_dtype)
 
 
 def _sync_grad(local, mesh, dims):
@@ -456,7 +461,7 @@ class _DTensorBase:
         if tuple(grad_placements) == want:
             return local
         # forward: unchanged; backward: the piece's gradient moved to this DTensor's layout
-        return _redistribute_fn().apply(local, self._shape, self._mesh, want, grad_placements)
+        return _redistribute_fn().apply(local, self._shape, self._mesh, want, grad_placements, None)
 
     @staticmethod
     def from_local(
@@ -506,22 +511,39 @@ class _DTensorBase:
             grad_placements=grad_placements
         )
 
-    def redistribute(self, device_mesh=None, placements=None, *, async_op=False):
-        """redistribute(device_mesh=None, placements=None, *, async_op=False) -> DTensor
+    def redistribute(
+        self,
+        device_mesh=None,
+        placements=None,
+        *,
+        async_op=False,
+        forward_dtype=None,
+        backward_dtype=None,
+    ):
+        """redistribute(device_mesh=None, placements=None, *, async_op=False,
+        forward_dtype=None, backward_dtype=None) -> DTensor
 
         The same tensor with other placements, moved with collectives (differentiably: the
-        gradient moves back the other way)."""
+        gradient moves back the other way). forward_dtype casts the piece before the move (the
+        result has that dtype); backward_dtype is the dtype the gradient moves in, cast back
+        to this tensor's dtype after."""
         mesh = device_mesh or self._mesh
         if mesh != self._mesh:
             raise NotImplementedError("redistribute: moving to another mesh")
         if placements is None:
-            placements = self._placements
+            raise RuntimeError("placements is needed for redistribute!")
         target = _normalize(placements, mesh.ndim, self.ndim)
-        for p in target:
-            if isinstance(p, Partial) and p not in self._placements:
-                raise RuntimeError(f"redistribute: cannot redistribute to {p}")
+        for src, p in zip(self._placements, target):
+            if isinstance(p, Partial) and src != p:
+                raise RuntimeError(
+                    f"Can not redistribute from {src} to {p}, "
+                    "redistributing to Partial is for internal use only!"
+                )
+        local = self._local_tensor
+        if forward_dtype is not None and forward_dtype != local.dtype:
+            local = local.to(forward_dtype)
         local = _redistribute_autograd(
-            self._local_tensor, self._shape, mesh, self._placements, target
+            local, self._shape, mesh, self._placements, target, backward_dtype
         )
         return DTensor._make(local, mesh, target, self._shape)
 

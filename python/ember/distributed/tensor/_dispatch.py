@@ -37,6 +37,8 @@ from ._sharding_rules import (
     _unsqueeze,
 )
 from ._sharding_rules_nn import (
+    _ALONG_DIM,
+    _along_dim,
     _cross_entropy,
     _dropout,
     _embedding,
@@ -142,6 +144,8 @@ def _register():
         _RULES[n] = _matmul
     for n in ("softmax", "log_softmax"):
         _RULES[n] = _softmax
+    for n in _ALONG_DIM:
+        _RULES[n] = _along_dim
     _RULES["layer_norm"] = _layer_norm
     _RULES["rms_norm"] = _layer_norm
     _RULES["dropout"] = _dropout
@@ -211,6 +215,7 @@ def dispatch(func, args, kwargs):
         in (
             _reduction,
             _softmax,
+            _along_dim,
             _layer_norm,
             _dropout,
             _transpose,

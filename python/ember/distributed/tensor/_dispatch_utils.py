@@ -136,11 +136,13 @@ def _fallback(func, name, args, kwargs):
     return _wrap_all(out, mesh, (Replicate(),) * mesh.ndim)
 
 
-def _wrap_all(out, mesh, placements):
+def _wrap_all(out, mesh, placements, shape=None):
+    """Every tensor of out as a DTensor of placements, each of the global shape given (by
+    default its own shape: right only where nothing is sharded)."""
     if _is_t(out):
-        return _wrap(out, mesh, placements, tuple(out.shape))
+        return _wrap(out, mesh, placements, tuple(out.shape) if shape is None else shape)
     if isinstance(out, tuple) and any(_is_t(o) for o in out):
-        items = [_wrap_all(o, mesh, placements) for o in out]
+        items = [_wrap_all(o, mesh, placements, shape) for o in out]
         try:
             return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
         except TypeError:

@@ -257,8 +257,8 @@ def _reduction(func, name, args, kwargs):
     else:
         rest = list(args[1:])
         res = func(local, *rest, **kwargs)
-    if indices and isinstance(res, tuple):
-        return _wrap_all(res, mesh, tuple(out_pl))
+    if indices and isinstance(res, tuple):  # (values, indices) of max/min over a dim
+        return _wrap_all(res, mesh, tuple(out_pl), tuple(out_shape))
     return _wrap(res, mesh, tuple(out_pl), tuple(out_shape))
 
 

@@ -1,6 +1,7 @@
 """Sharding rules of DTensor nn.functional operators (_dispatch.py routes to them): softmax,
 layer_norm / rms_norm, dropout, cross_entropy, embedding and scaled_dot_product_attention,
-whose reduced or gathered dims must stay whole on each rank.
+whose reduced or gathered dims must stay whole on each rank; and the tensor ops that work
+along one dim (sort, topk, cumsum, median, ...), which keep the shards of the other dims.
 """
 
 from ._api import DTensor, Partial, Replicate, Shard, _chunk_sizes, _lib, _redistribute_local
@@ -13,6 +14,7 @@ from ._dispatch_utils import (
     _spec,
     _sync_rng,
     _wrap,
+    _wrap_all,
 )
 
 # --- dims that must stay whole -------------------------------------------------------------
@@ -42,6 +44,58 @@ def _softmax(func, name, args, kwargs):
     local = _move(x, mesh, target)
     res = func(local, *args[1:], **kwargs)
     return _wrap(res, mesh, target, x._shape)
+
+
+# op -> (position of its dim argument, the dim's default, what becomes of that dim: "keep",
+# "k" (topk: k long) or "reduce" (gone, or 1 with keepdim)). Without a dim (None) the reducing
+# ops reduce everything and take the fallback.
+_ALONG_DIM = {
+    "sort": (1, -1, "keep"),
+    "argsort": (1, -1, "keep"),
+    "cumsum": (1, None, "keep"),
+    "cumprod": (1, None, "keep"),
+    "cummax": (1, None, "keep"),
+    "cummin": (1, None, "keep"),
+    "logcumsumexp": (1, None, "keep"),
+    "topk": (2, -1, "k"),
+    "kthvalue": (2, -1, "reduce"),
+    "median": (1, None, "reduce"),
+    "nanmedian": (1, None, "reduce"),
+    "mode": (1, -1, "reduce"),
+    "argmax": (1, None, "reduce"),
+    "argmin": (1, None, "reduce"),
+    "var": (1, None, "reduce"),
+    "std": (1, None, "reduce"),
+    "prod": (1, None, "reduce"),
+    "logsumexp": (1, None, "reduce"),
+    "any": (1, None, "reduce"),
+    "all": (1, None, "reduce"),
+    "norm": (2, None, "reduce"),
+}
+
+
+def _along_dim(func, name, args, kwargs):
+    """An op along one dim: that dim is gathered, the shards of the others are kept (torch's
+    rule), so e.g. sorting the rows of a row-sharded matrix moves no data."""
+    x = args[0]
+    pos, default, kind = _ALONG_DIM[name]
+    dim = _arg(args, kwargs, pos, "dim", default)
+    if not isinstance(dim, int) or x.ndim == 0:  # median() of everything, a named dim
+        return _fallback(func, name, args, kwargs)
+    dim %= x.ndim
+    mesh = x._mesh
+    target = _keep_whole(x, {dim}, mesh)
+    res = func(_move(x, mesh, target), *args[1:], **kwargs)
+    shape, out_pl = list(x._shape), target
+    first = res if _is_t(res) else res[0]
+    if kind == "k":
+        shape[dim] = int(_arg(args, kwargs, 1, "k"))
+    elif kind == "reduce" and first.ndim == x.ndim:  # keepdim (wherever the overload has it)
+        shape[dim] = 1
+    elif kind == "reduce":
+        del shape[dim]
+        out_pl = tuple(Shard(p.dim - (p.dim > dim)) if isinstance(p, Shard) else p for p in target)
+    return _wrap_all(res, mesh, tuple(out_pl), tuple(shape))
 
 
 def _layer_norm(func, name, args, kwargs):
