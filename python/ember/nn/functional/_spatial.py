@@ -274,6 +274,9 @@ def adaptive_avg_pool1d(input, output_size):
 
     Adaptive 1-d average pooling to length output_size."""
     sizes = _adaptive_size(input, output_size, 1)
+    if isinstance(input, _C.Tensor) and input.is_quantized and input.dim() in (2, 3):
+        # torch pools a quantized sequence as a 2-d image of height 1
+        return _quantized._adaptive_avg_pool2d(input.unsqueeze(-2), [1] + sizes).squeeze(-2)
     out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
     if out is None:
         out = _nn.adaptive_avg_pool1d(input, sizes)
@@ -295,6 +298,8 @@ def adaptive_avg_pool2d(input, output_size):
     Adaptive 2-d average pooling to output_size (None keeps an input size)."""
     try:
         sizes = _adaptive_size(input, output_size, 2)
+        if isinstance(input, _C.Tensor) and input.is_quantized and input.dim() in (3, 4):
+            return _quantized._adaptive_avg_pool2d(input, sizes)
         out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
         if out is None and isinstance(input, _C.Tensor) and input.dim() not in (3, 4):
             if sizes == [1, 1]:  # torch's mean path takes any rank (a vector: IndexError)

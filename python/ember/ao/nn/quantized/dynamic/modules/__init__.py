@@ -1,6 +1,6 @@
-"""The dynamic quantized modules: Linear and LSTM."""
+"""The dynamic quantized modules: Linear, LSTM and GRU."""
 
 from .linear import Linear
-from .rnn import LSTM
+from .rnn import GRU, LSTM, RNNBase
 
-__all__ = ["Linear", "LSTM"]
+__all__ = ["Linear", "RNNBase", "LSTM", "GRU"]
