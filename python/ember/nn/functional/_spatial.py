@@ -379,6 +379,9 @@ def pad(input, pad, mode="constant", value=None):
             if isinstance(pad[i], int) and isinstance(pad[i + 1], int):
                 if size + min(pad[i], 0) + min(pad[i + 1], 0) < 0:
                     raise RuntimeError("narrow(): length must be non-negative.")
+    if _C._autocast_is_active() and (mode == "replicate" or (mode == "reflect" and len(pad) <= 4)):
+        # reflection_pad1d/2d and replication_pad1d/2d/3d are on torch's autocast float32 list
+        input = _C._autocast_cast(_C.float32, input)
     out = _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
     if mode in ("reflect", "replicate") and input.dtype == _C.bool:  # torch's kernels lack bool
         kind = "reflection" if mode == "reflect" else "replication"
