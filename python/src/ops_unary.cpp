@@ -8,6 +8,11 @@
 
 namespace ember::py {
 
+// Quantized inputs of relu, sigmoid and tanh (Note [Quantized unary ops], quantized.cpp).
+bool has_quantized_kernel(std::string_view name);
+Tensor quantized_unary(std::string_view name, const Tensor& t);
+void quantized_unary_(std::string_view name, Tensor& t);
+
 namespace {
 
 const char* unary_text(std::string_view name) {
@@ -20,7 +25,7 @@ const char* unary_text(std::string_view name) {
 
 // The three bindings of a unary op: ember.name(input), Tensor.name(), Tensor.name_().
 template <class F, class G>
-void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, G fn_) {
+void bind_unary_forms(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, G fn_) {
   std::string sig = std::string(name) + "(input) -> Tensor";
   Doc d{sig, unary_text(name)};
   m.def(name, fn, nb::arg("input"), doc(d));
@@ -29,6 +34,21 @@ void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F 
   cls.def(iname.c_str(), inplace(fn_),
           doc(iname + "() -> Tensor",
               std::string("In-place form of ") + name + "(): overwrites self and returns it."));
+}
+
+template <class F, class G>
+void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, G fn_) {
+  if (!has_quantized_kernel(name)) return bind_unary_forms(m, cls, name, fn, fn_);
+  // the one flag test is all that a float input pays
+  bind_unary_forms(
+      m, cls, name,
+      [fn, name](const Tensor& t) {
+        return is_quantized(t.dtype()) ? quantized_unary(name, t) : fn(t);
+      },
+      [fn_, name](Tensor& t) {
+        if (is_quantized(t.dtype())) quantized_unary_(name, t);
+        else fn_(t);
+      });
 }
 
 }  // namespace

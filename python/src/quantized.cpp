@@ -1,8 +1,11 @@
 // Quantized tensors (core/quantizer.h) and the int8 kernels behind ember.ao.nn.quantized
 // (schema/quantized.h, cpu/quantized.cpp): ember._C._quantized and the quantized Tensor methods.
-#include "ember/schema/quantized.h"
+#include <algorithm>
+#include <cmath>
+
 #include "common.h"
 #include "ember/core/quantizer.h"
+#include "ember/schema/quantized.h"
 
 namespace ember::py {
 
@@ -118,6 +121,47 @@ Tensor requantize_like(const Tensor& q, const Tensor& like) {
 }
 
 }  // namespace
+
+// Note [Quantized unary ops]: relu, sigmoid and tanh have QuantizedCPU kernels in torch, so
+// `xq.relu()`, `torch.sigmoid(xq)` ... run on a quantized tensor; ops_unary.cpp's bindings send a
+// quantized input here (the dispatcher refuses every op on one that is not an integer move).
+// relu keeps the parameters: max(q, zero_point) on the integers. sigmoid and tanh requantize to
+// the fixed output ranges of torch's kernels (sigmoid [0, 1) in steps of 1/256, tanh [-1, 1) in
+// steps of 2/256; qint32: 2^-32 and 2^-31), whatever the input's range. Per tensor only, as
+// torch's (and its text). The in-place sigmoid_/tanh_ have no kernel in torch either.
+bool has_quantized_kernel(std::string_view name) {
+  return name == "relu" || name == "sigmoid" || name == "tanh";
+}
+
+const Quantizer& per_tensor_quantizer(const Tensor& t) {
+  const Quantizer* q = quantizer_of(t);
+  EMBER_CHECK(q && q->scheme == QScheme::PerTensorAffine,
+              "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.  "
+              "(Could this error message be improved?  If so, please report an enhancement "
+              "request to PyTorch.)");
+  return *q;
+}
+
+Tensor quantized_unary(std::string_view name, const Tensor& t) {
+  const Quantizer& q = per_tensor_quantizer(t);
+  ScalarType dt = t.dtype();
+  if (name == "relu")
+    return make_quantized_like(clamp_min(int_repr_view(t), Scalar(q.zero_point)), t);
+  double step = dt == kQInt32 ? 0x1p-32 : 0x1p-8;  // 1 / (number of integers)
+  if (name == "sigmoid")
+    return quantize_per_tensor(sigmoid(dequantize(t)), step, dt == kQInt8 ? -128 : 0, dt);
+  return quantize_per_tensor(tanh(dequantize(t)), 2 * step, dt == kQUInt8 ? 128 : 0, dt);
+}
+
+void quantized_unary_(std::string_view name, Tensor& t) {
+  EMBER_CHECK_KIND(name == "relu", ErrorKind::NotImplemented, "Could not run 'aten::", name,
+                   ".out' with arguments from the 'QuantizedCPU' backend. This could be because "
+                   "the operator doesn't exist for this backend, or was omitted during the "
+                   "selective/custom build process (if using custom build).");
+  const Quantizer& q = per_tensor_quantizer(t);
+  Tensor r = int_repr_view(t);
+  copy_(r, clamp_min(r, Scalar(q.zero_point)));
+}
 
 void bind_quantized(nb::module_& m) {
   detail::set_requantize_fn(&requantize_like);
