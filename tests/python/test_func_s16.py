@@ -115,3 +115,62 @@ def test_indexed_accumulation_under_vmap_against_torch():
         )
     for a, b in zip(*out):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+_INPLACE = {
+    "add_": lambda b: ember.zeros(2).add_(b),
+    "atan2_": lambda b: ember.zeros(2).atan2_(b),
+    "mul_": lambda b: ember.zeros(2).mul_(b),
+    "copy_": lambda b: ember.zeros(2).copy_(b),
+    "masked_fill_": lambda b: ember.ones(2).masked_fill_(b > 2, 0.0),
+    "clamp_": lambda b: ember.zeros(2).clamp_(b),
+    "pow_": lambda b: ember.ones(2).pow_(b),
+    "addcmul_": lambda b: ember.ones(2).addcmul_(b, b),
+    "fill_": lambda b: ember.ones(2).fill_(b.sum()),
+}
+
+
+def test_inplace_on_an_unbatched_self_raises_torchs_text():
+    v = ember.ones(3, 2) + 1
+    shape = "output with shape [2] doesn't match the broadcast shape [3, 2]"
+    arith = "vmap: inplace arithmetic(self, *extra_args) is not possible"
+    for name, f in _INPLACE.items():
+        with pytest.raises(RuntimeError) as info:
+            vmap(f)(v)
+        text = str(info.value)
+        if name in ("add_", "atan2_"):
+            assert text == shape
+        elif name in ("mul_", "copy_", "masked_fill_"):
+            assert text.startswith(arith) and text.endswith("please file a bug report instead.")
+        elif name == "fill_":
+            assert text.startswith("vmap: fill_(self, *extra_args)") and "in a vmap" in text
+        else:
+            assert text.startswith(f"vmap: aten::{name}(self") and "over at level 1." in text
+
+
+def test_inplace_errors_against_torch():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    warnings.filterwarnings("ignore", message="There is a performance drop")
+    texts = {}
+    for T in (torch, ember):
+        v = T.ones(3, 2) + 1
+        cases = {
+            "add_": lambda b, T=T: T.zeros(2).add_(b),
+            "sub_": lambda b, T=T: T.zeros(2).sub_(b),
+            "clamp_": lambda b, T=T: T.zeros(2).clamp_(b),
+            "lerp_": lambda b, T=T: T.ones(2).lerp_(b, 0.5),
+            "fill_": lambda b, T=T: T.ones(2).fill_(b.sum()),
+            "index_put_": lambda b, T=T: T.zeros(4).index_put_(
+                (T.tensor([1, 1]),), b, accumulate=True
+            ),
+            "index_add_": lambda b, T=T: T.zeros(2).index_add_(0, T.tensor([0, 1]), b),
+        }
+        out = {}
+        for name, f in cases.items():
+            with pytest.raises(RuntimeError) as info:
+                T.func.vmap(f)(v)
+            out[name] = str(info.value)
+        texts[T.__name__] = out
+    assert texts["ember"] == texts["torch"]

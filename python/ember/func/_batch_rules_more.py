@@ -13,6 +13,7 @@ from ._batch_rules import (
     _is_b,
     _is_t,
     _no_rule,
+    inplace_refusal,
     op_name,
     register,
 )
@@ -99,7 +100,7 @@ def _index_into(inplace):
             return _batched_index(func, args, kwargs, inplace)
         levels = levels_of(x, src)
         if inplace and (not _is_b(x) or x._lv != levels):
-            _inplace_error(func)
+            _inplace_error(func, x, (src,), levels)
         nd = logical_dim(x)
         nb = len(levels)
         d = (dim % nd if nd else 0) + nb
@@ -127,8 +128,9 @@ def _batched_index(func, args, kwargs, inplace):
         added = src.movedim(dim, 0) if alpha == 1 else src.movedim(dim, 0) * alpha
         out = moved.index_put((index,), added, accumulate=True).movedim(0, dim)
         if inplace:
-            if not _is_b(x) or x._lv != levels_of(x, index, src):
-                _inplace_error(func)
+            levels = levels_of(x, index, src)
+            if not _is_b(x) or x._lv != levels:
+                _inplace_error(func, x, (src,), levels)
             return x.copy_(out)
     return out
 
@@ -169,7 +171,7 @@ def _index_put_accumulate(func, x, indices, values, inplace):
         return _no_rule(func)  # None entries and boolean masks
     levels = levels_of(x, values, *indices)
     if inplace and (not _is_b(x) or x._lv != levels):
-        _inplace_error(func)
+        _inplace_error(func, x, (values,), levels)
     nb = len(levels)
     rank = max(logical_dim(i) for i in indices)
     sizes = _batch_sizes(levels)
@@ -185,12 +187,8 @@ def _index_put_accumulate(func, x, indices, values, inplace):
     return x if inplace else BatchedTensor(px, levels)
 
 
-def _inplace_error(func):
-    raise RuntimeError(
-        f"vmap: {func.__name__}(self, *extra_args) is not possible because there exists a "
-        "Tensor `other` in extra_args that has more elements than `self`. This happened "
-        "due to `other` being vmapped over but `self` not being vmapped over in a vmap."
-    )
+def _inplace_error(func, self, args, levels):
+    raise inplace_refusal(op_name(func).rsplit(".", 1)[-1], self, args, levels)
 
 
 def _index_fill(inplace):
@@ -201,7 +199,7 @@ def _index_fill(inplace):
         if _is_b(index) or _is_b(value):
             return _no_rule(func)
         if inplace and not _is_b(x):
-            _inplace_error(func)
+            _no_rule(func)  # an unbatched self, index and value: nothing of this call is batched
         nd = logical_dim(x)
         levels = levels_of(x)
         d = (dim % nd if nd else 0) + len(levels)
@@ -225,7 +223,7 @@ def _put(inplace):
         source, accumulate = _arg(args, kwargs, 2, "source"), _arg(args, kwargs, 3, "accumulate")
         levels = levels_of(x, index, source)
         if inplace and (not _is_b(x) or x._lv != levels):
-            _inplace_error(func)
+            _inplace_error(func, x, (source,), levels)
         n = 1
         for size in _batch_sizes(levels):
             n *= size
