@@ -12,6 +12,7 @@ namespace ember::py {
 bool has_quantized_kernel(std::string_view name);
 Tensor quantized_unary(std::string_view name, const Tensor& t);
 void quantized_unary_(std::string_view name, Tensor& t);
+Tensor quantized_clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi);
 
 namespace {
 
@@ -148,6 +149,12 @@ void bind_unary(nb::module_& m) {
       "clamp(input, min=None, max=None) -> Tensor",
       "Limits each element to [min, max]; either bound may be a number, a tensor or None."};
   auto clamp_fn = [opt_tensor](const Tensor& t, nb::handle lo, nb::handle hi) {
+    auto number = [](nb::handle h) -> std::optional<double> {  // a quantized tensor's bound
+      if (h.is_none()) return std::nullopt;
+      return nb::cast<double>(h);
+    };
+    if (is_quantized(t.dtype())) [[unlikely]]
+      return quantized_clamp(t, number(lo), number(hi));
     check_clamp_bounds("clamp", t, lo, hi);
     return clamp(t, opt_tensor(lo), opt_tensor(hi));
   };

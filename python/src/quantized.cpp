@@ -163,6 +163,45 @@ void quantized_unary_(std::string_view name, Tensor& t) {
   copy_(r, clamp_min(r, Scalar(q.zero_point)));
 }
 
+// clamp of a quantized tensor with number bounds (torch's quantized clamp, and hardtanh's): the
+// integers clamped between the bounds quantized as quantize_per_tensor does it, in double
+// precision (round(v / scale + zero_point), half to even); the parameters kept.
+Tensor quantized_clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi) {
+  const Quantizer& q = per_tensor_quantizer(t);
+  auto [qmin, qmax] = quantized_range(t.dtype());
+  auto bound = [&](std::optional<double> v) -> std::optional<Scalar> {
+    if (!v) return std::nullopt;
+    double b = std::nearbyint(*v / q.scale + double(q.zero_point));
+    return Scalar(int64_t(std::clamp(b, double(qmin), double(qmax))));
+  };
+  return make_quantized_like(clamp(int_repr_view(t), bound(lo), bound(hi)), t);
+}
+
+// mean of a quantized tensor, in its parameters, as torch's kernels: over the innermost dims of
+// a contiguous tensor the integers' sum divided by the count and rounded half to even (the
+// zero point is not taken out first); over other dims dequantize, mean, quantize.
+Tensor quantized_mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim) {
+  const Quantizer& q = per_tensor_quantizer(t);
+  int64_t nd = t.dim();
+  if (dims.empty())
+    for (int64_t d = 0; d < nd; ++d) dims.push_back(d);
+  for (int64_t& d : dims) d = maybe_wrap_dim(d, nd);
+  std::sort(dims.begin(), dims.end());
+  bool inner = t.is_contiguous();
+  for (size_t i = 0; i < dims.size(); ++i)
+    inner = inner && dims[i] == nd - int64_t(dims.size()) + int64_t(i);
+  if (!inner)
+    return quantize_per_tensor(mean(dequantize(t), dims, keepdim), q.scale, q.zero_point,
+                               t.dtype());
+  double count = 1;
+  for (int64_t d : dims) count *= double(t.size(d));
+  Tensor sums = sum(int_repr_view(t), dims, keepdim, kDouble);  // exact
+  auto [qmin, qmax] = quantized_range(t.dtype());
+  Tensor avg = clamp(round(sums / Scalar(count), 0), std::optional<Scalar>(Scalar(qmin)),
+                     std::optional<Scalar>(Scalar(qmax)));
+  return make_quantized_like(to_dtype(avg, underlying_type(t.dtype())), t);
+}
+
 void bind_quantized(nb::module_& m) {
   detail::set_requantize_fn(&requantize_like);
   nb::module_ q = m.def_submodule("_quantized", "Quantized tensors and the int8 kernels");

@@ -61,3 +61,42 @@ def test_autocast_dtypes_against_torch():
         with T.autocast("cpu", dtype=T.bfloat16):
             got[T.__name__] = {k: _dtype_name(f()) for k, f in _fp32_cases(T).items()}
     assert got["ember"] == got["torch"]
+
+
+A3 = RS.randn(2, 4, 4).astype("float32")
+
+
+def _mixed_cases(T):
+    a, a3 = T.tensor(A), T.tensor(A3)
+    h, h3 = a.to(T.bfloat16), a3.to(T.bfloat16)
+    return {
+        "mm": lambda: T.mm(h, a),
+        "matmul": lambda: T.matmul(a, h),
+        "bmm": lambda: T.bmm(h3, a3),
+        "addmm": lambda: T.addmm(a, h, a),
+        "addmm_self": lambda: T.addmm(h, a, a),
+        "baddbmm": lambda: T.baddbmm(h3, a3, a3),
+        "baddbmm_batch": lambda: T.baddbmm(a3, h3, a3),
+        "linear": lambda: T.nn.functional.linear(h, a, a[0]),
+    }
+
+
+def test_matrix_products_take_mixed_operands_under_autocast():
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        for name, f in _mixed_cases(ember).items():
+            assert f().dtype == ember.bfloat16, name
+    a, h = ember.tensor(A), ember.tensor(A).to(ember.bfloat16)
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        ember.mm(h, a)  # outside autocast the mismatch stands
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        with pytest.raises(RuntimeError, match="same dtype"):
+            ember.mm(h, a.double())  # float64 is never cast
+
+
+def test_mixed_matrix_products_against_torch():
+    torch = pytest.importorskip("torch")
+    got = {}
+    for T in (torch, ember):
+        with T.autocast("cpu", dtype=T.bfloat16):
+            got[T.__name__] = {k: _dtype_name(f()) for k, f in _mixed_cases(T).items()}
+    assert got["ember"] == got["torch"]
