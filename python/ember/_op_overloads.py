@@ -339,8 +339,10 @@ class _Ops(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        if name == "quantized":
-            raise AttributeError("ember.ops has no namespace 'quantized'")
+        if name == "quantized":  # torch's quantized kernels, kept in Python (ember.ao)
+            from .ao.nn.quantized._ops_namespace import namespace
+
+            return namespace
         return self._namespace(name)
 
     def _namespace(self, name):

@@ -4,6 +4,8 @@
 
 namespace ember::py {
 
+Tensor quantized_mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim);  // quantized.cpp
+
 namespace {
 // An empty dim list reduces nothing for all/any, as torch's all.dims: each element's truth
 // (uint8 stays uint8), where sum(dim=()) reduces every dim.
@@ -19,6 +21,8 @@ void bind_reduce(nb::module_& m) {
     return sum(t, dims_arg(dim), keepdim, dtype);
   };
   auto mean_fn = [](const Tensor& t, nb::handle dim, bool keepdim, Dt dtype) {
+    if (is_quantized(t.dtype())) [[unlikely]]
+      return quantized_mean(t, dims_arg(dim), keepdim);
     return mean(t, dims_arg(dim), keepdim, dtype);
   };
   both(m, cls, "sum", +sum_fn,

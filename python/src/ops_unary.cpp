@@ -8,6 +8,12 @@
 
 namespace ember::py {
 
+// Quantized inputs of relu, sigmoid and tanh (Note [Quantized unary ops], quantized.cpp).
+bool has_quantized_kernel(std::string_view name);
+Tensor quantized_unary(std::string_view name, const Tensor& t);
+void quantized_unary_(std::string_view name, Tensor& t);
+Tensor quantized_clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi);
+
 namespace {
 
 const char* unary_text(std::string_view name) {
@@ -20,7 +26,7 @@ const char* unary_text(std::string_view name) {
 
 // The three bindings of a unary op: ember.name(input), Tensor.name(), Tensor.name_().
 template <class F, class G>
-void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, G fn_) {
+void bind_unary_forms(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, G fn_) {
   std::string sig = std::string(name) + "(input) -> Tensor";
   Doc d{sig, unary_text(name)};
   m.def(name, fn, nb::arg("input"), doc(d));
@@ -29,6 +35,21 @@ void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F 
   cls.def(iname.c_str(), inplace(fn_),
           doc(iname + "() -> Tensor",
               std::string("In-place form of ") + name + "(): overwrites self and returns it."));
+}
+
+template <class F, class G>
+void bind_unary_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, G fn_) {
+  if (!has_quantized_kernel(name)) return bind_unary_forms(m, cls, name, fn, fn_);
+  // the one flag test is all that a float input pays
+  bind_unary_forms(
+      m, cls, name,
+      [fn, name](const Tensor& t) {
+        return is_quantized(t.dtype()) ? quantized_unary(name, t) : fn(t);
+      },
+      [fn_, name](Tensor& t) {
+        if (is_quantized(t.dtype())) quantized_unary_(name, t);
+        else fn_(t);
+      });
 }
 
 }  // namespace
@@ -128,6 +149,12 @@ void bind_unary(nb::module_& m) {
       "clamp(input, min=None, max=None) -> Tensor",
       "Limits each element to [min, max]; either bound may be a number, a tensor or None."};
   auto clamp_fn = [opt_tensor](const Tensor& t, nb::handle lo, nb::handle hi) {
+    auto number = [](nb::handle h) -> std::optional<double> {  // a quantized tensor's bound
+      if (h.is_none()) return std::nullopt;
+      return nb::cast<double>(h);
+    };
+    if (is_quantized(t.dtype())) [[unlikely]]
+      return quantized_clamp(t, number(lo), number(hi));
     check_clamp_bounds("clamp", t, lo, hi);
     return clamp(t, opt_tensor(lo), opt_tensor(hi));
   };

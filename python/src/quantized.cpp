@@ -1,8 +1,11 @@
 // Quantized tensors (core/quantizer.h) and the int8 kernels behind ember.ao.nn.quantized
 // (schema/quantized.h, cpu/quantized.cpp): ember._C._quantized and the quantized Tensor methods.
-#include "ember/schema/quantized.h"
+#include <algorithm>
+#include <cmath>
+
 #include "common.h"
 #include "ember/core/quantizer.h"
+#include "ember/schema/quantized.h"
 
 namespace ember::py {
 
@@ -118,6 +121,86 @@ Tensor requantize_like(const Tensor& q, const Tensor& like) {
 }
 
 }  // namespace
+
+// Note [Quantized unary ops]: relu, sigmoid and tanh have QuantizedCPU kernels in torch, so
+// `xq.relu()`, `torch.sigmoid(xq)` ... run on a quantized tensor; ops_unary.cpp's bindings send a
+// quantized input here (the dispatcher refuses every op on one that is not an integer move).
+// relu keeps the parameters: max(q, zero_point) on the integers. sigmoid and tanh requantize to
+// the fixed output ranges of torch's kernels (sigmoid [0, 1) in steps of 1/256, tanh [-1, 1) in
+// steps of 2/256; qint32: 2^-32 and 2^-31), whatever the input's range. Per tensor only, as
+// torch's (and its text). The in-place sigmoid_/tanh_ have no kernel in torch either.
+bool has_quantized_kernel(std::string_view name) {
+  return name == "relu" || name == "sigmoid" || name == "tanh";
+}
+
+const Quantizer& per_tensor_quantizer(const Tensor& t) {
+  const Quantizer* q = quantizer_of(t);
+  EMBER_CHECK(q && q->scheme == QScheme::PerTensorAffine,
+              "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.  "
+              "(Could this error message be improved?  If so, please report an enhancement "
+              "request to PyTorch.)");
+  return *q;
+}
+
+Tensor quantized_unary(std::string_view name, const Tensor& t) {
+  const Quantizer& q = per_tensor_quantizer(t);
+  ScalarType dt = t.dtype();
+  if (name == "relu")
+    return make_quantized_like(clamp_min(int_repr_view(t), Scalar(q.zero_point)), t);
+  double step = dt == kQInt32 ? 0x1p-32 : 0x1p-8;  // 1 / (number of integers)
+  if (name == "sigmoid")
+    return quantize_per_tensor(sigmoid(dequantize(t)), step, dt == kQInt8 ? -128 : 0, dt);
+  return quantize_per_tensor(tanh(dequantize(t)), 2 * step, dt == kQUInt8 ? 128 : 0, dt);
+}
+
+void quantized_unary_(std::string_view name, Tensor& t) {
+  EMBER_CHECK_KIND(name == "relu", ErrorKind::NotImplemented, "Could not run 'aten::", name,
+                   ".out' with arguments from the 'QuantizedCPU' backend. This could be because "
+                   "the operator doesn't exist for this backend, or was omitted during the "
+                   "selective/custom build process (if using custom build).");
+  const Quantizer& q = per_tensor_quantizer(t);
+  Tensor r = int_repr_view(t);
+  copy_(r, clamp_min(r, Scalar(q.zero_point)));
+}
+
+// clamp of a quantized tensor with number bounds (torch's quantized clamp, and hardtanh's): the
+// integers clamped between the bounds quantized as quantize_per_tensor does it, in double
+// precision (round(v / scale + zero_point), half to even); the parameters kept.
+Tensor quantized_clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi) {
+  const Quantizer& q = per_tensor_quantizer(t);
+  auto [qmin, qmax] = quantized_range(t.dtype());
+  auto bound = [&](std::optional<double> v) -> std::optional<Scalar> {
+    if (!v) return std::nullopt;
+    double b = std::nearbyint(*v / q.scale + double(q.zero_point));
+    return Scalar(int64_t(std::clamp(b, double(qmin), double(qmax))));
+  };
+  return make_quantized_like(clamp(int_repr_view(t), bound(lo), bound(hi)), t);
+}
+
+// mean of a quantized tensor, in its parameters, as torch's kernels: over the innermost dims of
+// a contiguous tensor the integers' sum divided by the count and rounded half to even (the
+// zero point is not taken out first); over other dims dequantize, mean, quantize.
+Tensor quantized_mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim) {
+  const Quantizer& q = per_tensor_quantizer(t);
+  int64_t nd = t.dim();
+  if (dims.empty())
+    for (int64_t d = 0; d < nd; ++d) dims.push_back(d);
+  for (int64_t& d : dims) d = maybe_wrap_dim(d, nd);
+  std::sort(dims.begin(), dims.end());
+  bool inner = t.is_contiguous();
+  for (size_t i = 0; i < dims.size(); ++i)
+    inner = inner && dims[i] == nd - int64_t(dims.size()) + int64_t(i);
+  if (!inner)
+    return quantize_per_tensor(mean(dequantize(t), dims, keepdim), q.scale, q.zero_point,
+                               t.dtype());
+  double count = 1;
+  for (int64_t d : dims) count *= double(t.size(d));
+  Tensor sums = sum(int_repr_view(t), dims, keepdim, kDouble);  // exact
+  auto [qmin, qmax] = quantized_range(t.dtype());
+  Tensor avg = clamp(round(sums / Scalar(count), 0), std::optional<Scalar>(Scalar(qmin)),
+                     std::optional<Scalar>(Scalar(qmax)));
+  return make_quantized_like(to_dtype(avg, underlying_type(t.dtype())), t);
+}
 
 void bind_quantized(nb::module_& m) {
   detail::set_requantize_fn(&requantize_like);

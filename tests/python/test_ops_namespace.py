@@ -76,8 +76,8 @@ def test_errors():
         ember.ops.aten.not_an_op
     with pytest.raises(AttributeError, match="has no overload name 'nope'"):
         ember.ops.aten.add.nope
-    with pytest.raises(AttributeError):
-        ember.ops.quantized
+    with pytest.raises(AttributeError, match="'quantized' object has no attribute 'nope'"):
+        ember.ops.quantized.nope
 
 
 def test_an_op_declared_outside_python_appears_under_its_namespace():

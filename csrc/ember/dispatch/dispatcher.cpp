@@ -74,13 +74,21 @@ void check_quantized_op(const OperatorEntry& e) {
                                                          "_take_along_dim",
                                                          "max_pool2d_with_indices",
                                                          "adaptive_max_pool2d",
-                                                         "cat"};
+                                                         "cat",
+                                                         "sort",
+                                                         "topk",
+                                                         "max.dim",
+                                                         "min.dim",
+                                                         "amax",
+                                                         "amin"};
   if (kIntegerOps.count(e.name())) return;
   std::string_view name = e.name();
   std::string aten(name.substr(0, name.find('.')));
+  // ember's own overloads (".ember") are no ATen names: torch's text names the bare op
   std::string overload = name.find('.') == std::string_view::npos
                              ? std::string()
                              : std::string(name.substr(name.find('.')));
+  if (overload == ".ember") overload.clear();
   EMBER_ERROR(ErrorKind::NotImplemented, "Could not run 'aten::", aten, overload,
               "' with arguments from the 'QuantizedCPU' backend. This could be because the "
               "operator doesn't exist for this backend, or was omitted during the selective/custom "

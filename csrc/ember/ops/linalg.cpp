@@ -38,12 +38,23 @@ Tensor right_grad(Tensor (*prod)(const Tensor&, const Tensor&), const Tensor& a,
   return b_transposed ? mtr(prod(mtr(g), a)) : prod(mtr(a), g);
 }
 
+// Under autocast the Autocast kernels of mm/bmm/addmm/baddbmm cast their floating arguments to
+// one dtype before the backend kernel runs (Note [Autocast]), so mixed float32 / bfloat16 /
+// float16 operands are no mismatch there, as in torch; float64 is never cast, so it still is.
+bool same_dtype_after_autocast(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == b.dtype()) return true;
+  auto castable = [](const Tensor& t) {
+    return is_floating_point(t.dtype()) && t.dtype() != kDouble;
+  };
+  return autocast::is_active() && castable(a) && castable(b);
+}
+
 void check_mm(const Tensor& m1, const Tensor& m2, const char* first) {
   EMBER_CHECK(m1.dim() == 2, first, " must be a matrix, got ", m1.dim(), "-D tensor");
   EMBER_CHECK(m2.dim() == 2, "mat2 must be a matrix, got ", m2.dim(), "-D tensor");
   EMBER_CHECK(m1.size(1) == m2.size(0), "mat1 and mat2 shapes cannot be multiplied (", m1.size(0),
               "x", m1.size(1), " and ", m2.size(0), "x", m2.size(1), ")");
-  EMBER_CHECK(m1.dtype() == m2.dtype(),
+  EMBER_CHECK(same_dtype_after_autocast(m1, m2),
               "expected m1 and m2 to have the same dtype, but got: ", cpp_type_name(m1.dtype()),
               " != ", cpp_type_name(m2.dtype()));
 }
@@ -54,8 +65,8 @@ void check_bmm(const Tensor& b1, const Tensor& b2) {
   EMBER_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2),
               "Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ",
               b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "].");
-  EMBER_CHECK(b1.dtype() == b2.dtype(), "expected scalar type ", scalar_type_name(b1.dtype()),
-              " but found ", scalar_type_name(b2.dtype()));
+  EMBER_CHECK(same_dtype_after_autocast(b1, b2), "expected scalar type ",
+              scalar_type_name(b1.dtype()), " but found ", scalar_type_name(b2.dtype()));
 }
 
 // `self` of addmm/baddbmm must broadcast to the product's shape and share its dtype.
@@ -64,8 +75,9 @@ void check_input(const Tensor& self, IntArrayRef shape, const Tensor& mat) {
               shape.back(), ") must match the existing size (",
               self.sizes().empty() ? 1 : self.sizes().back(), ") at non-singleton dimension ",
               shape.size() - 1, ".  Target sizes: ", shape, ".  Tensor sizes: ", self.sizes());
-  EMBER_CHECK(self.dtype() == mat.dtype(), "self and mat2 must have the same dtype, but got ",
-              scalar_type_name(self.dtype()), " and ", scalar_type_name(mat.dtype()));
+  EMBER_CHECK(same_dtype_after_autocast(self, mat),
+              "self and mat2 must have the same dtype, but got ", scalar_type_name(self.dtype()),
+              " and ", scalar_type_name(mat.dtype()));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ import functools
 import math
 
 from .. import _C
+from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, view_as_complex, view_as_real
 from .._type_info import dtype_of_to_call, scalar_type_name
 from .creation import full, full_like, ones, ones_like, tensor, zeros, zeros_like
@@ -112,6 +113,7 @@ def complex(real, imag, *, out=None):
     return out.copy_(result) if out is not None else result
 
 
+@_autocast_fp32
 def polar(abs, angle, *, out=None):
     """polar(abs, angle, *, out=None) -> Tensor
 

@@ -2,6 +2,7 @@
 cholesky and LU forms)."""
 
 from .. import linalg, return_types
+from .._autocast_policy import fp32 as _autocast_fp32
 from . import creation as _creation
 from .creation import full, zeros
 from .foreign_guards import reads_values as _reads_values
@@ -107,6 +108,7 @@ def matrix_exp(input):
     return linalg.matrix_exp(input)
 
 
+@_autocast_fp32
 def pinverse(input, rcond=1e-15):
     """pinverse(input, rcond=1e-15) -> Tensor
 

@@ -6,6 +6,7 @@ import builtins
 
 from .. import _C
 from .._C import Tensor
+from .creation import tensor as _tensor
 from .creation import zeros as _zeros
 
 __all__ = [
@@ -266,10 +267,103 @@ def _avg_pool2d(q, kernel_size, stride, padding, ceil_mode, count_include_pad, d
     out = _C._nn.avg_pool2d(
         r.to(_C.float32), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor
     )
-    lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(
-        builtins.repr(r.dtype)[6:], (-(2**31), 2**31 - 1)
-    )
+    lo, hi = _int_range(r.dtype)
     return _Q.from_repr(out.round().clamp(lo, hi).to(r.dtype).contiguous(), q)
+
+
+def _adaptive_avg_pool2d(q, sizes):
+    """adaptive_avg_pool2d of a quantized tensor (what nn.functional.adaptive_avg_pool2d does for
+    one) as torch's kernel rounds it: per window, the integers' mean rounded half to even (the
+    zero point is not taken out first, which moves ties when it is odd); q's parameters kept."""
+    r = _Q.repr_view(q)
+
+    def lengths(n_in, n_out):  # the windows' lengths, as adaptive pooling splits a dimension
+        return [-(-(i + 1) * n_in // n_out) - i * n_in // n_out for i in range(n_out)]
+
+    size = _tensor(
+        [[h * w for w in lengths(r.shape[-1], sizes[1])] for h in lengths(r.shape[-2], sizes[0])],
+        dtype=_C.float64,
+    )
+    sums = (_C._nn.adaptive_avg_pool2d(r.to(_C.float64), sizes) * size).round()
+    lo, hi = _int_range(r.dtype)
+    return _Q.from_repr((sums / size).round().clamp(lo, hi).to(r.dtype).contiguous(), q)
+
+
+def _int_range(dtype):
+    return {"uint8": (0, 255), "int8": (-128, 127)}.get(
+        builtins.repr(dtype)[6:], (-(2**31), 2**31 - 1)
+    )
+
+
+# Note [Quantized activations]: torch's kernels for hardtanh (clamp), leaky_relu and hardsigmoid
+# on a quantized tensor work in float32 vectors: the integers dequantized as
+# fma(scale, q, -zero_point * scale), the activation, then quantized as round(y * (1 / scale)),
+# rounded half to even, plus the zero point (added after the rounding, unlike
+# quantize_per_tensor). The helpers below repeat those steps so that ties round as torch's do.
+
+
+def _vec_dequantize(q):
+    r = _Q.repr_view(q).to(_C.float64)
+    scale = _tensor(q.q_scale(), dtype=_C.float32).item()
+    premul = _tensor(-q.q_zero_point() * scale, dtype=_C.float32).item()
+    return (r * scale + premul).to(_C.float32)  # one rounding to float32, as the fma's
+
+
+def _vec_quantize(y, scale, zero_point, dtype):
+    inv = _tensor(1.0 / _tensor(scale, dtype=_C.float32).item(), dtype=_C.float32)
+    int_dtype = getattr(_C, _REPR[builtins.repr(dtype)[6:]])
+    lo, hi = _int_range(int_dtype)
+    r = ((y * inv).round() + zero_point).clamp(lo, hi).to(int_dtype)
+    return _Q.from_repr_per_tensor(r, dtype, scale, zero_point)
+
+
+def _hardtanh(q, min_val, max_val, inplace=False):
+    """hardtanh (and relu6) of a quantized tensor: the integers clamped between the bounds
+    quantized with q's parameters; the parameters kept."""
+    _per_tensor(q)
+    s, zp = q.q_scale(), q.q_zero_point()
+    lo, hi = _int_range(_Q.repr_view(q).dtype)
+    # torch quantizes the bounds as quantize_per_tensor does, in double precision:
+    # round(v / scale + zero_point), half to even
+    bound = [min(max(round(float(v) / s + zp), lo), hi) for v in (min_val, max_val)]
+    r = _Q.repr_view(q)
+    out = r.clamp(bound[0], bound[1])
+    if inplace:
+        r.copy_(out)
+        return q
+    return _Q.from_repr(out.contiguous(), q)
+
+
+def _leaky_relu(q, negative_slope, inplace=False):
+    """leaky_relu of a quantized tensor, in q's parameters (Note [Quantized activations])."""
+    _per_tensor(q)
+    x = _vec_dequantize(q)
+    slope = _tensor(float(negative_slope), dtype=_C.float32)
+    y = x.clamp(min=0.0) + x.clamp(max=0.0) * slope  # exact: one side is zero
+    out = _vec_quantize(y, q.q_scale(), q.q_zero_point(), q.dtype)
+    if inplace:
+        _Q.repr_view(q).copy_(_Q.repr_view(out))
+        return q
+    return out
+
+
+def _hardsigmoid(q):
+    """hardsigmoid of a quantized tensor, requantized to torch's fixed output range, that of
+    sigmoid: [0, 1) in steps of 1/256 (Note [Quantized activations])."""
+    _per_tensor(q)
+    y = (_vec_dequantize(q) + 3.0).clamp(0.0, 6.0) / 6.0
+    qint32 = q.dtype == _C.qint32
+    zp = -128 if q.dtype == _C.qint8 else 0
+    return _vec_quantize(y, 2.0**-32 if qint32 else 2.0**-8, zp, q.dtype)
+
+
+def _per_tensor(q):
+    if q.qscheme().name != "per_tensor_affine":
+        raise RuntimeError(
+            "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.  (Could "
+            "this error message be improved?  If so, please report an enhancement request to "
+            "PyTorch.)"
+        )
 
 
 def _equal(a, b):

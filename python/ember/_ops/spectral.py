@@ -6,6 +6,7 @@ by the summed squared window. Gradients follow from the ops they are made of."""
 import builtins
 
 from .. import _C
+from .._autocast_policy import fp32 as _autocast_fp32
 from .complex import complex as _complex
 from .creation import ones, zeros
 
@@ -34,6 +35,7 @@ def _window(window, win_length, n_fft, dtype):
     return w
 
 
+@_autocast_fp32
 def stft(
     input,
     n_fft,

@@ -14,6 +14,7 @@ kernel's gradient (the transform of the opposite sign) and the real ops around i
 import builtins
 
 from .. import _C
+from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor
 from .._ops import complex as _cx
 from .._ops.creation import arange as _arange
@@ -136,6 +137,7 @@ def _c2r_last(x, dim, n, norm):
     return _cx.real(_c2c(full, [dim], norm, False)).contiguous()
 
 
+@_autocast_fp32
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """fft(input, n=None, dim=-1, norm=None, *, out=None) -> Tensor
 
@@ -158,6 +160,7 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_c2c(x, [dim], norm, True), out)
 
 
+@_autocast_fp32
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """ifft(input, n=None, dim=-1, norm=None, *, out=None) -> Tensor
 
@@ -170,6 +173,7 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_c2c(x, [dim], norm, False), out)
 
 
+@_autocast_fp32
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """rfft(input, n=None, dim=-1, norm=None, *, out=None) -> Tensor
 
@@ -187,6 +191,7 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(y.narrow(dim, 0, m // 2 + 1), out)
 
 
+@_autocast_fp32
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """irfft(input, n=None, dim=-1, norm=None, *, out=None) -> Tensor
 
@@ -200,6 +205,7 @@ def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_c2r_last(x, dim, n, norm), out)
 
 
+@_autocast_fp32
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """hfft(input, n=None, dim=-1, norm=None, *, out=None) -> Tensor
 
@@ -208,6 +214,7 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     return irfft(_cx.conj(_to_complex(input)), n, dim, _swap(norm), out=out)
 
 
+@_autocast_fp32
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """ihfft(input, n=None, dim=-1, norm=None, *, out=None) -> Tensor
 
@@ -238,6 +245,7 @@ def _plan(x, s, dim, fn, default_all=True):
     return dims, s
 
 
+@_autocast_fp32
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """fftn(input, s=None, dim=None, norm=None, *, out=None) -> Tensor
 
@@ -259,6 +267,7 @@ def fftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_c2c(x, dims, norm, True), out)
 
 
+@_autocast_fp32
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """ifftn(input, s=None, dim=None, norm=None, *, out=None) -> Tensor
 
@@ -271,6 +280,7 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_c2c(x, dims, norm, False), out)
 
 
+@_autocast_fp32
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """rfftn(input, s=None, dim=None, norm=None, *, out=None) -> Tensor
 
@@ -294,6 +304,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(y.narrow(last, 0, m // 2 + 1), out)
 
 
+@_autocast_fp32
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """irfftn(input, s=None, dim=None, norm=None, *, out=None) -> Tensor
 
@@ -323,6 +334,7 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_c2r_last(x, last, n, norm), out)
 
 
+@_autocast_fp32
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """hfftn(input, s=None, dim=None, norm=None, *, out=None) -> Tensor
 
@@ -330,6 +342,7 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     return irfftn(_cx.conj(_to_complex(input)), s, dim, _swap(norm), out=out)
 
 
+@_autocast_fp32
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """ihfftn(input, s=None, dim=None, norm=None, *, out=None) -> Tensor
 
@@ -338,6 +351,7 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_cx.conj(rfftn(input, s, dim, _swap(norm))), out)
 
 
+@_autocast_fp32
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None) -> Tensor
 
@@ -345,6 +359,7 @@ def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return fftn(input, s, dim, norm, out=out)
 
 
+@_autocast_fp32
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None) -> Tensor
 
@@ -352,6 +367,7 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return ifftn(input, s, dim, norm, out=out)
 
 
+@_autocast_fp32
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None) -> Tensor
 
@@ -359,6 +375,7 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return rfftn(input, s, dim, norm, out=out)
 
 
+@_autocast_fp32
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None) -> Tensor
 
@@ -366,6 +383,7 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return irfftn(input, s, dim, norm, out=out)
 
 
+@_autocast_fp32
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None) -> Tensor
 
@@ -373,6 +391,7 @@ def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return hfftn(input, s, dim, norm, out=out)
 
 
+@_autocast_fp32
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None) -> Tensor
 

@@ -150,18 +150,47 @@ def _pointwise(func, args, kwargs):
     return wrap(out, levels)
 
 
+# torch's refusal of an in-place op whose `self` is vmapped over fewer levels than an argument
+# depends on how its batching is written: these check the output shape first, these name
+# "inplace arithmetic", fill_ names itself; the rest (its fallback) name the ATen op and level.
+_REFUSED_BY_SHAPE = frozenset("add_ atan2_ bitwise_and_ bitwise_or_ copysign_ gcd_ lcm_".split())
+_REFUSED_AS_ARITHMETIC = frozenset(
+    "sub_ mul_ div_ true_divide_ copy_ clamp_min_ clamp_max_ masked_fill_ logical_and_".split()
+)
+
+
+def inplace_refusal(name, self, args, levels):
+    """torch's RuntimeError for the in-place op `name` on a `self` not batched over `levels`."""
+    if name in _REFUSED_BY_SHAPE:
+        shapes = [tuple(a.shape) for a in args if _is_t(a)]
+        return RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{[*_batch_sizes(levels), *ember.broadcast_shapes(tuple(self.shape), *shapes)]}"
+        )
+    own = self._lv if _is_b(self) else ()
+    if name in _REFUSED_AS_ARITHMETIC or name == "fill_" or name.startswith("index_"):
+        what, where = (
+            ("inplace arithmetic" if name in _REFUSED_AS_ARITHMETIC else name),
+            "in a vmap",
+        )
+    else:
+        what = "aten::" + name
+        where = f"at level {next(i for i, lv in enumerate(levels) if lv not in own) + 1}"
+    return RuntimeError(
+        f"vmap: {what}(self, *extra_args) is not possible because there exists a Tensor `other` "
+        "in extra_args that has more elements than `self`. This happened due to `other` being "
+        f"vmapped over but `self` not being vmapped over {where}. Please try to use out-of-place "
+        f"operators instead of {what}. If said operator is being called inside the PyTorch "
+        "framework, please file a bug report instead."
+    )
+
+
 def _inplace(func, args, kwargs):
     self = args[0]
     levels = levels_of(*args, *kwargs.values())
     if not _is_b(self) or self._lv != levels:
-        other = [a for a in (*args[1:], *kwargs.values()) if _is_b(a)]
-        raise RuntimeError(
-            f"vmap: {op_name(func)}(self, *extra_args) is not possible because `self` is not "
-            "vmapped over (or over fewer vmap levels) while an argument is: output with shape "
-            f"{list(self.shape)} doesn't match the broadcast shape "
-            f"{[*_batch_sizes(levels), *(other[0].shape if other else ())]}. Use the "
-            "out-of-place operation instead."
-        )
+        name = op_name(func).rsplit(".", 1)[-1]
+        raise inplace_refusal(name, self, (*args[1:], *kwargs.values()), levels)
     rank = logical_dim(self)
 
     def conv(a):

@@ -3,6 +3,8 @@ is batched by nature, index_add/index_copy, transposed convolution, group and in
 prelu with a batched weight. Importing this module registers them into _batch_rules.RULES.
 """
 
+from .._C import bool as _bool
+from .._ops.creation import arange as _arange
 from ._batch_rules import (
     _MISSING,
     _arg,
@@ -11,6 +13,7 @@ from ._batch_rules import (
     _is_b,
     _is_t,
     _no_rule,
+    inplace_refusal,
     op_name,
     register,
 )
@@ -94,14 +97,10 @@ def _index_into(inplace):
         index = _arg(args, kwargs, 2, "index")
         src = _arg(args, kwargs, 3, "source")
         if _is_b(index):
-            return _no_rule(func)
+            return _batched_index(func, args, kwargs, inplace)
         levels = levels_of(x, src)
         if inplace and (not _is_b(x) or x._lv != levels):
-            raise RuntimeError(
-                f"vmap: {func.__name__}(self, *extra_args) is not possible because there exists a "
-                "Tensor `other` in extra_args that has more elements than `self`. This happened "
-                "due to `other` being vmapped over but `self` not being vmapped over in a vmap."
-            )
+            _inplace_error(func, x, (src,), levels)
         nd = logical_dim(x)
         nb = len(levels)
         d = (dim % nd if nd else 0) + nb
@@ -112,6 +111,28 @@ def _index_into(inplace):
         return x if inplace else BatchedTensor(out, levels)
 
     return rule
+
+
+def _batched_index(func, args, kwargs, inplace):
+    """index_add with a batched index: index_put(accumulate=True) along `dim` moved to the
+    front, which takes an index per example (index_copy's has no such form yet)."""
+    from ._vmap import _VmapMode
+
+    if not op_name(func).split(".")[-1].startswith("index_add"):
+        return _no_rule(func)
+    x, dim = args[0], _arg(args, kwargs, 1, "dim")
+    index, src = _arg(args, kwargs, 2, "index"), _arg(args, kwargs, 3, "source")
+    alpha = _arg(args, kwargs, 4, "alpha", 1)
+    with _VmapMode():
+        moved = x.movedim(dim, 0)
+        added = src.movedim(dim, 0) if alpha == 1 else src.movedim(dim, 0) * alpha
+        out = moved.index_put((index,), added, accumulate=True).movedim(0, dim)
+        if inplace:
+            levels = levels_of(x, index, src)
+            if not _is_b(x) or x._lv != levels:
+                _inplace_error(func, x, (src,), levels)
+            return x.copy_(out)
+    return out
 
 
 register("index_add index_copy", _index_into(False), ("ember", "Tensor"))
@@ -126,7 +147,7 @@ def _index_put(inplace):
 
         x, indices, values, accumulate = _bind_index_put(*args, **kwargs)
         if accumulate:
-            return _no_rule(func)
+            return _index_put_accumulate(func, x, indices, values, inplace)
         out = x
         if not inplace:  # a copy batched over every level, so batched values can land in it
             levels = levels_of(x, values, *(i for i in indices if _is_t(i)))
@@ -140,6 +161,87 @@ def _index_put(inplace):
 
 def _bind_index_put(input, indices, values, accumulate=False):
     return input, indices, values, accumulate
+
+
+def _index_put_accumulate(func, x, indices, values, inplace):
+    """index_put(accumulate=True) on the physical tensor: each batch dimension is indexed by an
+    arange of its size, broadcast against the (aligned) integer indices, so repeated positions
+    of one example sum into that example only."""
+    if any(not _is_t(i) or i.dtype.is_floating_point or i.dtype == _bool for i in indices):
+        return _no_rule(func)  # None entries and boolean masks
+    levels = levels_of(x, values, *indices)
+    if inplace and (not _is_b(x) or x._lv != levels):
+        _inplace_error(func, x, (values,), levels)
+    nb = len(levels)
+    rank = max(logical_dim(i) for i in indices)
+    sizes = _batch_sizes(levels)
+    batch = [
+        _arange(n).reshape((1,) * k + (n,) + (1,) * (nb - 1 - k + rank))
+        for k, n in enumerate(sizes)
+    ]
+    phys = tuple(batch) + tuple(align(i, levels, rank=rank) for i in indices)
+    rest = logical_dim(x) - len(indices)
+    pv = align(values, levels, rank=rank + rest)
+    px = align(x, levels) if inplace else align(x, levels, expand=True).clone()
+    px.index_put_(phys, pv, accumulate=True)
+    return x if inplace else BatchedTensor(px, levels)
+
+
+def _inplace_error(func, self, args, levels):
+    raise inplace_refusal(op_name(func).rsplit(".", 1)[-1], self, args, levels)
+
+
+def _index_fill(inplace):
+    # index_fill(dim, index, value): the same op on the physical tensor at the shifted dim
+    def rule(func, args, kwargs):
+        x, dim = args[0], _arg(args, kwargs, 1, "dim")
+        index, value = _arg(args, kwargs, 2, "index"), _arg(args, kwargs, 3, "value")
+        if _is_b(index) or _is_b(value):
+            return _no_rule(func)
+        if inplace and not _is_b(x):
+            _no_rule(func)  # an unbatched self, index and value: nothing of this call is batched
+        nd = logical_dim(x)
+        levels = levels_of(x)
+        d = (dim % nd if nd else 0) + len(levels)
+        if inplace:
+            align(x, levels).index_fill_(d, index, value)
+            return x
+        return BatchedTensor(align(x, levels).index_fill(d, index, value), levels)
+
+    return rule
+
+
+register("index_fill", _index_fill(False), ("ember", "Tensor"))
+register("index_fill_", _index_fill(True), ("Tensor",))
+
+
+def _put(inplace):
+    # put(index, source, accumulate): each example's flat positions, offset into its own row of
+    # the physical tensor flattened to (batch, numel)
+    def rule(func, args, kwargs):
+        x, index = args[0], _arg(args, kwargs, 1, "index")
+        source, accumulate = _arg(args, kwargs, 2, "source"), _arg(args, kwargs, 3, "accumulate")
+        levels = levels_of(x, index, source)
+        if inplace and (not _is_b(x) or x._lv != levels):
+            _inplace_error(func, x, (source,), levels)
+        n = 1
+        for size in _batch_sizes(levels):
+            n *= size
+        px = align(x, levels) if inplace else align(x, levels, expand=True).clone()
+        flat = px.reshape(n, -1)
+        rows = _arange(n).reshape(n, 1)
+        idx = align(index, levels, expand=True).reshape(n, -1)
+        src = align(source, levels, expand=True).reshape(n, -1)
+        flat.index_put_((rows, idx), src, accumulate=bool(accumulate))
+        if inplace and flat.data_ptr() != px.data_ptr():
+            px.copy_(flat.reshape(px.shape))
+        return x if inplace else BatchedTensor(flat.reshape(px.shape), levels)
+
+    return rule
+
+
+register("put", _put(False), ("ember", "Tensor"))
+register("put_", _put(True), ("Tensor",))
 
 
 register("index_put", _index_put(False), ("ember", "Tensor"))

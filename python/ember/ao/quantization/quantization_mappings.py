@@ -99,6 +99,7 @@ def _static_table():
             (nn.EmbeddingBag, q("EmbeddingBag")),
             (nn.Linear, q("Linear")),
             (nni.BNReLU2d, iq("BNReLU2d")),
+            (nni.BNReLU3d, iq("BNReLU3d")),
             (nni.ConvReLU1d, iq("ConvReLU1d")),
             (nni.ConvReLU2d, iq("ConvReLU2d")),
             (nni.LinearReLU, iq("LinearReLU")),

@@ -138,6 +138,8 @@ def relu6(input, inplace=False):
     """relu6(input, inplace=False) -> Tensor
 
     min(max(0, x), 6)."""
+    if isinstance(input, _C.Tensor) and input.is_quantized:
+        return _quantized._hardtanh(input, 0.0, 6.0, inplace)
     return _nn.relu6_(input) if inplace else _nn.relu6(input)
 
 
@@ -145,6 +147,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     """leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor
 
     max(0, x) + negative_slope * min(0, x)."""
+    if isinstance(input, _C.Tensor) and input.is_quantized:
+        return _quantized._leaky_relu(input, negative_slope, inplace)
     if inplace:
         return _nn.leaky_relu_(input, negative_slope)
     return _nn.leaky_relu(input, negative_slope)
@@ -266,6 +270,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     Clamps into [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: expected min_val <= max_val; got {min_val} > {max_val}")
+    if isinstance(input, _C.Tensor) and input.is_quantized:
+        return _quantized._hardtanh(input, min_val, max_val, inplace)
     if inplace:
         return _nn.hardtanh_(input, min_val, max_val)
     return _nn.hardtanh(input, min_val, max_val)
@@ -282,6 +288,8 @@ def hardsigmoid(input, inplace=False):
     """hardsigmoid(input, inplace=False)
 
     relu6(x + 3) / 6."""
+    if isinstance(input, _C.Tensor) and input.is_quantized and not inplace:
+        return _quantized._hardsigmoid(input)
     return _nn.hardsigmoid_(input) if inplace else _nn.hardsigmoid(input)
 
 

@@ -5,6 +5,7 @@ import sys
 import warnings
 
 from ... import _C
+from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import (
     Tensor,
@@ -277,6 +278,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
+@_autocast_fp32
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None)
 
@@ -284,6 +286,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
+@_autocast_fp32
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None)
 

@@ -8,6 +8,7 @@ does it, so equal samples give torch's windows. The pooling is a gather of each 
 elements and a max over them, which makes it differentiable; indices are flat positions within
 each plane, as torch's."""
 
+from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._ops.creation import from_numpy
 from ..._ops.random import rand
 
@@ -123,7 +124,7 @@ def _define(nd, with_indices, doc):
     returns = "(Tensor, Tensor)" if with_indices else "Tensor"
     pool.__name__ = pool.__qualname__ = name
     pool.__doc__ = f"{name}{_SIGNATURE} -> {returns}\n\n    {doc}"
-    return pool
+    return _autocast_fp32(pool)  # on torch's autocast float32 list
 
 
 fractional_max_pool2d_with_indices = _define(

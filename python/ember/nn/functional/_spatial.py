@@ -294,6 +294,9 @@ def adaptive_avg_pool1d(input, output_size):
 
     Adaptive 1-d average pooling to length output_size."""
     sizes = _adaptive_size(input, output_size, 1)
+    if isinstance(input, _C.Tensor) and input.is_quantized and input.dim() in (2, 3):
+        # torch pools a quantized sequence as a 2-d image of height 1
+        return _quantized._adaptive_avg_pool2d(input.unsqueeze(-2), [1] + sizes).squeeze(-2)
     out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
     if out is None:
         out = _nn.adaptive_avg_pool1d(input, sizes)
@@ -315,6 +318,8 @@ def adaptive_avg_pool2d(input, output_size):
     Adaptive 2-d average pooling to output_size (None keeps an input size)."""
     try:
         sizes = _adaptive_size(input, output_size, 2)
+        if isinstance(input, _C.Tensor) and input.is_quantized and input.dim() in (3, 4):
+            return _quantized._adaptive_avg_pool2d(input, sizes)
         out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
         if out is None and isinstance(input, _C.Tensor) and input.dim() not in (3, 4):
             if sizes == [1, 1]:  # torch's mean path takes any rank (a vector: IndexError)
@@ -394,6 +399,9 @@ def pad(input, pad, mode="constant", value=None):
             if isinstance(pad[i], int) and isinstance(pad[i + 1], int):
                 if size + min(pad[i], 0) + min(pad[i + 1], 0) < 0:
                     raise RuntimeError("narrow(): length must be non-negative.")
+    if _C._autocast_is_active() and (mode == "replicate" or (mode == "reflect" and len(pad) <= 4)):
+        # reflection_pad1d/2d and replication_pad1d/2d/3d are on torch's autocast float32 list
+        input = _C._autocast_cast(_C.float32, input)
     out = _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
     if mode in ("reflect", "replicate") and input.dtype == _C.bool:  # torch's kernels lack bool
         kind = "reflection" if mode == "reflect" else "replication"

@@ -9,6 +9,7 @@ K = kD*kH*kW views gives the im2col matrix, so one matmul (convolution) or one r
 import math
 
 from ... import _C
+from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import _nn, cat, float32, float64, int64, matmul, stack
 from ..._ops.creation import arange, empty, ones, zeros
@@ -264,6 +265,7 @@ def max_pool3d_with_indices(
     return values, idx
 
 
+@_autocast_fp32
 def max_pool3d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
@@ -276,6 +278,7 @@ def max_pool3d(
     return (values, idx) if return_indices else values
 
 
+@_autocast_fp32
 def avg_pool3d(
     input,
     kernel_size,
@@ -328,6 +331,7 @@ def _adaptive_ranges(size, out):
     return [(i * size // out, -((-(i + 1) * size) // out)) for i in range(out)]
 
 
+@_autocast_fp32
 def adaptive_avg_pool3d(input, output_size):
     """adaptive_avg_pool3d(input, output_size)
 
@@ -391,6 +395,7 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     return values, idx
 
 
+@_autocast_fp32
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """adaptive_max_pool3d(input, output_size, return_indices=False)
 

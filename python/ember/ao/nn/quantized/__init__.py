@@ -4,6 +4,7 @@ kernels (csrc/ember/cpu/quantized.cpp), their functional forms, and the dynamic 
 from . import dynamic, functional
 from .modules import (
     BatchNorm2d,
+    BatchNorm3d,
     Conv1d,
     Conv2d,
     DeQuantize,
@@ -23,6 +24,7 @@ from .modules import (
 
 __all__ = [
     "BatchNorm2d",
+    "BatchNorm3d",
     "Conv1d",
     "Conv2d",
     "DeQuantize",

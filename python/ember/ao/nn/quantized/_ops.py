@@ -23,6 +23,7 @@ __all__ = [
     "add",
     "add_relu",
     "add_scalar",
+    "add_scalar_relu",
     "mul",
     "mul_relu",
     "mul_scalar",
@@ -407,12 +408,42 @@ def _requantize(q, scale, zero_point, dtype=None):
     return e.quantize_per_tensor(q.dequantize(), scale, zero_point, dtype or q.dtype)
 
 
+def _add_scalar(qa, b, relu):
+    """torch's quantized::add_scalar: b in qa's steps, c = round(b / scale), is folded into the
+    zero point (z - c) where that stays in the dtype's range, and the integers are kept; past it
+    the zero point pins to the range's end and the scale widens to cover the shifted values,
+    which are requantized."""
+    e = _torch()
+    if not qa.is_quantized or not qa.qscheme().name.startswith("per_tensor"):
+        raise RuntimeError("Only per tensor quantization is supported in Add.")
+    qmin, qmax = _QRANGE[repr(qa.dtype)[6:]]
+    s, z = qa.q_scale(), qa.q_zero_point()
+    c = round(float(b) / s)  # nearbyint: half to even, as Python's round
+    shifted = z - c
+    if qmin <= shifted <= qmax:
+        out = _Q.from_repr_per_tensor(_Q.repr_view(qa).clone(), qa.dtype, s, shifted)
+        return _qt._relu(out) if relu else out
+    zp = qmin if shifted < qmin else qmax
+    scale = (qmax - shifted if shifted < qmin else shifted - qmin) / (qmax - qmin) * s
+    # the kernel dequantizes with the shifted zero point and requantizes in float32
+    values = (_Q.repr_view(qa).to(e.float32) - float(shifted)) * s
+    out = e.quantize_per_tensor(values, scale, zp, qa.dtype)
+    return _qt._relu(out) if relu else out
+
+
 def add_scalar(qa, b):
     """add_scalar(qa, b) -> Tensor
 
-    qa + b for a Python number b, keeping qa's parameters (torch's quantized::add_scalar)."""
-    e = _torch()
-    return e.quantize_per_tensor(qa.dequantize() + b, qa.q_scale(), qa.q_zero_point(), qa.dtype)
+    qa + b for a Python number b (torch's quantized::add_scalar): the zero point shifts by b's
+    steps; the scale grows only when the shifted zero point leaves the dtype's range."""
+    return _add_scalar(qa, b, False)
+
+
+def add_scalar_relu(qa, b):
+    """add_scalar_relu(qa, b) -> Tensor
+
+    add_scalar() followed by ReLU."""
+    return _add_scalar(qa, b, True)
 
 
 def mul_scalar(qa, b):

@@ -2,7 +2,7 @@
 
 from .....nn.modules.module import Module
 from .activation import Hardswish, LeakyReLU, ReLU6, Sigmoid, Softmax
-from .batchnorm import BatchNorm2d
+from .batchnorm import BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d
 from .embedding_ops import Embedding, EmbeddingBag
 from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional
@@ -11,6 +11,7 @@ from .utils import _ember
 
 __all__ = [
     "BatchNorm2d",
+    "BatchNorm3d",
     "Conv1d",
     "Conv2d",
     "DeQuantize",

@@ -1,4 +1,4 @@
-"""Dynamic quantized LSTM (torch.ao.nn.quantized.dynamic.LSTM): the gate projections run as
+"""Dynamic quantized LSTM and GRU (torch.ao.nn.quantized.dynamic): the gate projections run as
 dynamic int8 linears (qint8 weights, activations quantized per step), the cell in float."""
 
 import numbers
@@ -8,7 +8,7 @@ from ......nn.modules.module import Module
 from ... import _ops
 from ...modules.utils import _addindent, _ember, _quantize_weight
 
-__all__ = ["PackedParameter", "LSTM"]
+__all__ = ["PackedParameter", "RNNBase", "LSTM", "GRU"]
 
 
 class _CellParams:
@@ -44,7 +44,7 @@ def _pack(weight, bias):
     (the float16 LSTM) the float16-rounded weight and the bias."""
     if weight.is_quantized:
         return _ops.linear_prepack(weight, bias)
-    return (_ops.fp16_weight(weight), bias)
+    return (_ops.fp16_weight(weight), None if bias is None else bias.detach())  # packed: no grad
 
 
 def _project(x, packed):
@@ -57,16 +57,20 @@ def _unpack(packed):
     return packed if isinstance(packed, tuple) else (packed.qweight, packed.bias)
 
 
-class LSTM(Module):
-    """LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-        bidirectional=False, dtype=qint8)
+_GATES = {"LSTM": 4, "GRU": 3}
 
-    A multi-layer LSTM whose projections are dynamic int8 linears."""
+
+class RNNBase(Module):
+    """RNNBase(mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+        dropout=0.0, bidirectional=False, dtype=qint8)
+
+    A multi-layer LSTM or GRU (mode) whose projections are dynamic int8 linears."""
 
     _version = 2
 
     def __init__(
         self,
+        mode,
         input_size,
         hidden_size,
         num_layers=1,
@@ -78,7 +82,7 @@ class LSTM(Module):
     ):
         super().__init__()
         e = _ember()
-        self.mode = "LSTM"
+        self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers
@@ -105,7 +109,7 @@ class LSTM(Module):
                 f"dropout={dropout} and num_layers={num_layers}",
                 stacklevel=2,
             )
-        gate = 4 * hidden_size
+        gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
         values = []
         for layer in range(num_layers):
@@ -122,7 +126,7 @@ class LSTM(Module):
         self._all_weight_values = e.nn.ModuleList(values)
 
     def _get_name(self):
-        return "DynamicQuantizedLSTM"
+        return "DynamicQuantized" + self.mode
 
     def extra_repr(self):
         s = "{input_size}, {hidden_size}"
@@ -194,27 +198,32 @@ class LSTM(Module):
         steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
         outs = [None] * x.shape[0]
         for t in steps:
-            gates = gi[t] + _project(h, p.packed_hh)
-            i, f, g, o = gates.chunk(4, 1)
-            c = e.sigmoid(f) * c + e.sigmoid(i) * e.tanh(g)
-            h = e.sigmoid(o) * e.tanh(c)
+            gh = _project(h, p.packed_hh)
+            if self.mode == "GRU":  # torch's gru_cell: the reset gate scales the hidden part
+                ir, iz, i_n = gi[t].chunk(3, 1)
+                hr, hz, h_n = gh.chunk(3, 1)
+                r, z = e.sigmoid(ir + hr), e.sigmoid(iz + hz)
+                n = e.tanh(i_n + r * h_n)
+                h = (1 - z) * n + z * h
+            else:
+                i, f, g, o = (gi[t] + gh).chunk(4, 1)
+                c = e.sigmoid(f) * c + e.sigmoid(i) * e.tanh(g)
+                h = e.sigmoid(o) * e.tanh(c)
             outs[t] = h
         return outs, h, c
 
     def forward(self, input, hx=None):
         e = _ember()
-        batched = input.dim() == 3
-        if not batched:
-            input = input.unsqueeze(1)
-            if hx is not None:
-                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        if input.dim() != 3:  # torch's dynamic RNNs take batched input only
+            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        lstm = self.mode == "LSTM"
         x = input.transpose(0, 1) if self.batch_first else input
         dirs = 2 if self.bidirectional else 1
         batch = x.shape[1]
         if hx is None:
             z = e.zeros(self.num_layers * dirs, batch, self.hidden_size, dtype=input.dtype)
-            hx = (z, z)
-        h0, c0 = hx
+            hx = (z, z) if lstm else z
+        h0, c0 = hx if lstm else (hx, hx)
         hs, cs = [], []
         for layer in range(self.num_layers):
             layer_outs = []
@@ -226,22 +235,18 @@ class LSTM(Module):
                 hs.append(h)
                 cs.append(c)
             x = e.cat(layer_outs, 2) if dirs == 2 else layer_outs[0]
-        out = x
-        if self.batch_first:
-            out = out.transpose(0, 1)
-        h_n, c_n = e.stack(hs, 0), e.stack(cs, 0)
-        if not batched:
-            out, h_n, c_n = out.squeeze(1), h_n.squeeze(1), c_n.squeeze(1)
-        return out, (h_n, c_n)
+        out = x.transpose(0, 1) if self.batch_first else x
+        h_n = e.stack(hs, 0)
+        return (out, (h_n, e.stack(cs, 0))) if lstm else (out, h_n)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        """from_float(mod, use_precomputed_fake_quant=False) -> LSTM
+        """from_float(mod, use_precomputed_fake_quant=False) -> LSTM or GRU
 
-        The dynamic quantized LSTM of a float nn.LSTM, each weight quantized with a fresh
-        mod.qconfig.weight() observer."""
+        The dynamic quantized module of a float nn.LSTM or nn.GRU, each weight quantized with a
+        fresh mod.qconfig.weight() observer."""
         e = _ember()
-        if type(mod).__name__ != "LSTM":
+        if type(mod).__name__ not in _GATES:
             raise AssertionError(
                 "nn.quantized.dynamic.RNNBase.from_float only works for nn.LSTM and nn.GRU"
             )
@@ -256,7 +261,7 @@ class LSTM(Module):
         dtype = make_observer().dtype
         if dtype not in (e.qint8, e.float16):
             raise RuntimeError(f"Unsupported dtype for dynamic RNN quantization: {dtype}")
-        q = cls(
+        q = (GRU if type(mod).__name__ == "GRU" else LSTM)(
             mod.input_size,
             mod.hidden_size,
             mod.num_layers,
@@ -301,3 +306,23 @@ class LSTM(Module):
                 )
         q._all_weight_values = e.nn.ModuleList(values)
         return q
+
+
+class LSTM(RNNBase):
+    """LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+        bidirectional=False, dtype=qint8)
+
+    A multi-layer LSTM whose projections are dynamic int8 linears."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+
+class GRU(RNNBase):
+    """GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+        bidirectional=False, dtype=qint8)
+
+    A multi-layer GRU whose projections are dynamic int8 linears."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("GRU", *args, **kwargs)
