@@ -701,11 +701,21 @@ def _slow(name, orig, texts, method, strict=False, holder=()):
             # only some overloads take out= (sum(x, out=o) is torch's TypeError)
             sigs = _signatures(key, texts)
             given = {**kwargs, "out": out}
-            if not _binds_any(sigs, args, given):
+            probe = args
+            if name in _NUMBERS_AS_TENSORS:  # torch's parser takes a number for a Tensor here
+                probe = tuple(Tensor() if _is_number(a) else a for a in args)
+            if not _binds_any(sigs, probe, given):
                 raise type_error(name, sigs, args, given)
         return _call_out(name, call, args, kwargs, out)
 
     return slow
+
+
+# torch's python_arg_parser takes a Python number for a Tensor argument of these ops only
+# (should_allow_numbers_as_tensors): div(x, 2, out=o) and div(2, x, out=o) bind
+_NUMBERS_AS_TENSORS = frozenset(
+    "add div divide mul multiply sub subtract true_divide floor_divide".split()
+)
 
 
 def _resolve(name, orig, sigs, args, kwargs, lead, error):
