@@ -586,7 +586,7 @@ def _call_out(name, orig, args, kwargs, out):
         )
     if name in _ELEMENTWISE_OUT_NAMES and isinstance(out, Tensor):
         _check_no_internal_overlap(out)
-    form = _ELEMENTWISE_OUT.get(name)
+    form = _ELEMENTWISE_OUT.get(_OUT_ALIASES.get(name, name))
     if form is not None and _plain(out) and all(_plain(a) for a in args):
         had = tuple(out.shape) if out.numel() else None
         try:
@@ -610,6 +610,26 @@ def _call_out(name, orig, args, kwargs, out):
 # it (write_out).
 _ELEMENTWISE_OUT = _C._elementwise_out
 _ELEMENTWISE_OUT_NAMES = frozenset(_ELEMENTWISE_OUT_OPS)
+# torch's aliases run their op's out= kernel, with its checks in its order (out's dtype first)
+_OUT_ALIASES = {
+    "absolute": "abs",
+    "negative": "neg",
+    "fix": "trunc",
+    "arccos": "acos",
+    "arcsin": "asin",
+    "arctan": "atan",
+    "arccosh": "acosh",
+    "arcsinh": "asinh",
+    "arctanh": "atanh",
+    "subtract": "sub",
+    "multiply": "mul",
+    "arctan2": "atan2",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
+}
 
 
 def _check_no_internal_overlap(out):

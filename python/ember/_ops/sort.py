@@ -237,8 +237,9 @@ def nanmedian(input, dim=None, keepdim=False):
         and not (input.dtype.is_floating_point or input.dtype.is_complex)
     ):
         return _nan_as(input.dtype)  # before the dtype check: torch fills the empty result
-    if input.dtype == _C.bool:
-        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+    if input.dtype == _C.bool and (dim is None or input.numel()):
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     x = input.reshape(-1) if dim is None else input
     d = -1 if dim is None else dim
     if x.dim() == 0:
@@ -250,7 +251,7 @@ def nanmedian(input, dim=None, keepdim=False):
         return full([], float("nan"), dtype=input.dtype)
     if x.shape[d] == 0 and input.dim() > 0:
         raise IndexError(f"median(): Expected reduction dim {d % x.dim()} to have non-zero size.")
-    values, indices = x.sort(d)
+    values, indices = x.sort(d, stable=True)  # torch's ties: the first position
     valid = ~isnan(x) if x.dtype.is_floating_point else ones_like(x, dtype=_C.bool)
     k = valid.sum(d, keepdim=True)
     pick = (k - 1).clamp(min=0) // 2
