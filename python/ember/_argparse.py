@@ -59,12 +59,12 @@ SIGNATURES = {
     ),
     "sum": (
         "Tensor input, *, torch.dtype dtype = None",
-        "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+        "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, "
         + _OUT,
     ),
     "mean": (
         "Tensor input, *, torch.dtype dtype = None, " + _OUT,
-        "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+        "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None, "
         + _OUT,
     ),
     "prod": (
@@ -84,6 +84,7 @@ SIGNATURES = {
         "Tensor input, int dim, bool keepdim = False, *, " + _OUTS,
     ),
     "median": ("Tensor input", "Tensor input, int dim, bool keepdim = False, *, " + _OUTS),
+    "nanmedian": ("Tensor input", "Tensor input, int dim, bool keepdim = False, *, " + _OUTS),
     "sort": (
         "Tensor input, *, bool stable, int dim = -1, bool descending = False, " + _OUTS,
         "Tensor input, int dim = -1, bool descending = False, *, " + _OUTS,
@@ -148,7 +149,11 @@ SIGNATURES.update(
         "Tensor input, tuple of ints source, tuple of ints destination",
     ),
 )
-STRICT = frozenset("std var std_mean var_mean argmax argmin movedim moveaxis pow".split())
+# (sum/mean/prod/median: torch's keepdim= needs dim=, `x.sum(keepdim=True)` is its TypeError)
+STRICT = frozenset(
+    "std var std_mean var_mean argmax argmin movedim moveaxis pow sum mean prod median "
+    "nanmedian".split()
+)
 
 # Tensor methods: the function's signatures less `input`, and the method-only overloads.
 METHOD_SIGNATURES = {
@@ -173,15 +178,16 @@ def _drop(text, names):
 
 for _name in ("var_mean", "std_mean"):
     SIGNATURES[_name] = tuple(_drop(s, ("out",)) for s in _REDUCE_VAR)
-for (
-    _name
-) in "sum mean std var max min sort topk clamp pow add argmax argmin movedim moveaxis".split():
+for _name in (
+    "sum mean prod median nanmedian std var max min sort topk clamp pow add argmax argmin movedim "
+    "moveaxis"
+).split():
     METHOD_SIGNATURES[_name] = tuple(
         _drop(s, ("input", "out")) for s in SIGNATURES[_name] if not s.startswith("Number self")
     )
 
 # Functions that take out= in torch (checked against torch 2.13 by tests/python/test_out_arg.py).
-OUT_OPS = (
+_ELEMENTWISE_OUT_OPS = (
     # elementwise, unary
     "abs absolute acos arccos acosh arccosh asin arcsin asinh arcsinh atan arctan atanh arctanh "
     "ceil cos cosh deg2rad rad2deg digamma erf erfc erfinv exp exp2 expm1 fix floor frac lgamma "
@@ -193,7 +199,9 @@ OUT_OPS = (
     "float_power atan2 arctan2 hypot copysign maximum minimum fmax fmin eq ne lt le gt ge greater "
     "greater_equal less less_equal not_equal logical_and logical_or logical_xor bitwise_and "
     "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift lerp xlogy nextafter ldexp "
-    "logaddexp logaddexp2 gcd lcm heaviside addcmul addcdiv clamp clip where "
+    "logaddexp logaddexp2 gcd lcm heaviside addcmul addcdiv clamp clip where"
+).split()
+_OTHER_OUT_OPS = (
     # reductions, scans, sorts
     "sum nansum prod mean nanmean std var amax amin argmax argmin all any logsumexp norm cumsum "
     "cumprod cummax cummin logcumsumexp max min median nanmedian mode kthvalue sort topk aminmax "
@@ -206,6 +214,7 @@ OUT_OPS = (
     # factories
     "zeros ones empty full arange linspace logspace eye rand randn randint randperm"
 ).split()
+OUT_OPS = _ELEMENTWISE_OUT_OPS + _OTHER_OUT_OPS
 LINALG_OUT_OPS = (
     "norm vector_norm matrix_norm inv det slogdet solve cholesky qr eigh eigvalsh svd svdvals pinv "
     "matrix_power matrix_rank cross lu_factor multi_dot vecdot inv_ex cholesky_ex solve_ex"
@@ -575,7 +584,9 @@ def _call_out(name, orig, args, kwargs, out):
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
-    form = _ELEMENTWISE_OUT.get(name)
+    if name in _ELEMENTWISE_OUT_NAMES and isinstance(out, Tensor):
+        _check_no_internal_overlap(out)
+    form = _ELEMENTWISE_OUT.get(_OUT_ALIASES.get(name, name))
     if form is not None and _plain(out) and all(_plain(a) for a in args):
         had = tuple(out.shape) if out.numel() else None
         try:
@@ -598,6 +609,41 @@ def _call_out(name, orig, args, kwargs, out):
 # complex or quantized tensor or a device other than cpu and meta, compute the result and write
 # it (write_out).
 _ELEMENTWISE_OUT = _C._elementwise_out
+_ELEMENTWISE_OUT_NAMES = frozenset(_ELEMENTWISE_OUT_OPS)
+# torch's aliases run their op's out= kernel, with its checks in its order (out's dtype first)
+_OUT_ALIASES = {
+    "absolute": "abs",
+    "negative": "neg",
+    "fix": "trunc",
+    "arccos": "acos",
+    "arcsin": "asin",
+    "arctan": "atan",
+    "arccosh": "acosh",
+    "arcsinh": "asinh",
+    "arctanh": "atanh",
+    "subtract": "sub",
+    "multiply": "mul",
+    "arctan2": "atan2",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
+}
+
+
+def _check_no_internal_overlap(out):
+    """torch's TensorIterator refuses an out whose elements share memory (a stride-0 dim of
+    size > 1, an expanded tensor) before anything else; the out= kernels check it in C++
+    (meta::check_out), this is the same check for the ops written through write_out (aliases
+    such as absolute, multiply, greater, and the composite ones)."""
+    if any(st == 0 and sz > 1 for st, sz in zip(out.stride(), out.shape)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+
+
 _PLAIN_DEVICES = frozenset(("cpu", "meta"))
 
 
@@ -675,11 +721,21 @@ def _slow(name, orig, texts, method, strict=False, holder=()):
             # only some overloads take out= (sum(x, out=o) is torch's TypeError)
             sigs = _signatures(key, texts)
             given = {**kwargs, "out": out}
-            if not _binds_any(sigs, args, given):
+            probe = args
+            if name in _NUMBERS_AS_TENSORS:  # torch's parser takes a number for a Tensor here
+                probe = tuple(Tensor() if _is_number(a) else a for a in args)
+            if not _binds_any(sigs, probe, given):
                 raise type_error(name, sigs, args, given)
         return _call_out(name, call, args, kwargs, out)
 
     return slow
+
+
+# torch's python_arg_parser takes a Python number for a Tensor argument of these ops only
+# (should_allow_numbers_as_tensors): div(x, 2, out=o) and div(2, x, out=o) bind
+_NUMBERS_AS_TENSORS = frozenset(
+    "add div divide mul multiply sub subtract true_divide floor_divide".split()
+)
 
 
 def _resolve(name, orig, sigs, args, kwargs, lead, error):

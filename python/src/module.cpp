@@ -187,10 +187,18 @@ std::vector<int64_t> int_list(nb::handle h, const char* what) {
     out.push_back(unpack_int(h, what, 0));
     return out;
   }
-  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr())) {
-    Tensor* t = nullptr;
-    if (nb::try_cast<Tensor*>(h, t) && t && t->numel() == 1 && is_integral(t->dtype(), false)) {
-      out.push_back(t->item().to_long());
+  // A one-element integer tensor or an __index__ object (a numpy int) is one int, as torch's
+  // int[1] parser takes them (a tensor is also a sequence: checked first).
+  Tensor* t = nullptr;
+  if (nb::try_cast<Tensor*>(h, t) && t && t->numel() == 1 && is_integral(t->dtype(), false)) {
+    out.push_back(t->item().to_long());
+    return out;
+  }
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || t) {
+    if (!t && PyIndex_Check(h.ptr()) && !PyBool_Check(h.ptr())) {
+      nb::object index = nb::steal(PyNumber_Index(h.ptr()));
+      if (!index.is_valid()) throw nb::python_error();
+      out.push_back(unpack_int(index, what, 0));
       return out;
     }
     throw nb::type_error(

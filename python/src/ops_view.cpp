@@ -12,6 +12,12 @@ void check_fill_fits(const ember::Scalar& v, const ember::Tensor& t) {
   if (t.numel() == 1 && (t.dtype() == ember::kHalf || t.dtype() == ember::kBFloat16)) return;
   ember::check_scalar_fits(v, t.dtype());
 }
+// torch's T and mT of a 0-d tensor: the tensor itself, with a deprecation UserWarning.
+void warn_identity_on_0d(const char* what) {
+  std::string msg = std::string(what) +
+                    " is deprecated on 0-D tensors. This function is the identity in these cases.";
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw nb::python_error();
+}
 }  // namespace
 
 namespace ember::py {
@@ -134,13 +140,19 @@ void bind_view(nb::module_& m) {
   cls.def_prop_ro(
       "T",
       [](const Tensor& x) {
+        if (x.dim() == 0) warn_identity_on_0d("Tensor.T");
         DimVector d;
         for (int64_t i = x.dim() - 1; i >= 0; --i) d.push_back(i);
         return permute(x, d);
       },
       doc("T -> Tensor", "A view with all dims in reverse order."));
   cls.def_prop_ro(
-      "mT", [](const Tensor& x) { return matrix_transpose(x); },
+      "mT",
+      [](const Tensor& x) {
+        if (x.dim() != 0) return matrix_transpose(x);
+        warn_identity_on_0d("Tensor.mT");
+        return x;
+      },
       doc("mT -> Tensor", "A view with the last two dims swapped (a batch of transposes)."));
   auto squeeze_fn = [](const Tensor& t, nb::handle dim) {
     if (dim.is_none()) return squeeze(t);

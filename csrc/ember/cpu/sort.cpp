@@ -195,12 +195,15 @@ struct MedianPick {
   }
 };
 
-// The most frequent value (the smallest on ties) and the last position holding it. NaNs never
-// compare equal, so each is its own run, as in PyTorch.
+// The most frequent value (the first run of the longest length) and the last position of its
+// run. torch's CPU mode sorts the (value, position) pairs with std::sort and a plain `<` on the
+// value: which position is reported, and where NaNs land (they break that order; each is its
+// own run), is that sort's, so the same sort here reports torch's value and position.
 struct ModePick {
   template <class Row>
   size_t operator()(Row& row) const {
-    sort_by_value(row, false);
+    std::sort(row.begin(), row.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     size_t best = 0, best_count = 0, run = 0;
     for (size_t i = 0; i < row.size(); ++i) {
       ++run;

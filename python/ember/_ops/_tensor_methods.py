@@ -217,7 +217,7 @@ PROPERTIES = {
     "nbytes": lambda self: self.numel() * self.element_size(),
     "grad_fn": tensor._grad_fn,
     "H": products._H,
-    "mH": products.adjoint,
+    "mH": products._mH,
 }
 
 PROPERTY_DOCS = {

@@ -176,7 +176,9 @@ def masked_scatter(input, mask, source):
             f"masked_scatter_: expected self and source to have same dtypes but got "
             f"{input.dtype} and {source.dtype}"
         )
-    m = mask.expand_as(input) if mask.shape != input.shape else mask
+    m = mask
+    if mask.shape != input.shape:  # the out-of-place form broadcasts both, as torch's
+        m, input = _C.broadcast_tensors(mask, input)
     flat = m.reshape(-1)
     pos = (flat.long().cumsum(0) - 1).clamp(min=0)
     if builtins.bool(flat.any()) and pos[-1].item() >= source.numel():

@@ -3,6 +3,7 @@ kron, cross, vdot, cdist, trace."""
 
 import builtins
 import math
+import warnings
 
 from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
@@ -44,7 +45,22 @@ def adjoint(input):
 
     The conjugate transpose of the last two dimensions (a view for real dtypes; ember's eager
     conjugate makes it a copy for complex ones)."""
+    if input.dim() == 0:
+        return _conj_of_0d(input, "adjoint()")
     return _conj(input.mT)
+
+
+def _mH(self):
+    """mH -> Tensor
+
+    The conjugate transpose of the last two dims (mT for real dtypes)."""
+    return _conj_of_0d(self, "Tensor.mH") if self.dim() == 0 else adjoint(self)
+
+
+def _conj_of_0d(x, what):
+    # torch's H/mH/adjoint of a 0-d tensor: its conjugate, with a deprecation UserWarning
+    warnings.warn(f"{what} is deprecated on 0-D tensors. Consider using x.conj().", stacklevel=3)
+    return _conj(x)
 
 
 def _conj(x):
@@ -257,7 +273,7 @@ def _H(self):
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
         )
-    return _conj(self.t() if self.dim() == 2 else self)
+    return _conj(self.t()) if self.dim() == 2 else _conj_of_0d(self, "Tensor.H")
 
 
 def _cdist_name(args, kwargs):

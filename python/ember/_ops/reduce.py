@@ -127,6 +127,11 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return matrix_norm(input, "nuc", dim, keepdim, dtype=dtype)
     elif isinstance(p, str):
         raise RuntimeError(f"norm: unknown p '{p}'")
+    if dtype is not None:
+        # torch's norm with a dtype is linalg.vector_norm's, with its dtype checks
+        from ..linalg import vector_norm
+
+        return vector_norm(input, float(p), dim, keepdim, dtype=dtype)
     return _C._norm(input, float(p), dim, keepdim, dtype)
 
 

@@ -148,32 +148,36 @@ def msort(input):
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _prepare(name, input, q, dim, interpolation):
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+def _prepare(input, q, dim, interpolation):
+    # torch's checks in its order, worded "quantile()" for nanquantile too: a Python q's range,
+    # the interpolation, then the input (non-empty before its dtype), q's rank and dtype
+    if not isinstance(q, Tensor) and not 0 <= q <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q):g}")
     if interpolation not in _MODES:
-        raise ValueError(
-            f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
-            f"nearest. Got {interpolation}"
+        raise RuntimeError(
+            "quantile() interpolation must be one of linear, lower, higher, midpoint or "
+            f"nearest, but got {interpolation}"
         )
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
     scalar_q = not isinstance(q, Tensor) or q.dim() == 0
+    if isinstance(q, Tensor) and q.dim() > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     qt = q if isinstance(q, Tensor) else tensor(float(q), dtype=input.dtype)
-    if qt.dim() > 1:
-        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
     if qt.dtype != input.dtype:
-        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-    if bool(((qt < 0) | (qt > 1)).any()):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
     x = input.reshape(-1) if dim is None else input.movedim(dim, -1)
     if x.dim() == 0:
         x = x.reshape(1)
-    if x.shape[-1] == 0:
-        raise IndexError(f"{name}() input tensor must be non-empty")
+    if bool(((qt < 0) | (qt > 1)).any()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
     return x, qt.reshape(-1), scalar_q
 
 
-def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
-    x, qt, scalar_q = _prepare(name, input, q, dim, interpolation)
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    x, qt, scalar_q = _prepare(input, q, dim, interpolation)
     s = x.sort(-1).values  # NaN sorts last
     nan = isnan(s)
     n = x.shape[-1]
@@ -211,14 +215,14 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile(input, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor
 
     The q-th quantiles along dim (all elements when None), interpolating between ranks."""
-    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+    return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor
 
     quantile ignoring NaN values."""
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
 def nanmedian(input, dim=None, keepdim=False):
@@ -233,8 +237,9 @@ def nanmedian(input, dim=None, keepdim=False):
         and not (input.dtype.is_floating_point or input.dtype.is_complex)
     ):
         return _nan_as(input.dtype)  # before the dtype check: torch fills the empty result
-    if input.dtype == _C.bool:
-        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+    if input.dtype == _C.bool and (dim is None or input.numel()):
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     x = input.reshape(-1) if dim is None else input
     d = -1 if dim is None else dim
     if x.dim() == 0:
@@ -246,7 +251,7 @@ def nanmedian(input, dim=None, keepdim=False):
         return full([], float("nan"), dtype=input.dtype)
     if x.shape[d] == 0 and input.dim() > 0:
         raise IndexError(f"median(): Expected reduction dim {d % x.dim()} to have non-zero size.")
-    values, indices = x.sort(d)
+    values, indices = x.sort(d, stable=True)  # torch's ties: the first position
     valid = ~isnan(x) if x.dtype.is_floating_point else ones_like(x, dtype=_C.bool)
     k = valid.sum(d, keepdim=True)
     pick = (k - 1).clamp(min=0) // 2

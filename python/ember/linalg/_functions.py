@@ -167,7 +167,7 @@ class _CholeskyFn(Function):
     @staticmethod
     def forward(ctx, A, upper):
         if A.numel() == 0:  # the kernel's iterator refuses an empty batch: nothing to factor
-            L, info = zeros_like(A), zeros(*A.shape[:-2], dtype=int32)
+            L, info = zeros_like(A), zeros(tuple(A.shape[:-2]), dtype=int32)
         else:
             L, info = _linalg.cholesky_ex(A, False)
         ctx.save_for_backward(L)
