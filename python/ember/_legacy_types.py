@@ -60,11 +60,41 @@ for _name, _dt in _TYPES.items():
     )
 
 
+class _CudaLegacyType(_LegacyType):
+    """torch.cuda.FloatTensor and its kind: names programs pick between (``FloatTensor =
+    torch.cuda.FloatTensor if cuda else torch.FloatTensor``); without CUDA no tensor is one and
+    constructing one raises torch's CPU-only build's TypeError."""
+
+    def __instancecheck__(cls, obj):
+        return False
+
+    def __repr__(cls):
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+    is_cuda = True
+
+
+def _cuda_new(cls, *args, **kwargs):
+    raise TypeError(
+        f"type torch.cuda.{cls.__name__} not available. Torch not compiled with CUDA enabled."
+    )
+
+
+CUDA_TYPES = {
+    _name: _CudaLegacyType(_name, (), {"_dtype_name": _dt, "__new__": _cuda_new})
+    for _name, _dt in _TYPES.items()
+}
+
+
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     """type(dtype=None, non_blocking=False, **kwargs) -> str or Tensor
 
     The type name as a string when dtype is None, else a copy cast to the given dtype or legacy
     type."""
+    if isinstance(dtype, _CudaLegacyType) or (
+        isinstance(dtype, str) and dtype.startswith("torch.cuda.")
+    ):
+        return self.cuda()
     if isinstance(dtype, str):
         name = dtype.split(".")[-1]
         if name not in _TYPES:

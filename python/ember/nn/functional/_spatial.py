@@ -545,7 +545,8 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
     Deprecated alias of interpolate."""
     warnings.warn(
-        "nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode, align_corners)
 
