@@ -1,6 +1,8 @@
 """torch's legacy tensor types (torch.FloatTensor, torch.LongTensor ...): constructors that older
 programs still call, and isinstance checks by dtype; Tensor.type accepts them and their names."""
 
+import warnings
+
 from . import _C
 from ._C import Tensor, set_default_dtype
 from ._ops.creation import empty, tensor
@@ -105,13 +107,25 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return _tensor_type(self, dtype, non_blocking)
 
 
+_default_type_warned = []
+
+
 def set_default_tensor_type(t):
     """set_default_tensor_type(t, /)
 
-    The legacy way to set the default float dtype: a legacy type or its name."""
+    The legacy way to set the default float dtype: a legacy type or its name (deprecated, with
+    torch's warning once a process)."""
+    if not _default_type_warned:
+        _default_type_warned.append(True)
+        warnings.warn(
+            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+            "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+            UserWarning,
+            stacklevel=2,
+        )
     name = t.split(".")[-1] if isinstance(t, str) else getattr(t, "__name__", "")
     if name not in _TYPES or not getattr(_C, _TYPES[name]).is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type; got {t}")
+        raise TypeError("only floating-point types are supported as the default type")
     set_default_dtype(getattr(_C, _TYPES[name]))
 
 

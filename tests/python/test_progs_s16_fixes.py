@@ -190,3 +190,33 @@ def test_grad_scaler_without_cuda_warns_at_the_callers_line():
         scaler = ember.amp.GradScaler()
     assert not scaler.is_enabled()
     assert [r.filename for r in rec if "Disabling" in str(r.message)] == [__file__]
+
+
+def test_deprecated_autocast_cpu_gpu_names_warn_as_torch():
+    with pytest.warns(DeprecationWarning, match=r"torch.is_autocast_cpu_enabled\(\) is depr"):
+        assert ember.is_autocast_cpu_enabled() is False
+    with pytest.warns(DeprecationWarning, match=r"Please use torch.get_autocast_dtype\('cpu'\)"):
+        assert ember.get_autocast_cpu_dtype() == ember.get_autocast_dtype("cpu")
+    before = ember.get_autocast_dtype("cuda")
+    with pytest.warns(DeprecationWarning, match=r"set_autocast_dtype\('cuda', dtype\) instead"):
+        ember.set_autocast_gpu_dtype(before)
+
+
+def test_set_default_tensor_type_warns_once_and_words_its_refusal():
+    out, err = _run(
+        """
+        import ember
+        ember.set_default_tensor_type(ember.DoubleTensor)
+        print(ember.get_default_dtype())
+        ember.set_default_tensor_type("torch.FloatTensor")
+        try:
+            ember.set_default_tensor_type(ember.LongTensor)
+        except TypeError as e:
+            print(e)
+        """
+    )
+    assert out.splitlines() == [
+        "torch.float64",
+        "only floating-point types are supported as the default type",
+    ]
+    assert err.count("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1") == 1
