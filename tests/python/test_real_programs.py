@@ -158,6 +158,7 @@ SCRIPTS = [
     "profile_bench",
     "sparsemax_film",
     "word2vec_sgns",
+    "examples_classic",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
