@@ -220,3 +220,69 @@ def test_set_default_tensor_type_warns_once_and_words_its_refusal():
         "only floating-point types are supported as the default type",
     ]
     assert err.count("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1") == 1
+
+
+def test_torch_qr_returns_its_named_pair():
+    a = ember.tensor([[2.0, 1.0], [1.0, 3.0], [0.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        q, r = ember.qr(a)
+        res = ember.qr(a, some=False)
+    assert ember.allclose(q @ r, a, atol=1e-6)
+    assert type(res).__name__ == "qr" and res.Q.shape == (3, 3) and res.R.shape == (3, 2)
+    assert repr(res).startswith("torch.return_types.qr(\nQ=")
+
+
+def test_deprecated_linalg_forms_warn_once_each_with_torchs_text():
+    _, err = _run(
+        """
+        import ember
+        a = ember.eye(2)
+        for _ in range(2):
+            ember.qr(a)
+            ember.cholesky(a)
+            ember.lu(a)
+            ember.chain_matmul(a, a)
+        """
+    )
+    for text in (
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed",
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed",
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex",
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release.",
+    ):
+        assert err.count(text) == 1, text
+    assert err.count("<string>:") == 4  # each at the caller's line
+
+
+def test_deprecated_linalg_texts_match_torch():
+    pytest.importorskip("torch")
+    script = """
+        import sys, warnings, importlib
+        m = importlib.import_module(sys.argv[1])
+        a = [[2.0, 0.5], [0.5, 1.0]]
+        calls = [
+            lambda: m.qr(m.tensor(a)),
+            lambda: m.cholesky(m.tensor(a)),
+            lambda: m.lu(m.tensor(a)),
+            lambda: m.chain_matmul(m.tensor(a), m.tensor(a)),
+            lambda: m.range(0, 2),
+        ]
+        for call in calls:
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                call()
+            for r in rec:
+                print(repr(str(r.message).split(" (Triggered internally")[0]))
+    """
+    outs = []
+    for lib in ("torch", "ember"):
+        out = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(script), lib],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        outs.append(out.stdout.splitlines())
+    assert len(outs[0]) == 5 and outs[1] == outs[0]

@@ -556,7 +556,7 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
     Deprecated: interpolate(mode='nearest')."""
     warnings.warn(
-        "nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode="nearest")
@@ -567,7 +567,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
     Deprecated: interpolate(mode='bilinear', align_corners=True)."""
     warnings.warn(
-        "nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
