@@ -47,6 +47,8 @@ _RANGE = (
 SIGNATURES = {
     "add": ("Tensor input, Tensor other, *, Number alpha = 1, " + _OUT,),
     "sub": ("Tensor input, Tensor other, *, Number alpha = 1, " + _OUT,),
+    "addcmul": ("Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, " + _OUT,),
+    "addcdiv": ("Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, " + _OUT,),
     "div": (
         "Tensor input, Tensor other, *, " + _OUT,
         "Tensor input, Tensor other, *, str rounding_mode, " + _OUT,
@@ -165,7 +167,21 @@ METHOD_SIGNATURES = {
     "flip": ("tuple of ints dims",),
     "masked_fill": ("Tensor mask, Tensor value", "Tensor mask, Number value"),
     "copy_": ("Tensor other, bool non_blocking = False",),
+    "add_": ("Tensor other, *, Number alpha = 1",),
+    "sub_": ("Tensor other, *, Number alpha = 1",),
+    "addcmul_": ("Tensor tensor1, Tensor tensor2, *, Number value = 1",),
+    "addcdiv_": ("Tensor tensor1, Tensor tensor2, *, Number value = 1",),
 }
+
+# torch's deprecated overloads, a Number before the tensors (``p.data.add_(-lr, grad)`` in older
+# optimizers): tried after the current ones, with torch's warning (once a process, as torch's).
+DEPRECATED = {
+    "add": "Tensor input, Number alpha, Tensor other",
+    "sub": "Tensor input, Number alpha, Tensor other",
+    "addcmul": "Tensor input, Number value, Tensor tensor1, Tensor tensor2",
+    "addcdiv": "Tensor input, Number value, Tensor tensor1, Tensor tensor2",
+}
+_deprecated_warned = []
 
 
 def _drop(text, names):
@@ -179,8 +195,8 @@ def _drop(text, names):
 for _name in ("var_mean", "std_mean"):
     SIGNATURES[_name] = tuple(_drop(s, ("out",)) for s in _REDUCE_VAR)
 for _name in (
-    "sum mean prod median nanmedian std var max min sort topk clamp pow add argmax argmin movedim "
-    "moveaxis"
+    "sum mean prod median nanmedian std var max min sort topk clamp pow add sub addcmul addcdiv "
+    "argmax argmin movedim moveaxis"
 ).split():
     METHOD_SIGNATURES[_name] = tuple(
         _drop(s, ("input", "out")) for s in SIGNATURES[_name] if not s.startswith("Number self")
@@ -753,7 +769,31 @@ def _resolve(name, orig, sigs, args, kwargs, lead, error):
                 raise
     if "incompatible function arguments" not in str(error) and _binds_any(sigs, args, kwargs):
         raise error
+    old = DEPRECATED.get(name.rstrip("_"))
+    if old is not None:
+        method = bool(lead)
+        sig = _Signature(_drop(old, ("input",)) if method else old)
+        bound = sig.bind(args, kwargs)
+        if isinstance(bound, dict):
+            _warn_deprecated(name, sig, sigs, method)
+            number = sig.positional[1 - method].name
+            tensors = [bound[p.name] for p in sig.positional if p.name != number]
+            return orig(*lead, *tensors, **{number: bound[number]})
     raise type_error(name, sigs, args, kwargs) from None
+
+
+def _warn_deprecated(name, sig, sigs, method):
+    if _deprecated_warned:
+        return
+    _deprecated_warned.append(name)
+    out = "" if method else ", *, Tensor out = None"
+    instead = "\n\t".join(f"{name}({s.text})" for s in sigs)
+    warnings.warn(
+        f"This overload of {name} is deprecated:\n\t{name}({sig.text}{out})\n"
+        f"Consider using one of the following signatures instead:\n\t{instead}",
+        UserWarning,
+        stacklevel=_caller_level(),
+    )
 
 
 def _binds_any(sigs, args, kwargs):

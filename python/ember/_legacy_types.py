@@ -1,6 +1,8 @@
 """torch's legacy tensor types (torch.FloatTensor, torch.LongTensor ...): constructors that older
 programs still call, and isinstance checks by dtype; Tensor.type accepts them and their names."""
 
+import warnings
+
 from . import _C
 from ._C import Tensor, set_default_dtype
 from ._ops.creation import empty, tensor
@@ -60,11 +62,41 @@ for _name, _dt in _TYPES.items():
     )
 
 
+class _CudaLegacyType(_LegacyType):
+    """torch.cuda.FloatTensor and its kind: names programs pick between (``FloatTensor =
+    torch.cuda.FloatTensor if cuda else torch.FloatTensor``); without CUDA no tensor is one and
+    constructing one raises torch's CPU-only build's TypeError."""
+
+    def __instancecheck__(cls, obj):
+        return False
+
+    def __repr__(cls):
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+    is_cuda = True
+
+
+def _cuda_new(cls, *args, **kwargs):
+    raise TypeError(
+        f"type torch.cuda.{cls.__name__} not available. Torch not compiled with CUDA enabled."
+    )
+
+
+CUDA_TYPES = {
+    _name: _CudaLegacyType(_name, (), {"_dtype_name": _dt, "__new__": _cuda_new})
+    for _name, _dt in _TYPES.items()
+}
+
+
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     """type(dtype=None, non_blocking=False, **kwargs) -> str or Tensor
 
     The type name as a string when dtype is None, else a copy cast to the given dtype or legacy
     type."""
+    if isinstance(dtype, _CudaLegacyType) or (
+        isinstance(dtype, str) and dtype.startswith("torch.cuda.")
+    ):
+        return self.cuda()
     if isinstance(dtype, str):
         name = dtype.split(".")[-1]
         if name not in _TYPES:
@@ -75,13 +107,25 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return _tensor_type(self, dtype, non_blocking)
 
 
+_default_type_warned = []
+
+
 def set_default_tensor_type(t):
     """set_default_tensor_type(t, /)
 
-    The legacy way to set the default float dtype: a legacy type or its name."""
+    The legacy way to set the default float dtype: a legacy type or its name (deprecated, with
+    torch's warning once a process)."""
+    if not _default_type_warned:
+        _default_type_warned.append(True)
+        warnings.warn(
+            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+            "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+            UserWarning,
+            stacklevel=2,
+        )
     name = t.split(".")[-1] if isinstance(t, str) else getattr(t, "__name__", "")
     if name not in _TYPES or not getattr(_C, _TYPES[name]).is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type; got {t}")
+        raise TypeError("only floating-point types are supported as the default type")
     set_default_dtype(getattr(_C, _TYPES[name]))
 
 

@@ -7,6 +7,7 @@ import builtins
 import enum
 import math
 import os
+import warnings
 
 from . import _C
 
@@ -306,10 +307,19 @@ def sym_sqrt(a):
     return math.sqrt(a)
 
 
+def _deprecated_autocast(old, new):
+    warnings.warn(
+        f"torch.{old} is deprecated. Please use torch.{new} instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
 def get_autocast_cpu_dtype():
     """get_autocast_cpu_dtype() -> dtype
 
     The dtype that autocast uses on the CPU (get_autocast_dtype('cpu'))."""
+    _deprecated_autocast("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return _C._autocast_get_dtype("cpu")
 
 
@@ -317,6 +327,7 @@ def is_autocast_cpu_enabled():
     """is_autocast_cpu_enabled() -> bool
 
     Whether autocast is on for the CPU (is_autocast_enabled('cpu'))."""
+    _deprecated_autocast("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return _C._autocast_is_enabled("cpu")
 
 
@@ -324,6 +335,9 @@ def set_autocast_cpu_enabled(enabled):
     """set_autocast_cpu_enabled(enabled) -> None
 
     Turns autocast on or off for the CPU (set_autocast_enabled('cpu', enabled))."""
+    _deprecated_autocast(
+        "set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)"
+    )
     _C._autocast_set_enabled("cpu", builtins.bool(enabled))
 
 
@@ -331,6 +345,7 @@ def set_autocast_cpu_dtype(dtype):
     """set_autocast_cpu_dtype(dtype) -> None
 
     Sets the dtype autocast uses on the CPU (set_autocast_dtype('cpu', dtype))."""
+    _deprecated_autocast("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     _C._autocast_set_dtype("cpu", dtype)
 
 
@@ -338,6 +353,7 @@ def get_autocast_gpu_dtype():
     """get_autocast_gpu_dtype() -> dtype
 
     The dtype that autocast uses for 'cuda' (get_autocast_dtype('cuda'))."""
+    _deprecated_autocast("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
     return _C._autocast_get_dtype("cuda")
 
 
@@ -345,6 +361,7 @@ def set_autocast_gpu_dtype(dtype):
     """set_autocast_gpu_dtype(dtype) -> None
 
     Sets the dtype autocast uses for 'cuda' (set_autocast_dtype('cuda', dtype))."""
+    _deprecated_autocast("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
     _C._autocast_set_dtype("cuda", dtype)
 
 

@@ -7,6 +7,9 @@ torch's errors, so a program that forgets to guard one fails the way it does on 
 
 from ._device import NoCudaError
 from ._device_amp import amp_namespace
+from ._legacy_types import CUDA_TYPES
+
+globals().update(CUDA_TYPES)  # torch.cuda.FloatTensor ... (constructing one raises)
 
 
 def _not_compiled():

@@ -143,6 +143,22 @@ SCRIPTS = [
     "ensemble_func",
     "embed_sparse",
     "reductions_out",
+    # session 16
+    "diffusion_ddpm",
+    "nerf_volume",
+    "survival_cox",
+    "mamba_ssm",
+    "legacy_tutorial",
+    "lm_adaptive_softmax",
+    "ddp_single",
+    "rigid_body",
+    "gp_regression",
+    "pointnet_knn",
+    "swin_window",
+    "profile_bench",
+    "sparsemax_film",
+    "word2vec_sgns",
+    "examples_classic",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

@@ -409,7 +409,13 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
         requires_grad=False) -> Tensor
 
     Deprecated: the 1-D sequence from start to end inclusive in steps of step."""
-    warnings.warn("torch.range is deprecated; use torch.arange instead", UserWarning, stacklevel=2)
+    warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior "
+        "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+        "values in [start, end).",
+        UserWarning,
+        stacklevel=2,
+    )
     n = int((end - start) // step) + 1
     dev = factory_device(device, "range")
     if is_meta(dev):

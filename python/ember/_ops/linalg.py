@@ -3,6 +3,7 @@ cholesky and LU forms)."""
 
 from .. import linalg, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
+from .._warn_once import warn_once
 from . import creation as _creation
 from .creation import full, zeros
 from .foreign_guards import reads_values as _reads_values
@@ -65,6 +66,14 @@ def cholesky(input, upper=False):
 
     The Cholesky factor L (lower, or upper when upper=True) of a symmetric positive-definite
     matrix."""
+    warn_once(
+        "cholesky",
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+        "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+        "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
+        "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent "
+        "results for all valid (symmetric positive definite) inputs.",
+    )
     return linalg.cholesky(input, upper=upper)
 
 
@@ -134,7 +143,14 @@ def qr(input, some=True):
     """qr(input: Tensor, some: bool = True, *, out: Union[Tensor, Tuple[Tensor, ...], List[Tensor],
         None]) -> (Tensor, Tensor)
 
-    The QR decomposition: reduced unless some=False."""
+    The QR decomposition: reduced unless some=False (deprecated, as torch's)."""
+    warn_once(
+        "qr",
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+        "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string parameter "
+        "'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, "
+        "'reduced' if some else 'complete')",
+    )
     return return_types.qr(*linalg.qr(input, "reduced" if some else "complete"))
 
 
@@ -142,6 +158,14 @@ def lu(A, pivot=True, get_infos=False):
     """lu(A, pivot=True, get_infos=False) -> (Tensor, IntTensor, [IntTensor])
 
     The LU factorization with partial pivoting as (LU, pivots), plus infos when get_infos."""
+    warn_once(
+        "lu",
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+        "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)",
+    )
     LU, piv, info = linalg.lu_factor_ex(A, pivot=pivot)
     return (LU, piv, info) if get_infos else (LU, piv)
 

@@ -9,6 +9,7 @@ from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._autocast_policy import lower_precision as _autocast_lower
 from .._C import Tensor, addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack
+from .._warn_once import warn_once
 from . import _names
 from .creation import zeros
 
@@ -205,7 +206,13 @@ def einsum(*args):
 def chain_matmul(*matrices):
     """chain_matmul(*matrices) -> Tensor
 
-    The product of the given matrices, left to right."""
+    The product of the given matrices, left to right (deprecated, as torch's)."""
+    warn_once(
+        "chain_matmul",
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+        "multiple parameters.",
+    )
     out = matrices[0]
     for m in matrices[1:]:
         out = mm(out, m)

@@ -10,6 +10,7 @@ import functools
 import warnings
 
 from .. import _C
+from .._argparse import _caller_level
 from .._C import Tensor, isfinite
 from .._process import get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled
 from ..autograd.grad_mode import no_grad
@@ -180,7 +181,8 @@ class GradScaler:
     ):
         if device == "cuda" and enabled:
             warnings.warn(
-                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling."
+                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                stacklevel=_caller_level(),  # the user's line, however ember's forms wrap it
             )
             enabled = False
         self._device, self._enabled = device, enabled

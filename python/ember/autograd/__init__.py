@@ -1,6 +1,5 @@
 """ember.autograd: backward, grad, custom Functions, grad modes and gradient checks."""
 
-from .._C import Tensor
 from . import forward_ad, functional, graph, profiler, profiler_util  # noqa: F401
 from ._engine import backward, grad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
@@ -14,5 +13,4 @@ from .grad_mode import (  # noqa: F401
     set_multithreading_enabled,
 )
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
-
-Variable = Tensor
+from .variable import Variable  # noqa: F401

@@ -1,7 +1,9 @@
 """ember.backends: the switches programs set for cuDNN, MPS and CUDA matmul (none apply on CPU),
 the attention fast path and the CPU's kernel tier."""
 
+import contextlib
 import types
+import warnings
 
 from .. import _C
 
@@ -27,8 +29,33 @@ def _sdp_flag(name):
     return enabled, enable
 
 
+@contextlib.contextmanager
+def _sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+    """torch.backends.cuda.sdp_kernel (deprecated): the four backend switches set inside the
+    block and restored after it."""
+    warnings.warn(
+        "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+        "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context "
+        "manager, with updated signature.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    saved = dict(_sdp)
+    _sdp.update(
+        flash=bool(enable_flash),
+        math=bool(enable_math),
+        mem_efficient=bool(enable_mem_efficient),
+        cudnn=bool(enable_cudnn),
+    )
+    try:
+        yield {}
+    finally:
+        _sdp.update(saved)
+
+
 cuda = types.SimpleNamespace(
     is_built=lambda: False,
+    sdp_kernel=_sdp_kernel,
     # scaled_dot_product_attention's backend switches: recorded and reported, as torch's CPU
     # build does; ember's CPU kernel is used whatever they say.
     **{

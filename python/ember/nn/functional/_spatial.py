@@ -573,7 +573,8 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
     Deprecated alias of interpolate."""
     warnings.warn(
-        "nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode, align_corners)
 
@@ -583,7 +584,7 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
     Deprecated: interpolate(mode='nearest')."""
     warnings.warn(
-        "nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode="nearest")
@@ -594,7 +595,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
     Deprecated: interpolate(mode='bilinear', align_corners=True)."""
     warnings.warn(
-        "nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
