@@ -145,18 +145,32 @@ void bind_autograd(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<Tensor>>(nb::type<Tensor>());
   cls.def_prop_rw(
       "requires_grad", [](const Tensor& t) { return t.requires_grad(); },
-      [](Tensor& t, bool r) { t.requires_grad_(r); },
+      [](Tensor& t, bool r) {
+        EMBER_CHECK(!r || is_differentiable_type(t.dtype()),
+                    "only Tensors of floating point and complex dtype can require gradients");
+        t.requires_grad_(r);
+      },
       doc("requires_grad -> bool",
           "Whether autograd records operations on the tensor; settable on leaves."));
   cls.def(
       "requires_grad_",
       [](nb::handle self, bool r) {
-        nb::cast<Tensor&>(self).requires_grad_(r);
+        Tensor& t = nb::cast<Tensor&>(self);
+        // torch words the refusal three ways: this method's, the setter's above, and the
+        // factories' and Parameter's (Tensor::requires_grad_, reached by _set_requires_grad).
+        EMBER_CHECK(!r || is_differentiable_type(t.dtype()),
+                    "only Tensors of floating point dtype can require gradients");
+        t.requires_grad_(r);
         return nb::borrow(self);
       },
       nb::arg("requires_grad") = true,
       doc("requires_grad_(requires_grad=True) -> Tensor",
           "Sets requires_grad in place and returns self."));
+  m.def(
+      "_set_requires_grad", [](Tensor& t, bool r) { t.requires_grad_(r); }, nb::arg("tensor"),
+      nb::arg("requires_grad"),
+      doc("_set_requires_grad(tensor, requires_grad) -> None",
+          "requires_grad_ as torch's factories and Parameter refuse it (their error wording)."));
   cls.def_prop_rw(
       "grad",
       [](const Tensor& t) -> nb::object {

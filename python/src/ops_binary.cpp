@@ -205,7 +205,7 @@ void bind_binary(nb::module_& m) {
         "input + value * tensor1 * tensor2, elementwise with broadcasting."},
        nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
   cls.def("addcmul_", inplace([](Tensor& s, const Tensor& a, const Tensor& b, Scalar v) {
-            add_(s, mul(a, b), v);
+            addcmul_(s, a, b, v);
           }),
           nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1,
           doc("addcmul_(tensor1, tensor2, *, value=1) -> Tensor", "In-place form of addcmul()."));
@@ -217,7 +217,7 @@ void bind_binary(nb::module_& m) {
         "input + value * tensor1 / tensor2, elementwise with broadcasting."},
        nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
   cls.def("addcdiv_", inplace([](Tensor& s, const Tensor& a, const Tensor& b, Scalar v) {
-            add_(s, true_divide(a, b), v);
+            addcdiv_(s, a, b, v);
           }),
           nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1,
           doc("addcdiv_(tensor1, tensor2, *, value=1) -> Tensor", "In-place form of addcdiv()."));

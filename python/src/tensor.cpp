@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common.h"
+#include "ember/core/grad_mode.h"
 
 namespace ember::py {
 
@@ -495,7 +496,9 @@ void bind_tensor(nb::module_& m) {
       .def(
           "numpy",
           [](const Tensor& t, bool force) {
-            EMBER_CHECK(force || !t.requires_grad(),
+            // torch's rule: under no_grad (a custom op's kernel) a tensor that requires grad
+            // converts
+            EMBER_CHECK(force || !(t.requires_grad() && GradMode::is_enabled()),
                         "Can't call numpy() on Tensor that requires grad. "
                         "Use tensor.detach().numpy() instead.");
             if (!t.device().is_cpu())

@@ -110,6 +110,21 @@ def test_mode_with_nan_as_torch():
     assert (r.values.item(), r.indices.item()) == (2.0, 4)
 
 
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("floats", [False, True])
+def test_unstable_sort_orders_ties_as_torch(descending, floats):
+    torch = pytest.importorskip("torch")
+    for row in _rows(2, [3, 16, 17, 20, 64], floats):
+        dt = "float32" if floats else "int32"
+        t = torch.sort(torch.tensor(row, dtype=getattr(torch, dt)), descending=descending)
+        e = ember.sort(ember.tensor(row, dtype=getattr(ember, dt)), descending=descending)
+        _same_pair(t, e)
+        x = [row, row[::-1]]
+        t = torch.argsort(torch.tensor(x, dtype=getattr(torch, dt)), dim=0)
+        e = ember.argsort(ember.tensor(x, dtype=getattr(ember, dt)), dim=0)
+        _same_pair([t], [e])
+
+
 def test_stable_sort_keeps_positions_in_order():
     x = ember.tensor([1, 0, 1, 0] * 10)
     idx = ember.sort(x, stable=True).indices.tolist()
@@ -117,6 +132,20 @@ def test_stable_sort_keeps_positions_in_order():
     # a long 1-D integer ascending sort is stable even unasked (torch's radix sort)
     y = ember.tensor([1, 0] * 20000)
     assert ember.argsort(y)[:5].tolist() == [1, 3, 5, 7, 9]
+
+
+@pytest.mark.parametrize("floats", [False, True])
+def test_kthvalue_and_median_report_torchs_positions(floats):
+    torch = pytest.importorskip("torch")
+    for row in _rows(3, [1, 2, 3, 5, 17, 40], floats):
+        dt = "float64" if floats else "int64"
+        for k in sorted({1, (len(row) + 1) // 2, len(row)}):
+            t = torch.kthvalue(torch.tensor(row, dtype=getattr(torch, dt)), k)
+            e = ember.kthvalue(ember.tensor(row, dtype=getattr(ember, dt)), k)
+            _same_pair(t, e)
+        t = torch.median(torch.tensor(row, dtype=getattr(torch, dt)), 0)
+        e = ember.median(ember.tensor(row, dtype=getattr(ember, dt)), 0)
+        _same_pair(t, e)
 
 
 def test_kthvalue_picks_the_kth_value():
@@ -169,6 +198,15 @@ MISC = [
         lambda T: T.norm(T.tensor([[3.0, -4.0]]), 1, dim=1, keepdim=True, dtype=T.float64),
         _ok([[7.0]]),
     ),
+    # addcmul has no bool kernel
+    (lambda T: T.addcmul(*[T.tensor([True, False])] * 3), _raises(NotImplementedError)),
+    (
+        lambda T: T.tensor([True]).addcmul_(T.tensor([True]), T.tensor([True])),
+        _raises(NotImplementedError),
+    ),
+    (lambda T: T.addcmul(T.tensor([1]), T.tensor([True]), T.tensor([True])), _ok([2])),
+    # the in-place form checks addcdiv's integer division as the function does
+    (lambda T: T.tensor([1]).addcdiv_(T.tensor([1]), T.tensor([2])), _raises(RuntimeError)),
     # the out-of-place masked_scatter broadcasts self and mask
     (
         lambda T: T.tensor([1.0, 2.0, 3.0]).masked_scatter(
@@ -193,9 +231,14 @@ def test_dtype_checks_and_broadcasting_as_torch(case):
     _check(fn, want)
 
 
-# ------------------------------------------------------------------ out-of-range indices
+# ------------------------------------------------------------------ indices of empty results
 
 INDEXING = [
+    # an index into a non-empty dim is checked as it is read: an empty result reads none
+    (lambda T: T.ones(2, 0)[[0, -3]], _ok([[], []])),
+    (lambda T: T.ones(2, 0)[T.tensor([5])], _ok([[]])),
+    # but an index into an empty dim is refused before any read
+    (lambda T: list(T.ones(2, 0, 3)[:, [7]].shape), _raises(IndexError)),
     (lambda T: T.ones(2, 3)[[0, -3]], _raises(IndexError)),
     (lambda T: T.ones(0)[[0]], _raises(IndexError)),
     (lambda T: T.ones(0, 2)[T.tensor([1])], _raises(IndexError)),
@@ -203,7 +246,7 @@ INDEXING = [
 
 
 @pytest.mark.parametrize("case", range(len(INDEXING)))
-def test_out_of_range_indices_as_torch(case):
+def test_out_of_range_indices_of_an_empty_result_as_torch(case):
     fn, want = INDEXING[case]
     _check(fn, want)
 

@@ -2,6 +2,7 @@
 output size depends on the data (session 16). Each case checks the expectation written here
 under ember and, where torch is installed, under torch."""
 
+import numpy as np
 import pytest
 from _docs_check import _libs
 
@@ -79,3 +80,24 @@ def test_setup_context_marks_an_output_non_differentiable():
         assert (a.requires_grad, b.requires_grad) == (False, True), T.__name__
         b.sum().backward()
         assert x.grad.tolist() == [2.0, 2.0], T.__name__
+
+
+def test_numpy_in_a_custom_op_kernel_of_an_input_that_requires_grad():
+    # torch's custom-ops tutorial: the kernel runs below autograd and calls x.cpu().numpy()
+    for T in _libs():
+
+        @T.library.custom_op(f"s16numpy_{T.__name__}::sin", mutates_args=())
+        def np_sin(x: T.Tensor) -> T.Tensor:
+            return T.from_numpy(np.sin(x.cpu().numpy()))
+
+        np_sin.register_autograd(
+            lambda ctx, g: g * ctx.saved_tensors[0].cos(),
+            setup_context=lambda ctx, inputs, output: ctx.save_for_backward(inputs[0]),
+        )
+        x = T.tensor([0.5, 1.0], dtype=T.float64, requires_grad=True)
+        np_sin(x).sum().backward()
+        assert np.allclose(x.grad.numpy(), np.cos([0.5, 1.0])), T.__name__
+        with T.no_grad():
+            assert np.allclose(x.numpy(), [0.5, 1.0]), T.__name__
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            x.numpy()

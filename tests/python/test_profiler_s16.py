@@ -131,3 +131,13 @@ def test_frees_of_blocks_allocated_before_the_profile_are_not_reported():
         assert memory == [-200], (T.__name__, memory)
         ones = {e.key: e for e in prof.key_averages()}["aten::ones"]
         assert ones.cpu_memory_usage == 200, T.__name__
+
+
+def test_zero_method_has_its_own_row():
+    for T in _libs():
+        x = T.ones(3)
+        with T.profiler.profile(record_shapes=True) as prof:
+            x.zero_()
+        rows = _rows(prof)
+        assert ("aten::zero_", [[3]], None) in rows, (T.__name__, rows)
+        assert not [r for r in rows if r[0] == "aten::fill_"], (T.__name__, rows)

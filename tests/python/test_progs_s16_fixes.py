@@ -286,3 +286,50 @@ def test_deprecated_linalg_texts_match_torch():
         assert out.returncode == 0, out.stderr
         outs.append(out.stdout.splitlines())
     assert len(outs[0]) == 5 and outs[1] == outs[0]
+
+
+# --- requires_grad refusals: torch words them three ways ---------------------------------
+
+_REFUSALS = [
+    (lambda T, x: x.requires_grad_(), "only Tensors of floating point dtype can require gradients"),
+    (
+        lambda T, x: setattr(x, "requires_grad", True),
+        "only Tensors of floating point and complex dtype can require gradients",
+    ),
+    (
+        lambda T, x: T.zeros(2, dtype=T.int64, requires_grad=True),
+        "Only Tensors of floating point and complex dtype can require gradients",
+    ),
+    (
+        lambda T, x: T.full((2,), 1, dtype=T.int64, requires_grad=True),
+        "Only Tensors of floating point and complex dtype can require gradients",
+    ),
+    (
+        lambda T, x: T.empty_strided((2,), (1,), dtype=T.int64, requires_grad=True),
+        "Only Tensors of floating point and complex dtype can require gradients",
+    ),
+    (
+        lambda T, x: T.nn.Parameter(x),
+        "Only Tensors of floating point and complex dtype can require gradients",
+    ),
+    (
+        lambda T, x: T.ones(2).masked_fill(T.ones(2, dtype=T.uint8), 1.0),
+        "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_REFUSALS)))
+def test_requires_grad_refusals_in_torchs_words(case):
+    call, text = _REFUSALS[case]
+    libs = [ember]
+    try:
+        import torch
+
+        libs.append(torch)
+    except ImportError:
+        pass
+    for T in libs:
+        with pytest.raises(RuntimeError) as info:
+            call(T, T.ones(2, dtype=T.int64))
+        assert str(info.value).splitlines()[0] == text, (T.__name__, str(info.value))

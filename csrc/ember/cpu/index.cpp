@@ -595,9 +595,11 @@ Tensor index_offsets(const AdvancedIndex& ai, int64_t itemsize) {
 Tensor index_kernel(const Tensor& self, const IndexList& indices) {
   AdvancedIndex ai = make_advanced_index(self, indices);
   const int64_t es = int64_t(self.element_size());
-  Tensor off = index_offsets(ai, es);
   Tensor out = empty(ai.src.sizes(), self.dtype());
+  // torch checks each index as its kernel reads it: an empty result reads none
+  // (ones(2, 0)[[5]] is an empty (1, 0) tensor)
   if (out.numel() == 0) return out;
+  Tensor off = index_offsets(ai, es);
   TensorIter it({&out, &ai.src, &off}, 1, WriteOverlap::kAllow);
   dispatch_size(size_t(es), [&](auto tag) {
     using T = decltype(tag);

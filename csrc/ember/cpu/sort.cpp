@@ -3,12 +3,13 @@
 //
 // Note [Sort order]
 // Every kernel orders values as PyTorch does: NaN above everything (so it sorts last ascending,
-// first descending, and is "largest" for topk), equal values by position. Ordering by
-// (value, position) makes results deterministic where PyTorch leaves ties unspecified and makes
-// sort stable always. topk is the exception: it runs torch's own selection (partial_sort, or
-// nth_element then sort, compared by value alone), so equal values come out at the positions
-// torch's gives, which programs see (top-k accuracy, beam search with equal scores). 16-bit floats
-// are widened to float keys, so the templates below are instantiated for 8 key types, not 10.
+// first descending, and is "largest" for topk). Where torch orders ties by position (a stable
+// sort, median, unique) so does ember. Where it leaves them to its algorithm (an unstable sort,
+// topk, kthvalue, mode) ember runs the same algorithm, compared by value alone: std::sort,
+// partial_sort or nth_element, torch's quickselect, so equal values come out at the positions
+// torch's gives, which programs see (argsort of equal scores, top-k accuracy, beam search).
+// 16-bit floats are widened to float keys, so the templates below are instantiated for 8 key
+// types, not 10.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -40,6 +41,10 @@ bool less(K a, K b) {
 
 template <class K>
 using Item = std::pair<K, int64_t>;
+
+// torch's radix sort (its stable order for an unstable request) takes 1-D integer inputs of at
+// least its grain size, 32768 elements.
+constexpr int64_t kRadixSortMinimum = 32768;
 
 // (value, position) order, ascending or descending in value; positions always ascend.
 template <class K>
@@ -95,9 +100,21 @@ std::tuple<Tensor, Tensor> sort_kernel(const Tensor& self, int64_t dim, bool des
     using T = decltype(tag);
     T* vo = reinterpret_cast<T*>(values.data_ptr());
     int64_t* io = indices.data_ptr<int64_t>();
+    // torch sorts an unstable request with std::sort (by value, NaN largest), except a long 1-D
+    // integer ascending one, which its radix sort orders stably (Note [Sort order])
+    bool radix = x.dim() == 1 && !descending && is_integral(self.dtype(), false) &&
+                 x.numel() >= kRadixSortMinimum;
     for_each_row<T>(x, dim, n, [&](auto& row, auto out) {
       using K = typename std::decay_t<decltype(row)>::value_type::first_type;
-      sort_by_value(row, descending);
+      if (stable || radix) sort_by_value(row, descending);
+      else if (descending)
+        std::sort(row.begin(), row.end(), [](const Item<K>& a, const Item<K>& b) {
+          return (is_nan(a.first) && !is_nan(b.first)) || a.first > b.first;
+        });
+      else
+        std::sort(row.begin(), row.end(), [](const Item<K>& a, const Item<K>& b) {
+          return (!is_nan(a.first) && is_nan(b.first)) || a.first < b.first;
+        });
       for (int64_t j = 0; j < n; ++j) {
         vo[out(j)] = T(row[size_t(j)].first);
         io[out(j)] = row[size_t(j)].second;
@@ -174,13 +191,40 @@ std::tuple<Tensor, Tensor> select_rows(const char* name, const Tensor& self, int
   return {values, indices};
 }
 
-// The k-th smallest (0-based) of a row.
+// The k-th smallest (0-based) of a row, by torch's selection step for step (the classic
+// median-of-three quickselect, NaN largest), so that ties report torch's position.
 struct KthPick {
   int64_t k;
   template <class Row>
   size_t operator()(Row& row) const {
-    using K = typename Row::value_type::first_type;
-    std::nth_element(row.begin(), row.begin() + k, row.end(), Order<K>{false});
+    auto gt = [](const auto& a, const auto& b) {
+      return (is_nan(a.first) && !is_nan(b.first)) || a.first > b.first;
+    };
+    auto swap_at = [&row](int64_t i, int64_t j) { std::swap(row[size_t(i)], row[size_t(j)]); };
+    int64_t lo = 0, hi = int64_t(row.size()) - 1;
+    while (hi > lo) {
+      if (hi == lo + 1) {
+        if (gt(row[size_t(lo)], row[size_t(hi)])) swap_at(lo, hi);
+        break;
+      }
+      swap_at(lo + (hi - lo) / 2, lo + 1);
+      if (gt(row[size_t(lo + 1)], row[size_t(hi)])) swap_at(lo + 1, hi);
+      if (gt(row[size_t(lo)], row[size_t(hi)])) swap_at(lo, hi);
+      if (gt(row[size_t(lo + 1)], row[size_t(lo)])) swap_at(lo + 1, lo);
+      int64_t i = lo + 1, j = hi;
+      auto pivot = row[size_t(lo)];
+      while (true) {
+        do ++i;
+        while (gt(pivot, row[size_t(i)]));
+        do --j;
+        while (gt(row[size_t(j)], pivot));
+        if (j < i) break;
+        swap_at(i, j);
+      }
+      swap_at(lo, j);
+      if (j <= k) lo = i;
+      if (j >= k) hi = j - 1;
+    }
     return size_t(k);
   }
 };
@@ -191,7 +235,11 @@ struct MedianPick {
   size_t operator()(Row& row) const {
     for (size_t i = 0; i < row.size(); ++i)
       if (is_nan(row[i].first)) return i;
-    return KthPick{int64_t(row.size() - 1) / 2}(row);
+    // torch's median breaks ties by position (its nth_element compares (value, index))
+    auto mid = row.begin() + int64_t(row.size() - 1) / 2;
+    using K = typename Row::value_type::first_type;
+    std::nth_element(row.begin(), mid, row.end(), Order<K>{false});
+    return size_t(mid - row.begin());
   }
 };
 

@@ -464,15 +464,39 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
   return op::lerp.call(self, end, w);
 }
 
-Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return add(self, t1 * t2, value);
+namespace {
+void check_addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2) {
+  // torch's fused kernel has no bool loop (the product and sum below would compute one)
+  std::vector<Tensor> ins{self, t1, t2};
+  EMBER_CHECK_KIND(result_type(TensorList(ins)) != kBool, ErrorKind::NotImplemented,
+                   "\"addcmul_cpu_out\" not implemented for 'Bool'");
 }
 
-Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+void check_addcdiv(const Tensor& t1, const Tensor& t2) {
   EMBER_CHECK(is_floating_point(t1.dtype()) || is_floating_point(t2.dtype()),
               "Integer division with addcdiv is no longer supported, and in a future release "
               "addcdiv will perform a true division of tensor1 and tensor2.");
+}
+}  // namespace
+
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  check_addcmul(self, t1, t2);
+  return add(self, t1 * t2, value);
+}
+
+Tensor& addcmul_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  check_addcmul(self, t1, t2);
+  return add_(self, t1 * t2, value);
+}
+
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  check_addcdiv(t1, t2);
   return add(self, t1 / t2, value);
+}
+
+Tensor& addcdiv_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  check_addcdiv(t1, t2);
+  return add_(self, t1 / t2, value);
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

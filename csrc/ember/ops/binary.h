@@ -67,8 +67,10 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
 /// self + value * t1 * t2.
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+Tensor& addcmul_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 /// self + value * t1 / t2.
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+Tensor& addcdiv_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 
 // Operators for C++ users.
 Tensor operator+(const Tensor& a, const Tensor& b);

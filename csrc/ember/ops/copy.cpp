@@ -143,7 +143,11 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
   return self;
 }
 
-Tensor& zero_(Tensor& self) { return fill_(self, 0); }
+// torch's row: aten::zero_ (its fill is no op of its own; ember.autograd.profiler folds fill_ in).
+Tensor& zero_(Tensor& self) {
+  profiler::OpRange range("zero_", self);
+  return fill_(self, 0);
+}
 
 namespace {
 // copy_with_layout's copy under a profile, in torch's rows (Note [Profiler rows]): a conversion

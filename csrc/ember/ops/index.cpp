@@ -135,7 +135,7 @@ void check_reduce(const std::string& reduce, const Tensor& self) {
 void check_masked_fill(const Tensor& mask, const Tensor& value) {
   EMBER_CHECK(mask.dtype() == kBool,
               "masked_fill_ only supports boolean masks, but got mask with dtype ",
-              scalar_type_name(mask.dtype()));
+              cpp_type_name(mask.dtype()));
   EMBER_CHECK(value.dim() == 0,
               "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");

@@ -88,7 +88,7 @@ def _require_tensor(fn, input):
 
 def _finish(t, requires_grad):
     if requires_grad:
-        t.requires_grad_(True)
+        _C._set_requires_grad(t, True)
     return t
 
 
@@ -249,7 +249,9 @@ def _full(shape, fill_value, dtype, requires_grad):
         name = _CPP_NAMES.get(str(dtype), dtype)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     value = _C._tensor(fill_value, dtype)
-    return value.expand(shape).contiguous().requires_grad_(requires_grad)
+    out = value.expand(shape).contiguous()
+    _C._set_requires_grad(out, requires_grad)
+    return out
 
 
 # The C++ type names torch's conversion error prints.
@@ -476,7 +478,7 @@ def empty_strided(
     )
     base = empty(extent, dtype=dtype, device=dev or "cpu")
     out = base.as_strided(list(size), list(stride))
-    return out.requires_grad_(True) if requires_grad else out
+    return _finish(out, requires_grad)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -491,7 +493,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     if not arr.flags.writeable:  # a read-only buffer (bytes) is copied; a writable one is shared
         arr = arr.copy()
     out = from_numpy(arr) if dtype != bfloat16 else from_numpy(arr).view(bfloat16)
-    return out.requires_grad_(True) if requires_grad else out
+    return _finish(out, requires_grad)
 
 
 def _tri_indices(row, col, offset, dtype, upper):

@@ -406,6 +406,9 @@ class profile:
                 else:
                     display = _AUTOGRAD_NAME.get(name, name)
                 outer = local[parent] if parent >= 0 else None
+                if display == "aten::fill_" and outer is not None and outer.name == "aten::zero_":
+                    local[i] = outer  # torch's zero_ shows no fill_ child
+                    continue
                 if python_op and self.record_shapes:
                     shapes = self._python_op_shapes.get((tid, i))
                 elif display == "aten::fill_" and _is_zero_fill_of(outer):

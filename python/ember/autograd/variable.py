@@ -6,6 +6,7 @@ the requires_grad asked for (torch's _LegacyVariableBase)."""
 
 import warnings
 
+from .. import _C
 from .._C import Tensor
 
 __all__ = ["Variable"]
@@ -36,5 +37,5 @@ class Variable(metaclass=_VariableMeta):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         out = data.detach()
         if requires_grad:
-            out.requires_grad_(True)
+            _C._set_requires_grad(out, True)
         return out

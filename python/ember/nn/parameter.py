@@ -1,5 +1,6 @@
 """Parameter and Buffer: tensors that a Module registers by assignment."""
 
+from .. import _C
 from .._C import Tensor
 from .._ops.creation import empty
 
@@ -19,7 +20,7 @@ class Parameter(Tensor):
             data = empty(0)
         # A fresh handle on the same storage, so `data` keeps its own autograd state.
         Tensor.__init__(self, data.detach())
-        self.requires_grad_(requires_grad)
+        _C._set_requires_grad(self, requires_grad)  # torch's Parameter wording when refused
 
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
@@ -127,7 +128,7 @@ class UninitializedBuffer(_Uninitialized, Tensor):
 
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         Tensor.__init__(self, empty(0, dtype=dtype))
-        self.requires_grad_(requires_grad)
+        _C._set_requires_grad(self, requires_grad)
         self.persistent = persistent
 
 
