@@ -700,26 +700,35 @@ def set_foreign(hook):
 def _slow(name, orig, texts, method, strict=False, holder=()):
     key = (name, method)
 
+    def offer(args, kwargs):
+        """A rejected call offered to vmap's hook, then to a tensor-like argument's own
+        __torch_function__; NotImplemented when neither takes it."""
+        if foreign is not None and holder:
+            out = foreign(holder[0], args, kwargs)
+            if out is not NotImplemented:
+                return out
+        if holder:
+            from ._subclass_dispatch import dispatch_rejected
+
+            return dispatch_rejected(holder[0], args, kwargs)
+        return NotImplemented
+
     def call(*args, **kwargs):
         """orig; when it rejects the arguments, torch's resolution of the overloads."""
         if strict:  # the guard's check could not tell: bind as torch's parser
             sigs = _signatures(key, texts)
             rest = args[1:] if method else args
             if not _binds_any(sigs, rest, kwargs):
+                out = offer(args, kwargs)
+                if out is not NotImplemented:
+                    return out
                 raise type_error(name, sigs, rest, kwargs)
         try:
             return orig(*args, **kwargs)
         except TypeError as e:
-            if foreign is not None and holder:
-                out = foreign(holder[0], args, kwargs)
-                if out is not NotImplemented:
-                    return out
-            if holder:  # a tensor-like argument's own __torch_function__ takes the call
-                from ._subclass_dispatch import dispatch_rejected
-
-                out = dispatch_rejected(holder[0], args, kwargs)
-                if out is not NotImplemented:
-                    return out
+            out = offer(args, kwargs)
+            if out is not NotImplemented:
+                return out
             if not texts and "incompatible function arguments" not in str(e):
                 raise
             error = e
