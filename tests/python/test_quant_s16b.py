@@ -185,3 +185,56 @@ def test_view_of_the_input_and_numbering_past_lowered_observers():
         "_zero_point_4",
         "_zero_point_5",
     ]
+
+
+def _quantized_cases(T):
+    """(name, int_repr, scale, zero point) of the quantized ops torch computes."""
+    F = T.nn.functional
+    rng = np.random.default_rng(3)
+    out = []
+    for dtype, scale, zp in (("quint8", 0.1, 10), ("quint8", 0.037, 131), ("qint8", 0.05, -3)):
+        # multiples of half the scale: ties everywhere
+        vals = rng.integers(-40, 80, size=(2, 3, 5, 7)).astype(np.float32) * (scale / 2)
+        x = T.quantize_per_tensor(T.from_numpy(vals), scale, zp, getattr(T, dtype))
+        seq = x.reshape(2, 3, 35)
+        results = {
+            "gelu": F.gelu(x),
+            "gelu_tanh": F.gelu(x, approximate="tanh"),
+            "threshold": F.threshold(x, 0.5, -0.25),
+            "pad": F.pad(x, (1, 2, 0, 1)),
+            "pad_value": F.pad(x, (2, -1), value=0.73),
+            "avg_pool1d": F.avg_pool1d(seq, 3),
+            "avg_pool1d_args": F.avg_pool1d(seq, 4, 2, 1, ceil_mode=True, count_include_pad=False),
+            "bilinear": F.interpolate(x, scale_factor=2, mode="bilinear"),
+            "bilinear_corners": F.interpolate(x, size=(7, 4), mode="bilinear", align_corners=True),
+        }
+        for name, q in results.items():
+            out.append((name, q.int_repr().numpy().astype(np.int64), q.q_scale(), q.q_zero_point()))
+    return out
+
+
+def test_quantized_ops_torch_computes():
+    ember = _libs()[0]
+    cases = _quantized_cases(ember)
+    by_name = {}
+    for name, r, scale, zp in cases:
+        by_name.setdefault(name, []).append((r, scale, zp))
+    # what is written here: the zero point kept, gelu's scale rounded to float32
+    for r, scale, zp in by_name["pad"]:
+        assert (r[..., 0] == zp).all() and (r[..., -2:] == zp).all() and (r[:, :, -1] == zp).all()
+    assert by_name["gelu"][0][1] == float(np.float32(0.1)) and by_name["pad"][0][1] == 0.1
+    assert by_name["avg_pool1d"][0][0].shape == (2, 3, 11)
+    assert by_name["bilinear"][0][0].shape == (2, 3, 10, 14)
+    for r, scale, zp in by_name["threshold"]:
+        # values at or below 0.5 become -0.25, quantized in float32 with the zero point after
+        # the rounding (-2.5 steps rounds to -2); the others stay above it
+        low = zp + np.rint(np.float32(-0.25) * (np.float32(1) / np.float32(scale)))
+        assert r.min() == low and (r == low).sum() > r.size // 3
+    torch = importlib.import_module("torch") if len(_libs()) > 1 else None
+    if torch is None:
+        return
+    for (name, r, scale, zp), (tname, tr, tscale, tzp) in zip(cases, _quantized_cases(torch)):
+        assert name == tname and (scale, zp) == (tscale, tzp), name
+        assert r.shape == tr.shape, name
+        assert np.abs(r - tr).max() <= 1, name  # int8 ties may round one step apart
+        assert (r != tr).mean() < 0.05, name
