@@ -238,3 +238,167 @@ def test_quantized_ops_torch_computes():
         assert r.shape == tr.shape, name
         assert np.abs(r - tr).max() <= 1, name  # int8 ties may round one step apart
         assert (r != tr).mean() < 0.05, name
+
+
+def _conv3d_cases(T):
+    """int_repr of quantized Conv3d / ConvReLU3d outputs for fixed integer weights and inputs."""
+    nnq = importlib.import_module(T.__name__ + ".ao.nn.quantized")
+    nniq = importlib.import_module(T.__name__ + ".ao.nn.intrinsic.quantized")
+    rng = np.random.default_rng(5)
+    out = []
+    configs = [
+        (nnq.Conv3d, dict(kernel_size=3, padding=1), True, False),
+        (nniq.ConvReLU3d, dict(kernel_size=(2, 3, 1), stride=(1, 2, 1), groups=2), True, True),
+        (nnq.Conv3d, dict(kernel_size=2, dilation=(1, 2, 2), bias=False), False, True),
+    ]
+    for cls, kw, per_channel, with_bias in configs:
+        mod = cls(4, 6, **kw)
+        groups = kw.get("groups", 1)
+        ks = mod.kernel_size
+        w = T.from_numpy(rng.normal(0, 0.2, (6, 4 // groups, *ks)).astype(np.float32))
+        if per_channel:
+            scales = T.from_numpy(rng.uniform(0.002, 0.004, 6))
+            qw = T.quantize_per_channel(w, scales, T.zeros(6, dtype=T.int64), 0, T.qint8)
+        else:
+            qw = T.quantize_per_tensor(w, 0.003, 0, T.qint8)
+        b = T.from_numpy(rng.normal(0, 0.5, 6).astype(np.float32)) if with_bias else None
+        mod.set_weight_bias(qw, b if kw.get("bias", True) else None)
+        mod.scale, mod.zero_point = 0.05, 60
+        x = T.from_numpy(rng.normal(0.5, 1.0, (2, 4, 4, 6, 5)).astype(np.float32))
+        y = mod(T.quantize_per_tensor(x, 0.03, 40, T.quint8))
+        out.append((repr(mod), y.int_repr().numpy().astype(np.int64), y.q_scale()))
+    return out
+
+
+def test_quantized_conv3d_against_float_and_torch():
+    e = _libs()[0]
+    cases = _conv3d_cases(e)
+    assert cases[0][0].startswith("QuantizedConv3d(4, 6, kernel_size=(3, 3, 3)")
+    assert cases[1][0].startswith("QuantizedConvReLU3d(4, 6, kernel_size=(2, 3, 1)")
+    assert cases[1][1].min() >= 60  # relu clamps at the output zero point
+    assert cases[0][1].shape == (2, 6, 4, 6, 5) and cases[2][1].shape == (2, 6, 3, 4, 3)
+    # the float reference: conv3d of the dequantized input and weight, quantized
+    nnq = importlib.import_module("ember.ao.nn.quantized")
+    mod = nnq.Conv3d(2, 3, 2)
+    w = e.quantize_per_tensor(e.linspace(-0.3, 0.3, 48).reshape(3, 2, 2, 2, 2), 0.01, 0, e.qint8)
+    mod.set_weight_bias(w, e.tensor([0.1, -0.2, 0.05]))
+    mod.scale, mod.zero_point = 0.02, 100
+    xq = e.quantize_per_tensor(
+        e.linspace(-1, 2, 2 * 2 * 27).reshape(2, 2, 3, 3, 3), 0.02, 50, e.quint8
+    )
+    ref = e.nn.functional.conv3d(xq.dequantize(), w.dequantize(), e.tensor([0.1, -0.2, 0.05]))
+    expect = e.quantize_per_tensor(ref, 0.02, 100, e.quint8).int_repr().numpy().astype(int)
+    assert np.abs(mod(xq).int_repr().numpy().astype(int) - expect).max() <= 1
+    if len(_libs()) == 1:
+        return
+    for (r, q, s), (tr, tq, ts) in zip(cases, _conv3d_cases(_libs()[1])):
+        assert r == tr and s == ts
+        assert np.abs(q - tq).max() <= 1 and (q != tq).mean() < 0.01
+
+
+def _cnn3d(T, qat):
+    Q = importlib.import_module(T.__name__ + ".ao.quantization")
+    nn = T.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant = Q.QuantStub()
+            self.conv1 = nn.Conv3d(2, 4, 3, padding=1)
+            self.bn1 = nn.BatchNorm3d(4)
+            self.relu1 = nn.ReLU()
+            self.conv2 = nn.Conv3d(4, 6, (2, 3, 3), stride=(1, 2, 2), groups=2)
+            self.relu2 = nn.ReLU()
+            self.conv3 = nn.Conv3d(6, 3, 1, bias=False)
+            self.dequant = Q.DeQuantStub()
+
+        def forward(self, x):
+            x = self.quant(x)
+            x = self.relu1(self.bn1(self.conv1(x)))
+            x = self.relu2(self.conv2(x))
+            return self.dequant(self.conv3(x))
+
+    rng = np.random.default_rng(1)
+    x = T.from_numpy(rng.standard_normal((2, 2, 4, 7, 7)).astype(np.float32))
+    m = _seed(T, Net())
+    groups = [["conv1", "bn1", "relu1"], ["conv2", "relu2"]]
+    if qat:
+        m.train()
+        m.qconfig = Q.get_default_qat_qconfig("x86")
+        p = Q.prepare_qat(Q.fuse_modules_qat(m, groups))
+        p(x)
+        p.eval()
+    else:
+        m.eval()
+        m.qconfig = Q.get_default_qconfig("x86")
+        p = Q.prepare(Q.fuse_modules(m, groups))
+        with T.no_grad():
+            p(x)
+    c = Q.convert(p)
+    with T.no_grad():
+        y = c(x)
+    return [type(mod).__name__ for mod in c.modules()], y.numpy(), c.conv3.scale
+
+
+def test_eager_static_and_qat_3d_cnn():
+    for qat in (False, True):
+        results = [_cnn3d(T, qat) for T in _libs()]
+        types, y, scale = results[0]
+        assert types == [
+            "Net",
+            "Quantize",
+            "ConvReLU3d",
+            "Identity",
+            "Identity",
+            "ConvReLU3d",
+            "Identity",
+            "Conv3d",
+            "DeQuantize",
+        ]
+        assert y.shape == (2, 3, 3, 3, 3)
+        for t_types, t_y, t_scale in results[1:]:
+            assert t_types == types
+            np.testing.assert_allclose(y, t_y, atol=1.01 * max(scale, t_scale), rtol=0)
+
+
+def _fx3d(T, qat):
+    Q = importlib.import_module(T.__name__ + ".ao.quantization")
+    FX = importlib.import_module(T.__name__ + ".ao.quantization.quantize_fx")
+    nn = T.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv3d(2, 4, 3, padding=1)
+            self.bn1 = nn.BatchNorm3d(4)
+            self.relu1 = nn.ReLU()
+            self.conv2 = nn.Conv3d(4, 3, 1)
+
+        def forward(self, x):
+            return T.flatten(self.conv2(self.relu1(self.bn1(self.conv1(x)))), 1)
+
+    x = T.from_numpy(np.random.default_rng(1).standard_normal((2, 2, 4, 5, 5)).astype(np.float32))
+    m = _seed(T, Net()).train(qat)
+    if qat:
+        p = FX.prepare_qat_fx(m, Q.get_default_qat_qconfig_mapping("x86"), (x,))
+    else:
+        p = FX.prepare_fx(m, Q.get_default_qconfig_mapping("x86"), (x,))
+    prepared = [type(mod).__name__ for mod in p.modules()]
+    p(x)
+    c = FX.convert_fx(p.eval())
+    code = re.sub(r"\b(ember|torch)\.", "", c.code)
+    with T.no_grad():
+        y = c(x)
+    return prepared, [type(mod).__name__ for mod in c.modules()], code, y.numpy()
+
+
+def test_fx_3d_conv_bn_relu():
+    for qat in (False, True):
+        results = [_fx3d(T, qat) for T in _libs()]
+        prepared, converted, code, y = results[0]
+        assert converted == ["GraphModule", "ConvReLU3d", "Conv3d"]
+        assert ("ConvBnReLU3d" if qat else "ConvReLU3d") in prepared
+        assert "flatten = flatten(conv2, 1)" in code
+        for other in results[1:]:
+            assert other[:3] == (prepared, converted, code)
+            np.testing.assert_allclose(y, other[3], atol=0.1, rtol=0)

@@ -70,8 +70,10 @@ _QUANT_MODULES = (
     nni.BNReLU3d,
     nni.ConvBn1d,
     nni.ConvBn2d,
+    nni.ConvBn3d,
     nni.ConvBnReLU1d,
     nni.ConvBnReLU2d,
+    nni.ConvBnReLU3d,
     nnqat.Linear,
     nnqat.Conv1d,
     nnqat.Conv2d,
@@ -82,6 +84,10 @@ _QUANT_MODULES = (
     nniqat.ConvBn2d,
     nniqat.ConvBnReLU1d,
     nniqat.ConvBnReLU2d,
+    nnqat.Conv3d,
+    nniqat.ConvReLU3d,
+    nniqat.ConvBn3d,
+    nniqat.ConvBnReLU3d,
 )
 
 
@@ -354,6 +360,8 @@ def _fused_root(typ):
         (nni.ConvBn2d, nn.Conv2d),
         (nni.ConvBnReLU1d, nn.Conv1d),
         (nni.ConvBnReLU2d, nn.Conv2d),
+        (nni.ConvBn3d, nn.Conv3d),
+        (nni.ConvBnReLU3d, nn.Conv3d),
     ):
         if typ is fused:
             return root
