@@ -177,6 +177,7 @@ def test_view_of_the_input_and_numbering_past_lowered_observers():
     code, names, buffers = _agree("branches")
     assert "dequantize_2 = fc.dequantize()" in code
     assert "quantize_per_tensor_7 = quantize_per_tensor(sum_1, _scale_4, _zero_point_4" in code
+    assert "add_1 = add(fc2, quantize_per_tensor_7, _scale_5, _zero_point_5)" in code
     assert buffers == [
         "_input_scale_0",
         "_input_zero_point_0",
@@ -402,3 +403,12 @@ def test_fx_3d_conv_bn_relu():
         for other in results[1:]:
             assert other[:3] == (prepared, converted, code)
             np.testing.assert_allclose(y, other[3], atol=0.1, rtol=0)
+
+
+def test_lowered_add_prints_as_the_ops_namespace_call():
+    _, _, _, _, (prepared, _, _) = _run(_libs()[0], "branches")
+    # convert_fx rewrote the prepared model's graph (torch's in-place conversion)
+    targets = [n.target for n in prepared.graph.nodes if n.op == "call_function"]
+    add = next(t for t in targets if getattr(t, "__name__", "") == "add")
+    assert add is importlib.import_module("ember").ops.quantized.add
+    assert add.name() == "quantized::add"

@@ -801,14 +801,16 @@ def _lower_binary(gm, node, observer, obs_node, relu):
     """A call of torch's quantized add/mul (add_relu/mul_relu) in place of node, with the output
     observer's scale and zero point."""
     from ..nn.quantized import _ops as qops
+    from ..nn.quantized._ops_namespace import namespace
 
     fn = _lowered_binary(node)
     if relu:
         fn = qops.add_relu if fn is qops.add else qops.mul_relu
+    op = getattr(namespace, fn.__name__)  # the graph calls ember.ops.quantized.<op>
     scale, zp = _qparams(observer)
     with gm.graph.inserting_before(node):
         qparams = _qparam_attrs(gm, gm.graph, node, obs_node, (float(scale), int(zp)))
-        return gm.graph.call_function(fn, (*node.args, *qparams))
+        return gm.graph.call_function(op, (*node.args, *qparams))
 
 
 def _lowered_binary(node):
