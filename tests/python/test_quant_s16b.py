@@ -59,7 +59,27 @@ def _models(T):
             b = T.flatten(a.unsqueeze(1), 1)
             return self.fc2(T.nn.functional.relu(b)) + a.sum()
 
-    return {"tutorial": Tutorial, "float_relu": FloatRelu, "view": View, "branches": Branches}
+    class Sigmoid(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3)
+            self.pool = nn.MaxPool2d(2)
+            self.fc = nn.Linear(16, 10)
+
+        def forward(self, x):
+            # (a Linear fed from sigmoid's full 0..255 range would meet fbgemm's saturating
+            # int16 pair sums in torch: ember's VNNI sums do not saturate)
+            x = self.pool(self.conv(x))
+            x = x.reshape(x.shape[0], -1)
+            return T.flatten(T.sigmoid(self.fc(x)), 0).abs(), x.tanh()
+
+    return {
+        "tutorial": Tutorial,
+        "float_relu": FloatRelu,
+        "view": View,
+        "branches": Branches,
+        "sigmoid": Sigmoid,
+    }
 
 
 def _seed(T, model):
@@ -87,6 +107,8 @@ def _run(T, name, reference=False):
     q = convert(prepared)
     with T.no_grad():
         y = q(x)
+    if isinstance(y, tuple):
+        y = T.cat([y[0], y[1].flatten()])
     # ember's tracer records F.relu without its default inplace=False (not this test's subject)
     code = re.sub(r"\b(ember|torch)\.(ops\.quantized\.|nn\.functional\.)?", "", q.code)
     code = code.replace(", inplace = False", "")
@@ -412,3 +434,16 @@ def test_lowered_add_prints_as_the_ops_namespace_call():
     add = next(t for t in targets if getattr(t, "__name__", "") == "add")
     assert add is importlib.import_module("ember").ops.quantized.add
     assert add.name() == "quantized::add"
+
+
+def test_fixed_range_ops_run_on_quantized_tensors():
+    # sigmoid and tanh have fixed output qparams (torch's FixedQParamsObserver): a quantized
+    # input runs through the quantized op; reading x.shape needs no dequantize
+    code, names, buffers = _agree("sigmoid")
+    assert "sigmoid = sigmoid(fc)" in code
+    assert "getattr_1 = pool.shape" in code
+    assert "tanh = reshape.tanh()" in code
+    assert "abs_1 = dequantize_6.abs()" in code
+    code, _, _ = _agree("sigmoid", reference=True)
+    assert "sigmoid = sigmoid(dequantize_4)" in code
+    assert "getattr_1 = dequantize_2.shape" in code

@@ -157,6 +157,12 @@ _SHARE_FUNCS = (
     )
     | {operator.floordiv}
 )
+# Ops with a fixed output range (torch's "fixed qparams" ops): their qconfig's observer is a
+# FixedQParamsObserver whose scale and zero point are the quantized kernels' output parameters,
+# so a quantized input runs through the quantized op
+_FIXED_MODULES = (nn.Sigmoid, nn.Tanh, nn.Hardsigmoid)
+_FIXED_FUNCS = _functions("sigmoid", "tanh", "hardsigmoid")
+_FIXED_METHODS = {"sigmoid", "tanh"}
 _SHARE_METHODS = {
     "contiguous",
     "clamp",
@@ -373,22 +379,25 @@ def _fused_root(typ):
 
 
 def _kind(node, modules):
-    """'quant' (quantizable op), 'share' (runs on its input's quantization) or None (float)."""
+    """'quant' (quantizable op), 'share' (runs on its input's quantization), 'fixed' (a fixed
+    output range) or None (float)."""
     if node.op == "call_module":
         m = modules[node.target]
         if isinstance(m, _QUANT_MODULES):
             return "quant"
         if type(m) in _SHARE_MODULES:
             return "share"
-        return None
+        return "fixed" if type(m) in _FIXED_MODULES else None
     if node.op == "call_function":
         if _fn(node) in _QUANT_FUNCS:
             return "quant"
         if _fn(node) in _SHARE_FUNCS:
             return "share"
-        return None
+        return "fixed" if _fn(node) in _FIXED_FUNCS else None
     if node.op == "call_method" and node.target in _SHARE_METHODS:
         return "share"
+    if node.op == "call_method" and node.target in _FIXED_METHODS:
+        return "fixed"
     return None
 
 
@@ -494,7 +503,7 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
                 quantized[node] = out
                 quantized[out] = out
             continue
-        if kind != "quant" or _is_dynamic(qconfig):
+        if kind not in ("quant", "fixed") or _is_dynamic(qconfig):
             continue
         for arg in _tensor_inputs(node):
             if arg not in quantized:
@@ -702,10 +711,10 @@ def _convert(gm, is_reference):
             quantized[node] = None
             continue
         kind = _kind(node, modules) if node.op != "placeholder" else None
-        if kind == "quant" and gm_qconfigs and _qconfig_of(gm, node) is None:
+        if kind in ("quant", "fixed") and gm_qconfigs and _qconfig_of(gm, node) is None:
             kind = None  # its qconfig is None: it stays float
         inputs = _tensor_inputs(node) if node.op not in ("placeholder", "get_attr") else []
-        if kind == "share" and inputs and inputs[0] in quantized and not is_reference:
+        if kind in ("share", "fixed") and inputs and inputs[0] in quantized and not is_reference:
             quantized[node] = None
             continue
         out_obs_node = next((u for u in node.users if _is_observer_node(u, modules)), None)
@@ -753,6 +762,8 @@ def _convert(gm, is_reference):
                 mod.qconfig = _qconfig_of(gm, node)
                 _fake_quantize_module_weight(mod)
             continue
+        if _reads_metadata(node) and not is_reference:
+            continue  # x.shape, x.size(0) of a quantized x need no dequantize (torch's too)
         # A float op: quantized inputs are dequantized for it.
         for a in [x for x in _all_node_args(node) if x in quantized]:
             _replace_arg(node, a, dequantized(node, a))
@@ -787,6 +798,18 @@ def _reference_names(graph, modules):
         out[node] = (count, base if not k else f"{base}_{k}")
         count += 1
     return out
+
+
+def _reads_metadata(node):
+    """A node that reads a tensor's shape, dtype or device, not its values."""
+    if node.op == "call_method":
+        return node.target in ("size", "dim", "numel")
+    return (
+        node.op == "call_function"
+        and node.target is getattr
+        and len(node.args) == 2
+        and node.args[1] in ("shape", "dtype", "device", "ndim")
+    )
 
 
 def _binary_relu(node, modules):
