@@ -189,6 +189,10 @@ def einsum(*args):
             "or at least one operand and its subscripts list"
         )
     if isinstance(args[0], str):
+        if len(args) > 2 and _C._autocast_is_active():
+            # torch contracts operand pairs with bmm, which autocast runs in the lower
+            # precision: mixed float32/bfloat16 operands meet there in bfloat16
+            return _autocast_lower(_C.einsum)(*args)
         return _C.einsum(*args)
     if not isinstance(args[0], _C.Tensor):  # neither an equation nor the sublist form
         raise TypeError(

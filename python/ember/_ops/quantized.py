@@ -421,3 +421,45 @@ def _pool_args(kernel_size, stride, padding, dilation):
     if min(k + s + d) < 1 or min(p) < 0 or p[0] > k[0] // 2 or p[1] > k[1] // 2:
         return None
     return k, s, p, d
+
+
+def _gelu(q, approximate):
+    """gelu of a quantized tensor (Note [Quantized activations]); torch's kernel keeps the zero
+    point and the scale rounded to float32."""
+    _per_tensor(q)
+    y = _C._nn.gelu(_vec_dequantize(q), approximate)
+    scale = _tensor(q.q_scale(), dtype=_C.float32).item()
+    return _vec_quantize(y, scale, q.q_zero_point(), q.dtype)
+
+
+def _threshold(q, threshold, value):
+    """threshold of a quantized tensor: x > threshold ? x : value on the dequantized floats
+    (float32 bounds, as torch's kernel compares), requantized in q's parameters."""
+    _per_tensor(q)
+    x = _vec_dequantize(q)
+    bound = _tensor(float(threshold), dtype=_C.float32)
+    y = _C._where(x > bound, x, _tensor(float(value), dtype=_C.float32))
+    return _vec_quantize(y, q.q_scale(), q.q_zero_point(), q.dtype)
+
+
+def _constant_pad(q, pad, value):
+    """Constant padding of a quantized tensor: the integers padded with value quantized in q's
+    parameters (torch fills the new entries through a quantized fill_), parameters kept."""
+    _per_tensor(q)
+    fill = quantize_per_tensor(
+        _tensor([0.0 if value is None else float(value)]), q.q_scale(), q.q_zero_point(), q.dtype
+    )
+    r = _Q.repr_view(q)
+    out = _C._nn.pad(r, pad, "constant", float(_Q.repr_view(fill).item()))
+    return _Q.from_repr(out.contiguous(), q)
+
+
+def _upsample_bilinear2d(q, output_size, align_corners, scales):
+    """Bilinear resize of a quantized tensor as torch's kernel: the integers interpolated in
+    float32 and requantized with the output scale over the input scale (1) through fbgemm's
+    quantize, which adds the zero point before rounding: the interpolated integers rounded
+    half to even; q's parameters kept."""
+    r = _Q.repr_view(q)
+    y = _C._nn.upsample_linear(r.to(_C.float32), output_size, align_corners, scales)
+    lo, hi = _int_range(r.dtype)
+    return _Q.from_repr(y.round().clamp(lo, hi).to(r.dtype).contiguous(), q)

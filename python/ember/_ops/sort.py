@@ -2,6 +2,7 @@
 values."""
 
 from .. import _C, return_types
+from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, cat, int64, isnan
 from .creation import full, ones_like, tensor, zeros
 from .index import where
@@ -211,6 +212,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return out[0] if scalar_q else out
 
 
+@_autocast_fp32  # on torch's CPU autocast float32 list
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile(input, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor
 
@@ -218,6 +220,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
+@_autocast_fp32
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor
 

@@ -174,7 +174,8 @@ class GraphModule(Module):
         write_folder(self, str(folder), module_name)
 
     def __str__(self):
-        return super().__str__() + "\n\n\n" + self._code
+        reminder = "# To see more debug info, please use `graph_module.print_readable()`"
+        return "\n".join([super().__str__(), self._code, reminder])
 
     # ---- submodules ----------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import math
 
 from .. import _C, _argparse, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
+from .._autocast_policy import lower_precision as _autocast_lower
 from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
 from .._ops import _names
 from .._ops import creation as _creation
@@ -614,6 +615,7 @@ def cond(A, p=None):
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
 
+@_autocast_lower  # linalg_vecdot is on torch's CPU autocast lower-precision list
 def vecdot(x, y, *, dim=-1):
     """vecdot(x, y, *, dim=-1) -> Tensor
 

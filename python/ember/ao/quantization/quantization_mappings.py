@@ -34,8 +34,11 @@ DEFAULT_QAT_MODULE_MAPPINGS = {
     nni.ConvBn2d: nniqat.ConvBn2d,
     nni.ConvBnReLU1d: nniqat.ConvBnReLU1d,
     nni.ConvBnReLU2d: nniqat.ConvBnReLU2d,
+    nni.ConvBn3d: nniqat.ConvBn3d,
+    nni.ConvBnReLU3d: nniqat.ConvBnReLU3d,
     nni.ConvReLU1d: nniqat.ConvReLU1d,
     nni.ConvReLU2d: nniqat.ConvReLU2d,
+    nni.ConvReLU3d: nniqat.ConvReLU3d,
     nni.LinearReLU: nniqat.LinearReLU,
 }
 
@@ -102,6 +105,7 @@ def _static_table():
             (nni.BNReLU3d, iq("BNReLU3d")),
             (nni.ConvReLU1d, iq("ConvReLU1d")),
             (nni.ConvReLU2d, iq("ConvReLU2d")),
+            (nni.ConvReLU3d, iq("ConvReLU3d")),
             (nni.LinearReLU, iq("LinearReLU")),
             (nniqat.ConvBn1d, q("Conv1d")),
             (nniqat.ConvBnReLU1d, iq("ConvReLU1d")),
@@ -109,10 +113,14 @@ def _static_table():
             (nniqat.ConvBnReLU2d, iq("ConvReLU2d")),
             (nniqat.ConvReLU1d, iq("ConvReLU1d")),
             (nniqat.ConvReLU2d, iq("ConvReLU2d")),
+            (nniqat.ConvBn3d, q("Conv3d")),
+            (nniqat.ConvBnReLU3d, iq("ConvReLU3d")),
+            (nniqat.ConvReLU3d, iq("ConvReLU3d")),
             (nniqat.LinearReLU, iq("LinearReLU")),
             (nnqat.Linear, q("Linear")),
             (nnqat.Conv1d, q("Conv1d")),
             (nnqat.Conv2d, q("Conv2d")),
+            (nnqat.Conv3d, q("Conv3d")),
             (_float_functional(nnq), q("QFunctional")),
         ]
     )

@@ -70,8 +70,10 @@ _QUANT_MODULES = (
     nni.BNReLU3d,
     nni.ConvBn1d,
     nni.ConvBn2d,
+    nni.ConvBn3d,
     nni.ConvBnReLU1d,
     nni.ConvBnReLU2d,
+    nni.ConvBnReLU3d,
     nnqat.Linear,
     nnqat.Conv1d,
     nnqat.Conv2d,
@@ -82,6 +84,10 @@ _QUANT_MODULES = (
     nniqat.ConvBn2d,
     nniqat.ConvBnReLU1d,
     nniqat.ConvBnReLU2d,
+    nnqat.Conv3d,
+    nniqat.ConvReLU3d,
+    nniqat.ConvBn3d,
+    nniqat.ConvBnReLU3d,
 )
 
 
@@ -151,6 +157,12 @@ _SHARE_FUNCS = (
     )
     | {operator.floordiv}
 )
+# Ops with a fixed output range (torch's "fixed qparams" ops): their qconfig's observer is a
+# FixedQParamsObserver whose scale and zero point are the quantized kernels' output parameters,
+# so a quantized input runs through the quantized op
+_FIXED_MODULES = (nn.Sigmoid, nn.Tanh, nn.Hardsigmoid)
+_FIXED_FUNCS = _functions("sigmoid", "tanh", "hardsigmoid")
+_FIXED_METHODS = {"sigmoid", "tanh"}
 _SHARE_METHODS = {
     "contiguous",
     "clamp",
@@ -354,6 +366,8 @@ def _fused_root(typ):
         (nni.ConvBn2d, nn.Conv2d),
         (nni.ConvBnReLU1d, nn.Conv1d),
         (nni.ConvBnReLU2d, nn.Conv2d),
+        (nni.ConvBn3d, nn.Conv3d),
+        (nni.ConvBnReLU3d, nn.Conv3d),
     ):
         if typ is fused:
             return root
@@ -365,22 +379,25 @@ def _fused_root(typ):
 
 
 def _kind(node, modules):
-    """'quant' (quantizable op), 'share' (runs on its input's quantization) or None (float)."""
+    """'quant' (quantizable op), 'share' (runs on its input's quantization), 'fixed' (a fixed
+    output range) or None (float)."""
     if node.op == "call_module":
         m = modules[node.target]
         if isinstance(m, _QUANT_MODULES):
             return "quant"
         if type(m) in _SHARE_MODULES:
             return "share"
-        return None
+        return "fixed" if type(m) in _FIXED_MODULES else None
     if node.op == "call_function":
         if _fn(node) in _QUANT_FUNCS:
             return "quant"
         if _fn(node) in _SHARE_FUNCS:
             return "share"
-        return None
+        return "fixed" if _fn(node) in _FIXED_FUNCS else None
     if node.op == "call_method" and node.target in _SHARE_METHODS:
         return "share"
+    if node.op == "call_method" and node.target in _FIXED_METHODS:
+        return "fixed"
     return None
 
 
@@ -421,6 +438,18 @@ def _replace_arg(node, old, new):
     node.kwargs = {k: swap(v) for k, v in node.kwargs.items()}
 
 
+def _observe_input(ins, node, arg, qconfig, quantized):
+    """An observer on the float value arg where node reads it."""
+    obs = ins.observer(arg, qconfig.activation())
+    _replace_arg(node, arg, obs)
+    quantized[arg] = obs
+    quantized[obs] = obs
+    # Later quantized consumers of the same float value reuse this observer.
+    for user in list(arg.users):
+        if user is not obs and user is not node and _kind(user, ins.modules) is not None:
+            _replace_arg(user, arg, obs)
+
+
 def _is_dynamic(qconfig):
     return bool(getattr(qconfig.activation(), "is_dynamic", False))
 
@@ -457,6 +486,12 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
         kind = _kind(node, ins.modules)
         if kind == "share":
             src = _tensor_inputs(node)
+            dynamic = _is_dynamic(qconfig)
+            if src and src[0] is node.args[0] and src[0] not in quantized and not dynamic:
+                # A float value entering a share op (torch.flatten after torch.relu, a view of
+                # a graph input) is observed first, as torch's backend config observes the
+                # input of every op it lists; the op then runs on the quantized value.
+                _observe_input(ins, node, src[0], qconfig, quantized)
             if src and src[0] in quantized:
                 # As torch: the output is observed by the input's observer instance, called
                 # again on the output (moving averages and histograms see both).
@@ -468,19 +503,11 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
                 quantized[node] = out
                 quantized[out] = out
             continue
-        if kind != "quant" or _is_dynamic(qconfig):
+        if kind not in ("quant", "fixed") or _is_dynamic(qconfig):
             continue
         for arg in _tensor_inputs(node):
-            if arg in quantized:
-                continue
-            obs = ins.observer(arg, qconfig.activation())
-            _replace_arg(node, arg, obs)
-            quantized[arg] = obs
-            quantized[obs] = obs
-            # Later quantized consumers of the same float value reuse this observer.
-            for user in list(arg.users):
-                if user is not obs and user is not node and _kind(user, ins.modules) == "quant":
-                    _replace_arg(user, arg, obs)
+            if arg not in quantized:
+                _observe_input(ins, node, arg, qconfig, quantized)
         if node.op == "call_function" and _fn(node) in _QUANT_FUNCS_WEIGHTED:
             weight = node.args[1]
             if isinstance(weight, fx.Node) and qconfig.weight is not None:
@@ -564,23 +591,34 @@ def _qparam_attrs(gm, graph, src, user, args):
     node has no qconfig: a graph input, an op left float) after that op's module with `_input`
     (`linear_input_scale_0`, `_input_scale_0`), any other after its own node's module
     (`fc1_scale_0`; `_scale_0` outside modules)."""
+    out = list(args)
+    for i, name in enumerate(_qparam_names(gm, src, user)):
+        value = out[i]
+        if not isinstance(value, _C.Tensor):
+            value = _torch.tensor(value)
+        gm.register_buffer(name, value)
+        out[i] = graph.get_attr(name)
+    return tuple(out)
+
+
+def _qparam_names(gm, src, user):
+    """The next free scale and zero-point names for the value src read by user; each is
+    reserved on gm (torch numbers them in its reference graph, so those of observers that
+    lowering removes are skipped, not reused)."""
     by_name = getattr(gm, "_node_qconfig_by_name", {})
     if src.name in by_name and by_name[src.name] is None:
         prefix = f"{user.target if user.op == 'call_module' else ''}_input"
     else:
         prefix = src.target if src.op == "call_module" else ""
-    out = list(args)
-    for i, key in ((0, "_scale_"), (1, "_zero_point_")):
-        value = out[i]
-        if not isinstance(value, _C.Tensor):
-            value = _torch.tensor(value)
+    taken = gm.__dict__.setdefault("_qparam_names_taken", set())  # dropped when _convert ends
+    names = []
+    for key in ("_scale_", "_zero_point_"):
         n = 0
-        while hasattr(gm, f"{prefix}{key}{n}"):
+        while hasattr(gm, f"{prefix}{key}{n}") or f"{prefix}{key}{n}" in taken:
             n += 1
-        name = f"{prefix}{key}{n}"
-        gm.register_buffer(name, value)
-        out[i] = graph.get_attr(name)
-    return tuple(out)
+        names.append(f"{prefix}{key}{n}")
+        taken.add(names[-1])
+    return names
 
 
 def _convert(gm, is_reference):
@@ -591,19 +629,32 @@ def _convert(gm, is_reference):
 
     gm = _copy_graph_module(gm)
     graph = gm.graph
-    modules = dict(gm.named_modules())
+    # a share op's output observer is its input's instance under a second name
+    modules = dict(gm.named_modules(remove_duplicate=False))
     static_map = get_default_static_quant_module_mappings()
     dynamic_map = get_default_dynamic_quant_module_mappings()
-    quantized = set()  # nodes whose value is a quantized tensor in the converted graph
+    # nodes whose value is a quantized tensor in the converted graph -> the number of the
+    # observer that gave it its qparams (None until its output observer is reached)
+    quantized = {}
+    names = _reference_names(graph, modules)
+    dequantize_of = {}
+    lowered_obs = set()  # output observers whose qparams a lowered add/mul already reads
     swapped = set()  # targets of the modules swapped for quantized ones
     gm_qconfigs = getattr(gm, "_node_qconfig_by_name", None)
 
     def dequantized(node, arg):
-        """arg as a float tensor for node: a dequantize call inserted when it is quantized."""
+        """arg as a float tensor: one dequantize call after the quantized value, named as
+        torch's reference graph names the dequantize of its observer."""
         if arg not in quantized:
             return arg
-        with graph.inserting_before(node):
-            return graph.call_method("dequantize", (arg,))
+        if arg not in dequantize_of:
+            number = quantized[arg]
+            name = "dequantize" if not number else f"dequantize_{number}"
+            with graph.inserting_after(arg):
+                dequantize_of[arg] = graph.create_node(
+                    "call_method", "dequantize", (arg,), name=name
+                )
+        return dequantize_of[arg]
 
     for node in list(graph.nodes):
         if node.op == "output":
@@ -623,6 +674,9 @@ def _convert(gm, is_reference):
             consumer = next(iter(node.users), node)
             if src in quantized:
                 # The output observer of a swapped module or a share op: already quantized.
+                quantized[src] = names.get(node, (None, None))[0]
+                if node not in lowered_obs:
+                    _qparam_names(gm, src, next(iter(node.users), node))
                 node.replace_all_uses_with(src)
                 graph.erase_node(node)
                 continue
@@ -635,10 +689,10 @@ def _convert(gm, is_reference):
             fn, args = _quantize_args(obs)
             with graph.inserting_before(node):
                 args = _qparam_attrs(gm, graph, src, consumer, args)
-                q = graph.call_function(fn, (src, *args))
+                q = graph.create_node("call_function", fn, (src, *args), name=names[node][1])
             node.replace_all_uses_with(q)
             graph.erase_node(node)
-            quantized.add(q)
+            quantized[q] = names[node][0]
             continue
         if node.op == "call_module" and not is_reference:
             qconfig = _qconfig_of(gm, node)
@@ -654,14 +708,14 @@ def _convert(gm, is_reference):
                 continue
         if node.op == "call_module" and node.target in swapped:
             # A module called again: already quantized with its first call's output qparams.
-            quantized.add(node)
+            quantized[node] = None
             continue
         kind = _kind(node, modules) if node.op != "placeholder" else None
-        if kind == "quant" and gm_qconfigs and _qconfig_of(gm, node) is None:
+        if kind in ("quant", "fixed") and gm_qconfigs and _qconfig_of(gm, node) is None:
             kind = None  # its qconfig is None: it stays float
         inputs = _tensor_inputs(node) if node.op not in ("placeholder", "get_attr") else []
-        if kind == "share" and inputs and inputs[0] in quantized:
-            quantized.add(node)
+        if kind in ("share", "fixed") and inputs and inputs[0] in quantized and not is_reference:
+            quantized[node] = None
             continue
         out_obs_node = next((u for u in node.users if _is_observer_node(u, modules)), None)
         relu = _binary_relu(node, modules)
@@ -669,10 +723,11 @@ def _convert(gm, is_reference):
             relu_obs = next((u for u in relu.users if _is_observer_node(u, modules)), None)
             if kind == "quant" and relu_obs is not None:
                 q = _lower_binary(gm, node, modules[relu_obs.target], relu_obs, relu=True)
+                lowered_obs.add(relu_obs)
                 relu.replace_all_uses_with(q)
                 graph.erase_node(relu)
                 graph.erase_node(node)
-                quantized.add(q)
+                quantized[q] = None
                 continue
         if kind == "quant" and out_obs_node is not None and all(a in quantized for a in inputs):
             out_obs = modules[out_obs_node.target]
@@ -687,13 +742,14 @@ def _convert(gm, is_reference):
                     _set_module(gm, node.target, qmod)
                     modules[node.target] = qmod
                     swapped.add(node.target)
-                    quantized.add(node)
+                    quantized[node] = None
                     continue
             if _lowered_binary(node) is not None and not is_reference:
                 q = _lower_binary(gm, node, out_obs, out_obs_node, relu=False)
+                lowered_obs.add(out_obs_node)
                 node.replace_all_uses_with(q)
                 graph.erase_node(node)
-                quantized.add(q)
+                quantized[q] = None
                 continue
             # Reference form: dequantize inputs, float op (weights quantize-dequantized through
             # their observers), then the output observer quantizes.
@@ -706,6 +762,8 @@ def _convert(gm, is_reference):
                 mod.qconfig = _qconfig_of(gm, node)
                 _fake_quantize_module_weight(mod)
             continue
+        if _reads_metadata(node) and not is_reference:
+            continue  # x.shape, x.size(0) of a quantized x need no dequantize (torch's too)
         # A float op: quantized inputs are dequantized for it.
         for a in [x for x in _all_node_args(node) if x in quantized]:
             _replace_arg(node, a, dequantized(node, a))
@@ -715,7 +773,43 @@ def _convert(gm, is_reference):
     graph.eliminate_dead_code()
     graph.lint()
     gm.recompile()
+    gm.__dict__.pop("_qparam_names_taken", None)
     return gm
+
+
+def _reference_names(graph, modules):
+    """observer node -> (its number, the name of its quantize call): torch converts to the
+    reference graph first (a quantize and a dequantize call per observer, numbered in graph
+    order) and lowers that, so the nodes left keep the reference graph's names."""
+    out = {}
+    count = 0
+    per_function = {}
+    for node in graph.nodes:
+        if not _is_observer_node(node, modules):
+            continue
+        obs = modules[node.target]
+        if getattr(obs, "dtype", None) in (_C.float32, None) or not hasattr(
+            obs, "calculate_qparams"
+        ):
+            continue
+        base = "quantize_per_channel" if _is_per_channel(obs.qscheme) else "quantize_per_tensor"
+        k = per_function.get(base, 0)
+        per_function[base] = k + 1
+        out[node] = (count, base if not k else f"{base}_{k}")
+        count += 1
+    return out
+
+
+def _reads_metadata(node):
+    """A node that reads a tensor's shape, dtype or device, not its values."""
+    if node.op == "call_method":
+        return node.target in ("size", "dim", "numel")
+    return (
+        node.op == "call_function"
+        and node.target is getattr
+        and len(node.args) == 2
+        and node.args[1] in ("shape", "dtype", "device", "ndim")
+    )
 
 
 def _binary_relu(node, modules):
@@ -730,14 +824,16 @@ def _lower_binary(gm, node, observer, obs_node, relu):
     """A call of torch's quantized add/mul (add_relu/mul_relu) in place of node, with the output
     observer's scale and zero point."""
     from ..nn.quantized import _ops as qops
+    from ..nn.quantized._ops_namespace import namespace
 
     fn = _lowered_binary(node)
     if relu:
         fn = qops.add_relu if fn is qops.add else qops.mul_relu
+    op = getattr(namespace, fn.__name__)  # the graph calls ember.ops.quantized.<op>
     scale, zp = _qparams(observer)
     with gm.graph.inserting_before(node):
         qparams = _qparam_attrs(gm, gm.graph, node, obs_node, (float(scale), int(zp)))
-        return gm.graph.call_function(fn, (*node.args, *qparams))
+        return gm.graph.call_function(op, (*node.args, *qparams))
 
 
 def _lowered_binary(node):

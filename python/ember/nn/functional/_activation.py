@@ -225,6 +225,8 @@ def gelu(input, approximate="none"):
     """gelu(input, approximate = 'none') -> Tensor
 
     x * Phi(x); approximate='tanh' uses the tanh approximation."""
+    if isinstance(input, _C.Tensor) and input.is_quantized:
+        return _quantized._gelu(input, approximate)
     return _nn.gelu(input, approximate)
 
 
@@ -322,6 +324,8 @@ def threshold(input, threshold, value, inplace=False):
     """threshold(input, threshold, value, inplace=False)
 
     x if x > threshold else value."""
+    if isinstance(input, _C.Tensor) and input.is_quantized and not inplace:
+        return _quantized._threshold(input, threshold, value)
     if inplace:
         return _nn.threshold_(input, threshold, value)
     return _nn.threshold(input, threshold, value)

@@ -227,6 +227,19 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
     1-d average pooling."""
     _check_int32(input, kernel_size, stride, padding)
+    if isinstance(input, _C.Tensor) and input.is_quantized and input.dim() in (2, 3):
+        # torch pools a quantized sequence as a 2-d image of height 1
+        k, s, p = _ints(kernel_size), _stride(stride), _ints(padding)
+        out = _quantized._avg_pool2d(
+            input.unsqueeze(-2),
+            [1, *k],
+            [1, *s] if s else [],
+            [0, *p],
+            ceil_mode,
+            count_include_pad,
+            None,
+        )
+        return out.squeeze(-2)
     return _nn.avg_pool1d(
         input, _ints(kernel_size), _stride(stride), _ints(padding), ceil_mode, count_include_pad
     )
@@ -402,6 +415,8 @@ def pad(input, pad, mode="constant", value=None):
     if _C._autocast_is_active() and (mode == "replicate" or (mode == "reflect" and len(pad) <= 4)):
         # reflection_pad1d/2d and replication_pad1d/2d/3d are on torch's autocast float32 list
         input = _C._autocast_cast(_C.float32, input)
+    if mode == "constant" and isinstance(input, _C.Tensor) and input.is_quantized:
+        return _quantized._constant_pad(input, _ints(pad), value)
     out = _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
     if mode in ("reflect", "replicate") and input.dtype == _C.bool:  # torch's kernels lack bool
         kind = "reflection" if mode == "reflect" else "replication"
@@ -496,6 +511,8 @@ def interpolate(
         scales = [None] * dim if recompute_scale_factor else factors
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if mode == "bilinear" and dim == 2 and input.is_quantized and not antialias:
+        return _quantized._upsample_bilinear2d(input, output_size, align_corners, scales)
     _check_interpolate_dtype(input, mode, dim, output_size)
     if antialias and dim == 2 and min(output_size + list(input.shape[2:])) <= 0:
         (ih, iw), (oh, ow) = input.shape[2:], output_size

@@ -347,6 +347,36 @@ def conv1d(x, packed, scale, zero_point, relu=False):
     return out.squeeze(2)
 
 
+def conv3d(x, packed, scale, zero_point, relu=False):
+    """conv3d(x, packed, scale, zero_point, relu=False) -> Tensor
+
+    quint8 NCDHW convolution with a packed qint8 weight, requantized to quint8. ember has no
+    int8 3-d kernel: the int32 sums are computed exactly as a float64 convolution of the
+    zero-point-corrected integers (every partial sum is an integer below 2^53), then
+    requantized with the int8 GEMM's epilogue in float32 (Note [Int8 GEMM]):
+    (acc + bias / (sa * sw)) * (sa * sw / so), rounded half to even, plus so's zero point."""
+    op = "quantized::conv3d"
+    if x.dim() != 5:
+        raise RuntimeError(f"{op}: expected a 5-d input; got {x.dim()} dims")
+    _check_quint8(x, op)
+    e = _torch()
+    scale, zero_point = float(scale), int(zero_point)
+    xi = _Q.repr_view(x).to(e.float64) - float(x.q_zero_point())
+    w_zps = packed.w_zps.to(e.float64).reshape(-1, 1, 1, 1, 1)
+    wi = _Q.repr_view(packed.qweight).to(e.float64) - w_zps
+    acc = e.nn.functional.conv3d(
+        xi, wi, None, packed.stride, packed.padding, packed.dilation, packed.groups
+    ).to(e.float32)
+    per_channel = [1, -1, 1, 1, 1]
+    sw = (e.tensor(x.q_scale(), dtype=e.float32) * packed.w_scales).reshape(per_channel)
+    if packed.bias is not None:
+        acc = acc + packed.bias.reshape(per_channel) / sw
+    y = (acc * (sw / e.tensor(scale, dtype=e.float32))).round() + zero_point
+    lo, hi = _QRANGE["quint8"]
+    out = y.clamp(zero_point if relu else lo, hi).to(e.uint8).contiguous()
+    return _Q.from_repr_per_tensor(out, x.dtype, scale, zero_point)
+
+
 _QRANGE = {"qint8": (-128, 127), "quint8": (0, 255), "qint32": (-(2**31), 2**31 - 1)}
 
 

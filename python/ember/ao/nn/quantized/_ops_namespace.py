@@ -71,6 +71,10 @@ class _Packet:
 
     def __init__(self, name, fn):
         self._name, self._fn = name, fn
+        # a graph calling it prints and resolves it as ember.ops.quantized.<name> (torch's
+        # converted FX graphs call torch.ops.quantized.add)
+        self.__name__ = name
+        self.__ember_qualname__ = "ember.ops.quantized." + name
 
     def __call__(self, *args, **kwargs):
         return self._fn(*args, **kwargs)

@@ -16,10 +16,13 @@ __all__ = [
     "LinearReLU",
     "ConvReLU1d",
     "ConvReLU2d",
+    "ConvReLU3d",
     "ConvBn1d",
     "ConvBn2d",
+    "ConvBn3d",
     "ConvBnReLU1d",
     "ConvBnReLU2d",
+    "ConvBnReLU3d",
     "freeze_bn_stats",
     "update_bn_stats",
 ]
@@ -81,6 +84,15 @@ ConvReLU2d = _conv_relu(
     "ConvReLU2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, "
     "groups=1, bias=True, padding_mode='zeros', qconfig=None)\n\n"
     "A fused Conv2d + ReLU with a fake-quantized weight, for QAT.",
+)
+
+ConvReLU3d = _conv_relu(
+    "ConvReLU3d",
+    nnqat.Conv3d,
+    nni.ConvReLU3d,
+    "ConvReLU3d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, "
+    "groups=1, bias=True, padding_mode='zeros', qconfig=None)\n\n"
+    "A fused Conv3d + ReLU with a fake-quantized weight, for QAT.",
 )
 
 
@@ -330,6 +342,26 @@ ConvBnReLU2d = _conv_bn(
     True,
     nni.ConvReLU2d,
     "ConvBnReLU2d" + _CB_SIG + "ConvBn2d followed by ReLU, for QAT.",
+)
+
+ConvBn3d = _conv_bn(
+    "ConvBn3d",
+    nn.Conv3d,
+    nn.BatchNorm3d,
+    nni.ConvBn3d,
+    False,
+    None,
+    "ConvBn3d" + _CB_SIG + "A fused Conv3d + BatchNorm3d for QAT, the batch norm folded into the "
+    "fake-quantized weight.",
+)
+ConvBnReLU3d = _conv_bn(
+    "ConvBnReLU3d",
+    nn.Conv3d,
+    nn.BatchNorm3d,
+    nni.ConvBnReLU3d,
+    True,
+    nni.ConvReLU3d,
+    "ConvBnReLU3d" + _CB_SIG + "ConvBn3d followed by ReLU, for QAT.",
 )
 
 

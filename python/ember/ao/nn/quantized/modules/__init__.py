@@ -3,7 +3,7 @@
 from .....nn.modules.module import Module
 from .activation import Hardswish, LeakyReLU, ReLU6, Sigmoid, Softmax
 from .batchnorm import BatchNorm2d, BatchNorm3d
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, Conv3d
 from .embedding_ops import Embedding, EmbeddingBag
 from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional
 from .linear import Linear
@@ -14,6 +14,7 @@ __all__ = [
     "BatchNorm3d",
     "Conv1d",
     "Conv2d",
+    "Conv3d",
     "DeQuantize",
     "Embedding",
     "EmbeddingBag",

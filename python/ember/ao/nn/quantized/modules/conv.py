@@ -1,4 +1,4 @@
-"""Quantized Conv1d and Conv2d (torch.ao.nn.quantized.Conv1d/Conv2d)."""
+"""Quantized Conv1d, Conv2d and Conv3d (torch.ao.nn.quantized.Conv1d/Conv2d/Conv3d)."""
 
 from .. import _ops
 from .utils import (
@@ -10,9 +10,10 @@ from .utils import (
     _quantize_weight,
     _single,
     _tensor,
+    _triple,
 )
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d"]
 
 _SUPPORTED_PADDING = {"zeros", "reflect"}
 
@@ -336,6 +337,55 @@ class Conv2d(_ConvNd):
         if input.dim() != 4:
             raise ValueError("Input shape must be `(N, C, H, W)`!")
         return _ops.conv2d(self._padded(input), self._packed_params, self.scale, self.zero_point)
+
+
+class Conv3d(_ConvNd):
+    """Conv3d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+        bias=True, padding_mode='zeros')
+
+    A 3-d convolution on quint8 tensors with int8 weights, the output requantized with `scale`
+    and `zero_point` (`_ops.conv3d`)."""
+
+    _FLOAT_MODULE_NAME = "Conv3d"
+    _FUSED_NAMES = ("ConvReLU3d",)
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        if padding_mode == "reflect":
+            raise AssertionError("Conv3d does not support reflection padding")
+        self._init(
+            in_channels,
+            out_channels,
+            _triple(kernel_size),
+            _triple(stride),
+            _triple(padding),
+            _triple(dilation),
+            False,
+            _triple(0),
+            groups,
+            bias,
+            padding_mode,
+        )
+
+    def _get_name(self):
+        return "QuantizedConv3d"
+
+    def forward(self, input):
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return _ops.conv3d(input, self._packed_params, self.scale, self.zero_point)
 
 
 _ = _pair_from_first

@@ -121,6 +121,10 @@ def _pair(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
 
 
+def _triple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x, x, x)
+
+
 def _single(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
