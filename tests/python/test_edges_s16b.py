@@ -97,3 +97,20 @@ def test_logsumexp_empty_dim_message_as_torch():
         ember.ones(2, 3).logsumexp(())
     with pytest.raises(RuntimeError, match=r"broadcast shape \[1, 1, 1\]"):
         ember.logsumexp(ember.ones(1, 2, 3), [])
+
+
+# ------------------------------------------------------------------ nanmedian of a 0-d tensor
+
+NANMEDIAN_0D = [
+    (lambda T: T.tensor(1.0).nanmedian(2**40), _raises(IndexError)),
+    (lambda T: T.tensor(1.0).nanmedian(1), _raises(IndexError)),
+    (lambda T: T.nanmedian(T.tensor(1.0), -2), _raises(IndexError)),
+    (lambda T: T.tensor(2.5).nanmedian(-1), _ok([2.5, 0])),
+    (lambda T: T.tensor(float("nan")).nanmedian(0, keepdim=True), _ok([float("nan"), 0])),
+]
+
+
+@pytest.mark.parametrize("case", range(len(NANMEDIAN_0D)))
+def test_nanmedian_of_a_0d_tensor_checks_its_dim_as_torch(case):
+    fn, want = NANMEDIAN_0D[case]
+    _check(fn, want)
