@@ -150,11 +150,17 @@ SIGNATURES.update(
         "Tensor input, int source, int destination",
         "Tensor input, tuple of ints source, tuple of ints destination",
     ),
+    # the scans: the binding's int caster takes a bool (x.cumsum(True) scanned dim 1)
+    cumsum=("Tensor input, int dim, *, torch.dtype dtype = None, " + _OUT,),
+    cumprod=("Tensor input, int dim, *, torch.dtype dtype = None, " + _OUT,),
+    logcumsumexp=("Tensor input, int dim, *, " + _OUT,),
+    cummax=("Tensor input, int dim, *, " + _OUTS,),
+    cummin=("Tensor input, int dim, *, " + _OUTS,),
 )
 # (sum/mean/prod/median: torch's keepdim= needs dim=, `x.sum(keepdim=True)` is its TypeError)
 STRICT = frozenset(
     "std var std_mean var_mean argmax argmin movedim moveaxis pow sum mean prod median "
-    "nanmedian".split()
+    "nanmedian cumsum cumprod logcumsumexp cummax cummin cumsum_ cumprod_".split()
 )
 
 # Tensor methods: the function's signatures less `input`, and the method-only overloads.
@@ -171,6 +177,8 @@ METHOD_SIGNATURES = {
     "sub_": ("Tensor other, *, Number alpha = 1",),
     "addcmul_": ("Tensor tensor1, Tensor tensor2, *, Number value = 1",),
     "addcdiv_": ("Tensor tensor1, Tensor tensor2, *, Number value = 1",),
+    "cumsum_": ("int dim, *, torch.dtype dtype = None",),
+    "cumprod_": ("int dim, *, torch.dtype dtype = None",),
 }
 
 # torch's deprecated overloads, a Number before the tensors (``p.data.add_(-lr, grad)`` in older
@@ -196,7 +204,7 @@ for _name in ("var_mean", "std_mean"):
     SIGNATURES[_name] = tuple(_drop(s, ("out",)) for s in _REDUCE_VAR)
 for _name in (
     "sum mean prod median nanmedian std var max min sort topk clamp pow add sub addcmul addcdiv "
-    "argmax argmin movedim moveaxis"
+    "argmax argmin movedim moveaxis cumsum cumprod logcumsumexp cummax cummin"
 ).split():
     METHOD_SIGNATURES[_name] = tuple(
         _drop(s, ("input", "out")) for s in SIGNATURES[_name] if not s.startswith("Number self")

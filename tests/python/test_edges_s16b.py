@@ -114,3 +114,32 @@ NANMEDIAN_0D = [
 def test_nanmedian_of_a_0d_tensor_checks_its_dim_as_torch(case):
     fn, want = NANMEDIAN_0D[case]
     _check(fn, want)
+
+
+# ------------------------------------------------------------------ scans take an int dim
+
+SCANS_DIM = [
+    # torch's parser refuses a bool for an int (the fuzzer's cumsum(x, dim=True))
+    (lambda T: T.cumsum(T.ones(0, 3, dtype=T.bool).t(), dim=True), _raises(TypeError)),
+    (lambda T: T.ones(2, 3).cumsum(True), _raises(TypeError)),
+    (lambda T: T.cumprod(T.ones(2, 3), False), _raises(TypeError)),
+    (lambda T: T.ones(2, 3).logcumsumexp(True), _raises(TypeError)),
+    (lambda T: T.ones(2, 3).cummax(True)[0], _raises(TypeError)),
+    (lambda T: T.cummin(T.ones(2, 3), dim=True)[0], _raises(TypeError)),
+    (lambda T: T.ones(2, 3).cumsum_(True), _raises(TypeError)),
+    (lambda T: T.ones(2, 3).cumprod_(False), _raises(TypeError)),
+    (lambda T: T.ones(2, 3).cumsum(1, dtype=T.float64), _ok([[1.0, 2.0, 3.0]] * 2)),
+    (lambda T: T.cumsum(T.ones(2, 3), T.tensor(1)), _ok([[1.0, 2.0, 3.0]] * 2)),
+    (lambda T: T.cumsum(T.ones(2, 3), __import__("numpy").int64(0)), _ok([[1.0] * 3, [2.0] * 3])),
+    (lambda T: T.cumsum(T.ones(2, 3), 1, out=T.empty(2, 3)), _ok([[1.0, 2.0, 3.0]] * 2)),
+    (lambda T: T.ones(2, 3).cumsum_(dim=-1), _ok([[1.0, 2.0, 3.0]] * 2)),
+    (lambda T: T.ones(3).cumprod_(0, dtype=T.float32), _ok([1.0, 1.0, 1.0])),
+    (lambda T: T.ones(2, 3).cummax(0).indices, _ok([[0, 0, 0], [1, 1, 1]])),
+    (lambda T: T.ones(2).logcumsumexp(dim=0), _ok([1.0, 1.6931472])),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SCANS_DIM)))
+def test_scans_refuse_a_bool_dim_as_torch(case):
+    fn, want = SCANS_DIM[case]
+    _check(fn, want)
