@@ -143,3 +143,43 @@ SCANS_DIM = [
 def test_scans_refuse_a_bool_dim_as_torch(case):
     fn, want = SCANS_DIM[case]
     _check(fn, want)
+
+
+# ------------------------------------------------------------------ Python ints beyond 64 bits
+
+BIG = 10**20
+WIDE_INTS = [
+    # torch's parser: OverflowError for a Number parameter, ValueError for an int one; a
+    # parameter that takes no number stays its TypeError
+    (lambda T: T.add(T.ones(3), BIG), _raises(OverflowError)),
+    (lambda T: T.add(T.ones(3), -BIG), _raises(OverflowError)),
+    (lambda T: T.add(T.ones(3), T.ones(3), alpha=BIG), _raises(OverflowError)),
+    (lambda T: T.sub(T.ones(3), BIG), _raises(OverflowError)),
+    (lambda T: T.eq(T.ones(3), 2**64), _raises(OverflowError)),
+    (lambda T: T.where(T.ones(3) > 0, T.ones(3), BIG), _raises(OverflowError)),
+    (lambda T: T.where(T.ones(3) > 0, BIG, float("inf")), _raises(OverflowError)),
+    (lambda T: T.less(T.ones(3), BIG, out=T.empty(3, dtype=T.bool)), _raises(OverflowError)),
+    (lambda T: T.bitwise_and(T.ones(3, dtype=T.int32), BIG), _raises(OverflowError)),
+    (lambda T: T.ones(3).add(BIG), _raises(OverflowError)),
+    (lambda T: T.full((2,), BIG), _raises(OverflowError)),
+    (lambda T: T.cumsum(T.ones(3), BIG), _raises(ValueError)),
+    (lambda T: T.topk(T.ones(3), BIG), _raises(ValueError)),
+    (lambda T: T.ones(3).cumsum(BIG), _raises(ValueError)),
+    (lambda T: T.matmul(T.ones(3), BIG), _raises(TypeError)),
+    (lambda T: T.add(T.ones(3), 2**62), _ok([2.0**62] * 3)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(WIDE_INTS)))
+def test_python_ints_beyond_64_bits_raise_as_torch(case):
+    fn, want = WIDE_INTS[case]
+    _check(fn, want)
+
+
+def test_python_int_overflow_messages_as_torch():
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        ember.mul(ember.ones(2), BIG)
+    with pytest.raises(OverflowError, match="can't convert negative int to unsigned"):
+        ember.mul(ember.ones(2), -BIG)
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        ember.cumprod(ember.ones(2), -BIG)
