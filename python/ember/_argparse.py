@@ -150,11 +150,17 @@ SIGNATURES.update(
         "Tensor input, int source, int destination",
         "Tensor input, tuple of ints source, tuple of ints destination",
     ),
+    # the scans: the binding's int caster takes a bool (x.cumsum(True) scanned dim 1)
+    cumsum=("Tensor input, int dim, *, torch.dtype dtype = None, " + _OUT,),
+    cumprod=("Tensor input, int dim, *, torch.dtype dtype = None, " + _OUT,),
+    logcumsumexp=("Tensor input, int dim, *, " + _OUT,),
+    cummax=("Tensor input, int dim, *, " + _OUTS,),
+    cummin=("Tensor input, int dim, *, " + _OUTS,),
 )
 # (sum/mean/prod/median: torch's keepdim= needs dim=, `x.sum(keepdim=True)` is its TypeError)
 STRICT = frozenset(
     "std var std_mean var_mean argmax argmin movedim moveaxis pow sum mean prod median "
-    "nanmedian".split()
+    "nanmedian cumsum cumprod logcumsumexp cummax cummin cumsum_ cumprod_".split()
 )
 
 # Tensor methods: the function's signatures less `input`, and the method-only overloads.
@@ -171,6 +177,8 @@ METHOD_SIGNATURES = {
     "sub_": ("Tensor other, *, Number alpha = 1",),
     "addcmul_": ("Tensor tensor1, Tensor tensor2, *, Number value = 1",),
     "addcdiv_": ("Tensor tensor1, Tensor tensor2, *, Number value = 1",),
+    "cumsum_": ("int dim, *, torch.dtype dtype = None",),
+    "cumprod_": ("int dim, *, torch.dtype dtype = None",),
 }
 
 # torch's deprecated overloads, a Number before the tensors (``p.data.add_(-lr, grad)`` in older
@@ -196,7 +204,7 @@ for _name in ("var_mean", "std_mean"):
     SIGNATURES[_name] = tuple(_drop(s, ("out",)) for s in _REDUCE_VAR)
 for _name in (
     "sum mean prod median nanmedian std var max min sort topk clamp pow add sub addcmul addcdiv "
-    "argmax argmin movedim moveaxis"
+    "argmax argmin movedim moveaxis cumsum cumprod logcumsumexp cummax cummin"
 ).split():
     METHOD_SIGNATURES[_name] = tuple(
         _drop(s, ("input", "out")) for s in SIGNATURES[_name] if not s.startswith("Number self")
@@ -736,7 +744,9 @@ def _slow(name, orig, texts, method, strict=False, holder=()):
         if texts:
             return _resolve(name, orig, _signatures(key, texts), rest, kwargs, lead, error)
         doc = _Signature(_doc_signature(orig, name, method))
-        raise type_error(name, [doc], rest, kwargs) from None
+        raise (
+            overflow_error(name, None, rest, kwargs) or type_error(name, [doc], rest, kwargs)
+        ) from None
 
     def slow(*args, **kwargs):
         out = kwargs.pop("out", None)
@@ -788,7 +798,45 @@ def _resolve(name, orig, sigs, args, kwargs, lead, error):
             number = sig.positional[1 - method].name
             tensors = [bound[p.name] for p in sig.positional if p.name != number]
             return orig(*lead, *tensors, **{number: bound[number]})
-    raise type_error(name, sigs, args, kwargs) from None
+    raise (
+        overflow_error(name, sigs, args, kwargs) or type_error(name, sigs, args, kwargs)
+    ) from None
+
+
+class _Wide(int):
+    """Stands in for a Python int beyond 64 bits while a call is bound to torch's signatures."""
+
+
+def overflow_error(name, sigs, args, kwargs):
+    """The error torch's parser raises for a call it takes but for a Python int beyond 64 bits
+    (below -2**63 or from 2**64 on), which ember's binding only rejects: ValueError for an int
+    parameter, OverflowError for a Number (or a tensor that takes a number). None when no
+    argument is such an int or the call binds no signature anyway. sigs None: the binding's
+    own signature, whose types are not known here (its ops take a Number)."""
+    wide = [v for v in (*args, *kwargs.values()) if type(v) is int and not -(2**63) <= v < 2**64]
+    if not wide:
+        return None
+    number = OverflowError(
+        "int too big to convert" if wide[0] > 0 else "can't convert negative int to unsigned"
+    )
+    if sigs is None:
+        return number
+    stand_ins = [_Wide(0)] + ([Tensor()] if name in _NUMBERS_AS_TENSORS else [])
+    for stand_in in stand_ins:
+
+        def sub(v):
+            return stand_in if any(v is w for w in wide) else v
+
+        probe = (tuple(sub(a) for a in args), {k: sub(v) for k, v in kwargs.items()})
+        for sig in sigs:
+            bound = sig.bind(*probe)
+            if not isinstance(bound, dict):
+                continue
+            kinds = {p.type for p in sig.params if type(bound.get(p.name)) is _Wide}
+            if kinds & {"int", "tuple of ints"}:
+                return ValueError("Overflow when unpacking long long")
+            return number
+    return None
 
 
 def _warn_deprecated(name, sig, sigs, method):

@@ -129,6 +129,7 @@ REPLACE = {
     "__array_wrap__": tensor.__array_wrap__,
     "__deepcopy__": tensor.__deepcopy__,
     "__reduce_ex__": tensor.__reduce_ex__,
+    "__rtruediv__": tensor_api_s13.__rdiv__,  # torch's rounding: reciprocal, then the product
     # conversions and factories
     "to": tensor.to,
     "type": _legacy_types._type,
@@ -172,7 +173,7 @@ REPLACE = {
     "var": reduce.var,
     "std": reduce.std,
     "norm": reduce.norm,
-    "logsumexp": _forward(_C.logsumexp, "logsumexp"),
+    "logsumexp": reduce.logsumexp,
     "sort": sort.sort,
     "topk": sort.topk,
     "kthvalue": sort.kthvalue,

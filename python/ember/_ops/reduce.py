@@ -19,6 +19,7 @@ __all__ = [
     "norm",
     "nansum",
     "nanmean",
+    "logsumexp",
     "aminmax",
     "dist",
     "renorm",
@@ -170,6 +171,24 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
         )
     count = (~isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def logsumexp(input, dim, keepdim=False):
+    """logsumexp(input, dim, keepdim=False, *, out=None) -> Tensor
+
+    The log of the sum of exp(input) over dim, without overflow."""
+    if (
+        isinstance(dim, (tuple, list))
+        and not dim
+        and not keepdim
+        and input.dim() > 0
+        and input.numel() > 0
+    ):
+        # torch reduces an empty dim list over every dim with keepdim, then refuses to write
+        # that all-ones shape into the 0-d result (an empty input skips the write)
+        ones = ", ".join(["1"] * input.dim())
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape [{ones}]")
+    return _C.logsumexp(input, dim, keepdim)
 
 
 def aminmax(input, *, dim=None, keepdim=False):

@@ -246,6 +246,10 @@ def nanmedian(input, dim=None, keepdim=False):
     x = input.reshape(-1) if dim is None else input
     d = -1 if dim is None else dim
     if x.dim() == 0:
+        if dim is not None and not -1 <= dim <= 0:  # a 0-d tensor's dims are [-1, 0] as torch's
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+            )
         x = x.reshape(1)
         d = 0
     if x.shape[d] == 0 and dim is None:

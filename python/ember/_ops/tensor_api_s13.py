@@ -8,7 +8,6 @@ from .._C import Tensor
 __all__ = []
 
 # The binding's own functions (never a mode's routing wrapper, which may stand in Tensor later).
-_rtruediv = Tensor.__dict__["__rtruediv__"]
 _truediv = Tensor.__dict__["__truediv__"]
 _itruediv = Tensor.__dict__["__itruediv__"]
 
@@ -16,10 +15,11 @@ _itruediv = Tensor.__dict__["__itruediv__"]
 def __rdiv__(self, other):
     """__rdiv__(other) -> Tensor
 
-    other / self: the true division with self as the divisor (what `2 / t` calls); returns
-    NotImplemented for an operand that is not a number or tensor, as torch's does."""
+    other / self: as torch's, self's reciprocal times other (so `200 / t` rounds as
+    `t.reciprocal() * 200`, not as a division); returns NotImplemented for an operand that is
+    not a number or tensor, as torch's does."""
     try:
-        return _rtruediv(self, other)
+        return self.reciprocal() * other
     except TypeError:
         return NotImplemented
 

@@ -25,6 +25,7 @@ from .._ops import nn as _nn
 from .._ops.creation import full, ones, tensor, zeros
 from .._ops.elementwise import mvlgamma
 from .._ops.index import where
+from .._ops.reduce import logsumexp  # noqa: F401
 
 __all__ = [
     "expit",
@@ -287,13 +288,6 @@ def round(input, *, decimals=0):  # noqa: A001
 
     Rounds half to even, to the given number of decimals."""
     return _C.round(input, decimals=decimals)
-
-
-def logsumexp(input, dim, keepdim=False):
-    """logsumexp(input, dim, keepdim=False)
-
-    The log of the sum of exp(input) over dim, without overflow."""
-    return _C.logsumexp(input, dim, keepdim)
 
 
 def _two_args(name, first, second, a, b, out):
