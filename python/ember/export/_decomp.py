@@ -110,15 +110,20 @@ def _trace(fn, args, kwargs):
     return fx.Tracer().trace(scope["decomposition"]), nodes
 
 
-def apply(graph, table):
-    """A new Graph with each call the table covers replaced by its decomposition's calls."""
-    table = _Table(table)
-    if not table.by_id and not table.by_name:
+def apply(graph, table, find=None):
+    """A new Graph with each call the table covers replaced by its decomposition's calls
+    (``find(node)``: the decomposition of a node, or None, in place of a table); ``graph``
+    itself when there is none."""
+    if find is None:
+        table = _Table(table)
+        find = table.find
+    calls = [n for n in graph.nodes if n.op in ("call_function", "call_method")]
+    if not any(find(n) is not None for n in calls):
         return graph
     new = fx.Graph()
     env = {}
     for node in graph.nodes:
-        fn = table.find(node) if node.op in ("call_function", "call_method") else None
+        fn = find(node) if node.op in ("call_function", "call_method") else None
         if fn is None:
             env[node] = new.node_copy(node, lambda n: env[n])
             env[node].meta.update(node.meta)
