@@ -8,7 +8,7 @@ import operator
 import sys
 
 from .. import fx
-from . import _aten_names, _factories, _ops, _writes
+from . import _aten_names, _factories, _ops, _rnn, _writes
 from ._tracing import capturing
 from .exported_program import tree_flatten
 from .graph_signature import (
@@ -99,6 +99,10 @@ class _InlineTracer(fx.Tracer):
 
     def is_leaf_module(self, m, module_qualified_name):
         return False
+
+    def call_module(self, m, forward, args, kwargs):
+        recorded = _rnn.module_call(self, m, args, kwargs)  # nn.LSTM: aten.lstm.input, as torch
+        return recorded if recorded is not None else super().call_module(m, forward, args, kwargs)
 
     def _autowrap_globals(self, globals_):
         # ember's own Python functions call the ops by module-level names bound to the extension

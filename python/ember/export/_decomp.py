@@ -110,6 +110,23 @@ def _trace(fn, args, kwargs):
     return fx.Tracer().trace(scope["decomposition"]), nodes
 
 
+def splice(graph, fn, args, read, meta):
+    """Traces ``fn`` on ``args`` (their Nodes as inputs) and copies its calls into ``graph``,
+    reading each input Node through ``read``; returns the result (a node or a tuple of them).
+    The new nodes get ``meta``'s entries but its example value (the caller's to set)."""
+    sub, inputs = _trace(fn, args, {})
+    env, it = {}, iter(inputs)
+    for sn in sub.nodes:
+        if sn.op == "placeholder":
+            env[sn] = read(next(it))
+        elif sn.op == "output":
+            return fx.map_arg(sn.args[0], lambda m: env[m])
+        else:
+            env[sn] = graph.node_copy(sn, lambda m: env[m])
+            env[sn].meta.update({k: v for k, v in meta.items() if k != "val"})
+    return None
+
+
 def apply(graph, table, find=None):
     """A new Graph with each call the table covers replaced by its decomposition's calls
     (``find(node)``: the decomposition of a node, or None, in place of a table); ``graph``

@@ -308,7 +308,7 @@ def _lower_view_writes(graph):
     value (later reads read it); a write whose views are read elsewhere afterwards stays (save
     refuses it by name). A new Graph; ``graph`` itself when there is nothing to lower."""
     from .. import fx
-    from ._decomp import _trace
+    from ._decomp import splice
 
     nodes = list(graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
@@ -334,16 +334,8 @@ def _lower_view_writes(graph):
         bval = base.meta["val"]
         scalar = _packet(node) == "fill_"
         fn = _write_through(tuple(bval.shape), bval.dtype, steps, scalar)
-        sub, inputs = _trace(fn, (base, node.args[1]), {})
-        sub_env, it = {}, iter(inputs)
-        for sn in sub.nodes:
-            if sn.op == "placeholder":
-                sub_env[sn] = read(next(it))
-            elif sn.op == "output":
-                current[base] = sub_env[sn.args[0]]
-            else:
-                sub_env[sn] = new.node_copy(sn, lambda m: sub_env[m])
-                sub_env[sn].meta.update(node.meta)
+        current[base] = splice(new, fn, (base, node.args[1]), read, node.meta)
+        current[base].meta["val"] = base.meta["val"]  # its size and dtype
         env[node] = current[base]
     for node in reversed(list(new.nodes)):  # the chains the writes read: unused now
         if node.op == "call_function" and not node.users and _packet(node) in _STEPS:
