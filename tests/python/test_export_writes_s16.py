@@ -199,3 +199,16 @@ def test_random_factories_draw_anew_and_are_not_saved(tmp_path):
     first = m(x)
     ember.manual_seed(3)
     assert ember.equal(m(x), first)
+
+
+def test_onnx_export_of_a_program_writing_intermediates(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    for case in ("put_number", "put_mask", "put_views", "fill"):
+        m, args = _cases(ember)[case]
+        ep = ember.export.export(m, args)
+        path = str(tmp_path / f"{case}.onnx")
+        ember.onnx.export(ep, args, path)
+        sess = ort.InferenceSession(path)
+        feeds = {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)}
+        got = [ember.tensor(v) for v in sess.run(None, feeds)]
+        _close(got, _flatten(m(*args)))
