@@ -86,8 +86,9 @@ def _index(x, indices):
 
 def _index_put(name):
     def call(x, indices, values, accumulate=False):
-        # Tensor.index_put_ takes a tuple; torch's overload a list, None for a dim left whole
-        return getattr(x, name)(tuple(indices), values, accumulate)
+        # Tensor.index_put_ takes a tuple; torch's overload a list, None for a dim left whole;
+        # values of another dtype are written as x[indices] = values writes them
+        return getattr(x, name)(tuple(indices), values.to(x.dtype), accumulate)
 
     return call
 

@@ -64,6 +64,9 @@ def _cases(lib):
             y[0] = 3.0
             y[1:, 2:] = 0
             y[-1, 1:3] = v[:2] * 2
+            y[2, 0] = v[2]  # a 0-d view: copy_, as torch's
+            y[2, 3] = 1.5
+            y[1, 1:] = v[0]  # a 0-d value into a 1-d view: fill_.Tensor
             z = y.relu()  # reads y after its writes
             z[1] = 9
             return y, z

@@ -104,20 +104,26 @@ def capture(node, args):
     for ov, step_args in steps:  # select.int / slice.Tensor without a step: lowered below
         if ov not in ("select.int", "slice.Tensor") or len(step_args) > 3:
             return None
-    ov = "fill_.Tensor" if lift else "copy_.default"
+    view = base
+    for ov, step_args in steps:
+        view = overload_of(ov)(view, *step_args)
+    # torch's indexing copies a value of the view's size, fills a 0-d one (z[0] = v[0])
+    scalar = (lift or value.meta["val"].dim() == 0) and view.dim() > 0
+    ov = "fill_.Tensor" if scalar else "copy_.default"
     return steps, overload_of(ov), (value,), lift
 
 
 # -- lowering onto the runtime op set ---------------------------------------------------------
 
 
-def _put_mask(dim, x, mask, mask_shape, tail, values, values_shape):
+def _put_mask(dim, x, mask, mask_shape, tail, values, values_shape, dtype):
     """``x[(slice(None),) * dim + (mask,)] = values`` from runtime ops (``tail``: x's dims after
     the mask's, ``values_shape`` None for a number)."""
     e = _ember()
     m = mask.reshape(tuple(mask_shape) + (1,) * tail) if tail else mask
     if values_shape is None:
         return x.masked_fill(m, values)
+    values = values.to(dtype)  # x's, as x[mask] = values writes another dtype's values
     if len(values_shape) == 0:
         return e.where(m, values, x)
     # the k-th True position reads values[k] (values' dim `dim` counts the mask's Trues)
@@ -126,7 +132,7 @@ def _put_mask(dim, x, mask, mask_shape, tail, values, values_shape):
     return e.where(m, picked, x)
 
 
-def _put_index(dim, ndim, region, x, idx, values, values_shape):
+def _put_index(dim, ndim, region, x, idx, values, values_shape, dtype):
     """``x[(slice(None),) * dim + (idx,)] = values`` (idx 1-d integers) from runtime ops: each
     position of ``x`` along ``dim`` takes the values of the last entry of idx naming it
     (``region``: the shape of ``x[..., idx, ...]``, ``values_shape`` None for a number)."""
@@ -139,6 +145,7 @@ def _put_index(dim, ndim, region, x, idx, values, values_shape):
     best = hits.long().mul(order).amax(-1)  # per position: 1 + the last entry naming it, or 0
     if values_shape is None:
         return x.masked_fill(best.gt(0), values)
+    values = values.to(dtype)
     if len(values_shape) == 0:
         return e.where(best.gt(0), values, x)
     one = best.unsqueeze(-1).eq(order)
@@ -183,11 +190,11 @@ def _decomposition(node):
         if vs is not None and len(vs) > 0 and vs != tuple(region):
             return None  # broadcast values: not lowered
         tail = xv.dim() - dim - iv.dim()
-        return lambda x, ind, v: _put_mask(dim, x, index_of(ind), iv.shape, tail, v, vs)
+        return lambda x, ind, v: _put_mask(dim, x, index_of(ind), iv.shape, tail, v, vs, xv.dtype)
     if iv.dim() != 1 or iv.dtype not in (_ember().int64, _ember().int32):
         return None
     region = xv.shape[:dim] + iv.shape + xv.shape[dim + 1 :]
-    return lambda x, ind, v: _put_index(dim, xv.dim(), region, x, index_of(ind), v, vs)
+    return lambda x, ind, v: _put_index(dim, xv.dim(), region, x, index_of(ind), v, vs, xv.dtype)
 
 
 def lower(graph):
@@ -332,7 +339,7 @@ def _lower_view_writes(graph):
             continue
         base, steps = writes[node]
         bval = base.meta["val"]
-        scalar = _packet(node) == "fill_"
+        scalar = _packet(node) == "fill_" or node.args[1].meta["val"].dim() == 0
         fn = _write_through(tuple(bval.shape), bval.dtype, steps, scalar)
         current[base] = splice(new, fn, (base, node.args[1]), read, node.meta)
         current[base].meta["val"] = base.meta["val"]  # its size and dtype
