@@ -84,8 +84,21 @@ def _index(x, indices):
     return x[tuple(slice(None) if i is None else i for i in indices)]
 
 
+def _index_put(name):
+    def call(x, indices, values, accumulate=False):
+        # Tensor.index_put_ takes a tuple; torch's overload a list, None for a dim left whole;
+        # values of another dtype are written as x[indices] = values writes them
+        return getattr(x, name)(tuple(indices), values.to(x.dtype), accumulate)
+
+    return call
+
+
 # registered ATen ops whose Python entry point is not a function of their name
-ENTRY_POINTS = {"index": _index}
+ENTRY_POINTS = {
+    "index": _index,
+    "index_put": _index_put("index_put"),
+    "index_put_": _index_put("index_put_"),
+}
 
 
 def _table():

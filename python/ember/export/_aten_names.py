@@ -17,7 +17,7 @@ that overload, and how the arguments map each way:
 import operator
 import sys
 
-from . import _factories
+from . import _factories, _rnn, _writes
 
 __all__ = ["rename", "to_runtime", "install", "overload_of", "eager_call"]
 
@@ -823,6 +823,8 @@ def install():
         return
     _installed.append(True)
     _factories.install()
+    _writes.install()
+    _rnn.install()
     from .._op_overloads import OpOverloadPacket, ops
 
     aten = ops._namespace("aten")

@@ -8,7 +8,7 @@ import operator
 import sys
 
 from .. import fx
-from . import _aten_names, _factories, _ops
+from . import _aten_names, _factories, _ops, _rnn, _writes
 from ._tracing import capturing
 from .exported_program import tree_flatten
 from .graph_signature import (
@@ -99,6 +99,10 @@ class _InlineTracer(fx.Tracer):
 
     def is_leaf_module(self, m, module_qualified_name):
         return False
+
+    def call_module(self, m, forward, args, kwargs):
+        recorded = _rnn.module_call(self, m, args, kwargs)  # nn.LSTM: aten.lstm.input, as torch
+        return recorded if recorded is not None else super().call_module(m, forward, args, kwargs)
 
     def _autowrap_globals(self, globals_):
         # ember's own Python functions call the ops by module-level names bound to the extension
@@ -545,6 +549,10 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         if _training_batch_norm(target, args, kwargs):
             env[node] = _in_place_batch_norm(args, kwargs, call_in_place, buffer_of)
             return
+        write = _writes.capture(node, args)
+        if write is not None and args[0].op != "placeholder":
+            emit_write(node, args[0], *write, env)
+            return
         if _composite(target, args, kwargs):
             result = inline(target, args, kwargs)
             if result is not _NOT_INLINED:
@@ -554,22 +562,67 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         with ember.no_grad():
             new.meta["val"] = target(*value_of(args), **value_of(kwargs))
         new.meta["source_target"] = _ops.target_name(node.target)
-        if "stack_trace" in node.meta:
-            new.meta["stack_trace"] = node.meta["stack_trace"]
+        _copy_trace(node, new)
         vals[new] = new.meta["val"]
         env[node] = new
         if mutated is not None and isinstance(mutated, fx.Node):
-            # later reads of the updated tensor read the new node, through every name it has
-            # (F.relu(y, inplace=True) returns y itself, so a later y.sigmoid_() updates both)
-            root = aliases.get(env[mutated], env[mutated])
-            aliases[new] = root
-            for k, v in list(env.items()):
-                if isinstance(v, fx.Node) and aliases.get(v, v) is root:
-                    env[k] = new
-            env[mutated] = new
+            read_update(mutated, new, env)
             new.meta["in_place_of_intermediate"] = True  # shown as torch's add_ (_aten_names)
 
     aliases = {}  # result of an in-place call -> the node whose tensor it updated
+
+    def emit_write(node, base, steps, target, rest, lift, env):
+        """y[idx] = v, y.fill_(v), y[0] = v: torch's in-place overload on y (later reads
+        reading its result) or on y's view (select/slice steps; later reads read y)."""
+        if lift:  # before the view, as torch's indexing makes the value first
+            rest = rest[:-1] + (lift_number(rest[-1], vals[base].dtype),)
+        cur = base
+        for ov, step_args in steps:
+            step = _aten_names.overload_of(ov)
+            cur = out.call_function(step, (cur, *step_args), {})
+            cur.meta["val"] = vals[cur] = step(vals[cur.args[0]], *step_args)
+            _copy_trace(node, cur)
+        new = out.call_function(target, (cur, *rest), {})
+        with ember.no_grad():
+            new.meta["val"] = vals[new] = target(vals[cur].clone(), *value_of(rest))
+        _copy_trace(node, new)
+        if not steps:
+            read_update(node.args[0], new, env)
+        env[node] = new  # y.fill_(v) returns y
+
+    def lift_number(value, dtype):
+        """``lift_fresh_copy`` of a new constant input holding ``value`` (``y[idx] = 0.0``), as
+        torch's export lifts the tensor its indexing makes of a number."""
+        k = 0
+        while f"lifted_tensor_{k}" in constants:
+            k += 1
+        target = f"lifted_tensor_{k}"
+        constants[target] = tensor = ember.tensor(value, dtype=dtype)
+        first = next(
+            i
+            for i, s in enumerate(input_specs + [None])
+            if s is None or s.kind == InputKind.USER_INPUT
+        )
+        anchor = next(n for n in out.nodes if n.op != "placeholder" or n.name in user_nodes)
+        with out.inserting_before(anchor):
+            ph = out.placeholder("c_" + target)
+        ph.meta["val"] = vals[ph] = tensor
+        input_specs.insert(
+            first, InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(ph.name), target)
+        )
+        copy = out.call_function(_aten_names.overload_of("lift_fresh_copy.default"), (ph,), {})
+        copy.meta["val"] = vals[copy] = tensor.clone()
+        return copy
+
+    def read_update(mutated, new, env):
+        """Later reads of the tensor ``mutated`` read ``new``, through every name it has
+        (F.relu(y, inplace=True) returns y itself, so a later y.sigmoid_() updates both)."""
+        root = aliases.get(env[mutated], env[mutated])
+        aliases[new] = root
+        for k, v in list(env.items()):
+            if isinstance(v, fx.Node) and aliases.get(v, v) is root:
+                env[k] = new
+        env[mutated] = new
 
     def call_in_place(target, args, kwargs):
         """A call_function node updating buffers in place; its example value is computed on
@@ -631,6 +684,11 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
 
 
 _NOT_INLINED = object()
+
+
+def _copy_trace(node, new):
+    if "stack_trace" in node.meta:
+        new.meta["stack_trace"] = node.meta["stack_trace"]
 
 
 def _split_multi_outputs(result, graph, vals):

@@ -110,15 +110,37 @@ def _trace(fn, args, kwargs):
     return fx.Tracer().trace(scope["decomposition"]), nodes
 
 
-def apply(graph, table):
-    """A new Graph with each call the table covers replaced by its decomposition's calls."""
-    table = _Table(table)
-    if not table.by_id and not table.by_name:
+def splice(graph, fn, args, read, meta):
+    """Traces ``fn`` on ``args`` (their Nodes as inputs) and copies its calls into ``graph``,
+    reading each input Node through ``read``; returns the result (a node or a tuple of them).
+    The new nodes get ``meta``'s entries but its example value (the caller's to set)."""
+    sub, inputs = _trace(fn, args, {})
+    env, it = {}, iter(inputs)
+    for sn in sub.nodes:
+        if sn.op == "placeholder":
+            env[sn] = read(next(it))
+        elif sn.op == "output":
+            return fx.map_arg(sn.args[0], lambda m: env[m])
+        else:
+            env[sn] = graph.node_copy(sn, lambda m: env[m])
+            env[sn].meta.update({k: v for k, v in meta.items() if k != "val"})
+    return None
+
+
+def apply(graph, table, find=None):
+    """A new Graph with each call the table covers replaced by its decomposition's calls
+    (``find(node)``: the decomposition of a node, or None, in place of a table); ``graph``
+    itself when there is none."""
+    if find is None:
+        table = _Table(table)
+        find = table.find
+    calls = [n for n in graph.nodes if n.op in ("call_function", "call_method")]
+    if not any(find(n) is not None for n in calls):
         return graph
     new = fx.Graph()
     env = {}
     for node in graph.nodes:
-        fn = table.find(node) if node.op in ("call_function", "call_method") else None
+        fn = find(node) if node.op in ("call_function", "call_method") else None
         if fn is None:
             env[node] = new.node_copy(node, lambda n: env[n])
             env[node].meta.update(node.meta)

@@ -6,14 +6,18 @@ where a symbolic trace would bake its value in. ember's export tracer records th
 (``records(func)``), the capture renames them (``overload_call``), and ``ember.ops.aten`` gets
 the overloads (``install``). The runtime op set has no factories: ``run_decompositions`` (and so
 ``save``) turns each factory node whose arguments are all Python values into a constant input
-of the program (``fold``), torch's lifted-constant form."""
+of the program (``fold``), torch's lifted-constant form. Random factories (``randn``,
+``rand_like``) are recorded as torch does but never folded: each run draws anew, so their
+programs run in Python (``module()``), not in the C++ runtime."""
 
 import sys
 
-__all__ = ["records", "overload_call", "install", "fold"]
+__all__ = ["records", "overload_call", "install", "fold", "is_random"]
 
 _OPTIONS = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
 _OPTIONS += "pin_memory=None"
+_LONG_OPTIONS = _OPTIONS.replace("ScalarType? dtype=None", "ScalarType? dtype=long")
+_FORMAT = "MemoryFormat? memory_format=None"
 _SCHEMAS = {
     "zeros.default": f"zeros(SymInt[] size, {_OPTIONS}) -> Tensor",
     "ones.default": f"ones(SymInt[] size, {_OPTIONS}) -> Tensor",
@@ -27,7 +31,17 @@ _SCHEMAS = {
     "eye.default": f"eye(SymInt n, {_OPTIONS}) -> Tensor",
     "eye.m": f"eye.m(SymInt n, SymInt m, {_OPTIONS}) -> Tensor",
     "linspace.default": f"linspace(Scalar start, Scalar end, int steps, {_OPTIONS}) -> Tensor",
+    "randn.default": f"randn(SymInt[] size, {_OPTIONS}) -> Tensor",
+    "rand.default": f"rand(SymInt[] size, {_OPTIONS}) -> Tensor",
+    "randint.default": f"randint(SymInt high, SymInt[] size, {_LONG_OPTIONS}) -> Tensor",
+    "randint.low": f"randint.low(SymInt low, SymInt high, SymInt[] size, {_LONG_OPTIONS}) -> "
+    "Tensor",
+    "randn_like.default": f"randn_like(Tensor self, {_OPTIONS}, {_FORMAT}) -> Tensor",
+    "rand_like.default": f"rand_like(Tensor self, {_OPTIONS}, {_FORMAT}) -> Tensor",
 }
+#: factories drawing random numbers: kept as nodes when decomposed (a constant would repeat
+#: one draw), so programs using them run in Python only
+_RANDOM = ("randn", "rand", "randint", "randn_like", "rand_like")
 _OPTION_NAMES = ("dtype", "layout", "device", "pin_memory")
 
 
@@ -44,18 +58,23 @@ def _size(args):
 
 def _split(name, args):
     """(overload, positional args in torch's schema) of a factory called with ``args``."""
-    if name in ("zeros", "ones", "empty"):
+    if name in ("zeros", "ones", "empty", "randn", "rand"):
         return ("empty.memory_format" if name == "empty" else f"{name}.default"), [_size(args)]
     if name == "full":
         return "full.default", [_size(args[:1]), args[1]]
     if name == "arange":
         return ("arange.default", "arange.start", "arange.start_step")[len(args) - 1], list(args)
+    if name == "randint":
+        low = [] if len(args) == 2 else [args[0]]
+        return ("randint.low" if low else "randint.default"), low + [args[-2], _size(args[-1:])]
+    if name in ("randn_like", "rand_like"):
+        return f"{name}.default", [args[0]]
     if name == "eye":
         return ("eye.default" if len(args) == 1 else "eye.m"), list(args)
     return "linspace.default", list(args)
 
 
-_NAMES = ("zeros", "ones", "full", "empty", "arange", "eye", "linspace")
+_NAMES = ("zeros", "ones", "full", "empty", "arange", "eye", "linspace") + _RANDOM
 
 
 def _functions():
@@ -77,7 +96,12 @@ def records(func, kwargs):
         name = _functions().get(overrides.original(func))
     except TypeError:  # unhashable
         return False
-    return name is not None and not kwargs.get("requires_grad") and kwargs.get("out") is None
+    return (
+        name is not None
+        and not kwargs.get("requires_grad")
+        and kwargs.get("out") is None
+        and kwargs.get("generator") is None
+    )
 
 
 def overload_call(target, args, kwargs):
@@ -100,7 +124,8 @@ def overload_call(target, args, kwargs):
     out_kwargs = {}
     if kwargs.get("dtype") is not None:
         out_kwargs["dtype"] = kwargs["dtype"]
-    out_kwargs["device"] = _ember().device(device if device is not None else "cpu")
+    if not ov.startswith(("randn_like", "rand_like")):  # a *_like call keeps its input's
+        out_kwargs["device"] = _ember().device(device if device is not None else "cpu")
     out_kwargs["pin_memory"] = bool(kwargs.get("pin_memory") or False)
     return overload_of(ov), positional, out_kwargs
 
@@ -113,6 +138,8 @@ def _call(ov):
         kwargs.pop("pin_memory", None)  # CPU memory only
         if name == "full":
             return _ember().full(args[0], args[1], **kwargs)
+        if name == "randint":
+            return _ember().randint(*args[:-1], tuple(args[-1]), **kwargs)
         return getattr(_ember(), name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = "aten_" + ov.replace(".", "_")
@@ -145,6 +172,11 @@ def _is_factory(node):
     return node.op == "call_function" and ov in _SCHEMAS
 
 
+def is_random(node):
+    """Whether ``node`` calls a random factory (``aten.randn.default``)."""
+    return _is_factory(node) and node.target.overloadpacket._name in _RANDOM
+
+
 def fold(graph, signature, constants):
     """Replaces each factory node of ``graph`` whose arguments hold no graph value by a new
     CONSTANT_TENSOR input (``c_lifted_tensor_<k>``, before the user inputs) holding its value.
@@ -154,7 +186,7 @@ def fold(graph, signature, constants):
 
     found = []
     for node in graph.nodes:
-        if _is_factory(node):
+        if _is_factory(node) and not is_random(node):
             has_node = []
             fx.map_arg((node.args, node.kwargs), has_node.append)
             if not has_node:

@@ -6,7 +6,7 @@ import sys
 
 from .. import fx
 from ..nn import Module, Parameter
-from . import _factories, _ops
+from . import _factories, _ops, _rnn, _writes
 from .graph_signature import InputKind, OutputKind
 
 __all__ = ["ExportedProgram"]
@@ -259,6 +259,8 @@ class ExportedProgram:
         from ._functionalize import functionalize
 
         old, signature = self.graph, self._graph_signature
+        old = _writes.lower(old)  # y[idx] = v, y.fill_(v): the runtime has no writes
+        old = _rnn.lower(old)  # aten.lstm.input: rnn_layer per layer and direction
         functional = functionalize(old, signature)
         if functional is not None:
             old, signature = functional
@@ -280,6 +282,8 @@ class ExportedProgram:
                     mapped = _ops.normalize(node.target, node.args, dict(node.kwargs))
                 except _ops.Unsupported as e:
                     reason = str(e)
+                if mapped is None and _factories.is_random(node):
+                    reason = "random numbers, drawn anew on each run: the runtime has no generator"
             if mapped is not None:
                 op, args = mapped
                 n = new.call_function(

@@ -311,13 +311,17 @@ class Node:
         """is_impure() -> bool
 
         True when the node must not be removed although nothing uses it: placeholders and
-        outputs, in-place methods (names ending in ``_``), random ops, side-effectful functions.
+        outputs, in-place methods (names ending in ``_``), op overloads writing an argument,
+        random ops, side-effectful functions.
         """
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
             t = self.target
             if t in _side_effectful_functions:
+                return True
+            schema = getattr(t, "_schema", None)  # an OpOverload writing an argument (copy_)
+            if schema is not None and any(a.is_write for a in schema.arguments):
                 return True
             name = getattr(t, "__name__", "")
             return (

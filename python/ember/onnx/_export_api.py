@@ -307,11 +307,12 @@ def _module_of_exported_program(program):
     import copy
 
     from .. import fx
-    from ..export import _aten_names
+    from ..export import _aten_names, _writes
     from ..export.graph_signature import InputKind
 
     root = program.module()
-    graph = copy.deepcopy(program.graph)
+    # y[idx] = v, y.fill_(v) as functional ember calls (the overloads have no ONNX function)
+    graph = copy.deepcopy(_writes.lower(program.graph))
     lifted = {
         spec.arg.name: spec.target
         for spec in program.graph_signature.input_specs
