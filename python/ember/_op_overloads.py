@@ -366,6 +366,19 @@ _seen = set()  # dispatcher entry names already given an overload
 _custom_calls = {}  # entry name -> call of a Python custom op (ember.library registers these)
 
 
+def add_aten_overloads(entries):
+    """Adds each (``name.overload``, schema, function) of ``entries`` that ``ember.ops.aten``
+    lacks; an overload already there is kept."""
+    aten = ops._namespace("aten")
+    for ov, schema, fn in entries:
+        name, _, overload = ov.partition(".")
+        packet = aten._packets.get(name)
+        if packet is None:
+            packet = aten._packets[name] = OpOverloadPacket("aten", name)
+        if overload not in packet._overloads:
+            packet._add(overload, "aten::" + schema, fn)
+
+
 def _split_entry(entry_name):
     """'add.Tensor' -> ('aten', 'add', 'Tensor'); 'ns::f' -> ('ns', 'f', 'default')."""
     ns, sep, rest = entry_name.partition("::")

@@ -822,19 +822,12 @@ def install():
     if _installed:
         return
     _installed.append(True)
-    _factories.install()
-    _writes.install()
-    _rnn.install()
-    from .._op_overloads import OpOverloadPacket, ops
+    from .._op_overloads import add_aten_overloads
 
-    aten = ops._namespace("aten")
-    for ov, entry in _BY_OVERLOAD.items():
-        name, _, overload = ov.partition(".")
-        packet = aten._packets.get(name)
-        if packet is None:
-            packet = aten._packets[name] = OpOverloadPacket("aten", name)
-        if overload not in packet._overloads:
-            packet._add(overload, "aten::" + entry.schemas[ov], _runner(ov))
+    add_aten_overloads(_factories.overloads())
+    add_aten_overloads(_writes.overloads())
+    add_aten_overloads(_rnn.overloads())
+    add_aten_overloads((ov, e.schemas[ov], _runner(ov)) for ov, e in _BY_OVERLOAD.items())
 
 
 def _runner(ov):

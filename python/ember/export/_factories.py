@@ -12,7 +12,7 @@ programs run in Python (``module()``), not in the C++ runtime."""
 
 import sys
 
-__all__ = ["records", "overload_call", "install", "fold", "is_random"]
+__all__ = ["records", "overload_call", "overloads", "fold", "is_random"]
 
 _OPTIONS = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
 _OPTIONS += "pin_memory=None"
@@ -146,24 +146,9 @@ def _call(ov):
     return call
 
 
-_installed = []
-
-
-def install():
-    """Adds the factory overloads to ``ember.ops.aten`` (once; a registered one is kept)."""
-    if _installed:
-        return
-    _installed.append(True)
-    from .._op_overloads import OpOverloadPacket, ops
-
-    aten = ops._namespace("aten")
-    for ov, schema in _SCHEMAS.items():
-        name, _, overload = ov.partition(".")
-        packet = aten._packets.get(name)
-        if packet is None:
-            packet = aten._packets[name] = OpOverloadPacket("aten", name)
-        if overload not in packet._overloads:
-            packet._add(overload, "aten::" + schema, _call(ov))
+def overloads():
+    """The factory overloads, as (``name.overload``, schema, function) for ``ember.ops.aten``."""
+    return ((ov, schema, _call(ov)) for ov, schema in _SCHEMAS.items())
 
 
 def _is_factory(node):

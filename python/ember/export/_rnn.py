@@ -11,7 +11,7 @@ weight list, read by getitem. The export tracer records that call for the layer 
 import operator
 import sys
 
-__all__ = ["module_call", "install", "lower"]
+__all__ = ["module_call", "overloads", "lower"]
 
 _TAIL = "bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool "
 _TAIL += "batch_first)"
@@ -56,24 +56,10 @@ def _gru(input, hx, params, *flags):
     return _run("GRU", input, hx, None, params, *flags)[:2]
 
 
-_installed = []
-
-
-def install():
-    """Adds ``lstm.input``/``gru.input`` to ``ember.ops.aten`` (once; a registered one is kept)."""
-    if _installed:
-        return
-    _installed.append(True)
-    from .._op_overloads import OpOverloadPacket, ops
-
-    aten = ops._namespace("aten")
-    for ov, fn in (("lstm.input", _lstm), ("gru.input", _gru)):
-        name, _, overload = ov.partition(".")
-        packet = aten._packets.get(name)
-        if packet is None:
-            packet = aten._packets[name] = OpOverloadPacket("aten", name)
-        if overload not in packet._overloads:
-            packet._add(overload, "aten::" + _SCHEMAS[ov], fn)
+def overloads():
+    """``lstm.input``/``gru.input`` as (``name.overload``, schema, function) for
+    ``ember.ops.aten``."""
+    return ((ov, _SCHEMAS[ov], fn) for ov, fn in (("lstm.input", _lstm), ("gru.input", _gru)))
 
 
 def module_call(tracer, m, args, kwargs):

@@ -11,7 +11,7 @@ one index tensor is a ``where`` between the tensor and the values gathered at ea
 import operator
 import sys
 
-__all__ = ["capture", "install", "lower"]
+__all__ = ["capture", "overloads", "lower"]
 
 
 def _ember():
@@ -41,24 +41,10 @@ _SCHEMAS = {
     "lift_fresh_copy.default": ("lift_fresh_copy(Tensor self) -> Tensor", _lift_fresh_copy),
 }
 
-_installed = []
 
-
-def install():
-    """Adds the write overloads ``ember.ops.aten`` lacks (once; a registered one is kept)."""
-    if _installed:
-        return
-    _installed.append(True)
-    from .._op_overloads import OpOverloadPacket, ops
-
-    aten = ops._namespace("aten")
-    for ov, (schema, fn) in _SCHEMAS.items():
-        name, _, overload = ov.partition(".")
-        packet = aten._packets.get(name)
-        if packet is None:
-            packet = aten._packets[name] = OpOverloadPacket("aten", name)
-        if overload not in packet._overloads:
-            packet._add(overload, "aten::" + schema, fn)
+def overloads():
+    """The write overloads, as (``name.overload``, schema, function) for ``ember.ops.aten``."""
+    return ((ov, schema, fn) for ov, (schema, fn) in _SCHEMAS.items())
 
 
 def _val(a):
