@@ -57,6 +57,24 @@ def _unpack(packed):
     return packed if isinstance(packed, tuple) else (packed.qweight, packed.bias)
 
 
+def _weight_observer(mod):
+    """The weight observer factory of a float recurrent module being quantized dynamically
+    (its qconfig's, else the default dynamic one's) and the dtype it gives, checked as torch's."""
+    if not hasattr(mod, "qconfig"):
+        raise AssertionError("Input float module must have qconfig defined")
+    if mod.qconfig is not None and mod.qconfig.weight is not None:
+        make_observer = mod.qconfig.weight
+    else:
+        from .....quantization.qconfig import default_dynamic_qconfig  # the workflow package
+
+        make_observer = default_dynamic_qconfig.weight
+    e = _ember()
+    dtype = make_observer().dtype
+    if dtype not in (e.qint8, e.float16):
+        raise RuntimeError(f"Unsupported dtype for dynamic RNN quantization: {dtype}")
+    return make_observer, dtype
+
+
 _GATES = {"LSTM": 4, "GRU": 3}
 
 
@@ -250,17 +268,7 @@ class RNNBase(Module):
             raise AssertionError(
                 "nn.quantized.dynamic.RNNBase.from_float only works for nn.LSTM and nn.GRU"
             )
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError("Input float module must have qconfig defined")
-        if mod.qconfig is not None and mod.qconfig.weight is not None:
-            make_observer = mod.qconfig.weight
-        else:
-            from .....quantization.qconfig import default_dynamic_qconfig  # the workflow package
-
-            make_observer = default_dynamic_qconfig.weight
-        dtype = make_observer().dtype
-        if dtype not in (e.qint8, e.float16):
-            raise RuntimeError(f"Unsupported dtype for dynamic RNN quantization: {dtype}")
+        make_observer, dtype = _weight_observer(mod)
         q = (GRU if type(mod).__name__ == "GRU" else LSTM)(
             mod.input_size,
             mod.hidden_size,

@@ -4,7 +4,7 @@ float, as torch's quantized_*_cell_dynamic kernels."""
 
 from ......nn.modules.module import Module
 from ...modules.utils import _ember, _quantize_weight
-from .rnn import _pack, _project
+from .rnn import _pack, _project, _weight_observer
 
 __all__ = ["RNNCellBase", "LSTMCell", "GRUCell", "RNNCell"]
 
@@ -94,17 +94,7 @@ class RNNCellBase(Module):
                 "nn.quantized.dynamic.RNNCellBase.from_float only works for nn.LSTMCell, "
                 "nn.GRUCell and nn.RNNCell"
             )
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError("Input float module must have qconfig defined")
-        if mod.qconfig is not None and mod.qconfig.weight is not None:
-            make_observer = mod.qconfig.weight
-        else:
-            from .....quantization.qconfig import default_dynamic_qconfig  # the workflow package
-
-            make_observer = default_dynamic_qconfig.weight
-        dtype = make_observer().dtype
-        if dtype not in (e.qint8, e.float16):
-            raise RuntimeError(f"Unsupported dtype for dynamic RNN quantization: {dtype}")
+        make_observer, dtype = _weight_observer(mod)
         if not mod.bias:
             raise AssertionError("mod.bias must be True")
         extra = {"nonlinearity": mod.nonlinearity} if name == "RNNCell" else {}
