@@ -59,14 +59,15 @@ struct Order {
 
 // Items enter in position order, so a stable sort on values alone yields the (value, position)
 // order, with half the comparisons of Order (and measured several times faster than std::sort).
+// Unstable: std::sort on values alone, the order torch gives an unstable request.
 template <class K>
-void sort_by_value(std::vector<Item<K>>& items, bool descending) {
-  if (descending)
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item<K>& a, const Item<K>& b) { return less(b.first, a.first); });
-  else
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item<K>& a, const Item<K>& b) { return less(a.first, b.first); });
+void sort_by_value(std::vector<Item<K>>& items, bool descending, bool stable = true) {
+  auto run = [&](auto by) {
+    if (stable) std::stable_sort(items.begin(), items.end(), by);
+    else std::sort(items.begin(), items.end(), by);
+  };
+  if (descending) run([](const Item<K>& a, const Item<K>& b) { return less(b.first, a.first); });
+  else run([](const Item<K>& a, const Item<K>& b) { return less(a.first, b.first); });
 }
 
 // Runs f(row, out_base) for every row of a contiguous (outer, size, inner) input, with `row`
@@ -105,16 +106,7 @@ std::tuple<Tensor, Tensor> sort_kernel(const Tensor& self, int64_t dim, bool des
     bool radix = x.dim() == 1 && !descending && is_integral(self.dtype(), false) &&
                  x.numel() >= kRadixSortMinimum;
     for_each_row<T>(x, dim, n, [&](auto& row, auto out) {
-      using K = typename std::decay_t<decltype(row)>::value_type::first_type;
-      if (stable || radix) sort_by_value(row, descending);
-      else if (descending)
-        std::sort(row.begin(), row.end(), [](const Item<K>& a, const Item<K>& b) {
-          return (is_nan(a.first) && !is_nan(b.first)) || a.first > b.first;
-        });
-      else
-        std::sort(row.begin(), row.end(), [](const Item<K>& a, const Item<K>& b) {
-          return (!is_nan(a.first) && is_nan(b.first)) || a.first < b.first;
-        });
+      sort_by_value(row, descending, stable || radix);
       for (int64_t j = 0; j < n; ++j) {
         vo[out(j)] = T(row[size_t(j)].first);
         io[out(j)] = row[size_t(j)].second;
@@ -197,9 +189,7 @@ struct KthPick {
   int64_t k;
   template <class Row>
   size_t operator()(Row& row) const {
-    auto gt = [](const auto& a, const auto& b) {
-      return (is_nan(a.first) && !is_nan(b.first)) || a.first > b.first;
-    };
+    auto gt = [](const auto& a, const auto& b) { return less(b.first, a.first); };
     auto swap_at = [&row](int64_t i, int64_t j) { std::swap(row[size_t(i)], row[size_t(j)]); };
     int64_t lo = 0, hi = int64_t(row.size()) - 1;
     while (hi > lo) {
