@@ -249,9 +249,7 @@ def _full(shape, fill_value, dtype, requires_grad):
         name = _CPP_NAMES.get(str(dtype), dtype)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     value = _C._tensor(fill_value, dtype)
-    out = value.expand(shape).contiguous()
-    _C._set_requires_grad(out, requires_grad)
-    return out
+    return _finish(value.expand(shape).contiguous(), requires_grad)
 
 
 # The C++ type names torch's conversion error prints.
