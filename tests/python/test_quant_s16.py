@@ -375,7 +375,10 @@ def test_quantized_batch_norm3d_flow_against_torch(relu):
     tc, ty, tb = _bn3d_flow(torch, relu)
     ec, ey, eb = _bn3d_flow(ember, relu)
     assert repr(tc.bn) == repr(ec.bn)
-    assert (tb.q_scale(), tb.q_zero_point()) == (eb.q_scale(), eb.q_zero_point())
+    # The scale comes from the observed float32 min/max, whose last bit depends on the
+    # vector width the batch norm ran with (FMA or not), in torch as in ember.
+    assert eb.q_scale() == pytest.approx(tb.q_scale(), rel=1e-6)
+    assert tb.q_zero_point() == eb.q_zero_point()
     assert np.abs(_ints(tb) - _ints(eb)).max() <= 1
     np.testing.assert_allclose(ty.numpy(), ey.numpy(), atol=tb.q_scale() + 1e-6)
 
