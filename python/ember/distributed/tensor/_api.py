@@ -244,12 +244,15 @@ def _redistribute_local(local, shape, mesh, src, dst):
             local = _shard(local, d.dim, n, me)
         elif isinstance(d, Partial):
             # the value stays: one rank keeps it, the others hold the reduction's identity
-            if d.reduce_op not in ("sum", "avg"):
+            # (max, min and avg of equal values are that value: every rank keeps it)
+            if d.reduce_op not in _OPS:
                 raise NotImplementedError(f"redistribute: Replicate() -> {d}")
-            if d.reduce_op == "avg":
+            if d.reduce_op in ("avg", "max", "min") or me == 0:
                 local = local.clone()
+            elif d.reduce_op == "sum":
+                local = _lib().zeros_like(local)
             else:
-                local = local.clone() if me == 0 else _lib().zeros_like(local)
+                local = _lib().ones_like(local)
         current[md] = d
     return local
 

@@ -15,8 +15,9 @@ DTensors is refused as torch refuses it (one element excepted, taken as Replicat
 
 This module holds the mode, the naming of the routed function, the passthrough of local calls
 and properties, and the table from names to rules; the rules are in _sharding_rules.py
-(elementwise, reductions, matmul, views) and _sharding_rules_nn.py (nn.functional), the helpers
-and the fallback they share in _dispatch_utils.py.
+(elementwise, reductions, matmul, views), _sharding_rules_shape.py (cat, split, indexing, ...)
+and _sharding_rules_nn.py (nn.functional), the helpers and the fallback they share in
+_dispatch_utils.py.
 """
 
 import contextlib
@@ -46,6 +47,7 @@ from ._sharding_rules_nn import (
     _sdpa,
     _softmax,
 )
+from ._sharding_rules_shape import RULES as _SHAPE_RULES
 
 _tls = threading.local()  # per thread: .on (the DTensor mode is active)
 _MODE = None
@@ -138,7 +140,7 @@ _RULES = {}
 def _register():
     for n in _ELEMENTWISE:
         _RULES[n] = _elementwise
-    for n in ("sum", "mean", "amax", "amin", "max", "min"):
+    for n in ("sum", "mean", "amax", "amin", "max", "min", "prod", "any", "all"):
         _RULES[n] = _reduction
     for n in ("mm", "matmul", "bmm", "__matmul__", "__rmatmul__", "linear", "addmm"):
         _RULES[n] = _matmul
@@ -158,6 +160,7 @@ def _register():
     _RULES["unsqueeze"] = _unsqueeze
     for n in ("view", "reshape", "view_as", "reshape_as", "flatten", "unflatten"):
         _RULES[n] = _reshape
+    _RULES.update(_SHAPE_RULES)
     for n in _LOCAL | _SELF_RETURNING:
         _RULES[n] = _local_call
 

@@ -177,6 +177,18 @@ def _elementwise(func, name, args, kwargs):
 
 # --- reductions -----------------------------------------------------------------------------
 
+_PARTIAL_OF = {
+    "sum": "sum",
+    "mean": "sum",
+    "amax": "max",
+    "amin": "min",
+    "max": "max",
+    "min": "min",
+    "prod": "product",
+    "any": "sum",
+    "all": "product",
+}
+
 
 def _reduction(func, name, args, kwargs):
     x = args[0]
@@ -198,22 +210,28 @@ def _reduction(func, name, args, kwargs):
         else:
             dims = [dim] if isinstance(dim, int) else list(dim)
         dims = sorted(d % max(nd, 1) for d in dims)
-    kind = {"sum": "sum", "mean": "sum", "amax": "max", "amin": "min", "max": "max"}.get(
-        name, "min"
-    )
+    # the Partial each reduction leaves over a sharded dim, as torch's: any is a sum of
+    # booleans (nonzero when one piece has a True), all a product
+    kind = _PARTIAL_OF[name]
+    # The local autograd of a max/min/product over one piece differentiates that piece's
+    # result, not the whole one (which picks or multiplies across the ranks): when the
+    # gradient is wanted, the reduced dims are gathered and reduced whole.
+    lib = _lib()
+    exact = kind in ("max", "min", "product") and x.requires_grad and lib.is_grad_enabled()
     src = list(x._placements)
     target = list(src)
     out_pl = []
     sharded_reduced = False
     even = True  # every reduced sharded dim splits into equal pieces
     for md, p in enumerate(src):
-        if isinstance(p, Partial) and (kind != "sum" or p.reduce_op != "sum"):
+        if isinstance(p, Partial) and (name not in ("sum", "mean") or p.reduce_op != "sum"):
             target[md] = Replicate()
             p = Replicate()
         if isinstance(p, Shard) and p.dim in dims:
-            if indices:
+            if indices or exact:
                 target[md] = Replicate()
-                out_pl.append(Replicate())
+                # every rank holds the whole max/min: a valid Partial of that kind
+                out_pl.append(Partial(kind) if exact and kind != "product" else Replicate())
                 continue
             sharded_reduced = True
             even = even and x._shape[p.dim] % mesh.size(md) == 0
@@ -228,7 +246,6 @@ def _reduction(func, name, args, kwargs):
     if keepdim:
         for d in dims:
             out_shape[d] = 1
-    lib = _lib()
     if name == "mean" and sharded_reduced and even:
         # torch's rule: the local mean, averaged over the ranks (P(avg)); exact when the pieces
         # are equal, so unequal ones take the global count below instead. Each element's

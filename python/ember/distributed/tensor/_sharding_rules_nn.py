@@ -66,10 +66,7 @@ _ALONG_DIM = {
     "argmin": (1, None, "reduce"),
     "var": (1, None, "reduce"),
     "std": (1, None, "reduce"),
-    "prod": (1, None, "reduce"),
     "logsumexp": (1, None, "reduce"),
-    "any": (1, None, "reduce"),
-    "all": (1, None, "reduce"),
     "norm": (2, None, "reduce"),
 }
 
