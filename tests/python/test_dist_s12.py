@@ -309,6 +309,57 @@ def test_elastic_record_writes_the_error_file(tmp_path, monkeypatch):
     assert written["message"] == "ValueError: boom", written
     assert "boom" in written["extraInfo"]["py_callstack"]
 
+    # an exit is not an exception to report: no error file (torch's record), exit 0 returns
+    (tmp_path / "error.json").unlink()
+
+    @errors.record
+    def leave(code):
+        raise SystemExit(code)
+
+    assert leave(0) is None
+    with pytest.raises(SystemExit):
+        leave(3)
+    assert not (tmp_path / "error.json").exists()
+
+    # the launcher's report: torch's table, the earliest failure as the root cause with the
+    # traceback of its error file, the others after "Failures:"
+    child = tmp_path / "child.json"
+    child.write_text(
+        json.dumps(
+            {
+                "message": {
+                    "message": "ValueError: boom",
+                    "extraInfo": {"py_callstack": "Traceback\nValueError: boom", "timestamp": "5"},
+                }
+            }
+        )
+    )
+    root = errors.ProcessFailure(local_rank=1, pid=11, exitcode=1, error_file=str(child))
+    killed = errors.ProcessFailure(local_rank=0, pid=10, exitcode=-15, error_file="/nonexistent")
+    assert root.timestamp == 5 and killed.error_file == "<N/A>"
+    assert killed.signal_name() == "SIGTERM"
+    e = errors.ChildFailedError("train.py", {0: killed, 1: root})
+    assert e.get_first_failure() == (1, root)
+    text = str(e)
+    head, cause = text.split("Root Cause (first observed failure):\n")
+    assert head.startswith("\n" + "=" * 60 + "\ntrain.py FAILED\n" + "-" * 60 + "\nFailures:\n")
+    assert "  rank      : 0 (local_rank: 0)\n  exitcode  : -15 (pid: 10)  (SIGTERM)\n" in head
+    assert "  traceback : Signal 15 (SIGTERM) received by PID 10\n" in head
+    assert cause.startswith("[1]:\n  time      : ")
+    assert "  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 11) \n" in cause
+    assert f"  error_file: {child}\n  traceback : Traceback\n  ValueError: boom\n" in cause
+    assert cause.endswith("=" * 60)
+
+    # a nested launcher's record passes the root cause's error file up as its own
+    @errors.record
+    def nested():
+        raise e
+
+    with pytest.raises(errors.ChildFailedError):
+        nested()
+    passed = json.loads((tmp_path / "error.json").read_text())["message"]
+    assert passed["message"] == "ValueError: boom" and passed["errorCode"] == 1, passed
+
 
 def test_fsdp1_local_state_dict_optim_dicts_with_grads_and_hybrid_pair(tmp_path):
     for _, out in run_workers(tmp_path, FSDP_BODY, 4, timeout=120):

@@ -64,20 +64,37 @@ def test_environment_and_prefixes(tmp_path):
 FAIL_SCRIPT = f"""
 import os, sys, time
 import {M}.distributed as dist
-dist.init_process_group("gloo")
-if dist.get_rank() == 1:
-    print("rank 1 fails", flush=True)
-    sys.exit(7)
-time.sleep(120)                    # the launcher must stop this one
+from {M}.distributed.elastic.multiprocessing.errors import record
+
+@record
+def main():
+    dist.init_process_group("gloo")
+    if dist.get_rank() == 1:
+        print("rank 1 fails", flush=True)
+        raise ValueError("rank 1 fails")
+    time.sleep(120)                    # the launcher must stop this one
+
+main()
 """
 
 
 def test_failing_worker_stops_the_job(tmp_path):
+    """The launcher stops the other workers and raises torch's ChildFailedError: its table
+    names the failed rank, its exit code, its error file and the traceback @record wrote there
+    as the root cause, and lists the stopped workers (SIGTERM) as the other failures."""
     p = launch(tmp_path, FAIL_SCRIPT, "--nproc-per-node", "3")
-    assert p.returncode != 0
+    assert p.returncode == 1, p.stderr
+    err = p.stderr
+    assert "ChildFailedError" in err and f"{tmp_path / 'worker.py'} FAILED" in err, err
+    others, root = err.split("Root Cause (first observed failure):")
+    assert "rank      : 1 (local_rank: 1)" in root and "exitcode  : 1 (pid: " in root, err
+    error_file = root.split("error_file: ")[1].split("\n")[0]
+    assert error_file.endswith("error.json"), err
+    assert 'raise ValueError("rank 1 fails")' in root and "ValueError: rank 1 fails" in root, err
+    for r in (0, 2):
+        assert f"rank      : {r} (local_rank: {r})" in others.split("Failures:")[1], err
+    assert "exitcode  : -15 (pid: " in others and "(SIGTERM)" in others, err
     if M == "ember":
-        assert p.returncode == 1
-        assert "worker rank 1" in p.stderr and "exit code 7" in p.stderr, p.stderr
         assert "[rank1]:rank 1 fails" in p.stdout, p.stdout
 
 

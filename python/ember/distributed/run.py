@@ -8,22 +8,29 @@ GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), so `init_process_group("g
 arguments. The launcher of node 0 hosts the job's TCPStore (workers join it as clients; a
 --master-port of 0 picks a free port). Every output line of a worker is prefixed with
 "[rank<N>]:". When a worker fails, the launcher stops the others and, once --max-restarts are
-spent, exits with status 1 naming the failed rank and its exit code. Each worker's kernels use its
-share of the CPUs (OMP_NUM_THREADS) unless the environment sets it. An elastic --nnodes MIN:MAX
-meets in the store at --rdzv-endpoint in rounds: a round starts once MIN nodes joined and waits
-last_call_timeout (--rdzv-conf) for up to MAX; a node that comes later waits for the next round,
-which the running nodes start (restarting their workers) as soon as they see it waiting.
+spent, raises torch's ChildFailedError (exit status 1), whose table names the first failed rank,
+its exit code and the traceback its @record entry point wrote to its error file
+(TORCHELASTIC_ERROR_FILE, one per worker and attempt in a temporary directory). Each worker's
+kernels use its share of the CPUs (OMP_NUM_THREADS) unless the environment sets it. An elastic
+--nnodes MIN:MAX meets in the store at --rdzv-endpoint in rounds: a round starts once MIN nodes
+joined and waits last_call_timeout (--rdzv-conf) for up to MAX; a node that comes later waits for
+the next round, which the running nodes start (restarting their workers) as soon as they see it
+waiting.
 """
 
 import argparse
 import datetime
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
+
+from .elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
 
 __all__ = ["main", "parse_args", "get_args_parser"]
 
@@ -287,6 +294,7 @@ class _Job:
         self.run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex[:12]
         self.store = None
         self.procs = []
+        self.log_dir = tempfile.mkdtemp(prefix="torchelastic_")
 
     def host_store(self):
         """Node 0 serves the job's store; workers and other nodes connect to it. With an
@@ -358,6 +366,7 @@ class _Job:
             TORCHELASTIC_RESTART_COUNT=str(restart),
             TORCHELASTIC_MAX_RESTARTS=str(self.args.max_restarts),
             TORCHELASTIC_USE_AGENT_STORE="True",
+            TORCHELASTIC_ERROR_FILE=self.error_file(local_rank, restart),
             PYTHONUNBUFFERED="1",
         )
         if self.elastic:  # each round's workers meet under their own keys (distributed_c10d)
@@ -365,6 +374,21 @@ class _Job:
         if "OMP_NUM_THREADS" not in os.environ:
             env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // self.nproc))
         return env
+
+    def error_file(self, local_rank, restart):
+        folder = os.path.join(self.log_dir, self.run_id, f"attempt_{restart}", str(local_rank))
+        os.makedirs(folder, exist_ok=True)
+        return os.path.join(folder, "error.json")
+
+    def failures(self, root, restart):
+        """ChildFailedError's failures: root (the first failure, read when it was seen), then
+        every other worker that ended with a non-zero status (the ones stop() ended among
+        them, as torch's agent reports)."""
+        out = {root[0]: root[1]}
+        for rank, lr, p in self.procs:
+            if p.returncode and rank not in out:
+                out[rank] = ProcessFailure(lr, p.pid, p.returncode, self.error_file(lr, restart))
+        return out
 
     def start(self, restart):
         self.procs = []
@@ -430,15 +454,19 @@ class _Job:
             self.rdzv.leave()
 
     def close(self, succeeded):
-        """The job ended on this node: an elastic rendezvous closes (waiting nodes stop)."""
+        """The job ended on this node: an elastic rendezvous closes (waiting nodes stop). The
+        error files stay after a failure (its report names them)."""
         if self.elastic:
             self.rdzv.shutdown(succeeded)
+        if succeeded:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
 def main(args=None):
     """main(args=None) -> None
 
-    Runs the launcher with args (sys.argv[1:] by default); exits with the job's status. Under
+    Runs the launcher with args (sys.argv[1:] by default); returns when every worker
+    succeeded, raises ChildFailedError when workers failed (and no restart is left). Under
     an elastic --nnodes every start of the workers is a new rendezvous round: after a failure
     (while --max-restarts last) and, without counting as a restart, when nodes wait to join,
     as torchrun's agent."""
@@ -454,6 +482,7 @@ def main(args=None):
     restart = 0
     while True:
         if job.elastic and not job.rendezvous():
+            shutil.rmtree(job.log_dir, ignore_errors=True)
             return  # a redundant node of a full group, and the job ended without it
         job.start(restart)
         try:
@@ -465,6 +494,9 @@ def main(args=None):
             job.drain()
             job.close(succeeded=True)
             return
+        if failure != "waiting":
+            rank, lr, pid, code = failure
+            root = (rank, ProcessFailure(lr, pid, code, job.error_file(lr, restart)))
         job.stop()
         job.drain()
         if failure == "waiting":
@@ -476,7 +508,6 @@ def main(args=None):
             )
             job.leave()
             continue
-        rank, lr, pid, code = failure
         left = args.max_restarts - restart
         msg = (
             f"ember.distributed.run: worker rank {rank} (local rank {lr}, pid {pid}) "
@@ -489,7 +520,7 @@ def main(args=None):
             continue
         print(f"{msg}; stopped the other workers", file=sys.stderr, flush=True)
         job.close(succeeded=False)
-        sys.exit(1)
+        raise ChildFailedError(args.training_script, job.failures(root, restart))
 
 
 if __name__ == "__main__":
