@@ -7,6 +7,7 @@ Partial(avg)). The multi-rank checks share one spawned group; with EMBER_TEST_AG
 same programs run on torch."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -108,6 +109,73 @@ def test_launcher_late_node_joins_the_next_round(tmp_path, fail_once):
         two = ["ROUND world 2"] * (1 + fail_once) + ["DONE world 2 sum 2"]
         got = [_rounds(out0), _rounds(out1)]
         assert got == [["ROUND world 1"] + two, two], (lib, got, err0, err1)
+
+
+DEAD_SCRIPT = """
+import os, sys, time, importlib
+world = int(os.environ["WORLD_SIZE"])
+M = __import__(os.environ["DIST_TEST_MODULE"])
+dist = importlib.import_module(M.__name__ + ".distributed")
+if world == 1 and os.environ["TORCHELASTIC_RESTART_COUNT"] == "0":
+    time.sleep(120)            # alone before the other node came: restarted when it waits
+if world == 1:
+    print("DONE world 1", flush=True)
+    sys.exit(0)
+dist.init_process_group("gloo")
+with open(os.environ["MARK"] + f".{dist.get_rank()}", "w") as f:
+    f.write(f"{os.getpid()} {os.getppid()}")
+while not os.path.exists(os.environ["MARK"] + ".killed"):
+    time.sleep(0.05)
+dist.barrier()                 # the other node is gone: this raises, the launcher restarts
+"""
+
+
+def test_launcher_next_round_without_a_killed_node(tmp_path):
+    """--nnodes 1:2 with two launchers; the one that does not host the store is killed with its
+    worker (it cannot leave the round). The survivor's worker fails, and its restart forms a
+    round alone once the killed node's heartbeat is stale, instead of waiting for it to leave
+    until the join timeout."""
+    script = tmp_path / "dead.py"
+    script.write_text(textwrap.dedent(DEAD_SCRIPT))
+    mark = str(tmp_path / "mark")
+    env = dict(os.environ, DIST_TEST_MODULE="ember", OMP_NUM_THREADS="1", MARK=mark)
+    port = _free_port()
+    flags = ["--nnodes", "1:2", "--nproc-per-node", "1", "--rdzv-backend", "c10d"]
+    flags += ["--rdzv-endpoint", f"127.0.0.1:{port}", "--monitor-interval", "0.1"]
+    flags += ["--rdzv-conf", "last_call_timeout=2,keep_alive_interval=0.2,keep_alive_max_attempt=3"]
+    cmd = [sys.executable, "-m", "ember.distributed.run", *flags, "--max-restarts", "1"]
+    pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    host = subprocess.Popen([*cmd, str(script)], env=env, **pipes)
+    procs = [host]
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # the first launcher hosts the store once its port listens
+            assert host.poll() is None and time.monotonic() < deadline, host.communicate()
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        other = subprocess.Popen([*cmd, str(script)], env=env, **pipes)
+        procs.append(other)
+        while not all(os.path.exists(f"{mark}.{r}") for r in (0, 1)):
+            assert host.poll() is None and time.monotonic() < deadline, host.communicate()
+            time.sleep(0.05)
+        time.sleep(0.2)  # both pid files are whole
+        for r in (0, 1):
+            pid, ppid = map(int, open(f"{mark}.{r}").read().split())
+            if ppid == other.pid:
+                os.kill(pid, signal.SIGKILL)
+        other.kill()
+        other.communicate()
+        open(mark + ".killed", "w").close()
+        out, err = host.communicate(timeout=60)
+        assert host.returncode == 0, (out, err)
+        assert "DONE world 1" in out, (out, err)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
 
 
 # -- one group of 2 ranks: DCP, the default store, deprecations, mean over a sharded dim

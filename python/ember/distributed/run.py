@@ -174,14 +174,53 @@ class _Rendezvous:
     joined, or last_call_timeout after MIN were seen, with the count at that moment. A node that
     arrives after a round closed waits for the next one; while the round has room it counts as
     waiting, which makes the running nodes restart their workers (num_nodes_waiting), and the
-    next round opens once every node of the closed one has left it. A node arriving at a full
-    round is redundant: it waits without a deadline and ends quietly with the job."""
+    next round opens once every node of the closed one has left it or is dead. A node arriving
+    at a full round is redundant: it waits without a deadline and ends quietly with the job.
 
-    def __init__(self, store, prefix, nodes, last_call, join_timeout, where):
+    Heartbeats (torch's keep_alive_interval and keep_alive_max_attempt): a member of a round
+    counts up its beat key every interval, from a thread with its own store connection; a
+    waiting node takes a member whose beat did not move for interval * max_attempt (by its own
+    clock, so the nodes' clocks need not agree) and that did not leave as dead, so a node that
+    was killed does not hold the next round back."""
+
+    def __init__(self, store, prefix, nodes, last_call, join_timeout, where, keep_alive):
         self.store, self.key = store, prefix
         self.min_nodes, self.max_nodes = nodes
         self.last_call, self.join_timeout, self.where = last_call, join_timeout, where
-        self.round, self.nodes = None, 0
+        self.round, self.nodes, self.mine = None, 0, None
+        self.interval, self.max_attempt, self.connect = keep_alive
+        self.beats = {}  # (round, rank) -> (last beat seen, when it was seen)
+        self.beating = threading.Event()
+        threading.Thread(target=self._beat, daemon=True).start()
+
+    def _beat(self):
+        try:
+            store = self.connect()
+            while True:
+                r, mine = self.round, self.mine
+                if r is not None:
+                    store.add(f"{self.key}{r}/beat/{mine}", 1)
+                time.sleep(self.interval)
+        except RuntimeError:
+            pass  # the store has gone with the node that hosted it
+
+    def _dead(self, r, members):
+        """How many members of round r neither left nor beat within the dead window."""
+        now, dead = time.monotonic(), 0
+        for rank in range(members):
+            if self.store.check([f"{self.key}{r}/left/{rank}"]):
+                continue
+            beat = self._count(f"{r}/beat/{rank}")
+            last = self.beats.get((r, rank))
+            if last is None or last[0] != beat:
+                self.beats[(r, rank)] = (beat, now)
+            elif now - last[1] > self.interval * self.max_attempt:
+                dead += 1
+        return dead
+
+    def _open_next(self, r):
+        if self.store.add(f"{self.key}{r}/opened", 1) == 1:
+            self.store.add(self.key + "round", 1)
 
     def _count(self, key):
         return int(self.store.add(self.key + key, 0))
@@ -205,10 +244,14 @@ class _Rendezvous:
                 mine = store.add(f"{self.key}{r}/joined", 1) - 1
                 nodes = self._close(r, deadline)
                 if mine < nodes:
-                    self.round, self.nodes = r, nodes
+                    self.round, self.nodes, self.mine = r, nodes, mine
                     return nodes, mine
                 continue  # it closed just before this node joined: wait as a late node
-            staying = int(store.get(f"{self.key}{r}/closed")) - self._count(f"{r}/left")
+            members = int(store.get(f"{self.key}{r}/closed"))
+            staying = members - self._count(f"{r}/left")
+            if staying and staying <= self._dead(r, members):
+                self._open_next(r)
+                continue
             redundant = staying >= self.max_nodes
             if not redundant and waiting_in != r:
                 store.add(f"{self.key}{r}/waiting", 1)
@@ -252,9 +295,10 @@ class _Rendezvous:
 
     def leave(self):
         """This node leaves its round; the last to leave opens the next one."""
-        if self.store.add(f"{self.key}{self.round}/left", 1) == self.nodes:
-            self.store.add(self.key + "round", 1)
-        self.round = None
+        r, self.round = self.round, None
+        self.store.set(f"{self.key}{r}/left/{self.mine}", "1")
+        if self.store.add(f"{self.key}{r}/left", 1) == self.nodes:
+            self._open_next(r)
 
     def shutdown(self, succeeded, timeout=300.0):
         """The job ended on this node. After a success, torch's exit barrier first: wait (up to
@@ -317,16 +361,25 @@ class _Job:
                     raise
         conf = _rdzv_conf(self.args.rdzv_conf)
         join = float(conf.get("join_timeout", 600))
-        client = TCPStore(
-            self.addr, self.port, None, False, datetime.timedelta(seconds=join), False
+
+        def connect():
+            return TCPStore(
+                self.addr, self.port, None, False, datetime.timedelta(seconds=join), False
+            )
+
+        keep_alive = (
+            float(conf.get("keep_alive_interval", 5)),
+            int(conf.get("keep_alive_max_attempt", 3)),
+            connect,
         )
         self.rdzv = _Rendezvous(
-            client,
+            connect(),
             f"ember_rdzv/{self.args.rdzv_id}/",
             (self.min_nodes, self.max_nodes),
             float(conf.get("last_call_timeout", 30)),
             join,
             f"{self.addr}:{self.port}",
+            keep_alive,
         )
 
     def rendezvous(self):
