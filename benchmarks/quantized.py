@@ -11,11 +11,13 @@
    (64 x 1 x 28 x 28), quantize_per_channel of the second convolution's weight (64 x 32 x 3 x 3),
    dequantize of a 64 x 64 x 7 x 7 activation, and the flatten (a contiguous NCHW copy) of that
    activation in channels-last layout, where the quantized convolutions leave it.
+4. Quantized Conv3d (3x3x3, padding 1) at two sizes, ember's vs torch's with the same int8
+   weights (ember has no int8 3-d kernel: Note in `_ops.conv3d`).
 
 The libraries run alternately in one process (best of R), same thread count.
 
 Usage: python benchmarks/quantized.py [--threads N] [--repeat R] [--features F] [--batch B]
-                                      [--only primitives]
+                                      [--only primitives|conv3d]
 """
 
 import argparse
@@ -234,13 +236,37 @@ def primitives(torch, repeat):
         print(f"{name:<32} {e:>9.4f} {t:>9.4f} {t / e:>12.2f}")
 
 
+def conv3d(torch, repeat):
+    rng = np.random.default_rng(3)
+    print("quantized Conv3d 3x3x3, padding 1 (ms per call)")
+    print(f"{'':<32} {'ember':>9} {'torch':>9} {'torch/ember':>12}")
+    for shape, cout in (((4, 8, 8, 16, 16), 16), ((2, 32, 8, 28, 28), 32)):
+        x = rng.random(shape).astype(np.float32)
+        w = rng.normal(0, 0.1, (cout, shape[1], 3, 3, 3)).astype(np.float32)
+
+        def module(lib, x=x, w=w, cin=shape[1], cout=cout):
+            nnq = __import__(lib.__name__ + ".ao.nn.quantized", fromlist=["Conv3d"])
+            m = nnq.Conv3d(cin, cout, 3, padding=1)
+            m.set_weight_bias(lib.quantize_per_tensor(lib.tensor(w), 0.004, 0, lib.qint8), None)
+            m.scale, m.zero_point = 0.05, 64
+            qx = lib.quantize_per_tensor(lib.tensor(x), 0.01, 0, lib.quint8)
+            return lambda: m(qx)
+
+        fns = [module(ember)] + ([module(torch)] if torch is not None else [])
+        times = best_times(fns, repeat, warmup=2)
+        e = times[0] * 1e3
+        t = times[1] * 1e3 if torch is not None else float("nan")
+        name = "x".join(map(str, shape)) + f" -> {cout}"
+        print(f"{name:<32} {e:>9.3f} {t:>9.3f} {t / e:>12.2f}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--features", type=int, default=1024)
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--only", choices=["primitives"], default=None)
+    p.add_argument("--only", choices=["primitives", "conv3d"], default=None)
     args = p.parse_args()
     if args.threads:
         ember.set_num_threads(args.threads)
@@ -261,11 +287,16 @@ def main():
     if args.only == "primitives":
         primitives(torch, args.repeat)
         return
+    if args.only == "conv3d":
+        conv3d(torch, args.repeat)
+        return
     dynamic_linear(torch, args.features, (1, 4, 16, 64), args.repeat)
     print()
     static_cnn(torch, args.batch, max(3, args.repeat // 3))
     print()
     primitives(torch, args.repeat)
+    print()
+    conv3d(torch, max(3, args.repeat // 3))
 
 
 if __name__ == "__main__":

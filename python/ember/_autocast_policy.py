@@ -22,14 +22,18 @@ def _convert(x, dtype):
     return x
 
 
-def _run(fn, dtype, args, kwargs):
-    args = tuple(_convert(a, dtype) for a in args)
-    kwargs = {k: _convert(v, dtype) for k, v in kwargs.items()}
+def _excluded(fn, args, kwargs):
     prev = _C._autocast_set_excluded(True)
     try:
         return fn(*args, **kwargs)
     finally:
         _C._autocast_set_excluded(prev)
+
+
+def _run(fn, dtype, args, kwargs):
+    args = tuple(_convert(a, dtype) for a in args)
+    kwargs = {k: _convert(v, dtype) for k, v in kwargs.items()}
+    return _excluded(fn, args, kwargs)
 
 
 def lower_precision(fn):
@@ -52,6 +56,20 @@ def fp32(fn):
         if not _active():
             return fn(*args, **kwargs)
         return _run(fn, _C.float32, args, kwargs)
+
+    return wrapper
+
+
+def inner_excluded(fn):
+    """Runs `fn` with autocast excluded and its arguments unchanged while autocast is on: an op in
+    none of torch's lists that is one kernel there, so the products it is composed of here must
+    not cast (linalg.lu_solve, matrix_exp keep float32 in float32 out)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not _active():
+            return fn(*args, **kwargs)
+        return _excluded(fn, args, kwargs)
 
     return wrapper
 

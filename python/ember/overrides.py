@@ -20,7 +20,7 @@ import functools
 import threading
 import types
 
-from . import _C
+from . import _C, _handed_args
 
 __all__ = ["TorchFunctionMode"]
 
@@ -159,6 +159,7 @@ def _route(func, args, kwargs):
     mode = stack.pop()
     try:
         if _is_user_mode(type(mode)):
+            args, kwargs = _handed_args.handed(func, args, kwargs)
             func = _subclass_dispatch.as_seen(func)
         return mode.__torch_function__(func, _tensor_types(args, kwargs), args, kwargs)
     finally:

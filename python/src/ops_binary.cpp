@@ -6,6 +6,7 @@
 #include "common.h"
 #include "ember/ops/binary_out.h"
 #include "out_forms.h"
+#include "quantized.h"
 
 namespace ember::py {
 
@@ -79,6 +80,16 @@ Numbers numbers_of(std::string_view name) {
   return Numbers::Both;
 }
 
+// A comparison's operand: a quantized tensor compares by its values (Note [Quantized fills,
+// copies and comparisons]).
+Tensor compared(std::string_view op, const Tensor& t) {
+  if (!is_quantized(t.dtype())) [[likely]]
+    return t;
+  for (std::string_view n : {"eq", "ne", "lt", "le", "gt", "ge"})
+    if (op == n) return dequantized(t);
+  return t;
+}
+
 }  // namespace
 
 void bind_binary(nb::module_& m) {
@@ -93,8 +104,13 @@ void bind_binary(nb::module_& m) {
       break;                                                                          \
     case Numbers::Other:                                                              \
       bind_binary_op(                                                                 \
-          m, cls, #name, [](const Tensor& a, const TL& b) { return name(a, b.t); },   \
-          [](const Tensor& a, const TL& b) { return name(a, b.t); },                  \
+          m, cls, #name,                                                              \
+          [](const Tensor& a, const TL& b) {                                          \
+            return name(compared(#name, a), compared(#name, b.t));                    \
+          },                                                                          \
+          [](const Tensor& a, const TL& b) {                                          \
+            return name(compared(#name, a), compared(#name, b.t));                    \
+          },                                                                          \
           [](Tensor& a, const TL& b) { name##_(a, b.t); });                           \
       break;                                                                          \
     case Numbers::Both:                                                               \

@@ -1,6 +1,7 @@
 // Indexing ops (csrc/ember/ops/index.cpp, indexing.cpp): index_select, gather/scatter,
 // index_add/fill/put, masked_fill/select, take, nonzero.
 #include "common.h"
+#include "quantized.h"
 
 namespace ember::py {
 
@@ -122,6 +123,8 @@ void bind_index(nb::module_& m) {
   both(
       m, cls, "masked_fill",
       [](const Tensor& t, const Tensor& mask, const TL& v) {
+        if (is_quantized(t.dtype())) [[unlikely]]
+          return quantized_masked_fill(t, mask, v.t, false);
         check_number_fits(v, t.dtype());
         return masked_fill(t, mask, v.t);
       },
@@ -129,6 +132,10 @@ void bind_index(nb::module_& m) {
        "A copy of input with value written where the (broadcast) bool mask is true."},
       nb::arg("mask"), nb::arg("value"));
   cls.def("masked_fill_", inplace([](Tensor& t, const Tensor& mask, const TL& v) {
+            if (is_quantized(t.dtype())) [[unlikely]] {
+              quantized_masked_fill(t, mask, v.t, true);
+              return;
+            }
             check_number_fits(v, t.dtype());
             masked_fill_(t, mask, v.t);
           }),

@@ -1,10 +1,9 @@
 // Reductions (csrc/ember/ops/reduce.cpp): sum, mean, prod, amax/amin, all/any, argmax/argmin,
 // max/min (wrapped into named tuples in Python), var_mean, norm, logsumexp, count_nonzero.
 #include "common.h"
+#include "quantized.h"
 
 namespace ember::py {
-
-Tensor quantized_mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim);  // quantized.cpp
 
 namespace {
 // An empty dim list reduces nothing for all/any, as torch's all.dims: each element's truth
@@ -77,21 +76,35 @@ void bind_reduce(nb::module_& m) {
           "True where at least one element over the given dims is nonzero."),
        nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
   m.def(
-      "_max_all", [](const Tensor& t) { return max(t); }, nb::arg("input"),
+      "_max_all",
+      [](const Tensor& t) { return is_quantized(t.dtype()) ? quantized_extreme(t, true) : max(t); },
+      nb::arg("input"),
       doc("_max_all(input) -> Tensor",
           "The largest element of the whole tensor (behind ember.max)."));
   m.def(
-      "_min_all", [](const Tensor& t) { return min(t); }, nb::arg("input"),
+      "_min_all",
+      [](const Tensor& t) {
+        return is_quantized(t.dtype()) ? quantized_extreme(t, false) : min(t);
+      },
+      nb::arg("input"),
       doc("_min_all(input) -> Tensor",
           "The smallest element of the whole tensor (behind ember.min)."));
   m.def(
-      "_max_dim", [](const Tensor& t, int64_t d, bool k) { return max(t, d, k); }, nb::arg("input"),
-      nb::arg("dim"), nb::arg("keepdim"),
+      "_max_dim",
+      [](const Tensor& t, int64_t d, bool k) {
+        if (is_quantized(t.dtype())) check_extreme_per_tensor(t, true);
+        return max(t, d, k);
+      },
+      nb::arg("input"), nb::arg("dim"), nb::arg("keepdim"),
       doc("_max_dim(input, dim, keepdim) -> (Tensor, Tensor)",
           "The largest values along dim and their indices (behind ember.max)."));
   m.def(
-      "_min_dim", [](const Tensor& t, int64_t d, bool k) { return min(t, d, k); }, nb::arg("input"),
-      nb::arg("dim"), nb::arg("keepdim"),
+      "_min_dim",
+      [](const Tensor& t, int64_t d, bool k) {
+        if (is_quantized(t.dtype())) check_extreme_per_tensor(t, false);
+        return min(t, d, k);
+      },
+      nb::arg("input"), nb::arg("dim"), nb::arg("keepdim"),
       doc("_min_dim(input, dim, keepdim) -> (Tensor, Tensor)",
           "The smallest values along dim and their indices (behind ember.min)."));
   auto argmax_fn = [](const Tensor& t, std::optional<int64_t> dim, bool keepdim) {

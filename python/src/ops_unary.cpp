@@ -5,14 +5,9 @@
 #include "common.h"
 #include "ember/ops/unary_table.h"
 #include "out_forms.h"
+#include "quantized.h"
 
 namespace ember::py {
-
-// Quantized inputs of relu, sigmoid and tanh (Note [Quantized unary ops], quantized.cpp).
-bool has_quantized_kernel(std::string_view name);
-Tensor quantized_unary(std::string_view name, const Tensor& t);
-void quantized_unary_(std::string_view name, Tensor& t);
-Tensor quantized_clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi);
 
 namespace {
 
@@ -153,8 +148,10 @@ void bind_unary(nb::module_& m) {
       if (h.is_none()) return std::nullopt;
       return nb::cast<double>(h);
     };
-    if (is_quantized(t.dtype())) [[unlikely]]
+    if (is_quantized(t.dtype())) [[unlikely]] {
+      check_quantized_bounds(t, "clamp", lo, hi, true);
       return quantized_clamp(t, number(lo), number(hi));
+    }
     check_clamp_bounds("clamp", t, lo, hi);
     return clamp(t, opt_tensor(lo), opt_tensor(hi));
   };
@@ -163,6 +160,8 @@ void bind_unary(nb::module_& m) {
   cls.def(
       "clamp_",
       [opt_tensor](nb::handle self, nb::handle lo, nb::handle hi) {
+        if (is_quantized(nb::cast<Tensor&>(self).dtype())) [[unlikely]]
+          check_quantized_bounds(nb::cast<Tensor&>(self), "clamp", lo, hi, false);
         check_clamp_bounds("clamp_", nb::cast<Tensor&>(self), lo, hi);
         clamp_(nb::cast<Tensor&>(self), opt_tensor(lo), opt_tensor(hi));
         return nb::borrow(self);

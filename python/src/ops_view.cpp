@@ -4,6 +4,7 @@
 // geometry setter behind the in-place view ops.
 #include "common.h"
 #include "ember/ops/memory_format.h"
+#include "quantized.h"
 
 namespace {
 // check_scalar_fits for a fill of `t` (full, fill_): torch's one-element fill converts a number
@@ -255,23 +256,37 @@ void bind_view(nb::module_& m) {
       nb::arg("input"), nb::arg("dtype"), nb::arg("copy"),
       doc("_to_dtype(input, dtype, copy) -> Tensor",
           "input converted to dtype; without copy, input itself when it already has it."));
-  cls.def("copy_", inplace([](Tensor& t, const Tensor& src, bool) { copy_(t, src); }),
+  cls.def("copy_", inplace([](Tensor& t, const Tensor& src, bool) {
+            if (is_quantized(t.dtype()) && !is_quantized(src.dtype())) [[unlikely]]
+              return quantized_copy_from_float(t, src);
+            copy_(t, src);
+          }),
           nb::arg("src"), nb::arg("non_blocking") = false,
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
   // x.copy_(-4.0): PyTorch takes a Python number as src too, as its wrapped 0-d tensor (a float
   // in double), cast to self's dtype as a tensor is: -inf into int32 is INT_MIN, as torch's
-  cls.def("copy_", inplace([](Tensor& t, Scalar src, bool) { copy_(t, wrap_scalar(src)); }),
+  cls.def("copy_", inplace([](Tensor& t, Scalar src, bool) {
+            if (is_quantized(t.dtype())) [[unlikely]]
+              return quantized_copy_from_float(t, wrap_scalar(src));
+            copy_(t, wrap_scalar(src));
+          }),
           nb::arg("src"), nb::arg("non_blocking") = false,
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
   cls.def("fill_", inplace([](Tensor& t, Scalar v) {
+            if (is_quantized(t.dtype())) [[unlikely]]
+              return quantized_fill_(t, wrap_scalar(v));
             check_fill_fits(v, t);
             fill_(t, v);
           }),
           nb::arg("value"),
           doc("fill_(value) -> Tensor", "Sets every element of self to value and returns self."));
-  cls.def("zero_", inplace([](Tensor& t) { zero_(t); }),
+  cls.def("zero_", inplace([](Tensor& t) {
+            if (is_quantized(t.dtype())) [[unlikely]]
+              no_quantized_kernel("zero_");
+            zero_(t);
+          }),
           doc("zero_() -> Tensor", "Sets every element of self to zero and returns self."));
   m.def(
       "broadcast_tensors",

@@ -6,6 +6,7 @@
 #include "common.h"
 #include "ember/core/quantizer.h"
 #include "ember/schema/quantized.h"
+#include "quantized.h"
 
 namespace ember::py {
 
@@ -153,11 +154,15 @@ Tensor quantized_unary(std::string_view name, const Tensor& t) {
   return quantize_per_tensor(tanh(dequantize(t)), 2 * step, dt == kQUInt8 ? 128 : 0, dt);
 }
 
+[[noreturn]] void no_quantized_kernel(std::string_view aten_name) {
+  EMBER_ERROR(ErrorKind::NotImplemented, "Could not run 'aten::", aten_name,
+              "' with arguments from the 'QuantizedCPU' backend. This could be because the "
+              "operator doesn't exist for this backend, or was omitted during the "
+              "selective/custom build process (if using custom build).");
+}
+
 void quantized_unary_(std::string_view name, Tensor& t) {
-  EMBER_CHECK_KIND(name == "relu", ErrorKind::NotImplemented, "Could not run 'aten::", name,
-                   ".out' with arguments from the 'QuantizedCPU' backend. This could be because "
-                   "the operator doesn't exist for this backend, or was omitted during the "
-                   "selective/custom build process (if using custom build).");
+  if (name != "relu") no_quantized_kernel(std::string(name) + ".out");
   const Quantizer& q = per_tensor_quantizer(t);
   Tensor r = int_repr_view(t);
   copy_(r, clamp_min(r, Scalar(q.zero_point)));
@@ -202,6 +207,84 @@ Tensor quantized_mean(const Tensor& t, std::vector<int64_t> dims, bool keepdim) 
   return make_quantized_like(to_dtype(avg, underlying_type(t.dtype())), t);
 }
 
+// Note [Quantized fills, copies and comparisons]: as torch's QuantizedCPU kernels. A float written
+// into a quantized tensor (copy_, fill_, masked_fill) is quantized with the tensor's parameters,
+// as quantize_per_tensor/per_channel round it; comparisons (eq ... ge) compare the dequantized
+// values and give bool tensors. copy_ takes only a float32 tensor of self's shape, masked_fill only
+// a per-tensor self, as torch's checks.
+Tensor dequantized(const Tensor& t) { return dequantize(t); }
+
+void quantized_copy_from_float(Tensor& q, const Tensor& src) {
+  EMBER_CHECK(src.dtype() == kFloat, "Quantized copy only works with kFloat as source Tensor");
+  EMBER_CHECK(src.sizes().vec() == q.sizes().vec(),
+              "Quantized copy only works with Tensors with the same shape");
+  const Quantizer& qz = *quantizer_of(q);
+  Tensor v = is_per_channel(qz.scheme)
+                 ? quantize_per_channel(src, qz.scales, qz.zero_points, qz.axis, q.dtype())
+                 : quantize_per_tensor(src, qz.scale, qz.zero_point, q.dtype());
+  Tensor r = int_repr_view(q);
+  copy_(r, int_repr_view(v));
+}
+
+void quantized_fill_(Tensor& q, const Tensor& value) {
+  EMBER_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  Tensor full_value = expand(to_dtype(dequantize(value), kFloat), q.sizes()).contiguous();
+  quantized_copy_from_float(q, full_value);
+}
+
+Tensor quantized_masked_fill(const Tensor& q, const Tensor& mask, const Tensor& value,
+                             bool inplace) {
+  const Quantizer& qz = *quantizer_of(q);
+  EMBER_CHECK(!is_per_channel(qz.scheme),
+              "masked_fill__quantized_cpu for quantized tensors is currently only supported for "
+              "per tensor quantized tensors");
+  Tensor v = int_repr_view(
+      quantize_per_tensor(to_dtype(dequantize(value), kFloat), qz.scale, qz.zero_point, q.dtype()));
+  Tensor r = int_repr_view(q);
+  if (inplace) {
+    masked_fill_(r, mask, v);
+    return q;
+  }
+  return make_quantized_like(masked_fill(r, mask, v), q);
+}
+
+// max()/min() of quantized tensors: the extreme integer, per tensor only (torch's text).
+void check_extreme_per_tensor(const Tensor& t, bool is_max) {
+  EMBER_CHECK(!is_per_channel(quantizer_of(t)->scheme), is_max ? "Max" : "Min",
+              " operator for quantized tensors only works for per tensor quantized tensors. Please "
+              "open an issue on https://github.com/pytorch/pytorch/issues if you need per channel "
+              "quantized tensor support.");
+}
+
+Tensor quantized_extreme(const Tensor& t, bool is_max) {
+  check_extreme_per_tensor(t, is_max);
+  Tensor r = int_repr_view(t);
+  return make_quantized_like(is_max ? max(r) : min(r), t);
+}
+
+// The bounds of clamp on a quantized tensor. torch's quantized clamp takes numbers only: a
+// floating tensor bound fails its type promotion first, an integer one the allocation of a
+// quantized result. The forms without a QuantizedCPU kernel (clamp_, clamp_min, clamp_max and
+// theirs in place) fail the promotion for a float number too, and refuse any other.
+void check_quantized_bounds(const Tensor& q, std::string_view op, nb::handle lo, nb::handle hi,
+                            bool has_kernel) {
+  for (nb::handle b : {lo, hi}) {
+    if (b.is_none()) continue;
+    bool is_tensor = nb::isinstance<Tensor>(b);
+    ScalarType bt = is_tensor ? nb::cast<Tensor>(b).dtype() : kFloat;
+    if (!is_tensor && has_kernel) continue;  // quantized clamp takes any number
+    EMBER_CHECK(!(is_tensor ? is_floating_point(bt) : PyFloat_Check(b.ptr()) != 0),
+                "promoteTypes with quantized numbers is not handled yet; figure out what the "
+                "correct rules should be, offending types: ",
+                scalar_type_name(q.dtype()), " ", scalar_type_name(bt));
+    EMBER_CHECK(!is_tensor,
+                "empty_strided not supported on quantized tensors yet see "
+                "https://github.com/pytorch/pytorch/issues/74540");
+  }
+  if (!has_kernel) no_quantized_kernel(std::string(op) + ".out");
+}
+
 void bind_quantized(nb::module_& m) {
   detail::set_requantize_fn(&requantize_like);
   nb::module_ q = m.def_submodule("_quantized", "Quantized tensors and the int8 kernels");
@@ -213,6 +296,14 @@ void bind_quantized(nb::module_& m) {
         nb::arg("zero_points"), nb::arg("axis"), nb::arg("dtype"),
         doc("quantize_per_channel(input, scales, zero_points, axis, dtype) -> Tensor",
             "Quantizes each slice along axis with its own scale and zero point."));
+  q.def(
+      "check_bounds",
+      [](const Tensor& q, const std::string& op, nb::handle lo, nb::handle hi) {
+        check_quantized_bounds(q, op, lo, hi, false);
+      },
+      nb::arg("input"), nb::arg("op"), nb::arg("min").none(), nb::arg("max").none(),
+      doc("check_bounds(input, op, min, max) -> None",
+          "Raises torch's error for clamp_min, clamp_max or clamp_ of a quantized tensor."));
   q.def("dequantize", &dequantize, nb::arg("input"),
         doc("dequantize(input) -> Tensor",
             "The float32 values (q - zero_point) * scale of a quantized tensor."));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common.h"
+#include "quantized.h"
 
 namespace ember::py {
 
@@ -92,22 +93,28 @@ void bind_operators(nb::module_& m) {
           "__rrshift__", [](const Tensor& a, const TL& b) { return bitwise_right_shift(b.t, a); },
           o, op, op_doc("__rrshift__", "other >> self", "bitwise_right_shift"))
       .def(
-          "__eq__", [](const Tensor& a, const TL& b) { return eq(a, b.t); }, o, op,
+          "__eq__",
+          [](const Tensor& a, const TL& b) { return eq(dequantized(a), dequantized(b.t)); }, o, op,
           op_doc("__eq__", "self == other", "eq"))
       .def(
-          "__ne__", [](const Tensor& a, const TL& b) { return ne(a, b.t); }, o, op,
+          "__ne__",
+          [](const Tensor& a, const TL& b) { return ne(dequantized(a), dequantized(b.t)); }, o, op,
           op_doc("__ne__", "self != other", "ne"))
       .def(
-          "__lt__", [](const Tensor& a, const TL& b) { return lt(a, b.t); }, o, op,
+          "__lt__",
+          [](const Tensor& a, const TL& b) { return lt(dequantized(a), dequantized(b.t)); }, o, op,
           op_doc("__lt__", "self < other", "lt"))
       .def(
-          "__le__", [](const Tensor& a, const TL& b) { return le(a, b.t); }, o, op,
+          "__le__",
+          [](const Tensor& a, const TL& b) { return le(dequantized(a), dequantized(b.t)); }, o, op,
           op_doc("__le__", "self <= other", "le"))
       .def(
-          "__gt__", [](const Tensor& a, const TL& b) { return gt(a, b.t); }, o, op,
+          "__gt__",
+          [](const Tensor& a, const TL& b) { return gt(dequantized(a), dequantized(b.t)); }, o, op,
           op_doc("__gt__", "self > other", "gt"))
       .def(
-          "__ge__", [](const Tensor& a, const TL& b) { return ge(a, b.t); }, o, op,
+          "__ge__",
+          [](const Tensor& a, const TL& b) { return ge(dequantized(a), dequantized(b.t)); }, o, op,
           op_doc("__ge__", "self >= other", "ge"))
       .def(
           "__neg__", [](const Tensor& a) { return neg(a); }, op_doc("__neg__", "-self", "neg"))

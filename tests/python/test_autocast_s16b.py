@@ -68,3 +68,53 @@ def test_autocast_values_match_the_cast_inputs():
     # outside autocast nothing is cast: mixed operands are refused as torch refuses them
     with pytest.raises(RuntimeError):
         ember.einsum("ij,jk->ik", h, f)
+
+
+# Session 17: torch's CPU lists audited op by op against ember's. prod, cholesky_solve,
+# triangular_solve, lu_solve, matrix_rank, geqrf and fake_quantize_per_tensor_affine are on the
+# float32 list, index_copy on the promote list; linalg.lu_solve and matrix_exp are on none and are
+# one kernel in torch, so the products ember composes them of keep float32 inputs in float32.
+def _cases_s17(T):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 4)).astype(np.float32)
+    f = T.from_numpy(a)
+    h = f.to(T.bfloat16)
+    spd = T.from_numpy((a @ a.T + 4 * np.eye(4)).astype(np.float32))
+    low = T.linalg.cholesky(spd)
+    lu, piv = T.linalg.lu_factor(spd)
+    return {
+        "prod": lambda: T.prod(h),
+        "prod_dim": lambda: h.prod(1),
+        "prod_float": lambda: T.prod(f, 0),
+        "cholesky_solve": lambda: T.cholesky_solve(h, low),
+        "triangular_solve": lambda: T.triangular_solve(h, low, upper=False)[0],
+        "lu_solve_old": lambda: T.lu_solve(h, lu, piv),
+        "linalg_lu_solve": lambda: T.linalg.lu_solve(lu, piv, f),
+        "matrix_exp": lambda: T.linalg.matrix_exp(f * 0.1),
+        "matrix_rank": lambda: T.linalg.matrix_rank(h),
+        "geqrf": lambda: T.geqrf(h)[0],
+        "fake_quant": lambda: T.fake_quantize_per_tensor_affine(h, 0.1, 0, 0, 255),
+        "index_copy": lambda: T.index_copy(f, 0, T.tensor([0, 2]), h[:2]),
+        "stack": lambda: T.stack([h, f]),
+    }
+
+
+def test_autocast_lists_audited_against_torch():
+    got = {}
+    for name, fn in _cases_s17(ember).items():
+        with ember.autocast("cpu", dtype=ember.bfloat16):
+            got[name] = str(fn().dtype).replace("ember.", "torch.")
+    want = dict.fromkeys(_cases_s17(ember), "torch.float32")
+    want["matrix_rank"] = "torch.int64"
+    assert got == want
+    for T in _libs()[1:]:
+        for name, fn in _cases_s17(T).items():
+            with T.autocast("cpu", dtype=T.bfloat16):
+                assert str(fn().dtype) == want[name], name
+
+
+def test_autocast_prod_values_are_float32_products():
+    h = ember.tensor([[1.5, 2.0, -3.0], [0.5, 4.0, 1.25]]).to(ember.bfloat16)
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        p = ember.prod(h, 1)
+    assert p.dtype == ember.float32 and p.tolist() == [-9.0, 2.5]

@@ -335,3 +335,47 @@ def test_training_mode_updates_running_stats_through_the_graph_module():
     before = m[0].running_mean.clone()
     gm(ember.randn(8, 3) + 5)
     assert not ember.equal(before, m[0].running_mean)  # shared buffers were updated
+
+
+# torch's Python nn.functional functions hand the tracer their required arguments by position and
+# the defaulted ones by keyword, defaults filled in; the graph's code prints that form, under
+# nn.functional's name (ember.max_pool2d is the same function; torch's is another op).
+def _handed_model(t):
+    F = t.nn.functional
+
+    class M(t.nn.Module):
+        def forward(self, x):
+            x = F.relu(x)
+            x = F.max_pool2d(x, 2)
+            x = F.max_pool2d(x, kernel_size=1, stride=1, padding=0)
+            x = F.relu(x, inplace=True)
+            x = F.softmax(x, 1)
+            return F.dropout(x, 0.1) + F.gelu(x)
+
+    return M()
+
+
+def test_trace_prints_functional_defaults_as_torch():
+    code = fx.symbolic_trace(_handed_model(ember)).code
+    assert (
+        "relu = ember.nn.functional.relu(x, inplace = False);  x = None\n"
+        "    max_pool2d = ember.nn.functional.max_pool2d(relu, 2, stride = None, padding = 0, "
+        "dilation = 1, ceil_mode = False, return_indices = False);  relu = None\n"
+        "    max_pool2d_1 = ember.nn.functional.max_pool2d(max_pool2d, 1, stride = 1, padding = 0, "
+        "dilation = 1, ceil_mode = False, return_indices = False);  max_pool2d = None\n"
+        "    relu_1 = ember.nn.functional.relu(max_pool2d_1, inplace = True);  "
+        "max_pool2d_1 = None\n"
+        "    softmax = ember.nn.functional.softmax(relu_1, dim = 1, _stacklevel = 3, dtype = None);"
+    ) in code
+    x = ember.rand(1, 1, 4, 4)
+    gm = fx.symbolic_trace(_handed_model(ember))
+    ember.manual_seed(0)
+    out = gm(x)
+    ember.manual_seed(0)
+    assert ember.equal(out, _handed_model(ember)(x))
+    torch = pytest.importorskip("torch")
+    torch_fx = pytest.importorskip("torch.fx")
+    want = torch_fx.symbolic_trace(_handed_model(torch)).code
+    # gelu is a binding in torch (torch._C._nn.gelu), a Python function in ember
+    want = want.replace("torch._C._nn.gelu", "torch.nn.functional.gelu")
+    assert code.replace("ember.", "torch.") == want

@@ -447,3 +447,39 @@ def test_fixed_range_ops_run_on_quantized_tensors():
     code, _, _ = _agree("sigmoid", reference=True)
     assert "sigmoid = sigmoid(dequantize_4)" in code
     assert "getattr_1 = dequantize_2.shape" in code
+
+
+def _conv3d_exact(cin, xs, ws, shift):
+    """A quantized Conv3d requantizing by a power of two (so / (sa * sw) = shift) and its numpy
+    reference from the int64 sums: the sums must be exact whichever float they ran in."""
+    e = _libs()[0]
+    nnq = importlib.import_module("ember.ao.nn.quantized")
+    mod = nnq.Conv3d(cin, 2, 3, bias=False)
+    w = e.from_numpy(ws.astype(np.int8))
+    mod.set_weight_bias(e._make_per_tensor_quantized_tensor(w, 2.0**-7, 0), None)
+    mod.scale, mod.zero_point = 2.0**-7 * 2.0**-6 * shift, 128
+    x = e._make_per_tensor_quantized_tensor(e.from_numpy(xs.astype(np.uint8)), 2.0**-6, 10)
+    xi, wi = xs.astype(np.int64) - 10, ws.astype(np.int64)
+    acc = np.einsum("ncdhw,ocdhw->no", xi, wi)  # one output voxel (3^3 input, 3^3 kernel)
+    want = np.clip(np.rint(acc.astype(np.float32) * np.float32(1.0 / shift)) + 128, 0, 255)
+    bound = np.abs(xi).max() * np.abs(wi).sum((1, 2, 3, 4)).max()  # _ops.conv3d's choice
+    return mod(x).int_repr().numpy().reshape(want.shape), want, bound
+
+
+def test_quantized_conv3d_sums_exact_in_float32_and_float64():
+    rng = np.random.default_rng(3)
+    # small integers, requantized by 1 (each sum is the output): the float32 convolution
+    small = _conv3d_exact(
+        8, rng.integers(7, 14, (4, 8, 3, 3, 3)), rng.integers(-3, 4, (2, 8, 3, 3, 3)), 1.0
+    )
+    # 64 channels at full range: the bound passes 2^24, the float64 convolution
+    big = _conv3d_exact(
+        64,
+        rng.integers(0, 256, (1, 64, 3, 3, 3)),
+        rng.integers(-127, 128, (2, 64, 3, 3, 3)),
+        2.0**12,
+    )
+    for got, want, _ in (small, big):
+        np.testing.assert_array_equal(got, want)
+    assert 0 < small[1].min() and small[1].max() < 255  # no sum clamped
+    assert small[2] < 2**24 < big[2]

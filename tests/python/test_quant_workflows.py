@@ -425,3 +425,26 @@ def test_convert_fx_matches_torch():
     # The last op's output step: both quantize the same observed range.
     step = (ref.max() - min(ref.min(), 0)) / 255
     assert np.abs(a - b).max() <= 2 * step
+
+
+def test_convert_fx_code_prints_functional_calls_as_torch():
+    # F.max_pool2d's call keeps torch's handed form (defaults by keyword, nn.functional's name)
+    # through prepare_fx and convert_fx; the graph's code up to fc2 is torch's line for line.
+    def code(lib):
+        qfx = pytest.importorskip(lib.__name__ + ".ao.quantization.quantize_fx")
+        qz = pytest.importorskip(lib.__name__ + ".ao.quantization")
+        m = _load(lib, _fx_model(lib), _fx_weights()).eval()
+        x = lib.tensor(np.random.RandomState(1).randn(2, 2, 6, 6).astype(np.float32))
+        mapping = qz.QConfigMapping().set_global(qz.default_qconfig).set_module_name("fc2", None)
+        gm = qfx.prepare_fx(m, mapping, (x,))
+        gm(x)
+        text = qfx.convert_fx(gm).code.replace("torch.", "ember.")
+        return text[: text.index("    fc2 = ")]
+
+    got = code(ember)
+    assert (
+        "max_pool2d = ember.nn.functional.max_pool2d(add_1, 2, stride = None, padding = 0, "
+        "dilation = 1, ceil_mode = False, return_indices = False);  add_1 = None\n"
+    ) in got
+    torch = pytest.importorskip("torch")
+    assert got == code(torch)

@@ -295,3 +295,107 @@ def test_max_pool2d_of_quantized_tensor():
         assert out.is_quantized and out.q_scale() == 0.05 and out.q_zero_point() == 100
         ref = F.max_pool2d(q.dequantize(), **kwargs)
         assert ember.equal(out.dequantize(), ref)
+
+
+# Session 17 (Note [Quantized fills, copies and comparisons] in python/src/quantized.cpp):
+# comparisons compare the dequantized values, fills and copies quantize the float written, and
+# the ops torch has no QuantizedCPU kernel for raise its errors instead of computing.
+def _s17_cases(T):
+    x = T.quantize_per_tensor(T.tensor([[-1.0, 0.5, 2.0], [3.0, -0.25, 1.0]]), 0.25, 3, T.quint8)
+    y = T.quantize_per_tensor(T.tensor([[-1.0, 1.5, 2.0], [3.0, -0.25, 0.0]]), 0.25, 3, T.quint8)
+    c = T.quantize_per_channel(
+        T.tensor([[-1.0, 0.5, 2.0], [3.0, -0.25, 1.0]]),
+        T.tensor([0.25, 0.5]),
+        T.tensor([0, 1]),
+        0,
+        T.qint8,
+    )
+    m = T.tensor([[True, False, True], [False, False, True]])
+    f = T.ones(2, 3)
+    return {
+        "eq": lambda: T.eq(x, y),
+        "ne_op": lambda: x != y,
+        "lt_number": lambda: x < 1.0,
+        "ge_float": lambda: T.ge(x, f),
+        "float_eq_q": lambda: f == x,
+        "number_lt_q": lambda: 1 < x,
+        "channel_vs_tensor": lambda: c == y,
+        "channel_le": lambda: T.le(c, 1.0),
+        "fill": lambda: x.clone().fill_(0.375),
+        "fill_clamped": lambda: x.clone().fill_(1000.0),
+        "fill_tensor": lambda: x.clone().fill_(T.tensor(2)),
+        "fill_channel": lambda: c.clone().fill_(0.3),
+        "zero_": lambda: x.clone().zero_(),
+        "copy_float": lambda: x.clone().copy_(T.full((2, 3), 0.375)),
+        "copy_channel": lambda: c.clone().copy_(T.full((2, 3), 0.375)),
+        "copy_double": lambda: x.clone().copy_(T.zeros(2, 3, dtype=T.float64)),
+        "copy_shape": lambda: x.clone().copy_(T.zeros(3)),
+        "masked_fill": lambda: x.masked_fill(m, 0.375),
+        "masked_fill_": lambda: x.clone().masked_fill_(m, T.tensor(1e6)),
+        "masked_fill_row": lambda: x.masked_fill(T.tensor([True, False, True]), 0.5),
+        "masked_fill_bigger": lambda: x.masked_fill(T.ones(2, 2, 3, dtype=T.bool), -0.5),
+        "masked_fill_channel": lambda: c.masked_fill(m, 0.5),
+        "max": lambda: x.max(),
+        "min_dim": lambda: T.min(x, 1)[0],
+        "max_channel": lambda: T.max(c),
+        "max_dim_channel": lambda: c.max(0),
+        "amax": lambda: T.amax(x),
+        "amin_dim": lambda: x.amin(1),
+        "argmax": lambda: x.argmax(),
+        "exp": lambda: T.exp(x),
+        "clamp": lambda: T.clamp(x, 0.0, 1.0),
+        "clamp_min_float": lambda: T.clamp_min(x, 0.5),
+        "clamp_min_int": lambda: x.clamp_min(0),
+        "clamp_max_": lambda: x.clone().clamp_max_(0.5),
+        "clamp_float_tensor": lambda: T.clamp(x, min=T.tensor(0.5)),
+        "clamp_int_tensor": lambda: T.clamp(x, max=T.tensor(1)),
+        "clamp_": lambda: x.clone().clamp_(0, 1),
+    }
+
+
+def _s17_outcome(T, fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - the outcome compared is the error
+        # the first sentence: torch appends its dispatch keys to the NotImplementedError's text
+        return type(e).__name__, str(e).split("\n")[0].split(". This could be")[0]
+    if r.is_quantized:
+        return str(r.dtype).split(".")[-1], r.int_repr().tolist(), r.dequantize().tolist()
+    return str(r.dtype).split(".")[-1], r.tolist()
+
+
+def test_quantized_comparisons_fills_and_refusals():
+    got = {k: _s17_outcome(ember, fn) for k, fn in _s17_cases(ember).items()}
+    # the comparisons against numpy on the dequantized values
+    x = np.array([[-0.75, 0.5, 2.0], [3.0, -0.25, 1.0]])
+    y = np.array([[-0.75, 1.5, 2.0], [3.0, -0.25, 0.0]])
+    assert got["eq"] == ("bool", (x == y).tolist())
+    assert got["lt_number"] == ("bool", (x < 1.0).tolist())
+    assert got["number_lt_q"] == ("bool", (x > 1).tolist())
+    assert got["channel_vs_tensor"] == (
+        "bool",
+        (np.array([[-1, 0.5, 2], [3, -0.5, 1]]) == y).tolist(),
+    )
+    # 0.375 / 0.25 + 3 = 4.5 rounds half to even; per channel each row its own parameters
+    assert got["fill"][:2] == ("quint8", [[4] * 3] * 2)
+    assert got["fill_clamped"][1] == [[255] * 3] * 2
+    assert got["fill_channel"][1] == [[1] * 3, [2] * 3]
+    assert got["copy_float"] == got["fill"]
+    assert got["masked_fill"][1] == [[4, 5, 4], [15, 2, 4]]
+    assert got["masked_fill_"][1] == [[255, 5, 255], [15, 2, 255]]
+    assert got["max"][1] == 15 and got["min_dim"][1] == [0, 2]
+    assert got["clamp"][1] == [[3, 5, 7], [7, 3, 7]]
+    for k in ("amax", "amin_dim", "argmax", "exp", "clamp_min_int", "clamp_", "zero_"):
+        assert got[k][0] == "NotImplementedError" and "'QuantizedCPU' backend" in got[k][1], k
+    assert "'aten::amax.out'" in got["amax"][1] and "'aten::clamp.out'" in got["clamp_"][1]
+    assert got["clamp_min_float"] == (
+        "RuntimeError",
+        "promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+        "rules should be, offending types: QUInt8 Float",
+    )
+    assert got["masked_fill_channel"][0] == "RuntimeError"
+    assert got["max_channel"][1].startswith("Max operator for quantized tensors only works")
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+    want = {k: _s17_outcome(torch, fn) for k, fn in _s17_cases(torch).items()}
+    assert got == want

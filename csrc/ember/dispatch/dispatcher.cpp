@@ -78,9 +78,14 @@ void check_quantized_op(const OperatorEntry& e) {
                                                          "sort",
                                                          "topk",
                                                          "max.dim",
-                                                         "min.dim",
-                                                         "amax",
-                                                         "amin"};
+                                                         "min.dim"};
+  // torch's structured ops reach the backend through their out= overload, which its text names
+  static const std::set<std::string_view> kStructured = {
+      "amax",       "amin",   "argmax",   "argmin",  "abs",     "neg",        "sign",
+      "floor",      "ceil",   "trunc",    "round",   "frac",    "exp",        "exp2",
+      "expm1",      "log",    "log1p",    "sqrt",    "rsqrt",   "reciprocal", "sin",
+      "cos",        "erf",    "digamma",  "lgamma",  "signbit", "isneginf",   "bitwise_not",
+      "nan_to_num", "cumsum", "_softmax", "minimum", "maximum", "logical_not"};
   if (kIntegerOps.count(e.name())) return;
   std::string_view name = e.name();
   std::string aten(name.substr(0, name.find('.')));
@@ -89,6 +94,7 @@ void check_quantized_op(const OperatorEntry& e) {
                              ? std::string()
                              : std::string(name.substr(name.find('.')));
   if (overload == ".ember") overload.clear();
+  if (overload.empty() && kStructured.count(name)) overload = ".out";
   EMBER_ERROR(ErrorKind::NotImplemented, "Could not run 'aten::", aten, overload,
               "' with arguments from the 'QuantizedCPU' backend. This could be because the "
               "operator doesn't exist for this backend, or was omitted during the selective/custom "

@@ -6,6 +6,7 @@
 #include "ember/schema/conv.h"
 #include "ember/schema/linalg.h"
 #include "ember/schema/loss.h"
+#include "ember/schema/reduce.h"
 #include "ember/schema/shape.h"
 
 namespace ember::autocast {
@@ -36,6 +37,7 @@ EMBER_AUTOCAST(conv2d_forward, lower_precision_fp);
 EMBER_AUTOCAST(_nll_loss_index, fp32);
 EMBER_AUTOCAST(_cross_entropy_index, fp32);
 EMBER_AUTOCAST(_ctc_loss, fp32);
+EMBER_AUTOCAST(prod, fp32);
 EMBER_AUTOCAST(linalg_lu_factor, fp32);
 EMBER_AUTOCAST(linalg_solve, fp32);
 EMBER_AUTOCAST(linalg_cholesky, fp32);

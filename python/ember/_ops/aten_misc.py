@@ -3,6 +3,7 @@ LAPACK-style QR trio (geqrf, orgqr, ormqr), histogramdd, segment_reduce, and the
 removed in 1.9 (solve, lstsq, eig, symeig, matrix_rank), which raise as torch's do."""
 
 from .. import return_types
+from .._autocast_policy import fp32 as _autocast_fp32
 
 __all__ = [
     "frobenius_norm",
@@ -81,6 +82,7 @@ def igammac(input, other, *, out=None):
     return gammaincc(input, other, out=out) if out is not None else gammaincc(input, other)
 
 
+@_autocast_fp32
 def geqrf(input, *, out=None):
     """geqrf(input, *, out=None) -> (Tensor, Tensor)
 

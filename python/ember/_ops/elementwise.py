@@ -346,6 +346,8 @@ def clamp_min(self, min):
     """clamp_min(min) -> Tensor
 
     Clamps self from below at min."""
+    if self.is_quantized:  # torch has no quantized kernel for it
+        _C._quantized.check_bounds(self, "clamp_min", min, None)
     return self.clamp(min=min)
 
 
@@ -353,6 +355,8 @@ def clamp_max(self, max):
     """clamp_max(max) -> Tensor
 
     Clamps self from above at max."""
+    if self.is_quantized:  # torch has no quantized kernel for it
+        _C._quantized.check_bounds(self, "clamp_max", None, max)
     return self.clamp(max=max)
 
 
@@ -360,6 +364,8 @@ def clamp_min_(self, min):
     """clamp_min_(min) -> Tensor
 
     In-place form of clamp_min()."""
+    if self.is_quantized:  # torch has no quantized kernel for it
+        _C._quantized.check_bounds(self, "clamp_min", min, None)
     return self.clamp_(min=min)
 
 
@@ -367,6 +373,8 @@ def clamp_max_(self, max):
     """clamp_max_(max) -> Tensor
 
     In-place form of clamp_max()."""
+    if self.is_quantized:  # torch has no quantized kernel for it
+        _C._quantized.check_bounds(self, "clamp_max", None, max)
     return self.clamp_(max=max)
 
 

@@ -8,6 +8,7 @@ mask) rather than a kernel; the arithmetic is torch's kernel's in float32: x * (
 rounded half to even."""
 
 from .. import _C
+from .._autocast_policy import fp32 as _autocast_fp32
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from .creation import tensor as _tensor
@@ -75,6 +76,7 @@ def _check_range(name, quant_min, quant_max):
         )
 
 
+@_autocast_fp32
 def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
     """fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max) -> Tensor
 

@@ -5,6 +5,7 @@ import builtins
 import operator
 
 from .. import _C
+from .._autocast_policy import promote as _autocast_promote
 from .._C import Tensor, broadcast_shapes, from_numpy, int64, isnan
 from .creation import tensor
 
@@ -131,6 +132,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return ~hit if invert else hit
 
 
+@_autocast_promote
 def index_copy(input, dim, index, source):
     """index_copy(input, dim, index, source) -> Tensor
 

@@ -77,6 +77,7 @@ def cholesky(input, upper=False):
     return linalg.cholesky(input, upper=upper)
 
 
+@_autocast_fp32
 def cholesky_solve(B, L, upper=False):
     """cholesky_solve(B, L, upper=False) -> Tensor
 
@@ -94,6 +95,7 @@ def cholesky_inverse(L, upper=False):
     return cholesky_solve(eye, L, upper)
 
 
+@_autocast_fp32
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """triangular_solve(b, A, upper=True, transpose=False, unitriangular=False) -> (Tensor, Tensor)
 
@@ -181,6 +183,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     return _unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
 
 
+@_autocast_fp32
 def lu_solve(b, LU_data, LU_pivots):
     """lu_solve(b, LU_data, LU_pivots) -> Tensor
 

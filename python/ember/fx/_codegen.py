@@ -69,7 +69,11 @@ def ember_qualified_name(obj):
     root = sys.modules.get("ember")
     if root is None:
         return None
-    for ns in _NAMESPACES:
+    namespaces = _NAMESPACES
+    if (getattr(obj, "__module__", None) or "").startswith("ember.nn.functional"):
+        # also ember.<name> (max_pool2d): torch's ember-level op is another, F's prints as F's
+        namespaces = ("ember.nn.functional", *_NAMESPACES)
+    for ns in namespaces:
         mod = root
         for part in ns.split(".")[1:]:
             mod = getattr(mod, part, None)

@@ -16,6 +16,7 @@ import math
 import threading
 
 from .. import _C
+from .._handed_args import handed
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
@@ -74,7 +75,7 @@ class _TracingMode(TorchFunctionMode):
         kwargs = kwargs or {}
         if not _has_proxy(args, kwargs) and not self.tracer._records_constant_call(func, kwargs):
             return func(*args, **kwargs)
-        return record_call(self.tracer, func, args, kwargs)
+        return record_call(self.tracer, func, *handed(func, args, kwargs))
 
 
 def _recording_wrapper(orig):

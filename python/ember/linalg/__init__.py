@@ -7,6 +7,7 @@ import math
 
 from .. import _C, _argparse, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
+from .._autocast_policy import inner_excluded as _autocast_inner_excluded
 from .._autocast_policy import lower_precision as _autocast_lower
 from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
 from .._ops import _names
@@ -351,6 +352,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
 
 
+@_autocast_fp32
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     """matrix_rank(A, *, atol=None, rtol=None, hermitian=False) -> Tensor
 
@@ -557,6 +559,7 @@ def matrix_power(A, n):
     return result
 
 
+@_autocast_inner_excluded
 @_reads_values
 def matrix_exp(A):
     """matrix_exp(A) -> Tensor

@@ -5,6 +5,7 @@ solves are differentiable in B (through the triangular solves)."""
 import math
 
 from .. import return_types
+from .._autocast_policy import inner_excluded as _autocast_inner_excluded
 from .._ops import creation as _creation
 from .._ops.creation import eye, tensor
 from .._ops.foreign_guards import reads_values as _reads_values
@@ -50,6 +51,7 @@ def lu(A, *, pivot=True):
     return return_types.linalg_lu(*lu_unpack(LU, piv))
 
 
+@_autocast_inner_excluded
 @_reads_values
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """lu_solve(LU, pivots, B, *, left=True, adjoint=False) -> Tensor

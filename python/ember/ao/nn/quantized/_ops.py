@@ -4,6 +4,7 @@ batch_norm2d, embedding_bag). They run the int8 kernels of ember._C._quantized
 (csrc/ember/cpu/quantized.cpp); activations are quint8 and weights qint8, as on torch's x86
 engine."""
 
+from ...._autocast_policy import inner_excluded
 from ...._C import _quantized as _Q
 from ...._ops import quantized as _qt
 
@@ -351,20 +352,29 @@ def conv3d(x, packed, scale, zero_point, relu=False):
     """conv3d(x, packed, scale, zero_point, relu=False) -> Tensor
 
     quint8 NCDHW convolution with a packed qint8 weight, requantized to quint8. ember has no
-    int8 3-d kernel: the int32 sums are computed exactly as a float64 convolution of the
-    zero-point-corrected integers (every partial sum is an integer below 2^53), then
-    requantized with the int8 GEMM's epilogue in float32 (Note [Int8 GEMM]):
-    (acc + bias / (sa * sw)) * (sa * sw / so), rounded half to even, plus so's zero point."""
+    int8 3-d kernel: the int32 sums are computed exactly as a float convolution of the
+    zero-point-corrected integers, then requantized with the int8 GEMM's epilogue in float32
+    (Note [Int8 GEMM]): (acc + bias / (sa * sw)) * (sa * sw / so), rounded half to even, plus
+    so's zero point. The convolution runs in float32 when no partial sum can reach 2^24 (the
+    largest |input| times the largest sum of one output channel's |weights| stays below it):
+    the float32 kernels are direct (products and sums of integers, no transforms), so every
+    partial sum is then an exact integer, 4-10x faster than float64; else in float64 (every
+    partial sum an integer below 2^53)."""
     op = "quantized::conv3d"
     if x.dim() != 5:
         raise RuntimeError(f"{op}: expected a 5-d input; got {x.dim()} dims")
     _check_quint8(x, op)
     e = _torch()
     scale, zero_point = float(scale), int(zero_point)
-    xi = _Q.repr_view(x).to(e.float64) - float(x.q_zero_point())
-    w_zps = packed.w_zps.to(e.float64).reshape(-1, 1, 1, 1, 1)
-    wi = _Q.repr_view(packed.qweight).to(e.float64) - w_zps
-    acc = e.nn.functional.conv3d(
+    xi = _Q.repr_view(x).to(e.float32) - float(x.q_zero_point())
+    w_zps = packed.w_zps.to(e.float32).reshape(-1, 1, 1, 1, 1)
+    wi = _Q.repr_view(packed.qweight).to(e.float32) - w_zps
+    if xi.numel() and wi.numel():
+        bound = float(xi.abs().amax()) * float(wi.abs().sum((1, 2, 3, 4)).amax())
+        if bound >= 2.0**24:
+            xi, wi = xi.to(e.float64), wi.to(e.float64)
+    # inside an autocast region too: a bfloat16 cast would lose the integers
+    acc = inner_excluded(e.nn.functional.conv3d)(
         xi, wi, None, packed.stride, packed.padding, packed.dilation, packed.groups
     ).to(e.float32)
     per_channel = [1, -1, 1, 1, 1]
