@@ -50,9 +50,10 @@ void bind_profiler(nb::module_& m) {
               shapes = args;
             }
             int kind = r.memory ? 4 : int(r.kind);
-            recs.append(nb::make_tuple(
-                r.name.empty() ? nb::str("") : nb::str(r.name.data(), r.name.size()), kind,
-                r.start_ns, r.end_ns, r.parent, shapes, r.bytes, r.addr, r.total_allocated));
+            recs.append(
+                nb::make_tuple(r.name.empty() ? nb::str("") : nb::str(r.name.data(), r.name.size()),
+                               kind, r.start_ns, r.end_ns, r.parent, shapes, r.bytes, r.addr,
+                               r.total_allocated, r.sequence_nr, r.fwd_thread));
           }
           out.append(nb::make_tuple(tr.tid, recs));
         }
@@ -61,8 +62,8 @@ void bind_profiler(nb::module_& m) {
       doc("_profiler_stop() -> Tuple[int, List[Tuple[int, list]]]",
           "Stops recording; returns the stop time and, per thread, (thread id, records), each "
           "record (name, kind, start_ns, end_ns, parent index, input shapes or None, bytes, "
-          "address, total allocated); kind 0 op, 1 user range, 2 autograd node, 3 pool worker, "
-          "4 memory."));
+          "address, total allocated, sequence number or -1, forward thread); kind 0 op, 1 user "
+          "range, 2 autograd node, 3 pool worker, 4 memory."));
   m.def(
       "_profiler_enabled", [] { return profiler::enabled(); },
       doc("_profiler_enabled() -> bool", "Whether a profile is recording."));
