@@ -168,13 +168,16 @@ class _OpState:
         from .autograd.function import FunctionCtx, _attach
 
         ctx = FunctionCtx()
+        # torch's autograd.Function takes the positional arguments only: the keyword-only ones
+        # reach setup_context as `keyword_only_inputs` and get no gradient from backward
+        positional, keyword_only = self._split(bound)
         ctx.needs_input_grad = tuple(
             (isinstance(v, _C.Tensor) and v.requires_grad)
             or (
                 isinstance(v, (list, tuple))
                 and any(isinstance(x, _C.Tensor) and x.requires_grad for x in v)
             )
-            for v in bound
+            for v in positional
         )
         is_seq = isinstance(out, (tuple, list))
         outputs = list(out) if is_seq else [out]
@@ -187,8 +190,12 @@ class _OpState:
             out = type(out)(outputs)
         else:
             out = outputs[0]
-        if self.setup_context is not None:
-            self.setup_context(ctx=ctx, inputs=tuple(bound), output=out)
+        if self.setup_context is not None and len(positional) < len(bound):
+            self.setup_context(
+                ctx=ctx, inputs=positional, keyword_only_inputs=keyword_only, output=out
+            )
+        elif self.setup_context is not None:
+            self.setup_context(ctx=ctx, inputs=positional, output=out)
         state = self
 
         def backward(grads):
@@ -200,13 +207,13 @@ class _OpState:
             result = state.backward(ctx, *grads)
             if not isinstance(result, tuple):
                 result = (result,)
-            if len(result) != len(state.schema.arguments):
+            if len(result) != len(positional):
                 raise RuntimeError(
                     f"{state.schema.name}: expected the backward formula to return "
-                    f"{len(state.schema.arguments)} gradients (one per input), got {len(result)}"
+                    f"{len(positional)} gradients (one per input), got {len(result)}"
                 )
-            flat = []
-            for v, g in zip(bound, result):
+            flat = []  # keyword-only tensors are refused by custom_op and register_autograd
+            for v, g in zip(positional, result):
                 if isinstance(v, _C.Tensor):
                     flat.append(g)
                 elif isinstance(v, (list, tuple)):
@@ -465,12 +472,11 @@ class CustomOpDef:
     def register_autograd(self, backward, /, *, setup_context=None):
         """register_autograd(backward, /, *, setup_context=None) -> None
 
-        Makes the op differentiable: ``setup_context(ctx, inputs, output)`` saves what backward
-        needs, ``backward(ctx, *grads)`` returns one gradient per input (None where there is
-        none)."""
-        self._state.backward = backward
-        self._state.setup_context = setup_context
-        self._state._install()
+        Makes the op differentiable: ``setup_context(ctx, inputs, output)`` (with
+        ``keyword_only_inputs`` before output when the op has keyword-only arguments) saves what
+        backward needs, ``backward(ctx, *grads)`` returns one gradient per positional input
+        (None where there is none)."""
+        register_autograd(self, backward, setup_context=setup_context)
 
     def register_vmap(self, func=None, /):
         """register_vmap(func=None, /) -> Callable
@@ -563,6 +569,11 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
             text = infer_schema(fn, mutates_args=mutates_args)
         else:
             text = schema
+        if _kwarg_only_tensors(FunctionSchema(f"{opname}{text}")):
+            raise NotImplementedError(
+                "custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. "
+                f"Got: {opname}{text}"
+            )
         result = CustomOpDef(namespace, opname, text, fn)
         if device_types is None:
             result._state.set_kernel("CompositeExplicitAutograd", _no_alias_outputs(opname, fn))
@@ -720,8 +731,9 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """register_autograd(op, backward, /, *, setup_context=None, lib=None) -> None
 
     Makes op differentiable with ``backward(ctx, *grads)`` (and ``setup_context(ctx, inputs,
-    output)``)."""
+    output)``, with ``keyword_only_inputs`` before output when op has keyword-only arguments)."""
     st = _state(op)
+    _refuse_kwarg_only_tensors("register_autograd", st.schema)
     st.backward = backward
     st.setup_context = setup_context
     st._install()
@@ -734,6 +746,7 @@ def register_vmap(op, func=None, /, *, lib=None):
     ember.func.vmap: ``in_dims`` gives each argument's batch dimension (None when unbatched),
     ``info.batch_size`` the vmap's size; usable as a decorator."""
     st = _state(op)
+    _refuse_kwarg_only_tensors("register_vmap", st.schema)
 
     def inner(fn):
         from . import _library_vmap
@@ -742,6 +755,18 @@ def register_vmap(op, func=None, /, *, lib=None):
         return fn
 
     return inner if func is None else inner(func)
+
+
+def _kwarg_only_tensors(schema):
+    return any(a.kwarg_only and a.type.startswith("Tensor") for a in schema.arguments)
+
+
+def _refuse_kwarg_only_tensors(what, schema):
+    if _kwarg_only_tensors(schema):
+        raise NotImplementedError(
+            f"{what} with kwarg-only Tensor args. In the original definition of the op, please "
+            f"make your tensors not kwarg-only. Got: {schema}"
+        )
 
 
 class OpCheckError(Exception):

@@ -112,6 +112,47 @@ def test_register_autograd_and_mutation():
     assert schema == "NS::sin_out(Tensor x, Tensor(a1!) out) -> ()"
 
 
+def test_register_autograd_with_keyword_only_inputs():
+    # torch's docs: setup_context(ctx, inputs, keyword_only_inputs, output) for an op with
+    # keyword-only arguments; backward returns a gradient per positional argument only.
+    # Keyword-only tensors are refused (NotImplementedError) by custom_op and register_autograd.
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::numpy_mul", mutates_args=())
+        def numpy_mul(x: T.Tensor, y: T.Tensor, *, val: float) -> T.Tensor:
+            return T.from_numpy(x.numpy() * y.numpy() * val)
+
+        seen = []
+
+        def setup_context(ctx, inputs, keyword_only_inputs, output):
+            # (torch's tuple here has one more entry: its Function's hidden last input)
+            seen.append((len(inputs), keyword_only_inputs, ctx.needs_input_grad[:2]))
+            ctx.val = keyword_only_inputs["val"]
+            ctx.save_for_backward(*inputs)
+
+        def backward(ctx, grad):
+            x, y = ctx.saved_tensors
+            return grad * y * ctx.val, grad * x * ctx.val
+
+        numpy_mul.register_autograd(backward, setup_context=setup_context)
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([3.0, 4.0])
+        out = numpy_mul(x, y, val=0.5)
+        (gx,) = T.autograd.grad(out.sum(), x)
+
+        def kw_tensor_op(x: T.Tensor, *, w: T.Tensor) -> T.Tensor: ...
+
+        refused = _err(lambda: T.library.custom_op(f"{ns}::kw", mutates_args=())(kw_tensor_op))
+        T.library.define(f"{ns}::kw2", "(Tensor x, *, Tensor w) -> Tensor")
+        refused_autograd = _err(lambda: T.library.register_autograd(f"{ns}::kw2", backward))
+        return out.detach().numpy(), gx.numpy(), seen, refused, refused_autograd
+
+    *_, seen, refused, refused_autograd = _each(case)
+    assert seen == [(2, {"val": 0.5}, (True, False))]
+    assert refused == refused_autograd == "NotImplementedError"
+
+
 def test_infer_schema_kernels_and_multiple_outputs():
     def case(T):
         def f(x: T.Tensor, n: int = 2, *, flag: bool = True) -> tuple[T.Tensor, T.Tensor]: ...
