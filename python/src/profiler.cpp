@@ -72,12 +72,16 @@ void bind_profiler(nb::module_& m) {
       doc("_profiler_now_ns() -> int", "The profiler clock (steady, ns)."));
   m.def(
       "_record_function_enter",
-      [](const std::string& name) {
-        return profiler::begin_range(profiler::RangeKind::User, name);
+      [](const std::string& name, bool op) {
+        int64_t handle = profiler::begin_range(profiler::RangeKind::User, name);
+        if (op) profiler::mark_op_range(handle);
+        return handle;
       },
-      nb::arg("name"),
-      doc("_record_function_enter(name) -> int",
-          "Opens a user range on this thread; returns its handle (-1 when nothing records)."));
+      nb::arg("name"), nb::arg("op") = false,
+      doc("_record_function_enter(name, op=False) -> int",
+          "Opens a user range on this thread; returns its handle (-1 when nothing records). "
+          "`op`: the range is an op written in Python, which records the sequence number of "
+          "the next autograd node (Note [Profiler sequence numbers])."));
   m.def(
       "_record_function_exit", [](int64_t handle) { profiler::end_range(handle); },
       nb::arg("handle"),

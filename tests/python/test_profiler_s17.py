@@ -132,3 +132,37 @@ def test_bmm_passes_each_operand_through_resolve_conj():
             ("aten::resolve_conj", [[2, 4, 5]], "aten::bmm"),
             ("aten::resolve_conj", [[2, 3, 4]], "aten::bmm"),
         ], T.__name__
+
+
+def test_backward_rows_of_sum_and_accumulate_grad():
+    for T in _libs():
+        x = T.ones(4, 5, requires_grad=True)
+        with T.profiler.profile(record_shapes=True) as prof:
+            (x * 2).sum().backward()
+        rows = _rows(prof)
+        # a full sum's gradient expands as it is: no unsqueeze rows
+        assert ("aten::expand", [[], [], []], "SumBackward0") in rows, (T.__name__, rows)
+        assert not [r for r in rows if r[0] == "aten::unsqueeze"], (T.__name__, rows)
+        # the stolen gradient (mul's fresh result) has two detach rows, both listing it
+        assert ("detach", [[4, 5]], "aten::detach") in rows, (T.__name__, rows)
+
+
+def test_python_ops_record_numbers_factories_none(tmp_path):
+    for T in _libs():
+        x = T.ones(1, 1, 4, 4, requires_grad=True)
+        logp = T.zeros(2, 3, requires_grad=True)
+        with T.profiler.profile(record_shapes=True) as prof:
+            T.nn.functional.max_pool2d(x, 2)
+            T.nn.functional.nll_loss(logp, T.tensor([0, 2]))
+            T.zeros(3)
+            T.ones_like(x)
+        evs = _trace(T, prof, tmp_path / f"{T.__name__}.json")
+        seq = {e["name"]: "Sequence number" in e["args"] for e in evs}
+        assert seq["aten::max_pool2d"] and seq["aten::max_pool2d_with_indices"], T.__name__
+        assert seq["aten::nll_loss_nd"] and seq["aten::nll_loss"], T.__name__
+        factories = ("aten::zeros", "aten::zero_", "aten::ones_like", "aten::fill_")
+        assert not any(seq[n] for n in factories), (T.__name__, seq)
+        (nd,) = [e for e in evs if e["name"] == "aten::nll_loss_nd"]
+        assert nd["args"]["Input Dims"] == [[2, 3], [2], [], [], []], T.__name__
+        rows = _rows(prof)
+        assert ("aten::nll_loss", [[2, 3], [2], [], [], []], "aten::nll_loss_nd") in rows

@@ -233,6 +233,8 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
       // torch's rows for the stolen buffer: aten::detach > detach (Note [Profiler rows]).
       profiler::OpRange range("detach", g);
       profiler::Range inner(profiler::RangeKind::Autograd, "detach");
+      if (inner.handle() >= 0 && profiler::records_shapes())
+        ::ember::detail::profile_input(inner.handle(), g);
       m.grad = g.detach();
     } else {
       m.grad = g.detach().clone();

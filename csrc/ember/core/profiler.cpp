@@ -115,6 +115,18 @@ void note_node(uint64_t sequence_nr) {
   r.node_threads[sequence_nr] = t;
 }
 
+void mark_op_range(int64_t handle) {
+  if (handle < 0 || !GradMode::is_enabled()) return;
+  auto source = g_sequence_source.load(std::memory_order_acquire);
+  if (!source) return;
+  int64_t sequence_nr = int64_t(source());
+  Buffer& b = buffer();
+  std::lock_guard<std::mutex> g(b.m);
+  if (b.generation != uint32_t(handle >> 32)) return;
+  size_t index = size_t(handle & 0xffffffff);
+  if (index < b.records.size()) b.records[index].sequence_nr = sequence_nr;
+}
+
 void note_accumulator(uint64_t sequence_nr) {
   if (!enabled()) return;
   auto& r = registry();
@@ -306,7 +318,7 @@ std::vector<ThreadRecords> stop() {
     tr.shapes = std::move(b->shapes);
     for (Record& rec : tr.records) {
       if (rec.end_ns < 0) rec.end_ns = t;
-      if (rec.kind == RangeKind::Op)
+      if (rec.kind != RangeKind::Autograd)  // an op's number, not a node's
         while (rec.sequence_nr >= 0 && accumulators.count(uint64_t(rec.sequence_nr)))
           ++rec.sequence_nr;
     }

@@ -49,6 +49,9 @@ struct ThreadRecords {
 void set_sequence_source(uint64_t (*next_sequence_nr)());
 /// Reports a node created on the calling thread while a profile records.
 void note_node(uint64_t sequence_nr);
+/// Gives the user range `handle` of the calling thread an op's sequence number (an op written in
+/// Python, whose range the recorder opens as a user range).
+void mark_op_range(int64_t handle);
 /// Reports that node `sequence_nr` is an AccumulateGrad: torch's take no number, so an op that
 /// recorded it as the next node's records the number after it.
 void note_accumulator(uint64_t sequence_nr);

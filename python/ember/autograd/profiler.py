@@ -444,6 +444,8 @@ class profile:
                 structured = shapes if kind == 0 and shapes else None
                 if structured is not None:
                     shapes = [[] if _is_tensor_list(a) else a for a in shapes]
+                if seq >= 0 and outer is not None and outer._op and outer.sequence_nr < 0:
+                    seq = -1  # inside a factory written in Python: below autograd, as torch's
                 if kind == 1 and display.startswith("ProfilerStep#"):
                     display = "ProfilerStep*"  # torch's steps share one key
                 evt = FunctionEvent(
@@ -462,6 +464,7 @@ class profile:
                 )
                 next_id += 1
                 evt._worker = kind == 3
+                evt._op = kind == 0
                 evt._python_op = python_op
                 evt._first_child = None
                 if self.with_flops and kind == 0:
