@@ -153,6 +153,37 @@ def test_register_autograd_with_keyword_only_inputs():
     assert refused == refused_autograd == "NotImplementedError"
 
 
+def test_opcheck_failures_name_what_torch_names():
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::bad_fake", mutates_args=())
+        def bad_fake(x: T.Tensor) -> T.Tensor:
+            return x.sum(0)
+
+        bad_fake.register_fake(lambda x: T.empty_like(x))
+
+        @T.library.custom_op(f"{ns}::sneaky", mutates_args=())
+        def sneaky(x: T.Tensor, y: T.Tensor) -> T.Tensor:
+            y.add_(1)
+            return x.clone()
+
+        fake = T.library.opcheck(bad_fake, (T.ones(2, 3),), raise_exception=False)
+        schema = T.library.opcheck(
+            sneaky, (T.ones(2), T.ones(2)), test_utils="test_schema", raise_exception=False
+        )
+        errors = (fake["test_faketensor"], schema["test_schema"])
+        return [(isinstance(e, RuntimeError), str(e).replace(ns, "NS")) for e in errors]
+
+    (fake, schema) = _each(case)
+    assert fake[1] == (
+        "When comparing the output of NS.bad_fake.default on FakeTensor and concrete Tensors, "
+        "found mismatched tensor metadata: Shapes torch.Size([3]) and torch.Size([2, 3]) are not "
+        "equal!"
+    )
+    assert schema == (True, "Argument y is not defined as mutable but was mutated")
+
+
 def test_infer_schema_kernels_and_multiple_outputs():
     def case(T):
         def f(x: T.Tensor, n: int = 2, *, flag: bool = True) -> tuple[T.Tensor, T.Tensor]: ...
