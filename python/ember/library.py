@@ -27,6 +27,7 @@ __all__ = [
     "impl",
     "infer_schema",
     "opcheck",
+    "register_autocast",
     "register_autograd",
     "register_fake",
     "register_kernel",
@@ -69,6 +70,7 @@ class _OpState:
         self.backward = None
         self.setup_context = None
         self.fake = None
+        self.autocast = {}  # device type -> dtype (register_autocast)
         self.from_custom_op = from_custom_op
         ns, name, overload = _op_overloads._split_entry(entry_name)
         self.display = f"{ns}.{name}.{overload}"
@@ -138,6 +140,17 @@ class _OpState:
 
     def call(self, *args, **kwargs):
         bound = self.schema.bind(args, kwargs, self.schema.name)
+        if self.autocast:
+            from ._process import autocast, is_autocast_enabled
+
+            devices = {t.device.type for t in self._tensors(bound)}
+            for device_type, dtype in self.autocast.items():
+                if device_type in devices and is_autocast_enabled(device_type):
+                    pargs, pkwargs = self._split(
+                        [_autocast_arg(v, device_type, dtype) for v in bound]
+                    )
+                    with autocast(device_type, enabled=False):
+                        return self.call(*pargs, **pkwargs)
         self._check(bound)
         pargs, pkwargs = self._split(bound)
         out = _C._custom_op_call(self.handle, self._tensors(bound), pargs, pkwargs)
@@ -478,6 +491,12 @@ class CustomOpDef:
         (None where there is none)."""
         register_autograd(self, backward, setup_context=setup_context)
 
+    def register_autocast(self, device_type, cast_inputs):
+        """register_autocast(device_type, cast_inputs) -> None
+
+        The op's autocast rule (see ember.library.register_autocast)."""
+        register_autocast(self, device_type, cast_inputs)
+
     def register_vmap(self, func=None, /):
         """register_vmap(func=None, /) -> Callable
 
@@ -737,6 +756,32 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     st.backward = backward
     st.setup_context = setup_context
     st._install()
+
+
+def _autocast_arg(v, device_type, dtype):
+    # torch's rule (as amp.custom_fwd's): floating tensors on the device, float64 excepted
+    if isinstance(v, (list, tuple)):
+        return type(v)(_autocast_arg(x, device_type, dtype) for x in v)
+    if (
+        isinstance(v, _C.Tensor)
+        and v.is_floating_point()
+        and v.device.type == device_type
+        and v.dtype != _C.float64
+    ):
+        return v.to(dtype)
+    return v
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """register_autocast(op, device_type, cast_inputs, /, *, lib=None) -> None
+
+    Inside an autocast region of ``device_type`` ("cpu" or "cuda"), the op casts its floating
+    tensors on that device (float64 excepted) to ``cast_inputs`` and runs with autocast off."""
+    if not isinstance(op, (str, CustomOpDef, _op_overloads.OpOverload)):
+        raise ValueError(f"register_autocast({op}): got unexpected type for op: {type(op)}")
+    if device_type not in ("cpu", "cuda"):
+        raise ValueError(f"Unknown device type: {device_type}")
+    _state(op).autocast[device_type] = cast_inputs
 
 
 def register_vmap(op, func=None, /, *, lib=None):

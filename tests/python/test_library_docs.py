@@ -184,6 +184,30 @@ def test_opcheck_failures_name_what_torch_names():
     assert schema == (True, "Argument y is not defined as mutable but was mutated")
 
 
+def test_register_autocast_casts_floating_inputs_and_runs_with_autocast_off():
+    def case(T):
+        ns = _ns(T)
+        inside = []
+
+        @T.library.custom_op(f"{ns}::my_sin", mutates_args=())
+        def my_sin(x: T.Tensor, n: T.Tensor) -> T.Tensor:
+            inside.append((T.is_autocast_enabled("cpu"), str(x.dtype), str(n.dtype)))
+            return T.sin(x)
+
+        T.library.register_autocast(f"{ns}::my_sin", "cpu", T.bfloat16)
+        x, n = T.ones(3), T.arange(3)
+        with T.autocast("cpu", dtype=T.float16):
+            dtypes = [my_sin(x, n).dtype, my_sin(x.double(), n).dtype]  # float64 is not cast
+        dtypes.append(my_sin(x, n).dtype)  # outside the region: as is
+        bad = _err(lambda: T.library.register_autocast(3, "cpu", T.float16))
+        return [str(d) for d in dtypes], inside, bad
+
+    dtypes, inside, bad = _each(case)
+    assert dtypes == ["torch.bfloat16", "torch.float64", "torch.float32"]
+    assert inside[0] == (False, "torch.bfloat16", "torch.int64")
+    assert bad == "ValueError"
+
+
 def test_infer_schema_kernels_and_multiple_outputs():
     def case(T):
         def f(x: T.Tensor, n: int = 2, *, flag: bool = True) -> tuple[T.Tensor, T.Tensor]: ...
