@@ -25,6 +25,7 @@ __all__ = [
     "define",
     "get_ctx",
     "impl",
+    "impl_abstract",
     "infer_schema",
     "opcheck",
     "register_autocast",
@@ -641,16 +642,16 @@ class Library:
         """define(schema, alias_analysis="", *, tags=()) -> str
 
         Declares an operator of this namespace, ``"foo(Tensor x) -> Tensor"`` or
-        ``"foo.overload(...) -> ..."``; returns its qualified name."""
+        ``"foo.overload(...) -> ..."``; returns its name as written, without the overload
+        (``"foo"``; ``"ns::foo"`` when the schema names the namespace), as torch's."""
         if self.kind == "IMPL":
             raise RuntimeError("Library.define: an IMPL library cannot define operators")
-        head = schema.split("(", 1)[0].strip()
-        if "::" in head:
-            head = head.split("::", 1)[1]
+        written = schema.split("(", 1)[0].strip()
+        head = written.split("::", 1)[1] if "::" in written else written
         entry = f"{self.ns}::{head}"
         _define(entry, f"{self.ns}::{schema.strip()}")
         self._defined.append(entry)
-        return f"{self.ns}::{head.split('.')[0]}"
+        return written.split(".")[0]
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
         """impl(op_name, fn, dispatch_key="", *, with_keyset=False) -> None
@@ -730,6 +731,22 @@ def register_kernel(op, device_types, func=None, /, *, lib=None):
         return fn
 
     return inner if func is None else inner(func)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """impl_abstract(qualname, func=None, *, lib=None) -> Callable
+
+    The name register_fake had before torch 2.4 (see register_fake); warns as torch's does."""
+    import warnings
+
+    warnings.warn(
+        "`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. Please use "
+        "that instead; we will remove `torch.library.impl_abstract` in a future version of "
+        "PyTorch.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return register_fake(qualname, func, lib=lib)
 
 
 def register_fake(op, func=None, /, *, lib=None, _stacklevel=1):

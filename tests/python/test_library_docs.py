@@ -7,6 +7,7 @@ raises (an output aliasing an input, a missing kernel, a duplicate definition)."
 
 import importlib
 import itertools
+import warnings
 
 import numpy as np
 from _docs_check import _each
@@ -206,6 +207,25 @@ def test_register_autocast_casts_floating_inputs_and_runs_with_autocast_off():
     assert dtypes == ["torch.bfloat16", "torch.float64", "torch.float32"]
     assert inside[0] == (False, "torch.bfloat16", "torch.int64")
     assert bad == "ValueError"
+
+
+def test_define_returns_the_name_as_written_and_impl_abstract():
+    def case(T):
+        ns = _ns(T)
+        lib = T.library.Library(ns, "FRAGMENT")
+        names = [
+            lib.define("foo(Tensor x) -> Tensor"),
+            lib.define("foo.two(Tensor x, Tensor y) -> Tensor"),
+            lib.define("bar(Tensor x) -> Tensor"),
+        ]
+        T.library.impl(f"{ns}::bar", "cpu", lambda x: x * 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            T.library.impl_abstract(f"{ns}::bar", lambda x: T.empty_like(x))
+        checked = T.library.opcheck(getattr(T.ops, ns).bar.default, (T.ones(2),))
+        return names, checked["test_faketensor"], [w.category.__name__ for w in caught]
+
+    assert _each(case) == (["foo", "foo", "bar"], "SUCCESS", ["FutureWarning"])
 
 
 def test_infer_schema_kernels_and_multiple_outputs():
