@@ -102,3 +102,21 @@ def shapes_match(real, fake, dynamic):
     """Whether a fake output's shape is the real one's, a size from new_dynamic_size matching any
     real size."""
     return len(real) == len(fake) and all(r == f or (f in dynamic) for r, f in zip(real, fake))
+
+
+def check_outputs(op, real, fake, dynamic):
+    """opcheck's test_faketensor comparison of the real and fake outputs (tensors), raising
+    torch's errors: a count mismatch (AssertionError), a shape or dtype mismatch (RuntimeError,
+    torch's MetadataMismatchError)."""
+    context = f"When comparing the output of {op} on FakeTensor and concrete Tensors, found"
+    if len(fake) != len(real):
+        raise AssertionError(f"{context} mismatch in number of returns {len(fake)} != {len(real)}")
+    for idx, (r, f) in enumerate(zip(real, fake)):
+        if not shapes_match(r.shape, f.shape, dynamic):
+            why = f"Shapes {r.shape} and {f.shape} are not equal!"
+        elif r.dtype != f.dtype:
+            why = f"Dtypes {r.dtype} and {f.dtype} are not equal!"
+        else:
+            continue
+        where = "" if len(real) == 1 else f" for output[{idx}]"
+        raise RuntimeError(f"{context} mismatched tensor metadata{where}: {why}")

@@ -25,8 +25,10 @@ __all__ = [
     "define",
     "get_ctx",
     "impl",
+    "impl_abstract",
     "infer_schema",
     "opcheck",
+    "register_autocast",
     "register_autograd",
     "register_fake",
     "register_kernel",
@@ -69,6 +71,7 @@ class _OpState:
         self.backward = None
         self.setup_context = None
         self.fake = None
+        self.autocast = {}  # device type -> dtype (register_autocast)
         self.from_custom_op = from_custom_op
         ns, name, overload = _op_overloads._split_entry(entry_name)
         self.display = f"{ns}.{name}.{overload}"
@@ -138,6 +141,17 @@ class _OpState:
 
     def call(self, *args, **kwargs):
         bound = self.schema.bind(args, kwargs, self.schema.name)
+        if self.autocast:
+            from ._process import autocast, is_autocast_enabled
+
+            devices = {t.device.type for t in self._tensors(bound)}
+            for device_type, dtype in self.autocast.items():
+                if device_type in devices and is_autocast_enabled(device_type):
+                    pargs, pkwargs = self._split(
+                        [_autocast_arg(v, device_type, dtype) for v in bound]
+                    )
+                    with autocast(device_type, enabled=False):
+                        return self.call(*pargs, **pkwargs)
         self._check(bound)
         pargs, pkwargs = self._split(bound)
         out = _C._custom_op_call(self.handle, self._tensors(bound), pargs, pkwargs)
@@ -168,13 +182,16 @@ class _OpState:
         from .autograd.function import FunctionCtx, _attach
 
         ctx = FunctionCtx()
+        # torch's autograd.Function takes the positional arguments only: the keyword-only ones
+        # reach setup_context as `keyword_only_inputs` and get no gradient from backward
+        positional, keyword_only = self._split(bound)
         ctx.needs_input_grad = tuple(
             (isinstance(v, _C.Tensor) and v.requires_grad)
             or (
                 isinstance(v, (list, tuple))
                 and any(isinstance(x, _C.Tensor) and x.requires_grad for x in v)
             )
-            for v in bound
+            for v in positional
         )
         is_seq = isinstance(out, (tuple, list))
         outputs = list(out) if is_seq else [out]
@@ -187,8 +204,12 @@ class _OpState:
             out = type(out)(outputs)
         else:
             out = outputs[0]
-        if self.setup_context is not None:
-            self.setup_context(ctx=ctx, inputs=tuple(bound), output=out)
+        if self.setup_context is not None and len(positional) < len(bound):
+            self.setup_context(
+                ctx=ctx, inputs=positional, keyword_only_inputs=keyword_only, output=out
+            )
+        elif self.setup_context is not None:
+            self.setup_context(ctx=ctx, inputs=positional, output=out)
         state = self
 
         def backward(grads):
@@ -200,13 +221,13 @@ class _OpState:
             result = state.backward(ctx, *grads)
             if not isinstance(result, tuple):
                 result = (result,)
-            if len(result) != len(state.schema.arguments):
+            if len(result) != len(positional):
                 raise RuntimeError(
                     f"{state.schema.name}: expected the backward formula to return "
-                    f"{len(state.schema.arguments)} gradients (one per input), got {len(result)}"
+                    f"{len(positional)} gradients (one per input), got {len(result)}"
                 )
-            flat = []
-            for v, g in zip(bound, result):
+            flat = []  # keyword-only tensors are refused by custom_op and register_autograd
+            for v, g in zip(positional, result):
                 if isinstance(v, _C.Tensor):
                     flat.append(g)
                 elif isinstance(v, (list, tuple)):
@@ -465,12 +486,17 @@ class CustomOpDef:
     def register_autograd(self, backward, /, *, setup_context=None):
         """register_autograd(backward, /, *, setup_context=None) -> None
 
-        Makes the op differentiable: ``setup_context(ctx, inputs, output)`` saves what backward
-        needs, ``backward(ctx, *grads)`` returns one gradient per input (None where there is
-        none)."""
-        self._state.backward = backward
-        self._state.setup_context = setup_context
-        self._state._install()
+        Makes the op differentiable: ``setup_context(ctx, inputs, output)`` (with
+        ``keyword_only_inputs`` before output when the op has keyword-only arguments) saves what
+        backward needs, ``backward(ctx, *grads)`` returns one gradient per positional input
+        (None where there is none)."""
+        register_autograd(self, backward, setup_context=setup_context)
+
+    def register_autocast(self, device_type, cast_inputs):
+        """register_autocast(device_type, cast_inputs) -> None
+
+        The op's autocast rule (see ember.library.register_autocast)."""
+        register_autocast(self, device_type, cast_inputs)
 
     def register_vmap(self, func=None, /):
         """register_vmap(func=None, /) -> Callable
@@ -563,6 +589,11 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
             text = infer_schema(fn, mutates_args=mutates_args)
         else:
             text = schema
+        if _kwarg_only_tensors(FunctionSchema(f"{opname}{text}")):
+            raise NotImplementedError(
+                "custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. "
+                f"Got: {opname}{text}"
+            )
         result = CustomOpDef(namespace, opname, text, fn)
         if device_types is None:
             result._state.set_kernel("CompositeExplicitAutograd", _no_alias_outputs(opname, fn))
@@ -611,16 +642,16 @@ class Library:
         """define(schema, alias_analysis="", *, tags=()) -> str
 
         Declares an operator of this namespace, ``"foo(Tensor x) -> Tensor"`` or
-        ``"foo.overload(...) -> ..."``; returns its qualified name."""
+        ``"foo.overload(...) -> ..."``; returns its name as written, without the overload
+        (``"foo"``; ``"ns::foo"`` when the schema names the namespace), as torch's."""
         if self.kind == "IMPL":
             raise RuntimeError("Library.define: an IMPL library cannot define operators")
-        head = schema.split("(", 1)[0].strip()
-        if "::" in head:
-            head = head.split("::", 1)[1]
+        written = schema.split("(", 1)[0].strip()
+        head = written.split("::", 1)[1] if "::" in written else written
         entry = f"{self.ns}::{head}"
         _define(entry, f"{self.ns}::{schema.strip()}")
         self._defined.append(entry)
-        return f"{self.ns}::{head.split('.')[0]}"
+        return written.split(".")[0]
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
         """impl(op_name, fn, dispatch_key="", *, with_keyset=False) -> None
@@ -702,6 +733,22 @@ def register_kernel(op, device_types, func=None, /, *, lib=None):
     return inner if func is None else inner(func)
 
 
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """impl_abstract(qualname, func=None, *, lib=None) -> Callable
+
+    The name register_fake had before torch 2.4 (see register_fake); warns as torch's does."""
+    import warnings
+
+    warnings.warn(
+        "`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. Please use "
+        "that instead; we will remove `torch.library.impl_abstract` in a future version of "
+        "PyTorch.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return register_fake(qualname, func, lib=lib)
+
+
 def register_fake(op, func=None, /, *, lib=None, _stacklevel=1):
     """register_fake(op, func=None, /, *, lib=None) -> Callable
 
@@ -720,11 +767,38 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """register_autograd(op, backward, /, *, setup_context=None, lib=None) -> None
 
     Makes op differentiable with ``backward(ctx, *grads)`` (and ``setup_context(ctx, inputs,
-    output)``)."""
+    output)``, with ``keyword_only_inputs`` before output when op has keyword-only arguments)."""
     st = _state(op)
+    _refuse_kwarg_only_tensors("register_autograd", st.schema)
     st.backward = backward
     st.setup_context = setup_context
     st._install()
+
+
+def _autocast_arg(v, device_type, dtype):
+    # torch's rule (as amp.custom_fwd's): floating tensors on the device, float64 excepted
+    if isinstance(v, (list, tuple)):
+        return type(v)(_autocast_arg(x, device_type, dtype) for x in v)
+    if (
+        isinstance(v, _C.Tensor)
+        and v.is_floating_point()
+        and v.device.type == device_type
+        and v.dtype != _C.float64
+    ):
+        return v.to(dtype)
+    return v
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """register_autocast(op, device_type, cast_inputs, /, *, lib=None) -> None
+
+    Inside an autocast region of ``device_type`` ("cpu" or "cuda"), the op casts its floating
+    tensors on that device (float64 excepted) to ``cast_inputs`` and runs with autocast off."""
+    if not isinstance(op, (str, CustomOpDef, _op_overloads.OpOverload)):
+        raise ValueError(f"register_autocast({op}): got unexpected type for op: {type(op)}")
+    if device_type not in ("cpu", "cuda"):
+        raise ValueError(f"Unknown device type: {device_type}")
+    _state(op).autocast[device_type] = cast_inputs
 
 
 def register_vmap(op, func=None, /, *, lib=None):
@@ -734,6 +808,7 @@ def register_vmap(op, func=None, /, *, lib=None):
     ember.func.vmap: ``in_dims`` gives each argument's batch dimension (None when unbatched),
     ``info.batch_size`` the vmap's size; usable as a decorator."""
     st = _state(op)
+    _refuse_kwarg_only_tensors("register_vmap", st.schema)
 
     def inner(fn):
         from . import _library_vmap
@@ -742,6 +817,18 @@ def register_vmap(op, func=None, /, *, lib=None):
         return fn
 
     return inner if func is None else inner(func)
+
+
+def _kwarg_only_tensors(schema):
+    return any(a.kwarg_only and a.type.startswith("Tensor") for a in schema.arguments)
+
+
+def _refuse_kwarg_only_tensors(what, schema):
+    if _kwarg_only_tensors(schema):
+        raise NotImplementedError(
+            f"{what} with kwarg-only Tensor args. In the original definition of the op, please "
+            f"make your tensors not kwarg-only. Got: {schema}"
+        )
 
 
 class OpCheckError(Exception):
@@ -822,21 +909,14 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
         try:
             if test == "test_schema":
                 a, k = _clone_arg(args), _clone_arg(kwargs)
-                before = [t.clone() for t in flat((a, k))]
                 bound = st.schema.bind(a, k, st.schema.name)
+                before = [[t.clone() for t in flat(v)] for v in bound]
                 with ember.no_grad():
                     st.opoverload(*a, **k)
-                after = flat((a, k))
-                writes = {
-                    id(t)
-                    for arg, v in zip(st.schema.arguments, bound)
-                    if arg.is_write
-                    for t in flat(v)
-                }
-                for b, t in zip(before, after):
-                    if id(t) not in writes and not ember.equal(b, t):
-                        raise OpCheckError(
-                            f"{st.entry_name}: an argument not in mutates_args was mutated"
+                for arg, v, saved in zip(st.schema.arguments, bound, before):
+                    if not arg.is_write and not all(map(ember.equal, saved, flat(v))):
+                        raise RuntimeError(  # torch's schema check
+                            f"Argument {arg.name} is not defined as mutable but was mutated"
                         )
             elif test == "test_autograd_registration":
                 ins = flat((args, kwargs))
@@ -859,15 +939,7 @@ def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, ato
                         st.fake, st.opoverload, _clone_arg(args), _clone_arg(kwargs)
                     )
                     fake = flat(fake)
-                if len(real) != len(fake) or any(
-                    not _library_fake.shapes_match(r.shape, f.shape, dynamic) or r.dtype != f.dtype
-                    for r, f in zip(real, fake)
-                ):
-                    raise OpCheckError(
-                        f"{st.entry_name}: the fake kernel's outputs "
-                        f"{[(tuple(f.shape), f.dtype) for f in fake]} differ from the real ones "
-                        f"{[(tuple(r.shape), r.dtype) for r in real]}"
-                    )
+                _library_fake.check_outputs(st.opoverload, real, fake, dynamic)
             elif test == "test_aot_dispatch_dynamic":
                 _check_traced(ember, st, _clone_arg(args), _clone_arg(kwargs), flat)
             else:

@@ -50,9 +50,10 @@ void bind_profiler(nb::module_& m) {
               shapes = args;
             }
             int kind = r.memory ? 4 : int(r.kind);
-            recs.append(nb::make_tuple(
-                r.name.empty() ? nb::str("") : nb::str(r.name.data(), r.name.size()), kind,
-                r.start_ns, r.end_ns, r.parent, shapes, r.bytes, r.addr, r.total_allocated));
+            recs.append(
+                nb::make_tuple(r.name.empty() ? nb::str("") : nb::str(r.name.data(), r.name.size()),
+                               kind, r.start_ns, r.end_ns, r.parent, shapes, r.bytes, r.addr,
+                               r.total_allocated, r.sequence_nr, r.fwd_thread));
           }
           out.append(nb::make_tuple(tr.tid, recs));
         }
@@ -61,8 +62,8 @@ void bind_profiler(nb::module_& m) {
       doc("_profiler_stop() -> Tuple[int, List[Tuple[int, list]]]",
           "Stops recording; returns the stop time and, per thread, (thread id, records), each "
           "record (name, kind, start_ns, end_ns, parent index, input shapes or None, bytes, "
-          "address, total allocated); kind 0 op, 1 user range, 2 autograd node, 3 pool worker, "
-          "4 memory."));
+          "address, total allocated, sequence number or -1, forward thread); kind 0 op, 1 user "
+          "range, 2 autograd node, 3 pool worker, 4 memory."));
   m.def(
       "_profiler_enabled", [] { return profiler::enabled(); },
       doc("_profiler_enabled() -> bool", "Whether a profile is recording."));
@@ -71,12 +72,16 @@ void bind_profiler(nb::module_& m) {
       doc("_profiler_now_ns() -> int", "The profiler clock (steady, ns)."));
   m.def(
       "_record_function_enter",
-      [](const std::string& name) {
-        return profiler::begin_range(profiler::RangeKind::User, name);
+      [](const std::string& name, bool op) {
+        int64_t handle = profiler::begin_range(profiler::RangeKind::User, name);
+        if (op) profiler::mark_op_range(handle);
+        return handle;
       },
-      nb::arg("name"),
-      doc("_record_function_enter(name) -> int",
-          "Opens a user range on this thread; returns its handle (-1 when nothing records)."));
+      nb::arg("name"), nb::arg("op") = false,
+      doc("_record_function_enter(name, op=False) -> int",
+          "Opens a user range on this thread; returns its handle (-1 when nothing records). "
+          "`op`: the range is an op written in Python, which records the sequence number of "
+          "the next autograd node (Note [Profiler sequence numbers])."));
   m.def(
       "_record_function_exit", [](int64_t handle) { profiler::end_range(handle); },
       nb::arg("handle"),

@@ -7,6 +7,7 @@ raises (an output aliasing an input, a missing kernel, a duplicate definition)."
 
 import importlib
 import itertools
+import warnings
 
 import numpy as np
 from _docs_check import _each
@@ -110,6 +111,121 @@ def test_register_autograd_and_mutation():
 
     *_, schema = _each(case)
     assert schema == "NS::sin_out(Tensor x, Tensor(a1!) out) -> ()"
+
+
+def test_register_autograd_with_keyword_only_inputs():
+    # torch's docs: setup_context(ctx, inputs, keyword_only_inputs, output) for an op with
+    # keyword-only arguments; backward returns a gradient per positional argument only.
+    # Keyword-only tensors are refused (NotImplementedError) by custom_op and register_autograd.
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::numpy_mul", mutates_args=())
+        def numpy_mul(x: T.Tensor, y: T.Tensor, *, val: float) -> T.Tensor:
+            return T.from_numpy(x.numpy() * y.numpy() * val)
+
+        seen = []
+
+        def setup_context(ctx, inputs, keyword_only_inputs, output):
+            # (torch's tuple here has one more entry: its Function's hidden last input)
+            seen.append((len(inputs), keyword_only_inputs, ctx.needs_input_grad[:2]))
+            ctx.val = keyword_only_inputs["val"]
+            ctx.save_for_backward(*inputs)
+
+        def backward(ctx, grad):
+            x, y = ctx.saved_tensors
+            return grad * y * ctx.val, grad * x * ctx.val
+
+        numpy_mul.register_autograd(backward, setup_context=setup_context)
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = T.tensor([3.0, 4.0])
+        out = numpy_mul(x, y, val=0.5)
+        (gx,) = T.autograd.grad(out.sum(), x)
+
+        def kw_tensor_op(x: T.Tensor, *, w: T.Tensor) -> T.Tensor: ...
+
+        refused = _err(lambda: T.library.custom_op(f"{ns}::kw", mutates_args=())(kw_tensor_op))
+        T.library.define(f"{ns}::kw2", "(Tensor x, *, Tensor w) -> Tensor")
+        refused_autograd = _err(lambda: T.library.register_autograd(f"{ns}::kw2", backward))
+        return out.detach().numpy(), gx.numpy(), seen, refused, refused_autograd
+
+    *_, seen, refused, refused_autograd = _each(case)
+    assert seen == [(2, {"val": 0.5}, (True, False))]
+    assert refused == refused_autograd == "NotImplementedError"
+
+
+def test_opcheck_failures_name_what_torch_names():
+    def case(T):
+        ns = _ns(T)
+
+        @T.library.custom_op(f"{ns}::bad_fake", mutates_args=())
+        def bad_fake(x: T.Tensor) -> T.Tensor:
+            return x.sum(0)
+
+        bad_fake.register_fake(lambda x: T.empty_like(x))
+
+        @T.library.custom_op(f"{ns}::sneaky", mutates_args=())
+        def sneaky(x: T.Tensor, y: T.Tensor) -> T.Tensor:
+            y.add_(1)
+            return x.clone()
+
+        fake = T.library.opcheck(bad_fake, (T.ones(2, 3),), raise_exception=False)
+        schema = T.library.opcheck(
+            sneaky, (T.ones(2), T.ones(2)), test_utils="test_schema", raise_exception=False
+        )
+        errors = (fake["test_faketensor"], schema["test_schema"])
+        return [(isinstance(e, RuntimeError), str(e).replace(ns, "NS")) for e in errors]
+
+    (fake, schema) = _each(case)
+    assert fake[1] == (
+        "When comparing the output of NS.bad_fake.default on FakeTensor and concrete Tensors, "
+        "found mismatched tensor metadata: Shapes torch.Size([3]) and torch.Size([2, 3]) are not "
+        "equal!"
+    )
+    assert schema == (True, "Argument y is not defined as mutable but was mutated")
+
+
+def test_register_autocast_casts_floating_inputs_and_runs_with_autocast_off():
+    def case(T):
+        ns = _ns(T)
+        inside = []
+
+        @T.library.custom_op(f"{ns}::my_sin", mutates_args=())
+        def my_sin(x: T.Tensor, n: T.Tensor) -> T.Tensor:
+            inside.append((T.is_autocast_enabled("cpu"), str(x.dtype), str(n.dtype)))
+            return T.sin(x)
+
+        T.library.register_autocast(f"{ns}::my_sin", "cpu", T.bfloat16)
+        x, n = T.ones(3), T.arange(3)
+        with T.autocast("cpu", dtype=T.float16):
+            dtypes = [my_sin(x, n).dtype, my_sin(x.double(), n).dtype]  # float64 is not cast
+        dtypes.append(my_sin(x, n).dtype)  # outside the region: as is
+        bad = _err(lambda: T.library.register_autocast(3, "cpu", T.float16))
+        return [str(d) for d in dtypes], inside, bad
+
+    dtypes, inside, bad = _each(case)
+    assert dtypes == ["torch.bfloat16", "torch.float64", "torch.float32"]
+    assert inside[0] == (False, "torch.bfloat16", "torch.int64")
+    assert bad == "ValueError"
+
+
+def test_define_returns_the_name_as_written_and_impl_abstract():
+    def case(T):
+        ns = _ns(T)
+        lib = T.library.Library(ns, "FRAGMENT")
+        names = [
+            lib.define("foo(Tensor x) -> Tensor"),
+            lib.define("foo.two(Tensor x, Tensor y) -> Tensor"),
+            lib.define("bar(Tensor x) -> Tensor"),
+        ]
+        T.library.impl(f"{ns}::bar", "cpu", lambda x: x * 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            T.library.impl_abstract(f"{ns}::bar", lambda x: T.empty_like(x))
+        checked = T.library.opcheck(getattr(T.ops, ns).bar.default, (T.ones(2),))
+        return names, checked["test_faketensor"], [w.category.__name__ for w in caught]
+
+    assert _each(case) == (["foo", "foo", "bar"], "SUCCESS", ["FutureWarning"])
 
 
 def test_infer_schema_kernels_and_multiple_outputs():

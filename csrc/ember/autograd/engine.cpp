@@ -8,6 +8,7 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/task.h"
 #include "ember/core/profiler.h"
+#include "ember/core/profiler_session.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/profile_range.h"
 
@@ -124,6 +125,13 @@ Tensor sum_to_shape(const Tensor& g, IntArrayRef shape) {
 }
 
 // Brings a gradient to its input's shape (sum over broadcast dims) and dtype.
+// The engine's ranges of a node carry its sequence number, except AccumulateGrad's, as torch's
+// (Note [Profiler sequence numbers] in core/profiler_session.h).
+void mark_node(int64_t handle, const Node& n) {
+  if (handle >= 0 && !dynamic_cast<const AccumulateGrad*>(&n))
+    profiler::set_range_node(handle, n.sequence_nr());
+}
+
 Tensor conform(Tensor g, const TensorMeta& m, const Node& node, size_t i) {
   if (!g.defined()) return g;
   if (!g.sizes().equals(m.shape)) {
@@ -277,9 +285,11 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
     ready.pop();
     // torch's two ranges per node (Note [Profiler]): the engine's work on it, and its apply.
     profiler::Range evaluate;
-    if (profiler::enabled()) [[unlikely]]
+    if (profiler::enabled()) [[unlikely]] {
       evaluate.begin(profiler::RangeKind::Autograd,
                      "autograd::engine::evaluate_function: " + n->name());
+      mark_node(evaluate.handle(), *n);
+    }
     variable_list grads = std::move(buffer_of(n).grads);
     buffers.erase(n);
     const bool needed = !prune || exec[n].needed;
@@ -312,6 +322,7 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
           profiler::Range apply;
           if (profiler::enabled()) [[unlikely]] {
             apply.begin(profiler::RangeKind::Autograd, n->name());
+            mark_node(apply.handle(), *n);
             if (apply.handle() >= 0 && profiler::records_shapes())  // the node's inputs, as torch
               for (const Tensor& g : grads) ::ember::detail::profile_input(apply.handle(), g);
           }

@@ -6,6 +6,7 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/saved_hooks.h"
 #include "ember/core/memory_format.h"
+#include "ember/core/profiler_session.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/dispatch/profile_range.h"
@@ -14,11 +15,18 @@ namespace ember::autograd {
 
 namespace {
 std::atomic<uint64_t> g_sequence_nr{0};
-}
+// The profiler, a layer below, reads the next node's number (Note [Profiler sequence numbers]).
+const bool g_profiler_source = [] {
+  profiler::set_sequence_source([] { return g_sequence_nr.load(std::memory_order_relaxed); });
+  return true;
+}();
+}  // namespace
 
 Node::Node() : sequence_nr_(g_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {
   if (anomaly::enabled()) [[unlikely]]
     anomaly::record(sequence_nr_);
+  if (profiler::enabled()) [[unlikely]]
+    profiler::note_node(sequence_nr_);
 }
 
 void raise_freed(const std::string& node) {
@@ -197,6 +205,8 @@ bool stealable(const Tensor& g) {
 
 AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
   input_meta.emplace_back(variable);
+  if (profiler::enabled()) [[unlikely]]
+    profiler::note_accumulator(sequence_nr());
 }
 
 variable_list AccumulateGrad::apply(variable_list&& grads) {
@@ -223,6 +233,8 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
       // torch's rows for the stolen buffer: aten::detach > detach (Note [Profiler rows]).
       profiler::OpRange range("detach", g);
       profiler::Range inner(profiler::RangeKind::Autograd, "detach");
+      if (inner.handle() >= 0 && profiler::records_shapes())
+        ::ember::detail::profile_input(inner.handle(), g);
       m.grad = g.detach();
     } else {
       m.grad = g.detach().clone();

@@ -8,9 +8,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ember/core/error.h"
+#include "ember/core/grad_mode.h"
 #include "ember/core/profiler_session.h"
 
 namespace ember::profiler {
@@ -51,6 +53,10 @@ struct Registry {
   std::vector<std::shared_ptr<Buffer>> buffers;
   std::mutex names_m;
   std::unordered_set<std::string> names;  // copied range names, until the next start()
+  std::mutex nodes_m;
+  // Of the nodes created while recording: each one's thread, and the AccumulateGrads.
+  std::unordered_map<uint64_t, int64_t> node_threads;
+  std::unordered_set<uint64_t> accumulators;
 };
 Registry& registry() {
   static Registry* r = new Registry;  // leaked: threads may record during static destruction
@@ -86,7 +92,65 @@ std::string_view intern(std::string_view name) {
 
 int64_t make_handle(uint32_t gen, size_t index) { return (int64_t(gen) << 32) | int64_t(index); }
 
+// Note [Profiler sequence numbers] in profiler_session.h.
+std::atomic<uint64_t (*)()> g_sequence_source{nullptr};
+
+int64_t thread_number() {
+  static std::atomic<int64_t> next{1};
+  thread_local const int64_t n = next.fetch_add(1, std::memory_order_relaxed);
+  return n;
+}
+
 }  // namespace
+
+void set_sequence_source(uint64_t (*next_sequence_nr)()) {
+  g_sequence_source.store(next_sequence_nr, std::memory_order_release);
+}
+
+void note_node(uint64_t sequence_nr) {
+  if (!enabled()) return;
+  int64_t t = thread_number();
+  auto& r = registry();
+  std::lock_guard<std::mutex> g(r.nodes_m);
+  r.node_threads[sequence_nr] = t;
+}
+
+void mark_op_range(int64_t handle) {
+  if (handle < 0 || !GradMode::is_enabled()) return;
+  auto source = g_sequence_source.load(std::memory_order_acquire);
+  if (!source) return;
+  int64_t sequence_nr = int64_t(source());
+  Buffer& b = buffer();
+  std::lock_guard<std::mutex> g(b.m);
+  if (b.generation != uint32_t(handle >> 32)) return;
+  size_t index = size_t(handle & 0xffffffff);
+  if (index < b.records.size()) b.records[index].sequence_nr = sequence_nr;
+}
+
+void note_accumulator(uint64_t sequence_nr) {
+  if (!enabled()) return;
+  auto& r = registry();
+  std::lock_guard<std::mutex> g(r.nodes_m);
+  r.accumulators.insert(sequence_nr);
+}
+
+void set_range_node(int64_t handle, uint64_t sequence_nr) {
+  if (handle < 0) return;
+  int64_t fwd = thread_number();  // a node made before the profile: the thread that runs it
+  {
+    auto& r = registry();
+    std::lock_guard<std::mutex> g(r.nodes_m);
+    auto it = r.node_threads.find(sequence_nr);
+    if (it != r.node_threads.end()) fwd = it->second;
+  }
+  Buffer& b = buffer();
+  std::lock_guard<std::mutex> g(b.m);
+  if (b.generation != uint32_t(handle >> 32)) return;
+  size_t index = size_t(handle & 0xffffffff);
+  if (index >= b.records.size()) return;
+  b.records[index].sequence_nr = int64_t(sequence_nr);
+  b.records[index].fwd_thread = fwd;
+}
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -96,6 +160,11 @@ int64_t now_ns() {
 
 int64_t begin_range(RangeKind kind, std::string_view name) {
   int64_t t = now_ns();
+  int64_t sequence_nr = -1;
+  if (kind == RangeKind::Op && GradMode::is_enabled())
+    if (auto source = g_sequence_source.load(std::memory_order_acquire))
+      sequence_nr = int64_t(source());
+  thread_number();  // numbered from its first record, as torch's RecordFunction numbers threads
   Buffer& b = buffer();
   std::lock_guard<std::mutex> g(b.m);
   if (!enabled()) return -1;
@@ -111,6 +180,7 @@ int64_t begin_range(RangeKind kind, std::string_view name) {
   r.start_ns = t;
   r.parent = b.open.empty() ? -1 : b.open.back();
   r.shapes_begin = r.shapes_end = int64_t(b.shapes.size());
+  r.sequence_nr = sequence_nr;
   b.records.push_back(r);
   b.open.push_back(int64_t(b.records.size() - 1));
   return make_handle(gen, b.records.size() - 1);
@@ -210,6 +280,11 @@ void start(bool record_shapes, bool profile_memory) {
     std::lock_guard<std::mutex> g(r.names_m);
     r.names.clear();
   }
+  {
+    std::lock_guard<std::mutex> g(r.nodes_m);
+    r.node_threads.clear();
+    r.accumulators.clear();
+  }
   g_total_allocated.store(0);
   g_generation.fetch_add(1, std::memory_order_acq_rel);
   uint8_t state = kOn;
@@ -220,6 +295,12 @@ void start(bool record_shapes, bool profile_memory) {
 
 std::vector<ThreadRecords> stop() {
   detail::g_state.store(0, std::memory_order_release);
+  std::unordered_set<uint64_t> accumulators;
+  {
+    std::lock_guard<std::mutex> g(registry().nodes_m);
+    registry().node_threads.clear();
+    accumulators.swap(registry().accumulators);
+  }
   int64_t t = now_ns();
   uint32_t gen = g_generation.load(std::memory_order_acquire);
   std::vector<std::shared_ptr<Buffer>> buffers;
@@ -235,8 +316,12 @@ std::vector<ThreadRecords> stop() {
     tr.tid = b->tid;
     tr.records = std::move(b->records);
     tr.shapes = std::move(b->shapes);
-    for (Record& rec : tr.records)
+    for (Record& rec : tr.records) {
       if (rec.end_ns < 0) rec.end_ns = t;
+      if (rec.kind != RangeKind::Autograd)  // an op's number, not a node's
+        while (rec.sequence_nr >= 0 && accumulators.count(uint64_t(rec.sequence_nr)))
+          ++rec.sequence_nr;
+    }
     b->records.clear();
     b->shapes.clear();
     b->open.clear();

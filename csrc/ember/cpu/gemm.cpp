@@ -398,6 +398,10 @@ Tensor mm_kernel(const Tensor& self, const Tensor& mat2) {
 
 Tensor bmm_kernel(const Tensor& self, const Tensor& mat2) {
   Tensor out = empty({self.size(0), self.size(1), mat2.size(2)}, self.dtype(), self.device());
+  if (profiler::enabled()) [[unlikely]] {  // torch's bmm rows: each operand, whatever its strides
+    profiler::mark_op("resolve_conj", mat2);
+    profiler::mark_op("resolve_conj", self);
+  }
   gemm_batched("bmm", out, self, mat2, 0, 1);
   return out;
 }

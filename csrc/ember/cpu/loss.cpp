@@ -57,7 +57,11 @@ Tensor nll_backward(const Tensor& grad, const Tensor& target, const std::optiona
   Tensor w = weight ? contiguous(*weight) : Tensor();
   int64_t M = t.size(0);
   Tensor out = zeros({M, C}, g.dtype());
-  profiler::mark_op("zero_", out);  // torch's row for the zeroed gradient (Note [Profiler rows])
+  // torch's nll_loss_backward takes the input (M, C) where ember's op takes C: the zeroed
+  // gradient has its shape and stands in for it in the row (Note [Profiler rows]).
+  const std::nullopt_t none = std::nullopt;
+  profiler::OpRange row("nll_loss_backward", grad, out, target, weight, none, none, total);
+  profiler::mark_op("zero_", out);  // torch's row for the zeroed gradient
   dispatch<kLossTypes>(g.dtype(), "nll_loss_backward_out_frame", [&](auto tag) {
     using T = decltype(tag);
     const int64_t* tp = t.data_ptr<int64_t>();

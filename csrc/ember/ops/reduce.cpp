@@ -76,10 +76,12 @@ EMBER_DERIVATIVE(op::amax, "AmaxBackward0", (self, dim, keepdim),
 EMBER_DERIVATIVE(op::amin, "AminBackward0", (self, dim, keepdim),
                  extreme_grad(grad, self, result, dim, keepdim));
 
+// A full sum's gradient expands as it is (torch's sum_backward: no unsqueeze rows).
 EMBER_DERIVATIVE(op::sum, dim.empty() ? "SumBackward0" : "SumBackward1",
                  (self, dim, keepdim, dtype),
-                 unreduce(grad, self_sizes, reduced_dims(int64_t(self_sizes.size()), dim),
-                          keepdim));
+                 dim.empty() ? expand(grad, self_sizes)
+                             : unreduce(grad, self_sizes,
+                                        reduced_dims(int64_t(self_sizes.size()), dim), keepdim));
 EMBER_DERIVATIVE(op::prod, dim.empty() ? "ProdBackward0" : "ProdBackward1",
                  (self, dim, keepdim, dtype), prod_backward(grad, self, result, dim, keepdim));
 

@@ -25,13 +25,15 @@ def _shape_of(a):
     return list(a.shape) if isinstance(a, _C.Tensor) else []
 
 
-def enter(name, *inputs):
-    """enter(name, *inputs) -> int
+def enter(name, *inputs, autograd=False):
+    """enter(name, *inputs, autograd=False) -> int
 
     Opens the op range `name` (torch's "aten::max_pool2d") for an op written in Python, listing
     `inputs` (its leading arguments: a tensor's shape, [] for anything else) as its input shapes;
-    returns the handle for `_C._record_function_exit` (-1 while nothing records)."""
-    handle = _C._record_function_enter(OP_MARK + name)
+    returns the handle for `_C._record_function_exit` (-1 while nothing records). `autograd`: torch
+    dispatches the op at the Autograd key (not a factory), so with grad mode on its row records
+    the sequence number of the next autograd node."""
+    handle = _C._record_function_enter(OP_MARK + name, op=autograd)
     if handle >= 0 and inputs:
         _shapes[(threading.get_native_id(), handle & 0xFFFFFFFF)] = [_shape_of(a) for a in inputs]
     return handle

@@ -107,6 +107,8 @@ _TORCH_ARITY = {
     "aten::zeros": 5,
     "aten::zeros_like": 6,
 }
+# Ops whose CPU kernel records torch's argument list in a nested range of the op's name.
+_ARGS_RESTATED = frozenset({"aten::nll_loss_backward"})
 _display_names = {}
 # The autograd engine's ranges shown under torch's names (its C++ class for AccumulateGrad).
 _AUTOGRAD_NAME = {
@@ -211,6 +213,13 @@ def _is_backend_call_of(outer, name):
         and outer.cpu_parent is not None
         and outer.cpu_parent.name == name
     )
+
+
+def _restates_args_of(outer, name):
+    """Whether an op range `name` is a kernel's restatement of its own op's row with torch's
+    argument list (aten::nll_loss_backward takes the input where ember's op takes its class
+    count): the row keeps its place and takes those arguments."""
+    return name in _ARGS_RESTATED and outer is not None and outer.name == name
 
 
 def _frees_of_unknown_blocks(threads):
@@ -374,9 +383,8 @@ class profile:
         unknown_frees = _frees_of_unknown_blocks(threads)
         for tid, records in threads:
             local = [None] * len(records)
-            for i, (name, kind, start, end, parent, shapes, nbytes, addr, total) in enumerate(
-                records
-            ):
+            for i, record in enumerate(records):
+                name, kind, start, end, parent, shapes, nbytes, addr, total, seq, fwd = record
                 ts = (start - t0) / 1000.0
                 if kind == 4 and (tid, i) in unknown_frees:
                     continue
@@ -422,6 +430,11 @@ class profile:
                         shapes += [[] for _ in range(want - len(shapes))]
                 if shapes and kind == 0:
                     shapes = _custom_op_shapes(display, shapes)
+                if kind == 0 and _restates_args_of(outer, display):
+                    if shapes is not None:  # the kernel's row of torch's arguments
+                        outer.input_shapes = outer.structured_input_shapes = shapes
+                    local[i] = outer
+                    continue
                 if kind == 0 and _is_backend_call_of(outer, display):
                     outer.input_shapes = shapes if shapes is not None else []
                     local[i] = outer  # one row, as torch's: what the call does nests in outer
@@ -431,6 +444,8 @@ class profile:
                 structured = shapes if kind == 0 and shapes else None
                 if structured is not None:
                     shapes = [[] if _is_tensor_list(a) else a for a in shapes]
+                if seq >= 0 and outer is not None and outer._op and outer.sequence_nr < 0:
+                    seq = -1  # inside a factory written in Python: below autograd, as torch's
                 if kind == 1 and display.startswith("ProfilerStep#"):
                     display = "ProfilerStep*"  # torch's steps share one key
                 evt = FunctionEvent(
@@ -444,9 +459,12 @@ class profile:
                     trace_name=trace_name,
                     is_user_annotation=kind == 1,
                     flops=0,  # torch's events count 0 unless with_flops counts them
+                    sequence_nr=seq,
+                    fwd_thread=fwd,
                 )
                 next_id += 1
                 evt._worker = kind == 3
+                evt._op = kind == 0
                 evt._python_op = python_op
                 evt._first_child = None
                 if self.with_flops and kind == 0:

@@ -731,10 +731,20 @@ def _trace_event(e, cat, pid, args):
 
 
 def _trace_args(e, external_id, index):
-    """torch's `args` of an op, node or user range, in its order."""
-    args = {"External id": external_id, "Record function id": 0}
+    """torch's `args` of an op, node or user range, in its order: the sequence number that links
+    a forward op to its backward node comes before the record function id in a row with inputs,
+    after it in one without."""
+    args = {"External id": external_id}
+    link = {}
+    if e.sequence_nr >= 0:
+        link = {"Sequence number": e.sequence_nr, "Fwd thread id": e.fwd_thread}
     if e.input_shapes:
+        args.update(link)
+        args["Record function id"] = 0
         args["Input Dims"] = e.structured_input_shapes or e.input_shapes
+    else:
+        args["Record function id"] = 0
+        args.update(link)
     if e.flops:
         args["flops"] = e.flops
     args["Ev Idx"] = index

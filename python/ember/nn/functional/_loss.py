@@ -12,7 +12,7 @@ import warnings
 from ... import _C
 from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
-from ..._ops import _names
+from ..._ops import _names, _op_range
 from ..._ops.creation import ones_like, tensor
 from ..._type_info import scalar_type_name
 from ...autograd.grad_mode import no_grad
@@ -191,7 +191,17 @@ def nll_loss(
         reduction='mean')
 
     Negative log-likelihood of class indices given log-probabilities."""
-    out = _nn.nll_loss(input, target, weight, _enum(size_average, reduce, reduction), ignore_index)
+    red = _enum(size_average, reduce, reduction)
+    if _C._profiler_enabled():  # torch's row of the N-d entry point around nll_loss
+        handle = _op_range.enter(
+            "aten::nll_loss_nd", input, target, weight, red, ignore_index, autograd=True
+        )
+        try:
+            out = _nn.nll_loss(input, target, weight, red, ignore_index)
+        finally:
+            _C._record_function_exit(handle)
+    else:
+        out = _nn.nll_loss(input, target, weight, red, ignore_index)
     _float_kernel(
         "nll_loss_out_frame" if input.dim() <= 2 else "nll_loss2d_forward_out_frame", input.dtype
     )

@@ -210,7 +210,7 @@ def max_pool2d(
             input, _ints(kernel_size), _stride(stride), _ints(padding), _ints(dilation), ceil_mode
         )
     if not return_indices and _C._profiler_enabled():  # torch's row around the indexed pooling
-        handle = _op_range.enter("aten::max_pool2d", input)
+        handle = _op_range.enter("aten::max_pool2d", input, autograd=True)
         try:
             return max_pool2d_with_indices(
                 input, kernel_size, stride, padding, dilation, ceil_mode
