@@ -5,7 +5,9 @@ raises TraceError, naming the line of user code."""
 
 import builtins
 import dis
+import functools
 import inspect
+import linecache
 import operator
 import os
 from bisect import bisect_left
@@ -16,6 +18,8 @@ from .node import Node, map_aggregate
 __all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer"]
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Every recorded node walks the whole Python stack: one absolute path per source file.
+_abspath = functools.lru_cache(maxsize=None)(os.path.abspath)
 
 
 class TraceError(ValueError):
@@ -29,7 +33,7 @@ def user_frame():
     """The innermost frame outside ember's own package: the user code being traced."""
     frame = inspect.currentframe()
     while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
+        path = _abspath(frame.f_code.co_filename)
         if not path.startswith(_EMBER_DIR + os.sep) and not path.startswith("<eval_with_key>"):
             return frame
         frame = frame.f_back
@@ -58,15 +62,16 @@ def stack_trace():
     frame = inspect.currentframe().f_back
     while frame is not None:
         code = frame.f_code
-        path = os.path.abspath(code.co_filename)
+        path = _abspath(code.co_filename)
         if path == _TRACE_FILE and code.co_name == "trace":
             break  # the tracer's own caller is not the program
         ours = path.startswith(_EMBER_DIR + os.sep)
         layer = path.startswith(_MODULES_DIR) and code.co_name == "forward"
         if (not ours or layer) and not code.co_filename.startswith("<eval_with_key>"):
-            info = inspect.getframeinfo(frame, context=1)
-            text = info.code_context[0].strip() if info.code_context else ""
-            entry = f'File "{code.co_filename}", line {info.lineno}, in {code.co_name}'
+            # linecache, not inspect.getframeinfo: that resolves the frame's module each call,
+            # milliseconds per node on deep stacks.
+            text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+            entry = f'File "{code.co_filename}", line {frame.f_lineno}, in {code.co_name}'
             lines[:0] = [entry + (f"\n    {text}" if text else "")]
         frame = frame.f_back
     return "\n".join(lines)
