@@ -7,6 +7,12 @@ the kernel's reach (rows OW wide then), dilation, non-square kernels, groups, pa
 images, a chunk remainder and one-column images. Values are checked against float64; results must
 not depend on the thread count; and on CPUs that run ember's sgemm each output is the same FMA
 chain as im2col (unfold) times the weight, so the bits equal that product's.
+
+The weight gradient over the same edges (and GRAD_CASES: a column matrix of 100 rows, more
+channels per group) is checked against float64 too, and with an infinity in the input, whose
+gradient must have float64's infinities and NaNs: a route that multiplies dropped columns of the
+planes by zeros would add inf * 0 = NaN where no window reads that pixel (docs/ARCHITECTURE.md,
+"A weight gradient from padded planes").
 """
 
 import numpy as np
@@ -77,3 +83,46 @@ def test_forward_bits_equal_unfold_times_weight(xs, ws, padding, dilation, group
     cols = F.unfold(ember.tensor(x), ws[2:], dilation=dilation, padding=padding)
     ref = ember.tensor(w).reshape(ws[0], -1) @ cols
     np.testing.assert_array_equal(out.reshape(ref.shape), ref.numpy())
+
+
+# (input shape, weight shape, padding, dilation, groups): more channels per group than CASES'
+GRAD_CASES = [
+    CASES[0],
+    ((3, 4, 9, 13), (6, 4, 5, 5), (2, 2), (1, 1), 1),  # 100 rows of the column matrix
+    ((3, 16, 8, 7), (6, 8, 3, 3), (1, 1), (1, 1), 2),
+    ((2, 8, 10, 11), (5, 8, 3, 3), (2, 2), (2, 2), 1),
+    ((2, 8, 5, 5), (4, 8, 3, 3), (3, 3), (1, 1), 1),  # padding past the kernel's reach
+    ((4, 32, 7, 1), (2, 32, 3, 1), (1, 0), (1, 1), 1),  # one-column images
+    ((2, 12, 6, 9), (5, 12, 2, 3), (0, 1), (1, 1), 1),
+]
+
+
+def weight_grad(x, w, gy, padding, dilation, groups):
+    ew = ember.tensor(w, requires_grad=True)
+    F.conv2d(ember.tensor(x), ew, None, 1, padding, dilation, groups).backward(ember.tensor(gy))
+    return ew.grad.numpy()
+
+
+@pytest.mark.parametrize("xs,ws,padding,dilation,groups", GRAD_CASES + CASES[1:])
+def test_weight_grad_matches_float64(xs, ws, padding, dilation, groups):
+    x, w = rand(*xs), rand(*ws, seed=1)
+    y, _, _ = conv_ref(x, w, None, (1, 1), padding, dilation, groups)
+    gy = rand(*y.shape, seed=2)
+    _, _, ref = conv_ref(x, w, gy, (1, 1), padding, dilation, groups)
+    got = weight_grad(x, w, gy, padding, dilation, groups)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_weight_grad_infinite_input_matches_float64():
+    xs, ws, padding, dilation, groups = GRAD_CASES[2]
+    x, w = rand(*xs), rand(*ws, seed=1)
+    x[1, 3, 2, -1] = np.inf  # a last column, which tap kj = 0 never reads
+    y, _, _ = conv_ref(x, w, None, (1, 1), padding, dilation, groups)
+    gy = rand(*y.shape, seed=2)
+    _, _, ref = conv_ref(x, w, gy, (1, 1), padding, dilation, groups)
+    got = weight_grad(x, w, gy, padding, dilation, groups)
+    assert np.isfinite(ref).sum() > 0 and not np.isfinite(ref).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    finite = np.isfinite(ref)
+    np.testing.assert_allclose(got[finite], ref[finite], rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got[~finite], ref[~finite])

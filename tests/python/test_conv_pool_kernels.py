@@ -135,7 +135,8 @@ def test_conv2d_float32_panels_match_numpy(xs, ws, stride, padding, dilation, gr
 
 
 # Unit strides, at most 64 output channels per group and no fewer input ones: the float32 input
-# gradient is a convolution with the turned weight (Note [Input gradient as a convolution]);
+# gradient is a convolution with the turned weight (Note [Input gradient as a convolution]; on
+# AVX2 CPUs at unit dilation, over padded planes or, for a depthwise conv, the depthwise kernel);
 # float64 builds it by col2im, tested against torch and gradcheck.
 TURNED_CASES = [
     ((2, 8, 9, 11), (8, 8, 3, 3), dict(padding=1)),
@@ -143,6 +144,8 @@ TURNED_CASES = [
     ((2, 6, 9, 9), (4, 6, 3, 3), dict(padding=1, dilation=2)),
     ((2, 8, 7, 7), (4, 4, 3, 3), dict(padding=1, groups=2)),
     ((3, 8, 5, 6), (4, 8, 1, 1), dict()),
+    ((2, 6, 9, 10), (6, 1, 3, 3), dict(padding=1, groups=6)),  # depthwise
+    ((2, 8, 8, 8), (4, 2, 3, 3), dict(padding=2, groups=4)),  # one output per group of two
 ]
 
 
@@ -157,8 +160,9 @@ def test_conv2d_float32_input_gradient_matches_float64(xs, ws, kw):
 
 
 @pytest.mark.parametrize("n", [64, 2])  # chunks on the thread pool; chunks in order
-def test_conv2d_results_independent_of_threads(n):
-    x, w = rand(n, 8, 12, 12), rand(16, 8, 3, 3, seed=2)
+@pytest.mark.parametrize("o", [16, 8])  # 8: the input gradient by the turned weight
+def test_conv2d_results_independent_of_threads(n, o):
+    x, w = rand(n, 8, 12, 12), rand(o, 8, 3, 3, seed=2)
     runs = runs_per_thread_count(lambda: fwd_bwd(ember, "conv2d", [x, w], padding=1))
     for run in runs[1:]:
         for a, b in zip(runs[0], run):

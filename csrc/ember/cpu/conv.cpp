@@ -521,14 +521,23 @@ void backward_impl(const Tensor& go, const Tensor& x, const Tensor& w, const Ten
 // conv's panel packing as 1 / Cg (its output channels): at 2 threads the turn won for 3x3
 // 64 -> 64 at 56 x 56 (8.4 -> 6.6 ms) and 1x1 256 -> 64, and lost for 128 -> 128 at 28 x 28 (5.7
 // -> 6.2) and for 32 -> 64 at 14 x 14 (the Fashion-MNIST CNN's second conv), hence the bounds.
+// On AVX2 the turned conv runs on padded planes (Note [Padded panels]). Measured there within one
+// process against col2im, switched per call (1 thread, CPU time, min / 10th percentile of 60-80
+// calls each, load ~8): 3x3 64 -> 64 at 56 x 56 30.3 / 32.1 -> 27.0 / 28.8 ms, 1x1 256 -> 64 at
+// 56 x 56 16.4 / 17.4 -> 15.2 / 16.7, depthwise 3x3 128 at 56 x 56 21.8 -> 3.5 (the turned conv
+// is depthwise too, Note [Depthwise forward]), 3x3 128 -> 128 in 8 groups at 28 x 28 even (7.05
+// / 8.9 -> 7.14 / 7.9), 3x3 64 -> 64 at 28 x 28 even; lost at dilation 2 (6.84 -> 7.26: its
+// planes drop twice the columns) and for 32 -> 64 at 14 x 14 (14.8 -> 17.0).
 constexpr int64_t kMaxTurnedOg = 64;
 
 bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef dilation, int64_t groups) {
   const int64_t Og = w.size(0) / groups, Cg = w.size(1);
-  if (x.dtype() != kFloat || !has_conv_panels() || Og > kMaxTurnedOg || Cg < Og) return false;
+  if (x.dtype() != kFloat || !has_sgemm() || Og > kMaxTurnedOg || Cg < Og) return false;
   for (int d = 0; d < 2; ++d)
-    if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
+    if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1) ||
+        (!has_conv_panels() && dilation[d] != 1))
+      return false;
   return true;
 }
 
