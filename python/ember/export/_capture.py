@@ -558,7 +558,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
             env[node] = _in_place_batch_norm(args, kwargs, call_in_place, buffer_of)
             return
         write = _writes.capture(node, args)
-        if write is not None and args[0].op != "placeholder":
+        if write is not None and (args[0].op != "placeholder" or args[0] in user_nodes.values()):
             emit_write(node, args[0], *write, env)
             return
         if _composite(target, args, kwargs):
