@@ -343,6 +343,10 @@ class _Ops(types.ModuleType):
             from .ao.nn.quantized._ops_namespace import namespace
 
             return namespace
+        if name == "higher_order":  # operators taking functions (cond), kept in Python
+            from ._higher_order_ops import namespace
+
+            return namespace
         return self._namespace(name)
 
     def _namespace(self, name):

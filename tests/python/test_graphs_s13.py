@@ -74,7 +74,10 @@ def test_cond_branches_stored_as_data(tmp_path):
     root = ember.load(path)
     (cond,) = [n for n in root["nodes"] if n["op"] == "cond"]
     pred, true_g, false_g, operands, single = cond["args"]
-    assert single is True and set(true_g) == {"graph"} and set(false_g) == {"graph"}
+    # torch's cond returns a tuple read by getitem, so the stored node returns a list
+    assert single is False and set(true_g) == {"graph"} and set(false_g) == {"graph"}
+    (item,) = [n for n in root["nodes"] if n["op"] == "getitem"]
+    assert item["args"] == [{"ref": cond["name"]}, 0]
     # the parameters the true branch reads are operands (lifted, as torch's cond lifts them)
     refs = [o["ref"] for o in operands]
     assert refs[0] == "x" and {"p_lin_weight", "p_lin_bias", "p_scale"} <= set(refs)
@@ -125,7 +128,8 @@ def test_cond_branch_constant_becomes_program_input(tmp_path):
         x = ember.rand(2, 3) * sign
         _close(ember._C._export_run(path, [x])[0], m(x))
     kinds = [i["kind"] for i in ember.load(path)["inputs"]]
-    assert kinds.count("constant") == 2 and kinds[-1] == "user_input"
+    # one constant input both branches read, as torch lifts it (c_lifted_tensor_0)
+    assert kinds.count("constant") == 1 and kinds[-1] == "user_input"
 
 
 def test_cond_with_dynamic_batch(tmp_path):

@@ -5,6 +5,12 @@
 one graph node whose branch is chosen when the graph runs: a data-dependent branch that does not
 break the graph."""
 
-from .cond import cond
+import types
 
-__all__ = ["cond"]
+from .cond import cond, cond_op
+
+__all__ = ["cond", "namespace"]
+
+# ``ember.ops.higher_order``: what exported graphs call (``ember.ops.higher_order.cond``)
+namespace = types.ModuleType("ember.ops.higher_order")
+namespace.cond = cond_op

@@ -1,25 +1,22 @@
 """``cond``: a branch on a (tensor) predicate that graphs can carry as one node.
 
-ember.compile and ember.fx record a call as one node. When ``ember.export`` traces it (a traced
-`pred`), both branches are traced and each output becomes ``where(pred, true_out, false_out)``:
-torch requires the branches' outputs to agree in shape and dtype, so selecting gives the same
-values (at the price of computing both branches), and the exported graph holds ordinary ops only.
-A program exported with a cond node keeps it: ``ember.export.save`` stores each branch as a
-graph in the file and the C++ runtime picks the branch when it runs (ember/export/_cond.py)."""
+ember.compile, ember.fx and ember.export record a call as one node. ember.export then turns it
+into torch's ``higher_order.cond(pred, true_graph_0, false_graph_0, operands)`` over branch
+graph modules (``CondOp`` below runs it; ember/export/_cond.py builds it), ``ember.export.save``
+stores each branch as a graph in the file and the C++ runtime picks the branch when it runs."""
 
 from .. import _C
 from .._size_checks import is_proxy
 
-__all__ = ["cond"]
+__all__ = ["CondOp", "cond", "cond_op"]
 
 
 def _pred_value(pred):
     if isinstance(pred, _C.Tensor):
         if pred.numel() != 1:
             raise RuntimeError(
-                f"cond: expected pred to be a bool or a tensor with one element; got a tensor of "
-                f"shape {tuple(pred.shape)}"
-            )
+                f"Expected pred to be bool or single-element tensor, but got {pred}."
+            )  # torch's text
         return bool(pred.item())
     if isinstance(pred, (bool, int)):
         return bool(pred)
@@ -101,17 +98,29 @@ def _zero_grads_of_untaken(other_fn, operands, out):
     and attach them to the result through an identity whose backward returns zeros for them."""
     from ..utils import _pytree
 
-    leaves, spec = _pytree.tree_flatten(out)
-    if not any(isinstance(t, _C.Tensor) and t.requires_grad for t in leaves):
-        return out
     try:
         other = _pytree.tree_flatten(other_fn(*operands))[0]
     except Exception:  # the branch not taken may fail on these values; torch never runs it
         return out
     extra = _leaves([t for t in other if isinstance(t, _C.Tensor) and t.requires_grad])
+    return _with_zero_grads(out, extra)
+
+
+def _with_zero_grads(out, extra):
+    """``out`` attached to the leaves ``extra`` through an identity whose backward gives them
+    zeros."""
+    from ..utils import _pytree
+
+    leaves, spec = _pytree.tree_flatten(out)
     if not extra:
         return out
-    idx = [i for i, t in enumerate(leaves) if isinstance(t, _C.Tensor) and t.requires_grad]
+    idx = [
+        i
+        for i, t in enumerate(leaves)
+        if isinstance(t, _C.Tensor) and (t.requires_grad or t.is_floating_point())
+    ]
+    if not idx:
+        return out
     res = _ZeroGradsTo.apply(len(idx), *[leaves[i] for i in idx], *extra)
     res = res if isinstance(res, tuple) else (res,)
     for i, t in zip(idx, res):
@@ -150,20 +159,59 @@ _ZeroGradsTo = _Lazy()
 
 
 def _traced(pred, true_fn, false_fn, operands):
-    import ember
+    """The call recorded as one node by the tracer of ``pred`` (the raw function reached while
+    tracing, as ``torch._higher_order_ops.cond``: the same node the tracing mode records for
+    ``ember.cond``)."""
+    return pred.tracer.create_proxy("call_function", cond, (pred, true_fn, false_fn, operands), {})
 
-    from ..utils import _pytree
 
-    a, b = true_fn(*operands), false_fn(*operands)
-    la, spec = _pytree.tree_flatten(a)
-    lb, spec_b = _pytree.tree_flatten(b)
-    if len(la) != len(lb) or str(spec) != str(spec_b):
-        raise RuntimeError(
-            "cond: expected true_fn and false_fn to return the same structure; got "
-            f"{spec} and {spec_b}"
-        )
-    val = pred.node.meta.get("val")
-    if getattr(val, "dtype", ember.bool) != ember.bool:
-        pred = pred.bool()
-    out = [ember.where(pred, x, y) for x, y in zip(la, lb)]
-    return _pytree.tree_unflatten(out, spec)
+class CondOp:
+    """``ember.ops.higher_order.cond``: the operator exported graphs call (torch's
+    ``torch.ops.higher_order.cond``). ``cond_op(pred, true_fn, false_fn, operands)`` runs the
+    branch ``pred`` picks on ``operands``; an exported branch is a graph module returning a
+    tuple, read by ``getitem`` nodes."""
+
+    __name__ = "cond"
+    __qualname__ = "cond"
+    __module__ = "ember.ops.higher_order"
+    __ember_qualname__ = "ember.ops.higher_order.cond"
+    namespace = "higher_order"
+    _export_op = "cond"
+
+    def name(self):
+        return "cond"
+
+    def __call__(self, pred, true_fn, false_fn, operands):
+        if not isinstance(operands, (tuple, list)):
+            raise RuntimeError(
+                f"cond: expected operands to be a tuple or list; got {type(operands).__name__}"
+            )
+        if is_proxy(pred):  # an exported graph traced again (save's branches, a nested cond)
+            return _traced(pred, true_fn, false_fn, tuple(operands))
+        out = (true_fn if bool(pred) else false_fn)(*operands)  # torch's bool() of the pred
+        if _C.is_grad_enabled():  # the operands the branch did not read get zeros, as torch's
+            flat = (
+                [t for t in out if isinstance(t, _C.Tensor)]
+                if isinstance(out, (tuple, list))
+                else [out]
+            )
+            reached = {id(t) for t in _leaves([t for t in flat if t.requires_grad])}
+            extra = [
+                t
+                for t in operands
+                if isinstance(t, _C.Tensor)
+                and t.is_leaf
+                and t.requires_grad
+                and id(t) not in reached
+            ]
+            out = _with_zero_grads(out, extra)
+        return out
+
+    def __str__(self):
+        return "cond"
+
+    def __repr__(self):
+        return f"<ember.ops.higher_order.cond at {id(self):#x}>"
+
+
+cond_op = CondOp()

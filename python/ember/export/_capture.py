@@ -8,7 +8,7 @@ import operator
 import sys
 
 from .. import fx
-from . import _aten_names, _factories, _ops, _rnn, _writes
+from . import _aten_names, _cond, _factories, _ops, _rnn, _writes
 from ._tracing import capturing
 from .exported_program import tree_flatten
 from .graph_signature import (
@@ -211,11 +211,19 @@ class _InlineTracer(fx.Tracer):
         if kind == "get_attr":
             return _resolve_attr(self.root, target)
         if kind == "call_function":
+            if _cond_call(target):  # its branches would record their calls here (modules
+                return None  # included); _lift computes its value after tracing
             return target(*_real(args), **_real(kwargs))
         if kind == "call_method":
             real = _real(args)
             return getattr(real[0], target)(*real[1:], **_real(kwargs))
         return None
+
+
+def _cond_call(target):
+    from ._ops_flow import is_cond
+
+    return is_cond(target)
 
 
 def _trace_error(err):
@@ -550,7 +558,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
             env[node] = _in_place_batch_norm(args, kwargs, call_in_place, buffer_of)
             return
         write = _writes.capture(node, args)
-        if write is not None and args[0].op != "placeholder":
+        if write is not None and (args[0].op != "placeholder" or args[0] in user_nodes.values()):
             emit_write(node, args[0], *write, env)
             return
         if _composite(target, args, kwargs):
@@ -654,13 +662,15 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     _plain_tuples(out)
     out.eliminate_dead_code()
     _read_every_item(out)
+    branches = ember.nn.Module()  # cond's branches: graph modules, as torch's true_graph_0
+    _cond.branch_graphs(out, branches, input_specs, state, constants, bool(dims))
     _aten_names.rename(out)  # torch's ATen overloads and node names
     output_specs = [  # the output's nodes after renaming (an index became slice nodes)
         OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
         for item in next(n for n in out.nodes if n.op == "output").args[0]
     ]
     out.lint()
-    gm = fx.GraphModule(ember.nn.Module(), out)
+    gm = fx.GraphModule(branches, out)
     range_constraints = {}
     input_shapes = {}
     for name, t in user_tensors.items():
@@ -693,15 +703,12 @@ def _copy_trace(node, new):
 
 def _split_multi_outputs(result, graph, vals):
     """The output with each op returning several tensors (``x.max(1)``) read element by element
-    by ``getitem`` nodes, as torch's graphs return them (cond's tuples stay whole: save encodes
-    a cond node's results itself)."""
-    from ._ops_flow import is_cond
-
+    by ``getitem`` nodes, as torch's graphs return them."""
     if isinstance(result, (tuple, list)):
         items = [_split_multi_outputs(r, graph, vals) for r in result]
         return items if isinstance(result, list) else tuple(items)
     val = vals.get(result) if isinstance(result, fx.Node) else None
-    if not isinstance(val, (tuple, list)) or is_cond(result.target):
+    if not isinstance(val, (tuple, list)):
         return result
     items = []
     for k, v in enumerate(val):
@@ -740,8 +747,6 @@ def _plain_tuples(graph):
 def _read_every_item(graph):
     """Each op returning a list of tensors (split, unbind, chunk) read by one getitem per item,
     right after it and in order, unused items included, as torch's export graphs show them."""
-    from ._ops_flow import is_cond
-
     Tensor = _ember().Tensor
     for node in list(graph.nodes):
         val = node.meta.get("val")
@@ -751,7 +756,6 @@ def _read_every_item(graph):
             or not val
             or not all(isinstance(v, Tensor) for v in val)
             or node.target is operator.getitem
-            or is_cond(node.target)
         ):
             continue
         readers = {}

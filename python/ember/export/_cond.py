@@ -10,13 +10,16 @@ way), and a tensor constant the branch reads becomes a constant input of the out
 A loaded program's cond node already holds graph modules (``true_graph_0``); they are encoded as
 they are."""
 
+import operator
 import sys
 
 from .. import fx
 from ..nn import Module
-from .graph_signature import InputKind
+from ._ops_flow import is_cond
+from .exported_program import tree_flatten
+from .graph_signature import InputKind, InputSpec, TensorArgument
 
-__all__ = ["Branch", "branch_program"]
+__all__ = ["Branch", "branch_graphs", "branch_program", "cond_args"]
 
 
 def _ember():
@@ -48,43 +51,193 @@ class Branch:
         self.constants, self.shapes, self.gm = constants, shapes, gm
 
 
-def branch_program(fn, operands, ep, outer_names, where):
-    """A Branch for the branch callable ``fn`` on the cond node's ``operands`` (graph nodes).
-
-    ``outer_names`` maps each lifted input's target (state name) to the outer placeholder."""
+def _export_branch(fn, examples, state, dynamic):
+    """``fn`` exported on ``examples`` (with ``Dim.AUTO`` dims when ``dynamic``, falling back to
+    static sizes) by a wrapper module holding ``state`` ({wrapper name: tensor})."""
     ember = _ember()
-    if isinstance(fn, fx.GraphModule):  # a loaded program's branch: already runtime ops
-        user = [n.name for n in fn.graph.nodes if n.op == "placeholder"]
-        shapes = getattr(fn, "_input_shapes", None) or [None] * len(user)
-        return Branch(fn.graph, user, {}, {}, shapes, gm=fn)
+    from . import export
+
+    wrapper = _Wrapper(fn, state)
+    if dynamic:
+        auto = {
+            "operands": tuple({d: ember.export.Dim.AUTO for d in range(t.dim())} for t in examples)
+        }
+        try:
+            return export(wrapper, tuple(examples), dynamic_shapes=auto)
+        except Exception:
+            pass
+    return export(wrapper, tuple(examples))
+
+
+def _example_values(operands, where):
     examples = []
     for k, a in enumerate(operands):
         val = a.meta.get("val") if isinstance(a, fx.Node) else a
-        if not isinstance(val, ember.Tensor):
+        if not isinstance(val, _ember().Tensor):
             raise RuntimeError(
-                f"ember.export.save: {where}: cond operand {k} has no example tensor; expected "
-                "tensor operands"
+                f"{where}: cond operand {k} has no example tensor; expected tensor operands"
             )
         examples.append(val)
+    return examples
+
+
+def cond_args(node):
+    """(pred, [true_fn, false_fn], operands) of a cond call node, keywords included."""
+    args = list(node.args[:4]) + [None] * (4 - len(node.args[:4]))
+    for k, name in enumerate(("pred", "true_fn", "false_fn", "operands")):
+        if name in node.kwargs:
+            args[k] = node.kwargs[name]
+    operands = args[3]
+    if isinstance(operands, fx.Node):  # a lone tensor, as torch takes it
+        operands = (operands,)
+    return args[0], args[1:3], list(operands or ())
+
+
+def branch_graphs(graph, root, input_specs, state, constants, dynamic):
+    """Each ``ember.cond`` call of the captured ``graph`` as torch's export records it:
+    ``higher_order.cond(pred, true_graph_k, false_graph_k, operands)`` whose branches are
+    graph modules of ATen ops added to ``root``, the operands the call's own followed by every
+    lifted input (parameter, buffer, constant) a branch reads, each branch's placeholders named
+    after them, and its results (always a tuple) read by ``getitem``. ``state`` and
+    ``constants`` map the program's lifted inputs to their tensors; a tensor only a branch reads
+    becomes a new constant input (``c_lifted_tensor_k``, as torch lifts it)."""
+    ember = _ember()
+    from .._higher_order_ops.cond import cond_op
+
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    wrapper_state, outer = {}, {}  # wrapper name -> tensor / outer placeholder
+    for spec in input_specs:
+        value = state.get(spec.target, constants.get(spec.target))
+        if spec.kind != InputKind.USER_INPUT and value is not None:
+            name = f"s{len(wrapper_state)}"
+            wrapper_state[name] = value
+            outer[name] = placeholders[spec.arg.name]
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is cond_op or not is_cond(node.target):
+            continue
+        where = f"ember.export: node '{node.name}'"
+        pred, fns, operands = cond_args(node)
+        examples = _example_values(operands, where)
+        subs = [_export_branch(fn, examples, wrapper_state, dynamic) for fn in fns]
+        extra, maps = [], []  # outer placeholders the branches read, in order of first use
+        for sub in subs:
+            if sub.graph_signature.buffers_to_mutate:
+                raise RuntimeError(
+                    f"{where}: a cond branch updates buffers; expected functional branches"
+                )
+            mapping = {}  # the branch's lifted placeholder -> the outer one
+            sub_placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+            for spec, ph in zip(sub.graph_signature.input_specs, sub_placeholders):
+                if spec.kind == InputKind.USER_INPUT or not ph.users:
+                    continue
+                if spec.target in outer:
+                    mapping[ph] = outer[spec.target]
+                else:
+                    value = sub.constants.get(spec.target, sub.state_dict.get(spec.target))
+                    mapping[ph] = _lift_constant(graph, input_specs, constants, value, outer)
+                if mapping[ph] not in extra:
+                    extra.append(mapping[ph])
+            maps.append(mapping)
+        sources = list(operands) + extra
+        mods = [_branch_module(sub, sources, mapping) for sub, mapping in zip(subs, maps)]
+        with graph.inserting_before(node):
+            attrs = []
+            for kind, mod in zip(("true", "false"), mods):
+                name = f"{kind}_graph_{count}"
+                root.add_module(name, mod)
+                attrs.append(graph.get_attr(name))
+            new = graph.call_function(cond_op, (pred, *attrs, tuple(sources)))
+        for attr in attrs:  # printed in the cond's group, as torch's
+            attr.meta.update((k, v) for k, v in node.meta.items() if k == "stack_trace")
+        count += 1
+        val = node.meta.get("val")
+        leaves = tuple(val) if isinstance(val, (tuple, list)) else (val,)
+        if not all(isinstance(v, ember.Tensor) for v in leaves):
+            raise RuntimeError(f"{where}: expected the cond branches to return tensors")
+        new.meta.update(node.meta)
+        new.meta["val"] = leaves
+        if isinstance(val, (tuple, list)):
+            node.replace_all_uses_with(new)  # its readers are getitem nodes already
+        else:
+            with graph.inserting_after(new):
+                item = graph.call_function(operator.getitem, (new, 0))
+            item.meta.update(node.meta)
+            item.meta["val"] = val
+            node.replace_all_uses_with(item)
+        graph.erase_node(node)
+
+
+def _lift_constant(graph, input_specs, constants, value, outer):
+    """The outer placeholder of a tensor only a branch reads: a new CONSTANT_TENSOR input
+    ``c_lifted_tensor_k`` (one per tensor, shared by both branches), before the user inputs."""
+    for name, node in outer.items():
+        if name.startswith("lifted:") and node.meta.get("val") is value:
+            return node
+    k = 0
+    while f"lifted_tensor_{k}" in constants:
+        k += 1
+    target = f"lifted_tensor_{k}"
+    constants[target] = value
+    first = next(
+        (i for i, s in enumerate(input_specs) if s.kind == InputKind.USER_INPUT), len(input_specs)
+    )
+    anchor = next((n for n in graph.nodes if n.op != "placeholder"), None)
+    if first < len(input_specs):
+        anchor = next(n for n in graph.nodes if n.name == input_specs[first].arg.name)
+    with graph.inserting_before(anchor):
+        ph = graph.placeholder("c_" + target)
+    ph.meta["val"] = value
+    input_specs.insert(first, InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(ph.name), target))
+    outer["lifted:" + target] = ph
+    return ph
+
+
+def _branch_module(sub, sources, mapping):
+    """The exported branch ``sub`` as a graph module taking one input per node of ``sources``
+    (the cond node's operands, then the lifted inputs either branch reads), named after it: its
+    user inputs are the operands in order, its lifted ones map to their outer placeholder
+    through ``mapping``."""
+    graph = fx.Graph()
+    new = {}
+    for node in sources:
+        new[node] = graph.placeholder(node.name)
+        new[node].meta["val"] = node.meta.get("val")
+    env, user = {}, 0
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    for spec, node in zip(sub.graph_signature.input_specs, placeholders):
+        if spec.kind == InputKind.USER_INPUT:
+            env[node] = new[sources[user]]
+            user += 1
+        elif node in mapping:
+            env[node] = new[mapping[node]]
+    for node in sub.graph.nodes:
+        if node.op == "output":
+            items, _ = tree_flatten(fx.map_arg(node.args[0], lambda n: env[n]))
+            graph.output(tuple(items))
+        elif node.op != "placeholder":
+            env[node] = graph.node_copy(node, lambda n: env[n])
+    return fx.GraphModule(sub.graph_module, graph)
+
+
+def branch_program(fn, operands, ep, outer_names, where):
+    """A Branch for the branch ``fn`` (a callable or a captured branch graph) on the cond node's
+    ``operands`` (graph nodes), in runtime ops.
+
+    ``outer_names`` maps each lifted input's target (state name) to the outer placeholder."""
+    if getattr(fn, "_runtime_ops", False):  # a loaded program's branch: already runtime ops
+        user = [n.name for n in fn.graph.nodes if n.op == "placeholder"]
+        shapes = getattr(fn, "_input_shapes", None) or [None] * len(user)
+        return Branch(fn.graph, user, {}, {}, shapes, gm=fn)
+    ember = _ember()
+    examples = _example_values(operands, f"ember.export.save: {where}")
     state, by_wrapper = {}, {}
     for target, value in list(ep.state_dict.items()) + list(ep.constants.items()):
         if target in outer_names and isinstance(value, ember.Tensor):
             name = f"s{len(state)}"
             state[name] = value
             by_wrapper[name] = outer_names[target]
-    wrapper = _Wrapper(fn, state)
-    from . import export
-
-    dynamic = {
-        "operands": tuple({d: ember.export.Dim.AUTO for d in range(t.dim())} for t in examples)
-    }
-    try:
-        sub = export(
-            wrapper, tuple(examples), dynamic_shapes=dynamic if ep.range_constraints else None
-        )
-    except Exception:
-        sub = export(wrapper, tuple(examples))
-    sub = sub.run_decompositions()
+    sub = _export_branch(fn, examples, state, bool(ep.range_constraints)).run_decompositions()
     if sub.graph_signature.buffers_to_mutate:
         raise RuntimeError(
             f"ember.export.save: {where}: a cond branch updates buffers; expected functional "
@@ -106,4 +259,4 @@ def branch_program(fn, operands, ep, outer_names, where):
             if value is None:
                 value = sub.constants[spec.target]
             constants[node.name] = value.detach()
-    return Branch(sub.graph, user, lifted, constants, shapes)
+    return Branch(sub.graph, user, lifted, constants, shapes, gm=sub.graph_module)

@@ -45,7 +45,10 @@ def _logical_not(a):
 
 
 def _cond(pred, true_fn, false_fn, operands, single):
-    return _ember().cond(pred, true_fn, false_fn, tuple(operands))
+    out = _ember().cond(pred, true_fn, false_fn, tuple(operands))
+    if single:
+        return out
+    return list(out) if isinstance(out, (tuple, list)) else [out]  # read by getitem nodes
 
 
 EXECUTORS = {
@@ -164,15 +167,12 @@ def functions():
 
 
 def is_cond(target):
-    """Whether a call target is ember.cond (or a function wrapping it)."""
-    cond = _ember().cond
+    """Whether a call target is ember.cond (a function wrapping it, a tracing mode's routing
+    wrapper of it, or the operator ember.ops.higher_order.cond)."""
+    from .._higher_order_ops.cond import cond
+
     while target is not None:
         if target is cond or getattr(target, "_export_op", None) == "cond":
             return True
         target = getattr(target, "__wrapped__", None)
-    inner = cond
-    while inner is not None:
-        inner = getattr(inner, "__wrapped__", None)
-        if inner is not None and inner is target:
-            return True
     return False

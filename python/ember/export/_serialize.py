@@ -334,6 +334,7 @@ def _build_nodes(graph, root, env, specs):
         sub.output(outs[0] if len(outs) == 1 else tuple(outs))
         gm = fx.GraphModule(sub_root, sub)
         gm._input_shapes = body.get("input_shapes")
+        gm._runtime_ops = True  # saved as runtime ops: encoded again as it is
         root.add_module(name, gm)
         return graph.get_attr(name)
 

@@ -83,13 +83,12 @@ def capture(node, args):
     if not steps:
         return None
     value, lift = args[2], not isinstance(args[2], fx.Node)
-    if steps[-1][0] == "index.Tensor":
-        if len(steps) > 1:
-            return None  # an index after a view (y[0, idx] = v): kept as captured
-        return [], overload_of("index_put_.default"), (steps[-1][1][0], value), lift
-    for ov, step_args in steps:  # select.int / slice.Tensor without a step: lowered below
-        if ov not in ("select.int", "slice.Tensor") or len(step_args) > 3:
+    views = steps[:-1] if steps[-1][0] == "index.Tensor" else steps
+    for ov, _ in views:  # the basic components (y[::2], y[None, 1]): a view written through
+        if ov not in ("select.int", "slice.Tensor", "unsqueeze.default"):
             return None
+    if steps[-1][0] == "index.Tensor":  # y[0, idx] = v: index_put_ on the view, as torch's
+        return views, overload_of("index_put_.default"), (steps[-1][1][0], value), lift
     view = base
     for ov, step_args in steps:
         view = overload_of(ov)(view, *step_args)
@@ -309,7 +308,8 @@ def _lower_view_writes(graph):
     for n in nodes:
         if _view_write(n) and isinstance(n.args[0], fx.Node):
             base, steps = _chain(n.args[0])
-            if steps and not _aliased_reads(base, n, pos):
+            stepped = any(len(a) > 3 and a[3] != 1 for ov, a in steps if ov == "slice.Tensor")
+            if steps and not stepped and not _aliased_reads(base, n, pos):
                 writes[n] = (base, steps)
     if not writes:
         return graph

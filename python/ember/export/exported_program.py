@@ -304,7 +304,7 @@ class ExportedProgram:
 
     def _with_graph(self, graph, decomposed, signature=None, constants=None):
         out = ExportedProgram(
-            fx.GraphModule(Module(), graph),
+            fx.GraphModule(self._graph_module, graph),  # get_attr: cond's branch modules
             signature or self._graph_signature,
             self._state_dict,
             self._range_constraints,

@@ -155,10 +155,10 @@ class GraphModule(Module):
         verbose = self._graph.python_code(root_module="self", verbose=True).src
         body = verbose.strip("\n").rstrip()
         lines = [f"class {name}(ember.nn.Module):"]
-        for sub_name, sub in self.named_children():
-            if isinstance(sub, GraphModule):
-                lines += ["    " + ln for ln in sub._readable(sub_name).splitlines()] + [""]
         lines += ["    " + ln if ln else "" for ln in body.splitlines()]
+        for sub_name, sub in self.named_children():  # after forward, as torch prints them
+            if isinstance(sub, GraphModule):
+                lines += [""] + ["    " + ln for ln in sub._readable(sub_name).splitlines()]
         return "\n".join(lines) + "\n"
 
     def to_folder(self, folder, module_name="FxModule"):

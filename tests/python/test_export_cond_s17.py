@@ -1,0 +1,147 @@
+"""``cond`` in exported programs as torch 2.13's export records it (issue 13):
+``higher_order.cond(pred, true_graph_0, false_graph_0, operands)`` whose branches are graph
+modules of ATen ops, every tensor a branch reads (parameters, closure constants) lifted into the
+operands, the results read by ``getitem``; module() picks the branch at run time, before and
+after run_decompositions. Saving and the C++ runtime are covered by test_graphs_s13.py."""
+
+import operator
+
+import pytest
+
+import ember
+
+
+def _model(lib):
+    offset = lib.tensor([1.0, -2.0, 3.0])
+
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = lib.nn.Parameter(lib.tensor([0.5, 1.0, 1.5]))
+
+        def forward(self, x):
+            def big(t):
+                return t.sin() * self.scale, t + offset
+
+            def small(t):
+                return t.cos(), t - offset
+
+            a, b = lib.cond(x.sum() > 0, big, small, (x,))
+            return a + b
+
+    lib.manual_seed(0)
+    return M()
+
+
+def _export(lib):
+    m = _model(lib)
+    return m, lib.export.export(m, (lib.ones(2, 3),))
+
+
+@pytest.fixture(scope="module")
+def exported():
+    return _export(ember)
+
+
+def _calls(gm):
+    return [
+        (n.op, n.name, str(n.target) if n.op == "call_function" else n.target)
+        for n in gm.graph.nodes
+        if n.op not in ("placeholder", "output")
+    ]
+
+
+def _branch_calls(gm):
+    return [(n.name, str(n.target)) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_cond_node_and_branch_graphs(exported):
+    _, ep = exported
+    gm = ep.graph_module
+    (node,) = [n for n in gm.graph.nodes if n.target is ember.ops.higher_order.cond]
+    pred, t, f, operands = node.args
+    assert (t.op, t.target, f.op, f.target) == (
+        "get_attr", "true_graph_0", "get_attr", "false_graph_0"
+    )  # fmt: skip
+    assert isinstance(gm.true_graph_0, ember.fx.GraphModule)
+    # the closure constant became the program's c_lifted_tensor_0, an operand as the parameter
+    assert {o.name for o in operands} == {"x", "p_scale", "c_lifted_tensor_0"}
+    assert [str(s.kind).split(".")[-1] for s in ep.graph_signature.input_specs] == [
+        "PARAMETER", "CONSTANT_TENSOR", "USER_INPUT"
+    ]  # fmt: skip
+    assert ep.constants["lifted_tensor_0"].tolist() == [1.0, -2.0, 3.0]
+    # each branch takes every operand, named after it, and returns a tuple
+    for branch in (gm.true_graph_0, gm.false_graph_0):
+        names = [n.name for n in branch.graph.nodes if n.op == "placeholder"]
+        assert names == [o.name for o in operands]
+    assert [u.target for u in node.users] == [operator.getitem, operator.getitem]
+    text = str(ep)
+    assert "ember.ops.higher_order.cond(gt, true_graph_0, false_graph_0, (" in text
+    assert text.index("class true_graph_0") > text.index("return (add,)")  # after forward
+
+
+def test_cond_graph_matches_torch(exported):
+    torch = pytest.importorskip("torch")
+    _, ep = exported
+    _, tep = _export(torch)
+    norm = {"cond": "cond"}  # str(torch.ops.higher_order.cond) is "cond", as ember's
+    assert _calls(ep.graph_module) == [
+        (op, name, norm.get(t, t)) for op, name, t in _calls(tep.graph_module)
+    ]
+    for name in ("true_graph_0", "false_graph_0"):
+        assert _branch_calls(getattr(ep.graph_module, name)) == _branch_calls(
+            getattr(tep.graph_module, name)
+        )
+    assert str(ep.graph_signature) == str(tep.graph_signature)
+
+
+def test_cond_module_picks_branch_at_run_time(exported):
+    m, ep = exported
+    for program in (ep, ep.run_decompositions()):
+        assert hasattr(program.graph_module, "true_graph_0")
+        mod = program.module()
+        for sign in (1.0, -1.0):
+            x = ember.rand(2, 3) * sign + 0.1 * sign
+            with ember.no_grad():
+                assert ember.allclose(mod(x), m(x))
+
+
+def test_cond_module_gives_untaken_parameters_zero_grads(exported):
+    m, ep = exported
+    mod = ep.module()
+    mod(-ember.ones(2, 3)).sum().backward()  # the branch not reading scale
+    assert mod.scale.grad is not None and mod.scale.grad.abs().sum().item() == 0.0
+
+
+def test_higher_order_cond_runs_eagerly():
+    x = ember.tensor([1.0, 2.0])
+    cond = ember.ops.higher_order.cond
+    assert str(cond) == "cond" and cond.name() == "cond"
+    (out,) = cond(x.sum() > 0, lambda t: (t * 2,), lambda t: (t - 1,), (x,))
+    assert out.tolist() == [2.0, 4.0]
+    (out,) = cond(ember.tensor(False), lambda t: (t * 2,), lambda t: (t - 1,), (x,))
+    assert out.tolist() == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value"):
+        cond(ember.ones(2) > 0, lambda t: (t,), lambda t: (t,), (x,))  # torch's bool() text
+    with pytest.raises(RuntimeError, match=r"Expected pred to be bool or single-element tensor"):
+        ember.cond(ember.ones(2) > 0, lambda t: t, lambda t: t, (x,))
+
+
+def _two_conds(lib):
+    class M(lib.nn.Module):
+        def forward(self, x):
+            hop = lib._higher_order_ops.cond  # the raw function, not the tracing mode's entry
+            a = hop(x.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (x,))
+            return a + lib.cond(x.sum() > 1, lambda t: t * 2, lambda t: t - 1, (x,))
+
+    return M(), lib.export.export(M(), (lib.ones(2),))
+
+
+def test_two_conds_numbered_as_torch():
+    m, ep = _two_conds(ember)
+    mod = ep.module()
+    for x in (ember.tensor([0.2, 0.3]), ember.tensor([-1.0, 0.5]), ember.tensor([2.0, 1.0])):
+        assert ember.allclose(mod(x), m(x))
+    torch = pytest.importorskip("torch")
+    _, tep = _two_conds(torch)
+    assert _calls(ep.graph_module) == _calls(tep.graph_module)
