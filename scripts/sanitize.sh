@@ -34,7 +34,8 @@ echo "== Python tests under ASan + UBSan"
 # report the interpreter, not ember: it stays on for the C++ suite only. --capture=sys leaves
 # file descriptor 2 alone, so a sanitizer's report (printed there just before it ends the
 # process) reaches the log instead of pytest's capture buffer. Allocations above 6 GiB fail (the
-# fuzzer's workers cap their address space to that outside the sanitizers).
+# fuzzer's workers cap their address space to that outside the sanitizers). Workers as in
+# scripts/test.sh.
 LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)" \
   ASAN_OPTIONS="detect_leaks=0:max_allocation_size_mb=6144:$ASAN_COMMON" PYTHONPATH="$PWD/$BUILD/site" \
-  "$PY" -m pytest -q -p no:cacheprovider --capture=sys tests/python "$@"
+  "$PY" -m pytest -q -p no:cacheprovider --capture=sys -n "$(nproc)" --dist loadfile tests/python "$@"

@@ -23,7 +23,7 @@ fi
 PY=.venv/bin/python
 # torch 2.13.0 is the reference in tests and the peer in benchmarks (a local CPU build here).
 $PY -m pip install -q --disable-pip-version-check \
-  "numpy" "pytest" "hypothesis" "nanobind>=2.0" "scikit-build-core>=0.10" "cmake>=3.20" "ninja" \
+  "numpy" "pytest" "pytest-xdist" "hypothesis" "nanobind>=2.0" "scikit-build-core>=0.10" "cmake>=3.20" "ninja" \
   "matplotlib" "torch==2.13.0" "ruff==0.17.6" "onnx" "onnxruntime" "onnxscript" "safetensors" "pydot"
 
 echo "== building ember (C++ library, tests and Python extension)"

@@ -14,5 +14,7 @@ echo "== C++ tests (GoogleTest via CTest)"
 ctest --test-dir build/wheel --output-on-failure -j "$(nproc)"
 
 echo "== Python tests (pytest)"
-# Run from tests/ so the installed ember (not the source tree) is imported.
-.venv/bin/python -m pytest -q -p no:cacheprovider tests/python "$@"
+# One worker per core (pytest-xdist), each test file whole in one worker: most tests are
+# single-threaded Python, so the suite takes about half the time on two cores. Files are the unit
+# because some share a module-scope fixture (a process group, a set of program runs).
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "$(nproc)" --dist loadfile tests/python "$@"
