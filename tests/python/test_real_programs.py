@@ -159,6 +159,10 @@ SCRIPTS = [
     "sparsemax_film",
     "word2vec_sgns",
     "examples_classic",
+    # session 17
+    "index_structseq",
+    "wgan_gp",
+    "encoder_lm_masks",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
