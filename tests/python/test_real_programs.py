@@ -163,6 +163,8 @@ SCRIPTS = [
     "index_structseq",
     "wgan_gp",
     "encoder_lm_masks",
+    "loader_collate_samplers",
+    "resblock_ckpt_state",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
