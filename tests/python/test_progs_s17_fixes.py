@@ -1,6 +1,7 @@
 """Fixes found by session 17's programs (tests/python/torch_scripts): ember.return_types as
-torch's C struct sequences, and numpy conversion of a tensor that requires grad refused as torch
-refuses it."""
+torch's C struct sequences, numpy conversion of a tensor that requires grad refused as torch
+refuses it, tensors built from numpy scalars, lists of arrays and read-only arrays as torch
+builds them, and dtype.to_real / to_complex."""
 
 import copy
 import pickle
@@ -147,3 +148,102 @@ def test_float_of_a_tensor_requiring_grad_warns_once_as_torch():
         "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior."
         "\nConsider using tensor.detach() first."
     )
+
+
+# --- tensors out of numpy pieces ---------------------------------------------------------------
+
+
+def test_numpy_scalars_in_a_sequence_keep_their_dtype():
+    cases = [
+        ([np.float32(1), np.float64(2)], ember.float64),
+        ([np.float64(1)], ember.float64),
+        ([np.int32(1)], ember.int32),
+        ([np.int64(1), 2.5], ember.float32),  # a Python float brings the default dtype
+        ([1, np.float32(2)], ember.float32),
+        ([np.float16(1)], ember.float16),
+        ([np.bool_(True), np.bool_(False)], ember.bool),
+        ([[np.float64(1)], [2.0]], ember.float64),
+        ([np.uint8(3)], ember.uint8),
+        ([np.int8(1), np.int16(2)], ember.int16),
+        ([np.complex64(1)], ember.complex64),
+        # every element's type promoted together, Python numbers as int64 / the default dtype
+        ([1, np.uint8(2)], ember.int64),
+        ([np.float16(1), 2.0], ember.float32),
+        ([1, ember.tensor(2, dtype=ember.uint8)], ember.int64),
+        ([ember.tensor(1, dtype=ember.int8), 2], ember.int64),
+        ([True, ember.tensor(1, dtype=ember.int8)], ember.int8),
+        ([ember.tensor(1.0, dtype=ember.float16), 2.0], ember.float32),
+        ([1j, np.float64(1)], ember.complex128),
+        ([True, np.uint8(2)], ember.uint8),
+    ]
+    for data, want in cases:
+        assert ember.tensor(data).dtype == want, data
+    assert ember.tensor([np.bool_(True), np.bool_(False)]).tolist() == [True, False]
+    assert ember.tensor([np.int8(1), np.int16(300)]).tolist() == [1, 300]
+
+
+def test_a_list_of_arrays_becomes_one_tensor_with_torchs_warning():
+    code = """
+        import warnings, numpy as np, ember
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            a = ember.tensor([np.ones(2, dtype=np.float32), np.zeros(2, dtype=np.float32)])
+            b = ember.tensor((np.ones(2, dtype=np.int32),))
+        print(a.dtype, a.tolist(), b.dtype, ember.tensor([np.ones(2), [1, 2]]).dtype, len(w))
+        print(w[0].message)
+    """
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    first, message = out.stdout.split("\n", 1)
+    assert first == "torch.float32 [[1.0, 1.0], [0.0, 0.0]] torch.int32 torch.float64 1"
+    assert message.startswith("Creating a tensor from a list of numpy.ndarrays is extremely slow.")
+
+
+def test_read_only_arrays_are_shared_with_torchs_warning():
+    raw = bytes(range(8))
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # given once a process: checked in the subprocess below
+        t = ember.from_numpy(buf)
+        assert t.tolist() == list(range(8)) and t.data_ptr() == buf.ctypes.data
+        assert ember.as_tensor(buf).data_ptr() == buf.ctypes.data
+        assert ember.tensor(buf).tolist() == list(range(8))
+        base = np.arange(3.0)
+        view = base.view()
+        view.flags.writeable = False
+        shared = ember.from_numpy(view)
+        base[0] = 5.0
+        assert shared[0].item() == 5.0
+    with pytest.raises(TypeError, match=r"^expected np\.ndarray \(got list\)$"):
+        ember.from_numpy([1, 2])
+    code = """
+        import warnings, numpy as np, ember
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            ember.from_numpy(np.frombuffer(b"ab", dtype=np.uint8))
+            ember.from_numpy(np.frombuffer(b"cd", dtype=np.uint8))
+            ember.from_numpy(np.zeros(2))
+        print(len(w), w[0].message)
+    """
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("1 The given NumPy array is not writable, and PyTorch does not")
+
+
+def test_dtype_to_real_and_to_complex_as_torch():
+    assert (
+        ember.complex64.to_real() == ember.float32 and ember.complex128.to_real() == ember.float64
+    )
+    assert ember.int64.to_real() == ember.int64 and ember.float16.to_real() == ember.float16
+    assert ember.float32.to_complex() == ember.complex64
+    assert ember.float64.to_complex() == ember.complex128
+    assert ember.bfloat16.to_complex() == ember.complex64
+    assert ember.complex64.to_complex() == ember.complex64
+    with pytest.raises(RuntimeError, match="^Unknown Complex ScalarType for Long$"):
+        ember.int64.to_complex()
+    with pytest.raises(RuntimeError, match="^Unknown Complex ScalarType for Bool$"):
+        ember.bool.to_complex()

@@ -165,6 +165,9 @@ SCRIPTS = [
     "encoder_lm_masks",
     "loader_collate_samplers",
     "resblock_ckpt_state",
+    "stn_warp",
+    "lstm_proj_tagger",
+    "numpy_records",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
