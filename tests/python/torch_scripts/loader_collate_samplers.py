@@ -68,8 +68,18 @@ class BucketSampler(Sampler):
 ds = Sentences()
 loader = DataLoader(ds, batch_size=4, collate_fn=pad_collate)
 for k, batch in enumerate(loader):
-    print(f"pad_batch{k}", tuple(batch["ids"].shape), batch["lengths"].tolist(), batch["labels"].tolist(), batch["weight"].dtype)
-print("loader_len", len(loader), len(DataLoader(ds, batch_size=4, drop_last=True, collate_fn=pad_collate)))
+    print(
+        f"pad_batch{k}",
+        tuple(batch["ids"].shape),
+        batch["lengths"].tolist(),
+        batch["labels"].tolist(),
+        batch["weight"].dtype,
+    )
+print(
+    "loader_len",
+    len(loader),
+    len(DataLoader(ds, batch_size=4, drop_last=True, collate_fn=pad_collate)),
+)
 
 bucket = BucketSampler([len(t) for t in ds.items], 3)
 for k, batch in enumerate(DataLoader(ds, batch_sampler=bucket, collate_fn=pad_collate)):
@@ -79,14 +89,29 @@ bs = BatchSampler(SequentialSampler(range(7)), batch_size=3, drop_last=False)
 print("batch_sampler", list(bs), len(bs), len(BatchSampler(SequentialSampler(range(7)), 3, True)))
 
 plain = [
-    {"a": torch.tensor([1.0, 2.0]), "b": (np.float32(0.5), np.arange(2)), "p": Pair(1, 2.5), "s": "x"},
-    {"a": torch.tensor([3.0, 4.0]), "b": (np.float32(1.5), np.arange(2) + 1), "p": Pair(3, 4.5), "s": "y"},
+    {
+        "a": torch.tensor([1.0, 2.0]),
+        "b": (np.float32(0.5), np.arange(2)),
+        "p": Pair(1, 2.5),
+        "s": "x",
+    },
+    {
+        "a": torch.tensor([3.0, 4.0]),
+        "b": (np.float32(1.5), np.arange(2) + 1),
+        "p": Pair(3, 4.5),
+        "s": "y",
+    },
 ]
 col = default_collate(plain)
 print("collate_a", col["a"].tolist(), col["a"].dtype)
 print("collate_b", col["b"][0].dtype, col["b"][0].tolist(), col["b"][1].tolist(), col["b"][1].dtype)
 print("collate_p", type(col["p"]).__name__, col["p"].x.tolist(), col["p"].y.dtype, col["s"])
-print("collate_nums", default_collate([1, 2, 3]).dtype, default_collate([1.0, 2.0]).dtype, default_collate([True, False]).dtype)
+print(
+    "collate_nums",
+    default_collate([1, 2, 3]).dtype,
+    default_collate([1.0, 2.0]).dtype,
+    default_collate([True, False]).dtype,
+)
 
 both = ConcatDataset([Sentences(3), Sentences(5)])
 print("concat", len(both), both[4]["ids"].tolist(), both.cumulative_sizes)
@@ -101,11 +126,31 @@ g = torch.Generator().manual_seed(1)
 rs = list(RandomSampler(range(6), generator=g))
 print("random_sampler", sorted(rs), len(rs))
 print("rng_random_sampler", rs)
-ws = list(WeightedRandomSampler([0.0, 1.0, 0.0, 2.0], num_samples=6, replacement=True, generator=torch.Generator().manual_seed(2)))
+ws = list(
+    WeightedRandomSampler(
+        [0.0, 1.0, 0.0, 2.0],
+        num_samples=6,
+        replacement=True,
+        generator=torch.Generator().manual_seed(2),
+    )
+)
 print("weighted_support", sorted(set(ws)) in ([1, 3], [1], [3]), len(ws))
 print("rng_weighted", ws)
-wn = list(WeightedRandomSampler([1.0, 1.0, 0.0, 1.0], num_samples=3, replacement=False, generator=torch.Generator().manual_seed(3)))
+wn = list(
+    WeightedRandomSampler(
+        [1.0, 1.0, 0.0, 1.0],
+        num_samples=3,
+        replacement=False,
+        generator=torch.Generator().manual_seed(3),
+    )
+)
 print("weighted_noreplace", sorted(wn))
-shuffled = DataLoader(ds, batch_size=5, shuffle=True, collate_fn=pad_collate, generator=torch.Generator().manual_seed(4))
+shuffled = DataLoader(
+    ds,
+    batch_size=5,
+    shuffle=True,
+    collate_fn=pad_collate,
+    generator=torch.Generator().manual_seed(4),
+)
 seen = sorted(int(l) for batch in shuffled for l in batch["labels"])
 print("shuffle_cover", seen, len(shuffled))

@@ -20,7 +20,11 @@ def det_init(model, scale=0.2):
             if name.endswith("bn1.weight") or name.endswith("bn2.weight"):
                 p.fill_(1.0)
                 continue
-            p.copy_((torch.cos(torch.arange(p.numel(), dtype=torch.float32) * 0.41 + 0.3 * i) * scale).view_as(p))
+            p.copy_(
+                (
+                    torch.cos(torch.arange(p.numel(), dtype=torch.float32) * 0.41 + 0.3 * i) * scale
+                ).view_as(p)
+            )
 
 
 class Block(nn.Module):
@@ -32,7 +36,9 @@ class Block(nn.Module):
         self.bn2 = nn.BatchNorm2d(c_out)
         self.short = nn.Sequential()
         if stride != 1 or c_in != c_out:
-            self.short = nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
+            self.short = nn.Sequential(
+                nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out)
+            )
 
     def forward(self, x):
         out = F.relu(self.bn1(self.conv1(x)))
@@ -90,17 +96,28 @@ for mode in ("plain", "block", "seq", "reentrant"):
     losses = [step(net, opt, sched) for _ in range(3)]
     results[mode] = losses
     rm = net.blocks[0].bn1.running_mean
-    print(f"{mode} losses {[round(v, 5) for v in losses]} steps {net.steps.item()} bn_batches {net.blocks[0].bn1.num_batches_tracked.item()} rm {round(rm.abs().sum().item(), 5)}")
-print("ckpt_matches_plain", all(abs(a - b) < 1e-5 for a, b in zip(results["plain"], results["block"])))
+    print(
+        f"{mode} losses {[round(v, 5) for v in losses]} steps {net.steps.item()} bn_batches {net.blocks[0].bn1.num_batches_tracked.item()} rm {round(rm.abs().sum().item(), 5)}"
+    )
+print(
+    "ckpt_matches_plain", all(abs(a - b) < 1e-5 for a, b in zip(results["plain"], results["block"]))
+)
 
 net, opt, sched = make("block")
 for _ in range(2):
     step(net, opt, sched)
 buf = io.BytesIO()
-torch.save({"model": net.state_dict(), "optim": opt.state_dict(), "sched": sched.state_dict(), "epoch": 2}, buf)
+torch.save(
+    {"model": net.state_dict(), "optim": opt.state_dict(), "sched": sched.state_dict(), "epoch": 2},
+    buf,
+)
 sd_keys = list(net.state_dict().keys())
 print("state_keys", len(sd_keys), sd_keys[:3], "scratch" in sd_keys, sd_keys[-1])
-print("optim_state", sorted(opt.state_dict()["state"].keys())[:4], opt.state_dict()["param_groups"][0]["nesterov"])
+print(
+    "optim_state",
+    sorted(opt.state_dict()["state"].keys())[:4],
+    opt.state_dict()["param_groups"][0]["nesterov"],
+)
 cont = step(net, opt, sched)
 buf.seek(0)
 ck = torch.load(buf, weights_only=True)
