@@ -247,3 +247,15 @@ def test_dtype_to_real_and_to_complex_as_torch():
         ember.int64.to_complex()
     with pytest.raises(RuntimeError, match="^Unknown Complex ScalarType for Bool$"):
         ember.bool.to_complex()
+
+
+def test_post_accumulate_grad_hook_must_return_none():
+    a = ember.ones(2, requires_grad=True)
+    a.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(3))  # returns the grad: refused
+    with pytest.raises(RuntimeError, match=r"^Tensor post accumulate grad hooks should return"):
+        (a * 2).sum().backward()
+    assert a.grad.tolist() == [6.0, 6.0]  # the hook ran before its result was checked, as torch's
+    b = ember.ones(2, requires_grad=True)
+    b.register_post_accumulate_grad_hook(lambda p: None if p.grad.mul_(3) is None else None)
+    (b * 2).sum().backward()
+    assert b.grad.tolist() == [6.0, 6.0]

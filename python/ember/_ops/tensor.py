@@ -441,8 +441,8 @@ def _register_post_accumulate_grad_hook(self, hook):
     box = [hook, self]
 
     def run():
-        if box:
-            box[0](box[1])
+        if box and box[0](box[1]) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     _C._register_post_accumulate_grad_hook(self, run)
     return _RemovableHandle(box)
