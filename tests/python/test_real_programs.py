@@ -168,6 +168,8 @@ SCRIPTS = [
     "stn_warp",
     "lstm_proj_tagger",
     "numpy_records",
+    "vae_dists_anneal",
+    "attn_seq2seq_beam",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
