@@ -361,6 +361,34 @@ nb::object tolist(const Tensor& self) {
 
 // --- indexing -------------------------------------------------------------------------------
 
+// torch (numpy's pre-1.23 rule) reads a short non-tuple sequence that holds a tensor, a sequence,
+// a slice, None or Ellipsis as a tuple of indices (x[[rows, cols]] is x[rows, cols]), warning
+// that the reading is deprecated
+bool sequence_as_tuple(nb::handle idx) {
+  PyObject* o = idx.ptr();
+  if (PyTuple_Check(o) || PyUnicode_Check(o) || !PySequence_Check(o) ||
+      nb::isinstance<Tensor>(idx) || nb::hasattr(idx, "__array_interface__"))
+    return false;
+  Py_ssize_t n = PySequence_Size(o);
+  if (n < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  if (n >= 32) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    nb::object item = nb::steal(PySequence_GetItem(o, i));
+    if (!item.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* it = item.ptr();
+    if (nb::isinstance<Tensor>(item) || PySequence_Check(it) || PySlice_Check(it) ||
+        it == Py_Ellipsis || it == Py_None)
+      return true;
+  }
+  return false;
+}
+
 std::vector<TensorIndex> parse_index(nb::handle idx) {
   std::vector<TensorIndex> out;
   auto one = [&](nb::handle h) {
@@ -418,6 +446,16 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
   };
   if (PyTuple_Check(idx.ptr())) {
     for (nb::handle h : nb::borrow<nb::tuple>(idx)) one(h);
+  } else if (sequence_as_tuple(idx)) {
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                     "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                     "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                     "which will result either in an error or a different result",
+                     1) != 0)
+      throw nb::python_error();
+    Py_ssize_t n = PySequence_Size(idx.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i) one(nb::steal(PySequence_GetItem(idx.ptr(), i)));
   } else {
     one(idx);
   }

@@ -259,3 +259,32 @@ def test_post_accumulate_grad_hook_must_return_none():
     b.register_post_accumulate_grad_hook(lambda p: None if p.grad.mul_(3) is None else None)
     (b * 2).sum().backward()
     assert b.grad.tolist() == [6.0, 6.0]
+
+
+# --- a short list holding tensors, lists, slices, None or Ellipsis indexes as a tuple -----------
+
+
+def test_list_of_index_tensors_reads_as_a_tuple_with_torchs_warning():
+    x = ember.arange(12.0).view(3, 4)
+    r, c = ember.tensor([0, 2]), ember.tensor([1, 3])
+    cases = [
+        ([r, c], [1.0, 11.0]),
+        ([[0, 1], [2, 2]], [2.0, 6.0]),
+        ([slice(0, 2), 1], [1.0, 5.0]),
+        ([Ellipsis, 1], [1.0, 5.0, 9.0]),
+        ([np.array([0, 1]), np.array([1, 2])], [1.0, 6.0]),
+        ([range(2), [1, 2]], [1.0, 6.0]),
+    ]
+    for index, want in cases:
+        with pytest.warns(UserWarning, match="^Using a non-tuple sequence for multidimensional"):
+            assert x[index].tolist() == want, index
+    with pytest.warns(UserWarning):
+        assert x[[0, None]].shape == (1, 4)
+    y = x.clone()
+    with pytest.warns(UserWarning):
+        y[[r, c]] = -1.0
+    assert y[0, 1].item() == -1.0 and y[2, 3].item() == -1.0 and y.sum().item() == 66 - 12 - 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # plain lists and masks are tensor indices, unwarned
+        assert x[[0, 2]].shape == (2, 4) and x[[True, False, True]].shape == (2, 4)
+        assert x[[[0, 1]] * 40].shape == (40, 2, 4)  # 32 items or more: one index tensor

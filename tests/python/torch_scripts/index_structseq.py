@@ -81,6 +81,12 @@ print("broadcast_idx", x[rows, cols].shape, [round(v, 4) for v in x[rows, cols].
 z = torch.arange(60).reshape(3, 4, 5)
 print("mixed", z[1:, [0, 2], ::2].tolist())
 print("ellipsis_none", z[..., None, 1].shape, z[None, :, -1].shape, z[[0, 2], :, [1, 4]].tolist())
+pairs = [torch.tensor([0, 2, 1]), torch.tensor([1, 3, 0])]
+print(
+    "list_of_index_tensors",
+    z[pairs].tolist(),
+    x[[torch.arange(3), labels[:3]]].tolist() == x[torch.arange(3), labels[:3]].tolist(),
+)
 print("bool_row", z[torch.tensor([True, False, True])].shape)
 z[:, [1, 3]] = -z[:, [1, 3]]
 print("setitem", z[0, :, 0].tolist())
