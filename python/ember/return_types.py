@@ -53,6 +53,19 @@ class _StructSeq(tuple):
             )
         super().__init_subclass__(**kwargs)
 
+    def __getattr__(self, name):  # only reached for a name that is not a field
+        raise AttributeError(
+            f"'torch.return_types.{type(self).__name__}' object has no attribute '{name}'"
+        )
+
+    def __setattr__(self, name, value):
+        getattr(self, name)  # a field's descriptor refuses by itself; others are unknown
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        getattr(self, name)
+        object.__delattr__(self, name)
+
     def __repr__(self):
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(self.__match_args__, self))
         return f"torch.return_types.{type(self).__name__}(\n{body})"

@@ -46,6 +46,12 @@ def test_return_type_construction_and_refusals_as_torch():
     r = rt.sort((1, 2))
     with pytest.raises(AttributeError, match="readonly attribute"):
         r.values = 3
+    with pytest.raises(AttributeError, match="readonly attribute"):
+        del r.indices
+    unknown = "^'torch.return_types.sort' object has no attribute 'foo'$"
+    for touch in (lambda: r.foo, lambda: setattr(r, "foo", 1), lambda: delattr(r, "foo")):
+        with pytest.raises(AttributeError, match=unknown):
+            touch()
     with pytest.raises(TypeError, match="is not an acceptable base type"):
         type("S", (rt.max,), {})
 
