@@ -22,7 +22,7 @@ import os
 import sys
 import warnings
 
-from . import _C
+from . import _C, return_types
 from ._C import Tensor
 
 __all__ = ["guard", "guarded", "method_guards", "write_out", "OUT_OPS", "SIGNATURES"]
@@ -590,9 +590,7 @@ def write_out(name, result, out):
                 f"not {_describe(out)}"
             )
         written = [_write_one(name, r, o) for r, o in zip(result, out)]
-        kind = type(result)
-        if hasattr(kind, "_make"):  # a namedtuple (ember.return_types)
-            return kind._make(written)
+        kind = return_types.out_type(type(result))
         try:
             return kind(written)  # a structseq
         except TypeError:

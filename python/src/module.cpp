@@ -268,6 +268,28 @@ void bind_dtype(nb::module_& m) {
           "itemsize", [](const DType& d) { return element_size(d.type); },
           doc("itemsize -> int", "The size of one element in bytes."))
       .def(
+          "to_real", [](const DType& d) { return to_real_type(d.type); },
+          doc("to_real() -> dtype",
+              "The real type of a complex type (complex64 -> float32); others are themselves."))
+      .def(
+          "to_complex",
+          [](const DType& d) {
+            // torch's names of the types that have no complex counterpart
+            const char* none = d.type == kBool    ? "Bool"
+                               : d.type == kByte  ? "Byte"
+                               : d.type == kChar  ? "Char"
+                               : d.type == kShort ? "Short"
+                               : d.type == kInt   ? "Int"
+                               : d.type == kLong  ? "Long"
+                                                  : nullptr;
+            EMBER_CHECK(none == nullptr, "Unknown Complex ScalarType for ", none);
+            EMBER_CHECK(d.type != kHalf, "to_complex: complex32 (the complex type of float16) is ",
+                        "not supported");
+            return to_complex_type(d.type);
+          },
+          doc("to_complex() -> dtype",
+              "The complex type of a floating type (float32 -> complex64, bfloat16 -> complex64)."))
+      .def(
           "__repr__", [](const DType& d) { return "torch." + std::string(dtype_name(d.type)); },
           doc("__repr__() -> str", "The name as torch prints it, e.g. 'torch.float32'."))
       .def(

@@ -72,9 +72,28 @@ nb::dlpack::dtype to_dlpack(ScalarType t) {
 }
 
 using AnyArray = nb::ndarray<nb::numpy, nb::device::cpu>;
+// an array read in: read-only ones too (np.frombuffer, a read-only memmap), as torch's
+using InArray = nb::ndarray<nb::numpy, nb::ro, nb::device::cpu>;
+
+// torch shares a read-only array's memory as well, warning once a process that writes to the
+// tensor are undefined
+void warn_if_read_only(nb::handle array) {
+  static bool warned = false;
+  if (warned || !array.is_valid() || !nb::hasattr(array, "flags")) return;
+  if (nb::cast<bool>(array.attr("flags").attr("writeable"))) return;
+  warned = true;
+  if (PyErr_WarnEx(PyExc_UserWarning,
+                   "The given NumPy array is not writable, and PyTorch does not support "
+                   "non-writable tensors. This means writing to this tensor will result in "
+                   "undefined behavior. You may want to copy the array to protect its data or "
+                   "make it writable before converting it to a tensor. This type of warning will "
+                   "be suppressed for the rest of this program.",
+                   1) != 0)
+    throw nb::python_error();
+}
 
 // Wraps a numpy array's memory; the tensor keeps the array alive.
-Tensor from_numpy(AnyArray a) {
+Tensor from_numpy(InArray a) {
   auto dt = from_dlpack(a.dtype());
   if (!dt)
     throw nb::type_error(
@@ -93,7 +112,7 @@ Tensor from_numpy(AnyArray a) {
   }
   nb::object owner = nb::find(a);
   PyObject* keep = owner.release().ptr();
-  return from_blob(a.data(), sizes, strides, *dt, [keep](void*) {
+  return from_blob(const_cast<void*>(a.data()), sizes, strides, *dt, [keep](void*) {
     nb::gil_scoped_acquire g;
     Py_DECREF(keep);
   });
@@ -122,14 +141,57 @@ void check_tuple_on_0d(const Tensor& t, nb::handle idx) {
 
 struct DataScan {
   std::vector<int64_t> shape;
-  int kind = -1;                           // 0 bool, 1 int, 2 float (the widest seen)
-  std::optional<ScalarType> tensor_dtype;  // element tensors carry their own dtype
+  // torch's inference: every element's type promoted together, a Python bool/int/float/complex
+  // counting as bool/int64/the default dtype/its complex type, tensors and numpy scalars as
+  // their own dtype (so [1, np.uint8(2)] is int64 and [np.float16(1), 2.0] float32)
+  std::optional<ScalarType> dtype;
+  void add(ScalarType t) { dtype = dtype ? promote_types(*dtype, t) : t; }
 };
 
 bool is_sequence(nb::handle h) {
   return (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) ||
          (!PyUnicode_Check(h.ptr()) && !nb::isinstance<Tensor>(h) && PySequence_Check(h.ptr()) &&
           !PyObject_HasAttrString(h.ptr(), "dtype"));
+}
+
+// The dtype of a numpy scalar (np.float32(1), np.int8(3), np.bool_): an object that is not a
+// Python bool/int/float/complex itself (np.float64 subclasses float) and has a numpy dtype.
+std::optional<ScalarType> numpy_scalar_dtype(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyBool_Check(o) || PyComplex_CheckExact(o) ||
+      nb::isinstance<Tensor>(h) || !PyObject_HasAttrString(o, "dtype") ||
+      !PyObject_HasAttrString(o, "itemsize"))
+    return std::nullopt;
+  nb::object dt = nb::getattr(h, "dtype");
+  nb::object kind = nb::getattr(dt, "kind", nb::none());
+  nb::object size = nb::getattr(dt, "itemsize", nb::none());
+  if (!nb::isinstance<nb::str>(kind) || !nb::isinstance<nb::int_>(size)) return std::nullopt;
+  char k = nb::cast<std::string>(kind)[0];
+  int64_t n = nb::cast<int64_t>(size);
+  nb::dlpack::dtype d;
+  d.lanes = 1;
+  d.bits = uint8_t(n * 8);
+  using nb::dlpack::dtype_code;
+  switch (k) {
+    case 'b':
+      d.code = uint8_t(dtype_code::Bool);
+      break;
+    case 'i':
+      d.code = uint8_t(dtype_code::Int);
+      break;
+    case 'u':
+      d.code = uint8_t(dtype_code::UInt);
+      break;
+    case 'f':
+      d.code = uint8_t(dtype_code::Float);
+      break;
+    case 'c':
+      d.code = uint8_t(dtype_code::Complex);
+      break;
+    default:
+      return std::nullopt;
+  }
+  return from_dlpack(d);
 }
 
 void scan(nb::handle h, size_t depth, DataScan& s) {
@@ -155,34 +217,32 @@ void scan(nb::handle h, size_t depth, DataScan& s) {
   if (depth < s.shape.size())  // a number where the first items were sequences: torch's TypeError
     throw nb::type_error("not a sequence");
   PyObject* o = h.ptr();
-  int k;
-  if (PyBool_Check(o)) k = 0;
-  else if (PyLong_Check(o)) k = 1;
-  else if (PyFloat_Check(o)) k = 2;
-  else if (PyComplex_Check(o)) k = 3;
+  if (auto np = numpy_scalar_dtype(h)) {  // np.float64(1), np.bool_: their dtype, as torch's
+    s.add(*np);
+    return;
+  }
+  ScalarType real = default_dtype();
+  if (PyBool_Check(o)) s.add(kBool);
+  else if (PyLong_Check(o)) s.add(kLong);
+  else if (PyFloat_Check(o)) s.add(real);
+  else if (PyComplex_Check(o)) s.add(to_complex_type(real));
   else {
     Tensor* t = nullptr;
     if (nb::try_cast<Tensor*>(h, t) && t) {
       if (t->numel() != 1)
         throw nb::value_error("only one element tensors can be converted to Python scalars");
-      s.tensor_dtype = s.tensor_dtype ? promote_types(*s.tensor_dtype, t->dtype()) : t->dtype();
-      k = t->dtype() == kBool             ? 0
-          : is_complex(t->dtype())        ? 3
-          : is_floating_point(t->dtype()) ? 2
-                                          : 1;
+      s.add(t->dtype());
     } else if (PyObject_HasAttrString(o, "dtype") && PyNumber_Check(o)) {
       nb::object kind = nb::getattr(nb::getattr(h, "dtype"), "kind", nb::none());
-      k = PyIndex_Check(o) ? 1
-          : (kind.is_valid() && nb::isinstance<nb::str>(kind) && nb::cast<std::string>(kind) == "c")
-              ? 3
-              : 2;
+      bool complex =
+          kind.is_valid() && nb::isinstance<nb::str>(kind) && nb::cast<std::string>(kind) == "c";
+      s.add(PyIndex_Check(o) ? kLong : complex ? to_complex_type(real) : real);
     } else {
       throw nb::type_error(
           (std::string("new(): invalid data type '") + nb::type_name(h.type()).c_str() + "'")
               .c_str());
     }
   }
-  s.kind = std::max(s.kind, k);
 }
 
 template <class T>
@@ -222,7 +282,7 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
   Tensor* t = nullptr;
   if (nb::try_cast<Tensor*>(data, t) && t)
     return to_dtype(clone(t->detach()), dtype.value_or(t->dtype()));
-  AnyArray arr;
+  InArray arr;
   if (nb::hasattr(data, "__array_interface__") && nb::try_cast(data, arr)) {
     Tensor src = from_numpy(arr);
     Tensor out = empty(src.sizes(), dtype.value_or(src.dtype()));
@@ -231,14 +291,7 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
   }
   DataScan s;
   scan(data, 0, s);
-  ScalarType inferred = s.kind == 0   ? kBool
-                        : s.kind == 1 ? kLong
-                        : s.kind == 3 ? to_complex_type(default_dtype())
-                                      : default_dtype();
-  if (s.tensor_dtype && s.kind <= (is_complex(*s.tensor_dtype)          ? 3
-                                   : is_floating_point(*s.tensor_dtype) ? 2
-                                                                        : 1))
-    inferred = *s.tensor_dtype;
+  ScalarType inferred = s.dtype.value_or(default_dtype());  // [] is the default dtype
   ScalarType out_t = dtype.value_or(inferred);
   Tensor out = empty(s.shape, out_t);
   switch (out_t) {
@@ -308,6 +361,34 @@ nb::object tolist(const Tensor& self) {
 
 // --- indexing -------------------------------------------------------------------------------
 
+// torch (numpy's pre-1.23 rule) reads a short non-tuple sequence that holds a tensor, a sequence,
+// a slice, None or Ellipsis as a tuple of indices (x[[rows, cols]] is x[rows, cols]), warning
+// that the reading is deprecated
+bool sequence_as_tuple(nb::handle idx) {
+  PyObject* o = idx.ptr();
+  if (PyTuple_Check(o) || PyUnicode_Check(o) || !PySequence_Check(o) ||
+      nb::isinstance<Tensor>(idx) || nb::hasattr(idx, "__array_interface__"))
+    return false;
+  Py_ssize_t n = PySequence_Size(o);
+  if (n < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  if (n >= 32) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    nb::object item = nb::steal(PySequence_GetItem(o, i));
+    if (!item.is_valid()) {
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* it = item.ptr();
+    if (nb::isinstance<Tensor>(item) || PySequence_Check(it) || PySlice_Check(it) ||
+        it == Py_Ellipsis || it == Py_None)
+      return true;
+  }
+  return false;
+}
+
 std::vector<TensorIndex> parse_index(nb::handle idx) {
   std::vector<TensorIndex> out;
   auto one = [&](nb::handle h) {
@@ -365,6 +446,16 @@ std::vector<TensorIndex> parse_index(nb::handle idx) {
   };
   if (PyTuple_Check(idx.ptr())) {
     for (nb::handle h : nb::borrow<nb::tuple>(idx)) one(h);
+  } else if (sequence_as_tuple(idx)) {
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                     "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                     "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                     "which will result either in an error or a different result",
+                     1) != 0)
+      throw nb::python_error();
+    Py_ssize_t n = PySequence_Size(idx.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i) one(nb::steal(PySequence_GetItem(idx.ptr(), i)));
   } else {
     one(idx);
   }
@@ -557,23 +648,21 @@ void bind_tensor(nb::module_& m) {
         doc("_tensor(data, dtype=None) -> Tensor",
             "A new tensor copied from nested lists, numbers, numpy arrays or tensors (behind "
             "ember.tensor)."));
-  m.def(
-      "from_numpy", [](AnyArray a) { return from_numpy(a); }, nb::arg("ndarray"),
-      doc("from_numpy(ndarray) -> Tensor",
-          "A tensor sharing the memory of a numpy array; changes to one show in the other."));
-  m.def(
-      "_from_numpy_any",
-      [](nb::handle h) -> Tensor {
-        AnyArray a;
-        if (!nb::try_cast(h, a))
-          throw nb::type_error(
-              ("expected np.ndarray (got " + std::string(nb::type_name(h.type()).c_str()) + ")")
-                  .c_str());
-        return from_numpy(a);
-      },
-      nb::arg("obj").none(),
-      doc("_from_numpy_any(obj) -> Tensor",
-          "from_numpy() with torch's TypeError for a non-array."));
+  auto from_numpy_object = [](nb::handle h) -> Tensor {
+    InArray a;
+    if (!nb::try_cast(h, a))
+      throw nb::type_error(
+          ("expected np.ndarray (got " + std::string(nb::type_name(h.type()).c_str()) + ")")
+              .c_str());
+    warn_if_read_only(h);
+    return from_numpy(a);
+  };
+  m.def("from_numpy", from_numpy_object, nb::arg("ndarray").none(),
+        doc("from_numpy(ndarray) -> Tensor",
+            "A tensor sharing the memory of a numpy array; changes to one show in the other."));
+  m.def("_from_numpy_any", from_numpy_object, nb::arg("obj").none(),
+        doc("_from_numpy_any(obj) -> Tensor",
+            "from_numpy() with torch's TypeError for a non-array (as_tensor's path)."));
 }
 
 }  // namespace ember::py

@@ -159,6 +159,17 @@ SCRIPTS = [
     "sparsemax_film",
     "word2vec_sgns",
     "examples_classic",
+    # session 17
+    "index_structseq",
+    "wgan_gp",
+    "encoder_lm_masks",
+    "loader_collate_samplers",
+    "resblock_ckpt_state",
+    "stn_warp",
+    "lstm_proj_tagger",
+    "numpy_records",
+    "vae_dists_anneal",
+    "attn_seq2seq_beam",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

@@ -78,7 +78,7 @@ def _rebuild(spec, outs):
         return items
     if typ is tuple:
         return tuple(items)
-    return typ(*items)  # namedtuple / return_types
+    return typ(*items) if hasattr(typ, "_fields") else typ(items)  # namedtuple / return_types
 
 
 def _realize(value):
@@ -93,6 +93,8 @@ def _realize(value):
         return {k: _realize(v) for k, v in value.items()}
     elif isinstance(value, tuple) and hasattr(value, "_fields"):
         return t(*(_realize(v) for v in value))
+    elif isinstance(value, tuple) and hasattr(t, "__match_args__"):  # a return_types structseq
+        return t(_realize(v) for v in value)
     return value
 
 
@@ -109,8 +111,8 @@ def _flatten_output(value, cap, nodes):
     if isinstance(value, SymInt):
         return ("c", int(value))
     if isinstance(value, (tuple, list)) and (
-        type(value) in (tuple, list) or hasattr(value, "_fields")
-    ):
+        type(value) in (tuple, list) or hasattr(type(value), "__match_args__")
+    ):  # plain, namedtuples and return_types
         return ("seq", type(value), [_flatten_output(v, cap, nodes) for v in value])
     if type(value) is dict:
         return ("dict", tuple(value), [_flatten_output(v, cap, nodes) for v in value.values()])

@@ -105,7 +105,7 @@ def geqrf(input, *, out=None):
         a[i], tau[i] = h.T, t
     a = from_numpy(a.reshape(arr.shape))
     tau = from_numpy(tau.reshape(arr.shape[:-2] + (min(m, n),)))
-    return return_types.geqrf(a, tau)
+    return return_types.geqrf((a, tau))
 
 
 def orgqr(input, tau):
@@ -176,7 +176,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
     hist, edges = np.histogramdd(points, bins=np_bins, weights=w, density=density)
     hist = from_numpy(np.ascontiguousarray(hist.astype(dtype)))
     edges = tuple(from_numpy(np.ascontiguousarray(e.astype(dtype))) for e in edges)
-    return return_types.histogramdd(hist, edges)
+    return return_types.histogramdd((hist, edges))
 
 
 _EMPTY = {"sum": 0.0, "prod": 1.0, "mean": float("nan"), "max": float("-inf"), "min": float("inf")}

@@ -10,6 +10,7 @@ from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dt
 from .._device import device as _device_type
 from .._device import factory_device, is_meta, meta_empty, place
 from .._process import contiguous_format, preserve_format
+from .._warn_once import warn_once
 from . import _op_range
 
 __all__ = [
@@ -108,6 +109,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     np = _numpy()
     if np is not None and isinstance(data, np.generic):  # numpy scalars keep their dtype, as torch
         data = np.asarray(data)
+    elif np is not None and isinstance(data, (list, tuple)) and data:
+        if isinstance(data[0], np.ndarray):
+            warn_once(
+                "tensor_from_ndarrays",
+                "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+                "consider converting the list to a single numpy.ndarray with numpy.array() "
+                "before converting to a tensor.",
+            )
+            if len({np.shape(a) for a in data}) == 1:  # ragged: the element scan words it
+                data = np.array(data)
     _nesting_depth(data)
     try:
         out = _C._tensor(data, dtype)

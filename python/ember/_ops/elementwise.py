@@ -240,7 +240,7 @@ def frexp(input):
     import numpy as np
 
     m, e = np.frexp(a)
-    return return_types.frexp(from_numpy(m.astype(a.dtype)), from_numpy(e.astype(np.int32)))
+    return return_types.frexp((from_numpy(m.astype(a.dtype)), from_numpy(e.astype(np.int32))))
 
 
 def nextafter(input, other):

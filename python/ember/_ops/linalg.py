@@ -47,7 +47,7 @@ def slogdet(input):
     """slogdet(input) -> (Tensor, Tensor)
 
     The sign and the log of the absolute value of the determinant."""
-    return return_types.slogdet(*linalg.slogdet(input))
+    return return_types.slogdet(linalg.slogdet(input))
 
 
 def logdet(input):
@@ -102,7 +102,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     Solves A X = b for triangular A; returns (X, a copy of A)."""
     a = A.mT if transpose else A
     x = linalg.solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
-    return return_types.triangular_solve(x, A.clone())
+    return return_types.triangular_solve((x, A.clone()))
 
 
 def matrix_power(input, n):
@@ -135,10 +135,10 @@ def svd(input, some=True, compute_uv=True):
         m, n, batch = input.shape[-2], input.shape[-1], list(input.shape[:-2])
         S = linalg.svdvals(input)
         return return_types.svd(
-            zeros(batch + [m, m], dtype=S.dtype), S, zeros(batch + [n, n], dtype=S.dtype)
+            (zeros(batch + [m, m], dtype=S.dtype), S, zeros(batch + [n, n], dtype=S.dtype))
         )
     U, S, Vh = linalg.svd(input, full_matrices=not some)
-    return return_types.svd(U, S, Vh.mT)
+    return return_types.svd((U, S, Vh.mT))
 
 
 def qr(input, some=True):
@@ -153,7 +153,7 @@ def qr(input, some=True):
         "'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, "
         "'reduced' if some else 'complete')",
     )
-    return return_types.qr(*linalg.qr(input, "reduced" if some else "complete"))
+    return return_types.qr(linalg.qr(input, "reduced" if some else "complete"))
 
 
 def lu(A, pivot=True, get_infos=False):
@@ -169,7 +169,7 @@ def lu(A, pivot=True, get_infos=False):
         "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)",
     )
     LU, piv, info = linalg.lu_factor_ex(A, pivot=pivot)
-    return (LU, piv, info) if get_infos else (LU, piv)
+    return return_types._lu_with_info((LU, piv, info)) if get_infos else (LU, piv)
 
 
 @_reads_values

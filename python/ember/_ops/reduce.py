@@ -39,7 +39,7 @@ def _extreme(name, all_fn, dim_fn, binary_fn, input, dim=None, keepdim=False):
         if keepdim:
             raise TypeError(f"{name}() received an invalid combination of arguments")
         return all_fn(input)
-    return getattr(return_types, name)(*dim_fn(input, dim, keepdim))
+    return getattr(return_types, name)(dim_fn(input, dim, keepdim))
 
 
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
@@ -205,13 +205,13 @@ def aminmax(input, *, dim=None, keepdim=False):
             )
         if keepdim:
             dims = tuple(range(input.dim()))
-            return return_types.aminmax(input.amin(dims, True), input.amax(dims, True))
-        return return_types.aminmax(input.amin(), input.amax())
+            return return_types.aminmax((input.amin(dims, True), input.amax(dims, True)))
+        return return_types.aminmax((input.amin(), input.amax()))
     if input.numel() == 0 and input.size(dim) == 0:  # size() raises torch's range IndexError
         raise IndexError(
             f"aminmax: Expected reduction dim {dim % input.dim()} to have non-zero size."
         )
-    return return_types.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
+    return return_types.aminmax((input.amin(dim, keepdim), input.amax(dim, keepdim)))
 
 
 def dist(input, other, p=2):
@@ -357,7 +357,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     hist = zeros(n, dtype=input.dtype).index_add(0, idx[keep], w[keep])
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
-    return return_types.histogram(hist, edges)
+    return return_types.histogram((hist, edges))
 
 
 def _sum_to_size(self, *size):

@@ -29,14 +29,14 @@ def sort(input, dim=-1, descending=False, stable=False):
     """sort(input, dim=-1, descending=False, *, stable=False) -> (Tensor, LongTensor)
 
     The elements sorted along dim with the indices they came from."""
-    return return_types.sort(*_C._sort(input, dim, descending, bool(stable)))
+    return return_types.sort(_C._sort(input, dim, descending, bool(stable)))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """topk(input, k, dim=None, largest=True, sorted=True) -> (Tensor, LongTensor)
 
     The k largest (or smallest) elements along dim with their indices."""
-    return return_types.topk(*_C._topk(input, k, dim, largest, sorted))
+    return return_types.topk(_C._topk(input, k, dim, largest, sorted))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -46,8 +46,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if isinstance(input, _C.Tensor) and input.dim() == 0 and input.dtype == _C.bool:
         # torch copies a 0-d input before its kernel's dtype dispatch, which lacks bool
         values, indices = _C._kthvalue(input.to(_C.uint8), k, dim, keepdim)
-        return return_types.kthvalue(values.to(_C.bool), indices)
-    return return_types.kthvalue(*_C._kthvalue(input, k, dim, keepdim))
+        return return_types.kthvalue((values.to(_C.bool), indices))
+    return return_types.kthvalue(_C._kthvalue(input, k, dim, keepdim))
 
 
 def median(input, dim=None, keepdim=False):
@@ -62,7 +62,7 @@ def median(input, dim=None, keepdim=False):
         if input.numel() == 0 and not (input.dtype.is_floating_point or input.dtype.is_complex):
             return _nan_as(input.dtype)
         return _C._median_all(input)
-    return return_types.median(*_C._median_dim(input, dim, keepdim))
+    return return_types.median(_C._median_dim(input, dim, keepdim))
 
 
 def _nan_as(dtype):
@@ -77,14 +77,14 @@ def mode(input, dim=-1, keepdim=False):
     """mode(input, dim=-1, keepdim=False) -> (Tensor, LongTensor)
 
     The most frequent value along dim with an index where it occurs."""
-    return return_types.mode(*_C._mode(input, dim, keepdim))
+    return return_types.mode(_C._mode(input, dim, keepdim))
 
 
 def cummax(input, dim):
     """cummax(input, dim) -> (Tensor, LongTensor)
 
     The running maximum along dim with the index of each maximum."""
-    return return_types.cummax(*_C._cummax(input, _cum_dim(input, dim)))
+    return return_types.cummax(_C._cummax(input, _cum_dim(input, dim)))
 
 
 def _cum_dim(input, dim):
@@ -98,7 +98,7 @@ def cummin(input, dim):
     """cummin(input, dim) -> (Tensor, LongTensor)
 
     The running minimum along dim with the index of each minimum."""
-    return return_types.cummin(*_C._cummin(input, _cum_dim(input, dim)))
+    return return_types.cummin(_C._cummin(input, _cum_dim(input, dim)))
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -269,4 +269,4 @@ def nanmedian(input, dim=None, keepdim=False):
         v, i = v.squeeze(d), i.squeeze(d)
     if input.dim() == 0:
         v, i = v.reshape([]), i.reshape([])
-    return return_types.nanmedian(v, i)
+    return return_types.nanmedian((v, i))

@@ -11,6 +11,7 @@ from .._C import Tensor, from_numpy
 from .._device import CPU, check_device
 from .._device import device as _device_type
 from .._tensor_str import tensor_str
+from .._warn_once import warn_once
 from ..autograd._engine import backward as _backward
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import wrap_node
@@ -56,6 +57,12 @@ def __int__(self):
 
 
 def __float__(self):
+    if self.requires_grad:
+        warn_once(
+            "float_requires_grad",
+            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+            "behavior.\nConsider using tensor.detach() first.",
+        )
     return builtins.float(_one_element(self))
 
 
@@ -84,8 +91,8 @@ def __contains__(self, element):
 
 
 def __array__(self, dtype=None, copy=None):
-    a = self.detach().numpy()
-    return a if dtype is None else a.astype(dtype)
+    a = self.numpy()  # as torch's: refuses a tensor that requires grad, with numpy()'s words
+    return a if dtype is None else a.astype(dtype, copy=False)
 
 
 def __array_wrap__(self, array, context=None, return_scalar=False):
@@ -434,8 +441,8 @@ def _register_post_accumulate_grad_hook(self, hook):
     box = [hook, self]
 
     def run():
-        if box:
-            box[0](box[1])
+        if box and box[0](box[1]) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     _C._register_post_accumulate_grad_hook(self, run)
     return _RemovableHandle(box)

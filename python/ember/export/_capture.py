@@ -730,7 +730,7 @@ def _plain_tuples(graph):
     its fields (``.values``) read by ``getitem``."""
     for node in list(graph.nodes):
         val = node.meta.get("val")
-        fields = getattr(type(val), "_fields", None)
+        fields = getattr(type(val), "__match_args__", None)  # namedtuples and structseqs
         if node.op != "call_function" or not isinstance(val, tuple) or fields is None:
             continue
         node.meta["val"] = tuple(val)

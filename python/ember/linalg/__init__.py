@@ -85,7 +85,7 @@ def inv_ex(A, *, check_errors=False):
     _check("linalg.inv", A, square=True)
     eye = _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand_as(A)
     X, info = _solve(A, eye, "linalg.inv", check_errors)
-    return return_types.linalg_inv_ex(X, info)
+    return return_types.linalg_inv_ex((X, info))
 
 
 @_autocast_fp32
@@ -113,9 +113,9 @@ def slogdet(A):
 
     The sign and the log of the absolute value of the determinant."""
     if A.dim() >= 2 and A.dtype.is_complex:
-        return return_types.linalg_slogdet(*_complex.slogdet(eigvals(A)))
+        return return_types.linalg_slogdet(_complex.slogdet(eigvals(A)))
     _check("linalg.slogdet", A, square=True)
-    return return_types.linalg_slogdet(*_slogdet(A))
+    return return_types.linalg_slogdet(_slogdet(A))
 
 
 def _vector_rhs(A, B):
@@ -153,7 +153,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     )
     if not left:
         X = X.mT
-    return (X.squeeze(-1) if vector else X), info
+    return return_types.linalg_solve_ex((X.squeeze(-1) if vector else X, info))
 
 
 @_autocast_fp32
@@ -203,10 +203,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
                 "linalg.cholesky: The factorization could not be completed because "
                 "the input is not positive-definite."
             )
-        return return_types.linalg_cholesky_ex(L.mH if upper else L, bad.to(_C.int32))
+        return return_types.linalg_cholesky_ex((L.mH if upper else L, bad.to(_C.int32)))
     _check("linalg.cholesky", A, square=True)
     L, info = _cholesky(A, upper, check_errors)
-    return return_types.linalg_cholesky_ex(L, info)
+    return return_types.linalg_cholesky_ex((L, info))
 
 
 @_autocast_fp32
@@ -231,8 +231,8 @@ def qr(A, mode="reduced"):
             "(default), 'r', or 'complete'"
         )
     if A.dtype.is_complex and A.dim() >= 2:
-        return return_types.linalg_qr(*_complex.qr(A, mode))
-    return return_types.linalg_qr(*_qr(A, mode))
+        return return_types.linalg_qr(_complex.qr(A, mode))
+    return return_types.linalg_qr(_qr(A, mode))
 
 
 @_autocast_fp32
@@ -241,9 +241,9 @@ def svd(A, full_matrices=True, *, driver=None):
 
     The singular value decomposition (U, S, Vh), full or reduced."""
     if A.dim() >= 2 and A.dtype.is_complex:
-        return return_types.linalg_svd(*_complex.svd(A, full_matrices, svd))
+        return return_types.linalg_svd(_complex.svd(A, full_matrices, svd))
     _check("linalg.svd", A)
-    return return_types.linalg_svd(*_svd(A, full_matrices, True))
+    return return_types.linalg_svd(_svd(A, full_matrices, True))
 
 
 @_autocast_fp32
@@ -263,11 +263,11 @@ def eigh(A, UPLO="L"):
 
     Eigenvalues (ascending) and eigenvectors of symmetric matrices, read from the UPLO triangle."""
     if A.dim() >= 2 and A.dtype.is_complex and UPLO in ("L", "U"):
-        return return_types.linalg_eigh(*_complex.eigh(A, UPLO == "U", eigh))
+        return return_types.linalg_eigh(_complex.eigh(A, UPLO == "U", eigh))
     _check("linalg.eigh", A, square=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return return_types.linalg_eigh(*_eigh(A, UPLO == "U", True))
+    return return_types.linalg_eigh(_eigh(A, UPLO == "U", True))
 
 
 @_autocast_fp32
@@ -281,7 +281,7 @@ def eig(A):
     else:
         w, V, info = _complex.eig_ex(A, True)
     _raise_eig(info)
-    return return_types.linalg_eig(w, V)
+    return return_types.linalg_eig((w, V))
 
 
 @_autocast_fp32
@@ -389,7 +389,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     X = pinv(A, rtol=rtol) @ b
     rank = matrix_rank(A, rtol=rtol).long() if driver != "gels" else _creation.empty(0, dtype=int64)
     empty = _creation.empty(0, dtype=_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype)
-    return return_types.linalg_lstsq(X.squeeze(-1) if vector else X, empty, rank, empty)
+    return return_types.linalg_lstsq((X.squeeze(-1) if vector else X, empty, rank, empty))
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -593,7 +593,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
             f"torch.linalg.lu_factor_ex: U[{int(info.amax())},{int(info.amax())}] is "
             "zero and using it on lu_solve would result in a division by zero."
         )
-    return LU, piv, info
+    return return_types.linalg_lu_factor_ex((LU, piv, info))
 
 
 def lu_factor(A, *, pivot=True):
@@ -601,7 +601,7 @@ def lu_factor(A, *, pivot=True):
 
     The compact LU factorization (LU, pivots) that lu_solve consumes."""
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
-    return return_types.linalg_lu_factor(LU, piv)
+    return return_types.linalg_lu_factor((LU, piv))
 
 
 def cond(A, p=None):

@@ -37,7 +37,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     else:
         L = U = empty
     P = _permutation(LU_pivots, m, LU_data.dtype) if unpack_pivots else empty
-    return return_types.lu_unpack(P, L, U)
+    return return_types.lu_unpack((P, L, U))
 
 
 @_reads_values
@@ -48,7 +48,7 @@ def lu(A, *, pivot=True):
     from . import lu_factor  # the package's own function (the package imports this module)
 
     LU, piv = lu_factor(A, pivot=pivot)
-    return return_types.linalg_lu(*lu_unpack(LU, piv))
+    return return_types.linalg_lu(lu_unpack(LU, piv))
 
 
 @_autocast_inner_excluded

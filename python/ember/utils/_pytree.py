@@ -1,6 +1,7 @@
 """ember.utils._pytree, as torch.utils._pytree: flattening nested containers (lists, tuples,
-named tuples, dicts, OrderedDicts, defaultdicts, deques and registered classes; None is a leaf)
-into their leaves and a TreeSpec that rebuilds them; tree_map and friends on top."""
+named tuples, struct sequences (torch.return_types), dicts, OrderedDicts, defaultdicts, deques
+and registered classes; None is a leaf) into their leaves and a TreeSpec that rebuilds them;
+tree_map and friends on top."""
 
 import collections
 import dataclasses
@@ -67,9 +68,25 @@ def _is_namedtuple(obj):
     return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
 
 
+def _is_structseq_class(cls):
+    """A C-style struct sequence (torch.return_types, os.stat_result): built from one sequence."""
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, tuple)
+        and isinstance(getattr(cls, "n_fields", None), int)
+        and isinstance(getattr(cls, "n_sequence_fields", None), int)
+    )
+
+
+# a structseq's spec holds its class as the type, rebuilt in _unflatten from the children
+_STRUCTSEQ = _Node(lambda t: (list(t), None), None)
+
+
 def _node_of(obj):
     if _is_namedtuple(obj):
         return _Node(lambda t: (list(t), type(t)), lambda c, cls: cls(*c))
+    if type(obj) not in _NODES and _is_structseq_class(type(obj)):
+        return _STRUCTSEQ
     return _NODES.get(type(obj))
 
 
@@ -154,6 +171,8 @@ def _unflatten(it, spec):
     children = [_unflatten(it, c) for c in spec.children_specs]
     if spec.type == "namedtuple":
         return spec.context(*children)
+    if spec.type not in _NODES and _is_structseq_class(spec.type):
+        return spec.type(children)
     return _NODES[spec.type].unflatten(children, spec.context)
 
 
