@@ -19,6 +19,13 @@ def _torch():
     return torch
 
 
+def _fake_quant_and_grad(t, w, s, z):
+    w = w.clone().requires_grad_()
+    y = t.ops.quantized_decomposed.fake_quant_per_channel(w * 3, s, z, 0, -20, 20)
+    (y * t.arange(12.0).reshape(3, 4)).sum().backward()
+    return y.detach(), w.grad
+
+
 def _op_cases(t):
     """Outcomes of the operators on fixed inputs: arrays with their dtype, or the exception."""
     qd = t.ops.quantized_decomposed
@@ -27,6 +34,10 @@ def _op_cases(t):
     s, z = t.tensor([0.1, 0.2, 0.05]), t.tensor([0, 1, -2])
     q = qd.quantize_per_tensor(x, 0.1, 3, -128, 127, t.int8)
     qc = qd.quantize_per_channel(w.t(), s, z, 1, -128, 127, t.int8)
+    rows = t.tensor([[-1.0, 0.3, 2.0], [0.5, 0.25, 0.125]])
+    qt_ = t.tensor([[-100, 3, 127], [5, 0, -7]], dtype=t.int8)
+    gs, gz = t.arange(1, 7, dtype=t.float32) / 10, t.tensor([0, 1, -1, 2, 0, 0])
+    qg = qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 2)
     calls = [
         lambda: q,
         lambda: qd.quantize_per_tensor(x.bfloat16(), 0.1, 3, 0, 255, t.uint8),
@@ -59,6 +70,23 @@ def _op_cases(t):
         lambda: qd.dequantize_per_channel(qc, s, z, 1, -128, 127, t.uint8),
         lambda: qd.choose_qparams.tensor(x, 1, 255, 1e-5, t.uint8),
         lambda: qd.choose_qparams.tensor(x.int(), 0, 255, 1e-5, t.uint8),
+        lambda: qd.choose_qparams_per_token(rows, t.int8),
+        lambda: qd.choose_qparams_per_token(rows, t.uint8),
+        lambda: qd.choose_qparams_per_token_asymmetric(rows, t.int8),
+        lambda: qd.quantize_per_token(
+            rows, *qd.choose_qparams_per_token(rows, t.int8), -128, 127, t.int8
+        ),
+        lambda: qd.quantize_per_token(rows, s[:2], z, -128, 127, t.int8),
+        lambda: qd.dequantize_per_token(
+            qt_, s[:2, None], z[:2, None], -128, 127, t.int8, t.float32
+        ),
+        lambda: qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 2),
+        lambda: qd.dequantize_per_channel_group(qg, gs, gz, -8, 7, t.int8, 2, t.float32),
+        lambda: qd.dequantize_per_channel_group(qg, gs, None, -8, 7, t.int8, 2, t.float32),
+        lambda: qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 1),
+        lambda: qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 3),
+        lambda: _fake_quant_and_grad(t, w, s, z),
+        lambda: qd.convert_element_type.no_fuse(x, t.bfloat16),
     ]
     out = []
     for call in calls:
