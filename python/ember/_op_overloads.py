@@ -13,6 +13,7 @@ An ATen overload is called through ember's public function of that name (``ember
 a custom op is called through its boxed entry (Note [Python custom ops] in python/src/library.cpp).
 """
 
+import importlib
 import sys
 import types
 
@@ -347,6 +348,9 @@ class _Ops(types.ModuleType):
             from ._higher_order_ops import namespace
 
             return namespace
+        if name == "quantized_decomposed" and name not in self._namespaces:
+            # defined in Python (ember.ao) on first use, as torch defines them on import
+            importlib.import_module("ember.ao.quantization.fx._decomposed")
         return self._namespace(name)
 
     def _namespace(self, name):

@@ -30,6 +30,7 @@ from ..nn import intrinsic as nni
 from ..nn import qat as nnqat
 from ..nn.intrinsic import qat as nniqat
 from .fuser_method_mappings import get_fuser_method
+from .fx._convert_decomposed import _convert_to_reference_decomposed_fx  # noqa: F401
 from .qconfig_mapping import QConfigMapping
 from .quantization_mappings import get_default_qat_module_mappings
 from .utils import _is_per_channel
@@ -571,8 +572,7 @@ def _is_observer_node(node, modules):
 
 
 def _qparams(observer):
-    scale, zero_point = observer.calculate_qparams()
-    return scale, zero_point
+    return observer.calculate_qparams()
 
 
 def _quantize_args(observer):
@@ -757,8 +757,9 @@ def _convert(gm, is_reference):
             # here with the activations.)
             for a in [x for x in _all_node_args(node) if x in quantized]:
                 _replace_arg(node, a, dequantized(node, a))
-            if node.op == "call_module" and hasattr(modules[node.target], "weight"):
-                mod = modules[node.target]
+            mod = modules.get(node.target) if node.op == "call_module" else None
+            mod = mod[0] if isinstance(mod, nni._FusedModule) else mod  # a fused conv: its conv
+            if hasattr(mod, "weight"):
                 mod.qconfig = _qconfig_of(gm, node)
                 _fake_quantize_module_weight(mod)
             continue
@@ -899,11 +900,10 @@ def _fake_quantize_module_weight(mod):
     if mod.qconfig is None:
         return
     obs = getattr(mod, "weight_fake_quant", None) or mod.qconfig.weight()
-    weight = mod.weight
-    obs(weight.detach())
+    obs(mod.weight.detach())
     fn, args = _quantize_args(obs)
     with no_grad():
-        weight.copy_(fn(weight.detach(), *args).dequantize())
+        mod.weight.copy_(fn(mod.weight.detach(), *args).dequantize())
 
 
 def convert_fx(

@@ -3,6 +3,7 @@ of an observer, min/max validity, qscheme predicates and module-path helpers."""
 
 import warnings
 
+from .. import _torch as _t
 from . import _qtypes as qt
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "weight_is_quantized",
     "op_is_int8_dynamically_quantized",
     "get_combined_dict",
+    "determine_qparams",
 ]
 
 
@@ -173,3 +175,39 @@ def _parent_name(target):
     """('a.b', 'c') for 'a.b.c'; ('', 'c') for 'c'."""
     parent, _, name = target.rpartition(".")
     return parent, name
+
+
+def determine_qparams(
+    min_val, max_val, quant_min, quant_max, dtype, eps, has_customized_qrange, qscheme=None
+):
+    """determine_qparams(min_val, max_val, quant_min, quant_max, dtype, eps,
+        has_customized_qrange, qscheme=per_tensor_affine) -> (scale, zero_point)
+
+    Scale (float64) and zero point (int64) tensors, one per channel (shape (1,) per tensor),
+    for the observed range; (tensor([1.]), tensor([0])) when nothing was observed."""
+    if qscheme is None:
+        qscheme = qt.per_tensor_affine
+    if not check_min_max_valid(min_val, max_val):
+        return _t.tensor([1.0]), _t.tensor([0])
+    min_val_neg = _t.minimum(min_val, _t.zeros_like(min_val))
+    max_val_pos = _t.maximum(max_val, _t.zeros_like(max_val))
+    zero_point = _t.zeros(min_val_neg.size(), dtype=_t.int64)
+    if _is_symmetric(qscheme):
+        max_val_pos = _t.maximum(-min_val_neg, max_val_pos)
+        scale = _t.maximum(max_val_pos / (float(quant_max - quant_min) / 2), eps)
+        if dtype in (qt.uint8, qt.quint8):
+            mid = (quant_min + quant_max) // 2 if has_customized_qrange else 128
+            zero_point = _t.full(zero_point.size(), mid, dtype=_t.int64)
+    elif _is_float_qparams(qscheme):
+        scale = (max_val - min_val) / float(quant_max - quant_min)
+        scale = _t.where(scale > eps, scale, _t.ones_like(scale))
+        zero_point = -1 * min_val / scale
+    else:
+        scale = _t.maximum((max_val_pos - min_val_neg) / float(quant_max - quant_min), eps)
+        zero_point = quant_min - _t.round(min_val_neg / scale).to(_t.int32)
+        zero_point = _t.clamp(zero_point, quant_min, quant_max)
+    if scale.dim() == 0:
+        scale = scale.reshape(1)
+    if zero_point.dim() == 0:
+        zero_point = zero_point.reshape(1)
+    return scale.to(_t.float64), zero_point.to(_t.int64)

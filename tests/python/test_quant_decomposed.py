@@ -1,0 +1,222 @@
+"""The quantized_decomposed operators (torch.ops.quantized_decomposed; ember defines them on the
+namespace's first use, torch on importing ao.quantization.quantize_fx) and the FX flow's
+decomposed reference conversion (quantize_fx._convert_to_reference_decomposed_fx), whose q/dq
+graph ember.export captures as torch.export does; compared with torch 2.13 where installed."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+import ember
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    importlib.import_module("torch.ao.quantization.quantize_fx")  # registers the operators
+    return torch
+
+
+def _fake_quant_and_grad(t, w, s, z):
+    w = w.clone().requires_grad_()
+    y = t.ops.quantized_decomposed.fake_quant_per_channel(w * 3, s, z, 0, -20, 20)
+    (y * t.arange(12.0).reshape(3, 4)).sum().backward()
+    return y.detach(), w.grad
+
+
+def _op_cases(t):
+    """Outcomes of the operators on fixed inputs: arrays with their dtype, or the exception."""
+    qd = t.ops.quantized_decomposed
+    x = t.tensor([-1.0, 0.05, 0.15, 0.25, 2.0, 100.0])
+    w = t.arange(12, dtype=t.float32).reshape(3, 4) / 7 - 0.8
+    s, z = t.tensor([0.1, 0.2, 0.05]), t.tensor([0, 1, -2])
+    q = qd.quantize_per_tensor(x, 0.1, 3, -128, 127, t.int8)
+    qc = qd.quantize_per_channel(w.t(), s, z, 1, -128, 127, t.int8)
+    rows = t.tensor([[-1.0, 0.3, 2.0], [0.5, 0.25, 0.125]])
+    qt_ = t.tensor([[-100, 3, 127], [5, 0, -7]], dtype=t.int8)
+    gs, gz = t.arange(1, 7, dtype=t.float32) / 10, t.tensor([0, 1, -1, 2, 0, 0])
+    qg = qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 2)
+    calls = [
+        lambda: q,
+        lambda: qd.quantize_per_tensor(x.bfloat16(), 0.1, 3, 0, 255, t.uint8),
+        lambda: qd.dequantize_per_tensor(q, 0.1, 3, -128, 127, t.int8),
+        lambda: qd.quantize_per_tensor.tensor(x, t.tensor(0.1), t.tensor(3), -128, 127, t.int8),
+        lambda: qd.quantize_per_tensor.tensor2(
+            x, t.tensor([0.1]), t.tensor(3), t.tensor(-10), t.tensor(10), t.int16
+        ),
+        lambda: qd.dequantize_per_tensor.tensor2(
+            q, t.tensor([0.1]), t.tensor(3), t.tensor(-128), t.tensor(127), t.int8
+        ),
+        lambda: qd.dequantize_per_tensor.tensor(
+            q, t.tensor(0.1), t.tensor(3), -128, 127, t.int8, out_dtype=t.float16
+        ),
+        lambda: qd.choose_qparams.tensor(x, 0, 255, 1e-5, t.uint8),
+        lambda: qd.choose_qparams_symmetric.tensor(x, -128, 127, 1e-5, t.int8),
+        lambda: qd.choose_qparams_symmetric.tensor(x, 0, 255, 1e-5, t.uint8),
+        lambda: qc,
+        lambda: qd.dequantize_per_channel(qc, s, z, 1, -128, 127, t.int8),
+        lambda: qd.dequantize_per_channel(qc, s, None, 1, -128, 127, t.int8),
+        lambda: qd.quantize_per_tensor(x.double(), 0.1, 3, -128, 127, t.int8),
+        lambda: qd.quantize_per_tensor(x, 0.1, 3, -129, 127, t.int8),
+        lambda: qd.quantize_per_tensor(x, 0.1, 3, 0, 256, t.uint8),
+        lambda: qd.quantize_per_tensor(x, 0.1, 3, 0, 256, t.float32),
+        lambda: qd.dequantize_per_tensor(q, 0.1, 3, -128, 127, t.uint8),
+        lambda: qd.dequantize_per_tensor(q.float(), 0.1, 3, -128, 127, t.float32),
+        lambda: qd.quantize_per_tensor.tensor(x, t.tensor([0.1, 0.2]), t.tensor(3), 0, 9, t.int8),
+        lambda: qd.quantize_per_tensor.tensor(x, t.tensor(0.1), t.tensor([3, 4]), 0, 9, t.int8),
+        lambda: qd.quantize_per_channel(w, s, z, 2, -128, 127, t.int8),
+        lambda: qd.dequantize_per_channel(qc, s, z, 1, -128, 127, t.uint8),
+        lambda: qd.choose_qparams.tensor(x, 1, 255, 1e-5, t.uint8),
+        lambda: qd.choose_qparams.tensor(x.int(), 0, 255, 1e-5, t.uint8),
+        lambda: qd.choose_qparams_per_token(rows, t.int8),
+        lambda: qd.choose_qparams_per_token(rows, t.uint8),
+        lambda: qd.choose_qparams_per_token_asymmetric(rows, t.int8),
+        lambda: qd.quantize_per_token(
+            rows, *qd.choose_qparams_per_token(rows, t.int8), -128, 127, t.int8
+        ),
+        lambda: qd.quantize_per_token(rows, s[:2], z, -128, 127, t.int8),
+        lambda: qd.dequantize_per_token(
+            qt_, s[:2, None], z[:2, None], -128, 127, t.int8, t.float32
+        ),
+        lambda: qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 2),
+        lambda: qd.dequantize_per_channel_group(qg, gs, gz, -8, 7, t.int8, 2, t.float32),
+        lambda: qd.dequantize_per_channel_group(qg, gs, None, -8, 7, t.int8, 2, t.float32),
+        lambda: qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 1),
+        lambda: qd.quantize_per_channel_group(w, gs, gz, -8, 7, t.int8, 3),
+        lambda: _fake_quant_and_grad(t, w, s, z),
+        lambda: qd.convert_element_type.no_fuse(x, t.bfloat16),
+    ]
+    out = []
+    for call in calls:
+        try:
+            res = call()
+        except Exception as e:  # noqa: BLE001 - the outcome compared is the exception
+            out.append((type(e).__name__, str(e)))
+            continue
+        res = res if isinstance(res, tuple) else (res,)
+        out.append([(str(r.dtype), r.float().numpy()) for r in res])
+    return out
+
+
+def test_decomposed_operators_match_torch():
+    torch = _torch()
+    mine, theirs = _op_cases(ember), _op_cases(torch)
+    for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+        if isinstance(b, tuple):
+            assert a == b, i
+            continue
+        assert [d for d, _ in a] == [d for d, _ in b], i
+        for (_, va), (_, vb) in zip(a, b, strict=True):
+            np.testing.assert_array_equal(va, vb, err_msg=str(i))
+
+
+def test_decomposed_round_trip_within_half_a_step():
+    qd = ember.ops.quantized_decomposed
+    x = ember.linspace(-2.0, 3.0, 41)
+    scale, zp = 5.0 / 255, 102
+    q = qd.quantize_per_tensor(x, scale, zp, 0, 255, ember.uint8)
+    assert q.dtype == ember.uint8
+    back = qd.dequantize_per_tensor(q, scale, zp, 0, 255, ember.uint8)
+    assert back.dtype == ember.float32
+    assert float((back - x).abs().max()) <= scale / 2 + 1e-6
+    w = ember.linspace(-1.0, 1.0, 24).reshape(4, 6)
+    scales = w.abs().amax(1) / 127
+    zps = ember.zeros(4, dtype=ember.int64)
+    qc = qd.quantize_per_channel(w, scales, zps, 0, -127, 127, ember.int8)
+    wd = qd.dequantize_per_channel(qc, scales, zps, 0, -127, 127, ember.int8).numpy()
+    assert np.all(np.abs(wd - w.numpy()) <= scales.numpy()[:, None] / 2 + 1e-7)
+    s, z = qd.choose_qparams.tensor(x, 0, 255, 1e-5, ember.uint8)
+    assert s.dtype == ember.float64 and z.dtype == ember.int64
+    np.testing.assert_allclose(s.numpy(), [5.0 / 255], rtol=1e-6)
+    assert z.tolist() == [102]
+
+
+_Q_PER_TENSOR = "quantized_decomposed.quantize_per_tensor.default"
+
+
+def _flow(t, state):
+    """A conv(+relu)+linear model through prepare_fx, calibration and the decomposed reference
+    conversion, then torch.export: (activation qparams, weight qparams, exported node targets,
+    output, the output's scale)."""
+    nn = t.nn
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(2, 3, 3)
+            self.relu = nn.ReLU()
+            self.fc = nn.Linear(12, 4)
+
+        def forward(self, x):
+            return self.fc(t.flatten(self.relu(self.conv(x)), 1))
+
+    m = M().eval()
+    m.load_state_dict({k: t.tensor(v) for k, v in state.items()})
+    qfx = t.ao.quantization.quantize_fx
+    x = t.tensor(np.linspace(-2.5, 2.5, 64, dtype=np.float32).reshape(2, 2, 4, 4))
+    mapping = t.ao.quantization.get_default_qconfig_mapping("x86")
+    prepared = qfx.prepare_fx(m, mapping, (x,))
+    prepared(x)
+    converted = qfx._convert_to_reference_decomposed_fx(prepared)
+    out = converted(x)
+    ep = t.export.export(converted, (x,))
+    acts = [
+        n.args[1:]
+        for n in ep.graph.nodes
+        if n.op == "call_function" and str(n.target) == _Q_PER_TENSOR
+    ]
+    weights = []
+    for path in ("conv.0", "fc"):
+        ref = converted.get_submodule(path)
+        weights.append((ref.weight_scale.numpy(), ref.weight_zero_point.tolist()))
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    return acts, weights, targets, out.numpy(), acts[-1][0]
+
+
+def test_decomposed_reference_flow_matches_torch():
+    torch = _torch()
+    rng = np.random.default_rng(0)
+    shapes = {"conv.weight": (3, 2, 3, 3), "conv.bias": (3,), "fc.weight": (4, 12), "fc.bias": (4,)}
+    state = {k: rng.uniform(-0.5, 0.5, v).astype(np.float32) for k, v in shapes.items()}
+    acts, weights, targets, out, out_scale = _flow(ember, state)
+    t_acts, t_weights, t_targets, t_out, _ = _flow(torch, state)
+    assert targets == t_targets
+    assert targets.count("quantized_decomposed.quantize_per_channel.default") == 2
+    assert len(acts) == len(t_acts) == 4
+    for (s, z, *rest), (ts, tz, *t_rest) in zip(acts, t_acts, strict=True):
+        assert s == pytest.approx(ts, rel=1e-6)
+        assert (z, [str(r) for r in rest]) == (tz, [str(r) for r in t_rest])
+    for (s, z), (ts, tz) in zip(weights, t_weights, strict=True):
+        np.testing.assert_allclose(s, ts, rtol=1e-6)
+        assert z == tz
+    # int8 numerics: the outputs agree to within one step of the output's quantization
+    assert np.abs(out - t_out).max() <= out_scale * 1.001
+
+
+def _fused_reference_weight(t, weight, bias):
+    """convert_to_reference_fx of a Conv+ReLU (fused to ConvReLU2d by prepare_fx): the weight
+    its conv computes with, and the float weight."""
+    nn = t.nn
+    m = nn.Sequential(nn.Conv2d(2, 3, 3), nn.ReLU()).eval()
+    m.load_state_dict({"0.weight": t.tensor(weight), "0.bias": t.tensor(bias)})
+    x = t.tensor(np.linspace(-2.5, 2.5, 64, dtype=np.float32).reshape(2, 2, 4, 4))
+    qfx = t.ao.quantization.quantize_fx
+    prepared = qfx.prepare_fx(m, t.ao.quantization.get_default_qconfig_mapping("x86"), (x,))
+    prepared(x)
+    conv = qfx.convert_to_reference_fx(prepared).get_submodule("0.0")
+    used = conv.get_weight() if hasattr(conv, "get_weight") else conv.weight
+    return used.detach().numpy()
+
+
+def test_reference_fused_conv_weight_is_quantized_as_torch():
+    rng = np.random.default_rng(1)
+    weight = rng.uniform(-0.5, 0.5, (3, 2, 3, 3)).astype(np.float32)
+    bias = rng.uniform(-0.5, 0.5, 3).astype(np.float32)
+    mine = _fused_reference_weight(ember, weight, bias)
+    # per channel int8: every weight moved onto its channel's grid, so it is not the float one
+    assert not np.array_equal(mine, weight)
+    assert np.abs(mine - weight).max() <= np.abs(weight).max() / 127
+    torch = _torch()
+    np.testing.assert_array_equal(mine, _fused_reference_weight(torch, weight, bias))
