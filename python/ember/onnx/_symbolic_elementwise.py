@@ -150,7 +150,6 @@ for _name, _op in (
     ("ceil", "Ceil"),
     ("reciprocal", "Reciprocal"),
     ("sign", "Sign"),
-    ("relu", "Relu"),
     ("softsign", "Softsign"),
     ("logical_not", "Not"),
     ("bitwise_not", "Not"),
@@ -226,6 +225,11 @@ def _masked_fill(g, input, mask, value):
 
 
 # -- activations ---------------------------------------------------------------------------------
+
+
+@function("relu")  # F.relu reaches the tracer with inplace= handed, as torch's does
+def _relu(g, input, inplace=False):
+    return g.op("Relu", input)
 
 
 @function("relu6")
