@@ -159,6 +159,13 @@ SCRIPTS = [
     "sparsemax_film",
     "word2vec_sgns",
     "examples_classic",
+    # session 17
+    "cnn_blocks",
+    "kv_cache_attn",
+    "tcn_forecast",
+    "siamese_metric",
+    "param_custom",
+    "rng_patterns",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
