@@ -166,6 +166,10 @@ SCRIPTS = [
     "siamese_metric",
     "param_custom",
     "rng_patterns",
+    "lora_finetune",
+    "grad_safety",
+    "user_asserts",
+    "reinforce_pg",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
