@@ -99,3 +99,80 @@ def test_manual_seed_accepts_signed_and_unsigned_64_bit_seeds():
         with pytest.raises(ValueError, match="Overflow when unpacking long long"):
             ember.manual_seed(bad)
     ember.manual_seed(0)
+
+
+def test_causal_bias_masks_sdpa():
+    import ember.nn.functional as F
+    from ember.nn.attention.bias import CausalVariant, causal_lower_right, causal_upper_left
+
+    q = ember.sin(ember.arange(24.0)).view(1, 2, 3, 4)
+    k = ember.cos(ember.arange(40.0)).view(1, 2, 5, 4)
+    lower = causal_lower_right(3, 5)
+    assert lower.variant == CausalVariant.LOWER_RIGHT
+    assert lower._materialize().int().tolist() == [
+        [1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 0],
+        [1, 1, 1, 1, 1],
+    ]
+    want = F.scaled_dot_product_attention(q, k, k, attn_mask=lower._materialize())
+    assert ember.equal(F.scaled_dot_product_attention(q, k, k, attn_mask=lower), want)
+    upper = F.scaled_dot_product_attention(q, k, k, attn_mask=causal_upper_left(3, 5))
+    assert ember.equal(upper, F.scaled_dot_product_attention(q, k, k, is_causal=True))
+    with pytest.raises(ValueError, match="CausalBias should not be used with causal=True"):
+        F.scaled_dot_product_attention(q, k, k, attn_mask=lower, is_causal=True)
+    with pytest.raises(AssertionError, match="causal_upper_left only supports 2D tensors"):
+        causal_upper_left(3)
+
+
+def test_flex_attention_applies_mods_as_a_materialized_mask():
+    import ember.nn.functional as F
+    from ember.nn.attention import flex_attention as fa
+
+    q = ember.sin(ember.arange(2 * 4 * 6 * 8.0) * 0.3).view(2, 4, 6, 8)
+    k = ember.cos(ember.arange(2 * 2 * 6 * 8.0) * 0.7).view(2, 2, 6, 8)
+    lengths = ember.tensor([6, 4])
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    def padding(b, h, q_idx, kv_idx):
+        return kv_idx < lengths[b]
+
+    mask_mod = fa.and_masks(causal, padding)
+    bm = fa.create_block_mask(mask_mod, 2, None, 6, 6, device="cpu", BLOCK_SIZE=2)
+    assert bm.shape == (2, 1, 6, 6) and bm.BLOCK_SIZE == (2, 2)
+    assert bm.to_dense().tolist() == [
+        [[[1, 0, 0], [1, 1, 0], [1, 1, 1]]],
+        [[[1, 0, 0], [1, 1, 0], [1, 1, 0]]],
+    ]
+    assert bm.kv_num_blocks.tolist() == [[[1, 1, 1]], [[1, 1, 0]]]  # diagonal tiles are partial
+    assert bm.full_kv_num_blocks.tolist() == [[[0, 1, 2]], [[0, 1, 2]]]
+    assert bm.sparsity() == pytest.approx(100 * (1 - 11 * 4 / 72))
+    out, lse = fa.flex_attention(q, k, k, block_mask=bm, enable_gqa=True, return_lse=True)
+    kk = k.repeat_interleave(2, 1)
+    dense = fa.create_mask(mask_mod, 2, 1, 6, 6)
+    assert ember.allclose(
+        out, F.scaled_dot_product_attention(q, kk, kk, attn_mask=dense), atol=1e-6
+    )
+    scores = (q @ kk.transpose(-2, -1) / 8**0.5).masked_fill(~dense, float("-inf"))
+    assert ember.allclose(lse, scores.logsumexp(-1), atol=1e-6)
+    # a score_mod indexing a captured tensor with the head index, differentiable
+    slopes = ember.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
+    alibi = fa.flex_attention(
+        q, kk, kk, score_mod=lambda s, b, h, qi, ki: s + slopes[h] * (ki - qi)
+    )
+    bias = slopes.detach().view(1, 4, 1, 1) * (ember.arange(6.0) - ember.arange(6.0).view(6, 1))
+    assert ember.allclose(
+        alibi, F.scaled_dot_product_attention(q, kk, kk, attn_mask=bias), atol=1e-6
+    )
+    alibi.sum().backward()
+    assert slopes.grad is not None and slopes.grad.shape == (4,)
+    dead_mask = fa.create_block_mask(lambda b, h, qi, ki: ki > qi + 10, 1, 1, 6, 6)
+    dead, dead_lse = fa.flex_attention(q, kk, kk, block_mask=dead_mask, return_lse=True)
+    assert dead.abs().sum().item() == 0 and dead_lse.isneginf().all()
+    with pytest.raises(ValueError, match="Try setting enable_gqa=True"):
+        fa.flex_attention(q, k, k)
+    with pytest.raises(ValueError, match="created for a larger length"):
+        fa.flex_attention(q[:, :, :4], kk, kk, block_mask=bm)
+    with pytest.raises(AssertionError, match="requires a mask_mod function"):
+        fa.create_block_mask(lambda s, b, h, qi, ki: s, 1, 1, 2, 2)

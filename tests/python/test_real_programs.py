@@ -170,6 +170,7 @@ SCRIPTS = [
     "grad_safety",
     "user_asserts",
     "reinforce_pg",
+    "flex_attn_masks",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
