@@ -176,3 +176,38 @@ def test_flex_attention_applies_mods_as_a_materialized_mask():
         fa.flex_attention(q[:, :, :4], kk, kk, block_mask=bm)
     with pytest.raises(AssertionError, match="requires a mask_mod function"):
         fa.create_block_mask(lambda s, b, h, qi, ki: s, 1, 1, 2, 2)
+
+
+def test_muon_orthogonalizes_2d_updates():
+    w = nn.Parameter(ember.eye(4))
+    opt = ember.optim.Muon([w], lr=0.1, momentum=0.0, nesterov=False, weight_decay=0.0)
+    w.grad = ember.diag(ember.tensor([4.0, 0.5, 2.0, 0.1])) + ember.eye(4).roll(1, 1) * 0.3
+    opt.step()
+    assert sorted(opt.state[w]) == ["momentum_buffer"]
+    # the step's singular values are pulled towards lr whatever the gradient's spread (40x here)
+    s = ember.linalg.svdvals(ember.eye(4) - w.detach())
+    assert 0.05 < s.min().item() and s.max().item() < 0.15
+    tall = nn.Parameter(ember.zeros(6, 2))
+    steps = {}
+    for fn in ("original", "match_rms_adamw"):
+        with ember.no_grad():
+            tall.zero_()
+        tall.grad = ember.ones(6, 2)
+        kw = {"momentum": 0.0, "nesterov": False, "weight_decay": 0.0}
+        ember.optim.Muon([tall], lr=0.1, adjust_lr_fn=fn, **kw).step()
+        steps[fn] = tall.detach().abs().max().item()
+    # lr * sqrt(max(1, 6/2)) against lr * 0.2 * sqrt(6)
+    assert steps["original"] / steps["match_rms_adamw"] == pytest.approx(3**0.5 / (0.2 * 6**0.5))
+    with pytest.raises(ValueError, match=r"Muon only supports 2D parameters .* size: torch.Size"):
+        ember.optim.Muon([nn.Parameter(ember.ones(3))])
+    with pytest.raises(ValueError, match="Adjust learning rate function x is not supported"):
+        ember.optim.Muon([w], adjust_lr_fn="x")
+    torch = pytest.importorskip("torch")
+    g = [[1.0, 2.0, 0.0], [0.0, 1.0, 3.0], [1.0, 0.0, 1.0]]
+    tw = torch.nn.Parameter(torch.eye(3))
+    tw.grad = torch.tensor(g)
+    torch.optim.Muon([tw], lr=0.1, momentum=0.5).step()
+    ew = nn.Parameter(ember.eye(3))
+    ew.grad = ember.tensor(g)
+    ember.optim.Muon([ew], lr=0.1, momentum=0.5).step()
+    assert ew.detach().flatten().tolist() == pytest.approx(tw.detach().flatten().tolist(), abs=1e-6)

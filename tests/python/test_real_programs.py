@@ -171,6 +171,7 @@ SCRIPTS = [
     "user_asserts",
     "reinforce_pg",
     "flex_attn_masks",
+    "muon_hybrid",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
