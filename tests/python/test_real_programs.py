@@ -181,6 +181,11 @@ LOOSE = {
     ("resnet_ckpt", "test_loss"): 1e-2,
     ("seq2seq_attn", "loss_last"): 1e-2,
     ("cyclegan_lite", "translated"): 1e-2,
+    # Muon's bfloat16 Newton-Schulz turns last-bit gradient differences into rounding flips
+    # (about 1e-3 relative after four steps).
+    ("muon_hybrid", "losses"): 1e-2,
+    ("muon_hybrid", "up_norm"): 1e-2,
+    ("muon_hybrid", "resume_same"): 1e-2,
 }
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
