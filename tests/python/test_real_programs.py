@@ -170,6 +170,18 @@ SCRIPTS = [
     "numpy_records",
     "vae_dists_anneal",
     "attn_seq2seq_beam",
+    "cnn_blocks",
+    "kv_cache_attn",
+    "tcn_forecast",
+    "siamese_metric",
+    "param_custom",
+    "rng_patterns",
+    "lora_finetune",
+    "grad_safety",
+    "user_asserts",
+    "reinforce_pg",
+    "flex_attn_masks",
+    "muon_hybrid",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
@@ -179,6 +191,11 @@ LOOSE = {
     ("resnet_ckpt", "test_loss"): 1e-2,
     ("seq2seq_attn", "loss_last"): 1e-2,
     ("cyclegan_lite", "translated"): 1e-2,
+    # Muon's bfloat16 Newton-Schulz turns last-bit gradient differences into rounding flips
+    # (about 1e-3 relative after four steps).
+    ("muon_hybrid", "losses"): 1e-2,
+    ("muon_hybrid", "up_norm"): 1e-2,
+    ("muon_hybrid", "resume_same"): 1e-2,
 }
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 

@@ -193,6 +193,8 @@ def manual_seed(seed):
 
     Seeds the default generator and returns it."""
     seed = int(seed)
+    if not -(2**63) <= seed < 2**64:  # torch reads it as a signed or unsigned 64-bit integer
+        raise ValueError("Overflow when unpacking long long")
     _C.manual_seed(seed & 0xFFFFFFFFFFFFFFFF)
     return default_generator
 
@@ -260,25 +262,22 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
 def poisson(input, generator=None):
     """poisson(input, generator=None) -> Tensor
 
-    Poisson draws with rates input, of input's shape and dtype (generator is not supported)."""
-    _no_generator(generator, "poisson")
-    return _samplers().poisson(input)
+    Poisson draws with rates input, of input's shape and dtype."""
+    return _samplers().poisson(input, generator)
 
 
 def binomial(count, prob, generator=None):
     """binomial(count, prob, generator=None) -> Tensor
 
     Binomial draws with count trials of success probability prob (broadcast)."""
-    _no_generator(generator, "binomial")
-    return _samplers().binomial(count, prob)
+    return _samplers().binomial(count, prob, generator)
 
 
 def _standard_gamma(input, generator=None):
     """_standard_gamma(input, generator=None) -> Tensor
 
     Gamma(input, 1) draws; differentiable in input by implicit reparameterization."""
-    _no_generator(generator, "_standard_gamma")
-    return _samplers().gamma_rsample(input)
+    return _samplers().gamma_rsample(input, generator)
 
 
 def _standard_gamma_grad(input, output):
@@ -292,8 +291,7 @@ def _sample_dirichlet(input, generator=None):
     """_sample_dirichlet(input, generator=None) -> Tensor
 
     Dirichlet(input) draws over input's last dim (normalized gamma draws)."""
-    _no_generator(generator, "_sample_dirichlet")
-    draws = _samplers().gamma_rsample(input)
+    draws = _samplers().gamma_rsample(input, generator)
     return draws / draws.sum(-1, keepdim=True)
 
 
@@ -302,11 +300,6 @@ def _samplers():
     from ..distributions import samplers
 
     return samplers
-
-
-def _no_generator(generator, name):
-    if generator is not None:
-        raise NotImplementedError(f"{name}: a generator argument is not supported yet")
 
 
 # --- Tensor sampler methods (installed by _tensor_methods) ---------------------------------

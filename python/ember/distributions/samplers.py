@@ -33,7 +33,7 @@ _QUAD_POINTS = 513  # odd: composite Simpson
 _MAX_ITERATIONS = 5000
 
 
-def standard_gamma(alpha):
+def standard_gamma(alpha, generator=None):
     """Gamma(alpha, 1) draws of alpha's shape (Marsaglia and Tsang's rejection method)."""
     a = alpha.detach().double()
     boost = a < 1  # for alpha < 1 draw with alpha + 1 and scale by u^(1/alpha)
@@ -43,14 +43,14 @@ def standard_gamma(alpha):
     out = zeros_like(a)
     pending = ones_like(a, dtype=_C.bool)
     while bool(pending.any()):
-        z = randn(tuple(a.shape), dtype=float64)
-        u = rand(tuple(a.shape), dtype=float64)
+        z = randn(tuple(a.shape), dtype=float64, generator=generator)
+        u = rand(tuple(a.shape), dtype=float64, generator=generator)
         v = (1 + c * z) ** 3
         ok = (v > 0) & (u.log() < 0.5 * z * z + d - d * v + d * v.clamp(min=1e-300).log())
         take = pending & ok
         out = where(take, d * v, out)
         pending = pending & ~take
-    u = rand(tuple(a.shape), dtype=float64)
+    u = rand(tuple(a.shape), dtype=float64, generator=generator)
     out = where(boost, out * u.pow(1 / a), out)
     tiny = finfo(alpha.dtype).tiny
     return out.clamp(min=tiny).to(alpha.dtype)
@@ -189,16 +189,16 @@ def gammainc(alpha, x, upper=False):
     )
 
 
-def gamma_rsample(alpha):
+def gamma_rsample(alpha, generator=None):
     """Standard gamma draws that carry d x / d alpha to alpha's graph."""
-    x = standard_gamma(alpha)
+    x = standard_gamma(alpha, generator)
     if not alpha.requires_grad:
         return x
     grad = standard_gamma_grad(alpha, x)
     return x + grad * (alpha - alpha.detach())
 
 
-def poisson(rate):
+def poisson(rate, generator=None):
     """Poisson(rate) draws of rate's shape and dtype: counting exponential arrivals below 10,
     Hormann's transformed rejection (PTRS) from 10 up."""
     lam = rate.detach().double()
@@ -208,16 +208,16 @@ def poisson(rate):
     total = zeros_like(lam)
     active = small & (lam > 0)
     while bool(active.any()):
-        total = total + empty_like(lam).exponential_()
+        total = total + empty_like(lam).exponential_(generator=generator)
         active = active & (total <= lam)
         out = out + active.double()
     big = ~small
     if bool(big.any()):
-        out = where(big, _ptrs(lam.clamp(min=10)), out)
+        out = where(big, _ptrs(lam.clamp(min=10), generator), out)
     return out.to(rate.dtype)
 
 
-def _ptrs(lam):
+def _ptrs(lam, generator):
     slam, loglam = lam.sqrt(), lam.log()
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
@@ -226,8 +226,8 @@ def _ptrs(lam):
     out = zeros_like(lam)
     pending = ones_like(lam, dtype=_C.bool)
     while bool(pending.any()):
-        u = rand(tuple(lam.shape), dtype=float64) - 0.5
-        v = rand(tuple(lam.shape), dtype=float64)
+        u = rand(tuple(lam.shape), dtype=float64, generator=generator) - 0.5
+        v = rand(tuple(lam.shape), dtype=float64, generator=generator)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + lam + 0.43).floor()
         quick = (us >= 0.07) & (v <= vr)
@@ -240,7 +240,7 @@ def _ptrs(lam):
     return out
 
 
-def binomial(count, prob):
+def binomial(count, prob, generator=None):
     """Binomial(count, prob) draws (count and prob broadcast), for p <= 1/2 by symmetry:
     counting geometric waiting times when count * p < 10, else Hormann's BTRS rejection."""
     count, prob = broadcast_tensors(count.detach(), prob.detach())
@@ -251,30 +251,30 @@ def binomial(count, prob):
     small = n * q < 10
     out = zeros_like(q)
     if bool(small.any()):
-        out = where(small, _binomial_waiting(n, q, small), out)
+        out = where(small, _binomial_waiting(n, q, small, generator), out)
     if bool((~small).any()):
         big_q = where(small, full_like(q, 0.5), q)
         big_n = where(small, full_like(n, 100.0), n)
-        out = where(small, out, _btrs(big_n, big_q))
+        out = where(small, out, _btrs(big_n, big_q, generator))
     out = where(flip, n - out, out)
     return out.to(prob.dtype)
 
 
-def _binomial_waiting(n, p, active):
+def _binomial_waiting(n, p, active, generator):
     """The successes among n trials, found by jumping geometric gaps between them."""
     log_q = (-p).log1p()
     position = zeros_like(p)
     successes = zeros_like(p)
     active = active & (p > 0) & (n > 0)
     while bool(active.any()):
-        u = rand(tuple(p.shape), dtype=float64).clamp(min=1e-300)
+        u = rand(tuple(p.shape), dtype=float64, generator=generator).clamp(min=1e-300)
         position = position + (u.log() / log_q).floor() + 1
         active = active & (position <= n)
         successes = successes + active.double()
     return successes
 
 
-def _btrs(n, p):
+def _btrs(n, p, generator):
     q = 1 - p
     spq = (n * p * q).sqrt()
     b = 1.15 + 2.53 * spq
@@ -288,8 +288,8 @@ def _btrs(n, p):
     out = zeros_like(p)
     pending = ones_like(p, dtype=_C.bool)
     while bool(pending.any()):
-        u = rand(tuple(p.shape), dtype=float64) - 0.5
-        v = rand(tuple(p.shape), dtype=float64)
+        u = rand(tuple(p.shape), dtype=float64, generator=generator) - 0.5
+        v = rand(tuple(p.shape), dtype=float64, generator=generator)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + c).floor()
         inside = (k >= 0) & (k <= n)

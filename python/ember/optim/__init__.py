@@ -7,6 +7,7 @@ from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
@@ -23,6 +24,7 @@ __all__ = [
     "AdamW",
     "ASGD",
     "LBFGS",
+    "Muon",
     "NAdam",
     "Optimizer",
     "RAdam",

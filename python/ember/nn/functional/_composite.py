@@ -28,6 +28,7 @@ from ..._ops import _names
 from ..._ops import creation as _creation
 from ..._ops.creation import ones, tensor
 from ..._ops.index import where
+from ..attention.bias import CausalBias
 from ._spatial import _check_int32
 
 __all__ = [
@@ -301,6 +302,10 @@ def scaled_dot_product_attention(
     """scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
 
     softmax(Q K^T * scale + mask) V; a boolean mask is True where attending, a float one adds."""
+    if isinstance(attn_mask, CausalBias):
+        if is_causal:
+            raise ValueError("CausalBias should not be used with causal=True")
+        attn_mask = attn_mask._materialize(query.device)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):

@@ -3,6 +3,7 @@
 import warnings
 
 from .. import functional as F
+from .flatten import PairwiseDistance
 from .module import Module
 
 __all__ = [
@@ -432,7 +433,7 @@ class TripletMarginWithDistanceLoss(_Loss):
                 f"{margin} instead"
             )
         self.distance_function = (
-            distance_function if distance_function is not None else F.pairwise_distance
+            distance_function if distance_function is not None else PairwiseDistance()
         )
         self.margin = margin
         self.swap = swap

@@ -64,10 +64,16 @@ class ParametrizationList(ModuleList):
                         new = module.right_inverse(new)
                     except NotImplementedError:
                         pass  # a parametrization without an inverse keeps `original` as is
+        if not isinstance(new, (Tensor, list, tuple)):
+            raise ValueError(
+                "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
+                f"Got {type(new).__name__}"
+            )
+        original_dtype, original_shape = original.dtype, original.shape
         if isinstance(new, Tensor):
             self.is_tensor = True
             self.ntensors = 1
-            if not unsafe and (new.dtype != original.dtype or new.shape != original.shape):
+            if new.dtype != original.dtype:
                 raise ValueError(
                     "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
                     f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}"
@@ -85,6 +91,23 @@ class ParametrizationList(ModuleList):
                 else:
                     originali = originali.detach().requires_grad_(original.requires_grad)
                 _register_parameter_or_buffer(self, f"original{i}", originali)
+        if not unsafe:
+            # forward(right_inverse(original)) must live where the original did
+            z = self()
+            if not isinstance(z, Tensor):
+                raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
+            if z.dtype != original_dtype:
+                raise ValueError(
+                    "Registering a parametrization may not change the dtype of the tensor, unless "
+                    f"`unsafe` flag is enabled.\nunparametrized dtype: {original_dtype}\n"
+                    f"parametrized dtype: {z.dtype}"
+                )
+            if z.shape != original_shape:
+                raise ValueError(
+                    "Registering a parametrization may not change the shape of the tensor, unless "
+                    f"`unsafe` flag is enabled.\nunparametrized shape: {original_shape}\n"
+                    f"parametrized shape: {z.shape}"
+                )
 
     def right_inverse(self, value):
         """Sets the originals so that the parametrized tensor becomes `value`."""
@@ -159,10 +182,44 @@ def is_parametrized(module, tensor_name=None):
     return tensor_name in parametrizations
 
 
+def _check_appended(module, tensor_name, parametrization):
+    """A parametrization added on top of others maps the current tensor's space to itself."""
+    y = getattr(module, tensor_name)
+    x = parametrization(y)
+    if not isinstance(x, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
+    for what, have, got in (("dtype", y.dtype, x.dtype), ("shape", y.shape, x.shape)):
+        if have != got:
+            raise ValueError(
+                f"Registering a parametrization may not change the {what} of the tensor, unless "
+                f"the `unsafe` flag is enabled.\nmodule.{tensor_name}.{what}: {have}\n"
+                f"parametrization(module.{tensor_name}).{what}: {got}"
+            )
+    if not hasattr(parametrization, "right_inverse"):
+        return
+    try:
+        z = parametrization.right_inverse(x)
+    except NotImplementedError:
+        return
+    if not isinstance(z, Tensor):
+        raise ValueError(
+            f"parametrization.right_inverse must return a tensor. Got: {type(z).__name__}"
+        )
+    for what, have, got in (("dtype", y.dtype, z.dtype), ("shape", y.shape, z.shape)):
+        if have != got:
+            raise ValueError(
+                f"The tensor returned by parametrization.right_inverse must have the same {what} "
+                f"as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
+                f"module.{tensor_name}.{what}: {have}\nreturned {what}: {got}"
+            )
+
+
 def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
     """Makes `module.tensor_name` the output of `parametrization` applied to the stored original."""
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        if not unsafe:
+            _check_appended(module, tensor_name, parametrization)
         module.parametrizations[tensor_name].append(parametrization)
         module.parametrizations[tensor_name].unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:

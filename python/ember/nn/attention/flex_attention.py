@@ -1,0 +1,284 @@
+"""ember.nn.attention.flex_attention: attention with a user score_mod and a block-sparse mask
+built from a mask_mod, as torch.nn.attention.flex_attention.
+
+torch compiles the mods into a fused kernel (eagerly it materializes the scores, as here). ember
+evaluates score_mod and mask_mod once on broadcast index tensors b (B,1,1,1), h (1,H,1,1),
+q_idx (1,1,L,1) and kv_idx (1,1,1,S) instead of vmapping them per element: the same results for
+mods written in tensor operations (arithmetic, comparisons, torch.where, indexing a captured
+tensor with the indices), which is what torch's vmap requires of them too. BlockMask keeps
+torch's block bookkeeping (partial and full blocks per query block) for shape, sparsity() and
+to_dense(); the attention itself applies mask_mod to every score."""
+
+import inspect
+import math
+from typing import NamedTuple
+
+from ... import _C
+from ..._ops.creation import arange, zeros
+from .. import functional as F
+
+__all__ = [
+    "BlockMask",
+    "flex_attention",
+    "AuxOutput",
+    "AuxRequest",
+    "create_block_mask",
+    "create_mask",
+    "or_masks",
+    "and_masks",
+    "noop_mask",
+]
+
+_DEFAULT_SPARSE_BLOCK_SIZE = 128
+
+
+class AuxRequest(NamedTuple):
+    """Which auxiliary outputs flex_attention should return."""
+
+    lse: bool = False
+    max_scores: bool = False
+
+
+class AuxOutput(NamedTuple):
+    """flex_attention's auxiliary outputs (None where not requested)."""
+
+    lse: object = None
+    max_scores: object = None
+
+
+def noop_mask(b, h, q_idx, kv_idx):
+    """A mask_mod that keeps every score."""
+    return b.new_ones(size=(), dtype=_C.bool)
+
+
+def or_masks(*mask_mods):
+    """A mask_mod keeping a score where any of mask_mods keeps it."""
+    if not all(callable(arg) for arg in mask_mods):
+        raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
+
+    def or_mask(b, h, q_idx, kv_idx):
+        result = b.new_zeros((), dtype=_C.bool)
+        for mod in mask_mods:
+            result = result | mod(b, h, q_idx, kv_idx)
+        return result
+
+    return or_mask
+
+
+def and_masks(*mask_mods):
+    """A mask_mod keeping a score where all of mask_mods keep it."""
+    if not all(callable(arg) for arg in mask_mods):
+        raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
+
+    def and_mask(b, h, q_idx, kv_idx):
+        result = b.new_ones((), dtype=_C.bool)
+        for mod in mask_mods:
+            result = result & mod(b, h, q_idx, kv_idx)
+        return result
+
+    return and_mask
+
+
+def _indices(B, H, L, S, device):
+    return (
+        arange(B, device=device).view(B, 1, 1, 1),
+        arange(H, device=device).view(1, H, 1, 1),
+        arange(L, device=device).view(1, 1, L, 1),
+        arange(S, device=device).view(1, 1, 1, S),
+    )
+
+
+def _is_score_mod(fn):
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    return len(params) == 5
+
+
+def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None):
+    """create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None) -> Tensor
+
+    The boolean (B, H, Q_LEN, KV_LEN) mask of a mask_mod (or of a score_mod: where it gives
+    -inf); B or H None mean 1."""
+    B, H = B or 1, H or 1
+    device = device or "cpu"
+    idx = _indices(B, H, Q_LEN, KV_LEN, device)
+    if _is_score_mod(mod_fn):
+        out = mod_fn(zeros(B, H, Q_LEN, KV_LEN, device=device), *idx)
+        return out.isneginf().logical_not().expand(B, H, Q_LEN, KV_LEN).contiguous()
+    return mod_fn(*idx).expand(B, H, Q_LEN, KV_LEN).contiguous()
+
+
+def _dense_to_ordered(dense):
+    num_blocks = dense.sum(dim=-1, dtype=_C.int32)
+    indices = dense.to(_C.int8).argsort(dim=-1, descending=True, stable=True).to(_C.int32)
+    return num_blocks, indices
+
+
+def _ordered_to_dense(num_blocks, indices):
+    cols = indices.shape[-1]
+    keep = arange(cols).view(*([1] * (indices.dim() - 1)), cols) < num_blocks.unsqueeze(-1)
+    dense = zeros(*indices.shape, dtype=_C.int32)
+    return dense.scatter(-1, indices.long(), keep.to(_C.int32))
+
+
+class BlockMask:
+    """Which (query block, key block) tiles of the score matrix hold any kept score: the
+    partial tiles (kv_num_blocks / kv_indices, where mask_mod must be applied) and the full ones
+    (full_kv_num_blocks / full_kv_indices), with the q-major transposes, as torch's."""
+
+    def __init__(self, seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks,
+                 full_kv_indices, BLOCK_SIZE, mask_mod):  # fmt: skip
+        self.seq_lengths = tuple(seq_lengths)
+        self.kv_num_blocks, self.kv_indices = kv_num_blocks, kv_indices
+        self.full_kv_num_blocks, self.full_kv_indices = full_kv_num_blocks, full_kv_indices
+        dense = _ordered_to_dense(kv_num_blocks, kv_indices).transpose(-2, -1)
+        self.q_num_blocks, self.q_indices = _dense_to_ordered(dense.bool())
+        full = _ordered_to_dense(full_kv_num_blocks, full_kv_indices).transpose(-2, -1)
+        self.full_q_num_blocks, self.full_q_indices = _dense_to_ordered(full.bool())
+        self.BLOCK_SIZE = BLOCK_SIZE
+        self.mask_mod = mask_mod
+
+    @property
+    def shape(self):
+        *batch_dims, _, _ = self.kv_indices.shape
+        return tuple(batch_dims) + self.seq_lengths
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def sparsity(self):
+        """The percentage of tiles that need no computation."""
+        computed = self.kv_num_blocks.sum().item() + self.full_kv_num_blocks.sum().item()
+        computed_size = computed * self.BLOCK_SIZE[0] * self.BLOCK_SIZE[1]
+        return 100 * (1 - computed_size / self.numel())
+
+    def to_dense(self):
+        """The (B, H, query blocks, key blocks) int32 map of tiles that are computed."""
+        partial = _ordered_to_dense(self.kv_num_blocks, self.kv_indices)
+        return partial | _ordered_to_dense(self.full_kv_num_blocks, self.full_kv_indices)
+
+    def __repr__(self):
+        def shape_or_none(x):
+            return x.shape if x is not None else None
+
+        name = getattr(self.mask_mod, "__name__", self.mask_mod)
+        return (
+            f"BlockMask(\n"
+            f"    kv_num_blocks={self.kv_num_blocks.shape},\n"
+            f"    kv_indices={self.kv_indices.shape},\n"
+            f"    full_kv_num_blocks={shape_or_none(self.full_kv_num_blocks)},\n"
+            f"    full_kv_indices={shape_or_none(self.full_kv_indices)},\n"
+            f"    q_num_blocks={shape_or_none(self.q_num_blocks)},\n"
+            f"    q_indices={shape_or_none(self.q_indices)},\n"
+            f"    full_q_num_blocks={shape_or_none(self.full_q_num_blocks)},\n"
+            f"    full_q_indices={shape_or_none(self.full_q_indices)},\n"
+            f"    BLOCK_SIZE={self.BLOCK_SIZE},\n"
+            f"    shape={self.shape},\n"
+            f"    sparsity={self.sparsity():.2f}%,\n"
+            f"    mask_mod={name}\n"
+            f")"
+        )
+
+
+def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None,
+                      BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE, _compile=False, **_):  # fmt: skip
+    """create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128) -> BlockMask
+
+    B or H None mean 1 (the mask broadcasts over batches or heads)."""
+    if _is_score_mod(mask_mod):
+        raise AssertionError(f"create-block_mask requires a mask_mod function! Got {mask_mod}")
+    B, H = B or 1, H or 1
+    qb, kb = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else tuple(BLOCK_SIZE)
+    mask = create_mask(mask_mod, B, H, Q_LEN, KV_LEN, device)
+    nq, nk = -(-Q_LEN // qb), -(-KV_LEN // kb)
+    mask = F.pad(mask, (0, nk * kb - KV_LEN, 0, nq * qb - Q_LEN))  # padding counts as masked
+    tiles = mask.view(B, H, nq, qb, nk, kb)
+    any_kept = tiles.any(dim=5).any(dim=3)
+    full = tiles.all(dim=5).all(dim=3)
+    kv_num, kv_idx = _dense_to_ordered(any_kept & full.logical_not())
+    full_num, full_idx = _dense_to_ordered(full)
+    return BlockMask((Q_LEN, KV_LEN), kv_num, kv_idx, full_num, full_idx, (qb, kb), mask_mod)
+
+
+def _check_inputs(query, key, value, block_mask, enable_gqa):
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        raise NotImplementedError("NYI: query, key, and value must be 4D tensors")
+    hq, hkv = query.size(-3), key.size(-3)
+    if not enable_gqa and hq != hkv:
+        raise ValueError(
+            f"Expect query and key/value to have the same number of heads but got Hq={hq} and "
+            f"Hkv={hkv}. Try setting enable_gqa=True for GQA."
+        )
+    if enable_gqa and hq % hkv != 0:
+        raise ValueError(
+            "Expect number of query heads to be a multiple of kv heads for GQA but got "
+            f"Hq={hq} and Hkv={hkv}."
+        )
+    if query.size(0) != key.size(0):
+        raise ValueError(
+            "Expect query and key/value to have the same batch size, or non-none block_mask, "
+            f"but got block_mask=None, Bq={query.size(0)}, and Bkv={key.size(0)}."
+        )
+    if block_mask is None:
+        return
+    L, S = query.size(-2), key.size(-2)
+    bq, bkv = block_mask.shape[-2], block_mask.shape[-1]
+    if L > bq or S > bkv:
+        raise ValueError(
+            f"block_mask was created for block_mask.shape={block_mask.shape} but got q_len={L} "
+            f"and kv_len={S}. As the block mask was created for a smaller length than you're "
+            "using it for, you likely need to create a new block mask."
+        )
+    if L < bq or S < bkv:
+        raise ValueError(
+            f"block_mask was created for block_mask.shape={block_mask.shape} but got q_len={L} "
+            f"and kv_len={S}. As the block mask was created for a larger length than you're "
+            "using it for, you can either 1. create a new block mask with the correct length, "
+            "or 2. 'adjust' the existing block mask to the correct length by calling "
+            "block_mask._adjust(q_len, kv_len). This essentially 'crops' the block mask to the "
+            "upper left corner, which does not work for all mask_mods!"
+        )
+
+
+def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None,
+                   enable_gqa=False, return_lse=False, kernel_options=None, *,
+                   return_aux=None):  # fmt: skip
+    """flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None,
+    enable_gqa=False, return_lse=False, kernel_options=None, *, return_aux=None) -> Tensor
+
+    softmax(score_mod(Q K^T * scale) masked by block_mask.mask_mod) V over (B, H, L, E) inputs;
+    a query row with every score masked gives zeros (and lse -inf)."""
+    _check_inputs(query, key, value, block_mask, enable_gqa)
+    if return_lse and return_aux is not None:
+        raise ValueError(
+            "Cannot specify both return_lse and return_aux. return_lse is deprecated, please use "
+            "return_aux=AuxRequest(lse=True) instead."
+        )
+    B, H, L, E = query.shape
+    S = key.size(-2)
+    if key.size(-3) != H:
+        key = key.repeat_interleave(H // key.size(-3), -3)
+        value = value.repeat_interleave(H // value.size(-3), -3)
+    scale = 1.0 / math.sqrt(E) if scale is None else scale
+    scores = query.matmul(key.transpose(-2, -1)) * scale
+    idx = _indices(B, H, L, S, query.device)
+    if score_mod is not None:
+        scores = score_mod(scores, *idx).expand(B, H, L, S)
+    if block_mask is not None:
+        scores = scores.masked_fill(block_mask.mask_mod(*idx).logical_not(), float("-inf"))
+    lse = scores.logsumexp(dim=-1)
+    dead = lse.isneginf().unsqueeze(-1)
+    probs = (scores - lse.unsqueeze(-1).masked_fill(dead, 0.0)).exp().masked_fill(dead, 0.0)
+    out = probs.matmul(value)
+    if return_aux is not None:
+        return out, AuxOutput(
+            lse=lse if return_aux.lse else None,
+            max_scores=scores.amax(dim=-1) if return_aux.max_scores else None,
+        )
+    if return_lse:
+        return out, lse
+    return out
