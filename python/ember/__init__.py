@@ -149,7 +149,7 @@ from ._ops.spectral import *  # noqa: E402,F401,F403
 from ._ops.view_copy import *  # noqa: E402,F401,F403
 from ._process import *  # noqa: E402,F401,F403
 from ._runtime_names import *  # noqa: E402,F401,F403
-from ._size_checks import _check, _check_is_size  # noqa: E402,F401
+from ._size_checks import _assert, _check, _check_is_size  # noqa: E402,F401
 from ._type_info import finfo, iinfo  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
 from .func import vmap  # noqa: E402,F401

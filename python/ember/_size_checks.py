@@ -1,6 +1,6 @@
-"""``ember._check`` and ``ember._check_is_size``: the assertions torch.export's documentation uses
-in exportable code. Inside a trace a condition on traced values is accepted as an assumption
-about the inputs, as torch's export records it."""
+"""``ember._check``, ``ember._check_is_size`` and ``ember._assert``: the assertions torch's
+documentation uses in traceable and exportable code. Inside a trace a ``_check`` condition on
+traced values is accepted as an assumption about the inputs, as torch's export records it."""
 
 
 def is_proxy(x):
@@ -32,3 +32,21 @@ def _check_is_size(i, message=None, *, max=None):
     _check(i >= 0, message or (lambda: f"Expected {i} to be a size (>= 0)"))
     if max is not None:
         _check(i <= max, message or (lambda: f"Expected {i} <= {max}"))
+
+
+def _assert(condition, message):
+    """_assert(condition, message) -> None
+
+    ``assert condition, message`` that tracing records (torchvision's models check input sizes
+    with it): a traced condition becomes a call_function node of the graph."""
+    from ._override_helpers import handle_torch_function, has_torch_function
+
+    if type(condition) is not _tensor_class() and has_torch_function((condition,)):
+        return handle_torch_function(_assert, (condition,), condition, message)
+    assert condition, message
+
+
+def _tensor_class():
+    from . import _C
+
+    return _C.Tensor

@@ -132,6 +132,16 @@ def original(fn):
     return getattr(fn, "__ember_routed__", fn)
 
 
+def tensor_attributes():
+    """tensor_attributes() -> dict
+
+    Tensor's attributes by name as they are outside any mode: while one is active, the
+    originals the routing wrappers stand for."""
+    attrs = dict(vars(_C.Tensor))
+    attrs.update((name, value) for owner, name, value in _patches if owner is _C.Tensor)
+    return attrs
+
+
 def routed(fn):
     """routed(fn) -> callable
 

@@ -108,6 +108,36 @@ def test_custom_backend_receives_graph_module_and_example_inputs():
     assert listed and has_inductor
 
 
+def test_custom_backend_sees_methods_and_operators_as_torch_records_them():
+    # A backend matching nodes (the docs' pattern-rewriting backends) finds a tensor method as
+    # call_method with its name and an operator as operator.*, not the Tensor attribute, and
+    # reads a node's value from meta['example_value'].
+    import operator
+
+    def case(T):
+        kinds, shapes = [], []
+
+        def backend(gm, example_inputs):
+            for n in gm.graph.nodes:
+                if n.op == "call_method" and n.target == "mean":
+                    shapes.append(list(n.meta["example_value"].shape))
+                if n.op == "call_method":
+                    kinds.append(("call_method", n.target))
+                elif n.target in (operator.truediv, operator.lt, operator.mul):
+                    kinds.append(("call_function", n.target.__name__))
+            return gm.forward
+
+        def f(a, b):
+            return (a / (b.sum() + 1)).mean(dim=0) < b.mul(2).max()
+
+        out = T.compile(f, backend=backend)(T.ones(2, 3), T.ones(3))
+        return _np(out), sorted(set(kinds)), shapes
+
+    out, kinds, shapes = _each(case)
+    assert out.tolist() == [True, True, True] and shapes == [[3]]
+    assert ("call_method", "sum") in kinds and ("call_function", "truediv") in kinds
+
+
 def test_compile_counter_from_testing():
     def case(T):
         counter = importlib.import_module(f"{T.__name__}._dynamo.testing").CompileCounter()

@@ -580,3 +580,94 @@ def test_concrete_args_with_placeholders_in_a_structure():
     total, out = _each(case)
     assert total == 7
     np.testing.assert_allclose(out, [4.0, 2.0])
+
+
+def test_split_module_docs_example_code_and_order():
+    # The docs' round-robin partitioning: torch's node names inside each submodule (fresh from
+    # the targets), attributes read in the top graph and passed in, submodules named
+    # GraphModule, partitions without dependencies emitted last-ready first.
+    def case(T):
+        class MyModule(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.param = T.nn.Parameter(T.rand(4, 4))
+                self.linear = T.nn.Linear(4, 4)
+
+            def forward(self, x, y):
+                z = self.linear(x + self.param).clamp(min=0.0, max=1.0)
+                w = self.linear(y).clamp(min=0.0, max=1.0)
+                return z + w
+
+        T.manual_seed(0)
+        m = MyModule()
+        traced = T.fx.symbolic_trace(m)
+        counter = [0]
+
+        def round_robin(node):
+            counter[0] += 1
+            return (counter[0] - 1) % 3
+
+        split_module = _sub(T, "fx.passes.split_module").split_module
+        split = split_module(traced, m, round_robin)
+        x, y = T.rand(4, 4), T.rand(4, 4)
+        same = bool((split(x, y) - m(x, y)).abs().max() < 1e-6)
+        codes = [split.code] + [c.code for _, c in split.named_children()]
+        names = [type(c).__name__ for _, c in split.named_children()]
+        independent = split_module(traced, m, lambda n: 0 if n.name in ("add", "linear") else 1)
+        order = [n.target for n in independent.graph.nodes if n.op == "call_module"]
+        return same, codes, names, order, sorted(split.meta["partition_names"])
+
+    same, codes, names, order, parts = _each(case)
+    assert same and names == ["GraphModule"] * 3
+    assert "submod_0 = self.submod_0(x, param, y)" in codes[0]
+    assert "def forward(self, add, linear_1):\n    linear = self.linear(add)" in codes[2]
+    assert parts == ["submod_0", "submod_1", "submod_2"]
+    assert order == ["submod_0", "submod_1"]
+
+
+def test_small_semantics_of_transformer_copies_rewriter_and_shape_prop():
+    import copy
+    import pickle
+
+    def case(T):
+        def f(x, w):
+            return T.relu(x) * w + T.relu(w)
+
+        gm = T.fx.symbolic_trace(f)
+        # Transformer's result and copies are plain GraphModules
+        named = T.fx.GraphModule(gm, gm.graph, class_name="Named")
+        copies = [named, copy.copy(named), copy.deepcopy(named), pickle.loads(pickle.dumps(named))]
+        names = [type(c).__name__ for c in copies + [T.fx.Transformer(named).transform()]]
+        # a Match's anchor is the pattern's node; the nodes_map gives the graph's
+        matches = T.fx.subgraph_rewriter.replace_pattern(
+            gm, lambda a: T.relu(a), lambda a: T.sigmoid(a)
+        )
+        anchors = [(m.anchor.name, m.nodes_map[m.anchor].name) for m in matches]
+        # ShapeProp: tensor_meta and type only; return_types come back as plain tuples
+        g2 = T.fx.symbolic_trace(lambda x: T.max(x, dim=0))
+        shape_prop = _sub(T, "fx.passes.shape_prop")
+        shape_prop.ShapeProp(g2).propagate(T.ones(2, 3))
+        mx = [n for n in g2.graph.nodes if n.op == "call_function"][0]
+        meta = (sorted(mx.meta), type(mx.meta["tensor_meta"]).__name__)
+        meta += (list(mx.meta["tensor_meta"][1].shape), str(mx.meta["tensor_meta"][1].dtype))
+
+        # an unused node's own name is cleared last, as torch's code does
+        def checked(x):
+            T._assert(x.shape[0] == 2, "bad batch")
+            return x + 1
+
+        g3 = T.fx.symbolic_trace(checked)
+        line = next(ln for ln in g3.code.splitlines() if "_assert" in ln)
+        try:
+            g3(T.ones(3))
+            raised = None
+        except AssertionError as e:
+            raised = str(e)
+        return names, anchors, meta, line.split(";")[-1], raised, _np(g3(T.ones(2)))
+
+    names, anchors, meta, dead, raised, out = _each(case)
+    assert names == ["Named"] + ["GraphModule"] * 4
+    assert anchors == [("relu", "relu"), ("relu", "relu_1")]
+    assert meta[:3] == (["tensor_meta", "type"], "tuple", [3]) and meta[3].endswith("int64")
+    assert dead == "  eq = _assert = None" and raised == "bad batch"
+    np.testing.assert_allclose(out, [2.0, 2.0])

@@ -103,9 +103,10 @@ def test_shape_prop_records_real_shapes():
     perm = by_name["permute"].meta["tensor_meta"]
     assert tuple(perm.shape) == (2, 3, 3, 4) and perm.stride == real.permute(0, 2, 3, 1).stride()
     assert by_name["x"].meta["tensor_meta"].requires_grad is False
-    val = by_name["fc"].meta["val"]
-    assert isinstance(val, ember.Tensor) and tuple(val.shape) == (2, 5) and val.grad_fn is None
+    # torch's ShapeProp records no example values
+    assert "val" not in by_name["fc"].meta
     mx = by_name["max_1"].meta["tensor_meta"]
+    assert type(mx) is tuple  # torch's return_types structseqs come back as plain tuples
     assert tuple(mx[0].shape) == (2, 3, 3) and mx[1].dtype == ember.int64
     assert by_name["output"].meta["type"] is tuple
 

@@ -115,17 +115,27 @@ _SIZES = frozenset({"size", "numel", "nelement"})
 _TENSOR_PROPERTIES = frozenset("T mT H mH real imag data grad".split())
 
 
+_TABLES = []
+
+
 def _tables():
-    methods, props = {}, {}
-    for name, value in vars(_Tensor).items():
-        if isinstance(value, property):
-            props[id(value)] = name
-        elif callable(value):
-            methods[id(value)] = name
-    return methods, props
+    """(id -> method name, id -> property name) over Tensor's attributes, as the mode receives
+    them. Built on first use: ember's import wraps most methods (argument, sparse and complex
+    guards) after this module is loaded, and a table of the earlier objects misses them."""
+    if not _TABLES:
+        from ..overrides import tensor_attributes
 
-
-_METHODS, _PROPERTIES = _tables()
+        methods, props = {}, {}
+        for name, value in tensor_attributes().items():
+            if isinstance(value, property):
+                props[id(value)] = name
+            else:
+                # the guards' layers too (a layer may hand the mode the object it wraps)
+                while callable(value):
+                    methods[id(value)] = name
+                    value = getattr(value, "__wrapped__", None)
+        _TABLES.extend((methods, props))
+    return _TABLES
 
 
 def is_user_code(filename):
@@ -662,12 +672,11 @@ class Capture(TorchFunctionMode):
         if _C.is_grad_enabled() is not self.grad_enabled:
             self.graph_break("grad mode changed inside the function (no_grad / enable_grad)")
             return func(*_real(args), **_real(kwargs))
-        name = _METHODS.get(id(func))
-        if name is None and type(func).__name__ == "_SparseGuard":  # ember/sparse/_method_guards
-            name = _METHODS.get(id(func.__wrapped__))
+        methods, properties = _tables()
+        name = methods.get(id(func))
         prop = None
         if name is None and getattr(func, "__name__", None) == "__get__":
-            prop = _PROPERTIES.get(id(getattr(func, "__self__", None)))
+            prop = properties.get(id(getattr(func, "__self__", None)))
         try:
             if prop is not None:
                 return self._property(func, prop, args[0])

@@ -130,6 +130,14 @@ def _values_match(checks, outs):
     return True
 
 
+def _name_example_values(gm):
+    # A backend reads a node's value as torch's dynamo graphs hold it, meta['example_value']
+    # (the capture's meta['val'], a real value rather than torch's fake tensor).
+    for node in gm.graph.nodes:
+        if "val" in node.meta:
+            node.meta.setdefault("example_value", node.meta["val"])
+
+
 def _mutates(node):
     """A node that may change a tensor in place (its graph cannot simply be run twice)."""
     import operator
@@ -429,6 +437,7 @@ class _Cache:
 
     def _backend(self, gm, example):
         """The backend's callable for ``gm``, or None (a failure under suppress_errors)."""
+        _name_example_values(gm)
         try:
             return self.backend(gm, example)
         except Exception as e:
@@ -441,6 +450,7 @@ class _Cache:
     def _segment_backend(self, gm, example):
         """A segment's callable, or None where the backend fails on it: the function then keeps
         running eagerly, as it did before partial graphs (only a whole graph's failure raises)."""
+        _name_example_values(gm)
         try:
             return self.backend(gm, example)
         except Exception:  # noqa: BLE001 (any backend error: no segments, eager as before)

@@ -287,7 +287,7 @@ def python_code(graph, root_module="self", verbose=False):
         line = f"{n.name}{ann} = {em.expression(n, root_module)}"
         dead = [d.name for d in last_use.get(n, ()) if d.op != "output"]
         if not n.users:
-            dead.insert(0, n.name)
+            dead.append(n.name)
         if dead:
             line += ";  " + " = ".join(dead) + " = None"
         lineno_map[len(body)] = i

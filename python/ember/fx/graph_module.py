@@ -239,24 +239,25 @@ class GraphModule(Module):
 
     def __reduce__(self):
         d = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code", "_lineno_map")}
-        return (_rebuild_graph_module, (d, self._graph, type(self).__name__))
+        return (_rebuild_graph_module, (d, self._graph))
 
     def __deepcopy__(self, memo):
         res = GraphModule.__new__(type(self))
         memo[id(self)] = res
         d = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code", "_lineno_map")}
         res.__dict__.update(copy.deepcopy(d, memo))
-        type(res).__name__ = type(res).__qualname__ = type(self).__name__
         res.graph = copy.deepcopy(self._graph)
         return res
 
     def __copy__(self):
-        res = GraphModule(self, self._graph, type(self).__name__)
+        res = GraphModule(self, self._graph)
         res.meta = getattr(self, "meta", {})
         return res
 
 
-def _rebuild_graph_module(state, graph, class_name):
+def _rebuild_graph_module(state, graph, class_name="GraphModule"):
+    # Copies are named GraphModule whatever the original's class_name, as torch's are;
+    # class_name is kept for pickles written before.
     gm = GraphModule.__new__(GraphModule)
     gm.__dict__.update(state)
     type(gm).__name__ = type(gm).__qualname__ = class_name

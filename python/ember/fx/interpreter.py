@@ -261,5 +261,4 @@ class Transformer(Interpreter):
                 map_aggregate(result, lambda a: a.node if isinstance(a, Proxy) else a)
             )
         root = self.module if isinstance(self.module, Module) else Module()
-        name = type(self.module).__name__ if isinstance(self.module, GraphModule) else "GraphModule"
-        return GraphModule(root, self.new_graph, name)
+        return GraphModule(root, self.new_graph)

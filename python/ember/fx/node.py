@@ -43,7 +43,10 @@ def map_aggregate(a, fn):
     """
     if isinstance(a, tuple):
         t = tuple(map_aggregate(e, fn) for e in a)
-        return t if not hasattr(a, "_fields") else type(a)(*t)
+        # torch.return_types are structseqs, which torch rebuilds as plain tuples
+        if not hasattr(a, "_fields") or type(a).__module__ == "ember.return_types":
+            return t
+        return type(a)(*t)
     if isinstance(a, list):
         return immutable_list(map_aggregate(e, fn) for e in a)
     if isinstance(a, dict):

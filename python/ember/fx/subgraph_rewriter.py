@@ -20,8 +20,9 @@ __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with
 class Match(namedtuple("Match", "anchor nodes_map")):
     """Match(anchor, nodes_map)
 
-    One occurrence: ``anchor`` is the node of the graph matching the pattern's (last) output,
-    ``nodes_map`` maps each pattern node to the graph node it matched.
+    One occurrence: ``anchor`` is the pattern's node the match was found from (its first output
+    used only by the output, as torch's), ``nodes_map`` maps each pattern node to the graph node
+    it matched.
     """
 
     __slots__ = ()
@@ -38,9 +39,10 @@ class ReplacedPatterns(namedtuple("ReplacedPatterns", "anchor nodes_map replacem
 
 
 class InternalMatch:
-    """What a match filter receives: ``anchors`` (the graph nodes matching the pattern's
-    outputs), ``nodes_map`` (pattern node -> graph node), ``placeholder_nodes`` (the graph
-    values bound to the pattern's inputs) and ``returning_nodes``."""
+    """What a match filter receives: ``anchors`` (the pattern's output nodes used only by its
+    output, from which torch's matcher searches), ``nodes_map`` (pattern node -> graph node),
+    ``placeholder_nodes`` (the graph values bound to the pattern's inputs) and
+    ``returning_nodes``."""
 
     def __init__(self, anchors, nodes_map, placeholder_nodes, returning_nodes):
         self.anchors = anchors
@@ -72,6 +74,8 @@ class _Matcher:
         self.pattern = pattern
         self.placeholders = [n for n in pattern.nodes if n.op == "placeholder"]
         self.returns = _outputs(pattern)
+        out = next(n for n in pattern.nodes if n.op == "output")
+        self.anchors = [n for n in out.all_input_nodes if len(n.users) == 1]
 
     def match_at(self, anchor):
         self.map = {}
@@ -205,7 +209,7 @@ def _rewrite(
         if mapped & taken:
             continue
         internal = InternalMatch(
-            [found[r] for r in matcher.returns],
+            list(matcher.anchors),
             found,
             [found[p] for p in matcher.placeholders],
             [found[r] for r in matcher.returns],
@@ -216,7 +220,8 @@ def _rewrite(
         matches.append((node, found, internal))
     replaced = {}  # a node an earlier replacement removed -> the node that took its place
     done = []
-    for anchor, found, internal in matches:
+    anchor = matcher.anchors[0] if matcher.anchors else matcher.returns[-1]
+    for last, found, internal in matches:
         repl = callback(internal, graph, pattern_graph) if callback is not None else replacement
         repl_graph, repl_module = _as_graph(repl)
         repl_placeholders = [n for n in repl_graph.nodes if n.op == "placeholder"]
@@ -227,14 +232,14 @@ def _rewrite(
             )
         match = Match(anchor=anchor, nodes_map=found)
         new_nodes = _replace(
-            gm, graph, match, matcher, repl_graph, repl_placeholders, repl_module, replaced
+            gm, graph, match, last, matcher, repl_graph, repl_placeholders, repl_module, replaced
         )
         done.append(ReplacedPatterns(anchor, found, new_nodes))
     gm.recompile()
     return done
 
 
-def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_module, replaced):
+def _replace(gm, graph, match, last, matcher, repl_graph, repl_placeholders, repl_module, replaced):
     nm = match.nodes_map
     val_map = {
         r: replaced.get(nm[p], nm[p]) for r, p in zip(repl_placeholders, matcher.placeholders)
@@ -243,7 +248,7 @@ def _replace(gm, graph, match, matcher, repl_graph, repl_placeholders, repl_modu
     returned = [nm[r] for r in matcher.returns]
     order = {n: i for i, n in enumerate(graph.nodes)}
     users = [u for r in returned for u in r.users if u not in nm.values()]
-    point = min(users, key=order.__getitem__) if users else match.anchor
+    point = min(users, key=order.__getitem__) if users else last
     with graph.inserting_before(point):
         for rn in repl_graph.nodes:
             if rn.op == "placeholder":

@@ -1,10 +1,9 @@
 """ShapeProp: runs a GraphModule on example inputs and records each node's tensor metadata in
-``node.meta['tensor_meta']`` (as torch.fx's) and its example value in ``node.meta['val']``."""
+``node.meta['tensor_meta']`` and the type of its result in ``node.meta['type']``, as torch.fx's."""
 
 from collections import namedtuple
 
 from ... import _C
-from ...autograd.grad_mode import no_grad
 from ..interpreter import Interpreter
 from ..node import map_aggregate
 
@@ -52,8 +51,9 @@ class ShapeProp(Interpreter):
     """ShapeProp(gm)
 
     ``ShapeProp(gm).propagate(*example_inputs)`` runs ``gm`` and stores, on each node that
-    computes tensors, ``meta['tensor_meta']`` (TensorMetadata, or a structure of them) and
-    ``meta['val']`` (the value computed, detached), and ``meta['type']`` for every node.
+    computes tensors, ``meta['tensor_meta']`` (TensorMetadata, or a structure of them), and
+    ``meta['type']`` for every node. A node that fails raises RuntimeError naming it, from the
+    original error.
     """
 
     def __init__(self, gm):
@@ -64,7 +64,12 @@ class ShapeProp(Interpreter):
 
         Runs ``n`` and records what it computed in ``n.meta``.
         """
-        result = super().run_node(n)
+        try:
+            result = super().run_node(n)
+        except Exception as e:
+            raise RuntimeError(
+                f"ShapeProp error for: node={n.format_node()} with meta={n.meta}"
+            ) from e
         found = []
 
         def tensor_meta(obj):
@@ -76,16 +81,6 @@ class ShapeProp(Interpreter):
         meta = map_aggregate(result, tensor_meta)
         if found:
             n.meta["tensor_meta"] = meta
-
-            def detach(obj):
-                if isinstance(obj, _C.Tensor):
-                    with no_grad():
-                        return obj.detach()
-                return obj
-
-            n.meta["val"] = map_aggregate(result, detach)
-            if isinstance(result, list):
-                n.meta["val"] = list(n.meta["val"])
         n.meta["type"] = type(result)
         return result
 
