@@ -37,6 +37,7 @@ are not carried across segments: such a capture runs eagerly, as before."""
 
 from .. import _C
 from ..overrides import TorchFunctionMode
+from ..utils._pytree import _is_structseq_class
 
 _Tensor = _C.Tensor
 
@@ -45,10 +46,15 @@ class GiveUp(Exception):
     """Internal: the capture cannot be split into segments (the entry runs eagerly)."""
 
 
+def _named_sequence(t):
+    """A namedtuple or a return_types struct sequence: a tuple whose fields have names."""
+    return issubclass(t, tuple) and (hasattr(t, "_fields") or _is_structseq_class(t))
+
+
 def _leaves(value):
     if isinstance(value, _Tensor):
         yield value
-    elif type(value) in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+    elif type(value) in (tuple, list) or _named_sequence(type(value)):
         for v in value:
             yield from _leaves(v)
     elif type(value) is dict:
@@ -61,7 +67,7 @@ def _spec(value, slots):
     if isinstance(value, _Tensor):
         return ("s", next(slots))
     t = type(value)
-    if t in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+    if t in (tuple, list) or _named_sequence(t):
         return ("q", t, [_spec(v, slots) for v in value])
     if t is dict:
         return ("q", dict, [(k, _spec(v, slots)) for k, v in value.items()])
@@ -80,8 +86,8 @@ def _build(spec, values):
     items = [_build(s, values) for s in spec[2]]
     if t is list:
         return items
-    if t is tuple:
-        return tuple(items)
+    if t is tuple or _is_structseq_class(t):  # a return_types struct sequence takes one sequence
+        return t(items)
     return t(*items)
 
 
