@@ -36,7 +36,9 @@ void bind_operators(nb::module_& m) {
           "__mul__", [](const Tensor& a, const TL& b) { return mul(a, b.t); }, o, op,
           op_doc("__mul__", "self * other", "mul"))
       .def(
-          "__rmul__", [](const Tensor& a, const TL& b) { return mul(b.t, a); }, o, op,
+          // self first, as torch's: a float16/bfloat16 self reads a number in float then
+          // (Note [Opmath scalars] in ops/meta.h)
+          "__rmul__", [](const Tensor& a, const TL& b) { return mul(a, b.t); }, o, op,
           op_doc("__rmul__", "other * self", "mul"))
       .def(
           "__truediv__", [](const Tensor& a, const TL& b) { return true_divide(a, b.t); }, o, op,

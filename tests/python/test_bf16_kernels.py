@@ -210,3 +210,36 @@ def test_norms_with_float32_parameters_keep_the_input_dtype(norm):
     assert out.dtype == ember.bfloat16
     ref = calls[norm](x.float(), w, b)
     np.testing.assert_allclose(out.float().numpy(), ref.numpy(), rtol=2e-2, atol=3e-2)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_mul_and_div_read_a_second_scalar_in_float(dtype):
+    """torch's mul/div of a 16-bit tensor by a number or another dtype's 0-d tensor read it as
+    float and round once; a scalar first, add and sub round it to the tensor's dtype first."""
+    t = ember.tensor(RNG.randn(4000).astype(np.float32) * 100).to(getattr(ember, dtype))
+    wide = t.float()
+    for s in (0.1, 0.3, 1.7, 3.3):
+        once = {
+            "mul": (wide * s).to(t.dtype),
+            "div": (wide / s).to(t.dtype),
+        }
+        rounded = ember.tensor(s, dtype=t.dtype).item()
+        for name, got in (
+            ("mul", t * s),
+            ("mul", s * t),
+            ("mul", t.mul(ember.tensor(s))),
+            ("mul", t.clone().mul_(s)),
+            ("div", t / s),
+            ("div", t.clone().div_(ember.tensor(s, dtype=ember.float64))),
+        ):
+            assert ember.equal(got, once[name]), (name, s)
+        assert ember.equal(ember.tensor(s) * t, (wide * rounded).to(t.dtype))
+        assert ember.equal(t + s, (wide + rounded).to(t.dtype))
+
+
+def test_scalar_products_match_torch(torch):
+    x = RNG.randn(500).astype(np.float32) * 100
+    for dtype in ("bfloat16", "float16"):
+        e, t = ember.tensor(x).to(getattr(ember, dtype)), torch.tensor(x).to(getattr(torch, dtype))
+        for f in (lambda a: a * 0.1, lambda a: 0.3 * a, lambda a: a / 3.3, lambda a: a - 0.7):
+            np.testing.assert_array_equal(f(e).float().numpy(), f(t).float().numpy())

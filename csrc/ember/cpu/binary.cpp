@@ -75,11 +75,30 @@ void vector_fmod_loop(const TensorIter& it, F f) {
   });
 }
 
+// out = f(a, s) for a float16/bfloat16 `a` and a 0-d float `b` (Note [Opmath scalars] in
+// ops/meta.h): s read as float, the result rounded once.
+template <class F>
+void opmath_scalar_out(const char* name, Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  check_prepared(name, out, a.dtype(), {}, false);
+  const float s = *b.data_ptr<float>();
+  TensorIter it({&out, &a});
+  dispatch<type_bit(kHalf) | type_bit(kBFloat16)>(a.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    unary_loop<T, T, Isa::avx2>(it, [&](float x) { return f(x, s); });
+  });
+}
+
 // out = f(a, b), computed in a's dtype. `vec_fmod`: the floating dtypes follow
 // Note [torch's vectorized fmod].
 template <uint32_t Allowed, Out kind, bool vec_fmod = false, class F>
 Tensor& binary_out(const char* name, Tensor& out, const Tensor& a, const Tensor& b, F f) {
   const ScalarType ct = a.dtype();
+  if constexpr (kind == Out::Value && (Allowed & type_bit(kBFloat16))) {
+    if (b.dim() == 0 && b.dtype() == kFloat && (ct == kHalf || ct == kBFloat16)) {
+      opmath_scalar_out(name, out, a, b, f);
+      return out;
+    }
+  }
   check_prepared(name, out, ct, {&b}, kind == Out::Bool);
   TensorIter it({&out, &a, &b});
   dispatch<Allowed>(ct, name, [&](auto tag) {

@@ -6,6 +6,8 @@
 #include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 
+#include <string_view>
+
 namespace ember {
 
 // Defined in copy.cpp: bumps self's version after an in-place write, raising PyTorch's error when
@@ -68,24 +70,29 @@ constexpr DispatchKey kCPU = DispatchKey::CPU, kMeta = DispatchKey::Meta;
   _(gt, Bool)                          \
   _(ge, Bool)
 
-#define EMBER_STRUCTURED_BINARY(name, kind)                                        \
-  template <DispatchKey K>                                                         \
-  Tensor name##_structured(const Tensor& a, const Tensor& b) {                     \
-    return meta::binary_op<K>(#name, Result::kind, a, b,                           \
-                              [](const Tensor& x, const Tensor& y, Tensor& out) {  \
-                                meta::kernel(op::name##_out, K)(x, y, out);        \
-                              });                                                  \
-  }                                                                                \
-  template <DispatchKey K>                                                         \
-  Tensor& name##_structured_(Tensor& a, const Tensor& b) {                         \
-    return meta::binary_op_<K>(#name "_", Result::kind, a, b,                      \
-                               [](const Tensor& x, const Tensor& y, Tensor& out) { \
-                                 meta::kernel(op::name##_out, K)(x, y, out);       \
-                               });                                                 \
-  }                                                                                \
-  EMBER_REGISTER_KERNEL(op::name, CPU, name##_structured<kCPU>);                   \
-  EMBER_REGISTER_KERNEL(op::name, Meta, name##_structured<kMeta>);                 \
-  EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_structured_<kCPU>);               \
+// Note [Opmath scalars] in ops/meta.h
+constexpr bool opmath_scalar(std::string_view name) {
+  return name == "mul" || name == "true_divide";
+}
+
+#define EMBER_STRUCTURED_BINARY(name, kind)                                                \
+  template <DispatchKey K>                                                                 \
+  Tensor name##_structured(const Tensor& a, const Tensor& b) {                             \
+    return meta::binary_op<K, opmath_scalar(#name)>(                                       \
+        #name, Result::kind, a, b, [](const Tensor& x, const Tensor& y, Tensor& out) {     \
+          meta::kernel(op::name##_out, K)(x, y, out);                                      \
+        });                                                                                \
+  }                                                                                        \
+  template <DispatchKey K>                                                                 \
+  Tensor& name##_structured_(Tensor& a, const Tensor& b) {                                 \
+    return meta::binary_op_<K, opmath_scalar(#name)>(                                      \
+        #name "_", Result::kind, a, b, [](const Tensor& x, const Tensor& y, Tensor& out) { \
+          meta::kernel(op::name##_out, K)(x, y, out);                                      \
+        });                                                                                \
+  }                                                                                        \
+  EMBER_REGISTER_KERNEL(op::name, CPU, name##_structured<kCPU>);                           \
+  EMBER_REGISTER_KERNEL(op::name, Meta, name##_structured<kMeta>);                         \
+  EMBER_REGISTER_KERNEL(op::name##_, CPU, name##_structured_<kCPU>);                       \
   EMBER_REGISTER_KERNEL(op::name##_, Meta, name##_structured_<kMeta>);
 EMBER_STRUCTURED_BINARY_OPS(EMBER_STRUCTURED_BINARY)
 #undef EMBER_STRUCTURED_BINARY

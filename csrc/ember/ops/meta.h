@@ -132,10 +132,23 @@ typename Decl::Signature* kernel(const Decl&, DispatchKey k) {
   return reinterpret_cast<typename Decl::Signature*>(fn);
 }
 
+/// Note [Opmath scalars]: torch's mul and true_divide of a float16/bfloat16 tensor by a 0-d
+/// tensor of another dtype (a Python number among them) read that scalar as float, its opmath
+/// type, instead of rounding it to the tensor's dtype first (bfloat16 124 * 0.1 is 12.375, not
+/// 12.4375); the scalar first, and add and sub, round as the other ops do. The ops that do pass
+/// OpmathScalar: their out= kernel then gets such a `b` as a 0-d float tensor.
+template <bool OpmathScalar>
+Tensor cast_second(const Tensor& b, const Elementwise& m, DispatchKey k) {
+  const bool reduced = m.compute == ScalarType::Half || m.compute == ScalarType::BFloat16;
+  if (OpmathScalar && reduced && b.dim() == 0 && b.dtype() != m.compute)
+    return cast(b, ScalarType::Float, k);
+  return cast(b, m.compute, k);
+}
+
 /// The backend kernel of binary op `name` for key K: the step (and an op's own `check` of its
 /// result), then `run(a, b, out)` with the cast operands and the new output (not on Meta, where
 /// the step is the whole op).
-template <DispatchKey K, class Run, class Check = NoCheck>
+template <DispatchKey K, bool OpmathScalar = false, class Run, class Check = NoCheck>
 Tensor binary_op(const char* name, Result kind, const Tensor& a, const Tensor& b, Run run,
                  Check check = {}) {
   if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&a, &b});
@@ -143,7 +156,8 @@ Tensor binary_op(const char* name, Result kind, const Tensor& a, const Tensor& b
   check(m);
   if constexpr (K == DispatchKey::Meta) check_meta_dtype(name, m);
   Tensor out = empty_like_inputs(m.shape, m.result, {&a, &b}, device_of(K));
-  if constexpr (K != DispatchKey::Meta) run(cast(a, m.compute, K), cast(b, m.compute, K), out);
+  if constexpr (K != DispatchKey::Meta)
+    run(cast(a, m.compute, K), cast_second<OpmathScalar>(b, m, K), out);
   return out;
 }
 
@@ -170,7 +184,7 @@ Tensor& unary_op_(const char* name, Result kind, Tensor& self, Run run) {
 
 /// The in-place form: writes into self (through a temporary when the result's dtype differs
 /// from self's, e.g. a bool comparison into a float self).
-template <DispatchKey K, class Run, class Check = NoCheck>
+template <DispatchKey K, bool OpmathScalar = false, class Run, class Check = NoCheck>
 Tensor& binary_op_(const char* name, Result kind, Tensor& self, const Tensor& other, Run run,
                    Check check = {}) {
   if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&self, &other});
@@ -179,7 +193,7 @@ Tensor& binary_op_(const char* name, Result kind, Tensor& self, const Tensor& ot
   if constexpr (K == DispatchKey::Meta) check_meta_dtype(name, m);
   check_inplace(m, self, name);
   if constexpr (K != DispatchKey::Meta) {
-    Tensor cs = cast(self, m.compute, K), co = cast(other, m.compute, K);
+    Tensor cs = cast(self, m.compute, K), co = cast_second<OpmathScalar>(other, m, K);
     if (m.result == self.dtype()) {
       run(cs, co, self);
     } else {
