@@ -136,6 +136,18 @@ CASES = [
         "\"maximum_cpu\" not implemented for 'ComplexDouble'",
     ),
     (lambda T: T.ones(2).clamp_max_(T.zeros(1)), _ok([0.0, 0.0]), None),
+    # xlogy has no complex kernel: a complex operand (a number too) is refused, not truncated
+    (
+        lambda T: T.xlogy(T.tensor([1.0]), 2j),
+        _raises(NotImplementedError),
+        "\"xlogy_cpu\" not implemented for 'ComplexFloat'",
+    ),
+    (
+        lambda T: T.xlogy(2j, T.tensor([1.0], dtype=T.float64)),
+        _raises(NotImplementedError),
+        "\"xlogy_cpu\" not implemented for 'ComplexDouble'",
+    ),
+    (lambda T: T.xlogy(T.tensor([2.0, 0.0]), 3), _ok([math.log(9), 0.0]), None),
 ]
 
 

@@ -77,6 +77,8 @@ def xlogy(input, other):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = _t(input, other)
     dt = result_type(input, other)
+    if dt.is_complex:  # torch's kernel has no complex types (the imaginary part was dropped)
+        raise NotImplementedError(f"\"xlogy_cpu\" not implemented for '{scalar_type_name(dt)}'")
     dt = dt if dt.is_floating_point else get_default_dtype()
     input, other = (
         x.to(dt) if isinstance(x, Tensor) else full([], x, dtype=dt) for x in (input, other)
