@@ -148,6 +148,39 @@ CASES = [
         "\"xlogy_cpu\" not implemented for 'ComplexDouble'",
     ),
     (lambda T: T.xlogy(T.tensor([2.0, 0.0]), 3), _ok([math.log(9), 0.0]), None),
+    # reflect/replicate padding: an empty non-batch dim is refused; the 1-d kernels also refuse
+    # a width cropped below 1 (the 2-d ones return an empty result)
+    (
+        lambda T: T.nn.functional.pad(T.ones(2, 2), (-1, -1), mode="replicate"),
+        _raises(RuntimeError),
+        "input (W: 2) is too small. Calculated output W: 0",
+    ),
+    (
+        lambda T: T.nn.functional.pad(T.ones(1, 2, 3), (1, -5), mode="reflect"),
+        _raises(RuntimeError),
+        "input (W: 3) is too small. Calculated output W: -1",
+    ),
+    (
+        lambda T: T.nn.functional.pad(T.ones(1, 1, 2, 2), (-1, -1, 0, 0), mode="reflect").shape[-1],
+        _ok(0),
+        None,
+    ),
+    (
+        lambda T: T.nn.functional.pad(T.ones(2, 0, 3), (1, 1), mode="reflect"),
+        _raises(RuntimeError),
+        "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and other non-zero "
+        "dimensions for input, but got: [2, 0, 3]",
+    ),
+    (
+        lambda T: T.nn.functional.pad(T.ones(1, 0, 2, 2), (1, 1, 1, 1), mode="replicate"),
+        _raises(RuntimeError),
+        "Expected 3D or 4D (batch mode) tensor",
+    ),
+    (
+        lambda T: T.nn.functional.pad(T.ones(0, 2, 3), (1, 1), mode="replicate").shape[-1],
+        _ok(5),
+        None,
+    ),
 ]
 
 

@@ -417,11 +417,33 @@ def pad(input, pad, mode="constant", value=None):
         input = _C._autocast_cast(_C.float32, input)
     if mode == "constant" and isinstance(input, _C.Tensor) and input.is_quantized:
         return _quantized._constant_pad(input, _ints(pad), value)
+    if mode in ("reflect", "replicate") and isinstance(input, _C.Tensor):
+        _check_reflect_replicate(input, _ints(pad), mode)
     out = _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
     if mode in ("reflect", "replicate") and input.dtype == _C.bool:  # torch's kernels lack bool
         kind = "reflection" if mode == "reflect" else "replication"
         raise NotImplementedError(f"\"{kind}_pad{len(pad) // 2}d\" not implemented for 'Bool'")
     return out
+
+
+def _check_reflect_replicate(input, pad, mode):
+    """torch's reflection/replication kernels refuse an empty non-batch dim, and the 1-d ones a
+    width cropped below 1 by negative pads (the 2-d and 3-d ones return an empty result)."""
+    k = len(pad) // 2
+    if len(pad) % 2 or k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
+        return
+    if 0 in input.shape[-(k + 1) :]:
+        raise RuntimeError(
+            f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
+            f"other non-zero dimensions for input, but got: {list(input.shape)}"
+        )
+    width = input.shape[-1]
+    if k != 1 or (mode == "reflect" and max(pad) >= width):
+        return  # the 1-d reflection kernel's pad-size check comes first
+    if width + pad[0] + pad[1] < 1:
+        raise RuntimeError(
+            f"input (W: {width}) is too small. Calculated output W: {width + pad[0] + pad[1]}"
+        )
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
