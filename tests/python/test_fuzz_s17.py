@@ -181,6 +181,22 @@ CASES = [
         _ok(5),
         None,
     ),
+    # a wrong output_size count: each adaptive pool's own RuntimeError
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool2d(T.ones(1, 2, 4, 4), (1, 2, 3)),
+        _raises(RuntimeError),
+        "adaptive_avg_pool2d: output_size must be 2",
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_max_pool2d(T.ones(1, 2, 4, 4), (1,)),
+        _raises(RuntimeError),
+        "adaptive_max_pool2d(): internal error: output_size.size() must be 2",
+    ),
+    (
+        lambda T: T.nn.functional.adaptive_avg_pool1d(T.ones(1, 2, 4), (1, 2)),
+        _raises(RuntimeError),
+        "adaptive_avg_pool1d() argument 'output_size' should contain one int (got 2)",
+    ),
 ]
 
 
