@@ -77,6 +77,8 @@ def xlogy(input, other):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = _t(input, other)
     dt = result_type(input, other)
+    if dt.is_complex:  # torch's kernel has no complex types (the imaginary part was dropped)
+        raise NotImplementedError(f"\"xlogy_cpu\" not implemented for '{scalar_type_name(dt)}'")
     dt = dt if dt.is_floating_point else get_default_dtype()
     input, other = (
         x.to(dt) if isinstance(x, Tensor) else full([], x, dtype=dt) for x in (input, other)
@@ -342,12 +344,30 @@ def lerp_(self, end, weight):
     return self.copy_(lerp(self, end, weight))
 
 
+def _refuse_complex_bound(self, bound, kernel, inplace):
+    """torch refuses clamp_min/clamp_max of a complex tensor as clamp does for a number bound,
+    and through maximum's/minimum's kernel for a tensor bound (after the in-place shape check)."""
+    if not self.dtype.is_complex:
+        return
+    if not isinstance(bound, Tensor):
+        raise NotImplementedError("clamp is not supported for complex types")
+    shape = list(_C.broadcast_shapes(self.shape, bound.shape))
+    if inplace and shape != list(self.shape):
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape {shape}"
+        )
+    raise NotImplementedError(
+        f"\"{kernel}_cpu\" not implemented for '{scalar_type_name(self.dtype)}'"
+    )
+
+
 def clamp_min(self, min):
     """clamp_min(min) -> Tensor
 
     Clamps self from below at min."""
     if self.is_quantized:  # torch has no quantized kernel for it
         _C._quantized.check_bounds(self, "clamp_min", min, None)
+    _refuse_complex_bound(self, min, "maximum", False)
     return self.clamp(min=min)
 
 
@@ -357,6 +377,7 @@ def clamp_max(self, max):
     Clamps self from above at max."""
     if self.is_quantized:  # torch has no quantized kernel for it
         _C._quantized.check_bounds(self, "clamp_max", None, max)
+    _refuse_complex_bound(self, max, "minimum", False)
     return self.clamp(max=max)
 
 
@@ -366,6 +387,7 @@ def clamp_min_(self, min):
     In-place form of clamp_min()."""
     if self.is_quantized:  # torch has no quantized kernel for it
         _C._quantized.check_bounds(self, "clamp_min", min, None)
+    _refuse_complex_bound(self, min, "maximum", True)
     return self.clamp_(min=min)
 
 
@@ -375,6 +397,7 @@ def clamp_max_(self, max):
     In-place form of clamp_max()."""
     if self.is_quantized:  # torch has no quantized kernel for it
         _C._quantized.check_bounds(self, "clamp_max", None, max)
+    _refuse_complex_bound(self, max, "minimum", True)
     return self.clamp_(max=max)
 
 

@@ -128,8 +128,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return matrix_norm(input, "nuc", dim, keepdim, dtype=dtype)
     elif isinstance(p, str):
         raise RuntimeError(f"norm: unknown p '{p}'")
-    if dtype is not None:
-        # torch's norm with a dtype is linalg.vector_norm's, with its dtype checks
+    if dtype is not None or (input.numel() == 0 and float(p) < 0):
+        # torch's norm with a dtype is linalg.vector_norm's, with its dtype checks; so is its
+        # refusal of a negative p over an empty dim (no identity)
         from ..linalg import vector_norm
 
         return vector_norm(input, float(p), dim, keepdim, dtype=dtype)

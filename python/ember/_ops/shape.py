@@ -39,6 +39,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     The n-th forward difference along dim, after prepend and append are concatenated."""
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
     parts = [p if p.dim() else p.expand([1]) for p in (prepend,) if p is not None]
     parts += [input] + [a if a.dim() else a.expand([1]) for a in (append,) if a is not None]
     x = cat(parts, dim) if len(parts) > 1 else input

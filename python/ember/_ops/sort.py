@@ -43,6 +43,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """kthvalue(input, k, dim=None, keepdim=False) -> (Tensor, LongTensor)
 
     The k-th smallest element along dim with its index."""
+    _refuse_bool_rows(input, dim, "kthvalue_cpu")
     if isinstance(input, _C.Tensor) and input.dim() == 0 and input.dtype == _C.bool:
         # torch copies a 0-d input before its kernel's dtype dispatch, which lacks bool
         values, indices = _C._kthvalue(input.to(_C.uint8), k, dim, keepdim)
@@ -62,7 +63,21 @@ def median(input, dim=None, keepdim=False):
         if input.numel() == 0 and not (input.dtype.is_floating_point or input.dtype.is_complex):
             return _nan_as(input.dtype)
         return _C._median_all(input)
+    _refuse_bool_rows(input, dim, "median_out")
     return return_types.median(_C._median_dim(input, dim, keepdim))
+
+
+def _refuse_bool_rows(input, dim, kernel):
+    """torch's dim-wise median/kthvalue kernels lack bool: they refuse once dim is checked and
+    non-empty, even when another dim leaves no rows (an empty reduced dim is an IndexError)."""
+    if not isinstance(input, _C.Tensor) or input.dtype != _C.bool or not isinstance(dim, int):
+        return
+    if input.dim() == 0:
+        if dim in (-1, 0) and kernel != "kthvalue_cpu":  # kthvalue copies a 0-d input first
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        return
+    if -input.dim() <= dim < input.dim() and input.shape[dim] != 0:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _nan_as(dtype):
@@ -240,9 +255,9 @@ def nanmedian(input, dim=None, keepdim=False):
         and not (input.dtype.is_floating_point or input.dtype.is_complex)
     ):
         return _nan_as(input.dtype)  # before the dtype check: torch fills the empty result
-    if input.dtype == _C.bool and (dim is None or input.numel()):
-        kernel = "median_cpu" if dim is None else "median_out"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if input.dtype == _C.bool and dim is None and input.numel():
+        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+    _refuse_bool_rows(input, dim, "median_out")
     x = input.reshape(-1) if dim is None else input
     d = -1 if dim is None else dim
     if x.dim() == 0:

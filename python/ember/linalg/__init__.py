@@ -410,16 +410,17 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         tuple(range(x.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
     )
     _check_repeats_in_order("linalg.vector_norm", dims, x.dim())
-    if abs(ord) == math.inf and x.numel() == 0:  # max/min of nothing: no identity to return
+    if (ord < 0 or ord == math.inf) and x.numel() == 0:  # min, max, 1/sum(1/..): no identity
         if dim is None or (not isinstance(dim, int) and not tuple(dim)):
             raise RuntimeError(
-                "linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
-                "operation does not have an identity"
+                f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor because "
+                "the operation does not have an identity"
             )
         for d in dims:
             if -x.dim() <= d < x.dim() and x.shape[d] == 0:
                 raise RuntimeError(
-                    f"linalg.vector_norm cannot compute the inf norm on the dimension {d % x.dim()}"
+                    f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension "
+                    f"{d % x.dim()}"
                     "because this dimension is empty and the operation does not have an identity"
                 )
     if not dims:  # an empty dim list reduces every dim, as torch's
@@ -466,8 +467,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     shape = [1 if i in (d0, d1) else s for i, s in enumerate(A.shape)]
-    if A.numel() == 0 and (ord in (1, 2, math.inf) or math.prod(shape) == 0):
-        # torch's largest of nothing is 0 here; an empty batch has no matrices to reduce
+    negative = ord in (-1, -2, -math.inf)
+    if A.numel() == 0 and (ord in (1, 2, math.inf) or (math.prod(shape) == 0 and not negative)):
+        # torch's largest of nothing is 0 here; an empty batch has no matrices to reduce, though
+        # torch's smallest over an empty dim still refuses
         out = zeros(shape, dtype=_complex._real_of(A.dtype) if A.dtype.is_complex else A.dtype)
         return out if keepdim else out.squeeze((d0, d1))
     if ord == "fro":
@@ -479,11 +482,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return out
     if ord in (1, -1, math.inf, -math.inf):
-        # 1: largest column sum; inf: largest row sum.
+        # 1: largest column sum; inf: largest row sum. pick_dim counts the dims left after the
+        # sum, as torch's, so an empty one is named as torch names it
         sum_dim, pick_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
-        sums = A.abs().sum(sum_dim, keepdim=True)
-        out = sums.amax(pick_dim, keepdim=True) if ord > 0 else sums.amin(pick_dim, keepdim=True)
-        return out if keepdim else out.squeeze((d0, d1))
+        sums = A.abs().sum(sum_dim, keepdim=keepdim)
+        if not keepdim and sum_dim < pick_dim:
+            pick_dim -= 1
+        return sums.amax(pick_dim, keepdim) if ord > 0 else sums.amin(pick_dim, keepdim)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 

@@ -277,14 +277,21 @@ def avg_pool2d(
     )
 
 
-def _adaptive_size(input, output_size, nd):
-    """output_size as nd ints; None entries keep the input's size."""
+def _adaptive_size(input, output_size, nd, name):
+    """output_size as nd ints; None entries keep the input's size. A wrong count is refused
+    with the RuntimeError of torch's op `name` (each words it its own way)."""
     if nd > 1 and isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
         # torch's Python layer reads the input's sizes for the sequence form first
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     sizes = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * nd
     if len(sizes) != nd:
-        raise ValueError(f"output_size must have {nd} elements; got {output_size}")
+        if nd == 1:
+            message = f"{name}() argument 'output_size' should contain one int (got {len(sizes)})"
+        elif "max" in name:
+            message = f"{name}(): internal error: output_size.size() must be {nd}"
+        else:
+            message = f"{name}: output_size must be {nd}"
+        raise RuntimeError(message)
     return [
         int(input.shape[input.dim() - nd + i]) if s is None else int(s) for i, s in enumerate(sizes)
     ]
@@ -306,7 +313,7 @@ def adaptive_avg_pool1d(input, output_size):
     """adaptive_avg_pool1d(input, output_size) -> Tensor
 
     Adaptive 1-d average pooling to length output_size."""
-    sizes = _adaptive_size(input, output_size, 1)
+    sizes = _adaptive_size(input, output_size, 1, "adaptive_avg_pool1d")
     if isinstance(input, _C.Tensor) and input.is_quantized and input.dim() in (2, 3):
         # torch pools a quantized sequence as a 2-d image of height 1
         return _quantized._adaptive_avg_pool2d(input.unsqueeze(-2), [1] + sizes).squeeze(-2)
@@ -330,7 +337,7 @@ def adaptive_avg_pool2d(input, output_size):
 
     Adaptive 2-d average pooling to output_size (None keeps an input size)."""
     try:
-        sizes = _adaptive_size(input, output_size, 2)
+        sizes = _adaptive_size(input, output_size, 2, "adaptive_avg_pool2d")
         if isinstance(input, _C.Tensor) and input.is_quantized and input.dim() in (3, 4):
             return _quantized._adaptive_avg_pool2d(input, sizes)
         out = _empty_mean_pool(input, sizes) if isinstance(input, _C.Tensor) else None
@@ -353,7 +360,8 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     """adaptive_max_pool1d_with_indices(input, output_size, return_indices=False)
 
     adaptive_max_pool1d returning (values, indices)."""
-    return _nn.adaptive_max_pool1d(input, _adaptive_size(input, output_size, 1))
+    sizes = _adaptive_size(input, output_size, 1, "adaptive_max_pool1d")
+    return _nn.adaptive_max_pool1d(input, sizes)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
@@ -361,7 +369,8 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
     adaptive_max_pool2d returning (values, flat indices)."""
     try:
-        out = _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+        sizes = _adaptive_size(input, output_size, 2, "adaptive_max_pool2d")
+        out = _nn.adaptive_max_pool2d(input, sizes)
     except TypeError:
         _raise_if_not_tensor(input, "dim")
         raise
@@ -417,11 +426,33 @@ def pad(input, pad, mode="constant", value=None):
         input = _C._autocast_cast(_C.float32, input)
     if mode == "constant" and isinstance(input, _C.Tensor) and input.is_quantized:
         return _quantized._constant_pad(input, _ints(pad), value)
+    if mode in ("reflect", "replicate") and isinstance(input, _C.Tensor):
+        _check_reflect_replicate(input, _ints(pad), mode)
     out = _nn.pad(input, _ints(pad), mode, None if value is None else float(value))
     if mode in ("reflect", "replicate") and input.dtype == _C.bool:  # torch's kernels lack bool
         kind = "reflection" if mode == "reflect" else "replication"
         raise NotImplementedError(f"\"{kind}_pad{len(pad) // 2}d\" not implemented for 'Bool'")
     return out
+
+
+def _check_reflect_replicate(input, pad, mode):
+    """torch's reflection/replication kernels refuse an empty non-batch dim, and the 1-d ones a
+    width cropped below 1 by negative pads (the 2-d and 3-d ones return an empty result)."""
+    k = len(pad) // 2
+    if len(pad) % 2 or k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
+        return
+    if 0 in input.shape[-(k + 1) :]:
+        raise RuntimeError(
+            f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
+            f"other non-zero dimensions for input, but got: {list(input.shape)}"
+        )
+    width = input.shape[-1]
+    if k != 1 or (mode == "reflect" and max(pad) >= width):
+        return  # the 1-d reflection kernel's pad-size check comes first
+    if width + pad[0] + pad[1] < 1:
+        raise RuntimeError(
+            f"input (W: {width}) is too small. Calculated output W: {width + pad[0] + pad[1]}"
+        )
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
