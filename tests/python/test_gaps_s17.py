@@ -1,5 +1,6 @@
 """Gaps found in session 17, each checked against torch 2.13's behaviour on the CPU."""
 
+import numpy as np
 import pytest
 
 import ember
@@ -80,3 +81,82 @@ def test_sdpa_float32_mask_with_half_query():
     )
     assert out.dtype == ember.bfloat16
     assert ember.allclose(out.float(), ember.from_numpy(ref.float().numpy()), atol=2e-2)
+
+
+def _ldl_inputs():
+    rng = np.random.default_rng(0)
+    real = rng.standard_normal((3, 6, 6))
+    real[1] += real[1].T  # symmetric; the others use only their lower triangle
+    real[2, 0, 0] = 0.0  # a zero leading pivot forces a 2x2 block
+    cplx = rng.standard_normal((2, 5, 5)) + 1j * rng.standard_normal((2, 5, 5))
+    return real, cplx
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_ldl_factor_matches_torch(hermitian):
+    torch = pytest.importorskip("torch")
+    for arr in _ldl_inputs():
+        ours = ember.linalg.ldl_factor_ex(ember.from_numpy(arr), hermitian=hermitian)
+        ref = torch.linalg.ldl_factor_ex(torch.from_numpy(arr), hermitian=hermitian)
+        assert type(ours).__name__ == "linalg_ldl_factor_ex"
+        assert ours.pivots.dtype == ember.int32 and ours.LD.stride() == ref.LD.stride()
+        np.testing.assert_array_equal(ours.pivots.numpy(), ref.pivots.numpy())
+        np.testing.assert_array_equal(ours.info.numpy(), ref.info.numpy())
+        np.testing.assert_allclose(ours.LD.numpy(), ref.LD.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_ldl_solve_solves(hermitian):
+    for arr in _ldl_inputs():
+        below = np.tril(arr, -1)
+        diag = np.diagonal(arr, axis1=-2, axis2=-1)
+        # the matrix ldl_factor reads: the lower triangle mirrored (hetrf: real diagonal)
+        mirror = np.swapaxes(below, -1, -2)
+        full = below + (np.conj(mirror) if hermitian else mirror)
+        full = full + np.apply_along_axis(np.diag, -1, diag.real if hermitian else diag)
+        fac = ember.linalg.ldl_factor(ember.from_numpy(arr), hermitian=hermitian)
+        assert type(fac).__name__ == "linalg_ldl_factor" and fac.__match_args__ == ("LD", "pivots")
+        b = np.ones(arr.shape[:-1] + (2,), dtype=arr.dtype)
+        x = ember.linalg.ldl_solve(fac.LD, fac.pivots, ember.from_numpy(b), hermitian=hermitian)
+        np.testing.assert_allclose(full @ x.numpy(), b, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: ember.linalg.ldl_factor(ember.ones(3)), RuntimeError, "at least 2 dimensions"),
+        (lambda: ember.linalg.ldl_factor(ember.ones(2, 3)), RuntimeError, "are 2 by 3 matrices"),
+        (
+            lambda: ember.linalg.ldl_factor(ember.ones(2, 2, dtype=ember.int64)),
+            RuntimeError,
+            "floating point or complex tensor as input. Got Long",
+        ),
+        (
+            lambda: ember.linalg.ldl_factor(ember.ones(2, 2, dtype=ember.float16)),
+            NotImplementedError,
+            "\"ldl_factor_kernel_cpu\" not implemented for 'Half'",
+        ),
+        (
+            lambda: ember.linalg.ldl_factor(ember.zeros(2, 2)),
+            RuntimeError,
+            "torch.linalg.ldl_factor: Unknown error code: 1.",
+        ),
+        (
+            lambda: ember.linalg.ldl_solve(
+                ember.eye(2), ember.tensor([1, 2], dtype=ember.int32), ember.ones(3, 1)
+            ),
+            RuntimeError,
+            "each A matrix is 2 by 2 but each b matrix is 3 by 1",
+        ),
+    ],
+)
+def test_ldl_errors_as_torch(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+    assert str(info.value).startswith(("torch.linalg.ldl", "Incompatible", '"ldl'))
+
+
+def test_ldl_factor_ex_reports_singular_block():
+    out = ember.linalg.ldl_factor_ex(ember.zeros(3, 3))
+    assert out.info.item() == 1 and out.pivots.tolist() == [1, 2, 3]
