@@ -5,6 +5,7 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from ember.nn.attention import flex_attention
 
 _STEPS = "params and state_steps"
 
@@ -160,3 +161,59 @@ def test_ldl_errors_as_torch(call, error, message):
 def test_ldl_factor_ex_reports_singular_block():
     out = ember.linalg.ldl_factor_ex(ember.zeros(3, 3))
     assert out.info.item() == 1 and out.pivots.tolist() == [1, 2, 3]
+
+
+def _causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+@pytest.fixture(scope="module")
+def causal_blocks():
+    # ember's create_block_mask tiles; torch's own call compiles for seconds, so torch gets the
+    # same tiles through from_kv_blocks
+    bm = flex_attention.create_block_mask(_causal, 2, 3, 250, 384, BLOCK_SIZE=32, device="cpu")
+    return [t.tolist() for t in (bm.kv_num_blocks, bm.kv_indices)] + [
+        t.tolist() for t in (bm.full_kv_num_blocks, bm.full_kv_indices)
+    ]
+
+
+def _block_masks(lib, causal_blocks):
+    import importlib
+
+    fa = importlib.import_module(lib.__name__ + ".nn.attention.flex_attention")
+    blocks = [lib.tensor(t, dtype=lib.int32) for t in causal_blocks]
+    causal = fa.BlockMask.from_kv_blocks(
+        *blocks, BLOCK_SIZE=32, mask_mod=_causal, seq_lengths=(250, 384)
+    )
+    kvn = lib.tensor([[[1, 2], [0, 1]]], dtype=lib.int32)
+    kvi = lib.tensor([[[[0, 1], [1, 0]], [[0, 1], [1, 0]]]], dtype=lib.int32)
+    partial = fa.BlockMask.from_kv_blocks(kvn, kvi, BLOCK_SIZE=16)
+    both = fa.BlockMask.from_kv_blocks(
+        kvn, kvi, kvn, kvi, BLOCK_SIZE=(8, 4), seq_lengths=(10, 7), compute_q_blocks=False
+    )
+    return causal, partial, both
+
+
+def test_block_mask_str_repr_from_kv_blocks_as_torch(causal_blocks):
+    torch = pytest.importorskip("torch")
+    ours_all, refs = _block_masks(ember, causal_blocks), _block_masks(torch, causal_blocks)
+    for ours, ref in zip(ours_all, refs):
+        assert str(ours) == str(ref) and repr(ours) == repr(ref)
+        for kw in ({"grid_size": -1, "limit": 1}, {"grid_size": (3, 5), "limit": 8}):
+            assert ours.to_string(**kw) == ref.to_string(**kw)
+
+
+def test_block_mask_from_kv_blocks(causal_blocks):
+    causal, partial, both = _block_masks(ember, causal_blocks)
+    made = flex_attention.create_block_mask(_causal, 2, 3, 250, 384, BLOCK_SIZE=32)
+    assert str(causal) == str(made) and ember.equal(causal.q_indices, made.q_indices)
+    assert partial.shape == (1, 2, 32, 32) and partial.sparsity() == 50.0
+    assert partial.q_num_blocks.tolist() == [[[2, 1], [0, 1]]]
+    assert partial.to_dense().tolist() == [[[[1, 0], [1, 1]], [[0, 0], [0, 1]]]]
+    assert both.q_num_blocks is None and both.full_q_indices is None
+    assert both.shape == (1, 2, 10, 7) and both.BLOCK_SIZE == (8, 4)
+    BlockMask = flex_attention.BlockMask
+    with pytest.raises(RuntimeError, match="BlockMask must have at least 2 dimensions"):
+        BlockMask.from_kv_blocks(ember.tensor([1]), ember.tensor([1]))
+    with pytest.raises(AssertionError, match="must be both provided or omitted"):
+        BlockMask.from_kv_blocks(partial.kv_num_blocks, partial.kv_indices, partial.kv_num_blocks)
