@@ -1,5 +1,7 @@
 """Gaps found in session 17, each checked against torch 2.13's behaviour on the CPU."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -217,3 +219,28 @@ def test_block_mask_from_kv_blocks(causal_blocks):
         BlockMask.from_kv_blocks(ember.tensor([1]), ember.tensor([1]))
     with pytest.raises(AssertionError, match="must be both provided or omitted"):
         BlockMask.from_kv_blocks(partial.kv_num_blocks, partial.kv_indices, partial.kv_num_blocks)
+
+
+def test_pin_memory_without_accelerator():
+    t = ember.ones(3)
+    assert t.is_pinned() is False
+    with pytest.raises(RuntimeError, match="^Cannot access accelerator device when none is avail"):
+        t.pin_memory()
+    with pytest.warns(DeprecationWarning, match="argument 'device' of Tensor.is_pinned"):
+        assert t.is_pinned("cpu") is False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="^CPU device type not an accelerator.$"):
+            t.pin_memory("cpu")
+    # torch warns for pin_memory's argument, then for the is_pinned(device) it asks first
+    assert [(w.category, str(w.message).split(" of ")[1][:20]) for w in caught] == [
+        (DeprecationWarning, "Tensor.pin_memory() "),
+        (DeprecationWarning, "Tensor.is_pinned() i"),
+    ]
+    data = ember.utils.data
+    with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accel"):
+        loader = data.DataLoader(
+            data.TensorDataset(ember.arange(4.0)), batch_size=2, pin_memory=True
+        )
+    (batch,) = next(iter(loader))
+    assert batch.tolist() == [0.0, 1.0] and not batch.is_pinned()
