@@ -95,6 +95,8 @@ _FIELDS = {
     "linalg_eig": "eigenvalues eigenvectors",
     "linalg_eigh": "eigenvalues eigenvectors",
     "linalg_inv_ex": "inverse info",
+    "linalg_ldl_factor": "LD pivots",
+    "linalg_ldl_factor_ex": "LD pivots info",
     "linalg_lstsq": "solution residuals rank singular_values",
     "linalg_lu": "P L U",
     "linalg_lu_factor": "LU pivots",

@@ -258,8 +258,8 @@ FILL = {
     "swapaxes_": shape._geometry(lambda t, a, b: t.transpose(a, b)),
     "swapdims_": shape._geometry(lambda t, a, b: t.transpose(a, b)),
     "t_": shape._geometry(lambda t: t.t()),
-    "pin_memory": tensor._identity,
-    "is_pinned": tensor._false,
+    "pin_memory": tensor._pin_memory,
+    "is_pinned": tensor._is_pinned,
     "get_device": attributes.get_device,
     "register_post_accumulate_grad_hook": tensor._register_post_accumulate_grad_hook,
 }

@@ -448,15 +448,31 @@ def _register_post_accumulate_grad_hook(self, hook):
     return _RemovableHandle(box)
 
 
-def _identity(self, *args, **kwargs):
+def _warn_pin_device(method, device):
+    if device is not None:
+        warnings.warn(
+            f"The argument 'device' of Tensor.{method}() is deprecated. Please do not pass this "
+            "argument.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+
+def _pin_memory(self, device=None):
     """pin_memory() -> Tensor
 
-    ember has no pinned memory: returns self."""
-    return self
+    Pinned memory is an accelerator's: the CPU-only build has none, so this raises as torch's
+    CPU build does."""
+    _warn_pin_device("pin_memory", device)
+    _warn_pin_device("is_pinned", device)  # torch asks is_pinned(device) first
+    if device is not None and _device_type(device).type == "cpu":
+        raise RuntimeError("CPU device type not an accelerator.")
+    raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
-def _false(self, *args, **kwargs):
+def _is_pinned(self, device=None):
     """is_pinned() -> bool
 
-    ember has no pinned memory: always False."""
+    False: the CPU-only build has no pinned memory."""
+    _warn_pin_device("is_pinned", device)
     return False

@@ -32,11 +32,15 @@ from ._functions import (
     _solve_triangular,
     _svd,
 )
+from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ._lu import lu, lu_solve
 
 __all__ = [
     "LinAlgError",
     "householder_product",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "tensorinv",
     "tensorsolve",
     "inv",

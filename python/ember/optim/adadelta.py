@@ -22,6 +22,8 @@ class Adadelta(_FusedOptimizer):
 
     Adadelta (Zeiler, 2012): per-coordinate steps from running averages of g² and Δx²."""
 
+    _capturable_paths = (("params and state_steps", False), ("params and state_steps", False))
+
     def __init__(
         self,
         params,

@@ -37,6 +37,11 @@ class NAdam(_FusedOptimizer):
 
     Adam with Nesterov momentum (Dozat, 2016), with torch's momentum-decay schedule."""
 
+    _capturable_paths = (
+        ("params, mu_products and state_steps", True),
+        ("params, mu_products, and state_steps", False),
+    )
+
     _load_defaults = {
         "decoupled_weight_decay": False,
         "maximize": False,

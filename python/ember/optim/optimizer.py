@@ -452,6 +452,21 @@ class _FusedOptimizer(Optimizer):
 
     _load_defaults = {}
 
+    # capturable=True is for CUDA-graph capture: torch refuses it at step() for parameters on
+    # the CPU. Per (single-tensor, foreach) path: the state tensors its message names, and
+    # whether that path accepts xla devices (torch's lists differ by optimizer and path).
+    _capturable_paths = (("params and state_steps", True), ("params and state_steps", False))
+
+    def _check_capturable(self, group, params):
+        if not group.get("capturable"):
+            return
+        names, xla = self._capturable_paths[bool(group.get("foreach"))]
+        supported = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if xla else [])
+        if any(p.device.type not in supported for p in params):
+            raise AssertionError(
+                f"If capturable=True, {names} must be on supported devices: {supported}."
+            )
+
     def __setstate__(self, state):
         super().__setstate__(state)
         # 'step' counters saved as numbers become tensors, as torch's optimizers keep them.
@@ -471,6 +486,7 @@ class _FusedOptimizer(Optimizer):
                 loss = closure()
         for group in self.param_groups:
             params, grads, sparse = self._params_with_grad(group)
+            self._check_capturable(group, params)
             if params and self._complex_as_real and any(p.is_complex() for p in params):
                 self._update_complex_group(group, params, grads)
             elif params:

@@ -12,6 +12,8 @@ class RMSprop(_FusedOptimizer):
 
     RMSprop (Hinton), optionally centered and with momentum."""
 
+    _capturable_paths = (("params and state_steps", True), ("params and state_steps", True))
+
     _load_defaults = {
         "momentum": 0,
         "centered": False,

@@ -15,6 +15,8 @@ class Rprop(_FusedOptimizer):
 
     Resilient backpropagation: per-weight step sizes grown or shrunk by the gradient's sign."""
 
+    _capturable_paths = (("params and state_steps", True), ("params and state_steps", True))
+
     _load_defaults = {
         "maximize": False,
         "foreach": None,
@@ -82,6 +84,11 @@ class ASGD(_FusedOptimizer):
 
     Averaged SGD (Polyak and Juditsky): SGD with a decaying rate, plus a running average `ax`
     of the iterates from step t0 on."""
+
+    _capturable_paths = (
+        ("params, mus, etas, and state_steps", True),
+        ("params, mus, etas, and state_steps", False),
+    )
 
     _load_defaults = {
         "maximize": False,

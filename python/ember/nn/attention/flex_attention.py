@@ -10,6 +10,7 @@ torch's block bookkeeping (partial and full blocks per query block) for shape, s
 to_dense(); the attention itself applies mask_mod to every score."""
 
 import inspect
+import itertools
 import math
 from typing import NamedTuple
 
@@ -118,6 +119,11 @@ def _dense_to_ordered(dense):
     return num_blocks, indices
 
 
+def _transpose_ordered(num_blocks, indices):
+    """The q-major (num_blocks, indices) of kv-major ones, and the other way round."""
+    return _dense_to_ordered(_ordered_to_dense(num_blocks, indices).transpose(-2, -1).bool())
+
+
 def _ordered_to_dense(num_blocks, indices):
     cols = indices.shape[-1]
     keep = arange(cols).view(*([1] * (indices.dim() - 1)), cols) < num_blocks.unsqueeze(-1)
@@ -131,16 +137,42 @@ class BlockMask:
     (full_kv_num_blocks / full_kv_indices), with the q-major transposes, as torch's."""
 
     def __init__(self, seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks,
-                 full_kv_indices, BLOCK_SIZE, mask_mod):  # fmt: skip
+                 full_kv_indices, BLOCK_SIZE, mask_mod, compute_q_blocks=True):  # fmt: skip
         self.seq_lengths = tuple(seq_lengths)
         self.kv_num_blocks, self.kv_indices = kv_num_blocks, kv_indices
         self.full_kv_num_blocks, self.full_kv_indices = full_kv_num_blocks, full_kv_indices
-        dense = _ordered_to_dense(kv_num_blocks, kv_indices).transpose(-2, -1)
-        self.q_num_blocks, self.q_indices = _dense_to_ordered(dense.bool())
-        full = _ordered_to_dense(full_kv_num_blocks, full_kv_indices).transpose(-2, -1)
-        self.full_q_num_blocks, self.full_q_indices = _dense_to_ordered(full.bool())
+        self.q_num_blocks = self.q_indices = self.full_q_num_blocks = self.full_q_indices = None
+        if compute_q_blocks:
+            self.q_num_blocks, self.q_indices = _transpose_ordered(kv_num_blocks, kv_indices)
+            if full_kv_num_blocks is not None:
+                self.full_q_num_blocks, self.full_q_indices = _transpose_ordered(
+                    full_kv_num_blocks, full_kv_indices
+                )
         self.BLOCK_SIZE = BLOCK_SIZE
         self.mask_mod = mask_mod
+
+    @classmethod
+    def from_kv_blocks(cls, kv_num_blocks, kv_indices, full_kv_num_blocks=None,
+                       full_kv_indices=None, BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE,
+                       mask_mod=None, seq_lengths=None, compute_q_blocks=True, **_):  # fmt: skip
+        """A BlockMask from its kv-major tiles (the q-major ones are derived); without
+        seq_lengths the sequences are taken to fill their last blocks. The dq_* scheduling
+        options of torch's GPU kernel are accepted and have no use on the CPU."""
+        if kv_indices.dim() < 2:
+            raise RuntimeError("BlockMask must have at least 2 dimensions")
+        if (full_kv_num_blocks is None) != (full_kv_indices is None):
+            raise AssertionError(
+                "full_kv_num_blocks and full_kv_indices must be both provided or omitted"
+            )
+        if isinstance(BLOCK_SIZE, int):
+            BLOCK_SIZE = (BLOCK_SIZE, BLOCK_SIZE)
+        if seq_lengths is None:
+            seq_lengths = (
+                kv_indices.shape[-2] * BLOCK_SIZE[0],
+                kv_indices.shape[-1] * BLOCK_SIZE[1],
+            )
+        return cls(seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices,
+                   BLOCK_SIZE, mask_mod or noop_mask, compute_q_blocks)  # fmt: skip
 
     @property
     def shape(self):
@@ -152,14 +184,60 @@ class BlockMask:
 
     def sparsity(self):
         """The percentage of tiles that need no computation."""
-        computed = self.kv_num_blocks.sum().item() + self.full_kv_num_blocks.sum().item()
+        computed = self.kv_num_blocks.sum().item()
+        if self.full_kv_num_blocks is not None:
+            computed += self.full_kv_num_blocks.sum().item()
         computed_size = computed * self.BLOCK_SIZE[0] * self.BLOCK_SIZE[1]
         return 100 * (1 - computed_size / self.numel())
 
     def to_dense(self):
         """The (B, H, query blocks, key blocks) int32 map of tiles that are computed."""
         partial = _ordered_to_dense(self.kv_num_blocks, self.kv_indices)
+        if self.full_kv_num_blocks is None:
+            return partial
         return partial | _ordered_to_dense(self.full_kv_num_blocks, self.full_kv_indices)
+
+    def to_string(self, grid_size=(20, 20), limit=4):
+        """A picture of the computed tiles per (batch, head), at most grid_size characters
+        pairs a side (-1: one per tile): full cells █, partly computed ░, skipped blank."""
+        dense = self.to_dense()
+        *batch_dims, rows, cols = dense.shape
+        if grid_size == -1:
+            max_rows, max_cols = rows, cols
+        elif isinstance(grid_size, int):
+            max_rows = max_cols = grid_size
+        else:
+            max_rows, max_cols = grid_size
+        row_step = max(1, -(-rows // max_rows))
+        col_step = max(1, -(-cols // max_cols))
+
+        def picture(batch_idx):
+            grid = dense[batch_idx]
+            lines = [f"{batch_idx}"]
+            for r in range(0, rows, row_step):
+                line = ""
+                for c in range(0, cols, col_step):
+                    share = grid[r : r + row_step, c : c + col_step].float().mean().item()
+                    line += ("█" if share == 1 else " " if share == 0 else "░") * 2
+                lines.append(line)
+            return "\n".join(lines) + "\n"
+
+        parts = []
+        for i, batch_idx in enumerate(itertools.product(*(range(n) for n in batch_dims))):
+            if i == limit:
+                parts += [
+                    "...",
+                    "To print out more, set BlockMask.to_string(limit=N)",
+                    "You can also index (BlockMask[batch, head]) to choose a specific batch or "
+                    "head",
+                ]
+                break
+            parts.append(picture(batch_idx))
+        return "\n".join(parts)
+
+    def __str__(self):
+        head = f"BlockMask(shape={self.shape}, sparsity={self.sparsity():.2f}%, \n"
+        return head + self.to_string().strip() + "\n)"
 
     def __repr__(self):
         def shape_or_none(x):

@@ -5,6 +5,7 @@ import sys
 import warnings
 
 from ... import _C
+from ..._argparse import _CPP_NAMES
 from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._C import (
@@ -306,6 +307,8 @@ def scaled_dot_product_attention(
         if is_causal:
             raise ValueError("CausalBias should not be used with causal=True")
         attn_mask = attn_mask._materialize(query.device)
+    if attn_mask is not None:
+        _check_sdpa_mask_dtype(attn_mask, query)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
@@ -316,10 +319,11 @@ def scaled_dot_product_attention(
         keep = ones(L, S, dtype=_C.bool, device=query.device).tril(0)
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     if attn_mask is not None:
+        _check_sdpa_mask_shape(attn_mask, scores)
         if attn_mask.dtype == _C.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
-            scores = scores + attn_mask
+            scores = scores + attn_mask.to(scores.dtype)
     # A fully masked row attends to nothing: torch returns zeros there (its "safe softmax"), and the
     # row is neutralised before the softmax so no NaN reaches the gradients.
     dead = (scores == float("-inf")).all(dim=-1, keepdim=True)
@@ -327,6 +331,30 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         attn = F.dropout(attn, dropout_p, training=True)
     return matmul(attn, value)
+
+
+def _check_sdpa_mask_dtype(attn_mask, query):
+    # torch takes a boolean mask, a float32 one whatever the query's dtype, or the query's dtype
+    if attn_mask.dtype not in (_C.bool, _C.float32, query.dtype):
+        raise RuntimeError(
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {_CPP_NAMES.get(str(attn_mask.dtype).rpartition('.')[2])} and  "
+            f"query.dtype: {_CPP_NAMES.get(str(query.dtype).rpartition('.')[2])} instead."
+        )
+
+
+def _check_sdpa_mask_shape(attn_mask, scores):
+    """torch reads the mask's (L, S) sizes and adds it to the scores in place: a mask of under
+    two dims, or of more dims than the scores, is refused with those steps' errors."""
+    if attn_mask.dim() == 0:
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions")
+    if attn_mask.dim() == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    if attn_mask.dim() > scores.dim():
+        shape = list(_C.broadcast_shapes(scores.shape, attn_mask.shape))
+        raise RuntimeError(
+            f"output with shape {list(scores.shape)} doesn't match the broadcast shape {shape}"
+        )
 
 
 def _none_or_dtype(input):
