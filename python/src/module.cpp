@@ -128,7 +128,13 @@ bool scalar_from_python(nb::handle h, Scalar& out) {
   Tensor* t = nullptr;
   if (nb::try_cast<Tensor*>(h, t) && t) {
     if (t->numel() != 1) return false;
-    out = t->item();
+    // Callers are noexcept type casters: a tensor item() refuses (complex, meta) is no Scalar,
+    // and the call then fails as one with the wrong argument types does.
+    try {
+      out = t->item();
+    } catch (const std::exception&) {
+      return false;
+    }
     return true;
   }
   // numpy scalars and other number-likes.

@@ -207,3 +207,17 @@ def test_sweep_case_matches_torch(fn, want, message):
         with pytest.raises(Exception) as info:
             fn(ember)
         assert message in str(info.value)
+
+
+def test_scalar_arguments_from_unreadable_tensors_never_abort():
+    # A 0-d complex or meta tensor where a number is expected used to end the process (an
+    # exception thrown through a noexcept argument converter). torch casts the complex value
+    # (dropping the imaginary part, with a warning); ember refuses the argument for now.
+    z = ember.zeros(2)
+    for value in (ember.tensor(1j), ember.tensor(1.0, device="meta")):
+        try:
+            out = z.fill_(value)
+        except TypeError as e:
+            assert "fill_" in str(e)
+        else:
+            assert ember.equal(out, ember.zeros(2))
