@@ -32,7 +32,6 @@ from ._functions import (
     _solve_triangular,
     _svd,
 )
-from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ._lu import lu, lu_solve
 
 __all__ = [
@@ -683,3 +682,19 @@ def _norm_name(args, kwargs):
 
 vector_norm = _names.named(vector_norm, "LinalgVectorNormBackward0")
 norm = _names.named(norm, _norm_name)
+
+
+# The LDL factorization runs over numpy, which `import ember` leaves unloaded until used.
+_LAZY = ("ldl_factor", "ldl_factor_ex", "ldl_solve")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from . import _ldl
+
+        return getattr(_ldl, name)
+    raise AttributeError(f"module 'ember.linalg' has no attribute '{name}'")
