@@ -274,6 +274,41 @@ def test_module_input_checks(net):
         ep(ember.randn(2, 3, 8, 8))
 
 
+class _Twice(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@pytest.mark.parametrize("bounds", [{"min": 2, "max": 64}, {"min": 4}, {}])
+def test_module_dim_range_guards_as_torch(bounds):
+    """A lower bound of 2 or less guards nothing (sizes 0 and 1 run), a higher one and an upper
+    bound raise torch's one-line messages."""
+    torch = _torch()
+
+    def outcome(module, lib, n):
+        try:
+            return tuple(module(lib.randn(n, 4)).shape)
+        except AssertionError as e:
+            return str(e)
+
+    ep = export(_Twice(), (ember.randn(5, 4),), dynamic_shapes={"x": {0: Dim("b", **bounds)}})
+    theirs = torch.export.export(
+        _torch_twice(torch)(),
+        (torch.randn(5, 4),),
+        dynamic_shapes={"x": {0: torch.export.Dim("b", **bounds)}},
+    )
+    for n in (0, 1, 3, 65):
+        assert outcome(ep.module(), ember, n) == outcome(theirs.module(), torch, n)
+
+
+def _torch_twice(torch):
+    class Twice(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    return Twice
+
+
 # -- the program's parts ---------------------------------------------------------------------------
 
 

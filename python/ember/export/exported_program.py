@@ -513,17 +513,15 @@ class _ExportedModule(Module):
         for d, size in enumerate(shape):
             got = value.size(d)
             if isinstance(size, int) and got != size:
-                raise GuardError(
-                    f"Guard failed: {name}.size()[{d}] == {size} (expected input at "
-                    f"{name}.shape[{d}] to be equal to {size}, but got {got})"
-                )
+                raise GuardError(f"Guard failed: {name}.size()[{d}] == {size}")
             if isinstance(size, str):
                 lo, hi = self._program._range_constraints.get(size, (0, None))
-                if got < lo or (hi is not None and got > hi):
-                    raise GuardError(
-                        f"Guard failed: {lo} <= {name}.size()[{d}] <= {hi} (expected input at "
-                        f"{name}.shape[{d}] to be in [{lo}, {hi}] (Dim '{size}'), but got {got})"
-                    )
+                # As torch's: a lower bound of 2 or less is no guard (0 and 1 are only kept
+                # out of tracing, where they would specialize), so sizes 0 and 1 still run.
+                if lo > 2 and got < lo:
+                    raise GuardError(f"Guard failed: {name}.size()[{d}] >= {lo}")
+                if hi is not None and got > hi:
+                    raise GuardError(f"Guard failed: {name}.size()[{d}] <= {hi}")
                 root, a, b = _parse_dim(size)
                 if (got - b) % a:
                     raise GuardError(
