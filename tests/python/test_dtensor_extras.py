@@ -205,7 +205,7 @@ print("SHAPES OK")
 
 # norms over a sharded dim leave torch's _NormPartial(p) (its pieces' norms, reduced as p-th
 # powers summed then the root); embedding over a row-sharded table leaves _MaskPartial;
-# __setitem__ writes each rank's piece
+# __setitem__ writes each rank's piece; zeros_like & co. keep the layout
 NORMS = """
 la = import_module(M.__name__ + ".linalg")
 inf = float("inf")
@@ -234,6 +234,19 @@ check("norm partial stack", M.stack([npart, npart]), M.stack([la.vector_norm(xn,
 check("norm partial * 2", npart * 2, la.vector_norm(xn, 3, dim=0) * 2, (R,))
 check("normalize", F.normalize(xn0, dim=0), F.normalize(xn, dim=0), (S0,))
 check("normalize other dim", F.normalize(xn0, p=3, dim=1), F.normalize(xn, p=3, dim=1), (S0,))
+check("dist", M.dist(xn0, xn0 * 0, 3), M.dist(xn, xn * 0, 3), (npart.placements[0],))
+
+# zeros_like and its kin keep the layout (a Partial input gives Replicate); isclose is
+# elementwise; count_nonzero reduces like sum
+check("zeros_like", M.zeros_like(xn0), M.zeros_like(xn), (S0,))
+check("full_like", M.full_like(xn0, 3, dtype=M.int64), M.full_like(xn, 3, dtype=M.int64), (S0,))
+check("ones_like partial", M.ones_like(p), M.ones_like(x), (R,))
+assert M.empty_like(xn0).placements == (S0,)
+assert M.empty_like(xn0).to_local().shape == xn0.to_local().shape
+check("isclose", M.isclose(xn0, xn0 + 1e-9), M.isclose(xn, xn + 1e-9), (S0,))
+check("count_nonzero", M.count_nonzero(xn0 > 0), M.count_nonzero(xn > 0), (Partial(),))
+check("count_nonzero dim", M.count_nonzero(xn0 > 0, dim=-1), M.count_nonzero(xn > 0, dim=-1),
+      (S0,))
 if not AGAINST_TORCH:  # torch 2.13 keeps _NormPartial through sum and gets the wrong value
     check("norm partial sum", npart.sum(), la.vector_norm(xn, 3, dim=0).sum(), (R,))
 

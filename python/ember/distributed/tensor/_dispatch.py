@@ -143,7 +143,7 @@ _RULES = {}
 def _register():
     for n in _ELEMENTWISE:
         _RULES[n] = _elementwise
-    for n in ("sum", "mean", "amax", "amin", "max", "min", "prod", "any", "all"):
+    for n in ("sum", "mean", "amax", "amin", "max", "min", "prod", "any", "all", "count_nonzero"):
         _RULES[n] = _reduction
     for n in ("mm", "matmul", "bmm", "__matmul__", "__rmatmul__", "linear", "addmm"):
         _RULES[n] = _matmul

@@ -61,7 +61,7 @@ _ELEMENTWISE = (
         relu_ sigmoid_ tanh_ exp_ clamp_ clamp_min_ clamp_max_ masked_fill_ pow_ __ipow__
         fill_ zero_ copy_ abs_ neg_ sqrt_ lerp_ addcmul_ addcdiv_ detach_ nan_to_num_ square_
         atan2 hypot xlogy logaddexp sinh cosh tan asin acos atan asinh acosh atanh erfinv
-        sigmoid_ silu_ gelu_ hardtanh_ leaky_relu_ elu_""".split()
+        sigmoid_ silu_ gelu_ hardtanh_ leaky_relu_ elu_ isclose""".split()
     )
 )
 
@@ -187,6 +187,7 @@ _PARTIAL_OF = {
     "prod": "product",
     "any": "sum",
     "all": "product",
+    "count_nonzero": "sum",
 }
 
 

@@ -1,5 +1,5 @@
-"""Sharding rules of vector norms (linalg.vector_norm, linalg.norm, Tensor.norm / torch.norm)
-and F.normalize (_dispatch.py routes to them).
+"""Sharding rules of vector norms (linalg.vector_norm, linalg.norm, Tensor.norm / torch.norm),
+dist and F.normalize (_dispatch.py routes to them).
 
 A p-norm over a sharded dim leaves torch's placements: each rank's norm of its piece, as
 _NormPartial(p) (inf: Partial("max"), -inf: Partial("min"), 0: Partial("sum")), reduced only
@@ -157,4 +157,11 @@ def _normalize(func, name, args, kwargs):
     return _elementwise(_orig("div"), "div", (x, n), {})
 
 
-RULES = {"vector_norm": _norm, "norm": _norm, "normalize": _normalize}
+def _dist(func, name, args, kwargs):
+    """dist(input, other, p=2): the p-norm of their difference."""
+    diff = _elementwise(_orig("sub"), "sub", (args[0], args[1]), {})
+    p = _arg(args, kwargs, 2, "p", 2)
+    return _norm(_orig("vector_norm", _linalg()), "vector_norm", (diff, p), {})
+
+
+RULES = {"vector_norm": _norm, "norm": _norm, "normalize": _normalize, "dist": _dist}
