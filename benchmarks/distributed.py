@@ -12,7 +12,8 @@ Prints, for each library:
   and a lone all_reduce of all the gradients: when communication overlaps backward, the DDP step
   costs less than step + all_reduce ("overlap" is the share of the all_reduce hidden).
 - an FSDP2 (fully_shard) training step of a small transformer (4 blocks, d=256, AdamW) and
-  its per-rank parameter bytes (the local shards) and peak RSS, beside the same model unsharded;
+  its per-rank parameter bytes (the local shards) and peak RSS, beside the same model unsharded,
+  and clip_grad_norm_ of its sharded gradients;
 - a tensor-parallel step (ColwiseParallel + RowwiseParallel) of an MLP 1024-4096-1024.
 Ratios are ember/torch (lower is better for times, higher for bandwidth).
 """
@@ -111,6 +112,11 @@ def worker_sharded(lib, dist, min_time):
 
         res[label] = _fixed(lib, dist, step, min_time * 3)
         if label == "fsdp":
+            # the DTensor gradients' total norm (each shard's norm partial, reduced once)
+            params = list(model.parameters())
+            res["clip"] = _fixed(
+                lib, dist, lambda: lib.nn.utils.clip_grad_norm_(params, 1.0), min_time
+            )
             local = [p.to_local() for p in model.parameters()]
             res["param_bytes"] = sum(t.numel() * t.element_size() for t in local)
             res["full_param_bytes"] = full_bytes
@@ -305,6 +311,7 @@ def _print_sharded(e, t, n, threads):
     rows = [
         ("transformer step, unsharded (per rank)", "local", 1e3),
         ("transformer step, fully_shard", "fsdp", 1e3),
+        ("clip_grad_norm_ of the fully_shard grads", "clip", 1e3),
         ("TP MLP 1024-4096-1024 step", "tp", 1e3),
     ]
     for label, key, scale in rows:

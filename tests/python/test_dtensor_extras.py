@@ -1,6 +1,7 @@
 """DTensor factories, experimental.local_map / implicit_replication, parallel.loss_parallel, and
 the sharding of the operators that join, split, select or rearrange elements and of the
-reductions whose result is Partial, in 2 real processes (one spawn), against single-process
+reductions whose result is Partial, norms (_NormPartial), embedding over a row-sharded table
+(_MaskPartial) and __setitem__, in 2 real processes (one spawn), against single-process
 references (and torch, with EMBER_TEST_AGAINST=torch)."""
 
 from _dist_util import run_workers
@@ -202,7 +203,145 @@ print("SHAPES OK")
 """
 
 
+# norms over a sharded dim leave torch's _NormPartial(p) (its pieces' norms, reduced as p-th
+# powers summed then the root); embedding over a row-sharded table leaves _MaskPartial;
+# __setitem__ writes each rank's piece; zeros_like & co. keep the layout
+NORMS = """
+la = import_module(M.__name__ + ".linalg")
+inf = float("inf")
+xn = M.randn(5, 4)
+xn0 = D(xn, S0)
+for what, got, want, pl in [
+    ("vector_norm", la.vector_norm(xn0, 2, 0), la.vector_norm(xn, 2, 0), "_NormPartial(2)"),
+    ("vector_norm all", la.vector_norm(xn0), la.vector_norm(xn), "_NormPartial(2)"),
+    ("norm", xn0.norm(), xn.norm(), "_NormPartial(2)"),
+    ("norm p1", xn0.norm(1), xn.norm(1), "_NormPartial(1)"),
+    ("norm p3 keepdim", M.norm(xn0, 3, 0, True), M.norm(xn, 3, 0, True), "_NormPartial(3)"),
+    ("norm inf", xn0.norm(inf), xn.norm(inf), "Partial(max)"),
+    ("norm -inf", xn0.norm(-inf), xn.norm(-inf), "Partial(min)"),
+    ("norm 0", xn0.norm(0), xn.norm(0), "Partial(sum)"),
+    ("linalg.norm", la.norm(xn0), la.norm(xn), "_NormPartial(2.0)"),
+    ("linalg.norm fro", la.norm(xn0, "fro"), la.norm(xn, "fro"), "_NormPartial(2)"),
+    ("other dim", xn0.norm(dim=1), xn.norm(dim=1), "Shard(dim=0)"),
+]:
+    assert repr(got.placements[0]) == pl, (what, got.placements)
+    np.testing.assert_allclose(got.full_tensor().numpy(), want.numpy(), rtol=1e-5, err_msg=what)
+npart = la.vector_norm(xn0, 3, dim=0)
+assert npart.placements[0] == npart.placements[0].__class__(3) != Partial()
+check("norm partial to shard", npart.redistribute(mesh, [S0]), la.vector_norm(xn, 3, dim=0), (S0,))
+check("norm partial stack", M.stack([npart, npart]), M.stack([la.vector_norm(xn, 3, dim=0)] * 2),
+      (npart.placements[0],))
+check("norm partial * 2", npart * 2, la.vector_norm(xn, 3, dim=0) * 2, (R,))
+check("normalize", F.normalize(xn0, dim=0), F.normalize(xn, dim=0), (S0,))
+check("normalize other dim", F.normalize(xn0, p=3, dim=1), F.normalize(xn, p=3, dim=1), (S0,))
+check("dist", M.dist(xn0, xn0 * 0, 3), M.dist(xn, xn * 0, 3), (npart.placements[0],))
+
+# zeros_like and its kin keep the layout (a Partial input gives Replicate); isclose is
+# elementwise; count_nonzero reduces like sum
+check("zeros_like", M.zeros_like(xn0), M.zeros_like(xn), (S0,))
+check("full_like", M.full_like(xn0, 3, dtype=M.int64), M.full_like(xn, 3, dtype=M.int64), (S0,))
+check("ones_like partial", M.ones_like(p), M.ones_like(x), (R,))
+assert M.empty_like(xn0).placements == (S0,)
+assert M.empty_like(xn0).to_local().shape == xn0.to_local().shape
+check("isclose", M.isclose(xn0, xn0 + 1e-9), M.isclose(xn, xn + 1e-9), (S0,))
+check("count_nonzero", M.count_nonzero(xn0 > 0), M.count_nonzero(xn > 0), (Partial(),))
+check("count_nonzero dim", M.count_nonzero(xn0 > 0, dim=-1), M.count_nonzero(xn > 0, dim=-1),
+      (S0,))
+if not AGAINST_TORCH:  # torch 2.13 keeps _NormPartial through sum and gets the wrong value
+    check("norm partial sum", npart.sum(), la.vector_norm(xn, 3, dim=0).sum(), (R,))
+
+# gradients of norms equal the single-process ones (torch 2.13's inf-norm gradient is NaN)
+wts = M.arange(4.0)
+for p in (2, 3, 1, inf) if not AGAINST_TORCH else (2, 3, 1):
+    leaf = D(xn, S0).requires_grad_()
+    ref = xn.clone().requires_grad_()
+    (la.vector_norm(leaf, p, dim=0) * D(wts, R)).sum().backward()
+    (la.vector_norm(ref, p, dim=0) * wts).sum().backward()
+    assert leaf.grad.placements == (S0,)
+    np.testing.assert_allclose(leaf.grad.full_tensor().numpy(), ref.grad.numpy(), rtol=1e-5,
+                               atol=1e-6, err_msg=str(p))
+leaf = D(xn, S0).requires_grad_()
+ref = xn.clone().requires_grad_()
+wn = M.arange(20.0).reshape(5, 4)
+(F.normalize(leaf, dim=0) * D(wn, S0)).sum().backward()
+(F.normalize(ref, dim=0) * wn).sum().backward()
+np.testing.assert_allclose(leaf.grad.full_tensor().numpy(), ref.grad.numpy(), rtol=1e-5,
+                           atol=1e-5)
+
+# clip_grad_norm_ over sharded and replicated gradients, as on the whole tensors
+nn = import_module(M.__name__ + ".nn")
+for norm_type in (2.0, inf):
+    w = nn.Parameter(D(xn, S0))
+    b = nn.Parameter(D(M.ones(3), R))
+    w.grad, b.grad = D(xn * 3, S0), D(M.ones(3), R)
+    wr, br = nn.Parameter(xn.clone()), nn.Parameter(M.ones(3))
+    wr.grad, br.grad = xn * 3, M.ones(3)
+    total = nn.utils.clip_grad_norm_([w, b], 1.0, norm_type)
+    want = nn.utils.clip_grad_norm_([wr, br], 1.0, norm_type)
+    assert isinstance(total, DTensor)
+    np.testing.assert_allclose(total.full_tensor().numpy(), want.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.full_tensor().numpy(), wr.grad.numpy(), rtol=1e-5)
+
+# embedding over a row-sharded table: masked lookups, summed
+ids = M.tensor([[0, 3], [4, 1]])
+table = D(xn, S0).requires_grad_()
+emb = F.embedding(D(ids, R), table)
+assert repr(emb.placements[0]) == (
+    "_MaskPartial(reduce_op=sum, offset_shape=torch.Size([5, 4]), offset_dim=0)"
+), emb.placements
+np.testing.assert_allclose(emb.full_tensor().detach().numpy(), F.embedding(ids, xn).numpy())
+if not AGAINST_TORCH:  # torch 2.13 asserts on these and gives the table's gradient as Replicate
+    check("embedding sum", emb.sum(), F.embedding(ids, xn).sum(), (emb.placements[0],))
+    check("embedding to shard", emb.redistribute(mesh, [S0]), F.embedding(ids, xn), (S0,))
+    (emb * D(M.arange(16.0).reshape(2, 2, 4), R)).sum().backward()
+    ref = xn.clone().requires_grad_()
+    (F.embedding(ids, ref) * M.arange(16.0).reshape(2, 2, 4)).sum().backward()
+    assert table.grad.placements == (S0,)
+    np.testing.assert_allclose(table.grad.full_tensor().numpy(), ref.grad.numpy())
+
+# __setitem__ (torch 2.13 hangs on a write into one rank's rows)
+if not AGAINST_TORCH:
+    xi = M.arange(20.0).reshape(5, 4)
+    for pl, key, val in [
+        (S0, (0, 0), 5.0), (S0, 4, 5.0), (S0, (slice(None), 1), 5.0), (S0, slice(1, 4), 5.0),
+        (S0, slice(0, 5, 2), -3.0), (S0, (slice(1, None, 3), None, 2), 7.0),
+        (S0, (Ellipsis, 3), 1.0), (S1, (slice(None), slice(1, 3)), -1.0),
+        (S0, (slice(None), 1), D(M.arange(5.0) + 100, R)),
+        (S0, (slice(None), 1), D(M.arange(5.0) + 100, S0)),
+        (S0, slice(1, 5, 2), D(M.arange(4.0) - 50, R)), (S0, -1, D(M.ones(1, 4) * 9, R)),
+        (S0, xi > 10, 0.0), (S0, D(M.tensor([0, 4]), R), 1.0),
+    ]:
+        d = D(xi, pl)
+        ref = xi.clone()
+        if isinstance(key, M.Tensor) and key.dtype == M.bool:
+            key = D(key, pl)
+        d[key] = val
+        k = key.full_tensor() if isinstance(key, DTensor) else key
+        ref[k] = val.full_tensor() if isinstance(val, DTensor) else val
+        assert d.placements == (pl,), key
+        np.testing.assert_array_equal(d.full_tensor().numpy(), ref.numpy(), err_msg=str(key))
+    leaf = D(xi, S0).requires_grad_()
+    v = D(M.arange(5.0), R).requires_grad_()
+    y = leaf * 2
+    y[:, 1] = v * 3
+    (y * D(wn, S0)).sum().backward()
+    xr, vr = xi.clone().requires_grad_(), M.arange(5.0).requires_grad_()
+    yr = xr * 2
+    yr[:, 1] = vr * 3
+    (yr * wn).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.full_tensor().numpy(), xr.grad.numpy())
+    np.testing.assert_array_equal(v.grad.full_tensor().numpy(), vr.grad.numpy())
+    try:
+        leaf[0] = 1.0  # every rank raises, also the one whose rows the key misses
+        raise AssertionError("an in-place write into a leaf was accepted")
+    except RuntimeError as e:
+        assert "leaf Variable that requires grad" in str(e), e
+print("NORMS OK")
+"""
+
+
 def test_dtensor_factories_local_map_loss_parallel(tmp_path):
-    for _, out in run_workers(tmp_path, BODY + SHAPES, 2, timeout=120):
+    for _, out in run_workers(tmp_path, BODY + SHAPES + NORMS, 2, timeout=120):
+        assert "NORMS OK" in out, out
         assert "SHAPES OK" in out, out
         assert "OK" in out, out

@@ -102,6 +102,66 @@ class Partial(Placement):
         return f"P({self.reduce_op})"
 
 
+class _NormPartial(Partial):
+    """_NormPartial(norm_type=2)
+
+    Each rank holds the p-norm of its piece; the value is the p-norm of those (their p-th
+    powers summed, then the p-th root): what a p-norm over a sharded dim leaves, as torch's."""
+
+    def __init__(self, norm_type=2):
+        super().__init__("sum")
+        self.norm_type = norm_type
+
+    def __eq__(self, other):
+        return isinstance(other, _NormPartial) and other.norm_type == self.norm_type
+
+    def __hash__(self):
+        return 1 + hash(self.norm_type)
+
+    def __repr__(self):
+        return f"_NormPartial({self.norm_type})"
+
+    def __str__(self):
+        return f"_NormP({self.norm_type})"
+
+
+class _MaskPartial(Partial):
+    """_MaskPartial(reduce_op='sum', offset_shape=None, offset_dim=0)
+
+    What a lookup into a table sharded on offset_dim (embedding over a Shard(0) weight) leaves:
+    each rank holds the rows its piece has and zeros for the others; the value is their sum."""
+
+    def __init__(self, reduce_op="sum", offset_shape=None, offset_dim=0):
+        super().__init__(reduce_op)
+        self.offset_shape = offset_shape
+        self.offset_dim = offset_dim
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, _MaskPartial)
+            and other.reduce_op == self.reduce_op
+            and other.offset_shape == self.offset_shape
+            and other.offset_dim == self.offset_dim
+        )
+
+    def __hash__(self):
+        return 1 + hash((self.reduce_op, self.offset_shape, self.offset_dim))
+
+    def __repr__(self):
+        return (
+            f"_MaskPartial(reduce_op={self.reduce_op}, offset_shape={self.offset_shape}, "
+            f"offset_dim={self.offset_dim})"
+        )
+
+    def __str__(self):
+        return "MaskP(" + f"{self.reduce_op}, {self.offset_shape}, {self.offset_dim})"
+
+
+def _is_sum(p):
+    """A Partial whose value is the plain sum of the pieces (linear operators keep it)."""
+    return isinstance(p, Partial) and p.reduce_op == "sum" and not isinstance(p, _NormPartial)
+
+
 _OPS = {"sum": "SUM", "avg": "AVG", "max": "MAX", "min": "MIN", "product": "PRODUCT"}
 
 
@@ -224,13 +284,18 @@ def _redistribute_local(local, shape, mesh, src, dst):
         n, me = mesh.size(md), mesh.get_local_rank(md)
         if isinstance(s, Partial):
             op = getattr(c10d.ReduceOp, _OPS[s.reduce_op])
+            if isinstance(d, Partial):
+                raise NotImplementedError(f"redistribute: {s} -> {d}")
+            norm = s.norm_type if isinstance(s, _NormPartial) else None
+            if norm is not None:  # the p-norm of the pieces: p-th powers summed, then the root
+                local = local.pow(norm)
             if isinstance(d, Shard):
                 local = _reduce_scatter(local, d.dim, n, me, op, group)
             else:
-                if isinstance(d, Partial):
-                    raise NotImplementedError(f"redistribute: {s} -> {d}")
                 local = local.clone()
                 c10d.all_reduce(local, op=op, group=group)
+            if norm is not None:
+                local = local.pow(1.0 / norm)
             current[md] = d
             continue
         if isinstance(s, Shard) and isinstance(d, Shard):
@@ -247,7 +312,9 @@ def _redistribute_local(local, shape, mesh, src, dst):
             # (max, min and avg of equal values are that value: every rank keeps it)
             if d.reduce_op not in _OPS:
                 raise NotImplementedError(f"redistribute: Replicate() -> {d}")
-            if d.reduce_op in ("avg", "max", "min") or me == 0:
+            if isinstance(d, _NormPartial):  # n equal pieces whose p-norm is the value
+                local = local / float(n) ** (1.0 / d.norm_type)
+            elif d.reduce_op in ("avg", "max", "min") or me == 0:
                 local = local.clone()
             elif d.reduce_op == "sum":
                 local = _lib().zeros_like(local)

@@ -15,8 +15,9 @@ DTensors is refused as torch refuses it (one element excepted, taken as Replicat
 
 This module holds the mode, the naming of the routed function, the passthrough of local calls
 and properties, and the table from names to rules; the rules are in _sharding_rules.py
-(elementwise, reductions, matmul, views), _sharding_rules_shape.py (cat, split, indexing, ...)
-and _sharding_rules_nn.py (nn.functional), the helpers and the fallback they share in
+(elementwise, reductions, matmul, views), _sharding_rules_shape.py (cat, split, indexing, ...),
+_sharding_rules_norm.py (norms), _sharding_rules_setitem.py (__setitem__) and
+_sharding_rules_nn.py (nn.functional), the helpers and the fallback they share in
 _dispatch_utils.py.
 """
 
@@ -47,6 +48,8 @@ from ._sharding_rules_nn import (
     _sdpa,
     _softmax,
 )
+from ._sharding_rules_norm import RULES as _NORM_RULES
+from ._sharding_rules_setitem import RULES as _SETITEM_RULES
 from ._sharding_rules_shape import RULES as _SHAPE_RULES
 
 _tls = threading.local()  # per thread: .on (the DTensor mode is active)
@@ -140,7 +143,7 @@ _RULES = {}
 def _register():
     for n in _ELEMENTWISE:
         _RULES[n] = _elementwise
-    for n in ("sum", "mean", "amax", "amin", "max", "min", "prod", "any", "all"):
+    for n in ("sum", "mean", "amax", "amin", "max", "min", "prod", "any", "all", "count_nonzero"):
         _RULES[n] = _reduction
     for n in ("mm", "matmul", "bmm", "__matmul__", "__rmatmul__", "linear", "addmm"):
         _RULES[n] = _matmul
@@ -161,6 +164,8 @@ def _register():
     for n in ("view", "reshape", "view_as", "reshape_as", "flatten", "unflatten"):
         _RULES[n] = _reshape
     _RULES.update(_SHAPE_RULES)
+    _RULES.update(_NORM_RULES)
+    _RULES.update(_SETITEM_RULES)
     for n in _LOCAL | _SELF_RETURNING:
         _RULES[n] = _local_call
 

@@ -62,8 +62,10 @@ def _full(x, mesh):
 
 
 def _is_inplace(name):
-    return (name.endswith("_") and not name.endswith("__")) or (
-        name.startswith("__i") and name[3:-2] in _INPLACE_DUNDERS
+    return (
+        (name.endswith("_") and not name.endswith("__"))
+        or name == "__setitem__"
+        or (name.startswith("__i") and name[3:-2] in _INPLACE_DUNDERS)
     )
 
 

@@ -4,7 +4,7 @@ operands to the placements it needs, runs func on the local pieces and wraps the
 The nn.functional rules are in _sharding_rules_nn.py.
 """
 
-from ._api import DTensor, Partial, Replicate, Shard, _chunk_sizes, _lib
+from ._api import DTensor, Partial, Replicate, Shard, _chunk_sizes, _is_sum, _lib
 from ._dispatch_utils import (
     _arg,
     _fallback,
@@ -61,7 +61,7 @@ _ELEMENTWISE = (
         relu_ sigmoid_ tanh_ exp_ clamp_ clamp_min_ clamp_max_ masked_fill_ pow_ __ipow__
         fill_ zero_ copy_ abs_ neg_ sqrt_ lerp_ addcmul_ addcdiv_ detach_ nan_to_num_ square_
         atan2 hypot xlogy logaddexp sinh cosh tan asin acos atan asinh acosh atanh erfinv
-        sigmoid_ silu_ gelu_ hardtanh_ leaky_relu_ elu_""".split()
+        sigmoid_ silu_ gelu_ hardtanh_ leaky_relu_ elu_ isclose""".split()
     )
 )
 
@@ -121,7 +121,7 @@ def _elementwise(func, name, args, kwargs):
                         break
         if out is None and any(isinstance(p, Partial) for p in pls):
             partials = [p for p in pls if isinstance(p, Partial)]
-            same = all(p == partials[0] for p in partials) and partials[0].reduce_op == "sum"
+            same = all(p == partials[0] for p in partials) and _is_sum(partials[0])
             if same and name in _UNARY_LINEAR:
                 out = partials[0]
             elif same and name in _LINEAR and not numbers:
@@ -187,6 +187,7 @@ _PARTIAL_OF = {
     "prod": "product",
     "any": "sum",
     "all": "product",
+    "count_nonzero": "sum",
 }
 
 
@@ -224,7 +225,7 @@ def _reduction(func, name, args, kwargs):
     sharded_reduced = False
     even = True  # every reduced sharded dim splits into equal pieces
     for md, p in enumerate(src):
-        if isinstance(p, Partial) and (name not in ("sum", "mean") or p.reduce_op != "sum"):
+        if isinstance(p, Partial) and (name not in ("sum", "mean") or not _is_sum(p)):
             target[md] = Replicate()
             p = Replicate()
         if isinstance(p, Shard) and p.dim in dims:
@@ -354,9 +355,9 @@ def _matmul(func, name, args, kwargs):
             out, na, nb = Partial(), pa, Shard(kb)
         elif rb and rb[0] == "k":
             out, na, nb = Partial(), Shard(an - 1), pb
-        elif isinstance(pa, Partial) and not isinstance(pb, Partial) and pa.reduce_op == "sum":
+        elif isinstance(pa, Partial) and not isinstance(pb, Partial) and _is_sum(pa):
             out, na, nb = pa, pa, Replicate()
-        elif isinstance(pb, Partial) and not isinstance(pa, Partial) and pb.reduce_op == "sum":
+        elif isinstance(pb, Partial) and not isinstance(pa, Partial) and _is_sum(pb):
             out, na, nb = pb, Replicate(), pb
         else:
             out, na, nb = Replicate(), Replicate(), Replicate()

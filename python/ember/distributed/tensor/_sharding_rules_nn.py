@@ -4,7 +4,16 @@ whose reduced or gathered dims must stay whole on each rank; and the tensor ops 
 along one dim (sort, topk, cumsum, median, ...), which keep the shards of the other dims.
 """
 
-from ._api import DTensor, Partial, Replicate, Shard, _chunk_sizes, _lib, _redistribute_local
+from ._api import (
+    DTensor,
+    Partial,
+    Replicate,
+    Shard,
+    _chunk_sizes,
+    _lib,
+    _MaskPartial,
+    _redistribute_local,
+)
 from ._dispatch_utils import (
     _arg,
     _fallback,
@@ -67,7 +76,6 @@ _ALONG_DIM = {
     "var": (1, None, "reduce"),
     "std": (1, None, "reduce"),
     "logsumexp": (1, None, "reduce"),
-    "norm": (2, None, "reduce"),
 }
 
 
@@ -215,7 +223,9 @@ def _embedding(func, name, args, kwargs):
         elif isinstance(w, Shard) and w.dim == 0 and isinstance(a, Replicate) and vocab is None:
             ti.append(a)
             tw.append(w)
-            out_pl.append(Partial())
+            # torch's placement of a lookup into a row-sharded table: each rank's rows, zeros
+            # for the indices another rank holds (so it sums like Partial())
+            out_pl.append(_MaskPartial("sum", _lib().Size(sw), 0))
             vocab = md
         else:
             ti.append(a)

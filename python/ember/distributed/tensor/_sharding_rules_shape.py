@@ -1,6 +1,6 @@
 """Sharding rules of the DTensor operators that select, join or rearrange elements (_dispatch.py
 routes to them): cat/stack, split/chunk/unbind/narrow/select, expand/repeat/squeeze,
-flip/roll, index_select/gather and indexing.
+flip/roll, index_select/gather and indexing; and zeros_like and its kin, which keep the layout.
 
 Each output element is a copy of one input element, so torch's rule keeps every placement the
 operator does not touch: a Shard(d) whose dim d the operator leaves whole (not concatenated,
@@ -291,10 +291,10 @@ def _cat(func, name, args, kwargs):
     mesh = xs[0]._mesh
     specs = [_spec(t, mesh) for t in tensors]
     nd = len(specs[0][1])
-    if any(len(s[1]) != nd for s in specs) or nd == 0:
+    stack = name == "stack"
+    if any(len(s[1]) != nd for s in specs) or (nd == 0 and not stack):
         return _fallback(func, name, args, kwargs)
     dim = _arg(args, kwargs, 1, "dim", 0)
-    stack = name == "stack"
     dim %= nd + 1 if stack else nd
     targets = [[] for _ in tensors]
     out_pl = []
@@ -366,7 +366,18 @@ def _gather(func, name, args, kwargs):
     return _wrap(res, mesh, tuple(out_pl), tuple(ishape))
 
 
+def _like(func, name, args, kwargs):
+    """zeros_like and its kin: each rank makes its piece, laid out as the input (a Partial
+    input gives Replicate, as torch's)."""
+    x = args[0]
+    if not isinstance(x, DTensor) or any(isinstance(p, Partial) for p in x._placements):
+        return _fallback(func, name, args, kwargs)
+    res = func(x._local_tensor, *args[1:], **kwargs)
+    return _wrap(res, x._mesh, x._placements, x._shape)
+
+
 RULES = {
+    **dict.fromkeys(("zeros_like", "ones_like", "empty_like", "full_like"), _like),
     **dict.fromkeys(_ALONG, _along),
     "flip": _flip_roll,
     "roll": _flip_roll,

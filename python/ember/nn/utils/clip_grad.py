@@ -34,16 +34,18 @@ def _vector_norm(t, p):
     return a.pow(p).sum().pow(1.0 / p)
 
 
-def _as_dtensor_like(total_norm, tensors):
-    """The norm of DTensors as torch gives it: a DTensor replicated over their mesh."""
+def _dtensor_total_norm(tensors, norm_type):
+    """The total norm of DTensors (None when there are none), computed by the DTensor rules as
+    torch's: each one's norm stays partial (over sharded dims) until the norm of their stack
+    reduces them all at once, so the ranks agree on the result with one collective."""
     first = next((t for t in tensors if type(t).__name__ == "DTensor"), None)
-    if first is None or type(total_norm).__name__ == "DTensor":
-        return total_norm
+    if first is None:
+        return None
     import importlib
 
-    api = importlib.import_module(type(first).__module__)
-    mesh = first.device_mesh
-    return api.DTensor.from_local(total_norm, mesh, [api.Replicate()] * mesh.ndim, run_check=False)
+    lib = importlib.import_module(type(first).__module__)._lib()
+    norms = [lib.linalg.vector_norm(t, norm_type) for t in tensors]
+    return lib.linalg.vector_norm(lib.stack(norms), norm_type)
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
@@ -55,8 +57,10 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if len(tensors) == 0:
         return tensor(0.0)
     with no_grad():
-        total_norm = _vector_norm(stack([_vector_norm(t, norm_type) for t in tensors]), norm_type)
-    total_norm = _as_dtensor_like(total_norm, tensors)
+        total_norm = _dtensor_total_norm(tensors, norm_type)
+        if total_norm is None:
+            norms = stack([_vector_norm(t, norm_type) for t in tensors])
+            total_norm = _vector_norm(norms, norm_type)
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
