@@ -166,3 +166,49 @@ def test_python_ops_record_numbers_factories_none(tmp_path):
         assert nd["args"]["Input Dims"] == [[2, 3], [2], [], [], []], T.__name__
         rows = _rows(prof)
         assert ("aten::nll_loss", [[2, 3], [2], [], [], []], "aten::nll_loss_nd") in rows
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_toggle_collection_dynamic_leaves_out_what_starts_while_off(T):
+    P = T.profiler
+    cpu = [P.ProfilerActivity.CPU]
+    x = T.ones(3)
+    with P.profile(activities=cpu) as prof:
+        x.sin()
+        prof.toggle_collection_dynamic(False, cpu)
+        x.cos()
+        with P.record_function("hidden"):
+            x.tan()
+        prof.toggle_collection_dynamic(True, cpu)
+        with P.record_function("shown"):
+            x.neg()
+    keys = {e.key for e in prof.key_averages()}
+    assert {"aten::sin", "shown", "aten::neg"} <= keys
+    assert not keys & {"aten::cos", "hidden", "aten::tan"}
+    with P.profile(activities=cpu) as prof:
+        with P.record_function("outer"):  # open when collection stops: kept
+            x.sin()
+            prof.toggle_collection_dynamic(False, cpu)
+            x.cos()
+    keys = {e.key for e in prof.key_averages()}
+    assert {"outer", "aten::sin"} <= keys and "aten::cos" not in keys
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_tensorboard_trace_handler_names_files_by_worker_and_ns(T, tmp_path):
+    P = T.profiler
+    handler = P.tensorboard_trace_handler(str(tmp_path), worker_name="w0", use_python_export=True)
+    with P.profile(
+        activities=[P.ProfilerActivity.CPU],
+        schedule=P.schedule(wait=1, warmup=1, active=1, repeat=1),
+        on_trace_ready=handler,
+    ) as prof:
+        for _ in range(4):
+            T.ones(2).sin()
+            prof.step()
+    (name,) = [p.name for p in tmp_path.iterdir()]
+    worker, stamp, rest = name.split(".", 2)
+    assert (worker, rest) == ("w0", "pt.trace.json") and len(stamp) >= 19, name
+    with open(tmp_path / name) as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"]}
+    assert {"ProfilerStep#2", "aten::sin"} <= names

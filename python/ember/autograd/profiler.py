@@ -331,6 +331,8 @@ class profile:
         self.entered = False
         self._trace_meta = {}
         self._stop_state = None
+        self._off = []  # (from, to) profiler-clock ns while CPU collection was toggled off
+        self._off_since = None
 
     # The recording cycle, also driven step by step by ember.profiler.profile.
     def _prepare_trace(self):
@@ -346,7 +348,29 @@ class profile:
         if self._tracer is not None:
             self._tracer.start()
 
+    def toggle_collection_dynamic(self, enabled, activities):
+        """Turns the collection of CPU activity off (enabled=False) or back on while the profile
+        records: ops, ranges, memory records and Python calls that start while it is off are left
+        out (a range open when it is turned off stays). Other activities have nothing to toggle
+        on a CPU build."""
+        from ..profiler import ProfilerActivity
+
+        if ProfilerActivity.CPU not in set(activities):
+            return
+        now = _C._profiler_now_ns()
+        if not enabled and self._off_since is None:
+            self._off_since = now
+        elif enabled and self._off_since is not None:
+            self._off.append((self._off_since, now))
+            self._off_since = None
+
+    def _collected(self, start_ns):
+        return not any(a <= start_ns < b for a, b in self._off)
+
     def _stop_trace(self):
+        if self._off_since is not None:
+            self._off.append((self._off_since, float("inf")))
+            self._off_since = None
         self._python_events = self._tracer.stop() if self._tracer is not None else []
         self._tracer = None
         _op_range.swap_out()
@@ -385,6 +409,8 @@ class profile:
             local = [None] * len(records)
             for i, record in enumerate(records):
                 name, kind, start, end, parent, shapes, nbytes, addr, total, seq, fwd = record
+                if self._off and not self._collected(start):
+                    continue
                 ts = (start - t0) / 1000.0
                 if kind == 4 and (tid, i) in unknown_frees:
                     continue
@@ -479,6 +505,8 @@ class profile:
                 by_thread.setdefault(tid, []).append(evt)
         python = []
         for pid, parent_id, module_id, name, start, end, tid in self._python_events:
+            if self._off and not self._collected(start):
+                continue
             evt = FunctionEvent(
                 next_id,
                 name,

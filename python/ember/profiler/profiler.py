@@ -101,24 +101,28 @@ def _default_schedule(step):
     return ProfilerAction.RECORD
 
 
-def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
-    """tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False) -> Callable
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_python_export=False):
+    """tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_python_export=False) -> Callable
 
     An on_trace_ready handler that writes each trace into `dir_name` as
-    `<worker_name>.<time in ms>.pt.trace.json[.gz]`, the layout TensorBoard's profiler plugin
-    reads; `worker_name` defaults to `<host>_<pid>`."""
+    `<worker_name>.<time in ns>.pt.trace.json[.gz]`, the layout TensorBoard's profiler plugin
+    reads; `worker_name` defaults to `<host>_<pid>`. ember's trace is always written by its
+    Python exporter, which torch's `use_python_export=True` selects."""  # noqa: E501
 
     def handler(prof):
-        os.makedirs(dir_name, exist_ok=True)
+        try:
+            os.makedirs(dir_name, exist_ok=True)
+        except OSError as e:
+            raise RuntimeError("Can't create directory: " + dir_name) from e
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        file_name = f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json"
+        file_name = f"{name}.{time.time_ns()}.pt.trace.json"
         if use_gzip:
             file_name += ".gz"
         path = os.path.join(dir_name, file_name)
-        while os.path.exists(path):  # two traces within a millisecond
+        while os.path.exists(path):  # two traces within the clock's resolution
             stem, ext = path.split(".pt.trace", 1)
             path = f"{stem}_.pt.trace{ext}"
-        prof.export_chrome_trace(path)
+        prof.export_chrome_trace(path, use_python_export=use_python_export)
 
     return handler
 
@@ -239,11 +243,12 @@ class _KinetoProfile:
             )
         return self.profiler
 
-    def export_chrome_trace(self, path):
-        """export_chrome_trace(path) -> None
+    def export_chrome_trace(self, path, use_python_export=False):
+        """export_chrome_trace(path, use_python_export=False) -> None
 
         Writes the trace as Chrome trace JSON (Perfetto, chrome://tracing); gzip-compressed when
-        `path` ends in .gz."""
+        `path` ends in .gz. The trace is serialized in Python either way (torch's
+        `use_python_export=True` writes the same trace from Python)."""
         return self._require_results().export_chrome_trace(path)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
@@ -257,6 +262,15 @@ class _KinetoProfile:
 
         Every recorded range of the last trace, ordered by start time."""
         return self._require_results().events()
+
+    def toggle_collection_dynamic(self, enable, activities):
+        """toggle_collection_dynamic(enable, activities) -> None
+
+        Turns the collection of `activities` (ProfilerActivity.CPU) off or back on while the
+        profile records: what starts while it is off is left out."""
+        if self.profiler is None:
+            return
+        self.profiler.toggle_collection_dynamic(enable, activities)
 
     def key_averages(
         self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
