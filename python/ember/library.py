@@ -22,7 +22,9 @@ __all__ = [
     "CustomOpDef",
     "custom_op",
     "define",
+    "fallthrough_kernel",
     "get_ctx",
+    "get_kernel",
     "impl",
     "impl_abstract",
     "infer_schema",
@@ -84,17 +86,27 @@ class _OpState:
         self.opoverload._redispatch = self.redispatch
         self._install()
 
-    # The kernel each key gets: an explicit one, else a composite.
+    def _kernel(self, key):
+        fn = self.kernels.get(key)
+        return None if fn is fallthrough_kernel else fn
+
+    def kernel_for(self, key):
+        """The kernel a backend key runs: its own, else the fake (Meta), else a composite; None
+        where there is none (a fallthrough registered at a backend key leaves none)."""
+        if self.kernels.get(key) is fallthrough_kernel:
+            return None
+        fn = self._kernel(key)
+        if fn is None and key == "Meta" and self.fake is not None:
+            fn = _library_fake.meta_kernel(self.schema.name, self.fake)
+        if fn is None:
+            fn = self._kernel("CompositeExplicitAutograd") or self._kernel(
+                "CompositeImplicitAutograd"
+            )
+        return fn
+
     def _install(self):
-        explicit = self.kernels.get("CompositeExplicitAutograd")
-        implicit = self.kernels.get("CompositeImplicitAutograd")
         for key in _BACKEND_KEYS:
-            fn = self.kernels.get(key)
-            if fn is None and key == "Meta" and self.fake is not None:
-                fn = _library_fake.meta_kernel(self.schema.name, self.fake)
-            if fn is None:
-                fn = explicit or implicit
-            _C._custom_op_set_kernel(self.handle, key, fn)
+            _C._custom_op_set_kernel(self.handle, key, self.kernel_for(key))
         _C._custom_op_set_kernel(self.handle, "Autograd", self._autograd_kernel)
 
     def set_kernel(self, key, fn):
@@ -174,9 +186,15 @@ class _OpState:
 
     def _autograd_kernel(self, *args, **kwargs):
         user = self.kernels.get("Autograd")
+        if user is fallthrough_kernel:  # the backend kernel runs as if called directly
+            tensors = _tensors((args, kwargs))
+            fn = self.kernel_for(_device_key(tensors[0].device.type) if tensors else "CPU")
+            if fn is None:  # the dispatcher's missing-kernel error
+                return _C._custom_op_redispatch(self.handle, "backend", tensors, args, kwargs)
+            return fn(*args, **kwargs)
         if user is not None:
             return user(*args, **kwargs)
-        implicit = self.kernels.get("CompositeImplicitAutograd")
+        implicit = self._kernel("CompositeImplicitAutograd")
         if implicit is not None and self.backward is None:
             return implicit(*args, **kwargs)
         bound = self.schema.bind(args, kwargs, self.schema.name)
@@ -587,6 +605,45 @@ class Library:
         owner = _def_namespaces.get(self.ns)
         if owner is not None and owner() is self:
             del _def_namespaces[self.ns]
+
+
+def fallthrough_kernel():
+    """fallthrough_kernel() -> NoReturn
+
+    The placeholder to pass to ``Library.impl`` to register a fallthrough: at the "Autograd" key
+    the op's backend kernel runs as called (grad mode unchanged, so the ops inside record their
+    own graph); at a backend key the op has no kernel there."""
+    raise NotImplementedError("fallthrough_kernel() should never be called.")
+
+
+class _SafeKernelFunction:
+    """What get_kernel returns (torch._C._SafeKernelFunction): ``call_boxed(keyset, *args,
+    **kwargs)`` runs the kernel that was registered when get_kernel was called."""
+
+    def __init__(self, fn, op_name, key):
+        self._fn = fn
+        self._name = f"{op_name} ({key})"
+
+    def call_boxed(self, keyset, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"SafeKernelFunction(op={self._name})"
+
+
+def get_kernel(op, dispatch_key):
+    """get_kernel(op, dispatch_key) -> SafeKernelFunction
+
+    The kernel custom op `op` (name, OpOverload or CustomOpDef) runs at `dispatch_key` ("CPU",
+    "Meta", "Autograd", ...), kept so that a kernel registered later can call it."""
+    if not isinstance(op, (str, _op_overloads.OpOverload, CustomOpDef)):
+        raise ValueError(f"get_kernel({op}): got unexpected type for op: {type(op)}")
+    st = _state(op)
+    key = _device_key(getattr(dispatch_key, "name", dispatch_key))
+    fn = st._autograd_kernel if key == "Autograd" else st.kernel_for(key)
+    if fn is None:
+        raise RuntimeError(f"get_kernel: {st.entry_name} has no kernel for dispatch key {key}")
+    return _SafeKernelFunction(fn, st.entry_name, key)
 
 
 def _with_keyset(key, fn):

@@ -472,3 +472,39 @@ def test_impl_with_keyset_and_redispatch():
         ("DispatchKeySet(CPU, AutogradCPU)", "AutogradCPU"),
         "DispatchKeySet(CPU)",
     ]
+
+
+def test_fallthrough_kernel_and_get_kernel():
+    def case(T):
+        ns = _ns(T)
+        lib = T.library.Library(ns, "FRAGMENT")
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x * 2, "CPU")
+        original = T.library.get_kernel(f"{ns}::f", "CPU")
+        lib.impl("f", T.library.fallthrough_kernel, "Autograd")
+        x = T.ones(2, requires_grad=True)
+        y = getattr(T.ops, ns).f(x)  # the CPU kernel runs with grad mode on: mul's graph
+        y.sum().backward()
+
+        def wrapped(keyset, x):
+            return original.call_boxed(keyset, x) + 1
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns that the CPU kernel is replaced
+            lib.impl("f", wrapped, "CPU", with_keyset=True)
+            over = getattr(T.ops, ns).f(T.ones(2)).numpy()
+            lib.impl("f", T.library.fallthrough_kernel, "CPU")
+        return (
+            type(original).__name__,
+            y.grad_fn.name(),
+            x.grad.numpy(),
+            over,
+            _err(lambda: getattr(T.ops, ns).f(T.ones(2))),
+            _err(T.library.fallthrough_kernel),
+            _err(lambda: T.library.get_kernel(3, "CPU")),
+        )
+
+    r = _each(case)
+    assert r[0] == "_SafeKernelFunction" and r[1] == "MulBackward0"
+    np.testing.assert_array_equal(r[3], [3.0, 3.0])
+    assert r[4:] == ("NotImplementedError", "NotImplementedError", "ValueError")
