@@ -212,3 +212,18 @@ def test_tensorboard_trace_handler_names_files_by_worker_and_ns(T, tmp_path):
     with open(tmp_path / name) as f:
         names = {e["name"] for e in json.load(f)["traceEvents"]}
     assert {"ProfilerStep#2", "aten::sin"} <= names
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_export_stacks_format_metrics_and_device_type(T, tmp_path):
+    util = T.autograd.profiler_util
+    evt = util.FunctionEvent(0, "aten::mm", 1, 0.0, 7.0, stack=["a.py(1): f", "b.py(2): g h"])
+    quiet = util.FunctionEvent(1, "aten::add", 1, 8.0, 8.0, stack=["a.py(3): k"])  # 0 us
+    events = util.EventList([evt, quiet])
+    events.export_stacks(str(tmp_path / "s.txt"), "self_cpu_time_total")
+    assert (tmp_path / "s.txt").read_text() == "b.py(2):_g_h;a.py(1):_f 7\n"
+    events.export_stacks(str(tmp_path / "d.txt"), "self_privateuse1_time_total")  # device time
+    assert (tmp_path / "d.txt").read_text() == ""
+    with pytest.raises(ValueError, match=r"metric should be one of: \['self_cpu_time_total', "):
+        events.export_stacks(str(tmp_path / "x.txt"), "self_device_time_total")
+    assert str(evt.device_type) == "DeviceType.CPU" and evt.device_type != 0
