@@ -227,3 +227,28 @@ def test_export_stacks_format_metrics_and_device_type(T, tmp_path):
     with pytest.raises(ValueError, match=r"metric should be one of: \['self_cpu_time_total', "):
         events.export_stacks(str(tmp_path / "x.txt"), "self_device_time_total")
     assert str(evt.device_type) == "DeviceType.CPU" and evt.device_type != 0
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_profiler_errors_and_results_before_stop(T):
+    P, AP = T.profiler, T.autograd.profiler
+    for kw in (dict(wait=-1, warmup=1, active=1), dict(wait=1, warmup=1, active=0)):
+        with pytest.raises(AssertionError, match="Invalid profiler schedule arguments. Got wait="):
+            P.schedule(**kw)
+    with pytest.raises(AssertionError, match="Profiler must be initialized before accessing ev"):
+        P.profile().events()
+    with pytest.raises(AssertionError, match="Profiler must be initialized before exporting ch"):
+        P.profile().export_chrome_trace("unused.json")
+    with pytest.warns(UserWarning, match="CUDA is not available, disabling CUDA profiling"):
+        with pytest.raises(AssertionError, match="No activities specified for the profiler"):
+            P.profile(activities=[P.ProfilerActivity.CUDA]).start()
+    with pytest.raises(RuntimeError, match="Expected a value of type 'str' for argument 'name'"):
+        P.record_function(3).__enter__()
+    with AP.profile() as ap:
+        T.ones(1).sin()
+        assert len(ap.key_averages()) == 0 and ap.self_cpu_time_total == 0  # not parsed yet
+    assert "aten::sin" in {e.key for e in ap.key_averages()}
+    with P.profile() as prof:
+        T.ones(1).sin()
+        assert len(prof.events()) == 0 and len(prof.key_averages()) == 0
+    assert "aten::sin" in {e.key for e in prof.key_averages()}

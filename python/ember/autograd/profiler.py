@@ -174,6 +174,17 @@ class record_function(contextlib.ContextDecorator):
         return record_function(self.name, self.args)
 
     def __enter__(self):
+        for pos, (arg, value, typ) in enumerate(
+            (("name", self.name, "str"), ("args", self.args, "Optional[str]"))
+        ):
+            if not isinstance(value, str) and not (pos == 1 and value is None):
+                raise RuntimeError(
+                    "profiler::_record_function_enter_new() Expected a value of type "
+                    f"'{typ}' for argument '{arg}' but instead found type "
+                    f"'{type(value).__name__}'.\nPosition: {pos}\nValue: {value!r}\nDeclaration: "
+                    "profiler::_record_function_enter_new(str name, str? args=None) -> "
+                    "__torch__.torch.classes.profiler._RecordFunction"
+                )
         if _C._profiler_enabled():
             name = self.name if self.args is None else f"{self.name}, {self.args}"
             self._handle = _C._record_function_enter(name)
@@ -558,6 +569,11 @@ class profile:
         if self.function_events is None:
             raise RuntimeError("Profiler didn't finish running")
 
+    def _results(self):
+        """The events, or none before the profile has stopped (torch's summaries are then
+        empty; they are computed again once it has)."""
+        return self.function_events if self.function_events is not None else EventList()
+
     def events(self):
         """events() -> EventList
 
@@ -579,8 +595,7 @@ class profile:
         """table(sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55, max_shapes_column_width=80, header=None, top_level_events_only=False, time_unit=None) -> str
 
         The table of the recorded events themselves (key_averages().table() groups them)."""  # noqa: E501
-        self._check_finish()
-        return self.function_events.table(
+        return self._results().table(
             sort_by=sort_by,
             row_limit=row_limit,
             max_src_column_width=max_src_column_width,
@@ -603,8 +618,9 @@ class profile:
 
         Writes each event's recorded stack with its metric, one per line (torch 2.13 records
         no per-op stacks, the Python calls being rows of their own, and neither does ember)."""
-        self._check_finish()
-        self.function_events.export_stacks(path, metric)
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
+        self._results().export_stacks(path, metric)
 
     def key_averages(
         self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
@@ -612,8 +628,7 @@ class profile:
         """key_averages(group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False) -> EventList
 
         The events grouped by name (and input shapes, stack or overload name when asked for)."""  # noqa: E501
-        self._check_finish()
-        return self.function_events.key_averages(
+        return self._results().key_averages(
             group_by_input_shape, group_by_stack_n, group_by_overload_name
         )
 
@@ -621,13 +636,11 @@ class profile:
         """total_average() -> FunctionEventAvg
 
         All events summed."""
-        self._check_finish()
-        return self.function_events.total_average()
+        return self._results().total_average()
 
     @property
     def self_cpu_time_total(self):
-        self._check_finish()
-        return self.function_events.self_cpu_time_total
+        return self._results().self_cpu_time_total
 
     def __str__(self):
         self._check_finish()

@@ -61,16 +61,12 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
     `warmup` steps and `active` recorded steps, `repeat` times (0: until the profile stops); the
     trace of each cycle is handed to on_trace_ready at its last active step. With
     `skip_first_wait`, the first cycle has no wait."""
-    for name, value in (
-        ("wait", wait),
-        ("warmup", warmup),
-        ("skip_first", skip_first),
-        ("repeat", repeat),
-    ):
-        if value < 0:
-            raise ValueError(f"schedule: expected {name} >= 0; got {value}")
-    if active <= 0:
-        raise ValueError(f"schedule: expected active > 0; got {active}")
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise AssertionError(
+            f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} "
+            f"(need >= 0), active={active} (need > 0), repeat={repeat} (need >= 0), "
+            f"skip_first={skip_first} (need >= 0)."
+        )
     if warmup == 0:
         warnings.warn(
             "Profiler won't be using warmup, this can skew profiler results", stacklevel=2
@@ -182,6 +178,14 @@ class _KinetoProfile:
         """prepare_trace() -> None
 
         Creates the recorder of the next trace."""
+        for device in (ProfilerActivity.CUDA, ProfilerActivity.XPU):
+            if device in self.activities:  # ember has neither device
+                warnings.warn(
+                    f"{device.name} is not available, disabling {device.name} profiling",
+                    stacklevel=3,
+                )
+        if not self.activities - {ProfilerActivity.CUDA, ProfilerActivity.XPU}:
+            raise AssertionError("No activities specified for the profiler")
         if self.acc_events and self.profiler is not None and self.profiler.function_events:
             if getattr(self.profiler, "_merged", False):  # already holds the earlier cycles
                 self._accumulated = list(self.profiler.function_events)
@@ -227,8 +231,10 @@ class _KinetoProfile:
         meta.update(self._metadata)
         return meta
 
-    def _require_results(self):
-        if self.profiler is None or self.profiler.function_events is None:
+    def _require_results(self, what):
+        if self.profiler is None:
+            raise AssertionError(f"Profiler must be initialized before {what}")
+        if self.profiler.function_events is None:
             raise RuntimeError("profile: no results yet; the profile must be stopped first")
         if self._accumulated and not getattr(self.profiler, "_merged", False):
             prof = self.profiler
@@ -249,19 +255,22 @@ class _KinetoProfile:
         Writes the trace as Chrome trace JSON (Perfetto, chrome://tracing); gzip-compressed when
         `path` ends in .gz. The trace is serialized in Python either way (torch's
         `use_python_export=True` writes the same trace from Python)."""
-        return self._require_results().export_chrome_trace(path)
+        return self._require_results("exporting chrome trace").export_chrome_trace(path)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """export_stacks(path, metric="self_cpu_time_total") -> None
 
         Writes the recorded Python stacks (with_stack=True) with their metric, one per line."""
-        return self._require_results().export_stacks(path, metric)
+        return self._require_results("exporting stacks").export_stacks(path, metric)
 
     def events(self):
         """events() -> EventList
 
-        Every recorded range of the last trace, ordered by start time."""
-        return self._require_results().events()
+        Every recorded range of the last trace, ordered by start time (none while the trace
+        records, as torch's)."""
+        if self.profiler is not None and self.profiler.function_events is None:
+            return _autograd_profiler.EventList()
+        return self._require_results("accessing events").events()
 
     def toggle_collection_dynamic(self, enable, activities):
         """toggle_collection_dynamic(enable, activities) -> None
@@ -279,7 +288,9 @@ class _KinetoProfile:
 
         The events grouped by name (and input shapes, stack prefix or overload name); its table()
         prints torch's profiler table."""  # noqa: E501
-        return self._require_results().key_averages(
+        if self.profiler is not None and self.profiler.function_events is None:
+            return _autograd_profiler.EventList().key_averages()  # while recording, as torch's
+        return self._require_results("getting key averages").key_averages(
             group_by_input_shape, group_by_stack_n, group_by_overload_name
         )
 
