@@ -252,3 +252,14 @@ def test_profiler_errors_and_results_before_stop(T):
         T.ones(1).sin()
         assert len(prof.events()) == 0 and len(prof.key_averages()) == 0
     assert "aten::sin" in {e.key for e in prof.key_averages()}
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_post_processing_timeout_returns_partial_results(T):
+    P = T.profiler
+    for timeout, some in ((0.0, False), (30.0, True)):
+        with P.profile(post_processing_timeout_s=timeout) as prof:
+            T.ones(3).sin()
+        assert ("aten::sin" in {e.name for e in prof.events()}) is some
+    with pytest.raises(ValueError, match="post_processing_timeout_s must be non-negative"):
+        T.autograd.profiler.profile(post_processing_timeout_s=-1.0)

@@ -9,6 +9,7 @@ ops are named `ember::<name>`.
 """
 
 import contextlib
+import logging
 import sys
 import time
 import uuid
@@ -300,7 +301,7 @@ def _allocating_child(owner):
 
 
 class profile:
-    """profile(enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False, profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False, custom_trace_id_callback=None)
+    """profile(enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False, profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False, custom_trace_id_callback=None, post_processing_timeout_s=None)
 
     Records every op run inside the `with` block, on every thread: `function_events`,
     `key_averages()`, `table()` and `export_chrome_trace()` after it. `record_shapes` keeps each
@@ -326,7 +327,11 @@ class profile:
         experimental_config=None,
         acc_events=False,
         custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
     ):
+        if post_processing_timeout_s is not None and post_processing_timeout_s < 0:
+            raise ValueError("post_processing_timeout_s must be non-negative")
+        self.post_processing_timeout_s = post_processing_timeout_s
         self.enabled = enabled
         self.use_cuda = use_cuda
         self.use_device = None
@@ -416,9 +421,15 @@ class profile:
         for tid, t, name, flops in self._flops_notes:
             notes.setdefault((tid, name), []).append((t, flops))
         unknown_frees = _frees_of_unknown_blocks(threads)
+        timeout = self.post_processing_timeout_s
+        deadline = None if timeout is None else time.perf_counter_ns() + int(timeout * 1e9)
+        timed_out = False
         for tid, records in threads:
             local = [None] * len(records)
             for i, record in enumerate(records):
+                if deadline is not None and time.perf_counter_ns() >= deadline:
+                    timed_out = True  # torch's partial results: parsing stops here
+                    break
                 name, kind, start, end, parent, shapes, nbytes, addr, total, seq, fwd = record
                 if self._off and not self._collected(start):
                     continue
@@ -514,8 +525,12 @@ class profile:
                 local[i] = evt
                 events.append(evt)
                 by_thread.setdefault(tid, []).append(evt)
+            if timed_out:
+                break
         python = []
         for pid, parent_id, module_id, name, start, end, tid in self._python_events:
+            if timed_out:
+                break
             if self._off and not self._collected(start):
                 continue
             evt = FunctionEvent(
@@ -532,6 +547,13 @@ class profile:
             )
             next_id += 1
             python.append(evt)
+        if timed_out:
+            logging.getLogger(__name__).warning(
+                "Profiler _parse_kineto_results timed out after %.3f seconds, returning partial "
+                "results with %d events",
+                timeout,
+                len(events),
+            )
         if python:
             nest_python_events(by_thread, python)
             events += python

@@ -124,7 +124,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_py
 
 
 class _KinetoProfile:
-    """_KinetoProfile(*, activities=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, custom_trace_id_callback=None)
+    """_KinetoProfile(*, activities=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, custom_trace_id_callback=None, post_processing_timeout_s=None)
 
     A profile without a schedule: start() and stop() bracket what it records."""  # noqa: E501
 
@@ -141,6 +141,7 @@ class _KinetoProfile:
         execution_trace_observer=None,
         acc_events=False,
         custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
     ):
         self.activities = set(activities) if activities else supported_activities()
         for a in self.activities:
@@ -157,6 +158,7 @@ class _KinetoProfile:
         self.execution_trace_observer = execution_trace_observer
         self.acc_events = acc_events
         self.custom_trace_id_callback = custom_trace_id_callback
+        self.post_processing_timeout_s = post_processing_timeout_s
         self.profiler = None
         self._metadata = {}
         self._accumulated = []  # earlier cycles' events, with acc_events
@@ -199,6 +201,7 @@ class _KinetoProfile:
             with_modules=self.with_modules,
             acc_events=self.acc_events,
             custom_trace_id_callback=self.custom_trace_id_callback,
+            post_processing_timeout_s=self.post_processing_timeout_s,
         )
         self.profiler._prepare_trace()
 
@@ -314,13 +317,14 @@ class _KinetoProfile:
 
 
 class profile(_KinetoProfile):
-    """profile(*, activities=None, schedule=None, on_trace_ready=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None, custom_trace_id_callback=None)
+    """profile(*, activities=None, schedule=None, on_trace_ready=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None, custom_trace_id_callback=None, post_processing_timeout_s=None)
 
     Records every op (and record_function range) run while it is active, on every thread: ops of
     the backward pass and of pool threads included. A context manager, or start()/stop(). With a
     `schedule`, step() advances it: steps are recorded as "ProfilerStep#<n>" ranges, and each
     cycle's trace goes to `on_trace_ready(prof)`; without one, everything between start and stop
-    is one trace, handed to on_trace_ready at stop."""  # noqa: E501
+    is one trace, handed to on_trace_ready at stop. `post_processing_timeout_s` bounds the time
+    spent turning the records into events once recording stops (partial results after it)."""  # noqa: E501
 
     def __init__(
         self,
@@ -338,6 +342,7 @@ class profile(_KinetoProfile):
         acc_events=False,
         use_cuda=None,
         custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
     ):
         activities = set(activities) if activities else supported_activities()
         if use_cuda:
@@ -353,6 +358,7 @@ class profile(_KinetoProfile):
             execution_trace_observer=execution_trace_observer,
             acc_events=acc_events,
             custom_trace_id_callback=custom_trace_id_callback,
+            post_processing_timeout_s=post_processing_timeout_s,
         )
         self.schedule = schedule if schedule is not None else _default_schedule
         self.record_steps = schedule is not None
