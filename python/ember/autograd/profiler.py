@@ -175,21 +175,23 @@ class record_function(contextlib.ContextDecorator):
         return record_function(self.name, self.args)
 
     def __enter__(self):
-        for pos, (arg, value, typ) in enumerate(
-            (("name", self.name, "str"), ("args", self.args, "Optional[str]"))
-        ):
-            if not isinstance(value, str) and not (pos == 1 and value is None):
-                raise RuntimeError(
-                    "profiler::_record_function_enter_new() Expected a value of type "
-                    f"'{typ}' for argument '{arg}' but instead found type "
-                    f"'{type(value).__name__}'.\nPosition: {pos}\nValue: {value!r}\nDeclaration: "
-                    "profiler::_record_function_enter_new(str name, str? args=None) -> "
-                    "__torch__.torch.classes.profiler._RecordFunction"
-                )
+        if not isinstance(self.name, str) or not isinstance(self.args, (str, type(None))):
+            self._refuse_arguments()
         if _C._profiler_enabled():
             name = self.name if self.args is None else f"{self.name}, {self.args}"
             self._handle = _C._record_function_enter(name)
         return self
+
+    def _refuse_arguments(self):
+        """torch's error for a name (or args) that is not a string."""
+        bad = 0 if not isinstance(self.name, str) else 1
+        arg, value, typ = (("name", self.name, "str"), ("args", self.args, "Optional[str]"))[bad]
+        raise RuntimeError(
+            f"profiler::_record_function_enter_new() Expected a value of type '{typ}' for "
+            f"argument '{arg}' but instead found type '{type(value).__name__}'.\nPosition: {bad}"
+            f"\nValue: {value!r}\nDeclaration: profiler::_record_function_enter_new(str name, "
+            "str? args=None) -> __torch__.torch.classes.profiler._RecordFunction"
+        )
 
     def __exit__(self, exc_type, exc_value, traceback):
         if self._handle >= 0:
