@@ -224,6 +224,17 @@ class OpOverload:
         self.__module__ = f"ember.ops.{packet._namespace}"
         self.__ember_qualname__ = f"ember.ops.{packet._namespace}.{packet._name}.{overload_name}"
         self.__doc__ = f"{self._schema}\n\nThe operator {self.name()}, through the dispatcher."
+        self._tags = None  # a custom op's ember.Tag list (ember.library sets it)
+        self._redispatch = None  # a custom op's call of one key's kernel (ember.library)
+
+    @property
+    def tags(self):
+        """The operator's tags (ember.Tag): those its custom_op / Library.define call gave it."""
+        if self._tags is None:
+            raise AttributeError(
+                f"ember.ops: the tags of ember's own operator '{self.name()}' are not recorded"
+            )
+        return list(self._tags)
 
     def name(self):
         """``"ns::name"`` or ``"ns::name.overload"``, as the dispatcher names the overload."""
@@ -234,6 +245,16 @@ class OpOverload:
         if overrides._stack():
             return overrides._route(self, args, kwargs)
         return self._call(*args, **kwargs)
+
+    def redispatch(self, keyset, *args, **kwargs):
+        """Calls the kernel of keyset's highest key (a DispatchKeySet, as a kernel registered
+        ``with_keyset=True`` receives it), skipping the keys above it."""
+        if self._redispatch is None:
+            raise NotImplementedError(
+                f"ember.ops: redispatch is available for custom operators; '{self.name()}' is "
+                "one of ember's own"
+            )
+        return self._redispatch(keyset, *args, **kwargs)
 
     def __repr__(self):
         return f"{self.namespace}.{self.overloadpacket._name}.{self._overloadname}"

@@ -9,12 +9,11 @@ capture (``ember.compile``, ``ember.fx.symbolic_trace``) records it as one node,
 """
 
 import functools
-import inspect
-import typing
 import weakref
 
-from . import _C, _library_fake, _op_overloads
+from . import _C, _dispatch_keys, _library_fake, _library_tags, _op_overloads
 from ._library_fake import get_ctx
+from ._library_schema import infer_schema, normalize_tags
 from ._op_overloads import FunctionSchema
 from ._ops._op_range import OP_MARK
 
@@ -23,7 +22,9 @@ __all__ = [
     "CustomOpDef",
     "custom_op",
     "define",
+    "fallthrough_kernel",
     "get_ctx",
+    "get_kernel",
     "impl",
     "impl_abstract",
     "infer_schema",
@@ -63,9 +64,11 @@ class _OpState:
     """The Python kernels of one custom operator, per dispatch key, and the dispatcher handle
     they are installed on."""
 
-    def __init__(self, entry_name, schema_text, *, from_custom_op):
+    def __init__(self, entry_name, schema_text, *, from_custom_op, tags=()):
         self.entry_name = entry_name
         self.schema = FunctionSchema(schema_text)
+        _library_tags.validate_schema(schema_text.split("::", 1)[1], tags)
+        self.tags = tags
         self.handle = _C._custom_op_define(entry_name, schema_text)
         self.kernels = {}  # dispatch key (or Composite*) -> fn
         self.backward = None
@@ -79,19 +82,31 @@ class _OpState:
         self.node_name = self.forward_row + "Backward"
         self.mutated = [a for a in self.schema.arguments if a.is_write]
         self.opoverload = _op_overloads._register_custom(entry_name, self.call)
+        self.opoverload._tags = tags
+        self.opoverload._redispatch = self.redispatch
         self._install()
 
-    # The kernel each key gets: an explicit one, else a composite.
+    def _kernel(self, key):
+        fn = self.kernels.get(key)
+        return None if fn is fallthrough_kernel else fn
+
+    def kernel_for(self, key):
+        """The kernel a backend key runs: its own, else the fake (Meta), else a composite; None
+        where there is none (a fallthrough registered at a backend key leaves none)."""
+        if self.kernels.get(key) is fallthrough_kernel:
+            return None
+        fn = self._kernel(key)
+        if fn is None and key == "Meta" and self.fake is not None:
+            fn = _library_fake.meta_kernel(self.schema.name, self.fake)
+        if fn is None:
+            fn = self._kernel("CompositeExplicitAutograd") or self._kernel(
+                "CompositeImplicitAutograd"
+            )
+        return fn
+
     def _install(self):
-        explicit = self.kernels.get("CompositeExplicitAutograd")
-        implicit = self.kernels.get("CompositeImplicitAutograd")
         for key in _BACKEND_KEYS:
-            fn = self.kernels.get(key)
-            if fn is None and key == "Meta" and self.fake is not None:
-                fn = _library_fake.meta_kernel(self.schema.name, self.fake)
-            if fn is None:
-                fn = explicit or implicit
-            _C._custom_op_set_kernel(self.handle, key, fn)
+            _C._custom_op_set_kernel(self.handle, key, self.kernel_for(key))
         _C._custom_op_set_kernel(self.handle, "Autograd", self._autograd_kernel)
 
     def set_kernel(self, key, fn):
@@ -101,6 +116,13 @@ class _OpState:
         else:
             self.kernels[key] = fn
         self._install()
+
+    def redispatch(self, keyset, *args, **kwargs):
+        """Calls the kernel of the highest key of keyset (a DispatchKeySet)."""
+        bound = self.schema.bind(args, kwargs, self.schema.name)
+        pargs, pkwargs = self._split(bound)
+        key = _dispatch_keys.ember_key(keyset)
+        return _C._custom_op_redispatch(self.handle, key, self._tensors(bound), pargs, pkwargs)
 
     def _split(self, bound):
         args, kwargs = [], {}
@@ -164,9 +186,15 @@ class _OpState:
 
     def _autograd_kernel(self, *args, **kwargs):
         user = self.kernels.get("Autograd")
+        if user is fallthrough_kernel:  # the backend kernel runs as if called directly
+            tensors = _tensors((args, kwargs))
+            fn = self.kernel_for(_device_key(tensors[0].device.type) if tensors else "CPU")
+            if fn is None:  # the dispatcher's missing-kernel error
+                return _C._custom_op_redispatch(self.handle, "backend", tensors, args, kwargs)
+            return fn(*args, **kwargs)
         if user is not None:
             return user(*args, **kwargs)
-        implicit = self.kernels.get("CompositeImplicitAutograd")
+        implicit = self._kernel("CompositeImplicitAutograd")
         if implicit is not None and self.backward is None:
             return implicit(*args, **kwargs)
         bound = self.schema.bind(args, kwargs, self.schema.name)
@@ -268,156 +296,15 @@ def _state(op):
     return st
 
 
-def _define(entry_name, schema_text, *, from_custom_op=False):
+def _define(entry_name, schema_text, *, from_custom_op=False, tags=()):
     if entry_name in _ops_by_name:
         raise RuntimeError(
             f"Tried to register an operator ({schema_text}) with the same name and overload name "
             "multiple times."
         )
-    st = _OpState(entry_name, schema_text, from_custom_op=from_custom_op)
+    st = _OpState(entry_name, schema_text, from_custom_op=from_custom_op, tags=tags)
     _ops_by_name[entry_name] = st
     return st
-
-
-# --------------------------------------------------------------------------------------------
-# Schema inference
-
-
-def _type_table():
-    import ember
-
-    t = ember.Tensor
-    opt = typing.Optional
-    table = {t: "Tensor", opt[t]: "Tensor?"}
-    for seq in (typing.Sequence, typing.List, list):
-        table[seq[t]] = "Tensor[]"
-        table[seq[opt[t]]] = "Tensor?[]"
-    for py, name in ((int, "SymInt"), (float, "float"), (bool, "bool")):
-        table[py] = name
-        table[opt[py]] = name + "?"
-        for seq in (typing.Sequence, typing.List, list):
-            table[seq[py]] = name + "[]"
-            table[opt[seq[py]]] = name + "[]?"
-    table[str] = "str"
-    table[opt[str]] = "str?"
-    number = typing.Union[int, float, bool]
-    table[number] = "Scalar"
-    table[opt[number]] = "Scalar?"
-    for seq in (typing.Sequence, typing.List, list):
-        table[seq[number]] = "Scalar[]"
-    table[ember.dtype] = "ScalarType"
-    table[opt[ember.dtype]] = "ScalarType?"
-    table[ember.device] = "Device"
-    table[opt[ember.device]] = "Device?"
-    return table
-
-
-def _return_table():
-    import ember
-
-    t = ember.Tensor
-    return {
-        t: "Tensor",
-        typing.List[t]: "Tensor[]",
-        list[t]: "Tensor[]",
-        int: "SymInt",
-        float: "float",
-        bool: "bool",
-        typing.Union[int, float, bool]: "Scalar",
-    }
-
-
-def _default_text(value):
-    if value is None or isinstance(value, (bool, int, float)):
-        return repr(value) if not isinstance(value, bool) else str(value)
-    if isinstance(value, str):
-        return '"' + value + '"'
-    return None
-
-
-def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
-    """infer_schema(prototype_function, /, *, mutates_args, op_name=None) -> str
-
-    The schema string (torch's grammar) of a function from its type annotations: Tensor, Tensor?,
-    list[Tensor], int (SymInt), float, bool, str, their Optional and list forms, dtype and device;
-    ``mutates_args`` names the arguments the function writes ("unknown": every tensor)."""
-    sig = inspect.signature(prototype_function)
-
-    def error_fn(what):
-        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
-
-    try:
-        hints = typing.get_type_hints(prototype_function)
-    except Exception:
-        hints = {}
-    table = _type_table()
-    params = []
-    seen_kwarg_only = False
-    names = list(sig.parameters)
-    for idx, (name, param) in enumerate(sig.parameters.items()):
-        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
-            error_fn("We do not support positional-only args, varargs, or varkwargs.")
-        if param.kind == param.KEYWORD_ONLY and not seen_kwarg_only:
-            params.append("*")
-            seen_kwarg_only = True
-        if param.annotation is inspect.Parameter.empty:
-            error_fn(f"Parameter {name} must have a type annotation.")
-        ann = hints.get(name, param.annotation)
-        if ann not in table:
-            error_fn(
-                f"Parameter {name} has unsupported type {param.annotation}. "
-                f"The valid types are: {table.keys()}."
-            )
-        typ = table[ann]
-        mutated = mutates_args == "unknown" or (
-            not isinstance(mutates_args, str) and name in mutates_args
-        )
-        if mutated and typ.startswith("Tensor"):
-            typ = f"Tensor(a{idx}!)" + typ[len("Tensor") :]
-        if param.default is inspect.Parameter.empty:
-            params.append(f"{typ} {name}")
-        else:
-            text = _default_text(param.default)
-            if text is None:
-                error_fn(
-                    f"Parameter {name} has an unsupported default value type "
-                    f"{type(param.default)}. Please file an issue on GitHub so we can prioritize "
-                    "this."
-                )
-            params.append(f"{typ} {name}={text}")
-    if mutates_args != "unknown":
-        if isinstance(mutates_args, str):
-            mutates_args = (mutates_args,)
-        missing = set(mutates_args) - set(names)
-        if missing:
-            error_fn(
-                f"{missing} in mutates_args were not found in the custom op's signature. "
-                "mutates_args should contain the names of all args that the custom op mutates, or "
-                "just the string 'unknown' if you don't know."
-            )
-    if sig.return_annotation is inspect.Signature.empty:
-        error_fn("No return type annotation was provided. Please add one.")
-    ret = hints.get("return", sig.return_annotation)
-    returns = _return_text(ret, sig.return_annotation, error_fn)
-    prefix = op_name or ""
-    return f"{prefix}({', '.join(params)}) -> {returns}"
-
-
-def _return_text(ret, shown, error_fn):
-    table = _return_table()
-    if ret is None or ret is type(None):
-        return "()"
-    origin = typing.get_origin(ret)
-    if origin is tuple:
-        items = []
-        for r in typing.get_args(ret):
-            if r not in table:
-                error_fn(f"Return has unsupported type {r}. The valid types are: {table}.")
-            items.append(table[r])
-        return "(" + ", ".join(items) + ")"
-    if ret not in table:
-        error_fn(f"Return has unsupported type {shown}. The valid types are: {table}.")
-    return table[ret]
 
 
 # --------------------------------------------------------------------------------------------
@@ -425,19 +312,30 @@ def _return_text(ret, shown, error_fn):
 
 
 class CustomOpDef:
-    """CustomOpDef(namespace, name, schema, fn)
+    """CustomOpDef(namespace, name, schema, fn, tags=None)
 
     What ``custom_op`` returns: callable like the function it wraps (through the dispatcher), with
     ``register_fake``, ``register_autograd`` and ``register_kernel``."""
 
-    def __init__(self, namespace, name, schema, fn):
+    def __init__(self, namespace, name, schema, fn, tags=None):
+        from ._runtime_names import Tag
+
         self._namespace = namespace
         self._name = name
         self._qualname = f"{namespace}::{name}"
         self._init_fn = fn
-        self._state = _define(self._qualname, f"{self._qualname}{schema}", from_custom_op=True)
+        self._tags = normalize_tags(tags)
+        # as torch's, every custom op is pt2_compliant_tag (first)
+        op_tags = (Tag.pt2_compliant_tag,) + tuple(
+            t for t in self._tags if t != Tag.pt2_compliant_tag
+        )
+        self._state = _define(
+            self._qualname, f"{self._qualname}{schema}", from_custom_op=True, tags=op_tags
+        )
         self._opoverload = self._state.opoverload
-        if not self._state.schema.returns:  # torch generates the fake of an op returning nothing
+        if Tag.inplace in self._tags or Tag.out in self._tags:
+            self._state.fake = _library_tags.trivial_fake(self._state.schema, self._tags)
+        elif not self._state.schema.returns:  # torch generates the fake of an op returning nothing
             self._state.fake = _returns_nothing
         self.__name__ = name
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -465,7 +363,7 @@ class CustomOpDef:
                 if isinstance(device_types, str) or device_types is None
                 else device_types
             )
-            kernel = _no_alias_outputs(self._name, fn)
+            kernel = self._checked(fn)
             for dt in types:
                 self._state.set_kernel(
                     "CompositeExplicitAutograd" if dt is None else _device_key(dt), kernel
@@ -474,11 +372,31 @@ class CustomOpDef:
 
         return inner if fn is None else inner(fn)
 
+    def _checked(self, fn):
+        """fn with torch's check of what a custom op's kernel returns."""
+        from ._runtime_names import Tag
+
+        if Tag.inplace in self._tags or Tag.out in self._tags:
+            return _library_tags.returns_promised(self._state.schema, self._tags, self._name, fn)
+        return _no_alias_outputs(self._name, fn)
+
     def register_fake(self, fn, /):
         """register_fake(fn, /) -> Callable
 
         The fake (meta) kernel: computes the outputs' shapes and dtypes from the inputs' without
         reading data (opcheck compares it with the real kernel)."""
+        from ._runtime_names import Tag
+
+        if Tag.inplace in self._tags or Tag.out in self._tags:
+            import warnings
+
+            tag = "torch.Tag.inplace" if Tag.inplace in self._tags else "torch.Tag.out"
+            warnings.warn(
+                f"The fake registration for {self} is unnecessary. Custom ops tagged with {tag} "
+                "already get an autogenerated fake kernel. The provided fake impl will be used "
+                "instead.",
+                stacklevel=2,
+            )
         self._state.fake = fn
         self._state._install()
         return fn
@@ -568,12 +486,16 @@ def _no_alias_outputs(name, fn):
     return kernel
 
 
-def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
-    """custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None) -> CustomOpDef
+def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None):
+    """custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None)
+    -> CustomOpDef
 
     Makes fn an operator ``"namespace::name"`` of ember's dispatcher: its schema comes from fn's
     type annotations (or ``schema``), ``mutates_args`` names the arguments fn writes, and
-    ``device_types`` the devices fn is the kernel for (all when None). Usable as a decorator."""
+    ``device_types`` the devices fn is the kernel for (all when None). ``tags`` (ember.Tag or a
+    sequence) reach the op's ``.tags``; ``Tag.inplace`` (fn writes its first argument and returns
+    it) and ``Tag.out`` (fn writes keyword-only out tensors and returns them) give the op that
+    form, as torch's. Usable as a decorator."""
     if not isinstance(name, str) or "::" not in name:
         raise ValueError(
             f"custom_op(name=...): expected a name of the form 'namespace::name'; got {name!r}"
@@ -585,18 +507,21 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
         )
 
     def inner(fn):
+        from ._runtime_names import Tag
+
+        normalized = normalize_tags(tags)
         if schema is None:
-            text = infer_schema(fn, mutates_args=mutates_args)
+            text = infer_schema(fn, mutates_args=mutates_args, tags=normalized)
         else:
             text = schema
-        if _kwarg_only_tensors(FunctionSchema(f"{opname}{text}")):
+        if Tag.out not in normalized and _kwarg_only_tensors(FunctionSchema(f"{opname}{text}")):
             raise NotImplementedError(
                 "custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. "
                 f"Got: {opname}{text}"
             )
-        result = CustomOpDef(namespace, opname, text, fn)
+        result = CustomOpDef(namespace, opname, text, fn, normalized)
         if device_types is None:
-            result._state.set_kernel("CompositeExplicitAutograd", _no_alias_outputs(opname, fn))
+            result._state.set_kernel("CompositeExplicitAutograd", result._checked(fn))
         else:
             result.register_kernel(device_types, fn)
         return result
@@ -643,13 +568,17 @@ class Library:
 
         Declares an operator of this namespace, ``"foo(Tensor x) -> Tensor"`` or
         ``"foo.overload(...) -> ..."``; returns its name as written, without the overload
-        (``"foo"``; ``"ns::foo"`` when the schema names the namespace), as torch's."""
+        (``"foo"``; ``"ns::foo"`` when the schema names the namespace), as torch's. ``tags``
+        (ember.Tag or a sequence) reach the op's ``.tags``."""
+        if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
+            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         if self.kind == "IMPL":
             raise RuntimeError("Library.define: an IMPL library cannot define operators")
+        tags = normalize_tags(tags)
         written = schema.split("(", 1)[0].strip()
         head = written.split("::", 1)[1] if "::" in written else written
         entry = f"{self.ns}::{head}"
-        _define(entry, f"{self.ns}::{schema.strip()}")
+        _define(entry, f"{self.ns}::{schema.strip()}", tags=tags)
         self._defined.append(entry)
         return written.split(".")[0]
 
@@ -657,7 +586,9 @@ class Library:
         """impl(op_name, fn, dispatch_key="", *, with_keyset=False) -> None
 
         Registers fn as the kernel of op_name for dispatch_key: "CPU", "Meta", "PrivateUse1",
-        "Autograd", "CompositeExplicitAutograd" or "CompositeImplicitAutograd" (the default)."""
+        "Autograd", "CompositeExplicitAutograd" or "CompositeImplicitAutograd" (the default).
+        ``with_keyset=True``: fn gets the call's DispatchKeySet first (for
+        ``OpOverload.redispatch``)."""
         if isinstance(op_name, _op_overloads.OpOverload):
             op_name = op_name.name()
         if "::" not in op_name:
@@ -668,12 +599,64 @@ class Library:
                 f"Library.impl: unknown dispatch key '{key}'; expected one of "
                 f"{list(_DISPATCH_KEYS)}"
             )
-        _state(op_name).set_kernel(key, fn)
+        _state(op_name).set_kernel(key, _with_keyset(key, fn) if with_keyset else fn)
 
     def _destroy(self):
         owner = _def_namespaces.get(self.ns)
         if owner is not None and owner() is self:
             del _def_namespaces[self.ns]
+
+
+def fallthrough_kernel():
+    """fallthrough_kernel() -> NoReturn
+
+    The placeholder to pass to ``Library.impl`` to register a fallthrough: at the "Autograd" key
+    the op's backend kernel runs as called (grad mode unchanged, so the ops inside record their
+    own graph); at a backend key the op has no kernel there."""
+    raise NotImplementedError("fallthrough_kernel() should never be called.")
+
+
+class _SafeKernelFunction:
+    """What get_kernel returns (torch._C._SafeKernelFunction): ``call_boxed(keyset, *args,
+    **kwargs)`` runs the kernel that was registered when get_kernel was called."""
+
+    def __init__(self, fn, op_name, key):
+        self._fn = fn
+        self._name = f"{op_name} ({key})"
+
+    def call_boxed(self, keyset, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"SafeKernelFunction(op={self._name})"
+
+
+def get_kernel(op, dispatch_key):
+    """get_kernel(op, dispatch_key) -> SafeKernelFunction
+
+    The kernel custom op `op` (name, OpOverload or CustomOpDef) runs at `dispatch_key` ("CPU",
+    "Meta", "Autograd", ...), kept so that a kernel registered later can call it."""
+    if not isinstance(op, (str, _op_overloads.OpOverload, CustomOpDef)):
+        raise ValueError(f"get_kernel({op}): got unexpected type for op: {type(op)}")
+    st = _state(op)
+    key = _device_key(getattr(dispatch_key, "name", dispatch_key))
+    fn = st._autograd_kernel if key == "Autograd" else st.kernel_for(key)
+    if fn is None:
+        raise RuntimeError(f"get_kernel: {st.entry_name} has no kernel for dispatch key {key}")
+    return _SafeKernelFunction(fn, st.entry_name, key)
+
+
+def _with_keyset(key, fn):
+    """fn called as torch calls a kernel registered with_keyset=True: the call's keys first (the
+    backend of its tensors, and its Autograd key for an Autograd kernel)."""
+
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        tensors = _tensors((args, kwargs))
+        backend = _device_key(tensors[0].device.type) if tensors else "CPU"
+        return fn(_dispatch_keys.keyset_for(key, backend), *args, **kwargs)
+
+    return kernel
 
 
 def define(qualname, schema, *, lib=None, tags=()):
@@ -768,7 +751,15 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
 
     Makes op differentiable with ``backward(ctx, *grads)`` (and ``setup_context(ctx, inputs,
     output)``, with ``keyword_only_inputs`` before output when op has keyword-only arguments)."""
+    from ._runtime_names import Tag
+
     st = _state(op)
+    if Tag.out in st.tags:
+        shown = f"<CustomOpDef({st.entry_name})>" if st.from_custom_op else st.entry_name
+        raise RuntimeError(
+            "Cannot register autograd formula for operator tagged with torch.Tag.out: "
+            f"{shown}. Out variants do not support autograd."
+        )
     _refuse_kwarg_only_tensors("register_autograd", st.schema)
     st.backward = backward
     st.setup_context = setup_context

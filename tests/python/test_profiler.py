@@ -333,8 +333,8 @@ def test_start_stop_and_errors():
     ember.ones(2) + 1
     prof.stop()
     assert any(e.key == "aten::add" for e in prof.key_averages())
-    with pytest.raises(RuntimeError, match="no results"):
-        profile().key_averages()
+    with pytest.raises(AssertionError, match="Profiler must be initialized before getting key"):
+        profile().key_averages()  # torch's error before start
     with profile():
         with pytest.raises(RuntimeError, match="already recording"):
             ember._C._profiler_start(False, False)
@@ -359,8 +359,8 @@ def test_schedule_actions():
         "NONE",
         "NONE",
     ]
-    with pytest.raises(ValueError):
-        schedule(wait=0, warmup=0, active=0)
+    with pytest.raises(AssertionError, match="Invalid profiler schedule arguments"):
+        schedule(wait=0, warmup=0, active=0)  # torch's class and text
 
 
 def test_schedule_fires_on_trace_ready():

@@ -166,3 +166,100 @@ def test_python_ops_record_numbers_factories_none(tmp_path):
         assert nd["args"]["Input Dims"] == [[2, 3], [2], [], [], []], T.__name__
         rows = _rows(prof)
         assert ("aten::nll_loss", [[2, 3], [2], [], [], []], "aten::nll_loss_nd") in rows
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_toggle_collection_dynamic_leaves_out_what_starts_while_off(T):
+    P = T.profiler
+    cpu = [P.ProfilerActivity.CPU]
+    x = T.ones(3)
+    with P.profile(activities=cpu) as prof:
+        x.sin()
+        prof.toggle_collection_dynamic(False, cpu)
+        x.cos()
+        with P.record_function("hidden"):
+            x.tan()
+        prof.toggle_collection_dynamic(True, cpu)
+        with P.record_function("shown"):
+            x.neg()
+    keys = {e.key for e in prof.key_averages()}
+    assert {"aten::sin", "shown", "aten::neg"} <= keys
+    assert not keys & {"aten::cos", "hidden", "aten::tan"}
+    with P.profile(activities=cpu) as prof:
+        with P.record_function("outer"):  # open when collection stops: kept
+            x.sin()
+            prof.toggle_collection_dynamic(False, cpu)
+            x.cos()
+    keys = {e.key for e in prof.key_averages()}
+    assert {"outer", "aten::sin"} <= keys and "aten::cos" not in keys
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_tensorboard_trace_handler_names_files_by_worker_and_ns(T, tmp_path):
+    P = T.profiler
+    handler = P.tensorboard_trace_handler(str(tmp_path), worker_name="w0", use_python_export=True)
+    with P.profile(
+        activities=[P.ProfilerActivity.CPU],
+        schedule=P.schedule(wait=1, warmup=1, active=1, repeat=1),
+        on_trace_ready=handler,
+    ) as prof:
+        for _ in range(4):
+            T.ones(2).sin()
+            prof.step()
+    (name,) = [p.name for p in tmp_path.iterdir()]
+    worker, stamp, rest = name.split(".", 2)
+    assert (worker, rest) == ("w0", "pt.trace.json") and len(stamp) >= 19, name
+    with open(tmp_path / name) as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"]}
+    assert {"ProfilerStep#2", "aten::sin"} <= names
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_export_stacks_format_metrics_and_device_type(T, tmp_path):
+    util = T.autograd.profiler_util
+    evt = util.FunctionEvent(0, "aten::mm", 1, 0.0, 7.0, stack=["a.py(1): f", "b.py(2): g h"])
+    quiet = util.FunctionEvent(1, "aten::add", 1, 8.0, 8.0, stack=["a.py(3): k"])  # 0 us
+    events = util.EventList([evt, quiet])
+    events.export_stacks(str(tmp_path / "s.txt"), "self_cpu_time_total")
+    assert (tmp_path / "s.txt").read_text() == "b.py(2):_g_h;a.py(1):_f 7\n"
+    events.export_stacks(str(tmp_path / "d.txt"), "self_privateuse1_time_total")  # device time
+    assert (tmp_path / "d.txt").read_text() == ""
+    with pytest.raises(ValueError, match=r"metric should be one of: \['self_cpu_time_total', "):
+        events.export_stacks(str(tmp_path / "x.txt"), "self_device_time_total")
+    assert str(evt.device_type) == "DeviceType.CPU" and evt.device_type != 0
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_profiler_errors_and_results_before_stop(T):
+    P, AP = T.profiler, T.autograd.profiler
+    for kw in (dict(wait=-1, warmup=1, active=1), dict(wait=1, warmup=1, active=0)):
+        with pytest.raises(AssertionError, match="Invalid profiler schedule arguments. Got wait="):
+            P.schedule(**kw)
+    with pytest.raises(AssertionError, match="Profiler must be initialized before accessing ev"):
+        P.profile().events()
+    with pytest.raises(AssertionError, match="Profiler must be initialized before exporting ch"):
+        P.profile().export_chrome_trace("unused.json")
+    with pytest.warns(UserWarning, match="CUDA is not available, disabling CUDA profiling"):
+        with pytest.raises(AssertionError, match="No activities specified for the profiler"):
+            P.profile(activities=[P.ProfilerActivity.CUDA]).start()
+    with pytest.raises(RuntimeError, match="Expected a value of type 'str' for argument 'name'"):
+        P.record_function(3).__enter__()
+    with AP.profile() as ap:
+        T.ones(1).sin()
+        assert len(ap.key_averages()) == 0 and ap.self_cpu_time_total == 0  # not parsed yet
+    assert "aten::sin" in {e.key for e in ap.key_averages()}
+    with P.profile() as prof:
+        T.ones(1).sin()
+        assert len(prof.events()) == 0 and len(prof.key_averages()) == 0
+    assert "aten::sin" in {e.key for e in prof.key_averages()}
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_post_processing_timeout_returns_partial_results(T):
+    P = T.profiler
+    for timeout, some in ((0.0, False), (30.0, True)):
+        with P.profile(post_processing_timeout_s=timeout) as prof:
+            T.ones(3).sin()
+        assert ("aten::sin" in {e.name for e in prof.events()}) is some
+    with pytest.raises(ValueError, match="post_processing_timeout_s must be non-negative"):
+        T.autograd.profiler.profile(post_processing_timeout_s=-1.0)

@@ -9,6 +9,7 @@ ops are named `ember::<name>`.
 """
 
 import contextlib
+import logging
 import sys
 import time
 import uuid
@@ -174,10 +175,23 @@ class record_function(contextlib.ContextDecorator):
         return record_function(self.name, self.args)
 
     def __enter__(self):
+        if not isinstance(self.name, str) or not isinstance(self.args, (str, type(None))):
+            self._refuse_arguments()
         if _C._profiler_enabled():
             name = self.name if self.args is None else f"{self.name}, {self.args}"
             self._handle = _C._record_function_enter(name)
         return self
+
+    def _refuse_arguments(self):
+        """torch's error for a name (or args) that is not a string."""
+        bad = 0 if not isinstance(self.name, str) else 1
+        arg, value, typ = (("name", self.name, "str"), ("args", self.args, "Optional[str]"))[bad]
+        raise RuntimeError(
+            f"profiler::_record_function_enter_new() Expected a value of type '{typ}' for "
+            f"argument '{arg}' but instead found type '{type(value).__name__}'.\nPosition: {bad}"
+            f"\nValue: {value!r}\nDeclaration: profiler::_record_function_enter_new(str name, "
+            "str? args=None) -> __torch__.torch.classes.profiler._RecordFunction"
+        )
 
     def __exit__(self, exc_type, exc_value, traceback):
         if self._handle >= 0:
@@ -289,7 +303,7 @@ def _allocating_child(owner):
 
 
 class profile:
-    """profile(enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False, profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False, custom_trace_id_callback=None)
+    """profile(enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False, profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False, custom_trace_id_callback=None, post_processing_timeout_s=None)
 
     Records every op run inside the `with` block, on every thread: `function_events`,
     `key_averages()`, `table()` and `export_chrome_trace()` after it. `record_shapes` keeps each
@@ -315,7 +329,11 @@ class profile:
         experimental_config=None,
         acc_events=False,
         custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
     ):
+        if post_processing_timeout_s is not None and post_processing_timeout_s < 0:
+            raise ValueError("post_processing_timeout_s must be non-negative")
+        self.post_processing_timeout_s = post_processing_timeout_s
         self.enabled = enabled
         self.use_cuda = use_cuda
         self.use_device = None
@@ -331,6 +349,8 @@ class profile:
         self.entered = False
         self._trace_meta = {}
         self._stop_state = None
+        self._off = []  # (from, to) profiler-clock ns while CPU collection was toggled off
+        self._off_since = None
 
     # The recording cycle, also driven step by step by ember.profiler.profile.
     def _prepare_trace(self):
@@ -346,7 +366,29 @@ class profile:
         if self._tracer is not None:
             self._tracer.start()
 
+    def toggle_collection_dynamic(self, enabled, activities):
+        """Turns the collection of CPU activity off (enabled=False) or back on while the profile
+        records: ops, ranges, memory records and Python calls that start while it is off are left
+        out (a range open when it is turned off stays). Other activities have nothing to toggle
+        on a CPU build."""
+        from ..profiler import ProfilerActivity
+
+        if ProfilerActivity.CPU not in set(activities):
+            return
+        now = _C._profiler_now_ns()
+        if not enabled and self._off_since is None:
+            self._off_since = now
+        elif enabled and self._off_since is not None:
+            self._off.append((self._off_since, now))
+            self._off_since = None
+
+    def _collected(self, start_ns):
+        return not any(a <= start_ns < b for a, b in self._off)
+
     def _stop_trace(self):
+        if self._off_since is not None:
+            self._off.append((self._off_since, float("inf")))
+            self._off_since = None
         self._python_events = self._tracer.stop() if self._tracer is not None else []
         self._tracer = None
         _op_range.swap_out()
@@ -381,10 +423,18 @@ class profile:
         for tid, t, name, flops in self._flops_notes:
             notes.setdefault((tid, name), []).append((t, flops))
         unknown_frees = _frees_of_unknown_blocks(threads)
+        timeout = self.post_processing_timeout_s
+        deadline = None if timeout is None else time.perf_counter_ns() + int(timeout * 1e9)
+        timed_out = False
         for tid, records in threads:
             local = [None] * len(records)
             for i, record in enumerate(records):
+                if deadline is not None and time.perf_counter_ns() >= deadline:
+                    timed_out = True  # torch's partial results: parsing stops here
+                    break
                 name, kind, start, end, parent, shapes, nbytes, addr, total, seq, fwd = record
+                if self._off and not self._collected(start):
+                    continue
                 ts = (start - t0) / 1000.0
                 if kind == 4 and (tid, i) in unknown_frees:
                     continue
@@ -477,8 +527,14 @@ class profile:
                 local[i] = evt
                 events.append(evt)
                 by_thread.setdefault(tid, []).append(evt)
+            if timed_out:
+                break
         python = []
         for pid, parent_id, module_id, name, start, end, tid in self._python_events:
+            if timed_out:
+                break
+            if self._off and not self._collected(start):
+                continue
             evt = FunctionEvent(
                 next_id,
                 name,
@@ -493,6 +549,13 @@ class profile:
             )
             next_id += 1
             python.append(evt)
+        if timed_out:
+            logging.getLogger(__name__).warning(
+                "Profiler _parse_kineto_results timed out after %.3f seconds, returning partial "
+                "results with %d events",
+                timeout,
+                len(events),
+            )
         if python:
             nest_python_events(by_thread, python)
             events += python
@@ -530,6 +593,11 @@ class profile:
         if self.function_events is None:
             raise RuntimeError("Profiler didn't finish running")
 
+    def _results(self):
+        """The events, or none before the profile has stopped (torch's summaries are then
+        empty; they are computed again once it has)."""
+        return self.function_events if self.function_events is not None else EventList()
+
     def events(self):
         """events() -> EventList
 
@@ -551,8 +619,7 @@ class profile:
         """table(sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55, max_shapes_column_width=80, header=None, top_level_events_only=False, time_unit=None) -> str
 
         The table of the recorded events themselves (key_averages().table() groups them)."""  # noqa: E501
-        self._check_finish()
-        return self.function_events.table(
+        return self._results().table(
             sort_by=sort_by,
             row_limit=row_limit,
             max_src_column_width=max_src_column_width,
@@ -575,8 +642,9 @@ class profile:
 
         Writes each event's recorded stack with its metric, one per line (torch 2.13 records
         no per-op stacks, the Python calls being rows of their own, and neither does ember)."""
-        self._check_finish()
-        self.function_events.export_stacks(path, metric)
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
+        self._results().export_stacks(path, metric)
 
     def key_averages(
         self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
@@ -584,8 +652,7 @@ class profile:
         """key_averages(group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False) -> EventList
 
         The events grouped by name (and input shapes, stack or overload name when asked for)."""  # noqa: E501
-        self._check_finish()
-        return self.function_events.key_averages(
+        return self._results().key_averages(
             group_by_input_shape, group_by_stack_n, group_by_overload_name
         )
 
@@ -593,13 +660,11 @@ class profile:
         """total_average() -> FunctionEventAvg
 
         All events summed."""
-        self._check_finish()
-        return self.function_events.total_average()
+        return self._results().total_average()
 
     @property
     def self_cpu_time_total(self):
-        self._check_finish()
-        return self.function_events.self_cpu_time_total
+        return self._results().self_cpu_time_total
 
     def __str__(self):
         self._check_finish()

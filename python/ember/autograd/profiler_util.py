@@ -11,7 +11,7 @@ import socket
 __all__ = ["DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "Interval"]
 
 
-class DeviceType(enum.IntEnum):
+class DeviceType(enum.Enum):
     """DeviceType(value)
 
     The device an event ran on (ember records CPU events only)."""
@@ -483,24 +483,31 @@ class EventList(list):
     def supported_export_stacks_metrics(self):
         """supported_export_stacks_metrics() -> List[str]
 
-        The metrics export_stacks() takes."""
-        return ["self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"]
+        The metrics export_stacks() takes (the device ones read the device time)."""
+        return [
+            "self_cpu_time_total",
+            "self_cuda_time_total",
+            "self_xpu_time_total",
+            "self_privateuse1_time_total",
+        ]
 
-    def export_stacks(self, path, metric="self_cpu_time_total"):
-        """export_stacks(path, metric="self_cpu_time_total") -> None
+    def export_stacks(self, path, metric):
+        """export_stacks(path, metric) -> None
 
-        Writes one line per recorded stack with its metric (stacks are recorded with
-        with_stack=True: the Python frames of each user range)."""
+        Writes one line per event with a recorded stack and a positive metric, as torch's: the
+        frames outermost first, joined by ";" (blanks in a frame as "_"), then the value."""
         if metric not in self.supported_export_stacks_metrics():
-            raise ValueError(
-                f"export_stacks: expected metric in {self.supported_export_stacks_metrics()}; "
-                f"got {metric!r}"
-            )
+            raise ValueError(f"metric should be one of: {self.supported_export_stacks_metrics()}")
+        attr = metric
+        for device in ("cuda", "xpu", "privateuse1"):
+            attr = attr.replace(device, "device")
+        blanks = str.maketrans(" ;\t\n", "____")
         with open(path, "w") as f:
             for evt in self:
-                if evt.stack:
-                    stack = ";".join(reversed([s.replace(" ", "_") for s in evt.stack]))
-                    f.write(f"{stack};{evt.name} {int(getattr(evt, metric))}\n")
+                value = int(getattr(evt, attr))
+                if evt.stack and value > 0:
+                    frames = ";".join(s.translate(blanks) for s in reversed(evt.stack))
+                    f.write(f"{frames} {value}\n")
 
 
 def _build_table(

@@ -61,16 +61,12 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
     `warmup` steps and `active` recorded steps, `repeat` times (0: until the profile stops); the
     trace of each cycle is handed to on_trace_ready at its last active step. With
     `skip_first_wait`, the first cycle has no wait."""
-    for name, value in (
-        ("wait", wait),
-        ("warmup", warmup),
-        ("skip_first", skip_first),
-        ("repeat", repeat),
-    ):
-        if value < 0:
-            raise ValueError(f"schedule: expected {name} >= 0; got {value}")
-    if active <= 0:
-        raise ValueError(f"schedule: expected active > 0; got {active}")
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise AssertionError(
+            f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} "
+            f"(need >= 0), active={active} (need > 0), repeat={repeat} (need >= 0), "
+            f"skip_first={skip_first} (need >= 0)."
+        )
     if warmup == 0:
         warnings.warn(
             "Profiler won't be using warmup, this can skew profiler results", stacklevel=2
@@ -101,30 +97,34 @@ def _default_schedule(step):
     return ProfilerAction.RECORD
 
 
-def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
-    """tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False) -> Callable
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_python_export=False):
+    """tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_python_export=False) -> Callable
 
     An on_trace_ready handler that writes each trace into `dir_name` as
-    `<worker_name>.<time in ms>.pt.trace.json[.gz]`, the layout TensorBoard's profiler plugin
-    reads; `worker_name` defaults to `<host>_<pid>`."""
+    `<worker_name>.<time in ns>.pt.trace.json[.gz]`, the layout TensorBoard's profiler plugin
+    reads; `worker_name` defaults to `<host>_<pid>`. ember's trace is always written by its
+    Python exporter, which torch's `use_python_export=True` selects."""  # noqa: E501
 
     def handler(prof):
-        os.makedirs(dir_name, exist_ok=True)
+        try:
+            os.makedirs(dir_name, exist_ok=True)
+        except OSError as e:
+            raise RuntimeError("Can't create directory: " + dir_name) from e
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        file_name = f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json"
+        file_name = f"{name}.{time.time_ns()}.pt.trace.json"
         if use_gzip:
             file_name += ".gz"
         path = os.path.join(dir_name, file_name)
-        while os.path.exists(path):  # two traces within a millisecond
+        while os.path.exists(path):  # two traces within the clock's resolution
             stem, ext = path.split(".pt.trace", 1)
             path = f"{stem}_.pt.trace{ext}"
-        prof.export_chrome_trace(path)
+        prof.export_chrome_trace(path, use_python_export=use_python_export)
 
     return handler
 
 
 class _KinetoProfile:
-    """_KinetoProfile(*, activities=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, custom_trace_id_callback=None)
+    """_KinetoProfile(*, activities=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, custom_trace_id_callback=None, post_processing_timeout_s=None)
 
     A profile without a schedule: start() and stop() bracket what it records."""  # noqa: E501
 
@@ -141,6 +141,7 @@ class _KinetoProfile:
         execution_trace_observer=None,
         acc_events=False,
         custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
     ):
         self.activities = set(activities) if activities else supported_activities()
         for a in self.activities:
@@ -157,6 +158,7 @@ class _KinetoProfile:
         self.execution_trace_observer = execution_trace_observer
         self.acc_events = acc_events
         self.custom_trace_id_callback = custom_trace_id_callback
+        self.post_processing_timeout_s = post_processing_timeout_s
         self.profiler = None
         self._metadata = {}
         self._accumulated = []  # earlier cycles' events, with acc_events
@@ -178,6 +180,14 @@ class _KinetoProfile:
         """prepare_trace() -> None
 
         Creates the recorder of the next trace."""
+        for device in (ProfilerActivity.CUDA, ProfilerActivity.XPU):
+            if device in self.activities:  # ember has neither device
+                warnings.warn(
+                    f"{device.name} is not available, disabling {device.name} profiling",
+                    stacklevel=3,
+                )
+        if not self.activities - {ProfilerActivity.CUDA, ProfilerActivity.XPU}:
+            raise AssertionError("No activities specified for the profiler")
         if self.acc_events and self.profiler is not None and self.profiler.function_events:
             if getattr(self.profiler, "_merged", False):  # already holds the earlier cycles
                 self._accumulated = list(self.profiler.function_events)
@@ -191,6 +201,7 @@ class _KinetoProfile:
             with_modules=self.with_modules,
             acc_events=self.acc_events,
             custom_trace_id_callback=self.custom_trace_id_callback,
+            post_processing_timeout_s=self.post_processing_timeout_s,
         )
         self.profiler._prepare_trace()
 
@@ -223,8 +234,10 @@ class _KinetoProfile:
         meta.update(self._metadata)
         return meta
 
-    def _require_results(self):
-        if self.profiler is None or self.profiler.function_events is None:
+    def _require_results(self, what):
+        if self.profiler is None:
+            raise AssertionError(f"Profiler must be initialized before {what}")
+        if self.profiler.function_events is None:
             raise RuntimeError("profile: no results yet; the profile must be stopped first")
         if self._accumulated and not getattr(self.profiler, "_merged", False):
             prof = self.profiler
@@ -239,24 +252,37 @@ class _KinetoProfile:
             )
         return self.profiler
 
-    def export_chrome_trace(self, path):
-        """export_chrome_trace(path) -> None
+    def export_chrome_trace(self, path, use_python_export=False):
+        """export_chrome_trace(path, use_python_export=False) -> None
 
         Writes the trace as Chrome trace JSON (Perfetto, chrome://tracing); gzip-compressed when
-        `path` ends in .gz."""
-        return self._require_results().export_chrome_trace(path)
+        `path` ends in .gz. The trace is serialized in Python either way (torch's
+        `use_python_export=True` writes the same trace from Python)."""
+        return self._require_results("exporting chrome trace").export_chrome_trace(path)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """export_stacks(path, metric="self_cpu_time_total") -> None
 
         Writes the recorded Python stacks (with_stack=True) with their metric, one per line."""
-        return self._require_results().export_stacks(path, metric)
+        return self._require_results("exporting stacks").export_stacks(path, metric)
 
     def events(self):
         """events() -> EventList
 
-        Every recorded range of the last trace, ordered by start time."""
-        return self._require_results().events()
+        Every recorded range of the last trace, ordered by start time (none while the trace
+        records, as torch's)."""
+        if self.profiler is not None and self.profiler.function_events is None:
+            return _autograd_profiler.EventList()
+        return self._require_results("accessing events").events()
+
+    def toggle_collection_dynamic(self, enable, activities):
+        """toggle_collection_dynamic(enable, activities) -> None
+
+        Turns the collection of `activities` (ProfilerActivity.CPU) off or back on while the
+        profile records: what starts while it is off is left out."""
+        if self.profiler is None:
+            return
+        self.profiler.toggle_collection_dynamic(enable, activities)
 
     def key_averages(
         self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
@@ -265,7 +291,9 @@ class _KinetoProfile:
 
         The events grouped by name (and input shapes, stack prefix or overload name); its table()
         prints torch's profiler table."""  # noqa: E501
-        return self._require_results().key_averages(
+        if self.profiler is not None and self.profiler.function_events is None:
+            return _autograd_profiler.EventList().key_averages()  # while recording, as torch's
+        return self._require_results("getting key averages").key_averages(
             group_by_input_shape, group_by_stack_n, group_by_overload_name
         )
 
@@ -289,13 +317,14 @@ class _KinetoProfile:
 
 
 class profile(_KinetoProfile):
-    """profile(*, activities=None, schedule=None, on_trace_ready=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None, custom_trace_id_callback=None)
+    """profile(*, activities=None, schedule=None, on_trace_ready=None, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None, custom_trace_id_callback=None, post_processing_timeout_s=None)
 
     Records every op (and record_function range) run while it is active, on every thread: ops of
     the backward pass and of pool threads included. A context manager, or start()/stop(). With a
     `schedule`, step() advances it: steps are recorded as "ProfilerStep#<n>" ranges, and each
     cycle's trace goes to `on_trace_ready(prof)`; without one, everything between start and stop
-    is one trace, handed to on_trace_ready at stop."""  # noqa: E501
+    is one trace, handed to on_trace_ready at stop. `post_processing_timeout_s` bounds the time
+    spent turning the records into events once recording stops (partial results after it)."""  # noqa: E501
 
     def __init__(
         self,
@@ -313,6 +342,7 @@ class profile(_KinetoProfile):
         acc_events=False,
         use_cuda=None,
         custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
     ):
         activities = set(activities) if activities else supported_activities()
         if use_cuda:
@@ -328,6 +358,7 @@ class profile(_KinetoProfile):
             execution_trace_observer=execution_trace_observer,
             acc_events=acc_events,
             custom_trace_id_callback=custom_trace_id_callback,
+            post_processing_timeout_s=post_processing_timeout_s,
         )
         self.schedule = schedule if schedule is not None else _default_schedule
         self.record_steps = schedule is not None
