@@ -10,8 +10,10 @@ from ... import _torch
 from ...nn import intrinsic as nni
 from ..utils import _is_per_channel
 from ._patterns import (
+    _LINEAR,
     _all_node_args,
-    _binary_relu,
+    _fn,
+    _fused_relu,
     _is_dynamic,
     _is_observer_node,
     _kind,
@@ -170,15 +172,16 @@ def _convert(gm, is_reference):
             quantized[node] = None
             continue
         out_obs_node = next((u for u in node.users if _is_observer_node(u, modules)), None)
-        relu = _binary_relu(node, modules)
+        relu = _fused_relu(node, modules)
         if relu is not None and not is_reference and all(a in quantized for a in inputs):
             relu_obs = next((u for u in relu.users if _is_observer_node(u, modules)), None)
-            if kind == "quant" and relu_obs is not None:
-                q = _lower_binary(gm, node, modules[relu_obs.target], relu_obs, relu=True)
+            if kind == "quant" and relu_obs is not None and _lowerable(node, quantized):
+                q = _lower(gm, node, modules[relu_obs.target], relu_obs, relu=True)
                 lowered_obs.add(relu_obs)
                 relu.replace_all_uses_with(q)
                 graph.erase_node(relu)
-                graph.erase_node(node)
+                if q is not node:
+                    graph.erase_node(node)
                 quantized[q] = None
                 continue
         if kind == "quant" and out_obs_node is not None and all(a in quantized for a in inputs):
@@ -196,11 +199,12 @@ def _convert(gm, is_reference):
                     swapped.add(node.target)
                     quantized[node] = None
                     continue
-            if _lowered_binary(node) is not None and not is_reference:
-                q = _lower_binary(gm, node, out_obs, out_obs_node, relu=False)
+            if _lowerable(node, quantized) and not is_reference:
+                q = _lower(gm, node, out_obs, out_obs_node, relu=False)
                 lowered_obs.add(out_obs_node)
-                node.replace_all_uses_with(q)
-                graph.erase_node(node)
+                if q is not node:
+                    node.replace_all_uses_with(q)
+                    graph.erase_node(node)
                 quantized[q] = None
                 continue
             # Reference form: dequantize inputs, float op (weights quantize-dequantized through
@@ -224,6 +228,11 @@ def _convert(gm, is_reference):
         if hasattr(gm, name):
             delattr(gm, name)
     graph.eliminate_dead_code()
+    if _fold_packed_weights(gm):
+        graph.eliminate_dead_code()
+        # as torch's fold_weight: a new GraphModule holding only what the graph reads (the
+        # float weights, biases and weight qparams that were packed are gone)
+        gm = _rebuilt(gm, graph)
     graph.lint()
     gm.recompile()
     gm.__dict__.pop("_qparam_names_taken", None)
@@ -263,6 +272,121 @@ def _reads_metadata(node):
         and len(node.args) == 2
         and node.args[1] in ("shape", "dtype", "device", "ndim")
     )
+
+
+def _lowerable(node, quantized):
+    """Whether convert_fx lowers node to a quantized op: an add/mul of two tensors, or an
+    F.linear whose weight was quantized (torch's STATIC_LOWER_FUNCTIONAL_MAP; its F.conv*
+    lowering needs every conv argument written out, so those stay in reference form here)."""
+    if _lowered_binary(node) is not None:
+        return True
+    return (
+        node.op == "call_function"
+        and _fn(node) is _LINEAR
+        and len(node.args) >= 2
+        and node.args[1] in quantized
+    )
+
+
+def _lower(gm, node, observer, obs_node, relu):
+    """A call of the quantized op (with the output observer's qparams) in place of node; an
+    F.linear node is retargeted in place (it keeps its name, as torch's lowering keeps it)."""
+    if _lowered_binary(node) is not None:
+        return _lower_binary(gm, node, observer, obs_node, relu)
+    from ...nn.quantized._ops_namespace import namespace
+
+    x, qweight, *rest = node.args
+    kwargs = dict(node.kwargs)
+    if "bias" in kwargs:  # linear_prepack's schema names it B
+        kwargs["B"] = kwargs.pop("bias")
+    scale, zp = _qparams(observer)
+    with gm.graph.inserting_before(node):
+        packed = gm.graph.call_function(namespace.linear_prepack, (qweight, *rest), kwargs)
+        qparams = _qparam_attrs(gm, gm.graph, node, obs_node, (float(scale), int(zp)))
+    node.target = namespace.linear_relu if relu else namespace.linear
+    node.args = (x, packed, *qparams)
+    node.kwargs = {}
+    return node
+
+
+def _fold_packed_weights(gm):
+    """Each linear_prepack whose inputs come from attributes only (not from graph inputs) run
+    once at conversion and read from an attribute `_packed_weight_N`, as torch's fold_weight
+    does; returns whether any was folded."""
+    from ...nn.quantized._ops_namespace import namespace
+
+    folded = False
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target is not namespace.linear_prepack:
+            continue
+        try:
+            value = _attribute_value(gm, node)
+        except _ReadsInput:
+            continue
+        n = 0
+        while hasattr(gm, f"_packed_weight_{n}"):
+            n += 1
+        setattr(gm, f"_packed_weight_{n}", value)
+        with gm.graph.inserting_before(node):
+            attr = gm.graph.get_attr(f"_packed_weight_{n}")
+        node.replace_all_uses_with(attr)
+        gm.graph.erase_node(node)
+        folded = True
+    return folded
+
+
+class _ReadsInput(Exception):
+    pass
+
+
+def _attribute_value(gm, node):
+    """node's value computed from gm's attributes; _ReadsInput where it needs a graph input."""
+
+    def value(a):
+        return fx.map_arg(a, lambda n: _attribute_value(gm, n))
+
+    if node.op == "get_attr":
+        out = gm
+        for part in node.target.split("."):
+            out = getattr(out, part)
+        return out
+    if node.op == "call_function":
+        return node.target(*value(node.args), **value(node.kwargs))
+    if node.op == "call_method":
+        self_, *args = value(node.args)
+        return getattr(self_, node.target)(*args, **value(node.kwargs))
+    raise _ReadsInput
+
+
+def _rebuilt(gm, graph):
+    new = fx.GraphModule(gm, graph, type(gm).__name__)
+    new._register_state_dict_hook(_save_packed_weights)
+    new.register_load_state_dict_pre_hook(_load_packed_weights)
+    for attr in ("_node_qconfig_by_name", "_qconfig_mapping", "_is_qat", "_qparam_names_taken"):
+        if attr in gm.__dict__:
+            setattr(new, attr, gm.__dict__[attr])
+    return new
+
+
+def _is_packed_weight(name, value):
+    from ...nn.quantized._ops import PackedLinearWeight
+
+    return name.startswith("_packed_weight_") and isinstance(value, PackedLinearWeight)
+
+
+def _save_packed_weights(module, destination, prefix, local_metadata):
+    """The folded packed weights are attributes, not buffers: saved under their names, as
+    torch's converted models save theirs."""
+    for name, value in vars(module).items():
+        if _is_packed_weight(name, value):
+            destination[prefix + name] = value
+
+
+def _load_packed_weights(module, state_dict, prefix, *_):
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        name = key[len(prefix) :]
+        if _is_packed_weight(name, state_dict[key]):
+            setattr(module, name, state_dict.pop(key))
 
 
 def _lower_binary(gm, node, observer, obs_node, relu):

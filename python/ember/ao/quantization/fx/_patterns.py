@@ -72,6 +72,7 @@ def _functions(*names):
     return out
 
 
+_LINEAR = _unwrap(F.linear)
 _QUANT_FUNCS_WEIGHTED = {_unwrap(f): 1 for f in (F.linear, F.conv1d, F.conv2d, F.conv3d)}
 _QUANT_FUNCS = (
     {operator.add, operator.mul, operator.matmul}
@@ -245,12 +246,18 @@ def _is_observer_node(node, modules):
     return node.op == "call_module" and _is_activation_post_process(modules.get(node.target))
 
 
-def _binary_relu(node, modules):
-    """The relu that is the sole user of an add/mul node of two tensors, else None."""
-    if _lowered_binary(node) is None or len(node.users) != 1:
+def _fused_relu(node, modules):
+    """The relu that torch's backend config takes as one pattern with node, observed after the
+    relu: the sole user of an add/mul of two tensors (any relu), or of F.linear / F.conv*
+    (nn.ReLU or F.relu); else None."""
+    if len(node.users) != 1:
         return None
     (user,) = node.users
-    return user if _is_relu(user, modules) else None
+    if _lowered_binary(node) is not None:
+        return user if _is_relu(user, modules) else None
+    if node.op == "call_function" and _fn(node) in _QUANT_FUNCS_WEIGHTED:
+        return user if _fuses(user, modules) else None
+    return None
 
 
 def _lowered_binary(node):

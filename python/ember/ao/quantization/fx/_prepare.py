@@ -11,8 +11,8 @@ from ..quantization_mappings import get_default_qat_module_mappings
 from ._fuse import _fuse_graph, _trace
 from ._patterns import (
     _QUANT_FUNCS_WEIGHTED,
-    _binary_relu,
     _fn,
+    _fused_relu,
     _is_dynamic,
     _kind,
     _replace_arg,
@@ -36,6 +36,12 @@ def _qconfig_for(node, modules, mapping, counters):
     elif node.op in ("call_function", "call_method"):
         typ = node.target
         name = ""
+    elif node.op == "get_attr":
+        # as torch: an attribute takes its owning module's qconfig (type, regex, name), so
+        # a functional op's weight is observed under that module's scale names
+        name = node.target.rpartition(".")[0]
+        typ = type(modules.get(name))
+        counters = None
     else:
         return None
     qconfig = mapping.global_qconfig
@@ -53,7 +59,7 @@ def _qconfig_for(node, modules, mapping, counters):
         if name == mod_name or name.startswith(mod_name + ".") or mod_name == "":
             if len(mod_name) > best:
                 best, qconfig = len(mod_name), qc
-    if mapping.module_name_object_type_order_qconfigs:
+    if mapping.module_name_object_type_order_qconfigs and counters is not None:
         key = ("", typ)
         index = counters.get(key, 0)
         counters[key] = index + 1
@@ -171,7 +177,7 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
                 wobs = ins.observer(weight, qconfig.weight())
                 _replace_arg(node, weight, wobs)
         # add/mul followed by relu is one pattern (torch's add_relu): observed after the relu.
-        relu = _binary_relu(node, ins.modules)
+        relu = _fused_relu(node, ins.modules)
         last = node if relu is None else relu
         if relu is not None:
             fused_relus.add(relu)
