@@ -270,3 +270,22 @@ def test_reference_fused_conv_weight_is_quantized_as_torch():
     assert np.abs(mine - weight).max() <= np.abs(weight).max() / 127
     torch = _torch()
     np.testing.assert_array_equal(mine, _fused_reference_weight(torch, weight, bias))
+
+
+def test_float_to_int8_conversion_as_torch():
+    # the conversion behind quantize's .to(int8): through int32 toward zero, keeping the low
+    # byte (NaN and values past int32 give 0), on the vector path (contiguous, 32 at a time)
+    # and its scalar tail alike; a strided source takes the generic loop
+    rng = np.random.default_rng(5)
+    special = [300.0, -300.0, 255.5, -128.9, 127.9, 2.7, -2.7, 1e10, -1e10, np.nan, np.inf]
+    values = np.concatenate([rng.uniform(-700, 700, 90), special]).astype(np.float32)
+    wide = np.where(np.isfinite(values) & (np.abs(values) < 2**31), values, 0).astype(np.int64)
+    wants = {}
+    for name, np_dtype in (("int8", np.int8), ("uint8", np.uint8)):
+        wants[name] = want = (wide & 0xFF).astype(np.uint8).view(np_dtype)
+        x = ember.tensor(values)
+        np.testing.assert_array_equal(x.to(getattr(ember, name)).numpy(), want)
+        np.testing.assert_array_equal(x[::2].to(getattr(ember, name)).numpy(), want[::2])
+    torch = pytest.importorskip("torch")
+    for name, want in wants.items():
+        np.testing.assert_array_equal(torch.tensor(values).to(getattr(torch, name)), want)
