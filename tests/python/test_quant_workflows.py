@@ -494,10 +494,12 @@ def test_convert_fx_lowers_functional_linear_as_torch(weight_input):
     # on a prepacked weight, folded into _packed_weight_N when it comes from attributes only
     q, out, code, ref = _functional_linear(ember, weight_input)
     if weight_input:
-        assert "linear_prepack = ember.ops.quantized.linear_prepack(quantize_per_channel, B = b1)" in code
+        prepack = "ember.ops.quantized.linear_prepack(quantize_per_channel, B = b1)"
+        assert f"linear_prepack = {prepack}" in code
         assert "ember.ops.quantized.linear(quantize_per_tensor, linear_prepack," in code
     else:
-        assert "linear = ember.ops.quantized.linear_relu(quantize_per_tensor, _packed_weight_0," in code
+        lowered = "ember.ops.quantized.linear_relu(quantize_per_tensor, _packed_weight_0,"
+        assert f"linear = {lowered}" in code
         assert sorted(k for k in q.state_dict() if "packed" in k) == [
             "_packed_weight_0",
             "_packed_weight_1",
