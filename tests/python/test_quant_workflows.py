@@ -514,4 +514,5 @@ def test_convert_fx_lowers_functional_linear_as_torch(weight_input):
     tq, tout, tcode, _ = _functional_linear(torch, weight_input)
     assert code == tcode
     assert sorted(q.state_dict()) == sorted(tq.state_dict())
-    np.testing.assert_allclose(out, tout, rtol=1e-6)  # same integers; scales to float32 rounding
+    # the same integers here (AVX2); an int8 kernel of another CPU tier may round one step apart
+    assert np.abs(out - tout).max() <= 1.01 * step
