@@ -10,7 +10,9 @@
 3. The primitives around them, at the CNN's sizes: quantize_per_tensor of the input
    (64 x 1 x 28 x 28), quantize_per_channel of the second convolution's weight (64 x 32 x 3 x 3),
    dequantize of a 64 x 64 x 7 x 7 activation, and the flatten (a contiguous NCHW copy) of that
-   activation in channels-last layout, where the quantized convolutions leave it.
+   activation in channels-last layout, where the quantized convolutions leave it; at 1M floats,
+   the float32 -> int8 conversion (``.to(int8)``) and quantized_decomposed.quantize_per_tensor
+   (the q/dq graphs' quantize: round, add, clamp, that conversion).
 4. Quantized Conv3d (3x3x3, padding 1) at two sizes, ember's vs torch's with the same int8
    weights (ember has no int8 3-d kernel: Note in `_ops.conv3d`).
 
@@ -204,6 +206,7 @@ def primitives(torch, repeat):
     x = rng.random((64, 1, 28, 28)).astype(np.float32)
     w = rng.normal(0, 0.06, (64, 32, 3, 3)).astype(np.float32)
     act = rng.random((64, 64, 7, 7)).astype(np.float32)
+    flat = rng.standard_normal(1 << 20).astype(np.float32) * 3
     scales = np.maximum(np.abs(w.reshape(64, -1)).max(1) / 127.5, 1e-8)
 
     def cases(lib):
@@ -211,6 +214,10 @@ def primitives(torch, repeat):
         sc, zp = lib.tensor(scales), lib.zeros(64, dtype=lib.int64)
         qa = lib.quantize_per_tensor(at, 0.01, 0, lib.quint8)
         qcl = qa.contiguous(memory_format=lib.channels_last)
+        big = lib.tensor(flat)
+        if lib is not ember:  # torch defines quantized_decomposed on importing quantize_fx
+            __import__("torch.ao.quantization.quantize_fx")
+        qd = lib.ops.quantized_decomposed
         return [
             (
                 "quantize_per_tensor 64x1x28x28",
@@ -222,6 +229,11 @@ def primitives(torch, repeat):
             ),
             ("dequantize 64x64x7x7", lambda: qa.dequantize()),
             ("channels-last quint8 flatten", lambda: qcl.reshape(64, -1)),
+            ("float32 -> int8 to() 1M", lambda: big.to(lib.int8)),
+            (
+                "decomposed quantize_per_tensor 1M",
+                lambda: qd.quantize_per_tensor(big, 0.05, 3, -128, 127, lib.int8),
+            ),
         ]
 
     ours = cases(ember)

@@ -118,3 +118,72 @@ def test_autocast_prod_values_are_float32_products():
     with ember.autocast("cpu", dtype=ember.bfloat16):
         p = ember.prod(h, 1)
     assert p.dtype == ember.float32 and p.tolist() == [-9.0, 2.5]
+
+
+# Session 18: recurrent layers under CPU autocast (Note [RNN under autocast]). torch's RNN, GRU
+# and cells are composites whose linears autocast; its LSTM layer is oneDNN's mkldnn_rnn_layer,
+# on the lower-precision list (torch raises for it on CPUs without bfloat16 support, so the LSTM
+# layer is compared with torch's bfloat16 LSTM, not with its autocast one).
+_RNN_CASES = {
+    "rnn": ("RNN", {}, ("bfloat16", "bfloat16")),
+    "rnn_relu": ("RNN", {"nonlinearity": "relu"}, ("bfloat16", "bfloat16")),
+    "rnn_packed": ("RNN", {}, ("bfloat16", "bfloat16")),
+    "lstm_packed": ("LSTM", {}, ("float32", "float32", "float32")),  # torch's composite path
+    "gru_bi2": ("GRU", {"bidirectional": True, "num_layers": 2}, ("float32", "float32")),
+    "lstm_proj": ("LSTM", {"proj_size": 3}, ("bfloat16", "bfloat16", "float32")),
+    "rnn_cell": ("RNNCell", {}, ("bfloat16",)),
+    "lstm_cell": ("LSTMCell", {}, ("float32", "float32")),
+    "gru_cell": ("GRUCell", {}, ("float32",)),
+    "lstm": ("LSTM", {"batch_first": True, "num_layers": 2}, ("bfloat16", "bfloat16", "bfloat16")),
+}
+
+
+def _flat(out):
+    if not isinstance(out, tuple):
+        return [out]
+    if hasattr(out[0], "batch_sizes"):  # a PackedSequence: its data
+        out = (out[0].data, *out[1:])
+    return [t for o in out for t in (o if isinstance(o, tuple) else (o,))]
+
+
+def _rnn_run(T, name, lowered_copy=False):
+    cls, kw, _ = _RNN_CASES[name]
+    rng = np.random.default_rng(7)
+    m = getattr(T.nn, cls)(4, 5, **kw)
+    m.load_state_dict(
+        {
+            k: T.from_numpy(rng.uniform(-0.5, 0.5, v.shape).astype(np.float32))
+            for k, v in m.state_dict().items()
+        }
+    )
+    shape = (2, 4) if "Cell" in cls else (3, 2, 4)
+    x = T.from_numpy(rng.standard_normal(shape).astype(np.float32)).requires_grad_()
+    if lowered_copy:  # the same module and input in bfloat16, autocast off
+        return _flat(m.bfloat16()(x.detach().bfloat16())), None
+    inp = T.nn.utils.rnn.pack_padded_sequence(x, [3, 2]) if name.endswith("_packed") else x
+    with T.autocast("cpu", dtype=T.bfloat16):
+        out = _flat(m(inp))
+    out[0].float().sum().backward()
+    return out, next(m.parameters()).grad
+
+
+@pytest.mark.parametrize("name", sorted(_RNN_CASES))
+def test_recurrent_layers_under_autocast(name):
+    out, grad = _rnn_run(ember, name)
+    assert [str(t.dtype).split(".")[1] for t in out] == list(_RNN_CASES[name][2])
+    assert grad.dtype == ember.float32 and bool(grad.abs().sum() > 0)
+    if name == "lstm":  # wholly in bfloat16: its bfloat16 copy's result (to GEMM rounding)
+        want, _ = _rnn_run(ember, name, lowered_copy=True)
+        for a, b in zip(out, want):
+            np.testing.assert_allclose(
+                a.float().detach().numpy(), b.float().detach().numpy(), atol=4e-3
+            )
+    for T in _libs()[1:]:
+        want, tgrad = _rnn_run(T, name, lowered_copy=name == "lstm")
+        assert [str(t.dtype) for t in want] == [str(t.dtype).replace("ember", "torch") for t in out]
+        for a, b in zip(out, want):
+            np.testing.assert_allclose(
+                a.float().detach().numpy(), b.float().detach().numpy(), atol=3e-2
+            )
+        if tgrad is not None:
+            np.testing.assert_allclose(grad.numpy(), tgrad.numpy(), rtol=5e-2, atol=5e-2)

@@ -139,7 +139,7 @@ _Q_PER_TENSOR = "quantized_decomposed.quantize_per_tensor.default"
 def _flow(t, state):
     """A conv(+relu)+linear model through prepare_fx, calibration and the decomposed reference
     conversion, then torch.export: (activation qparams, weight qparams, exported node targets,
-    output, the output's scale)."""
+    output, the output's scale, the exported program, the input)."""
     nn = t.nn
 
     class M(nn.Module):
@@ -172,16 +172,24 @@ def _flow(t, state):
         ref = converted.get_submodule(path)
         weights.append((ref.weight_scale.numpy(), ref.weight_zero_point.tolist()))
     targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
-    return acts, weights, targets, out.numpy(), acts[-1][0]
+    return acts, weights, targets, out.numpy(), acts[-1][0], ep, x
 
 
-def test_decomposed_reference_flow_matches_torch():
-    torch = _torch()
+def _flow_state():
     rng = np.random.default_rng(0)
     shapes = {"conv.weight": (3, 2, 3, 3), "conv.bias": (3,), "fc.weight": (4, 12), "fc.bias": (4,)}
-    state = {k: rng.uniform(-0.5, 0.5, v).astype(np.float32) for k, v in shapes.items()}
-    acts, weights, targets, out, out_scale = _flow(ember, state)
-    t_acts, t_weights, t_targets, t_out, _ = _flow(torch, state)
+    return {k: rng.uniform(-0.5, 0.5, v).astype(np.float32) for k, v in shapes.items()}
+
+
+@pytest.fixture(scope="module")
+def ember_flow():
+    return _flow(ember, _flow_state())
+
+
+def test_decomposed_reference_flow_matches_torch(ember_flow):
+    torch = _torch()
+    acts, weights, targets, out, out_scale, _, _ = ember_flow
+    t_acts, t_weights, t_targets, t_out, *_ = _flow(torch, _flow_state())
     assert targets == t_targets
     assert targets.count("quantized_decomposed.quantize_per_channel.default") == 2
     assert len(acts) == len(t_acts) == 4
@@ -193,6 +201,48 @@ def test_decomposed_reference_flow_matches_torch():
         assert z == tz
     # int8 numerics: the outputs agree to within one step of the output's quantization
     assert np.abs(out - t_out).max() <= out_scale * 1.001
+
+
+def test_decomposed_program_saves_loads_and_runs(ember_flow, tmp_path):
+    # torch.export.save keeps the q/dq calls by name; ember's file holds runtime ops only, so
+    # run_decompositions writes each q/dq as the arithmetic of its definition (export/_qdq.py)
+    *_, ep, x = ember_flow
+    want = ep.module()(x)
+    lowered = [str(n.target) for n in ep.run_decompositions().graph.nodes if n.op != "placeholder"]
+    assert not [t for t in lowered if "quantized_decomposed" in t]
+    path = tmp_path / "qdq.ember"
+    ember.export.save(ep, path)
+    loaded = ember.export.load(path)
+    assert ember.equal(loaded.module()(x), want)  # bit for bit: the same ops
+    assert ember.equal(ember._C._export_run(str(path), [x])[0], want)  # the C++ runtime
+    # the q/dq arithmetic itself: values on the rounding ties and past the clamp
+    qd = ember.ops.quantized_decomposed
+    v = ember.tensor([-300.0, -0.25, -0.15, 0.05, 0.15, 0.25, 1.0, 300.0]).reshape(2, 4)
+    s, z = ember.tensor([0.1, 0.05]), ember.tensor([3, -2])
+
+    def qdq(v, s, z):
+        q = qd.quantize_per_tensor(v, 0.1, 3, -128, 127, ember.int8)
+        c = qd.quantize_per_channel(v, s, z, 0, -128, 127, ember.int8)
+        return (
+            qd.dequantize_per_tensor(q, 0.1, 3, -128, 127, ember.int8),
+            qd.dequantize_per_channel(c, s, z, 0, -128, 127, ember.int8),
+            q,
+        )
+
+    small = ember.export.export(_Fn(qdq), (v, s, z))
+    ember.export.save(small, tmp_path / "small.ember")
+    got = ember._C._export_run(str(tmp_path / "small.ember"), [v, s, z])
+    for a, b in zip(got, qdq(v, s, z), strict=True):
+        assert a.dtype == b.dtype and ember.equal(a, b)
+
+
+class _Fn(ember.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
 
 
 def _fused_reference_weight(t, weight, bias):
@@ -220,3 +270,22 @@ def test_reference_fused_conv_weight_is_quantized_as_torch():
     assert np.abs(mine - weight).max() <= np.abs(weight).max() / 127
     torch = _torch()
     np.testing.assert_array_equal(mine, _fused_reference_weight(torch, weight, bias))
+
+
+def test_float_to_int8_conversion_as_torch():
+    # the conversion behind quantize's .to(int8): through int32 toward zero, keeping the low
+    # byte (NaN and values past int32 give 0), on the vector path (contiguous, 32 at a time)
+    # and its scalar tail alike; a strided source takes the generic loop
+    rng = np.random.default_rng(5)
+    special = [300.0, -300.0, 255.5, -128.9, 127.9, 2.7, -2.7, 1e10, -1e10, np.nan, np.inf]
+    values = np.concatenate([rng.uniform(-700, 700, 90), special]).astype(np.float32)
+    wide = np.where(np.isfinite(values) & (np.abs(values) < 2**31), values, 0).astype(np.int64)
+    wants = {}
+    for name, np_dtype in (("int8", np.int8), ("uint8", np.uint8)):
+        wants[name] = want = (wide & 0xFF).astype(np.uint8).view(np_dtype)
+        x = ember.tensor(values)
+        np.testing.assert_array_equal(x.to(getattr(ember, name)).numpy(), want)
+        np.testing.assert_array_equal(x[::2].to(getattr(ember, name)).numpy(), want[::2])
+    torch = pytest.importorskip("torch")
+    for name, want in wants.items():
+        np.testing.assert_array_equal(torch.tensor(values).to(getattr(torch, name)), want)

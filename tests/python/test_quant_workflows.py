@@ -448,3 +448,71 @@ def test_convert_fx_code_prints_functional_calls_as_torch():
     ) in got
     torch = pytest.importorskip("torch")
     assert got == code(torch)
+
+
+def _functional_linear(lib, weight_input):
+    """F.linear -> F.relu -> F.linear on parameters (or on a weight given as input), prepared
+    with the x86 mapping, calibrated and converted: (converted, its output, its code, x[, w])."""
+    F = lib.nn.functional
+    qfx = pytest.importorskip(lib.__name__ + ".ao.quantization.quantize_fx")
+    qz = pytest.importorskip(lib.__name__ + ".ao.quantization")
+    rs = np.random.RandomState(3)
+    w1, b1 = rs.randn(8, 16).astype(np.float32), rs.randn(8).astype(np.float32)
+    w2 = rs.randn(4, 8).astype(np.float32)
+
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1 = lib.nn.Parameter(lib.tensor(w1))
+            self.b1 = lib.nn.Parameter(lib.tensor(b1))
+            self.w2 = lib.nn.Parameter(lib.tensor(w2))
+
+        def forward(self, x):
+            return F.linear(F.relu(F.linear(x, self.w1, self.b1)), self.w2)
+
+    class WeightIn(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b1 = lib.nn.Parameter(lib.tensor(b1))
+
+        def forward(self, x, w):
+            return F.linear(x, w, bias=self.b1)
+
+    args = (lib.tensor(rs.randn(5, 16).astype(np.float32)),)
+    if weight_input:
+        args += (lib.tensor(w1),)
+    m = (WeightIn() if weight_input else M()).eval()
+    prepared = qfx.prepare_fx(m, qz.get_default_qconfig_mapping("x86"), args)
+    prepared(*args)
+    q = qfx.convert_fx(prepared)
+    return q, q(*args).numpy(), q.code.replace("torch.", "ember."), m(*args).detach().numpy()
+
+
+@pytest.mark.parametrize("weight_input", [False, True])
+def test_convert_fx_lowers_functional_linear_as_torch(weight_input):
+    # torch lowers dequantize -> F.linear (-> F.relu) -> quantize to quantized::linear(_relu)
+    # on a prepacked weight, folded into _packed_weight_N when it comes from attributes only
+    q, out, code, ref = _functional_linear(ember, weight_input)
+    if weight_input:
+        prepack = "ember.ops.quantized.linear_prepack(quantize_per_channel, B = b1)"
+        assert f"linear_prepack = {prepack}" in code
+        assert "ember.ops.quantized.linear(quantize_per_tensor, linear_prepack," in code
+    else:
+        lowered = "ember.ops.quantized.linear_relu(quantize_per_tensor, _packed_weight_0,"
+        assert f"linear = {lowered}" in code
+        assert sorted(k for k in q.state_dict() if "packed" in k) == [
+            "_packed_weight_0",
+            "_packed_weight_1",
+        ]
+        assert not [n for n, _ in q.named_parameters()]  # the float weights were packed
+        again = _functional_linear(ember, False)[0]
+        again.load_state_dict(q.state_dict())
+        assert again._packed_weight_1 is q._packed_weight_1
+    step = (ref.max() - min(ref.min(), 0)) / 255
+    assert np.abs(out - ref).max() <= 8 * step
+    torch = pytest.importorskip("torch")
+    tq, tout, tcode, _ = _functional_linear(torch, weight_input)
+    assert code == tcode
+    assert sorted(q.state_dict()) == sorted(tq.state_dict())
+    # the same integers here (AVX2); an int8 kernel of another CPU tier may round one step apart
+    assert np.abs(out - tout).max() <= 1.01 * step

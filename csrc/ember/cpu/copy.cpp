@@ -9,6 +9,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/loops.h"
@@ -118,6 +121,45 @@ D convert(const S& v) {
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// float32 -> int8 / uint8 as torch converts (through int32, truncating toward zero, keeping the
+// low byte: 300.f -> 44, NaN and values past int32 -> 0), 32 at a time. The generic loop
+// converted element by element (7.5x torch's time on 1M floats): float -> byte has no direct
+// vector form, so GCC left it scalar. cvttps gives INT_MIN for NaN / out of range, as cvttss
+// does for the scalar tail, so both parts agree with the scalar conversion torch compiles to.
+__attribute__((target("avx2"))) void float_to_bytes_avx2(const float* s, uint8_t* d, int64_t n) {
+  const __m256i low = _mm256_set1_epi32(0xFF);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; ++k)
+      v[k] = _mm256_and_si256(_mm256_cvttps_epi32(_mm256_loadu_ps(s + i + 8 * k)), low);
+    // the values are 0..255, so the saturating packs keep them; the packs interleave the two
+    // 128-bit halves, which the permute puts back in order
+    __m256i bytes =
+        _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
+                        _mm256_permutevar8x32_epi32(bytes, order));
+  }
+  for (; i < n; ++i) d[i] = uint8_t(_mm_cvttss_si32(_mm_set_ss(s[i])));
+}
+
+bool float_to_bytes(const Tensor& dst, const Tensor& src) {
+  if (src.dtype() != kFloat || (dst.dtype() != kChar && dst.dtype() != kByte) ||
+      kBestIsa == Isa::baseline || !dst.is_contiguous() || !src.is_contiguous() ||
+      !dst.sizes().equals(src.sizes()))
+    return false;
+  const float* s = src.data_ptr<float>();
+  uint8_t* d = static_cast<uint8_t*>(dst.data_ptr());
+  parallel_for(0, dst.numel(), kGrainSize * 4,
+               [&](int64_t b, int64_t e) { float_to_bytes_avx2(s + b, d + b, e - b); });
+  return true;
+}
+#else
+bool float_to_bytes(const Tensor&, const Tensor&) { return false; }
+#endif
+
 // Copies where either side is complex: plain strided loops (no vector ISA clones for these).
 void complex_copy(const TensorIter& it, ScalarType dt, ScalarType st) {
   dispatch<kAllTypes | kComplexTypes>(dt, "copy_", [&](auto d) {
@@ -145,6 +187,7 @@ Tensor& copy_kernel(Tensor& dst, const Tensor& src) {
     }
     return dst;
   }
+  if (float_to_bytes(dst, src)) return dst;
   TensorIter it({&dst, &src});
   if (dst.dtype() == src.dtype() && is_transpose(it, int64_t(dst.element_size()))) {
     dispatch<kAllTypes | kComplexTypes>(dst.dtype(), "copy_",

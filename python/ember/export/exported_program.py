@@ -6,7 +6,7 @@ import sys
 
 from .. import fx
 from ..nn import Module, Parameter
-from . import _factories, _ops, _rnn, _writes
+from . import _factories, _ops, _qdq, _rnn, _writes
 from .graph_signature import InputKind, OutputKind
 
 __all__ = ["ExportedProgram"]
@@ -261,6 +261,7 @@ class ExportedProgram:
         old, signature = self.graph, self._graph_signature
         old = _writes.lower(old)  # y[idx] = v, y.fill_(v): the runtime has no writes
         old = _rnn.lower(old)  # aten.lstm.input: rnn_layer per layer and direction
+        old = _qdq.lower(old)  # quantized_decomposed q/dq: their arithmetic in runtime ops
         functional = functionalize(old, signature)
         if functional is not None:
             old, signature = functional

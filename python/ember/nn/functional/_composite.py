@@ -622,6 +622,18 @@ def _cell_step(mode, gi, h, c, w_hh, b_hh, w_hr):
     return (tanh(pre) if mode == "RNN_TANH" else relu(pre)), None
 
 
+# Note [RNN under autocast]
+# torch's CPU recurrent layers are composites of linear and elementwise ops, except the LSTM
+# layer, which runs as one oneDNN op (mkldnn_rnn_layer) on torch's autocast lower-precision list.
+# So under CPU autocast an RNN or GRU layer and every cell take the step-by-step path (its linears
+# autocast; the elementwise ops then promote: an RNN comes out in bfloat16, a GRU or an LSTM cell
+# in float32 through its float32 hidden state), and an LSTM layer runs wholly in the autocast
+# dtype (output, h_n and c_n in bfloat16). With a projection (proj_size) torch's LSTM leaves
+# oneDNN for the composite, as here. (On CPUs without bfloat16 support torch's oneDNN LSTM
+# raises "could not create a primitive descriptor"; ember gives the result of CPUs that have it.)
+_lstm_layer_lower = _autocast_lower(_nn.rnn_layer)
+
+
 def _rnn_forward(
     mode, input, hx, cx, weights, num_layers, bidirectional, dropout, training, lengths=None
 ):
@@ -649,11 +661,12 @@ def _rnn_forward(
             idx = layer * dirs + d
             w_ih, w_hh, b_ih, b_hh, w_hr = weights[idx]
             c = cx[idx] if cx is not None else None
-            if masks is None and w_hr is None:
-                # The whole direction in one op (Note [Fused RNN layer] in ops/rnn.cpp).
-                out, h, c = _nn.rnn_layer(
-                    layer_input, hx[idx], c, w_ih, w_hh, b_ih, b_hh, mode, d == 1
-                )
+            autocast = _C._autocast_is_active()
+            if masks is None and w_hr is None and (not autocast or mode == "LSTM"):
+                # The whole direction in one op (Note [Fused RNN layer] in ops/rnn.cpp); an LSTM
+                # under autocast in the lower precision (Note [RNN under autocast]).
+                run = _lstm_layer_lower if autocast else _nn.rnn_layer
+                out, h, c = run(layer_input, hx[idx], c, w_ih, w_hh, b_ih, b_hh, mode, d == 1)
                 outs.append(out)
                 h_n.append(h)
                 c_n.append(c)
@@ -671,8 +684,10 @@ def _rnn_forward(
                     h, c = h_new, c_new
                     seq[t] = h
                 else:
-                    h = where(masks[t], h_new, h)
-                    c = where(masks[t], c_new, c) if c is not None else None
+                    # a finished sequence keeps its last step's state, in that step's dtype (an
+                    # RNN under autocast steps in bfloat16 from a float32 initial state)
+                    h = where(masks[t], h_new, h.to(h_new.dtype))
+                    c = where(masks[t], c_new, c.to(c_new.dtype)) if c is not None else None
                     seq[t] = h_new * masks[t]
             outs.append(
                 stack(seq, 0)

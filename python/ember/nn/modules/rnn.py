@@ -4,6 +4,7 @@ import math
 import numbers
 import warnings
 
+from ... import _C
 from ..._C import _nn
 from ..._ops import creation as _creation
 from ..._ops.creation import empty
@@ -396,6 +397,9 @@ class RNNCellBase(Module):
         return input, hx, is_batched
 
     def _step(self, mode, input, h, c):
+        if _C._autocast_is_active():  # Note [RNN under autocast] in nn/functional/_composite.py
+            gi = F.linear(input, self.weight_ih, self.bias_ih)
+            return F._cell_step(mode, gi, h, c, self.weight_hh, self.bias_hh, None)
         # A one-step sequence through the fused layer op (Note [Fused RNN layer] in ops/rnn.cpp).
         _, h, c = _nn.rnn_layer(
             input.unsqueeze(0),

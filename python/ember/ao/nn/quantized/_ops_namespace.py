@@ -34,6 +34,10 @@ def _linear_dynamic(relu):
     return linear_dynamic
 
 
+def _linear_prepack(W, B=None):  # torch's schema names (a converted graph passes B=)
+    return _ops.linear_prepack(W, B)
+
+
 def _cat(qx, dim, scale=None, zero_point=None):
     return _ops.cat(qx, dim, scale, zero_point)
 
@@ -51,7 +55,7 @@ _TABLE = {
     "linear_relu": _ops.linear_relu,
     "linear_dynamic": _linear_dynamic(False),
     "linear_relu_dynamic": _linear_dynamic(True),
-    "linear_prepack": _ops.linear_prepack,
+    "linear_prepack": _linear_prepack,
     "linear_unpack": _ops.linear_unpack,
     "conv2d_prepack": _ops.conv_prepack,
     "conv1d_prepack": _ops.conv_prepack,

@@ -109,7 +109,7 @@ def _is_dequantize(node):
 
 
 def _decompose_weights(prepared, gm):
-    from ..quantize_fx import _qconfig_of, _set_module
+    from ._patterns import _qconfig_of, _set_module
 
     for node in gm.graph.nodes:
         qconfig = _qconfig_of(prepared, node)
@@ -164,7 +164,7 @@ def _convert_to_reference_decomposed_fx(
 
     The reference quantized model (convert_to_reference_fx) with its quantize and dequantize
     calls as torch.ops.quantized_decomposed operators on integer tensors."""
-    from ..quantize_fx import _convert, _hand_back, _reference_names
+    from ._convert import _convert, _hand_back, _reference_names
 
     modules = dict(graph_module.named_modules(remove_duplicate=False))
     observers = {
