@@ -329,3 +329,34 @@ def test_method_aliases_take_their_targets_paths():
     with pytest.raises(NotImplementedError, match="^clamp is not supported for complex types$"):
         z.clip_(max=1)
     assert ember.tensor([2.5, -3.0]).clip(-1, 1).tolist() == [1.0, -1.0]
+
+
+_NEAR_ZERO = [0.5 + 0.5j, -1.5 + 0.25j, 1e-6 + 2e-6j, 0j, 3 - 40j, -0.9 + 0j, 100 + 1j]
+
+
+def test_complex_expm1_log1p_exp2_sinc():
+    np = pytest.importorskip("numpy")
+    z = ember.tensor(_NEAR_ZERO, dtype=ember.complex128)
+    v = np.array(_NEAR_ZERO)
+    # numpy's complex log1p is log(1 + z), 1e-10 off near 0; torch's (below) agrees to 1e-12
+    for name, ref, rtol in (
+        ("expm1", np.expm1, 1e-12),
+        ("log1p", np.log1p, 1e-9),
+        ("exp2", np.exp2, 1e-12),
+    ):
+        assert np.allclose(getattr(z, name)().numpy(), ref(v), rtol=rtol, atol=0), name
+    assert np.allclose(ember.sinc(z).numpy(), np.sinc(v), rtol=1e-12, atol=1e-300)
+
+
+def test_complex_expm1_log1p_exp2_sinc_values_and_gradients_as_torch():
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    grad = [1 + 2j, 0.5 - 1j, 1j, 2 + 0j, 1 - 1j, 3j, 0.25 + 0j]
+    for name in ("expm1", "log1p", "exp2", "sinc"):
+        a = torch.tensor(_NEAR_ZERO, dtype=torch.complex128, requires_grad=True)
+        b = ember.tensor(_NEAR_ZERO, dtype=ember.complex128, requires_grad=True)
+        want, got = getattr(torch, name)(a), getattr(ember, name)(b)
+        assert np.allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12), name
+        want.backward(torch.tensor(grad))
+        got.backward(ember.tensor(grad))
+        assert np.allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-9), name
