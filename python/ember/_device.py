@@ -129,16 +129,53 @@ def set_default(dev):
     _DEFAULT.base = None if dev is None else device(dev)
 
 
-def factory_device(dev, op):
+def factory_device(dev, op, pin_memory=False):
     """The device a factory makes its tensor on: dev, else the default device; None for the cpu
-    (check_device's answer otherwise)."""
+    (check_device's answer otherwise). With pin_memory=True it raises as torch's CPU build does
+    (check_pin_memory)."""
     if dev is None:
-        if not _EVER_SET[0]:
-            return None
-        dev = default_device()
-        if dev is None:
-            return None
-    return check_device(dev, op)
+        dev = default_device() if _EVER_SET[0] else None
+        check_pin_memory(pin_memory, dev)
+        return dev
+    dev = check_device(dev, op)
+    check_pin_memory(pin_memory, dev)
+    return dev
+
+
+def check_generator_device(dev):
+    """Generator(device=dev) of the CPU-only build: a cpu device is its only one; the rest raise
+    torch's CPU build's errors (called by the binding, python/src/ops_random.cpp)."""
+    if isinstance(dev, bool) or not isinstance(dev, (int, str, device)):
+        raise TypeError(
+            f"Generator(): argument 'device' must be torch.device, not {type(dev).__name__}"
+        )
+    if isinstance(dev, int):  # an accelerator's index
+        if dev < 0:
+            raise RuntimeError("Device index must not be negative")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    kind = device(dev).type
+    if kind == "cuda":
+        raise RuntimeError("Cannot get CUDA generator without ATen_cuda library.")
+    if kind == "mps":
+        raise RuntimeError("Cannot execute getNewGenerator() without MPS backend.")
+    if kind == "meta":
+        raise RuntimeError("META device type not an accelerator.")
+    if kind != "cpu":
+        raise RuntimeError(
+            "Please register PrivateUse1HooksInterface by `RegisterPrivateUse1HooksInterface` "
+            "first."
+        )
+
+
+def check_pin_memory(pin_memory, dev):
+    """A factory's pin_memory=True: pinned memory is an accelerator's, and the CPU-only build has
+    no allocator for it, so the call raises torch's RuntimeError; a meta tensor has no memory to
+    pin, and torch makes it."""
+    if pin_memory and not is_meta(dev):
+        raise RuntimeError(
+            "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
+            "allocator is available on this system."
+        )
 
 
 def is_meta(dev):

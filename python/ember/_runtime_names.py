@@ -461,6 +461,8 @@ def from_file(
     A 1-D tensor of `size` elements of dtype read from the start of filename. With shared=True
     the tensor maps the file, so writes to the tensor reach the file; otherwise the data are
     copied. A missing file is created (shared) or an error."""
+    if pin_memory:  # torch's check, before it opens the file
+        raise RuntimeError("tensors constructed from a file cannot be pinned")
     import mmap
 
     import numpy as np

@@ -8,6 +8,10 @@
 #include "common.h"
 #include "ember/cpu/isa.h"
 
+namespace ember {
+const char* overflow_type_name(ScalarType t);  // core/dtype.cpp
+}  // namespace ember
+
 namespace ember::py {
 
 namespace {
@@ -62,7 +66,16 @@ std::optional<ScalarType> to_scalar_type(nb::handle h) {
 }
 
 void check_number_fits(const TensorLike& v, ScalarType dtype) {
-  if (v.t.defined() && v.t.impl()->is_wrapped_number) check_scalar_fits(v.t.item(), dtype);
+  if (!v.t.defined() || !v.t.impl()->is_wrapped_number) return;
+  if (!is_complex(v.t.dtype())) return check_scalar_fits(v.t.item(), dtype);
+  // A Python complex, checked as c10's checked conversion does: each part against a complex
+  // dtype's parts; into a real dtype only without an imaginary part (bool takes anything).
+  const auto c = *static_cast<const std::complex<double>*>(v.t.data_ptr());
+  if (dtype == kBool) return;
+  EMBER_CHECK(is_complex(dtype) || c.imag() == 0, "value cannot be converted to type ",
+              overflow_type_name(dtype), " without overflow");
+  check_scalar_fits(c.real(), dtype);
+  if (is_complex(dtype)) check_scalar_fits(c.imag(), dtype);
 }
 
 void require_int_sequence(nb::handle dims, const char* op, int position) {

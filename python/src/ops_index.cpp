@@ -107,19 +107,33 @@ void bind_index(nb::module_& m) {
                 v.t.dim(), " dimension(s).");
     return v.t.item();
   };
+  // A complex value (a Scalar cannot hold one) fills a complex self through a mask of the listed
+  // slices; a real self refuses it, as torch's index_fill does.
+  auto complex_fill_mask = [](const Tensor& t, int64_t d, const Tensor& i, const TL& v) {
+    EMBER_CHECK(v.t.dim() == 0,
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                v.t.dim(), " dimension(s).");
+    EMBER_CHECK(is_complex(t.dtype()),
+                "index_fill_(): Converting complex Scalar to non-complex type is not supported");
+    return index_fill(zeros(t.sizes(), TensorOptions(kBool).device(t.device())), d, i, true);
+  };
   both(
       m, cls, "index_fill",
-      [fill_value](const Tensor& t, int64_t d, const Tensor& i, const TL& v) {
+      [fill_value, complex_fill_mask](const Tensor& t, int64_t d, const Tensor& i, const TL& v) {
+        if (is_complex(v.t.dtype())) return masked_fill(t, complex_fill_mask(t, d, i, v), v.t);
         return index_fill(t, d, i, fill_value(v));
       },
       {"index_fill(input, dim, index, value) -> Tensor",
        "A copy of input with the slices along dim listed in index set to value."},
       nb::arg("dim"), nb::arg("index"), nb::arg("value"));
-  cls.def("index_fill_", inplace([fill_value](Tensor& t, int64_t d, const Tensor& i, const TL& v) {
-            index_fill_(t, d, i, fill_value(v));
-          }),
-          nb::arg("dim"), nb::arg("index"), nb::arg("value"),
-          doc("index_fill_(dim, index, value) -> Tensor", "In-place form of index_fill()."));
+  cls.def(
+      "index_fill_",
+      inplace([fill_value, complex_fill_mask](Tensor& t, int64_t d, const Tensor& i, const TL& v) {
+        if (is_complex(v.t.dtype())) masked_fill_(t, complex_fill_mask(t, d, i, v), v.t);
+        else index_fill_(t, d, i, fill_value(v));
+      }),
+      nb::arg("dim"), nb::arg("index"), nb::arg("value"),
+      doc("index_fill_(dim, index, value) -> Tensor", "In-place form of index_fill()."));
   both(
       m, cls, "masked_fill",
       [](const Tensor& t, const Tensor& mask, const TL& v) {

@@ -18,9 +18,19 @@ void bind_random(nb::module_& m) {
                         "A pseudo-random number generator with its own state, to pass as "
                         "generator= to the sampling functions.")
       .def(
-          "__init__", [](Generator* g, nb::handle) { new (g) Generator(); },
+          "__init__",
+          [](Generator* g, nb::handle device) {
+            // torch's errors for the devices a CPU build has no generator of
+            if (!device.is_none())
+              nb::module_::import_("ember._device").attr("check_generator_device")(device);
+            new (g) Generator();
+          },
           nb::arg("device") = nb::none(),
           doc("__init__(device='cpu')", "Makes a generator seeded with the default seed."))
+      .def_prop_ro(
+          "device", [](nb::handle) { return nb::module_::import_("ember").attr("device")("cpu"); },
+          "device -> torch.device\n\nThe device the generator draws for: the cpu, the only "
+          "device with generators in this build.")
       .def(
           "manual_seed",
           [](nb::handle self, uint64_t seed) {

@@ -64,6 +64,13 @@ void check_clamp_bounds(const char* op, const Tensor& t, nb::handle lo, nb::hand
                           "(Number min = None, Number max = None)")
                              .c_str());
   for (nb::handle h : {lo, hi}) {
+    if (PyComplex_Check(h.ptr())) {  // torch reads a complex bound as a double (opt_tensor)
+      EMBER_CHECK_KIND(is_floating_point(t.dtype()), ErrorKind::NotImplemented,
+                       "clamp is not supported for complex types");
+      EMBER_CHECK(PyComplex_ImagAsDouble(h.ptr()) == 0,
+                  "value cannot be converted to type double without overflow");
+      continue;
+    }
     Scalar s;
     if (is_number(h) && !scalar_from_python(h, s))  // a str, a list: neither form takes it
       throw nb::type_error((std::string(op) +
@@ -138,6 +145,7 @@ void bind_unary(nb::module_& m) {
 
   auto opt_tensor = [](nb::handle h) -> std::optional<Tensor> {
     if (h.is_none()) return std::nullopt;
+    if (PyComplex_Check(h.ptr())) return wrap_scalar(PyComplex_RealAsDouble(h.ptr()));
     return nb::cast<TL>(h).t;
   };
   Doc clamp_doc{

@@ -274,11 +274,38 @@ void bind_view(nb::module_& m) {
           nb::arg("src"), nb::arg("non_blocking") = false,
           doc("copy_(src, non_blocking=False) -> Tensor",
               "Writes src, broadcast and converted to self's dtype, into self and returns self."));
+  // torch's fill_(Tensor value): a 0-d value, converted as copy_ converts (unchecked; a complex
+  // one into a real self keeps the real part), its gradient the sum of self's.
+  cls.def("fill_", inplace([](Tensor& t, const Tensor& v) {
+            EMBER_CHECK(v.dim() == 0,
+                        "fill_ only supports 0-dimension value tensor but got tensor with ",
+                        v.dim(), " dimensions.");
+            if (is_quantized(t.dtype())) [[unlikely]]
+              return quantized_fill_(t, v);
+            // a meta value sends torch's call to the meta kernel, which writes nothing
+            if (v.device().type == DeviceType::Meta) return;
+            if (is_complex(v.dtype()) || v.requires_grad()) {
+              copy_(t, v);
+              return;
+            }
+            fill_(t, v.item());
+          }),
+          nb::arg("value"),
+          doc("fill_(value) -> Tensor", "Sets every element of self to value and returns self."));
   cls.def("fill_", inplace([](Tensor& t, Scalar v) {
             if (is_quantized(t.dtype())) [[unlikely]]
               return quantized_fill_(t, wrap_scalar(v));
             check_fill_fits(v, t);
             fill_(t, v);
+          }),
+          nb::arg("value"),
+          doc("fill_(value) -> Tensor", "Sets every element of self to value and returns self."));
+  // A Python complex (the overload above takes the real numbers), checked as masked_fill's.
+  cls.def("fill_", inplace([](Tensor& t, const TL& v) {
+            if (is_quantized(t.dtype())) [[unlikely]]
+              no_quantized_kernel("fill_");
+            check_number_fits(v, t.dtype());
+            copy_(t, v.t);
           }),
           nb::arg("value"),
           doc("fill_(value) -> Tensor", "Sets every element of self to value and returns self."));

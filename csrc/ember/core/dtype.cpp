@@ -124,8 +124,7 @@ void unsupported_dtype(const char* op, ScalarType t) {
               "'");
 }
 
-namespace {
-// The names PyTorch's overflow message uses.
+// The names PyTorch's overflow message uses (c10's C++ types); python/src/module.cpp too.
 const char* overflow_type_name(ScalarType t) {
   switch (t) {
     case kByte:
@@ -142,11 +141,16 @@ const char* overflow_type_name(ScalarType t) {
       return "c10::Half";
     case kBFloat16:
       return "c10::BFloat16";
+    case kDouble:
+      return "double";
+    case kComplexFloat:
+      return "c10::complex<float>";
     default:
       return "float";
   }
 }
 
+namespace {
 bool int_fits(const Scalar& v, int64_t lo, int64_t hi, bool is_unsigned) {
   if (v.is_bool()) return true;
   if (v.is_floating_point()) {
@@ -181,6 +185,7 @@ void check_scalar_fits(const Scalar& value, ScalarType dtype) {
                                      : true;
       break;
     case kFloat:
+    case kComplexFloat:  // each part a float
       if (value.is_floating_point()) {
         double d = value.to_double();
         ok = !std::isfinite(d) || std::abs(d) <= double(std::numeric_limits<float>::max());

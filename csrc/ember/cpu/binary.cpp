@@ -188,6 +188,12 @@ decltype(auto) with_pow_fn(const Tensor& a, const Tensor& b, Run run) {
   return run.template operator()<kNumericTypes>(pow_fn);
 }
 Tensor& pow_out_kernel(const Tensor& a, const Tensor& b, Tensor& out) {
+  // torch's pow by the number 1 copies the base and by 0 fills ones before it picks a kernel:
+  // that is how a bool tensor ** True (or False) stays bool, where no bool kernel exists.
+  if (out.dtype() == kBool && b.impl()->is_wrapped_number) {
+    if (b.item().to_bool()) return cpu::copy_(out, a);
+    return cpu::fill_(out, 1);
+  }
   return with_pow_fn(a, b, [&]<uint32_t Allowed>(auto f) -> Tensor& {
     return binary_out<Allowed, Out::Value>("pow", out, a, b, f);
   });

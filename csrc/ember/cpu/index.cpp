@@ -18,9 +18,15 @@ using IndexList = std::vector<std::optional<Tensor>>;
 
 // Note [Moves by element size]
 // gather, index_select, index, masked_fill and the assigning scatter/index_put only move
-// elements, so they dispatch on the element's size (4 instantiations) rather than its dtype
-// (10): every dtype is supported, bool and the 16-bit floats included. Kernels that compute
-// (accumulate, reduce) dispatch on the dtype.
+// elements, so they dispatch on the element's size (5 instantiations) rather than its dtype
+// (10): every dtype is supported, bool, the 16-bit floats and complex included. Kernels that
+// compute (accumulate, reduce) dispatch on the dtype.
+
+// The 16-byte element (complex128), moved whole.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
 template <class F>
 void dispatch_size(size_t bytes, F&& f) {
   switch (bytes) {
@@ -32,6 +38,8 @@ void dispatch_size(size_t bytes, F&& f) {
       return f(uint32_t{});
     case 8:
       return f(uint64_t{});
+    case 16:
+      return f(Bytes16{});
     default:
       EMBER_ASSERT(false);
   }

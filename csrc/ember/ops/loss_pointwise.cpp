@@ -266,14 +266,19 @@ Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, Reducti
   }
   Tensor others = to_dtype(eq(count, num(0)), x.dtype());
   Tensor h = clamp(unsqueeze(x, 1) - unsqueeze(x, 2) + 1, num(0), {});
-  Tensor loss = sum(unsqueeze(count, 2) * unsqueeze(others, 1) * h, {1, 2}) / double(C);
+  // Only (target, non-target) pairs enter: a pair left out contributes 0, never 0 * inf (an
+  // infinite score gives torch's inf, not nan).
+  Tensor pairs = unsqueeze(count, 2) * unsqueeze(others, 1);
+  Tensor loss = sum(where(ne(pairs, num(0)), pairs * h, num(0)), {1, 2}) / double(C);
   if (reduction == Reduction::None) return input.dim() <= 1 ? reshape(loss, {}) : loss;
   return apply_reduction(loss, reduction);
 }
 
 Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
                                    const std::optional<Tensor>& weight, Reduction reduction) {
-  Tensor loss = binary_cross_entropy_with_logits(input, target, {}, {}, Reduction::None);
+  // torch's own formula: a target of exactly 0 or 1 never multiplies an infinite log-sigmoid by
+  // 0, so an infinite score gives inf where binary_cross_entropy_with_logits gives nan.
+  Tensor loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input));
   loss = with_weight(loss, weight);
   EMBER_CHECK_INDEX(input.dim() > 0, "Dimension specified as -1 but tensor has no dimensions");
   int64_t cdim = input.dim() - 1;

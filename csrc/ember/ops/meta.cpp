@@ -28,7 +28,9 @@ Elementwise unary(const char* name, const Tensor& self, Result kind) {
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
               "to invert a mask, use the `~` or `logical_not()` operator instead.");
   ScalarType ct = self.dtype();
-  if (kind == Result::Float && !is_floating_point(ct)) ct = default_dtype();
+  // ints and bools compute in the default float; a complex input stays complex, so an op with
+  // no complex kernel refuses it rather than dropping the imaginary part
+  if (kind == Result::Float && !is_floating_point(ct) && !is_complex(ct)) ct = default_dtype();
   return {ct, kind == Result::Bool ? kBool : ct, DimVector(self.sizes())};
 }
 

@@ -453,10 +453,12 @@ def table():
     )
     out.update(CLASS_ATTRIBUTES)
     out.update(_subclass_dispatch.tensor_attributes())  # __torch_function__ of subclasses
+    # an alias is its target as installed, behind the same guards (x.clip of a complex tensor
+    # takes clamp's complex path, x.arccos acos's)
     for alias, target in ALIASES.items():
         for suffix in ("", "_"):
             if (target + suffix in bound or target + suffix in out) and alias + suffix not in bound:
-                out[alias + suffix] = getattr(Tensor, target + suffix, None) or out[target + suffix]
+                out[alias + suffix] = out.get(target + suffix) or getattr(Tensor, target + suffix)
     for name, fn in out.items():
         if not name.startswith("__"):
             out[name] = _numpy_kwargs.accepting_numpy_names(fn)

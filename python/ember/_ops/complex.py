@@ -608,6 +608,7 @@ _METHOD_EXTRA = {
     "__rmatmul__": (lambda a, b: _matmul_parts(_C.matmul, b, a), 2),
     "__truediv__": (_div, 2),
     "__rtruediv__": (_rdiv, 2),
+    "__rpow__": (lambda self, other: _pow(other, self), 2),
 }
 
 
@@ -636,6 +637,14 @@ def _no_complex(name):
         raise RuntimeError(f"{name} not implemented for complex tensors.")
 
     return run
+
+
+def _no_clamp(input, min=None, max=None, *, out=None):
+    """clamp/clip refuse complex tensors (no order), after clamp's own check that a bound is
+    given (clamp_min/clamp_max of a tensor bound reach the maximum/minimum kernels' refusal)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _nonzero(x):
@@ -670,6 +679,29 @@ for _name in ("maximum", "minimum", "fmax", "fmin"):
 for _name in ("logical_and", "logical_or", "logical_xor"):
     _PATHS[_name] = (_logical(getattr(_C, _name)), 2)
 _PATHS["logical_not"] = (lambda z: ~_nonzero(z), 1)
+for _name in ("logical_and", "logical_or", "logical_xor", "logical_not"):
+    # in place, the bool result is written in self's dtype (1 + 0j for a complex self)
+    _METHOD_EXTRA[_name + "_"] = (
+        functools.partial(
+            lambda path, self, *other: self.copy_(path(self, *other)), _PATHS[_name][0]
+        ),
+        1 if _name == "logical_not" else 2,
+    )
+
+
+def _unsupported(name):
+    def run(*args, **kwargs):
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+
+    return run
+
+
+for _name in ("deg2rad", "rad2deg"):
+    _PATHS[_name] = (_unsupported(_name), 1)
+    _METHOD_EXTRA[_name + "_"] = (_unsupported(_name), 1)
+for _name in ("clamp", "clip"):
+    _PATHS[_name] = (_no_clamp, 1)
+    _METHOD_EXTRA[_name + "_"] = (_no_clamp, 1)
 _METHOD_EXTRA["abs_"] = (_no_inplace_abs, 1)
 del _name
 

@@ -8,8 +8,22 @@ import math
 
 from .. import _C
 from .._C import Tensor, view_as_complex, view_as_real
-from .complex import _abs_c, _as_complex, _complex_dtype, _is_c, _matmul_parts, _real_dtype
-from .creation import tensor
+from .complex import (
+    _abs_c,
+    _as_complex,
+    _complex_dtype,
+    _exp,
+    _im,
+    _is_c,
+    _log,
+    _make,
+    _matmul_parts,
+    _re,
+    _real_dtype,
+    _sin,
+)
+from .creation import ones_like, tensor
+from .index import where as _real_where
 
 _IS_COMPLEX = Tensor.is_complex
 
@@ -261,8 +275,45 @@ def complex_linear_guard(orig):
     return functools.update_wrapper(_C._complex_guard(orig, path, 2), orig)
 
 
+# --- exp and log near zero ----------------------------------------------------------------
+
+
+def _expm1(z):
+    """exp(z) - 1 without the cancellation near 0: expm1(x) cos(y) - 2 sin(y/2)^2 for the real
+    part, exp(x) sin(y) for the imaginary one."""
+    x, y = _re(z), _im(z)
+    half = _C.sin(y * 0.5)
+    return _make(_C.expm1(x) * _C.cos(y) - 2 * half * half, _C.exp(x) * _C.sin(y))
+
+
+def _log1p(z):
+    """log(1 + z): near 0 (|z| < 1/2) as log1p(x (x + 2) + y^2) / 2 + i atan2(y, 1 + x), without
+    the cancellation; elsewhere log(1 + z), whose squares cannot overflow."""
+    x, y = _re(z), _im(z)
+    small = _abs_c(z) < 0.5
+    near = _make(0.5 * _C.log1p(x * (x + 2) + y * y), _C.atan2(y, x + 1))
+    far = _log(z + 1)
+    return _make(_real_where(small, _re(near), _re(far)), _real_where(small, _im(near), _im(far)))
+
+
+def _exp2(z):
+    return _exp(z * math.log(2.0))
+
+
+def _sinc(z):
+    """sin(pi z) / (pi z), 1 at 0 (the division runs on 1 there, so no nan reaches a gradient)."""
+    zero = (_re(z) == 0) & (_im(z) == 0)
+    safe = _make(_real_where(zero, ones_like(_re(z)), _re(z)), _im(z)) * math.pi
+    out = _sin(safe) / safe
+    return _make(_real_where(zero, ones_like(_re(out)), _re(out)), _im(out))
+
+
 # (name, path, which positional args may be complex), as complex._PATHS
 PATHS = {
+    "expm1": (_expm1, 1),
+    "log1p": (_log1p, 1),
+    "exp2": (_exp2, 1),
+    "sinc": (_sinc, 1),
     "cumsum": (_cumsum, 1),
     "cumprod": (_cumprod, 1),
     "triu": (functools.partial(_tri, _C.triu), 1),

@@ -7,8 +7,8 @@ import warnings
 
 from .. import _C
 from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
+from .._device import check_pin_memory, factory_device, is_meta, meta_empty, place
 from .._device import device as _device_type
-from .._device import factory_device, is_meta, meta_empty, place
 from .._process import contiguous_format, preserve_format
 from .._warn_once import warn_once
 from . import _op_range
@@ -53,15 +53,26 @@ def _numpy():
     return sys.modules.get("numpy")
 
 
+def _check_keywords(fn, kwargs):
+    """torch's parser refuses a keyword a factory lacks (a misspelt requires_grad; names=, of the
+    named tensors torch 2.13 no longer has): of the keywords the factories' **kwargs gather, only
+    layout (strided, the only dense one) is taken."""
+    for key in kwargs:
+        if key != "layout":
+            raise TypeError(f"{fn}() got an unexpected keyword argument '{key}'")
+
+
 def _size(size, kwargs=None, fn="ones"):
     """The shape from *size (ints, or one sequence) or from the size= keyword (torch accepts
-    both spellings; without either it raises TypeError)."""
+    both spellings; without either it raises TypeError); other keywords as _check_keywords."""
     if kwargs and "size" in kwargs:
         if size:
             raise TypeError(f"{fn}() got multiple values for argument 'size'")
         size = (kwargs.pop("size"),)
     elif kwargs is not None and not size:
         raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    if kwargs:
+        _check_keywords(fn, kwargs)
     if len(size) == 1 and not isinstance(size[0], int):
         return list(size[0])
     return list(size)
@@ -97,7 +108,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor
 
     A new tensor holding a copy of data (a nested sequence, number or array)."""
-    dev = factory_device(device, "tensor")
+    dev = factory_device(device, "tensor", pin_memory)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use "
@@ -171,22 +182,25 @@ def as_tensor(data, dtype=None, device=None):
 asarray = as_tensor
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    """scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor
+def scalar_tensor(
+    s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False
+):
+    """scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
+        requires_grad=False) -> Tensor
 
     A 0-d tensor holding the number s (default dtype unless dtype is given)."""
-    dev = factory_device(device, "scalar_tensor")
+    dev = factory_device(device, "scalar_tensor", pin_memory)
     out = _C._full([], s, dtype or _C.get_default_dtype(), False)
     return place(dev, out, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs):
+def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """empty(*size, *, out=None, dtype=None, layout=torch.strided, device=None, requires_grad=False,
         pin_memory=False, memory_format=torch.contiguous_format) -> Tensor
 
     A tensor of the given shape whose elements are not initialised."""
     memory_format = kwargs.pop("memory_format", None)
-    dev = factory_device(device, "empty")
+    dev = factory_device(device, "empty", pin_memory)
     if is_meta(dev):
         t = meta_empty(_size(size, kwargs, "empty"), dtype)
         if memory_format is not None and memory_format is not contiguous_format:
@@ -201,12 +215,12 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs):
     return _C._empty(_size(size, kwargs, "empty"), dtype, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, **kwargs):
+def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """zeros(*size, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 0."""
-    dev = factory_device(device, "zeros")
+    dev = factory_device(device, "zeros", pin_memory)
     shape = _size(size, kwargs, "zeros")
     try:
         if is_meta(dev):
@@ -221,12 +235,12 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, **kwargs):
         raise RuntimeError("zeros: Dimension size must be non-negative.") from None
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, **kwargs):
+def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """ones(*size, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     A tensor of the given shape filled with 1."""
-    dev = factory_device(device, "ones")
+    dev = factory_device(device, "ones", pin_memory)
     if is_meta(dev):
         return meta_empty(_size(size, kwargs, "ones"), dtype, requires_grad)
     if dev is not None:
@@ -234,12 +248,15 @@ def ones(*size, dtype=None, device=None, requires_grad=False, **kwargs):
     return _C._ones(_size(size, kwargs, "ones"), dtype, requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **_):
+def full(
+    size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs
+):
     """full(size, fill_value, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     A tensor of shape size filled with fill_value."""
-    dev = factory_device(device, "full")
+    _check_keywords("full", kwargs)
+    dev = factory_device(device, "full", pin_memory)
     shape = list(size) if not isinstance(size, int) else [size]
     if is_meta(dev):  # the dtype as a cpu full would infer it from fill_value
         return meta_empty(shape, _full([0], fill_value, dtype, False).dtype, requires_grad)
@@ -291,11 +308,13 @@ def _laid_out_like(t, input, memory_format):
     return _C._empty_like_format(input, t.dtype, memory_format).copy_(t)
 
 
-def _like_target(input, dtype, device, memory_format, op):
+def _like_target(input, dtype, device, memory_format, op, pin_memory=False):
     """An uninitialised tensor for a *_like factory when a device is involved (input on meta,
     or device= given), laid out as empty_like lays it out; None for the plain cpu path. As
     torch's, the *_like factories follow input's device, not the default device."""
     src_meta = input.is_meta
+    if pin_memory:
+        check_pin_memory(True, input.device if device is None else factory_device(device, op))
     if device is None and not src_meta:
         return None
     dev = factory_device(device, op) if device is not None else None
@@ -311,46 +330,76 @@ def _like_target(input, dtype, device, memory_format, op):
     return out if dev is None else place(dev, out)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
+def empty_like(
+    input,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=False,
+    **kwargs,
+):
     """empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
         memory_format=torch.preserve_format) -> Tensor
 
     An uninitialised tensor with input's shape (and dtype unless given)."""
+    _check_keywords("empty_like", kwargs)
     _require_tensor("empty_like", input)
-    t = _like_target(input, dtype, device, memory_format, "empty_like")
+    t = _like_target(input, dtype, device, memory_format, "empty_like", pin_memory)
     if t is not None:
         return _finish(t, requires_grad)
     return _finish(_C._empty_like_format(input, dtype, memory_format), requires_grad)
 
 
-def _filled_like(input, dtype, device, memory_format, op, value):
+def _filled_like(input, dtype, device, memory_format, op, value, pin_memory):
     """The *_like result on a device other than the plain cpu path's, or None."""
-    t = _like_target(input, dtype, device, memory_format, op)
+    t = _like_target(input, dtype, device, memory_format, op, pin_memory)
     if t is None or t.is_meta:
         return t
     return t.fill_(value)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
+def zeros_like(
+    input,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=False,
+    **kwargs,
+):
     """zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
         memory_format=torch.preserve_format) -> Tensor
 
     A tensor of zeros with input's shape (and dtype unless given)."""
+    _check_keywords("zeros_like", kwargs)
     _require_tensor("zeros_like", input)
-    t = _filled_like(input, dtype, device, memory_format, "zeros_like", 0)
+    t = _filled_like(input, dtype, device, memory_format, "zeros_like", 0, pin_memory)
     if t is not None:
         return _finish(t, requires_grad)
     t = _C._zeros(list(input.shape), _like(input, dtype), False)
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
+def ones_like(
+    input,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=False,
+    **kwargs,
+):
     """ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
         memory_format=torch.preserve_format) -> Tensor
 
     A tensor of ones with input's shape (and dtype unless given)."""
+    _check_keywords("ones_like", kwargs)
     _require_tensor("ones_like", input)
-    t = _filled_like(input, dtype, device, memory_format, "ones_like", 1)
+    t = _filled_like(input, dtype, device, memory_format, "ones_like", 1, pin_memory)
     if t is not None:
         return _finish(t, requires_grad)
     t = _C._ones(list(input.shape), _like(input, dtype), False)
@@ -358,14 +407,23 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 
 def full_like(
-    input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=False,
+    **kwargs,
 ):
     """full_like(input, fill_value, *, dtype=None, layout=torch.strided, device=None,
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     A tensor with input's shape (and dtype unless given) filled with fill_value."""
+    _check_keywords("full_like", kwargs)
     _require_tensor("full_like", input)
-    t = _filled_like(input, dtype, device, memory_format, "full_like", fill_value)
+    t = _filled_like(input, dtype, device, memory_format, "full_like", fill_value, pin_memory)
     if t is not None:
         return _finish(t, requires_grad)
     t = _full(list(input.shape), fill_value, _like(input, dtype), False)
@@ -375,12 +433,23 @@ def full_like(
 _SMALL_INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
 
 
-def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False, **_):
+def arange(
+    start=None,
+    end=None,
+    step=1,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kwargs,
+):
     """arange(start=0, end, step=1, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     The 1-D sequence start, start + step, ... stopping before end."""
-    dev = factory_device(device, "arange")
+    _check_keywords("arange", kwargs)
+    dev = factory_device(device, "arange", pin_memory)
     if dev is not None:  # computed on the cpu (its length is known only then), then placed
         out = arange(start, end, step, dtype=dtype, device="cpu")
         return place(dev, out, requires_grad)
@@ -435,36 +504,52 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     return place(dev, out, requires_grad and dev is not None)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, **_):
+def linspace(
+    start, end, steps, *, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs
+):
     """linspace(start, end, steps, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     steps evenly spaced values from start to end, both included."""
-    dev = factory_device(device, "linspace")
+    _check_keywords("linspace", kwargs)
+    dev = factory_device(device, "linspace", pin_memory)
     if is_meta(dev):
         return meta_empty([steps], _C._linspace(0, 1, 0, dtype, False).dtype, requires_grad)
     out = _C._linspace(start, end, steps, dtype, dev is None and requires_grad)
     return place(dev, out, requires_grad and dev is not None)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, **_):
+def logspace(
+    start,
+    end,
+    steps,
+    base=10.0,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kwargs,
+):
     """logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
     steps values base ** x for x evenly spaced from start to end."""
-    dev = factory_device(device, "logspace")
+    _check_keywords("logspace", kwargs)
+    dev = factory_device(device, "logspace", pin_memory)
     if is_meta(dev):
         return meta_empty([steps], _C._logspace(0, 1, 0, base, dtype, False).dtype, requires_grad)
     out = _C._logspace(start, end, steps, base, dtype, dev is None and requires_grad)
     return place(dev, out, requires_grad and dev is not None)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, **_):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """eye(n, m=None, *, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     An n x m matrix with ones on the diagonal and zeros elsewhere."""
-    dev = factory_device(device, "eye")
+    _check_keywords("eye", kwargs)
+    dev = factory_device(device, "eye", pin_memory)
     if is_meta(dev):
         return meta_empty([n, n if m is None else m], dtype, requires_grad)
     return place(
@@ -479,7 +564,7 @@ def empty_strided(
         pin_memory=False) -> Tensor
 
     An uninitialised tensor with the given sizes and strides over a fresh buffer."""
-    dev = factory_device(device, "empty_strided")
+    dev = factory_device(device, "empty_strided", pin_memory)
     if is_meta(dev):
         return meta_empty(size, dtype, requires_grad, stride=stride)
     extent = (
@@ -513,21 +598,21 @@ def _tri_indices(row, col, offset, dtype, upper):
     return tensor([rows, cols], dtype=dtype).reshape(2, len(pairs))
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False):
     """tril_indices(row, col, offset=0, *, dtype=torch.long, device='cpu',
-        layout=torch.strided) -> Tensor
+        layout=torch.strided, pin_memory=False) -> Tensor
 
     The 2 x N (row, column) coordinates of the lower triangle of a row x col matrix."""
-    dev = factory_device(device, "tril_indices")
+    dev = factory_device(device, "tril_indices", pin_memory)
     return place(dev, _tri_indices(row, col, offset, dtype or int64, False))
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False):
     """triu_indices(row, col, offset=0, *, dtype=torch.long, device='cpu',
-        layout=torch.strided) -> Tensor
+        layout=torch.strided, pin_memory=False) -> Tensor
 
     The 2 x N (row, column) coordinates of the upper triangle of a row x col matrix."""
-    dev = factory_device(device, "triu_indices")
+    dev = factory_device(device, "triu_indices", pin_memory)
     return place(dev, _tri_indices(row, col, offset, dtype or int64, True))
 
 
@@ -549,8 +634,8 @@ def vander(x, N=None, increasing=False):
     return cols if increasing else cols.flip([1])
 
 
-def _window(name, n, periodic, dtype, fn, device=None, requires_grad=False):
-    dev = factory_device(device, name)
+def _window(name, n, periodic, dtype, fn, device=None, requires_grad=False, pin_memory=False):
+    dev = factory_device(device, name, pin_memory)
     if dev is not None:
         with _cpu:
             return place(dev, _window(name, n, periodic, dtype, fn), requires_grad)
@@ -566,11 +651,21 @@ def _window(name, n, periodic, dtype, fn, device=None, requires_grad=False):
     return fn(k, denom).to(dtype)
 
 
-def hann_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False, **_):
+def hann_window(
+    window_length,
+    periodic=True,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kwargs,
+):
     """hann_window(window_length, periodic=True, *, dtype=None, layout=torch.strided, device=None,
         requires_grad=False) -> Tensor
 
     The Hann (raised cosine) window of window_length points."""
+    _check_keywords("hann_window", kwargs)
     return _window(
         "hann_window",
         window_length,
@@ -579,6 +674,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, device=None, requir
         lambda k, d: 0.5 - 0.5 * cos(2 * math.pi * k / d),
         device,
         requires_grad,
+        pin_memory,
     )
 
 
@@ -591,12 +687,14 @@ def hamming_window(
     dtype=None,
     device=None,
     requires_grad=False,
-    **_,
+    pin_memory=False,
+    **kwargs,
 ):
     """hamming_window(window_length, *, dtype=None, layout=None, device=None, pin_memory=False,
         requires_grad=False) -> Tensor
 
     The Hamming window alpha - beta cos(2 pi k / N) of window_length points."""
+    _check_keywords("hamming_window", kwargs)
     return _window(
         "hamming_window",
         window_length,
@@ -605,16 +703,25 @@ def hamming_window(
         lambda k, d: alpha - beta * cos(2 * math.pi * k / d),
         device,
         requires_grad,
+        pin_memory,
     )
 
 
 def blackman_window(
-    window_length, periodic=True, *, dtype=None, device=None, requires_grad=False, **_
+    window_length,
+    periodic=True,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kwargs,
 ):
     """blackman_window(window_length, periodic=True, *, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
     The Blackman window (three cosine terms) of window_length points."""
+    _check_keywords("blackman_window", kwargs)
     return _window(
         "blackman_window",
         window_length,
@@ -623,16 +730,25 @@ def blackman_window(
         lambda k, d: 0.42 - 0.5 * cos(2 * math.pi * k / d) + 0.08 * cos(4 * math.pi * k / d),
         device,
         requires_grad,
+        pin_memory,
     )
 
 
 def bartlett_window(
-    window_length, periodic=True, *, dtype=None, device=None, requires_grad=False, **_
+    window_length,
+    periodic=True,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kwargs,
 ):
     """bartlett_window(window_length, periodic=True, *, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
     The Bartlett (triangular) window of window_length points."""
+    _check_keywords("bartlett_window", kwargs)
     return _window(
         "bartlett_window",
         window_length,
@@ -641,22 +757,34 @@ def bartlett_window(
         lambda k, d: 1 - (2 * k / d - 1).abs(),
         device,
         requires_grad,
+        pin_memory,
     )
 
 
 def kaiser_window(
-    window_length, periodic=True, beta=12.0, *, dtype=None, device=None, requires_grad=False, **_
+    window_length,
+    periodic=True,
+    beta=12.0,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kwargs,
 ):
     """kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
     The Kaiser window with shape parameter beta, from the Bessel function I0."""
+    _check_keywords("kaiser_window", kwargs)
 
     def kaiser(k, d):
         r = 2 * k / d - 1
         return i0(beta * sqrt((1 - r * r).clamp(min=0))) / i0(tensor(float(beta), dtype=float64))
 
-    return _window("kaiser_window", window_length, periodic, dtype, kaiser, device, requires_grad)
+    return _window(
+        "kaiser_window", window_length, periodic, dtype, kaiser, device, requires_grad, pin_memory
+    )
 
 
 # torch's profiler names for the factories (an allocation first, then the fill), recorded

@@ -8,6 +8,7 @@ from .._device import factory_device, is_meta, meta_empty, place
 from ..autograd.grad_mode import no_grad
 from . import _op_range
 from .creation import (
+    _check_keywords,
     _finish,
     _laid_out_like,
     _like,
@@ -63,12 +64,14 @@ def _randn(size, generator, dtype):
     return _C._randn(size, generator, dtype)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
+def rand(
+    *size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs
+):
     """rand(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn uniformly from [0, 1)."""
-    dev = factory_device(device, "rand")
+    dev = factory_device(device, "rand", pin_memory)
     if is_meta(dev):  # no draws: the generator's state is left as it is, as torch's meta
         return meta_empty(_size(size, kwargs, "rand"), dtype, requires_grad)
     if dev is not None:
@@ -76,12 +79,14 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
     return _finish(_rand(_size(size, kwargs, "rand"), generator, dtype), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
+def randn(
+    *size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs
+):
     """randn(*size, *, generator=None, out=None, dtype=None, layout=torch.strided, device=None,
         requires_grad=False, pin_memory=False) -> Tensor
 
     A tensor of the given shape with values drawn from the standard normal distribution."""
-    dev = factory_device(device, "randn")
+    dev = factory_device(device, "randn", pin_memory)
     if is_meta(dev):  # no draws: the generator's state is left as it is, as torch's meta
         return meta_empty(_size(size, kwargs, "randn"), dtype, requires_grad)
     if dev is not None:
@@ -89,13 +94,15 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
     return _finish(_randn(_size(size, kwargs, "randn"), generator, dtype), requires_grad)
 
 
-def randint(*args, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
+def randint(
+    *args, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs
+):
     """randint(low=0, high, size, *, generator=None, out=None, dtype=None, layout=torch.strided,
         device=None, requires_grad=False) -> Tensor
 
     A tensor of the given shape with integers drawn uniformly from [low, high)."""
     low, high, size = _randint_args("randint", args, kwargs)
-    dev = factory_device(device, "randint")
+    dev = factory_device(device, "randint", pin_memory)
     if is_meta(dev):
         return meta_empty(list(size), dtype or _C.int64, requires_grad)
     return place(dev, _C._randint(low, high, list(size), generator, dtype), requires_grad)
@@ -105,7 +112,7 @@ def _randint_args(fn, args, kwargs):
     """(low, high, size) of torch's two overloads, (int high, tuple of ints size) and (int low,
     int high, tuple of ints size), positional and keyword mixed as torch's parser binds them:
     randint(10, size=(1,)) and randint(2, 10, (3,)) and randint(low=2, high=10, size=(3,))."""
-    kwargs = {k: v for k, v in kwargs.items() if k not in ("layout", "pin_memory")}
+    kwargs = {k: v for k, v in kwargs.items() if k != "layout"}
     names = ("low", "high", "size")
     short = len(args) + len([k for k in kwargs if k in names]) <= 2 and "low" not in kwargs
     params = names[1:] if short else names
@@ -129,38 +136,63 @@ def _randint_args(fn, args, kwargs):
     return bound.get("low", 0), bound["high"], [size] if isinstance(size, int) else size
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
+def randperm(
+    n, *, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs
+):
     """randperm(n, *, generator=None, out=None, dtype=torch.int64,layout=torch.strided, device=None,
         requires_grad=False, pin_memory=False) -> Tensor
 
     A random permutation of the integers 0 .. n - 1."""
-    dev = factory_device(device, "randperm")
+    _check_keywords("randperm", kwargs)
+    dev = factory_device(device, "randperm", pin_memory)
     if is_meta(dev):
         return meta_empty([n], dtype or _C.int64, requires_grad)
     return place(dev, _C._randperm(n, generator, dtype), requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
+def rand_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=False,
+    **kwargs,
+):
     """rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Uniform [0, 1) draws with input's shape (and dtype unless given)."""
-    t = _like_target(input, dtype, device, memory_format, "rand_like")
+    _check_keywords("rand_like", kwargs)
+    t = _like_target(input, dtype, device, memory_format, "rand_like", pin_memory)
     if t is not None:
-        return _finish(t if t.is_meta else t.uniform_(), requires_grad)
-    t = _rand(list(input.shape), None, _like(input, dtype))
+        return _finish(t if t.is_meta else t.uniform_(generator=generator), requires_grad)
+    t = _rand(list(input.shape), generator, _like(input, dtype))
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **_):
+def randn_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=False,
+    **kwargs,
+):
     """randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
         requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Standard normal draws with input's shape (and dtype unless given)."""
-    t = _like_target(input, dtype, device, memory_format, "randn_like")
+    _check_keywords("randn_like", kwargs)
+    t = _like_target(input, dtype, device, memory_format, "randn_like", pin_memory)
     if t is not None:
-        return _finish(t if t.is_meta else t.normal_(), requires_grad)
-    t = _randn(list(input.shape), None, _like(input, dtype))
+        return _finish(t if t.is_meta else t.normal_(generator=generator), requires_grad)
+    t = _randn(list(input.shape), generator, _like(input, dtype))
     return _finish(_laid_out_like(t, input, memory_format), requires_grad)
 
 
@@ -169,22 +201,25 @@ def randint_like(
     low=0,
     high=None,
     *,
+    generator=None,
     dtype=None,
     device=None,
     requires_grad=False,
     memory_format=None,
-    **_,
+    pin_memory=False,
+    **kwargs,
 ):
     """randint_like(input, low=0, high, *, generator=None, dtype=None, layout=torch.strided,
         device=None, requires_grad=False, memory_format=torch.preserve_format) -> Tensor
 
     Integers drawn uniformly from [low, high) with input's shape (and dtype unless given)."""
+    _check_keywords("randint_like", kwargs)
     if high is None:
         low, high = 0, low
-    t = _like_target(input, dtype, device, memory_format, "randint_like")
+    t = _like_target(input, dtype, device, memory_format, "randint_like", pin_memory)
     if t is not None:
-        return _finish(t if t.is_meta else t.random_(low, high), requires_grad)
-    t = _C._randint(low, high, list(input.shape), None, _like(input, dtype))
+        return _finish(t if t.is_meta else t.random_(low, high, generator=generator), requires_grad)
+    t = _C._randint(low, high, list(input.shape), generator, _like(input, dtype))
     return _laid_out_like(t, input, memory_format)
 
 

@@ -254,6 +254,7 @@ def cuda(self, device=None, non_blocking=False):
 
 def _new(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        creation._check_keywords(f"new_{fn}", kwargs.keys() - {"size", "pin_memory"})
         return getattr(creation, fn)(
             *size,
             dtype=dtype or self.dtype,
@@ -271,17 +272,29 @@ def _new(fn):
     return method
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def new_full(
+    self,
+    size,
+    fill_value,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    **kwargs,
+):
     """new_full(size, fill_value, *, dtype=None, device=None, requires_grad=False,
         layout=torch.strided, pin_memory=False) -> Tensor
 
     A tensor of the given size filled with fill_value, with self's dtype unless told otherwise."""
+    creation._check_keywords("new_full", kwargs)
     return creation.full(
         size,
         fill_value,
         dtype=dtype or self.dtype,
         device=self.device if device is None else device,
         requires_grad=requires_grad,
+        pin_memory=pin_memory,
     )
 
 

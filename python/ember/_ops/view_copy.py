@@ -276,7 +276,7 @@ def empty_permuted(
             f"empty_permuted: expected physical_layout to be a permutation of the dimensions "
             f"0..{len(size) - 1}; got {layout_}"
         )
-    physical = empty([size[d] for d in layout_], dtype=dtype, device=device)
+    physical = empty([size[d] for d in layout_], dtype=dtype, device=device, pin_memory=pin_memory)
     inverse = [layout_.index(d) for d in range(len(size))]
     result = physical.permute(*inverse)
     if requires_grad:

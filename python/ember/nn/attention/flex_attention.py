@@ -131,6 +131,22 @@ def _ordered_to_dense(num_blocks, indices):
     return dense.scatter(-1, indices.long(), keep.to(_C.int32))
 
 
+def _sliced_mask_mod_error(b, h, q_idx, kv_idx):
+    """The mask_mod of a sliced BlockMask (BlockMask.__getitem__): torch's error."""
+    raise RuntimeError(
+        "Cannot use mask_mod from a sliced BlockMask. When you slice a BlockMask using [], the "
+        "mask_mod attribute is reset. You must set it from the original BlockMask's mask_mod."
+        "\n\nIncorrect usage:"
+        "\n  base_mask = create_block_mask(my_mask_fn, ...)"
+        "\n  sliced_mask = base_mask[:, :, block_idx]"
+        "\n  sliced_mask.mask_mod = apply_offset(sliced_mask.mask_mod, offset)  # WRONG!"
+        "\n\nCorrect usage:"
+        "\n  base_mask = create_block_mask(my_mask_fn, ...)"
+        "\n  sliced_mask = base_mask[:, :, block_idx]"
+        "\n  sliced_mask.mask_mod = apply_offset(base_mask.mask_mod, offset)  # Use base_mask!"
+    )
+
+
 class BlockMask:
     """Which (query block, key block) tiles of the score matrix hold any kept score: the
     partial tiles (kv_num_blocks / kv_indices, where mask_mod must be applied) and the full ones
@@ -173,6 +189,30 @@ class BlockMask:
             )
         return cls(seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices,
                    BLOCK_SIZE, mask_mod or noop_mask, compute_q_blocks)  # fmt: skip
+
+    def __getitem__(self, index):
+        """The BlockMask of some batches, heads and query-block rows (ints, slices or index
+        tensors, applied to every tile table): an int keeps its dim, as a one-long slice, so the
+        result stays (B, H, ...)-shaped for flex_attention. Its mask_mod raises when called:
+        the original's would see the sliced positions' indices shifted."""
+        index = index if isinstance(index, tuple) else (index,)
+        index = (*index, slice(None), slice(None), slice(None))[:3]
+        index = tuple(
+            slice(i % n, i % n + 1) if isinstance(i, int) and -n <= i < 0 else
+            slice(i, i + 1) if isinstance(i, int) else i
+            for i, n in zip(index, self.kv_num_blocks.shape[:3])
+        )  # fmt: skip
+        full = self.full_kv_num_blocks is not None
+        return BlockMask.from_kv_blocks(
+            self.kv_num_blocks[index],
+            self.kv_indices[index],
+            self.full_kv_num_blocks[index] if full else None,
+            self.full_kv_indices[index] if full else None,
+            BLOCK_SIZE=self.BLOCK_SIZE,
+            mask_mod=_sliced_mask_mod_error,
+            seq_lengths=self.seq_lengths,
+            compute_q_blocks=self.q_indices is not None,
+        )
 
     @property
     def shape(self):
@@ -303,6 +343,8 @@ def _check_inputs(query, key, value, block_mask, enable_gqa):
         )
     if block_mask is None:
         return
+    if block_mask.mask_mod is _sliced_mask_mod_error:  # before the shape checks, as torch's
+        raise RuntimeError("Cannot use mask_mod from a sliced BlockMask")
     L, S = query.size(-2), key.size(-2)
     bq, bkv = block_mask.shape[-2], block_mask.shape[-1]
     if L > bq or S > bkv:
