@@ -180,6 +180,38 @@ def test_disable_allow_in_graph_is_compiling_assume_constant_result():
     assert a is False and b is False
 
 
+def test_allow_in_graph_function_is_one_node_of_the_backends_graph():
+    def case(T):
+        def helper(x, y, *, k=2):
+            return x.sin() + y * k
+
+        T.compiler.allow_in_graph(helper)
+        graphs = []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        c = T.compile(lambda x, y: helper(x, y, k=3).relu() + 1, backend=backend)
+        x, y = T.linspace(-1, 1, 4), T.ones(4)
+        out = [_np(c(x, y)), _np(c(x * 2, y))]  # the second call runs the graph, calling helper
+        (call,) = [
+            n for n in graphs[0].graph.nodes if n.op == "call_function" and n.target is helper
+        ]
+        kinds = [n.op for n in graphs[0].graph.nodes]
+        return out, len(graphs), kinds, len(call.args), dict(call.kwargs)
+
+    out, n, kinds, nargs, kwargs = _each(case)
+    np.testing.assert_allclose(out[1], np.maximum(np.sin(np.linspace(-2, 2, 4)) + 3, 0) + 1)
+    assert n == 1 and nargs == 2 and kwargs == {"k": 3}
+    assert kinds == ["placeholder"] * 2 + [
+        "call_function",
+        "call_method",
+        "call_function",
+        "output",
+    ]
+
+
 def test_substitute_in_graph_and_nested_compile_region():
     def case(T):
         def original(a, b):

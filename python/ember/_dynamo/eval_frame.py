@@ -334,6 +334,7 @@ class _Cache:
             for expr, v in spec.others:
                 snapshot.add_value(expr, v)
         cap = Capture(named, finder.find, dynamic or only_marked, self.fullgraph)
+        watcher.capture = cap
         numbers = self._symbolic_numbers(spec)
         if config.partial_graphs and not (self.fullgraph or dynamic or only_marked or numbers):
             from .segments import SegmentLog
