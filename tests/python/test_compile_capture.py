@@ -204,8 +204,12 @@ def test_modules_match_eager(name, train):
         for (n, b), (_, rb) in zip(model.named_buffers(), ref.named_buffers()):
             close(b, rb)
     assert len(rec.graphs) == 1, [e.breaks for e in entries(cm)]
-    ops = {n.op for n in rec.graphs[0].graph.nodes}
-    assert "get_attr" in ops and "call_module" not in ops
+    # torch 2.13 (inline_inbuilt_nn_modules): the module's parameters and buffers reach a
+    # custom backend as placeholders (L_self_modules_..._parameters_weight_), not get_attr
+    nodes = rec.graphs[0].graph.nodes
+    ops = {n.op for n in nodes}
+    assert "get_attr" not in ops and "call_module" not in ops
+    assert any(n.op == "placeholder" and n.target.startswith("L_self_") for n in nodes)
 
 
 def test_batchnorm_running_stats_replayed():

@@ -180,6 +180,90 @@ def test_disable_allow_in_graph_is_compiling_assume_constant_result():
     assert a is False and b is False
 
 
+def test_allow_in_graph_function_is_one_node_of_the_backends_graph():
+    def case(T):
+        def helper(x, y, *, k=2):
+            return x.sin() + y * k
+
+        T.compiler.allow_in_graph(helper)
+        graphs = []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        c = T.compile(lambda x, y: helper(x, y, k=3).relu() + 1, backend=backend)
+        x, y = T.linspace(-1, 1, 4), T.ones(4)
+        out = [_np(c(x, y)), _np(c(x * 2, y))]  # the second call runs the graph, calling helper
+        (call,) = [
+            n for n in graphs[0].graph.nodes if n.op == "call_function" and n.target is helper
+        ]
+        kinds = [n.op for n in graphs[0].graph.nodes]
+        return out, len(graphs), kinds, len(call.args), dict(call.kwargs)
+
+    out, n, kinds, nargs, kwargs = _each(case)
+    np.testing.assert_allclose(out[1], np.maximum(np.sin(np.linspace(-2, 2, 4)) + 3, 0) + 1)
+    assert n == 1 and nargs == 2 and kwargs == {"k": 3}
+    assert kinds == ["placeholder"] * 2 + [
+        "call_function",
+        "call_method",
+        "call_function",
+        "output",
+    ]
+
+
+def test_custom_backend_gets_module_state_as_graph_inputs():
+    # torch 2.13 (inline_inbuilt_nn_modules): parameters and buffers are placeholders named by
+    # their source, in the order Dynamo realizes them, and example_inputs holds them
+    def case(T):
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = T.nn.Linear(3, 2)
+                self.register_buffer("b", T.ones(2))
+
+            def forward(self, x):
+                return self.fc(x).relu() + self.b
+
+        seen = []
+
+        def backend(gm, example_inputs):
+            seen.append((gm, example_inputs))
+            return gm.forward
+
+        m = M()
+        with T.no_grad():
+            m.fc.weight.copy_(T.linspace(-1, 1, 6).reshape(2, 3))
+            m.fc.bias.fill_(0.1)
+        c = T.compile(m, backend=backend)
+        x = T.linspace(-1, 1, 12).reshape(4, 3)
+        out = c(x)
+        out.sum().backward()  # the gradient reaches the module's own parameters
+        grad = _np(m.fc.weight.grad)
+        m.fc.weight.grad = None
+        m(x).sum().backward()
+        gm, example = seen[0]
+        phs = [(n.name, n.target) for n in gm.graph.nodes if n.op == "placeholder"]
+        return (
+            [_np(out), _np(m(x))],
+            [grad, _np(m.fc.weight.grad)],
+            phs,
+            [tuple(e.shape) for e in example],
+            example[0] is m.fc.weight and example[3] is m.b,
+            [k for k, _ in gm.named_parameters()] + [k for k, _ in gm.named_buffers()],
+        )
+
+    out, grads, phs, shapes, same, state = _each(case)
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-6)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+    assert [name for name, _ in phs] == [
+        "l_self_modules_fc_parameters_weight_", "l_self_modules_fc_parameters_bias_", "l_x_",
+        "l_self_buffers_b_",
+    ]  # fmt: skip
+    assert phs[0][1] == "L_self_modules_fc_parameters_weight_"
+    assert shapes == [(2, 3), (2,), (4, 3), (2,)] and same and state == []
+
+
 def test_substitute_in_graph_and_nested_compile_region():
     def case(T):
         def original(a, b):

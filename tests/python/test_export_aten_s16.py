@@ -2,7 +2,8 @@
 tensor indexing as ``aten.index.Tensor``, ``max.dim``/``min.dim`` read by getitem, var/std by
 the overload the call picks, the ``*_like`` factories, and factory calls inside forward
 (``torch.zeros(n, 4)``) recorded as nodes; the graphs still run, decompose, save and run in C++
-(factories become constant inputs there)."""
+(factories become constant inputs there); ``.to()`` calls as torch's aten.to overloads after
+``_assert_tensor_metadata`` nodes."""
 
 import operator
 import re
@@ -64,6 +65,12 @@ def _cases(lib):
             y = lib.relu(y).mul_(2)
             return lib.nn.functional.relu(y, inplace=True) + y.sigmoid_()
 
+    class To(nn.Module):
+        def forward(self, x, y):
+            z = x.float()  # x itself: later reads of x read this node (torch's aliasing)
+            a = x.to("cpu") * 2
+            return z + 1, a, x.to(y), x.half().float(), x.type(lib.float64), x.to(dtype=lib.int32)
+
     g = lib.Generator().manual_seed(0)
     x3 = lib.randn(5, 4, 6, generator=g)
     idx, m1 = lib.tensor([0, 2]), lib.tensor([True, False, True, True, False])
@@ -73,21 +80,22 @@ def _cases(lib):
         "factories": (Factories(), (lib.randn(3, 4, generator=g),)),
         "logic": (Logic(), (lib.randn(3, 4, generator=g), lib.randn(3, 4, generator=g))),
         "in_place": (InPlace(), (lib.randn(3, 4, generator=g),)),
+        "to": (To(), (lib.randn(3, 4, generator=g), lib.randn(2, dtype=lib.float64))),
     }
 
 
-def _calls(ep):
+def _calls(ep, skip=("_assert", "sym_size", "built-in function ge", "built-in function le")):
     """(name, target, args, kwargs) of each call; torch's metadata and range asserts (of a
-    mask's data-dependent size, which ember's graphs keep static) left out."""
+    mask's data-dependent size, which ember's graphs keep static) left out by default."""
 
     def show(a):
         if hasattr(a, "op") and hasattr(a, "name"):
             return a.name
         if isinstance(a, (list, tuple)):
             return type(a)(show(v) for v in a)
-        return str(a).split(".")[-1] if "dtype" in type(a).__name__ else str(a)
+        kind = type(a).__name__
+        return str(a).split(".")[-1] if "dtype" in kind or "layout" in kind else str(a)
 
-    skip = ("_assert", "sym_size", "built-in function ge", "built-in function le")
     return [
         (n.name, str(n.target), show(n.args), {k: show(v) for k, v in n.kwargs.items()})
         for n in ep.graph.nodes
@@ -121,6 +129,25 @@ def test_graphs_name_what_torch_names(case):
     assert str(eep.graph_signature) == str(tep.graph_signature)
 
 
+def test_conversions_follow_torchs_metadata_asserts_and_aliasing(tmp_path):
+    # torch 2.13 records each .to() as an aten.to overload after an _assert_tensor_metadata
+    # node, and reads a tensor a no-op .to() returned through that node from then on
+    tep, eep = _pair("to")
+    got = str(_calls(eep, skip=())).replace("ember.", "")
+    assert got == str(_calls(tep, skip=())).replace("torch.", "")
+    assert str(eep.graph_signature) == str(tep.graph_signature)
+    names = [n.name for n in eep.run_decompositions().graph.nodes]
+    assert names.count("_assert_tensor_metadata") == 1 and "_assert_tensor_metadata_6" in names
+    # the assert runs: a program fed another dtype than it was exported with stops at it
+    m, (x, y) = _cases(ember)["to"]
+    with pytest.raises(RuntimeError, match=r"Tensor dtype mismatch! Expected: Float, Got: double"):
+        eep.module()(x.double(), y)
+    check = ember.ops.aten._assert_tensor_metadata.default
+    assert check(x, dtype=ember.float32, device=ember.device("cpu"), layout=ember.strided) is None
+    with pytest.raises(RuntimeError, match=r"sizes mismatch! Expected: \[4\], Got: \[3, 4\]"):
+        check(x, [4])
+
+
 @pytest.mark.parametrize("case", ["reductions", "factories"])
 def test_example_values_are_torchs(case):
     tep, eep = _pair(case)
@@ -147,7 +174,7 @@ def test_targets_are_the_overload_objects():
     assert ember.ops.aten.__and__.Tensor(args[0] > 0, args[1] > 0).dtype == ember.bool
 
 
-@pytest.mark.parametrize("case", ["index", "reductions", "factories", "logic", "in_place"])
+@pytest.mark.parametrize("case", ["index", "reductions", "factories", "logic", "in_place", "to"])
 def test_graphs_compute_what_eager_does(case, tmp_path):
     m, args = _cases(ember)[case]
     want = m(*args)

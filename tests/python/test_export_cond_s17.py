@@ -145,3 +145,51 @@ def test_two_conds_numbered_as_torch():
     torch = pytest.importorskip("torch")
     _, tep = _two_conds(torch)
     assert _calls(ep.graph_module) == _calls(tep.graph_module)
+
+
+def _lifting_model(lib):
+    offset = lib.tensor([1.0, -2.0, 3.0])
+
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 3)
+            self.register_buffer("buf", lib.ones(3))
+
+        def forward(self, x, y, z):
+            def t(x, y, z):
+                return self.lin(x).sum(0) + y + self.buf
+
+            def f(x, y, z):
+                return y * 2 + self.lin.bias - offset
+
+            return lib.cond(x.sum() > 0, t, f, (x, y, z))
+
+    lib.manual_seed(0)
+    return M()
+
+
+def test_cond_operands_in_torchs_order(tmp_path):
+    # torch: the inputs both branches read, then the true branch's own, then the false
+    # branch's, each sorted by Dynamo's source names; an operand no branch reads (z) dropped
+    m = _lifting_model(ember)
+    args = (ember.rand(2, 3), ember.rand(3), ember.rand(3))
+    ep = ember.export.export(m, args)
+    (node,) = [n for n in ep.graph.nodes if n.target is ember.ops.higher_order.cond]
+    names = [o.name for o in node.args[3]]
+    assert names == ["p_lin_bias", "y", "b_buf", "p_lin_weight", "x", "c_lifted_tensor_0"]
+    for branch in (ep.graph_module.true_graph_0, ep.graph_module.false_graph_0):
+        assert [n.name for n in branch.graph.nodes if n.op == "placeholder"] == names
+    path = str(tmp_path / "p.ember")
+    ember.export.save(ep, path)
+    for sign in (1.0, -1.0):
+        x = args[0] * sign
+        with ember.no_grad():
+            want = m(x, args[1], args[2])
+            assert ember.allclose(ep.module()(x, args[1], args[2]), want)
+            assert ember.allclose(ember.export.load(path).module()(x, args[1], args[2]), want)
+    torch = pytest.importorskip("torch")
+    targs = tuple(torch.tensor(a.numpy()) for a in args)
+    tep = torch.export.export(_lifting_model(torch), targs)
+    (tnode,) = [n for n in tep.graph.nodes if n.target is torch.ops.higher_order.cond]
+    assert [o.name for o in tnode.args[3]] == names

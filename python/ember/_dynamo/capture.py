@@ -18,6 +18,7 @@ is recomputed per call; any use that would bake a size into Python control flow 
 shapes."""
 
 import builtins
+import inspect
 import operator
 import os
 import traceback
@@ -410,6 +411,23 @@ def _real(a):
     return a
 
 
+def _frame_arguments(frame):
+    """(args, kwargs) a function's frame received: positional parameters (and *args) as args,
+    keyword-only ones (and **kwargs) as kwargs."""
+    code, loc = frame.f_code, frame.f_locals
+    names = code.co_varnames
+    n, k = code.co_argcount, code.co_kwonlyargcount
+    args = [loc[p] for p in names[:n]]
+    kwargs = {p: loc[p] for p in names[n : n + k]}
+    i = n + k
+    if code.co_flags & inspect.CO_VARARGS:
+        args += list(loc[names[i]])
+        i += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        kwargs.update(loc[names[i]])
+    return tuple(args), kwargs
+
+
 def _tensor_leaves(value, path=()):
     if isinstance(value, _Tensor):
         yield path, value
@@ -494,6 +512,7 @@ class Capture(TorchFunctionMode):
         from . import config
 
         self.capture_scalars = bool(config.capture_scalar_outputs or fullgraph)
+        self.opaque = None  # (function, frame, args, kwargs) of the allow_in_graph call running
 
     # ---- breaks -----------------------------------------------------------------------------
 
@@ -649,9 +668,45 @@ class Capture(TorchFunctionMode):
             n = n * self.sym_size(t, d)
         return n
 
+    # ---- allow_in_graph functions: one node each -------------------------------------------
+
+    def begin_opaque(self, fn, frame):
+        """A call of an allow_in_graph function starts (the side-effect watcher's profile hook
+        sees it): its ops run unrecorded until it returns."""
+        if self.opaque is None and not self.stopped and not self.finished:
+            args, kwargs = _frame_arguments(frame)
+            self.opaque = (fn, frame, args, kwargs)
+
+    def end_opaque(self, frame, value):
+        """The call returned ``value``: one call_function node of the function (torch's form).
+        Runs inside a profile hook, so nothing may raise out of it."""
+        if self.opaque is None or self.opaque[1] is not frame:
+            return
+        fn, _, args, kwargs = self.opaque
+        try:  # self.opaque stays set: ops run while recording (detach) pass the mode
+            self._record_opaque(fn, args, kwargs, value)
+        finally:
+            self.opaque = None
+
+    def _record_opaque(self, fn, args, kwargs, value):
+        if self.log is not None:  # a replay re-runs fn's own ops, which the log has not seen
+            self.log.failed = self.log.failed or "a call of an allow_in_graph function"
+        name = getattr(fn, "__name__", "fn")
+        try:
+            self._record(
+                "call_function", fn, args, kwargs, lambda *a, **k: value, f"{name} (allow_in_graph)"
+            )
+        except GraphBreak as e:
+            try:
+                self.graph_break(str(e))
+            except Unsupported:  # fullgraph: stopped, the break is reported after the run
+                pass
+
     # ---- the mode ---------------------------------------------------------------------------
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if self.opaque is not None:  # inside an allow_in_graph function: its node is recorded
+            return func(*_real(args), **_real(kwargs))
         log = self.log
         if log is None or log.failed or self.stopped:
             return self._handle(func, types, args, kwargs)

@@ -334,6 +334,7 @@ class _Cache:
             for expr, v in spec.others:
                 snapshot.add_value(expr, v)
         cap = Capture(named, finder.find, dynamic or only_marked, self.fullgraph)
+        watcher.capture = cap
         numbers = self._symbolic_numbers(spec)
         if config.partial_graphs and not (self.fullgraph or dynamic or only_marked or numbers):
             from .segments import SegmentLog
@@ -476,7 +477,17 @@ class _Cache:
         cap.drop_unused_sym_nodes()
         gm = GraphModule(dict(cap.attrs), cap.graph)
         example = [t for _, t in spec.tensors] + [v for _, v in numbers]
-        compiled = self._backend(gm, example)
+        lifted = None
+        if not getattr(self.backend, "__module__", "").startswith("ember."):
+            from .graph_inputs import call_in_order, lift
+
+            lifted = lift(gm, example, self.root)  # torch's graph inputs (see graph_inputs.py)
+        if lifted is not None:
+            compiled = self._backend(lifted[0], lifted[1])
+            if compiled is not None:
+                compiled = call_in_order(compiled, lifted[2])
+        else:
+            compiled = self._backend(gm, example)
         if compiled is None:
             return
         counters["stats"]["unique_graphs"] += 1

@@ -19,6 +19,7 @@ import types
 from .. import _C
 from ..nn.modules.module import Module
 from .capture import is_user_code
+from .user_api import allowed_in_graph
 
 _IO_BUILTINS = frozenset({"print", "input", "open", "breakpoint", "exec", "eval", "warn"})
 _IO_METHODS = frozenset({"write", "writelines", "flush"})
@@ -31,7 +32,8 @@ _SIMPLE = (int, float, bool, str, complex, type(None), bytes)
 class Watcher:
     """The profile hook of one capture run: user code objects seen and side effects found."""
 
-    def __init__(self):
+    def __init__(self, capture=None):
+        self.capture = capture  # where calls of allow_in_graph functions become single nodes
         self.codes = {}  # code -> the globals dict it ran with
         self.effects = []
         self.strict_effects = []
@@ -55,6 +57,14 @@ class Watcher:
         return False
 
     def _hook(self, frame, event, arg):
+        cap = self.capture
+        if cap is not None and (event == "call" or event == "return"):
+            fn = allowed_in_graph(frame.f_code)
+            if fn is not None:
+                if event == "call":
+                    cap.begin_opaque(fn, frame)
+                else:
+                    cap.end_opaque(frame, arg)
         if event == "call":
             code = frame.f_code
             fname = code.co_filename

@@ -4,9 +4,10 @@ torch._dynamo's names): ``set_stance``, ``graph_break``, ``allow_in_graph``,
 of ``ember._dynamo.utils``.
 
 ember's capture records the real run of a function (Note [Capture]), so it already traces into
-every Python helper the function calls: ``allow_in_graph``, ``assume_constant_result``,
-``substitute_in_graph`` and ``nested_compile_region`` change nothing a program can observe
-(torch's only differ in how Dynamo treats the helper) and return the function unchanged."""
+every Python helper the function calls: ``assume_constant_result``, ``substitute_in_graph`` and
+``nested_compile_region`` change nothing a program can observe (torch's only differ in how
+Dynamo treats the helper) and return the function unchanged. ``allow_in_graph`` functions
+become one node each (Capture.begin_opaque)."""
 
 import functools
 import inspect
@@ -159,20 +160,37 @@ def _identity_decorator(fn):
     return fn
 
 
+# code object -> function: what allow_in_graph marked (the capture's profile hook looks calls up)
+_allowed_in_graph = {}
+
+
+def allowed_in_graph(code):
+    """The function allow_in_graph marked whose code object is ``code``, or None."""
+    return _allowed_in_graph.get(code)
+
+
 def allow_in_graph(fn):
     """allow_in_graph(fn) -> fn
 
-    torch's marker for a function Dynamo should put in the graph without tracing into it.
-    ember's capture records the ember ops ``fn`` runs, which computes the same values, so ``fn``
-    (or a list of functions) is returned unchanged."""
-    return _identity_decorator(fn)
+    Marks ``fn`` (or each function of a list) to appear in captured graphs as one
+    call_function node whose target is ``fn``, as torch's Dynamo puts it, instead of the ops it
+    runs; the graph calls ``fn`` when it runs. ``fn`` is returned unchanged."""
+    fn = _identity_decorator(fn)
+    for f in fn if isinstance(fn, list) else [fn]:
+        code = getattr(f, "__code__", None)
+        if code is not None:  # a builtin or C function: the capture records its calls anyway
+            _allowed_in_graph[code] = f
+    return fn
 
 
 def disallow_in_graph(fn):
     """disallow_in_graph(fn) -> fn
 
-    The inverse of ``allow_in_graph``; returns ``fn`` unchanged."""
-    return _identity_decorator(fn)
+    The inverse of ``allow_in_graph``: the capture traces into ``fn`` again; returns ``fn``."""
+    fn = _identity_decorator(fn)
+    for f in fn if isinstance(fn, list) else [fn]:
+        _allowed_in_graph.pop(getattr(f, "__code__", None), None)
+    return fn
 
 
 def forbid_in_graph(fn):

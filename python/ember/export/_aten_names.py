@@ -17,7 +17,7 @@ that overload, and how the arguments map each way:
 import operator
 import sys
 
-from . import _factories, _rnn, _writes
+from . import _factories, _rnn, _to_ops, _writes
 
 __all__ = ["rename", "to_runtime", "install", "overload_of", "eager_call"]
 
@@ -350,6 +350,10 @@ _add(
     fwd=lambda ov, a: list(a) + [False, False, None],
     back=_keep(2),
 )
+# x.to(other), x.to("cpu") (see _to_ops.py): overloads of the same runtime op, chosen there
+_TO_OTHERS = _Entry("to_dtype", _to_ops.TO_SCHEMAS, back=_to_ops.runtime_args)
+for _ov_name in _to_ops.TO_SCHEMAS:
+    _BY_OVERLOAD[_ov_name] = _TO_OTHERS
 
 
 # the math of _ops_math.py beyond the unary table
@@ -756,6 +760,7 @@ def rename(graph):
         node.target = new_target
         aargs, akwargs = _trim(_schema(ov), picked[1] if picked else entry.fwd(ov, args))
         node.args, node.kwargs = tuple(aargs), akwargs
+    _to_ops.rewrite(graph)
     _rename_nodes(graph)
 
 
@@ -768,6 +773,8 @@ def _in_place_of(overload):
 def _base(node):
     from ..fx._namespace import _SUFFIX
 
+    if node.op == "call_function" and _to_ops.is_assert(node.target):
+        return "_assert_tensor_metadata_default"  # torch's pass names it after the overload
     if node.op == "call_function" and getattr(node.target, "namespace", None) == "aten":
         name = node.target.overloadpacket._name
         return name[2:-2] if name.startswith("__") and name.endswith("__") else name  # and_1
@@ -827,6 +834,7 @@ def install():
     add_aten_overloads(_factories.overloads())
     add_aten_overloads(_writes.overloads())
     add_aten_overloads(_rnn.overloads())
+    add_aten_overloads(_to_ops.overloads())
     add_aten_overloads((ov, e.schemas[ov], _runner(ov)) for ov, e in _BY_OVERLOAD.items())
 
 

@@ -121,6 +121,7 @@ def branch_graphs(graph, root, input_specs, state, constants, dynamic):
         examples = _example_values(operands, where)
         subs = [_export_branch(fn, examples, wrapper_state, dynamic) for fn in fns]
         extra, maps = [], []  # outer placeholders the branches read, in order of first use
+        values = {}  # outer placeholder -> the tensor a branch reads through it
         for sub in subs:
             if sub.graph_signature.buffers_to_mutate:
                 raise RuntimeError(
@@ -133,14 +134,16 @@ def branch_graphs(graph, root, input_specs, state, constants, dynamic):
                     continue
                 if spec.target in outer:
                     mapping[ph] = outer[spec.target]
+                    values[mapping[ph]] = wrapper_state[spec.target]
                 else:
                     value = sub.constants.get(spec.target, sub.state_dict.get(spec.target))
                     mapping[ph] = _lift_constant(graph, input_specs, constants, value, outer)
+                    values[mapping[ph]] = value
                 if mapping[ph] not in extra:
                     extra.append(mapping[ph])
             maps.append(mapping)
-        sources = list(operands) + extra
-        mods = [_branch_module(sub, sources, mapping) for sub, mapping in zip(subs, maps)]
+        sources = _torch_order(fns, operands, subs, maps, values)
+        mods = [_branch_module(sub, sources, mapping, operands) for sub, mapping in zip(subs, maps)]
         with graph.inserting_before(node):
             attrs = []
             for kind, mod in zip(("true", "false"), mods):
@@ -193,11 +196,77 @@ def _lift_constant(graph, input_specs, constants, value, outer):
     return ph
 
 
-def _branch_module(sub, sources, mapping):
+def _used(sub, operands, mapping):
+    """The outer nodes (operands and lifted inputs) the exported branch ``sub`` reads."""
+    used = set(mapping.values())
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    user = [
+        ph
+        for spec, ph in zip(sub.graph_signature.input_specs, placeholders)
+        if spec.kind == InputKind.USER_INPUT
+    ]
+    used.update(op for op, ph in zip(operands, user) if ph.users)
+    return used
+
+
+def _closure_path(obj, value, depth=3):
+    """Dynamo's source name of ``value`` below ``obj`` (``_modules_lin_parameters_weight_``),
+    '' for ``obj`` itself, None when not found."""
+    if obj is value:
+        return ""
+    if depth == 0 or not isinstance(obj, Module):
+        return None
+    for kind in ("_parameters", "_buffers"):
+        for name, v in obj.__dict__[kind].items():
+            if v is value:
+                return f"{kind}_{name}_"
+    for name, v in obj.__dict__.items():
+        if not name.startswith("_") and v is value:
+            return f"_{name}"
+    for name, sub in obj._modules.items():
+        path = _closure_path(sub, value, depth - 1)
+        if path is not None:
+            return f"_modules_{name}{path}"
+    return None
+
+
+def _source_name(fns, value):
+    """The name Dynamo gives a tensor a branch reads through its closure (torch.cond traces
+    ``wrapper(pred, true_fn, false_fn, operands)``: ``l_args_1_closure_0_cell_contents...``),
+    from the first branch reaching it; None when neither branch's closure holds it."""
+    for index, fn in ((1, fns[0]), (2, fns[1])):
+        for k, cell in enumerate(getattr(fn, "__closure__", None) or ()):
+            try:
+                path = _closure_path(cell.cell_contents, value)
+            except ValueError:  # an empty cell
+                continue
+            if path is not None:
+                return f"l_args_{index}_closure_{k}_cell_contents{path}"
+    return None
+
+
+def _torch_order(fns, operands, subs, maps, values):
+    """The cond node's operands in torch's order: the inputs both branches read, then those only
+    the true branch reads, then the false branch's, each group sorted by Dynamo's names of them
+    (``l_args_3_<i>_`` for the call's operands); an operand neither branch reads is left out."""
+    used = [_used(sub, operands, mapping) for sub, mapping in zip(subs, maps)]
+    order = list(dict.fromkeys(list(operands) + [n for m in maps for n in m.values()]))
+    keys = {}
+    for node in order:
+        if node in operands:
+            keys[node] = f"l_args_3_{operands.index(node)}_"
+        else:  # a tensor no closure holds (a global): after the named ones, in reading order
+            keys[node] = _source_name(fns, values.get(node)) or f"~{order.index(node):06d}"
+    both = [n for n in order if n in used[0] and n in used[1]]
+    only = [[n for n in order if n in u and n not in both] for u in used]
+    return [n for group in (both, *only) for n in sorted(group, key=keys.__getitem__)]
+
+
+def _branch_module(sub, sources, mapping, operands):
     """The exported branch ``sub`` as a graph module taking one input per node of ``sources``
-    (the cond node's operands, then the lifted inputs either branch reads), named after it: its
-    user inputs are the operands in order, its lifted ones map to their outer placeholder
-    through ``mapping``."""
+    (the cond node's operands as torch orders them), named after it: its user inputs are the
+    call's ``operands`` in order, its lifted ones map to their outer placeholder through
+    ``mapping``."""
     graph = fx.Graph()
     new = {}
     for node in sources:
@@ -207,7 +276,8 @@ def _branch_module(sub, sources, mapping):
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     for spec, node in zip(sub.graph_signature.input_specs, placeholders):
         if spec.kind == InputKind.USER_INPUT:
-            env[node] = new[sources[user]]
+            if operands[user] in new:  # else unread by this branch
+                env[node] = new[operands[user]]
             user += 1
         elif node in mapping:
             env[node] = new[mapping[node]]

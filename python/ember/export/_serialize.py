@@ -8,7 +8,7 @@ import tempfile
 from .. import fx
 from ..nn import Module
 from ..serialization import _save_ember_format
-from . import _ops, _ops_flow
+from . import _ops, _ops_flow, _to_ops
 from ._cond import branch_program
 from .exported_program import ExportedProgram, _check_spec, tree_flatten, tree_unflatten
 from .graph_signature import (
@@ -171,6 +171,8 @@ class _Encoder:
             if node.op == "call_function" and _ops_flow.is_cond(node.target):
                 nodes.append(self.cond(node, modules))
                 continue
+            if node.op == "call_function" and _to_ops.is_assert(node.target):
+                continue  # the runtime checks the inputs' dtypes, fixing this one's (_to_ops.py)
             op = getattr(node.target, "_export_op", None) if node.op == "call_function" else None
             if op is None or op not in self.runtime:
                 name = node.meta.get("source_target") or _ops.target_name(node.target)

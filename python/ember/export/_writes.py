@@ -143,7 +143,6 @@ def _put_index(dim, ndim, region, x, idx, values, values_shape, dtype):
 
 def _decomposition(node):
     """A function of the node's arguments computing it from runtime ops, or None."""
-    from .. import fx
 
     name = getattr(getattr(node.target, "overloadpacket", None), "_name", None)
     ov = getattr(node.target, "_overloadname", None)
@@ -157,6 +156,14 @@ def _decomposition(node):
         return lambda x, v: _ember().full_like(x, v)
     if name == "fill_" and ov == "Tensor":
         return lambda x, v: _ember().where(_ember().ones_like(x, dtype=_ember().bool), v, x)
+    return _put(node)
+
+
+def _put(node):
+    """A function of an index_put node's arguments computing its result, or None."""
+    from .. import fx
+
+    name = _packet(node)
     if name not in ("index_put_", "index_put") or len(node.args) != 3 or node.kwargs:
         return None
     x, indices, values = node.args
@@ -192,7 +199,7 @@ def lower(graph):
 
 # -- writes through views: y[0] = v is copy_/fill_ on select(y, 0, 0), later reads read y ------
 
-_STEPS = ("select", "slice")
+_STEPS = ("select", "slice", "unsqueeze")
 # ops whose result shares its input's memory (a write through it would change the input too)
 _VIEWS = frozenset(
     "view reshape transpose t permute unsqueeze squeeze expand expand_as flatten unflatten "
@@ -218,6 +225,7 @@ def _view_write(node):
     return node.op == "call_function" and (
         (_packet(node) == "copy_" and not node.kwargs)
         or (_packet(node) == "fill_" and node.target._overloadname == "Tensor")
+        or _packet(node) == "index_put_"
     )
 
 
@@ -249,27 +257,49 @@ def _is_view(n):
 
 
 def _region(shape, steps):
-    """(lo, hi, view dims as base dims) of the part of a tensor of ``shape`` a chain reads."""
-    lo, hi, dims = [0] * len(shape), list(shape), list(range(len(shape)))
+    """The part of a tensor of ``shape`` a chain reads: per base dim ``(first, step, count)``
+    (positions first, first + step, ...), and the view's dims as base dims (None: a dim an
+    unsqueeze added)."""
+    part = [(0, 1, n) for n in shape]
+    dims = list(range(len(shape)))
     for ov, args in steps:
+        if ov == "unsqueeze.default":
+            d = args[0]
+            dims.insert(d + len(dims) + 1 if d < 0 else d, None)
+            continue
+        d = args[0]
+        bd = dims[d]
+        first, step, count = part[bd] if bd is not None else (0, 1, 1)
         if ov == "select.int":
-            d, i = args
-            bd = dims.pop(d)
-            i = i + hi[bd] - lo[bd] if i < 0 else i
-            lo[bd] += i
-            hi[bd] = lo[bd] + 1
+            dims.pop(d)
+            i = args[1] + count if args[1] < 0 else args[1]
+            if bd is not None:
+                part[bd] = (first + i * step, step, 1)
+            continue
+        start, end, stride = (list(args[1:]) + [None, None, 1])[:3]
+        lo, hi, st = slice(start, end, stride).indices(count)
+        if bd is not None:
+            part[bd] = (first + lo * step, step * st, len(range(lo, hi, st)))
+    return part, dims
+
+
+def _read_view(b, steps):
+    """The view a chain reads of ``b``, from runtime ops (getitem, unsqueeze)."""
+    for ov, args in steps:
+        if ov == "unsqueeze.default":
+            b = b.unsqueeze(args[0])
+        elif ov == "select.int":
+            b = b[(slice(None),) * args[0] + (args[1],)]
         else:
-            d, start, end = (list(args) + [None, None])[:3]
-            bd = dims[d]
-            first, last, _ = slice(start, end).indices(hi[bd] - lo[bd])
-            lo[bd], hi[bd] = lo[bd] + first, lo[bd] + max(first, last)
-    return lo, hi, dims
+            start, end, stride = (list(args[1:]) + [None, None, 1])[:3]
+            b = b[(slice(None),) * args[0] + (slice(start, end, stride),)]
+    return b
 
 
 def _write_through(shape, dtype, steps, scalar):
     """A function of (base, value) giving the base after writing value into its view."""
-    lo, hi, dims = _region(shape, steps)
-    sizes = [hi[d] - lo[d] for d in dims]
+    part, dims = _region(shape, steps)
+    sizes = [1 if d is None else part[d][2] for d in dims]
     numel = 1
     for n in sizes:
         numel *= n
@@ -277,22 +307,36 @@ def _write_through(shape, dtype, steps, scalar):
     def compute(b, v):
         e = _ember()
         ones = e.ones_like(b, dtype=e.int64)
-        coords = {d: ones.cumsum(d).sub(1) for d in range(len(shape))}
         inside = e.ones_like(b, dtype=e.bool)
-        for d in range(len(shape)):
-            if (lo[d], hi[d]) != (0, shape[d]):
-                inside = inside.logical_and(coords[d].ge(lo[d]).logical_and(coords[d].lt(hi[d])))
+        pos = {}  # base dim -> each position's index along the view's dim
+        for d, (first, step, count) in enumerate(part):
+            rel = ones.cumsum(d).sub(1 + first)
+            pos[d] = rel if step == 1 else rel // step
+            if (first, step, count) == (0, 1, shape[d]):
+                continue
+            ok = rel.ge(0).logical_and(rel.lt(count * step))
+            if step != 1:
+                ok = ok.logical_and(pos[d].mul(step).eq(rel))
+            inside = inside.logical_and(ok)
         v = v.to(dtype)
         if scalar or numel == 0:
             return e.where(inside, v, b) if numel else b
         flat, stride = ones.sub(1), 1  # each position's place in the view, row-major
         for d, n in zip(reversed(dims), reversed(sizes)):
-            flat = flat.add(coords[d].sub(lo[d]).mul(stride))
+            if d is not None:
+                flat = flat.add(pos[d].mul(stride))
             stride *= n
         picked = v.expand(tuple(sizes)).reshape(-1)[flat.clamp(0, numel - 1)]
         return e.where(inside, picked, b)
 
     return compute
+
+
+def _index_put_through(shape, dtype, steps, put):
+    """A function of (base, indices, values) giving the base after ``index_put_`` on its view
+    (``put``: the functional index_put of the view's value)."""
+    write = _write_through(shape, dtype, steps, False)
+    return lambda b, ind, v: write(b, put(_read_view(b, steps), ind, v))
 
 
 def _lower_view_writes(graph):
@@ -308,8 +352,9 @@ def _lower_view_writes(graph):
     for n in nodes:
         if _view_write(n) and isinstance(n.args[0], fx.Node):
             base, steps = _chain(n.args[0])
-            stepped = any(len(a) > 3 and a[3] != 1 for ov, a in steps if ov == "slice.Tensor")
-            if steps and not stepped and not _aliased_reads(base, n, pos):
+            if _packet(n) == "index_put_" and _put(n) is None:
+                continue
+            if steps and not _aliased_reads(base, n, pos):
                 writes[n] = (base, steps)
     if not writes:
         return graph
@@ -325,9 +370,15 @@ def _lower_view_writes(graph):
             continue
         base, steps = writes[node]
         bval = base.meta["val"]
-        scalar = _packet(node) == "fill_" or node.args[1].meta["val"].dim() == 0
-        fn = _write_through(tuple(bval.shape), bval.dtype, steps, scalar)
-        current[base] = splice(new, fn, (base, node.args[1]), read, node.meta)
+        shape = tuple(bval.shape)
+        if _packet(node) == "index_put_":
+            fn = _index_put_through(shape, bval.dtype, steps, _put(node))
+            args = (base, *node.args[1:])
+        else:
+            scalar = _packet(node) == "fill_" or node.args[1].meta["val"].dim() == 0
+            fn = _write_through(shape, bval.dtype, steps, scalar)
+            args = (base, node.args[1])
+        current[base] = splice(new, fn, args, read, node.meta)
         current[base].meta["val"] = base.meta["val"]  # its size and dtype
         env[node] = current[base]
     for node in reversed(list(new.nodes)):  # the chains the writes read: unused now

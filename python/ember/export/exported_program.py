@@ -6,7 +6,7 @@ import sys
 
 from .. import fx
 from ..nn import Module, Parameter
-from . import _factories, _ops, _qdq, _rnn, _writes
+from . import _factories, _ops, _qdq, _rnn, _to_ops, _writes
 from .graph_signature import InputKind, OutputKind
 
 __all__ = ["ExportedProgram"]
@@ -289,6 +289,15 @@ class ExportedProgram:
                 op, args = mapped
                 n = new.call_function(
                     getattr(_ops.ops, op), tuple(fx.map_arg(list(args), lambda m: env[m]))
+                )
+            elif callable_node and _to_ops.is_assert(node.target):
+                args, kwargs = _to_ops.decomposed_assert(node)
+                n = new.create_node(
+                    "call_function",
+                    node.target,
+                    fx.map_arg(args, lambda m: env[m]),
+                    kwargs,
+                    "_assert_tensor_metadata",
                 )
             else:
                 n = new.node_copy(node, lambda m: env[m])
