@@ -1,6 +1,7 @@
 """The fast CPU paths of conv2d and max_pool2d: chunked im2col + GEMM with whole-run column rows
 (unit strides, output as wide as the input), the float32 forward whose column matrix sgemm
-computes panel by panel, and the 2x2 / stride-2 float32 max pool.
+computes panel by panel, the 2x2 / stride-2 float32 max pool, and nn.Sequential's fused
+BatchNorm2d -> ReLU -> MaxPool2d(2) block (same bits as the modules one by one).
 
 Each case targets one path or its edge (padding, dilation, groups, chunk remainders, NaN, ties);
 values and gradients are compared with torch where installed and with numpy otherwise, and the
