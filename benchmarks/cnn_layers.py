@@ -1,8 +1,10 @@
 """The Fashion-MNIST CNN's layers at its shapes (batch 128): ember vs torch, same thread count.
 
-Times conv2d forward, conv2d forward+backward, max_pool2d forward+backward and one whole training
-step (forward, cross-entropy, backward, Adam) of examples/fashion_mnist.py's model. The two
-libraries run alternately in one process, so load changes on a shared machine hit both alike.
+Times conv2d forward, conv2d forward+backward, max_pool2d forward+backward, the BatchNorm2d ->
+ReLU -> MaxPool2d(2) block forward+backward (training mode: ember fuses it, Note [Fused
+BatchNorm, ReLU and max-pool]) and one whole training step (forward, cross-entropy, backward,
+Adam) of examples/fashion_mnist.py's model. The two libraries run alternately in one process, so
+load changes on a shared machine hit both alike.
 
 Usage: python benchmarks/cnn_layers.py [--threads N] [--repeat R] [--batch B]
 """
@@ -55,6 +57,18 @@ def pool_fwd_bwd(lib, x):
 
     def run():
         F.max_pool2d(xs, 2).sum().backward()
+        xs.grad = None
+
+    return run
+
+
+def block_fwd_bwd(lib, x):
+    nn = lib.nn
+    block = nn.Sequential(nn.BatchNorm2d(x.shape[1]), nn.ReLU(), nn.MaxPool2d(2))
+    xs = lib.tensor(x, requires_grad=True)
+
+    def run():
+        block(xs).sum().backward()
         xs.grad = None
 
     return run
@@ -121,6 +135,8 @@ def main():
         ("max_pool2d fwd+bwd (N,32,28,28)", lambda lib: pool_fwd_bwd(lib, p1)),
         ("max_pool2d fwd (N,64,14,14)", lambda lib: pool_fwd(lib, p2)),
         ("max_pool2d fwd+bwd (N,64,14,14)", lambda lib: pool_fwd_bwd(lib, p2)),
+        ("BN+ReLU+pool fwd+bwd (N,32,28,28)", lambda lib: block_fwd_bwd(lib, p1)),
+        ("BN+ReLU+pool fwd+bwd (N,64,14,14)", lambda lib: block_fwd_bwd(lib, p2)),
         ("training step (fwd+bwd+Adam)", lambda lib: train_step(lib, x1, labels)),
     ]
     print(f"batch {n}, threads={args.threads}, best of {args.repeat}")

@@ -3,6 +3,7 @@
 #include <nanobind/stl/array.h>
 #include <array>
 #include "common.h"
+#include "ember/cpu/batch_norm_relu_pool.h"
 #include "ember/ops/conv3d.h"
 #include "ember/schema/normalization.h"
 #include "ember/schema/pool.h"
@@ -58,6 +59,17 @@ void bind_nn_spatial(nb::module_& nn) {
       nb::arg("grad_out"), nb::arg("input"), nb::arg("weight").none(), nb::arg("save_mean"),
       nb::arg("save_invstd"), nb::arg("train"),
       "Gradients (input, weight, bias) of batch_norm from its saved statistics.");
+  // Note [Fused BatchNorm, ReLU and max-pool] (cpu/batch_norm_relu_pool.cpp); called by
+  // nn.Sequential's fused block (ember/nn/modules/_fused_block.py) only.
+  nn.def("_batch_norm_relu_max_pool2x2", &cpu::batch_norm_relu_max_pool2x2, nb::arg("input"),
+         nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("running_mean").none(),
+         nb::arg("running_var").none(), nb::arg("momentum"), nb::arg("eps"),
+         "(pooled output, window slots, mean, inverse std) of max_pool2d(relu(batch_norm(input, "
+         "training=True)), 2).");
+  nn.def("_batch_norm_relu_max_pool2x2_backward", &cpu::batch_norm_relu_max_pool2x2_backward,
+         nb::arg("grad_out"), nb::arg("input"), nb::arg("slots"), nb::arg("weight").none(),
+         nb::arg("save_mean"), nb::arg("save_invstd"),
+         "Gradients (input, weight, bias) of _batch_norm_relu_max_pool2x2.");
   nn.def(
       "conv1d",
       [](const Tensor& x, const Tensor& w, OptTensor b, Ints s, Ints p, Ints d, int64_t g) {

@@ -1,6 +1,7 @@
 """The fast CPU paths of conv2d and max_pool2d: chunked im2col + GEMM with whole-run column rows
 (unit strides, output as wide as the input), the float32 forward whose column matrix sgemm
-computes panel by panel, and the 2x2 / stride-2 float32 max pool.
+computes panel by panel, the 2x2 / stride-2 float32 max pool, and nn.Sequential's fused
+BatchNorm2d -> ReLU -> MaxPool2d(2) block (same bits as the modules one by one).
 
 Each case targets one path or its edge (padding, dilation, groups, chunk remainders, NaN, ties);
 values and gradients are compared with torch where installed and with numpy otherwise, and the
@@ -327,3 +328,131 @@ def test_pool_rows_independent_of_threads():
         for run in runs[1:]:
             for a, b in zip(runs[0], run):
                 np.testing.assert_array_equal(a, b)
+
+
+# nn.Sequential's fused BatchNorm2d -> ReLU -> MaxPool2d(2) block (ember/nn/modules/_fused_block.py)
+
+
+def block_data(shape, seed=0):
+    """Input with ties (small integers, so windows repeat values), windows all <= 0, a NaN, and
+    a constant channel."""
+    x = np.random.default_rng(seed).integers(-3, 4, shape).astype(np.float32)
+    x[0, 0, 0, 0] = np.nan
+    x[:, -1] = 1.5
+    return x
+
+
+def run_block(lib, x, seed=1, fused=True, create_graph=False, affine=True, **bn_kw):
+    """Output, gradients (x, weight, bias), running stats and the output's grad_fn name of
+    Sequential(BatchNorm2d, ReLU, MaxPool2d(2)) after one training step; fused=False keeps
+    ember's Sequential on the modules one by one (a no-op forward hook on the ReLU)."""
+    c = x.shape[1]
+    bn = lib.nn.BatchNorm2d(c, affine=affine, **bn_kw)
+    if affine:
+        with lib.no_grad():
+            bn.weight.copy_(lib.tensor(rand(c, seed=seed) + 1))
+            bn.bias.copy_(lib.tensor(rand(c, seed=seed + 1)))
+    relu = lib.nn.ReLU()
+    if not fused:
+        relu.register_forward_hook(lambda m, i, o: None)
+    model = lib.nn.Sequential(lib.nn.Conv2d(c, c, 1, bias=False), bn, relu, lib.nn.MaxPool2d(2))
+    with lib.no_grad():
+        model[0].weight.copy_(lib.tensor(np.eye(c, dtype=np.float32).reshape(c, c, 1, 1)))
+    t = lib.tensor(x, requires_grad=True)
+    out = model(t)
+    g = lib.tensor(rand(*out.shape, seed=seed + 2))
+    params = [t] + ([bn.weight, bn.bias] if affine else [])
+    grads = lib.autograd.grad(out, params, g, create_graph=create_graph)
+    if create_graph:  # the gradient of sum(grads^2) through the backward
+        grads = lib.autograd.grad(sum((q * q).sum() for q in grads), params)
+    stats = [s.numpy() for s in (bn.running_mean, bn.running_var) if s is not None]
+    arrays = [out.detach().numpy()] + [q.detach().numpy() for q in grads] + stats
+    return arrays, out.grad_fn.name()
+
+
+BLOCK_CASES = [
+    ((3, 4, 6, 10), {}),  # 60 pixels a plane: a tail after the 8-lane blocks
+    ((2, 3, 4, 4), dict(momentum=None)),
+    ((2, 3, 8, 2), dict(track_running_stats=False)),
+    ((2, 3, 4, 6), dict(affine=False)),
+]
+
+
+@pytest.mark.parametrize("shape,kw", BLOCK_CASES)
+def test_fused_block_same_bits_as_the_modules_one_by_one(shape, kw):
+    x = block_data(shape)
+    fused, name = run_block(ember, x, **kw)
+    plain, plain_name = run_block(ember, x, fused=False, **kw)
+    assert "BatchNormReluMaxPool" in name and "MaxPool2D" in plain_name
+    for a, b in zip(fused, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("shape,kw", BLOCK_CASES)
+def test_fused_block_matches_torch(shape, kw):
+    torch = pytest.importorskip("torch")
+    x = block_data(shape)
+    x[0, 0, 0, 0] = 0.25  # torch's NaN gradients differ from its own max_pool2d by tap order
+    # A constant channel normalizes to exactly 0 in ember (relu passes no gradient) and to its
+    # mean's rounding / sqrt(eps) in torch (which relu passes, times 1 / sqrt(eps))
+    x[:, -1] = rand(*x[:, -1].shape)
+    for e, t in zip(run_block(ember, x, **kw)[0], run_block(torch, x, **kw)[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_block_double_backward_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = rand(2, 3, 4, 6)
+    e, name = run_block(ember, x, create_graph=True)
+    assert "BatchNormReluMaxPool" in name
+    for a, b in zip(e, run_block(torch, x, create_graph=True)[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_block_independent_of_threads():
+    x = block_data((4, 5, 6, 10))
+    runs = runs_per_thread_count(lambda: run_block(ember, x)[0])
+    for run in runs[1:]:
+        for a, b in zip(runs[0], run):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_fused_block_only_where_nothing_observes_the_ops():
+    """Hooks, evaluation mode, odd sizes, other pools and modes keep the modules one by one."""
+
+    def pool_node(model, x):
+        return model(x.requires_grad_()).grad_fn.name()
+
+    x = ember.tensor(rand(2, 3, 4, 6))
+    nn = ember.nn
+    seen = []
+    relu = nn.ReLU()
+    relu.register_forward_hook(lambda m, i, o: seen.append(tuple(o.shape)))
+    hooked = nn.Sequential(nn.BatchNorm2d(3), relu, nn.MaxPool2d(2))
+    assert "MaxPool2D" in pool_node(hooked, x.detach())
+    assert seen == [(2, 3, 4, 6)]
+    model = nn.Sequential(nn.BatchNorm2d(3), nn.ReLU(), nn.MaxPool2d(2))
+    assert "BatchNormReluMaxPool" in pool_node(model, x.detach())
+    assert "MaxPool2D" in pool_node(model, ember.tensor(rand(2, 3, 5, 6)))
+    channels_last = x.detach().contiguous(memory_format=ember.channels_last)
+    assert "MaxPool2D" in pool_node(model, channels_last)
+    wide = nn.Sequential(nn.BatchNorm2d(3), nn.ReLU(), nn.MaxPool2d(3, 2))
+    assert "MaxPool2D" in pool_node(wide, x.detach())
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        assert "MaxPool2D" in pool_node(model, x.detach())
+    model.eval()
+    assert "MaxPool2D" in pool_node(model, x.detach())
+
+
+def test_fused_block_kernel_refuses_bad_input():
+    nn_ops = ember._C._nn
+    x = ember.tensor(rand(2, 3, 4, 6))
+    with pytest.raises(RuntimeError, match="per-channel tensors of 3"):
+        nn_ops._batch_norm_relu_max_pool2x2(x, ember.ones(2), None, None, None, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="even height and width"):
+        nn_ops._batch_norm_relu_max_pool2x2(x[:, :, :3], None, None, None, None, 0.1, 1e-5)
+    out, slots, mean, invstd = nn_ops._batch_norm_relu_max_pool2x2(
+        x, None, None, None, None, 0.1, 1e-5
+    )
+    with pytest.raises(RuntimeError, match="pooled output's shape"):
+        nn_ops._batch_norm_relu_max_pool2x2_backward(x, x, slots, None, mean, invstd)

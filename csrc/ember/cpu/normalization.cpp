@@ -11,6 +11,7 @@
 
 #include "ember/core/memory_format.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/batch_norm_common.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/isa.h"
@@ -21,49 +22,25 @@
 
 namespace ember::cpu {
 
+void bn::update_running(OptT running_mean, OptT running_var, const std::vector<double>& mean,
+                        const std::vector<double>& var, int64_t count, double momentum) {
+  auto update = [&](OptT running, const std::vector<double>& batch, double factor) {
+    if (!running) return;
+    std::vector<double> r = param(running, int64_t(batch.size()), 0);
+    for (size_t i = 0; i < r.size(); ++i)
+      r[i] = (1 - momentum) * r[i] + momentum * batch[i] * factor;
+    Tensor dst = *running;
+    NoGradGuard no_grad;
+    copy_(dst, from_doubles(r, dst.dtype()));
+  };
+  update(running_mean, mean, 1);
+  update(running_var, var, double(count) / double(count - 1));
+}
+
 namespace {
 
 using Stats = std::tuple<Tensor, Tensor, Tensor>;
-using OptT = const std::optional<Tensor>&;
-
-ScalarType acc_type(ScalarType t) { return t == kDouble ? kDouble : kFloat; }
-
-// A parameter vector as `n` doubles (`fill` when absent).
-std::vector<double> param(OptT t, int64_t n, double fill) {
-  if (!t) return std::vector<double>(size_t(n), fill);
-  Tensor d = contiguous(to_dtype(*t, kDouble));
-  const double* p = d.data_ptr<double>();
-  return std::vector<double>(p, p + n);
-}
-
-Tensor from_doubles(const std::vector<double>& v, ScalarType dtype) {
-  Tensor t = empty({int64_t(v.size())}, kDouble);
-  std::copy(v.begin(), v.end(), t.data_ptr<double>());
-  return to_dtype(t, dtype);
-}
-
-// Eight partial sums in double: one accumulator would chain every add on the previous one's
-// latency and keep the loop from vectorizing. The lanes depend only on the index, so results are
-// the same for any thread count.
-struct Lanes {
-  double v[8] = {};
-  double total() const { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
-};
-// Calls f(lane, j) for j < n, lane = j % 8 for the full blocks of eight, 0 for the tail.
-template <class F>
-inline void lanes_for(int64_t n, F&& f) {
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int l = 0; l < 8; ++l) f(l, j + l);
-  for (; j < n; ++j) f(0, j);
-}
-
-// (N, C, S) geometry of a contiguous batch_norm input.
-struct NCS {
-  int64_t n, c, s;
-  explicit NCS(const Tensor& x)
-      : n(x.size(0)), c(x.size(1)), s(x.numel() / std::max<int64_t>(1, x.size(0) * x.size(1))) {}
-};
+using namespace bn;
 
 Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT running_mean,
                         OptT running_var, bool training, double momentum, double eps) {
@@ -97,25 +74,7 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
                  [&](int64_t c0, int64_t c1) {
                    with_best_isa([&] {
                      for (int64_t c = c0; c < c1; ++c) {
-                       if (training) {
-                         // One pass with sums shifted by the channel's first value, which keeps the
-                         // variance accurate when the mean is large compared with the spread.
-                         const double k = count > 0 ? double(A(xp[c * g.s])) : 0.0;
-                         Lanes s1, s2;
-                         for (int64_t i = 0; i < g.n; ++i) {
-                           const T* row = xp + (i * g.c + c) * g.s;
-                           lanes_for(g.s, [&](int l, int64_t j) {
-                             const double d = double(A(row[j])) - k;
-                             s1.v[l] += d;
-                             s2.v[l] += d * d;
-                           });
-                         }
-                         const double t1 = s1.total(), t2 = s2.total();
-                         mean[size_t(c)] = k + t1 / double(count);
-                         const double v = (t2 - t1 * t1 / double(count)) / double(count);
-                         var[size_t(c)] =
-                             std::isnan(v) ? v : std::max(0.0, v);  // an inf input gives nan
-                       }
+                       if (training) channel_moments(xp, g, c, mean[size_t(c)], var[size_t(c)]);
                        invstd[size_t(c)] = 1 / std::sqrt(var[size_t(c)] + eps);
                        // (x - mean) * scale + bias: folding mean into the shift (x * scale + (bias
                        // - mean * scale)) cancels catastrophically when the variance is 0 and the
@@ -139,20 +98,7 @@ Stats batch_norm_kernel(const Tensor& input, OptT weight, OptT bias, OptT runnin
                    });
                  });
   });
-  if (training) {
-    // In doubles, so float64 running statistics match torch to the last bit.
-    auto update = [&](OptT running, const std::vector<double>& batch, double factor) {
-      if (!running) return;
-      std::vector<double> r = param(running, g.c, 0);
-      for (size_t i = 0; i < r.size(); ++i)
-        r[i] = (1 - momentum) * r[i] + momentum * batch[i] * factor;
-      Tensor dst = *running;
-      NoGradGuard no_grad;
-      copy_(dst, from_doubles(r, dst.dtype()));
-    };
-    update(running_mean, mean, 1);
-    update(running_var, var, double(count) / double(count - 1));
-  }
+  if (training) update_running(running_mean, running_var, mean, var, count, momentum);
   ScalarType st = acc_type(x.dtype());
   return {out, from_doubles(mean, st), from_doubles(invstd, st)};
 }

@@ -92,6 +92,11 @@ class _NormBase(Module):
 class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
+        return F.batch_norm(input, *self._batch_norm_args())
+
+    def _batch_norm_args(self):
+        """F.batch_norm's arguments after input for one call (counts the batch when training);
+        also what nn.Sequential's fused block (_fused_block.py) passes its kernel."""
         exponential_average_factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
@@ -99,8 +104,7 @@ class _BatchNorm(_NormBase):
                 exponential_average_factor = 1.0 / float(self.num_batches_tracked)
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_stats = not self.training or self.track_running_stats
-        return F.batch_norm(
-            input,
+        return (
             self.running_mean if use_stats else None,
             self.running_var if use_stats else None,
             self.weight,

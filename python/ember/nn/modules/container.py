@@ -7,6 +7,8 @@ from itertools import chain, islice
 
 from ..._C import Tensor
 from ..parameter import Parameter
+from . import _fused_block
+from .batchnorm import BatchNorm2d
 from .module import Module, _addindent
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
@@ -148,8 +150,17 @@ class Sequential(Module):
         return v
 
     def forward(self, input):
-        for module in self:
-            input = module(input)
+        modules = tuple(self)
+        i = 0
+        while i < len(modules):
+            if i + 2 < len(modules) and type(modules[i]) is BatchNorm2d:
+                fused = _fused_block.run(*modules[i : i + 3], input)
+                if fused is not None:
+                    input = fused
+                    i += 3
+                    continue
+            input = modules[i](input)
+            i += 1
         return input
 
 
