@@ -182,6 +182,20 @@ SCRIPTS = [
     "reinforce_pg",
     "flex_attn_masks",
     "muon_hybrid",
+    # session 18
+    "ntk_func",
+    "export_deploy",
+    "custom_op_lib",
+    "qat_eager",
+    "kmeans_gmm",
+    "sinkhorn_ot",
+    "deq_implicit",
+    "convlstm_nowcast",
+    "conformer_asr",
+    "snn_surrogate",
+    "image_filters",
+    "textcnn_cls",
+    "kalman_pca",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
