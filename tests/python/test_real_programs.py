@@ -182,6 +182,20 @@ SCRIPTS = [
     "reinforce_pg",
     "flex_attn_masks",
     "muon_hybrid",
+    # session 18
+    "ntk_func",
+    "export_deploy",
+    "custom_op_lib",
+    "qat_eager",
+    "kmeans_gmm",
+    "sinkhorn_ot",
+    "deq_implicit",
+    "convlstm_nowcast",
+    "conformer_asr",
+    "snn_surrogate",
+    "image_filters",
+    "textcnn_cls",
+    "kalman_pca",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
@@ -196,6 +210,10 @@ LOOSE = {
     ("muon_hybrid", "losses"): 1e-2,
     ("muon_hybrid", "up_norm"): 1e-2,
     ("muon_hybrid", "resume_same"): 1e-2,
+    # At step 55 of 80 one data point's pre-activation in a coupling layer sits within 1e-7 of
+    # its ReLU kink: a last-bit difference decides its side (a 1-ulp change of one input point
+    # moves ember's run across it), so the flow's samples end 1.5 % apart afterwards.
+    ("mdn_flow", "flow_inverse_ok"): 2e-2,
 }
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 

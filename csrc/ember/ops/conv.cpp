@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <string_view>
+#include <vector>
 
 #include "ember/autograd/node.h"
 #include "ember/core/profiler.h"
@@ -100,22 +102,29 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
   EMBER_CHECK(!bias || bias->dtype() == input.dtype(), op,
               ": expected input and bias to have the same dtype; got input ",
               scalar_type_name(input.dtype()), " and bias ", scalar_type_name(bias->dtype()));
+  // conv1d runs as conv2d over a height of 1: messages show the 1-d sizes the caller passed
+  const bool one_d = std::string_view(op) == "conv1d";
+  auto shown = [one_d](const Tensor& t) {
+    std::vector<int64_t> s = t.sizes().vec();
+    if (one_d) s.erase(s.begin() + 2);
+    return s;
+  };
   const int64_t out_ch = transposed ? weight.size(1) * a.groups : weight.size(0);
   const int64_t in_ch = transposed ? weight.size(0) : weight.size(1) * a.groups;
   if (!transposed)
     EMBER_CHECK(weight.size(0) % a.groups == 0, "Given groups=", a.groups,
                 ", expected weight to be divisible by ", a.groups,
-                " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+                " at dimension 0, but got weight of size ", IntArrayRef(shown(weight)), " instead");
   else
     EMBER_CHECK(weight.size(0) % a.groups == 0, "Given transposed=1, groups=", a.groups,
                 ", expected weight to be divisible by ", a.groups,
                 " at dimension 0, but got weight of size ", weight.sizes(), " instead");
   EMBER_CHECK(input.size(1) == in_ch, "Given ", transposed ? "transposed=1, " : "",
-              "groups=", a.groups, ", weight of size ", weight.sizes(), ", expected input",
-              input.sizes(), " to have ", in_ch, " channels, but got ", input.size(1),
-              " channels instead");
+              "groups=", a.groups, ", weight of size ", IntArrayRef(shown(weight)),
+              ", expected input", IntArrayRef(shown(input)), " to have ", in_ch,
+              " channels, but got ", input.size(1), " channels instead");
   EMBER_CHECK(!bias || (bias->dim() == 1 && bias->size(0) == out_ch), "Given weight of size ",
-              weight.sizes(), ", expected bias to be 1-dimensional with ", out_ch,
+              IntArrayRef(shown(weight)), ", expected bias to be 1-dimensional with ", out_ch,
               " elements, but got bias of size ", bias ? bias->sizes() : IntArrayRef{}, " instead");
   if (transposed) {
     for (size_t i = 0; i < 2; ++i)
@@ -138,6 +147,10 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
   EMBER_CHECK(ph <= kMax && pw <= kMax && kh <= kMax && kw <= kMax, "conv: expected padded ",
               "input and kernel sizes that fit in int64; got padding ", a.padding, ", dilation ",
               a.dilation);
+  if (one_d)
+    EMBER_CHECK(pw >= kw, "Calculated padded input size per channel: (", int64_t(pw),
+                "). Kernel size: (", int64_t(kw),
+                "). Kernel size can't be greater than actual input size");
   EMBER_CHECK(ph >= kh && pw >= kw, "Calculated padded input size per channel: (", int64_t(ph),
               " x ", int64_t(pw), "). Kernel size: (", int64_t(kh), " x ", int64_t(kw),
               "). Kernel size can't be greater than actual input size");

@@ -87,3 +87,27 @@ cpu = types.SimpleNamespace(
     # "AVX512", "AVX2" or "DEFAULT"; ATEN_CPU_CAPABILITY caps it at start-up, as in torch
     get_cpu_capability=lambda: _C._get_cpu_capability(),
 )
+
+
+class _QuantizedEngine:
+    """torch.backends.quantized: the quantized engine a program selects. ember has one set of
+    int8 kernels (x86/fbgemm rounding) and runs them whichever engine is named; the name is
+    validated and reported as torch's CPU build does."""
+
+    supported_engines = ["qnnpack", "onednn", "x86", "fbgemm"]
+
+    def __init__(self):
+        self._engine = "x86"
+
+    @property
+    def engine(self):
+        return self._engine
+
+    @engine.setter
+    def engine(self, name):
+        if name not in self.supported_engines:
+            raise RuntimeError(f"{name} is not a valid value for quantized engine")
+        self._engine = name
+
+
+quantized = _QuantizedEngine()

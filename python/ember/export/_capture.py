@@ -371,7 +371,17 @@ def _check_buffer_updates_recorded(parts, changed):
 def _resolve_attr(root, target):
     obj = root
     for part in target.split("."):
-        obj = getattr(obj, part)
+        original = getattr(type(obj), "_fx_original_class", None)
+        if original is None:
+            obj = getattr(obj, part)
+            continue
+        # A module whose class the tracer swapped answers attribute reads with new get_attr
+        # proxies: reading the value through it recursed (one get_attr node per level, until
+        # RecursionError), a second or more per exported parameter.
+        try:
+            obj = object.__getattribute__(obj, part)
+        except AttributeError:
+            obj = original.__getattr__(obj, part)
     return obj
 
 

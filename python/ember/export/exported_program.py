@@ -455,9 +455,18 @@ class _ModuleCallEntry:
         return f"ModuleCallEntry(fqn={self.fqn!r})"
 
 
-class GuardError(AssertionError, RuntimeError):
-    """An input that the exported program was not captured for (torch 2.13 raises an
-    AssertionError "Guard failed: ..."; ember's was a RuntimeError, and is both)."""
+def _guard_failed(condition):
+    # torch 2.13 raises a plain AssertionError naming the violated guard in its own terms
+    # (programs print type(e).__name__ and the text)
+    return AssertionError(f"Guard failed: {condition}")
+
+
+def _relation(first, pa, pb, a, b):
+    """`a*root + b` written in terms of `first` (= pa*root + pb), as torch's guards print it."""
+    if (pa, pb) != (1, 0):
+        return f"{a}*({first} - {pb})/{pa} + {b}" if b else f"{a}*({first} - {pb})/{pa}"
+    expr = f"{a} * {first}" if a != 1 else first
+    return f"{expr} + {b}" if b > 0 else f"{expr} - {-b}" if b < 0 else expr
 
 
 def _parse_dim(name):
@@ -516,34 +525,30 @@ class _ExportedModule(Module):
         if not isinstance(value, ember.Tensor):
             raise TypeError(f"{name}: expected a Tensor; got {type(value).__name__}")
         if value.dim() != len(shape):
-            raise GuardError(
-                f"Guard failed: {name}.dim() == {len(shape)} (expected input {name}.shape to "
-                f"have {len(shape)} dims, but got {value.dim()})"
-            )
+            raise _guard_failed(f"{name}.dim() == {len(shape)}")
         for d, size in enumerate(shape):
             got = value.size(d)
+            source = f"{name}.size()[{d}]"
             if isinstance(size, int) and got != size:
-                raise GuardError(f"Guard failed: {name}.size()[{d}] == {size}")
+                raise _guard_failed(f"{source} == {size}")
             if isinstance(size, str):
                 lo, hi = self._program._range_constraints.get(size, (0, None))
-                # As torch's: a lower bound of 2 or less is no guard (0 and 1 are only kept
+                # As torch's: a lower bound of 2 or less guards nothing (0 and 1 are only kept
                 # out of tracing, where they would specialize), so sizes 0 and 1 still run.
                 if lo > 2 and got < lo:
-                    raise GuardError(f"Guard failed: {name}.size()[{d}] >= {lo}")
+                    raise _guard_failed(f"{source} >= {lo}")
                 if hi is not None and got > hi:
-                    raise GuardError(f"Guard failed: {name}.size()[{d}] <= {hi}")
+                    raise _guard_failed(f"{source} <= {hi}")
                 root, a, b = _parse_dim(size)
-                if (got - b) % a:
-                    raise GuardError(
-                        f"Guard failed: {name}.size()[{d}] == {size} (no {root} gives {got})"
-                    )
-                value_of_root = (got - b) // a
-                prev = sizes.setdefault(root, (value_of_root, f"{name}.shape[{d}]"))
-                if prev[0] != value_of_root:
-                    raise GuardError(
-                        f"Guard failed: {name}.size()[{d}] == {size} (Dim '{root}' is "
-                        f"{prev[0]} at {prev[1]} but {name}.shape[{d}] is {got})"
-                    )
+                prev = sizes.get(root)
+                if prev is None:
+                    if (got - b) % a:
+                        raise _guard_failed(f"{source} == {size}")
+                    sizes[root] = ((got - b) // a, source, a, b)
+                    continue
+                value_of_root, first, pa, pb = prev
+                if (got - b) % a or (got - b) // a != value_of_root:
+                    raise _guard_failed(f"{source} == {_relation(first, pa, pb, a, b)}")
 
     def forward(self, *args, **kwargs):
         program = self._program
