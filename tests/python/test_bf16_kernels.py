@@ -255,13 +255,13 @@ def test_scalar_products_into_out_match_torch(torch):
                 [
                     f(lib, lib.tensor(x).to(getattr(lib, dtype)), getattr(lib, out_dtype))
                     for f in (
-                        lambda m, a, o: m.mul(a, 0.1, out=m.empty(1, dtype=o)),
-                        lambda m, a, o: m.true_divide(a, 3.3, out=m.empty(1, dtype=o)),
-                        lambda m, a, o: m.div(a, 0.3, out=m.empty(1, dtype=o)),
+                        lambda m, a, o: m.mul(a, 0.1, out=m.empty(0, dtype=o)),
+                        lambda m, a, o: m.true_divide(a, 3.3, out=m.empty(0, dtype=o)),
+                        lambda m, a, o: m.div(a, 0.3, out=m.empty(0, dtype=o)),
                         lambda m, a, o: m.mul(
-                            a, m.tensor(0.1, dtype=m.float64), out=m.empty(1, dtype=o)
+                            a, m.tensor(0.1, dtype=m.float64), out=m.empty(0, dtype=o)
                         ),
-                        lambda m, a, o: m.sub(a, 0.7, out=m.empty(1, dtype=o)),
+                        lambda m, a, o: m.sub(a, 0.7, out=m.empty(0, dtype=o)),
                     )
                 ]
                 for lib in (ember, torch)
