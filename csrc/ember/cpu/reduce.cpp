@@ -64,14 +64,16 @@ ReducePlan plan_reduction(const Tensor& self, uint64_t mask) {
 
 namespace {
 
-// The output as the meta step (ops/reduce.cpp) hands it over: of `dtype` and the reduced shape,
-// contiguous (Note [Meta step] in ops/meta.h).
-void check_prepared(const char* name, const Tensor& self, uint64_t mask, bool keepdim,
-                    const Tensor& out, ScalarType dtype) {
-  EMBER_CHECK(out.dtype() == dtype && out.is_contiguous() &&
-                  out.sizes().equals(reduced_shape(self, mask, keepdim)),
-              name, ": expected an output of the result dtype and the reduced shape (the op's ",
-              "meta step prepares it); got ", out.dtype(), " output");
+// The output as the meta step (ops/reduce.cpp) hands it over: of `dtype`, contiguous, one
+// element per output (Note [Meta step] in ops/meta.h).
+void check_prepared(const char* name, const Tensor& self, uint64_t mask, const Tensor& out,
+                    ScalarType dtype) {
+  int64_t outputs = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!(mask >> d & 1)) outputs *= self.sizes()[size_t(d)];
+  EMBER_CHECK(out.dtype() == dtype && out.is_contiguous() && out.numel() == outputs, name,
+              ": expected an output of the result dtype and the reduced shape (the op's meta ",
+              "step prepares it); got ", out.dtype(), " output");
 }
 
 // Integer sums and products wrap modulo 2^64 as PyTorch's (and numpy's) do; computed in the
@@ -157,7 +159,7 @@ ScalarType summed(ScalarType in, ScalarType out) {
 Tensor& sum_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
                        std::optional<ScalarType>, Tensor& out) {
   const uint64_t mask = reduction_mask(self, dims, "sum");
-  check_prepared("sum", self, mask, keepdim, out, summed(self.dtype(), out.dtype()));
+  check_prepared("sum", self, mask, out, summed(self.dtype(), out.dtype()));
   if (is_complex(self.dtype())) {
     // Complex sums: the real and imaginary parts reduce as a trailing pair dim of the real view.
     Tensor pairs = real_pairs_view(out);
@@ -169,7 +171,7 @@ Tensor& sum_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
 Tensor& prod_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
                         std::optional<ScalarType>, Tensor& out) {
   const uint64_t mask = reduction_mask(self, dims, "prod");
-  check_prepared("prod", self, mask, keepdim, out, summed(self.dtype(), out.dtype()));
+  check_prepared("prod", self, mask, out, summed(self.dtype(), out.dtype()));
   return sum_like<ProdFor>("prod", self, mask, out);
 }
 EMBER_REGISTER_KERNEL(op::sum_out, CPU, sum_out_kernel);
@@ -223,7 +225,7 @@ template <bool Max>
 Tensor& amax_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, Tensor& out) {
   const char* name = Max ? "amax" : "amin";
   const uint64_t mask = reduction_mask(self, dims, name);
-  check_prepared(name, self, mask, keepdim, out, self.dtype());
+  check_prepared(name, self, mask, out, self.dtype());
   extreme<Max>(name, self, mask, &out, nullptr);
   return out;
 }
@@ -239,8 +241,8 @@ std::tuple<Tensor&, Tensor&> max_dim_out_kernel(const Tensor& self, int64_t dim,
                                                 Tensor& values, Tensor& indices) {
   const char* name = Max ? "max" : "min";
   const uint64_t mask = dim_bit(self, dim);
-  check_prepared(name, self, mask, keepdim, values, self.dtype());
-  check_prepared(name, self, mask, keepdim, indices, kLong);
+  check_prepared(name, self, mask, values, self.dtype());
+  check_prepared(name, self, mask, indices, kLong);
   extreme<Max>(name, self, mask, &values, &indices);
   return {values, indices};
 }
@@ -253,7 +255,7 @@ Tensor& argmax_out_kernel(const Tensor& self, std::optional<int64_t> dim, bool k
   const char* name = Max ? "argmax" : "argmin";
   if (dim) {
     const uint64_t mask = dim_bit(self, *dim);
-    check_prepared(name, self, mask, keepdim, out, kLong);
+    check_prepared(name, self, mask, out, kLong);
     extreme<Max>(name, self, mask, nullptr, &out);
     return out;
   }
@@ -297,8 +299,8 @@ std::tuple<Tensor&, Tensor&> var_mean_out_kernel(const Tensor& self, IntArrayRef
                                                  double correction, bool keepdim, Tensor& var,
                                                  Tensor& mean) {
   const uint64_t mask = reduction_mask(self, dims, "var");
-  check_prepared("var", self, mask, keepdim, var, self.dtype());
-  check_prepared("var", self, mask, keepdim, mean, self.dtype());
+  check_prepared("var", self, mask, var, self.dtype());
+  check_prepared("var", self, mask, mean, self.dtype());
   ReducePlan plan = plan_reduction(self, mask);
   dispatch<kFloatTypes>(self.dtype(), "var", [&](auto tag) {
     using T = decltype(tag);
@@ -330,7 +332,7 @@ template <bool All>
 Tensor& all_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, Tensor& out) {
   const char* name = All ? "all" : "any";
   const uint64_t mask = reduction_mask(self, dims, name);
-  check_prepared(name, self, mask, keepdim, out, self.dtype() == kByte ? kByte : kBool);
+  check_prepared(name, self, mask, out, self.dtype() == kByte ? kByte : kBool);
   ReducePlan plan = plan_reduction(self, mask);
   dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
