@@ -270,6 +270,11 @@ REDUCTIONS = {
     "var_mean": ((2, 3), "float32", lambda t: t.var_mean(1)),
     "all": ((2, 3), "float32", lambda t: t.all(1)),
     "any uint8": ((2, 3), "uint8", lambda t: t.any()),
+    "cumsum int": ((2, 3), "int32", lambda t: t.cumsum(-1)),
+    "cumsum dtype": ((2, 3), "float32", lambda t: t.cumsum(0, dtype=t.new_empty(0).double().dtype)),
+    "cumprod bool": ((2, 3), "bool", lambda t: t.cumprod(1)),
+    "cumsum 0-d": ((), "float32", lambda t: t.cumsum(0)),
+    "cumsum bad dim": ((2, 3), "float32", lambda t: t.cumsum(2)),
 }
 
 
@@ -308,7 +313,7 @@ def test_reductions_meta_matches_torch_meta():
             theirs = _reduced(torch, case, "cpu")
         assert _reduced(ember, case, "meta") == theirs, case
     ops = {e["name"]: e for e in ember._C._op_schemas()}
-    for name in ["sum.dim_IntList", "amax", "max.dim", "argmax", "var_mean.correction", "all.dims"]:
+    for name in ["sum.dim_IntList", "amax", "max.dim", "argmax", "var_mean.correction", "cumsum"]:
         assert {"CPU", "Meta"} <= set(ops[name]["kernels"]), name
-    for name in ["sum.IntList_out", "amax.out", "max.dim_max", "argmin.out", "any.dims_out"]:
+    for name in ["sum.IntList_out", "amax.out", "max.dim_max", "argmin.out", "cumprod.out"]:
         assert "CPU" in ops[name]["kernels"], name

@@ -8,6 +8,7 @@
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/reduce.h"
 #include "ember/schema/sort.h"
@@ -124,6 +125,28 @@ void check_reduction_dim(const Tensor& self, int64_t dim, const char* op) {
 }
 
 }  // namespace
+
+// The backend kernels (CPU and Meta) of cumsum/cumprod: the step (Note [Meta step] in
+// ops/meta.h) wraps the dim and decides the result dtype (a requested one, else int64 for integer
+// and bool inputs, else the input's); the out= kernel scans the input cast to it.
+namespace {
+template <DispatchKey K, bool Prod>
+Tensor cum_structured(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  if constexpr (K == DispatchKey::Meta)
+    meta::check_meta_devices(Prod ? "cumprod" : "cumsum", {&self});
+  const int64_t d = maybe_wrap_dim(dim, self.dim());
+  const ScalarType result = dtype.value_or(is_integral(self.dtype(), true) ? kLong : self.dtype());
+  Tensor out = empty(self.sizes(), result, meta::device_of(K));
+  if constexpr (K != DispatchKey::Meta)
+    meta::kernel(select_op<Prod>(op::cumprod_out, op::cumsum_out), K)(meta::cast(self, result, K),
+                                                                      d, dtype, out);
+  return out;
+}
+}  // namespace
+EMBER_REGISTER_KERNEL(op::cumsum, CPU, (cum_structured<DispatchKey::CPU, false>));
+EMBER_REGISTER_KERNEL(op::cumsum, Meta, (cum_structured<DispatchKey::Meta, false>));
+EMBER_REGISTER_KERNEL(op::cumprod, CPU, (cum_structured<DispatchKey::CPU, true>));
+EMBER_REGISTER_KERNEL(op::cumprod, Meta, (cum_structured<DispatchKey::Meta, true>));
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return op::cumsum.call(self, maybe_wrap_dim(dim, self.dim()), dtype);

@@ -85,6 +85,14 @@ EMBER_DECLARE_OP(cumsum, "cumsum(Tensor self, int dim, *, ScalarType? dtype=None
                  Tensor(const Tensor&, int64_t, std::optional<ScalarType>));
 EMBER_DECLARE_OP(cumprod, "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
                  Tensor(const Tensor&, int64_t, std::optional<ScalarType>));
+EMBER_DECLARE_OP(cumsum_out,
+                 "cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> "
+                 "Tensor(a!)",
+                 Tensor&(const Tensor&, int64_t, std::optional<ScalarType>, Tensor&));
+EMBER_DECLARE_OP(cumprod_out,
+                 "cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> "
+                 "Tensor(a!)",
+                 Tensor&(const Tensor&, int64_t, std::optional<ScalarType>, Tensor&));
 EMBER_DECLARE_OP(cummax, "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)",
                  std::tuple<Tensor, Tensor>(const Tensor&, int64_t));
 EMBER_DECLARE_OP(cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
