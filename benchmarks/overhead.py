@@ -44,6 +44,7 @@ def workloads(lib):
         "argmax()": lambda: x.argmax(),
         "var_mean(dim=1)": lambda: lib.var_mean(x, 1),
         "any()": lambda: x.any(),
+        "cumsum(dim=1)": lambda: x.cumsum(1),
         "view + transpose": lambda: x.view(16).view(4, 4).t(),
         "forward+backward (mul, sum)": fwd_bwd,
         "record + save output (w.exp())": lambda: w.exp(),
