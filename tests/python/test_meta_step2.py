@@ -275,6 +275,10 @@ REDUCTIONS = {
     "cumprod bool": ((2, 3), "bool", lambda t: t.cumprod(1)),
     "cumsum 0-d": ((), "float32", lambda t: t.cumsum(0)),
     "cumsum bad dim": ((2, 3), "float32", lambda t: t.cumsum(2)),
+    "kthvalue": ((2, 3, 4), "float32", lambda t: t.kthvalue(2, 1)),
+    "median keepdim": ((2, 3), "int64", lambda t: t.median(-1, keepdim=True)),
+    "mode": ((2, 3), "float64", lambda t: t.mode(0)),
+    "kthvalue 0-d": ((), "float32", lambda t: t.kthvalue(1)),
 }
 
 
@@ -315,5 +319,5 @@ def test_reductions_meta_matches_torch_meta():
     ops = {e["name"]: e for e in ember._C._op_schemas()}
     for name in ["sum.dim_IntList", "amax", "max.dim", "argmax", "var_mean.correction", "cumsum"]:
         assert {"CPU", "Meta"} <= set(ops[name]["kernels"]), name
-    for name in ["sum.IntList_out", "amax.out", "max.dim_max", "argmin.out", "cumprod.out"]:
+    for name in ["sum.IntList_out", "amax.out", "max.dim_max", "cumprod.out", "mode.values"]:
         assert "CPU" in ops[name]["kernels"], name
