@@ -243,3 +243,29 @@ def test_scalar_products_match_torch(torch):
         e, t = ember.tensor(x).to(getattr(ember, dtype)), torch.tensor(x).to(getattr(torch, dtype))
         for f in (lambda a: a * 0.1, lambda a: 0.3 * a, lambda a: a / 3.3, lambda a: a - 0.7):
             np.testing.assert_array_equal(f(e).float().numpy(), f(t).float().numpy())
+
+
+def test_scalar_products_into_out_match_torch(torch):
+    """out= reads the number as the functional form does (in float, rounded once), into an
+    out of the tensor's dtype and into a wider one."""
+    x = RNG.randn(500).astype(np.float32) * 100
+    for dtype in ("bfloat16", "float16"):
+        for out_dtype in (dtype, "float32"):
+            got, want = [
+                [
+                    f(lib, lib.tensor(x).to(getattr(lib, dtype)), getattr(lib, out_dtype))
+                    for f in (
+                        lambda m, a, o: m.mul(a, 0.1, out=m.empty(0, dtype=o)),
+                        lambda m, a, o: m.true_divide(a, 3.3, out=m.empty(0, dtype=o)),
+                        lambda m, a, o: m.div(a, 0.3, out=m.empty(0, dtype=o)),
+                        lambda m, a, o: m.mul(
+                            a, m.tensor(0.1, dtype=m.float64), out=m.empty(0, dtype=o)
+                        ),
+                        lambda m, a, o: m.sub(a, 0.7, out=m.empty(0, dtype=o)),
+                    )
+                ]
+                for lib in (ember, torch)
+            ]
+            for g, w in zip(got, want):
+                assert g.dtype == getattr(ember, out_dtype)
+                np.testing.assert_array_equal(g.float().numpy(), w.float().numpy())

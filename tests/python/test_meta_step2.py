@@ -246,3 +246,78 @@ def test_out_profiles_the_op_row():
         ember.exp(x, out=out)
     names = [e.name for e in prof.events()]
     assert "aten::exp" in names and "aten::copy_" not in names
+
+
+# Reductions (ops/reduce.cpp's step): the result's shape, dtype and strides, or the error class,
+# from one function for CPU and meta. name -> (input shape, dtype, call)
+REDUCTIONS = {
+    "sum dims keepdim": ((2, 3, 4), "float32", lambda t: t.sum((0, 2), keepdim=True)),
+    "sum int": ((2, 3), "int32", lambda t: t.sum(1)),
+    "sum dtype": ((2, 3), "int32", lambda t: t.sum(1, dtype=t.new_empty(0).half().dtype)),
+    "sum complex": ((2, 3), "complex64", lambda t: t.sum(0)),
+    "sum transposed": ((4, 6), "float32", lambda t: t.t().sum(0)),
+    "sum bad dim": ((2, 3), "float32", lambda t: t.sum(5)),
+    "prod bool": ((2, 3), "bool", lambda t: t.prod(1)),
+    "amax": ((2, 3), "float64", lambda t: t.amax(1)),
+    "amin keepdim": ((2, 3), "int64", lambda t: t.amin(0, keepdim=True)),
+    "amax complex": ((2, 3), "complex64", lambda t: t.amax(1)),
+    "max dim": ((2, 3), "float32", lambda t: t.max(1)),
+    "min dim keepdim": ((2, 3), "int32", lambda t: t.min(0, keepdim=True)),
+    "argmax": ((2, 3), "float32", lambda t: t.argmax()),
+    "argmax keepdim": ((2, 3), "float32", lambda t: t.argmax(keepdim=True)),
+    "argmin dim": ((2, 3), "float32", lambda t: t.argmin(1, keepdim=True)),
+    "argmax empty": ((0, 3), "float32", lambda t: t.argmax()),
+    "var_mean": ((2, 3), "float32", lambda t: t.var_mean(1)),
+    "all": ((2, 3), "float32", lambda t: t.all(1)),
+    "any uint8": ((2, 3), "uint8", lambda t: t.any()),
+    "cumsum int": ((2, 3), "int32", lambda t: t.cumsum(-1)),
+    "cumsum dtype": ((2, 3), "float32", lambda t: t.cumsum(0, dtype=t.new_empty(0).double().dtype)),
+    "cumprod bool": ((2, 3), "bool", lambda t: t.cumprod(1)),
+    "cumsum 0-d": ((), "float32", lambda t: t.cumsum(0)),
+    "cumsum bad dim": ((2, 3), "float32", lambda t: t.cumsum(2)),
+    "kthvalue": ((2, 3, 4), "float32", lambda t: t.kthvalue(2, 1)),
+    "median keepdim": ((2, 3), "int64", lambda t: t.median(-1, keepdim=True)),
+    "mode": ((2, 3), "float64", lambda t: t.mode(0)),
+    "kthvalue 0-d": ((), "float32", lambda t: t.kthvalue(1)),
+}
+
+
+def _reduced(lib, case, device):
+    shape, dtype, call = REDUCTIONS[case]
+    try:
+        r = call(lib.zeros(shape, dtype=getattr(lib, dtype), device=device))
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e).__name__
+    rs = r if isinstance(r, tuple) else (r,)
+    return [
+        (str(t.dtype).split(".")[-1], tuple(t.shape), tuple(t.stride()), t.device.type) for t in rs
+    ]
+
+
+def test_reductions_meta_matches_cpu():
+    """The step gives the meta device the CPU result's geometry; meta runs no loop, so the dtypes
+    a loop lacks (complex amax) pass there, as on torch's meta device."""
+    for case in REDUCTIONS:
+        cpu, meta = _reduced(ember, case, "cpu"), _reduced(ember, case, "meta")
+        if cpu == "NotImplementedError":
+            assert isinstance(meta, list), case
+            continue
+        if isinstance(cpu, str):
+            assert meta == cpu, case
+        else:
+            assert [g[:3] for g in meta] == [g[:3] for g in cpu], case
+            assert all(g[3] == "meta" for g in meta), case
+
+
+def test_reductions_meta_matches_torch_meta():
+    torch = pytest.importorskip("torch")
+    for case in REDUCTIONS:
+        theirs = _reduced(torch, case, "meta")
+        if isinstance(theirs, str):  # an error: torch's CPU class (its meta argmax differs)
+            theirs = _reduced(torch, case, "cpu")
+        assert _reduced(ember, case, "meta") == theirs, case
+    ops = {e["name"]: e for e in ember._C._op_schemas()}
+    for name in ["sum.dim_IntList", "amax", "max.dim", "argmax", "var_mean.correction", "cumsum"]:
+        assert {"CPU", "Meta"} <= set(ops[name]["kernels"]), name
+    for name in ["sum.IntList_out", "amax.out", "max.dim_max", "cumprod.out", "mode.values"]:
+        assert "CPU" in ops[name]["kernels"], name

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "ember/core/complex_view.h"
-#include "ember/core/shape.h"
+#include "ember/core/reduce_shape.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/dispatch_dtype.h"
 #include "ember/cpu/reduce_engine.h"
@@ -64,22 +64,16 @@ ReducePlan plan_reduction(const Tensor& self, uint64_t mask) {
 
 namespace {
 
-// The reduced shape, with size-1 dims kept where keepdim.
-DimVector reduced_shape(const Tensor& self, uint64_t mask, bool keepdim) {
-  DimVector out;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (mask >> d & 1) {
-      if (keepdim) out.push_back(1);
-    } else {
-      out.push_back(self.sizes()[size_t(d)]);
-    }
-  }
-  return out;
-}
-
-uint64_t mask_of(const Tensor& self, IntArrayRef dims, const char* op) {
-  if (dims.empty()) return self.dim() == 0 ? 0 : (uint64_t(-1) >> (64 - self.dim()));
-  return self.dim() == 0 ? (dim_mask(dims, 1, op), 0) : dim_mask(dims, self.dim(), op);
+// The output as the meta step (ops/reduce.cpp) hands it over: of `dtype`, contiguous, one
+// element per output (Note [Meta step] in ops/meta.h).
+void check_prepared(const char* name, const Tensor& self, uint64_t mask, const Tensor& out,
+                    ScalarType dtype) {
+  int64_t outputs = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!(mask >> d & 1)) outputs *= self.sizes()[size_t(d)];
+  EMBER_CHECK(out.dtype() == dtype && out.is_contiguous() && out.numel() == outputs, name,
+              ": expected an output of the result dtype and the reduced shape (the op's meta ",
+              "step prepares it); got ", out.dtype(), " output");
 }
 
 // Integer sums and products wrap modulo 2^64 as PyTorch's (and numpy's) do; computed in the
@@ -138,47 +132,50 @@ using SumFor = SumOp<A, std::conditional_t<std::is_floating_point_v<acc_t<T>>, a
 template <class A, class T>
 using ProdFor = ProdOp<A>;
 
-// Integer and bool inputs accumulate and return int64; a requested dtype converts the input first
-// (and an integer one converts the int64 result back).
+// Integer and bool inputs accumulate in int64, written to an int64 output or (a requested
+// integer dtype) to their own.
 template <template <class, class> class Op>
-Tensor sum_like(const char* name, const Tensor& self_in, IntArrayRef dims, bool keepdim,
-                std::optional<ScalarType> dtype) {
-  Tensor self = dtype ? to_dtype(self_in, *dtype) : self_in;
-  uint64_t mask = mask_of(self, dims, name);
-  bool integral = is_integral(self.dtype(), true);
-  Tensor out = empty(reduced_shape(self, mask, keepdim), integral ? kLong : self.dtype());
+Tensor& sum_like(const char* name, const Tensor& self, uint64_t mask, Tensor& out) {
   ReducePlan plan = plan_reduction(self, mask);
   dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     using A = sum_acc_t<T>;
-    using O = std::conditional_t<std::is_floating_point_v<acc_t<T>>, T, int64_t>;
-    O* o = reinterpret_cast<O*>(out.data_ptr());
-    run_reduction<T>(plan, Op<A, T>(), [&](int64_t m, A a) { o[m] = O(a); });
+    auto loop = [&](auto* o) {
+      using O = std::remove_pointer_t<decltype(o)>;
+      run_reduction<T>(plan, Op<A, T>(), [&](int64_t m, A a) { o[m] = O(a); });
+    };
+    if (std::is_floating_point_v<acc_t<T>> || out.dtype() == self.dtype())
+      loop(reinterpret_cast<T*>(out.data_ptr()));
+    else loop(reinterpret_cast<int64_t*>(out.data_ptr()));
   });
-  return dtype && *dtype != out.dtype() ? to_dtype(out, *dtype) : out;
+  return out;
 }
 
-Tensor sum_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
-                  std::optional<ScalarType> dtype) {
-  if (is_complex(self.dtype()) || (dtype && is_complex(*dtype))) {
+// The dtype a sum's output may have: the input's, or int64 for an integer or bool input.
+ScalarType summed(ScalarType in, ScalarType out) {
+  return is_integral(in, true) && out == kLong ? kLong : in;
+}
+
+Tensor& sum_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
+                       std::optional<ScalarType>, Tensor& out) {
+  const uint64_t mask = reduction_mask(self, dims, "sum");
+  check_prepared("sum", self, mask, out, summed(self.dtype(), out.dtype()));
+  if (is_complex(self.dtype())) {
     // Complex sums: the real and imaginary parts reduce as a trailing pair dim of the real view.
-    Tensor c = dtype ? to_dtype(self, *dtype) : self;
-    DimVector rd;
-    if (dims.empty())
-      for (int64_t d = 0; d < c.dim(); ++d) rd.push_back(d);
-    else
-      for (int64_t d : dims) rd.push_back(maybe_wrap_dim(d, c.dim()));
-    Tensor r = sum_like<SumFor>("sum", real_pairs_view(c), rd, keepdim, std::nullopt);
-    return complex_pairs_view(r.is_contiguous() ? r : to_dtype(r, r.dtype()).contiguous());
+    Tensor pairs = real_pairs_view(out);
+    sum_like<SumFor>("sum", real_pairs_view(self), mask, pairs);
+    return out;
   }
-  return sum_like<SumFor>("sum", self, dims, keepdim, dtype);
+  return sum_like<SumFor>("sum", self, mask, out);
 }
-Tensor prod_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
-                   std::optional<ScalarType> dtype) {
-  return sum_like<ProdFor>("prod", self, dims, keepdim, dtype);
+Tensor& prod_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim,
+                        std::optional<ScalarType>, Tensor& out) {
+  const uint64_t mask = reduction_mask(self, dims, "prod");
+  check_prepared("prod", self, mask, out, summed(self.dtype(), out.dtype()));
+  return sum_like<ProdFor>("prod", self, mask, out);
 }
-EMBER_REGISTER_KERNEL(op::sum, CPU, sum_kernel);
-EMBER_REGISTER_KERNEL(op::prod, CPU, prod_kernel);
+EMBER_REGISTER_KERNEL(op::sum_out, CPU, sum_out_kernel);
+EMBER_REGISTER_KERNEL(op::prod_out, CPU, prod_out_kernel);
 
 // max/min keep the first NaN they meet; index tracks where the winner was found.
 template <class A, bool Max>
@@ -224,68 +221,54 @@ void extreme(const char* name, const Tensor& self, uint64_t mask, Tensor* values
   });
 }
 
-void check_nonempty(const Tensor& self, uint64_t mask, const char* name, bool has_dim) {
-  if (self.numel() != 0) return;
-  // IndexError for argmax/argmin, RuntimeError for amax/amin, as PyTorch
-  const bool arg = std::string_view(name).substr(0, 3) == "arg";
-  EMBER_CHECK_KIND(has_dim, arg ? ErrorKind::Index : ErrorKind::Runtime, name,
-                   "(): Expected reduction dim to be specified for input.numel() == 0. "
-                   "Specify the reduction dim with the 'dim' argument.");
-  for (int64_t d = 0; d < self.dim(); ++d)
-    EMBER_CHECK_INDEX(!((mask >> d & 1) && self.sizes()[size_t(d)] == 0), name,
-                      "(): Expected reduction dim ", d, " to have non-zero size.");
-}
-
 template <bool Max>
-Tensor amax_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
+Tensor& amax_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, Tensor& out) {
   const char* name = Max ? "amax" : "amin";
-  // torch checks each listed dim of an empty input, in order and as given, before it looks for
-  // repeats: amin(zeros(0, 3), (0, 0)) and (0, 5) are this IndexError
-  if (self.numel() == 0)
-    for (int64_t d : dims)
-      EMBER_CHECK_INDEX(self.sizes()[size_t(maybe_wrap_dim(d, self.dim()))] != 0, name,
-                        "(): Expected reduction dim ", d, " to have non-zero size.");
-  uint64_t mask = mask_of(self, dims, name);
-  check_nonempty(self, mask, name, !dims.empty());
-  Tensor out = empty(reduced_shape(self, mask, keepdim), self.dtype());
+  const uint64_t mask = reduction_mask(self, dims, name);
+  check_prepared(name, self, mask, out, self.dtype());
   extreme<Max>(name, self, mask, &out, nullptr);
   return out;
 }
-EMBER_REGISTER_KERNEL(op::amax, CPU, amax_kernel<true>);
-EMBER_REGISTER_KERNEL(op::amin, CPU, amax_kernel<false>);
+EMBER_REGISTER_KERNEL(op::amax_out, CPU, amax_out_kernel<true>);
+EMBER_REGISTER_KERNEL(op::amin_out, CPU, amax_out_kernel<false>);
+
+uint64_t dim_bit(const Tensor& self, int64_t dim) {
+  return self.dim() == 0 ? 0 : uint64_t(1) << maybe_wrap_dim(dim, self.dim());
+}
 
 template <bool Max>
-std::tuple<Tensor, Tensor> max_dim_kernel(const Tensor& self, int64_t dim, bool keepdim) {
+std::tuple<Tensor&, Tensor&> max_dim_out_kernel(const Tensor& self, int64_t dim, bool keepdim,
+                                                Tensor& values, Tensor& indices) {
   const char* name = Max ? "max" : "min";
-  int64_t d = maybe_wrap_dim(dim, self.dim());
-  uint64_t mask = self.dim() == 0 ? 0 : uint64_t(1) << d;
-  check_nonempty(self, mask, name, true);
-  DimVector shape = reduced_shape(self, mask, keepdim);
-  Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
+  const uint64_t mask = dim_bit(self, dim);
+  check_prepared(name, self, mask, values, self.dtype());
+  check_prepared(name, self, mask, indices, kLong);
   extreme<Max>(name, self, mask, &values, &indices);
   return {values, indices};
 }
-EMBER_REGISTER_KERNEL(op::max_dim, CPU, max_dim_kernel<true>);
-EMBER_REGISTER_KERNEL(op::min_dim, CPU, max_dim_kernel<false>);
+EMBER_REGISTER_KERNEL(op::max_dim_out, CPU, max_dim_out_kernel<true>);
+EMBER_REGISTER_KERNEL(op::min_dim_out, CPU, max_dim_out_kernel<false>);
 
 template <bool Max>
-Tensor argmax_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+Tensor& argmax_out_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                          Tensor& out) {
   const char* name = Max ? "argmax" : "argmin";
-  Tensor src = self;
-  if (!dim) {  // over all elements: a flat contiguous view
-    src = contiguous(self);
-    src = src.as_strided_view({src.numel()}, {1}, src.storage_offset());
+  if (dim) {
+    const uint64_t mask = dim_bit(self, *dim);
+    check_prepared(name, self, mask, out, kLong);
+    extreme<Max>(name, self, mask, nullptr, &out);
+    return out;
   }
-  uint64_t mask = src.dim() == 0 ? 0 : uint64_t(1) << maybe_wrap_dim(dim.value_or(0), src.dim());
-  check_nonempty(src, mask, name, dim.has_value() || src.numel() != 0);
-  DimVector shape = dim ? reduced_shape(src, mask, keepdim)
-                        : (keepdim ? DimVector(size_t(self.dim()), 1) : DimVector());
-  Tensor indices = empty(shape, kLong);
-  extreme<Max>(name, src, mask, nullptr, &indices);
-  return indices;
+  // over all elements: a flat contiguous view
+  Tensor flat = contiguous(self);
+  flat = flat.as_strided_view({flat.numel()}, {1}, flat.storage_offset());
+  EMBER_CHECK(out.dtype() == kLong && out.numel() == 1, name,
+              ": expected a one-element int64 output (the op's meta step prepares it)");
+  extreme<Max>(name, flat, 1, nullptr, &out);
+  return out;
 }
-EMBER_REGISTER_KERNEL(op::argmax, CPU, argmax_kernel<true>);
-EMBER_REGISTER_KERNEL(op::argmin, CPU, argmax_kernel<false>);
+EMBER_REGISTER_KERNEL(op::argmax_out, CPU, argmax_out_kernel<true>);
+EMBER_REGISTER_KERNEL(op::argmin_out, CPU, argmax_out_kernel<false>);
 
 // Welford's online mean/variance, merged with Chan's formula.
 struct WelfordOp {
@@ -312,15 +295,12 @@ struct WelfordOp {
   }
 };
 
-std::tuple<Tensor, Tensor> var_mean_kernel(const Tensor& self, IntArrayRef dims, double correction,
-                                           bool keepdim) {
-  EMBER_CHECK(is_floating_point(self.dtype()),
-              "std and var only support floating point and "
-              "complex dtypes; got ",
-              dtype_name(self.dtype()));
-  uint64_t mask = mask_of(self, dims, "var");
-  DimVector shape = reduced_shape(self, mask, keepdim);
-  Tensor var = empty(shape, self.dtype()), mean = empty(shape, self.dtype());
+std::tuple<Tensor&, Tensor&> var_mean_out_kernel(const Tensor& self, IntArrayRef dims,
+                                                 double correction, bool keepdim, Tensor& var,
+                                                 Tensor& mean) {
+  const uint64_t mask = reduction_mask(self, dims, "var");
+  check_prepared("var", self, mask, var, self.dtype());
+  check_prepared("var", self, mask, mean, self.dtype());
   ReducePlan plan = plan_reduction(self, mask);
   dispatch<kFloatTypes>(self.dtype(), "var", [&](auto tag) {
     using T = decltype(tag);
@@ -334,7 +314,7 @@ std::tuple<Tensor, Tensor> var_mean_kernel(const Tensor& self, IntArrayRef dims,
   });
   return {var, mean};
 }
-EMBER_REGISTER_KERNEL(op::var_mean, CPU, var_mean_kernel);
+EMBER_REGISTER_KERNEL(op::var_mean_out, CPU, var_mean_out_kernel);
 
 template <bool All>
 struct LogicalOp {
@@ -349,10 +329,10 @@ struct LogicalOp {
 };
 
 template <bool All>
-Tensor all_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
+Tensor& all_out_kernel(const Tensor& self, IntArrayRef dims, bool keepdim, Tensor& out) {
   const char* name = All ? "all" : "any";
-  uint64_t mask = mask_of(self, dims, name);
-  Tensor out = empty(reduced_shape(self, mask, keepdim), self.dtype() == kByte ? kByte : kBool);
+  const uint64_t mask = reduction_mask(self, dims, name);
+  check_prepared(name, self, mask, out, self.dtype() == kByte ? kByte : kBool);
   ReducePlan plan = plan_reduction(self, mask);
   dispatch<kAllTypes>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
@@ -361,13 +341,16 @@ Tensor all_kernel(const Tensor& self, IntArrayRef dims, bool keepdim) {
   });
   return out;
 }
-EMBER_REGISTER_KERNEL(op::all, CPU, all_kernel<true>);
-EMBER_REGISTER_KERNEL(op::any, CPU, all_kernel<false>);
+EMBER_REGISTER_KERNEL(op::all_out, CPU, all_out_kernel<true>);
+EMBER_REGISTER_KERNEL(op::any_out, CPU, all_out_kernel<false>);
 
 }  // namespace
 
 Tensor sum(const Tensor& self, IntArrayRef dims) {
-  return sum_kernel(self, dims, false, std::nullopt);
+  const uint64_t mask = reduction_mask(self, dims, "sum");
+  Tensor out = empty(reduced_shape(self, mask, false),
+                     is_integral(self.dtype(), true) ? kLong : self.dtype());
+  return sum_like<SumFor>("sum", self, mask, out);
 }
 
 }  // namespace ember::cpu

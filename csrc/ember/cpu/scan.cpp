@@ -39,15 +39,20 @@ void for_each_block(const Rows& r, F f) {
 template <class T>
 using scan_acc_t = std::conditional_t<std::is_floating_point_v<acc_t<T>>, double, int64_t>;
 
+// The out= kernel: the step (ops/sort.cpp) hands it the input in the result dtype, the dim
+// wrapped and the output allocated (Note [Meta step] in ops/meta.h).
 template <bool Prod>
-Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+Tensor& cum_out_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType>, Tensor& out) {
   const char* name = Prod ? "cumprod" : "cumsum";
-  ScalarType out_t = dtype.value_or(is_integral(self.dtype(), true) ? kLong : self.dtype());
-  Tensor x = contiguous(to_dtype(self, out_t));
-  Tensor out = empty(self.sizes(), out_t);
+  EMBER_CHECK(out.dtype() == self.dtype() && out.is_contiguous() &&
+                  out.sizes().equals(self.sizes()) && dim >= 0 &&
+                  dim < std::max<int64_t>(self.dim(), 1),
+              name, ": expected an input of the result dtype, a wrapped dim and an output of its ",
+              "shape (the op's meta step prepares them); got ", out.dtype(), " output");
+  Tensor x = contiguous(self);
   Rows r = rows_of(x.sizes(), dim);
   if (out.numel() == 0) return out;
-  dispatch<kAllTypes>(out_t, name, [&](auto tag) {
+  dispatch<kAllTypes>(out.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     using A = scan_acc_t<T>;
     const T* in = reinterpret_cast<const T*>(x.data_ptr());
@@ -79,8 +84,8 @@ Tensor cum_kernel(const Tensor& self, int64_t dim, std::optional<ScalarType> dty
   });
   return out;
 }
-EMBER_REGISTER_KERNEL(op::cumsum, CPU, cum_kernel<false>);
-EMBER_REGISTER_KERNEL(op::cumprod, CPU, cum_kernel<true>);
+EMBER_REGISTER_KERNEL(op::cumsum_out, CPU, cum_out_kernel<false>);
+EMBER_REGISTER_KERNEL(op::cumprod_out, CPU, cum_out_kernel<true>);
 
 // log(exp(a) + exp(b)) without overflow; two equal infinities give that infinity, not NaN.
 double log_add_exp(double a, double b) {

@@ -153,23 +153,23 @@ std::tuple<Tensor, Tensor> topk_kernel(const Tensor& self, int64_t k, int64_t di
 }
 EMBER_REGISTER_KERNEL(op::topk, CPU, topk_kernel);
 
-DimVector reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
-  DimVector shape(self.sizes());
-  if (shape.empty()) return shape;
-  if (keepdim) shape[size_t(dim)] = 1;
-  else shape.erase(size_t(dim));
-  return shape;
-}
-
 // One value per row, picked by `pick(row)` (which may reorder the row and returns the position
-// of the winner in it); outputs have the reduced shape (with or without the kept dim).
+// of the winner in it), into outputs of the reduced shape (with or without the kept dim) that
+// the step (ops/sort.cpp) allocated; `dim` is wrapped.
 template <uint32_t Allowed, class Pick>
-std::tuple<Tensor, Tensor> select_rows(const char* name, const Tensor& self, int64_t dim,
-                                       bool keepdim, Pick pick) {
+void select_rows(const char* name, const Tensor& self, int64_t dim, Tensor& values, Tensor& indices,
+                 Pick pick) {
+  const int64_t rows = self.dim() == 0
+                           ? self.numel()
+                           : self.numel() / std::max<int64_t>(self.sizes()[size_t(dim)], 1);
+  EMBER_CHECK(dim >= 0 && dim < std::max<int64_t>(self.dim(), 1) &&
+                  values.dtype() == self.dtype() && indices.dtype() == kLong &&
+                  values.is_contiguous() && indices.is_contiguous() && values.numel() == rows &&
+                  indices.numel() == rows,
+              name, ": expected a wrapped dim and outputs of the reduced shape (the op's meta ",
+              "step prepares them)");
   Tensor x = contiguous(self);
-  DimVector shape = reduced_shape(self, dim, keepdim);
-  Tensor values = empty(shape, self.dtype()), indices = empty(shape, kLong);
-  if (values.numel() == 0) return {values, indices};
+  if (values.numel() == 0) return;
   dispatch<Allowed>(self.dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     T* vo = reinterpret_cast<T*>(values.data_ptr());
@@ -180,7 +180,6 @@ std::tuple<Tensor, Tensor> select_rows(const char* name, const Tensor& self, int
       io[out(0)] = row[w].second;
     });
   });
-  return {values, indices};
 }
 
 // The k-th smallest (0-based) of a row, by torch's selection step for step (the classic
@@ -257,16 +256,22 @@ struct ModePick {
   }
 };
 
-std::tuple<Tensor, Tensor> kthvalue_kernel(const Tensor& self, int64_t k, int64_t dim,
-                                           bool keepdim) {
-  return select_rows<kNumericTypes>("kthvalue_cpu", self, dim, keepdim, KthPick{k - 1});
+std::tuple<Tensor&, Tensor&> kthvalue_out_kernel(const Tensor& self, int64_t k, int64_t dim, bool,
+                                                 Tensor& values, Tensor& indices) {
+  const int64_t n =
+      self.dim() == 0 ? 1 : (dim >= 0 && dim < self.dim() ? self.sizes()[size_t(dim)] : 0);
+  EMBER_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", dim);
+  select_rows<kNumericTypes>("kthvalue_cpu", self, dim, values, indices, KthPick{k - 1});
+  return {values, indices};
 }
-EMBER_REGISTER_KERNEL(op::kthvalue, CPU, kthvalue_kernel);
+EMBER_REGISTER_KERNEL(op::kthvalue_out, CPU, kthvalue_out_kernel);
 
-std::tuple<Tensor, Tensor> median_dim_kernel(const Tensor& self, int64_t dim, bool keepdim) {
-  return select_rows<kNumericTypes>("median_cpu", self, dim, keepdim, MedianPick{});
+std::tuple<Tensor&, Tensor&> median_dim_out_kernel(const Tensor& self, int64_t dim, bool,
+                                                   Tensor& values, Tensor& indices) {
+  select_rows<kNumericTypes>("median_cpu", self, dim, values, indices, MedianPick{});
+  return {values, indices};
 }
-EMBER_REGISTER_KERNEL(op::median_dim, CPU, median_dim_kernel);
+EMBER_REGISTER_KERNEL(op::median_dim_out, CPU, median_dim_out_kernel);
 
 Tensor median_kernel(const Tensor& self) {
   if (self.numel() == 0) {
@@ -281,14 +286,18 @@ Tensor median_kernel(const Tensor& self) {
   }
   Tensor flat = contiguous(self);
   flat = flat.as_strided_view({flat.numel()}, {1}, flat.storage_offset());
-  return std::get<0>(median_dim_kernel(flat, 0, false));
+  Tensor values = empty({}, self.dtype()), indices = empty({}, kLong);
+  select_rows<kNumericTypes>("median_cpu", flat, 0, values, indices, MedianPick{});
+  return values;
 }
 EMBER_REGISTER_KERNEL(op::median, CPU, median_kernel);
 
-std::tuple<Tensor, Tensor> mode_kernel(const Tensor& self, int64_t dim, bool keepdim) {
-  return select_rows<kAllTypes>("mode", self, dim, keepdim, ModePick{});
+std::tuple<Tensor&, Tensor&> mode_out_kernel(const Tensor& self, int64_t dim, bool, Tensor& values,
+                                             Tensor& indices) {
+  select_rows<kAllTypes>("mode", self, dim, values, indices, ModePick{});
+  return {values, indices};
 }
-EMBER_REGISTER_KERNEL(op::mode, CPU, mode_kernel);
+EMBER_REGISTER_KERNEL(op::mode_out, CPU, mode_out_kernel);
 
 // unique over all elements: sort (value, position) pairs, then runs of equal values.
 std::tuple<Tensor, Tensor, Tensor> unique_all(const Tensor& self, bool return_inverse,

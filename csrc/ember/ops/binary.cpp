@@ -180,14 +180,15 @@ EMBER_REGISTER_KERNEL(op::lerp, CPU, lerp_structured<kCPU>);
 EMBER_REGISTER_KERNEL(op::lerp, Meta, lerp_structured<kMeta>);
 
 // out= (Python's `out=`): the step and an op's own `check`, torch's out= rules, then
-// `run(k, a, b, out)`, the out= kernel with the cast operands.
-template <class Run, class Check = meta::NoCheck>
+// `run(k, a, b, out)`, the out= kernel with the cast operands (`b` read as the functional form
+// reads it: Note [Opmath scalars]).
+template <bool OpmathScalar = false, class Run, class Check = meta::NoCheck>
 Tensor& binary_out(const char* name, Result kind, const Tensor& a, const Tensor& b, Tensor& out,
                    Run run, Check check = {}) {
   return meta::out_op(
       name, meta::OutDtype::Cast, {&a, &b}, out, [&] { return meta::binary(name, a, b, kind); },
       [&](DispatchKey k, const meta::Elementwise& m, Tensor& dst) {
-        run(k, meta::cast(a, m.compute, k), meta::cast(b, m.compute, k), dst);
+        run(k, meta::cast(a, m.compute, k), meta::cast_second<OpmathScalar>(b, m, k), dst);
       },
       check);
 }
@@ -204,12 +205,13 @@ Tensor& alpha_out(const char* name, const Tensor& self, const Tensor& other, con
 }
 }  // namespace
 
-#define EMBER_BINARY_OUT(name, kind)                                                   \
-  Tensor& name##_out(const Tensor& self, const Tensor& other, Tensor& out) {           \
-    return binary_out(#name, Result::kind, self, other, out,                           \
-                      [](DispatchKey k, const Tensor& x, const Tensor& y, Tensor& o) { \
-                        meta::kernel(op::name##_out, k)(x, y, o);                      \
-                      });                                                              \
+#define EMBER_BINARY_OUT(name, kind)                                         \
+  Tensor& name##_out(const Tensor& self, const Tensor& other, Tensor& out) { \
+    return binary_out<opmath_scalar(#name)>(                                 \
+        #name, Result::kind, self, other, out,                               \
+        [](DispatchKey k, const Tensor& x, const Tensor& y, Tensor& o) {     \
+          meta::kernel(op::name##_out, k)(x, y, o);                          \
+        });                                                                  \
   }
 EMBER_STRUCTURED_BINARY_OPS(EMBER_BINARY_OUT)
 #undef EMBER_BINARY_OUT

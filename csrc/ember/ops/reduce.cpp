@@ -3,9 +3,10 @@
 
 #include "ember/autograd/node.h"
 #include "ember/core/profiler.h"
-#include "ember/core/shape.h"
+#include "ember/core/reduce_shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/reduce.h"
 
@@ -69,6 +70,149 @@ Tensor extreme_grad(const Tensor& grad, const Tensor& self, const Tensor& result
   Tensor count = sum(fm, rd, true, std::nullopt);
   return unreduce(grad, self.sizes(), rd, keepdim) * fm / count;
 }
+}  // namespace
+
+// The backend kernels (CPU and Meta) of the reductions: the step (Note [Meta step] in
+// ops/meta.h) checks the dims, decides the result's dtype and reduced shape and allocates it,
+// then (not on Meta) the op's out= kernel reduces the input, cast to the dtype it reduces in.
+namespace {
+constexpr DispatchKey kCPU = DispatchKey::CPU, kMeta = DispatchKey::Meta;
+
+// torch's errors for a reduction of an empty input: IndexError for argmax/argmin, RuntimeError
+// for amax/amin without a dim; an IndexError for an empty reduced dim.
+void check_nonempty(const Tensor& self, uint64_t mask, const char* name, bool has_dim) {
+  if (self.numel() != 0) return;
+  const bool arg = std::string_view(name).substr(0, 3) == "arg";
+  EMBER_CHECK_KIND(has_dim, arg ? ErrorKind::Index : ErrorKind::Runtime, name,
+                   "(): Expected reduction dim to be specified for input.numel() == 0. "
+                   "Specify the reduction dim with the 'dim' argument.");
+  for (int64_t d = 0; d < self.dim(); ++d)
+    EMBER_CHECK_INDEX(!((mask >> d & 1) && self.sizes()[size_t(d)] == 0), name,
+                      "(): Expected reduction dim ", d, " to have non-zero size.");
+}
+
+uint64_t dim_bit(const Tensor& self, int64_t dim) {
+  return self.dim() == 0 ? 0 : uint64_t(1) << maybe_wrap_dim(dim, self.dim());
+}
+
+// sum and prod: a requested dtype converts the input first; integer and bool inputs give int64.
+template <DispatchKey K, bool Prod>
+Tensor sum_structured(const Tensor& self, IntArrayRef dims, bool keepdim,
+                      std::optional<ScalarType> dtype) {
+  const char* name = Prod ? "prod" : "sum";
+  if constexpr (K == kMeta) meta::check_meta_devices(name, {&self});
+  const ScalarType in = dtype.value_or(self.dtype());
+  const ScalarType result = !dtype && is_integral(in, true) ? kLong : in;
+  const uint64_t mask = reduction_mask(self, dims, name);
+  Tensor out = empty(reduced_shape(self, mask, keepdim), result, meta::device_of(K));
+  if constexpr (K != kMeta)
+    meta::kernel(select_op<Prod>(op::prod_out, op::sum_out), K)(meta::cast(self, in, K), dims,
+                                                                keepdim, dtype, out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::sum, CPU, (sum_structured<kCPU, false>));
+EMBER_REGISTER_KERNEL(op::sum, Meta, (sum_structured<kMeta, false>));
+EMBER_REGISTER_KERNEL(op::prod, CPU, (sum_structured<kCPU, true>));
+EMBER_REGISTER_KERNEL(op::prod, Meta, (sum_structured<kMeta, true>));
+
+template <DispatchKey K, bool Max>
+Tensor amax_structured(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  const char* name = Max ? "amax" : "amin";
+  if constexpr (K == kMeta) meta::check_meta_devices(name, {&self});
+  // torch checks each listed dim of an empty input, in order and as given, before it looks for
+  // repeats: amin(zeros(0, 3), (0, 0)) and (0, 5) are this IndexError
+  if (self.numel() == 0)
+    for (int64_t d : dims)
+      EMBER_CHECK_INDEX(self.sizes()[size_t(maybe_wrap_dim(d, self.dim()))] != 0, name,
+                        "(): Expected reduction dim ", d, " to have non-zero size.");
+  const uint64_t mask = reduction_mask(self, dims, name);
+  check_nonempty(self, mask, name, !dims.empty());
+  Tensor out = empty(reduced_shape(self, mask, keepdim), self.dtype(), meta::device_of(K));
+  if constexpr (K != kMeta)
+    meta::kernel(select_op<Max>(op::amax_out, op::amin_out), K)(self, dims, keepdim, out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::amax, CPU, (amax_structured<kCPU, true>));
+EMBER_REGISTER_KERNEL(op::amax, Meta, (amax_structured<kMeta, true>));
+EMBER_REGISTER_KERNEL(op::amin, CPU, (amax_structured<kCPU, false>));
+EMBER_REGISTER_KERNEL(op::amin, Meta, (amax_structured<kMeta, false>));
+
+template <DispatchKey K, bool Max>
+std::tuple<Tensor, Tensor> max_dim_structured(const Tensor& self, int64_t dim, bool keepdim) {
+  const char* name = Max ? "max" : "min";
+  if constexpr (K == kMeta) meta::check_meta_devices(name, {&self});
+  const uint64_t mask = dim_bit(self, dim);
+  check_nonempty(self, mask, name, true);
+  const DimVector shape = reduced_shape(self, mask, keepdim);
+  Tensor values = empty(shape, self.dtype(), meta::device_of(K));
+  Tensor indices = empty(shape, kLong, meta::device_of(K));
+  if constexpr (K != kMeta)
+    meta::kernel(select_op<Max>(op::max_dim_out, op::min_dim_out), K)(self, dim, keepdim, values,
+                                                                      indices);
+  return {values, indices};
+}
+EMBER_REGISTER_KERNEL(op::max_dim, CPU, (max_dim_structured<kCPU, true>));
+EMBER_REGISTER_KERNEL(op::max_dim, Meta, (max_dim_structured<kMeta, true>));
+EMBER_REGISTER_KERNEL(op::min_dim, CPU, (max_dim_structured<kCPU, false>));
+EMBER_REGISTER_KERNEL(op::min_dim, Meta, (max_dim_structured<kMeta, false>));
+
+// Without a dim, over all elements: a 0-d result, or all size-1 dims where keepdim.
+template <DispatchKey K, bool Max>
+Tensor argmax_structured(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  const char* name = Max ? "argmax" : "argmin";
+  if constexpr (K == kMeta) meta::check_meta_devices(name, {&self});
+  DimVector shape;
+  if (dim) {
+    const uint64_t mask = dim_bit(self, *dim);
+    check_nonempty(self, mask, name, true);
+    shape = reduced_shape(self, mask, keepdim);
+  } else {
+    check_nonempty(self, 0, name, false);
+    if (keepdim) shape.assign(size_t(self.dim()), 1);
+  }
+  Tensor out = empty(shape, kLong, meta::device_of(K));
+  if constexpr (K != kMeta)
+    meta::kernel(select_op<Max>(op::argmax_out, op::argmin_out), K)(self, dim, keepdim, out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::argmax, CPU, (argmax_structured<kCPU, true>));
+EMBER_REGISTER_KERNEL(op::argmax, Meta, (argmax_structured<kMeta, true>));
+EMBER_REGISTER_KERNEL(op::argmin, CPU, (argmax_structured<kCPU, false>));
+EMBER_REGISTER_KERNEL(op::argmin, Meta, (argmax_structured<kMeta, false>));
+
+template <DispatchKey K>
+std::tuple<Tensor, Tensor> var_mean_structured(const Tensor& self, IntArrayRef dims,
+                                               double correction, bool keepdim) {
+  if constexpr (K == kMeta) meta::check_meta_devices("var_mean", {&self});
+  EMBER_CHECK(is_floating_point(self.dtype()),
+              "std and var only support floating point and complex dtypes; got ",
+              dtype_name(self.dtype()));
+  const DimVector shape = reduced_shape(self, reduction_mask(self, dims, "var"), keepdim);
+  Tensor var = empty(shape, self.dtype(), meta::device_of(K));
+  Tensor mean = empty(shape, self.dtype(), meta::device_of(K));
+  if constexpr (K != kMeta)
+    meta::kernel(op::var_mean_out, K)(self, dims, correction, keepdim, var, mean);
+  return {var, mean};
+}
+EMBER_REGISTER_KERNEL(op::var_mean, CPU, var_mean_structured<kCPU>);
+EMBER_REGISTER_KERNEL(op::var_mean, Meta, var_mean_structured<kMeta>);
+
+// all/any: bool, or uint8 for a uint8 input, as torch's.
+template <DispatchKey K, bool All>
+Tensor all_structured(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  const char* name = All ? "all" : "any";
+  if constexpr (K == kMeta) meta::check_meta_devices(name, {&self});
+  const uint64_t mask = reduction_mask(self, dims, name);
+  Tensor out = empty(reduced_shape(self, mask, keepdim), self.dtype() == kByte ? kByte : kBool,
+                     meta::device_of(K));
+  if constexpr (K != kMeta)
+    meta::kernel(select_op<All>(op::all_out, op::any_out), K)(self, dims, keepdim, out);
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::all, CPU, (all_structured<kCPU, true>));
+EMBER_REGISTER_KERNEL(op::all, Meta, (all_structured<kMeta, true>));
+EMBER_REGISTER_KERNEL(op::any, CPU, (all_structured<kCPU, false>));
+EMBER_REGISTER_KERNEL(op::any, Meta, (all_structured<kMeta, false>));
 }  // namespace
 
 EMBER_DERIVATIVE(op::amax, "AmaxBackward0", (self, dim, keepdim),

@@ -5,9 +5,11 @@
 #include <limits>
 
 #include "ember/core/dispatch_dtype.h"
+#include "ember/core/reduce_shape.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 #include "ember/schema/reduce.h"
 #include "ember/schema/sort.h"
@@ -124,6 +126,70 @@ void check_reduction_dim(const Tensor& self, int64_t dim, const char* op) {
 }
 
 }  // namespace
+
+// The backend kernels (CPU and Meta) of cumsum/cumprod: the step (Note [Meta step] in
+// ops/meta.h) wraps the dim and decides the result dtype (a requested one, else int64 for integer
+// and bool inputs, else the input's); the out= kernel scans the input cast to it.
+namespace {
+template <DispatchKey K, bool Prod>
+Tensor cum_structured(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  if constexpr (K == DispatchKey::Meta)
+    meta::check_meta_devices(Prod ? "cumprod" : "cumsum", {&self});
+  const int64_t d = maybe_wrap_dim(dim, self.dim());
+  const ScalarType result = dtype.value_or(is_integral(self.dtype(), true) ? kLong : self.dtype());
+  Tensor out = empty(self.sizes(), result, meta::device_of(K));
+  if constexpr (K != DispatchKey::Meta)
+    meta::kernel(select_op<Prod>(op::cumprod_out, op::cumsum_out), K)(meta::cast(self, result, K),
+                                                                      d, dtype, out);
+  return out;
+}
+
+// kthvalue, median.dim, mode: the step wraps the dim and allocates values and indices of the
+// reduced shape; `run(dim, values, indices)` is the op's out= kernel (not on Meta).
+template <DispatchKey K, class Run>
+std::tuple<Tensor, Tensor> select_structured(const char* name, const Tensor& self, int64_t dim,
+                                             bool keepdim, Run run) {
+  if constexpr (K == DispatchKey::Meta) meta::check_meta_devices(name, {&self});
+  const int64_t d = maybe_wrap_dim(dim, self.dim());
+  const DimVector shape = reduced_shape(self, self.dim() == 0 ? 0 : uint64_t(1) << d, keepdim);
+  Tensor values = empty(shape, self.dtype(), meta::device_of(K));
+  Tensor indices = empty(shape, kLong, meta::device_of(K));
+  if constexpr (K != DispatchKey::Meta) run(d, values, indices);
+  return {values, indices};
+}
+template <DispatchKey K>
+std::tuple<Tensor, Tensor> kthvalue_structured(const Tensor& self, int64_t k, int64_t dim,
+                                               bool keepdim) {
+  return select_structured<K>(
+      "kthvalue", self, dim, keepdim, [&](int64_t d, Tensor& values, Tensor& indices) {
+        meta::kernel(op::kthvalue_out, K)(self, k, d, keepdim, values, indices);
+      });
+}
+template <DispatchKey K>
+std::tuple<Tensor, Tensor> median_dim_structured(const Tensor& self, int64_t dim, bool keepdim) {
+  return select_structured<K>(
+      "median", self, dim, keepdim, [&](int64_t d, Tensor& values, Tensor& indices) {
+        meta::kernel(op::median_dim_out, K)(self, d, keepdim, values, indices);
+      });
+}
+template <DispatchKey K>
+std::tuple<Tensor, Tensor> mode_structured(const Tensor& self, int64_t dim, bool keepdim) {
+  return select_structured<K>("mode", self, dim, keepdim,
+                              [&](int64_t d, Tensor& values, Tensor& indices) {
+                                meta::kernel(op::mode_out, K)(self, d, keepdim, values, indices);
+                              });
+}
+}  // namespace
+EMBER_REGISTER_KERNEL(op::kthvalue, CPU, kthvalue_structured<DispatchKey::CPU>);
+EMBER_REGISTER_KERNEL(op::kthvalue, Meta, kthvalue_structured<DispatchKey::Meta>);
+EMBER_REGISTER_KERNEL(op::median_dim, CPU, median_dim_structured<DispatchKey::CPU>);
+EMBER_REGISTER_KERNEL(op::median_dim, Meta, median_dim_structured<DispatchKey::Meta>);
+EMBER_REGISTER_KERNEL(op::mode, CPU, mode_structured<DispatchKey::CPU>);
+EMBER_REGISTER_KERNEL(op::mode, Meta, mode_structured<DispatchKey::Meta>);
+EMBER_REGISTER_KERNEL(op::cumsum, CPU, (cum_structured<DispatchKey::CPU, false>));
+EMBER_REGISTER_KERNEL(op::cumsum, Meta, (cum_structured<DispatchKey::Meta, false>));
+EMBER_REGISTER_KERNEL(op::cumprod, CPU, (cum_structured<DispatchKey::CPU, true>));
+EMBER_REGISTER_KERNEL(op::cumprod, Meta, (cum_structured<DispatchKey::Meta, true>));
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return op::cumsum.call(self, maybe_wrap_dim(dim, self.dim()), dtype);

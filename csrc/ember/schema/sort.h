@@ -22,6 +22,22 @@ EMBER_DECLARE_OP(
     "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
     std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool));
 EMBER_DECLARE_OP(median, "median(Tensor self) -> Tensor", Tensor(const Tensor&));
+// The out= kernels of the selections along a dim: the step (ops/sort.cpp) wraps the dim and hands
+// them outputs of the reduced shape (Note [Meta step] in ops/meta.h).
+EMBER_DECLARE_OP(kthvalue_out,
+                 "kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, "
+                 "Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) "
+                 "indices)",
+                 std::tuple<Tensor&, Tensor&>(const Tensor&, int64_t, int64_t, bool, Tensor&,
+                                              Tensor&));
+EMBER_DECLARE_OP(median_dim_out,
+                 "median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) "
+                 "values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+                 std::tuple<Tensor&, Tensor&>(const Tensor&, int64_t, bool, Tensor&, Tensor&));
+EMBER_DECLARE_OP(mode_out,
+                 "mode.values(Tensor self, int dim=-1, bool keepdim=False, *, Tensor(a!) values, "
+                 "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+                 std::tuple<Tensor&, Tensor&>(const Tensor&, int64_t, bool, Tensor&, Tensor&));
 EMBER_DECLARE_OP(
     mode, "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
     std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool));

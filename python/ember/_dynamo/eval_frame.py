@@ -15,6 +15,7 @@ import weakref
 
 from .. import _C
 from ..nn.modules.module import Module
+from ..utils._pytree import _is_named_sequence_class, _make_sequence
 from . import config
 from .backends import lookup_backend
 from .capture import Capture, GraphBreak, SymInt, UnbackedScalar
@@ -73,12 +74,7 @@ def _rebuild(spec, outs):
     items = [_rebuild(s, outs) for s in spec[2]]
     if kind == "dict":
         return dict(zip(spec[1], items))
-    typ = spec[1]
-    if typ is list:
-        return items
-    if typ is tuple:
-        return tuple(items)
-    return typ(*items) if hasattr(typ, "_fields") else typ(items)  # namedtuple / return_types
+    return _make_sequence(spec[1], items)
 
 
 def _realize(value):
@@ -91,10 +87,8 @@ def _realize(value):
             return t(_realize(v) for v in value)
     elif t is dict:
         return {k: _realize(v) for k, v in value.items()}
-    elif isinstance(value, tuple) and hasattr(value, "_fields"):
-        return t(*(_realize(v) for v in value))
-    elif isinstance(value, tuple) and hasattr(t, "__match_args__"):  # a return_types structseq
-        return t(_realize(v) for v in value)
+    elif _is_named_sequence_class(t):
+        return _make_sequence(t, [_realize(v) for v in value])
     return value
 
 
@@ -110,9 +104,7 @@ def _flatten_output(value, cap, nodes):
         return ("t", len(nodes) - 1)
     if isinstance(value, SymInt):
         return ("c", int(value))
-    if isinstance(value, (tuple, list)) and (
-        type(value) in (tuple, list) or hasattr(type(value), "__match_args__")
-    ):  # plain, namedtuples and return_types
+    if type(value) in (tuple, list) or _is_named_sequence_class(type(value)):
         return ("seq", type(value), [_flatten_output(v, cap, nodes) for v in value])
     if type(value) is dict:
         return ("dict", tuple(value), [_flatten_output(v, cap, nodes) for v in value.values()])

@@ -37,7 +37,7 @@ are not carried across segments: such a capture runs eagerly, as before."""
 
 from .. import _C
 from ..overrides import TorchFunctionMode
-from ..utils._pytree import _is_structseq_class
+from ..utils._pytree import _is_named_sequence_class, _make_sequence
 
 _Tensor = _C.Tensor
 
@@ -46,15 +46,10 @@ class GiveUp(Exception):
     """Internal: the capture cannot be split into segments (the entry runs eagerly)."""
 
 
-def _named_sequence(t):
-    """A namedtuple or a return_types struct sequence: a tuple whose fields have names."""
-    return issubclass(t, tuple) and (hasattr(t, "_fields") or _is_structseq_class(t))
-
-
 def _leaves(value):
     if isinstance(value, _Tensor):
         yield value
-    elif type(value) in (tuple, list) or _named_sequence(type(value)):
+    elif type(value) in (tuple, list) or _is_named_sequence_class(type(value)):
         for v in value:
             yield from _leaves(v)
     elif type(value) is dict:
@@ -67,7 +62,7 @@ def _spec(value, slots):
     if isinstance(value, _Tensor):
         return ("s", next(slots))
     t = type(value)
-    if t in (tuple, list) or _named_sequence(t):
+    if t in (tuple, list) or _is_named_sequence_class(t):
         return ("q", t, [_spec(v, slots) for v in value])
     if t is dict:
         return ("q", dict, [(k, _spec(v, slots)) for k, v in value.items()])
@@ -83,12 +78,7 @@ def _build(spec, values):
     t = spec[1]
     if t is dict:
         return {k: _build(s, values) for k, s in spec[2]}
-    items = [_build(s, values) for s in spec[2]]
-    if t is list:
-        return items
-    if t is tuple or _is_structseq_class(t):  # a return_types struct sequence takes one sequence
-        return t(items)
-    return t(*items)
+    return _make_sequence(t, [_build(s, values) for s in spec[2]])
 
 
 def _same(a, b):

@@ -78,6 +78,26 @@ def _is_structseq_class(cls):
     )
 
 
+def _is_named_sequence_class(cls):
+    """A tuple class whose items have names: a namedtuple (built from its items, ``_fields``) or
+    a struct sequence (built from one sequence, ``_is_structseq_class``)."""
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, tuple)
+        and (hasattr(cls, "_fields") or _is_structseq_class(cls))
+    )
+
+
+def _make_sequence(cls, items):
+    """A sequence of class ``cls`` (list, tuple or ``_is_named_sequence_class``) holding
+    ``items``."""
+    if cls is list:
+        return list(items)
+    if cls is tuple or _is_structseq_class(cls):
+        return cls(items)
+    return cls(*items)
+
+
 # a structseq's spec holds its class as the type, rebuilt in _unflatten from the children
 _STRUCTSEQ = _Node(lambda t: (list(t), None), None)
 
