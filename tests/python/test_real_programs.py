@@ -182,6 +182,8 @@ SCRIPTS = [
     "reinforce_pg",
     "flex_attn_masks",
     "muon_hybrid",
+    # session 18 (progs12)
+    "p12_ptq_static",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
