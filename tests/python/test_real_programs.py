@@ -184,6 +184,7 @@ SCRIPTS = [
     "muon_hybrid",
     # session 18 (progs12)
     "p12_ptq_static",
+    "p12_dist_collectives",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
