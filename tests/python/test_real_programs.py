@@ -185,6 +185,7 @@ SCRIPTS = [
     # session 18 (progs12)
     "p12_ptq_static",
     "p12_dist_collectives",
+    "p12_fx_gelu_backend",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
