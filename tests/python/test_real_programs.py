@@ -186,6 +186,7 @@ SCRIPTS = [
     "p12_ptq_static",
     "p12_dist_collectives",
     "p12_fx_gelu_backend",
+    "p12_fx_ptq",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
