@@ -188,6 +188,7 @@ SCRIPTS = [
     "p12_fx_gelu_backend",
     "p12_fx_ptq",
     "p12_misc_apis",
+    "p12_profile_train",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
