@@ -77,3 +77,32 @@ def test_alias_refuses_after_real_torch():
     code = "import torch; from ember import _torch_alias; _torch_alias.install()"
     out = _run("-c", code, check=False)
     assert out.returncode == 1 and "already imported" in out.stderr
+
+
+def test_fx_code_names_torch_when_run_as_torch(tmp_path):
+    # A traced graph's code and node listing show torch's names (torch.clamp, torch.float32),
+    # as PyTorch prints them, and the code still runs; GraphModule.to_folder's package imports.
+    script = tmp_path / "fx_names.py"
+    script.write_text(
+        "import sys\n"
+        "import torch, torch.fx as fx, torch.nn.functional as F\n"
+        "def f(x):\n"
+        "    return F.relu(torch.clamp(x, min=-0.5)).to(torch.float32)\n"
+        "gm = fx.symbolic_trace(f)\n"
+        "print(gm.code)\n"
+        "print([n.format_node() for n in gm.graph.nodes])\n"
+        "print(gm(torch.tensor([-1.0, 2.0])).tolist())\n"
+        f"gm.to_folder({str(tmp_path / 'pkg')!r}, 'Mod')\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import pkg\n"
+        "print(pkg.Mod()(torch.tensor([-1.0, 2.0])).tolist())\n"
+    )
+    out = _run("-m", "ember.run", str(script)).stdout
+    assert "torch.clamp(x, min = -0.5)" in out
+    assert "torch.nn.functional.relu(" in out and "torch.float32" in out
+    assert "target=torch.clamp" in out and "ember." not in out
+    assert out.count("[0.0, 2.0]") == 2
+    import ember  # imported as itself, the code names ember's functions
+
+    gm = ember.fx.symbolic_trace(lambda x: ember.clamp(x, min=-0.5))
+    assert "ember.clamp(x, min = -0.5)" in gm.code

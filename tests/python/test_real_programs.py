@@ -196,6 +196,13 @@ SCRIPTS = [
     "image_filters",
     "textcnn_cls",
     "kalman_pca",
+    # session 18 (progs12)
+    "p12_ptq_static",
+    "p12_dist_collectives",
+    "p12_fx_gelu_backend",
+    "p12_fx_ptq",
+    "p12_misc_apis",
+    "p12_profile_train",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

@@ -2,7 +2,9 @@
 
 Functions of ember's public namespaces are written by their qualified names (``ember.relu``,
 ``ember.nn.functional.gelu``), Python operators as operators (``x + y``, ``x[0]``, ``x.shape``),
-and anything else is passed in as a global of the generated function."""
+and anything else is passed in as a global of the generated function. A program run as torch
+(``python -m ember.run``, where ``torch`` is ember) reads them as torch's code shows them:
+``torch.relu``, bound to the same module."""
 
 import builtins
 import math
@@ -56,6 +58,18 @@ _DTYPE_PREFIX = {
 
 def _ember():
     return sys.modules["ember"]
+
+
+def shown_root():
+    """``torch`` where the program imports ember as torch (its code then names torch's
+    functions), else ``ember``."""
+    return "torch" if sys.modules.get("torch") is sys.modules.get("ember") else "ember"
+
+
+def shown_name(qualified):
+    """`qualified` (``ember.relu``) as the program's code writes it (see shown_root)."""
+    root = shown_root()
+    return qualified if root == "ember" else root + qualified[len("ember") :]
 
 
 def ember_qualified_name(obj):
@@ -135,7 +149,7 @@ class PythonCode:
 
 class _Emitter:
     def __init__(self, graph):
-        self.globals = {"ember": _ember(), "inf": math.inf, "nan": math.nan}
+        self.globals = {shown_root(): _ember(), "inf": math.inf, "nan": math.nan}
         self.names = Namespace()
         for n in graph.nodes:
             self.names.create_name(n.name, None)
@@ -153,7 +167,7 @@ class _Emitter:
     def callable_name(self, fn):
         q = ember_qualified_name(fn)
         if q is not None:
-            return q
+            return shown_name(q)
         if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
             return fn.__name__
         if getattr(fn, "__module__", None) in ("_operator", "operator"):
@@ -175,7 +189,7 @@ class _Emitter:
             return repr(a)
         ember = _ember()
         if isinstance(a, ember.Size):
-            return f"ember.Size([{', '.join(self.repr(x) for x in a)}])"
+            return shown_name(f"ember.Size([{', '.join(self.repr(x) for x in a)}])")
         if isinstance(a, tuple) and not hasattr(a, "_fields"):
             items = ", ".join(self.repr(x) for x in a)
             return f"({items},)" if len(a) == 1 else f"({items})"
@@ -186,10 +200,10 @@ class _Emitter:
         if isinstance(a, slice):
             return f"slice({self.repr(a.start)}, {self.repr(a.stop)}, {self.repr(a.step)})"
         if isinstance(a, ember.device):
-            return f"ember.device({str(a)!r})"
+            return shown_name(f"ember.device({str(a)!r})")
         const = _ember_constant_name(a)
         if const is not None:
-            return const
+            return shown_name(const)
         if isinstance(a, type) and getattr(builtins, a.__name__, None) is a:
             return a.__name__
         if callable(a) and not isinstance(a, type):

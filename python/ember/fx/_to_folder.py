@@ -5,6 +5,7 @@ import os
 from .. import _C
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
+from ._codegen import shown_root
 
 __all__ = ["write_folder"]
 
@@ -42,6 +43,8 @@ def write_folder(gm, folder, module_name):
         "import operator",
         "",
         "import ember",
+        # forward's code names torch's functions where the program runs ember as torch
+        *(["import torch"] if shown_root() == "torch" else []),
         "from ember.nn import *  # noqa: F401,F403",
         "",
         "",

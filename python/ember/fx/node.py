@@ -78,11 +78,11 @@ def _target_name(target):
     if mod == "builtins":
         return f"builtins.{name}"
     if mod and mod.startswith("ember"):
-        from ._codegen import ember_qualified_name  # lazy: codegen needs Node
+        from ._codegen import ember_qualified_name, shown_name  # lazy: codegen needs Node
 
         q = ember_qualified_name(target)
         if q is not None:
-            return q
+            return shown_name(q)
     return f"{mod}.{name}" if mod else name
 
 
