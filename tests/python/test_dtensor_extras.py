@@ -396,6 +396,7 @@ run("einsum mm inner", lambda a, c: M.einsum("ij,jk->ik", a, c), (ya, yc), (S1, 
 run("einsum mm cols", lambda a, c: M.einsum("ij,jk->ik", a, c), (ya, yc), (R, S1),
     "Shard(dim=1)")
 run("einsum dot", lambda a, b: M.einsum("ij,ij->", a, b), ab, (S1, S1), "Partial(sum)")
+run("einsum implicit", lambda a, b: M.einsum("ji,ki", [a, b]), ab, (S1, S1), "Partial(sum)")
 run("einsum batch", lambda a, d: M.einsum("bi,bjk->bkj", a[:, :3], d), (ya, yd), (R, S0),
     "Shard(dim=0)")
 assert not bad, bad

@@ -87,9 +87,11 @@ def _einsum(func, name, args, kwargs):
     Equations with '...' or a subscript repeated within an operand take the fallback."""
     eq = args[0] if isinstance(args[0], str) else None
     ops = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else list(args[1:])
-    if eq is None or kwargs or "..." in eq or "->" not in eq:
+    if eq is None or kwargs or "..." in eq:
         return _fallback(func, name, args, kwargs)
-    lhs, out = eq.replace(" ", "").split("->")
+    lhs, _, out = eq.replace(" ", "").partition("->")
+    if "->" not in eq:  # the implicit output: the subscripts seen once, in alphabetical order
+        out = "".join(sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
     subs = lhs.split(",")
     if len(subs) != len(ops) or any(len(set(s)) != len(s) for s in subs):
         return _fallback(func, name, args, kwargs)
