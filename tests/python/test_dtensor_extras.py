@@ -340,8 +340,84 @@ print("NORMS OK")
 """
 
 
+# pointwise losses, cosine_similarity, pairwise_distance and einsum keep the shards (Partial
+# where a sharded dim is summed away): values and gradients equal the single-process ones
+LOSSES = """
+ya, yb, yc, yd = M.randn(5, 6), M.randn(5, 6), M.randn(6, 3), M.randn(5, 3, 4)
+bad = []
+
+
+# torch_ok: False where torch 2.13 is wrong, "placement" where only its placement is right
+def run(what, fn, ins, pls, want_pl, torch_ok=True):
+    leaves = [D(t, p).requires_grad_() for t, p in zip(ins, pls)]
+    refs = [t.clone().requires_grad_() for t in ins]
+    out, want = fn(*leaves), fn(*refs)
+    if AGAINST_TORCH and not torch_ok:
+        return
+    if repr(out.placements[0]) != want_pl:
+        bad.append((what, out.placements))
+    if AGAINST_TORCH and torch_ok == "placement":
+        return
+    up = M.arange(float(want.numel())).reshape(want.shape) / 7 + 1  # a non-uniform gradient
+    (out.full_tensor() * up).sum().backward()
+    (want * up).sum().backward()
+    np.testing.assert_allclose(out.full_tensor().detach().numpy(), want.detach().numpy(),
+                               rtol=1e-5, atol=1e-6, err_msg=what)
+    for leaf, ref in zip(leaves, refs):
+        # ember lays each gradient out as its DTensor (torch may leave a Replicate input's
+        # gradient sharded as the output)
+        assert AGAINST_TORCH or leaf.grad.placements == leaf.placements, (what, leaf.grad)
+        np.testing.assert_allclose(leaf.grad.full_tensor().numpy(), ref.grad.numpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=what)
+
+
+ab = (ya, yb)
+# torch 2.13's Partial(avg) losses: right placement and value, but the gradient through
+# full_tensor() comes out multiplied by the number of pieces
+run("mse mean", F.mse_loss, ab, (S1, S1), "Partial(avg)", torch_ok="placement")
+# 5 rows in pieces of 3 and 2: torch 2.13's Partial(avg) averages the two local means (wrong)
+run("mse mean uneven", F.mse_loss, ab, (S0, R), "Partial(sum)", torch_ok=False)
+run("mse sum", lambda a, b: F.mse_loss(a, b, reduction="sum"), ab, (S0, S0), "Partial(sum)")
+run("mse none", lambda a, b: F.mse_loss(a, b, reduction="none"), ab, (S0, R), "Shard(dim=0)")
+run("l1 mean", F.l1_loss, ab, (R, S1), "Partial(avg)", torch_ok="placement")
+run("smooth_l1 none", lambda a, b: F.smooth_l1_loss(a, b, reduction="none", beta=0.5), ab,
+    (S1, S1), "Shard(dim=1)")
+run("huber sum", lambda a, b: F.huber_loss(a, b, "sum", 0.7), ab, (S1, R), "Partial(sum)")
+run("cosine", F.cosine_similarity, ab, (S0, S0), "Shard(dim=0)")
+run("cosine sharded dim", F.cosine_similarity, ab, (S1, R), "Partial(sum)")
+run("cosine dim 0", lambda a, b: F.cosine_similarity(a, b, 0), ab, (S0, S0), "Partial(sum)")
+run("pairwise", F.pairwise_distance, ab, (S0, R), "Shard(dim=0)")
+run("pairwise sharded dim", lambda a, b: F.pairwise_distance(a, b, 3), ab, (S1, S1),
+    "_NormPartial(3.0)")
+run("einsum mm rows", lambda a, c: M.einsum("ij,jk->ik", a, c), (ya, yc), (S0, R),
+    "Shard(dim=0)")
+run("einsum mm inner", lambda a, c: M.einsum("ij,jk->ik", a, c), (ya, yc), (S1, S0),
+    "Partial(sum)")
+run("einsum mm cols", lambda a, c: M.einsum("ij,jk->ik", a, c), (ya, yc), (R, S1),
+    "Shard(dim=1)")
+run("einsum dot", lambda a, b: M.einsum("ij,ij->", a, b), ab, (S1, S1), "Partial(sum)")
+run("einsum implicit", lambda a, b: M.einsum("ji,ki", [a, b]), ab, (S1, S1), "Partial(sum)")
+run("einsum batch", lambda a, d: M.einsum("bi,bjk->bkj", a[:, :3], d), (ya, yd), (R, S0),
+    "Shard(dim=0)")
+assert not bad, bad
+
+# item() of a Partial is this rank's own piece, as torch's (_local_scalar_dense runs locally)
+s = D(ya, S0).sum()
+assert s.placements == (Partial(),)
+own = s.to_local().item()
+assert s.item() == own and float(s) == own, (s.item(), float(s), own)
+si = D(M.tensor([[1, 2, 3], [-4, 0, -4]]), S0).sum()  # pieces 6 and -8: whole -2
+assert si.to_local().item() == (6, -8)[RANK]
+assert int(si) == si.to_local().item() and bool(si) and si.__index__() == int(si)
+zero = D(M.tensor([[1.0], [-1.0]]), S0).sum()  # pieces 1 and -1: whole 0
+assert bool(zero) and float(zero) == zero.to_local().item()
+print("LOSSES OK")
+"""
+
+
 def test_dtensor_factories_local_map_loss_parallel(tmp_path):
-    for _, out in run_workers(tmp_path, BODY + SHAPES + NORMS, 2, timeout=120):
+    for _, out in run_workers(tmp_path, BODY + SHAPES + NORMS + LOSSES, 2, timeout=120):
         assert "NORMS OK" in out, out
+        assert "LOSSES OK" in out, out
         assert "SHAPES OK" in out, out
         assert "OK" in out, out

@@ -16,7 +16,8 @@ DTensors is refused as torch refuses it (one element excepted, taken as Replicat
 This module holds the mode, the naming of the routed function, the passthrough of local calls
 and properties, and the table from names to rules; the rules are in _sharding_rules.py
 (elementwise, reductions, matmul, views), _sharding_rules_shape.py (cat, split, indexing, ...),
-_sharding_rules_norm.py (norms), _sharding_rules_setitem.py (__setitem__) and
+_sharding_rules_norm.py (norms), _sharding_rules_loss.py (pointwise losses, cosine_similarity,
+pairwise_distance, einsum), _sharding_rules_setitem.py (__setitem__) and
 _sharding_rules_nn.py (nn.functional), the helpers and the fallback they share in
 _dispatch_utils.py.
 """
@@ -38,6 +39,7 @@ from ._sharding_rules import (
     _transpose,
     _unsqueeze,
 )
+from ._sharding_rules_loss import RULES as _LOSS_RULES
 from ._sharding_rules_nn import (
     _ALONG_DIM,
     _along_dim,
@@ -113,6 +115,13 @@ _LOCAL = {
     "is_shared",
     "is_pinned",
     "type",
+    # torch reads a scalar from the local piece as it is (a Partial's own addend: its
+    # _local_scalar_dense has no sharding rule and no redistribution)
+    "item",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__bool__",
 }
 
 
@@ -165,6 +174,7 @@ def _register():
         _RULES[n] = _reshape
     _RULES.update(_SHAPE_RULES)
     _RULES.update(_NORM_RULES)
+    _RULES.update(_LOSS_RULES)
     _RULES.update(_SETITEM_RULES)
     for n in _LOCAL | _SELF_RETURNING:
         _RULES[n] = _local_call

@@ -1,0 +1,135 @@
+"""Sharding rules of the pointwise losses (mse_loss, l1_loss, smooth_l1_loss, huber_loss),
+cosine_similarity, pairwise_distance and einsum (_dispatch.py routes to them).
+
+They are composed of rules that keep the shards, as torch's DTensor decomposes them: a
+pointwise loss is its elementwise 'none' form, then sum or mean (Partial over a sharded dim);
+cosine_similarity and pairwise_distance are built from vector norms (_NormPartial) the way
+torch builds them; einsum shards one subscript per mesh dim across every operand that has it.
+"""
+
+from ._api import DTensor, Partial, Replicate, Shard
+from ._dispatch_utils import _arg, _fallback, _first_mesh, _move, _orig, _spec, _wrap
+from ._sharding_rules import _elementwise, _reduction
+from ._sharding_rules_norm import _linalg, _norm
+
+# loss -> (position of reduction, names of its other options in order after reduction); the
+# deprecated size_average/reduce (positions 2, 3) and a weight take the fallback
+_LOSSES = {
+    "mse_loss": (4, ("weight",)),
+    "l1_loss": (4, ("weight",)),
+    "smooth_l1_loss": (4, ("beta",)),
+    "huber_loss": (2, ("delta", "weight")),
+}
+
+
+def _pointwise_loss(func, name, args, kwargs):
+    pos, extra = _LOSSES[name]
+    opts = {k: _arg(args, kwargs, pos + 1 + i, k) for i, k in enumerate(extra)}
+    old = pos == 4 and any(
+        _arg(args, kwargs, i, k) is not None for i, k in ((2, "size_average"), (3, "reduce"))
+    )
+    reduction = _arg(args, kwargs, pos, "reduction", "mean")
+    if old or opts.get("weight") is not None or reduction not in ("none", "sum", "mean"):
+        return _fallback(func, name, args, kwargs)
+    kw = {k: v for k, v in opts.items() if v is not None}
+    loss = _elementwise(
+        func, name, (args[0], _arg(args, kwargs, 1, "target")), {"reduction": "none", **kw}
+    )
+    if reduction == "none":
+        return loss
+    return _reduction(_orig(reduction), reduction, (loss,), {})
+
+
+def _vector_norm(x, p, dim, keepdim):
+    return _norm(_orig("vector_norm", _linalg()), "vector_norm", (x, p, dim, keepdim), {})
+
+
+def _ew(name, *args):
+    return _elementwise(_orig(name), name, args, {})
+
+
+def _cosine_similarity(func, name, args, kwargs):
+    """torch's composition: (x1 / max(|x1|, eps) * (x2 / max(|x2|, eps))).sum(dim), the norms
+    over dim; a Shard of dim leaves Partial(sum), the others stay."""
+    x1, x2 = args[0], _arg(args, kwargs, 1, "x2")
+    dim = _arg(args, kwargs, 2, "dim", 1)
+    eps = _arg(args, kwargs, 3, "eps", 1e-8)
+    mesh = _first_mesh(args, kwargs)
+    s1, s2 = _spec(x1, mesh)[1], _spec(x2, mesh)[1]
+    floats = all(isinstance(x, DTensor) and x.dtype.is_floating_point for x in (x1, x2))
+    if not floats or len(s1) != len(s2) or not s1 or not isinstance(dim, int):
+        return _fallback(func, name, args, kwargs)
+    dim %= len(s1)  # the operands broadcast in the div and mul, as torch's
+    n1 = _ew("clamp_min", _vector_norm(x1, 2, dim, True), eps)
+    n2 = _ew("clamp_min", _vector_norm(x2, 2, dim, True), eps)
+    prod = _ew("mul", _ew("div", x1, n1), _ew("div", x2, n2))
+    return _reduction(_orig("sum"), "sum", (prod, dim), {})
+
+
+def _pairwise_distance(func, name, args, kwargs):
+    """torch's composition: the p-norm of x1 - x2 + eps over the last dim."""
+    x1, x2 = args[0], _arg(args, kwargs, 1, "x2")
+    p = float(_arg(args, kwargs, 2, "p", 2.0))
+    eps = _arg(args, kwargs, 3, "eps", 1e-6)
+    keepdim = bool(_arg(args, kwargs, 4, "keepdim", False))
+    mesh = _first_mesh(args, kwargs)
+    nd = max(len(_spec(x1, mesh)[1]), len(_spec(x2, mesh)[1]))
+    if nd == 0 or not all(isinstance(x, DTensor) for x in (x1, x2)) or p < 0:
+        return _fallback(func, name, args, kwargs)
+    diff = _ew("add", _ew("sub", x1, x2), eps)
+    return _vector_norm(diff, p, nd - 1, keepdim)
+
+
+def _einsum(func, name, args, kwargs):
+    """One subscript per mesh dim is sharded in every operand that has it (the first operand's
+    Shard on that mesh dim, else the next one's), the operands without it are Replicate; the
+    output is Shard where it keeps that subscript and Partial(sum) where it sums it away.
+    Equations with '...' or a subscript repeated within an operand take the fallback."""
+    eq = args[0] if isinstance(args[0], str) else None
+    ops = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else list(args[1:])
+    if eq is None or kwargs or "..." in eq:
+        return _fallback(func, name, args, kwargs)
+    lhs, _, out = eq.replace(" ", "").partition("->")
+    if "->" not in eq:  # the implicit output: the subscripts seen once, in alphabetical order
+        out = "".join(sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
+    subs = lhs.split(",")
+    if len(subs) != len(ops) or any(len(set(s)) != len(s) for s in subs):
+        return _fallback(func, name, args, kwargs)
+    mesh = _first_mesh(ops, {})
+    specs = [_spec(o, mesh) for o in ops]
+    if any(len(s) != len(sp[1]) for s, sp in zip(subs, specs)):
+        return _fallback(func, name, args, kwargs)
+    size = {c: n for s, sp in zip(subs, specs) for c, n in zip(s, sp[1]) if n != 1}
+    targets = [[] for _ in ops]
+    syncs = [[] for _ in ops]
+    out_pl = []
+    for md in range(mesh.ndim):
+        letter = None
+        for s, sp in zip(subs, specs):
+            p = sp[2][md]
+            if isinstance(p, Shard) and sp[1][p.dim] == size.get(s[p.dim]):
+                letter = s[p.dim]
+                break
+        for i, s in enumerate(subs):
+            if letter is not None and letter in s and specs[i][1][s.index(letter)] != 1:
+                targets[i].append(Shard(s.index(letter)))
+            else:
+                targets[i].append(Replicate())
+                if letter is not None:
+                    syncs[i].append(md)
+        if letter is None:
+            out_pl.append(Replicate())
+        else:
+            out_pl.append(Shard(out.index(letter)) if letter in out else Partial())
+    locals_ = [_move(o, mesh, t, sy) for o, t, sy in zip(ops, targets, syncs)]
+    res = _orig("einsum")(eq, *locals_)
+    shape = tuple(size.get(c, 1) for c in out)
+    return _wrap(res, mesh, tuple(out_pl), shape)
+
+
+RULES = {
+    **dict.fromkeys(_LOSSES, _pointwise_loss),
+    "cosine_similarity": _cosine_similarity,
+    "pairwise_distance": _pairwise_distance,
+    "einsum": _einsum,
+}
