@@ -48,6 +48,7 @@ from . import (
     tensor_api_s12,
     tensor_api_s13,
 )
+from .complex_cast import warn_discard_imag
 
 
 def _method_sig(fn, name):
@@ -100,8 +101,14 @@ def _caster(name, dtype_name):
 
     def cast(self, memory_format=None):
         if memory_format is not None:
+            if self.dtype.is_complex and not target.is_complex:
+                warn_discard_imag()
             return _C._to_format(self, target, memory_format, False)
-        return self if self.dtype == target else _C._to_dtype(self, target, False)
+        if self.dtype == target:
+            return self
+        if self.dtype.is_complex and not target.is_complex:
+            warn_discard_imag()
+        return _C._to_dtype(self, target, False)
 
     cast.__name__ = name
     cast.__doc__ = (
