@@ -464,3 +464,52 @@ def test_complex_to_real_casts_warn_once_as_torch():
     for line in out[:6]:
         assert line == f"1 ['{message}'] <string>", line
     assert out[6] == "0"
+
+
+_INVERSE = "asin acos atan asinh acosh atanh".split()
+# both sides of every branch cut (signed zeros), near 0 and +-1, large and infinite values
+_CUT_VALUES = [0.0, -0.0, 0.3, -0.3, 1.0, -1.0, 1.5, -1.5, 1e-8, -40.0, 1e5, math.inf, -math.inf]
+
+
+def test_complex_inverse_trig_on_the_cuts_as_torch():
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    grid = [complex(a, b) for a in _CUT_VALUES for b in _CUT_VALUES]
+    for name in _INVERSE:
+        for dt, rtol in (("complex128", 1e-11), ("complex64", 1e-5)):
+            want = getattr(torch, name)(torch.tensor(grid, dtype=getattr(torch, dt))).numpy()
+            got = getattr(ember, name)(ember.tensor(grid, dtype=getattr(ember, dt))).numpy()
+            assert got.dtype == want.dtype, name
+            # acos(1 + 1e-8j): torch's real part is 2e-12 off (mpmath agrees with ember's)
+            assert np.allclose(got, want, rtol=rtol, atol=0, equal_nan=True), (name, dt)
+            for part in (np.real, np.imag):  # the zero parts' signs
+                zero = (part(want) == 0) & (part(got) == 0)
+                assert (np.signbit(part(got)) == np.signbit(part(want)))[zero].all(), name
+
+
+def test_complex_inverse_trig_gradients_and_in_place_as_torch():
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    points = [0.5 + 0.5j, -1.5 + 0.25j, 2 - 3j, -0.2 - 0.7j, 1e-3 + 2j]
+    grad = [1 + 2j, 0.5 - 1j, 1j, 2 + 0j, 1 - 1j]
+    for name in (*_INVERSE, "expm1", "log1p", "exp2", "sinc"):
+        a = torch.tensor(points, dtype=torch.complex128, requires_grad=True)
+        b = ember.tensor(points, dtype=ember.complex128, requires_grad=True)
+        want, got = getattr(torch, name)(a), getattr(ember, name)(b)
+        want.backward(torch.tensor(grad))
+        got.backward(ember.tensor(grad))
+        assert np.allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-9), name
+        z = ember.tensor(points, dtype=ember.complex128)
+        assert getattr(z, name + "_")() is z, name
+        assert np.allclose(z.numpy(), want.detach().numpy(), rtol=1e-12), name
+    assert ember.tensor([2 + 0j]).arccos().tolist() == ember.acos(ember.tensor([2 + 0j])).tolist()
+
+
+def test_complex_inverse_trig_without_torch():
+    z = ember.tensor([0.5 + 0.5j, -2 + 0j, 3 - 1j], dtype=ember.complex128)
+    for name, inverse in (("asin", "sin"), ("acos", "cos"), ("atan", "tan")):
+        assert ember.allclose(getattr(ember, inverse)(getattr(ember, name)(z)), z), name
+    for name in ("asinh", "acosh", "atanh"):
+        assert ember.allclose(getattr(ember, name[1:])(getattr(ember, name)(z)), z), name
+    assert ember.asin(ember.tensor([1.5 + 0j])).imag.item() > 0  # above the cut: C99's side
+    assert ember.asin(ember.tensor([complex(1.5, -0.0)])).imag.item() < 0
