@@ -388,6 +388,9 @@ def _complex_helpers(lib):
         ("int() nan", lambda: int(lib.tensor(complex(float("nan"), 0)))),
         ("int() imag 0", lambda: int(lib.tensor(-2.5 + 0j))),
         ("index", lambda: [0, 1][lib.tensor(1 + 0j)]),
+        ("dequantize complex", lambda: lib.dequantize(z)),
+        ("dequantize float64", lambda: lib.tensor([1.5], dtype=lib.float64).dequantize()),
+        ("dequantize int", lambda: lib.dequantize(lib.tensor([3]))),
     ]
 
 

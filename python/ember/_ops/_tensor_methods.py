@@ -119,6 +119,7 @@ def _caster(name, dtype_name):
 
 
 REPLACE = {
+    "dequantize": quantized.dequantize,  # a plain tensor becomes float32, as torch's
     # Python protocols
     "__repr__": tensor.__repr__,
     "__str__": object.__str__,  # as torch's: repr(), a subclass's own __repr__ included
