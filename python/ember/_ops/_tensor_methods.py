@@ -98,17 +98,14 @@ def _inplace(fn, name):
 
 def _caster(name, dtype_name):
     target = getattr(_C, dtype_name)
+    real = not target.is_complex
 
     def cast(self, memory_format=None):
-        if memory_format is not None:
-            if self.dtype.is_complex and not target.is_complex:
-                warn_discard_imag()
-            return _C._to_format(self, target, memory_format, False)
-        if self.dtype == target:
-            return self
-        if self.dtype.is_complex and not target.is_complex:
+        if real and self.is_complex():
             warn_discard_imag()
-        return _C._to_dtype(self, target, False)
+        if memory_format is not None:
+            return _C._to_format(self, target, memory_format, False)
+        return self if self.dtype == target else _C._to_dtype(self, target, False)
 
     cast.__name__ = name
     cast.__doc__ = (
