@@ -48,6 +48,7 @@ from . import (
     tensor_api_s12,
     tensor_api_s13,
 )
+from .complex_cast import warn_discard_imag
 
 
 def _method_sig(fn, name):
@@ -97,8 +98,11 @@ def _inplace(fn, name):
 
 def _caster(name, dtype_name):
     target = getattr(_C, dtype_name)
+    real = not target.is_complex
 
     def cast(self, memory_format=None):
+        if real and self.is_complex():
+            warn_discard_imag()
         if memory_format is not None:
             return _C._to_format(self, target, memory_format, False)
         return self if self.dtype == target else _C._to_dtype(self, target, False)
@@ -112,6 +116,7 @@ def _caster(name, dtype_name):
 
 
 REPLACE = {
+    "dequantize": quantized.dequantize,  # a plain tensor becomes float32, as torch's
     # Python protocols
     "__repr__": tensor.__repr__,
     "__str__": object.__str__,  # as torch's: repr(), a subclass's own __repr__ included

@@ -18,7 +18,8 @@ def _t(x, like=None):
 
 
 def _float(x):
-    return x if x.dtype.is_floating_point else x.to(get_default_dtype())
+    """x, with integer and bool inputs in the default float dtype (complex ones stay complex)."""
+    return x if x.dtype.is_floating_point or x.dtype.is_complex else x.to(get_default_dtype())
 
 
 def _check_repeats_in_order(op, dim, ndim):

@@ -17,6 +17,7 @@ from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, view_as_complex, view_as_real
 from .._type_info import dtype_of_to_call, scalar_type_name
+from .complex_cast import copy_guard, warn_discard_imag
 from .creation import full, full_like, ones, ones_like, tensor, zeros, zeros_like
 from .index import where as _real_where
 
@@ -729,12 +730,15 @@ def _where_guard(orig):
 
 
 def _to_guard(orig):
-    """Tensor.to that keeps the gradient of a real tensor made complex (the core's copy records
-    no gradient into a complex result): such a cast becomes complex(x, 0)."""
+    """Tensor.to that warns for a complex -> real cast (complex_cast.py) and keeps the gradient
+    of a real tensor made complex (the core's copy records no gradient into a complex result):
+    such a cast becomes complex(x, 0)."""
 
     @functools.wraps(orig)
     def to(self, *args, **kwargs):
         dt = dtype_of_to_call(args, kwargs)
+        if dt is not None and self.dtype.is_complex and not dt.is_complex:
+            warn_discard_imag()
         if (
             dt is not None
             and dt.is_complex
@@ -822,6 +826,8 @@ def tensor_methods(current):
         out["__setitem__"] = more.setitem_guard(current("__setitem__"))
     if current("to") is not None:
         out["to"] = _to_guard(current("to"))
+    if current("copy_") is not None:
+        out["copy_"] = copy_guard(current("copy_"))
     out["real"] = property(_real_property, _set_part(0), doc=PROPERTY_DOCS["real"])
     out["imag"] = property(_imag_property, _set_part(1), doc=PROPERTY_DOCS["imag"])
     for name in (

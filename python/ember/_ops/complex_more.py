@@ -14,6 +14,7 @@ from .complex import (
     _complex_dtype,
     _exp,
     _im,
+    _in_place,
     _is_c,
     _log,
     _make,
@@ -308,6 +309,112 @@ def _sinc(z):
     return _make(_real_where(zero, ones_like(_re(out)), _re(out)), _im(out))
 
 
+# --- inverse trigonometric and hyperbolic functions ------------------------------------------
+# Kahan's forms ("Branch cuts for complex elementary functions", 1987): built from square roots
+# of 1 +- z, they keep full precision near 0 and near +-1 and put the cuts where C99 (and so
+# torch) puts them, the sign of a zero imaginary part choosing the side. Not rescaled for
+# |z| near the overflow threshold, where the squares in atanh overflow.
+
+
+_INF = float("inf")
+
+
+def _full(t, value):
+    return ones_like(t) * value
+
+
+def _sqrt_parts(x, y):
+    """The principal square root of x + iy as (re, im): t = sqrt((|x| + |z|) / 2) for the larger
+    part, y / 2t for the other, so a zero part comes out an exact (signed) zero."""
+    t = _C.sqrt((_C.abs(x) + _C.hypot(x, y)) * 0.5)
+    other = y / (2 * _real_where(t == 0, ones_like(t), t))  # t = 0 only at z = 0, where y is 0
+    neg = x < 0
+    return _real_where(neg, _C.abs(other), t), _real_where(neg, _C.copysign(t, y), other)
+
+
+def _one_minus_plus(z):
+    """sqrt(1 - z) and sqrt(1 + z) as parts, 1 - z negating y itself (its zero's sign picks the
+    side of the cut)."""
+    x, y = _re(z), _im(z)
+    return _sqrt_parts(1 - x, -y), _sqrt_parts(1 + x, y)
+
+
+def _times_i(z):
+    return _make(-_im(z), _re(z))  # i z, exact in both parts (no 0 * inf, signed zeros kept)
+
+
+def _over_i(z):
+    return _make(_im(z), -_re(z))  # -i z
+
+
+def _at_infinity(z, re, im):
+    """re + i im where z has an infinite part (C99's limits; the formulas give inf - inf or
+    inf / inf there)."""
+    x, y = _re(z), _im(z)
+    inf = _C.isinf(x) | _C.isinf(y)
+    return lambda out: _make(_real_where(inf, re, _re(out)), _real_where(inf, im, _im(out)))
+
+
+def _asin(z):
+    x, y = _re(z), _im(z)
+    (ar, ai), (br, bi) = _one_minus_plus(z)
+    limit = _at_infinity(
+        z, _C.copysign(_C.atan2(_C.abs(x), _C.abs(y)), x), _C.copysign(_full(y, _INF), y)
+    )
+    return limit(_make(_C.atan2(x, ar * br - ai * bi), _C.asinh(ar * bi - ai * br)))
+
+
+def _acos(z):
+    x, y = _re(z), _im(z)
+    (ar, ai), (br, bi) = _one_minus_plus(z)
+    limit = _at_infinity(z, _C.atan2(_C.abs(y), x), -_C.copysign(_full(y, _INF), y))
+    im = _C.asinh(br * ai - bi * ar)
+    if z.dtype == _C.complex128:  # torch's complex128 kernel gives +0 on both sides of (-1, 1)
+        im = im + 0.0  # (C99's, and torch's complex64's, is -0 above the segment)
+    return limit(_make(2 * _C.atan2(ar, br), im))
+
+
+def _acosh(z):
+    x, y = _re(z), _im(z)
+    (ar, ai), (br, bi) = _sqrt_parts(x - 1, y), _sqrt_parts(x + 1, y)
+    limit = _at_infinity(z, _full(x, _INF), _C.copysign(_C.atan2(_C.abs(y), x), y))
+    return limit(_make(_C.asinh(ar * br + ai * bi), 2 * _C.atan2(ai, br)))
+
+
+def _asinh(z):
+    return _over_i(_asin(_times_i(z)))
+
+
+def _atanh(z):
+    """Computed for |x| and given x's sign back (atanh is odd), so 4|x| / ((1 - |x|)^2 + y^2)
+    never cancels against the 1 of log1p."""
+    x, y = _re(z), _im(z)
+    ax = _C.abs(x)
+    re = 0.25 * _C.log1p(4 * ax / ((1 - ax) * (1 - ax) + y * y))
+    limit = _at_infinity(z, _C.copysign(_full(x, 0.0), x), _C.copysign(_full(y, math.pi / 2), y))
+    return limit(_make(_C.copysign(re, x), 0.5 * _C.atan2(2 * y, (1 - x) * (1 + x) - y * y)))
+
+
+def _atan(z):
+    return _over_i(_atanh(_times_i(z)))
+
+
+_INVERSE = {
+    "asin": _asin,
+    "acos": _acos,
+    "atan": _atan,
+    "asinh": _asinh,
+    "acosh": _acosh,
+    "atanh": _atanh,
+    "arcsin": _asin,
+    "arccos": _acos,
+    "arctan": _atan,
+    "arcsinh": _asinh,
+    "arccosh": _acosh,
+    "arctanh": _atanh,
+}
+
+
 # (name, path, which positional args may be complex), as complex._PATHS
 PATHS = {
     "expm1": (_expm1, 1),
@@ -328,6 +435,20 @@ PATHS = {
 }
 # The addmm family is guarded on (input, first factor): torch requires one dtype across the
 # three tensors, so a complex second factor alone is an error either way.
+PATHS.update({name: (path, 1) for name, path in _INVERSE.items()})
+# the in-place forms write the complex result into self (a real self is torch's cast error)
+PATHS.update(
+    {
+        name + "_": (_in_place(path), 1)
+        for name, path in (
+            *_INVERSE.items(),
+            ("expm1", _expm1),
+            ("log1p", _log1p),
+            ("exp2", _exp2),
+            ("sinc", _sinc),
+        )
+    }
+)
 PATHS.update(
     {
         "addmm": (_addmm_family(_C.mm), 2),

@@ -136,8 +136,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     except TypeError as e:
         _infer_error(data, dtype, e)
         raise
-    if dtype is None and out.numel() == 0 and out.is_complex():  # no elements: not complex data
-        out = out.to(_C.get_default_dtype())
+    # an empty sequence has no complex data (an empty complex array keeps its dtype, as torch's)
+    empty_sequence = out.numel() == 0 and (np is None or not isinstance(data, np.ndarray))
+    if dtype is None and empty_sequence and out.is_complex():
+        out = _C._to_dtype(out, _C.get_default_dtype(), False)
     if dev is not None:
         return place(dev, out, requires_grad)
     return _finish(out, requires_grad)
@@ -625,7 +627,7 @@ def vander(x, N=None, increasing=False):
     n = x.shape[0] if N is None else N
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    base = x.long() if not x.dtype.is_floating_point else x
+    base = x if x.dtype.is_floating_point or x.dtype.is_complex else x.long()
     if n == 0:
         return empty(x.shape[0], 0, dtype=base.dtype)
     cols = cat(

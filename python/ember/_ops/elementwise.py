@@ -87,6 +87,14 @@ def xlogy(input, other):
     return where((input == 0) & ~isnan(other), zeros([], dtype=out.dtype), out)
 
 
+def _refuse_complex(kernel, x):
+    """torch has no complex kernel for these ops: its dispatch error, naming `kernel`."""
+    if x.dtype.is_complex:
+        raise NotImplementedError(
+            f"\"{kernel}_cpu\" not implemented for '{scalar_type_name(x.dtype)}'"
+        )
+
+
 def _check_float_pair(name, a, b):
     for x in (a, b):
         if isinstance(x, Tensor) and not x.dtype.is_floating_point:
@@ -136,6 +144,7 @@ def logit(input, eps=None):
     """logit(input, eps=None) -> Tensor
 
     log(p / (1 - p)) of input, first clamped to [eps, 1 - eps] when eps is given."""
+    _refuse_complex("logit", input)
     x = _float(input)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
@@ -226,6 +235,7 @@ def mvlgamma(input, p):
     The log of the multivariate gamma function of dimension p, elementwise."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    _refuse_complex("arange", input)  # torch fails in the arange of its offsets
     x = _float(input)
     terms = stack([lgamma(x - j / 2) for j in range(p)]).sum(0)
     return terms + p * (p - 1) / 4 * math.log(math.pi)

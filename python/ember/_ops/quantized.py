@@ -142,9 +142,11 @@ def dequantize(tensor):
     """dequantize(tensor) -> Tensor
 
     The float32 values (q - zero_point) * scale of a quantized tensor (a tuple of them for a
-    list of tensors)."""
+    list of tensors); a plain tensor converted to float32."""
     if isinstance(tensor, (list, tuple)):
-        return tuple(_Q.dequantize(t) for t in tensor)
+        return tuple(dequantize(t) for t in tensor)
+    if not tensor.is_quantized:  # torch's: a plain tensor as float32 (a complex one warns)
+        return tensor.to(_C.float32)
     return _Q.dequantize(tensor)
 
 

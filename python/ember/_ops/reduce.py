@@ -2,10 +2,11 @@
 forms, covariance, histograms."""
 
 from .. import _C, return_types
-from .._C import Tensor, broadcast_shapes, isnan, mm
+from .._C import Tensor, broadcast_shapes, isnan
 from .._type_info import scalar_type_name
 from . import _names
 from ._util import _check_repeats_in_order, _float
+from .complex import complex as _complex
 from .creation import full, linspace, ones, ones_like, zeros
 from .index import bucketize, where
 
@@ -292,12 +293,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         w = fweights
     if aweights is not None:
         w = aweights if w is None else w * aweights
+    real = x.real.dtype if x.dtype.is_complex else x.dtype  # weights and counts stay real
     if w is None:
-        total = full([], n, dtype=x.dtype)
+        total = full([], n, dtype=real)
         avg = x.mean(1)
         norm = total - correction
     else:
-        w = w.to(x.dtype) if not w.dtype.is_floating_point else w
+        w = w.to(real) if not w.dtype.is_floating_point else w
         total = w.sum()
         avg = (x * w).sum(1) / total
         if correction == 0:
@@ -309,7 +311,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     norm = norm.clamp(min=0)
     xm = x - avg.unsqueeze(1)
     xw = xm if w is None else xm * w
-    c = mm(xw, xm.t()) / norm
+    c = (xw @ xm.t().conj()) / norm
     return c.squeeze() if input.dim() < 2 or c.shape[0] == 1 else c
 
 
@@ -321,8 +323,10 @@ def corrcoef(input):
     if c.dim() == 0:
         return c / c
     d = c.diagonal()
-    stddev = d.sqrt()
+    stddev = (d.real if d.dtype.is_complex else d).sqrt()
     c = c / stddev.unsqueeze(1) / stddev.unsqueeze(0)
+    if c.dtype.is_complex:  # torch clips the two parts separately
+        return _complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 

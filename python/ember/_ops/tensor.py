@@ -3,6 +3,7 @@ numbers, iteration, numpy, copy and pickle), dtype conversions, new_* factories 
 hooks. These are method implementations; _tensor_methods installs them on Tensor."""
 
 import builtins
+import math
 import warnings
 import weakref
 
@@ -52,8 +53,19 @@ def _one_element(self):
     return self.item()
 
 
+def _real_part_of(value, ctype, integral):
+    """A complex element as int() or float() take it, torch's checked conversion: a nonzero
+    (or NaN) imaginary part, or a real part an integer cannot hold, is an overflow."""
+    if not isinstance(value, builtins.complex):
+        return value
+    bad = value.imag != 0 or (integral and not math.isfinite(value.real))
+    if bad or (integral and not -(2.0**63) <= value.real < 2.0**63):
+        raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+    return value.real
+
+
 def __int__(self):
-    return builtins.int(_one_element(self))
+    return builtins.int(_real_part_of(_one_element(self), "int64_t", True))
 
 
 def __float__(self):
@@ -63,11 +75,11 @@ def __float__(self):
             "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
             "behavior.\nConsider using tensor.detach() first.",
         )
-    return builtins.float(_one_element(self))
+    return builtins.float(_real_part_of(_one_element(self), "double", False))
 
 
 def __index__(self):
-    if self.dtype.is_floating_point or self.numel() != 1:
+    if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return builtins.int(self.item())
 
@@ -184,17 +196,6 @@ def type(self, dtype=None, non_blocking=False):
             }[repr(self.dtype)[6:]]
         )
     return self.to(dtype)
-
-
-def _caster(dtype_name):
-    target = getattr(_C, dtype_name)
-
-    def cast(self, memory_format=None):
-        if memory_format is not None:
-            return _C._to_format(self, target, memory_format, False)
-        return self if self.dtype == target else _C._to_dtype(self, target, False)
-
-    return cast
 
 
 def as_subclass(self, cls):
