@@ -1,6 +1,7 @@
 """Python views of backward nodes: one class per node name, so type(t.grad_fn).__name__ reads
 like PyTorch's ("MulBackward0")."""
 
+import importlib
 import weakref
 
 from .. import _C
@@ -104,10 +105,17 @@ class save_on_cpu(saved_tensors_hooks):
     already on the CPU is kept as is unless ``pin_memory`` asks for a pinned copy."""
 
     def __init__(self, pin_memory=False, device_type="cuda"):
+        # As torch's: memory is pinned only where the device module has a device (never in a
+        # CPU-only build, where asking for pinned memory raises).
+        device_module = importlib.import_module(f"ember.{device_type}")
+        pin = pin_memory and device_module.is_available()
+
         def pack_to_cpu(tensor):
             if not pin_memory:
                 return (tensor.device, tensor.cpu())
-            packed = empty(tensor.size(), dtype=tensor.dtype, pin_memory=True)
+            packed = empty(
+                tensor.size(), dtype=tensor.dtype, pin_memory=pin and not tensor.is_sparse
+            )
             packed.copy_(tensor)
             return (tensor.device, packed)
 

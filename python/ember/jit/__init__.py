@@ -72,10 +72,25 @@ class _CapturedModule:
 
 def _make_traced(program, original=None):
     module = program.module()
+    exported_forward = type(module).forward
+
+    def forward(self, *args, **kwargs):
+        # A size the graph was specialized to fails an export guard (AssertionError); under torch
+        # a traced graph given other sizes fails in the op that cannot take them, a RuntimeError.
+        try:
+            return exported_forward(self, *args, **kwargs)
+        except AssertionError as e:
+            if not str(e).startswith("Guard failed"):
+                raise
+            raise RuntimeError(
+                f"traced module: the trace was specialized to its example's sizes; {e}"
+            ) from None
+
     cls = type(
         "TracedModule" if original is None else type(original).__name__,
         (type(module), ScriptModule),
         {
+            "forward": forward,
             "_captured_graph": lambda self: self._program.graph,
             "_captured_code": lambda self: self._program.graph_module.code,
             "_export_program": property(lambda self: self._program),
