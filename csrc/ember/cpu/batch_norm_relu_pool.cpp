@@ -6,11 +6,11 @@
 // then normalize + relu + pool of each plane through an L1-sized buffer) and writes only the
 // pooled output and one byte per window: the tap that won (0-3), or 4 when the window's maximum is
 // <= 0 so relu passes no gradient (relu's mask at the winning tap is the pooled value's sign).
-// The backward rebuilds each plane's gradient (the pool's scatter, then relu's mask) in a buffer
-// and runs batch_norm's backward over it. Every value is computed by the same expressions, in the
-// same order, as the separate kernels (batch_norm's lanes included), so results are the same
-// bits; nn.Sequential takes this path only where nothing could observe the difference
-// (python/ember/nn/modules/_fused_block.py).
+// The backward rebuilds each plane's gradient (the pool's scatter, then relu's mask) into the input
+// gradient's storage and runs batch_norm's backward over it, reading it back in place. Every value
+// is computed by the same expressions, in the same order, as the separate kernels (batch_norm's
+// lanes included), so results are the same bits; nn.Sequential takes this path only where nothing
+// could observe the difference (python/ember/nn/modules/_fused_block.py).
 // no-tree-loop-distribute-patterns: the short row copies (14-28 floats) stay inline loops; as
 // memmove calls they cost as much as the arithmetic.
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", \
@@ -176,20 +176,18 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_relu_max_pool2x2_backward(
   const uint8_t* sp = sl.data_ptr<uint8_t>();
   float* op = gx.data_ptr<float>();
   parallel_for(0, g.c, std::max<int64_t>(1, kGrainSize / (g.n * g.s)), [&](int64_t c0, int64_t c1) {
-    std::vector<float> plane(size_t(2 * g.s));
+    std::vector<float> split(size_t(g.s));
     with_best_isa([&] {
-      float* __restrict gr = plane.data();
-      auto rebuild = [&](int64_t off) {
-        const int64_t windows = off / g.s * OH * OW;
-        gradient_plane(gp + windows, sp + windows, gr + g.s, gr, H, W);
-      };
       for (int64_t c = c0; c < c1; ++c) {
-        // batch_norm_backward_kernel's expressions over the rebuilt planes
+        // batch_norm_backward_kernel's expressions over the rebuilt planes. The first pass leaves
+        // them in gx, where the second reads them back in place: rebuilding them again cost as
+        // much as the pass's arithmetic.
         const double m = mean[size_t(c)], is = invstd[size_t(c)];
         Lanes lg, lgx;
         for (int64_t i = 0; i < g.n; ++i) {
-          const int64_t off = (i * g.c + c) * g.s;
-          rebuild(off);
+          const int64_t off = (i * g.c + c) * g.s, windows = off / g.s * OH * OW;
+          float* __restrict gr = op + off;
+          gradient_plane(gp + windows, sp + windows, split.data(), gr, H, W);
           lanes_for(g.s, [&](int l, int64_t j) {
             const double gv = double(gr[j]);
             lg.v[l] += gv;
@@ -202,10 +200,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_relu_max_pool2x2_backward(
         const float scale = float(w[size_t(c)] * is);
         const float k1 = float(sg / count), k2 = float(sgx / count * is * is), am = float(m);
         for (int64_t i = 0; i < g.n; ++i) {
-          const int64_t off = (i * g.c + c) * g.s;
-          rebuild(off);
-          for (int64_t j = 0; j < g.s; ++j)
-            op[off + j] = float((gr[j] - k1 - (xp[off + j] - am) * k2) * scale);
+          float* __restrict gr = op + (i * g.c + c) * g.s;
+          const float* __restrict xr = xp + (i * g.c + c) * g.s;
+          for (int64_t j = 0; j < g.s; ++j) gr[j] = float((gr[j] - k1 - (xr[j] - am) * k2) * scale);
         }
       }
     });
