@@ -211,6 +211,8 @@ SCRIPTS = [
     "p13_pad_fold",
     "p13_scatter_stats",
     "p13_jit_deploy",
+    "p13_meta_init",
+    "p13_autograd_graph",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
