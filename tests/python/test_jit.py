@@ -122,6 +122,21 @@ def test_save_load_round_trip(tmp_path):
     _close(ember.jit.load(tmp_path / "s.pt")(x), m(x))
 
 
+def test_load_keeps_the_saved_training_flag(tmp_path):
+    # torch's loaded ScriptModule is in the mode it was saved in (an eval-mode deployment model
+    # loads with training False), not in nn.Module's default training mode.
+    import io
+
+    x = ember.randn(2, 1, 6, 6)
+    for training in (False, True):
+        buf = io.BytesIO()
+        ember.jit.save(ember.jit.trace(Net().train(training), x, check_trace=False), buf)
+        buf.seek(0)
+        loaded = ember.jit.load(buf)
+        assert loaded.training is training
+        assert all(sub.training is training for sub in loaded.modules())
+
+
 def test_load_rejects_bad_files(tmp_path):
     path = tmp_path / "junk.pt"
     path.write_bytes(b"not a program at all")

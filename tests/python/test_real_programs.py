@@ -204,6 +204,15 @@ SCRIPTS = [
     "p12_fx_ptq",
     "p12_misc_apis",
     "p12_profile_train",
+    # session 18 (progs13)
+    "p13_state_dict_hooks",
+    "p13_func_hessian",
+    "p13_data_split",
+    "p13_pad_fold",
+    "p13_scatter_stats",
+    "p13_jit_deploy",
+    "p13_meta_init",
+    "p13_autograd_graph",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

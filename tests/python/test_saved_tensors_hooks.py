@@ -244,3 +244,32 @@ def test_hooks_are_thread_local():
         assert seen == []
         x.exp()
     assert seen == [1]
+
+
+def test_allow_mutation_on_saved_tensors():
+    # As torch's: backward sees the saved values from before the in-place write; backward after
+    # the block raises torch's AssertionError; the contexts do not nest.
+    from ember.autograd.graph import allow_mutation_on_saved_tensors
+
+    with allow_mutation_on_saved_tensors() as ctx:
+        w = ember.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        s = w.clone()
+        out = (s * s).sum()
+        s.mul_(2)
+        out.backward()
+        kept = s.sin().sum()
+        s.add_(1)
+    assert type(ctx).__name__ == "_AllowMutationOnSavedContext"
+    np.testing.assert_allclose(w.grad.numpy(), [0.2, 0.4, 0.6], rtol=1e-6)
+    with pytest.raises(AssertionError, match="Trying to backward outside"):
+        kept.backward()
+    with allow_mutation_on_saved_tensors():
+        with pytest.raises(RuntimeError, match="cannot be nested"):
+            with allow_mutation_on_saved_tensors():
+                pass
+    # without the context the same mutation is caught by the version check
+    s = ember.tensor([0.1, 0.2], requires_grad=True).clone()
+    out = (s * s).sum()
+    s.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()

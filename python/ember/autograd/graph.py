@@ -145,3 +145,48 @@ class disable_saved_tensors_hooks:
             _C._saved_tensors_hooks_enable()
         else:
             _C._saved_tensors_hooks_disable(self.maybe_prev_message)
+
+
+class _AllowMutationOnSavedContext:
+    """What allow_mutation_on_saved_tensors yields; ``closed`` once its block has exited."""
+
+    def __init__(self):
+        self.closed = False
+
+
+_mutation_ctx_open = False
+
+
+class allow_mutation_on_saved_tensors:
+    """allow_mutation_on_saved_tensors()
+
+    Context manager under which tensors saved for backward may be modified in place: backward
+    uses their values at save time. ember saves a copy of each tensor when it is saved (torch
+    copies on the first in-place write instead; the results are the same, the memory is not).
+    Backward of a graph recorded inside must run inside the same block, as torch requires."""
+
+    def __enter__(self):
+        global _mutation_ctx_open
+        if _mutation_ctx_open:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        ctx = _AllowMutationOnSavedContext()
+
+        def unpack(copy):
+            if ctx.closed:  # torch's class and wording (its message lacks the space)
+                raise AssertionError(
+                    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+                    "in which the graph was originally recorded."
+                )
+            return copy
+
+        self._ctx = ctx
+        self._hooks = saved_tensors_hooks(lambda t: t.clone(), unpack)
+        self._hooks.__enter__()
+        _mutation_ctx_open = True
+        return ctx
+
+    def __exit__(self, *args):
+        global _mutation_ctx_open
+        self._hooks.__exit__(*args)
+        self._ctx.closed = True
+        _mutation_ctx_open = False

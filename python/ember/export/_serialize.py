@@ -268,12 +268,15 @@ def _placeholders(graph):
     return [n for n in graph.nodes if n.op == "placeholder"]
 
 
-def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
+def save(
+    ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None, module_training=None
+):
     """save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None) -> None
 
     Writes ``ep`` (after run_decompositions()) to the path ``f`` as one data-only file, atomically
     (a temporary file, fsync, rename). Raises RuntimeError naming the first node whose op the C++
-    runtime does not run."""
+    runtime does not run. ``module_training`` (ember.jit.save) records the saved module's
+    training flag, which jit.load restores as torch's loaded ScriptModules keep theirs."""
     if not isinstance(ep, ExportedProgram):
         raise TypeError(f"ember.export.save: expected an ExportedProgram; got {type(ep).__name__}")
     if extra_files:
@@ -284,6 +287,8 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
         from ._nested import encode_structure
 
         root["input_structure"] = encode_structure(nested)
+    if module_training is not None:
+        root["module_training"] = bool(module_training)
     if hasattr(f, "write") and not isinstance(f, (str, os.PathLike)):
         # a buffer (io.BytesIO, an open file): write the file aside, then copy its bytes
         with tempfile.TemporaryDirectory() as d:
@@ -437,4 +442,5 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         from ._nested import StoredNested
 
         ep._nested = StoredNested(root["input_structure"], [s.arg.name for s in input_specs])
+    ep._module_training = root.get("module_training")
     return ep

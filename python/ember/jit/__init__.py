@@ -385,7 +385,7 @@ def save(m, f, _extra_files=None):
     Writes a traced (or loaded) module to ``f`` (a path or a binary buffer) in the export
     format: one data-only file, written atomically, that ember.jit.load and the C++ runtime
     read."""
-    from .. import export as _export
+    from ..export import _serialize
 
     if _extra_files:
         raise NotImplementedError("ember.jit.save: _extra_files is not supported")
@@ -393,7 +393,7 @@ def save(m, f, _extra_files=None):
         raise TypeError(
             f"ember.jit.save: expected a path or a writable buffer; got {type(f).__name__}"
         )
-    _export.save(_program_of(m), f)
+    _serialize.save(_program_of(m), f, module_training=getattr(m, "training", None))
 
 
 def load(f, map_location=None, _extra_files=None):
@@ -407,4 +407,8 @@ def load(f, map_location=None, _extra_files=None):
         raise TypeError(
             f"ember.jit.load: expected a path or a readable buffer; got {type(f).__name__}"
         )
-    return _make_traced(_export.load(f))
+    module = _make_traced(_export.load(f))
+    training = getattr(module._program, "_module_training", None)
+    if training is not None:  # files written before the flag was kept load in training mode
+        module.train(training)
+    return module
