@@ -134,3 +134,8 @@ def test_autograd_through_as_nested_tensor():
     assert not leaf.requires_grad and leaf.is_leaf  # nested_tensor copies (a new leaf)
     assert [t.shape for t in nested.as_nested_tensor(ember.ones(2, 3, 4)).unbind()] == [(3, 4)] * 2
     assert nested.nested_tensor([[1, 2], [3]])[1].tolist() == [3]
+    grad_leaf = nested.nested_tensor([a, b], requires_grad=True)
+    assert grad_leaf.requires_grad and grad_leaf.is_leaf
+    plain = nested.nested_tensor([a.detach(), b.detach()])
+    assert plain.mul_(2) is plain  # in place: the same nested tensor, its buffer changed
+    assert ember.allclose(plain[1], 2 * b.detach())

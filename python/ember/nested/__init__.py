@@ -63,16 +63,10 @@ def nested_tensor(
         )
         for t in tensor_list
     ]
-    nt = _build(tensors, layout, "nested_tensor")
-    nt = make(_copy(nt), nt._shapes, nt._offsets, nt._layout, nt._ragged)
+    nt = _build(tensors, layout, "nested_tensor")  # concatenating copies: a new leaf
     if requires_grad:
         nt.requires_grad_(True)
     return nt
-
-
-def _copy(nt):
-    out = nt.values().clone()  # a buffer of its own, even for one component
-    return out
 
 
 def as_nested_tensor(ts, dtype=None, device=None, layout=None):

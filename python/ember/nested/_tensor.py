@@ -177,6 +177,8 @@ class NestedTensor(Tensor):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", str(func))
         nested = [a for a in (*args, *kwargs.values()) if isinstance(a, NestedTensor)]
+        if not nested:  # inside a list argument (ember.cat([nt, nt]))
+            raise _not_supported(name.strip("_"))
         first = nested[0]
         if name in _PASSTHROUGH:
             return _on_buffers(func, args, kwargs, None)
@@ -213,6 +215,10 @@ def _on_buffers(func, args, kwargs, like):
     out = func(*(swap(a) for a in args), **{k: swap(v) for k, v in kwargs.items()})
     if like is None or not isinstance(out, Tensor):
         return out
+    if out is not None and args and isinstance(args[0], NestedTensor):
+        name = getattr(func, "__name__", "")
+        if name.endswith("_") and not name.endswith("__") or name.startswith("__i"):
+            return args[0]  # in place: the buffer changed under the same nested tensor
     return make(out, like._shapes, like._offsets, like._layout, like._ragged)
 
 
