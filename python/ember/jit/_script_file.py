@@ -204,6 +204,13 @@ def _set_path(root, qualname, value, setter):
     setter(owner, last, value)
 
 
+def _is_path(target):
+    """An attribute path (``seq.0.weight``): identifiers and, for Sequential items, digits."""
+    return isinstance(target, str) and all(
+        p.isidentifier() or p.isdigit() for p in target.split(".")
+    )
+
+
 def load_script(root):
     """The scripted module the file's ``root`` dict describes (a GraphModule)."""
     ember = _ember()
@@ -232,7 +239,7 @@ def load_script(root):
     for op, name, target, args, kwargs in root["nodes"]:
         if isinstance(target, dict):
             target = _resolve_fn(target.get("fn", ""))
-        elif not (isinstance(target, str) and all(p.isidentifier() for p in target.split("."))):
+        elif not _is_path(target):
             raise RuntimeError(f"ember.jit.load: malformed target {target!r}")
         node = graph.create_node(op, target, _decode(args, made), _decode(kwargs, made), name)
         made.append(node)
