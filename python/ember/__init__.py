@@ -96,6 +96,7 @@ from . import (  # noqa: E402,F401
     linalg,
     mps,
     multiprocessing,
+    nested,
     nn,
     onnx,
     optim,
@@ -153,6 +154,7 @@ from ._size_checks import _assert, _check, _check_is_size  # noqa: E402,F401
 from ._type_info import finfo, iinfo  # noqa: E402,F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
 from .func import vmap  # noqa: E402,F401
+from .nested._tensor import jagged  # noqa: E402,F401
 
 # torch's top-level names for these torch.nn.functional functions are the functions themselves.
 from .nn.functional import (  # noqa: E402,F401

@@ -24,7 +24,12 @@ import warnings
 from . import _C
 from . import _override_helpers as _helpers
 
-__all__ = ["DisableTorchFunctionSubclass", "dispatch_rejected", "get_default_nowrap_functions"]
+__all__ = [
+    "DisableTorchFunctionSubclass",
+    "dispatch_rejected",
+    "get_default_nowrap_functions",
+    "register_overloading_subclass",
+]
 
 _local = threading.local()
 _installed = []
@@ -273,6 +278,16 @@ def _init_subclass(cls, **kwargs):
     ):
         cls.__init__ = _init_unless_ready
     if _overloading_subclass(cls):
+        _overloading_types.add(cls)
+        if not _installed:
+            _install_mode()
+
+
+def register_overloading_subclass(cls):
+    """Offers calls to ember's own Tensor subclass ``cls`` (its __torch_function__), installing
+    the dispatch mode on first use: ember.nested's tensors, so that programs that never make one
+    never pay for it."""
+    if cls not in _overloading_types:
         _overloading_types.add(cls)
         if not _installed:
             _install_mode()

@@ -1,6 +1,8 @@
 """ember.jit: trace and script capture graphs, save/load go through the export format, and the
 TorchScript decorators and queries behave."""
 
+import io
+
 import pytest
 
 import ember
@@ -113,10 +115,8 @@ def test_save_load_round_trip(tmp_path):
     assert "conv2d" in loaded.code
     # The same file runs in C++.
     _close(ember._C._export_run(str(path), [x])[0], m(x))
-    # A scripted module is saved with the sizes of its latest call.
+    # A scripted module once called is saved in the export format, with the sizes of that call.
     scripted = ember.jit.script(m)
-    with pytest.raises(RuntimeError, match="call it once"):
-        ember.jit.save(scripted, tmp_path / "s.pt")
     scripted(x)
     scripted.save(tmp_path / "s.pt")
     _close(ember.jit.load(tmp_path / "s.pt")(x), m(x))
@@ -137,6 +137,59 @@ def test_load_keeps_the_saved_training_flag(tmp_path):
         assert all(sub.training is training for sub in loaded.modules())
 
 
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Net()
+        self.out = nn.Sequential(nn.Linear(5, 2), nn.GELU())
+
+    def forward(self, x):
+        return self.out(self.net(x))
+
+
+def test_save_load_a_scripted_module_never_called(tmp_path):
+    # torch saves a scripted module without running it; the loaded one takes any batch size.
+    m = Head().eval()
+    scripted = ember.jit.script(m)
+    ember.jit.save(scripted, tmp_path / "s.pt")
+    loaded = ember.jit.load(tmp_path / "s.pt")
+    assert isinstance(loaded, ember.jit.ScriptModule) and not loaded.training
+    assert type(loaded).__name__ == "RecursiveScriptModule"
+    for n in (1, 3):
+        x = ember.randn(n, 1, 6, 6)
+        _close(loaded(x), m(x))
+    assert "def forward" in loaded.code and len(list(loaded.graph.nodes)) > 3
+    assert all(p.requires_grad for p in loaded.parameters())
+    assert sorted(loaded.state_dict()) == sorted(m.state_dict())
+    # through a buffer, and saved again once loaded
+    buf = io.BytesIO()
+    loaded.save(buf)
+    buf.seek(0)
+    x = ember.randn(2, 1, 6, 6)
+    _close(ember.jit.load(buf)(x), m(x))
+
+
+def test_freeze_and_optimize_for_inference():
+    m = Net()
+    x = ember.randn(2, 1, 6, 6)
+    scripted = ember.jit.script(m)
+    with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+        ember.jit.freeze(scripted)
+    for fn in (ember.jit.freeze, ember.jit.optimize_for_inference):
+        with pytest.raises(RuntimeError, match="expects a ScriptModule as input"):
+            fn(m)
+    opt = ember.jit.optimize_for_inference(scripted)
+    assert not scripted.training and not opt.training  # as torch, the argument is put in eval
+    m.eval()
+    _close(opt(x), m(x))
+    frozen = ember.jit.freeze(ember.jit.trace(m, x))
+    want = m(x)
+    with ember.no_grad():
+        m.fc.weight.mul_(2.0)  # a frozen module keeps the values it was frozen with
+    _close(frozen(x), want)
+    assert not ember.allclose(frozen(x), m(x))
+
+
 def test_load_rejects_bad_files(tmp_path):
     path = tmp_path / "junk.pt"
     path.write_bytes(b"not a program at all")
@@ -144,6 +197,17 @@ def test_load_rejects_bad_files(tmp_path):
         ember.jit.load(path)
     with pytest.raises(TypeError):
         ember.jit.save(Net(), tmp_path / "plain.pt")
+    # a scripted-graph file naming anything outside ember is refused, nothing is imported
+    root = {"format": "ember.jit.script", "version": 1, "training": False, "state": {}}
+    root.update(parameters={}, modules={"a": {"class": "os.Foo", "training": 0, "attrs": {}}})
+    root["nodes"] = [["call_function", "f", {"fn": "os.system"}, ("ls",), {}]]
+    ember.save(root, path)
+    with pytest.raises(RuntimeError, match="outside ember.nn"):
+        ember.jit.load(path)
+    root["modules"] = {}
+    ember.save(root, path)
+    with pytest.raises(RuntimeError, match="function outside ember"):
+        ember.jit.load(path)
 
 
 def test_queries_outside_capture_and_annotate():

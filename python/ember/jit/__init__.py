@@ -8,6 +8,8 @@ read the export format (one data-only file; see ember.export). ``ignore``, ``unu
 ``export`` are accepted as decorators. ``is_tracing()``/``is_scripting()`` are true while a trace
 or a script capture runs."""
 
+import copy
+import io
 import os
 import sys
 import warnings
@@ -33,6 +35,7 @@ __all__ = [
     "ScriptFunction",
     "TracedModule",
     "freeze",
+    "optimize_for_inference",
     "fork",
     "wait",
 ]
@@ -245,7 +248,6 @@ def _record_call(self, *args, **kwargs):
 def _script_module(module):
     from .. import fx
 
-    ember = _ember()
     try:
         with _capturing("script"):
             gm = fx.symbolic_trace(module)
@@ -257,20 +259,25 @@ def _script_module(module):
                 f"cannot follow; trace it with ember.jit.trace or keep it eager. ({e})"
             ) from e
         raise
+    gm = _as_scripted(gm, type(module).__name__)
+    gm.train(module.training)
+    object.__setattr__(gm, "_script_source", module)
+    return gm
+
+
+def _as_scripted(gm, name):
+    from .. import fx
+
     cls = type(
-        type(module).__name__,
+        name,
         (type(gm), ScriptModule),
         {
             "_captured_graph": lambda self: fx.GraphModule.graph.fget(self),
             "_captured_code": lambda self: fx.GraphModule.code.fget(self),
-            "_original_type": type(module),
             "__call__": _record_call,
         },
     )
     gm.__class__ = cls
-    gm.train(module.training)
-    object.__setattr__(gm, "_script_source", module)
-    del ember
     return gm
 
 
@@ -294,8 +301,31 @@ def script(obj=None, optimize=None, _frames_up=0, _rcb=None, example_inputs=None
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     """freeze(mod, preserved_attrs=None, optimize_numerics=True) -> ScriptModule
 
-    Returns ``mod`` in eval mode (ember's captured modules have nothing further to fold)."""
-    return mod.eval()
+    A copy of the scripted or traced module ``mod`` (in eval mode) whose parameters no longer
+    follow the original's (ember's captured graphs have nothing further to fold)."""
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError(
+            "Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+            "torch.jit.trace to script your 'nn.Module'."
+        )
+    if mod.training:
+        raise RuntimeError(
+            "Freezing is currently only implemented for modules in eval mode. Please call "
+            ".eval() on your module before freezing."
+        )
+    return copy.deepcopy(mod)
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """optimize_for_inference(mod, other_methods=None) -> ScriptModule
+
+    Puts the scripted or traced ``mod`` in eval mode and returns it frozen (ember.jit.freeze)."""
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError(
+            "optimize_for_inference expects a ScriptModule as input. Please use torch.jit.script "
+            "or torch.jit.trace to script your 'nn.Module'."
+        )
+    return freeze(mod.eval(), preserved_attrs=other_methods)
 
 
 def ignore(drop=False, **kwargs):
@@ -368,10 +398,7 @@ def _program_of(m):
         source = getattr(m, "_script_source", m)
         inputs = getattr(m, "_last_inputs", None)
         if inputs is None:
-            raise RuntimeError(
-                "ember.jit.save: a scripted module is saved with the sizes of a call: call it "
-                "once first, or use ember.jit.trace(module, example_inputs)"
-            )
+            return None  # never called: saved as its symbolic graph (_script_file)
         return _shape_general_export(source, inputs, None)
     raise TypeError(
         f"ember.jit.save: expected a module from ember.jit.trace/script/load; got "
@@ -382,10 +409,13 @@ def _program_of(m):
 def save(m, f, _extra_files=None):
     """save(m, f, _extra_files=None) -> None
 
-    Writes a traced (or loaded) module to ``f`` (a path or a binary buffer) in the export
+    Writes a traced, scripted or loaded module to ``f`` (a path or a binary buffer) in the export
     format: one data-only file, written atomically, that ember.jit.load and the C++ runtime
-    read."""
+    read. A scripted module that was never called is written as its symbolic graph instead
+    (ember.jit._script_file; ember.jit.load reads it, the C++ runtime does not)."""
     from ..export import _serialize
+    from ..serialization import _save_ember_format
+    from ._script_file import save_script
 
     if _extra_files:
         raise NotImplementedError("ember.jit.save: _extra_files is not supported")
@@ -393,7 +423,11 @@ def save(m, f, _extra_files=None):
         raise TypeError(
             f"ember.jit.save: expected a path or a writable buffer; got {type(f).__name__}"
         )
-    _serialize.save(_program_of(m), f, module_training=getattr(m, "training", None))
+    program = _program_of(m)
+    if program is None:
+        save_script(m, f, _save_ember_format)
+    else:
+        _serialize.save(program, f, module_training=getattr(m, "training", None))
 
 
 def load(f, map_location=None, _extra_files=None):
@@ -402,13 +436,31 @@ def load(f, map_location=None, _extra_files=None):
     Reads a file written by ember.jit.save (or ember.export.save) and returns a module running
     its graph; a corrupt, truncated or foreign file raises RuntimeError."""
     from .. import export as _export
+    from ._script_file import is_script_file, load_script
 
     if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "read"):
         raise TypeError(
             f"ember.jit.load: expected a path or a readable buffer; got {type(f).__name__}"
         )
+    if hasattr(f, "read") and not isinstance(f, (str, os.PathLike)):
+        f = io.BytesIO(f.read())  # read twice: for its format tag, then by its loader
+    root = _read_root(f)
+    if is_script_file(root):
+        return _as_scripted(load_script(root), "RecursiveScriptModule")
+    if hasattr(f, "seek"):
+        f.seek(0)
     module = _make_traced(_export.load(f))
     training = getattr(module._program, "_module_training", None)
     if training is not None:  # files written before the flag was kept load in training mode
         module.train(training)
     return module
+
+
+def _read_root(f):
+    """The root of a data-only ember file, or None where ``f`` is not one (the export loader
+    then reports what is wrong with it)."""
+    try:
+        root = _ember().load(f, weights_only=True)
+    except Exception:  # noqa: BLE001 (export.load validates it and raises the error)
+        return None
+    return root
