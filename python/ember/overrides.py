@@ -120,6 +120,25 @@ def _enter_outermost(mode):
     _stack().insert(0, mode)
 
 
+_pinned = []
+
+
+def _pin_routing():
+    """Installs the routing wrappers for the rest of the process without entering a mode (once;
+    a DeviceMesh does as it is built): a function looked up before the DTensor mode is on (the
+    first DTensor being built as its argument) is then a wrapper, and routes once the mode is on.
+    Outside modes a wrapper calls its original at once, so mesh programs pay a Python call per
+    function until their first DTensor, not a mode."""
+    global _active
+    with _lock:
+        if _pinned:
+            return
+        _pinned.append(True)
+        if not _active:
+            _install()
+        _active += 1
+
+
 def _get_current_function_mode_stack():
     """The active function modes, innermost last."""
     return list(_stack())

@@ -223,6 +223,10 @@ def dispatch(func, args, kwargs):
     if name not in _LOCAL and name not in _SELF_RETURNING and name != "copy_":
         _check_no_plain_tensors(name, args)
         _check_no_plain_tensors(name, kwargs.values())
+    if name == "tolist":  # torch's reads a plain tensor's data and refuses every subclass
+        raise RuntimeError(
+            f".tolist() is not supported for tensor subclasses, got {args[0].__class__.__name__}"
+        )
     if name == "type_as":
         return _elementwise(_orig("to", _C.Tensor), "to", (args[0], args[1].dtype), {})
     rule = _RULES.get(name)
