@@ -25,6 +25,15 @@ try:
 except RuntimeError as e:
     assert ".tolist() is not supported for tensor subclasses, got DTensor" in str(e), e
 
+# a thread that never built a DTensor computes on one as the main thread does
+import threading
+res = {}
+th = threading.Thread(target=lambda: res.update(out=first * 2))
+th.start()
+th.join()
+assert isinstance(res["out"], dt.DTensor) and res["out"].placements == (dt.Shard(0),), res
+np.testing.assert_array_equal(res["out"].full_tensor().numpy(), [0.0, 0.0, 0.0, 2.0])
+
 # factories: each rank holds its piece
 z = dt.zeros(5, 4, device_mesh=mesh, placements=[dt.Shard(0)])
 assert tuple(z.shape) == (5, 4) and z.placements == (dt.Shard(0),)
