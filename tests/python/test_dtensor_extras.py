@@ -427,8 +427,8 @@ run("bce none", lambda a, b: F.binary_cross_entropy(sig(a), sig(b), reduction="n
 run("bce weight sum", lambda a, b, w: F.binary_cross_entropy(sig(a), sig(b), w.detach(),
     reduction="sum"), (ya, yb, w56), (S1, R, S1), "Partial(sum)")
 run("bce logits pos_weight sum", lambda a, b, w, pw: F.binary_cross_entropy_with_logits(
-    a, sig(b), w.detach(), reduction="sum", pos_weight=pw), (ya, yb, w56, w6), (S0, S0, R, R),
-    "Partial(sum)")
+    a, sig(b), w.detach(), reduction="sum", pos_weight=pw.detach()), (ya, yb, w56, w6),
+    (S0, S0, R, R), "Partial(sum)")
 run("bce logits none", lambda a, b: F.binary_cross_entropy_with_logits(a, sig(b),
     reduction="none"), ab, (S1, R), "Shard(dim=1)")
 run("kl_div batchmean", lambda a, b: F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1),
@@ -441,13 +441,17 @@ run("poisson_nll full none", lambda a, b: F.poisson_nll_loss(sig(a), b.abs() * 3
     True, reduction="none"), ab, (S1, S1), "Shard(dim=1)")
 assert not bad, bad
 
-# cross_entropy with class weights keeps the batch shards: Partial(sum) of weighted sums
+# cross_entropy with class weights keeps the batch shards: Partial(sum) of weighted sums. torch
+# 2.13 is wrong for the weighted mean: over even pieces its Partial(avg) averages the local
+# weighted means (0.054 off here), over uneven ones it refuses ("cannot be evenly sharded")
 tgt = M.tensor([0, 5, 2, 2, 1])
-for red in ("sum", "mean"):
-    xl, xr = D(ya, S0).requires_grad_(), ya.clone().requires_grad_()
-    out = F.cross_entropy(xl, D(tgt, S0), weight=D(w6, R), reduction=red)
-    want = F.cross_entropy(xr, tgt, weight=w6, reduction=red)
-    assert repr(out.placements) == "(Partial(sum),)", out.placements
+for rows, red in ((5, "sum"), (4, "mean"), (5, "mean")):
+    if AGAINST_TORCH and red == "mean":
+        continue
+    xl, xr = D(ya[:rows], S0).requires_grad_(), ya[:rows].clone().requires_grad_()
+    out = F.cross_entropy(xl, D(tgt[:rows], S0), weight=D(w6, R), reduction=red)
+    want = F.cross_entropy(xr, tgt[:rows], weight=w6, reduction=red)
+    assert repr(out.placements) == "(Partial(sum),)", (red, out.placements)
     np.testing.assert_allclose(out.full_tensor().detach().numpy(), want.detach().numpy(),
                                rtol=1e-5, atol=1e-6, err_msg=red)
     out.full_tensor().backward()
