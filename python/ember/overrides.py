@@ -19,6 +19,7 @@ function before the mode was entered (`from ember import relu`) calls the origin
 import functools
 import threading
 import types
+import weakref
 
 from . import _C, _handed_args
 
@@ -54,16 +55,29 @@ _ROUTED_DUNDERS = frozenset(
 
 # Modes are per thread, as torch's are; the patches are process-wide while any thread has a mode.
 _local = threading.local()
-_lock = threading.Lock()
+_lock = threading.RLock()  # _stack() may run under it (a thread's first routed call)
 _active = 0  # modes entered and not yet exited, over all threads
 _patches = []  # (owner, name, original attribute) while _active > 0
 _routed = {}  # id(original) -> its routing wrapper, while _active > 0
 
 
+# Modes entered for good (_enter_outermost) sit at the bottom of every thread's stack, as a
+# subclass's dispatch is seen in every thread in torch: a thread's stack starts with them, and
+# the stacks made before one is entered (held weakly) get it then.
+_outermost = []
+_stacks = weakref.WeakValueDictionary()  # id(stack) -> stack
+
+
+class _Stack(list):
+    __slots__ = ("__weakref__",)
+
+
 def _stack():
     stack = getattr(_local, "stack", None)
     if stack is None:
-        stack = _local.stack = []
+        with _lock:
+            stack = _local.stack = _Stack(_outermost)
+            _stacks[id(stack)] = stack
     return stack
 
 
@@ -110,14 +124,36 @@ class TorchFunctionMode:
 
 
 def _enter_outermost(mode):
-    """Enters mode below this thread's active modes and never exits it (ember.distributed.tensor
+    """Enters mode below every thread's active modes and never exits it (ember.distributed.tensor
     routes DTensor operators this way for the rest of the process once a DTensor exists)."""
     global _active
+    _stack()
     with _lock:
         if not _active:
             _install()
         _active += 1
-    _stack().insert(0, mode)
+        _outermost.insert(0, mode)
+        for stack in list(_stacks.values()):
+            stack.insert(0, mode)
+
+
+_pinned = []
+
+
+def _pin_routing():
+    """Installs the routing wrappers for the rest of the process without entering a mode (once;
+    a DeviceMesh does as it is built): a function looked up before the DTensor mode is on (the
+    first DTensor being built as its argument) is then a wrapper, and routes once the mode is on.
+    Outside modes a wrapper calls its original at once, so mesh programs pay a Python call per
+    function until their first DTensor, not a mode."""
+    global _active
+    with _lock:
+        if _pinned:
+            return
+        _pinned.append(True)
+        if not _active:
+            _install()
+        _active += 1
 
 
 def _get_current_function_mode_stack():
@@ -214,7 +250,10 @@ class _Routed:
         self.__ember_routed__ = func
 
     def __call__(self, *args, **kwargs):
-        if not getattr(_local, "stack", None):  # a handler's own call, with no mode left
+        stack = getattr(_local, "stack", None)
+        if stack is None:  # this thread's first routed call: it starts with the outermost modes
+            stack = _stack()
+        if not stack:  # no mode (a handler's own call, with no mode left)
             return self.__ember_routed__(*args, **kwargs)
         return _route(self.__ember_routed__, args, kwargs)
 

@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from .. import overrides
 from . import distributed_c10d as c10d
 
 __all__ = ["DeviceMesh", "init_device_mesh"]
@@ -26,6 +27,9 @@ class DeviceMesh:
     def __init__(self, device_type, mesh, *, mesh_dim_names=None, _init_backend=True, _groups=None):
         if device_type != "cpu":
             raise RuntimeError(f"DeviceMesh: ember runs on 'cpu'; got device_type '{device_type}'")
+        # a mesh is what DTensors are built on: from now on a function looked up before its
+        # DTensor arguments exist routes to the DTensor mode as one looked up after
+        overrides._pin_routing()
         self.device_type = device_type
         arr = np.asarray(mesh.tolist() if hasattr(mesh, "tolist") else mesh, dtype=np.int64)
         self._mesh = arr

@@ -54,7 +54,7 @@ from ._sharding_rules_norm import RULES as _NORM_RULES
 from ._sharding_rules_setitem import RULES as _SETITEM_RULES
 from ._sharding_rules_shape import RULES as _SHAPE_RULES
 
-_tls = threading.local()  # per thread: .on (the DTensor mode is active)
+_tls = threading.local()  # per thread: the flags of mode_flag
 _MODE = None
 
 
@@ -66,15 +66,20 @@ class _DTensorMode(overrides.TorchFunctionMode):
         return dispatch(func, args, kwargs)
 
 
+_activating = threading.Lock()
+
+
 def activate():
-    """Puts the DTensor mode at the bottom of this thread's mode stack (once; it stays)."""
+    """Puts the DTensor mode at the bottom of every thread's mode stack (once; it stays), so a
+    DTensor computes as one in threads that never built one."""
     global _MODE
-    if getattr(_tls, "on", False):
+    if _MODE is not None:
         return
-    _tls.on = True
-    if _MODE is None:
-        _MODE = _DTensorMode()
-    overrides._enter_outermost(_MODE)
+    with _activating:
+        if _MODE is None:
+            mode = _DTensorMode()
+            overrides._enter_outermost(mode)
+            _MODE = mode
 
 
 # --- naming the routed function ---------------------------------------------------------------
@@ -223,6 +228,10 @@ def dispatch(func, args, kwargs):
     if name not in _LOCAL and name not in _SELF_RETURNING and name != "copy_":
         _check_no_plain_tensors(name, args)
         _check_no_plain_tensors(name, kwargs.values())
+    if name == "tolist":  # torch's reads a plain tensor's data and refuses every subclass
+        raise RuntimeError(
+            f".tolist() is not supported for tensor subclasses, got {args[0].__class__.__name__}"
+        )
     if name == "type_as":
         return _elementwise(_orig("to", _C.Tensor), "to", (args[0], args[1].dtype), {})
     rule = _RULES.get(name)

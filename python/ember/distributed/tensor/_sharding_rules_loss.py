@@ -1,5 +1,6 @@
-"""Sharding rules of the pointwise losses (mse_loss, l1_loss, smooth_l1_loss, huber_loss),
-cosine_similarity, pairwise_distance and einsum (_dispatch.py routes to them).
+"""Sharding rules of the pointwise losses (mse_loss, l1_loss, smooth_l1_loss, huber_loss,
+binary_cross_entropy(_with_logits), kl_div, poisson_nll_loss), cosine_similarity,
+pairwise_distance and einsum (_dispatch.py routes to them).
 
 They are composed of rules that keep the shards, as torch's DTensor decomposes them: a
 pointwise loss is its elementwise 'none' form, then sum or mean (Partial over a sharded dim);
@@ -12,31 +13,43 @@ from ._dispatch_utils import _arg, _fallback, _first_mesh, _move, _orig, _spec, 
 from ._sharding_rules import _elementwise, _reduction
 from ._sharding_rules_norm import _linalg, _norm
 
-# loss -> (position of reduction, names of its other options in order after reduction); the
-# deprecated size_average/reduce (positions 2, 3) and a weight take the fallback
+# loss -> (position of reduction, its options by position, positions of the deprecated
+# size_average/reduce, which take the fallback with the weights of mse/l1/huber); the other
+# options (bce's weight and pos_weight too) go to the elementwise 'none' form as they are
 _LOSSES = {
-    "mse_loss": (4, ("weight",)),
-    "l1_loss": (4, ("weight",)),
-    "smooth_l1_loss": (4, ("beta",)),
-    "huber_loss": (2, ("delta", "weight")),
+    "mse_loss": (4, {"weight": 5}, (2, 3)),
+    "l1_loss": (4, {"weight": 5}, (2, 3)),
+    "smooth_l1_loss": (4, {"beta": 5}, (2, 3)),
+    "huber_loss": (2, {"delta": 3, "weight": 4}, ()),
+    "binary_cross_entropy": (5, {"weight": 2}, (3, 4)),
+    "binary_cross_entropy_with_logits": (5, {"weight": 2, "pos_weight": 6}, (3, 4)),
+    "kl_div": (4, {"log_target": 5}, (2, 3)),
+    "poisson_nll_loss": (7, {"log_input": 2, "full": 3, "eps": 5}, (4, 6)),
 }
+_WEIGHT_FALLBACK = ("mse_loss", "l1_loss", "huber_loss")
 
 
 def _pointwise_loss(func, name, args, kwargs):
-    pos, extra = _LOSSES[name]
-    opts = {k: _arg(args, kwargs, pos + 1 + i, k) for i, k in enumerate(extra)}
-    old = pos == 4 and any(
-        _arg(args, kwargs, i, k) is not None for i, k in ((2, "size_average"), (3, "reduce"))
+    pos, names, old_pos = _LOSSES[name]
+    opts = {k: _arg(args, kwargs, i, k) for k, i in names.items()}
+    old = any(
+        _arg(args, kwargs, i, ("size_average", "reduce")[j]) is not None
+        for j, i in enumerate(old_pos)
     )
     reduction = _arg(args, kwargs, pos, "reduction", "mean")
-    if old or opts.get("weight") is not None or reduction not in ("none", "sum", "mean"):
+    known = ("none", "sum", "mean", "batchmean") if name == "kl_div" else ("none", "sum", "mean")
+    weighted = opts.get("weight") is not None and name in _WEIGHT_FALLBACK
+    if old or weighted or reduction not in known:
         return _fallback(func, name, args, kwargs)
     kw = {k: v for k, v in opts.items() if v is not None}
     loss = _elementwise(
-        func, name, (args[0], _arg(args, kwargs, 1, "target")), {"reduction": "none", **kw}
+        func, name, (args[0], _arg(args, kwargs, 1, "target")), {**kw, "reduction": "none"}
     )
     if reduction == "none":
         return loss
+    if reduction == "batchmean":  # torch's: the sum over the batch size (a whole 0-d is 1)
+        total = _reduction(_orig("sum"), "sum", (loss,), {})
+        return _ew("div", total, loss.shape[0]) if loss.ndim else total
     return _reduction(_orig(reduction), reduction, (loss,), {})
 
 
