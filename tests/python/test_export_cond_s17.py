@@ -193,3 +193,38 @@ def test_cond_operands_in_torchs_order(tmp_path):
     tep = torch.export.export(_lifting_model(torch), targs)
     (tnode,) = [n for n in tep.graph.nodes if n.target is torch.ops.higher_order.cond]
     assert [o.name for o in tnode.args[3]] == names
+
+
+def _mismatched(mod, other):
+    class M(mod.nn.Module):
+        def forward(self, x):
+            return mod.cond(x.sum() > 0, lambda x: x + 1, other, (x,))
+
+    return M()
+
+
+@pytest.mark.parametrize(
+    "other, text",
+    [
+        (lambda x: x.sum(0), "expected same dim but got 2 and 1."),
+        (
+            lambda x: (x * 2).double(),
+            "expected same dtype but got torch.float32 and torch.float64.",
+        ),
+        (lambda x: (x, x * 2), "true branch returns 1 item(s)\n  false branch returns 2 item(s)"),
+    ],
+)
+def test_cond_branches_with_different_outputs_are_refused(other, text):
+    # torch refuses results that differ in rank, dtype or count (sizes alone may differ)
+    with pytest.raises(RuntimeError) as e:
+        ember.export.export(_mismatched(ember, other), (ember.ones(2, 3),))
+    assert text in str(e.value)
+    ep = ember.export.export(_mismatched(ember, lambda x: x[:1] * 2), (ember.ones(2, 3),))
+    assert ep.module()(-ember.ones(2, 3)).shape == (1, 3)
+
+
+def test_cond_rank_mismatch_message_is_torchs():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as e:
+        torch.export.export(_mismatched(torch, lambda x: x.sum(0)), (torch.ones(2, 3),))
+    assert "torch.cond,  expected same dim but got 2 and 1." in str(e.value)

@@ -120,6 +120,7 @@ def branch_graphs(graph, root, input_specs, state, constants, dynamic):
         pred, fns, operands = cond_args(node)
         examples = _example_values(operands, where)
         subs = [_export_branch(fn, examples, wrapper_state, dynamic) for fn in fns]
+        _check_same_outputs(subs)
         extra, maps = [], []  # outer placeholders the branches read, in order of first use
         values = {}  # outer placeholder -> the tensor a branch reads through it
         for sub in subs:
@@ -169,6 +170,30 @@ def branch_graphs(graph, root, input_specs, state, constants, dynamic):
             item.meta["val"] = val
             node.replace_all_uses_with(item)
         graph.erase_node(node)
+
+
+def _check_same_outputs(subs):
+    """torch's refusal of branches whose results differ in count, rank or dtype (sizes may
+    differ: torch gives the result an unbacked size)."""
+    outs = []
+    for sub in subs:
+        out = next(n for n in sub.graph.nodes if n.op == "output")
+        outs.append([n.meta.get("val") for n in tree_flatten(out.args[0])[0]])
+    if len(outs[0]) != len(outs[1]):
+        raise RuntimeError(
+            "Expected to return same number of outputs but got:"
+            f"\n  true branch returns {len(outs[0])} item(s)"
+            f"\n  false branch returns {len(outs[1])} item(s)"
+        )
+    for a, b in zip(*outs):
+        if not isinstance(a, _ember().Tensor) or not isinstance(b, _ember().Tensor):
+            continue
+        for what, x, y in (("dim", a.dim(), b.dim()), ("dtype", a.dtype, b.dtype)):
+            if x != y:
+                raise RuntimeError(
+                    "When merging two branches' output in torch.cond,  expected same "
+                    f"{what} but got {x} and {y}."
+                )
 
 
 def _lift_constant(graph, input_specs, constants, value, outer):
