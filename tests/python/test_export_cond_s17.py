@@ -228,3 +228,43 @@ def test_cond_rank_mismatch_message_is_torchs():
     with pytest.raises(RuntimeError) as e:
         torch.export.export(_mismatched(torch, lambda x: x.sum(0)), (torch.ones(2, 3),))
     assert "torch.cond,  expected same dim but got 2 and 1." in str(e.value)
+
+
+def _closing_model(lib):
+    class M(lib.nn.Module):
+        def forward(self, x, y, z):
+            def t(x):
+                return x.sin() + z * y
+
+            def f(x):
+                return x.cos() - y
+
+            return lib.cond(x.sum() > 0, t, f, (x,))
+
+    return M()
+
+
+def test_cond_branch_closing_over_forward_arguments_lifts_them(tmp_path):
+    # torch lifts the forward's y and z, read through the branches' closures, as operands
+    m = _closing_model(ember)
+    args = (ember.rand(3), ember.rand(3), ember.rand(3))
+    ep = ember.export.export(m, args)
+    (node,) = [n for n in ep.graph.nodes if n.target is ember.ops.higher_order.cond]
+    names = [o.name for o in node.args[3]]
+    assert names == ["y", "x", "z"]
+    assert [n.name for n in ep.graph_module.false_graph_0.graph.nodes if n.op == "placeholder"] == [
+        "y",
+        "x",
+        "z",
+    ]
+    path = str(tmp_path / "c.ember")
+    ember.export.save(ep, path)
+    loaded = ember.export.load(path).module()
+    for sign in (1.0, -1.0):
+        a = (args[0] * sign, args[1], args[2])
+        assert ember.allclose(ep.module()(*a), m(*a))
+        assert ember.allclose(loaded(*a), m(*a))
+    torch = pytest.importorskip("torch")
+    tep = torch.export.export(_closing_model(torch), tuple(torch.ones(3) for _ in range(3)))
+    (tnode,) = [n for n in tep.graph.nodes if n.target is torch.ops.higher_order.cond]
+    assert [o.name for o in tnode.args[3]] == names

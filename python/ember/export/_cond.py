@@ -270,6 +270,16 @@ def _source_name(fns, value):
     return None
 
 
+def _lifted_source_name(fns, i):
+    """Dynamo's name of the cond operand ``i`` when a branch's closure cell held it (a traced
+    value of the enclosing function, lifted by LiftedBranch), else None."""
+    for index, fn in ((1, fns[0]), (2, fns[1])):
+        for k, j in getattr(fn, "slots", ()):
+            if j == i:
+                return f"l_args_{index}_closure_{k}_cell_contents"
+    return None
+
+
 def _torch_order(fns, operands, subs, maps, values):
     """The cond node's operands in torch's order: the inputs both branches read, then those only
     the true branch reads, then the false branch's, each group sorted by Dynamo's names of them
@@ -279,7 +289,8 @@ def _torch_order(fns, operands, subs, maps, values):
     keys = {}
     for node in order:
         if node in operands:
-            keys[node] = f"l_args_3_{operands.index(node)}_"
+            i = operands.index(node)
+            keys[node] = _lifted_source_name(fns, i) or f"l_args_3_{i}_"
         else:  # a tensor no closure holds (a global): after the named ones, in reading order
             keys[node] = _source_name(fns, values.get(node)) or f"~{order.index(node):06d}"
     both = [n for n in order if n in used[0] and n in used[1]]
