@@ -268,3 +268,48 @@ def test_cond_branch_closing_over_forward_arguments_lifts_them(tmp_path):
     tep = torch.export.export(_closing_model(torch), tuple(torch.ones(3) for _ in range(3)))
     (tnode,) = [n for n in tep.graph.nodes if n.target is torch.ops.higher_order.cond]
     assert [o.name for o in tnode.args[3]] == names
+
+
+def _indexing_model(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 3)
+
+        def forward(self, x):
+            def t(x):
+                return x * self.lin.weight[0]
+
+            def f(x):
+                return x - 1
+
+            return lib.cond(x.sum() > 0, t, f, (x,))
+
+    return M()
+
+
+def test_cond_branch_indexing_a_parameter_stays_tied_to_it(tmp_path):
+    # torch: weight[0] in a branch is a select of the lifted parameter, not a constant
+    m = _indexing_model(ember)
+    ep = ember.export.export(m, (ember.ones(3),))
+    assert [s.arg.name for s in ep.graph_signature.input_specs] == [
+        "p_lin_weight",
+        "p_lin_bias",
+        "x",
+    ]
+    assert not ep.constants
+    true_calls = _branch_calls(ep.graph_module.true_graph_0)
+    assert true_calls == [("select", "aten.select.int"), ("mul", "aten.mul.Tensor")]
+    path = str(tmp_path / "w.ember")
+    ember.export.save(ep, path)
+    loaded = ember.export.load(path).module()
+    for x in (ember.ones(3), -ember.ones(3)):
+        assert ember.allclose(loaded(x), m(x))
+    mod = ep.module()
+    with ember.no_grad():  # the branch reads the module's parameter, so a new value reaches it
+        mod.lin.weight.add_(1.0)
+        m.lin.weight.add_(1.0)
+    assert ember.allclose(mod(ember.ones(3)), m(ember.ones(3)))
+    torch = pytest.importorskip("torch")
+    tep = torch.export.export(_indexing_model(torch), (torch.ones(3),))
+    assert _branch_calls(tep.graph_module.true_graph_0) == true_calls

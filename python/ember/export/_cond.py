@@ -35,9 +35,24 @@ class _Wrapper(Module):
                 self.register_parameter(name, value)
             else:
                 self.register_buffer(name, value)
+        # The modules the branch reaches (its closure's ``self``, a bound method's owner) become
+        # submodules, so the trace reads their parameters as the state above (``weight[0]`` is a
+        # select of the parameter, not a constant); registered after it, they add no state.
+        for k, mod in enumerate(_branch_modules(fn)):
+            self.add_module(f"m{k}", mod)
 
     def forward(self, *operands):
         return self._fn(*operands)
+
+
+def _branch_modules(fn):
+    found = [getattr(fn, "__self__", None)]
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return [m for m in found if isinstance(m, Module)]
 
 
 class Branch:
