@@ -76,6 +76,59 @@ def test_print_is_not_dropped(capsys):
     assert capsys.readouterr().out.count("step") == 3
 
 
+def _io_break_cases(mod):
+    import sys as _sys
+
+    def prints(x):
+        y = x.sin()
+        print("y is", y)
+        return y.cos() + 1
+
+    def writes(x):
+        y = x.sin()
+        _sys.stdout.write("w\n")
+        return y.cos() + 1
+
+    return {"prints": prints, "writes": writes}
+
+
+def _graphs_and_breaks(mod, fn, x):
+    mod._dynamo.reset()
+    e = mod._dynamo.explain(fn)(x)
+    graphs = [[str(n.target) for n in gm.graph.nodes if n.op.startswith("call")] for gm in e.graphs]
+    reasons = [r.reason.split("\n")[:2] for r in e.break_reasons]
+    return e.graph_count, e.graph_break_count, reasons, graphs
+
+
+def test_io_call_splits_the_graph_as_torchs(capsys):
+    # torch: the code before a print (or a file write) is one graph, the code after it another;
+    # the print itself runs eagerly on every call
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(5).astype(np.float32)
+    for name, fn in _io_break_cases(ember).items():
+        count, breaks, reasons, graphs = _graphs_and_breaks(ember, fn, ember.tensor(x))
+        t_count, t_breaks, t_reasons, t_graphs = _graphs_and_breaks(
+            torch, _io_break_cases(torch)[name], torch.tensor(x)
+        )
+        assert (count, breaks) == (t_count, t_breaks) == (2, 1)
+        assert reasons[0][0] == t_reasons[0][0]
+        assert t_reasons[0][1].startswith(reasons[0][1])
+        assert graphs == t_graphs == [["sin"], ["cos", "<built-in function add>"]]
+        ember._dynamo.reset()
+        seen = []
+
+        def backend(gm, example_inputs, seen=seen):
+            seen.append(gm)
+            return gm.forward
+
+        cf = ember.compile(fn, backend=backend)
+        capsys.readouterr()
+        for _ in range(3):
+            close(cf(ember.tensor(x)), ember.tensor(np.cos(np.sin(x)) + 1))
+        assert len(seen) == 2
+        assert capsys.readouterr().out.count("y is" if name == "prints" else "w\n") == 3
+
+
 LOG = []
 
 

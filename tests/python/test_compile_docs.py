@@ -264,6 +264,44 @@ def test_custom_backend_gets_module_state_as_graph_inputs():
     assert shapes == [(2, 3), (2,), (4, 3), (2,)] and same and state == []
 
 
+def test_dynamic_recompile_hands_the_backend_symint_inputs():
+    # torch 2.13: the recompile after a size change (automatic dynamic) makes only the changed
+    # dim symbolic and gives it to the backend as a SymInt input before its tensor (torch names
+    # it s<hash of the source>, ember s0)
+    import re
+
+    def case(T):
+        seen = []
+
+        def backend(gm, example_inputs):
+            phs = [
+                (re.sub(r"^s\d+$", "s", n.name), re.sub(r"^s\d+$", "s", str(n.target)))
+                for n in gm.graph.nodes
+                if n.op == "placeholder"
+            ]
+            ex = [int(e) if isinstance(e, T.SymInt) else tuple(e.shape) for e in example_inputs]
+            seen.append((phs, ex))
+            return gm.forward
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = T.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.lin(x).relu().sum(0) + x.shape[0]
+
+        m = M()
+        c = T.compile(m, backend=backend)
+        ok = [np.allclose(_np(c(T.ones(n, 3))), _np(m(T.ones(n, 3)))) for n in (2, 4)]
+        return seen, ok
+
+    seen, ok = _each(case)
+    assert all(ok) and len(seen) == 2
+    assert seen[1][0][-2:] == [("s", "s"), ("l_x_", "L_x_")]
+    assert seen[1][1] == [(2, 3), (2,), 4, (4, 3)]
+
+
 def test_substitute_in_graph_and_nested_compile_region():
     def case(T):
         def original(a, b):

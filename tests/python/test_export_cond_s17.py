@@ -193,3 +193,123 @@ def test_cond_operands_in_torchs_order(tmp_path):
     tep = torch.export.export(_lifting_model(torch), targs)
     (tnode,) = [n for n in tep.graph.nodes if n.target is torch.ops.higher_order.cond]
     assert [o.name for o in tnode.args[3]] == names
+
+
+def _mismatched(mod, other):
+    class M(mod.nn.Module):
+        def forward(self, x):
+            return mod.cond(x.sum() > 0, lambda x: x + 1, other, (x,))
+
+    return M()
+
+
+@pytest.mark.parametrize(
+    "other, text",
+    [
+        (lambda x: x.sum(0), "expected same dim but got 2 and 1."),
+        (
+            lambda x: (x * 2).double(),
+            "expected same dtype but got torch.float32 and torch.float64.",
+        ),
+        (lambda x: (x, x * 2), "true branch returns 1 item(s)\n  false branch returns 2 item(s)"),
+    ],
+)
+def test_cond_branches_with_different_outputs_are_refused(other, text):
+    # torch refuses results that differ in rank, dtype or count (sizes alone may differ)
+    with pytest.raises(RuntimeError) as e:
+        ember.export.export(_mismatched(ember, other), (ember.ones(2, 3),))
+    assert text in str(e.value)
+    ep = ember.export.export(_mismatched(ember, lambda x: x[:1] * 2), (ember.ones(2, 3),))
+    assert ep.module()(-ember.ones(2, 3)).shape == (1, 3)
+
+
+def test_cond_rank_mismatch_message_is_torchs():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as e:
+        torch.export.export(_mismatched(torch, lambda x: x.sum(0)), (torch.ones(2, 3),))
+    assert "torch.cond,  expected same dim but got 2 and 1." in str(e.value)
+
+
+def _closing_model(lib):
+    class M(lib.nn.Module):
+        def forward(self, x, y, z):
+            def t(x):
+                return x.sin() + z * y
+
+            def f(x):
+                return x.cos() - y
+
+            return lib.cond(x.sum() > 0, t, f, (x,))
+
+    return M()
+
+
+def test_cond_branch_closing_over_forward_arguments_lifts_them(tmp_path):
+    # torch lifts the forward's y and z, read through the branches' closures, as operands
+    m = _closing_model(ember)
+    args = (ember.rand(3), ember.rand(3), ember.rand(3))
+    ep = ember.export.export(m, args)
+    (node,) = [n for n in ep.graph.nodes if n.target is ember.ops.higher_order.cond]
+    names = [o.name for o in node.args[3]]
+    assert names == ["y", "x", "z"]
+    assert [n.name for n in ep.graph_module.false_graph_0.graph.nodes if n.op == "placeholder"] == [
+        "y",
+        "x",
+        "z",
+    ]
+    path = str(tmp_path / "c.ember")
+    ember.export.save(ep, path)
+    loaded = ember.export.load(path).module()
+    for sign in (1.0, -1.0):
+        a = (args[0] * sign, args[1], args[2])
+        assert ember.allclose(ep.module()(*a), m(*a))
+        assert ember.allclose(loaded(*a), m(*a))
+    torch = pytest.importorskip("torch")
+    tep = torch.export.export(_closing_model(torch), tuple(torch.ones(3) for _ in range(3)))
+    (tnode,) = [n for n in tep.graph.nodes if n.target is torch.ops.higher_order.cond]
+    assert [o.name for o in tnode.args[3]] == names
+
+
+def _indexing_model(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 3)
+
+        def forward(self, x):
+            def t(x):
+                return x * self.lin.weight[0]
+
+            def f(x):
+                return x - 1
+
+            return lib.cond(x.sum() > 0, t, f, (x,))
+
+    return M()
+
+
+def test_cond_branch_indexing_a_parameter_stays_tied_to_it(tmp_path):
+    # torch: weight[0] in a branch is a select of the lifted parameter, not a constant
+    m = _indexing_model(ember)
+    ep = ember.export.export(m, (ember.ones(3),))
+    assert [s.arg.name for s in ep.graph_signature.input_specs] == [
+        "p_lin_weight",
+        "p_lin_bias",
+        "x",
+    ]
+    assert not ep.constants
+    true_calls = _branch_calls(ep.graph_module.true_graph_0)
+    assert true_calls == [("select", "aten.select.int"), ("mul", "aten.mul.Tensor")]
+    path = str(tmp_path / "w.ember")
+    ember.export.save(ep, path)
+    loaded = ember.export.load(path).module()
+    for x in (ember.ones(3), -ember.ones(3)):
+        assert ember.allclose(loaded(x), m(x))
+    mod = ep.module()
+    with ember.no_grad():  # the branch reads the module's parameter, so a new value reaches it
+        mod.lin.weight.add_(1.0)
+        m.lin.weight.add_(1.0)
+    assert ember.allclose(mod(ember.ones(3)), m(ember.ones(3)))
+    torch = pytest.importorskip("torch")
+    tep = torch.export.export(_indexing_model(torch), (torch.ones(3),))
+    assert _branch_calls(tep.graph_module.true_graph_0) == true_calls

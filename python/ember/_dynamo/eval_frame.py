@@ -261,6 +261,20 @@ class _Cache:
         shapes = [m[2] for m in spec.tensor_meta]
         return any(r == ranks and s != shapes for r, s in self.seen)
 
+    def _changed_dims(self, spec):
+        """{(input index, dim)} seen with another size by an earlier capture of the same ranks
+        (torch's automatic dynamic makes those dims dynamic, the others stay static)."""
+        ranks = [(m[0], len(m[2])) for m in spec.tensor_meta]
+        shapes = [m[2] for m in spec.tensor_meta]
+        return {
+            (i, d)
+            for r, seen in self.seen
+            if r == ranks
+            for i, (a, b) in enumerate(zip(seen, shapes))
+            for d, (x, y) in enumerate(zip(a, b))
+            if x != y
+        }
+
     def _symbolic_numbers(self, spec):
         """The top-level int/float arguments to capture as graph inputs: all of them with
         ``dynamic=True``; by default (automatic dynamic) those a capture already saw with
@@ -391,6 +405,8 @@ class _Cache:
         dyn_dims = ranges = None
         if (dynamic or only_marked) and not cap.specialized and not breaks:
             dyn_dims, ranges = {}, {}
+            auto = self.dynamic is None
+            changed = self._changed_dims(spec)
             for i, (m, (strong, weak, static)) in enumerate(zip(spec.tensor_meta, marks)):
                 dims = []
                 for d, s in enumerate(m[2]):
@@ -398,6 +414,8 @@ class _Cache:
                         continue
                     if only_marked and d not in strong and d not in weak:
                         continue
+                    if auto and d not in strong and d not in weak and (i, d) not in changed:
+                        continue  # automatic dynamic: only the dims seen with another size
                     dims.append(d)
                     if d in strong:
                         ranges[(i, d)] = strong[d]
@@ -422,7 +440,7 @@ class _Cache:
         entry = Entry(guards.build(), guards.described, breaks)
         entry.dynamic = dyn_dims is not None
         if not breaks:
-            self._compile(entry, cap, spec, out_nodes, out_spec, numbers)
+            self._compile(entry, cap, spec, out_nodes, out_spec, numbers, dyn_dims)
         elif segments is not None:
             self._compile_segments(entry, cap, spec, segments)
         self.entries.append(entry)
@@ -459,7 +477,7 @@ class _Cache:
         entry.getter = spec.getter()
         entry.graph_modules = [seg.gm for seg in segments]
 
-    def _compile(self, entry, cap, spec, out_nodes, out_spec, numbers=()):
+    def _compile(self, entry, cap, spec, out_nodes, out_spec, numbers=(), dyn_dims=None):
         from ..fx import GraphModule
 
         checks = cap.value_checks
@@ -471,9 +489,11 @@ class _Cache:
         example = [t for _, t in spec.tensors] + [v for _, v in numbers]
         lifted = None
         if not getattr(self.backend, "__module__", "").startswith("ember."):
-            from .graph_inputs import call_in_order, lift
+            from .graph_inputs import call_in_order, lift, size_inputs
 
             lifted = lift(gm, example, self.root)  # torch's graph inputs (see graph_inputs.py)
+            base = lifted or (gm, example, list(range(len(example))))
+            lifted = size_inputs(*base, dyn_dims or {}, cap) or lifted
         if lifted is not None:
             compiled = self._backend(lifted[0], lifted[1])
             if compiled is not None:

@@ -7,12 +7,17 @@ buffers are graph inputs, not attributes: placeholders whose target names their 
 it first realizes a value: a parameter when the attribute is loaded, a frame input when it is
 first used, so among one call's arguments the module's tensors come first. ember's capture
 reads them as get_attr nodes (its own backends compile those as constants of the graph);
-``lift`` rewrites a graph for any other backend and gives the call order between the two."""
+``lift`` rewrites a graph for any other backend and gives the call order between the two.
+
+On a dynamic capture torch also hands the backend each symbolic size as an input of its own: a
+SymInt placeholder (``s0``; torch's names hash the source, ``s77``) right before the tensor whose
+size it is, its example a SymInt, and the graph's reads of that size use it. ``size_inputs``
+does the same over ember's graph, whose sizes are read in the graph (``x.size()[0]``)."""
 
 from ..fx import Graph, GraphModule, map_arg
 from ..nn import Module
 
-__all__ = ["lift", "call_in_order"]
+__all__ = ["call_in_order", "lift", "size_inputs"]
 
 
 def _source(root, target):
@@ -80,8 +85,7 @@ def lift(gm, example, root):
             order.append(_attr(gm, n.target))
         else:
             ph = graph.placeholder(n.name)
-            # torch's target of a frame input: its source, L_x_ (the node: l_x_)
-            ph.target = "L_" + n.name[2:] if n.name.startswith("l_") else n.target
+            ph.target = _frame_target(n)
             order.append(inputs.index(n))
         ph.meta.update(n.meta)
         env[n] = ph
@@ -98,6 +102,11 @@ def lift(gm, example, root):
     return GraphModule(attrs, graph), new_example, order
 
 
+def _frame_target(node):
+    # torch's target of a frame input: its source, L_x_ (the node: l_x_)
+    return "L_" + node.name[2:] if node.name.startswith("l_") else node.target
+
+
 def _attr(gm, target):
     obj = gm
     for p in target.split("."):
@@ -105,10 +114,71 @@ def _attr(gm, target):
     return obj
 
 
+def size_inputs(gm, example, order, dyn_dims, cap):
+    """(graph module, example inputs, order) with a SymInt placeholder for each dynamic dim
+    ``dyn_dims`` ({input index: dims}) of the captured graph's inputs, before the input's own;
+    ``order`` entries for them are ``("size", input index, dim)``. None where there is none."""
+    from .capture import SymInt
+
+    if not any(dyn_dims.values()):
+        return None
+    graph, env, new_order, new_example, count = Graph(), {}, [], [], 0
+    sizes = {}  # (placeholder, dim) -> its SymInt placeholder
+    for node, o, ex in zip([n for n in gm.graph.nodes if n.op == "placeholder"], order, example):
+        for d in dyn_dims.get(o, ()) if isinstance(o, int) else ():
+            ph = graph.placeholder(f"s{count}")
+            count += 1
+            value = ex.size(d)
+            ph.meta["example_value"] = ph.meta["val"] = value
+            sizes[(node, d)] = ph
+            new_order.append(("size", o, d))
+            new_example.append(SymInt(value, None, cap, {(o, d)}))
+        env[node] = graph.placeholder(node.name)
+        env[node].target = _frame_target(node)
+        env[node].meta.update(node.meta)
+        new_order.append(o)
+        new_example.append(ex)
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        sym = _size_read(node, sizes)
+        env[node] = sym if sym is not None else graph.node_copy(node, lambda m: env[m])
+    gm = GraphModule(_attrs(gm), graph)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    return gm, new_example, new_order
+
+
+def _size_read(node, sizes):
+    """The SymInt placeholder ``node`` reads (``x.size(d)``, ``x.size()[d]``), else None."""
+    if node.op == "call_method" and node.target == "size" and len(node.args) == 2:
+        return sizes.get((node.args[0], node.args[1]))
+    if node.op == "call_function" and getattr(node.target, "__name__", "") == "getitem":
+        src, d = node.args
+        if (
+            getattr(src, "op", None) == "call_method"
+            and src.target == "size"
+            and len(src.args) == 1
+        ):
+            return sizes.get((src.args[0], d))
+    return None
+
+
+def _attrs(gm):
+    return {n.target: _attr(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"}
+
+
 def call_in_order(compiled, order):
     """The captured graph's calling convention over ``compiled``, which takes ``order``'s."""
 
+    def value(args, o):
+        if isinstance(o, int):
+            return args[o]
+        if isinstance(o, tuple):  # a dynamic size
+            return args[o[1]].size(o[2])
+        return o
+
     def run(*args):
-        return compiled(*[args[o] if isinstance(o, int) else o for o in order])
+        return compiled(*[value(args, o) for o in order])
 
     return run

@@ -9,7 +9,8 @@ writes, logging, warnings) and calls into ember's random-state and init function
 mutable state the function can reach (globals it names, closure cells, its modules' attributes
 and the lists/dicts/objects one or two levels below those and below the arguments) is
 snapshotted before the run and compared after it. Any difference is a side effect: the
-function is marked to run eagerly (fullgraph=True raises instead)."""
+function is marked to run eagerly (fullgraph=True raises instead). An I/O call is instead a
+graph break where partial graphs are possible (Watcher._io): the replay reruns it."""
 
 import dis
 import gc
@@ -37,6 +38,7 @@ class Watcher:
         self.codes = {}  # code -> the globals dict it ran with
         self.effects = []
         self.strict_effects = []
+        self._io_call = None  # the I/O builtin running now, whose tensor calls run eagerly
         self._old = None
         self._gc_was_enabled = False
 
@@ -77,15 +79,53 @@ class Watcher:
                     norm = fname.replace("\\", "/")
                     if any(m in norm for m in _STATE_MODULES):
                         self.effects.append(f"call to {code.co_name} ({fname}) changes state")
+        elif event == "c_return" or event == "c_exception":
+            if arg is self._io_call and is_user_code(frame.f_code.co_filename):
+                self._io_call = None
+                self.capture.log.eager_depth -= 1
         elif event == "c_call":
-            if not is_user_code(frame.f_code.co_filename):
+            if self._io_call is not None or not is_user_code(frame.f_code.co_filename):
                 return
             name = getattr(arg, "__name__", "")
             owner = getattr(arg, "__self__", None)
             if name in _IO_METHODS and owner is not None and hasattr(owner, "fileno"):
-                self._effect(f"I/O: {name}() on {type(owner).__name__}")
+                kind = type(owner).__name__
+                self._io(
+                    f"I/O: {name}() on {kind}",
+                    "Unsupported method call\n  Explanation: Dynamo does not know how to trace "
+                    f"method `{name}` of class `{kind}`",
+                    arg,
+                )
             elif name in _IO_BUILTINS and (owner is None or isinstance(owner, types.ModuleType)):
-                self._effect(f"I/O or Python side effect: {name}()")
+                if owner is None or owner.__name__ == "builtins":
+                    why = (
+                        "Failed to trace builtin operator\n  Explanation: Dynamo does not know "
+                        f"how to trace builtin operator `{name}`"
+                    )
+                else:
+                    why = (
+                        "Attempted to call function marked as skipped\n  Explanation: Dynamo "
+                        f"does not know how to trace the Python builtin `{owner.__name__}.{name}`."
+                    )
+                self._io(f"I/O or Python side effect: {name}()", why, arg)
+
+    def _io(self, effect, why, call):
+        """An I/O call of the function: where the capture keeps a call log, a graph break that
+        ends the graph there, as torch's (the replay runs the function's Python, so the call
+        still happens on every call); the tensor calls it makes (a tensor's repr) run eagerly
+        until it returns. Elsewhere a side effect: the function runs eagerly."""
+        from .user_api import _error_on_graph_break
+
+        cap = self.capture
+        log = getattr(cap, "log", None)
+        if log is None or cap.stopped or log.eager_depth or _error_on_graph_break[0]:
+            self._effect(effect)
+            return
+        cap.graph_break(why)
+        log.cur_eager = False
+        log.user_break()
+        log.eager_depth += 1
+        self._io_call = call
 
     def _effect(self, reason):
         from .user_api import _error_on_graph_break

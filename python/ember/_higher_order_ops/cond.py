@@ -5,10 +5,12 @@ into torch's ``higher_order.cond(pred, true_graph_0, false_graph_0, operands)`` 
 graph modules (``CondOp`` below runs it; ember/export/_cond.py builds it), ``ember.export.save``
 stores each branch as a graph in the file and the C++ runtime picks the branch when it runs."""
 
+import types
+
 from .. import _C
 from .._size_checks import is_proxy
 
-__all__ = ["CondOp", "cond", "cond_op"]
+__all__ = ["CondOp", "LiftedBranch", "cond", "cond_op", "lift_closures"]
 
 
 def _pred_value(pred):
@@ -161,8 +163,62 @@ _ZeroGradsTo = _Lazy()
 def _traced(pred, true_fn, false_fn, operands):
     """The call recorded as one node by the tracer of ``pred`` (the raw function reached while
     tracing, as ``torch._higher_order_ops.cond``: the same node the tracing mode records for
-    ``ember.cond``)."""
-    return pred.tracer.create_proxy("call_function", cond, (pred, true_fn, false_fn, operands), {})
+    ``ember.cond``). Traced values a branch reads through its closure become extra operands."""
+    args = lift_closures((pred, true_fn, false_fn, operands))
+    return pred.tracer.create_proxy("call_function", cond, args, {})
+
+
+def lift_closures(args):
+    """``(pred, true_fn, false_fn, operands)`` of a traced cond call, with the enclosing
+    function's traced values a branch reads (``+ y`` with ``y`` a forward argument) lifted as
+    operands, as torch's cond lifts them: each such branch becomes a LiftedBranch and the values
+    (first reached first, once each) follow the call's own operands."""
+    pred, true_fn, false_fn, operands = args
+    if isinstance(operands, _C.Tensor) or is_proxy(operands):
+        operands = (operands,)
+    if not isinstance(operands, (tuple, list)):
+        return args
+    n = len(operands)
+    lifted, out = [], []
+    for fn in (true_fn, false_fn):
+        slots = []
+        for k, cell in enumerate(getattr(fn, "__closure__", None) or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if is_proxy(value):
+                j = next((i for i, v in enumerate(lifted) if v is value), len(lifted))
+                if j == len(lifted):
+                    lifted.append(value)
+                slots.append((k, n + j))
+        out.append(LiftedBranch(fn, n, slots) if slots else fn)
+    if not lifted:
+        return args
+    return (pred, *out, tuple(operands) + tuple(lifted))
+
+
+class LiftedBranch:
+    """A branch whose closure cells ``slots`` ([(cell index, operand index)]) held traced values:
+    called with the cond's operands (its own ``n`` then the lifted ones), it runs the branch with
+    those cells holding the lifted operands. ``__closure__`` is the branch's own, as export's
+    naming of closure tensors reads it."""
+
+    def __init__(self, fn, n, slots):
+        self.fn, self.n, self.slots = fn, n, slots
+        self.__closure__ = fn.__closure__
+        self.__name__ = getattr(fn, "__name__", "branch")
+
+    def __call__(self, *operands):
+        fn = self.fn
+        cells = list(fn.__closure__)
+        for k, i in self.slots:
+            cells[k] = types.CellType(operands[i])
+        rebound = types.FunctionType(
+            fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, tuple(cells)
+        )
+        rebound.__kwdefaults__ = fn.__kwdefaults__
+        return rebound(*operands[: self.n])
 
 
 class CondOp:

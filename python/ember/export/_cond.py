@@ -35,9 +35,24 @@ class _Wrapper(Module):
                 self.register_parameter(name, value)
             else:
                 self.register_buffer(name, value)
+        # The modules the branch reaches (its closure's ``self``, a bound method's owner) become
+        # submodules, so the trace reads their parameters as the state above (``weight[0]`` is a
+        # select of the parameter, not a constant); registered after it, they add no state.
+        for k, mod in enumerate(_branch_modules(fn)):
+            self.add_module(f"m{k}", mod)
 
     def forward(self, *operands):
         return self._fn(*operands)
+
+
+def _branch_modules(fn):
+    found = [getattr(fn, "__self__", None)]
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return [m for m in found if isinstance(m, Module)]
 
 
 class Branch:
@@ -120,6 +135,7 @@ def branch_graphs(graph, root, input_specs, state, constants, dynamic):
         pred, fns, operands = cond_args(node)
         examples = _example_values(operands, where)
         subs = [_export_branch(fn, examples, wrapper_state, dynamic) for fn in fns]
+        _check_same_outputs(subs)
         extra, maps = [], []  # outer placeholders the branches read, in order of first use
         values = {}  # outer placeholder -> the tensor a branch reads through it
         for sub in subs:
@@ -169,6 +185,30 @@ def branch_graphs(graph, root, input_specs, state, constants, dynamic):
             item.meta["val"] = val
             node.replace_all_uses_with(item)
         graph.erase_node(node)
+
+
+def _check_same_outputs(subs):
+    """torch's refusal of branches whose results differ in count, rank or dtype (sizes may
+    differ: torch gives the result an unbacked size)."""
+    outs = []
+    for sub in subs:
+        out = next(n for n in sub.graph.nodes if n.op == "output")
+        outs.append([n.meta.get("val") for n in tree_flatten(out.args[0])[0]])
+    if len(outs[0]) != len(outs[1]):
+        raise RuntimeError(
+            "Expected to return same number of outputs but got:"
+            f"\n  true branch returns {len(outs[0])} item(s)"
+            f"\n  false branch returns {len(outs[1])} item(s)"
+        )
+    for a, b in zip(*outs):
+        if not isinstance(a, _ember().Tensor) or not isinstance(b, _ember().Tensor):
+            continue
+        for what, x, y in (("dim", a.dim(), b.dim()), ("dtype", a.dtype, b.dtype)):
+            if x != y:
+                raise RuntimeError(
+                    "When merging two branches' output in torch.cond,  expected same "
+                    f"{what} but got {x} and {y}."
+                )
 
 
 def _lift_constant(graph, input_specs, constants, value, outer):
@@ -245,6 +285,16 @@ def _source_name(fns, value):
     return None
 
 
+def _lifted_source_name(fns, i):
+    """Dynamo's name of the cond operand ``i`` when a branch's closure cell held it (a traced
+    value of the enclosing function, lifted by LiftedBranch), else None."""
+    for index, fn in ((1, fns[0]), (2, fns[1])):
+        for k, j in getattr(fn, "slots", ()):
+            if j == i:
+                return f"l_args_{index}_closure_{k}_cell_contents"
+    return None
+
+
 def _torch_order(fns, operands, subs, maps, values):
     """The cond node's operands in torch's order: the inputs both branches read, then those only
     the true branch reads, then the false branch's, each group sorted by Dynamo's names of them
@@ -254,7 +304,8 @@ def _torch_order(fns, operands, subs, maps, values):
     keys = {}
     for node in order:
         if node in operands:
-            keys[node] = f"l_args_3_{operands.index(node)}_"
+            i = operands.index(node)
+            keys[node] = _lifted_source_name(fns, i) or f"l_args_3_{i}_"
         else:  # a tensor no closure holds (a global): after the named ones, in reading order
             keys[node] = _source_name(fns, values.get(node)) or f"~{order.index(node):06d}"
     both = [n for n in order if n in used[0] and n in used[1]]
