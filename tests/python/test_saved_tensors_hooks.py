@@ -200,8 +200,8 @@ def test_save_on_cpu_gives_the_same_gradients():
     model(x).square().sum().backward()
     ref = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()
-    for pin in (False, True):
-        with save_on_cpu(pin_memory=pin):
+    for pin, device_type in ((False, "cuda"), (True, "cuda"), (True, "not_a_device")):
+        with save_on_cpu(pin_memory=pin, device_type=device_type):
             loss = model(x).square().sum()
         loss.backward()
         for p, r in zip(model.parameters(), ref):

@@ -106,8 +106,10 @@ class save_on_cpu(saved_tensors_hooks):
 
     def __init__(self, pin_memory=False, device_type="cuda"):
         # As torch's: memory is pinned only where the device module has a device (never in a
-        # CPU-only build, where asking for pinned memory raises).
-        device_module = importlib.import_module(f"ember.{device_type}")
+        # CPU-only build, where asking for pinned memory raises); an unknown device type falls
+        # back to the cuda module.
+        ember = importlib.import_module("ember")
+        device_module = getattr(ember, device_type, None) or importlib.import_module("ember.cuda")
         pin = pin_memory and device_module.is_available()
 
         def pack_to_cpu(tensor):
