@@ -75,7 +75,6 @@ from . import (  # noqa: E402,F401
     _logging,
     accelerator,
     amp,
-    ao,
     autograd,
     backends,
     compiler,
@@ -83,7 +82,6 @@ from . import (  # noqa: E402,F401
     cuda,
     datasets,  # noqa: E402,F401
     distributed,
-    distributions,
     export,
     fft,
     func,
@@ -98,11 +96,9 @@ from . import (  # noqa: E402,F401
     multiprocessing,
     nested,
     nn,
-    onnx,
     optim,
     overrides,
     profiler,
-    quantization,
     quasirandom,
     random,
     signal,
@@ -213,10 +209,14 @@ from ._ops.foreign_guards import install as _install_foreign_guards  # noqa: E40
 _install_foreign_guards(_sys.modules[__name__], (linalg, special))
 
 
+# Loaded on first use, as torch loads _inductor and onnx: importing the code generator costs
+# ~0.15 s, the quantization, distributions and onnx packages ~0.35 s together.
+_LAZY = frozenset({"_inductor", "ao", "distributions", "onnx", "quantization"})
+
+
 def __getattr__(name):
-    # ember._inductor (the code generator) loads on first use: importing it costs ~0.15 s
-    if name == "_inductor":
+    if name in _LAZY:
         import importlib
 
-        return importlib.import_module("._inductor", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

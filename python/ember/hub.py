@@ -5,7 +5,6 @@ which fails with urllib's error where there is none). Fetching GitHub repositori
 
 import os
 import urllib.parse
-import urllib.request
 
 from ._atomic import atomic_write
 
@@ -50,6 +49,7 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     Downloads `url` to the file `dst` (through a temporary file, so a failed download leaves no
     partial file), checking the SHA-256 prefix when given."""
     import hashlib
+    import urllib.request  # http.client and email cost ~40 ms: only a download pays them
 
     dst = os.path.expanduser(dst)
 
