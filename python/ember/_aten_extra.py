@@ -48,6 +48,27 @@ def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
     return fn(x, w, b, stride, padding, dilation, groups)
 
 
+def _convolution_backward(grad, x, w, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, output_mask):  # fmt: skip
+    """torch's (grad_input, grad_weight, grad_bias), None where output_mask is False: the
+    gradients of ``_convolution`` by ember's autograd."""
+    e = _e()
+    gx = gw = gb = None
+    if output_mask[0] or output_mask[1]:
+        with e.enable_grad():
+            xi = x.detach().requires_grad_(bool(output_mask[0]))
+            wi = w.detach().requires_grad_(bool(output_mask[1]))
+            out = _convolution(xi, wi, None, stride, padding, dilation, transposed,
+                               output_padding, groups)  # fmt: skip
+            wanted = [t for t in (xi, wi) if t.requires_grad]
+            grads = iter(e.autograd.grad(out, wanted, grad))
+        gx = next(grads) if output_mask[0] else None
+        gw = next(grads) if output_mask[1] else None
+    if output_mask[2]:
+        gb = grad.sum([0] + list(range(2, grad.dim())))
+    return gx, gw, gb
+
+
 def _slice(x, dim=0, start=None, end=None, step=1):
     index = [slice(None)] * x.dim()
     index[dim] = slice(start, end, step)
@@ -257,6 +278,15 @@ def _table():
                 "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, "
                 "SymInt groups) -> Tensor",
                 _convolution,
+            )
+        },
+        "convolution_backward": {
+            "default": (
+                "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+                "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+                "bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) "
+                "-> (Tensor, Tensor, Tensor)",
+                _convolution_backward,
             )
         },
         "native_layer_norm": {

@@ -17,7 +17,7 @@ import importlib
 import sys
 import types
 
-from . import _C, overrides
+from . import _C, _dispatch_bridge, overrides
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
@@ -244,6 +244,8 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         if overrides._stack():
             return overrides._route(self, args, kwargs)
+        if _dispatch_bridge.modes():  # TorchDispatchModes (Note [Dispatch modes])
+            return _dispatch_bridge.call_overload(self, args, kwargs)
         return self._call(*args, **kwargs)
 
     def redispatch(self, keyset, *args, **kwargs):

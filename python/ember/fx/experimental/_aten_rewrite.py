@@ -268,6 +268,8 @@ def _conv(n):
 
 def _max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                 return_indices=False):  # fmt: skip
+    if return_indices:  # before anything is emitted: TorchDispatchMode runs what is emitted
+        raise _Skip
     args = [_ints(kernel_size, 2)]
     tail = [
         [] if stride is None else _ints(stride, 2),
@@ -279,10 +281,8 @@ def _max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     while tail and tail[-1] == defaults[len(tail) - 1]:
         tail.pop()
     out = b.op("max_pool2d_with_indices", "default", x, *args, *tail)
-    values, indices = b.emit(operator.getitem, (out, 0)), b.emit(operator.getitem, (out, 1))
-    if return_indices:
-        raise _Skip
-    del indices
+    values = b.emit(operator.getitem, (out, 0))
+    b.emit(operator.getitem, (out, 1))  # torch's graph reads the indices too
     return values
 
 

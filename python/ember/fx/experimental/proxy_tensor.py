@@ -186,23 +186,32 @@ def _is_graph_tensor(a):
 def _to_overload(node):
     """Renames a call to the aten overload of ember's registry that fits it (see the module
     docstring); leaves it as it is otherwise."""
-    from ... import ops
-
     name = _op_name(node)
     if not name or name.startswith("_") or name.endswith("_"):
         return
+    found = find_overload(name, node.args, node.kwargs)
+    if found is not None:
+        node.op, node.target, node.args = "call_function", found[0], found[1]
+
+
+def find_overload(name, args, kwargs):
+    """(overload, normalized args) of the first overload of ``ember.ops.aten.<name>`` whose
+    schema the call fits, or None (make_fx's renaming, and TorchDispatchMode's view of a call:
+    ember/_dispatch_bridge.py)."""
+    from ... import ops
+
     packet = getattr(ops.aten, name, None) if name.isidentifier() else None
     if packet is None:
-        return
+        return None
     try:
         overloads = packet.overloads()
     except Exception:  # noqa: BLE001 (a packet without a registry entry: keep the call)
-        return
+        return None
     for overload in overloads:
         if overload == "ember" or overload.endswith("out"):
             continue
         op = getattr(packet, overload)
-        args = _fit(op._schema, overload, node.args, node.kwargs)
-        if args is not None:
-            node.op, node.target, node.args = "call_function", op, args
-            return
+        fitted = _fit(op._schema, overload, args, kwargs)
+        if fitted is not None:
+            return op, fitted
+    return None
