@@ -203,8 +203,8 @@ def dispatch(op, args, kwargs):
     mode = stack.pop()
     _local.handling = _in_handler() + 1
     try:
-        rule = getattr(op, "_torch_dispatch_rules", None)
-        handler = rule.get(type(mode)) if rule else None
+        rules = op._torch_dispatch_rules
+        handler = rules.get(type(mode)) if rules else None
         if handler is not None:
             out = handler(mode, op, (), args, kwargs)
         else:
