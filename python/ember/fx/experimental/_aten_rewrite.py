@@ -215,12 +215,21 @@ def _linear(b, x, weight, bias=None):
     vx = b.val(x)
     if vx.dim() < 2:
         raise _Skip
-    wt = b.op("t", "default", weight)
     if vx.dim() == 2:
+        wt = b.op("t", "default", weight)
         if bias is None:
             return b.op("mm", "default", x, wt)
         return b.op("addmm", "default", bias, x, wt)
-    out = _matmul(b, x, wt)  # torch: linear of batches is matmul, then the bias added
+    if bias is not None and vx.is_contiguous():  # torch folds the batches into one addmm
+        rows = 1
+        for s in vx.shape[:-1]:
+            rows *= s
+        folded = b.op("view", "default", x, [rows, vx.shape[-1]])
+        wt = b.op("t", "default", weight)
+        out = b.op("addmm", "default", bias, folded, wt)
+        return b.op("view", "default", out, list(vx.shape[:-1]) + [b.val(out).shape[-1]])
+    wt = b.op("t", "default", weight)
+    out = _matmul(b, x, wt)  # otherwise: matmul, then the bias added
     return out if bias is None else b.op("add", "Tensor", out, bias)
 
 
@@ -261,6 +270,16 @@ def _conv(n):
         if isinstance(padding, str):
             raise _Skip
         args = [_ints(stride, n), _ints(padding, n), _ints(dilation, n), False, [0] * n, groups]
+        return b.op("convolution", "default", x, weight, bias, *args)
+
+    return rule
+
+
+def _conv_transpose(n):
+    def rule(b, x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+             dilation=1):  # fmt: skip
+        args = [_ints(stride, n), _ints(padding, n), _ints(dilation, n), True,
+                _ints(output_padding, n), groups]  # fmt: skip
         return b.op("convolution", "default", x, weight, bias, *args)
 
     return rule
@@ -399,6 +418,9 @@ _RULES = {
     "conv1d": _conv(1),
     "conv2d": _conv(2),
     "conv3d": _conv(3),
+    "conv_transpose1d": _conv_transpose(1),
+    "conv_transpose2d": _conv_transpose(2),
+    "conv_transpose3d": _conv_transpose(3),
     "max_pool2d": _max_pool2d,
     "dropout": _dropout,
     "max": _max_min("max"),
