@@ -36,10 +36,29 @@ def _sum_to(grad, shape):
     return _call("view", "default", out, shape) if lead else out
 
 
+def _column_major(m):
+    return m.dim() == 2 and m.stride(0) == 1 and m.stride(1) == m.shape[0] and m.shape[1] > 1
+
+
+def _t(m):
+    return _call("t", "default", m)
+
+
 def _mm(grad, args, kwargs, needs):
+    """As torch's: a column-major operand (a weight's ``t()``) gets its gradient as the
+    transpose of a product of row-major ones."""
     a, b = args
-    ga = _call("mm", "default", grad, _call("t", "default", b)) if needs[0] else None
-    gb = _call("mm", "default", _call("t", "default", a), grad) if needs[1] else None
+    ga = gb = None
+    if needs[0]:
+        if _column_major(a):
+            ga = _t(_call("mm", "default", b, _t(grad)))
+        else:
+            ga = _call("mm", "default", grad, _t(b))
+    if needs[1]:
+        if _column_major(b):
+            gb = _t(_call("mm", "default", _t(grad), a))
+        else:
+            gb = _call("mm", "default", _t(a), grad)
     return ga, gb
 
 

@@ -205,16 +205,19 @@ def dispatch(op, args, kwargs):
     try:
         rules = op._torch_dispatch_rules
         handler = rules.get(type(mode)) if rules else None
-        if handler is not None:
-            out = handler(mode, op, (), args, kwargs)
+        if handler is None:
+            handler = type(mode).__torch_dispatch__
+        if stack:  # the handler's own ember calls reach the modes outside it
+            with _local.bridge:
+                out = handler(mode, op, (), args, kwargs)
         else:
-            out = mode.__torch_dispatch__(op, (), args, kwargs)
+            out = handler(mode, op, (), args, kwargs)
     finally:
         _local.handling -= 1
         stack.append(mode)
     if out is NotImplemented:
         raise TypeError(
-            f"Multiple dispatch failed for '{op.name()}'; all __torch_dispatch__ handlers "
-            f"returned NotImplemented:\n\n  - mode object {mode!r}"
+            f"Multiple dispatch failed for '{op.__ember_qualname__}'; all __torch_dispatch__ "
+            f"handlers returned NotImplemented:\n\n  - mode object {mode!r}"
         )
     return out
