@@ -131,6 +131,32 @@ _PROGRAM = textwrap.dedent(
         q = torch.randn(1, 2, 3, 4)
         F.scaled_dot_product_attention(q, q, q)
     out["matmuls"] = counts(fc)
+    with FlopCounterMode(display=False) as fc:
+        e1 = torch.randn(2, 3, 4, 5, requires_grad=True)
+        e2 = torch.randn(2, 3, 6, 5, requires_grad=True)
+        torch.einsum("bhqd,bhkd->bhqk", e1, e2).sum().backward()
+        torch.einsum("i,j->ij", torch.ones(3), torch.ones(4))  # no sum: a mul, not counted
+        xt = torch.randn(5, 2, 4).transpose(0, 1)  # rows that do not fold without a copy
+        torch.matmul(xt, torch.randn(4, 3, requires_grad=True)).sum().backward()
+    out["einsum_and_folds"] = counts(fc)
+
+    # the gradients computed under a mode (the wrapped backward) are the plain ones
+    def grads(mode):
+        torch.manual_seed(1)
+        a, b = torch.randn(2, 4, 5, requires_grad=True), torch.randn(2, 6, 5, requires_grad=True)
+        w, bias = torch.randn(5, 3, requires_grad=True), torch.randn(3, requires_grad=True)
+        ct = torch.nn.ConvTranspose1d(2, 4, 3, stride=2, groups=2)
+        xc = torch.randn(1, 2, 6, requires_grad=True)
+        with mode:
+            loss = torch.einsum("bqd,bkd->bqk", a, b).sin().sum()
+            loss = loss + torch.addmm(bias, a[0], w, beta=0.5, alpha=2).exp().sum()
+            loss = loss + torch.baddbmm(a[:, :, :3], a, b.transpose(1, 2)[:, :, :3]).sum()
+            (loss + ct(xc).tanh().sum()).backward()
+        return [t.grad for t in (a, b, w, bias, xc, ct.weight, ct.bias)]
+
+    import contextlib
+    plain, seen_grads = grads(contextlib.nullcontext()), grads(Log())
+    out["same_grads"] = [torch.allclose(p, q, atol=1e-5) for p, q in zip(plain, seen_grads)]
 
     # ModuleTracker: the running modules, with their paths
     seen = []
@@ -270,6 +296,14 @@ def test_flop_counter_counts_forward_and_backward_by_module(seen):
             "aten.addmm": 240,
         }
     }, lib
+
+
+def test_einsum_and_folded_matmuls_count_torchs_flops_and_keep_gradients(seen):
+    lib, out = seen
+    # einsum: one bmm (2·6·4·6·5) and its two in backward; the unfoldable rows times a matrix
+    # that requires grad: one mm (10·4·3·2) and the matrix's gradient
+    assert out["einsum_and_folds"] == {"Global": {"aten.bmm": 4320, "aten.mm": 480}}, lib
+    assert out["same_grads"] == [True] * 7, lib
 
 
 def test_module_tracker_names_the_running_modules(seen):

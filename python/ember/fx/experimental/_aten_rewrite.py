@@ -192,7 +192,9 @@ def _matmul(b, a, other):
     if va.dim() < 2 or vb.dim() < 2:
         raise _Skip  # torch's 1-D forms (mv, dot, unsqueeze + mm) are not written here
     n, k, m = va.shape[-2], va.shape[-1], vb.shape[-1]
-    if vb.dim() == 2 and va.is_contiguous():  # rows of batches times one matrix: one mm
+    # rows of batches times one matrix: one mm, when the rows fold without a copy or (torch's
+    # choice for a cheaper backward) the matrix requires grad
+    if vb.dim() == 2 and (va.is_contiguous() or vb.requires_grad):
         rows = 1
         for s in va.shape[:-1]:
             rows *= s
@@ -231,6 +233,68 @@ def _linear(b, x, weight, bias=None):
     wt = b.op("t", "default", weight)
     out = _matmul(b, x, wt)  # otherwise: matmul, then the bias added
     return out if bias is None else b.op("add", "Tensor", out, bias)
+
+
+def _prod(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _einsum(b, equation, *operands):
+    """Two operands as torch contracts them: one ``bmm`` of (batch, left, summed) by (batch,
+    summed, right), the labels of each group folded into one dimension (torch's view and
+    permute steps around it differ; its bmm, which FlopCounterMode counts, is the same), or a
+    broadcast ``mul`` when no label is summed."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    if len(operands) != 2 or "." in eq:
+        raise _Skip
+    lhs, arrow, out = eq.partition("->")
+    names = lhs.split(",")
+    if len(names) != 2:
+        raise _Skip
+    (la, lb), (x, y) = names, operands
+    if not arrow:  # implicit output: the labels seen once, in alphabetical order
+        out = "".join(sorted(c for c in set(la + lb) if (la + lb).count(c) == 1))
+    va, vb = b.val(x), b.val(y)
+    sizes = dict(zip(la, va.shape))
+    if (len(set(la)), len(set(lb)), len(set(out))) != (len(la), len(lb), len(out)) or any(
+        sizes.setdefault(c, n) != n for c, n in zip(lb, vb.shape)
+    ):
+        raise _Skip  # a repeated label (a diagonal) or a broadcast label
+    if len(la) != va.dim() or len(lb) != vb.dim() or any(c not in la + lb for c in out):
+        raise _Skip
+    if any(c not in out and c not in (lb if c in la else la) for c in la + lb):
+        raise _Skip  # a label summed within one operand
+    if not any(c in lb and c not in out for c in la):  # nothing summed: torch multiplies
+
+        def spread(t, labels):
+            moved = b.op("permute", "default", t, [labels.index(c) for c in out if c in labels])
+            for i, c in enumerate(out):
+                if c not in labels:
+                    moved = b.op("unsqueeze", "default", moved, i)
+            return moved
+
+        return b.op("mul", "Tensor", spread(x, la), spread(y, lb))
+    batch = [c for c in out if c in la and c in lb]
+    left = [c for c in out if c in la and c not in lb]
+    right = [c for c in out if c in lb and c not in la]
+    summed = [c for c in la if c in lb and c not in out]
+
+    def fold(t, labels, groups):
+        order = [labels.index(c) for g in groups for c in g]
+        moved = b.op("permute", "default", t, order)
+        return _reshape_to(b, moved, [_prod(sizes[c] for c in g) for g in groups])
+
+    prod = b.op(
+        "bmm", "default", fold(x, la, (batch, left, summed)), fold(y, lb, (batch, summed, right))
+    )
+    done = batch + left + right
+    unfolded = b.op("view", "default", prod, [sizes[c] for c in done])
+    return b.op("permute", "default", unfolded, [done.index(c) for c in out])
 
 
 def _clamp(b, x, min=None, max=None):
@@ -411,6 +475,7 @@ _RULES = {
     "expand": lambda b, x, *sizes: b.op("expand", "default", x, _shape(sizes)),
     "stack": _stack,
     "matmul": _matmul,
+    "einsum": _einsum,
     "linear": _linear,
     "clamp": _clamp,
     "where": _where,
