@@ -63,20 +63,19 @@ class _Bridge(overrides.TorchFunctionMode):
 
 
 def enter_bridge():
-    """Turns the bridge on for this thread when its first dispatch mode is entered."""
+    """Turns the bridge on for this thread when its first dispatch mode is entered, under the
+    function modes already on (they see a call first, as torch's run before dispatch modes)."""
     if getattr(_local, "bridge", None) is None:
         _local.bridge = _Bridge()
-        _local.bridge.__enter__()
+        overrides._enter_below(_local.bridge)
 
 
 def exit_bridge():
     """Turns it off when the last mode is out. Popped inside a handler (the bridge then off
     already, _disable_current_modes), it stays on, passing calls through, until a later pop."""
     bridge = getattr(_local, "bridge", None)
-    fstack = overrides._stack()
-    if bridge is not None and not modes() and fstack and fstack[-1] is bridge:
+    if bridge is not None and not modes() and overrides._exit_below(bridge):
         _local.bridge = None
-        bridge.__exit__(None, None, None)
 
 
 # ---- a public call as aten overloads ------------------------------------------------------------

@@ -80,6 +80,24 @@ _PROGRAM = textwrap.dedent(
         depth = len(_get_current_dispatch_mode_stack())
         y = torch.add(one, 1)
     out["nested"] = [depth, log, y.tolist(), _get_current_dispatch_mode() is None]
+    # function modes see a call before dispatch modes, whichever was entered first
+    both = []
+
+    class Fn(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            both.append("F:" + func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    class Dp(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            both.append("D:" + str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Dp(), Fn():
+        torch.relu(one)
+    with Fn(), Dp():
+        torch.relu(one)
+    out["function_then_dispatch"] = both
     op = torch.ops.aten.add.Tensor
     out["overload"] = [op.name(), str(op._schema), str(op.overloadpacket)]
 
@@ -252,6 +270,7 @@ def test_modes_nest_innermost_first_and_refusals_raise(seen):
         ["outer", "aten.mul.Tensor", [], None],  # the inner handler's own r * 2
     ], lib
     assert y == [4.0, 4.0], lib  # the inner mode doubled what the outer one computed
+    assert out["function_then_dispatch"] == ["F:relu", "D:aten.relu.default"] * 2, lib
     (refused, refusal), bare = out["errors"]
     assert refused == "TypeError" and bare == ["NotImplementedError", ""], lib
     assert refusal.startswith("Multiple dispatch failed for '"), lib
