@@ -198,9 +198,7 @@ def find_overload(name, args, kwargs):
     """(overload, normalized args) of the first overload of ``ember.ops.aten.<name>`` whose
     schema the call fits, or None (make_fx's renaming, and TorchDispatchMode's view of a call:
     ember/_dispatch_bridge.py)."""
-    from ... import ops
-
-    packet = getattr(ops.aten, name, None) if name.isidentifier() else None
+    packet = _aten_packet(name) if name.isidentifier() else None
     if packet is None:
         return None
     try:
@@ -215,3 +213,25 @@ def find_overload(name, args, kwargs):
         if fitted is not None:
             return op, fitted
     return None
+
+
+_MISSES = set()  # names ember.ops.aten lacks: a miss reads the whole registry again (~ms)
+_MISSES_AT = [0]  # the registry's size when they were recorded
+
+
+def _aten_packet(name):
+    from ... import _op_overloads, ops
+
+    packet = ops.aten._packets.get(name)
+    if packet is not None:
+        return packet
+    if _MISSES_AT[0] != len(_op_overloads._seen):
+        _MISSES.clear()
+        _MISSES_AT[0] = len(_op_overloads._seen)
+    if name in _MISSES:
+        return None
+    packet = getattr(ops.aten, name, None)
+    if packet is None:
+        _MISSES.add(name)
+        _MISSES_AT[0] = len(_op_overloads._seen)
+    return packet
