@@ -55,7 +55,7 @@ class _Bridge(overrides.TorchFunctionMode):
             return call_overload(func, args, kwargs)
         name, args = _aten_name(func, args)
         if name is not None:
-            done, value = _as_overloads(name, args, kwargs)
+            done, value = _as_overloads(name, args, kwargs, func)
             if done:
                 return value
         with self:  # a Python composite's parts are seen
@@ -120,7 +120,7 @@ def _rules():
     return _aten_rewrite._RULES
 
 
-def _as_overloads(name, args, kwargs):
+def _as_overloads(name, args, kwargs, func):
     """(True, value) once the call has run as overloads; (False, None) when none fits."""
     from .fx.experimental import _aten_rewrite, proxy_tensor
 
@@ -133,9 +133,9 @@ def _as_overloads(name, args, kwargs):
                 IndexError):  # fmt: skip
             if live.calls:  # a mode saw part of it: its error is the call's
                 raise
-    found = proxy_tensor.find_overload(name, args, kwargs) if name.isidentifier() else None
+    found = proxy_tensor.find_overload(name, args, kwargs, func) if name.isidentifier() else None
     if found is None and len(args) > 1 and all(type(a) is int for a in args):
-        found = proxy_tensor.find_overload(name, (list(args),), kwargs)  # zeros(2, 3)
+        found = proxy_tensor.find_overload(name, (list(args),), kwargs, func)  # zeros(2, 3)
     if found is None:
         return False, None
     op, fitted = found

@@ -189,18 +189,22 @@ def _to_overload(node):
     name = _op_name(node)
     if not name or name.startswith("_") or name.endswith("_"):
         return
-    found = find_overload(name, node.args, node.kwargs)
+    func = node.target if node.op == "call_function" else None
+    found = find_overload(name, node.args, node.kwargs, func)
     if found is not None:
         node.op, node.target, node.args = "call_function", found[0], found[1]
 
 
-def find_overload(name, args, kwargs):
+def find_overload(name, args, kwargs, func=None):
     """(overload, normalized args) of the first overload of ``ember.ops.aten.<name>`` whose
     schema the call fits, or None (make_fx's renaming, and TorchDispatchMode's view of a call:
-    ember/_dispatch_bridge.py)."""
+    ember/_dispatch_bridge.py). ``func``, the public function called, is refused where its
+    parameters come in another order than the schema's (``F.embedding(input, weight)`` against
+    ``embedding(Tensor weight, Tensor indices)``)."""
     packet = _aten_packet(name) if name.isidentifier() else None
     if packet is None:
         return None
+    params = _positional_names(func)
     try:
         overloads = packet.overloads()
     except Exception:  # noqa: BLE001 (a packet without a registry entry: keep the call)
@@ -209,10 +213,32 @@ def find_overload(name, args, kwargs):
         if overload == "ember" or overload.endswith("out"):
             continue
         op = getattr(packet, overload)
+        if params and _reordered(params[: len(args)], op._schema):
+            continue
         fitted = _fit(op._schema, overload, args, kwargs)
         if fitted is not None:
             return op, fitted
     return None
+
+
+def _positional_names(func):
+    """The names of a Python function's positional parameters; () for a binding."""
+    import inspect
+
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return ()
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _reordered(names, schema):
+    """Whether a parameter of ``names`` sits at another position in the schema."""
+    theirs = [a.name for a in schema.arguments if not a.kwarg_only]
+    return any(n in theirs and theirs.index(n) != i for i, n in enumerate(names))
 
 
 _MISSES = set()  # names ember.ops.aten lacks: a miss reads the whole registry again (~ms)
