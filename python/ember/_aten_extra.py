@@ -69,6 +69,27 @@ def _convolution_backward(grad, x, w, bias_sizes, stride, padding, dilation, tra
     return gx, gw, gb
 
 
+_REDUCTIONS = ("none", "mean", "sum")  # torch's Reduction enum, by value
+
+
+def _mse_loss(x, target, reduction=1):
+    return _F().mse_loss(x, target, reduction=_REDUCTIONS[reduction])
+
+
+def _nll_loss_forward(x, target, weight, reduction, ignore_index):
+    """(loss, total_weight): the weight the mean divides by (the weights of the targets not
+    ignored), 0 with no reduction, as torch's."""
+    e = _e()
+    out = _F().nll_loss(
+        x, target, weight, ignore_index=ignore_index, reduction=_REDUCTIONS[reduction]
+    )
+    if reduction == 0:
+        return out, e.zeros((), dtype=x.dtype)
+    kept = target != ignore_index
+    picked = e.ones_like(target, dtype=x.dtype) if weight is None else weight[target.clamp(0)]
+    return out, (picked * kept).sum().to(x.dtype)
+
+
 def _slice(x, dim=0, start=None, end=None, step=1):
     index = [slice(None)] * x.dim()
     index[dim] = slice(start, end, step)
@@ -287,6 +308,19 @@ def _table():
                 "bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) "
                 "-> (Tensor, Tensor, Tensor)",
                 _convolution_backward,
+            )
+        },
+        "mse_loss": {
+            "default": (
+                "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+                _mse_loss,
+            )
+        },
+        "nll_loss_forward": {
+            "default": (
+                "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
+                "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+                _nll_loss_forward,
             )
         },
         "native_layer_norm": {

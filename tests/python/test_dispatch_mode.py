@@ -49,6 +49,18 @@ _PROGRAM = textwrap.dedent(
         a.add_(1)
     out["forward_ops"] = m.ops
 
+    # losses and embedding as torch's decompositions (same values)
+    logits = torch.arange(20.0).reshape(4, 5).sin()
+    target, rows = torch.tensor([0, 1, 2, 1]), torch.tensor([1, 2])
+    with Log() as m:
+        ce = F.cross_entropy(logits, target, weight=torch.arange(1.0, 6.0), ignore_index=1)
+        mse = F.mse_loss(logits, logits.cos(), reduction="sum")
+        emb = F.embedding(rows, logits, padding_idx=-1)
+    out["nn_ops"] = [m.ops, round(ce.item(), 4), round(mse.item(), 4), emb.tolist()]
+    loss, total = torch.ops.aten.nll_loss_forward.default(
+        logits.log_softmax(1), target, torch.arange(1.0, 6.0), 1, 1)
+    out["total_weight"] = [round(loss.item(), 4), total.item()]
+
     # Linear forward and backward: the matmuls and the bias gradient's reduction
     lin = torch.nn.Linear(4, 3)
     x = torch.randn(2, 4, requires_grad=True)
@@ -246,6 +258,22 @@ def test_a_mode_sees_each_call_as_the_aten_overload_torch_runs(seen):
         "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         "aten.add",
     ], lib
+
+
+def test_losses_and_embedding_reach_the_mode_as_torchs_overloads(seen):
+    lib, out = seen
+    ops, ce, mse, emb = out["nn_ops"]
+    assert ops == [
+        "aten.arange.start",
+        "aten._log_softmax.default",
+        "aten.nll_loss_forward.default",
+        "aten.cos.default",
+        "aten.mse_loss.default",
+        "aten.embedding.default",
+    ], lib
+    assert (ce, mse) == (2.2152, 21.9438), lib
+    assert len(emb) == 2 and len(emb[0]) == 5, lib
+    assert out["total_weight"] == [2.2152, 4.0], lib  # targets 0 and 2 (weights 1, 3)
 
 
 def test_backward_matmuls_reach_the_mode_and_gradients_are_right(seen):

@@ -297,6 +297,61 @@ def _einsum(b, equation, *operands):
     return b.op("permute", "default", unfolded, [done.index(c) for c in out])
 
 
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _nll(b, logp, target, weight, ignore_index, reduction):
+    if b.val(logp).dim() > 2 or reduction not in _REDUCTION:
+        raise _Skip  # torch's nll_loss2d for images
+    out = b.op("nll_loss_forward", "default", logp, target, weight, _REDUCTION[reduction],
+               ignore_index)  # fmt: skip
+    loss = b.emit(operator.getitem, (out, 0))
+    b.emit(operator.getitem, (out, 1))  # torch's graph reads the total weight too
+    return loss
+
+
+def _nll_loss(b, input, target, weight=None, size_average=None, ignore_index=-100,
+              reduce=None, reduction="mean"):  # fmt: skip
+    if size_average is not None or reduce is not None:
+        raise _Skip
+    return _nll(b, input, target, weight, ignore_index, reduction)
+
+
+def _cross_entropy(b, input, target, weight=None, size_average=None, ignore_index=-100,
+                   reduce=None, reduction="mean", label_smoothing=0.0):  # fmt: skip
+    if size_average is not None or reduce is not None or label_smoothing:
+        raise _Skip
+    if b.val(target).is_floating_point() or b.val(input).dim() > 2:
+        raise _Skip  # class probabilities, or images
+    if reduction not in _REDUCTION:
+        raise _Skip
+    logp = b.op("_log_softmax", "default", input, 1 if b.val(input).dim() == 2 else 0, False)
+    return _nll(b, logp, target, weight, ignore_index, reduction)
+
+
+def _mse_loss(b, input, target, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None or reduction not in _REDUCTION:
+        raise _Skip
+    if b.val(input).shape != b.val(target).shape:
+        raise _Skip  # torch warns and broadcasts first
+    tail = [] if reduction == "mean" else [_REDUCTION[reduction]]
+    return b.op("mse_loss", "default", input, target, *tail)
+
+
+def _embedding(b, input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+               scale_grad_by_freq=False, sparse=False):  # fmt: skip
+    if max_norm is not None or sparse:
+        raise _Skip
+    tail = []
+    if padding_idx is not None:  # F.embedding counts a negative index from the end
+        tail = [padding_idx % b.val(weight).shape[0] if padding_idx < 0 else padding_idx]
+    elif scale_grad_by_freq:
+        tail = [-1]
+    if scale_grad_by_freq:
+        tail.append(True)
+    return b.op("embedding", "default", weight, input, *tail)
+
+
 def _clamp(b, x, min=None, max=None):
     if b.is_tensor(min) or b.is_tensor(max):
         raise _Skip
@@ -480,6 +535,10 @@ _RULES = {
     "clamp": _clamp,
     "where": _where,
     "layer_norm": _layer_norm,
+    "cross_entropy": _cross_entropy,
+    "nll_loss": _nll_loss,
+    "mse_loss": _mse_loss,
+    "embedding": _embedding,
     "conv1d": _conv(1),
     "conv2d": _conv(2),
     "conv3d": _conv(3),
