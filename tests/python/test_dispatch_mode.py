@@ -219,6 +219,14 @@ _PROGRAM = textwrap.dedent(
     with MyMode():
         ruled = foo(one)
     out["custom_op"] = [m.ops, plain.tolist(), ruled.tolist()]
+
+    def foo_flops(x_shape, out_shape=None, **kwargs):
+        return 10 * x_shape[0]
+
+    with FlopCounterMode(display=False, custom_mapping={torch.ops.dmtest.foo: foo_flops}) as fc:
+        foo(torch.ones(3))
+        foo(torch.ones(4))
+    out["custom_mapping"] = counts(fc)
     print(json.dumps(out))
     """
 )
@@ -371,6 +379,7 @@ def test_register_torch_dispatch_rule_replaces_the_modes_handler(seen):
     ops, plain, ruled = out["custom_op"]
     assert ops == ["dmtest.foo.default"], lib
     assert plain == [1.0, 1.0] and ruled == [2.0, 2.0], lib
+    assert out["custom_mapping"] == {"Global": {"dmtest.foo": 70}}, lib
 
 
 def test_flop_counter_table_prints_torch_layout(seen):
