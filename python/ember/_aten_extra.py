@@ -48,6 +48,48 @@ def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
     return fn(x, w, b, stride, padding, dilation, groups)
 
 
+def _convolution_backward(grad, x, w, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, output_mask):  # fmt: skip
+    """torch's (grad_input, grad_weight, grad_bias), None where output_mask is False: the
+    gradients of ``_convolution`` by ember's autograd."""
+    e = _e()
+    gx = gw = gb = None
+    if output_mask[0] or output_mask[1]:
+        with e.enable_grad():
+            xi = x.detach().requires_grad_(bool(output_mask[0]))
+            wi = w.detach().requires_grad_(bool(output_mask[1]))
+            out = _convolution(xi, wi, None, stride, padding, dilation, transposed,
+                               output_padding, groups)  # fmt: skip
+            wanted = [t for t in (xi, wi) if t.requires_grad]
+            grads = iter(e.autograd.grad(out, wanted, grad))
+        gx = next(grads) if output_mask[0] else None
+        gw = next(grads) if output_mask[1] else None
+    if output_mask[2]:
+        gb = grad.sum([0] + list(range(2, grad.dim())))
+    return gx, gw, gb
+
+
+_REDUCTIONS = ("none", "mean", "sum")  # torch's Reduction enum, by value
+
+
+def _mse_loss(x, target, reduction=1):
+    return _F().mse_loss(x, target, reduction=_REDUCTIONS[reduction])
+
+
+def _nll_loss_forward(x, target, weight, reduction, ignore_index):
+    """(loss, total_weight): the weight the mean divides by (the weights of the targets not
+    ignored), 0 with no reduction, as torch's."""
+    e = _e()
+    out = _F().nll_loss(
+        x, target, weight, ignore_index=ignore_index, reduction=_REDUCTIONS[reduction]
+    )
+    if reduction == 0:
+        return out, e.zeros((), dtype=x.dtype)
+    kept = target != ignore_index
+    picked = e.ones_like(target, dtype=x.dtype) if weight is None else weight[target.clamp(0)]
+    return out, (picked * kept).sum().to(x.dtype)
+
+
 def _slice(x, dim=0, start=None, end=None, step=1):
     index = [slice(None)] * x.dim()
     index[dim] = slice(start, end, step)
@@ -257,6 +299,28 @@ def _table():
                 "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, "
                 "SymInt groups) -> Tensor",
                 _convolution,
+            )
+        },
+        "convolution_backward": {
+            "default": (
+                "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+                "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+                "bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) "
+                "-> (Tensor, Tensor, Tensor)",
+                _convolution_backward,
+            )
+        },
+        "mse_loss": {
+            "default": (
+                "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+                _mse_loss,
+            )
+        },
+        "nll_loss_forward": {
+            "default": (
+                "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
+                "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+                _nll_loss_forward,
             )
         },
         "native_layer_norm": {

@@ -17,7 +17,7 @@ import importlib
 import sys
 import types
 
-from . import _C, overrides
+from . import _C, _dispatch_bridge, overrides
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
@@ -226,15 +226,29 @@ class OpOverload:
         self.__doc__ = f"{self._schema}\n\nThe operator {self.name()}, through the dispatcher."
         self._tags = None  # a custom op's ember.Tag list (ember.library sets it)
         self._redispatch = None  # a custom op's call of one key's kernel (ember.library)
+        self._torch_dispatch_rules = None  # mode class -> rule (library.register_torch_dispatch)
 
     @property
     def tags(self):
-        """The operator's tags (ember.Tag): those its custom_op / Library.define call gave it."""
-        if self._tags is None:
-            raise AttributeError(
-                f"ember.ops: the tags of ember's own operator '{self.name()}' are not recorded"
-            )
-        return list(self._tags)
+        """The operator's tags (ember.Tag): a custom op's, given to custom_op / Library.define;
+        an aten overload's, torch's (ember/_aten_tags.py); none for ember's own overloads."""
+        if self._tags is not None:
+            return list(self._tags)
+        if self.namespace != "aten":
+            return []
+        from . import _aten_tags
+        from ._runtime_names import Tag
+
+        key = self.__name__
+        if key not in _aten_tags.TAGGED:
+            return []
+        tags = {Tag.pt2_compliant_tag}
+        if self.overloadpacket._name.endswith("_") and not key.startswith("__"):
+            tags.add(Tag.inplace)
+        if any(a.kwarg_only and a.is_write for a in self._schema.arguments):
+            tags.add(Tag.out)
+        tags.update(Tag[t] for t, names in _aten_tags.TAGS.items() if key in names)
+        return sorted(tags, key=lambda t: t.value)
 
     def name(self):
         """``"ns::name"`` or ``"ns::name.overload"``, as the dispatcher names the overload."""
@@ -244,6 +258,8 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         if overrides._stack():
             return overrides._route(self, args, kwargs)
+        if _dispatch_bridge.modes():  # TorchDispatchModes (Note [Dispatch modes])
+            return _dispatch_bridge.call_overload(self, args, kwargs)
         return self._call(*args, **kwargs)
 
     def redispatch(self, keyset, *args, **kwargs):

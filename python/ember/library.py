@@ -33,6 +33,7 @@ __all__ = [
     "register_autograd",
     "register_fake",
     "register_kernel",
+    "register_torch_dispatch",
     "register_vmap",
 ]
 
@@ -425,8 +426,45 @@ class CustomOpDef:
     def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):
         """register_torch_dispatch(torch_dispatch_class, fn=None, /) -> Callable
 
-        Not supported: ember has no __torch_dispatch__ subclasses."""
-        raise NotImplementedError("ember.library: ember has no __torch_dispatch__ subclasses")
+        The op's rule under a TorchDispatchMode class (ember.library.register_torch_dispatch)."""
+        return register_torch_dispatch(self, torch_dispatch_class, fn)
+
+
+def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    """register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None) -> Callable
+
+    While a mode of class ``torch_dispatch_class`` (a TorchDispatchMode) is the innermost, a
+    call of ``op`` runs ``func(mode, op_overload, types, args, kwargs)`` instead of the mode's
+    ``__torch_dispatch__``; usable as a decorator. ``op`` names one overload ("ns::name" is
+    the default one)."""
+    from .utils._python_dispatch import TorchDispatchMode
+
+    if isinstance(op, CustomOpDef):
+        overload = op._opoverload
+    elif isinstance(op, _op_overloads.OpOverload):
+        overload = op
+    elif isinstance(op, str) and "::" in op:
+        ns, _, rest = op.partition("::")
+        name, _, ov = rest.partition(".")
+        overload = getattr(getattr(getattr(_op_overloads.ops, ns), name), ov or "default")
+    else:
+        raise ValueError(f"register_torch_dispatch({op}): got unexpected type for op: {type(op)}")
+    is_mode = isinstance(torch_dispatch_class, type) and issubclass(
+        torch_dispatch_class, TorchDispatchMode
+    )
+    if not is_mode:
+        raise NotImplementedError(
+            "register_torch_dispatch: ember supports TorchDispatchMode classes; it has no Tensor "
+            f"subclasses with __torch_dispatch__ (got {torch_dispatch_class!r})"
+        )
+
+    def inner(fn):
+        if overload._torch_dispatch_rules is None:
+            overload._torch_dispatch_rules = {}
+        overload._torch_dispatch_rules[torch_dispatch_class] = fn
+        return fn
+
+    return inner if func is None else inner(func)
 
 
 def _returns_nothing(*args, **kwargs):

@@ -137,6 +137,39 @@ def _enter_outermost(mode):
             stack.insert(0, mode)
 
 
+def _enter_below(mode):
+    """Enters mode under this thread's active modes (above the outermost ones): TorchDispatchMode's
+    bridge, so that function modes see a call before dispatch modes do, as in torch."""
+    global _active
+    stack = _stack()
+    with _lock:
+        if not _active:
+            _install()
+        _active += 1
+    at = 0
+    while at < len(stack) and at < len(_outermost) and stack[at] is _outermost[at]:
+        at += 1
+    stack.insert(at, mode)
+
+
+def _exit_below(mode):
+    """Exits a mode _enter_below entered; False when it is not in this thread's stack now (taken
+    off while its handler runs)."""
+    global _active
+    stack = _stack()
+    for i, m in enumerate(stack):
+        if m is mode:
+            del stack[i]
+            break
+    else:
+        return False
+    with _lock:
+        _active -= 1
+        if not _active:
+            _uninstall()
+    return True
+
+
 _pinned = []
 
 

@@ -263,3 +263,28 @@ def test_post_processing_timeout_returns_partial_results(T):
         assert ("aten::sin" in {e.name for e in prof.events()}) is some
     with pytest.raises(ValueError, match="post_processing_timeout_s must be non-negative"):
         T.autograd.profiler.profile(post_processing_timeout_s=-1.0)
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_a_profile_started_inside_another_takes_its_session_over(T, capfd, tmp_path):
+    P, AP = T.profiler, T.autograd.profiler
+    x = T.ones(2, 2)
+    for outer_cls, inner_cls in ((P.profile, P.profile), (AP.profile, P.profile)):
+        with outer_cls() as outer:
+            T.mm(x, x)  # dropped with the outer profile's session
+            with inner_cls() as inner:
+                T.add(x, x)
+            T.sub(x, x)
+        assert {e.key for e in inner.key_averages()} == {"aten::add"}, T.__name__
+        assert len(outer.key_averages()) == 0, T.__name__
+        assert "disableProfiler called but no active profiling session found" in (
+            capfd.readouterr().err
+        ), T.__name__
+    with P.profile() as after:
+        T.mul(x, x)
+    assert {e.key for e in after.key_averages()} == {"aten::mul"}, T.__name__
+    if T.__name__ == "ember":  # torch 2.13 crashes exporting the cancelled profile's trace
+        outer.export_chrome_trace(str(tmp_path / "t.json"))
+        with open(tmp_path / "t.json") as f:
+            events = json.load(f)["traceEvents"]
+        assert not [e for e in events if e.get("cat") == "cpu_op"]

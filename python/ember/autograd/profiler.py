@@ -281,6 +281,13 @@ def _is_zero_fill_of(outer):
 
 # torch's correlation ids (a trace's "External id") keep counting over the profiles of a process,
 # each profile starting a new block of 512.
+# Note [Nested profiles]
+# torch 2.13 records one profiling session at a time: a profile started while another records
+# takes the session over, the outer one's records are dropped, and stopping the outer one
+# writes a warning and gives empty results. ember does the same: the owner of the C++ session
+# is kept here, and a profile starting while it records cancels it.
+_session_owner = [None]
+
 _EXTERNAL_ID_BLOCK = 512
 _next_external_id = [1]
 
@@ -359,7 +366,12 @@ class profile:
     def _start_trace(self):
         self.entered = True
         self._wall_ns = time.time_ns()
+        owner = _session_owner[0]
+        if owner is not None and owner is not self and _C._profiler_enabled():
+            owner._cancel()  # torch's one session: a profile started inside takes it over
+        self._cancelled = False
         self._start_ns = _C._profiler_start(self.record_shapes, self.profile_memory)
+        _session_owner[0] = self
         _op_range.swap_in()
         # Python calls are traced inside the swaps, which would show as the profile's own rows.
         self._tracer = PythonTracer() if self.with_stack else None
@@ -385,15 +397,38 @@ class profile:
     def _collected(self, start_ns):
         return not any(a <= start_ns < b for a, b in self._off)
 
+    def _cancel(self):
+        """Ends the recording a profile started inside this one takes over (Note [Nested
+        profiles]): what was recorded is dropped, as torch's session is."""
+        if self._tracer is not None:
+            self._tracer.stop()
+            self._tracer = None
+        _op_range.swap_out()
+        _C._profiler_stop()
+        _op_range.take_recorded()
+        self._cancelled = True
+
     def _stop_trace(self):
         if self._off_since is not None:
             self._off.append((self._off_since, float("inf")))
             self._off_since = None
-        self._python_events = self._tracer.stop() if self._tracer is not None else []
-        self._tracer = None
-        _op_range.swap_out()
-        stop_ns, threads = _C._profiler_stop()
-        self._python_op_shapes, self._flops_notes = _op_range.take_recorded()
+        if getattr(self, "_cancelled", False):
+            # torch's words (its C++ warning, not a Python warning); the results are empty
+            sys.stderr.write(
+                "disableProfiler called but no active profiling session found. This can happen "
+                "if profiling was cancelled during warmup.\n"
+            )
+            self._python_events = []
+            stop_ns, threads = _C._profiler_now_ns(), []
+            self._python_op_shapes, self._flops_notes = {}, []
+        else:
+            self._python_events = self._tracer.stop() if self._tracer is not None else []
+            self._tracer = None
+            _op_range.swap_out()
+            stop_ns, threads = _C._profiler_stop()
+            self._python_op_shapes, self._flops_notes = _op_range.take_recorded()
+        if _session_owner[0] is self:
+            _session_owner[0] = None
         self.function_events, every, self._memory = self._build(threads)
         self._stop_ns = stop_ns
         self.function_events._trace = self._trace(every)

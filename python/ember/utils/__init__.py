@@ -1,6 +1,7 @@
 """ember.utils, as torch.utils."""
 
 from . import (
+    _python_dispatch,  # noqa: F401 (torch.utils._python_dispatch is there after import torch)
     backend_registration,  # noqa: F401
     checkpoint,  # noqa: F401,E402
     data,  # noqa: F401

@@ -192,7 +192,9 @@ def _matmul(b, a, other):
     if va.dim() < 2 or vb.dim() < 2:
         raise _Skip  # torch's 1-D forms (mv, dot, unsqueeze + mm) are not written here
     n, k, m = va.shape[-2], va.shape[-1], vb.shape[-1]
-    if vb.dim() == 2 and va.is_contiguous():  # rows of batches times one matrix: one mm
+    # rows of batches times one matrix: one mm, when the rows fold without a copy or (torch's
+    # choice for a cheaper backward) the matrix requires grad
+    if vb.dim() == 2 and (va.is_contiguous() or vb.requires_grad):
         rows = 1
         for s in va.shape[:-1]:
             rows *= s
@@ -215,13 +217,139 @@ def _linear(b, x, weight, bias=None):
     vx = b.val(x)
     if vx.dim() < 2:
         raise _Skip
-    wt = b.op("t", "default", weight)
     if vx.dim() == 2:
+        wt = b.op("t", "default", weight)
         if bias is None:
             return b.op("mm", "default", x, wt)
         return b.op("addmm", "default", bias, x, wt)
-    out = _matmul(b, x, wt)  # torch: linear of batches is matmul, then the bias added
+    if bias is not None and vx.is_contiguous():  # torch folds the batches into one addmm
+        rows = 1
+        for s in vx.shape[:-1]:
+            rows *= s
+        folded = b.op("view", "default", x, [rows, vx.shape[-1]])
+        wt = b.op("t", "default", weight)
+        out = b.op("addmm", "default", bias, folded, wt)
+        return b.op("view", "default", out, list(vx.shape[:-1]) + [b.val(out).shape[-1]])
+    wt = b.op("t", "default", weight)
+    out = _matmul(b, x, wt)  # otherwise: matmul, then the bias added
     return out if bias is None else b.op("add", "Tensor", out, bias)
+
+
+def _prod(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _einsum(b, equation, *operands):
+    """Two operands as torch contracts them: one ``bmm`` of (batch, left, summed) by (batch,
+    summed, right), the labels of each group folded into one dimension (torch's view and
+    permute steps around it differ; its bmm, which FlopCounterMode counts, is the same), or a
+    broadcast ``mul`` when no label is summed."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    if len(operands) != 2 or "." in eq:
+        raise _Skip
+    lhs, arrow, out = eq.partition("->")
+    names = lhs.split(",")
+    if len(names) != 2:
+        raise _Skip
+    (la, lb), (x, y) = names, operands
+    if not arrow:  # implicit output: the labels seen once, in alphabetical order
+        out = "".join(sorted(c for c in set(la + lb) if (la + lb).count(c) == 1))
+    va, vb = b.val(x), b.val(y)
+    sizes = dict(zip(la, va.shape))
+    if (len(set(la)), len(set(lb)), len(set(out))) != (len(la), len(lb), len(out)) or any(
+        sizes.setdefault(c, n) != n for c, n in zip(lb, vb.shape)
+    ):
+        raise _Skip  # a repeated label (a diagonal) or a broadcast label
+    if len(la) != va.dim() or len(lb) != vb.dim() or any(c not in la + lb for c in out):
+        raise _Skip
+    if any(c not in out and c not in (lb if c in la else la) for c in la + lb):
+        raise _Skip  # a label summed within one operand
+    if not any(c in lb and c not in out for c in la):  # nothing summed: torch multiplies
+
+        def spread(t, labels):
+            moved = b.op("permute", "default", t, [labels.index(c) for c in out if c in labels])
+            for i, c in enumerate(out):
+                if c not in labels:
+                    moved = b.op("unsqueeze", "default", moved, i)
+            return moved
+
+        return b.op("mul", "Tensor", spread(x, la), spread(y, lb))
+    batch = [c for c in out if c in la and c in lb]
+    left = [c for c in out if c in la and c not in lb]
+    right = [c for c in out if c in lb and c not in la]
+    summed = [c for c in la if c in lb and c not in out]
+
+    def fold(t, labels, groups):
+        order = [labels.index(c) for g in groups for c in g]
+        moved = b.op("permute", "default", t, order)
+        return _reshape_to(b, moved, [_prod(sizes[c] for c in g) for g in groups])
+
+    prod = b.op(
+        "bmm", "default", fold(x, la, (batch, left, summed)), fold(y, lb, (batch, summed, right))
+    )
+    done = batch + left + right
+    unfolded = b.op("view", "default", prod, [sizes[c] for c in done])
+    return b.op("permute", "default", unfolded, [done.index(c) for c in out])
+
+
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _nll(b, logp, target, weight, ignore_index, reduction):
+    if b.val(logp).dim() > 2 or reduction not in _REDUCTION:
+        raise _Skip  # torch's nll_loss2d for images
+    out = b.op("nll_loss_forward", "default", logp, target, weight, _REDUCTION[reduction],
+               ignore_index)  # fmt: skip
+    loss = b.emit(operator.getitem, (out, 0))
+    b.emit(operator.getitem, (out, 1))  # torch's graph reads the total weight too
+    return loss
+
+
+def _nll_loss(b, input, target, weight=None, size_average=None, ignore_index=-100,
+              reduce=None, reduction="mean"):  # fmt: skip
+    if size_average is not None or reduce is not None:
+        raise _Skip
+    return _nll(b, input, target, weight, ignore_index, reduction)
+
+
+def _cross_entropy(b, input, target, weight=None, size_average=None, ignore_index=-100,
+                   reduce=None, reduction="mean", label_smoothing=0.0):  # fmt: skip
+    if size_average is not None or reduce is not None or label_smoothing:
+        raise _Skip
+    if b.val(target).is_floating_point() or b.val(input).dim() > 2:
+        raise _Skip  # class probabilities, or images
+    if reduction not in _REDUCTION:
+        raise _Skip
+    logp = b.op("_log_softmax", "default", input, 1 if b.val(input).dim() == 2 else 0, False)
+    return _nll(b, logp, target, weight, ignore_index, reduction)
+
+
+def _mse_loss(b, input, target, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None or reduction not in _REDUCTION:
+        raise _Skip
+    if b.val(input).shape != b.val(target).shape:
+        raise _Skip  # torch warns and broadcasts first
+    tail = [] if reduction == "mean" else [_REDUCTION[reduction]]
+    return b.op("mse_loss", "default", input, target, *tail)
+
+
+def _embedding(b, input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+               scale_grad_by_freq=False, sparse=False):  # fmt: skip
+    if max_norm is not None or sparse:
+        raise _Skip
+    tail = []
+    if padding_idx is not None:  # F.embedding counts a negative index from the end
+        tail = [padding_idx % b.val(weight).shape[0] if padding_idx < 0 else padding_idx]
+    elif scale_grad_by_freq:
+        tail = [-1]
+    if scale_grad_by_freq:
+        tail.append(True)
+    return b.op("embedding", "default", weight, input, *tail)
 
 
 def _clamp(b, x, min=None, max=None):
@@ -266,8 +394,20 @@ def _conv(n):
     return rule
 
 
+def _conv_transpose(n):
+    def rule(b, x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+             dilation=1):  # fmt: skip
+        args = [_ints(stride, n), _ints(padding, n), _ints(dilation, n), True,
+                _ints(output_padding, n), groups]  # fmt: skip
+        return b.op("convolution", "default", x, weight, bias, *args)
+
+    return rule
+
+
 def _max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                 return_indices=False):  # fmt: skip
+    if return_indices:  # before anything is emitted: TorchDispatchMode runs what is emitted
+        raise _Skip
     args = [_ints(kernel_size, 2)]
     tail = [
         [] if stride is None else _ints(stride, 2),
@@ -279,10 +419,8 @@ def _max_pool2d(b, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     while tail and tail[-1] == defaults[len(tail) - 1]:
         tail.pop()
     out = b.op("max_pool2d_with_indices", "default", x, *args, *tail)
-    values, indices = b.emit(operator.getitem, (out, 0)), b.emit(operator.getitem, (out, 1))
-    if return_indices:
-        raise _Skip
-    del indices
+    values = b.emit(operator.getitem, (out, 0))
+    b.emit(operator.getitem, (out, 1))  # torch's graph reads the indices too
     return values
 
 
@@ -392,13 +530,21 @@ _RULES = {
     "expand": lambda b, x, *sizes: b.op("expand", "default", x, _shape(sizes)),
     "stack": _stack,
     "matmul": _matmul,
+    "einsum": _einsum,
     "linear": _linear,
     "clamp": _clamp,
     "where": _where,
     "layer_norm": _layer_norm,
+    "cross_entropy": _cross_entropy,
+    "nll_loss": _nll_loss,
+    "mse_loss": _mse_loss,
+    "embedding": _embedding,
     "conv1d": _conv(1),
     "conv2d": _conv(2),
     "conv3d": _conv(3),
+    "conv_transpose1d": _conv_transpose(1),
+    "conv_transpose2d": _conv_transpose(2),
+    "conv_transpose3d": _conv_transpose(3),
     "max_pool2d": _max_pool2d,
     "dropout": _dropout,
     "max": _max_min("max"),

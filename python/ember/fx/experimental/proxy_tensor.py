@@ -186,23 +186,78 @@ def _is_graph_tensor(a):
 def _to_overload(node):
     """Renames a call to the aten overload of ember's registry that fits it (see the module
     docstring); leaves it as it is otherwise."""
-    from ... import ops
-
     name = _op_name(node)
     if not name or name.startswith("_") or name.endswith("_"):
         return
-    packet = getattr(ops.aten, name, None) if name.isidentifier() else None
+    func = node.target if node.op == "call_function" else None
+    found = find_overload(name, node.args, node.kwargs, func)
+    if found is not None:
+        node.op, node.target, node.args = "call_function", found[0], found[1]
+
+
+def find_overload(name, args, kwargs, func=None):
+    """(overload, normalized args) of the first overload of ``ember.ops.aten.<name>`` whose
+    schema the call fits, or None (make_fx's renaming, and TorchDispatchMode's view of a call:
+    ember/_dispatch_bridge.py). ``func``, the public function called, is refused where its
+    parameters come in another order than the schema's (``F.embedding(input, weight)`` against
+    ``embedding(Tensor weight, Tensor indices)``)."""
+    packet = _aten_packet(name) if name.isidentifier() else None
     if packet is None:
-        return
+        return None
+    params = _positional_names(func)
     try:
         overloads = packet.overloads()
     except Exception:  # noqa: BLE001 (a packet without a registry entry: keep the call)
-        return
+        return None
     for overload in overloads:
         if overload == "ember" or overload.endswith("out"):
             continue
         op = getattr(packet, overload)
-        args = _fit(op._schema, overload, node.args, node.kwargs)
-        if args is not None:
-            node.op, node.target, node.args = "call_function", op, args
-            return
+        if params and _reordered(params[: len(args)], op._schema):
+            continue
+        fitted = _fit(op._schema, overload, args, kwargs)
+        if fitted is not None:
+            return op, fitted
+    return None
+
+
+def _positional_names(func):
+    """The names of a Python function's positional parameters; () for a binding."""
+    import inspect
+
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return ()
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _reordered(names, schema):
+    """Whether a parameter of ``names`` sits at another position in the schema."""
+    theirs = [a.name for a in schema.arguments if not a.kwarg_only]
+    return any(n in theirs and theirs.index(n) != i for i, n in enumerate(names))
+
+
+_MISSES = set()  # names ember.ops.aten lacks: a miss reads the whole registry again (~ms)
+_MISSES_AT = [0]  # the registry's size when they were recorded
+
+
+def _aten_packet(name):
+    from ... import _op_overloads, ops
+
+    packet = ops.aten._packets.get(name)
+    if packet is not None:
+        return packet
+    if _MISSES_AT[0] != len(_op_overloads._seen):
+        _MISSES.clear()
+        _MISSES_AT[0] = len(_op_overloads._seen)
+    if name in _MISSES:
+        return None
+    packet = getattr(ops.aten, name, None)
+    if packet is None:
+        _MISSES.add(name)
+        _MISSES_AT[0] = len(_op_overloads._seen)
+    return packet
