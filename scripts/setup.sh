@@ -21,10 +21,11 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 PY=.venv/bin/python
-# torch 2.13.0 is the reference in tests and the peer in benchmarks (a local CPU build here).
+# torch 2.13.0 is the reference in tests and the peer in benchmarks (a local CPU build here);
+# tabulate prints the table of its FlopCounterMode, which a test compares with ember's.
 $PY -m pip install -q --disable-pip-version-check \
   "numpy" "pytest" "pytest-xdist" "hypothesis" "nanobind>=2.0" "scikit-build-core>=0.10" "cmake>=3.20" "ninja" \
-  "matplotlib" "torch==2.13.0" "ruff==0.17.6" "onnx" "onnxruntime" "onnxscript" "safetensors" "pydot"
+  "matplotlib" "torch==2.13.0" "ruff==0.17.6" "onnx" "onnxruntime" "onnxscript" "safetensors" "pydot" "tabulate"
 
 echo "== building ember (C++ library, tests and Python extension)"
 export CCACHE_BASEDIR="$PWD" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
