@@ -5,6 +5,16 @@
 #include "ember/autograd/node.h"
 #include "ember/dispatch/autocast.h"
 
+// engine.cpp's graph-task queries and edge-input grad, declared here rather than in engine.h
+// (which every binding includes through ember.h).
+namespace ember::autograd {
+variable_list grad(const variable_list& outputs, const std::vector<Edge>& inputs,
+                   const variable_list& grad_outputs, std::optional<bool> retain_graph,
+                   bool create_graph, bool allow_unused);
+int64_t current_graph_task_id();
+bool will_engine_execute_node(const Node& node);
+}  // namespace ember::autograd
+
 namespace ember::py {
 
 namespace {
@@ -363,6 +373,43 @@ void bind_autograd(nb::module_& m) {
       doc("_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused) -> Tuple",
           "The gradients of outputs with respect to inputs, without touching .grad (behind "
           "ember.autograd.grad)."));
+
+  // autograd.grad(outputs, inputs=GradientEdges): an input is a tensor or a (node, input_nr)
+  // pair, the edge the gradient arrives at (get_gradient_edge).
+  m.def(
+      "_grad_edges",
+      [](nb::handle outputs, nb::handle inputs, nb::handle grad_outputs,
+         std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+        std::vector<autograd::Edge> edges;
+        for (nb::handle h : inputs) {
+          if (nb::isinstance<Tensor>(h)) {
+            const Tensor& t = nb::cast<const Tensor&>(h);
+            EMBER_CHECK(t.requires_grad(),
+                        "One of the differentiated Tensors does not require grad");
+            edges.push_back(autograd::gradient_edge(t));
+          } else {
+            auto pair = nb::cast<nb::tuple>(h);
+            edges.push_back(
+                {nb::cast<std::shared_ptr<Node>>(pair[0]), nb::cast<uint32_t>(pair[1])});
+          }
+        }
+        variable_list go = grad_outputs.is_none() ? variable_list{} : to_variables(grad_outputs);
+        return to_tuple(autograd::grad(to_variables(outputs), edges, go, retain_graph, create_graph,
+                                       allow_unused));
+      },
+      nb::arg("outputs"), nb::arg("inputs"), nb::arg("grad_outputs").none(),
+      nb::arg("retain_graph").none(), nb::arg("create_graph"), nb::arg("allow_unused"),
+      doc("_grad_edges(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused) "
+          "-> Tuple",
+          "_grad with each input a tensor or a (_Node, input_nr) edge of the graph."));
+  m.def("_current_graph_task_id", &autograd::current_graph_task_id,
+        doc("_current_graph_task_id() -> int",
+            "The id of the backward running on this thread, -1 outside one."));
+  m.def(
+      "_will_engine_execute_node",
+      [](const Node& n) { return autograd::will_engine_execute_node(n); }, nb::arg("node"),
+      doc("_will_engine_execute_node(node) -> bool",
+          "Whether the running backward will run node (raises outside a backward)."));
 
   // A Python composite (F.mse_loss built from sub, pow and mean) names its result's node as
   // torch's fused op does: a pass-through node with that name takes over the result's history.
