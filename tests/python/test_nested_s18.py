@@ -141,6 +141,10 @@ def test_autograd_through_as_nested_tensor():
     assert nested.nested_tensor([[1, 2], [3]])[1].tolist() == [3]
     grad_leaf = nested.nested_tensor([a, b], requires_grad=True)
     assert grad_leaf.requires_grad and grad_leaf.is_leaf
+    jag = nested.nested_tensor([a.detach(), b.detach()], layout=ember.jagged, requires_grad=True)
+    nested.to_padded_tensor(jag * 3, 0.0).sum().backward()
+    assert jag.grad.is_nested and jag.grad.shape == jag.shape  # torch's keeps the structure
+    assert jag.grad[1].tolist() == [[3.0, 3.0, 3.0]]
     plain = nested.nested_tensor([a.detach(), b.detach()])
     assert plain.mul_(2) is plain  # in place: the same nested tensor, its buffer changed
     assert ember.allclose(plain[1], 2 * b.detach())

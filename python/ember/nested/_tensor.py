@@ -35,7 +35,7 @@ _BINARY_BOTH = frozenset(
 _BINARY_JAGGED = frozenset("rsub __rsub__ __rtruediv__ pow __pow__ maximum minimum".split())
 # What reads or routes the tensor itself rather than computing on it.
 _PASSTHROUGH = frozenset(
-    "__get__ __set__ dtype device requires_grad grad_fn is_leaf grad backward retain_grad "
+    "__get__ __set__ dtype device requires_grad grad_fn is_leaf backward retain_grad "
     "is_floating_point element_size get_device".split()
 )
 
@@ -185,6 +185,17 @@ class NestedTensor(Tensor):
         if self._layout is not jagged:
             raise RuntimeError("offsets(): only nested tensors of layout torch.jagged have them")
         return _ember().tensor(self._offsets, dtype=_ember().int64)
+
+    @property
+    def grad(self):
+        g = _plain(self).grad  # the buffer's gradient, structured as self (torch's is nested)
+        if g is None:
+            return None
+        return make(g, self._shapes, self._offsets, self._layout, self._ragged, self._ragged_idx)
+
+    @grad.setter
+    def grad(self, value):
+        _plain(self).grad = _plain(value) if isinstance(value, NestedTensor) else value
 
     def lengths(self):
         """lengths() -> None
