@@ -411,6 +411,14 @@ void backward(const variable_list& roots, const variable_list& grad_roots, bool 
   run(roots, grad_roots, keep_graph, create_graph, targets, nullptr, true);
 }
 
+// backward(inputs=GradientEdges): the edges' nodes run (a leaf's accumulator fills its .grad;
+// a non-leaf edge has no tensor to retain a grad in, so only the nodes past it are pruned).
+void backward(const variable_list& roots, const variable_list& grad_roots, bool keep_graph,
+              bool create_graph, const std::vector<Edge>& inputs) {
+  EMBER_CHECK(!inputs.empty(), "backward: inputs must not be empty");
+  run(roots, grad_roots, keep_graph, create_graph, inputs, nullptr, true);
+}
+
 variable_list grad(const variable_list& outputs, const std::vector<Edge>& inputs,
                    const variable_list& grad_outputs, std::optional<bool> retain_graph,
                    bool create_graph, bool allow_unused) {

@@ -95,10 +95,11 @@ def backward(
 
         inputs = (inputs,) if isinstance(inputs, GradientEdge) else tuple(inputs)
         if any(isinstance(i, GradientEdge) for i in inputs):
-            raise NotImplementedError(
-                "backward(inputs=...) with a GradientEdge is not supported by ember; "
-                "autograd.grad(outputs, inputs=edges) takes edges"
-            )
+            edges = [
+                (i.node._node, i.output_nr) if isinstance(i, GradientEdge) else i for i in inputs
+            ]
+            _run(False, _C._backward_edges, tensors, grads, retain_graph, create_graph, edges)
+            return
     inputs = _seq(inputs)
     _run(inputs is None, _C._backward, tensors, grads, retain_graph, create_graph, inputs)
 
