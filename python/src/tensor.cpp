@@ -666,9 +666,10 @@ void bind_tensor(nb::module_& m) {
             if (nb::try_cast<Tensor*>(value, vt) && vt) {
               v = *vt;
               const bool into_real = is_complex(v.dtype()) && !is_complex(t.dtype());
-              if (v.numel() == 1 && lone_bool_mask(idx)) {
-                check_item_fits(v, t.dtype());  // torch's masked_fill_(mask, value.item())
-                if (into_real) v = to_dtype(v, t.dtype());
+              if (v.numel() == 1 && !is_quantized(t.dtype()) && lone_bool_mask(idx)) {
+                // torch's masked_fill_(mask, value.item()): checked, then in self's dtype
+                check_item_fits(v, t.dtype());
+                if (v.dtype() != t.dtype()) v = to_dtype(v, t.dtype());
               } else {
                 discards_imag = into_real && t.dtype() != kBool;
               }

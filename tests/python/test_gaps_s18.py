@@ -480,7 +480,9 @@ def test_complex_to_real_casts_warn_once_as_torch():
     assert out[10] == "0"
 
 
-def _complex_into_real_calls(m):
+def _assignment_calls(m):
+    """Values written into tensors of another dtype: complex into real, bool-mask assignment."""
+
     def setitem(t, index, value):
         t[index] = value
         return t
@@ -502,13 +504,19 @@ def _complex_into_real_calls(m):
         lambda: m.zeros(3).masked_fill(mask, m.tensor(2 + 0j)),
         lambda: m.zeros(3, dtype=m.int8).masked_fill_(mask, m.tensor(1000)),
         lambda: m.zeros(3, dtype=m.int8).fill_(m.tensor(1000)),  # fill_ does not check
+        # a bool mask with a one-element value of another dtype: masked_fill_'s conversion
+        lambda: setitem(m.zeros(3, dtype=m.int64), mask, m.tensor(2.7)),
+        lambda: setitem(m.zeros(2, 3), (slice(None), mask), m.tensor(7)),
+        lambda: setitem(m.zeros(2, 3), (0, mask), m.tensor(7)),
+        lambda: setitem(m.zeros(3, dtype=m.float16), mask, m.tensor(1e5)),
+        lambda: setitem(m.zeros(3, dtype=m.uint8), mask, m.tensor(-1)),
     ]
 
 
 def test_complex_values_into_real_tensors_as_torch():
     torch = pytest.importorskip("torch")
-    got = [_outcome(c) for c in _complex_into_real_calls(ember)]
-    want = [_outcome(c) for c in _complex_into_real_calls(torch)]
+    got = [_outcome(c) for c in _assignment_calls(ember)]
+    want = [_outcome(c) for c in _assignment_calls(torch)]
     for i, (g, w) in enumerate(zip(got, want)):
         assert type(g).__name__ == type(w).__name__, (i, g, w)
         if isinstance(w, Exception):
@@ -518,12 +526,13 @@ def test_complex_values_into_real_tensors_as_torch():
 
 
 def test_complex_values_into_real_tensors_without_torch():
-    out = [_outcome(c) for c in _complex_into_real_calls(ember)]
+    out = [_outcome(c) for c in _assignment_calls(ember)]
     overflow = "value cannot be converted to type {} without overflow"
     for i, name in ((0, "float"), (2, "int"), (4, "double"), (9, "int8_t")):  # f16: torch's double
         assert isinstance(out[i], RuntimeError) and str(out[i]) == overflow.format(name), i
     assert out[1].tolist() == [2.0, 2.0, 2.0] and out[5].tolist() == [True, False, False]
     assert out[7].tolist() == [2.0, 0.0, 2.0] and out[14].tolist() == [-24, -24, -24]
+    assert out[15].tolist() == [2, 0, 2] and out[16].tolist() == [[7.0, 0.0, 7.0]] * 2
 
 
 _INVERSE = "asin acos atan asinh acosh atanh".split()
