@@ -327,6 +327,7 @@ def test_masked_tensor_data_mask_grad_and_errors():
     with pytest.warns(UserWarning, match="prototype stage"):
         mt = ember.masked.masked_tensor(data, mask, requires_grad=True)
     assert isinstance(mt, ember.Tensor) and ember.masked.is_masked_tensor(mt)
+    assert mt.requires_grad_(True) is mt
     assert mt.is_leaf and mt.requires_grad and tuple(mt.shape) == (2, 3)
     assert ember.equal(mt.get_data(), data) and ember.equal(mt.get_mask(), mask)
     assert mt.to_tensor(-1.0).tolist() == [[0.0, -1.0, 2.0], [-1.0, -1.0, 5.0]]

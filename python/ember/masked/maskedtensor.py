@@ -169,7 +169,8 @@ class MaskedTensor(Tensor):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", str(func))
         if name in _PASSTHROUGH:
-            return func(*_swap(args, _data), **_swap_kw(kwargs, _data))
+            out = func(*_swap(args, _data), **_swap_kw(kwargs, _data))
+            return args[0] if name == "requires_grad_" else out
         if name in _UNARY or name in _BINARY:
             return _elementwise(func, name, args, kwargs)
         if name in _VIEWS:
