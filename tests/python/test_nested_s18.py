@@ -306,6 +306,19 @@ def _masked_reprs(t):
     ]
 
 
+def _masked_safe_gradient(t):
+    """torch's MaskedTensor tutorial: a gradient without nan through where(mask, exp(x), 1)."""
+    x = t.tensor([-10.0, -5, 0, 5, 10, 50, 60, 70, 80, 90, 100], requires_grad=True)
+    mask = x < 0
+    mx = t.masked.masked_tensor(x, mask, requires_grad=True)
+    my = t.masked.masked_tensor(t.ones_like(x), ~mask, requires_grad=True)
+    y = t.where(mask, t.exp(mx), my)
+    y.sum().backward()
+    nan = t.tensor([[1.0, float("nan"), 3], [4, 5, float("nan")]])
+    z = t.masked.masked_tensor(nan, ~t.isnan(nan))
+    return [y, mx.grad, my.grad, z.mean(1), z.amax(0), t.argmin(z, 1), z.var(1), z.all()]
+
+
 @inner
 def test_masked_tensor_matches_torch(pair):
     torch = pair[0]
@@ -313,8 +326,8 @@ def test_masked_tensor_matches_torch(pair):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = [repr(r) for r in _masked_reprs(torch)]
-        got = [repr(r) for r in _masked_reprs(ember)]
+        want = [repr(r) for r in _masked_reprs(torch) + _masked_safe_gradient(torch)]
+        got = [repr(r) for r in _masked_reprs(ember) + _masked_safe_gradient(ember)]
     assert got == want
 
 
