@@ -1,5 +1,5 @@
 """Python views of backward nodes: one class per node name, so type(t.grad_fn).__name__ reads
-like PyTorch's ("MulBackward0")."""
+like PyTorch's ("MulBackward0"); saved-tensor hooks; gradient edges and multi-grad hooks."""
 
 import builtins
 import importlib
@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from .. import _C
 from .._ops.creation import empty
+from .grad_mode import enable_grad
 
 _classes = {}
 _live = weakref.WeakValueDictionary()
@@ -216,17 +217,11 @@ def _grad_fn_or_accumulator(t):
         return t.node
     node = t.grad_fn
     if node is None and t.requires_grad:
-        with _enable_grad():
+        with enable_grad():
             node = t.view_as(t).grad_fn.next_functions[0][0]
     if node is None:
         raise AssertionError("Expected gradient function to be set")
     return node
-
-
-def _enable_grad():
-    from .grad_mode import enable_grad
-
-    return enable_grad()
 
 
 def get_gradient_edge(tensor):

@@ -172,7 +172,7 @@ class MaskedTensor(Tensor):
             out = func(*_swap(args, _data), **_swap_kw(kwargs, _data))
             return args[0] if name == "requires_grad_" else out
         if name in _UNARY or name in _BINARY:
-            return _elementwise(func, name, args, kwargs)
+            return _elementwise(func, args, kwargs)
         if name in _VIEWS:
             return _view(func, args, kwargs)
         if name in _REDUCTIONS:
@@ -220,7 +220,7 @@ def _common_mask(args, kwargs):
     return masks[0]
 
 
-def _elementwise(func, name, args, kwargs):
+def _elementwise(func, args, kwargs):
     mask = _common_mask(args, kwargs)
     out = func(*_swap(args, _data), **_swap_kw(kwargs, _data))
     return _wrap(out, mask) if isinstance(out, Tensor) else out
