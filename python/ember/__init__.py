@@ -92,6 +92,7 @@ from . import (  # noqa: E402,F401
     jit,
     library,  # noqa: E402,F401
     linalg,
+    masked,
     mps,
     multiprocessing,
     nested,

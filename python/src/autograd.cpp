@@ -5,6 +5,18 @@
 #include "ember/autograd/node.h"
 #include "ember/dispatch/autocast.h"
 
+// engine.cpp's graph-task queries and edge-input grad and backward, declared here rather than in
+// engine.h (which every binding includes through ember.h).
+namespace ember::autograd {
+variable_list grad(const variable_list& outputs, const std::vector<Edge>& inputs,
+                   const variable_list& grad_outputs, std::optional<bool> retain_graph,
+                   bool create_graph, bool allow_unused);
+void backward(const variable_list& roots, const variable_list& grad_roots, bool keep_graph,
+              bool create_graph, const std::vector<Edge>& inputs);
+int64_t current_graph_task_id();
+bool will_engine_execute_node(const Node& node);
+}  // namespace ember::autograd
+
 namespace ember::py {
 
 namespace {
@@ -40,6 +52,24 @@ variable_list to_variables(nb::handle seq) {
   }
   for (nb::handle h : seq) out.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
   return out;
+}
+
+// Tensors and (_Node, input_nr) pairs (GradientEdges) as graph edges; `retain`: a non-leaf
+// tensor keeps its grad (backward(inputs=...), as torch calls retain_grad on it).
+std::vector<autograd::Edge> to_edges(nb::handle inputs, bool retain) {
+  std::vector<autograd::Edge> edges;
+  for (nb::handle h : inputs) {
+    if (nb::isinstance<Tensor>(h)) {
+      const Tensor& t = nb::cast<const Tensor&>(h);
+      EMBER_CHECK(t.requires_grad(), "One of the differentiated Tensors does not require grad");
+      if (retain && !t.is_leaf()) t.retain_grad();
+      edges.push_back(autograd::gradient_edge(t));
+    } else {
+      auto pair = nb::cast<nb::tuple>(h);
+      edges.push_back({nb::cast<std::shared_ptr<Node>>(pair[0]), nb::cast<uint32_t>(pair[1])});
+    }
+  }
+  return edges;
 }
 
 nb::tuple to_tuple(const variable_list& v) {
@@ -363,6 +393,42 @@ void bind_autograd(nb::module_& m) {
       doc("_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused) -> Tuple",
           "The gradients of outputs with respect to inputs, without touching .grad (behind "
           "ember.autograd.grad)."));
+
+  // autograd.grad(outputs, inputs=GradientEdges): an input is a tensor or a (node, input_nr)
+  // pair, the edge the gradient arrives at (get_gradient_edge).
+  m.def(
+      "_grad_edges",
+      [](nb::handle outputs, nb::handle inputs, nb::handle grad_outputs,
+         std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+        std::vector<autograd::Edge> edges = to_edges(inputs, false);
+        variable_list go = grad_outputs.is_none() ? variable_list{} : to_variables(grad_outputs);
+        return to_tuple(autograd::grad(to_variables(outputs), edges, go, retain_graph, create_graph,
+                                       allow_unused));
+      },
+      nb::arg("outputs"), nb::arg("inputs"), nb::arg("grad_outputs").none(),
+      nb::arg("retain_graph").none(), nb::arg("create_graph"), nb::arg("allow_unused"),
+      doc("_grad_edges(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused) "
+          "-> Tuple",
+          "_grad with each input a tensor or a (_Node, input_nr) edge of the graph."));
+  m.def(
+      "_backward_edges",
+      [](nb::handle tensors, nb::handle grads, bool keep_graph, bool create_graph,
+         nb::handle inputs) {
+        autograd::backward(to_variables(tensors), to_variables(grads), keep_graph, create_graph,
+                           to_edges(inputs, true));
+      },
+      nb::arg("tensors"), nb::arg("grads").none(), nb::arg("keep_graph"), nb::arg("create_graph"),
+      nb::arg("inputs"),
+      doc("_backward_edges(tensors, grads, keep_graph, create_graph, inputs) -> None",
+          "_backward with each input a tensor or a (_Node, input_nr) edge of the graph."));
+  m.def("_current_graph_task_id", &autograd::current_graph_task_id,
+        doc("_current_graph_task_id() -> int",
+            "The id of the backward running on this thread, -1 outside one."));
+  m.def(
+      "_will_engine_execute_node",
+      [](const Node& n) { return autograd::will_engine_execute_node(n); }, nb::arg("node"),
+      doc("_will_engine_execute_node(node) -> bool",
+          "Whether the running backward will run node (raises outside a backward)."));
 
   // A Python composite (F.mse_loss built from sub, pow and mean) names its result's node as
   // torch's fused op does: a pass-through node with that name takes over the result's history.

@@ -65,17 +65,29 @@ std::optional<ScalarType> to_scalar_type(nb::handle h) {
   return std::nullopt;
 }
 
-void check_number_fits(const TensorLike& v, ScalarType dtype) {
-  if (!v.t.defined() || !v.t.impl()->is_wrapped_number) return;
-  if (!is_complex(v.t.dtype())) return check_scalar_fits(v.t.item(), dtype);
-  // A Python complex, checked as c10's checked conversion does: each part against a complex
+// torch's checked conversion of a one-element tensor's value (masked_fill's value.item()).
+void check_item_fits(const Tensor& v, ScalarType dtype) {
+  if (!v.defined() || v.numel() != 1 || v.device().type == DeviceType::Meta) return;
+  if (!is_complex(v.dtype())) return check_scalar_fits(v.item(), dtype);
+  // A complex value, checked as c10's checked conversion does: each part against a complex
   // dtype's parts; into a real dtype only without an imaginary part (bool takes anything).
-  const auto c = *static_cast<const std::complex<double>*>(v.t.data_ptr());
+  const Tensor cd = contiguous(to_dtype(v, kComplexDouble));
+  const auto c = *static_cast<const std::complex<double>*>(cd.data_ptr());
   if (dtype == kBool) return;
   EMBER_CHECK(is_complex(dtype) || c.imag() == 0, "value cannot be converted to type ",
               overflow_type_name(dtype), " without overflow");
   check_scalar_fits(c.real(), dtype);
   if (is_complex(dtype)) check_scalar_fits(c.imag(), dtype);
+}
+
+void check_number_fits(const TensorLike& v, ScalarType dtype) {
+  if (!v.t.defined() || !v.t.impl()->is_wrapped_number) return;
+  check_item_fits(v.t, dtype);
+}
+
+// torch's once-a-process "discards the imaginary part" warning (complex_cast.py keeps the once).
+void warn_complex_to_real() {
+  nb::module_::import_("ember._ops.complex_cast").attr("warn_discard_imag")();
 }
 
 void require_int_sequence(nb::handle dims, const char* op, int position) {

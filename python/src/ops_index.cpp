@@ -5,6 +5,8 @@
 
 namespace ember::py {
 
+void check_item_fits(const Tensor& v, ScalarType dtype);  // module.cpp
+
 namespace {
 std::vector<std::optional<Tensor>> index_list(nb::handle seq) {
   std::vector<std::optional<Tensor>> out;
@@ -139,7 +141,7 @@ void bind_index(nb::module_& m) {
       [](const Tensor& t, const Tensor& mask, const TL& v) {
         if (is_quantized(t.dtype())) [[unlikely]]
           return quantized_masked_fill(t, mask, v.t, false);
-        check_number_fits(v, t.dtype());
+        if (v.t.dim() == 0) check_item_fits(v.t, t.dtype());  // torch checks value.item()
         return masked_fill(t, mask, v.t);
       },
       {"masked_fill(input, mask, value) -> Tensor",
@@ -150,7 +152,7 @@ void bind_index(nb::module_& m) {
               quantized_masked_fill(t, mask, v.t, true);
               return;
             }
-            check_number_fits(v, t.dtype());
+            if (v.t.dim() == 0) check_item_fits(v.t, t.dtype());  // torch checks value.item()
             masked_fill_(t, mask, v.t);
           }),
           nb::arg("mask"), nb::arg("value"),

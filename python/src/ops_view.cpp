@@ -23,6 +23,8 @@ void warn_identity_on_0d(const char* what) {
 
 namespace ember::py {
 
+void warn_complex_to_real();  // module.cpp
+
 void bind_view(nb::module_& m) {
   auto cls = tensor_class();
   cls.def(
@@ -285,6 +287,8 @@ void bind_view(nb::module_& m) {
             // a meta value sends torch's call to the meta kernel, which writes nothing
             if (v.device().type == DeviceType::Meta) return;
             if (is_complex(v.dtype()) || v.requires_grad()) {
+              if (is_complex(v.dtype()) && !is_complex(t.dtype()) && t.dtype() != kBool)
+                warn_complex_to_real();
               copy_(t, v);
               return;
             }

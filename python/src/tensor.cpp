@@ -7,7 +7,14 @@
 #include "common.h"
 #include "ember/core/grad_mode.h"
 
+namespace ember {
+const char* overflow_type_name(ScalarType t);  // core/dtype.cpp
+}  // namespace ember
+
 namespace ember::py {
+
+void check_item_fits(const Tensor& v, ScalarType dtype);  // module.cpp
+void warn_complex_to_real();                              // module.cpp
 
 namespace {
 
@@ -276,6 +283,34 @@ void fill(nb::handle h, T*& out, ScalarType dtype) {
   }
 }
 
+// An index that torch's index_put_ turns into masked_fill_ for a one-element value: a bool
+// tensor alone or among slices, ints, None and Ellipsis.
+bool lone_bool_mask(nb::handle idx) {
+  auto bool_tensor = [](PyObject* o) {
+    Tensor* t = nullptr;
+    return nb::try_cast<Tensor*>(nb::handle(o), t) && t && t->dtype() == kBool;
+  };
+  if (!PyTuple_Check(idx.ptr())) return bool_tensor(idx.ptr());
+  int masks = 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(idx.ptr()); ++i) {
+    PyObject* o = PyTuple_GET_ITEM(idx.ptr(), i);
+    if (bool_tensor(o)) ++masks;
+    else if (!(PySlice_Check(o) || o == Py_None || o == Py_Ellipsis || (PyLong_CheckExact(o))))
+      return false;
+  }
+  return masks == 1;
+}
+
+// A Python complex written into a real tensor: c10's checked conversion (the imaginary part must
+// be 0; torch's float16/bfloat16 path names double), bool taking any value.
+Tensor real_from_complex(Py_complex c, ScalarType dtype) {
+  if (dtype == kBool) return scalar_tensor(Scalar(c.real != 0 || c.imag != 0), kBool);
+  const bool low = dtype == kHalf || dtype == kBFloat16;
+  EMBER_CHECK(c.imag == 0, "value cannot be converted to type ",
+              overflow_type_name(low ? kDouble : dtype), " without overflow");
+  if (!low) check_scalar_fits(Scalar(c.real), dtype);
+  return scalar_tensor(Scalar(c.real), dtype);
+}
 }  // namespace
 
 Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
@@ -627,8 +662,19 @@ void bind_tensor(nb::module_& m) {
             Tensor v;
             Tensor* vt = nullptr;
             Scalar s;
+            bool discards_imag = false;
             if (nb::try_cast<Tensor*>(value, vt) && vt) {
               v = *vt;
+              const bool into_real = is_complex(v.dtype()) && !is_complex(t.dtype());
+              if (v.numel() == 1 && !is_quantized(t.dtype()) && lone_bool_mask(idx)) {
+                // torch's masked_fill_(mask, value.item()): checked, then in self's dtype
+                check_item_fits(v, t.dtype());
+                if (v.dtype() != t.dtype()) v = to_dtype(v, t.dtype());
+              } else {
+                discards_imag = into_real && t.dtype() != kBool;
+              }
+            } else if (PyComplex_Check(value.ptr()) && !is_complex(t.dtype())) {
+              v = real_from_complex(PyComplex_AsCComplex(value.ptr()), t.dtype());
             } else if (scalar_from_python(value, s)) {
               // x_int32[...] = 1e40 raises, as PyTorch; a float16 or bfloat16 target takes inf
               if (t.dtype() != kHalf && t.dtype() != kBFloat16) check_scalar_fits(s, t.dtype());
@@ -640,6 +686,7 @@ void bind_tensor(nb::module_& m) {
             }
             check_tuple_on_0d(t, idx);
             setitem(t, parse_index(idx), v);
+            if (discards_imag) warn_complex_to_real();  // after the copy, which may refuse
           },
           nb::arg("index").none(), nb::arg("value").none(),
           doc("__setitem__(index, value) -> None",

@@ -659,3 +659,82 @@ def test_linear_weight_gradient_when_only_the_weight_requires_grad():
     xs.mul_(2)  # x is saved for w's gradient: modifying it is an error, as in torch
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+# ---- torch.autograd.graph: multi-grad hooks and gradient edges (torch 2.13's semantics) ----
+
+
+def test_multi_grad_hook_all_waits_for_the_tensors_this_backward_computes():
+    from ember.autograd.graph import register_multi_grad_hook
+
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    c, d = a * b, a * b
+    seen = []
+    handle = register_multi_grad_hook(
+        (a, b, c, d), lambda grads: seen.append([g is not None for g in grads])
+    )
+    c.sum().backward(retain_graph=True)
+    assert seen == [[True, True, True, False]]  # d is not in this graph: not waited for
+    c.sum().backward(inputs=(a,), retain_graph=True)
+    assert seen[-1] == [True, False, True, False]  # b is not needed for inputs=(a,)
+    ember.autograd.grad((c + d).sum(), (a,), retain_graph=True)
+    assert seen[-1] == [True, False, True, True]
+    handle.remove()
+    c.sum().backward(retain_graph=True)
+    assert len(seen) == 3
+    grads = []
+    with register_multi_grad_hook((a, b), grads.append):
+        (a * 2 + b).sum().backward()
+    assert_close(grads[0][0], [2.0, 2.0])
+    assert_close(grads[0][1], [1.0, 1.0])
+
+
+def test_multi_grad_hook_any_fires_once_per_backward_and_checks_its_arguments():
+    from ember.autograd.graph import register_multi_grad_hook
+
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    seen = []
+    register_multi_grad_hook((a, b), lambda g: seen.append(g.tolist()), mode="any")
+    (a * 3 + b).sum().backward()
+    (a * 5).sum().backward()
+    assert len(seen) == 2 and seen[0] in ([3.0, 3.0], [1.0, 1.0]) and seen[1] == [5.0, 5.0]
+    with pytest.raises(ValueError, match=r"Expects mode to be one of \('all', 'any'\)"):
+        register_multi_grad_hook((a, b), print, mode="bad")
+    with pytest.raises(AssertionError, match="Expected gradient function to be set"):
+        register_multi_grad_hook((ember.ones(2), a), print)
+
+
+def test_gradient_edge_survives_in_place_changes():
+    from ember.autograd.graph import GradientEdge, get_gradient_edge
+
+    x = leaf([1.0, -2.0, 3.0])
+    y = x * 2
+    edge = get_gradient_edge(y)
+    assert isinstance(edge, GradientEdge) and edge.output_nr == 0
+    assert type(edge.node).__name__ == "MulBackward0" and edge.ownership_token is None
+    y.mul_(3)  # y's history moves on; the edge still names the gradient of x * 2
+    z = (y**2).sum()
+    (g_edge,) = ember.autograd.grad(z, inputs=edge, retain_graph=True)
+    assert_close(g_edge, 2 * 9 * (2 * x.detach()).numpy())  # dz/d(x*2) = 18 * (x*2)
+    g_edge2, g_x = ember.autograd.grad(z, inputs=(edge, x), retain_graph=True)
+    assert_close(g_edge2, g_edge.numpy())
+    assert_close(g_x, 2 * g_edge.numpy())
+    leaf_edge = get_gradient_edge(x)
+    assert leaf_edge.node.name() == "torch::autograd::AccumulateGrad" and leaf_edge.output_nr == 0
+    (g_leaf,) = ember.autograd.grad(z, [leaf_edge])
+    assert_close(g_leaf, g_x.numpy())
+    assert get_gradient_edge(leaf([1.0, 2.0, 3.0, 4.0]).split(2)[1]).output_nr == 1
+    with pytest.raises(RuntimeError, match="does not require gradients"):
+        get_gradient_edge(ember.ones(2))
+    x.grad = None
+    ember.autograd.backward((x * 2).sum(), inputs=[leaf_edge])  # a leaf's edge: its .grad
+    assert_close(x.grad, [2.0, 2.0, 2.0])
+    w = x * 1
+    ember.autograd.backward((w * 3).sum(), inputs=get_gradient_edge(w))  # nothing to fill
+    assert_close(x.grad, [2.0, 2.0, 2.0])
+
+
+def test_graph_task_queries_outside_a_backward():
+    assert ember._C._current_graph_task_id() == -1
+    with pytest.raises(RuntimeError, match="should only be called during the backward pass"):
+        ember._C._will_engine_execute_node((leaf([1.0]) * 2).grad_fn._node)

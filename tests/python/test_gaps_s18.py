@@ -428,6 +428,9 @@ _CAST_WARNING_SCRIPT = r"""
 import warnings
 import ember
 z = ember.tensor([1 + 2j, -3 + 0.5j])
+def setitem(t, index, value):
+    t[index] = value
+    return t
 calls = [
     lambda: z.to(ember.float32),
     lambda: z.float(),
@@ -435,6 +438,10 @@ calls = [
     lambda: z.double(memory_format=ember.contiguous_format),
     lambda: z.type(ember.float64),
     lambda: ember.zeros(2).copy_(z),
+    lambda: setitem(ember.zeros(2), slice(None), z),
+    lambda: setitem(ember.zeros(2), ..., z),
+    lambda: setitem(ember.zeros(2), slice(0, 1), z[0]).add_(ember.tensor([0.0, -3.0])),
+    lambda: ember.zeros(2).fill_(z[1]).mul_(ember.tensor([-1 / 3, 1.0])),
 ]
 for call in calls:
     with warnings.catch_warnings(record=True) as w:
@@ -451,6 +458,10 @@ with warnings.catch_warnings(record=True) as w:
     ember.zeros(2).copy_(ember.ones(2))
     z.to(ember.complex128)
     ember.zeros(2, dtype=ember.complex64).copy_(z)
+    ember.zeros(2, dtype=ember.bool).fill_(z[0])  # torch's bool casts do not warn
+    setitem(ember.zeros(2, dtype=ember.bool), slice(None), z)
+    setitem(ember.zeros(2), ember.tensor([True, False]), ember.tensor(2 + 0j))  # masked_fill_
+    setitem(ember.zeros(2), 0, 2 + 0j)  # a Python complex is checked, not cast
 print(len(w))
 """
 
@@ -463,10 +474,65 @@ def test_complex_to_real_casts_warn_once_as_torch():
         [sys.executable, "-c", _CAST_WARNING_SCRIPT], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     message = "Casting complex values to real discards the imaginary part"
-    assert len(out) == 7, out
-    for line in out[:6]:
+    assert len(out) == 11, out
+    for line in out[:10]:
         assert line == f"1 ['{message}'] <string>", line
-    assert out[6] == "0"
+    assert out[10] == "0"
+
+
+def _assignment_calls(m):
+    """Values written into tensors of another dtype: complex into real, bool-mask assignment."""
+
+    def setitem(t, index, value):
+        t[index] = value
+        return t
+
+    mask = m.tensor([True, False, True])
+    return [
+        lambda: setitem(m.zeros(3), 0, 1j),
+        lambda: setitem(m.zeros(3), slice(None), 2 + 0j),
+        lambda: setitem(m.zeros(3, dtype=m.int32), 0, 2.5 + 1j),
+        lambda: setitem(m.zeros(3, dtype=m.int8), 1, 300 + 0j),
+        lambda: setitem(m.zeros(3, dtype=m.float16), 0, 2.5 + 1j),
+        lambda: setitem(m.zeros(3, dtype=m.bool), 0, 2j),
+        lambda: setitem(m.zeros(3), mask, m.tensor(1j)),
+        lambda: setitem(m.zeros(3), mask, m.tensor(2 + 0j)),
+        lambda: setitem(m.zeros(2, 3), (slice(None), mask), m.tensor([1 + 1j])),
+        lambda: setitem(m.zeros(3, dtype=m.int8), mask, m.tensor(1000)),
+        lambda: setitem(m.zeros(3), m.tensor([0, 1]), m.tensor([1j, 2j])),
+        lambda: m.zeros(3).masked_fill_(mask, m.tensor(1j)),
+        lambda: m.zeros(3).masked_fill(mask, m.tensor(2 + 0j)),
+        lambda: m.zeros(3, dtype=m.int8).masked_fill_(mask, m.tensor(1000)),
+        lambda: m.zeros(3, dtype=m.int8).fill_(m.tensor(1000)),  # fill_ does not check
+        # a bool mask with a one-element value of another dtype: masked_fill_'s conversion
+        lambda: setitem(m.zeros(3, dtype=m.int64), mask, m.tensor(2.7)),
+        lambda: setitem(m.zeros(2, 3), (slice(None), mask), m.tensor(7)),
+        lambda: setitem(m.zeros(2, 3), (0, mask), m.tensor(7)),
+        lambda: setitem(m.zeros(3, dtype=m.float16), mask, m.tensor(1e5)),
+        lambda: setitem(m.zeros(3, dtype=m.uint8), mask, m.tensor(-1)),
+    ]
+
+
+def test_complex_values_into_real_tensors_as_torch():
+    torch = pytest.importorskip("torch")
+    got = [_outcome(c) for c in _assignment_calls(ember)]
+    want = [_outcome(c) for c in _assignment_calls(torch)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert type(g).__name__ == type(w).__name__, (i, g, w)
+        if isinstance(w, Exception):
+            assert "converted" not in str(w) or str(g) == str(w), (i, g, w)
+        else:
+            assert g.tolist() == w.tolist(), (i, g, w)
+
+
+def test_complex_values_into_real_tensors_without_torch():
+    out = [_outcome(c) for c in _assignment_calls(ember)]
+    overflow = "value cannot be converted to type {} without overflow"
+    for i, name in ((0, "float"), (2, "int"), (4, "double"), (9, "int8_t")):  # f16: torch's double
+        assert isinstance(out[i], RuntimeError) and str(out[i]) == overflow.format(name), i
+    assert out[1].tolist() == [2.0, 2.0, 2.0] and out[5].tolist() == [True, False, False]
+    assert out[7].tolist() == [2.0, 0.0, 2.0] and out[14].tolist() == [-24, -24, -24]
+    assert out[15].tolist() == [2, 0, 2] and out[16].tolist() == [[7.0, 0.0, 7.0]] * 2
 
 
 _INVERSE = "asin acos atan asinh acosh atanh".split()

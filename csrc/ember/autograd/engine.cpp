@@ -1,5 +1,6 @@
 #include "ember/autograd/engine.h"
 
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -55,7 +56,35 @@ struct ExecInfoGuard {
   ExecInfoGuard(const ExecInfoGuard&) = delete;
   ExecInfoGuard& operator=(const ExecInfoGuard&) = delete;
 };
+
+// The backward running on this thread, for hooks that ask about it (torch's graph task):
+// its id, the nodes reached from its roots and, with `inputs`, its marks.
+struct GraphTask {
+  int64_t id;
+  const std::unordered_set<Node*>* reached;
+  const ExecMap* exec;
+};
+thread_local const GraphTask* t_task = nullptr;
+std::atomic<int64_t> g_next_task_id{0};
+
+struct GraphTaskGuard {
+  const GraphTask* saved = t_task;
+  explicit GraphTaskGuard(const GraphTask* t) { t_task = t; }
+  ~GraphTaskGuard() { t_task = saved; }
+  GraphTaskGuard(const GraphTaskGuard&) = delete;
+  GraphTaskGuard& operator=(const GraphTaskGuard&) = delete;
+};
 }  // namespace
+
+int64_t current_graph_task_id() { return t_task ? t_task->id : -1; }
+
+bool will_engine_execute_node(const Node& node) {
+  EMBER_CHECK(t_task, "_will_engine_execute_node should only be called during the backward pass");
+  Node* n = const_cast<Node*>(&node);
+  if (!t_task->exec) return t_task->reached->count(n) > 0;
+  auto it = t_task->exec->find(n);
+  return it != t_task->exec->end() && it->second.should_execute();
+}
 
 bool task_should_compute_output(const Node& node, size_t i) {
   if (!node.needs_input_grad(i)) return false;
@@ -194,8 +223,8 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
 
   // Pass 1: every node reachable from the roots, successors before predecessors (post-order).
   std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
   {
-    std::unordered_set<Node*> seen;
     std::vector<std::pair<Node*, size_t>> stack;  // node, next edge to look at
     for (auto& e : root_edges) {
       if (!seen.insert(e.fn.get()).second) continue;
@@ -253,6 +282,8 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
       if (e.valid() && should_execute(e.fn.get())) deps[e.fn.get()] += 1;
   }
   ExecInfoGuard marks(prune ? &exec : nullptr);
+  const GraphTask task{g_next_task_id++, &seen, prune ? &exec : nullptr};
+  GraphTaskGuard task_guard(&task);
 
   std::unordered_map<Node*, Buffer> buffers;
   std::priority_queue<Task> ready;
@@ -380,13 +411,21 @@ void backward(const variable_list& roots, const variable_list& grad_roots, bool 
   run(roots, grad_roots, keep_graph, create_graph, targets, nullptr, true);
 }
 
-variable_list grad(const variable_list& outputs, const variable_list& inputs,
+// backward(inputs=GradientEdges): the edges' nodes run (a leaf's accumulator fills its .grad;
+// a non-leaf edge has no tensor to retain a grad in, so only the nodes past it are pruned).
+void backward(const variable_list& roots, const variable_list& grad_roots, bool keep_graph,
+              bool create_graph, const std::vector<Edge>& inputs) {
+  EMBER_CHECK(!inputs.empty(), "backward: inputs must not be empty");
+  run(roots, grad_roots, keep_graph, create_graph, inputs, nullptr, true);
+}
+
+variable_list grad(const variable_list& outputs, const std::vector<Edge>& inputs,
                    const variable_list& grad_outputs, std::optional<bool> retain_graph,
                    bool create_graph, bool allow_unused) {
   EMBER_CHECK(!inputs.empty(), "grad requires at least one input tensor");
   variable_list captured(inputs.size());
-  run(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, edges_of(inputs),
-      &captured, false);
+  run(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, inputs, &captured,
+      false);
   for (size_t i = 0; i < inputs.size(); ++i) {
     EMBER_CHECK(allow_unused || captured[i].defined(), "The differentiated Tensor at index ", i,
                 " appears to not have been used in the graph. Set allow_unused=True if this is "
@@ -394,6 +433,13 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs,
     if (captured[i].defined() && !create_graph) captured[i] = captured[i].detach();
   }
   return captured;
+}
+
+variable_list grad(const variable_list& outputs, const variable_list& inputs,
+                   const variable_list& grad_outputs, std::optional<bool> retain_graph,
+                   bool create_graph, bool allow_unused) {
+  EMBER_CHECK(!inputs.empty(), "grad requires at least one input tensor");
+  return grad(outputs, edges_of(inputs), grad_outputs, retain_graph, create_graph, allow_unused);
 }
 
 }  // namespace ember::autograd

@@ -90,6 +90,16 @@ def backward(
     )
     if retain_graph is None:
         retain_graph = create_graph
+    if inputs is not None and not isinstance(inputs, Tensor):
+        from .graph import GradientEdge
+
+        inputs = (inputs,) if isinstance(inputs, GradientEdge) else tuple(inputs)
+        if any(isinstance(i, GradientEdge) for i in inputs):
+            edges = [
+                (i.node._node, i.output_nr) if isinstance(i, GradientEdge) else i for i in inputs
+            ]
+            _run(False, _C._backward_edges, tensors, grads, retain_graph, create_graph, edges)
+            return
     inputs = _seq(inputs)
     _run(inputs is None, _C._backward, tensors, grads, retain_graph, create_graph, inputs)
 
@@ -108,7 +118,23 @@ def grad(
     """grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
 
-    Returns d(outputs)/d(inputs) without touching `.grad`."""
+    Returns d(outputs)/d(inputs) without touching `.grad`. An input may be a GradientEdge
+    (graph.get_gradient_edge): the gradient arriving at that edge."""
+    if not isinstance(inputs, Tensor):
+        from .graph import GradientEdge
+
+        inputs = (inputs,) if isinstance(inputs, GradientEdge) else tuple(inputs)
+        if any(isinstance(i, GradientEdge) for i in inputs):
+            return _grad_edges(
+                outputs,
+                inputs,
+                grad_outputs,
+                retain_graph,
+                create_graph,
+                allow_unused,
+                is_grads_batched,
+                materialize_grads,
+            )
     if _transform_count and _batched_grad_handler is not None:  # BatchedTensors exist
         cls, _, check = _batched_grad_handler
         go = _seq(grad_outputs)
@@ -184,6 +210,38 @@ def _grad(
 
         result = tuple(zeros_like(i) if r is None else r for r, i in zip(result, _seq(inputs)))
     return result if not single else tuple(result)
+
+
+def _grad_edges(
+    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, batched, materialize
+):
+    """grad with GradientEdge inputs: the engine reads the gradient arriving at each edge."""
+    from .graph import GradientEdge
+
+    if batched:
+        raise RuntimeError("Batched grads are not supported with GradientEdge")
+    if allow_unused is None:
+        allow_unused = materialize
+    edges = [(i.node._node, i.output_nr) if isinstance(i, GradientEdge) else i for i in inputs]
+    result = _run(
+        False,
+        _C._grad_edges,
+        _seq(outputs),
+        edges,
+        _seq(grad_outputs),
+        retain_graph,
+        create_graph,
+        allow_unused,
+    )
+    if materialize:
+        if any(r is None and isinstance(i, GradientEdge) for r, i in zip(result, inputs)):
+            raise NotImplementedError(
+                "grad: materialize_grads=True for an unused GradientEdge input is not supported"
+            )
+        from .._ops.creation import zeros_like
+
+        result = tuple(zeros_like(i) if r is None else r for r, i in zip(result, inputs))
+    return result
 
 
 def _batched_grad(outputs, inputs, go, retain_graph, create_graph, allow_unused, materialize):

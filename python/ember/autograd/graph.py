@@ -1,11 +1,15 @@
 """Python views of backward nodes: one class per node name, so type(t.grad_fn).__name__ reads
-like PyTorch's ("MulBackward0")."""
+like PyTorch's ("MulBackward0"); saved-tensor hooks; gradient edges and multi-grad hooks."""
 
+import builtins
 import importlib
+import threading
 import weakref
+from typing import NamedTuple
 
 from .. import _C
 from .._ops.creation import empty
+from .grad_mode import enable_grad
 
 _classes = {}
 _live = weakref.WeakValueDictionary()
@@ -192,3 +196,121 @@ class allow_mutation_on_saved_tensors:
         self._hooks.__exit__(*args)
         self._ctx.closed = True
         _mutation_ctx_open = False
+
+
+# ---- gradient edges and multi-grad hooks ------------------------------------------------------
+
+
+class GradientEdge(NamedTuple):
+    """GradientEdge(node, output_nr, ownership_token=None)
+
+    Where a tensor's gradient arrives in the backward graph (get_gradient_edge): the node that
+    receives it and which of its inputs. ``autograd.grad(out, inputs=edge)`` gives the gradient
+    arriving there, even after the tensor was changed in place."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+def _grad_fn_or_accumulator(t):
+    """The node a tensor's gradient goes to: its grad_fn, or a leaf's AccumulateGrad."""
+    if isinstance(t, GradientEdge):
+        return t.node
+    node = t.grad_fn
+    if node is None and t.requires_grad:
+        with enable_grad():
+            node = t.view_as(t).grad_fn.next_functions[0][0]
+    if node is None:
+        raise AssertionError("Expected gradient function to be set")
+    return node
+
+
+def get_gradient_edge(tensor):
+    """get_gradient_edge(tensor) -> GradientEdge
+
+    The edge of the backward graph at which ``tensor``'s gradient is computed:
+    ``autograd.grad(loss, get_gradient_edge(x))`` equals ``autograd.grad(loss, x)``."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    return GradientEdge(_grad_fn_or_accumulator(tensor), tensor.output_nr)
+
+
+class _MultiHandle:
+    """The handle register_multi_grad_hook returns: remove() removes every tensor's hook."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+    def __getstate__(self):
+        return self.handles
+
+    def __setstate__(self, state):
+        self.handles = state
+
+
+def _task_id():
+    task = _C._current_graph_task_id()
+    if task == -1:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return task
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """register_multi_grad_hook(tensors, fn, *, mode="all") -> handle
+
+    mode "all": once per backward, after the gradients of every tensor of ``tensors`` that this
+    backward computes, ``fn(grads)`` with None for the others. mode "any": ``fn(grad)`` with the
+    first gradient computed of any of them. ``handle.remove()`` unregisters."""
+    modes = ("all", "any")
+    if mode not in modes:
+        raise ValueError(f"Expects mode to be one of {modes} but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        fired = set()  # graph tasks in which fn ran
+
+        def first(grad):
+            task = _task_id()
+            with lock:
+                if task in fired:
+                    return
+                fired.add(task)
+            fn(grad)
+
+        return _MultiHandle(tuple(t.register_hook(first) for t in tensors if t.requires_grad))
+
+    nodes = [_grad_fn_or_accumulator(t)._node for t in tensors]
+    pending = {}  # graph task -> [gradients so far, how many this task computes, how many came]
+
+    def hook_for(i):
+        def hook(grad):
+            task = _task_id()
+            with lock:
+                entry = pending.get(task)
+                if entry is None:
+                    expected = builtins.sum(map(_C._will_engine_execute_node, nodes))
+                    entry = pending[task] = [[None] * len(nodes), expected, 0]
+                entry[0][i] = grad
+                entry[2] += 1
+                done = entry[2] == entry[1]
+                if done:
+                    del pending[task]
+            if done:
+                fn(entry[0])
+
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(hook_for(i)) for i, t in enumerate(tensors)))

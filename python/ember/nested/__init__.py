@@ -7,7 +7,15 @@ import sys
 
 from ._tensor import NestedTensor, jagged, make, to_padded_tensor
 
-__all__ = ["as_nested_tensor", "nested_tensor", "to_padded_tensor", "NestedTensor"]
+__all__ = [
+    "as_nested_tensor",
+    "masked_select",
+    "narrow",
+    "nested_tensor",
+    "nested_tensor_from_jagged",
+    "to_padded_tensor",
+    "NestedTensor",
+]
 
 
 def _ember():
@@ -90,3 +98,73 @@ def as_nested_tensor(ts, dtype=None, device=None, layout=None):
         )
     tensors = [t.to(dtype=dtype, device=device) for t in ts]
     return _build(tensors, layout, "as_nested_tensor")
+
+
+def _from_offsets(values, offsets, ragged_idx=1):
+    offsets = [builtins.int(o) for o in offsets]
+    shapes = []
+    for i in range(len(offsets) - 1):
+        shape = list(values.shape)
+        shape[ragged_idx - 1] = offsets[i + 1] - offsets[i]
+        shapes.append(tuple(shape))
+    return make(values, shapes, offsets, jagged, None, ragged_idx)
+
+
+def nested_tensor_from_jagged(
+    values, offsets=None, lengths=None, jagged_dim=None, min_seqlen=None, max_seqlen=None
+):
+    """nested_tensor_from_jagged(values, offsets=None, lengths=None, jagged_dim=None,
+        min_seqlen=None, max_seqlen=None) -> Tensor
+
+    A jagged nested tensor viewing ``values`` (the components concatenated along the ragged
+    dim, ``jagged_dim`` of the result, 1 by default) with component i at rows
+    offsets[i]:offsets[i + 1] (or the running sums of ``lengths``)."""
+    ember = _ember()
+    if offsets is None:
+        if lengths is None:
+            raise RuntimeError(
+                "nested_tensor_from_jagged(): At least one of offsets or lengths is required."
+            )
+        offsets = ember.cat([lengths.new_zeros(1), lengths.cumsum(0)])
+    elif lengths is not None:
+        raise NotImplementedError(
+            "nested_tensor_from_jagged(): offsets and lengths together (a non-contiguous view) "
+            "are not supported by ember"
+        )
+    ragged_idx = 1 if jagged_dim is None else jagged_dim
+    if not 1 <= ragged_idx <= values.dim():
+        raise RuntimeError(
+            f"nested_tensor_from_jagged(): expected jagged_dim in [1, {values.dim()}], got "
+            f"{jagged_dim}"
+        )
+    return _from_offsets(values, offsets.tolist(), ragged_idx)
+
+
+def masked_select(tensor, mask):
+    """masked_select(tensor, mask) -> Tensor
+
+    A jagged nested tensor whose component i holds the elements of tensor[i] where mask[i] is
+    True (tensor and mask broadcast to one shape, the first dim the batch)."""
+    ember = _ember()
+    if mask.dtype is not ember.bool:
+        raise RuntimeError(f"Mask must be bool, got {mask.dtype}")
+    tensor, mask = ember.broadcast_tensors(tensor, mask)
+    counts = mask.reshape(mask.shape[0], -1).sum(-1)
+    offsets = [0] + ember.cumsum(counts, 0).tolist()
+    return _from_offsets(tensor[mask], offsets)
+
+
+def narrow(tensor, dim, start, length, layout=None):
+    """narrow(tensor, dim, start, length, layout=torch.strided) -> Tensor
+
+    A nested tensor of tensor[i].narrow(dim - 1, start[i], length[i]) (start and length ints or
+    one per row). The jagged layout (dim 1 only) holds copies of the rows' slices, concatenated;
+    torch's is a non-contiguous view of tensor."""
+    ember = _ember()
+    rows = tensor.unbind(0)
+    starts = start.tolist() if isinstance(start, ember.Tensor) else [start] * len(rows)
+    lengths = length.tolist() if isinstance(length, ember.Tensor) else [length] * len(rows)
+    if layout is jagged and dim != 1:
+        raise RuntimeError("jagged layout only supports dim=1")
+    parts = [r.narrow(dim - 1, s, n) for r, s, n in zip(rows, starts, lengths)]
+    return as_nested_tensor(parts, layout=layout)

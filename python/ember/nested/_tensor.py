@@ -16,6 +16,7 @@ import sys
 
 from .. import _process
 from .._C import Tensor
+from ._jagged_ops import JAGGED_OPS
 
 __all__ = ["NestedTensor", "jagged", "make"]
 
@@ -34,11 +35,30 @@ _BINARY_BOTH = frozenset(
 _BINARY_JAGGED = frozenset("rsub __rsub__ __rtruediv__ pow __pow__ maximum minimum".split())
 # What reads or routes the tensor itself rather than computing on it.
 _PASSTHROUGH = frozenset(
-    "__get__ __set__ dtype device requires_grad grad_fn is_leaf grad backward retain_grad "
+    "__get__ __set__ dtype device requires_grad grad_fn is_leaf backward retain_grad "
     "is_floating_point element_size get_device".split()
 )
 
 _ragged_ids = [0]  # torch names each new ragged size j1, j2, ... in creation order
+
+
+class RaggedSize:
+    """The size of a jagged tensor's ragged dim in its shape (torch's symbolic j1, j2, ...):
+    equal only to itself, printed by name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, RaggedSize) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
 
 
 def _ember():
@@ -79,6 +99,10 @@ class NestedTensor(Tensor):
 
     @property
     def shape(self):
+        if self._layout is jagged:  # torch's Size with the ragged dim's symbol: (2, j1, 4)
+            dims = list(self._shapes[0]) if self._shapes else [0]
+            dims[self._ragged_idx - 1] = RaggedSize(self._ragged)
+            return _ember().Size([len(self._shapes), *dims])
         raise RuntimeError(
             "Internal error: NestedTensorImpl doesn't support sizes. Please file an issue."
         )
@@ -110,6 +134,8 @@ class NestedTensor(Tensor):
         dim %= n
         if dim == 0:
             return len(self._shapes)
+        if self._layout is jagged:
+            return self.shape[dim]
         sizes = {s[dim - 1] for s in self._shapes}
         if len(sizes) != 1 or (self._layout is jagged and dim == 1):
             raise RuntimeError(f"Given dimension {dim} is irregular and does not have a size.")
@@ -131,6 +157,9 @@ class NestedTensor(Tensor):
         if dim != 0:
             raise RuntimeError("unbind(): nested tensor can only be unbound along dimension 0")
         buf = _plain(self)
+        if self._layout is jagged:
+            d, o = self._ragged_idx - 1, self._offsets
+            return tuple(buf.narrow(d, o[i], o[i + 1] - o[i]) for i in range(len(o) - 1))
         return tuple(
             buf[self._offsets[i] : self._offsets[i + 1]].view(s) for i, s in enumerate(self._shapes)
         )
@@ -157,6 +186,30 @@ class NestedTensor(Tensor):
             raise RuntimeError("offsets(): only nested tensors of layout torch.jagged have them")
         return _ember().tensor(self._offsets, dtype=_ember().int64)
 
+    @property
+    def grad(self):
+        g = _plain(self).grad  # the buffer's gradient, structured as self (torch's is nested)
+        if g is None:
+            return None
+        return make(g, self._shapes, self._offsets, self._layout, self._ragged, self._ragged_idx)
+
+    @grad.setter
+    def grad(self, value):
+        _plain(self).grad = _plain(value) if isinstance(value, NestedTensor) else value
+
+    def lengths(self):
+        """lengths() -> None
+
+        The components' lengths of a non-contiguous jagged view; ember's jagged tensors are
+        contiguous (their offsets say it all)."""
+        return None
+
+    def is_contiguous(self, memory_format=None):
+        """is_contiguous(memory_format=None) -> bool
+
+        Whether the buffer holds the components in order (a transposed jagged tensor does not)."""
+        return self._layout is not jagged or self._ragged_idx == 1
+
     def to_padded_tensor(self, padding, output_size=None):
         """to_padded_tensor(padding, output_size=None) -> Tensor
 
@@ -165,10 +218,11 @@ class NestedTensor(Tensor):
 
     def __repr__(self):
         if self._layout is jagged:
-            dims = ", ".join(
-                [str(len(self._shapes)), self._ragged] + [str(d) for d in self._shapes[0][1:]]
+            dims = ", ".join(str(d) for d in self.shape)
+            contiguous = self._ragged_idx == 1
+            return (
+                f"NestedTensor(size=({dims}), offsets={self.offsets()!r}, contiguous={contiguous})"
             )
-            return f"NestedTensor(size=({dims}), offsets={self.offsets()!r}, contiguous=True)"
         parts = [repr(t).replace("\n", "\n  ") for t in self.unbind()]
         return "nested_tensor([\n" + "".join(f"  {p},\n" for p in parts)[:-2] + "\n])"
 
@@ -178,11 +232,17 @@ class NestedTensor(Tensor):
         name = getattr(func, "__name__", str(func))
         nested = [a for a in (*args, *kwargs.values()) if isinstance(a, NestedTensor)]
         if not nested:  # inside a list argument (ember.cat([nt, nt]))
+            inner = [a for a in args if isinstance(a, (list, tuple))]
+            if name == "cat" and inner and isinstance(inner[0][0], NestedTensor):
+                if inner[0][0]._layout is jagged:
+                    return JAGGED_OPS["cat"](*args, **kwargs)
             raise _not_supported(name.strip("_"))
         first = nested[0]
         if name in _PASSTHROUGH:
             return _on_buffers(func, args, kwargs, None)
         jag = first._layout is jagged
+        if jag and name in JAGGED_OPS:
+            return JAGGED_OPS[name](*args, **kwargs)
         if name in _UNARY_BOTH or (jag and name in _UNARY_JAGGED):
             return _on_buffers(func, args, kwargs, first)
         if name in _BINARY_BOTH or (jag and name in _BINARY_JAGGED):
@@ -219,11 +279,12 @@ def _on_buffers(func, args, kwargs, like):
         name = getattr(func, "__name__", "")
         if name.endswith("_") and not name.endswith("__") or name.startswith("__i"):
             return args[0]  # in place: the buffer changed under the same nested tensor
-    return make(out, like._shapes, like._offsets, like._layout, like._ragged)
+    return make(out, like._shapes, like._offsets, like._layout, like._ragged, like._ragged_idx)
 
 
-def make(buffer, shapes, offsets, layout, ragged=None):
-    """A nested tensor over ``buffer`` (no checks; the constructors check)."""
+def make(buffer, shapes, offsets, layout, ragged=None, ragged_idx=1):
+    """A nested tensor over ``buffer`` (no checks; the constructors check); a jagged one's
+    ragged dim is dim ``ragged_idx``."""
     from .._subclass_dispatch import register_overloading_subclass
 
     register_overloading_subclass(NestedTensor)
@@ -236,6 +297,7 @@ def make(buffer, shapes, offsets, layout, ragged=None):
         _ragged_ids[0] += 1
         ragged = f"j{_ragged_ids[0]}"
     obj._ragged = ragged
+    obj._ragged_idx = ragged_idx
     return obj
 
 
