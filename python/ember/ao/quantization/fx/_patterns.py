@@ -236,6 +236,13 @@ def _replace_arg(node, old, new):
     node.kwargs = {k: swap(v) for k, v in node.kwargs.items()}
 
 
+def _dynamic_linear(node, modules):
+    """A Linear module or F.linear: what torch's backend config quantizes dynamically."""
+    if node.op == "call_module":
+        return type(modules[node.target]) is nn.Linear
+    return node.op == "call_function" and _fn(node) is _LINEAR
+
+
 def _is_dynamic(qconfig):
     return bool(getattr(qconfig.activation(), "is_dynamic", False))
 
