@@ -374,6 +374,34 @@ def test_dynamic_fx_flow_as_torch(tmp_path):
         np.testing.assert_allclose(out, theirs[form][1], rtol=1e-5, atol=1e-5, err_msg=form)
 
 
+def test_dynamic_reference_recurrent_module():
+    """A recurrent module under a dynamic qconfig: its input observed and quantized per call,
+    each weight quantize-dequantized with an observer of its own (torch's reference RNNs:
+    per-tensor symmetric qint8, scale max|w| / 127.5), its state float."""
+    qfx = ember.ao.quantization.quantize_fx
+    model = ember.nn.Sequential(ember.nn.RNNCell(4, 3)).eval()
+    cell = model[0]
+    mapping = ember.ao.quantization.QConfigMapping().set_global(
+        ember.ao.quantization.default_dynamic_qconfig
+    )
+    x = ember.randn(2, 4)
+    prepared = qfx.prepare_fx(model, mapping, (x,))
+    assert "_0 = self.activation_post_process_0(input_1)" in prepared.code
+    ref = qfx.convert_to_reference_fx(prepared)
+    code = ref.code.replace("ember", "torch")
+    assert "quantize_per_tensor_dynamic(input_1, torch.quint8, True)" in code
+    for name in ("weight_ih", "weight_hh"):
+        w = getattr(cell, name).detach().numpy()
+        scale = np.float32(np.abs(w).max() / 127.5)
+        want = np.clip(np.round(w / scale), -128, 127) * scale
+        np.testing.assert_allclose(
+            getattr(ref.get_submodule("0"), name).detach().numpy(), want, rtol=1e-6
+        )
+    np.testing.assert_array_equal(
+        ref.get_submodule("0").bias_ih.detach().numpy(), cell.bias_ih.detach().numpy()
+    )
+
+
 class _Fn(ember.nn.Module):
     def __init__(self, fn):
         super().__init__()

@@ -12,7 +12,7 @@ from ..utils import _is_per_channel
 from ._patterns import (
     _LINEAR,
     _all_node_args,
-    _dynamic_linear,
+    _dynamic_op,
     _fn,
     _fused_relu,
     _is_dynamic,
@@ -165,7 +165,7 @@ def _convert(gm, is_reference):
             quantized[q] = names[node][0]
             continue
         qconfig = _qconfig_of(gm, node)
-        if qconfig is not None and _is_dynamic(qconfig) and _dynamic_linear(node, modules):
+        if qconfig is not None and _is_dynamic(qconfig) and _dynamic_op(node, modules):
             if is_reference:
                 # dequantized input, quantize-dequantized weight (torch's reference Linear)
                 for a in [x for x in _all_node_args(node) if x in quantized]:
@@ -485,16 +485,23 @@ def _copy_graph_module(gm):
 
 
 def _fake_quantize_module_weight(mod):
-    """Replaces a float module's weight by its quantize-dequantized value (reference form)."""
+    """Replaces a float module's weight by its quantize-dequantized value (reference form); a
+    recurrent module's weights (weight_ih_l0, ...) each with an observer of its own, as
+    torch's reference RNN modules quantize them."""
     from ....autograd.grad_mode import no_grad
 
     if mod.qconfig is None:
         return
-    obs = getattr(mod, "weight_fake_quant", None) or mod.qconfig.weight()
-    obs(mod.weight.detach())
-    fn, args = _quantize_args(obs)
-    with no_grad():
-        mod.weight.copy_(fn(mod.weight.detach(), *args).dequantize())
+    names = ["weight"] if hasattr(mod, "weight") else []
+    if isinstance(mod, (nn.RNNBase, nn.RNNCellBase)):
+        names = [n for n, _ in mod.named_parameters(recurse=False) if n.startswith("weight")]
+    for name in names:
+        weight = getattr(mod, name)
+        obs = getattr(mod, "weight_fake_quant", None) or mod.qconfig.weight()
+        obs(weight.detach())
+        fn, args = _quantize_args(obs)
+        with no_grad():
+            weight.copy_(fn(weight.detach(), *args).dequantize())
 
 
 def _hand_back(prepared, converted):
