@@ -8,13 +8,15 @@
 // qint32) when the operands are dense or broadcast scalars, and a scalar body on the rest; on a
 // CPU without AVX2 (or under ATEN_CPU_CAPABILITY=default) the vector body is the scalar one
 // but for add's requantization, round(fma(c, inv, zo)) (fbgemm's). With inv = 1.0f / float(so):
-// - add: c = da + db (relu: max(c, 0)). The vector body dequantizes as fma(s, q, -(s * z))
+// - add: c = da + db. The vector body dequantizes as fma(s, q, -(s * z))
 //   (the product rounded, then one fused rounding) and requantizes as round(c * inv) + zo; the
 //   scalar body dequantizes as float(q - z) * s and requantizes as round(c * inv + zo), the
 //   zero point added before the rounding (each rounded half to even, then clamped). The two
 //   bodies differ at ties (sums of steps often land on them), so the split point matters.
 // - mul: in both bodies c = (qa - za) * (qb - zb) in int32, q = clamp(round(float(c) * m) + zo)
-//   with m = float(sa) * float(sb) * inv; relu clamps at zo.
+//   with m = float(sa) * float(sb) * inv.
+// relu (torch's max(c, 0) before requantizing add, max(q, zo) after mul) is the clamp's lower
+// bound raised to zo: requantizing is monotonic and maps 0 to zo, so both give the same.
 // Each body is one expression per element that GCC vectorizes in the AVX2 clone (nearbyint is
 // vroundps, the clamps vmaxps/vminps, the narrowing vpackus); the tail and strided operands run
 // the same expressions in scalar code.
@@ -49,11 +51,10 @@ struct Requant {
 // add: the vector body's dequantize (fused) or the scalar body's.
 struct AddVec {
   float sa, pa, sb, pb;  // p = s * -z, rounded
-  bool relu;
   Requant rq;
   int32_t operator()(int32_t x, int32_t y) const {
     float c = std::fma(sa, float(x), pa) + std::fma(sb, float(y), pb);
-    return rq(relu ? (c > 0.0f ? c : 0.0f) : c);
+    return rq(c);
   }
 };
 // fused: the baseline tier's vector body (the zero point added in the fused rounding)
@@ -62,11 +63,10 @@ struct AddScalar {
   int32_t za;
   float sb;
   int32_t zb;
-  bool relu, fused;
+  bool fused;
   Requant rq;
   int32_t operator()(int32_t x, int32_t y) const {
     float c = float(x - za) * sa + float(y - zb) * sb;
-    c = relu ? (c > 0.0f ? c : 0.0f) : c;
     return fused ? rq.fused(c) : rq.zp_first(c);
   }
 };
@@ -156,8 +156,8 @@ Tensor qbinary_kernel(const Tensor& a, double sa, int64_t za, const Tensor& b, d
       return;
     }
     const float fa = float(sa), fb = float(sb);
-    const AddVec vec{fa, fa * -float(za), fb, fb * -float(zb), relu, rq};
-    const AddScalar scalar{fa, int32_t(za), fb, int32_t(zb), relu, false, rq};
+    const AddVec vec{fa, fa * -float(za), fb, fb * -float(zb), rq};
+    const AddScalar scalar{fa, int32_t(za), fb, int32_t(zb), false, rq};
     AddScalar baseline_vec = scalar;
     baseline_vec.fused = true;
     it.for_each([&](char** p, const int64_t* s, int64_t n) {
