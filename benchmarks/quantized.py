@@ -12,7 +12,9 @@
    dequantize of a 64 x 64 x 7 x 7 activation, and the flatten (a contiguous NCHW copy) of that
    activation in channels-last layout, where the quantized convolutions leave it; at 1M floats,
    the float32 -> int8 conversion (``.to(int8)``) and quantized_decomposed.quantize_per_tensor
-   (the q/dq graphs' quantize: round, add, clamp, that conversion).
+   (the q/dq graphs' quantize: round, add, clamp, that conversion); at 1M elements, the ops on
+   quantized tensors (quantized::add, add_relu, mul, relu, clamp, cat) and the int8 / float
+   elementwise kernels under them (int8 add and clamp, float32 clamp with number bounds).
 4. Quantized Conv3d (3x3x3, padding 1) at two sizes, ember's vs torch's with the same int8
    weights (ember has no int8 3-d kernel: Note in `_ops.conv3d`).
 
@@ -218,6 +220,10 @@ def primitives(torch, repeat):
         if lib is not ember:  # torch defines quantized_decomposed on importing quantize_fx
             __import__("torch.ao.quantization.quantize_fx")
         qd = lib.ops.quantized_decomposed
+        qx = lib.quantize_per_tensor(big, 0.02, 128, lib.quint8)
+        qy = lib.quantize_per_tensor(big.flip(0), 0.03, 120, lib.quint8)
+        i8, j8 = (big * 30).to(lib.int8), (big.flip(0) * 30).to(lib.int8)
+        qops = lib.ops.quantized
         return [
             (
                 "quantize_per_tensor 64x1x28x28",
@@ -234,6 +240,15 @@ def primitives(torch, repeat):
                 "decomposed quantize_per_tensor 1M",
                 lambda: qd.quantize_per_tensor(big, 0.05, 3, -128, 127, lib.int8),
             ),
+            ("quantized add quint8 1M", lambda: qops.add(qx, qy, 0.04, 100)),
+            ("quantized add_relu quint8 1M", lambda: qops.add_relu(qx, qy, 0.04, 100)),
+            ("quantized mul quint8 1M", lambda: qops.mul(qx, qy, 0.04, 100)),
+            ("relu quint8 1M", lambda: lib.relu(qx)),
+            ("clamp quint8 1M", lambda: lib.clamp(qx, -1.0, 1.0)),
+            ("cat quint8 2x1M", lambda: lib.cat([qx, qy])),
+            ("int8 add 1M", lambda: i8 + j8),
+            ("int8 clamp 1M", lambda: i8.clamp(-5, 5)),
+            ("float32 clamp 1M", lambda: big.clamp(-1.0, 1.0)),
         ]
 
     ours = cases(ember)

@@ -4,6 +4,7 @@ decomposed reference conversion (quantize_fx._convert_to_reference_decomposed_fx
 graph ember.export captures as torch.export does; compared with torch 2.13 where installed."""
 
 import importlib
+import importlib.util
 
 import numpy as np
 import pytest
@@ -234,6 +235,171 @@ def test_decomposed_program_saves_loads_and_runs(ember_flow, tmp_path):
     got = ember._C._export_run(str(tmp_path / "small.ember"), [v, s, z])
     for a, b in zip(got, qdq(v, s, z), strict=True):
         assert a.dtype == b.dtype and ember.equal(a, b)
+
+
+def _dynamic_qdq(t, x, w):
+    """Dynamic quantization as torch's decomposed graphs write it: choose_qparams.tensor on the
+    activation, the .tensor q/dq overloads with its (1,)-shaped scale and zero point, and a
+    per-tensor weight whose qparams are tensors too (.tensor2 bounds included)."""
+    qd = t.ops.quantized_decomposed
+    s, z = qd.choose_qparams.tensor(x, 0, 255, 2.0**-12, t.uint8)
+    q = qd.quantize_per_tensor.tensor(x, s, z, 0, 255, t.uint8)
+    xd = qd.dequantize_per_tensor.tensor(q, s, z, 0, 255, t.uint8)
+    ss, sz = qd.choose_qparams_symmetric.tensor(w, -128, 127, 2.0**-12, t.int8)
+    lo, hi = t.tensor(-128), t.tensor(127)
+    wq = qd.quantize_per_tensor.tensor2(w, ss, sz, lo, hi, t.int8)
+    wd = qd.dequantize_per_tensor.tensor2(wq, ss, sz, lo, hi, t.int8, out_dtype=t.float32)
+    return t.nn.functional.linear(xd, wd), q, s, z, sz
+
+
+class _Dynamic(ember.nn.Module):
+    def forward(self, x, w):
+        return _dynamic_qdq(ember, x, w)
+
+
+def _dynamic_inputs():
+    rng = np.random.default_rng(5)
+    x = np.concatenate([[-1.0, 2.75, 0.5], rng.normal(0, 1, 21)]).reshape(3, 8)
+    return x.astype(np.float32), rng.normal(0, 0.3, (4, 8)).astype(np.float32)
+
+
+def test_tensor_overloads_match_torch():
+    torch = _torch()
+    x, w = _dynamic_inputs()
+    ours = _dynamic_qdq(ember, ember.tensor(x), ember.tensor(w))
+    theirs = _dynamic_qdq(torch, torch.tensor(x), torch.tensor(w))
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        assert str(a.dtype) == str(b.dtype) and tuple(a.shape) == tuple(b.shape)
+        if i == 0:  # the float linear: summation order is the GEMM's
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-6)
+        else:  # integers and qparams: exact
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_tensor_overloads_save_load_and_run(tmp_path):
+    x, w = (ember.tensor(v) for v in _dynamic_inputs())
+    ep = ember.export.export(_Dynamic(), (x, w))
+    want = _dynamic_qdq(ember, x, w)
+    lowered = [str(n.target) for n in ep.run_decompositions().graph.nodes]
+    assert not [t for t in lowered if "quantized_decomposed" in t]
+    path = tmp_path / "dyn.ember"
+    ember.export.save(ep, path)
+    for got in (ember.export.load(path).module()(x, w), ember._C._export_run(str(path), [x, w])):
+        for a, b in zip(got, want, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape and ember.equal(a, b)
+
+
+def test_float_clamp_with_number_bounds_as_torch():
+    """clamp of float32/float64 with Python-number bounds runs in one pass (the q/dq graphs'
+    quantize clamps this way); its values, NaN included, are min(max(x, lo), hi)'s."""
+    torch = _torch()
+    x = np.array([-3.0, -1.0, -0.0, 0.0, 0.4, 1.0, 2.5, np.nan, np.inf, -np.inf], np.float32)
+    bounds = [(-1.0, 1.0), (0, None), (None, 0.5), (2.0, -2.0), (1, 1), (-1e30, 1e30), (0.1, 0.3)]
+    for dtype in ("float32", "float64"):
+        ours, theirs = (
+            ember.tensor(x).to(getattr(ember, dtype)),
+            torch.tensor(x).to(getattr(torch, dtype)),
+        )
+        for lo, hi in bounds:
+            a, b = ours.clamp(lo, hi), theirs.clamp(lo, hi)
+            assert str(a.dtype) == str(b.dtype)
+            np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=f"{lo}, {hi}")
+            assert np.array_equal(np.signbit(a.numpy()), np.signbit(b.numpy()))
+    strided = ember.tensor(x.reshape(2, 5)).t()
+    np.testing.assert_array_equal(
+        strided.clamp(-1, 1).numpy(), torch.tensor(x.reshape(2, 5)).t().clamp(-1, 1).numpy()
+    )
+
+
+def _dynamic_flow(t):
+    """Linear -> relu -> Linear -> F.linear with torch's default dynamic qconfig through
+    prepare_fx and the three conversions: {form: (code, output)} and the decomposed model."""
+    import copy
+
+    nn = t.nn
+    rng = np.random.default_rng(3)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l, self.l2 = nn.Linear(8, 8), nn.Linear(8, 4)
+            self.w = nn.Parameter(t.tensor(rng.normal(0, 0.5, (4, 4)).astype(np.float32)))
+
+        def forward(self, x):
+            return nn.functional.linear(self.l2(t.relu(self.l(x))), self.w)
+
+    m = M().eval()
+    for p in (m.l.weight, m.l.bias, m.l2.weight, m.l2.bias):
+        p.data = t.tensor(rng.normal(0, 0.5, tuple(p.shape)).astype(np.float32))
+    x = t.tensor(rng.normal(0, 1, (3, 8)).astype(np.float32))
+    qfx = t.ao.quantization.quantize_fx
+    mapping = t.ao.quantization.QConfigMapping().set_global(
+        t.ao.quantization.default_dynamic_qconfig
+    )
+    prepared = qfx.prepare_fx(m, mapping, (x,))
+    prepared(x)
+    forms = {"prepared": prepared}
+    for name, fn in (
+        ("reference", qfx.convert_to_reference_fx),
+        ("decomposed", qfx._convert_to_reference_decomposed_fx),
+        ("quantized", qfx.convert_fx),
+    ):
+        forms[name] = fn(copy.deepcopy(prepared))
+    # F.linear prints under the name torch's function has in its module (torch._C._nn)
+    code = {
+        k: v.code.replace(t.__name__, "torch").replace("torch.nn.functional.", "torch._C._nn.")
+        for k, v in forms.items()
+    }
+    return {k: (code[k], forms[k](x).detach().numpy()) for k in forms}, forms["decomposed"], x
+
+
+def test_dynamic_fx_flow_as_torch(tmp_path):
+    """torch's dynamic FX flow: the input observers of prepare_fx, quantize_per_tensor_dynamic
+    in the reference form, choose_qparams.tensor and the .tensor q/dq overloads in the
+    decomposed one, quantized::linear_dynamic for F.linear; the decomposed program exports,
+    saves and runs."""
+    ours, decomposed, x = _dynamic_flow(ember)
+    ep = ember.export.export(decomposed, (x,))
+    path = tmp_path / "dynamic.ember"
+    ember.export.save(ep, path)
+    want = decomposed(x)
+    assert ember.equal(ember.export.load(path).module()(x), want)
+    assert ember.equal(ember._C._export_run(str(path), [x])[0], want)
+    torch = importlib.util.find_spec("torch") and _torch()
+    if not torch:
+        return
+    theirs, _, _ = _dynamic_flow(torch)
+    for form, (code, out) in ours.items():
+        assert code == theirs[form][0], form
+        np.testing.assert_allclose(out, theirs[form][1], rtol=1e-5, atol=1e-5, err_msg=form)
+
+
+def test_dynamic_reference_recurrent_module():
+    """A recurrent module under a dynamic qconfig: its input observed and quantized per call,
+    each weight quantize-dequantized with an observer of its own (torch's reference RNNs:
+    per-tensor symmetric qint8, scale max|w| / 127.5), its state float."""
+    qfx = ember.ao.quantization.quantize_fx
+    model = ember.nn.Sequential(ember.nn.RNNCell(4, 3)).eval()
+    cell = model[0]
+    mapping = ember.ao.quantization.QConfigMapping().set_global(
+        ember.ao.quantization.default_dynamic_qconfig
+    )
+    x = ember.randn(2, 4)
+    prepared = qfx.prepare_fx(model, mapping, (x,))
+    assert "_0 = self.activation_post_process_0(input_1)" in prepared.code
+    ref = qfx.convert_to_reference_fx(prepared)
+    code = ref.code.replace("ember", "torch")
+    assert "quantize_per_tensor_dynamic(input_1, torch.quint8, True)" in code
+    for name in ("weight_ih", "weight_hh"):
+        w = getattr(cell, name).detach().numpy()
+        scale = np.float32(np.abs(w).max() / 127.5)
+        want = np.clip(np.round(w / scale), -128, 127) * scale
+        np.testing.assert_allclose(
+            getattr(ref.get_submodule("0"), name).detach().numpy(), want, rtol=1e-6
+        )
+    np.testing.assert_array_equal(
+        ref.get_submodule("0").bias_ih.detach().numpy(), cell.bias_ih.detach().numpy()
+    )
 
 
 class _Fn(ember.nn.Module):

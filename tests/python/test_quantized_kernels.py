@@ -269,6 +269,58 @@ def test_add_mul_cat_match_torch():
         assert np.abs(x - y).max() <= 1
 
 
+# Scales whose zero-point products round (0.02 * 3), output scales that put sums near ties, and
+# 200 elements: torch's vector body (64 or 128 elements a block) and its scalar tail both run.
+_QARITH = [
+    (0.02, 3, 0.03, 250, 0.05, 7),
+    (0.5, 128, 0.25, 1, 0.5, 128),
+    (0.1, 200, 0.1, 0, 0.2, 33),
+]
+
+
+@pytest.mark.parametrize("params", _QARITH)
+@pytest.mark.parametrize("dtype", ["quint8", "qint8"])
+def test_add_mul_bitwise_as_torch(params, dtype):
+    """Note [Quantized add and mul]: every integer equal to torch's, for dense operands, a
+    broadcast row, a strided view and channels-last tensors."""
+    torch = _torch()
+    sa, za, sb, zb, so, zo = params
+    lo = 0 if dtype == "quint8" else -128
+    za, zb, zo = (z if lo == 0 else z - 128 for z in (za, zb, zo))
+    ints = RNG.integers(lo, lo + 256, (2, 4, 5, 5))
+    other = RNG.integers(lo, lo + 256, (2, 4, 5, 5))
+    dt, np_dt = getattr(ember, dtype), np.uint8 if lo == 0 else np.int8
+
+    def pair(lib, x, s, z):
+        t = lib.tensor(x.astype(np_dt))
+        qd = getattr(lib, dtype)
+        if lib is ember:
+            return ember._C._quantized.from_repr_per_tensor(t, qd, s, z)
+        return lib._make_per_tensor_quantized_tensor(t, s, z)
+
+    a, b = pair(ember, ints, sa, za), pair(ember, other, sb, zb)
+    ta, tb = pair(torch, ints, sa, za), pair(torch, other, sb, zb)
+    cases = [
+        (a, b, ta, tb),
+        (a, b[:1, :1, :1, :1], ta, tb[:1, :1, :1, :1]),  # one value broadcast
+        (a.transpose(2, 3), b, ta.transpose(2, 3), tb),  # strided
+        (
+            a.contiguous(memory_format=ember.channels_last),
+            b.contiguous(memory_format=ember.channels_last),
+            ta.contiguous(memory_format=torch.channels_last),
+            tb.contiguous(memory_format=torch.channels_last),
+        ),
+    ]
+    for x, y, tx, ty in cases:
+        for name in ("add", "add_relu", "mul", "mul_relu"):
+            ours = getattr(qops, name)(x, y, so, zo)
+            theirs = getattr(torch.ops.quantized, name)(tx, ty, so, zo)
+            assert ours.dtype == dt and ours.q_scale() == so and ours.q_zero_point() == zo
+            np.testing.assert_array_equal(
+                ours.int_repr().numpy(), theirs.int_repr().numpy(), err_msg=name
+            )
+
+
 def test_cat_keeps_integers_of_matching_parameters():
     a = _q(RNG.normal(0, 1, (2, 3)), 0.1, 10, ember.quint8)
     b = _q(RNG.normal(0, 1, (1, 3)), 0.1, 10, ember.quint8)

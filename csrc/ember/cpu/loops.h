@@ -12,7 +12,11 @@
 // the same as the scalar expression. The contiguous and scalar paths run through
 // with_best_isa<Widest> (Note [ISA clones]); the functor is inlined there. An in-place
 // operand (out == input) gets its own loop: the vectorizer's run-time alias check would
-// otherwise reject that exact overlap and fall back to scalar code.
+// otherwise reject that exact overlap and fall back to scalar code. The loops take their bound,
+// pointers and functor by value (dense_loop): read through a lambda's closure, they may alias the
+// output's stores (an 8-bit store may alias anything, an int64 one the int64 bound), so GCC
+// reloaded them every iteration and left the loop scalar (int8 and int64 add ran ~10x slower
+// than int32).
 #include <cstdint>
 #include <type_traits>
 
@@ -34,6 +38,16 @@ inline acc_t<T> ld(const T* p, int64_t i) {
   else return p[i];
 }
 
+// o[i] = f(in[i]...) over [0, n); in place (dense_loop_inplace) o is also the first operand.
+template <class O, class F, class... In>
+inline void dense_loop(O* o, int64_t n, F f, const In*... in) {
+  for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(in, i)...));
+}
+template <class O, class F, class... In>
+inline void dense_loop_inplace(O* o, int64_t n, F f, const In*... in) {
+  for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i), ld(in, i)...));
+}
+
 /// out[i] = f(a[i]) computed in acc_t, with a of type A, out of type O.
 template <class O, class A, Isa Widest = Isa::avx512, class F>
 void unary_loop(const TensorIter& it, F f) {
@@ -43,12 +57,9 @@ void unary_loop(const TensorIter& it, F f) {
     if (s[0] == sizeof(O) && s[1] == sizeof(A)) {
       with_best_isa<Widest>([o, a, n, &f] {
         if constexpr (std::is_same_v<O, A>) {
-          if (o == a) {
-            for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i)));
-            return;
-          }
+          if (o == a) return dense_loop_inplace(o, n, f);
         }
-        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i)));
+        dense_loop(o, n, f, a);
       });
     } else {
       for (int64_t i = 0; i < n; ++i)
@@ -69,28 +80,24 @@ void binary_loop(const TensorIter& it, F f) {
     if (dense_o && dense_a && dense_b) {
       with_best_isa<Widest>([o, a, b, n, &f] {
         if constexpr (std::is_same_v<O, A>) {
-          if (o == a) {
-            for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i), ld(b, i)));
-            return;
-          }
+          if (o == a) return dense_loop_inplace(o, n, f, b);
         }
-        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i)));
+        dense_loop(o, n, f, a, b);
       });
     } else if (dense_o && dense_a && s[2] == 0) {
       const acc_t<B> bv = *b;
       with_best_isa<Widest>([o, a, bv, n, &f] {
+        auto fb = [f, bv](auto x) { return f(x, bv); };
         if constexpr (std::is_same_v<O, A>) {
-          if (o == a) {
-            for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(o, i), bv));
-            return;
-          }
+          if (o == a) return dense_loop_inplace(o, n, fb);
         }
-        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), bv));
+        dense_loop(o, n, fb, a);
       });
     } else if (dense_o && s[1] == 0 && dense_b) {
       const acc_t<A> av = *a;
       with_best_isa<Widest>([o, av, b, n, &f] {
-        for (int64_t i = 0; i < n; ++i) o[i] = O(f(av, ld(b, i)));
+        dense_loop(
+            o, n, [f, av](auto y) { return f(av, y); }, b);
       });
     } else {
       for (int64_t i = 0; i < n; ++i)
@@ -110,18 +117,18 @@ void ternary_loop(const TensorIter& it, F f) {
     const C* c = reinterpret_cast<const C*>(p[3]);
     const bool dense = s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == sizeof(B);
     if (dense && s[3] == sizeof(C)) {
-      with_best_isa<Widest>([o, a, b, c, n, &f] {
-        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i), ld(c, i)));
-      });
+      with_best_isa<Widest>([o, a, b, c, n, &f] { dense_loop(o, n, f, a, b, c); });
     } else if (dense && s[3] == 0) {  // e.g. where(mask, x, 0)
       const acc_t<C> cv = *c;
       with_best_isa<Widest>([o, a, b, cv, n, &f] {
-        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), ld(b, i), cv));
+        dense_loop(
+            o, n, [f, cv](auto x, auto y) { return f(x, y, cv); }, a, b);
       });
     } else if (s[0] == sizeof(O) && s[1] == sizeof(A) && s[2] == 0 && s[3] == sizeof(C)) {
       const acc_t<B> bv = *b;
       with_best_isa<Widest>([o, a, bv, c, n, &f] {
-        for (int64_t i = 0; i < n; ++i) o[i] = O(f(ld(a, i), bv, ld(c, i)));
+        dense_loop(
+            o, n, [f, bv](auto x, auto z) { return f(x, bv, z); }, a, c);
       });
     } else {
       for (int64_t i = 0; i < n; ++i)

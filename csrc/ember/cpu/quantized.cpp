@@ -1,6 +1,7 @@
 // Quantized kernels (schema/quantized.h): the int8 GEMM behind quantized linear and convolution
-// (static and dynamic), elementwise add/mul, per-channel affine (batch norm) and embedding-bag
-// lookup of int8/int4 rows. Quantize and dequantize are in cpu/quantize.cpp.
+// (static and dynamic), per-channel affine (batch norm) and embedding-bag lookup of int8/int4
+// rows. Quantize and dequantize are in cpu/quantize.cpp, add and mul in
+// cpu/quantized_elementwise.cpp.
 //
 // Note [Int8 GEMM]
 // C[M,N] (int32) = A[M,K] (uint8 activations) x B[K,N] (int8 weights) on AVX512-VNNI
@@ -626,36 +627,6 @@ Tensor qconv2d_kernel(const Tensor& input, double in_scale, int64_t in_zp, const
 
 // ---------------------------------------------------------------- elementwise
 
-// op 0: add, 1: mul, 2: add then relu, 3: mul then relu. Same shapes (the Python layer
-// broadcasts). Output dtype: that of self.
-Tensor qbinary_kernel(const Tensor& self_, double sa, int64_t za, const Tensor& other_, double sb,
-                      int64_t zb, int64_t op, double so, int64_t zo, int64_t qmin, int64_t qmax) {
-  Tensor a = self_.contiguous(), b = other_.contiguous();
-  EMBER_CHECK(a.sizes().equals(b.sizes()) && a.dtype() == b.dtype(),
-              "quantized binary op: expected operands of one shape and dtype");
-  Tensor out = empty(a.sizes(), a.dtype());
-  int64_t n = a.numel();
-  float inv = float(1.0 / so);
-  bool relu = op >= 2, mul = op % 2 == 1;
-  int64_t lo = relu ? std::max(zo, qmin) : qmin;
-  auto run = [&](const auto* x, const auto* y, auto* z) {
-    using Q = std::remove_pointer_t<decltype(z)>;
-    parallel_for(0, n, kGrainSize, [&](int64_t b0, int64_t b1) {
-      for (int64_t i = b0; i < b1; ++i) {
-        float fa = (float(x[i]) - float(za)) * float(sa);
-        float fb = (float(y[i]) - float(zb)) * float(sb);
-        float r = mul ? fa * fb : fa + fb;
-        int64_t q = int64_t(std::nearbyint(r * inv)) + zo;
-        z[i] = Q(std::min(std::max(q, lo), qmax));
-      }
-    });
-  };
-  if (a.dtype() == kByte) run(ptr<uint8_t>(a), ptr<uint8_t>(b), ptr<uint8_t>(out));
-  else if (a.dtype() == kChar) run(ptr<int8_t>(a), ptr<int8_t>(b), ptr<int8_t>(out));
-  else run(ptr<int32_t>(a), ptr<int32_t>(b), ptr<int32_t>(out));
-  return out;
-}
-
 // y[n, c, ...] = clamp(round((x - zp) * mul[c] + add[c]) + zo): quantized batch norm (and any
 // per-channel affine map) on dim 1.
 Tensor qchannel_affine_kernel(const Tensor& self_, int64_t zp, const Tensor& mul_,
@@ -743,7 +714,6 @@ EMBER_REGISTER_KERNEL(op::_ember_qpack, CPU, qpack_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qlinear, CPU, qlinear_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qlinear_dynamic, CPU, qlinear_dynamic_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qconv2d, CPU, qconv2d_kernel);
-EMBER_REGISTER_KERNEL(op::_ember_qbinary, CPU, qbinary_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qchannel_affine, CPU, qchannel_affine_kernel);
 EMBER_REGISTER_KERNEL(op::_ember_qembedding_bag, CPU, qembedding_bag_kernel);
 

@@ -6,7 +6,10 @@
 #include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 
+#include <cmath>
+#include <limits>
 #include <string_view>
+#include <utility>
 
 namespace ember {
 
@@ -414,6 +417,33 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   return op::where.call(condition, self, other);
 }
 
+namespace {
+// The bounds of clamp(x, lo, hi) as hardtanh's (l, h) where that gives clamp's values: x a dense
+// float32/float64 CPU tensor, each bound a real Python number (exact in double; not NaN). An
+// absent bound is infinite; lo > hi gives hi everywhere, as min(max(x, lo), hi) does.
+std::optional<std::pair<double, double>> number_bounds(const Tensor& self,
+                                                       const std::optional<Tensor>& min,
+                                                       const std::optional<Tensor>& max) {
+  if ((self.dtype() != kFloat && self.dtype() != kDouble) || backend_of(self) != DispatchKey::CPU)
+    return std::nullopt;
+  auto read = [](const std::optional<Tensor>& t, double none) -> std::optional<double> {
+    if (!t) return none;
+    if (!t->impl()->is_wrapped_number || is_complex(t->dtype())) return std::nullopt;
+    Scalar v = t->item();
+    if (!v.is_floating_point() &&
+        (v.to_long() > (int64_t(1) << 53) || v.to_long() < -(int64_t(1) << 53)))
+      return std::nullopt;
+    double d = v.to_double();
+    if (std::isnan(d)) return std::nullopt;
+    return d;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  auto lo = read(min, -inf), hi = read(max, inf);
+  if (!lo || !hi) return std::nullopt;
+  return std::pair{std::min(*lo, *hi), *hi};
+}
+}  // namespace
+
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
              const std::optional<Tensor>& max) {
   EMBER_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
@@ -427,6 +457,8 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
     if (max) check_wrapped_fits(*max, rt);
   }
   if (!autograd::any_requires_grad(TensorList(ins))) {
+    // Python-number bounds of a float32/float64 CPU tensor: one pass (hardtanh's kernel).
+    if (auto b = number_bounds(self, min, max)) return hardtanh(self, b->first, b->second);
     // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
     if (min) r = maximum(r, *min);
     if (max) r = minimum(r, *max);

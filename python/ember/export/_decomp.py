@@ -142,7 +142,11 @@ def apply(graph, table, find=None):
     for node in graph.nodes:
         fn = find(node) if node.op in ("call_function", "call_method") else None
         if fn is None:
-            env[node] = new.node_copy(node, lambda n: env[n])
+            source = node.args[0] if node.target is operator.getitem else None
+            if isinstance(env.get(source), tuple):  # an item of a decomposed multi-output call
+                env[node] = env[source][node.args[1]]
+            else:
+                env[node] = new.node_copy(node, lambda n: env[n])
             env[node].meta.update(node.meta)
             continue
         sub, inputs = _trace(fn, node.args, node.kwargs)
@@ -153,12 +157,13 @@ def apply(graph, table, find=None):
                 sub_env[sn] = env[next(placeholders)]
             elif sn.op == "output":
                 out = sn.args[0]
-                if not isinstance(out, fx.Node):
+                many = isinstance(out, (tuple, list)) and all(isinstance(o, fx.Node) for o in out)
+                if not (isinstance(out, fx.Node) or (many and out)):
                     raise RuntimeError(
                         f"run_decompositions: the decomposition of {node.target} returned "
-                        f"{out!r}; expected one tensor computed from its inputs"
+                        f"{out!r}; expected tensors computed from its inputs"
                     )
-                env[node] = sub_env[out]
+                env[node] = tuple(sub_env[o] for o in out) if many else sub_env[out]
             elif sn.op == "get_attr":
                 raise RuntimeError(
                     f"run_decompositions: the decomposition of {node.target} reads a tensor "
@@ -166,6 +171,12 @@ def apply(graph, table, find=None):
                 )
             else:
                 sub_env[sn] = new.node_copy(sn, lambda n: sub_env[n])
-        env[node].meta.update(node.meta)
+        if isinstance(env[node], fx.Node):
+            env[node].meta.update(node.meta)
+        else:  # each result takes its part of the call's example value
+            val = node.meta.get("val")
+            for i, n in enumerate(env[node]):
+                if isinstance(val, (tuple, list)) and i < len(val):
+                    n.meta["val"] = val[i]
     new.lint()
     return new

@@ -12,6 +12,7 @@ from ..utils import _is_per_channel
 from ._patterns import (
     _LINEAR,
     _all_node_args,
+    _dynamic_op,
     _fn,
     _fused_relu,
     _is_dynamic,
@@ -134,8 +135,23 @@ def _convert(gm, is_reference):
                 node.replace_all_uses_with(src)
                 graph.erase_node(node)
                 continue
-            if getattr(obs, "dtype", None) in (_C.float32, None) or not hasattr(
-                obs, "calculate_qparams"
+            if is_reference and _is_dynamic_observer(obs):
+                # torch's reference form: quantized with qparams chosen per call
+                from .... import backends  # the engine decides reduce_range, as torch's
+
+                with graph.inserting_before(node):
+                    args = (src, obs.dtype, backends.quantized.engine in ("fbgemm", "x86"))
+                    q = graph.create_node(
+                        "call_function", _quantize_dynamic(), args, name=names[node][1]
+                    )
+                node.replace_all_uses_with(q)
+                graph.erase_node(node)
+                quantized[q] = names[node][0]
+                continue
+            if (
+                _is_dynamic_observer(obs)
+                or getattr(obs, "dtype", None) in (_C.float32, None)
+                or not hasattr(obs, "calculate_qparams")
             ):
                 node.replace_all_uses_with(src)
                 graph.erase_node(node)
@@ -148,8 +164,20 @@ def _convert(gm, is_reference):
             graph.erase_node(node)
             quantized[q] = names[node][0]
             continue
+        qconfig = _qconfig_of(gm, node)
+        if qconfig is not None and _is_dynamic(qconfig) and _dynamic_op(node, modules):
+            if is_reference:
+                # dequantized input, quantize-dequantized weight (torch's reference Linear)
+                for a in [x for x in _all_node_args(node) if x in quantized]:
+                    _replace_arg(node, a, dequantized(node, a))
+                if node.op == "call_module":
+                    modules[node.target].qconfig = qconfig
+                    _fake_quantize_module_weight(modules[node.target])
+                continue
+            if node.op == "call_function" and node.args[1] in quantized:
+                _lower_dynamic_linear(gm, node)  # torch's quantized::linear_dynamic
+                continue
         if node.op == "call_module" and not is_reference:
-            qconfig = _qconfig_of(gm, node)
             dcls = dynamic_map.get(type(modules[node.target]))
             if qconfig is not None and dcls is not None and _is_dynamic(qconfig):
                 # A dynamic qconfig: the module swapped for its dynamic quantized form (float
@@ -250,16 +278,50 @@ def _reference_names(graph, modules):
         if not _is_observer_node(node, modules):
             continue
         obs = modules[node.target]
-        if getattr(obs, "dtype", None) in (_C.float32, None) or not hasattr(
+        if _is_dynamic_observer(obs):
+            base = "quantize_per_tensor_dynamic"
+        elif getattr(obs, "dtype", None) in (_C.float32, None) or not hasattr(
             obs, "calculate_qparams"
         ):
             continue
-        base = "quantize_per_channel" if _is_per_channel(obs.qscheme) else "quantize_per_tensor"
+        elif _is_per_channel(obs.qscheme):
+            base = "quantize_per_channel"
+        else:
+            base = "quantize_per_tensor"
         k = per_function.get(base, 0)
         per_function[base] = k + 1
         out[node] = (count, base if not k else f"{base}_{k}")
         count += 1
     return out
+
+
+def _is_dynamic_observer(obs):
+    return bool(getattr(obs, "is_dynamic", False)) and getattr(obs, "dtype", None) in (
+        _C.quint8,
+        _C.qint8,
+    )
+
+
+def _quantize_dynamic():
+    from .... import quantize_per_tensor_dynamic
+
+    return quantize_per_tensor_dynamic
+
+
+def _lower_dynamic_linear(gm, node):
+    """F.linear(x, quantized weight, bias) as quantized::linear_dynamic(x, packed weight,
+    reduce_range), as torch's convert_fx lowers it (reduce_range True, its default)."""
+    from ...nn.quantized._ops_namespace import namespace
+
+    x, qweight, *rest = node.args
+    kwargs = dict(node.kwargs)
+    if "bias" in kwargs:
+        kwargs["B"] = kwargs.pop("bias")
+    with gm.graph.inserting_before(node):
+        packed = gm.graph.call_function(namespace.linear_prepack, (qweight, *rest), kwargs)
+    node.target = namespace.linear_dynamic
+    node.args = (x, packed, True)
+    node.kwargs = {}
 
 
 def _reads_metadata(node):
@@ -423,16 +485,23 @@ def _copy_graph_module(gm):
 
 
 def _fake_quantize_module_weight(mod):
-    """Replaces a float module's weight by its quantize-dequantized value (reference form)."""
+    """Replaces a float module's weight by its quantize-dequantized value (reference form); a
+    recurrent module's weights (weight_ih_l0, ...) each with an observer of its own, as
+    torch's reference RNN modules quantize them."""
     from ....autograd.grad_mode import no_grad
 
     if mod.qconfig is None:
         return
-    obs = getattr(mod, "weight_fake_quant", None) or mod.qconfig.weight()
-    obs(mod.weight.detach())
-    fn, args = _quantize_args(obs)
-    with no_grad():
-        mod.weight.copy_(fn(mod.weight.detach(), *args).dequantize())
+    names = ["weight"] if hasattr(mod, "weight") else []
+    if isinstance(mod, (nn.RNNBase, nn.RNNCellBase)):
+        names = [n for n, _ in mod.named_parameters(recurse=False) if n.startswith("weight")]
+    for name in names:
+        weight = getattr(mod, name)
+        obs = getattr(mod, "weight_fake_quant", None) or mod.qconfig.weight()
+        obs(weight.detach())
+        fn, args = _quantize_args(obs)
+        with no_grad():
+            weight.copy_(fn(weight.detach(), *args).dequantize())
 
 
 def _hand_back(prepared, converted):

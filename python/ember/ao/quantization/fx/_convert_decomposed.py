@@ -12,7 +12,7 @@ quantized Linear / Conv keeps its float weight and quantizes and dequantizes it 
 import copy
 
 from .... import _op_overloads, nn
-from ...._type_info import iinfo
+from ...._type_info import finfo, iinfo
 from ....nn import functional as F
 from ... import _torch as _t
 from .. import _qtypes as qt
@@ -122,6 +122,36 @@ def _decompose_weights(prepared, gm):
             _set_module(gm, node.target, ref)
 
 
+def _decompose_dynamic(graph, node, observer):
+    """A reference quantize_per_tensor_dynamic call as torch's decomposed graph writes it: the
+    qparams chosen by choose_qparams(_symmetric).tensor over the observer's integer range, then
+    the .tensor quantize / dequantize overloads reading them."""
+    import operator
+
+    dtype = _INT_REPR[observer.dtype]
+    bounds = iinfo(dtype)
+    qmin = bounds.min if observer.quant_min is None else observer.quant_min
+    qmax = bounds.max if observer.quant_max is None else observer.quant_max
+    symmetric = observer.qscheme in (qt.per_tensor_symmetric, qt.per_channel_symmetric)
+    choose = _ops().choose_qparams_symmetric if symmetric else _ops().choose_qparams
+    src = node.args[0]
+    eps = finfo(_t.float32).eps
+    with graph.inserting_before(node):
+        qparams = graph.call_function(choose.tensor, (src, qmin, qmax, eps, dtype))
+        scale = graph.call_function(operator.getitem, (qparams, 0))
+        zp = graph.call_function(operator.getitem, (qparams, 1))
+        args = (scale, zp, qmin, qmax, dtype)
+        q = graph.call_function(_ops().quantize_per_tensor.tensor, (src, *args))
+    for user in list(node.users):
+        if _is_dequantize(user):
+            with graph.inserting_before(user):
+                dq = graph.call_function(_ops().dequantize_per_tensor.tensor, (q, *args))
+            user.replace_all_uses_with(dq)
+            graph.erase_node(user)
+    node.replace_all_uses_with(q)
+    graph.erase_node(node)
+
+
 def _decompose_activations(gm, observers):
     """Each reference quantize call (named as quantize_fx._reference_names names it) and its
     dequantize users, rewritten with the quantized_decomposed operators."""
@@ -129,6 +159,9 @@ def _decompose_activations(gm, observers):
     for node in list(graph.nodes):
         observer = observers.get(node.name) if node.op == "call_function" else None
         if observer is None:
+            continue
+        if getattr(observer, "is_dynamic", False):
+            _decompose_dynamic(graph, node, observer)
             continue
         src, scale_node, zp_node = node.args[:3]
         dtype = _INT_REPR[observer.dtype]

@@ -236,6 +236,17 @@ def _replace_arg(node, old, new):
     node.kwargs = {k: swap(v) for k, v in node.kwargs.items()}
 
 
+_DYNAMIC_MODULES = (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell, nn.RNNCell)
+
+
+def _dynamic_op(node, modules):
+    """A Linear or recurrent module, or F.linear: what torch's backend config quantizes
+    dynamically (its input observed, its output float)."""
+    if node.op == "call_module":
+        return type(modules[node.target]) in _DYNAMIC_MODULES
+    return node.op == "call_function" and _fn(node) is _LINEAR
+
+
 def _is_dynamic(qconfig):
     return bool(getattr(qconfig.activation(), "is_dynamic", False))
 

@@ -11,6 +11,7 @@ from ..quantization_mappings import get_default_qat_module_mappings
 from ._fuse import _fuse_graph, _trace
 from ._patterns import (
     _QUANT_FUNCS_WEIGHTED,
+    _dynamic_op,
     _fn,
     _fused_relu,
     _is_dynamic,
@@ -117,6 +118,17 @@ def _observe_input(ins, node, arg, qconfig, quantized):
             _replace_arg(user, arg, obs)
 
 
+def _observe_dynamic(ins, node, qconfig, quantized):
+    """torch's observers for a dynamically quantized op: its input's (a PlaceholderObserver
+    with is_dynamic: convert quantizes with qparams chosen per call; a recurrent module's state
+    stays float) and, for F.linear, its weight's; none on the output, which stays float."""
+    arg = node.args[0] if node.args else None
+    if isinstance(arg, fx.Node) and arg not in quantized:
+        _observe_input(ins, node, arg, qconfig, quantized)
+    if node.op == "call_function" and isinstance(node.args[1], fx.Node):
+        _replace_arg(node, node.args[1], ins.observer(node.args[1], qconfig.weight()))
+
+
 def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_config):
     mapping = _as_mapping(qconfig_mapping)
     gm = _trace(model, prepare_custom_config)
@@ -166,7 +178,11 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
                 quantized[node] = out
                 quantized[out] = out
             continue
-        if kind not in ("quant", "fixed") or _is_dynamic(qconfig):
+        if _is_dynamic(qconfig):
+            if _dynamic_op(node, ins.modules):
+                _observe_dynamic(ins, node, qconfig, quantized)
+            continue
+        if kind not in ("quant", "fixed"):
             continue
         for arg in _tensor_inputs(node):
             if arg not in quantized:
