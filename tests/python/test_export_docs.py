@@ -534,3 +534,53 @@ def test_item_with_checks_matches_torch(tmp_path):
     tep = torch.export.export(Item(), (torch.randn(6), torch.tensor(3)))
     want = tep.module()(torch.arange(6.0), torch.tensor(4)).numpy()
     np.testing.assert_array_equal(ep.module()(p, ember.tensor(4)).numpy(), want)
+
+
+def _unbacked_modules(lib):
+    class Prefix(lib.nn.Module):
+        def forward(self, x, y):
+            n = x.item()
+            lib._check_is_size(n)
+            lib._check(n <= y.shape[0])
+            return y[:n] * 2
+
+    class Below(lib.nn.Module):
+        def forward(self, x, y):
+            n = x.sum().item()
+            lib._check(n < 4)
+            return y + n
+
+    class Free(lib.nn.Module):
+        def forward(self, x):
+            return x * x.item()
+
+    return Prefix(), Below(), Free()
+
+
+def _unbacked_programs(lib):
+    args = (
+        (lib.tensor(3), lib.randn(5)),
+        (lib.tensor([1, 2]), lib.randn(5)),
+        (lib.tensor(3),),
+    )
+    return [lib.export.export(m, a) for m, a in zip(_unbacked_modules(lib), args)]
+
+
+def test_item_checks_are_torchs_runtime_assertions():
+    # x.item() is torch's unbacked u0: _check/_check_is_size on it become aten._assert_scalar
+    # nodes laid out as torch's runtime-assert pass does, with its names, messages and ranges
+    prefix, below, free = _unbacked_programs(ember)
+    assert 'item: "Sym(u0)" = ember.ops.aten.item.default(x)' in str(prefix)
+    assert 'ge_1: "Sym(u0 >= 0)" = item >= 0' in str(prefix)
+    assert [str(v) for v in prefix.range_constraints.values()] == ["VR[0, 5]"]
+    m = prefix.module()
+    _close(m(ember.tensor(2), ember.arange(5.0)), ember.arange(2.0) * 2)
+    for n, expr in ((7, "u0 <= 5 on node 'le_1'"), (-1, "u0 >= 0 on node 'ge_1'")):
+        with pytest.raises(RuntimeError, match=f"Runtime assertion failed for expression {expr}"):
+            m(ember.tensor(n), ember.arange(5.0))
+    with pytest.raises(RuntimeError, match="u0 <= 3 on node 'le'"):
+        below.module()(ember.tensor([2, 2]), ember.ones(5))
+    torch = _torch()
+    for got, want in zip((prefix, below, free), _unbacked_programs(torch)):
+        assert got.graph_module.code == want.graph_module.code.replace("torch.", "ember.")
+        assert str(got.range_constraints) == str(want.range_constraints)

@@ -8,7 +8,7 @@ import operator
 import sys
 
 from .. import fx
-from . import _aten_names, _cond, _factories, _ops, _rnn, _writes
+from . import _aten_names, _cond, _factories, _ops, _rnn, _unbacked, _writes
 from ._tracing import capturing
 from .exported_program import tree_flatten
 from .graph_signature import (
@@ -144,6 +144,9 @@ class _InlineTracer(fx.Tracer):
             except Exception as e:  # its text names the line of user code
                 raise violation(found, str(e).partition("\n")[2]) from None
         return super().to_bool(obj)
+
+    def record_check(self, cond, message):
+        _unbacked.record(self, cond, message)  # ember._check on a traced condition
 
     def iter(self, obj):
         # Iterating a traced tuple or list (chunk's pieces, an op's results) of known length.
@@ -679,6 +682,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     branches = ember.nn.Module()  # cond's branches: graph modules, as torch's true_graph_0
     _cond.branch_graphs(out, branches, input_specs, state, constants, bool(dims))
     _aten_names.rename(out)  # torch's ATen overloads and node names
+    unbacked_ranges = _unbacked.finish(out)  # x.item() and its checks, as torch lays them out
     output_specs = [  # the output's nodes after renaming (an index became slice nodes)
         OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
         for item in next(n for n in out.nodes if n.op == "output").args[0]
@@ -695,6 +699,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
             if root is not None:
                 range_constraints.setdefault(root.__name__, (root.min, root.max))
             range_constraints[dim.__name__] = (dim.min, dim.max)
+    range_constraints.update(unbacked_ranges)
     return dict(
         graph_module=gm,
         graph_signature=ExportGraphSignature(input_specs, output_specs),

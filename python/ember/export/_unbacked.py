@@ -1,0 +1,193 @@
+"""Numbers read from tensor data in exported programs: torch's unbacked symbols (``u0``).
+
+``n = x.item()`` in forward is ``aten.item.default`` (shown ``item: "Sym(u0)"``, the k-th such
+read named ``u<k>``). ``ember._check(cond)`` / ``ember._check_is_size(n)`` on a condition that
+reads such a number record ``aten._assert_scalar.default`` while tracing (``record``). After the
+graph has torch's names, ``finish`` lays the assertions out as torch 2.13's runtime-assert pass
+does:
+
+- A check ``u0 OP c`` (a literal on one side; ``>=``, ``>``, ``<=``, ``<``) narrows u0's range;
+  one the range already implies adds nothing. Right after the ``item`` node come ``u0 >= lo``
+  and ``u0 <= hi`` for the finite bounds, then each narrowing check not spelled as one of
+  those (``u0 < 4`` next to ``u0 <= 3``), each ``ge``/``le``/``lt`` node named after those
+  already taken (torch names them after the comparisons it traced first: ``ge_1``).
+- Any other check (``u0 % 2 == 0``, ``u0 <= s``) keeps its place.
+- Each message is torch's: "Runtime assertion failed for expression u0 >= 0 on node 'ge_1'",
+  raised as RuntimeError by ``ep.module()`` on an input that breaks it.
+- ``range_constraints`` gains ``u0: VR[lo, hi]``.
+
+Tensor sizes computed from such a number still print their example's value (``f32[3]`` where
+torch prints ``f32[u0]``): ember's export graphs carry concrete example values only."""
+
+import operator
+import sys
+
+from .. import fx
+
+__all__ = ["record", "finish", "reads_item", "assertions"]
+
+_INT_MAX = (1 << 63) - 1
+_OPS = {operator.ge: ">=", operator.gt: ">", operator.le: "<=", operator.lt: "<"}
+_FLIP = {operator.ge: operator.le, operator.gt: operator.lt, operator.le: operator.ge,
+         operator.lt: operator.gt}  # fmt: skip
+_TEXT = {
+    **_OPS,
+    operator.eq: "==",
+    operator.ne: "!=",
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.floordiv: "//",
+    operator.mod: "%",
+}
+
+
+def _aten(name):
+    return getattr(sys.modules["ember"].ops.aten, name).default
+
+
+def _is_item(node):
+    if not isinstance(node, fx.Node):
+        return False
+    if node.op == "call_method":
+        return node.target == "item"
+    return node.op == "call_function" and (
+        node.target is getattr(sys.modules["ember"].Tensor, "item", None)
+        or node.target is _aten("item")
+    )
+
+
+def reads_item(node):
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if _is_item(n):
+            return True
+        stack.extend(n.all_input_nodes)
+    return False
+
+
+def record(tracer, cond, message):
+    """``ember._check(cond)`` on a traced condition: an assertion node where it reads a number
+    read from data (a check of sizes only is an assumption about the inputs, as before); a
+    condition the example inputs break raises now, as eager's ``_check``."""
+    if not reads_item(cond.node):
+        return
+    if cond.node.meta.get("val") is False:
+        text = message() if callable(message) else message
+        raise RuntimeError(text or "Expected cond to be True, but got False.")
+    tracer.create_proxy("call_function", _aten("_assert_scalar"), (cond, ""), {})
+
+
+def _bound(node, items):
+    """(item node, op, literal) of a comparison ``u OP c`` / ``c OP u`` of an integer read."""
+    if node.op != "call_function" or node.target not in _OPS or len(node.args) != 2:
+        return None
+    a, b = node.args
+    if a in items and type(b) is int:
+        return a, node.target, b
+    if b in items and type(a) is int:
+        return b, _FLIP[node.target], a
+    return None
+
+
+def _narrow(lo, hi, op, c):
+    """The range after ``u OP c``; None where ``[lo, hi]`` implies it already."""
+    if op is operator.gt:
+        op, c = operator.ge, c + 1
+    elif op is operator.lt:
+        op, c = operator.le, c - 1
+    if op is operator.ge:
+        return None if lo >= c else (c, hi)
+    return None if hi <= c else (lo, c)
+
+
+def _expression(node, names):
+    if not isinstance(node, fx.Node):
+        return repr(node)
+    if node in names:
+        return names[node]
+    if node.op == "call_function" and node.target in _TEXT and len(node.args) == 2:
+        a, b = (_expression(x, names) for x in node.args)
+        return f"{a} {_TEXT[node.target]} {b}"
+    return node.name
+
+
+def _message(cmp, names):
+    return f"Runtime assertion failed for expression {_expression(cmp, names)} on node '{cmp.name}'"
+
+
+def finish(graph):
+    """Rewrites the item reads and assertions of a renamed export graph as torch's (see the
+    module's note); returns ``{"u0": (lo, hi)}`` for the program's range constraints."""
+    assert_op, item_op = _aten("_assert_scalar"), _aten("item")
+    items = [n for n in graph.nodes if _is_item(n)]
+    if not items:
+        return {}
+    names = {}
+    for k, item in enumerate(items):
+        item.op, item.target, item.kwargs = "call_function", item_op, {}
+        names[item] = f"u{k}"
+        item.meta["sym_expr"] = names[item]
+    ints = {n for n in items if type(n.meta.get("val")) is int}
+    ranges = {n: (-_INT_MAX, _INT_MAX) for n in ints}
+    narrowing = {n: [] for n in ints}
+    general, traced = [], []
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not assert_op:
+            continue
+        cmp = node.args[0]
+        bound = _bound(cmp, ints) if isinstance(cmp, fx.Node) else None
+        if bound is None:
+            general.append(node)
+            continue
+        item, op, c = bound
+        new = _narrow(*ranges[item], op, c)
+        if new is not None:
+            ranges[item] = new
+            narrowing[item].append((op, c))
+        graph.erase_node(node)  # its name is free again; its comparison's is not yet
+        traced.append(cmp)
+    for item in ints:
+        lo, hi = ranges[item]
+        checks = [(operator.ge, lo)] if lo > -_INT_MAX else []
+        checks += [(operator.le, hi)] if hi < _INT_MAX else []
+        spelled = set(checks)
+        checks += [(op, c) for op, c in narrowing[item] if (op, c) not in spelled]
+        at = item
+        for op, c in checks:
+            with graph.inserting_after(at):
+                cmp = graph.call_function(op, (item, c))
+            cmp.meta["val"] = op(item.meta["val"], c)
+            with graph.inserting_after(cmp):
+                at = graph.call_function(assert_op, (cmp, _message(cmp, names)))
+            for n in (cmp, at):
+                if "stack_trace" in item.meta:
+                    n.meta["stack_trace"] = item.meta["stack_trace"]
+            cmp.meta["sym_expr"] = _expression(cmp, names)
+    for cmp in dict.fromkeys(traced):
+        if not cmp.users:
+            graph.erase_node(cmp)
+    for node in general:
+        cmp = node.args[0]
+        node.args = (cmp, _message(cmp, names) if isinstance(cmp, fx.Node) else "")
+        if isinstance(cmp, fx.Node):
+            cmp.meta["sym_expr"] = _expression(cmp, names)
+    return {names[n]: ranges[n] for n in ints}
+
+
+def assertions(graph):
+    """The assertion nodes of ``graph`` and the comparisons only they read: what
+    ``ember.export.save`` leaves out (the C++ runtime has no scalar assertions; the saved program
+    computes the same values for inputs that pass them)."""
+    found = set()
+    for node in reversed(list(graph.nodes)):
+        if node.op != "call_function":
+            continue
+        name = getattr(node.target, "__name__", "")
+        if name == "_assert_scalar.default" or (node.users and all(u in found for u in node.users)):
+            found.add(node)
+    return found
