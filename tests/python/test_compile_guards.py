@@ -83,6 +83,31 @@ def test_shape_change_then_dynamic():
     assert "size" in code
 
 
+def test_recompiles_over_many_sizes_as_torchs():
+    # automatic dynamic, then further sizes: a dim seen with two sizes is symbolic for sizes >= 2
+    # (one graph for 6 after 2 and 4); sizes 1 and 0 are specialized (a graph each, as torch's
+    # 0/1 specialization); a second dim changing makes one more graph dynamic in it too
+    sizes = ((2, 3), (4, 3), (6, 3), (1, 3), (1, 3), (0, 3), (4, 5), (6, 7), (3, 1))
+
+    def counts(T, counter):
+        T._dynamo.reset()
+        cnt = counter()
+        cf = T.compile(lambda x, y: (x * 2).sum(0) + y, backend=cnt)
+        out = []
+        for n, k in sizes:
+            x, y = T.randn(n, k), T.randn(k)
+            close(cf(x, y), (x * 2).sum(0) + y)
+            out.append(cnt.frame_count)
+        return out
+
+    import ember._dynamo.testing
+
+    got = counts(ember, ember._dynamo.testing.CompileCounter)
+    assert got == [1, 2, 2, 3, 3, 4, 5, 5, 6]
+    testing = pytest.importorskip("torch._dynamo.testing")
+    assert counts(pytest.importorskip("torch"), testing.CompileCounter) == got
+
+
 def test_dynamic_true_recomputes_view_sizes():
     rec = Counter()
 
