@@ -524,6 +524,7 @@ class Capture(TorchFunctionMode):
         self.grad_enabled = _C.is_grad_enabled()
         self.log = None  # segments.SegmentLog where partial graphs are possible
         self.value_checks = []  # (item node, int/float, value) of int(t)/float(t) reads
+        self.modules = {}  # label ("" the compiled module, G_name, C_name) -> module it reaches
         self.unbacked_names = {}  # node of a number read from data -> torch's symbol (u0, ...)
         from . import config
 

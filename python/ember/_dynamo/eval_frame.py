@@ -340,6 +340,7 @@ class _Cache:
             for expr, v in spec.others:
                 snapshot.add_value(expr, v)
         cap = Capture(named, finder.find, dynamic or only_marked, self.fullgraph)
+        cap.modules = finder.modules  # the modules it reaches, by label (graph_inputs.lift)
         watcher.capture = cap
         numbers = self._symbolic_numbers(spec)
         if config.partial_graphs and not (self.fullgraph or dynamic or only_marked or numbers):
@@ -491,7 +492,7 @@ class _Cache:
         if not getattr(self.backend, "__module__", "").startswith("ember."):
             from .graph_inputs import call_in_order, lift, size_inputs
 
-            lifted = lift(gm, example, self.root)  # torch's graph inputs (see graph_inputs.py)
+            lifted = lift(gm, example, cap.modules)  # torch's graph inputs (graph_inputs.py)
             base = lifted or (gm, example, list(range(len(example))))
             lifted = size_inputs(*base, dyn_dims or {}, cap) or lifted
         if lifted is not None:

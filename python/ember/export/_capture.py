@@ -193,10 +193,6 @@ class _InlineTracer(fx.Tracer):
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
                      proxy_factory_fn=None):  # fmt: skip
-        if kind == "call_function" and len(args) == 4 and not kwargs and _cond_call(target):
-            from .._higher_order_ops.cond import lift_closures
-
-            args = lift_closures(args)
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
         node = getattr(proxy, "node", None)
         if node is None:
