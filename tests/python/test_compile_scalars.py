@@ -240,10 +240,40 @@ def test_data_dependent_shapes_follow_each_call():
     cm = ember.compile(mask, backend=cnt)
     cp = ember.compile(prefix, backend=cnt, fullgraph=True)
     y = ember.arange(5.0)
-    for v in ([1.0, 0.0, 2.0], [1.0, 3.0, 2.0], [0.0, 0.0, 2.0]):
-        x = ember.tensor(v)
-        for got, want in zip(cm(x), mask(x)):
-            close(got.numpy(), want.numpy())
+    with dyn.config.patch(capture_dynamic_output_shape_ops=True):  # the mask in the graph
+        for v in ([1.0, 0.0, 2.0], [1.0, 3.0, 2.0], [0.0, 0.0, 2.0]):
+            x = ember.tensor(v)
+            for got, want in zip(cm(x), mask(x)):
+                close(got.numpy(), want.numpy())
     for n in (3, 1, 5):
         close(cp(ember.tensor([n]), y).numpy(), prefix(ember.tensor([n]), y).numpy())
     assert cnt.frame_count == 2
+
+
+def test_dynamic_shape_operators_break_unless_captured():
+    # torch 2.13: indexing by a mask, masked_select and repeat_interleave with tensor repeats
+    # are graph breaks ("Dynamic shape operator") unless capture_dynamic_output_shape_ops is
+    # set; nonzero is captured either way
+    def cases(lib):
+        return {
+            "nonzero": lambda x: x.nonzero().float().sum() + 1,
+            "masked_select": lambda x: lib.masked_select(x, x > 0).sum() + 1,
+        }
+
+    def report(lib, flag):
+        out = {}
+        with lib._dynamo.config.patch(capture_dynamic_output_shape_ops=flag):
+            for name, fn in cases(lib).items():
+                lib._dynamo.reset()
+                e = lib._dynamo.explain(fn)(lib.tensor([1.0, 0.0, 2.0]))
+                reasons = [r.reason.splitlines()[:3] for r in e.break_reasons]
+                out[name] = (e.graph_count, e.graph_break_count, reasons)
+        return out
+
+    got = {flag: report(ember, flag) for flag in (False, True)}
+    assert got[False]["masked_select"][:2] == (2, 1) and got[True]["masked_select"][:2] == (1, 0)
+    # indexing by a mask is the same break (test_data_dependent_shapes_follow_each_call)
+    ember._dynamo.reset()
+    assert dyn.explain(lambda x: x[x > 0].sum())(ember.ones(2)).graph_break_count == 1
+    torch = pytest.importorskip("torch")
+    assert got == {flag: report(torch, flag) for flag in (False, True)}

@@ -584,3 +584,58 @@ def test_item_checks_are_torchs_runtime_assertions():
     for got, want in zip((prefix, below, free), _unbacked_programs(torch)):
         assert got.graph_module.code == want.graph_module.code.replace("torch.", "ember.")
         assert str(got.range_constraints) == str(want.range_constraints)
+
+
+def _sized_by_data(lib):
+    class Tail(lib.nn.Module):
+        def forward(self, x, y):
+            return y[x.nonzero().shape[0] :] * 2
+
+    class Masked(lib.nn.Module):
+        def forward(self, x):
+            return x[x > 0] * 2, x.nonzero() * 2
+
+    return (
+        lib.export.export(Tail(), (lib.tensor([1, 0, 1]), lib.arange(6.0))),
+        lib.export.export(Masked(), (lib.tensor([1.0, 0.0, 1.0]),)),
+    )
+
+
+def test_lengths_read_from_data_are_not_folded():
+    # x.nonzero().shape[0] is read when the program runs (torch's sym_size.int, u0 in
+    # [0, x.numel()]); before, the example's length was folded in: a wrong slice for other data
+    tail, masked = _sized_by_data(ember)
+    got = tail.module()(ember.tensor([1, 1, 1]), ember.arange(6.0))
+    _close(got, ember.arange(3.0, 6.0) * 2)
+    values, rows = masked.module()(ember.tensor([1.0, 2.0, 3.0]))  # the example had 2 of 3
+    _close(values, ember.tensor([2.0, 4.0, 6.0]))
+    assert rows.shape == (3, 1)
+    assert [str(v) for v in masked.range_constraints.values()] == ["VR[0, 3]", "VR[0, 3]"]
+    torch = _torch()
+    want = _sized_by_data(torch)[0].graph_module.code.replace("torch.", "ember.")
+    # torch numbers the length node it traced sym_size_int_1 (another, erased, took the name)
+    assert tail.graph_module.code == want.replace("sym_size_int_1", "sym_size_int")
+    assert str(tail.range_constraints) == "{u0: VR[0, 3]}"
+
+
+def test_dynamic_shapes_tutorial_model_exports():
+    # torch.export's tutorial model: assertions on Dim.AUTO sizes. ember makes the dims the code
+    # compares static (torch keeps them symbolic with derived ranges) instead of failing
+    class DynamicModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(5, 3)
+
+        def forward(self, w, x, y, z):
+            assert w.shape[0] <= 512
+            ember._check(x.shape[0] >= 4)
+            assert w.shape[0] == x.shape[0] + 2
+            return self.l(w), (x + y).flatten() + z
+
+    inps = (ember.randn(6, 5), ember.randn(4), ember.randn(32, 4), ember.randn(32 * 4))
+    auto = Dim.AUTO
+    ds = {"w": (auto, auto), "x": (auto,), "y": (auto, auto), "z": (auto,)}
+    m = DynamicModel()
+    ep = export(m, inps, dynamic_shapes=ds)
+    for got, want in zip(ep.module()(*inps), m(*inps)):
+        _close(got, want)

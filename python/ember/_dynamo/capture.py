@@ -529,6 +529,7 @@ class Capture(TorchFunctionMode):
         from . import config
 
         self.capture_scalars = bool(config.capture_scalar_outputs or fullgraph)
+        self.dynamic_output_shapes = config.capture_dynamic_output_shape_ops
         self.opaque = None  # (function, frame, args, kwargs) of the allow_in_graph call running
 
     # ---- breaks -----------------------------------------------------------------------------
@@ -813,6 +814,10 @@ class Capture(TorchFunctionMode):
                 return value
         if name in _DATA_DEPENDENT:
             raise GraphBreak(_break_reason(name))
+        if not self.dynamic_output_shapes:
+            reason = unbacked.dynamic_shape_reason(name, args, kwargs)
+            if reason is not None:
+                raise GraphBreak(reason)
         try:
             gargs = self.to_arg(tuple(args))
             gkwargs = self.to_arg(kwargs)

@@ -13,7 +13,7 @@ records the comparison in the graph and gives a ``SymBool``:
 
 import operator
 
-__all__ = ["SymBool", "compare", "expression"]
+__all__ = ["SymBool", "compare", "expression", "dynamic_shape_reason"]
 
 _TEXT = {
     operator.eq: "==",
@@ -94,3 +94,35 @@ def expression(node, cap):
         a, b = (expression(x, cap) for x in node.args)
         return f"{a} {_TEXT[node.target]} {b}"
     return node.name
+
+
+def dynamic_shape_reason(name, args, kwargs):
+    """torch's break reason for a call whose result's shape depends on tensor data (indexing by
+    a boolean mask, masked_select, repeat_interleave with tensor repeats), which torch captures
+    only with ``capture_dynamic_output_shape_ops``; None for any other call. (torch 2.13 traces
+    nonzero, argwhere and unique without it.)"""
+    from .. import _C
+
+    op = None
+    if name in ("__getitem__", "getitem") and len(args) > 1:
+        index = args[1] if isinstance(args[1], tuple) else (args[1],)
+        if any(isinstance(i, _C.Tensor) and i.dtype is _bool() for i in index):
+            op = "aten.nonzero.default"
+    elif name == "masked_select":
+        op = "aten.masked_select.default"
+    elif name == "repeat_interleave":
+        repeats = args[1] if len(args) > 1 else kwargs.get("repeats")
+        op = "aten.repeat_interleave.Tensor" if isinstance(repeats, _C.Tensor) else None
+    if op is None:
+        return None
+    return (
+        f"Dynamic shape operator\n  Explanation: Operator `{op}`'s output shape depends on input "
+        "Tensor data.\n  Hint: Enable tracing of dynamic shape operators with "
+        "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
+    )
+
+
+def _bool():
+    import sys
+
+    return sys.modules["ember"].bool

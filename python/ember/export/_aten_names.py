@@ -681,13 +681,17 @@ def _index_steps(index, ndim):
             steps.append(("select.int", [dim, i]))
         else:
             if i != slice(None):
-                # torch's start: 0, or None next to a bound read from data
-                start = i.start
-                if start is None and not any(_number_node(b) for b in (i.stop, i.step)):
-                    start = 0
-                end = _END if i.stop is None else i.stop
+                # torch's bounds: 0 and the end marker, or None (left out) next to a bound
+                # read from data
+                start, end = i.start, i.stop
+                if not any(_number_node(b) for b in (i.start, i.stop, i.step)):
+                    start = 0 if start is None else start
+                    end = _END if end is None else end
                 step = [] if i.step in (None, 1) else [i.step]
-                steps.append(("slice.Tensor", [dim, start, end] + step))
+                bounds = [start, end] + step
+                while bounds and bounds[-1] is None:  # torch leaves trailing defaults out
+                    bounds.pop()
+                steps.append(("slice.Tensor", [dim, *bounds]))
             dim += 1
     if indices:
         steps.append(("index.Tensor", [indices]))
@@ -794,6 +798,8 @@ def _base(node):
         return "_assert_tensor_metadata_default"  # torch's pass names it after the overload
     if node.op == "call_function" and getattr(node.target, "namespace", None) == "aten":
         name = node.target.overloadpacket._name
+        if name == "sym_size":
+            return "sym_size_int"  # torch's name for it keeps the overload
         return name[2:-2] if name.startswith("__") and name.endswith("__") else name  # and_1
     m = _SUFFIX.match(node.name)
     return m.group(1) if m else node.name

@@ -62,13 +62,30 @@ class _ValueProxy(fx.Proxy):
         if _is_tensor(val):
             if k in _FOLDED_ATTRS or k in _FOLD_METHODS:
                 return getattr(val, k)
+            if _unbacked.data_dependent(self.node):  # a length read from data: never folded
+                if k == "shape":
+                    shape = _unbacked.shape_of(self)
+                    return shape if shape is not None else super().__getattr__(k)
+                if k == "size":
+                    return lambda dim=None: self._size_by_data(dim)
+                return super().__getattr__(k)
             if self.tracer._all_static(self.node) and (k in _STATIC_METHODS or k == "shape"):
                 return getattr(val, k)
             if k == "size" and self.node.op == "placeholder":
                 return self._size_of_input(val)
+            if k == "shape" and self.node.op == "placeholder":  # each dim as size(d) gives it
+                size = self._size_of_input(val)
+                return _ember().Size(size(d) for d in range(val.dim()))
             if k == "item":  # a number read from data (torch's unbacked symint): a graph value
                 return lambda: self.tracer.create_proxy("call_method", "item", (self,), {})
         return super().__getattr__(k)
+
+    def _size_by_data(self, dim):
+        shape = _unbacked.shape_of(self)
+        if shape is None:  # computed from a result sized by data: traced as read
+            traced = super().__getattr__("size")
+            return traced(dim) if dim is not None else traced()
+        return shape if dim is None else shape[dim]
 
     def _size_of_input(self, val):
         # An input's dim that no Dim marks is the example's size (a layer's check of its feature

@@ -16,6 +16,11 @@ does:
   raised as RuntimeError by ``ep.module()`` on an input that breaks it.
 - ``range_constraints`` gains ``u0: VR[lo, hi]``.
 
+The length of an op's result that depends on data (``nonzero``, ``masked_select``, indexing
+by a boolean mask) is such a number too: ``x.nonzero().shape[0]`` is ``aten.sym_size.int`` of
+it (never the example's length folded in), and every such op gets that node with the range
+``[0, numel of its input]`` asserted right after it, as torch's graphs have.
+
 Tensor sizes computed from such a number still print their example's value (``f32[3]`` where
 torch prints ``f32[u0]``): ember's export graphs carry concrete example values only."""
 
@@ -24,7 +29,7 @@ import sys
 
 from .. import fx
 
-__all__ = ["record", "finish", "reads_item", "assertions"]
+__all__ = ["record", "finish", "reads_item", "assertions", "data_dependent", "shape_of"]
 
 _INT_MAX = (1 << 63) - 1
 _OPS = {operator.ge: ">=", operator.gt: ">", operator.le: "<=", operator.lt: "<"}
@@ -42,19 +47,67 @@ _TEXT = {
 }
 
 
-def _aten(name):
-    return getattr(sys.modules["ember"].ops.aten, name).default
+def _aten(name, overload="default"):
+    return getattr(getattr(sys.modules["ember"].ops.aten, name), overload)
 
 
 def _is_item(node):
+    """Whether ``node`` reads a number from data: ``x.item()``, or the length of a result whose
+    length depends on data (``sym_size.int(nonzero, 0)``)."""
     if not isinstance(node, fx.Node):
         return False
     if node.op == "call_method":
         return node.target == "item"
-    return node.op == "call_function" and (
-        node.target is getattr(sys.modules["ember"].Tensor, "item", None)
-        or node.target is _aten("item")
+    if node.op != "call_function":
+        return False
+    if node.target is _aten("sym_size", "int"):
+        return _sized_by_data(node.args[0])
+    return node.target is getattr(sys.modules["ember"].Tensor, "item", None) or (
+        node.target is _aten("item")
     )
+
+
+_SIZED_BY_DATA = frozenset({"nonzero", "masked_select", "argwhere"})
+
+
+def _name(node):
+    t = node.target
+    return (t if isinstance(t, str) else getattr(t, "__name__", "")).partition(".")[0]
+
+
+def _sized_by_data(node):
+    """Whether the length (dim 0) of ``node``'s result depends on tensor data."""
+    if not isinstance(node, fx.Node) or node.op not in ("call_function", "call_method"):
+        return False
+    name = _name(node)
+    if name in _SIZED_BY_DATA:
+        return True
+    if name not in ("getitem", "index"):
+        return False
+    Tensor = sys.modules["ember"].Tensor
+    masks = [n.meta.get("val") for n in node.all_input_nodes[1:]]
+    return any(isinstance(v, Tensor) and v.dtype == sys.modules["ember"].bool for v in masks)
+
+
+def data_dependent(node):
+    """Whether the shape of ``node``'s result may depend on tensor data (it or a node it reads
+    is sized by data): its sizes must be traced, never folded to the example's."""
+    known = node.meta.get("data_dependent")
+    if known is None:
+        known = _sized_by_data(node) or any(data_dependent(n) for n in node.all_input_nodes)
+        node.meta["data_dependent"] = known
+    return known
+
+
+def shape_of(proxy):
+    """``proxy.shape`` of a result sized by data: its length ``aten.sym_size.int(proxy, 0)``,
+    its other dims the example's (static); None for a result only computed from one (its
+    shape is traced as it is read)."""
+    if not _sized_by_data(proxy.node):
+        return None
+    val = proxy.node.meta["val"]
+    length = proxy.tracer.create_proxy("call_function", _aten("sym_size", "int"), (proxy, 0), {})
+    return sys.modules["ember"].Size((length, *val.shape[1:]))
 
 
 def reads_item(node):
@@ -124,23 +177,28 @@ def finish(graph):
     """Rewrites the item reads and assertions of a renamed export graph as torch's (see the
     module's note); returns ``{"u0": (lo, hi)}`` for the program's range constraints."""
     assert_op, item_op = _aten("_assert_scalar"), _aten("item")
+    _size_every_data_sized_result(graph)
     items = [n for n in graph.nodes if _is_item(n)]
     if not items:
         return {}
-    names = {}
+    names, ranges = {}, {}
     for k, item in enumerate(items):
-        item.op, item.target, item.kwargs = "call_function", item_op, {}
+        if item.target is _aten("sym_size", "int"):
+            counted = _counted(item.args[0])
+            ranges[item] = (0, counted.meta["val"].numel() if counted is not None else _INT_MAX)
+        else:
+            item.op, item.target, item.kwargs = "call_function", item_op, {}
+            ranges[item] = (-_INT_MAX, _INT_MAX)
         names[item] = f"u{k}"
         item.meta["sym_expr"] = names[item]
-    ints = {n for n in items if type(n.meta.get("val")) is int}
-    ranges = {n: (-_INT_MAX, _INT_MAX) for n in ints}
+    ints = [n for n in items if type(n.meta.get("val")) is int]
     narrowing = {n: [] for n in ints}
     general, traced = [], []
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target is not assert_op:
             continue
         cmp = node.args[0]
-        bound = _bound(cmp, ints) if isinstance(cmp, fx.Node) else None
+        bound = _bound(cmp, set(ints)) if isinstance(cmp, fx.Node) else None
         if bound is None:
             general.append(node)
             continue
@@ -191,3 +249,39 @@ def assertions(graph):
         if name == "_assert_scalar.default" or (node.users and all(u in found for u in node.users)):
             found.add(node)
     return found
+
+
+def _counted(node):
+    """The tensor whose nonzero entries a result sized by data has as its length: nonzero's
+    (argwhere's) input, the boolean mask of an indexing or masked_select; None if unknown."""
+    if _name(node) in ("nonzero", "argwhere"):
+        return node.all_input_nodes[0] if node.all_input_nodes else None
+    Tensor, boolean = sys.modules["ember"].Tensor, sys.modules["ember"].bool
+    for n in node.all_input_nodes[1:]:
+        v = n.meta.get("val")
+        if isinstance(v, Tensor) and v.dtype == boolean:
+            return n
+    return None
+
+
+def _size_every_data_sized_result(graph):
+    """torch's form of an op sized by data: ``aten.nonzero.default``, its length read by a
+    ``sym_size.int`` node right after it (added where the program reads none; not for a second
+    result counting the same tensor, whose length is the same symbol in torch)."""
+    nonzero, sym_size = _aten("nonzero"), _aten("sym_size", "int")
+    seen = set()  # the tensors counted so far: a second result counting one reuses its symbol
+    for node in list(graph.nodes):
+        if not _sized_by_data(node):
+            continue
+        if _name(node) == "nonzero":  # x.nonzero() / ember.nonzero(x)
+            node.op, node.target, node.kwargs = "call_function", nonzero, {}
+        counted, read = _counted(node), any(u.target is sym_size for u in node.users)
+        if read or counted in seen:
+            seen.add(counted)
+            continue
+        seen.add(counted)
+        with graph.inserting_after(node):
+            size = graph.call_function(sym_size, (node, 0))
+        size.meta["val"] = node.meta["val"].shape[0]
+        if "stack_trace" in node.meta:
+            size.meta["stack_trace"] = node.meta["stack_trace"]
