@@ -639,3 +639,18 @@ def test_dynamic_shapes_tutorial_model_exports():
     ep = export(m, inps, dynamic_shapes=ds)
     for got, want in zip(ep.module()(*inps), m(*inps)):
         _close(got, want)
+
+
+def test_branch_on_item_is_torchs_data_dependent_error():
+    # torch.export's tutorial: a Python branch on x.item() raises torch's
+    # GuardOnDataDependentSymNode (a RuntimeError) naming the expression
+    class Foo(nn.Module):
+        def forward(self, x, y):
+            if x.item() // 2 >= 5:
+                return y + 2
+            return y * 5
+
+    with pytest.raises(
+        RuntimeError, match=r"Could not guard on data-dependent expression u0 // 2 >= 5"
+    ):
+        export(Foo(), (ember.tensor(32), ember.randn(4)))

@@ -154,6 +154,9 @@ class _InlineTracer(fx.Tracer):
     def to_bool(self, obj):
         from ._constraints import specialized_dims, violation
 
+        error = _unbacked.guard_error(obj.node)
+        if error is not None:
+            raise error
         found = specialized_dims(obj.node, self._dynamic, self._examples)
         if found:
             try:

@@ -29,7 +29,15 @@ import sys
 
 from .. import fx
 
-__all__ = ["record", "finish", "reads_item", "assertions", "data_dependent", "shape_of"]
+__all__ = [
+    "record",
+    "finish",
+    "reads_item",
+    "assertions",
+    "data_dependent",
+    "shape_of",
+    "guard_error",
+]
 
 _INT_MAX = (1 << 63) - 1
 _OPS = {operator.ge: ">=", operator.gt: ">", operator.le: "<=", operator.lt: "<"}
@@ -285,3 +293,18 @@ def _size_every_data_sized_result(graph):
         size.meta["val"] = node.meta["val"].shape[0]
         if "stack_trace" in node.meta:
             size.meta["stack_trace"] = node.meta["stack_trace"]
+
+
+def guard_error(node):
+    """The error of a Python branch on a number read from data (``if x.item() // 2 >= 5``) while
+    exporting: torch's GuardOnDataDependentSymNode text (a RuntimeError), or None where the
+    condition reads no such number."""
+    if not reads_item(node):
+        return None
+    items = [n for n in node.graph.nodes if _is_item(n)]
+    expr = _expression(node, {n: f"u{k}" for k, n in enumerate(items)})
+    return RuntimeError(
+        f"Could not guard on data-dependent expression {expr} (unhinted: {expr}).  (Size-like "
+        "symbols: none)\n\nA Python branch needs the value of a number read from tensor data; "
+        "use torch._check(...) to state what holds, or ember.cond / tensor ops for the branch."
+    )
