@@ -108,6 +108,44 @@ def test_recompiles_over_many_sizes_as_torchs():
     assert counts(pytest.importorskip("torch"), testing.CompileCounter) == got
 
 
+def test_recompile_log_names_the_failed_guards_as_torchs():
+    # torch's recompile log lists, newest first, the first guard each cached graph fails
+    import logging
+    import re
+
+    def log(T):
+        records = []
+
+        class Keep(logging.Handler):
+            def emit(self, record):
+                records.append(record.getMessage())
+
+        logger = logging.getLogger(f"{T.__name__}._dynamo")
+        handler = Keep()
+        logger.addHandler(handler)
+        T._dynamo.reset()
+        T._logging.set_logs(recompiles=True)
+        try:
+            cf = T.compile(lambda x: x * 2, backend="eager")
+            for x in (T.ones(2), T.ones(4), T.ones(1), T.ones(3, dtype=T.float64)):
+                cf(x)
+        finally:
+            T._logging.set_logs()
+            logger.removeHandler(handler)
+        lines = [line for r in records for line in r.splitlines()[1:]]
+        # the frame number is a process-wide count in torch; torch comments its 0/1 guard
+        return [re.sub(r"- \d+/", "- ", line).split("  #")[0] for line in lines]
+
+    got = log(ember)
+    assert got[:2] == [
+        "    triggered by the following guard failure(s):",
+        "    - 0: tensor 'x' size mismatch at index 0. expected 2, actual 4",
+    ]
+    assert "    - 1: 2 <= x.size()[0]" in got
+    torch = pytest.importorskip("torch")
+    assert got == log(torch)
+
+
 def test_dynamic_true_recomputes_view_sizes():
     rec = Counter()
 
