@@ -277,3 +277,17 @@ def test_dynamic_shape_operators_break_unless_captured():
     assert dyn.explain(lambda x: x[x > 0].sum())(ember.ones(2)).graph_break_count == 1
     torch = pytest.importorskip("torch")
     assert got == {flag: report(torch, flag) for flag in (False, True)}
+
+
+def test_comparison_of_item_used_as_a_number():
+    # a comparison of an unbacked scalar is a graph value ops can take (x * (n > 0)), not only
+    # a condition for _check
+    def f(x):
+        n = x.sum().item()
+        return x * (n > 0) + (n <= 2)
+
+    with dyn.config.patch(capture_scalar_outputs=True):
+        cf = ember.compile(f, backend="eager")
+        for sign in (1.0, -1.0):
+            x = ember.ones(3) * sign
+            close(cf(x).numpy(), f(x).numpy())

@@ -376,10 +376,18 @@ class UnbackedScalar(_SymNumber):
         return self.value
 
 
+class SymBool(unbacked.SymBoolMethods, UnbackedScalar):
+    """A comparison of a number read from data (torch's unbacked SymBool, _dynamo/unbacked.py):
+    ``ember._check`` on it is a runtime assertion; ops take it as its graph node."""
+
+    __slots__ = ()
+
+
 def _unbacked_compare(fn):
     def method(self, other):
         if isinstance(other, SymInt) or type(other) in (int, float, bool):
-            return unbacked.compare(fn, self, other, self.cap)
+            value, node = unbacked.compare(fn, self, other, self.cap)
+            return SymBool(value, node, self.cap, None)
         return fn(self._concrete(), other)
 
     return method

@@ -2,7 +2,7 @@
 
 Under ``capture_scalar_outputs`` (or ``fullgraph=True``) ``n = t.item()`` is a graph value
 (``capture.UnbackedScalar``, torch's ``u0``). Comparing it (``n >= 0``, ``n <= x.shape[0]``)
-records the comparison in the graph and gives a ``SymBool``:
+records the comparison in the graph and gives a ``capture.SymBool`` (methods here):
 
 - ``ember._check(cond)`` / ``ember._check_is_size(n)`` on it record
   ``aten._assert_scalar.default(cond, "Runtime assertion failed for expression u0 >= 0 on node
@@ -13,7 +13,7 @@ records the comparison in the graph and gives a ``SymBool``:
 
 import operator
 
-__all__ = ["SymBool", "compare", "expression", "dynamic_shape_reason"]
+__all__ = ["SymBoolMethods", "compare", "expression", "dynamic_shape_reason"]
 
 _TEXT = {
     operator.eq: "==",
@@ -32,13 +32,11 @@ _TEXT = {
 }
 
 
-class SymBool:
-    """The outcome of comparing a number read from tensor data: a graph node and its value."""
+class SymBoolMethods:
+    """What the outcome of comparing a number read from tensor data adds to the number class
+    (``capture.SymBool``: a graph value passed to ops as its node, as any captured number)."""
 
-    __slots__ = ("value", "node", "cap")
-
-    def __init__(self, value, node, cap):
-        self.value, self.node, self.cap = value, node, cap
+    __slots__ = ()
 
     def __bool__(self):
         if not self.cap.in_call and not self.cap.finished:
@@ -65,13 +63,13 @@ class SymBool:
 
 
 def compare(fn, a, b, cap):
-    """``fn(a, b)`` for a comparison with a captured number on either side: a SymBool whose
-    node compares the sides' nodes (numbers stay literals)."""
+    """``(value, node)`` of ``fn(a, b)``, a comparison with a captured number on either side:
+    the node compares the sides' nodes (numbers stay literals)."""
     node = cap.graph.call_function(fn, (_node(a), _node(b)))
     value = fn(_value(a), _value(b))
     node.meta["val"] = value
     cap.sym_nodes.add(node)  # dropped at the end unless an assertion or an op reads it
-    return SymBool(value, node, cap)
+    return value, node
 
 
 def _node(x):
