@@ -121,6 +121,12 @@ def _max_pool2d(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
     )
 
 
+def _assert_scalar(cond, assert_msg):
+    # a runtime assertion of a traced program (torch._check on a number read from data)
+    if not cond:
+        raise RuntimeError(assert_msg)
+
+
 def _index(x, indices):
     # index.Tensor's list holds a tensor per indexed dim, None for a dim left whole
     return x[tuple(slice(None) if i is None else i for i in indices)]
@@ -177,6 +183,12 @@ def _table():
             "Scalar": ("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", lambda a, b: a**b),
         },
         "t": {"default": ("t(Tensor(a) self) -> Tensor(a)", lambda x: x.t())},
+        "sym_size": {
+            "int": ("sym_size.int(Tensor self, int dim) -> SymInt", lambda x, d: x.size(d))
+        },
+        "_assert_scalar": {
+            "default": ("_assert_scalar(Scalar self, str assert_msg) -> ()", _assert_scalar)
+        },
         "transpose": {
             "int": (
                 "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",

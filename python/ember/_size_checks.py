@@ -1,6 +1,11 @@
 """``ember._check``, ``ember._check_is_size`` and ``ember._assert``: the assertions torch's
 documentation uses in traceable and exportable code. Inside a trace a ``_check`` condition on
-traced values is accepted as an assumption about the inputs, as torch's export records it."""
+traced sizes is accepted as an assumption about the inputs, as torch's export records it; one on
+a number read from tensor data (``x.item()``: torch's unbacked ``u0``) becomes a runtime
+assertion of the graph, in ember.export (export/_unbacked.py) and in ember.compile
+(_dynamo/unbacked.py)."""
+
+import warnings
 
 
 def is_proxy(x):
@@ -14,10 +19,15 @@ def _check(cond, message=None):
     """_check(cond, message=None) -> None
 
     Raises RuntimeError unless `cond` is true (``message()`` gives the text when it is
-    callable). Inside ``ember.export`` a condition on traced sizes is accepted as an assumption
-    about the inputs, as torch's export records it."""
+    callable). Traced conditions: see the module's note."""
     if is_proxy(cond):
+        record = getattr(cond.tracer, "record_check", None)
+        if record is not None:  # ember.export: an assertion on a number read from data
+            record(cond, message)
         return
+    record = getattr(type(cond), "_record_check", None)
+    if record is not None:  # a comparison captured by ember.compile: a runtime assertion
+        cond = record(cond, message)
     if not bool(cond):
         text = message() if callable(message) else message
         raise RuntimeError(text or "Expected cond to be True, but got False.")
@@ -26,12 +36,19 @@ def _check(cond, message=None):
 def _check_is_size(i, message=None, *, max=None):
     """_check_is_size(i, message=None, *, max=None) -> None
 
-    Checks that `i` can be a size: ``0 <= i`` (and ``i <= max`` when given)."""
-    if is_proxy(i):
+    Checks that `i` can be a size: ``0 <= i`` (and ``i <= max`` when given). Deprecated in
+    torch 2.13 (a FutureWarning, as torch's) in favour of ``_check(i >= 0)``."""
+    warnings.warn(
+        "_check_is_size will be removed in a future PyTorch release along with "
+        "guard_size_oblivious.     Use _check(i >= 0) instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    if is_proxy(i) and getattr(i.tracer, "record_check", None) is None:
         return
-    _check(i >= 0, message or (lambda: f"Expected {i} to be a size (>= 0)"))
+    _check(i >= 0, message)
     if max is not None:
-        _check(i <= max, message or (lambda: f"Expected {i} <= {max}"))
+        _check(i <= max, message)
 
 
 def _assert(condition, message):

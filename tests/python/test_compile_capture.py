@@ -355,7 +355,9 @@ def test_nested_compiled_module_inside_compiled_function():
     outer(x)
     close(outer(x), model(x).sum(dim=-1))
     assert len(rec.graphs) == 1
-    assert any(n.op == "get_attr" for n in rec.graphs[0].graph.nodes)
+    # torch's graph inputs: the compiled module's original, read through the closure
+    targets = [n.target for n in rec.graphs[0].graph.nodes if n.op == "placeholder"]
+    assert targets[0] == "L_inner_orig_mod_modules_0_parameters_weight_"
 
 
 GLOBAL_MODEL = nn.Linear(3, 2)
@@ -371,8 +373,11 @@ def test_module_read_from_a_global_and_a_closure():
     x = ember.randn(4, 3)
     cf(x)
     close(cf(x), GLOBAL_MODEL(x).relu())
-    targets = {n.target for n in rec.graphs[0].graph.nodes if n.op == "get_attr"}
-    assert targets == {"G_GLOBAL_MODEL.weight", "G_GLOBAL_MODEL.bias"}
+    # torch's graph inputs for a global module's state (before session 19: get_attr nodes)
+    targets = [n.target for n in rec.graphs[0].graph.nodes if n.op in ("placeholder", "get_attr")]
+    assert targets == [
+        "G_GLOBAL_MODEL_parameters_weight_", "G_GLOBAL_MODEL_parameters_bias_", "L_x_",
+    ]  # fmt: skip
     old = GLOBAL_MODEL.weight
     GLOBAL_MODEL.weight = nn.Parameter(ember.randn(2, 3))
     try:

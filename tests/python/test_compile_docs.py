@@ -264,6 +264,65 @@ def test_custom_backend_gets_module_state_as_graph_inputs():
     assert shapes == [(2, 3), (2,), (4, 3), (2,)] and same and state == []
 
 
+_NET = _SCALE = None  # the globals _reads_globals reads (set per library by the test below)
+
+
+def _reads_globals(x):
+    return _NET(x) * _SCALE
+
+
+def test_custom_backend_gets_global_and_closure_tensors_as_graph_inputs():
+    # torch 2.13 lifts every tensor the function reaches, named by its source: a global
+    # module's state (G_NET_modules_0_parameters_weight_), a global tensor (G_SCALE_), a
+    # closure cell's tensor (L_c_), a plain tensor attribute of the compiled module (L_self_c)
+    def case(T):
+        global _NET, _SCALE
+        _NET = T.nn.Sequential(T.nn.Linear(3, 3), T.nn.BatchNorm1d(3)).eval()
+        _SCALE = T.full((3,), 2.0)
+        c = T.ones(3)
+
+        def g(x):
+            return _reads_globals(x) + c
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c = T.ones(3)
+                self.lin = T.nn.Linear(3, 3)
+
+            def forward(self, x):
+                return self.lin(x) + self.c
+
+        seen = []
+
+        def backend(gm, example_inputs):
+            phs = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
+            seen.append(list(zip(phs, [type(e).__name__ for e in example_inputs])))
+            return gm.forward
+
+        x = T.linspace(-1, 1, 6).reshape(2, 3)
+        outs = []
+        for fn in (g, M()):
+            T._dynamo.reset()
+            outs.append(np.allclose(_np(T.compile(fn, backend=backend)(x)), _np(fn(x))))
+        return outs, seen
+
+    outs, seen = _each(case)
+    assert outs == [True, True]
+    assert seen[0] == [
+        ("G_NET_modules_0_parameters_weight_", "Parameter"),
+        ("G_NET_modules_0_parameters_bias_", "Parameter"),
+        ("L_x_", "Tensor"),
+        ("G_NET_modules_1_buffers_running_mean_", "Tensor"),
+        ("G_NET_modules_1_buffers_running_var_", "Tensor"),
+        ("G_NET_modules_1_parameters_weight_", "Parameter"),
+        ("G_NET_modules_1_parameters_bias_", "Parameter"),
+        ("G_SCALE_", "Tensor"),
+        ("L_c_", "Tensor"),
+    ]
+    assert seen[1][-1] == ("L_self_c", "Tensor")
+
+
 def test_dynamic_recompile_hands_the_backend_symint_inputs():
     # torch 2.13: the recompile after a size change (automatic dynamic) makes only the changed
     # dim symbolic and gives it to the backend as a SymInt input before its tensor (torch names

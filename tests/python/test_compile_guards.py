@@ -83,6 +83,69 @@ def test_shape_change_then_dynamic():
     assert "size" in code
 
 
+def test_recompiles_over_many_sizes_as_torchs():
+    # automatic dynamic, then further sizes: a dim seen with two sizes is symbolic for sizes >= 2
+    # (one graph for 6 after 2 and 4); sizes 1 and 0 are specialized (a graph each, as torch's
+    # 0/1 specialization); a second dim changing makes one more graph dynamic in it too
+    sizes = ((2, 3), (4, 3), (6, 3), (1, 3), (1, 3), (0, 3), (4, 5), (6, 7), (3, 1))
+
+    def counts(T, counter):
+        T._dynamo.reset()
+        cnt = counter()
+        cf = T.compile(lambda x, y: (x * 2).sum(0) + y, backend=cnt)
+        out = []
+        for n, k in sizes:
+            x, y = T.randn(n, k), T.randn(k)
+            close(cf(x, y), (x * 2).sum(0) + y)
+            out.append(cnt.frame_count)
+        return out
+
+    import ember._dynamo.testing
+
+    got = counts(ember, ember._dynamo.testing.CompileCounter)
+    assert got == [1, 2, 2, 3, 3, 4, 5, 5, 6]
+    testing = pytest.importorskip("torch._dynamo.testing")
+    assert counts(pytest.importorskip("torch"), testing.CompileCounter) == got
+
+
+def test_recompile_log_names_the_failed_guards_as_torchs():
+    # torch's recompile log lists, newest first, the first guard each cached graph fails
+    import logging
+    import re
+
+    def log(T):
+        records = []
+
+        class Keep(logging.Handler):
+            def emit(self, record):
+                records.append(record.getMessage())
+
+        logger = logging.getLogger(f"{T.__name__}._dynamo")
+        handler = Keep()
+        logger.addHandler(handler)
+        T._dynamo.reset()
+        T._logging.set_logs(recompiles=True)
+        try:
+            cf = T.compile(lambda x: x * 2, backend="eager")
+            for x in (T.ones(2), T.ones(4), T.ones(1), T.ones(3, dtype=T.float64)):
+                cf(x)
+        finally:
+            T._logging.set_logs()
+            logger.removeHandler(handler)
+        lines = [line for r in records for line in r.splitlines()[1:]]
+        # the frame number is a process-wide count in torch; torch comments its 0/1 guard
+        return [re.sub(r"- \d+/", "- ", line).split("  #")[0] for line in lines]
+
+    got = log(ember)
+    assert got[:2] == [
+        "    triggered by the following guard failure(s):",
+        "    - 0: tensor 'x' size mismatch at index 0. expected 2, actual 4",
+    ]
+    assert "    - 1: 2 <= x.size()[0]" in got
+    torch = pytest.importorskip("torch")
+    assert got == log(torch)
+
+
 def test_dynamic_true_recomputes_view_sizes():
     rec = Counter()
 

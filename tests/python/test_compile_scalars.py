@@ -164,3 +164,130 @@ def test_break_reasons_use_torchs_words():
         torch.compile(branch_on_tensor, backend="eager", fullgraph=True)(torch.ones(3))
     with pytest.raises(Unsupported, match="Data-dependent branching"):
         ember.compile(branch_on_tensor, backend="eager", fullgraph=True)(ember.ones(3))
+
+
+def checked_prefix(lib):
+    def f(x, y):
+        n = x.sum().item()
+        lib._check_is_size(n)
+        lib._check(n <= y.shape[0])
+        return y[:n] * 2
+
+    return f
+
+
+def _assert_messages(gm):
+    return [n.args[1] for n in gm.graph.nodes if "_assert_scalar" in str(n.target)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_checks_on_item_are_runtime_assertions(backend):
+    # torch._check / _check_is_size on an unbacked scalar: assertions in the graph, checked on
+    # every call (eager's _check raises there too), not a data-dependent error
+    cnt = ember._dynamo.testing.CompileCounterWithBackend(backend)
+    seen = cnt.graphs
+    f = checked_prefix(ember)
+    cf = ember.compile(f, backend=cnt, fullgraph=True)
+    y = ember.arange(5.0)
+    for n in (3, 1, 5):
+        close(cf(ember.tensor([n]), y).numpy(), f(ember.tensor([n]), y).numpy())
+    assert len(seen) == 1
+    assert _assert_messages(seen[0]) == [
+        "Runtime assertion failed for expression u0 >= 0 on node 'ge'",
+        "Runtime assertion failed for expression u0 <= 5 on node 'le'",
+    ]
+    for n, expr in ((7, "u0 <= 5"), (-1, "u0 >= 0")):
+        with pytest.raises(RuntimeError, match=f"expression {expr} on node"):
+            cf(ember.tensor([n]), y)
+        with pytest.raises(RuntimeError):
+            f(ember.tensor([n]), y)  # eager refuses it too
+    assert len(seen) == 1
+
+
+def test_branch_on_checked_item_reason_is_torchs():
+    torch = pytest.importorskip("torch")
+
+    def g(lib):
+        def fn(x):
+            if (x * 2).item() > 2:
+                return x * 2
+            return x * 3
+
+        return fn
+
+    def reason(lib, x):
+        lib._dynamo.reset()
+        with lib._dynamo.config.patch(capture_scalar_outputs=True):
+            return lib._dynamo.explain(g(lib))(x).break_reasons[0].reason
+
+    want = reason(torch, torch.tensor(3))
+    got = reason(ember, ember.tensor(3))
+    assert "Could not guard on data-dependent expression u0 > 2 (unhinted: u0 > 2)" in want
+    assert "Could not guard on data-dependent expression u0 > 2 (unhinted: u0 > 2)" in got
+
+
+def test_data_dependent_shapes_follow_each_call():
+    # the inductor's kernels are specialized to the example's shapes: a result whose length
+    # depends on the data (nonzero, a mask, a slice by .item()) and what is computed from it run
+    # eagerly, so a call with other data (same input shapes, no recapture) is still right
+    def mask(x):
+        return (x[x > 0] * 2 + 1).exp(), (x.nonzero().float() * 2 + 1).sum(0)
+
+    def prefix(x, y):
+        return (y[: x.sum().item()] * 2).exp()
+
+    cnt = ember._dynamo.testing.CompileCounterWithBackend("inductor")
+    cm = ember.compile(mask, backend=cnt)
+    cp = ember.compile(prefix, backend=cnt, fullgraph=True)
+    y = ember.arange(5.0)
+    with dyn.config.patch(capture_dynamic_output_shape_ops=True):  # the mask in the graph
+        for v in ([1.0, 0.0, 2.0], [1.0, 3.0, 2.0], [0.0, 0.0, 2.0]):
+            x = ember.tensor(v)
+            for got, want in zip(cm(x), mask(x)):
+                close(got.numpy(), want.numpy())
+    for n in (3, 1, 5):
+        close(cp(ember.tensor([n]), y).numpy(), prefix(ember.tensor([n]), y).numpy())
+    assert cnt.frame_count == 2
+
+
+def test_dynamic_shape_operators_break_unless_captured():
+    # torch 2.13: indexing by a mask, masked_select and repeat_interleave with tensor repeats
+    # are graph breaks ("Dynamic shape operator") unless capture_dynamic_output_shape_ops is
+    # set; nonzero is captured either way
+    def cases(lib):
+        return {
+            "nonzero": lambda x: x.nonzero().float().sum() + 1,
+            "masked_select": lambda x: lib.masked_select(x, x > 0).sum() + 1,
+        }
+
+    def report(lib, flag):
+        out = {}
+        with lib._dynamo.config.patch(capture_dynamic_output_shape_ops=flag):
+            for name, fn in cases(lib).items():
+                lib._dynamo.reset()
+                e = lib._dynamo.explain(fn)(lib.tensor([1.0, 0.0, 2.0]))
+                reasons = [r.reason.splitlines()[:3] for r in e.break_reasons]
+                out[name] = (e.graph_count, e.graph_break_count, reasons)
+        return out
+
+    got = {flag: report(ember, flag) for flag in (False, True)}
+    assert got[False]["masked_select"][:2] == (2, 1) and got[True]["masked_select"][:2] == (1, 0)
+    # indexing by a mask is the same break (test_data_dependent_shapes_follow_each_call)
+    ember._dynamo.reset()
+    assert dyn.explain(lambda x: x[x > 0].sum())(ember.ones(2)).graph_break_count == 1
+    torch = pytest.importorskip("torch")
+    assert got == {flag: report(torch, flag) for flag in (False, True)}
+
+
+def test_comparison_of_item_used_as_a_number():
+    # a comparison of an unbacked scalar is a graph value ops can take (x * (n > 0)), not only
+    # a condition for _check
+    def f(x):
+        n = x.sum().item()
+        return x * (n > 0) + (n <= 2)
+
+    with dyn.config.patch(capture_scalar_outputs=True):
+        cf = ember.compile(f, backend="eager")
+        for sign in (1.0, -1.0):
+            x = ember.ones(3) * sign
+            close(cf(x).numpy(), f(x).numpy())

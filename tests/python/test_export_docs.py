@@ -534,3 +534,123 @@ def test_item_with_checks_matches_torch(tmp_path):
     tep = torch.export.export(Item(), (torch.randn(6), torch.tensor(3)))
     want = tep.module()(torch.arange(6.0), torch.tensor(4)).numpy()
     np.testing.assert_array_equal(ep.module()(p, ember.tensor(4)).numpy(), want)
+
+
+def _unbacked_modules(lib):
+    class Prefix(lib.nn.Module):
+        def forward(self, x, y):
+            n = x.item()
+            lib._check_is_size(n)
+            lib._check(n <= y.shape[0])
+            return y[:n] * 2
+
+    class Below(lib.nn.Module):
+        def forward(self, x, y):
+            n = x.sum().item()
+            lib._check(n < 4)
+            return y + n
+
+    class Free(lib.nn.Module):
+        def forward(self, x):
+            return x * x.item()
+
+    return Prefix(), Below(), Free()
+
+
+def _unbacked_programs(lib):
+    args = (
+        (lib.tensor(3), lib.randn(5)),
+        (lib.tensor([1, 2]), lib.randn(5)),
+        (lib.tensor(3),),
+    )
+    return [lib.export.export(m, a) for m, a in zip(_unbacked_modules(lib), args)]
+
+
+def test_item_checks_are_torchs_runtime_assertions():
+    # x.item() is torch's unbacked u0: _check/_check_is_size on it become aten._assert_scalar
+    # nodes laid out as torch's runtime-assert pass does, with its names, messages and ranges
+    prefix, below, free = _unbacked_programs(ember)
+    assert 'item: "Sym(u0)" = ember.ops.aten.item.default(x)' in str(prefix)
+    assert 'ge_1: "Sym(u0 >= 0)" = item >= 0' in str(prefix)
+    assert [str(v) for v in prefix.range_constraints.values()] == ["VR[0, 5]"]
+    m = prefix.module()
+    _close(m(ember.tensor(2), ember.arange(5.0)), ember.arange(2.0) * 2)
+    for n, expr in ((7, "u0 <= 5 on node 'le_1'"), (-1, "u0 >= 0 on node 'ge_1'")):
+        with pytest.raises(RuntimeError, match=f"Runtime assertion failed for expression {expr}"):
+            m(ember.tensor(n), ember.arange(5.0))
+    with pytest.raises(RuntimeError, match="u0 <= 3 on node 'le'"):
+        below.module()(ember.tensor([2, 2]), ember.ones(5))
+    torch = _torch()
+    for got, want in zip((prefix, below, free), _unbacked_programs(torch)):
+        assert got.graph_module.code == want.graph_module.code.replace("torch.", "ember.")
+        assert str(got.range_constraints) == str(want.range_constraints)
+
+
+def _sized_by_data(lib):
+    class Tail(lib.nn.Module):
+        def forward(self, x, y):
+            return y[x.nonzero().shape[0] :] * 2
+
+    class Masked(lib.nn.Module):
+        def forward(self, x):
+            return x[x > 0] * 2, x.nonzero() * 2
+
+    return (
+        lib.export.export(Tail(), (lib.tensor([1, 0, 1]), lib.arange(6.0))),
+        lib.export.export(Masked(), (lib.tensor([1.0, 0.0, 1.0]),)),
+    )
+
+
+def test_lengths_read_from_data_are_not_folded():
+    # x.nonzero().shape[0] is read when the program runs (torch's sym_size.int, u0 in
+    # [0, x.numel()]); before, the example's length was folded in: a wrong slice for other data
+    tail, masked = _sized_by_data(ember)
+    got = tail.module()(ember.tensor([1, 1, 1]), ember.arange(6.0))
+    _close(got, ember.arange(3.0, 6.0) * 2)
+    values, rows = masked.module()(ember.tensor([1.0, 2.0, 3.0]))  # the example had 2 of 3
+    _close(values, ember.tensor([2.0, 4.0, 6.0]))
+    assert rows.shape == (3, 1)
+    assert [str(v) for v in masked.range_constraints.values()] == ["VR[0, 3]", "VR[0, 3]"]
+    torch = _torch()
+    want = _sized_by_data(torch)[0].graph_module.code.replace("torch.", "ember.")
+    # torch numbers the length node it traced sym_size_int_1 (another, erased, took the name)
+    assert tail.graph_module.code == want.replace("sym_size_int_1", "sym_size_int")
+    assert str(tail.range_constraints) == "{u0: VR[0, 3]}"
+
+
+def test_dynamic_shapes_tutorial_model_exports():
+    # torch.export's tutorial model: assertions on Dim.AUTO sizes. ember makes the dims the code
+    # compares static (torch keeps them symbolic with derived ranges) instead of failing
+    class DynamicModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(5, 3)
+
+        def forward(self, w, x, y, z):
+            assert w.shape[0] <= 512
+            ember._check(x.shape[0] >= 4)
+            assert w.shape[0] == x.shape[0] + 2
+            return self.l(w), (x + y).flatten() + z
+
+    inps = (ember.randn(6, 5), ember.randn(4), ember.randn(32, 4), ember.randn(32 * 4))
+    auto = Dim.AUTO
+    ds = {"w": (auto, auto), "x": (auto,), "y": (auto, auto), "z": (auto,)}
+    m = DynamicModel()
+    ep = export(m, inps, dynamic_shapes=ds)
+    for got, want in zip(ep.module()(*inps), m(*inps)):
+        _close(got, want)
+
+
+def test_branch_on_item_is_torchs_data_dependent_error():
+    # torch.export's tutorial: a Python branch on x.item() raises torch's
+    # GuardOnDataDependentSymNode (a RuntimeError) naming the expression
+    class Foo(nn.Module):
+        def forward(self, x, y):
+            if x.item() // 2 >= 5:
+                return y + 2
+            return y * 5
+
+    with pytest.raises(
+        RuntimeError, match=r"Could not guard on data-dependent expression u0 // 2 >= 5"
+    ):
+        export(Foo(), (ember.tensor(32), ember.randn(4)))

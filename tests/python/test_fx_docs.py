@@ -483,6 +483,36 @@ def test_cond_traces_as_one_node():
     np.testing.assert_allclose(_np(gm(-x)), np.cos([0.5, 1.0]), rtol=1e-6)
 
 
+def test_cond_branches_closing_over_traced_values():
+    if ember.__name__ != "ember":
+        pytest.skip("ember's own behavior (EMBER_TEST_AGAINST=torch runs torch as ember)")
+
+    # a branch reading a forward argument (and the module) through its closure: the argument
+    # becomes an operand of the cond node, so the graph runs on new values (before, the recorded
+    # branch held this trace's Proxy and failed when the graph ran)
+    class M(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = ember.nn.Linear(3, 3)
+
+        def forward(self, x, y):
+            def t(x):
+                return self.lin(x) + y
+
+            def f(x):
+                return x * 2 - y
+
+            return ember.cond(x.sum() > 0, t, f, (x,))
+
+    m = M()
+    gm = ember.fx.symbolic_trace(m)
+    node = next(n for n in gm.graph.nodes if n.target is ember.cond)
+    assert [a.name for a in node.args[3]] == ["x", "y"]
+    x, y = ember.randn(2, 3).abs(), ember.randn(2, 3)
+    for sign in (1, -1):
+        np.testing.assert_allclose(_np(gm(sign * x, y)), _np(m(sign * x, y)), rtol=1e-6)
+
+
 def test_print_readable_matches_torch_text():
     def case(T):
         class M(T.nn.Module):

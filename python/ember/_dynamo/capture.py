@@ -26,6 +26,7 @@ import traceback
 from .. import _C
 from ..fx import Graph
 from ..overrides import TorchFunctionMode
+from . import unbacked
 from .exc import Unsupported
 
 _Tensor = _C.Tensor
@@ -375,6 +376,28 @@ class UnbackedScalar(_SymNumber):
         return self.value
 
 
+class SymBool(unbacked.SymBoolMethods, UnbackedScalar):
+    """A comparison of a number read from data (torch's unbacked SymBool, _dynamo/unbacked.py):
+    ``ember._check`` on it is a runtime assertion; ops take it as its graph node."""
+
+    __slots__ = ()
+
+
+def _unbacked_compare(fn):
+    def method(self, other):
+        if isinstance(other, SymInt) or type(other) in (int, float, bool):
+            value, node = unbacked.compare(fn, self, other, self.cap)
+            return SymBool(value, node, self.cap, None)
+        return fn(self._concrete(), other)
+
+    return method
+
+
+for _fn in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
+    setattr(UnbackedScalar, f"__{_fn.__name__}__", _unbacked_compare(_fn))
+UnbackedScalar.__hash__ = SymInt.__hash__
+
+
 def _compare(fn):
     def method(self, other):
         ov = other._concrete() if isinstance(other, SymInt) else other
@@ -509,9 +532,12 @@ class Capture(TorchFunctionMode):
         self.grad_enabled = _C.is_grad_enabled()
         self.log = None  # segments.SegmentLog where partial graphs are possible
         self.value_checks = []  # (item node, int/float, value) of int(t)/float(t) reads
+        self.modules = {}  # label ("" the compiled module, G_name, C_name) -> module it reaches
+        self.unbacked_names = {}  # node of a number read from data -> torch's symbol (u0, ...)
         from . import config
 
         self.capture_scalars = bool(config.capture_scalar_outputs or fullgraph)
+        self.dynamic_output_shapes = config.capture_dynamic_output_shape_ops
         self.opaque = None  # (function, frame, args, kwargs) of the allow_in_graph call running
 
     # ---- breaks -----------------------------------------------------------------------------
@@ -796,6 +822,10 @@ class Capture(TorchFunctionMode):
                 return value
         if name in _DATA_DEPENDENT:
             raise GraphBreak(_break_reason(name))
+        if not self.dynamic_output_shapes:
+            reason = unbacked.dynamic_shape_reason(name, args, kwargs)
+            if reason is not None:
+                raise GraphBreak(reason)
         try:
             gargs = self.to_arg(tuple(args))
             gkwargs = self.to_arg(kwargs)
@@ -842,6 +872,7 @@ class Capture(TorchFunctionMode):
             return self._unbacked_list(value, n)
         n = self.graph.call_method("item", (node,))
         n.meta["val"] = value
+        self.unbacked_names[n] = f"u{len(self.unbacked_names)}"
         return UnbackedScalar(value, n, self, None)
 
     def _guarded_value_read(self, t, func):
@@ -878,6 +909,7 @@ class Capture(TorchFunctionMode):
 
     def _unbacked_list(self, value, node):
         if not isinstance(value, list):
+            self.unbacked_names[node] = f"u{len(self.unbacked_names)}"
             return UnbackedScalar(value, node, self, None)
         out = []
         for i, v in enumerate(value):
@@ -888,17 +920,18 @@ class Capture(TorchFunctionMode):
 
     def data_dependent_use(self, scalar):
         """A captured scalar's value is needed by Python (a branch, ``range``, formatting)."""
-        expr = f"{scalar.node.name} (= {scalar.value!r})"
+        expr = unbacked.expression(scalar.node, self)
+        reason = f"Could not guard on data-dependent expression {expr} (unhinted: {expr})"
         if self.fullgraph:
             from .exc import UserError
 
             raise UserError(
-                "Could not guard on data-dependent expression involving "
-                f"{expr}: a Python branch or conversion needs the value of a number read from "
-                "tensor data; consider ember.where / tensor ops instead (torch: annotate with "
-                "torch._check*())"
+                f"Consider annotating your code using torch._check*(). {reason}.  (Size-like "
+                f"symbols: none)\n\nA Python branch or conversion needs the value "
+                f"({scalar.value!r} here) of a number read from tensor data; consider "
+                "ember.where / tensor ops instead."
             )
-        self.graph_break(f"data-dependent use of {expr}, a number read from tensor data")
+        self.graph_break(reason)
 
     def _node_for_output(self, op, target, gargs, gkwargs, value):
         node = self.graph.create_node(op, target, gargs, gkwargs)

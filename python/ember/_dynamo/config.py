@@ -20,6 +20,10 @@ verbose = False
 # Tensor.item()/tolist() (integer tensors) become graph values instead of graph breaks (torch's
 # unbacked scalars); fullgraph=True implies it, as in torch.
 capture_scalar_outputs = False
+# Ops whose result's shape depends on tensor data (indexing by a boolean mask, masked_select,
+# repeat_interleave with tensor repeats) are graph values instead of graph breaks, as torch's;
+# nonzero, argwhere and unique are graph values either way, as in torch 2.13.
+capture_dynamic_output_shape_ops = False
 # A graph break splits the capture into graphs before and after it (Note [Partial graphs]).
 # True: the graphs are compiled (and counted) and later calls replay them where that measured
 # faster than running the function eagerly (three timed calls each way; a replay pays for
@@ -38,6 +42,7 @@ _NAMES = (
     "verbose",
     "detect_side_effects",
     "capture_scalar_outputs",
+    "capture_dynamic_output_shape_ops",
     "partial_graphs",
 )
 

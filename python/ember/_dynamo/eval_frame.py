@@ -7,6 +7,7 @@ marker that runs the function eagerly. Past ``config.recompile_limit`` entries a
 eagerly with one warning, as torch does."""
 
 import functools
+import itertools
 import threading
 import time
 import types
@@ -30,6 +31,7 @@ __all__ = ["OptimizedModule", "optimize", "is_compiling", "disable", "reset"]
 
 _state = threading.local()
 _all_caches = weakref.WeakSet()  # every live cache, for reset()
+_frame_ids = itertools.count()
 _CAPTURE = object()  # _stance_miss: go on and capture
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
@@ -157,6 +159,7 @@ class _Cache:
         self.ran_eager = False  # set_stance("eager_then_compile"): the first call ran eagerly
         self.recompile_limit = None  # ember.compile(recompile_limit=n): this function's own
         _all_caches.add(self)
+        self.frame_id = next(_frame_ids)  # torch's frame number in the recompile log (0/1)
 
     def __call__(self, *args, **kwargs):
         if is_compiling() or getattr(_state, "disabled", 0):
@@ -340,6 +343,7 @@ class _Cache:
             for expr, v in spec.others:
                 snapshot.add_value(expr, v)
         cap = Capture(named, finder.find, dynamic or only_marked, self.fullgraph)
+        cap.modules = finder.modules  # the modules it reaches, by label (graph_inputs.lift)
         watcher.capture = cap
         numbers = self._symbolic_numbers(spec)
         if config.partial_graphs and not (self.fullgraph or dynamic or only_marked or numbers):
@@ -423,7 +427,8 @@ class _Cache:
         if self.dynamic is not False:  # dynamic=False: the marks are ignored
             _check_marks(spec, marks, dyn_dims)
         symbolic = {e for e, _ in numbers if ("arg", e) not in cap.static_dims}
-        guards.inputs(spec, dyn_dims, ranges, symbolic)
+        names = [n[2:].rstrip("_") for n in _arg_names(pyfn, spec)]  # l_x_ -> x (torch's)
+        guards.inputs(spec, dyn_dims, ranges, symbolic, names)
         for expr, outcome in cap.value_guards if not breaks else ():
             guards.outcome(expr, outcome)
         guards.grad_mode()
@@ -436,7 +441,7 @@ class _Cache:
             counters["frames"]["ok"] += 1
         for reason, _ in breaks:
             counters["graph_break"][reason] += 1
-        _log_capture(self, breaks, bool(self.entries))
+        _log_capture(self, breaks, bool(self.entries), (args, kwargs))
         entry = Entry(guards.build(), guards.described, breaks)
         entry.dynamic = dyn_dims is not None
         if not breaks:
@@ -491,7 +496,7 @@ class _Cache:
         if not getattr(self.backend, "__module__", "").startswith("ember."):
             from .graph_inputs import call_in_order, lift, size_inputs
 
-            lifted = lift(gm, example, self.root)  # torch's graph inputs (see graph_inputs.py)
+            lifted = lift(gm, example, cap.modules)  # torch's graph inputs (graph_inputs.py)
             base = lifted or (gm, example, list(range(len(example))))
             lifted = size_inputs(*base, dyn_dims or {}, cap) or lifted
         if lifted is not None:
@@ -826,7 +831,7 @@ def disable(fn=None, recursive=True, *, reason=None):
     return eager
 
 
-def _log_capture(cache, breaks, recompile):
+def _log_capture(cache, breaks, recompile, call):
     """The ``ember._logging.set_logs(graph_breaks=..., recompiles=...)`` records of a capture."""
     from .. import _logging
 
@@ -835,11 +840,15 @@ def _log_capture(cache, breaks, recompile):
     code = getattr(cache._function_code(), "__code__", None)
     name = code.co_name if code is not None else repr(cache.fn)
     where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "?"
-    if recompile:
+    if recompile:  # as torch's: each cached graph's first failing guard, newest first
+        failed = [
+            f"    - {cache.frame_id}/{k}: {entry.check.failure(*call)}"
+            for k, entry in reversed(list(enumerate(cache.entries)))
+        ]
         _logging.emit(
             "recompiles",
-            f"Recompiling function {name} in {where}\n    triggered by the call's arguments: "
-            f"the guards of none of the {len(cache.entries)} cached graph(s) hold",
+            f"Recompiling function {name} in {where}\n    triggered by the following guard "
+            "failure(s):\n" + "\n".join(failed),
         )
     for reason, stack in breaks:
         frame = f" at {stack[-1].filename}:{stack[-1].lineno}" if stack else ""

@@ -5,52 +5,94 @@ buffers are graph inputs, not attributes: placeholders whose target names their 
 (``L_self_modules_fc_parameters_weight_``, node name in lower case), their tensors in
 ``example_inputs``, and the graph module holds none of them. Dynamo creates a placeholder when
 it first realizes a value: a parameter when the attribute is loaded, a frame input when it is
-first used, so among one call's arguments the module's tensors come first. ember's capture
-reads them as get_attr nodes (its own backends compile those as constants of the graph);
-``lift`` rewrites a graph for any other backend and gives the call order between the two.
+first used, so among one call's arguments the module's tensors come first. The same holds for
+every tensor the function reaches: a global module's state (``G_net_modules_0_parameters_
+weight_``), a tensor held by a global (``G_W_``) or a closure cell (``L_c_``: torch reads cells
+as locals), a plain tensor attribute (``L_self_c``). ember's capture reads them as get_attr
+nodes (its own backends compile those as constants of the graph); ``lift`` rewrites a graph
+for any other backend and gives the call order between the two.
 
 On a dynamic capture torch also hands the backend each symbolic size as an input of its own: a
 SymInt placeholder (``s0``; torch's names hash the source, ``s77``) right before the tensor whose
 size it is, its example a SymInt, and the graph's reads of that size use it. ``size_inputs``
 does the same over ember's graph, whose sizes are read in the graph (``x.size()[0]``)."""
 
+import re
+
+from .. import _C
 from ..fx import Graph, GraphModule, map_arg
 from ..nn import Module
 
 __all__ = ["call_in_order", "lift", "size_inputs"]
 
 
-def _source(root, target):
-    """torch's placeholder target of the module tensor at ``target`` ('fc.weight') below the
-    compiled module ``root``, or None where it is not a parameter or buffer of it."""
-    parts, mod = target.split("."), root
-    name = "L_self"
-    for p in parts[:-1]:
+# torch's source prefix of a module the function reaches, by ember's capture label: the
+# compiled module itself, a global, a closure cell (torch reads cells as locals: L_inner)
+def _prefix(label):
+    if label == "":
+        return "L_self"
+    if label.startswith("G_"):
+        return label
+    if label.startswith("C_"):
+        return "L_" + label[2:]
+    return None  # a module passed as an argument: not lifted
+
+
+def _source(modules, target):
+    name = _source_path(modules, target)
+    # torch spells the source with each run of non-identifier characters as one "_" and then
+    # collapses repeated underscores ("G['_NET']" -> G_NET)
+    return re.sub("_+", "_", name) if name is not None else None
+
+
+def _source_path(modules, target):
+    """torch's placeholder target of the tensor the capture reads at ``target``: a parameter,
+    buffer or tensor attribute of a module it reaches (``fc.weight`` of the compiled module:
+    ``L_self_modules_fc_parameters_weight_``; ``G_net.0.weight``:
+    ``G_net_modules_0_parameters_weight_``; ``self.c``: ``L_self_c``), or a tensor held by a
+    global (``G_W``: ``G_W_``) or a closure cell (``C_c``: ``L_c_``); None for anything else."""
+    parts = target.split(".")
+    root = modules.get("")
+    if parts[0] in modules:
+        label, path = parts[0], parts[1:]
+    elif len(parts) == 1 and target[:2] in ("G_", "C_") and target not in vars(root or Module()):
+        return _prefix(target) + "_"
+    elif root is not None:
+        label, path = "", parts
+    else:
+        return None
+    name, mod = _prefix(label), modules[label]
+    if name is None or not path:
+        return None
+    for p in path[:-1]:
         sub = mod._modules.get(p) if isinstance(mod, Module) else None
         if sub is None:
             return None
-        name, mod = f"{name}_modules_{p}", sub
-    last = parts[-1]
+        # a compiled module's original is an attribute read in torch's source (._orig_mod)
+        wrapped = p == "_orig_mod" and type(mod).__name__ == "OptimizedModule"
+        name, mod = f"{name}_{p}" if wrapped else f"{name}_modules_{p}", sub
+    last = path[-1]
     if not isinstance(mod, Module):
         return None
     if mod._parameters.get(last) is not None:
         return f"{name}_parameters_{last}_"
     if mod._buffers.get(last) is not None:
         return f"{name}_buffers_{last}_"
+    if isinstance(mod.__dict__.get(last), _C.Tensor):
+        return f"{name}_{last}"
     return None
 
 
-def lift(gm, example, root):
-    """(graph module, example inputs, order) for a backend: ``gm``'s get_attr nodes of
-    ``root``'s parameters and buffers become placeholders, all placeholders in Dynamo's order;
+def lift(gm, example, modules):
+    """(graph module, example inputs, order) for a backend: ``gm``'s get_attr nodes of the
+    tensors ``_source`` names (``modules``: the capture's {label: module}) become placeholders,
+    all placeholders in Dynamo's order;
     ``order[k]`` says where the k-th input comes from (an int: the index among the captured
     graph's inputs; a tensor: that module tensor). None where there is nothing to lift."""
-    if root is None:
-        return None
     lifted = {}
     for node in gm.graph.nodes:
         if node.op == "get_attr":
-            source = _source(root, node.target)
+            source = _source(modules, node.target)
             if source is not None:
                 lifted[node] = source
     if not lifted:

@@ -17,6 +17,7 @@ costs a few attribute reads and comparisons, no interpretation of a guard list) 
   value, tensors and other objects by identity, small lists/tuples of simple values by content.
 """
 
+import re
 import types
 
 from .. import _C
@@ -98,6 +99,27 @@ class InputSpec:
         return scope["get"]
 
 
+def _kind_mismatch(name, t, typ, dtype, rg):
+    from .._storage import _c10_name
+
+    if type(t) is not typ:
+        return f"tensor '{name}' type mismatch. expected {typ.__name__}, actual {type(t).__name__}"
+    if t.dtype != dtype:
+        return (
+            f"tensor '{name}' dtype mismatch. expected {_c10_name(dtype)}, actual "
+            f"{_c10_name(t.dtype)}"
+        )
+    return f"tensor '{name}' requires_grad mismatch. expected requires_grad={int(rg)}"
+
+
+def _sizes_mismatch(name, what, got, want):
+    """torch's text for a tensor guard on sizes or strides that a call fails."""
+    if len(got) != len(want):
+        return f"tensor '{name}' rank mismatch. expected {len(want)}, actual {len(got)}"
+    d = next(d for d, (a, b) in enumerate(zip(got, want)) if a != b)
+    return f"tensor '{name}' {what} mismatch at index {d}. expected {want[d]}, actual {got[d]}"
+
+
 class Guards:
     """Builds one entry's check function from the facts of its capture."""
 
@@ -105,23 +127,30 @@ class Guards:
         self.lines = []
         self.env = {"_is_grad": _C.is_grad_enabled, "_MISSING": _MISSING}
         self.described = []
+        self.failures = []  # per failing line: its reason (a str, or a function of the call)
 
     def _const(self, obj):
         name = f"_k{len(self.env)}"
         self.env[name] = obj
         return name
 
-    def _fail_if(self, cond, what):
-        self.lines.append(f"    if {cond}: return False")
-        self.described.append(what)
+    def _fail_if(self, cond, what, why=None, describe=True):
+        """A guard line: the call fails when ``cond`` holds; ``why(args, kwargs)`` (else
+        ``what``) says so in the recompile log."""
+        self.lines.append(f"    if {cond}: return __FAIL_{len(self.failures)}__")
+        self.failures.append(why or what)
+        if describe:
+            self.described.append(what)
 
     # ---- arguments --------------------------------------------------------------------------
 
-    def inputs(self, spec, dynamic_dims=None, ranges=None, symbolic=()):
+    def inputs(self, spec, dynamic_dims=None, ranges=None, symbolic=(), names=None):
         """Guards on the call's arguments; ``dynamic_dims[i]``: the symbolic dims of tensor i;
         ``ranges[(i, d)]``: the (min, max) of a dim marked dynamic (None: unbounded);
-        ``symbolic``: the number arguments that are graph inputs (guarded by type only)."""
+        ``symbolic``: the number arguments that are graph inputs (guarded by type only);
+        ``names[i]``: tensor i's name in the recompile log (its parameter's, as torch's)."""
         self.ranges = ranges or {}
+        self.names = names or [e for e, _ in spec.tensors]
         self._fail_if(
             f"len(args) != {spec.nargs} or tuple(kwargs) != {spec.kwkeys!r}", "argument count"
         )
@@ -161,31 +190,57 @@ class Guards:
     def _tensor(self, i, expr, t, meta, dyn):
         dtype, rg, shape, stride, contiguous = meta
         v = f"_t{i}"
+        name = self.names[i]
+        get = eval(f"lambda args, kwargs: {expr}")  # noqa: S307 (InputSpec's own expression)
         self.lines.append(f"    {v} = {expr}")
         self._fail_if(
             f"type({v}) is not {self._const(type(t))} or {v}.dtype != {self._const(dtype)} "
             f"or {v}.requires_grad is not {rg}",
             f"{expr}: {type(t).__name__}, {dtype}, requires_grad={rg}",
+            lambda a, k: _kind_mismatch(name, get(a, k), type(t), dtype, rg),
         )
         if dyn is None:
-            self._fail_if(f"{v}.shape != {shape!r}", f"{expr}.shape == {shape}")
-            self._fail_if(f"{v}.stride() != {stride!r}", f"{expr}.stride() == {stride}")
+            self._fail_if(
+                f"{v}.shape != {shape!r}",
+                f"{expr}.shape == {shape}",
+                lambda a, k: _sizes_mismatch(name, "size", get(a, k).shape, shape),
+            )
+            self._fail_if(
+                f"{v}.stride() != {stride!r}",
+                f"{expr}.stride() == {stride}",
+                lambda a, k: _sizes_mismatch(name, "stride", get(a, k).stride(), stride),
+            )
             return
-        conds = [f"{v}.dim() != {len(shape)}", f"{v}.is_contiguous() is not {contiguous}"]
-        self.lines.append(f"    if {' or '.join(conds)}: return False")
+        self._fail_if(
+            f"{v}.dim() != {len(shape)}",
+            "",
+            lambda a, k: _sizes_mismatch(name, "size", get(a, k).shape, shape),
+            describe=False,
+        )
+        self._fail_if(
+            f"{v}.is_contiguous() is not {contiguous}",
+            "",
+            f"tensor '{name}' contiguity mismatch. expected is_contiguous={contiguous}",
+            describe=False,
+        )
         self.lines.append(f"    _s = {v}.shape")
-        parts = []
         ranges = getattr(self, "ranges", {})
         for d, s in enumerate(shape):
             if d not in dyn:
-                parts.append(f"_s[{d}] != {s}")
+                self._fail_if(
+                    f"_s[{d}] != {s}",
+                    "",
+                    f"tensor '{name}' size mismatch at index {d}. expected {s}",
+                    describe=False,
+                )
                 continue
             lo, hi = ranges.get((i, d), (None, None))
-            parts.append(f"_s[{d}] < {max(2, lo or 0)}")
+            low = max(2, lo or 0)
+            self._fail_if(f"_s[{d}] < {low}", "", f"{low} <= {name}.size()[{d}]", describe=False)
             if hi is not None:
-                parts.append(f"_s[{d}] > {int(hi)}")
-        if parts:
-            self.lines.append(f"    if {' or '.join(parts)}: return False")
+                self._fail_if(
+                    f"_s[{d}] > {int(hi)}", "", f"{name}.size()[{d}] <= {int(hi)}", describe=False
+                )
 
         def _sym(d):
             lo, hi = ranges.get((i, d), (None, None))
@@ -239,14 +294,16 @@ class Guards:
                 elif values and isinstance(v, (_C.Tensor, types.FunctionType)):
                     ident.append((d, k, v))
         i, s, n = self._const(tuple(ident)), self._const(tuple(simple)), self._const(tuple(lengths))
+        k = len(self.failures)
+        self.failures.append(f"module {label}: its parameters, buffers, submodules or attributes")
         self.lines.append(f"    for _d, _n in {n}:")
-        self.lines.append("        if len(_d) != _n: return False")
+        self.lines.append(f"        if len(_d) != _n: return __FAIL_{k}__")
         self.lines.append(f"    for _d, _k, _v in {i}:")
-        self.lines.append("        if _d.get(_k, _MISSING) is not _v: return False")
+        self.lines.append(f"        if _d.get(_k, _MISSING) is not _v: return __FAIL_{k}__")
         self.lines.append(f"    for _d, _k, _v in {s}:")
         self.lines.append("        _x = _d.get(_k, _MISSING)")
         self.lines.append("        if _x is not _v and (type(_x) is not type(_v) or _x != _v):")
-        self.lines.append("            return False")
+        self.lines.append(f"            return __FAIL_{k}__")
         self.described.append(
             f"module {label}: {len(ident)} parameters/buffers/submodules by identity, "
             f"{len(simple)} attributes (training flags, hyperparameters) by value"
@@ -299,9 +356,25 @@ class Guards:
             self._fail_if(f"{expr} is not {self._const(v)}", f"closure {label} identity")
 
     def build(self):
-        src = "def check(args, kwargs):\n" + "\n".join(self.lines) + "\n    return True\n"
+        body = "\n".join(self.lines)
+        src = "def check(args, kwargs):\n" + re.sub(r"__FAIL_\d+__", "False", body)
+        src += "\n    return True\n"
+        # the same lines answering which guard failed first (the recompile log)
+        failed = "def failed(args, kwargs):\n" + re.sub(r"__FAIL_(\d+)__", r"\1", body)
         scope = dict(self.env)
-        exec(compile(src, "<ember guards>", "exec"), scope)  # noqa: S102 (generated here)
+        exec(compile(src + failed + "\n", "<ember guards>", "exec"), scope)  # noqa: S102
         check = scope["check"]
         check.source = src
+        failures, first = self.failures, scope["failed"]
+
+        def failure(args, kwargs):
+            """The first guard ``(args, kwargs)`` fails, in torch's words where it has them."""
+            try:
+                k = first(args, kwargs)
+            except Exception:  # noqa: BLE001 (an argument the guards cannot even read)
+                return "the call's arguments"
+            why = failures[k] if k is not None else "no guard"
+            return why(args, kwargs) if callable(why) else why
+
+        check.failure = failure
         return check

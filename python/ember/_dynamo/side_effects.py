@@ -19,11 +19,15 @@ import types
 
 from .. import _C
 from ..nn.modules.module import Module
+from .call_site import argument_types
 from .capture import is_user_code
 from .user_api import allowed_in_graph
 
 _IO_BUILTINS = frozenset({"print", "input", "open", "breakpoint", "exec", "eval", "warn"})
 _IO_METHODS = frozenset({"write", "writelines", "flush"})
+# str(t) / repr(t) / format(t) of a tensor: builtins torch does not trace with a tensor argument
+_TEXT_BUILTINS = frozenset({"str", "repr", "format"})
+_TEXT_METHODS = frozenset({"__repr__", "__str__", "__format__"})
 _STATE_MODULES = ("ember/random.py", "ember/_ops/random.py", "ember/nn/init.py", "logging/")
 _GLOBAL_STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL"})
 _MISSING = object()
@@ -79,10 +83,14 @@ class Watcher:
                     norm = fname.replace("\\", "/")
                     if any(m in norm for m in _STATE_MODULES):
                         self.effects.append(f"call to {code.co_name} ({fname}) changes state")
+                    elif code.co_name in _TEXT_METHODS and self._io_call is None:
+                        self._tensor_text(frame, back)
+        elif event == "return":
+            if frame is self._io_call:  # the tensor's __repr__ that str(t) called
+                self._end_io()
         elif event == "c_return" or event == "c_exception":
             if arg is self._io_call and is_user_code(frame.f_code.co_filename):
-                self._io_call = None
-                self.capture.log.eager_depth -= 1
+                self._end_io()
         elif event == "c_call":
             if self._io_call is not None or not is_user_code(frame.f_code.co_filename):
                 return
@@ -93,15 +101,13 @@ class Watcher:
                 self._io(
                     f"I/O: {name}() on {kind}",
                     "Unsupported method call\n  Explanation: Dynamo does not know how to trace "
-                    f"method `{name}` of class `{kind}`",
+                    f"method `{name}` of class `{kind}`\n  Hint: Avoid calling `{kind}.{name}` "
+                    "in your code.",
                     arg,
                 )
             elif name in _IO_BUILTINS and (owner is None or isinstance(owner, types.ModuleType)):
                 if owner is None or owner.__name__ == "builtins":
-                    why = (
-                        "Failed to trace builtin operator\n  Explanation: Dynamo does not know "
-                        f"how to trace builtin operator `{name}`"
-                    )
+                    why = _builtin_reason(name, frame)
                 else:
                     why = (
                         "Attempted to call function marked as skipped\n  Explanation: Dynamo "
@@ -127,6 +133,19 @@ class Watcher:
         log.eager_depth += 1
         self._io_call = call
 
+    def _end_io(self):
+        self._io_call = None
+        self.capture.log.eager_depth -= 1
+
+    def _tensor_text(self, frame, back):
+        """``str(t)`` / ``repr(t)`` of a tensor in the user's code (a type call, which the
+        profile hook does not see): a break at the user's call, as torch's."""
+        site = argument_types(back)
+        if site is None or site[2] not in _TEXT_BUILTINS or "Tensor" not in site[0]:
+            return
+        name = site[2]
+        self._io(f"I/O or Python side effect: {name}()", _builtin_reason(name, back), frame)
+
     def _effect(self, reason):
         from .user_api import _error_on_graph_break
 
@@ -145,6 +164,24 @@ class Watcher:
                     found.append(f"assignment to global {ins.argval!r} in {code.co_name}")
                     break
         return found
+
+
+def _builtin_reason(name, frame):
+    """torch's reason for a break at a builtin call, naming the argument types where the call's
+    bytecode shows them (call_site.py)."""
+    found = argument_types(frame)
+    if found is None:
+        return (
+            "Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace "
+            f"builtin operator `{name}`"
+        )
+    types, has_kwargs, _ = found
+    return (
+        "Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace "
+        f"builtin operator `{name}` with argument types {types} (has_kwargs {has_kwargs})\n"
+        f"  Hint: Avoid calling builtin `{name}` with argument types {types}. Consider using an "
+        f"equivalent alternative function/method to `{name}`."
+    )
 
 
 def _is_installed_library(filename):

@@ -143,7 +143,8 @@ def graph_break(msg=""):
         return
     cap.graph_break(
         "Call to `torch._dynamo.graph_break()`\n"
-        f"  Explanation: User-inserted graph break. Message: {msg or None}"
+        f"  Explanation: User-inserted graph break. Message: {msg or None}\n"
+        "  Hint: Remove the `torch._dynamo.graph_break()` call."
     )
     if cap.log is not None and not cap.stopped:
         # partial graphs: no call runs eagerly here; the graph so far ends and the calls after

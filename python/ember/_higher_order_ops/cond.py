@@ -168,6 +168,16 @@ def _traced(pred, true_fn, false_fn, operands):
     return pred.tracer.create_proxy("call_function", cond, args, {})
 
 
+def is_cond(target):
+    """Whether a call target is ``ember.cond`` (or a function wrapping it, such as a tracing
+    mode's routing wrapper)."""
+    while target is not None:
+        if target is cond:
+            return True
+        target = getattr(target, "__wrapped__", None)
+    return False
+
+
 def lift_closures(args):
     """``(pred, true_fn, false_fn, operands)`` of a traced cond call, with the enclosing
     function's traced values a branch reads (``+ y`` with ``y`` a forward argument) lifted as
@@ -181,6 +191,8 @@ def lift_closures(args):
     n = len(operands)
     lifted, out = [], []
     for fn in (true_fn, false_fn):
+        if isinstance(fn, LiftedBranch):  # lifted already (cond's own _traced, then the tracer)
+            return args
         slots = []
         for k, cell in enumerate(getattr(fn, "__closure__", None) or ()):
             try:

@@ -82,6 +82,46 @@ def mutates(node):
     return node.op == "call_module"
 
 
+# Ops whose output shape depends on tensor data (torch's "dynamic output shape" ops) and the
+# numbers read from data. Kernels are specialized to the example's shapes, so these and
+# everything computed from them run eagerly: a kernel over a mask's example length would read
+# past a shorter result and drop the rest of a longer one.
+_DATA_DEPENDENT = frozenset(
+    "nonzero argwhere masked_select unique unique_consecutive _unique2 repeat_interleave "
+    "bincount item tolist".split()
+)
+_INDEXING = frozenset({"getitem", "__getitem__", "index", "index_put", "take_along_dim"})
+
+
+def _target_name(node):
+    t = node.target
+    name = t if isinstance(t, str) else getattr(t, "__name__", "")
+    return name.partition(".")[0]  # an OpOverload's "nonzero.default"
+
+
+def data_dependent_nodes(graph, meta):
+    """The nodes whose shapes or values may differ from the example's with the same input
+    shapes: the data-dependent ops above, indexing by a boolean mask, and their users."""
+    out = set()
+    for node in graph.nodes:
+        if node.op not in ("call_function", "call_method"):
+            continue
+        name = _target_name(node)
+        inputs = node_inputs((node.args, node.kwargs))
+        if (
+            name in _DATA_DEPENDENT
+            or (name == "where" and len(node.args) == 1 and not node.kwargs)
+            or (name in _INDEXING and any(_is_mask(meta.get(a)) for a in inputs[1:]))
+            or any(a in out for a in inputs)
+        ):
+            out.add(node)
+    return out
+
+
+def _is_mask(value):
+    return is_tensor(value) and dtype_name(value.dtype) == "bool"
+
+
 class KernelStep:
     def __init__(self, kind, spec, out):
         self.kind, self.spec, self.out = kind, spec, out
@@ -132,6 +172,7 @@ class GraphLowering:
         self.params = []  # (qualified name, buffer)
         self.output = None
         self.current = None
+        self.data_dependent = data_dependent_nodes(gm.graph, example_values)
 
     # ------------------------------------------------------------------ values
     def buffer_val(self, buf):
@@ -279,7 +320,7 @@ class GraphLowering:
             elif node.op == "output":
                 self.output = map_nodes(node.args[0], self._output_value)
             else:
-                if mutates(node):
+                if mutates(node) or node in self.data_dependent:
                     self.flush(node)
                     self.extern_node(node)
                     continue

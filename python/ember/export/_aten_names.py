@@ -138,6 +138,7 @@ _add(
     fwd=lambda ov, a: list(a) + [False],
     back=_keep(5),
 )
+_add("item", _ov("item(Tensor self) -> Scalar"))  # x.item(): torch's unbacked u0 (_unbacked)
 _add("gelu", _ov("gelu(Tensor self, *, str approximate='none') -> Tensor"))
 _add(
     "leaky_relu",
@@ -550,7 +551,7 @@ def _index_back(ov, f):
     if ov == "select.int":
         component = f[2]
     else:
-        end = None if f[3] is None or f[3] >= _END else f[3]
+        end = None if f[3] is None or (type(f[3]) is int and f[3] >= _END) else f[3]
         component = slice(f[2], end, None if f[4] == 1 else f[4])
     return [x, [slice(None)] * dim + [component]]
 
@@ -616,12 +617,25 @@ def overload_of(name):
     return getattr(getattr(_ember().ops.aten, packet), ov)
 
 
+def _index_arg(n):
+    val = n.meta.get("val")
+    return val if type(val) is int else _index_value(n)
+
+
 def _index_value(i):
     """The example tensor of an index component that is a graph value, else None."""
     from .. import fx
 
     val = i.meta.get("val") if isinstance(i, fx.Node) else None
     return val if isinstance(val, _ember().Tensor) else None
+
+
+def _number_node(b):
+    """Whether a slice bound is a number the graph reads from data (``y[:x.item()]``)."""
+    from .. import fx
+    from ._unbacked import reads_item
+
+    return isinstance(b, fx.Node) and type(b.meta.get("val")) is int and reads_item(b)
 
 
 def _index_steps(index, ndim):
@@ -640,8 +654,8 @@ def _index_steps(index, ndim):
     if any(isinstance(i, bool) for i in items) or items.count(Ellipsis) > 1:
         return None
     bounds = [b for i in items if isinstance(i, slice) for b in (i.start, i.stop, i.step)]
-    if any(b is not None and type(b) is not int for b in bounds):  # sizes read at run time
-        return None
+    if any(b is not None and type(b) is not int and not _number_node(b) for b in bounds):
+        return None  # sizes read at run time
     # a k-d boolean mask indexes k dims; the other components after it would shift by k - 1
     masks = [k for k, t in enumerate(tensors) if t is not None and t.dim() > 1]
     if masks and any(tensors[k] is None for k in range(masks[0] + 1, len(items))):
@@ -667,10 +681,17 @@ def _index_steps(index, ndim):
             steps.append(("select.int", [dim, i]))
         else:
             if i != slice(None):
-                start = 0 if i.start is None else i.start
-                end = _END if i.stop is None else i.stop
+                # torch's bounds: 0 and the end marker, or None (left out) next to a bound
+                # read from data
+                start, end = i.start, i.stop
+                if not any(_number_node(b) for b in (i.start, i.stop, i.step)):
+                    start = 0 if start is None else start
+                    end = _END if end is None else end
                 step = [] if i.step in (None, 1) else [i.step]
-                steps.append(("slice.Tensor", [dim, start, end] + step))
+                bounds = [start, end] + step
+                while bounds and bounds[-1] is None:  # torch leaves trailing defaults out
+                    bounds.pop()
+                steps.append(("slice.Tensor", [dim, *bounds]))
             dim += 1
     if indices:
         steps.append(("index.Tensor", [indices]))
@@ -695,7 +716,7 @@ def _index_chain(graph, node):
             new = graph.call_function(target, (cur, *args))
             added.append(new)
             with _ember().no_grad():
-                new.meta["val"] = target(cur.meta["val"], *fx.map_arg(args, _index_value))
+                new.meta["val"] = target(cur.meta["val"], *fx.map_arg(args, _index_arg))
             new.meta.update({k: v for k, v in node.meta.items() if k not in ("val",)})
             cur = new
     want = node.meta.get("val")
@@ -777,6 +798,8 @@ def _base(node):
         return "_assert_tensor_metadata_default"  # torch's pass names it after the overload
     if node.op == "call_function" and getattr(node.target, "namespace", None) == "aten":
         name = node.target.overloadpacket._name
+        if name == "sym_size":
+            return "sym_size_int"  # torch's name for it keeps the overload
         return name[2:-2] if name.startswith("__") and name.endswith("__") else name  # and_1
     m = _SUFFIX.match(node.name)
     return m.group(1) if m else node.name

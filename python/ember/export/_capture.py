@@ -8,7 +8,7 @@ import operator
 import sys
 
 from .. import fx
-from . import _aten_names, _cond, _factories, _ops, _rnn, _writes
+from . import _aten_names, _cond, _factories, _ops, _rnn, _unbacked, _writes
 from ._tracing import capturing
 from .exported_program import tree_flatten
 from .graph_signature import (
@@ -62,13 +62,30 @@ class _ValueProxy(fx.Proxy):
         if _is_tensor(val):
             if k in _FOLDED_ATTRS or k in _FOLD_METHODS:
                 return getattr(val, k)
+            if _unbacked.data_dependent(self.node):  # a length read from data: never folded
+                if k == "shape":
+                    shape = _unbacked.shape_of(self)
+                    return shape if shape is not None else super().__getattr__(k)
+                if k == "size":
+                    return lambda dim=None: self._size_by_data(dim)
+                return super().__getattr__(k)
             if self.tracer._all_static(self.node) and (k in _STATIC_METHODS or k == "shape"):
                 return getattr(val, k)
             if k == "size" and self.node.op == "placeholder":
                 return self._size_of_input(val)
+            if k == "shape" and self.node.op == "placeholder":  # each dim as size(d) gives it
+                size = self._size_of_input(val)
+                return _ember().Size(size(d) for d in range(val.dim()))
             if k == "item":  # a number read from data (torch's unbacked symint): a graph value
                 return lambda: self.tracer.create_proxy("call_method", "item", (self,), {})
         return super().__getattr__(k)
+
+    def _size_by_data(self, dim):
+        shape = _unbacked.shape_of(self)
+        if shape is None:  # computed from a result sized by data: traced as read
+            traced = super().__getattr__("size")
+            return traced(dim) if dim is not None else traced()
+        return shape if dim is None else shape[dim]
 
     def _size_of_input(self, val):
         # An input's dim that no Dim marks is the example's size (a layer's check of its feature
@@ -137,6 +154,9 @@ class _InlineTracer(fx.Tracer):
     def to_bool(self, obj):
         from ._constraints import specialized_dims, violation
 
+        error = _unbacked.guard_error(obj.node)
+        if error is not None:
+            raise error
         found = specialized_dims(obj.node, self._dynamic, self._examples)
         if found:
             try:
@@ -144,6 +164,9 @@ class _InlineTracer(fx.Tracer):
             except Exception as e:  # its text names the line of user code
                 raise violation(found, str(e).partition("\n")[2]) from None
         return super().to_bool(obj)
+
+    def record_check(self, cond, message):
+        _unbacked.record(self, cond, message)  # ember._check on a traced condition
 
     def iter(self, obj):
         # Iterating a traced tuple or list (chunk's pieces, an op's results) of known length.
@@ -190,10 +213,6 @@ class _InlineTracer(fx.Tracer):
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
                      proxy_factory_fn=None):  # fmt: skip
-        if kind == "call_function" and len(args) == 4 and not kwargs and _cond_call(target):
-            from .._higher_order_ops.cond import lift_closures
-
-            args = lift_closures(args)
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
         node = getattr(proxy, "node", None)
         if node is None:
@@ -679,6 +698,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     branches = ember.nn.Module()  # cond's branches: graph modules, as torch's true_graph_0
     _cond.branch_graphs(out, branches, input_specs, state, constants, bool(dims))
     _aten_names.rename(out)  # torch's ATen overloads and node names
+    unbacked_ranges = _unbacked.finish(out)  # x.item() and its checks, as torch lays them out
     output_specs = [  # the output's nodes after renaming (an index became slice nodes)
         OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
         for item in next(n for n in out.nodes if n.op == "output").args[0]
@@ -695,6 +715,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
             if root is not None:
                 range_constraints.setdefault(root.__name__, (root.min, root.max))
             range_constraints[dim.__name__] = (dim.min, dim.max)
+    range_constraints.update(unbacked_ranges)
     return dict(
         graph_module=gm,
         graph_signature=ExportGraphSignature(input_specs, output_specs),

@@ -41,8 +41,9 @@ class ValueRanges(tuple):
         return self[1]
 
     def __repr__(self):
+        lo = "-int_oo" if self[0] <= -_INT_MAX else self[0]
         hi = "int_oo" if self[1] >= _INT_MAX else self[1]
-        return f"VR[{self[0]}, {hi}]"
+        return f"VR[{lo}, {hi}]"
 
 
 def _symbol_id(source, taken):

@@ -123,6 +123,8 @@ def dtype_abbr(dtype):
 
 
 def _annotation(node):
+    if "sym_expr" in node.meta:  # a number read from data, or a condition on one: torch's SymInt
+        return f': "Sym({node.meta["sym_expr"]})"'
     val = node.meta.get("val")
     tm = node.meta.get("tensor_meta")
     shape = dtype = None

@@ -174,6 +174,17 @@ class Tracer(TracerBase):
         """
         return type(m).__module__.startswith("ember.nn") and not isinstance(m, Sequential)
 
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):  # fmt: skip
+        # ember.cond: the traced values its branches read through their closures become
+        # operands (the recorded branches must not hold this trace's proxies)
+        if kind == "call_function" and len(args) == 4 and not kwargs:
+            from .._higher_order_ops.cond import is_cond, lift_closures
+
+            if is_cond(target):
+                args = lift_closures(args)
+        return super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
+
     def _records_constant_call(self, func, kwargs):
         # a call with no Proxy argument runs (its value is a constant of the graph), as
         # torch.fx's; export's tracer records factories (export/_factories.py)

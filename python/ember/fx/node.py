@@ -328,7 +328,8 @@ class Node:
                 return True
             name = getattr(t, "__name__", "")
             return (
-                name.endswith("_")
+                name.startswith("_assert")  # torch._assert, aten._assert_scalar, ...
+                or name.endswith("_")
                 and not name.endswith("__")
                 or name in _RANDOM_NAMES
                 or (self.kwargs.get("inplace") is True)
