@@ -15,7 +15,7 @@ dm = import_module(M.__name__ + ".distributed.device_mesh")
 F = import_module(M.__name__ + ".nn.functional")
 # references kept before any DeviceMesh exists, when no routing is installed yet: ember's
 # guards hand a call with a DTensor to the DTensor mode (checked below)
-early_exp, early_sum, early_linear = M.exp, M.Tensor.sum, F.linear
+early_exp, early_sum, early_linear, early_gelu = M.exp, M.Tensor.sum, F.linear, F.gelu
 dist.init_process_group("gloo")
 mesh = dm.init_device_mesh("cpu", (WORLD,))
 
@@ -34,6 +34,9 @@ assert isinstance(got, dt.DTensor) and got.placements == (dt.Shard(0),), type(go
 np.testing.assert_allclose(got.full_tensor().numpy(), np.exp(np.arange(-2.0, 2.0)), rtol=1e-6)
 got = early_sum(early_in)
 assert got.placements == (dt.Partial(),) and got.full_tensor().item() == -2.0, got
+got = early_gelu(early_in)  # a Python function: its kernel is guarded once a DTensor exists
+assert isinstance(got, dt.DTensor) and got.placements == (dt.Shard(0),), type(got)
+np.testing.assert_allclose(got.full_tensor().numpy(), F.gelu(M.arange(-2.0, 2.0)).numpy())
 w_lin = dt.distribute_tensor(M.ones(3, 4), mesh, [dt.Shard(0)])
 got = early_linear(dt.distribute_tensor(M.ones(2, 4), mesh, [dt.Replicate()]), w_lin)
 assert got.placements == (dt.Shard(1),) and got.full_tensor().tolist() == [[4.0] * 3] * 2, got

@@ -82,8 +82,40 @@ def activate():
             mode = _DTensorMode()
             overrides._enter_outermost(mode)
             _MODE = mode
+            mask = 0
             for cls in (DTensor, _api._dtensor_parameter_class()):
-                _C._set_foreign(cls, _foreign_hook)
+                mask |= 1 << _C._set_foreign(cls, _foreign_hook)
+            _guard_kernels(mask)
+
+
+# ember._C._nn kernels that nn.functional's Python functions call with the leading arguments
+# of the public function of that name, so that function's rule fits them
+_NN_SAME_CALL = frozenset(
+    "softmax log_softmax gelu silu mish elu selu celu leaky_relu hardtanh relu6 softplus "
+    "hardswish hardsigmoid softsign tanhshrink softshrink hardshrink threshold glu".split()
+)
+
+
+def _guard_kernels(mask):
+    """Guards ember._C's and ember._C._nn's kernels for DTensor only: a Python function of
+    ember kept before any mesh existed (`from ember.nn.functional import relu`, an activation
+    stored on a model built first) calls its kernel by attribute, which then routes. A kernel
+    that is not the binding behind ember's function of its name, or takes other arguments than
+    the public function, routes under a name with no rule (the fallback on whole tensors)."""
+    from ..._ops.foreign_guards import guard_kernels
+
+    ember = _api._lib()
+    def root_name(name, fn):
+        front = getattr(ember, name, None)
+        chain, seen = front, 0
+        while chain is not None and seen < 8:
+            if chain is fn:
+                return name
+            chain, seen = getattr(chain, "__wrapped__", None), seen + 1
+        return "_C." + name
+
+    guard_kernels(_C, mask, root_name)
+    guard_kernels(_C._nn, mask, lambda n, fn: n if n in _NN_SAME_CALL else "_C._nn." + n)
 
 
 def _foreign_hook(fn, args, kwargs):
