@@ -105,6 +105,7 @@ def _guard_kernels(mask):
     from ..._ops.foreign_guards import guard_kernels
 
     ember = _api._lib()
+
     def root_name(name, fn):
         front = getattr(ember, name, None)
         chain, seen = front, 0
