@@ -341,7 +341,10 @@ _ROUTED_CALLABLE_TYPES = (
 
 def _routed_module_names(module):
     for name, value in list(vars(module).items()):
-        if name.startswith("_") or name in _NOT_ROUTED or name.startswith(_CONFIG_PREFIXES):
+        # torch routes its private foreach functions too (torch._foreach_norm reaches modes)
+        if name.startswith("_") and not name.startswith("_foreach_"):
+            continue
+        if name in _NOT_ROUTED or name.startswith(_CONFIG_PREFIXES):
             continue
         if name.startswith("is_") and name.endswith("_enabled"):
             continue

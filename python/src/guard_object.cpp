@@ -72,40 +72,56 @@ PyTypeObject* make_guard_type(nb::module_& m, const char* spec_name, const char*
   return type;
 }
 
-PyTypeObject* g_foreign_type = nullptr;
+int g_foreign_count = 0;
 
 namespace {
 
-PyObject* g_foreign_hook = nullptr;
+struct ForeignClass {
+  PyTypeObject* type;
+  PyObject* hook;
+};
+ForeignClass g_foreign[kMaxForeign];
 PyTypeObject* g_foreign_guard_type = nullptr;
 
-bool is_foreign(PyObject* o) {
-  if (Py_TYPE(o) == g_foreign_type) return true;
-  if (!PyList_CheckExact(o) && !PyTuple_CheckExact(o)) return false;
+int foreign_slot(PyTypeObject* type, unsigned mask) {
+  for (int i = 0; i < g_foreign_count; ++i)
+    if (g_foreign[i].type == type && (mask >> i & 1u)) return i;
+  return -1;
+}
+
+int is_foreign(PyObject* o, unsigned mask) {
+  int slot = foreign_slot(Py_TYPE(o), mask);
+  if (slot >= 0) return slot;
+  if (!PyList_CheckExact(o) && !PyTuple_CheckExact(o)) return -1;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
   PyObject** items = PySequence_Fast_ITEMS(o);
-  for (Py_ssize_t i = 0; i < n; ++i)
-    if (Py_TYPE(items[i]) == g_foreign_type) return true;
-  return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    slot = foreign_slot(Py_TYPE(items[i]), mask);
+    if (slot >= 0) return slot;
+  }
+  return -1;
 }
 
 PyObject* foreign_guard_call(PyObject* self, PyObject* const* args, size_t nargsf,
                              PyObject* kwnames) {
   PyObject* out = nullptr;
-  if (route_foreign(self, args, nargsf, kwnames, &out)) return out;
+  if (route_foreign(self, args, nargsf, kwnames, &out, unsigned(as_guard(self)->data))) return out;
   return PyObject_Vectorcall(as_guard(self)->orig, args, nargsf, kwnames);
 }
 
 }  // namespace
 
-bool foreign_in(PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+int foreign_in(PyObject* const* args, size_t nargsf, PyObject* kwnames, unsigned mask) {
   size_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? size_t(PyTuple_GET_SIZE(kwnames)) : 0);
-  for (size_t i = 0; i < n; ++i)
-    if (is_foreign(args[i])) return true;
-  return false;
+  for (size_t i = 0; i < n; ++i) {
+    int slot = is_foreign(args[i], mask);
+    if (slot >= 0) return slot;
+  }
+  return -1;
 }
 
-PyObject* foreign_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+PyObject* foreign_call(int slot, PyObject* self, PyObject* const* args, size_t nargsf,
+                       PyObject* kwnames) {
   size_t n = PyVectorcall_NARGS(nargsf);
   PyObject* tuple = PyTuple_New(Py_ssize_t(n));
   if (!tuple) return nullptr;
@@ -123,7 +139,7 @@ PyObject* foreign_call(PyObject* self, PyObject* const* args, size_t nargsf, PyO
       return nullptr;
     }
   }
-  PyObject* r = PyObject_CallFunctionObjArgs(g_foreign_hook, self, tuple, kwargs, nullptr);
+  PyObject* r = PyObject_CallFunctionObjArgs(g_foreign[slot].hook, self, tuple, kwargs, nullptr);
   Py_DECREF(tuple);
   Py_DECREF(kwargs);
   return r;
@@ -133,28 +149,38 @@ void bind_foreign(nb::module_& m) {
   g_foreign_guard_type = make_guard_type(m, "ember._C._ForeignGuard", "_ForeignGuard");
   m.def(
       "_foreign_guard",
-      [](nb::object orig) {
-        return new_guard(g_foreign_guard_type, orig, orig, foreign_guard_call, 0);
+      [](nb::object orig, int mask) {
+        return new_guard(g_foreign_guard_type, orig, orig, foreign_guard_call, mask);
       },
-      nb::arg("orig"),
-      doc("_foreign_guard(orig) -> callable",
-          "orig, except that a call with an instance of the class registered by _set_foreign "
-          "among its arguments goes to that class's hook first. Binds as a method."));
+      nb::arg("orig"), nb::arg("mask") = -1,
+      doc("_foreign_guard(orig, mask=-1) -> callable",
+          "orig, except that a call with an instance of a class registered by _set_foreign in "
+          "one of the slots of `mask` (a bit per slot; -1: every slot) among its arguments goes "
+          "to that class's hook first. Binds as a method."));
   m.def(
       "_set_foreign",
       [](nb::handle cls, nb::handle hook) {
         EMBER_CHECK(PyType_Check(cls.ptr()), "_set_foreign: expected a class");
         EMBER_CHECK(PyCallable_Check(hook.ptr()), "_set_foreign: expected a callable hook");
-        // both live as long as ember.func, which is never unloaded: keep references
-        Py_XDECREF(g_foreign_hook);
-        Py_XDECREF(reinterpret_cast<PyObject*>(g_foreign_type));
-        g_foreign_hook = Py_NewRef(hook.ptr());
-        g_foreign_type = reinterpret_cast<PyTypeObject*>(Py_NewRef(cls.ptr()));
+        auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+        int slot = 0;
+        while (slot < g_foreign_count && g_foreign[slot].type != type) ++slot;
+        EMBER_CHECK(slot < kMaxForeign, "_set_foreign: at most ", kMaxForeign, " classes");
+        // the classes and hooks live as long as the modules that register them, which are
+        // never unloaded: keep references
+        Py_XSETREF(g_foreign[slot].hook, Py_NewRef(hook.ptr()));
+        if (slot == g_foreign_count) {
+          g_foreign[slot].type = reinterpret_cast<PyTypeObject*>(Py_NewRef(cls.ptr()));
+          ++g_foreign_count;
+        }
+        return slot;
       },
       nb::arg("cls"), nb::arg("hook"),
-      doc("_set_foreign(cls, hook) -> None",
-          "Registers the tensor-like class that ember's guards hand to hook(guard, args, kwargs) "
-          "before the binding sees it (vmap's BatchedTensor)."));
+      doc("_set_foreign(cls, hook) -> int",
+          "Registers a tensor-like class whose instances ember's guards hand to "
+          "hook(guard, args, kwargs) before the binding sees them (vmap's BatchedTensor, "
+          "DTensor); returns its slot (the bit for _foreign_guard's mask). Registering a class "
+          "again replaces its hook."));
 }
 
 nb::object new_guard(PyTypeObject* type, nb::object orig, nb::object path, vectorcallfunc call,

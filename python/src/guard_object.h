@@ -33,30 +33,37 @@ nb::object new_guard(PyTypeObject* type, nb::object orig, nb::object path, vecto
 
 inline GuardObject* as_guard(PyObject* self) { return reinterpret_cast<GuardObject*>(self); }
 
-// Note [Foreign tensors]: a tensor-like Python class that ember's bindings cannot take (vmap's
-// BatchedTensor: its logical shape is not its physical tensor's) registers itself with
-// `_set_foreign(cls, hook)`. Every guard first looks for an instance of it among the call's
-// positional and keyword arguments (and one level into lists and tuples) and, when one is there,
-// calls `hook(guard, args, kwargs)`; the hook's result is the call's unless it is NotImplemented
-// (then the guard goes on as usual and the binding's error stands). This is torch's
-// __torch_function__ check at the C++ entry, paid only by the guarded callables: one load and a
-// pointer compare per argument while no class is registered. Functions and methods with no guard
-// of their own get `_foreign_guard(orig)`, whose check is only this one.
-extern PyTypeObject* g_foreign_type;
+// Note [Foreign tensors]: a tensor-like Python class that ember's bindings cannot take as it is
+// (vmap's BatchedTensor: its logical shape is not its physical tensor's; DTensor: its shape is
+// the global one, its data this rank's piece) registers itself with `_set_foreign(cls, hook)`
+// (up to kMaxForeign classes, each in its own slot). Every guard first looks for an instance of
+// a registered class among the call's positional and keyword arguments (and one level into lists
+// and tuples) and, when one is there, calls that class's `hook(guard, args, kwargs)`; the hook's
+// result is the call's unless it is NotImplemented (then the guard goes on as usual and the
+// binding runs). This is torch's __torch_function__ check at the C++ entry, paid only by the
+// guarded callables: one load and a pointer compare per argument and registered class.
+// Functions and methods with no guard of their own get `_foreign_guard(orig, mask)`, whose check
+// is only this one, limited to the slots in `mask` (kept in the guard's `data`; -1: all).
+constexpr int kMaxForeign = 8;
+extern int g_foreign_count;
 
-bool foreign_in(PyObject* const* args, size_t nargsf, PyObject* kwnames);
+// The slot of the first argument whose class is registered in a slot of `mask`, or -1.
+int foreign_in(PyObject* const* args, size_t nargsf, PyObject* kwnames, unsigned mask);
 
-// The hook's result for a call with a foreign argument (a new reference, or null with the error
-// set); Py_NotImplemented (a new reference) when the hook declines.
-PyObject* foreign_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+// Slot `slot`'s hook's result for the call (a new reference, or null with the error set);
+// Py_NotImplemented (a new reference) when the hook declines.
+PyObject* foreign_call(int slot, PyObject* self, PyObject* const* args, size_t nargsf,
+                       PyObject* kwnames);
 
 void bind_foreign(nb::module_& m);  // _foreign_guard and _set_foreign
 
-// Whether the call is the foreign hook's: then `*out` is its result (or null with the error set).
+// Whether the call is a foreign hook's: then `*out` is its result (or null with the error set).
 inline bool route_foreign(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames,
-                          PyObject** out) {
-  if (!g_foreign_type || !foreign_in(args, nargsf, kwnames)) return false;
-  PyObject* r = foreign_call(self, args, nargsf, kwnames);
+                          PyObject** out, unsigned mask = ~0u) {
+  if (!g_foreign_count) return false;
+  int slot = foreign_in(args, nargsf, kwnames, mask);
+  if (slot < 0) return false;
+  PyObject* r = foreign_call(slot, self, args, nargsf, kwnames);
   if (r == Py_NotImplemented) {
     Py_DECREF(r);
     return false;

@@ -324,6 +324,17 @@ for hook in (H.bf16_compress_hook, H.bf16_compress_wrapper(H.allreduce_hook)):
         raise AssertionError("a bf16 hook was accepted")
     except TypeError as e:
         assert "BF16 all reduce communication hook required" in str(e), e
+
+# DDPCommHookType names the hooks and register_ddp_comm_hook puts one on a DDP model: the
+# gradient is still the mean over the ranks (PowerSGD compresses only from its 1000th step)
+K = imp("distributed.algorithms.ddp_comm_hooks")
+assert [t.name for t in K.DDPCommHookType][:3] == ["ALLREDUCE", "FP16_COMPRESS", "BF16_COMPRESS"]
+for kind in ("ALLREDUCE", "FP16_COMPRESS", "POWER_SGD", "BATCHED_POWER_SGD_RANK2"):
+    lin = M.nn.Linear(2, 1)
+    ddp = M.nn.parallel.DistributedDataParallel(lin)
+    K.register_ddp_comm_hook(K.DDPCommHookType[kind], ddp, None)
+    ddp(M.ones(1, 2) * (RANK + 1)).sum().backward()
+    assert lin.weight.grad.tolist() == [[1.5, 1.5]], (kind, lin.weight.grad)
 print("OK", flush=True)
 """
 

@@ -13,6 +13,9 @@ exp = import_module(M.__name__ + ".distributed.tensor.experimental")
 par = import_module(M.__name__ + ".distributed.tensor.parallel")
 dm = import_module(M.__name__ + ".distributed.device_mesh")
 F = import_module(M.__name__ + ".nn.functional")
+# references kept before any DeviceMesh exists, when no routing is installed yet: ember's
+# guards hand a call with a DTensor to the DTensor mode (checked below)
+early_exp, early_sum, early_linear, early_gelu = M.exp, M.Tensor.sum, F.linear, F.gelu
 dist.init_process_group("gloo")
 mesh = dm.init_device_mesh("cpu", (WORLD,))
 
@@ -24,6 +27,19 @@ try:
     raise AssertionError("tolist of a DTensor")
 except RuntimeError as e:
     assert ".tolist() is not supported for tensor subclasses, got DTensor" in str(e), e
+
+early_in = dt.distribute_tensor(M.arange(-2.0, 2.0), mesh, [dt.Shard(0)])
+got = early_exp(early_in)
+assert isinstance(got, dt.DTensor) and got.placements == (dt.Shard(0),), type(got)
+np.testing.assert_allclose(got.full_tensor().numpy(), np.exp(np.arange(-2.0, 2.0)), rtol=1e-6)
+got = early_sum(early_in)
+assert got.placements == (dt.Partial(),) and got.full_tensor().item() == -2.0, got
+got = early_gelu(early_in)  # a Python function: its kernel is guarded once a DTensor exists
+assert isinstance(got, dt.DTensor) and got.placements == (dt.Shard(0),), type(got)
+np.testing.assert_allclose(got.full_tensor().numpy(), F.gelu(M.arange(-2.0, 2.0)).numpy())
+w_lin = dt.distribute_tensor(M.ones(3, 4), mesh, [dt.Shard(0)])
+got = early_linear(dt.distribute_tensor(M.ones(2, 4), mesh, [dt.Replicate()]), w_lin)
+assert got.placements == (dt.Shard(1),) and got.full_tensor().tolist() == [[4.0] * 3] * 2, got
 
 # a thread that never built a DTensor computes on one as the main thread does
 import threading
@@ -299,6 +315,39 @@ for norm_type in (2.0, inf):
     assert isinstance(total, DTensor)
     np.testing.assert_allclose(total.full_tensor().numpy(), want.numpy(), rtol=1e-5)
     np.testing.assert_allclose(w.grad.full_tensor().numpy(), wr.grad.numpy(), rtol=1e-5)
+    w.grad, b.grad = D(xn * 3, S0), D(M.ones(3), R)  # the per-tensor path gives the same
+    wr.grad, br.grad = xn * 3, M.ones(3)
+    nn.utils.clip_grad_norm_([wr, br], 1.0, norm_type)
+    total = nn.utils.clip_grad_norm_([w, b], 1.0, norm_type, foreach=False)
+    np.testing.assert_allclose(total.full_tensor().numpy(), want.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.full_tensor().numpy(), wr.grad.numpy(), rtol=1e-5)
+
+# the _foreach_ functions over DTensors (what clip_grad_norm_ and optimizers call), as torch's
+# foreach strategies: a norm stays partial over a sharded dim, pointwise ops keep each position's
+# layout; a position whose operands differ in layout goes through the per-tensor rules
+g1, g2 = D(xn * 2, S0), D(M.arange(3.0), R)
+n1, n2 = M._foreach_norm([g1, g2])
+assert repr(n1.placements) == "(_NormPartial(2),)" and n2.placements == (R,), (n1, n2)
+np.testing.assert_allclose(n1.full_tensor().numpy(), la.vector_norm(xn * 2).numpy(), rtol=1e-5)
+np.testing.assert_allclose(n2.full_tensor().numpy(), la.vector_norm(M.arange(3.0)).numpy())
+ninf = M._foreach_norm([g1], inf)[0]
+assert ninf.placements == (Partial("max"),), ninf.placements
+np.testing.assert_allclose(ninf.full_tensor().numpy(), (xn * 2).abs().max().numpy())
+sums = M._foreach_add([g1, g2], [g1, g2], alpha=2)
+assert [t.placements for t in sums] == [(S0,), (R,)], sums
+np.testing.assert_allclose(sums[0].full_tensor().numpy(), (xn * 6).numpy(), rtol=1e-6)
+with M.no_grad():
+    M._foreach_mul_([g1, g2], M.tensor(0.5))
+np.testing.assert_allclose(g1.full_tensor().numpy(), xn.numpy(), rtol=1e-6)
+np.testing.assert_allclose(g2.full_tensor().numpy(), [0.0, 0.5, 1.0])
+mixed = M._foreach_sub([g1], [D(xn, R)])[0]
+np.testing.assert_allclose(mixed.full_tensor().numpy(), np.zeros((5, 4)), atol=1e-6)
+if not AGAINST_TORCH:  # torch's strategy follows the first operand, ember's elementwise rule
+    assert mixed.placements == (S0,), mixed.placements
+leaf = D(xn, S0).requires_grad_()
+M._foreach_norm([leaf])[0].full_tensor().backward()  # the norm's gradient, through _NormGrad
+np.testing.assert_allclose(leaf.grad.full_tensor().numpy(), (xn / la.vector_norm(xn)).numpy(),
+                           rtol=1e-5)
 
 # embedding over a row-sharded table: masked lookups, summed
 ids = M.tensor([[0, 3], [4, 1]])

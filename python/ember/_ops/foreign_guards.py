@@ -79,3 +79,21 @@ def install(root, modules):
             and type(value).__name__ == "nb_method"
         }
     )
+
+
+def guard_kernels(namespace, mask, route_name):
+    """Puts a foreign guard that checks only the classes in the slots of `mask` in front of the
+    extension functions of `namespace` (ember._C or one of its submodules: the kernels ember's
+    Python functions call by attribute, so a reference to such a function taken before a
+    DTensor existed still reaches DTensor's hook through its kernel). route_name(name, fn) is
+    the name the guard takes (`__name__`: the name the hook's mode routes the call by). Once per
+    namespace and mask; guards already in place stay."""
+    for name, value in list(vars(namespace).items()):
+        if name.startswith("_") or type(value).__name__ != "nb_func":
+            continue
+        if "Tensor" not in (getattr(value, "__doc__", None) or "").split("\n", 1)[0]:
+            continue
+        guard = _C._foreign_guard(value, mask)
+        functools.update_wrapper(guard, value)
+        guard.__name__ = route_name(name, value)
+        setattr(namespace, name, guard)

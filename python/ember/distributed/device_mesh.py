@@ -9,6 +9,7 @@ made on every rank, in the same order, and each rank keeps the ones it belongs t
 """
 
 import os
+import warnings
 
 import numpy as np
 
@@ -39,6 +40,9 @@ class DeviceMesh:
                 f"len(mesh_dim_names): {len(mesh_dim_names)} and len(mesh_shape):{arr.ndim}."
             )
         self.mesh_dim_names = tuple(mesh_dim_names) if mesh_dim_names is not None else None
+        self._root = None  # a slice's mesh it was cut from, and its dims there
+        self._root_dims = None
+        self._flatten_mapping = {}  # a root mesh's flattened meshes by name (_flatten)
         world = c10d.get_world_size()
         if arr.size > world:  # torch's words
             raise RuntimeError(
@@ -175,20 +179,75 @@ class DeviceMesh:
         return self._coordinate
 
     def __getitem__(self, names):
-        """The sub-mesh of this rank along the named dimension(s)."""
+        """The sub-mesh of this rank along the named dimension(s) (in the mesh's order), or a
+        flattened dimension of this root mesh by its name."""
         names = (names,) if isinstance(names, str) else tuple(names)
-        dims = [self._dim(n) for n in names]
+        flat = self._flatten_mapping
+        if len(names) == 1 and names[0] in flat and names[0] not in (self.mesh_dim_names or ()):
+            warnings.warn(  # torch's words
+                "Slicing a flattened dim from root mesh will be deprecated in PT 2.11. "
+                "Users need to bookkeep the flattened mesh directly. ",
+                stacklevel=2,
+            )
+            return flat[names[0]]
+        valid = [*(self.mesh_dim_names or ()), *flat]
+        if not self.mesh_dim_names or any(n not in self.mesh_dim_names for n in names):
+            raise KeyError(  # torch's words
+                f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names are {valid}."
+            )
+        dims = [self.mesh_dim_names.index(n) for n in names]
         if dims == list(range(self.ndim)):
             return self
-        if len(dims) != 1:
-            raise NotImplementedError("DeviceMesh: slicing more than one dimension of a mesh")
-        d = dims[0]
+        # in the mesh's order; a dim of size 1 may go anywhere (torch compares the layouts
+        # with those dropped)
+        wide = [d for d in dims if self._mesh.shape[d] > 1]
+        if len(set(dims)) != len(dims) or wide != sorted(wide):
+            raise KeyError(
+                f"Invalid mesh_dim_names {names} specified. "
+                "Mesh dim indices should be in ascending order."
+            )
         index = list(self._coordinate)
-        index[d] = slice(None)
-        sub = self._mesh[tuple(index)]
-        return DeviceMesh(
-            self.device_type, sub, mesh_dim_names=(names[0],), _groups=[self._groups[d]]
+        for d in dims:
+            index[d] = slice(None)
+        asc = sorted(dims)
+        sub = DeviceMesh(
+            self.device_type,
+            np.transpose(self._mesh[tuple(index)], [asc.index(d) for d in dims]),
+            mesh_dim_names=names,
+            _groups=[self._groups[d] for d in dims],
         )
+        sub._root = self._root or self
+        sub._root_dims = [self._root_dims[d] for d in dims] if self._root_dims else dims
+        return sub
+
+    def _flatten(self, mesh_dim_name=None, backend_override=None):
+        """_flatten(mesh_dim_name=None, backend_override=None) -> DeviceMesh
+
+        The 1-d mesh of this (sliced) mesh's ranks, with a process group over them, named
+        mesh_dim_name (default: the dim names joined by "_"); the root mesh then slices it by
+        that name. Every rank of the root mesh calls it (it creates the groups)."""
+        if not self.mesh_dim_names:
+            raise RuntimeError("Cannot flatten a DeviceMesh without mesh_dim_names!")
+        name = mesh_dim_name or "_".join(self.mesh_dim_names)
+        if self.ndim == 1 and name in self.mesh_dim_names:
+            return self
+        root = self._root or self
+        known = root._flatten_mapping.get(name)
+        if known is not None:
+            return known
+        dims = self._root_dims or list(range(self.ndim))
+        others = [d for d in range(root.ndim) if d not in dims]
+        arr = np.transpose(root._mesh, others + dims)
+        size = int(np.prod([root._mesh.shape[d] for d in dims]))
+        me, mine = c10d.get_rank(), None
+        for line in arr.reshape(-1, size):  # every rank creates every group, in one order
+            ranks = line.tolist()
+            g = c10d.new_group(ranks)
+            if me in ranks:
+                mine, mine_ranks = g, ranks
+        flat = DeviceMesh(self.device_type, mine_ranks, mesh_dim_names=(name,), _groups=[mine])
+        root._flatten_mapping[name] = flat
+        return flat
 
     def __eq__(self, other):
         return (

@@ -39,6 +39,7 @@ from ._sharding_rules import (
     _transpose,
     _unsqueeze,
 )
+from ._sharding_rules_foreach import rules as _foreach_rules
 from ._sharding_rules_loss import RULES as _LOSS_RULES
 from ._sharding_rules_nn import (
     _ALONG_DIM,
@@ -71,7 +72,8 @@ _activating = threading.Lock()
 
 def activate():
     """Puts the DTensor mode at the bottom of every thread's mode stack (once; it stays), so a
-    DTensor computes as one in threads that never built one."""
+    DTensor computes as one in threads that never built one, and registers DTensor with ember's
+    guards (_foreign_hook)."""
     global _MODE
     if _MODE is not None:
         return
@@ -80,6 +82,53 @@ def activate():
             mode = _DTensorMode()
             overrides._enter_outermost(mode)
             _MODE = mode
+            mask = 0
+            for cls in (DTensor, _api._dtensor_parameter_class()):
+                mask |= 1 << _C._set_foreign(cls, _foreign_hook)
+            _guard_kernels(mask)
+
+
+# ember._C._nn kernels that nn.functional's Python functions call with the leading arguments
+# of the public function of that name, so that function's rule fits them
+_NN_SAME_CALL = frozenset(
+    "softmax log_softmax gelu silu mish elu selu celu leaky_relu hardtanh relu6 softplus "
+    "hardswish hardsigmoid softsign tanhshrink softshrink hardshrink threshold glu".split()
+)
+
+
+def _guard_kernels(mask):
+    """Guards ember._C's and ember._C._nn's kernels for DTensor only: a Python function of
+    ember kept before any mesh existed (`from ember.nn.functional import relu`, an activation
+    stored on a model built first) calls its kernel by attribute, which then routes. A kernel
+    that is not the binding behind ember's function of its name, or takes other arguments than
+    the public function, routes under a name with no rule (the fallback on whole tensors)."""
+    from ..._ops.foreign_guards import guard_kernels
+
+    ember = _api._lib()
+
+    def root_name(name, fn):
+        front = getattr(ember, name, None)
+        chain, seen = front, 0
+        while chain is not None and seen < 8:
+            if chain is fn:
+                return name
+            chain, seen = getattr(chain, "__wrapped__", None), seen + 1
+        return "_C." + name
+
+    guard_kernels(_C, mask, root_name)
+    guard_kernels(_C._nn, mask, lambda n, fn: n if n in _NN_SAME_CALL else "_C._nn." + n)
+
+
+def _foreign_hook(fn, args, kwargs):
+    """A guarded function's call with a DTensor among its arguments (Note [Foreign tensors] in
+    python/src/guard_object.h): a reference taken before the routing wrappers were installed
+    (`from ember import relu` at the top of a program, `Tensor.sum` kept in a variable) reaches
+    the modes as the routed function would, as torch's C++ entry checks for subclasses. Inside
+    the DTensor mode's own handler (the mode is off there) the binding runs on the local piece,
+    which is what the rules call it for."""
+    if not any(m is _MODE for m in overrides._stack()):
+        return NotImplemented
+    return overrides._route(fn, args, kwargs)
 
 
 # --- naming the routed function ---------------------------------------------------------------
@@ -181,8 +230,15 @@ def _register():
     _RULES.update(_NORM_RULES)
     _RULES.update(_LOSS_RULES)
     _RULES.update(_SETITEM_RULES)
+    _RULES.update(_foreach_rules(_foreach_names()))
     for n in _LOCAL | _SELF_RETURNING:
         _RULES[n] = _local_call
+
+
+def _foreach_names():
+    from ..._ops import foreach
+
+    return foreach.__all__
 
 
 _register()

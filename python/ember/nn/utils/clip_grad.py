@@ -1,9 +1,7 @@
 """Gradient clipping: clip_grad_norm_, clip_grad_value_, get_total_norm, clip_grads_with_norm_."""
 
-import math
-
-from ..._C import Tensor, stack
-from ..._ops.creation import tensor, zeros
+from ..._C import Tensor
+from ..._ops.creation import tensor
 from ...autograd.grad_mode import no_grad
 
 __all__ = [
@@ -19,33 +17,18 @@ def _as_list(tensors):
     return [tensors] if isinstance(tensors, Tensor) else list(tensors)
 
 
-def _vector_norm(t, p):
-    a = t.abs()
-    if p == math.inf:
-        return a.max() if t.numel() else zeros((), dtype=t.dtype)
-    if p == -math.inf:
-        return a.min()
-    if p == 0:
-        return (a != 0).sum().to(t.dtype)
-    if p == 1:
-        return a.sum()
-    if p == 2:
-        return a.mul(a).sum().sqrt()
-    return a.pow(p).sum().pow(1.0 / p)
+def _lib():
+    import ember
+
+    return ember
 
 
-def _dtensor_total_norm(tensors, norm_type):
-    """The total norm of DTensors (None when there are none), computed by the DTensor rules as
-    torch's: each one's norm stays partial (over sharded dims) until the norm of their stack
-    reduces them all at once, so the ranks agree on the result with one collective."""
-    first = next((t for t in tensors if type(t).__name__ == "DTensor"), None)
-    if first is None:
-        return None
-    import importlib
+def _foreach_supported(tensors):
+    """torch's test for its foreach path (_has_foreach_support): plain tensors, parameters and
+    DTensors, whose foreach functions have sharding rules."""
+    from ..parameter import Parameter
 
-    lib = importlib.import_module(type(first).__module__)._lib()
-    norms = [lib.linalg.vector_norm(t, norm_type) for t in tensors]
-    return lib.linalg.vector_norm(lib.stack(norms), norm_type)
+    return all(type(t) in (Tensor, Parameter) or type(t).__name__ == "DTensor" for t in tensors)
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
@@ -56,11 +39,15 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if len(tensors) == 0:
         return tensor(0.0)
+    # looked up when called: while a function mode is on (DTensors) these are its routes, so a
+    # sharded tensor's norm stays partial until the norm of the stack reduces them all at once
+    lib = _lib()
     with no_grad():
-        total_norm = _dtensor_total_norm(tensors, norm_type)
-        if total_norm is None:
-            norms = stack([_vector_norm(t, norm_type) for t in tensors])
-            total_norm = _vector_norm(norms, norm_type)
+        if foreach is not False and _foreach_supported(tensors):
+            norms = lib._foreach_norm(tensors, norm_type)
+        else:
+            norms = [lib.linalg.vector_norm(t, norm_type) for t in tensors]
+        total_norm = lib.linalg.vector_norm(lib.stack(list(norms)), norm_type)
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
@@ -75,25 +62,33 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     """clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None)
 
     Scales the gradients by min(1, max_norm / (total_norm + 1e-6))."""
-    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    _scale_grads(
+        [p.grad for p in _as_list(parameters) if p.grad is not None], max_norm, total_norm, foreach
+    )
+
+
+def _scale_grads(grads, max_norm, total_norm, foreach):
     if not grads:
         return
     if type(total_norm).__name__ == "DTensor":
-        total_norm = total_norm.to_local()
+        total_norm = total_norm.full_tensor()
     with no_grad():
+        # one factor for all, in the norm's dtype (as torch's: no cast per gradient)
         coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef.to(g.dtype))
+        if foreach is not False and _foreach_supported(grads):
+            _lib()._foreach_mul_(grads, coef)
+        else:
+            for g in grads:
+                g.mul_(coef)
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None)
 
     Rescales the grads in place to a total norm of at most `max_norm`; returns the norm."""
-    parameters = _as_list(parameters)
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
-    clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
+    _scale_grads(grads, max_norm, total_norm, foreach)
     return total_norm
 
 
