@@ -13,7 +13,20 @@ channels per group) is checked against float64 too, and with an infinity in the 
 gradient must have float64's infinities and NaNs: a route that multiplies dropped columns of the
 planes by zeros would add inf * 0 = NaN where no window reads that pixel (docs/ARCHITECTURE.md,
 "A weight gradient from padded planes").
+
+Winograd F(2x2, 3x3) (Note [Winograd convolution] in cpu/conv_winograd.cpp), which takes float32
+3x3 convolutions at unit stride with at least 8 channels each way (off in the tests above, on in
+the WINOGRAD_CASES tests): forward, input gradient (the turned convolution) and weight gradient
+against float64 over odd and even output sizes (a last tile half outside), padding 0 to 2, tile
+counts that leave a part of a vector, and several chunks of images with a remainder; bitwise the
+same at 1, 2 and 3 threads; infinities and NaNs give the direct path's bits; the baseline tier
+(no AVX2: OpenBLAS's GEMM, SSE transforms) in a subprocess.
 """
+
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -46,8 +59,10 @@ def conv(x, w, padding, dilation, groups):
 
 @pytest.fixture(autouse=True)
 def own_kernels(monkeypatch):
-    """ember's kernels, not oneDNN's (which AVX-512 CPUs take for most of these shapes)."""
+    """ember's kernels, not oneDNN's (which AVX-512 CPUs take for most of these shapes), nor
+    Winograd's (which takes 3x3 kernels with enough channels; its tests switch it back on)."""
     monkeypatch.setenv("EMBER_ONEDNN_CONV", "0")
+    monkeypatch.setenv("EMBER_WINOGRAD", "0")
 
 
 @pytest.mark.parametrize("xs,ws,padding,dilation,groups", CASES)
@@ -126,3 +141,123 @@ def test_weight_grad_infinite_input_matches_float64():
     finite = np.isfinite(ref)
     np.testing.assert_allclose(got[finite], ref[finite], rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(got[~finite], ref[~finite])
+
+
+# (input shape, weight shape, padding): Winograd's edges
+WINOGRAD_CASES = [
+    ((7, 32, 14, 14), (64, 32, 3, 3), (1, 1)),  # the main job's conv: 2 chunks of 4 and 3 images
+    ((3, 8, 9, 11), (10, 8, 3, 3), (1, 1)),  # odd output sizes: the last tiles half outside
+    ((2, 9, 8, 7), (8, 9, 3, 3), (0, 0)),  # no padding, 6 x 5 outputs
+    ((2, 8, 3, 4), (12, 8, 3, 3), (2, 1)),  # padding 2 by 1, wider than the input
+    ((3, 16, 3, 3), (8, 16, 3, 3), (0, 0)),  # one output per image: one tile of a vector
+]
+
+
+def _all_passes(x, w, b, gy, padding):
+    ex, ew, eb = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = F.conv2d(ex, ew, eb, 1, padding)
+    y.backward(ember.tensor(gy))
+    return y.detach().numpy(), ex.grad.numpy(), ew.grad.numpy()
+
+
+def _winograd_inputs(xs, ws, padding):
+    x, w, b = rand(*xs), rand(*ws, seed=1), rand(ws[0], seed=3)
+    y, _, _ = conv_ref(x, w, None, (1, 1), padding, (1, 1), 1)
+    gy = rand(*y.shape, seed=2)
+    _, gx, gw = conv_ref(x, w, gy, (1, 1), padding, (1, 1), 1)
+    return (x, w, b, gy), (y + b.reshape(1, -1, 1, 1), gx, gw)
+
+
+def _close_to(got, ref):
+    for g, r, what in zip(got, ref, ("output", "input grad", "weight grad")):
+        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-4 * np.abs(r).max(), err_msg=what)
+
+
+@pytest.fixture
+def winograd(monkeypatch):
+    monkeypatch.delenv("EMBER_WINOGRAD")
+
+
+@pytest.mark.parametrize("xs,ws,padding", WINOGRAD_CASES)
+def test_winograd_matches_float64(xs, ws, padding, winograd):
+    args, ref = _winograd_inputs(xs, ws, padding)
+    _close_to(_all_passes(*args, padding), ref)
+
+
+def test_winograd_independent_of_threads(winograd):
+    xs, ws, padding = WINOGRAD_CASES[0]
+    args, _ = _winograd_inputs(xs, ws, padding)
+    saved = ember.get_num_threads()
+    try:
+        runs = []
+        for threads in (1, 2, 3):
+            ember.set_num_threads(threads)
+            runs.append(_all_passes(*args, padding))
+    finally:
+        ember.set_num_threads(saved)
+    for run in runs[1:]:
+        for a, b in zip(run, runs[0]):
+            np.testing.assert_array_equal(a, b)
+
+
+def _same_non_finite(got, ref):
+    """got's infinities and NaNs where float64's are, and its finite values close to ref's."""
+    finite = np.isfinite(ref)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(got[~finite], ref[~finite])
+    scale = np.abs(ref[finite]).max()
+    np.testing.assert_allclose(got[finite], ref[finite], rtol=1e-4, atol=1e-4 * scale)
+
+
+def test_winograd_non_finite_operands_take_the_direct_path(monkeypatch):
+    """inf - inf in the transforms would give NaN where the direct sum gives +-inf: a pass that
+    meets an infinity or NaN in its operands runs on the direct path (the output and weight
+    gradient bit for bit; the input gradient as the turned convolution's direct path)."""
+    xs, ws, padding = WINOGRAD_CASES[1]
+    (x, w, b, gy), _ = _winograd_inputs(xs, ws, padding)
+    x[1, 2, 4, 5], x[2, 0, 0, 0], gy[0, 3, 2, 2] = np.inf, np.nan, -np.inf
+    direct = _all_passes(x, w, b, gy, padding)
+    monkeypatch.delenv("EMBER_WINOGRAD")
+    got = _all_passes(x, w, b, gy, padding)
+    np.testing.assert_array_equal(got[0], direct[0])
+    np.testing.assert_array_equal(got[2], direct[2])
+    _, gx, _ = conv_ref(x, w, gy, (1, 1), padding, (1, 1), 1)
+    assert not np.isfinite(gx).all()
+    _same_non_finite(got[1], gx)
+    w[3, 1, 0, 2] = np.inf  # in the weight only: the forward's own check
+    x = rand(*xs)
+    y = F.conv2d(ember.tensor(x), ember.tensor(w), None, 1, padding).numpy()
+    ref, _, _ = conv_ref(x, w, None, (1, 1), padding, (1, 1), 1)
+    _same_non_finite(y, ref)
+
+
+_TIER_SCRIPT = """
+import json, sys
+import numpy as np
+import ember
+args = [np.asarray(a, dtype=np.float32) for a in json.loads(sys.stdin.read())]
+ex, ew, eb = (ember.tensor(a, requires_grad=True) for a in args[:3])
+y = ember.nn.functional.conv2d(ex, ew, eb, 1, 1)
+y.backward(ember.tensor(args[3]))
+got = [y.detach().numpy(), ex.grad.numpy(), ew.grad.numpy()]
+json.dump([ember.backends.cpu.get_cpu_capability()] + [g.tolist() for g in got], sys.stdout)
+"""
+
+
+def test_winograd_on_the_baseline_tier():
+    xs, ws, padding = WINOGRAD_CASES[1]
+    args, ref = _winograd_inputs(xs, ws, padding)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMBER_")}
+    env["ATEN_CPU_CAPABILITY"] = "default"
+    run = subprocess.run(
+        [sys.executable, "-c", _TIER_SCRIPT],
+        input=json.dumps([a.tolist() for a in args]),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    tier, *got = json.loads(run.stdout)
+    assert tier == "DEFAULT"
+    _close_to([np.asarray(g) for g in got], ref)

@@ -10,8 +10,10 @@
 #include "ember/core/parallel.h"
 #include "ember/core/shape.h"
 #include "ember/cpu/blas_threads.h"
+#include "ember/cpu/conv_chunks.h"
 #include "ember/cpu/conv_panels.h"
 #include "ember/cpu/conv_routes.h"
+#include "ember/cpu/conv_winograd.h"
 #include "ember/cpu/copy.h"
 #include "ember/cpu/im2col.h"
 #include "ember/cpu/isa.h"
@@ -77,21 +79,6 @@ int64_t panel_chunk_size(int64_t n, int64_t L) {
   if (chunks < threads) return grain;  // one chunk after another, each GEMM threaded
   const int64_t even = (chunks + threads - 1) / threads * threads;
   return (n + even - 1) / even;
-}
-
-// Runs f(begin, end) over chunks of `grain` samples as Note [Conv threading] describes.
-template <class F>
-void for_each_chunk(int64_t n, int64_t grain, F&& f) {
-  const int64_t chunks = (n + grain - 1) / grain;
-  const int threads = get_num_threads();
-  auto body = [&](int64_t b, int64_t e) { with_best_isa([&] { f(b, e); }); };
-  if (threads > 1 && chunks >= threads && !in_parallel_region()) {
-    SerialBlas serial;
-    parallel_for(0, n, grain, body);
-  } else {
-    use_blas_threads();
-    for (int64_t b = 0; b < n; b += grain) body(b, std::min(n, b + grain));
-  }
 }
 
 // c = a @ b, b a wide column matrix: the forward and input-gradient GEMMs, in float with sgemm
@@ -412,6 +399,10 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
                  groups) &&  // Note [Conv on oneDNN]
       onednn_conv(onednn::ConvPass::forward, x, w, y, b, stride, padding, dilation, groups))
     return y;
+  if (winograd_applies(x.dtype(), x.size(1), w.size(0), w.sizes().slice(2, size_t(w.dim() - 2)),
+                       stride, dilation, groups) &&
+      winograd_forward(x, w, b, y, padding))  // Note [Winograd convolution]
+    return y;
   if (x.dtype() == kFloat) forward_impl<float>(x, w, b, y, g, groups);
   else forward_impl<double>(x, w, b, y, g, groups);
   return y;
@@ -533,11 +524,16 @@ constexpr int64_t kMaxTurnedOg = 64;
 bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef dilation, int64_t groups) {
   const int64_t Og = w.size(0) / groups, Cg = w.size(1);
-  if (x.dtype() != kFloat || !has_sgemm() || Og > kMaxTurnedOg || Cg < Og) return false;
+  if (x.dtype() != kFloat) return false;
   for (int d = 0; d < 2; ++d)
-    if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1) ||
-        (!has_conv_panels() && dilation[d] != 1))
-      return false;
+    if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
+  // The turned convolution, from the output's channels to the input's, is Winograd's too.
+  if (winograd_applies(x.dtype(), w.size(0), x.size(1), w.sizes().slice(2, size_t(w.dim() - 2)),
+                       stride, dilation, groups))
+    return true;
+  if (!has_sgemm() || Og > kMaxTurnedOg || Cg < Og) return false;
+  for (int d = 0; d < 2; ++d)
+    if (!has_conv_panels() && dilation[d] != 1) return false;
   return true;
 }
 
@@ -594,6 +590,11 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
     if (gw.defined() && use_onednn(ConvPass::weight_grad, x, w, stride, padding, groups) &&
         onednn_conv(ConvPass::weight_grad, x, gw, go, std::nullopt, stride, padding, dilation,
                     groups))
+      gw_cols = Tensor();
+    if (gw_cols.defined() &&
+        winograd_applies(x.dtype(), x.size(1), w.size(0), w.sizes().slice(2, size_t(w.dim() - 2)),
+                         stride, dilation, groups) &&
+        winograd_weight_grad(go, x, gw, padding))  // Note [Winograd convolution]
       gw_cols = Tensor();
     if (gi_cols.defined() && input_grad_as_conv(x, w, stride, padding, dilation, groups)) {
       gi = input_grad_by_conv(go, w, padding, dilation, groups);

@@ -1,0 +1,379 @@
+// Winograd F(2x2, 3x3) float32 convolution: the forward, the weight gradient, and through Note
+// [Input gradient as a convolution] the input gradient. See Note [Winograd convolution].
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#pragma GCC diagnostic ignored "-Wpsabi"  // vec, only ever inlined
+#include "ember/cpu/conv_winograd.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+#include "ember/cpu/blas_threads.h"
+#include "ember/cpu/conv_chunks.h"
+#include "ember/cpu/sgemm.h"
+
+namespace ember::cpu {
+
+// Note [Winograd convolution]
+// A 3x3 convolution at unit stride computes each 2x2 block of outputs ("tile") from the 4x4
+// input patch under it with 16 multiplies per channel pair instead of 36: with B^T = [1 0 -1 0;
+// 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1] and A^T = [1 1 1 0;
+// 0 1 -1 -1], a tile's output is A^T [sum over c of (G w G^T) (.) (B^T d B)] A. Grouped by the
+// 16 positions of the 4x4 products, the sum over input channels is 16 GEMMs, (K, C) @ (C,
+// tiles): 2.25x fewer multiply-adds than the direct convolution's GEMM, plus the transforms,
+// which are adds. The weight gradient is the same algebra run backwards: per position, (K,
+// tiles) @ (tiles, C) of the output gradient's transform A dY A^T and the input's B^T d B, then
+// G^T (.) G back to 3x3, summed over tiles in each GEMM and over chunks of samples in order, so
+// results do not depend on the thread count; chunks are sized by the shapes alone
+// (kChunkTiles tiles).
+// The transforms run over whole rows of tiles: each input plane, zero-bordered, is split into
+// its even and odd columns, so the four columns of every tile in a row are four contiguous
+// streams and the loop over tiles vectorizes.
+// Errors: the transforms add and halve, so results differ from the direct sum by a few ulps of
+// the inputs' magnitudes (test_conv_padded.py checks them against float64). But they also
+// subtract inputs from each other: an infinity would give inf - inf = NaN where the direct sum
+// gives +-inf, so a pass that meets an infinity or NaN in its operands returns false and the
+// caller runs the direct path.
+// Measured on the AMD EPYC (AVX2) in docs/ARCHITECTURE.md (issue 18, session 19).
+
+namespace {
+
+// Fewer channels leave the GEMMs too thin to pay for the transforms.
+constexpr int64_t kMinChannels = 8;
+// Tiles per chunk: the chunk's transformed operands stay near L2's size.
+constexpr int64_t kChunkTiles = 196;
+
+// Eight floats as one value: the transforms' loops run on these, compiled to one AVX2 register
+// (or two SSE ones, or half an AVX-512 one) by the clone with_best_isa picks.
+typedef float vec __attribute__((vector_size(32)));
+constexpr int64_t kLanes = 8;
+inline vec load(const float* p) {
+  vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, vec v) { std::memcpy(p, &v, sizeof v); }
+
+// One image's tiles, in rows of TW + 1: the last tile of each row is a dummy, so that tile
+// s + 1 is the next one to the right and s + TW + 1 the one below, for every s (its outputs are
+// dropped and its output gradient is zero).
+struct Tiles {
+  int64_t H, W, ph, pw, OH, OW, TH, TW;
+  int64_t stride() const { return TW + 1; }
+  int64_t per_image() const { return TH * stride(); }
+  // The transforms run over whole vectors of tiles: the buffers' slack past per_image().
+  int64_t padded() const { return (per_image() + kLanes - 1) / kLanes * kLanes; }
+  // A parity plane (below) with the slack the last vector reads past it.
+  int64_t plane() const { return (TH + 1) * stride() + 2 * kLanes; }
+};
+
+Tiles tiles_of(int64_t H, int64_t W, IntArrayRef padding, int64_t OH, int64_t OW) {
+  return {H, W, padding[0], padding[1], OH, OW, (OH + 1) / 2, (OW + 1) / 2};
+}
+
+int64_t chunk_images(int64_t n, const Tiles& t) {
+  return std::clamp<int64_t>((kChunkTiles + t.per_image() - 1) / t.per_image(), 1, n);
+}
+
+// Whether p[0, n) holds no infinity or NaN (an exponent of all ones).
+bool all_finite(const float* p, int64_t n) {
+  uint32_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t b;
+    std::memcpy(&b, p + i, sizeof b);
+    bad |= uint32_t((b & 0x7f800000u) == 0x7f800000u);
+  }
+  return bad == 0;
+}
+
+// c (m x n) = a (m x k) @ b: b (k x n) or, transposed, b^T stored (n x k); all row-major with
+// row strides lda, ldb, ldc.
+void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+          bool bt, float* c, int64_t ldc) {
+  if (has_sgemm()) {
+    sgemm(m, n, k, 1.0f, a, lda, 1, b, bt ? 1 : ldb, bt ? ldb : 1, 0.0f, c, ldc);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, bt ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
+              1.0f, a, int(lda), b, int(ldb), 0.0f, c, int(ldc));
+}
+
+// The transforms' operands: 16 matrices, `mat` floats apart, of rows `ld` floats long; one
+// image's tiles start at column col0. Row slack lets the last vector of tiles spill.
+struct Operand {
+  float* data;
+  int64_t mat, ld, col0;
+  float* at(int p, int64_t row) const { return data + p * mat + row * ld + col0; }
+};
+
+// The zero-bordered plane of one input channel (row r, column q hold x[r - ph][q - pw]) as four
+// parity planes: q[2 * (r % 2) + (q % 2)][(r / 2) * stride() + q / 2]. Tile s's 4x4 patch is
+// then q[2 * (i % 2) + (j % 2)][s + (i / 2) * stride() + j / 2]: four vectors at fixed offsets.
+// `padded` holds the plane itself, rows of 2 * stride(): every channel writes the same inside,
+// so its border stays zero. The whole plane is copied before it is split: splitting each row
+// right after copying it read vectors across the copy's stores, which could not forward them
+// (~8 % of the transforms' time in perf). The parity planes' slack stays zero.
+void split_plane(const float* x, const Tiles& t, float* padded, float* const q[4]) {
+  const int64_t S = t.stride();
+  for (int64_t h = 0; h < t.H; ++h)
+    std::copy_n(x + h * t.W, t.W, padded + (h + t.ph) * 2 * S + t.pw);
+  for (int64_t r = 0; r < 2 * t.TH + 2; ++r) {
+    const float* line = padded + r * 2 * S;
+    float* even = q[2 * (r % 2)] + (r / 2) * S;
+    float* odd = q[2 * (r % 2) + 1] + (r / 2) * S;
+    for (int64_t i = 0; i < S; ++i) {
+      even[i] = line[2 * i];
+      odd[i] = line[2 * i + 1];
+    }
+  }
+}
+
+// v[p][c][tile] = (B^T d B)[p] of each tile d of one image's C channels. `q` holds four
+// zeroed planes of t.plane() floats, `padded` the zero-bordered plane (split_plane).
+void input_transform(const float* image, int64_t C, const Tiles& t, float* const q[4],
+                     float* padded, const Operand& v) {
+  const int64_t S = t.stride();
+  for (int64_t c = 0; c < C; ++c) {
+    split_plane(image + c * t.H * t.W, t, padded, q);
+    for (int64_t s = 0; s < t.padded(); s += kLanes) {
+      vec r[4][4];  // B^T d: the rows combined, per column j
+      for (int j = 0; j < 4; ++j) {
+        const float* top = q[j % 2] + s + j / 2;         // rows 0 and 2
+        const float* bottom = q[2 + j % 2] + s + j / 2;  // rows 1 and 3
+        const vec d0 = load(top), d1 = load(bottom), d2 = load(top + S), d3 = load(bottom + S);
+        r[0][j] = d0 - d2;
+        r[1][j] = d1 + d2;
+        r[2][j] = d2 - d1;
+        r[3][j] = d1 - d3;
+      }
+      for (int i = 0; i < 4; ++i) {  // (B^T d) B: the columns combined
+        store(v.at(4 * i + 0, c) + s, r[i][0] - r[i][2]);
+        store(v.at(4 * i + 1, c) + s, r[i][1] + r[i][2]);
+        store(v.at(4 * i + 2, c) + s, r[i][2] - r[i][1]);
+        store(v.at(4 * i + 3, c) + s, r[i][1] - r[i][3]);
+      }
+    }
+  }
+}
+
+// One image's K output planes from m[p][k][tile] (A^T m A per tile), plus the bias. `work`
+// holds 4 * padded() floats.
+void output_transform(const Operand& m, int64_t K, const Tiles& t, const float* bias, float* work,
+                      float* y) {
+  const int64_t S = t.stride(), n = t.padded();
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t s = 0; s < n; s += kLanes) {
+      vec r[2][4];  // A^T m: the rows combined, per column j
+      for (int j = 0; j < 4; ++j) {
+        const vec m0 = load(m.at(j, k) + s), m1 = load(m.at(4 + j, k) + s);
+        const vec m2 = load(m.at(8 + j, k) + s), m3 = load(m.at(12 + j, k) + s);
+        r[0][j] = m0 + m1 + m2;
+        r[1][j] = m1 - m2 - m3;
+      }
+      for (int a = 0; a < 2; ++a) {  // work: output row a's even, then odd columns
+        store(work + (2 * a) * n + s, r[a][0] + r[a][1] + r[a][2]);
+        store(work + (2 * a + 1) * n + s, r[a][1] - r[a][2] - r[a][3]);
+      }
+    }
+    const float b = bias ? bias[k] : 0.0f;
+    for (int64_t oh = 0; oh < t.OH; ++oh) {
+      float* row = y + (k * t.OH + oh) * t.OW;
+      const float* even = work + 2 * (oh % 2) * n + (oh / 2) * S;
+      const float* odd = even + n;
+      for (int64_t i = 0; i < t.OW / 2; ++i) {
+        row[2 * i] = even[i] + b;
+        row[2 * i + 1] = odd[i] + b;
+      }
+      if (t.OW % 2) row[t.OW - 1] = even[t.OW / 2] + b;
+    }
+  }
+}
+
+// dm[p][k][tile] = (A dY A^T)[p] of each 2x2 tile dY of one image's K output-gradient planes,
+// zero past the output's edges and at the dummy tiles. `g` holds four planes of t.plane()
+// floats, zero past per_image().
+void grad_transform(const float* go, int64_t K, const Tiles& t, float* const g[4],
+                    const Operand& dm) {
+  const int64_t S = t.stride();
+  for (int64_t k = 0; k < K; ++k) {
+    const float* plane = go + k * t.OH * t.OW;
+    for (int64_t oh = 0; oh < 2 * t.TH; ++oh) {  // g[2a + b][th * S + tw] = dY[2th + a][2tw + b]
+      float* even = g[2 * (oh % 2)] + (oh / 2) * S;
+      float* odd = g[2 * (oh % 2) + 1] + (oh / 2) * S;
+      std::fill_n(even, S, 0.0f);
+      std::fill_n(odd, S, 0.0f);
+      if (oh >= t.OH) continue;
+      const float* row = plane + oh * t.OW;
+      for (int64_t i = 0; i < t.OW / 2; ++i) {
+        even[i] = row[2 * i];
+        odd[i] = row[2 * i + 1];
+      }
+      if (t.OW % 2) even[t.OW / 2] = row[t.OW - 1];
+    }
+    for (int64_t s = 0; s < t.padded(); s += kLanes) {
+      const vec y00 = load(g[0] + s), y01 = load(g[1] + s);
+      const vec y10 = load(g[2] + s), y11 = load(g[3] + s);
+      const vec u[4][2] = {{y00, y01},
+                           {y00 + y10, y01 + y11},
+                           {y00 - y10, y01 - y11},
+                           {-y10, -y11}};  // A dY: the rows
+      for (int i = 0; i < 4; ++i) {        // (A dY) A^T: the columns
+        store(dm.at(4 * i + 0, k) + s, u[i][0]);
+        store(dm.at(4 * i + 1, k) + s, u[i][0] + u[i][1]);
+        store(dm.at(4 * i + 2, k) + s, u[i][0] - u[i][1]);
+        store(dm.at(4 * i + 3, k) + s, -u[i][1]);
+      }
+    }
+  }
+}
+
+// u[p][kc] = (G w G^T)[p] of each 3x3 kernel w[kc].
+void weight_transform(const float* w, int64_t KC, float* u) {
+  for (int64_t kc = 0; kc < KC; ++kc) {
+    const float* g = w + kc * 9;
+    for (int i = 0; i < 4; ++i) {
+      float a[3];  // row i of G g
+      for (int j = 0; j < 3; ++j) {
+        const float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+        a[j] = i == 0 ? g0 : i == 3 ? g2 : 0.5f * (i == 1 ? g0 + g1 + g2 : g0 - g1 + g2);
+      }
+      u[(4 * i + 0) * KC + kc] = a[0];
+      u[(4 * i + 1) * KC + kc] = 0.5f * (a[0] + a[1] + a[2]);
+      u[(4 * i + 2) * KC + kc] = 0.5f * (a[0] - a[1] + a[2]);
+      u[(4 * i + 3) * KC + kc] = a[2];
+    }
+  }
+}
+
+// gw[kc] = G^T x[kc] G of each 4x4 x[p][kc] (the gradient back through weight_transform).
+void weight_untransform(const float* x, int64_t KC, float* gw) {
+  for (int64_t kc = 0; kc < KC; ++kc) {
+    float b[3][4];  // G^T x: the rows combined, per column j
+    for (int j = 0; j < 4; ++j) {
+      const float x0 = x[j * KC + kc], x1 = x[(4 + j) * KC + kc];
+      const float x2 = x[(8 + j) * KC + kc], x3 = x[(12 + j) * KC + kc];
+      b[0][j] = x0 + 0.5f * (x1 + x2);
+      b[1][j] = 0.5f * (x1 - x2);
+      b[2][j] = 0.5f * (x1 + x2) + x3;
+    }
+    for (int i = 0; i < 3; ++i) {
+      gw[kc * 9 + i * 3 + 0] = b[i][0] + 0.5f * (b[i][1] + b[i][2]);
+      gw[kc * 9 + i * 3 + 1] = 0.5f * (b[i][1] - b[i][2]);
+      gw[kc * 9 + i * 3 + 2] = 0.5f * (b[i][1] + b[i][2]) + b[i][3];
+    }
+  }
+}
+
+std::unique_ptr<float[]> buffer(int64_t n) {
+  return std::unique_ptr<float[]>(new float[size_t(n)]);
+}
+
+// A chunk's scratch, zeroed: four parity planes and a zero-bordered plane (split_plane), and the
+// output transform's work.
+struct Scratch {
+  std::unique_ptr<float[]> mem;
+  float* planes[4];
+  float* padded;
+  float* work;
+  explicit Scratch(const Tiles& t)
+      : mem(new float[size_t(4 * t.plane() + (2 * t.TH + 2) * 2 * t.stride() + 4 * t.padded())]()) {
+    for (int i = 0; i < 4; ++i) planes[i] = mem.get() + i * t.plane();
+    padded = mem.get() + 4 * t.plane();
+    work = padded + (2 * t.TH + 2) * 2 * t.stride();
+  }
+};
+
+}  // namespace
+
+bool winograd_applies(ScalarType dtype, int64_t in_channels, int64_t out_channels,
+                      IntArrayRef kernel, IntArrayRef stride, IntArrayRef dilation,
+                      int64_t groups) {
+  if (dtype != kFloat || kernel.size() != 2 || groups != 1 || in_channels < kMinChannels ||
+      out_channels < kMinChannels)
+    return false;
+  for (size_t d = 0; d < 2; ++d)
+    if (kernel[d] != 3 || stride[d] != 1 || dilation[d] != 1) return false;
+  const char* v = std::getenv("EMBER_WINOGRAD");
+  return !(v && std::string_view(v) == "0");
+}
+
+bool winograd_forward(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
+                      const Tensor& y, IntArrayRef padding) {
+  const int64_t N = x.size(0), C = x.size(1), K = w.size(0), in_numel = C * x.size(2) * x.size(3);
+  const Tiles t = tiles_of(x.size(2), x.size(3), padding, y.size(2), y.size(3));
+  const float* px = x.data_ptr<float>();
+  const float* pb = bias ? bias->data_ptr<float>() : nullptr;
+  float* py = y.data_ptr<float>();
+  if (!all_finite(w.data_ptr<float>(), K * C * 9)) return false;
+  auto u = buffer(16 * K * C);
+  weight_transform(w.data_ptr<float>(), K * C, u.get());
+  std::atomic<bool> ok{true};
+  for_each_chunk(N, chunk_images(N, t), [&](int64_t n0, int64_t n1) {
+    if (!ok.load(std::memory_order_relaxed) ||
+        !all_finite(px + n0 * in_numel, (n1 - n0) * in_numel)) {
+      ok = false;
+      return;
+    }
+    const int64_t T = (n1 - n0) * t.per_image(), ld = T + kLanes;
+    auto v = buffer(16 * C * ld), m = buffer(16 * K * ld);
+    for (int64_t row = 0; row < 16 * K; ++row) std::fill_n(m.get() + row * ld + T, kLanes, 0.0f);
+    Scratch work(t);
+    for (int64_t n = n0; n < n1; ++n)
+      input_transform(px + n * in_numel, C, t, work.planes, work.padded,
+                      {v.get(), C * ld, ld, (n - n0) * t.per_image()});
+    for (int64_t p = 0; p < 16; ++p)
+      gemm(K, T, C, u.get() + p * K * C, C, v.get() + p * C * ld, ld, false, m.get() + p * K * ld,
+           ld);
+    for (int64_t n = n0; n < n1; ++n)
+      output_transform({m.get(), K * ld, ld, (n - n0) * t.per_image()}, K, t, pb, work.work,
+                       py + n * K * t.OH * t.OW);
+  });
+  return ok;
+}
+
+bool winograd_weight_grad(const Tensor& go, const Tensor& x, const Tensor& gw,
+                          IntArrayRef padding) {
+  const int64_t N = x.size(0), C = x.size(1), K = gw.size(0), in_numel = C * x.size(2) * x.size(3);
+  const Tiles t = tiles_of(x.size(2), x.size(3), padding, go.size(2), go.size(3));
+  const int64_t out_numel = K * t.OH * t.OW, grain = chunk_images(N, t);
+  const int64_t chunks = (N + grain - 1) / grain, KC = K * C;
+  const float* px = x.data_ptr<float>();
+  const float* pg = go.data_ptr<float>();
+  auto partial = buffer(chunks * 16 * KC);
+  std::atomic<bool> ok{true};
+  for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
+    if (!ok.load(std::memory_order_relaxed) ||
+        !all_finite(px + n0 * in_numel, (n1 - n0) * in_numel) ||
+        !all_finite(pg + n0 * out_numel, (n1 - n0) * out_numel)) {
+      ok = false;
+      return;
+    }
+    const int64_t T = (n1 - n0) * t.per_image(), ld = T + kLanes;
+    auto v = buffer(16 * C * ld), dm = buffer(16 * K * ld);
+    Scratch work(t), grads(t);
+    for (int64_t n = n0; n < n1; ++n) {
+      const int64_t col0 = (n - n0) * t.per_image();
+      input_transform(px + n * in_numel, C, t, work.planes, work.padded,
+                      {v.get(), C * ld, ld, col0});
+      grad_transform(pg + n * out_numel, K, t, grads.planes, {dm.get(), K * ld, ld, col0});
+    }
+    float* acc = partial.get() + (n0 / grain) * 16 * KC;
+    for (int64_t p = 0; p < 16; ++p)
+      gemm(K, C, T, dm.get() + p * K * ld, ld, v.get() + p * C * ld, ld, true, acc + p * KC, C);
+  });
+  if (!ok) return false;
+  with_best_isa([&] {
+    float* acc = partial.get();
+    for (int64_t c = 1; c < chunks; ++c) {
+      const float* p = acc + c * 16 * KC;
+      for (int64_t i = 0; i < 16 * KC; ++i) acc[i] += p[i];
+    }
+    weight_untransform(acc, KC, gw.data_ptr<float>());
+  });
+  return true;
+}
+
+}  // namespace ember::cpu
