@@ -220,6 +220,8 @@ SCRIPTS = [
     "p14_optim_state",
     "p14_autograd_print",
     "p14_volume_register",
+    "p14_fused_convbn",
+    "p14_examples_small",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
