@@ -128,6 +128,7 @@ _NAMED = [
     (lambda x, t: F.cross_entropy(x, t.softmax(1), reduction="sum"), "NegBackward0"),
     (lambda x, t: ember.linalg.inv(x[:, :4] + 3 * ember.eye(4)), "LinalgInvExBackward0"),
     (lambda x, t: ember.det(x[:, :4]), "LinalgDetBackward0"),
+    (lambda x, t: ember.linalg.slogdet(x[:, :4]).sign, "LinalgSlogdetBackward0"),
     (lambda x, t: ember.linalg.solve(x[:, :4] + 3 * ember.eye(4), t), "LinalgSolveExBackward0"),
     (lambda x, t: ember.linalg.svd(x)[0], "LinalgSvdBackward0"),
     (lambda x, t: ember.linalg.qr(x)[1], "LinalgQrBackward0"),
@@ -248,3 +249,15 @@ def test_squeeze_overloads_name_their_nodes_as_torch():
     assert type(F.avg_pool1d(x.view(1, 1, 3), 1).grad_fn).__name__ == "SqueezeBackward1"
     x.squeeze((0, 2)).sum().backward()
     assert x.grad.shape == (1, 3, 1)
+
+
+def test_slogdet_sign_is_an_output_of_the_node():
+    """As torch's, the sign carries the node (printed with its grad_fn); a backward from the
+    sign alone leaves the input's gradient undefined, with logabsdet it is inv(A)^T."""
+    a = ember.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
+    sign, logabs = ember.linalg.slogdet(a)
+    assert sign.requires_grad and sign.item() == -1.0
+    sign.backward(retain_graph=True)
+    assert a.grad is None
+    (sign + logabs).backward()
+    assert ember.allclose(a.grad, ember.linalg.inv(a.detach()).mT)
