@@ -117,6 +117,19 @@ def test_points_on_the_border_get_no_coordinate_gradient(padding):
 
 
 @pytest.mark.parametrize("volume", [False, True])
+def test_nearest_gives_the_grid_a_zero_gradient(volume):
+    """torch's nearest backward writes zeros for the grid (not None); the input's gradient counts
+    each sample once."""
+    F = ember.nn.functional
+    img = ember.arange(24.0).reshape([1, 1, 2, 3, 4] if volume else [1, 2, 3, 4]).requires_grad_()
+    grid = ember.zeros([1, 1, 1, 2, 3] if volume else [1, 1, 2, 2], requires_grad=True)
+    out = F.grid_sample(img, grid, mode="nearest", align_corners=True)
+    (out * 2).sum().backward()
+    assert grid.grad is not None and grid.grad.abs().sum().item() == 0.0
+    assert img.grad.sum().item() == 2.0 * out.numel()
+
+
+@pytest.mark.parametrize("volume", [False, True])
 def test_identity_grid_gradients_match_torch(torch, volume):
     shape = [1, 2, 3, 4, 5] if volume else [1, 2, 4, 5]
     eye = np.eye(3, 4) if volume else np.eye(2, 3)

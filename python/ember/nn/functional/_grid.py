@@ -7,6 +7,7 @@ from ..._ops import _names
 from ..._ops.creation import linspace, ones, zeros, zeros_like
 from ..._ops.index import where
 from ..._type_info import scalar_type_name
+from ...autograd.function import Function
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -120,6 +121,25 @@ def _source_coords_int(x, size, align_corners, padding_mode):
     return x
 
 
+class _ZeroGridGradient(Function):
+    """Nearest sampling reads no interpolation weight, so the grid is not in its graph; torch's
+    backward still gives the grid a gradient of zeros (not None)."""
+
+    @staticmethod
+    def forward(ctx, out, grid):
+        ctx.grid_meta = (grid.shape, grid.dtype)
+        return out.view_as(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape, dtype = ctx.grid_meta
+        return grad, zeros(shape, dtype=dtype)
+
+
+def _with_zero_grid_gradient(out, grid):
+    return _ZeroGridGradient.apply(out, grid) if grid.requires_grad else out
+
+
 def _check_grid_sampler(input, grid, mode):
     """torch's grid_sampler checks, in its order."""
 
@@ -176,7 +196,7 @@ def _grid_sample_3d(input, grid, mode, padding_mode, align_corners):
         return vals.masked_fill(~valid.unsqueeze(1), 0)
 
     if mode == "nearest":
-        return tap(x.round(), y.round(), z.round())
+        return _with_zero_grid_gradient(tap(x.round(), y.round(), z.round()), grid)
     x0, y0, z0 = x.floor(), y.floor(), z.floor()
     wx1, wy1, wz1 = ((v - v0).unsqueeze(1) for v, v0 in ((x, x0), (y, y0), (z, z0)))
     wx0, wy0, wz0 = 1 - wx1, 1 - wy1, 1 - wz1
@@ -227,7 +247,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return vals.masked_fill(~valid.unsqueeze(1), 0)  # +0.0 outside, as torch's
 
     if mode == "nearest":
-        return tap(x.round(), y.round())
+        return _with_zero_grid_gradient(tap(x.round(), y.round()), grid)
     if mode == "bicubic":
         x0, y0 = x.floor(), y.floor()
         wxs, wys = _cubic_weights(x - x0), _cubic_weights(y - y0)
