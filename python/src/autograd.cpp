@@ -3,6 +3,7 @@
 #include "common.h"
 #include "ember/autograd/anomaly.h"
 #include "ember/autograd/node.h"
+#include "ember/autograd/rename.h"
 #include "ember/dispatch/autocast.h"
 
 // engine.cpp's graph-task queries and edge-input grad and backward, declared here rather than in
@@ -434,13 +435,7 @@ void bind_autograd(nb::module_& m) {
   // torch's fused op does: a pass-through node with that name takes over the result's history.
   m.def(
       "_rename_grad_fn",
-      [](const Tensor& out, const std::string& name) {
-        if (!out.grad_fn()) return;
-        auto node = std::make_shared<autograd::FunctionNode>(
-            name, [](autograd::FunctionNode&, const variable_list& g) { return g; });
-        autograd::collect_next_edges(*node, {out});
-        autograd::set_history(out, node, 0);
-      },
+      [](const Tensor& out, const std::string& name) { autograd::rename_history(out, name); },
       nb::arg("out"), nb::arg("name"),
       doc("_rename_grad_fn(out, name) -> None",
           "Gives `out` (a result with history) a pass-through grad_fn named `name`."));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common.h"
+#include "ember/autograd/rename.h"
 #include "quantized.h"
 
 namespace ember::py {
@@ -30,8 +31,13 @@ void bind_operators(nb::module_& m) {
           "__sub__", [](const Tensor& a, const TL& b) { return sub(a, b.t); }, o, op,
           op_doc("__sub__", "self - other", "sub"))
       .def(
-          "__rsub__", [](const Tensor& a, const TL& b) { return sub(b.t, a); }, o, op,
-          op_doc("__rsub__", "other - self", "sub"))
+          "__rsub__",
+          [](const Tensor& a, const TL& b) {
+            Tensor out = sub(b.t, a);
+            autograd::rename_history(out, "RsubBackward1");  // torch's rsub(Tensor, Scalar)
+            return out;
+          },
+          o, op, op_doc("__rsub__", "other - self", "sub"))
       .def(
           "__mul__", [](const Tensor& a, const TL& b) { return mul(a, b.t); }, o, op,
           op_doc("__mul__", "self * other", "mul"))

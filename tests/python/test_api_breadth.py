@@ -334,6 +334,18 @@ def test_process_level(torch):
         ember.set_printoptions(profile="default")
 
 
+def test_amp_submodules_and_more_backends():
+    """The spellings programs import: torch.amp.grad_scaler / autocast_mode, and the
+    backends.mkl / backends.opt_einsum switches (reported as torch's build without them)."""
+    from ember.amp.autocast_mode import autocast
+    from ember.amp.grad_scaler import GradScaler
+
+    assert GradScaler is ember.amp.GradScaler and autocast is ember.amp.autocast
+    assert ember.backends.mkl.is_available() is False
+    assert ember.backends.opt_einsum.is_available() is False
+    assert ember.backends.opt_einsum.strategy is None
+
+
 def test_fork_rng_restores_state():
     ember.manual_seed(5)
     with ember.random.fork_rng():

@@ -501,6 +501,45 @@ def test_gradcheck_detects_wrong_gradient():
     assert not ember.autograd.gradcheck(BadSquare.apply, (x,), raise_exception=False)
 
 
+def test_gradcheck_perturbs_non_contiguous_inputs_in_place():
+    """A sliced input (a view with strides) is perturbed where the function reads it: its
+    numerical Jacobian was all zeros (a reshaped copy was perturbed), failing a correct check."""
+    base = ember.linspace(0.0, 1.0, 24, dtype=ember.float64).reshape(4, 6)
+    x = base[:, ::2].detach().requires_grad_()
+    assert not x.is_contiguous()
+    assert ember.autograd.gradcheck(lambda t: (t * t).sum(1), (x,))
+    scalar = ember.tensor(0.5, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: t.exp(), (scalar,))
+
+
+def test_once_differentiable_backward_records_nothing_and_refuses_double_backward():
+    from ember.autograd.function import once_differentiable
+
+    seen = []
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad):
+            seen.append(ember.is_grad_enabled())
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = ember.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
+    assert seen == [False] and g.tolist() == [2.0, 4.0] and not g.requires_grad
+    y = Square.apply(x * 1)  # grad outputs that require grad: the gradient is flagged
+    (g,) = ember.autograd.grad((y * y).sum(), x, create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(RuntimeError, match="differentiate twice a function that was marked"):
+        g.sum().backward()
+
+
 # ----------------------------------------------------------------------------------------------
 # gradients through views, broadcasting, indexing
 # ----------------------------------------------------------------------------------------------

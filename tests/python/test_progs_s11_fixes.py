@@ -97,6 +97,55 @@ _NAMED = [
     (lambda x, t: ember.std(x, dim=1), "StdBackward0"),
     (lambda x, t: x.max(), "MaxBackward1"),
     (lambda x, t: ember.min(x), "MinBackward1"),
+    # session 19 (progs14): composites of the C++ ops and of ember.linalg's Functions
+    (lambda x, t: x.clamp(0, 1), "ClampBackward1"),
+    (lambda x, t: ember.clamp(x, min=t), "ClampBackward0"),
+    (lambda x, t: x.clamp_min(0.5), "ClampMinBackward0"),
+    (lambda x, t: x.clamp_max(t), "ClampMaxBackward1"),
+    (lambda x, t: 1 - x, "RsubBackward1"),
+    (lambda x, t: ember.rsub(x, t), "RsubBackward0"),
+    (lambda x, t: ember.stack([x, t]), "StackBackward0"),
+    (lambda x, t: x.repeat(2, 1), "RepeatBackward0"),
+    (lambda x, t: ember.roll(x, 1), "RollBackward0"),
+    (lambda x, t: x.tril(), "TrilBackward0"),
+    (lambda x, t: ember.triu(x, 1), "TriuBackward0"),
+    (lambda x, t: x.diag(), "DiagonalBackward0_copy"),
+    (lambda x, t: ember.diag(x[0]), "DiagEmbedBackward0"),
+    (lambda x, t: x.trace(), "TraceBackward0"),
+    (lambda x, t: ember.addcmul(x, x, t), "AddcmulBackward0"),
+    (lambda x, t: ember.addcdiv(x, x, t.abs() + 1), "AddcdivBackward0"),
+    (lambda x, t: ember.lerp(x, t, 0.3), "LerpBackward0"),
+    (lambda x, t: ember.lerp(x, t, ember.tensor(0.3)), "LerpBackward1"),
+    (lambda x, t: x.T.reshape(-1), "UnsafeViewBackward0"),
+    (lambda x, t: ember.xlogy(x, t.abs()), "XlogyBackward0"),
+    (lambda x, t: ember.logaddexp(x, t), "LogaddexpBackward0"),
+    (lambda x, t: ember.std_mean(x, 0)[0], "StdMeanBackward0"),
+    (lambda x, t: x.nansum(0), "NansumBackward0"),
+    (lambda x, t: ember.rot90(x), "Rot90Backward0"),
+    (lambda x, t: ember.block_diag(x, t), "BlockDiagBackward0"),
+    (lambda x, t: F.linear(x[0], t[:3], t[0, :3]), "ViewBackward0"),
+    (lambda x, t: F.cross_entropy(x, t.softmax(1)), "DivBackward1"),
+    (lambda x, t: F.cross_entropy(x, t.softmax(1), reduction="sum"), "NegBackward0"),
+    (lambda x, t: ember.linalg.inv(x[:, :4] + 3 * ember.eye(4)), "LinalgInvExBackward0"),
+    (lambda x, t: ember.det(x[:, :4]), "LinalgDetBackward0"),
+    (lambda x, t: ember.linalg.slogdet(x[:, :4]).sign, "LinalgSlogdetBackward0"),
+    (lambda x, t: ember.linalg.solve(x[:, :4] + 3 * ember.eye(4), t), "LinalgSolveExBackward0"),
+    (lambda x, t: ember.linalg.svd(x)[0], "LinalgSvdBackward0"),
+    (lambda x, t: ember.linalg.qr(x)[1], "LinalgQrBackward0"),
+    (lambda x, t: ember.linalg.eigvalsh(x[:, :4] @ x[:, :4].T), "LinalgEighBackward0"),
+    (
+        lambda x, t: ember.linalg.cholesky(x[:, :4] @ x[:, :4].T + ember.eye(4)),
+        "LinalgCholeskyExBackward0",
+    ),
+    (lambda x, t: ember.matrix_exp(x[:, :4] / 4), "LinalgMatrixExpBackward0"),
+    (
+        lambda x, t: F.affine_grid(x[None, :2, :3], [1, 1, 2, 2], False),
+        "AffineGridGeneratorBackward0",
+    ),
+    (
+        lambda x, t: F.grid_sample(x.view(1, 1, 4, 5), t[:2].reshape(1, 1, 5, 2).tanh()),
+        "GridSampler2DBackward0",
+    ),
 ]
 
 
@@ -200,3 +249,15 @@ def test_squeeze_overloads_name_their_nodes_as_torch():
     assert type(F.avg_pool1d(x.view(1, 1, 3), 1).grad_fn).__name__ == "SqueezeBackward1"
     x.squeeze((0, 2)).sum().backward()
     assert x.grad.shape == (1, 3, 1)
+
+
+def test_slogdet_sign_is_an_output_of_the_node():
+    """As torch's, the sign carries the node (printed with its grad_fn); a backward from the
+    sign alone leaves the input's gradient undefined, with logabsdet it is inv(A)^T."""
+    a = ember.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
+    sign, logabs = ember.linalg.slogdet(a)
+    assert sign.requires_grad and sign.item() == -1.0
+    sign.backward(retain_graph=True)
+    assert a.grad is None
+    (sign + logabs).backward()
+    assert ember.allclose(a.grad, ember.linalg.inv(a.detach()).mT)

@@ -213,6 +213,15 @@ SCRIPTS = [
     "p13_jit_deploy",
     "p13_meta_init",
     "p13_autograd_graph",
+    # session 19 (progs14)
+    "p14_forward_ad",
+    "p14_dist_transforms",
+    "p14_tensor_misc",
+    "p14_optim_state",
+    "p14_autograd_print",
+    "p14_volume_register",
+    "p14_fused_convbn",
+    "p14_examples_small",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

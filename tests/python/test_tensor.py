@@ -315,6 +315,37 @@ def test_as_tensor_shares_when_possible():
     assert ember.as_tensor([1, 2]).dtype == ember.int64
 
 
+def test_asarray_copy_and_requires_grad():
+    """torch.asarray's copy= (None shares where it can, True copies, False refuses a copy) and
+    requires_grad= (unset keeps a tensor's graph; set detaches a copy or flags the alias)."""
+    import warnings
+
+    arr = np.arange(3.0)
+    shared, copied = ember.asarray(arr), ember.asarray(arr, copy=True)
+    arr[0] = 9.0
+    assert shared[0].item() == 9.0 and copied[0].item() == 0.0
+    assert ember.asarray(arr, copy=False)[0].item() == 9.0
+    with pytest.raises(
+        ValueError, match="can't alias tensor with dtype 'Double' into dtype 'Float'"
+    ):
+        ember.asarray(arr, dtype=ember.float32, copy=False)
+    with pytest.raises(ValueError, match="can't alias arbitrary sequence into a tensor"):
+        ember.asarray([1.0, 2.0], copy=False)
+    assert ember.asarray([1.0, 2.0], requires_grad=True).requires_grad
+    assert ember.asarray(bytearray(b"ab"), dtype=ember.uint8).tolist() == [97, 98]
+    x = ember.ones(2, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ember.asarray(x) is x
+        cloned = ember.asarray(x, copy=True)
+        assert type(cloned.grad_fn).__name__ == "CloneBackward0"
+        converted = ember.asarray(x, dtype=ember.float64)
+        assert type(converted.grad_fn).__name__ == "ToCopyBackward0"
+    detached = ember.asarray(x, dtype=ember.float64, requires_grad=False)
+    assert not detached.requires_grad and x.requires_grad
+    assert ember.asarray(x, requires_grad=False) is x and not x.requires_grad
+
+
 def test_numpy_method_shares_memory():
     t = ember.zeros(2, 2)
     a = t.numpy()

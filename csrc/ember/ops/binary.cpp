@@ -1,6 +1,7 @@
 // Binary ops: promotion rules, dispatch entry points and derivatives.
 #include "ember/schema/binary.h"
 #include "ember/autograd/node.h"
+#include "ember/autograd/rename.h"
 #include "ember/ops/binary_out.h"
 #include "ember/ops/derivative.h"
 #include "ember/ops/meta.h"
@@ -388,7 +389,9 @@ Tensor& div_out(const Tensor& self, const Tensor& other, std::optional<std::stri
 
 // grad - grad * w, not grad * (1 - w): a 0-d weight may be a wrapped number, and 1 - w of two
 // wrapped numbers would be computed in the default dtype (float32) instead of the weight's
-EMBER_DERIVATIVE(op::lerp, "LerpBackward1", (self, end, weight), grad - grad * weight, grad* weight,
+// torch's node is named by its overload: a number weight LerpBackward0, a tensor LerpBackward1.
+EMBER_DERIVATIVE(op::lerp, weight.impl()->is_wrapped_number ? "LerpBackward0" : "LerpBackward1",
+                 (self, end, weight), grad - grad * weight, grad* weight,
                  to_dtype(grad*(end - self), weight.dtype()));
 EMBER_DERIVATIVE(op::where, "WhereBackward0", (condition, self, other), not_differentiable(),
                  where(condition, grad, zeros({}, TensorOptions(grad.dtype()))),
@@ -470,6 +473,10 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
   // comparisons are false for it).
   if (min) r = where(lt(r, *min), *min, r);
   if (max) r = where(gt(r, *max), *max, r);
+  // torch's node is named by its overload: numbers (ClampBackward1) or tensors (ClampBackward0)
+  bool numbers =
+      (!min || min->impl()->is_wrapped_number) && (!max || max->impl()->is_wrapped_number);
+  autograd::rename_history(r, numbers ? "ClampBackward1" : "ClampBackward0");
   return r;
 }
 
@@ -495,7 +502,10 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
                         self.dtype() == kHalf || self.dtype() == kBFloat16 ? kFloat : self.dtype());
     // float16/bfloat16 keep a float weight (torch's opmath scalar), other dtypes self's
     ScalarType wt = self.dtype() == kHalf || self.dtype() == kBFloat16 ? kFloat : self.dtype();
-    if (weight.dtype() != wt) w = weight.to(wt);
+    if (weight.dtype() != wt) {
+      w = weight.to(wt);
+      w.impl()->is_wrapped_number = weight.impl()->is_wrapped_number;  // names the node
+    }
   } else {
     EMBER_CHECK(weight.dtype() == self.dtype(), "expected dtype ", cpp_type_name(self.dtype()),
                 " for `weight` but got dtype ", cpp_type_name(weight.dtype()));
@@ -522,7 +532,9 @@ void check_addcdiv(const Tensor& t1, const Tensor& t2) {
 
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   check_addcmul(self, t1, t2);
-  return add(self, t1 * t2, value);
+  Tensor out = add(self, t1 * t2, value);
+  autograd::rename_history(out, "AddcmulBackward0");  // torch's one fused kernel
+  return out;
 }
 
 Tensor& addcmul_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
@@ -532,7 +544,9 @@ Tensor& addcmul_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar&
 
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   check_addcdiv(t1, t2);
-  return add(self, t1 / t2, value);
+  Tensor out = add(self, t1 / t2, value);
+  autograd::rename_history(out, "AddcdivBackward0");  // torch's one fused kernel
+  return out;
 }
 
 Tensor& addcdiv_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

@@ -1,6 +1,7 @@
 // Factories. Filling goes through fill_/copy_ and one arange kernel; the rest is composite.
 #include <cmath>
 
+#include "ember/autograd/rename.h"
 #include "ember/core/dispatch_dtype.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
@@ -173,17 +174,26 @@ Tensor tri_mask(const Tensor& self, int64_t diagonal, bool lower) {
 }  // namespace
 
 Tensor tril(const Tensor& self, int64_t diagonal) {
-  return where(tri_mask(self, diagonal, true), self, zeros({}, TensorOptions(self.dtype())));
+  Tensor out = where(tri_mask(self, diagonal, true), self, zeros({}, TensorOptions(self.dtype())));
+  autograd::rename_history(out, "TrilBackward0");  // torch's node (Note [Composite node names])
+  return out;
 }
 
 Tensor triu(const Tensor& self, int64_t diagonal) {
-  return where(tri_mask(self, diagonal, false), self, zeros({}, TensorOptions(self.dtype())));
+  Tensor out = where(tri_mask(self, diagonal, false), self, zeros({}, TensorOptions(self.dtype())));
+  autograd::rename_history(out, "TriuBackward0");
+  return out;
 }
 
 Tensor diag(const Tensor& self, int64_t k) {
   EMBER_CHECK(self.dim() == 1 || self.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ",
               self.dim(), "D");
-  if (self.dim() == 2) return clone(diagonal(self, k, 0, 1));
+  // torch's node names: diagonal_copy's for a matrix, diag_embed's for a vector
+  if (self.dim() == 2) {
+    Tensor out = clone(diagonal(self, k, 0, 1));
+    autograd::rename_history(out, "DiagonalBackward0_copy");
+    return out;
+  }
   int64_t n = self.size(0), a = std::abs(k), size = n + a;
   // M[i, j] = v[i] where j - i == k (k >= 0) or v[j] where i - j == -k (k < 0), built from
   // differentiable ops so the vector gets its gradient.
@@ -194,7 +204,9 @@ Tensor diag(const Tensor& self, int64_t k) {
   Tensor padded =
       a ? cat({self, zeros({a}, TensorOptions(self.dtype()).device(self.device()))}, 0) : self;
   Tensor spread = k >= 0 ? unsqueeze(padded, 1) : unsqueeze(padded, 0);
-  return where(mask, spread, zeros({}, TensorOptions(self.dtype())));
+  Tensor out = where(mask, spread, zeros({}, TensorOptions(self.dtype())));
+  autograd::rename_history(out, "DiagEmbedBackward0");
+  return out;
 }
 
 namespace cpu {

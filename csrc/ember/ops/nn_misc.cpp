@@ -31,9 +31,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   profiler::Range prof_range(profiler::RangeKind::Op, "linear");
   profile_inputs(prof_range, input, weight, bias);
   if (input.dim() == 2 && bias && bias->defined()) return addmm(*bias, input, t(weight));
-  // Leading dims of a contiguous input fold into one GEMM whose bias is added inside it.
-  if (input.dim() > 2 && bias && bias->defined() && input.is_contiguous() && weight.dim() == 2 &&
-      input.numel() > 0) {
+  // Leading dims of a contiguous input fold into one GEMM whose bias is added inside it; a
+  // vector is one row (torch's view, addmm, view: its result prints as ViewBackward0).
+  if ((input.dim() > 2 || input.dim() == 1) && bias && bias->defined() && input.is_contiguous() &&
+      weight.dim() == 2 && input.numel() > 0) {
     DimVector shape(input.sizes());
     shape.back() = weight.size(0);
     Tensor flat = view(input, {-1, input.size(-1)});  // torch's order: view, t, addmm, view

@@ -1,6 +1,7 @@
 // Joining, splitting and reordering: argument checks, shape rules and derivatives. Splits are
 // narrow/select views and repeats are expand + copy, so autograd comes from those ops; cat,
 // flip, roll and the take/place pair have kernels (cpu/shape_ops.cpp) and derivatives here.
+#include "ember/autograd/rename.h"
 #include "ember/core/memory_format.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
@@ -138,7 +139,10 @@ Tensor stack(TensorList tensors, int64_t dim) {
                 " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   std::vector<Tensor> parts;
   for (const Tensor& t : tensors) parts.push_back(unsqueeze(t, dim));
-  return cat(parts, dim);
+  // torch's node name (Note [Composite node names] in docs/ARCHITECTURE.md)
+  Tensor out = cat(parts, dim);
+  autograd::rename_history(out, "StackBackward0");
+  return out;
 }
 
 Tensor hstack(TensorList tensors) {
@@ -226,7 +230,9 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   if (dims.empty()) {
     EMBER_CHECK(shifts.size() == 1, "shifts and dimensions must align. shifts: ", shifts.size(),
                 ", dims:", dims.size());
-    return view(roll(reshape(self, {-1}), shifts, {0}), self.sizes());
+    Tensor out = view(roll(reshape(self, {-1}), shifts, {0}), self.sizes());
+    autograd::rename_history(out, "RollBackward0");  // torch's one roll over the flattened self
+    return out;
   }
   EMBER_CHECK(shifts.size() == dims.size(),
               "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
@@ -265,7 +271,9 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   for (int64_t t : target)
     EMBER_CHECK(t >= 0, "Trying to create tensor with negative dimension ", t, ": ", target);
   // clone always copies, as repeat must, even when every repeat is 1.
-  return view(clone(expand(reshape(self, inner), expanded)), target);
+  Tensor out = view(clone(expand(reshape(self, inner), expanded)), target);
+  autograd::rename_history(out, "RepeatBackward0");
+  return out;
 }
 
 Tensor tile(const Tensor& self, IntArrayRef reps) {

@@ -154,7 +154,8 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   profiler::OpRange prof_range("reshape", self, shape);
   DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
-  Tensor out = view(contiguous(self), sizes);
+  // torch's _unsafe_view of a contiguous clone (UnsafeViewBackward0)
+  Tensor out = unsafe_view(contiguous(self), sizes);
   if (auto* m = autograd::meta_if(out)) {  // a copy, as torch's: not a view of the temporary
     m->view_base = Tensor();
     m->is_view = false;

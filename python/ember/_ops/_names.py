@@ -21,17 +21,26 @@ def arg(args, kwargs, index, name, default=None):
 
 def named(fn, name):
     """`fn` whose tensor result gets a grad_fn named `name` (a string, or a function of the call's
-    (args, kwargs) returning the name, or None to keep the composite's own)."""
+    (args, kwargs) returning the name, or None to keep the composite's own). Of a tuple result
+    (svd's, std_mean's) each tensor with history gets the name, as torch's outputs share its
+    one node."""
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        out = fn(*args, **kwargs)
+    def rename(out, args, kwargs):
         if isinstance(out, _C.Tensor) and out.requires_grad and out._grad_fn is not None:
             if not any(out is a for a in args):  # an input handed back keeps its own node
                 node_name = name if isinstance(name, str) else name(args, kwargs)
                 # a node already of that name (the fused loss kernels' own) needs no second one
                 if node_name and out._grad_fn.name() != node_name:
                     _C._rename_grad_fn(out, node_name)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, tuple):
+            for part in out:
+                rename(part, args, kwargs)
+        else:
+            rename(out, args, kwargs)
         return out
 
     return wrapper

@@ -181,7 +181,68 @@ def as_tensor(data, dtype=None, device=None):
     return _C._tensor(data, dtype)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """asarray(obj: Any, *, dtype: Optional[dtype], device: Optional[DeviceLikeType],
+        copy: Optional[bool] = None, requires_grad: bool = False) -> Tensor
+
+    obj (a tensor, NumPy array, buffer, number or sequence) as a tensor. copy=None shares memory
+    where the dtype and device allow, copy=True always copies, copy=False raises ValueError when
+    it cannot share. A tensor's autograd graph is kept unless requires_grad is given."""
+    if isinstance(obj, Tensor):
+        if requires_grad is None and obj.requires_grad:
+            warn_once(
+                "asarray_requires_grad",
+                "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad "
+                "instead of False. Pass requires_grad=False explicitly to get the old behavior "
+                "and silence this warning.",
+            )
+        dev = factory_device(device, "asarray")
+        converts = (dtype is not None and dtype != obj.dtype) or (
+            dev is not None and dev != obj.device
+        )
+        if converts and copy is False:
+            from .._type_info import scalar_type_name
+
+            if dtype is not None and dtype != obj.dtype:
+                raise ValueError(
+                    f"can't alias tensor with dtype '{scalar_type_name(obj.dtype)}' into dtype "
+                    f"'{scalar_type_name(dtype)}'."
+                )
+            raise ValueError(f"can't alias tensor from device '{obj.device}' to '{dev}'.")
+        if not converts and not copy:
+            if requires_grad is not None and obj.requires_grad != requires_grad:
+                obj.requires_grad_(requires_grad)  # torch's alias takes the flag in place
+            return obj
+        out = obj.to(dev, dtype, copy=True) if converts else obj.clone()
+        if requires_grad is None:
+            return out
+        return out.detach().requires_grad_(requires_grad)
+    np = _numpy()
+    shareable = np is not None and isinstance(obj, np.ndarray)
+    if copy is False and not shareable and not isinstance(obj, (bytes, bytearray, memoryview)):
+        raise ValueError("can't alias arbitrary sequence into a tensor.")
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        out = frombuffer(obj, dtype=dtype or get_default_dtype())
+        if copy:
+            out = out.clone()
+    elif shareable:
+        out = as_tensor(obj)
+        if dtype is not None and dtype != out.dtype:
+            if copy is False:
+                from .._type_info import scalar_type_name
+
+                raise ValueError(
+                    f"can't alias tensor with dtype '{scalar_type_name(out.dtype)}' into dtype "
+                    f"'{scalar_type_name(dtype)}'."
+                )
+            out = out.to(dtype)
+        elif copy:
+            out = out.clone()
+    else:
+        out = as_tensor(obj, dtype)
+    if device is not None:
+        out = out.to(device)
+    return _finish(out, requires_grad)
 
 
 def scalar_tensor(

@@ -33,6 +33,7 @@ from .._C import (
     sub,
 )
 from .._type_info import scalar_type_name
+from . import _names
 from ._util import _float, _t
 from .creation import full, ones, zeros
 from .foreign_guards import reads_values as _reads_values
@@ -423,3 +424,42 @@ def _polygamma_(self, n):
 
     In-place form of polygamma()."""
     return self.copy_(polygamma(n, self))
+
+
+# ---- torch's grad_fn names (see _names.py) ----
+
+
+def _scalar_overload(name):
+    """torch's overloads: Tensor-Tensor `name`0, Scalar-Tensor `name`1, Tensor-Scalar `name`2."""
+
+    def namer(args, kwargs):
+        a, b = _names.arg(args, kwargs, 0, "input"), _names.arg(args, kwargs, 1, "other")
+        if not isinstance(a, Tensor):
+            return f"{name}1"
+        return f"{name}0" if isinstance(b, Tensor) else f"{name}2"
+
+    return namer
+
+
+def _bound_name(name, key):
+    """clamp_min/clamp_max: a number bound `name`0, a tensor bound `name`1."""
+
+    def namer(args, kwargs):
+        return f"{name}{1 if isinstance(_names.arg(args, kwargs, 1, key), Tensor) else 0}"
+
+    return namer
+
+
+xlogy = _names.named(xlogy, _scalar_overload("XlogyBackward"))
+logaddexp = _names.named(logaddexp, "LogaddexpBackward0")
+logaddexp2 = _names.named(logaddexp2, "Logaddexp2Backward0")
+rsub = _names.named(
+    rsub,
+    lambda args, kwargs: (
+        "RsubBackward0"
+        if isinstance(_names.arg(args, kwargs, 1, "other"), Tensor)
+        else "RsubBackward1"
+    ),
+)
+clamp_min = _names.named(clamp_min, _bound_name("ClampMinBackward", "min"))
+clamp_max = _names.named(clamp_max, _bound_name("ClampMaxBackward", "max"))

@@ -7,6 +7,7 @@ import operator
 from .. import _C
 from .._autocast_policy import promote as _autocast_promote
 from .._C import Tensor, broadcast_shapes, from_numpy, int64, isnan
+from . import _names
 from .creation import tensor
 
 __all__ = [
@@ -261,3 +262,9 @@ def _fill_diagonal_(self, fill_value, wrap=False):
         end = rows * cols if wrap else min(rows, cols) * cols
         flat[0:end:step] = True
     return self.masked_fill_(from_numpy(mask), fill_value)
+
+
+# ---- torch's grad_fn names (see _names.py) ----
+
+masked_scatter = _names.named(masked_scatter, "MaskedScatterBackward0")
+put = _names.named(put, "PutBackward0")

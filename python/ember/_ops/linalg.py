@@ -4,6 +4,7 @@ cholesky and LU forms)."""
 from .. import linalg, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._warn_once import warn_once
+from . import _names
 from . import creation as _creation
 from .creation import full, zeros
 from .foreign_guards import reads_values as _reads_values
@@ -189,3 +190,11 @@ def lu_solve(b, LU_data, LU_pivots):
 
     Solves A X = b from A's LU factorization."""
     return linalg.lu_solve(LU_data, LU_pivots, b)
+
+
+# ---- torch's grad_fn names (see _names.py) ----
+
+cholesky = _names.named(cholesky, "CholeskyBackward0")
+cholesky_solve = _names.named(cholesky_solve, "CholeskySolveBackward0")
+cholesky_inverse = _names.named(cholesky_inverse, "CholeskyInverseBackward0")
+triangular_solve = _names.named(triangular_solve, "TriangularSolveBackward0")

@@ -302,3 +302,4 @@ def _cdist_name(args, kwargs):
 
 
 cdist = _names.named(cdist, _cdist_name)
+trace = _names.named(trace, "TraceBackward0")

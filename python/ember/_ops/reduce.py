@@ -394,6 +394,10 @@ norm = _names.named(
     ),
 )
 dist = _names.named(dist, "DistBackward0")
+std_mean = _names.named(std_mean, "StdMeanBackward0")
+nansum = _names.named(nansum, "NansumBackward0")
+aminmax = _names.named(aminmax, "AminmaxBackward0")
+renorm = _names.named(renorm, "RenormBackward0")
 
 
 def _extreme_name(name):

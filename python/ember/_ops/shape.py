@@ -8,6 +8,7 @@ import math
 
 from .. import _C
 from .._C import Tensor, cat, hstack, int64, meshgrid, promote_types, stack
+from . import _names
 from .creation import empty, eye, tensor, zeros
 from .index import where
 
@@ -278,7 +279,9 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = input.shape[-1] if input.dim() else 1
     x = input if input.dim() else input.reshape(1)
-    m = x.unsqueeze(-1) * eye(n, dtype=x.dtype)
+    # selected, not multiplied by the identity: off-diagonal zeros stay +0 (and 0, not NaN, next
+    # to an infinity), as torch's zeros with the diagonal written in
+    m = where(eye(n, dtype=_C.bool), x.unsqueeze(-1), zeros([], dtype=x.dtype))
     k = builtins.abs(offset)
     if k:
         lead = list(m.shape[:-2])
@@ -342,3 +345,11 @@ def _geometry(view_fn):
         return _C._set_geometry_(self, view_fn(self, *args))
 
     return method
+
+
+# ---- torch's grad_fn names (see _names.py) ----
+
+rot90 = _names.named(rot90, "Rot90Backward0")
+block_diag = _names.named(block_diag, "BlockDiagBackward0")
+diag_embed = _names.named(diag_embed, "DiagEmbedBackward0")
+diagflat = _names.named(diagflat, "DiagEmbedBackward0")

@@ -4,6 +4,7 @@ values."""
 from .. import _C, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, cat, int64, isnan
+from . import _names
 from .creation import full, ones_like, tensor, zeros
 from .index import where
 from .shape import diff
@@ -285,3 +286,12 @@ def nanmedian(input, dim=None, keepdim=False):
     if input.dim() == 0:
         v, i = v.reshape([]), i.reshape([])
     return return_types.nanmedian((v, i))
+
+
+# torch's grad_fn names (see _names.py): the overall median and the one along a dim
+nanmedian = _names.named(
+    nanmedian,
+    lambda args, kwargs: (
+        "NanmedianBackward0" if _names.arg(args, kwargs, 1, "dim") is None else "NanmedianBackward1"
+    ),
+)

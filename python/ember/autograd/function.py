@@ -1,5 +1,7 @@
 """autograd.Function: custom forward/backward written in Python."""
 
+import functools
+
 from .. import _C
 from .._C import Tensor
 from .._ops.creation import zeros
@@ -253,11 +255,51 @@ class Function(metaclass=_FunctionMeta):
         return outputs if is_tuple else outputs[0]
 
 
-class once_differentiable:
+class _DelayedError(Function):
+    """The node once_differentiable puts on a backward's gradients when a double backward could
+    reach them: differentiating through it raises torch's error."""
+
+    @staticmethod
+    def forward(ctx, n, *tensors):
+        # the first n are the gradients handed on; the rest (the grad outputs that require
+        # grad) only connect the node to the graph
+        return tuple(g.view_as(g) for g in tensors[:n])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
+
+
+def once_differentiable(fn):
     """once_differentiable(fn)
 
-    Decorates a Function.backward so that it runs without recording a graph (its result cannot be
-    differentiated again)."""
+    Decorates a Function.backward so that it runs without recording a graph. Its gradients do not
+    require grad, unless a grad output does (create_graph=True over a graph that needs it): then
+    they carry a node that raises if a double backward goes through them."""
 
-    def __new__(cls, fn):
-        return fn
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _C.is_grad_enabled() or not any(
+            isinstance(a, Tensor) and a.requires_grad for a in args
+        ):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = list((outputs,) if single else outputs)
+        where = [
+            i
+            for i, o in enumerate(outs)
+            if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)
+        ]
+        if not where:
+            return outputs
+        linked = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        flagged = _DelayedError.apply(len(where), *(outs[i] for i in where), *linked)
+        for i, g in zip(where, flagged if isinstance(flagged, tuple) else (flagged,)):
+            outs[i] = g
+        return outs[0] if single else tuple(outs)
+
+    return wrapper

@@ -1,5 +1,7 @@
 """Finite-difference checks of analytical gradients (float64 inputs recommended)."""
 
+import itertools
+
 from .._C import Tensor, float64, stack, view_as_complex, view_as_real
 from .._ops.creation import zeros, zeros_like
 from ._engine import grad
@@ -22,14 +24,16 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
             jac.append(None)
             continue
         cols = []
-        flat = x.detach().reshape(-1)
-        for i in range(flat.numel()):
-            orig = flat[i].item()
-            flat[i] = orig + eps
+        # each element is written in place through its index (in row-major order): reshape(-1)
+        # of a non-contiguous input (a slice) would perturb a copy the function never reads
+        data = x.detach()
+        for idx in itertools.product(*(range(s) for s in data.shape)):
+            orig = data[idx].item()
+            data[idx] = orig + eps
             plus = _as_tuple(fn(*inputs))[out_index].detach().double().flatten().clone()
-            flat[i] = orig - eps
+            data[idx] = orig - eps
             minus = _as_tuple(fn(*inputs))[out_index].detach().double().flatten().clone()
-            flat[i] = orig
+            data[idx] = orig
             cols.append((plus - minus) / (2 * eps))
         jac.append(stack(cols, 1) if cols else zeros(out.numel(), 0, dtype=float64))
     return jac

@@ -83,6 +83,11 @@ mha = types.SimpleNamespace(
 )
 mkldnn = types.SimpleNamespace(enabled=True, is_available=lambda: False)
 openmp = types.SimpleNamespace(is_available=lambda: False)
+mkl = types.SimpleNamespace(is_available=lambda: False)
+# einsum contracts in ember's own order; as torch's build without the opt_einsum package
+opt_einsum = types.SimpleNamespace(
+    is_available=lambda: False, get_opt_einsum=lambda: None, enabled=False, strategy=None
+)
 cpu = types.SimpleNamespace(
     # "AVX512", "AVX2" or "DEFAULT"; ATEN_CPU_CAPABILITY caps it at start-up, as in torch
     get_cpu_capability=lambda: _C._get_cpu_capability(),

@@ -682,6 +682,34 @@ def _norm_name(args, kwargs):
 
 vector_norm = _names.named(vector_norm, "LinalgVectorNormBackward0")
 norm = _names.named(norm, _norm_name)
+# The factorizations are autograd.Functions here (_functions.py), torch's are aten ops; a
+# tuple's tensors with history each get the name.
+for _name, _node in (
+    ("inv", "LinalgInvExBackward0"),
+    ("inv_ex", "LinalgInvExBackward0"),
+    ("det", "LinalgDetBackward0"),
+    ("slogdet", "LinalgSlogdetBackward0"),
+    ("solve", "LinalgSolveExBackward0"),
+    ("solve_ex", "LinalgSolveExBackward0"),
+    ("solve_triangular", "LinalgSolveTriangularBackward0"),
+    ("cholesky", "LinalgCholeskyExBackward0"),
+    ("cholesky_ex", "LinalgCholeskyExBackward0"),
+    ("qr", "LinalgQrBackward0"),
+    ("svd", "LinalgSvdBackward0"),
+    ("svdvals", "LinalgSvdBackward0"),
+    ("eigh", "LinalgEighBackward0"),
+    ("eigvalsh", "LinalgEighBackward0"),
+    ("eig", "LinalgEigBackward0"),
+    ("eigvals", "LinalgEigBackward0"),
+    ("pinv", "LinalgPinvBackward0"),
+    ("matrix_exp", "LinalgMatrixExpBackward0"),
+    ("lstsq", "LinalgLstsqBackward0"),
+    ("cross", "LinalgCrossBackward0"),
+    ("householder_product", "LinalgHouseholderProductBackward0"),
+    ("lu_solve", "LinalgLuSolveBackward0"),
+):
+    globals()[_name] = _names.named(globals()[_name], _node)
+del _name, _node
 
 
 # The LDL factorization runs over numpy, which `import ember` leaves unloaded until used.

@@ -147,12 +147,16 @@ class _SlogdetFn(Function):
         diag, sign = _lu_det(A)
         s = sign * diag.sign().prod(-1)
         logabs = diag.abs().log().sum(-1)
+        # the sign is an output of the node too, as torch's (its gradient is zero for real A:
+        # a backward from the sign alone leaves A's gradient undefined)
         ctx.save_for_backward(A)
-        ctx.mark_non_differentiable(s)
+        ctx.set_materialize_grads(False)
         return s, logabs
 
     @staticmethod
     def backward(ctx, gsign, glog):
+        if glog is None:
+            return None
         (A,) = ctx.saved_tensors
         from . import inv
 

@@ -20,6 +20,7 @@ from .._C import _special_modified_bessel_k1 as modified_bessel_k1  # noqa: F401
 from .._C import _special_scaled_modified_bessel_k0 as scaled_modified_bessel_k0  # noqa: F401
 from .._C import _special_scaled_modified_bessel_k1 as scaled_modified_bessel_k1  # noqa: F401
 from .._C import _special_spherical_bessel_j0 as spherical_bessel_j0  # noqa: F401
+from .._ops import _names
 from .._ops import elementwise as _elementwise
 from .._ops import nn as _nn
 from .._ops.creation import full, ones, tensor, zeros
@@ -359,3 +360,7 @@ hermite_polynomial_he = _polynomial(
 )
 laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", "The Laguerre polynomial L_n(input).")
 legendre_polynomial_p = _polynomial("legendre_polynomial_p", "The Legendre polynomial P_n(input).")
+
+
+# torch's grad_fn name (see ember/_ops/_names.py); xlogy is ember.xlogy's
+xlog1py = _names.named(xlog1py, "SpecialXlog1PyBackward0")

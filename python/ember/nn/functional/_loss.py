@@ -660,7 +660,9 @@ def _reduction_of(args, kwargs):
 def _ce_name(args, kwargs):
     input, target = args[0] if args else kwargs.get("input"), _names.arg(args, kwargs, 1, "target")
     if not isinstance(target, Tensor) or target.is_floating_point():
-        return None  # class probabilities: torch's composite ends in a division
+        # class probabilities: torch's composite ends in a division by the number of samples
+        # ('mean'), a negation ('sum'), or its own nodes ('none')
+        return {"mean": "DivBackward1", "sum": "NegBackward0"}.get(_reduction_of(args, kwargs))
     if _names.arg(args, kwargs, 7, "label_smoothing", 0.0):
         return "AddBackward0"
     return _nll_name(input, _reduction_of(args, kwargs))
