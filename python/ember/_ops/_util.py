@@ -36,3 +36,15 @@ def _check_repeats_in_order(op, dim, ndim):
         if w in seen:
             raise RuntimeError(f"{op}: dim {w} appears multiple times in the list of dims")
         seen.add(w)
+
+
+def check_inplace_result(result_dtype, self):
+    """torch's refusal of an in-place result self's dtype cannot hold (float into long)."""
+    from .. import _C
+    from .._type_info import scalar_type_name
+
+    if not _C.can_cast(result_dtype, self.dtype):
+        raise RuntimeError(
+            f"result type {scalar_type_name(result_dtype)} can't be cast to the desired "
+            f"output type {scalar_type_name(self.dtype)}"
+        )

@@ -8,6 +8,7 @@ import math
 
 from .. import _C
 from .._C import Tensor, view_as_complex, view_as_real
+from . import complex_reduce as _complex_reduce
 from .complex import (
     _abs_c,
     _as_complex,
@@ -226,6 +227,8 @@ def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 def _diag(z, diagonal=0, *, out=None):
     from .complex import _make
 
+    if z.dim() not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {z.dim()}D")
     if z.dim() == 1:
         r = view_as_real(z)
         result = _make(_C.diag(r.select(-1, 0), diagonal), _C.diag(r.select(-1, 1), diagonal))
@@ -458,3 +461,4 @@ PATHS.update(
         "addr": (_addmm_family(lambda a, b: a.unsqueeze(-1) * b), 2),
     }
 )
+PATHS.update(_complex_reduce.PATHS)  # all/any, logsumexp, var_mean ... (complex_reduce.py)
