@@ -290,6 +290,19 @@ SWEEP = [
     ("T.linalg.cross(T.ones(3, dtype=T.int32), T.ones(3))", ("RuntimeError", "expected scalar")),
     ("T.trapezoid(T.ones(2, dtype=T.bool))", ("RuntimeError", "received a bool input for `y`")),
     ("T.cumulative_trapezoid(T.tensor(1.5))", ("IndexError", "0-dim tensor")),
+    # complex convolutions (the imaginary parts were dropped) and activations
+    (
+        "T.nn.functional.conv1d(T.tensor([[[1 + 1j, 2, 3j]]]), T.tensor([[[1j, 1]]]), "
+        "T.tensor([1j]))",
+        ("complex64", [1 + 2j, 6j]),
+    ),
+    (
+        "T.nn.functional.conv_transpose2d(T.tensor([[[[1 + 1j, 2j]]]]), T.tensor([[[[1j, 1]]]]))",
+        ("complex64", [-1 + 1j, -1 + 1j, 2j]),
+    ),
+    ("T.nn.functional.conv1d(T.ones(1, 1, 2) * 1j, T.ones(1, 1, 1))", ("RuntimeError", "same")),
+    ("T.nn.functional.silu(T.tensor([1 + 1j]))", ("complex64", [0.5800933 + 0.9839898j])),
+    ("T.nn.functional.tanh(T.tensor([1 + 1j]))", ("complex64", [1.0839232 + 0.2717526j])),
     # empty contractions and size()/stride() of a 0-d tensor (read past the sizes before)
     ("T.einsum('ij,kj->ik', T.zeros(0, 2), T.zeros(0, 2)).shape", ("value", [0, 0])),
     ("T.einsum('bij,bjk->bik', T.zeros(2, 3, 0), T.zeros(2, 0, 4))", ("float32", [0.0] * 24)),

@@ -234,6 +234,8 @@ def silu(input, inplace=False):
     """silu(input, inplace=False)
 
     x * sigmoid(x)."""
+    if isinstance(input, _C.Tensor) and input.is_complex():  # over the complex sigmoid
+        return input.mul_(input.sigmoid()) if inplace else input * input.sigmoid()
     return _nn.silu_(input) if inplace else _nn.silu(input)
 
 
@@ -249,8 +251,10 @@ def sigmoid(input):
 
     1 / (1 + exp(-x))."""
     try:
+        if input.is_complex():  # the Tensor method's complex path
+            return input.sigmoid()
         return _C.sigmoid(input)
-    except TypeError:
+    except (TypeError, AttributeError):
         _raise_if_not_tensor(input, "sigmoid")
         raise
 
@@ -260,8 +264,10 @@ def tanh(input):
 
     Hyperbolic tangent."""
     try:
+        if input.is_complex():  # the Tensor method's complex path
+            return input.tanh()
         return _C.tanh(input)
-    except TypeError:
+    except (TypeError, AttributeError):
         _raise_if_not_tensor(input, "tanh")
         raise
 
