@@ -303,6 +303,11 @@ SWEEP = [
     ("T.nn.functional.conv1d(T.ones(1, 1, 2) * 1j, T.ones(1, 1, 1))", ("RuntimeError", "same")),
     ("T.nn.functional.silu(T.tensor([1 + 1j]))", ("complex64", [0.5800933 + 0.9839898j])),
     ("T.nn.functional.tanh(T.tensor([1 + 1j]))", ("complex64", [1.0839232 + 0.2717526j])),
+    (
+        "T.nn.functional.normalize(T.tensor([3 + 4j, 1j]), dim=0)",
+        ("complex64", [0.5883484 + 0.7844645j, 0.1961161j]),
+    ),
+    ("T.tensordot(T.tensor(1.0), T.tensor(2.0), ([0], [0]))", ("IndexError", "no dimensions")),
     # empty contractions and size()/stride() of a 0-d tensor (read past the sizes before)
     ("T.einsum('ij,kj->ik', T.zeros(0, 2), T.zeros(0, 2)).shape", ("value", [0, 0])),
     ("T.einsum('bij,bjk->bik', T.zeros(2, 3, 0), T.zeros(2, 0, 4))", ("float32", [0.0] * 24)),

@@ -139,6 +139,17 @@ def kron(input, other):
     return (ai * bi).reshape([x * y for x, y in zip(a.shape, b.shape)])
 
 
+def _wrap_dim(d, t):
+    if t.dim() == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if not -t.dim() <= d < t.dim():
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-t.dim()}, {t.dim() - 1}], "
+            f"but got {d})"
+        )
+    return d % t.dim()
+
+
 def tensordot(a, b, dims=2, out=None):
     """tensordot(a, b, dims=2, out=None) -> Tensor
 
@@ -153,8 +164,8 @@ def tensordot(a, b, dims=2, out=None):
         da, db = dims
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
-    da = [d % a.dim() for d in da]
-    db = [d % b.dim() for d in db]
+    da = [_wrap_dim(d, a) for d in da]
+    db = [_wrap_dim(d, b) for d in db]
     for x, y in zip(da, db):
         if a.shape[x] != b.shape[y]:
             raise RuntimeError(

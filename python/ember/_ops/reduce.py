@@ -294,11 +294,11 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     The running trapezoidal-rule integral of y along dim."""
     if isinstance(x, (int, float)):
         x, dx = None, x
+    _trapezoid_check("cumulative_trapezoid", y, x)
     if y.dim() == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if y.size(dim) == 0:
         return _float(y)
-    _trapezoid_check("cumulative_trapezoid", y, x)
     return _trapezoid_parts(y, x, 1 if dx is None else dx, dim).cumsum(dim)
 
 

@@ -721,8 +721,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
     input / max(||input||_p along dim, eps)."""
     try:
-        result = _nn.normalize(input, float(p), dim, eps)
-    except TypeError:
+        if input.is_complex():  # the kernel is real: over the (real) norm's complex path
+            result = input / input.norm(p, dim, keepdim=True).clamp_min(eps)
+        else:
+            result = _nn.normalize(input, float(p), dim, eps)
+    except (TypeError, AttributeError):
         _raise_if_not_tensor(input, "norm")
         raise
     if out is not None:
