@@ -308,6 +308,10 @@ SWEEP = [
         ("complex64", [0.5883484 + 0.7844645j, 0.1961161j]),
     ),
     ("T.tensordot(T.tensor(1.0), T.tensor(2.0), ([0], [0]))", ("IndexError", "no dimensions")),
+    # a number exponent of a half tensor is converted to half with torch's overflow check
+    ("T.tensor([1.0], dtype=T.float16) ** 70000", ("RuntimeError", "without overflow")),
+    ("T.tensor([1.0], dtype=T.bfloat16).pow_(1e39)", ("RuntimeError", "without overflow")),
+    ("T.tensor([2.0], dtype=T.float16) ** float('inf')", ("float16", [float("inf")])),
     # empty contractions and size()/stride() of a 0-d tensor (read past the sizes before)
     ("T.einsum('ij,kj->ik', T.zeros(0, 2), T.zeros(0, 2)).shape", ("value", [0, 0])),
     ("T.einsum('bij,bjk->bik', T.zeros(2, 3, 0), T.zeros(2, 0, 4))", ("float32", [0.0] * 24)),
