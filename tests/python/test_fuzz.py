@@ -308,6 +308,12 @@ SWEEP = [
         ("complex64", [0.5883484 + 0.7844645j, 0.1961161j]),
     ),
     ("T.tensordot(T.tensor(1.0), T.tensor(2.0), ([0], [0]))", ("IndexError", "no dimensions")),
+    (f"T.nanmedian({_Z})", ("NotImplementedError", "median_cpu")),
+    (f"T.nanmedian({_E}, 0)", ("IndexError", "Expected reduction dim 0 to have non-zero size")),
+    (f"T.cumsum({_Z}, 5)", ("IndexError", "Dimension out of range")),
+    (f"T.max({_S}, 5)", ("IndexError", "Dimension out of range")),
+    ("T.max(T.tensor(True), -1)", ("bool", [True], "int64", [0])),
+    ("T.min(T.tensor(True), 1)", ("IndexError", "Dimension out of range")),
     # a number exponent of a half tensor is converted to half with torch's overflow check
     ("T.tensor([1.0], dtype=T.float16) ** 70000", ("RuntimeError", "without overflow")),
     ("T.tensor([1.0], dtype=T.bfloat16).pow_(1e39)", ("RuntimeError", "without overflow")),

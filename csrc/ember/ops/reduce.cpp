@@ -355,9 +355,11 @@ Tensor min(const Tensor& self) {
   return amin(self);
 }
 std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) {
+  maybe_wrap_dim(dim, self.dim());  // a 0-d input takes only -1 and 0, as torch
   return op::max_dim.call(self, dim, keepdim);
 }
 std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
+  maybe_wrap_dim(dim, self.dim());
   return op::min_dim.call(self, dim, keepdim);
 }
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {

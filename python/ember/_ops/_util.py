@@ -48,3 +48,13 @@ def check_inplace_result(result_dtype, self):
             f"result type {scalar_type_name(result_dtype)} can't be cast to the desired "
             f"output type {scalar_type_name(self.dtype)}"
         )
+
+
+def wrap_dim(dim, ndim):
+    """dim made non-negative, or torch's IndexError (a 0-d tensor takes -1 and 0)."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n

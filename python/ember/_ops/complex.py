@@ -17,6 +17,7 @@ from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, view_as_complex, view_as_real
 from .._type_info import dtype_of_to_call, scalar_type_name
+from ._util import wrap_dim
 from .complex_cast import copy_guard, warn_discard_imag
 from .creation import full, full_like, ones, ones_like, tensor, zeros, zeros_like
 from .index import where as _real_where
@@ -388,7 +389,7 @@ def _prod(input, dim=None, keepdim=False, *, dtype=None):
         return z.sum(dim, keepdim)
     if dim is None:
         z, dim = z.reshape(-1), 0
-    dim = dim % builtins.max(z.dim(), 1)
+    dim = wrap_dim(dim, z.dim())
     z = z.movedim(dim, 0)
     while z.shape[0] > 1:
         n = z.shape[0]

@@ -4,6 +4,7 @@ tensors (the parts, the sum, the complex exp/log paths)."""
 
 from .. import _C
 from .._C import view_as_real
+from ._util import wrap_dim
 
 
 def _nonzero(z):
@@ -36,6 +37,7 @@ def _logsumexp(z, dim, keepdim=False):
 
 
 def _logcumsumexp(z, dim):
+    wrap_dim(dim, z.dim())
     if z.numel() == 0:
         return z.clone()
     kept, _ = _shift(z, dim, True)

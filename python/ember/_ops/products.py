@@ -12,6 +12,7 @@ from .._C import Tensor, addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, 
 from .._type_info import scalar_type_name
 from .._warn_once import warn_once
 from . import _names
+from ._util import wrap_dim
 from .creation import zeros
 
 __all__ = [
@@ -142,12 +143,7 @@ def kron(input, other):
 def _wrap_dim(d, t):
     if t.dim() == 0:
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
-    if not -t.dim() <= d < t.dim():
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-t.dim()}, {t.dim() - 1}], "
-            f"but got {d})"
-        )
-    return d % t.dim()
+    return wrap_dim(d, t.dim())
 
 
 def tensordot(a, b, dims=2, out=None):
