@@ -234,9 +234,13 @@ def silu(input, inplace=False):
     """silu(input, inplace=False)
 
     x * sigmoid(x)."""
-    if isinstance(input, _C.Tensor) and input.is_complex():  # over the complex sigmoid
-        return input.mul_(input.sigmoid()) if inplace else input * input.sigmoid()
-    return _nn.silu_(input) if inplace else _nn.silu(input)
+    try:
+        return _nn.silu_(input) if inplace else _nn.silu(input)
+    except NotImplementedError:
+        if not input.is_complex():
+            raise
+    # over the complex sigmoid (the kernel refused the complex tensor, leaving it unchanged)
+    return input.mul_(input.sigmoid()) if inplace else input * input.sigmoid()
 
 
 def mish(input, inplace=False):
@@ -251,11 +255,13 @@ def sigmoid(input):
 
     1 / (1 + exp(-x))."""
     try:
-        if input.is_complex():  # the Tensor method's complex path
-            return input.sigmoid()
         return _C.sigmoid(input)
-    except (TypeError, AttributeError):
+    except TypeError:
         _raise_if_not_tensor(input, "sigmoid")
+        raise
+    except NotImplementedError:
+        if input.is_complex():  # the Tensor method's complex path (no cost to a real call)
+            return input.sigmoid()
         raise
 
 
@@ -264,11 +270,13 @@ def tanh(input):
 
     Hyperbolic tangent."""
     try:
-        if input.is_complex():  # the Tensor method's complex path
-            return input.tanh()
         return _C.tanh(input)
-    except (TypeError, AttributeError):
+    except TypeError:
         _raise_if_not_tensor(input, "tanh")
+        raise
+    except NotImplementedError:
+        if input.is_complex():  # the Tensor method's complex path (no cost to a real call)
+            return input.tanh()
         raise
 
 
