@@ -275,6 +275,12 @@ SWEEP = [
     (f"T.roll({_S}, 1, 0)", ("IndexError", "but tensor has no dimensions")),
     (f"T.flip({_S}, (0,))", ("complex64", [1j])),
     (f"{_Z} / {_F16}", ("complex64", [0.7693463 + 0.7693463j, 0.7409406j])),
+    (
+        "T.tensor([1.1, 2.3], dtype=T.bfloat16) / (0.5 + 1j)",
+        ("complex64", [0.4406250 - 0.8812500j, 0.9187500 - 1.8375000j]),
+    ),
+    ("T.tensor([1.5, 0.0]) / 0j", ("complex64", [complex("inf+nanj"), complex("nan+nanj")])),
+    ("T.isclose(T.tensor([True]), T.tensor([1j]))", ("RuntimeError", "Bool did not match")),
     # refusals torch makes before its dtype dispatch: RuntimeError, not NotImplementedError
     (f"T.relu({_B})", ("RuntimeError", "Boolean inputs not supported for relu")),
     (f"T.isposinf({_Z})", ("RuntimeError", "isposinf does not support complex inputs.")),

@@ -460,6 +460,10 @@ def _isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                 f"isclose(): argument '{name}' (position {pos}) must be Tensor, not "
                 f"{type(x).__name__}"
             )
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{scalar_type_name(input.dtype)} did not match {scalar_type_name(other.dtype)}"
+        )
     ct = _complex_dtype(_C.promote_types(input.dtype, other.dtype))
     a, b = _as_complex(input, ct), _as_complex(other, ct)
     diff = _abs_c(a - b)
@@ -554,11 +558,13 @@ def _div(input, other, *, rounding_mode=None, out=None):
         raise RuntimeError("div: rounding_mode is not supported for complex inputs")
     if not isinstance(other, Tensor) and other == 0:  # Python's 1 / 0 raises: divide by a 0-d
         other = (  # tensor of it, as torch's wrapped number
-            _as_complex(other, input.dtype)
+            _as_complex(other, input.dtype if _is_c(input) else _complex_dtype(input.dtype))
             if isinstance(other, builtins.complex)
             else tensor(0.0)  # torch divides by |0|
         )
     if not isinstance(other, Tensor):
+        if not _is_c(input):  # a half input meets the number's reciprocal in complex64
+            input = input.to(_complex_dtype(input.dtype))
         result = input * (1 / other)
     elif not isinstance(input, Tensor):
         result = _recip_any(other) * input
