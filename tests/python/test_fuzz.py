@@ -279,6 +279,10 @@ SWEEP = [
         "T.tensor([1.1, 2.3], dtype=T.bfloat16) / (0.5 + 1j)",
         ("complex64", [0.4406250 - 0.8812500j, 0.9187500 - 1.8375000j]),
     ),
+    (
+        "T.div(0.5 + 1j, T.tensor([1.1, 2.3], dtype=T.bfloat16))",
+        ("complex64", [0.4539007 + 0.9078014j, 0.2176871 + 0.4353741j]),
+    ),
     ("T.tensor([1.5, 0.0]) / 0j", ("complex64", [complex("inf+nanj"), complex("nan+nanj")])),
     ("T.isclose(T.tensor([True]), T.tensor([1j]))", ("RuntimeError", "Bool did not match")),
     # refusals torch makes before its dtype dispatch: RuntimeError, not NotImplementedError

@@ -567,6 +567,8 @@ def _div(input, other, *, rounding_mode=None, out=None):
             input = input.to(_complex_dtype(input.dtype))
         result = input * (1 / other)
     elif not isinstance(input, Tensor):
+        if not _is_c(other):  # torch.div(number, half tensor) divides in complex64
+            other = other.to(_real_dtype(_complex_dtype(other.dtype)))
         result = _recip_any(other) * input
     else:
         if not _is_c(other):  # a half divisor's reciprocal is taken in the result's precision
