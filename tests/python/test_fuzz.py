@@ -324,6 +324,11 @@ SWEEP = [
     (f"T.max({_S}, 5)", ("IndexError", "Dimension out of range")),
     ("T.max(T.tensor(True), -1)", ("bool", [True], "int64", [0])),
     ("T.min(T.tensor(True), 1)", ("IndexError", "Dimension out of range")),
+    # torch's multi_margin kernel adds a margin only where it is > 0: a NaN input adds nothing
+    (
+        "T.nn.functional.multi_margin_loss(T.tensor([[float('nan'), 1.0, 2, 3]]), T.tensor([1]))",
+        ("float32", [1.25]),
+    ),
     # a number exponent of a half tensor is converted to half with torch's overflow check
     ("T.tensor([1.0], dtype=T.float16) ** 70000", ("RuntimeError", "without overflow")),
     ("T.tensor([1.0], dtype=T.bfloat16).pow_(1e39)", ("RuntimeError", "without overflow")),
