@@ -95,9 +95,18 @@ void bind_shape(nb::module_& m) {
   cls.def(
       "flip", [](const Tensor& t, nb::args dims) { return flip(t, int_varargs(dims, "dims")); },
       nb::arg("dims"), doc("flip(*dims) -> Tensor", flip_doc.text));
-  both(m, cls, "fliplr", [](const Tensor& t) { return flip(t, {1}); },
+  // torch checks the rank first (RuntimeError), before flip's dim check (IndexError)
+  both(m, cls, "fliplr",
+       [](const Tensor& t) {
+         EMBER_CHECK(t.dim() >= 2, "Input must be >= 2-d.");
+         return flip(t, {1});
+       },
        {"fliplr(input) -> Tensor", "A copy with the columns (dim 1) in reverse order."});
-  both(m, cls, "flipud", [](const Tensor& t) { return flip(t, {0}); },
+  both(m, cls, "flipud",
+       [](const Tensor& t) {
+         EMBER_CHECK(t.dim() >= 1, "Input must be >= 1-d.");
+         return flip(t, {0});
+       },
        {"flipud(input) -> Tensor", "A copy with the rows (dim 0) in reverse order."});
   both(
       m, cls, "roll",

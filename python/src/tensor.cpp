@@ -144,6 +144,13 @@ void check_tuple_on_0d(const Tensor& t, nb::handle idx) {
                     "too many indices for tensor of dimension 0");
 }
 
+// size(d)/stride(d): a 0-d tensor has no dim to read (the core's wrap would take 0 and -1),
+// torch's IndexError; otherwise the dim wrapped as the core wraps it
+int64_t checked_dim(const Tensor& t, int64_t d) {
+  EMBER_CHECK_INDEX(t.dim() != 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  return d;
+}
+
 // --- Python data -> tensor ------------------------------------------------------------------
 
 struct DataScan {
@@ -565,7 +572,7 @@ void bind_tensor(nb::module_& m) {
           "size",
           [](const Tensor& t, nb::object dim) -> nb::object {
             if (dim.is_none()) return make_size(t.sizes());
-            return nb::int_(t.size(nb::cast<int64_t>(dim)));
+            return nb::int_(t.size(checked_dim(t, nb::cast<int64_t>(dim))));
           },
           nb::arg("dim") = nb::none(),
           doc("size(dim=None) -> Size or int", "The shape, or the size of one dim."))
@@ -573,7 +580,7 @@ void bind_tensor(nb::module_& m) {
           "stride",
           [](const Tensor& t, nb::object dim) -> nb::object {
             if (dim.is_none()) return nb::tuple(nb::cast(t.strides().vec()));
-            return nb::int_(t.stride(nb::cast<int64_t>(dim)));
+            return nb::int_(t.stride(checked_dim(t, nb::cast<int64_t>(dim))));
           },
           nb::arg("dim") = nb::none(),
           doc("stride(dim=None) -> Tuple or int",

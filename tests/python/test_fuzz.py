@@ -205,3 +205,182 @@ def test_expand_rejects_negative_sizes(sizes):
     x = ember.ones(*([1, 1, 3] if len(sizes) == 3 else [1, 3, 4, 3]))
     with pytest.raises(RuntimeError, match=r"expand: expected sizes >= 0"):
         x.expand(*sizes)
+
+
+# ------------------------------------------- session 19: dtype/shape/scalar sweep against torch
+# Each case: an expression over T (ember or torch) and its outcome under torch 2.13: the result's
+# dtype and values, or the exception class and a piece of its message. Checked on ember, and on
+# torch where installed (so the table itself stays torch's).
+
+_F16 = "T.tensor([1.3, 2.7], dtype=T.float16)"
+_B = "T.tensor([True, False])"
+_I = "T.tensor([1, 2])"
+_Z = "T.tensor([1 + 1j, 2j])"
+_E = "T.zeros(0, dtype=T.complex64)"
+_S = "T.tensor(1j)"
+
+SWEEP = [
+    # special.xlog1py with numbers and integer/bool tensors: the promoted floating dtype
+    (f"T.special.xlog1py(2, {_I})", ("float32", [1.3862944, 2.1972246])),
+    (f"T.special.xlog1py({_I}, 2.5)", ("float32", [1.2527630, 2.5055261])),
+    (f"T.special.xlog1py({_B}, {_B})", ("float32", [0.6931472, 0.0])),
+    (f"T.special.xlog1py({_F16}, 2)", ("float16", [1.4277, 2.9648])),
+    # float_power with a complex operand is complex128; its in-place form needs that dtype
+    (f"T.float_power({_Z}, {_B})", ("complex128", [1 + 1j, 1])),
+    (f"{_Z}.to(T.complex128).float_power_({_B})", ("complex128", [1 + 1j, 1])),
+    (f"{_Z}.float_power_(2)", ("RuntimeError", "requires dtype ComplexDouble")),
+    # igamma/igammac: the promoted dtype, floating only; tensors only; in-place cast checked
+    (f"T.igamma({_F16}, {_B})", ("float16", [0.5059, 0.0])),
+    (f"T.igamma({_I}, {_I})", ("NotImplementedError", '"igamma_cpu" not implemented for \'Long\'')),
+    (f"T.igammac({_I}, 2)", ("TypeError", "must be Tensor, not int")),
+    (f"{_B}.igamma_({_F16})", ("RuntimeError", "result type Half can't be cast")),
+    # ldexp: a floating input scaled by integer exponents keeps its dtype; bool exponents refused
+    (f"T.ldexp({_F16}, {_I})", ("float16", [2.5996, 10.797])),
+    (f"T.ldexp({_F16}, {_B})", ("NotImplementedError", "ldexp_cpu_exp")),
+    (f"T.ldexp({_B}, {_Z})", ("complex64", [1.5384778 + 1.2779226j, 0])),
+    # logaddexp/logaddexp2 by the promoted dtype; logaddexp of complex
+    (f"T.logaddexp({_I}, {_F16})", ("float16", [1.8545, 3.1035])),
+    (f"T.logaddexp({_I}, {_I})", ("NotImplementedError", "logaddexp_cpu")),
+    (f"T.logaddexp({_Z}, {_Z})", ("complex64", [1.6931472 + 1j, 0.6931472 + 2j])),
+    (f"T.logaddexp2({_Z}, {_Z})", ("NotImplementedError", "logaddexp2_cpu")),
+    # gcd/lcm by the promoted dtype (bool with uint8 is uint8); in place, the cast check first
+    (f"T.gcd({_B}, {_I}.to(T.uint8))", ("uint8", [1, 2])),
+    (f"T.lcm({_B}, {_B})", ("NotImplementedError", "lcm_cpu")),
+    (f"{_B}.gcd_({_F16})", ("RuntimeError", "result type Half can't be cast")),
+    (f"T.heaviside({_Z}, {_Z})", ("RuntimeError", "not yet implemented for complex tensors")),
+    # complex()/polar(): tensors only, Half/Float/Double of one dtype (torch's wording)
+    ("T.complex(T.ones(2), 2)", ("TypeError", "argument 'imag' (position 2) must be Tensor")),
+    ("T.polar(2.0, T.ones(2))", ("TypeError", "argument 'abs' (position 1) must be Tensor")),
+    (f"T.polar({_I}, {_I})", ("RuntimeError", "got Long and Long")),
+    (f"T.polar({_F16}, {_F16})", ("NotImplementedError", "polar_cpu")),
+    ("T.complex(T.ones(1), T.ones(1).double())", ("RuntimeError", "scalar type Float but got")),
+    ("T.isclose(T.ones(2), 1j)", ("TypeError", "argument 'other' (position 2) must be Tensor")),
+    (f"T.maximum(1j, {_Z})", ("TypeError", "argument 'input' (position 1) must be Tensor")),
+    (f"T.max({_Z}, {_Z})", ("RuntimeError", "maximum not implemented for complex tensors")),
+    # complex reductions
+    (f"T.logsumexp({_Z}, 0)", ("complex64", [1.2135700 + 1.2527114j])),
+    (f"T.logcumsumexp({_Z}, 0)", ("complex64", [1 + 1j, 1.2135700 + 1.2527114j])),
+    (f"T.all({_Z})", ("bool", [True])),
+    (f"{_Z}.any(0, keepdim=True)", ("bool", [True])),
+    (f"T.var_mean({_Z}, 0)", ("float32", [1.0], "complex64", [0.5 + 1.5j])),
+    (f"T.std_mean({_Z})", ("float32", [1.0], "complex64", [0.5 + 1.5j])),
+    (f"T.nansum({_Z})", ("RuntimeError", "nansum on CPU does not support complex inputs")),
+    (f"T.nanmean({_Z})", ("RuntimeError", "nansum on CPU does not support complex inputs")),
+    (f"{_E}.mean()", ("complex64", [complex("nan+nanj")])),
+    (f"{_S}.mean(0)", ("complex64", [1j])),
+    (f"{_S}.prod(-1, keepdim=True)", ("complex64", [1j])),
+    (f"{_S}.mean(5)", ("IndexError", "Dimension out of range")),
+    (f"T.diag({_S})", ("RuntimeError", "Supports 1D or 2D tensors. Got 0D")),
+    (f"T.cat([{_Z}.reshape(1, 2), T.zeros(0)])", ("complex64", [1 + 1j, 2j])),
+    (f"T.roll({_S}, 1, 0)", ("IndexError", "but tensor has no dimensions")),
+    (f"T.flip({_S}, (0,))", ("complex64", [1j])),
+    (f"{_Z} / {_F16}", ("complex64", [0.7693463 + 0.7693463j, 0.7409406j])),
+    (
+        "T.tensor([1.1, 2.3], dtype=T.bfloat16) / (0.5 + 1j)",
+        ("complex64", [0.4406250 - 0.8812500j, 0.9187500 - 1.8375000j]),
+    ),
+    (
+        "T.div(0.5 + 1j, T.tensor([1.1, 2.3], dtype=T.bfloat16))",
+        ("complex64", [0.4539007 + 0.9078014j, 0.2176871 + 0.4353741j]),
+    ),
+    ("T.tensor([1.5, 0.0]) / 0j", ("complex64", [complex("inf+nanj"), complex("nan+nanj")])),
+    ("T.isclose(T.tensor([True]), T.tensor([1j]))", ("RuntimeError", "Bool did not match")),
+    # refusals torch makes before its dtype dispatch: RuntimeError, not NotImplementedError
+    (f"T.relu({_B})", ("RuntimeError", "Boolean inputs not supported for relu")),
+    (f"T.isposinf({_Z})", ("RuntimeError", "isposinf does not support complex inputs.")),
+    (f"{_Z}.sort()", ("RuntimeError", "Sort does not support complex dtypes on CPU")),
+    (f"T.argsort({_E})", ("RuntimeError", "Sort does not support complex dtypes on CPU")),
+    (f"T.topk({_Z}, 1)", ("RuntimeError", "topk does not support complex dtypes on CPU")),
+    (f"T.argmax({_Z}, 5)", ("RuntimeError", "argmax(): does not support complex input")),
+    (f"T.max({_Z}, 0)", ("RuntimeError", "max(): does not support complex input")),
+    (f"T.min({_E}, 0)", ("IndexError", "Expected reduction dim 0 to have non-zero size")),
+    ("T.fliplr(T.ones(2))", ("RuntimeError", "Input must be >= 2-d.")),
+    ("T.flipud(T.tensor(1.0))", ("RuntimeError", "Input must be >= 1-d.")),
+    (f"T.cross({_B}.repeat(2)[:3], {_B}.repeat(2)[:3], dim=0)", ("NotImplementedError", "cross")),
+    ("T.linalg.cross(T.ones(3, dtype=T.int32), T.ones(3))", ("RuntimeError", "expected scalar")),
+    ("T.trapezoid(T.ones(2, dtype=T.bool))", ("RuntimeError", "received a bool input for `y`")),
+    ("T.cumulative_trapezoid(T.tensor(1.5))", ("IndexError", "0-dim tensor")),
+    # complex convolutions (the imaginary parts were dropped) and activations
+    (
+        "T.nn.functional.conv1d(T.tensor([[[1 + 1j, 2, 3j]]]), T.tensor([[[1j, 1]]]), "
+        "T.tensor([1j]))",
+        ("complex64", [1 + 2j, 6j]),
+    ),
+    (
+        "T.nn.functional.conv_transpose2d(T.tensor([[[[1 + 1j, 2j]]]]), T.tensor([[[[1j, 1]]]]))",
+        ("complex64", [-1 + 1j, -1 + 1j, 2j]),
+    ),
+    ("T.nn.functional.conv1d(T.ones(1, 1, 2) * 1j, T.ones(1, 1, 1))", ("RuntimeError", "same")),
+    ("T.nn.functional.silu(T.tensor([1 + 1j]))", ("complex64", [0.5800933 + 0.9839898j])),
+    ("T.nn.functional.tanh(T.tensor([1 + 1j]))", ("complex64", [1.0839232 + 0.2717526j])),
+    (
+        "T.nn.functional.normalize(T.tensor([3 + 4j, 1j]), dim=0)",
+        ("complex64", [0.5883484 + 0.7844645j, 0.1961161j]),
+    ),
+    ("T.tensordot(T.tensor(1.0), T.tensor(2.0), ([0], [0]))", ("IndexError", "no dimensions")),
+    (f"T.nanmedian({_Z})", ("NotImplementedError", "median_cpu")),
+    (f"T.nanmedian({_E}, 0)", ("IndexError", "Expected reduction dim 0 to have non-zero size")),
+    (f"T.cumsum({_Z}, 5)", ("IndexError", "Dimension out of range")),
+    (f"T.max({_S}, 5)", ("IndexError", "Dimension out of range")),
+    ("T.max(T.tensor(True), -1)", ("bool", [True], "int64", [0])),
+    ("T.min(T.tensor(True), 1)", ("IndexError", "Dimension out of range")),
+    # torch's multi_margin kernel adds a margin only where it is > 0: a NaN input adds nothing
+    (
+        "T.nn.functional.multi_margin_loss(T.tensor([[float('nan'), 1.0, 2, 3]]), T.tensor([1]))",
+        ("float32", [1.25]),
+    ),
+    # a number exponent of a half tensor is converted to half with torch's overflow check
+    ("T.tensor([1.0], dtype=T.float16) ** 70000", ("RuntimeError", "without overflow")),
+    ("T.tensor([1.0], dtype=T.bfloat16).pow_(1e39)", ("RuntimeError", "without overflow")),
+    ("T.tensor([2.0], dtype=T.float16) ** float('inf')", ("float16", [float("inf")])),
+    # empty contractions and size()/stride() of a 0-d tensor (read past the sizes before)
+    ("T.einsum('ij,kj->ik', T.zeros(0, 2), T.zeros(0, 2)).shape", ("value", [0, 0])),
+    ("T.einsum('bij,bjk->bik', T.zeros(2, 3, 0), T.zeros(2, 0, 4))", ("float32", [0.0] * 24)),
+    ("T.tensordot(T.zeros(0, 2), T.zeros(0, 2), dims=([0], [0]))", ("float32", [0.0] * 4)),
+    ("T.tensordot(T.zeros(2, 0), T.zeros(0, 0), 1).shape", ("value", [2, 0])),
+    ("T.tensor(1.5).size(0)", ("IndexError", "Dimension specified as 0 but tensor has no dim")),
+    ("T.tensor(1.5).stride(-1)", ("IndexError", "Dimension specified as -1 but tensor has no")),
+]
+
+
+def _sweep_outcome(lib, expr):
+    try:
+        r = eval(expr, {"T": lib})  # noqa: S307 -- the table's own expressions
+    except Exception as e:  # noqa: BLE001 -- the class is what is compared
+        return (type(e).__name__, str(e))
+    if isinstance(r, lib.Tensor):
+        r = (r,)
+    elif not (isinstance(r, tuple) and r and isinstance(r[0], lib.Tensor)):
+        return ("value", list(r))  # a Size
+    out = ()
+    for t in r:
+        out += (str(t.dtype).split(".")[-1], t.detach().reshape(-1).tolist())
+    return out
+
+
+def _sweep_agrees(got, want):
+    if len(got) != len(want) or got[0] != want[0]:
+        return False
+    if got[0] == "value":
+        return got[1] == want[1]
+    if not isinstance(want[1], list):  # an exception: class and a piece of the message
+        return want[1] in got[1]
+    for i in range(0, len(want), 2):
+        if got[i] != want[i] or len(got[i + 1]) != len(want[i + 1]):
+            return False
+        a, b = np.asarray(got[i + 1], complex), np.asarray(want[i + 1], complex)
+        if not np.allclose(a, b, rtol=2e-3, atol=1e-5, equal_nan=True):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("expr, want", SWEEP, ids=[e for e, _ in SWEEP])
+def test_sweep_matches_torch(expr, want):
+    got = _sweep_outcome(ember, expr)
+    assert _sweep_agrees(got, want), got
+    try:
+        import torch
+    except ImportError:
+        return
+    ref = _sweep_outcome(torch, expr)
+    assert _sweep_agrees(ref, want), ref

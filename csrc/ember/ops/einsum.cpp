@@ -123,7 +123,8 @@ Tensor sumproduct_pair(Tensor left, Tensor right, const std::vector<bool>& summe
   DimVector lro, lo, ro, sum_dims, lsum, rsum;
   int64_t lro_size = 1, lo_size = 1, ro_size = 1, sum_size = 1;
   for (int64_t i = 0; i < ndim; ++i) {
-    bool sl = left.size(i) > 1, sr = right.size(i) > 1;
+    // a dim is broadcast only where its size is 1: a size-0 dim is real (an empty product)
+    bool sl = left.size(i) != 1, sr = right.size(i) != 1;
     if (summed[size_t(i)]) {
       sum_dims.push_back(i);
       if (sl && sr) sum_size *= left.size(i);
@@ -143,7 +144,7 @@ Tensor sumproduct_pair(Tensor left, Tensor right, const std::vector<bool>& summe
   left = sum_keep(left, lsum);
   right = sum_keep(right, rsum);
   bool contracts = false;
-  for (int64_t d : sum_dims) contracts = contracts || (left.size(d) > 1 && right.size(d) > 1);
+  for (int64_t d : sum_dims) contracts = contracts || (left.size(d) != 1 && right.size(d) != 1);
   if (!contracts) return left * right;  // nothing shared to sum: a broadcast product
   DimVector lperm, rperm, out_size, operm(static_cast<size_t>(ndim));
   for (const DimVector* part : {&lro, &lo, &sum_dims, &ro})

@@ -234,7 +234,9 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, d
                 C, " but got ", weight->sizes());
   check_targets_in_range(t, C, INT64_MIN);
   Tensor idx = unsqueeze(t, 1);
-  Tensor z = clamp(gather(x, 1, idx) * -1 + x + margin, num(0), {});
+  // torch's kernel adds a class's margin only where it is > 0, so a NaN adds nothing
+  Tensor z = gather(x, 1, idx) * -1 + x + margin;
+  z = where(gt(z, num(0)), z, zeros_like(z));
   if (p == 2) z = square(z);
   if (weight) z = z * unsqueeze(index_select(*weight, 0, t), 1);
   z = scatter(z, 1, idx, Scalar(0.0));

@@ -60,8 +60,16 @@ void check_alpha(const Scalar& alpha, ScalarType compute) {
 
 void check_integer_pow(const Tensor& self, const Tensor& exponent) {
   // Tensor exponents truncate instead; only a Python number is refused (torch's rule).
+  if (!exponent.impl()->is_wrapped_number) return;
   bool ints = is_integral(self.dtype(), true) && is_integral(exponent.dtype(), true);
-  if (!ints || !exponent.impl()->is_wrapped_number) return;
+  if (!ints) {
+    // torch converts a real number exponent of a half/bfloat16 tensor to that dtype, with the
+    // same overflow check (float16 ** 70000 raises; float32 ** 1e39 does not)
+    const ScalarType st = self.dtype();
+    if ((st == kHalf || st == kBFloat16) && !is_complex(exponent.dtype()))
+      check_scalar_fits(exponent.item(), st);
+    return;
+  }
   EMBER_CHECK(exponent.item().to_double() >= 0,
               "Integers to negative integer powers are not allowed.");
   // torch converts a number exponent to the integer result type with its overflow check

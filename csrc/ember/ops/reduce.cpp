@@ -143,6 +143,8 @@ std::tuple<Tensor, Tensor> max_dim_structured(const Tensor& self, int64_t dim, b
   if constexpr (K == kMeta) meta::check_meta_devices(name, {&self});
   const uint64_t mask = dim_bit(self, dim);
   check_nonempty(self, mask, name, true);
+  if constexpr (K != kMeta)
+    EMBER_CHECK(!is_complex(self.dtype()), name, "(): does not support complex input");
   const DimVector shape = reduced_shape(self, mask, keepdim);
   Tensor values = empty(shape, self.dtype(), meta::device_of(K));
   Tensor indices = empty(shape, kLong, meta::device_of(K));
@@ -353,18 +355,24 @@ Tensor min(const Tensor& self) {
   return amin(self);
 }
 std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) {
+  maybe_wrap_dim(dim, self.dim());  // a 0-d input takes only -1 and 0, as torch
   return op::max_dim.call(self, dim, keepdim);
 }
 std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
+  maybe_wrap_dim(dim, self.dim());
   return op::min_dim.call(self, dim, keepdim);
 }
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   EMBER_CHECK(self.dtype() != kBool, "argmax(): does not support bool input");
+  EMBER_CHECK(!is_complex(self.dtype()) || self.device().type == DeviceType::Meta,
+              "argmax(): does not support complex input");
   if (dim) maybe_wrap_dim(*dim, self.dim());  // a 0-d input takes only -1 and 0, as torch
   return op::argmax.call(self, dim, keepdim);
 }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   EMBER_CHECK(self.dtype() != kBool, "argmin(): does not support bool input");
+  EMBER_CHECK(!is_complex(self.dtype()) || self.device().type == DeviceType::Meta,
+              "argmin(): does not support complex input");
   if (dim) maybe_wrap_dim(*dim, self.dim());  // a 0-d input takes only -1 and 0, as torch
   return op::argmin.call(self, dim, keepdim);
 }

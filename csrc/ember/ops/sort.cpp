@@ -216,7 +216,11 @@ std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) {
 }
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
-  return op::sort.call(self, maybe_wrap_dim(dim, self.dim()), descending, stable);
+  dim = maybe_wrap_dim(dim, self.dim());
+  // torch's wording, leading space included; empty inputs are refused too (meta ones pass)
+  EMBER_CHECK(!is_complex(self.dtype()) || self.device().type == DeviceType::Meta,
+              " Sort does not support complex dtypes on CPU");
+  return op::sort.call(self, dim, descending, stable);
 }
 
 Tensor argsort(const Tensor& self, int64_t dim, bool descending, bool stable) {
@@ -229,6 +233,8 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   dim = maybe_wrap_dim(dim, self.dim());
   EMBER_CHECK(k >= 0 && k <= dim_size(self, dim), "selected index k out of range");
   EMBER_CHECK(self.dtype() != kBool, "topk does not support bool dtypes on CPU");
+  EMBER_CHECK(!is_complex(self.dtype()) || self.device().type == DeviceType::Meta,
+              " topk does not support complex dtypes on CPU");
   return op::topk.call(self, k, dim, largest, sorted);
 }
 

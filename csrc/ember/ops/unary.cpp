@@ -45,6 +45,20 @@ void clamp_rows(std::optional<profiler::OpRange>& rows, const char* name, const 
     rows.emplace(inplace ? "clamp_min_" : "clamp_min", self, 0);
 }
 
+// torch's refusals that come before its dtype dispatch (RuntimeError, not the dispatch's
+// NotImplementedError): relu of bool (its CPU kernel's; meta tensors pass), isposinf/isneginf of
+// complex.
+void check_input(const char* name, const Tensor& self) {
+  const ScalarType dt = self.dtype();
+  if (dt != kBool && !is_complex(dt)) [[likely]]
+    return;
+  const std::string_view n(name);
+  EMBER_CHECK(dt != kBool || n != "relu" || self.device().type == DeviceType::Meta,
+              "Boolean inputs not supported for relu");
+  EMBER_CHECK(!is_complex(dt) || (n != "isposinf" && n != "isneginf"), n,
+              " does not support complex inputs.");
+}
+
 // out=: torch's rule for out's dtype by kind: SAME and INT keep the input's dtype exactly, the
 // predicates with out= (signbit, isposinf, isneginf) write only bool, the rest cast.
 meta::OutDtype out_rule(const char* name, Result kind, bool exact) {
@@ -55,6 +69,7 @@ meta::OutDtype out_rule(const char* name, Result kind, bool exact) {
 template <class Decl>
 Tensor& unary_out(const char* name, Result kind, bool exact, const Decl& decl, const Tensor& self,
                   Tensor& out) {
+  check_input(name, self);
   return meta::out_op(
       name, out_rule(name, kind, exact), {&self}, out,
       [&] { return meta::unary(name, self, kind); },
@@ -69,6 +84,7 @@ Tensor& unary_out(const char* name, Result kind, bool exact, const Decl& decl, c
   Tensor name##_structured(const Tensor& self) {                                             \
     std::optional<profiler::OpRange> rows;                                                   \
     clamp_rows(rows, #name, self, false);                                                    \
+    check_input(#name, self);                                                                \
     return meta::unary_op<K>(#name, Result::result, self, [](const Tensor& x, Tensor& out) { \
       meta::kernel(op::name##_out, K)(x, out);                                               \
     });                                                                                      \
@@ -81,6 +97,7 @@ Tensor& unary_out(const char* name, Result kind, bool exact, const Decl& decl, c
   Tensor& name##_structured_(Tensor& self) {                                                      \
     std::optional<profiler::OpRange> rows;                                                        \
     clamp_rows(rows, #name, self, true);                                                          \
+    check_input(#name, self);                                                                     \
     return meta::unary_op_<K>(#name "_", Result::result, self, [](const Tensor& x, Tensor& out) { \
       meta::kernel(op::name##_out, K)(x, out);                                                    \
     });                                                                                           \

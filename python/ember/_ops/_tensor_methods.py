@@ -28,7 +28,6 @@ from .. import (
     sparse,
 )
 from .._C import Tensor
-from .._type_info import scalar_type_name
 from . import (
     attributes,
     complex,
@@ -48,6 +47,7 @@ from . import (
     tensor_api_s12,
     tensor_api_s13,
 )
+from ._util import check_inplace_result
 from .complex_cast import warn_discard_imag
 
 
@@ -80,15 +80,18 @@ def _forward(fn, name):
     return method
 
 
+# binary ops whose in-place form torch refuses by the operands' promoted dtype before its
+# kernel's dtype check (gcd_ of bool and half: the cast error, not "gcd_cpu" for Half)
+_PROMOTED_FIRST = frozenset(("gcd", "lcm", "ldexp", "xlogy", "nextafter", "heaviside"))
+
+
 def _inplace(fn, name):
     # torch refuses in-place results its dtype cannot hold (e.g. float into long).
     def method(self, *args, **kwargs):
+        if name in _PROMOTED_FIRST and args and isinstance(args[0], Tensor):
+            check_inplace_result(_C.result_type(self, args[0]), self)
         result = fn(self, *args, **kwargs)
-        if not _C.can_cast(result.dtype, self.dtype):
-            raise RuntimeError(
-                f"result type {scalar_type_name(result.dtype)} can't be cast to the desired "
-                f"output type {scalar_type_name(self.dtype)}"
-            )
+        check_inplace_result(result.dtype, self)
         return self.copy_(result)
 
     method.__name__ = name + "_"
@@ -251,6 +254,7 @@ FILL = {
     "baddbmm_": products._baddbmm_,
     "polygamma": elementwise._polygamma,
     "polygamma_": elementwise._polygamma_,
+    "float_power_": elementwise.float_power_,
     "fill_diagonal_": index._fill_diagonal_,
     "sum_to_size": reduce._sum_to_size,
     "new_empty_strided": tensor._new_empty_strided,
@@ -385,7 +389,6 @@ FORWARD_INPLACE = {
     "cumprod": _C.cumprod,
     "deg2rad": elementwise.deg2rad,
     "digamma": _C.digamma,
-    "float_power": elementwise.float_power,
     "gcd": elementwise.gcd,
     "heaviside": elementwise.heaviside,
     "i0": _C.i0,

@@ -36,3 +36,25 @@ def _check_repeats_in_order(op, dim, ndim):
         if w in seen:
             raise RuntimeError(f"{op}: dim {w} appears multiple times in the list of dims")
         seen.add(w)
+
+
+def check_inplace_result(result_dtype, self):
+    """torch's refusal of an in-place result self's dtype cannot hold (float into long)."""
+    from .. import _C
+    from .._type_info import scalar_type_name
+
+    if not _C.can_cast(result_dtype, self.dtype):
+        raise RuntimeError(
+            f"result type {scalar_type_name(result_dtype)} can't be cast to the desired "
+            f"output type {scalar_type_name(self.dtype)}"
+        )
+
+
+def wrap_dim(dim, ndim):
+    """dim made non-negative, or torch's IndexError (a 0-d tensor takes -1 and 0)."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n

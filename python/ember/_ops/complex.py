@@ -17,6 +17,7 @@ from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, view_as_complex, view_as_real
 from .._type_info import dtype_of_to_call, scalar_type_name
+from ._util import wrap_dim
 from .complex_cast import copy_guard, warn_discard_imag
 from .creation import full, full_like, ones, ones_like, tensor, zeros, zeros_like
 from .index import where as _real_where
@@ -101,17 +102,31 @@ def complex(real, imag, *, out=None):
     """complex(real, imag, *, out=None) -> Tensor
 
     The complex tensor real + i * imag from two float or double tensors of the same dtype."""
-    if real.dtype != imag.dtype:
-        raise RuntimeError(
-            f"complex: expected real and imag of the same dtype; got {real.dtype} and {imag.dtype}"
-        )
-    if real.dtype not in (_C.float32, _C.float64):
-        raise RuntimeError(
-            f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype} and "
-            f"{imag.dtype}"
-        )
+    _check_parts("complex", real, imag, ("real", "imag"))
+    if real.dtype == _C.float16:  # torch's result is complex32, a dtype ember lacks
+        raise RuntimeError("complex: complex32 (ComplexHalf) is not supported")
     result = _make(real, imag)
     return out.copy_(result) if out is not None else result
+
+
+def _check_parts(fn, first, second, names):
+    """torch's checks of complex()/polar()'s two tensors, in its order."""
+    for pos, (name, x) in enumerate(zip(names, (first, second)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}"
+            )
+    a, b = first.dtype, second.dtype
+    if not builtins.all(d in (_C.float16, _C.float32, _C.float64) for d in (a, b)):
+        raise RuntimeError(
+            "Expected both inputs to be Half, Float or Double tensors but got "
+            f"{scalar_type_name(a)} and {scalar_type_name(b)}"
+        )
+    if a != b:
+        raise RuntimeError(
+            f"Expected object of scalar type {scalar_type_name(a)} but got scalar type "
+            f"{scalar_type_name(b)} for second argument"
+        )
 
 
 @_autocast_fp32
@@ -119,6 +134,9 @@ def polar(abs, angle, *, out=None):
     """polar(abs, angle, *, out=None) -> Tensor
 
     The complex tensor abs * (cos(angle) + i * sin(angle))."""
+    _check_parts("polar", abs, angle, ("abs", "angle"))
+    if abs.dtype == _C.float16:
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     result = complex(abs * _C.cos(angle), abs * _C.sin(angle))
     return out.copy_(result) if out is not None else result
 
@@ -367,9 +385,11 @@ def _real_pair_op(fn):
 
 def _prod(input, dim=None, keepdim=False, *, dtype=None):
     z = input if dtype is None else input.to(dtype)
+    if dim is not None and z.dim() == 0:  # the value itself, once sum has checked dim
+        return z.sum(dim, keepdim)
     if dim is None:
         z, dim = z.reshape(-1), 0
-    dim = dim % builtins.max(z.dim(), 1)
+    dim = wrap_dim(dim, z.dim())
     z = z.movedim(dim, 0)
     while z.shape[0] > 1:
         n = z.shape[0]
@@ -434,6 +454,16 @@ def _isfinite(z):
 
 
 def _isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    for pos, (name, x) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(x, Tensor):  # the parser's refusal
+            raise TypeError(
+                f"isclose(): argument '{name}' (position {pos}) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{scalar_type_name(input.dtype)} did not match {scalar_type_name(other.dtype)}"
+        )
     ct = _complex_dtype(_C.promote_types(input.dtype, other.dtype))
     a, b = _as_complex(input, ct), _as_complex(other, ct)
     diff = _abs_c(a - b)
@@ -450,6 +480,9 @@ def _allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def _cat(tensors, dim=0, *, out=None):
     tensors = list(tensors)
+    if builtins.any(t.dim() != 1 or t.shape[0] != 0 for t in tensors):
+        # torch's legacy rule: a 1-D empty tensor is skipped beside tensors of other shapes
+        tensors = [t for t in tensors if t.dim() != 1 or t.shape[0] != 0]
     ct = tensors[0].dtype
     for t in tensors[1:]:
         ct = _C.promote_types(ct, t.dtype)
@@ -488,11 +521,15 @@ def _dim_op(fn):
 
 
 def _flip(z, dims):
+    if z.dim() == 0:  # nothing to reorder: the real op checks the dims, as torch's
+        return _make(_C.flip(_re(z), dims), _im(z))
     dims = [d % z.dim() for d in ([dims] if isinstance(dims, int) else dims)]
     return view_as_complex(_C.flip(view_as_real(z), dims).contiguous())
 
 
 def _roll(z, shifts, dims=None):
+    if z.dim() == 0:
+        return _make(_C.roll(_re(z), shifts, dims if dims is not None else []), _im(z))
     if dims is None:
         return _roll(z.reshape(-1), shifts, 0).reshape(z.shape)
     dims = [d % z.dim() for d in ([dims] if isinstance(dims, int) else dims)]
@@ -505,13 +542,9 @@ def _index_select(z, dim, index):
 
 def _mean(input, dim=None, keepdim=False, *, dtype=None):
     z = input if dtype is None else input.to(dtype)
-    if dim is None:
-        return z.sum() / builtins.max(z.numel(), 1)
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    n = 1
-    for d in dims:
-        n *= z.shape[d]
-    return z.sum(dims, keepdim=keepdim) / n
+    total = z.sum() if dim is None else z.sum(dim, keepdim)  # checks dim (a 0-d z takes 0, -1)
+    # the count of elements per result: 0 over an empty dim (nan + nan i, as torch's 0 / 0)
+    return total / (z.numel() // total.numel() if total.numel() else 1)
 
 
 def _recip_any(b):
@@ -525,15 +558,21 @@ def _div(input, other, *, rounding_mode=None, out=None):
         raise RuntimeError("div: rounding_mode is not supported for complex inputs")
     if not isinstance(other, Tensor) and other == 0:  # Python's 1 / 0 raises: divide by a 0-d
         other = (  # tensor of it, as torch's wrapped number
-            _as_complex(other, input.dtype)
+            _as_complex(other, input.dtype if _is_c(input) else _complex_dtype(input.dtype))
             if isinstance(other, builtins.complex)
             else tensor(0.0)  # torch divides by |0|
         )
     if not isinstance(other, Tensor):
+        if not _is_c(input):  # a half input meets the number's reciprocal in complex64
+            input = input.to(_complex_dtype(input.dtype))
         result = input * (1 / other)
     elif not isinstance(input, Tensor):
+        if not _is_c(other):  # torch.div(number, half tensor) divides in complex64
+            other = other.to(_real_dtype(_complex_dtype(other.dtype)))
         result = _recip_any(other) * input
     else:
+        if not _is_c(other):  # a half divisor's reciprocal is taken in the result's precision
+            other = other.to(_real_dtype(_C.promote_types(input.dtype, other.dtype)))
         result = input * _recip_any(other)
     result = _by_complex_zero(input, other, result)
     return out.copy_(result) if out is not None else result
@@ -631,7 +670,11 @@ def _in_place(path):
 
 def _no_complex(name):
     def run(a, b, *args, **kwargs):
-        if not isinstance(b, Tensor):  # the parser's refusal comes first
+        if not isinstance(a, Tensor):  # the parser's refusals come first
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
+            )
+        if not isinstance(b, Tensor):
             raise TypeError(
                 f"{name}(): argument 'other' (position 2) must be Tensor, not {type(b).__name__}"
             )

@@ -8,6 +8,8 @@ import math
 
 from .. import _C
 from .._C import Tensor, view_as_complex, view_as_real
+from . import complex_reduce as _complex_reduce
+from ._util import wrap_dim
 from .complex import (
     _abs_c,
     _as_complex,
@@ -85,7 +87,7 @@ def _tri(fn, z, diagonal=0, *, out=None):
 def _cumsum(z, dim, *, dtype=None, out=None):
     if dtype is not None:
         z = z.to(dtype)
-    d = dim % builtins.max(z.dim(), 1)
+    d = wrap_dim(dim, z.dim())
     result = _vc(_C.cumsum(view_as_real(z), d)) if z.dim() else z.clone()
     return out.copy_(result) if out is not None else result
 
@@ -94,9 +96,9 @@ def _cumprod(z, dim, *, dtype=None, out=None):
     """Inclusive product scan by doubling (Hillis-Steele): log2(n) complex multiplies."""
     if dtype is not None:
         z = z.to(dtype)
+    d = wrap_dim(dim, z.dim())
     if z.dim() == 0:
         return z.clone()
-    d = dim % z.dim()
     x = z.movedim(d, 0)
     n, shift = x.shape[0], 1
     while shift < n:
@@ -226,6 +228,8 @@ def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 def _diag(z, diagonal=0, *, out=None):
     from .complex import _make
 
+    if z.dim() not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {z.dim()}D")
     if z.dim() == 1:
         r = view_as_real(z)
         result = _make(_C.diag(r.select(-1, 0), diagonal), _C.diag(r.select(-1, 1), diagonal))
@@ -458,3 +462,4 @@ PATHS.update(
         "addr": (_addmm_family(lambda a, b: a.unsqueeze(-1) * b), 2),
     }
 )
+PATHS.update(_complex_reduce.PATHS)  # all/any, logsumexp, var_mean ... (complex_reduce.py)

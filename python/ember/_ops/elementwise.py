@@ -14,6 +14,7 @@ from .._C import (
     atan,
     atanh,
     broadcast_tensors,
+    complex128,
     exp,
     exp2,
     float64,
@@ -27,7 +28,6 @@ from .._C import (
     log1p,
     maximum,
     polygamma,
-    promote_types,
     result_type,
     stack,
     sub,
@@ -72,6 +72,12 @@ def xlogy(input, other):
     """xlogy(input, other) -> Tensor
 
     input * log(other), and 0 where input is 0 (unless other is NaN)."""
+    return x_times_log("xlogy", log, input, other)
+
+
+def x_times_log(name, log_fn, input, other):
+    """input * log_fn(other), and 0 where input is 0 (unless other is NaN): xlogy and
+    special.xlog1py, either argument a number."""
     # computed in the pair's promoted floating dtype, as torch (log of an int is float32, which
     # would otherwise widen a bfloat16 input); a number becomes a tensor of that dtype directly
     # (through the integer tensor's dtype it would wrap)
@@ -79,12 +85,12 @@ def xlogy(input, other):
         input = _t(input, other)
     dt = result_type(input, other)
     if dt.is_complex:  # torch's kernel has no complex types (the imaginary part was dropped)
-        raise NotImplementedError(f"\"xlogy_cpu\" not implemented for '{scalar_type_name(dt)}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(dt)}'")
     dt = dt if dt.is_floating_point else get_default_dtype()
     input, other = (
         x.to(dt) if isinstance(x, Tensor) else full([], x, dtype=dt) for x in (input, other)
     )
-    out = input * log(other)
+    out = input * log_fn(other)
     return where((input == 0) & ~isnan(other), zeros([], dtype=out.dtype), out)
 
 
@@ -104,12 +110,27 @@ def _check_float_pair(name, a, b):
             )
 
 
+def _logaddexp_operands(name, input, other):
+    """Both operands in their promoted dtype, which torch's kernel must have (floating, or
+    complex for logaddexp)."""
+    _both_tensors(name, input, other)
+    dt = result_type(input, other)
+    if not dt.is_floating_point and not (dt.is_complex and name == "logaddexp"):
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(dt)}'")
+    return input.to(dt), other.to(dt)
+
+
 def logaddexp(input, other):
     """logaddexp(input, other) -> Tensor
 
     log(exp(input) + exp(other)) without overflow."""
-    _both_tensors("logaddexp", input, other)
-    _check_float_pair("logaddexp", input, other)
+    input, other = _logaddexp_operands("logaddexp", input, other)
+    if input.dtype.is_complex:  # around the operand of larger real part (Tensor's complex paths)
+        from .complex import _where
+
+        first = input.real >= other.real
+        m, n = _where(first, input, other), _where(first, other, input)
+        return m + (n - m).exp().log1p()
     m = maximum(input, other)
     out = m + log1p(exp(-(input - other).abs()))
     # Equal infinities give NaN in the difference; the answer is that infinity.
@@ -120,8 +141,7 @@ def logaddexp2(input, other):
     """logaddexp2(input, other) -> Tensor
 
     log2(2**input + 2**other) without overflow."""
-    _both_tensors("logaddexp2", input, other)
-    _check_float_pair("logaddexp2", input, other)
+    input, other = _logaddexp_operands("logaddexp2", input, other)
     m = maximum(input, other)
     out = m + log1p(exp2(-(input - other).abs())) / math.log(2)
     return where(isinf(m) & (input == other), m, out)
@@ -157,6 +177,8 @@ def heaviside(input, values):
 
     The step function: 0 where input < 0, 1 where input > 0, values where input == 0."""
     _both_tensors("heaviside", input, values, "values")
+    if input.dtype.is_complex or values.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     step = (input > 0).to(input.dtype)
@@ -166,12 +188,28 @@ def heaviside(input, values):
 def float_power(input, exponent):
     """float_power(input, exponent) -> Tensor
 
-    pow computed in float64."""
-    a = input.double() if isinstance(input, Tensor) else input
-    b = exponent.double() if isinstance(exponent, Tensor) else exponent
-    if not isinstance(a, Tensor):
-        a = full([], a, dtype=float64)
-    return _C.pow(a, b)
+    pow computed in float64 (complex128 when either operand is complex)."""
+    dt = complex128 if builtins.any(_is_complex(x) for x in (input, exponent)) else float64
+    a = input.to(dt) if isinstance(input, Tensor) else full([], input, dtype=dt)
+    b = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
+    return a**b  # the Tensor operator, which takes the complex path
+
+
+def float_power_(self, exponent):
+    """float_power_(exponent) -> Tensor
+
+    In-place float_power(): self must already have the result's dtype (float64/complex128)."""
+    result = float_power(self, exponent)
+    if self.dtype != result.dtype:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {scalar_type_name(self.dtype)} but the "
+            f"operation's result requires dtype {scalar_type_name(result.dtype)}"
+        )
+    return self.copy_(result)
+
+
+def _is_complex(x):
+    return x.dtype.is_complex if isinstance(x, Tensor) else isinstance(x, builtins.complex)
 
 
 def positive(input):
@@ -193,11 +231,16 @@ def rsub(input, other, alpha=1):
 def ldexp(input, other):
     """ldexp(input, other) -> Tensor
 
-    input * 2**other in the pair's promoted floating dtype."""
+    input * 2**other, as torch's: a floating input scaled by integer exponents keeps its dtype,
+    otherwise the product with pow(2.0, other) (computed in other's dtype, as torch's)."""
     _both_tensors("ldexp", input, other)
-    dt = promote_types(input.dtype, other.dtype)
-    dt = dt if dt.is_floating_point else get_default_dtype()
-    return input.to(dt) * _C.pow(2.0, other.to(dt))
+    if input.dtype.is_floating_point and not (
+        other.dtype.is_floating_point or other.dtype.is_complex
+    ):
+        if other.dtype == _C.bool:  # torch's exponent kernel has integer types only
+            raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+        return input * _C.pow(2.0, other).to(input.dtype)
+    return input * (2.0**other)
 
 
 def _euclid(a, b):
@@ -209,23 +252,28 @@ def _euclid(a, b):
     return a
 
 
+def _integer_operands(name, input, other):
+    """Both operands broadcast in their promoted dtype, which must be an integer type."""
+    _both_tensors(name, input, other)
+    dt = result_type(input, other)
+    if dt.is_floating_point or dt.is_complex or dt == _C.bool:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(dt)}'")
+    return broadcast_tensors(input.to(dt), other.to(dt))
+
+
 def gcd(input, other):
     """gcd(input, other) -> Tensor
 
     The elementwise greatest common divisor of two integer tensors (never negative)."""
-    _both_tensors("gcd", input, other)
-    if input.dtype.is_floating_point or other.dtype.is_floating_point:
-        raise NotImplementedError("\"gcd_cpu\" not implemented for 'Float'")
-    a, b = broadcast_tensors(input, other)
-    return _euclid(a, b)
+    return _euclid(*_integer_operands("gcd", input, other))
 
 
 def lcm(input, other):
     """lcm(input, other) -> Tensor
 
     The elementwise least common multiple of two integer tensors (never negative)."""
-    _both_tensors("lcm", input, other)
-    g = gcd(input, other)
+    input, other = _integer_operands("lcm", input, other)
+    g = _euclid(input, other)
     safe = where(g == 0, ones([], dtype=g.dtype), g)
     return where(g == 0, g, (input // safe * other).abs())
 

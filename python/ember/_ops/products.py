@@ -9,8 +9,10 @@ from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._autocast_policy import lower_precision as _autocast_lower
 from .._C import Tensor, addmm, baddbmm, bmm, broadcast_tensors, mm, mv, outer, stack
+from .._type_info import scalar_type_name
 from .._warn_once import warn_once
 from . import _names
+from ._util import wrap_dim
 from .creation import zeros
 
 __all__ = [
@@ -102,6 +104,13 @@ def cross(input, other, dim=None):
     """cross(input, other, dim=None) -> Tensor
 
     The cross product of 3-vectors along dim (the first dim of size 3 when None)."""
+    if input.dtype == _C.bool:  # torch's cross kernel has no bool, and takes one dtype
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_type_name(input.dtype)} but found "
+            f"{scalar_type_name(other.dtype)}"
+        )
     a, b = broadcast_tensors(input, other)
     if dim is None:
         dim = next((d for d, s in enumerate(a.shape) if s == 3), None)
@@ -131,6 +140,12 @@ def kron(input, other):
     return (ai * bi).reshape([x * y for x, y in zip(a.shape, b.shape)])
 
 
+def _wrap_dim(d, t):
+    if t.dim() == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    return wrap_dim(d, t.dim())
+
+
 def tensordot(a, b, dims=2, out=None):
     """tensordot(a, b, dims=2, out=None) -> Tensor
 
@@ -145,8 +160,8 @@ def tensordot(a, b, dims=2, out=None):
         da, db = dims
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
-    da = [d % a.dim() for d in da]
-    db = [d % b.dim() for d in db]
+    da = [_wrap_dim(d, a) for d in da]
+    db = [_wrap_dim(d, b) for d in db]
     for x, y in zip(da, db):
         if a.shape[x] != b.shape[y]:
             raise RuntimeError(
@@ -155,9 +170,9 @@ def tensordot(a, b, dims=2, out=None):
             )
     fa = [d for d in range(a.dim()) if d not in da]
     fb = [d for d in range(b.dim()) if d not in db]
-    k = math.prod(a.shape[d] for d in da)
-    am = a.permute(fa + da).reshape(-1, k)
-    bm = b.permute(db + fb).reshape(k, -1)
+    k = math.prod(a.shape[d] for d in da)  # explicit sizes: -1 is ambiguous for empty inputs
+    am = a.permute(fa + da).reshape(math.prod(a.shape[d] for d in fa), k)
+    bm = b.permute(db + fb).reshape(k, math.prod(b.shape[d] for d in fb))
     return mm(am, bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
 

@@ -35,12 +35,19 @@ __all__ = [
 
 def _extreme(name, all_fn, dim_fn, binary_fn, input, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
-        return binary_fn(input, dim)
+        return _binary_extreme(binary_fn, input, dim)
     if dim is None:
         if keepdim:
             raise TypeError(f"{name}() received an invalid combination of arguments")
         return all_fn(input)
     return getattr(return_types, name)(dim_fn(input, dim, keepdim))
+
+
+def _binary_extreme(binary_fn, input, other):
+    """max(a, b)/min(a, b): maximum/minimum, which refuse complex tensors as torch's."""
+    if input.dtype.is_complex or (isinstance(other, Tensor) and other.dtype.is_complex):
+        raise RuntimeError(f"{binary_fn.__name__} not implemented for complex tensors.")
+    return binary_fn(input, other)
 
 
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
@@ -49,7 +56,7 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     The largest element, or (values, indices) along dim, or the elementwise maximum with a
     tensor."""
     if other is not None:
-        return _C.maximum(input, other)
+        return _binary_extreme(_C.maximum, input, other)
     return _extreme("max", _C._max_all, _C._max_dim, _C.maximum, input, dim, keepdim)
 
 
@@ -59,7 +66,7 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     The smallest element, or (values, indices) along dim, or the elementwise minimum with a
     tensor."""
     if other is not None:
-        return _C.minimum(input, other)
+        return _binary_extreme(_C.minimum, input, other)
     return _extreme("min", _C._min_all, _C._min_dim, _C.minimum, input, dim, keepdim)
 
 
@@ -149,12 +156,20 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
     The sum over dim, treating NaN as zero."""
     _check_repeats_in_order("nansum", dim, input.dim())
+    _no_complex_nansum(input, dim)
     x = _nan_zeroed(input)
     if dim is None:
         return (
             x.sum(dtype=dtype) if not keepdim else x.sum(tuple(range(x.dim())), True, dtype=dtype)
         )
     return x.sum(dim, keepdim, dtype=dtype)
+
+
+def _no_complex_nansum(input, dim):
+    if input.dtype.is_complex:
+        if dim is not None:  # torch checks the dims first
+            input.sum(dim)
+        raise RuntimeError("nansum on CPU does not support complex inputs")
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
@@ -171,6 +186,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
             f"nanmean(): expected input to have floating point or complex dtype but got "
             f"{scalar_type_name(input.dtype)}"
         )
+    _no_complex_nansum(input, dim)
     count = (~isnan(input)).sum(dim if dim is not None else tuple(range(input.dim())), keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
@@ -253,9 +269,16 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     The trapezoidal-rule integral of y along dim, over sample points x or spacing dx."""
     if isinstance(x, (int, float)):
         x, dx = None, x
-    if y.shape[dim] == 0:
+    if y.size(dim) == 0:  # size() raises torch's IndexError for a bad dim (before the dtype)
         return _float(y).sum(dim)
+    _trapezoid_check("trapezoid", y, x)
     return _trapezoid_parts(y, x, 1 if dx is None else dx, dim).sum(dim)
+
+
+def _trapezoid_check(name, y, x):
+    if y.dtype == _C.bool or (isinstance(x, Tensor) and x.dtype == _C.bool):
+        which = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(f"{name}: received a bool input for {which}, but bool is not supported")
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -271,7 +294,10 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     The running trapezoidal-rule integral of y along dim."""
     if isinstance(x, (int, float)):
         x, dx = None, x
-    if y.shape[dim] == 0:
+    _trapezoid_check("cumulative_trapezoid", y, x)
+    if y.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if y.size(dim) == 0:
         return _float(y)
     return _trapezoid_parts(y, x, 1 if dx is None else dx, dim).cumsum(dim)
 

@@ -4,7 +4,9 @@ values."""
 from .. import _C, return_types
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, cat, int64, isnan
+from .._type_info import scalar_type_name
 from . import _names
+from ._util import wrap_dim
 from .creation import full, ones_like, tensor, zeros
 from .index import where
 from .shape import diff
@@ -244,6 +246,15 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
+def _median_reads_values(input, dim):
+    """Whether torch's median kernel runs (its dtype check): not over an empty dim, which is
+    the IndexError checked later."""
+    if dim is None:
+        return input.numel() > 0
+    d = wrap_dim(dim, input.dim())
+    return input.dim() == 0 or input.shape[d] != 0
+
+
 def nanmedian(input, dim=None, keepdim=False):
     """nanmedian(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
@@ -259,6 +270,11 @@ def nanmedian(input, dim=None, keepdim=False):
     if input.dtype == _C.bool and dim is None and input.numel():
         raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
     _refuse_bool_rows(input, dim, "median_out")
+    if input.dtype.is_complex and _median_reads_values(input, dim):  # before sort's refusal
+        kernel = "median_cpu" if dim is None else "median_out"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{scalar_type_name(input.dtype)}'"
+        )
     x = input.reshape(-1) if dim is None else input
     d = -1 if dim is None else dim
     if x.dim() == 0:

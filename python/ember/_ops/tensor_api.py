@@ -5,7 +5,9 @@ CPU tensors. _tensor_methods fills them into Tensor (FILL: never over a binding'
 
 import warnings
 
+from .._C import Tensor, result_type
 from . import aten_misc, linalg, view_copy
+from ._util import check_inplace_result
 
 __all__ = []
 
@@ -21,7 +23,11 @@ def _method(fn, name, sig, doc):
 
 def _inplace(fn, name, sig, doc):
     def method(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
+        if args and isinstance(args[0], Tensor):  # the operands' promoted dtype is checked first
+            check_inplace_result(result_type(self, args[0]), self)
+        result = fn(self, *args, **kwargs)
+        check_inplace_result(result.dtype, self)
+        return self.copy_(result)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"{name}{sig}\n\n{doc}"

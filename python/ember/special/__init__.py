@@ -27,6 +27,7 @@ from .._ops.creation import full, ones, tensor, zeros
 from .._ops.elementwise import mvlgamma
 from .._ops.index import where
 from .._ops.reduce import logsumexp  # noqa: F401
+from .._type_info import scalar_type_name
 
 __all__ = [
     "expit",
@@ -148,10 +149,7 @@ def xlog1py(input, other):
     """xlog1py(input, other) -> Tensor
 
     input * log1p(other), taken as 0 where input is 0."""
-    if not isinstance(input, Tensor):
-        input = tensor(input, dtype=other.dtype)
-    out = input * _C.log1p(other)
-    return where((input == 0) & ~isnan(other), zeros([], dtype=out.dtype), out)
+    return _elementwise.x_times_log("xlog1py", _C.log1p, input, other)
 
 
 def gammaln(input):
@@ -178,7 +176,21 @@ def gammainc(input, other):
     ember.distributions.samplers; differentiable in both arguments)."""
     from ..distributions.samplers import gammainc as _gammainc  # distributions imports special
 
-    return _gammainc(input, other)
+    return _gammainc(*_gamma_operands("igamma", input, other))
+
+
+def _gamma_operands(name, input, other):
+    """Both operands in their promoted dtype, which torch's kernel must have (floating)."""
+    for pos, (arg, x) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+    dt = _C.result_type(input, other)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(dt)}'")
+    return input.to(dt), other.to(dt)
 
 
 def gammaincc(input, other):
@@ -187,7 +199,7 @@ def gammaincc(input, other):
     The regularized upper incomplete gamma Q(input, other) = 1 - P(input, other)."""
     from ..distributions.samplers import gammainc as _gammainc
 
-    return _gammainc(input, other, upper=True)
+    return _gammainc(*_gamma_operands("igammac", input, other), upper=True)
 
 
 def polygamma(n, input):

@@ -234,7 +234,13 @@ def silu(input, inplace=False):
     """silu(input, inplace=False)
 
     x * sigmoid(x)."""
-    return _nn.silu_(input) if inplace else _nn.silu(input)
+    try:
+        return _nn.silu_(input) if inplace else _nn.silu(input)
+    except NotImplementedError:
+        if not input.is_complex():
+            raise
+    # over the complex sigmoid (the kernel refused the complex tensor, leaving it unchanged)
+    return input.mul_(input.sigmoid()) if inplace else input * input.sigmoid()
 
 
 def mish(input, inplace=False):
@@ -253,6 +259,10 @@ def sigmoid(input):
     except TypeError:
         _raise_if_not_tensor(input, "sigmoid")
         raise
+    except NotImplementedError:
+        if input.is_complex():  # the Tensor method's complex path (no cost to a real call)
+            return input.sigmoid()
+        raise
 
 
 def tanh(input):
@@ -263,6 +273,10 @@ def tanh(input):
         return _C.tanh(input)
     except TypeError:
         _raise_if_not_tensor(input, "tanh")
+        raise
+    except NotImplementedError:
+        if input.is_complex():  # the Tensor method's complex path (no cost to a real call)
+            return input.tanh()
         raise
 
 
@@ -715,8 +729,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
     input / max(||input||_p along dim, eps)."""
     try:
-        result = _nn.normalize(input, float(p), dim, eps)
-    except TypeError:
+        if input.is_complex():  # the kernel is real: over the (real) norm's complex path
+            result = input / input.norm(p, dim, keepdim=True).clamp_min(eps)
+        else:
+            result = _nn.normalize(input, float(p), dim, eps)
+    except (TypeError, AttributeError):
         _raise_if_not_tensor(input, "norm")
         raise
     if out is not None:

@@ -8,6 +8,7 @@ from ..._autocast_policy import lower_precision as _autocast_lower
 from ..._ops import _names, _op_range
 from ..._ops import quantized as _quantized
 from ._activation import _float_kernel, _raise_if_not_tensor
+from ._complex_conv import with_complex_path
 
 __all__ = [
     "conv1d",
@@ -841,3 +842,10 @@ conv1d = _names.named(conv1d, "ConvolutionBackward0")
 conv_transpose1d = _names.named(conv_transpose1d, "ConvolutionBackward0")
 conv_transpose2d = _names.named(conv_transpose2d, "ConvolutionBackward0")
 embedding_bag = _names.named(embedding_bag, "EmbeddingBagBackward0")
+
+
+# complex inputs take four real convolutions (_complex_conv.py)
+conv1d = with_complex_path(conv1d)
+conv2d = with_complex_path(conv2d)
+conv_transpose1d = with_complex_path(conv_transpose1d)
+conv_transpose2d = with_complex_path(conv_transpose2d)

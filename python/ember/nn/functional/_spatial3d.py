@@ -16,6 +16,7 @@ from ..._ops.creation import arange, empty, ones, zeros
 from ..._process import channels_last_3d as _channels_last_3d
 from ..._type_info import scalar_type_name
 from ._activation import _float_kernel
+from ._complex_conv import with_complex_path
 from ._spatial import pad
 
 __all__ = [
@@ -402,3 +403,8 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     Adaptive 3-d max pooling; return_indices=True also returns the argmax positions."""
     values, idx = adaptive_max_pool3d_with_indices(input, output_size)
     return (values, idx) if return_indices else values
+
+
+# complex inputs take four real convolutions (_complex_conv.py)
+conv3d = with_complex_path(conv3d)
+conv_transpose3d = with_complex_path(conv_transpose3d)
