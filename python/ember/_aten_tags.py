@@ -4,9 +4,9 @@ from the name (pt2_compliant_tag, inplace, out) are derived in _op_overloads.py.
 
 TAGGED = frozenset(
     "__and__.Tensor __and__.Scalar __or__.Tensor __or__.Scalar __xor__.Tensor __xor__.Scalar "
-    "_assert_tensor_metadata.default _fft_c2c.default _fft_c2r.default _fft_r2c.default "
-    "_log_softmax.default _softmax.default _to_copy.default _unsafe_view.default abs.default "
-    "abs.out abs_.default acos.default acos.out acos_.default acosh.default acosh.out "
+    "_assert_scalar.default _assert_tensor_metadata.default _fft_c2c.default _fft_c2r.default "
+    "_fft_r2c.default _log_softmax.default _softmax.default _to_copy.default _unsafe_view.default "
+    "abs.default abs.out abs_.default acos.default acos.out acos_.default acosh.default acosh.out "
     "acosh_.default adaptive_avg_pool1d.default adaptive_avg_pool2d.default "
     "adaptive_max_pool2d.default add.Tensor add.out add.Scalar add_.Tensor addmm.default all.dims "
     "all.dims_out amax.default amax.out amin.default amin.out any.dims any.dims_out "
@@ -40,7 +40,7 @@ TAGGED = frozenset(
     "hypot.default hypot.out hypot_.default i0.default i0.out index.Tensor index_add.default "
     "index_add_.default index_put.default index_put_.default index_select.default "
     "isfinite.default isinf.default isinf.out isnan.default isnan.out isneginf.default "
-    "isneginf.out isposinf.default isposinf.out kthvalue.default kthvalue.values "
+    "isneginf.out isposinf.default isposinf.out item.default kthvalue.default kthvalue.values "
     "layer_norm.default le.Tensor le.Tensor_out le.Scalar le_.Tensor leaky_relu.default "
     "lerp.Tensor lerp.Tensor_out lgamma.default lgamma.out lift_fresh_copy.default "
     "linalg_cholesky_ex.default linalg_lu_factor_ex.default linalg_qr.default "
@@ -96,11 +96,11 @@ TAGGED = frozenset(
     "special_spherical_bessel_j0.out special_zeta.default special_zeta.out split.Tensor "
     "split_with_sizes.default sqrt.default sqrt.out sqrt_.default square.default squeeze.default "
     "squeeze.dim squeeze.dims stack.default std.correction std.dim std.default sub.Tensor "
-    "sub.Scalar sub_.Tensor sum.IntList_out sum.dim_IntList sum.default t.default tan.default "
-    "tan.out tan_.default tanh.default tanh.out tanh_.default to.dtype to.device to.dtype_layout "
-    "topk.default transpose.int tril.default triu.default true_divide.Tensor true_divide.out "
-    "true_divide_.Tensor trunc.default trunc.out trunc_.default unbind.int uniform_.default "
-    "unsqueeze.default var.correction var.dim var.default var_mean.correction "
+    "sub.Scalar sub_.Tensor sum.IntList_out sum.dim_IntList sum.default sym_size.int t.default "
+    "tan.default tan.out tan_.default tanh.default tanh.out tanh_.default to.dtype to.device "
+    "to.dtype_layout topk.default transpose.int tril.default triu.default true_divide.Tensor "
+    "true_divide.out true_divide_.Tensor trunc.default trunc.out trunc_.default unbind.int "
+    "uniform_.default unsqueeze.default var.correction var.dim var.default var_mean.correction "
     "var_mean.correction_out view.default where.self where.self_out zero_.default zeros.default "
     "zeros_like.default ".split()
 )
@@ -129,9 +129,10 @@ TAGS = {
         "round.default rsqrt.default scalar_tensor.default scatter.src scatter_add.default "
         "scatter_reduce.two select.int sigmoid.default sign.default sin.default sinh.default "
         "slice.Tensor sort.default split_with_sizes.default sqrt.default squeeze.dim squeeze.dims "
-        "sub.Tensor sub.Scalar sum.dim_IntList tan.default tanh.default topk.default "
+        "sub.Tensor sub.Scalar sum.dim_IntList sym_size.int tan.default tanh.default topk.default "
         "trunc.default unsqueeze.default var.correction var.dim view.default where.self ".split()
     ),
+    "data_dependent_output": frozenset("item.default ".split()),
     "dynamic_output_shape": frozenset(
         "bincount.default index.Tensor nonzero.default repeat_interleave.Tensor ".split()
     ),

@@ -26,7 +26,8 @@ def named(fn, name):
     one node."""
 
     def rename(out, args, kwargs):
-        if isinstance(out, _C.Tensor) and out.requires_grad and out._grad_fn is not None:
+        # getattr: vmap's batched wrappers have no node of their own to rename
+        if isinstance(out, _C.Tensor) and getattr(out, "_grad_fn", None) is not None:
             if not any(out is a for a in args):  # an input handed back keeps its own node
                 node_name = name if isinstance(name, str) else name(args, kwargs)
                 # a node already of that name (the fused loss kernels' own) needs no second one
