@@ -240,6 +240,10 @@ LOOSE = {
     # its ReLU kink: a last-bit difference decides its side (a 1-ulp change of one input point
     # moves ember's run across it), so the flow's samples end 1.5 % apart afterwards.
     ("mdn_flow", "flow_inverse_ok"): 2e-2,
+    # 25 Adam steps down to a loss of 0.02: ember's Winograd 3x3 convolution (as accurate as
+    # torch's against float64: 2.0e-7 against 3.1e-7 relative, gradients 1.8e-7/3.1e-7 against
+    # 2.2e-7/3.0e-7) rounds otherwise, and the last loss ends 1 % apart (0.0199 against 0.0197).
+    ("sparsemax_film", "film"): 2e-2,
 }
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
