@@ -627,3 +627,19 @@ def test_cuda_requests_raise_torchs_assertion_error():
     ):
         with pytest.raises(AssertionError, match="not compiled with CUDA"):
             call()
+
+
+def test_runtime_names_of_the_session_19_sweep():
+    # Names real programs reach for beside the ops: torch.Future (isinstance checks on a
+    # future), DisableTorchFunctionSubclass at the top level, F's torch-function helpers (which
+    # functionals copied from torch call) and grid_sample's mode tables.
+    torch = pytest.importorskip("torch")
+    import ember.nn.functional as F
+
+    assert isinstance(ember.futures.Future(), ember.Future)
+    assert ember.DisableTorchFunctionSubclass is ember._C.DisableTorchFunctionSubclass
+    for name in ("handle_torch_function", "has_torch_function", "has_torch_function_unary"):
+        assert getattr(F, name) is getattr(ember.overrides, name)
+    assert not F.has_torch_function_variadic(ember.ones(1), None)
+    for name in ("GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"):
+        assert getattr(F, name) == getattr(torch.nn.functional, name)

@@ -475,6 +475,13 @@ def test_storage_classes_match_torch():
                 repr(m.UntypedStorage([1, 2])),
                 repr(m.arange(2.0).storage()),
                 repr(m.UntypedStorage(0)),
+                isinstance(st, m.FloatStorage),
+                isinstance(st, m.DoubleStorage),
+                isinstance(u, m.FloatStorage),
+                type(m.LongStorage([1, 2])) is m.TypedStorage,
+                m.LongStorage([1, 2]).tolist(),
+                m.BoolStorage(3).dtype,
+                m.FloatStorage.dtype,
             ]
 
     got, want = probe(ember), probe(torch)
