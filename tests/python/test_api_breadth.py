@@ -643,3 +643,13 @@ def test_runtime_names_of_the_session_19_sweep():
     assert not F.has_torch_function_variadic(ember.ones(1), None)
     for name in ("GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"):
         assert getattr(F, name) == getattr(torch.nn.functional, name)
+    for name in ("handle_torch_function", "has_torch_function", "is_tensor_like"):
+        assert getattr(ember.autograd, name) is getattr(ember.overrides, name)
+
+    def f():
+        pass
+
+    ember.utils.set_module(f, "mylib")
+    assert f.__module__ == "mylib"
+    with pytest.raises(TypeError, match="The mod argument should be a string"):
+        ember.utils.set_module(f, 1)

@@ -806,3 +806,17 @@ def test_gradient_edge_as_outputs_of_grad_and_backward():
         ember.autograd.backward(get_gradient_edge(x), ember.ones(2, dtype=ember.float64))
     with pytest.raises(RuntimeError, match="Batched grads are not supported with GradientEdge"):
         ember.autograd.grad(edge, x, gh[None], is_grads_batched=True)
+
+
+def test_increment_version_invalidates_saved_tensors():
+    from ember.autograd.graph import increment_version
+
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    z = y * y  # saves y at version 0
+    increment_version(y)
+    assert y._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    increment_version([y, x.detach()])  # an iterable; a detached alias shares x's counter
+    assert (y._version, x._version) == (2, 1)
