@@ -72,7 +72,10 @@ def _edge_roots(outputs, grads, batched=False):
     gradient arrives) become roots the engine can start from: an alias of the edge's
     grad_output whose history is the edge. ember's nodes do not record the shape arriving at
     each edge, so the implicit ones gradient exists only for a leaf's edge."""
-    if not any(isinstance(o, GradientEdge) for o in outputs):
+    for o in outputs:  # a loop, not any(generator): this runs on every backward
+        if isinstance(o, GradientEdge):
+            break
+    else:
         return outputs, grads
     if batched:
         raise RuntimeError("Batched grads are not supported with GradientEdge")
