@@ -629,6 +629,38 @@ def test_cuda_requests_raise_torchs_assertion_error():
             call()
 
 
+def test_cuda_probes_answer_as_torchs_cpu_build():
+    # Calls that programs make unguarded (memory reports, except clauses naming
+    # torch.cuda.OutOfMemoryError, device_of around a CPU tensor) answer as torch's CPU build.
+    torch = pytest.importorskip("torch")
+
+    def probe(m):
+        c = m.cuda
+        with c.device_of(m.ones(1)) as d:
+            entered = d
+        with c.device(-1):
+            pass
+        return [
+            c.OutOfMemoryError is m.OutOfMemoryError,
+            c.AcceleratorError is m.AcceleratorError,
+            c.memory_stats(),
+            c.memory_stats_as_nested_dict(),
+            c.host_memory_stats(),
+            c.memory_cached(),
+            c.max_memory_cached(),
+            c.is_tf32_supported(),
+            c.has_half,
+            c.has_magma,
+            c.device_of(m.ones(1)).idx,
+            entered,
+        ]
+
+    assert probe(ember) == probe(torch)
+    with pytest.raises(RuntimeError, match="compiled without CUDA support"):
+        with ember.cuda.device(0):
+            pass
+
+
 def test_runtime_names_of_the_session_19_sweep():
     # Names real programs reach for beside the ops: torch.Future (isinstance checks on a
     # future), DisableTorchFunctionSubclass at the top level, F's torch-function helpers (which
