@@ -71,6 +71,7 @@ _C._set_size_class(Size)
 # affinity mask and cgroup CPU quota: the pool reads them (Note [Thread count], core/cpu_quota.cpp).
 
 from . import (  # noqa: E402,F401
+    __future__,  # noqa: E402,F401
     _dynamo,
     _logging,
     accelerator,
@@ -105,6 +106,7 @@ from . import (  # noqa: E402,F401
     signal,
     sparse,
     special,
+    storage,
     testing,
     types,
     utils,
@@ -176,6 +178,7 @@ from .nn.functional import (  # noqa: E402,F401
     rrelu_,
 )
 from .serialization import *  # noqa: E402,F401,F403
+from .storage import TypedStorage, UntypedStorage, _legacy_storages  # noqa: E402,F401
 from .utils.backend_registration import _register_device_module  # noqa: E402,F401
 
 set_default_dtype = _C.set_default_dtype
@@ -189,6 +192,7 @@ from ._ops.complex import guarded_functions as _complex_paths  # noqa: E402
 from .version import __version__  # noqa: E402
 
 _install_tensor_methods()
+globals().update(_legacy_storages)  # torch.FloatStorage ... (ember/storage.py)
 globals().update(_complex_paths(globals()))
 sparse.install()  # sparse tensors' methods, then their paths through mm, add, ... (ember/sparse/)
 globals().update(sparse.guarded_functions(globals()))

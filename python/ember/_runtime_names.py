@@ -53,11 +53,15 @@ __all__ = [
     "conj_physical_",
     "native_channel_shuffle",
     "to_dlpack",
+    "DisableTorchFunctionSubclass",
+    "Future",
 ]
 
 from ._dynamo import capture as _capture  # noqa: E402
 from ._fork import fork, wait  # noqa: E402
+from ._subclass_dispatch import DisableTorchFunctionSubclass  # noqa: E402
 from .amp import GradScaler  # noqa: E402
+from .futures import Future  # noqa: E402  (torch.Future: the base of torch.futures.Future)
 from .utils.dlpack import to_dlpack  # noqa: E402  (torch.GradScaler is torch.amp.GradScaler)
 
 

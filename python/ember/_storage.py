@@ -3,7 +3,7 @@ torch.Tensor, over ember's storages (a storage is the flat buffer that views sha
 
 import math
 
-from ._C import uint8
+from ._C import get_default_dtype, uint8
 from ._ops.creation import empty
 from .autograd.grad_mode import no_grad
 
@@ -15,10 +15,22 @@ def _whole(t):
 
 
 class UntypedStorage:
-    """The bytes behind a tensor and its views (torch.UntypedStorage)."""
+    """UntypedStorage(size=0, *, device=None) or UntypedStorage(sequence_of_bytes)
 
-    def __init__(self, tensor):
-        self._tensor = tensor
+    The bytes behind a tensor and its views (torch.UntypedStorage); Tensor.untyped_storage()
+    gives the one a tensor views, the constructor a new buffer."""
+
+    def __init__(self, *args, device=None):
+        if len(args) > 1:
+            raise TypeError(f"{type(self).__name__}(): takes at most one positional argument")
+        self._tensor = _new_buffer(args[0] if args else 0, uint8, device, "UntypedStorage")
+
+    @classmethod
+    def _wrap(cls, tensor):
+        """The storage that `tensor` views (no copy)."""
+        storage = cls.__new__(cls)
+        storage._tensor = tensor
+        return storage
 
     def data_ptr(self):
         return self._tensor._storage_ptr()
@@ -33,11 +45,61 @@ class UntypedStorage:
     def device(self):
         return self._tensor.device
 
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
     def element_size(self):
         return 1
 
+    def is_shared(self):
+        return False
+
+    def _bytes(self):
+        """Every byte of the storage as a 1-d uint8 tensor sharing it."""
+        return _whole(self._tensor).view(uint8)
+
     def tolist(self):
-        return _whole(self._tensor).contiguous().view(uint8).tolist()
+        return self._bytes().tolist()
+
+    def __getitem__(self, i):
+        return self._bytes()[i].item()
+
+    def fill_(self, value):
+        with no_grad():
+            self._bytes().fill_(value)
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        if source.nbytes() != self.nbytes():
+            raise RuntimeError(
+                f"size mismatch, expected {self.nbytes()} bytes but got {source.nbytes()}"
+            )
+        with no_grad():
+            self._bytes().copy_(source._bytes())
+        return self
+
+    def clone(self):
+        return UntypedStorage._wrap(self._bytes().clone())
+
+    def cpu(self):
+        return self
+
+    def untyped(self):
+        return self
+
+    def resize_(self, size):
+        """Gives the storage `size` bytes, keeping the first ones. Tensors already viewing it
+        keep the old buffer (torch's see the new one): resize a storage before making views."""
+        bigger = empty(int(size), dtype=uint8, device=self.device)
+        keep = min(int(size), self.nbytes())
+        with no_grad():
+            bigger[:keep] = self._bytes()[:keep]
+        self._tensor = bigger
+        return self
+
+    def type(self):
+        return f"torch.storage.{type(self).__name__}"
 
     def __eq__(self, other):
         return isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr()
@@ -45,12 +107,27 @@ class UntypedStorage:
     def __hash__(self):
         return hash(self.data_ptr())
 
+    def _header(self):
+        return f"device={self.device}"
+
     def __repr__(self):
-        return f"UntypedStorage(nbytes={self.nbytes()}, device={self.device})"
+        # torch's: one element a line, then the storage's type, device and size.
+        rows = "".join(f" {v}\n" for v in self.tolist()) or " \n"
+        return f"{rows}[{self.type()}({self._header()}) of size {len(self)}]"
 
 
 class TypedStorage(UntypedStorage):
-    """The same buffer seen as elements of the tensor's dtype (torch.TypedStorage)."""
+    """TypedStorage(size=0, *, dtype=None, device=None) or TypedStorage(sequence, dtype=...)
+
+    The same buffer seen as elements of a dtype (torch.TypedStorage, deprecated by torch in
+    favour of UntypedStorage: its use warns once, as torch's does)."""
+
+    def __init__(self, *args, dtype=None, device=None):
+        _warn_typed()
+        if len(args) > 1:
+            raise TypeError("TypedStorage(): takes at most one positional argument")
+        dtype = dtype if dtype is not None else get_default_dtype()
+        self._tensor = _new_buffer(args[0] if args else 0, dtype, device, "TypedStorage")
 
     @property
     def dtype(self):
@@ -65,7 +142,11 @@ class TypedStorage(UntypedStorage):
     __len__ = size
 
     def untyped(self):
-        return UntypedStorage(self._tensor)
+        return UntypedStorage._wrap(self._tensor)
+
+    @property
+    def _untyped_storage(self):
+        return self.untyped()
 
     def tolist(self):
         return _whole(self._tensor).tolist()
@@ -73,22 +154,73 @@ class TypedStorage(UntypedStorage):
     def __getitem__(self, i):
         return _whole(self._tensor)[i].item()
 
-    def __repr__(self):
-        return f"TypedStorage(size={self.size()}, dtype={self.dtype})"
+    def fill_(self, value):
+        with no_grad():
+            _whole(self._tensor).fill_(value)
+        return self
+
+    def clone(self):
+        return TypedStorage._wrap(_whole(self._tensor).clone())
+
+    def resize_(self, size):
+        UntypedStorage.resize_(self, int(size) * self.element_size())
+        self._tensor = self._tensor.view(self.dtype)
+        return self
+
+    def _header(self):
+        return f"dtype={self.dtype}, device={self.device}"
+
+
+def _new_buffer(data, dtype, device, name):
+    """A new storage's buffer: `data` bytes/elements (uninitialised, as torch's) or a sequence
+    of values."""
+    from ._ops.creation import tensor
+
+    if isinstance(data, (list, tuple)):
+        for v in data:
+            if not isinstance(v, (int, float, bool)):
+                raise RuntimeError(
+                    f"torch.{name}(): tried to construct a storage from a sequence "
+                    f"({type(data).__name__}), but one of the items was of type "
+                    f"{type(v).__name__} instead of int"
+                )
+        if dtype == uint8:
+            data = [int(v) & 0xFF for v in data]
+        return tensor(data, dtype=dtype, device=device)
+    if isinstance(data, bool) or not isinstance(data, int):
+        raise TypeError(
+            f"{name}(): argument 'size' must be int or a sequence, not {type(data).__name__}"
+        )
+    if data < 0:
+        raise RuntimeError(f"{name}(): Trying to create a storage of negative size {data}")
+    return empty(data, dtype=dtype, device=device)
+
+
+def _warn_typed():
+    from ._warn_once import warn_once
+
+    warn_once(
+        "TypedStorage",
+        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will "
+        "be the only storage class. This should only matter to you if you are using storages "
+        "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead "
+        "of tensor.storage()",
+    )
 
 
 def untyped_storage(self):
     """untyped_storage() -> torch.UntypedStorage
 
     The tensor's storage as raw bytes."""
-    return UntypedStorage(self)
+    return UntypedStorage._wrap(self)
 
 
 def storage(self):
     """storage() -> torch.TypedStorage
 
     The tensor's storage viewed as elements of its dtype."""
-    return TypedStorage(self)
+    _warn_typed()
+    return TypedStorage._wrap(self)
 
 
 def _sizes(args):

@@ -40,7 +40,9 @@ def _disabled():
 
 
 class DisableTorchFunctionSubclass:
-    """Inside the block, calls are not offered to Tensor subclasses' __torch_function__."""
+    """DisableTorchFunctionSubclass()
+
+    Inside the block, calls are not offered to Tensor subclasses' __torch_function__."""
 
     def __enter__(self):
         _local.disabled = getattr(_local, "disabled", 0) + 1

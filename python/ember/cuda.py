@@ -5,9 +5,12 @@ device_count, is_initialized, memory counters, seeding) return quietly, and the 
 would need a device (synchronize, current_device, get_device_name, streams...) raise
 torch's errors, so a program that forgets to guard one fails the way it does on PyTorch."""
 
+from collections import OrderedDict
+
 from ._device import NoCudaError
 from ._device_amp import amp_namespace
 from ._legacy_types import CUDA_TYPES
+from ._runtime_names import AcceleratorError, OutOfMemoryError  # noqa: F401 (as torch.cuda's)
 
 globals().update(CUDA_TYPES)  # torch.cuda.FloatTensor ... (constructing one raises)
 
@@ -136,23 +139,75 @@ reset_peak_memory_stats = _needs_device(
 memory_summary = _needs_device(
     "memory_summary", "memory_summary(device=None, abbreviated=False) -> str"
 )
-memory_stats = _needs_device("memory_stats", "memory_stats(device=None) -> Dict[str, Any]")
+
+
+def memory_stats(device=None):
+    """memory_stats(device=None) -> Dict[str, Any]
+
+    Empty, as torch's CPU build answers: no CUDA allocator ever ran."""
+    return OrderedDict()
+
+
+def memory_stats_as_nested_dict(device=None):
+    """memory_stats_as_nested_dict(device=None) -> Dict[str, Any]
+
+    Empty, as torch's CPU build answers."""
+    return {}
+
+
+def host_memory_stats():
+    """host_memory_stats() -> Dict[str, Any]
+
+    Empty, as torch's CPU build answers: no pinned host memory was allocated."""
+    return OrderedDict()
+
+
+def memory_cached(device=None):
+    """memory_cached(device=None) -> int
+
+    Deprecated name of memory_reserved: 0."""
+    return 0
+
+
+max_memory_cached = memory_cached
+
+
+def is_tf32_supported():
+    """is_tf32_supported() -> bool
+
+    False: there is no CUDA device."""
+    return False
+
+
+has_half = True  # a constant in torch.cuda, True even on its CPU build
+has_magma = False
 
 
 class device:
     """device(device) -> device
 
     Context manager that would select a CUDA device; entering it raises RuntimeError, as
-    torch's CPU build does."""
+    torch's CPU build does, except for index -1 (no device: nothing to select)."""
 
     def __init__(self, device):
         self.idx = device
 
     def __enter__(self):
-        raise RuntimeError("PyTorch was compiled without CUDA support")
+        if self.idx != -1:
+            raise RuntimeError("PyTorch was compiled without CUDA support")
 
     def __exit__(self, *exc):
         return False
+
+
+class device_of(device):
+    """device_of(obj) -> device
+
+    The device context of a tensor's device: a CPU tensor gives index -1, whose context does
+    nothing (as torch's); a CUDA index raises on entry."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
 
 
 class Stream:

@@ -422,6 +422,18 @@ void bind_autograd(nb::module_& m) {
       nb::arg("inputs"),
       doc("_backward_edges(tensors, grads, keep_graph, create_graph, inputs) -> None",
           "_backward with each input a tensor or a (_Node, input_nr) edge of the graph."));
+  // autograd.grad/backward(outputs=GradientEdges): the engine starts from root tensors, so each
+  // edge becomes an alias of its grad_output whose history is that edge.
+  m.def(
+      "_edge_root",
+      [](const Tensor& grad, std::shared_ptr<Node> node, uint32_t input_nr) {
+        Tensor root = grad.detach();
+        autograd::set_history(root, node, input_nr);
+        return root;
+      },
+      nb::arg("grad"), nb::arg("node"), nb::arg("input_nr"),
+      doc("_edge_root(grad, node, input_nr) -> Tensor",
+          "An alias of grad whose gradient flows into input `input_nr` of `node`."));
   m.def("_current_graph_task_id", &autograd::current_graph_task_id,
         doc("_current_graph_task_id() -> int",
             "The id of the backward running on this thread, -1 outside one."));

@@ -627,3 +627,61 @@ def test_cuda_requests_raise_torchs_assertion_error():
     ):
         with pytest.raises(AssertionError, match="not compiled with CUDA"):
             call()
+
+
+def test_cuda_probes_answer_as_torchs_cpu_build():
+    # Calls that programs make unguarded (memory reports, except clauses naming
+    # torch.cuda.OutOfMemoryError, device_of around a CPU tensor) answer as torch's CPU build.
+    torch = pytest.importorskip("torch")
+
+    def probe(m):
+        c = m.cuda
+        with c.device_of(m.ones(1)) as d:
+            entered = d
+        with c.device(-1):
+            pass
+        return [
+            c.OutOfMemoryError is m.OutOfMemoryError,
+            c.AcceleratorError is m.AcceleratorError,
+            c.memory_stats(),
+            c.memory_stats_as_nested_dict(),
+            c.host_memory_stats(),
+            c.memory_cached(),
+            c.max_memory_cached(),
+            c.is_tf32_supported(),
+            c.has_half,
+            c.has_magma,
+            c.device_of(m.ones(1)).idx,
+            entered,
+        ]
+
+    assert probe(ember) == probe(torch)
+    with pytest.raises(RuntimeError, match="compiled without CUDA support"):
+        with ember.cuda.device(0):
+            pass
+
+
+def test_runtime_names_of_the_session_19_sweep():
+    # Names real programs reach for beside the ops: torch.Future (isinstance checks on a
+    # future), DisableTorchFunctionSubclass at the top level, F's torch-function helpers (which
+    # functionals copied from torch call) and grid_sample's mode tables.
+    torch = pytest.importorskip("torch")
+    import ember.nn.functional as F
+
+    assert isinstance(ember.futures.Future(), ember.Future)
+    assert ember.DisableTorchFunctionSubclass is ember._C.DisableTorchFunctionSubclass
+    for name in ("handle_torch_function", "has_torch_function", "has_torch_function_unary"):
+        assert getattr(F, name) is getattr(ember.overrides, name)
+    assert not F.has_torch_function_variadic(ember.ones(1), None)
+    for name in ("GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"):
+        assert getattr(F, name) == getattr(torch.nn.functional, name)
+    for name in ("handle_torch_function", "has_torch_function", "is_tensor_like"):
+        assert getattr(ember.autograd, name) is getattr(ember.overrides, name)
+
+    def f():
+        pass
+
+    ember.utils.set_module(f, "mylib")
+    assert f.__module__ == "mylib"
+    with pytest.raises(TypeError, match="The mod argument should be a string"):
+        ember.utils.set_module(f, 1)

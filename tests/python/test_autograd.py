@@ -777,3 +777,46 @@ def test_graph_task_queries_outside_a_backward():
     assert ember._C._current_graph_task_id() == -1
     with pytest.raises(RuntimeError, match="should only be called during the backward pass"):
         ember._C._will_engine_execute_node((leaf([1.0]) * 2).grad_fn._node)
+
+
+def test_gradient_edge_as_outputs_of_grad_and_backward():
+    # A pipeline stage's backward: the gradient of its output arrives from the next stage and
+    # flows back from the output's edge (torch's autograd.grad(outputs=edge, grad_outputs=g)).
+    from ember.autograd.graph import get_gradient_edge
+
+    x, w = leaf([1.0, 2.0, 3.0]), leaf([0.5, -1.0, 2.0])
+    h = x * w
+    edge = get_gradient_edge(h)
+    gh = ember.tensor([1.0, -2.0, 0.5], dtype=ember.float64)
+    gx, gw = ember.autograd.grad(edge, (x, w), grad_outputs=gh, retain_graph=True)
+    assert_close(gx, (gh * w).detach().numpy())
+    assert_close(gw, (gh * x).detach().numpy())
+    (gx2,) = ember.autograd.grad([edge], [get_gradient_edge(x)], [gh], retain_graph=True)
+    assert_close(gx2, gx.numpy())
+    ember.autograd.backward([edge], [gh], inputs=[w], retain_graph=True)
+    assert x.grad is None and np.allclose(w.grad.numpy(), gw.numpy())
+    (g_mixed,) = ember.autograd.grad([(x * 2).sum(), edge], x, [None, gh], retain_graph=True)
+    assert_close(g_mixed, 2 + gx.numpy())
+    x.grad = None
+    ember.autograd.backward(get_gradient_edge(x), ember.ones(3, dtype=ember.float64))
+    assert_close(x.grad, [1.0, 1.0, 1.0])  # a leaf's edge accumulates into its .grad
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        ember.autograd.backward(get_gradient_edge(x))
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        ember.autograd.backward(get_gradient_edge(x), ember.ones(2, dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="Batched grads are not supported with GradientEdge"):
+        ember.autograd.grad(edge, x, gh[None], is_grads_batched=True)
+
+
+def test_increment_version_invalidates_saved_tensors():
+    from ember.autograd.graph import increment_version
+
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    z = y * y  # saves y at version 0
+    increment_version(y)
+    assert y._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    increment_version([y, x.detach()])  # an iterable; a detached alias shares x's counter
+    assert (y._version, x._version) == (2, 1)

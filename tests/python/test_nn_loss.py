@@ -859,3 +859,56 @@ def test_loss_target_dtypes_match_torch(torch):
     for a, b in [(x, np.array([1, 2, 3, 4, 5])), (np.array([1, 2, 3, 4, 5]), x)]:
         with pytest.raises(RuntimeError, match="kl_div"):
             F.kl_div(ember.tensor(a), ember.tensor(b), reduction="sum")
+
+
+def test_linear_cross_entropy_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((5, 4)), rng.standard_normal((3, 4))
+    wk, bk = rng.standard_normal((3, 2, 4)), rng.standard_normal((3, 2))
+    probs = rng.random((5, 3))
+
+    def run(m):
+        def t(a, grad=False):
+            return m.tensor(a, dtype=m.float64, requires_grad=grad)
+
+        F = m.nn.functional
+        xi, wi = t(x, True), t(w, True)
+        target = m.tensor([0, 2, 1, -100, 2])
+        out = [
+            F.linear_cross_entropy(xi, wi, target),
+            F.linear_cross_entropy(xi, wi, target, reduction="none"),
+            F.linear_cross_entropy(xi, wi, target.abs() % 3, ignore_index=2, reduction="sum"),
+            F.linear_cross_entropy(xi, wi, target, weight=t([1.0, 2.0, 0.5]), label_smoothing=0.1),
+            F.linear_cross_entropy(xi, wi, t(probs), linear_bias=t([0.1, -0.2, 0.3])),
+            F.linear_cross_entropy(xi[0], wi, m.tensor(1)),
+            F.linear_cross_entropy(xi, t(wk), m.tensor([[0, 1]] * 5), linear_bias=t(bk)),
+        ]
+        out[0].backward()
+        out.append(xi.grad)
+        out.append(wi.grad)
+        m.manual_seed(0)
+        loss = m.nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), bias=True, dtype=m.float64)
+        with m.no_grad():
+            loss.linear.weight.copy_(t(wk.reshape(6, 4)))
+            loss.linear.bias.copy_(t(bk.reshape(6)))
+        out.append(loss(t(x), m.tensor([[0, 1]] * 5)))
+        errors = []
+        for args, kw in [
+            ((t(x[None]), t(w), target), {}),
+            ((t(x), t(w[0]), target), {}),
+            ((t(x), t(w[:, :3]), target), {}),
+            ((t(x), t(w), target), {"linear_bias": t([1.0])}),
+            ((t(x[0]), t(wk), m.tensor([0, 1])), {}),
+            ((t(x), t(w), t(probs)), {"ignore_index": 1}),
+        ]:
+            try:
+                F.linear_cross_entropy(*args, **kw)
+            except RuntimeError as e:
+                errors.append(str(e))
+        return [np.asarray(o.detach().numpy()) for o in out], errors, repr(loss)
+
+    got, want = run(ember), run(torch)
+    for g, w_ in zip(got[0], want[0]):
+        np.testing.assert_allclose(g, w_, rtol=1e-12, atol=1e-12)
+    assert len(got[1]) == 6 and got[1:] == want[1:]

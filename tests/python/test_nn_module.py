@@ -631,3 +631,32 @@ def test_orthogonal(shape):
 def test_sparse_init():
     w = init.sparse_(ember.empty(10, 5), sparsity=0.3)
     assert ((w.numpy() == 0).sum(axis=0) >= 3).all()
+
+
+@pytest.mark.parametrize("flag", ["default", "overwrite", "swap"])
+def test_future_flags_decide_how_conversion_replaces_parameters(flag):
+    # Identity of the parameter after .double() and whether the old parameter and gradient were
+    # converted, as torch.__future__ says.
+    setters = (
+        ember.__future__.set_overwrite_module_params_on_conversion,
+        ember.__future__.set_swap_module_params_on_conversion,
+    )
+    setters[0](flag == "overwrite")
+    setters[1](flag == "swap")
+    try:
+        m = nn.Linear(2, 2)
+        w = m.weight
+        m(ember.ones(1, 2)).sum().backward()
+        g = w.grad
+        m.double()
+        same = m.weight is w
+        assert isinstance(m.weight, nn.Parameter) and m.weight.requires_grad
+        assert m.weight.dtype == m.weight.grad.dtype == ember.float64
+        assert ember.__future__.get_overwrite_module_params_on_conversion() == (flag == "overwrite")
+        assert ember.__future__.get_swap_module_params_on_conversion() == (flag == "swap")
+    finally:
+        setters[0](False)
+        setters[1](False)
+    # torch 2.13: only overwrite makes new objects; the old ones keep their float32 values.
+    assert same == (flag != "overwrite")
+    assert (w.dtype == g.dtype == ember.float32) == (flag == "overwrite")

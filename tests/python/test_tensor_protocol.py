@@ -427,3 +427,64 @@ def test_storage_views_resize_and_set():
     assert z[0, 0].item() == 7
     with pytest.raises(RuntimeError, match="require grad"):
         ember.ones(2, requires_grad=True).resize_(3)
+
+
+def test_storage_classes_match_torch():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    def probe(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = m.arange(4, dtype=m.float32)
+            u = x.untyped_storage()
+            st = x.storage()
+            grown = m.UntypedStorage(4).resize_(12)
+            filled = m.UntypedStorage(3).fill_(7)
+            typed = m.TypedStorage([1, 2, 3], dtype=m.int64)
+            return [
+                isinstance(u, m.UntypedStorage),
+                isinstance(st, m.TypedStorage),
+                m.storage.UntypedStorage is m.UntypedStorage,
+                m.is_storage(m.UntypedStorage(2)),
+                m.UntypedStorage(8).nbytes(),
+                len(m.UntypedStorage(5)),
+                u.nbytes(),
+                u.data_ptr() == x.data_ptr(),
+                m.Tensor().set_(u).tolist(),
+                m.tensor([], dtype=m.int32)
+                .set_(m.UntypedStorage([1, 0, 0, 0, 2, 0, 0, 0]))
+                .tolist(),
+                grown.nbytes(),
+                filled.tolist(),
+                m.UntypedStorage([1, 2, 255]).tolist(),
+                u.clone().data_ptr() != u.data_ptr(),
+                u.element_size(),
+                u.tolist()[4:8],
+                u[6],
+                st.dtype,
+                st.tolist(),
+                st.size(),
+                st.nbytes(),
+                st[1],
+                st.element_size(),
+                st.untyped().nbytes(),
+                typed.tolist(),
+                typed.dtype,
+                m.TypedStorage(3, dtype=m.float64).nbytes(),
+                repr(m.UntypedStorage([1, 2])),
+                repr(m.arange(2.0).storage()),
+                repr(m.UntypedStorage(0)),
+                isinstance(st, m.FloatStorage),
+                isinstance(st, m.DoubleStorage),
+                isinstance(u, m.FloatStorage),
+                type(m.LongStorage([1, 2])) is m.TypedStorage,
+                m.LongStorage([1, 2]).tolist(),
+                m.BoolStorage(3).dtype,
+                m.FloatStorage.dtype,
+            ]
+
+    got, want = probe(ember), probe(torch)
+    assert [str(v) for v in got] == [str(v) for v in want]
+    with pytest.raises(RuntimeError, match="one of the items was of type str"):
+        ember.UntypedStorage(["a"])

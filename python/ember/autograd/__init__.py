@@ -1,5 +1,7 @@
 """ember.autograd: backward, grad, custom Functions, grad modes and gradient checks."""
 
+# torch.autograd re-exports these from torch.overrides (Functions written for subclasses use them)
+from ..overrides import handle_torch_function, has_torch_function, is_tensor_like  # noqa: E402,F401
 from . import forward_ad, functional, graph, profiler, profiler_util  # noqa: F401
 from ._engine import backward, grad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401

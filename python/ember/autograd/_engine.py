@@ -5,6 +5,7 @@ import threading
 from .. import _C
 from .._C import Tensor
 from . import forward_ad
+from .graph import GradientEdge
 
 # The engine calls running on this thread, innermost last: True for a backward() without
 # `inputs` (it accumulates into every leaf it reaches), False for grad() or backward(inputs=).
@@ -61,9 +62,50 @@ def _set_batched_grad_handler(cls, handler, check, transforms_active):
 def _seq(x):
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return [x]
     return list(x)
+
+
+def _edge_roots(outputs, grads, batched=False):
+    """outputs that are GradientEdges (backward of one stage of a pipeline, from where its output's
+    gradient arrives) become roots the engine can start from: an alias of the edge's
+    grad_output whose history is the edge. ember's nodes do not record the shape arriving at
+    each edge, so the implicit ones gradient exists only for a leaf's edge."""
+    for o in outputs:  # a loop, not any(generator): this runs on every backward
+        if isinstance(o, GradientEdge):
+            break
+    else:
+        return outputs, grads
+    if batched:
+        raise RuntimeError("Batched grads are not supported with GradientEdge")
+    grads = list(grads) if grads is not None else [None] * len(outputs)
+    outputs = list(outputs)
+    for i, o in enumerate(outputs):
+        if not isinstance(o, GradientEdge):
+            continue
+        g = grads[i]
+        leaf = getattr(o.node, "variable", None)
+        if leaf is not None:
+            if g is None:
+                if leaf.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                from .._ops.creation import ones_like
+
+                g = ones_like(leaf)
+            elif tuple(g.shape) != tuple(leaf.shape):
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {leaf.shape}."
+                )
+        elif g is None:
+            raise RuntimeError(
+                f"grad: output[{i}] is a GradientEdge of a non-leaf tensor: pass its "
+                "grad_outputs entry (ember does not record the shape arriving at an edge)"
+            )
+        outputs[i] = _C._edge_root(g, o.node._node, o.output_nr)
+        grads[i] = g
+    return outputs, grads
 
 
 def backward(
@@ -88,11 +130,10 @@ def backward(
     grads = _seq(grad_tensors if grad_tensors is not None else grad_variables) or [None] * len(
         tensors
     )
+    tensors, grads = _edge_roots(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None and not isinstance(inputs, Tensor):
-        from .graph import GradientEdge
-
         inputs = (inputs,) if isinstance(inputs, GradientEdge) else tuple(inputs)
         if any(isinstance(i, GradientEdge) for i in inputs):
             edges = [
@@ -119,10 +160,10 @@ def grad(
         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
 
     Returns d(outputs)/d(inputs) without touching `.grad`. An input may be a GradientEdge
-    (graph.get_gradient_edge): the gradient arriving at that edge."""
+    (graph.get_gradient_edge): the gradient arriving at that edge; an output may be one too
+    (the gradient flowing back from there, given in grad_outputs)."""
+    outputs, grad_outputs = _edge_roots(_seq(outputs), _seq(grad_outputs), is_grads_batched)
     if not isinstance(inputs, Tensor):
-        from .graph import GradientEdge
-
         inputs = (inputs,) if isinstance(inputs, GradientEdge) else tuple(inputs)
         if any(isinstance(i, GradientEdge) for i in inputs):
             return _grad_edges(

@@ -239,6 +239,16 @@ def get_gradient_edge(tensor):
     return GradientEdge(_grad_fn_or_accumulator(tensor), tensor.output_nr)
 
 
+def increment_version(tensor):
+    """increment_version(tensor) -> None
+
+    Bumps the version counter of a tensor (or of each tensor of an iterable), as an in-place
+    change does: for a custom Function that changed an input in place behind autograd's back,
+    so a backward reading a saved copy of it raises."""
+    for t in (tensor,) if isinstance(tensor, _C.Tensor) else tensor:
+        _C._bump_version(t)
+
+
 class _MultiHandle:
     """The handle register_multi_grad_hook returns: remove() removes every tensor's hook."""
 

@@ -88,7 +88,7 @@ class _Reader:
         if callable(self.map_location) and not isinstance(self.map_location, dict):
             from .._storage import TypedStorage
 
-            out = self.map_location(TypedStorage(t), lazy.location)
+            out = self.map_location(TypedStorage._wrap(t), lazy.location)
             if out is not None:
                 t = getattr(out, "_tensor", t)
         return t

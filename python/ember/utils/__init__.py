@@ -14,3 +14,12 @@ from .backend_registration import (  # noqa: F401
     generate_methods_for_privateuse1_backend,
     rename_privateuse1_backend,
 )
+
+
+def set_module(obj, mod):
+    """set_module(obj, mod) -> None
+
+    Sets obj.__module__ to the string mod (for nicer printing of a class or function)."""
+    if not isinstance(mod, str):
+        raise TypeError("The mod argument should be a string")
+    obj.__module__ = mod

@@ -11,6 +11,7 @@ from .flatten import *  # noqa: F401,F403
 from .fractional import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
+from .linear_cross_entropy import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import Module, register_module_forward_hook, register_module_forward_pre_hook  # noqa: F401
 from .normalization import *  # noqa: F401,F403

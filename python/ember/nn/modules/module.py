@@ -12,6 +12,7 @@ from ..._C import Tensor, float16, float32, float64
 from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
 from . import _errors, _submodule
+from ._conversion import apply_to_parameter
 from ._hooks import (
     BackwardHook,
     RemovableHandle,
@@ -498,17 +499,9 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
-            if param is None:
-                continue
-            with no_grad():
-                param_applied = fn(param)
-            # Parameters keep their identity (optimizers hold them): swap the data in place.
-            param.data = param_applied
-            if param.grad is not None:
-                with no_grad():
-                    grad_applied = fn(param.grad)
-                param.grad.data = grad_applied
+        for key, param in list(self._parameters.items()):
+            if param is not None:
+                apply_to_parameter(self, key, param, fn)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
