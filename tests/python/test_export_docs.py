@@ -10,6 +10,7 @@ cond / _check / _check_is_size, printing, validate / dialect / module_call_graph
 
 import dataclasses
 import io
+import re
 
 import numpy as np
 import pytest
@@ -654,3 +655,38 @@ def test_branch_on_item_is_torchs_data_dependent_error():
         RuntimeError, match=r"Could not guard on data-dependent expression u0 // 2 >= 5"
     ):
         export(Foo(), (ember.tensor(32), ember.randn(4)))
+
+
+def _symbolic_sizes_program(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = lib.nn.Linear(3, 4)
+
+        def forward(self, x, n):
+            k = n.item()
+            lib._check(k >= 0)
+            lib._check(k <= 5)
+            y = lib.relu(self.l(x)) + 1
+            return y.sum(-1, keepdim=True), x[x > 0].nonzero(), lib.ones(5)[:k] * 2
+
+    lib.manual_seed(0)
+    args = (lib.randn(4, 3), lib.tensor(2))
+    return lib.export.export(M(), args, dynamic_shapes={"x": {0: lib.export.Dim("b")}, "n": None})
+
+
+def _tensor_annotations(ep):
+    """{node: "f32[s77, 4]"} of the printed program's tensor nodes."""
+    text = ep.graph_module.print_readable(print_output=False)
+    return dict(re.findall(r"(\w+): \"([a-z0-9]+\[[^\]]*\])\"", text))
+
+
+def test_printed_sizes_are_symbolic_as_torchs():
+    # torch prints each node's sizes in the input dims' symbols and the numbers read from data
+    # (f32[s77, 4], f32[u0]); before, ember printed the example's sizes inside the graph
+    got = _tensor_annotations(_symbolic_sizes_program(ember))
+    assert got["add"] == "f32[s77, 4]" and got["sum_1"] == "f32[s77, 1]"
+    assert got["index"] == "f32[u1]" and got["nonzero"] == "i64[u2, 1]"
+    assert got["slice_1"] == "f32[u0]" and got["mul"] == "f32[u0]"
+    torch = _torch()
+    assert got == _tensor_annotations(_symbolic_sizes_program(torch))

@@ -21,8 +21,8 @@ by a boolean mask) is such a number too: ``x.nonzero().shape[0]`` is ``aten.sym_
 it (never the example's length folded in), and every such op gets that node with the range
 ``[0, numel of its input]`` asserted right after it, as torch's graphs have.
 
-Tensor sizes computed from such a number still print their example's value (``f32[3]`` where
-torch prints ``f32[u0]``): ember's export graphs carry concrete example values only."""
+Tensor sizes computed from such a number print as ``f32[u0]`` where ``_sym_shapes.py`` derives
+them (the graph's example values stay concrete)."""
 
 import operator
 import sys
