@@ -690,3 +690,29 @@ def test_printed_sizes_are_symbolic_as_torchs():
     assert got["slice_1"] == "f32[u0]" and got["mul"] == "f32[u0]"
     torch = _torch()
     assert got == _tensor_annotations(_symbolic_sizes_program(torch))
+
+
+def _count_of_dynamic(lib):
+    class M(lib.nn.Module):
+        def forward(self, x):
+            return x.nonzero()
+
+    dims = {"x": {0: lib.export.Dim("b")}}
+    return lib.export.export(M(), (lib.ones(4, 3),), dynamic_shapes=dims)
+
+
+def test_count_of_a_dynamic_input_is_not_bounded_by_the_example():
+    # the count of a tensor with a dynamic dim has no fixed upper bound (torch: VR[0, int_oo],
+    # no assertion); before, ember asserted u0 <= 12 (the example's numel) and a larger input
+    # raised RuntimeError
+    ep = _count_of_dynamic(ember)
+    assert ep.module()(ember.ones(8, 3)).shape == (24, 2)
+    got = {str(k): repr(v) for k, v in ep.range_constraints.items()}
+    assert got == {"s77": "VR[0, int_oo]", "u0": "VR[0, 9223372036854775806]"}
+    torch = _torch()
+    want = _count_of_dynamic(torch)
+    # torch lists u0 before s77
+    assert got == {str(k): repr(v) for k, v in want.range_constraints.items()}
+    # torch's length node is sym_size_int_1 (an erased node took the name), see above
+    code = want.graph_module.code.replace("torch.", "ember.")
+    assert ep.graph_module.code == code.replace("sym_size_int_1", "sym_size_int")

@@ -698,7 +698,8 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     branches = ember.nn.Module()  # cond's branches: graph modules, as torch's true_graph_0
     _cond.branch_graphs(out, branches, input_specs, state, constants, bool(dims))
     _aten_names.rename(out)  # torch's ATen overloads and node names
-    unbacked_ranges = _unbacked.finish(out)  # x.item() and its checks, as torch lays them out
+    # x.item() and its checks, as torch lays them out
+    unbacked_ranges = _unbacked.finish(out, [n for n, spec in dims.items() if spec])
     output_specs = [  # the output's nodes after renaming (an index became slice nodes)
         OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
         for item in next(n for n in out.nodes if n.op == "output").args[0]
