@@ -307,7 +307,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
             concrete[p.name] = p.default
     dims = _dyn.resolve(
         dynamic_shapes,
-        model.forward if is_module else model,
+        list(bound.arguments),
         list(user_tensors),
         list(user_tensors.values()),
     )
