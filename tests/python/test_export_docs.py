@@ -716,3 +716,21 @@ def test_count_of_a_dynamic_input_is_not_bounded_by_the_example():
     # torch's length node is sym_size_int_1 (an erased node took the name), see above
     code = want.graph_module.code.replace("torch.", "ember.")
     assert ep.graph_module.code == code.replace("sym_size_int_1", "sym_size_int")
+
+
+def test_dynamic_features_dim_of_a_linear_is_torchs_constraint_error():
+    # Linear fixes its input's last dim to in_features: torch raises "Constraints violated"
+    # for a Dim there; before, ember exported it dynamic and the program failed for other sizes
+    def attempt(lib):
+        m = lib.nn.Linear(3, 4)
+        dims = {"input": {1: lib.export.Dim("b")}}
+        with pytest.raises(Exception) as info:
+            lib.export.export(m, (lib.randn(2, 3),), dynamic_shapes=dims)
+        return info.value
+
+    got = attempt(ember)
+    assert isinstance(got, ember._dynamo.exc.UserError)
+    assert str(got).endswith("Suggested fixes:\n  b = 3")
+    want = attempt(_torch())
+    assert type(want).__name__ == "UserError"
+    assert str(want).startswith(str(got))

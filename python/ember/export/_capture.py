@@ -313,7 +313,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     )
 
     from .._dynamo.exc import UserError
-    from ._constraints import ConstraintsViolated
+    from ._constraints import ConstraintsViolated, linear_features
 
     while True:
         tracer = _InlineTracer(user_tensors, dims)
@@ -343,6 +343,10 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dims,
         (tuple(args), kwargs),
     )
+    graph, shapes = parts["graph_module"].graph, parts["input_shapes"]
+    error = linear_features(graph, shapes, dims, parts["range_constraints"])
+    if error is not None:
+        raise error
     _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))
     return parts
 

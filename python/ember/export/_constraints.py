@@ -1,7 +1,9 @@
 """Dynamic dims that the traced code specializes: a Python branch on a size that export was told
 is dynamic (``if x.shape[0] == 4:`` with ``{0: Dim("n")}``) raises torch's UserError shape,
 ``Constraints violated (n)! ...``, naming the Dim; one marked ``Dim.AUTO`` is made static instead,
-as torch's export does, and the capture runs again."""
+as torch's export does, and the capture runs again. A dim an op fixes (the features dim of a
+``linear``) is found on the finished graph (``linear_features``); one marked ``Dim.AUTO`` there
+still stays dynamic (torch makes it static)."""
 
 import operator
 
@@ -86,3 +88,35 @@ def violation(found, line):
     if line:
         lines.append(line)
     return ConstraintsViolated("\n".join(lines), found)
+
+
+def linear_features(graph, input_shapes, dims, unbacked_ranges):
+    """UserError in torch's words when a dim marked dynamic (not ``Dim.AUTO``) is the features
+    dim of a ``linear`` (its size must equal the weight's: torch specializes it), else None."""
+    import ember
+
+    from ._sym_shapes import annotate
+
+    annotate(graph, input_shapes, unbacked_ranges)
+    by_name = {dim.__name__: dim for spec in dims.values() for dim in spec.values()}
+    linear = ember.ops.aten.linear.default
+    found = {}
+    for node in graph.nodes:
+        if node.op != "call_function" or node.target is not linear:
+            continue
+        sizes = node.args[0].meta.get("sym_shape") or ()
+        dim = by_name.get(sizes[-1]) if sizes else None
+        if dim is not None and not getattr(dim, "auto", False):
+            found[dim.__name__] = node.args[0].meta["val"].shape[-1]
+    if not found:
+        return None
+    lines = [f"Constraints violated ({', '.join(sorted(found))})! For more information, run with "
+             'TORCH_LOGS="+dynamic".']  # fmt: skip
+    for name, size in found.items():
+        lines.append(
+            f"  - You marked {name} as dynamic but your code specialized it to be a constant "
+            f"({size}). If you're using mark_dynamic, either remove it or use maybe_mark_dynamic. "
+            "If you're using Dim.DYNAMIC, replace it with either Dim.STATIC or Dim.AUTO."
+        )
+    lines += ["Suggested fixes:", *(f"  {name} = {size}" for name, size in found.items())]
+    return UserError("\n".join(lines))
