@@ -731,6 +731,14 @@ def test_dynamic_features_dim_of_a_linear_is_torchs_constraint_error():
     got = attempt(ember)
     assert isinstance(got, ember._dynamo.exc.UserError)
     assert str(got).endswith("Suggested fixes:\n  b = 3")
+    # Dim.AUTO there becomes static, as torch's: only the batch stays dynamic
+    dims = {"input": {0: Dim("b"), 1: Dim.AUTO}}
+    ep = export(ember.nn.Linear(3, 4), (ember.randn(2, 3),), dynamic_shapes=dims)
+    assert 'input: "f32[s31, 3]"' in str(ep)
     want = attempt(_torch())
     assert type(want).__name__ == "UserError"
     assert str(want).startswith(str(got))
+    torch = _torch()
+    tdims = {"input": {0: torch.export.Dim("b"), 1: torch.export.Dim.AUTO}}
+    tep = torch.export.export(torch.nn.Linear(3, 4), (torch.randn(2, 3),), dynamic_shapes=tdims)
+    assert str(ep.range_constraints) == str(tep.range_constraints) == "{s31: VR[0, int_oo]}"

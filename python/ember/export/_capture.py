@@ -343,8 +343,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dims,
         (tuple(args), kwargs),
     )
-    graph, shapes = parts["graph_module"].graph, parts["input_shapes"]
-    error = linear_features(graph, shapes, dims, parts["range_constraints"])
+    error = linear_features(parts, dims)
     if error is not None:
         raise error
     _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))
