@@ -303,8 +303,11 @@ def test_bad_dynamic_shapes_are_rejected():
     m = MLP()
     with pytest.raises(ValueError, match="outside the range"):
         export(m, (ember.randn(3, 8),), dynamic_shapes={"x": {0: Dim("b", min=4)}})
-    with pytest.raises(ValueError, match="not tensor inputs"):
+    # torch's UserError and words for a key that names no input
+    with pytest.raises(ember._dynamo.exc.UserError, match=r"keys must be the arg names \['x'\]"):
         export(m, (ember.randn(3, 8),), dynamic_shapes={"y": {0: Dim("b")}})
+    with pytest.raises(AssertionError, match="Cannot create Dim with inconsistent min=3, max=3"):
+        Dim("c", min=3, max=3)
 
 
 def test_data_dependent_control_flow_names_the_line():

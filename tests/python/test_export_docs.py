@@ -10,6 +10,7 @@ cond / _check / _check_is_size, printing, validate / dialect / module_call_graph
 
 import dataclasses
 import io
+import re
 
 import numpy as np
 import pytest
@@ -654,3 +655,90 @@ def test_branch_on_item_is_torchs_data_dependent_error():
         RuntimeError, match=r"Could not guard on data-dependent expression u0 // 2 >= 5"
     ):
         export(Foo(), (ember.tensor(32), ember.randn(4)))
+
+
+def _symbolic_sizes_program(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = lib.nn.Linear(3, 4)
+
+        def forward(self, x, n):
+            k = n.item()
+            lib._check(k >= 0)
+            lib._check(k <= 5)
+            y = lib.relu(self.l(x)) + 1
+            return y.sum(-1, keepdim=True), x[x > 0].nonzero(), lib.ones(5)[:k] * 2
+
+    lib.manual_seed(0)
+    args = (lib.randn(4, 3), lib.tensor(2))
+    return lib.export.export(M(), args, dynamic_shapes={"x": {0: lib.export.Dim("b")}, "n": None})
+
+
+def _tensor_annotations(ep):
+    """{node: "f32[s77, 4]"} of the printed program's tensor nodes."""
+    text = ep.graph_module.print_readable(print_output=False)
+    return dict(re.findall(r"(\w+): \"([a-z0-9]+\[[^\]]*\])\"", text))
+
+
+def test_printed_sizes_are_symbolic_as_torchs():
+    # torch prints each node's sizes in the input dims' symbols and the numbers read from data
+    # (f32[s77, 4], f32[u0]); before, ember printed the example's sizes inside the graph
+    got = _tensor_annotations(_symbolic_sizes_program(ember))
+    assert got["add"] == "f32[s77, 4]" and got["sum_1"] == "f32[s77, 1]"
+    assert got["index"] == "f32[u1]" and got["nonzero"] == "i64[u2, 1]"
+    assert got["slice_1"] == "f32[u0]" and got["mul"] == "f32[u0]"
+    torch = _torch()
+    assert got == _tensor_annotations(_symbolic_sizes_program(torch))
+
+
+def _count_of_dynamic(lib):
+    class M(lib.nn.Module):
+        def forward(self, x):
+            return x.nonzero()
+
+    dims = {"x": {0: lib.export.Dim("b")}}
+    return lib.export.export(M(), (lib.ones(4, 3),), dynamic_shapes=dims)
+
+
+def test_count_of_a_dynamic_input_is_not_bounded_by_the_example():
+    # the count of a tensor with a dynamic dim has no fixed upper bound (torch: VR[0, int_oo],
+    # no assertion); before, ember asserted u0 <= 12 (the example's numel) and a larger input
+    # raised RuntimeError
+    ep = _count_of_dynamic(ember)
+    assert ep.module()(ember.ones(8, 3)).shape == (24, 2)
+    got = {str(k): repr(v) for k, v in ep.range_constraints.items()}
+    assert got == {"s77": "VR[0, int_oo]", "u0": "VR[0, 9223372036854775806]"}
+    torch = _torch()
+    want = _count_of_dynamic(torch)
+    # torch lists u0 before s77
+    assert got == {str(k): repr(v) for k, v in want.range_constraints.items()}
+    # torch's length node is sym_size_int_1 (an erased node took the name), see above
+    code = want.graph_module.code.replace("torch.", "ember.")
+    assert ep.graph_module.code == code.replace("sym_size_int_1", "sym_size_int")
+
+
+def test_dynamic_features_dim_of_a_linear_is_torchs_constraint_error():
+    # Linear fixes its input's last dim to in_features: torch raises "Constraints violated"
+    # for a Dim there; before, ember exported it dynamic and the program failed for other sizes
+    def attempt(lib):
+        m = lib.nn.Linear(3, 4)
+        dims = {"input": {1: lib.export.Dim("b")}}
+        with pytest.raises(Exception) as info:
+            lib.export.export(m, (lib.randn(2, 3),), dynamic_shapes=dims)
+        return info.value
+
+    got = attempt(ember)
+    assert isinstance(got, ember._dynamo.exc.UserError)
+    assert str(got).endswith("Suggested fixes:\n  b = 3")
+    # Dim.AUTO there becomes static, as torch's: only the batch stays dynamic
+    dims = {"input": {0: Dim("b"), 1: Dim.AUTO}}
+    ep = export(ember.nn.Linear(3, 4), (ember.randn(2, 3),), dynamic_shapes=dims)
+    assert 'input: "f32[s31, 3]"' in str(ep)
+    want = attempt(_torch())
+    assert type(want).__name__ == "UserError"
+    assert str(want).startswith(str(got))
+    torch = _torch()
+    tdims = {"input": {0: torch.export.Dim("b"), 1: torch.export.Dim.AUTO}}
+    tep = torch.export.export(torch.nn.Linear(3, 4), (torch.randn(2, 3),), dynamic_shapes=tdims)
+    assert str(ep.range_constraints) == str(tep.range_constraints) == "{s31: VR[0, int_oo]}"

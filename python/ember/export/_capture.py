@@ -307,13 +307,13 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
             concrete[p.name] = p.default
     dims = _dyn.resolve(
         dynamic_shapes,
-        model.forward if is_module else model,
+        list(bound.arguments),
         list(user_tensors),
         list(user_tensors.values()),
     )
 
     from .._dynamo.exc import UserError
-    from ._constraints import ConstraintsViolated
+    from ._constraints import ConstraintsViolated, linear_features
 
     while True:
         tracer = _InlineTracer(user_tensors, dims)
@@ -343,6 +343,9 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dims,
         (tuple(args), kwargs),
     )
+    error = linear_features(parts, dims)
+    if error is not None:
+        raise error
     _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))
     return parts
 
@@ -698,7 +701,8 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
     branches = ember.nn.Module()  # cond's branches: graph modules, as torch's true_graph_0
     _cond.branch_graphs(out, branches, input_specs, state, constants, bool(dims))
     _aten_names.rename(out)  # torch's ATen overloads and node names
-    unbacked_ranges = _unbacked.finish(out)  # x.item() and its checks, as torch lays them out
+    # x.item() and its checks, as torch lays them out
+    unbacked_ranges = _unbacked.finish(out, [n for n, spec in dims.items() if spec])
     output_specs = [  # the output's nodes after renaming (an index became slice nodes)
         OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(item.name), None)
         for item in next(n for n in out.nodes if n.op == "output").args[0]

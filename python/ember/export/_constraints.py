@@ -1,7 +1,8 @@
 """Dynamic dims that the traced code specializes: a Python branch on a size that export was told
 is dynamic (``if x.shape[0] == 4:`` with ``{0: Dim("n")}``) raises torch's UserError shape,
 ``Constraints violated (n)! ...``, naming the Dim; one marked ``Dim.AUTO`` is made static instead,
-as torch's export does, and the capture runs again."""
+as torch's export does, and the capture runs again. A dim an op fixes (the features dim of a
+``linear``) is found on the finished graph (``linear_features``)."""
 
 import operator
 
@@ -86,3 +87,45 @@ def violation(found, line):
     if line:
         lines.append(line)
     return ConstraintsViolated("\n".join(lines), found)
+
+
+def linear_features(parts, dims):
+    """The dims marked dynamic that are the features dim of a ``linear`` in the captured program
+    ``parts`` (its size must equal the weight's: torch specializes it): one marked ``Dim.AUTO``
+    is made static in ``parts``, as torch's; for any other, UserError in torch's words (else
+    None)."""
+    import ember
+
+    from ._sym_shapes import annotate
+
+    shapes, ranges = parts["input_shapes"], parts["range_constraints"]
+    annotate(parts["graph_module"].graph, shapes, ranges)
+    by_name = {dim.__name__: dim for spec in dims.values() for dim in spec.values()}
+    linear = ember.ops.aten.linear.default
+    found = {}
+    for node in parts["graph_module"].graph.nodes:
+        if node.op != "call_function" or node.target is not linear:
+            continue
+        sizes = node.args[0].meta.get("sym_shape") or ()
+        dim = by_name.get(sizes[-1]) if sizes else None
+        if dim is None:
+            continue
+        size = node.args[0].meta["val"].shape[-1]
+        if getattr(dim, "auto", False):
+            ranges.pop(dim.__name__, None)
+            for name, dims_of in shapes.items():
+                shapes[name] = [size if d == dim.__name__ else d for d in dims_of]
+        else:
+            found[dim.__name__] = size
+    if not found:
+        return None
+    lines = [f"Constraints violated ({', '.join(sorted(found))})! For more information, run with "
+             'TORCH_LOGS="+dynamic".']  # fmt: skip
+    for name, size in found.items():
+        lines.append(
+            f"  - You marked {name} as dynamic but your code specialized it to be a constant "
+            f"({size}). If you're using mark_dynamic, either remove it or use maybe_mark_dynamic. "
+            "If you're using Dim.DYNAMIC, replace it with either Dim.STATIC or Dim.AUTO."
+        )
+    lines += ["Suggested fixes:", *(f"  {name} = {size}" for name, size in found.items())]
+    return UserError("\n".join(lines))

@@ -21,8 +21,8 @@ by a boolean mask) is such a number too: ``x.nonzero().shape[0]`` is ``aten.sym_
 it (never the example's length folded in), and every such op gets that node with the range
 ``[0, numel of its input]`` asserted right after it, as torch's graphs have.
 
-Tensor sizes computed from such a number still print their example's value (``f32[3]`` where
-torch prints ``f32[u0]``): ember's export graphs carry concrete example values only."""
+Tensor sizes computed from such a number print as ``f32[u0]`` where ``_sym_shapes.py`` derives
+them (the graph's example values stay concrete)."""
 
 import operator
 import sys
@@ -181,9 +181,11 @@ def _message(cmp, names):
     return f"Runtime assertion failed for expression {_expression(cmp, names)} on node '{cmp.name}'"
 
 
-def finish(graph):
+def finish(graph, dynamic=()):
     """Rewrites the item reads and assertions of a renamed export graph as torch's (see the
-    module's note); returns ``{"u0": (lo, hi)}`` for the program's range constraints."""
+    module's note); returns ``{"u0": (lo, hi)}`` for the program's range constraints.
+    ``dynamic``: the names of the inputs with dynamic dims (a tensor computed from one has no
+    fixed numel to bound a count by, as in torch, whose bound is then symbolic and not asserted)."""
     assert_op, item_op = _aten("_assert_scalar"), _aten("item")
     _size_every_data_sized_result(graph)
     items = [n for n in graph.nodes if _is_item(n)]
@@ -193,7 +195,9 @@ def finish(graph):
     for k, item in enumerate(items):
         if item.target is _aten("sym_size", "int"):
             counted = _counted(item.args[0])
-            ranges[item] = (0, counted.meta["val"].numel() if counted is not None else _INT_MAX)
+            fixed = counted is not None and not _reads_any(counted, set(dynamic))
+            # torch bounds a count of a dynamic-sized tensor by int64's max - 1 (no assertion)
+            ranges[item] = (0, counted.meta["val"].numel() if fixed else _INT_MAX - 1)
         else:
             item.op, item.target, item.kwargs = "call_function", item_op, {}
             ranges[item] = (-_INT_MAX, _INT_MAX)
@@ -220,7 +224,7 @@ def finish(graph):
     for item in ints:
         lo, hi = ranges[item]
         checks = [(operator.ge, lo)] if lo > -_INT_MAX else []
-        checks += [(operator.le, hi)] if hi < _INT_MAX else []
+        checks += [(operator.le, hi)] if hi < _INT_MAX - 1 else []  # max - 1: no bound
         spelled = set(checks)
         checks += [(op, c) for op, c in narrowing[item] if (op, c) not in spelled]
         at = item
@@ -243,6 +247,20 @@ def finish(graph):
         if isinstance(cmp, fx.Node):
             cmp.meta["sym_expr"] = _expression(cmp, names)
     return {names[n]: ranges[n] for n in ints}
+
+
+def _reads_any(node, names):
+    """Whether ``node`` is computed from a placeholder named in ``names``."""
+    seen, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.op == "placeholder" and n.name in names:
+            return True
+        todo.extend(n.all_input_nodes)
+    return False
 
 
 def assertions(graph):

@@ -15,8 +15,10 @@ class _Dim:
             raise ValueError(f"Dim: expected a Python identifier as the name; got {name!r}")
         lo = 0 if min is None else int(min)
         hi = _INT_MAX if max is None else int(max)
-        if lo < 0 or hi < lo:
-            raise ValueError(f"Dim {name}: expected 0 <= min <= max; got min={lo}, max={hi}")
+        if hi <= lo:  # torch's check and words (a Dim of one size is Dim.STATIC's job)
+            raise AssertionError(f"Cannot create Dim with inconsistent min={min}, max={max}")
+        if lo < 0:
+            raise ValueError(f"Dim {name}: expected 0 <= min; got min={lo}")
         self.__name__ = name
         self.min = lo
         self.max = hi
@@ -199,8 +201,9 @@ def _spec_of(spec, ndim, input_name):
     return out
 
 
-def resolve(dynamic_shapes, forward, names, tensors):
-    """{input name: {dim: _Dim}} for the user's tensor inputs, checking the examples' sizes."""
+def resolve(dynamic_shapes, arg_names, names, tensors):
+    """{input name: {dim: _Dim}} for the user's tensor inputs (``names``, of forward's arguments
+    ``arg_names``), checking the examples' sizes."""
     if dynamic_shapes is None:
         return {}
     if isinstance(dynamic_shapes, ShapesCollection):
@@ -211,13 +214,13 @@ def resolve(dynamic_shapes, forward, names, tensors):
         by_name = dict(dynamic_shapes)
         unknown = set(by_name) - set(names)
         if unknown:
-            try:
-                params = list(inspect.signature(forward).parameters)
-            except (TypeError, ValueError):
-                params = names
-            raise ValueError(
-                f"export: dynamic_shapes names {sorted(unknown)}, which are not tensor inputs of "
-                f"the function (its parameters: {params})"
+            from .._dynamo.exc import UserError
+
+            raise UserError(
+                "When `dynamic_shapes` is specified as a dict, its top-level keys must be the arg "
+                f"names {list(arg_names)} of `inputs`, but here they are {list(by_name)}. "
+                "Alternatively, you could also ignore arg names entirely and specify "
+                "`dynamic_shapes` as a list/tuple matching `inputs`."
             )
     elif isinstance(dynamic_shapes, (list, tuple)):
         if len(dynamic_shapes) != len(names):

@@ -90,6 +90,7 @@ class ExportedProgram:
         self._example_inputs = example_inputs
         self._decomposed = decomposed
         self._nested = None  # how nested inputs map to the flat ones (ember.export._nested)
+        self._annotate_shapes()
 
     @property
     def graph_module(self):
@@ -374,40 +375,26 @@ class ExportedProgram:
                         f"ExportedProgram.validate: no tensor for the lifted input '{spec.target}'"
                     )
 
+    def _annotate_shapes(self):
+        """Each node's symbolic sizes, for the printed graph (``_sym_shapes.py``)."""
+        from ._sym_shapes import annotate
+
+        symbols = self._dim_symbols()
+        dims = {
+            name: [symbols.get(d, d) for d in shape] for name, shape in self._input_shapes.items()
+        }
+        annotate(self._graph_module.graph, dims, self._range_constraints)
+
     def _readable(self):
         gm = self._graph_module
+        self._annotate_shapes()  # again: a pass may have changed the graph since __init__
         try:
             return gm.print_readable(print_output=False)
         except Exception:  # a graph whose nodes carry no example values
             return str(gm.graph)
 
-    def _annotated_inputs(self, text):
-        """The readable graph with its inputs annotated as torch prints them ("f32[s, 4]")."""
-        from ..fx._codegen import dtype_abbr
-
-        params = []
-        symbols = self._dim_symbols()
-        for node in self.graph.nodes:
-            if node.op != "placeholder":
-                continue
-            val = node.meta.get("val")
-            if not hasattr(val, "shape"):
-                params.append(node.name)
-                continue
-            shape = self._input_shapes.get(node.name, list(val.shape))
-            dims = ", ".join(str(symbols.get(d, d)) for d in shape)
-            params.append(f'{node.name}: "{dtype_abbr(val.dtype)}[{dims}]"')
-        # the def line as print_readable wrote it (its annotations have concrete sizes), replaced
-        lines = text.split("\n")
-        for i, line in enumerate(lines):
-            if line.lstrip().startswith("def forward(self"):
-                indent = line[: len(line) - len(line.lstrip())]
-                lines[i] = f"{indent}def forward({', '.join(['self', *params])}):"
-                break
-        return "\n".join(lines)
-
     def __str__(self):
-        readable = self._annotated_inputs(self._readable())
+        readable = self._readable()
         # torch's layout: each part's lines indented, a part's last newline too
         body = (readable.rstrip() + "\n").replace("\n", "\n    ")
         sig = str(self._graph_signature).replace("\n", "\n    ")

@@ -134,7 +134,9 @@ def _annotation(node):
         shape, dtype = tm.shape, tm.dtype
     if shape is None:
         return ""
-    return f': "{dtype_abbr(dtype)}[{", ".join(str(int(s)) for s in shape)}]"'
+    # symbolic sizes where export derived them (``export/_sym_shapes.py``), else the example's
+    dims = node.meta.get("sym_shape") or [int(s) for s in shape]
+    return f': "{dtype_abbr(dtype)}[{", ".join(str(s) for s in dims)}]"'
 
 
 class PythonCode:
