@@ -17,6 +17,7 @@ from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, view_as_complex, view_as_real
 from .._type_info import dtype_of_to_call, scalar_type_name
+from . import _names
 from .complex_cast import copy_guard, warn_discard_imag
 from .creation import full, full_like, ones, ones_like, tensor, zeros, zeros_like
 from .index import where as _real_where
@@ -121,6 +122,9 @@ def polar(abs, angle, *, out=None):
     The complex tensor abs * (cos(angle) + i * sin(angle))."""
     result = complex(abs * _C.cos(angle), abs * _C.sin(angle))
     return out.copy_(result) if out is not None else result
+
+
+polar = _names.named(polar, "PolarBackward0")
 
 
 def conj(input):

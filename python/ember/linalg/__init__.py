@@ -554,7 +554,11 @@ def matrix_power(A, n):
             f" matrices"
         )
     if n == 0:
-        return _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand_as(A).clone()
+        # torch's copy of the identity into a clone of A: it requires grad (zero) as A does
+        eye = _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return A.clone().copy_(eye.expand_as(A))
+    if n == 1:
+        return A.clone()  # a new tensor, as torch's (CloneBackward0)
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A
