@@ -26,7 +26,10 @@ def named(fn, name):
     one node."""
 
     def rename(out, args, kwargs):
-        if isinstance(out, _C.Tensor) and out.requires_grad and out._grad_fn is not None:
+        if not isinstance(out, _C.Tensor) or not out.requires_grad:
+            return
+        # vmap's batched wrappers (Tensor subclasses) expose no _grad_fn: nothing to rename
+        if getattr(out, "_grad_fn", None) is not None:
             if not any(out is a for a in args):  # an input handed back keeps its own node
                 node_name = name if isinstance(name, str) else name(args, kwargs)
                 # a node already of that name (the fused loss kernels' own) needs no second one
