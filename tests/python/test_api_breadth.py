@@ -627,3 +627,10 @@ def test_cuda_requests_raise_torchs_assertion_error():
     ):
         with pytest.raises(AssertionError, match="not compiled with CUDA"):
             call()
+
+
+def test_cuda_memory_stats_are_empty_on_a_cpu_build():
+    # torch's CPU build: the stats of an uninitialized CUDA are empty, not an error
+    stats = ember.cuda.memory_stats()
+    assert type(stats).__name__ == "OrderedDict" and len(stats) == 0
+    assert ember.cuda.memory_stats_as_nested_dict() == {}
