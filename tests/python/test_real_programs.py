@@ -225,6 +225,7 @@ SCRIPTS = [
     # session 19 (progs15)
     "p15_char_transformer",
     "p15_gan_unet_prune",
+    "p15_train_utils",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.
