@@ -16,8 +16,8 @@ import math
 from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, view_as_complex, view_as_real
+from .._ops import _names
 from .._type_info import dtype_of_to_call, scalar_type_name
-from . import _names
 from .complex_cast import copy_guard, warn_discard_imag
 from .creation import full, full_like, ones, ones_like, tensor, zeros, zeros_like
 from .index import where as _real_where
