@@ -1,6 +1,7 @@
 // Indexing ops (csrc/ember/ops/index.cpp, indexing.cpp): index_select, gather/scatter,
 // index_add/fill/put, masked_fill/select, take, nonzero.
 #include "common.h"
+#include "ember/autograd/rename.h"
 #include "quantized.h"
 
 namespace ember::py {
@@ -123,7 +124,11 @@ void bind_index(nb::module_& m) {
       m, cls, "index_fill",
       [fill_value, complex_fill_mask](const Tensor& t, int64_t d, const Tensor& i, const TL& v) {
         if (is_complex(v.t.dtype())) return masked_fill(t, complex_fill_mask(t, d, i, v), v.t);
-        return index_fill(t, d, i, fill_value(v));
+        Tensor out = index_fill(t, d, i, fill_value(v));
+        // torch's node of the number overload, or of the 0-d tensor one
+        autograd::rename_history(
+            out, v.t.impl()->is_wrapped_number ? "IndexFillBackward0" : "IndexFillBackward1");
+        return out;
       },
       {"index_fill(input, dim, index, value) -> Tensor",
        "A copy of input with the slices along dim listed in index set to value."},

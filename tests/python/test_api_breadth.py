@@ -685,3 +685,10 @@ def test_runtime_names_of_the_session_19_sweep():
     assert f.__module__ == "mylib"
     with pytest.raises(TypeError, match="The mod argument should be a string"):
         ember.utils.set_module(f, 1)
+
+
+def test_cuda_memory_stats_are_empty_on_a_cpu_build():
+    # torch's CPU build: the stats of an uninitialized CUDA are empty, not an error
+    stats = ember.cuda.memory_stats()
+    assert type(stats).__name__ == "OrderedDict" and len(stats) == 0
+    assert ember.cuda.memory_stats_as_nested_dict() == {}

@@ -244,7 +244,7 @@ OPS = {
 
 # Ops without a forward formula in ember (their backward is a kernel that cannot itself be
 # differentiated): they raise torch's NotImplementedError text rather than a wrong tangent.
-NO_FORWARD = {"ctc_loss", "lu_factor"}
+NO_FORWARD = {"ctc_loss"}
 
 
 def _tangents(inputs, seed=1000):

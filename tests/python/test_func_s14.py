@@ -312,6 +312,30 @@ def test_ensemble_of_eval_batch_norm_models_matches_the_models():
     np.testing.assert_allclose(got.detach().numpy(), loop.detach().numpy(), rtol=1e-12)
 
 
+def test_ensemble_of_train_batch_norm_models_updates_each_models_statistics():
+    # torch batches train-mode batch_norm over stacked running statistics: each model's own
+    # statistics are used and updated, as running the models one by one does
+    import copy
+
+    ms = []
+    for i in range(3):
+        m = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4)).double()
+        with ember.no_grad():
+            m[0].weight.copy_(ember.tensor(MATS[i, :, :3]))
+        ms.append(m)
+    params, buffers = ember.func.stack_module_state(ms)
+    base = copy.deepcopy(ms[0]).to("meta")
+    x = ember.tensor(XS[:, :3])
+    out = ember.func.vmap(
+        lambda p, b, x: ember.func.functional_call(base, (p, b), (x,)), in_dims=(0, 0, None)
+    )(params, buffers, x)
+    loop = ember.stack([m(x) for m in ms])
+    np.testing.assert_allclose(out.detach().numpy(), loop.detach().numpy(), rtol=1e-12)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        want = ember.stack([getattr(m[1], name) for m in ms])
+        np.testing.assert_allclose(buffers[f"1.{name}"].numpy(), want.numpy(), rtol=1e-12)
+
+
 def test_ensemble_of_eval_batch_norm_models_against_torch():
     torch = pytest.importorskip("torch")
     got, want = _ensemble(ember)[0], _ensemble(torch)[0]

@@ -73,6 +73,18 @@ def test_sdpa_refuses_masks_as_torch(qkv, mask, error, message):
     assert message in str(info.value)
 
 
+def test_sdpa_broadcasts_small_masks_below_4d():
+    # torch's 4-D kernel reads the mask's (L, S) sizes; 3-D inputs take the math path, which
+    # broadcasts a 1-D (per key) or 0-D mask
+    q = ember.linspace(-1.0, 1.0, 24).view(2, 3, 4)
+    keep = ember.tensor([True, True, False])
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=keep)
+    ref = F.scaled_dot_product_attention(q, q, q, attn_mask=keep.expand(3, 3))
+    assert ember.equal(out, ref)
+    half = F.scaled_dot_product_attention(q, q, q, attn_mask=ember.tensor(0.5))
+    assert ember.allclose(half, F.scaled_dot_product_attention(q, q, q))
+
+
 def test_sdpa_float32_mask_with_half_query():
     torch = pytest.importorskip("torch")
     q = ember.randn(1, 2, 3, 4).to(ember.bfloat16)

@@ -297,3 +297,20 @@ def test_norm_nuclear_is_the_sum_of_singular_values():
     assert ember.autograd.gradcheck(lambda t: ember.norm(t, p="nuc"), (x,))
     with pytest.raises(RuntimeError, match="2-tuple"):
         ember.norm(ember.tensor(b), p="nuc")
+
+
+def test_lu_factor_and_lu_are_differentiable():
+    # torch's lu_factor/lu record LinalgLuFactorExBackward0/LinalgLuBackward0; the solve through
+    # a factorization then has solve's gradient
+    a0 = ember.tensor([[0.5, 2.0, -1.0], [3.0, 0.2, 0.7], [-1.0, 1.5, 2.5]], dtype=ember.float64)
+    a = a0.clone().requires_grad_()
+    lu, piv = ember.linalg.lu_factor(a)
+    assert type(lu.grad_fn).__name__ == "LinalgLuFactorExBackward0" and not piv.requires_grad
+    p, lower, upper = ember.linalg.lu(a)
+    assert type(lower.grad_fn).__name__ == "LinalgLuBackward0" and not p.requires_grad
+    assert ember.autograd.gradcheck(lambda x: ember.linalg.lu_factor(x)[0], (a,))
+    assert ember.autograd.gradcheck(lambda x: ember.linalg.lu(x)[1:], (a,))
+    b = ember.tensor([[1.0], [2.0], [3.0]], dtype=ember.float64)
+    (g_lu,) = ember.autograd.grad(ember.linalg.lu_solve(lu, piv, b).sum(), a)
+    (g_solve,) = ember.autograd.grad(ember.linalg.solve(a, b).sum(), a)
+    assert ember.allclose(g_lu, g_solve)

@@ -146,6 +146,25 @@ _NAMED = [
         lambda x, t: F.grid_sample(x.view(1, 1, 4, 5), t[:2].reshape(1, 1, 5, 2).tanh()),
         "GridSampler2DBackward0",
     ),
+    # session 19 (progs15)
+    (lambda x, t: ember.einsum("ij->j", x), "SumBackward1"),
+    (lambda x, t: ember.einsum("ii", x[:, :4]), "SumBackward1"),
+    (lambda x, t: ember.einsum("ij->ji", x), "PermuteBackward0"),
+    (lambda x, t: x.masked_select(t > 0), "MaskedSelectBackward0"),
+    (lambda x, t: x.take(ember.tensor([0, 7])), "TakeBackward0"),
+    (lambda x, t: x.index_fill(1, ember.tensor([0]), 2.0), "IndexFillBackward0"),
+    (lambda x, t: x.index_fill(1, ember.tensor([0]), ember.tensor(2.0)), "IndexFillBackward1"),
+    (lambda x, t: x.scatter(1, ember.tensor([[0], [1], [2], [3]]), 3.0), "ScatterBackward1"),
+    (lambda x, t: ember.kron(x[0], t[1]), "UnsafeViewBackward0"),
+    (lambda x, t: ember.cov(x), "SqueezeBackward0"),
+    (lambda x, t: ember.trapezoid(x), "MulBackward1"),
+    (lambda x, t: ember.trapezoid(x, t[0]), "DivBackward1"),
+    (lambda x, t: ember.cross(x[:, :3], t[:, :3], dim=1), "LinalgCrossBackward0"),
+    (lambda x, t: ember.logit(x.sigmoid(), 1e-3), "LogitBackward0"),
+    (lambda x, t: ember.polar(x, t), "PolarBackward0"),
+    (lambda x, t: F.pdist(x), "PdistBackward0"),
+    (lambda x, t: ember.linalg.matrix_power(x[:, :4], 0), "CopyBackwards"),
+    (lambda x, t: ember.linalg.matrix_power(x[:, :4], 1), "CloneBackward0"),
 ]
 
 
@@ -175,6 +194,17 @@ def _torch_call(torch, call, xs, ts):
     g = dict(call.__globals__, ember=torch, F=torch.nn.functional)
     fn = types.FunctionType(call.__code__, g)
     return fn(torch.tensor(xs).view(4, 5).requires_grad_(), torch.tensor(ts).view(4, 5))
+
+
+def test_matrix_power_zero_and_one_are_new_tensors_in_the_graph():
+    # torch: A**0 is the identity copied into a clone of A (requires grad, zero gradient) and
+    # A**1 a clone, not A itself
+    a = ember.linspace(-1.0, 1.0, 9).view(3, 3).requires_grad_()
+    p0, p1 = ember.linalg.matrix_power(a, 0), ember.linalg.matrix_power(a, 1)
+    assert p0.requires_grad and p1 is not a
+    assert ember.equal(p0, ember.eye(3)) and ember.equal(p1, a)
+    (p0.sum() + 2 * p1.sum()).backward()
+    assert ember.equal(a.grad, ember.full((3, 3), 2.0))
 
 
 def test_renamed_nodes_keep_gradients_views_and_double_backward():
@@ -261,3 +291,13 @@ def test_slogdet_sign_is_an_output_of_the_node():
     assert a.grad is None
     (sign + logabs).backward()
     assert ember.allclose(a.grad, ember.linalg.inv(a.detach()).mT)
+
+
+def test_broadcast_error_names_the_last_mismatching_dim_as_torch():
+    # torch's infer_size walks the dims from the right and reports the first mismatch it meets
+    with pytest.raises(
+        RuntimeError, match=r"tensor a \(3\) must match the size of tensor b \(2\) "
+    ):
+        ember.ones(2, 3) + ember.ones(3, 2)
+    with pytest.raises(RuntimeError, match="at non-singleton dimension 1"):
+        ember.broadcast_tensors(ember.ones(2, 3), ember.ones(3, 2))

@@ -222,6 +222,10 @@ SCRIPTS = [
     "p14_volume_register",
     "p14_fused_convbn",
     "p14_examples_small",
+    # session 19 (progs15)
+    "p15_char_transformer",
+    "p15_gan_unet_prune",
+    "p15_train_utils",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

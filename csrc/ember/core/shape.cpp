@@ -35,7 +35,7 @@ int64_t numel_of(IntArrayRef sizes) {
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
   size_t n = std::max(a.size(), b.size());
   DimVector out(n);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = n; i-- > 0;) {  // from the right: torch reports the last mismatching dim
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     EMBER_CHECK(da == db || da == 1 || db == 1, op, ": the size of tensor a (", da,

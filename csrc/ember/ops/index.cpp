@@ -2,6 +2,7 @@
 // are in cpu/index.cpp; advanced-index normalization and getitem/setitem in ops/indexing.cpp.
 #include "ember/schema/index.h"
 #include "ember/autograd/node.h"
+#include "ember/autograd/rename.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
@@ -322,7 +323,9 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
                std::optional<std::string> reduce) {
-  return scatter(self, dim, index, scalar_src(self, index, value), std::move(reduce));
+  Tensor out = scatter(self, dim, index, scalar_src(self, index, value), std::move(reduce));
+  if (!reduce) autograd::rename_history(out, "ScatterBackward1");  // torch's value overload
+  return out;
 }
 
 Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
@@ -458,13 +461,18 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   EMBER_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask; got ",
               scalar_type_name(mask.dtype()));
   auto b = broadcast_tensors({self, mask});
-  return index(b[0], {b[1]});
+  Tensor out = index(b[0], {b[1]});
+  autograd::rename_history(out,
+                           "MaskedSelectBackward0");  // torch's node (Note [Composite node names])
+  return out;
 }
 
 Tensor take(const Tensor& self, const Tensor& index) {
   EMBER_CHECK(index.dtype() == kLong, "take(): Expected a long tensor for index, but got ",
               scalar_type_name(index.dtype()));
-  return ember::index(reshape(self, {-1}), {index});
+  Tensor out = ember::index(reshape(self, {-1}), {index});
+  autograd::rename_history(out, "TakeBackward0");
+  return out;
 }
 
 Tensor nonzero(const Tensor& self) { return op::nonzero.call(self); }

@@ -16,6 +16,7 @@ import math
 from .. import _C
 from .._autocast_policy import fp32 as _autocast_fp32
 from .._C import Tensor, view_as_complex, view_as_real
+from .._ops import _names
 from .._type_info import dtype_of_to_call, scalar_type_name
 from ._util import wrap_dim
 from .complex_cast import copy_guard, warn_discard_imag
@@ -139,6 +140,9 @@ def polar(abs, angle, *, out=None):
         raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     result = complex(abs * _C.cos(angle), abs * _C.sin(angle))
     return out.copy_(result) if out is not None else result
+
+
+polar = _names.named(polar, "PolarBackward0")
 
 
 def conj(input):

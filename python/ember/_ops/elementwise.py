@@ -500,6 +500,7 @@ def _bound_name(name, key):
 
 xlogy = _names.named(xlogy, _scalar_overload("XlogyBackward"))
 logaddexp = _names.named(logaddexp, "LogaddexpBackward0")
+logit = _names.named(logit, "LogitBackward0")
 logaddexp2 = _names.named(logaddexp2, "Logaddexp2Backward0")
 rsub = _names.named(
     rsub,

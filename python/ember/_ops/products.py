@@ -318,3 +318,21 @@ def _cdist_name(args, kwargs):
 
 cdist = _names.named(cdist, _cdist_name)
 trace = _names.named(trace, "TraceBackward0")
+kron = _names.named(kron, "UnsafeViewBackward0")
+cross = _names.named(cross, "LinalgCrossBackward0")
+
+
+def _einsum_name(args, kwargs):
+    """torch reduces a single operand with sum (SumBackward1) when a label is summed out."""
+    eq, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    if not isinstance(eq, str) or len(operands) != 1:
+        return None
+    lhs, arrow, rhs = eq.replace(" ", "").partition("->")
+    labels = {c for c in lhs if c.isalpha()}
+    kept = set(rhs) if arrow else {c for c in labels if lhs.count(c) == 1}
+    return "SumBackward1" if labels - kept else None
+
+
+einsum = _names.named(einsum, _einsum_name)

@@ -420,6 +420,14 @@ norm = _names.named(
     ),
 )
 dist = _names.named(dist, "DistBackward0")
+cov = _names.named(cov, "SqueezeBackward0")
+# torch scales the sum by dx (a number) or halves the sum of the spacings' products
+trapezoid = _names.named(
+    trapezoid,
+    lambda args, kwargs: (
+        "MulBackward1" if _names.arg(args, kwargs, 1, "x") is None else "DivBackward1"
+    ),
+)
 std_mean = _names.named(std_mean, "StdMeanBackward0")
 nansum = _names.named(nansum, "NansumBackward0")
 aminmax = _names.named(aminmax, "AminmaxBackward0")

@@ -196,7 +196,12 @@ def _batch_norm(func, args, kwargs):
         n: _arg(args, kwargs, i, n, d)
         for i, (n, d) in enumerate(zip(names, (None,) * 5 + (False, 0.1, 1e-5)))
     }
-    if a["training"] and a["running_mean"] is not None:
+    rm, rv = a["running_mean"], a["running_var"]
+    if a["training"] and _is_b(x) and _is_b(rm) and _is_b(rv) and rm._lv == x._lv == rv._lv:
+        # per-model running statistics (stack_module_state of train-mode models): each model
+        # updates its own, as torch's rule does
+        return _batch_norm_train_per_model(x, a)
+    if a["training"] and rm is not None:
         raise RuntimeError(
             "vmap: batch_norm in training mode updates its running statistics once per example, "
             "which vmap cannot batch (torch raises as well); put the module in eval mode, or "
@@ -249,6 +254,35 @@ def _batch_norm(func, args, kwargs):
             out = out + a["bias"].reshape(shape)
         return wrap(out, x._lv)
     return _trailing(v.dim() - nb - 2)(func, args, kwargs)
+
+
+def _batch_norm_train_per_model(x, a):
+    from ..autograd.grad_mode import no_grad
+
+    nb, v = len(x._lv), x._v
+    dims = tuple(d + nb for d in range(v.dim() - nb) if d != 1)
+    n = 1
+    for d in dims:
+        n *= v.shape[d]
+    if n == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {x.shape}"
+        )
+    mean = v.mean(dims, keepdim=True)
+    var = v.var(dims, keepdim=True, correction=0)
+    m = a["momentum"]
+    with no_grad():
+        flat = tuple(v.shape[:nb]) + (v.shape[nb + 1],)
+        a["running_mean"]._v.mul_(1 - m).add_(mean.detach().reshape(flat) * m)
+        a["running_var"]._v.mul_(1 - m).add_(var.detach().reshape(flat) * (m * n / (n - 1)))
+    out = (v - mean) / (var + a["eps"]).sqrt()
+    shape = (-1,) + (1,) * (v.dim() - nb - 2)
+    out = wrap(out, x._lv)
+    if a["weight"] is not None:
+        out = out * a["weight"].reshape(shape)
+    if a["bias"] is not None:
+        out = out + a["bias"].reshape(shape)
+    return out
 
 
 def _reduce_loss(out, reduction, denom=None):

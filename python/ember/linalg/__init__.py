@@ -26,6 +26,7 @@ from ._functions import (
     _cholesky,
     _det,
     _eigh,
+    _LuFactorFn,
     _qr,
     _slogdet,
     _solve,
@@ -554,7 +555,11 @@ def matrix_power(A, n):
             f" matrices"
         )
     if n == 0:
-        return _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand_as(A).clone()
+        # torch's copy of the identity into a clone of A: it requires grad (zero) as A does
+        eye = _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return A.clone().copy_(eye.expand_as(A))
+    if n == 1:
+        return A.clone()  # a new tensor, as torch's (CloneBackward0)
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A
@@ -595,7 +600,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     _check("linalg.lu_factor", A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    LU, piv, info = _linalg.lu_factor_ex(A)
+    # square: differentiable (torch's is for any shape; the wide/tall backward is not here)
+    square = A.shape[-1] == A.shape[-2]
+    LU, piv, info = (_LuFactorFn.apply if square else _linalg.lu_factor_ex)(A)
     if check_errors and bool((info > 0).any()):
         raise LinAlgError(
             f"torch.linalg.lu_factor_ex: U[{int(info.amax())},{int(info.amax())}] is "
@@ -707,6 +714,9 @@ for _name, _node in (
     ("cross", "LinalgCrossBackward0"),
     ("householder_product", "LinalgHouseholderProductBackward0"),
     ("lu_solve", "LinalgLuSolveBackward0"),
+    ("lu_factor", "LinalgLuFactorExBackward0"),
+    ("lu_factor_ex", "LinalgLuFactorExBackward0"),
+    ("lu", "LinalgLuBackward0"),
 ):
     globals()[_name] = _names.named(globals()[_name], _node)
 del _name, _node

@@ -328,3 +328,38 @@ class _EighFn(Function):
 
 def _eigh(A, upper, compute_v):
     return _EighFn.apply(A, upper, compute_v)
+
+
+class _LuFactorFn(Function):
+    """LU with partial pivoting of square matrices, A = P L U packed as LU (L unit lower)."""
+
+    @staticmethod
+    def forward(ctx, A):
+        LU, piv, info = _linalg.lu_factor_ex(A)
+        ctx.save_for_backward(LU, piv)
+        ctx.save_for_forward(LU, piv)
+        ctx.mark_non_differentiable(piv, info)
+        return LU, piv, info
+
+    @staticmethod
+    def jvp(ctx, dA):
+        from ._lu import lu_unpack
+
+        LU, piv = ctx.saved_tensors
+        P, L, U = lu_unpack(LU, piv)
+        # X = L^-1 P^T dA U^-1; dL = L tril(X, -1), dU = triu(X) U, packed as one matrix
+        X = _solve_triangular(L, P.mT @ dA, False, True)
+        X = _solve_triangular(U.mT, X.mT, False, False).mT
+        return L @ X.tril(-1) + X.triu() @ U, None, None
+
+    @staticmethod
+    def backward(ctx, gLU, gpiv, ginfo):
+        from ._lu import lu_unpack
+
+        LU, piv = ctx.saved_tensors
+        P, L, U = lu_unpack(LU, piv)
+        # gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T, with gL, gU the packed halves
+        gA = (L.mT @ gLU.tril(-1)).tril(-1) + (gLU.triu() @ U.mT).triu()
+        gA = _solve_triangular(U, gA.mT, True, False).mT
+        gA = _solve_triangular(L.mT, gA, True, True)
+        return P @ gA

@@ -1,6 +1,6 @@
 """LU helpers over lu_factor: unpacking (P, L, U) and solving with a factorization, as
-torch.linalg.lu / lu_solve and torch.lu_unpack. The factorization itself records no graph;
-solves are differentiable in B (through the triangular solves)."""
+torch.linalg.lu / lu_solve and torch.lu_unpack. Differentiable through lu_factor (square
+matrices) and the triangular solves."""
 
 import math
 

@@ -344,11 +344,12 @@ def _check_sdpa_mask_dtype(attn_mask, query):
 
 
 def _check_sdpa_mask_shape(attn_mask, scores):
-    """torch reads the mask's (L, S) sizes and adds it to the scores in place: a mask of under
-    two dims, or of more dims than the scores, is refused with those steps' errors."""
-    if attn_mask.dim() == 0:
+    """torch adds the mask to the scores in place (a mask of more dims than the scores is refused
+    with that step's error); its fused CPU kernel, which takes 4-D inputs, reads the mask's (L, S)
+    sizes first, so there a mask of under two dims is refused (the other paths broadcast it)."""
+    if scores.dim() == 4 and attn_mask.dim() == 0:
         raise IndexError("Dimension specified as -2 but tensor has no dimensions")
-    if attn_mask.dim() == 1:
+    if scores.dim() == 4 and attn_mask.dim() == 1:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)")
     if attn_mask.dim() > scores.dim():
         shape = list(_C.broadcast_shapes(scores.shape, attn_mask.shape))
