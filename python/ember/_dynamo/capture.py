@@ -25,6 +25,7 @@ import traceback
 
 from .. import _C
 from ..fx import Graph
+from ..fx._codegen import BINARY_OPS
 from ..overrides import TorchFunctionMode
 from . import unbacked
 from .exc import Unsupported
@@ -209,7 +210,7 @@ class SymInt:
             expr = None
             if self.expr is not None and oexpr is not None:
                 a, b = (oexpr, self.expr) if reflected else (self.expr, oexpr)
-                expr = f"({a} {_SYMBOLS[fn]} {b})"
+                expr = f"({a} {BINARY_OPS[fn]} {b})"
             return SymArg(value, node, self.cap, sources, expr)
         self.cap.sym_nodes.add(node)
         return SymInt(value, node, self.cap, sources)
@@ -274,17 +275,6 @@ class SymInt:
 
     def __pow__(self, o):
         return self._concrete() ** (o._concrete() if isinstance(o, SymInt) else o)
-
-
-_SYMBOLS = {
-    operator.add: "+",
-    operator.sub: "-",
-    operator.mul: "*",
-    operator.floordiv: "//",
-    operator.mod: "%",
-    operator.truediv: "/",
-    operator.pow: "**",
-}
 
 
 def _literal(v):

@@ -11,25 +11,9 @@ records the comparison in the graph and gives a ``capture.SymBool`` (methods her
 - ``bool()`` of it (a Python branch) needs the value: a graph break, or torch's UserError
   under ``fullgraph`` (``capture.Capture.data_dependent_use``)."""
 
-import operator
+from ..fx._codegen import BINARY_OPS
 
 __all__ = ["SymBoolMethods", "compare", "expression", "dynamic_shape_reason"]
-
-_TEXT = {
-    operator.eq: "==",
-    operator.ne: "!=",
-    operator.lt: "<",
-    operator.le: "<=",
-    operator.gt: ">",
-    operator.ge: ">=",
-    operator.add: "+",
-    operator.sub: "-",
-    operator.mul: "*",
-    operator.floordiv: "//",
-    operator.mod: "%",
-    operator.truediv: "/",
-    operator.pow: "**",
-}
 
 
 class SymBoolMethods:
@@ -88,9 +72,9 @@ def expression(node, cap):
     name = cap.unbacked_names.get(node)
     if name is not None:
         return name
-    if node.op == "call_function" and node.target in _TEXT and len(node.args) == 2:
+    if node.op == "call_function" and node.target in BINARY_OPS and len(node.args) == 2:
         a, b = (expression(x, cap) for x in node.args)
-        return f"{a} {_TEXT[node.target]} {b}"
+        return f"{a} {BINARY_OPS[node.target]} {b}"
     return node.name
 
 
