@@ -169,6 +169,10 @@ _PROGRAM = textwrap.dedent(
         xt = torch.randn(5, 2, 4).transpose(0, 1)  # rows that do not fold without a copy
         torch.matmul(xt, torch.randn(4, 3, requires_grad=True)).sum().backward()
     out["einsum_and_folds"] = counts(fc)
+    mha, xm = torch.nn.MultiheadAttention(16, 2), torch.randn(5, 3, 16)
+    with FlopCounterMode(display=False) as fc:
+        mha(xm, xm, xm)  # need_weights: the attention as two bmm
+    out["mha"] = counts(fc)["Global"]
 
     # the gradients computed under a mode (the wrapped backward) are the plain ones
     def grads(mode):
@@ -359,6 +363,13 @@ def test_einsum_and_folded_matmuls_count_torchs_flops_and_keep_gradients(seen):
     # that requires grad: one mm (10·4·3·2) and the matrix's gradient
     assert out["einsum_and_folds"] == {"Global": {"aten.bmm": 4320, "aten.mm": 480}}, lib
     assert out["same_grads"] == [True] * 7, lib
+
+
+def test_multihead_attention_counts_its_projections_and_attention_bmms(seen):
+    lib, out = seen
+    # in_proj 5·3 rows × 16 → 48 and out_proj 16 → 16 (addmm); scores and weighted values as
+    # two bmm over 3·2 heads of 5×8 by 8×5 and 5×5 by 5×8
+    assert out["mha"] == {"aten.addmm": 30720, "aten.bmm": 4800}, lib
 
 
 def test_module_tracker_names_the_running_modules(seen):

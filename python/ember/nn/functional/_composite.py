@@ -12,7 +12,6 @@ from ..._C import (
     Tensor,
     _nn,
     bfloat16,
-    bmm,
     cat,
     float16,
     float64,
@@ -572,13 +571,14 @@ def multi_head_attention_forward(
     if not training:
         dropout_p = 0.0
     if need_weights:
-        scores = bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
+        # Tensor.bmm, not _C's bmm bound at import: function and dispatch modes see the call
+        scores = (q * math.sqrt(1.0 / float(head_dim))).bmm(k.transpose(-2, -1))
         if attn_mask is not None:
             scores = scores + attn_mask
         weights = F.softmax(scores, dim=-1)
         if dropout_p > 0.0:
             weights = F.dropout(weights, p=dropout_p)
-        out = bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
         out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
