@@ -62,14 +62,6 @@ def _mm(grad, args, kwargs, needs):
     return ga, gb
 
 
-def _addmm(grad, args, kwargs, needs):
-    bias, a, b = args
-    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-    gbias = _sum_to(_scaled(grad, beta), bias.shape) if needs[0] else None
-    ga, gb = _mm(grad, (a, b), {}, needs[1:])
-    return gbias, ga if ga is None else _scaled(ga, alpha), gb if gb is None else _scaled(gb, alpha)
-
-
 def _bmm(grad, args, kwargs, needs):
     a, b = args
     ga = gb = None
@@ -80,12 +72,25 @@ def _bmm(grad, args, kwargs, needs):
     return ga, gb
 
 
-def _baddbmm(grad, args, kwargs, needs):
-    base, a, b = args
-    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-    gbase = _sum_to(_scaled(grad, beta), base.shape) if needs[0] else None
-    ga, gb = _bmm(grad, (a, b), {}, needs[1:])
-    return gbase, ga if ga is None else _scaled(ga, alpha), gb if gb is None else _scaled(gb, alpha)
+def _scaled_sum(product):
+    """The backward of beta * base + alpha * product(a, b) (addmm over mm, baddbmm over bmm)."""
+
+    def backward(grad, args, kwargs, needs):
+        base, a, b = args
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        gbase = _sum_to(_scaled(grad, beta), base.shape) if needs[0] else None
+        ga, gb = product(grad, (a, b), {}, needs[1:])
+        return (
+            gbase,
+            ga if ga is None else _scaled(ga, alpha),
+            gb if gb is None else _scaled(gb, alpha),
+        )
+
+    return backward
+
+
+_addmm = _scaled_sum(_mm)
+_baddbmm = _scaled_sum(_bmm)
 
 
 def _convolution(grad, args, kwargs, needs):
