@@ -374,32 +374,69 @@ def test_dynamic_fx_flow_as_torch(tmp_path):
         np.testing.assert_allclose(out, theirs[form][1], rtol=1e-5, atol=1e-5, err_msg=form)
 
 
+def _reference_rnn_cell(t, weights=None):
+    """convert_to_reference_fx of an RNNCell under a dynamic qconfig, and the cell."""
+    model = t.nn.Sequential(t.nn.RNNCell(4, 3)).eval()
+    cell = model[0]
+    if weights is not None:
+        with t.no_grad():
+            for name, w in weights.items():
+                getattr(cell, name).copy_(t.tensor(w))
+    qfx = t.ao.quantization.quantize_fx
+    mapping = t.ao.quantization.QConfigMapping().set_global(
+        t.ao.quantization.default_dynamic_qconfig
+    )
+    prepared = qfx.prepare_fx(model, mapping, (t.randn(2, 4),))
+    return prepared, qfx.convert_to_reference_fx(prepared), cell
+
+
+def _symmetric_qdq(w):
+    """torch's per-tensor symmetric qint8 weight: scale max|w| / 127.5 in float32, and
+    quantize_per_tensor multiplies by the float32 inverse of the scale (fbgemm's Quantize), so
+    a weight whose w / scale rounds to a tie in float32 division may not be at one."""
+    scale = np.float32(np.abs(w).max() / np.float32(127.5))
+    return np.clip(np.round(w * (np.float32(1) / scale)), -128, 127) * scale
+
+
 def test_dynamic_reference_recurrent_module():
     """A recurrent module under a dynamic qconfig: its input observed and quantized per call,
     each weight quantize-dequantized with an observer of its own (torch's reference RNNs:
     per-tensor symmetric qint8, scale max|w| / 127.5), its state float."""
-    qfx = ember.ao.quantization.quantize_fx
-    model = ember.nn.Sequential(ember.nn.RNNCell(4, 3)).eval()
-    cell = model[0]
-    mapping = ember.ao.quantization.QConfigMapping().set_global(
-        ember.ao.quantization.default_dynamic_qconfig
-    )
-    x = ember.randn(2, 4)
-    prepared = qfx.prepare_fx(model, mapping, (x,))
+    ember.manual_seed(0)
+    prepared, ref, cell = _reference_rnn_cell(ember)
     assert "_0 = self.activation_post_process_0(input_1)" in prepared.code
-    ref = qfx.convert_to_reference_fx(prepared)
     code = ref.code.replace("ember", "torch")
     assert "quantize_per_tensor_dynamic(input_1, torch.quint8, True)" in code
     for name in ("weight_ih", "weight_hh"):
         w = getattr(cell, name).detach().numpy()
-        scale = np.float32(np.abs(w).max() / 127.5)
-        want = np.clip(np.round(w / scale), -128, 127) * scale
         np.testing.assert_allclose(
-            getattr(ref.get_submodule("0"), name).detach().numpy(), want, rtol=1e-6
+            getattr(ref.get_submodule("0"), name).detach().numpy(), _symmetric_qdq(w), rtol=1e-6
         )
     np.testing.assert_array_equal(
         ref.get_submodule("0").bias_ih.detach().numpy(), cell.bias_ih.detach().numpy()
     )
+
+
+def test_dynamic_reference_weight_at_a_float32_tie_as_torch():
+    """The largest-magnitude weight negative: -max / (max / 127.5) is -127.5 in float32 division
+    but -127.49999 through the inverse scale, so torch quantizes it to -127, not -128."""
+    weights = {
+        "weight_ih": np.linspace(-0.3, 0.2, 12, dtype=np.float32).reshape(3, 4),
+        "weight_hh": np.linspace(-0.45, 0.3, 9, dtype=np.float32).reshape(3, 3),
+    }
+    w = weights["weight_ih"]
+    assert w.min() / np.float32(np.abs(w).max() / np.float32(127.5)) == np.float32(-127.5)
+    _, ref, _ = _reference_rnn_cell(ember, weights)
+    mine = {n: getattr(ref.get_submodule("0"), n).detach().numpy() for n in weights}
+    scale = np.float32(0.3) / np.float32(127.5)
+    assert mine["weight_ih"][0, 0] == np.float32(-127) * scale
+    for n, w in weights.items():
+        np.testing.assert_allclose(mine[n], _symmetric_qdq(w), rtol=1e-6)
+    torch = _torch()
+    _, tref, _ = _reference_rnn_cell(torch, weights)
+    cell = tref.get_submodule("0")
+    for n, got in (("weight_ih", cell.get_weight_ih()), ("weight_hh", cell.get_weight_hh())):
+        np.testing.assert_array_equal(mine[n], got.detach().numpy())
 
 
 class _Fn(ember.nn.Module):
