@@ -311,6 +311,32 @@ def test_float_clamp_with_number_bounds_as_torch():
     )
 
 
+def test_integer_clamp_with_number_bounds_as_torch():
+    """clamp of an integer tensor by integer Python numbers runs in one pass (the quantized
+    clamp/hardtanh/relu6 clamp the integers this way): values, dtype and layout as torch's,
+    for one-sided, crossed (lo > hi) and full-range bounds, strided and in place; a float
+    bound still promotes, and a bound the dtype cannot hold still raises."""
+    torch = _torch()
+    rng = np.random.default_rng(4)
+    for dtype in ("int8", "uint8", "int16", "int32", "int64"):
+        info = np.iinfo(dtype)
+        x = rng.integers(max(info.min, -200), min(info.max, 200), (3, 37)).astype(dtype)
+        for lo, hi in ((3, 90), (None, 7), (3, None), (9, 2), (0, 0), (info.min, info.max)):
+            for view in (lambda t: t, lambda t: t[:, ::2], lambda t: t.t()):
+                a, b = view(ember.tensor(x)).clamp(lo, hi), view(torch.tensor(x)).clamp(lo, hi)
+                assert str(a.dtype) == str(b.dtype) and a.stride() == b.stride()
+                np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=f"{lo}, {hi}")
+            a, b = ember.tensor(x), torch.tensor(x)
+            a.clamp_(lo, hi), b.clamp_(lo, hi)
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    x = np.arange(-4, 4, dtype=np.int8)
+    promoted = ember.tensor(x).clamp(-2.5, 2)
+    assert promoted.dtype == ember.float32
+    np.testing.assert_array_equal(promoted.numpy(), torch.tensor(x).clamp(-2.5, 2).numpy())
+    with pytest.raises(RuntimeError, match="cannot be converted to type int8_t without overflow"):
+        ember.tensor(x).clamp(-300, 2)
+
+
 def _dynamic_flow(t):
     """Linear -> relu -> Linear -> F.linear with torch's default dynamic qconfig through
     prepare_fx and the three conversions: {form: (code, output)} and the decomposed model."""

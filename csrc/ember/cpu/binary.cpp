@@ -4,6 +4,7 @@
                      "no-math-errno", "fp-contract=off")
 #include "ember/schema/binary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -290,6 +291,24 @@ Tensor& where_out_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, T
   return where_into(out, cond, a, b);
 }
 EMBER_REGISTER_KERNEL(op::where_out, CPU, where_out_kernel);
+
+// min(max(x, lo), hi) in one pass (vpmaxsb/vpminsb and kin); lo <= hi is the caller's.
+Tensor clamp_int_kernel(const Tensor& self, int64_t lo, int64_t hi) {
+  Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self});
+  TensorIter it({&out, &self});
+  dispatch<kIntTypes>(self.dtype(), "clamp", [&](auto tag) {
+    using T = decltype(tag);
+    using L = std::numeric_limits<T>;
+    const T l = T(std::clamp<int64_t>(lo, L::min(), L::max()));
+    const T h = T(std::clamp<int64_t>(hi, L::min(), L::max()));
+    unary_loop<T, T>(it, [l, h](auto x) {
+      using A = decltype(x);
+      return x < A(l) ? A(l) : (x > A(h) ? A(h) : x);
+    });
+  });
+  return out;
+}
+EMBER_REGISTER_KERNEL(op::_ember_clamp_int, CPU, clamp_int_kernel);
 
 // torch.lerp as PyTorch's CPU kernels compute it, one rounding per output: below |w| = 0.5 it is
 // fma(w, end - self, self), else fma(w - 1, end - self, end). The fused multiply-add is what

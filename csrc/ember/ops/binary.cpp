@@ -445,6 +445,25 @@ std::optional<std::pair<double, double>> number_bounds(const Tensor& self,
   if (!lo || !hi) return std::nullopt;
   return std::pair{std::min(*lo, *hi), *hi};
 }
+
+// The bounds of clamp(x, lo, hi) for _ember_clamp_int: x an integer CPU tensor, each bound an
+// integer Python number (already checked to fit x's dtype, so the result keeps it); an absent
+// bound is the int64 extreme, which the kernel saturates; lo > hi gives hi everywhere.
+std::optional<std::pair<int64_t, int64_t>> int_bounds(const Tensor& self,
+                                                      const std::optional<Tensor>& min,
+                                                      const std::optional<Tensor>& max) {
+  if (!is_integral(self.dtype(), false) || backend_of(self) != DispatchKey::CPU)
+    return std::nullopt;
+  auto read = [](const std::optional<Tensor>& t, int64_t none) -> std::optional<int64_t> {
+    if (!t) return none;
+    if (!t->impl()->is_wrapped_number || !is_integral(t->dtype(), false)) return std::nullopt;
+    return t->item().to_long();
+  };
+  auto lo = read(min, std::numeric_limits<int64_t>::min());
+  auto hi = read(max, std::numeric_limits<int64_t>::max());
+  if (!lo || !hi) return std::nullopt;
+  return std::pair{std::min(*lo, *hi), *hi};
+}
 }  // namespace
 
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
@@ -460,8 +479,11 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
     if (max) check_wrapped_fits(*max, rt);
   }
   if (!autograd::any_requires_grad(TensorList(ins))) {
-    // Python-number bounds of a float32/float64 CPU tensor: one pass (hardtanh's kernel).
+    // Python-number bounds of a float32/float64 CPU tensor (hardtanh's kernel) or of an integer
+    // one: one pass.
     if (auto b = number_bounds(self, min, max)) return hardtanh(self, b->first, b->second);
+    if (auto b = int_bounds(self, min, max))
+      return op::_ember_clamp_int.call(self, b->first, b->second);
     // clamp(x, lo, hi) = min(max(x, lo), hi): NaN in x propagates, as in PyTorch.
     if (min) r = maximum(r, *min);
     if (max) r = minimum(r, *max);

@@ -72,6 +72,10 @@ EMBER_DECLARE_OP(where_out,
                  "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) "
                  "-> Tensor(a!)",
                  Tensor&(const Tensor&, const Tensor&, const Tensor&, Tensor&));
+// clamp(x, lo, hi) of an integer tensor by Python-number bounds in one pass (ops/binary.cpp's
+// clamp; a bound outside the dtype's range saturates, which is how an absent one is passed).
+EMBER_DECLARE_OP(_ember_clamp_int, "_ember_clamp_int(Tensor self, int min, int max) -> Tensor",
+                 Tensor(const Tensor&, int64_t, int64_t));
 EMBER_DECLARE_OP(lerp, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
                  Tensor(const Tensor&, const Tensor&, const Tensor&));
 EMBER_DECLARE_OP(lerp_out,
