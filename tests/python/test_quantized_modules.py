@@ -155,11 +155,14 @@ def test_linear_set_weight_bias_forward_and_state_dict_roundtrip():
     assert m2.scale == pytest.approx(0.05) and m2.zero_point == 70
     assert m2(x).int_repr().tolist() == y.int_repr().tolist()
     buf = io.BytesIO()
-    ember.save(m.state_dict(), buf)
+    # two quantized modules in one file: their packed params' dtype is saved twice
+    ember.save({"a": m.state_dict(), "b": m2.state_dict()}, buf)
     buf.seek(0)
-    m3 = nnq.Linear(8, 5)
-    m3.load_state_dict(ember.load(buf, weights_only=False))
-    assert m3(x).int_repr().tolist() == y.int_repr().tolist()
+    loaded = ember.load(buf, weights_only=False)
+    for key in ("a", "b"):
+        m3 = nnq.Linear(8, 5)
+        m3.load_state_dict(loaded[key])
+        assert m3(x).int_repr().tolist() == y.int_repr().tolist()
 
 
 @torch_int8_exact

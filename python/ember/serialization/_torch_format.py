@@ -617,7 +617,7 @@ class _Pickler(pickle._Pickler):
     dispatch[_Global] = _write_global
 
     def _write_dtype(self, obj):
-        self._write_global(_g("torch", U.dtype_name(obj)))
+        self.save(_g("torch", U.dtype_name(obj)))  # a repeated dtype is a memo reference
 
     dispatch[_C.dtype] = _write_dtype
 
