@@ -162,6 +162,26 @@ def test_linear_dynamic_matches_torch(m):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_linear_dynamic_output_as_torch_bit_for_bit(per_channel):
+    """The float output of dynamic linear is fma(acc, sa * sw, bias), one rounding (fbgemm's):
+    activations on their own grid (integers from -60 to 67: scale 1, zero point 60 with
+    reduce_range) so that only the output scaling is compared, on any CPU tier."""
+    torch = _torch()
+    x = RNG.integers(-60, 68, (9, 40)).astype(np.float32)
+    x[0, :2] = -60, 67
+    _, qw = _weight((24, 40), per_channel)
+    bias = RNG.normal(0, 1, 24).astype(np.float32)
+    packed = qops.linear_prepack(qw, ember.tensor(bias))
+    tpacked = torch.ops.quantized.linear_prepack(_to_torch(torch, qw), torch.tensor(bias))
+    for ours, op in (
+        (qops.linear_dynamic, torch.ops.quantized.linear_dynamic),
+        (qops.linear_relu_dynamic, torch.ops.quantized.linear_relu_dynamic),
+    ):
+        got = ours(ember.tensor(x), packed, True).numpy()
+        np.testing.assert_array_equal(got, op(torch.tensor(x), tpacked, True).numpy())
+
+
 CONV_CASES = [
     # (n, c, h, w, oc, k, stride, padding, dilation, groups)
     (1, 3, 8, 8, 16, 3, 1, 1, 1, 1),

@@ -174,7 +174,8 @@ inline void store_scalar(const Epilogue& e, int64_t m, int64_t n, int32_t acc, i
   int32_t c = corrected(e, acc, n, rowsum);
   float sw = e.a_scale * e.w_scale[n];
   if (e.float_out) {
-    float y = float(c) * sw + (e.bias ? e.bias[n] : 0.f);
+    // one rounding for the scaling and the bias, as fbgemm's float-output requantization
+    float y = std::fma(float(c), sw, e.bias ? e.bias[n] : 0.f);
     if (e.relu) y = std::max(y, 0.f);
     static_cast<float*>(e.out)[m * e.sm + n * e.sn] = y;
     return;
@@ -256,7 +257,7 @@ EMBER_QTARGET void vnni_tile(const uint8_t* a, int64_t lda, const int8_t* b, int
       if (e.any_w_zp)
         c = _mm512_sub_epi32(c, _mm512_mullo_epi32(vwz, _mm512_set1_epi32(rowsum[m])));
       if (e.float_out) {
-        __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(c), vsw), vb);
+        __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c), vsw, vb);
         if (e.relu) y = _mm512_max_ps(y, _mm512_setzero_ps());
         float* o = static_cast<float*>(e.out) + m * e.sm;
         if (e.sn == 1) {
