@@ -176,6 +176,37 @@ def test_fx_submodule_with_qconfig_none_stays_float():
     ]
 
 
+def _sigmoid_between(T):
+    class M(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.sig, self.fc2 = T.nn.Linear(5, 6), T.nn.Sigmoid(), T.nn.Linear(6, 3)
+
+        def forward(self, x):
+            return T.sigmoid(self.fc2(self.sig(self.fc1(x)))).mean(1)
+
+    return M()
+
+
+def test_fx_fixed_qparams_op_with_qconfig_none_runs_on_the_quantized_tensor():
+    """A sigmoid whose qconfig is None between quantized neighbours: its input and output are
+    still observed (for them), and torch's lowering turns dequantize -> sigmoid -> quantize into
+    the sigmoid of the quantized tensor, so it is not dequantized (module and function alike)."""
+
+    def qmap(Q):
+        T = importlib.import_module(Q.__name__.split(".")[0])
+        mapping = Q.get_default_qconfig_mapping("x86").set_object_type(T.nn.Sigmoid, None)
+        return mapping.set_object_type(T.sigmoid, None)
+
+    results = _run(_sigmoid_between, qmap=qmap)
+    graph, _, _ = _agree(results, step=0.05)
+    calls = [t for op, t in graph if op != "get_attr"]
+    assert calls == ["x", "quantize_per_tensor", "fc1", "sig", "fc2", "sigmoid", "mean"] + [
+        "dequantize",
+        "output",
+    ]
+
+
 def _lin_relu(T):
     class M(T.nn.Module):
         def __init__(self):

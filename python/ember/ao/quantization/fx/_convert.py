@@ -194,7 +194,13 @@ def _convert(gm, is_reference):
             continue
         kind = _kind(node, modules) if node.op != "placeholder" else None
         if kind in ("quant", "fixed") and gm_qconfigs and _qconfig_of(gm, node) is None:
-            kind = None  # its qconfig is None: it stays float
+            # its qconfig is None: it stays float, but for a fixed-qparams op between a quantized
+            # input and an observed output (its neighbours' qconfigs), which torch's lowering
+            # (dq -> op -> q becomes op on the quantized tensor) runs quantized all the same
+            observed = any(_is_observer_node(u, modules) for u in node.users)
+            inputs = _tensor_inputs(node) if node.op != "placeholder" else []
+            if not (kind == "fixed" and observed and inputs and inputs[0] in quantized):
+                kind = None
         inputs = _tensor_inputs(node) if node.op not in ("placeholder", "get_attr") else []
         if kind in ("share", "fixed") and inputs and inputs[0] in quantized and not is_reference:
             quantized[node] = None
