@@ -407,11 +407,11 @@ def _make_plan():
         originals, wrappers = {}, {}
         for name, value in _routed_module_names(module):
             originals[name] = value
-            wrappers[name] = _module_routed.setdefault(
-                id(value), _cached(value, _function_wrapper)
-            )
+            wrappers[name] = _module_routed.setdefault(id(value), _cached(value, _function_wrapper))
         _module_plan.append((vars(module), originals, wrappers))
-    _tensor_plan[:] = [(name, value, wrapper) for name, wrapper, value in _routed_tensor_attributes()]
+    _tensor_plan[:] = [
+        (name, value, wrapper) for name, wrapper, value in _routed_tensor_attributes()
+    ]
     _tensor_originals.clear()
     _tensor_originals.update((name, value) for name, value, _ in _tensor_plan)
     _plan_counts[:] = [_namespace_sizes()]
