@@ -335,6 +335,21 @@ def _table():
                 _nll_loss_forward,
             )
         },
+        "_local_scalar_dense": {
+            "default": ("_local_scalar_dense(Tensor self) -> Scalar", lambda x: x.item())
+        },
+        "detach": {"default": ("detach(Tensor(a) self) -> Tensor(a)", lambda x: x.detach())},
+        "lift_fresh": {"default": ("lift_fresh(Tensor(a) self) -> Tensor(a)", lambda x: x)},
+        "div_": {
+            "Scalar": (
+                "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                lambda a, b: a.div_(b),
+            ),
+            "Tensor": (
+                "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                lambda a, b: a.div_(b),
+            ),
+        },
         "native_layer_norm": {
             "default": (
                 "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "

@@ -78,8 +78,8 @@ def _scaled_sum(product):
     def backward(grad, args, kwargs, needs):
         base, a, b = args
         beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        ga, gb = product(grad, (a, b), {}, needs[1:])  # before the bias's, as torch's order
         gbase = _sum_to(_scaled(grad, beta), base.shape) if needs[0] else None
-        ga, gb = product(grad, (a, b), {}, needs[1:])
         return (
             gbase,
             ga if ga is None else _scaled(ga, alpha),

@@ -23,7 +23,7 @@ C++, unseen (torch's modes would see ``threshold_backward``, ``expand``, ...).""
 
 import threading
 
-from . import _C, overrides
+from . import _C, _dispatch_rules, overrides
 
 _local = threading.local()
 
@@ -54,6 +54,12 @@ class _Bridge(overrides.TorchFunctionMode):
         if isinstance(func, OpOverload):
             return call_overload(func, args, kwargs)
         name, args = _aten_name(func, args)
+        rule = _dispatch_rules.rule_for(func, name)
+        if rule is not None:
+            try:
+                return rule(func, args, kwargs)
+            except _dispatch_rules.Unmapped:
+                pass
         if name is not None:
             done, value = _as_overloads(name, args, kwargs, func)
             if done:
