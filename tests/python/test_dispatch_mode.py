@@ -106,7 +106,23 @@ _PROGRAM = textwrap.dedent(
     # nll_loss (what the mode runs) round the loss differently in the last place
     same = all(torch.allclose(torch.tensor(u), torch.tensor(v), rtol=1e-6, atol=0)
                for u, v in zip(plain, under))
-    out["step"] = [ops[:cut], ops[-7:], same]
+    # the backward overloads ember's modes see (not yet: the seed's ones_like, dropout's mul,
+    # flatten's view, the weight gradient's t)
+    kept = ("aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default",
+            "aten.mm.default", "aten.sum.dim_IntList", "aten.threshold_backward.default",
+            "aten.native_batch_norm_backward.default", "aten.convolution_backward.default")
+    backward = [op for op in ops[cut:-6] if op in kept]
+    out["step"] = [ops[:cut], ops[-6:], same, backward]
+
+    # an output the backward reads, changed in place before it runs: torch's error
+    with Log():
+        y = torch.relu(torch.randn(3, requires_grad=True))
+        y.add_(1)
+        try:
+            y.sum().backward()
+            out["saved_changed"] = None
+        except RuntimeError as e:
+            out["saved_changed"] = str(e).split(":")[0]
 
     # nesting: the innermost first, each mode off inside its handler; its result is the call's
     log = []
@@ -339,7 +355,7 @@ def test_backward_matmuls_reach_the_mode_and_gradients_are_right(seen):
 
 def test_a_training_steps_ops_reach_the_mode_as_torchs_with_the_same_values(seen):
     lib, out = seen
-    forward, last, same = out["step"]
+    forward, last, same, backward = out["step"]
     assert forward == [
         "aten.convolution.default",
         "aten.add_.Tensor",  # num_batches_tracked
@@ -357,8 +373,17 @@ def test_a_training_steps_ops_reach_the_mode_as_torchs_with_the_same_values(seen
         "aten._log_softmax.default",
         "aten.nll_loss_forward.default",
     ], lib
-    assert last == [
+    assert backward == [
+        "aten.nll_loss_backward.default",
+        "aten._log_softmax_backward_data.default",
+        "aten.mm.default",
+        "aten.mm.default",
+        "aten.sum.dim_IntList",  # the Linear's bias, after its matmuls
+        "aten.threshold_backward.default",
+        "aten.native_batch_norm_backward.default",
         "aten.convolution_backward.default",
+    ], lib
+    assert last == [
         "aten._local_scalar_dense.default",  # loss.item()
         "aten.empty.memory_format",
         "aten.ones.default",
@@ -367,6 +392,10 @@ def test_a_training_steps_ops_reach_the_mode_as_torchs_with_the_same_values(seen
         "aten._local_scalar_dense.default",  # float(...)
     ], lib
     assert same, lib
+    assert out["saved_changed"] == (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        "operation"
+    ), lib
 
 
 def test_modes_nest_innermost_first_and_refusals_raise(seen):
