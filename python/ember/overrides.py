@@ -423,18 +423,19 @@ def _install():
     _routed.update(_module_routed)
     for namespace, _, wrappers in _module_plan:
         namespace.update(wrappers)
-    for name, value, wrapper in _tensor_plan:
-        _patches.append((_C.Tensor, name, value))
-        setattr(_C.Tensor, name, wrapper)
+    tensor = _C.Tensor
+    _patches.extend((tensor, name, value) for name, value, _ in _tensor_plan)
+    for name, _, wrapper in _tensor_plan:
+        setattr(tensor, name, wrapper)
 
 
 def _uninstall():
     _routed.clear()
     for namespace, originals, _ in _module_plan:
         namespace.update(originals)
-    while _patches:
-        owner, name, value = _patches.pop()
+    for owner, name, value in _patches:
         setattr(owner, name, value)
+    _patches.clear()
 
 
 # torch.overrides' helpers for Python code that implements the protocol (ember/_override_helpers)
