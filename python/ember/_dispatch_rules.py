@@ -4,12 +4,13 @@ them (Note [Dispatch modes] in _dispatch_bridge.py).
 ember computes these in one native kernel (``F.batch_norm``, ``F.dropout``) or reads a value
 (``Tensor.item``) where torch's dispatcher reaches other ATen overloads: ``native_batch_norm``
 after an empty reserve buffer, ``empty_like`` + ``bernoulli_`` + ``div_`` + ``mul`` for dropout's
-mask, ``_local_scalar_dense``, ``lift_fresh`` of a tensor made from Python data. While a dispatch
-mode is active the bridge runs these calls as those overloads instead, with torch's arguments;
-the overloads compute what the native call does (dropout's mask draws the generator as the
-native kernel does, so a seeded program gives the same values under a mode). A case a rule does
-not cover (empty inputs, an integer dropout, p of 0 or 1) raises ``Unmapped`` before any
-overload runs and the call runs natively."""
+mask, ``_local_scalar_dense``, ``lift_fresh`` of a tensor made from Python data, the
+``ones_like`` seed of ``loss.backward()``. While a dispatch mode is active the bridge runs these
+calls as those overloads instead, with torch's arguments; the overloads compute what the native
+call does (dropout's mask draws the generator as the native kernel does, so a seeded program
+gives the same values under a mode). A case a rule does not cover (empty inputs, an integer
+dropout, p of 0 or 1) raises ``Unmapped`` before any overload runs and the call runs
+natively."""
 
 from . import _C
 
@@ -74,6 +75,22 @@ def _dropout(func, args, kwargs):
     return _aten("mul_" if inplace else "mul", "Tensor")(input, mask)
 
 
+def _backward(func, args, kwargs):
+    """``loss.backward()`` seeds the engine with torch's ``ones_like`` of the loss; an explicit
+    gradient, a non-scalar or a tensor without grad runs natively (and raises its error)."""
+
+    def bind(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        return self, gradient, retain_graph, create_graph, inputs
+
+    self, gradient, retain_graph, create_graph, inputs = bind(*args, **kwargs)
+    if gradient is not None or not isinstance(self, _C.Tensor):
+        raise Unmapped
+    if not self.requires_grad or self.numel() != 1:
+        raise Unmapped
+    seed = _aten("ones_like", "default")(self, pin_memory=False, memory_format=_e().preserve_format)
+    return func(self, seed, retain_graph, create_graph, inputs)
+
+
 def _lift_fresh(func, args, kwargs):
     """A tensor made from Python data (``ember.tensor([1.0])``) reaches modes as torch's
     ``lift_fresh`` of the new tensor; one made from a tensor does not."""
@@ -96,6 +113,8 @@ def rule_for(func, name):
     ``name``), or None."""
     if name == "item":
         return _item
+    if name == "backward":
+        return _backward
     if not _BY_FUNCTION:
         from .overrides import original
 

@@ -106,10 +106,11 @@ _PROGRAM = textwrap.dedent(
     # nll_loss (what the mode runs) round the loss differently in the last place
     same = all(torch.allclose(torch.tensor(u), torch.tensor(v), rtol=1e-6, atol=0)
                for u, v in zip(plain, under))
-    # the backward overloads ember's modes see (not yet: the seed's ones_like, dropout's mul,
-    # flatten's view, the weight gradient's t)
-    kept = ("aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default",
-            "aten.mm.default", "aten.sum.dim_IntList", "aten.threshold_backward.default",
+    # the backward overloads ember's modes see (not yet: dropout's mul, flatten's view, the
+    # weight gradient's t)
+    kept = ("aten.ones_like.default", "aten.nll_loss_backward.default",
+            "aten._log_softmax_backward_data.default", "aten.mm.default", "aten.sum.dim_IntList",
+            "aten.threshold_backward.default",
             "aten.native_batch_norm_backward.default", "aten.convolution_backward.default")
     backward = [op for op in ops[cut:-6] if op in kept]
     out["step"] = [ops[:cut], ops[-6:], same, backward]
@@ -374,6 +375,7 @@ def test_a_training_steps_ops_reach_the_mode_as_torchs_with_the_same_values(seen
         "aten.nll_loss_forward.default",
     ], lib
     assert backward == [
+        "aten.ones_like.default",  # the engine's seed
         "aten.nll_loss_backward.default",
         "aten._log_softmax_backward_data.default",
         "aten.mm.default",
