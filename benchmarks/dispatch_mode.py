@@ -47,7 +47,12 @@ def cases(name, lib):
 
         return ten
 
+    def enter_exit():
+        with PassThrough():
+            pass
+
     return {
+        "enter and exit a mode": enter_exit,
         "plain step": step(contextlib.nullcontext),
         "10 steps in one mode (total)": ten_inside(PassThrough),
         "under a pass-through mode": step(PassThrough),

@@ -69,6 +69,54 @@ def _convolution_backward(grad, x, w, bias_sizes, stride, padding, dilation, tra
     return gx, gw, gb
 
 
+def _grad_of(forward, inputs, wanted, grad):
+    """The gradients of ``forward(*inputs)`` by ember's autograd for the inputs whose ``wanted``
+    is true (None for the others): a backward overload computed as ember's formula does."""
+    e = _e()
+    with e.enable_grad():
+        leaves = [
+            t.detach().requires_grad_(bool(w)) if isinstance(t, e.Tensor) else t
+            for t, w in zip(inputs, wanted)
+        ]
+        out = forward(*leaves)
+        asked = [t for t, w in zip(leaves, wanted) if w]
+        grads = iter(e.autograd.grad(out, asked, grad) if asked else ())
+    return [next(grads) if w else None for w in wanted]
+
+
+def _threshold_backward(grad, x, threshold):
+    return _e().where(x > threshold, grad, grad.new_zeros(()))
+
+
+def _log_softmax_backward_data(grad, output, dim, input_dtype):
+    return grad - output.exp() * grad.sum(dim, keepdim=True)
+
+
+def _nll_loss_backward(grad, x, target, weight, reduction, ignore_index, total_weight):
+    def forward(x):
+        return _nll_loss_forward(x, target, weight, reduction, ignore_index)[0]
+
+    return _grad_of(forward, [x], [True], grad)[0]
+
+
+def _native_batch_norm_backward(grad, x, weight, running_mean, running_var, save_mean,
+                                save_invstd, train, eps, output_mask):  # fmt: skip
+    """As ember's batch_norm formula: the batch statistics again in training (the running
+    statistics untouched), the running ones in evaluation."""
+    F = _F()
+
+    def forward(x, weight, bias):
+        if train:
+            return F.batch_norm(x, None, None, weight, bias, True, 0.0, eps)
+        return F.batch_norm(x, running_mean, running_var, weight, bias, False, 0.0, eps)
+
+    wanted = [bool(output_mask[0]), weight is not None and bool(output_mask[1])]
+    wanted.append(bool(output_mask[2]))
+    # the bias's gradient as ember's kernel sums it (a zero bias leaves the forward as it is)
+    bias = grad.new_zeros(x.shape[1]) if output_mask[2] else None
+    return tuple(_grad_of(forward, [x, weight, bias], wanted, grad))
+
+
 _REDUCTIONS = ("none", "mean", "sum")  # torch's Reduction enum, by value
 
 
@@ -333,6 +381,50 @@ def _table():
                 "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
                 "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
                 _nll_loss_forward,
+            )
+        },
+        "_local_scalar_dense": {
+            "default": ("_local_scalar_dense(Tensor self) -> Scalar", lambda x: x.item())
+        },
+        "detach": {"default": ("detach(Tensor(a) self) -> Tensor(a)", lambda x: x.detach())},
+        "lift_fresh": {"default": ("lift_fresh(Tensor(a) self) -> Tensor(a)", lambda x: x)},
+        "div_": {
+            "Scalar": (
+                "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                lambda a, b: a.div_(b),
+            ),
+            "Tensor": (
+                "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                lambda a, b: a.div_(b),
+            ),
+        },
+        "threshold_backward": {
+            "default": (
+                "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+                _threshold_backward,
+            )
+        },
+        "_log_softmax_backward_data": {
+            "default": (
+                "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+                "ScalarType input_dtype) -> Tensor",
+                _log_softmax_backward_data,
+            )
+        },
+        "nll_loss_backward": {
+            "default": (
+                "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? "
+                "weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+                _nll_loss_backward,
+            )
+        },
+        "native_batch_norm_backward": {
+            "default": (
+                "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
+                "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? "
+                "save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, "
+                "Tensor)",
+                _native_batch_norm_backward,
             )
         },
         "native_layer_norm": {

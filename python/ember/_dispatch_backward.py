@@ -44,7 +44,7 @@ def _t(m):
     return _call("t", "default", m)
 
 
-def _mm(grad, args, kwargs, needs):
+def _mm(grad, args, kwargs, needs, out=None):
     """As torch's: a column-major operand (a weight's ``t()``) gets its gradient as the
     transpose of a product of row-major ones."""
     a, b = args
@@ -62,7 +62,7 @@ def _mm(grad, args, kwargs, needs):
     return ga, gb
 
 
-def _bmm(grad, args, kwargs, needs):
+def _bmm(grad, args, kwargs, needs, out=None):
     a, b = args
     ga = gb = None
     if needs[0]:
@@ -75,11 +75,11 @@ def _bmm(grad, args, kwargs, needs):
 def _scaled_sum(product):
     """The backward of beta * base + alpha * product(a, b) (addmm over mm, baddbmm over bmm)."""
 
-    def backward(grad, args, kwargs, needs):
+    def backward(grad, args, kwargs, needs, out=None):
         base, a, b = args
         beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        ga, gb = product(grad, (a, b), {}, needs[1:])  # before the bias's, as torch's order
         gbase = _sum_to(_scaled(grad, beta), base.shape) if needs[0] else None
-        ga, gb = product(grad, (a, b), {}, needs[1:])
         return (
             gbase,
             ga if ga is None else _scaled(ga, alpha),
@@ -93,7 +93,7 @@ _addmm = _scaled_sum(_mm)
 _baddbmm = _scaled_sum(_bmm)
 
 
-def _convolution(grad, args, kwargs, needs):
+def _convolution(grad, args, kwargs, needs, out=None):
     x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args
     bias_sizes = None
     if bias is not None:
@@ -106,7 +106,42 @@ def _convolution(grad, args, kwargs, needs):
     return (gx, gw, gb) + (None,) * 6
 
 
+def _relu(grad, args, kwargs, needs, out):
+    return (_call("threshold_backward", "default", grad, out, 0),)
+
+
+def _log_softmax(grad, args, kwargs, needs, out):
+    x, dim, _half_to_float = args
+    return (_call("_log_softmax_backward_data", "default", grad, out, dim, x.dtype), None, None)
+
+
+def _nll_loss_forward(grad, args, kwargs, needs, out):
+    x, target, weight, reduction, ignore_index = args
+    gx = _call(
+        "nll_loss_backward", "default", grad, x, target, weight, reduction, ignore_index, out[1]
+    )
+    return (gx,) + (None,) * 4
+
+
+def _native_batch_norm(grad, args, kwargs, needs, out):
+    x, weight, bias, mean, var, training, _momentum, eps = args
+    mask = [
+        bool(needs[0]),
+        weight is not None and bool(needs[1]),
+        bias is not None and bool(needs[2]),
+    ]
+    gx, gw, gb = _call(
+        "native_batch_norm_backward", "default", grad, x, weight, mean, var, out[1], out[2],
+        training, eps, mask,
+    )  # fmt: skip
+    return (gx, gw, gb) + (None,) * 5
+
+
 _FORMULAS = {
+    ("relu", "default"): _relu,
+    ("_log_softmax", "default"): _log_softmax,
+    ("nll_loss_forward", "default"): _nll_loss_forward,
+    ("native_batch_norm", "default"): _native_batch_norm,
     ("mm", "default"): _mm,
     ("addmm", "default"): _addmm,
     ("bmm", "default"): _bmm,
@@ -130,11 +165,23 @@ class Through(Function):
     def forward(ctx, op, kwargs, *args):
         from ._dispatch_bridge import dispatch
 
-        ctx.op, ctx.kwargs, ctx.args = op, kwargs, args
-        return dispatch(op, args, kwargs)
+        ctx.op, ctx.kwargs, ctx.nargs = op, kwargs, len(args)
+        out = dispatch(op, args, kwargs)
+        # relu's and _log_softmax's backward read the output; nll_loss's its total_weight,
+        # batch_norm's its saved statistics (the first output is the one differentiated).
+        # Saved, so that an in-place change of one before backward raises as torch's does.
+        outs = out if isinstance(out, tuple) else (out,)
+        ctx.save_for_backward(*args, *outs)
+        ctx.tuple_out = isinstance(out, tuple)
+        if ctx.tuple_out:
+            ctx.mark_non_differentiable(*out[1:])
+        return out
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, grad, *_rest):
         needs = ctx.needs_input_grad[2:]
-        grads = _FORMULAS[_key(ctx.op)](grad, ctx.args, ctx.kwargs, needs)
+        saved = ctx.saved_tensors
+        args, outs = saved[: ctx.nargs], saved[ctx.nargs :]
+        out = outs if ctx.tuple_out else outs[0]
+        grads = _FORMULAS[_key(ctx.op)](grad, args, ctx.kwargs, needs, out)
         return (None, None, *(g if isinstance(g, _C.Tensor) else None for g in grads))

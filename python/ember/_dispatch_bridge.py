@@ -11,19 +11,23 @@ else the registry overload whose schema the call fits (``proxy_tensor.find_overl
 overload then goes down the stack of dispatch modes, innermost first, each mode switched off
 while its ``__torch_dispatch__`` runs, so ``func(*args)`` reaches the next mode out and, past the
 last, ember's kernel. A direct call of ``ember.ops.aten.X.Y`` or of a custom op goes down the same
-stack. A call that maps to no overload runs as it is (with the bridge still on, so a Python
-composite shows its parts); its C++ internals are not seen.
+stack. Calls ember computes natively where torch's dispatcher reaches other overloads
+(``F.batch_norm``, ``F.dropout``, ``Tensor.item``, tensors from Python data) have bridge-only
+rules (``_dispatch_rules.py``); an ``out=`` call takes its ``.out`` overload. A call that maps to
+no overload runs as it is (with the bridge still on, so a Python composite shows its parts); its
+C++ internals are not seen.
 
-Backward: ember's backward formulas are C++ and call kernels directly. For the overloads torch's
-FlopCounterMode counts (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``convolution``), a call that
+Backward: ember's backward formulas are C++ and call kernels directly. For ``mm``, ``addmm``,
+``bmm``, ``baddbmm``, ``convolution`` (what torch's FlopCounterMode counts) and ``relu``,
+``_log_softmax``, ``nll_loss_forward``, ``native_batch_norm`` (a training step's), a call that
 needs a gradient is wrapped in an autograd.Function whose backward runs torch's backward
-overloads (``t`` + ``mm``, ``sum.dim_IntList`` + ``view`` for a bias, ``convolution_backward``)
-through the modes active when backward runs, as torch's do. Every other op's backward runs in
-C++, unseen (torch's modes would see ``threshold_backward``, ``expand``, ...)."""
+overloads (``t`` + ``mm``, ``sum.dim_IntList`` + ``view`` for a bias, ``convolution_backward``,
+``threshold_backward``, ...) through the modes active when backward runs, as torch's do. Every
+other op's backward runs in C++, unseen (torch's modes would see ``expand``, ``mul``, ...)."""
 
 import threading
 
-from . import _C, overrides
+from . import _C, _dispatch_rules, overrides
 
 _local = threading.local()
 
@@ -54,6 +58,12 @@ class _Bridge(overrides.TorchFunctionMode):
         if isinstance(func, OpOverload):
             return call_overload(func, args, kwargs)
         name, args = _aten_name(func, args)
+        rule = _dispatch_rules.rule_for(func, name)
+        if rule is not None:
+            try:
+                return rule(func, args, kwargs)
+            except _dispatch_rules.Unmapped:
+                pass
         if name is not None:
             done, value = _as_overloads(name, args, kwargs, func)
             if done:

@@ -14,6 +14,7 @@ import weakref
 from . import _C, _dispatch_keys, _library_fake, _library_tags, _op_overloads
 from ._library_fake import get_ctx
 from ._library_schema import infer_schema, normalize_tags
+from ._library_triton import triton_op, wrap_triton
 from ._op_overloads import FunctionSchema
 from ._ops._op_range import OP_MARK
 
@@ -35,6 +36,8 @@ __all__ = [
     "register_kernel",
     "register_torch_dispatch",
     "register_vmap",
+    "triton_op",
+    "wrap_triton",
 ]
 
 _BACKEND_KEYS = ("CPU", "CUDA", "Meta", "PrivateUse1")

@@ -57,7 +57,7 @@ _ROUTED_DUNDERS = frozenset(
 _local = threading.local()
 _lock = threading.RLock()  # _stack() may run under it (a thread's first routed call)
 _active = 0  # modes entered and not yet exited, over all threads
-_patches = []  # (owner, name, original attribute) while _active > 0
+_patches = []  # (Tensor, name, original attribute) while _active > 0
 _routed = {}  # id(original) -> its routing wrapper, while _active > 0
 
 
@@ -373,53 +373,69 @@ def _routed_modules():
     return (ember, ember.nn.functional, ember.linalg, ember.special)
 
 
-# What _install patched last time, reused while every namespace still holds the same values:
-# entering the first mode then costs a loop of setattr instead of a scan and new wrappers
-# (vmap enters a mode per call).
-_plan = []  # (owner, name, original, replacement)
+# What _install patches, kept between installs and reused while every namespace still holds the
+# same values: entering the first mode (vmap enters one per call) then costs one dict update per
+# module and one setattr per Tensor attribute, instead of a scan and new wrappers. Modules are
+# patched through their dicts in one C call each; Tensor's attributes need setattr (the type's
+# caches and slots must follow), which is most of what entering a mode still costs.
+_module_plan = []  # (module's dict, {name: original}, {name: wrapper})
+_tensor_plan = []  # (name, original, wrapper)
+_tensor_originals = {}  # name -> original, as _tensor_plan
+_module_routed = {}  # id(original) -> wrapper, for the module functions
+_plan_counts = []  # the namespaces' sizes when the plan was made (a name added makes it stale)
+
+
+def _namespace_sizes():
+    return tuple(len(vars(m)) for m in (*_routed_modules(), _C.Tensor))
+
+
+def _plan_current():
+    # dict views compare as sets of (name, value) pairs in C: the plan holds while each
+    # namespace still maps every planned name to the planned original
+    return (
+        bool(_module_plan)
+        and _plan_counts == [_namespace_sizes()]
+        and _tensor_originals.items() <= vars(_C.Tensor).items()
+        and all(originals.items() <= namespace.items() for namespace, originals, _ in _module_plan)
+    )
 
 
 def _make_plan():
-    plan = []
+    _module_plan.clear()
+    _module_routed.clear()
     for module in _routed_modules():
+        originals, wrappers = {}, {}
         for name, value in _routed_module_names(module):
-            wrapper = _routed.setdefault(id(value), _cached(value, _function_wrapper))
-            plan.append((module, name, value, wrapper))
-    for name, wrapper, value in _routed_tensor_attributes():
-        plan.append((_C.Tensor, name, value, wrapper))
-    return plan
+            originals[name] = value
+            wrappers[name] = _module_routed.setdefault(id(value), _cached(value, _function_wrapper))
+        _module_plan.append((vars(module), originals, wrappers))
+    _tensor_plan[:] = [
+        (name, value, wrapper) for name, wrapper, value in _routed_tensor_attributes()
+    ]
+    _tensor_originals.clear()
+    _tensor_originals.update((name, value) for name, value, _ in _tensor_plan)
+    _plan_counts[:] = [_namespace_sizes()]
 
 
 def _install():
-    global _plan
-    if (
-        not _plan
-        or any(vars(owner).get(name) is not value for owner, name, value, _ in _plan)
-        or _plan_stale()
-    ):
-        _routed.clear()
-        _plan = _make_plan()
-    else:
-        for owner, _, value, wrapper in _plan:
-            if owner is not _C.Tensor:
-                _routed[id(value)] = wrapper
-    for owner, name, value, wrapper in _plan:
-        _patches.append((owner, name, value))
-        setattr(owner, name, wrapper)
-
-
-def _plan_stale():
-    counts = tuple(len(vars(m)) for m in (*_routed_modules(), _C.Tensor))
-    stale = counts != getattr(_plan_stale, "counts", None)
-    _plan_stale.counts = counts
-    return stale
+    if not _plan_current():
+        _make_plan()
+    _routed.update(_module_routed)
+    for namespace, _, wrappers in _module_plan:
+        namespace.update(wrappers)
+    tensor = _C.Tensor
+    _patches.extend((tensor, name, value) for name, value, _ in _tensor_plan)
+    for name, _, wrapper in _tensor_plan:
+        setattr(tensor, name, wrapper)
 
 
 def _uninstall():
     _routed.clear()
-    while _patches:
-        owner, name, value = _patches.pop()
+    for namespace, originals, _ in _module_plan:
+        namespace.update(originals)
+    for owner, name, value in _patches:
         setattr(owner, name, value)
+    _patches.clear()
 
 
 # torch.overrides' helpers for Python code that implements the protocol (ember/_override_helpers)

@@ -101,3 +101,26 @@ def test_numpy_in_a_custom_op_kernel_of_an_input_that_requires_grad():
             assert np.allclose(x.numpy(), [0.5, 1.0]), T.__name__
         with pytest.raises(RuntimeError, match="Can't call numpy"):
             x.numpy()
+
+
+def test_triton_op_without_triton_is_a_custom_op_run_eagerly():
+    """torch.library.triton_op on a CPU install: the implementation runs as the op's kernel and
+    is its fake kernel (opcheck passes); wrap_triton needs triton (session 20)."""
+    import importlib.util
+
+    for T in _libs():
+
+        @T.library.triton_op(f"s20tr_{T.__name__}::mul", mutates_args=())
+        def mul(x: T.Tensor, y: T.Tensor) -> T.Tensor:
+            return x * y
+
+        assert type(mul).__name__ == "CustomOpDef", T.__name__
+        x, y = T.ones(2), T.full((2,), 3.0)
+        assert mul(x, y).tolist() == [3.0, 3.0], T.__name__
+        op = getattr(T.ops, f"s20tr_{T.__name__}").mul.default
+        assert op(x, y).tolist() == [3.0, 3.0], T.__name__
+        result = T.library.opcheck(mul, (T.randn(3), T.randn(3)))
+        assert set(result.values()) == {"SUCCESS"} and len(result) == 4, T.__name__
+        if importlib.util.find_spec("triton") is None:
+            with pytest.raises(ModuleNotFoundError, match="triton"):
+                T.library.wrap_triton(lambda: 0)

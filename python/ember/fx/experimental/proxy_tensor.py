@@ -163,7 +163,7 @@ def _fit(schema, overload, args, kwargs):
         is_tensor = _is_graph_tensor(a) or isinstance(a, _C.Tensor)
         if kind == "Tensor" and not is_tensor:
             # torch's arithmetic ops take Python numbers as wrapped tensors (``add.Tensor``)
-            if overload != "Tensor" or not isinstance(a, (int, float, bool)):
+            if overload not in ("Tensor", "out") or not isinstance(a, (int, float, bool)):
                 return None
         elif kind.startswith("int[]") and isinstance(a, int):
             a = [a]
@@ -210,7 +210,7 @@ def find_overload(name, args, kwargs, func=None):
     except Exception:  # noqa: BLE001 (a packet without a registry entry: keep the call)
         return None
     for overload in overloads:
-        if overload == "ember" or overload.endswith("out"):
+        if overload == "ember" or (overload.endswith("out") and "out" not in kwargs):
             continue
         op = getattr(packet, overload)
         if params and _reordered(params[: len(args)], op._schema):
