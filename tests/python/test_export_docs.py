@@ -742,3 +742,70 @@ def test_dynamic_features_dim_of_a_linear_is_torchs_constraint_error():
     tdims = {"input": {0: torch.export.Dim("b"), 1: torch.export.Dim.AUTO}}
     tep = torch.export.export(torch.nn.Linear(3, 4), (torch.randn(2, 3),), dynamic_shapes=tdims)
     assert str(ep.range_constraints) == str(tep.range_constraints) == "{s31: VR[0, int_oo]}"
+
+
+def test_saved_program_keeps_the_item_checks(tmp_path):
+    # torch keeps the aten._assert_scalar nodes through run_decompositions and save/load; before,
+    # ember dropped them there, so a loaded program sliced silently for a number out of range
+    prefix = _unbacked_programs(ember)[0]
+    code = prefix.run_decompositions().graph_module.code
+    want = _unbacked_programs(_torch())[0].run_decompositions().graph_module.code
+    assert code.count("Runtime assertion failed") == want.count("Runtime assertion failed") == 2
+    path = str(tmp_path / "prefix.pt2")
+    ember.export.save(prefix, path)
+    m = ember.export.load(path).module()
+    _close(m(ember.tensor(2), ember.arange(5.0)), ember.arange(2.0) * 2)
+    y = ember.arange(5.0)
+    for n, expr in ((7, "u0 <= 5 on node 'le_1'"), (-1, "u0 >= 0 on node 'ge_1'")):
+        message = f"Runtime assertion failed for expression {expr}"
+        with pytest.raises(RuntimeError, match=message):
+            m(ember.tensor(n), y)
+        with pytest.raises(RuntimeError, match=message):  # the C++ runtime
+            ember._C._export_run(path, [ember.tensor(n), y])
+    _close(ember._C._export_run(path, [ember.tensor(3), y])[0], y[:3] * 2)
+
+
+def _fixed_by_an_op(lib):
+    """(module, example, dim index, the size the op fixes it to) for ops that specialize a dim."""
+
+    class Fn(lib.nn.Module):
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, x):
+            return self.fn(x)
+
+    x = lib.ones(2, 3)
+    return [
+        (Fn(lambda x: x.view(6) * 2), x, 0, 2),
+        (Fn(lambda x: x @ lib.ones(3, 4)), x, 1, 3),
+        (Fn(lambda x: x + lib.ones(2, 3)), x, 0, 2),
+        (Fn(lambda x: lib.cat([x, lib.ones(2, 5)], 1)), x, 0, 2),
+        (lib.nn.Conv2d(3, 4, 1), lib.ones(1, 3, 4, 4), 1, 3),
+    ]
+
+
+def test_dims_fixed_by_ops_are_torchs_constraint_errors():
+    # a view to a constant shape, a matmul with a static operand, broadcasting or cat against a
+    # static tensor, conv's channels: torch raises "Constraints violated" for a Dim there and
+    # makes a Dim.AUTO static; before, ember kept them dynamic (the program failed on other sizes)
+    for m, x, d, size in _fixed_by_an_op(ember):
+        name = "input" if isinstance(m, nn.Conv2d) else "x"
+        with pytest.raises(ember._dynamo.exc.UserError) as info:
+            export(m, (x,), dynamic_shapes={name: {d: Dim("b")}})
+        assert str(info.value).startswith("Constraints violated (b)! For more information")
+        assert str(info.value).endswith(f"Suggested fixes:\n  b = {size}")
+        ep = export(m, (x,), dynamic_shapes={name: {d: Dim.AUTO}})
+        assert ep.range_constraints == {}
+        _close(ep.module()(x), m(x))
+    torch = _torch()
+    for k in (0, 4):  # the view and the conv, against torch's message
+        m, x, d, _ = _fixed_by_an_op(torch)[k]
+        name = "input" if k == 4 else "x"
+        with pytest.raises(Exception) as want:
+            torch.export.export(m, (x,), dynamic_shapes={name: {d: torch.export.Dim("b")}})
+        em, ex, _, _ = _fixed_by_an_op(ember)[k]
+        with pytest.raises(ember._dynamo.exc.UserError) as got:
+            export(em, (ex,), dynamic_shapes={name: {d: Dim("b")}})
+        assert str(want.value).startswith(str(got.value))

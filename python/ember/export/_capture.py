@@ -313,7 +313,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     )
 
     from .._dynamo.exc import UserError
-    from ._constraints import ConstraintsViolated, linear_features
+    from ._constraints import ConstraintsViolated, op_specialized
 
     while True:
         tracer = _InlineTracer(user_tensors, dims)
@@ -343,7 +343,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dims,
         (tuple(args), kwargs),
     )
-    error = linear_features(parts, dims)
+    error = op_specialized(parts, dims, user_tensors)
     if error is not None:
         raise error
     _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))

@@ -1,8 +1,9 @@
 """Dynamic dims that the traced code specializes: a Python branch on a size that export was told
 is dynamic (``if x.shape[0] == 4:`` with ``{0: Dim("n")}``) raises torch's UserError shape,
 ``Constraints violated (n)! ...``, naming the Dim; one marked ``Dim.AUTO`` is made static instead,
-as torch's export does, and the capture runs again. A dim an op fixes (the features dim of a
-``linear``) is found on the finished graph (``linear_features``)."""
+as torch's export does, and the capture runs again. A dim an op fixes (a view to a constant
+shape, the features dim of a ``linear``, a static operand of a broadcast) is found by running the
+finished graph at other sizes (``op_specialized``)."""
 
 import operator
 
@@ -89,34 +90,111 @@ def violation(found, line):
     return ConstraintsViolated("\n".join(lines), found)
 
 
-def linear_features(parts, dims):
-    """The dims marked dynamic that are the features dim of a ``linear`` in the captured program
-    ``parts`` (its size must equal the weight's: torch specializes it): one marked ``Dim.AUTO``
-    is made static in ``parts``, as torch's; for any other, UserError in torch's words (else
-    None)."""
+def _resized(t, d, size):
+    """``t`` with dim ``d`` grown (its leading slices repeated) or cut to ``size``: an input of
+    another size with the example's data, so numbers read from it keep their values."""
     import ember
 
-    from ._sym_shapes import annotate
+    t = t.detach()
+    n = t.size(d)
+    if size <= n:
+        return t.narrow(d, 0, size).contiguous()
+    parts = [t]
+    while n < size:
+        k = min(t.size(d), size - n)
+        parts.append(t.narrow(d, 0, k))
+        n += k
+    return ember.cat(parts, d)
 
-    shapes, ranges = parts["input_shapes"], parts["range_constraints"]
-    annotate(parts["graph_module"].graph, shapes, ranges)
-    by_name = {dim.__name__: dim for spec in dims.values() for dim in spec.values()}
-    linear = ember.ops.aten.linear.default
-    found = {}
-    for node in parts["graph_module"].graph.nodes:
-        if node.op != "call_function" or node.target is not linear:
-            continue
-        sizes = node.args[0].meta.get("sym_shape") or ()
-        dim = by_name.get(sizes[-1]) if sizes else None
-        if dim is None:
-            continue
-        size = node.args[0].meta["val"].shape[-1]
-        if getattr(dim, "auto", False):
-            ranges.pop(dim.__name__, None)
-            for name, dims_of in shapes.items():
-                shapes[name] = [size if d == dim.__name__ else d for d in dims_of]
+
+def _other_size(dim, size):
+    """A size in ``dim``'s range other than the example's ``size`` (above it where the range
+    allows: a check such as ``n <= y.shape[0]`` on a number read from data still holds), never
+    0 or 1 (torch specializes those); None if the range has none."""
+    hi = dim.max if dim.max is not None else (1 << 62)
+    lo = max(dim.min or 0, 2)
+    for other in (size + 1, size - 1):
+        if lo <= other <= hi and other != size:
+            return other
+    return None
+
+
+def _runs(parts, users):
+    """Whether the captured graph runs on the user inputs ``users`` (by name); buffers are
+    copies and the random state is restored, so probing changes nothing."""
+    import ember
+
+    from .graph_signature import InputKind
+
+    args = []
+    state, constants = parts["state_dict"], parts["constants"]
+    for spec in parts["graph_signature"].input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            args.append(users[spec.arg.name])
+        elif spec.kind == InputKind.BUFFER:
+            args.append(state[spec.target].clone())
         else:
-            found[dim.__name__] = size
+            value = state.get(spec.target, constants.get(spec.target))
+            args.append(value.clone() if _is_tensor(value) else value)
+    rng = ember.get_rng_state()
+    try:
+        with ember.no_grad():
+            parts["graph_module"](*args)
+        return True
+    except (RuntimeError, ValueError, IndexError, TypeError) as e:
+        # a check on a number read from data is the program's own assertion, not a size clash
+        return str(e).startswith("Runtime assertion failed")
+    finally:
+        ember.set_rng_state(rng)
+
+
+def op_specialized(parts, dims, user_tensors):
+    """The dims marked dynamic that an op of the captured program ``parts`` fixes (a view to a
+    constant shape, a matmul or linear contracting with a static weight, broadcasting or cat
+    against a static tensor, conv's channels): the graph is run with each root Dim (a derived
+    dim follows its root) at another size, all at once first (one run when none is fixed), then
+    one at a time. One marked ``Dim.AUTO`` is made static in ``parts``, as torch's; for any
+    other, UserError in torch's words (else None)."""
+    groups = {}  # root Dim name -> (root Dim, [(input, dim index, Dim)])
+    for name, spec in dims.items():
+        if name not in user_tensors:
+            continue
+        for d, dim in spec.items():
+            root = getattr(dim, "root", dim)
+            groups.setdefault(root.__name__, (root, []))[1].append((name, d, dim))
+    sizes = {}  # root name -> the size probed
+    for key, (root, where) in groups.items():
+        name, d, dim = where[0]
+        size = user_tensors[name].size(d)
+        size = dim.root_size(size) if dim is not root else size
+        other = _other_size(root, size) if size is not None else None
+        if other is not None:
+            sizes[key] = other
+    if not sizes or not set(parts["graph_signature"].user_inputs) <= set(user_tensors):
+        return None  # nested inputs (their placeholders are named apart): not probed
+
+    def probe(keys):
+        inputs = dict(user_tensors)
+        for key in keys:
+            root = groups[key][0]
+            for name, d, dim in groups[key][1]:
+                size = sizes[key] if dim is root else dim.a * sizes[key] + dim.b
+                inputs[name] = _resized(inputs[name], d, size)
+        return _runs(parts, inputs)
+
+    if probe(list(sizes)):
+        return None
+    shapes, ranges = parts["input_shapes"], parts["range_constraints"]
+    found = {}
+    for key in [key for key in sizes if not probe([key])]:
+        for name, d, dim in groups[key][1]:
+            size = user_tensors[name].size(d)
+            if getattr(dim, "auto", False):
+                ranges.pop(dim.__name__, None)
+                for n, dims_of in shapes.items():
+                    shapes[n] = [size if s == dim.__name__ else s for s in dims_of]
+            else:
+                found.setdefault(dim.__name__, size)
     if not found:
         return None
     lines = [f"Constraints violated ({', '.join(sorted(found))})! For more information, run with "

@@ -1,5 +1,6 @@
 """The runtime ops behind control flow (csrc/ember/export/flow_ops.cpp): comparisons, logical
-and bitwise ops, ``where``, ``item`` (torch's ``_local_scalar_dense``), ``var`` and ``cond``.
+and bitwise ops, ``where``, ``item`` (torch's ``_local_scalar_dense``), ``_assert_scalar``
+(torch's runtime assertion of a ``torch._check``), ``var`` and ``cond``.
 
 ``EXECUTORS`` are their Python executors (registered into ``_ops.ops``); ``functions()`` and
 ``METHODS`` map captured calls onto them as ``_ops.normalize`` does for the rest. ``cond`` is
@@ -68,6 +69,7 @@ EXECUTORS = {
     "bitwise_not": operator.invert,
     "where": lambda c, x, y: _ember().where(c, x, y),
     "item": lambda x: x.item(),
+    "_assert_scalar": lambda cond, msg: _ember().ops.aten._assert_scalar.default(cond, msg),
     "var": lambda x, dims, correction, keepdim: _ember().var(
         x, dims or None, correction=correction, keepdim=keepdim
     ),
