@@ -748,9 +748,9 @@ def test_saved_program_keeps_the_item_checks(tmp_path):
     # torch keeps the aten._assert_scalar nodes through run_decompositions and save/load; before,
     # ember dropped them there, so a loaded program sliced silently for a number out of range
     prefix = _unbacked_programs(ember)[0]
+    # torch 2.13's run_decompositions keeps both (not called here: its first call costs seconds)
     code = prefix.run_decompositions().graph_module.code
-    want = _unbacked_programs(_torch())[0].run_decompositions().graph_module.code
-    assert code.count("Runtime assertion failed") == want.count("Runtime assertion failed") == 2
+    assert code.count("Runtime assertion failed") == 2
     path = str(tmp_path / "prefix.pt2")
     ember.export.save(prefix, path)
     m = ember.export.load(path).module()
@@ -809,3 +809,55 @@ def test_dims_fixed_by_ops_are_torchs_constraint_errors():
         with pytest.raises(ember._dynamo.exc.UserError) as got:
             export(em, (ex,), dynamic_shapes={name: {d: Dim("b")}})
         assert str(want.value).startswith(str(got.value))
+
+
+def _compared_sizes(lib):
+    class Branch(lib.nn.Module):
+        def forward(self, x, y):
+            if x.shape[0] > 2:
+                return x * 2 + y.sum()
+            return x - 1
+
+    class Checked(lib.nn.Module):
+        def forward(self, x, y):
+            lib._check(x.shape[0] >= 3)
+            return x * 2, y + 1
+
+    return Branch(), Checked()
+
+
+def test_auto_dims_only_compared_stay_symbolic_as_torchs():
+    # a branch or _check comparing a Dim.AUTO size with a number narrows its range, as torch's
+    # export does; before, ember made such a dim static. Dim.AUTO ranges start at 2, and an
+    # example of size 1 makes it static (torch's 0/1 specialization)
+    auto = Dim.AUTO
+    args = (ember.ones(4, 3), ember.ones(2))
+    got = [
+        export(m, args, dynamic_shapes={"x": {0: auto}, "y": {0: auto}})
+        for m in _compared_sizes(ember)
+    ]
+    assert [str(ep.range_constraints) for ep in got] == [
+        "{s77: VR[3, int_oo], s17: VR[2, int_oo]}"
+    ] * 2
+    assert 'x: "f32[s77, 3]"' in str(got[0])
+    _close(got[0].module()(ember.ones(5, 3), ember.ones(3)), ember.full((5, 3), 5.0))
+    one = export(_compared_sizes(ember)[1], (ember.ones(4, 3), ember.ones(1)),
+                 dynamic_shapes={"x": {0: auto}, "y": {0: auto}})  # fmt: skip
+    assert str(one.range_constraints) == "{s77: VR[3, int_oo]}"
+    # a named Dim whose range is wider than the branch allows: torch's UserError and fix
+    with pytest.raises(ember._dynamo.exc.UserError) as info:
+        export(_compared_sizes(ember)[0], args, dynamic_shapes={"x": {0: Dim("b")}, "y": None})
+    assert str(info.value).endswith("Suggested fixes:\n  b = Dim('b', min=3)")
+    torch = _torch()
+    targs = (torch.ones(4, 3), torch.ones(2))
+    tauto = torch.export.Dim.AUTO
+    for ep, m in zip(got, _compared_sizes(torch)):
+        want = torch.export.export(m, targs, dynamic_shapes={"x": {0: tauto}, "y": {0: tauto}})
+        assert str(ep.range_constraints) == str(want.range_constraints)
+    with pytest.raises(Exception) as want:
+        torch.export.export(
+            _compared_sizes(torch)[0],
+            targs,
+            dynamic_shapes={"x": {0: torch.export.Dim("b")}, "y": None},
+        )
+    assert str(want.value).startswith(str(info.value))

@@ -1,5 +1,7 @@
-"""Dynamic dims that the traced code specializes: a Python branch on a size that export was told
-is dynamic (``if x.shape[0] == 4:`` with ``{0: Dim("n")}``) raises torch's UserError shape,
+"""Dynamic dims that the traced code specializes or bounds: a comparison of one size with a
+number (``if x.shape[0] > 2:``, ``_check(x.shape[0] >= 3)``) narrows the dim's range
+(``refine``); any other Python branch on a size that export was told is dynamic
+(``if x.shape[0] == 4:`` with ``{0: Dim("n")}``) raises torch's UserError shape,
 ``Constraints violated (n)! ...``, naming the Dim; one marked ``Dim.AUTO`` is made static instead,
 as torch's export does, and the capture runs again. A dim an op fixes (a view to a constant
 shape, the features dim of a ``linear``, a static operand of a broadcast) is found by running the
@@ -72,6 +74,70 @@ def specialized_dims(node, dynamic, examples):
             return []  # a branch on tensor data, not on a size
         stack.extend(n.all_input_nodes)
     return found
+
+
+_BOUNDS = {  # op -> (lo, hi) of the size when `size OP c` holds, and when it does not
+    operator.gt: (lambda c: (c + 1, None), lambda c: (None, c)),
+    operator.ge: (lambda c: (c, None), lambda c: (None, c - 1)),
+    operator.lt: (lambda c: (None, c - 1), lambda c: (c, None)),
+    operator.le: (lambda c: (None, c), lambda c: (c + 1, None)),
+}
+_SWAPPED = {operator.gt: operator.lt, operator.ge: operator.le, operator.lt: operator.gt,
+            operator.le: operator.ge}  # fmt: skip
+
+
+def _size_read(n):
+    """(placeholder, dim) when ``n`` reads one size of an input (``x.shape[d]``, ``x.size(d)``)."""
+    if n.op == "call_function" and n.target is operator.getitem and _shape_node(n.args[0]):
+        if isinstance(n.args[1], int):
+            return n.args[0].args[0], n.args[1]
+    if n.op == "call_method" and n.target == "size" and n.args[0].op == "placeholder":
+        if len(n.args) > 1 and isinstance(n.args[1], int):
+            return n.args[0], n.args[1]
+    return None
+
+
+def refine(node, found, examples, holds=None):
+    """A comparison of one dynamic size with a number (``x.shape[0] > 2``), as torch's export
+    keeps it: the size stays symbolic, its range narrowed to where the comparison has the
+    example's outcome. Returns that outcome (``holds`` when given: a ``_check``), narrowing a
+    ``Dim.AUTO`` in place; raises torch's UserError for a named Dim whose range is wider; None
+    when ``node`` is no such comparison (``==`` specializes the size, as in torch)."""
+    if len(found) != 1 or node.op != "call_function" or len(node.args) != 2:
+        return None
+    op, (a, b) = node.target, node.args
+    if isinstance(a, int) and not isinstance(a, bool) and op in _SWAPPED:
+        op, a, b = _SWAPPED[op], b, a
+    read = _size_read(a) if hasattr(a, "op") else None
+    if op not in _BOUNDS or read is None or not isinstance(b, int) or isinstance(b, bool):
+        if op is operator.ne and read is not None and holds is None:  # a guard, no range
+            ph, d = read
+            return examples[ph.target].size(d) != b
+        return None
+    name, d, dim, size = found[0]
+    outcome = op(size, b) if holds is None else holds
+    lo, hi = _BOUNDS[op][0 if outcome else 1](b)
+    base = max(dim.min, 2)  # torch's symbolic sizes are at least 2 (0 and 1 specialize)
+    lo = base if lo is None else max(lo, base)
+    hi = dim.max if hi is None else min(hi, dim.max)
+    if (lo, hi) == (base, dim.max):
+        return outcome
+    if getattr(dim, "auto", False):
+        dim.min, dim.max = lo, hi
+        return outcome
+    where = f"L['{name}'].size()[{d}]"
+    top = "IntInfinity()" if hi >= (1 << 62) else hi
+    given = [f"{dim.__name__} >= {dim.min}" if dim.min > 2 else "",
+             f"{dim.__name__} <= {dim.max}" if dim.max < (1 << 62) else ""]  # fmt: skip
+    given = " and ".join(g for g in given if g)
+    fix = "".join([f", min={lo}" if lo != 2 else "", f", max={hi}" if hi < (1 << 62) else ""])
+    raise UserError(
+        f"Constraints violated ({dim.__name__})! For more information, run with "
+        'TORCH_LOGS="+dynamic".\n'
+        f"  - Not all values of {dim.__name__} = {where} in the specified range "
+        f"{given + ' ' if given else ''}satisfy the generated guard {lo} <= {where} and {where} "
+        f"<= {top}\nSuggested fixes:\n  {dim.__name__} = Dim('{dim.__name__}'{fix})"
+    )
 
 
 def violation(found, line):
