@@ -763,6 +763,8 @@ def test_saved_program_keeps_the_item_checks(tmp_path):
         with pytest.raises(RuntimeError, match=message):  # the C++ runtime
             ember._C._export_run(path, [ember.tensor(n), y])
     _close(ember._C._export_run(path, [ember.tensor(3), y])[0], y[:3] * 2)
+    with pytest.raises(RuntimeError, match="^checked$"):  # the overload, once export ran
+        ember.ops.aten._assert_scalar.default(False, "checked")
 
 
 def _fixed_by_an_op(lib):
