@@ -207,7 +207,7 @@ def _runs(parts, users):
         with ember.no_grad():
             parts["graph_module"](*args)
         return True
-    except (RuntimeError, ValueError, IndexError, TypeError) as e:
+    except Exception as e:  # a size clash raises whatever the op raises
         # a check on a number read from data is the program's own assertion, not a size clash
         return str(e).startswith("Runtime assertion failed")
     finally:
