@@ -742,3 +742,124 @@ def test_dynamic_features_dim_of_a_linear_is_torchs_constraint_error():
     tdims = {"input": {0: torch.export.Dim("b"), 1: torch.export.Dim.AUTO}}
     tep = torch.export.export(torch.nn.Linear(3, 4), (torch.randn(2, 3),), dynamic_shapes=tdims)
     assert str(ep.range_constraints) == str(tep.range_constraints) == "{s31: VR[0, int_oo]}"
+
+
+def test_saved_program_keeps_the_item_checks(tmp_path):
+    # torch keeps the aten._assert_scalar nodes through run_decompositions and save/load; before,
+    # ember dropped them there, so a loaded program sliced silently for a number out of range
+    prefix = _unbacked_programs(ember)[0]
+    # torch 2.13's run_decompositions keeps both (not called here: its first call costs seconds)
+    code = prefix.run_decompositions().graph_module.code
+    assert code.count("Runtime assertion failed") == 2
+    path = str(tmp_path / "prefix.pt2")
+    ember.export.save(prefix, path)
+    m = ember.export.load(path).module()
+    _close(m(ember.tensor(2), ember.arange(5.0)), ember.arange(2.0) * 2)
+    y = ember.arange(5.0)
+    for n, expr in ((7, "u0 <= 5 on node 'le_1'"), (-1, "u0 >= 0 on node 'ge_1'")):
+        message = f"Runtime assertion failed for expression {expr}"
+        with pytest.raises(RuntimeError, match=message):
+            m(ember.tensor(n), y)
+        with pytest.raises(RuntimeError, match=message):  # the C++ runtime
+            ember._C._export_run(path, [ember.tensor(n), y])
+    _close(ember._C._export_run(path, [ember.tensor(3), y])[0], y[:3] * 2)
+    with pytest.raises(RuntimeError, match="^checked$"):  # the overload, once export ran
+        ember.ops.aten._assert_scalar.default(False, "checked")
+
+
+def _fixed_by_an_op(lib):
+    """(module, example, dim index, the size the op fixes it to) for ops that specialize a dim."""
+
+    class Fn(lib.nn.Module):
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, x):
+            return self.fn(x)
+
+    x = lib.ones(2, 3)
+    return [
+        (Fn(lambda x: x.view(6) * 2), x, 0, 2),
+        (Fn(lambda x: x @ lib.ones(3, 4)), x, 1, 3),
+        (Fn(lambda x: x + lib.ones(2, 3)), x, 0, 2),
+        (Fn(lambda x: lib.cat([x, lib.ones(2, 5)], 1)), x, 0, 2),
+        (lib.nn.Conv2d(3, 4, 1), lib.ones(1, 3, 4, 4), 1, 3),
+    ]
+
+
+def test_dims_fixed_by_ops_are_torchs_constraint_errors():
+    # a view to a constant shape, a matmul with a static operand, broadcasting or cat against a
+    # static tensor, conv's channels: torch raises "Constraints violated" for a Dim there and
+    # makes a Dim.AUTO static; before, ember kept them dynamic (the program failed on other sizes)
+    for m, x, d, size in _fixed_by_an_op(ember):
+        name = "input" if isinstance(m, nn.Conv2d) else "x"
+        with pytest.raises(ember._dynamo.exc.UserError) as info:
+            export(m, (x,), dynamic_shapes={name: {d: Dim("b")}})
+        assert str(info.value).startswith("Constraints violated (b)! For more information")
+        assert str(info.value).endswith(f"Suggested fixes:\n  b = {size}")
+        ep = export(m, (x,), dynamic_shapes={name: {d: Dim.AUTO}})
+        assert ep.range_constraints == {}
+        _close(ep.module()(x), m(x))
+    torch = _torch()
+    for k in (0, 4):  # the view and the conv, against torch's message
+        m, x, d, _ = _fixed_by_an_op(torch)[k]
+        name = "input" if k == 4 else "x"
+        with pytest.raises(Exception) as want:
+            torch.export.export(m, (x,), dynamic_shapes={name: {d: torch.export.Dim("b")}})
+        em, ex, _, _ = _fixed_by_an_op(ember)[k]
+        with pytest.raises(ember._dynamo.exc.UserError) as got:
+            export(em, (ex,), dynamic_shapes={name: {d: Dim("b")}})
+        assert str(want.value).startswith(str(got.value))
+
+
+def _compared_sizes(lib):
+    class Branch(lib.nn.Module):
+        def forward(self, x, y):
+            if x.shape[0] > 2:
+                return x * 2 + y.sum()
+            return x - 1
+
+    class Checked(lib.nn.Module):
+        def forward(self, x, y):
+            lib._check(x.shape[0] >= 3)
+            return x * 2, y + 1
+
+    return Branch(), Checked()
+
+
+def test_auto_dims_only_compared_stay_symbolic_as_torchs():
+    # a branch or _check comparing a Dim.AUTO size with a number narrows its range, as torch's
+    # export does; before, ember made such a dim static. Dim.AUTO ranges start at 2, and an
+    # example of size 1 makes it static (torch's 0/1 specialization)
+    auto = Dim.AUTO
+    args = (ember.ones(4, 3), ember.ones(2))
+    got = [
+        export(m, args, dynamic_shapes={"x": {0: auto}, "y": {0: auto}})
+        for m in _compared_sizes(ember)
+    ]
+    assert [str(ep.range_constraints) for ep in got] == [
+        "{s77: VR[3, int_oo], s17: VR[2, int_oo]}"
+    ] * 2
+    assert 'x: "f32[s77, 3]"' in str(got[0])
+    _close(got[0].module()(ember.ones(5, 3), ember.ones(3)), ember.full((5, 3), 5.0))
+    one = export(_compared_sizes(ember)[1], (ember.ones(4, 3), ember.ones(1)),
+                 dynamic_shapes={"x": {0: auto}, "y": {0: auto}})  # fmt: skip
+    assert str(one.range_constraints) == "{s77: VR[3, int_oo]}"
+    # a named Dim whose range is wider than the branch allows: torch's UserError and fix
+    with pytest.raises(ember._dynamo.exc.UserError) as info:
+        export(_compared_sizes(ember)[0], args, dynamic_shapes={"x": {0: Dim("b")}, "y": None})
+    assert str(info.value).endswith("Suggested fixes:\n  b = Dim('b', min=3)")
+    torch = _torch()
+    targs = (torch.ones(4, 3), torch.ones(2))
+    tauto = torch.export.Dim.AUTO
+    for ep, m in zip(got, _compared_sizes(torch)):
+        want = torch.export.export(m, targs, dynamic_shapes={"x": {0: tauto}, "y": {0: tauto}})
+        assert str(ep.range_constraints) == str(want.range_constraints)
+    with pytest.raises(Exception) as want:
+        torch.export.export(
+            _compared_sizes(torch)[0],
+            targs,
+            dynamic_shapes={"x": {0: torch.export.Dim("b")}, "y": None},
+        )
+    assert str(want.value).startswith(str(info.value))

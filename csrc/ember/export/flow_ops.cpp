@@ -1,7 +1,7 @@
 // The runtime ops behind control flow in exported programs: comparisons, logical and bitwise
-// ops, where, item (torch's _local_scalar_dense), var and cond (a branch picked at run time, each
-// branch a block of its own). Numbers (sizes, item()'s results) compare as Python numbers;
-// anything with a tensor is a tensor op, as in program.cpp's arithmetic.
+// ops, where, item (torch's _local_scalar_dense), _assert_scalar, var and cond (a branch picked at
+// run time, each branch a block of its own). Numbers (sizes, item()'s results) compare as Python
+// numbers; anything with a tensor is a tensor op, as in program.cpp's arithmetic.
 #include "ember/autograd/grad_mode.h"
 #include "ember/export/interp.h"
 
@@ -72,6 +72,13 @@ RValue item(Args& a) {
   return of_int(s.to_long());
 }
 
+// torch's aten._assert_scalar: a runtime assertion of the exported program (torch._check on a
+// number read from data), raising its message as torch's does.
+RValue assert_scalar(Args& a) {
+  if (!predicate(a)) EMBER_ERROR(ErrorKind::Runtime, a.str(1));
+  return RValue{};
+}
+
 RValue cond(Args& a) {
   bool taken = predicate(a);
   const RValue& branch = a.v[taken ? 1 : 2];
@@ -120,6 +127,7 @@ const std::vector<OpDef>& flow_op_table() {
       {"where", "Taa",
        [](Args& a) { return of_tensor(where(a.tensor(0), a.operand(1), a.operand(2))); }},
       {"item", "T", item},
+      {"_assert_scalar", "as", assert_scalar},
       // var(x, dims ([] = all), correction, keepdim): a train-mode BatchNorm's running_var
       {"var", "TIgb",
        [](Args& a) {

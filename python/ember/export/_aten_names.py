@@ -139,6 +139,14 @@ _add(
     back=_keep(5),
 )
 _add("item", _ov("item(Tensor self) -> Scalar"))  # x.item(): torch's unbacked u0 (_unbacked)
+# the checks on such numbers (_unbacked) and the lengths they read: captured as these overloads
+# (choose: None), run by the runtime's _assert_scalar and size
+_add(
+    "_assert_scalar",
+    _ov("_assert_scalar(Scalar self, str assert_msg) -> ()"),
+    choose=lambda a: None,
+)
+_add("size", _ov("sym_size.int(Tensor self, int dim) -> SymInt"), choose=lambda a: None)
 _add("gelu", _ov("gelu(Tensor self, *, str approximate='none') -> Tensor"))
 _add(
     "leaky_relu",

@@ -152,12 +152,15 @@ class _InlineTracer(fx.Tracer):
         return _factories.records(func, kwargs)  # torch.zeros(n, 4) in forward: a graph node
 
     def to_bool(self, obj):
-        from ._constraints import specialized_dims, violation
+        from ._constraints import refine, specialized_dims, violation
 
         error = _unbacked.guard_error(obj.node)
         if error is not None:
             raise error
         found = specialized_dims(obj.node, self._dynamic, self._examples)
+        outcome = refine(obj.node, found, self._examples) if found else None
+        if outcome is not None:
+            return outcome
         if found:
             try:
                 super().to_bool(obj)
@@ -166,6 +169,11 @@ class _InlineTracer(fx.Tracer):
         return super().to_bool(obj)
 
     def record_check(self, cond, message):
+        from ._constraints import refine, specialized_dims
+
+        found = specialized_dims(cond.node, self._dynamic, self._examples)
+        if found and refine(cond.node, found, self._examples, holds=True) is not None:
+            return  # a range of a dynamic size (ember._check(x.shape[0] >= 3)), as torch's
         _unbacked.record(self, cond, message)  # ember._check on a traced condition
 
     def iter(self, obj):
@@ -313,7 +321,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     )
 
     from .._dynamo.exc import UserError
-    from ._constraints import ConstraintsViolated, linear_features
+    from ._constraints import ConstraintsViolated, op_specialized
 
     while True:
         tracer = _InlineTracer(user_tensors, dims)
@@ -343,7 +351,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
         dims,
         (tuple(args), kwargs),
     )
-    error = linear_features(parts, dims)
+    error = op_specialized(parts, dims, user_tensors)
     if error is not None:
         raise error
     _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))

@@ -1,8 +1,11 @@
-"""Dynamic dims that the traced code specializes: a Python branch on a size that export was told
-is dynamic (``if x.shape[0] == 4:`` with ``{0: Dim("n")}``) raises torch's UserError shape,
+"""Dynamic dims that the traced code specializes or bounds: a comparison of one size with a
+number (``if x.shape[0] > 2:``, ``_check(x.shape[0] >= 3)``) narrows the dim's range
+(``refine``); any other Python branch on a size that export was told is dynamic
+(``if x.shape[0] == 4:`` with ``{0: Dim("n")}``) raises torch's UserError shape,
 ``Constraints violated (n)! ...``, naming the Dim; one marked ``Dim.AUTO`` is made static instead,
-as torch's export does, and the capture runs again. A dim an op fixes (the features dim of a
-``linear``) is found on the finished graph (``linear_features``)."""
+as torch's export does, and the capture runs again. A dim an op fixes (a view to a constant
+shape, the features dim of a ``linear``, a static operand of a broadcast) is found by running the
+finished graph at other sizes (``op_specialized``)."""
 
 import operator
 
@@ -73,6 +76,70 @@ def specialized_dims(node, dynamic, examples):
     return found
 
 
+_BOUNDS = {  # op -> (lo, hi) of the size when `size OP c` holds, and when it does not
+    operator.gt: (lambda c: (c + 1, None), lambda c: (None, c)),
+    operator.ge: (lambda c: (c, None), lambda c: (None, c - 1)),
+    operator.lt: (lambda c: (None, c - 1), lambda c: (c, None)),
+    operator.le: (lambda c: (None, c), lambda c: (c + 1, None)),
+}
+_SWAPPED = {operator.gt: operator.lt, operator.ge: operator.le, operator.lt: operator.gt,
+            operator.le: operator.ge}  # fmt: skip
+
+
+def _size_read(n):
+    """(placeholder, dim) when ``n`` reads one size of an input (``x.shape[d]``, ``x.size(d)``)."""
+    if n.op == "call_function" and n.target is operator.getitem and _shape_node(n.args[0]):
+        if isinstance(n.args[1], int):
+            return n.args[0].args[0], n.args[1]
+    if n.op == "call_method" and n.target == "size" and n.args[0].op == "placeholder":
+        if len(n.args) > 1 and isinstance(n.args[1], int):
+            return n.args[0], n.args[1]
+    return None
+
+
+def refine(node, found, examples, holds=None):
+    """A comparison of one dynamic size with a number (``x.shape[0] > 2``), as torch's export
+    keeps it: the size stays symbolic, its range narrowed to where the comparison has the
+    example's outcome. Returns that outcome (``holds`` when given: a ``_check``), narrowing a
+    ``Dim.AUTO`` in place; raises torch's UserError for a named Dim whose range is wider; None
+    when ``node`` is no such comparison (``==`` specializes the size, as in torch)."""
+    if len(found) != 1 or node.op != "call_function" or len(node.args) != 2:
+        return None
+    op, (a, b) = node.target, node.args
+    if isinstance(a, int) and not isinstance(a, bool) and op in _SWAPPED:
+        op, a, b = _SWAPPED[op], b, a
+    read = _size_read(a) if hasattr(a, "op") else None
+    if op not in _BOUNDS or read is None or not isinstance(b, int) or isinstance(b, bool):
+        if op is operator.ne and read is not None and holds is None:  # a guard, no range
+            ph, d = read
+            return examples[ph.target].size(d) != b
+        return None
+    name, d, dim, size = found[0]
+    outcome = op(size, b) if holds is None else holds
+    lo, hi = _BOUNDS[op][0 if outcome else 1](b)
+    base = max(dim.min, 2)  # torch's symbolic sizes are at least 2 (0 and 1 specialize)
+    lo = base if lo is None else max(lo, base)
+    hi = dim.max if hi is None else min(hi, dim.max)
+    if (lo, hi) == (base, dim.max):
+        return outcome
+    if getattr(dim, "auto", False):
+        dim.min, dim.max = lo, hi
+        return outcome
+    where = f"L['{name}'].size()[{d}]"
+    top = "IntInfinity()" if hi >= (1 << 62) else hi
+    given = [f"{dim.__name__} >= {dim.min}" if dim.min > 2 else "",
+             f"{dim.__name__} <= {dim.max}" if dim.max < (1 << 62) else ""]  # fmt: skip
+    given = " and ".join(g for g in given if g)
+    fix = "".join([f", min={lo}" if lo != 2 else "", f", max={hi}" if hi < (1 << 62) else ""])
+    raise UserError(
+        f"Constraints violated ({dim.__name__})! For more information, run with "
+        'TORCH_LOGS="+dynamic".\n'
+        f"  - Not all values of {dim.__name__} = {where} in the specified range "
+        f"{given + ' ' if given else ''}satisfy the generated guard {lo} <= {where} and {where} "
+        f"<= {top}\nSuggested fixes:\n  {dim.__name__} = Dim('{dim.__name__}'{fix})"
+    )
+
+
 def violation(found, line):
     names = sorted({dim.__name__ for _, _, dim, _ in found})
     lines = [
@@ -89,34 +156,111 @@ def violation(found, line):
     return ConstraintsViolated("\n".join(lines), found)
 
 
-def linear_features(parts, dims):
-    """The dims marked dynamic that are the features dim of a ``linear`` in the captured program
-    ``parts`` (its size must equal the weight's: torch specializes it): one marked ``Dim.AUTO``
-    is made static in ``parts``, as torch's; for any other, UserError in torch's words (else
-    None)."""
+def _resized(t, d, size):
+    """``t`` with dim ``d`` grown (its leading slices repeated) or cut to ``size``: an input of
+    another size with the example's data, so numbers read from it keep their values."""
     import ember
 
-    from ._sym_shapes import annotate
+    t = t.detach()
+    n = t.size(d)
+    if size <= n:
+        return t.narrow(d, 0, size).contiguous()
+    parts = [t]
+    while n < size:
+        k = min(t.size(d), size - n)
+        parts.append(t.narrow(d, 0, k))
+        n += k
+    return ember.cat(parts, d)
 
-    shapes, ranges = parts["input_shapes"], parts["range_constraints"]
-    annotate(parts["graph_module"].graph, shapes, ranges)
-    by_name = {dim.__name__: dim for spec in dims.values() for dim in spec.values()}
-    linear = ember.ops.aten.linear.default
-    found = {}
-    for node in parts["graph_module"].graph.nodes:
-        if node.op != "call_function" or node.target is not linear:
-            continue
-        sizes = node.args[0].meta.get("sym_shape") or ()
-        dim = by_name.get(sizes[-1]) if sizes else None
-        if dim is None:
-            continue
-        size = node.args[0].meta["val"].shape[-1]
-        if getattr(dim, "auto", False):
-            ranges.pop(dim.__name__, None)
-            for name, dims_of in shapes.items():
-                shapes[name] = [size if d == dim.__name__ else d for d in dims_of]
+
+def _other_size(dim, size):
+    """A size in ``dim``'s range other than the example's ``size`` (above it where the range
+    allows: a check such as ``n <= y.shape[0]`` on a number read from data still holds), never
+    0 or 1 (torch specializes those); None if the range has none."""
+    hi = dim.max if dim.max is not None else (1 << 62)
+    lo = max(dim.min or 0, 2)
+    for other in (size + 1, size - 1):
+        if lo <= other <= hi and other != size:
+            return other
+    return None
+
+
+def _runs(parts, users):
+    """Whether the captured graph runs on the user inputs ``users`` (by name); buffers are
+    copies and the random state is restored, so probing changes nothing."""
+    import ember
+
+    from .graph_signature import InputKind
+
+    args = []
+    state, constants = parts["state_dict"], parts["constants"]
+    for spec in parts["graph_signature"].input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            args.append(users[spec.arg.name])
+        elif spec.kind == InputKind.BUFFER:
+            args.append(state[spec.target].clone())
         else:
-            found[dim.__name__] = size
+            value = state.get(spec.target, constants.get(spec.target))
+            args.append(value.clone() if _is_tensor(value) else value)
+    rng = ember.get_rng_state()
+    try:
+        with ember.no_grad():
+            parts["graph_module"](*args)
+        return True
+    except Exception as e:  # a size clash raises whatever the op raises
+        # a check on a number read from data is the program's own assertion, not a size clash
+        return str(e).startswith("Runtime assertion failed")
+    finally:
+        ember.set_rng_state(rng)
+
+
+def op_specialized(parts, dims, user_tensors):
+    """The dims marked dynamic that an op of the captured program ``parts`` fixes (a view to a
+    constant shape, a matmul or linear contracting with a static weight, broadcasting or cat
+    against a static tensor, conv's channels): the graph is run with each root Dim (a derived
+    dim follows its root) at another size, all at once first (one run when none is fixed), then
+    one at a time. One marked ``Dim.AUTO`` is made static in ``parts``, as torch's; for any
+    other, UserError in torch's words (else None)."""
+    groups = {}  # root Dim name -> (root Dim, [(input, dim index, Dim)])
+    for name, spec in dims.items():
+        if name not in user_tensors:
+            continue
+        for d, dim in spec.items():
+            root = getattr(dim, "root", dim)
+            groups.setdefault(root.__name__, (root, []))[1].append((name, d, dim))
+    sizes = {}  # root name -> the size probed
+    for key, (root, where) in groups.items():
+        name, d, dim = where[0]
+        size = user_tensors[name].size(d)
+        size = dim.root_size(size) if dim is not root else size
+        other = _other_size(root, size) if size is not None else None
+        if other is not None:
+            sizes[key] = other
+    if not sizes or not set(parts["graph_signature"].user_inputs) <= set(user_tensors):
+        return None  # nested inputs (their placeholders are named apart): not probed
+
+    def probe(keys):
+        inputs = dict(user_tensors)
+        for key in keys:
+            root = groups[key][0]
+            for name, d, dim in groups[key][1]:
+                size = sizes[key] if dim is root else dim.a * sizes[key] + dim.b
+                inputs[name] = _resized(inputs[name], d, size)
+        return _runs(parts, inputs)
+
+    if probe(list(sizes)):
+        return None
+    shapes, ranges = parts["input_shapes"], parts["range_constraints"]
+    found = {}
+    for key in [key for key in sizes if not probe([key])]:
+        for name, d, dim in groups[key][1]:
+            size = user_tensors[name].size(d)
+            if getattr(dim, "auto", False):
+                ranges.pop(dim.__name__, None)
+                for n, dims_of in shapes.items():
+                    shapes[n] = [size if s == dim.__name__ else s for s in dims_of]
+            else:
+                found.setdefault(dim.__name__, size)
     if not found:
         return None
     lines = [f"Constraints violated ({', '.join(sorted(found))})! For more information, run with "

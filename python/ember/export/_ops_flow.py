@@ -1,5 +1,6 @@
 """The runtime ops behind control flow (csrc/ember/export/flow_ops.cpp): comparisons, logical
-and bitwise ops, ``where``, ``item`` (torch's ``_local_scalar_dense``), ``var`` and ``cond``.
+and bitwise ops, ``where``, ``item`` (torch's ``_local_scalar_dense``), ``_assert_scalar``
+(torch's runtime assertion of a ``torch._check``), ``var`` and ``cond``.
 
 ``EXECUTORS`` are their Python executors (registered into ``_ops.ops``); ``functions()`` and
 ``METHODS`` map captured calls onto them as ``_ops.normalize`` does for the rest. ``cond`` is
@@ -44,6 +45,14 @@ def _logical_not(a):
     return _ember().logical_not(a) if _is_tensor(a) else not a
 
 
+def _assert_scalar(cond, msg):
+    # aten._assert_scalar's own function: once export's install() has run, that overload runs
+    # this executor, so calling the overload here would recurse
+    from .._aten_extra import _assert_scalar as check
+
+    check(cond, msg)
+
+
 def _cond(pred, true_fn, false_fn, operands, single):
     out = _ember().cond(pred, true_fn, false_fn, tuple(operands))
     if single:
@@ -68,6 +77,7 @@ EXECUTORS = {
     "bitwise_not": operator.invert,
     "where": lambda c, x, y: _ember().where(c, x, y),
     "item": lambda x: x.item(),
+    "_assert_scalar": _assert_scalar,
     "var": lambda x, dims, correction, keepdim: _ember().var(
         x, dims or None, correction=correction, keepdim=keepdim
     ),

@@ -8,7 +8,7 @@ import tempfile
 from .. import fx
 from ..nn import Module
 from ..serialization import _save_ember_format
-from . import _ops, _ops_flow, _to_ops, _unbacked
+from . import _ops, _ops_flow, _to_ops
 from ._cond import branch_program
 from .exported_program import ExportedProgram, _check_spec, tree_flatten, tree_unflatten
 from .graph_signature import (
@@ -146,10 +146,7 @@ class _Encoder:
 
     def graph(self, graph, modules=None):
         nodes, outputs = [], None
-        checks = _unbacked.assertions(graph)  # the runtime has no scalar assertions (_unbacked)
         for node in graph.nodes:
-            if node in checks:
-                continue
             if node.op in ("placeholder", "get_attr"):
                 continue  # get_attr: a loaded program's cond branch, encoded at the cond
             if node.op == "output":

@@ -13,7 +13,8 @@ does:
   already taken (torch names them after the comparisons it traced first: ``ge_1``).
 - Any other check (``u0 % 2 == 0``, ``u0 <= s``) keeps its place.
 - Each message is torch's: "Runtime assertion failed for expression u0 >= 0 on node 'ge_1'",
-  raised as RuntimeError by ``ep.module()`` on an input that breaks it.
+  raised as RuntimeError by ``ep.module()`` on an input that breaks it, and kept by
+  ``run_decompositions`` and ``save`` (the runtime op ``_assert_scalar``).
 - ``range_constraints`` gains ``u0: VR[lo, hi]``.
 
 The length of an op's result that depends on data (``nonzero``, ``masked_select``, indexing
@@ -33,7 +34,6 @@ __all__ = [
     "record",
     "finish",
     "reads_item",
-    "assertions",
     "data_dependent",
     "shape_of",
     "guard_error",
@@ -261,20 +261,6 @@ def _reads_any(node, names):
             return True
         todo.extend(n.all_input_nodes)
     return False
-
-
-def assertions(graph):
-    """The assertion nodes of ``graph`` and the comparisons only they read: what
-    ``ember.export.save`` leaves out (the C++ runtime has no scalar assertions; the saved program
-    computes the same values for inputs that pass them)."""
-    found = set()
-    for node in reversed(list(graph.nodes)):
-        if node.op != "call_function":
-            continue
-        name = getattr(node.target, "__name__", "")
-        if name == "_assert_scalar.default" or (node.users and all(u in found for u in node.users)):
-            found.add(node)
-    return found
 
 
 def _counted(node):

@@ -191,7 +191,7 @@ def _spec_of(spec, ndim, input_name):
         d %= ndim
         if isinstance(dim, _Auto):
             auto = dim is _DimFactory.AUTO
-            dim = _Dim(f"s_{input_name}_{d}")
+            dim = _Dim(f"s_{input_name}_{d}", min=2)  # torch's range: sizes 0 and 1 specialize
             dim.auto = auto  # static again if the code specializes it
         if not isinstance(dim, _Dim):
             raise ValueError(
@@ -235,8 +235,11 @@ def resolve(dynamic_shapes, arg_names, names, tensors):
     seen = {}
     for name, t in zip(names, tensors):
         spec = _spec_of(by_name.get(name), t.dim(), name)
-        for d, dim in spec.items():
+        for d, dim in list(spec.items()):
             size = t.size(d)
+            if getattr(dim, "auto", False) and size < 2:
+                del spec[d]  # torch's Dim.AUTO on an example of size 0 or 1: that size
+                continue
             where = f"{name}.shape[{d}]"
             if not dim.min <= size <= dim.max:
                 raise ConstraintViolationError(

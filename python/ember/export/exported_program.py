@@ -6,7 +6,7 @@ import sys
 
 from .. import fx
 from ..nn import Module, Parameter
-from . import _factories, _ops, _qdq, _rnn, _to_ops, _unbacked, _writes
+from . import _factories, _ops, _qdq, _rnn, _to_ops, _writes
 from .graph_signature import InputKind, OutputKind
 
 __all__ = ["ExportedProgram"]
@@ -268,10 +268,7 @@ class ExportedProgram:
             old, signature = functional
         new = fx.Graph()
         env = {}
-        checks = _unbacked.assertions(old)  # the runtime op set has no scalar assertions
         for node in old.nodes:
-            if node in checks:
-                continue
             if node.op == "placeholder":
                 n = new.placeholder(node.name)
                 n.meta.update(node.meta)
