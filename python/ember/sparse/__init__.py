@@ -8,11 +8,15 @@ tensors") for why.
 import functools
 
 from .. import _C
-from . import _ops
+from . import _ops, _pattern_ops, _shape_ops
 from . import _tensor as st
 from ._tensor import SparseTensor, sparse_coo_tensor, sparse_csr_tensor
 
 __all__ = ["addmm", "log_softmax", "mm", "softmax", "sum"]
+
+# torch.sparse names outside its __all__
+sampled_addmm = _pattern_ops.sampled_addmm
+spdiags = _pattern_ops.spdiags
 
 
 def mm(mat1, mat2, reduce="sum"):
@@ -215,6 +219,8 @@ def _sparse_class_methods():
         "__imul__": _ops.mul_,
         "add_": _ops.add_,
         "sparse_mask": _ops.sparse_mask,
+        "unsqueeze": _shape_ops.unsqueeze,
+        "index_select": _shape_ops.index_select,
         "cpu": lambda self, memory_format=None: self,
         "float": lambda self, memory_format=None: _ops.to(self, st._C.float32),
         "double": lambda self, memory_format=None: _ops.to(self, st._C.float64),
@@ -262,9 +268,16 @@ def guarded_functions(namespace):
             input, dim, dtype
         ),
         "pow": _ops.pow,
+        "cat": _shape_ops.cat,
+        "stack": _shape_ops.stack,
+        "unsqueeze": _shape_ops.unsqueeze,
+        "index_select": lambda input, dim, index, *, out=None: _shape_ops.index_select(
+            input, dim, index
+        ),
     }
     for name in _ops.ZERO_PRESERVING:
         paths[name] = _ops.unary(name)
+    paths["concat"] = paths["concatenate"] = paths["cat"]
     paths["absolute"] = paths["abs"]
     paths["multiply"], paths["subtract"] = paths["mul"], paths["sub"]
     paths["divide"] = paths["true_divide"] = paths["div"]

@@ -44,7 +44,10 @@ _INPLACE_DUNDERS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_"}
 
 
 def _refuse(name, args, kwargs):
-    sp = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, SparseTensor))
+    flat = []
+    for a in list(args) + list(kwargs.values()):
+        flat.extend(a if isinstance(a, (list, tuple)) else (a,))
+    sp = next(a for a in flat if isinstance(a, SparseTensor))
     raise NotImplementedError(
         f"{name}: expected dense tensors; got a sparse argument (layout {sp.layout!r}); call "
         "to_dense() on it first"
