@@ -5,6 +5,7 @@ from ._composite import *  # noqa: F401,F403
 from ._extra import *  # noqa: F401,F403
 from ._fractional import *  # noqa: F401,F403
 from ._grid import *  # noqa: F401,F403
+from ._grouped_mm import *  # noqa: F401,F403
 from ._linear_cross_entropy import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
 from ._sequence import *  # noqa: F401,F403
