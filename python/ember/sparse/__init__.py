@@ -221,6 +221,7 @@ def _sparse_class_methods():
         "sparse_mask": _ops.sparse_mask,
         "unsqueeze": _shape_ops.unsqueeze,
         "index_select": _shape_ops.index_select,
+        "norm": _shape_ops.norm,
         "cpu": lambda self, memory_format=None: self,
         "float": lambda self, memory_format=None: _ops.to(self, st._C.float32),
         "double": lambda self, memory_format=None: _ops.to(self, st._C.float64),
@@ -268,6 +269,9 @@ def guarded_functions(namespace):
             input, dim, dtype
         ),
         "pow": _ops.pow,
+        "norm": _shape_ops.norm,
+        "zeros_like": _shape_ops.zeros_like,
+        "empty_like": _shape_ops.zeros_like,
         "cat": _shape_ops.cat,
         "stack": _shape_ops.stack,
         "unsqueeze": _shape_ops.unsqueeze,

@@ -181,3 +181,25 @@ def empty_sparse(fn, layout, shape, dtype, requires_grad):
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def zeros_like(input, *, dtype=None, layout=None, requires_grad=False, **kwargs):
+    """zeros_like(input, *, dtype=None, layout=None, ...) -> Tensor
+
+    An all-zero sparse tensor of input's size and layout (empty_like's answer too: torch's
+    sparse empty_like has no entries)."""
+    layout = layout if layout is not None else input.layout
+    if layout is not st.sparse_coo and layout is not st.sparse_csr:
+        return _lib().zeros(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return empty_sparse("zeros_like", layout, input.shape, dtype or input.dtype, requires_grad)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """norm(input, p='fro', dim=None, ...) -> Tensor
+
+    The norm of all the sparse tensor's elements (its coalesced values; the zeros add
+    nothing); a norm over dims raises, as torch's sparse norm takes none."""
+    if dim is not None or out is not None:
+        raise NotImplementedError("norm: a sparse tensor's norm is taken over all its elements")
+    values = _values(st.coalesce(_as_coo(input)))
+    return _lib().linalg.vector_norm(values, 2 if p == "fro" else p, dtype=dtype)
