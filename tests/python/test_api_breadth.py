@@ -748,3 +748,19 @@ def test_grouped_mm_matches_torch(torch):
         rtol=1e-2,
         eps=1e-3,
     )
+
+
+def test_guarded_functions_copy_as_functions(torch):
+    """ember's guarded functions (ember.relu, F.relu, ember.mm) copy and deep-copy as the
+    functions they stand for: nn.TransformerEncoder deep-copies a layer whose activation is
+    one."""
+    import copy
+
+    for name in ("relu", "mm", "sigmoid"):
+        f = getattr(ember, name)
+        assert copy.deepcopy(f) is f and copy.copy(f) is f
+    assert copy.deepcopy(ember.nn.functional.relu) is ember.nn.functional.relu
+    layer = ember.nn.TransformerEncoderLayer(8, 2, 16, activation=ember.relu)
+    enc = ember.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    assert enc.layers[1].activation is ember.relu
+    assert copy.deepcopy(torch.relu) is torch.relu  # the behaviour matched

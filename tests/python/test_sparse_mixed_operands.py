@@ -176,6 +176,7 @@ def _sparse_shape_cases(lib):
     s = lib.sparse_coo_tensor(lib.tensor([[0, 1, 1, 0], [2, 0, 2, 2]]), lib.tensor(V), (2, 3))
     h = lib.sparse_coo_tensor(lib.tensor([[0, 1]]), lib.tensor([[1.0, 2.0], [3.0, 4.0]]), (3, 2))
     wide = lib.sparse_coo_tensor(s.coalesce().indices(), s.coalesce().values(), (2, 4))
+    F = lib.nn.functional
     diags = lib.arange(1.0, 10.0).reshape(3, 3)
     csr = lib.tensor([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]).to_sparse_csr()
     return {
@@ -205,7 +206,15 @@ def _sparse_shape_cases(lib):
         ),
         "zeros_like": lambda: lib.zeros_like(s),
         "zeros_like_csr": lambda: lib.zeros_like(lib.tensor(D).to_sparse_csr()),
+        "F_relu": lambda: F.relu(s),
+        "F_tanh": lambda: F.tanh(s),
+        "F_tanhshrink": lambda: F.tanhshrink(s.coalesce()),
+        "F_alpha_dropout_eval": lambda: F.alpha_dropout(s),
         # errors
+        "F_gelu": lambda: F.gelu(s),
+        "F_sigmoid": lambda: F.sigmoid(s),
+        "F_dropout": lambda: F.dropout(s),
+        "F_leaky_relu": lambda: F.leaky_relu(s),
         "sigmoid": lambda: lib.sigmoid(s),
         "exp": lambda: lib.exp(s),
         "amax_like": lambda: lib.max(s),
@@ -244,7 +253,8 @@ def test_sparse_shape_ops_and_sparse_factories_match_torch():
     """cat/stack/unsqueeze/index_select on sparse tensors, zeros/empty(layout=sparse_*),
     torch.sparse.spdiags and sampled_addmm: computed on the index arrays (cat on the values
     alone was silently wrong), as torch; functions behind another guard (sigmoid, max, var)
-    refuse a sparse argument instead of reading its values."""
+    and nn.functional's activations take their sparse form or refuse a sparse argument
+    instead of reading its values."""
     torch = pytest.importorskip("torch")
     mine, ref = _sparse_shape_cases(ember), _sparse_shape_cases(torch)
     for name in mine:

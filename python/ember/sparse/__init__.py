@@ -302,6 +302,49 @@ def guarded_functions(namespace):
     return out
 
 
+# nn.functional's activations that would read a sparse argument's values array: relu and tanh
+# (and tanhshrink, from them) take their sparse forms, the alpha dropouts pass the input through
+# when not training, and the rest refuse, as torch's dispatcher does.
+_F_SPARSE_REFUSED = (
+    "celu dropout elu gelu glu hardshrink hardsigmoid hardswish hardtanh leaky_relu logsigmoid "
+    "mish relu6 rrelu selu sigmoid silu softplus softshrink softsign"
+).split()
+
+
+def _passthrough_dropout(name):
+    def path(input, p=0.5, training=False, inplace=False):
+        if not training:
+            return input
+        from ._method_guards import _refuse
+
+        _refuse(name, (input,), {})
+
+    return path
+
+
+def functional_guards(namespace):
+    """{name: guard} for ember.nn.functional (which installs them in its own namespace)."""
+    from ._method_guards import _refuse
+
+    relu, tanh = _ops.unary("relu"), _ops.unary("tanh")
+    paths = {
+        "relu": lambda input, inplace=False: relu(input),
+        "tanh": lambda input: tanh(input),
+        "tanhshrink": lambda input: _ops.sub(input, tanh(input)),
+        "alpha_dropout": _passthrough_dropout("alpha_dropout"),
+        "feature_alpha_dropout": _passthrough_dropout("feature_alpha_dropout"),
+    }
+    for name in _F_SPARSE_REFUSED:
+
+        def path(*args, __name=name, **kwargs):
+            _refuse(__name, args, kwargs)
+
+        paths[name] = path
+    return {
+        name: _guard(namespace[name], path) for name, path in paths.items() if name in namespace
+    }
+
+
 def _smm(input, mat):
     """smm(input, mat) -> Tensor
 
