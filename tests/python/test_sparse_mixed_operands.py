@@ -204,6 +204,8 @@ def _sparse_shape_cases(lib):
         "sampled_addmm": lambda: lib.sparse.sampled_addmm(
             csr, lib.arange(8.0).reshape(2, 4), lib.arange(12.0).reshape(4, 3), beta=0.5, alpha=2
         ),
+        "smm": lambda: lib.smm(s, lib.ones(3, 2)),
+        "smm_method": lambda: s.smm(lib.ones(3, 2)),
         "zeros_like": lambda: lib.zeros_like(s),
         "zeros_like_csr": lambda: lib.zeros_like(lib.tensor(D).to_sparse_csr()),
         "F_relu": lambda: F.relu(s),

@@ -348,8 +348,9 @@ def functional_guards(namespace):
 def _smm(input, mat):
     """smm(input, mat) -> Tensor
 
-    The product of the sparse matrix input with the dense matrix mat (dense result)."""
-    return _ops.mm(input, mat)
+    The product of the sparse matrix input with the dense matrix mat, as a sparse tensor (as
+    Tensor.smm)."""
+    return _ops.mm(input, mat).to_sparse()
 
 
 def _guard(orig, path):
