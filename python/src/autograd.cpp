@@ -1,5 +1,7 @@
 // Autograd from Python: Tensor's grad attributes, graph nodes, hooks, grad modes, the engine,
 // and nodes for Python-defined autograd.Function.
+#include <unordered_map>
+
 #include "common.h"
 #include "ember/autograd/anomaly.h"
 #include "ember/autograd/node.h"
@@ -97,6 +99,55 @@ std::string anomaly_forward_stack() {
 void anomaly_warn(const std::string& msg) {
   nb::gil_scoped_acquire gil;
   if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) PyErr_Clear();
+}
+
+// Note [grad's Python object]: torch keeps one Python object per TensorImpl, so `p.grad is
+// p.grad` holds and programs key dicts on gradients or set attributes on them. ember's handles
+// get a fresh wrapper per cast, so .grad remembers the wrapper it gave out for each gradient
+// (holding it, as torch's TensorImpl holds its PyObject). An entry is dropped when its gradient
+// is orphaned: only the remembered wrapper holds the impl and only this table holds the wrapper
+// (the tensor's grad was replaced or cleared, or the tensor died). `p.grad = None` drops its
+// entry at once; others are swept when the table has doubled since the last sweep.
+std::unordered_map<const TensorImpl*, PyObject*> grad_wrappers;  // impl -> wrapper (owned)
+size_t grad_wrappers_sweep_at = 16;
+
+void sweep_grad_wrappers() {
+  for (auto it = grad_wrappers.begin(); it != grad_wrappers.end();) {
+    if (it->first->use_count() == 1 && Py_REFCNT(it->second) == 1) {
+      Py_DECREF(it->second);
+      it = grad_wrappers.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  grad_wrappers_sweep_at = std::max<size_t>(16, 2 * grad_wrappers.size());
+}
+
+void remember_grad_wrapper(nb::handle obj, const TensorImpl* key) {
+  auto [it, fresh] = grad_wrappers.try_emplace(key, nullptr);
+  PyObject* old = it->second;
+  it->second = Py_NewRef(obj.ptr());
+  Py_XDECREF(old);
+  if (fresh && grad_wrappers.size() >= grad_wrappers_sweep_at) sweep_grad_wrappers();
+}
+
+// After `p.grad = ...` replaced g: drop g's entry unless another tensor's grad is g too (the
+// caller's handle and the wrapper's are then g's only holders).
+void forget_grad_wrapper(const Tensor& g) {
+  if (!g.defined() || g.impl()->use_count() > 2) return;
+  auto it = grad_wrappers.find(g.impl());
+  if (it == grad_wrappers.end()) return;
+  PyObject* obj = it->second;
+  grad_wrappers.erase(it);
+  Py_DECREF(obj);
+}
+
+nb::object grad_wrapper(const Tensor& g) {
+  auto it = grad_wrappers.find(g.impl());
+  if (it != grad_wrappers.end()) return nb::borrow(it->second);
+  nb::object obj = nb::cast(g);
+  remember_grad_wrapper(obj, g.impl());
+  return obj;
 }
 
 }  // namespace
@@ -206,9 +257,19 @@ void bind_autograd(nb::module_& m) {
       "grad",
       [](const Tensor& t) -> nb::object {
         Tensor g = t.grad();
-        return g.defined() ? nb::cast(g) : nb::none();
+        return g.defined() ? grad_wrapper(g) : nb::none();
       },
-      [](Tensor& t, nb::handle g) { t.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g)); },
+      [](Tensor& t, nb::handle g) {
+        Tensor old = t.grad();
+        if (g.is_none()) {
+          t.set_grad(Tensor());
+          return forget_grad_wrapper(old);
+        }
+        const Tensor& v = nb::cast<const Tensor&>(g);
+        t.set_grad(v);
+        if (!old.is_same(v)) forget_grad_wrapper(old);
+        remember_grad_wrapper(g, v.impl());  // `p.grad = g` then `p.grad is g`, as torch
+      },
       nb::arg("value").none(),
       doc("grad -> Tensor or None",
           "The gradient accumulated by backward() for a leaf (or a tensor that retains it)."));

@@ -39,6 +39,14 @@ PyObject* guard_repr(PyObject* self) {
   return PyUnicode_FromFormat("<%s of %R>", Py_TYPE(self)->tp_name, as_guard(self)->orig);
 }
 
+// A guard stands for a function, which copy and deepcopy return as is (a module holding
+// `self.act = torch.relu` is deep-copied by nn.TransformerEncoder's layer cloning).
+PyObject* guard_copy(PyObject* self, PyObject*) { return Py_NewRef(self); }
+
+PyMethodDef guard_methods[] = {{"__copy__", guard_copy, METH_NOARGS, nullptr},
+                               {"__deepcopy__", guard_copy, METH_O, nullptr},
+                               {nullptr, nullptr, 0, nullptr}};
+
 PyMemberDef guard_members[] = {
     {"__dictoffset__", T_PYSSIZET, offsetof(GuardObject, dict), READONLY, nullptr},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(GuardObject, vectorcall), READONLY, nullptr},
@@ -55,6 +63,7 @@ PyType_Slot guard_slots[] = {{Py_tp_call, reinterpret_cast<void*>(PyVectorcall_C
                              {Py_tp_dealloc, reinterpret_cast<void*>(guard_dealloc)},
                              {Py_tp_repr, reinterpret_cast<void*>(guard_repr)},
                              {Py_tp_members, guard_members},
+                             {Py_tp_methods, guard_methods},
                              {Py_tp_getset, guard_getset},
                              {0, nullptr}};
 

@@ -1,10 +1,9 @@
 // ember._C._sparse_guard: the callable in front of a package-level function (ember.mm, ember.add,
-// ...) that sends calls with a sparse tensor among their positional or keyword arguments (not
-// inside lists) to the function's sparse path (python/ember/sparse/). Sparse tensors are
-// instances of one Python class, registered with _set_sparse_type, so the check is a few
-// pointer compares.
-// The object and its type are guard_object.h's (a Python wrapper doubled ember.add's time);
-// this file holds the check.
+// ...) that sends calls with a sparse tensor among their positional or keyword arguments (or in
+// a list or tuple given positionally, as cat's) to the function's sparse path
+// (python/ember/sparse/). Sparse tensors are instances of one Python class, registered with
+// _set_sparse_type, so the check is a few pointer compares. The object and its type are
+// guard_object.h's (a Python wrapper doubled ember.add's time); this file holds the check.
 //
 // It also binds as a method: Tensor's
 // methods and operators that take tensor arguments sit behind it (ember/_ops/_tensor_methods.py),
@@ -17,6 +16,17 @@ namespace {
 
 PyTypeObject* g_sparse_type = nullptr;  // ember.sparse's tensor class (a borrowed reference kept)
 
+// A sparse tensor, or a list or tuple holding one at its top level (cat's and stack's tensors).
+bool is_or_holds_sparse(PyObject* a) {
+  if (Py_TYPE(a) == g_sparse_type) return true;
+  if (!PyList_CheckExact(a) && !PyTuple_CheckExact(a)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(a);
+  PyObject** items = PySequence_Fast_ITEMS(a);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (Py_TYPE(items[i]) == g_sparse_type) return true;
+  return false;
+}
+
 PyObject* sparse_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   GuardObject* g = as_guard(self);
   PyObject* out = nullptr;
@@ -24,7 +34,7 @@ PyObject* sparse_call(PyObject* self, PyObject* const* args, size_t nargsf, PyOb
   size_t n = PyVectorcall_NARGS(nargsf);
   bool sparse = false;
   if (g_sparse_type) {
-    for (size_t i = 0; i < n && !sparse; ++i) sparse = Py_TYPE(args[i]) == g_sparse_type;
+    for (size_t i = 0; i < n && !sparse; ++i) sparse = is_or_holds_sparse(args[i]);
     if (!sparse && kwnames) {
       Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
       for (Py_ssize_t i = 0; i < nk && !sparse; ++i) sparse = Py_TYPE(args[n + i]) == g_sparse_type;

@@ -820,3 +820,43 @@ def test_increment_version_invalidates_saved_tensors():
         z.sum().backward()
     increment_version([y, x.detach()])  # an iterable; a detached alias shares x's counter
     assert (y._version, x._version) == (2, 1)
+
+
+def test_grad_is_one_python_object_as_torch():
+    """p.grad is the same Python object on each access (torch keeps one per tensor): programs
+    key dicts on gradients and set attributes on them."""
+    import gc
+    import weakref
+
+    p = ember.nn.Parameter(ember.randn(3))
+    (p * 2).sum().backward()
+    g = p.grad
+    assert p.grad is g and p.grad is p.grad
+    g.tag = "kept"
+    seen = {p.grad: 1}
+    (p * 2).sum().backward()  # accumulates in place: still the same tensor and object
+    assert p.grad is g and p.grad.tag == "kept" and seen[p.grad] == 1
+    mine = ember.zeros(3)
+    p.grad = mine
+    assert p.grad is mine
+    p.grad = None
+    assert p.grad is None
+    # the remembered object does not keep a dropped gradient alive
+    ref = weakref.ref(mine)
+    del g, seen, mine
+    gc.collect()
+    assert ref() is None
+    # gradients of tensors that died are released (swept as the table grows)
+    refs = []
+    for _ in range(40):
+        t = ember.randn(2, requires_grad=True)
+        t.sum().backward()
+        refs.append(weakref.ref(t.grad))
+    del t
+    gc.collect()
+    assert sum(r() is not None for r in refs) < 20
+    x = ember.randn(2, requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    y.sum().backward()
+    assert y.grad is y.grad and y.grad_fn is y.grad_fn

@@ -132,6 +132,30 @@ def test_errors_as_torch():
         ember.fft.fft(ember.from_numpy(crand(4)), dim=1)
 
 
+def test_edge_errors_match_torch():
+    """0-d inputs, repeated dims and half precision: torch's classes and messages."""
+    torch = pytest.importorskip("torch")
+    cases = {
+        "fft_0d": lambda m: m.fft.fft(m.tensor(1.0)),
+        "fft2_0d": lambda m: m.fft.fft2(m.tensor(1.0)),
+        "fftshift_0d": lambda m: m.fft.fftshift(m.tensor(1.0), 0),
+        "fftshift_dim": lambda m: m.fft.fftshift(m.ones(2, 3), 2),
+        "fftn_dup": lambda m: m.fft.fftn(m.ones(2, 3), dim=(0, -2)),
+        "rfft2_dup": lambda m: m.fft.rfft2(m.ones(2, 3), dim=(1, 1)),
+        "fft_half": lambda m: m.fft.fft(m.ones(4, dtype=m.float16)),
+        "ifft_half": lambda m: m.fft.ifft(m.ones(4, dtype=m.float16)),
+        "rfft_bf16": lambda m: m.fft.rfft(m.ones(4, dtype=m.bfloat16)),
+    }
+    for name, f in cases.items():
+        got, want = [], []
+        for lib, out in ((ember, got), (torch, want)):
+            try:
+                f(lib)
+            except Exception as e:  # noqa: BLE001  (class and message compared)
+                out.append((type(e).__name__, str(e)))
+        assert got == want, name
+
+
 def test_matches_torch_fft():
     torch = pytest.importorskip("torch")
     x = crand(2, 45)
@@ -165,6 +189,9 @@ def test_gradcheck_transforms():
         assert ember.autograd.gradcheck(lambda t: ember.fft.irfftn(t, s=(2, 5), norm=norm), (x,))
         assert ember.autograd.gradcheck(lambda t: ember.fft.hfft(t, norm=norm), (x,))
         assert ember.autograd.gradcheck(lambda t: ember.fft.ihfft(t, norm=norm), (r,))
+    # torch takes the inputs as a list too
+    assert ember.autograd.gradcheck(lambda t: ember.fft.fftshift(t), [x])
+    assert ember.autograd.gradgradcheck(lambda t: ember.fft.rfft(t).abs(), [r])
 
 
 def test_grads_match_torch():

@@ -9,7 +9,7 @@ from .. import _C
 from .._C import Tensor, bfloat16, cat, cos, float64, from_numpy, get_default_dtype, i0, int64, sqrt
 from .._device import check_pin_memory, factory_device, is_meta, meta_empty, place
 from .._device import device as _device_type
-from .._process import contiguous_format, preserve_format
+from .._process import contiguous_format, preserve_format, strided
 from .._warn_once import warn_once
 from . import _op_range
 
@@ -60,6 +60,19 @@ def _check_keywords(fn, kwargs):
     for key in kwargs:
         if key != "layout":
             raise TypeError(f"{fn}() got an unexpected keyword argument '{key}'")
+
+
+def _sparse_layout(kwargs):
+    layout = kwargs.get("layout") if kwargs else None
+    return layout is not None and layout is not strided
+
+
+def _sparse_zeros(fn, size, kwargs, dtype, requires_grad):
+    """zeros/empty with a sparse layout: torch's all-zero sparse tensor of that layout."""
+    from ..sparse import _shape_ops
+
+    layout = kwargs.pop("layout")
+    return _shape_ops.empty_sparse(fn, layout, _size(size, kwargs, fn), dtype, requires_grad)
 
 
 def _size(size, kwargs=None, fn="ones"):
@@ -264,6 +277,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
     A tensor of the given shape whose elements are not initialised."""
     memory_format = kwargs.pop("memory_format", None)
     dev = factory_device(device, "empty", pin_memory)
+    if _sparse_layout(kwargs):
+        return _sparse_zeros("empty", size, kwargs, dtype, requires_grad)
     if is_meta(dev):
         t = meta_empty(_size(size, kwargs, "empty"), dtype)
         if memory_format is not None and memory_format is not contiguous_format:
@@ -284,6 +299,8 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
 
     A tensor of the given shape filled with 0."""
     dev = factory_device(device, "zeros", pin_memory)
+    if _sparse_layout(kwargs):
+        return _sparse_zeros("zeros", size, kwargs, dtype, requires_grad)
     shape = _size(size, kwargs, "zeros")
     try:
         if is_meta(dev):

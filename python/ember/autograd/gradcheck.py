@@ -12,7 +12,10 @@ class GradcheckError(RuntimeError):
 
 
 def _as_tuple(x):
-    return x if isinstance(x, tuple) else (x,)
+    # torch takes a list of inputs (or outputs) as the tuple of them
+    if isinstance(x, tuple):
+        return x
+    return tuple(x) if isinstance(x, list) else (x,)
 
 
 def _numerical_jacobian(fn, inputs, out_index, eps):

@@ -73,9 +73,16 @@ def _swap(norm):
     return {"backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
 
 
+def _check_precision(x):
+    # torch's CPU FFT (pocketfft) has no half-precision kernels
+    if x.dtype in (_C.float16, _C.bfloat16):
+        raise RuntimeError(f"Unsupported dtype {scalar_type_name(x.dtype)}")
+
+
 def _to_complex(x):
     if x.dtype.is_complex:
         return x
+    _check_precision(x)
     if x.dtype.is_floating_point:
         return x.to(_C.complex128 if x.dtype == _C.float64 else _C.complex64)
     return x.to(_cx._default_complex())
@@ -84,12 +91,15 @@ def _to_complex(x):
 def _to_real(x, fn):
     if x.dtype.is_complex:
         raise RuntimeError(f"{fn} expects a real input tensor, but got {scalar_type_name(x.dtype)}")
+    _check_precision(x)
     if x.dtype.is_floating_point:
         return x
     return x.to(_C.get_default_dtype())
 
 
 def _wrap(d, ndim):
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     if not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got "
@@ -236,7 +246,7 @@ def _plan(x, s, dim, fn, default_all=True):
         dims = [dim] if isinstance(dim, int) else list(dim)
         dims = [_wrap(d, nd) for d in dims]
         if len(set(dims)) != len(dims):
-            raise RuntimeError(f"{fn} dims must be unique")
+            raise RuntimeError("FFT dims must be unique")
     if s is not None:
         s = list(s)
         if len(s) != len(dims):
@@ -434,6 +444,7 @@ def _shift(input, dim, sign):
         dims = [dim] if isinstance(dim, int) else list(dim)
     if not dims:  # torch rolls by an empty list of shifts, which it refuses
         raise RuntimeError("`shifts` required")
+    dims = [_wrap(d, input.dim()) for d in dims]
     shifts = [sign * (input.shape[d] // 2) for d in dims]
     if input.dtype.is_complex:
         return _cx._roll(input, shifts, dims)

@@ -8,11 +8,15 @@ tensors") for why.
 import functools
 
 from .. import _C
-from . import _ops
+from . import _ops, _pattern_ops, _shape_ops
 from . import _tensor as st
 from ._tensor import SparseTensor, sparse_coo_tensor, sparse_csr_tensor
 
 __all__ = ["addmm", "log_softmax", "mm", "softmax", "sum"]
+
+# torch.sparse names outside its __all__
+sampled_addmm = _pattern_ops.sampled_addmm
+spdiags = _pattern_ops.spdiags
 
 
 def mm(mat1, mat2, reduce="sum"):
@@ -215,6 +219,9 @@ def _sparse_class_methods():
         "__imul__": _ops.mul_,
         "add_": _ops.add_,
         "sparse_mask": _ops.sparse_mask,
+        "unsqueeze": _shape_ops.unsqueeze,
+        "index_select": _shape_ops.index_select,
+        "norm": _shape_ops.norm,
         "cpu": lambda self, memory_format=None: self,
         "float": lambda self, memory_format=None: _ops.to(self, st._C.float32),
         "double": lambda self, memory_format=None: _ops.to(self, st._C.float64),
@@ -262,9 +269,19 @@ def guarded_functions(namespace):
             input, dim, dtype
         ),
         "pow": _ops.pow,
+        "norm": _shape_ops.norm,
+        "zeros_like": _shape_ops.zeros_like,
+        "empty_like": _shape_ops.zeros_like,
+        "cat": _shape_ops.cat,
+        "stack": _shape_ops.stack,
+        "unsqueeze": _shape_ops.unsqueeze,
+        "index_select": lambda input, dim, index, *, out=None: _shape_ops.index_select(
+            input, dim, index
+        ),
     }
     for name in _ops.ZERO_PRESERVING:
         paths[name] = _ops.unary(name)
+    paths["concat"] = paths["concatenate"] = paths["cat"]
     paths["absolute"] = paths["abs"]
     paths["multiply"], paths["subtract"] = paths["mul"], paths["sub"]
     paths["divide"] = paths["true_divide"] = paths["div"]
@@ -285,11 +302,55 @@ def guarded_functions(namespace):
     return out
 
 
+# nn.functional's activations that would read a sparse argument's values array: relu and tanh
+# (and tanhshrink, from them) take their sparse forms, the alpha dropouts pass the input through
+# when not training, and the rest refuse, as torch's dispatcher does.
+_F_SPARSE_REFUSED = (
+    "celu dropout elu gelu glu hardshrink hardsigmoid hardswish hardtanh leaky_relu logsigmoid "
+    "mish relu6 rrelu selu sigmoid silu softplus softshrink softsign"
+).split()
+
+
+def _passthrough_dropout(name):
+    def path(input, p=0.5, training=False, inplace=False):
+        if not training:
+            return input
+        from ._method_guards import _refuse
+
+        _refuse(name, (input,), {})
+
+    return path
+
+
+def functional_guards(namespace):
+    """{name: guard} for ember.nn.functional (which installs them in its own namespace)."""
+    from ._method_guards import _refuse
+
+    relu, tanh = _ops.unary("relu"), _ops.unary("tanh")
+    paths = {
+        "relu": lambda input, inplace=False: relu(input),
+        "tanh": lambda input: tanh(input),
+        "tanhshrink": lambda input: _ops.sub(input, tanh(input)),
+        "alpha_dropout": _passthrough_dropout("alpha_dropout"),
+        "feature_alpha_dropout": _passthrough_dropout("feature_alpha_dropout"),
+    }
+    for name in _F_SPARSE_REFUSED:
+
+        def path(*args, __name=name, **kwargs):
+            _refuse(__name, args, kwargs)
+
+        paths[name] = path
+    return {
+        name: _guard(namespace[name], path) for name, path in paths.items() if name in namespace
+    }
+
+
 def _smm(input, mat):
     """smm(input, mat) -> Tensor
 
-    The product of the sparse matrix input with the dense matrix mat (dense result)."""
-    return _ops.mm(input, mat)
+    The product of the sparse matrix input with the dense matrix mat, as a sparse tensor (as
+    Tensor.smm)."""
+    return _ops.mm(input, mat).to_sparse()
 
 
 def _guard(orig, path):

@@ -44,7 +44,10 @@ _INPLACE_DUNDERS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_"}
 
 
 def _refuse(name, args, kwargs):
-    sp = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, SparseTensor))
+    flat = []
+    for a in list(args) + list(kwargs.values()):
+        flat.extend(a if isinstance(a, (list, tuple)) else (a,))
+    sp = next(a for a in flat if isinstance(a, SparseTensor))
     raise NotImplementedError(
         f"{name}: expected dense tensors; got a sparse argument (layout {sp.layout!r}); call "
         "to_dense() on it first"
@@ -189,6 +192,13 @@ _FUNCTION_SKIP = set(
 )
 
 
+# package functions written in Python that would read a sparse argument's values array
+_PYTHON_READERS = set(
+    "conj_physical unique unique_consecutive rrelu normal logit max min median nanmedian "
+    "nansum std var std_mean var_mean".split()
+)
+
+
 def function_guards(namespace, guarded):
     """{name: guard} for the package root: each public binding function of `namespace` not in
     `guarded` (those have sparse paths) behind _C._sparse_guard, refusing sparse arguments as the
@@ -197,8 +207,14 @@ def function_guards(namespace, guarded):
     for name, orig in namespace.items():
         if name.startswith("_") or name in guarded or name in _FUNCTION_SKIP:
             continue
-        if type(orig).__name__ != "nb_func" or _takes_no_tensor(orig):
-            continue
+        # a binding behind another guard (complex's) is guarded as well: the check sees
+        # the outer callable's arguments, which reach the binding unchanged
+        inner = orig
+        while type(inner).__name__ != "nb_func" and hasattr(inner, "__wrapped__"):
+            inner = inner.__wrapped__
+        if type(inner).__name__ != "nb_func" or _takes_no_tensor(inner):
+            if name not in _PYTHON_READERS:
+                continue
 
         def path(*args, __name=name, **kwargs):
             _refuse(__name, args, kwargs)
