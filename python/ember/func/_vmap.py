@@ -507,7 +507,10 @@ def first_order():
     inputs did not require grad: nothing differentiates its result). Rules may then take
     routes whose backward is not differentiable again (Note [Per-example conv weight
     gradients] in _batch_rules_nn.py)."""
-    return getattr(_local, "first_order", False)
+    if getattr(_local, "first_order", False):
+        _local.first_order_taken = True
+        return True
+    return False
 
 
 class _FirstOrder:
@@ -524,13 +527,31 @@ class _FirstOrder:
         _local.depth = getattr(_local, "depth", 0) + 1
         self.prev_vmaps = getattr(_local, "grad_vmaps", -1)
         _local.grad_vmaps = len(_levels())
-        _engine._transform_entered(1)
+        _transform_scope(1)
 
     def __exit__(self, *exc):
         _local.first_order = self.prev
         _local.depth -= 1
         _local.grad_vmaps = self.prev_vmaps
-        _engine._transform_entered(-1)
+        _transform_scope(-1)
+
+
+def _transform_scope(delta):
+    """Counts the reverse transforms running on this thread; the leaves they made (_own_leaf)
+    are forgotten when the last one ends."""
+    _engine._transform_entered(delta)
+    _local.scopes = getattr(_local, "scopes", 0) + delta
+    if not _local.scopes:
+        _local.own_leaves = {}
+
+
+def _own_leaf(v):
+    """Registers v, a leaf a transform made to track its input, by its AccumulateGrad node (kept
+    alive while registered, so that its address is not reused)."""
+    with enable_grad():
+        node = v.view_as(v)._grad_fn.next_functions[0][0]
+    _local.__dict__.setdefault("own_leaves", {})[node._id] = node
+    return v
 
 
 def _inside_transform():
@@ -725,12 +746,12 @@ def _prepare_input(x, levels):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
-            return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
+            return _own_leaf(_requires_grad_alias(x))  # keeps a forward-mode tangent (jvp of grad)
         if _vmap_ad().has_tangent(x):  # forward-over-reverse under vmap: keep the tangents
             return _vmap_ad().prepare_dual(x, levels)
         # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
         x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
-        v = align(x, levels, expand=True).requires_grad_(True)
+        v = _own_leaf(align(x, levels, expand=True).requires_grad_(True))
     else:
         v = align(x, levels, expand=True)
         if levels and fwad_levels():  # the new wrapper keeps x's tangents (nested grads)
@@ -798,6 +819,37 @@ def _backward(outs, inputs, cotangents, create_graph, materialize=True):
     return res
 
 
+def _captures_outer_graph(outs):
+    """Whether the graphs of `outs` reach a leaf requiring grad that no running transform made
+    (_own_leaf): a tensor of the enclosing autograd that func read from a closure or a module.
+    torch's transforms keep their results differentiable with respect to such tensors. Under
+    forward-mode levels forward AD makes leaves of its own, so the answer there is no (those
+    results stay detached, as before)."""
+    if fwad_levels():
+        return False
+    own = getattr(_local, "own_leaves", {})
+    stack, seen = [], set()
+    for o in _tree_flatten(outs)[0]:
+        p = _phys(o) if isinstance(o, Tensor) else None
+        if p is None or not p.requires_grad:
+            continue
+        if p._grad_fn is None:
+            with enable_grad():
+                p = p.view_as(p)  # func returned a leaf: look at its AccumulateGrad node
+        stack.append(p._grad_fn)
+    while stack:
+        node = stack.pop()
+        if node._id in seen:
+            continue
+        seen.add(node._id)
+        if node.name() == "AccumulateGrad":
+            if node._id not in own:
+                return True
+            continue
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return False
+
+
 def _detached(tree):
     leaves, spec = _tree_flatten(tree)
     out = []
@@ -820,12 +872,32 @@ def grad_and_value(func, argnums=0, has_aux=False):
         nums = _argnums(argnums, len(args))
         outer = _inside_transform() or _requires_grad(args)
         levels = active_levels()
+        grad_enabled = _C.is_grad_enabled()
+
+        def run(first_order):
+            enclosing = getattr(_local, "first_order_taken", False)
+            _local.first_order_taken = False
+            try:
+                with _FirstOrder(first_order):
+                    call = list(args)
+                    for k in nums:
+                        leaves, spec = _tree_flatten(args[k])
+                        call[k] = _tree_unflatten([_prepare_input(t, levels) for t in leaves], spec)
+                    out = overrides.routed(func)(*call, **kwargs)
+                    # func may read a tensor of the enclosing autograd (a closure's parameter):
+                    # the gradient stays differentiable with respect to it, as torch's does.
+                    captures = not outer and grad_enabled and _captures_outer_graph(out)
+                    return call, out, captures, _local.first_order_taken
+            finally:
+                _local.first_order_taken = enclosing or _local.first_order_taken
+
+        with enable_grad():
+            call, out, captures, took_first_order = run(not outer)
+            if captures:
+                outer = True
+                if took_first_order:  # a rule took a first-order-only route: run differentiably
+                    call, out, _, _ = run(False)
         with enable_grad(), _FirstOrder(not outer):
-            call = list(args)
-            for k in nums:
-                leaves, spec = _tree_flatten(args[k])
-                call[k] = _tree_unflatten([_prepare_input(t, levels) for t in leaves], spec)
-            out = overrides.routed(func)(*call, **kwargs)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -886,6 +958,7 @@ def vjp(func, *primals, has_aux=False):
     vjp_fn may be vmapped (jacrev does)."""
     outer = _inside_transform() or _requires_grad(primals)
     levels = active_levels()
+    grad_enabled = _C.is_grad_enabled()
     leaves, spec = _tree_flatten(primals)
     with enable_grad(), _FirstOrder(False):
         call_leaves = [_prepare_input(t, levels) for t in leaves]
@@ -893,6 +966,7 @@ def vjp(func, *primals, has_aux=False):
         aux = None
         if has_aux:
             out, aux = out
+        outer = outer or (grad_enabled and _captures_outer_graph(out))
     out_leaves, out_spec = _tree_flatten(out)
 
     def vjp_fn(*cotangents):
