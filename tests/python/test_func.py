@@ -118,3 +118,61 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_match_torch(torch, name):
     check_raises(torch, ERRORS[name])
+
+
+def test_transform_results_stay_differentiable_for_tensors_func_reads():
+    # torch's grad/vjp/jacrev results carry the enclosing graph of a tensor that func reads
+    # from a closure or a module (a CNF's divergence, a Gauss-Newton Jacobian); the reference
+    # is plain autograd with create_graph.
+    w = ember.tensor([[0.5, -0.3], [0.2, 0.7]], dtype=ember.float64, requires_grad=True)
+    x = ember.tensor([1.0, 2.0], dtype=ember.float64)
+
+    def energy(z):
+        return ember.tanh(w @ z).sum()
+
+    def d_dw(out):
+        return ember.autograd.grad(out.sum(), w, retain_graph=True)[0]
+
+    xr = x.clone().requires_grad_()
+    (g_ref,) = ember.autograd.grad(energy(xr), xr, create_graph=True)
+    expected = {"grad": d_dw(g_ref)}
+    got = {
+        "grad": d_dw(ember.func.grad(energy)(x)),
+        "jacrev": d_dw(ember.func.jacrev(lambda z: ember.tanh(w @ z))(x).sum(0)),
+        "vjp": d_dw(ember.func.vjp(lambda z: ember.tanh(w @ z), x)[1](ember.ones(2))[0]),
+        "vmap_grad": d_dw(ember.func.vmap(ember.func.grad(energy))(ember.stack([x, x]))) / 2,
+    }
+    expected["jacrev"] = expected["vjp"] = expected["vmap_grad"] = expected["grad"]
+    for name, value in got.items():
+        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-12, err_msg=name)
+    with ember.no_grad():
+        assert not ember.func.grad(energy)(x).requires_grad
+    assert not ember.func.grad(lambda z: ember.tanh(z).sum())(x).requires_grad
+    assert not ember.func.hessian(lambda z: ember.tanh(z).sum())(x).requires_grad
+    assert not ember.func.vjp(lambda z: z, x)[0].requires_grad
+
+
+def test_per_example_gradients_reach_a_parameter_left_in_the_module():
+    # The shared-weight route of per-example conv/linear gradients is first-order only: when the
+    # loss also reads a module parameter outside the given dict, grad runs func again
+    # differentiably, so the gradients' own gradient reaches that parameter.
+    lin = ember.nn.Linear(2, 2).double()
+    with ember.no_grad():
+        lin.weight.copy_(ember.tensor([[0.5, -0.3], [0.2, 0.7]]))
+        lin.bias.fill_(0.1)
+    xs = ember.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=ember.float64)
+
+    def loss(p, xx):
+        return ember.tanh(ember.func.functional_call(lin, p, (xx,))).sum()
+
+    weight = {"weight": lin.weight.detach()}
+    per_example = ember.func.vmap(ember.func.grad(loss), in_dims=(None, 0))(weight, xs)
+    per_example["weight"].sum().backward()
+    expected = ember.zeros(2, dtype=ember.float64)
+    for xx in xs:
+        wr = lin.weight.detach().requires_grad_()
+        (g,) = ember.autograd.grad(
+            ember.tanh(ember.nn.functional.linear(xx, wr, lin.bias)).sum(), wr, create_graph=True
+        )
+        expected += ember.autograd.grad(g.sum(), lin.bias)[0]
+    np.testing.assert_allclose(lin.bias.grad.numpy(), expected.numpy(), rtol=1e-12)

@@ -69,7 +69,7 @@ def __int__(self):
 
 
 def __float__(self):
-    if self.requires_grad:
+    if self.requires_grad and _C.is_grad_enabled():  # torch's check (LBFGS reads under no_grad)
         warn_once(
             "float_requires_grad",
             "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "

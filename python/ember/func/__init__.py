@@ -13,7 +13,8 @@ import itertools
 
 from .._C import stack
 from ._forward import hessian, jacfwd, jvp, linearize
-from ._vmap import grad, grad_and_value, jacrev, vjp, vmap
+from ._jacrev import jacrev
+from ._vmap import grad, grad_and_value, vjp, vmap
 
 __all__ = [
     "vmap",

@@ -17,8 +17,9 @@ from ..autograd import _engine
 from ..autograd import forward_ad as fwad
 from ..autograd.grad_mode import enable_grad
 from ..overrides import routed
+from ._jacrev import jacrev
 from ._pytree import _tree_flatten, _tree_unflatten
-from ._vmap import _argnums, active_levels, jacrev, vmap
+from ._vmap import _argnums, active_levels, vmap
 
 __all__ = ["jvp", "jacfwd", "hessian", "linearize"]
 

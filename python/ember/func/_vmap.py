@@ -30,8 +30,9 @@ from .._C import Tensor
 from ..autograd import _engine
 from ..autograd import forward_ad as _fwad
 from ..autograd import function as _function
-from ..autograd.forward_ad import _redispatch, _requires_grad_alias, _tangent
+from ..autograd.forward_ad import _redispatch, _requires_grad_alias
 from ..autograd.grad_mode import enable_grad
+from . import _enclosing
 from ._pytree import (
     _broadcast_dims,
     _check_out_dims,
@@ -42,7 +43,7 @@ from ._pytree import (
     _tree_unflatten,
 )
 
-__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "BatchedTensor"]
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "BatchedTensor"]
 
 _local = threading.local()
 _level_ids = itertools.count(1)
@@ -507,7 +508,10 @@ def first_order():
     inputs did not require grad: nothing differentiates its result). Rules may then take
     routes whose backward is not differentiable again (Note [Per-example conv weight
     gradients] in _batch_rules_nn.py)."""
-    return getattr(_local, "first_order", False)
+    if getattr(_local, "first_order", False):
+        _local.first_order_taken = True
+        return True
+    return False
 
 
 class _FirstOrder:
@@ -524,13 +528,13 @@ class _FirstOrder:
         _local.depth = getattr(_local, "depth", 0) + 1
         self.prev_vmaps = getattr(_local, "grad_vmaps", -1)
         _local.grad_vmaps = len(_levels())
-        _engine._transform_entered(1)
+        _enclosing.transform_scope(1)
 
     def __exit__(self, *exc):
         _local.first_order = self.prev
         _local.depth -= 1
         _local.grad_vmaps = self.prev_vmaps
-        _engine._transform_entered(-1)
+        _enclosing.transform_scope(-1)
 
 
 def _inside_transform():
@@ -725,12 +729,14 @@ def _prepare_input(x, levels):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if not x.requires_grad:
         if not levels and type(x) is not BatchedTensor:
-            return _requires_grad_alias(x)  # keeps a forward-mode tangent (jvp of grad)
+            return _enclosing.own_leaf(
+                _requires_grad_alias(x)
+            )  # keeps a forward-mode tangent (jvp of grad)
         if _vmap_ad().has_tangent(x):  # forward-over-reverse under vmap: keep the tangents
             return _vmap_ad().prepare_dual(x, levels)
         # A fresh leaf: the expanded view itself, so backward stops there (no sum over copies).
         x = BatchedTensor(x._v.detach(), x._lv) if type(x) is BatchedTensor else x.detach()
-        v = align(x, levels, expand=True).requires_grad_(True)
+        v = _enclosing.own_leaf(align(x, levels, expand=True).requires_grad_(True))
     else:
         v = align(x, levels, expand=True)
         if levels and fwad_levels():  # the new wrapper keeps x's tangents (nested grads)
@@ -798,6 +804,12 @@ def _backward(outs, inputs, cotangents, create_graph, materialize=True):
     return res
 
 
+def _captures_outer_graph(outs):
+    return _enclosing.captures_outer_graph(
+        [_phys(t) for t in _tree_flatten(outs)[0] if isinstance(t, Tensor)]
+    )
+
+
 def _detached(tree):
     leaves, spec = _tree_flatten(tree)
     out = []
@@ -820,12 +832,32 @@ def grad_and_value(func, argnums=0, has_aux=False):
         nums = _argnums(argnums, len(args))
         outer = _inside_transform() or _requires_grad(args)
         levels = active_levels()
+        grad_enabled = _C.is_grad_enabled()
+
+        def run(first_order):
+            enclosing = getattr(_local, "first_order_taken", False)
+            _local.first_order_taken = False
+            try:
+                with _FirstOrder(first_order):
+                    call = list(args)
+                    for k in nums:
+                        leaves, spec = _tree_flatten(args[k])
+                        call[k] = _tree_unflatten([_prepare_input(t, levels) for t in leaves], spec)
+                    out = overrides.routed(func)(*call, **kwargs)
+                    # func may read a tensor of the enclosing autograd (a closure's parameter):
+                    # the gradient stays differentiable with respect to it, as torch's does.
+                    captures = not outer and grad_enabled and _captures_outer_graph(out)
+                    return call, out, captures, _local.first_order_taken
+            finally:
+                _local.first_order_taken = enclosing or _local.first_order_taken
+
+        with enable_grad():
+            call, out, captures, took_first_order = run(not outer)
+            if captures:
+                outer = True
+                if took_first_order:  # a rule took a first-order-only route: run differentiably
+                    call, out, _, _ = run(False)
         with enable_grad(), _FirstOrder(not outer):
-            call = list(args)
-            for k in nums:
-                leaves, spec = _tree_flatten(args[k])
-                call[k] = _tree_unflatten([_prepare_input(t, levels) for t in leaves], spec)
-            out = overrides.routed(func)(*call, **kwargs)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -886,6 +918,7 @@ def vjp(func, *primals, has_aux=False):
     vjp_fn may be vmapped (jacrev does)."""
     outer = _inside_transform() or _requires_grad(primals)
     levels = active_levels()
+    grad_enabled = _C.is_grad_enabled()
     leaves, spec = _tree_flatten(primals)
     with enable_grad(), _FirstOrder(False):
         call_leaves = [_prepare_input(t, levels) for t in leaves]
@@ -893,6 +926,7 @@ def vjp(func, *primals, has_aux=False):
         aux = None
         if has_aux:
             out, aux = out
+        outer = outer or (grad_enabled and _captures_outer_graph(out))
     out_leaves, out_spec = _tree_flatten(out)
 
     def vjp_fn(*cotangents):
@@ -922,69 +956,3 @@ def vjp(func, *primals, has_aux=False):
     if has_aux:
         return value, vjp_fn, (aux if outer else _detached(aux))
     return value, vjp_fn
-
-
-def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """jacrev(func, argnums=0, *, has_aux=False, chunk_size=None) -> Callable
-
-    The Jacobian of func by reverse mode: output shape followed by input shape. The rows are
-    computed together by vmap over vjp (`chunk_size` rows at a time when given)."""
-
-    @functools.wraps(func)
-    def wrapper(*args):
-        nums = _argnums(argnums, len(args))
-        if not has_aux and any(
-            isinstance(t, Tensor) and _tangent(t) is not None for t in _tree_flatten(args)[0]
-        ):
-            # Inside a forward-mode level (jacfwd(jacrev(f))): vmap's rows would drop tangents.
-            from ._forward import _jacrev_keeping_tangents
-
-            return _jacrev_keeping_tangents(func, argnums)(*args)
-
-        def partial(*diff):
-            call = list(args)
-            for k, d in zip(nums, diff):
-                call[k] = d
-            return overrides.routed(func)(*call)
-
-        out, vjp_fn, *rest = vjp(partial, *[args[k] for k in nums], has_aux=has_aux)
-        aux = rest[0] if has_aux else None
-        out_leaves, out_spec = _tree_flatten(out)
-        from .._ops.creation import eye
-
-        inputs = [args[k] for k in nums]
-        results = []  # per output leaf: tuple of per-input jacobians
-        for o in out_leaves:
-            n = o.numel()
-            basis = eye(n, dtype=o.dtype).reshape((n, *o.shape))
-            others = [_zero_like_logical(p) for p in out_leaves]
-
-            def row(v, o=o, others=others):
-                cots = [v if q is o else z for q, z in zip(out_leaves, others)]
-                return vjp_fn(_tree_unflatten(cots, out_spec))
-
-            rows = vmap(row, chunk_size=chunk_size)(basis) if n else None
-            jacs = []
-            for k, x in enumerate(inputs):
-                x_leaves, x_spec = _tree_flatten(x)
-                r_leaves = [None] * len(x_leaves) if rows is None else _tree_flatten(rows[k])[0]
-                js = []
-                for xl, r in zip(x_leaves, r_leaves):
-                    if r is None:
-                        from .._ops.creation import zeros
-
-                        js.append(zeros((*o.shape, *xl.shape), dtype=xl.dtype))
-                    else:
-                        js.append(r.reshape((*o.shape, *xl.shape)))
-                jacs.append(_tree_unflatten(js, x_spec))
-            results.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
-        result = _tree_unflatten(results, out_spec)
-        return (result, aux) if has_aux else result
-
-    return wrapper
-
-
-def _zero_like_logical(t):
-    from .._ops.creation import zeros
-
-    return zeros(tuple(t.shape), dtype=t.dtype)
